@@ -1,0 +1,1 @@
+/* bench.c — not written yet. */

@@ -1,0 +1,1 @@
+/* chat.c — not written yet. */

@@ -1,0 +1,86 @@
+/* chat.h — the Llama 2 chat template and the dialog state on top of an engine.
+ *
+ * Template (DESIGN.md): the first turn is
+ *     BOS "[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST]"
+ * (BOS "[INST] {user} [/INST]" without a system prompt); later turns are
+ * BOS "[INST] {user} [/INST]". The rendered text is tokenized as text, so user input
+ * never yields a control token. A reply runs until EOS, which is run through the
+ * model so it sits in the KV cache; a reply cut short (step limit, user) is closed
+ * with a forced EOS. History is never re-processed while it fits; when a new turn
+ * would not fit, the oldest turns are dropped (the system prompt is kept), the rest
+ * re-prefilled, and chat_take_notice() says so.
+ *
+ * The chat owns the turns' texts; it borrows the engine and tokenizer. */
+#ifndef LLMCHAT_CHAT_H
+#define LLMCHAT_CHAT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "status.h"
+#include "tokenizer.h"
+
+/* Renders one turn's template text (without BOS). system may be NULL or "" for none;
+ * pass it only for the first turn. Returns a malloc'd string (NULL on no memory). */
+char *chat_template_text(const char *system, const char *user);
+
+/* Tokenizes one turn: BOS followed by the template text's tokens. Returns the number
+ * of ids needed (may exceed max, as tokenizer_encode), or -1 on no memory. */
+int chat_template_tokens(const tokenizer *tok, const char *system, const char *user,
+                         int *ids, int max);
+
+typedef struct chat chat;
+
+typedef struct {
+    const char *user;   /* the user's text (owned by the chat) */
+    const char *reply;  /* the assistant's text so far (owned by the chat) */
+    int start;          /* position of the turn's BOS */
+    int reply_start;    /* position of the first reply token (the [/INST] end + 1) */
+    int end;            /* one past the last position of the turn (after its EOS) */
+    bool complete;      /* the reply was closed with EOS */
+    bool cut;           /* the reply was cut short (step limit, user stop, context) */
+} chat_turn;
+
+typedef enum {
+    CHAT_GENERATING = 0, /* chat_step produced a token; call again */
+    CHAT_REPLY_DONE,     /* the model ended the reply with EOS */
+    CHAT_REPLY_LIMIT,    /* the step limit was reached; the reply was closed with EOS */
+    CHAT_REPLY_FULL,     /* the context is full; the reply was closed */
+} chat_progress;
+
+llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err);
+void chat_free(chat *c); /* NULL does nothing */
+
+/* Sets the system prompt (NULL or "" for none). The history is kept and re-read with
+ * the new prompt on the next turn. */
+llm_status chat_set_system(chat *c, const char *system, llm_err *err);
+const char *chat_system(const chat *c);
+
+/* Forgets every turn and empties the engine's sequence (the system prompt stays). */
+void chat_reset(chat *c);
+
+/* Starts a turn: renders and prefills the template for user text. max_reply is the
+ * most tokens the reply may take (0 = until EOS or the context's end); it is also
+ * the room kept free when deciding whether old turns must be dropped. */
+llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err);
+
+/* Generates one reply token. *token receives it (EOS included) and *text, when not
+ * NULL, the bytes it adds to the reply (borrowed, valid until the next call). */
+chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err);
+
+/* Stops the current reply: closes it with a forced EOS. Nothing when idle. */
+llm_status chat_stop(chat *c, llm_err *err);
+
+bool chat_replying(const chat *c);     /* a turn is open and its reply not closed */
+int chat_turn_count(const chat *c);
+const chat_turn *chat_get_turn(const chat *c, int i);
+
+/* A message for the user produced by the last call (e.g. "context full: dropped the
+ * 2 oldest turns"), or NULL. Returns it once, then NULL. */
+const char *chat_take_notice(chat *c);
+
+/* Writes the dialog as readable text (system prompt, then User:/Assistant: turns). */
+llm_status chat_save(const chat *c, const char *path, llm_err *err);
+
+#endif

@@ -1,0 +1,1 @@
+/* cli_chat.c — not written yet. */

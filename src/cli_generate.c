@@ -1,0 +1,1 @@
+/* cli_generate.c — not written yet. */

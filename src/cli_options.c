@@ -1,0 +1,1 @@
+/* cli_options.c — not written yet. */

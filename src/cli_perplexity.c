@@ -1,0 +1,1 @@
+/* cli_perplexity.c — not written yet. */

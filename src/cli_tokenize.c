@@ -1,0 +1,1 @@
+/* cli_tokenize.c — not written yet. */

@@ -1,0 +1,1 @@
+/* engine.c — not written yet. */

@@ -1,0 +1,87 @@
+/* engine.h — runs a model over a growing token sequence and keeps a step record per
+ * position.
+ *
+ * The engine owns the transformer (and with it the KV cache), the sampler, the token
+ * sequence, one step record per position and the captured attention rows. It borrows
+ * the model and the tokenizer, which must outlive it. Operations:
+ *   prefill  append prompt tokens and run them (batched);
+ *   step     sample the next token from the newest logits and run it;
+ *   force    run a token the caller chose instead of sampling;
+ *   rewind   forget positions from `pos` on (the KV cache entries are simply reused);
+ * Front ends and the trace writer learn about finished records through an optional
+ * observer callback. No printing, no exit, no curses. */
+#ifndef LLMCHAT_ENGINE_H
+#define LLMCHAT_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+#include "sampler.h"
+#include "status.h"
+#include "step.h"
+#include "tokenizer.h"
+
+typedef struct engine engine;
+
+/* Called when a record is finished (its `next` became known). The record stays
+ * valid until the engine rewinds past it or is freed. */
+typedef void (*engine_observer)(void *user, const step_record *rec);
+
+typedef struct {
+    int ctx_len;              /* 0 = the model's seq_len */
+    int top_n;                /* candidates kept per record (default 10, at most STEP_TOP_MAX) */
+    bool capture_attention;   /* keep every position's attention rows */
+    size_t attention_budget;  /* bytes of attention rows kept; oldest rows are dropped
+                                 beyond it (default 256 MiB) */
+    sampler_config sampler;
+} engine_options;
+
+void engine_options_default(engine_options *o);
+
+llm_status engine_new(const model *m, const tokenizer *tok, const engine_options *o,
+                      engine **out, llm_err *err);
+void engine_free(engine *e); /* NULL does nothing */
+
+void engine_set_observer(engine *e, engine_observer fn, void *user);
+void engine_set_sampler(engine *e, const sampler_config *c);
+const sampler_config *engine_sampler_config(const engine *e);
+void engine_set_capture(engine *e, bool capture_attention);
+
+const model *engine_model(const engine *e);
+const tokenizer *engine_tokenizer(const engine *e);
+int engine_ctx(const engine *e);          /* context length in positions */
+int engine_pos(const engine *e);          /* tokens in the sequence so far */
+const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until the next call that changes the sequence */
+/* The record of position pos (0 <= pos < engine_pos), or NULL. */
+const step_record *engine_record(const engine *e, int pos);
+
+/* Appends n prompt tokens and runs them as one batch. Records are created for each;
+ * the one before the first new token (if any, and not yet finished) is finished with
+ * next = tokens[0]. Fails with LLM_ERR_CONTEXT, changing nothing, when the tokens do
+ * not fit. */
+llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err);
+
+/* Samples the next token from the newest position's logits, appends it (phase GEN)
+ * and runs it. *token receives the id. Requires engine_pos >= 1. Fails with
+ * LLM_ERR_CONTEXT when the context is full: then the id is chosen and recorded as
+ * the newest record's next, but not run. */
+llm_status engine_step(engine *e, int *token, llm_err *err);
+
+/* Like engine_step with the caller's token instead of a sampled one (phase FORCED). */
+llm_status engine_force(engine *e, int token, llm_err *err);
+
+/* Forgets positions pos..end (0 <= pos <= engine_pos) and recomputes the logits of
+ * position pos-1 so that the next step samples for pos again. */
+llm_status engine_rewind(engine *e, int pos, llm_err *err);
+
+/* Timings of the most recent prefill batch and of decoding so far (tokens/second). */
+typedef struct {
+    int prefill_tokens;       /* tokens in the last prefill */
+    double prefill_ms;        /* its wall time */
+    long long decode_tokens;  /* tokens generated or forced since engine_new */
+    double decode_ms;         /* their total forward + sampling time */
+} engine_stats;
+const engine_stats *engine_get_stats(const engine *e);
+
+#endif

@@ -1,0 +1,88 @@
+/* model.h — loading and validating a Llama-2-architecture model file.
+ *
+ * Reads llama2.c checkpoints (legacy v0 fp32, v1 fp32 "ak42", v2 int8 Q8_0 "ak42";
+ * see shared/docs/FORMATS.md). The file is mmap'd and validated before any weight is
+ * touched: magic, version, a sane shape, and the exact byte size the shape implies.
+ * Weights are then exposed as tensors of the type asked for:
+ *   - TENSOR_Q8_0 (default): fp32 files are quantized at load into owned buffers;
+ *     int8 files are used in place when their groups align with rows, repacked into
+ *     row-aligned groups otherwise (stories260K_q80: rows of 172, groups of 32).
+ *   - TENSOR_F32: fp32 files are used in place; int8 files are dequantized.
+ * RMSNorm weights are always fp32. The model owns the mapping and every buffer;
+ * all pointers stay valid until model_close. */
+#ifndef LLMCHAT_MODEL_H
+#define LLMCHAT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "quant.h"
+#include "status.h"
+
+typedef struct {
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    int head_size;          /* dim / n_heads */
+    int kv_dim;             /* n_kv_heads * head_size */
+    bool shared_classifier; /* wcls is the token embedding */
+} model_config;
+
+typedef struct {
+    const float *rms_att;   /* (dim) */
+    const float *rms_ffn;   /* (dim) */
+    tensor wq;              /* (dim, dim) */
+    tensor wk;              /* (kv_dim, dim) */
+    tensor wv;              /* (kv_dim, dim) */
+    tensor wo;              /* (dim, dim) */
+    tensor w1;              /* (hidden_dim, dim) */
+    tensor w2;              /* (dim, hidden_dim) */
+    tensor w3;              /* (hidden_dim, dim) */
+} model_layer;
+
+typedef enum {
+    MODEL_FORMAT_LLAMA2C_V0 = 0, /* legacy fp32, 28-byte header */
+    MODEL_FORMAT_LLAMA2C_V1,     /* fp32, 256-byte "ak42" header */
+    MODEL_FORMAT_LLAMA2C_V2,     /* int8 Q8_0, 256-byte "ak42" header */
+} model_format;
+
+typedef struct {
+    tensor_type weights;  /* type to compute with (default TENSOR_Q8_0) */
+    int group;            /* group size when quantizing fp32 at load (0 = QUANT_GROUP_DEFAULT) */
+} model_options;
+
+typedef struct {
+    model_config config;
+    model_format format;
+    const char *format_name;   /* "llama2.c v0 (fp32)", ... */
+    tensor_type weights;       /* type of the tensors below */
+    int group;                 /* Q8_0 group of the tensors below (0 for F32) */
+    int file_group;            /* group size stored in a v2 file (0 otherwise) */
+    char *path;                /* as given to model_open (owned) */
+    const char *name;          /* basename of path, without directory (points into path) */
+    long long n_params;        /* parameters, counting a shared classifier once */
+    size_t file_bytes;
+    size_t owned_bytes;        /* bytes allocated for converted weights */
+
+    const float *rms_final;    /* (dim) */
+    tensor token_embedding;    /* (vocab_size, dim) */
+    tensor wcls;               /* (vocab_size, dim); a copy of token_embedding's view when shared */
+    model_layer *layers;       /* (n_layers) */
+
+    /* private to model.c */
+    void *map;                 /* the whole file, read-only mapping */
+    size_t map_bytes;
+    void **owned;              /* buffers to free at close */
+    int n_owned, cap_owned;
+} model;
+
+/* Fills opt with defaults (Q8_0, group 32). */
+void model_options_default(model_options *opt);
+
+/* Opens, validates and maps path. On failure *out is NULL and err says what is
+ * wrong, e.g. "m.bin: 1,048,576 bytes, but its header implies 1,056,540 (truncated?)". */
+llm_status model_open(const char *path, const model_options *opt, model **out, llm_err *err);
+void model_close(model *m); /* NULL does nothing */
+
+/* Short label of the weight type as used in the status line: "Q8_0" or "F32". */
+const char *model_weights_name(const model *m);
+
+#endif

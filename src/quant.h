@@ -1,0 +1,92 @@
+/* quant.h — weight tensors (fp32 or int8 Q8_0) and the matrix kernels over them.
+ *
+ * Q8_0 here means: value ≈ q * scale, q in [-127, 127], one fp32 scale per `group`
+ * consecutive values OF ONE ROW. Rows are padded with zeros to `stride`, a multiple
+ * of `group`, so groups never straddle rows (files whose groups do straddle are
+ * repacked by the loader). Activations are quantized the same way, with the same
+ * group and stride as the weight they multiply, so a dot product is a sum over
+ * groups of (int32 dot of the int8 values) * w_scale * x_scale.
+ *
+ * Every kernel has a plain-C reference twin; the fastest kernel the CPU supports is
+ * chosen once (quant_init) and can be forced for tests. The kernels parallelise
+ * over output rows with OpenMP. This file owns no tensors: tensors point into a
+ * model's mapping or buffers the model owns. */
+#ifndef LLMCHAT_QUANT_H
+#define LLMCHAT_QUANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { QUANT_GROUP_DEFAULT = 32, QUANT_GROUP_MAX = 1024 };
+
+typedef enum { TENSOR_F32 = 0, TENSOR_Q8_0 = 1 } tensor_type;
+
+typedef struct {
+    tensor_type type;
+    int rows, cols;      /* logical shape (out, in) */
+    int stride;          /* values per stored row: cols for F32, cols rounded up to group for Q8_0 */
+    int group;           /* Q8_0 values per scale (a multiple of 32 or the whole padded row); 0 for F32 */
+    const float *f;      /* F32: (rows, stride) */
+    const int8_t *q;     /* Q8_0: (rows, stride), zeros in the padding */
+    const float *scale;  /* Q8_0: (rows, stride / group) */
+} tensor;
+
+/* A batch of activation vectors quantized for one tensor's group and stride. */
+typedef struct {
+    int n;          /* vectors */
+    int len;        /* logical values per vector */
+    int stride;     /* stored values per vector (zero padded), == the tensor's stride */
+    int group;
+    int8_t *q;      /* (n, stride) */
+    float *scale;   /* (n, stride / group) */
+} qbatch;
+
+typedef enum {
+    QUANT_ISA_AUTO = 0, /* best the CPU supports */
+    QUANT_ISA_SCALAR,
+    QUANT_ISA_AVX2,
+    QUANT_ISA_AVX512_VNNI,
+    QUANT_ISA_COUNT
+} quant_isa;
+
+/* Chooses the kernels. QUANT_ISA_AUTO picks the best the CPU supports; asking for
+ * an ISA the CPU lacks (or the build lacks) falls back to the best available.
+ * Returns the ISA actually selected. Safe to call more than once. */
+quant_isa quant_init(quant_isa wanted);
+const char *quant_isa_name(quant_isa isa);
+bool quant_isa_supported(quant_isa isa);
+
+/* Rounds cols up to a multiple of group. */
+int quant_stride(int cols, int group);
+
+/* Quantizes n values of x into q (stride values, zero padded) and scale (stride/group). */
+void quant_quantize_row(int8_t *q, float *scale, const float *x, int n, int stride, int group);
+
+/* Allocates / frees a qbatch for n vectors of len values with the given group. */
+qbatch *qbatch_new(int n, int len, int group);
+void qbatch_free(qbatch *b);
+/* Quantizes vectors x (n, len) into b (b->n >= n). */
+void qbatch_quantize(qbatch *b, const float *x, int n);
+
+/* out (rows) = w (rows, cols) · x. For Q8_0, xq holds x quantized with w's group and
+ * stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
+ * may be NULL. Parallel over rows. */
+void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq);
+
+/* out (n, rows) = x (n, cols) · wᵀ: the batched form used by prefill. Same rules
+ * for x and xq as quant_matvec, with n vectors. */
+void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
+
+/* Writes row `row` of w as fp32 into out (cols). */
+void quant_dequantize_row(float *out, const tensor *w, int row);
+
+/* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
+ * (Σ a·b) * as * bs. `len` is a multiple of group. Exposed for tests and the bench. */
+float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                   int len, int group);
+/* Reference twin of quant_dot_q8, plain C, always available. */
+float quant_dot_q8_ref(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                       int len, int group);
+
+#endif

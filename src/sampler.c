@@ -1,0 +1,1 @@
+/* sampler.c — not written yet. */

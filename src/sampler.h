@@ -1,0 +1,65 @@
+/* sampler.h — turns logits into the next token, and says how it decided.
+ *
+ * Stages, in order: repetition penalty over the last N tokens (logits > 0 divided by
+ * the penalty, < 0 multiplied), top-k, temperature and softmax, top-p (smallest set
+ * whose probability reaches p), min-p (drop tokens below min_p × the top
+ * probability), renormalise, one uniform draw. Temperature 0 is greedy: the argmax of
+ * the penalised logits (first index on ties), no draw.
+ * The sampler never modifies the logits it is given: it works on its own copy. It
+ * owns that scratch space and its RNG state (xorshift64*, seeded). */
+#ifndef LLMCHAT_SAMPLER_H
+#define LLMCHAT_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "status.h"
+
+typedef struct {
+    float temperature;    /* 0 = greedy; default 1.0 */
+    float top_p;          /* (0, 1]; 1 = off; default 0.9 */
+    int top_k;            /* 0 = off */
+    float min_p;          /* [0, 1); 0 = off */
+    float repeat_penalty; /* >= 1? any > 0; 1 = off */
+    int repeat_last_n;    /* tokens of history the penalty looks at; default 64 */
+    uint64_t seed;
+} sampler_config;
+
+/* What one decision did. Counts are candidates left after each stage (the vocabulary
+ * size when the stage is off). */
+typedef struct {
+    sampler_config config;   /* the settings in force */
+    int n_vocab;
+    int n_penalized;         /* distinct tokens whose logit the repetition penalty changed */
+    int kept_top_k;
+    int kept_top_p;
+    int kept_min_p;
+    bool greedy;
+    float draw;              /* the uniform draw in [0, 1); -1 when greedy */
+    int chosen;              /* the token id */
+    float chosen_prob;       /* its probability in the final distribution (1 when greedy) */
+    float chosen_model_prob; /* its probability under softmax of the raw logits */
+    int chosen_rank;         /* its rank in the raw logits: 1 = the model's top choice */
+} sampler_record;
+
+typedef struct sampler sampler;
+
+void sampler_config_default(sampler_config *c);
+/* Checks ranges; on failure err names the option and the allowed range. */
+llm_status sampler_config_check(const sampler_config *c, llm_err *err);
+
+llm_status sampler_new(int n_vocab, const sampler_config *c, sampler **out, llm_err *err);
+void sampler_free(sampler *s); /* NULL does nothing */
+/* Replaces the settings; reseeds the RNG only when the seed changed. */
+void sampler_configure(sampler *s, const sampler_config *c);
+const sampler_config *sampler_get_config(const sampler *s);
+
+/* Chooses the next token from logits (n_vocab), given the tokens so far (history,
+ * oldest first; may be NULL when n_history is 0). Fills rec when not NULL. */
+int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
+                   sampler_record *rec);
+
+/* Softmax of raw logits: writes the probability and 1-based rank of `id`. */
+void sampler_model_prob(const float *logits, int n_vocab, int id, float *prob, int *rank);
+
+#endif

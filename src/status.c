@@ -1,0 +1,47 @@
+/* status.c — status names, error formatting and number formatting for messages. */
+#include "status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *llm_status_name(llm_status s)
+{
+    switch (s) {
+    case LLM_OK: return "ok";
+    case LLM_ERR_IO: return "I/O error";
+    case LLM_ERR_FORMAT: return "format error";
+    case LLM_ERR_MISMATCH: return "mismatch";
+    case LLM_ERR_NOMEM: return "out of memory";
+    case LLM_ERR_ARG: return "invalid argument";
+    case LLM_ERR_CONTEXT: return "context full";
+    }
+    return "unknown error";
+}
+
+llm_status llm_fail(llm_err *err, llm_status s, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->text, sizeof err->text, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+const char *llm_group_digits(char *buf, size_t size, long long n)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%lld", n < 0 ? -n : n);
+    size_t o = 0;
+    if (n < 0 && o + 1 < size)
+        buf[o++] = '-';
+    for (int i = 0; i < len && o + 1 < size; i++) {
+        buf[o++] = digits[i];
+        int left = len - 1 - i;
+        if (left > 0 && left % 3 == 0 && o + 1 < size)
+            buf[o++] = ',';
+    }
+    buf[o] = '\0';
+    return buf;
+}

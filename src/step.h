@@ -1,0 +1,51 @@
+/* step.h — the step record: everything the engine says about one position.
+ *
+ * One record per position of the sequence. It is the only thing front ends (TUI
+ * panes, the trace writer, the REPL) read about the model's work: they never reach
+ * into the transformer. A record is created when its position has been run (token,
+ * phase, top candidates, timings, attention) and finished when the id that follows
+ * it is known (next, next_prob, next_rank, and the sampler's decision if one was
+ * made). Records are plain data owned by the engine. */
+#ifndef LLMCHAT_STEP_H
+#define LLMCHAT_STEP_H
+
+#include <stdbool.h>
+
+#include "sampler.h"
+
+enum { STEP_TOP_MAX = 64 };
+
+typedef enum {
+    STEP_PROMPT = 0, /* the token came from the prompt / template */
+    STEP_GEN,        /* the token was sampled by the engine */
+    STEP_FORCED,     /* the token was forced by the user (or closes a cut-short reply) */
+} step_phase;
+
+typedef struct {
+    int id;
+    float logit;  /* raw logit */
+    float prob;   /* softmax of the raw logits at temperature 1, before any sampler stage */
+} step_candidate;
+
+typedef struct {
+    int pos;                 /* position in the sequence, 0-based */
+    int token;               /* the input token at pos */
+    step_phase phase;        /* how token got there */
+    int next;                /* the id chosen for pos + 1; -1 until known */
+    float next_prob;         /* the model's probability of next (raw softmax) */
+    int next_rank;           /* next's rank among the model's logits, 1 = top */
+    bool sampled;            /* next came from the sampler: `sampler` is valid */
+    sampler_record sampler;  /* the sampler's decision for next */
+    int n_top;               /* valid entries in top */
+    step_candidate top[STEP_TOP_MAX]; /* the model's top candidates for pos + 1, by prob */
+    double forward_ms;       /* time of the forward pass (a batch's time is shared out) */
+    double sample_ms;        /* time of the sampler's decision */
+    const float *attn;       /* (n_layers, n_heads, pos + 1) attention weights of this
+                                query, or NULL when not captured. Borrowed from the
+                                engine: valid until a rewind to pos or earlier, or
+                                engine_free. */
+} step_record;
+
+const char *step_phase_name(step_phase p); /* "prompt", "gen", "forced" */
+
+#endif

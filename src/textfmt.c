@@ -1,0 +1,1 @@
+/* textfmt.c — not written yet. */

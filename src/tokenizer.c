@@ -1,0 +1,1 @@
+/* tokenizer.c — not written yet. */

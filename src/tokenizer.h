@@ -1,0 +1,51 @@
+/* tokenizer.h — SentencePiece-compatible BPE tokenizer over a llama2.c tokenizer.bin.
+ *
+ * Encoding follows SentencePiece BPE as configured for Llama: one space is prepended
+ * to non-empty text (the dummy prefix), each UTF-8 character maps to its piece or
+ * else to its byte-fallback tokens (<0xNN>), then the adjacent pair whose
+ * concatenation is a normal piece with the highest score is merged, leftmost on ties,
+ * until no pair merges. Control tokens (<unk>, <s>, </s>) and byte tokens never come
+ * out of merging, so user text can never produce a control token.
+ * Decoding turns byte tokens into raw bytes and drops the leading space of the first
+ * piece after BOS. The tokenizer owns its vocabulary; it is immutable after open,
+ * so one tokenizer may be shared by several readers. */
+#ifndef LLMCHAT_TOKENIZER_H
+#define LLMCHAT_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "status.h"
+
+enum { TOKEN_UNK = 0, TOKEN_BOS = 1, TOKEN_EOS = 2 };
+
+typedef struct tokenizer tokenizer;
+
+/* Loads a llama2.c tokenizer.bin. When vocab_size > 0 the file must hold exactly
+ * that many tokens (the model's vocab_size), else a LLM_ERR_MISMATCH names both. */
+llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err);
+void tokenizer_close(tokenizer *t); /* NULL does nothing */
+
+int tokenizer_vocab_size(const tokenizer *t);
+
+/* Encodes text (NUL-terminated UTF-8; invalid bytes go to byte tokens) without BOS.
+ * Writes at most max ids and returns the number of ids the text needs, which may be
+ * larger than max (then call again with a bigger buffer). Returns -1 only when
+ * memory runs out. */
+int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max);
+
+/* The stored piece of id (spaces as ' ', BOS as "\n<s>\n", ...); "" for a bad id. */
+const char *tokenizer_piece(const tokenizer *t, int id);
+/* The piece's score (merge priority). */
+float tokenizer_score(const tokenizer *t, int id);
+/* True for <unk>, <s>, </s>. */
+bool tokenizer_is_control(const tokenizer *t, int id);
+/* For a byte-fallback token "<0xNN>" returns NN (0..255), else -1. */
+int tokenizer_byte(const tokenizer *t, int id);
+
+/* The bytes that `id` contributes to the text when it follows `prev`: a byte token
+ * gives its raw byte, a control token gives nothing, the first piece after BOS loses
+ * its leading space. Writes at most size-1 bytes plus a NUL; returns the length. */
+size_t tokenizer_decode(const tokenizer *t, int prev, int id, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,1 @@
+/* transformer.c — not written yet. */

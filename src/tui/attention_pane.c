@@ -1,0 +1,1 @@
+/* attention_pane.c — not written yet. */

@@ -1,0 +1,1 @@
+/* conversation.c — not written yet. */

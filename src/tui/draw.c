@@ -1,0 +1,1 @@
+/* draw.c — not written yet. */

@@ -1,0 +1,1 @@
+/* format.c — not written yet. */

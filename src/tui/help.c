@@ -1,0 +1,1 @@
+/* help.c — not written yet. */

@@ -1,0 +1,1 @@
+/* input.c — not written yet. */

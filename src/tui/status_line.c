@@ -1,0 +1,1 @@
+/* status_line.c — not written yet. */

@@ -1,0 +1,1 @@
+/* tokens_pane.c — not written yet. */

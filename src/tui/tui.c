@@ -1,0 +1,1 @@
+/* tui.c — not written yet. */
