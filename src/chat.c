@@ -1,1 +1,388 @@
-/* chat.c — not written yet. */
+/* chat.c — the Llama 2 chat template and the dialog on top of an engine (chat.h).
+ *
+ * Owns the system prompt and each turn's user and reply texts. The engine holds the
+ * token sequence; a turn remembers where its tokens sit in it. When a new turn does
+ * not fit, the oldest turns are dropped and the kept ones re-prefilled: their reply
+ * tokens are copied from the engine (exactly what the model produced), their
+ * template re-rendered so that the first kept turn carries the system prompt. */
+#include "chat.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    chat_turn view;    /* positions and flags; view.user / view.reply point at the texts below */
+    char *user;
+    char *reply;       /* NUL-terminated */
+    size_t reply_len, reply_cap;
+} turn;
+
+struct chat {
+    engine *e;
+    const tokenizer *tok;
+    char *system;        /* "" for none */
+    bool system_stale;   /* the system prompt changed since the history was prefilled */
+    turn *turns;         /* (n_turns) */
+    int n_turns, cap_turns;
+    bool replying;
+    int max_reply;       /* 0 = until EOS */
+    int reply_tokens;    /* tokens generated in the open reply */
+    char text[64];       /* bytes of the last token (returned by chat_step) */
+    char notice[256];
+    bool has_notice;
+};
+
+char *chat_template_text(const char *system, const char *user)
+{
+    static const char sys_fmt[] = "[INST] <<SYS>>\n%s\n<</SYS>>\n\n%s [/INST]";
+    static const char plain_fmt[] = "[INST] %s [/INST]";
+    bool with_system = system && *system;
+    size_t n = strlen(user) + (with_system ? strlen(system) + sizeof sys_fmt : sizeof plain_fmt);
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    if (with_system)
+        snprintf(s, n, sys_fmt, system, user);
+    else
+        snprintf(s, n, plain_fmt, user);
+    return s;
+}
+
+int chat_template_tokens(const tokenizer *tok, const char *system, const char *user,
+                         int *ids, int max)
+{
+    char *text = chat_template_text(system, user);
+    if (!text)
+        return -1;
+    if (max > 0)
+        ids[0] = TOKEN_BOS;
+    int n = tokenizer_encode(tok, text, max > 0 ? ids + 1 : NULL, max > 0 ? max - 1 : 0);
+    free(text);
+    return n < 0 ? -1 : n + 1;
+}
+
+/* A malloc'd token array for one turn's template; *n receives its length. */
+static int *render_turn(const chat *c, const char *system, const char *user, int *n)
+{
+    int need = chat_template_tokens(c->tok, system, user, NULL, 0);
+    if (need < 0)
+        return NULL;
+    int *ids = malloc(sizeof(int) * (need > 0 ? need : 1));
+    if (ids)
+        chat_template_tokens(c->tok, system, user, ids, need);
+    *n = need;
+    return ids;
+}
+
+llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err)
+{
+    chat *c = calloc(1, sizeof *c);
+    if (!c)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
+    c->e = e;
+    c->tok = engine_tokenizer(e);
+    c->system = strdup(system ? system : "");
+    if (!c->system) {
+        free(c);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
+    }
+    *out = c;
+    return LLM_OK;
+}
+
+static void free_turn(turn *t)
+{
+    free(t->user);
+    free(t->reply);
+}
+
+void chat_free(chat *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n_turns; i++)
+        free_turn(&c->turns[i]);
+    free(c->turns);
+    free(c->system);
+    free(c);
+}
+
+llm_status chat_set_system(chat *c, const char *system, llm_err *err)
+{
+    char *s = strdup(system ? system : "");
+    if (!s)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    free(c->system);
+    c->system = s;
+    c->system_stale = c->n_turns > 0;
+    return LLM_OK;
+}
+
+const char *chat_system(const chat *c) { return c->system; }
+
+void chat_reset(chat *c)
+{
+    for (int i = 0; i < c->n_turns; i++)
+        free_turn(&c->turns[i]);
+    c->n_turns = 0;
+    c->replying = false;
+    c->system_stale = false;
+    engine_rewind(c->e, 0, NULL);
+}
+
+const char *chat_take_notice(chat *c)
+{
+    if (!c->has_notice)
+        return NULL;
+    c->has_notice = false;
+    return c->notice;
+}
+
+/* Re-prefills turns first..n_turns-1 from position 0, the first with the system
+ * prompt; drops the turns before `first`. */
+static llm_status rebuild(chat *c, int first, llm_err *err)
+{
+    const int *seq = engine_tokens(c->e);
+    size_t cap = 0, n = 0;
+    int *ids = NULL;
+    llm_status st = LLM_OK;
+    for (int i = first; i < c->n_turns; i++) {
+        turn *t = &c->turns[i];
+        int tn;
+        int *tmpl = render_turn(c, i == first ? c->system : NULL, t->user, &tn);
+        int reply_n = t->view.end > t->view.reply_start ? t->view.end - t->view.reply_start : 0;
+        if (!tmpl || n + tn + reply_n > cap) {
+            cap = (n + tn + reply_n) * 2 + 16;
+            int *grown = tmpl ? realloc(ids, sizeof(int) * cap) : NULL;
+            if (!grown) {
+                free(tmpl);
+                free(ids);
+                return llm_fail(err, LLM_ERR_NOMEM, "out of memory re-reading the dialog");
+            }
+            ids = grown;
+        }
+        memcpy(ids + n, tmpl, sizeof(int) * tn);
+        free(tmpl);
+        memcpy(ids + n + tn, seq + t->view.reply_start, sizeof(int) * reply_n);
+        t->view.start = (int)n;
+        t->view.reply_start = (int)(n + tn);
+        t->view.end = (int)(n + tn + reply_n);
+        n += tn + reply_n;
+    }
+    for (int i = 0; i < first; i++)
+        free_turn(&c->turns[i]);
+    memmove(c->turns, c->turns + first, sizeof(turn) * (c->n_turns - first));
+    c->n_turns -= first;
+    engine_rewind(c->e, 0, NULL);
+    if (n > 0)
+        st = engine_prefill(c->e, ids, (int)n, err);
+    free(ids);
+    c->system_stale = false;
+    return st;
+}
+
+/* Tokens turns first..n_turns-1 would take after a rebuild. */
+static long rebuilt_size(const chat *c, int first)
+{
+    long n = 0;
+    for (int i = first; i < c->n_turns; i++) {
+        const turn *t = &c->turns[i];
+        n += chat_template_tokens(c->tok, i == first ? c->system : NULL, t->user, NULL, 0);
+        n += t->view.end - t->view.reply_start;
+    }
+    return n;
+}
+
+llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
+{
+    llm_status st;
+    if (c->replying && (st = chat_stop(c, err)) != LLM_OK)
+        return st;
+    int ctx = engine_ctx(c->e);
+    int reserve = max_reply > 0 ? max_reply : ctx / 4;
+
+    /* The new turn alone, as the first turn (with the system prompt). */
+    int alone = chat_template_tokens(c->tok, c->system, user, NULL, 0);
+    if (alone < 0)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
+    if (alone >= ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "the message takes %d tokens with the template, but the context "
+                        "holds %d: shorten it (or raise -c)", alone, ctx);
+    if (alone + reserve > ctx)
+        reserve = ctx - alone;
+
+    int first_kept = 0;
+    bool first_turn = c->n_turns == 0;
+    int turn_n = chat_template_tokens(c->tok, first_turn ? c->system : NULL, user, NULL, 0);
+    long used = c->system_stale ? rebuilt_size(c, 0) : engine_pos(c->e);
+    if (used + turn_n + reserve > ctx) {
+        while (first_kept < c->n_turns &&
+               rebuilt_size(c, first_kept) +
+                       chat_template_tokens(c->tok, NULL, user, NULL, 0) + reserve > ctx)
+            first_kept++;
+    }
+    if (first_kept > 0 || c->system_stale) {
+        int dropped = first_kept;
+        if ((st = rebuild(c, first_kept, err)) != LLM_OK)
+            return st;
+        c->has_notice = dropped > 0;
+        if (dropped == 1)
+            snprintf(c->notice, sizeof c->notice,
+                     "context full: dropped the oldest turn and re-read the rest");
+        else if (dropped > 1)
+            snprintf(c->notice, sizeof c->notice,
+                     "context full: dropped the %d oldest turns and re-read the rest", dropped);
+    }
+
+    first_turn = c->n_turns == 0;
+    int n;
+    int *ids = render_turn(c, first_turn ? c->system : NULL, user, &n);
+    if (!ids)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
+    if (c->n_turns == c->cap_turns) {
+        int cap = c->cap_turns ? c->cap_turns * 2 : 8;
+        turn *grown = realloc(c->turns, sizeof(turn) * cap);
+        if (!grown) {
+            free(ids);
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        }
+        c->turns = grown;
+        c->cap_turns = cap;
+    }
+    turn *t = &c->turns[c->n_turns];
+    memset(t, 0, sizeof *t);
+    t->user = strdup(user);
+    t->reply_cap = 256;
+    t->reply = calloc(1, t->reply_cap);
+    t->view.user = t->user;
+    t->view.reply = t->reply;
+    if (!t->user || !t->reply) {
+        free_turn(t);
+        free(ids);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    t->view.start = engine_pos(c->e);
+    st = engine_prefill(c->e, ids, n, err);
+    free(ids);
+    if (st != LLM_OK) {
+        free_turn(t);
+        return st;
+    }
+    t->view.reply_start = t->view.end = engine_pos(c->e);
+    c->n_turns++;
+    c->replying = true;
+    c->max_reply = max_reply;
+    c->reply_tokens = 0;
+    return LLM_OK;
+}
+
+static void append_reply(turn *t, const char *s, size_t n)
+{
+    if (t->reply_len + n + 1 > t->reply_cap) {
+        size_t cap = (t->reply_len + n + 1) * 2;
+        char *grown = realloc(t->reply, cap);
+        if (!grown)
+            return; /* the text is also in the engine's tokens; keep going */
+        t->reply = grown;
+        t->view.reply = grown;
+        t->reply_cap = cap;
+    }
+    memcpy(t->reply + t->reply_len, s, n);
+    t->reply_len += n;
+    t->reply[t->reply_len] = '\0';
+}
+
+/* Closes the open reply with a forced EOS when there is room for it. */
+static void close_reply(chat *c, bool cut)
+{
+    turn *t = &c->turns[c->n_turns - 1];
+    int pos = engine_pos(c->e);
+    if (pos > 0 && engine_tokens(c->e)[pos - 1] != TOKEN_EOS && pos < engine_ctx(c->e))
+        engine_force(c->e, TOKEN_EOS, NULL);
+    t->view.end = engine_pos(c->e);
+    t->view.complete = engine_tokens(c->e)[t->view.end - 1] == TOKEN_EOS;
+    t->view.cut = cut;
+    c->replying = false;
+}
+
+chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
+{
+    *token = -1;
+    if (text)
+        *text = "";
+    if (!c->replying)
+        return CHAT_REPLY_DONE;
+    turn *t = &c->turns[c->n_turns - 1];
+    if (c->max_reply > 0 && c->reply_tokens >= c->max_reply) {
+        close_reply(c, true);
+        return CHAT_REPLY_LIMIT;
+    }
+    if (engine_pos(c->e) >= engine_ctx(c->e)) {
+        close_reply(c, true);
+        return CHAT_REPLY_FULL;
+    }
+    int prev = engine_tokens(c->e)[engine_pos(c->e) - 1];
+    int tok;
+    llm_status st = engine_step(c->e, &tok, err);
+    *token = tok;
+    if (st != LLM_OK) {
+        close_reply(c, true);
+        return CHAT_REPLY_FULL;
+    }
+    c->reply_tokens++;
+    t->view.end = engine_pos(c->e);
+    if (tok == TOKEN_BOS) {
+        /* A new sequence would start: the reply is over. Close it with EOS instead. */
+        engine_rewind(c->e, engine_pos(c->e) - 1, NULL);
+        close_reply(c, false);
+        return CHAT_REPLY_DONE;
+    }
+    if (tok == TOKEN_EOS) {
+        t->view.complete = true;
+        c->replying = false;
+        return CHAT_REPLY_DONE;
+    }
+    size_t n = tokenizer_decode(c->tok, prev, tok, c->text, sizeof c->text);
+    const char *s = c->text;
+    if (t->reply_len == 0)
+        while (*s == ' ')
+            s++, n--;
+    append_reply(t, s, n);
+    if (text)
+        *text = s;
+    return CHAT_GENERATING;
+}
+
+llm_status chat_stop(chat *c, llm_err *err)
+{
+    if (c->replying)
+        close_reply(c, true);
+    return LLM_OK;
+}
+
+bool chat_replying(const chat *c) { return c->replying; }
+int chat_turn_count(const chat *c) { return c->n_turns; }
+
+const chat_turn *chat_get_turn(const chat *c, int i)
+{
+    if (i < 0 || i >= c->n_turns)
+        return NULL;
+    return &c->turns[i].view;
+}
+
+llm_status chat_save(const chat *c, const char *path, llm_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    if (*c->system)
+        fprintf(f, "System: %s\n\n", c->system);
+    for (int i = 0; i < c->n_turns; i++)
+        fprintf(f, "User: %s\n\nAssistant: %s%s\n\n", c->turns[i].user, c->turns[i].reply,
+                c->turns[i].view.cut ? " [stopped]" : "");
+    if (fclose(f) != 0)
+        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    return LLM_OK;
+}

@@ -1,1 +1,375 @@
-/* engine.c — not written yet. */
+/* engine.c — the token sequence, its step records, and the prefill / step / force /
+ * rewind operations over a transformer and a sampler (see engine.h).
+ *
+ * Owns: the transformer (KV cache), the sampler, the sequence, the records, the
+ * captured attention rows and a copy of the newest logits. Borrows the model and the
+ * tokenizer. Does not print, does not know about any front end. */
+#include "engine.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "transformer.h"
+
+enum { PREFILL_CHUNK = 64 }; /* positions per transformer batch */
+
+struct engine {
+    const model *m;
+    const tokenizer *tok;
+    transformer *tf;
+    sampler *smp;
+    engine_options opt;
+    int ctx;
+    int vocab;
+    int n;                  /* tokens in the sequence */
+    int *tokens;            /* (ctx) */
+    step_record *records;   /* (ctx) */
+    float *logits;          /* (vocab) logits of position n-1, valid when have_logits */
+    bool have_logits;
+    float *batch_logits;    /* (PREFILL_CHUNK, vocab) */
+    float **attn;           /* (ctx) rows of (n_layers, n_heads, pos+1), or NULL */
+    size_t attn_bytes;      /* bytes held in attn */
+    engine_observer observer;
+    void *observer_user;
+    engine_stats stats;
+};
+
+void engine_options_default(engine_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->top_n = 10;
+    o->record_prompt = true;
+    o->attention_budget = (size_t)256 << 20;
+    sampler_config_default(&o->sampler);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+llm_status engine_new(const model *m, const tokenizer *tok, const engine_options *o,
+                      engine **out, llm_err *err)
+{
+    *out = NULL;
+    engine_options defaults;
+    if (!o) {
+        engine_options_default(&defaults);
+        o = &defaults;
+    }
+    if (o->top_n < 0 || o->top_n > STEP_TOP_MAX)
+        return llm_fail(err, LLM_ERR_ARG, "top candidates per step must be 0..%d, got %d",
+                        STEP_TOP_MAX, o->top_n);
+    llm_status st = sampler_config_check(&o->sampler, err);
+    if (st != LLM_OK)
+        return st;
+    engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the engine");
+    e->m = m;
+    e->tok = tok;
+    e->opt = *o;
+    e->vocab = m->config.vocab_size;
+    if ((st = transformer_new(m, o->ctx_len, &e->tf, err)) != LLM_OK ||
+        (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK) {
+        engine_free(e);
+        return st;
+    }
+    e->ctx = transformer_ctx(e->tf);
+    e->tokens = malloc(sizeof(int) * e->ctx);
+    e->records = calloc(e->ctx, sizeof(step_record));
+    e->logits = malloc(sizeof(float) * e->vocab);
+    e->batch_logits = malloc(sizeof(float) * (size_t)PREFILL_CHUNK * e->vocab);
+    e->attn = calloc(e->ctx, sizeof(float *));
+    if (!e->tokens || !e->records || !e->logits || !e->batch_logits || !e->attn) {
+        engine_free(e);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for a context of %d positions",
+                        o->ctx_len);
+    }
+    *out = e;
+    return LLM_OK;
+}
+
+static void drop_attention_from(engine *e, int pos)
+{
+    for (int p = pos; p < e->ctx; p++) {
+        if (e->attn[p]) {
+            e->attn_bytes -= (size_t)e->m->config.n_layers * e->m->config.n_heads * (p + 1) *
+                             sizeof(float);
+            free(e->attn[p]);
+            e->attn[p] = NULL;
+        }
+    }
+}
+
+void engine_free(engine *e)
+{
+    if (!e)
+        return;
+    if (e->attn)
+        drop_attention_from(e, 0);
+    free(e->attn);
+    free(e->batch_logits);
+    free(e->logits);
+    free(e->records);
+    free(e->tokens);
+    sampler_free(e->smp);
+    transformer_free(e->tf);
+    free(e);
+}
+
+void engine_set_observer(engine *e, engine_observer fn, void *user)
+{
+    e->observer = fn;
+    e->observer_user = user;
+}
+
+void engine_set_sampler(engine *e, const sampler_config *c)
+{
+    e->opt.sampler = *c;
+    sampler_configure(e->smp, c);
+}
+
+const sampler_config *engine_sampler_config(const engine *e) { return sampler_get_config(e->smp); }
+void engine_set_capture(engine *e, bool on) { e->opt.capture_attention = on; }
+const model *engine_model(const engine *e) { return e->m; }
+const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
+int engine_ctx(const engine *e) { return e->ctx; }
+int engine_pos(const engine *e) { return e->n; }
+const int *engine_tokens(const engine *e) { return e->tokens; }
+const engine_stats *engine_get_stats(const engine *e) { return &e->stats; }
+
+const step_record *engine_record(const engine *e, int pos)
+{
+    return pos >= 0 && pos < e->n ? &e->records[pos] : NULL;
+}
+
+/* An attention row buffer for query pos, or NULL when capture is off or memory is
+ * short. Rows of the oldest positions are dropped to stay within the budget. */
+static float *attention_row(engine *e, int pos)
+{
+    if (!e->opt.capture_attention)
+        return NULL;
+    size_t bytes = (size_t)e->m->config.n_layers * e->m->config.n_heads * (pos + 1) * sizeof(float);
+    if (bytes > e->opt.attention_budget)
+        return NULL;
+    for (int p = 0; p < pos && e->attn_bytes + bytes > e->opt.attention_budget; p++)
+        if (e->attn[p]) {
+            e->attn_bytes -= (size_t)e->m->config.n_layers * e->m->config.n_heads * (p + 1) *
+                             sizeof(float);
+            free(e->attn[p]);
+            e->attn[p] = NULL;
+            e->records[p].attn = NULL;
+        }
+    if (e->attn[pos]) {
+        e->attn_bytes -= bytes;
+        free(e->attn[pos]);
+    }
+    e->attn[pos] = malloc(bytes);
+    if (e->attn[pos])
+        e->attn_bytes += bytes;
+    return e->attn[pos];
+}
+
+/* The model's top_n candidates (by probability) for the logits of one position. */
+static void fill_top(step_record *r, const float *logits, int vocab, int top_n)
+{
+    r->n_top = 0;
+    if (top_n <= 0)
+        return;
+    float max = logits[0];
+    for (int i = 1; i < vocab; i++)
+        if (logits[i] > max)
+            max = logits[i];
+    double sum = 0.0;
+    for (int i = 0; i < vocab; i++)
+        sum += exp((double)logits[i] - max);
+    int k = top_n < vocab ? top_n : vocab;
+    step_candidate *top = r->top;
+    int n = 0;
+    for (int i = 0; i < vocab; i++) {
+        float l = logits[i];
+        if (n == k && l <= top[n - 1].logit)
+            continue;
+        int j = n < k ? n++ : k - 1;
+        while (j > 0 && top[j - 1].logit < l) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j].id = i;
+        top[j].logit = l;
+    }
+    for (int i = 0; i < n; i++)
+        top[i].prob = (float)(exp((double)top[i].logit - max) / sum);
+    r->n_top = n;
+}
+
+/* Creates the record of position pos from the logits it produced. */
+static void begin_record(engine *e, int pos, int token, step_phase phase, const float *logits,
+                         bool with_top, double forward_ms)
+{
+    step_record *r = &e->records[pos];
+    memset(r, 0, offsetof(step_record, top));
+    r->pos = pos;
+    r->token = token;
+    r->phase = phase;
+    r->next = -1;
+    r->next_prob = NAN;
+    r->next_rank = 0;
+    r->forward_ms = forward_ms;
+    r->attn = e->attn[pos];
+    if (with_top)
+        fill_top(r, logits, e->vocab, e->opt.top_n);
+    else
+        r->n_top = 0;
+}
+
+/* Finishes the record of position pos with its successor; logits are pos's (or NULL
+ * when they were not computed, then next_prob stays NaN). */
+static void finish_record(engine *e, int pos, int next, const float *logits,
+                          const sampler_record *decision, double sample_ms)
+{
+    step_record *r = &e->records[pos];
+    r->next = next;
+    if (decision) {
+        r->sampled = true;
+        r->sampler = *decision;
+        r->next_prob = decision->chosen_model_prob;
+        r->next_rank = decision->chosen_rank;
+    } else if (logits) {
+        sampler_model_prob(logits, e->vocab, next, &r->next_prob, &r->next_rank);
+    }
+    r->sample_ms = sample_ms;
+    if (e->observer)
+        e->observer(e->observer_user, r);
+}
+
+llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
+{
+    if (n <= 0)
+        return LLM_OK;
+    if (e->n + n > e->ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "%d tokens do not fit: %d of the context's %d positions are in use",
+                        n, e->n, e->ctx);
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= e->vocab)
+            return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
+                            tokens[i], e->vocab - 1);
+    if (e->n > 0 && e->records[e->n - 1].next < 0)
+        finish_record(e, e->n - 1, tokens[0], e->have_logits ? e->logits : NULL, NULL, 0.0);
+
+    double t0 = now_ms();
+    bool all_logits = e->opt.record_prompt;
+    for (int done = 0; done < n; done += PREFILL_CHUNK) {
+        int c = n - done < PREFILL_CHUNK ? n - done : PREFILL_CHUNK;
+        int pos0 = e->n;
+        float *attn[PREFILL_CHUNK];
+        bool any_attn = false;
+        for (int i = 0; i < c; i++) {
+            e->tokens[pos0 + i] = tokens[done + i];
+            attn[i] = attention_row(e, pos0 + i);
+            any_attn |= attn[i] != NULL;
+        }
+        double c0 = now_ms();
+        const float *last = transformer_forward_batch(e->tf, tokens + done, c, pos0,
+                                                      all_logits ? e->batch_logits : NULL,
+                                                      any_attn ? attn : NULL);
+        double per = (now_ms() - c0) / c;
+        for (int i = 0; i < c; i++) {
+            const float *li = all_logits ? e->batch_logits + (size_t)i * e->vocab
+                                         : (i == c - 1 ? last : NULL);
+            begin_record(e, pos0 + i, tokens[done + i], STEP_PROMPT, li, li != NULL, per);
+            e->n = pos0 + i + 1;
+            if (done + i + 1 < n)
+                finish_record(e, pos0 + i, tokens[done + i + 1], li, NULL, 0.0);
+        }
+        memcpy(e->logits, last, sizeof(float) * e->vocab);
+    }
+    e->have_logits = true;
+    e->stats.prefill_tokens = n;
+    e->stats.prefill_ms = now_ms() - t0;
+    return LLM_OK;
+}
+
+/* Appends token at position e->n and runs it. */
+static void run_token(engine *e, int token, step_phase phase)
+{
+    int pos = e->n;
+    e->tokens[pos] = token;
+    float *attn = attention_row(e, pos);
+    double t0 = now_ms();
+    const float *logits = transformer_forward(e->tf, token, pos, attn);
+    double ms = now_ms() - t0;
+    memcpy(e->logits, logits, sizeof(float) * e->vocab);
+    e->have_logits = true;
+    begin_record(e, pos, token, phase, logits, true, ms);
+    e->n = pos + 1;
+    e->stats.decode_tokens++;
+    e->stats.decode_ms += ms;
+}
+
+llm_status engine_step(engine *e, int *token, llm_err *err)
+{
+    if (e->n == 0 || !e->have_logits)
+        return llm_fail(err, LLM_ERR_ARG, "nothing to continue: prefill a prompt first");
+    int hist = e->opt.sampler.repeat_last_n;
+    if (hist > e->n)
+        hist = e->n;
+    sampler_record rec;
+    double t0 = now_ms();
+    int next = sampler_choose(e->smp, e->logits, e->tokens + e->n - hist, hist, &rec);
+    double ms = now_ms() - t0;
+    e->stats.decode_ms += ms;
+    *token = next;
+    finish_record(e, e->n - 1, next, NULL, &rec, ms);
+    if (e->n >= e->ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
+    run_token(e, next, STEP_GEN);
+    return LLM_OK;
+}
+
+llm_status engine_force(engine *e, int token, llm_err *err)
+{
+    if (token < 0 || token >= e->vocab)
+        return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
+                        token, e->vocab - 1);
+    if (e->n >= e->ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
+    if (e->n > 0)
+        finish_record(e, e->n - 1, token, e->have_logits ? e->logits : NULL, NULL, 0.0);
+    run_token(e, token, STEP_FORCED);
+    return LLM_OK;
+}
+
+llm_status engine_rewind(engine *e, int pos, llm_err *err)
+{
+    if (pos < 0 || pos > e->n)
+        return llm_fail(err, LLM_ERR_ARG, "cannot rewind to position %d: the sequence has %d",
+                        pos, e->n);
+    if (pos == e->n)
+        return LLM_OK;
+    drop_attention_from(e, pos);
+    e->n = pos;
+    e->have_logits = false;
+    if (pos == 0)
+        return LLM_OK;
+    /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
+    step_record *r = &e->records[pos - 1];
+    const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
+                                              e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
+    memcpy(e->logits, logits, sizeof(float) * e->vocab);
+    e->have_logits = true;
+    if (r->n_top == 0)
+        fill_top(r, logits, e->vocab, e->opt.top_n);
+    r->next = -1;
+    r->next_prob = NAN;
+    r->next_rank = 0;
+    r->sampled = false;
+    return LLM_OK;
+}

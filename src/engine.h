@@ -32,6 +32,9 @@ typedef struct {
     int ctx_len;              /* 0 = the model's seq_len */
     int top_n;                /* candidates kept per record (default 10, at most STEP_TOP_MAX) */
     bool capture_attention;   /* keep every position's attention rows */
+    bool record_prompt;       /* compute top candidates and next_prob for prompt positions
+                                 too (default true; costs the classifier at every prompt
+                                 position — generate mode turns it off) */
     size_t attention_budget;  /* bytes of attention rows kept; oldest rows are dropped
                                  beyond it (default 256 MiB) */
     sampler_config sampler;
