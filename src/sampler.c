@@ -1,1 +1,393 @@
-/* sampler.c — not written yet. */
+/* sampler.c — chooses the next token from logits, stage by stage (see sampler.h).
+ *
+ * Owns a scratch array of (id, logit, prob) candidates sized to the vocabulary, a
+ * stamp array used to count each penalised token once, and the RNG state. It never
+ * writes to the caller's logits and keeps no pointer to them or to the history.
+ *
+ * Cost per decision for a vocabulary of n: one O(n) copy, top-k by an in-place
+ * min-heap of k (O(n log k)), one O(n) softmax, top-p by pre-filtering candidates
+ * that cannot be in the nucleus and then popping a max-heap only until the mass
+ * reaches p (O(n + m log n) for a nucleus of m), min-p and the draw O(m). */
+#include "sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int id;
+    float logit; /* penalised logit */
+    float prob;  /* after temperature and softmax; not normalised after cuts */
+} candidate;
+
+struct sampler {
+    int n_vocab;
+    sampler_config cfg;
+    uint64_t rng;          /* xorshift64* state, never 0 */
+    candidate *cand;       /* (n_vocab) scratch */
+    unsigned *stamp;       /* (n_vocab) stamp[id] == cur_stamp: already penalised */
+    unsigned cur_stamp;
+};
+
+/* ---- configuration ---- */
+
+void sampler_config_default(sampler_config *c)
+{
+    c->temperature = 1.0f;
+    c->top_p = 0.9f;
+    c->top_k = 0;
+    c->min_p = 0.0f;
+    c->repeat_penalty = 1.0f;
+    c->repeat_last_n = 64;
+    c->seed = 0;
+}
+
+llm_status sampler_config_check(const sampler_config *c, llm_err *err)
+{
+    if (!(c->temperature >= 0.0f) || !isfinite(c->temperature))
+        return llm_fail(err, LLM_ERR_ARG, "--temperature must be >= 0, got %g", c->temperature);
+    if (!(c->top_p > 0.0f && c->top_p <= 1.0f))
+        return llm_fail(err, LLM_ERR_ARG, "--top-p must be in (0, 1], got %g", c->top_p);
+    if (c->top_k < 0)
+        return llm_fail(err, LLM_ERR_ARG, "--top-k must be >= 0 (0 = off), got %d", c->top_k);
+    if (!(c->min_p >= 0.0f && c->min_p < 1.0f))
+        return llm_fail(err, LLM_ERR_ARG, "--min-p must be in [0, 1), got %g", c->min_p);
+    if (!(c->repeat_penalty > 0.0f) || !isfinite(c->repeat_penalty))
+        return llm_fail(err, LLM_ERR_ARG, "--repeat-penalty must be > 0 (1 = off), got %g",
+                        c->repeat_penalty);
+    if (c->repeat_last_n < 0)
+        return llm_fail(err, LLM_ERR_ARG, "--repeat-last-n must be >= 0, got %d", c->repeat_last_n);
+    return LLM_OK;
+}
+
+/* ---- RNG: splitmix64 to mix the seed, xorshift64* to draw ---- */
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static void rng_seed(sampler *s, uint64_t seed)
+{
+    s->rng = splitmix64(seed);
+    if (s->rng == 0)
+        s->rng = 0x9E3779B97F4A7C15ull;
+}
+
+static uint64_t rng_next(sampler *s)
+{
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 0x2545F4914F6CDD1Dull;
+}
+
+/* Uniform in [0, 1) from the top 24 bits. */
+static float rng_float(sampler *s)
+{
+    return (float)(rng_next(s) >> 40) / 16777216.0f;
+}
+
+/* ---- life cycle ---- */
+
+llm_status sampler_new(int n_vocab, const sampler_config *c, sampler **out, llm_err *err)
+{
+    *out = NULL;
+    if (n_vocab <= 0)
+        return llm_fail(err, LLM_ERR_ARG, "sampler: vocabulary size must be > 0, got %d", n_vocab);
+    llm_status st = sampler_config_check(c, err);
+    if (st != LLM_OK)
+        return st;
+    sampler *s = calloc(1, sizeof *s);
+    if (s) {
+        s->cand = malloc((size_t)n_vocab * sizeof *s->cand);
+        s->stamp = calloc((size_t)n_vocab, sizeof *s->stamp);
+    }
+    if (!s || !s->cand || !s->stamp) {
+        sampler_free(s);
+        return llm_fail(err, LLM_ERR_NOMEM, "sampler: out of memory for a vocabulary of %d", n_vocab);
+    }
+    s->n_vocab = n_vocab;
+    s->cfg = *c;
+    rng_seed(s, c->seed);
+    *out = s;
+    return LLM_OK;
+}
+
+void sampler_free(sampler *s)
+{
+    if (!s)
+        return;
+    free(s->cand);
+    free(s->stamp);
+    free(s);
+}
+
+void sampler_configure(sampler *s, const sampler_config *c)
+{
+    bool reseed = c->seed != s->cfg.seed;
+    s->cfg = *c;
+    if (reseed)
+        rng_seed(s, c->seed);
+}
+
+const sampler_config *sampler_get_config(const sampler *s)
+{
+    return &s->cfg;
+}
+
+/* ---- stages ---- */
+
+/* a ranks before b: higher logit, then lower id. */
+static bool better(const candidate *a, const candidate *b)
+{
+    return a->logit > b->logit || (a->logit == b->logit && a->id < b->id);
+}
+
+/* Repetition penalty over the last repeat_last_n history tokens, each distinct id once.
+ * cand[i].id == i on entry. Returns the number of ids whose logit changed. */
+static int apply_penalty(sampler *s, const int *history, int n_history)
+{
+    float pen = s->cfg.repeat_penalty;
+    int last = s->cfg.repeat_last_n;
+    if (pen == 1.0f || last <= 0 || n_history <= 0 || !history)
+        return 0;
+    if (++s->cur_stamp == 0) { /* wrapped: forget every old stamp */
+        memset(s->stamp, 0, (size_t)s->n_vocab * sizeof *s->stamp);
+        s->cur_stamp = 1;
+    }
+    int n_changed = 0;
+    int from = n_history > last ? n_history - last : 0;
+    for (int i = from; i < n_history; i++) {
+        int id = history[i];
+        if (id < 0 || id >= s->n_vocab || s->stamp[id] == s->cur_stamp)
+            continue;
+        s->stamp[id] = s->cur_stamp;
+        float old = s->cand[id].logit;
+        float now = old > 0.0f ? old / pen : old < 0.0f ? old * pen : old;
+        if (now != old) {
+            s->cand[id].logit = now;
+            n_changed++;
+        }
+    }
+    return n_changed;
+}
+
+/* Min-heap on `better` (the root is the worst candidate). */
+static void sift_down_min(candidate *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && better(&h[m], &h[l]))
+            m = l;
+        if (r < n && better(&h[m], &h[r]))
+            m = r;
+        if (m == i)
+            return;
+        candidate t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Moves the k best candidates (by `better`) to c[0..k), in no particular order. */
+static void select_top_k(candidate *c, int n, int k)
+{
+    for (int i = k / 2 - 1; i >= 0; i--)
+        sift_down_min(c, k, i);
+    for (int i = k; i < n; i++) {
+        if (better(&c[i], &c[0])) {
+            candidate t = c[0];
+            c[0] = c[i];
+            c[i] = t;
+            sift_down_min(c, k, 0);
+        }
+    }
+}
+
+/* Max-heap on prob, ties to the lower id. */
+static bool more_probable(const candidate *a, const candidate *b)
+{
+    return a->prob > b->prob || (a->prob == b->prob && a->id < b->id);
+}
+
+static void sift_down_max(candidate *h, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && more_probable(&h[l], &h[m]))
+            m = l;
+        if (r < n && more_probable(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        candidate t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Top-p over c[0..n) whose probs sum to `total`: leaves the smallest set of most
+ * probable candidates whose mass reaches p * total in c[0..m), sorted by probability,
+ * and returns m. */
+static int select_top_p(candidate *c, int n, double total, float p)
+{
+    if (n <= 1)
+        return n;
+    /* Candidates below (1 - p) / (n - 1) of the mass cannot be in the nucleus: even all
+     * of them together (at most n - 1) weigh less than 1 - p. */
+    float cutoff = (float)((1.0 - p) / (n - 1) * total);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (c[i].prob >= cutoff) {
+            candidate t = c[m];
+            c[m] = c[i];
+            c[i] = t;
+            m++;
+        }
+    /* Heap-sort c[0..m) lazily: pop the most probable to the back until the popped
+     * mass reaches p, then move the popped run (ascending at the back) to the front. */
+    for (int i = m / 2 - 1; i >= 0; i--)
+        sift_down_max(c, m, i);
+    double want = (double)p * total, cum = 0.0;
+    int heap = m;
+    while (heap > 0 && cum < want) {
+        candidate top = c[0];
+        c[0] = c[heap - 1];
+        c[heap - 1] = top;
+        heap--;
+        sift_down_max(c, heap, 0);
+        cum += top.prob;
+    }
+    /* c[heap..m) holds the nucleus, least probable first: swapping c[i] with c[m-1-i]
+     * for i < kept brings it to c[0..kept), most probable first. */
+    int kept = m - heap;
+    for (int i = 0; i < kept; i++) {
+        int j = m - 1 - i;
+        if (i >= j)
+            break;
+        candidate t = c[i];
+        c[i] = c[j];
+        c[j] = t;
+    }
+    return kept;
+}
+
+int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
+                   sampler_record *rec)
+{
+    const sampler_config *cfg = &s->cfg;
+    int n = s->n_vocab;
+    candidate *c = s->cand;
+
+    for (int i = 0; i < n; i++) {
+        c[i].id = i;
+        c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
+    }
+    int n_penalized = apply_penalty(s, history, n_history);
+
+    int kept_top_k = n, kept_top_p = n, kept_min_p = n;
+    float draw = -1.0f, chosen_prob = 1.0f;
+    int chosen;
+
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (c[i].logit > c[best].logit)
+            best = i;
+    bool greedy = cfg->temperature == 0.0f || !isfinite(c[best].logit);
+
+    if (greedy) {
+        chosen = best;
+    } else {
+        int m = n;
+        if (cfg->top_k > 0 && cfg->top_k < n) {
+            select_top_k(c, n, cfg->top_k);
+            m = kept_top_k = cfg->top_k;
+        }
+        /* Temperature and softmax; the maximum is c[best]'s logit, which top-k kept. */
+        float maxl = c[best].logit, t = cfg->temperature;
+        double total = 0.0;
+        for (int i = 0; i < m; i++) {
+            c[i].prob = expf((c[i].logit - maxl) / t);
+            total += c[i].prob;
+        }
+        if (cfg->top_p < 1.0f) {
+            m = kept_top_p = select_top_p(c, m, total, cfg->top_p);
+            total = 0.0;
+            for (int i = 0; i < m; i++)
+                total += c[i].prob;
+        }
+        if (cfg->min_p > 0.0f) {
+            /* The top probability is exp(0) = 1 before normalising. */
+            float threshold = cfg->min_p;
+            int k = 0;
+            total = 0.0;
+            for (int i = 0; i < m; i++)
+                if (c[i].prob >= threshold) {
+                    c[k++] = c[i];
+                    total += c[i].prob;
+                }
+            m = kept_min_p = k;
+        }
+        draw = rng_float(s);
+        double r = draw * total, cum = 0.0;
+        int pick = m - 1;
+        for (int i = 0; i < m; i++) {
+            cum += c[i].prob;
+            if (r < cum) {
+                pick = i;
+                break;
+            }
+        }
+        chosen = c[pick].id;
+        chosen_prob = (float)(c[pick].prob / total);
+    }
+
+    if (rec) {
+        rec->config = *cfg;
+        rec->n_vocab = n;
+        rec->n_penalized = n_penalized;
+        rec->kept_top_k = kept_top_k;
+        rec->kept_top_p = kept_top_p;
+        rec->kept_min_p = kept_min_p;
+        rec->greedy = greedy;
+        rec->draw = draw;
+        rec->chosen = chosen;
+        rec->chosen_prob = chosen_prob;
+        sampler_model_prob(logits, n, chosen, &rec->chosen_model_prob, &rec->chosen_rank);
+    }
+    return chosen;
+}
+
+void sampler_model_prob(const float *logits, int n_vocab, int id, float *prob, int *rank)
+{
+    if (id < 0 || id >= n_vocab || isnan(logits[id])) {
+        *prob = 0.0f;
+        *rank = 0;
+        return;
+    }
+    float maxl = -INFINITY;
+    for (int i = 0; i < n_vocab; i++)
+        if (logits[i] > maxl)
+            maxl = logits[i];
+    float mine = logits[id];
+    double total = 0.0;
+    int above = 0;
+    for (int i = 0; i < n_vocab; i++) {
+        float l = logits[i];
+        if (l > mine)
+            above++;
+        if (l > -INFINITY) /* false for NaN too */
+            total += expf(l - maxl);
+    }
+    *rank = 1 + above;
+    if (!(maxl > -INFINITY) || !isfinite(maxl))
+        *prob = mine == maxl ? 1.0f / (float)(n_vocab - above) : 0.0f;
+    else
+        *prob = (float)(expf(mine - maxl) / total);
+}

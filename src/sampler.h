@@ -26,7 +26,9 @@ typedef struct {
 } sampler_config;
 
 /* What one decision did. Counts are candidates left after each stage (the vocabulary
- * size when the stage is off). */
+ * size when the stage is off). Greedy decisions run no stage: every kept_* is n_vocab,
+ * draw is -1 and chosen_prob 1. NaN logits count as -inf; when the largest penalised
+ * logit is not finite (all -inf, or +inf) the decision is greedy too. */
 typedef struct {
     sampler_config config;   /* the settings in force */
     int n_vocab;
@@ -59,7 +61,8 @@ const sampler_config *sampler_get_config(const sampler *s);
 int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
                    sampler_record *rec);
 
-/* Softmax of raw logits: writes the probability and 1-based rank of `id`. */
+/* Softmax of raw logits: writes the probability and 1-based rank of `id` (1 + the
+ * number of logits strictly greater). A bad id or a NaN logit gives prob 0, rank 0. */
 void sampler_model_prob(const float *logits, int n_vocab, int id, float *prob, int *rank);
 
 #endif
