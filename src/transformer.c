@@ -1,1 +1,406 @@
-/* transformer.c — not written yet. */
+/* transformer.c — the Llama 2 forward pass, with exactly the math of llama2.c's run.c:
+ * RMSNorm (eps 1e-5), RoPE over interleaved pairs, grouped-query attention over an
+ * fp32 KV cache, SwiGLU feed-forward, residuals, final RMSNorm and classifier.
+ *
+ * Owns the KV cache, the activation buffers and the quantized activations for one
+ * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
+ * goes through quant.h. A batch of tokens is processed in chunks of up to CHUNK
+ * positions with matrix-matrix kernels; a single token is a chunk of one and uses
+ * the matrix-vector kernel. Attention is parallel over heads (OpenMP). */
+#include "transformer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Most positions processed at once by transformer_forward_batch: bounds the batch
+ * buffers to CHUNK × (4 dim + 2 hidden_dim) floats. */
+enum { CHUNK = 64, MAX_QBATCHES = 8 };
+
+struct transformer {
+    const model *m;         /* borrowed; must outlive the transformer */
+    int ctx;                /* positions the KV cache holds */
+    float *key_cache;       /* (layer, ctx, kv_dim) */
+    float *value_cache;     /* (layer, ctx, kv_dim) */
+    float *logits;          /* (vocab) of the last position run */
+    float *att;             /* (n_heads, ctx) attention scores, scratch */
+
+    int cap;                /* positions the buffers below hold (1..CHUNK) */
+    float *x;               /* (cap, dim) residual stream */
+    float *xb;              /* (cap, dim) normed input / attention output */
+    float *xb2;             /* (cap, dim) projection output */
+    float *q;               /* (cap, dim) queries */
+    float *hb;              /* (cap, hidden_dim) w1 x, then the SwiGLU product */
+    float *hb2;             /* (cap, hidden_dim) w3 x */
+    float *rope;            /* (cap, head_size) cos, sin of each pair at each position */
+    /* Quantized activations, one per distinct (len, group) among the Q8_0 weights:
+     * each holds cap vectors. */
+    qbatch *qb[MAX_QBATCHES];
+    int n_qb;
+};
+
+int transformer_ctx(const transformer *t)
+{
+    return t->ctx;
+}
+
+const model *transformer_model(const transformer *t)
+{
+    return t->m;
+}
+
+/* ---- buffers ---- */
+
+typedef struct {
+    float *x, *xb, *xb2, *q, *hb, *hb2, *rope;
+    qbatch *qb[MAX_QBATCHES];
+} batch_buffers;
+
+static void buffers_free(batch_buffers *b, int n_qb)
+{
+    free(b->x);
+    free(b->xb);
+    free(b->xb2);
+    free(b->q);
+    free(b->hb);
+    free(b->hb2);
+    free(b->rope);
+    for (int i = 0; i < n_qb; i++)
+        qbatch_free(b->qb[i]);
+}
+
+/* Makes the batch buffers hold cap positions. On failure the old ones stay. */
+static bool transformer_reserve(transformer *t, int cap)
+{
+    const model_config *p = &t->m->config;
+    batch_buffers b = {0};
+    size_t n = (size_t)cap;
+    b.x = malloc(sizeof(float) * n * p->dim);
+    b.xb = malloc(sizeof(float) * n * p->dim);
+    b.xb2 = malloc(sizeof(float) * n * p->dim);
+    b.q = malloc(sizeof(float) * n * p->dim);
+    b.hb = malloc(sizeof(float) * n * p->hidden_dim);
+    b.hb2 = malloc(sizeof(float) * n * p->hidden_dim);
+    b.rope = malloc(sizeof(float) * n * p->head_size);
+    bool ok = b.x && b.xb && b.xb2 && b.q && b.hb && b.hb2 && b.rope;
+    for (int i = 0; i < t->n_qb; i++) {
+        b.qb[i] = ok ? qbatch_new(cap, t->qb[i]->len, t->qb[i]->group) : NULL;
+        ok = ok && b.qb[i];
+    }
+    if (!ok) {
+        buffers_free(&b, t->n_qb);
+        return false;
+    }
+    batch_buffers old = {t->x, t->xb, t->xb2, t->q, t->hb, t->hb2, t->rope, {0}};
+    memcpy(old.qb, t->qb, sizeof old.qb);
+    buffers_free(&old, t->n_qb);
+    t->x = b.x;
+    t->xb = b.xb;
+    t->xb2 = b.xb2;
+    t->q = b.q;
+    t->hb = b.hb;
+    t->hb2 = b.hb2;
+    t->rope = b.rope;
+    memcpy(t->qb, b.qb, sizeof t->qb);
+    t->cap = cap;
+    return true;
+}
+
+/* The qbatch for vectors of len values quantized with group (registered at _new). */
+static qbatch *qbatch_for(transformer *t, int len, int group)
+{
+    for (int i = 0; i < t->n_qb; i++)
+        if (t->qb[i]->len == len && t->qb[i]->group == group)
+            return t->qb[i];
+    return NULL;
+}
+
+/* Registers the (cols, group) of a Q8_0 weight; returns false when out of room. */
+static bool qbatch_register(transformer *t, const tensor *w)
+{
+    if (w->type != TENSOR_Q8_0 || qbatch_for(t, w->cols, w->group))
+        return true;
+    if (t->n_qb == MAX_QBATCHES)
+        return false;
+    qbatch *b = qbatch_new(1, w->cols, w->group);
+    if (!b)
+        return false;
+    t->qb[t->n_qb++] = b;
+    return true;
+}
+
+void transformer_free(transformer *t)
+{
+    if (!t)
+        return;
+    batch_buffers b = {t->x, t->xb, t->xb2, t->q, t->hb, t->hb2, t->rope, {0}};
+    memcpy(b.qb, t->qb, sizeof b.qb);
+    buffers_free(&b, t->n_qb);
+    free(t->key_cache);
+    free(t->value_cache);
+    free(t->logits);
+    free(t->att);
+    free(t);
+}
+
+llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_err *err)
+{
+    *out = NULL;
+    const model_config *p = &m->config;
+    if (ctx_len < 0 || ctx_len > p->seq_len)
+        return llm_fail(err, LLM_ERR_ARG,
+                        "context length %d is out of range: %s allows 1 to %d", ctx_len,
+                        m->name, p->seq_len);
+    transformer *t = calloc(1, sizeof *t);
+    if (!t)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the transformer state");
+    t->m = m;
+    t->ctx = ctx_len ? ctx_len : p->seq_len;
+    size_t cache = (size_t)p->n_layers * t->ctx * p->kv_dim;
+    t->key_cache = calloc(cache, sizeof(float));
+    t->value_cache = calloc(cache, sizeof(float));
+    t->logits = calloc((size_t)p->vocab_size, sizeof(float));
+    t->att = calloc((size_t)p->n_heads * t->ctx, sizeof(float));
+    bool ok = t->key_cache && t->value_cache && t->logits && t->att;
+    for (int l = 0; ok && l < p->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
+            ok = qbatch_register(t, ws[i]);
+    }
+    ok = ok && qbatch_register(t, &m->wcls) && transformer_reserve(t, 1);
+    if (!ok) {
+        transformer_free(t);
+        char mb[32];
+        return llm_fail(err, LLM_ERR_NOMEM,
+                        "out of memory for a context of %d positions (KV cache %s MiB)",
+                        ctx_len ? ctx_len : p->seq_len,
+                        llm_group_digits(mb, sizeof mb,
+                                         (long long)(2 * cache * sizeof(float) >> 20)));
+    }
+    *out = t;
+    return LLM_OK;
+}
+
+/* ---- the math of run.c ---- */
+
+static void rmsnorm(float *o, const float *x, const float *weight, int size)
+{
+    float ss = 0.0f;
+    for (int j = 0; j < size; j++)
+        ss += x[j] * x[j];
+    ss /= size;
+    ss += 1e-5f;
+    ss = 1.0f / sqrtf(ss);
+    for (int j = 0; j < size; j++)
+        o[j] = weight[j] * (ss * x[j]);
+}
+
+static void softmax(float *x, int size)
+{
+    float max_val = x[0];
+    for (int i = 1; i < size; i++)
+        if (x[i] > max_val)
+            max_val = x[i];
+    float sum = 0.0f;
+    for (int i = 0; i < size; i++) {
+        x[i] = expf(x[i] - max_val);
+        sum += x[i];
+    }
+    for (int i = 0; i < size; i++)
+        x[i] /= sum;
+}
+
+/* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
+ * Q8_0 weights get x quantized once per distinct (cols, group). */
+static void matmul_shared(transformer *t, const float *x, int n, int count,
+                          const tensor *const *w, float *const *out)
+{
+    qbatch *done[MAX_QBATCHES];
+    int n_done = 0;
+    for (int j = 0; j < count; j++) {
+        qbatch *xq = NULL;
+        if (w[j]->type == TENSOR_Q8_0) {
+            xq = qbatch_for(t, w[j]->cols, w[j]->group);
+            bool fresh = true;
+            for (int d = 0; d < n_done; d++)
+                fresh = fresh && done[d] != xq;
+            if (fresh) {
+                qbatch_quantize(xq, x, n);
+                done[n_done++] = xq;
+            }
+        }
+        if (n == 1)
+            quant_matvec(out[j], w[j], x, xq);
+        else
+            quant_matmul(out[j], w[j], x, xq, n);
+    }
+}
+
+static void matmul(transformer *t, float *out, const tensor *w, const float *x, int n)
+{
+    matmul_shared(t, x, n, 1, &w, &out);
+}
+
+/* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->rope, as run.c
+ * computes them: freq = 1 / 10000^(head_dim / head_size), angle = pos * freq. */
+static void rope_angles(transformer *t, int pos, int n)
+{
+    int hs = t->m->config.head_size;
+    for (int i = 0; i < n; i++) {
+        float *r = t->rope + (size_t)i * hs;
+        for (int hd = 0; hd < hs; hd += 2) {
+            float freq = 1.0f / powf(10000.0f, hd / (float)hs);
+            float val = (pos + i) * freq;
+            r[hd] = cosf(val);
+            r[hd + 1] = sinf(val);
+        }
+    }
+}
+
+/* Rotates each interleaved pair of the heads of vec (len values, heads of hs). */
+static void rope_apply(float *vec, int len, const float *r, int hs)
+{
+    for (int i = 0; i < len; i += 2) {
+        float fcr = r[i % hs], fci = r[i % hs + 1];
+        float v0 = vec[i], v1 = vec[i + 1];
+        vec[i] = v0 * fcr - v1 * fci;
+        vec[i + 1] = v0 * fci + v1 * fcr;
+    }
+}
+
+/* Attention of the query at position p (q: dim values) over keys 0..p of layer l,
+ * output into xb (dim). attn, when not NULL, receives (n_heads, p + 1). */
+static void attention(transformer *t, int l, int p, const float *q, float *xb, float *attn)
+{
+    const model_config *c = &t->m->config;
+    int hs = c->head_size, kv_dim = c->kv_dim, kv_mul = c->n_heads / c->n_kv_heads;
+    const float *kc = t->key_cache + (size_t)l * t->ctx * kv_dim;
+    const float *vc = t->value_cache + (size_t)l * t->ctx * kv_dim;
+#pragma omp parallel for schedule(static)
+    for (int h = 0; h < c->n_heads; h++) {
+        const float *qh = q + (size_t)h * hs;
+        float *att = t->att + (size_t)h * t->ctx;
+        size_t off = (size_t)(h / kv_mul) * hs;
+        for (int tt = 0; tt <= p; tt++) {
+            const float *k = kc + (size_t)tt * kv_dim + off;
+            float score = 0.0f;
+            for (int i = 0; i < hs; i++)
+                score += qh[i] * k[i];
+            att[tt] = score / sqrtf((float)hs);
+        }
+        softmax(att, p + 1);
+        if (attn)
+            memcpy(attn + (size_t)h * (p + 1), att, sizeof(float) * (p + 1));
+        float *out = xb + (size_t)h * hs;
+        memset(out, 0, sizeof(float) * hs);
+        for (int tt = 0; tt <= p; tt++) {
+            const float *v = vc + (size_t)tt * kv_dim + off;
+            float a = att[tt];
+            for (int i = 0; i < hs; i++)
+                out[i] += a * v[i];
+        }
+    }
+}
+
+/* Runs n (<= cap) tokens at positions pos..; logits (n, vocab) when not NULL;
+ * t->logits gets the last position's logits when want_last. */
+static void forward_chunk(transformer *t, const int *tokens, int n, int pos, float *logits,
+                          bool want_last, float *const *attn)
+{
+    const model *m = t->m;
+    const model_config *c = &m->config;
+    int dim = c->dim, hidden = c->hidden_dim, kv_dim = c->kv_dim, hs = c->head_size;
+
+    for (int i = 0; i < n; i++)
+        quant_dequantize_row(t->x + (size_t)i * dim, &m->token_embedding, tokens[i]);
+    rope_angles(t, pos, n);
+
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        float *kc = t->key_cache + ((size_t)l * t->ctx + pos) * kv_dim; /* (n, kv_dim) */
+        float *vc = t->value_cache + ((size_t)l * t->ctx + pos) * kv_dim;
+
+        for (int i = 0; i < n; i++)
+            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, L->rms_att, dim);
+        const tensor *qkv[] = {&L->wq, &L->wk, &L->wv};
+        float *qkv_out[] = {t->q, kc, vc};
+        matmul_shared(t, t->xb, n, 3, qkv, qkv_out);
+        for (int i = 0; i < n; i++) {
+            const float *r = t->rope + (size_t)i * hs;
+            rope_apply(t->q + (size_t)i * dim, dim, r, hs);
+            rope_apply(kc + (size_t)i * kv_dim, kv_dim, r, hs);
+        }
+
+        for (int i = 0; i < n; i++) {
+            float *a = attn && attn[i] ? attn[i] + (size_t)l * c->n_heads * (pos + i + 1) : NULL;
+            attention(t, l, pos + i, t->q + (size_t)i * dim, t->xb + (size_t)i * dim, a);
+        }
+        matmul(t, t->xb2, &L->wo, t->xb, n);
+        for (size_t i = 0; i < (size_t)n * dim; i++)
+            t->x[i] += t->xb2[i];
+
+        for (int i = 0; i < n; i++)
+            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, L->rms_ffn, dim);
+        const tensor *ffn[] = {&L->w1, &L->w3};
+        float *ffn_out[] = {t->hb, t->hb2};
+        matmul_shared(t, t->xb, n, 2, ffn, ffn_out);
+        for (size_t i = 0; i < (size_t)n * hidden; i++) {
+            float val = t->hb[i];
+            val *= 1.0f / (1.0f + expf(-val)); /* silu */
+            t->hb[i] = val * t->hb2[i];
+        }
+        matmul(t, t->xb, &L->w2, t->hb, n);
+        for (size_t i = 0; i < (size_t)n * dim; i++)
+            t->x[i] += t->xb[i];
+    }
+
+    int vocab = c->vocab_size;
+    if (logits) {
+        for (int i = 0; i < n; i++)
+            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, m->rms_final, dim);
+        matmul(t, logits, &m->wcls, t->xb, n);
+        if (want_last)
+            memcpy(t->logits, logits + (size_t)(n - 1) * vocab, sizeof(float) * vocab);
+    } else if (want_last) {
+        float *last = t->x + (size_t)(n - 1) * dim;
+        rmsnorm(t->xb, last, m->rms_final, dim);
+        matmul(t, t->logits, &m->wcls, t->xb, 1);
+    }
+}
+
+static bool tokens_valid(const transformer *t, const int *tokens, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= t->m->config.vocab_size)
+            return false;
+    return true;
+}
+
+const float *transformer_forward(transformer *t, int token, int pos, float *attn)
+{
+    if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
+        return NULL;
+    forward_chunk(t, &token, 1, pos, NULL, true, &attn);
+    return t->logits;
+}
+
+const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
+                                       float *logits, float *const *attn)
+{
+    if (n <= 0 || pos < 0 || pos > t->ctx - n || !tokens_valid(t, tokens, n))
+        return NULL;
+    int want = n < CHUNK ? n : CHUNK;
+    if (want > t->cap)
+        transformer_reserve(t, want); /* on failure, smaller chunks with what we have */
+    int vocab = t->m->config.vocab_size;
+    for (int done = 0; done < n;) {
+        int k = n - done < t->cap ? n - done : t->cap;
+        bool last = done + k == n;
+        forward_chunk(t, tokens + done, k, pos + done,
+                      logits ? logits + (size_t)done * vocab : NULL, last,
+                      attn ? attn + done : NULL);
+        done += k;
+    }
+    return t->logits;
+}

@@ -1,6 +1,620 @@
-/* test_transformer.c — not written yet. */
+/* test_transformer.c — the forward pass against llama2.c's golden greedy outputs, Q8_0
+ * against F32, the int8 file against the fp32 file, batch against sequential, the
+ * attention rows, and the argument limits.
+ *
+ * The golden texts are decoded with a small llama2.c tokenizer reader and BPE encoder
+ * of its own (below), so these tests do not depend on tokenizer.c. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "model.h"
 #include "testutil.h"
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+#include "transformer.h"
+
+/* ---- a minimal llama2.c tokenizer, for decoding (and encoding golden prompts) ---- */
+
+typedef struct {
+    int n;
+    char **piece; /* (n) NUL-terminated */
+    float *score; /* (n) */
+} mini_tok;
+
+static void mini_tok_load(mini_tok *t, const char *rel)
+{
+    FILE *f = fopen(shared_path(rel), "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", shared_path(rel));
+    uint32_t max_len;
+    ck_assert_int_eq(fread(&max_len, 4, 1, f), 1);
+    int cap = 1024;
+    t->n = 0;
+    t->piece = malloc(sizeof(char *) * cap);
+    t->score = malloc(sizeof(float) * cap);
+    float score;
+    int32_t len;
+    while (fread(&score, 4, 1, f) == 1) {
+        ck_assert_int_eq(fread(&len, 4, 1, f), 1);
+        ck_assert(len >= 0 && len < 256);
+        if (t->n == cap) {
+            cap *= 2;
+            t->piece = realloc(t->piece, sizeof(char *) * cap);
+            t->score = realloc(t->score, sizeof(float) * cap);
+        }
+        char *p = malloc((size_t)len + 1);
+        ck_assert_int_eq(fread(p, 1, (size_t)len, f), (size_t)len);
+        p[len] = '\0';
+        t->piece[t->n] = p;
+        t->score[t->n++] = score;
+    }
+    fclose(f);
+}
+
+static void mini_tok_free(mini_tok *t)
+{
+    for (int i = 0; i < t->n; i++)
+        free(t->piece[i]);
+    free(t->piece);
+    free(t->score);
+}
+
+/* Appends the text of token after prev to out (size cap). */
+static void mini_tok_decode(const mini_tok *t, int prev, int token, char *out, size_t cap)
+{
+    const char *p = t->piece[token];
+    if (prev == 1 && p[0] == ' ')
+        p++;
+    unsigned byte;
+    char buf[2] = {0};
+    if (sscanf(p, "<0x%02X>", &byte) == 1 && strlen(p) == 6) {
+        buf[0] = (char)byte;
+        p = buf;
+    }
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, "%s", p);
+}
+
+static int mini_tok_lookup(const mini_tok *t, const char *s, size_t len)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strlen(t->piece[i]) == len && memcmp(t->piece[i], s, len) == 0)
+            return i;
+    return -1;
+}
+
+/* llama2.c's encode: dummy prefix, characters (or byte tokens), best-score merges.
+ * Returns the number of ids written (no BOS). */
+static int mini_tok_encode(const mini_tok *t, const char *text, int *ids)
+{
+    int n = 0;
+    if (!*text)
+        return 0;
+    ids[n++] = mini_tok_lookup(t, " ", 1);
+    ck_assert_int_ge(ids[0], 0);
+    for (const char *c = text; *c;) {
+        size_t len = 1;
+        while (((unsigned char)c[len] & 0xC0) == 0x80 && len < 4)
+            len++;
+        int id = mini_tok_lookup(t, c, len);
+        if (id >= 0) {
+            ids[n++] = id;
+        } else {
+            for (size_t i = 0; i < len; i++)
+                ids[n++] = (unsigned char)c[i] + 3;
+        }
+        c += len;
+    }
+    for (;;) {
+        float best = -1e10f;
+        int best_id = -1, best_at = -1;
+        for (int i = 0; i + 1 < n; i++) {
+            char pair[512];
+            snprintf(pair, sizeof pair, "%s%s", t->piece[ids[i]], t->piece[ids[i + 1]]);
+            int id = mini_tok_lookup(t, pair, strlen(pair));
+            if (id >= 0 && t->score[id] > best) {
+                best = t->score[id];
+                best_id = id;
+                best_at = i;
+            }
+        }
+        if (best_at < 0)
+            break;
+        ids[best_at] = best_id;
+        memmove(ids + best_at + 1, ids + best_at + 2, sizeof(int) * (size_t)(n - best_at - 2));
+        n--;
+    }
+    return n;
+}
+
+/* ---- golden file ---- */
+
+/* Copies the JSON string value of "key" in line into out (unescaped). */
+static bool json_string(const char *line, const char *key, char *out, size_t cap)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    const char *p = strstr(line, pat);
+    if (!p)
+        return false;
+    p += strlen(pat);
+    size_t o = 0;
+    while (*p && *p != '"' && o + 4 < cap) {
+        if (*p == '\\') {
+            p++;
+            switch (*p) {
+            case 'n': out[o++] = '\n'; break;
+            case 't': out[o++] = '\t'; break;
+            case 'u': {
+                unsigned u = 0;
+                sscanf(p + 1, "%4x", &u);
+                p += 4;
+                if (u < 0x80) {
+                    out[o++] = (char)u;
+                } else if (u < 0x800) {
+                    out[o++] = (char)(0xC0 | u >> 6);
+                    out[o++] = (char)(0x80 | (u & 0x3F));
+                } else {
+                    out[o++] = (char)(0xE0 | u >> 12);
+                    out[o++] = (char)(0x80 | (u >> 6 & 0x3F));
+                    out[o++] = (char)(0x80 | (u & 0x3F));
+                }
+                break;
+            }
+            default: out[o++] = *p; break;
+            }
+            p++;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+    return *p == '"';
+}
+
+static int json_int(const char *line, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(line, pat);
+    return p ? atoi(p + strlen(pat)) : -1;
+}
+
+typedef struct {
+    char model[128], tokenizer[128], prompt[256], text[8192];
+    int steps;
+} golden;
+
+/* Reads entry `index` of generate_greedy.jsonl; false past the end. */
+static bool golden_read(int index, golden *g)
+{
+    FILE *f = fopen(shared_path("golden/generate_greedy.jsonl"), "r");
+    ck_assert_msg(f != NULL, "cannot open the golden file");
+    static char line[16384];
+    bool found = false;
+    for (int i = 0; fgets(line, sizeof line, f); i++) {
+        if (i == index) {
+            ck_assert(json_string(line, "model", g->model, sizeof g->model));
+            ck_assert(json_string(line, "tokenizer", g->tokenizer, sizeof g->tokenizer));
+            ck_assert(json_string(line, "prompt", g->prompt, sizeof g->prompt));
+            ck_assert(json_string(line, "text", g->text, sizeof g->text));
+            g->steps = json_int(line, "steps");
+            found = true;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* ---- helpers ---- */
+
+static model *open_model(const char *rel, tensor_type type)
+{
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = type;
+    model *m = NULL;
+    llm_err err;
+    llm_status s = model_open(shared_path(rel), &opt, &m, &err);
+    ck_assert_msg(s == LLM_OK, "%s", err.text);
+    return m;
+}
+
+static transformer *new_transformer(const model *m, int ctx)
+{
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(transformer_new(m, ctx, &t, &err) == LLM_OK, "%s", err.text);
+    return t;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+/* Greedy generation as llama2.c's run does (BOS, prompt, then argmax until pos reaches
+ * steps or BOS comes up); writes the decoded text. Returns the number of positions. */
+static int greedy_text(const model *m, const mini_tok *tok, const char *prompt, int steps,
+                       char *out, size_t cap, int *ids_out)
+{
+    transformer *t = new_transformer(m, 0);
+    int prompt_ids[512];
+    int n_prompt = mini_tok_encode(tok, prompt, prompt_ids);
+    out[0] = '\0';
+    int token = 1, pos = 0;
+    while (pos < steps) {
+        const float *logits = transformer_forward(t, token, pos, NULL);
+        ck_assert_ptr_nonnull(logits);
+        int next = pos < n_prompt ? prompt_ids[pos] : argmax(logits, m->config.vocab_size);
+        if (ids_out)
+            ids_out[pos] = next;
+        pos++;
+        if (next == 1)
+            break;
+        mini_tok_decode(tok, token, next, out, cap);
+        token = next;
+    }
+    transformer_free(t);
+    return pos;
+}
+
+static size_t common_prefix(const char *a, const char *b)
+{
+    size_t n = 0;
+    while (a[n] && a[n] == b[n])
+        n++;
+    return n;
+}
+
+static char text_buf[8192];
+
+/* ---- golden greedy ---- */
+
+START_TEST(test_golden_f32_empty_prompt)
+{
+    /* BOS then argmax-greedy from stories260K with F32 weights vs llama2.c. */
+    golden g;
+    bool found = false;
+    for (int i = 0; !found && golden_read(i, &g); i++)
+        found = strcmp(g.prompt, "") == 0 && strcmp(g.model, "stories260K.bin") == 0;
+    ck_assert_msg(found, "no golden entry with an empty prompt");
+    mini_tok tok;
+    mini_tok_load(&tok, "models/tok512.bin");
+    model *m = open_model("models/stories260K.bin", TENSOR_F32);
+    greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
+    size_t same = common_prefix(text_buf, g.text);
+    fprintf(stderr, "golden F32 (empty prompt): %zu of %zu characters match\n", same,
+            strlen(g.text));
+    ck_assert_msg(same >= 100, "only %zu characters match:\n%s", same, text_buf);
+    model_close(m);
+    mini_tok_free(&tok);
+}
 END_TEST
-static Suite *make_suite(void) { Suite *s = suite_create("transformer"); TCase *tc = tcase_create("core"); tcase_add_test(tc, test_placeholder); suite_add_tcase(s, tc); return s; }
+
+START_TEST(test_golden_f32_all)
+{
+    /* Every golden entry (three models: GQA and not), prompts encoded here. */
+    golden g;
+    int entries = 0;
+    for (int i = 0; golden_read(i, &g); i++, entries++) {
+        char rel[300];
+        mini_tok tok;
+        snprintf(rel, sizeof rel, "models/%s", g.tokenizer);
+        mini_tok_load(&tok, rel);
+        snprintf(rel, sizeof rel, "models/%s", g.model);
+        model *m = open_model(rel, TENSOR_F32);
+        ck_assert_int_eq(tok.n, m->config.vocab_size);
+        greedy_text(m, &tok, g.prompt, g.steps, text_buf, sizeof text_buf, NULL);
+        size_t same = common_prefix(text_buf, g.text);
+        size_t want = strlen(g.text) < 100 ? strlen(g.text) : 100;
+        fprintf(stderr, "golden F32 %s \"%s\": %zu of %zu characters match\n", g.model,
+                g.prompt, same, strlen(g.text));
+        ck_assert_msg(same >= want, "%s \"%s\": only %zu characters match:\n%s", g.model,
+                      g.prompt, same, text_buf);
+        model_close(m);
+        mini_tok_free(&tok);
+    }
+    ck_assert_int_ge(entries, 10);
+}
+END_TEST
+
+START_TEST(test_golden_q8)
+{
+    /* Q8_0 (stories260K.bin quantized at load): report the agreement; the first
+     * sentence must match. */
+    golden g;
+    bool found = false;
+    for (int i = 0; !found && golden_read(i, &g); i++)
+        found = strcmp(g.prompt, "") == 0 && strcmp(g.model, "stories260K.bin") == 0;
+    ck_assert(found);
+    mini_tok tok;
+    mini_tok_load(&tok, "models/tok512.bin");
+    const char *files[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
+    for (int f = 0; f < 2; f++) {
+        model *m = open_model(files[f], TENSOR_Q8_0);
+        greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
+        size_t same = common_prefix(text_buf, g.text);
+        fprintf(stderr, "golden Q8_0 (%s): %zu of %zu characters match\n", files[f], same,
+                strlen(g.text));
+        const char *first = "Once upon a time, there was a little girl named Lily.";
+        ck_assert_msg(strncmp(text_buf, first, strlen(first)) == 0, "%s: %s", files[f],
+                      text_buf);
+        model_close(m);
+    }
+    mini_tok_free(&tok);
+}
+END_TEST
+
+/* ---- Q8_0 vs F32 ---- */
+
+/* Teacher-forces ids[0..n) through both models; returns the max |logit difference|
+ * over the logit range and counts argmax agreements. */
+static double compare_logits(const model *a, const model *b, const int *ids, int n,
+                             int *agree)
+{
+    transformer *ta = new_transformer(a, 0), *tb = new_transformer(b, 0);
+    int vocab = a->config.vocab_size;
+    double worst = 0.0;
+    *agree = 0;
+    for (int pos = 0; pos < n; pos++) {
+        const float *la = transformer_forward(ta, ids[pos], pos, NULL);
+        const float *lb = transformer_forward(tb, ids[pos], pos, NULL);
+        float lo = la[0], hi = la[0], diff = 0.0f;
+        for (int i = 0; i < vocab; i++) {
+            lo = fminf(lo, la[i]);
+            hi = fmaxf(hi, la[i]);
+            diff = fmaxf(diff, fabsf(la[i] - lb[i]));
+        }
+        worst = fmax(worst, diff / (hi - lo));
+        *agree += argmax(la, vocab) == argmax(lb, vocab);
+    }
+    transformer_free(ta);
+    transformer_free(tb);
+    return worst;
+}
+
+START_TEST(test_q8_vs_f32_logits)
+{
+    mini_tok tok;
+    mini_tok_load(&tok, "models/tok512.bin");
+    model *f = open_model("models/stories260K.bin", TENSOR_F32);
+    int ids[128];
+    ids[0] = 1;
+    int n = greedy_text(f, &tok, "", 100, text_buf, sizeof text_buf, ids + 1);
+    const char *others[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
+    for (int i = 0; i < 2; i++) {
+        model *q = open_model(others[i], TENSOR_Q8_0);
+        int agree;
+        double rel = compare_logits(f, q, ids, n, &agree);
+        fprintf(stderr, "Q8_0 %s vs F32: max |dlogit| / range %.4f, argmax agrees %d/%d\n",
+                others[i], rel, agree, n);
+        ck_assert_msg(rel < 0.05, "%s: logits differ by %.3f of their range", others[i], rel);
+        ck_assert_msg(agree >= n * 9 / 10, "%s: argmax agrees on %d of %d", others[i], agree, n);
+        model_close(q);
+    }
+    /* The int8 file dequantized to F32 agrees with the fp32 file too. */
+    model *qf = open_model("models/stories260K_q80.bin", TENSOR_F32);
+    int agree;
+    double rel = compare_logits(f, qf, ids, n, &agree);
+    ck_assert_msg(rel < 0.05 && agree >= n * 9 / 10, "q80 as F32: %.3f, %d/%d", rel, agree, n);
+    model_close(qf);
+    model_close(f);
+    mini_tok_free(&tok);
+}
+END_TEST
+
+START_TEST(test_q80_file_greedy_agrees)
+{
+    /* A short greedy run of the int8 file and of the fp32 file pick the same tokens. */
+    mini_tok tok;
+    mini_tok_load(&tok, "models/tok512.bin");
+    model *f = open_model("models/stories260K.bin", TENSOR_F32);
+    model *q = open_model("models/stories260K_q80.bin", TENSOR_Q8_0);
+    int a[64], b[64];
+    char ta[4096], tb[4096];
+    int na = greedy_text(f, &tok, "", 40, ta, sizeof ta, a);
+    int nb = greedy_text(q, &tok, "", 40, tb, sizeof tb, b);
+    ck_assert_int_eq(na, nb);
+    for (int i = 0; i < na; i++)
+        ck_assert_msg(a[i] == b[i], "position %d: %d vs %d\n%s\n%s", i, a[i], b[i], ta, tb);
+    model_close(q);
+    model_close(f);
+    mini_tok_free(&tok);
+}
+END_TEST
+
+/* ---- batch vs sequential, attention ---- */
+
+static void check_batch(const char *rel, tensor_type type, float tol)
+{
+    model *m = open_model(rel, type);
+    const model_config *c = &m->config;
+    int vocab = c->vocab_size, n1 = 70, n2 = 9, n = n1 + n2;
+    int ids[79];
+    for (int i = 0; i < n; i++)
+        ids[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+
+    transformer *seq = new_transformer(m, 128);
+    float *want = malloc(sizeof(float) * (size_t)n * vocab);
+    size_t attn_stride = (size_t)c->n_layers * c->n_heads * n;
+    float *want_attn = calloc((size_t)n * attn_stride, sizeof(float));
+    for (int pos = 0; pos < n; pos++) {
+        const float *l = transformer_forward(seq, ids[pos], pos, want_attn + pos * attn_stride);
+        memcpy(want + (size_t)pos * vocab, l, sizeof(float) * vocab);
+    }
+
+    transformer *bat = new_transformer(m, 128);
+    float *got = malloc(sizeof(float) * (size_t)n * vocab);
+    float *got_attn = calloc((size_t)n * attn_stride, sizeof(float));
+    float *attn_ptrs[79];
+    for (int i = 0; i < n; i++)
+        attn_ptrs[i] = i % 3 ? got_attn + i * attn_stride : NULL; /* some not captured */
+    const float *last = transformer_forward_batch(bat, ids, n1, 0, got, attn_ptrs);
+    ck_assert_ptr_nonnull(last);
+    ck_assert(memcmp(last, got + (size_t)(n1 - 1) * vocab, sizeof(float) * vocab) == 0);
+    /* second batch without all-position logits: only the last is returned */
+    last = transformer_forward_batch(bat, ids + n1, n2, n1, NULL, attn_ptrs + n1);
+    memcpy(got + (size_t)(n - 1) * vocab, last, sizeof(float) * vocab);
+
+    double worst = 0.0;
+    for (int pos = 0; pos < n; pos++) {
+        if (pos >= n1 && pos < n - 1)
+            continue;
+        for (int i = 0; i < vocab; i++)
+            worst = fmax(worst, fabs(want[(size_t)pos * vocab + i] - got[(size_t)pos * vocab + i]));
+    }
+    ck_assert_msg(worst <= tol, "%s: batch logits differ from sequential by %g", rel, worst);
+    double worst_attn = 0.0;
+    for (int pos = 0; pos < n; pos++) {
+        if (!attn_ptrs[pos])
+            continue;
+        size_t used = (size_t)c->n_layers * c->n_heads * (pos + 1);
+        for (size_t i = 0; i < used; i++)
+            worst_attn = fmax(worst_attn, fabs(want_attn[pos * attn_stride + i] -
+                                               got_attn[pos * attn_stride + i]));
+        for (size_t i = used; i < attn_stride; i++)
+            ck_assert(got_attn[pos * attn_stride + i] == 0.0f); /* wrote nothing past */
+    }
+    ck_assert_msg(worst_attn <= 1e-4, "%s: batch attention differs by %g", rel, worst_attn);
+
+    transformer_free(seq);
+    transformer_free(bat);
+    free(want);
+    free(got);
+    free(want_attn);
+    free(got_attn);
+    model_close(m);
+}
+
+START_TEST(test_batch_equals_sequential)
+{
+    check_batch("models/stories260K.bin", TENSOR_F32, 1e-4f);
+    check_batch("models/stories260K.bin", TENSOR_Q8_0, 1e-3f);
+    check_batch("models/stories260K_q80.bin", TENSOR_Q8_0, 1e-3f);
+    check_batch("models/aidreams260K.bin", TENSOR_Q8_0, 1e-3f);
+    check_batch("models/babyllama_tok105_model5000.bin", TENSOR_F32, 1e-4f);
+}
+END_TEST
+
+START_TEST(test_attention_rows)
+{
+    const char *files[] = {"models/stories260K.bin", "models/aidreams260K.bin",
+                           "models/babyllama_tok105_model5000.bin"};
+    for (int f = 0; f < 3; f++) {
+        model *m = open_model(files[f], TENSOR_Q8_0);
+        const model_config *c = &m->config;
+        transformer *t = new_transformer(m, 32);
+        int rows = c->n_layers * c->n_heads;
+        float *attn = malloc(sizeof(float) * ((size_t)rows * 32 + 1));
+        for (int pos = 0; pos < 32; pos++) {
+            size_t used = (size_t)rows * (pos + 1);
+            attn[used] = -7.0f; /* sentinel just past what this position fills */
+            const float *l = transformer_forward(t, pos ? (pos * 5) % c->vocab_size : 1, pos, attn);
+            ck_assert_ptr_nonnull(l);
+            ck_assert(attn[used] == -7.0f);
+            for (int r = 0; r < rows; r++) {
+                double sum = 0.0;
+                for (int k = 0; k <= pos; k++) {
+                    float w = attn[(size_t)r * (pos + 1) + k];
+                    ck_assert(w >= 0.0f && w <= 1.0f);
+                    ck_assert(pos > 0 || w == 1.0f); /* position 0 sees only itself */
+                    sum += w;
+                }
+                ck_assert_msg(fabs(sum - 1.0) < 1e-4, "%s pos %d row %d sums to %g", files[f],
+                              pos, r, sum);
+            }
+            for (int i = 0; i < c->vocab_size; i++)
+                ck_assert(isfinite(l[i]));
+        }
+        free(attn);
+        transformer_free(t);
+        model_close(m);
+    }
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_limits)
+{
+    model *m = open_model("models/aidreams260K.bin", TENSOR_Q8_0);
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_int_eq(transformer_new(m, m->config.seq_len + 1, &t, &err), LLM_ERR_ARG);
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_nonnull(strstr(err.text, "129"));
+    ck_assert_int_eq(transformer_new(m, -1, &t, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(transformer_new(m, 0, &t, &err), LLM_OK);
+    ck_assert_int_eq(transformer_ctx(t), m->config.seq_len);
+    ck_assert_ptr_eq(transformer_model(t), m);
+    ck_assert_ptr_null(transformer_forward(t, m->config.vocab_size, 0, NULL));
+    ck_assert_ptr_null(transformer_forward(t, -1, 0, NULL));
+    ck_assert_ptr_null(transformer_forward(t, 1, m->config.seq_len, NULL));
+    int ids[4] = {1, 2, 3, 4};
+    ck_assert_ptr_null(transformer_forward_batch(t, ids, 4, m->config.seq_len - 3, NULL, NULL));
+    ck_assert_ptr_null(transformer_forward_batch(t, ids, 0, 0, NULL, NULL));
+    ck_assert_ptr_nonnull(transformer_forward(t, 1, m->config.seq_len - 1, NULL));
+    ck_assert_ptr_nonnull(transformer_forward_batch(t, ids, 4, m->config.seq_len - 4, NULL, NULL));
+    transformer_free(t);
+    transformer_free(NULL);
+    /* A context of exactly 1 position works. */
+    ck_assert_int_eq(transformer_new(m, 1, &t, &err), LLM_OK);
+    ck_assert_ptr_nonnull(transformer_forward(t, 1, 0, NULL));
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
+START_TEST(test_long_batch)
+{
+    /* A whole context in one call (several chunks), all logits. */
+    model *m = open_model("models/aidreams260K.bin", TENSOR_Q8_0);
+    int n = m->config.seq_len, vocab = m->config.vocab_size;
+    int *ids = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++)
+        ids[i] = i == 0 ? 1 : (i * 13) % vocab;
+    float *logits = malloc(sizeof(float) * (size_t)n * vocab);
+    transformer *t = new_transformer(m, 0), *s = new_transformer(m, 0);
+    const float *last = transformer_forward_batch(t, ids, n, 0, logits, NULL);
+    ck_assert_ptr_nonnull(last);
+    const float *l = NULL;
+    for (int pos = 0; pos < n; pos++)
+        l = transformer_forward(s, ids[pos], pos, NULL);
+    for (int i = 0; i < vocab; i++) {
+        ck_assert(fabsf(l[i] - last[i]) < 1e-3f);
+        ck_assert(fabsf(l[i] - logits[(size_t)(n - 1) * vocab + i]) < 1e-3f);
+    }
+    transformer_free(t);
+    transformer_free(s);
+    free(ids);
+    free(logits);
+    model_close(m);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("transformer");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 120);
+    tcase_add_test(core, test_golden_f32_empty_prompt);
+    tcase_add_test(core, test_golden_f32_all);
+    tcase_add_test(core, test_golden_q8);
+    tcase_add_test(core, test_q8_vs_f32_logits);
+    tcase_add_test(core, test_q80_file_greedy_agrees);
+    tcase_add_test(core, test_batch_equals_sequential);
+    tcase_add_test(core, test_attention_rows);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_set_timeout(limits, 60);
+    tcase_add_test(limits, test_limits);
+    tcase_add_test(limits, test_long_batch);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
 TEST_MAIN(make_suite)
