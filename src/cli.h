@@ -16,6 +16,15 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok);
  * frees it. NULL with a message printed on failure. */
 char *cli_read_input(const cli_options *o);
 
+/* Opens --trace FILE (if given) and attaches it to the engine as its observer.
+ * *out is NULL when no trace was asked for. Returns 0, or 1 with a message printed. */
+struct engine;
+struct trace_writer;
+int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok,
+                   struct engine *e, struct trace_writer **out);
+/* Closes the trace, printing a message if writing it failed; returns 0 or 1. */
+int cli_close_trace(struct trace_writer *t);
+
 /* Set by the SIGINT handler; front ends poll it between tokens. */
 extern volatile int cli_interrupted;
 void cli_install_sigint(void);

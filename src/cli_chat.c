@@ -1,1 +1,265 @@
-/* cli_chat.c — not written yet. */
+/* cli_chat.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
+ * (editing, history kept in $XDG_STATE_HOME/llmchat/history); from a pipe it takes one
+ * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
+ * a reply (the chat goes on) or clears the line being typed. Slash commands:
+ * /reset, /system TEXT, /save FILE, /quit, /help. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "chat.h"
+#include "cli.h"
+#include "engine.h"
+#include "textfmt.h"
+#include "trace.h"
+
+typedef struct {
+    const cli_options *o;
+    chat *c;
+    engine *e;
+    bool tty;
+    bool quit;
+    int status;           /* exit status so far */
+} repl;
+
+static const char help_text[] =
+    "Type a message and press Enter. Commands:\n"
+    "  /reset          forget the conversation (the system prompt stays)\n"
+    "  /system TEXT    set the system prompt (the conversation is re-read with it)\n"
+    "  /save FILE      write the conversation to FILE\n"
+    "  /quit           leave (also Ctrl-D)\n"
+    "  /help           this text\n"
+    "Ctrl-C stops a reply without leaving.\n";
+
+/* Runs one user turn and streams the reply to stdout. */
+static void reply_to(repl *r, const char *user)
+{
+    llm_err err;
+    int max = r->o->steps > 0 ? r->o->steps : 0;
+    if (chat_begin(r->c, user, max, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return;
+    }
+    const char *note = chat_take_notice(r->c);
+    if (note)
+        fprintf(stderr, "llmchat: %s\n", note);
+    textfmt_stream ts = {0};
+    cli_interrupted = 0;
+    for (;;) {
+        if (cli_interrupted) {
+            chat_stop(r->c, &err);
+            fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
+            break;
+        }
+        int token;
+        const char *text;
+        chat_progress p = chat_step(r->c, &token, &text, &err);
+        if (p != CHAT_GENERATING) {
+            if (p == CHAT_REPLY_FULL)
+                fprintf(stderr, "\nllmchat: the context is full: the reply was cut; the next "
+                                "message drops the oldest turns\n");
+            break;
+        }
+        char safe[256];
+        size_t n = textfmt_stream_put(&ts, text, strlen(text), safe, sizeof safe);
+        fwrite(safe, 1, n, stdout);
+        fflush(stdout);
+    }
+    cli_interrupted = 0;
+    putchar('\n');
+    fflush(stdout);
+}
+
+static void run_command(repl *r, const char *line)
+{
+    llm_err err;
+    const char *arg = strchr(line, ' ');
+    size_t name_len = arg ? (size_t)(arg - line) : strlen(line);
+    while (arg && *arg == ' ')
+        arg++;
+#define IS(cmd) (name_len == strlen(cmd) && !strncmp(line, cmd, name_len))
+    if (IS("/quit") || IS("/exit")) {
+        r->quit = true;
+    } else if (IS("/help")) {
+        fputs(help_text, r->tty ? stdout : stderr);
+    } else if (IS("/reset")) {
+        chat_reset(r->c);
+        fprintf(stderr, "llmchat: conversation reset\n");
+    } else if (IS("/system")) {
+        if (chat_set_system(r->c, arg ? arg : "", &err) != LLM_OK)
+            fprintf(stderr, "llmchat: %s\n", err.text);
+        else
+            fprintf(stderr, "llmchat: system prompt %s\n", arg && *arg ? "set" : "cleared");
+    } else if (IS("/save")) {
+        if (!arg || !*arg)
+            fprintf(stderr, "llmchat: /save needs a file name\n");
+        else if (chat_save(r->c, arg, &err) != LLM_OK)
+            fprintf(stderr, "llmchat: %s\n", err.text);
+        else
+            fprintf(stderr, "llmchat: conversation saved to %s\n", arg);
+    } else {
+        fprintf(stderr, "llmchat: unknown command %.*s (try /help)\n", (int)name_len, line);
+    }
+#undef IS
+}
+
+static void handle_line(repl *r, char *line)
+{
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    const char *s = line;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!*s)
+        return;
+    if (*s == '/')
+        run_command(r, s);
+    else
+        reply_to(r, line);
+}
+
+/* ---- terminal: readline's callback interface, so Ctrl-C can clear the line ---- */
+
+static repl *active;
+static char history_path[4096];
+
+static void on_readline(char *line)
+{
+    if (!line) {
+        active->quit = true;
+        putchar('\n');
+        return;
+    }
+    if (*line)
+        add_history(line);
+    rl_callback_handler_remove();
+    handle_line(active, line);
+    free(line);
+    if (!active->quit)
+        rl_callback_handler_install("> ", on_readline);
+}
+
+static void history_file(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char dir[4096];
+    if (state && *state)
+        snprintf(dir, sizeof dir, "%s/llmchat", state);
+    else if (home && *home)
+        snprintf(dir, sizeof dir, "%s/.local/state/llmchat", home);
+    else
+        return;
+    /* create the directory chain quietly */
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    mkdir(dir, 0700);
+    snprintf(history_path, sizeof history_path, "%s/chat_history", dir);
+}
+
+static void run_terminal(repl *r)
+{
+    active = r;
+    history_file();
+    if (*history_path)
+        read_history(history_path);
+    rl_catch_signals = 0;
+    fprintf(stderr, "llmchat: chatting with %s. /help for commands, Ctrl-D to leave.\n",
+            engine_model(r->e)->name);
+    if (r->o->prompt)
+        reply_to(r, r->o->prompt);
+    rl_callback_handler_install("> ", on_readline);
+    while (!r->quit) {
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(STDIN_FILENO, &fds);
+        int ready = select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL);
+        if (cli_interrupted) {
+            cli_interrupted = 0;
+            rl_replace_line("", 0);
+            rl_crlf();
+            rl_on_new_line();
+            rl_redisplay();
+            continue;
+        }
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0)
+            break;
+        rl_callback_read_char();
+    }
+    rl_callback_handler_remove();
+    if (*history_path) {
+        write_history(history_path);
+        history_truncate_file(history_path, 1000);
+    }
+}
+
+static void run_pipe(repl *r)
+{
+    if (r->o->prompt)
+        reply_to(r, r->o->prompt);
+    char *line = NULL;
+    size_t cap = 0;
+    while (!r->quit) {
+        errno = 0;
+        ssize_t n = getline(&line, &cap, stdin);
+        if (n < 0) {
+            if (errno == EINTR) {
+                clearerr(stdin);
+                cli_interrupted = 0;
+                continue;
+            }
+            break;
+        }
+        handle_line(r, line);
+    }
+    free(line);
+}
+
+int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
+{
+    engine_options eo;
+    engine_options_default(&eo);
+    eo.ctx_len = o->ctx;
+    eo.sampler = o->sampler;
+    eo.capture_attention = o->trace_attn;
+    eo.record_prompt = o->trace_path != NULL;
+    engine *e;
+    llm_err err;
+    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    trace_writer *tr = NULL;
+    repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
+    if (cli_open_trace(o, m, tok, e, &tr) != 0 || chat_new(e, o->system, &r.c, &err) != LLM_OK) {
+        if (!tr && o->trace_path == NULL)
+            fprintf(stderr, "llmchat: %s\n", err.text);
+        cli_close_trace(tr);
+        engine_free(e);
+        return 1;
+    }
+    cli_install_sigint();
+    if (r.tty)
+        run_terminal(&r);
+    else
+        run_pipe(&r);
+    if (cli_close_trace(tr) != 0)
+        r.status = 1;
+    chat_free(r.c);
+    engine_free(e);
+    return r.status;
+}

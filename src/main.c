@@ -1,1 +1,127 @@
-/* main.c — not written yet. */
+/* main.c — llmchat's entry point: parses options, opens the model and tokenizer,
+ * and hands them to the front end of the chosen mode. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cli.h"
+#include "cli_options.h"
+#include "model.h"
+#include "quant.h"
+#include "tokenizer.h"
+#include "tui/tui.h"
+
+#ifndef LLMCHAT_DATADIR
+#define LLMCHAT_DATADIR "/usr/local/share/llmchat"
+#endif
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Finds the tokenizer for a model: -z when given, else tokenizer.bin or tok<vocab>.bin
+ * beside the model, then in the data directory; the first whose vocabulary matches. */
+static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
+{
+    llm_err err;
+    if (o->tokenizer_path) {
+        if (tokenizer_open(o->tokenizer_path, vocab, out, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
+        return 0;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", o->model_path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        strcpy(dir, "./");
+    const char *env_data = getenv("LLMCHAT_DATADIR");
+    const char *dirs[] = {dir, env_data && *env_data ? env_data : LLMCHAT_DATADIR};
+    char tried[4][4200];
+    int n_tried = 0;
+    for (int d = 0; d < 2; d++) {
+        char names[2][64];
+        snprintf(names[0], sizeof names[0], "tokenizer.bin");
+        snprintf(names[1], sizeof names[1], "tok%d.bin", vocab);
+        for (int i = 0; i < 2; i++) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s%s%s", dirs[d],
+                     dirs[d][strlen(dirs[d]) - 1] == '/' ? "" : "/", names[i]);
+            if (!file_exists(path))
+                continue;
+            snprintf(tried[n_tried++], sizeof tried[0], "%s", path);
+            if (tokenizer_open(path, vocab, out, &err) == LLM_OK)
+                return 0;
+        }
+    }
+    fprintf(stderr, "llmchat: no tokenizer with %d tokens found for %s", vocab, o->model_path);
+    for (int i = 0; i < n_tried; i++)
+        fprintf(stderr, "%s%s", i == 0 ? " (tried " : ", ", tried[i]);
+    fprintf(stderr, "%s; give one with -z FILE\n", n_tried ? ")" : "");
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    int rc = cli_parse(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    quant_init(o.isa);
+#ifdef _OPENMP
+    if (o.threads > 0)
+        omp_set_num_threads(o.threads);
+#endif
+    if (o.mode == MODE_TOKENIZE && !o.model_path) {
+        tokenizer *tok;
+        llm_err err;
+        if (tokenizer_open(o.tokenizer_path, 0, &tok, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
+        rc = cli_tokenize(&o, tok);
+        tokenizer_close(tok);
+        return rc;
+    }
+
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = o.weights;
+    model *m;
+    llm_err err;
+    if (model_open(o.model_path, &mo, &m, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    if (o.ctx > m->config.seq_len) {
+        fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o.ctx,
+                m->config.seq_len);
+        model_close(m);
+        return 2;
+    }
+    tokenizer *tok;
+    if ((rc = open_tokenizer(&o, m->config.vocab_size, &tok)) != 0) {
+        model_close(m);
+        return rc;
+    }
+    switch (o.mode) {
+    case MODE_TUI: rc = tui_run(&o, m, tok); break;
+    case MODE_GENERATE: rc = cli_generate(&o, m, tok); break;
+    case MODE_TOKENIZE: rc = cli_tokenize(&o, tok); break;
+    case MODE_PERPLEXITY: rc = cli_perplexity(&o, m, tok); break;
+    case MODE_CHAT:
+    default: rc = cli_chat(&o, m, tok); break;
+    }
+    tokenizer_close(tok);
+    model_close(m);
+    return rc;
+}

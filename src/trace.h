@@ -17,20 +17,21 @@
 #include "step.h"
 #include "tokenizer.h"
 
-typedef struct trace trace;
+typedef struct trace_writer trace_writer;
 
 llm_status trace_open(const char *path, const tokenizer *tok, const model_config *cfg,
-                      bool with_attention, trace **out, llm_err *err);
+                      bool with_attention, trace_writer **out, llm_err *err);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
-llm_status trace_write(trace *t, const step_record *rec);
+llm_status trace_write(trace_writer *t, const step_record *rec);
 /* Writes a header line {"llmchat_trace":1, "model":..., "seed":...} — optional. */
-llm_status trace_write_header(trace *t, const char *model_name, unsigned long long seed);
-llm_status trace_close(trace *t, llm_err *err); /* flushes; NULL does nothing */
+llm_status trace_write_header(trace_writer *t, const char *model_name, unsigned long long seed);
+llm_status trace_close(trace_writer *t, llm_err *err); /* flushes; NULL does nothing */
 
 /* Appends s as a JSON string literal (with quotes) to f. */
 void trace_json_string(FILE *f, const char *s);
 
-/* engine_observer adapter: user is a trace*. */
+/* engine_observer adapter: user is a trace_writer*. (The type is not called "trace":
+ * curses declares a function of that name.) */
 void trace_observe(void *user, const step_record *rec);
 
 #endif

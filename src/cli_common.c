@@ -1,0 +1,98 @@
+/* cli_common.c — what the line-oriented front ends share: reading -i/-f input, the
+ * SIGINT flag, and attaching a --trace writer to an engine. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "trace.h"
+
+volatile int cli_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    cli_interrupted = 1;
+}
+
+void cli_install_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: a blocking read returns so the flag is seen */
+    sigaction(SIGINT, &sa, NULL);
+}
+
+char *cli_read_input(const cli_options *o)
+{
+    if (!o->file)
+        return strdup(o->prompt ? o->prompt : "");
+    FILE *f = strcmp(o->file, "-") ? fopen(o->file, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fprintf(stderr, "llmchat: out of memory reading %s\n", o->file);
+            break;
+        }
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        cap *= 2;
+        char *grown = realloc(buf, cap);
+        if (!grown)
+            free(buf);
+        buf = grown;
+    }
+    bool failed = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!buf)
+        return NULL;
+    if (failed) {
+        fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, strerror(errno));
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (strlen(buf) != n)
+        fprintf(stderr, "llmchat: warning: %s contains NUL bytes; the text ends at the first\n",
+                o->file);
+    return buf;
+}
+
+int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, engine *e,
+                   trace_writer **out)
+{
+    *out = NULL;
+    if (!o->trace_path)
+        return 0;
+    llm_err err;
+    if (trace_open(o->trace_path, tok, &m->config, o->trace_attn, out, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    engine_set_observer(e, trace_observe, *out);
+    return 0;
+}
+
+int cli_close_trace(trace_writer *t)
+{
+    if (!t)
+        return 0;
+    llm_err err;
+    if (trace_close(t, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    return 0;
+}
