@@ -1,1 +1,534 @@
-/* tokenizer.c — not written yet. */
+/* tokenizer.c — loads a llama2.c tokenizer.bin and encodes/decodes text the way
+ * SentencePiece BPE does for Llama.
+ *
+ * Owns: the vocabulary (pieces, scores, kinds), a hash table from piece text to id
+ * for the normal pieces, and the byte-token table. Encoding is SentencePiece's own
+ * algorithm: split the dummy-prefixed text into UTF-8 characters, keep a priority
+ * queue of adjacent pairs whose concatenation is a normal piece (highest score
+ * first, leftmost on ties), merge over a linked list of symbols, then map each final
+ * symbol to its id, or to byte tokens (byte fallback), or to <unk> when the
+ * vocabulary has no byte tokens (a run of unknown symbols gives one <unk>, as in
+ * SentencePiece). O(n log n) in the text length.
+ * Does not: add BOS/EOS, apply chat templates, or sanitize text for the terminal
+ * (see textfmt.c). Immutable after open, so it may be shared between readers. */
+#include "tokenizer.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum piece_kind { KIND_NORMAL = 0, KIND_CONTROL, KIND_BYTE };
+
+struct tokenizer {
+    int n_vocab;
+    char **pieces;         /* (n_vocab) NUL-terminated pieces, pointing into blob */
+    int *lens;             /* (n_vocab) piece lengths in bytes */
+    float *scores;         /* (n_vocab) merge priority, larger merges first */
+    unsigned char *kinds;  /* (n_vocab) enum piece_kind */
+    short *byte_of;        /* (n_vocab) 0..255 for "<0xNN>" tokens, else -1 */
+    int byte_id[256];      /* id of "<0xNN>", or -1 when the vocabulary lacks it */
+    int n_byte_tokens;     /* 0 means no byte fallback: unknown text becomes <unk> */
+    char *blob;            /* all pieces, each followed by a NUL */
+    int *table;            /* (table_size) open-addressing hash of normal pieces, -1 = empty */
+    size_t table_mask;     /* table_size - 1 (a power of two) */
+};
+
+/* ---- hashing of normal pieces ---- */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+/* Id of the normal piece equal to s[0..len), or -1. */
+static int lookup(const tokenizer *t, const char *s, size_t len)
+{
+    size_t i = (size_t)hash_bytes(s, len) & t->table_mask;
+    for (;;) {
+        int id = t->table[i];
+        if (id < 0)
+            return -1;
+        if ((size_t)t->lens[id] == len && memcmp(t->pieces[id], s, len) == 0)
+            return id;
+        i = (i + 1) & t->table_mask;
+    }
+}
+
+static void table_insert(tokenizer *t, int id)
+{
+    size_t i = (size_t)hash_bytes(t->pieces[id], (size_t)t->lens[id]) & t->table_mask;
+    for (;;) {
+        int other = t->table[i];
+        if (other < 0) {
+            t->table[i] = id;
+            return;
+        }
+        if (t->lens[other] == t->lens[id] && memcmp(t->pieces[other], t->pieces[id], (size_t)t->lens[id]) == 0)
+            return; /* duplicate piece: the first id wins */
+        i = (i + 1) & t->table_mask;
+    }
+}
+
+/* 0..255 when piece is exactly "<0xNN>" (upper-case hex, as SentencePiece writes it). */
+static int parse_byte_piece(const char *p, int len)
+{
+    if (len != 6 || memcmp(p, "<0x", 3) != 0 || p[5] != '>')
+        return -1;
+    int v = 0;
+    for (int i = 3; i < 5; i++) {
+        char c = p[i];
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (c - '0');
+        else if (c >= 'A' && c <= 'F')
+            v = v * 16 + (c - 'A' + 10);
+        else
+            return -1;
+    }
+    return v;
+}
+
+/* ---- loading ---- */
+
+static llm_status read_file(const char *path, unsigned char **data, size_t *size, llm_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) {
+        int e = errno;
+        fclose(f);
+        return llm_fail(err, LLM_ERR_IO, "%s: cannot seek: %s", path, strerror(e));
+    }
+    long n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        int e = errno;
+        fclose(f);
+        return llm_fail(err, LLM_ERR_IO, "%s: cannot determine the size: %s", path, strerror(e));
+    }
+    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (!buf) {
+        fclose(f);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory reading %ld bytes", path, n);
+    }
+    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        int e = ferror(f) ? errno : 0;
+        fclose(f);
+        free(buf);
+        return llm_fail(err, LLM_ERR_IO, "%s: read failed: %s", path, e ? strerror(e) : "file shrank while reading");
+    }
+    fclose(f);
+    *data = buf;
+    *size = (size_t)n;
+    return LLM_OK;
+}
+
+static int32_t get_i32(const unsigned char *p)
+{
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    int32_t r;
+    memcpy(&r, &v, sizeof r);
+    return r;
+}
+
+static float get_f32(const unsigned char *p)
+{
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    float r;
+    memcpy(&r, &v, sizeof r);
+    return r;
+}
+
+/* Walks the records once: counts them and the piece bytes, or reports where the file
+ * stops making sense. */
+static llm_status scan_records(const char *path, const unsigned char *data, size_t size,
+                               int *count, size_t *piece_bytes, llm_err *err)
+{
+    char a[32], b[32];
+    if (size < 4)
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: %zu bytes, too short for a tokenizer (a 4-byte header and token records)",
+                        path, size);
+    size_t off = 4, bytes = 0;
+    long long n = 0;
+    while (off < size) {
+        if (size - off < 8)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: token %lld at byte %s needs an 8-byte score and length, but only %zu bytes remain (truncated?)",
+                            path, n, llm_group_digits(a, sizeof a, (long long)off), size - off);
+        int32_t len = get_i32(data + off + 4);
+        if (len < 0 || (size_t)len > size - off - 8)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: token %lld at byte %s claims %d bytes, but %s remain (truncated or not a tokenizer.bin?)",
+                            path, n, llm_group_digits(a, sizeof a, (long long)off), (int)len,
+                            llm_group_digits(b, sizeof b, (long long)(size - off - 8)));
+        off += 8 + (size_t)len;
+        bytes += (size_t)len + 1;
+        if (++n > INT32_MAX / 2)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: implausibly many tokens", path);
+    }
+    *count = (int)n;
+    *piece_bytes = bytes;
+    return LLM_OK;
+}
+
+llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err)
+{
+    *out = NULL;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    llm_status st = read_file(path, &data, &size, err);
+    if (st != LLM_OK)
+        return st;
+
+    int n = 0;
+    size_t piece_bytes = 0;
+    st = scan_records(path, data, size, &n, &piece_bytes, err);
+    if (st == LLM_OK && vocab_size > 0 && n != vocab_size) {
+        char a[32], b[32];
+        st = llm_fail(err, LLM_ERR_MISMATCH, "%s holds %s tokens, but the model's vocab_size is %s (wrong tokenizer for this model?)",
+                      path, llm_group_digits(a, sizeof a, n), llm_group_digits(b, sizeof b, vocab_size));
+    }
+    if (st == LLM_OK && n < 3)
+        st = llm_fail(err, LLM_ERR_FORMAT, "%s holds %d tokens; a tokenizer needs at least <unk>, <s> and </s>", path, n);
+    if (st != LLM_OK) {
+        free(data);
+        return st;
+    }
+
+    tokenizer *t = calloc(1, sizeof *t);
+    size_t table_size = 16;
+    while (table_size < (size_t)n * 2)
+        table_size *= 2;
+    if (t) {
+        t->n_vocab = n;
+        t->pieces = malloc((size_t)n * sizeof *t->pieces);
+        t->lens = malloc((size_t)n * sizeof *t->lens);
+        t->scores = malloc((size_t)n * sizeof *t->scores);
+        t->kinds = malloc((size_t)n);
+        t->byte_of = malloc((size_t)n * sizeof *t->byte_of);
+        t->blob = malloc(piece_bytes + 1);
+        t->table = malloc(table_size * sizeof *t->table);
+        t->table_mask = table_size - 1;
+    }
+    if (!t || !t->pieces || !t->lens || !t->scores || !t->kinds || !t->byte_of || !t->blob || !t->table) {
+        tokenizer_close(t);
+        free(data);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for %d tokens", path, n);
+    }
+
+    for (int b = 0; b < 256; b++)
+        t->byte_id[b] = -1;
+    for (size_t i = 0; i < table_size; i++)
+        t->table[i] = -1;
+
+    size_t off = 4, bo = 0;
+    for (int id = 0; id < n; id++) {
+        int len = get_i32(data + off + 4);
+        t->scores[id] = get_f32(data + off);
+        t->pieces[id] = t->blob + bo;
+        t->lens[id] = len;
+        memcpy(t->blob + bo, data + off + 8, (size_t)len);
+        t->blob[bo + (size_t)len] = '\0';
+        bo += (size_t)len + 1;
+        off += 8 + (size_t)len;
+
+        int byte = parse_byte_piece(t->pieces[id], len);
+        t->byte_of[id] = (short)byte;
+        if (id == TOKEN_UNK || id == TOKEN_BOS || id == TOKEN_EOS) {
+            t->kinds[id] = KIND_CONTROL;
+        } else if (byte >= 0) {
+            t->kinds[id] = KIND_BYTE;
+            if (t->byte_id[byte] < 0) {
+                t->byte_id[byte] = id;
+                t->n_byte_tokens++;
+            }
+        } else {
+            t->kinds[id] = KIND_NORMAL;
+            if (len > 0)
+                table_insert(t, id);
+        }
+        if (t->kinds[id] != KIND_BYTE)
+            t->byte_of[id] = -1;
+    }
+    free(data);
+    *out = t;
+    return LLM_OK;
+}
+
+void tokenizer_close(tokenizer *t)
+{
+    if (!t)
+        return;
+    free(t->pieces);
+    free(t->lens);
+    free(t->scores);
+    free(t->kinds);
+    free(t->byte_of);
+    free(t->blob);
+    free(t->table);
+    free(t);
+}
+
+int tokenizer_vocab_size(const tokenizer *t) { return t->n_vocab; }
+
+const char *tokenizer_piece(const tokenizer *t, int id)
+{
+    return id >= 0 && id < t->n_vocab ? t->pieces[id] : "";
+}
+
+float tokenizer_score(const tokenizer *t, int id)
+{
+    return id >= 0 && id < t->n_vocab ? t->scores[id] : 0.0f;
+}
+
+bool tokenizer_is_control(const tokenizer *t, int id)
+{
+    return id >= 0 && id < t->n_vocab && t->kinds[id] == KIND_CONTROL;
+}
+
+int tokenizer_byte(const tokenizer *t, int id)
+{
+    return id >= 0 && id < t->n_vocab ? t->byte_of[id] : -1;
+}
+
+/* ---- encoding ---- */
+
+/* Length of the valid UTF-8 character at s (1..4), or 0 when the byte at s does not
+ * start one (bad lead byte, bad continuation, overlong, surrogate, > U+10FFFF, or
+ * cut short by the end of the text). */
+static int utf8_char_len(const unsigned char *s, size_t avail)
+{
+    unsigned c = s[0];
+    int need;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80)
+        return 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+        need = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        need = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 0;
+    if (avail < (size_t)need)
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < need; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return need;
+}
+
+typedef struct {
+    int start; /* byte offset into the normalized text */
+    int len;   /* bytes; 0 once merged into its left neighbour */
+    int prev;  /* index of the previous live symbol, -1 at the start */
+    int next;  /* index of the next live symbol, -1 at the end */
+    int frozen; /* an invalid UTF-8 byte: never merges */
+} symbol;
+
+typedef struct {
+    float score; /* score of the merged piece */
+    int left;    /* symbol index of the left half */
+    int right;   /* symbol index of the right half */
+    int size;    /* byte length of the merged piece, to detect stale entries */
+} pair;
+
+typedef struct {
+    pair *v;    /* (cap) binary max-heap */
+    size_t n, cap;
+} pair_heap;
+
+/* True when a should be merged before b: higher score, then leftmost. */
+static int pair_before(const pair *a, const pair *b)
+{
+    if (a->score != b->score)
+        return a->score > b->score;
+    return a->left < b->left;
+}
+
+static int heap_push(pair_heap *h, pair p)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        pair *v = realloc(h->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!pair_before(&p, &h->v[parent]))
+            break;
+        h->v[i] = h->v[parent];
+        i = parent;
+    }
+    h->v[i] = p;
+    return 0;
+}
+
+static pair heap_pop(pair_heap *h)
+{
+    pair top = h->v[0];
+    pair last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && pair_before(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!pair_before(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = last;
+    return top;
+}
+
+/* Queues the pair (left, right) if their concatenation is a normal piece. */
+static int maybe_push(const tokenizer *t, const char *text, const symbol *sym, int left, int right, pair_heap *h)
+{
+    if (left < 0 || right < 0 || sym[left].frozen || sym[right].frozen)
+        return 0;
+    int size = sym[left].len + sym[right].len;
+    int id = lookup(t, text + sym[left].start, (size_t)size);
+    if (id < 0)
+        return 0;
+    pair p = { t->scores[id], left, right, size };
+    return heap_push(h, p);
+}
+
+/* Appends id to the output (counting past max). */
+static void emit(int *ids, int max, int *n, int id)
+{
+    if (ids && *n < max)
+        ids[*n] = id;
+    (*n)++;
+}
+
+int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
+{
+    size_t tlen = strlen(text);
+    if (tlen == 0)
+        return 0;
+    if (tlen > (size_t)INT32_MAX - 2)
+        return -1;
+
+    /* The normalized text: the dummy-prefix space, then the text as is. */
+    char *norm = malloc(tlen + 2);
+    symbol *sym = malloc((tlen + 1) * sizeof *sym);
+    pair_heap heap = { NULL, 0, 0 };
+    int n = -1;
+    if (!norm || !sym)
+        goto done;
+    norm[0] = ' ';
+    memcpy(norm + 1, text, tlen + 1);
+    size_t nlen = tlen + 1;
+
+    int n_sym = 0;
+    for (size_t off = 0; off < nlen;) {
+        int len = utf8_char_len((const unsigned char *)norm + off, nlen - off);
+        symbol *s = &sym[n_sym];
+        s->start = (int)off;
+        s->len = len ? len : 1;
+        s->frozen = len == 0;
+        s->prev = n_sym - 1;
+        s->next = n_sym + 1;
+        off += (size_t)s->len;
+        n_sym++;
+    }
+    sym[n_sym - 1].next = -1;
+
+    for (int i = 1; i < n_sym; i++)
+        if (maybe_push(t, norm, sym, i - 1, i, &heap) < 0)
+            goto done;
+
+    while (heap.n > 0) {
+        pair top = heap_pop(&heap);
+        symbol *l = &sym[top.left], *r = &sym[top.right];
+        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
+            continue; /* stale: one side has changed since it was queued */
+        l->len += r->len;
+        r->len = 0;
+        l->next = r->next;
+        if (r->next >= 0)
+            sym[r->next].prev = top.left;
+        if (maybe_push(t, norm, sym, l->prev, top.left, &heap) < 0 ||
+            maybe_push(t, norm, sym, top.left, l->next, &heap) < 0)
+            goto done;
+    }
+
+    n = 0;
+    int prev_unk = 0;
+    for (int i = 0; i >= 0; i = sym[i].next) {
+        const symbol *s = &sym[i];
+        int id = s->frozen ? -1 : lookup(t, norm + s->start, (size_t)s->len);
+        if (id >= 0) {
+            emit(ids, max, &n, id);
+            prev_unk = 0;
+        } else if (t->n_byte_tokens > 0) {
+            for (int k = 0; k < s->len; k++) {
+                int b = t->byte_id[(unsigned char)norm[s->start + k]];
+                emit(ids, max, &n, b >= 0 ? b : TOKEN_UNK);
+            }
+            prev_unk = 0;
+        } else {
+            if (!prev_unk) /* SentencePiece folds a run of unknown symbols into one <unk> */
+                emit(ids, max, &n, TOKEN_UNK);
+            prev_unk = 1;
+        }
+    }
+
+done:
+    free(norm);
+    free(sym);
+    free(heap.v);
+    return n;
+}
+
+/* ---- decoding ---- */
+
+size_t tokenizer_decode(const tokenizer *t, int prev, int id, char *buf, size_t size)
+{
+    if (size == 0)
+        return 0;
+    buf[0] = '\0';
+    if (id < 0 || id >= t->n_vocab || t->kinds[id] == KIND_CONTROL)
+        return 0;
+    if (t->kinds[id] == KIND_BYTE) {
+        if (size < 2)
+            return 0;
+        buf[0] = (char)t->byte_of[id];
+        buf[1] = '\0';
+        return 1;
+    }
+    const char *p = t->pieces[id];
+    size_t len = (size_t)t->lens[id];
+    if (prev == TOKEN_BOS && len > 0 && p[0] == ' ') {
+        p++;
+        len--;
+    }
+    if (len > size - 1)
+        len = size - 1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return len;
+}

@@ -1,6 +1,662 @@
-/* test_tokenizer.c — not written yet. */
+/* test_tokenizer.c — the tokenizer against SentencePiece's own output.
+ *
+ * Owns: a small JSON Lines reader for shared/golden/tokenizer_llama2.jsonl
+ * ({"text": "...", "ids": [...]}), a naive O(n^2) reference BPE used to cross-check
+ * the heap-based encoder on long mixed inputs, and the load-error checks
+ * (vocab mismatch, truncated and garbage files, missing file). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "testutil.h"
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+#include "tokenizer.h"
+
+/* ---- golden reader ---- */
+
+typedef struct {
+    char *text; /* UTF-8, NUL-terminated */
+    int *ids;   /* (n_ids) */
+    int n_ids;
+} golden;
+
+static size_t put_utf8(char *out, unsigned cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    } else if (cp < 0x800) {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    } else if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static int hex4(const char *p, unsigned *v)
+{
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        unsigned d;
+        if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') d = (unsigned)(c - 'A' + 10);
+        else return -1;
+        *v = *v * 16 + d;
+    }
+    return 0;
+}
+
+/* Parses the JSON string starting at the opening quote *pp; returns a malloc'd UTF-8
+ * string and advances *pp past the closing quote, or NULL on a syntax error.
+ * Lone surrogates become U+FFFD. */
+static char *json_string(const char **pp)
+{
+    const char *p = *pp;
+    if (*p != '"')
+        return NULL;
+    p++;
+    char *out = malloc(strlen(p) + 1); /* escapes never grow the text */
+    size_t o = 0;
+    while (*p && *p != '"') {
+        if (*p != '\\') {
+            out[o++] = *p++;
+            continue;
+        }
+        p++;
+        switch (*p) {
+        case '"': out[o++] = '"'; break;
+        case '\\': out[o++] = '\\'; break;
+        case '/': out[o++] = '/'; break;
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (hex4(p + 1, &cp) < 0)
+                goto fail;
+            p += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF && p[1] == '\\' && p[2] == 'u' && hex4(p + 3, &lo) == 0 &&
+                lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                p += 6;
+            } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+                cp = 0xFFFD;
+            }
+            o += put_utf8(out + o, cp);
+            break;
+        }
+        default:
+            goto fail;
+        }
+        p++;
+    }
+    if (*p != '"')
+        goto fail;
+    out[o] = '\0';
+    *pp = p + 1;
+    return out;
+fail:
+    free(out);
+    return NULL;
+}
+
+/* Parses one line {"text": "...", "ids": [...]} (keys in any order). */
+static int parse_golden(const char *line, golden *g)
+{
+    g->text = NULL;
+    g->ids = NULL;
+    g->n_ids = 0;
+    const char *t = strstr(line, "\"text\"");
+    const char *a = strstr(line, "\"ids\"");
+    if (!t || !a)
+        return -1;
+    t += 6;
+    while (*t == ' ' || *t == ':')
+        t++;
+    g->text = json_string(&t);
+    a += 5;
+    while (*a == ' ' || *a == ':')
+        a++;
+    if (!g->text || *a != '[')
+        return -1;
+    a++;
+    int cap = 16;
+    g->ids = malloc(cap * sizeof *g->ids);
+    for (;;) {
+        while (*a == ' ' || *a == ',')
+            a++;
+        if (*a == ']')
+            return 0;
+        char *end;
+        long v = strtol(a, &end, 10);
+        if (end == a)
+            return -1;
+        if (g->n_ids == cap)
+            g->ids = realloc(g->ids, (cap *= 2) * sizeof *g->ids);
+        g->ids[g->n_ids++] = (int)v;
+        a = end;
+    }
+}
+
+static golden *goldens;
+static int n_goldens;
+
+static void load_goldens(void)
+{
+    if (goldens)
+        return;
+    const char *path = shared_path("golden/tokenizer_llama2.jsonl");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    static char line[1 << 16];
+    int cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] != '{')
+            continue;
+        if (n_goldens == cap) {
+            cap = cap ? cap * 2 : 512;
+            goldens = realloc(goldens, (size_t)cap * sizeof *goldens);
+        }
+        ck_assert_msg(parse_golden(line, &goldens[n_goldens]) == 0, "bad golden line %d: %s", n_goldens + 1, line);
+        n_goldens++;
+    }
+    fclose(f);
+    ck_assert_int_eq(n_goldens, 480);
+}
+
+static tokenizer *open_ok(const char *rel, int vocab)
+{
+    tokenizer *t = NULL;
+    llm_err err = { "" };
+    llm_status st = tokenizer_open(shared_path(rel), vocab, &t, &err);
+    ck_assert_msg(st == LLM_OK, "%s: %s", rel, err.text);
+    return t;
+}
+
+static int id_of(const tokenizer *t, const char *piece)
+{
+    for (int i = 0; i < tokenizer_vocab_size(t); i++)
+        if (strcmp(tokenizer_piece(t, i), piece) == 0)
+            return i;
+    return -1;
+}
+
+/* Decodes ids after a BOS into a malloc'd string. */
+static char *decode_all(const tokenizer *t, const int *ids, int n)
+{
+    size_t cap = 64, len = 0;
+    char *s = malloc(cap);
+    int prev = TOKEN_BOS;
+    for (int i = 0; i < n; i++) {
+        char piece[256];
+        size_t k = tokenizer_decode(t, prev, ids[i], piece, sizeof piece);
+        if (len + k + 1 > cap) {
+            while (len + k + 1 > cap)
+                cap *= 2;
+            s = realloc(s, cap);
+        }
+        memcpy(s + len, piece, k);
+        len += k;
+        prev = ids[i];
+    }
+    s[len] = '\0';
+    return s;
+}
+
+static int *encode_alloc(const tokenizer *t, const char *text, int *n)
+{
+    int need = tokenizer_encode(t, text, NULL, 0);
+    ck_assert_int_ge(need, 0);
+    int *ids = malloc((size_t)(need + 1) * sizeof *ids);
+    *n = tokenizer_encode(t, text, ids, need);
+    ck_assert_int_eq(*n, need);
+    return ids;
+}
+
+/* ---- core ---- */
+
+START_TEST(test_json_reader)
+{
+    const char *line = "{\"ids\": [1, 22,333], \"text\": \"a\\\"b\\\\c\\n\\u00e9\\ud83d\\ude00\\u4e2d\\/\"}";
+    golden g;
+    ck_assert_int_eq(parse_golden(line, &g), 0);
+    ck_assert_str_eq(g.text, "a\"b\\c\n\xc3\xa9\xf0\x9f\x98\x80\xe4\xb8\xad/");
+    ck_assert_int_eq(g.n_ids, 3);
+    ck_assert_int_eq(g.ids[2], 333);
+    free(g.text);
+    free(g.ids);
+}
 END_TEST
-static Suite *make_suite(void) { Suite *s = suite_create("tokenizer"); TCase *tc = tcase_create("core"); tcase_add_test(tc, test_placeholder); suite_add_tcase(s, tc); return s; }
+
+START_TEST(test_goldens)
+{
+    load_goldens();
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    int matched = 0, first_bad = -1;
+    for (int i = 0; i < n_goldens; i++) {
+        int ids[4096];
+        int n = tokenizer_encode(t, goldens[i].text, ids, 4096);
+        int ok = n == goldens[i].n_ids && memcmp(ids, goldens[i].ids, (size_t)n * sizeof *ids) == 0;
+        matched += ok;
+        if (!ok && first_bad < 0)
+            first_bad = i;
+    }
+    fprintf(stderr, "tokenizer goldens: %d/%d match SentencePiece\n", matched, n_goldens);
+    ck_assert_msg(matched == n_goldens, "%d/%d goldens match; first mismatch: line %d \"%s\"", matched, n_goldens,
+                  first_bad + 1, first_bad >= 0 ? goldens[first_bad].text : "");
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_round_trip)
+{
+    load_goldens();
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    for (int i = 0; i < n_goldens; i++) {
+        char *s = decode_all(t, goldens[i].ids, goldens[i].n_ids);
+        ck_assert_msg(strcmp(s, goldens[i].text) == 0, "line %d: decode gives \"%s\", want \"%s\"", i + 1, s,
+                      goldens[i].text);
+        free(s);
+    }
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_control_injection)
+{
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    const char *texts[] = { "<s>", "</s>", "<unk>", "<0x41>", "[/INST]", "[INST] <<SYS>>", "x<s>y</s>z",
+                            "<0x0A><0xFF>", "<s></s><unk>" };
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        int n;
+        int *ids = encode_alloc(t, texts[k], &n);
+        ck_assert_int_gt(n, 0);
+        for (int i = 0; i < n; i++) {
+            ck_assert_msg(!tokenizer_is_control(t, ids[i]), "\"%s\" produced control token %d", texts[k], ids[i]);
+            ck_assert_msg(tokenizer_byte(t, ids[i]) < 0, "\"%s\" produced byte token %d", texts[k], ids[i]);
+        }
+        char *s = decode_all(t, ids, n);
+        ck_assert_str_eq(s, texts[k]);
+        free(s);
+        free(ids);
+    }
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_accessors_and_decode)
+{
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    ck_assert_int_eq(tokenizer_vocab_size(t), 32000);
+    ck_assert_str_eq(tokenizer_piece(t, TOKEN_BOS), "\n<s>\n");
+    ck_assert_str_eq(tokenizer_piece(t, TOKEN_EOS), "\n</s>\n");
+    ck_assert_str_eq(tokenizer_piece(t, TOKEN_UNK), "<unk>");
+    ck_assert_str_eq(tokenizer_piece(t, -1), "");
+    ck_assert_str_eq(tokenizer_piece(t, 32000), "");
+    ck_assert(tokenizer_is_control(t, 0) && tokenizer_is_control(t, 1) && tokenizer_is_control(t, 2));
+    ck_assert(!tokenizer_is_control(t, 3) && !tokenizer_is_control(t, 32000));
+    int a = id_of(t, "<0x41>"), nl = id_of(t, "<0x0A>");
+    ck_assert_int_gt(a, 2);
+    ck_assert_int_eq(tokenizer_byte(t, a), 0x41);
+    ck_assert_int_eq(tokenizer_byte(t, id_of(t, " the")), -1);
+    ck_assert_int_eq(tokenizer_byte(t, TOKEN_BOS), -1);
+    ck_assert(tokenizer_score(t, id_of(t, " t")) > tokenizer_score(t, id_of(t, " the")));
+
+    char buf[64];
+    int the = id_of(t, " the");
+    ck_assert_uint_eq(tokenizer_decode(t, TOKEN_BOS, the, buf, sizeof buf), 3);
+    ck_assert_str_eq(buf, "the");
+    ck_assert_uint_eq(tokenizer_decode(t, the, the, buf, sizeof buf), 4);
+    ck_assert_str_eq(buf, " the");
+    ck_assert_uint_eq(tokenizer_decode(t, the, nl, buf, sizeof buf), 1);
+    ck_assert_str_eq(buf, "\n");
+    ck_assert_uint_eq(tokenizer_decode(t, the, TOKEN_EOS, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_uint_eq(tokenizer_decode(t, the, TOKEN_UNK, buf, sizeof buf), 0);
+    ck_assert_uint_eq(tokenizer_decode(t, the, 99999, buf, sizeof buf), 0);
+    /* truncation: at most size-1 bytes plus the NUL */
+    ck_assert_uint_eq(tokenizer_decode(t, the, the, buf, 3), 2);
+    ck_assert_str_eq(buf, " t");
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_empty_and_small_buffer)
+{
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    int ids[8] = { -7, -7, -7, -7, -7, -7, -7, -7 };
+    ck_assert_int_eq(tokenizer_encode(t, "", ids, 8), 0);
+    ck_assert_int_eq(ids[0], -7);
+    int n_full;
+    int *full = encode_alloc(t, "Hello world, this is a test of the buffer.", &n_full);
+    ck_assert_int_gt(n_full, 4);
+    ck_assert_int_eq(tokenizer_encode(t, "Hello world, this is a test of the buffer.", ids, 3), n_full);
+    ck_assert_int_eq(memcmp(ids, full, 3 * sizeof *ids), 0);
+    ck_assert_int_eq(ids[3], -7); /* nothing written past max */
+    free(full);
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_invalid_utf8)
+{
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    /* a stray 0xFF, a truncated 3-byte sequence, an overlong '/', a surrogate */
+    const char *text = "a\xff" "b\xe2\x96" "c\xc0\xaf" "d\xed\xa0\x80";
+    int n;
+    int *ids = encode_alloc(t, text, &n);
+    int bytes[16], nb = 0;
+    for (int i = 0; i < n; i++)
+        if (tokenizer_byte(t, ids[i]) >= 0)
+            bytes[nb++] = tokenizer_byte(t, ids[i]);
+    int want[] = { 0xff, 0xe2, 0x96, 0xc0, 0xaf, 0xed, 0xa0, 0x80 };
+    ck_assert_int_eq(nb, 8);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(bytes[i], want[i]);
+    char *s = decode_all(t, ids, n);
+    ck_assert_str_eq(s, text);
+    free(s);
+    free(ids);
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_tok512_byte_fallback)
+{
+    tokenizer *t = open_ok("models/tok512.bin", 512);
+    ck_assert_int_eq(tokenizer_vocab_size(t), 512);
+    const char *text = "Tom saw \xe6\x97\xa5 and \xd0\xb6 for \xe2\x82\xac.";
+    int n;
+    int *ids = encode_alloc(t, text, &n);
+    int nb = 0, first = -1;
+    for (int i = 0; i < n; i++) {
+        ck_assert(!tokenizer_is_control(t, ids[i]));
+        if (tokenizer_byte(t, ids[i]) >= 0 && first < 0)
+            first = i;
+        nb += tokenizer_byte(t, ids[i]) >= 0;
+    }
+    ck_assert_int_eq(nb, 5); /* 日 and ж are not in the vocabulary (€ is): 3 + 2 byte tokens */
+    ck_assert_int_eq(tokenizer_byte(t, ids[first]), 0xe6);
+    char *s = decode_all(t, ids, n);
+    ck_assert_str_eq(s, text);
+    free(s);
+    free(ids);
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_no_byte_tokens_gives_unk)
+{
+    tokenizer *t = open_ok("models/babyllama_tok105.bin", 105);
+    ck_assert_int_eq(id_of(t, "<0x41>"), -1);
+    int n;
+    /* 日本 is unknown: one <unk> for the run, as SentencePiece does; then text again */
+    int *ids = encode_alloc(t, "a \xe6\x97\xa5\xe6\x9c\xac b", &n);
+    int unk = 0;
+    for (int i = 0; i < n; i++)
+        unk += ids[i] == TOKEN_UNK;
+    ck_assert_int_eq(unk, 1);
+    ck_assert_int_eq(ids[0] == TOKEN_UNK, 0);
+    ck_assert_int_eq(ids[n - 1] == TOKEN_UNK, 0);
+    free(ids);
+    /* two unknown runs separated by known text: two <unk> */
+    ids = encode_alloc(t, "\xe6\x97\xa5 a \xe6\x9c\xac", &n);
+    unk = 0;
+    for (int i = 0; i < n; i++)
+        unk += ids[i] == TOKEN_UNK;
+    ck_assert_int_eq(unk, 2);
+    free(ids);
+    tokenizer_close(t);
+}
+END_TEST
+
+/* ---- reference BPE: SentencePiece's rule by rescanning every pair each round ---- */
+
+static int naive_lookup(const tokenizer *t, const char *s, int len)
+{
+    for (int i = 0; i < tokenizer_vocab_size(t); i++)
+        if (!tokenizer_is_control(t, i) && tokenizer_byte(t, i) < 0 && (int)strlen(tokenizer_piece(t, i)) == len &&
+            memcmp(tokenizer_piece(t, i), s, (size_t)len) == 0)
+            return i;
+    return -1;
+}
+
+/* ASCII/valid-UTF-8 only; vocabulary with byte tokens. Slow, for short texts. */
+static int naive_encode(const tokenizer *t, const char *text, int *ids)
+{
+    size_t tlen = strlen(text);
+    char *norm = malloc(tlen + 2);
+    norm[0] = ' ';
+    memcpy(norm + 1, text, tlen + 1);
+    int nlen = (int)tlen + 1;
+    int *start = malloc(sizeof(int) * (size_t)(nlen + 1)), n = 0;
+    for (int o = 0; o < nlen;) {
+        start[n++] = o;
+        unsigned char c = (unsigned char)norm[o];
+        o += c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    }
+    start[n] = nlen;
+    for (;;) {
+        int best = -1;
+        float best_score = 0;
+        for (int i = 0; i + 1 < n; i++) {
+            int id = naive_lookup(t, norm + start[i], start[i + 2] - start[i]);
+            if (id >= 0 && (best < 0 || tokenizer_score(t, id) > best_score)) {
+                best = i;
+                best_score = tokenizer_score(t, id);
+            }
+        }
+        if (best < 0)
+            break;
+        memmove(start + best + 1, start + best + 2, sizeof(int) * (size_t)(n - best - 1));
+        n--;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int id = naive_lookup(t, norm + start[i], start[i + 1] - start[i]);
+        if (id >= 0) {
+            ids[k++] = id;
+        } else {
+            for (int b = start[i]; b < start[i + 1]; b++) {
+                char piece[8];
+                snprintf(piece, sizeof piece, "<0x%02X>", (unsigned char)norm[b]);
+                ids[k++] = id_of(t, piece);
+            }
+        }
+    }
+    free(norm);
+    free(start);
+    return k;
+}
+
+START_TEST(test_matches_reference_bpe)
+{
+    /* tok512 has few pieces, so ties and long merge chains are common */
+    tokenizer *t = open_ok("models/tok512.bin", 512);
+    const char *words[] = { "the", " ", "  ", "and", "Lily", "x", "\xc3\xa9", "aaaa", "ee", "th", "\n", "ing", "." };
+    unsigned seed = 12345;
+    for (int round = 0; round < 60; round++) {
+        char text[256] = "";
+        int nw = 1 + round % 20;
+        for (int w = 0; w < nw; w++) {
+            seed = seed * 1103515245u + 12345u;
+            strcat(text, words[(seed >> 16) % (sizeof words / sizeof words[0])]);
+        }
+        int got[512], want[512];
+        int n = tokenizer_encode(t, text, got, 512);
+        int m = naive_encode(t, text, want);
+        ck_assert_msg(n == m && memcmp(got, want, sizeof(int) * (size_t)n) == 0, "differs from reference on \"%s\"",
+                      text);
+    }
+    tokenizer_close(t);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_vocab_mismatch)
+{
+    tokenizer *t = (tokenizer *)&t;
+    llm_err err = { "" };
+    const char *path = shared_path("models/tokenizer.bin");
+    ck_assert_int_eq(tokenizer_open(path, 512, &t, &err), LLM_ERR_MISMATCH);
+    ck_assert_ptr_null(t);
+    ck_assert_msg(strstr(err.text, "32,000") && strstr(err.text, "512") && strstr(err.text, path), "message: %s",
+                  err.text);
+}
+END_TEST
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static void *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *d = malloc(*n);
+    ck_assert_uint_eq(fread(d, 1, *n, f), *n);
+    fclose(f);
+    return d;
+}
+
+START_TEST(test_truncated_file)
+{
+    size_t n;
+    unsigned char *data = read_all(shared_path("models/tok512.bin"), &n);
+    const char *tmp = temp_path("tok-truncated.bin");
+    size_t cuts[] = { n - 1, n - 3, n / 2 + 1, 9, 5, 2, 0 };
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        write_file(tmp, data, cuts[k]);
+        tokenizer *t = NULL;
+        llm_err err = { "" };
+        llm_status st = tokenizer_open(tmp, 0, &t, &err);
+        /* a cut that lands exactly between records is a complete but shorter vocabulary */
+        if (st == LLM_OK) {
+            ck_assert_int_lt(tokenizer_vocab_size(t), 512);
+            tokenizer_close(t);
+            ck_assert_int_eq(tokenizer_open(tmp, 512, &t, &err), LLM_ERR_MISMATCH);
+            continue;
+        }
+        ck_assert_msg(st == LLM_ERR_FORMAT, "cut at %zu: %s", cuts[k], err.text);
+        ck_assert_ptr_null(t);
+        ck_assert_msg(strstr(err.text, tmp) != NULL, "message lacks the path: %s", err.text);
+    }
+    /* the last record's length cut by 1 byte must fail, not be silently dropped */
+    write_file(tmp, data, n - 1);
+    tokenizer *t = NULL;
+    llm_err err = { "" };
+    ck_assert_int_eq(tokenizer_open(tmp, 512, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "truncated") != NULL, "message: %s", err.text);
+    remove(tmp);
+    free(data);
+}
+END_TEST
+
+START_TEST(test_garbage_file)
+{
+    const char *tmp = temp_path("tok-garbage.bin");
+    /* header, then a record whose length is negative */
+    unsigned char neg[16] = { 10, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 'a', 'b', 'c', 'd' };
+    write_file(tmp, neg, sizeof neg);
+    tokenizer *t = NULL;
+    llm_err err = { "" };
+    ck_assert_int_eq(tokenizer_open(tmp, 0, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_ptr_null(t);
+    /* a record claiming 2 GB */
+    unsigned char huge[16] = { 10, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 'a', 'b', 'c', 'd' };
+    write_file(tmp, huge, sizeof huge);
+    ck_assert_int_eq(tokenizer_open(tmp, 0, &t, &err), LLM_ERR_FORMAT);
+    /* a model file is not a tokenizer */
+    ck_assert_int_eq(tokenizer_open(shared_path("models/stories260K.bin"), 512, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_ptr_null(t);
+    remove(tmp);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+    tokenizer *t = NULL;
+    llm_err err = { "" };
+    const char *path = temp_path("no-such-tokenizer.bin");
+    ck_assert_int_eq(tokenizer_open(path, 32000, &t, &err), LLM_ERR_IO);
+    ck_assert_ptr_null(t);
+    ck_assert_msg(strstr(err.text, path) && strstr(err.text, strerror(ENOENT)), "message: %s", err.text);
+    tokenizer_close(NULL);
+}
+END_TEST
+
+START_TEST(test_long_text)
+{
+    load_goldens();
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    /* ~1 MB made of the golden texts, one per line */
+    size_t cap = 1100000, len = 0;
+    char *text = malloc(cap);
+    for (int i = 0; len < 1000000; i = (i + 1) % n_goldens) {
+        size_t k = strlen(goldens[i].text);
+        memcpy(text + len, goldens[i].text, k);
+        len += k;
+        text[len++] = '\n';
+    }
+    text[len] = '\0';
+    int n;
+    int *ids = encode_alloc(t, text, &n);
+    ck_assert_int_gt(n, 100000);
+    char *back = decode_all(t, ids, n);
+    ck_assert_msg(strcmp(back, text) == 0, "1 MB text does not round-trip");
+    free(back);
+    free(ids);
+    free(text);
+    tokenizer_close(t);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("tokenizer");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_json_reader);
+    tcase_add_test(core, test_goldens);
+    tcase_add_test(core, test_round_trip);
+    tcase_add_test(core, test_control_injection);
+    tcase_add_test(core, test_accessors_and_decode);
+    tcase_add_test(core, test_empty_and_small_buffer);
+    tcase_add_test(core, test_invalid_utf8);
+    tcase_add_test(core, test_tok512_byte_fallback);
+    tcase_add_test(core, test_no_byte_tokens_gives_unk);
+    tcase_add_test(core, test_matches_reference_bpe);
+    suite_add_tcase(s, core);
+
+    TCase *limits = tcase_create("limits");
+    tcase_set_timeout(limits, 30);
+    tcase_add_test(limits, test_vocab_mismatch);
+    tcase_add_test(limits, test_truncated_file);
+    tcase_add_test(limits, test_garbage_file);
+    tcase_add_test(limits, test_missing_file);
+    tcase_add_test(limits, test_long_text);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
 TEST_MAIN(make_suite)
