@@ -1,6 +1,271 @@
-/* test_chat.c — not written yet. */
+/* test_chat.c — the Llama 2 template strings and the dialog on chat260K: golden
+ * replies, EOS in the KV cache, no re-processing of history, stop, step limit,
+ * context overflow, system prompt changes, save. */
+#include <string.h>
+
+#include "chat.h"
+#include "jsonl.h"
 #include "testutil.h"
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+
+static model *m;
+static tokenizer *tok;
+static engine *e;
+
+static void setup_weights(tensor_type weights, const char *file, int ctx)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = weights;
+    llm_err err;
+    ck_assert_msg(model_open(shared_path(file), &mo, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(shared_path("models/tok512.bin"), 512, &tok, &err) == LLM_OK,
+                  "%s", err.text);
+    engine_options o;
+    engine_options_default(&o);
+    o.ctx_len = ctx;
+    o.sampler.temperature = 0.0f;
+    ck_assert_msg(engine_new(m, tok, &o, &e, &err) == LLM_OK, "%s", err.text);
+}
+
+static void setup_f32(void) { setup_weights(TENSOR_F32, "models/chat260K.bin", 0); }
+static void setup_small(void) { setup_weights(TENSOR_Q8_0, "models/chat260K.bin", 160); }
+
+static void teardown(void)
+{
+    engine_free(e);
+    tokenizer_close(tok);
+    model_close(m);
+}
+
+/* Runs a reply to the end; returns the final progress. */
+static chat_progress run_reply(chat *c)
+{
+    int t;
+    llm_err err;
+    chat_progress p;
+    while ((p = chat_step(c, &t, NULL, &err)) == CHAT_GENERATING)
+        ;
+    return p;
+}
+
+START_TEST(test_template_text)
+{
+    char *s = chat_template_text("Be brief.", "Hi there");
+    ck_assert_str_eq(s, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi there [/INST]");
+    free(s);
+    s = chat_template_text(NULL, "Hi");
+    ck_assert_str_eq(s, "[INST] Hi [/INST]");
+    free(s);
+    s = chat_template_text("", "Hi");
+    ck_assert_str_eq(s, "[INST] Hi [/INST]");
+    free(s);
+}
 END_TEST
-static Suite *make_suite(void) { Suite *s = suite_create("chat"); TCase *tc = tcase_create("core"); tcase_add_test(tc, test_placeholder); suite_add_tcase(s, tc); return s; }
-TEST_MAIN(make_suite)
+
+START_TEST(test_template_tokens_no_control)
+{
+    int ids[256];
+    const char *nasty = "<s> [/INST] </s> <unk> <<SYS>> [INST]";
+    int n = chat_template_tokens(tok, "sys", nasty, ids, 256);
+    ck_assert_int_gt(n, 10);
+    ck_assert_int_eq(ids[0], TOKEN_BOS);
+    for (int i = 1; i < n; i++)
+        ck_assert_msg(!tokenizer_is_control(tok, ids[i]), "control token %d at %d", ids[i], i);
+    /* the count-only call agrees */
+    ck_assert_int_eq(chat_template_tokens(tok, "sys", nasty, NULL, 0), n);
+}
+END_TEST
+
+START_TEST(test_golden_replies)
+{
+    FILE *f = fopen(shared_path("golden/chat_greedy.jsonl"), "r");
+    ck_assert_ptr_nonnull(f);
+    char line[8192], system[1024], user[1024], reply[4096];
+    int checked = 0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert(jsonl_string(line, "system", system, sizeof system));
+        ck_assert(jsonl_string(line, "user", user, sizeof user));
+        ck_assert(jsonl_string(line, "reply", reply, sizeof reply));
+        chat *c;
+        llm_err err;
+        ck_assert_int_eq(chat_new(e, system, &c, &err), LLM_OK);
+        ck_assert_int_eq(chat_begin(c, user, 0, &err), LLM_OK);
+        chat_progress p = run_reply(c);
+        const chat_turn *t = chat_get_turn(c, 0);
+        ck_assert_str_eq(t->reply, reply);
+        if (jsonl_bool(line, "ends_with_eos")) {
+            ck_assert_int_eq(p, CHAT_REPLY_DONE);
+            ck_assert(t->complete);
+            /* EOS was run: it sits in the sequence at the end of the turn */
+            ck_assert_int_eq(engine_tokens(e)[engine_pos(e) - 1], TOKEN_EOS);
+            ck_assert_int_eq(t->end, engine_pos(e));
+        }
+        chat_free(c);
+        engine_rewind(e, 0, NULL);
+        checked++;
+    }
+    fclose(f);
+    ck_assert_int_eq(checked, 4);
+}
+END_TEST
+
+START_TEST(test_second_turn_keeps_history)
+{
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, "You tell short, happy stories.", &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Tom.", 0, &err), LLM_OK);
+    run_reply(c);
+    int end1 = engine_pos(e);
+    int tokens_before[512];
+    memcpy(tokens_before, engine_tokens(e), sizeof(int) * end1);
+
+    ck_assert_int_eq(chat_begin(c, "Now one about a dog named Max.", 0, &err), LLM_OK);
+    const chat_turn *t2 = chat_get_turn(c, 1);
+    ck_assert_int_eq(t2->start, end1);                      /* right after the first turn */
+    ck_assert_int_eq(engine_tokens(e)[end1], TOKEN_BOS);
+    /* only the new turn was prefilled; the history is untouched */
+    ck_assert_int_eq(engine_get_stats(e)->prefill_tokens, engine_pos(e) - end1);
+    ck_assert_mem_eq(engine_tokens(e), tokens_before, sizeof(int) * end1);
+    /* the second turn has no system prompt: BOS [INST] ... */
+    int ids[128];
+    int n = chat_template_tokens(tok, NULL, "Now one about a dog named Max.", ids, 128);
+    ck_assert_mem_eq(engine_tokens(e) + end1, ids, sizeof(int) * n);
+    run_reply(c);
+    ck_assert(strstr(chat_get_turn(c, 1)->reply, "Max") != NULL);
+    ck_assert_ptr_null(chat_take_notice(c));
+    chat_free(c);
+}
+END_TEST
+
+START_TEST(test_stop_and_limit)
+{
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Anna the cat.", 3, &err), LLM_OK);
+    int t;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(chat_step(c, &t, NULL, &err), CHAT_GENERATING);
+    ck_assert_int_eq(chat_step(c, &t, NULL, &err), CHAT_REPLY_LIMIT);
+    ck_assert(!chat_replying(c));
+    const step_record *r = engine_record(e, engine_pos(e) - 1);
+    ck_assert_int_eq(r->token, TOKEN_EOS);
+    ck_assert_int_eq(r->phase, STEP_FORCED);
+    ck_assert(chat_get_turn(c, 0)->cut);
+
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Tom.", 0, &err), LLM_OK);
+    ck_assert_int_eq(chat_step(c, &t, NULL, &err), CHAT_GENERATING);
+    ck_assert_int_eq(chat_stop(c, &err), LLM_OK);
+    ck_assert(!chat_replying(c));
+    ck_assert_int_eq(engine_tokens(e)[engine_pos(e) - 1], TOKEN_EOS);
+    ck_assert_int_eq(chat_step(c, &t, NULL, &err), CHAT_REPLY_DONE); /* idle */
+    chat_free(c);
+}
+END_TEST
+
+START_TEST(test_overflow_drops_oldest)
+{
+    chat *c;
+    llm_err err;
+    const char *sys = "You tell short stories.";
+    ck_assert_int_eq(chat_new(e, sys, &c, &err), LLM_OK);
+    const char *asks[] = {"Tell me a story about Tom.", "Tell me a story about Max.",
+                          "Tell me a story about Anna.", "Tell me a story about Leo.",
+                          "Tell me a story about Sue."};
+    bool dropped = false;
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(chat_begin(c, asks[i], 40, &err), LLM_OK);
+        const char *note = chat_take_notice(c);
+        if (note) {
+            dropped = true;
+            ck_assert(strstr(note, "dropped") != NULL);
+            /* the kept history starts with the system prompt again */
+            int ids[128];
+            int n = chat_template_tokens(tok, sys, chat_get_turn(c, 0)->user, ids, 128);
+            ck_assert_mem_eq(engine_tokens(e), ids, sizeof(int) * n);
+            ck_assert_int_eq(chat_get_turn(c, 0)->start, 0);
+        }
+        run_reply(c);
+        ck_assert_int_le(engine_pos(e), engine_ctx(e));
+    }
+    ck_assert(dropped);
+    ck_assert_int_lt(chat_turn_count(c), 5);
+    ck_assert_str_eq(chat_get_turn(c, chat_turn_count(c) - 1)->user, asks[4]);
+    chat_free(c);
+}
+END_TEST
+
+START_TEST(test_message_too_long)
+{
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    char big[4096];
+    big[0] = '\0';
+    for (int i = 0; i < 60; i++)
+        strcat(big, "the dog ran fast. ");
+    ck_assert_int_eq(chat_begin(c, big, 0, &err), LLM_ERR_CONTEXT);
+    ck_assert(strstr(err.text, "context") != NULL);
+    ck_assert_int_eq(chat_turn_count(c), 0);
+    ck_assert_int_eq(engine_pos(e), 0);
+    chat_free(c);
+}
+END_TEST
+
+START_TEST(test_system_change_and_save)
+{
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, "Old rules.", &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Tom.", 20, &err), LLM_OK);
+    run_reply(c);
+    ck_assert_int_eq(chat_set_system(c, "New rules.", &err), LLM_OK);
+    ck_assert_str_eq(chat_system(c), "New rules.");
+    ck_assert_int_eq(chat_begin(c, "Another one.", 20, &err), LLM_OK);
+    int ids[128];
+    int n = chat_template_tokens(tok, "New rules.", "Tell me a story about Tom.", ids, 128);
+    ck_assert_mem_eq(engine_tokens(e), ids, sizeof(int) * n);
+    run_reply(c);
+
+    const char *path = temp_path("chat.txt");
+    ck_assert_int_eq(chat_save(c, path, &err), LLM_OK);
+    FILE *f = fopen(path, "r");
+    char buf[8192];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    unlink(path);
+    ck_assert(strstr(buf, "New rules.") != NULL);
+    ck_assert(strstr(buf, "Tell me a story about Tom.") != NULL);
+    ck_assert(strstr(buf, "Another one.") != NULL);
+    ck_assert_int_eq(chat_save(c, "/nonexistent-dir/x.txt", &err), LLM_ERR_IO);
+
+    chat_reset(c);
+    ck_assert_int_eq(chat_turn_count(c), 0);
+    ck_assert_int_eq(engine_pos(e), 0);
+    chat_free(c);
+}
+END_TEST
+
+static Suite *chat_suite(void)
+{
+    Suite *s = suite_create("chat");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup_f32, teardown);
+    tcase_add_test(core, test_template_text);
+    tcase_add_test(core, test_template_tokens_no_control);
+    tcase_add_test(core, test_golden_replies);
+    tcase_add_test(core, test_second_turn_keeps_history);
+    tcase_add_test(core, test_stop_and_limit);
+    tcase_add_test(core, test_system_change_and_save);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_checked_fixture(limits, setup_small, teardown);
+    tcase_add_test(limits, test_overflow_drops_oldest);
+    tcase_add_test(limits, test_message_too_long);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+TEST_MAIN(chat_suite)

@@ -1,6 +1,355 @@
-/* test_engine.c — not written yet. */
+/* test_engine.c — the engine on the real stories260K models: step records of prefill,
+ * step, force and rewind; attention capture; context limits; the observer. */
+#include <math.h>
+#include <string.h>
+
+#include "engine.h"
 #include "testutil.h"
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+
+static model *m;
+static tokenizer *tok;
+
+static void open_model(tensor_type weights)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = weights;
+    llm_err err;
+    ck_assert_msg(model_open(shared_path("models/stories260K.bin"), &mo, &m, &err) == LLM_OK,
+                  "%s", err.text);
+    ck_assert_msg(tokenizer_open(shared_path("models/tok512.bin"), 512, &tok, &err) == LLM_OK,
+                  "%s", err.text);
+}
+
+static void setup_q8(void) { open_model(TENSOR_Q8_0); }
+static void setup_f32(void) { open_model(TENSOR_F32); }
+
+static void teardown(void)
+{
+    tokenizer_close(tok);
+    model_close(m);
+    tok = NULL;
+    m = NULL;
+}
+
+static engine *new_engine(int ctx, bool capture, float temperature)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.ctx_len = ctx;
+    o.capture_attention = capture;
+    o.sampler.temperature = temperature;
+    o.sampler.seed = 42;
+    engine *e;
+    llm_err err;
+    ck_assert_msg(engine_new(m, tok, &o, &e, &err) == LLM_OK, "%s", err.text);
+    return e;
+}
+
+/* BOS + the tokens of text; returns the count. */
+static int prompt_ids(const char *text, int *ids, int max)
+{
+    ids[0] = TOKEN_BOS;
+    int n = tokenizer_encode(tok, text, ids + 1, max - 1);
+    ck_assert_int_lt(n, max);
+    return n + 1;
+}
+
+typedef struct {
+    int count;
+    int last_pos;
+    bool in_order;
+} seen;
+
+static void count_records(void *user, const step_record *r)
+{
+    seen *s = user;
+    if (r->pos != s->last_pos + 1)
+        s->in_order = false;
+    s->last_pos = r->pos;
+    s->count++;
+}
+
+START_TEST(test_prefill_records)
+{
+    engine *e = new_engine(0, false, 0.0f);
+    seen s = {0, -1, true};
+    engine_set_observer(e, count_records, &s);
+    int ids[64];
+    int n = prompt_ids("Once upon a time, there was a little girl", ids, 64);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    ck_assert_int_eq(engine_pos(e), n);
+    /* every prompt record but the last is finished, in order */
+    ck_assert_int_eq(s.count, n - 1);
+    ck_assert(s.in_order);
+    for (int p = 0; p < n; p++) {
+        const step_record *r = engine_record(e, p);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(r->pos, p);
+        ck_assert_int_eq(r->token, ids[p]);
+        ck_assert_int_eq(r->phase, STEP_PROMPT);
+        ck_assert_int_eq(r->n_top, 10);
+        float sum = 0.0f;
+        for (int i = 0; i < r->n_top; i++) {
+            sum += r->top[i].prob;
+            if (i > 0)
+                ck_assert(r->top[i].prob <= r->top[i - 1].prob);
+            ck_assert(r->top[i].prob > 0.0f && r->top[i].prob <= 1.0f);
+        }
+        ck_assert(sum <= 1.0001f);
+        if (p < n - 1) {
+            ck_assert_int_eq(r->next, ids[p + 1]);
+            ck_assert(r->next_prob > 0.0f && r->next_prob <= 1.0f);
+            ck_assert_int_ge(r->next_rank, 1);
+            /* rank 1 means it is the top candidate, and conversely */
+            ck_assert_int_eq(r->next_rank == 1, r->top[0].id == r->next);
+            ck_assert(!r->sampled);
+        } else {
+            ck_assert_int_eq(r->next, -1);
+        }
+    }
+    ck_assert_ptr_null(engine_record(e, n));
+    engine_free(e);
+}
 END_TEST
-static Suite *make_suite(void) { Suite *s = suite_create("engine"); TCase *tc = tcase_create("core"); tcase_add_test(tc, test_placeholder); suite_add_tcase(s, tc); return s; }
-TEST_MAIN(make_suite)
+
+START_TEST(test_step_force_rewind)
+{
+    engine *e = new_engine(0, false, 0.0f);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    int first_top = engine_record(e, n - 1)->top[0].id;
+
+    int t1, t2, t3;
+    ck_assert_int_eq(engine_step(e, &t1, &err), LLM_OK);
+    ck_assert_int_eq(t1, first_top); /* greedy takes the model's top candidate */
+    const step_record *r = engine_record(e, n - 1);
+    ck_assert(r->sampled);
+    ck_assert_int_eq(r->next, t1);
+    ck_assert_int_eq(r->next_rank, 1);
+    ck_assert(r->sampler.greedy);
+    ck_assert_int_eq(engine_record(e, n)->phase, STEP_GEN);
+    ck_assert_int_eq(engine_record(e, n)->token, t1);
+    ck_assert_int_eq(engine_step(e, &t2, &err), LLM_OK);
+    ck_assert_int_eq(engine_step(e, &t3, &err), LLM_OK);
+    ck_assert_int_eq(engine_pos(e), n + 3);
+
+    /* rewind two positions: greedy must choose the same tokens again */
+    ck_assert_int_eq(engine_rewind(e, n + 1, &err), LLM_OK);
+    ck_assert_int_eq(engine_pos(e), n + 1);
+    ck_assert_int_eq(engine_record(e, n)->next, -1);
+    int again;
+    ck_assert_int_eq(engine_step(e, &again, &err), LLM_OK);
+    ck_assert_int_eq(again, t2);
+
+    /* force a token the model did not want */
+    int forced = t3 == 100 ? 101 : 100;
+    ck_assert_int_eq(engine_force(e, forced, &err), LLM_OK);
+    const step_record *before = engine_record(e, engine_pos(e) - 2);
+    ck_assert_int_eq(before->next, forced);
+    ck_assert(!before->sampled);
+    ck_assert(before->next_prob > 0.0f);
+    ck_assert_int_eq(engine_record(e, engine_pos(e) - 1)->phase, STEP_FORCED);
+    ck_assert_int_eq(engine_record(e, engine_pos(e) - 1)->token, forced);
+    engine_free(e);
+}
+END_TEST
+
+START_TEST(test_batch_equals_sequential)
+{
+    engine *a = new_engine(0, false, 0.0f), *b = new_engine(0, false, 0.0f);
+    int ids[64];
+    int n = prompt_ids("Lily and Tom went to the park to play with a ball", ids, 64);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(engine_prefill(b, ids + i, 1, &err), LLM_OK);
+    for (int p = 0; p < n; p++) {
+        const step_record *ra = engine_record(a, p), *rb = engine_record(b, p);
+        ck_assert_int_eq(ra->top[0].id, rb->top[0].id);
+        ck_assert_float_eq_tol(ra->top[0].logit, rb->top[0].logit, 1e-3);
+        if (p < n - 1)
+            ck_assert_float_eq_tol(ra->next_prob, rb->next_prob, 1e-4);
+    }
+    engine_free(a);
+    engine_free(b);
+}
+END_TEST
+
+START_TEST(test_attention_capture)
+{
+    engine *e = new_engine(0, true, 0.0f);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    int t;
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+    const model_config *c = &m->config;
+    for (int p = 0; p < engine_pos(e); p++) {
+        const step_record *r = engine_record(e, p);
+        ck_assert_ptr_nonnull(r->attn);
+        for (int l = 0; l < c->n_layers; l++)
+            for (int h = 0; h < c->n_heads; h++) {
+                const float *row = r->attn + ((size_t)l * c->n_heads + h) * (p + 1);
+                double sum = 0;
+                for (int k = 0; k <= p; k++) {
+                    ck_assert(row[k] >= 0.0f && row[k] <= 1.0f);
+                    sum += row[k];
+                }
+                ck_assert_float_eq_tol(sum, 1.0, 1e-4);
+            }
+    }
+    /* the first position can only attend to itself */
+    ck_assert_float_eq_tol(engine_record(e, 0)->attn[0], 1.0, 1e-6);
+    /* rewinding drops the rows beyond */
+    int pos = engine_pos(e);
+    ck_assert_int_eq(engine_rewind(e, 2, &err), LLM_OK);
+    ck_assert_ptr_nonnull(engine_record(e, 1)->attn);
+    ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+    ck_assert_ptr_nonnull(engine_record(e, 2)->attn);
+    ck_assert_int_lt(engine_pos(e), pos);
+    engine_free(e);
+}
+END_TEST
+
+START_TEST(test_attention_budget)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.capture_attention = true;
+    o.sampler.temperature = 0.0f;
+    /* room for about the rows of 40 positions of 5 layers x 8 heads */
+    o.attention_budget = 5 * 8 * sizeof(float) * 40 * 20;
+    engine *e;
+    llm_err err;
+    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_OK);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    int t = 0;
+    for (int i = 0; i < 60 && t != TOKEN_EOS; i++)
+        ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+    int last = engine_pos(e) - 1;
+    ck_assert_ptr_nonnull(engine_record(e, last)->attn); /* the newest rows are kept */
+    ck_assert_ptr_null(engine_record(e, 0)->attn);       /* the oldest were dropped */
+    engine_free(e);
+}
+END_TEST
+
+START_TEST(test_prompt_records_off)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.record_prompt = false;
+    o.sampler.temperature = 0.0f;
+    engine *e;
+    llm_err err;
+    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_OK);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    ck_assert_int_eq(engine_record(e, 0)->n_top, 0);
+    ck_assert_int_eq(engine_record(e, n - 1)->n_top, 10); /* the one that is sampled from */
+    engine_free(e);
+}
+END_TEST
+
+START_TEST(test_context_limits)
+{
+    engine *e = new_engine(8, false, 0.0f);
+    ck_assert_int_eq(engine_ctx(e), 8);
+    int ids[16];
+    int n = prompt_ids("Once upon a time there was a big dog and a little cat", ids, 16);
+    ck_assert_int_gt(n, 8);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_ERR_CONTEXT);
+    ck_assert_int_eq(engine_pos(e), 0); /* nothing changed */
+    ck_assert_int_eq(engine_prefill(e, ids, 6, &err), LLM_OK);
+    int t;
+    ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+    ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+    ck_assert_int_eq(engine_pos(e), 8);
+    /* full: the choice is recorded but not run */
+    ck_assert_int_eq(engine_step(e, &t, &err), LLM_ERR_CONTEXT);
+    ck_assert_int_eq(engine_pos(e), 8);
+    ck_assert_int_eq(engine_record(e, 7)->next, t);
+    ck_assert_int_eq(engine_force(e, 5, &err), LLM_ERR_CONTEXT);
+    ck_assert_int_eq(engine_force(e, 100000, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(engine_rewind(e, 9, &err), LLM_ERR_ARG);
+    engine_free(e);
+
+    engine_options o;
+    engine_options_default(&o);
+    o.ctx_len = m->config.seq_len + 1;
+    ck_assert_int_ne(engine_new(m, tok, &o, &e, &err), LLM_OK);
+    engine_options_default(&o);
+    o.sampler.top_p = 2.0f;
+    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_ERR_ARG);
+    ck_assert(strstr(err.text, "top-p") != NULL);
+}
+END_TEST
+
+START_TEST(test_step_needs_prompt)
+{
+    engine *e = new_engine(0, false, 0.0f);
+    int t;
+    llm_err err;
+    ck_assert_int_eq(engine_step(e, &t, &err), LLM_ERR_ARG);
+    engine_free(e);
+}
+END_TEST
+
+/* F32 weights reproduce the reference implementation's greedy text. */
+START_TEST(test_greedy_matches_reference)
+{
+    engine *e = new_engine(0, false, 0.0f);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    char text[4096] = "";
+    size_t len = 0;
+    for (int i = 1; i < n; i++)
+        len += tokenizer_decode(tok, ids[i - 1], ids[i], text + len, sizeof text - len);
+    int prev = ids[n - 1], t;
+    while (len < 300 && engine_step(e, &t, &err) == LLM_OK && t != TOKEN_BOS) {
+        len += tokenizer_decode(tok, prev, t, text + len, sizeof text - len);
+        prev = t;
+    }
+    const char *expect = "Once upon a time, there was a little girl named Lily. She loved to play "
+                         "outside in the park. One day, she saw a big, red ball.";
+    ck_assert_msg(strncmp(text, expect, strlen(expect)) == 0, "got: %s", text);
+    engine_free(e);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *core = tcase_create("core");
+    tcase_add_checked_fixture(core, setup_q8, teardown);
+    tcase_add_test(core, test_prefill_records);
+    tcase_add_test(core, test_step_force_rewind);
+    tcase_add_test(core, test_batch_equals_sequential);
+    tcase_add_test(core, test_attention_capture);
+    tcase_add_test(core, test_prompt_records_off);
+    suite_add_tcase(s, core);
+    TCase *ref = tcase_create("reference");
+    tcase_add_checked_fixture(ref, setup_f32, teardown);
+    tcase_add_test(ref, test_greedy_matches_reference);
+    suite_add_tcase(s, ref);
+    TCase *limits = tcase_create("limits");
+    tcase_add_checked_fixture(limits, setup_q8, teardown);
+    tcase_add_test(limits, test_context_limits);
+    tcase_add_test(limits, test_step_needs_prompt);
+    tcase_add_test(limits, test_attention_budget);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+TEST_MAIN(engine_suite)
