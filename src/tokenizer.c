@@ -30,6 +30,7 @@ struct tokenizer {
     short *byte_of;        /* (n_vocab) 0..255 for "<0xNN>" tokens, else -1 */
     int byte_id[256];      /* id of "<0xNN>", or -1 when the vocabulary lacks it */
     int n_byte_tokens;     /* 0 means no byte fallback: unknown text becomes <unk> */
+    bool barrier[128];     /* ASCII bytes that no normal piece contains (e.g. '\n') */
     char *blob;            /* all pieces, each followed by a NUL */
     int *table;            /* (table_size) open-addressing hash of normal pieces, -1 = empty */
     size_t table_mask;     /* table_size - 1 (a power of two) */
@@ -258,6 +259,15 @@ llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm
             t->byte_of[id] = -1;
     }
     free(data);
+
+    bool seen[128] = { false };
+    for (int id = 0; id < n; id++)
+        if (t->kinds[id] == KIND_NORMAL)
+            for (int k = 0; k < t->lens[id]; k++)
+                if ((unsigned char)t->pieces[id][k] < 128)
+                    seen[(unsigned char)t->pieces[id][k]] = true;
+    for (int b = 0; b < 128; b++)
+        t->barrier[b] = !seen[b];
     *out = t;
     return LLM_OK;
 }
@@ -416,6 +426,26 @@ static int maybe_push(const tokenizer *t, const char *text, const symbol *sym, i
     return heap_push(h, p);
 }
 
+/* Pops and applies merges until the queue is empty (SentencePiece's main loop). */
+static int merge_all(const tokenizer *t, const char *norm, symbol *sym, pair_heap *heap)
+{
+    while (heap->n > 0) {
+        pair top = heap_pop(heap);
+        symbol *l = &sym[top.left], *r = &sym[top.right];
+        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
+            continue; /* stale: one side has changed since it was queued */
+        l->len += r->len;
+        r->len = 0;
+        l->next = r->next;
+        if (r->next >= 0)
+            sym[r->next].prev = top.left;
+        if (maybe_push(t, norm, sym, l->prev, top.left, heap) < 0 ||
+            maybe_push(t, norm, sym, top.left, l->next, heap) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Appends id to the output (counting past max). */
 static void emit(int *ids, int max, int *n, int id)
 {
@@ -457,22 +487,21 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
     }
     sym[n_sym - 1].next = -1;
 
-    for (int i = 1; i < n_sym; i++)
-        if (maybe_push(t, norm, sym, i - 1, i, &heap) < 0)
-            goto done;
-
-    while (heap.n > 0) {
-        pair top = heap_pop(&heap);
-        symbol *l = &sym[top.left], *r = &sym[top.right];
-        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
-            continue; /* stale: one side has changed since it was queued */
-        l->len += r->len;
-        r->len = 0;
-        l->next = r->next;
-        if (r->next >= 0)
-            sym[r->next].prev = top.left;
-        if (maybe_push(t, norm, sym, l->prev, top.left, &heap) < 0 ||
-            maybe_push(t, norm, sym, top.left, l->next, &heap) < 0)
+    /* A barrier symbol (an invalid byte, or an ASCII byte such as '\n' that no piece
+     * contains) can never be part of a merge, so the stretches between barriers
+     * merge independently: each is run to completion on its own. The result is the
+     * same as one queue over the whole text, but the queue stays small (one line,
+     * not the whole file), which keeps it in cache. */
+    for (int i = 0; i <= n_sym; i++) {
+        int is_barrier = i == n_sym || sym[i].frozen ||
+                         (sym[i].len == 1 && (unsigned char)norm[sym[i].start] < 128 &&
+                          t->barrier[(unsigned char)norm[sym[i].start]]);
+        if (!is_barrier) {
+            if (i > 0 && maybe_push(t, norm, sym, i - 1, i, &heap) < 0)
+                goto done;
+            continue;
+        }
+        if (merge_all(t, norm, sym, &heap) < 0)
             goto done;
     }
 

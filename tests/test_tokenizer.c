@@ -632,6 +632,77 @@ START_TEST(test_long_text)
 }
 END_TEST
 
+START_TEST(test_random_bytes_round_trip)
+{
+    /* arbitrary bytes (mostly invalid UTF-8) encode without control tokens and decode back */
+    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    unsigned seed = 777;
+    for (int round = 0; round < 300; round++) {
+        char text[201];
+        seed = seed * 1103515245u + 12345u;
+        int len = 1 + (int)((seed >> 16) % 200);
+        for (int i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned r = seed >> 16;
+            /* mix ASCII, spaces and high bytes so valid characters appear too */
+            text[i] = (char)(r % 3 == 0 ? 'a' + r % 26 : r % 3 == 1 ? ' ' + (r >> 4) % 2 : 0x80 + (r >> 4) % 128);
+            if (r % 7 == 0)
+                text[i] = (char)(1 + (r >> 8) % 255);
+        }
+        text[len] = '\0';
+        int n;
+        int *ids = encode_alloc(t, text, &n);
+        for (int i = 0; i < n; i++)
+            ck_assert(!tokenizer_is_control(t, ids[i]));
+        char *back = decode_all(t, ids, n);
+        ck_assert_msg(strcmp(back, text) == 0, "round %d does not round-trip", round);
+        free(back);
+        free(ids);
+    }
+    tokenizer_close(t);
+}
+END_TEST
+
+START_TEST(test_mutated_files)
+{
+    /* corrupting bytes of a tokenizer.bin must give an error or a usable tokenizer, never a crash */
+    size_t n;
+    unsigned char *orig = read_all(shared_path("models/tok512.bin"), &n);
+    unsigned char *data = malloc(n);
+    const char *tmp = temp_path("tok-mutated.bin");
+    unsigned seed = 4242;
+    int errors = 0;
+    for (int round = 0; round < 200; round++) {
+        memcpy(data, orig, n);
+        for (int k = 0; k < 3; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % n;
+            seed = seed * 1103515245u + 12345u;
+            data[at] = (unsigned char)(seed >> 16);
+        }
+        write_file(tmp, data, n);
+        tokenizer *t = NULL;
+        llm_err err = { "" };
+        llm_status st = tokenizer_open(tmp, 512, &t, &err);
+        ck_assert(st == LLM_OK || st == LLM_ERR_FORMAT || st == LLM_ERR_MISMATCH);
+        if (st != LLM_OK) {
+            ck_assert_ptr_null(t);
+            ck_assert(err.text[0] != '\0');
+            errors++;
+            continue;
+        }
+        int ids[256];
+        int m = tokenizer_encode(t, "Once upon a time, \xe6\x97\xa5 <s>", ids, 256);
+        ck_assert_int_gt(m, 0);
+        tokenizer_close(t);
+    }
+    ck_assert_int_gt(errors, 0); /* some mutations hit a length field */
+    remove(tmp);
+    free(data);
+    free(orig);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tokenizer");
@@ -655,6 +726,8 @@ static Suite *make_suite(void)
     tcase_add_test(limits, test_garbage_file);
     tcase_add_test(limits, test_missing_file);
     tcase_add_test(limits, test_long_text);
+    tcase_add_test(limits, test_random_bytes_round_trip);
+    tcase_add_test(limits, test_mutated_files);
     suite_add_tcase(s, limits);
     return s;
 }
