@@ -12,6 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Most positions processed at once by transformer_forward_batch: bounds the batch
  * buffers to CHUNK × (4 dim + 2 hidden_dim) floats. */
@@ -23,7 +26,8 @@ struct transformer {
     float *key_cache;       /* (layer, ctx, kv_dim) */
     float *value_cache;     /* (layer, ctx, kv_dim) */
     float *logits;          /* (vocab) of the last position run */
-    float *att;             /* (n_heads, ctx) attention scores, scratch */
+    float *att;             /* (att_slots, ctx) attention scores, one row per thread */
+    int att_slots;
 
     int cap;                /* positions the buffers below hold (1..CHUNK) */
     float *x;               /* (cap, dim) residual stream */
@@ -160,7 +164,8 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
     t->key_cache = calloc(cache, sizeof(float));
     t->value_cache = calloc(cache, sizeof(float));
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
-    t->att = calloc((size_t)p->n_heads * t->ctx, sizeof(float));
+    t->att = calloc((size_t)t->ctx, sizeof(float));
+    t->att_slots = 1;
     bool ok = t->key_cache && t->value_cache && t->logits && t->att;
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
@@ -269,36 +274,68 @@ static void rope_apply(float *vec, int len, const float *r, int hs)
     }
 }
 
-/* Attention of the query at position p (q: dim values) over keys 0..p of layer l,
- * output into xb (dim). attn, when not NULL, receives (n_heads, p + 1). */
-static void attention(transformer *t, int l, int p, const float *q, float *xb, float *attn)
+/* Threads that may run attention: one scratch row of t->att each. Grows t->att to
+ * the current OpenMP thread count; if that fails, fewer threads are used. */
+static int attention_threads(transformer *t)
+{
+#ifdef _OPENMP
+    int want = omp_get_max_threads();
+    if (want > t->att_slots) {
+        float *grown = realloc(t->att, sizeof(float) * (size_t)want * t->ctx);
+        if (grown) {
+            t->att = grown;
+            t->att_slots = want;
+        }
+    }
+#endif
+    return t->att_slots;
+}
+
+/* Causal attention of layer l for the n queries at positions pos..pos+n-1 (q: (n, dim))
+ * over the cached keys and values 0..pos+i; output into xb (n, dim). attn[i], when
+ * not NULL, receives query i's weights at layer l: (n_heads, pos + i + 1). Parallel
+ * over (query, head) pairs. */
+static void attention(transformer *t, int l, int pos, int n, const float *q, float *xb,
+                      float *const *attn)
 {
     const model_config *c = &t->m->config;
-    int hs = c->head_size, kv_dim = c->kv_dim, kv_mul = c->n_heads / c->n_kv_heads;
+    int hs = c->head_size, kv_dim = c->kv_dim, n_heads = c->n_heads;
+    int kv_mul = c->n_heads / c->n_kv_heads, dim = c->dim;
     const float *kc = t->key_cache + (size_t)l * t->ctx * kv_dim;
     const float *vc = t->value_cache + (size_t)l * t->ctx * kv_dim;
-#pragma omp parallel for schedule(static)
-    for (int h = 0; h < c->n_heads; h++) {
-        const float *qh = q + (size_t)h * hs;
-        float *att = t->att + (size_t)h * t->ctx;
-        size_t off = (size_t)(h / kv_mul) * hs;
-        for (int tt = 0; tt <= p; tt++) {
-            const float *k = kc + (size_t)tt * kv_dim + off;
-            float score = 0.0f;
-            for (int i = 0; i < hs; i++)
-                score += qh[i] * k[i];
-            att[tt] = score / sqrtf((float)hs);
-        }
-        softmax(att, p + 1);
-        if (attn)
-            memcpy(attn + (size_t)h * (p + 1), att, sizeof(float) * (p + 1));
-        float *out = xb + (size_t)h * hs;
-        memset(out, 0, sizeof(float) * hs);
-        for (int tt = 0; tt <= p; tt++) {
-            const float *v = vc + (size_t)tt * kv_dim + off;
-            float a = att[tt];
-            for (int i = 0; i < hs; i++)
-                out[i] += a * v[i];
+    /* Threads only pay off with enough work: a parallel region costs microseconds. */
+    long work = (long)n * n_heads * (pos + n) * hs;
+    int threads = work >= 65536 ? attention_threads(t) : 1;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads) if (threads > 1)
+    for (int i = 0; i < n; i++) {
+        for (int h = 0; h < n_heads; h++) {
+            int p = pos + i;
+#ifdef _OPENMP
+            float *att = t->att + (size_t)omp_get_thread_num() * t->ctx;
+#else
+            float *att = t->att;
+#endif
+            const float *qh = q + (size_t)i * dim + (size_t)h * hs;
+            size_t off = (size_t)(h / kv_mul) * hs;
+            for (int tt = 0; tt <= p; tt++) {
+                const float *k = kc + (size_t)tt * kv_dim + off;
+                float score = 0.0f;
+                for (int j = 0; j < hs; j++)
+                    score += qh[j] * k[j];
+                att[tt] = score / sqrtf((float)hs);
+            }
+            softmax(att, p + 1);
+            if (attn && attn[i])
+                memcpy(attn[i] + ((size_t)l * n_heads + h) * (p + 1), att,
+                       sizeof(float) * (p + 1));
+            float *out = xb + (size_t)i * dim + (size_t)h * hs;
+            memset(out, 0, sizeof(float) * hs);
+            for (int tt = 0; tt <= p; tt++) {
+                const float *v = vc + (size_t)tt * kv_dim + off;
+                float a = att[tt];
+                for (int j = 0; j < hs; j++)
+                    out[j] += a * v[j];
+            }
         }
     }
 }
@@ -332,10 +369,7 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
             rope_apply(kc + (size_t)i * kv_dim, kv_dim, r, hs);
         }
 
-        for (int i = 0; i < n; i++) {
-            float *a = attn && attn[i] ? attn[i] + (size_t)l * c->n_heads * (pos + i + 1) : NULL;
-            attention(t, l, pos + i, t->q + (size_t)i * dim, t->xb + (size_t)i * dim, a);
-        }
+        attention(t, l, pos, n, t->q, t->xb, attn);
         matmul(t, t->xb2, &L->wo, t->xb, n);
         for (size_t i = 0; i < (size_t)n * dim; i++)
             t->x[i] += t->xb2[i];
