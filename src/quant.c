@@ -1,43 +1,62 @@
 /* quant.c — Q8_0 quantization and the matrix kernels (see quant.h).
  *
- * Owns the kernel dispatch table. The plain-C kernels here are the reference every
- * SIMD kernel is tested against. Parallelism: matvec/matmul split output rows over
- * OpenMP threads; the per-row dot products are single-threaded. */
+ * Owns the kernel dispatch table and every kernel: the plain-C reference kernels,
+ * which always build and which every SIMD kernel is tested against, and on x86-64
+ * the AVX2+FMA and AVX-512 (F, BW, VL, VNNI) kernels. The SIMD kernels are compiled
+ * with per-function target pragmas, so the program builds with plain -O2 and runs on
+ * any x86-64; quant_init picks what the CPU supports (__builtin_cpu_supports).
+ *
+ * Parallelism: quant_matvec / quant_matmul open their own OpenMP parallel region
+ * (callers call them from outside any parallel region) and give each thread one
+ * contiguous range of output rows, so a thread streams its weights front to back.
+ * Within a range the kernels block over 4 rows x 4 input vectors: every weight chunk
+ * loaded is used for 4 vectors and every activation chunk for 4 rows, and vectors are
+ * walked in tiles small enough to stay in cache while the rows stream past.
+ *
+ * The int8 trick (AVX-512 VNNI): vpdpbusd multiplies unsigned by signed bytes, so
+ * the weights are offset to unsigned (w + 128, an XOR with 0x80) and the excess
+ * 128 * sum(x), computed once per activation chunk with another vpdpbusd, seeds the
+ * accumulator with its negation. The int32 dot of each 4-byte lane is then exact.
+ *
+ * Does not own tensors; does not know about layers, attention or threads counts. */
 #include "quant.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef float (*dot_q8_fn)(const int8_t *a, const float *as, const int8_t *b,
-                           const float *bs, int len, int group);
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
-static quant_isa selected_isa = QUANT_ISA_SCALAR;
-static dot_q8_fn dot_q8 = quant_dot_q8_ref;
+#if defined(__x86_64__) && defined(__GNUC__)
+#define QUANT_X86 1
+#include <immintrin.h>
+#else
+#define QUANT_X86 0
+#endif
 
-const char *quant_isa_name(quant_isa isa)
-{
-    switch (isa) {
-    case QUANT_ISA_AUTO: return "auto";
-    case QUANT_ISA_SCALAR: return "scalar";
-    case QUANT_ISA_AVX2: return "avx2";
-    case QUANT_ISA_AVX512_VNNI: return "avx512-vnni";
-    default: return "?";
-    }
-}
+/* Computes out[v * rows + r] for r in [r0, r1), v in [0, n). */
+typedef void (*rows_q8_fn)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
+typedef void (*rows_f32_fn)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
+typedef float (*dot_q8_fn)(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                           int len, int group);
 
-bool quant_isa_supported(quant_isa isa)
-{
-    return isa == QUANT_ISA_SCALAR;
-}
+static struct {
+    bool ready;
+    quant_isa isa;
+    rows_q8_fn rows_q8;   /* for groups that are a multiple of 32 */
+    rows_f32_fn rows_f32;
+    dot_q8_fn dot_q8;
+} kern;
 
-quant_isa quant_init(quant_isa wanted)
-{
-    (void)wanted;
-    selected_isa = QUANT_ISA_SCALAR;
-    dot_q8 = quant_dot_q8_ref;
-    return selected_isa;
-}
+enum {
+    BLOCK_ROWS = 4,  /* rows per register block */
+    BLOCK_VECS = 4,  /* input vectors per register block */
+    TILE_VECS = 64,  /* input vectors per cache tile */
+};
+
+/* ---------------------------------------------------------------- scalar */
 
 int quant_stride(int cols, int group)
 {
@@ -67,6 +86,8 @@ void quant_quantize_row(int8_t *q, float *scale, const float *x, int n, int stri
 
 qbatch *qbatch_new(int n, int len, int group)
 {
+    if (n <= 0 || len <= 0 || group <= 0)
+        return NULL;
     qbatch *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -95,6 +116,7 @@ void qbatch_free(qbatch *b)
 void qbatch_quantize(qbatch *b, const float *x, int n)
 {
     int groups = b->stride / b->group;
+#pragma omp parallel for schedule(static) if (n > 8)
     for (int i = 0; i < n; i++)
         quant_quantize_row(b->q + (size_t)i * b->stride, b->scale + (size_t)i * groups,
                            x + (size_t)i * b->len, b->len, b->stride, b->group);
@@ -113,18 +135,428 @@ float quant_dot_q8_ref(const int8_t *a, const float *as, const int8_t *b, const 
     return sum;
 }
 
+static void rows_q8_scalar(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+{
+    int groups = w->stride / w->group;
+    for (int r = r0; r < r1; r++) {
+        const int8_t *wr = w->q + (size_t)r * w->stride;  /* (stride) */
+        const float *ws = w->scale + (size_t)r * groups;  /* (groups) */
+        for (int i = 0; i < n; i++)
+            out[(size_t)i * w->rows + r] =
+                quant_dot_q8_ref(wr, ws, xq->q + (size_t)i * xq->stride,
+                                 xq->scale + (size_t)i * groups, w->stride, w->group);
+    }
+}
+
+static void rows_f32_scalar(float *out, const tensor *w, const float *x, int n, int r0, int r1)
+{
+    for (int r = r0; r < r1; r++) {
+        const float *wr = w->f + (size_t)r * w->stride;
+        for (int i = 0; i < n; i++) {
+            const float *xi = x + (size_t)i * w->cols;
+            float sum = 0.0f;
+            for (int k = 0; k < w->cols; k++)
+                sum += wr[k] * xi[k];
+            out[(size_t)i * w->rows + r] = sum;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- x86-64 SIMD */
+#if QUANT_X86
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Calls block(R, N, ...) with literal R in {1, BLOCK_ROWS} and N in 1..BLOCK_VECS, so
+ * each call site is specialised and its loops over R and N unroll into registers. */
+#define BLOCK_DISPATCH(block, R, N, ...)                                   \
+    do {                                                                   \
+        if ((R) == BLOCK_ROWS) {                                           \
+            switch (N) {                                                   \
+            case 4: block(4, 4, __VA_ARGS__); break;                       \
+            case 3: block(4, 3, __VA_ARGS__); break;                       \
+            case 2: block(4, 2, __VA_ARGS__); break;                       \
+            default: block(4, 1, __VA_ARGS__); break;                      \
+            }                                                              \
+        } else {                                                           \
+            switch (N) {                                                   \
+            case 4: block(1, 4, __VA_ARGS__); break;                       \
+            case 3: block(1, 3, __VA_ARGS__); break;                       \
+            case 2: block(1, 2, __VA_ARGS__); break;                       \
+            default: block(1, 1, __VA_ARGS__); break;                      \
+            }                                                              \
+        }                                                                  \
+    } while (0)
+
+/* Walks rows [r0, r1) x vectors [0, n) in cache tiles of TILE_VECS vectors, row
+ * blocks of BLOCK_ROWS and vector blocks of BLOCK_VECS; a leftover row is done
+ * one at a time. `call(r, R, v, N)` computes one block. */
+#define WALK_BLOCKS(n, r0, r1, call)                                       \
+    do {                                                                   \
+        for (int vt_ = 0; vt_ < (n); vt_ += TILE_VECS) {                   \
+            int ve_ = vt_ + TILE_VECS < (n) ? vt_ + TILE_VECS : (n);       \
+            for (int r_ = (r0); r_ < (r1);) {                              \
+                int R_ = (r1) - r_ >= BLOCK_ROWS ? BLOCK_ROWS : 1;         \
+                for (int v_ = vt_; v_ < ve_; v_ += BLOCK_VECS) {           \
+                    int N_ = ve_ - v_ < BLOCK_VECS ? ve_ - v_ : BLOCK_VECS; \
+                    call(r_, R_, v_, N_);                                  \
+                }                                                          \
+                r_ += R_;                                                  \
+            }                                                              \
+        }                                                                  \
+    } while (0)
+
+/* ---- AVX2 + FMA ---- */
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+INLINE float hsum256(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Q8_0 block: R rows x N vectors, 32-byte chunks (each inside one group, as
+ * group % 32 == 0), signs moved onto x so maddubs sees |w| (no saturation). */
+INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, const float *ws,
+                          const int8_t *x, const float *xs, int stride, int group)
+{
+    __m256 acc[BLOCK_ROWS][BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            acc[r][v] = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    int groups = stride / group;
+    for (int off = 0; off < stride; off += 32) {
+        int g = off / group;
+        __m256i xv[BLOCK_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            xv[v] = _mm256_loadu_si256((const __m256i *)(x + (size_t)v * stride + off));
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)r * stride + off));
+            __m256i aw = _mm256_abs_epi8(wv);
+            float wsc = ws[r * groups + g];
+            #pragma GCC unroll 4
+            for (int v = 0; v < N; v++) {
+                __m256i sx = _mm256_sign_epi8(xv[v], wv);
+                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sx), ones);
+                __m256 sc = _mm256_set1_ps(wsc * xs[v * groups + g]);
+                acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc[r][v]);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            out[(size_t)v * ldo + r] = hsum256(acc[r][v]);
+}
+
+#define Q8_AVX2_CALL(R, N, out, w, xq, r, v)                                              \
+    q8_block_avx2(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                       \
+                  w->q + (size_t)(r) * w->stride, w->scale + (size_t)(r) * (w->stride / w->group), \
+                  xq->q + (size_t)(v) * xq->stride,                                       \
+                  xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
+
+static void rows_q8_avx2(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+{
+#define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX2_CALL, R, N, out, w, xq, r, v)
+    WALK_BLOCKS(n, r0, r1, CALL);
+#undef CALL
+}
+
+static float dot_q8_avx2(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                         int len, int group)
+{
+    if (group % 32)
+        return quant_dot_q8_ref(a, as, b, bs, len, group);
+    float out;
+    q8_block_avx2(1, 1, &out, 1, a, as, b, bs, len, group);
+    return out;
+}
+
+/* F32 block: R rows x N vectors, 8 floats a step, scalar tail. */
+INLINE void f32_block_avx2(int R, int N, float *out, int ldo, const float *w, int wstride,
+                           const float *x, int cols)
+{
+    __m256 acc[BLOCK_ROWS][BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            acc[r][v] = _mm256_setzero_ps();
+    int k = 0;
+    for (; k + 8 <= cols; k += 8) {
+        __m256 xv[BLOCK_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            xv[v] = _mm256_loadu_ps(x + (size_t)v * cols + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256 wv = _mm256_loadu_ps(w + (size_t)r * wstride + k);
+            #pragma GCC unroll 4
+            for (int v = 0; v < N; v++)
+                acc[r][v] = _mm256_fmadd_ps(wv, xv[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++) {
+            float s = hsum256(acc[r][v]);
+            for (int j = k; j < cols; j++)
+                s += w[(size_t)r * wstride + j] * x[(size_t)v * cols + j];
+            out[(size_t)v * ldo + r] = s;
+        }
+}
+
+#define F32_AVX2_CALL(R, N, out, w, x, r, v)                                              \
+    f32_block_avx2(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                      \
+                   w->f + (size_t)(r) * w->stride, w->stride, x + (size_t)(v) * w->cols, w->cols)
+
+static void rows_f32_avx2(float *out, const tensor *w, const float *x, int n, int r0, int r1)
+{
+#define CALL(r, R, v, N) BLOCK_DISPATCH(F32_AVX2_CALL, R, N, out, w, x, r, v)
+    WALK_BLOCKS(n, r0, r1, CALL);
+#undef CALL
+}
+
+#pragma GCC pop_options
+
+/* ---- AVX-512 F/BW/VL + VNNI ---- */
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+
+/* Scale vector of one 64-byte chunk: lanes 0-7 (bytes 0-31) take s[g0], lanes 8-15
+ * (bytes 32-63) take s[g1]. `whole` means group % 64 == 0 (g0 == g1); `half` marks a
+ * last chunk holding only 32 bytes. */
+INLINE __m512 chunk_scale(const float *s, int g0, int g1, int whole, int half)
+{
+    __m512 lo = _mm512_set1_ps(s[g0]);
+    if (whole || half)
+        return lo;
+    return _mm512_mask_blend_ps(0xFF00, lo, _mm512_set1_ps(s[g1]));
+}
+
+/* One 64-byte chunk (or its low 32 bytes when half) of an R x N block. */
+INLINE void q8_chunk_avx512(int R, int N, __m512 acc[BLOCK_ROWS][BLOCK_VECS], int off, int half,
+                            int g0, int g1, const int8_t *w, const float *ws, const int8_t *x,
+                            const float *xs, int stride, int groups, int whole)
+{
+    const __m512i c80 = _mm512_set1_epi8((char)0x80);
+    const __mmask64 m = half ? 0xFFFFFFFFull : ~0ull;
+    __m512i xv[BLOCK_VECS], negcx[BLOCK_VECS];
+    __m512 xsv[BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int v = 0; v < N; v++) {
+        xv[v] = half ? _mm512_maskz_loadu_epi8(m, x + (size_t)v * stride + off)
+                     : _mm512_loadu_si512(x + (size_t)v * stride + off);
+        /* -128 * (sum of each 4 bytes of x) */
+        negcx[v] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv[v]));
+        xsv[v] = chunk_scale(xs + v * groups, g0, g1, whole, half);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w + (size_t)r * stride + off)
+                          : _mm512_loadu_si512(w + (size_t)r * stride + off);
+        __m512i wu = _mm512_xor_si512(wv, c80); /* w + 128, as unsigned */
+        __m512 wsv = chunk_scale(ws + r * groups, g0, g1, whole, half);
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++) {
+            __m512i d = _mm512_dpbusd_epi32(negcx[v], wu, xv[v]);
+            acc[r][v] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), xsv[v]), wsv,
+                                        acc[r][v]);
+        }
+    }
+}
+
+INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, const float *ws,
+                            const int8_t *x, const float *xs, int stride, int group)
+{
+    __m512 acc[BLOCK_ROWS][BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    int groups = stride / group;
+    if (group % 64 == 0) {
+        /* whole chunks inside each group */
+        for (int g = 0, off = 0; g < groups; g++)
+            for (int end = off + group; off < end; off += 64)
+                q8_chunk_avx512(R, N, acc, off, 0, g, g, w, ws, x, xs, stride, groups, 1);
+    } else {
+        /* group an odd multiple of 32: walk 32-byte halves, hpg to a group */
+        int hpg = group / 32, g = 0, k = 0, off = 0;
+        for (; off + 64 <= stride; off += 64) {
+            int g0 = g;
+            if (++k == hpg)
+                g++, k = 0;
+            int g1 = g;
+            if (++k == hpg)
+                g++, k = 0;
+            q8_chunk_avx512(R, N, acc, off, 0, g0, g1, w, ws, x, xs, stride, groups, 0);
+        }
+        if (off < stride)
+            q8_chunk_avx512(R, N, acc, off, 1, g, g, w, ws, x, xs, stride, groups, 0);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            out[(size_t)v * ldo + r] = _mm512_reduce_add_ps(acc[r][v]);
+}
+
+#define Q8_AVX512_CALL(R, N, out, w, xq, r, v)                                            \
+    q8_block_avx512(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                     \
+                    w->q + (size_t)(r) * w->stride, w->scale + (size_t)(r) * (w->stride / w->group), \
+                    xq->q + (size_t)(v) * xq->stride,                                     \
+                    xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
+
+static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+{
+#define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX512_CALL, R, N, out, w, xq, r, v)
+    WALK_BLOCKS(n, r0, r1, CALL);
+#undef CALL
+}
+
+static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                           int len, int group)
+{
+    if (group % 32)
+        return quant_dot_q8_ref(a, as, b, bs, len, group);
+    float out;
+    q8_block_avx512(1, 1, &out, 1, a, as, b, bs, len, group);
+    return out;
+}
+
+/* F32 block: R rows x N vectors, 16 floats a step, masked tail. */
+INLINE void f32_block_avx512(int R, int N, float *out, int ldo, const float *w, int wstride,
+                             const float *x, int cols)
+{
+    __m512 acc[BLOCK_ROWS][BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int k = 0; k < cols; k += 16) {
+        __mmask16 m = cols - k >= 16 ? 0xFFFF : (__mmask16)((1u << (cols - k)) - 1);
+        __m512 xv[BLOCK_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            xv[v] = _mm512_maskz_loadu_ps(m, x + (size_t)v * cols + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m512 wv = _mm512_maskz_loadu_ps(m, w + (size_t)r * wstride + k);
+            #pragma GCC unroll 4
+            for (int v = 0; v < N; v++)
+                acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            out[(size_t)v * ldo + r] = _mm512_reduce_add_ps(acc[r][v]);
+}
+
+#define F32_AVX512_CALL(R, N, out, w, x, r, v)                                            \
+    f32_block_avx512(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                    \
+                     w->f + (size_t)(r) * w->stride, w->stride, x + (size_t)(v) * w->cols, w->cols)
+
+static void rows_f32_avx512(float *out, const tensor *w, const float *x, int n, int r0, int r1)
+{
+#define CALL(r, R, v, N) BLOCK_DISPATCH(F32_AVX512_CALL, R, N, out, w, x, r, v)
+    WALK_BLOCKS(n, r0, r1, CALL);
+#undef CALL
+}
+
+#pragma GCC pop_options
+
+#endif /* QUANT_X86 */
+
+/* ---------------------------------------------------------------- dispatch */
+
+const char *quant_isa_name(quant_isa isa)
+{
+    switch (isa) {
+    case QUANT_ISA_AUTO: return "auto";
+    case QUANT_ISA_SCALAR: return "scalar";
+    case QUANT_ISA_AVX2: return "avx2";
+    case QUANT_ISA_AVX512_VNNI: return "avx512-vnni";
+    default: return "?";
+    }
+}
+
+bool quant_isa_supported(quant_isa isa)
+{
+    switch (isa) {
+    case QUANT_ISA_AUTO:
+    case QUANT_ISA_SCALAR:
+        return true;
+#if QUANT_X86
+    case QUANT_ISA_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case QUANT_ISA_AVX512_VNNI:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    default:
+        return false;
+    }
+}
+
+quant_isa quant_init(quant_isa wanted)
+{
+    quant_isa isa = QUANT_ISA_SCALAR;
+    if (wanted != QUANT_ISA_AUTO && wanted < QUANT_ISA_COUNT && quant_isa_supported(wanted))
+        isa = wanted;
+    else if (quant_isa_supported(QUANT_ISA_AVX512_VNNI))
+        isa = QUANT_ISA_AVX512_VNNI;
+    else if (quant_isa_supported(QUANT_ISA_AVX2))
+        isa = QUANT_ISA_AVX2;
+
+    kern.isa = isa;
+    kern.rows_q8 = rows_q8_scalar;
+    kern.rows_f32 = rows_f32_scalar;
+    kern.dot_q8 = quant_dot_q8_ref;
+#if QUANT_X86
+    if (isa == QUANT_ISA_AVX2) {
+        kern.rows_q8 = rows_q8_avx2;
+        kern.rows_f32 = rows_f32_avx2;
+        kern.dot_q8 = dot_q8_avx2;
+    } else if (isa == QUANT_ISA_AVX512_VNNI) {
+        kern.rows_q8 = rows_q8_avx512;
+        kern.rows_f32 = rows_f32_avx512;
+        kern.dot_q8 = dot_q8_avx512;
+    }
+#endif
+    kern.ready = true;
+    return isa;
+}
+
+static void ensure_init(void)
+{
+    if (!kern.ready)
+        quant_init(QUANT_ISA_AUTO);
+}
+
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,
                    int len, int group)
 {
-    return dot_q8(a, as, b, bs, len, group);
-}
-
-static float dot_f32(const float *a, const float *b, int n)
-{
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++)
-        sum += a[i] * b[i];
-    return sum;
+    ensure_init();
+    return kern.dot_q8(a, as, b, bs, len, group);
 }
 
 void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
@@ -132,26 +564,37 @@ void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
     quant_matmul(out, w, x, xq, 1);
 }
 
+/* Below this many multiply-adds a matmul runs on the calling thread. */
+enum { PARALLEL_MIN_WORK = 1 << 16 };
+
 void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
-    int rows = w->rows;
-    if (w->type == TENSOR_F32) {
-#pragma omp parallel for schedule(static)
-        for (int r = 0; r < rows; r++)
-            for (int i = 0; i < n; i++)
-                out[(size_t)i * rows + r] = dot_f32(w->f + (size_t)r * w->stride,
-                                                    x + (size_t)i * w->cols, w->cols);
+    ensure_init();
+    if (n <= 0 || w->rows <= 0)
         return;
-    }
-    int groups = w->stride / w->group;
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < rows; r++) {
-        const int8_t *wr = w->q + (size_t)r * w->stride;
-        const float *ws = w->scale + (size_t)r * groups;
-        for (int i = 0; i < n; i++)
-            out[(size_t)i * rows + r] =
-                dot_q8(wr, ws, xq->q + (size_t)i * xq->stride, xq->scale + (size_t)i * groups,
-                       w->stride, w->group);
+    bool f32 = w->type == TENSOR_F32;
+    rows_q8_fn q8 = w->group % 32 == 0 ? kern.rows_q8 : rows_q8_scalar;
+    rows_f32_fn fp = kern.rows_f32;
+    int rows = w->rows;
+    long long work = (long long)rows * w->stride * n;
+
+#pragma omp parallel if (work >= PARALLEL_MIN_WORK)
+    {
+        int nt = 1, t = 0;
+#ifdef _OPENMP
+        nt = omp_get_num_threads();
+        t = omp_get_thread_num();
+#endif
+        /* contiguous ranges, a multiple of the row block each */
+        int per = ((rows + nt - 1) / nt + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+        int r0 = t * per;
+        int r1 = r0 + per < rows ? r0 + per : rows;
+        if (r0 < r1) {
+            if (f32)
+                fp(out, w, x, n, r0, r1);
+            else
+                q8(out, w, xq, n, r0, r1);
+        }
     }
 }
 

@@ -1,6 +1,453 @@
-/* test_quant.c — not written yet. */
+/* test_quant.c — Q8_0 quantization and the matrix kernels.
+ *
+ * Every ISA this CPU and build support is forced in turn (quant_init) and compared
+ * with the plain-C reference: quant_dot_q8 vs quant_dot_q8_ref, quant_matmul /
+ * quant_matvec vs a scalar loop over quant_dot_q8_ref, F32 kernels vs a double
+ * precision sum. Shapes cover padded rows (cols not a multiple of the group), rows
+ * not a multiple of the kernel's row block, and batches of 1, 3 and 17 vectors.
+ * "core": agreement on random data; "limits": zero rows, ±127, round-trip bounds. */
 #include "testutil.h"
-START_TEST(test_placeholder) { ck_assert_int_eq(1, 1); }
+
+#include <math.h>
+#include <string.h>
+
+#include "quant.h"
+
+static uint64_t rng_state;
+
+static uint32_t rng_u32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+/* uniform in [-1, 1) */
+static float rng_f(void)
+{
+    return (float)(rng_u32() % 2000001) / 1000000.0f - 1.0f;
+}
+
+/* A Q8_0 tensor with its own buffers (freed by owned_free). */
+typedef struct {
+    tensor t;
+    int8_t *q;    /* (rows, stride) */
+    float *scale; /* (rows, stride / group) */
+    float *f;     /* (rows, cols): the fp32 values it was quantized from */
+} owned;
+
+static owned owned_q8(int rows, int cols, int group, float amp)
+{
+    owned o;
+    int stride = quant_stride(cols, group);
+    o.f = malloc(sizeof(float) * (size_t)rows * cols);
+    o.q = malloc((size_t)rows * stride);
+    o.scale = malloc(sizeof(float) * (size_t)rows * (stride / group));
+    for (size_t i = 0; i < (size_t)rows * cols; i++)
+        o.f[i] = amp * rng_f();
+    for (int r = 0; r < rows; r++)
+        quant_quantize_row(o.q + (size_t)r * stride, o.scale + (size_t)r * (stride / group),
+                           o.f + (size_t)r * cols, cols, stride, group);
+    o.t = (tensor){.type = TENSOR_Q8_0, .rows = rows, .cols = cols, .stride = stride,
+                   .group = group, .q = o.q, .scale = o.scale};
+    return o;
+}
+
+static void owned_free(owned *o)
+{
+    free(o->q);
+    free(o->scale);
+    free(o->f);
+}
+
+static float *random_vecs(int n, int len, float amp)
+{
+    float *x = malloc(sizeof(float) * (size_t)n * len);
+    for (size_t i = 0; i < (size_t)n * len; i++)
+        x[i] = amp * rng_f();
+    return x;
+}
+
+/* The ISAs to test: every one this CPU and build can run. */
+static int supported_isas(quant_isa *isas)
+{
+    int k = 0;
+    for (int i = QUANT_ISA_SCALAR; i < QUANT_ISA_COUNT; i++)
+        if (quant_isa_supported((quant_isa)i))
+            isas[k++] = (quant_isa)i;
+    return k;
+}
+
+/* Reference out (n, rows) with quant_dot_q8_ref, and a bound on the rounding error
+ * of any summation order: eps * sum |terms| per output. */
+static void ref_matmul_q8(float *out, float *bound, const tensor *w, const qbatch *xq, int n)
+{
+    int groups = w->stride / w->group;
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < w->rows; r++) {
+            const int8_t *a = w->q + (size_t)r * w->stride;
+            const int8_t *b = xq->q + (size_t)i * xq->stride;
+            const float *as = w->scale + (size_t)r * groups;
+            const float *bs = xq->scale + (size_t)i * groups;
+            out[(size_t)i * w->rows + r] = quant_dot_q8_ref(a, as, b, bs, w->stride, w->group);
+            double mag = 0.0;
+            for (int k = 0; k < w->stride; k++)
+                mag += fabs((double)a[k] * b[k] * as[k / w->group] * bs[k / w->group]);
+            bound[(size_t)i * w->rows + r] = (float)(1e-5 * mag + 1e-30);
+        }
+}
+
+static void check_q8_matmul(int rows, int cols, int group, int n)
+{
+    owned w = owned_q8(rows, cols, group, 0.5f);
+    float *x = random_vecs(n, cols, 2.0f);
+    qbatch *xq = qbatch_new(n, cols, group);
+    ck_assert_ptr_nonnull(xq);
+    qbatch_quantize(xq, x, n);
+    ck_assert_int_eq(xq->stride, w.t.stride);
+
+    float *want = malloc(sizeof(float) * (size_t)n * rows);
+    float *bound = malloc(sizeof(float) * (size_t)n * rows);
+    float *got = malloc(sizeof(float) * (size_t)n * rows);
+    ref_matmul_q8(want, bound, &w.t, xq, n);
+
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        ck_assert_int_eq(quant_init(isas[j]), isas[j]);
+        for (int i = 0; i < n * rows; i++)
+            got[i] = NAN;
+        if (n == 1)
+            quant_matvec(got, &w.t, NULL, xq);
+        else
+            quant_matmul(got, &w.t, NULL, xq, n);
+        for (int i = 0; i < n * rows; i++)
+            ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
+                          "%s: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
+                          quant_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
+                          bound[i]);
+    }
+    quant_init(QUANT_ISA_AUTO);
+    free(want);
+    free(bound);
+    free(got);
+    free(x);
+    qbatch_free(xq);
+    owned_free(&w);
+}
+
+START_TEST(test_isa_names)
+{
+    ck_assert(quant_isa_supported(QUANT_ISA_SCALAR));
+    ck_assert_str_eq(quant_isa_name(QUANT_ISA_SCALAR), "scalar");
+    ck_assert_str_eq(quant_isa_name(QUANT_ISA_AVX512_VNNI), "avx512-vnni");
+    quant_isa best = quant_init(QUANT_ISA_AUTO);
+    ck_assert(quant_isa_supported(best));
+    ck_assert_int_ne(best, QUANT_ISA_AUTO);
+    /* asking for something unsupported falls back to a supported ISA */
+    for (int i = QUANT_ISA_SCALAR; i < QUANT_ISA_COUNT; i++) {
+        quant_isa got = quant_init((quant_isa)i);
+        ck_assert(quant_isa_supported(got));
+        if (quant_isa_supported((quant_isa)i))
+            ck_assert_int_eq(got, i);
+    }
+    quant_init(QUANT_ISA_AUTO);
+}
 END_TEST
-static Suite *make_suite(void) { Suite *s = suite_create("quant"); TCase *tc = tcase_create("core"); tcase_add_test(tc, test_placeholder); suite_add_tcase(s, tc); return s; }
+
+START_TEST(test_stride)
+{
+    ck_assert_int_eq(quant_stride(172, 32), 192);
+    ck_assert_int_eq(quant_stride(288, 64), 320);
+    ck_assert_int_eq(quant_stride(256, 64), 256);
+    ck_assert_int_eq(quant_stride(7, 0), 7);
+}
+END_TEST
+
+START_TEST(test_dot_all_isas)
+{
+    rng_state = 0x9e3779b97f4a7c15ull;
+    static const int groups[] = {32, 64, 96, 128, 256};
+    static const int lens[] = {1, 2, 3, 5, 9, 24};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++)
+        for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+            int group = groups[gi], len = group * lens[li], ng = lens[li];
+            int8_t *a = malloc(len), *b = malloc(len);
+            float *as = malloc(sizeof(float) * ng), *bs = malloc(sizeof(float) * ng);
+            double mag = 0.0;
+            for (int i = 0; i < len; i++) {
+                a[i] = (int8_t)((int)(rng_u32() % 255) - 127);
+                b[i] = (int8_t)((int)(rng_u32() % 255) - 127);
+            }
+            for (int g = 0; g < ng; g++) {
+                as[g] = rng_f() * 0.01f;
+                bs[g] = rng_f() * 0.01f;
+            }
+            for (int i = 0; i < len; i++)
+                mag += fabs((double)a[i] * b[i] * as[i / group] * bs[i / group]);
+            float want = quant_dot_q8_ref(a, as, b, bs, len, group);
+            for (int j = 0; j < k; j++) {
+                quant_init(isas[j]);
+                float got = quant_dot_q8(a, as, b, bs, len, group);
+                ck_assert_msg(fabs(got - want) <= 1e-5 * mag,
+                              "%s: group %d len %d: %g vs %g", quant_isa_name(isas[j]), group,
+                              len, got, want);
+            }
+            free(a);
+            free(b);
+            free(as);
+            free(bs);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
+START_TEST(test_matmul_shapes)
+{
+    rng_state = 0x243f6a8885a308d3ull;
+    static const int shapes[][3] = {
+        /* rows, cols, group */
+        {64, 256, 32},  {61, 288, 32},  {7, 172, 32},   {13, 288, 64},  {37, 768, 64},
+        {5, 64, 64},    {9, 320, 160},  {3, 96, 96},    {18, 512, 128}, {130, 100, 32},
+        {2, 33, 32},    {1, 32, 32},
+    };
+    static const int ns[] = {1, 2, 3, 4, 5, 17, 70};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+            check_q8_matmul(shapes[s][0], shapes[s][1], shapes[s][2], ns[i]);
+}
+END_TEST
+
+START_TEST(test_matmul_big_parallel)
+{
+    /* large enough to be split over threads */
+    rng_state = 0x13198a2e03707344ull;
+    check_q8_matmul(1000, 768, 64, 1);
+    check_q8_matmul(517, 288, 32, 1);
+    check_q8_matmul(203, 768, 32, 33);
+}
+END_TEST
+
+/* F32: every ISA vs a double-precision sum. */
+static void check_f32(int rows, int cols, int n)
+{
+    float *w = random_vecs(rows, cols, 1.0f);
+    float *x = random_vecs(n, cols, 1.0f);
+    tensor t = {.type = TENSOR_F32, .rows = rows, .cols = cols, .stride = cols, .f = w};
+    float *got = malloc(sizeof(float) * (size_t)n * rows);
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        quant_init(isas[j]);
+        if (n == 1)
+            quant_matvec(got, &t, x, NULL);
+        else
+            quant_matmul(got, &t, x, NULL, n);
+        for (int i = 0; i < n; i++)
+            for (int r = 0; r < rows; r++) {
+                double want = 0.0, mag = 0.0;
+                for (int c = 0; c < cols; c++) {
+                    want += (double)w[(size_t)r * cols + c] * x[(size_t)i * cols + c];
+                    mag += fabs((double)w[(size_t)r * cols + c] * x[(size_t)i * cols + c]);
+                }
+                float g = got[(size_t)i * rows + r];
+                ck_assert_msg(fabs(g - want) <= 1e-5 * mag + 1e-30,
+                              "%s f32 rows %d cols %d n %d: [%d,%d] %g vs %g",
+                              quant_isa_name(isas[j]), rows, cols, n, i, r, g, want);
+            }
+    }
+    quant_init(QUANT_ISA_AUTO);
+    free(w);
+    free(x);
+    free(got);
+}
+
+START_TEST(test_f32_shapes)
+{
+    rng_state = 0xa4093822299f31d0ull;
+    static const int shapes[][2] = {{64, 256}, {61, 288}, {7, 172}, {5, 13}, {1, 1}, {300, 771}};
+    static const int ns[] = {1, 3, 17};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+            check_f32(shapes[s][0], shapes[s][1], ns[i]);
+}
+END_TEST
+
+/* ---- limits ---- */
+
+START_TEST(test_roundtrip_bound)
+{
+    rng_state = 0x082efa98ec4e6c89ull;
+    static const int cols[] = {172, 288, 64, 1, 33};
+    static const int groups[] = {32, 64};
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+        for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
+            owned o = owned_q8(5, cols[c], groups[g], 3.0f);
+            float *row = malloc(sizeof(float) * cols[c]);
+            for (int r = 0; r < 5; r++) {
+                quant_dequantize_row(row, &o.t, r);
+                for (int i = 0; i < cols[c]; i++) {
+                    float s = o.scale[r * (o.t.stride / o.t.group) + i / o.t.group];
+                    float x = o.f[(size_t)r * cols[c] + i];
+                    /* rounding to the nearest step: half a step, plus float slack */
+                    ck_assert_msg(fabsf(row[i] - x) <= 0.5f * s * 1.0001f + 1e-7f,
+                                  "cols %d group %d [%d,%d]: %g -> %g (scale %g)", cols[c],
+                                  groups[g], r, i, x, row[i], s);
+                }
+                /* padding stays zero */
+                for (int i = cols[c]; i < o.t.stride; i++)
+                    ck_assert_int_eq(o.q[(size_t)r * o.t.stride + i], 0);
+            }
+            free(row);
+            owned_free(&o);
+        }
+}
+END_TEST
+
+START_TEST(test_quantize_extremes)
+{
+    /* the largest magnitude of each group maps to ±127 exactly */
+    float x[64];
+    int8_t q[64];
+    float s[2];
+    for (int i = 0; i < 64; i++)
+        x[i] = (i % 2 ? -1.0f : 1.0f) * (float)(i + 1);
+    quant_quantize_row(q, s, x, 64, 64, 32);
+    ck_assert_int_eq(q[31], -127);
+    ck_assert_int_eq(q[63], -127);
+    ck_assert_float_eq_tol(s[0], 32.0f / 127.0f, 1e-7f);
+    ck_assert_float_eq_tol(s[1], 64.0f / 127.0f, 1e-7f);
+    for (int i = 0; i < 64; i++)
+        ck_assert(q[i] >= -127 && q[i] <= 127);
+}
+END_TEST
+
+START_TEST(test_zero_rows)
+{
+    /* an all-zero row has scale 0 and yields exactly 0 in every kernel */
+    float x[100] = {0};
+    int8_t q[128];
+    float s[4];
+    quant_quantize_row(q, s, x, 100, 128, 32);
+    for (int g = 0; g < 4; g++)
+        ck_assert_float_eq(s[g], 0.0f);
+    for (int i = 0; i < 128; i++)
+        ck_assert_int_eq(q[i], 0);
+
+    rng_state = 0x452821e638d01377ull;
+    owned w = owned_q8(9, 100, 32, 1.0f);
+    memset(w.q + 4 * w.t.stride, 0, w.t.stride);
+    memset(w.scale + 4 * (w.t.stride / 32), 0, sizeof(float) * (w.t.stride / 32));
+    float *xv = random_vecs(3, 100, 1.0f);
+    qbatch *xq = qbatch_new(3, 100, 32);
+    qbatch_quantize(xq, xv, 3);
+    float out[27];
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        quant_init(isas[j]);
+        quant_matmul(out, &w.t, NULL, xq, 3);
+        for (int i = 0; i < 3; i++)
+            ck_assert_msg(out[i * 9 + 4] == 0.0f, "%s: %g", quant_isa_name(isas[j]),
+                          out[i * 9 + 4]);
+    }
+    /* a zero input vector too */
+    memset(xv, 0, sizeof(float) * 100);
+    qbatch_quantize(xq, xv, 1);
+    for (int j = 0; j < k; j++) {
+        quant_init(isas[j]);
+        quant_matvec(out, &w.t, NULL, xq);
+        for (int r = 0; r < 9; r++)
+            ck_assert_float_eq(out[r], 0.0f);
+    }
+    quant_init(QUANT_ISA_AUTO);
+    qbatch_free(xq);
+    free(xv);
+    owned_free(&w);
+}
+END_TEST
+
+START_TEST(test_extreme_values)
+{
+    /* every product at ±127 * ±127: the int32 sums are exact in every kernel */
+    enum { ROWS = 6, COLS = 1024, N = 5 };
+    int8_t *wq = malloc(ROWS * COLS);
+    float ws[ROWS * COLS / 64];
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS; c++)
+            wq[r * COLS + c] = (int8_t)((r % 3 == 0) ? 127 : (r % 3 == 1) ? -127 : ((c & 1) ? 127 : -127));
+    for (int i = 0; i < ROWS * COLS / 64; i++)
+        ws[i] = 1.0f;
+    tensor t = {.type = TENSOR_Q8_0, .rows = ROWS, .cols = COLS, .stride = COLS, .group = 64,
+                .q = wq, .scale = ws};
+    qbatch *xq = qbatch_new(N, COLS, 64);
+    for (int i = 0; i < N * COLS; i++)
+        xq->q[i] = (int8_t)((i / COLS) % 2 ? -127 : 127);
+    for (int i = 0; i < N * COLS / 64; i++)
+        xq->scale[i] = 1.0f;
+    float out[N * ROWS];
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        quant_init(isas[j]);
+        quant_matmul(out, &t, NULL, xq, N);
+        for (int i = 0; i < N; i++)
+            for (int r = 0; r < ROWS; r++) {
+                float sign = (i % 2 ? -1.0f : 1.0f);
+                float want = r % 3 == 0 ? sign * 127 * 127 * COLS
+                             : r % 3 == 1 ? -sign * 127 * 127 * COLS : 0.0f;
+                ck_assert_msg(out[i * ROWS + r] == want, "%s [%d,%d]: %g vs %g",
+                              quant_isa_name(isas[j]), i, r, out[i * ROWS + r], want);
+            }
+        float d = quant_dot_q8(wq, ws, xq->q, xq->scale, COLS, 64);
+        ck_assert_float_eq(d, 127.0f * 127.0f * COLS);
+    }
+    quant_init(QUANT_ISA_AUTO);
+    qbatch_free(xq);
+    free(wq);
+}
+END_TEST
+
+START_TEST(test_qbatch)
+{
+    ck_assert_ptr_null(qbatch_new(0, 10, 32));
+    qbatch_free(NULL);
+    qbatch *b = qbatch_new(3, 172, 32);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(b->stride, 192);
+    float x[3 * 172];
+    for (int i = 0; i < 3 * 172; i++)
+        x[i] = (float)(i % 17) - 8.0f;
+    qbatch_quantize(b, x, 3);
+    for (int v = 0; v < 3; v++)
+        for (int i = 172; i < 192; i++)
+            ck_assert_int_eq(b->q[v * 192 + i], 0);
+    qbatch_free(b);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("quant");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_isa_names);
+    tcase_add_test(core, test_stride);
+    tcase_add_test(core, test_dot_all_isas);
+    tcase_add_test(core, test_matmul_shapes);
+    tcase_add_test(core, test_matmul_big_parallel);
+    tcase_add_test(core, test_f32_shapes);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_roundtrip_bound);
+    tcase_add_test(limits, test_quantize_extremes);
+    tcase_add_test(limits, test_zero_rows);
+    tcase_add_test(limits, test_extreme_values);
+    tcase_add_test(limits, test_qbatch);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
 TEST_MAIN(make_suite)
