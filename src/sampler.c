@@ -6,8 +6,8 @@
  *
  * Cost per decision for a vocabulary of n: one O(n) copy, top-k by an in-place
  * min-heap of k (O(n log k)), one O(n) softmax, top-p by pre-filtering candidates
- * that cannot be in the nucleus and then popping a max-heap only until the mass
- * reaches p (O(n + m log n) for a nucleus of m), min-p and the draw O(m). */
+ * that cannot be in the nucleus and then a quickselect on the probability mass
+ * (expected O(n), no full sort), min-p and the draw O(kept). */
 #include "sampler.h"
 
 #include <math.h>
@@ -209,32 +209,49 @@ static void select_top_k(candidate *c, int n, int k)
     }
 }
 
-/* Max-heap on prob, ties to the lower id. */
+/* a is more probable than b, ties to the lower id. */
 static bool more_probable(const candidate *a, const candidate *b)
 {
     return a->prob > b->prob || (a->prob == b->prob && a->id < b->id);
 }
 
-static void sift_down_max(candidate *h, int n, int i)
+static void swap_candidates(candidate *a, candidate *b)
 {
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && more_probable(&h[l], &h[m]))
-            m = l;
-        if (r < n && more_probable(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        candidate t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
+    candidate t = *a;
+    *a = *b;
+    *b = t;
 }
 
-/* Top-p over c[0..n) whose probs sum to `total`: leaves the smallest set of most
- * probable candidates whose mass reaches p * total in c[0..m), sorted by probability,
- * and returns m. */
+static int cmp_more_probable(const void *a, const void *b)
+{
+    return more_probable(a, b) ? -1 : more_probable(b, a) ? 1 : 0;
+}
+
+/* Partitions c[0..n) (n >= 3) around the median of its first, middle and last
+ * candidates: returns k with c[0..k) more probable than c[k] and c[k+1..n) less. */
+static int partition(candidate *c, int n)
+{
+    int mid = n / 2;
+    if (more_probable(&c[mid], &c[0]))
+        swap_candidates(&c[mid], &c[0]);
+    if (more_probable(&c[n - 1], &c[0]))
+        swap_candidates(&c[n - 1], &c[0]);
+    if (more_probable(&c[mid], &c[n - 1]))
+        swap_candidates(&c[mid], &c[n - 1]);
+    /* now c[0] >= c[n-1] >= c[mid]: c[n-1] is the median, the pivot */
+    candidate pivot = c[n - 1];
+    int store = 0;
+    for (int i = 0; i < n - 1; i++)
+        if (more_probable(&c[i], &pivot))
+            swap_candidates(&c[i], &c[store++]);
+    swap_candidates(&c[store], &c[n - 1]);
+    return store;
+}
+
+/* Top-p over c[0..n) whose probs sum to `total`: moves the smallest set of most
+ * probable candidates whose mass reaches p * total to c[0..m), in no particular
+ * order, and returns m. Ties go to the lower id. Expected O(n): a quickselect on the
+ * mass instead of a sort. */
 static int select_top_p(candidate *c, int n, double total, float p)
 {
     if (n <= 1)
@@ -242,40 +259,37 @@ static int select_top_p(candidate *c, int n, double total, float p)
     /* Candidates below (1 - p) / (n - 1) of the mass cannot be in the nucleus: even all
      * of them together (at most n - 1) weigh less than 1 - p. */
     float cutoff = (float)((1.0 - p) / (n - 1) * total);
-    int m = 0;
+    int hi = 0;
     for (int i = 0; i < n; i++)
-        if (c[i].prob >= cutoff) {
-            candidate t = c[m];
-            c[m] = c[i];
-            c[i] = t;
-            m++;
+        if (c[i].prob >= cutoff)
+            swap_candidates(&c[i], &c[hi++]);
+    /* Invariant: c[0..lo) is in the nucleus, which is c[0..lo) plus the most probable
+     * few of c[lo..hi); `need` is the mass still missing. */
+    double need = (double)p * total;
+    int lo = 0;
+    for (int round = 0; hi - lo > 16 && round < 64; round++) {
+        int k = lo + partition(c + lo, hi - lo);
+        double upper = 0.0;
+        for (int i = lo; i < k; i++)
+            upper += c[i].prob;
+        if (upper >= need) {
+            hi = k;
+        } else if (upper + c[k].prob >= need) {
+            return k + 1;
+        } else {
+            need -= upper + c[k].prob;
+            lo = k + 1;
         }
-    /* Heap-sort c[0..m) lazily: pop the most probable to the back until the popped
-     * mass reaches p, then move the popped run (ascending at the back) to the front. */
-    for (int i = m / 2 - 1; i >= 0; i--)
-        sift_down_max(c, m, i);
-    double want = (double)p * total, cum = 0.0;
-    int heap = m;
-    while (heap > 0 && cum < want) {
-        candidate top = c[0];
-        c[0] = c[heap - 1];
-        c[heap - 1] = top;
-        heap--;
-        sift_down_max(c, heap, 0);
-        cum += top.prob;
     }
-    /* c[heap..m) holds the nucleus, least probable first: swapping c[i] with c[m-1-i]
-     * for i < kept brings it to c[0..kept), most probable first. */
-    int kept = m - heap;
-    for (int i = 0; i < kept; i++) {
-        int j = m - 1 - i;
-        if (i >= j)
-            break;
-        candidate t = c[i];
-        c[i] = c[j];
-        c[j] = t;
+    /* A few left (or a run of bad pivots): sort them and take what is needed. */
+    qsort(c + lo, (size_t)(hi - lo), sizeof *c, cmp_more_probable);
+    double cum = 0.0;
+    for (int i = lo; i < hi; i++) {
+        cum += c[i].prob;
+        if (cum >= need)
+            return i + 1;
     }
-    return kept;
+    return hi; /* rounding: the whole rest */
 }
 
 int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,

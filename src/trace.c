@@ -1,1 +1,360 @@
-/* trace.c — not written yet. */
+/* trace.c — writes step records as JSON Lines (see trace.h), and names step phases.
+ *
+ * Owns the trace FILE and its 1 MiB stdio buffer; borrows the tokenizer (pieces) and
+ * the model config (attention shape), which must outlive the trace. A write error is
+ * remembered (the first one, with its errno) and reported by every later trace_write
+ * and by trace_close; nothing is printed.
+ *
+ * JSON details: pieces are written as their raw stored bytes. Valid UTF-8 passes
+ * through; quote, backslash and control characters (and DEL) are escaped; a byte that
+ * is not part of a valid UTF-8 sequence is written as \u00XX with the byte's value
+ * (so a reader that knows can recover the bytes: in the JSON text such escapes only
+ * ever stand for invalid bytes, since a real U+0080..U+00FF is written as UTF-8).
+ * Floats use %.9g for logits and probabilities (round-trips a float) and six
+ * significant digits for timings and attention weights; NaN and infinities, which
+ * JSON cannot express, are written as null. */
+#include "trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TRACE_BUFFER = 1 << 20 };
+
+struct trace_writer {
+    FILE *f;
+    char *path;               /* owned copy, for messages */
+    char *buf;                /* (TRACE_BUFFER) stdio buffer of f */
+    const tokenizer *tok;     /* borrowed; may be NULL (pieces are then "") */
+    model_config cfg;         /* copy: n_layers, n_heads for the attention shape */
+    bool has_cfg;
+    bool with_attention;
+    int write_errno;          /* first write error's errno; 0 while all is well */
+};
+
+const char *step_phase_name(step_phase p)
+{
+    switch (p) {
+    case STEP_PROMPT: return "prompt";
+    case STEP_GEN: return "gen";
+    case STEP_FORCED: return "forced";
+    }
+    return "?";
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when s[0] does not start one. */
+static int utf8_valid_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    int len;
+    unsigned min;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    unsigned cp = c & (0x7F >> len);
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) /* also stops at the NUL */
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+void trace_json_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    putc('"', f);
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            putc('\\', f);
+            putc((int)c, f);
+            p++;
+        } else if (c == '\n') {
+            fputs("\\n", f);
+            p++;
+        } else if (c == '\t') {
+            fputs("\\t", f);
+            p++;
+        } else if (c == '\r') {
+            fputs("\\r", f);
+            p++;
+        } else if (c < 0x20 || c == 0x7F) {
+            fprintf(f, "\\u%04x", c);
+            p++;
+        } else {
+            int len = utf8_valid_len(p);
+            if (len == 0) {
+                fprintf(f, "\\u%04x", c); /* an invalid byte, by value */
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)len, f);
+                p += len;
+            }
+        }
+    }
+    putc('"', f);
+}
+
+/* A number as JSON with `digits` significant digits, or null when not finite. */
+static void put_float(FILE *f, double x, int digits)
+{
+    if (isfinite(x))
+        fprintf(f, "%.*g", digits, x);
+    else
+        fputs("null", f);
+}
+
+static void note_error(trace_writer *t)
+{
+    if (t->write_errno == 0 && ferror(t->f))
+        t->write_errno = errno ? errno : EIO;
+}
+
+llm_status trace_open(const char *path, const tokenizer *tok, const model_config *cfg,
+                      bool with_attention, trace_writer **out, llm_err *err)
+{
+    *out = NULL;
+    trace_writer *t = calloc(1, sizeof *t);
+    if (t) {
+        t->path = strdup(path);
+        t->buf = malloc(TRACE_BUFFER);
+    }
+    if (!t || !t->path || !t->buf) {
+        if (t) {
+            free(t->path);
+            free(t->buf);
+        }
+        free(t);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the trace buffer", path);
+    }
+    t->f = fopen(path, "w");
+    if (!t->f) {
+        int e = errno;
+        free(t->path);
+        free(t->buf);
+        free(t);
+        return llm_fail(err, LLM_ERR_IO, "%s: cannot write the trace: %s", path, strerror(e));
+    }
+    setvbuf(t->f, t->buf, _IOFBF, TRACE_BUFFER);
+    t->tok = tok;
+    if (cfg) {
+        t->cfg = *cfg;
+        t->has_cfg = true;
+    }
+    t->with_attention = with_attention;
+    *out = t;
+    return LLM_OK;
+}
+
+llm_status trace_write_header(trace_writer *t, const char *model_name, unsigned long long seed)
+{
+    if (t->write_errno)
+        return LLM_ERR_IO;
+    fputs("{\"llmchat_trace\":1,\"model\":", t->f);
+    trace_json_string(t->f, model_name);
+    fprintf(t->f, ",\"seed\":%llu}\n", seed);
+    note_error(t);
+    return t->write_errno ? LLM_ERR_IO : LLM_OK;
+}
+
+static void write_sampler(FILE *f, const sampler_record *r)
+{
+    const sampler_config *c = &r->config;
+    fputs(",\"sampler\":{\"temperature\":", f);
+    put_float(f, c->temperature, 9);
+    fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
+    put_float(f, c->top_p, 9);
+    fputs(",\"min_p\":", f);
+    put_float(f, c->min_p, 9);
+    fputs(",\"repeat_penalty\":", f);
+    put_float(f, c->repeat_penalty, 9);
+    fprintf(f, ",\"repeat_last_n\":%d,\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
+               "\"kept_min_p\":%d,\"greedy\":%s,\"draw\":",
+            c->repeat_last_n, r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
+            r->greedy ? "true" : "false");
+    put_float(f, r->draw, 9);
+    fprintf(f, ",\"chosen\":%d,\"chosen_prob\":", r->chosen);
+    put_float(f, r->chosen_prob, 9);
+    fprintf(f, ",\"chosen_rank\":%d}", r->chosen_rank);
+}
+
+/* Writes x like printf's "%.6g" (6 significant digits, trailing zeros dropped,
+ * exponent form below 1e-4 and from 1e6 on), or "null" when x is not finite, into
+ * out (at least 16 bytes); returns the length. Attention rows hold up to
+ * n_layers * n_heads * seq_len numbers per record, and printf costs several times
+ * more than this. The last digit may differ from printf's in a rare tie. */
+static int format_g6(char *out, float xf)
+{
+    double x = xf;
+    if (!isfinite(x)) {
+        memcpy(out, "null", 4);
+        return 4;
+    }
+    if (x == 0.0) {
+        out[0] = '0';
+        return 1;
+    }
+    int o = 0;
+    if (x < 0) {
+        out[o++] = '-';
+        x = -x;
+    }
+    int e = (int)floor(log10(x));
+    long m = lrint(x * pow(10.0, 5 - e)); /* 6 digits: 100000..999999 */
+    if (m >= 1000000) {
+        e++;
+        m = lrint(x * pow(10.0, 5 - e));
+    } else if (m < 100000) {
+        e--;
+        m = lrint(x * pow(10.0, 5 - e));
+    }
+    char d[6];
+    for (int i = 5; i >= 0; i--) {
+        d[i] = (char)('0' + m % 10);
+        m /= 10;
+    }
+    int nd = 6;
+    while (nd > 1 && d[nd - 1] == '0')
+        nd--;
+    if (e < -4 || e >= 6) {
+        out[o++] = d[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (int i = 1; i < nd; i++)
+                out[o++] = d[i];
+        }
+        out[o++] = 'e';
+        out[o++] = e < 0 ? '-' : '+';
+        int ae = e < 0 ? -e : e;
+        if (ae >= 100)
+            out[o++] = (char)('0' + ae / 100);
+        out[o++] = (char)('0' + ae / 10 % 10);
+        out[o++] = (char)('0' + ae % 10);
+    } else if (e >= 0) {
+        for (int i = 0; i <= e; i++)
+            out[o++] = d[i];
+        if (nd > e + 1) {
+            out[o++] = '.';
+            for (int i = e + 1; i < nd; i++)
+                out[o++] = d[i];
+        }
+    } else {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = 0; i < -e - 1; i++)
+            out[o++] = '0';
+        for (int i = 0; i < nd; i++)
+            out[o++] = d[i];
+    }
+    return o;
+}
+
+/* "attn":[[[w...] per head] per layer] over key positions 0..pos, formatted in a
+ * local buffer and written in blocks. */
+static void write_attention(FILE *f, const float *attn, int n_layers, int n_heads, int n_keys)
+{
+    char buf[8192];
+    int o = 0;
+    fputs(",\"attn\":[", f);
+    for (int l = 0; l < n_layers; l++) {
+        buf[o++] = l ? ',' : '[';
+        if (l)
+            buf[o++] = '[';
+        for (int h = 0; h < n_heads; h++) {
+            if (o > (int)sizeof buf - 32) {
+                fwrite(buf, 1, (size_t)o, f);
+                o = 0;
+            }
+            buf[o++] = h ? ',' : '[';
+            if (h)
+                buf[o++] = '[';
+            const float *row = attn + ((size_t)l * n_heads + h) * n_keys;
+            for (int k = 0; k < n_keys; k++) {
+                if (o > (int)sizeof buf - 32) {
+                    fwrite(buf, 1, (size_t)o, f);
+                    o = 0;
+                }
+                if (k)
+                    buf[o++] = ',';
+                o += format_g6(buf + o, row[k]);
+            }
+            buf[o++] = ']';
+        }
+        buf[o++] = ']';
+    }
+    buf[o++] = ']';
+    fwrite(buf, 1, (size_t)o, f);
+}
+
+llm_status trace_write(trace_writer *t, const step_record *rec)
+{
+    if (t->write_errno)
+        return LLM_ERR_IO;
+    FILE *f = t->f;
+    fprintf(f, "{\"pos\":%d,\"token\":%d,\"piece\":", rec->pos, rec->token);
+    trace_json_string(f, t->tok ? tokenizer_piece(t->tok, rec->token) : "");
+    fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
+            rec->next);
+    put_float(f, rec->next_prob, 9);
+    fprintf(f, ",\"next_rank\":%d,\"top\":[", rec->next_rank);
+    int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
+    for (int i = 0; i < n_top; i++) {
+        fprintf(f, i ? ",[%d," : "[%d,", rec->top[i].id);
+        put_float(f, rec->top[i].logit, 9);
+        putc(',', f);
+        put_float(f, rec->top[i].prob, 9);
+        putc(']', f);
+    }
+    putc(']', f);
+    if (rec->sampled)
+        write_sampler(f, &rec->sampler);
+    else
+        fputs(",\"sampler\":null", f);
+    fputs(",\"ms\":", f);
+    put_float(f, rec->forward_ms + rec->sample_ms, 6);
+    if (t->with_attention && rec->attn && t->has_cfg && rec->pos >= 0)
+        write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
+    fputs("}\n", f);
+    note_error(t);
+    return t->write_errno ? LLM_ERR_IO : LLM_OK;
+}
+
+void trace_observe(void *user, const step_record *rec)
+{
+    trace_write((trace_writer *)user, rec); /* an error is kept in the trace for trace_close */
+}
+
+llm_status trace_close(trace_writer *t, llm_err *err)
+{
+    if (!t)
+        return LLM_OK;
+    errno = 0;
+    if (fflush(t->f) != 0)
+        note_error(t);
+    int e = errno;
+    if (fclose(t->f) != 0 && t->write_errno == 0)
+        t->write_errno = errno ? errno : (e ? e : EIO);
+    llm_status st = LLM_OK;
+    if (t->write_errno)
+        st = llm_fail(err, LLM_ERR_IO, "%s: writing the trace failed: %s", t->path,
+                      strerror(t->write_errno));
+    free(t->buf);
+    free(t->path);
+    free(t);
+    return st;
+}
