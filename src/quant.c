@@ -41,6 +41,7 @@ typedef void (*rows_q8_fn)(float *out, const tensor *w, const qbatch *xq, int n,
 typedef void (*rows_f32_fn)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
 typedef float (*dot_q8_fn)(const int8_t *a, const float *as, const int8_t *b, const float *bs,
                            int len, int group);
+typedef void (*quantize_fn)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
 
 static struct {
     bool ready;
@@ -48,6 +49,7 @@ static struct {
     rows_q8_fn rows_q8;   /* for groups that are a multiple of 32 */
     rows_f32_fn rows_f32;
     dot_q8_fn dot_q8;
+    quantize_fn quantize; /* for groups that are a multiple of 16 */
 } kern;
 
 enum {
@@ -65,7 +67,8 @@ int quant_stride(int cols, int group)
     return (cols + group - 1) / group * group;
 }
 
-void quant_quantize_row(int8_t *q, float *scale, const float *x, int n, int stride, int group)
+static void quantize_row_scalar(int8_t *q, float *scale, const float *x, int n, int stride,
+                                int group)
 {
     for (int g = 0; g < stride / group; g++) {
         int lo = g * group;
@@ -437,6 +440,31 @@ static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, co
     return out;
 }
 
+/* quantize_row_scalar with 16 floats a step; the same operations in the same
+ * order (max, divide, reciprocal, multiply, round to nearest even), so the same bytes. */
+static void quantize_row_avx512(int8_t *q, float *scale, const float *x, int n, int stride,
+                                int group)
+{
+    for (int g = 0; g < stride / group; g++) {
+        int lo = g * group;
+        int hi = lo + group < n ? lo + group : n;
+        __m512 amax = _mm512_setzero_ps();
+        for (int i = lo; i < hi; i += 16) {
+            __mmask16 m = hi - i >= 16 ? 0xFFFF : (__mmask16)((1u << (hi - i)) - 1);
+            amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(m, x + i)));
+        }
+        float s = _mm512_reduce_max_ps(amax) / 127.0f;
+        float inv = s > 0.0f ? 1.0f / s : 0.0f;
+        scale[g] = s;
+        __m512 vinv = _mm512_set1_ps(inv);
+        for (int i = lo; i < lo + group; i += 16) {
+            __mmask16 m = hi - i >= 16 ? 0xFFFF : hi - i <= 0 ? 0 : (__mmask16)((1u << (hi - i)) - 1);
+            __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv));
+            _mm_storeu_si128((__m128i *)(q + i), _mm512_cvtsepi32_epi8(v));
+        }
+    }
+}
+
 /* F32 block: R rows x N vectors, 16 floats a step, masked tail. */
 INLINE void f32_block_avx512(int R, int N, float *out, int ldo, const float *w, int wstride,
                              const float *x, int cols)
@@ -531,6 +559,7 @@ quant_isa quant_init(quant_isa wanted)
     kern.rows_q8 = rows_q8_scalar;
     kern.rows_f32 = rows_f32_scalar;
     kern.dot_q8 = quant_dot_q8_ref;
+    kern.quantize = quantize_row_scalar;
 #if QUANT_X86
     if (isa == QUANT_ISA_AVX2) {
         kern.rows_q8 = rows_q8_avx2;
@@ -540,6 +569,7 @@ quant_isa quant_init(quant_isa wanted)
         kern.rows_q8 = rows_q8_avx512;
         kern.rows_f32 = rows_f32_avx512;
         kern.dot_q8 = dot_q8_avx512;
+        kern.quantize = quantize_row_avx512;
     }
 #endif
     kern.ready = true;
@@ -550,6 +580,15 @@ static void ensure_init(void)
 {
     if (!kern.ready)
         quant_init(QUANT_ISA_AUTO);
+}
+
+void quant_quantize_row(int8_t *q, float *scale, const float *x, int n, int stride, int group)
+{
+    ensure_init();
+    if (group % 16 == 0)
+        kern.quantize(q, scale, x, n, stride, group);
+    else
+        quantize_row_scalar(q, scale, x, n, stride, group);
 }
 
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

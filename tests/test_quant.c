@@ -411,6 +411,43 @@ START_TEST(test_extreme_values)
 }
 END_TEST
 
+START_TEST(test_quantize_same_bytes)
+{
+    /* every ISA's quantizer gives the scalar one's bytes and scales exactly */
+    rng_state = 0xbe5466cf34e90c6cull;
+    static const int lens[] = {1, 15, 16, 17, 100, 172, 288, 768};
+    static const int groups[] = {16, 32, 64, 128};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++) {
+            int n = lens[li], group = groups[gi], stride = quant_stride(n, group);
+            float *x = random_vecs(1, n, 5.0f);
+            int8_t *q0 = malloc(stride), *q1 = malloc(stride);
+            float *s0 = malloc(sizeof(float) * (stride / group));
+            float *s1 = malloc(sizeof(float) * (stride / group));
+            quant_init(QUANT_ISA_SCALAR);
+            quant_quantize_row(q0, s0, x, n, stride, group);
+            for (int j = 0; j < k; j++) {
+                quant_init(isas[j]);
+                memset(q1, 0x55, stride);
+                quant_quantize_row(q1, s1, x, n, stride, group);
+                ck_assert_msg(memcmp(q0, q1, stride) == 0, "%s: len %d group %d: bytes differ",
+                              quant_isa_name(isas[j]), n, group);
+                ck_assert_msg(memcmp(s0, s1, sizeof(float) * (stride / group)) == 0,
+                              "%s: len %d group %d: scales differ", quant_isa_name(isas[j]), n,
+                              group);
+            }
+            free(x);
+            free(q0);
+            free(q1);
+            free(s0);
+            free(s1);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 START_TEST(test_qbatch)
 {
     ck_assert_ptr_null(qbatch_new(0, 10, 32));
@@ -445,6 +482,7 @@ static Suite *make_suite(void)
     tcase_add_test(limits, test_quantize_extremes);
     tcase_add_test(limits, test_zero_rows);
     tcase_add_test(limits, test_extreme_values);
+    tcase_add_test(limits, test_quantize_same_bytes);
     tcase_add_test(limits, test_qbatch);
     suite_add_tcase(s, limits);
     return s;
