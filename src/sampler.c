@@ -313,7 +313,8 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
     for (int i = 1; i < n; i++)
         if (c[i].logit > c[best].logit)
             best = i;
-    bool greedy = cfg->temperature == 0.0f || !isfinite(c[best].logit);
+    float maxl = c[best].logit; /* before top-k reorders c */
+    bool greedy = cfg->temperature == 0.0f || !isfinite(maxl);
 
     if (greedy) {
         chosen = best;
@@ -323,8 +324,9 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             select_top_k(c, n, cfg->top_k);
             m = kept_top_k = cfg->top_k;
         }
-        /* Temperature and softmax; the maximum is c[best]'s logit, which top-k kept. */
-        float maxl = c[best].logit, t = cfg->temperature;
+        /* Temperature and softmax, shifted by the maximum (which top-k kept), so the
+         * top candidate's weight is exactly 1. */
+        float t = cfg->temperature;
         double total = 0.0;
         for (int i = 0; i < m; i++) {
             c[i].prob = expf((c[i].logit - maxl) / t);

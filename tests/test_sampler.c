@@ -282,6 +282,43 @@ START_TEST(test_min_p)
 }
 END_TEST
 
+START_TEST(test_top_k_with_min_p_and_cold_temperature)
+{
+    /* The best logit sits at the end of the vocabulary, so top-k has to move it; min-p
+     * must still measure against it, and a cold temperature must not overflow. */
+    enum { N = 200 };
+    float logits[N];
+    for (int i = 0; i < N; i++)
+        logits[i] = -50.0f - (float)i * 0.01f;
+    logits[N - 1] = 10.0f; /* best */
+    logits[N - 2] = 9.0f;  /* e^-1 = 0.37 of it at T=1 */
+    logits[0] = 8.0f;      /* e^-2 = 0.14 */
+    logits[50] = 7.0f;     /* e^-3 = 0.05 */
+    sampler_config c = config(1.0f, 1.0f, 4, 0.1f);
+    sampler *s = make(N, &c);
+    sampler_record rec;
+    int seen[N] = {0};
+    for (int i = 0; i < 2000; i++) {
+        int id = sampler_choose(s, logits, NULL, 0, &rec);
+        seen[id]++;
+        ck_assert_int_eq(rec.kept_top_k, 4);
+        ck_assert_int_eq(rec.kept_min_p, 3); /* 10, 9, 8 */
+    }
+    ck_assert(seen[N - 1] > 0 && seen[N - 2] > 0 && seen[0] > 0);
+    ck_assert_int_eq(seen[50], 0);
+    sampler_free(s);
+
+    /* T = 0.01: (8 - 10) / 0.01 = -200; a wrong shift would give e^+huge. */
+    c = config(0.01f, 1.0f, 3, 0.0f);
+    s = make(N, &c);
+    for (int i = 0; i < 100; i++) {
+        ck_assert_int_eq(sampler_choose(s, logits, NULL, 0, &rec), N - 1);
+        ck_assert(rec.chosen_prob > 0.99f && rec.chosen_prob <= 1.0f);
+    }
+    sampler_free(s);
+}
+END_TEST
+
 START_TEST(test_repeat_penalty)
 {
     enum { N = 10 };
@@ -671,6 +708,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_top_p_crafted);
     tcase_add_test(core, test_top_p_matches_reference);
     tcase_add_test(core, test_min_p);
+    tcase_add_test(core, test_top_k_with_min_p_and_cold_temperature);
     tcase_add_test(core, test_repeat_penalty);
     tcase_add_test(core, test_seeds);
     tcase_add_test(core, test_distribution);
