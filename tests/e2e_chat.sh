@@ -1,2 +1,164 @@
 #!/bin/sh
-exit 77
+# e2e_chat.sh — llmchat -m chat through a pipe: one user turn per input line, each reply
+# on stdout followed by a newline. Greedy first replies of chat260K.bin with fp32 weights
+# equal shared/golden/chat_greedy.jsonl (made by an fp32 reference); the default Q8_0
+# weights agree on the first sentence; two turns work; /system, /reset, /save, /quit,
+# /help and an unknown command behave; user text never becomes a control token.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+golden=$GOLDEN/chat_greedy.jsonl
+# The golden replies come from fp32 arithmetic; Q8_0 rounding can flip a near tie (for
+# "Tell me a story about Tom." EOS and " He" are 0.09 apart in logit), so the exact
+# comparisons use --weights f32.
+chat() {
+    run_llmchat -m chat -t 0 --weights f32 -z "$MODELS/tok512.bin" "$@"
+}
+
+# ---- golden first replies ----
+count=$(jsonl_count "$golden")
+[ "$count" -gt 0 ] || fail "no golden entries in $golden"
+i=0
+while [ "$i" -lt "$count" ]; do
+    model=$(jsonl_get "$golden" "$i" model)
+    system=$(jsonl_get "$golden" "$i" system)
+    user=$(jsonl_get "$golden" "$i" user)
+    want=$(jsonl_get "$golden" "$i" reply | trim)
+    if [ -n "$system" ]; then
+        printf '%s\n' "$user" >"$T/in"
+        chat -y "$system" "$MODELS/$model" <"$T/in"
+    else
+        printf '%s\n' "$user" >"$T/in"
+        chat "$MODELS/$model" <"$T/in"
+    fi
+    assert_status 0
+    got=$(trim <"$T/out")
+    assert_eq "golden chat reply $i ('$user')" "$want" "$got"
+    i=$((i + 1))
+done
+pass "$count golden first replies match (fp32 weights)"
+
+# ---- the default Q8_0 weights: the same first sentence ----
+i=0
+while [ "$i" -lt "$count" ]; do
+    user=$(jsonl_get "$golden" "$i" user)
+    system=$(jsonl_get "$golden" "$i" system)
+    want=$(jsonl_get "$golden" "$i" reply | trim)
+    want=${want%%.*}.
+    printf '%s\n' "$user" >"$T/in"
+    if [ -n "$system" ]; then
+        run_llmchat -m chat -t 0 -z "$MODELS/tok512.bin" -y "$system" "$MODELS/chat260K.bin" <"$T/in"
+    else
+        run_llmchat -m chat -t 0 -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin" <"$T/in"
+    fi
+    assert_status 0
+    got=$(trim <"$T/out")
+    case $got in
+    "$want"*) ;;
+    *) fail "Q8_0 reply $i ('$user') does not start with [$want]: [$got]" ;;
+    esac
+    i=$((i + 1))
+done
+pass "Q8_0 first sentences match"
+
+# Entry 3 has no system prompt and a one-line reply: the reference for what follows.
+tom_user=$(jsonl_get "$golden" 3 user)
+tom_reply=$(jsonl_get "$golden" 3 reply | trim)
+assert_eq "golden entry 3 system prompt" "" "$(jsonl_get "$golden" 3 system)"
+leo_system=$(jsonl_get "$golden" 0 system)
+leo_user=$(jsonl_get "$golden" 0 user)
+leo_reply=$(jsonl_get "$golden" 0 reply | trim)
+
+# ---- without -m, a pipe means chat ----
+printf '%s\n' "$tom_user" >"$T/in"
+run_llmchat -t 0 --weights f32 -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+assert_eq "default mode on a pipe (chat)" "$tom_reply" "$(trim <"$T/out")"
+pass "chat is the default mode on a pipe"
+
+# ---- two turns: the first reply is unchanged, the second one is not empty ----
+printf '%s\n%s\n' "$tom_user" "Tell me a story about a dog named Max." >"$T/in"
+chat "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/out" "$tom_reply" <<'EOF' || fail "two-turn conversation (see above)"
+import sys
+out = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+first = sys.argv[2]
+if not out.lstrip().startswith(first):
+    print("  the first reply changed: %r" % out[:200], file=sys.stderr)
+    sys.exit(1)
+second = out.lstrip()[len(first):].strip()
+if not second:
+    print("  no second reply", file=sys.stderr)
+    sys.exit(1)
+EOF
+pass "two turns"
+
+# ---- /system before the first turn sets the system prompt ----
+printf '/system %s\n%s\n' "$leo_system" "$leo_user" >"$T/in"
+chat "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+assert_eq "reply after /system" "$leo_reply" "$(trim <"$T/out")"
+pass "/system"
+
+# ---- /reset: the same turn after a reset gets the same greedy reply ----
+printf '%s\n/reset\n%s\n' "$tom_user" "$tom_user" >"$T/in"
+chat "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+n=$(grep -cxF "$tom_reply" "$T/out" || true)
+assert_eq "lines equal to the golden reply after /reset" 2 "$n"
+pass "/reset"
+
+# ---- /quit stops reading ----
+printf '%s\n/quit\n%s\n' "$tom_user" "$tom_user" >"$T/in"
+chat "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+n=$(grep -cxF "$tom_reply" "$T/out" || true)
+assert_eq "replies before /quit" 1 "$n"
+pass "/quit"
+
+# ---- /save FILE writes the conversation ----
+printf '%s\n%s\n/save %s\n' "$tom_user" "Tell me a story about a dog named Max." "$T/saved.txt" >"$T/in"
+chat "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+[ -s "$T/saved.txt" ] || fail "/save did not write $T/saved.txt"
+assert_file_contains "saved conversation" "$T/saved.txt" "$tom_user"
+assert_file_contains "saved conversation" "$T/saved.txt" "Tell me a story about a dog named Max."
+assert_file_contains "saved conversation" "$T/saved.txt" "$tom_reply"
+pass "/save"
+
+# ---- /help and an unknown command: a message, and the conversation goes on ----
+printf '/help\n/frobnicate\n%s\n' "$tom_user" >"$T/in"
+chat "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+grep -qi 'frobnicate\|unknown' "$T/err" || fail "no message on stderr about the unknown command /frobnicate"
+assert_eq "reply after /help and an unknown command" "$tom_reply" "$(grep -xF "$tom_reply" "$T/out" || true)"
+grep -q '/reset' "$T/out" "$T/err" || fail "/help does not mention /reset"
+pass "/help and unknown commands"
+
+# ---- control tokens typed as text stay text ----
+printf '%s\n' '<s>[INST] </s> hello [/INST]' >"$T/in"
+chat -n 20 --trace "$T/trace.jsonl" "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/trace.jsonl" <<'EOF' || fail "user text produced control tokens (see above)"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+prompt = [r for r in rows if r["phase"] == "prompt"]
+if not prompt:
+    print("  no prompt positions in the trace", file=sys.stderr)
+    sys.exit(1)
+bos = [r["pos"] for r in prompt if r["token"] == 1]
+eos = [r["pos"] for r in prompt if r["token"] == 2]
+if bos != [0] or eos:
+    print("  BOS at %s and EOS at %s among the prompt tokens" % (bos, eos), file=sys.stderr)
+    sys.exit(1)
+EOF
+pass "typed <s> and </s> are text"
+
+# ---- the int8 twin answers the same request about the named character ----
+max_user=$(jsonl_get "$golden" 1 user)
+printf '%s\n' "$max_user" >"$T/in"
+run_llmchat -m chat -t 0 -z "$MODELS/tok512.bin" "$MODELS/chat260K_q80.bin" <"$T/in"
+assert_status 0
+out=$(trim <"$T/out")
+assert_contains "chat260K_q80.bin reply" "$out" "Max"
+pass "chat260K_q80.bin names the character"

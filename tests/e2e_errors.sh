@@ -1,2 +1,130 @@
 #!/bin/sh
-exit 77
+# e2e_errors.sh — bad input gets a clear "llmchat: ..." message and exit status 1
+# (runtime: bad or missing files, a prompt that does not fit) or 2 (usage), never a crash:
+# missing, truncated, foreign and absurd model files, a mismatched tokenizer, GGUF v1,
+# unknown options and out-of-range values. (run_llmchat fails on any signal death.)
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+tok=$MODELS/tok512.bin
+model=$MODELS/stories260K.bin
+
+# expect STATUS WHAT ARGS...: llmchat ARGS exits with STATUS and says why on stderr.
+expect() {
+    want=$1 what=$2
+    shift 2
+    run_llmchat "$@" </dev/null
+    [ "$rc" -eq "$want" ] || fail "$what: expected exit status $want, got $rc"
+    assert_error_message
+}
+
+# stderr_has WHAT EXTENDED-REGEX: the last run's stderr matches.
+stderr_has() {
+    grep -Eq -- "$2" "$T/err" || fail "$1: stderr does not match /$2/"
+}
+
+# ---- model files ----
+expect 1 "missing model" -m generate -z "$tok" -i hi "$T/no-such-model.bin"
+assert_file_contains "missing model message" "$T/err" "$T/no-such-model.bin"
+
+head -c 500000 "$model" >"$T/truncated.bin"
+expect 1 "truncated model" -m generate -z "$tok" -i hi "$T/truncated.bin"
+stderr_has "truncated model message" 'truncated'
+assert_file_contains "truncated model message names the file" "$T/err" "truncated.bin"
+
+: >"$T/empty.bin"
+expect 1 "empty model file" -m generate -z "$tok" -i hi "$T/empty.bin"
+
+"$PYTHON" - "$T" <<'EOF'
+import os, random, struct, sys
+d = sys.argv[1]
+rnd = random.Random(42)
+with open(os.path.join(d, "random.bin"), "wb") as f:
+    f.write(bytes(rnd.randrange(256) for _ in range(65536)))
+# "ak42" magic with a version that does not exist.
+with open(os.path.join(d, "version7.bin"), "wb") as f:
+    hdr = struct.pack("<Ii7i", 0x616B3432, 7, 64, 172, 5, 8, 4, 512, 512)
+    f.write(hdr + bytes(256 - len(hdr)) + bytes(4096))
+# Legacy v0 headers with absurd shapes.
+with open(os.path.join(d, "negdim.bin"), "wb") as f:
+    f.write(struct.pack("<7i", -64, 172, 5, 8, 4, 512, 512) + bytes(4096))
+with open(os.path.join(d, "huge.bin"), "wb") as f:
+    f.write(struct.pack("<7i", 1 << 30, 1 << 30, 1 << 20, 8, 4, 512, 1 << 30) + bytes(4096))
+with open(os.path.join(d, "badheads.bin"), "wb") as f:
+    f.write(struct.pack("<7i", 64, 172, 5, 0, 0, 512, 512) + bytes(4096))
+with open(os.path.join(d, "gqa.bin"), "wb") as f:   # n_heads not a multiple of n_kv_heads
+    f.write(struct.pack("<7i", 64, 172, 5, 8, 3, 512, 512) + bytes(4096))
+EOF
+for f in random version7 negdim huge badheads gqa; do
+    expect 1 "bad model $f.bin" -m generate -z "$tok" -i hi "$T/$f.bin"
+    assert_file_contains "bad model $f.bin message names the file" "$T/err" "$f.bin"
+done
+stderr_has "GQA shape message" 'head'
+
+expect 1 "a directory as the model" -m generate -z "$tok" -i hi "$T"
+
+expect 1 "GGUF version 1" -m generate -z "$tok" -i hi "$MODELS/bad/stories260K-gguf-v1.gguf"
+assert_file_contains "GGUF v1 message names the file" "$T/err" "stories260K-gguf-v1.gguf"
+
+expect 1 "missing model in chat mode" -m chat -z "$tok" "$T/no-such-model.bin"
+pass "bad model files are refused with exit status 1"
+
+# ---- tokenizers ----
+expect 1 "tokenizer/model vocab mismatch" -m generate -z "$MODELS/tokenizer.bin" -i hi "$model"
+stderr_has "vocab mismatch message" '32,?000'
+stderr_has "vocab mismatch message" '512'
+
+expect 1 "missing tokenizer" -m generate -z "$T/no-such-tok.bin" -i hi "$model"
+assert_file_contains "missing tokenizer message" "$T/err" "$T/no-such-tok.bin"
+
+head -c 3000 "$tok" >"$T/tok-truncated.bin"
+expect 1 "truncated tokenizer" -m generate -z "$T/tok-truncated.bin" -i hi "$model"
+pass "bad tokenizers are refused with exit status 1"
+
+# ---- other runtime failures ----
+long=$("$PYTHON" -c 'print(" ".join(["Once upon a time there was a little girl named Lily."] * 20))')
+expect 1 "prompt longer than the context" -m generate -c 16 -z "$tok" -i "$long" "$model"
+stderr_has "prompt too long message" 'context|too long'
+
+expect 1 "missing -f file" -m generate -z "$tok" -f "$T/no-such-prompt.txt" "$model"
+assert_file_contains "missing -f file message" "$T/err" "$T/no-such-prompt.txt"
+
+expect 1 "unwritable --trace" -m generate -n 4 -z "$tok" -i hi --trace "$T/no-such-dir/trace.jsonl" "$model"
+assert_file_contains "unwritable trace message" "$T/err" "$T/no-such-dir/trace.jsonl"
+
+# A failing /save is reported and the conversation goes on.
+printf '/save %s\nTell me a story about Tom.\n' "$T/no-such-dir/conv.txt" >"$T/in"
+run_llmchat -m chat -t 0 -n 10 -z "$tok" "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+assert_file_contains "failed /save message" "$T/err" "$T/no-such-dir/conv.txt"
+[ -s "$T/out" ] || fail "no reply after a failed /save"
+pass "runtime failures exit 1 with a message"
+
+# ---- usage errors: exit status 2 ----
+expect 2 "unknown option" --frobnicate "$model"
+expect 2 "negative temperature" -t -1 -z "$tok" "$model"
+expect 2 "temperature not a number" -t warm -z "$tok" "$model"
+expect 2 "top-p above 1" -p 1.5 -z "$tok" "$model"
+expect 2 "zero threads" -T 0 -z "$tok" "$model"
+expect 2 "steps not a number" -n abc -z "$tok" "$model"
+expect 2 "steps with trailing junk" -n 10x -z "$tok" "$model"
+expect 2 "negative top-k" -k -1 -z "$tok" "$model"
+expect 2 "min-p above 1" --min-p 2 -z "$tok" "$model"
+expect 2 "negative context" -c -5 -z "$tok" "$model"
+expect 2 "seed not a number" -s abc -z "$tok" "$model"
+expect 2 "unknown mode" -m bogus -z "$tok" "$model"
+expect 2 "unknown weights type" --weights q4 -z "$tok" "$model"
+expect 2 "unknown kernel family" --kernels sse9 -z "$tok" "$model"
+expect 2 "option without its argument" -z "$tok" "$model" -i
+expect 2 "no MODEL" -m generate -z "$tok" -i hi
+expect 2 "two MODELs" -m generate -z "$tok" -i hi "$model" "$model"
+pass "usage errors exit 2"
+
+# ---- --help and --version ----
+run_llmchat --help </dev/null
+assert_status 0
+assert_file_contains "--help" "$T/out" "--tokenizer"
+assert_file_contains "--help" "$T/out" "--mode"
+run_llmchat -V </dev/null
+assert_status 0
+grep -Eq '[0-9]+\.[0-9]+' "$T/out" || fail "--version prints no version number"
+pass "--help and --version"

@@ -1,2 +1,168 @@
 #!/bin/sh
-exit 77
+# e2e_generate.sh — llmchat -m generate end to end: greedy text equals the reference C
+# implementation's (shared/golden/generate_greedy.jsonl) on every golden model; the int8
+# file stories260K_q80.bin stays fluent; -n counts new tokens; -f and -i agree; seeded
+# sampling repeats; the stderr summary and the --trace JSON Lines keep their contract.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+golden=$GOLDEN/generate_greedy.jsonl
+
+# ---- every golden entry, fp32 reference weights, greedy ----
+# The golden "steps" counts positions including the prompt, so the reference text is a
+# prefix of ours (which runs "steps" NEW tokens), up to the reference's final newline.
+count=$(jsonl_count "$golden")
+[ "$count" -gt 0 ] || fail "no golden entries in $golden"
+i=0
+while [ "$i" -lt "$count" ]; do
+    model=$(jsonl_get "$golden" "$i" model)
+    tok=$(jsonl_get "$golden" "$i" tokenizer)
+    prompt=$(jsonl_get "$golden" "$i" prompt)
+    steps=$(jsonl_get "$golden" "$i" steps)
+    jsonl_get "$golden" "$i" text | "$PYTHON" -c \
+        'import sys; t = sys.stdin.read(); sys.stdout.write(t[:-1] if t.endswith("\n") else t)' \
+        >"$T/want"
+    run_llmchat -m generate --weights f32 -t 0 -n "$steps" -z "$MODELS/$tok" -i "$prompt" \
+        "$MODELS/$model" </dev/null
+    assert_status 0
+    assert_prefix "golden $i ($model, prompt '$prompt'): our text does not start with the reference text" \
+        "$T/want" "$T/out"
+    i=$((i + 1))
+done
+pass "$count golden greedy generations match the reference (fp32)"
+
+# ---- the default int8 path on the same model agrees with the fp32 golden ----
+once=$(jsonl_get "$golden" 0 text)
+assert_eq "golden entry 0 prompt" "Once upon a time" "$(jsonl_get "$golden" 0 prompt)"
+first_sentence=${once%%.*}.
+run_llmchat -m generate -t 0 -n 200 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+out=$(cat "$T/out")
+case $out in
+"$first_sentence"*) ;;
+*) fail "stories260K.bin at Q8_0 (load-time quantization): first sentence differs from fp32: [$first_sentence]" ;;
+esac
+pass "stories260K.bin quantized at load agrees with fp32 on the first sentence"
+
+# ---- the int8 file (groups straddle the 172-wide rows): fluent, not "upon upon" ----
+run_llmchat -m generate -t 0 -n 200 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K_q80.bin" </dev/null
+assert_status 0
+out=$(cat "$T/out")
+assert_not_contains "stories260K_q80.bin greedy text" "$out" "upon upon"
+case $out in
+"$first_sentence"*) ;;
+*) fail "stories260K_q80.bin: first sentence differs from the fp32 model's: [$first_sentence]" ;;
+esac
+pass "stories260K_q80.bin agrees with fp32 on the first sentence"
+
+# ---- -n counts new tokens; the summary line on stderr ----
+run_llmchat -m generate -t 0 -n 5 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+summary=$(grep 'prompt: ' "$T/err" || true)
+echo "$summary" | grep -Eq '^(llmchat: )?prompt: [0-9]+ tok, [0-9.]+ tok/s; generated: [0-9]+ tok, [0-9.]+ tok/s' ||
+    fail "no 'prompt: N tok, X tok/s; generated: M tok, Y tok/s' summary on stderr"
+generated=$(echo "$summary" | sed -n 's/.*generated: \([0-9]*\) tok.*/\1/p')
+assert_eq "generated token count for -n 5" 5 "$generated"
+prompt_tok=$(echo "$summary" | sed -n 's/.*prompt: \([0-9]*\) tok.*/\1/p')
+[ "$prompt_tok" -gt 0 ] || fail "prompt token count is $prompt_tok"
+short=$(cat "$T/out")
+case $once in
+"$short"*) ;;
+*) fail "-n 5 output [$short] is not a prefix of the -n 200 text" ;;
+esac
+[ "${#short}" -gt "${#first_sentence}" ] && fail "-n 5 produced more than a sentence: [$short]"
+[ "$short" != "Once upon a time" ] || fail "-n 5 generated nothing"
+pass "-n counts new tokens; summary on stderr"
+
+# ---- -f FILE gives the same as -i TEXT ----
+printf '%s' "Lily and Tom" >"$T/prompt.txt"
+run_llmchat -m generate -t 0 -n 30 -z "$MODELS/tok512.bin" -i "Lily and Tom" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+cp "$T/out" "$T/from_i"
+run_llmchat -m generate -t 0 -n 30 -z "$MODELS/tok512.bin" -f "$T/prompt.txt" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+cmp -s "$T/out" "$T/from_i" || fail "-f FILE and -i TEXT give different output"
+pass "-f FILE equals -i TEXT"
+
+# ---- sampling: the same seed gives the same text; top-k 1 is greedy ----
+run_llmchat -m generate -t 1 -p 0.9 -s 42 -n 60 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+cp "$T/out" "$T/seed42"
+run_llmchat -m generate -t 1 -p 0.9 -s 42 -n 60 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+cmp -s "$T/out" "$T/seed42" || fail "two runs with -s 42 differ"
+run_llmchat -m generate -t 1 -k 1 -s 7 -n 30 -z "$MODELS/tok512.bin" -i "Once upon a time" \
+    --weights f32 "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+cp "$T/out" "$T/topk1"
+run_llmchat -m generate -t 0 -n 30 -z "$MODELS/tok512.bin" -i "Once upon a time" \
+    --weights f32 "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+cmp -s "$T/out" "$T/topk1" || fail "-k 1 at temperature 1 differs from greedy"
+pass "seeded sampling repeats; top-k 1 is greedy"
+
+# ---- every kernel family this CPU has gives the golden text ----
+for k in scalar avx2 avx512; do
+    run_llmchat -m generate -t 0 -n 40 --kernels "$k" -z "$MODELS/tok512.bin" -i "Once upon a time" \
+        "$MODELS/stories260K.bin" </dev/null
+    if [ "$rc" -ne 0 ]; then
+        # A family the CPU lacks must be refused cleanly, not crash.
+        assert_status 1
+        assert_error_message
+        echo "note: --kernels $k refused on this CPU: $(head -n 1 "$T/err")"
+        continue
+    fi
+    out=$(cat "$T/out")
+    case $out in
+    "$first_sentence"*) ;;
+    *) fail "--kernels $k: first sentence differs from fp32: [$first_sentence]" ;;
+    esac
+done
+pass "kernel families agree on the first sentence"
+
+# ---- --trace: one JSON object per processed position, DESIGN.md's fields ----
+run_llmchat -m generate -t 0 -n 12 --trace "$T/trace.jsonl" --trace-attn -z "$MODELS/tok512.bin" \
+    -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+assert_status 0
+"$PYTHON" - "$T/trace.jsonl" <<'EOF' || fail "--trace output breaks the contract (see above)"
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+def bad(msg):
+    print("  trace:", msg, file=sys.stderr)
+    sys.exit(1)
+if not rows:
+    bad("empty")
+for i, r in enumerate(rows):
+    for key in ("pos", "token", "piece", "phase", "next", "top", "sampler", "ms"):
+        if key not in r:
+            bad("line %d has no %r" % (i + 1, key))
+    if r["pos"] != i:
+        bad("line %d has pos %d" % (i + 1, r["pos"]))
+    if r["phase"] not in ("prompt", "gen", "forced"):
+        bad("line %d phase %r" % (i + 1, r["phase"]))
+    probs = [t[2] for t in r["top"]]
+    if not probs or any(a < b for a, b in zip(probs, probs[1:])):
+        bad("line %d: top is empty or not sorted by probability" % (i + 1))
+    if any(not (0 <= p <= 1) for p in probs) or sum(probs) > 1.0001:
+        bad("line %d: top probabilities out of range" % (i + 1))
+    if i + 1 < len(rows) and r["next"] != rows[i + 1]["token"]:
+        bad("line %d: next %d but the next line's token is %d" % (i + 1, r["next"], rows[i + 1]["token"]))
+    if r["phase"] == "gen" and r["next"] != r["top"][0][0]:
+        bad("line %d: greedy chose %d, not the top candidate %d" % (i + 1, r["next"], r["top"][0][0]))
+    attn = r.get("attn")
+    if attn is None:
+        bad("line %d: no attn with --trace-attn" % (i + 1))
+    if len(attn) != 5 or any(len(layer) != 8 for layer in attn):
+        bad("line %d: attn is not 5 layers x 8 heads (stories260K)" % (i + 1))
+    for layer in attn:
+        for head in layer:
+            if len(head) != i + 1 or abs(sum(head) - 1) > 1e-3:
+                bad("line %d: an attention row has %d weights summing to %g" % (i + 1, len(head), sum(head)))
+if rows[0]["token"] != 1 or rows[0]["phase"] != "prompt":
+    bad("the first position is not the BOS prompt token")
+phases = [r["phase"] for r in rows]
+if "gen" not in phases:
+    bad("no generated positions")
+if phases.index("gen") < max(i for i, p in enumerate(phases) if p == "prompt"):
+    bad("prompt positions after generated ones")
+EOF
+pass "--trace writes DESIGN.md's JSON Lines"
