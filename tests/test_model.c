@@ -385,6 +385,91 @@ START_TEST(test_v1_equals_v0)
 }
 END_TEST
 
+/* Logits of the first 12 positions of a fixed sequence, (12, vocab). */
+static float *logits_of(const char *path, tensor_type type)
+{
+    model *m = open_ok(path, type);
+    transformer *t;
+    llm_err err;
+    ck_assert_int_eq(transformer_new(m, 12, &t, &err), LLM_OK);
+    int vocab = m->config.vocab_size;
+    float *out = malloc(sizeof(float) * 12 * (size_t)vocab);
+    for (int pos = 0; pos < 12; pos++) {
+        const float *l = transformer_forward(t, pos == 0 ? 1 : (pos * 29) % vocab, pos, NULL);
+        memcpy(out + (size_t)pos * vocab, l, sizeof(float) * vocab);
+    }
+    transformer_free(t);
+    model_close(m);
+    return out;
+}
+
+START_TEST(test_unshared_classifier)
+{
+    /* Each format with the classifier stored separately (a copy of the embedding)
+     * gives the same logits as the shared original. */
+    const char *v1 = write_v1_from_v0();
+    const char *path = temp_path("unshared.bin");
+    const struct {
+        const char *src;
+        int version;
+    } cases[] = {
+        {shared_path("models/stories260K.bin"), 0},
+        {v1, 1},
+        {shared_path("models/stories260K_q80.bin"), 2},
+    };
+    for (int c = 0; c < 3; c++) {
+        size_t size;
+        unsigned char *data = read_all(cases[c].src, &size);
+        int32_t dim, vocab;
+        size_t at = cases[c].version == 0 ? 0 : 8;
+        memcpy(&dim, data + at, 4);
+        memcpy(&vocab, data + at + 20, 4);
+        /* where the embedding is, and how many bytes it has */
+        size_t emb_off, emb_bytes;
+        if (cases[c].version == 0) {
+            emb_off = 28;
+            emb_bytes = 4 * (size_t)vocab * dim;
+            put_i32(data + 20, -vocab);
+        } else {
+            int32_t layers;
+            memcpy(&layers, data + 16, 4);
+            emb_off = 256 + 4 * (2 * (size_t)layers * dim + dim);
+            emb_bytes = cases[c].version == 1 ? 4 * (size_t)vocab * dim
+                                              : (size_t)vocab * dim + 4 * (size_t)vocab * dim / 32;
+            data[36] = 0;
+        }
+        unsigned char *out = malloc(size + emb_bytes);
+        memcpy(out, data, size);
+        memcpy(out + size, data + emb_off, emb_bytes);
+        write_all(path, out, size + emb_bytes);
+        for (int type = TENSOR_F32; type <= TENSOR_Q8_0; type++) {
+            model *m = open_ok(path, (tensor_type)type);
+            ck_assert(!m->config.shared_classifier);
+            ck_assert_int_eq(m->config.vocab_size, vocab);
+            ck_assert_ptr_ne(m->wcls.type == TENSOR_F32 ? (const void *)m->wcls.f
+                                                        : (const void *)m->wcls.q,
+                             m->token_embedding.type == TENSOR_F32
+                                 ? (const void *)m->token_embedding.f
+                                 : (const void *)m->token_embedding.q);
+            model_close(m);
+            float *a = logits_of(cases[c].src, (tensor_type)type);
+            float *b = logits_of(path, (tensor_type)type);
+            ck_assert_msg(memcmp(a, b, sizeof(float) * 12 * (size_t)vocab) == 0,
+                          "version %d: logits differ", cases[c].version);
+            free(a);
+            free(b);
+        }
+        /* one byte short of the classifier */
+        write_all(path, out, size + emb_bytes - 1);
+        open_fails(path, LLM_ERR_FORMAT, "truncated?", NULL);
+        free(out);
+        free(data);
+    }
+    unlink(path);
+    unlink(v1);
+}
+END_TEST
+
 /* ---- crafted bad files ---- */
 
 START_TEST(test_truncated_and_trailing)
@@ -582,6 +667,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_real_models);
     tcase_add_test(core, test_tensor_layouts);
     tcase_add_test(core, test_v1_equals_v0);
+    tcase_add_test(core, test_unshared_classifier);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_set_timeout(limits, 60);
