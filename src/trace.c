@@ -10,8 +10,8 @@
  * is not part of a valid UTF-8 sequence is written as \u00XX with the byte's value
  * (so a reader that knows can recover the bytes: in the JSON text such escapes only
  * ever stand for invalid bytes, since a real U+0080..U+00FF is written as UTF-8).
- * Floats use %.9g for logits and probabilities (round-trips a float) and six
- * significant digits for timings and attention weights; NaN and infinities, which
+ * Floats use %.9g for logits, probabilities and the draw (round-trips a float) and
+ * six significant digits for settings, timings and attention weights; NaN and infinities, which
  * JSON cannot express, are written as null. */
 #include "trace.h"
 
@@ -176,13 +176,13 @@ static void write_sampler(FILE *f, const sampler_record *r)
 {
     const sampler_config *c = &r->config;
     fputs(",\"sampler\":{\"temperature\":", f);
-    put_float(f, c->temperature, 9);
+    put_float(f, c->temperature, 6);
     fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
-    put_float(f, c->top_p, 9);
+    put_float(f, c->top_p, 6);
     fputs(",\"min_p\":", f);
-    put_float(f, c->min_p, 9);
+    put_float(f, c->min_p, 6);
     fputs(",\"repeat_penalty\":", f);
-    put_float(f, c->repeat_penalty, 9);
+    put_float(f, c->repeat_penalty, 6);
     fprintf(f, ",\"repeat_last_n\":%d,\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
                "\"kept_min_p\":%d,\"greedy\":%s,\"draw\":",
             c->repeat_last_n, r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
