@@ -294,7 +294,7 @@ static int attention_threads(transformer *t)
 /* Causal attention of layer l for the n queries at positions pos..pos+n-1 (q: (n, dim))
  * over the cached keys and values 0..pos+i; output into xb (n, dim). attn[i], when
  * not NULL, receives query i's weights at layer l: (n_heads, pos + i + 1). Parallel
- * over (query, head) pairs. */
+ * over (query, head) pairs, dynamically scheduled: later queries have more keys. */
 static void attention(transformer *t, int l, int pos, int n, const float *q, float *xb,
                       float *const *attn)
 {
@@ -306,7 +306,7 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
     /* Threads only pay off with enough work: a parallel region costs microseconds. */
     long work = (long)n * n_heads * (pos + n) * hs;
     int threads = work >= 65536 ? attention_threads(t) : 1;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(threads) if (threads > 1)
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) num_threads(threads) if (threads > 1)
     for (int i = 0; i < n; i++) {
         for (int h = 0; h < n_heads; h++) {
             int p = pos + i;
