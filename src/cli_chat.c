@@ -257,6 +257,7 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
         run_terminal(&r);
     else
         run_pipe(&r);
+    engine_finish(e);
     if (cli_close_trace(tr) != 0)
         r.status = 1;
     chat_free(r.c);

@@ -85,6 +85,7 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
     }
     putchar('\n');
     fflush(stdout);
+    engine_finish(e);
 
     const engine_stats *s = engine_get_stats(e);
     fprintf(stderr, "prompt: %d tok, %.1f tok/s; generated: %d tok, %.1f tok/s%s\n",

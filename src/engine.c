@@ -347,6 +347,12 @@ llm_status engine_force(engine *e, int token, llm_err *err)
     return LLM_OK;
 }
 
+void engine_finish(engine *e)
+{
+    if (e->n > 0 && e->records[e->n - 1].next < 0 && e->observer)
+        e->observer(e->observer_user, &e->records[e->n - 1]);
+}
+
 llm_status engine_rewind(engine *e, int pos, llm_err *err)
 {
     if (pos < 0 || pos > e->n)

@@ -78,6 +78,11 @@ llm_status engine_force(engine *e, int token, llm_err *err);
  * position pos-1 so that the next step samples for pos again. */
 llm_status engine_rewind(engine *e, int pos, llm_err *err);
 
+/* Ends a run: hands the newest record, still unfinished (next = -1), to the observer
+ * so that a trace holds every processed position. Call once when nothing more will be
+ * generated (end of generate, quitting a chat). */
+void engine_finish(engine *e);
+
 /* Timings of the most recent prefill batch and of decoding so far (tokens/second). */
 typedef struct {
     int prefill_tokens;       /* tokens in the last prefill */

@@ -332,8 +332,9 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             c[i].prob = expf((c[i].logit - maxl) / t);
             total += c[i].prob;
         }
+        kept_top_p = kept_min_p = m; /* a stage that is off keeps what reaches it */
         if (cfg->top_p < 1.0f) {
-            m = kept_top_p = select_top_p(c, m, total, cfg->top_p);
+            m = kept_top_p = kept_min_p = select_top_p(c, m, total, cfg->top_p);
             total = 0.0;
             for (int i = 0; i < m; i++)
                 total += c[i].prob;

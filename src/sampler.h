@@ -25,8 +25,8 @@ typedef struct {
     uint64_t seed;
 } sampler_config;
 
-/* What one decision did. Counts are candidates left after each stage (the vocabulary
- * size when the stage is off). Greedy decisions run no stage: every kept_* is n_vocab,
+/* What one decision did. Counts are candidates left after each stage (a stage that is
+ * off keeps what reached it, so kept_min_p is always the final candidate count). Greedy decisions run no stage: every kept_* is n_vocab,
  * draw is -1 and chosen_prob 1. NaN logits count as -inf; when the largest penalised
  * logit is not finite (all -inf, or +inf) the decision is greedy too. */
 typedef struct {
