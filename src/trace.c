@@ -113,8 +113,10 @@ void trace_json_string(FILE *f, const char *s)
 /* A number as JSON with `digits` significant digits, or null when not finite. */
 static void put_float(FILE *f, double x, int digits)
 {
-    if (isfinite(x))
-        fprintf(f, "%.*g", digits, x);
+    if (isfinite(x) && digits == 9)
+        fprintf(f, "%.9g", x);
+    else if (isfinite(x))
+        fprintf(f, "%.6g", x);
     else
         fputs("null", f);
 }
@@ -190,7 +192,8 @@ static void write_sampler(FILE *f, const sampler_record *r)
     put_float(f, r->draw, 9);
     fprintf(f, ",\"chosen\":%d,\"chosen_prob\":", r->chosen);
     put_float(f, r->chosen_prob, 9);
-    fprintf(f, ",\"chosen_rank\":%d}", r->chosen_rank);
+    fprintf(f, ",\"chosen_rank\":%d,\"seed\":%llu}", r->chosen_rank,
+            (unsigned long long)c->seed);
 }
 
 /* Writes x like printf's "%.6g" (6 significant digits, trailing zeros dropped,
