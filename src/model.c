@@ -403,14 +403,13 @@ static llm_status check_header(const char *path, const unsigned char *p, size_t 
     char why[160];
     char a[32], b[32];
 
-    if (size < 4 || (read_u32(p) != AK42_MAGIC && read_u32(p) != GGUF_MAGIC &&
-                     size < V0_HEADER_BYTES))
+    uint32_t magic = read_u32(p); /* the caller made sure of 4 bytes */
+    if (magic != AK42_MAGIC && magic != GGUF_MAGIC && size < V0_HEADER_BYTES)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: %s bytes, too small to be a llama2.c model (its header alone "
                         "has %d bytes)", path, llm_group_digits(a, sizeof a, (long long)size),
                         V0_HEADER_BYTES);
 
-    uint32_t magic = read_u32(p);
     if (magic == GGUF_MAGIC) {
         uint32_t gv = size >= 8 ? read_u32(p + 4) : 0;
         if (gv == 1)

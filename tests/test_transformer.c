@@ -285,11 +285,17 @@ START_TEST(test_golden_f32_empty_prompt)
     mini_tok tok;
     mini_tok_load(&tok, "models/tok512.bin");
     model *m = open_model("models/stories260K.bin", TENSOR_F32);
-    greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
-    size_t same = common_prefix(text_buf, g.text);
-    fprintf(stderr, "golden F32 (empty prompt): %zu of %zu characters match\n", same,
-            strlen(g.text));
-    ck_assert_msg(same >= 100, "only %zu characters match:\n%s", same, text_buf);
+    /* with the plain-C kernels and with the best the CPU has */
+    const quant_isa isas[] = {QUANT_ISA_SCALAR, QUANT_ISA_AUTO};
+    for (int k = 0; k < 2; k++) {
+        quant_isa isa = quant_init(isas[k]);
+        greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
+        size_t same = common_prefix(text_buf, g.text);
+        fprintf(stderr, "golden F32 (empty prompt, %s kernels): %zu of %zu characters match\n",
+                quant_isa_name(isa), same, strlen(g.text));
+        ck_assert_msg(same >= 100, "%s kernels: only %zu characters match:\n%s",
+                      quant_isa_name(isa), same, text_buf);
+    }
     model_close(m);
     mini_tok_free(&tok);
 }
@@ -334,14 +340,16 @@ START_TEST(test_golden_q8)
     mini_tok tok;
     mini_tok_load(&tok, "models/tok512.bin");
     const char *files[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
-    for (int f = 0; f < 2; f++) {
-        model *m = open_model(files[f], TENSOR_Q8_0);
+    const quant_isa isas[] = {QUANT_ISA_SCALAR, QUANT_ISA_AUTO};
+    for (int k = 0; k < 4; k++) {
+        quant_isa isa = quant_init(isas[k / 2]);
+        model *m = open_model(files[k % 2], TENSOR_Q8_0);
         greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
         size_t same = common_prefix(text_buf, g.text);
-        fprintf(stderr, "golden Q8_0 (%s): %zu of %zu characters match\n", files[f], same,
-                strlen(g.text));
+        fprintf(stderr, "golden Q8_0 (%s, %s kernels): %zu of %zu characters match\n",
+                files[k % 2], quant_isa_name(isa), same, strlen(g.text));
         const char *first = "Once upon a time, there was a little girl named Lily.";
-        ck_assert_msg(strncmp(text_buf, first, strlen(first)) == 0, "%s: %s", files[f],
+        ck_assert_msg(strncmp(text_buf, first, strlen(first)) == 0, "%s: %s", files[k % 2],
                       text_buf);
         model_close(m);
     }
