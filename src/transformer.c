@@ -6,7 +6,9 @@
  * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
  * goes through quant.h. A batch of tokens is processed in chunks of up to CHUNK
  * positions with matrix-matrix kernels; a single token is a chunk of one and uses
- * the matrix-vector kernel. Attention is parallel over heads (OpenMP). */
+ * the matrix-vector kernel. Attention is parallel over (query, head) pairs (OpenMP).
+ * Both forward functions return NULL, and do nothing, when a token or a position is
+ * out of range. */
 #include "transformer.h"
 
 #include <math.h>

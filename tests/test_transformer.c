@@ -357,6 +357,69 @@ START_TEST(test_golden_q8)
 }
 END_TEST
 
+START_TEST(test_golden_chat)
+{
+    /* chat260K answers Llama 2 chat-template prompts as in chat_greedy.jsonl: the reply
+     * (greedy, up to EOS) after BOS + "[INST] ... [/INST]" encoded as text. */
+    FILE *f = fopen(shared_path("golden/chat_greedy.jsonl"), "r");
+    ck_assert_ptr_nonnull(f);
+    mini_tok tok;
+    mini_tok_load(&tok, "models/tok512.bin");
+    model *models[2] = {open_model("models/chat260K.bin", TENSOR_F32),
+                        open_model("models/chat260K_q80.bin", TENSOR_Q8_0)};
+    static char line[8192], sys[1024], user[1024], reply[4096], prompt[4096];
+    int entries = 0, q8_exact = 0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert(json_string(line, "system", sys, sizeof sys));
+        ck_assert(json_string(line, "user", user, sizeof user));
+        ck_assert(json_string(line, "reply", reply, sizeof reply));
+        if (sys[0])
+            snprintf(prompt, sizeof prompt, "[INST] <<SYS>>\n%s\n<</SYS>>\n\n%s [/INST]", sys, user);
+        else
+            snprintf(prompt, sizeof prompt, "[INST] %s [/INST]", user);
+        int ids[1024];
+        int n = mini_tok_encode(&tok, prompt, ids);
+        for (int k = 0; k < 2; k++) {
+            transformer *t = new_transformer(models[k], 0);
+            const float *logits = transformer_forward(t, 1, 0, NULL);
+            for (int i = 0; i < n; i++)
+                logits = transformer_forward(t, ids[i], i + 1, NULL);
+            char out[4096] = "";
+            int pos = n + 1, prev = ids[n - 1];
+            bool eos = false;
+            while (pos < 400) {
+                int next = argmax(logits, models[k]->config.vocab_size);
+                if (next == 2) {
+                    eos = true;
+                    break;
+                }
+                mini_tok_decode(&tok, prev, next, out, sizeof out);
+                logits = transformer_forward(t, next, pos++, NULL);
+                prev = next;
+            }
+            const char *text = out[0] == ' ' ? out + 1 : out;
+            if (k == 0) {
+                ck_assert_msg(eos && strcmp(text, reply) == 0, "F32 reply to \"%s\":\n%s", user,
+                              text);
+            } else {
+                q8_exact += eos && strcmp(text, reply) == 0;
+                ck_assert_msg(common_prefix(text, reply) >= 20, "Q8_0 reply to \"%s\":\n%s",
+                              user, text);
+            }
+            transformer_free(t);
+        }
+        entries++;
+    }
+    fprintf(stderr, "golden chat: F32 %d/%d replies exact, chat260K_q80 %d/%d exact\n", entries,
+            entries, q8_exact, entries);
+    ck_assert_int_ge(entries, 4);
+    fclose(f);
+    model_close(models[0]);
+    model_close(models[1]);
+    mini_tok_free(&tok);
+}
+END_TEST
+
 /* ---- Q8_0 vs F32 ---- */
 
 /* Teacher-forces ids[0..n) through both models; returns the max |logit difference|
@@ -675,6 +738,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_golden_f32_empty_prompt);
     tcase_add_test(core, test_golden_f32_all);
     tcase_add_test(core, test_golden_q8);
+    tcase_add_test(core, test_golden_chat);
     tcase_add_test(core, test_q8_vs_f32_logits);
     tcase_add_test(core, test_q80_file_greedy_agrees);
     tcase_add_test(core, test_batch_equals_sequential);
