@@ -1,2 +1,245 @@
 #!/bin/sh
-exit 77
+# e2e_tui.sh — the curses TUI as a person sees it: the real binary runs in a detached
+# tmux session (private socket, 120x40), keys go in with send-keys and the screen is
+# read with capture-pane. Checks: the three pane titles and the status line; a typed
+# message and a streamed reply in Conversation; top-k rows in Tokens that change when
+# Left moves the selection; the heatmap changing with the layer and the head; resizing
+# to 80x24, to tiny sizes and back; Esc stopping a long reply while the program keeps
+# answering; quitting while a reply runs asks first; history recalled with Up after a
+# restart; q quits with status 0. Every wait polls the screen up to a deadline; nothing
+# asserts timing.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+need_tool tmux
+
+SOCK=llmchat-test-$$
+TM="tmux -L $SOCK -f /dev/null"
+trap '$TM kill-server >/dev/null 2>&1; rm -rf "$T"' EXIT
+STATE=$T/state
+mkdir -p "$STATE"
+WAIT=${LLMCHAT_TUI_WAIT:-60} # seconds any one wait may take before the test fails
+
+# quote ARG: ARG as a single-quoted shell word.
+quote() {
+    printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
+# start [VAR=VALUE...] -- ARGS...: runs llmchat ARGS in a new 120x40 session "t".
+# Its stderr goes to $T/err, its exit status to $T/exit.
+start() {
+    envs=
+    while [ "$1" != "--" ]; do
+        envs="$envs $(quote "$1")"
+        shift
+    done
+    shift
+    rm -f "$T/exit"
+    cmd="cd $(quote "$T") && exec env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=${LLMCHAT_TUI_TERM:-screen-256color}"
+    cmd="$cmd XDG_STATE_HOME=$(quote "$STATE")$envs ${run_timeout:+timeout --foreground $LLMCHAT_TEST_TIMEOUT}"
+    cmd="$cmd $(quote "$LLMCHAT_BIN")"
+    for a in "$@"; do
+        cmd="$cmd $(quote "$a")"
+    done
+    last_cmd="llmchat $* (in tmux)"
+    printf '(%s) 2>%s; echo $? >%s\n' "$cmd" "$(quote "$T/err")" "$(quote "$T/exit")" >"$T/run.sh"
+    $TM new-session -d -s t -x 120 -y 40 "sh $(quote "$T/run.sh")" || hard_error "tmux cannot start a session"
+}
+
+screen() {
+    $TM capture-pane -p -t t 2>/dev/null
+}
+
+# screen_colors: the screen with its colour escapes (the heatmap is coloured spaces).
+screen_colors() {
+    $TM capture-pane -p -e -t t 2>/dev/null
+}
+
+keys() {
+    $TM send-keys -t t "$@"
+}
+
+type_text() {
+    $TM send-keys -t t -l "$1"
+}
+
+now() {
+    date +%s
+}
+
+# show_screen_and_fail MESSAGE
+show_screen_and_fail() {
+    {
+        printf 'screen:\n'
+        screen | sed 's/^/  |/'
+    } >&2
+    fail "$1"
+}
+
+# wait_for TEXT: until TEXT is on the screen.
+wait_for() {
+    deadline=$(($(now) + WAIT))
+    while :; do
+        case $(screen) in *"$1"*) return 0 ;; esac
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "waited ${WAIT}s for [$1] on the screen"
+        sleep 0.1
+    done
+}
+
+# wait_change FILE COMMAND: until the output of COMMAND differs from FILE's contents.
+wait_change() {
+    deadline=$(($(now) + WAIT))
+    while :; do
+        eval "$2" >"$T/now"
+        cmp -s "$1" "$T/now" || return 0
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the screen did not change: $3"
+        sleep 0.1
+    done
+}
+
+# wait_exit: until the program has exited; its status in $rc.
+wait_exit() {
+    deadline=$(($(now) + WAIT))
+    while [ ! -s "$T/exit" ]; do
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "llmchat did not exit"
+        sleep 0.1
+    done
+    rc=$(cat "$T/exit")
+    if grep -q 'Sanitizer\|runtime error:' "$T/err"; then
+        fail "a sanitizer reported an error"
+    fi
+}
+
+# Tokens pane candidate rows ("││> 1 ␣Once  14.96  68.5% ███"): the right column's rows.
+token_rows() {
+    screen | grep -o '││[ >][ 0-9][0-9] .*'
+}
+
+# The attention grid: rows 27-38 of the 120x40 layout (below the header and the column
+# labels), with colours.
+heat_rows() {
+    screen_colors | sed -n '27,38p'
+}
+
+# ---- session 1: chat260K, a real reply, the panes, resizing, quit ----
+start -- -m tui -s 7 -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin"
+wait_for "Conversation"
+wait_for "Tokens"
+wait_for "Attention"
+wait_for "idle |"
+s=$(screen)
+assert_contains "status line" "$s" "chat260K.bin"
+assert_contains "status line" "$s" "Q8_0"
+assert_contains "status line" "$s" "seed 7"
+pass "the three panes and the status line are shown"
+
+type_text "Tell me a story about Lily."
+keys Enter
+wait_for "You: Tell me a story about Lily."
+wait_for "Assistant: "
+wait_for "idle |"
+reply=$(screen | grep -o 'Assistant: [^│]*' | head -n 1)
+reply=${reply#Assistant: }
+reply=$(printf '%s' "$reply" | trim)
+[ "${#reply}" -ge 10 ] || show_screen_and_fail "the reply is empty or very short: [$reply]"
+pass "the message and a streamed reply are in Conversation: $reply"
+
+# Tokens: focus it (input -> Conversation -> Tokens) and move left along the sequence.
+keys Tab Tab
+token_rows >"$T/rows0"
+n=$(wc -l <"$T/rows0")
+[ "$n" -ge 5 ] || show_screen_and_fail "expected at least 5 top-k rows in Tokens, found $n"
+assert_contains "Tokens pane" "$(screen)" "(newest)"
+keys Left
+wait_change "$T/rows0" token_rows "top-k rows after Left"
+token_rows >"$T/rows1"
+keys Left
+wait_change "$T/rows1" token_rows "top-k rows after a second Left"
+s=$(screen)
+assert_not_contains "Tokens pane after Left" "$s" "(newest)"
+keys End
+wait_for "(newest)"
+pass "Tokens shows $n top-k rows that change with Left; End follows the newest again"
+
+# Attention: focus it and change the layer, then the head.
+keys Tab
+wait_for "layer 1/"
+heat_rows >"$T/heat0"
+grep -q '48;5;' "$T/heat0" || show_screen_and_fail "no 256-colour heatmap cells in the Attention pane"
+keys ']'
+wait_for "layer 2/"
+heat_rows >"$T/heat1"
+cmp -s "$T/heat0" "$T/heat1" && show_screen_and_fail "the heatmap did not change with the layer"
+keys '.'
+wait_for "head 2/"
+heat_rows >"$T/heat2"
+cmp -s "$T/heat1" "$T/heat2" && show_screen_and_fail "the heatmap did not change with the head"
+keys m
+wait_for "mean of"
+keys l
+wait_for "  log"
+keys b
+wait_change "$T/heat2" heat_rows "heatmap after m, l, b"
+pass "the heatmap changes with the layer, the head, mean, log scale and the BOS mask"
+
+# Resize to 80x24: all three panes still there; then tiny sizes; then back.
+$TM resize-window -t t -x 80 -y 24
+deadline=$(($(now) + WAIT))
+while :; do
+    s=$(screen)
+    lines=$(printf '%s\n' "$s" | wc -l)
+    case $s in *Conversation*Tokens*Attention*) [ "$lines" -le 24 ] && break ;; esac
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the three panes are not all shown at 80x24"
+    sleep 0.1
+done
+$TM resize-window -t t -x 20 -y 5
+sleep 0.3
+$TM resize-window -t t -x 1 -y 1
+sleep 0.3
+$TM resize-window -t t -x 120 -y 40
+wait_for "Attention"
+wait_for "Assistant: "
+[ ! -s "$T/exit" ] || fail "llmchat exited while being resized (status $(cat "$T/exit"))"
+pass "resized to 80x24, 20x5, 1x1 and back to 120x40; the panes come back"
+
+# q in a pane quits (nothing is running): status 0, history saved.
+keys q
+wait_exit
+assert_status 0
+[ -s "$STATE/llmchat/history" ] || fail "no history file in \$XDG_STATE_HOME/llmchat/history"
+assert_file_contains "history file" "$STATE/llmchat/history" "Tell me a story about Lily."
+pass "q quits with status 0 and saves the history"
+
+# ---- session 2: history after a restart; Esc stops a long reply; quitting asks ----
+# stories260K is no chat model: it talks until the context is full. The slow-motion
+# delay keeps the reply running long enough to be stopped.
+start LLMCHAT_STEP_DELAY_MS=100 -- -m tui -n 0 -z "$MODELS/tok512.bin" "$MODELS/stories260K.bin"
+wait_for "idle |"
+keys Up
+wait_for "> Tell me a story about Lily."
+pass "Up recalls the previous run's message"
+keys C-u
+type_text "Once upon a time there was a dog"
+keys Enter
+wait_for "generating |"
+keys Escape
+wait_for "[stopped]"
+wait_for "stopped |"
+type_text "/help"
+keys Enter
+wait_for "Commands: /reset"
+pass "Esc stops the reply; the program still takes commands"
+
+type_text "The dog ran"
+keys Enter
+wait_for "generating |"
+keys Tab q
+wait_for "Quit anyway? (y/n)"
+keys n
+wait_for "generating |"
+[ ! -s "$T/exit" ] || fail "llmchat quit although the question was answered n"
+keys q
+wait_for "Quit anyway? (y/n)"
+keys y
+wait_exit
+assert_status 0
+pass "quitting during a reply asks first; n keeps going, y quits with status 0"

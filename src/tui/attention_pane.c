@@ -1,1 +1,146 @@
-/* attention_pane.c — not written yet. */
+/* attention_pane.c — the Attention pane: a heatmap of one layer's attention.
+ *
+ * Rows are query positions, columns key positions, each cell shaded by the weight
+ * the query gave the key in the selected layer and head (or the mean over heads),
+ * relative to the row's largest weight, on a linear or log scale; the first (BOS
+ * "sink") column can be masked so the rest stand out. The window ends at the
+ * selected (or newest) position. Axes are labelled with token pieces: the rows on
+ * the left, the columns vertically above. Reads the step records' captured
+ * attention; owns only the view settings' keys. */
+#include <stdio.h>
+#include <string.h>
+
+#include "draw.h"
+#include "format.h"
+
+/* Weight the query of r gave key k in the chosen layer and head (or head mean). */
+static float weight(const tui *t, const step_record *r, int k)
+{
+    int nh = t->m->config.n_heads, q1 = r->pos + 1;
+    const float *a = r->attn + (size_t)t->layer * nh * q1;
+    if (!t->mean_heads)
+        return a[(size_t)t->head * q1 + k];
+    float s = 0.0f;
+    for (int h = 0; h < nh; h++)
+        s += a[(size_t)h * q1 + k];
+    return s / (float)nh;
+}
+
+static void label_piece(const tui *t, int id, char *buf, size_t size)
+{
+    tuifmt_piece(tokenizer_piece(t->tok, id), tokenizer_is_control(t->tok, id), buf, size);
+}
+
+void attn_draw(tui *t)
+{
+    WINDOW *w = t->w_attn;
+    if (!w)
+        return;
+    draw_box(t, w, "Attention", t->focus == FOCUS_ATTN);
+    int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
+    if (h <= 0 || width <= 0)
+        return;
+    const model_config *cfg = &t->m->config;
+    char line[256];
+    int focus = tui_selected(t);
+    if (t->mean_heads)
+        snprintf(line, sizeof line, "layer %d/%d  mean of %d heads  %s%s", t->layer + 1, cfg->n_layers,
+                 cfg->n_heads, t->log_scale ? "log" : "linear", t->mask_bos ? "  BOS masked" : "");
+    else
+        snprintf(line, sizeof line, "layer %d/%d  head %d/%d  %s%s", t->layer + 1, cfg->n_layers,
+                 t->head + 1, cfg->n_heads, t->log_scale ? "log" : "linear",
+                 t->mask_bos ? "  BOS masked" : "");
+    draw_text(t, w, 1, 1, width, line, A_BOLD);
+    if (focus < 0) {
+        if (h >= 2)
+            draw_text(t, w, 2, 1, width, "no tokens yet", A_DIM);
+        return;
+    }
+    int label_rows = h >= 14 ? 3 : h >= 8 ? 1 : 0;
+    int lw = width >= 30 ? 8 : width >= 16 ? 4 : 0;
+    int rows_avail = h - 1 - label_rows, cols_avail = width - lw;
+    tuifmt_heat_window win;
+    tuifmt_heat_window_compute(engine_pos(t->e), focus, rows_avail, cols_avail, &win);
+    if (win.n_rows == 0 || win.n_cols == 0)
+        return;
+    const int *toks = engine_tokens(t->e);
+    int gy = 2 + label_rows, gx = 1 + lw; /* grid origin */
+
+    /* column labels: each key's piece written downwards, one character per row */
+    for (int c = 0; c < win.n_cols && label_rows > 0; c++) {
+        int k = win.col0 + c;
+        char piece[64];
+        label_piece(t, toks[k], piece, sizeof piece);
+        size_t off = 0, len = strlen(piece);
+        attr_t a = k == focus ? A_BOLD | A_UNDERLINE : A_DIM;
+        for (int i = 0; i < label_rows && off < len; i++) {
+            int b, cw = tuifmt_char_width(piece + off, len - off, &b);
+            wattron(w, a);
+            if (cw == 1)
+                mvwaddnstr(w, 2 + i, gx + c, piece + off, b);
+            else
+                mvwaddch(w, 2 + i, gx + c, '?');
+            wattroff(w, a);
+            off += (size_t)b;
+        }
+    }
+
+    for (int rr = 0; rr < win.n_rows; rr++) {
+        int q = win.row0 + rr, y = gy + rr;
+        const step_record *r = engine_record(t->e, q);
+        if (lw > 0) {
+            char piece[64];
+            label_piece(t, toks[q], piece, sizeof piece);
+            draw_text(t, w, y, 1, lw - 1, piece, q == focus ? A_REVERSE : A_DIM);
+        }
+        if (!r || !r->attn) {
+            draw_text(t, w, y, gx, win.n_cols, "(not captured)", A_DIM);
+            continue;
+        }
+        float ref = 0.0f;
+        for (int k = t->mask_bos ? 1 : 0; k <= q; k++) {
+            float v = weight(t, r, k);
+            if (v > ref)
+                ref = v;
+        }
+        for (int c = 0; c < win.n_cols; c++) {
+            int k = win.col0 + c;
+            if (k > q)
+                break; /* causal: the query cannot see later keys */
+            if (k == 0 && t->mask_bos) {
+                wattron(w, A_DIM);
+                mvwaddstr(w, y, gx + c, t->utf8 ? "\xc2\xb7" : ".");
+                wattroff(w, A_DIM);
+                continue;
+            }
+            draw_shade(t, w, y, gx + c, tuifmt_shade(weight(t, r, k), ref, t->n_shades, t->log_scale));
+        }
+    }
+}
+
+bool attn_key(tui *t, int key)
+{
+    const model_config *cfg = &t->m->config;
+    switch (key) {
+    case ']': t->layer = (t->layer + 1) % cfg->n_layers; break;
+    case '[': t->layer = (t->layer + cfg->n_layers - 1) % cfg->n_layers; break;
+    case '}':
+    case '.': t->head = (t->head + 1) % cfg->n_heads; t->mean_heads = false; break;
+    case '{':
+    case ',': t->head = (t->head + cfg->n_heads - 1) % cfg->n_heads; t->mean_heads = false; break;
+    case 'm': t->mean_heads = !t->mean_heads; break;
+    case 'l': t->log_scale = !t->log_scale; break;
+    case 'b': t->mask_bos = !t->mask_bos; break;
+    case KEY_LEFT:
+    case KEY_RIGHT:
+    case KEY_SLEFT:
+    case KEY_SRIGHT:
+    case KEY_HOME:
+    case KEY_END:
+        return tokens_key(t, key);
+    default:
+        return false;
+    }
+    t->dirty |= DIRTY_ATTN;
+    return true;
+}

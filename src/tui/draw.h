@@ -1,0 +1,166 @@
+/* draw.h — the TUI's shared state, and the pieces every pane is drawn with.
+ *
+ * `tui` holds what the panes read and the keys change: the engine and chat (owned
+ * by tui.c), the layout and its curses windows, the focus, each pane's view state
+ * (scroll, selected position, layer/head...) and which panes need redrawing. The
+ * panes only read step records and chat turns; they never drive the model.
+ * Only src/tui/ includes curses. */
+#ifndef LLMCHAT_TUI_DRAW_H
+#define LLMCHAT_TUI_DRAW_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../chat.h"
+#include "../cli_options.h"
+#include "../engine.h"
+#include "../model.h"
+#include "../textfmt.h"
+#include "../tokenizer.h"
+#include "../trace.h"
+#include "layout.h"
+
+typedef enum { FOCUS_INPUT = 0, FOCUS_CONV, FOCUS_TOKENS, FOCUS_ATTN, FOCUS_COUNT } tui_focus;
+typedef enum { RUN_IDLE = 0, RUN_GENERATING, RUN_STOPPED } tui_run_state;
+typedef enum { COLORS_NONE = 0, COLORS_8, COLORS_256 } tui_colors;
+
+enum { /* dirty bits */
+    DIRTY_CONV = 1,
+    DIRTY_TOKENS = 2,
+    DIRTY_ATTN = 4,
+    DIRTY_STATUS = 8,
+    DIRTY_INPUT = 16,
+    DIRTY_ALL = 31,
+};
+
+enum { /* colour pairs */
+    PAIR_USER = 1,
+    PAIR_ASSISTANT,
+    PAIR_NOTICE,
+    PAIR_FOCUS,
+    PAIR_STATUS,
+    PAIR_BAR,
+    PAIR_CHOSEN,
+    PAIR_DIM,
+    PAIR_RAMP, /* PAIR_RAMP + bucket, up to SHADES_MAX buckets */
+};
+enum { SHADES_MAX = 10 };
+
+typedef enum { ENTRY_USER, ENTRY_ASSISTANT, ENTRY_NOTICE } conv_kind;
+
+typedef struct {
+    conv_kind kind;
+    char *text;   /* (len) terminal-safe UTF-8, NUL-terminated, starting with the label */
+    size_t len, cap;
+    size_t label_len; /* bytes of the "You: " / "Assistant: " label at the start */
+} conv_entry;
+
+typedef struct tui {
+    const cli_options *o;
+    const model *m;
+    const tokenizer *tok;
+    engine *e;         /* owned */
+    chat *c;           /* owned */
+    trace_writer *tr;      /* owned; NULL without --trace */
+
+    bool utf8;         /* the locale is UTF-8: block and shade characters available */
+    tui_colors colors;
+    int n_shades;      /* heatmap buckets for the colour mode */
+
+    int rows, cols;
+    tui_layout lay;
+    WINDOW *w_conv, *w_tokens, *w_attn, *w_status, *w_input; /* NULL when folded */
+    tui_focus focus;
+    unsigned dirty;
+
+    /* Conversation */
+    conv_entry *entries; /* (n_entries) */
+    int n_entries, cap_entries;
+    textfmt_stream stream; /* carries split UTF-8 of the streaming reply */
+    int conv_scroll;       /* lines scrolled up from the bottom; 0 follows */
+    int conv_page;         /* lines of the last drawn page */
+
+    /* Tokens and Attention share the selected position */
+    int sel;               /* selected position; -1 follows the newest */
+    int top_k_shown;
+    int layer, head;
+    bool mean_heads, log_scale, mask_bos;
+
+    /* run state */
+    tui_run_state state;
+    double reply_t0;        /* monotonic ms at the reply's first token */
+    long long reply_tokens;
+    double reply_rate;      /* wall-clock tok/s of the last reply (0 unknown) */
+    int reply_budget;       /* max tokens per reply; 0 until EOS */
+    int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
+
+    /* modes */
+    bool help;              /* help overlay shown */
+    bool confirm_quit;      /* "quit? (y/n)" asked */
+    bool quit;
+    char *pending;          /* a line sent while a reply runs, sent when it ends */
+    char *history_path;
+} tui;
+
+/* Selected position (or the newest), -1 when the sequence is empty. */
+int tui_selected(const tui *t);
+/* Called by input.c with a finished line (owned by the caller). */
+void tui_submit(tui *t, const char *line);
+/* Asks to quit (with a y/n question while a reply runs). */
+void tui_request_quit(tui *t);
+/* Monotonic milliseconds. */
+double tui_now_ms(void);
+
+/* ---- draw.c ---- */
+void draw_init_colors(tui *t);
+/* The attribute for a colour pair, or fallback when colours are off. */
+attr_t draw_attr(const tui *t, int pair, attr_t fallback);
+/* Clears w and draws its border with title; the focused pane's border stands out. */
+void draw_box(const tui *t, WINDOW *w, const char *title, bool focused);
+/* Writes s at (y, x), cut to width columns (with an ellipsis when cut). */
+void draw_text(const tui *t, WINDOW *w, int y, int x, int width, const char *s, attr_t a);
+/* One heatmap cell of bucket b (0..n_shades-1). */
+void draw_shade(const tui *t, WINDOW *w, int y, int x, int b);
+/* Restores the terminal, prints the message and exits with status 1. */
+void tui_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* endwin() if curses is active; safe to call twice. */
+void tui_restore_terminal(void);
+
+/* ---- conversation.c ---- */
+void conv_add(tui *t, conv_kind kind, const char *text);
+/* Appends streamed reply bytes to the newest entry (made terminal-safe). */
+void conv_stream(tui *t, const char *bytes, size_t len);
+void conv_clear(tui *t);
+void conv_free(tui *t);
+void conv_draw(tui *t);
+void conv_scroll_by(tui *t, int lines);
+bool conv_key(tui *t, int key);
+
+/* ---- tokens_pane.c ---- */
+void tokens_draw(tui *t);
+bool tokens_key(tui *t, int key);
+/* Moves the selected position (shared with the Attention pane). */
+void tokens_select(tui *t, int pos_or_minus1);
+
+/* ---- attention_pane.c ---- */
+void attn_draw(tui *t);
+bool attn_key(tui *t, int key);
+
+/* ---- status_line.c ---- */
+void status_draw(tui *t);
+
+/* ---- input.c ---- */
+void input_init(tui *t);
+void input_shutdown(tui *t);
+/* Feeds one key to readline (key is a curses key code or a byte of text). */
+void input_key(tui *t, int key, bool is_keycode);
+void input_draw(tui *t);
+bool input_empty(void);
+
+/* ---- help.c ---- */
+void help_draw(tui *t);
+/* Adds the slash commands to the conversation as a notice. */
+void help_commands_notice(tui *t);
+
+#endif

@@ -1,1 +1,279 @@
-/* format.c — not written yet. */
+/* format.c — the TUI's text and number formatting, as plain functions.
+ *
+ * Owns nothing: every function writes into the caller's buffer. Escaping and
+ * character widths come from textfmt (core); this file adds what the panes need on
+ * top of them: fitting, wrapping, percentages, bars, shade buckets and windows.
+ * No curses, no terminal output (tests/test_tui_format.c links it alone). */
+#include "format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../textfmt.h"
+
+size_t tuifmt_piece(const char *piece, bool control, char *out, size_t size)
+{
+    if (size == 0)
+        return 0;
+    if (!piece)
+        piece = "";
+    size_t len = strlen(piece);
+    if (control) {
+        /* "\n<s>\n" -> "<s>" */
+        while (len > 0 && (*piece == '\n' || *piece == ' ')) {
+            piece++;
+            len--;
+        }
+        while (len > 0 && (piece[len - 1] == '\n' || piece[len - 1] == ' '))
+            len--;
+    }
+    return textfmt_escape_piece(piece, len, true, out, size);
+}
+
+int tuifmt_char_width(const char *s, size_t len, int *bytes)
+{
+    int n = textfmt_utf8_len((const unsigned char *)s, len);
+    if (n <= 0) {
+        *bytes = len > 0 ? 1 : 0;
+        return len > 0 ? 1 : 0;
+    }
+    char one[5];
+    memcpy(one, s, (size_t)n);
+    one[n] = '\0';
+    *bytes = n;
+    return textfmt_width(one);
+}
+
+int tuifmt_fit(const char *s, int width, bool utf8, char *out, size_t size)
+{
+    if (size == 0)
+        return 0;
+    out[0] = '\0';
+    if (!s || width <= 0)
+        return 0;
+    size_t len = strlen(s), i = 0, o = 0;
+    int cols = 0;
+    /* columns and bytes used at the last point where an ellipsis would still fit */
+    size_t o_keep = 0;
+    int cols_keep = 0;
+    while (i < len) {
+        int b, w = tuifmt_char_width(s + i, len - i, &b);
+        if (cols + w > width || o + (size_t)b + 1 > size)
+            break;
+        if (cols + w <= width - 1) {
+            o_keep = o + (size_t)b;
+            cols_keep = cols + w;
+        }
+        memcpy(out + o, s + i, (size_t)b);
+        o += (size_t)b;
+        cols += w;
+        i += (size_t)b;
+    }
+    if (i < len) {
+        /* truncated: replace the tail with an ellipsis */
+        const char *ell = utf8 ? "\xe2\x80\xa6" : "~";
+        size_t el = strlen(ell);
+        if (o_keep + el + 1 <= size) {
+            o = o_keep;
+            memcpy(out + o, ell, el);
+            o += el;
+            cols = cols_keep + 1;
+        }
+    }
+    out[o] = '\0';
+    return cols;
+}
+
+size_t tuifmt_wrap(const char *s, size_t len, int width, size_t *next)
+{
+    if (width < 1)
+        width = 1;
+    if (len == 0) {
+        *next = 0;
+        return 0;
+    }
+    size_t i = 0, last_space = (size_t)-1;
+    int cols = 0;
+    while (i < len) {
+        if (s[i] == '\n') {
+            *next = i + 1;
+            return i;
+        }
+        int b, w = tuifmt_char_width(s + i, len - i, &b);
+        if (s[i] == '\t')
+            w = 1;
+        if (cols + w > width) {
+            if (s[i] == ' ') { /* the break falls on a space: drop it */
+                *next = i + 1;
+                return i;
+            }
+            if (last_space != (size_t)-1 && last_space > 0) {
+                *next = last_space + 1;
+                return last_space;
+            }
+            if (i == 0) { /* a character wider than the line: take it anyway */
+                *next = (size_t)b;
+                return (size_t)b;
+            }
+            *next = i;
+            return i;
+        }
+        if (s[i] == ' ')
+            last_space = i;
+        cols += w;
+        i += (size_t)b;
+    }
+    *next = len;
+    return len;
+}
+
+int tuifmt_wrap_count(const char *s, size_t len, int width)
+{
+    int lines = 0;
+    size_t off = 0;
+    while (off < len) {
+        size_t next;
+        tuifmt_wrap(s + off, len - off, width, &next);
+        off += next;
+        lines++;
+        if (next == 0)
+            break;
+    }
+    /* text ending in '\n' opens one more (empty) line */
+    if (len > 0 && s[len - 1] == '\n')
+        lines++;
+    return lines > 0 ? lines : 1;
+}
+
+void tuifmt_prob(float p, char *buf, size_t size)
+{
+    if (!(p > 0.0f))
+        snprintf(buf, size, "0%%");
+    else if (p >= 0.9995f)
+        snprintf(buf, size, "100%%");
+    else if (p >= 0.0995f)
+        snprintf(buf, size, "%.1f%%", p * 100.0f);
+    else if (p >= 0.000095f)
+        snprintf(buf, size, "%.2f%%", p * 100.0f);
+    else
+        snprintf(buf, size, "<0.01%%");
+}
+
+int tuifmt_bar_eighths(float p, int width)
+{
+    if (width <= 0 || !(p > 0.0f))
+        return 0;
+    if (p > 1.0f)
+        p = 1.0f;
+    int n = (int)lroundf(p * (float)width * 8.0f);
+    return n > width * 8 ? width * 8 : n;
+}
+
+int tuifmt_bar(float p, int width, bool utf8, char *out, size_t size)
+{
+    static const char *part[8] = {"", "\xe2\x96\x8f", "\xe2\x96\x8e", "\xe2\x96\x8d",
+                                  "\xe2\x96\x8c", "\xe2\x96\x8b", "\xe2\x96\x8a", "\xe2\x96\x89"};
+    static const char *full = "\xe2\x96\x88";
+    if (size == 0)
+        return 0;
+    int e = tuifmt_bar_eighths(p, width);
+    size_t o = 0;
+    int cols = 0;
+    for (int i = 0; i < e / 8; i++) {
+        const char *c = utf8 ? full : "#";
+        size_t l = strlen(c);
+        if (o + l + 1 > size)
+            break;
+        memcpy(out + o, c, l);
+        o += l;
+        cols++;
+    }
+    if (utf8 && e % 8 != 0 && cols < width) {
+        size_t l = strlen(part[e % 8]);
+        if (o + l + 1 <= size) {
+            memcpy(out + o, part[e % 8], l);
+            o += l;
+            cols++;
+        }
+    }
+    out[o] = '\0';
+    return cols;
+}
+
+int tuifmt_shade(float w, float ref, int n_buckets, bool log_scale)
+{
+    if (n_buckets <= 1 || !(w > 0.0f) || !(ref > 0.0f))
+        return 0;
+    float x = w / ref;
+    if (x > 1.0f)
+        x = 1.0f;
+    float t;
+    if (log_scale) {
+        if (x < 1e-3f)
+            return 0;
+        t = 1.0f + log10f(x) / 3.0f; /* 1e-3 -> 0, 1 -> 1 */
+    } else {
+        t = x;
+    }
+    int b = (int)lroundf(t * (float)(n_buckets - 1));
+    if (b < 0)
+        b = 0;
+    if (b > n_buckets - 1)
+        b = n_buckets - 1;
+    return b;
+}
+
+int tuifmt_window_start(int n_items, int focus, int avail)
+{
+    if (n_items <= 0 || avail <= 0)
+        return 0;
+    if (focus < 0)
+        focus = 0;
+    if (focus >= n_items)
+        focus = n_items - 1;
+    int start = n_items - avail; /* end at the last item when the focus allows */
+    if (start > focus)
+        start = focus - avail + 1;
+    if (start < 0)
+        start = 0;
+    return start;
+}
+
+void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_avail,
+                                tuifmt_heat_window *w)
+{
+    memset(w, 0, sizeof *w);
+    if (n_pos <= 0 || rows_avail <= 0 || cols_avail <= 0)
+        return;
+    if (focus < 0 || focus >= n_pos)
+        focus = n_pos - 1;
+    /* the focus query is the last row shown; its keys run 0..focus */
+    w->n_rows = focus + 1 < rows_avail ? focus + 1 : rows_avail;
+    w->row0 = focus - w->n_rows + 1;
+    w->n_cols = focus + 1 < cols_avail ? focus + 1 : cols_avail;
+    w->col0 = focus - w->n_cols + 1;
+}
+
+void tuifmt_count(long long n, char *buf, size_t size)
+{
+    double v = (double)n;
+    if (n < 1000)
+        snprintf(buf, size, "%lld", n);
+    else if (n < 1000000)
+        snprintf(buf, size, v < 9999.5 ? "%.1fK" : "%.0fK", v / 1e3);
+    else if (n < 1000000000LL)
+        snprintf(buf, size, v < 99950000.0 ? "%.1fM" : "%.0fM", v / 1e6);
+    else
+        snprintf(buf, size, "%.2fB", v / 1e9);
+}
+
+void tuifmt_rate(double tokens, double ms, char *buf, size_t size)
+{
+    if (!(tokens > 0) || !(ms > 0)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    double r = tokens * 1000.0 / ms;
+    snprintf(buf, size, r >= 100.0 ? "%.0f" : "%.1f", r);
+}

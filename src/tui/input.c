@@ -1,1 +1,252 @@
-/* input.c — not written yet. */
+/* input.c — the input line: GNU readline driven through its callback interface
+ * inside the curses loop, with history kept across runs.
+ *
+ * Curses owns the terminal; readline only edits a line. Keys arrive from the main
+ * loop: text bytes are handed to readline one at a time through rl_getc_function and
+ * rl_callback_read_char, cursor and history keys (which curses has already decoded)
+ * call readline's commands directly, and readline's redisplay merely marks the line
+ * dirty: it is drawn with the other panes. Readline never touches the tty (its
+ * prep/deprep, signal and SIGWINCH handling are off) and writes only to /dev/null.
+ * Owns the history file path handling ($XDG_STATE_HOME/llmchat/history). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <wchar.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "draw.h"
+#include "format.h"
+
+enum { HISTORY_MAX = 1000 };
+
+static tui *g_tui;        /* readline's callbacks are global: the one tui they serve */
+static int g_byte;        /* the byte readline reads next */
+static bool g_have_byte;
+static FILE *g_devnull;
+static const char *g_prompt = "> ";
+
+static int input_getc(FILE *f)
+{
+    (void)f;
+    if (!g_have_byte)
+        return EOF;
+    g_have_byte = false;
+    return g_byte;
+}
+
+static int input_available(void)
+{
+    return g_have_byte;
+}
+
+static void input_redisplay(void)
+{
+    if (g_tui)
+        g_tui->dirty |= DIRTY_INPUT;
+}
+
+static void prep_term(int meta)
+{
+    (void)meta;
+}
+
+static void deprep_term(void)
+{
+}
+
+static void input_line(char *line)
+{
+    if (!line) { /* EOF (Ctrl-D on an empty line) */
+        tui_request_quit(g_tui);
+        return;
+    }
+    if (*line) {
+        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+        if (!last || strcmp(last->line, line) != 0)
+            add_history(line);
+    }
+    tui_submit(g_tui, line);
+    free(line);
+    g_tui->dirty |= DIRTY_INPUT;
+}
+
+/* mkdir -p for the directory part of path. */
+static void make_parent_dirs(const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return;
+    for (char *s = p + 1; *s; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0700);
+            *s = '/';
+        }
+    }
+    free(p);
+}
+
+static char *history_file(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char buf[4096];
+    if (state && *state == '/')
+        snprintf(buf, sizeof buf, "%s/llmchat/history", state);
+    else if (home && *home)
+        snprintf(buf, sizeof buf, "%s/.local/state/llmchat/history", home);
+    else
+        return NULL;
+    return strdup(buf);
+}
+
+void input_init(tui *t)
+{
+    g_tui = t;
+    g_devnull = fopen("/dev/null", "w");
+    rl_readline_name = "llmchat";
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 0;
+    rl_change_environment = 0;
+    rl_prep_term_function = prep_term;
+    rl_deprep_term_function = deprep_term;
+    rl_getc_function = input_getc;
+    rl_input_available_hook = input_available;
+    rl_redisplay_function = input_redisplay;
+    rl_instream = stdin;
+    rl_outstream = g_devnull ? g_devnull : stderr;
+    rl_inhibit_completion = 1;
+    using_history();
+    stifle_history(HISTORY_MAX);
+    t->history_path = history_file();
+    if (t->history_path) {
+        make_parent_dirs(t->history_path);
+        read_history(t->history_path);
+    }
+    rl_callback_handler_install(g_prompt, input_line);
+    t->dirty |= DIRTY_INPUT;
+}
+
+void input_shutdown(tui *t)
+{
+    rl_callback_handler_remove();
+    if (t->history_path) {
+        if (write_history(t->history_path) == 0)
+            history_truncate_file(t->history_path, HISTORY_MAX);
+        free(t->history_path);
+        t->history_path = NULL;
+    }
+    if (g_devnull) {
+        rl_outstream = NULL;
+        fclose(g_devnull);
+        g_devnull = NULL;
+    }
+    g_tui = NULL;
+}
+
+static void feed_byte(int b)
+{
+    g_byte = b;
+    g_have_byte = true;
+    rl_callback_read_char();
+    g_have_byte = false;
+}
+
+bool input_empty(void)
+{
+    return rl_end == 0;
+}
+
+void input_key(tui *t, int key, bool is_keycode)
+{
+    if (is_keycode) {
+        switch (key) {
+        case KEY_LEFT: rl_backward_char(1, 0); break;
+        case KEY_RIGHT: rl_forward_char(1, 0); break;
+        case KEY_UP: rl_get_previous_history(1, 0); break;
+        case KEY_DOWN: rl_get_next_history(1, 0); break;
+        case KEY_HOME: rl_beg_of_line(1, 0); break;
+        case KEY_END: rl_end_of_line(1, 0); break;
+        case KEY_BACKSPACE: rl_rubout(1, 0); break;
+        case KEY_DC: rl_delete(1, 0); break;
+        case KEY_ENTER: feed_byte('\r'); break;
+        default: return;
+        }
+        t->dirty |= DIRTY_INPUT;
+        return;
+    }
+    if (key >= 0 && key < 0x80) {
+        feed_byte(key);
+    } else if (key >= 0x80) { /* a wide character from get_wch: feed its UTF-8 bytes */
+        char mb[MB_LEN_MAX];
+        mbstate_t ps;
+        memset(&ps, 0, sizeof ps);
+        size_t n = wcrtomb(mb, (wchar_t)key, &ps);
+        if (n == (size_t)-1)
+            return;
+        for (size_t i = 0; i < n; i++)
+            feed_byte((unsigned char)mb[i]);
+    }
+    t->dirty |= DIRTY_INPUT;
+}
+
+void input_draw(tui *t)
+{
+    WINDOW *w = t->w_input;
+    if (!w)
+        return;
+    werase(w);
+    int width = getmaxx(w);
+    bool focused = t->focus == FOCUS_INPUT;
+    attr_t pa = focused ? draw_attr(t, PAIR_USER, A_BOLD) | A_BOLD : A_DIM;
+    int pw = (int)strlen(g_prompt);
+    if (pw > width)
+        pw = width;
+    wattron(w, pa);
+    mvwaddnstr(w, 0, 0, g_prompt, pw);
+    wattroff(w, pa);
+    int avail = width - pw - 1; /* keep a column for the cursor at the end */
+    const char *s = rl_line_buffer ? rl_line_buffer : "";
+    int len = rl_end, point = rl_point;
+    if (avail < 1) {
+        wmove(w, 0, pw < width ? pw : width - 1);
+        return;
+    }
+    /* columns before the cursor decide the horizontal scroll */
+    int cur_col = 0;
+    for (int i = 0; i < point && i < len;) {
+        int b, cw = tuifmt_char_width(s + i, (size_t)(len - i), &b);
+        cur_col += (unsigned char)s[i] < 0x20 ? 1 : cw;
+        i += b;
+    }
+    int start = cur_col >= avail ? cur_col - avail + 1 : 0;
+    int col = 0, x = pw, cursor_x = pw;
+    wmove(w, 0, pw);
+    for (int i = 0; i < len;) {
+        int b, cw = tuifmt_char_width(s + i, (size_t)(len - i), &b);
+        bool ctl = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f;
+        if (ctl)
+            cw = 1;
+        if (i == point)
+            cursor_x = pw + col - start;
+        if (col >= start && col + cw - start <= avail) {
+            if (ctl)
+                waddch(w, '?' | A_REVERSE);
+            else
+                waddnstr(w, s + i, b);
+            x = pw + col + cw - start;
+        }
+        col += cw;
+        i += b;
+    }
+    if (point >= len)
+        cursor_x = pw + col - start;
+    (void)x;
+    if (cursor_x >= width)
+        cursor_x = width - 1;
+    wmove(w, 0, cursor_x);
+}

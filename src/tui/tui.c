@@ -1,1 +1,589 @@
-/* tui.c — not written yet. */
+/* tui.c — the curses debugger-chat: sets up the terminal, the engine and the chat,
+ * and runs the main loop.
+ *
+ * The loop drives generation cooperatively: while a reply runs it calls chat_step()
+ * once per iteration and polls the keyboard with a zero timeout between tokens;
+ * panes that saw new records are marked dirty and redrawn together at most
+ * FRAME_MS apart (one doupdate per frame), so drawing never holds generation back.
+ * LLMCHAT_STEP_DELAY_MS=N waits N ms for keys after each token (slow motion, for
+ * watching the panes and for the end-to-end tests).
+ * Owns the engine, the chat, the optional trace and the curses windows; the panes
+ * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
+ * draw from the shared state in draw.h. Slash commands and key dispatch live here. */
+#include "tui.h"
+
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "draw.h"
+#include "format.h"
+
+enum {
+    FRAME_MS = 33,     /* at most ~30 redraws per second */
+    IDLE_WAIT_MS = 250 /* how long an idle loop waits for a key before checking signals */
+};
+
+static volatile sig_atomic_t g_signal_quit, g_signal_stop;
+
+static void on_quit_signal(int sig)
+{
+    (void)sig;
+    g_signal_quit = 1;
+}
+
+static void on_int_signal(int sig)
+{
+    (void)sig;
+    g_signal_stop = 1;
+}
+
+double tui_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int tui_selected(const tui *t)
+{
+    int n = engine_pos(t->e);
+    if (n <= 0)
+        return -1;
+    if (t->sel < 0 || t->sel >= n)
+        return n - 1;
+    return t->sel;
+}
+
+/* ---- windows ---- */
+
+static void free_windows(tui *t)
+{
+    WINDOW **ws[] = {&t->w_conv, &t->w_tokens, &t->w_attn, &t->w_status, &t->w_input};
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        if (*ws[i])
+            delwin(*ws[i]);
+        *ws[i] = NULL;
+    }
+}
+
+static WINDOW *window_for(const tui_rect *r)
+{
+    if (!r->visible)
+        return NULL;
+    return newwin(r->h, r->w, r->y, r->x);
+}
+
+static void make_windows(tui *t)
+{
+    free_windows(t);
+    getmaxyx(stdscr, t->rows, t->cols);
+    layout_compute(t->cols, t->rows, &t->lay);
+    t->w_conv = window_for(&t->lay.conv);
+    t->w_tokens = window_for(&t->lay.tokens);
+    t->w_attn = window_for(&t->lay.attn);
+    t->w_status = window_for(&t->lay.status);
+    t->w_input = window_for(&t->lay.input);
+    if (t->w_input)
+        keypad(t->w_input, TRUE);
+    werase(stdscr);
+    wnoutrefresh(stdscr);
+    t->dirty = DIRTY_ALL;
+}
+
+static WINDOW *key_window(tui *t)
+{
+    return t->w_input ? t->w_input : stdscr;
+}
+
+static void draw_frame(tui *t)
+{
+    static int cursor = -1;
+    unsigned d = t->dirty;
+    if (t->help)
+        d = DIRTY_ALL; /* the overlay is drawn over a fresh frame */
+    if ((d & DIRTY_CONV) && t->w_conv) {
+        conv_draw(t);
+        wnoutrefresh(t->w_conv);
+    }
+    if ((d & DIRTY_TOKENS) && t->w_tokens) {
+        tokens_draw(t);
+        wnoutrefresh(t->w_tokens);
+    }
+    if ((d & DIRTY_ATTN) && t->w_attn) {
+        attn_draw(t);
+        wnoutrefresh(t->w_attn);
+    }
+    if ((d & DIRTY_STATUS) && t->w_status) {
+        status_draw(t);
+        wnoutrefresh(t->w_status);
+    }
+    int want = 0;
+    if (t->help) {
+        help_draw(t);
+    } else if (t->w_input) {
+        input_draw(t); /* last: the cursor stays in the input line */
+        wnoutrefresh(t->w_input);
+        want = t->focus == FOCUS_INPUT && !t->confirm_quit;
+    }
+    if (want != cursor) {
+        curs_set(want);
+        cursor = want;
+    }
+    doupdate();
+    t->dirty = 0;
+}
+
+/* ---- the dialog ---- */
+
+static void take_notice(tui *t)
+{
+    const char *n = chat_take_notice(t->c);
+    if (n && *n) {
+        char buf[600];
+        snprintf(buf, sizeof buf, "[%s]", n);
+        conv_add(t, ENTRY_NOTICE, buf);
+        /* keep the streaming reply the newest entry */
+    }
+}
+
+static void notice(tui *t, const char *fmt, const char *arg)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, fmt, arg ? arg : "");
+    conv_add(t, ENTRY_NOTICE, buf);
+}
+
+static void end_reply(tui *t, tui_run_state st)
+{
+    double ms = tui_now_ms() - t->reply_t0;
+    if (t->reply_tokens > 0 && ms > 0)
+        t->reply_rate = (double)t->reply_tokens * 1000.0 / ms;
+    t->state = st;
+    t->dirty |= DIRTY_ALL;
+}
+
+static void begin_turn(tui *t, const char *text)
+{
+    llm_err err;
+    err.text[0] = '\0';
+    conv_add(t, ENTRY_USER, text);
+    draw_frame(t); /* show the message while the prompt is being read */
+    if (chat_begin(t->c, text, t->reply_budget, &err) != LLM_OK) {
+        take_notice(t);
+        notice(t, "[could not start the reply: %s]", err.text);
+        t->state = RUN_IDLE;
+        return;
+    }
+    take_notice(t);
+    conv_add(t, ENTRY_ASSISTANT, "");
+    t->state = RUN_GENERATING;
+    t->reply_t0 = tui_now_ms();
+    t->reply_tokens = 0;
+    t->dirty |= DIRTY_ALL;
+}
+
+static void generate_one(tui *t)
+{
+    int token = -1;
+    const char *text = NULL;
+    llm_err err;
+    err.text[0] = '\0';
+    chat_progress p = chat_step(t->c, &token, &text, &err);
+    if (text && *text)
+        conv_stream(t, text, strlen(text));
+    t->reply_tokens++;
+    t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
+    if (p == CHAT_GENERATING && chat_replying(t->c) && !err.text[0])
+        return;
+    end_reply(t, RUN_IDLE);
+    take_notice(t);
+    if (p == CHAT_REPLY_LIMIT) {
+        char n[32];
+        snprintf(n, sizeof n, "%d", t->reply_budget);
+        notice(t, "[reply cut at the step limit of %s tokens]", n);
+    } else if (p == CHAT_REPLY_FULL) {
+        notice(t, "[the context is full: the reply was closed%s]", err.text[0] ? ": " : "");
+        if (err.text[0])
+            notice(t, "%s", err.text);
+    } else if (err.text[0]) {
+        notice(t, "[error: %s]", err.text);
+        if (chat_replying(t->c))
+            chat_stop(t->c, &err);
+    }
+}
+
+static void stop_reply(tui *t)
+{
+    if (!chat_replying(t->c))
+        return;
+    llm_err err;
+    err.text[0] = '\0';
+    if (chat_stop(t->c, &err) != LLM_OK)
+        notice(t, "[could not stop cleanly: %s]", err.text);
+    end_reply(t, RUN_STOPPED);
+    notice(t, "[stopped]", NULL);
+}
+
+void tui_request_quit(tui *t)
+{
+    if (chat_replying(t->c))
+        t->confirm_quit = true;
+    else
+        t->quit = true;
+    t->dirty |= DIRTY_STATUS;
+}
+
+static void command(tui *t, const char *cmd, const char *arg)
+{
+    llm_err err;
+    err.text[0] = '\0';
+    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit") || !strcmp(cmd, "q")) {
+        tui_request_quit(t);
+    } else if (!strcmp(cmd, "help")) {
+        help_commands_notice(t);
+    } else if (!strcmp(cmd, "reset")) {
+        stop_reply(t);
+        chat_reset(t->c);
+        conv_clear(t);
+        t->sel = -1;
+        t->state = RUN_IDLE;
+        notice(t, "[the dialog was reset]", NULL);
+        t->dirty |= DIRTY_ALL;
+    } else if (!strcmp(cmd, "system")) {
+        if (chat_set_system(t->c, *arg ? arg : NULL, &err) != LLM_OK)
+            notice(t, "[/system: %s]", err.text);
+        else if (*arg)
+            notice(t, "[system prompt: %s]", arg);
+        else
+            notice(t, "[system prompt cleared]", NULL);
+    } else if (!strcmp(cmd, "save")) {
+        if (!*arg)
+            notice(t, "[/save needs a file name: /save FILE]", NULL);
+        else if (chat_save(t->c, arg, &err) != LLM_OK)
+            notice(t, "[/save: %s]", err.text);
+        else
+            notice(t, "[saved the dialog to %s]", arg);
+    } else {
+        notice(t, "[unknown command /%s: try /help]", cmd);
+    }
+}
+
+void tui_submit(tui *t, const char *line)
+{
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (!*line)
+        return;
+    if (line[0] == '/') {
+        char cmd[32];
+        size_t n = 0;
+        const char *p = line + 1;
+        while (*p && *p != ' ' && n + 1 < sizeof cmd)
+            cmd[n++] = *p++;
+        cmd[n] = '\0';
+        while (*p == ' ')
+            p++;
+        char *arg = strdup(p);
+        if (!arg)
+            tui_die("out of memory");
+        size_t al = strlen(arg);
+        while (al > 0 && (arg[al - 1] == ' ' || arg[al - 1] == '\t'))
+            arg[--al] = '\0';
+        command(t, cmd, arg);
+        free(arg);
+        return;
+    }
+    if (chat_replying(t->c)) {
+        free(t->pending);
+        t->pending = strdup(line);
+        notice(t, "[queued: sent when this reply ends; Esc stops it now]", NULL);
+        return;
+    }
+    begin_turn(t, line);
+}
+
+/* ---- keys ---- */
+
+static void set_focus(tui *t, tui_focus f)
+{
+    t->focus = f;
+    t->dirty |= DIRTY_ALL;
+}
+
+static void show_help(tui *t, bool on)
+{
+    t->help = on;
+    if (!on) {
+        touchwin(stdscr);
+        wnoutrefresh(stdscr);
+    }
+    t->dirty |= DIRTY_ALL;
+}
+
+static bool in_rect(const tui_rect *r, int y, int x)
+{
+    return r->visible && y >= r->y && y < r->y + r->h && x >= r->x && x < r->x + r->w;
+}
+
+static void handle_mouse(tui *t)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+        return;
+    tui_focus f = t->focus;
+    bool found = true;
+    if (in_rect(&t->lay.conv, ev.y, ev.x))
+        f = FOCUS_CONV;
+    else if (in_rect(&t->lay.tokens, ev.y, ev.x))
+        f = FOCUS_TOKENS;
+    else if (in_rect(&t->lay.attn, ev.y, ev.x))
+        f = FOCUS_ATTN;
+    else if (in_rect(&t->lay.input, ev.y, ev.x))
+        f = FOCUS_INPUT;
+    else
+        found = false;
+    if (ev.bstate & BUTTON4_PRESSED) {
+        if (f == FOCUS_TOKENS || f == FOCUS_ATTN)
+            tokens_key(t, KEY_LEFT);
+        else
+            conv_scroll_by(t, 3);
+    }
+#ifdef BUTTON5_PRESSED
+    else if (ev.bstate & BUTTON5_PRESSED) {
+        if (f == FOCUS_TOKENS || f == FOCUS_ATTN)
+            tokens_key(t, KEY_RIGHT);
+        else
+            conv_scroll_by(t, -3);
+    }
+#endif
+    else if (found && (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED))) {
+        set_focus(t, f);
+    }
+}
+
+static void handle_key(tui *t, bool keycode, int key)
+{
+    if (keycode && key == KEY_RESIZE) {
+        make_windows(t);
+        return;
+    }
+    if (t->confirm_quit) {
+        if (!keycode && (key == 'y' || key == 'Y'))
+            t->quit = true;
+        t->confirm_quit = false;
+        t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
+        return;
+    }
+    if (t->help) {
+        show_help(t, false);
+        return;
+    }
+    if (keycode) {
+        switch (key) {
+        case KEY_F(1): show_help(t, true); return;
+        case KEY_BTAB: set_focus(t, (tui_focus)((t->focus + FOCUS_COUNT - 1) % FOCUS_COUNT)); return;
+        case KEY_MOUSE: handle_mouse(t); return;
+        case KEY_PPAGE:
+        case KEY_NPAGE:
+            if (t->focus != FOCUS_CONV) {
+                conv_key(t, key);
+                return;
+            }
+            break;
+        }
+    } else {
+        switch (key) {
+        case 27: /* Esc */
+        case 3:  /* Ctrl-C */
+            stop_reply(t);
+            return;
+        case '\t': set_focus(t, (tui_focus)((t->focus + 1) % FOCUS_COUNT)); return;
+        case 12: /* Ctrl-L */
+            clearok(curscr, TRUE);
+            t->dirty |= DIRTY_ALL;
+            return;
+        }
+    }
+    if (t->focus == FOCUS_INPUT) {
+        if (!keycode && key == 4 && input_empty()) {
+            tui_request_quit(t);
+            return;
+        }
+        input_key(t, key, keycode);
+        return;
+    }
+    if (!keycode && key == 'q') {
+        tui_request_quit(t);
+        return;
+    }
+    if (!keycode && key == '?') {
+        show_help(t, true);
+        return;
+    }
+    if (!keycode && key >= KEY_MIN)
+        return; /* a wide character that no pane binds (and that could pass for a key code) */
+    if (t->focus == FOCUS_CONV)
+        conv_key(t, key);
+    else if (t->focus == FOCUS_TOKENS)
+        tokens_key(t, key);
+    else if (t->focus == FOCUS_ATTN)
+        attn_key(t, key);
+}
+
+/* ---- set-up and the loop ---- */
+
+static int setup_core(tui *t)
+{
+    const cli_options *o = t->o;
+    llm_err err;
+    err.text[0] = '\0';
+    engine_options eo;
+    engine_options_default(&eo);
+    eo.ctx_len = o->ctx;
+    eo.top_n = STEP_TOP_MAX;
+    eo.capture_attention = true;
+    eo.sampler = o->sampler;
+    if (engine_new(t->m, t->tok, &eo, &t->e, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    if (chat_new(t->e, o->system, &t->c, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    if (o->trace_path) {
+        if (trace_open(o->trace_path, t->tok, &t->m->config, o->trace_attn, &t->tr, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
+        trace_write_header(t->tr, t->m->name, (unsigned long long)engine_sampler_config(t->e)->seed);
+        engine_set_observer(t->e, trace_observe, t->tr);
+    }
+    return 0;
+}
+
+static void teardown_core(tui *t)
+{
+    llm_err err;
+    chat_free(t->c);
+    engine_free(t->e);
+    if (t->tr && trace_close(t->tr, &err) != LLM_OK)
+        fprintf(stderr, "llmchat: %s\n", err.text);
+    t->c = NULL;
+    t->e = NULL;
+    t->tr = NULL;
+}
+
+int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
+{
+    tui state;
+    tui *t = &state;
+    memset(t, 0, sizeof *t);
+    t->o = o;
+    t->m = m;
+    t->tok = tok;
+    t->sel = -1;
+    t->top_k_shown = o->top_k_shown > 0 ? o->top_k_shown : 10;
+    if (t->top_k_shown > STEP_TOP_MAX)
+        t->top_k_shown = STEP_TOP_MAX;
+    t->reply_budget = o->steps > 0 ? o->steps : 0;
+    t->mask_bos = true;
+    const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
+    if (delay && atoi(delay) > 0)
+        t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);
+    if (setup_core(t) != 0) {
+        teardown_core(t);
+        return 1;
+    }
+
+    setlocale(LC_ALL, "");
+    t->utf8 = MB_CUR_MAX > 1;
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr) {
+        const char *term = getenv("TERM");
+        fprintf(stderr, "llmchat: cannot start the terminal UI (TERM=%s); try -m chat\n", term ? term : "");
+        teardown_core(t);
+        return 1;
+    }
+    atexit(tui_restore_terminal);
+    draw_init_colors(t); /* also marks curses active for tui_restore_terminal */
+    raw();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    set_escdelay(25);
+    if (o->mouse) {
+        mousemask(ALL_MOUSE_EVENTS, NULL);
+        mouseinterval(0);
+    }
+    signal(SIGTERM, on_quit_signal);
+    signal(SIGHUP, on_quit_signal);
+    signal(SIGINT, on_int_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    make_windows(t);
+    input_init(t);
+    draw_frame(t);
+    if (o->prompt && *o->prompt)
+        tui_submit(t, o->prompt);
+
+    double next_frame = 0;
+    while (!t->quit) {
+        if (g_signal_quit)
+            break;
+        if (g_signal_stop) {
+            g_signal_stop = 0;
+            stop_reply(t);
+        }
+        bool busy = chat_replying(t->c) && !t->confirm_quit;
+        if (busy) {
+            generate_one(t);
+        } else if (t->pending && !chat_replying(t->c)) {
+            char *line = t->pending;
+            t->pending = NULL;
+            begin_turn(t, line);
+            free(line);
+            continue;
+        }
+        double now = tui_now_ms();
+        int wait = IDLE_WAIT_MS;
+        if (busy)
+            wait = t->step_delay_ms; /* 0: just poll between tokens */
+        else if (t->dirty)
+            wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
+        WINDOW *kw = key_window(t);
+        wtimeout(kw, wait);
+        wint_t wc;
+        int r = wget_wch(kw, &wc);
+        while (r != ERR) {
+            handle_key(t, r == KEY_CODE_YES, (int)wc);
+            if (t->quit)
+                break;
+            kw = key_window(t);
+            wtimeout(kw, 0);
+            r = wget_wch(kw, &wc);
+        }
+        now = tui_now_ms();
+        if (t->dirty && now >= next_frame && !t->quit) {
+            draw_frame(t);
+            next_frame = now + FRAME_MS;
+        }
+    }
+
+    input_shutdown(t);
+    free_windows(t);
+    tui_restore_terminal();
+    delscreen(scr);
+    if (chat_replying(t->c)) {
+        llm_err err;
+        chat_stop(t->c, &err);
+    }
+    free(t->pending);
+    conv_free(t);
+    teardown_core(t);
+    return 0;
+}
