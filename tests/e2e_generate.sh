@@ -146,7 +146,9 @@ for i, r in enumerate(rows):
         bad("line %d: top probabilities out of range" % (i + 1))
     if i + 1 < len(rows) and r["next"] != rows[i + 1]["token"]:
         bad("line %d: next %d but the next line's token is %d" % (i + 1, r["next"], rows[i + 1]["token"]))
-    if r["phase"] == "gen" and r["next"] != r["top"][0][0]:
+    if r["next"] == -1 and i + 1 == len(rows):
+        pass  # the last position processed, with nothing chosen after it
+    elif r["phase"] == "gen" and r["next"] != r["top"][0][0]:
         bad("line %d: greedy chose %d, not the top candidate %d" % (i + 1, r["next"], r["top"][0][0]))
     attn = r.get("attn")
     if attn is None:
