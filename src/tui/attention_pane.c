@@ -43,13 +43,20 @@ void attn_draw(tui *t)
     const model_config *cfg = &t->m->config;
     char line[256];
     int focus = tui_selected(t);
-    if (t->mean_heads)
+    const char *scale = t->log_scale ? "log" : "linear";
+    const char *bos = t->mask_bos ? "  BOS masked" : "";
+    if (width >= 44 && t->mean_heads)
         snprintf(line, sizeof line, "layer %d/%d  mean of %d heads  %s%s", t->layer + 1, cfg->n_layers,
-                 cfg->n_heads, t->log_scale ? "log" : "linear", t->mask_bos ? "  BOS masked" : "");
+                 cfg->n_heads, scale, bos);
+    else if (width >= 44)
+        snprintf(line, sizeof line, "layer %d/%d  head %d/%d  %s%s", t->layer + 1, cfg->n_layers, t->head + 1,
+                 cfg->n_heads, scale, bos);
+    else if (t->mean_heads)
+        snprintf(line, sizeof line, "L%d/%d mean of %d %s%s", t->layer + 1, cfg->n_layers, cfg->n_heads,
+                 t->log_scale ? "log" : "lin", t->mask_bos ? " -BOS" : "");
     else
-        snprintf(line, sizeof line, "layer %d/%d  head %d/%d  %s%s", t->layer + 1, cfg->n_layers,
-                 t->head + 1, cfg->n_heads, t->log_scale ? "log" : "linear",
-                 t->mask_bos ? "  BOS masked" : "");
+        snprintf(line, sizeof line, "L%d/%d H%d/%d %s%s", t->layer + 1, cfg->n_layers, t->head + 1, cfg->n_heads,
+                 t->log_scale ? "log" : "lin", t->mask_bos ? " -BOS" : "");
     draw_text(t, w, 1, 1, width, line, A_BOLD);
     if (focus < 0) {
         if (h >= 2)

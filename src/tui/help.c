@@ -13,44 +13,69 @@ typedef struct {
 
 static const binding bindings[] = {
     {NULL, "Anywhere"},
-    {"Tab, Shift-Tab", "move focus: input, Conversation, Tokens, Attention"},
-    {"Esc, Ctrl-C", "stop the reply (everything is kept)"},
-    {"F1", "this help (any key closes it)"},
+    {"Tab, S-Tab", "next / previous pane"},
+    {"Esc, Ctrl-C", "stop the reply (keeps all)"},
+    {"F1", "this help"},
     {"PgUp, PgDn", "scroll the conversation"},
-    {"Ctrl-D", "quit, on an empty input line (asks while a reply runs)"},
+    {"Ctrl-D", "quit (on an empty line)"},
     {NULL, "Input line (readline)"},
-    {"Enter", "send the message or command"},
+    {"Enter", "send a message or /command"},
     {"Up, Down", "history (kept across runs)"},
-    {"Left, Right, Home, End", "move; Ctrl-A, Ctrl-E, Ctrl-K, Ctrl-U... as in readline"},
+    {"Ctrl-A/E/K/U...", "readline editing"},
     {"/reset", "forget the dialog"},
     {"/system TEXT", "set the system prompt"},
     {"/save FILE", "write the dialog to FILE"},
-    {"/help, /quit", "list the commands, quit"},
+    {"/help, /quit", "list commands, quit"},
     {NULL, "Any pane"},
-    {"q", "quit (asks while a reply runs)"},
+    {"q", "quit (asks if replying)"},
     {"?", "this help"},
     {NULL, "Conversation"},
-    {"Up, Down, Home, End", "scroll by a line, to the top, follow the end"},
+    {"Up, Down", "scroll a line"},
+    {"Home, End", "top / follow the end"},
     {NULL, "Tokens"},
-    {"Left, Right", "previous / next position (Shift: by 10)"},
-    {"Home, End", "first position / follow the newest"},
-    {"+, -", "show more / fewer candidates"},
+    {"Left, Right", "move (Shift: by 10)"},
+    {"Home, End", "first / follow newest"},
+    {"+, -", "more / fewer candidates"},
     {NULL, "Attention"},
     {"[, ]", "previous / next layer"},
-    {"{, }  or  ,, .", "previous / next head"},
-    {"m", "mean over all heads"},
+    {"{, }  or  , .", "previous / next head"},
+    {"m", "mean over heads"},
     {"l", "linear / log scale"},
-    {"b", "mask the first (BOS sink) column"},
-    {"Left, Right, Home, End", "move the selected position"},
+    {"b", "mask the BOS (sink) column"},
+    {"Left, Right...", "move the selection"},
     {NULL, "Mouse (with --mouse)"},
-    {"wheel, click", "scroll the pane under the pointer, focus a pane"},
+    {"wheel, click", "scroll, focus a pane"},
 };
 enum { N_BINDINGS = sizeof bindings / sizeof bindings[0] };
+
+/* Draws bindings [from, to) as a column at x, width w, from row 1. */
+static void draw_column(tui *t, WINDOW *win, int from, int to, int x, int w, int max_y)
+{
+    int kw = w * 2 / 5 < 17 ? w * 2 / 5 : 17;
+    for (int i = from, y = 1; i < to && y < max_y; i++, y++) {
+        const binding *b = &bindings[i];
+        if (!b->keys) {
+            draw_text(t, win, y, x, w, b->desc, A_BOLD | A_UNDERLINE);
+            continue;
+        }
+        draw_text(t, win, y, x + 1, kw - 1, b->keys, draw_attr(t, PAIR_USER, A_BOLD) | A_BOLD);
+        draw_text(t, win, y, x + 1 + kw, w - 1 - kw, b->desc, A_NORMAL);
+    }
+}
 
 void help_draw(tui *t)
 {
     int rows = t->rows, cols = t->cols;
-    int h = N_BINDINGS + 4, w = 76;
+    /* one column when it fits, else two, split at a section heading near the middle */
+    int ncol = N_BINDINGS + 3 <= rows || cols < 60 ? 1 : 2;
+    int split = N_BINDINGS;
+    if (ncol == 2) {
+        split = N_BINDINGS / 2;
+        while (split < N_BINDINGS && bindings[split].keys)
+            split++;
+    }
+    int body = ncol == 1 ? N_BINDINGS : (split > N_BINDINGS - split ? split : N_BINDINGS - split);
+    int h = body + 3, w = ncol == 1 ? 48 : 90;
     if (h > rows)
         h = rows;
     if (w > cols)
@@ -61,18 +86,11 @@ void help_draw(tui *t)
     if (!win)
         return;
     draw_box(t, win, "Help: keys", true);
-    int kw = 24 < w / 2 ? 24 : w / 2;
-    int y = 1;
-    for (int i = 0; i < N_BINDINGS && y < h - 2; i++, y++) {
-        const binding *b = &bindings[i];
-        if (!b->keys) {
-            draw_text(t, win, y, 2, w - 4, b->desc, A_BOLD | A_UNDERLINE);
-            continue;
-        }
-        draw_text(t, win, y, 3, kw - 1, b->keys, draw_attr(t, PAIR_USER, A_BOLD));
-        draw_text(t, win, y, 3 + kw, w - 4 - kw, b->desc, A_NORMAL);
-    }
-    draw_text(t, win, h - 2, 2, w - 4, "Press any key to close.", A_DIM);
+    int colw = (w - 2) / ncol;
+    draw_column(t, win, 0, split, 1, colw - 1, h - 2);
+    if (ncol == 2)
+        draw_column(t, win, split, N_BINDINGS, 1 + colw, colw - 1, h - 2);
+    draw_text(t, win, h - 2, 2, w - 4, "Any key closes this help.", A_DIM);
     wnoutrefresh(win);
     delwin(win);
 }

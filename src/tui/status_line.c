@@ -60,11 +60,16 @@ void status_draw(tui *t)
         if (n + (int)strlen(extra) <= width)
             strcat(line, extra);
     } else {
-        n = snprintf(line, sizeof line, " %s | %s %s %s %dthr | pos %d/%d | pre %s dec %s tok/s | seed %llu", state,
-                     t->m->name, params, model_weights_name(t->m), threads, pos, ctx, pre, dec, seed);
+        char name[64];
+        snprintf(name, sizeof name, "%s", t->m->name);
+        size_t nl = strlen(name);
+        if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0)
+            name[nl - 4] = '\0';
+        n = snprintf(line, sizeof line, " %s | %s %s %s %dT | %d/%d | pre %s dec %s t/s | seed %llu", state, name,
+                     params, model_weights_name(t->m), threads, pos, ctx, pre, dec, seed);
         if (n > width)
-            snprintf(line, sizeof line, " %s | pos %d/%d | %s tok/s | %s %s", state, pos, ctx, dec, t->m->name,
-                     model_weights_name(t->m));
+            snprintf(line, sizeof line, " %s | %d/%d | dec %s tok/s | seed %llu | %s %s", state, pos, ctx, dec,
+                     seed, t->m->name, model_weights_name(t->m));
     }
     draw_text(t, w, 0, 0, width, line, base);
 }

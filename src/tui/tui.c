@@ -23,7 +23,9 @@
 #include "format.h"
 
 enum {
-    FRAME_MS = 33,     /* at most ~30 redraws per second */
+    FRAME_MS = 33,      /* at most ~30 redraws per second while idle (typing, keys) */
+    FRAME_MS_BUSY = 66, /* ~15 while a reply runs: each frame's terminal output costs
+                           about 2 ms (doupdate), which would otherwise be >5% of decode */
     IDLE_WAIT_MS = 250 /* how long an idle loop waits for a key before checking signals */
 };
 
@@ -570,7 +572,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         now = tui_now_ms();
         if (t->dirty && now >= next_frame && !t->quit) {
             draw_frame(t);
-            next_frame = now + FRAME_MS;
+            next_frame = now + (chat_replying(t->c) ? FRAME_MS_BUSY : FRAME_MS);
         }
     }
 
