@@ -41,6 +41,10 @@ typedef void (*rows_q8_fn)(float *out, const tensor *w, const qbatch *xq, int n,
 typedef void (*rows_f32_fn)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
 typedef float (*dot_q8_fn)(const int8_t *a, const float *as, const int8_t *b, const float *bs,
                            int len, int group);
+typedef void (*rows_dot_fn)(float *out, const float *rows, size_t row_stride, int n_rows,
+                            const float *x, int len);
+typedef void (*rows_axpy_fn)(float *out, const float *rows, size_t row_stride, int n_rows,
+                             const float *a, int len);
 typedef void (*quantize_fn)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
 
 static struct {
@@ -50,6 +54,8 @@ static struct {
     rows_f32_fn rows_f32;
     dot_q8_fn dot_q8;
     quantize_fn quantize; /* for groups that are a multiple of 16 */
+    rows_dot_fn rows_dot;
+    rows_axpy_fn rows_axpy;
 } kern;
 
 enum {
@@ -162,6 +168,28 @@ static void rows_f32_scalar(float *out, const tensor *w, const float *x, int n, 
                 sum += wr[k] * xi[k];
             out[(size_t)i * w->rows + r] = sum;
         }
+    }
+}
+
+static void rows_dot_scalar(float *out, const float *rows, size_t row_stride, int n_rows,
+                            const float *x, int len)
+{
+    for (int r = 0; r < n_rows; r++) {
+        const float *row = rows + (size_t)r * row_stride;
+        float sum = 0.0f;
+        for (int j = 0; j < len; j++)
+            sum += row[j] * x[j];
+        out[r] = sum;
+    }
+}
+
+static void rows_axpy_scalar(float *out, const float *rows, size_t row_stride, int n_rows,
+                             const float *a, int len)
+{
+    for (int r = 0; r < n_rows; r++) {
+        const float *row = rows + (size_t)r * row_stride;
+        for (int j = 0; j < len; j++)
+            out[j] += a[r] * row[j];
     }
 }
 
@@ -330,6 +358,57 @@ static void rows_f32_avx2(float *out, const tensor *w, const float *x, int n, in
 #undef CALL
 }
 
+static void rows_dot_avx2(float *out, const float *rows, size_t row_stride, int n_rows,
+                          const float *x, int len)
+{
+    for (int r = 0; r < n_rows; r++) {
+        const float *row = rows + (size_t)r * row_stride;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        int j = 0;
+        for (; j + 16 <= len; j += 16) {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), _mm256_loadu_ps(x + j), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(row + j + 8), _mm256_loadu_ps(x + j + 8), a1);
+        }
+        for (; j + 8 <= len; j += 8)
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), _mm256_loadu_ps(x + j), a0);
+        float sum = hsum256(_mm256_add_ps(a0, a1));
+        for (; j < len; j++)
+            sum += row[j] * x[j];
+        out[r] = sum;
+    }
+}
+
+static void rows_axpy_avx2(float *out, const float *rows, size_t row_stride, int n_rows,
+                           const float *a, int len)
+{
+    int j = 0;
+    for (; j + 32 <= len; j += 32) {
+        __m256 o0 = _mm256_loadu_ps(out + j), o1 = _mm256_loadu_ps(out + j + 8);
+        __m256 o2 = _mm256_loadu_ps(out + j + 16), o3 = _mm256_loadu_ps(out + j + 24);
+        for (int r = 0; r < n_rows; r++) {
+            const float *row = rows + (size_t)r * row_stride + j;
+            __m256 ar = _mm256_set1_ps(a[r]);
+            o0 = _mm256_fmadd_ps(ar, _mm256_loadu_ps(row), o0);
+            o1 = _mm256_fmadd_ps(ar, _mm256_loadu_ps(row + 8), o1);
+            o2 = _mm256_fmadd_ps(ar, _mm256_loadu_ps(row + 16), o2);
+            o3 = _mm256_fmadd_ps(ar, _mm256_loadu_ps(row + 24), o3);
+        }
+        _mm256_storeu_ps(out + j, o0);
+        _mm256_storeu_ps(out + j + 8, o1);
+        _mm256_storeu_ps(out + j + 16, o2);
+        _mm256_storeu_ps(out + j + 24, o3);
+    }
+    for (; j + 8 <= len; j += 8) {
+        __m256 o = _mm256_loadu_ps(out + j);
+        for (int r = 0; r < n_rows; r++)
+            o = _mm256_fmadd_ps(_mm256_set1_ps(a[r]),
+                                _mm256_loadu_ps(rows + (size_t)r * row_stride + j), o);
+        _mm256_storeu_ps(out + j, o);
+    }
+    if (j < len)
+        rows_axpy_scalar(out + j, rows + j, row_stride, n_rows, a, len - j);
+}
+
 #pragma GCC pop_options
 
 /* ---- AVX-512 F/BW/VL + VNNI ---- */
@@ -438,6 +517,75 @@ static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, co
     float out;
     q8_block_avx512(1, 1, &out, 1, a, as, b, bs, len, group);
     return out;
+}
+
+INLINE __m256 hi256(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+static void rows_dot_avx512(float *out, const float *rows, size_t row_stride, int n_rows,
+                            const float *x, int len)
+{
+    int r = 0;
+    for (; r + 4 <= n_rows; r += 4) {
+        const float *row = rows + (size_t)r * row_stride;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int j = 0; j < len; j += 16) {
+            __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + j);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + j), xv, a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + row_stride + j), xv, a1);
+            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + 2 * row_stride + j), xv, a2);
+            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + 3 * row_stride + j), xv, a3);
+        }
+        /* four horizontal sums at once */
+        __m256 h0 = _mm256_add_ps(_mm512_castps512_ps256(a0), hi256(a0));
+        __m256 h1 = _mm256_add_ps(_mm512_castps512_ps256(a1), hi256(a1));
+        __m256 h2 = _mm256_add_ps(_mm512_castps512_ps256(a2), hi256(a2));
+        __m256 h3 = _mm256_add_ps(_mm512_castps512_ps256(a3), hi256(a3));
+        __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(h0, h1), _mm256_hadd_ps(h2, h3));
+        _mm_storeu_ps(out + r, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+    }
+    for (; r < n_rows; r++) {
+        const float *row = rows + (size_t)r * row_stride;
+        __m512 a0 = _mm512_setzero_ps();
+        for (int j = 0; j < len; j += 16) {
+            __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + j), _mm512_maskz_loadu_ps(m, x + j), a0);
+        }
+        out[r] = _mm512_reduce_add_ps(a0);
+    }
+}
+
+static void rows_axpy_avx512(float *out, const float *rows, size_t row_stride, int n_rows,
+                             const float *a, int len)
+{
+    int j = 0;
+    for (; j + 64 <= len; j += 64) {
+        __m512 o0 = _mm512_loadu_ps(out + j), o1 = _mm512_loadu_ps(out + j + 16);
+        __m512 o2 = _mm512_loadu_ps(out + j + 32), o3 = _mm512_loadu_ps(out + j + 48);
+        for (int r = 0; r < n_rows; r++) {
+            const float *row = rows + (size_t)r * row_stride + j;
+            __m512 ar = _mm512_set1_ps(a[r]);
+            o0 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row), o0);
+            o1 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row + 16), o1);
+            o2 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row + 32), o2);
+            o3 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row + 48), o3);
+        }
+        _mm512_storeu_ps(out + j, o0);
+        _mm512_storeu_ps(out + j + 16, o1);
+        _mm512_storeu_ps(out + j + 32, o2);
+        _mm512_storeu_ps(out + j + 48, o3);
+    }
+    for (; j < len; j += 16) {
+        __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+        __m512 o = _mm512_maskz_loadu_ps(m, out + j);
+        for (int r = 0; r < n_rows; r++)
+            o = _mm512_fmadd_ps(_mm512_set1_ps(a[r]),
+                                _mm512_maskz_loadu_ps(m, rows + (size_t)r * row_stride + j), o);
+        _mm512_mask_storeu_ps(out + j, m, o);
+    }
 }
 
 /* quantize_row_scalar with 16 floats a step; the same operations in the same
@@ -560,16 +708,22 @@ quant_isa quant_init(quant_isa wanted)
     kern.rows_f32 = rows_f32_scalar;
     kern.dot_q8 = quant_dot_q8_ref;
     kern.quantize = quantize_row_scalar;
+    kern.rows_dot = rows_dot_scalar;
+    kern.rows_axpy = rows_axpy_scalar;
 #if QUANT_X86
     if (isa == QUANT_ISA_AVX2) {
         kern.rows_q8 = rows_q8_avx2;
         kern.rows_f32 = rows_f32_avx2;
         kern.dot_q8 = dot_q8_avx2;
+        kern.rows_dot = rows_dot_avx2;
+        kern.rows_axpy = rows_axpy_avx2;
     } else if (isa == QUANT_ISA_AVX512_VNNI) {
         kern.rows_q8 = rows_q8_avx512;
         kern.rows_f32 = rows_f32_avx512;
         kern.dot_q8 = dot_q8_avx512;
         kern.quantize = quantize_row_avx512;
+        kern.rows_dot = rows_dot_avx512;
+        kern.rows_axpy = rows_axpy_avx512;
     }
 #endif
     kern.ready = true;
@@ -591,6 +745,20 @@ void quant_quantize_row(int8_t *q, float *scale, const float *x, int n, int stri
         quantize_row_scalar(q, scale, x, n, stride, group);
 }
 
+void quant_rows_dot_f32(float *out, const float *rows, size_t row_stride, int n_rows,
+                        const float *x, int len)
+{
+    ensure_init();
+    kern.rows_dot(out, rows, row_stride, n_rows, x, len);
+}
+
+void quant_rows_axpy_f32(float *out, const float *rows, size_t row_stride, int n_rows,
+                         const float *a, int len)
+{
+    ensure_init();
+    kern.rows_axpy(out, rows, row_stride, n_rows, a, len);
+}
+
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,
                    int len, int group)
 {
@@ -604,7 +772,7 @@ void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
 }
 
 /* Below this many multiply-adds a matmul runs on the calling thread. */
-enum { PARALLEL_MIN_WORK = 1 << 16 };
+enum { PARALLEL_MIN_WORK = 1 << 16, ROW_RANGES_PER_THREAD = 8, MIN_RANGE_ROWS = 16 };
 
 void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
@@ -619,16 +787,22 @@ void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq,
 
 #pragma omp parallel if (work >= PARALLEL_MIN_WORK)
     {
-        int nt = 1, t = 0;
+        int nt = 1;
 #ifdef _OPENMP
         nt = omp_get_num_threads();
-        t = omp_get_thread_num();
 #endif
-        /* contiguous ranges, a multiple of the row block each */
-        int per = ((rows + nt - 1) / nt + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
-        int r0 = t * per;
-        int r1 = r0 + per < rows ? r0 + per : rows;
-        if (r0 < r1) {
+        /* About 8 row ranges per thread, handed out as threads come free: a thread
+         * slowed by another process on its core takes fewer. Each range is
+         * contiguous, a multiple of the row block, and streams front to back. */
+        int per = rows / (nt * ROW_RANGES_PER_THREAD);
+        per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+        if (per < MIN_RANGE_ROWS)
+            per = MIN_RANGE_ROWS;
+        int ranges = (rows + per - 1) / per;
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < ranges; i++) {
+            int r0 = i * per;
+            int r1 = r0 + per < rows ? r0 + per : rows;
             if (f32)
                 fp(out, w, x, n, r0, r1);
             else

@@ -81,6 +81,15 @@ void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq,
 /* Writes row `row` of w as fp32 into out (cols). */
 void quant_dequantize_row(float *out, const tensor *w, int row);
 
+/* Small fp32 kernels for attention. Single-threaded: call them from inside the
+ * caller's own parallel region. Row r of `rows` starts at rows + r * row_stride.
+ * quant_rows_dot_f32:  out[r] = rows[r] · x (len values), r < n_rows.
+ * quant_rows_axpy_f32: out[j] += Σ_r a[r] * rows[r][j], j < len. */
+void quant_rows_dot_f32(float *out, const float *rows, size_t row_stride, int n_rows,
+                        const float *x, int len);
+void quant_rows_axpy_f32(float *out, const float *rows, size_t row_stride, int n_rows,
+                         const float *a, int len);
+
 /* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
  * (Σ a·b) * as * bs. `len` is a multiple of group. Exposed for tests and the bench. */
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

@@ -276,6 +276,59 @@ START_TEST(test_f32_shapes)
 }
 END_TEST
 
+START_TEST(test_rows_f32)
+{
+    /* attention helpers: strided rows, every ISA vs double precision */
+    rng_state = 0x3f84d5b5b5470917ull;
+    static const int lens[] = {1, 7, 16, 48, 64, 100, 128, 200};
+    static const int nrows[] = {1, 3, 4, 5, 17, 130};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t ri = 0; ri < sizeof nrows / sizeof *nrows; ri++) {
+            int len = lens[li], n = nrows[ri];
+            size_t stride = (size_t)len * 3 + 5;
+            float *rows = random_vecs(n, (int)stride, 1.0f);
+            float *x = random_vecs(1, len, 1.0f);
+            float *a = random_vecs(1, n, 1.0f);
+            float *base = random_vecs(1, len, 1.0f);
+            float *got = malloc(sizeof(float) * (n > len ? n : len));
+            for (int j = 0; j < k; j++) {
+                quant_init(isas[j]);
+                quant_rows_dot_f32(got, rows, stride, n, x, len);
+                for (int r = 0; r < n; r++) {
+                    double want = 0.0, mag = 0.0;
+                    for (int c = 0; c < len; c++) {
+                        want += (double)rows[r * stride + c] * x[c];
+                        mag += fabs((double)rows[r * stride + c] * x[c]);
+                    }
+                    ck_assert_msg(fabs(got[r] - want) <= 1e-5 * mag + 1e-30,
+                                  "%s dot len %d rows %d: [%d] %g vs %g",
+                                  quant_isa_name(isas[j]), len, n, r, got[r], want);
+                }
+                memcpy(got, base, sizeof(float) * len);
+                quant_rows_axpy_f32(got, rows, stride, n, a, len);
+                for (int c = 0; c < len; c++) {
+                    double want = base[c], mag = fabs(base[c]);
+                    for (int r = 0; r < n; r++) {
+                        want += (double)a[r] * rows[r * stride + c];
+                        mag += fabs((double)a[r] * rows[r * stride + c]);
+                    }
+                    ck_assert_msg(fabs(got[c] - want) <= 1e-5 * mag + 1e-30,
+                                  "%s axpy len %d rows %d: [%d] %g vs %g",
+                                  quant_isa_name(isas[j]), len, n, c, got[c], want);
+                }
+            }
+            free(rows);
+            free(x);
+            free(a);
+            free(base);
+            free(got);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 /* ---- limits ---- */
 
 START_TEST(test_roundtrip_bound)
@@ -476,6 +529,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_matmul_shapes);
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_f32_shapes);
+    tcase_add_test(core, test_rows_f32);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_roundtrip_bound);

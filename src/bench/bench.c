@@ -1,1 +1,616 @@
-/* bench.c — not written yet. */
+/* bench.c — llmchat-bench: speed of the core on random-weight models of real shapes.
+ *
+ * Writes llama2.c v2 (int8 Q8_0) files of named shapes (15M ... 7B) into a cache
+ * directory on demand, measures the machine's read bandwidth in the same run, then
+ * for each shape loads the file with model_open and times the transformer API:
+ * batched prefill, one-token decode, time to first token, resident memory, and the
+ * decode speed as a fraction of the bandwidth limit (every weight byte is read once
+ * per decoded token). Prints a table, or one JSON object per shape with --json.
+ *
+ * Each measurement runs in a forked child, so peak resident memory is per shape and
+ * an OpenMP thread pool never crosses a fork; the parent only writes files, forks
+ * and prints. A front end: it prints and exits. Owns nothing the core uses. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "model.h"
+#include "quant.h"
+#include "transformer.h"
+
+typedef struct {
+    const char *name;
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    int shared; /* classifier shared with the token embedding */
+} shape;
+
+static const shape shapes[] = {
+    {"15M", 288, 768, 6, 6, 6, 32000, 256, 1},
+    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, 1},
+    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, 1},
+    {"1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0},
+    {"7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0},
+};
+enum { N_SHAPES = sizeof shapes / sizeof *shapes, MAX_PROMPT = 512 };
+
+typedef struct {
+    int threads;        /* 0: OpenMP's default */
+    int steps;          /* decode steps */
+    int prompt;         /* prefill tokens (capped by the context) */
+    bool json, long_ctx;
+    const char *cache;  /* directory for the model files */
+    const char *llmchat;
+} options;
+
+/* What a child measures for one shape (sent to the parent through a pipe). */
+typedef struct {
+    int ok;
+    char error[512];
+    char kernel[32];
+    int threads, group, prefill_tokens, decode_steps, decode_pos;
+    double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
+    double weight_bytes_per_token;
+    double long_pos_near, long_pos_far, long_tok_s_near, long_tok_s_far; /* --long, 7B */
+} result;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "llmchat-bench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    exit(1);
+}
+
+/* ---------------------------------------------------------------- model files */
+
+/* Q8_0 group: 64, halved until it divides both row lengths, so that groups never
+ * straddle rows and the file is used in place (15M: 288 -> 32; 42M: 1376 -> 32). */
+static int shape_group(const shape *s)
+{
+    int g = 64;
+    while (g > 32 && (s->dim % g || s->hidden_dim % g))
+        g /= 2;
+    return g;
+}
+
+static uint64_t q8_bytes(uint64_t n, int group)
+{
+    return n + n / group * 4;
+}
+
+static uint64_t shape_file_bytes(const shape *s)
+{
+    uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
+    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
+    int g = shape_group(s);
+    uint64_t b = 256 + 4 * (2 * L * d + d);
+    b += q8_bytes(V * d, g);
+    b += L * (2 * q8_bytes(d * d, g) + 2 * q8_bytes(kv * d, g) + 3 * q8_bytes(h * d, g));
+    if (!s->shared)
+        b += q8_bytes(V * d, g);
+    return b;
+}
+
+static uint64_t rng_next(uint64_t *st)
+{
+    uint64_t x = *st;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *st = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Writes n int8 values, uniform in [-127, 127], then n / group scales giving the
+ * weights a standard deviation of about 0.02 — in chunks, never the whole tensor. */
+static int write_q8_tensor(FILE *f, uint64_t n, int group, uint64_t *rng)
+{
+    enum { CHUNK = 1 << 20 };
+    static int8_t buf[CHUNK];
+    static float sbuf[CHUNK / 4];
+    for (uint64_t done = 0; done < n;) {
+        size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+        for (size_t i = 0; i < k; i += 8) {
+            uint64_t r = rng_next(rng);
+            for (size_t j = 0; j < 8 && i + j < k; j++) {
+                int8_t v = (int8_t)(r >> (8 * j));
+                buf[i + j] = v == -128 ? -127 : v;
+            }
+        }
+        if (fwrite(buf, 1, k, f) != k)
+            return -1;
+        done += k;
+    }
+    const float scale = 0.02f / 73.3f; /* std of uniform [-127, 127] is 73.3 */
+    for (size_t i = 0; i < CHUNK / 4; i++)
+        sbuf[i] = scale;
+    for (uint64_t left = n / group; left > 0;) {
+        size_t k = left < CHUNK / 4 ? (size_t)left : CHUNK / 4;
+        if (fwrite(sbuf, 4, k, f) != k)
+            return -1;
+        left -= k;
+    }
+    return 0;
+}
+
+static void write_header(FILE *f, const shape *s)
+{
+    unsigned char h[256] = {0};
+    uint32_t magic = 0x616b3432;
+    int32_t fields[9] = {2, s->dim, s->hidden_dim, s->n_layers, s->n_heads, s->n_kv_heads,
+                         s->vocab_size, s->seq_len, 0};
+    memcpy(h, &magic, 4);
+    memcpy(h + 4, fields, 8 * 4);
+    h[36] = (unsigned char)s->shared;
+    int32_t g = shape_group(s);
+    memcpy(h + 37, &g, 4);
+    fwrite(h, 1, sizeof h, f);
+}
+
+/* Makes sure cache/<name>.bin exists with the size the shape implies; writes it
+ * (to a temporary name, renamed when complete) if not. */
+static void ensure_model(const options *o, const shape *s, char *path, size_t size)
+{
+    snprintf(path, size, "%s/random-%s-q80.bin", o->cache, s->name);
+    struct stat st;
+    uint64_t want = shape_file_bytes(s);
+    if (stat(path, &st) == 0 && (uint64_t)st.st_size == want)
+        return;
+    fprintf(stderr, "llmchat-bench: writing %s (%.1f MB)...\n", path, want / 1e6);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        die("cannot write the model file: %s", strerror(errno));
+    uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)s->dim * 1000003u;
+    uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
+    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
+    int g = shape_group(s);
+    write_header(f, s);
+    /* rms_att, rms_ffn (layers, dim), rms_final (dim): all ones */
+    float one = 1.0f;
+    for (uint64_t i = 0; i < 2 * L * d + d; i++)
+        fwrite(&one, 4, 1, f);
+    int bad = write_q8_tensor(f, V * d, g, &rng);
+    const uint64_t sizes[7] = {d * d, kv * d, kv * d, d * d, h * d, d * h, h * d};
+    for (int t = 0; t < 7 && !bad; t++)
+        for (uint64_t l = 0; l < L && !bad; l++)
+            bad = write_q8_tensor(f, sizes[t], g, &rng);
+    if (!s->shared && !bad)
+        bad = write_q8_tensor(f, V * d, g, &rng);
+    if (bad || fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
+        unlink(tmp);
+        die("writing the model file failed: %s", strerror(errno));
+    }
+    if (rename(tmp, path) != 0)
+        die("cannot rename the model file: %s", strerror(errno));
+}
+
+/* ---------------------------------------------------------------- measurements */
+
+/* Best of a few streaming sums over a 1 GiB buffer: the read bandwidth, GB/s. */
+static double measure_bandwidth(void)
+{
+    size_t bytes = (size_t)1 << 30, n = bytes / sizeof(uint64_t);
+    uint64_t *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return 0.0;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        buf[i] = i;
+    double best = 1e30;
+    uint64_t total = 0;
+    for (int rep = 0; rep < 6; rep++) {
+        double t0 = now_s();
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp parallel for schedule(static) reduction(+ : s0, s1, s2, s3)
+        for (size_t i = 0; i < n; i += 4) {
+            s0 += buf[i];
+            s1 += buf[i + 1];
+            s2 += buf[i + 2];
+            s3 += buf[i + 3];
+        }
+        double t = now_s() - t0;
+        total += s0 + s1 + s2 + s3;
+        if (t < best)
+            best = t;
+    }
+    munmap(buf, bytes);
+    return total == 42 ? 0.0 : bytes / best / 1e9; /* total keeps the sum alive */
+}
+
+static uint64_t tensor_bytes(const tensor *t)
+{
+    if (t->type == TENSOR_F32)
+        return (uint64_t)t->rows * t->stride * 4;
+    return (uint64_t)t->rows * t->stride + (uint64_t)t->rows * (t->stride / t->group) * 4;
+}
+
+/* Weight bytes one decoded token reads: every matrix once, norms, one embedding row. */
+static double decode_bytes(const model *m)
+{
+    const model_config *c = &m->config;
+    double b = tensor_bytes(&m->wcls) + 4.0 * (2 * c->n_layers + 1) * c->dim;
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *ly = &m->layers[l];
+        const tensor *ts[7] = {&ly->wq, &ly->wk, &ly->wv, &ly->wo, &ly->w1, &ly->w2, &ly->w3};
+        for (int i = 0; i < 7; i++)
+            b += tensor_bytes(ts[i]);
+    }
+    return b + (double)tensor_bytes(&m->token_embedding) / c->vocab_size;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+/* Decodes up to `steps` tokens from pos (stopping early after 10 s with >= 16 done);
+ * returns tok/s and the number decoded in *done. */
+static double time_decode(transformer *t, int tok, int pos, int steps, int *done)
+{
+    int vocab = transformer_model(t)->config.vocab_size;
+    double t0 = now_s();
+    int i = 0;
+    for (; i < steps; i++) {
+        const float *logits = transformer_forward(t, tok, pos + i, NULL);
+        tok = argmax(logits, vocab);
+        if (i >= 16 && now_s() - t0 > 10.0) {
+            i++;
+            break;
+        }
+    }
+    *done = i;
+    return i / (now_s() - t0);
+}
+
+static void run_shape(const options *o, const shape *s, const char *path, result *r)
+{
+    memset(r, 0, sizeof *r);
+#ifdef _OPENMP
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+    r->threads = omp_get_max_threads();
+#else
+    r->threads = 1;
+#endif
+    snprintf(r->kernel, sizeof r->kernel, "%s", quant_isa_name(quant_init(QUANT_ISA_AUTO)));
+
+    llm_err err;
+    model *m = NULL;
+    double t0 = now_s();
+    if (model_open(path, NULL, &m, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        return;
+    }
+    r->load_s = now_s() - t0;
+    transformer *t = NULL;
+    if (transformer_new(m, 0, &t, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        model_close(m);
+        return;
+    }
+    const model_config *c = &m->config;
+    r->group = m->group;
+    r->file_mb = m->file_bytes / 1e6;
+    r->kv_mb = 2.0 * c->n_layers * transformer_ctx(t) * c->kv_dim * 4 / 1e6;
+    r->weight_bytes_per_token = decode_bytes(m);
+    int ctx = transformer_ctx(t);
+
+    int tokens[MAX_PROMPT];
+    uint64_t rng = 12345;
+    int n = o->prompt < ctx - 1 ? o->prompt : ctx - 1;
+    for (int i = 0; i < n; i++)
+        tokens[i] = 3 + (int)(rng_next(&rng) % (uint64_t)(c->vocab_size - 3));
+
+    /* warm up: touch every weight page and the buffers once */
+    int done;
+    transformer_forward_batch(t, tokens, n < 8 ? n : 8, 0, NULL, NULL);
+    time_decode(t, tokens[0], 8, 2, &done);
+
+    /* prefill (best of two unless slow), then the first decoded token */
+    double best = 1e30;
+    for (int rep = 0; rep < 2; rep++) {
+        double p0 = now_s();
+        transformer_forward_batch(t, tokens, n, 0, NULL, NULL);
+        double dt = now_s() - p0;
+        if (dt < best)
+            best = dt;
+        if (dt > 5.0)
+            break;
+    }
+    double d0 = now_s();
+    const float *logits = transformer_forward(t, tokens[n - 1], n, NULL);
+    double first = now_s() - d0;
+    r->prefill_tokens = n;
+    r->prefill_tok_s = n / best;
+    r->ttft_s = best + first;
+
+    /* decode: positions following the prompt, or as many as fit */
+    int steps = o->steps < ctx - 1 ? o->steps : ctx - 1;
+    int pos = n + 1 + steps <= ctx ? n + 1 : ctx - steps;
+    r->decode_pos = pos;
+    r->decode_tok_s = time_decode(t, argmax(logits, c->vocab_size), pos, steps, &done);
+    r->decode_steps = done;
+
+    if (o->long_ctx && ctx > 4100) {
+        int k = steps < 32 ? steps : 32;
+        r->long_pos_near = 100;
+        r->long_pos_far = 4000;
+        r->long_tok_s_near = time_decode(t, tokens[0], 100, k, &done);
+        r->long_tok_s_far = time_decode(t, tokens[0], 4000, k, &done);
+    }
+
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    r->peak_rss_mb = ru.ru_maxrss / 1024.0;
+    r->ok = 1;
+    transformer_free(t);
+    model_close(m);
+}
+
+/* Runs fn in a child process; the child writes `size` bytes of result to a pipe. */
+static int in_child(void (*fn)(const options *, const shape *, const char *, void *),
+                    const options *o, const shape *s, const char *path, void *out, size_t size)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        char *buf = calloc(1, size);
+        fn(o, s, path, buf);
+        ssize_t w = write(fd[1], buf, size);
+        _exit(w == (ssize_t)size ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t k = read(fd[0], (char *)out + got, size - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return got == size && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void child_shape(const options *o, const shape *s, const char *path, void *out)
+{
+    run_shape(o, s, path, out);
+}
+
+static void child_bandwidth(const options *o, const shape *s, const char *path, void *out)
+{
+#ifdef _OPENMP
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+#endif
+    *(double *)out = measure_bandwidth();
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void print_json(const shape *s, const result *r, double bw)
+{
+    if (!r->ok) {
+        printf("{\"shape\":\"%s\",\"error\":\"", s->name);
+        for (const char *p = r->error; *p; p++)
+            if (*p == '"' || *p == '\\')
+                printf("\\%c", *p);
+            else if ((unsigned char)*p >= 0x20)
+                putchar(*p);
+        printf("\"}\n");
+        return;
+    }
+    double roof = r->weight_bytes_per_token * r->decode_tok_s / (bw * 1e9);
+    printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"threads\":%d,\"group\":%d,"
+           "\"prefill_tokens\":%d,\"prefill_tok_s\":%.1f,\"decode_steps\":%d,\"decode_pos\":%d,"
+           "\"decode_tok_s\":%.2f,\"bandwidth_gb_s\":%.2f,\"decode_bytes_per_token\":%.0f,"
+           "\"decode_roofline\":%.3f,\"ttft_s\":%.4f,\"peak_rss_mb\":%.1f,\"file_mb\":%.1f,"
+           "\"kv_cache_mb\":%.1f,\"load_s\":%.3f,\"tui_decode_fraction\":null",
+           s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
+           r->decode_steps, r->decode_pos, r->decode_tok_s, bw, r->weight_bytes_per_token, roof,
+           r->ttft_s, r->peak_rss_mb, r->file_mb, r->kv_mb, r->load_s);
+    if (r->long_pos_far > 0)
+        printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f", r->long_pos_near,
+               r->long_tok_s_near, r->long_pos_far, r->long_tok_s_far);
+    printf("}\n");
+}
+
+static void print_row(const shape *s, const result *r, double bw)
+{
+    if (!r->ok) {
+        printf("%-6s  error: %s\n", s->name, r->error);
+        return;
+    }
+    double roof = r->weight_bytes_per_token * r->decode_tok_s / (bw * 1e9);
+    printf("%-6s %9.1f %9.1f %8.1f%% %8.3f %9.1f %8.1f %7.2f", s->name, r->prefill_tok_s,
+           r->decode_tok_s, 100 * roof, r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s);
+    if (r->long_pos_far > 0)
+        printf("   decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s", r->long_pos_near,
+               r->long_tok_s_near, r->long_pos_far, r->long_tok_s_far);
+    printf("\n");
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: llmchat-bench [OPTIONS]\n"
+            "Speed of llmchat's core on random-weight int8 models of real shapes.\n\n"
+            "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
+            "                      default 15M,110M)\n"
+            "  -T, --threads N     OpenMP threads (default: all cores)\n"
+            "  -n, --steps N       decode steps (default 128; stops after 10 s)\n"
+            "  -p, --prompt N      prefill tokens (default 512, capped by the context)\n"
+            "  -c, --cache DIR     model files (default $XDG_CACHE_HOME/llmchat-bench)\n"
+            "      --long          also decode at position 100 and 4000 (7B shape)\n"
+            "      --json          one JSON object per shape instead of a table\n"
+            "      --llmchat PATH  the llmchat program (for the TUI column: not measured yet)\n"
+            "  -h, --help\n\n"
+            "decode roofline = weight bytes read per token x decode tok/s / measured read\n"
+            "bandwidth. Files are written once (7B: about 7 GB) and reused.\n");
+}
+
+static int parse_int(const char *s, const char *what, int lo)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > 1000000) {
+        fprintf(stderr, "llmchat-bench: %s must be an integer >= %d, not '%s'\n", what, lo, s);
+        exit(2);
+    }
+    return (int)v;
+}
+
+static void add_shapes(const char *list, bool *want)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
+        int i = 0;
+        while (i < N_SHAPES && strcasecmp(shapes[i].name, tok) != 0)
+            i++;
+        if (i == N_SHAPES) {
+            fprintf(stderr, "llmchat-bench: unknown shape '%s' (15M, 42M, 110M, 1B, 7B)\n", tok);
+            exit(2);
+        }
+        want[i] = true;
+    }
+}
+
+static void make_dirs(const char *dir)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        die("cannot create the cache directory: %s", strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.steps = 128, .prompt = MAX_PROMPT};
+    bool want[N_SHAPES] = {false};
+    bool any = false;
+    enum { OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT };
+    static const struct option longopts[] = {
+        {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
+        {"steps", required_argument, NULL, 'n'},   {"prompt", required_argument, NULL, 'p'},
+        {"cache", required_argument, NULL, 'c'},   {"json", no_argument, NULL, OPT_JSON},
+        {"long", no_argument, NULL, OPT_LONG},     {"llmchat", required_argument, NULL, OPT_LLMCHAT},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "s:T:n:p:c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': add_shapes(optarg, want); any = true; break;
+        case 'T': o.threads = parse_int(optarg, "--threads", 1); break;
+        case 'n': o.steps = parse_int(optarg, "--steps", 1); break;
+        case 'p': o.prompt = parse_int(optarg, "--prompt", 1); break;
+        case 'c': o.cache = optarg; break;
+        case OPT_JSON: o.json = true; break;
+        case OPT_LONG: o.long_ctx = true; break;
+        case OPT_LLMCHAT: o.llmchat = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "llmchat-bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (o.prompt > MAX_PROMPT)
+        o.prompt = MAX_PROMPT;
+    if (!any)
+        want[0] = want[2] = true; /* 15M, 110M */
+
+    static char cache[4096];
+    if (!o.cache) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg)
+            snprintf(cache, sizeof cache, "%s/llmchat-bench", xdg);
+        else
+            snprintf(cache, sizeof cache, "%s/.cache/llmchat-bench", home && *home ? home : "/tmp");
+        o.cache = cache;
+    }
+    make_dirs(o.cache);
+
+    static char paths[N_SHAPES][4096];
+    for (int i = 0; i < N_SHAPES; i++)
+        if (want[i])
+            ensure_model(&o, &shapes[i], paths[i], sizeof paths[i]);
+
+    double bw = 0.0;
+    if (in_child(child_bandwidth, &o, NULL, NULL, &bw, sizeof bw) != 0 || bw <= 0.0)
+        die("%s", "measuring the bandwidth failed");
+
+    bool header = false;
+    int failures = 0;
+    for (int i = 0; i < N_SHAPES; i++) {
+        if (!want[i])
+            continue;
+        result r;
+        if (in_child(child_shape, &o, &shapes[i], paths[i], &r, sizeof r) != 0) {
+            memset(&r, 0, sizeof r);
+            snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
+        }
+        failures += !r.ok;
+        if (o.json) {
+            print_json(&shapes[i], &r, bw);
+        } else {
+            if (!header) {
+                printf("llmchat-bench: kernel %s, %d threads, read bandwidth %.2f GB/s%s\n",
+                       r.ok ? r.kernel : "?", r.threads, bw,
+                       o.llmchat ? " (TUI decode fraction: not measured yet)" : "");
+                printf("%-6s %9s %9s %9s %8s %9s %8s %7s\n", "shape", "prefill", "decode",
+                       "roofline", "ttft_s", "rss_MB", "file_MB", "load_s");
+                printf("%-6s %9s %9s %9s\n", "", "tok/s", "tok/s", "");
+                header = true;
+            }
+            print_row(&shapes[i], &r, bw);
+        }
+        fflush(stdout);
+    }
+    return failures ? 1 : 0;
+}
