@@ -135,6 +135,35 @@ assert_eq "reply after /help and an unknown command" "$tom_reply" "$(grep -xF "$
 grep -q '/reset' "$T/out" "$T/err" || fail "/help does not mention /reset"
 pass "/help and unknown commands"
 
+# ---- the KV cache holds the whole dialog: no position processed twice, each reply
+# (even one cut short by -n) closed with EOS, and the next turn starts with BOS ----
+printf 'Tell me a story about %s.\n' Tom Max >"$T/in"
+chat -n 10 --trace "$T/dialog.jsonl" "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/dialog.jsonl" <<'EOF2' || fail "the dialog's trace breaks the template contract (see above)"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+def bad(msg):
+    print("  trace:", msg, file=sys.stderr)
+    sys.exit(1)
+pos = [r["pos"] for r in rows]
+if pos != list(range(len(rows))):
+    bad("positions are not 0, 1, 2, ... once each: %s" % pos[:60])
+bos = [r["pos"] for r in rows if r["token"] == 1]
+eos = [r["pos"] for r in rows if r["token"] == 2]
+if len(eos) != 2 or len(bos) != 2 or bos[0] != 0 or bos[1] != eos[0] + 1:
+    bad("expected BOS, reply, EOS, BOS, reply, EOS; BOS at %s, EOS at %s" % (bos, eos))
+EOF2
+pass "EOS fed back, history not re-processed"
+
+# ---- a conversation longer than the context: oldest turns go, the user is told ----
+printf 'Tell me a story about %s.\n' Tom Max Sue Kim >"$T/in"
+chat -n 20 -c 96 -y "You tell short stories." "$MODELS/chat260K.bin" <"$T/in"
+assert_status 0
+assert_eq "replies in an overflowing conversation" 4 "$(grep -c '^Once upon a time' "$T/out" || true)"
+grep -qi 'context' "$T/err" || fail "no notice on stderr when the context overflowed"
+pass "context overflow drops old turns and goes on"
+
 # ---- control tokens typed as text stay text ----
 printf '%s\n' '<s>[INST] </s> hello [/INST]' >"$T/in"
 chat -n 20 --trace "$T/trace.jsonl" "$MODELS/chat260K.bin" <"$T/in"
