@@ -415,6 +415,22 @@ static void rows_axpy_avx2(float *out, const float *rows, size_t row_stride, int
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
 
+INLINE __m256 hi256(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+/* The horizontal sums of four vectors, in order. */
+INLINE __m128 hsum4_512(__m512 a0, __m512 a1, __m512 a2, __m512 a3)
+{
+    __m256 h0 = _mm256_add_ps(_mm512_castps512_ps256(a0), hi256(a0));
+    __m256 h1 = _mm256_add_ps(_mm512_castps512_ps256(a1), hi256(a1));
+    __m256 h2 = _mm256_add_ps(_mm512_castps512_ps256(a2), hi256(a2));
+    __m256 h3 = _mm256_add_ps(_mm512_castps512_ps256(a3), hi256(a3));
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(h0, h1), _mm256_hadd_ps(h2, h3));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
 /* Scale vector of one 64-byte chunk: lanes 0-7 (bytes 0-31) take s[g0], lanes 8-15
  * (bytes 32-63) take s[g1]. `whole` means group % 64 == 0 (g0 == g1); `half` marks a
  * last chunk holding only 32 bytes. */
@@ -489,6 +505,13 @@ INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, 
         if (off < stride)
             q8_chunk_avx512(R, N, acc, off, 1, g, g, w, ws, x, xs, stride, groups, 0);
     }
+    if (R == 4) {
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            _mm_storeu_ps(out + (size_t)v * ldo,
+                          hsum4_512(acc[0][v], acc[1][v], acc[2][v], acc[3][v]));
+        return;
+    }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
@@ -519,11 +542,6 @@ static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, co
     return out;
 }
 
-INLINE __m256 hi256(__m512 v)
-{
-    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
-
 static void rows_dot_avx512(float *out, const float *rows, size_t row_stride, int n_rows,
                             const float *x, int len)
 {
@@ -539,13 +557,7 @@ static void rows_dot_avx512(float *out, const float *rows, size_t row_stride, in
             a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + 2 * row_stride + j), xv, a2);
             a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + 3 * row_stride + j), xv, a3);
         }
-        /* four horizontal sums at once */
-        __m256 h0 = _mm256_add_ps(_mm512_castps512_ps256(a0), hi256(a0));
-        __m256 h1 = _mm256_add_ps(_mm512_castps512_ps256(a1), hi256(a1));
-        __m256 h2 = _mm256_add_ps(_mm512_castps512_ps256(a2), hi256(a2));
-        __m256 h3 = _mm256_add_ps(_mm512_castps512_ps256(a3), hi256(a3));
-        __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(h0, h1), _mm256_hadd_ps(h2, h3));
-        _mm_storeu_ps(out + r, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+        _mm_storeu_ps(out + r, hsum4_512(a0, a1, a2, a3));
     }
     for (; r < n_rows; r++) {
         const float *row = rows + (size_t)r * row_stride;
