@@ -95,6 +95,10 @@ typedef struct tui {
     int reply_budget;       /* max tokens per reply; 0 until EOS */
     int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
 
+    /* where the time goes while replies run (printed with LLMCHAT_TUI_STATS=1) */
+    long long stat_tokens, stat_frames;
+    double stat_busy_ms, stat_step_ms, stat_draw_ms;
+
     /* modes */
     bool help;              /* help overlay shown */
     bool confirm_quit;      /* "quit? (y/n)" asked */

@@ -6,7 +6,8 @@
  * panes that saw new records are marked dirty and redrawn together at most
  * FRAME_MS apart (one doupdate per frame), so drawing never holds generation back.
  * LLMCHAT_STEP_DELAY_MS=N waits N ms for keys after each token (slow motion, for
- * watching the panes and for the end-to-end tests).
+ * watching the panes and for the end-to-end tests). LLMCHAT_TUI_STATS=1 prints at
+ * exit how much of the reply time went to drawing and keys (for benchmarks).
  * Owns the engine, the chat, the optional trace and the curses windows; the panes
  * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
  * draw from the shared state in draw.h. Slash commands and key dispatch live here. */
@@ -14,10 +15,12 @@
 
 #include <locale.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "draw.h"
 #include "format.h"
@@ -152,10 +155,15 @@ static void take_notice(tui *t)
     }
 }
 
-static void notice(tui *t, const char *fmt, const char *arg)
+static void notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void notice(tui *t, const char *fmt, ...)
 {
     char buf[1200];
-    snprintf(buf, sizeof buf, fmt, arg ? arg : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
     conv_add(t, ENTRY_NOTICE, buf);
 }
 
@@ -204,9 +212,7 @@ static void generate_one(tui *t)
     end_reply(t, RUN_IDLE);
     take_notice(t);
     if (p == CHAT_REPLY_LIMIT) {
-        char n[32];
-        snprintf(n, sizeof n, "%d", t->reply_budget);
-        notice(t, "[reply cut at the step limit of %s tokens]", n);
+        notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
     } else if (p == CHAT_REPLY_FULL) {
         notice(t, "[the context is full: the reply was closed%s]", err.text[0] ? ": " : "");
         if (err.text[0])
@@ -227,7 +233,7 @@ static void stop_reply(tui *t)
     if (chat_stop(t->c, &err) != LLM_OK)
         notice(t, "[could not stop cleanly: %s]", err.text);
     end_reply(t, RUN_STOPPED);
-    notice(t, "[stopped]", NULL);
+    notice(t, "[stopped]");
 }
 
 void tui_request_quit(tui *t)
@@ -253,7 +259,7 @@ static void command(tui *t, const char *cmd, const char *arg)
         conv_clear(t);
         t->sel = -1;
         t->state = RUN_IDLE;
-        notice(t, "[the dialog was reset]", NULL);
+        notice(t, "[the dialog was reset]");
         t->dirty |= DIRTY_ALL;
     } else if (!strcmp(cmd, "system")) {
         if (chat_set_system(t->c, *arg ? arg : NULL, &err) != LLM_OK)
@@ -261,10 +267,10 @@ static void command(tui *t, const char *cmd, const char *arg)
         else if (*arg)
             notice(t, "[system prompt: %s]", arg);
         else
-            notice(t, "[system prompt cleared]", NULL);
+            notice(t, "[system prompt cleared]");
     } else if (!strcmp(cmd, "save")) {
         if (!*arg)
-            notice(t, "[/save needs a file name: /save FILE]", NULL);
+            notice(t, "[/save needs a file name: /save FILE]");
         else if (chat_save(t->c, arg, &err) != LLM_OK)
             notice(t, "[/save: %s]", err.text);
         else
@@ -302,7 +308,7 @@ void tui_submit(tui *t, const char *line)
     if (chat_replying(t->c)) {
         free(t->pending);
         t->pending = strdup(line);
-        notice(t, "[queued: sent when this reply ends; Esc stops it now]", NULL);
+        notice(t, "[queued: sent when this reply ends; Esc stops it now]");
         return;
     }
     begin_turn(t, line);
@@ -382,6 +388,8 @@ static void handle_key(tui *t, bool keycode, int key)
     }
     if (t->help) {
         show_help(t, false);
+        if (!keycode && (key == 27 || key == 3))
+            stop_reply(t); /* Esc and Ctrl-C still stop the reply */
         return;
     }
     if (keycode) {
@@ -437,6 +445,23 @@ static void handle_key(tui *t, bool keycode, int key)
 }
 
 /* ---- set-up and the loop ---- */
+
+/* LLMCHAT_TUI_STATS=1: how much of the decoding time the UI took (a benchmark aid). */
+static void print_stats(const tui *t)
+{
+    if (t->stat_tokens == 0 || t->stat_busy_ms <= 0) {
+        fprintf(stderr, "llmchat: tui stats: no tokens generated\n");
+        return;
+    }
+    double ui = t->stat_busy_ms - t->stat_step_ms;
+    fprintf(stderr,
+            "llmchat: tui stats: %lld tokens in %.1f ms while replying (%.0f tok/s); chat_step %.1f ms "
+            "(%.0f tok/s); drawing %.1f ms in %lld frames; keys and the rest %.1f ms; "
+            "the UI took %.1f%% of the reply time\n",
+            t->stat_tokens, t->stat_busy_ms, t->stat_tokens * 1000.0 / t->stat_busy_ms, t->stat_step_ms,
+            t->stat_tokens * 1000.0 / t->stat_step_ms, t->stat_draw_ms, t->stat_frames,
+            ui - t->stat_draw_ms, 100.0 * ui / t->stat_busy_ms);
+}
 
 static int setup_core(tui *t)
 {
@@ -497,6 +522,10 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
     if (delay && atoi(delay) > 0)
         t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "llmchat: the TUI needs a terminal on stdin and stdout; use -m chat for pipes\n");
+        return 2;
+    }
     if (setup_core(t) != 0) {
         teardown_core(t);
         return 1;
@@ -542,8 +571,11 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             stop_reply(t);
         }
         bool busy = chat_replying(t->c) && !t->confirm_quit;
+        double t0 = tui_now_ms();
         if (busy) {
             generate_one(t);
+            t->stat_tokens++;
+            t->stat_step_ms += tui_now_ms() - t0;
         } else if (t->pending && !chat_replying(t->c)) {
             char *line = t->pending;
             t->pending = NULL;
@@ -573,13 +605,22 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         if (t->dirty && now >= next_frame && !t->quit) {
             draw_frame(t);
             next_frame = now + (chat_replying(t->c) ? FRAME_MS_BUSY : FRAME_MS);
+            if (busy) {
+                t->stat_frames++;
+                t->stat_draw_ms += tui_now_ms() - now;
+            }
         }
+        if (busy && !t->step_delay_ms)
+            t->stat_busy_ms += tui_now_ms() - t0;
     }
 
     input_shutdown(t);
     free_windows(t);
     tui_restore_terminal();
     delscreen(scr);
+    const char *stats = getenv("LLMCHAT_TUI_STATS");
+    if (stats && *stats && strcmp(stats, "0") != 0)
+        print_stats(t);
     if (chat_replying(t->c)) {
         llm_err err;
         chat_stop(t->c, &err);
