@@ -6,7 +6,8 @@
 # Left moves the selection; the heatmap changing with the layer and the head; resizing
 # to 80x24, to tiny sizes and back; Esc stopping a long reply while the program keeps
 # answering; quitting while a reply runs asks first; history recalled with Up after a
-# restart; q quits with status 0. Every wait polls the screen up to a deadline; nothing
+# restart; q quits with status 0; on a monochrome terminal (vt100, NO_COLOR) the
+# heatmap is drawn with shading characters and Ctrl-D on an empty line quits. Every wait polls the screen up to a deadline; nothing
 # asserts timing.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
@@ -243,3 +244,20 @@ keys y
 wait_exit
 assert_status 0
 pass "quitting during a reply asks first; n keeps going, y quits with status 0"
+
+# ---- session 3: vt100 without colour: shading characters; Ctrl-D quits ----
+LLMCHAT_TUI_TERM=vt100
+start NO_COLOR=1 -- -m tui -s 3 -n 40 -i "Tell me a story about Tom." -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin"
+wait_for "Attention"
+wait_for "You: Tell me a story about Tom."
+wait_for "Assistant: "
+wait_for "idle |"
+s=$(screen)
+case $s in
+*"░"* | *"▒"* | *"▓"* | *"█"*) ;;
+*) show_screen_and_fail "no shading characters in the monochrome heatmap" ;;
+esac
+keys C-d
+wait_exit
+assert_status 0
+pass "vt100 with NO_COLOR: the heatmap is shaded with characters; Ctrl-D quits with status 0"

@@ -53,7 +53,10 @@ void conv_add(tui *t, conv_kind kind, const char *text)
     conv_entry *en = &t->entries[t->n_entries++];
     memset(en, 0, sizeof *en);
     en->kind = kind;
-    const char *label = kind == ENTRY_USER ? "You: " : kind == ENTRY_ASSISTANT ? "Assistant: " : "";
+    /* a user turn after earlier entries starts with an empty line: turns stand apart */
+    const char *label = kind == ENTRY_USER ? (t->n_entries > 1 ? "\nYou: " : "You: ")
+                        : kind == ENTRY_ASSISTANT ? "Assistant: "
+                                                  : "";
     entry_append(en, label, strlen(label));
     en->label_len = en->len;
     textfmt_stream st = {{0}, 0};

@@ -28,6 +28,7 @@ static int g_byte;        /* the byte readline reads next */
 static bool g_have_byte;
 static FILE *g_devnull;
 static const char *g_prompt = "> ";
+static int g_added;       /* history entries added by this run (appended at exit) */
 
 static int input_getc(FILE *f)
 {
@@ -66,8 +67,10 @@ static void input_line(char *line)
     }
     if (*line) {
         HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
-        if (!last || strcmp(last->line, line) != 0)
+        if (!last || strcmp(last->line, line) != 0) {
             add_history(line);
+            g_added++;
+        }
     }
     tui_submit(g_tui, line);
     free(line);
@@ -134,9 +137,16 @@ void input_init(tui *t)
 void input_shutdown(tui *t)
 {
     rl_callback_handler_remove();
-    if (t->history_path) {
-        if (write_history(t->history_path) == 0)
+    if (t->history_path && g_added > 0) {
+        /* append, so that several llmchat sessions do not overwrite each other's lines */
+        int n = g_added < history_length ? g_added : history_length;
+        struct stat st;
+        int r = stat(t->history_path, &st) == 0 ? append_history(n, t->history_path)
+                                                : write_history(t->history_path);
+        if (r == 0)
             history_truncate_file(t->history_path, HISTORY_MAX);
+    }
+    if (t->history_path) {
         free(t->history_path);
         t->history_path = NULL;
     }

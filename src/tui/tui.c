@@ -181,6 +181,7 @@ static void begin_turn(tui *t, const char *text)
     llm_err err;
     err.text[0] = '\0';
     conv_add(t, ENTRY_USER, text);
+    t->state = RUN_GENERATING;
     draw_frame(t); /* show the message while the prompt is being read */
     if (chat_begin(t->c, text, t->reply_budget, &err) != LLM_OK) {
         take_notice(t);
