@@ -230,6 +230,15 @@ keys Enter
 wait_for "Commands: /reset"
 pass "Esc stops the reply; the program still takes commands"
 
+type_text "The cat sat"
+keys Enter
+wait_for "generating |"
+keys C-c
+wait_for "stopped |"
+[ "$(screen | grep -c '\[stopped\]')" -ge 2 ] || show_screen_and_fail "Ctrl-C did not stop the second reply"
+[ ! -s "$T/exit" ] || fail "Ctrl-C ended the program (status $(cat "$T/exit"))"
+pass "Ctrl-C stops a reply too and the program keeps running"
+
 type_text "The dog ran"
 keys Enter
 wait_for "generating |"
