@@ -230,32 +230,34 @@ void input_draw(tui *t)
     int cur_col = 0;
     for (int i = 0; i < point && i < len;) {
         int b, cw = tuifmt_char_width(s + i, (size_t)(len - i), &b);
-        cur_col += (unsigned char)s[i] < 0x20 ? 1 : cw;
+        bool ctl = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
+                   textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0;
+        cur_col += ctl ? 1 : cw;
         i += b;
     }
     int start = cur_col >= avail ? cur_col - avail + 1 : 0;
-    int col = 0, x = pw, cursor_x = pw;
-    wmove(w, 0, pw);
+    int col = 0, cursor_x = pw;
     for (int i = 0; i < len;) {
         int b, cw = tuifmt_char_width(s + i, (size_t)(len - i), &b);
-        bool ctl = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f;
+        /* control bytes and invalid UTF-8 show as one reversed '?' */
+        bool ctl = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
+                   textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0;
         if (ctl)
             cw = 1;
         if (i == point)
             cursor_x = pw + col - start;
         if (col >= start && col + cw - start <= avail) {
+            wmove(w, 0, pw + col - start);
             if (ctl)
                 waddch(w, '?' | A_REVERSE);
             else
                 waddnstr(w, s + i, b);
-            x = pw + col + cw - start;
         }
         col += cw;
         i += b;
     }
     if (point >= len)
         cursor_x = pw + col - start;
-    (void)x;
     if (cursor_x >= width)
         cursor_x = width - 1;
     wmove(w, 0, cursor_x);
