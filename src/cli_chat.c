@@ -129,7 +129,7 @@ static void handle_line(repl *r, char *line)
 /* ---- terminal: readline's callback interface, so Ctrl-C can clear the line ---- */
 
 static repl *active;
-static char history_path[4096];
+static char history_path[4200];
 
 static void on_readline(char *line)
 {

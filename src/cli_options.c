@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +86,16 @@ void cli_usage(FILE *f)
           f);
 }
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "llmchat: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\nTry 'llmchat --help' for more information.\n");
+    va_end(ap);
     return 2;
 }
 
@@ -154,54 +160,54 @@ int cli_parse(int argc, char **argv, cli_options *o)
             else if (!strcmp(optarg, "tokenize")) o->mode = MODE_TOKENIZE;
             else if (!strcmp(optarg, "perplexity")) o->mode = MODE_PERPLEXITY;
             else
-                return usage_error("unknown mode '%s' (tui, chat, generate, tokenize, perplexity)%s",
-                                   optarg, "");
+                return usage_error("unknown mode '%s' (tui, chat, generate, tokenize, perplexity)",
+                                   optarg);
             break;
         case 'i': o->prompt = optarg; break;
         case 'f': o->file = optarg; break;
         case 'y': o->system = optarg; break;
         case 't':
             if (!parse_float(optarg, &o->sampler.temperature) || o->sampler.temperature < 0)
-                return usage_error("--temperature must be a number >= 0, got '%s'%s", optarg, "");
+                return usage_error("--temperature must be a number >= 0, got '%s'", optarg);
             break;
         case 'p':
             if (!parse_float(optarg, &o->sampler.top_p) || o->sampler.top_p <= 0 ||
                 o->sampler.top_p > 1)
-                return usage_error("--top-p must be in (0, 1], got '%s'%s", optarg, "");
+                return usage_error("--top-p must be in (0, 1], got '%s'", optarg);
             break;
         case 'k':
             if (!parse_int(optarg, 0, INT_MAX, &o->sampler.top_k))
-                return usage_error("--top-k must be an integer >= 0, got '%s'%s", optarg, "");
+                return usage_error("--top-k must be an integer >= 0, got '%s'", optarg);
             break;
         case OPT_MIN_P:
             if (!parse_float(optarg, &o->sampler.min_p) || o->sampler.min_p < 0 ||
                 o->sampler.min_p >= 1)
-                return usage_error("--min-p must be in [0, 1), got '%s'%s", optarg, "");
+                return usage_error("--min-p must be in [0, 1), got '%s'", optarg);
             break;
         case OPT_REPEAT_PENALTY:
             if (!parse_float(optarg, &o->sampler.repeat_penalty) || o->sampler.repeat_penalty <= 0)
-                return usage_error("--repeat-penalty must be a number > 0, got '%s'%s", optarg, "");
+                return usage_error("--repeat-penalty must be a number > 0, got '%s'", optarg);
             break;
         case OPT_REPEAT_LAST_N:
             if (!parse_int(optarg, 0, INT_MAX, &o->sampler.repeat_last_n))
-                return usage_error("--repeat-last-n must be an integer >= 0, got '%s'%s", optarg, "");
+                return usage_error("--repeat-last-n must be an integer >= 0, got '%s'", optarg);
             break;
         case 's':
             if (!parse_seed(optarg, &o->sampler.seed))
-                return usage_error("--seed must be a non-negative integer, got '%s'%s", optarg, "");
+                return usage_error("--seed must be a non-negative integer, got '%s'", optarg);
             o->seed_given = true;
             break;
         case 'n':
             if (!parse_int(optarg, 0, INT_MAX, &o->steps))
-                return usage_error("--steps must be an integer >= 0, got '%s'%s", optarg, "");
+                return usage_error("--steps must be an integer >= 0, got '%s'", optarg);
             break;
         case 'c':
             if (!parse_int(optarg, 1, INT_MAX, &o->ctx))
-                return usage_error("--ctx must be an integer >= 1, got '%s'%s", optarg, "");
+                return usage_error("--ctx must be an integer >= 1, got '%s'", optarg);
             break;
         case 'T':
             if (!parse_int(optarg, 1, 1024, &o->threads))
-                return usage_error("--threads must be an integer in 1..1024, got '%s'%s", optarg, "");
+                return usage_error("--threads must be an integer in 1..1024, got '%s'", optarg);
             break;
         case OPT_TRACE: o->trace_path = optarg; break;
         case OPT_TRACE_ATTN: o->trace_attn = true; break;
@@ -210,7 +216,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (!strcmp(optarg, "q8_0") || !strcmp(optarg, "int8")) o->weights = TENSOR_Q8_0;
             else if (!strcmp(optarg, "f32") || !strcmp(optarg, "fp32")) o->weights = TENSOR_F32;
             else
-                return usage_error("--weights must be q8_0 or f32, got '%s'%s", optarg, "");
+                return usage_error("--weights must be q8_0 or f32, got '%s'", optarg);
             break;
         case OPT_KERNELS:
             if (!strcmp(optarg, "auto")) o->isa = QUANT_ISA_AUTO;
@@ -218,8 +224,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
             else if (!strcmp(optarg, "avx2")) o->isa = QUANT_ISA_AVX2;
             else if (!strcmp(optarg, "avx512")) o->isa = QUANT_ISA_AVX512_VNNI;
             else
-                return usage_error("--kernels must be auto, scalar, avx2 or avx512, got '%s'%s",
-                                   optarg, "");
+                return usage_error("--kernels must be auto, scalar, avx2 or avx512, got '%s'",
+                                   optarg);
             break;
         case OPT_MOUSE: o->mouse = true; break;
         case OPT_NO_COLOR: o->no_color = true; break;
@@ -230,21 +236,23 @@ int cli_parse(int argc, char **argv, cli_options *o)
             printf("llmchat %s\n", PACKAGE_VERSION);
             return -1;
         case ':':
-            return usage_error("option '%s' needs a value%s", argv[optind - 1], "");
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'%s", argv[optind - 1], "");
+            if (optopt)
+                return usage_error("unknown option '-%c'", optopt);
+            return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
         o->model_path = argv[optind++];
     if (optind < argc)
-        return usage_error("unexpected argument '%s'%s", argv[optind], "");
+        return usage_error("unexpected argument '%s'", argv[optind]);
     if (!o->model_path && !(o->mode == MODE_TOKENIZE && o->tokenizer_path))
-        return usage_error("no MODEL given%s%s", "", "");
+        return usage_error("no MODEL given");
     if (o->trace_attn && !o->trace_path)
-        return usage_error("--trace-attn needs --trace FILE%s%s", "", "");
+        return usage_error("--trace-attn needs --trace FILE");
     if (o->prompt && o->file)
-        return usage_error("give the input with -i or -f, not both%s%s", "", "");
+        return usage_error("give the input with -i or -f, not both");
     if (!o->seed_given)
         o->sampler.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (o->mode == MODE_AUTO)
