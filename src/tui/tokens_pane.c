@@ -74,8 +74,12 @@ void tokens_draw(tui *t)
 
     /* the token at pos */
     piece_of(t, r->token, piece, sizeof piece);
-    snprintf(line, sizeof line, "pos %d/%d%s  id %d  %s  %s", pos, engine_pos(t->e) - 1,
-             t->sel < 0 ? " (newest)" : "", r->token, piece, step_phase_name(r->phase));
+    char where[48];
+    if (t->sel < 0 || pos == engine_pos(t->e) - 1)
+        snprintf(where, sizeof where, "pos %d (newest)", pos);
+    else
+        snprintf(where, sizeof where, "pos %d of 0-%d", pos, engine_pos(t->e) - 1);
+    snprintf(line, sizeof line, "%s  id %d  %s  %s", where, r->token, piece, step_phase_name(r->phase));
     draw_text(t, w, y++, 1, width, line, A_BOLD);
     if (y > h)
         return;
