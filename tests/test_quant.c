@@ -11,7 +11,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "model.h"
 #include "quant.h"
+#include "transformer.h"
 
 static uint64_t rng_state;
 
@@ -329,6 +331,75 @@ START_TEST(test_rows_f32)
 }
 END_TEST
 
+enum { STEPS_MAX = 100 };
+
+/* Greedy tokens of stories260K from BOS, one token at a time and as one batch. */
+static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int *out, int steps)
+{
+    quant_init(isa);
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = type;
+    model *m = NULL;
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(shared_path(file), &opt, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(transformer_new(m, 0, &t, &err) == LLM_OK, "%s", err.text);
+    int vocab = m->config.vocab_size, tok = 1;
+    for (int i = 0; i < steps; i++) {
+        const float *logits = transformer_forward(t, tok, i, NULL);
+        int best = 0;
+        for (int j = 1; j < vocab; j++)
+            if (logits[j] > logits[best])
+                best = j;
+        out[i] = tok = best;
+    }
+    /* the batched (matrix-matrix) path predicts the same tokens */
+    int in[STEPS_MAX];
+    in[0] = 1;
+    for (int i = 1; i < steps; i++)
+        in[i] = out[i - 1];
+    float *logits = malloc(sizeof(float) * (size_t)steps * vocab);
+    transformer_forward_batch(t, in, steps, 0, logits, NULL);
+    for (int i = 0; i < steps; i++) {
+        const float *l = logits + (size_t)i * vocab;
+        int best = 0;
+        for (int j = 1; j < vocab; j++)
+            if (l[j] > l[best])
+                best = j;
+        ck_assert_msg(best == out[i], "%s %s: batched position %d predicts %d, one by one %d",
+                      file, quant_isa_name(isa), i, best, out[i]);
+    }
+    free(logits);
+    transformer_free(t);
+    model_close(m);
+}
+
+START_TEST(test_greedy_text_agrees)
+{
+    /* every kernel set gives the same greedy continuation, for int8 and fp32 weights,
+     * including a file whose groups straddle rows (stories260K_q80: rows of 172) */
+    enum { STEPS = 60 };
+    static const char *files[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
+    static const tensor_type types[] = {TENSOR_Q8_0, TENSOR_F32};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t f = 0; f < 2; f++)
+        for (size_t ty = 0; ty < 2; ty++) {
+            int want[STEPS], got[STEPS];
+            greedy_tokens(files[f], types[ty], QUANT_ISA_SCALAR, want, STEPS);
+            for (int j = 0; j < k; j++) {
+                greedy_tokens(files[f], types[ty], isas[j], got, STEPS);
+                for (int i = 0; i < STEPS; i++)
+                    ck_assert_msg(got[i] == want[i], "%s, %s, %s: token %d is %d, scalar gives %d",
+                                  files[f], types[ty] == TENSOR_F32 ? "F32" : "Q8_0",
+                                  quant_isa_name(isas[j]), i, got[i], want[i]);
+            }
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 /* ---- limits ---- */
 
 START_TEST(test_roundtrip_bound)
@@ -530,6 +601,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_f32_shapes);
     tcase_add_test(core, test_rows_f32);
+    tcase_add_test(core, test_greedy_text_agrees);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_roundtrip_bound);
