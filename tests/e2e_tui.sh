@@ -4,11 +4,12 @@
 # read with capture-pane. Checks: the three pane titles and the status line; a typed
 # message and a streamed reply in Conversation; top-k rows in Tokens that change when
 # Left moves the selection; the heatmap changing with the layer and the head; resizing
-# to 80x24, to tiny sizes and back; Esc stopping a long reply while the program keeps
-# answering; quitting while a reply runs asks first; history recalled with Up after a
-# restart; q quits with status 0; on a monochrome terminal (vt100, NO_COLOR) the
-# heatmap is drawn with shading characters and Ctrl-D on an empty line quits. Every wait polls the screen up to a deadline; nothing
-# asserts timing.
+# to 80x24, to tiny sizes and back; Esc and Ctrl-C stopping a long reply while the
+# program keeps answering; p pausing a reply and n stepping it; quitting while a reply
+# runs asks first; history recalled with Up after a restart; q quits with status 0; on
+# a monochrome terminal (vt100, NO_COLOR) the heatmap is drawn with shading characters
+# and Ctrl-D on an empty line quits. Every wait polls the screen up to a deadline;
+# nothing asserts timing.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 need_tool tmux
@@ -238,6 +239,28 @@ wait_for "stopped |"
 [ "$(screen | grep -c '\[stopped\]')" -ge 2 ] || show_screen_and_fail "Ctrl-C did not stop the second reply"
 [ ! -s "$T/exit" ] || fail "Ctrl-C ended the program (status $(cat "$T/exit"))"
 pass "Ctrl-C stops a reply too and the program keeps running"
+
+# p pauses the reply (in a pane); n then advances it by exactly one token.
+newest_pos() {
+    screen | grep -o 'pos [0-9]* (newest)' | head -n 1 | grep -o '[0-9][0-9]*'
+}
+type_text "The bird flew"
+keys Enter
+wait_for "generating |"
+keys Tab p
+wait_for "paused |"
+p0=$(newest_pos)
+[ -n "$p0" ] || show_screen_and_fail "no newest position in the Tokens pane"
+keys n
+wait_for "pos $((p0 + 1)) (newest)"
+sleep 0.5 # a paused reply must not move on by itself: look again after a while
+assert_eq "position after one step while paused" "$((p0 + 1))" "$(newest_pos)"
+keys p
+wait_for "generating |"
+keys Escape
+wait_for "stopped |"
+keys Tab Tab Tab
+pass "p pauses a reply and n advances it by one token"
 
 type_text "The dog ran"
 keys Enter

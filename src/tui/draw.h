@@ -102,6 +102,8 @@ typedef struct tui {
     /* modes */
     bool help;              /* help overlay shown */
     bool confirm_quit;      /* "quit? (y/n)" asked */
+    bool paused;            /* replies do not advance until resumed ... */
+    bool step_once;         /* ... except by one token when this is set */
     bool quit;
     char *pending;          /* a line sent while a reply runs, sent when it ends */
     char *history_path;

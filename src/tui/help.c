@@ -29,6 +29,8 @@ static const binding bindings[] = {
     {NULL, "Any pane"},
     {"q", "quit (asks if replying)"},
     {"?", "this help"},
+    {"p", "pause / resume the reply"},
+    {"n", "next token (when paused)"},
     {NULL, "Conversation"},
     {"Up, Down", "scroll a line"},
     {"Home, End", "top / follow the end"},

@@ -44,7 +44,7 @@ void status_draw(tui *t)
     tuifmt_count(t->m->n_params, params, sizeof params);
     tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
     tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
-    const char *state = state_name(t->state);
+    const char *state = t->paused && t->state == RUN_GENERATING ? "paused" : state_name(t->state);
     unsigned long long seed = (unsigned long long)engine_sampler_config(t->e)->seed;
     int pos = engine_pos(t->e), ctx = engine_ctx(t->e);
     /* the longest form that fits: everything, then compact, then the essentials */

@@ -8,6 +8,7 @@
  * LLMCHAT_STEP_DELAY_MS=N waits N ms for keys after each token (slow motion, for
  * watching the panes and for the end-to-end tests). LLMCHAT_TUI_STATS=1 prints at
  * exit how much of the reply time went to drawing and keys (for benchmarks).
+ * 'p' pauses replies and 'n' then advances them one token at a time.
  * Owns the engine, the chat, the optional trace and the curses windows; the panes
  * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
  * draw from the shared state in draw.h. Slash commands and key dispatch live here. */
@@ -435,6 +436,16 @@ static void handle_key(tui *t, bool keycode, int key)
         show_help(t, true);
         return;
     }
+    if (!keycode && key == 'p') { /* pause / resume replies */
+        t->paused = !t->paused;
+        t->dirty |= DIRTY_STATUS;
+        return;
+    }
+    if (!keycode && key == 'n') { /* one token while paused */
+        if (t->paused && chat_replying(t->c))
+            t->step_once = true;
+        return;
+    }
     if (!keycode && key >= KEY_MIN)
         return; /* a wide character that no pane binds (and that could pass for a key code) */
     if (t->focus == FOCUS_CONV)
@@ -571,7 +582,8 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             g_signal_stop = 0;
             stop_reply(t);
         }
-        bool busy = chat_replying(t->c) && !t->confirm_quit;
+        bool busy = chat_replying(t->c) && !t->confirm_quit && (!t->paused || t->step_once);
+        t->step_once = false;
         double t0 = tui_now_ms();
         if (busy) {
             generate_one(t);
