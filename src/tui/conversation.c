@@ -62,16 +62,19 @@ void conv_add(tui *t, conv_kind kind, const char *text)
     textfmt_stream st = {{0}, 0};
     if (text)
         entry_append_safe(en, &st, text, strlen(text));
-    memset(&t->stream, 0, sizeof t->stream);
+    if (kind == ENTRY_ASSISTANT) {
+        t->stream_entry = t->n_entries - 1;
+        memset(&t->stream, 0, sizeof t->stream);
+    }
     t->conv_scroll = 0;
     t->dirty |= DIRTY_CONV;
 }
 
 void conv_stream(tui *t, const char *bytes, size_t len)
 {
-    if (t->n_entries == 0 || len == 0)
+    if (t->stream_entry < 0 || t->stream_entry >= t->n_entries || len == 0)
         return;
-    entry_append_safe(&t->entries[t->n_entries - 1], &t->stream, bytes, len);
+    entry_append_safe(&t->entries[t->stream_entry], &t->stream, bytes, len);
     t->dirty |= DIRTY_CONV;
 }
 
@@ -80,6 +83,7 @@ void conv_clear(tui *t)
     for (int i = 0; i < t->n_entries; i++)
         free(t->entries[i].text);
     t->n_entries = 0;
+    t->stream_entry = -1;
     t->conv_scroll = 0;
     t->dirty |= DIRTY_CONV;
 }

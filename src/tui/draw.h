@@ -77,6 +77,7 @@ typedef struct tui {
     /* Conversation */
     conv_entry *entries; /* (n_entries) */
     int n_entries, cap_entries;
+    int stream_entry;      /* the entry the reply streams into (-1 none) */
     textfmt_stream stream; /* carries split UTF-8 of the streaming reply */
     int conv_scroll;       /* lines scrolled up from the bottom; 0 follows */
     int conv_page;         /* lines of the last drawn page */
@@ -135,7 +136,8 @@ void tui_restore_terminal(void);
 
 /* ---- conversation.c ---- */
 void conv_add(tui *t, conv_kind kind, const char *text);
-/* Appends streamed reply bytes to the newest entry (made terminal-safe). */
+/* Appends streamed reply bytes to the newest assistant entry (made terminal-safe);
+ * notices added meanwhile stay above or below it. */
 void conv_stream(tui *t, const char *bytes, size_t len);
 void conv_clear(tui *t);
 void conv_free(tui *t);

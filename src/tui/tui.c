@@ -152,7 +152,6 @@ static void take_notice(tui *t)
         char buf[600];
         snprintf(buf, sizeof buf, "[%s]", n);
         conv_add(t, ENTRY_NOTICE, buf);
-        /* keep the streaming reply the newest entry */
     }
 }
 
@@ -216,9 +215,7 @@ static void generate_one(tui *t)
     if (p == CHAT_REPLY_LIMIT) {
         notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
     } else if (p == CHAT_REPLY_FULL) {
-        notice(t, "[the context is full: the reply was closed%s]", err.text[0] ? ": " : "");
-        if (err.text[0])
-            notice(t, "%s", err.text);
+        notice(t, "[the context is full: the reply was closed%s%s]", err.text[0] ? ": " : "", err.text);
     } else if (err.text[0]) {
         notice(t, "[error: %s]", err.text);
         if (chat_replying(t->c))
@@ -526,6 +523,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     t->m = m;
     t->tok = tok;
     t->sel = -1;
+    t->stream_entry = -1;
     t->top_k_shown = o->top_k_shown > 0 ? o->top_k_shown : 10;
     if (t->top_k_shown > STEP_TOP_MAX)
         t->top_k_shown = STEP_TOP_MAX;
