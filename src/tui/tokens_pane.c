@@ -37,7 +37,7 @@ static void draw_sampler(tui *t, WINDOW *w, int y, int width, const step_record 
     }
     const sampler_record *s = &r->sampler;
     const sampler_config *c = &s->config;
-    snprintf(line, sizeof line, "sampler: T %.2f, repetition penalty hit %d", c->temperature, s->n_penalized);
+    snprintf(line, sizeof line, "sampler: T %.2f, rep-penalized %d", c->temperature, s->n_penalized);
     draw_text(t, w, y, 1, width, line, A_NORMAL);
     if (c->top_k > 0) snprintf(k, sizeof k, "top-k %d", s->kept_top_k); else snprintf(k, sizeof k, "top-k off");
     if (c->top_p < 1.0f) snprintf(p, sizeof p, "top-p %d", s->kept_top_p); else snprintf(p, sizeof p, "top-p off");
@@ -48,7 +48,7 @@ static void draw_sampler(tui *t, WINDOW *w, int y, int width, const step_record 
     if (s->greedy)
         snprintf(line, sizeof line, "greedy: chose rank %d", s->chosen_rank);
     else
-        snprintf(line, sizeof line, "draw %.4f: chose rank %d (%s after sampling)", s->draw, s->chosen_rank, pr);
+        snprintf(line, sizeof line, "draw %.4f chose rank %d (p %s)", s->draw, s->chosen_rank, pr);
     draw_text(t, w, y + 2, 1, width, line, A_NORMAL);
 }
 
