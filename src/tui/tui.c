@@ -93,6 +93,7 @@ static void make_windows(tui *t)
     t->w_attn = window_for(&t->lay.attn);
     t->w_status = window_for(&t->lay.status);
     t->w_input = window_for(&t->lay.input);
+
     if (t->w_input)
         keypad(t->w_input, TRUE);
     werase(stdscr);
@@ -321,6 +322,26 @@ static void set_focus(tui *t, tui_focus f)
     t->dirty |= DIRTY_ALL;
 }
 
+static bool focus_visible(const tui *t, tui_focus f)
+{
+    switch (f) {
+    case FOCUS_CONV: return t->w_conv != NULL;
+    case FOCUS_TOKENS: return t->w_tokens != NULL;
+    case FOCUS_ATTN: return t->w_attn != NULL;
+    default: return true;
+    }
+}
+
+/* Tab / Shift-Tab: the next (dir 1) or previous (dir -1) pane that is not folded away. */
+static void cycle_focus(tui *t, int dir)
+{
+    tui_focus f = t->focus;
+    do
+        f = (tui_focus)((f + FOCUS_COUNT + dir) % FOCUS_COUNT);
+    while (!focus_visible(t, f));
+    set_focus(t, f);
+}
+
 static void show_help(tui *t, bool on)
 {
     t->help = on;
@@ -394,7 +415,7 @@ static void handle_key(tui *t, bool keycode, int key)
     if (keycode) {
         switch (key) {
         case KEY_F(1): show_help(t, true); return;
-        case KEY_BTAB: set_focus(t, (tui_focus)((t->focus + FOCUS_COUNT - 1) % FOCUS_COUNT)); return;
+        case KEY_BTAB: cycle_focus(t, -1); return;
         case KEY_MOUSE: handle_mouse(t); return;
         case KEY_PPAGE:
         case KEY_NPAGE:
@@ -410,7 +431,7 @@ static void handle_key(tui *t, bool keycode, int key)
         case 3:  /* Ctrl-C */
             stop_reply(t);
             return;
-        case '\t': set_focus(t, (tui_focus)((t->focus + 1) % FOCUS_COUNT)); return;
+        case '\t': cycle_focus(t, 1); return;
         case 12: /* Ctrl-L */
             clearok(curscr, TRUE);
             t->dirty |= DIRTY_ALL;
@@ -568,6 +589,8 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
 
     make_windows(t);
     input_init(t);
+    if (o->system && *o->system)
+        notice(t, "[system prompt: %s]", o->system);
     draw_frame(t);
     if (o->prompt && *o->prompt)
         tui_submit(t, o->prompt);
