@@ -10,6 +10,7 @@
 # a monochrome terminal (vt100, NO_COLOR) the heatmap is drawn with shading characters
 # and Ctrl-D on an empty line quits. Every wait polls the screen up to a deadline;
 # nothing asserts timing.
+# shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 need_tool tmux
