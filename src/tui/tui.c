@@ -6,14 +6,15 @@
  * panes that saw new records are marked dirty and redrawn together at most
  * FRAME_MS apart (one doupdate per frame), so drawing never holds generation back.
  * LLMCHAT_STEP_DELAY_MS=N waits N ms for keys after each token (slow motion, for
- * watching the panes and for the end-to-end tests). LLMCHAT_TUI_STATS=1 prints at
- * exit how much of the reply time went to drawing and keys (for benchmarks).
+ * watching the panes and for the end-to-end tests). LLMCHAT_TUI_STATS=1 (or =FILE)
+ * reports at exit how much of the reply time went to drawing and keys (benchmarks).
  * 'p' pauses replies and 'n' then advances them one token at a time.
  * Owns the engine, the chat, the optional trace and the curses windows; the panes
  * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
  * draw from the shared state in draw.h. Slash commands and key dispatch live here. */
 #include "tui.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -476,21 +477,32 @@ static void handle_key(tui *t, bool keycode, int key)
 
 /* ---- set-up and the loop ---- */
 
-/* LLMCHAT_TUI_STATS=1: how much of the decoding time the UI took (a benchmark aid). */
-static void print_stats(const tui *t)
+/* LLMCHAT_TUI_STATS: how much of the reply time the UI took (a benchmark aid).
+ * "1" prints one line on stderr; any other value is a file the line is appended to.
+ * ui_fraction = (reply wall time - chat_step time) / reply wall time. */
+static void print_stats(const tui *t, const char *where)
 {
-    if (t->stat_tokens == 0 || t->stat_busy_ms <= 0) {
-        fprintf(stderr, "llmchat: tui stats: no tokens generated\n");
-        return;
+    FILE *f = stderr;
+    if (strcmp(where, "1") != 0) {
+        f = fopen(where, "a");
+        if (!f) {
+            fprintf(stderr, "llmchat: %s: %s\n", where, strerror(errno));
+            return;
+        }
     }
-    double ui = t->stat_busy_ms - t->stat_step_ms;
-    fprintf(stderr,
-            "llmchat: tui stats: %lld tokens in %.1f ms while replying (%.0f tok/s); chat_step %.1f ms "
-            "(%.0f tok/s); drawing %.1f ms in %lld frames; keys and the rest %.1f ms; "
-            "the UI took %.1f%% of the reply time\n",
-            t->stat_tokens, t->stat_busy_ms, t->stat_tokens * 1000.0 / t->stat_busy_ms, t->stat_step_ms,
-            t->stat_tokens * 1000.0 / t->stat_step_ms, t->stat_draw_ms, t->stat_frames,
-            ui - t->stat_draw_ms, 100.0 * ui / t->stat_busy_ms);
+    if (t->stat_tokens == 0 || t->stat_busy_ms <= 0) {
+        fprintf(f, "llmchat: tui stats: tokens 0\n");
+    } else {
+        double ui = t->stat_busy_ms - t->stat_step_ms;
+        fprintf(f,
+                "llmchat: tui stats: tokens %lld, reply %.1f ms (%.0f tok/s), chat_step %.1f ms (%.0f tok/s), "
+                "drawing %.1f ms in %lld frames, other %.1f ms, ui_fraction %.4f\n",
+                t->stat_tokens, t->stat_busy_ms, t->stat_tokens * 1000.0 / t->stat_busy_ms, t->stat_step_ms,
+                t->stat_tokens * 1000.0 / t->stat_step_ms, t->stat_draw_ms, t->stat_frames,
+                ui - t->stat_draw_ms, ui / t->stat_busy_ms);
+    }
+    if (f != stderr)
+        fclose(f);
 }
 
 static int setup_core(tui *t)
@@ -654,7 +666,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     delscreen(scr);
     const char *stats = getenv("LLMCHAT_TUI_STATS");
     if (stats && *stats && strcmp(stats, "0") != 0)
-        print_stats(t);
+        print_stats(t, stats);
     if (chat_replying(t->c)) {
         llm_err err;
         chat_stop(t->c, &err);
