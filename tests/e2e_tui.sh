@@ -117,10 +117,10 @@ token_rows() {
     screen | grep -o '││[ >][ 0-9][0-9] .*'
 }
 
-# The attention grid: rows 27-38 of the 120x40 layout (below the header and the column
-# labels), with colours.
+# The attention grid: rows 27-36 of the 120x40 layout (below the header and the column
+# labels, above the footer), with colours.
 heat_rows() {
-    screen_colors | sed -n '27,38p'
+    screen_colors | sed -n '27,36p'
 }
 
 # ---- session 1: chat260K, a real reply, the panes, resizing, quit ----

@@ -8,6 +8,7 @@
  * the left, the columns vertically above. Reads the step records' captured
  * attention; owns only the view settings' keys. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "draw.h"
@@ -29,6 +30,36 @@ static float weight(const tui *t, const step_record *r, int k)
 static void label_piece(const tui *t, int id, char *buf, size_t size)
 {
     tuifmt_piece(tokenizer_piece(t->tok, id), tokenizer_is_control(t->tok, id), buf, size);
+}
+
+/* The footer: the keys the selected query attends to most (true weights, BOS included). */
+static void draw_strongest(tui *t, WINDOW *w, int y, int width, const step_record *r)
+{
+    if (!r || !r->attn)
+        return;
+    int n = r->pos + 1;
+    if (n > t->attn_row_cap) {
+        float *p = realloc(t->attn_row, (size_t)n * sizeof *p);
+        if (!p)
+            return;
+        t->attn_row = p;
+        t->attn_row_cap = n;
+    }
+    float *row = t->attn_row;
+    for (int k = 0; k < n; k++)
+        row[k] = weight(t, r, k);
+    int top[3];
+    int m = tuifmt_top_indices(row, n, 3, top);
+    char line[256];
+    size_t o = (size_t)snprintf(line, sizeof line, "pos %d %s", r->pos, t->utf8 ? "\xe2\x86\x92" : "->");
+    const int *toks = engine_tokens(t->e);
+    for (int i = 0; i < m && o < sizeof line; i++) {
+        char piece[64], pct[16];
+        label_piece(t, toks[top[i]], piece, sizeof piece);
+        tuifmt_prob(row[top[i]], pct, sizeof pct);
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s %s@%d %s", i ? " " : "", piece, top[i], pct);
+    }
+    draw_text(t, w, y, 1, width, line, A_DIM);
 }
 
 void attn_draw(tui *t)
@@ -64,8 +95,11 @@ void attn_draw(tui *t)
         return;
     }
     int label_rows = h >= 14 ? 3 : h >= 8 ? 1 : 0;
+    int footer = h >= 10 ? 1 : 0;
     int lw = width >= 30 ? 8 : width >= 16 ? 4 : 0;
-    int rows_avail = h - 1 - label_rows, cols_avail = width - lw;
+    int rows_avail = h - 1 - label_rows - footer, cols_avail = width - lw;
+    if (footer)
+        draw_strongest(t, w, h, width, engine_record(t->e, focus));
     tuifmt_heat_window win;
     tuifmt_heat_window_compute(engine_pos(t->e), focus, rows_avail, cols_avail, &win);
     if (win.n_rows == 0 || win.n_cols == 0)

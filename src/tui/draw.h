@@ -87,6 +87,8 @@ typedef struct tui {
     int top_k_shown;
     int layer, head;
     bool mean_heads, log_scale, mask_bos;
+    float *attn_row;       /* (attn_row_cap) scratch: one query's weights */
+    int attn_row_cap;
 
     /* run state */
     tui_run_state state;

@@ -672,6 +672,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         chat_stop(t->c, &err);
     }
     free(t->pending);
+    free(t->attn_row);
     conv_free(t);
     teardown_core(t);
     return 0;
