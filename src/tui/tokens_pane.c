@@ -167,7 +167,7 @@ bool tokens_key(tui *t, int key)
     case KEY_END: tokens_select(t, -1); return true;
     case '+':
     case '=':
-        if (t->top_k_shown < STEP_TOP_MAX)
+        if (t->top_k_shown < TUI_TOP_N)
             t->top_k_shown++;
         t->dirty |= DIRTY_TOKENS;
         return true;

@@ -513,7 +513,7 @@ static int setup_core(tui *t)
     engine_options eo;
     engine_options_default(&eo);
     eo.ctx_len = o->ctx;
-    eo.top_n = STEP_TOP_MAX;
+    eo.top_n = TUI_TOP_N;
     eo.capture_attention = true;
     eo.sampler = o->sampler;
     if (engine_new(t->m, t->tok, &eo, &t->e, &err) != LLM_OK) {
@@ -558,8 +558,8 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     t->sel = -1;
     t->stream_entry = -1;
     t->top_k_shown = o->top_k_shown > 0 ? o->top_k_shown : 10;
-    if (t->top_k_shown > STEP_TOP_MAX)
-        t->top_k_shown = STEP_TOP_MAX;
+    if (t->top_k_shown > TUI_TOP_N)
+        t->top_k_shown = TUI_TOP_N;
     t->reply_budget = o->steps > 0 ? o->steps : 0;
     t->mask_bos = true;
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
