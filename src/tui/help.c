@@ -22,6 +22,7 @@ static const binding bindings[] = {
     {"Enter", "send a message or /command"},
     {"Up, Down", "history (kept across runs)"},
     {"Ctrl-A/E/K/U...", "readline editing"},
+    {"?", "this help (on an empty line)"},
     {"/reset", "forget the dialog"},
     {"/system TEXT", "set the system prompt"},
     {"/save FILE", "write the dialog to FILE"},

@@ -444,6 +444,10 @@ static void handle_key(tui *t, bool keycode, int key)
             tui_request_quit(t);
             return;
         }
+        if (!keycode && key == '?' && input_empty()) { /* a message rarely starts with '?' */
+            show_help(t, true);
+            return;
+        }
         input_key(t, key, keycode);
         return;
     }
