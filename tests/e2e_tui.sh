@@ -1,15 +1,15 @@
 #!/bin/sh
 # e2e_tui.sh — the curses TUI as a person sees it: the real binary runs in a detached
 # tmux session (private socket, 120x40), keys go in with send-keys and the screen is
-# read with capture-pane. Checks: the three pane titles and the status line; a typed
-# message and a streamed reply in Conversation; top-k rows in Tokens that change when
-# Left moves the selection; the heatmap changing with the layer and the head; resizing
-# to 80x24, to tiny sizes and back; Esc and Ctrl-C stopping a long reply while the
-# program keeps answering; p pausing a reply and n stepping it; quitting while a reply
-# runs asks first; history recalled with Up after a restart; q quits with status 0; on
-# a monochrome terminal (vt100, NO_COLOR) the heatmap is drawn with shading characters
-# and Ctrl-D on an empty line quits. Every wait polls the screen up to a deadline;
-# nothing asserts timing.
+# read with capture-pane. Checks: the three pane titles and the status line; the help
+# overlay; a typed message and a streamed reply in Conversation; top-k rows in Tokens
+# that change when Left moves the selection; the heatmap changing with the layer and
+# the head; resizing to 80x24, to tiny sizes and back; Esc and Ctrl-C stopping a long
+# reply while the program keeps answering; p pausing a reply and n stepping it;
+# quitting while a reply runs asks first; history recalled with Up after a restart;
+# q quits with status 0; on a monochrome terminal (vt100, NO_COLOR) the heatmap is
+# drawn with shading characters and Ctrl-D on an empty line quits. Every wait polls
+# the screen up to a deadline; nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
@@ -88,6 +88,16 @@ wait_for() {
     done
 }
 
+# wait_gone TEXT: until TEXT is no longer on the screen.
+wait_gone() {
+    deadline=$(($(now) + WAIT))
+    while :; do
+        case $(screen) in *"$1"*) ;; *) return 0 ;; esac
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "waited ${WAIT}s for [$1] to go away"
+        sleep 0.1
+    done
+}
+
 # wait_change FILE COMMAND: until the output of COMMAND differs from FILE's contents.
 wait_change() {
     deadline=$(($(now) + WAIT))
@@ -134,6 +144,15 @@ assert_contains "status line" "$s" "chat260K.bin"
 assert_contains "status line" "$s" "Q8_0"
 assert_contains "status line" "$s" "seed 7"
 pass "the three panes and the status line are shown"
+
+# ? on the empty input line shows the key bindings; any key closes them.
+keys '?'
+wait_for "Help: keys"
+wait_for "mask the BOS"
+keys x
+wait_gone "Help: keys"
+assert_not_contains "input line after closing the help" "$(screen | tail -n 1)" "x"
+pass "? shows the help overlay and a key closes it"
 
 type_text "Tell me a story about Lily."
 keys Enter
