@@ -213,11 +213,15 @@ void input_draw(tui *t)
     int width = getmaxx(w);
     bool focused = t->focus == FOCUS_INPUT;
     attr_t pa = focused ? draw_attr(t, PAIR_USER, A_BOLD) | A_BOLD : A_DIM;
-    int pw = (int)strlen(g_prompt);
+    /* readline's own prompt when it shows one (e.g. "(reverse-i-search)`x': ") */
+    char prompt[256];
+    tuifmt_fit(rl_display_prompt && *rl_display_prompt ? rl_display_prompt : g_prompt,
+               width / 2 > 2 ? width / 2 : width, t->utf8, prompt, sizeof prompt);
+    int pw = textfmt_width(prompt);
     if (pw > width)
         pw = width;
     wattron(w, pa);
-    mvwaddnstr(w, 0, 0, g_prompt, pw);
+    mvwaddstr(w, 0, 0, prompt);
     wattroff(w, pa);
     int avail = width - pw - 1; /* keep a column for the cursor at the end */
     const char *s = rl_line_buffer ? rl_line_buffer : "";
