@@ -21,6 +21,7 @@ static const binding bindings[] = {
     {NULL, "Input line (readline)"},
     {"Enter", "send a message or /command"},
     {"Up, Down", "history (kept across runs)"},
+    {"Ctrl-R", "search the history"},
     {"Ctrl-A/E/K/U...", "readline editing"},
     {"?", "this help (on an empty line)"},
     {"/reset", "forget the dialog"},
