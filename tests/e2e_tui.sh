@@ -148,7 +148,7 @@ pass "the three panes and the status line are shown"
 # ? on the empty input line shows the key bindings; any key closes them.
 keys '?'
 wait_for "Help: keys"
-wait_for "mask the BOS"
+wait_for "mask BOS sink column"
 keys x
 wait_gone "Help: keys"
 assert_not_contains "input line after closing the help" "$(screen | tail -n 1)" "x"

@@ -14,41 +14,41 @@ typedef struct {
 static const binding bindings[] = {
     {NULL, "Anywhere"},
     {"Tab, S-Tab", "next / previous pane"},
-    {"Esc, Ctrl-C", "stop the reply (keeps all)"},
+    {"Esc, Ctrl-C", "stop the reply"},
     {"F1", "this help"},
-    {"PgUp, PgDn", "scroll the conversation"},
-    {"Ctrl-D", "quit (on an empty line)"},
+    {"PgUp, PgDn", "scroll conversation"},
+    {"Ctrl-D", "quit (empty line)"},
     {NULL, "Input line (readline)"},
-    {"Enter", "send a message or /command"},
-    {"Up, Down", "history (kept across runs)"},
+    {"Enter", "send message, /command"},
+    {"Up, Down", "history (all runs)"},
     {"Ctrl-R", "search the history"},
-    {"Ctrl-A/E/K/U...", "readline editing"},
-    {"?", "this help (on an empty line)"},
+    {"Ctrl-A/E/K/U..", "readline editing"},
+    {"?", "help (empty line)"},
     {"/reset", "forget the dialog"},
-    {"/system TEXT", "set the system prompt"},
-    {"/save FILE", "write the dialog to FILE"},
-    {"/help, /quit", "list commands, quit"},
+    {"/system TEXT", "set system prompt"},
+    {"/save FILE", "write dialog to FILE"},
+    {"/help, /quit", "commands; quit"},
     {NULL, "Any pane"},
-    {"q", "quit (asks if replying)"},
+    {"q", "quit (y/n if replying)"},
     {"?", "this help"},
-    {"p", "pause / resume the reply"},
-    {"n", "next token (when paused)"},
+    {"p", "pause / resume reply"},
+    {"n", "one token when paused"},
     {NULL, "Conversation"},
     {"Up, Down", "scroll a line"},
     {"Home, End", "top / follow the end"},
     {NULL, "Tokens"},
     {"Left, Right", "move (Shift: by 10)"},
     {"Home, End", "first / follow newest"},
-    {"+, -", "more / fewer candidates"},
+    {"+, -", "more / fewer top-k"},
     {NULL, "Attention"},
     {"[, ]", "previous / next layer"},
-    {"{, }  or  , .", "previous / next head"},
+    {"{ } or , .", "previous / next head"},
     {"m", "mean over heads"},
     {"l", "linear / log scale"},
-    {"b", "mask the BOS (sink) column"},
-    {"Left, Right...", "move the selection"},
+    {"b", "mask BOS sink column"},
+    {"Left, Right..", "move the selection"},
     {NULL, "Mouse (with --mouse)"},
-    {"wheel, click", "scroll, focus a pane"},
+    {"wheel, click", "scroll; focus a pane"},
 };
 enum { N_BINDINGS = sizeof bindings / sizeof bindings[0] };
 
@@ -73,10 +73,13 @@ void help_draw(tui *t)
     /* one column when it fits, else two, split at a section heading near the middle */
     int ncol = N_BINDINGS + 3 <= rows || cols < 60 ? 1 : 2;
     int split = N_BINDINGS;
-    if (ncol == 2) {
-        split = N_BINDINGS / 2;
-        while (split < N_BINDINGS && bindings[split].keys)
-            split++;
+    if (ncol == 2) { /* the section heading that balances the two columns best */
+        for (int i = 1; i < N_BINDINGS; i++) {
+            int worst = i > N_BINDINGS - i ? i : N_BINDINGS - i;
+            int best = split > N_BINDINGS - split ? split : N_BINDINGS - split;
+            if (!bindings[i].keys && worst < best)
+                split = i;
+        }
     }
     int body = ncol == 1 ? N_BINDINGS : (split > N_BINDINGS - split ? split : N_BINDINGS - split);
     int h = body + 3, w = ncol == 1 ? 48 : 90;
