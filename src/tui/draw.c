@@ -18,7 +18,7 @@ static const short ramp256[SHADES_MAX] = {-1, 17, 19, 25, 31, 37, 71, 113, 185, 
 /* 8-colour fallback */
 static const short ramp8[5] = {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE};
 
-void draw_init_colors(tui *t)
+void draw_start(tui *t)
 {
     curses_active = true;
     t->colors = COLORS_NONE;

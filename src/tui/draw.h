@@ -126,7 +126,9 @@ void tui_request_quit(tui *t);
 double tui_now_ms(void);
 
 /* ---- draw.c ---- */
-void draw_init_colors(tui *t);
+/* Right after newterm: remembers that curses is active (for tui_restore_terminal)
+ * and sets up the colours: 256-colour ramp, 8-colour fallback or none. */
+void draw_start(tui *t);
 /* The attribute for a colour pair, or fallback when colours are off. */
 attr_t draw_attr(const tui *t, int pair, attr_t fallback);
 /* Clears w and draws its border with title; the focused pane's border stands out. */

@@ -588,7 +588,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         return 1;
     }
     atexit(tui_restore_terminal);
-    draw_init_colors(t); /* also marks curses active for tui_restore_terminal */
+    draw_start(t);
     raw();
     noecho();
     nonl();
