@@ -3,6 +3,8 @@
 #ifndef LLMCHAT_CLI_H
 #define LLMCHAT_CLI_H
 
+#include <stdbool.h>
+
 #include "cli_options.h"
 #include "model.h"
 #include "tokenizer.h"
@@ -15,6 +17,10 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok);
 /* Reads the whole input text of -f FILE (or returns a copy of -i TEXT). The caller
  * frees it. NULL with a message printed on failure. */
 char *cli_read_input(const cli_options *o);
+
+/* Reads the input (-i/-f) and tokenizes it, with a leading BOS when bos is true.
+ * Returns a malloc'd array and its length in *n, or NULL with a message printed. */
+int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int *n);
 
 /* Opens --trace FILE (if given) and attaches it to the engine as its observer.
  * *out is NULL when no trace was asked for. Returns 0, or 1 with a message printed. */

@@ -70,6 +70,25 @@ char *cli_read_input(const cli_options *o)
     return buf;
 }
 
+int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int *n)
+{
+    char *text = cli_read_input(o);
+    if (!text)
+        return NULL;
+    int need = tokenizer_encode(tok, text, NULL, 0);
+    int *ids = need >= 0 ? malloc(sizeof(int) * (need + 1)) : NULL;
+    if (!ids) {
+        fprintf(stderr, "llmchat: out of memory tokenizing the input\n");
+        free(text);
+        return NULL;
+    }
+    if (bos)
+        ids[0] = TOKEN_BOS;
+    *n = bos + tokenizer_encode(tok, text, ids + bos, need);
+    free(text);
+    return ids;
+}
+
 int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, engine *e,
                    trace_writer **out)
 {

@@ -21,19 +21,10 @@ static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int to
 
 int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
 {
-    char *text = cli_read_input(o);
-    if (!text)
+    int n;
+    int *ids = cli_encode_input(o, tok, true, &n);
+    if (!ids)
         return 1;
-    int need = tokenizer_encode(tok, text, NULL, 0);
-    int *ids = need >= 0 ? malloc(sizeof(int) * (need + 1)) : NULL;
-    if (!ids) {
-        fprintf(stderr, "llmchat: out of memory tokenizing the prompt\n");
-        free(text);
-        return 1;
-    }
-    ids[0] = TOKEN_BOS;
-    int n = 1 + tokenizer_encode(tok, text, ids + 1, need);
-    free(text);
 
     engine_options eo;
     engine_options_default(&eo);

@@ -26,18 +26,10 @@ static void add_prediction(void *user, const step_record *rec)
 
 int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
 {
-    char *text = cli_read_input(o);
-    if (!text)
+    int n;
+    int *ids = cli_encode_input(o, tok, false, &n);
+    if (!ids)
         return 1;
-    int need = tokenizer_encode(tok, text, NULL, 0);
-    int *ids = need >= 0 ? malloc(sizeof(int) * (need + 1)) : NULL;
-    if (!ids) {
-        fprintf(stderr, "llmchat: out of memory tokenizing the input\n");
-        free(text);
-        return 1;
-    }
-    int n = tokenizer_encode(tok, text, ids, need);
-    free(text);
     if (n == 0) {
         fprintf(stderr, "llmchat: the input is empty: nothing to score\n");
         free(ids);

@@ -21,17 +21,10 @@ static void put_piece(const char *piece)
 
 int cli_tokenize(const cli_options *o, const tokenizer *tok)
 {
-    char *text = cli_read_input(o);
-    if (!text)
+    int n;
+    int *ids = cli_encode_input(o, tok, false, &n);
+    if (!ids)
         return 1;
-    int need = tokenizer_encode(tok, text, NULL, 0);
-    int *ids = need >= 0 ? malloc(sizeof(int) * (need > 0 ? need : 1)) : NULL;
-    if (!ids) {
-        fprintf(stderr, "llmchat: out of memory tokenizing the input\n");
-        free(text);
-        return 1;
-    }
-    int n = tokenizer_encode(tok, text, ids, need);
     for (int i = 0; i < n; i++) {
         if (i)
             putchar(' ');
@@ -42,6 +35,5 @@ int cli_tokenize(const cli_options *o, const tokenizer *tok)
     }
     putchar('\n');
     free(ids);
-    free(text);
     return fflush(stdout) == 0 ? 0 : 1;
 }
