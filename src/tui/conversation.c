@@ -171,8 +171,13 @@ void conv_draw(tui *t)
             size_t next = 0, n = 0;
             if (off < en->len)
                 n = tuifmt_wrap(en->text + off, en->len - off, width, &next);
-            if (line >= first)
+            if (line >= first) {
                 draw_line(t, w, y++, en, off, n);
+                /* the reply being written ends in a block cursor */
+                if (i == t->stream_entry && k == lines - 1 && t->state == RUN_GENERATING &&
+                    getcurx(w) <= width)
+                    waddstr(w, t->utf8 ? "\xe2\x96\x8c" : "_");
+            }
             off += next;
         }
     }
