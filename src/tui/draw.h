@@ -3,7 +3,8 @@
  * `tui` holds what the panes read and the keys change: the engine and chat (owned
  * by tui.c), the layout and its curses windows, the focus, each pane's view state
  * (scroll, selected position, layer/head...) and which panes need redrawing. The
- * panes only read step records and these entries; they never drive the model.
+ * panes only read step records and the conversation entries; they never drive
+ * the model.
  * Only src/tui/ includes curses. */
 #ifndef LLMCHAT_TUI_DRAW_H
 #define LLMCHAT_TUI_DRAW_H
