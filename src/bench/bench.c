@@ -211,7 +211,9 @@ static void ensure_model(const options *o, const shape *s, char *path, size_t si
 
 /* ---------------------------------------------------------------- measurements */
 
-/* Best of a few streaming sums over a 1 GiB buffer: the read bandwidth, GB/s. */
+/* Best of a few streaming sums over a 1 GiB buffer: the read bandwidth, GB/s. Reads
+ * run 8 KiB ahead with prefetches, as the matvec kernels do (hardware prefetchers
+ * stop at 4 KiB pages), so the figure is what a streaming reader can reach. */
 static double measure_bandwidth(void)
 {
     size_t bytes = (size_t)1 << 30, n = bytes / sizeof(uint64_t);
@@ -223,15 +225,16 @@ static double measure_bandwidth(void)
         buf[i] = i;
     double best = 1e30;
     uint64_t total = 0;
-    for (int rep = 0; rep < 6; rep++) {
+    for (int rep = 0; rep < 8; rep++) {
         double t0 = now_s();
         uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #pragma omp parallel for schedule(static) reduction(+ : s0, s1, s2, s3)
-        for (size_t i = 0; i < n; i += 4) {
-            s0 += buf[i];
-            s1 += buf[i + 1];
-            s2 += buf[i + 2];
-            s3 += buf[i + 3];
+        for (size_t i = 0; i < n; i += 8) {
+            __builtin_prefetch(buf + i + 8192 / sizeof(uint64_t));
+            s0 += buf[i] + buf[i + 4];
+            s1 += buf[i + 1] + buf[i + 5];
+            s2 += buf[i + 2] + buf[i + 6];
+            s3 += buf[i + 3] + buf[i + 7];
         }
         double t = now_s() - t0;
         total += s0 + s1 + s2 + s3;
@@ -239,7 +242,7 @@ static double measure_bandwidth(void)
             best = t;
     }
     munmap(buf, bytes);
-    return total == 42 ? 0.0 : bytes / best / 1e9; /* total keeps the sum alive */
+    return total == 42 ? 0.0 : bytes / best / 1e9; /* total keeps the sums alive */
 }
 
 static uint64_t tensor_bytes(const tensor *t)
@@ -353,12 +356,19 @@ static void run_shape(const options *o, const shape *s, const char *path, result
     r->prefill_tok_s = n / best;
     r->ttft_s = best + first;
 
-    /* decode: positions following the prompt, or as many as fit */
+    /* decode from position 0, as llama-bench's "tg" test does (--long shows how
+     * the speed changes deeper in the context) */
     int steps = o->steps < ctx - 1 ? o->steps : ctx - 1;
-    int pos = n + 1 + steps <= ctx ? n + 1 : ctx - steps;
+    int pos = 0;
     r->decode_pos = pos;
+    /* best of two runs unless slow: other processes come and go */
     r->decode_tok_s = time_decode(t, argmax(logits, c->vocab_size), pos, steps, &done);
     r->decode_steps = done;
+    if (done / r->decode_tok_s < 3.0) {
+        double again = time_decode(t, argmax(logits, c->vocab_size), pos, steps, &done);
+        if (again > r->decode_tok_s)
+            r->decode_tok_s = again;
+    }
 
     /* --long: decode speed deep in the context vs near its start (the KV cache
      * holds whatever earlier runs left there; only the time matters) */
@@ -479,7 +489,7 @@ static void usage(FILE *f)
             "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
             "                      default 15M,110M)\n"
             "  -T, --threads N     OpenMP threads (default: all cores)\n"
-            "  -n, --steps N       decode steps (default 128; stops after 10 s)\n"
+            "  -n, --steps N       decode steps from position 0 (default 128; stops after 10 s)\n"
             "  -p, --prompt N      prefill tokens (default 512, capped by the context)\n"
             "  -c, --cache DIR     model files (default $XDG_CACHE_HOME/llmchat-bench)\n"
             "      --long          also decode at position 100 and at 4000 (or the end of\n"
