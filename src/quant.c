@@ -7,18 +7,23 @@
  * any x86-64; quant_init picks what the CPU supports (__builtin_cpu_supports).
  *
  * Parallelism: quant_matvec / quant_matmul open their own OpenMP parallel region
- * (callers call them from outside any parallel region) and give each thread one
- * contiguous range of output rows, so a thread streams its weights front to back.
- * Within a range the kernels block over 4 rows x 4 input vectors: every weight chunk
- * loaded is used for 4 vectors and every activation chunk for 4 rows, and vectors are
- * walked in tiles small enough to stay in cache while the rows stream past.
+ * (callers call them from outside any parallel region) and hand out contiguous
+ * ranges of output rows, about 8 per thread, as threads come free; a range streams
+ * its weights front to back, prefetching a row block ahead (matvec). Within a range
+ * the kernels block over 4 rows x 4 input vectors: every weight chunk loaded is used
+ * for 4 vectors and every activation chunk for 4 rows, and vectors are walked in
+ * tiles of 64 that stay in cache while a range's rows are reused across them.
+ * The fp32 attention helpers are single-threaded: they run inside the caller's region.
  *
  * The int8 trick (AVX-512 VNNI): vpdpbusd multiplies unsigned by signed bytes, so
  * the weights are offset to unsigned (w + 128, an XOR with 0x80) and the excess
  * 128 * sum(x), computed once per activation chunk with another vpdpbusd, seeds the
- * accumulator with its negation. The int32 dot of each 4-byte lane is then exact.
+ * accumulator with its negation. The int32 dot of each 4-byte lane is then exact;
+ * each lane is scaled by its own group's weight and activation scales (a 64-byte
+ * chunk spans one group, or two when the group is an odd multiple of 32).
+ * AVX2 has no VNNI: it moves the weight signs onto x and uses maddubs on |w|.
  *
- * Does not own tensors; does not know about layers, attention or threads counts. */
+ * Does not own tensors; knows nothing of layers or attention layouts. */
 #include "quant.h"
 
 #include <math.h>
