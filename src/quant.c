@@ -50,6 +50,7 @@ typedef void (*rows_dot_fn)(float *out, const float *rows, size_t row_stride, in
                             const float *x, int len);
 typedef void (*rows_axpy_fn)(float *out, const float *rows, size_t row_stride, int n_rows,
                              const float *a, int len);
+typedef void (*softmax_fn)(float *x, int n);
 typedef void (*quantize_fn)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
 
 static struct {
@@ -61,6 +62,7 @@ static struct {
     quantize_fn quantize; /* for groups that are a multiple of 16 */
     rows_dot_fn rows_dot;
     rows_axpy_fn rows_axpy;
+    softmax_fn softmax;
 } kern;
 
 enum {
@@ -197,6 +199,36 @@ static void rows_axpy_scalar(float *out, const float *rows, size_t row_stride, i
             out[j] += a[r] * row[j];
     }
 }
+
+static void softmax_scalar(float *x, int n)
+{
+    float max = x[0];
+    for (int i = 1; i < n; i++)
+        if (x[i] > max)
+            max = x[i];
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    float inv = 1.0f / sum;
+    for (int i = 0; i < n; i++)
+        x[i] *= inv;
+}
+
+/* exp for the SIMD softmax (Cephes expf): x = k ln2 + r, |r| <= ln2 / 2, exp(r) by a
+ * degree-7 polynomial, times 2^k. Inputs are <= 0 here (x - max). Below -87.3 it
+ * returns exp(-87.3) ~ 1e-38 where expf gives a denormal or 0: invisible once divided
+ * by the sum, which is at least 1. */
+#define EXP_LOG2E 1.44269504088896341f
+#define EXP_LN2_HI 0.693359375f
+#define EXP_LN2_LO -2.12194440e-4f
+#define EXP_P0 1.9875691500e-4f
+#define EXP_P1 1.3981999507e-3f
+#define EXP_P2 8.3334519073e-3f
+#define EXP_P3 4.1665795894e-2f
+#define EXP_P4 1.6666665459e-1f
+#define EXP_P5 5.0000001201e-1f
 
 /* ---------------------------------------------------------------- x86-64 SIMD */
 #if QUANT_X86
@@ -429,6 +461,56 @@ static void rows_axpy_avx2(float *out, const float *rows, size_t row_stride, int
         rows_axpy_scalar(out + j, rows + j, row_stride, n_rows, a, len - j);
 }
 
+INLINE __m256 exp256(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+    __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(EXP_LN2_HI), x);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(EXP_LN2_LO), r);
+    __m256 p = _mm256_set1_ps(EXP_P0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
+    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* 2^k through the exponent bits; k >= -126 after the clamp */
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+static void softmax_avx2(float *x, int n)
+{
+    int i = 0;
+    __m256 vmax = _mm256_set1_ps(x[0]);
+    for (; i + 8 <= n; i += 8)
+        vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    float max = _mm_cvtss_f32(m4);
+    for (; i < n; i++)
+        if (x[i] > max)
+            max = x[i];
+    __m256 vm = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        _mm256_storeu_ps(x + i, e);
+        vsum = _mm256_add_ps(vsum, e);
+    }
+    float sum = hsum256(vsum);
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    __m256 inv = _mm256_set1_ps(1.0f / sum);
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    for (; i < n; i++)
+        x[i] *= 1.0f / sum;
+}
+
 #pragma GCC pop_options
 
 /* ---- AVX-512 F/BW/VL + VNNI ---- */
@@ -623,6 +705,44 @@ static void rows_axpy_avx512(float *out, const float *rows, size_t row_stride, i
     }
 }
 
+INLINE __m512 exp512(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(EXP_LN2_HI), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(EXP_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(p, k);
+}
+
+static void softmax_avx512(float *x, int n)
+{
+    __m512 vmax = _mm512_set1_ps(x[0]);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        vmax = _mm512_mask_max_ps(vmax, m, vmax, _mm512_maskz_loadu_ps(m, x + i));
+    }
+    __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax)), vsum = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm));
+        _mm512_mask_storeu_ps(x + i, m, e);
+        vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
+    }
+    __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
+    }
+}
+
 /* quantize_row_scalar with 16 floats a step; the same operations in the same
  * order (max, divide, reciprocal, multiply, round to nearest even), so the same bytes. */
 static void quantize_row_avx512(int8_t *q, float *scale, const float *x, int n, int stride,
@@ -748,6 +868,7 @@ quant_isa quant_init(quant_isa wanted)
     kern.quantize = quantize_row_scalar;
     kern.rows_dot = rows_dot_scalar;
     kern.rows_axpy = rows_axpy_scalar;
+    kern.softmax = softmax_scalar;
 #if QUANT_X86
     if (isa == QUANT_ISA_AVX2) {
         kern.rows_q8 = rows_q8_avx2;
@@ -755,6 +876,7 @@ quant_isa quant_init(quant_isa wanted)
         kern.dot_q8 = dot_q8_avx2;
         kern.rows_dot = rows_dot_avx2;
         kern.rows_axpy = rows_axpy_avx2;
+        kern.softmax = softmax_avx2;
     } else if (isa == QUANT_ISA_AVX512_VNNI) {
         kern.rows_q8 = rows_q8_avx512;
         kern.rows_f32 = rows_f32_avx512;
@@ -762,6 +884,7 @@ quant_isa quant_init(quant_isa wanted)
         kern.quantize = quantize_row_avx512;
         kern.rows_dot = rows_dot_avx512;
         kern.rows_axpy = rows_axpy_avx512;
+        kern.softmax = softmax_avx512;
     }
 #endif
     kern.ready = true;
@@ -795,6 +918,12 @@ void quant_rows_axpy_f32(float *out, const float *rows, size_t row_stride, int n
 {
     ensure_init();
     kern.rows_axpy(out, rows, row_stride, n_rows, a, len);
+}
+
+void quant_softmax_f32(float *x, int n)
+{
+    ensure_init();
+    kern.softmax(x, n);
 }
 
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

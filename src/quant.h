@@ -89,6 +89,9 @@ void quant_rows_dot_f32(float *out, const float *rows, size_t row_stride, int n_
                         const float *x, int len);
 void quant_rows_axpy_f32(float *out, const float *rows, size_t row_stride, int n_rows,
                          const float *a, int len);
+/* In place: x[i] = exp(x[i] - max) / Σ exp(x[j] - max), n >= 1. The SIMD exp is
+ * within 2 ulp of expf. Single-threaded, like the helpers above. */
+void quant_softmax_f32(float *x, int n);
 
 /* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
  * (Σ a·b) * as * bs. `len` is a multiple of group. Exposed for tests and the bench. */

@@ -333,6 +333,58 @@ END_TEST
 
 enum { STEPS_MAX = 100 };
 
+START_TEST(test_softmax)
+{
+    /* every ISA's softmax vs a double-precision one: relative error below 1e-6 */
+    rng_state = 0x6a09e667f3bcc909ull;
+    static const int ns[] = {1, 2, 7, 16, 17, 100, 1000, 4097};
+    static const float amps[] = {0.1f, 3.0f, 30.0f, 300.0f};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+        for (size_t ai = 0; ai < sizeof amps / sizeof *amps; ai++) {
+            int n = ns[ni];
+            float *x = random_vecs(1, n, amps[ai]);
+            float *y = malloc(sizeof(float) * n);
+            double *want = malloc(sizeof(double) * n);
+            float max = x[0];
+            double sum = 0.0;
+            for (int i = 1; i < n; i++)
+                max = x[i] > max ? x[i] : max;
+            /* exact exp of the float difference every kernel starts from */
+            for (int i = 0; i < n; i++)
+                sum += want[i] = exp((double)(x[i] - max));
+            for (int i = 0; i < n; i++)
+                want[i] /= sum;
+            for (int j = 0; j < k; j++) {
+                quant_init(isas[j]);
+                memcpy(y, x, sizeof(float) * n);
+                quant_softmax_f32(y, n);
+                for (int i = 0; i < n; i++)
+                    ck_assert_msg(fabs(y[i] - want[i]) <= 1e-6 * want[i] + 1e-36,
+                                  "%s softmax n %d amp %g: [%d] = %g, want %g (x %g, max %g)",
+                                  quant_isa_name(isas[j]), n, amps[ai], i, y[i], want[i], x[i],
+                                  max);
+            }
+            free(x);
+            free(y);
+            free(want);
+        }
+    /* exp over its whole range: softmax of {0, t} is {1, e^t} / (1 + e^t) */
+    for (int j = 0; j < k; j++) {
+        quant_init(isas[j]);
+        for (float t = -87.0f; t <= 0.0f; t += 0.37f) {
+            float v[2] = {t, 0.0f};
+            quant_softmax_f32(v, 2);
+            double e = exp((double)t);
+            ck_assert_msg(fabs(v[0] - e / (1 + e)) <= 1e-6 * (e / (1 + e)),
+                          "%s: exp(%g): %g vs %g", quant_isa_name(isas[j]), t, v[0], e / (1 + e));
+        }
+    }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 /* Greedy tokens of stories260K from BOS, one token at a time and as one batch. */
 static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int *out, int steps)
 {
@@ -601,6 +653,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_f32_shapes);
     tcase_add_test(core, test_rows_f32);
+    tcase_add_test(core, test_softmax);
     tcase_add_test(core, test_greedy_text_agrees);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
