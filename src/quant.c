@@ -887,13 +887,18 @@ quant_isa quant_init(quant_isa wanted)
         kern.softmax = softmax_avx512;
     }
 #endif
-    kern.ready = true;
+    __atomic_store_n(&kern.ready, true, __ATOMIC_RELEASE);
     return isa;
 }
 
+/* First use without quant_init picks the best kernels; safe inside parallel regions
+ * (the attention helpers may be the first call a thread makes). */
 static void ensure_init(void)
 {
-    if (!kern.ready)
+    if (__atomic_load_n(&kern.ready, __ATOMIC_ACQUIRE))
+        return;
+#pragma omp critical(quant_init)
+    if (!__atomic_load_n(&kern.ready, __ATOMIC_ACQUIRE))
         quant_init(QUANT_ISA_AUTO);
 }
 
