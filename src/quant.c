@@ -51,6 +51,9 @@ typedef void (*rows_dot_fn)(float *out, const float *rows, size_t row_stride, in
 typedef void (*rows_axpy_fn)(float *out, const float *rows, size_t row_stride, int n_rows,
                              const float *a, int len);
 typedef void (*softmax_fn)(float *x, int n);
+typedef void (*attention_fn)(float *out, size_t out_stride, float *att, size_t att_stride,
+                             const float *q, size_t q_stride, const float *k, const float *v,
+                             size_t kv_stride, int n, int pos, int hs, float scale);
 typedef void (*quantize_fn)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
 
 static struct {
@@ -63,6 +66,7 @@ static struct {
     rows_dot_fn rows_dot;
     rows_axpy_fn rows_axpy;
     softmax_fn softmax;
+    attention_fn attention;
 } kern;
 
 enum {
@@ -214,6 +218,27 @@ static void softmax_scalar(float *x, int n)
     float inv = 1.0f / sum;
     for (int i = 0; i < n; i++)
         x[i] *= inv;
+}
+
+/* Attention one query at a time through the row helpers of the selected kernel set:
+ * the reference (with the scalar helpers) and the AVX2 version. */
+static void attention_rows(float *out, size_t out_stride, float *att, size_t att_stride,
+                           const float *q, size_t q_stride, const float *k, const float *v,
+                           size_t kv_stride, int n, int pos, int hs, float scale)
+{
+    for (int i = 0; i < n; i++) {
+        int keys = pos + i + 1;
+        float *a = att + (size_t)i * att_stride;
+        float *o = out + (size_t)i * out_stride;
+        kern.rows_dot(a, k, kv_stride, keys, q + (size_t)i * q_stride, hs);
+        for (int t = 0; t < keys; t++)
+            a[t] *= scale;
+        kern.softmax(a, keys);
+        for (int t = keys; t < pos + n; t++)
+            a[t] = 0.0f;
+        memset(o, 0, sizeof(float) * hs);
+        kern.rows_axpy(o, v, kv_stride, keys, a, hs);
+    }
 }
 
 /* exp for the SIMD softmax (Cephes expf): x = k ln2 + r, |r| <= ln2 / 2, exp(r) by a
@@ -533,6 +558,16 @@ INLINE __m128 hsum4_512(__m512 a0, __m512 a1, __m512 a2, __m512 a3)
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
+/* The horizontal sum of one vector, added in the same order as one lane of
+ * hsum4_512, so a row gives the same bits whichever block it falls in. */
+INLINE float hsum1_512(__m512 a)
+{
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), hi256(a));
+    h = _mm256_hadd_ps(h, h);
+    h = _mm256_hadd_ps(h, h);
+    return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
 /* Scale vector of one 64-byte chunk: lanes 0-7 (bytes 0-31) take s[g0], lanes 8-15
  * (bytes 32-63) take s[g1]. `whole` means group % 64 == 0 (g0 == g1); `half` marks a
  * last chunk holding only 32 bytes. */
@@ -621,7 +656,7 @@ INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, 
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++)
-            out[(size_t)v * ldo + r] = _mm512_reduce_add_ps(acc[r][v]);
+            out[(size_t)v * ldo + r] = hsum1_512(acc[r][v]);
 }
 
 #define Q8_AVX512_CALL(R, N, out, w, xq, r, v)                                            \
@@ -671,7 +706,7 @@ static void rows_dot_avx512(float *out, const float *rows, size_t row_stride, in
             __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
             a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + j), _mm512_maskz_loadu_ps(m, x + j), a0);
         }
-        out[r] = _mm512_reduce_add_ps(a0);
+        out[r] = hsum1_512(a0);
     }
 }
 
@@ -768,9 +803,10 @@ static void quantize_row_avx512(int8_t *q, float *scale, const float *x, int n, 
     }
 }
 
-/* F32 block: R rows x N vectors, 16 floats a step, masked tail. */
-INLINE void f32_block_avx512(int R, int N, float *out, int ldo, const float *w, int wstride,
-                             const float *x, int cols)
+/* F32 block: R rows x N vectors (vector v at x + v * xstride), 16 floats a step,
+ * masked tail. */
+INLINE void f32_block_avx512(int R, int N, float *out, size_t ldo, const float *w,
+                             size_t wstride, const float *x, size_t xstride, int cols)
 {
     __m512 acc[BLOCK_ROWS][BLOCK_VECS];
 #pragma GCC unroll 4
@@ -783,34 +819,112 @@ INLINE void f32_block_avx512(int R, int N, float *out, int ldo, const float *w, 
         __m512 xv[BLOCK_VECS];
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++)
-            xv[v] = _mm512_maskz_loadu_ps(m, x + (size_t)v * cols + k);
+            xv[v] = _mm512_maskz_loadu_ps(m, x + (size_t)v * xstride + k);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m512 wv = _mm512_maskz_loadu_ps(m, w + (size_t)r * wstride + k);
             if (N == 1)
                 _mm_prefetch((const char *)(w + (size_t)r * wstride + k) + prefetch_bytes(4 * wstride),
                              _MM_HINT_T0);
-            #pragma GCC unroll 4
+#pragma GCC unroll 4
             for (int v = 0; v < N; v++)
                 acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
         }
+    }
+    if (R == 4) {
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            _mm_storeu_ps(out + (size_t)v * ldo,
+                          hsum4_512(acc[0][v], acc[1][v], acc[2][v], acc[3][v]));
+        return;
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++)
-            out[(size_t)v * ldo + r] = _mm512_reduce_add_ps(acc[r][v]);
+            out[(size_t)v * ldo + r] = hsum1_512(acc[r][v]);
 }
 
 #define F32_AVX512_CALL(R, N, out, w, x, r, v)                                            \
     f32_block_avx512(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                    \
-                     w->f + (size_t)(r) * w->stride, w->stride, x + (size_t)(v) * w->cols, w->cols)
+                     w->f + (size_t)(r) * w->stride, w->stride, x + (size_t)(v) * w->cols, \
+                     w->cols, w->cols)
 
 static void rows_f32_avx512(float *out, const tensor *w, const float *x, int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(F32_AVX512_CALL, R, N, out, w, x, r, v)
     WALK_BLOCKS(n, r0, r1, CALL);
 #undef CALL
+}
+
+/* Attention in blocks of 4 queries: scores with the 4 x 4 fp32 block (4 keys x 4
+ * queries), then softmax per query, then out = att · V with 4 queries x 64 values in
+ * registers, each value row loaded once per block. */
+static void attention_avx512(float *out, size_t out_stride, float *att, size_t att_stride,
+                             const float *q, size_t q_stride, const float *k, const float *v,
+                             size_t kv_stride, int n, int pos, int hs, float scale)
+{
+    for (int i0 = 0; i0 < n; i0 += BLOCK_VECS) {
+        int nq = n - i0 < BLOCK_VECS ? n - i0 : BLOCK_VECS;
+        int keys = pos + i0 + nq; /* the block's last query sees this many */
+        float *a0 = att + (size_t)i0 * att_stride;
+        const float *q0 = q + (size_t)i0 * q_stride;
+        for (int t = 0; t < keys;) {
+            int nk = keys - t >= BLOCK_ROWS ? BLOCK_ROWS : 1;
+#define ATT_CALL(R, N, t_)                                                                \
+    f32_block_avx512(R, N, a0 + (t_), att_stride, k + (size_t)(t_) * kv_stride, kv_stride, q0, \
+                     q_stride, hs)
+            BLOCK_DISPATCH(ATT_CALL, nk, nq, t);
+#undef ATT_CALL
+            t += nk;
+        }
+        for (int i = 0; i < nq; i++) {
+            float *a = a0 + (size_t)i * att_stride;
+            int ki = pos + i0 + i + 1;
+            __m512 vs = _mm512_set1_ps(scale);
+            for (int t = 0; t < ki; t += 16) {
+                __mmask16 m = ki - t >= 16 ? 0xFFFF : (__mmask16)((1u << (ki - t)) - 1);
+                _mm512_mask_storeu_ps(a + t, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + t), vs));
+            }
+            softmax_avx512(a, ki);
+            for (int t = ki; t < pos + n; t++)
+                a[t] = 0.0f;
+        }
+        for (int j = 0; j < hs; j += 64) {
+            /* values j..j+63 of the block's queries */
+            __mmask16 m[4];
+            for (int c = 0; c < 4; c++) {
+                int left = hs - j - 16 * c;
+                m[c] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+            }
+            __m512 acc[BLOCK_VECS][4];
+            for (int i = 0; i < BLOCK_VECS; i++)
+                for (int c = 0; c < 4; c++)
+                    acc[i][c] = _mm512_setzero_ps();
+            for (int t = 0; t < keys; t++) {
+                const float *vr = v + (size_t)t * kv_stride + j;
+                __m512 v0 = _mm512_maskz_loadu_ps(m[0], vr);
+                __m512 v1 = _mm512_maskz_loadu_ps(m[1], vr + 16);
+                __m512 v2 = _mm512_maskz_loadu_ps(m[2], vr + 32);
+                __m512 v3 = _mm512_maskz_loadu_ps(m[3], vr + 48);
+#pragma GCC unroll 4
+                for (int i = 0; i < BLOCK_VECS; i++) {
+                    if (i >= nq)
+                        break;
+                    __m512 w = _mm512_set1_ps(a0[(size_t)i * att_stride + t]);
+                    acc[i][0] = _mm512_fmadd_ps(w, v0, acc[i][0]);
+                    acc[i][1] = _mm512_fmadd_ps(w, v1, acc[i][1]);
+                    acc[i][2] = _mm512_fmadd_ps(w, v2, acc[i][2]);
+                    acc[i][3] = _mm512_fmadd_ps(w, v3, acc[i][3]);
+                }
+            }
+            for (int i = 0; i < nq; i++) {
+                float *o = out + (size_t)(i0 + i) * out_stride + j;
+                for (int c = 0; c < 4; c++)
+                    _mm512_mask_storeu_ps(o + 16 * c, m[c], acc[i][c]);
+            }
+        }
+    }
 }
 
 #pragma GCC pop_options
@@ -869,6 +983,7 @@ quant_isa quant_init(quant_isa wanted)
     kern.rows_dot = rows_dot_scalar;
     kern.rows_axpy = rows_axpy_scalar;
     kern.softmax = softmax_scalar;
+    kern.attention = attention_rows;
 #if QUANT_X86
     if (isa == QUANT_ISA_AVX2) {
         kern.rows_q8 = rows_q8_avx2;
@@ -885,6 +1000,7 @@ quant_isa quant_init(quant_isa wanted)
         kern.rows_dot = rows_dot_avx512;
         kern.rows_axpy = rows_axpy_avx512;
         kern.softmax = softmax_avx512;
+        kern.attention = attention_avx512;
     }
 #endif
     __atomic_store_n(&kern.ready, true, __ATOMIC_RELEASE);
@@ -929,6 +1045,15 @@ void quant_softmax_f32(float *x, int n)
 {
     ensure_init();
     kern.softmax(x, n);
+}
+
+void quant_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
+                         const float *q, size_t q_stride, const float *k, const float *v,
+                         size_t kv_stride, int n, int pos, int hs, float scale)
+{
+    ensure_init();
+    kern.attention(out, out_stride, att, att_stride, q, q_stride, k, v, kv_stride, n, pos, hs,
+                   scale);
 }
 
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

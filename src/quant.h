@@ -93,6 +93,18 @@ void quant_rows_axpy_f32(float *out, const float *rows, size_t row_stride, int n
  * within 2 ulp of expf. Single-threaded, like the helpers above. */
 void quant_softmax_f32(float *x, int n);
 
+/* Causal attention of one head over a batch of n queries at positions pos..pos+n-1,
+ * keys and values at positions 0..pos+n-1 (rows of the KV cache). Single-threaded.
+ *   q:   (n, hs), row i at q + i * q_stride
+ *   k, v: (pos + n, hs), row t at k + t * kv_stride (same for v)
+ *   out: (n, hs), row i at out + i * out_stride (overwritten)
+ *   att: scratch (n, att_stride), att_stride >= pos + n; on return row i holds
+ *        query i's softmaxed weights over keys 0..pos+i, zeros after them.
+ * Scores are scale * q·k. Query blocks share each key and value row they load. */
+void quant_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
+                         const float *q, size_t q_stride, const float *k, const float *v,
+                         size_t kv_stride, int n, int pos, int hs, float scale);
+
 /* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
  * (Σ a·b) * as * bs. `len` is a multiple of group. Exposed for tests and the bench. */
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

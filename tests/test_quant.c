@@ -385,6 +385,77 @@ START_TEST(test_softmax)
 }
 END_TEST
 
+START_TEST(test_attention)
+{
+    /* causal attention of one head, every ISA vs double precision: strided q, k, v
+     * and out; batches not a multiple of the query block; head sizes with tails */
+    rng_state = 0xbb67ae8584caa73bull;
+    static const int hss[] = {8, 48, 64, 100, 128};
+    static const int ns[] = {1, 3, 4, 5, 17};
+    static const int poss[] = {0, 7, 100};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+            for (size_t pi = 0; pi < sizeof poss / sizeof *poss; pi++) {
+                int hs = hss[hi], n = ns[ni], pos = poss[pi], keys = pos + n;
+                size_t qs = (size_t)hs * 3, kvs = (size_t)hs * 2 + 3, os = (size_t)hs + 5;
+                size_t as = (size_t)keys + 2;
+                float *q = random_vecs(n, (int)qs, 1.0f);
+                float *kc = random_vecs(keys, (int)kvs, 1.0f);
+                float *vc = random_vecs(keys, (int)kvs, 1.0f);
+                float *out = malloc(sizeof(float) * n * os);
+                float *att = malloc(sizeof(float) * n * as);
+                float scale = 1.0f / sqrtf((float)hs);
+                for (int j = 0; j < k; j++) {
+                    quant_init(isas[j]);
+                    for (size_t i = 0; i < n * as; i++)
+                        att[i] = NAN;
+                    quant_attention_f32(out, os, att, as, q, qs, kc, vc, kvs, n, pos, hs, scale);
+                    for (int i = 0; i < n; i++) {
+                        int ki = pos + i + 1;
+                        double w[256], max = -1e300, sum = 0.0;
+                        for (int t = 0; t < ki; t++) {
+                            double d = 0.0;
+                            for (int c = 0; c < hs; c++)
+                                d += (double)q[i * qs + c] * kc[t * kvs + c];
+                            w[t] = d * scale;
+                            max = w[t] > max ? w[t] : max;
+                        }
+                        for (int t = 0; t < ki; t++)
+                            sum += w[t] = exp(w[t] - max);
+                        for (int t = 0; t < ki; t++) {
+                            w[t] /= sum;
+                            ck_assert_msg(fabs(att[i * as + t] - w[t]) <= 1e-5 * w[t] + 1e-7,
+                                          "%s attn hs %d n %d pos %d: weight [%d][%d] %g vs %g",
+                                          quant_isa_name(isas[j]), hs, n, pos, i, t,
+                                          att[i * as + t], w[t]);
+                        }
+                        for (int t = ki; t < keys; t++)
+                            ck_assert_float_eq(att[i * as + t], 0.0f);
+                        for (int c = 0; c < hs; c++) {
+                            double o = 0.0, mag = 0.0;
+                            for (int t = 0; t < ki; t++) {
+                                o += w[t] * vc[t * kvs + c];
+                                mag += fabs(w[t] * vc[t * kvs + c]);
+                            }
+                            ck_assert_msg(fabs(out[i * os + c] - o) <= 1e-5 * mag + 1e-7,
+                                          "%s attn hs %d n %d pos %d: out [%d][%d] %g vs %g",
+                                          quant_isa_name(isas[j]), hs, n, pos, i, c,
+                                          out[i * os + c], o);
+                        }
+                    }
+                }
+                free(q);
+                free(kc);
+                free(vc);
+                free(out);
+                free(att);
+            }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 /* Greedy tokens of stories260K from BOS, one token at a time and as one batch. */
 static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int *out, int steps)
 {
@@ -654,6 +725,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_f32_shapes);
     tcase_add_test(core, test_rows_f32);
     tcase_add_test(core, test_softmax);
+    tcase_add_test(core, test_attention);
     tcase_add_test(core, test_greedy_text_agrees);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
