@@ -37,6 +37,15 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define QUANT_X86 1
 #include <immintrin.h>
+/* Compile a section of functions for an instruction set the build does not assume. */
+#if defined(__clang__)
+#define TARGET_BEGIN(isa) _Pragma(TARGET_STR(clang attribute push(__attribute__((target(isa))), apply_to = function)))
+#define TARGET_END _Pragma("clang attribute pop")
+#else
+#define TARGET_BEGIN(isa) _Pragma("GCC push_options") _Pragma(TARGET_STR(GCC target(isa)))
+#define TARGET_END _Pragma("GCC pop_options")
+#endif
+#define TARGET_STR(x) #x
 #else
 #define QUANT_X86 0
 #endif
@@ -309,8 +318,7 @@ static inline size_t prefetch_bytes(size_t row_bytes)
 }
 
 /* ---- AVX2 + FMA ---- */
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+TARGET_BEGIN("avx2,fma")
 
 INLINE float hsum256(__m256 v)
 {
@@ -536,11 +544,10 @@ static void softmax_avx2(float *x, int n)
         x[i] *= 1.0f / sum;
 }
 
-#pragma GCC pop_options
+TARGET_END
 
 /* ---- AVX-512 F/BW/VL + VNNI ---- */
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
 
 INLINE __m256 hi256(__m512 v)
 {
@@ -927,7 +934,7 @@ static void attention_avx512(float *out, size_t out_stride, float *att, size_t a
     }
 }
 
-#pragma GCC pop_options
+TARGET_END
 
 #endif /* QUANT_X86 */
 
@@ -1081,6 +1088,7 @@ void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq,
     rows_f32_fn fp = kern.rows_f32;
     int rows = w->rows;
     long long work = (long long)rows * w->stride * n;
+    (void)work; /* unused without OpenMP */
 
 #pragma omp parallel if (work >= PARALLEL_MIN_WORK)
     {
