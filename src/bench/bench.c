@@ -55,7 +55,8 @@ typedef struct {
     int prompt;         /* prefill tokens (capped by the context) */
     bool json, long_ctx;
     const char *cache;  /* directory for the model files */
-    const char *llmchat;
+    const char *llmchat;   /* the program, for the TUI column */
+    const char *tokenizer; /* a 32000-token tokenizer.bin, for the TUI column */
     quant_isa isa;      /* kernels to force (QUANT_ISA_AUTO: the best) */
 } options;
 
@@ -440,9 +441,177 @@ static void child_bandwidth(const options *o, const shape *s, const char *path, 
     *(double *)out = measure_bandwidth();
 }
 
+/* ---------------------------------------------------------------- TUI column */
+
+/* The TUI's decode speed as a fraction of generate mode's, both through the real
+ * program on the same model, prompt and step count: generate's own summary line
+ * against the TUI's LLMCHAT_TUI_STATS line (reply tokens over reply wall time, which
+ * includes drawing and key polling), the TUI running in a private tmux server. */
+typedef struct {
+    double fraction;    /* < 0: not measured (why says why) */
+    double gen_tok_s, tui_tok_s, ui_fraction;
+    char why[160];
+} tui_result;
+
+/* Appends s to buf single-quoted for sh. */
+static void shell_quote(char *buf, size_t size, const char *s)
+{
+    size_t n = strlen(buf);
+    if (n + 1 < size)
+        buf[n++] = '\'';
+    for (; *s && n + 5 < size; s++) {
+        if (*s == '\'') {
+            memcpy(buf + n, "'\\''", 4);
+            n += 4;
+        } else {
+            buf[n++] = *s;
+        }
+    }
+    if (n + 1 < size)
+        buf[n++] = '\'';
+    buf[n] = '\0';
+}
+
+static void append(char *buf, size_t size, const char *s)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "%s", s);
+}
+
+/* The llmchat command line shared by both runs (mode appended by the caller). */
+static void llmchat_args(char *cmd, size_t size, const options *o, const char *model_path)
+{
+    char num[64];
+    shell_quote(cmd, size, o->llmchat);
+    snprintf(num, sizeof num, " -t 0 -s 1 -n %d", o->steps);
+    append(cmd, size, num);
+    if (o->threads > 0) {
+        snprintf(num, sizeof num, " -T %d", o->threads);
+        append(cmd, size, num);
+    }
+    append(cmd, size, " -z ");
+    shell_quote(cmd, size, o->tokenizer);
+    append(cmd, size, " -i 'Once upon a time' ");
+    shell_quote(cmd, size, model_path);
+}
+
+static bool file_line_scan(const char *path, const char *key, char *line, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    if (!f)
+        return false;
+    while (!found && fgets(line, (int)size, f))
+        found = strstr(line, key) != NULL;
+    fclose(f);
+    return found;
+}
+
+static bool tmux_pane_has(const char *server, const char *a, const char *b)
+{
+    char cmd[256], buf[4096];
+    snprintf(cmd, sizeof cmd, "tmux -L %s capture-pane -p -t 0 2>/dev/null", server);
+    FILE *p = popen(cmd, "r");
+    bool has_a = false, has_b = false;
+    if (!p)
+        return false;
+    while (fgets(buf, sizeof buf, p)) {
+        has_a = has_a || strstr(buf, a);
+        has_b = has_b || strstr(buf, b);
+    }
+    pclose(p);
+    return has_a && has_b;
+}
+
+static void measure_tui(const options *o, const char *model_path, tui_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->fraction = -1.0;
+    if (system("tmux -V >/dev/null 2>&1") != 0) {
+        snprintf(r->why, sizeof r->why, "tmux not found");
+        return;
+    }
+    if (!o->tokenizer) {
+        snprintf(r->why, sizeof r->why, "no 32000-token tokenizer.bin (--tokenizer FILE)");
+        return;
+    }
+    char dir[] = "/tmp/llmchat-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        snprintf(r->why, sizeof r->why, "no temporary directory");
+        return;
+    }
+    char gen_err[64], stats[64], script[64], server[64], cmd[8192], line[1024];
+    snprintf(gen_err, sizeof gen_err, "%s/generate.err", dir);
+    snprintf(stats, sizeof stats, "%s/tui.stats", dir);
+    snprintf(script, sizeof script, "%s/tui.sh", dir);
+    snprintf(server, sizeof server, "llmchat-bench-%d", (int)getpid());
+
+    /* generate mode */
+    cmd[0] = '\0';
+    llmchat_args(cmd, sizeof cmd, o, model_path);
+    append(cmd, sizeof cmd, " -m generate >/dev/null 2>");
+    append(cmd, sizeof cmd, gen_err);
+    int gen_tokens = 0;
+    if (system(cmd) != 0 || !file_line_scan(gen_err, "generated:", line, sizeof line) ||
+        sscanf(strstr(line, "generated:"), "generated: %d tok, %lf tok/s", &gen_tokens,
+               &r->gen_tok_s) != 2 || r->gen_tok_s <= 0) {
+        snprintf(r->why, sizeof r->why, "generate mode failed (see %s)", gen_err);
+        return;
+    }
+
+    /* the TUI, in a private tmux server, wide enough for the full status line */
+    FILE *f = fopen(script, "w");
+    if (!f) {
+        snprintf(r->why, sizeof r->why, "cannot write %s", script);
+        return;
+    }
+    cmd[0] = '\0';
+    llmchat_args(cmd, sizeof cmd, o, model_path);
+    fprintf(f, "TERM=xterm-256color LLMCHAT_TUI_STATS='%s' exec %s -m tui\n", stats, cmd);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "tmux -L %s -f /dev/null new-session -d -x 250 -y 50 'sh %s' >/dev/null 2>&1",
+             server, script);
+    bool done = false;
+    if (system(cmd) == 0) {
+        double t0 = now_s();
+        while (now_s() - t0 < 300.0 && !(done = tmux_pane_has(server, " idle ", "| reply ")))
+            usleep(100 * 1000);
+        snprintf(cmd, sizeof cmd,
+                 "tmux -L %s send-keys -t 0 -l /quit >/dev/null 2>&1; "
+                 "tmux -L %s send-keys -t 0 Enter >/dev/null 2>&1", server, server);
+        if (system(cmd) != 0)
+            done = false;
+        snprintf(cmd, sizeof cmd, "tmux -L %s has-session >/dev/null 2>&1", server);
+        for (int i = 0; i < 100 && system(cmd) == 0; i++)
+            usleep(100 * 1000);
+    }
+    snprintf(cmd, sizeof cmd, "tmux -L %s kill-server >/dev/null 2>&1", server);
+    if (system(cmd) != 0) {
+        /* already gone: the usual case */
+    }
+    long long tokens = 0;
+    double reply_ms = 0, tok_s = 0;
+    const char *p = file_line_scan(stats, "tui stats:", line, sizeof line) ? strstr(line, "tokens") : NULL;
+    if (!done || !p || sscanf(p, "tokens %lld, reply %lf ms (%lf tok/s)", &tokens, &reply_ms, &tok_s) != 3 ||
+        tokens <= 0 || reply_ms <= 0) {
+        snprintf(r->why, sizeof r->why, "the TUI run did not finish or report (see %s)", stats);
+        return;
+    }
+    const char *u = strstr(line, "ui_fraction");
+    if (u)
+        sscanf(u, "ui_fraction %lf", &r->ui_fraction);
+    r->tui_tok_s = tokens * 1000.0 / reply_ms;
+    r->fraction = r->tui_tok_s / r->gen_tok_s;
+    unlink(gen_err);
+    unlink(stats);
+    unlink(script);
+    rmdir(dir);
+}
+
 /* ---------------------------------------------------------------- output */
 
-static void print_json(const shape *s, const result *r, double bw)
+static void print_json(const shape *s, const result *r, const tui_result *tr, double bw)
 {
     if (!r->ok) {
         printf("{\"shape\":\"%s\",\"error\":\"", s->name);
@@ -459,25 +628,33 @@ static void print_json(const shape *s, const result *r, double bw)
            "\"prefill_tokens\":%d,\"prefill_tok_s\":%.1f,\"decode_steps\":%d,\"decode_pos\":%d,"
            "\"decode_tok_s\":%.2f,\"bandwidth_gb_s\":%.2f,\"decode_bytes_per_token\":%.0f,"
            "\"decode_roofline\":%.3f,\"ttft_s\":%.4f,\"peak_rss_mb\":%.1f,\"file_mb\":%.1f,"
-           "\"kv_cache_mb\":%.1f,\"load_s\":%.3f,\"tui_decode_fraction\":null",
+           "\"kv_cache_mb\":%.1f,\"load_s\":%.3f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, bw, r->weight_bytes_per_token, roof,
            r->ttft_s, r->peak_rss_mb, r->file_mb, r->kv_mb, r->load_s);
     if (r->long_pos_far > 0)
         printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f", r->long_pos_near,
                r->long_tok_s_near, r->long_pos_far, r->long_tok_s_far);
-    printf("}\n");
+    if (tr->fraction >= 0)
+        printf(",\"tui_decode_fraction\":%.3f,\"tui_tok_s\":%.1f,\"generate_tok_s\":%.1f,"
+               "\"tui_ui_fraction\":%.4f}\n", tr->fraction, tr->tui_tok_s, tr->gen_tok_s,
+               tr->ui_fraction);
+    else
+        printf(",\"tui_decode_fraction\":null,\"tui_note\":\"%s\"}\n", tr->why);
 }
 
-static void print_row(const shape *s, const result *r, double bw)
+static void print_row(const shape *s, const result *r, const tui_result *tr, double bw)
 {
     if (!r->ok) {
         printf("%-6s  error: %s\n", s->name, r->error);
         return;
     }
     double roof = r->weight_bytes_per_token * r->decode_tok_s / (bw * 1e9);
-    printf("%-6s %9.1f %9.1f %8.1f%% %8.3f %9.1f %8.1f %7.2f", s->name, r->prefill_tok_s,
-           r->decode_tok_s, 100 * roof, r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s);
+    char tui[32] = "-";
+    if (tr->fraction >= 0)
+        snprintf(tui, sizeof tui, "%.1f%%", 100 * tr->fraction);
+    printf("%-6s %9.1f %9.1f %8.1f%% %8.3f %9.1f %8.1f %7.2f %8s", s->name, r->prefill_tok_s,
+           r->decode_tok_s, 100 * roof, r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s, tui);
     if (r->long_pos_far > 0)
         printf("   decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s", r->long_pos_near,
                r->long_tok_s_near, r->long_pos_far, r->long_tok_s_far);
@@ -501,7 +678,10 @@ static void usage(FILE *f)
             "                      the context, if shorter)\n"
             "      --isa NAME      force the kernels: scalar, avx2, avx512-vnni (default: best)\n"
             "      --json          one JSON object per shape instead of a table\n"
-            "      --llmchat PATH  the llmchat program (for the TUI column: not measured yet)\n"
+            "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
+            "                      fraction of generate mode's (needs tmux)\n"
+            "      --tokenizer F   a 32000-token tokenizer.bin for those runs (default: the\n"
+            "                      cache dir's, then $LLMCHAT_SHARED/models, ../shared/models)\n"
             "  -h, --help\n\n"
             "decode roofline = weight bytes read per token x decode tok/s / measured read\n"
             "bandwidth. Files are written once (7B: about 7 GB) and reused.\n");
@@ -567,13 +747,14 @@ int main(int argc, char **argv)
     options o = {.steps = 128, .prompt = MAX_PROMPT};
     bool want[N_SHAPES] = {false};
     bool any = false;
-    enum { OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA };
+    enum { OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
         {"steps", required_argument, NULL, 'n'},   {"prompt", required_argument, NULL, 'p'},
         {"cache", required_argument, NULL, 'c'},   {"json", no_argument, NULL, OPT_JSON},
         {"long", no_argument, NULL, OPT_LONG},     {"llmchat", required_argument, NULL, OPT_LLMCHAT},
         {"isa", required_argument, NULL, OPT_ISA},
+        {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
@@ -588,6 +769,7 @@ int main(int argc, char **argv)
         case OPT_LONG: o.long_ctx = true; break;
         case OPT_LLMCHAT: o.llmchat = optarg; break;
         case OPT_ISA: o.isa = parse_isa(optarg); break;
+        case OPT_TOKENIZER: o.tokenizer = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -612,6 +794,20 @@ int main(int argc, char **argv)
         o.cache = cache;
     }
     make_dirs(o.cache);
+    static char tok_path[4096];
+    if (o.llmchat && !o.tokenizer) {
+        const char *shared = getenv("LLMCHAT_SHARED");
+        const char *cands[3][2] = {{o.cache, "tokenizer.bin"},
+                                   {shared && *shared ? shared : NULL, "models/tokenizer.bin"},
+                                   {"../shared", "models/tokenizer.bin"}};
+        for (int i = 0; i < 3 && !o.tokenizer; i++) {
+            if (!cands[i][0])
+                continue;
+            snprintf(tok_path, sizeof tok_path, "%s/%s", cands[i][0], cands[i][1]);
+            if (access(tok_path, R_OK) == 0)
+                o.tokenizer = tok_path;
+        }
+    }
 
     static char paths[N_SHAPES][4096];
     for (int i = 0; i < N_SHAPES; i++)
@@ -633,19 +829,26 @@ int main(int argc, char **argv)
             snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
         }
         failures += !r.ok;
+        tui_result tr = {.fraction = -1.0};
+        if (!o.llmchat)
+            snprintf(tr.why, sizeof tr.why, "not measured: give --llmchat PATH");
+        else if (r.ok)
+            measure_tui(&o, paths[i], &tr);
         if (o.json) {
-            print_json(&shapes[i], &r, bw);
+            print_json(&shapes[i], &r, &tr, bw);
         } else {
             if (!header) {
-                printf("llmchat-bench: kernel %s, %d threads, read bandwidth %.2f GB/s%s\n",
-                       r.ok ? r.kernel : "?", r.threads, bw,
-                       o.llmchat ? " (TUI decode fraction: not measured yet)" : "");
-                printf("%-6s %9s %9s %9s %8s %9s %8s %7s\n", "shape", "prefill", "decode",
-                       "roofline", "ttft_s", "rss_MB", "file_MB", "load_s");
-                printf("%-6s %9s %9s %9s\n", "", "tok/s", "tok/s", "");
+                printf("llmchat-bench: kernel %s, %d threads, read bandwidth %.2f GB/s\n",
+                       r.ok ? r.kernel : "?", r.threads, bw);
+                printf("%-6s %9s %9s %9s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
+                       "roofline", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
+                printf("%-6s %9s %9s %9s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "", "", "",
+                       "", "", "decode");
                 header = true;
             }
-            print_row(&shapes[i], &r, bw);
+            print_row(&shapes[i], &r, &tr, bw);
+            if (o.llmchat && tr.fraction < 0)
+                printf("       TUI column: %s\n", tr.why);
         }
         fflush(stdout);
     }
