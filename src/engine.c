@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "quant.h"
 #include "transformer.h"
 
 enum { PREFILL_CHUNK = 64 }; /* positions per transformer batch */
@@ -30,6 +31,8 @@ struct engine {
     float *logits;          /* (vocab) logits of position n-1, valid when have_logits */
     bool have_logits;
     float *batch_logits;    /* (PREFILL_CHUNK, vocab) */
+    float *probs;           /* (vocab) softmax of the logits at probs_of */
+    const float *probs_of;  /* the logits probs was computed from, or NULL */
     float **attn;           /* (ctx) rows of (n_layers, n_heads, pos+1), or NULL */
     size_t attn_bytes;      /* bytes held in attn */
     engine_observer observer;
@@ -85,8 +88,9 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->records = calloc(e->ctx, sizeof(step_record));
     e->logits = malloc(sizeof(float) * e->vocab);
     e->batch_logits = malloc(sizeof(float) * (size_t)PREFILL_CHUNK * e->vocab);
+    e->probs = malloc(sizeof(float) * e->vocab);
     e->attn = calloc(e->ctx, sizeof(float *));
-    if (!e->tokens || !e->records || !e->logits || !e->batch_logits || !e->attn) {
+    if (!e->tokens || !e->records || !e->logits || !e->batch_logits || !e->probs || !e->attn) {
         engine_free(e);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for a context of %d positions",
                         o->ctx_len);
@@ -115,6 +119,7 @@ void engine_free(engine *e)
         drop_attention_from(e, 0);
     free(e->attn);
     free(e->batch_logits);
+    free(e->probs);
     free(e->logits);
     free(e->records);
     free(e->tokens);
@@ -176,20 +181,25 @@ static float *attention_row(engine *e, int pos)
     return e->attn[pos];
 }
 
-/* The model's top_n candidates (by probability) for the logits of one position. */
-static void fill_top(step_record *r, const float *logits, int vocab, int top_n)
+/* Softmax of one position's logits into e->probs (vectorised), once per logits. */
+static const float *position_probs(engine *e, const float *logits)
 {
+    if (e->probs_of != logits) {
+        memcpy(e->probs, logits, sizeof(float) * e->vocab);
+        quant_softmax_f32(e->probs, e->vocab);
+        e->probs_of = logits;
+    }
+    return e->probs;
+}
+
+/* The model's top_n candidates (by probability) for the logits of one position. */
+static void fill_top(engine *e, step_record *r, const float *logits)
+{
+    int vocab = e->vocab;
+    int k = e->opt.top_n < vocab ? e->opt.top_n : vocab;
     r->n_top = 0;
-    if (top_n <= 0)
+    if (k <= 0)
         return;
-    float max = logits[0];
-    for (int i = 1; i < vocab; i++)
-        if (logits[i] > max)
-            max = logits[i];
-    double sum = 0.0;
-    for (int i = 0; i < vocab; i++)
-        sum += exp((double)logits[i] - max);
-    int k = top_n < vocab ? top_n : vocab;
     step_candidate *top = r->top;
     int n = 0;
     for (int i = 0; i < vocab; i++) {
@@ -204,8 +214,9 @@ static void fill_top(step_record *r, const float *logits, int vocab, int top_n)
         top[j].id = i;
         top[j].logit = l;
     }
+    const float *p = position_probs(e, logits);
     for (int i = 0; i < n; i++)
-        top[i].prob = (float)(exp((double)top[i].logit - max) / sum);
+        top[i].prob = p[top[i].id];
     r->n_top = n;
 }
 
@@ -224,7 +235,7 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->forward_ms = forward_ms;
     r->attn = e->attn[pos];
     if (with_top)
-        fill_top(r, logits, e->vocab, e->opt.top_n);
+        fill_top(e, r, logits);
     else
         r->n_top = 0;
 }
@@ -242,7 +253,12 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         r->next_prob = decision->chosen_model_prob;
         r->next_rank = decision->chosen_rank;
     } else if (logits) {
-        sampler_model_prob(logits, e->vocab, next, &r->next_prob, &r->next_rank);
+        const float *p = position_probs(e, logits);
+        int above = 0;
+        for (int i = 0; i < e->vocab; i++)
+            above += logits[i] > logits[next];
+        r->next_prob = p[next];
+        r->next_rank = above + 1;
     }
     r->sample_ms = sample_ms;
     if (e->observer)
@@ -281,6 +297,7 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
                                                       all_logits ? e->batch_logits : NULL,
                                                       any_attn ? attn : NULL);
         double per = (now_ms() - c0) / c;
+        e->probs_of = NULL; /* the buffers were rewritten */
         for (int i = 0; i < c; i++) {
             const float *li = all_logits ? e->batch_logits + (size_t)i * e->vocab
                                          : (i == c - 1 ? last : NULL);
@@ -290,6 +307,7 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
                 finish_record(e, pos0 + i, tokens[done + i + 1], li, NULL, 0.0);
         }
         memcpy(e->logits, last, sizeof(float) * e->vocab);
+        e->probs_of = NULL;
     }
     e->have_logits = true;
     e->stats.prefill_tokens = n;
@@ -307,6 +325,7 @@ static void run_token(engine *e, int token, step_phase phase)
     const float *logits = transformer_forward(e->tf, token, pos, attn);
     double ms = now_ms() - t0;
     memcpy(e->logits, logits, sizeof(float) * e->vocab);
+    e->probs_of = NULL; /* the buffers were rewritten */
     e->have_logits = true;
     begin_record(e, pos, token, phase, logits, true, ms);
     e->n = pos + 1;
@@ -370,9 +389,10 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
                                               e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
     memcpy(e->logits, logits, sizeof(float) * e->vocab);
+    e->probs_of = NULL;
     e->have_logits = true;
     if (r->n_top == 0)
-        fill_top(r, logits, e->vocab, e->opt.top_n);
+        fill_top(e, r, logits);
     r->next = -1;
     r->next_prob = NAN;
     r->next_rank = 0;

@@ -5,10 +5,14 @@
  * writes to the caller's logits and keeps no pointer to them or to the history.
  *
  * Cost per decision for a vocabulary of n: one O(n) copy, top-k by an in-place
- * min-heap of k (O(n log k)), one O(n) softmax, top-p by pre-filtering candidates
- * that cannot be in the nucleus and then a quickselect on the probability mass
- * (expected O(n), no full sort), min-p and the draw O(kept). */
+ * min-heap of k (O(n log k)), one O(n) softmax (SIMD through quant_softmax_f32 when
+ * it covers the whole vocabulary), one more for the record's raw-logit probability
+ * unless the first already was that (temperature 1, no penalty), top-p by
+ * pre-filtering candidates that cannot be in the nucleus and then a quickselect on
+ * the probability mass (expected O(n), no full sort), min-p and the draw O(kept). */
 #include "sampler.h"
+
+#include "quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@ struct sampler {
     sampler_config cfg;
     uint64_t rng;          /* xorshift64* state, never 0 */
     candidate *cand;       /* (n_vocab) scratch */
+    float *probs;          /* (n_vocab) scratch for the vectorised softmax, by token id */
     unsigned *stamp;       /* (n_vocab) stamp[id] == cur_stamp: already penalised */
     unsigned cur_stamp;
 };
@@ -105,8 +110,9 @@ llm_status sampler_new(int n_vocab, const sampler_config *c, sampler **out, llm_
     if (s) {
         s->cand = malloc((size_t)n_vocab * sizeof *s->cand);
         s->stamp = calloc((size_t)n_vocab, sizeof *s->stamp);
+        s->probs = malloc((size_t)n_vocab * sizeof *s->probs);
     }
-    if (!s || !s->cand || !s->stamp) {
+    if (!s || !s->cand || !s->stamp || !s->probs) {
         sampler_free(s);
         return llm_fail(err, LLM_ERR_NOMEM, "sampler: out of memory for a vocabulary of %d", n_vocab);
     }
@@ -123,6 +129,7 @@ void sampler_free(sampler *s)
         return;
     free(s->cand);
     free(s->stamp);
+    free(s->probs);
     free(s);
 }
 
@@ -299,15 +306,18 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
     int n = s->n_vocab;
     candidate *c = s->cand;
 
+    bool all_finite = true;
     for (int i = 0; i < n; i++) {
         c[i].id = i;
         c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
+        all_finite &= isfinite(logits[i]) != 0;
     }
     int n_penalized = apply_penalty(s, history, n_history);
 
     int kept_top_k = n, kept_top_p = n, kept_min_p = n;
     float draw = -1.0f, chosen_prob = 1.0f;
     int chosen;
+    bool raw_softmax = false; /* s->probs holds the softmax of the raw logits */
 
     int best = 0;
     for (int i = 1; i < n; i++)
@@ -324,13 +334,29 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             select_top_k(c, n, cfg->top_k);
             m = kept_top_k = cfg->top_k;
         }
-        /* Temperature and softmax, shifted by the maximum (which top-k kept), so the
-         * top candidate's weight is exactly 1. */
+        /* Temperature and softmax. Over the whole vocabulary this is the vectorised,
+         * normalised softmax; after top-k a scalar one shifted by the maximum (which
+         * top-k kept), so the top candidate's weight is exactly 1. */
         float t = cfg->temperature;
         double total = 0.0;
-        for (int i = 0; i < m; i++) {
-            c[i].prob = expf((c[i].logit - maxl) / t);
-            total += c[i].prob;
+        float top_weight = 1.0f; /* the top candidate's (unnormalised) probability */
+        if (m == n && all_finite) {
+            /* The whole vocabulary: the vectorised softmax (normalised, by id). */
+            float inv_t = 1.0f / t;
+            for (int i = 0; i < n; i++)
+                s->probs[i] = c[i].logit * inv_t;
+            quant_softmax_f32(s->probs, n);
+            for (int i = 0; i < n; i++) {
+                c[i].prob = s->probs[i];
+                total += c[i].prob;
+            }
+            raw_softmax = t == 1.0f && n_penalized == 0;
+            top_weight = s->probs[best];
+        } else {
+            for (int i = 0; i < m; i++) {
+                c[i].prob = expf((c[i].logit - maxl) / t);
+                total += c[i].prob;
+            }
         }
         kept_top_p = kept_min_p = m; /* a stage that is off keeps what reaches it */
         if (cfg->top_p < 1.0f) {
@@ -340,8 +366,7 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
                 total += c[i].prob;
         }
         if (cfg->min_p > 0.0f) {
-            /* The top probability is exp(0) = 1 before normalising. */
-            float threshold = cfg->min_p;
+            float threshold = cfg->min_p * top_weight;
             int k = 0;
             total = 0.0;
             for (int i = 0; i < m; i++)
@@ -376,7 +401,19 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         rec->draw = draw;
         rec->chosen = chosen;
         rec->chosen_prob = chosen_prob;
-        sampler_model_prob(logits, n, chosen, &rec->chosen_model_prob, &rec->chosen_rank);
+        if (all_finite) {
+            if (!raw_softmax) {
+                memcpy(s->probs, logits, sizeof(float) * n);
+                quant_softmax_f32(s->probs, n);
+            }
+            int above = 0;
+            for (int i = 0; i < n; i++)
+                above += logits[i] > logits[chosen];
+            rec->chosen_model_prob = s->probs[chosen];
+            rec->chosen_rank = above + 1;
+        } else {
+            sampler_model_prob(logits, n, chosen, &rec->chosen_model_prob, &rec->chosen_rank);
+        }
     }
     return chosen;
 }
