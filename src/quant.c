@@ -8,7 +8,7 @@
  *
  * Parallelism: quant_matvec / quant_matmul open their own OpenMP parallel region
  * (callers call them from outside any parallel region) and hand out contiguous
- * ranges of output rows, about 8 per thread, as threads come free; a range streams
+ * ranges of output rows as threads come free (guided: big ones first); a range streams
  * its weights front to back, prefetching a row block ahead (matvec). Within a range
  * the kernels block over 4 rows x 4 input vectors: every weight chunk loaded is used
  * for 4 vectors and every activation chunk for 4 rows, and vectors are walked in
@@ -1076,7 +1076,7 @@ void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
 }
 
 /* Below this many multiply-adds a matmul runs on the calling thread. */
-enum { PARALLEL_MIN_WORK = 1 << 16, ROW_RANGES_PER_THREAD = 8, MIN_RANGE_ROWS = 16 };
+enum { PARALLEL_MIN_WORK = 1 << 16, ROW_RANGES_PER_THREAD = 16, MIN_RANGE_ROWS = 16 };
 
 void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
@@ -1096,15 +1096,16 @@ void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq,
 #ifdef _OPENMP
         nt = omp_get_num_threads();
 #endif
-        /* About 8 row ranges per thread, handed out as threads come free: a thread
-         * slowed by another process on its core takes fewer. Each range is
-         * contiguous, a multiple of the row block, and streams front to back. */
+        /* Row ranges handed out as threads come free, big ones first (guided): a
+         * thread slowed by another process on its core takes fewer, and the last
+         * ones are small so nobody waits long at the end. Each range is contiguous,
+         * a multiple of the row block, and streams front to back. */
         int per = rows / (nt * ROW_RANGES_PER_THREAD);
         per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
         if (per < MIN_RANGE_ROWS)
             per = MIN_RANGE_ROWS;
         int ranges = (rows + per - 1) / per;
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
             int r0 = i * per;
             int r1 = r0 + per < rows ? r0 + per : rows;
