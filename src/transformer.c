@@ -6,7 +6,8 @@
  * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
  * goes through quant.h. A batch of tokens is processed in chunks of up to CHUNK
  * positions with matrix-matrix kernels; a single token is a chunk of one and uses
- * the matrix-vector kernel. Attention is parallel over (query, head) pairs (OpenMP).
+ * the matrix-vector kernel. Attention is parallel over heads (OpenMP), each head a
+ * batch of queries (quant_attention_f32).
  * Both forward functions return NULL, and do nothing, when a token or a position is
  * out of range. */
 #include "transformer.h"
@@ -28,7 +29,7 @@ struct transformer {
     float *key_cache;       /* (layer, ctx, kv_dim) */
     float *value_cache;     /* (layer, ctx, kv_dim) */
     float *logits;          /* (vocab) of the last position run */
-    float *att;             /* (att_slots, ctx) attention scores, one row per thread */
+    float *att;             /* (att_slots, CHUNK, ctx) attention weights, one slot per thread */
     int att_slots;
 
     int cap;                /* positions the buffers below hold (1..CHUNK) */
@@ -166,7 +167,7 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
     t->key_cache = calloc(cache, sizeof(float));
     t->value_cache = calloc(cache, sizeof(float));
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
-    t->att = calloc((size_t)t->ctx, sizeof(float));
+    t->att = calloc((size_t)CHUNK * t->ctx, sizeof(float));
     t->att_slots = 1;
     bool ok = t->key_cache && t->value_cache && t->logits && t->att;
     for (int l = 0; ok && l < p->n_layers; l++) {
@@ -201,21 +202,6 @@ static void rmsnorm(float *o, const float *x, const float *weight, int size)
     ss = 1.0f / sqrtf(ss);
     for (int j = 0; j < size; j++)
         o[j] = weight[j] * (ss * x[j]);
-}
-
-static void softmax(float *x, int size)
-{
-    float max_val = x[0];
-    for (int i = 1; i < size; i++)
-        if (x[i] > max_val)
-            max_val = x[i];
-    float sum = 0.0f;
-    for (int i = 0; i < size; i++) {
-        x[i] = expf(x[i] - max_val);
-        sum += x[i];
-    }
-    for (int i = 0; i < size; i++)
-        x[i] /= sum;
 }
 
 /* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
@@ -283,7 +269,7 @@ static int attention_threads(transformer *t)
 #ifdef _OPENMP
     int want = omp_get_max_threads();
     if (want > t->att_slots) {
-        float *grown = realloc(t->att, sizeof(float) * (size_t)want * t->ctx);
+        float *grown = realloc(t->att, sizeof(float) * (size_t)want * CHUNK * t->ctx);
         if (grown) {
             t->att = grown;
             t->att_slots = want;
@@ -296,7 +282,8 @@ static int attention_threads(transformer *t)
 /* Causal attention of layer l for the n queries at positions pos..pos+n-1 (q: (n, dim))
  * over the cached keys and values 0..pos+i; output into xb (n, dim). attn[i], when
  * not NULL, receives query i's weights at layer l: (n_heads, pos + i + 1). Parallel
- * over (query, head) pairs, dynamically scheduled: later queries have more keys. */
+ * over heads; each head runs all n queries at once, so each key and value row it
+ * loads serves a block of queries. */
 static void attention(transformer *t, int l, int pos, int n, const float *q, float *xb,
                       float *const *attn)
 {
@@ -308,37 +295,23 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
     /* Threads only pay off with enough work: a parallel region costs microseconds. */
     long work = (long)n * n_heads * (pos + n) * hs;
     int threads = work >= 65536 ? attention_threads(t) : 1;
-#pragma omp parallel for collapse(2) schedule(dynamic, 4) num_threads(threads) if (threads > 1)
-    for (int i = 0; i < n; i++) {
-        for (int h = 0; h < n_heads; h++) {
-            int p = pos + i;
+    size_t slot = (size_t)CHUNK * t->ctx;
+    float scale = 1.0f / sqrtf((float)hs);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (int h = 0; h < n_heads; h++) {
 #ifdef _OPENMP
-            float *att = t->att + (size_t)omp_get_thread_num() * t->ctx;
+        float *att = t->att + (size_t)omp_get_thread_num() * slot; /* (n, pos + n) */
 #else
-            float *att = t->att;
+        float *att = t->att;
 #endif
-            const float *qh = q + (size_t)i * dim + (size_t)h * hs;
-            size_t off = (size_t)(h / kv_mul) * hs;
-            for (int tt = 0; tt <= p; tt++) {
-                const float *k = kc + (size_t)tt * kv_dim + off;
-                float score = 0.0f;
-                for (int j = 0; j < hs; j++)
-                    score += qh[j] * k[j];
-                att[tt] = score / sqrtf((float)hs);
-            }
-            softmax(att, p + 1);
-            if (attn && attn[i])
-                memcpy(attn[i] + ((size_t)l * n_heads + h) * (p + 1), att,
-                       sizeof(float) * (p + 1));
-            float *out = xb + (size_t)i * dim + (size_t)h * hs;
-            memset(out, 0, sizeof(float) * hs);
-            for (int tt = 0; tt <= p; tt++) {
-                const float *v = vc + (size_t)tt * kv_dim + off;
-                float a = att[tt];
-                for (int j = 0; j < hs; j++)
-                    out[j] += a * v[j];
-            }
-        }
+        size_t off = (size_t)(h / kv_mul) * hs;
+        quant_attention_f32(xb + (size_t)h * hs, dim, att, pos + n, q + (size_t)h * hs, dim,
+                            kc + off, vc + off, kv_dim, n, pos, hs, scale);
+        if (attn)
+            for (int i = 0; i < n; i++)
+                if (attn[i])
+                    memcpy(attn[i] + ((size_t)l * n_heads + h) * (pos + i + 1),
+                           att + (size_t)i * (pos + n), sizeof(float) * (pos + i + 1));
     }
 }
 
