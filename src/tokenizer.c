@@ -17,6 +17,8 @@
  * (see textfmt.c). Immutable after open, so it may be shared between readers. */
 #include "tokenizer.h"
 
+#include "textfmt.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -315,38 +317,6 @@ int tokenizer_byte(const tokenizer *t, int id)
 
 /* ---- encoding ---- */
 
-/* Length of the valid UTF-8 character at s (1..4), or 0 when the byte at s does not
- * start one (bad lead byte, bad continuation, overlong, surrogate, > U+10FFFF, or
- * cut short by the end of the text). */
-static int utf8_char_len(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0];
-    int need;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80)
-        return 1;
-    else if (c >= 0xC2 && c <= 0xDF)
-        need = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else
-        return 0;
-    if (avail < (size_t)need)
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (int i = 2; i < need; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return need;
-}
-
 typedef struct {
     int start; /* byte offset into the normalized text */
     int len;   /* bytes; 0 once merged into its left neighbour */
@@ -480,7 +450,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
 
     int n_sym = 0;
     for (size_t off = 0; off < nlen;) {
-        int len = utf8_char_len((const unsigned char *)norm + off, nlen - off);
+        int len = textfmt_utf8_len((const unsigned char *)norm + off, nlen - off);
         symbol *s = &sym[n_sym];
         s->start = (int)off;
         s->len = len ? len : 1;
