@@ -5,7 +5,8 @@
  * relative to the row's largest weight, on a linear or log scale; the first (BOS
  * "sink") column can be masked so the rest stand out. The window ends at the
  * selected (or newest) position. Axes are labelled with token pieces: the rows on
- * the left, the columns vertically above. Reads the step records' captured
+ * the left, the columns vertically above. 'c' turns the engine's capture off and on
+ * (positions run without it show as not captured). Reads the step records' captured
  * attention; owns only the view settings' keys. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,7 @@ void attn_draw(tui *t)
     char line[256];
     int focus = tui_selected(t);
     const char *scale = t->log_scale ? "log" : "linear";
-    const char *bos = t->mask_bos ? "  BOS masked" : "";
+    const char *bos = !t->capture ? "  capture OFF (c)" : t->mask_bos ? "  BOS masked" : "";
     if (width >= 44 && t->mean_heads)
         snprintf(line, sizeof line, "layer %d/%d  mean of %d heads  %s%s", t->layer + 1, cfg->n_layers,
                  cfg->n_heads, scale, bos);
@@ -84,10 +85,10 @@ void attn_draw(tui *t)
                  cfg->n_heads, scale, bos);
     else if (t->mean_heads)
         snprintf(line, sizeof line, "L%d/%d mean of %d %s%s", t->layer + 1, cfg->n_layers, cfg->n_heads,
-                 t->log_scale ? "log" : "lin", t->mask_bos ? " -BOS" : "");
+                 t->log_scale ? "log" : "lin", !t->capture ? " off" : t->mask_bos ? " -BOS" : "");
     else
         snprintf(line, sizeof line, "L%d/%d H%d/%d %s%s", t->layer + 1, cfg->n_layers, t->head + 1, cfg->n_heads,
-                 t->log_scale ? "log" : "lin", t->mask_bos ? " -BOS" : "");
+                 t->log_scale ? "log" : "lin", !t->capture ? " off" : t->mask_bos ? " -BOS" : "");
     draw_text(t, w, 1, 1, width, line, A_BOLD);
     if (focus < 0) {
         if (h >= 2)
@@ -172,6 +173,10 @@ bool attn_key(tui *t, int key)
     case 'm': t->mean_heads = !t->mean_heads; break;
     case 'l': t->log_scale = !t->log_scale; break;
     case 'b': t->mask_bos = !t->mask_bos; break;
+    case 'c': /* capturing costs decode speed on small models: let the user choose */
+        t->capture = !t->capture;
+        engine_set_capture(t->e, t->capture);
+        break;
     case KEY_LEFT:
     case KEY_RIGHT:
     case KEY_SLEFT:

@@ -92,6 +92,7 @@ typedef struct tui {
     int top_k_shown;
     int layer, head;
     bool mean_heads, log_scale, mask_bos;
+    bool capture;          /* the engine keeps attention rows (c turns it off: faster) */
     float *attn_row;       /* (attn_row_cap) scratch: one query's weights */
     int attn_row_cap;
 

@@ -46,6 +46,7 @@ static const binding bindings[] = {
     {"m", "mean over heads"},
     {"l", "linear / log scale"},
     {"b", "mask BOS sink column"},
+    {"c", "capture on/off (speed)"},
     {"Left, Right..", "move the selection"},
     {NULL, "Mouse (with --mouse)"},
     {"wheel, click", "scroll; focus a pane"},

@@ -566,6 +566,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         t->top_k_shown = TUI_TOP_N;
     t->reply_budget = o->steps > 0 ? o->steps : 0;
     t->mask_bos = true;
+    t->capture = true;
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
     if (delay && atoi(delay) > 0)
         t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);
