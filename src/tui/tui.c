@@ -542,6 +542,8 @@ static int setup_core(tui *t)
 static void teardown_core(tui *t)
 {
     llm_err err;
+    if (t->e)
+        engine_finish(t->e); /* the trace gets the last position too */
     chat_free(t->c);
     engine_free(t->e);
     if (t->tr && trace_close(t->tr, &err) != LLM_OK)
