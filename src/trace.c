@@ -163,17 +163,6 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
     return LLM_OK;
 }
 
-llm_status trace_write_header(trace_writer *t, const char *model_name, unsigned long long seed)
-{
-    if (t->write_errno)
-        return LLM_ERR_IO;
-    fputs("{\"llmchat_trace\":1,\"model\":", t->f);
-    trace_json_string(t->f, model_name);
-    fprintf(t->f, ",\"seed\":%llu}\n", seed);
-    note_error(t);
-    return t->write_errno ? LLM_ERR_IO : LLM_OK;
-}
-
 static void write_sampler(FILE *f, const sampler_record *r)
 {
     const sampler_config *c = &r->config;

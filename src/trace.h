@@ -23,8 +23,6 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
                       bool with_attention, trace_writer **out, llm_err *err);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
 llm_status trace_write(trace_writer *t, const step_record *rec);
-/* Writes a header line {"llmchat_trace":1, "model":..., "seed":...} — optional. */
-llm_status trace_write_header(trace_writer *t, const char *model_name, unsigned long long seed);
 llm_status trace_close(trace_writer *t, llm_err *err); /* flushes; NULL does nothing */
 
 /* Appends s as a JSON string literal (with quotes) to f. */

@@ -533,7 +533,6 @@ static int setup_core(tui *t)
             fprintf(stderr, "llmchat: %s\n", err.text);
             return 1;
         }
-        trace_write_header(t->tr, t->m->name, (unsigned long long)engine_sampler_config(t->e)->seed);
         engine_set_observer(t->e, trace_observe, t->tr);
     }
     return 0;
