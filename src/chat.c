@@ -213,19 +213,15 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
     if (alone + reserve > ctx)
         reserve = ctx - alone;
 
-    int first_kept = 0;
-    bool first_turn = c->n_turns == 0;
-    int turn_n = chat_template_tokens(c->tok, first_turn ? c->system : NULL, user, NULL, 0);
+    /* The new turn after the kept history (no system prompt), unless it is the first. */
+    int later = c->n_turns == 0 ? alone : chat_template_tokens(c->tok, NULL, user, NULL, 0);
     long used = c->system_stale ? rebuilt_size(c, 0) : engine_pos(c->e);
-    if (used + turn_n + reserve > ctx) {
-        while (first_kept < c->n_turns &&
-               rebuilt_size(c, first_kept) +
-                       chat_template_tokens(c->tok, NULL, user, NULL, 0) + reserve > ctx)
-            first_kept++;
-    }
-    if (first_kept > 0 || c->system_stale) {
-        int dropped = first_kept;
-        if ((st = rebuild(c, first_kept, err)) != LLM_OK)
+    int dropped = 0;
+    if (used + later + reserve > ctx)
+        while (dropped < c->n_turns && rebuilt_size(c, dropped) + later + reserve > ctx)
+            dropped++;
+    if (dropped > 0 || c->system_stale) {
+        if ((st = rebuild(c, dropped, err)) != LLM_OK)
             return st;
         c->has_notice = dropped > 0;
         if (dropped == 1)
@@ -236,9 +232,8 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
                      "context full: dropped the %d oldest turns and re-read the rest", dropped);
     }
 
-    first_turn = c->n_turns == 0;
     int n;
-    int *ids = render_turn(c, first_turn ? c->system : NULL, user, &n);
+    int *ids = render_turn(c, c->n_turns == 0 ? c->system : NULL, user, &n);
     if (!ids)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
     if (c->n_turns == c->cap_turns) {
