@@ -99,23 +99,33 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     return LLM_OK;
 }
 
+/* Bytes of the attention row of query pos: (n_layers, n_heads, pos + 1) floats. */
+static size_t attention_row_bytes(const engine *e, int pos)
+{
+    return (size_t)e->m->config.n_layers * e->m->config.n_heads * (pos + 1) * sizeof(float);
+}
+
+static void free_attention_row(engine *e, int pos)
+{
+    if (!e->attn[pos])
+        return;
+    e->attn_bytes -= attention_row_bytes(e, pos);
+    free(e->attn[pos]);
+    e->attn[pos] = NULL;
+    e->records[pos].attn = NULL;
+}
+
 static void drop_attention_from(engine *e, int pos)
 {
-    for (int p = pos; p < e->ctx; p++) {
-        if (e->attn[p]) {
-            e->attn_bytes -= (size_t)e->m->config.n_layers * e->m->config.n_heads * (p + 1) *
-                             sizeof(float);
-            free(e->attn[p]);
-            e->attn[p] = NULL;
-        }
-    }
+    for (int p = pos; p < e->ctx; p++)
+        free_attention_row(e, p);
 }
 
 void engine_free(engine *e)
 {
     if (!e)
         return;
-    if (e->attn)
+    if (e->attn && e->records)
         drop_attention_from(e, 0);
     free(e->attn);
     free(e->batch_logits);
@@ -160,21 +170,13 @@ static float *attention_row(engine *e, int pos)
 {
     if (!e->opt.capture_attention)
         return NULL;
-    size_t bytes = (size_t)e->m->config.n_layers * e->m->config.n_heads * (pos + 1) * sizeof(float);
+    if (e->attn[pos])
+        return e->attn[pos]; /* the same query again (same size) */
+    size_t bytes = attention_row_bytes(e, pos);
     if (bytes > e->opt.attention_budget)
         return NULL;
     for (int p = 0; p < pos && e->attn_bytes + bytes > e->opt.attention_budget; p++)
-        if (e->attn[p]) {
-            e->attn_bytes -= (size_t)e->m->config.n_layers * e->m->config.n_heads * (p + 1) *
-                             sizeof(float);
-            free(e->attn[p]);
-            e->attn[p] = NULL;
-            e->records[p].attn = NULL;
-        }
-    if (e->attn[pos]) {
-        e->attn_bytes -= bytes;
-        free(e->attn[pos]);
-    }
+        free_attention_row(e, p);
     e->attn[pos] = malloc(bytes);
     if (e->attn[pos])
         e->attn_bytes += bytes;
