@@ -245,9 +245,12 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     }
     trace_writer *tr = NULL;
     repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
-    if (cli_open_trace(o, m, tok, e, &tr) != 0 || chat_new(e, o->system, &r.c, &err) != LLM_OK) {
-        if (!tr && o->trace_path == NULL)
-            fprintf(stderr, "llmchat: %s\n", err.text);
+    if (cli_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
+        engine_free(e);
+        return 1;
+    }
+    if (chat_new(e, o->system, &r.c, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
         cli_close_trace(tr);
         engine_free(e);
         return 1;
