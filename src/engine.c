@@ -28,8 +28,9 @@ struct engine {
     int n;                  /* tokens in the sequence */
     int *tokens;            /* (ctx) */
     step_record *records;   /* (ctx) */
-    float *logits;          /* (vocab) logits of position n-1, valid when have_logits */
-    bool have_logits;
+    const float *logits;    /* (vocab) logits of position n-1, or NULL. Borrowed from the
+                               transformer (or batch_logits): valid until the next forward,
+                               which is also when they stop being n-1's. */
     float *batch_logits;    /* (PREFILL_CHUNK, vocab) */
     float *probs;           /* (vocab) softmax of the logits at probs_of */
     const float *probs_of;  /* the logits probs was computed from, or NULL */
@@ -86,11 +87,10 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->ctx = transformer_ctx(e->tf);
     e->tokens = malloc(sizeof(int) * e->ctx);
     e->records = calloc(e->ctx, sizeof(step_record));
-    e->logits = malloc(sizeof(float) * e->vocab);
     e->batch_logits = malloc(sizeof(float) * (size_t)PREFILL_CHUNK * e->vocab);
     e->probs = malloc(sizeof(float) * e->vocab);
     e->attn = calloc(e->ctx, sizeof(float *));
-    if (!e->tokens || !e->records || !e->logits || !e->batch_logits || !e->probs || !e->attn) {
+    if (!e->tokens || !e->records || !e->batch_logits || !e->probs || !e->attn) {
         engine_free(e);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for a context of %d positions",
                         o->ctx_len);
@@ -130,7 +130,6 @@ void engine_free(engine *e)
     free(e->attn);
     free(e->batch_logits);
     free(e->probs);
-    free(e->logits);
     free(e->records);
     free(e->tokens);
     sampler_free(e->smp);
@@ -280,7 +279,7 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
             return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
                             tokens[i], e->vocab - 1);
     if (e->n > 0 && e->records[e->n - 1].next < 0)
-        finish_record(e, e->n - 1, tokens[0], e->have_logits ? e->logits : NULL, NULL, 0.0);
+        finish_record(e, e->n - 1, tokens[0], e->logits, NULL, 0.0);
 
     double t0 = now_ms();
     bool all_logits = e->opt.record_prompt;
@@ -308,10 +307,8 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
             if (done + i + 1 < n)
                 finish_record(e, pos0 + i, tokens[done + i + 1], li, NULL, 0.0);
         }
-        memcpy(e->logits, last, sizeof(float) * e->vocab);
-        e->probs_of = NULL;
+        e->logits = last;
     }
-    e->have_logits = true;
     e->stats.prefill_tokens = n;
     e->stats.prefill_ms = now_ms() - t0;
     return LLM_OK;
@@ -326,9 +323,8 @@ static void run_token(engine *e, int token, step_phase phase)
     double t0 = now_ms();
     const float *logits = transformer_forward(e->tf, token, pos, attn);
     double ms = now_ms() - t0;
-    memcpy(e->logits, logits, sizeof(float) * e->vocab);
+    e->logits = logits;
     e->probs_of = NULL; /* the buffers were rewritten */
-    e->have_logits = true;
     begin_record(e, pos, token, phase, logits, true, ms);
     e->n = pos + 1;
     e->stats.decode_tokens++;
@@ -337,7 +333,7 @@ static void run_token(engine *e, int token, step_phase phase)
 
 llm_status engine_step(engine *e, int *token, llm_err *err)
 {
-    if (e->n == 0 || !e->have_logits)
+    if (e->n == 0 || !e->logits)
         return llm_fail(err, LLM_ERR_ARG, "nothing to continue: prefill a prompt first");
     int hist = e->opt.sampler.repeat_last_n;
     if (hist > e->n)
@@ -363,7 +359,7 @@ llm_status engine_force(engine *e, int token, llm_err *err)
     if (e->n >= e->ctx)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
     if (e->n > 0)
-        finish_record(e, e->n - 1, token, e->have_logits ? e->logits : NULL, NULL, 0.0);
+        finish_record(e, e->n - 1, token, e->logits, NULL, 0.0);
     run_token(e, token, STEP_FORCED);
     return LLM_OK;
 }
@@ -383,16 +379,15 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
         return LLM_OK;
     drop_attention_from(e, pos);
     e->n = pos;
-    e->have_logits = false;
+    e->logits = NULL;
     if (pos == 0)
         return LLM_OK;
     /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
     step_record *r = &e->records[pos - 1];
     const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
                                               e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
-    memcpy(e->logits, logits, sizeof(float) * e->vocab);
+    e->logits = logits;
     e->probs_of = NULL;
-    e->have_logits = true;
     if (r->n_top == 0)
         fill_top(e, r, logits);
     r->next = -1;
