@@ -1078,6 +1078,23 @@ void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
 /* Below this many multiply-adds a matmul runs on the calling thread. */
 enum { PARALLEL_MIN_WORK = 1 << 16, ROW_RANGES_PER_THREAD = 16, MIN_RANGE_ROWS = 16 };
 
+void quant_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
+                       int r0, int r1)
+{
+    ensure_init();
+    if (w->type == TENSOR_F32)
+        kern.rows_f32(out, w, x, n, r0, r1);
+    else if (w->group % 32 == 0)
+        kern.rows_q8(out, w, xq, n, r0, r1);
+    else
+        rows_q8_scalar(out, w, xq, n, r0, r1);
+}
+
+int quant_row_block(void)
+{
+    return BLOCK_ROWS;
+}
+
 void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
     ensure_init();

@@ -78,6 +78,13 @@ void quant_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
  * for x and xq as quant_matvec, with n vectors. */
 void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
 
+/* Rows r0..r1-1 of quant_matmul's out (n, rows), on the calling thread only: for
+ * callers that run their own parallel region and split the rows themselves. Ranges
+ * that start at a multiple of quant_row_block() give the same bits as quant_matmul. */
+void quant_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
+                       int r0, int r1);
+int quant_row_block(void);
+
 /* Writes row `row` of w as fp32 into out (cols). */
 void quant_dequantize_row(float *out, const tensor *w, int row);
 
