@@ -44,6 +44,16 @@ struct transformer {
      * each holds cap vectors. */
     qbatch *qb[MAX_QBATCHES];
     int n_qb;
+
+    /* The one-token path runs a single parallel region; each thread normalises and
+     * quantizes the shared input itself (no barrier for it) into its own lane. */
+    struct lane {
+        float *xn;                  /* (max(dim, hidden_dim)) normed input */
+        qbatch *qb[MAX_QBATCHES];   /* one vector each, like t->qb */
+    } *lanes;                       /* (n_lanes) */
+    int n_lanes;
+    float *k_new;                   /* (kv_dim) this position's key, before the cache */
+    float *v_new;                   /* (kv_dim) this position's value */
 };
 
 int transformer_ctx(const transformer *t)
@@ -136,6 +146,52 @@ static bool qbatch_register(transformer *t, const tensor *w)
     return true;
 }
 
+static void lanes_free(transformer *t)
+{
+    for (int i = 0; i < t->n_lanes; i++) {
+        free(t->lanes[i].xn);
+        for (int j = 0; j < t->n_qb; j++)
+            qbatch_free(t->lanes[i].qb[j]);
+    }
+    free(t->lanes);
+    t->lanes = NULL;
+    t->n_lanes = 0;
+}
+
+/* Makes one lane per thread the one-token path may use (the OpenMP thread count, at
+ * least 1). On failure the old lanes stay and fewer threads are used. */
+static int lanes_reserve(transformer *t)
+{
+    int want = 1;
+#ifdef _OPENMP
+    want = omp_get_max_threads();
+#endif
+    if (want <= t->n_lanes)
+        return want;
+    const model_config *p = &t->m->config;
+    struct lane *lanes = calloc((size_t)want, sizeof *lanes);
+    bool ok = lanes != NULL;
+    int big = p->dim > p->hidden_dim ? p->dim : p->hidden_dim;
+    for (int i = 0; ok && i < want; i++) {
+        ok = (lanes[i].xn = malloc(sizeof(float) * big)) != NULL;
+        for (int j = 0; ok && j < t->n_qb; j++)
+            ok = (lanes[i].qb[j] = qbatch_new(1, t->qb[j]->len, t->qb[j]->group)) != NULL;
+    }
+    if (!ok) {
+        for (int i = 0; lanes && i < want; i++) {
+            free(lanes[i].xn);
+            for (int j = 0; j < t->n_qb; j++)
+                qbatch_free(lanes[i].qb[j]);
+        }
+        free(lanes);
+        return t->n_lanes ? t->n_lanes : 0;
+    }
+    lanes_free(t);
+    t->lanes = lanes;
+    t->n_lanes = want;
+    return want;
+}
+
 void transformer_free(transformer *t)
 {
     if (!t)
@@ -143,6 +199,9 @@ void transformer_free(transformer *t)
     batch_buffers b = {t->x, t->xb, t->xb2, t->q, t->hb, t->hb2, t->rope, {0}};
     memcpy(b.qb, t->qb, sizeof b.qb);
     buffers_free(&b, t->n_qb);
+    lanes_free(t);
+    free(t->k_new);
+    free(t->v_new);
     free(t->key_cache);
     free(t->value_cache);
     free(t->logits);
@@ -169,14 +228,17 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
     t->att = calloc((size_t)CHUNK * t->ctx, sizeof(float));
     t->att_slots = 1;
-    bool ok = t->key_cache && t->value_cache && t->logits && t->att;
+    t->k_new = malloc(sizeof(float) * p->kv_dim);
+    t->v_new = malloc(sizeof(float) * p->kv_dim);
+    bool ok = t->key_cache && t->value_cache && t->logits && t->att && t->k_new && t->v_new;
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
         const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
         for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
             ok = qbatch_register(t, ws[i]);
     }
-    ok = ok && qbatch_register(t, &m->wcls) && transformer_reserve(t, 1);
+    ok = ok && qbatch_register(t, &m->wcls) && transformer_reserve(t, 1) &&
+         lanes_reserve(t) > 0;
     if (!ok) {
         transformer_free(t);
         char mb[32];
@@ -378,6 +440,204 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
     }
 }
 
+/* ---- one token: a single parallel region ---- */
+
+/* Below this many weight bytes per token the one-token path runs on one thread:
+ * barriers would cost more than the rows they share (the 260K toy models). */
+enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19, RANGES_PER_THREAD = 16, MIN_RANGE_ROWS = 16 };
+
+/* What a thread does with a range of rows of one weight. */
+typedef enum {
+    ROWS_STORE,   /* out[r] = w[r] · x */
+    ROWS_ADD,     /* out[r] = w[r] · x, then add_to[r] += out[r] (a residual) */
+    ROWS_SWIGLU,  /* out[r] = silu(w[r] · x) * (w2[r] · x), out2 holding w2's rows */
+} rows_mode;
+
+typedef struct {
+    rows_mode mode;
+    const tensor *w, *w2;   /* w2: ROWS_SWIGLU's up projection, same shape as w */
+    const float *x;         /* (w->cols) fp32 input, read by F32 weights */
+    const qbatch *xq, *xq2; /* x quantized for w and for w2, read by Q8_0 weights */
+    float *out;             /* (w->rows) */
+    float *out2;            /* (w->rows) ROWS_SWIGLU scratch */
+    float *add_to;          /* (w->rows) ROWS_ADD target */
+} rows_job;
+
+/* Rows per range: a multiple of the kernels' row block (so results do not depend on
+ * the split), about RANGES_PER_THREAD ranges per thread. */
+static int range_rows(const tensor *w, int nt)
+{
+    int block = quant_row_block();
+    int per = w->rows / (nt * RANGES_PER_THREAD);
+    per = (per + block - 1) / block * block;
+    return per < MIN_RANGE_ROWS ? MIN_RANGE_ROWS : per;
+}
+
+static void rows_run(const rows_job *j, int r0, int r1)
+{
+    quant_matmul_rows(j->out, j->w, j->x, j->xq, 1, r0, r1);
+    if (j->mode == ROWS_ADD) {
+        for (int r = r0; r < r1; r++)
+            j->add_to[r] += j->out[r];
+    } else if (j->mode == ROWS_SWIGLU) {
+        quant_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
+        for (int r = r0; r < r1; r++) {
+            float val = j->out[r];
+            val *= 1.0f / (1.0f + expf(-val)); /* silu */
+            j->out[r] = val * j->out2[r];
+        }
+    }
+}
+
+/* Shares the rows of `count` jobs among the threads of the enclosing parallel region:
+ * ranges handed out as threads come free, big ones first (guided), so a thread slowed
+ * by another process takes fewer. No barrier at the end: the caller places it. */
+static void rows_share(const rows_job *jobs, int count, int nt)
+{
+    enum { MAX_JOBS = 4 };
+    int per[MAX_JOBS], first[MAX_JOBS + 1] = {0};
+    for (int j = 0; j < count; j++) {
+        per[j] = range_rows(jobs[j].w, nt);
+        first[j + 1] = first[j] + (jobs[j].w->rows + per[j] - 1) / per[j];
+    }
+#pragma omp for schedule(guided, 1) nowait
+    for (int i = 0; i < first[count]; i++) {
+        int j = 0;
+        while (i >= first[j + 1])
+            j++;
+        int r0 = (i - first[j]) * per[j];
+        int r1 = r0 + per[j] < jobs[j].w->rows ? r0 + per[j] : jobs[j].w->rows;
+        rows_run(&jobs[j], r0, r1);
+    }
+}
+
+/* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
+static const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w)
+{
+    if (w->type != TENSOR_Q8_0)
+        return NULL;
+    for (int i = 0; i < t->n_qb; i++)
+        if (t->qb[i]->len == w->cols && t->qb[i]->group == w->group)
+            return ln->qb[i];
+    return NULL;
+}
+
+/* Quantizes x (len values) into each of the lane's qbatches for that length. */
+static void lane_quantize(const transformer *t, struct lane *ln, const float *x, int len)
+{
+    for (int i = 0; i < t->n_qb; i++)
+        if (t->qb[i]->len == len)
+            qbatch_quantize(ln->qb[i], x, 1);
+}
+
+/* Stores this position's rotated key and value of KV head kh in layer l's cache. */
+static void cache_store(transformer *t, int l, int pos, int kh)
+{
+    const model_config *c = &t->m->config;
+    size_t row = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * c->head_size;
+    memcpy(t->key_cache + row, t->k_new + (size_t)kh * c->head_size,
+           sizeof(float) * c->head_size);
+    memcpy(t->value_cache + row, t->v_new + (size_t)kh * c->head_size,
+           sizeof(float) * c->head_size);
+}
+
+/* Attention of query head h at position pos over layer l's cache into t->xb; att is
+ * this thread's scratch (pos + 1). */
+static void head_attend(transformer *t, int l, int pos, int h, float *att)
+{
+    const model_config *c = &t->m->config;
+    int hs = c->head_size, kv_dim = c->kv_dim;
+    size_t off = (size_t)(h / (c->n_heads / c->n_kv_heads)) * hs;
+    const float *kc = t->key_cache + (size_t)l * t->ctx * kv_dim + off;
+    const float *vc = t->value_cache + (size_t)l * t->ctx * kv_dim + off;
+    quant_attention_f32(t->xb + (size_t)h * hs, c->dim, att, (size_t)pos + 1,
+                        t->q + (size_t)h * hs, c->dim, kc, vc, kv_dim, 1, pos,
+                        hs, 1.0f / sqrtf((float)hs));
+}
+
+/* The whole forward pass of one token in one parallel region: every thread takes
+ * row ranges of each matrix, then waits at one barrier per data dependence (five a
+ * layer). Norms and activation quantization are cheap and are done by every thread
+ * for itself rather than by one thread while the others wait. Attention is shared
+ * by KV head. Writes t->logits. */
+static void forward_one(transformer *t, int token, int pos, float *attn)
+{
+    const model *m = t->m;
+    const model_config *c = &m->config;
+    int dim = c->dim, hidden = c->hidden_dim, hs = c->head_size;
+    int kv_mul = c->n_heads / c->n_kv_heads;
+
+    quant_dequantize_row(t->x, &m->token_embedding, token);
+    rope_angles(t, pos, 1);
+    int threads = lanes_reserve(t);
+    int slots = attention_threads(t);
+    if (slots < threads)
+        threads = slots;
+    if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
+        threads = 1;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int tid = 0, nt = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        struct lane *ln = &t->lanes[tid];
+        float *att = t->att + (size_t)tid * CHUNK * t->ctx; /* (pos + 1) */
+        for (int l = 0; l < c->n_layers; l++) {
+            const model_layer *L = &m->layers[l];
+
+            rmsnorm(ln->xn, t->x, L->rms_att, dim);
+            lane_quantize(t, ln, ln->xn, dim);
+            rows_job qkv[3] = {
+                {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
+                {ROWS_STORE, &L->wk, NULL, ln->xn, lane_input(t, ln, &L->wk), NULL, t->k_new, NULL, NULL},
+                {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
+            };
+            rows_share(qkv, 3, nt);
+#pragma omp barrier
+
+#pragma omp for schedule(static)
+            for (int kh = 0; kh < c->n_kv_heads; kh++) {
+                rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
+                cache_store(t, l, pos, kh);
+                for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
+                    rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
+                    head_attend(t, l, pos, h, att);
+                    if (attn)
+                        memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
+                               sizeof(float) * (pos + 1));
+                }
+            } /* implicit barrier: t->xb is whole */
+
+            lane_quantize(t, ln, t->xb, dim);
+            rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
+                           t->xb2, NULL, t->x};
+            rows_share(&wo, 1, nt);
+#pragma omp barrier
+
+            rmsnorm(ln->xn, t->x, L->rms_ffn, dim);
+            lane_quantize(t, ln, ln->xn, dim);
+            rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
+                            lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
+            rows_share(&ffn, 1, nt);
+#pragma omp barrier
+
+            lane_quantize(t, ln, t->hb, hidden);
+            rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
+                             t->xb2, NULL, t->x};
+            rows_share(&down, 1, nt);
+#pragma omp barrier
+        }
+        rmsnorm(ln->xn, t->x, m->rms_final, dim);
+        lane_quantize(t, ln, ln->xn, dim);
+        rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
+                        t->logits, NULL, NULL};
+        rows_share(&cls, 1, nt);
+    }
+}
+
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
 {
     for (int i = 0; i < n; i++)
@@ -390,7 +650,7 @@ const float *transformer_forward(transformer *t, int token, int pos, float *attn
 {
     if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
         return NULL;
-    forward_chunk(t, &token, 1, pos, NULL, true, &attn);
+    forward_one(t, token, pos, attn);
     return t->logits;
 }
 

@@ -7,6 +7,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "model.h"
 #include "testutil.h"
@@ -608,6 +611,66 @@ START_TEST(test_attention_rows)
 }
 END_TEST
 
+/* ---- thread counts ---- */
+
+/* Logits and attention of `steps` one-token calls (and of one batch) run with
+ * `threads` OpenMP threads into logits (steps + 1, vocab) and attn. */
+static void run_with_threads(const model *m, int threads, const int *ids, int steps,
+                             float *logits, float *attn)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+    const model_config *c = &m->config;
+    transformer *t = new_transformer(m, 64);
+    size_t rows = (size_t)c->n_layers * c->n_heads;
+    for (int pos = 0; pos < steps; pos++) {
+        const float *l = transformer_forward(t, ids[pos], pos, attn);
+        memcpy(logits + (size_t)pos * c->vocab_size, l, sizeof(float) * c->vocab_size);
+        attn += rows * (pos + 1);
+    }
+    const float *l = transformer_forward_batch(t, ids, steps, 0, NULL, NULL);
+    memcpy(logits + (size_t)steps * c->vocab_size, l, sizeof(float) * c->vocab_size);
+    transformer_free(t);
+}
+
+/* The one-token path splits rows and heads among threads in one parallel region;
+ * how many threads there are must not change a single bit of what it computes. */
+START_TEST(test_threads_agree)
+{
+    const char *files[] = {"models/babyllama_tok105_model5000.bin", "models/stories260K.bin"};
+    for (int f = 0; f < 2; f++)
+        for (int type = 0; type < 2; type++) {
+            model *m = open_model(files[f], type ? TENSOR_Q8_0 : TENSOR_F32);
+            const model_config *c = &m->config;
+            enum { STEPS = 40 };
+            int ids[STEPS];
+            for (int i = 0; i < STEPS; i++)
+                ids[i] = i == 0 ? 1 : (i * 31 + 7) % c->vocab_size;
+            size_t n_logits = (size_t)(STEPS + 1) * c->vocab_size;
+            size_t n_attn = (size_t)c->n_layers * c->n_heads * STEPS * (STEPS + 1) / 2;
+            float *l1 = malloc(sizeof(float) * n_logits), *l3 = malloc(sizeof(float) * n_logits);
+            float *a1 = malloc(sizeof(float) * n_attn), *a3 = malloc(sizeof(float) * n_attn);
+            run_with_threads(m, 1, ids, STEPS, l1, a1);
+            run_with_threads(m, 3, ids, STEPS, l3, a3);
+            ck_assert_msg(memcmp(l1, l3, sizeof(float) * n_logits) == 0,
+                          "%s: logits differ between 1 and 3 threads", files[f]);
+            ck_assert_msg(memcmp(a1, a3, sizeof(float) * n_attn) == 0,
+                          "%s: attention differs between 1 and 3 threads", files[f]);
+            free(l1);
+            free(l3);
+            free(a1);
+            free(a3);
+            model_close(m);
+        }
+#ifdef _OPENMP
+    omp_set_num_threads(omp_get_num_procs());
+#endif
+}
+END_TEST
+
 /* ---- odd shapes ---- */
 
 /* Writes a random v0 model with widths that are not multiples of 32 (rows padded in
@@ -744,6 +807,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_batch_equals_sequential);
     tcase_add_test(core, test_attention_rows);
     tcase_add_test(core, test_odd_shapes);
+    tcase_add_test(core, test_threads_agree);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_set_timeout(limits, 60);
