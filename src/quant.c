@@ -15,6 +15,13 @@
  * tiles of 64 that stay in cache while a range's rows are reused across them.
  * The fp32 attention helpers are single-threaded: they run inside the caller's region.
  *
+ * The int8 KV-cache attention (quant_attention_q8) streams one head's int8 key rows,
+ * then its value rows, converting each byte to fp32 on the fly (sign-extend, convert,
+ * FMA): exact up to fp32 rounding. From memory it is as fast as a VNNI dot with an
+ * int8-quantized query (both within a few percent of a plain read of the cache; VNNI
+ * only wins when the cache sits in L2/L3), so the query is not quantized. Keys go 4 at
+ * a time, each row prefetched prefetch_bytes ahead like the matvec weights.
+ *
  * The int8 trick (AVX-512 VNNI): vpdpbusd multiplies unsigned by signed bytes, so
  * the weights are offset to unsigned (w + 128, an XOR with 0x80) and the excess
  * 128 * sum(x), computed once per activation chunk with another vpdpbusd, seeds the
@@ -64,6 +71,10 @@ typedef void (*attention_fn)(float *out, size_t out_stride, float *att, size_t a
                              const float *q, size_t q_stride, const float *k, const float *v,
                              size_t kv_stride, int n, int pos, int hs, float scale);
 typedef void (*quantize_fn)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
+typedef void (*attention_q8_fn)(float *out, float *att, const float *q, const int8_t *k,
+                                const float *ks, const int8_t *v, const float *vs, int n_keys,
+                                int hs, float scale);
+typedef void (*dequantize_rows_fn)(float *out, const int8_t *q, const float *s, int n_rows, int hs);
 
 static struct {
     bool ready;
@@ -76,6 +87,8 @@ static struct {
     rows_axpy_fn rows_axpy;
     softmax_fn softmax;
     attention_fn attention;
+    attention_q8_fn attention_q8;
+    dequantize_rows_fn dequantize_rows;
 } kern;
 
 enum {
@@ -250,6 +263,38 @@ static void attention_rows(float *out, size_t out_stride, float *att, size_t att
     }
 }
 
+/* The int8 KV attention, plain C: each score is (q · k[t]) * scale * ks[t], the dot summed
+ * in fp32 in order, the softmax is the scalar one, and out sums the value rows in key order,
+ * each weighted by att[t] * vs[t]. */
+static void attention_q8_scalar(float *out, float *att, const float *q, const int8_t *k,
+                                const float *ks, const int8_t *v, const float *vs, int n_keys,
+                                int hs, float scale)
+{
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *kr = k + (size_t)t * hs;
+        float d = 0.0f;
+        for (int j = 0; j < hs; j++)
+            d += q[j] * (float)kr[j];
+        att[t] = d * scale * ks[t];
+    }
+    softmax_scalar(att, n_keys);
+    for (int j = 0; j < hs; j++)
+        out[j] = 0.0f;
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *vr = v + (size_t)t * hs;
+        float w = att[t] * vs[t];
+        for (int j = 0; j < hs; j++)
+            out[j] += w * (float)vr[j];
+    }
+}
+
+static void dequantize_rows_scalar(float *out, const int8_t *q, const float *s, int n_rows, int hs)
+{
+    for (int r = 0; r < n_rows; r++)
+        for (int j = 0; j < hs; j++)
+            out[(size_t)r * hs + j] = (float)q[(size_t)r * hs + j] * s[r];
+}
+
 /* exp for the SIMD softmax (Cephes expf): x = k ln2 + r, |r| <= ln2 / 2, exp(r) by a
  * degree-7 polynomial, times 2^k. Inputs are <= 0 here (x - max). Below -87.3 it
  * returns exp(-87.3) ~ 1e-38 where expf gives a denormal or 0: invisible once divided
@@ -316,6 +361,67 @@ static inline size_t prefetch_bytes(size_t row_bytes)
     size_t block = BLOCK_ROWS * row_bytes;
     return block > 8192 ? block : 8192;
 }
+
+/* Prefetches the KV row at `row` (len bytes) `ahead` bytes on. Rows are contiguous,
+ * so one prefetch per 64 bytes of each row reaches every line of the stream. Forced
+ * inline: as a call GCC finds it free of side effects and deletes it. */
+INLINE void prefetch_kv_row(const int8_t *row, int len, size_t ahead)
+{
+    for (int o = 0; o < len; o += 64)
+        _mm_prefetch((const char *)row + ahead + o, _MM_HINT_T0);
+}
+
+/* Calls fn(N, FULL, ...) with literal N in 1..8 (16-lane chunks of a row) and FULL
+ * (the last chunk is whole), so the chunk loops unroll into registers. */
+#define CHUNK_DISPATCH8(fn, n, full, ...)                                  \
+    do {                                                                   \
+        switch ((n) * 2 + ((full) ? 1 : 0)) {                              \
+        case 2: fn(1, 0, __VA_ARGS__); break;                              \
+        case 3: fn(1, 1, __VA_ARGS__); break;                              \
+        case 4: fn(2, 0, __VA_ARGS__); break;                              \
+        case 5: fn(2, 1, __VA_ARGS__); break;                              \
+        case 6: fn(3, 0, __VA_ARGS__); break;                              \
+        case 7: fn(3, 1, __VA_ARGS__); break;                              \
+        case 8: fn(4, 0, __VA_ARGS__); break;                              \
+        case 9: fn(4, 1, __VA_ARGS__); break;                              \
+        case 10: fn(5, 0, __VA_ARGS__); break;                             \
+        case 11: fn(5, 1, __VA_ARGS__); break;                             \
+        case 12: fn(6, 0, __VA_ARGS__); break;                             \
+        case 13: fn(6, 1, __VA_ARGS__); break;                             \
+        case 14: fn(7, 0, __VA_ARGS__); break;                             \
+        case 15: fn(7, 1, __VA_ARGS__); break;                             \
+        case 16: fn(8, 0, __VA_ARGS__); break;                             \
+        default: fn(8, 1, __VA_ARGS__); break;                             \
+        }                                                                  \
+    } while (0)
+
+/* Calls fn(N, ...) with literal N in 0..16 (8-lane chunks of a row). */
+#define CHUNK_DISPATCH16(fn, n, ...)                                       \
+    do {                                                                   \
+        switch (n) {                                                       \
+        case 0: fn(0, __VA_ARGS__); break;                                 \
+        case 1: fn(1, __VA_ARGS__); break;                                 \
+        case 2: fn(2, __VA_ARGS__); break;                                 \
+        case 3: fn(3, __VA_ARGS__); break;                                 \
+        case 4: fn(4, __VA_ARGS__); break;                                 \
+        case 5: fn(5, __VA_ARGS__); break;                                 \
+        case 6: fn(6, __VA_ARGS__); break;                                 \
+        case 7: fn(7, __VA_ARGS__); break;                                 \
+        case 8: fn(8, __VA_ARGS__); break;                                 \
+        case 9: fn(9, __VA_ARGS__); break;                                 \
+        case 10: fn(10, __VA_ARGS__); break;                               \
+        case 11: fn(11, __VA_ARGS__); break;                               \
+        case 12: fn(12, __VA_ARGS__); break;                               \
+        case 13: fn(13, __VA_ARGS__); break;                               \
+        case 14: fn(14, __VA_ARGS__); break;                               \
+        case 15: fn(15, __VA_ARGS__); break;                               \
+        default: fn(16, __VA_ARGS__); break;                               \
+        }                                                                  \
+    } while (0)
+
+/* Value rows are summed in slices of this many values, each slice's accumulators in
+ * registers (8 zmm or 16 ymm); a head of 128 is one slice, so one pass over V. */
+enum { KV_SLICE = 128 };
 
 /* ---- AVX2 + FMA ---- */
 TARGET_BEGIN("avx2,fma")
@@ -542,6 +648,129 @@ static void softmax_avx2(float *x, int n)
         _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
     for (; i < n; i++)
         x[i] *= 1.0f / sum;
+}
+
+/* 8 int8 at p as fp32 */
+INLINE __m256 q8x8_ps(const int8_t *p)
+{
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+/* The horizontal sums of four vectors, in order. */
+INLINE __m128 hsum4_256(__m256 a0, __m256 a1, __m256 a2, __m256 a3)
+{
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+/* Dots of q with 4 key rows, 8 values a step, the last hs % 8 in plain C. */
+INLINE __m128 dots4_q8_avx2(const float *q, const int8_t *r0, const int8_t *r1,
+                            const int8_t *r2, const int8_t *r3, int hs)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int j = 0;
+    for (; j + 8 <= hs; j += 8) {
+        __m256 qv = _mm256_loadu_ps(q + j);
+        a0 = _mm256_fmadd_ps(q8x8_ps(r0 + j), qv, a0);
+        a1 = _mm256_fmadd_ps(q8x8_ps(r1 + j), qv, a1);
+        a2 = _mm256_fmadd_ps(q8x8_ps(r2 + j), qv, a2);
+        a3 = _mm256_fmadd_ps(q8x8_ps(r3 + j), qv, a3);
+    }
+    __m128 d = hsum4_256(a0, a1, a2, a3);
+    if (j < hs) {
+        float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (; j < hs; j++) {
+            t[0] += q[j] * (float)r0[j];
+            t[1] += q[j] * (float)r1[j];
+            t[2] += q[j] * (float)r2[j];
+            t[3] += q[j] * (float)r3[j];
+        }
+        d = _mm_add_ps(d, _mm_loadu_ps(t));
+    }
+    return d;
+}
+
+/* Scores of all keys, 4 at a time. The last block, when partial, repeats its first row
+ * in the missing places and keeps only its own lanes, so a key's score has the same
+ * bits whichever block it ends up in. */
+static void scores_q8_avx2(float *s, const float *q, const int8_t *k, const float *ks,
+                           int n_keys, int hs, float scale, size_t ahead)
+{
+    const __m128 vscale = _mm_set1_ps(scale);
+    int t = 0;
+    for (; t + 4 <= n_keys; t += 4) {
+        const int8_t *kb = k + (size_t)t * hs;
+        prefetch_kv_row(kb, 4 * hs, ahead);
+        __m128 d = dots4_q8_avx2(q, kb, kb + hs, kb + 2 * (size_t)hs, kb + 3 * (size_t)hs, hs);
+        _mm_storeu_ps(s + t, _mm_mul_ps(_mm_mul_ps(d, vscale), _mm_loadu_ps(ks + t)));
+    }
+    if (t < n_keys) {
+        int nk = n_keys - t;
+        const int8_t *kb = k + (size_t)t * hs;
+        const int8_t *r1 = nk > 1 ? kb + hs : kb, *r2 = nk > 2 ? kb + 2 * (size_t)hs : kb;
+        float d[4];
+        _mm_storeu_ps(d, dots4_q8_avx2(q, kb, r1, r2, kb, hs));
+        for (int r = 0; r < nk; r++)
+            s[t + r] = d[r] * scale * ks[t + r];
+    }
+}
+
+/* out (len) = Σ_t att[t] * vs[t] * v[t][0..len), v rows hs apart: N ymm accumulators
+ * for the first 8N values (N = len / 8), plain C for the rest. */
+INLINE void values_q8_avx2(int N, float *out, const float *att, const int8_t *v, const float *vs,
+                           int n_keys, int hs, int len, size_t ahead)
+{
+    __m256 acc[16];
+    float tail[8] = {0};
+#pragma GCC unroll 16
+    for (int c = 0; c < N; c++)
+        acc[c] = _mm256_setzero_ps();
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *vr = v + (size_t)t * hs;
+        prefetch_kv_row(vr, len, ahead);
+        float wt = att[t] * vs[t];
+        __m256 w = _mm256_set1_ps(wt);
+#pragma GCC unroll 16
+        for (int c = 0; c < N; c++)
+            acc[c] = _mm256_fmadd_ps(w, q8x8_ps(vr + 8 * c), acc[c]);
+        for (int j = 8 * N; j < len; j++)
+            tail[j - 8 * N] += wt * (float)vr[j];
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < N; c++)
+        _mm256_storeu_ps(out + 8 * c, acc[c]);
+    for (int j = 8 * N; j < len; j++)
+        out[j] = tail[j - 8 * N];
+}
+
+#define VALUES_Q8_AVX2(N, ...) values_q8_avx2(N, __VA_ARGS__)
+
+static void attention_q8_avx2(float *out, float *att, const float *q, const int8_t *k,
+                              const float *ks, const int8_t *v, const float *vs, int n_keys,
+                              int hs, float scale)
+{
+    size_t ahead = prefetch_bytes(hs);
+    scores_q8_avx2(att, q, k, ks, n_keys, hs, scale, ahead);
+    softmax_avx2(att, n_keys);
+    for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
+        int len = hs - j0 < KV_SLICE ? hs - j0 : KV_SLICE;
+        CHUNK_DISPATCH16(VALUES_Q8_AVX2, len / 8, out + j0, att, v + j0, vs, n_keys, hs, len,
+                         ahead);
+    }
+}
+
+static void dequantize_rows_avx2(float *out, const int8_t *q, const float *s, int n_rows, int hs)
+{
+    for (int r = 0; r < n_rows; r++) {
+        const int8_t *qr = q + (size_t)r * hs;
+        float *o = out + (size_t)r * hs;
+        __m256 sv = _mm256_set1_ps(s[r]);
+        int j = 0;
+        for (; j + 8 <= hs; j += 8)
+            _mm256_storeu_ps(o + j, _mm256_mul_ps(q8x8_ps(qr + j), sv));
+        for (; j < hs; j++)
+            o[j] = (float)qr[j] * s[r];
+    }
 }
 
 TARGET_END
@@ -934,6 +1163,132 @@ static void attention_avx512(float *out, size_t out_stride, float *att, size_t a
     }
 }
 
+/* 16 int8 at p as fp32: a whole chunk loads 16 bytes, a row's last partial one loads
+ * under m (no byte past the row is read). */
+INLINE __m512 q8x16_ps(const int8_t *p, __mmask16 m, int whole)
+{
+    __m128i b = whole ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi8(m, p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+
+INLINE __mmask16 mask16_upto(int n)
+{
+    return n >= 16 ? 0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+}
+
+/* Scores of all keys for hs <= 128: q in N zmm (N = ceil(hs / 16); FULL: hs % 16 == 0),
+ * keys 4 at a time (the 4 x 4-way horizontal sum), the last few one at a time with
+ * hsum1_512, which adds in the same order. */
+INLINE void scores_q8_avx512(int N, int FULL, float *s, const float *q, const int8_t *k,
+                             const float *ks, int n_keys, int hs, float scale, size_t ahead)
+{
+    __m512 qv[8];
+    __mmask16 m[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < N; c++) {
+        m[c] = mask16_upto(hs - 16 * c);
+        qv[c] = _mm512_maskz_loadu_ps(m[c], q + 16 * c);
+    }
+    const __m128 vscale = _mm_set1_ps(scale);
+    int t = 0;
+    for (; t + 4 <= n_keys; t += 4) {
+        const int8_t *kb = k + (size_t)t * hs;
+        __m512 acc[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            const int8_t *row = kb + (size_t)r * hs;
+            prefetch_kv_row(row, hs, ahead);
+            acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+            for (int c = 0; c < N; c++)
+                acc[r] = _mm512_fmadd_ps(q8x16_ps(row + 16 * c, m[c], FULL || c < N - 1), qv[c],
+                                         acc[r]);
+        }
+        __m128 d = hsum4_512(acc[0], acc[1], acc[2], acc[3]);
+        _mm_storeu_ps(s + t, _mm_mul_ps(_mm_mul_ps(d, vscale), _mm_loadu_ps(ks + t)));
+    }
+    for (; t < n_keys; t++) {
+        const int8_t *row = k + (size_t)t * hs;
+        __m512 acc = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int c = 0; c < N; c++)
+            acc = _mm512_fmadd_ps(q8x16_ps(row + 16 * c, m[c], FULL || c < N - 1), qv[c], acc);
+        s[t] = hsum1_512(acc) * scale * ks[t];
+    }
+}
+
+/* Scores for hs > 128: one key at a time, q reloaded from L1 every chunk. */
+static void scores_q8_any_avx512(float *s, const float *q, const int8_t *k, const float *ks,
+                                 int n_keys, int hs, float scale, size_t ahead)
+{
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *row = k + (size_t)t * hs;
+        prefetch_kv_row(row, hs, ahead);
+        __m512 acc = _mm512_setzero_ps();
+        for (int j = 0; j < hs; j += 16) {
+            __mmask16 m = mask16_upto(hs - j);
+            acc = _mm512_fmadd_ps(q8x16_ps(row + j, m, 0), _mm512_maskz_loadu_ps(m, q + j), acc);
+        }
+        s[t] = hsum1_512(acc) * scale * ks[t];
+    }
+}
+
+/* out (len) = Σ_t att[t] * vs[t] * v[t][0..len), v rows hs apart, len <= KV_SLICE:
+ * N zmm accumulators (N = ceil(len / 16); FULL: len % 16 == 0), keys in order. */
+INLINE void values_q8_avx512(int N, int FULL, float *out, const float *att, const int8_t *v,
+                             const float *vs, int n_keys, int hs, int len, size_t ahead)
+{
+    __m512 acc[8];
+    __mmask16 m[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < N; c++) {
+        acc[c] = _mm512_setzero_ps();
+        m[c] = mask16_upto(len - 16 * c);
+    }
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *vr = v + (size_t)t * hs;
+        prefetch_kv_row(vr, len, ahead);
+        __m512 w = _mm512_set1_ps(att[t] * vs[t]);
+#pragma GCC unroll 8
+        for (int c = 0; c < N; c++)
+            acc[c] = _mm512_fmadd_ps(w, q8x16_ps(vr + 16 * c, m[c], FULL || c < N - 1), acc[c]);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < N; c++)
+        _mm512_mask_storeu_ps(out + 16 * c, m[c], acc[c]);
+}
+
+static void attention_q8_avx512(float *out, float *att, const float *q, const int8_t *k,
+                                const float *ks, const int8_t *v, const float *vs, int n_keys,
+                                int hs, float scale)
+{
+    size_t ahead = prefetch_bytes(hs);
+    if (hs <= KV_SLICE)
+        CHUNK_DISPATCH8(scores_q8_avx512, (hs + 15) / 16, hs % 16 == 0, att, q, k, ks, n_keys,
+                        hs, scale, ahead);
+    else
+        scores_q8_any_avx512(att, q, k, ks, n_keys, hs, scale, ahead);
+    softmax_avx512(att, n_keys);
+    for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
+        int len = hs - j0 < KV_SLICE ? hs - j0 : KV_SLICE;
+        CHUNK_DISPATCH8(values_q8_avx512, (len + 15) / 16, len % 16 == 0, out + j0, att, v + j0,
+                        vs, n_keys, hs, len, ahead);
+    }
+}
+
+static void dequantize_rows_avx512(float *out, const int8_t *q, const float *s, int n_rows, int hs)
+{
+    for (int r = 0; r < n_rows; r++) {
+        const int8_t *qr = q + (size_t)r * hs;
+        float *o = out + (size_t)r * hs;
+        __m512 sv = _mm512_set1_ps(s[r]);
+        for (int j = 0; j < hs; j += 16) {
+            __mmask16 m = mask16_upto(hs - j);
+            _mm512_mask_storeu_ps(o + j, m, _mm512_mul_ps(q8x16_ps(qr + j, m, hs - j >= 16), sv));
+        }
+    }
+}
+
 TARGET_END
 
 #endif /* QUANT_X86 */
@@ -991,6 +1346,8 @@ quant_isa quant_init(quant_isa wanted)
     kern.rows_axpy = rows_axpy_scalar;
     kern.softmax = softmax_scalar;
     kern.attention = attention_rows;
+    kern.attention_q8 = attention_q8_scalar;
+    kern.dequantize_rows = dequantize_rows_scalar;
 #if QUANT_X86
     if (isa == QUANT_ISA_AVX2) {
         kern.rows_q8 = rows_q8_avx2;
@@ -999,6 +1356,8 @@ quant_isa quant_init(quant_isa wanted)
         kern.rows_dot = rows_dot_avx2;
         kern.rows_axpy = rows_axpy_avx2;
         kern.softmax = softmax_avx2;
+        kern.attention_q8 = attention_q8_avx2;
+        kern.dequantize_rows = dequantize_rows_avx2;
     } else if (isa == QUANT_ISA_AVX512_VNNI) {
         kern.rows_q8 = rows_q8_avx512;
         kern.rows_f32 = rows_f32_avx512;
@@ -1008,6 +1367,8 @@ quant_isa quant_init(quant_isa wanted)
         kern.rows_axpy = rows_axpy_avx512;
         kern.softmax = softmax_avx512;
         kern.attention = attention_avx512;
+        kern.attention_q8 = attention_q8_avx512;
+        kern.dequantize_rows = dequantize_rows_avx512;
     }
 #endif
     __atomic_store_n(&kern.ready, true, __ATOMIC_RELEASE);
@@ -1061,6 +1422,19 @@ void quant_attention_f32(float *out, size_t out_stride, float *att, size_t att_s
     ensure_init();
     kern.attention(out, out_stride, att, att_stride, q, q_stride, k, v, kv_stride, n, pos, hs,
                    scale);
+}
+
+void quant_attention_q8(float *out, float *att, const float *q, const int8_t *k, const float *ks,
+                        const int8_t *v, const float *vs, int n_keys, int hs, float scale)
+{
+    ensure_init();
+    kern.attention_q8(out, att, q, k, ks, v, vs, n_keys, hs, scale);
+}
+
+void quant_dequantize_q8_rows(float *out, const int8_t *q, const float *s, int n_rows, int hs)
+{
+    ensure_init();
+    kern.dequantize_rows(out, q, s, n_rows, hs);
 }
 
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

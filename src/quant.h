@@ -112,6 +112,27 @@ void quant_attention_f32(float *out, size_t out_stride, float *att, size_t att_s
                          const float *q, size_t q_stride, const float *k, const float *v,
                          size_t kv_stride, int n, int pos, int hs, float scale);
 
+/* The int8 KV cache: per layer and KV head, key rows k (n_keys, hs) int8, row t at
+ * k + t * hs, with one fp32 scale per row ks (n_keys), each row quantized by
+ * quant_quantize_row(k + t * hs, ks + t, x, hs, hs, hs) (symmetric, q in [-127, 127]);
+ * values v / vs the same.
+ *
+ * Attention of one query over one head's int8 KV cache (a decode step). Single-threaded.
+ *   q:      (hs) fp32
+ *   k, v:   (n_keys, hs) int8 rows, row t at k + t * hs (same for v)
+ *   ks, vs: (n_keys) row scales
+ *   att:    scratch (n_keys); on return the softmaxed weights
+ *   out:    (hs) = Σ_t att[t] * vs[t] * v[t] (overwritten)
+ * scores[t] = scale * ks[t] * (q · k[t]). Any hs >= 1, n_keys >= 1. Every kernel set
+ * converts the int8 values to fp32 (the query is not quantized), so the result is the
+ * fp32 attention of the dequantized rows up to fp32 rounding. */
+void quant_attention_q8(float *out, float *att, const float *q, const int8_t *k, const float *ks,
+                        const int8_t *v, const float *vs, int n_keys, int hs, float scale);
+
+/* out (n_rows, hs) = q (n_rows, hs) rows times their scales s (n_rows), exactly
+ * (float)q * s: what prefill's batched fp32 attention reads. Single-threaded. */
+void quant_dequantize_q8_rows(float *out, const int8_t *q, const float *s, int n_rows, int hs);
+
 /* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
  * (Σ a·b) * as * bs. `len` is a multiple of group. Exposed for tests and the bench. */
 float quant_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,

@@ -5,11 +5,16 @@
  * quant_matvec vs a scalar loop over quant_dot_q8_ref, F32 kernels vs a double
  * precision sum. Shapes cover padded rows (cols not a multiple of the group), rows
  * not a multiple of the kernel's row block, and batches of 1, 3 and 17 vectors.
+ * The int8 KV-cache attention (quant_attention_q8) is compared with its plain-C twin
+ * (the scalar kernel set), with quant_attention_f32 on the dequantized rows, and with
+ * double-precision attention on the rows before quantization.
  * "core": agreement on random data; "limits": zero rows, ±127, round-trip bounds. */
 #include "testutil.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "model.h"
 #include "quant.h"
@@ -456,6 +461,274 @@ START_TEST(test_attention)
 }
 END_TEST
 
+
+/* ---- int8 KV-cache attention ---- */
+
+/* One head's int8 KV cache made by quantizing random fp32 rows (the same way the
+ * transformer fills it), each row with its own amplitude so the row scales differ. */
+typedef struct {
+    int n, hs;
+    float *kf, *vf;   /* (n, hs): the rows before quantization */
+    int8_t *k, *v;    /* (n, hs) */
+    float *ks, *vs;   /* (n) */
+    float *kd, *vd;   /* (n, hs): dequantized rows */
+} kv_head;
+
+static kv_head kv_new(int n, int hs, float kamp, float vamp)
+{
+    kv_head h = {.n = n, .hs = hs};
+    size_t sz = (size_t)n * hs;
+    h.kf = malloc(sizeof(float) * sz);
+    h.vf = malloc(sizeof(float) * sz);
+    h.k = malloc(sz);
+    h.v = malloc(sz);
+    h.ks = malloc(sizeof(float) * n);
+    h.vs = malloc(sizeof(float) * n);
+    h.kd = malloc(sizeof(float) * sz);
+    h.vd = malloc(sizeof(float) * sz);
+    for (int t = 0; t < n; t++) {
+        float ka = kamp * (0.1f + fabsf(rng_f())), va = vamp * (0.1f + fabsf(rng_f()));
+        for (int j = 0; j < hs; j++) {
+            h.kf[(size_t)t * hs + j] = ka * rng_f();
+            h.vf[(size_t)t * hs + j] = va * rng_f();
+        }
+        quant_quantize_row(h.k + (size_t)t * hs, h.ks + t, h.kf + (size_t)t * hs, hs, hs, hs);
+        quant_quantize_row(h.v + (size_t)t * hs, h.vs + t, h.vf + (size_t)t * hs, hs, hs, hs);
+    }
+    quant_dequantize_q8_rows(h.kd, h.k, h.ks, n, hs);
+    quant_dequantize_q8_rows(h.vd, h.v, h.vs, n, hs);
+    return h;
+}
+
+static void kv_free(kv_head *h)
+{
+    free(h->kf);
+    free(h->vf);
+    free(h->k);
+    free(h->v);
+    free(h->ks);
+    free(h->vs);
+    free(h->kd);
+    free(h->vd);
+}
+
+/* Relative tolerance on att between two fp32 evaluations of the same attention that sum
+ * in different orders. A score is a dot of hs terms times two factors: any two orders
+ * differ by at most (hs + 2) eps * m_t, m_t = scale * ks * Σ|q k|. A weight moves by its
+ * own score's error and the normaliser's (2 * max); exp and the sum of n_keys weights
+ * add (n_keys + 8) eps, and rounding x - max adds |x - max| eps. */
+static double att_rel_tol(const kv_head *h, const float *q, float scale)
+{
+    double worst = 0.0, smax = 0.0;
+    for (int t = 0; t < h->n; t++) {
+        double m = 0.0, d = 0.0;
+        for (int j = 0; j < h->hs; j++) {
+            m += fabs((double)q[j] * h->k[(size_t)t * h->hs + j]);
+            d += (double)q[j] * h->k[(size_t)t * h->hs + j];
+        }
+        m *= fabs((double)scale * h->ks[t]);
+        worst = fmax(worst, (h->hs + 2) * FLT_EPSILON * m);
+        smax = fmax(smax, fabs(d * scale * h->ks[t]));
+    }
+    return 2.0 * worst + (h->n + 8 + 2.0 * smax) * FLT_EPSILON;
+}
+
+/* out[j] may move by rel * M_j from the weights plus (n_keys + 2) eps * M_j from its
+ * own sum, M_j = Σ_t att[t] * vs[t] * |v[t][j]|. */
+static void check_q8_out(const char *what, const kv_head *h, const float *got, const float *want,
+                         const float *att, double rel)
+{
+    for (int j = 0; j < h->hs; j++) {
+        double mag = 0.0;
+        for (int t = 0; t < h->n; t++)
+            mag += fabs((double)att[t] * h->vs[t] * h->v[(size_t)t * h->hs + j]);
+        double tol = (rel + (h->n + 2) * FLT_EPSILON) * mag + 1e-30;
+        ck_assert_msg(fabs((double)got[j] - want[j]) <= tol,
+                      "%s: hs %d n_keys %d: out[%d] = %.9g, want %.9g (±%.3g)", what, h->hs, h->n,
+                      j, got[j], want[j], tol);
+    }
+}
+
+static void check_q8_att(const char *what, const kv_head *h, const float *got, const float *want,
+                         double rel)
+{
+    double sum = 0.0;
+    for (int t = 0; t < h->n; t++) {
+        ck_assert_msg(fabs((double)got[t] - want[t]) <= rel * want[t] + 1e-37,
+                      "%s: hs %d n_keys %d: att[%d] = %.9g, want %.9g (rel ±%.3g)", what, h->hs,
+                      h->n, t, got[t], want[t], rel);
+        sum += got[t];
+    }
+    ck_assert_msg(fabs(sum - 1.0) <= (h->n + 4) * FLT_EPSILON, "%s: hs %d n_keys %d: Σ att = %.9g",
+                  what, h->hs, h->n, sum);
+}
+
+START_TEST(test_attention_q8)
+{
+    /* every ISA vs the plain-C twin (the scalar kernel set), and vs quant_attention_f32
+     * over the dequantized rows; head sizes with tails and above one 128-value slice */
+    rng_state = 0x3c6ef372fe94f82bull;
+    static const int hss[] = {8, 48, 64, 128, 1, 7, 100, 200};
+    static const int ns[] = {1, 3, 17, 300};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            int hs = hss[hi], n = ns[ni];
+            kv_head h = kv_new(n, hs, 2.0f, 1.0f);
+            float *q = random_vecs(1, hs, 1.5f);
+            float scale = 1.0f / sqrtf((float)hs);
+            float *want = malloc(sizeof(float) * hs), *got = malloc(sizeof(float) * hs);
+            float *watt = malloc(sizeof(float) * n), *att = malloc(sizeof(float) * n);
+            double rel = att_rel_tol(&h, q, scale);
+            quant_init(QUANT_ISA_SCALAR);
+            quant_attention_q8(want, watt, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
+            for (int j = 0; j < k; j++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s vs twin", quant_isa_name(isas[j]));
+                quant_init(isas[j]);
+                for (int i = 0; i < hs; i++)
+                    got[i] = NAN;
+                for (int t = 0; t < n; t++)
+                    att[t] = NAN;
+                quant_attention_q8(got, att, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
+                check_q8_att(what, &h, att, watt, rel);
+                check_q8_out(what, &h, got, want, watt, rel);
+
+                /* the fp32 kernel on the dequantized rows: the same numbers up to rounding
+                 * (dequantizing rounds each k and v once more) */
+                snprintf(what, sizeof what, "%s vs quant_attention_f32", quant_isa_name(isas[j]));
+                float *fout = malloc(sizeof(float) * hs), *fatt = malloc(sizeof(float) * n);
+                quant_attention_f32(fout, hs, fatt, n, q, hs, h.kd, h.vd, hs, 1, n - 1, hs, scale);
+                check_q8_att(what, &h, att, fatt, rel + 4 * FLT_EPSILON);
+                check_q8_out(what, &h, got, fout, fatt, rel + 4 * FLT_EPSILON);
+                free(fout);
+                free(fatt);
+            }
+            free(want);
+            free(got);
+            free(watt);
+            free(att);
+            free(q);
+            kv_free(&h);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
+START_TEST(test_attention_q8_vs_unquantized)
+{
+    /* what the transformer relies on: attention over the int8 cache stays within the
+     * quantization bound of exact attention over the rows it was made from. Each k and
+     * v value is off by at most half a step (0.5 * its row scale), so score t moves by
+     * at most d_t = scale * ks[t] / 2 * Σ|q|, each weight by a factor within
+     * exp(±2 max d), and out[j] by (exp(2 max d) - 1) * Σ att|v| + Σ att * vs / 2. */
+    rng_state = 0x510e527fade682d1ull;
+    static const int hss[] = {8, 48, 64, 128};
+    static const int ns[] = {3, 17, 300};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            int hs = hss[hi], n = ns[ni];
+            kv_head h = kv_new(n, hs, 2.0f, 1.0f);
+            float *q = random_vecs(1, hs, 1.5f);
+            float scale = 1.0f / sqrtf((float)hs);
+            double *w = malloc(sizeof(double) * n), qabs = 0.0, dmax = 0.0, wmax = -1e300;
+            for (int j = 0; j < hs; j++)
+                qabs += fabs(q[j]);
+            for (int t = 0; t < n; t++) {
+                double d = 0.0;
+                for (int j = 0; j < hs; j++)
+                    d += (double)q[j] * h.kf[(size_t)t * hs + j];
+                w[t] = d * scale;
+                wmax = fmax(wmax, w[t]);
+                dmax = fmax(dmax, scale * h.ks[t] * 0.5001 * qabs);
+            }
+            double sum = 0.0;
+            for (int t = 0; t < n; t++)
+                sum += w[t] = exp(w[t] - wmax);
+            for (int t = 0; t < n; t++)
+                w[t] /= sum;
+            double rel = expm1(2.0 * dmax) + 1e-5;
+            float *out = malloc(sizeof(float) * hs), *att = malloc(sizeof(float) * n);
+            for (int i = 0; i < k; i++) {
+                quant_init(isas[i]);
+                quant_attention_q8(out, att, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
+                for (int t = 0; t < n; t++)
+                    ck_assert_msg(fabs(att[t] - w[t]) <= rel * w[t] + 1e-30,
+                                  "%s hs %d n %d: att[%d] %g, exact %g (rel ±%g)",
+                                  quant_isa_name(isas[i]), hs, n, t, att[t], w[t], rel);
+                for (int j = 0; j < hs; j++) {
+                    double o = 0.0, mag = 0.0, step = 0.0;
+                    for (int t = 0; t < n; t++) {
+                        o += w[t] * h.vf[(size_t)t * hs + j];
+                        mag += w[t] * fabs(h.vf[(size_t)t * hs + j]);
+                        step += att[t] * 0.5001 * h.vs[t];
+                    }
+                    double tol = rel * mag + step + 1e-6 * mag;
+                    ck_assert_msg(fabs(out[j] - o) <= tol,
+                                  "%s hs %d n %d: out[%d] %g, exact %g (±%g)",
+                                  quant_isa_name(isas[i]), hs, n, j, out[j], o, tol);
+                }
+            }
+            free(out);
+            free(att);
+            free(w);
+            free(q);
+            kv_free(&h);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
+START_TEST(test_attention_q8_dominant_key)
+{
+    /* one key aligned with q and far ahead in score takes all the weight: att ≈ 1 there
+     * (the others are below e^-40 each), and out is that key's dequantized value row */
+    rng_state = 0x9b05688c2b3e6c1full;
+    static const int hss[] = {8, 48, 64, 128};
+    enum { N = 300, HOT = 123 };
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++) {
+        int hs = hss[hi];
+        kv_head h = kv_new(N, hs, 0.05f, 1.0f);
+        float *q = random_vecs(1, hs, 1.0f);
+        float scale = 1.0f / sqrtf((float)hs);
+        double qq = 0.0;
+        for (int j = 0; j < hs; j++)
+            qq += (double)q[j] * q[j];
+        /* row HOT = c * q with a score of 60 */
+        float c = (float)(60.0 / (scale * qq)), row[128];
+        for (int j = 0; j < hs; j++)
+            row[j] = c * q[j];
+        quant_quantize_row(h.k + (size_t)HOT * hs, h.ks + HOT, row, hs, hs, hs);
+        float out[128], *att = malloc(sizeof(float) * N);
+        for (int i = 0; i < k; i++) {
+            quant_init(isas[i]);
+            quant_attention_q8(out, att, q, h.k, h.ks, h.v, h.vs, N, hs, scale);
+            ck_assert_msg(att[HOT] >= 1.0f - 1e-6f, "%s hs %d: att[hot] = %.9g",
+                          quant_isa_name(isas[i]), hs, att[HOT]);
+            for (int t = 0; t < N; t++)
+                if (t != HOT)
+                    ck_assert_msg(att[t] <= 1e-15f, "%s hs %d: att[%d] = %g",
+                                  quant_isa_name(isas[i]), hs, t, att[t]);
+            for (int j = 0; j < hs; j++) {
+                float want = h.vd[(size_t)HOT * hs + j];
+                ck_assert_msg(fabsf(out[j] - want) <= 1e-5f * h.vs[HOT] * 127.0f,
+                              "%s hs %d: out[%d] = %g, want %g", quant_isa_name(isas[i]), hs, j,
+                              out[j], want);
+            }
+        }
+        free(att);
+        free(q);
+        kv_free(&h);
+    }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 /* Greedy tokens of stories260K from BOS, one token at a time and as one batch. */
 static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int *out, int steps)
 {
@@ -695,6 +968,190 @@ START_TEST(test_quantize_same_bytes)
 }
 END_TEST
 
+START_TEST(test_quantize_kv_rows)
+{
+    /* KV rows are quantized with group = stride = hs (one scale per row), including
+     * head sizes that are not a multiple of 16 (the plain-C quantizer): the scale is
+     * max|x| / 127, the largest value maps to ±127, every |q| <= 127, rounding is to the
+     * nearest step, and it is symmetric (-x gives -q) */
+    rng_state = 0x1f83d9abfb41bd6bull;
+    static const int hss[] = {8, 48, 64, 128};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (int i = 0; i < k; i++) {
+        quant_init(isas[i]);
+        for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
+            for (int rep = 0; rep < 20; rep++) {
+                int hs = hss[hi];
+                float x[128], nx[128], s, ns;
+                int8_t q[128], nq[128];
+                int top = 0;
+                for (int j = 0; j < hs; j++) {
+                    x[j] = 3.0f * rng_f();
+                    nx[j] = -x[j];
+                    if (fabsf(x[j]) > fabsf(x[top]))
+                        top = j;
+                }
+                quant_quantize_row(q, &s, x, hs, hs, hs);
+                quant_quantize_row(nq, &ns, nx, hs, hs, hs);
+                ck_assert_float_eq(s, fabsf(x[top]) / 127.0f);
+                ck_assert_float_eq(ns, s);
+                ck_assert_int_eq(q[top], x[top] > 0 ? 127 : -127);
+                for (int j = 0; j < hs; j++) {
+                    ck_assert(q[j] >= -127 && q[j] <= 127);
+                    ck_assert_int_eq(nq[j], -q[j]);
+                    ck_assert_msg(fabsf(q[j] * s - x[j]) <= 0.5f * s * 1.0001f,
+                                  "%s hs %d: %g -> %d (scale %g)", quant_isa_name(isas[i]), hs,
+                                  x[j], q[j], s);
+                }
+            }
+    }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
+START_TEST(test_dequantize_q8_rows)
+{
+    /* every ISA gives exactly (float)q * s, tails and the whole int8 range included */
+    rng_state = 0x5be0cd19137e2179ull;
+    static const int hss[] = {1, 7, 8, 17, 48, 64, 100, 128, 200};
+    static const int ns[] = {1, 3, 17};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            int hs = hss[hi], n = ns[ni];
+            int8_t *q = malloc((size_t)n * hs);
+            float *s = malloc(sizeof(float) * n);
+            float *out = malloc(sizeof(float) * ((size_t)n * hs + 1));
+            for (int i = 0; i < n * hs; i++)
+                q[i] = (int8_t)(rng_u32() % 256 - 128);
+            for (int r = 0; r < n; r++)
+                s[r] = rng_f() * 0.1f;
+            for (int j = 0; j < k; j++) {
+                quant_init(isas[j]);
+                out[(size_t)n * hs] = 42.0f;
+                quant_dequantize_q8_rows(out, q, s, n, hs);
+                for (int r = 0; r < n; r++)
+                    for (int c = 0; c < hs; c++) {
+                        float want = (float)q[r * hs + c] * s[r];
+                        ck_assert_msg(out[r * hs + c] == want, "%s hs %d n %d [%d,%d]: %g vs %g",
+                                      quant_isa_name(isas[j]), hs, n, r, c, out[r * hs + c], want);
+                    }
+                ck_assert_float_eq(out[(size_t)n * hs], 42.0f); /* nothing written past the end */
+            }
+            free(q);
+            free(s);
+            free(out);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
+START_TEST(test_attention_q8_limits)
+{
+    /* one key: its weight is exactly 1 and out is exactly vs * v (one rounding, the same
+     * in every kernel); all-zero keys (scale 0): uniform weights */
+    rng_state = 0xcbbb9d5dc1059ed8ull;
+    static const int hss[] = {1, 8, 48, 64, 100, 128, 200};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++) {
+        int hs = hss[hi];
+        kv_head one = kv_new(1, hs, 1.0f, 1.0f);
+        kv_head zero = kv_new(17, hs, 1.0f, 1.0f);
+        memset(zero.k, 0, (size_t)17 * hs);
+        memset(zero.ks, 0, sizeof(float) * 17);
+        float *q = random_vecs(1, hs, 1.0f);
+        float *out = malloc(sizeof(float) * hs), att[17];
+        for (int i = 0; i < k; i++) {
+            quant_init(isas[i]);
+            quant_attention_q8(out, att, q, one.k, one.ks, one.v, one.vs, 1, hs, 0.3f);
+            ck_assert_float_eq(att[0], 1.0f);
+            for (int j = 0; j < hs; j++)
+                ck_assert_msg(out[j] == one.vs[0] * (float)one.v[j], "%s hs %d: out[%d] %g vs %g",
+                              quant_isa_name(isas[i]), hs, j, out[j], one.vs[0] * (float)one.v[j]);
+            quant_attention_q8(out, att, q, zero.k, zero.ks, zero.v, zero.vs, 17, hs, 0.3f);
+            for (int t = 0; t < 17; t++)
+                ck_assert_float_eq_tol(att[t], 1.0f / 17.0f, 1e-7f);
+        }
+        free(out);
+        free(q);
+        kv_free(&one);
+        kv_free(&zero);
+    }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
+/* n bytes that end exactly where an inaccessible page begins: reading one byte past
+ * them faults (and fails the test). Freed with guarded_free(p, n). */
+static void *guarded_alloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (n + page - 1) / page * page;
+    char *base = mmap(NULL, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                      0);
+    ck_assert(base != MAP_FAILED);
+    ck_assert_int_eq(mprotect(base + span, page, PROT_NONE), 0);
+    return base + span - n;
+}
+
+static void guarded_free(void *p, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (n + page - 1) / page * page;
+    munmap((char *)p + n - span, span + page);
+}
+
+START_TEST(test_attention_q8_reads_no_further)
+{
+    /* the last key and value rows end at an inaccessible page: the masked and plain-C
+     * tails read no byte past a row (prefetches may point further; they never fault) */
+    rng_state = 0x6a09e667bb67ae85ull;
+    static const int hss[] = {1, 7, 8, 17, 48, 64, 100, 128, 200};
+    static const int ns[] = {1, 5};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            int hs = hss[hi], n = ns[ni];
+            size_t bytes = (size_t)n * hs;
+            kv_head h = kv_new(n, hs, 1.0f, 1.0f);
+            int8_t *gk = guarded_alloc(bytes), *gv = guarded_alloc(bytes);
+            float *gks = guarded_alloc(sizeof(float) * n), *gvs = guarded_alloc(sizeof(float) * n);
+            float *gq = guarded_alloc(sizeof(float) * hs);
+            memcpy(gk, h.k, bytes);
+            memcpy(gv, h.v, bytes);
+            memcpy(gks, h.ks, sizeof(float) * n);
+            memcpy(gvs, h.vs, sizeof(float) * n);
+            for (int j = 0; j < hs; j++)
+                gq[j] = rng_f();
+            float *want = malloc(sizeof(float) * hs), *got = malloc(sizeof(float) * hs);
+            float *att = malloc(sizeof(float) * n), *rows = malloc(sizeof(float) * bytes);
+            quant_init(QUANT_ISA_SCALAR);
+            quant_attention_q8(want, att, gq, gk, gks, gv, gvs, n, hs, 0.5f);
+            for (int i = 0; i < k; i++) {
+                quant_init(isas[i]);
+                quant_attention_q8(got, att, gq, gk, gks, gv, gvs, n, hs, 0.5f);
+                for (int j = 0; j < hs; j++)
+                    ck_assert_float_eq_tol(got[j], want[j], 1e-4f);
+                quant_dequantize_q8_rows(rows, gv, gvs, n, hs);
+                ck_assert_float_eq(rows[bytes - 1], (float)gv[bytes - 1] * gvs[n - 1]);
+            }
+            free(want);
+            free(got);
+            free(att);
+            free(rows);
+            guarded_free(gk, bytes);
+            guarded_free(gv, bytes);
+            guarded_free(gks, sizeof(float) * n);
+            guarded_free(gvs, sizeof(float) * n);
+            guarded_free(gq, sizeof(float) * hs);
+            kv_free(&h);
+        }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 START_TEST(test_qbatch)
 {
     ck_assert_ptr_null(qbatch_new(0, 10, 32));
@@ -726,6 +1183,9 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_rows_f32);
     tcase_add_test(core, test_softmax);
     tcase_add_test(core, test_attention);
+    tcase_add_test(core, test_attention_q8);
+    tcase_add_test(core, test_attention_q8_vs_unquantized);
+    tcase_add_test(core, test_attention_q8_dominant_key);
     tcase_add_test(core, test_greedy_text_agrees);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
@@ -735,6 +1195,10 @@ static Suite *make_suite(void)
     tcase_add_test(limits, test_extreme_values);
     tcase_add_test(limits, test_quantize_same_bytes);
     tcase_add_test(limits, test_qbatch);
+    tcase_add_test(limits, test_quantize_kv_rows);
+    tcase_add_test(limits, test_dequantize_q8_rows);
+    tcase_add_test(limits, test_attention_q8_limits);
+    tcase_add_test(limits, test_attention_q8_reads_no_further);
     suite_add_tcase(s, limits);
     return s;
 }
