@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "cli_options.h"
+#include "engine.h"
 #include "model.h"
 #include "tokenizer.h"
 
@@ -24,12 +25,15 @@ int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int 
 
 /* Opens --trace FILE (if given) and attaches it to the engine as its observer.
  * *out is NULL when no trace was asked for. Returns 0, or 1 with a message printed. */
-struct engine;
 struct trace_writer;
-int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok,
-                   struct engine *e, struct trace_writer **out);
+int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, engine *e,
+                   struct trace_writer **out);
 /* Closes the trace, printing a message if writing it failed; returns 0 or 1. */
 int cli_close_trace(struct trace_writer *t);
+
+/* Engine options every front end starts from: defaults, then --ctx, the sampler
+ * options and --kv-cache. */
+void cli_engine_options(const cli_options *o, engine_options *eo);
 
 /* Set by the SIGINT handler; front ends poll it between tokens. */
 extern volatile int cli_interrupted;

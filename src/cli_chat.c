@@ -232,9 +232,7 @@ static void run_pipe(repl *r)
 int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
 {
     engine_options eo;
-    engine_options_default(&eo);
-    eo.ctx_len = o->ctx;
-    eo.sampler = o->sampler;
+    cli_engine_options(o, &eo);
     eo.capture_attention = o->trace_attn;
     eo.record_prompt = o->trace_path != NULL;
     engine *e;

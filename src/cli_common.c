@@ -115,3 +115,11 @@ int cli_close_trace(trace_writer *t)
     }
     return 0;
 }
+
+void cli_engine_options(const cli_options *o, engine_options *eo)
+{
+    engine_options_default(eo);
+    eo->ctx_len = o->ctx;
+    eo->kv_cache = o->kv_cache;
+    eo->sampler = o->sampler;
+}

@@ -27,9 +27,7 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
         return 1;
 
     engine_options eo;
-    engine_options_default(&eo);
-    eo.ctx_len = o->ctx;
-    eo.sampler = o->sampler;
+    cli_engine_options(o, &eo);
     eo.record_prompt = o->trace_path != NULL;
     eo.top_n = o->trace_path ? 10 : 0;
     eo.capture_attention = o->trace_attn;

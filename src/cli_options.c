@@ -17,7 +17,7 @@
 
 enum {
     OPT_MIN_P = 256, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_TRACE, OPT_TRACE_ATTN,
-    OPT_PIECES, OPT_WEIGHTS, OPT_KERNELS, OPT_MOUSE, OPT_NO_COLOR,
+    OPT_PIECES, OPT_WEIGHTS, OPT_KERNELS, OPT_KV_CACHE, OPT_MOUSE, OPT_NO_COLOR,
 };
 
 static const struct option long_options[] = {
@@ -41,6 +41,7 @@ static const struct option long_options[] = {
     {"pieces", no_argument, NULL, OPT_PIECES},
     {"weights", required_argument, NULL, OPT_WEIGHTS},
     {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"kv-cache", required_argument, NULL, OPT_KV_CACHE},
     {"mouse", no_argument, NULL, OPT_MOUSE},
     {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"help", no_argument, NULL, 'h'},
@@ -76,6 +77,7 @@ void cli_usage(FILE *f)
           "      --pieces            tokenize: print pieces instead of ids\n"
           "      --weights TYPE      q8_0 (default) or f32: compute with int8 or fp32 weights\n"
           "      --kernels ISA       auto | scalar | avx2 | avx512 (default auto)\n"
+          "      --kv-cache TYPE     q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)\n"
           "      --mouse             tui: enable the mouse (wheel scrolls)\n"
           "      --no-color          tui: no colours (also when NO_COLOR is set)\n"
           "  -h, --help              show this help\n"
@@ -139,6 +141,7 @@ static void defaults(cli_options *o)
     o->steps = -1;
     o->weights = TENSOR_Q8_0;
     o->isa = QUANT_ISA_AUTO;
+    o->kv_cache = TRANSFORMER_KV_AUTO;
     o->top_k_shown = 10;
     const char *nc = getenv("NO_COLOR");
     o->no_color = nc && *nc;
@@ -217,6 +220,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
             else if (!strcmp(optarg, "f32") || !strcmp(optarg, "fp32")) o->weights = TENSOR_F32;
             else
                 return usage_error("--weights must be q8_0 or f32, got '%s'", optarg);
+            break;
+        case OPT_KV_CACHE:
+            if (!strcmp(optarg, "auto")) o->kv_cache = TRANSFORMER_KV_AUTO;
+            else if (!strcmp(optarg, "q8_0") || !strcmp(optarg, "int8")) o->kv_cache = TRANSFORMER_KV_Q8_0;
+            else if (!strcmp(optarg, "f32") || !strcmp(optarg, "fp32")) o->kv_cache = TRANSFORMER_KV_F32;
+            else
+                return usage_error("--kv-cache must be auto, q8_0 or f32, got '%s'", optarg);
             break;
         case OPT_KERNELS:
             if (!strcmp(optarg, "auto")) o->isa = QUANT_ISA_AUTO;

@@ -7,6 +7,7 @@
 
 #include "quant.h"
 #include "sampler.h"
+#include "transformer.h"
 
 typedef enum { MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY } cli_mode;
 
@@ -27,6 +28,7 @@ typedef struct {
     bool pieces;                 /* tokenize --pieces */
     tensor_type weights;         /* --weights q8_0|f32 */
     quant_isa isa;               /* --kernels auto|scalar|avx2|avx512 */
+    transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */
     bool no_color;               /* --no-color or NO_COLOR set */
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */

@@ -36,8 +36,7 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
         return 1;
     }
     engine_options eo;
-    engine_options_default(&eo);
-    eo.ctx_len = o->ctx;
+    cli_engine_options(o, &eo);
     eo.top_n = 0;
     eo.record_prompt = true;
     engine *e;

@@ -79,7 +79,7 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->tok = tok;
     e->opt = *o;
     e->vocab = m->config.vocab_size;
-    if ((st = transformer_new(m, o->ctx_len, &e->tf, err)) != LLM_OK ||
+    if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
         (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK) {
         engine_free(e);
         return st;

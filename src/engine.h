@@ -21,6 +21,7 @@
 #include "status.h"
 #include "step.h"
 #include "tokenizer.h"
+#include "transformer.h"
 
 typedef struct engine engine;
 
@@ -30,6 +31,7 @@ typedef void (*engine_observer)(void *user, const step_record *rec);
 
 typedef struct {
     int ctx_len;              /* 0 = the model's seq_len */
+    transformer_kv kv_cache;  /* KV cache type; default AUTO follows the weights */
     int top_n;                /* candidates kept per record (default 10, at most STEP_TOP_MAX) */
     bool capture_attention;   /* keep every position's attention rows */
     bool record_prompt;       /* compute top candidates and next_prob for prompt positions

@@ -1,6 +1,7 @@
 /* transformer.c — the Llama 2 forward pass, with exactly the math of llama2.c's run.c:
- * RMSNorm (eps 1e-5), RoPE over interleaved pairs, grouped-query attention over an
- * fp32 KV cache, SwiGLU feed-forward, residuals, final RMSNorm and classifier.
+ * RMSNorm (eps 1e-5), RoPE over interleaved pairs, grouped-query attention over the
+ * KV cache, SwiGLU feed-forward, residuals, final RMSNorm and classifier. The KV cache
+ * is fp32 (run.c's numbers) or int8 rows with one scale per (position, head).
  *
  * Owns the KV cache, the activation buffers and the quantized activations for one
  * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
@@ -26,8 +27,13 @@ enum { CHUNK = 64, MAX_QBATCHES = 8 };
 struct transformer {
     const model *m;         /* borrowed; must outlive the transformer */
     int ctx;                /* positions the KV cache holds */
+    transformer_kv kv;      /* F32: key_cache / value_cache; Q8_0: kq, ks, vq, vs */
     float *key_cache;       /* (layer, ctx, kv_dim) */
     float *value_cache;     /* (layer, ctx, kv_dim) */
+    int8_t *kq, *vq;        /* (layer, kv_head, ctx, head_size) int8 rows */
+    float *ks, *vs;         /* (layer, kv_head, ctx) their scales */
+    float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
+                               made fp32 again, for batched attention over a Q8_0 cache */
     float *logits;          /* (vocab) of the last position run */
     float *att;             /* (att_slots, CHUNK, ctx) attention weights, one slot per thread */
     int att_slots;
@@ -52,13 +58,32 @@ struct transformer {
         qbatch *qb[MAX_QBATCHES];   /* one vector each, like t->qb */
     } *lanes;                       /* (n_lanes) */
     int n_lanes;
-    float *k_new;                   /* (kv_dim) this position's key, before the cache */
-    float *v_new;                   /* (kv_dim) this position's value */
+    float *k_new;                   /* (CHUNK, kv_dim) new keys, before the cache */
+    float *v_new;                   /* (CHUNK, kv_dim) new values */
 };
 
 int transformer_ctx(const transformer *t)
 {
     return t->ctx;
+}
+
+transformer_kv transformer_kv_type(const transformer *t)
+{
+    return t->kv;
+}
+
+/* Bytes of the KV cache for ctx positions of config p. */
+static size_t kv_bytes(const model_config *p, int ctx, transformer_kv kv)
+{
+    size_t values = 2 * (size_t)p->n_layers * ctx * p->kv_dim;
+    if (kv == TRANSFORMER_KV_F32)
+        return values * sizeof(float);
+    return values + 2 * (size_t)p->n_layers * ctx * p->n_kv_heads * sizeof(float);
+}
+
+size_t transformer_kv_bytes(const transformer *t)
+{
+    return kv_bytes(&t->m->config, t->ctx, t->kv);
 }
 
 const model *transformer_model(const transformer *t)
@@ -204,12 +229,23 @@ void transformer_free(transformer *t)
     free(t->v_new);
     free(t->key_cache);
     free(t->value_cache);
+    free(t->kq);
+    free(t->vq);
+    free(t->ks);
+    free(t->vs);
+    free(t->kv_f32);
     free(t->logits);
     free(t->att);
     free(t);
 }
 
 llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_err *err)
+{
+    return transformer_new_kv(m, ctx_len, TRANSFORMER_KV_AUTO, out, err);
+}
+
+llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, transformer **out,
+                              llm_err *err)
 {
     *out = NULL;
     const model_config *p = &m->config;
@@ -222,15 +258,30 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the transformer state");
     t->m = m;
     t->ctx = ctx_len ? ctx_len : p->seq_len;
+    if (kv == TRANSFORMER_KV_AUTO)
+        kv = m->layers[0].wq.type == TENSOR_Q8_0 ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
+    t->kv = kv;
     size_t cache = (size_t)p->n_layers * t->ctx * p->kv_dim;
-    t->key_cache = calloc(cache, sizeof(float));
-    t->value_cache = calloc(cache, sizeof(float));
+    size_t rows = (size_t)p->n_layers * p->n_kv_heads * t->ctx;
+    bool ok;
+    if (kv == TRANSFORMER_KV_F32) {
+        t->key_cache = calloc(cache, sizeof(float));
+        t->value_cache = calloc(cache, sizeof(float));
+        ok = t->key_cache && t->value_cache;
+    } else {
+        t->kq = calloc(cache, 1);
+        t->vq = calloc(cache, 1);
+        t->ks = calloc(rows, sizeof(float));
+        t->vs = calloc(rows, sizeof(float));
+        t->kv_f32 = malloc(sizeof(float) * 2 * t->ctx * p->head_size);
+        ok = t->kq && t->vq && t->ks && t->vs && t->kv_f32;
+    }
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
     t->att = calloc((size_t)CHUNK * t->ctx, sizeof(float));
     t->att_slots = 1;
-    t->k_new = malloc(sizeof(float) * p->kv_dim);
-    t->v_new = malloc(sizeof(float) * p->kv_dim);
-    bool ok = t->key_cache && t->value_cache && t->logits && t->att && t->k_new && t->v_new;
+    t->k_new = malloc(sizeof(float) * CHUNK * p->kv_dim);
+    t->v_new = malloc(sizeof(float) * CHUNK * p->kv_dim);
+    ok = ok && t->logits && t->att && t->k_new && t->v_new;
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
         const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
@@ -246,7 +297,8 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
                         "out of memory for a context of %d positions (KV cache %s MiB)",
                         ctx_len ? ctx_len : p->seq_len,
                         llm_group_digits(mb, sizeof mb,
-                                         (long long)(2 * cache * sizeof(float) >> 20)));
+                                         (long long)(kv_bytes(p, ctx_len ? ctx_len : p->seq_len,
+                                                              kv) >> 20)));
     }
     *out = t;
     return LLM_OK;
@@ -324,6 +376,42 @@ static void rope_apply(float *vec, int len, const float *r, int hs)
     }
 }
 
+/* ---- the KV cache ---- */
+
+/* Row of (layer l, KV head kh, position p) in the Q8_0 cache. */
+static size_t q8_row(const transformer *t, int l, int kh, int p)
+{
+    return ((size_t)l * t->m->config.n_kv_heads + kh) * t->ctx + p;
+}
+
+/* Stores the rotated key k and the value v (head_size each) of KV head kh at
+ * position pos of layer l. */
+static void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v)
+{
+    const model_config *c = &t->m->config;
+    int hs = c->head_size;
+    if (t->kv == TRANSFORMER_KV_F32) {
+        size_t at = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * hs;
+        memcpy(t->key_cache + at, k, sizeof(float) * hs);
+        memcpy(t->value_cache + at, v, sizeof(float) * hs);
+    } else {
+        size_t r = q8_row(t, l, kh, pos);
+        quant_quantize_row(t->kq + r * hs, t->ks + r, k, hs, hs, hs);
+        quant_quantize_row(t->vq + r * hs, t->vs + r, v, hs, hs, hs);
+    }
+}
+
+/* Stores n positions' keys and values (t->k_new, t->v_new: (n, kv_dim)) from pos on. */
+static void cache_store_all(transformer *t, int l, int pos, int n)
+{
+    const model_config *c = &t->m->config;
+    for (int i = 0; i < n; i++)
+        for (int kh = 0; kh < c->n_kv_heads; kh++) {
+            size_t at = (size_t)i * c->kv_dim + (size_t)kh * c->head_size;
+            cache_store(t, l, pos + i, kh, t->k_new + at, t->v_new + at);
+        }
+}
+
 /* Threads that may run attention: one scratch row of t->att each. Grows t->att to
  * the current OpenMP thread count; if that fails, fewer threads are used. */
 static int attention_threads(transformer *t)
@@ -331,9 +419,15 @@ static int attention_threads(transformer *t)
 #ifdef _OPENMP
     int want = omp_get_max_threads();
     if (want > t->att_slots) {
+        size_t hs = (size_t)t->m->config.head_size;
         float *grown = realloc(t->att, sizeof(float) * (size_t)want * CHUNK * t->ctx);
-        if (grown) {
+        if (grown)
             t->att = grown;
+        float *kv = t->kv_f32; /* only with a Q8_0 cache */
+        if (grown && kv)
+            kv = realloc(kv, sizeof(float) * (size_t)want * 2 * t->ctx * hs);
+        if (grown && (kv || !t->kv_f32)) {
+            t->kv_f32 = kv;
             t->att_slots = want;
         }
     }
@@ -352,8 +446,6 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
     const model_config *c = &t->m->config;
     int hs = c->head_size, kv_dim = c->kv_dim, n_heads = c->n_heads;
     int kv_mul = c->n_heads / c->n_kv_heads, dim = c->dim;
-    const float *kc = t->key_cache + (size_t)l * t->ctx * kv_dim;
-    const float *vc = t->value_cache + (size_t)l * t->ctx * kv_dim;
     /* Threads only pay off with enough work: a parallel region costs microseconds. */
     long work = (long)n * n_heads * (pos + n) * hs;
     int threads = work >= 65536 ? attention_threads(t) : 1;
@@ -361,14 +453,30 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
     float scale = 1.0f / sqrtf((float)hs);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
     for (int h = 0; h < n_heads; h++) {
+        int tid = 0;
 #ifdef _OPENMP
-        float *att = t->att + (size_t)omp_get_thread_num() * slot; /* (n, pos + n) */
-#else
-        float *att = t->att;
+        tid = omp_get_thread_num();
 #endif
-        size_t off = (size_t)(h / kv_mul) * hs;
-        quant_attention_f32(xb + (size_t)h * hs, dim, att, pos + n, q + (size_t)h * hs, dim,
-                            kc + off, vc + off, kv_dim, n, pos, hs, scale);
+        float *att = t->att + (size_t)tid * slot; /* (n, pos + n) */
+        int kh = h / kv_mul;
+        const float *k, *v;
+        size_t stride;
+        if (t->kv == TRANSFORMER_KV_F32) {
+            k = t->key_cache + (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
+            v = t->value_cache + (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
+            stride = kv_dim;
+        } else {
+            /* this head's rows as fp32 (pos + n, hs): a query block reuses each */
+            float *kf = t->kv_f32 + (size_t)tid * 2 * t->ctx * hs, *vf = kf + (size_t)t->ctx * hs;
+            size_t r = q8_row(t, l, kh, 0);
+            quant_dequantize_q8_rows(kf, t->kq + r * hs, t->ks + r, pos + n, hs);
+            quant_dequantize_q8_rows(vf, t->vq + r * hs, t->vs + r, pos + n, hs);
+            k = kf;
+            v = vf;
+            stride = hs;
+        }
+        quant_attention_f32(xb + (size_t)h * hs, dim, att, pos + n, q + (size_t)h * hs, dim, k,
+                            v, stride, n, pos, hs, scale);
         if (attn)
             for (int i = 0; i < n; i++)
                 if (attn[i])
@@ -392,19 +500,17 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
 
     for (int l = 0; l < c->n_layers; l++) {
         const model_layer *L = &m->layers[l];
-        float *kc = t->key_cache + ((size_t)l * t->ctx + pos) * kv_dim; /* (n, kv_dim) */
-        float *vc = t->value_cache + ((size_t)l * t->ctx + pos) * kv_dim;
-
         for (int i = 0; i < n; i++)
             rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, L->rms_att, dim);
         const tensor *qkv[] = {&L->wq, &L->wk, &L->wv};
-        float *qkv_out[] = {t->q, kc, vc};
+        float *qkv_out[] = {t->q, t->k_new, t->v_new};
         matmul_shared(t, t->xb, n, 3, qkv, qkv_out);
         for (int i = 0; i < n; i++) {
             const float *r = t->rope + (size_t)i * hs;
             rope_apply(t->q + (size_t)i * dim, dim, r, hs);
-            rope_apply(kc + (size_t)i * kv_dim, kv_dim, r, hs);
+            rope_apply(t->k_new + (size_t)i * kv_dim, kv_dim, r, hs);
         }
+        cache_store_all(t, l, pos, n);
 
         attention(t, l, pos, n, t->q, t->xb, attn);
         matmul(t, t->xb2, &L->wo, t->xb, n);
@@ -530,29 +636,24 @@ static void lane_quantize(const transformer *t, struct lane *ln, const float *x,
             qbatch_quantize(ln->qb[i], x, 1);
 }
 
-/* Stores this position's rotated key and value of KV head kh in layer l's cache. */
-static void cache_store(transformer *t, int l, int pos, int kh)
-{
-    const model_config *c = &t->m->config;
-    size_t row = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * c->head_size;
-    memcpy(t->key_cache + row, t->k_new + (size_t)kh * c->head_size,
-           sizeof(float) * c->head_size);
-    memcpy(t->value_cache + row, t->v_new + (size_t)kh * c->head_size,
-           sizeof(float) * c->head_size);
-}
-
 /* Attention of query head h at position pos over layer l's cache into t->xb; att is
  * this thread's scratch (pos + 1). */
 static void head_attend(transformer *t, int l, int pos, int h, float *att)
 {
     const model_config *c = &t->m->config;
-    int hs = c->head_size, kv_dim = c->kv_dim;
-    size_t off = (size_t)(h / (c->n_heads / c->n_kv_heads)) * hs;
-    const float *kc = t->key_cache + (size_t)l * t->ctx * kv_dim + off;
-    const float *vc = t->value_cache + (size_t)l * t->ctx * kv_dim + off;
-    quant_attention_f32(t->xb + (size_t)h * hs, c->dim, att, (size_t)pos + 1,
-                        t->q + (size_t)h * hs, c->dim, kc, vc, kv_dim, 1, pos,
-                        hs, 1.0f / sqrtf((float)hs));
+    int hs = c->head_size, kv_dim = c->kv_dim, kh = h / (c->n_heads / c->n_kv_heads);
+    float scale = 1.0f / sqrtf((float)hs);
+    float *out = t->xb + (size_t)h * hs;
+    const float *q = t->q + (size_t)h * hs;
+    if (t->kv == TRANSFORMER_KV_F32) {
+        size_t off = (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
+        quant_attention_f32(out, c->dim, att, (size_t)pos + 1, q, c->dim, t->key_cache + off,
+                            t->value_cache + off, kv_dim, 1, pos, hs, scale);
+    } else {
+        size_t r = q8_row(t, l, kh, 0);
+        quant_attention_q8(out, att, q, t->kq + r * hs, t->ks + r, t->vq + r * hs, t->vs + r,
+                           pos + 1, hs, scale);
+    }
 }
 
 /* The whole forward pass of one token in one parallel region: every thread takes
@@ -601,7 +702,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
 #pragma omp for schedule(static)
             for (int kh = 0; kh < c->n_kv_heads; kh++) {
                 rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
-                cache_store(t, l, pos, kh);
+                cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
                 for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
                     rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
                     head_attend(t, l, pos, h, att);

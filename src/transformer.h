@@ -1,5 +1,5 @@
 /* transformer.h — the Llama 2 forward pass: RMSNorm, RoPE, grouped-query attention
- * with a KV cache, SwiGLU feed-forward, classifier.
+ * with a KV cache (fp32 or int8), SwiGLU feed-forward, classifier.
  *
  * Owns the activation buffers and the KV cache for one sequence of up to ctx_len
  * positions. Borrows the model (which must outlive it). Matmuls go through quant.h
@@ -13,12 +13,23 @@
 
 typedef struct transformer transformer;
 
-/* ctx_len 0 means the model's seq_len; larger than seq_len is an error. */
+/* How the KV cache stores keys and values. Q8_0 keeps each (position, head) row as
+ * int8 with one fp32 scale: a quarter of fp32's bytes, which is what decode reads at
+ * long contexts beside the weights. AUTO follows the weights: Q8_0 when the model's
+ * matrices are int8, F32 for fp32 reference runs. */
+typedef enum { TRANSFORMER_KV_AUTO = 0, TRANSFORMER_KV_F32, TRANSFORMER_KV_Q8_0 } transformer_kv;
+
+/* ctx_len 0 means the model's seq_len; larger than seq_len is an error.
+ * transformer_new is transformer_new_kv with TRANSFORMER_KV_AUTO. */
 llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_err *err);
+llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, transformer **out,
+                              llm_err *err);
 void transformer_free(transformer *t); /* NULL does nothing */
 
 int transformer_ctx(const transformer *t);
 const model *transformer_model(const transformer *t);
+transformer_kv transformer_kv_type(const transformer *t); /* F32 or Q8_0, never AUTO */
+size_t transformer_kv_bytes(const transformer *t);        /* the whole KV cache */
 
 /* Runs `token` at position pos (0 <= pos < ctx), reading the KV cache for 0..pos-1
  * and writing it at pos. Returns the logits (vocab_size), valid until the next

@@ -1,8 +1,8 @@
 #!/bin/sh
 # e2e_perplexity.sh — llmchat -m perplexity end to end: prints "tokens: N", "nll: X",
-# "perplexity: Y" with Y = exp(X); the int8 paths (Q8_0 at load, and the v2 int8 file
-# whose groups straddle rows) are within 2% of fp32; the model's own greedy text scores
-# far better than the same words shuffled.
+# "perplexity: Y" with Y = exp(X); the int8 paths (Q8_0 at load, the v2 int8 file
+# whose groups straddle rows, the int8 KV cache) are within 2% of fp32; the model's
+# own greedy text scores far better than the same words shuffled.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 # The model's own greedy story (the reference implementation's output).
@@ -62,6 +62,17 @@ assert_eq "token count of the int8 file and fp32" "$f32_tokens" "$tokens"
 python_ok "abs($ppl - $f32_ppl) <= 0.02 * $f32_ppl" \
     "stories260K_q80.bin perplexity $ppl is not within 2% of fp32 $f32_ppl"
 pass "stories260K_q80.bin perplexity $ppl vs fp32 $f32_ppl"
+
+# The int8 KV cache (the default with int8 weights) against the fp32 one, each way.
+ppl stories260K.bin "$T/story.txt" --weights f32 --kv-cache q8_0
+python_ok "abs($ppl - $f32_ppl) <= 0.02 * $f32_ppl" \
+    "fp32 weights, int8 KV cache: perplexity $ppl is not within 2% of fp32 $f32_ppl"
+pass "fp32 weights with an int8 KV cache: perplexity $ppl vs $f32_ppl"
+ppl stories260K.bin "$T/story.txt" --kv-cache f32
+kv_f32_ppl=$ppl
+ppl stories260K.bin "$T/story.txt" --kv-cache q8_0
+python_ok "$ppl != $kv_f32_ppl" "--kv-cache q8_0 and f32 give the very same perplexity $ppl"
+pass "int8 weights: KV cache f32 $kv_f32_ppl, q8_0 $ppl"
 
 ppl stories260K.bin "$T/shuffled.txt" --weights f32
 python_ok "5 * $f32_ppl < $ppl" "shuffled text perplexity $ppl is not far above the greedy text's $f32_ppl"

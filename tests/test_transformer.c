@@ -222,12 +222,17 @@ static model *open_model(const char *rel, tensor_type type)
     return m;
 }
 
-static transformer *new_transformer(const model *m, int ctx)
+static transformer *new_transformer_kv(const model *m, int ctx, transformer_kv kv)
 {
     transformer *t = NULL;
     llm_err err;
-    ck_assert_msg(transformer_new(m, ctx, &t, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(transformer_new_kv(m, ctx, kv, &t, &err) == LLM_OK, "%s", err.text);
     return t;
+}
+
+static transformer *new_transformer(const model *m, int ctx)
+{
+    return new_transformer_kv(m, ctx, TRANSFORMER_KV_AUTO);
 }
 
 static int argmax(const float *x, int n)
@@ -425,13 +430,11 @@ END_TEST
 
 /* ---- Q8_0 vs F32 ---- */
 
-/* Teacher-forces ids[0..n) through both models; returns the max |logit difference|
- * over the logit range and counts argmax agreements. */
-static double compare_logits(const model *a, const model *b, const int *ids, int n,
-                             int *agree)
+/* Teacher-forces ids[0..n) through both transformers; returns the max |logit
+ * difference| over the logit range and counts argmax agreements. Frees both. */
+static double compare_runs(transformer *ta, transformer *tb, const int *ids, int n, int *agree)
 {
-    transformer *ta = new_transformer(a, 0), *tb = new_transformer(b, 0);
-    int vocab = a->config.vocab_size;
+    int vocab = transformer_model(ta)->config.vocab_size;
     double worst = 0.0;
     *agree = 0;
     for (int pos = 0; pos < n; pos++) {
@@ -449,6 +452,13 @@ static double compare_logits(const model *a, const model *b, const int *ids, int
     transformer_free(ta);
     transformer_free(tb);
     return worst;
+}
+
+/* compare_runs of two models, each with the KV cache its weights imply. */
+static double compare_logits(const model *a, const model *b, const int *ids, int n,
+                             int *agree)
+{
+    return compare_runs(new_transformer(a, 0), new_transformer(b, 0), ids, n, agree);
 }
 
 START_TEST(test_q8_vs_f32_logits)
@@ -481,6 +491,46 @@ START_TEST(test_q8_vs_f32_logits)
 }
 END_TEST
 
+/* The int8 KV cache against the fp32 one, with the same weights: logits close, the
+ * same greedy choices nearly everywhere, on three head sizes (8, 16 and 8 without GQA). */
+START_TEST(test_kv_q8_vs_f32)
+{
+    const char *files[] = {"models/stories260K.bin", "models/babyllama_tok105_model5000.bin",
+                           "models/aidreams260K.bin"};
+    for (int f = 0; f < 3; f++)
+        for (int type = 0; type < 2; type++) {
+            model *m = open_model(files[f], type ? TENSOR_Q8_0 : TENSOR_F32);
+            enum { N = 120 };
+            int ids[N];
+            for (int i = 0; i < N; i++)
+                ids[i] = i == 0 ? 1 : (i * 29 + 5) % m->config.vocab_size;
+            transformer *a = new_transformer_kv(m, N, TRANSFORMER_KV_F32);
+            transformer *b = new_transformer_kv(m, N, TRANSFORMER_KV_Q8_0);
+            ck_assert_int_eq(transformer_kv_type(a), TRANSFORMER_KV_F32);
+            ck_assert_int_eq(transformer_kv_type(b), TRANSFORMER_KV_Q8_0);
+            ck_assert(transformer_kv_bytes(b) * 2 < transformer_kv_bytes(a)); /* hs 8: 1.5 B a value */
+            int agree;
+            double rel = compare_runs(a, b, ids, N, &agree);
+            fprintf(stderr, "KV Q8_0 vs F32 (%s, %s weights): max |dlogit| / range %.4f, "
+                    "argmax agrees %d/%d\n", files[f], type ? "Q8_0" : "F32", rel, agree, N);
+            ck_assert_msg(rel < 0.05, "%s: logits differ by %.3f of their range", files[f], rel);
+            ck_assert_msg(agree >= N * 9 / 10, "%s: argmax agrees on %d of %d", files[f], agree,
+                          N);
+            model_close(m);
+        }
+    /* AUTO follows the weights */
+    model *f32 = open_model("models/stories260K.bin", TENSOR_F32);
+    model *q8 = open_model("models/stories260K.bin", TENSOR_Q8_0);
+    transformer *a = new_transformer(f32, 8), *b = new_transformer(q8, 8);
+    ck_assert_int_eq(transformer_kv_type(a), TRANSFORMER_KV_F32);
+    ck_assert_int_eq(transformer_kv_type(b), TRANSFORMER_KV_Q8_0);
+    transformer_free(a);
+    transformer_free(b);
+    model_close(f32);
+    model_close(q8);
+}
+END_TEST
+
 START_TEST(test_q80_file_greedy_agrees)
 {
     /* A short greedy run of the int8 file and of the fp32 file pick the same tokens. */
@@ -503,7 +553,8 @@ END_TEST
 
 /* ---- batch vs sequential, attention ---- */
 
-static void check_batch(const char *rel, tensor_type type, float tol)
+/* Batched prefill against one token at a time, both with a KV cache of type kv. */
+static void check_batch(const char *rel, tensor_type type, transformer_kv kv, float tol)
 {
     model *m = open_model(rel, type); /* rel under shared/, or an absolute path */
     const model_config *c = &m->config;
@@ -512,7 +563,7 @@ static void check_batch(const char *rel, tensor_type type, float tol)
     for (int i = 0; i < n; i++)
         ids[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
 
-    transformer *seq = new_transformer(m, 128);
+    transformer *seq = new_transformer_kv(m, 128, kv);
     float *want = malloc(sizeof(float) * (size_t)n * vocab);
     size_t attn_stride = (size_t)c->n_layers * c->n_heads * n;
     float *want_attn = calloc((size_t)n * attn_stride, sizeof(float));
@@ -521,7 +572,7 @@ static void check_batch(const char *rel, tensor_type type, float tol)
         memcpy(want + (size_t)pos * vocab, l, sizeof(float) * vocab);
     }
 
-    transformer *bat = new_transformer(m, 128);
+    transformer *bat = new_transformer_kv(m, 128, kv);
     float *got = malloc(sizeof(float) * (size_t)n * vocab);
     float *got_attn = calloc((size_t)n * attn_stride, sizeof(float));
     float *attn_ptrs[79];
@@ -566,11 +617,18 @@ static void check_batch(const char *rel, tensor_type type, float tol)
 
 START_TEST(test_batch_equals_sequential)
 {
-    check_batch("models/stories260K.bin", TENSOR_F32, 1e-4f);
-    check_batch("models/stories260K.bin", TENSOR_Q8_0, 1e-3f);
-    check_batch("models/stories260K_q80.bin", TENSOR_Q8_0, 1e-3f);
-    check_batch("models/aidreams260K.bin", TENSOR_Q8_0, 1e-3f);
-    check_batch("models/babyllama_tok105_model5000.bin", TENSOR_F32, 1e-4f);
+    const transformer_kv F32 = TRANSFORMER_KV_F32, Q8 = TRANSFORMER_KV_Q8_0;
+    check_batch("models/stories260K.bin", TENSOR_F32, F32, 1e-4f);
+    check_batch("models/stories260K.bin", TENSOR_Q8_0, F32, 1e-3f);
+    check_batch("models/stories260K_q80.bin", TENSOR_Q8_0, F32, 1e-3f);
+    check_batch("models/aidreams260K.bin", TENSOR_Q8_0, F32, 1e-3f);
+    check_batch("models/babyllama_tok105_model5000.bin", TENSOR_F32, F32, 1e-4f);
+    /* An int8 KV cache: prefill reads the same int8 rows as decode (made fp32 again).
+     * With fp32 weights both paths quantize the same keys; with int8 weights a key
+     * that differs by a rounding error can round to the next int8 step, so that case
+     * is compared in test_kv_q8_vs_f32 by closeness instead. */
+    check_batch("models/stories260K.bin", TENSOR_F32, Q8, 1e-3f);
+    check_batch("models/babyllama_tok105_model5000.bin", TENSOR_F32, Q8, 1e-3f);
 }
 END_TEST
 
@@ -728,8 +786,9 @@ START_TEST(test_odd_shapes)
     ck_assert_msg(rel < 0.05, "Q8_0 vs F32 on odd shapes: %.3f of the range", rel);
     model_close(q);
     model_close(f);
-    check_batch(path, TENSOR_Q8_0, 1e-3f);
-    check_batch(path, TENSOR_F32, 1e-4f);
+    check_batch(path, TENSOR_Q8_0, TRANSFORMER_KV_F32, 1e-3f);
+    check_batch(path, TENSOR_F32, TRANSFORMER_KV_F32, 1e-4f);
+    check_batch(path, TENSOR_F32, TRANSFORMER_KV_Q8_0, 1e-3f);
     unlink(path);
 }
 END_TEST
@@ -804,6 +863,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_golden_chat);
     tcase_add_test(core, test_q8_vs_f32_logits);
     tcase_add_test(core, test_q80_file_greedy_agrees);
+    tcase_add_test(core, test_kv_q8_vs_f32);
     tcase_add_test(core, test_batch_equals_sequential);
     tcase_add_test(core, test_attention_rows);
     tcase_add_test(core, test_odd_shapes);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cli.h"
 #include "draw.h"
 #include "format.h"
 
@@ -515,11 +516,9 @@ static int setup_core(tui *t)
     llm_err err;
     err.text[0] = '\0';
     engine_options eo;
-    engine_options_default(&eo);
-    eo.ctx_len = o->ctx;
+    cli_engine_options(o, &eo);
     eo.top_n = TUI_TOP_N;
     eo.capture_attention = true;
-    eo.sampler = o->sampler;
     if (engine_new(t->m, t->tok, &eo, &t->e, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
