@@ -1,11 +1,19 @@
 /* bench.c — llmchat-bench: speed of the core on random-weight models of real shapes.
  *
  * Writes llama2.c v2 (int8 Q8_0) files of named shapes (15M ... 7B) into a cache
- * directory on demand, measures the machine's read bandwidth in the same run, then
- * for each shape loads the file with model_open and times the transformer API:
- * batched prefill, one-token decode, time to first token, resident memory, and the
- * decode speed as a fraction of the bandwidth limit (every weight byte is read once
- * per decoded token). Prints a table, or one JSON object per shape with --json.
+ * directory on demand, then for each shape loads the file with model_open and times
+ * the transformer API: batched prefill, one-token decode, time to first token,
+ * resident memory, and the decode speed as a fraction of the bandwidth limit (every
+ * weight byte is read once per decoded token). Prints a table, or one JSON object
+ * per shape with --json.
+ *
+ * The machine's memory bandwidth may swing by 2x from minute to minute, so the
+ * roofline is measured in pairs: decoding runs in short windows (>= 50 ms), each
+ * between two streaming reads of a 512 MiB buffer on all cores, and the figure is
+ * the median over the windows of weight bytes/s over the mean of those two reads.
+ * --long (near vs far in the context) and --scaling (one thread vs all) alternate
+ * their windows the same way and report medians of per-pair ratios. A bandwidth
+ * measured once at the start is printed for reference only.
  *
  * Each measurement runs in a forked child, so peak resident memory is per shape and
  * an OpenMP thread pool never crosses a fork; the parent only writes files, forks
@@ -51,9 +59,9 @@ enum { N_SHAPES = sizeof shapes / sizeof *shapes, MAX_PROMPT = 512 };
 
 typedef struct {
     int threads;        /* 0: OpenMP's default */
-    int steps;          /* decode steps */
+    int steps;          /* decode tokens, split into ROUNDS windows */
     int prompt;         /* prefill tokens (capped by the context) */
-    bool json, long_ctx;
+    bool json, long_ctx, scaling;
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */
     const char *tokenizer; /* a 32000-token tokenizer.bin, for the TUI column */
@@ -69,7 +77,15 @@ typedef struct {
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
     double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */
     double weight_bytes_per_token;
-    double long_pos_near, long_pos_far, long_tok_s_near, long_tok_s_far; /* --long, 7B */
+    /* decode windows paired with stream passes: medians, smallest, largest */
+    int decode_rounds, decode_window; /* windows done, tokens a window */
+    double decode_roofline, decode_roofline_min, decode_roofline_max;
+    double bandwidth_gb_s, bandwidth_min_gb_s, bandwidth_max_gb_s;
+    int long_pairs; /* --long: 0 if not measured */
+    double long_pos_near, long_pos_far, long_tok_s_near, long_tok_s_far, long_ratio;
+    int scaling_pairs; /* --scaling: 0 if not measured */
+    double decode_tok_s_1t, decode_tok_s_nt, thread_speedup;
+    double cpu_others; /* other processes' share of the CPUs while timed (-1: unknown) */
 } result;
 
 static double now_s(void)
@@ -218,38 +234,136 @@ static void ensure_model(const options *o, const shape *s, char *path, size_t si
 
 /* ---------------------------------------------------------------- measurements */
 
-/* Best of `reps` streaming sums over a buffer of `bytes`: the read bandwidth, GB/s.
- * Reads run 8 KiB ahead with prefetches, as the matvec kernels do (hardware
- * prefetchers stop at 4 KiB pages), so the figure is what a streaming reader can reach. */
-static double measure_bandwidth(size_t bytes, int reps)
+static volatile uint64_t stream_sink; /* keeps stream_pass's sums alive */
+
+/* A buffer of `bytes` for stream_pass, every page written once so that no pass
+ * faults; NULL if it cannot be mapped. munmap frees it. */
+static uint64_t *stream_new(size_t bytes)
 {
     size_t n = bytes / sizeof(uint64_t);
     uint64_t *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buf == MAP_FAILED)
-        return 0.0;
+        return NULL;
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         buf[i] = i;
-    double best = 1e30;
-    uint64_t total = 0;
+    return buf;
+}
+
+/* One streaming sum over buf on `threads` threads: the read bandwidth, GB/s.
+ * Reads run 8 KiB ahead with prefetches, as the matvec kernels do (hardware
+ * prefetchers stop at 4 KiB pages), so the figure is what a streaming reader can reach. */
+static double stream_pass(const uint64_t *buf, size_t bytes, int threads)
+{
+    size_t n = bytes / sizeof(uint64_t);
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    double t0 = now_s();
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : s0, s1, s2, s3)
+    for (size_t i = 0; i < n; i += 8) {
+        __builtin_prefetch(buf + i + 8192 / sizeof(uint64_t));
+        s0 += buf[i] + buf[i + 4];
+        s1 += buf[i + 1] + buf[i + 5];
+        s2 += buf[i + 2] + buf[i + 6];
+        s3 += buf[i + 3] + buf[i + 7];
+    }
+    double t = now_s() - t0;
+    stream_sink += s0 + s1 + s2 + s3;
+    return bytes / t / 1e9;
+}
+
+/* Best of `reps` stream passes over a fresh buffer of `bytes` on `threads` threads. */
+static double measure_bandwidth(size_t bytes, int reps, int threads)
+{
+    uint64_t *buf = stream_new(bytes);
+    if (!buf)
+        return 0.0;
+    double best = 0.0;
     for (int rep = 0; rep < reps; rep++) {
-        double t0 = now_s();
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp parallel for schedule(static) reduction(+ : s0, s1, s2, s3)
-        for (size_t i = 0; i < n; i += 8) {
-            __builtin_prefetch(buf + i + 8192 / sizeof(uint64_t));
-            s0 += buf[i] + buf[i + 4];
-            s1 += buf[i + 1] + buf[i + 5];
-            s2 += buf[i + 2] + buf[i + 6];
-            s3 += buf[i + 3] + buf[i + 7];
-        }
-        double t = now_s() - t0;
-        total += s0 + s1 + s2 + s3;
-        if (t < best)
-            best = t;
+        double bw = stream_pass(buf, bytes, threads);
+        if (bw > best)
+            best = bw;
     }
     munmap(buf, bytes);
-    return total == 42 ? 0.0 : bytes / best / 1e9; /* total keeps the sums alive */
+    return best;
+}
+
+/* CPU seconds the machine spent busy, all CPUs, steal included (the hypervisor ran
+ * something else), from /proc/stat; -1 if unknown. */
+static double machine_busy_s(void)
+{
+    unsigned long long v[8];
+    FILE *f = fopen("/proc/stat", "r");
+    int k = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7])
+              : 0;
+    if (f)
+        fclose(f);
+    if (k != 8)
+        return -1.0;
+    /* user nice system [idle iowait] irq softirq steal */
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
+}
+
+static double process_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* What other processes take of the machine while something is timed: a snapshot,
+ * then cpu_others() = their share of all CPUs' time since (0 .. 1, -1 unknown).
+ * OpenMP threads spin while they wait, so this process is busy all the time it
+ * runs; /proc/stat counts in ticks (10 ms), so short spans are rough. */
+typedef struct {
+    double wall, busy, self;
+} cpu_mark;
+
+static cpu_mark cpu_now(void)
+{
+    return (cpu_mark){now_s(), machine_busy_s(), process_cpu_s()};
+}
+
+static double cpu_others(cpu_mark from)
+{
+    cpu_mark to = cpu_now();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (from.busy < 0 || to.busy < 0 || cpus < 1 || to.wall <= from.wall)
+        return -1.0;
+    double others = (to.busy - from.busy) - (to.self - from.self);
+    others /= (to.wall - from.wall) * cpus;
+    return others < 0 ? 0 : others > 1 ? 1 : others;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of x[0..n) (n >= 1; x is reordered), with the smallest and largest in
+ * *lo and *hi when those are not NULL. */
+static double median(double *x, int n, double *lo, double *hi)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    if (lo)
+        *lo = x[0];
+    if (hi)
+        *hi = x[n - 1];
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* Resident memory now, MB (0 if /proc is not there). */
+static double rss_now_mb(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
 }
 
 static uint64_t tensor_bytes(const tensor *t)
@@ -282,46 +396,154 @@ static int argmax(const float *x, int n)
     return best;
 }
 
-enum { PEAK_WINDOW = 16 };
+enum {
+    PEAK_WINDOW = 16,  /* tokens in decode_peak_tok_s */
+    ROUNDS = 8,        /* decode windows between stream passes for the roofline */
+    PAIRS = 5,         /* window pairs for --long and --scaling */
+};
+#define STREAM_BYTES ((size_t)512 << 20) /* the paired passes' buffer */
+#define WINDOW_MIN_S 0.05   /* a decode window lasts at least this long... */
+#define DECODE_BUDGET_S 10.0 /* ...unless ROUNDS windows would take longer than this */
+#define CPU_OTHERS_WARN 0.1  /* the table warns above this share of other processes */
 
-/* Decodes up to `steps` tokens from pos (stopping early after 10 s with >= 16 done);
- * returns tok/s over all of them, the number decoded in *done, and in *peak (when
- * not NULL) the best rate over PEAK_WINDOW consecutive tokens. */
-static double time_decode(transformer *t, int tok, int pos, int steps, int *done, double *peak)
+/* Decodes n tokens greedily from pos, starting with *tok and leaving the next token
+ * there; returns the seconds taken, each token's in dt[0..n) when dt is not NULL. */
+static double decode_window(transformer *t, int *tok, int pos, int n, double *dt)
 {
     int vocab = transformer_model(t)->config.vocab_size;
-    double *at = malloc(sizeof(double) * ((size_t)steps + 1)); /* time before step i */
-    double t0 = now_s();
-    int i = 0;
-    if (at)
-        at[0] = t0;
-    for (; i < steps; i++) {
-        const float *logits = transformer_forward(t, tok, pos + i, NULL);
-        tok = argmax(logits, vocab);
+    double t0 = now_s(), prev = t0;
+    for (int i = 0; i < n; i++) {
+        const float *logits = transformer_forward(t, *tok, pos + i, NULL);
+        *tok = argmax(logits, vocab);
         double now = now_s();
-        if (at)
-            at[i + 1] = now;
-        if (i >= 16 && now - t0 > 10.0) {
-            i++;
-            break;
-        }
+        if (dt)
+            dt[i] = now - prev;
+        prev = now;
     }
-    double total = now_s() - t0;
-    *done = i;
-    if (peak) {
-        *peak = i / total;
-        for (int k = 0; at && k + PEAK_WINDOW <= i; k++)
-            if (PEAK_WINDOW / (at[k + PEAK_WINDOW] - at[k]) > *peak)
-                *peak = PEAK_WINDOW / (at[k + PEAK_WINDOW] - at[k]);
+    return prev - t0;
+}
+
+/* Tokens per decode window: at least steps / ROUNDS, so that the rounds cover the
+ * positions one run of `steps` tokens from 0 would, and at least WINDOW_MIN_S
+ * worth; fewer when ROUNDS windows would take more than DECODE_BUDGET_S (7B at
+ * ~0.17 s a token: 7); never past the context. tok_s: one token's seconds. */
+static int window_tokens(int steps, double tok_s, int ctx)
+{
+    if (tok_s < 1e-6)
+        tok_s = 1e-6;
+    int w = (steps + ROUNDS - 1) / ROUNDS;
+    if (WINDOW_MIN_S / tok_s > w)
+        w = (int)ceil(WINDOW_MIN_S / tok_s);
+    if (ROUNDS * w * tok_s > DECODE_BUDGET_S)
+        w = (int)(DECODE_BUDGET_S / (ROUNDS * tok_s));
+    if (w > ctx - 1)
+        w = ctx - 1;
+    return w < 1 ? 1 : w;
+}
+
+#ifdef _OPENMP
+static void set_threads(int n)
+{
+    omp_set_num_threads(n);
+}
+#else
+static void set_threads(int n)
+{
+    (void)n;
+}
+#endif
+
+/* The decode roofline, paired in time: ROUNDS times, a stream pass over the
+ * buffer on `all` threads, then a window of w tokens, and one pass more at the
+ * end. A round's ratio is its window's weight bytes per second over the mean
+ * bandwidth of the passes just before and just after the window (single passes
+ * are noisy: +-10% at 10 ms). Windows walk the positions [0, span) and start
+ * again at 0 when the next would pass its end. */
+static void decode_rounds(transformer *t, int tok, int w, int span, int all,
+                          const uint64_t *sbuf, result *r)
+{
+    double ratio[ROUNDS], bw[ROUNDS + 1], win_s[ROUNDS];
+    double *dt = malloc(sizeof(double) * ROUNDS * (size_t)w); /* (round, token) */
+    double total = 0.0, t_start = now_s();
+    int n = 0, pos = 0;
+    bw[0] = stream_pass(sbuf, STREAM_BYTES, all);
+    for (; n < ROUNDS; n++) {
+        if (n >= 3 && now_s() - t_start > 2 * DECODE_BUDGET_S)
+            break; /* the machine slowed down a lot: 3 rounds will do */
+        if (pos + w > span)
+            pos = 0;
+        win_s[n] = decode_window(t, &tok, pos, w, dt ? dt + (size_t)n * w : NULL);
+        bw[n + 1] = stream_pass(sbuf, STREAM_BYTES, all);
+        pos += w;
+        total += win_s[n];
     }
-    free(at);
-    return i / total;
+    for (int i = 0; i < n; i++)
+        ratio[i] = w * r->weight_bytes_per_token / win_s[i] / ((bw[i] + bw[i + 1]) / 2 * 1e9);
+    int tokens = n * w;
+    r->decode_rounds = n;
+    r->decode_window = w;
+    r->decode_steps = tokens;
+    r->decode_tok_s = tokens / total;
+    r->decode_roofline = median(ratio, n, &r->decode_roofline_min, &r->decode_roofline_max);
+    r->bandwidth_gb_s = median(bw, n + 1, &r->bandwidth_min_gb_s, &r->bandwidth_max_gb_s);
+    /* best PEAK_WINDOW consecutive tokens, the stream passes left out */
+    r->decode_peak_tok_s = r->decode_tok_s;
+    for (int k = 0; dt && k + PEAK_WINDOW <= tokens; k++) {
+        double s = 0.0;
+        for (int j = k; j < k + PEAK_WINDOW; j++)
+            s += dt[j];
+        if (PEAK_WINDOW / s > r->decode_peak_tok_s)
+            r->decode_peak_tok_s = PEAK_WINDOW / s;
+    }
+    free(dt);
+}
+
+/* --long: PAIRS times, a window of w tokens at position 100, then one at
+ * position `far` (the KV cache holds whatever earlier windows left there; only
+ * the time matters). Medians of each and of the per-pair far/near ratios. */
+static void long_pairs(transformer *t, int tok, int w, int far, result *r)
+{
+    double near_ts[PAIRS], far_ts[PAIRS], ratio[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        near_ts[i] = w / decode_window(t, &tok, 100, w, NULL);
+        far_ts[i] = w / decode_window(t, &tok, far, w, NULL);
+        ratio[i] = far_ts[i] / near_ts[i];
+    }
+    r->long_pairs = PAIRS;
+    r->long_pos_near = 100;
+    r->long_pos_far = far;
+    r->long_tok_s_near = median(near_ts, PAIRS, NULL, NULL);
+    r->long_tok_s_far = median(far_ts, PAIRS, NULL, NULL);
+    r->long_ratio = median(ratio, PAIRS, NULL, NULL);
+}
+
+/* --scaling: PAIRS times, a window of w tokens from position 0 on one thread,
+ * then the same window on r->threads. Medians of each and of the per-pair ratios. */
+static void scaling_pairs(transformer *t, int tok, int w, result *r)
+{
+    double one[PAIRS], many[PAIRS], ratio[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        int k = tok;
+        set_threads(1);
+        one[i] = w / decode_window(t, &k, 0, w, NULL);
+        k = tok;
+        set_threads(r->threads);
+        many[i] = w / decode_window(t, &k, 0, w, NULL);
+        ratio[i] = many[i] / one[i];
+    }
+    r->scaling_pairs = PAIRS;
+    r->decode_tok_s_1t = median(one, PAIRS, NULL, NULL);
+    r->decode_tok_s_nt = median(many, PAIRS, NULL, NULL);
+    r->thread_speedup = median(ratio, PAIRS, NULL, NULL);
 }
 
 static void run_shape(const options *o, const shape *s, const char *path, result *r)
 {
     memset(r, 0, sizeof *r);
+    int all = 1; /* stream passes: OpenMP's default, whatever --threads says, as
+                  * the roofline is against the machine's limit */
 #ifdef _OPENMP
+    all = omp_get_max_threads();
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
     r->threads = omp_get_max_threads();
@@ -358,11 +580,12 @@ static void run_shape(const options *o, const shape *s, const char *path, result
         tokens[i] = 3 + (int)(rng_next(&rng) % (uint64_t)(c->vocab_size - 3));
 
     /* warm up: touch every weight page and the buffers once */
-    int done;
+    int tok = tokens[0];
     transformer_forward_batch(t, tokens, n < 8 ? n : 8, 0, NULL, NULL);
-    time_decode(t, tokens[0], 8, 2, &done, NULL);
+    decode_window(t, &tok, 8, 2, NULL);
 
     /* prefill (best of two unless slow), then the first decoded token */
+    cpu_mark timed = cpu_now();
     double best = 1e30;
     for (int rep = 0; rep < 2; rep++) {
         double p0 = now_s();
@@ -373,45 +596,47 @@ static void run_shape(const options *o, const shape *s, const char *path, result
         if (dt > 5.0)
             break;
     }
-    double d0 = now_s();
-    const float *logits = transformer_forward(t, tokens[n - 1], n, NULL);
-    double first = now_s() - d0;
+    tok = tokens[n - 1];
+    double first = decode_window(t, &tok, n, 1, NULL);
     r->prefill_tokens = n;
     r->prefill_tok_s = n / best;
     r->ttft_s = best + first;
 
-    /* decode from position 0, as llama-bench's "tg" test does (--long shows how
-     * the speed changes deeper in the context) */
-    int steps = o->steps < ctx - 1 ? o->steps : ctx - 1;
-    int pos = 0;
-    r->decode_pos = pos;
-    /* best of two runs unless slow: other processes come and go */
-    double peak;
-    r->decode_tok_s = time_decode(t, argmax(logits, c->vocab_size), pos, steps, &done,
-                                  &r->decode_peak_tok_s);
-    r->decode_steps = done;
-    if (done / r->decode_tok_s < 3.0) {
-        double again = time_decode(t, argmax(logits, c->vocab_size), pos, steps, &done, &peak);
-        if (again > r->decode_tok_s)
-            r->decode_tok_s = again;
-        if (peak > r->decode_peak_tok_s)
-            r->decode_peak_tok_s = peak;
-    }
-
-    /* --long: decode speed deep in the context vs near its start (the KV cache
-     * holds whatever earlier runs left there; only the time matters) */
-    int k = steps < 32 ? steps : 32;
-    if (o->long_ctx && ctx - k > 400) {
-        int far = ctx - k < 4000 ? ctx - k : 4000;
-        r->long_pos_near = 100;
-        r->long_pos_far = far;
-        r->long_tok_s_near = time_decode(t, tokens[0], 100, k, &done, NULL);
-        r->long_tok_s_far = time_decode(t, tokens[0], far, k, &done, NULL);
-    }
-
+    /* peak resident memory before the stream buffer is mapped; pages first touched
+     * later (KV rows past the prompt, --long's far windows) stay resident and are
+     * counted at the end */
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     r->peak_rss_mb = ru.ru_maxrss / 1024.0;
+
+    /* decode from position 0, as llama-bench's "tg" test does, in windows paired
+     * with stream passes (--long shows the speed deeper in the context) */
+    int steps = o->steps < ctx - 1 ? o->steps : ctx - 1;
+    int w = window_tokens(steps, first, ctx);
+    int span = steps > w ? steps : w;
+    r->decode_pos = 0;
+    uint64_t *sbuf = stream_new(STREAM_BYTES);
+    if (!sbuf) {
+        snprintf(r->error, sizeof r->error, "cannot map %zu MiB for the bandwidth passes",
+                 STREAM_BYTES >> 20);
+        transformer_free(t);
+        model_close(m);
+        return;
+    }
+    decode_rounds(t, tok, w, span, all, sbuf, r);
+    munmap(sbuf, STREAM_BYTES);
+
+    if (o->long_ctx && ctx - w > 400)
+        long_pairs(t, tok, w, ctx - w < 4000 ? ctx - w : 4000, r);
+    if (o->scaling)
+        scaling_pairs(t, tok, w, r);
+
+    r->cpu_others = cpu_others(timed);
+
+    /* pages touched since the snapshot, the stream buffer unmapped */
+    double rss = rss_now_mb();
+    if (rss > r->peak_rss_mb)
+        r->peak_rss_mb = rss;
     r->ok = 1;
     transformer_free(t);
     model_close(m);
@@ -456,9 +681,12 @@ static void child_shape(const options *o, const shape *s, const char *path, void
 
 static void child_bandwidth(const options *o, const shape *s, const char *path, void *out)
 {
-    /* all cores whatever --threads says: the roofline is against the machine's limit */
-    /* a long measurement at the start, a short one after each shape */
-    *(double *)out = s ? measure_bandwidth((size_t)512 << 20, 4) : measure_bandwidth((size_t)1 << 30, 8);
+    /* OpenMP's default thread count, whatever --threads says, as in the rounds */
+    int all = 1;
+#ifdef _OPENMP
+    all = omp_get_max_threads();
+#endif
+    *(double *)out = measure_bandwidth((size_t)1 << 30, 8, all);
 }
 
 /* ---------------------------------------------------------------- TUI column */
@@ -631,7 +859,7 @@ static void measure_tui(const options *o, const char *model_path, tui_result *r)
 
 /* ---------------------------------------------------------------- output */
 
-static void print_json(const shape *s, const result *r, const tui_result *tr, double bw)
+static void print_json(const shape *s, const result *r, const tui_result *tr, double bw_start)
 {
     if (!r->ok) {
         printf("{\"shape\":\"%s\",\"error\":\"", s->name);
@@ -643,20 +871,30 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
         printf("\"}\n");
         return;
     }
-    double roof = r->weight_bytes_per_token * r->decode_tok_s / (bw * 1e9);
     printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"threads\":%d,\"group\":%d,"
            "\"prefill_tokens\":%d,\"prefill_tok_s\":%.1f,\"decode_steps\":%d,\"decode_pos\":%d,"
            "\"decode_tok_s\":%.2f,\"bandwidth_gb_s\":%.2f,\"decode_bytes_per_token\":%.0f,"
            "\"decode_roofline\":%.3f,\"ttft_s\":%.4f,\"peak_rss_mb\":%.1f,\"file_mb\":%.1f,"
            "\"kv_cache_mb\":%.1f,\"load_s\":%.3f,\"decode_peak_tok_s\":%.2f,"
-           "\"decode_roofline_peak\":%.3f",
+           "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
+           "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
+           "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
+           "\"cpu_others\":%.3f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
-           r->decode_steps, r->decode_pos, r->decode_tok_s, bw, r->weight_bytes_per_token, roof,
-           r->ttft_s, r->peak_rss_mb, r->file_mb, r->kv_mb, r->load_s, r->decode_peak_tok_s,
-           r->weight_bytes_per_token * r->decode_peak_tok_s / (bw * 1e9));
-    if (r->long_pos_far > 0)
-        printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f", r->long_pos_near,
-               r->long_tok_s_near, r->long_pos_far, r->long_tok_s_far);
+           r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
+           r->weight_bytes_per_token, r->decode_roofline, r->ttft_s, r->peak_rss_mb, r->file_mb,
+           r->kv_mb, r->load_s, r->decode_peak_tok_s,
+           r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
+           r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->cpu_others);
+    if (r->long_pairs > 0)
+        printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f,\"long_ratio\":%.3f,"
+               "\"long_pairs\":%d", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
+               r->long_tok_s_far, r->long_ratio, r->long_pairs);
+    if (r->scaling_pairs > 0)
+        printf(",\"decode_tok_s_1t\":%.2f,\"decode_tok_s_%dt\":%.2f,\"thread_speedup\":%.3f,"
+               "\"scaling_pairs\":%d", r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt,
+               r->thread_speedup, r->scaling_pairs);
     if (tr->fraction >= 0)
         printf(",\"tui_decode_fraction\":%.3f,\"tui_tok_s\":%.1f,\"generate_tok_s\":%.1f,"
                "\"tui_ui_fraction\":%.4f}\n", tr->fraction, tr->tui_tok_s, tr->gen_tok_s,
@@ -665,22 +903,32 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
         printf(",\"tui_decode_fraction\":null,\"tui_note\":\"%s\"}\n", tr->why);
 }
 
-static void print_row(const shape *s, const result *r, const tui_result *tr, double bw)
+static void print_row(const shape *s, const result *r, const tui_result *tr)
 {
     if (!r->ok) {
         printf("%-6s  error: %s\n", s->name, r->error);
         return;
     }
-    double roof = r->weight_bytes_per_token * r->decode_tok_s / (bw * 1e9);
     char tui[32] = "-";
     if (tr->fraction >= 0)
         snprintf(tui, sizeof tui, "%.1f%%", 100 * tr->fraction);
-    printf("%-6s %9.1f %9.1f %8.1f%% %7.1f %8.3f %9.1f %8.1f %7.2f %8s", s->name, r->prefill_tok_s,
-           r->decode_tok_s, 100 * roof, bw, r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s, tui);
-    if (r->long_pos_far > 0)
-        printf("   decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s", r->long_pos_near,
-               r->long_tok_s_near, r->long_pos_far, r->long_tok_s_far);
-    printf("\n");
+    printf("%-6s %9.1f %9.1f %8.1f%% %7.1f %8.3f %9.1f %8.1f %7.2f %8s\n", s->name,
+           r->prefill_tok_s, r->decode_tok_s, 100 * r->decode_roofline, r->bandwidth_gb_s,
+           r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s, tui);
+    printf("       roofline %.1f%% .. %.1f%% over %d windows of %d tokens, "
+           "bandwidth %.1f .. %.1f GB/s\n", 100 * r->decode_roofline_min, 100 * r->decode_roofline_max, r->decode_rounds,
+           r->decode_window, r->bandwidth_min_gb_s, r->bandwidth_max_gb_s);
+    if (r->long_pairs > 0)
+        printf("       decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s, far/near %.3f"
+               " (medians of %d pairs)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
+               r->long_tok_s_far, r->long_ratio, r->long_pairs);
+    if (r->scaling_pairs > 0)
+        printf("       decode on 1 thread: %.2f tok/s, on %d: %.2f tok/s, speedup %.3f"
+               " (medians of %d pairs)\n", r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt,
+               r->thread_speedup, r->scaling_pairs);
+    if (r->cpu_others > CPU_OTHERS_WARN)
+        printf("       warning: other processes took %.0f%% of the CPUs meanwhile: the figures "
+               "above are not this program's alone\n", 100 * r->cpu_others);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -693,11 +941,14 @@ static void usage(FILE *f)
             "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
             "                      default 15M,110M)\n"
             "  -T, --threads N     OpenMP threads (default: all cores)\n"
-            "  -n, --steps N       decode steps from position 0 (default 128; stops after 10 s)\n"
+            "  -n, --steps N       decode tokens from position 0, split into 8 windows (default\n"
+            "                      128; windows are lengthened to last >= 50 ms and shortened\n"
+            "                      so that all 8 take about 10 s)\n"
             "  -p, --prompt N      prefill tokens (default 512, capped by the context)\n"
             "  -c, --cache DIR     model files (default $XDG_CACHE_HOME/llmchat-bench)\n"
             "      --long          also decode at position 100 and at 4000 (or the end of\n"
-            "                      the context, if shorter)\n"
+            "                      the context, if shorter): 5 near/far window pairs\n"
+            "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
             "      --isa NAME      force the kernels: scalar, avx2, avx512-vnni (default: best)\n"
             "      --json          one JSON object per shape instead of a table\n"
             "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
@@ -705,11 +956,19 @@ static void usage(FILE *f)
             "      --tokenizer F   a 32000-token tokenizer.bin for those runs (default: the\n"
             "                      cache dir's, then $LLMCHAT_SHARED/models, ../shared/models)\n"
             "  -h, --help\n\n"
-            "decode roofline = weight bytes read per token x decode tok/s / measured read\n"
-            "bandwidth (streaming sum on all cores, best of several, measured at the start and\n"
-            "again after each shape; the higher figure is used). Files are written once\n"
-            "(7B: about 7 GB) and reused. JSON adds decode_peak_tok_s, the best 16 consecutive\n"
-            "tokens, for machines whose memory bandwidth comes and goes.\n");
+            "Memory bandwidth may change by 2x within minutes, so speed is compared with it in\n"
+            "pairs close in time. The decode runs in 8 windows, each between two streaming\n"
+            "reads of a 512 MiB buffer on all cores; a window's roofline = weight bytes read\n"
+            "per token x its tok/s / the mean bandwidth of the reads before and after it.\n"
+            "decode roofline and bw are medians over windows and reads (JSON: decode_roofline,\n"
+            "bandwidth_gb_s; _min/_max the extremes); decode tok/s is all window tokens over\n"
+            "all window time. --long gives long_ratio, the median far/near tok/s over\n"
+            "pairs; --scaling thread_speedup, the median all/1-thread tok/s over pairs. The\n"
+            "bandwidth measured once at the start (1 GiB, best of 8) is bandwidth_start_gb_s.\n"
+            "Pairing cannot undo other programs competing for the cores: cpu_others is their\n"
+            "share of the CPUs while a shape was timed (the table warns above 10%%).\n"
+            "JSON adds decode_peak_tok_s, the best 16 consecutive tokens. Files are written\n"
+            "once (7B: about 7 GB) and reused.\n");
 }
 
 static int parse_int(const char *s, const char *what, int lo)
@@ -772,7 +1031,7 @@ int main(int argc, char **argv)
     options o = {.steps = 128, .prompt = MAX_PROMPT};
     bool want[N_SHAPES] = {false};
     bool any = false;
-    enum { OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER };
+    enum { OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
         {"steps", required_argument, NULL, 'n'},   {"prompt", required_argument, NULL, 'p'},
@@ -780,6 +1039,7 @@ int main(int argc, char **argv)
         {"long", no_argument, NULL, OPT_LONG},     {"llmchat", required_argument, NULL, OPT_LLMCHAT},
         {"isa", required_argument, NULL, OPT_ISA},
         {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
+        {"scaling", no_argument, NULL, OPT_SCALING},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
@@ -792,6 +1052,7 @@ int main(int argc, char **argv)
         case 'c': o.cache = optarg; break;
         case OPT_JSON: o.json = true; break;
         case OPT_LONG: o.long_ctx = true; break;
+        case OPT_SCALING: o.scaling = true; break;
         case OPT_LLMCHAT: o.llmchat = optarg; break;
         case OPT_ISA: o.isa = parse_isa(optarg); break;
         case OPT_TOKENIZER: o.tokenizer = optarg; break;
@@ -853,12 +1114,6 @@ int main(int argc, char **argv)
             memset(&r, 0, sizeof r);
             snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
         }
-        /* the bandwidth moves with what else the machine does: measure again next to
-         * this shape's run and take the higher figure (the lower roofline) */
-        double bw_now = 0.0, bw_shape = bw;
-        if (in_child(child_bandwidth, &o, &shapes[i], NULL, &bw_now, sizeof bw_now) == 0 &&
-            bw_now > bw_shape)
-            bw_shape = bw_now;
         failures += !r.ok;
         tui_result tr = {.fraction = -1.0};
         if (!o.llmchat)
@@ -866,18 +1121,19 @@ int main(int argc, char **argv)
         else if (r.ok)
             measure_tui(&o, paths[i], &tr);
         if (o.json) {
-            print_json(&shapes[i], &r, &tr, bw_shape);
+            print_json(&shapes[i], &r, &tr, bw);
         } else {
             if (!header) {
-                printf("llmchat-bench: kernel %s, %d threads, read bandwidth at start %.2f GB/s\n",
+                printf("llmchat-bench: kernel %s, %d threads, read bandwidth at start %.2f GB/s "
+                       "(bw: median of the passes paired with decode windows)\n",
                        r.ok ? r.kernel : "?", r.threads, bw);
                 printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
                        "roofline", "bw", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
-                printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "", "GB/s",
-                       "", "", "", "", "decode");
+                printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "median",
+                       "GB/s", "", "", "", "", "decode");
                 header = true;
             }
-            print_row(&shapes[i], &r, &tr, bw_shape);
+            print_row(&shapes[i], &r, &tr);
             if (o.llmchat && tr.fraction < 0)
                 printf("       TUI column: %s\n", tr.why);
         }
