@@ -13,6 +13,8 @@
  * out of range. */
 #include "transformer.h"
 
+#include "barrier.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,9 @@ struct transformer {
         qbatch *qb[MAX_QBATCHES];   /* one vector each, like t->qb */
     } *lanes;                       /* (n_lanes) */
     int n_lanes;
+    barrier meet;                   /* the one-token path's barrier */
+    int solo_left;                  /* tokens still to run on one thread (see forward_one) */
+    int solo_span;                  /* how many the last fallback to one thread lasted */
     float *k_new;                   /* (CHUNK, kv_dim) new keys, before the cache */
     float *v_new;                   /* (CHUNK, kv_dim) new values */
 };
@@ -549,8 +554,20 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
 /* ---- one token: a single parallel region ---- */
 
 /* Below this many weight bytes per token the one-token path runs on one thread:
- * barriers would cost more than the rows they share (the 260K toy models). */
-enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19, RANGES_PER_THREAD = 16, MIN_RANGE_ROWS = 16 };
+ * barriers would cost more than the rows they share (the 260K toy models).
+ * SOLO_*: when threads had to sleep at more than 1 in SOLO_SLEEPS_PER barriers of a
+ * token, some of them had no core (another process is busy) and every barrier waits
+ * for the scheduler; one thread is then faster. The next SOLO_FIRST tokens run on one
+ * thread, then all threads are tried again; each failed try doubles the span, up to
+ * SOLO_MAX tokens. */
+enum {
+    ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19,
+    RANGES_PER_THREAD = 16,
+    MIN_RANGE_ROWS = 16,
+    SOLO_SLEEPS_PER = 8,
+    SOLO_FIRST = 16,
+    SOLO_MAX = 1024,
+};
 
 /* What a thread does with a range of rows of one weight. */
 typedef enum {
@@ -676,6 +693,10 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         threads = slots;
     if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
         threads = 1;
+    if (t->solo_left > 0) {
+        t->solo_left--;
+        threads = 1;
+    }
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -684,6 +705,8 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         tid = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
+#pragma omp single
+        barrier_init(&t->meet, (unsigned)nt); /* (OpenMP's barrier ends the single) */
         struct lane *ln = &t->lanes[tid];
         float *att = t->att + (size_t)tid * CHUNK * t->ctx; /* (pos + 1) */
         for (int l = 0; l < c->n_layers; l++) {
@@ -697,9 +720,9 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
                 {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
             };
             rows_share(qkv, 3, nt);
-#pragma omp barrier
+            barrier_wait(&t->meet);
 
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
             for (int kh = 0; kh < c->n_kv_heads; kh++) {
                 rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
                 cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
@@ -710,32 +733,44 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
                         memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
                                sizeof(float) * (pos + 1));
                 }
-            } /* implicit barrier: t->xb is whole */
+            }
+            barrier_wait(&t->meet); /* t->xb is whole */
 
             lane_quantize(t, ln, t->xb, dim);
             rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
                            t->xb2, NULL, t->x};
             rows_share(&wo, 1, nt);
-#pragma omp barrier
+            barrier_wait(&t->meet);
 
             rmsnorm(ln->xn, t->x, L->rms_ffn, dim);
             lane_quantize(t, ln, ln->xn, dim);
             rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
                             lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
             rows_share(&ffn, 1, nt);
-#pragma omp barrier
+            barrier_wait(&t->meet);
 
             lane_quantize(t, ln, t->hb, hidden);
             rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
                              t->xb2, NULL, t->x};
             rows_share(&down, 1, nt);
-#pragma omp barrier
+            barrier_wait(&t->meet);
         }
         rmsnorm(ln->xn, t->x, m->rms_final, dim);
         lane_quantize(t, ln, ln->xn, dim);
         rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
                         t->logits, NULL, NULL};
         rows_share(&cls, 1, nt);
+    }
+    if (threads > 1) {
+        unsigned barriers = 5 * (unsigned)c->n_layers;
+        if (barrier_sleeps(&t->meet) * SOLO_SLEEPS_PER > barriers) {
+            t->solo_span = t->solo_span ? 2 * t->solo_span : SOLO_FIRST;
+            if (t->solo_span > SOLO_MAX)
+                t->solo_span = SOLO_MAX;
+            t->solo_left = t->solo_span;
+        } else {
+            t->solo_span = 0;
+        }
     }
 }
 
