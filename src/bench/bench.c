@@ -73,6 +73,7 @@ typedef struct {
     int ok;
     char error[512];
     char kernel[32];
+    char kv_cache[8];   /* "q8_0" or "f32" */
     int threads, group, prefill_tokens, decode_steps, decode_pos;
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
     double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */
@@ -363,7 +364,7 @@ static double rss_now_mb(void)
             resident = 0;
         fclose(f);
     }
-    return resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
+    return resident * (double)sysconf(_SC_PAGESIZE) / 1e6; /* MB, as file_mb */
 }
 
 static uint64_t tensor_bytes(const tensor *t)
@@ -569,7 +570,9 @@ static void run_shape(const options *o, const shape *s, const char *path, result
     const model_config *c = &m->config;
     r->group = m->group;
     r->file_mb = m->file_bytes / 1e6;
-    r->kv_mb = 2.0 * c->n_layers * transformer_ctx(t) * c->kv_dim * 4 / 1e6;
+    r->kv_mb = transformer_kv_bytes(t) / 1e6;
+    snprintf(r->kv_cache, sizeof r->kv_cache, "%s",
+             transformer_kv_type(t) == TRANSFORMER_KV_F32 ? "f32" : "q8_0");
     r->weight_bytes_per_token = decode_bytes(m);
     int ctx = transformer_ctx(t);
 
@@ -607,7 +610,7 @@ static void run_shape(const options *o, const shape *s, const char *path, result
      * counted at the end */
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    r->peak_rss_mb = ru.ru_maxrss / 1024.0;
+    r->peak_rss_mb = ru.ru_maxrss * 1024.0 / 1e6; /* ru_maxrss is in KiB */
 
     /* decode from position 0, as llama-bench's "tg" test does, in windows paired
      * with stream passes (--long shows the speed deeper in the context) */
@@ -875,7 +878,7 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
            "\"prefill_tokens\":%d,\"prefill_tok_s\":%.1f,\"decode_steps\":%d,\"decode_pos\":%d,"
            "\"decode_tok_s\":%.2f,\"bandwidth_gb_s\":%.2f,\"decode_bytes_per_token\":%.0f,"
            "\"decode_roofline\":%.3f,\"ttft_s\":%.4f,\"peak_rss_mb\":%.1f,\"file_mb\":%.1f,"
-           "\"kv_cache_mb\":%.1f,\"load_s\":%.3f,\"decode_peak_tok_s\":%.2f,"
+           "\"kv_cache\":\"%s\",\"kv_cache_mb\":%.1f,\"load_s\":%.3f,\"decode_peak_tok_s\":%.2f,"
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
@@ -883,7 +886,7 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
            r->weight_bytes_per_token, r->decode_roofline, r->ttft_s, r->peak_rss_mb, r->file_mb,
-           r->kv_mb, r->load_s, r->decode_peak_tok_s,
+           r->kv_cache, r->kv_mb, r->load_s, r->decode_peak_tok_s,
            r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
            r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->cpu_others);
