@@ -336,14 +336,15 @@ static void dequantize_rows_scalar(float *out, const int8_t *q, const float *s, 
     } while (0)
 
 /* Walks rows [r0, r1) x vectors [0, n) in cache tiles of TILE_VECS vectors, row
- * blocks of BLOCK_ROWS and vector blocks of BLOCK_VECS; a leftover row is done
- * one at a time. `call(r, R, v, N)` computes one block. */
-#define WALK_BLOCKS(n, r0, r1, call)                                       \
+ * blocks of BLOCK_ROWS (or single rows when `one_row`) and vector blocks of
+ * BLOCK_VECS; a leftover row is done one at a time. `call(r, R, v, N)` computes one
+ * block. */
+#define WALK_BLOCKS(n, r0, r1, call, one_row)                              \
     do {                                                                   \
         for (int vt_ = 0; vt_ < (n); vt_ += TILE_VECS) {                   \
             int ve_ = vt_ + TILE_VECS < (n) ? vt_ + TILE_VECS : (n);       \
             for (int r_ = (r0); r_ < (r1);) {                              \
-                int R_ = (r1) - r_ >= BLOCK_ROWS ? BLOCK_ROWS : 1;         \
+                int R_ = (r1) - r_ >= BLOCK_ROWS && !(one_row) ? BLOCK_ROWS : 1; \
                 for (int v_ = vt_; v_ < ve_; v_ += BLOCK_VECS) {           \
                     int N_ = ve_ - v_ < BLOCK_VECS ? ve_ - v_ : BLOCK_VECS; \
                     call(r_, R_, v_, N_);                                  \
@@ -486,7 +487,7 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
 static void rows_q8_avx2(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX2_CALL, R, N, out, w, xq, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL);
+    WALK_BLOCKS(n, r0, r1, CALL, 0);
 #undef CALL
 }
 
@@ -545,7 +546,7 @@ INLINE void f32_block_avx2(int R, int N, float *out, int ldo, const float *w, in
 static void rows_f32_avx2(float *out, const tensor *w, const float *x, int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(F32_AVX2_CALL, R, N, out, w, x, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL);
+    WALK_BLOCKS(n, r0, r1, CALL, 0);
 #undef CALL
 }
 
@@ -903,10 +904,17 @@ INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, 
                     xq->q + (size_t)(v) * xq->stride,                                     \
                     xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
 
+/* Rows of at least this many bytes are read one at a time by the one-vector (decode)
+ * kernel: four rows read side by side are four streams a page or more apart, and
+ * with long rows that measured 18-30% slower decode on the 1B and 7B shapes (paired
+ * in-process A/B) while short rows (15M-110M) are fastest in blocks of four. Both
+ * ways give the same bits (see hsum1_512). */
+enum { ONE_ROW_BYTES = 2048 };
+
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX512_CALL, R, N, out, w, xq, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL);
+    WALK_BLOCKS(n, r0, r1, CALL, n == 1 && w->stride >= ONE_ROW_BYTES);
 #undef CALL
 }
 
@@ -1091,7 +1099,7 @@ INLINE void f32_block_avx512(int R, int N, float *out, size_t ldo, const float *
 static void rows_f32_avx512(float *out, const tensor *w, const float *x, int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(F32_AVX512_CALL, R, N, out, w, x, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL);
+    WALK_BLOCKS(n, r0, r1, CALL, 0);
 #undef CALL
 }
 

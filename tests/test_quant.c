@@ -219,7 +219,7 @@ START_TEST(test_matmul_shapes)
         /* rows, cols, group */
         {64, 256, 32},  {61, 288, 32},  {7, 172, 32},   {13, 288, 64},  {37, 768, 64},
         {5, 64, 64},    {9, 320, 160},  {3, 96, 96},    {18, 512, 128}, {130, 100, 32},
-        {2, 33, 32},    {1, 32, 32},
+        {2, 33, 32},    {1, 32, 32},    {9, 2048, 64},  {6, 4096, 32},  {5, 5632, 64},
     };
     static const int ns[] = {1, 2, 3, 4, 5, 17, 70};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
@@ -235,6 +235,42 @@ START_TEST(test_matmul_big_parallel)
     check_q8_matmul(1000, 768, 64, 1);
     check_q8_matmul(517, 288, 32, 1);
     check_q8_matmul(203, 768, 32, 33);
+}
+END_TEST
+
+/* The one-vector kernel reads long rows one at a time and short rows in blocks; a
+ * row's result must not depend on which, nor on the batch it is in: vector 0 of a
+ * two-vector matmul (always blocked) equals the matvec bit for bit, on every ISA. */
+START_TEST(test_matvec_long_rows_same_bits)
+{
+    rng_state = 0x452821e638d01377ull;
+    static const int shapes[][3] = {{9, 2048, 64}, {7, 2080, 32}, {6, 4096, 64}, {5, 11008, 64}};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1], group = shapes[s][2];
+        owned w = owned_q8(rows, cols, group, 0.5f);
+        float *x = random_vecs(2, cols, 2.0f);
+        memcpy(x + cols, x, sizeof(float) * cols); /* the same vector twice */
+        qbatch *xq = qbatch_new(2, cols, group);
+        qbatch_quantize(xq, x, 2);
+        float one[16], two[32];
+        for (int j = 0; j < k; j++) {
+            quant_init(isas[j]);
+            quant_matvec(one, &w.t, NULL, xq);
+            quant_matmul(two, &w.t, NULL, xq, 2);
+            for (int r = 0; r < rows; r++)
+                ck_assert_msg(memcmp(&one[r], &two[r], sizeof(float)) == 0 &&
+                                  memcmp(&two[r], &two[rows + r], sizeof(float)) == 0,
+                              "%s: %dx%d row %d: matvec %.9g, matmul %.9g / %.9g",
+                              quant_isa_name(isas[j]), rows, cols, r, one[r], two[r],
+                              two[rows + r]);
+        }
+        quant_init(QUANT_ISA_AUTO);
+        free(x);
+        qbatch_free(xq);
+        owned_free(&w);
+    }
 }
 END_TEST
 
@@ -1179,6 +1215,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_dot_all_isas);
     tcase_add_test(core, test_matmul_shapes);
     tcase_add_test(core, test_matmul_big_parallel);
+    tcase_add_test(core, test_matvec_long_rows_same_bits);
     tcase_add_test(core, test_f32_shapes);
     tcase_add_test(core, test_rows_f32);
     tcase_add_test(core, test_softmax);
