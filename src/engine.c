@@ -154,6 +154,7 @@ void engine_set_capture(engine *e, bool on) { e->opt.capture_attention = on; }
 const model *engine_model(const engine *e) { return e->m; }
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }
+transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
 int engine_pos(const engine *e) { return e->n; }
 const int *engine_tokens(const engine *e) { return e->tokens; }
 const engine_stats *engine_get_stats(const engine *e) { return &e->stats; }

@@ -56,6 +56,7 @@ void engine_set_capture(engine *e, bool capture_attention);
 const model *engine_model(const engine *e);
 const tokenizer *engine_tokenizer(const engine *e);
 int engine_ctx(const engine *e);          /* context length in positions */
+transformer_kv engine_kv_cache(const engine *e); /* the KV cache's type (F32 or Q8_0) */
 int engine_pos(const engine *e);          /* tokens in the sequence so far */
 const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until the next call that changes the sequence */
 /* The record of position pos (0 <= pos < engine_pos), or NULL. */

@@ -49,8 +49,10 @@ void status_draw(tui *t)
     int pos = engine_pos(t->e), ctx = engine_ctx(t->e);
     /* the longest form that fits: everything, then compact, then the essentials */
     int n = snprintf(line, sizeof line,
-                     " %s | %s params | %s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | seed %llu",
-                     t->m->name, params, model_weights_name(t->m), threads, pos, ctx, pre, dec, state, seed);
+                     " %s | %s params | %s, KV %s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | seed %llu",
+                     t->m->name, params, model_weights_name(t->m),
+                     engine_kv_cache(t->e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0", threads, pos, ctx,
+                     pre, dec, state, seed);
     if (n <= width) {
         char extra[128];
         int e = 0;
