@@ -6,9 +6,9 @@
  * Owns the KV cache, the activation buffers and the quantized activations for one
  * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
  * goes through quant.h. A batch of tokens is processed in chunks of up to CHUNK
- * positions with matrix-matrix kernels; a single token is a chunk of one and uses
- * the matrix-vector kernel. Attention is parallel over heads (OpenMP), each head a
- * batch of queries (quant_attention_f32).
+ * positions with matrix-matrix kernels, attention parallel over heads (OpenMP), each
+ * head a batch of queries. A single token runs in one parallel region whose threads
+ * share every matrix's rows and meet at a barrier per data dependence (forward_one).
  * Both forward functions return NULL, and do nothing, when a token or a position is
  * out of range. */
 #include "transformer.h"
@@ -153,13 +153,20 @@ static bool transformer_reserve(transformer *t, int cap)
     return true;
 }
 
-/* The qbatch for vectors of len values quantized with group (registered at _new). */
-static qbatch *qbatch_for(transformer *t, int len, int group)
+/* Index in t->qb (and in each lane's qb) of the qbatch for vectors of len values
+ * quantized with group, registered at _new; -1 if there is none. */
+static int qbatch_index(const transformer *t, int len, int group)
 {
     for (int i = 0; i < t->n_qb; i++)
         if (t->qb[i]->len == len && t->qb[i]->group == group)
-            return t->qb[i];
-    return NULL;
+            return i;
+    return -1;
+}
+
+static qbatch *qbatch_for(transformer *t, int len, int group)
+{
+    int i = qbatch_index(t, len, group);
+    return i < 0 ? NULL : t->qb[i];
 }
 
 /* Registers the (cols, group) of a Q8_0 weight; returns false when out of room. */
@@ -176,14 +183,20 @@ static bool qbatch_register(transformer *t, const tensor *w)
     return true;
 }
 
+/* Frees n lanes (those not fully allocated hold NULLs) and the array. */
+static void lanes_destroy(struct lane *lanes, int n, int n_qb)
+{
+    for (int i = 0; lanes && i < n; i++) {
+        free(lanes[i].xn);
+        for (int j = 0; j < n_qb; j++)
+            qbatch_free(lanes[i].qb[j]);
+    }
+    free(lanes);
+}
+
 static void lanes_free(transformer *t)
 {
-    for (int i = 0; i < t->n_lanes; i++) {
-        free(t->lanes[i].xn);
-        for (int j = 0; j < t->n_qb; j++)
-            qbatch_free(t->lanes[i].qb[j]);
-    }
-    free(t->lanes);
+    lanes_destroy(t->lanes, t->n_lanes, t->n_qb);
     t->lanes = NULL;
     t->n_lanes = 0;
 }
@@ -208,13 +221,8 @@ static int lanes_reserve(transformer *t)
             ok = (lanes[i].qb[j] = qbatch_new(1, t->qb[j]->len, t->qb[j]->group)) != NULL;
     }
     if (!ok) {
-        for (int i = 0; lanes && i < want; i++) {
-            free(lanes[i].xn);
-            for (int j = 0; j < t->n_qb; j++)
-                qbatch_free(lanes[i].qb[j]);
-        }
-        free(lanes);
-        return t->n_lanes ? t->n_lanes : 0;
+        lanes_destroy(lanes, want, t->n_qb);
+        return t->n_lanes;
     }
     lanes_free(t);
     t->lanes = lanes;
@@ -354,6 +362,16 @@ static void matmul(transformer *t, float *out, const tensor *w, const float *x, 
     matmul_shared(t, x, n, 1, &w, &out);
 }
 
+/* gate[i] = silu(gate[i]) * up[i] for i < n: SwiGLU. */
+static void swiglu(float *gate, const float *up, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float val = gate[i];
+        val *= 1.0f / (1.0f + expf(-val)); /* silu */
+        gate[i] = val * up[i];
+    }
+}
+
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->rope, as run.c
  * computes them: freq = 1 / 10000^(head_dim / head_size), angle = pos * freq. */
 static void rope_angles(transformer *t, int pos, int n)
@@ -428,13 +446,15 @@ static int attention_threads(transformer *t)
         float *grown = realloc(t->att, sizeof(float) * (size_t)want * CHUNK * t->ctx);
         if (grown)
             t->att = grown;
-        float *kv = t->kv_f32; /* only with a Q8_0 cache */
-        if (grown && kv)
-            kv = realloc(kv, sizeof(float) * (size_t)want * 2 * t->ctx * hs);
-        if (grown && (kv || !t->kv_f32)) {
-            t->kv_f32 = kv;
-            t->att_slots = want;
+        if (grown && t->kv == TRANSFORMER_KV_Q8_0) {
+            float *kv = realloc(t->kv_f32, sizeof(float) * (size_t)want * 2 * t->ctx * hs);
+            if (kv)
+                t->kv_f32 = kv;
+            else
+                grown = NULL;
         }
+        if (grown)
+            t->att_slots = want;
     }
 #endif
     return t->att_slots;
@@ -527,11 +547,7 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
         const tensor *ffn[] = {&L->w1, &L->w3};
         float *ffn_out[] = {t->hb, t->hb2};
         matmul_shared(t, t->xb, n, 2, ffn, ffn_out);
-        for (size_t i = 0; i < (size_t)n * hidden; i++) {
-            float val = t->hb[i];
-            val *= 1.0f / (1.0f + expf(-val)); /* silu */
-            t->hb[i] = val * t->hb2[i];
-        }
+        swiglu(t->hb, t->hb2, (size_t)n * hidden);
         matmul(t, t->xb, &L->w2, t->hb, n);
         for (size_t i = 0; i < (size_t)n * dim; i++)
             t->x[i] += t->xb[i];
@@ -592,11 +608,7 @@ static void rows_run(const rows_job *j, int r0, int r1)
             j->add_to[r] += j->out[r];
     } else if (j->mode == ROWS_SWIGLU) {
         quant_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
-        for (int r = r0; r < r1; r++) {
-            float val = j->out[r];
-            val *= 1.0f / (1.0f + expf(-val)); /* silu */
-            j->out[r] = val * j->out2[r];
-        }
+        swiglu(j->out + r0, j->out2 + r0, (size_t)(r1 - r0));
     }
 }
 
@@ -624,12 +636,8 @@ static void rows_share(const rows_job *jobs, int count, int tid, int nt)
 /* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
 static const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w)
 {
-    if (w->type != TENSOR_Q8_0)
-        return NULL;
-    for (int i = 0; i < t->n_qb; i++)
-        if (t->qb[i]->len == w->cols && t->qb[i]->group == w->group)
-            return ln->qb[i];
-    return NULL;
+    int i = w->type == TENSOR_Q8_0 ? qbatch_index(t, w->cols, w->group) : -1;
+    return i < 0 ? NULL : ln->qb[i];
 }
 
 /* Quantizes x (len values) into each of the lane's qbatches for that length. */
