@@ -1484,9 +1484,6 @@ void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq,
     ensure_init();
     if (n <= 0 || w->rows <= 0)
         return;
-    bool f32 = w->type == TENSOR_F32;
-    rows_q8_fn q8 = w->group % 32 == 0 ? kern.rows_q8 : rows_q8_scalar;
-    rows_f32_fn fp = kern.rows_f32;
     int rows = w->rows;
     long long work = (long long)rows * w->stride * n;
     (void)work; /* unused without OpenMP */
@@ -1509,11 +1506,7 @@ void quant_matmul(float *out, const tensor *w, const float *x, const qbatch *xq,
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
             int r0 = i * per;
-            int r1 = r0 + per < rows ? r0 + per : rows;
-            if (f32)
-                fp(out, w, x, n, r0, r1);
-            else
-                q8(out, w, xq, n, r0, r1);
+            quant_matmul_rows(out, w, x, xq, n, r0, r0 + per < rows ? r0 + per : rows);
         }
     }
 }
