@@ -698,8 +698,9 @@ static void child_bandwidth(const options *o, const shape *s, const char *path, 
  * program on the same model, prompt and step count: generate's own summary line
  * against the TUI's LLMCHAT_TUI_STATS line (reply tokens over reply wall time, which
  * includes drawing and key polling), the TUI running in a private tmux server. The
- * two runs alternate TUI_PAIRS times and the pair with the median ratio is reported:
- * one pair alone moves with the machine's bandwidth by ±20%. */
+ * two runs alternate TUI_PAIRS times and the medians are reported (of the per-pair
+ * ratios, and of each speed): one pair alone moves with the machine's bandwidth by
+ * ±20%. */
 enum { TUI_PAIRS = 3 };
 
 typedef struct {
@@ -867,24 +868,21 @@ static void measure_tui_once(const options *o, const char *model_path, tui_resul
 
 static void measure_tui(const options *o, const char *model_path, tui_result *r)
 {
-    tui_result runs[TUI_PAIRS];
-    int n = 0;
+    double fraction[TUI_PAIRS], gen[TUI_PAIRS], tui[TUI_PAIRS], ui[TUI_PAIRS];
     for (int i = 0; i < TUI_PAIRS; i++) {
-        measure_tui_once(o, model_path, &runs[n]);
-        if (runs[n].fraction < 0) {
-            *r = runs[n]; /* the reason it could not be measured */
-            return;
-        }
-        n++;
+        measure_tui_once(o, model_path, r);
+        if (r->fraction < 0)
+            return; /* r->why says why */
+        fraction[i] = r->fraction;
+        gen[i] = r->gen_tok_s;
+        tui[i] = r->tui_tok_s;
+        ui[i] = r->ui_fraction;
     }
-    for (int i = 1; i < n; i++) /* insertion sort by fraction */
-        for (int j = i; j > 0 && runs[j].fraction < runs[j - 1].fraction; j--) {
-            tui_result t = runs[j];
-            runs[j] = runs[j - 1];
-            runs[j - 1] = t;
-        }
-    *r = runs[n / 2];
-    r->pairs = n;
+    r->fraction = median(fraction, TUI_PAIRS, NULL, NULL);
+    r->gen_tok_s = median(gen, TUI_PAIRS, NULL, NULL);
+    r->tui_tok_s = median(tui, TUI_PAIRS, NULL, NULL);
+    r->ui_fraction = median(ui, TUI_PAIRS, NULL, NULL);
+    r->pairs = TUI_PAIRS;
 }
 
 /* ---------------------------------------------------------------- output */
