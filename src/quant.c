@@ -10,9 +10,10 @@
  * (callers call them from outside any parallel region) and hand out contiguous
  * ranges of output rows as threads come free (guided: big ones first); a range streams
  * its weights front to back, prefetching a row block ahead (matvec). Within a range
- * the kernels block over 4 rows x 4 input vectors: every weight chunk loaded is used
- * for 4 vectors and every activation chunk for 4 rows, and vectors are walked in
- * tiles of 64 that stay in cache while a range's rows are reused across them.
+ * the batch kernels block over 4 rows x 4 input vectors: every weight chunk loaded is
+ * used for 4 vectors and every activation chunk for 4 rows, and vectors are walked in
+ * tiles of 64 that stay in cache while a range's rows are reused across them. The
+ * AVX-512 one-vector (decode) kernel reads rows one at a time instead: one stream.
  * The fp32 attention helpers are single-threaded: they run inside the caller's region.
  *
  * The int8 KV-cache attention (quant_attention_q8) streams one head's int8 key rows,
@@ -904,17 +905,18 @@ INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, 
                     xq->q + (size_t)(v) * xq->stride,                                     \
                     xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
 
-/* Rows of at least this many bytes are read one at a time by the one-vector (decode)
- * kernel: four rows read side by side are four streams a page or more apart, and
- * with long rows that measured 18-30% slower decode on the 1B and 7B shapes (paired
- * in-process A/B) while short rows (15M-110M) are fastest in blocks of four. Both
- * ways give the same bits (see hsum1_512). */
-enum { ONE_ROW_BYTES = 2048 };
-
+/* The one-vector (decode) kernel reads its rows one at a time, front to back: a
+ * single stream per thread. Four rows side by side are four interleaved streams; in
+ * paired in-process A/B runs that was 7-16% slower decode on 110M (768-byte rows) and
+ * 18-30% slower on 1B and 7B, and no faster on 15M or 42M. A kernel-only loop over the
+ * 110M weights read 52 GB/s one row at a time against 43 GB/s in blocks of four, as
+ * fast as a plain read of the same bytes. Both ways give the same bits (see
+ * hsum1_512), so a matvec equals vector 0 of a matmul. (AVX2 stays blocked: one row
+ * at a time measured 0.78-0.98x there.) */
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX512_CALL, R, N, out, w, xq, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL, n == 1 && w->stride >= ONE_ROW_BYTES);
+    WALK_BLOCKS(n, r0, r1, CALL, n == 1);
 #undef CALL
 }
 
