@@ -694,8 +694,9 @@ static void run_with_threads(const model *m, int threads, const int *ids, int st
     transformer_free(t);
 }
 
-/* The one-token path splits rows and heads among threads in one parallel region;
- * how many threads there are must not change a single bit of what it computes. */
+/* The one-token path splits rows and heads among threads in one parallel region; the
+ * batch path splits rows, heads and (between the matmuls) tokens. How many threads
+ * there are must not change a single bit of what either computes. */
 START_TEST(test_threads_agree)
 {
     const char *files[] = {"models/babyllama_tok105_model5000.bin", "models/stories260K.bin"};
