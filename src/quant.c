@@ -905,16 +905,82 @@ INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, 
                     xq->q + (size_t)(v) * xq->stride,                                     \
                     xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
 
+/* ---- the one-vector (decode) kernel ---- */
+
+/* One 64-byte chunk of one row into acc: the operations of q8_chunk_avx512 with
+ * R = N = 1, in the same order, so the same bits. half: only the low 32 bytes. */
+INLINE __m512 decode_chunk_avx512(__m512 acc, const int8_t *w, const int8_t *x, __m512 xs,
+                                  __m512 ws, size_t pf, int half)
+{
+    const __m512i c80 = _mm512_set1_epi8((char)0x80);
+    const __mmask64 m = half ? 0xFFFFFFFFull : ~0ull;
+    __m512i xv = half ? _mm512_maskz_loadu_epi8(m, x) : _mm512_loadu_si512(x);
+    __m512i negcx = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                     _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv));
+    __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w) : _mm512_loadu_si512(w);
+    if (!half)
+        _mm_prefetch((const char *)(w + pf), _MM_HINT_NTA);
+    __m512i d = _mm512_dpbusd_epi32(negcx, _mm512_xor_si512(wv, c80), xv);
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), xs), ws, acc);
+}
+
+/* Lanes 0-7 = s[0], lanes 8-15 = s[1]: the scales of a chunk holding two 32-groups. */
+INLINE __m512 scale_pair(const float *s)
+{
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_permutexvar_ps(
+        idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd((const double *)s))));
+}
+
+/* Rows [r0, r1) of w times vector 0 of xq, one row after the other (see
+ * rows_q8_avx512 for why); group 32 or a multiple of 64. */
+static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    const size_t pf = prefetch_bytes(stride);
+    const int8_t *x = xq->q;
+    const float *xs = xq->scale;
+    for (int r = r0; r < r1; r++) {
+        const int8_t *wr = w->q + (size_t)r * stride;
+        const float *ws = w->scale + (size_t)r * groups;
+        __m512 acc = _mm512_setzero_ps();
+        if (group == 32) {
+            int c = 0;
+            for (; 64 * c + 64 <= stride; c++)
+                acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c, scale_pair(xs + 2 * c),
+                                          scale_pair(ws + 2 * c), pf, 0);
+            if (64 * c < stride) /* an odd number of groups: the last one alone */
+                acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c,
+                                          _mm512_set1_ps(xs[2 * c]),
+                                          _mm512_set1_ps(ws[2 * c]), pf, 1);
+        } else {
+            for (int g = 0, off = 0; g < groups; g++) {
+                __m512 xsv = _mm512_set1_ps(xs[g]), wsv = _mm512_set1_ps(ws[g]);
+                for (int end = off + group; off < end; off += 64)
+                    acc = decode_chunk_avx512(acc, wr + off, x + off, xsv, wsv, pf, 0);
+            }
+        }
+        out[r] = hsum1_512(acc);
+    }
+}
+
 /* The one-vector (decode) kernel reads its rows one at a time, front to back: a
- * single stream per thread. Four rows side by side are four interleaved streams; in
- * paired in-process A/B runs that was 7-16% slower decode on 110M (768-byte rows) and
- * 18-30% slower on 1B and 7B, and no faster on 15M or 42M. A kernel-only loop over the
- * 110M weights read 52 GB/s one row at a time against 43 GB/s in blocks of four, as
- * fast as a plain read of the same bytes. Both ways give the same bits (see
- * hsum1_512), so a matvec equals vector 0 of a matmul. (AVX2 stays blocked: one row
- * at a time measured 0.78-0.98x there.) */
+ * single stream per thread. Four rows side by side (the batch kernels' blocks) are
+ * four interleaved streams. Paired in-process A/B runs, one row at a time against
+ * blocks of four: +12-21% decode on 110M (768-byte rows), +5-15% on 42M, +4-6% on 15M
+ * (in L3), and 18-30% on 1B and 7B (measured earlier, with the generic kernel below).
+ * A kernel-only loop over the 110M weights read 52 GB/s this way against 43 GB/s in
+ * blocks, as fast as a plain read of the same bytes. rows_q8_one_avx512 is the
+ * generic kernel's R = N = 1 case without its general group walk (which cost 10-40%
+ * on 32-groups); both give the same bits as a batch (see hsum1_512), so a matvec
+ * equals vector 0 of a matmul. AVX2 stays blocked: one row at a time measured
+ * 0.78-0.98x there. */
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
+    if (n == 1 && (w->group == 32 || w->group % 64 == 0)) {
+        rows_q8_one_avx512(out, w, xq, r0, r1);
+        return;
+    }
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX512_CALL, R, N, out, w, xq, r, v)
     WALK_BLOCKS(n, r0, r1, CALL, n == 1);
 #undef CALL

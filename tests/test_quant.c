@@ -247,7 +247,7 @@ START_TEST(test_matvec_same_bits_as_matmul)
     rng_state = 0x452821e638d01377ull;
     static const int shapes[][3] = {{9, 288, 32},   {11, 768, 64},  {6, 96, 96},
                                     {9, 2048, 64},  {7, 2080, 32},  {6, 4096, 64},
-                                    {5, 11008, 64}};
+                                    {5, 11008, 64}, {5, 1024, 128}, {3, 2112, 64}};
     quant_isa isas[QUANT_ISA_COUNT];
     int k = supported_isas(isas);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
