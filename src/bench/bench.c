@@ -831,9 +831,14 @@ static void measure_tui_once(const options *o, const char *model_path, tui_resul
              server, script);
     bool done = false;
     if (system(cmd) == 0) {
+        /* Each look at the pane runs sh and a tmux client, a few milliseconds of CPU:
+         * on two cores, looking every 100 ms while the reply ran cost the TUI's
+         * decoding threads their cores. So wait out most of the reply first (generate
+         * mode's time, plus loading), then look every 250 ms. */
         double t0 = now_s();
+        usleep((useconds_t)((0.9 * o->steps / r->gen_tok_s + 0.3) * 1e6));
         while (now_s() - t0 < 300.0 && !(done = tmux_pane_has(server, " idle ", "| reply ")))
-            usleep(100 * 1000);
+            usleep(250 * 1000);
         snprintf(cmd, sizeof cmd,
                  "tmux -L %s send-keys -t 0 -l /quit >/dev/null 2>&1; "
                  "tmux -L %s send-keys -t 0 Enter >/dev/null 2>&1", server, server);
