@@ -13,7 +13,8 @@
  * the batch kernels block over 4 rows x 4 input vectors: every weight chunk loaded is
  * used for 4 vectors and every activation chunk for 4 rows, and vectors are walked in
  * tiles of 64 that stay in cache while a range's rows are reused across them. The
- * AVX-512 one-vector (decode) kernel reads rows one at a time instead: one stream.
+ * one-vector (decode) kernels read rows one at a time instead, one stream (AVX-512
+ * always, AVX2 rows of 2 KiB or more).
  * The fp32 attention helpers are single-threaded: they run inside the caller's region.
  *
  * The int8 KV-cache attention (quant_attention_q8) streams one head's int8 key rows,
@@ -449,8 +450,7 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
             acc[r][v] = _mm256_setzero_ps();
     const __m256i ones = _mm256_set1_epi16(1);
     int groups = stride / group;
-    for (int off = 0; off < stride; off += 32) {
-        int g = off / group;
+    for (int off = 0, g = 0, k = 0; off < stride; off += 32) {
         __m256i xv[BLOCK_VECS];
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++)
@@ -471,6 +471,8 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
                 acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc[r][v]);
             }
         }
+        if ((k += 32) == group) /* g = off / group, without a division per chunk */
+            g++, k = 0;
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
@@ -485,8 +487,48 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
                   xq->q + (size_t)(v) * xq->stride,                                       \
                   xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
 
+/* Rows [r0, r1) of w times vector 0 of xq, one row after the other: q8_block_avx2's
+ * R = N = 1 case (the same operations in the same order, so the same bits) without
+ * its per-chunk group lookup. */
+static void rows_q8_one_avx2(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    const size_t pf = prefetch_bytes(stride);
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int8_t *x = xq->q;
+    const float *xs = xq->scale;
+    for (int r = r0; r < r1; r++) {
+        const int8_t *wr = w->q + (size_t)r * stride;
+        const float *ws = w->scale + (size_t)r * groups;
+        __m256 acc = _mm256_setzero_ps();
+        for (int g = 0, off = 0; g < groups; g++) {
+            __m256 sc = _mm256_set1_ps(ws[g] * xs[g]);
+            for (int end = off + group; off < end; off += 32) {
+                __m256i wv = _mm256_loadu_si256((const __m256i *)(wr + off));
+                if (off % 64 == 0)
+                    _mm_prefetch((const char *)(wr + off + pf), _MM_HINT_T0);
+                __m256i sx = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(x + off)), wv);
+                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wv), sx), ones);
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc);
+            }
+        }
+        out[r] = hsum256(acc);
+    }
+}
+
+/* Rows of at least this many bytes are read one at a time by the AVX2 decode kernel.
+ * Paired in-process A/B (AVX2 kernels forced on this machine), one row at a time
+ * against blocks of four: 1B +16-25%, 110M +0-6%, 42M 0.91x, 15M 0.82x. AVX2 does
+ * twice the instructions per byte of AVX-512, so short rows are bound by the work
+ * per row and long rows by the four interleaved streams. */
+enum { AVX2_ONE_ROW_BYTES = 2048 };
+
 static void rows_q8_avx2(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
+    if (n == 1 && w->stride >= AVX2_ONE_ROW_BYTES) {
+        rows_q8_one_avx2(out, w, xq, r0, r1);
+        return;
+    }
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX2_CALL, R, N, out, w, xq, r, v)
     WALK_BLOCKS(n, r0, r1, CALL, 0);
 #undef CALL
@@ -973,8 +1015,7 @@ static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, in
  * blocks, as fast as a plain read of the same bytes. rows_q8_one_avx512 is the
  * generic kernel's R = N = 1 case without its general group walk (which cost 10-40%
  * on 32-groups); both give the same bits as a batch (see hsum1_512), so a matvec
- * equals vector 0 of a matmul. AVX2 stays blocked: one row at a time measured
- * 0.78-0.98x there. */
+ * equals vector 0 of a matmul. AVX2 does so only for long rows (AVX2_ONE_ROW_BYTES). */
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
     if (n == 1 && (w->group == 32 || w->group % 64 == 0)) {
