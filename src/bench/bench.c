@@ -834,9 +834,9 @@ static void measure_tui_once(const options *o, const char *model_path, tui_resul
         /* Each look at the pane runs sh and a tmux client, a few milliseconds of CPU:
          * on two cores, looking every 100 ms while the reply ran cost the TUI's
          * decoding threads their cores. So wait out most of the reply first (generate
-         * mode's time, plus loading), then look every 250 ms. */
+         * mode's time, plus a second to start), then look every 250 ms. */
         double t0 = now_s();
-        usleep((useconds_t)((0.9 * o->steps / r->gen_tok_s + 0.3) * 1e6));
+        usleep((useconds_t)((0.9 * o->steps / r->gen_tok_s + 1.0) * 1e6));
         while (now_s() - t0 < 300.0 && !(done = tmux_pane_has(server, " idle ", "| reply ")))
             usleep(250 * 1000);
         snprintf(cmd, sizeof cmd,
