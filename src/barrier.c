@@ -2,6 +2,7 @@
 #include "barrier.h"
 
 #include <sched.h>
+#include <time.h>
 
 #ifdef __linux__
 #include <linux/futex.h>
@@ -44,12 +45,20 @@ static void wake_all(atomic_uint *word)
 #endif
 }
 
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 void barrier_init(barrier *b, unsigned threads)
 {
     atomic_init(&b->arrived, 0);
     atomic_init(&b->round, 0);
     atomic_init(&b->sleepers, 0);
     atomic_init(&b->slept, 0);
+    atomic_init(&b->asleep_ns, 0);
     b->threads = threads ? threads : 1;
 }
 
@@ -75,12 +84,19 @@ void barrier_wait(barrier *b)
      * it, or this thread sees the new round before it sleeps */
     atomic_fetch_add(&b->sleepers, 1);
     atomic_fetch_add_explicit(&b->slept, 1, memory_order_relaxed);
+    unsigned long long t0 = now_ns();
     while (atomic_load(&b->round) == round)
         sleep_while(&b->round, round);
+    atomic_fetch_add_explicit(&b->asleep_ns, now_ns() - t0, memory_order_relaxed);
     atomic_fetch_sub(&b->sleepers, 1);
 }
 
 unsigned barrier_sleeps(const barrier *b)
 {
     return atomic_load_explicit(&b->slept, memory_order_relaxed);
+}
+
+unsigned long long barrier_asleep_ns(const barrier *b)
+{
+    return atomic_load_explicit(&b->asleep_ns, memory_order_relaxed);
 }

@@ -18,6 +18,7 @@ typedef struct {
     atomic_uint round;    /* bumped by the last thread to arrive; sleepers wait on it */
     atomic_uint sleepers; /* threads blocked in the kernel */
     atomic_uint slept;    /* times a thread had to sleep since barrier_init */
+    atomic_ullong asleep_ns; /* nanoseconds threads spent asleep, summed, since then */
     unsigned threads;     /* threads that must arrive */
 } barrier;
 
@@ -29,5 +30,9 @@ void barrier_wait(barrier *b);
 /* How many times a thread waited long enough to sleep since barrier_init: near zero
  * on an idle machine, a sign that the threads do not all have a core when high. */
 unsigned barrier_sleeps(const barrier *b);
+/* The time threads spent asleep since barrier_init, summed over threads, in
+ * nanoseconds. On an idle machine only imbalance puts threads to sleep (a few percent
+ * of the wall time); a large share means a thread waited for one without a core. */
+unsigned long long barrier_asleep_ns(const barrier *b);
 
 #endif

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -71,6 +72,8 @@ struct transformer {
     barrier meet;                   /* the one-token path's barrier */
     int solo_left;                  /* tokens still to run on one thread (see forward_one) */
     int solo_span;                  /* how many the last fallback to one thread lasted */
+    int solo_streak;                /* tokens in a row whose threads were starved */
+    int solo_good;                  /* tokens in a row whose threads were not */
     float *k_new;                   /* (chunk, kv_dim) new keys, before the cache */
     float *v_new;                   /* (chunk, kv_dim) new values */
 };
@@ -609,17 +612,30 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
 
 /* Below this many weight bytes per token the one-token path runs on one thread:
  * barriers would cost more than the rows they share (the 260K toy models).
- * SOLO_*: when threads had to sleep at more than 1 in SOLO_SLEEPS_PER barriers of a
- * token, some of them had no core (another process is busy) and every barrier waits
- * for the scheduler; one thread is then faster. The next SOLO_FIRST tokens run on one
- * thread, then all threads are tried again; each failed try doubles the span, up to
- * SOLO_MAX tokens. */
+ * SOLO_*: a token whose threads spent more than 1 / SOLO_ASLEEP_PART of their time
+ * asleep at barriers is a sign that some of them had no core (another process is
+ * busy) and every barrier waited for the scheduler; one thread is then faster. After
+ * SOLO_STREAK such tokens in a row, the next SOLO_FIRST tokens run on one thread, then
+ * all threads are tried again; each failed try doubles the span, up to SOLO_MAX
+ * tokens, and SOLO_FIRST good tokens in a row start over. Measured on this machine:
+ * idle, threads are asleep for 0.5-1.5% of a token (1B, 7B: tens of microseconds at
+ * most barriers); beside a busy loop, 20-26%. Counting sleeps instead, or acting on
+ * single tokens, sent idle 7B decode to one thread for 23 tokens in 24 and idle 110M
+ * for 2-10% of its tokens. */
 enum {
     ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19,
-    SOLO_SLEEPS_PER = 8,
+    SOLO_ASLEEP_PART = 8,
+    SOLO_STREAK = 3,
     SOLO_FIRST = 16,
     SOLO_MAX = 1024,
 };
+
+static unsigned long long monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
 
 /* What a thread does with a range of rows of one weight. */
 typedef enum {
@@ -706,6 +722,28 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
     }
 }
 
+/* After a token on several threads: `starved` says its threads were asleep for too
+ * much of it (see SOLO_*). Decides whether the next tokens run on one thread. */
+static void solo_update(transformer *t, bool starved)
+{
+    if (!starved) {
+        t->solo_streak = 0;
+        if (t->solo_good < SOLO_FIRST)
+            t->solo_good++;
+        else
+            t->solo_span = 0;
+        return;
+    }
+    t->solo_good = 0;
+    if (++t->solo_streak < SOLO_STREAK)
+        return;
+    t->solo_streak = 0;
+    t->solo_span = t->solo_span ? 2 * t->solo_span : SOLO_FIRST;
+    if (t->solo_span > SOLO_MAX)
+        t->solo_span = SOLO_MAX;
+    t->solo_left = t->solo_span;
+}
+
 /* The whole forward pass of one token in one parallel region: every thread takes
  * its share of the rows of each matrix, then waits at one barrier per data dependence
  * (five a layer). Norms and activation quantization are cheap and are done by every thread
@@ -730,6 +768,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         t->solo_left--;
         threads = 1;
     }
+    unsigned long long start_ns = monotonic_ns();
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -794,17 +833,9 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
                         t->logits, NULL, NULL};
         rows_share(&cls, 1, tid, nt);
     }
-    if (threads > 1) {
-        unsigned barriers = 5 * (unsigned)c->n_layers;
-        if (barrier_sleeps(&t->meet) * SOLO_SLEEPS_PER > barriers) {
-            t->solo_span = t->solo_span ? 2 * t->solo_span : SOLO_FIRST;
-            if (t->solo_span > SOLO_MAX)
-                t->solo_span = SOLO_MAX;
-            t->solo_left = t->solo_span;
-        } else {
-            t->solo_span = 0;
-        }
-    }
+    if (threads > 1)
+        solo_update(t, barrier_asleep_ns(&t->meet) * SOLO_ASLEEP_PART >
+                           (monotonic_ns() - start_ns) * (unsigned)threads);
 }
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)

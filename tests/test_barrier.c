@@ -4,6 +4,7 @@
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "barrier.h"
 #include "testutil.h"
@@ -65,8 +66,34 @@ START_TEST(test_single_thread)
     for (int i = 0; i < 10; i++)
         barrier_wait(&b); /* returns at once */
     ck_assert_uint_eq(barrier_sleeps(&b), 0);
+    ck_assert_uint_eq(barrier_asleep_ns(&b), 0);
     barrier_init(&b, 0); /* treated as one */
     barrier_wait(&b);
+}
+END_TEST
+
+static void *arrive_late(void *arg)
+{
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    barrier_wait(arg);
+    return NULL;
+}
+
+/* A thread that waits 200 ms for another one sleeps, and the time it slept is counted:
+ * it is what tells the forward pass that a thread had no core. */
+START_TEST(test_asleep_time)
+{
+    barrier b;
+    barrier_init(&b, 2);
+    pthread_t late;
+    ck_assert_int_eq(pthread_create(&late, NULL, arrive_late, &b), 0);
+    barrier_wait(&b);
+    pthread_join(late, NULL);
+    ck_assert_uint_eq(barrier_sleeps(&b), 1);
+    unsigned long long ns = barrier_asleep_ns(&b);
+    ck_assert_msg(ns >= 50ull * 1000 * 1000 && ns < 10ull * 1000 * 1000 * 1000,
+                  "asleep %llu ns while the other thread slept 200 ms", ns);
 }
 END_TEST
 
@@ -77,6 +104,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_rounds);
     tcase_add_test(core, test_single_thread);
+    tcase_add_test(core, test_asleep_time);
     suite_add_tcase(s, core);
     return s;
 }
