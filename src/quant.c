@@ -970,8 +970,9 @@ INLINE __m512 decode_chunk_avx512(__m512 acc, const int8_t *w, const int8_t *x, 
 INLINE __m512 scale_pair(const float *s)
 {
     const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    /* movq: an unaligned 8-byte load (scales are only 4-byte aligned) */
     return _mm512_permutexvar_ps(
-        idx, _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd((const double *)s))));
+        idx, _mm512_castps128_ps512(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)s))));
 }
 
 /* Rows [r0, r1) of w times vector 0 of xq, one row after the other (see
