@@ -59,6 +59,7 @@ void barrier_init(barrier *b, unsigned threads)
     atomic_init(&b->sleepers, 0);
     atomic_init(&b->slept, 0);
     atomic_init(&b->asleep_ns, 0);
+    b->started_ns = now_ns();
     b->threads = threads ? threads : 1;
 }
 
@@ -99,4 +100,10 @@ unsigned barrier_sleeps(const barrier *b)
 unsigned long long barrier_asleep_ns(const barrier *b)
 {
     return atomic_load_explicit(&b->asleep_ns, memory_order_relaxed);
+}
+
+double barrier_asleep_share(const barrier *b)
+{
+    unsigned long long spent = (now_ns() - b->started_ns) * b->threads;
+    return spent ? (double)barrier_asleep_ns(b) / (double)spent : 0.0;
 }

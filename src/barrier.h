@@ -19,6 +19,7 @@ typedef struct {
     atomic_uint sleepers; /* threads blocked in the kernel */
     atomic_uint slept;    /* times a thread had to sleep since barrier_init */
     atomic_ullong asleep_ns; /* nanoseconds threads spent asleep, summed, since then */
+    unsigned long long started_ns; /* monotonic time of barrier_init */
     unsigned threads;     /* threads that must arrive */
 } barrier;
 
@@ -34,5 +35,8 @@ unsigned barrier_sleeps(const barrier *b);
  * nanoseconds. On an idle machine only imbalance puts threads to sleep (a few percent
  * of the wall time); a large share means a thread waited for one without a core. */
 unsigned long long barrier_asleep_ns(const barrier *b);
+/* barrier_asleep_ns as a share of the threads' time since barrier_init (0..1): the
+ * forward pass's sign, at the end of a token, that its threads lacked cores. */
+double barrier_asleep_share(const barrier *b);
 
 #endif

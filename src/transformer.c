@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -630,13 +629,6 @@ enum {
     SOLO_MAX = 1024,
 };
 
-static unsigned long long monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
 /* What a thread does with a range of rows of one weight. */
 typedef enum {
     ROWS_STORE,   /* out[r] = w[r] · x */
@@ -768,7 +760,6 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         t->solo_left--;
         threads = 1;
     }
-    unsigned long long start_ns = monotonic_ns();
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -834,8 +825,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         rows_share(&cls, 1, tid, nt);
     }
     if (threads > 1)
-        solo_update(t, barrier_asleep_ns(&t->meet) * SOLO_ASLEEP_PART >
-                           (monotonic_ns() - start_ns) * (unsigned)threads);
+        solo_update(t, barrier_asleep_share(&t->meet) * SOLO_ASLEEP_PART > 1.0);
 }
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
