@@ -650,8 +650,7 @@ static void rows_run(const rows_job *j, int r0, int r1)
 {
     quant_matmul_rows(j->out, j->w, j->x, j->xq, 1, r0, r1);
     if (j->mode == ROWS_ADD) {
-        for (int r = r0; r < r1; r++)
-            j->add_to[r] += j->out[r];
+        add_into(j->add_to + r0, j->out + r0, r1 - r0);
     } else if (j->mode == ROWS_SWIGLU) {
         quant_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
         swiglu(j->out + r0, j->out2 + r0, (size_t)(r1 - r0));
