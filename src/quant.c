@@ -22,7 +22,8 @@
  * FMA): exact up to fp32 rounding. From memory it is as fast as a VNNI dot with an
  * int8-quantized query (both within a few percent of a plain read of the cache; VNNI
  * only wins when the cache sits in L2/L3), so the query is not quantized. Keys go 4 at
- * a time, each row prefetched prefetch_bytes ahead like the matvec weights.
+ * a time, each row prefetched KV_AHEAD bytes ahead, and the start of both streams
+ * is prefetched before the first key.
  *
  * The int8 trick (AVX-512 VNNI): vpdpbusd multiplies unsigned by signed bytes, so
  * the weights are offset to unsigned (w + 128, an XOR with 0x80) and the excess
@@ -363,6 +364,28 @@ static inline size_t prefetch_bytes(size_t row_bytes)
 {
     size_t block = BLOCK_ROWS * row_bytes;
     return block > 8192 ? block : 8192;
+}
+
+/* How far ahead attention prefetches a head's key and value rows, and how much of
+ * each it prefetches before it starts. At short contexts a head's keys are only a few
+ * KiB (100 positions x 64 bytes), less than prefetch_bytes' 8 KiB: with that distance
+ * no row was prefetched below about 128 positions, and after a token's pass over the
+ * weights the cache comes from memory. Measured on one head of 64 after a 64 MiB
+ * sweep (AVX-512, per head): 100 keys 1.16 -> 0.80 us, 30 keys 0.47 -> 0.40 us,
+ * 400 keys 2.56 -> 2.30 us, 2,000 keys 8.9 -> 8.6 us; 2 KiB was as good at 100 keys
+ * but 10% slower at 2,000, 8 KiB slower at both. */
+enum { KV_AHEAD = 4096 };
+
+/* Prefetches the first KV_AHEAD bytes of a head's keys, then of its values (each
+ * `bytes` long), so that neither stream starts with a run of misses. */
+INLINE void prefetch_kv_start(const int8_t *k, const int8_t *v, size_t bytes)
+{
+    if (bytes > KV_AHEAD)
+        bytes = KV_AHEAD;
+    for (size_t o = 0; o < bytes; o += 64)
+        _mm_prefetch((const char *)k + o, _MM_HINT_T0);
+    for (size_t o = 0; o < bytes; o += 64)
+        _mm_prefetch((const char *)v + o, _MM_HINT_T0);
 }
 
 /* Prefetches the KV row at `row` (len bytes) `ahead` bytes on. Rows are contiguous,
@@ -793,7 +816,8 @@ static void attention_q8_avx2(float *out, float *att, const float *q, const int8
                               const float *ks, const int8_t *v, const float *vs, int n_keys,
                               int hs, float scale)
 {
-    size_t ahead = prefetch_bytes(hs);
+    size_t ahead = KV_AHEAD;
+    prefetch_kv_start(k, v, (size_t)n_keys * hs);
     scores_q8_avx2(att, q, k, ks, n_keys, hs, scale, ahead);
     softmax_avx2(att, n_keys);
     for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
@@ -1382,7 +1406,8 @@ static void attention_q8_avx512(float *out, float *att, const float *q, const in
                                 const float *ks, const int8_t *v, const float *vs, int n_keys,
                                 int hs, float scale)
 {
-    size_t ahead = prefetch_bytes(hs);
+    size_t ahead = KV_AHEAD;
+    prefetch_kv_start(k, v, (size_t)n_keys * hs);
     if (hs <= KV_SLICE)
         CHUNK_DISPATCH8(scores_q8_avx512, (hs + 15) / 16, hs % 16 == 0, att, q, k, ks, n_keys,
                         hs, scale, ahead);
