@@ -86,6 +86,7 @@ typedef struct {
     double long_pos_near, long_pos_far, long_tok_s_near, long_tok_s_far, long_ratio;
     int scaling_pairs; /* --scaling: 0 if not measured */
     double decode_tok_s_1t, decode_tok_s_nt, thread_speedup;
+    double stream_gb_s_1t, stream_gb_s_nt, stream_speedup; /* the memory's own scaling */
     double cpu_others; /* other processes' share of the CPUs while timed (-1: unknown) */
 } result;
 
@@ -521,23 +522,33 @@ static void long_pairs(transformer *t, int tok, int w, int far, result *r)
 }
 
 /* --scaling: PAIRS times, a window of w tokens from position 0 on one thread,
- * then the same window on r->threads. Medians of each and of the per-pair ratios. */
-static void scaling_pairs(transformer *t, int tok, int w, result *r)
+ * then the same window on r->threads, each after a stream pass on as many threads.
+ * Medians of each and of the per-pair ratios. Decode is bound by memory, so its
+ * speedup can be no larger than the stream's: where one core alone nearly fills the
+ * memory bus, a second core cannot double decode, and stream_speedup shows it. */
+static void scaling_pairs(transformer *t, int tok, int w, const uint64_t *sbuf, result *r)
 {
     double one[PAIRS], many[PAIRS], ratio[PAIRS];
+    double bw_one[PAIRS], bw_many[PAIRS], bw_ratio[PAIRS];
     for (int i = 0; i < PAIRS; i++) {
         int k = tok;
         set_threads(1);
+        bw_one[i] = stream_pass(sbuf, STREAM_BYTES, 1);
         one[i] = w / decode_window(t, &k, 0, w, NULL);
         k = tok;
         set_threads(r->threads);
+        bw_many[i] = stream_pass(sbuf, STREAM_BYTES, r->threads);
         many[i] = w / decode_window(t, &k, 0, w, NULL);
         ratio[i] = many[i] / one[i];
+        bw_ratio[i] = bw_many[i] / bw_one[i];
     }
     r->scaling_pairs = PAIRS;
     r->decode_tok_s_1t = median(one, PAIRS, NULL, NULL);
     r->decode_tok_s_nt = median(many, PAIRS, NULL, NULL);
     r->thread_speedup = median(ratio, PAIRS, NULL, NULL);
+    r->stream_gb_s_1t = median(bw_one, PAIRS, NULL, NULL);
+    r->stream_gb_s_nt = median(bw_many, PAIRS, NULL, NULL);
+    r->stream_speedup = median(bw_ratio, PAIRS, NULL, NULL);
 }
 
 static void run_shape(const options *o, const shape *s, const char *path, result *r)
@@ -629,12 +640,12 @@ static void run_shape(const options *o, const shape *s, const char *path, result
         return;
     }
     decode_rounds(t, tok, w, span, all, sbuf, r);
-    munmap(sbuf, STREAM_BYTES);
 
     if (o->long_ctx && ctx - w > 400)
         long_pairs(t, tok, w, ctx - w < 4000 ? ctx - w : 4000, r);
     if (o->scaling)
-        scaling_pairs(t, tok, w, r);
+        scaling_pairs(t, tok, w, sbuf, r);
+    munmap(sbuf, STREAM_BYTES);
 
     r->cpu_others = cpu_others(timed);
 
@@ -928,8 +939,10 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
                r->long_tok_s_far, r->long_ratio, r->long_pairs);
     if (r->scaling_pairs > 0)
         printf(",\"decode_tok_s_1t\":%.2f,\"decode_tok_s_%dt\":%.2f,\"thread_speedup\":%.3f,"
+               "\"stream_gb_s_1t\":%.2f,\"stream_gb_s_%dt\":%.2f,\"stream_speedup\":%.3f,"
                "\"scaling_pairs\":%d", r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt,
-               r->thread_speedup, r->scaling_pairs);
+               r->thread_speedup, r->stream_gb_s_1t, r->threads, r->stream_gb_s_nt,
+               r->stream_speedup, r->scaling_pairs);
     if (tr->fraction >= 0)
         printf(",\"tui_decode_fraction\":%.3f,\"tui_tok_s\":%.1f,\"generate_tok_s\":%.1f,"
                "\"tui_ui_fraction\":%.4f,\"tui_pairs\":%d}\n", tr->fraction, tr->tui_tok_s,
@@ -958,9 +971,10 @@ static void print_row(const shape *s, const result *r, const tui_result *tr)
                " (medians of %d pairs)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
                r->long_tok_s_far, r->long_ratio, r->long_pairs);
     if (r->scaling_pairs > 0)
-        printf("       decode on 1 thread: %.2f tok/s, on %d: %.2f tok/s, speedup %.3f"
-               " (medians of %d pairs)\n", r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt,
-               r->thread_speedup, r->scaling_pairs);
+        printf("       decode on 1 thread: %.2f tok/s, on %d: %.2f tok/s, speedup %.3f;"
+               " read bandwidth %.1f GB/s, %.1f GB/s, speedup %.3f (medians of %d pairs)\n",
+               r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt, r->thread_speedup,
+               r->stream_gb_s_1t, r->stream_gb_s_nt, r->stream_speedup, r->scaling_pairs);
     if (r->cpu_others > CPU_OTHERS_WARN)
         printf("       warning: other processes took %.0f%% of the CPUs meanwhile: the figures "
                "above are not this program's alone\n", 100 * r->cpu_others);
@@ -998,7 +1012,8 @@ static void usage(FILE *f)
             "decode roofline and bw are medians over windows and reads (JSON: decode_roofline,\n"
             "bandwidth_gb_s; _min/_max the extremes); decode tok/s is all window tokens over\n"
             "all window time. --long gives long_ratio, the median far/near tok/s over\n"
-            "pairs; --scaling thread_speedup, the median all/1-thread tok/s over pairs. The\n"
+            "pairs; --scaling thread_speedup, the median all/1-thread tok/s over pairs, and\n"
+            "stream_speedup, the same ratio for a streaming read (decode cannot scale better). The\n"
             "bandwidth measured once at the start (1 GiB, best of 8) is bandwidth_start_gb_s.\n"
             "Pairing cannot undo other programs competing for the cores: cpu_others is their\n"
             "share of the CPUs while a shape was timed (the table warns above 10%%).\n"
