@@ -1073,7 +1073,7 @@ static void make_dirs(const char *dir)
             *p = '/';
         }
     if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        die("cannot create the cache directory: %s", strerror(errno));
+        die("cannot create the cache directory %s: %s", dir, strerror(errno));
 }
 
 int main(int argc, char **argv)
