@@ -370,10 +370,11 @@ static inline size_t prefetch_bytes(size_t row_bytes)
  * each it prefetches before it starts. At short contexts a head's keys are only a few
  * KiB (100 positions x 64 bytes), less than prefetch_bytes' 8 KiB: with that distance
  * no row was prefetched below about 128 positions, and after a token's pass over the
- * weights the cache comes from memory. Measured on one head of 64 after a 64 MiB
- * sweep (AVX-512, per head): 100 keys 1.16 -> 0.80 us, 30 keys 0.47 -> 0.40 us,
- * 400 keys 2.56 -> 2.30 us, 2,000 keys 8.9 -> 8.6 us; 2 KiB was as good at 100 keys
- * but 10% slower at 2,000, 8 KiB slower at both. */
+ * weights the cache comes from memory. Per head of 64 after a 64 MiB sweep, against
+ * the 8 KiB distance: 100 keys 1.30 -> 0.87 us (AVX-512), 2.04 -> 1.29 us (AVX2);
+ * 30 keys 0.79 -> 0.62 us (AVX2); 400 keys 3.9 -> 3.1 us (AVX2); 2,000 keys the same.
+ * Ahead 2 KiB was as good at 100 keys but 10% slower at 2,000; 8 KiB for both the
+ * distance and the start was slower at both. */
 enum { KV_AHEAD = 4096 };
 
 /* Prefetches the first KV_AHEAD bytes of a head's keys, then of its values (each
