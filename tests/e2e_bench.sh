@@ -10,16 +10,8 @@
 BENCH=$(dirname "$LLMCHAT_BIN")/llmchat-bench
 [ -x "$BENCH" ] || hard_error "$BENCH is not an executable (was it built?)"
 
-# run_bench ARGS...: like run_llmchat, for the benchmark.
 run_bench() {
-    last_cmd="llmchat-bench $*"
-    rc=0
-    $run_timeout "$BENCH" "$@" >"$T/out" 2>"$T/err" || rc=$?
-    [ "$rc" -ne 124 ] || fail "timed out"
-    [ "$rc" -le 128 ] || fail "killed by signal $((rc - 128))"
-    if grep -q 'Sanitizer\|runtime error:' "$T/err"; then
-        fail "a sanitizer reported an error"
-    fi
+    run_program llmchat-bench "$BENCH" "$@"
 }
 
 # ---- one shape, JSON, with --scaling ----

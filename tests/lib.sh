@@ -87,9 +87,16 @@ fi
 # $T/out, stderr in $T/err and the exit status in $rc. Fails the test at once if the
 # program hangs, dies of a signal or trips a sanitizer: none of those is ever an answer.
 run_llmchat() {
-    last_cmd="llmchat $*"
+    run_program llmchat "$LLMCHAT_BIN" "$@"
+}
+
+# run_program NAME PATH ARGS...: run_llmchat for another of the built programs.
+run_program() {
+    run_name=$1 run_path=$2
+    shift 2
+    last_cmd="$run_name $*"
     rc=0
-    $run_timeout "$LLMCHAT_BIN" "$@" >"$T/out" 2>"$T/err" || rc=$?
+    $run_timeout "$run_path" "$@" >"$T/out" 2>"$T/err" || rc=$?
     if [ -n "$run_timeout" ] && [ "$rc" -eq 124 ]; then
         fail "timed out after ${LLMCHAT_TEST_TIMEOUT}s"
     fi
