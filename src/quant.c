@@ -389,13 +389,13 @@ INLINE void prefetch_kv_start(const int8_t *k, const int8_t *v, size_t bytes)
         _mm_prefetch((const char *)v + o, _MM_HINT_T0);
 }
 
-/* Prefetches the KV row at `row` (len bytes) `ahead` bytes on. Rows are contiguous,
+/* Prefetches the KV row at `row` (len bytes) KV_AHEAD bytes on. Rows are contiguous,
  * so one prefetch per 64 bytes of each row reaches every line of the stream. Forced
  * inline: as a call GCC finds it free of side effects and deletes it. */
-INLINE void prefetch_kv_row(const int8_t *row, int len, size_t ahead)
+INLINE void prefetch_kv_row(const int8_t *row, int len)
 {
     for (int o = 0; o < len; o += 64)
-        _mm_prefetch((const char *)row + ahead + o, _MM_HINT_T0);
+        _mm_prefetch((const char *)row + KV_AHEAD + o, _MM_HINT_T0);
 }
 
 /* Calls fn(N, FULL, ...) with literal N in 1..8 (16-lane chunks of a row) and FULL
@@ -762,13 +762,13 @@ INLINE __m128 dots4_q8_avx2(const float *q, const int8_t *r0, const int8_t *r1,
  * in the missing places and keeps only its own lanes, so a key's score has the same
  * bits whichever block it ends up in. */
 static void scores_q8_avx2(float *s, const float *q, const int8_t *k, const float *ks,
-                           int n_keys, int hs, float scale, size_t ahead)
+                           int n_keys, int hs, float scale)
 {
     const __m128 vscale = _mm_set1_ps(scale);
     int t = 0;
     for (; t + 4 <= n_keys; t += 4) {
         const int8_t *kb = k + (size_t)t * hs;
-        prefetch_kv_row(kb, 4 * hs, ahead);
+        prefetch_kv_row(kb, 4 * hs);
         __m128 d = dots4_q8_avx2(q, kb, kb + hs, kb + 2 * (size_t)hs, kb + 3 * (size_t)hs, hs);
         _mm_storeu_ps(s + t, _mm_mul_ps(_mm_mul_ps(d, vscale), _mm_loadu_ps(ks + t)));
     }
@@ -786,7 +786,7 @@ static void scores_q8_avx2(float *s, const float *q, const int8_t *k, const floa
 /* out (len) = Σ_t att[t] * vs[t] * v[t][0..len), v rows hs apart: N ymm accumulators
  * for the first 8N values (N = len / 8), plain C for the rest. */
 INLINE void values_q8_avx2(int N, float *out, const float *att, const int8_t *v, const float *vs,
-                           int n_keys, int hs, int len, size_t ahead)
+                           int n_keys, int hs, int len)
 {
     __m256 acc[16];
     float tail[8] = {0};
@@ -795,7 +795,7 @@ INLINE void values_q8_avx2(int N, float *out, const float *att, const int8_t *v,
         acc[c] = _mm256_setzero_ps();
     for (int t = 0; t < n_keys; t++) {
         const int8_t *vr = v + (size_t)t * hs;
-        prefetch_kv_row(vr, len, ahead);
+        prefetch_kv_row(vr, len);
         float wt = att[t] * vs[t];
         __m256 w = _mm256_set1_ps(wt);
 #pragma GCC unroll 16
@@ -817,14 +817,12 @@ static void attention_q8_avx2(float *out, float *att, const float *q, const int8
                               const float *ks, const int8_t *v, const float *vs, int n_keys,
                               int hs, float scale)
 {
-    size_t ahead = KV_AHEAD;
     prefetch_kv_start(k, v, (size_t)n_keys * hs);
-    scores_q8_avx2(att, q, k, ks, n_keys, hs, scale, ahead);
+    scores_q8_avx2(att, q, k, ks, n_keys, hs, scale);
     softmax_avx2(att, n_keys);
     for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
         int len = hs - j0 < KV_SLICE ? hs - j0 : KV_SLICE;
-        CHUNK_DISPATCH16(VALUES_Q8_AVX2, len / 8, out + j0, att, v + j0, vs, n_keys, hs, len,
-                         ahead);
+        CHUNK_DISPATCH16(VALUES_Q8_AVX2, len / 8, out + j0, att, v + j0, vs, n_keys, hs, len);
     }
 }
 
@@ -1325,7 +1323,7 @@ INLINE __mmask16 mask16_upto(int n)
  * keys 4 at a time (the 4 x 4-way horizontal sum), the last few one at a time with
  * hsum1_512, which adds in the same order. */
 INLINE void scores_q8_avx512(int N, int FULL, float *s, const float *q, const int8_t *k,
-                             const float *ks, int n_keys, int hs, float scale, size_t ahead)
+                             const float *ks, int n_keys, int hs, float scale)
 {
     __m512 qv[8];
     __mmask16 m[8];
@@ -1342,7 +1340,7 @@ INLINE void scores_q8_avx512(int N, int FULL, float *s, const float *q, const in
 #pragma GCC unroll 4
         for (int r = 0; r < 4; r++) {
             const int8_t *row = kb + (size_t)r * hs;
-            prefetch_kv_row(row, hs, ahead);
+            prefetch_kv_row(row, hs);
             acc[r] = _mm512_setzero_ps();
 #pragma GCC unroll 8
             for (int c = 0; c < N; c++)
@@ -1364,11 +1362,11 @@ INLINE void scores_q8_avx512(int N, int FULL, float *s, const float *q, const in
 
 /* Scores for hs > 128: one key at a time, q reloaded from L1 every chunk. */
 static void scores_q8_any_avx512(float *s, const float *q, const int8_t *k, const float *ks,
-                                 int n_keys, int hs, float scale, size_t ahead)
+                                 int n_keys, int hs, float scale)
 {
     for (int t = 0; t < n_keys; t++) {
         const int8_t *row = k + (size_t)t * hs;
-        prefetch_kv_row(row, hs, ahead);
+        prefetch_kv_row(row, hs);
         __m512 acc = _mm512_setzero_ps();
         for (int j = 0; j < hs; j += 16) {
             __mmask16 m = mask16_upto(hs - j);
@@ -1381,7 +1379,7 @@ static void scores_q8_any_avx512(float *s, const float *q, const int8_t *k, cons
 /* out (len) = Σ_t att[t] * vs[t] * v[t][0..len), v rows hs apart, len <= KV_SLICE:
  * N zmm accumulators (N = ceil(len / 16); FULL: len % 16 == 0), keys in order. */
 INLINE void values_q8_avx512(int N, int FULL, float *out, const float *att, const int8_t *v,
-                             const float *vs, int n_keys, int hs, int len, size_t ahead)
+                             const float *vs, int n_keys, int hs, int len)
 {
     __m512 acc[8];
     __mmask16 m[8];
@@ -1392,7 +1390,7 @@ INLINE void values_q8_avx512(int N, int FULL, float *out, const float *att, cons
     }
     for (int t = 0; t < n_keys; t++) {
         const int8_t *vr = v + (size_t)t * hs;
-        prefetch_kv_row(vr, len, ahead);
+        prefetch_kv_row(vr, len);
         __m512 w = _mm512_set1_ps(att[t] * vs[t]);
 #pragma GCC unroll 8
         for (int c = 0; c < N; c++)
@@ -1407,18 +1405,17 @@ static void attention_q8_avx512(float *out, float *att, const float *q, const in
                                 const float *ks, const int8_t *v, const float *vs, int n_keys,
                                 int hs, float scale)
 {
-    size_t ahead = KV_AHEAD;
     prefetch_kv_start(k, v, (size_t)n_keys * hs);
     if (hs <= KV_SLICE)
         CHUNK_DISPATCH8(scores_q8_avx512, (hs + 15) / 16, hs % 16 == 0, att, q, k, ks, n_keys,
-                        hs, scale, ahead);
+                        hs, scale);
     else
-        scores_q8_any_avx512(att, q, k, ks, n_keys, hs, scale, ahead);
+        scores_q8_any_avx512(att, q, k, ks, n_keys, hs, scale);
     softmax_avx512(att, n_keys);
     for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
         int len = hs - j0 < KV_SLICE ? hs - j0 : KV_SLICE;
         CHUNK_DISPATCH8(values_q8_avx512, (len + 15) / 16, len % 16 == 0, out + j0, att, v + j0,
-                        vs, n_keys, hs, len, ahead);
+                        vs, n_keys, hs, len);
     }
 }
 
