@@ -302,7 +302,21 @@ static void close_reply(chat *c, bool cut)
     c->replying = false;
 }
 
-chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
+/* Appends the text token tok adds after prev to the reply (no leading spaces on the
+ * reply's first bytes); returns those bytes in c->text, or "" when none. */
+static const char *reply_add_token(chat *c, turn *t, int prev, int tok)
+{
+    size_t n = tokenizer_decode(c->tok, prev, tok, c->text, sizeof c->text);
+    const char *s = c->text;
+    if (t->reply_len == 0)
+        while (*s == ' ')
+            s++, n--;
+    append_reply(t, s, n);
+    return s;
+}
+
+/* One reply token: sampled (forced < 0) or the caller's. */
+static chat_progress advance(chat *c, int forced, int *token, const char **text, llm_err *err)
 {
     *token = -1;
     if (text)
@@ -310,7 +324,7 @@ chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
     if (!c->replying)
         return CHAT_REPLY_DONE;
     turn *t = &c->turns[c->n_turns - 1];
-    if (c->max_reply > 0 && c->reply_tokens >= c->max_reply) {
+    if (forced < 0 && c->max_reply > 0 && c->reply_tokens >= c->max_reply) {
         close_reply(c, true);
         return CHAT_REPLY_LIMIT;
     }
@@ -319,8 +333,8 @@ chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
         return CHAT_REPLY_FULL;
     }
     int prev = engine_tokens(c->e)[engine_pos(c->e) - 1];
-    int tok;
-    llm_status st = engine_step(c->e, &tok, err);
+    int tok = forced;
+    llm_status st = forced < 0 ? engine_step(c->e, &tok, err) : engine_force(c->e, forced, err);
     *token = tok;
     if (st != LLM_OK) {
         close_reply(c, true);
@@ -339,15 +353,65 @@ chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
         c->replying = false;
         return CHAT_REPLY_DONE;
     }
-    size_t n = tokenizer_decode(c->tok, prev, tok, c->text, sizeof c->text);
-    const char *s = c->text;
-    if (t->reply_len == 0)
-        while (*s == ' ')
-            s++, n--;
-    append_reply(t, s, n);
+    const char *s = reply_add_token(c, t, prev, tok);
     if (text)
         *text = s;
     return CHAT_GENERATING;
+}
+
+chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
+{
+    return advance(c, -1, token, text, err);
+}
+
+llm_status chat_force(chat *c, int token, chat_progress *progress, const char **text, llm_err *err)
+{
+    int vocab = tokenizer_vocab_size(c->tok);
+    if (!c->replying)
+        return llm_fail(err, LLM_ERR_ARG, "no reply is open to force a token into");
+    if (token < 0 || token >= vocab)
+        return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)", token,
+                        vocab - 1);
+    if (token == TOKEN_BOS)
+        return llm_fail(err, LLM_ERR_ARG, "BOS starts a new sequence and cannot be part of a reply");
+    int got;
+    *progress = advance(c, token, &got, text, err);
+    return LLM_OK;
+}
+
+/* One past the last reply token of the newest turn, not counting a closing EOS. */
+int chat_reply_limit(const chat *c)
+{
+    if (c->n_turns == 0)
+        return -1;
+    const chat_turn *v = &c->turns[c->n_turns - 1].view;
+    return v->complete ? v->end - 1 : v->end;
+}
+
+llm_status chat_rewind(chat *c, int pos, llm_err *err)
+{
+    if (c->n_turns == 0)
+        return llm_fail(err, LLM_ERR_ARG, "there is no reply to rewind");
+    turn *t = &c->turns[c->n_turns - 1];
+    int limit = chat_reply_limit(c);
+    if (pos < t->view.reply_start || pos > limit)
+        return llm_fail(err, LLM_ERR_ARG,
+                        "cannot rewind to position %d: the last reply spans positions %d-%d",
+                        pos, t->view.reply_start, limit);
+    llm_status st = engine_rewind(c->e, pos, err);
+    if (st != LLM_OK)
+        return st;
+    const int *seq = engine_tokens(c->e);
+    t->reply_len = 0;
+    t->reply[0] = '\0';
+    for (int i = t->view.reply_start; i < pos; i++)
+        reply_add_token(c, t, seq[i - 1], seq[i]);
+    t->view.end = pos;
+    t->view.complete = false;
+    t->view.cut = false;
+    c->reply_tokens = pos - t->view.reply_start;
+    c->replying = true;
+    return LLM_OK;
 }
 
 llm_status chat_stop(chat *c, llm_err *err)

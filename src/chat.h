@@ -69,6 +69,23 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err);
  * NULL, the bytes it adds to the reply (borrowed, valid until the next call). */
 chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err);
 
+/* Appends the caller's token to the open reply instead of a sampled one (the step's
+ * phase is FORCED) and runs it, like chat_step; *progress says what followed (a forced
+ * EOS closes the reply). Fails with LLM_ERR_ARG, changing nothing, when no reply is
+ * open or the id is outside the vocabulary or BOS. Ignores the reply's step limit. */
+llm_status chat_force(chat *c, int token, chat_progress *progress, const char **text, llm_err *err);
+
+/* Takes the newest turn's reply back to position pos (its reply_start up to
+ * chat_reply_limit): the tokens from pos on are forgotten, the reply text shortened
+ * to match, and the reply is open again (a closing EOS goes too), so that chat_step
+ * or chat_force continue it from pos. Fails with LLM_ERR_ARG, changing nothing, for a
+ * position outside the reply. */
+llm_status chat_rewind(chat *c, int pos, llm_err *err);
+
+/* One past the newest turn's last reply token, not counting a closing EOS (the
+ * furthest chat_rewind may go); -1 with no turn. */
+int chat_reply_limit(const chat *c);
+
 /* Stops the current reply: closes it with a forced EOS. Nothing when idle. */
 llm_status chat_stop(chat *c, llm_err *err);
 

@@ -1,6 +1,7 @@
 /* test_chat.c — the Llama 2 template strings and the dialog on chat260K: golden
  * replies, EOS in the KV cache, no re-processing of history, stop, step limit,
- * context overflow, system prompt changes, save. */
+ * context overflow, system prompt changes, save, rewinding a reply and forcing tokens
+ * into it. */
 #include <string.h>
 
 #include "chat.h"
@@ -164,6 +165,112 @@ START_TEST(test_stop_and_limit)
 }
 END_TEST
 
+/* Rewinding the reply and stepping again with greedy sampling gives the same tokens
+ * (the logits recomputed at the rewind point are the ones first seen); forcing
+ * another candidate there branches the reply; both keep the reply text in step with
+ * the tokens. */
+START_TEST(test_rewind_and_force)
+{
+    enum { MAX = 200 };
+    static char texts[MAX][4096]; /* the reply text after k tokens */
+    int seq[MAX];
+    chat *c;
+    llm_err err;
+    int tk;
+    chat_progress p;
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_rewind(c, 0, &err), LLM_ERR_ARG); /* no turn yet */
+    ck_assert_int_eq(chat_reply_limit(c), -1);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Tom.", 0, &err), LLM_OK);
+    const chat_turn *t = chat_get_turn(c, 0);
+    int start = t->reply_start, k = 0;
+    texts[0][0] = '\0';
+    while ((p = chat_step(c, &tk, NULL, &err)) == CHAT_GENERATING && k + 1 < MAX) {
+        seq[k++] = tk;
+        snprintf(texts[k], sizeof texts[k], "%s", t->reply);
+    }
+    ck_assert_int_eq(p, CHAT_REPLY_DONE);
+    ck_assert_int_gt(k, 12);
+    char full[4096];
+    snprintf(full, sizeof full, "%s", t->reply);
+    ck_assert_int_eq(chat_reply_limit(c), start + k); /* the closing EOS does not count */
+
+    /* out of range: nothing changes */
+    int end = engine_pos(e);
+    ck_assert_int_eq(chat_rewind(c, start - 1, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(chat_rewind(c, start + k + 1, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(engine_pos(e), end);
+    ck_assert(!chat_replying(c));
+    ck_assert_str_eq(t->reply, full);
+    ck_assert_int_eq(chat_force(c, 100, &p, NULL, &err), LLM_ERR_ARG); /* idle */
+
+    /* back to 5 reply tokens: the text is what it was then; greedy steps redo the reply */
+    ck_assert_int_eq(chat_rewind(c, start + 5, &err), LLM_OK);
+    ck_assert(chat_replying(c));
+    ck_assert(!t->complete);
+    ck_assert_int_eq(engine_pos(e), start + 5);
+    ck_assert_int_eq(t->end, start + 5);
+    ck_assert_str_eq(t->reply, texts[5]);
+    ck_assert_int_eq(chat_step(c, &tk, NULL, &err), CHAT_GENERATING);
+    ck_assert_int_eq(tk, seq[5]);
+    ck_assert_int_eq(run_reply(c), CHAT_REPLY_DONE);
+    ck_assert_str_eq(t->reply, full);
+
+    /* the EOS alone can be taken back: the reply reopens where it ended */
+    ck_assert_int_eq(chat_rewind(c, start + k, &err), LLM_OK);
+    ck_assert(chat_replying(c));
+    ck_assert_str_eq(t->reply, full);
+    ck_assert_int_ne(engine_tokens(e)[engine_pos(e) - 1], TOKEN_EOS);
+
+    /* back to 5 again and force the model's second choice there */
+    ck_assert_int_eq(chat_rewind(c, start + 5, &err), LLM_OK);
+    const step_record *r = engine_record(e, start + 4);
+    ck_assert_int_ge(r->n_top, 2);
+    int other = r->top[0].id == seq[5] ? r->top[1].id : r->top[0].id;
+    ck_assert_int_ne(other, seq[5]);
+    ck_assert_int_eq(chat_force(c, TOKEN_BOS, &p, NULL, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(chat_force(c, tokenizer_vocab_size(tok), &p, NULL, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(engine_pos(e), start + 5);
+    const char *added = NULL;
+    ck_assert_int_eq(chat_force(c, other, &p, &added, &err), LLM_OK);
+    if (other == TOKEN_EOS) {
+        ck_assert_int_eq(p, CHAT_REPLY_DONE);
+    } else {
+        ck_assert_int_eq(p, CHAT_GENERATING);
+        char want[4096];
+        snprintf(want, sizeof want, "%s%s", texts[5], added);
+        ck_assert_str_eq(t->reply, want);
+        ck_assert_int_gt(strlen(added), 0);
+    }
+    r = engine_record(e, start + 5);
+    ck_assert_int_eq(r->token, other);
+    ck_assert_int_eq(r->phase, STEP_FORCED);
+    ck_assert_int_eq(engine_record(e, start + 4)->next, other);
+    run_reply(c);
+    ck_assert_str_ne(t->reply, full);
+    ck_assert(strncmp(t->reply, texts[5], strlen(texts[5])) == 0);
+
+    /* a forced EOS ends the reply as the model's own would */
+    ck_assert_int_eq(chat_rewind(c, start + 3, &err), LLM_OK);
+    ck_assert_int_eq(chat_force(c, TOKEN_EOS, &p, NULL, &err), LLM_OK);
+    ck_assert_int_eq(p, CHAT_REPLY_DONE);
+    ck_assert(!chat_replying(c));
+    ck_assert(t->complete);
+    ck_assert_str_eq(t->reply, texts[3]);
+    ck_assert_int_eq(engine_pos(e), start + 4);
+
+    /* the whole reply can go; a next turn follows the rewound one */
+    ck_assert_int_eq(chat_rewind(c, start, &err), LLM_OK);
+    ck_assert_str_eq(t->reply, "");
+    ck_assert_int_eq(chat_begin(c, "Now one about Max.", 0, &err), LLM_OK);
+    t = chat_get_turn(c, 0);
+    ck_assert(t->cut && t->complete); /* closed with EOS when the new turn began */
+    ck_assert_int_eq(chat_get_turn(c, 1)->start, start + 1);
+    ck_assert_int_eq(chat_rewind(c, start, &err), LLM_ERR_ARG); /* only the newest reply */
+    chat_free(c);
+}
+END_TEST
+
 START_TEST(test_overflow_drops_oldest)
 {
     chat *c;
@@ -258,6 +365,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_golden_replies);
     tcase_add_test(core, test_second_turn_keeps_history);
     tcase_add_test(core, test_stop_and_limit);
+    tcase_add_test(core, test_rewind_and_force);
     tcase_add_test(core, test_system_change_and_save);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
