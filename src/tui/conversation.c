@@ -78,6 +78,18 @@ void conv_stream(tui *t, const char *bytes, size_t len)
     t->dirty |= DIRTY_CONV;
 }
 
+void conv_set_reply(tui *t, const char *reply)
+{
+    if (t->stream_entry < 0 || t->stream_entry >= t->n_entries)
+        return;
+    conv_entry *en = &t->entries[t->stream_entry];
+    en->len = en->label_len;
+    en->text[en->len] = '\0';
+    memset(&t->stream, 0, sizeof t->stream);
+    entry_append_safe(en, &t->stream, reply, strlen(reply));
+    t->dirty |= DIRTY_CONV;
+}
+
 void conv_clear(tui *t)
 {
     for (int i = 0; i < t->n_entries; i++)

@@ -124,6 +124,9 @@ int tui_selected(const tui *t);
 void tui_submit(tui *t, const char *line);
 /* Asks to quit (with a y/n question while a reply runs). */
 void tui_request_quit(tui *t);
+/* After the chat took a reply token (sampled or forced) with progress p: streams
+ * its text into Conversation and, when the reply ended, closes it with a notice. */
+void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
 /* Monotonic milliseconds. */
 double tui_now_ms(void);
 
@@ -149,11 +152,23 @@ void conv_add(tui *t, conv_kind kind, const char *text);
 /* Appends streamed reply bytes to the newest assistant entry (made terminal-safe);
  * notices added meanwhile stay above or below it. */
 void conv_stream(tui *t, const char *bytes, size_t len);
+/* Replaces the text of the newest assistant entry with reply (after a rewind). */
+void conv_set_reply(tui *t, const char *reply);
 void conv_clear(tui *t);
 void conv_free(tui *t);
 void conv_draw(tui *t);
 void conv_scroll_by(tui *t, int lines);
 bool conv_key(tui *t, int key);
+
+/* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
+/* Backspace: takes the newest reply token back (a closing EOS first). */
+void steer_back(tui *t);
+/* r: rewinds the reply so that the selected position is its newest. */
+void steer_rewind_to_selection(tui *t);
+/* 1-9, 0: rewinds to the selected position and forces its k-th candidate next. */
+void steer_choose(tui *t, int k);
+/* /force TEXT: forces TEXT's tokens into the reply (reopening it if it ended). */
+void steer_force_text(tui *t, const char *text);
 
 /* ---- tokens_pane.c ---- */
 void tokens_draw(tui *t);

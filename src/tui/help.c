@@ -27,12 +27,16 @@ static const binding bindings[] = {
     {"/reset", "forget the dialog"},
     {"/system TEXT", "set system prompt"},
     {"/save FILE", "write dialog to FILE"},
+    {"/force TEXT", "put TEXT in the reply"},
     {"/help, /quit", "commands; quit"},
     {NULL, "Any pane"},
     {"q", "quit (y/n if replying)"},
     {"?", "this help"},
     {"p", "pause / resume reply"},
     {"n", "one token when paused"},
+    {"Backspace", "take a token back"},
+    {"r", "rewind to the selection"},
+    {"1-9, 0", "choose candidate 1-10"},
     {NULL, "Conversation"},
     {"Up, Down", "scroll a line"},
     {"Home, End", "top / follow the end"},
@@ -107,5 +111,6 @@ void help_commands_notice(tui *t)
 {
     conv_add(t, ENTRY_NOTICE,
              "Commands: /reset (forget the dialog), /system TEXT (set the system prompt), "
-             "/save FILE (write the dialog), /quit, /help. Keys: F1 or ? (in a pane).");
+             "/save FILE (write the dialog), /force TEXT (put TEXT's tokens into the reply), /quit, "
+             "/help. Keys: F1 or ? (in a pane).");
 }

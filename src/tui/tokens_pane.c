@@ -100,7 +100,8 @@ void tokens_draw(tui *t)
             piece_of(t, r->next, piece, sizeof piece);
             snprintf(line, sizeof line, "next (pos %d): %s  top %d:", pos + 1, piece, t->top_k_shown);
         } else {
-            snprintf(line, sizeof line, "predicting pos %d, top %d:", pos + 1, t->top_k_shown);
+            snprintf(line, sizeof line, "predicting pos %d, top %d%s:", pos + 1, t->top_k_shown,
+                     t->paused && chat_replying(t->c) ? " (a digit chooses)" : "");
         }
         draw_text(t, w, y++, 1, width, line, A_UNDERLINE);
     }

@@ -8,7 +8,8 @@
  * LLMCHAT_STEP_DELAY_MS=N waits N ms for keys after each token (slow motion, for
  * watching the panes and for the end-to-end tests). LLMCHAT_TUI_STATS=1 (or =FILE)
  * reports at exit how much of the reply time went to drawing and keys (benchmarks).
- * 'p' pauses replies and 'n' then advances them one token at a time.
+ * 'p' pauses replies and 'n' then advances them one token at a time; Backspace, 'r',
+ * the digits and /force steer the newest reply by hand (steer.c).
  * Owns the engine, the chat, the optional trace and the curses windows; the panes
  * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
  * draw from the shared state in draw.h. Slash commands and key dispatch live here. */
@@ -200,6 +201,29 @@ static void begin_turn(tui *t, const char *text)
     t->dirty |= DIRTY_ALL;
 }
 
+void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err)
+{
+    if (text && *text)
+        conv_stream(t, text, strlen(text));
+    t->reply_tokens++;
+    t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
+    if (p == CHAT_GENERATING && chat_replying(t->c) && !err->text[0])
+        return;
+    end_reply(t, RUN_IDLE);
+    take_notice(t);
+    if (p == CHAT_REPLY_LIMIT) {
+        notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
+    } else if (p == CHAT_REPLY_FULL) {
+        notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
+    } else if (err->text[0]) {
+        notice(t, "[error: %s]", err->text);
+        if (chat_replying(t->c)) {
+            llm_err e2;
+            chat_stop(t->c, &e2);
+        }
+    }
+}
+
 static void generate_one(tui *t)
 {
     int token = -1;
@@ -207,23 +231,7 @@ static void generate_one(tui *t)
     llm_err err;
     err.text[0] = '\0';
     chat_progress p = chat_step(t->c, &token, &text, &err);
-    if (text && *text)
-        conv_stream(t, text, strlen(text));
-    t->reply_tokens++;
-    t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
-    if (p == CHAT_GENERATING && chat_replying(t->c) && !err.text[0])
-        return;
-    end_reply(t, RUN_IDLE);
-    take_notice(t);
-    if (p == CHAT_REPLY_LIMIT) {
-        notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
-    } else if (p == CHAT_REPLY_FULL) {
-        notice(t, "[the context is full: the reply was closed%s%s]", err.text[0] ? ": " : "", err.text);
-    } else if (err.text[0]) {
-        notice(t, "[error: %s]", err.text);
-        if (chat_replying(t->c))
-            chat_stop(t->c, &err);
-    }
+    tui_took_token(t, p, text, &err);
 }
 
 static void stop_reply(tui *t)
@@ -270,6 +278,8 @@ static void command(tui *t, const char *cmd, const char *arg)
             notice(t, "[system prompt: %s]", arg);
         else
             notice(t, "[system prompt cleared]");
+    } else if (!strcmp(cmd, "force")) {
+        steer_force_text(t, arg);
     } else if (!strcmp(cmd, "save")) {
         if (!*arg)
             notice(t, "[/save needs a file name: /save FILE]");
@@ -468,6 +478,18 @@ static void handle_key(tui *t, bool keycode, int key)
     if (!keycode && key == 'n') { /* one token while paused */
         if (t->paused && chat_replying(t->c))
             t->step_once = true;
+        return;
+    }
+    if ((keycode && key == KEY_BACKSPACE) || (!keycode && (key == 127 || key == 8))) {
+        steer_back(t);
+        return;
+    }
+    if (!keycode && key == 'r') { /* rewind to the selected position */
+        steer_rewind_to_selection(t);
+        return;
+    }
+    if (!keycode && key >= '0' && key <= '9') { /* choose a candidate (0: the tenth) */
+        steer_choose(t, key == '0' ? 10 : key - '0');
         return;
     }
     if (!keycode && key >= KEY_MIN)
