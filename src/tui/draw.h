@@ -127,6 +127,8 @@ void tui_request_quit(tui *t);
 /* After the chat took a reply token (sampled or forced) with progress p: streams
  * its text into Conversation and, when the reply ended, closes it with a notice. */
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
+/* Adds a notice (a line such as "[stopped]") to Conversation. */
+void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Monotonic milliseconds. */
 double tui_now_ms(void);
 

@@ -8,23 +8,9 @@
  * the user decides again (a digit chooses, n samples one token, p resumes). Only the
  * newest reply can be steered; a reply that ended is reopened (its closing EOS goes).
  * Owns nothing. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "draw.h"
-
-static void steer_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void steer_notice(tui *t, const char *fmt, ...)
-{
-    char buf[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    conv_add(t, ENTRY_NOTICE, buf);
-}
 
 static const chat_turn *newest_turn(const tui *t)
 {
@@ -37,7 +23,7 @@ static bool rewind_to(tui *t, int pos)
     llm_err err;
     err.text[0] = '\0';
     if (chat_rewind(t->c, pos, &err) != LLM_OK) {
-        steer_notice(t, "[%s]", err.text);
+        tui_notice(t, "[%s]", err.text);
         return false;
     }
     conv_set_reply(t, newest_turn(t)->reply);
@@ -58,7 +44,7 @@ static bool force_one(tui *t, int id)
     llm_err err;
     err.text[0] = '\0';
     if (chat_force(t->c, id, &p, &text, &err) != LLM_OK) {
-        steer_notice(t, "[cannot force token %d: %s]", id, err.text);
+        tui_notice(t, "[cannot force token %d: %s]", id, err.text);
         return false;
     }
     tui_took_token(t, p, text, &err);
@@ -69,12 +55,12 @@ void steer_back(tui *t)
 {
     const chat_turn *turn = newest_turn(t);
     if (!turn) {
-        steer_notice(t, "[there is no reply to take tokens back from]");
+        tui_notice(t, "[there is no reply to take tokens back from]");
         return;
     }
     int limit = chat_reply_limit(t->c);
     if (limit <= turn->reply_start) {
-        steer_notice(t, "[the reply is empty: nothing to take back]");
+        tui_notice(t, "[the reply is empty: nothing to take back]");
         return;
     }
     rewind_to(t, limit - 1);
@@ -84,7 +70,7 @@ void steer_rewind_to_selection(tui *t)
 {
     int sel = tui_selected(t);
     if (sel < 0 || !newest_turn(t)) {
-        steer_notice(t, "[there is no reply to rewind]");
+        tui_notice(t, "[there is no reply to rewind]");
         return;
     }
     rewind_to(t, sel + 1);
@@ -95,11 +81,11 @@ void steer_choose(tui *t, int k)
     int sel = tui_selected(t);
     const step_record *r = sel >= 0 ? engine_record(t->e, sel) : NULL;
     if (!r || !newest_turn(t)) {
-        steer_notice(t, "[there is no reply to choose a token for]");
+        tui_notice(t, "[there is no reply to choose a token for]");
         return;
     }
     if (k > r->n_top) {
-        steer_notice(t, "[position %d has %d candidates, not %d]", sel, r->n_top, k);
+        tui_notice(t, "[position %d has %d candidates, not %d]", sel, r->n_top, k);
         return;
     }
     int id = r->top[k - 1].id; /* read before the rewind changes the records */
@@ -110,11 +96,11 @@ void steer_choose(tui *t, int k)
 void steer_force_text(tui *t, const char *text)
 {
     if (!*text) {
-        steer_notice(t, "[/force needs text: /force TEXT puts TEXT's tokens into the reply]");
+        tui_notice(t, "[/force needs text: /force TEXT puts TEXT's tokens into the reply]");
         return;
     }
     if (!newest_turn(t)) {
-        steer_notice(t, "[there is no reply to force text into: send a message first]");
+        tui_notice(t, "[there is no reply to force text into: send a message first]");
         return;
     }
     if (!chat_replying(t->c) && !rewind_to(t, chat_reply_limit(t->c)))
@@ -122,7 +108,7 @@ void steer_force_text(tui *t, const char *text)
     int n = tokenizer_encode(t->tok, text, NULL, 0);
     int *ids = n > 0 ? malloc(sizeof(int) * (size_t)n) : NULL;
     if (!ids) {
-        steer_notice(t, n == 0 ? "[/force: the text has no tokens]" : "[/force: out of memory]");
+        tui_notice(t, n == 0 ? "[/force: the text has no tokens]" : "[/force: out of memory]");
         return;
     }
     tokenizer_encode(t->tok, text, ids, n);

@@ -159,9 +159,7 @@ static void take_notice(tui *t)
     }
 }
 
-static void notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void notice(tui *t, const char *fmt, ...)
+void tui_notice(tui *t, const char *fmt, ...)
 {
     char buf[1200];
     va_list ap;
@@ -189,7 +187,7 @@ static void begin_turn(tui *t, const char *text)
     draw_frame(t); /* show the message while the prompt is being read */
     if (chat_begin(t->c, text, t->reply_budget, &err) != LLM_OK) {
         take_notice(t);
-        notice(t, "[could not start the reply: %s]", err.text);
+        tui_notice(t, "[could not start the reply: %s]", err.text);
         t->state = RUN_IDLE;
         return;
     }
@@ -212,11 +210,11 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
     end_reply(t, RUN_IDLE);
     take_notice(t);
     if (p == CHAT_REPLY_LIMIT) {
-        notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
+        tui_notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
     } else if (p == CHAT_REPLY_FULL) {
-        notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
+        tui_notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
     } else if (err->text[0]) {
-        notice(t, "[error: %s]", err->text);
+        tui_notice(t, "[error: %s]", err->text);
         if (chat_replying(t->c)) {
             llm_err e2;
             chat_stop(t->c, &e2);
@@ -241,9 +239,9 @@ static void stop_reply(tui *t)
     llm_err err;
     err.text[0] = '\0';
     if (chat_stop(t->c, &err) != LLM_OK)
-        notice(t, "[could not stop cleanly: %s]", err.text);
+        tui_notice(t, "[could not stop cleanly: %s]", err.text);
     end_reply(t, RUN_STOPPED);
-    notice(t, "[stopped]");
+    tui_notice(t, "[stopped]");
 }
 
 void tui_request_quit(tui *t)
@@ -269,26 +267,26 @@ static void command(tui *t, const char *cmd, const char *arg)
         conv_clear(t);
         t->sel = -1;
         t->state = RUN_IDLE;
-        notice(t, "[the dialog was reset]");
+        tui_notice(t, "[the dialog was reset]");
         t->dirty |= DIRTY_ALL;
     } else if (!strcmp(cmd, "system")) {
         if (chat_set_system(t->c, *arg ? arg : NULL, &err) != LLM_OK)
-            notice(t, "[/system: %s]", err.text);
+            tui_notice(t, "[/system: %s]", err.text);
         else if (*arg)
-            notice(t, "[system prompt: %s]", arg);
+            tui_notice(t, "[system prompt: %s]", arg);
         else
-            notice(t, "[system prompt cleared]");
+            tui_notice(t, "[system prompt cleared]");
     } else if (!strcmp(cmd, "force")) {
         steer_force_text(t, arg);
     } else if (!strcmp(cmd, "save")) {
         if (!*arg)
-            notice(t, "[/save needs a file name: /save FILE]");
+            tui_notice(t, "[/save needs a file name: /save FILE]");
         else if (chat_save(t->c, arg, &err) != LLM_OK)
-            notice(t, "[/save: %s]", err.text);
+            tui_notice(t, "[/save: %s]", err.text);
         else
-            notice(t, "[saved the dialog to %s]", arg);
+            tui_notice(t, "[saved the dialog to %s]", arg);
     } else {
-        notice(t, "[unknown command /%s: try /help]", cmd);
+        tui_notice(t, "[unknown command /%s: try /help]", cmd);
     }
 }
 
@@ -320,7 +318,7 @@ void tui_submit(tui *t, const char *line)
     if (chat_replying(t->c)) {
         free(t->pending);
         t->pending = strdup(line);
-        notice(t, "[queued: sent when this reply ends; Esc stops it now]");
+        tui_notice(t, "[queued: sent when this reply ends; Esc stops it now]");
         return;
     }
     begin_turn(t, line);
@@ -629,7 +627,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     make_windows(t);
     input_init(t);
     if (o->system && *o->system)
-        notice(t, "[system prompt: %s]", o->system);
+        tui_notice(t, "[system prompt: %s]", o->system);
     draw_frame(t);
     if (o->prompt && *o->prompt)
         tui_submit(t, o->prompt);
