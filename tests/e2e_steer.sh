@@ -6,7 +6,8 @@
 # second candidate (Tokens shows it as forced, rank 2) and the reply changes; r
 # rewinds to the selection; /force puts typed text into a reply that had ended; taking
 # back every token ends with a message, as do /force without text and steering
-# after /reset; quitting works throughout. Nothing asserts timing.
+# after /reset; a message sent while paused waits at its first token, which a digit
+# chooses; quitting works throughout. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -95,7 +96,23 @@ keys Tab Tab BSpace
 wait_for "[there is no reply to take tokens back from]"
 pass "steering past the reply's start, without text or without a reply explains itself"
 
+# steering paused replies, and that lasts (the status line says so while idle): the
+# next reply waits at its first token, which a digit chooses
+wait_for "idle (paused) |"
+keys Tab Tab
+type_text "Tell me a story about Max."
+keys Enter
+wait_for "[paused: n generates a token, a digit chooses one, p resumes]"
+first=$(newest_pos)
+keys Tab Tab 3
+wait_for "pos $((first + 1)) (newest)"
+wait_for "forced"
+wait_for "(rank 3)"
+pass "pausing outlasts a reply; the next one waits and a digit chooses its first token"
+
 keys q
+wait_for "Quit anyway? (y/n)"
+keys y
 wait_exit
 assert_status 0
 pass "q quits with status 0"

@@ -44,7 +44,12 @@ void status_draw(tui *t)
     tuifmt_count(t->m->n_params, params, sizeof params);
     tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
     tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
-    const char *state = t->paused && t->state == RUN_GENERATING ? "paused" : state_name(t->state);
+    /* pausing outlasts a reply: the next one starts paused, so say so while idle too */
+    char state[32];
+    if (t->paused && t->state == RUN_GENERATING)
+        snprintf(state, sizeof state, "paused");
+    else
+        snprintf(state, sizeof state, "%s%s", state_name(t->state), t->paused ? " (paused)" : "");
     unsigned long long seed = (unsigned long long)engine_sampler_config(t->e)->seed;
     int pos = engine_pos(t->e), ctx = engine_ctx(t->e);
     /* the longest form that fits: everything, then compact, then the essentials */

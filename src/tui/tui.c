@@ -192,6 +192,8 @@ static void begin_turn(tui *t, const char *text)
         return;
     }
     take_notice(t);
+    if (t->paused) /* pausing (p, or steering a reply) lasts until p resumes */
+        tui_notice(t, "[paused: n generates a token, a digit chooses one, p resumes]");
     conv_add(t, ENTRY_ASSISTANT, "");
     t->state = RUN_GENERATING;
     t->reply_t0 = tui_now_ms();
