@@ -1,7 +1,8 @@
 /* help.c — the key bindings: the help overlay (? or F1) and the /help notice.
  *
  * Owns the one table of bindings, so the overlay and the man page's KEYS section
- * can be checked against each other. Draws into a temporary window over the panes. */
+ * can be checked against each other. The table is terse so that it fits 80x24 in two
+ * columns (21 rows each); the man page has the details. Draws into a temporary window over the panes. */
 #include <string.h>
 
 #include "draw.h"
@@ -15,7 +16,7 @@ static const binding bindings[] = {
     {NULL, "Anywhere"},
     {"Tab, S-Tab", "next / previous pane"},
     {"Esc, Ctrl-C", "stop the reply"},
-    {"F1", "this help"},
+    {"F1, ?", "this help (? in panes)"},
     {"PgUp, PgDn", "scroll conversation"},
     {"Ctrl-D", "quit (empty line)"},
     {NULL, "Input line (readline)"},
@@ -31,11 +32,9 @@ static const binding bindings[] = {
     {"/help, /quit", "commands; quit"},
     {NULL, "Any pane"},
     {"q", "quit (y/n if replying)"},
-    {"?", "this help"},
-    {"p", "pause / resume reply"},
-    {"n", "one token when paused"},
+    {"p, n", "pause/resume; 1 token"},
     {"Backspace", "take a token back"},
-    {"r", "rewind to the selection"},
+    {"r", "rewind to selection"},
     {"1-9, 0", "choose candidate 1-10"},
     {NULL, "Conversation"},
     {"Up, Down", "scroll a line"},
@@ -45,10 +44,8 @@ static const binding bindings[] = {
     {"Home, End", "first / follow newest"},
     {"+, -", "more / fewer top-k"},
     {NULL, "Attention"},
-    {"[, ]", "previous / next layer"},
-    {"{ } or , .", "previous / next head"},
-    {"m", "mean over heads"},
-    {"l", "linear / log scale"},
+    {"[ ] / { } , .", "layer / head"},
+    {"m, l", "head mean; log scale"},
     {"b", "mask BOS sink column"},
     {"c", "capture on/off (speed)"},
     {"Left, Right..", "move the selection"},
