@@ -163,7 +163,7 @@ void conv_scroll_by(tui *t, int lines);
 bool conv_key(tui *t, int key);
 
 /* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
-/* Backspace: takes the newest reply token back (a closing EOS first). */
+/* Backspace: takes the newest reply token back (with a closing EOS). */
 void steer_back(tui *t);
 /* r: rewinds the reply so that the selected position is its newest. */
 void steer_rewind_to_selection(tui *t);

@@ -2,7 +2,8 @@
  *
  * Owns the one table of bindings, so the overlay and the man page's KEYS section
  * can be checked against each other. The table is terse so that it fits 80x24 in two
- * columns (21 rows each); the man page has the details. Draws into a temporary window over the panes. */
+ * columns (21 rows each); the man page has the details. Draws into a temporary window
+ * over the panes. */
 #include <string.h>
 
 #include "draw.h"
