@@ -270,6 +270,10 @@ static int select_top_p(candidate *c, int n, double total, float p)
     for (int i = 0; i < n; i++)
         if (c[i].prob >= cutoff)
             swap_candidates(&c[i], &c[hi++]);
+    /* The argument needs someone above the cutoff: when p < 1/n, every candidate can be
+     * below it, and then no candidate is ruled out. */
+    if (hi == 0)
+        hi = n;
     /* Invariant: c[0..lo) is in the nucleus, which is c[0..lo) plus the most probable
      * few of c[lo..hi); `need` is the mass still missing. */
     double need = (double)p * total;
@@ -296,7 +300,7 @@ static int select_top_p(candidate *c, int n, double total, float p)
         if (cum >= need)
             return i + 1;
     }
-    return hi; /* rounding: the whole rest */
+    return hi > 0 ? hi : 1; /* rounding: the whole rest, and never nothing */
 }
 
 int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
@@ -324,7 +328,10 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         if (c[i].logit > c[best].logit)
             best = i;
     float maxl = c[best].logit; /* before top-k reorders c */
-    bool greedy = cfg->temperature == 0.0f || !isfinite(maxl);
+    /* A temperature so small that 1/t overflows would turn the scaled logits into NaN:
+     * it is the limit t -> 0, which is greedy. */
+    bool greedy = cfg->temperature == 0.0f || !isfinite(1.0f / cfg->temperature) ||
+                  !isfinite(maxl);
 
     if (greedy) {
         chosen = best;
@@ -341,10 +348,12 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         double total = 0.0;
         float top_weight = 1.0f; /* the top candidate's (unnormalised) probability */
         if (m == n && all_finite) {
-            /* The whole vocabulary: the vectorised softmax (normalised, by id). */
+            /* The whole vocabulary: the vectorised softmax (normalised, by id). The
+             * logits are shifted by their maximum before scaling, so that a cold
+             * temperature sends them to -inf (weight 0), never to +inf. */
             float inv_t = 1.0f / t;
             for (int i = 0; i < n; i++)
-                s->probs[i] = c[i].logit * inv_t;
+                s->probs[i] = (c[i].logit - maxl) * inv_t;
             quant_softmax_f32(s->probs, n);
             for (int i = 0; i < n; i++) {
                 c[i].prob = s->probs[i];
@@ -374,6 +383,15 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
                     c[k++] = c[i];
                     total += c[i].prob;
                 }
+            if (k == 0) { /* rounding: keep the most probable one */
+                int top = 0;
+                for (int i = 1; i < m; i++)
+                    if (more_probable(&c[i], &c[top]))
+                        top = i;
+                c[0] = c[top];
+                total = c[0].prob;
+                k = 1;
+            }
             m = kept_min_p = k;
         }
         draw = rng_float(s);

@@ -698,6 +698,55 @@ START_TEST(test_limits_big_vocab_combined)
 }
 END_TEST
 
+
+/* Every stage keeps at least the best candidate, whatever the settings: the top-p
+ * pre-filter once dropped everyone when p < 1/n (`-k 2 -p 0.4` on two near-equal
+ * candidates), and temperatures that overflow the logits made NaNs that top-p and
+ * min-p then rejected. Each case checks the choice is a real candidate. */
+START_TEST(test_limits_every_stage_keeps_one)
+{
+    enum { N = 512 };
+    float logits[N], flat[N];
+    fill_logits(logits, N, 7, 8.0f);
+    for (int i = 0; i < N; i++)
+        flat[i] = 1.0f;
+    int best = argmax(logits, N);
+    const struct {
+        float t, p, min_p;
+        int k;
+        const float *l;
+        bool greedy_pick; /* the choice must be the argmax */
+    } cases[] = {
+        {1.0f, 0.4f, 0.0f, 2, logits, false},      /* p below 1/k after top-k */
+        {1.0f, 1.2e-38f, 0.0f, 0, flat, false},     /* p below 1/n over a flat vocabulary */
+        {1e10f, 1.2e-38f, 0.0f, 0, logits, false},  /* hot: nearly flat, tiny p */
+        {1.2e-38f, 0.9f, 0.0f, 0, logits, true},    /* cold: logits / t overflow */
+        {1.2e-38f, 0.9f, 0.5f, 0, logits, true},
+        {1e-45f, 0.5f, 0.0f, 0, logits, true},      /* 1 / t itself overflows */
+        {1e-45f, 0.5f, 0.0f, 3, logits, true},
+        {1.0f, 0.001f, 0.999f, 2, flat, false},     /* ties everywhere */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sampler_config c = config(cases[k].t, cases[k].p, cases[k].k, cases[k].min_p);
+        sampler *s = make(N, &c);
+        for (int i = 0; i < 50; i++) {
+            sampler_record rec;
+            int id = sampler_choose(s, cases[k].l, NULL, 0, &rec);
+            ck_assert_msg(id >= 0 && id < N, "case %zu: chose %d", k, id);
+            ck_assert_int_ge(rec.kept_top_p, 1);
+            ck_assert_int_ge(rec.kept_min_p, 1);
+            ck_assert_msg(rec.chosen_prob > 0.0f && rec.chosen_prob <= 1.0f,
+                          "case %zu: chosen_prob %g", k, rec.chosen_prob);
+            if (cases[k].greedy_pick)
+                ck_assert_int_eq(id, best);
+            if (cases[k].k > 0 && cases[k].l == logits)
+                ck_assert_int_le(rec.chosen_rank, cases[k].k);
+        }
+        sampler_free(s);
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("sampler");
@@ -718,6 +767,7 @@ static Suite *make_suite(void)
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_limits_shapes);
     tcase_add_test(limits, test_limits_nonfinite);
+    tcase_add_test(limits, test_limits_every_stage_keeps_one);
     tcase_add_test(limits, test_limits_big_vocab_combined);
     suite_add_tcase(s, limits);
     return s;
