@@ -200,7 +200,12 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
     if (c->replying && (st = chat_stop(c, err)) != LLM_OK)
         return st;
     int ctx = engine_ctx(c->e);
+    /* Room kept free for the reply: its step limit, or a quarter of the context. At
+     * most half the context, so that a generous limit does not push out all history
+     * (a reply that runs into the end is closed, and the next turn makes room). */
     int reserve = max_reply > 0 ? max_reply : ctx / 4;
+    if (reserve > ctx / 2)
+        reserve = ctx / 2;
 
     /* The new turn alone, as the first turn (with the system prompt). */
     int alone = chat_template_tokens(c->tok, c->system, user, NULL, 0);
@@ -210,7 +215,7 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
         return llm_fail(err, LLM_ERR_CONTEXT,
                         "the message takes %d tokens with the template, but the context "
                         "holds %d: shorten it (or raise -c)", alone, ctx);
-    if (alone + reserve > ctx)
+    if (reserve > ctx - alone)
         reserve = ctx - alone;
 
     /* The new turn after the kept history (no system prompt), unless it is the first. */
@@ -338,7 +343,7 @@ static chat_progress advance(chat *c, int forced, int *token, const char **text,
     *token = tok;
     if (st != LLM_OK) {
         close_reply(c, true);
-        return CHAT_REPLY_FULL;
+        return st == LLM_ERR_CONTEXT ? CHAT_REPLY_FULL : CHAT_REPLY_ERROR;
     }
     c->reply_tokens++;
     t->view.end = engine_pos(c->e);

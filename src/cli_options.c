@@ -201,8 +201,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->seed_given = true;
             break;
         case 'n':
-            if (!parse_int(optarg, 0, INT_MAX, &o->steps))
-                return usage_error("--steps must be an integer >= 0, got '%s'", optarg);
+            if (!parse_int(optarg, 0, CLI_STEPS_MAX, &o->steps))
+                return usage_error("--steps must be an integer from 0 to %d, got '%s'",
+                                   CLI_STEPS_MAX, optarg);
             break;
         case 'c':
             if (!parse_int(optarg, 1, INT_MAX, &o->ctx))

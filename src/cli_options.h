@@ -9,6 +9,10 @@
 #include "sampler.h"
 #include "transformer.h"
 
+/* The most tokens -n may ask for: far beyond any context, small enough that no
+ * count derived from it overflows. */
+enum { CLI_STEPS_MAX = 1000000 };
+
 typedef enum { MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY } cli_mode;
 
 typedef struct {

@@ -303,6 +303,33 @@ START_TEST(test_overflow_drops_oldest)
 }
 END_TEST
 
+
+/* A huge step limit (-n 2147483647) once overflowed `alone + reserve` and, without
+ * sanitizers, made every turn drop all earlier ones. Now the reserve is at most half
+ * the context: two short turns keep the first
+ * turn, with a 10-token reply limit and with INT_MAX alike. */
+START_TEST(test_huge_step_limit_keeps_history)
+{
+    const int limits[] = {10, 2147483647};
+    for (size_t k = 0; k < 2; k++) {
+        chat *c;
+        llm_err err;
+        ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+        ck_assert_int_eq(chat_begin(c, "Hi.", limits[k], &err), LLM_OK);
+        int t;
+        for (int i = 0; i < 10 && chat_step(c, &t, NULL, &err) == CHAT_GENERATING; i++)
+            ;
+        if (chat_replying(c))
+            ck_assert_int_eq(chat_stop(c, &err), LLM_OK);
+        ck_assert_int_eq(chat_begin(c, "Again.", limits[k], &err), LLM_OK);
+        ck_assert_ptr_null(chat_take_notice(c));
+        ck_assert_int_eq(chat_turn_count(c), 2);
+        ck_assert_str_eq(chat_get_turn(c, 0)->user, "Hi.");
+        chat_free(c);
+    }
+}
+END_TEST
+
 START_TEST(test_message_too_long)
 {
     chat *c;
@@ -372,6 +399,7 @@ static Suite *chat_suite(void)
     tcase_add_checked_fixture(limits, setup_small, teardown);
     tcase_add_test(limits, test_overflow_drops_oldest);
     tcase_add_test(limits, test_message_too_long);
+    tcase_add_test(limits, test_huge_step_limit_keeps_history);
     suite_add_tcase(s, limits);
     return s;
 }
