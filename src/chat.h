@@ -47,6 +47,7 @@ typedef enum {
     CHAT_REPLY_DONE,     /* the model ended the reply with EOS */
     CHAT_REPLY_LIMIT,    /* the step limit was reached; the reply was closed with EOS */
     CHAT_REPLY_FULL,     /* the context is full; the reply was closed */
+    CHAT_REPLY_ERROR,    /* the engine failed (err says why, e.g. non-finite logits) */
 } chat_progress;
 
 llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err);

@@ -27,6 +27,8 @@ typedef struct {
     bool tty;
     bool quit;
     int status;           /* exit status so far */
+    int n_asked;          /* user messages sent to the model */
+    int n_answered;       /* of those, the ones whose turn could start */
 } repl;
 
 static const char help_text[] =
@@ -43,10 +45,12 @@ static void reply_to(repl *r, const char *user)
 {
     llm_err err;
     int max = r->o->steps > 0 ? r->o->steps : 0;
+    r->n_asked++;
     if (chat_begin(r->c, user, max, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return;
     }
+    r->n_answered++;
     const char *note = chat_take_notice(r->c);
     if (note)
         fprintf(stderr, "llmchat: %s\n", note);
@@ -65,6 +69,10 @@ static void reply_to(repl *r, const char *user)
             if (p == CHAT_REPLY_FULL)
                 fprintf(stderr, "\nllmchat: the context is full: the reply was cut; the next "
                                 "message drops the oldest turns\n");
+            if (p == CHAT_REPLY_ERROR) {
+                fprintf(stderr, "\nllmchat: %s\n", err.text);
+                r->status = 1;
+            }
             break;
         }
         char safe[256];
@@ -259,6 +267,10 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     else
         run_pipe(&r);
     engine_finish(e);
+    if (r.n_asked > 0 && r.n_answered == 0) {
+        fprintf(stderr, "llmchat: no message could be answered\n");
+        r.status = 1;
+    }
     if (cli_close_trace(tr) != 0)
         r.status = 1;
     chat_free(r.c);

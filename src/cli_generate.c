@@ -63,8 +63,15 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
     int prev = ids[n - 1], generated = 0;
     while (generated < steps && !cli_interrupted) {
         int next;
-        if (engine_step(e, &next, &err) != LLM_OK)
-            break; /* the context is full */
+        llm_status st = engine_step(e, &next, &err);
+        if (st == LLM_ERR_CONTEXT)
+            break; /* the context is full: the generation ends there */
+        if (st != LLM_OK) {
+            putchar('\n');
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            rc = 1;
+            break;
+        }
         if (next == TOKEN_BOS || next == TOKEN_EOS)
             break;
         put_token(&ts, tok, prev, next);

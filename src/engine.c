@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "finite.h"
 #include "quant.h"
 #include "transformer.h"
 
@@ -267,6 +268,19 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         e->observer(e->observer_user, r);
 }
 
+/* Fails when n positions' logits (n, vocab), the first at position pos, are not all
+ * finite: a corrupt model (NaN weights in F32 tensors, which load does not scan). */
+static llm_status check_logits(const engine *e, const float *logits, int n, int pos,
+                               llm_err *err)
+{
+    ptrdiff_t bad = finite_first_bad(logits, (size_t)n * e->vocab);
+    if (bad < 0)
+        return LLM_OK;
+    return llm_fail(err, LLM_ERR_NUMERIC,
+                    "position %d: the model computed NaN or infinite logits: its weights "
+                    "are probably corrupt", pos + (int)(bad / e->vocab));
+}
+
 llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
 {
     if (n <= 0)
@@ -284,6 +298,7 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
 
     double t0 = now_ms();
     bool all_logits = e->opt.record_prompt;
+    int n0 = e->n;
     for (int done = 0; done < n; done += PREFILL_CHUNK) {
         int c = n - done < PREFILL_CHUNK ? n - done : PREFILL_CHUNK;
         int pos0 = e->n;
@@ -300,6 +315,14 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
                                                       any_attn ? attn : NULL);
         double per = (now_ms() - c0) / c;
         e->probs_of = NULL; /* the buffers were rewritten */
+        llm_status st = all_logits ? check_logits(e, e->batch_logits, c, pos0, err)
+                                   : check_logits(e, last, 1, pos0 + c - 1, err);
+        if (st != LLM_OK) {
+            drop_attention_from(e, n0);
+            e->n = n0;
+            e->logits = NULL;
+            return st;
+        }
         for (int i = 0; i < c; i++) {
             const float *li = all_logits ? e->batch_logits + (size_t)i * e->vocab
                                          : (i == c - 1 ? last : NULL);
@@ -315,8 +338,9 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
     return LLM_OK;
 }
 
-/* Appends token at position e->n and runs it. */
-static void run_token(engine *e, int token, step_phase phase)
+/* Appends token at position e->n and runs it. On non-finite logits nothing is
+ * appended, and there are no logits to step from until a rewind. */
+static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err)
 {
     int pos = e->n;
     e->tokens[pos] = token;
@@ -324,12 +348,19 @@ static void run_token(engine *e, int token, step_phase phase)
     double t0 = now_ms();
     const float *logits = transformer_forward(e->tf, token, pos, attn);
     double ms = now_ms() - t0;
-    e->logits = logits;
     e->probs_of = NULL; /* the buffers were rewritten */
+    llm_status st = check_logits(e, logits, 1, pos, err);
+    if (st != LLM_OK) {
+        free_attention_row(e, pos);
+        e->logits = NULL;
+        return st;
+    }
+    e->logits = logits;
     begin_record(e, pos, token, phase, logits, true, ms);
     e->n = pos + 1;
     e->stats.decode_tokens++;
     e->stats.decode_ms += ms;
+    return LLM_OK;
 }
 
 llm_status engine_step(engine *e, int *token, llm_err *err)
@@ -348,8 +379,7 @@ llm_status engine_step(engine *e, int *token, llm_err *err)
     finish_record(e, e->n - 1, next, NULL, &rec, ms);
     if (e->n >= e->ctx)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
-    run_token(e, next, STEP_GEN);
-    return LLM_OK;
+    return run_token(e, next, STEP_GEN, err);
 }
 
 llm_status engine_force(engine *e, int token, llm_err *err)
@@ -361,8 +391,7 @@ llm_status engine_force(engine *e, int token, llm_err *err)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
     if (e->n > 0)
         finish_record(e, e->n - 1, token, e->logits, NULL, 0.0);
-    run_token(e, token, STEP_FORCED);
-    return LLM_OK;
+    return run_token(e, token, STEP_FORCED, err);
 }
 
 void engine_finish(engine *e)

@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "finite.h"
+
 enum {
     V0_HEADER_BYTES = 28,
     AK42_HEADER_BYTES = 256,
@@ -48,6 +50,7 @@ enum {
     MAX_LAYERS = 1024,
     MAX_VOCAB = 1 << 20,
     MAX_SEQ = 1 << 20,
+    MAX_HEAD = 1024,  /* head size (dim / n_heads); Llama models use 64..256 */
 };
 
 void model_options_default(model_options *opt)
@@ -133,6 +136,11 @@ static bool shape_ok(const header *h, char *why, size_t why_size)
     if ((h->dim / h->n_heads) % 2 != 0) {
         snprintf(why, why_size, "head size %d (dim / n_heads) is odd; RoPE needs pairs",
                  (int)(h->dim / h->n_heads));
+        return false;
+    }
+    if (h->dim / h->n_heads > MAX_HEAD) {
+        snprintf(why, why_size, "head size %d (dim / n_heads) is more than the %d this "
+                 "program accepts", (int)(h->dim / h->n_heads), (int)MAX_HEAD);
         return false;
     }
     return true;
@@ -388,6 +396,87 @@ static bool model_load_weights(model *m, int version, const load_plan *plan)
     return true;
 }
 
+/* ---- corrupt weights ---- */
+
+/* The first row of (rows, per_row) floats x that holds NaN or infinity, or -1; the
+ * rows are scanned in parallel. */
+static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
+{
+    ptrdiff_t first = -1;
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < rows; r++) {
+        ptrdiff_t known;
+#pragma omp atomic read
+        known = first;
+        if (known >= 0 && known < r)
+            continue;
+        if (finite_first_bad(x + (size_t)r * per_row, per_row) >= 0) {
+#pragma omp critical(model_first_bad_row)
+            if (first < 0 || r < first)
+                first = r;
+        }
+    }
+    return first;
+}
+
+/* Fails when tensor t holds NaN or infinity: for Q8_0, in its scales (a group
+ * quantized from non-finite values has a non-finite scale too), for F32 in its values. */
+static llm_status check_tensor(const model *m, const tensor *t, const char *what, int layer,
+                               llm_err *err)
+{
+    ptrdiff_t bad = t->type == TENSOR_Q8_0
+                        ? first_bad_row(t->scale, t->rows, (size_t)(t->stride / t->group))
+                        : first_bad_row(t->f, t->rows, (size_t)t->stride);
+    if (bad < 0)
+        return LLM_OK;
+    char where[32] = "";
+    if (layer >= 0)
+        snprintf(where, sizeof where, " of layer %d", layer);
+    return llm_fail(err, LLM_ERR_NUMERIC,
+                    "%s: %s%s holds NaN or infinite values (row %td): the file is corrupt",
+                    m->path, what, where, bad);
+}
+
+static llm_status check_norm(const model *m, const float *w, const char *what, int layer,
+                             llm_err *err)
+{
+    ptrdiff_t bad = finite_first_bad(w, (size_t)m->config.dim);
+    if (bad < 0)
+        return LLM_OK;
+    char where[32] = "";
+    if (layer >= 0)
+        snprintf(where, sizeof where, " of layer %d", layer);
+    return llm_fail(err, LLM_ERR_NUMERIC,
+                    "%s: %s%s holds a NaN or infinite value (index %td): the file is corrupt",
+                    m->path, what, where, bad);
+}
+
+/* Checks the norms, the Q8_0 scales (small beside the weights) and F32 weights. */
+static llm_status check_weights(const model *m, llm_err *err)
+{
+    llm_status st;
+    if ((st = check_norm(m, m->rms_final, "rms_final", -1, err)) != LLM_OK ||
+        (st = check_tensor(m, &m->token_embedding, "token_embedding", -1, err)) != LLM_OK ||
+        (!m->config.shared_classifier &&
+         (st = check_tensor(m, &m->wcls, "wcls", -1, err)) != LLM_OK))
+        return st;
+    for (int l = 0; l < m->config.n_layers; l++) {
+        const model_layer *y = &m->layers[l];
+        const struct {
+            const tensor *t;
+            const char *name;
+        } ts[] = {{&y->wq, "wq"}, {&y->wk, "wk"}, {&y->wv, "wv"}, {&y->wo, "wo"},
+                  {&y->w1, "w1"}, {&y->w2, "w2"}, {&y->w3, "w3"}};
+        if ((st = check_norm(m, y->rms_att, "rms_att", l, err)) != LLM_OK ||
+            (st = check_norm(m, y->rms_ffn, "rms_ffn", l, err)) != LLM_OK)
+            return st;
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            if ((st = check_tensor(m, ts[i].t, ts[i].name, l, err)) != LLM_OK)
+                return st;
+    }
+    return LLM_OK;
+}
+
 /* ---- opening ---- */
 
 static const char *format_names[] = {
@@ -441,6 +530,11 @@ static llm_status check_header(const char *path, const unsigned char *p, size_t 
                             (unsigned)shared);
         h->shared = shared;
         h->group = v == 2 ? read_i32(p + 37) : 0;
+        for (int i = v == 2 ? 41 : 37; i < AK42_HEADER_BYTES; i++)
+            if (p[i] != 0)
+                return llm_fail(err, LLM_ERR_FORMAT,
+                                "%s: bad header: byte %d of the padding is %u, not 0 (a "
+                                "damaged or foreign file)", path, i, (unsigned)p[i]);
         if (!shape_ok(h, why, sizeof why))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: bad shape in header: %s", path, why);
         if (v == 2) {
@@ -571,6 +665,10 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
     }
     m->weights = opt->weights;
     m->group = opt->weights == TENSOR_Q8_0 ? m->layers[0].wq.group : 0;
+    if ((s = check_weights(m, err)) != LLM_OK) {
+        model_close(m);
+        return s;
+    }
     *out = m;
     return LLM_OK;
 }

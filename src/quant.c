@@ -118,7 +118,7 @@ static void quantize_row_scalar(int8_t *q, float *scale, const float *x, int n, 
         float amax = 0.0f;
         for (int i = lo; i < hi; i++) {
             float a = fabsf(x[i]);
-            if (a > amax)
+            if (a > amax || a != a) /* a NaN sticks: the scale says the group is bad */
                 amax = a;
         }
         float s = amax / 127.0f;
@@ -1166,11 +1166,14 @@ static void quantize_row_avx512(int8_t *q, float *scale, const float *x, int n, 
         int lo = g * group;
         int hi = lo + group < n ? lo + group : n;
         __m512 amax = _mm512_setzero_ps();
+        __mmask16 nan = 0;
         for (int i = lo; i < hi; i += 16) {
             __mmask16 m = hi - i >= 16 ? 0xFFFF : (__mmask16)((1u << (hi - i)) - 1);
-            amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(m, x + i)));
+            __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+            nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
         }
-        float s = _mm512_reduce_max_ps(amax) / 127.0f;
+        float s = nan ? NAN : _mm512_reduce_max_ps(amax) / 127.0f;
         float inv = s > 0.0f ? 1.0f / s : 0.0f;
         scale[g] = s;
         __m512 vinv = _mm512_set1_ps(inv);

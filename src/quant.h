@@ -60,7 +60,9 @@ bool quant_isa_supported(quant_isa isa);
 /* Rounds cols up to a multiple of group. */
 int quant_stride(int cols, int group);
 
-/* Quantizes n values of x into q (stride values, zero padded) and scale (stride/group). */
+/* Quantizes n values of x into q (stride values, zero padded) and scale (stride/group).
+ * A group holding a NaN or an infinity gets a scale that is not finite, so that bad
+ * values are never hidden behind a finite scale. */
 void quant_quantize_row(int8_t *q, float *scale, const float *x, int n, int stride, int group);
 
 /* Allocates / frees a qbatch for n vectors of len values with the given group. */

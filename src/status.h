@@ -20,6 +20,7 @@ typedef enum {
     LLM_ERR_NOMEM,    /* an allocation failed */
     LLM_ERR_ARG,      /* an argument is out of range */
     LLM_ERR_CONTEXT,  /* the tokens do not fit in the context window */
+    LLM_ERR_NUMERIC,  /* weights or results that are not finite (NaN, Inf): a corrupt model */
 } llm_status;
 
 enum { LLM_ERR_TEXT_MAX = 512 };

@@ -92,6 +92,52 @@ expect 1 "unwritable --trace" -m generate -n 4 -z "$tok" -i hi --trace "$T/no-su
 assert_file_contains "unwritable trace message" "$T/err" "$T/no-such-dir/trace.jsonl"
 
 # A failing /save is reported and the conversation goes on.
+# Corrupt weights: NaN in a norm, in an fp32 matrix (quantized at load, or used as
+# fp32), in a Q8_0 scale; a damaged header's padding; finite weights so large that the
+# logits overflow (caught at run time, in every mode).
+"$PYTHON" - "$T" "$MODELS/stories260K.bin" "$MODELS/stories260K_q80.bin" <<'EOF'
+import struct, sys
+d, v0, v2 = sys.argv[1], open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
+nan = struct.pack("<f", float("nan"))
+def write(name, data, off, val):
+    b = bytearray(data)
+    b[off:off + len(val)] = val
+    open(d + "/" + name, "wb").write(b)
+dim, vocab, layers = 64, 512, 5
+emb = 28 + 4 * vocab * dim                                   # v0: rms_att follows the embedding
+write("nan-norm.bin", v0, emb + 12, nan)                     # rms_att of layer 0
+write("nan-wq.bin", v0, emb + 4 * layers * dim + 40, nan)    # wq of layer 0, row 0
+norms = 4 * (2 * layers * dim + dim)
+write("nan-scale.bin", v2, 256 + norms + vocab * dim + 8, nan)  # token_embedding's scales
+write("bad-padding.bin", v2, 200, b"\x01")
+write("huge-row.bin", v0, 28 + 4 * 300 * dim, struct.pack("<64f", *([3e38] * 64)))
+EOF
+expect 1 "NaN in a norm" -m generate -z "$tok" -i hi "$T/nan-norm.bin"
+stderr_has "NaN in a norm" 'rms_att of layer 0 holds a NaN'
+expect 1 "NaN in an fp32 matrix" -m generate -z "$tok" -i hi "$T/nan-wq.bin"
+stderr_has "NaN in an fp32 matrix" 'wq of layer 0 holds NaN'
+expect 1 "NaN in an fp32 matrix, --weights f32" -m generate --weights f32 -z "$tok" -i hi "$T/nan-wq.bin"
+stderr_has "NaN in an fp32 matrix, --weights f32" 'wq of layer 0 holds NaN'
+expect 1 "NaN in a Q8_0 scale" -m generate -z "$tok" -i hi "$T/nan-scale.bin"
+stderr_has "NaN in a Q8_0 scale" 'token_embedding holds NaN'
+expect 1 "header padding" -m generate -z "$tok" -i hi "$T/bad-padding.bin"
+stderr_has "header padding" 'padding'
+for w in q8_0 f32; do
+    expect 1 "overflowing logits ($w)" -m generate --weights "$w" -z "$tok" -i "Once upon a time" "$T/huge-row.bin"
+    stderr_has "overflowing logits ($w)" 'NaN or infinite logits'
+done
+expect 1 "overflowing logits (perplexity)" -m perplexity -z "$tok" -i "Once upon a time" "$T/huge-row.bin"
+printf 'Hi.\n' >"$T/in"
+run_llmchat -m chat -z "$tok" "$T/huge-row.bin" <"$T/in"
+[ "$rc" -eq 1 ] || fail "overflowing logits (chat): expected exit status 1, got $rc"
+assert_error_message
+
+# Chat exits 1 when no message could be answered (each too long for -c 32).
+printf 'Tell me a long story about a dog named Max who runs in the park.\nAnd another one about a cat.\n' >"$T/in"
+run_llmchat -m chat -c 32 -z "$tok" "$MODELS/chat260K.bin" <"$T/in"
+[ "$rc" -eq 1 ] || fail "chat with every message refused: expected exit status 1, got $rc"
+assert_file_contains "chat with every message refused" "$T/err" "no message could be answered"
+
 printf '/save %s\nTell me a story about Tom.\n' "$T/no-such-dir/conv.txt" >"$T/in"
 run_llmchat -m chat -t 0 -n 10 -z "$tok" "$MODELS/chat260K.bin" <"$T/in"
 assert_status 0
@@ -107,6 +153,7 @@ expect 2 "top-p above 1" -p 1.5 -z "$tok" "$model"
 expect 2 "zero threads" -T 0 -z "$tok" "$model"
 expect 2 "steps not a number" -n abc -z "$tok" "$model"
 expect 2 "steps with trailing junk" -n 10x -z "$tok" "$model"
+expect 2 "steps beyond any context" -n 2147483647 -z "$tok" "$model"
 expect 2 "negative top-k" -k -1 -z "$tok" "$model"
 expect 2 "min-p above 1" --min-p 2 -z "$tok" "$model"
 expect 2 "negative context" -c -5 -z "$tok" "$model"

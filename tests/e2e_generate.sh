@@ -168,3 +168,18 @@ if phases.index("gen") < max(i for i, p in enumerate(phases) if p == "prompt"):
     bad("prompt positions after generated ones")
 EOF
 pass "--trace writes DESIGN.md's JSON Lines"
+
+# ---- sampler settings at their edges keep a candidate (each once read c[-1]) ----
+# top-p below 1/k after top-k; a temperature so cold that logits / t overflow (scalar
+# and SIMD softmax); a hot temperature with a top-p far below 1/n.
+for opts in "-k 2 -p 0.4" "-t 1.2e-38 --kernels scalar" "-t 1.2e-38" "-t 1e10 -p 1.2e-38" \
+    "-t 2e-38 --min-p 0.5"; do
+    # shellcheck disable=SC2086 # opts is a list of options
+    run_llmchat -m generate -n 40 -s 1 $opts -z "$MODELS/tok512.bin" -i "Once upon a time" \
+        "$MODELS/stories260K.bin" </dev/null
+    assert_status 0
+    # A hot temperature makes the distribution flat, and its tokens may print nothing;
+    # what matters is that all 40 were chosen.
+    assert_file_contains "sampler edge '$opts'" "$T/err" "generated: 40 tok"
+done
+pass "sampler settings at their edges still choose a real token"

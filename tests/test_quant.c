@@ -172,6 +172,36 @@ START_TEST(test_stride)
 }
 END_TEST
 
+
+/* A group quantized from a NaN or an infinity gets a non-finite scale on every ISA, so
+ * that a corrupt fp32 model cannot hide behind finite scales; its other groups are
+ * untouched. */
+START_TEST(test_quantize_nonfinite)
+{
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    quant_isa isas[QUANT_ISA_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        quant_init(isas[j]);
+        for (size_t b = 0; b < 3; b++)
+            for (int where = 0; where < 96; where += 13) {
+                float x[96];
+                for (int i = 0; i < 96; i++)
+                    x[i] = 0.01f * (float)(i % 17) - 0.05f;
+                x[where] = bad_values[b];
+                int8_t q[96];
+                float scale[3];
+                quant_quantize_row(q, scale, x, 96, 96, 32);
+                for (int g = 0; g < 3; g++)
+                    ck_assert_msg(isfinite(scale[g]) == (g != where / 32),
+                                  "%s: value %g at %d: scale of group %d is %g",
+                                  quant_isa_name(isas[j]), bad_values[b], where, g, scale[g]);
+            }
+    }
+    quant_init(QUANT_ISA_AUTO);
+}
+END_TEST
+
 START_TEST(test_dot_all_isas)
 {
     rng_state = 0x9e3779b97f4a7c15ull;
@@ -1216,6 +1246,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_isa_names);
     tcase_add_test(core, test_stride);
     tcase_add_test(core, test_dot_all_isas);
+    tcase_add_test(core, test_quantize_nonfinite);
     tcase_add_test(core, test_matmul_shapes);
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_matvec_same_bits_as_matmul);
