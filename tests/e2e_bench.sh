@@ -51,7 +51,7 @@ PYEOF
 pass "--json: one object, documented keys, RSS within file + KV + 64 MB (unless a sanitizer build)"
 
 # ---- the file it wrote is a model llmchat runs (random weights: any tokens) ----
-run_llmchat -m generate -z "$MODELS/tokenizer.bin" -n 8 -t 0 -i "Once" "$T/cache/random-15M-q80.bin" </dev/null
+run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 8 -t 0 -i "Once" "$T/cache/random-15M-q80.bin" </dev/null
 assert_status 0
 pass "llmchat runs the benchmark's model file"
 

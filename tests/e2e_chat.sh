@@ -1,7 +1,7 @@
 #!/bin/sh
 # e2e_chat.sh — llmchat -m chat through a pipe: one user turn per input line, each reply
 # on stdout followed by a newline. Greedy first replies of chat260K.bin with fp32 weights
-# equal shared/golden/chat_greedy.jsonl (made by an fp32 reference); the default Q8_0
+# equal tests/data/golden/chat_greedy.jsonl (made by an fp32 reference); the default Q8_0
 # weights agree on the first sentence; two turns work; /system, /reset, /save, /quit,
 # /help and an unknown command behave; user text never becomes a control token.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -11,7 +11,7 @@ golden=$GOLDEN/chat_greedy.jsonl
 # "Tell me a story about Tom." EOS and " He" are 0.09 apart in logit), so the exact
 # comparisons use --weights f32.
 chat() {
-    run_llmchat -m chat -t 0 --weights f32 -z "$MODELS/tok512.bin" "$@"
+    run_llmchat -m chat -t 0 --weights f32 -z "$DATA/tok512.bin" "$@"
 }
 
 # ---- golden first replies ----
@@ -25,10 +25,10 @@ while [ "$i" -lt "$count" ]; do
     want=$(jsonl_get "$golden" "$i" reply | trim)
     if [ -n "$system" ]; then
         printf '%s\n' "$user" >"$T/in"
-        chat -y "$system" "$MODELS/$model" <"$T/in"
+        chat -y "$system" "$(model_file "$model")" <"$T/in"
     else
         printf '%s\n' "$user" >"$T/in"
-        chat "$MODELS/$model" <"$T/in"
+        chat "$(model_file "$model")" <"$T/in"
     fi
     assert_status 0
     got=$(trim <"$T/out")
@@ -46,9 +46,9 @@ while [ "$i" -lt "$count" ]; do
     want=${want%%.*}.
     printf '%s\n' "$user" >"$T/in"
     if [ -n "$system" ]; then
-        run_llmchat -m chat -t 0 -z "$MODELS/tok512.bin" -y "$system" "$MODELS/chat260K.bin" <"$T/in"
+        run_llmchat -m chat -t 0 -z "$DATA/tok512.bin" -y "$system" "$BUNDLED/chat260K.bin" <"$T/in"
     else
-        run_llmchat -m chat -t 0 -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin" <"$T/in"
+        run_llmchat -m chat -t 0 -z "$DATA/tok512.bin" "$BUNDLED/chat260K.bin" <"$T/in"
     fi
     assert_status 0
     got=$(trim <"$T/out")
@@ -70,14 +70,14 @@ leo_reply=$(jsonl_get "$golden" 0 reply | trim)
 
 # ---- without -m, a pipe means chat ----
 printf '%s\n' "$tom_user" >"$T/in"
-run_llmchat -t 0 --weights f32 -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin" <"$T/in"
+run_llmchat -t 0 --weights f32 -z "$DATA/tok512.bin" "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 assert_eq "default mode on a pipe (chat)" "$tom_reply" "$(trim <"$T/out")"
 pass "chat is the default mode on a pipe"
 
 # ---- two turns: the first reply is unchanged, the second one is not empty ----
 printf '%s\n%s\n' "$tom_user" "Tell me a story about a dog named Max." >"$T/in"
-chat "$MODELS/chat260K.bin" <"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 "$PYTHON" - "$T/out" "$tom_reply" <<'EOF' || fail "two-turn conversation (see above)"
 import sys
@@ -95,14 +95,14 @@ pass "two turns"
 
 # ---- /system before the first turn sets the system prompt ----
 printf '/system %s\n%s\n' "$leo_system" "$leo_user" >"$T/in"
-chat "$MODELS/chat260K.bin" <"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 assert_eq "reply after /system" "$leo_reply" "$(trim <"$T/out")"
 pass "/system"
 
 # ---- /reset: the same turn after a reset gets the same greedy reply ----
 printf '%s\n/reset\n%s\n' "$tom_user" "$tom_user" >"$T/in"
-chat "$MODELS/chat260K.bin" <"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 n=$(grep -cxF "$tom_reply" "$T/out" || true)
 assert_eq "lines equal to the golden reply after /reset" 2 "$n"
@@ -110,7 +110,7 @@ pass "/reset"
 
 # ---- /quit stops reading ----
 printf '%s\n/quit\n%s\n' "$tom_user" "$tom_user" >"$T/in"
-chat "$MODELS/chat260K.bin" <"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 n=$(grep -cxF "$tom_reply" "$T/out" || true)
 assert_eq "replies before /quit" 1 "$n"
@@ -118,7 +118,7 @@ pass "/quit"
 
 # ---- /save FILE writes the conversation ----
 printf '%s\n%s\n/save %s\n' "$tom_user" "Tell me a story about a dog named Max." "$T/saved.txt" >"$T/in"
-chat "$MODELS/chat260K.bin" <"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 [ -s "$T/saved.txt" ] || fail "/save did not write $T/saved.txt"
 assert_file_contains "saved conversation" "$T/saved.txt" "$tom_user"
@@ -128,7 +128,7 @@ pass "/save"
 
 # ---- /help and an unknown command: a message, and the conversation goes on ----
 printf '/help\n/frobnicate\n%s\n' "$tom_user" >"$T/in"
-chat "$MODELS/chat260K.bin" <"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 grep -qi 'frobnicate\|unknown' "$T/err" || fail "no message on stderr about the unknown command /frobnicate"
 assert_eq "reply after /help and an unknown command" "$tom_reply" "$(grep -xF "$tom_reply" "$T/out" || true)"
@@ -138,7 +138,7 @@ pass "/help and unknown commands"
 # ---- the KV cache holds the whole dialog: no position processed twice, each reply
 # (even one cut short by -n) closed with EOS, and the next turn starts with BOS ----
 printf 'Tell me a story about %s.\n' Tom Max >"$T/in"
-chat -n 10 --trace "$T/dialog.jsonl" "$MODELS/chat260K.bin" <"$T/in"
+chat -n 10 --trace "$T/dialog.jsonl" "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 "$PYTHON" - "$T/dialog.jsonl" <<'EOF2' || fail "the dialog's trace breaks the template contract (see above)"
 import json, sys
@@ -158,7 +158,7 @@ pass "EOS fed back, history not re-processed"
 
 # ---- a conversation longer than the context: oldest turns go, the user is told ----
 printf 'Tell me a story about %s.\n' Tom Max Sue Kim >"$T/in"
-chat -n 20 -c 96 -y "You tell short stories." "$MODELS/chat260K.bin" <"$T/in"
+chat -n 20 -c 96 -y "You tell short stories." "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 assert_eq "replies in an overflowing conversation" 4 "$(grep -c '^Once upon a time' "$T/out" || true)"
 grep -qi 'context' "$T/err" || fail "no notice on stderr when the context overflowed"
@@ -166,7 +166,7 @@ pass "context overflow drops old turns and goes on"
 
 # ---- control tokens typed as text stay text ----
 printf '%s\n' '<s>[INST] </s> hello [/INST]' >"$T/in"
-chat -n 20 --trace "$T/trace.jsonl" "$MODELS/chat260K.bin" <"$T/in"
+chat -n 20 --trace "$T/trace.jsonl" "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 "$PYTHON" - "$T/trace.jsonl" <<'EOF' || fail "user text produced control tokens (see above)"
 import json, sys
@@ -186,7 +186,7 @@ pass "typed <s> and </s> are text"
 # ---- the int8 twin answers the same request about the named character ----
 max_user=$(jsonl_get "$golden" 1 user)
 printf '%s\n' "$max_user" >"$T/in"
-run_llmchat -m chat -t 0 -z "$MODELS/tok512.bin" "$MODELS/chat260K_q80.bin" <"$T/in"
+run_llmchat -m chat -t 0 -z "$DATA/tok512.bin" "$BUNDLED/chat260K_q80.bin" <"$T/in"
 assert_status 0
 out=$(trim <"$T/out")
 assert_contains "chat260K_q80.bin reply" "$out" "Max"

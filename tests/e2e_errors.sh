@@ -5,8 +5,8 @@
 # unknown options and out-of-range values. (run_llmchat fails on any signal death.)
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
-tok=$MODELS/tok512.bin
-model=$MODELS/stories260K.bin
+tok=$DATA/tok512.bin
+model=$DATA/stories260K.bin
 
 # expect STATUS WHAT ARGS...: llmchat ARGS exits with STATUS and says why on stderr.
 expect() {
@@ -62,14 +62,14 @@ stderr_has "GQA shape message" 'head'
 
 expect 1 "a directory as the model" -m generate -z "$tok" -i hi "$T"
 
-expect 1 "GGUF version 1" -m generate -z "$tok" -i hi "$MODELS/bad/stories260K-gguf-v1.gguf"
-assert_file_contains "GGUF v1 message names the file" "$T/err" "stories260K-gguf-v1.gguf"
+expect 1 "GGUF version 1" -m generate -z "$tok" -i hi "$DATA/stories260K-gguf-v1-head.gguf"
+assert_file_contains "GGUF v1 message names the file" "$T/err" "stories260K-gguf-v1-head.gguf"
 
 expect 1 "missing model in chat mode" -m chat -z "$tok" "$T/no-such-model.bin"
 pass "bad model files are refused with exit status 1"
 
 # ---- tokenizers ----
-expect 1 "tokenizer/model vocab mismatch" -m generate -z "$MODELS/tokenizer.bin" -i hi "$model"
+expect 1 "tokenizer/model vocab mismatch" -m generate -z "$DATA/tokenizer.bin" -i hi "$model"
 stderr_has "vocab mismatch message" '32,?000'
 stderr_has "vocab mismatch message" '512'
 
@@ -95,7 +95,7 @@ assert_file_contains "unwritable trace message" "$T/err" "$T/no-such-dir/trace.j
 # Corrupt weights: NaN in a norm, in an fp32 matrix (quantized at load, or used as
 # fp32), in a Q8_0 scale; a damaged header's padding; finite weights so large that the
 # logits overflow (caught at run time, in every mode).
-"$PYTHON" - "$T" "$MODELS/stories260K.bin" "$MODELS/stories260K_q80.bin" <<'EOF'
+"$PYTHON" - "$T" "$DATA/stories260K.bin" "$DATA/stories260K_q80.bin" <<'EOF'
 import struct, sys
 d, v0, v2 = sys.argv[1], open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
 nan = struct.pack("<f", float("nan"))
@@ -134,12 +134,12 @@ assert_error_message
 
 # Chat exits 1 when no message could be answered (each too long for -c 32).
 printf 'Tell me a long story about a dog named Max who runs in the park.\nAnd another one about a cat.\n' >"$T/in"
-run_llmchat -m chat -c 32 -z "$tok" "$MODELS/chat260K.bin" <"$T/in"
+run_llmchat -m chat -c 32 -z "$tok" "$BUNDLED/chat260K.bin" <"$T/in"
 [ "$rc" -eq 1 ] || fail "chat with every message refused: expected exit status 1, got $rc"
 assert_file_contains "chat with every message refused" "$T/err" "no message could be answered"
 
 printf '/save %s\nTell me a story about Tom.\n' "$T/no-such-dir/conv.txt" >"$T/in"
-run_llmchat -m chat -t 0 -n 10 -z "$tok" "$MODELS/chat260K.bin" <"$T/in"
+run_llmchat -m chat -t 0 -n 10 -z "$tok" "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 assert_file_contains "failed /save message" "$T/err" "$T/no-such-dir/conv.txt"
 [ -s "$T/out" ] || fail "no reply after a failed /save"

@@ -25,10 +25,10 @@ run_fetch() {
 }
 
 # ---- the default model from the mirror ----
-run_fetch "$MODELS" "" --dir "$T/m" default
+run_fetch "$DATA" "" --dir "$T/m" default
 assert_status 0
-cmp -s "$T/m/stories260K.bin" "$MODELS/stories260K.bin" || fail "stories260K.bin differs from the mirror's"
-cmp -s "$T/m/tok512.bin" "$MODELS/tok512.bin" || fail "tok512.bin differs from the mirror's"
+cmp -s "$T/m/stories260K.bin" "$DATA/stories260K.bin" || fail "stories260K.bin differs from the mirror's"
+cmp -s "$T/m/tok512.bin" "$DATA/tok512.bin" || fail "tok512.bin differs from the mirror's"
 [ -z "$(find "$T/m" -name '.*')" ] || fail "temporary files left behind: $(ls -A "$T/m")"
 run_fetch "$T/nowhere" "" --dir "$T/m" default
 assert_status 0   # already there and correct: the mirror is not even looked at
@@ -37,12 +37,12 @@ pass "default model fetched, verified, then skipped"
 
 # ---- a corrupt mirror file is refused and not installed ----
 mkdir "$T/badmirror"
-head -c 6000 "$MODELS/tok512.bin" >"$T/badmirror/tok512.bin"
+head -c 6000 "$DATA/tok512.bin" >"$T/badmirror/tok512.bin"
 run_fetch "$T/badmirror" "" --dir "$T/b" tok512.bin
 assert_status 1
 [ ! -e "$T/b/tok512.bin" ] || fail "a truncated tok512.bin was installed"
 assert_file_contains "size mismatch message" "$T/err" "6000 bytes, expected 6227"
-"$PYTHON" - "$MODELS/tok512.bin" "$T/badmirror/tok512.bin" <<'EOF2'
+"$PYTHON" - "$DATA/tok512.bin" "$T/badmirror/tok512.bin" <<'EOF2'
 import sys
 data = bytearray(open(sys.argv[1], "rb").read())
 data[-1] ^= 0x01   # same size, different sha256
@@ -54,13 +54,13 @@ assert_status 1
 assert_file_contains "hash mismatch message" "$T/err" "sha256"
 # A wrong file already in place is replaced by a good one.
 cp "$T/badmirror/tok512.bin" "$T/m/tok512.bin"
-run_fetch "$MODELS" "" --dir "$T/m" tok512.bin
+run_fetch "$DATA" "" --dir "$T/m" tok512.bin
 assert_status 0
-cmp -s "$T/m/tok512.bin" "$MODELS/tok512.bin" || fail "a corrupt tok512.bin in place was not replaced"
+cmp -s "$T/m/tok512.bin" "$DATA/tok512.bin" || fail "a corrupt tok512.bin in place was not replaced"
 pass "size and sha256 mismatches are refused"
 
 # ---- unknown names, a missing mirror file, usage ----
-run_fetch "$MODELS" "" --dir "$T/m" no-such-model
+run_fetch "$DATA" "" --dir "$T/m" no-such-model
 assert_status 1
 assert_file_contains "unknown name message" "$T/err" "no-such-model"
 run_fetch "$T/badmirror" "" --dir "$T/c" stories260K.bin
@@ -78,11 +78,11 @@ pass "names, mirror misses and usage"
 # ---- an unpinned file: warned about, its hash recorded and then enforced ----
 mkdir "$T/data" "$T/mirror2"
 printf 'name\turl\tbytes\tsha256\nfree.bin\thttps://example.invalid/free.bin\t-\t-\n' >"$T/data/models.tsv"
-cp "$MODELS/tok512.bin" "$T/mirror2/free.bin"
+cp "$DATA/tok512.bin" "$T/mirror2/free.bin"
 run_fetch "$T/mirror2" "$T/data" --dir "$T/u" free
 assert_status 0
 assert_file_contains "unpinned warning" "$T/err" "warning"
-want=$(sha256sum "$MODELS/tok512.bin" | cut -d ' ' -f 1)
+want=$(sha256sum "$DATA/tok512.bin" | cut -d ' ' -f 1)
 assert_file_contains "recorded hash" "$T/u/free.bin.sha256" "$want"
 printf 'changed' >>"$T/u/free.bin"
 cp "$T/u/free.bin" "$T/mirror2/free.bin"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # e2e_generate.sh — llmchat -m generate end to end: greedy text equals the reference C
-# implementation's (shared/golden/generate_greedy.jsonl) on every golden model; the int8
+# implementation's (tests/data/golden/generate_greedy.jsonl) on every golden model; the int8
 # file stories260K_q80.bin stays fluent; -n counts new tokens; -f and -i agree; seeded
 # sampling repeats; the stderr summary and the --trace JSON Lines keep their contract.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -21,8 +21,8 @@ while [ "$i" -lt "$count" ]; do
     jsonl_get "$golden" "$i" text | "$PYTHON" -c \
         'import sys; t = sys.stdin.read(); sys.stdout.write(t[:-1] if t.endswith("\n") else t)' \
         >"$T/want"
-    run_llmchat -m generate --weights f32 -t 0 -n "$steps" -z "$MODELS/$tok" -i "$prompt" \
-        "$MODELS/$model" </dev/null
+    run_llmchat -m generate --weights f32 -t 0 -n "$steps" -z "$(model_file "$tok")" -i "$prompt" \
+        "$(model_file "$model")" </dev/null
     assert_status 0
     assert_prefix "golden $i ($model, prompt '$prompt'): our text does not start with the reference text" \
         "$T/want" "$T/out"
@@ -34,7 +34,7 @@ pass "$count golden greedy generations match the reference (fp32)"
 once=$(jsonl_get "$golden" 0 text)
 assert_eq "golden entry 0 prompt" "Once upon a time" "$(jsonl_get "$golden" 0 prompt)"
 first_sentence=${once%%.*}.
-run_llmchat -m generate -t 0 -n 200 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 0 -n 200 -z "$DATA/tok512.bin" -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 out=$(cat "$T/out")
 case $out in
@@ -44,7 +44,7 @@ esac
 pass "stories260K.bin quantized at load agrees with fp32 on the first sentence"
 
 # ---- the int8 file (groups straddle the 172-wide rows): fluent, not "upon upon" ----
-run_llmchat -m generate -t 0 -n 200 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K_q80.bin" </dev/null
+run_llmchat -m generate -t 0 -n 200 -z "$DATA/tok512.bin" -i "Once upon a time" "$DATA/stories260K_q80.bin" </dev/null
 assert_status 0
 out=$(cat "$T/out")
 assert_not_contains "stories260K_q80.bin greedy text" "$out" "upon upon"
@@ -55,7 +55,7 @@ esac
 pass "stories260K_q80.bin agrees with fp32 on the first sentence"
 
 # ---- -n counts new tokens; the summary line on stderr ----
-run_llmchat -m generate -t 0 -n 5 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 0 -n 5 -z "$DATA/tok512.bin" -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 summary=$(grep 'prompt: ' "$T/err" || true)
 echo "$summary" | grep -Eq '^(llmchat: )?prompt: [0-9]+ tok, [0-9.]+ tok/s; generated: [0-9]+ tok, [0-9.]+ tok/s' ||
@@ -75,35 +75,35 @@ pass "-n counts new tokens; summary on stderr"
 
 # ---- -f FILE gives the same as -i TEXT ----
 printf '%s' "Lily and Tom" >"$T/prompt.txt"
-run_llmchat -m generate -t 0 -n 30 -z "$MODELS/tok512.bin" -i "Lily and Tom" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 0 -n 30 -z "$DATA/tok512.bin" -i "Lily and Tom" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 cp "$T/out" "$T/from_i"
-run_llmchat -m generate -t 0 -n 30 -z "$MODELS/tok512.bin" -f "$T/prompt.txt" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 0 -n 30 -z "$DATA/tok512.bin" -f "$T/prompt.txt" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 cmp -s "$T/out" "$T/from_i" || fail "-f FILE and -i TEXT give different output"
 pass "-f FILE equals -i TEXT"
 
 # ---- sampling: the same seed gives the same text; top-k 1 is greedy ----
-run_llmchat -m generate -t 1 -p 0.9 -s 42 -n 60 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 1 -p 0.9 -s 42 -n 60 -z "$DATA/tok512.bin" -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 cp "$T/out" "$T/seed42"
-run_llmchat -m generate -t 1 -p 0.9 -s 42 -n 60 -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 1 -p 0.9 -s 42 -n 60 -z "$DATA/tok512.bin" -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 cmp -s "$T/out" "$T/seed42" || fail "two runs with -s 42 differ"
-run_llmchat -m generate -t 1 -k 1 -s 7 -n 30 -z "$MODELS/tok512.bin" -i "Once upon a time" \
-    --weights f32 "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 1 -k 1 -s 7 -n 30 -z "$DATA/tok512.bin" -i "Once upon a time" \
+    --weights f32 "$DATA/stories260K.bin" </dev/null
 assert_status 0
 cp "$T/out" "$T/topk1"
-run_llmchat -m generate -t 0 -n 30 -z "$MODELS/tok512.bin" -i "Once upon a time" \
-    --weights f32 "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 0 -n 30 -z "$DATA/tok512.bin" -i "Once upon a time" \
+    --weights f32 "$DATA/stories260K.bin" </dev/null
 assert_status 0
 cmp -s "$T/out" "$T/topk1" || fail "-k 1 at temperature 1 differs from greedy"
 pass "seeded sampling repeats; top-k 1 is greedy"
 
 # ---- every kernel family this CPU has gives the golden text ----
 for k in scalar avx2 avx512; do
-    run_llmchat -m generate -t 0 -n 40 --kernels "$k" -z "$MODELS/tok512.bin" -i "Once upon a time" \
-        "$MODELS/stories260K.bin" </dev/null
+    run_llmchat -m generate -t 0 -n 40 --kernels "$k" -z "$DATA/tok512.bin" -i "Once upon a time" \
+        "$DATA/stories260K.bin" </dev/null
     if [ "$rc" -ne 0 ]; then
         # A family the CPU lacks must be refused cleanly, not crash.
         assert_status 1
@@ -120,8 +120,8 @@ done
 pass "kernel families agree on the first sentence"
 
 # ---- --trace: one JSON object per processed position, DESIGN.md's fields ----
-run_llmchat -m generate -t 0 -n 12 --trace "$T/trace.jsonl" --trace-attn -z "$MODELS/tok512.bin" \
-    -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m generate -t 0 -n 12 --trace "$T/trace.jsonl" --trace-attn -z "$DATA/tok512.bin" \
+    -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 "$PYTHON" - "$T/trace.jsonl" <<'EOF' || fail "--trace output breaks the contract (see above)"
 import json, math, sys
@@ -175,8 +175,8 @@ pass "--trace writes DESIGN.md's JSON Lines"
 for opts in "-k 2 -p 0.4" "-t 1.2e-38 --kernels scalar" "-t 1.2e-38" "-t 1e10 -p 1.2e-38" \
     "-t 2e-38 --min-p 0.5"; do
     # shellcheck disable=SC2086 # opts is a list of options
-    run_llmchat -m generate -n 40 -s 1 $opts -z "$MODELS/tok512.bin" -i "Once upon a time" \
-        "$MODELS/stories260K.bin" </dev/null
+    run_llmchat -m generate -n 40 -s 1 $opts -z "$DATA/tok512.bin" -i "Once upon a time" \
+        "$DATA/stories260K.bin" </dev/null
     assert_status 0
     # A hot temperature makes the distribution flat, and its tokens may print nothing;
     # what matters is that all 40 were chosen.

@@ -21,7 +21,7 @@ EOF
 ppl() {
     model=$1 file=$2
     shift 2
-    run_llmchat -m perplexity -z "$MODELS/tok512.bin" -f "$file" "$@" "$MODELS/$model" </dev/null
+    run_llmchat -m perplexity -z "$DATA/tok512.bin" -f "$file" "$@" "$(model_file "$model")" </dev/null
     assert_status 0
     tokens=$(sed -n 's/^tokens: *\([0-9][0-9]*\)$/\1/p' "$T/out")
     nll=$(sed -n 's/^nll: *\([0-9.eE+-][0-9.eE+-]*\)$/\1/p' "$T/out")
@@ -46,7 +46,7 @@ f32_tokens=$tokens f32_ppl=$ppl
 [ "$tokens" -gt 100 ] || fail "only $tokens tokens counted in the golden story"
 
 # The token count agrees with the tokenizer's (give or take the BOS).
-run_llmchat -m tokenize -z "$MODELS/tok512.bin" -f "$T/story.txt" </dev/null
+run_llmchat -m tokenize -z "$DATA/tok512.bin" -f "$T/story.txt" </dev/null
 assert_status 0
 ids=$(wc -w <"$T/out" | tr -d ' ')
 python_ok "abs($f32_tokens - $ids) <= 1" "perplexity counts $f32_tokens tokens, tokenize gives $ids"
@@ -79,8 +79,8 @@ python_ok "5 * $f32_ppl < $ppl" "shuffled text perplexity $ppl is not far above 
 pass "greedy text $f32_ppl, shuffled $ppl"
 
 # -i TEXT works as well as -f FILE.
-run_llmchat -m perplexity -z "$MODELS/tok512.bin" --weights f32 -i "$(cat "$T/story.txt")" \
-    "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m perplexity -z "$DATA/tok512.bin" --weights f32 -i "$(cat "$T/story.txt")" \
+    "$DATA/stories260K.bin" </dev/null
 assert_status 0
 assert_file_contains "perplexity via -i" "$T/out" "perplexity: "
 pass "perplexity -i"

@@ -22,7 +22,7 @@ save() {
 
 # The focus starts on the input line; Tab Tab reaches Tokens, Tab Tab from there
 # comes back.
-start -- -m tui -t 0 -s 1 -i "Tell me a story about Tom." -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin"
+start -- -m tui -t 0 -s 1 -i "Tell me a story about Tom." -z "$DATA/tok512.bin" "$BUNDLED/chat260K.bin"
 wait_for "Assistant: Once"
 wait_for "idle |"
 save first.txt

@@ -1,12 +1,12 @@
 #!/bin/sh
 # e2e_tokenize.sh — llmchat -m tokenize end to end: ids (no BOS) on one line equal
-# SentencePiece's (shared/golden/tokenizer_llama2.jsonl) for a sample of the golden
+# SentencePiece's (tests/data/golden/tokenizer_llama2.jsonl) for a sample of the golden
 # strings, through -i and through -f; MODEL may be left off when -z is given; --pieces
 # prints pieces; typed control-token text never yields control ids.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 golden=$GOLDEN/tokenizer_llama2.jsonl
-tok=$MODELS/tokenizer.bin
+tok=$DATA/tokenizer.bin
 
 # ---- a sample of the golden strings (every 12th, plus the chat-template ones) ----
 count=$(jsonl_count "$golden")
@@ -41,11 +41,11 @@ done
 pass "$n golden strings tokenize like SentencePiece (-i and -f)"
 
 # ---- with a model on the command line: same ids as without ----
-run_llmchat -m tokenize -z "$MODELS/tok512.bin" -i "Once upon a time" </dev/null
+run_llmchat -m tokenize -z "$DATA/tok512.bin" -i "Once upon a time" </dev/null
 assert_status 0
 without=$(cat "$T/out")
 [ -n "$without" ] || fail "no ids for 'Once upon a time' with tok512.bin"
-run_llmchat -m tokenize -z "$MODELS/tok512.bin" -i "Once upon a time" "$MODELS/stories260K.bin" </dev/null
+run_llmchat -m tokenize -z "$DATA/tok512.bin" -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
 assert_eq "ids with and without MODEL" "$without" "$(cat "$T/out")"
 echo "$without" | grep -Eq '^[0-9]+( [0-9]+)*$' || fail "ids are not space-separated numbers: [$without]"

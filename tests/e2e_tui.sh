@@ -28,7 +28,7 @@ heat_rows() {
 }
 
 # ---- session 1: chat260K, a real reply, the panes, resizing, quit ----
-start -- -m tui -s 7 -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin"
+start -- -m tui -s 7 -z "$DATA/tok512.bin" "$BUNDLED/chat260K.bin"
 wait_for "Conversation"
 wait_for "Tokens"
 wait_for "Attention"
@@ -128,7 +128,7 @@ pass "q quits with status 0 and saves the history"
 # ---- session 2: history after a restart; Esc stops a long reply; quitting asks ----
 # stories260K is no chat model: it talks until the context is full. The slow-motion
 # delay keeps the reply running long enough to be stopped.
-start LLMCHAT_STEP_DELAY_MS=100 -- -m tui -n 0 -z "$MODELS/tok512.bin" "$MODELS/stories260K.bin"
+start LLMCHAT_STEP_DELAY_MS=100 -- -m tui -n 0 -z "$DATA/tok512.bin" "$DATA/stories260K.bin"
 wait_for "idle |"
 keys Up
 wait_for "> Tell me a story about Lily."
@@ -190,7 +190,7 @@ pass "quitting during a reply asks first; n keeps going, y quits with status 0"
 
 # ---- session 3: vt100 without colour: shading characters; Ctrl-D quits ----
 LLMCHAT_TUI_TERM=vt100
-start NO_COLOR=1 -- -m tui -s 3 -n 40 -i "Tell me a story about Tom." -z "$MODELS/tok512.bin" "$MODELS/chat260K.bin"
+start NO_COLOR=1 -- -m tui -s 3 -n 40 -i "Tell me a story about Tom." -z "$DATA/tok512.bin" "$BUNDLED/chat260K.bin"
 wait_for "Attention"
 wait_for "You: Tell me a story about Tom."
 wait_for "Assistant: "

@@ -1,11 +1,11 @@
 # lib.sh — helpers shared by the end-to-end tests (tests/e2e_*.sh), sourced, POSIX sh.
 #
-# Owns: the test environment (LLMCHAT_BIN, LLMCHAT_SHARED, a scratch directory), running
+# Owns: the test environment (LLMCHAT_BIN, the fixtures in tests/data, a scratch directory), running
 # the binary with its output captured, assertions that explain themselves when they fail,
 # and a JSON Lines reader (python3) for the golden files.
 # Does not: decide what is tested; skip anything except when a needed tool is absent.
 #
-# Environment (set by make check): LLMCHAT_BIN, LLMCHAT_SHARED, LLMCHAT_SRCDIR.
+# Environment (set by make check): LLMCHAT_BIN, LLMCHAT_SRCDIR.
 # Exit codes follow automake's test driver: 0 pass, 1 fail, 77 skip, 99 hard error.
 
 set -u
@@ -58,12 +58,24 @@ need_tool() {
 
 [ -n "${LLMCHAT_BIN:-}" ] || hard_error "LLMCHAT_BIN is not set (run through make check)"
 [ -x "$LLMCHAT_BIN" ] || hard_error "LLMCHAT_BIN=$LLMCHAT_BIN is not an executable (was it built?)"
-[ -n "${LLMCHAT_SHARED:-}" ] || hard_error "LLMCHAT_SHARED is not set (run through make check)"
-[ -d "$LLMCHAT_SHARED/models" ] && [ -d "$LLMCHAT_SHARED/golden" ] ||
-    hard_error "LLMCHAT_SHARED=$LLMCHAT_SHARED has no models/ and golden/ (it should be ../shared beside the checkout)"
+[ -n "${LLMCHAT_SRCDIR:-}" ] || hard_error "LLMCHAT_SRCDIR is not set (run through make check)"
 
-MODELS=$LLMCHAT_SHARED/models
-GOLDEN=$LLMCHAT_SHARED/golden
+# The repository's own fixtures (tests/data/README says where each comes from) and the
+# bundled chat model that llmchat ships.
+DATA=$LLMCHAT_SRCDIR/tests/data
+GOLDEN=$DATA/golden
+BUNDLED=$LLMCHAT_SRCDIR/data/models
+[ -d "$DATA" ] && [ -d "$GOLDEN" ] || hard_error "$DATA has no fixtures (an incomplete checkout?)"
+
+# model_file NAME: the path of a model or tokenizer named in a golden file: tests/data
+# first, then the bundled models.
+model_file() {
+    if [ -e "$DATA/$1" ]; then
+        printf '%s\n' "$DATA/$1"
+    else
+        printf '%s\n' "$BUNDLED/$1"
+    fi
+}
 
 need_tool python3
 # The real interpreter, not a version-manager shim that costs 0.1 s a call.

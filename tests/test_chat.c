@@ -18,8 +18,8 @@ static void setup_weights(tensor_type weights, const char *file, int ctx)
     model_options_default(&mo);
     mo.weights = weights;
     llm_err err;
-    ck_assert_msg(model_open(shared_path(file), &mo, &m, &err) == LLM_OK, "%s", err.text);
-    ck_assert_msg(tokenizer_open(shared_path("models/tok512.bin"), 512, &tok, &err) == LLM_OK,
+    ck_assert_msg(model_open(data_path(file), &mo, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(data_path("tok512.bin"), 512, &tok, &err) == LLM_OK,
                   "%s", err.text);
     engine_options o;
     engine_options_default(&o);
@@ -28,8 +28,8 @@ static void setup_weights(tensor_type weights, const char *file, int ctx)
     ck_assert_msg(engine_new(m, tok, &o, &e, &err) == LLM_OK, "%s", err.text);
 }
 
-static void setup_f32(void) { setup_weights(TENSOR_F32, "models/chat260K.bin", 0); }
-static void setup_small(void) { setup_weights(TENSOR_Q8_0, "models/chat260K.bin", 160); }
+static void setup_f32(void) { setup_weights(TENSOR_F32, "chat260K.bin", 0); }
+static void setup_small(void) { setup_weights(TENSOR_Q8_0, "chat260K.bin", 160); }
 
 static void teardown(void)
 {
@@ -79,7 +79,7 @@ END_TEST
 
 START_TEST(test_golden_replies)
 {
-    FILE *f = fopen(shared_path("golden/chat_greedy.jsonl"), "r");
+    FILE *f = fopen(data_path("golden/chat_greedy.jsonl"), "r");
     ck_assert_ptr_nonnull(f);
     char line[8192], system[1024], user[1024], reply[4096];
     int checked = 0;

@@ -15,9 +15,9 @@ static void open_model(tensor_type weights)
     model_options_default(&mo);
     mo.weights = weights;
     llm_err err;
-    ck_assert_msg(model_open(shared_path("models/stories260K.bin"), &mo, &m, &err) == LLM_OK,
+    ck_assert_msg(model_open(data_path("stories260K.bin"), &mo, &m, &err) == LLM_OK,
                   "%s", err.text);
-    ck_assert_msg(tokenizer_open(shared_path("models/tok512.bin"), 512, &tok, &err) == LLM_OK,
+    ck_assert_msg(tokenizer_open(data_path("tok512.bin"), 512, &tok, &err) == LLM_OK,
                   "%s", err.text);
 }
 

@@ -94,7 +94,7 @@ static void ak42_header(unsigned char *h, int version, const int32_t shape[7], i
 /* Bytes column of MANIFEST.tsv for file; -1 when absent. */
 static long long manifest_bytes(const char *file, char *notes, size_t notes_cap)
 {
-    FILE *f = fopen(shared_path("models/MANIFEST.tsv"), "r");
+    FILE *f = fopen(data_path("MANIFEST.tsv"), "r");
     ck_assert_msg(f != NULL, "cannot open MANIFEST.tsv");
     char line[4096];
     long long bytes = -1;
@@ -130,8 +130,8 @@ START_TEST(test_real_models)
 {
     for (size_t i = 0; i < sizeof real_models / sizeof real_models[0]; i++) {
         char rel[256], notes[1024];
-        snprintf(rel, sizeof rel, "models/%s", real_models[i].file);
-        model *m = open_ok(shared_path(rel), TENSOR_Q8_0);
+        snprintf(rel, sizeof rel, "%s", real_models[i].file);
+        model *m = open_ok(data_path(rel), TENSOR_Q8_0);
         const model_config *c = &m->config;
 
         /* The table above, cross-checked with MANIFEST.tsv's byte count and notes. */
@@ -197,8 +197,8 @@ END_TEST
 
 START_TEST(test_tensor_layouts)
 {
-    const char *f32_path = shared_path("models/stories260K.bin");
-    const char *q80_path = shared_path("models/stories260K_q80.bin");
+    const char *f32_path = data_path("stories260K.bin");
+    const char *q80_path = data_path("stories260K_q80.bin");
 
     /* fp32 file, F32 weights: the mapping in place, nothing owned. */
     model *f = open_ok(f32_path, TENSOR_F32);
@@ -278,7 +278,7 @@ START_TEST(test_tensor_layouts)
     free(raw);
 
     /* chat260K_q80: group 64; dim-wide tensors in place with group 64. */
-    model *g = open_ok(shared_path("models/chat260K_q80.bin"), TENSOR_Q8_0);
+    model *g = open_ok(data_path("chat260K_q80.bin"), TENSOR_Q8_0);
     ck_assert_int_eq(g->file_group, 64);
     ck_assert_int_eq(g->group, 64);
     ck_assert_int_eq(g->layers[0].w1.group, 64);
@@ -311,7 +311,7 @@ END_TEST
 static const char *write_v1_from_v0(void)
 {
     size_t size;
-    unsigned char *v0 = read_all(shared_path("models/stories260K.bin"), &size);
+    unsigned char *v0 = read_all(data_path("stories260K.bin"), &size);
     int32_t shape[7];
     memcpy(shape, v0, sizeof shape);
     ck_assert_int_gt(shape[5], 0); /* shared classifier */
@@ -359,7 +359,7 @@ START_TEST(test_v1_equals_v0)
 {
     const char *v1 = write_v1_from_v0();
     for (int type = TENSOR_F32; type <= TENSOR_Q8_0; type++) {
-        model *a = open_ok(shared_path("models/stories260K.bin"), (tensor_type)type);
+        model *a = open_ok(data_path("stories260K.bin"), (tensor_type)type);
         model *b = open_ok(v1, (tensor_type)type);
         ck_assert_int_eq(b->format, MODEL_FORMAT_LLAMA2C_V1);
         ck_assert_str_eq(b->format_name, "llama2.c v1 (fp32)");
@@ -413,9 +413,9 @@ START_TEST(test_unshared_classifier)
         const char *src;
         int version;
     } cases[] = {
-        {shared_path("models/stories260K.bin"), 0},
+        {data_path("stories260K.bin"), 0},
         {v1, 1},
-        {shared_path("models/stories260K_q80.bin"), 2},
+        {data_path("stories260K_q80.bin"), 2},
     };
     for (int c = 0; c < 3; c++) {
         size_t size;
@@ -475,7 +475,7 @@ END_TEST
 START_TEST(test_truncated_and_trailing)
 {
     size_t size;
-    unsigned char *data = read_all(shared_path("models/stories260K.bin"), &size);
+    unsigned char *data = read_all(data_path("stories260K.bin"), &size);
     const char *path = temp_path("cut.bin");
     write_all(path, data, 1000000);
     open_fails(path, LLM_ERR_FORMAT, "1,000,000 bytes", "implies 1,056,540", "truncated?", NULL);
@@ -488,7 +488,7 @@ START_TEST(test_truncated_and_trailing)
     free(more);
     free(data);
 
-    data = read_all(shared_path("models/stories260K_q80.bin"), &size);
+    data = read_all(data_path("stories260K_q80.bin"), &size);
     write_all(path, data, size - 1);
     open_fails(path, LLM_ERR_FORMAT, "294,815", "294,816", "truncated?", NULL);
     write_all(path, data, 300); /* header and a little */
@@ -531,7 +531,7 @@ START_TEST(test_not_a_model)
     open_fails(path, LLM_ERR_FORMAT, "10 bytes", NULL);
 
     /* GGUF: version 1 is named as obsolete */
-    open_fails(shared_path("models/bad/stories260K-gguf-v1.gguf"), LLM_ERR_FORMAT, "GGUF",
+    open_fails(data_path("stories260K-gguf-v1-head.gguf"), LLM_ERR_FORMAT, "GGUF",
                "version 1", NULL);
     unlink(path);
 }
@@ -624,7 +624,7 @@ START_TEST(test_bad_version_and_group)
 
     /* The int8 file with its group changed: the size no longer adds up. */
     size_t size;
-    unsigned char *data = read_all(shared_path("models/stories260K_q80.bin"), &size);
+    unsigned char *data = read_all(data_path("stories260K_q80.bin"), &size);
     put_i32(data + 37, 64);
     const char *path = temp_path("group.bin");
     write_all(path, data, size);
@@ -641,19 +641,19 @@ START_TEST(test_bad_options)
     model *m = (model *)1;
     llm_err err;
     opt.group = 48;
-    ck_assert_int_eq(model_open(shared_path("models/stories260K.bin"), &opt, &m, &err),
+    ck_assert_int_eq(model_open(data_path("stories260K.bin"), &opt, &m, &err),
                      LLM_ERR_ARG);
     ck_assert_ptr_null(m);
     ck_assert_ptr_nonnull(strstr(err.text, "48"));
     opt.group = 2048;
-    ck_assert_int_eq(model_open(shared_path("models/stories260K.bin"), &opt, &m, &err),
+    ck_assert_int_eq(model_open(data_path("stories260K.bin"), &opt, &m, &err),
                      LLM_ERR_ARG);
     opt.group = 0; /* 0 means the default */
-    ck_assert_int_eq(model_open(shared_path("models/stories260K.bin"), &opt, &m, &err), LLM_OK);
+    ck_assert_int_eq(model_open(data_path("stories260K.bin"), &opt, &m, &err), LLM_OK);
     ck_assert_int_eq(m->group, QUANT_GROUP_DEFAULT);
     model_close(m);
     /* NULL options are the defaults */
-    ck_assert_int_eq(model_open(shared_path("models/stories260K.bin"), NULL, &m, &err), LLM_OK);
+    ck_assert_int_eq(model_open(data_path("stories260K.bin"), NULL, &m, &err), LLM_OK);
     ck_assert_int_eq(m->weights, TENSOR_Q8_0);
     model_close(m);
 }

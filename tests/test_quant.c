@@ -808,7 +808,7 @@ static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int
     model *m = NULL;
     transformer *t = NULL;
     llm_err err;
-    ck_assert_msg(model_open(shared_path(file), &opt, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(model_open(data_path(file), &opt, &m, &err) == LLM_OK, "%s", err.text);
     ck_assert_msg(transformer_new(m, 0, &t, &err) == LLM_OK, "%s", err.text);
     int vocab = m->config.vocab_size, tok = 1;
     for (int i = 0; i < steps; i++) {
@@ -845,7 +845,7 @@ START_TEST(test_greedy_text_agrees)
     /* every kernel set gives the same greedy continuation, for int8 and fp32 weights,
      * including a file whose groups straddle rows (stories260K_q80: rows of 172) */
     enum { STEPS = 60 };
-    static const char *files[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
+    static const char *files[] = {"stories260K.bin", "stories260K_q80.bin"};
     static const tensor_type types[] = {TENSOR_Q8_0, TENSOR_F32};
     quant_isa isas[QUANT_ISA_COUNT];
     int k = supported_isas(isas);

@@ -1,6 +1,6 @@
 /* test_tokenizer.c — the tokenizer against SentencePiece's own output.
  *
- * Owns: a small JSON Lines reader for shared/golden/tokenizer_llama2.jsonl
+ * Owns: a small JSON Lines reader for tests/data/golden/tokenizer_llama2.jsonl
  * ({"text": "...", "ids": [...]}), a naive O(n^2) reference BPE used to cross-check
  * the heap-based encoder on long mixed inputs, and the load-error checks
  * (vocab mismatch, truncated and garbage files, missing file). */
@@ -158,7 +158,7 @@ static void load_goldens(void)
 {
     if (goldens)
         return;
-    const char *path = shared_path("golden/tokenizer_llama2.jsonl");
+    const char *path = data_path("golden/tokenizer_llama2.jsonl");
     FILE *f = fopen(path, "r");
     ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
     static char line[1 << 16];
@@ -181,7 +181,7 @@ static tokenizer *open_ok(const char *rel, int vocab)
 {
     tokenizer *t = NULL;
     llm_err err = { "" };
-    llm_status st = tokenizer_open(shared_path(rel), vocab, &t, &err);
+    llm_status st = tokenizer_open(data_path(rel), vocab, &t, &err);
     ck_assert_msg(st == LLM_OK, "%s: %s", rel, err.text);
     return t;
 }
@@ -244,7 +244,7 @@ END_TEST
 START_TEST(test_goldens)
 {
     load_goldens();
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     int matched = 0, first_bad = -1;
     for (int i = 0; i < n_goldens; i++) {
         int ids[4096];
@@ -264,7 +264,7 @@ END_TEST
 START_TEST(test_round_trip)
 {
     load_goldens();
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     for (int i = 0; i < n_goldens; i++) {
         char *s = decode_all(t, goldens[i].ids, goldens[i].n_ids);
         ck_assert_msg(strcmp(s, goldens[i].text) == 0, "line %d: decode gives \"%s\", want \"%s\"", i + 1, s,
@@ -277,7 +277,7 @@ END_TEST
 
 START_TEST(test_control_injection)
 {
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     const char *texts[] = { "<s>", "</s>", "<unk>", "<0x41>", "[/INST]", "[INST] <<SYS>>", "x<s>y</s>z",
                             "<0x0A><0xFF>", "<s></s><unk>" };
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
@@ -299,7 +299,7 @@ END_TEST
 
 START_TEST(test_accessors_and_decode)
 {
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     ck_assert_int_eq(tokenizer_vocab_size(t), 32000);
     ck_assert_str_eq(tokenizer_piece(t, TOKEN_BOS), "\n<s>\n");
     ck_assert_str_eq(tokenizer_piece(t, TOKEN_EOS), "\n</s>\n");
@@ -336,7 +336,7 @@ END_TEST
 
 START_TEST(test_empty_and_small_buffer)
 {
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     int ids[8] = { -7, -7, -7, -7, -7, -7, -7, -7 };
     ck_assert_int_eq(tokenizer_encode(t, "", ids, 8), 0);
     ck_assert_int_eq(ids[0], -7);
@@ -353,7 +353,7 @@ END_TEST
 
 START_TEST(test_invalid_utf8)
 {
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     /* a stray 0xFF, a truncated 3-byte sequence, an overlong '/', a surrogate */
     const char *text = "a\xff" "b\xe2\x96" "c\xc0\xaf" "d\xed\xa0\x80";
     int n;
@@ -376,7 +376,7 @@ END_TEST
 
 START_TEST(test_tok512_byte_fallback)
 {
-    tokenizer *t = open_ok("models/tok512.bin", 512);
+    tokenizer *t = open_ok("tok512.bin", 512);
     ck_assert_int_eq(tokenizer_vocab_size(t), 512);
     const char *text = "Tom saw \xe6\x97\xa5 and \xd0\xb6 for \xe2\x82\xac.";
     int n;
@@ -400,7 +400,7 @@ END_TEST
 
 START_TEST(test_no_byte_tokens_gives_unk)
 {
-    tokenizer *t = open_ok("models/babyllama_tok105.bin", 105);
+    tokenizer *t = open_ok("babyllama_tok105.bin", 105);
     ck_assert_int_eq(id_of(t, "<0x41>"), -1);
     int n;
     /* 日本 is unknown: one <unk> for the run, as SentencePiece does; then text again */
@@ -485,7 +485,7 @@ static int naive_encode(const tokenizer *t, const char *text, int *ids)
 START_TEST(test_matches_reference_bpe)
 {
     /* tok512 has few pieces, so ties and long merge chains are common */
-    tokenizer *t = open_ok("models/tok512.bin", 512);
+    tokenizer *t = open_ok("tok512.bin", 512);
     const char *words[] = { "the", " ", "  ", "and", "Lily", "x", "\xc3\xa9", "aaaa", "ee", "th", "\n", "ing", "." };
     unsigned seed = 12345;
     for (int round = 0; round < 60; round++) {
@@ -511,7 +511,7 @@ START_TEST(test_vocab_mismatch)
 {
     tokenizer *t = (tokenizer *)&t;
     llm_err err = { "" };
-    const char *path = shared_path("models/tokenizer.bin");
+    const char *path = data_path("tokenizer.bin");
     ck_assert_int_eq(tokenizer_open(path, 512, &t, &err), LLM_ERR_MISMATCH);
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(err.text, "32,000") && strstr(err.text, "512") && strstr(err.text, path), "message: %s",
@@ -543,7 +543,7 @@ static void *read_all(const char *path, size_t *n)
 START_TEST(test_truncated_file)
 {
     size_t n;
-    unsigned char *data = read_all(shared_path("models/tok512.bin"), &n);
+    unsigned char *data = read_all(data_path("tok512.bin"), &n);
     const char *tmp = temp_path("tok-truncated.bin");
     size_t cuts[] = { n - 1, n - 3, n / 2 + 1, 9, 5, 2, 0 };
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
@@ -588,7 +588,7 @@ START_TEST(test_garbage_file)
     write_file(tmp, huge, sizeof huge);
     ck_assert_int_eq(tokenizer_open(tmp, 0, &t, &err), LLM_ERR_FORMAT);
     /* a model file is not a tokenizer */
-    ck_assert_int_eq(tokenizer_open(shared_path("models/stories260K.bin"), 512, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_int_eq(tokenizer_open(data_path("stories260K.bin"), 512, &t, &err), LLM_ERR_FORMAT);
     ck_assert_ptr_null(t);
     remove(tmp);
 }
@@ -609,7 +609,7 @@ END_TEST
 START_TEST(test_long_text)
 {
     load_goldens();
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     /* ~1 MB made of the golden texts, one per line */
     size_t cap = 1100000, len = 0;
     char *text = malloc(cap);
@@ -635,7 +635,7 @@ END_TEST
 START_TEST(test_random_bytes_round_trip)
 {
     /* arbitrary bytes (mostly invalid UTF-8) encode without control tokens and decode back */
-    tokenizer *t = open_ok("models/tokenizer.bin", 32000);
+    tokenizer *t = open_ok("tokenizer.bin", 32000);
     unsigned seed = 777;
     for (int round = 0; round < 300; round++) {
         char text[201];
@@ -667,7 +667,7 @@ START_TEST(test_mutated_files)
 {
     /* corrupting bytes of a tokenizer.bin must give an error or a usable tokenizer, never a crash */
     size_t n;
-    unsigned char *orig = read_all(shared_path("models/tok512.bin"), &n);
+    unsigned char *orig = read_all(data_path("tok512.bin"), &n);
     unsigned char *data = malloc(n);
     const char *tmp = temp_path("tok-mutated.bin");
     unsigned seed = 4242;

@@ -3,7 +3,7 @@
  * The test carries its own strict JSON parser (RFC 8259: no NaN, no raw control
  * characters, valid UTF-8, paired surrogates, no trailing garbage) so it depends on
  * nothing outside the tree. Pieces come from a tiny tokenizer.bin written here with
- * nasty pieces (quote, backslash, newline, invalid UTF-8), and from shared tok512.bin. */
+ * nasty pieces (quote, backslash, newline, invalid UTF-8), and from tok512.bin. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -786,7 +786,7 @@ START_TEST(test_every_piece_of_tok512)
 {
     tokenizer *tok = NULL;
     llm_err err = {{0}};
-    const char *tpath = shared_path("models/tok512.bin");
+    const char *tpath = data_path("tok512.bin");
     ck_assert_msg(tokenizer_open(tpath, 0, &tok, &err) == LLM_OK, "%s", err.text);
     int n = tokenizer_vocab_size(tok);
     ck_assert_int_eq(n, 512);

@@ -25,8 +25,8 @@ typedef struct {
 
 static void mini_tok_load(mini_tok *t, const char *rel)
 {
-    FILE *f = fopen(shared_path(rel), "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", shared_path(rel));
+    FILE *f = fopen(data_path(rel), "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", data_path(rel));
     uint32_t max_len;
     ck_assert_int_eq(fread(&max_len, 4, 1, f), 1);
     int cap = 1024;
@@ -189,7 +189,7 @@ typedef struct {
 /* Reads entry `index` of generate_greedy.jsonl; false past the end. */
 static bool golden_read(int index, golden *g)
 {
-    FILE *f = fopen(shared_path("golden/generate_greedy.jsonl"), "r");
+    FILE *f = fopen(data_path("golden/generate_greedy.jsonl"), "r");
     ck_assert_msg(f != NULL, "cannot open the golden file");
     static char line[16384];
     bool found = false;
@@ -217,7 +217,7 @@ static model *open_model(const char *rel, tensor_type type)
     opt.weights = type;
     model *m = NULL;
     llm_err err;
-    llm_status s = model_open(rel[0] == '/' ? rel : shared_path(rel), &opt, &m, &err);
+    llm_status s = model_open(rel[0] == '/' ? rel : data_path(rel), &opt, &m, &err);
     ck_assert_msg(s == LLM_OK, "%s", err.text);
     return m;
 }
@@ -291,8 +291,8 @@ START_TEST(test_golden_f32_empty_prompt)
         found = strcmp(g.prompt, "") == 0 && strcmp(g.model, "stories260K.bin") == 0;
     ck_assert_msg(found, "no golden entry with an empty prompt");
     mini_tok tok;
-    mini_tok_load(&tok, "models/tok512.bin");
-    model *m = open_model("models/stories260K.bin", TENSOR_F32);
+    mini_tok_load(&tok, "tok512.bin");
+    model *m = open_model("stories260K.bin", TENSOR_F32);
     /* with the plain-C kernels and with the best the CPU has */
     const quant_isa isas[] = {QUANT_ISA_SCALAR, QUANT_ISA_AUTO};
     for (int k = 0; k < 2; k++) {
@@ -317,9 +317,9 @@ START_TEST(test_golden_f32_all)
     for (int i = 0; golden_read(i, &g); i++, entries++) {
         char rel[300];
         mini_tok tok;
-        snprintf(rel, sizeof rel, "models/%s", g.tokenizer);
+        snprintf(rel, sizeof rel, "%s", g.tokenizer);
         mini_tok_load(&tok, rel);
-        snprintf(rel, sizeof rel, "models/%s", g.model);
+        snprintf(rel, sizeof rel, "%s", g.model);
         model *m = open_model(rel, TENSOR_F32);
         ck_assert_int_eq(tok.n, m->config.vocab_size);
         greedy_text(m, &tok, g.prompt, g.steps, text_buf, sizeof text_buf, NULL);
@@ -346,8 +346,8 @@ START_TEST(test_golden_q8)
         found = strcmp(g.prompt, "") == 0 && strcmp(g.model, "stories260K.bin") == 0;
     ck_assert(found);
     mini_tok tok;
-    mini_tok_load(&tok, "models/tok512.bin");
-    const char *files[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
+    mini_tok_load(&tok, "tok512.bin");
+    const char *files[] = {"stories260K.bin", "stories260K_q80.bin"};
     const quant_isa isas[] = {QUANT_ISA_SCALAR, QUANT_ISA_AUTO};
     for (int k = 0; k < 4; k++) {
         quant_isa isa = quant_init(isas[k / 2]);
@@ -369,12 +369,12 @@ START_TEST(test_golden_chat)
 {
     /* chat260K answers Llama 2 chat-template prompts as in chat_greedy.jsonl: the reply
      * (greedy, up to EOS) after BOS + "[INST] ... [/INST]" encoded as text. */
-    FILE *f = fopen(shared_path("golden/chat_greedy.jsonl"), "r");
+    FILE *f = fopen(data_path("golden/chat_greedy.jsonl"), "r");
     ck_assert_ptr_nonnull(f);
     mini_tok tok;
-    mini_tok_load(&tok, "models/tok512.bin");
-    model *models[2] = {open_model("models/chat260K.bin", TENSOR_F32),
-                        open_model("models/chat260K_q80.bin", TENSOR_Q8_0)};
+    mini_tok_load(&tok, "tok512.bin");
+    model *models[2] = {open_model("chat260K.bin", TENSOR_F32),
+                        open_model("chat260K_q80.bin", TENSOR_Q8_0)};
     static char line[8192], sys[1024], user[1024], reply[4096], prompt[4096];
     int entries = 0, q8_exact = 0;
     while (fgets(line, sizeof line, f)) {
@@ -464,12 +464,12 @@ static double compare_logits(const model *a, const model *b, const int *ids, int
 START_TEST(test_q8_vs_f32_logits)
 {
     mini_tok tok;
-    mini_tok_load(&tok, "models/tok512.bin");
-    model *f = open_model("models/stories260K.bin", TENSOR_F32);
+    mini_tok_load(&tok, "tok512.bin");
+    model *f = open_model("stories260K.bin", TENSOR_F32);
     int ids[128];
     ids[0] = 1;
     int n = greedy_text(f, &tok, "", 100, text_buf, sizeof text_buf, ids + 1);
-    const char *others[] = {"models/stories260K.bin", "models/stories260K_q80.bin"};
+    const char *others[] = {"stories260K.bin", "stories260K_q80.bin"};
     for (int i = 0; i < 2; i++) {
         model *q = open_model(others[i], TENSOR_Q8_0);
         int agree;
@@ -481,7 +481,7 @@ START_TEST(test_q8_vs_f32_logits)
         model_close(q);
     }
     /* The int8 file dequantized to F32 agrees with the fp32 file too. */
-    model *qf = open_model("models/stories260K_q80.bin", TENSOR_F32);
+    model *qf = open_model("stories260K_q80.bin", TENSOR_F32);
     int agree;
     double rel = compare_logits(f, qf, ids, n, &agree);
     ck_assert_msg(rel < 0.05 && agree >= n * 9 / 10, "q80 as F32: %.3f, %d/%d", rel, agree, n);
@@ -495,8 +495,8 @@ END_TEST
  * same greedy choices nearly everywhere, on three head sizes (8, 16 and 8 without GQA). */
 START_TEST(test_kv_q8_vs_f32)
 {
-    const char *files[] = {"models/stories260K.bin", "models/babyllama_tok105_model5000.bin",
-                           "models/aidreams260K.bin"};
+    const char *files[] = {"stories260K.bin", "babyllama_tok105_model5000.bin",
+                           "aidreams260K.bin"};
     for (int f = 0; f < 3; f++)
         for (int type = 0; type < 2; type++) {
             model *m = open_model(files[f], type ? TENSOR_Q8_0 : TENSOR_F32);
@@ -519,8 +519,8 @@ START_TEST(test_kv_q8_vs_f32)
             model_close(m);
         }
     /* AUTO follows the weights */
-    model *f32 = open_model("models/stories260K.bin", TENSOR_F32);
-    model *q8 = open_model("models/stories260K.bin", TENSOR_Q8_0);
+    model *f32 = open_model("stories260K.bin", TENSOR_F32);
+    model *q8 = open_model("stories260K.bin", TENSOR_Q8_0);
     transformer *a = new_transformer(f32, 8), *b = new_transformer(q8, 8);
     ck_assert_int_eq(transformer_kv_type(a), TRANSFORMER_KV_F32);
     ck_assert_int_eq(transformer_kv_type(b), TRANSFORMER_KV_Q8_0);
@@ -535,9 +535,9 @@ START_TEST(test_q80_file_greedy_agrees)
 {
     /* A short greedy run of the int8 file and of the fp32 file pick the same tokens. */
     mini_tok tok;
-    mini_tok_load(&tok, "models/tok512.bin");
-    model *f = open_model("models/stories260K.bin", TENSOR_F32);
-    model *q = open_model("models/stories260K_q80.bin", TENSOR_Q8_0);
+    mini_tok_load(&tok, "tok512.bin");
+    model *f = open_model("stories260K.bin", TENSOR_F32);
+    model *q = open_model("stories260K_q80.bin", TENSOR_Q8_0);
     int a[64], b[64];
     char ta[4096], tb[4096];
     int na = greedy_text(f, &tok, "", 40, ta, sizeof ta, a);
@@ -556,7 +556,7 @@ END_TEST
 /* Batched prefill against one token at a time, both with a KV cache of type kv. */
 static void check_batch(const char *rel, tensor_type type, transformer_kv kv, float tol)
 {
-    model *m = open_model(rel, type); /* rel under shared/, or an absolute path */
+    model *m = open_model(rel, type); /* a fixture name (data_path), or an absolute path */
     const model_config *c = &m->config;
     int vocab = c->vocab_size, n1 = 70, n2 = 9, n = n1 + n2;
     int ids[79];
@@ -618,24 +618,24 @@ static void check_batch(const char *rel, tensor_type type, transformer_kv kv, fl
 START_TEST(test_batch_equals_sequential)
 {
     const transformer_kv F32 = TRANSFORMER_KV_F32, Q8 = TRANSFORMER_KV_Q8_0;
-    check_batch("models/stories260K.bin", TENSOR_F32, F32, 1e-4f);
-    check_batch("models/stories260K.bin", TENSOR_Q8_0, F32, 1e-3f);
-    check_batch("models/stories260K_q80.bin", TENSOR_Q8_0, F32, 1e-3f);
-    check_batch("models/aidreams260K.bin", TENSOR_Q8_0, F32, 1e-3f);
-    check_batch("models/babyllama_tok105_model5000.bin", TENSOR_F32, F32, 1e-4f);
+    check_batch("stories260K.bin", TENSOR_F32, F32, 1e-4f);
+    check_batch("stories260K.bin", TENSOR_Q8_0, F32, 1e-3f);
+    check_batch("stories260K_q80.bin", TENSOR_Q8_0, F32, 1e-3f);
+    check_batch("aidreams260K.bin", TENSOR_Q8_0, F32, 1e-3f);
+    check_batch("babyllama_tok105_model5000.bin", TENSOR_F32, F32, 1e-4f);
     /* An int8 KV cache: prefill reads the same int8 rows as decode (made fp32 again).
      * With fp32 weights both paths quantize the same keys; with int8 weights a key
      * that differs by a rounding error can round to the next int8 step, so that case
      * is compared in test_kv_q8_vs_f32 by closeness instead. */
-    check_batch("models/stories260K.bin", TENSOR_F32, Q8, 1e-3f);
-    check_batch("models/babyllama_tok105_model5000.bin", TENSOR_F32, Q8, 1e-3f);
+    check_batch("stories260K.bin", TENSOR_F32, Q8, 1e-3f);
+    check_batch("babyllama_tok105_model5000.bin", TENSOR_F32, Q8, 1e-3f);
 }
 END_TEST
 
 START_TEST(test_attention_rows)
 {
-    const char *files[] = {"models/stories260K.bin", "models/aidreams260K.bin",
-                           "models/babyllama_tok105_model5000.bin"};
+    const char *files[] = {"stories260K.bin", "aidreams260K.bin",
+                           "babyllama_tok105_model5000.bin"};
     for (int f = 0; f < 3; f++) {
         model *m = open_model(files[f], TENSOR_Q8_0);
         const model_config *c = &m->config;
@@ -699,7 +699,7 @@ static void run_with_threads(const model *m, int threads, const int *ids, int st
  * there are must not change a single bit of what either computes. */
 START_TEST(test_threads_agree)
 {
-    const char *files[] = {"models/babyllama_tok105_model5000.bin", "models/stories260K.bin"};
+    const char *files[] = {"babyllama_tok105_model5000.bin", "stories260K.bin"};
     for (int f = 0; f < 2; f++)
         for (int type = 0; type < 2; type++) {
             model *m = open_model(files[f], type ? TENSOR_Q8_0 : TENSOR_F32);
@@ -798,7 +798,7 @@ END_TEST
 
 START_TEST(test_limits)
 {
-    model *m = open_model("models/aidreams260K.bin", TENSOR_Q8_0);
+    model *m = open_model("aidreams260K.bin", TENSOR_Q8_0);
     transformer *t = NULL;
     llm_err err;
     ck_assert_int_eq(transformer_new(m, m->config.seq_len + 1, &t, &err), LLM_ERR_ARG);
@@ -831,7 +831,7 @@ START_TEST(test_long_batch)
     /* A whole context in one call (512 positions: several chunks), all logits. fp32
      * weights and cache: with int8 ones a key can round to the next int8 step on one
      * path and not the other (see test_batch_equals_sequential). */
-    model *m = open_model("models/stories260K.bin", TENSOR_F32);
+    model *m = open_model("stories260K.bin", TENSOR_F32);
     int n = m->config.seq_len, vocab = m->config.vocab_size;
     int *ids = malloc(sizeof(int) * n);
     for (int i = 0; i < n; i++)

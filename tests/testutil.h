@@ -1,5 +1,5 @@
-/* testutil.h — helpers shared by the Check test programs: where the shared models and
- * golden files are, and a main() that runs one suite. */
+/* testutil.h — helpers shared by the Check test programs: where the test fixtures and
+ * golden files are (tests/data/, see its README), and a main() that runs one suite. */
 #ifndef LLMCHAT_TESTUTIL_H
 #define LLMCHAT_TESTUTIL_H
 
@@ -8,15 +8,25 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Path of a file under ../shared (LLMCHAT_SHARED overrides), in a static buffer
- * rotating among 8 slots so a few can be used at once. */
-static inline const char *shared_path(const char *rel)
+/* The source tree's top directory: LLMCHAT_SRCDIR (set by make check), else the one
+ * this test was configured in. */
+static inline const char *source_dir(void)
+{
+    const char *dir = getenv("LLMCHAT_SRCDIR");
+    return dir && *dir ? dir : LLMCHAT_TOP_SRCDIR;
+}
+
+/* Path of a test fixture: tests/data/NAME, or the bundled model data/models/NAME when
+ * tests/data has no such file. A static buffer rotating among 8 slots, so a few can
+ * be used at once. */
+static inline const char *data_path(const char *name)
 {
     static char bufs[8][4096];
     static int slot;
-    const char *root = getenv("LLMCHAT_SHARED");
     char *b = bufs[slot++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", root && *root ? root : "../shared", rel);
+    snprintf(b, sizeof bufs[0], "%s/tests/data/%s", source_dir(), name);
+    if (access(b, F_OK) != 0)
+        snprintf(b, sizeof bufs[0], "%s/data/models/%s", source_dir(), name);
     return b;
 }
 
