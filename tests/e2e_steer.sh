@@ -60,7 +60,11 @@ if cmp -s "$T/first.txt" "$T/branched.txt"; then
 fi
 pass "a digit at a selected position forces that candidate there; the reply goes on from it"
 
-keys Tab Tab Left Left Left
+keys Tab Tab
+wait_for "(newest)"
+top=$(newest_pos)
+keys Left Left Left
+wait_for "pos $((top - 3)) of 0-" # the keys take effect before the screen is read
 p_sel=$(screen | sed -n 's/.*pos \([0-9]*\) of 0-.*/\1/p' | head -n 1)
 [ -n "$p_sel" ] || show_screen_and_fail "no selected position in the Tokens pane"
 keys r

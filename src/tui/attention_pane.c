@@ -160,30 +160,28 @@ void attn_draw(tui *t)
     }
 }
 
-bool attn_key(tui *t, int key)
+bool attn_act(tui *t, key_action a)
 {
     const model_config *cfg = &t->m->config;
-    switch (key) {
-    case ']': t->layer = (t->layer + 1) % cfg->n_layers; break;
-    case '[': t->layer = (t->layer + cfg->n_layers - 1) % cfg->n_layers; break;
-    case '}':
-    case '.': t->head = (t->head + 1) % cfg->n_heads; t->mean_heads = false; break;
-    case '{':
-    case ',': t->head = (t->head + cfg->n_heads - 1) % cfg->n_heads; t->mean_heads = false; break;
-    case 'm': t->mean_heads = !t->mean_heads; break;
-    case 'l': t->log_scale = !t->log_scale; break;
-    case 'b': t->mask_bos = !t->mask_bos; break;
-    case 'c': /* capturing costs decode speed on small models: let the user choose */
+    switch (a) {
+    case ACT_LAYER_NEXT: t->layer = (t->layer + 1) % cfg->n_layers; break;
+    case ACT_LAYER_PREV: t->layer = (t->layer + cfg->n_layers - 1) % cfg->n_layers; break;
+    case ACT_HEAD_NEXT: t->head = (t->head + 1) % cfg->n_heads; t->mean_heads = false; break;
+    case ACT_HEAD_PREV: t->head = (t->head + cfg->n_heads - 1) % cfg->n_heads; t->mean_heads = false; break;
+    case ACT_HEAD_MEAN: t->mean_heads = !t->mean_heads; break;
+    case ACT_LOG_SCALE: t->log_scale = !t->log_scale; break;
+    case ACT_MASK_BOS: t->mask_bos = !t->mask_bos; break;
+    case ACT_CAPTURE: /* capturing costs decode speed on small models: let the user choose */
         t->capture = !t->capture;
         engine_set_capture(t->e, t->capture);
         break;
-    case KEY_LEFT:
-    case KEY_RIGHT:
-    case KEY_SLEFT:
-    case KEY_SRIGHT:
-    case KEY_HOME:
-    case KEY_END:
-        return tokens_key(t, key);
+    case ACT_SEL_PREV:
+    case ACT_SEL_NEXT:
+    case ACT_SEL_BACK10:
+    case ACT_SEL_AHEAD10:
+    case ACT_SEL_FIRST:
+    case ACT_SEL_NEWEST:
+        return tokens_act(t, a); /* the selection is shared with Tokens */
     default:
         return false;
     }

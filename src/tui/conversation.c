@@ -208,16 +208,16 @@ void conv_scroll_by(tui *t, int lines)
     t->dirty |= DIRTY_CONV;
 }
 
-bool conv_key(tui *t, int key)
+bool conv_act(tui *t, key_action a)
 {
     int page = t->conv_page > 1 ? t->conv_page - 1 : 1;
-    switch (key) {
-    case KEY_UP: conv_scroll_by(t, 1); return true;
-    case KEY_DOWN: conv_scroll_by(t, -1); return true;
-    case KEY_PPAGE: conv_scroll_by(t, page); return true;
-    case KEY_NPAGE: conv_scroll_by(t, -page); return true;
-    case KEY_HOME: conv_scroll_by(t, 1 << 28); return true;
-    case KEY_END: t->conv_scroll = 0; t->dirty |= DIRTY_CONV; return true;
+    switch (a) {
+    case ACT_SCROLL_UP: conv_scroll_by(t, 1); return true;
+    case ACT_SCROLL_DOWN: conv_scroll_by(t, -1); return true;
+    case ACT_PAGE_UP: conv_scroll_by(t, page); return true;
+    case ACT_PAGE_DOWN: conv_scroll_by(t, -page); return true;
+    case ACT_SCROLL_TOP: conv_scroll_by(t, 1 << 28); return true;
+    case ACT_SCROLL_END: t->conv_scroll = 0; t->dirty |= DIRTY_CONV; return true;
+    default: return false;
     }
-    return false;
 }

@@ -20,6 +20,7 @@
 #include "../textfmt.h"
 #include "../tokenizer.h"
 #include "../trace.h"
+#include "keys.h"
 #include "layout.h"
 
 typedef enum { FOCUS_INPUT = 0, FOCUS_CONV, FOCUS_TOKENS, FOCUS_ATTN, FOCUS_COUNT } tui_focus;
@@ -110,6 +111,7 @@ typedef struct tui {
 
     /* modes */
     bool help;              /* help overlay shown */
+    int help_page;          /* its page shown */
     bool confirm_quit;      /* "quit? (y/n)" asked */
     bool paused;            /* replies do not advance until resumed ... */
     bool step_once;         /* ... except by one token when this is set */
@@ -160,7 +162,8 @@ void conv_clear(tui *t);
 void conv_free(tui *t);
 void conv_draw(tui *t);
 void conv_scroll_by(tui *t, int lines);
-bool conv_key(tui *t, int key);
+/* Runs a Conversation action of the key table; false when it is not one. */
+bool conv_act(tui *t, key_action a);
 
 /* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
 /* Backspace: takes the newest reply token back (with a closing EOS). */
@@ -174,13 +177,15 @@ void steer_force_text(tui *t, const char *text);
 
 /* ---- tokens_pane.c ---- */
 void tokens_draw(tui *t);
-bool tokens_key(tui *t, int key);
+/* Runs a Tokens action (the selection, top-k) of the key table; false when it is not one. */
+bool tokens_act(tui *t, key_action a);
 /* Moves the selected position (shared with the Attention pane). */
 void tokens_select(tui *t, int pos_or_minus1);
 
 /* ---- attention_pane.c ---- */
 void attn_draw(tui *t);
-bool attn_key(tui *t, int key);
+/* Runs an Attention action (or a selection move) of the key table; false when it is not one. */
+bool attn_act(tui *t, key_action a);
 
 /* ---- status_line.c ---- */
 void status_draw(tui *t);
@@ -195,6 +200,8 @@ bool input_empty(void);
 
 /* ---- help.c ---- */
 void help_draw(tui *t);
+/* How many pages the overlay has on the current screen. */
+int help_pages(const tui *t);
 /* Adds the slash commands to the conversation as a notice. */
 void help_commands_notice(tui *t);
 

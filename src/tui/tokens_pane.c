@@ -156,27 +156,26 @@ void tokens_select(tui *t, int pos)
     t->dirty |= DIRTY_TOKENS | DIRTY_ATTN;
 }
 
-bool tokens_key(tui *t, int key)
+bool tokens_act(tui *t, key_action a)
 {
     int cur = tui_selected(t);
-    switch (key) {
-    case KEY_LEFT: tokens_select(t, cur > 0 ? cur - 1 : 0); return true;
-    case KEY_RIGHT: tokens_select(t, cur + 1); return true;
-    case KEY_SLEFT: tokens_select(t, cur > 10 ? cur - 10 : 0); return true;
-    case KEY_SRIGHT: tokens_select(t, cur + 10); return true;
-    case KEY_HOME: tokens_select(t, 0); return true;
-    case KEY_END: tokens_select(t, -1); return true;
-    case '+':
-    case '=':
+    switch (a) {
+    case ACT_SEL_PREV: tokens_select(t, cur > 0 ? cur - 1 : 0); return true;
+    case ACT_SEL_NEXT: tokens_select(t, cur + 1); return true;
+    case ACT_SEL_BACK10: tokens_select(t, cur > 10 ? cur - 10 : 0); return true;
+    case ACT_SEL_AHEAD10: tokens_select(t, cur + 10); return true;
+    case ACT_SEL_FIRST: tokens_select(t, 0); return true;
+    case ACT_SEL_NEWEST: tokens_select(t, -1); return true;
+    case ACT_TOPK_MORE:
         if (t->top_k_shown < TUI_TOP_N)
             t->top_k_shown++;
         t->dirty |= DIRTY_TOKENS;
         return true;
-    case '-':
+    case ACT_TOPK_FEWER:
         if (t->top_k_shown > 1)
             t->top_k_shown--;
         t->dirty |= DIRTY_TOKENS;
         return true;
+    default: return false;
     }
-    return false;
 }

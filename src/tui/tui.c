@@ -12,7 +12,8 @@
  * the digits and /force steer the newest reply by hand (steer.c).
  * Owns the engine, the chat, the optional trace and the curses windows; the panes
  * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
- * draw from the shared state in draw.h. Slash commands and key dispatch live here. */
+ * draw from the shared state in draw.h. Keys are looked up in the key table (keys.c)
+ * and their actions run here or in the focused pane; slash commands run here. */
 #include "tui.h"
 
 #include <errno.h>
@@ -357,6 +358,7 @@ static void cycle_focus(tui *t, int dir)
 static void show_help(tui *t, bool on)
 {
     t->help = on;
+    t->help_page = 0;
     if (!on) {
         touchwin(stdscr);
         wnoutrefresh(stdscr);
@@ -369,6 +371,8 @@ static bool in_rect(const tui_rect *r, int y, int x)
     return r->visible && y >= r->y && y < r->y + r->h && x >= r->x && x < r->x + r->w;
 }
 
+/* The mouse (with --mouse): the wheel scrolls Conversation, or moves the selected
+ * position over Tokens and Attention; a click focuses a pane. */
 static void handle_mouse(tui *t)
 {
     MEVENT ev;
@@ -386,16 +390,17 @@ static void handle_mouse(tui *t)
         f = FOCUS_INPUT;
     else
         found = false;
+    bool on_positions = f == FOCUS_TOKENS || f == FOCUS_ATTN;
     if (ev.bstate & BUTTON4_PRESSED) {
-        if (f == FOCUS_TOKENS || f == FOCUS_ATTN)
-            tokens_key(t, KEY_LEFT);
+        if (on_positions)
+            tokens_act(t, ACT_SEL_PREV);
         else
             conv_scroll_by(t, 3);
     }
 #ifdef BUTTON5_PRESSED
     else if (ev.bstate & BUTTON5_PRESSED) {
-        if (f == FOCUS_TOKENS || f == FOCUS_ATTN)
-            tokens_key(t, KEY_RIGHT);
+        if (on_positions)
+            tokens_act(t, ACT_SEL_NEXT);
         else
             conv_scroll_by(t, -3);
     }
@@ -405,10 +410,76 @@ static void handle_mouse(tui *t)
     }
 }
 
+/* Runs the action of binding b, pressed as key. */
+static void run_action(tui *t, const key_binding *b, int key)
+{
+    switch (b->action) {
+    case ACT_HELP_NEXT_PAGE:
+    case ACT_HELP_PREV_PAGE: break; /* only while the overlay is shown: handle_key */
+    case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
+    case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
+    case ACT_STOP: stop_reply(t); break;
+    case ACT_HELP: show_help(t, true); break;
+    case ACT_REDRAW:
+        clearok(curscr, TRUE);
+        t->dirty |= DIRTY_ALL;
+        break;
+    case ACT_QUIT: tui_request_quit(t); break;
+    case ACT_READLINE: input_key(t, key, b->keycode); break;
+    case ACT_PAUSE:
+        t->paused = !t->paused;
+        t->dirty |= DIRTY_STATUS;
+        break;
+    case ACT_STEP:
+        if (t->paused && chat_replying(t->c))
+            t->step_once = true;
+        break;
+    case ACT_TAKE_BACK: steer_back(t); break;
+    case ACT_REWIND: steer_rewind_to_selection(t); break;
+    case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
+    default: /* the panes' own actions */
+        if (!conv_act(t, b->action) && !tokens_act(t, b->action))
+            attn_act(t, b->action);
+        break;
+    }
+}
+
+/* Help overlay shown: paging keys page, any other key closes it (Esc and Ctrl-C still
+ * stop the reply). */
+static void help_key(tui *t, bool keycode, int key)
+{
+    const key_binding *b = keys_find(KEYS_HELP, key, keycode);
+    int pages = help_pages(t);
+    if (b && b->action == ACT_HELP_NEXT_PAGE && t->help_page + 1 < pages) {
+        t->help_page++;
+        t->dirty |= DIRTY_ALL;
+        return;
+    }
+    if (b && b->action == ACT_HELP_PREV_PAGE && t->help_page > 0) {
+        t->help_page--;
+        t->dirty |= DIRTY_ALL;
+        return;
+    }
+    show_help(t, false);
+    b = keys_find(KEYS_ANYWHERE, key, keycode);
+    if (b && b->action == ACT_STOP)
+        stop_reply(t);
+}
+
+static const keys_context pane_context[FOCUS_COUNT] = {
+    [FOCUS_INPUT] = KEYS_INPUT, [FOCUS_CONV] = KEYS_CONV, [FOCUS_TOKENS] = KEYS_TOKENS, [FOCUS_ATTN] = KEYS_ATTN,
+};
+
+/* One key from curses (keycode: a KEY_* code, else a character), looked up in the
+ * key table: Anywhere first, then the input line's or the panes' bindings. */
 static void handle_key(tui *t, bool keycode, int key)
 {
     if (keycode && key == KEY_RESIZE) {
         make_windows(t);
+        return;
+    }
+    if (keycode && key == KEY_MOUSE) {
+        handle_mouse(t);
         return;
     }
     if (t->confirm_quit) {
@@ -419,87 +490,28 @@ static void handle_key(tui *t, bool keycode, int key)
         return;
     }
     if (t->help) {
-        show_help(t, false);
-        if (!keycode && (key == 27 || key == 3))
-            stop_reply(t); /* Esc and Ctrl-C still stop the reply */
+        help_key(t, keycode, key);
         return;
     }
-    if (keycode) {
-        switch (key) {
-        case KEY_F(1): show_help(t, true); return;
-        case KEY_BTAB: cycle_focus(t, -1); return;
-        case KEY_MOUSE: handle_mouse(t); return;
-        case KEY_PPAGE:
-        case KEY_NPAGE:
-            if (t->focus != FOCUS_CONV) {
-                conv_key(t, key);
-                return;
-            }
-            break;
-        }
-    } else {
-        switch (key) {
-        case 27: /* Esc */
-        case 3:  /* Ctrl-C */
-            stop_reply(t);
-            return;
-        case '\t': cycle_focus(t, 1); return;
-        case 12: /* Ctrl-L */
-            clearok(curscr, TRUE);
-            t->dirty |= DIRTY_ALL;
-            return;
-        }
+    const key_binding *b = keys_find(KEYS_ANYWHERE, key, keycode);
+    if (b) {
+        run_action(t, b, key);
+        return;
     }
     if (t->focus == FOCUS_INPUT) {
-        if (!keycode && key == 4 && input_empty()) {
-            tui_request_quit(t);
-            return;
-        }
-        if (!keycode && key == '?' && input_empty()) { /* a message rarely starts with '?' */
-            show_help(t, true);
-            return;
-        }
-        input_key(t, key, keycode);
+        b = keys_find(KEYS_INPUT, key, keycode);
+        /* '?' and Ctrl-D act on an empty line only; on a non-empty one they edit it */
+        if (b && (b->action == ACT_READLINE || input_empty()))
+            run_action(t, b, key);
+        else
+            input_key(t, key, keycode);
         return;
     }
-    if (!keycode && key == 'q') {
-        tui_request_quit(t);
-        return;
-    }
-    if (!keycode && key == '?') {
-        show_help(t, true);
-        return;
-    }
-    if (!keycode && key == 'p') { /* pause / resume replies */
-        t->paused = !t->paused;
-        t->dirty |= DIRTY_STATUS;
-        return;
-    }
-    if (!keycode && key == 'n') { /* one token while paused */
-        if (t->paused && chat_replying(t->c))
-            t->step_once = true;
-        return;
-    }
-    if ((keycode && key == KEY_BACKSPACE) || (!keycode && (key == 127 || key == 8))) {
-        steer_back(t);
-        return;
-    }
-    if (!keycode && key == 'r') { /* rewind to the selected position */
-        steer_rewind_to_selection(t);
-        return;
-    }
-    if (!keycode && key >= '0' && key <= '9') { /* choose a candidate (0: the tenth) */
-        steer_choose(t, key == '0' ? 10 : key - '0');
-        return;
-    }
-    if (!keycode && key >= KEY_MIN)
-        return; /* a wide character that no pane binds (and that could pass for a key code) */
-    if (t->focus == FOCUS_CONV)
-        conv_key(t, key);
-    else if (t->focus == FOCUS_TOKENS)
-        tokens_key(t, key);
-    else if (t->focus == FOCUS_ATTN)
-        attn_key(t, key);
+    b = keys_find(KEYS_PANES, key, keycode);
+    if (!b)
+        b = keys_find(pane_context[t->focus], key, keycode);
+    if (b)
+        run_action(t, b, key);
 }
 
 /* ---- set-up and the loop ---- */
