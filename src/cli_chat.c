@@ -1,8 +1,8 @@
 /* cli_chat.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
  * (editing, history kept in $XDG_STATE_HOME/llmchat/history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
- * a reply (the chat goes on) or clears the line being typed. Slash commands:
- * /reset, /system TEXT, /save FILE, /quit, /help. */
+ * a reply (the chat goes on) or clears the line being typed. Slash commands are
+ * parsed by command.c (the table the TUI shares); their handlers are here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 
 #include "chat.h"
 #include "cli.h"
+#include "command.h"
 #include "engine.h"
 #include "textfmt.h"
 #include "trace.h"
@@ -31,14 +32,20 @@ typedef struct {
     int n_answered;       /* of those, the ones whose turn could start */
 } repl;
 
-static const char help_text[] =
-    "Type a message and press Enter. Commands:\n"
-    "  /reset          forget the conversation (the system prompt stays)\n"
-    "  /system TEXT    set the system prompt (the conversation is re-read with it)\n"
-    "  /save FILE      write the conversation to FILE\n"
-    "  /quit           leave (also Ctrl-D)\n"
-    "  /help           this text\n"
-    "Ctrl-C stops a reply without leaving.\n";
+/* /help: every command of the table, those another front end runs marked as such. */
+static void print_help(FILE *f)
+{
+    fputs("Type a message and press Enter. Commands:\n", f);
+    int n;
+    const command_info *t = command_table(&n);
+    for (int i = 0; i < n; i++) {
+        char usage[64], what[256];
+        command_usage(&t[i], usage, sizeof usage);
+        command_describe(&t[i], what, sizeof what);
+        fprintf(f, "  %-15s %s\n", usage, what);
+    }
+    fputs("Ctrl-C stops a reply without leaving.\n", f);
+}
 
 /* Runs one user turn and streams the reply to stdout. */
 static void reply_to(repl *r, const char *user)
@@ -85,37 +92,37 @@ static void reply_to(repl *r, const char *user)
     fflush(stdout);
 }
 
-static void run_command(repl *r, const char *line)
+static void run_command(repl *r, const command_call *cmd)
 {
     llm_err err;
-    const char *arg = strchr(line, ' ');
-    size_t name_len = arg ? (size_t)(arg - line) : strlen(line);
-    while (arg && *arg == ' ')
-        arg++;
-#define IS(cmd) (name_len == strlen(cmd) && !strncmp(line, cmd, name_len))
-    if (IS("/quit") || IS("/exit")) {
-        r->quit = true;
-    } else if (IS("/help")) {
-        fputs(help_text, r->tty ? stdout : stderr);
-    } else if (IS("/reset")) {
+    if (cmd->info && !(cmd->info->front_ends & COMMAND_REPL)) {
+        fprintf(stderr, "llmchat: /%s works only in %s\n", cmd->name, command_only_in(cmd->info));
+        return;
+    }
+    switch (cmd->id) {
+    case CMD_QUIT: r->quit = true; break;
+    case CMD_HELP: print_help(r->tty ? stdout : stderr); break;
+    case CMD_RESET:
         chat_reset(r->c);
         fprintf(stderr, "llmchat: conversation reset\n");
-    } else if (IS("/system")) {
-        if (chat_set_system(r->c, arg ? arg : "", &err) != LLM_OK)
+        break;
+    case CMD_SYSTEM:
+        if (chat_set_system(r->c, cmd->arg, &err) != LLM_OK)
             fprintf(stderr, "llmchat: %s\n", err.text);
         else
-            fprintf(stderr, "llmchat: system prompt %s\n", arg && *arg ? "set" : "cleared");
-    } else if (IS("/save")) {
-        if (!arg || !*arg)
+            fprintf(stderr, "llmchat: system prompt %s\n", *cmd->arg ? "set" : "cleared");
+        break;
+    case CMD_SAVE:
+        if (!*cmd->arg)
             fprintf(stderr, "llmchat: /save needs a file name\n");
-        else if (chat_save(r->c, arg, &err) != LLM_OK)
+        else if (chat_save(r->c, cmd->arg, &err) != LLM_OK)
             fprintf(stderr, "llmchat: %s\n", err.text);
         else
-            fprintf(stderr, "llmchat: conversation saved to %s\n", arg);
-    } else {
-        fprintf(stderr, "llmchat: unknown command %.*s (try /help)\n", (int)name_len, line);
+            fprintf(stderr, "llmchat: conversation saved to %s\n", cmd->arg);
+        break;
+    case CMD_FORCE: break; /* the TUI's: refused above */
+    case CMD_UNKNOWN: fprintf(stderr, "llmchat: unknown command /%s (try /help)\n", cmd->name); break;
     }
-#undef IS
 }
 
 static void handle_line(repl *r, char *line)
@@ -128,8 +135,9 @@ static void handle_line(repl *r, char *line)
         s++;
     if (!*s)
         return;
-    if (*s == '/')
-        run_command(r, s);
+    command_call cmd;
+    if (command_parse(line, &cmd))
+        run_command(r, &cmd);
     else
         reply_to(r, line);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../command.h"
 #include "draw.h"
 #include "keys.h"
 
@@ -71,8 +72,17 @@ void help_draw(tui *t)
 
 void help_commands_notice(tui *t)
 {
-    conv_add(t, ENTRY_NOTICE,
-             "Commands: /reset (forget the dialog), /system TEXT (set the system prompt), "
-             "/save FILE (write the dialog), /force TEXT (put TEXT's tokens into the reply), /quit, "
-             "/help. Keys: F1 or ? (in a pane).");
+    char buf[1200] = "Commands:";
+    size_t o = strlen(buf);
+    int n;
+    const command_info *cmds = command_table(&n);
+    for (int i = 0; i < n && o < sizeof buf; i++) {
+        char usage[64], what[256];
+        command_usage(&cmds[i], usage, sizeof usage);
+        command_describe(&cmds[i], what, sizeof what);
+        o += (size_t)snprintf(buf + o, sizeof buf - o, " %s (%s)%s", usage, what, i + 1 < n ? "," : ".");
+    }
+    if (o < sizeof buf)
+        snprintf(buf + o, sizeof buf - o, " Keys: F1, or ? on an empty line or in a pane.");
+    conv_add(t, ENTRY_NOTICE, buf);
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../command.h"
 #include "draw.h"
 #include "format.h"
 
@@ -256,15 +257,20 @@ void tui_request_quit(tui *t)
     t->dirty |= DIRTY_STATUS;
 }
 
-static void command(tui *t, const char *cmd, const char *arg)
+/* A slash command (parsed by command.c, shared with the REPL). */
+static void run_command(tui *t, const command_call *cmd)
 {
     llm_err err;
     err.text[0] = '\0';
-    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit") || !strcmp(cmd, "q")) {
-        tui_request_quit(t);
-    } else if (!strcmp(cmd, "help")) {
-        help_commands_notice(t);
-    } else if (!strcmp(cmd, "reset")) {
+    if (cmd->info && !(cmd->info->front_ends & COMMAND_TUI)) {
+        tui_notice(t, "[/%s works only in %s]", cmd->name, command_only_in(cmd->info));
+        return;
+    }
+    const char *arg = cmd->arg;
+    switch (cmd->id) {
+    case CMD_QUIT: tui_request_quit(t); break;
+    case CMD_HELP: help_commands_notice(t); break;
+    case CMD_RESET:
         stop_reply(t);
         chat_reset(t->c);
         conv_clear(t);
@@ -272,24 +278,25 @@ static void command(tui *t, const char *cmd, const char *arg)
         t->state = RUN_IDLE;
         tui_notice(t, "[the dialog was reset]");
         t->dirty |= DIRTY_ALL;
-    } else if (!strcmp(cmd, "system")) {
+        break;
+    case CMD_SYSTEM:
         if (chat_set_system(t->c, *arg ? arg : NULL, &err) != LLM_OK)
             tui_notice(t, "[/system: %s]", err.text);
         else if (*arg)
             tui_notice(t, "[system prompt: %s]", arg);
         else
             tui_notice(t, "[system prompt cleared]");
-    } else if (!strcmp(cmd, "force")) {
-        steer_force_text(t, arg);
-    } else if (!strcmp(cmd, "save")) {
+        break;
+    case CMD_FORCE: steer_force_text(t, arg); break;
+    case CMD_SAVE:
         if (!*arg)
             tui_notice(t, "[/save needs a file name: /save FILE]");
         else if (chat_save(t->c, arg, &err) != LLM_OK)
             tui_notice(t, "[/save: %s]", err.text);
         else
             tui_notice(t, "[saved the dialog to %s]", arg);
-    } else {
-        tui_notice(t, "[unknown command /%s: try /help]", cmd);
+        break;
+    case CMD_UNKNOWN: tui_notice(t, "[unknown command /%s: try /help]", cmd->name); break;
     }
 }
 
@@ -300,22 +307,13 @@ void tui_submit(tui *t, const char *line)
     if (!*line)
         return;
     if (line[0] == '/') {
-        char cmd[32];
-        size_t n = 0;
-        const char *p = line + 1;
-        while (*p && *p != ' ' && n + 1 < sizeof cmd)
-            cmd[n++] = *p++;
-        cmd[n] = '\0';
-        while (*p == ' ')
-            p++;
-        char *arg = strdup(p);
-        if (!arg)
+        char *copy = strdup(line); /* command_parse writes into it */
+        if (!copy)
             tui_die("out of memory");
-        size_t al = strlen(arg);
-        while (al > 0 && (arg[al - 1] == ' ' || arg[al - 1] == '\t'))
-            arg[--al] = '\0';
-        command(t, cmd, arg);
-        free(arg);
+        command_call cmd;
+        command_parse(copy, &cmd);
+        run_command(t, &cmd);
+        free(copy);
         return;
     }
     if (chat_replying(t->c)) {
