@@ -1,14 +1,34 @@
-/* conversation.c — the Conversation pane: the dialog as the user sees it.
+/* conversation.c — the Conversation pane (see conversation.h).
  *
  * Owns the pane's entries (user turns, assistant replies as they stream in, and
  * notices such as "stopped" or command output), each kept as terminal-safe UTF-8
- * (textfmt), and draws them wrapped to the pane, scrolled from the bottom. The
- * chat keeps the real dialog; these entries are only what is shown. */
+ * (textfmt), and its scroll position; draws them wrapped to the pane, scrolled from
+ * the bottom. */
+#include "conversation.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "draw.h"
+#include "../textfmt.h"
 #include "format.h"
+
+typedef struct {
+    conv_kind kind;
+    char *text;   /* (len) terminal-safe UTF-8, NUL-terminated, starting with the label */
+    size_t len, cap;
+    size_t label_len; /* bytes of the "You: " / "Assistant: " label at the start */
+} conv_entry;
+
+struct conv_pane {
+    conv_entry *entries; /* (n_entries) */
+    int n_entries, cap_entries;
+    int stream_entry;      /* the entry the reply streams into (-1 none) */
+    textfmt_stream stream; /* carries split UTF-8 of the streaming reply */
+    bool writing;          /* the streaming reply shows a cursor */
+    int scroll;            /* lines scrolled up from the bottom; 0 follows */
+    int page;              /* lines of the last drawn page */
+};
 
 static void entry_append(conv_entry *en, const char *s, size_t n)
 {
@@ -40,21 +60,30 @@ static void entry_append_safe(conv_entry *en, textfmt_stream *st, const char *s,
     }
 }
 
-void conv_add(tui *t, conv_kind kind, const char *text)
+conv_pane *conv_new(void)
 {
-    if (t->n_entries == t->cap_entries) {
-        int cap = t->cap_entries ? t->cap_entries * 2 : 16;
-        conv_entry *p = realloc(t->entries, (size_t)cap * sizeof *p);
+    conv_pane *cv = calloc(1, sizeof *cv);
+    if (!cv)
+        tui_die("out of memory");
+    cv->stream_entry = -1;
+    return cv;
+}
+
+void conv_add(conv_pane *cv, conv_kind kind, const char *text)
+{
+    if (cv->n_entries == cv->cap_entries) {
+        int cap = cv->cap_entries ? cv->cap_entries * 2 : 16;
+        conv_entry *p = realloc(cv->entries, (size_t)cap * sizeof *p);
         if (!p)
             tui_die("out of memory");
-        t->entries = p;
-        t->cap_entries = cap;
+        cv->entries = p;
+        cv->cap_entries = cap;
     }
-    conv_entry *en = &t->entries[t->n_entries++];
+    conv_entry *en = &cv->entries[cv->n_entries++];
     memset(en, 0, sizeof *en);
     en->kind = kind;
     /* a user turn after earlier entries starts with an empty line: turns stand apart */
-    const char *label = kind == ENTRY_USER ? (t->n_entries > 1 ? "\nYou: " : "You: ")
+    const char *label = kind == ENTRY_USER ? (cv->n_entries > 1 ? "\nYou: " : "You: ")
                         : kind == ENTRY_ASSISTANT ? "Assistant: "
                                                   : "";
     entry_append(en, label, strlen(label));
@@ -63,73 +92,75 @@ void conv_add(tui *t, conv_kind kind, const char *text)
     if (text)
         entry_append_safe(en, &st, text, strlen(text));
     if (kind == ENTRY_ASSISTANT) {
-        t->stream_entry = t->n_entries - 1;
-        memset(&t->stream, 0, sizeof t->stream);
+        cv->stream_entry = cv->n_entries - 1;
+        memset(&cv->stream, 0, sizeof cv->stream);
     }
-    t->conv_scroll = 0;
-    t->dirty |= DIRTY_CONV;
+    cv->scroll = 0;
 }
 
-void conv_stream(tui *t, const char *bytes, size_t len)
+void conv_stream(conv_pane *cv, const char *bytes, size_t len)
 {
-    if (t->stream_entry < 0 || t->stream_entry >= t->n_entries || len == 0)
+    if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries || len == 0)
         return;
-    entry_append_safe(&t->entries[t->stream_entry], &t->stream, bytes, len);
-    t->dirty |= DIRTY_CONV;
+    entry_append_safe(&cv->entries[cv->stream_entry], &cv->stream, bytes, len);
 }
 
-void conv_set_reply(tui *t, const char *reply)
+void conv_set_reply(conv_pane *cv, const char *reply)
 {
-    if (t->stream_entry < 0 || t->stream_entry >= t->n_entries)
+    if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries)
         return;
-    conv_entry *en = &t->entries[t->stream_entry];
+    conv_entry *en = &cv->entries[cv->stream_entry];
     en->len = en->label_len;
     en->text[en->len] = '\0';
-    memset(&t->stream, 0, sizeof t->stream);
-    entry_append_safe(en, &t->stream, reply, strlen(reply));
-    t->dirty |= DIRTY_CONV;
+    memset(&cv->stream, 0, sizeof cv->stream);
+    entry_append_safe(en, &cv->stream, reply, strlen(reply));
 }
 
-void conv_clear(tui *t)
+void conv_set_writing(conv_pane *cv, bool writing)
 {
-    for (int i = 0; i < t->n_entries; i++)
-        free(t->entries[i].text);
-    t->n_entries = 0;
-    t->stream_entry = -1;
-    t->conv_scroll = 0;
-    t->dirty |= DIRTY_CONV;
+    cv->writing = writing;
 }
 
-void conv_free(tui *t)
+void conv_clear(conv_pane *cv)
 {
-    conv_clear(t);
-    free(t->entries);
-    t->entries = NULL;
-    t->cap_entries = 0;
+    for (int i = 0; i < cv->n_entries; i++)
+        free(cv->entries[i].text);
+    cv->n_entries = 0;
+    cv->stream_entry = -1;
+    cv->scroll = 0;
 }
 
-static attr_t entry_attr(const tui *t, conv_kind k, bool label)
+void conv_free(conv_pane *cv)
+{
+    if (!cv)
+        return;
+    conv_clear(cv);
+    free(cv->entries);
+    free(cv);
+}
+
+static attr_t entry_attr(const tui_screen *scr, conv_kind k, bool label)
 {
     switch (k) {
     case ENTRY_USER:
-        return draw_attr(t, PAIR_USER, label ? A_BOLD : A_NORMAL) | (label ? A_BOLD : 0);
+        return draw_attr(scr, PAIR_USER, label ? A_BOLD : A_NORMAL) | (label ? A_BOLD : 0);
     case ENTRY_ASSISTANT:
-        return label ? draw_attr(t, PAIR_ASSISTANT, A_BOLD) | A_BOLD : A_NORMAL;
+        return label ? draw_attr(scr, PAIR_ASSISTANT, A_BOLD) | A_BOLD : A_NORMAL;
     case ENTRY_NOTICE:
-        return draw_attr(t, PAIR_NOTICE, A_DIM);
+        return draw_attr(scr, PAIR_NOTICE, A_DIM);
     }
     return A_NORMAL;
 }
 
 /* Draws one wrapped line (bytes s[0..n) of entry en starting at byte off). */
-static void draw_line(tui *t, WINDOW *w, int y, const conv_entry *en, size_t off, size_t n)
+static void draw_line(const tui_screen *scr, WINDOW *w, int y, const conv_entry *en, size_t off, size_t n)
 {
     wmove(w, y, 1);
     size_t end = off + n;
     while (off < end) {
         bool label = off < en->label_len;
         size_t stop = label ? (en->label_len < end ? en->label_len : end) : end;
-        attr_t a = entry_attr(t, en->kind, label);
+        attr_t a = entry_attr(scr, en->kind, label);
         wattron(w, a);
         /* tabs would jump past the border: write them as one space */
         size_t i = off;
@@ -149,30 +180,28 @@ static void draw_line(tui *t, WINDOW *w, int y, const conv_entry *en, size_t off
     }
 }
 
-void conv_draw(tui *t)
+static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
 {
-    WINDOW *w = t->w_conv;
-    if (!w)
-        return;
-    draw_box(t, w, "Conversation", t->focus == FOCUS_CONV);
+    conv_pane *cv = state;
+    draw_box(scr, w, conv_pane_ops.title, focused);
     int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
     if (h <= 0 || width <= 0)
         return;
-    t->conv_page = h;
+    cv->page = h;
     int total = 0;
-    for (int i = 0; i < t->n_entries; i++)
-        total += tuifmt_wrap_count(t->entries[i].text, t->entries[i].len, width);
+    for (int i = 0; i < cv->n_entries; i++)
+        total += tuifmt_wrap_count(cv->entries[i].text, cv->entries[i].len, width);
     int max_scroll = total > h ? total - h : 0;
-    if (t->conv_scroll > max_scroll)
-        t->conv_scroll = max_scroll;
-    if (t->conv_scroll < 0)
-        t->conv_scroll = 0;
-    int first = total - h - t->conv_scroll; /* first line shown */
+    if (cv->scroll > max_scroll)
+        cv->scroll = max_scroll;
+    if (cv->scroll < 0)
+        cv->scroll = 0;
+    int first = total - h - cv->scroll; /* first line shown */
     if (first < 0)
         first = 0;
     int line = 0, y = 1;
-    for (int i = 0; i < t->n_entries && y <= h; i++) {
-        const conv_entry *en = &t->entries[i];
+    for (int i = 0; i < cv->n_entries && y <= h; i++) {
+        const conv_entry *en = &cv->entries[i];
         int lines = tuifmt_wrap_count(en->text, en->len, width);
         if (line + lines <= first) {
             line += lines;
@@ -184,40 +213,41 @@ void conv_draw(tui *t)
             if (off < en->len)
                 n = tuifmt_wrap(en->text + off, en->len - off, width, &next);
             if (line >= first) {
-                draw_line(t, w, y++, en, off, n);
+                draw_line(scr, w, y++, en, off, n);
                 /* the reply being written ends in a block cursor */
-                if (i == t->stream_entry && k == lines - 1 && t->state == RUN_GENERATING &&
-                    getcurx(w) <= width)
-                    waddstr(w, t->utf8 ? "\xe2\x96\x8c" : "_");
+                if (i == cv->stream_entry && k == lines - 1 && cv->writing && getcurx(w) <= width)
+                    waddstr(w, scr->utf8 ? "\xe2\x96\x8c" : "_");
             }
             off += next;
         }
     }
-    if (t->conv_scroll > 0 && width > 12) {
+    if (cv->scroll > 0 && width > 12) {
         char buf[32];
-        snprintf(buf, sizeof buf, " +%d lines ", t->conv_scroll);
-        draw_text(t, w, h + 1, width - (int)strlen(buf), (int)strlen(buf), buf, A_REVERSE);
+        snprintf(buf, sizeof buf, " +%d lines ", cv->scroll);
+        draw_text(scr, w, h + 1, width - (int)strlen(buf), (int)strlen(buf), buf, A_REVERSE);
     }
 }
 
-void conv_scroll_by(tui *t, int lines)
+void conv_scroll_by(conv_pane *cv, int lines)
 {
-    t->conv_scroll += lines;
-    if (t->conv_scroll < 0)
-        t->conv_scroll = 0;
-    t->dirty |= DIRTY_CONV;
+    cv->scroll += lines;
+    if (cv->scroll < 0)
+        cv->scroll = 0;
 }
 
-bool conv_act(tui *t, key_action a)
+static bool conv_act(void *state, key_action a)
 {
-    int page = t->conv_page > 1 ? t->conv_page - 1 : 1;
+    conv_pane *cv = state;
+    int page = cv->page > 1 ? cv->page - 1 : 1;
     switch (a) {
-    case ACT_SCROLL_UP: conv_scroll_by(t, 1); return true;
-    case ACT_SCROLL_DOWN: conv_scroll_by(t, -1); return true;
-    case ACT_PAGE_UP: conv_scroll_by(t, page); return true;
-    case ACT_PAGE_DOWN: conv_scroll_by(t, -page); return true;
-    case ACT_SCROLL_TOP: conv_scroll_by(t, 1 << 28); return true;
-    case ACT_SCROLL_END: t->conv_scroll = 0; t->dirty |= DIRTY_CONV; return true;
+    case ACT_SCROLL_UP: conv_scroll_by(cv, 1); return true;
+    case ACT_SCROLL_DOWN: conv_scroll_by(cv, -1); return true;
+    case ACT_PAGE_UP: conv_scroll_by(cv, page); return true;
+    case ACT_PAGE_DOWN: conv_scroll_by(cv, -page); return true;
+    case ACT_SCROLL_TOP: conv_scroll_by(cv, 1 << 28); return true;
+    case ACT_SCROLL_END: cv->scroll = 0; return true;
     default: return false;
     }
 }
+
+const pane_ops conv_pane_ops = {"Conversation", KEYS_CONV, conv_draw, conv_act};

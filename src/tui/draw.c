@@ -1,7 +1,8 @@
 /* draw.c — colours, borders, clipped text and heatmap cells for every pane, and
  * the one way out on a fatal error (restore the terminal first).
  *
- * Owns the colour pairs. Knows nothing about what a pane shows. */
+ * Owns the colour pairs and whether curses is active. Knows nothing about what a pane
+ * shows. */
 #include "draw.h"
 
 #include <stdarg.h>
@@ -18,13 +19,13 @@ static const short ramp256[SHADES_MAX] = {-1, 17, 19, 25, 31, 37, 71, 113, 185, 
 /* 8-colour fallback */
 static const short ramp8[5] = {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE};
 
-void draw_start(tui *t)
+void draw_start(tui_screen *scr, bool no_color)
 {
     curses_active = true;
-    t->colors = COLORS_NONE;
-    t->n_shades = 5;
+    scr->colors = COLORS_NONE;
+    scr->n_shades = 5;
     const char *nc = getenv("NO_COLOR");
-    if (t->o->no_color || (nc && *nc) || !has_colors())
+    if (no_color || (nc && *nc) || !has_colors())
         return;
     if (start_color() == ERR)
         return;
@@ -40,62 +41,62 @@ void draw_start(tui *t)
     init_pair(PAIR_CHOSEN, COLOR_BLACK, COLOR_GREEN);
     init_pair(PAIR_DIM, COLOR_BLUE, bg);
     if (COLORS >= 256 && COLOR_PAIRS >= PAIR_RAMP + SHADES_MAX) {
-        t->colors = COLORS_256;
-        t->n_shades = SHADES_MAX;
+        scr->colors = COLORS_256;
+        scr->n_shades = SHADES_MAX;
         for (int i = 0; i < SHADES_MAX; i++)
             init_pair((short)(PAIR_RAMP + i), COLOR_WHITE, i == 0 ? bg : ramp256[i]);
     } else if (COLOR_PAIRS >= PAIR_RAMP + 5) {
-        t->colors = COLORS_8;
-        t->n_shades = 5;
+        scr->colors = COLORS_8;
+        scr->n_shades = 5;
         for (int i = 0; i < 5; i++)
             init_pair((short)(PAIR_RAMP + i), COLOR_BLACK, i == 0 ? bg : ramp8[i]);
     }
 }
 
-attr_t draw_attr(const tui *t, int pair, attr_t fallback)
+attr_t draw_attr(const tui_screen *scr, int pair, attr_t fallback)
 {
-    if (t->colors == COLORS_NONE)
+    if (scr->colors == COLORS_NONE)
         return fallback;
     return COLOR_PAIR(pair);
 }
 
-void draw_box(const tui *t, WINDOW *w, const char *title, bool focused)
+void draw_box(const tui_screen *scr, WINDOW *w, const char *title, bool focused)
 {
     werase(w);
-    attr_t a = focused ? draw_attr(t, PAIR_FOCUS, A_BOLD) | A_BOLD : A_NORMAL;
+    attr_t a = focused ? draw_attr(scr, PAIR_FOCUS, A_BOLD) | A_BOLD : A_NORMAL;
     wattron(w, a);
     box(w, 0, 0);
     wattroff(w, a);
     int width = getmaxx(w);
     if (width >= 4) {
         mvwaddch(w, 0, 1, ' ');
-        draw_text(t, w, 0, 2, width - 4, title, A_BOLD | (focused ? a : 0));
+        draw_text(scr, w, 0, 2, width - 4, title, A_BOLD | (focused ? a : 0));
         int x = getcurx(w);
         if (x < width - 1)
             waddch(w, ' ');
     }
 }
 
-void draw_text(const tui *t, WINDOW *w, int y, int x, int width, const char *s, attr_t a)
+void draw_text(const tui_screen *scr, WINDOW *w, int y, int x, int width, const char *s, attr_t a)
 {
     if (width <= 0 || y < 0 || x < 0 || y >= getmaxy(w) || x >= getmaxx(w))
         return;
     if (x + width > getmaxx(w))
         width = getmaxx(w) - x;
     char buf[1024];
-    tuifmt_fit(s, width, t->utf8, buf, sizeof buf);
+    tuifmt_fit(s, width, scr->utf8, buf, sizeof buf);
     wattron(w, a);
     mvwaddstr(w, y, x, buf);
     wattroff(w, a);
 }
 
-void draw_shade(const tui *t, WINDOW *w, int y, int x, int b)
+void draw_shade(const tui_screen *scr, WINDOW *w, int y, int x, int b)
 {
     if (b < 0)
         b = 0;
-    if (b >= t->n_shades)
-        b = t->n_shades - 1;
-    if (t->colors != COLORS_NONE) {
+    if (b >= scr->n_shades)
+        b = scr->n_shades - 1;
+    if (scr->colors != COLORS_NONE) {
         wattron(w, COLOR_PAIR(PAIR_RAMP + b));
         mvwaddch(w, y, x, ' ');
         wattroff(w, COLOR_PAIR(PAIR_RAMP + b));
@@ -104,7 +105,7 @@ void draw_shade(const tui *t, WINDOW *w, int y, int x, int b)
     static const char *shade_utf8[5] = {" ", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93",
                                         "\xe2\x96\x88"};
     static const char shade_ascii[5] = {' ', '.', ':', '+', '#'};
-    if (t->utf8)
+    if (scr->utf8)
         mvwaddstr(w, y, x, shade_utf8[b]);
     else
         mvwaddch(w, y, x, (chtype)shade_ascii[b]);

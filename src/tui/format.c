@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../textfmt.h"
+#include "../tokenizer.h"
 
 size_t tuifmt_piece(const char *piece, bool control, char *out, size_t size)
 {
@@ -29,6 +30,11 @@ size_t tuifmt_piece(const char *piece, bool control, char *out, size_t size)
             len--;
     }
     return textfmt_escape_piece(piece, len, true, out, size);
+}
+
+size_t tuifmt_token(const tokenizer *tok, int id, char *out, size_t size)
+{
+    return tuifmt_piece(tokenizer_piece(tok, id), tokenizer_is_control(tok, id), out, size);
 }
 
 int tuifmt_char_width(const char *s, size_t len, int *bytes)

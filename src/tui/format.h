@@ -10,10 +10,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../tokenizer.h"
+
 /* A token piece for display: control tokens ("\n<s>\n") lose their surrounding
  * whitespace, everything else is escaped (textfmt_escape_piece) with spaces shown
  * as "␣". Always NUL-terminates; returns the length written. */
 size_t tuifmt_piece(const char *piece, bool control, char *out, size_t size);
+
+/* Token id of tok for display: its piece as tuifmt_piece writes it. */
+size_t tuifmt_token(const tokenizer *tok, int id, char *out, size_t size);
 
 /* Display width (columns) of the UTF-8 character at s (len bytes available) and
  * its byte length in *bytes (1 for an invalid byte, which is counted as 1 column). */

@@ -1,12 +1,11 @@
-/* input.c — the input line: GNU readline driven through its callback interface
- * inside the curses loop, with history kept across runs.
+/* input.c — the input line (see input.h).
  *
  * Curses owns the terminal; readline only edits a line. Keys arrive from the main
  * loop: text bytes are handed to readline one at a time through rl_getc_function and
  * rl_callback_read_char, cursor and history keys (which curses has already decoded)
- * call readline's commands directly, and readline's redisplay merely marks the line
- * dirty: it is drawn with the other panes. Readline never touches the tty (its
- * prep/deprep, signal and SIGWINCH handling are off) and writes only to /dev/null.
+ * call readline's commands directly, and readline's redisplay does nothing: the line
+ * is drawn with the panes. Readline never touches the tty (its prep/deprep, signal
+ * and SIGWINCH handling are off) and writes only to /dev/null.
  * Owns the history file path handling ($XDG_STATE_HOME/llmchat/history). */
 #include <limits.h>
 #include <stdio.h>
@@ -18,17 +17,24 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#include "draw.h"
+#include "input.h"
+
+#include "../textfmt.h"
 #include "format.h"
 
 enum { HISTORY_MAX = 1000 };
 
-static tui *g_tui;        /* readline's callbacks are global: the one tui they serve */
-static int g_byte;        /* the byte readline reads next */
+struct input_line {
+    input_handler on;
+    char *history_path; /* NULL: no history file */
+    int added;          /* history entries added by this run (appended at exit) */
+    FILE *devnull;      /* readline's output */
+};
+
+static input_line *g_input; /* readline's callbacks are global: the one line they serve */
+static int g_byte;          /* the byte readline reads next */
 static bool g_have_byte;
-static FILE *g_devnull;
 static const char *g_prompt = "> ";
-static int g_added;       /* history entries added by this run (appended at exit) */
 
 static int input_getc(FILE *f)
 {
@@ -46,8 +52,6 @@ static int input_available(void)
 
 static void input_redisplay(void)
 {
-    if (g_tui)
-        g_tui->dirty |= DIRTY_INPUT;
 }
 
 static void prep_term(int meta)
@@ -59,22 +63,22 @@ static void deprep_term(void)
 {
 }
 
-static void input_line(char *line)
+static void on_line(char *line)
 {
-    if (!line) { /* EOF (Ctrl-D on an empty line) */
-        tui_request_quit(g_tui);
+    input_line *in = g_input;
+    if (!line) { /* EOF */
+        in->on.eof(in->on.ctx);
         return;
     }
     if (*line) {
         HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
         if (!last || strcmp(last->line, line) != 0) {
             add_history(line);
-            g_added++;
+            in->added++;
         }
     }
-    tui_submit(g_tui, line);
+    in->on.submit(in->on.ctx, line);
     free(line);
-    g_tui->dirty |= DIRTY_INPUT;
 }
 
 /* mkdir -p for the directory part of path. */
@@ -107,10 +111,14 @@ static char *history_file(void)
     return strdup(buf);
 }
 
-void input_init(tui *t)
+input_line *input_open(const input_handler *h)
 {
-    g_tui = t;
-    g_devnull = fopen("/dev/null", "w");
+    input_line *in = calloc(1, sizeof *in);
+    if (!in)
+        tui_die("out of memory");
+    in->on = *h;
+    g_input = in;
+    in->devnull = fopen("/dev/null", "w");
     rl_readline_name = "llmchat";
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;
@@ -121,41 +129,40 @@ void input_init(tui *t)
     rl_input_available_hook = input_available;
     rl_redisplay_function = input_redisplay;
     rl_instream = stdin;
-    rl_outstream = g_devnull ? g_devnull : stderr;
+    rl_outstream = in->devnull ? in->devnull : stderr;
     rl_inhibit_completion = 1;
     using_history();
     stifle_history(HISTORY_MAX);
-    t->history_path = history_file();
-    if (t->history_path) {
-        make_parent_dirs(t->history_path);
-        read_history(t->history_path);
+    in->history_path = history_file();
+    if (in->history_path) {
+        make_parent_dirs(in->history_path);
+        read_history(in->history_path);
     }
-    rl_callback_handler_install(g_prompt, input_line);
-    t->dirty |= DIRTY_INPUT;
+    rl_callback_handler_install(g_prompt, on_line);
+    return in;
 }
 
-void input_shutdown(tui *t)
+void input_close(input_line *in)
 {
+    if (!in)
+        return;
     rl_callback_handler_remove();
-    if (t->history_path && g_added > 0) {
+    if (in->history_path && in->added > 0) {
         /* append, so that several llmchat sessions do not overwrite each other's lines */
-        int n = g_added < history_length ? g_added : history_length;
+        int n = in->added < history_length ? in->added : history_length;
         struct stat st;
-        int r = stat(t->history_path, &st) == 0 ? append_history(n, t->history_path)
-                                                : write_history(t->history_path);
+        int r = stat(in->history_path, &st) == 0 ? append_history(n, in->history_path)
+                                                 : write_history(in->history_path);
         if (r == 0)
-            history_truncate_file(t->history_path, HISTORY_MAX);
+            history_truncate_file(in->history_path, HISTORY_MAX);
     }
-    if (t->history_path) {
-        free(t->history_path);
-        t->history_path = NULL;
-    }
-    if (g_devnull) {
+    free(in->history_path);
+    if (in->devnull) {
         rl_outstream = NULL;
-        fclose(g_devnull);
-        g_devnull = NULL;
+        fclose(in->devnull);
     }
-    g_tui = NULL;
+    g_input = NULL;
+    free(in);
 }
 
 static void feed_byte(int b)
@@ -166,14 +173,16 @@ static void feed_byte(int b)
     g_have_byte = false;
 }
 
-bool input_empty(void)
+bool input_empty(const input_line *in)
 {
+    (void)in;
     return rl_end == 0;
 }
 
-void input_key(tui *t, int key, bool is_keycode)
+void input_key(input_line *in, int key, bool keycode)
 {
-    if (is_keycode) {
+    (void)in;
+    if (keycode) {
         switch (key) {
         case KEY_LEFT: rl_backward_char(1, 0); break;
         case KEY_RIGHT: rl_forward_char(1, 0); break;
@@ -184,9 +193,8 @@ void input_key(tui *t, int key, bool is_keycode)
         case KEY_BACKSPACE: rl_rubout(1, 0); break;
         case KEY_DC: rl_delete(1, 0); break;
         case KEY_ENTER: feed_byte('\r'); break;
-        default: return;
+        default: break;
         }
-        t->dirty |= DIRTY_INPUT;
         return;
     }
     if (key >= 0 && key < 0x80) {
@@ -201,22 +209,18 @@ void input_key(tui *t, int key, bool is_keycode)
         for (size_t i = 0; i < n; i++)
             feed_byte((unsigned char)mb[i]);
     }
-    t->dirty |= DIRTY_INPUT;
 }
 
-void input_draw(tui *t)
+void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused)
 {
-    WINDOW *w = t->w_input;
-    if (!w)
-        return;
+    (void)in;
     werase(w);
     int width = getmaxx(w);
-    bool focused = t->focus == FOCUS_INPUT;
-    attr_t pa = focused ? draw_attr(t, PAIR_USER, A_BOLD) | A_BOLD : A_DIM;
+    attr_t pa = focused ? draw_attr(scr, PAIR_USER, A_BOLD) | A_BOLD : A_DIM;
     /* readline's own prompt when it shows one (e.g. "(reverse-i-search)`x': ") */
     char prompt[256];
     tuifmt_fit(rl_display_prompt && *rl_display_prompt ? rl_display_prompt : g_prompt,
-               width / 2 > 2 ? width / 2 : width, t->utf8, prompt, sizeof prompt);
+               width / 2 > 2 ? width / 2 : width, scr->utf8, prompt, sizeof prompt);
     int pw = textfmt_width(prompt);
     if (pw > width)
         pw = width;

@@ -10,7 +10,8 @@
  * Owns nothing. */
 #include <stdlib.h>
 
-#include "draw.h"
+#include "../clock.h"
+#include "tui_state.h"
 
 static const chat_turn *newest_turn(const tui *t)
 {
@@ -26,11 +27,11 @@ static bool rewind_to(tui *t, int pos)
         tui_notice(t, "[%s]", err.text);
         return false;
     }
-    conv_set_reply(t, newest_turn(t)->reply);
-    t->state = RUN_GENERATING;
-    t->paused = true;
-    t->sel = -1; /* follow the newest position: its candidates are the next choice */
-    t->reply_t0 = tui_now_ms();
+    conv_set_reply(t->conv, newest_turn(t)->reply);
+    t->run.state = RUN_GENERATING;
+    t->run.paused = true;
+    t->sel.pos = -1; /* follow the newest position: its candidates are the next choice */
+    t->reply_t0 = clock_ms();
     t->reply_tokens = 0;
     t->dirty |= DIRTY_ALL;
     return true;
@@ -68,7 +69,7 @@ void steer_back(tui *t)
 
 void steer_rewind_to_selection(tui *t)
 {
-    int sel = tui_selected(t);
+    int sel = selection_get(&t->sel, t->e);
     if (sel < 0 || !newest_turn(t)) {
         tui_notice(t, "[there is no reply to rewind]");
         return;
@@ -78,7 +79,7 @@ void steer_rewind_to_selection(tui *t)
 
 void steer_choose(tui *t, int k)
 {
-    int sel = tui_selected(t);
+    int sel = selection_get(&t->sel, t->e);
     const step_record *r = sel >= 0 ? engine_record(t->e, sel) : NULL;
     if (!r || !newest_turn(t)) {
         tui_notice(t, "[there is no reply to choose a token for]");
@@ -105,13 +106,13 @@ void steer_force_text(tui *t, const char *text)
     }
     if (!chat_replying(t->c) && !rewind_to(t, chat_reply_limit(t->c)))
         return;
-    int n = tokenizer_encode(t->tok, text, NULL, 0);
+    int n = tokenizer_encode(engine_tokenizer(t->e), text, NULL, 0);
     int *ids = n > 0 ? malloc(sizeof(int) * (size_t)n) : NULL;
     if (!ids) {
         tui_notice(t, n == 0 ? "[/force: the text has no tokens]" : "[/force: out of memory]");
         return;
     }
-    tokenizer_encode(t->tok, text, ids, n);
+    tokenizer_encode(engine_tokenizer(t->e), text, ids, n);
     for (int i = 0; i < n && force_one(t, ids[i]); i++)
         ;
     free(ids);

@@ -10,10 +10,11 @@
  * reports at exit how much of the reply time went to drawing and keys (benchmarks).
  * 'p' pauses replies and 'n' then advances them one token at a time; Backspace, 'r',
  * the digits and /force steer the newest reply by hand (steer.c).
- * Owns the engine, the chat, the optional trace and the curses windows; the panes
- * (conversation.c, tokens_pane.c, attention_pane.c, status_line.c, input.c, help.c)
- * draw from the shared state in draw.h. Keys are looked up in the key table (keys.c)
- * and their actions run here or in the focused pane; slash commands run here. */
+ * Owns the engine, the chat, the optional trace, the curses windows and the panes
+ * (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
+ * and actions), the input line, the status line and the help overlay. Keys are
+ * looked up in the key table (keys.c) and run here or by the focused pane; slash
+ * commands (command.c) run here. */
 #include "tui.h"
 
 #include <errno.h>
@@ -27,9 +28,10 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../clock.h"
 #include "../command.h"
-#include "draw.h"
-#include "format.h"
+#include "help.h"
+#include "tui_state.h"
 
 enum {
     FRAME_MS = 33,      /* at most ~30 redraws per second while idle (typing, keys) */
@@ -52,33 +54,18 @@ static void on_int_signal(int sig)
     g_signal_stop = 1;
 }
 
-double tui_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-int tui_selected(const tui *t)
-{
-    int n = engine_pos(t->e);
-    if (n <= 0)
-        return -1;
-    if (t->sel < 0 || t->sel >= n)
-        return n - 1;
-    return t->sel;
-}
-
 /* ---- windows ---- */
 
 static void free_windows(tui *t)
 {
-    WINDOW **ws[] = {&t->w_conv, &t->w_tokens, &t->w_attn, &t->w_status, &t->w_input};
-    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
-        if (*ws[i])
-            delwin(*ws[i]);
-        *ws[i] = NULL;
+    for (int f = 0; f < FOCUS_COUNT; f++) {
+        if (t->win[f])
+            delwin(t->win[f]);
+        t->win[f] = NULL;
     }
+    if (t->w_status)
+        delwin(t->w_status);
+    t->w_status = NULL;
 }
 
 static WINDOW *window_for(const tui_rect *r)
@@ -91,16 +78,16 @@ static WINDOW *window_for(const tui_rect *r)
 static void make_windows(tui *t)
 {
     free_windows(t);
-    getmaxyx(stdscr, t->rows, t->cols);
-    layout_compute(t->cols, t->rows, &t->lay);
-    t->w_conv = window_for(&t->lay.conv);
-    t->w_tokens = window_for(&t->lay.tokens);
-    t->w_attn = window_for(&t->lay.attn);
+    getmaxyx(stdscr, t->screen.rows, t->screen.cols);
+    layout_compute(t->screen.cols, t->screen.rows, &t->lay);
+    t->win[FOCUS_CONV] = window_for(&t->lay.conv);
+    t->win[FOCUS_TOKENS] = window_for(&t->lay.tokens);
+    t->win[FOCUS_ATTN] = window_for(&t->lay.attn);
+    t->win[FOCUS_INPUT] = window_for(&t->lay.input);
     t->w_status = window_for(&t->lay.status);
-    t->w_input = window_for(&t->lay.input);
 
-    if (t->w_input)
-        keypad(t->w_input, TRUE);
+    if (t->win[FOCUS_INPUT])
+        keypad(t->win[FOCUS_INPUT], TRUE);
     werase(stdscr);
     wnoutrefresh(stdscr);
     t->dirty = DIRTY_ALL;
@@ -108,7 +95,14 @@ static void make_windows(tui *t)
 
 static WINDOW *key_window(tui *t)
 {
-    return t->w_input ? t->w_input : stdscr;
+    return t->win[FOCUS_INPUT] ? t->win[FOCUS_INPUT] : stdscr;
+}
+
+/* The panes' views of the run state, brought up to date before a frame is drawn. */
+static void sync_views(tui *t)
+{
+    conv_set_writing(t->conv, t->run.state == RUN_GENERATING);
+    tokens_set_choosing(t->tokens, t->run.paused && chat_replying(t->c));
 }
 
 static void draw_frame(tui *t)
@@ -117,29 +111,26 @@ static void draw_frame(tui *t)
     unsigned d = t->dirty;
     if (t->help)
         d = DIRTY_ALL; /* the overlay is drawn over a fresh frame */
-    if ((d & DIRTY_CONV) && t->w_conv) {
-        conv_draw(t);
-        wnoutrefresh(t->w_conv);
-    }
-    if ((d & DIRTY_TOKENS) && t->w_tokens) {
-        tokens_draw(t);
-        wnoutrefresh(t->w_tokens);
-    }
-    if ((d & DIRTY_ATTN) && t->w_attn) {
-        attn_draw(t);
-        wnoutrefresh(t->w_attn);
+    sync_views(t);
+    for (int f = FOCUS_CONV; f < FOCUS_COUNT; f++) {
+        const tui_pane *p = &t->pane[f];
+        if ((d & (1u << f)) && t->win[f]) {
+            p->ops->draw(p->state, t->win[f], &t->screen, t->focus == (tui_focus)f);
+            wnoutrefresh(t->win[f]);
+        }
     }
     if ((d & DIRTY_STATUS) && t->w_status) {
-        status_draw(t);
+        status_draw(t->w_status, &t->screen, t->e, &t->run);
         wnoutrefresh(t->w_status);
     }
     int want = 0;
+    WINDOW *wi = t->win[FOCUS_INPUT];
     if (t->help) {
-        help_draw(t);
-    } else if (t->w_input) {
-        input_draw(t); /* last: the cursor stays in the input line */
-        wnoutrefresh(t->w_input);
-        want = t->focus == FOCUS_INPUT && !t->confirm_quit;
+        help_draw(&t->screen, &t->help_page);
+    } else if (wi) {
+        input_draw(t->input, wi, &t->screen, t->focus == FOCUS_INPUT); /* last: the cursor stays there */
+        wnoutrefresh(wi);
+        want = t->focus == FOCUS_INPUT && !t->run.confirm_quit;
     }
     if (want != cursor) {
         curs_set(want);
@@ -157,7 +148,7 @@ static void take_notice(tui *t)
     if (n && *n) {
         char buf[600];
         snprintf(buf, sizeof buf, "[%s]", n);
-        conv_add(t, ENTRY_NOTICE, buf);
+        tui_notice(t, "%s", buf);
     }
 }
 
@@ -168,15 +159,16 @@ void tui_notice(tui *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    conv_add(t, ENTRY_NOTICE, buf);
+    conv_add(t->conv, ENTRY_NOTICE, buf);
+    t->dirty |= DIRTY_CONV;
 }
 
 static void end_reply(tui *t, tui_run_state st)
 {
-    double ms = tui_now_ms() - t->reply_t0;
+    double ms = clock_ms() - t->reply_t0;
     if (t->reply_tokens > 0 && ms > 0)
-        t->reply_rate = (double)t->reply_tokens * 1000.0 / ms;
-    t->state = st;
+        t->run.reply_rate = (double)t->reply_tokens * 1000.0 / ms;
+    t->run.state = st;
     t->dirty |= DIRTY_ALL;
 }
 
@@ -184,21 +176,22 @@ static void begin_turn(tui *t, const char *text)
 {
     llm_err err;
     err.text[0] = '\0';
-    conv_add(t, ENTRY_USER, text);
-    t->state = RUN_GENERATING;
+    conv_add(t->conv, ENTRY_USER, text);
+    t->run.state = RUN_GENERATING;
+    t->dirty |= DIRTY_ALL;
     draw_frame(t); /* show the message while the prompt is being read */
     if (chat_begin(t->c, text, t->reply_budget, &err) != LLM_OK) {
         take_notice(t);
         tui_notice(t, "[could not start the reply: %s]", err.text);
-        t->state = RUN_IDLE;
+        t->run.state = RUN_IDLE;
         return;
     }
     take_notice(t);
-    if (t->paused) /* pausing (p, or steering a reply) lasts until p resumes */
+    if (t->run.paused) /* pausing (p, or steering a reply) lasts until p resumes */
         tui_notice(t, "[paused: n generates a token, a digit chooses one, p resumes]");
-    conv_add(t, ENTRY_ASSISTANT, "");
-    t->state = RUN_GENERATING;
-    t->reply_t0 = tui_now_ms();
+    conv_add(t->conv, ENTRY_ASSISTANT, "");
+    t->run.state = RUN_GENERATING;
+    t->reply_t0 = clock_ms();
     t->reply_tokens = 0;
     t->dirty |= DIRTY_ALL;
 }
@@ -206,7 +199,7 @@ static void begin_turn(tui *t, const char *text)
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err)
 {
     if (text && *text)
-        conv_stream(t, text, strlen(text));
+        conv_stream(t->conv, text, strlen(text));
     t->reply_tokens++;
     t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
     if (p == CHAT_GENERATING && chat_replying(t->c) && !err->text[0])
@@ -248,10 +241,11 @@ static void stop_reply(tui *t)
     tui_notice(t, "[stopped]");
 }
 
-void tui_request_quit(tui *t)
+/* Quits, asking first (y/n) while a reply runs. */
+static void request_quit(tui *t)
 {
     if (chat_replying(t->c))
-        t->confirm_quit = true;
+        t->run.confirm_quit = true;
     else
         t->quit = true;
     t->dirty |= DIRTY_STATUS;
@@ -268,14 +262,19 @@ static void run_command(tui *t, const command_call *cmd)
     }
     const char *arg = cmd->arg;
     switch (cmd->id) {
-    case CMD_QUIT: tui_request_quit(t); break;
-    case CMD_HELP: help_commands_notice(t); break;
+    case CMD_QUIT: request_quit(t); break;
+    case CMD_HELP: {
+        char text[1200];
+        help_commands_text(text, sizeof text);
+        tui_notice(t, "%s", text);
+        break;
+    }
     case CMD_RESET:
         stop_reply(t);
         chat_reset(t->c);
-        conv_clear(t);
-        t->sel = -1;
-        t->state = RUN_IDLE;
+        conv_clear(t->conv);
+        t->sel.pos = -1;
+        t->run.state = RUN_IDLE;
         tui_notice(t, "[the dialog was reset]");
         t->dirty |= DIRTY_ALL;
         break;
@@ -300,7 +299,8 @@ static void run_command(tui *t, const command_call *cmd)
     }
 }
 
-void tui_submit(tui *t, const char *line)
+/* A finished line from the input line, or the -i prompt: a command or a message. */
+static void submit(tui *t, const char *line)
 {
     while (*line == ' ' || *line == '\t')
         line++;
@@ -335,12 +335,7 @@ static void set_focus(tui *t, tui_focus f)
 
 static bool focus_visible(const tui *t, tui_focus f)
 {
-    switch (f) {
-    case FOCUS_CONV: return t->w_conv != NULL;
-    case FOCUS_TOKENS: return t->w_tokens != NULL;
-    case FOCUS_ATTN: return t->w_attn != NULL;
-    default: return true;
-    }
+    return f == FOCUS_INPUT || t->win[f] != NULL;
 }
 
 /* Tab / Shift-Tab: the next (dir 1) or previous (dir -1) pane that is not folded away. */
@@ -391,16 +386,18 @@ static void handle_mouse(tui *t)
     bool on_positions = f == FOCUS_TOKENS || f == FOCUS_ATTN;
     if (ev.bstate & BUTTON4_PRESSED) {
         if (on_positions)
-            tokens_act(t, ACT_SEL_PREV);
+            selection_act(&t->sel, t->e, ACT_SEL_PREV);
         else
-            conv_scroll_by(t, 3);
+            conv_scroll_by(t->conv, 3);
+        t->dirty |= DIRTY_ALL;
     }
 #ifdef BUTTON5_PRESSED
     else if (ev.bstate & BUTTON5_PRESSED) {
         if (on_positions)
-            tokens_act(t, ACT_SEL_NEXT);
+            selection_act(&t->sel, t->e, ACT_SEL_NEXT);
         else
-            conv_scroll_by(t, -3);
+            conv_scroll_by(t->conv, -3);
+        t->dirty |= DIRTY_ALL;
     }
 #endif
     else if (found && (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED))) {
@@ -412,8 +409,6 @@ static void handle_mouse(tui *t)
 static void run_action(tui *t, const key_binding *b, int key)
 {
     switch (b->action) {
-    case ACT_HELP_NEXT_PAGE:
-    case ACT_HELP_PREV_PAGE: break; /* only while the overlay is shown: handle_key */
     case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
     case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
     case ACT_STOP: stop_reply(t); break;
@@ -422,23 +417,33 @@ static void run_action(tui *t, const key_binding *b, int key)
         clearok(curscr, TRUE);
         t->dirty |= DIRTY_ALL;
         break;
-    case ACT_QUIT: tui_request_quit(t); break;
-    case ACT_READLINE: input_key(t, key, b->keycode); break;
+    case ACT_QUIT: request_quit(t); break;
+    case ACT_READLINE:
+        input_key(t->input, key, b->keycode);
+        t->dirty |= DIRTY_INPUT;
+        break;
     case ACT_PAUSE:
-        t->paused = !t->paused;
-        t->dirty |= DIRTY_STATUS;
+        t->run.paused = !t->run.paused;
+        t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
         break;
     case ACT_STEP:
-        if (t->paused && chat_replying(t->c))
+        if (t->run.paused && chat_replying(t->c))
             t->step_once = true;
         break;
     case ACT_TAKE_BACK: steer_back(t); break;
     case ACT_REWIND: steer_rewind_to_selection(t); break;
     case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
-    default: /* the panes' own actions */
-        if (!conv_act(t, b->action) && !tokens_act(t, b->action))
-            attn_act(t, b->action);
+    case ACT_PAGE_UP:
+    case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
+        t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
+        t->dirty |= DIRTY_CONV;
         break;
+    default: { /* the focused pane's own actions */
+        const tui_pane *p = &t->pane[t->focus];
+        if (p->ops && p->ops->act(p->state, b->action))
+            t->dirty |= DIRTY_ALL; /* the selection is shown by two panes */
+        break;
+    }
     }
 }
 
@@ -447,7 +452,7 @@ static void run_action(tui *t, const key_binding *b, int key)
 static void help_key(tui *t, bool keycode, int key)
 {
     const key_binding *b = keys_find(KEYS_HELP, key, keycode);
-    int pages = help_pages(t);
+    int pages = help_pages(&t->screen);
     if (b && b->action == ACT_HELP_NEXT_PAGE && t->help_page + 1 < pages) {
         t->help_page++;
         t->dirty |= DIRTY_ALL;
@@ -464,10 +469,6 @@ static void help_key(tui *t, bool keycode, int key)
         stop_reply(t);
 }
 
-static const keys_context pane_context[FOCUS_COUNT] = {
-    [FOCUS_INPUT] = KEYS_INPUT, [FOCUS_CONV] = KEYS_CONV, [FOCUS_TOKENS] = KEYS_TOKENS, [FOCUS_ATTN] = KEYS_ATTN,
-};
-
 /* One key from curses (keycode: a KEY_* code, else a character), looked up in the
  * key table: Anywhere first, then the input line's or the panes' bindings. */
 static void handle_key(tui *t, bool keycode, int key)
@@ -480,10 +481,10 @@ static void handle_key(tui *t, bool keycode, int key)
         handle_mouse(t);
         return;
     }
-    if (t->confirm_quit) {
+    if (t->run.confirm_quit) {
         if (!keycode && (key == 'y' || key == 'Y'))
             t->quit = true;
-        t->confirm_quit = false;
+        t->run.confirm_quit = false;
         t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
         return;
     }
@@ -499,15 +500,17 @@ static void handle_key(tui *t, bool keycode, int key)
     if (t->focus == FOCUS_INPUT) {
         b = keys_find(KEYS_INPUT, key, keycode);
         /* '?' and Ctrl-D act on an empty line only; on a non-empty one they edit it */
-        if (b && (b->action == ACT_READLINE || input_empty()))
+        if (b && (b->action == ACT_READLINE || input_empty(t->input))) {
             run_action(t, b, key);
-        else
-            input_key(t, key, keycode);
+        } else {
+            input_key(t->input, key, keycode);
+            t->dirty |= DIRTY_INPUT;
+        }
         return;
     }
     b = keys_find(KEYS_PANES, key, keycode);
     if (!b)
-        b = keys_find(pane_context[t->focus], key, keycode);
+        b = keys_find(t->pane[t->focus].ops->keys, key, keycode);
     if (b)
         run_action(t, b, key);
 }
@@ -542,7 +545,7 @@ static void print_stats(const tui *t, const char *where)
         fclose(f);
 }
 
-static int setup_core(tui *t)
+static int setup_core(tui *t, const model *m, const tokenizer *tok)
 {
     const cli_options *o = t->o;
     llm_err err;
@@ -551,7 +554,7 @@ static int setup_core(tui *t)
     cli_engine_options(o, &eo);
     eo.top_n = TUI_TOP_N;
     eo.capture_attention = true;
-    if (engine_new(t->m, t->tok, &eo, &t->e, &err) != LLM_OK) {
+    if (engine_new(m, tok, &eo, &t->e, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
@@ -560,7 +563,7 @@ static int setup_core(tui *t)
         return 1;
     }
     if (o->trace_path) {
-        if (trace_open(o->trace_path, t->tok, &t->m->config, o->trace_attn, &t->tr, &err) != LLM_OK) {
+        if (trace_open(o->trace_path, tok, &m->config, o->trace_attn, &t->tr, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);
             return 1;
         }
@@ -583,22 +586,45 @@ static void teardown_core(tui *t)
     t->tr = NULL;
 }
 
+/* The panes, over the engine (after setup_core). */
+static void open_panes(tui *t)
+{
+    t->sel.pos = -1;
+    t->conv = conv_new();
+    t->tokens = tokens_new(t->e, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);
+    t->attn = attn_new(t->e, &t->sel);
+    t->pane[FOCUS_CONV] = (tui_pane){&conv_pane_ops, t->conv};
+    t->pane[FOCUS_TOKENS] = (tui_pane){&tokens_pane_ops, t->tokens};
+    t->pane[FOCUS_ATTN] = (tui_pane){&attn_pane_ops, t->attn};
+}
+
+static void close_panes(tui *t)
+{
+    conv_free(t->conv);
+    tokens_free(t->tokens);
+    attn_free(t->attn);
+}
+
+/* The input line's callbacks. */
+static void on_input_line(void *ctx, const char *line)
+{
+    tui *t = ctx;
+    submit(t, line);
+    t->dirty |= DIRTY_INPUT;
+}
+
+static void on_input_eof(void *ctx)
+{
+    request_quit(ctx);
+}
+
 int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
 {
     tui state;
     tui *t = &state;
     memset(t, 0, sizeof *t);
     t->o = o;
-    t->m = m;
-    t->tok = tok;
-    t->sel = -1;
-    t->stream_entry = -1;
-    t->top_k_shown = o->top_k_shown > 0 ? o->top_k_shown : 10;
-    if (t->top_k_shown > TUI_TOP_N)
-        t->top_k_shown = TUI_TOP_N;
     t->reply_budget = o->steps > 0 ? o->steps : 0;
-    t->mask_bos = true;
-    t->capture = true;
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
     if (delay && atoi(delay) > 0)
         t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);
@@ -606,13 +632,13 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         fprintf(stderr, "llmchat: the TUI needs a terminal on stdin and stdout; use -m chat for pipes\n");
         return 2;
     }
-    if (setup_core(t) != 0) {
+    if (setup_core(t, m, tok) != 0) {
         teardown_core(t);
         return 1;
     }
 
     setlocale(LC_ALL, "");
-    t->utf8 = MB_CUR_MAX > 1;
+    t->screen.utf8 = MB_CUR_MAX > 1;
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) {
         const char *term = getenv("TERM");
@@ -621,7 +647,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         return 1;
     }
     atexit(tui_restore_terminal);
-    draw_start(t);
+    draw_start(&t->screen, o->no_color);
     raw();
     noecho();
     nonl();
@@ -636,13 +662,15 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     signal(SIGINT, on_int_signal);
     signal(SIGPIPE, SIG_IGN);
 
+    open_panes(t);
     make_windows(t);
-    input_init(t);
+    input_handler ih = {on_input_line, on_input_eof, t};
+    t->input = input_open(&ih);
     if (o->system && *o->system)
         tui_notice(t, "[system prompt: %s]", o->system);
     draw_frame(t);
     if (o->prompt && *o->prompt)
-        tui_submit(t, o->prompt);
+        submit(t, o->prompt);
 
     double next_frame = 0;
     while (!t->quit) {
@@ -652,13 +680,13 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             g_signal_stop = 0;
             stop_reply(t);
         }
-        bool busy = chat_replying(t->c) && !t->confirm_quit && (!t->paused || t->step_once);
+        bool busy = chat_replying(t->c) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
         t->step_once = false;
-        double t0 = tui_now_ms();
+        double t0 = clock_ms();
         if (busy) {
             generate_one(t);
             t->stat_tokens++;
-            t->stat_step_ms += tui_now_ms() - t0;
+            t->stat_step_ms += clock_ms() - t0;
         } else if (t->pending && !chat_replying(t->c)) {
             char *line = t->pending;
             t->pending = NULL;
@@ -666,7 +694,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             free(line);
             continue;
         }
-        double now = tui_now_ms();
+        double now = clock_ms();
         int wait = IDLE_WAIT_MS;
         if (busy)
             wait = t->step_delay_ms; /* 0: just poll between tokens */
@@ -684,20 +712,20 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             wtimeout(kw, 0);
             r = wget_wch(kw, &wc);
         }
-        now = tui_now_ms();
+        now = clock_ms();
         if (t->dirty && now >= next_frame && !t->quit) {
             draw_frame(t);
             next_frame = now + (chat_replying(t->c) ? FRAME_MS_BUSY : FRAME_MS);
             if (busy) {
                 t->stat_frames++;
-                t->stat_draw_ms += tui_now_ms() - now;
+                t->stat_draw_ms += clock_ms() - now;
             }
         }
         if (busy && !t->step_delay_ms)
-            t->stat_busy_ms += tui_now_ms() - t0;
+            t->stat_busy_ms += clock_ms() - t0;
     }
 
-    input_shutdown(t);
+    input_close(t->input);
     free_windows(t);
     tui_restore_terminal();
     delscreen(scr);
@@ -709,8 +737,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         chat_stop(t->c, &err);
     }
     free(t->pending);
-    free(t->attn_row);
-    conv_free(t);
+    close_panes(t);
     teardown_core(t);
     return 0;
 }

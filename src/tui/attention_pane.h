@@ -1,0 +1,23 @@
+/* attention_pane.h — the Attention pane: a heatmap of one layer's attention weights
+ * (one head or the mean of the heads), ending at the selected position.
+ *
+ * Its own state is the view (layer, head, mean, scale, BOS mask) and whether the
+ * engine captures attention ('c'); it shares the selected position with Tokens
+ * (selection.h). */
+#ifndef LLMCHAT_TUI_ATTENTION_PANE_H
+#define LLMCHAT_TUI_ATTENTION_PANE_H
+
+#include "../engine.h"
+#include "pane.h"
+#include "selection.h"
+
+typedef struct attn_pane attn_pane;
+
+extern const pane_ops attn_pane_ops;
+
+/* A pane over e's captured attention at sel; 'c' turns e's capture off and on.
+ * Exits through tui_die when out of memory. */
+attn_pane *attn_new(engine *e, tui_selection *sel);
+void attn_free(attn_pane *ap);
+
+#endif

@@ -1,0 +1,33 @@
+/* input.h — the input line: GNU readline driven through its callback interface inside
+ * the curses loop, with history kept across runs ($XDG_STATE_HOME/llmchat/history).
+ *
+ * Its own state is the history file and the number of lines this run added; the line
+ * being edited is readline's, which is global: one input line at a time. */
+#ifndef LLMCHAT_TUI_INPUT_H
+#define LLMCHAT_TUI_INPUT_H
+
+#include <stdbool.h>
+
+#include "draw.h"
+
+typedef struct {
+    void (*submit)(void *ctx, const char *line); /* Enter: a finished line */
+    void (*eof)(void *ctx);                      /* readline's end of input */
+    void *ctx;
+} input_handler;
+
+typedef struct input_line input_line;
+
+/* Sets readline up (no tty handling, no signals, output to /dev/null) and reads the
+ * history. Exits through tui_die when out of memory. */
+input_line *input_open(const input_handler *h);
+/* Appends this run's lines to the history file and releases readline. */
+void input_close(input_line *in);
+
+/* Feeds one key to readline (a curses key code, or a character). */
+void input_key(input_line *in, int key, bool keycode);
+bool input_empty(const input_line *in);
+/* The prompt and the line, scrolled so that the cursor shows; the cursor is left there. */
+void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused);
+
+#endif

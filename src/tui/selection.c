@@ -1,0 +1,39 @@
+/* selection.c — the selected position shared by Tokens and Attention (see selection.h).
+ *
+ * Owns nothing but the position. */
+#include "selection.h"
+
+int selection_get(const tui_selection *s, const engine *e)
+{
+    int n = engine_pos(e);
+    if (n <= 0)
+        return -1;
+    if (s->pos < 0 || s->pos >= n)
+        return n - 1;
+    return s->pos;
+}
+
+void selection_set(tui_selection *s, const engine *e, int pos)
+{
+    int newest = engine_pos(e) - 1;
+    s->pos = pos < 0 || pos >= newest ? -1 : pos;
+}
+
+bool selection_follows(const tui_selection *s, const engine *e)
+{
+    return s->pos < 0 || s->pos >= engine_pos(e) - 1;
+}
+
+bool selection_act(tui_selection *s, const engine *e, key_action a)
+{
+    int cur = selection_get(s, e);
+    switch (a) {
+    case ACT_SEL_PREV: selection_set(s, e, cur > 0 ? cur - 1 : 0); return true;
+    case ACT_SEL_NEXT: selection_set(s, e, cur + 1); return true;
+    case ACT_SEL_BACK10: selection_set(s, e, cur > 10 ? cur - 10 : 0); return true;
+    case ACT_SEL_AHEAD10: selection_set(s, e, cur + 10); return true;
+    case ACT_SEL_FIRST: selection_set(s, e, 0); return true;
+    case ACT_SEL_NEWEST: selection_set(s, e, -1); return true;
+    default: return false;
+    }
+}

@@ -1,0 +1,31 @@
+/* selection.h — the selected position, the one piece of state two panes share: Tokens
+ * and Attention both show it and both move it (Left, Right, Shift: by 10, Home, End),
+ * and steering ('r', the digits) acts at it.
+ *
+ * Owned by tui.c; the two panes hold a pointer to it. It either follows the newest
+ * position (new tokens move it along) or stays where it was put. */
+#ifndef LLMCHAT_TUI_SELECTION_H
+#define LLMCHAT_TUI_SELECTION_H
+
+#include <stdbool.h>
+
+#include "../engine.h"
+#include "keys.h"
+
+typedef struct {
+    int pos; /* the selected position; -1: follows the newest */
+} tui_selection;
+
+/* The selected position (the newest one while following), -1 when e has none. */
+int selection_get(const tui_selection *s, const engine *e);
+
+/* Selects pos; -1, or the newest position or beyond, follows the newest again. */
+void selection_set(tui_selection *s, const engine *e, int pos);
+
+/* Does the selection follow the newest position? */
+bool selection_follows(const tui_selection *s, const engine *e);
+
+/* Runs a selection action of the key table (ACT_SEL_*); false when a is not one. */
+bool selection_act(tui_selection *s, const engine *e, key_action a);
+
+#endif

@@ -1,0 +1,25 @@
+/* status_line.h — the status line: model, size, quantization, threads, position in
+ * the context, prefill and decode speed, run state, seed; or the quit question.
+ *
+ * It keeps no state: it draws the run state tui.c gives it (status_view) and the
+ * engine's figures. */
+#ifndef LLMCHAT_TUI_STATUS_LINE_H
+#define LLMCHAT_TUI_STATUS_LINE_H
+
+#include <stdbool.h>
+
+#include "../engine.h"
+#include "draw.h"
+
+typedef enum { RUN_IDLE = 0, RUN_GENERATING, RUN_STOPPED } tui_run_state;
+
+typedef struct {
+    tui_run_state state;
+    bool paused;       /* replies wait (n, a digit, p): said while idle too */
+    bool confirm_quit; /* "Quit anyway? (y/n)" is asked instead */
+    double reply_rate; /* wall-clock tok/s of the last reply (0: unknown) */
+} status_view;
+
+void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status_view *v);
+
+#endif

@@ -1,0 +1,92 @@
+/* tui_state.h — the TUI controller's state: the engine and the chat it drives, the
+ * panes it owns, the focus, the run state and what needs redrawing.
+ *
+ * Only the controller sees it: tui.c (the loop, keys, commands) and steer.c (steering
+ * a reply). The panes never do: each keeps its own state (conversation.h,
+ * tokens_pane.h, attention_pane.h, input.h) and is driven through its functions;
+ * status_line.c draws the run state it is given. */
+#ifndef LLMCHAT_TUI_STATE_H
+#define LLMCHAT_TUI_STATE_H
+
+#include <stdbool.h>
+
+#include "../chat.h"
+#include "../cli_options.h"
+#include "../engine.h"
+#include "../trace.h"
+#include "attention_pane.h"
+#include "conversation.h"
+#include "draw.h"
+#include "input.h"
+#include "layout.h"
+#include "pane.h"
+#include "selection.h"
+#include "status_line.h"
+#include "tokens_pane.h"
+
+/* What has the focus, in Tab's order. */
+typedef enum { FOCUS_INPUT = 0, FOCUS_CONV, FOCUS_TOKENS, FOCUS_ATTN, FOCUS_COUNT } tui_focus;
+
+enum { /* dirty bits: which parts of the screen need redrawing */
+    DIRTY_INPUT = 1 << FOCUS_INPUT,
+    DIRTY_CONV = 1 << FOCUS_CONV,
+    DIRTY_TOKENS = 1 << FOCUS_TOKENS,
+    DIRTY_ATTN = 1 << FOCUS_ATTN,
+    DIRTY_STATUS = 1 << FOCUS_COUNT,
+    DIRTY_ALL = (1 << (FOCUS_COUNT + 1)) - 1,
+};
+
+typedef struct tui {
+    const cli_options *o;
+    engine *e;          /* owned */
+    chat *c;            /* owned */
+    trace_writer *tr;   /* owned; NULL without --trace */
+
+    tui_screen screen;
+    tui_layout lay;
+    tui_pane pane[FOCUS_COUNT];   /* the bordered panes by focus (pane[FOCUS_INPUT] has no ops) */
+    WINDOW *win[FOCUS_COUNT];     /* each pane's window and the input line's; NULL when folded */
+    WINDOW *w_status;
+    conv_pane *conv;              /* owned; also pane[FOCUS_CONV].state */
+    tokens_pane *tokens;          /* owned; also pane[FOCUS_TOKENS].state */
+    attn_pane *attn;              /* owned; also pane[FOCUS_ATTN].state */
+    input_line *input;            /* owned */
+    tui_selection sel;            /* shared by Tokens and Attention */
+    tui_focus focus;
+    unsigned dirty;               /* DIRTY_* */
+    bool help;                    /* the help overlay is shown ... */
+    int help_page;                /* ... at this page */
+
+    /* run state */
+    status_view run;        /* idle/generating/stopped, paused, the quit question, last rate */
+    bool step_once;         /* a paused reply advances one token */
+    bool quit;
+    char *pending;          /* a line sent while a reply runs, sent when it ends */
+    double reply_t0;        /* monotonic ms at the reply's first token */
+    long long reply_tokens;
+    int reply_budget;       /* max tokens per reply; 0 until EOS */
+    int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
+
+    /* where the time goes while replies run (printed with LLMCHAT_TUI_STATS=1) */
+    long long stat_tokens, stat_frames;
+    double stat_busy_ms, stat_step_ms, stat_draw_ms;
+} tui;
+
+/* ---- tui.c ---- */
+/* After the chat took a reply token (sampled or forced) with progress p: streams
+ * its text into Conversation and, when the reply ended, closes it with a notice. */
+void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
+/* Adds a notice (a line such as "[stopped]") to Conversation. */
+void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
+/* Backspace: takes the newest reply token back (with a closing EOS). */
+void steer_back(tui *t);
+/* r: rewinds the reply so that the selected position is its newest. */
+void steer_rewind_to_selection(tui *t);
+/* 1-9, 0: rewinds to the selected position and forces its k-th candidate next. */
+void steer_choose(tui *t, int k);
+/* /force TEXT: forces TEXT's tokens into the reply (reopening it if it ended). */
+void steer_force_text(tui *t, const char *text);
+
+#endif
