@@ -140,7 +140,7 @@ static void defaults(cli_options *o)
     sampler_config_default(&o->sampler);
     o->steps = -1;
     o->weights = TENSOR_Q8_0;
-    o->isa = QUANT_ISA_AUTO;
+    o->isa = KERNELS_AUTO;
     o->kv_cache = TRANSFORMER_KV_AUTO;
     o->top_k_shown = 10;
     const char *nc = getenv("NO_COLOR");
@@ -230,12 +230,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
                 return usage_error("--kv-cache must be auto, q8_0 or f32, got '%s'", optarg);
             break;
         case OPT_KERNELS:
-            if (!strcmp(optarg, "auto")) o->isa = QUANT_ISA_AUTO;
-            else if (!strcmp(optarg, "scalar")) o->isa = QUANT_ISA_SCALAR;
-            else if (!strcmp(optarg, "avx2")) o->isa = QUANT_ISA_AVX2;
-            else if (!strcmp(optarg, "avx512")) o->isa = QUANT_ISA_AVX512_VNNI;
-            else
+            if (!kernels_isa_parse(optarg, &o->isa))
                 return usage_error("--kernels must be auto, scalar, avx2 or avx512, got '%s'",
+                                   optarg);
+            if (!kernels_isa_supported(o->isa))
+                return usage_error("--kernels %s: this CPU or this build cannot run them",
                                    optarg);
             break;
         case OPT_MOUSE: o->mouse = true; break;

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "quant.h"
+#include "kernels.h"
 #include "sampler.h"
 #include "transformer.h"
 
@@ -31,7 +31,7 @@ typedef struct {
     bool trace_attn;             /* --trace-attn */
     bool pieces;                 /* tokenize --pieces */
     tensor_type weights;         /* --weights q8_0|f32 */
-    quant_isa isa;               /* --kernels auto|scalar|avx2|avx512 */
+    kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512 */
     transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */
     bool no_color;               /* --no-color or NO_COLOR set */

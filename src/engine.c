@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "finite.h"
-#include "quant.h"
+#include "kernels.h"
 #include "transformer.h"
 
 enum { PREFILL_CHUNK = 64 }; /* positions per transformer batch */
@@ -189,7 +189,7 @@ static const float *position_probs(engine *e, const float *logits)
 {
     if (e->probs_of != logits) {
         memcpy(e->probs, logits, sizeof(float) * e->vocab);
-        quant_softmax_f32(e->probs, e->vocab);
+        kernels_softmax(e->probs, e->vocab);
         e->probs_of = logits;
     }
     return e->probs;

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "model.h"
-#include "quant.h"
+#include "kernels.h"
 #include "tokenizer.h"
 #include "tui/tui.h"
 
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     int rc = cli_parse(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    quant_init(o.isa);
+    kernels_init(o.isa);
 #ifdef _OPENMP
     if (o.threads > 0)
         omp_set_num_threads(o.threads);

@@ -5,14 +5,14 @@
  * writes to the caller's logits and keeps no pointer to them or to the history.
  *
  * Cost per decision for a vocabulary of n: one O(n) copy, top-k by an in-place
- * min-heap of k (O(n log k)), one O(n) softmax (SIMD through quant_softmax_f32 when
+ * min-heap of k (O(n log k)), one O(n) softmax (SIMD through kernels_softmax when
  * it covers the whole vocabulary), one more for the record's raw-logit probability
  * unless the first already was that (temperature 1, no penalty), top-p by
  * pre-filtering candidates that cannot be in the nucleus and then a quickselect on
  * the probability mass (expected O(n), no full sort), min-p and the draw O(kept). */
 #include "sampler.h"
 
-#include "quant.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -354,7 +354,7 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             float inv_t = 1.0f / t;
             for (int i = 0; i < n; i++)
                 s->probs[i] = (c[i].logit - maxl) * inv_t;
-            quant_softmax_f32(s->probs, n);
+            kernels_softmax(s->probs, n);
             for (int i = 0; i < n; i++) {
                 c[i].prob = s->probs[i];
                 total += c[i].prob;
@@ -422,7 +422,7 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         if (all_finite) {
             if (!raw_softmax) {
                 memcpy(s->probs, logits, sizeof(float) * n);
-                quant_softmax_f32(s->probs, n);
+                kernels_softmax(s->probs, n);
             }
             int above = 0;
             for (int i = 0; i < n; i++)

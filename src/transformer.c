@@ -5,7 +5,7 @@
  *
  * Owns the KV cache, the activation buffers and the quantized activations for one
  * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
- * goes through quant.h. A batch of tokens is processed in chunks of 64-256
+ * goes through kernels.h. A batch of tokens is processed in chunks of 64-256
  * positions with matrix-matrix kernels, attention parallel over heads (OpenMP), each
  * head a batch of queries. A single token runs in one parallel region whose threads
  * share every matrix's rows and meet at a barrier per data dependence (forward_one).
@@ -14,6 +14,7 @@
 #include "transformer.h"
 
 #include "barrier.h"
+#include "kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,9 +26,7 @@
 /* A batch is processed in chunks of positions: the most whose buffers (activations,
  * new keys and values, one thread's attention rows) fit in CHUNK_BUDGET, a multiple
  * of CHUNK_MIN, at most CHUNK_MAX. Bigger chunks mean fewer passes over the weights
- * and fewer parallel regions: against chunks of 64, prefill of a 512-token prompt ran
- * 12-17% faster with 128 and 17-20% faster with 256 on 110M, 6-10% on 1B, the same on
- * 15M. The budget keeps 7B (dim 4096, 4096 positions) at 128: 26 MB.
+ * and fewer parallel regions; the budget keeps 7B (dim 4096, 4096 positions) at 128.
  * PARALLEL_TOKENS: a batch's per-token steps go parallel from this many tokens on
  * (below, a parallel region costs more than it saves). */
 enum { CHUNK_MIN = 64, CHUNK_MAX = 256, MAX_QBATCHES = 8, PARALLEL_TOKENS = 8 };
@@ -372,9 +371,9 @@ static void matmul_shared(transformer *t, const float *x, int n, int count,
             }
         }
         if (n == 1)
-            quant_matvec(out[j], w[j], x, xq);
+            kernels_matvec(out[j], w[j], x, xq);
         else
-            quant_matmul(out[j], w[j], x, xq, n);
+            kernels_matmul(out[j], w[j], x, xq, n);
     }
 }
 
@@ -523,13 +522,13 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
             /* this head's rows as fp32 (pos + n, hs): a query block reuses each */
             float *kf = t->kv_f32 + (size_t)tid * 2 * t->ctx * hs, *vf = kf + (size_t)t->ctx * hs;
             size_t r = q8_row(t, l, kh, 0);
-            quant_dequantize_q8_rows(kf, t->kq + r * hs, t->ks + r, pos + n, hs);
-            quant_dequantize_q8_rows(vf, t->vq + r * hs, t->vs + r, pos + n, hs);
+            quant_dequantize_rows(kf, t->kq + r * hs, t->ks + r, pos + n, hs);
+            quant_dequantize_rows(vf, t->vq + r * hs, t->vs + r, pos + n, hs);
             k = kf;
             v = vf;
             stride = hs;
         }
-        quant_attention_f32(xb + (size_t)h * hs, dim, att, pos + n, q + (size_t)h * hs, dim, k,
+        kernels_attention_f32(xb + (size_t)h * hs, dim, att, pos + n, q + (size_t)h * hs, dim, k,
                             v, stride, n, pos, hs, scale);
         if (attn)
             for (int i = 0; i < n; i++)
@@ -549,9 +548,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
     int dim = c->dim, hidden = c->hidden_dim, kv_dim = c->kv_dim, hs = c->head_size;
 
     /* The per-token steps between the matmuls (norms, RoPE, the KV store, residuals,
-     * SwiGLU) run on all threads too: on one they were 17% of a 512-token prefill of
-     * 110M while the other threads waited. Each token's values are computed alone,
-     * so the results do not depend on the threads. */
+     * SwiGLU) run on all threads too. Each token's values are computed alone, so the
+     * results do not depend on the threads. */
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++)
         quant_dequantize_row(t->x + (size_t)i * dim, &m->token_embedding, tokens[i]);
@@ -616,11 +614,9 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
  * busy) and every barrier waited for the scheduler; one thread is then faster. After
  * SOLO_STREAK such tokens in a row, the next SOLO_FIRST tokens run on one thread, then
  * all threads are tried again; each failed try doubles the span, up to SOLO_MAX
- * tokens, and SOLO_FIRST good tokens in a row start over. Measured on this machine:
- * idle, threads are asleep for 0.5-1.5% of a token (1B, 7B: tens of microseconds at
- * most barriers); beside a busy loop, 20-26%. Counting sleeps instead, or acting on
- * single tokens, sent idle 7B decode to one thread for 23 tokens in 24 and idle 110M
- * for 2-10% of its tokens. */
+ * tokens, and SOLO_FIRST good tokens in a row start over. The share of time asleep,
+ * not the number of sleeps, is the sign: with long matrix shares, idle threads sleep
+ * briefly at most barriers (docs/performance.md). */
 enum {
     ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19,
     SOLO_ASLEEP_PART = 8,
@@ -648,11 +644,11 @@ typedef struct {
 
 static void rows_run(const rows_job *j, int r0, int r1)
 {
-    quant_matmul_rows(j->out, j->w, j->x, j->xq, 1, r0, r1);
+    kernels_matmul_rows(j->out, j->w, j->x, j->xq, 1, r0, r1);
     if (j->mode == ROWS_ADD) {
         add_into(j->add_to + r0, j->out + r0, r1 - r0);
     } else if (j->mode == ROWS_SWIGLU) {
-        quant_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
+        kernels_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
         swiglu(j->out + r0, j->out2 + r0, (size_t)(r1 - r0));
     }
 }
@@ -660,13 +656,12 @@ static void rows_run(const rows_job *j, int r0, int r1)
 /* Thread tid's share of the rows of `count` jobs, when nt threads share them: one
  * contiguous range of each matrix, starting at a multiple of the kernels' row block
  * (so results do not depend on the split). One long stream per matrix and thread is
- * what the memory system serves fastest: handing out small ranges as threads come
- * free (guided scheduling) measured 8-12% slower on 110M when bandwidth is high, and
- * no faster otherwise; a thread that loses its core is handled by forward_one
- * falling back to one thread. No barrier at the end: the caller places it. */
+ * what the memory system serves fastest (small ranges handed out as threads come free
+ * were slower); a thread that loses its core is handled by forward_one falling back to
+ * one thread. No barrier at the end: the caller places it. */
 static void rows_share(const rows_job *jobs, int count, int tid, int nt)
 {
-    int block = quant_row_block();
+    int block = kernels_row_block();
     for (int j = 0; j < count; j++) {
         int rows = jobs[j].w->rows, blocks = (rows + block - 1) / block;
         int r0 = (int)((long)blocks * tid / nt) * block;
@@ -704,11 +699,11 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
     const float *q = t->q + (size_t)h * hs;
     if (t->kv == TRANSFORMER_KV_F32) {
         size_t off = (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
-        quant_attention_f32(out, c->dim, att, (size_t)pos + 1, q, c->dim, t->key_cache + off,
+        kernels_attention_f32(out, c->dim, att, (size_t)pos + 1, q, c->dim, t->key_cache + off,
                             t->value_cache + off, kv_dim, 1, pos, hs, scale);
     } else {
         size_t r = q8_row(t, l, kh, 0);
-        quant_attention_q8(out, att, q, t->kq + r * hs, t->ks + r, t->vq + r * hs, t->vs + r,
+        kernels_attention_q8(out, att, q, t->kq + r * hs, t->ks + r, t->vq + r * hs, t->vs + r,
                            pos + 1, hs, scale);
     }
 }

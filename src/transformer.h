@@ -2,7 +2,7 @@
  * with a KV cache (fp32 or int8), SwiGLU feed-forward, classifier.
  *
  * Owns the activation buffers and the KV cache for one sequence of up to ctx_len
- * positions. Borrows the model (which must outlive it). Matmuls go through quant.h
+ * positions. Borrows the model (which must outlive it). Matmuls go through kernels.h
  * and run on OpenMP threads; attention is parallel over heads. Optionally writes the
  * softmaxed attention row of every layer and head for each query position. */
 #ifndef LLMCHAT_TRANSFORMER_H

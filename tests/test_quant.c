@@ -1,12 +1,12 @@
 /* test_quant.c — Q8_0 quantization and the matrix kernels.
  *
- * Every ISA this CPU and build support is forced in turn (quant_init) and compared
- * with the plain-C reference: quant_dot_q8 vs quant_dot_q8_ref, quant_matmul /
- * quant_matvec vs a scalar loop over quant_dot_q8_ref, F32 kernels vs a double
+ * Every ISA this CPU and build support is forced in turn (kernels_init) and compared
+ * with the plain-C reference: kernels_dot_q8 vs kernels_dot_q8_ref, kernels_matmul /
+ * kernels_matvec vs a scalar loop over kernels_dot_q8_ref, F32 kernels vs a double
  * precision sum. Shapes cover padded rows (cols not a multiple of the group), rows
  * not a multiple of the kernel's row block, and batches of 1, 3 and 17 vectors.
- * The int8 KV-cache attention (quant_attention_q8) is compared with its plain-C twin
- * (the scalar kernel set), with quant_attention_f32 on the dequantized rows, and with
+ * The int8 KV-cache attention (kernels_attention_q8) is compared with its plain-C twin
+ * (the scalar kernel set), with kernels_attention_f32 on the dequantized rows, and with
  * double-precision attention on the rows before quantization.
  * "core": agreement on random data; "limits": zero rows, ±127, round-trip bounds. */
 #include "testutil.h"
@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "model.h"
+#include "kernels.h"
 #include "quant.h"
 #include "transformer.h"
 
@@ -77,16 +78,16 @@ static float *random_vecs(int n, int len, float amp)
 }
 
 /* The ISAs to test: every one this CPU and build can run. */
-static int supported_isas(quant_isa *isas)
+static int supported_isas(kernels_isa *isas)
 {
     int k = 0;
-    for (int i = QUANT_ISA_SCALAR; i < QUANT_ISA_COUNT; i++)
-        if (quant_isa_supported((quant_isa)i))
-            isas[k++] = (quant_isa)i;
+    for (int i = KERNELS_SCALAR; i < KERNELS_COUNT; i++)
+        if (kernels_isa_supported((kernels_isa)i))
+            isas[k++] = (kernels_isa)i;
     return k;
 }
 
-/* Reference out (n, rows) with quant_dot_q8_ref, and a bound on the rounding error
+/* Reference out (n, rows) with kernels_dot_q8_ref, and a bound on the rounding error
  * of any summation order: eps * sum |terms| per output. */
 static void ref_matmul_q8(float *out, float *bound, const tensor *w, const qbatch *xq, int n)
 {
@@ -97,7 +98,7 @@ static void ref_matmul_q8(float *out, float *bound, const tensor *w, const qbatc
             const int8_t *b = xq->q + (size_t)i * xq->stride;
             const float *as = w->scale + (size_t)r * groups;
             const float *bs = xq->scale + (size_t)i * groups;
-            out[(size_t)i * w->rows + r] = quant_dot_q8_ref(a, as, b, bs, w->stride, w->group);
+            out[(size_t)i * w->rows + r] = kernels_dot_q8_ref(a, as, b, bs, w->stride, w->group);
             double mag = 0.0;
             for (int k = 0; k < w->stride; k++)
                 mag += fabs((double)a[k] * b[k] * as[k / w->group] * bs[k / w->group]);
@@ -119,23 +120,23 @@ static void check_q8_matmul(int rows, int cols, int group, int n)
     float *got = malloc(sizeof(float) * (size_t)n * rows);
     ref_matmul_q8(want, bound, &w.t, xq, n);
 
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
-        ck_assert_int_eq(quant_init(isas[j]), isas[j]);
+        ck_assert_int_eq(kernels_init(isas[j]), isas[j]);
         for (int i = 0; i < n * rows; i++)
             got[i] = NAN;
         if (n == 1)
-            quant_matvec(got, &w.t, NULL, xq);
+            kernels_matvec(got, &w.t, NULL, xq);
         else
-            quant_matmul(got, &w.t, NULL, xq, n);
+            kernels_matmul(got, &w.t, NULL, xq, n);
         for (int i = 0; i < n * rows; i++)
             ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
                           "%s: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
-                          quant_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
+                          kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
                           bound[i]);
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
     free(want);
     free(bound);
     free(got);
@@ -146,20 +147,49 @@ static void check_q8_matmul(int rows, int cols, int group, int n)
 
 START_TEST(test_isa_names)
 {
-    ck_assert(quant_isa_supported(QUANT_ISA_SCALAR));
-    ck_assert_str_eq(quant_isa_name(QUANT_ISA_SCALAR), "scalar");
-    ck_assert_str_eq(quant_isa_name(QUANT_ISA_AVX512_VNNI), "avx512-vnni");
-    quant_isa best = quant_init(QUANT_ISA_AUTO);
-    ck_assert(quant_isa_supported(best));
-    ck_assert_int_ne(best, QUANT_ISA_AUTO);
+    ck_assert(kernels_isa_supported(KERNELS_SCALAR));
+    ck_assert_str_eq(kernels_isa_name(KERNELS_SCALAR), "scalar");
+    ck_assert_str_eq(kernels_isa_name(KERNELS_AVX512), "avx512-vnni");
+    kernels_isa best = kernels_init(KERNELS_AUTO);
+    ck_assert(kernels_isa_supported(best));
+    ck_assert_int_ne(best, KERNELS_AUTO);
     /* asking for something unsupported falls back to a supported ISA */
-    for (int i = QUANT_ISA_SCALAR; i < QUANT_ISA_COUNT; i++) {
-        quant_isa got = quant_init((quant_isa)i);
-        ck_assert(quant_isa_supported(got));
-        if (quant_isa_supported((quant_isa)i))
+    for (int i = KERNELS_SCALAR; i < KERNELS_COUNT; i++) {
+        kernels_isa got = kernels_init((kernels_isa)i);
+        ck_assert(kernels_isa_supported(got));
+        if (kernels_isa_supported((kernels_isa)i))
             ck_assert_int_eq(got, i);
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
+/* One parser for the names --kernels (llmchat) and --isa (llmchat-bench) take. */
+START_TEST(test_isa_parse)
+{
+    static const struct {
+        const char *name;
+        kernels_isa isa;
+    } ok[] = {{"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},
+              {"avx2", KERNELS_AVX2},     {"avx512", KERNELS_AVX512},
+              {"avx512-vnni", KERNELS_AVX512}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        kernels_isa got = KERNELS_COUNT;
+        ck_assert_msg(kernels_isa_parse(ok[i].name, &got), "%s", ok[i].name);
+        ck_assert_int_eq(got, ok[i].isa);
+    }
+    /* every printed name parses back to its set */
+    for (int i = KERNELS_AUTO; i < KERNELS_COUNT; i++) {
+        kernels_isa got = KERNELS_COUNT;
+        ck_assert(kernels_isa_parse(kernels_isa_name((kernels_isa)i), &got));
+        ck_assert_int_eq(got, i);
+    }
+    static const char *const bad[] = {"", "AVX2", "avx", "neon", "avx512 "};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        kernels_isa got = KERNELS_COUNT;
+        ck_assert_msg(!kernels_isa_parse(bad[i], &got), "'%s' parsed", bad[i]);
+        ck_assert_int_eq(got, KERNELS_COUNT);
+    }
 }
 END_TEST
 
@@ -179,10 +209,10 @@ END_TEST
 START_TEST(test_quantize_nonfinite)
 {
     const float bad_values[] = {NAN, INFINITY, -INFINITY};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
-        quant_init(isas[j]);
+        kernels_init(isas[j]);
         for (size_t b = 0; b < 3; b++)
             for (int where = 0; where < 96; where += 13) {
                 float x[96];
@@ -195,10 +225,10 @@ START_TEST(test_quantize_nonfinite)
                 for (int g = 0; g < 3; g++)
                     ck_assert_msg(isfinite(scale[g]) == (g != where / 32),
                                   "%s: value %g at %d: scale of group %d is %g",
-                                  quant_isa_name(isas[j]), bad_values[b], where, g, scale[g]);
+                                  kernels_isa_name(isas[j]), bad_values[b], where, g, scale[g]);
             }
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -207,7 +237,7 @@ START_TEST(test_dot_all_isas)
     rng_state = 0x9e3779b97f4a7c15ull;
     static const int groups[] = {32, 64, 96, 128, 256};
     static const int lens[] = {1, 2, 3, 5, 9, 24};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++)
         for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
@@ -225,12 +255,12 @@ START_TEST(test_dot_all_isas)
             }
             for (int i = 0; i < len; i++)
                 mag += fabs((double)a[i] * b[i] * as[i / group] * bs[i / group]);
-            float want = quant_dot_q8_ref(a, as, b, bs, len, group);
+            float want = kernels_dot_q8_ref(a, as, b, bs, len, group);
             for (int j = 0; j < k; j++) {
-                quant_init(isas[j]);
-                float got = quant_dot_q8(a, as, b, bs, len, group);
+                kernels_init(isas[j]);
+                float got = kernels_dot_q8(a, as, b, bs, len, group);
                 ck_assert_msg(fabs(got - want) <= 1e-5 * mag,
-                              "%s: group %d len %d: %g vs %g", quant_isa_name(isas[j]), group,
+                              "%s: group %d len %d: %g vs %g", kernels_isa_name(isas[j]), group,
                               len, got, want);
             }
             free(a);
@@ -238,7 +268,7 @@ START_TEST(test_dot_all_isas)
             free(as);
             free(bs);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -278,7 +308,7 @@ START_TEST(test_matvec_same_bits_as_matmul)
     static const int shapes[][3] = {{9, 288, 32},   {11, 768, 64},  {6, 96, 96},
                                     {9, 2048, 64},  {7, 2080, 32},  {6, 4096, 64},
                                     {5, 11008, 64}, {5, 1024, 128}, {3, 2112, 64}};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int rows = shapes[s][0], cols = shapes[s][1], group = shapes[s][2];
@@ -289,17 +319,17 @@ START_TEST(test_matvec_same_bits_as_matmul)
         qbatch_quantize(xq, x, 2);
         float one[16], two[32];
         for (int j = 0; j < k; j++) {
-            quant_init(isas[j]);
-            quant_matvec(one, &w.t, NULL, xq);
-            quant_matmul(two, &w.t, NULL, xq, 2);
+            kernels_init(isas[j]);
+            kernels_matvec(one, &w.t, NULL, xq);
+            kernels_matmul(two, &w.t, NULL, xq, 2);
             for (int r = 0; r < rows; r++)
                 ck_assert_msg(memcmp(&one[r], &two[r], sizeof(float)) == 0 &&
                                   memcmp(&two[r], &two[rows + r], sizeof(float)) == 0,
                               "%s: %dx%d row %d: matvec %.9g, matmul %.9g / %.9g",
-                              quant_isa_name(isas[j]), rows, cols, r, one[r], two[r],
+                              kernels_isa_name(isas[j]), rows, cols, r, one[r], two[r],
                               two[rows + r]);
         }
-        quant_init(QUANT_ISA_AUTO);
+        kernels_init(KERNELS_AUTO);
         free(x);
         qbatch_free(xq);
         owned_free(&w);
@@ -314,14 +344,14 @@ static void check_f32(int rows, int cols, int n)
     float *x = random_vecs(n, cols, 1.0f);
     tensor t = {.type = TENSOR_F32, .rows = rows, .cols = cols, .stride = cols, .f = w};
     float *got = malloc(sizeof(float) * (size_t)n * rows);
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
-        quant_init(isas[j]);
+        kernels_init(isas[j]);
         if (n == 1)
-            quant_matvec(got, &t, x, NULL);
+            kernels_matvec(got, &t, x, NULL);
         else
-            quant_matmul(got, &t, x, NULL, n);
+            kernels_matmul(got, &t, x, NULL, n);
         for (int i = 0; i < n; i++)
             for (int r = 0; r < rows; r++) {
                 double want = 0.0, mag = 0.0;
@@ -332,10 +362,10 @@ static void check_f32(int rows, int cols, int n)
                 float g = got[(size_t)i * rows + r];
                 ck_assert_msg(fabs(g - want) <= 1e-5 * mag + 1e-30,
                               "%s f32 rows %d cols %d n %d: [%d,%d] %g vs %g",
-                              quant_isa_name(isas[j]), rows, cols, n, i, r, g, want);
+                              kernels_isa_name(isas[j]), rows, cols, n, i, r, g, want);
             }
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
     free(w);
     free(x);
     free(got);
@@ -358,7 +388,7 @@ START_TEST(test_rows_f32)
     rng_state = 0x3f84d5b5b5470917ull;
     static const int lens[] = {1, 7, 16, 48, 64, 100, 128, 200};
     static const int nrows[] = {1, 3, 4, 5, 17, 130};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
         for (size_t ri = 0; ri < sizeof nrows / sizeof *nrows; ri++) {
@@ -370,8 +400,8 @@ START_TEST(test_rows_f32)
             float *base = random_vecs(1, len, 1.0f);
             float *got = malloc(sizeof(float) * (n > len ? n : len));
             for (int j = 0; j < k; j++) {
-                quant_init(isas[j]);
-                quant_rows_dot_f32(got, rows, stride, n, x, len);
+                kernels_init(isas[j]);
+                kernels_rows_dot(got, rows, stride, n, x, len);
                 for (int r = 0; r < n; r++) {
                     double want = 0.0, mag = 0.0;
                     for (int c = 0; c < len; c++) {
@@ -380,10 +410,10 @@ START_TEST(test_rows_f32)
                     }
                     ck_assert_msg(fabs(got[r] - want) <= 1e-5 * mag + 1e-30,
                                   "%s dot len %d rows %d: [%d] %g vs %g",
-                                  quant_isa_name(isas[j]), len, n, r, got[r], want);
+                                  kernels_isa_name(isas[j]), len, n, r, got[r], want);
                 }
                 memcpy(got, base, sizeof(float) * len);
-                quant_rows_axpy_f32(got, rows, stride, n, a, len);
+                kernels_rows_axpy(got, rows, stride, n, a, len);
                 for (int c = 0; c < len; c++) {
                     double want = base[c], mag = fabs(base[c]);
                     for (int r = 0; r < n; r++) {
@@ -392,7 +422,7 @@ START_TEST(test_rows_f32)
                     }
                     ck_assert_msg(fabs(got[c] - want) <= 1e-5 * mag + 1e-30,
                                   "%s axpy len %d rows %d: [%d] %g vs %g",
-                                  quant_isa_name(isas[j]), len, n, c, got[c], want);
+                                  kernels_isa_name(isas[j]), len, n, c, got[c], want);
                 }
             }
             free(rows);
@@ -401,7 +431,7 @@ START_TEST(test_rows_f32)
             free(base);
             free(got);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -413,7 +443,7 @@ START_TEST(test_softmax)
     rng_state = 0x6a09e667f3bcc909ull;
     static const int ns[] = {1, 2, 7, 16, 17, 100, 1000, 4097};
     static const float amps[] = {0.1f, 3.0f, 30.0f, 300.0f};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
         for (size_t ai = 0; ai < sizeof amps / sizeof *amps; ai++) {
@@ -431,13 +461,13 @@ START_TEST(test_softmax)
             for (int i = 0; i < n; i++)
                 want[i] /= sum;
             for (int j = 0; j < k; j++) {
-                quant_init(isas[j]);
+                kernels_init(isas[j]);
                 memcpy(y, x, sizeof(float) * n);
-                quant_softmax_f32(y, n);
+                kernels_softmax(y, n);
                 for (int i = 0; i < n; i++)
                     ck_assert_msg(fabs(y[i] - want[i]) <= 1e-6 * want[i] + 1e-36,
                                   "%s softmax n %d amp %g: [%d] = %g, want %g (x %g, max %g)",
-                                  quant_isa_name(isas[j]), n, amps[ai], i, y[i], want[i], x[i],
+                                  kernels_isa_name(isas[j]), n, amps[ai], i, y[i], want[i], x[i],
                                   max);
             }
             free(x);
@@ -446,16 +476,16 @@ START_TEST(test_softmax)
         }
     /* exp over its whole range: softmax of {0, t} is {1, e^t} / (1 + e^t) */
     for (int j = 0; j < k; j++) {
-        quant_init(isas[j]);
+        kernels_init(isas[j]);
         for (float t = -87.0f; t <= 0.0f; t += 0.37f) {
             float v[2] = {t, 0.0f};
-            quant_softmax_f32(v, 2);
+            kernels_softmax(v, 2);
             double e = exp((double)t);
             ck_assert_msg(fabs(v[0] - e / (1 + e)) <= 1e-6 * (e / (1 + e)),
-                          "%s: exp(%g): %g vs %g", quant_isa_name(isas[j]), t, v[0], e / (1 + e));
+                          "%s: exp(%g): %g vs %g", kernels_isa_name(isas[j]), t, v[0], e / (1 + e));
         }
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -467,7 +497,7 @@ START_TEST(test_attention)
     static const int hss[] = {8, 48, 64, 100, 128};
     static const int ns[] = {1, 3, 4, 5, 17};
     static const int poss[] = {0, 7, 100};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
@@ -482,10 +512,10 @@ START_TEST(test_attention)
                 float *att = malloc(sizeof(float) * n * as);
                 float scale = 1.0f / sqrtf((float)hs);
                 for (int j = 0; j < k; j++) {
-                    quant_init(isas[j]);
+                    kernels_init(isas[j]);
                     for (size_t i = 0; i < n * as; i++)
                         att[i] = NAN;
-                    quant_attention_f32(out, os, att, as, q, qs, kc, vc, kvs, n, pos, hs, scale);
+                    kernels_attention_f32(out, os, att, as, q, qs, kc, vc, kvs, n, pos, hs, scale);
                     for (int i = 0; i < n; i++) {
                         int ki = pos + i + 1;
                         double w[256], max = -1e300, sum = 0.0;
@@ -502,7 +532,7 @@ START_TEST(test_attention)
                             w[t] /= sum;
                             ck_assert_msg(fabs(att[i * as + t] - w[t]) <= 1e-5 * w[t] + 1e-7,
                                           "%s attn hs %d n %d pos %d: weight [%d][%d] %g vs %g",
-                                          quant_isa_name(isas[j]), hs, n, pos, i, t,
+                                          kernels_isa_name(isas[j]), hs, n, pos, i, t,
                                           att[i * as + t], w[t]);
                         }
                         for (int t = ki; t < keys; t++)
@@ -515,7 +545,7 @@ START_TEST(test_attention)
                             }
                             ck_assert_msg(fabs(out[i * os + c] - o) <= 1e-5 * mag + 1e-7,
                                           "%s attn hs %d n %d pos %d: out [%d][%d] %g vs %g",
-                                          quant_isa_name(isas[j]), hs, n, pos, i, c,
+                                          kernels_isa_name(isas[j]), hs, n, pos, i, c,
                                           out[i * os + c], o);
                         }
                     }
@@ -526,7 +556,7 @@ START_TEST(test_attention)
                 free(out);
                 free(att);
             }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -564,8 +594,8 @@ static kv_head kv_new(int n, int hs, float kamp, float vamp)
         quant_quantize_row(h.k + (size_t)t * hs, h.ks + t, h.kf + (size_t)t * hs, hs, hs, hs);
         quant_quantize_row(h.v + (size_t)t * hs, h.vs + t, h.vf + (size_t)t * hs, hs, hs, hs);
     }
-    quant_dequantize_q8_rows(h.kd, h.k, h.ks, n, hs);
-    quant_dequantize_q8_rows(h.vd, h.v, h.vs, n, hs);
+    quant_dequantize_rows(h.kd, h.k, h.ks, n, hs);
+    quant_dequantize_rows(h.vd, h.v, h.vs, n, hs);
     return h;
 }
 
@@ -634,12 +664,12 @@ static void check_q8_att(const char *what, const kv_head *h, const float *got, c
 
 START_TEST(test_attention_q8)
 {
-    /* every ISA vs the plain-C twin (the scalar kernel set), and vs quant_attention_f32
+    /* every ISA vs the plain-C twin (the scalar kernel set), and vs kernels_attention_f32
      * over the dequantized rows; head sizes with tails and above one 128-value slice */
     rng_state = 0x3c6ef372fe94f82bull;
     static const int hss[] = {8, 48, 64, 128, 1, 7, 100, 200};
     static const int ns[] = {1, 3, 17, 300};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
@@ -650,25 +680,25 @@ START_TEST(test_attention_q8)
             float *want = malloc(sizeof(float) * hs), *got = malloc(sizeof(float) * hs);
             float *watt = malloc(sizeof(float) * n), *att = malloc(sizeof(float) * n);
             double rel = att_rel_tol(&h, q, scale);
-            quant_init(QUANT_ISA_SCALAR);
-            quant_attention_q8(want, watt, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
+            kernels_init(KERNELS_SCALAR);
+            kernels_attention_q8(want, watt, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
             for (int j = 0; j < k; j++) {
                 char what[64];
-                snprintf(what, sizeof what, "%s vs twin", quant_isa_name(isas[j]));
-                quant_init(isas[j]);
+                snprintf(what, sizeof what, "%s vs twin", kernels_isa_name(isas[j]));
+                kernels_init(isas[j]);
                 for (int i = 0; i < hs; i++)
                     got[i] = NAN;
                 for (int t = 0; t < n; t++)
                     att[t] = NAN;
-                quant_attention_q8(got, att, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
+                kernels_attention_q8(got, att, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
                 check_q8_att(what, &h, att, watt, rel);
                 check_q8_out(what, &h, got, want, watt, rel);
 
                 /* the fp32 kernel on the dequantized rows: the same numbers up to rounding
                  * (dequantizing rounds each k and v once more) */
-                snprintf(what, sizeof what, "%s vs quant_attention_f32", quant_isa_name(isas[j]));
+                snprintf(what, sizeof what, "%s vs kernels_attention_f32", kernels_isa_name(isas[j]));
                 float *fout = malloc(sizeof(float) * hs), *fatt = malloc(sizeof(float) * n);
-                quant_attention_f32(fout, hs, fatt, n, q, hs, h.kd, h.vd, hs, 1, n - 1, hs, scale);
+                kernels_attention_f32(fout, hs, fatt, n, q, hs, h.kd, h.vd, hs, 1, n - 1, hs, scale);
                 check_q8_att(what, &h, att, fatt, rel + 4 * FLT_EPSILON);
                 check_q8_out(what, &h, got, fout, fatt, rel + 4 * FLT_EPSILON);
                 free(fout);
@@ -681,7 +711,7 @@ START_TEST(test_attention_q8)
             free(q);
             kv_free(&h);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -695,7 +725,7 @@ START_TEST(test_attention_q8_vs_unquantized)
     rng_state = 0x510e527fade682d1ull;
     static const int hss[] = {8, 48, 64, 128};
     static const int ns[] = {3, 17, 300};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
@@ -722,12 +752,12 @@ START_TEST(test_attention_q8_vs_unquantized)
             double rel = expm1(2.0 * dmax) + 1e-5;
             float *out = malloc(sizeof(float) * hs), *att = malloc(sizeof(float) * n);
             for (int i = 0; i < k; i++) {
-                quant_init(isas[i]);
-                quant_attention_q8(out, att, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
+                kernels_init(isas[i]);
+                kernels_attention_q8(out, att, q, h.k, h.ks, h.v, h.vs, n, hs, scale);
                 for (int t = 0; t < n; t++)
                     ck_assert_msg(fabs(att[t] - w[t]) <= rel * w[t] + 1e-30,
                                   "%s hs %d n %d: att[%d] %g, exact %g (rel ±%g)",
-                                  quant_isa_name(isas[i]), hs, n, t, att[t], w[t], rel);
+                                  kernels_isa_name(isas[i]), hs, n, t, att[t], w[t], rel);
                 for (int j = 0; j < hs; j++) {
                     double o = 0.0, mag = 0.0, step = 0.0;
                     for (int t = 0; t < n; t++) {
@@ -738,7 +768,7 @@ START_TEST(test_attention_q8_vs_unquantized)
                     double tol = rel * mag + step + 1e-6 * mag;
                     ck_assert_msg(fabs(out[j] - o) <= tol,
                                   "%s hs %d n %d: out[%d] %g, exact %g (±%g)",
-                                  quant_isa_name(isas[i]), hs, n, j, out[j], o, tol);
+                                  kernels_isa_name(isas[i]), hs, n, j, out[j], o, tol);
                 }
             }
             free(out);
@@ -747,7 +777,7 @@ START_TEST(test_attention_q8_vs_unquantized)
             free(q);
             kv_free(&h);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -758,7 +788,7 @@ START_TEST(test_attention_q8_dominant_key)
     rng_state = 0x9b05688c2b3e6c1full;
     static const int hss[] = {8, 48, 64, 128};
     enum { N = 300, HOT = 123 };
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++) {
         int hs = hss[hi];
@@ -775,18 +805,18 @@ START_TEST(test_attention_q8_dominant_key)
         quant_quantize_row(h.k + (size_t)HOT * hs, h.ks + HOT, row, hs, hs, hs);
         float out[128], *att = malloc(sizeof(float) * N);
         for (int i = 0; i < k; i++) {
-            quant_init(isas[i]);
-            quant_attention_q8(out, att, q, h.k, h.ks, h.v, h.vs, N, hs, scale);
+            kernels_init(isas[i]);
+            kernels_attention_q8(out, att, q, h.k, h.ks, h.v, h.vs, N, hs, scale);
             ck_assert_msg(att[HOT] >= 1.0f - 1e-6f, "%s hs %d: att[hot] = %.9g",
-                          quant_isa_name(isas[i]), hs, att[HOT]);
+                          kernels_isa_name(isas[i]), hs, att[HOT]);
             for (int t = 0; t < N; t++)
                 if (t != HOT)
                     ck_assert_msg(att[t] <= 1e-15f, "%s hs %d: att[%d] = %g",
-                                  quant_isa_name(isas[i]), hs, t, att[t]);
+                                  kernels_isa_name(isas[i]), hs, t, att[t]);
             for (int j = 0; j < hs; j++) {
                 float want = h.vd[(size_t)HOT * hs + j];
                 ck_assert_msg(fabsf(out[j] - want) <= 1e-5f * h.vs[HOT] * 127.0f,
-                              "%s hs %d: out[%d] = %g, want %g", quant_isa_name(isas[i]), hs, j,
+                              "%s hs %d: out[%d] = %g, want %g", kernels_isa_name(isas[i]), hs, j,
                               out[j], want);
             }
         }
@@ -794,14 +824,14 @@ START_TEST(test_attention_q8_dominant_key)
         free(q);
         kv_free(&h);
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
 /* Greedy tokens of stories260K from BOS, one token at a time and as one batch. */
-static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int *out, int steps)
+static void greedy_tokens(const char *file, tensor_type type, kernels_isa isa, int *out, int steps)
 {
-    quant_init(isa);
+    kernels_init(isa);
     model_options opt;
     model_options_default(&opt);
     opt.weights = type;
@@ -833,7 +863,7 @@ static void greedy_tokens(const char *file, tensor_type type, quant_isa isa, int
             if (l[j] > l[best])
                 best = j;
         ck_assert_msg(best == out[i], "%s %s: batched position %d predicts %d, one by one %d",
-                      file, quant_isa_name(isa), i, best, out[i]);
+                      file, kernels_isa_name(isa), i, best, out[i]);
     }
     free(logits);
     transformer_free(t);
@@ -847,21 +877,21 @@ START_TEST(test_greedy_text_agrees)
     enum { STEPS = 60 };
     static const char *files[] = {"stories260K.bin", "stories260K_q80.bin"};
     static const tensor_type types[] = {TENSOR_Q8_0, TENSOR_F32};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t f = 0; f < 2; f++)
         for (size_t ty = 0; ty < 2; ty++) {
             int want[STEPS], got[STEPS];
-            greedy_tokens(files[f], types[ty], QUANT_ISA_SCALAR, want, STEPS);
+            greedy_tokens(files[f], types[ty], KERNELS_SCALAR, want, STEPS);
             for (int j = 0; j < k; j++) {
                 greedy_tokens(files[f], types[ty], isas[j], got, STEPS);
                 for (int i = 0; i < STEPS; i++)
                     ck_assert_msg(got[i] == want[i], "%s, %s, %s: token %d is %d, scalar gives %d",
                                   files[f], types[ty] == TENSOR_F32 ? "F32" : "Q8_0",
-                                  quant_isa_name(isas[j]), i, got[i], want[i]);
+                                  kernels_isa_name(isas[j]), i, got[i], want[i]);
             }
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -934,25 +964,25 @@ START_TEST(test_zero_rows)
     qbatch *xq = qbatch_new(3, 100, 32);
     qbatch_quantize(xq, xv, 3);
     float out[27];
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
-        quant_init(isas[j]);
-        quant_matmul(out, &w.t, NULL, xq, 3);
+        kernels_init(isas[j]);
+        kernels_matmul(out, &w.t, NULL, xq, 3);
         for (int i = 0; i < 3; i++)
-            ck_assert_msg(out[i * 9 + 4] == 0.0f, "%s: %g", quant_isa_name(isas[j]),
+            ck_assert_msg(out[i * 9 + 4] == 0.0f, "%s: %g", kernels_isa_name(isas[j]),
                           out[i * 9 + 4]);
     }
     /* a zero input vector too */
     memset(xv, 0, sizeof(float) * 100);
     qbatch_quantize(xq, xv, 1);
     for (int j = 0; j < k; j++) {
-        quant_init(isas[j]);
-        quant_matvec(out, &w.t, NULL, xq);
+        kernels_init(isas[j]);
+        kernels_matvec(out, &w.t, NULL, xq);
         for (int r = 0; r < 9; r++)
             ck_assert_float_eq(out[r], 0.0f);
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
     qbatch_free(xq);
     free(xv);
     owned_free(&w);
@@ -978,23 +1008,23 @@ START_TEST(test_extreme_values)
     for (int i = 0; i < N * COLS / 64; i++)
         xq->scale[i] = 1.0f;
     float out[N * ROWS];
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
-        quant_init(isas[j]);
-        quant_matmul(out, &t, NULL, xq, N);
+        kernels_init(isas[j]);
+        kernels_matmul(out, &t, NULL, xq, N);
         for (int i = 0; i < N; i++)
             for (int r = 0; r < ROWS; r++) {
                 float sign = (i % 2 ? -1.0f : 1.0f);
                 float want = r % 3 == 0 ? sign * 127 * 127 * COLS
                              : r % 3 == 1 ? -sign * 127 * 127 * COLS : 0.0f;
                 ck_assert_msg(out[i * ROWS + r] == want, "%s [%d,%d]: %g vs %g",
-                              quant_isa_name(isas[j]), i, r, out[i * ROWS + r], want);
+                              kernels_isa_name(isas[j]), i, r, out[i * ROWS + r], want);
             }
-        float d = quant_dot_q8(wq, ws, xq->q, xq->scale, COLS, 64);
+        float d = kernels_dot_q8(wq, ws, xq->q, xq->scale, COLS, 64);
         ck_assert_float_eq(d, 127.0f * 127.0f * COLS);
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
     qbatch_free(xq);
     free(wq);
 }
@@ -1006,7 +1036,7 @@ START_TEST(test_quantize_same_bytes)
     rng_state = 0xbe5466cf34e90c6cull;
     static const int lens[] = {1, 15, 16, 17, 100, 172, 288, 768};
     static const int groups[] = {16, 32, 64, 128};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
         for (size_t gi = 0; gi < sizeof groups / sizeof *groups; gi++) {
@@ -1015,16 +1045,16 @@ START_TEST(test_quantize_same_bytes)
             int8_t *q0 = malloc(stride), *q1 = malloc(stride);
             float *s0 = malloc(sizeof(float) * (stride / group));
             float *s1 = malloc(sizeof(float) * (stride / group));
-            quant_init(QUANT_ISA_SCALAR);
+            kernels_init(KERNELS_SCALAR);
             quant_quantize_row(q0, s0, x, n, stride, group);
             for (int j = 0; j < k; j++) {
-                quant_init(isas[j]);
+                kernels_init(isas[j]);
                 memset(q1, 0x55, stride);
                 quant_quantize_row(q1, s1, x, n, stride, group);
                 ck_assert_msg(memcmp(q0, q1, stride) == 0, "%s: len %d group %d: bytes differ",
-                              quant_isa_name(isas[j]), n, group);
+                              kernels_isa_name(isas[j]), n, group);
                 ck_assert_msg(memcmp(s0, s1, sizeof(float) * (stride / group)) == 0,
-                              "%s: len %d group %d: scales differ", quant_isa_name(isas[j]), n,
+                              "%s: len %d group %d: scales differ", kernels_isa_name(isas[j]), n,
                               group);
             }
             free(x);
@@ -1033,7 +1063,7 @@ START_TEST(test_quantize_same_bytes)
             free(s0);
             free(s1);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -1045,10 +1075,10 @@ START_TEST(test_quantize_kv_rows)
      * nearest step, and it is symmetric (-x gives -q) */
     rng_state = 0x1f83d9abfb41bd6bull;
     static const int hss[] = {8, 48, 64, 128};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int i = 0; i < k; i++) {
-        quant_init(isas[i]);
+        kernels_init(isas[i]);
         for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
             for (int rep = 0; rep < 20; rep++) {
                 int hs = hss[hi];
@@ -1070,12 +1100,12 @@ START_TEST(test_quantize_kv_rows)
                     ck_assert(q[j] >= -127 && q[j] <= 127);
                     ck_assert_int_eq(nq[j], -q[j]);
                     ck_assert_msg(fabsf(q[j] * s - x[j]) <= 0.5f * s * 1.0001f,
-                                  "%s hs %d: %g -> %d (scale %g)", quant_isa_name(isas[i]), hs,
+                                  "%s hs %d: %g -> %d (scale %g)", kernels_isa_name(isas[i]), hs,
                                   x[j], q[j], s);
                 }
             }
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -1085,7 +1115,7 @@ START_TEST(test_dequantize_q8_rows)
     rng_state = 0x5be0cd19137e2179ull;
     static const int hss[] = {1, 7, 8, 17, 48, 64, 100, 128, 200};
     static const int ns[] = {1, 3, 17};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
@@ -1098,14 +1128,14 @@ START_TEST(test_dequantize_q8_rows)
             for (int r = 0; r < n; r++)
                 s[r] = rng_f() * 0.1f;
             for (int j = 0; j < k; j++) {
-                quant_init(isas[j]);
+                kernels_init(isas[j]);
                 out[(size_t)n * hs] = 42.0f;
-                quant_dequantize_q8_rows(out, q, s, n, hs);
+                quant_dequantize_rows(out, q, s, n, hs);
                 for (int r = 0; r < n; r++)
                     for (int c = 0; c < hs; c++) {
                         float want = (float)q[r * hs + c] * s[r];
                         ck_assert_msg(out[r * hs + c] == want, "%s hs %d n %d [%d,%d]: %g vs %g",
-                                      quant_isa_name(isas[j]), hs, n, r, c, out[r * hs + c], want);
+                                      kernels_isa_name(isas[j]), hs, n, r, c, out[r * hs + c], want);
                     }
                 ck_assert_float_eq(out[(size_t)n * hs], 42.0f); /* nothing written past the end */
             }
@@ -1113,7 +1143,7 @@ START_TEST(test_dequantize_q8_rows)
             free(s);
             free(out);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -1123,7 +1153,7 @@ START_TEST(test_attention_q8_limits)
      * in every kernel); all-zero keys (scale 0): uniform weights */
     rng_state = 0xcbbb9d5dc1059ed8ull;
     static const int hss[] = {1, 8, 48, 64, 100, 128, 200};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++) {
         int hs = hss[hi];
@@ -1134,13 +1164,13 @@ START_TEST(test_attention_q8_limits)
         float *q = random_vecs(1, hs, 1.0f);
         float *out = malloc(sizeof(float) * hs), att[17];
         for (int i = 0; i < k; i++) {
-            quant_init(isas[i]);
-            quant_attention_q8(out, att, q, one.k, one.ks, one.v, one.vs, 1, hs, 0.3f);
+            kernels_init(isas[i]);
+            kernels_attention_q8(out, att, q, one.k, one.ks, one.v, one.vs, 1, hs, 0.3f);
             ck_assert_float_eq(att[0], 1.0f);
             for (int j = 0; j < hs; j++)
                 ck_assert_msg(out[j] == one.vs[0] * (float)one.v[j], "%s hs %d: out[%d] %g vs %g",
-                              quant_isa_name(isas[i]), hs, j, out[j], one.vs[0] * (float)one.v[j]);
-            quant_attention_q8(out, att, q, zero.k, zero.ks, zero.v, zero.vs, 17, hs, 0.3f);
+                              kernels_isa_name(isas[i]), hs, j, out[j], one.vs[0] * (float)one.v[j]);
+            kernels_attention_q8(out, att, q, zero.k, zero.ks, zero.v, zero.vs, 17, hs, 0.3f);
             for (int t = 0; t < 17; t++)
                 ck_assert_float_eq_tol(att[t], 1.0f / 17.0f, 1e-7f);
         }
@@ -1149,7 +1179,7 @@ START_TEST(test_attention_q8_limits)
         kv_free(&one);
         kv_free(&zero);
     }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -1178,7 +1208,7 @@ START_TEST(test_attention_q8_reads_no_further)
     rng_state = 0x6a09e667bb67ae85ull;
     static const int hss[] = {1, 7, 8, 17, 48, 64, 100, 128, 200};
     static const int ns[] = {1, 5};
-    quant_isa isas[QUANT_ISA_COUNT];
+    kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t hi = 0; hi < sizeof hss / sizeof *hss; hi++)
         for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
@@ -1196,14 +1226,14 @@ START_TEST(test_attention_q8_reads_no_further)
                 gq[j] = rng_f();
             float *want = malloc(sizeof(float) * hs), *got = malloc(sizeof(float) * hs);
             float *att = malloc(sizeof(float) * n), *rows = malloc(sizeof(float) * bytes);
-            quant_init(QUANT_ISA_SCALAR);
-            quant_attention_q8(want, att, gq, gk, gks, gv, gvs, n, hs, 0.5f);
+            kernels_init(KERNELS_SCALAR);
+            kernels_attention_q8(want, att, gq, gk, gks, gv, gvs, n, hs, 0.5f);
             for (int i = 0; i < k; i++) {
-                quant_init(isas[i]);
-                quant_attention_q8(got, att, gq, gk, gks, gv, gvs, n, hs, 0.5f);
+                kernels_init(isas[i]);
+                kernels_attention_q8(got, att, gq, gk, gks, gv, gvs, n, hs, 0.5f);
                 for (int j = 0; j < hs; j++)
                     ck_assert_float_eq_tol(got[j], want[j], 1e-4f);
-                quant_dequantize_q8_rows(rows, gv, gvs, n, hs);
+                quant_dequantize_rows(rows, gv, gvs, n, hs);
                 ck_assert_float_eq(rows[bytes - 1], (float)gv[bytes - 1] * gvs[n - 1]);
             }
             free(want);
@@ -1217,7 +1247,7 @@ START_TEST(test_attention_q8_reads_no_further)
             guarded_free(gq, sizeof(float) * hs);
             kv_free(&h);
         }
-    quant_init(QUANT_ISA_AUTO);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 
@@ -1244,6 +1274,7 @@ static Suite *make_suite(void)
     Suite *s = suite_create("quant");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_isa_names);
+    tcase_add_test(core, test_isa_parse);
     tcase_add_test(core, test_stride);
     tcase_add_test(core, test_dot_all_isas);
     tcase_add_test(core, test_quantize_nonfinite);

@@ -11,6 +11,7 @@
 #include <omp.h>
 #endif
 
+#include "kernels.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -294,15 +295,15 @@ START_TEST(test_golden_f32_empty_prompt)
     mini_tok_load(&tok, "tok512.bin");
     model *m = open_model("stories260K.bin", TENSOR_F32);
     /* with the plain-C kernels and with the best the CPU has */
-    const quant_isa isas[] = {QUANT_ISA_SCALAR, QUANT_ISA_AUTO};
+    const kernels_isa isas[] = {KERNELS_SCALAR, KERNELS_AUTO};
     for (int k = 0; k < 2; k++) {
-        quant_isa isa = quant_init(isas[k]);
+        kernels_isa isa = kernels_init(isas[k]);
         greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
         size_t same = common_prefix(text_buf, g.text);
         fprintf(stderr, "golden F32 (empty prompt, %s kernels): %zu of %zu characters match\n",
-                quant_isa_name(isa), same, strlen(g.text));
+                kernels_isa_name(isa), same, strlen(g.text));
         ck_assert_msg(same >= 100, "%s kernels: only %zu characters match:\n%s",
-                      quant_isa_name(isa), same, text_buf);
+                      kernels_isa_name(isa), same, text_buf);
     }
     model_close(m);
     mini_tok_free(&tok);
@@ -348,14 +349,14 @@ START_TEST(test_golden_q8)
     mini_tok tok;
     mini_tok_load(&tok, "tok512.bin");
     const char *files[] = {"stories260K.bin", "stories260K_q80.bin"};
-    const quant_isa isas[] = {QUANT_ISA_SCALAR, QUANT_ISA_AUTO};
+    const kernels_isa isas[] = {KERNELS_SCALAR, KERNELS_AUTO};
     for (int k = 0; k < 4; k++) {
-        quant_isa isa = quant_init(isas[k / 2]);
+        kernels_isa isa = kernels_init(isas[k / 2]);
         model *m = open_model(files[k % 2], TENSOR_Q8_0);
         greedy_text(m, &tok, "", g.steps, text_buf, sizeof text_buf, NULL);
         size_t same = common_prefix(text_buf, g.text);
         fprintf(stderr, "golden Q8_0 (%s, %s kernels): %zu of %zu characters match\n",
-                files[k % 2], quant_isa_name(isa), same, strlen(g.text));
+                files[k % 2], kernels_isa_name(isa), same, strlen(g.text));
         const char *first = "Once upon a time, there was a little girl named Lily.";
         ck_assert_msg(strncmp(text_buf, first, strlen(first)) == 0, "%s: %s", files[k % 2],
                       text_buf);
@@ -592,7 +593,9 @@ static void check_batch(const char *rel, tensor_type type, transformer_kv kv, fl
         for (int i = 0; i < vocab; i++)
             worst = fmax(worst, fabs(want[(size_t)pos * vocab + i] - got[(size_t)pos * vocab + i]));
     }
-    ck_assert_msg(worst <= tol, "%s: batch logits differ from sequential by %g", rel, worst);
+    ck_assert_msg(worst <= tol, "%s (weights %s, KV cache %s): batch logits differ from "
+                  "sequential by %g", rel, type == TENSOR_F32 ? "f32" : "q8_0",
+                  kv == TRANSFORMER_KV_F32 ? "f32" : "q8_0", worst);
     double worst_attn = 0.0;
     for (int pos = 0; pos < n; pos++) {
         if (!attn_ptrs[pos])

@@ -39,7 +39,7 @@
 #endif
 
 #include "model.h"
-#include "quant.h"
+#include "kernels.h"
 #include "transformer.h"
 
 typedef struct {
@@ -65,7 +65,7 @@ typedef struct {
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */
     const char *tokenizer; /* a 32000-token tokenizer.bin, for the TUI column */
-    quant_isa isa;      /* kernels to force (QUANT_ISA_AUTO: the best) */
+    kernels_isa isa;      /* kernels to force (KERNELS_AUTO: the best) */
 } options;
 
 /* What a child measures for one shape (sent to the parent through a pipe). */
@@ -255,8 +255,7 @@ static uint64_t *stream_new(size_t bytes)
 /* One streaming sum over buf on `threads` threads: the read bandwidth, GB/s.
  * Reads run 8 KiB ahead with non-temporal prefetches, as the matvec kernels do
  * (hardware prefetchers stop at 4 KiB pages), so the figure is what a streaming reader
- * can reach: on the development machine within 2-4% of an AVX-512 read of the same
- * buffer, and 1-3% above the same loop with ordinary prefetches. */
+ * can reach. */
 static double stream_pass(const uint64_t *buf, size_t bytes, int threads)
 {
     size_t n = bytes / sizeof(uint64_t);
@@ -564,7 +563,7 @@ static void run_shape(const options *o, const shape *s, const char *path, result
 #else
     r->threads = 1;
 #endif
-    snprintf(r->kernel, sizeof r->kernel, "%s", quant_isa_name(quant_init(o->isa)));
+    snprintf(r->kernel, sizeof r->kernel, "%s", kernels_isa_name(kernels_init(o->isa)));
 
     llm_err err;
     model *m = NULL;
@@ -998,7 +997,8 @@ static void usage(FILE *f)
             "      --long          also decode at position 100 and at 4000 (or the end of\n"
             "                      the context, if shorter): 5 near/far window pairs\n"
             "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
-            "      --isa NAME      force the kernels: scalar, avx2, avx512-vnni (default: best)\n"
+            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
+            "                      the best the CPU has; --isa is a synonym)\n"
             "      --json          one JSON object per shape instead of a table\n"
             "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
             "                      fraction of generate mode's (needs tmux)\n"
@@ -1032,18 +1032,19 @@ static int parse_int(const char *s, const char *what, int lo)
     return (int)v;
 }
 
-static quant_isa parse_isa(const char *name)
+static kernels_isa parse_isa(const char *name)
 {
-    for (int i = QUANT_ISA_SCALAR; i < QUANT_ISA_COUNT; i++)
-        if (strcmp(name, quant_isa_name((quant_isa)i)) == 0) {
-            if (!quant_isa_supported((quant_isa)i)) {
-                fprintf(stderr, "llmchat-bench: this CPU or build cannot run %s kernels\n", name);
-                exit(2);
-            }
-            return (quant_isa)i;
-        }
-    fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (scalar, avx2, avx512-vnni)\n", name);
-    exit(2);
+    kernels_isa isa;
+    if (!kernels_isa_parse(name, &isa)) {
+        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512)\n",
+                name);
+        exit(2);
+    }
+    if (!kernels_isa_supported(isa)) {
+        fprintf(stderr, "llmchat-bench: this CPU or build cannot run %s kernels\n", name);
+        exit(2);
+    }
+    return isa;
 }
 
 static void add_shapes(const char *list, bool *want)
@@ -1087,7 +1088,7 @@ int main(int argc, char **argv)
         {"steps", required_argument, NULL, 'n'},   {"prompt", required_argument, NULL, 'p'},
         {"cache", required_argument, NULL, 'c'},   {"json", no_argument, NULL, OPT_JSON},
         {"long", no_argument, NULL, OPT_LONG},     {"llmchat", required_argument, NULL, OPT_LLMCHAT},
-        {"isa", required_argument, NULL, OPT_ISA},
+        {"kernels", required_argument, NULL, OPT_ISA}, {"isa", required_argument, NULL, OPT_ISA},
         {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
         {"scaling", no_argument, NULL, OPT_SCALING},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},

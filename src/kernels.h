@@ -1,0 +1,105 @@
+/* kernels.h — the compute kernels: matrix products over weight tensors (fp32 or Q8_0),
+ * fp32 softmax and attention, attention over the int8 KV cache; and the choice of the
+ * instruction set they run on.
+ *
+ * One table of kernels per instruction set (src/kernels/: scalar.c, the plain-C
+ * reference that always builds; x86-avx2.c and x86-avx512.c when configure builds
+ * them); kernels_init picks one table at start, the best the CPU supports unless told
+ * otherwise. Every SIMD kernel has its plain-C twin in the scalar table, and tests
+ * compare them. kernels_matmul / kernels_matvec split their rows over OpenMP threads
+ * themselves (call them from outside any parallel region); every other function here
+ * runs on the calling thread only, for callers that run their own parallel region.
+ * Owns no tensors. */
+#ifndef LLMCHAT_KERNELS_H
+#define LLMCHAT_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quant.h"
+
+typedef enum {
+    KERNELS_AUTO = 0,   /* the best the CPU supports */
+    KERNELS_SCALAR,     /* plain C */
+    KERNELS_AVX2,       /* x86-64 AVX2 + FMA */
+    KERNELS_AVX512,     /* x86-64 AVX-512 F/BW/VL + VNNI */
+    KERNELS_COUNT
+} kernels_isa;
+
+/* Chooses the kernels. KERNELS_AUTO picks the best the CPU supports; asking for a set
+ * the CPU (or the build) lacks falls back to the best available. Returns the set
+ * actually chosen. Safe to call more than once (not while kernels run). Without a call,
+ * the first kernel used chooses KERNELS_AUTO. */
+kernels_isa kernels_init(kernels_isa wanted);
+/* "auto", "scalar", "avx2", "avx512-vnni". */
+const char *kernels_isa_name(kernels_isa isa);
+/* True when this build has the set and this CPU can run it (AUTO and SCALAR always). */
+bool kernels_isa_supported(kernels_isa isa);
+/* Parses a set's name as --kernels takes it: auto, scalar, avx2, avx512 (or
+ * avx512-vnni). Returns false, leaving *out alone, for anything else. */
+bool kernels_isa_parse(const char *name, kernels_isa *out);
+
+/* out (rows) = w (rows, cols) · x. For Q8_0, xq holds x quantized with w's group and
+ * stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
+ * may be NULL. Parallel over rows. */
+void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *xq);
+
+/* out (n, rows) = x (n, cols) · wᵀ: the batched form used by prefill. Same rules for x
+ * and xq as kernels_matvec, with n vectors. Parallel over rows. */
+void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
+
+/* Rows r0..r1-1 of kernels_matmul's out (n, rows), on the calling thread only. Ranges
+ * that start at a multiple of kernels_row_block() give the same bits as kernels_matmul,
+ * and vector 0 of a batch the same bits as a matvec. */
+void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
+                         int r0, int r1);
+int kernels_row_block(void);
+
+/* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
+ * (Σ a·b) * as * bs. `len` is a multiple of group. */
+float kernels_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs, int len,
+                     int group);
+/* The same, always the plain-C reference. */
+float kernels_dot_q8_ref(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                         int len, int group);
+
+/* fp32 helpers for attention. Row r of `rows` starts at rows + r * row_stride.
+ * kernels_rows_dot:  out[r] = rows[r] · x (len values), r < n_rows.
+ * kernels_rows_axpy: out[j] += Σ_r a[r] * rows[r][j], j < len. */
+void kernels_rows_dot(float *out, const float *rows, size_t row_stride, int n_rows,
+                      const float *x, int len);
+void kernels_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,
+                       const float *a, int len);
+
+/* In place: x[i] = exp(x[i] - max) / Σ exp(x[j] - max), n >= 1. The SIMD exp is within
+ * 2 ulp of expf. */
+void kernels_softmax(float *x, int n);
+
+/* Causal attention of one head over a batch of n queries at positions pos..pos+n-1,
+ * keys and values at positions 0..pos+n-1 (fp32 rows).
+ *   q:   (n, hs), row i at q + i * q_stride
+ *   k, v: (pos + n, hs), row t at k + t * kv_stride (same for v)
+ *   out: (n, hs), row i at out + i * out_stride (overwritten)
+ *   att: scratch (n, att_stride), att_stride >= pos + n; on return row i holds
+ *        query i's softmaxed weights over keys 0..pos+i, zeros after them.
+ * Scores are scale * q·k. Query blocks share each key and value row they load. */
+void kernels_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
+                           const float *q, size_t q_stride, const float *k, const float *v,
+                           size_t kv_stride, int n, int pos, int hs, float scale);
+
+/* Attention of one query over one head's int8 KV cache (a decode step). The cache
+ * holds, per layer and KV head, key rows k (n_keys, hs) int8, row t at k + t * hs,
+ * with one fp32 scale per row ks (n_keys), each row quantized by
+ * quant_quantize_row(k + t * hs, ks + t, x, hs, hs, hs); values v / vs the same.
+ *   q:      (hs) fp32
+ *   att:    scratch (n_keys); on return the softmaxed weights
+ *   out:    (hs) = Σ_t att[t] * vs[t] * v[t] (overwritten)
+ * scores[t] = scale * ks[t] * (q · k[t]). Any hs >= 1, n_keys >= 1. Every kernel set
+ * converts the int8 values to fp32 (the query is not quantized), so the result is the
+ * fp32 attention of the dequantized rows up to fp32 rounding. */
+void kernels_attention_q8(float *out, float *att, const float *q, const int8_t *k,
+                          const float *ks, const int8_t *v, const float *vs, int n_keys, int hs,
+                          float scale);
+
+#endif

@@ -1,0 +1,74 @@
+/* kernels/table.h — the table of kernels each instruction-set file exports (internal to
+ * the kernels: included by src/kernels.c, src/quant.c and the files in src/kernels/ only).
+ *
+ * One table per instruction set: kernels_scalar (plain C, always built: the reference
+ * every other table is tested against) and, when configure builds them, the x86 tables.
+ * src/kernels.c picks one table at start. An entry left NULL falls back to the scalar
+ * table's entry (kernels_attention_f32: to the one-query-at-a-time loop over the chosen
+ * table's own row kernels). Every kernel is single-threaded: src/kernels.c splits the
+ * work over threads. */
+#ifndef LLMCHAT_KERNELS_TABLE_H
+#define LLMCHAT_KERNELS_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels.h"
+#include "quant.h"
+
+/* Register and cache blocking shared by the kernels and the row splitting:
+ * a batch kernel computes blocks of BLOCK_ROWS weight rows x BLOCK_VECS input vectors
+ * and walks the vectors in tiles of TILE_VECS, so that a range's rows are reused from
+ * cache across a tile. Row ranges handed to a kernel start at multiples of BLOCK_ROWS. */
+enum { BLOCK_ROWS = 4, BLOCK_VECS = 4, TILE_VECS = 64 };
+
+typedef struct {
+    kernels_isa isa;
+    const char *name;          /* as printed and as --kernels takes it */
+    bool (*cpu_supports)(void);
+
+    /* out[v * w->rows + r] = w[r] · vector v of xq, r in [r0, r1), v in [0, n); w is
+     * Q8_0 with a group that is a multiple of 32. */
+    void (*rows_q8)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
+    /* The same for an F32 w and fp32 vectors x (n, w->cols). */
+    void (*rows_f32)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
+    /* quant_dot_q8 (group a multiple of 32). */
+    float (*dot_q8)(const int8_t *a, const float *as, const int8_t *b, const float *bs, int len,
+                    int group);
+    /* quant_quantize_row for groups that are a multiple of 16; same bytes as the scalar. */
+    void (*quantize_row)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
+    /* quant_dequantize_rows. */
+    void (*dequantize_rows)(float *out, const int8_t *q, const float *s, int n_rows, int hs);
+
+    /* fp32 attention pieces (see kernels.h) */
+    void (*rows_dot)(float *out, const float *rows, size_t row_stride, int n_rows, const float *x,
+                     int len);
+    void (*rows_axpy)(float *out, const float *rows, size_t row_stride, int n_rows,
+                      const float *a, int len);
+    void (*softmax)(float *x, int n);
+    void (*attention_f32)(float *out, size_t out_stride, float *att, size_t att_stride,
+                          const float *q, size_t q_stride, const float *k, const float *v,
+                          size_t kv_stride, int n, int pos, int hs, float scale);
+    void (*attention_q8)(float *out, float *att, const float *q, const int8_t *k,
+                         const float *ks, const int8_t *v, const float *vs, int n_keys, int hs,
+                         float scale);
+} kernel_table;
+
+/* The chosen table (chosen by kernels_init, or on first use). */
+const kernel_table *kernels_active(void);
+
+extern const kernel_table kernels_scalar;
+#ifdef HAVE_KERNELS_X86
+extern const kernel_table kernels_x86_avx2;
+extern const kernel_table kernels_x86_avx512;
+#endif
+
+/* The scalar reference kernels, for the SIMD tables' fallbacks on shapes they do not
+ * handle (groups that are not a multiple of 32). */
+float kernels_scalar_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                            int len, int group);
+void kernels_scalar_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,
+                              const float *a, int len);
+
+#endif

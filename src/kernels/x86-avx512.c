@@ -1,0 +1,655 @@
+/* kernels/x86-avx512.c — the AVX-512 (F, BW, VL) + VNNI kernel table, see
+ * kernels/table.h.
+ *
+ * The int8 trick: vpdpbusd multiplies unsigned by signed bytes, so the weights are
+ * offset to unsigned (w + 128, an XOR with 0x80) and the excess 128 * sum(x), computed
+ * once per activation chunk with another vpdpbusd, seeds the accumulator with its
+ * negation. The int32 dot of each 4-byte lane is then exact; each lane is scaled by its
+ * own group's weight and activation scales (a 64-byte chunk spans one group, or two
+ * when the group is an odd multiple of 32).
+ *
+ * Batch kernels compute 4 rows x 4 vectors per register block, vectors in cache tiles
+ * of 64; the one-vector (decode) kernel reads rows one at a time, front to back, one
+ * stream per thread, prefetching ahead with a non-temporal hint (weights are read once
+ * per token). The int8 KV-cache attention streams one head's key rows, then its value
+ * rows, converting each byte to fp32 on the fly (sign-extend, convert, FMA), keys 4 at
+ * a time, each row prefetched KV_AHEAD bytes ahead. */
+#include "kernels/x86.h"
+
+#include <math.h>
+
+/* Calls fn(N, FULL, ...) with literal N in 1..8 (16-lane chunks of a row) and FULL
+ * (the last chunk is whole), so the chunk loops unroll into registers. */
+#define CHUNK_DISPATCH8(fn, n, full, ...)                                  \
+    do {                                                                   \
+        switch ((n) * 2 + ((full) ? 1 : 0)) {                              \
+        case 2: fn(1, 0, __VA_ARGS__); break;                              \
+        case 3: fn(1, 1, __VA_ARGS__); break;                              \
+        case 4: fn(2, 0, __VA_ARGS__); break;                              \
+        case 5: fn(2, 1, __VA_ARGS__); break;                              \
+        case 6: fn(3, 0, __VA_ARGS__); break;                              \
+        case 7: fn(3, 1, __VA_ARGS__); break;                              \
+        case 8: fn(4, 0, __VA_ARGS__); break;                              \
+        case 9: fn(4, 1, __VA_ARGS__); break;                              \
+        case 10: fn(5, 0, __VA_ARGS__); break;                             \
+        case 11: fn(5, 1, __VA_ARGS__); break;                             \
+        case 12: fn(6, 0, __VA_ARGS__); break;                             \
+        case 13: fn(6, 1, __VA_ARGS__); break;                             \
+        case 14: fn(7, 0, __VA_ARGS__); break;                             \
+        case 15: fn(7, 1, __VA_ARGS__); break;                             \
+        case 16: fn(8, 0, __VA_ARGS__); break;                             \
+        default: fn(8, 1, __VA_ARGS__); break;                             \
+        }                                                                  \
+    } while (0)
+
+TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+
+INLINE __m256 hi256(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+/* The horizontal sums of four vectors, in order. */
+INLINE __m128 hsum4_512(__m512 a0, __m512 a1, __m512 a2, __m512 a3)
+{
+    __m256 h0 = _mm256_add_ps(_mm512_castps512_ps256(a0), hi256(a0));
+    __m256 h1 = _mm256_add_ps(_mm512_castps512_ps256(a1), hi256(a1));
+    __m256 h2 = _mm256_add_ps(_mm512_castps512_ps256(a2), hi256(a2));
+    __m256 h3 = _mm256_add_ps(_mm512_castps512_ps256(a3), hi256(a3));
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(h0, h1), _mm256_hadd_ps(h2, h3));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+/* The horizontal sum of one vector, added in the same order as one lane of
+ * hsum4_512, so a row gives the same bits whichever block it falls in. */
+INLINE float hsum1_512(__m512 a)
+{
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), hi256(a));
+    h = _mm256_hadd_ps(h, h);
+    h = _mm256_hadd_ps(h, h);
+    return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
+/* Scale vector of one 64-byte chunk: lanes 0-7 (bytes 0-31) take s[g0], lanes 8-15
+ * (bytes 32-63) take s[g1]. `whole` means group % 64 == 0 (g0 == g1); `half` marks a
+ * last chunk holding only 32 bytes. */
+INLINE __m512 chunk_scale(const float *s, int g0, int g1, int whole, int half)
+{
+    __m512 lo = _mm512_set1_ps(s[g0]);
+    if (whole || half)
+        return lo;
+    return _mm512_mask_blend_ps(0xFF00, lo, _mm512_set1_ps(s[g1]));
+}
+
+/* One 64-byte chunk (or its low 32 bytes when half) of an R x N block. */
+INLINE void q8_chunk_avx512(int R, int N, __m512 acc[BLOCK_ROWS][BLOCK_VECS], int off, int half,
+                            int g0, int g1, const int8_t *w, const float *ws, const int8_t *x,
+                            const float *xs, int stride, int groups, int whole)
+{
+    const __m512i c80 = _mm512_set1_epi8((char)0x80);
+    const __mmask64 m = half ? 0xFFFFFFFFull : ~0ull;
+    __m512i xv[BLOCK_VECS], negcx[BLOCK_VECS];
+    __m512 xsv[BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int v = 0; v < N; v++) {
+        xv[v] = half ? _mm512_maskz_loadu_epi8(m, x + (size_t)v * stride + off)
+                     : _mm512_loadu_si512(x + (size_t)v * stride + off);
+        /* -128 * (sum of each 4 bytes of x) */
+        negcx[v] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv[v]));
+        xsv[v] = chunk_scale(xs + v * groups, g0, g1, whole, half);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w + (size_t)r * stride + off)
+                          : _mm512_loadu_si512(w + (size_t)r * stride + off);
+        __m512i wu = _mm512_xor_si512(wv, c80); /* w + 128, as unsigned */
+        /* non-temporal: weights are read once per token */
+        if (N == 1)
+            _mm_prefetch((const char *)(w + (size_t)r * stride + off + prefetch_bytes(stride)),
+                         _MM_HINT_NTA);
+        __m512 wsv = chunk_scale(ws + r * groups, g0, g1, whole, half);
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++) {
+            __m512i d = _mm512_dpbusd_epi32(negcx[v], wu, xv[v]);
+            acc[r][v] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), xsv[v]), wsv,
+                                        acc[r][v]);
+        }
+    }
+}
+
+INLINE void q8_block_avx512(int R, int N, float *out, int ldo, const int8_t *w, const float *ws,
+                            const int8_t *x, const float *xs, int stride, int group)
+{
+    __m512 acc[BLOCK_ROWS][BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    int groups = stride / group;
+    if (group % 64 == 0) {
+        /* whole chunks inside each group */
+        for (int g = 0, off = 0; g < groups; g++)
+            for (int end = off + group; off < end; off += 64)
+                q8_chunk_avx512(R, N, acc, off, 0, g, g, w, ws, x, xs, stride, groups, 1);
+    } else {
+        /* group an odd multiple of 32: walk 32-byte halves, hpg to a group */
+        int hpg = group / 32, g = 0, k = 0, off = 0;
+        for (; off + 64 <= stride; off += 64) {
+            int g0 = g;
+            if (++k == hpg)
+                g++, k = 0;
+            int g1 = g;
+            if (++k == hpg)
+                g++, k = 0;
+            q8_chunk_avx512(R, N, acc, off, 0, g0, g1, w, ws, x, xs, stride, groups, 0);
+        }
+        if (off < stride)
+            q8_chunk_avx512(R, N, acc, off, 1, g, g, w, ws, x, xs, stride, groups, 0);
+    }
+    if (R == 4) {
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            _mm_storeu_ps(out + (size_t)v * ldo,
+                          hsum4_512(acc[0][v], acc[1][v], acc[2][v], acc[3][v]));
+        return;
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            out[(size_t)v * ldo + r] = hsum1_512(acc[r][v]);
+}
+
+#define Q8_AVX512_CALL(R, N, out, w, xq, r, v)                                            \
+    q8_block_avx512(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                     \
+                    w->q + (size_t)(r) * w->stride, w->scale + (size_t)(r) * (w->stride / w->group), \
+                    xq->q + (size_t)(v) * xq->stride,                                     \
+                    xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group)
+
+/* ---- the one-vector (decode) kernel ---- */
+
+/* One 64-byte chunk of one row into acc: the operations of q8_chunk_avx512 with
+ * R = N = 1, in the same order, so the same bits. half: only the low 32 bytes. */
+INLINE __m512 decode_chunk_avx512(__m512 acc, const int8_t *w, const int8_t *x, __m512 xs,
+                                  __m512 ws, size_t pf, int half)
+{
+    const __m512i c80 = _mm512_set1_epi8((char)0x80);
+    const __mmask64 m = half ? 0xFFFFFFFFull : ~0ull;
+    __m512i xv = half ? _mm512_maskz_loadu_epi8(m, x) : _mm512_loadu_si512(x);
+    __m512i negcx = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                     _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv));
+    __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w) : _mm512_loadu_si512(w);
+    if (!half)
+        _mm_prefetch((const char *)(w + pf), _MM_HINT_NTA);
+    __m512i d = _mm512_dpbusd_epi32(negcx, _mm512_xor_si512(wv, c80), xv);
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), xs), ws, acc);
+}
+
+/* Lanes 0-7 = s[0], lanes 8-15 = s[1]: the scales of a chunk holding two 32-groups. */
+INLINE __m512 scale_pair(const float *s)
+{
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    /* movq: an unaligned 8-byte load (scales are only 4-byte aligned) */
+    return _mm512_permutexvar_ps(
+        idx, _mm512_castps128_ps512(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)s))));
+}
+
+/* Rows [r0, r1) of w times vector 0 of xq, one row after the other (see
+ * rows_q8_avx512 for why); group 32 or a multiple of 64. */
+static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    const size_t pf = prefetch_bytes(stride);
+    const int8_t *x = xq->q;
+    const float *xs = xq->scale;
+    for (int r = r0; r < r1; r++) {
+        const int8_t *wr = w->q + (size_t)r * stride;
+        const float *ws = w->scale + (size_t)r * groups;
+        __m512 acc = _mm512_setzero_ps();
+        if (group == 32) {
+            int c = 0;
+            for (; 64 * c + 64 <= stride; c++)
+                acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c, scale_pair(xs + 2 * c),
+                                          scale_pair(ws + 2 * c), pf, 0);
+            if (64 * c < stride) /* an odd number of groups: the last one alone */
+                acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c,
+                                          _mm512_set1_ps(xs[2 * c]),
+                                          _mm512_set1_ps(ws[2 * c]), pf, 1);
+        } else {
+            for (int g = 0, off = 0; g < groups; g++) {
+                __m512 xsv = _mm512_set1_ps(xs[g]), wsv = _mm512_set1_ps(ws[g]);
+                for (int end = off + group; off < end; off += 64)
+                    acc = decode_chunk_avx512(acc, wr + off, x + off, xsv, wsv, pf, 0);
+            }
+        }
+        out[r] = hsum1_512(acc);
+    }
+}
+
+/* The one-vector (decode) kernel reads its rows one at a time, front to back: a
+ * single stream per thread, which the memory serves faster than the four interleaved
+ * streams of a 4-row block (docs/performance.md). rows_q8_one_avx512 is the generic
+ * kernel's R = N = 1 case without its general group walk; both give the same bits as a
+ * batch (see hsum1_512), so a matvec equals vector 0 of a matmul. */
+static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+{
+    if (n == 1 && (w->group == 32 || w->group % 64 == 0)) {
+        rows_q8_one_avx512(out, w, xq, r0, r1);
+        return;
+    }
+#define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX512_CALL, R, N, out, w, xq, r, v)
+    WALK_BLOCKS(n, r0, r1, CALL, n == 1);
+#undef CALL
+}
+
+static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                           int len, int group)
+{
+    if (group % 32)
+        return kernels_scalar_dot_q8(a, as, b, bs, len, group);
+    float out;
+    q8_block_avx512(1, 1, &out, 1, a, as, b, bs, len, group);
+    return out;
+}
+
+static void rows_dot_avx512(float *out, const float *rows, size_t row_stride, int n_rows,
+                            const float *x, int len)
+{
+    int r = 0;
+    for (; r + 4 <= n_rows; r += 4) {
+        const float *row = rows + (size_t)r * row_stride;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int j = 0; j < len; j += 16) {
+            __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + j);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + j), xv, a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + row_stride + j), xv, a1);
+            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + 2 * row_stride + j), xv, a2);
+            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + 3 * row_stride + j), xv, a3);
+        }
+        _mm_storeu_ps(out + r, hsum4_512(a0, a1, a2, a3));
+    }
+    for (; r < n_rows; r++) {
+        const float *row = rows + (size_t)r * row_stride;
+        __m512 a0 = _mm512_setzero_ps();
+        for (int j = 0; j < len; j += 16) {
+            __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row + j), _mm512_maskz_loadu_ps(m, x + j), a0);
+        }
+        out[r] = hsum1_512(a0);
+    }
+}
+
+static void rows_axpy_avx512(float *out, const float *rows, size_t row_stride, int n_rows,
+                             const float *a, int len)
+{
+    int j = 0;
+    for (; j + 64 <= len; j += 64) {
+        __m512 o0 = _mm512_loadu_ps(out + j), o1 = _mm512_loadu_ps(out + j + 16);
+        __m512 o2 = _mm512_loadu_ps(out + j + 32), o3 = _mm512_loadu_ps(out + j + 48);
+        for (int r = 0; r < n_rows; r++) {
+            const float *row = rows + (size_t)r * row_stride + j;
+            __m512 ar = _mm512_set1_ps(a[r]);
+            o0 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row), o0);
+            o1 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row + 16), o1);
+            o2 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row + 32), o2);
+            o3 = _mm512_fmadd_ps(ar, _mm512_loadu_ps(row + 48), o3);
+        }
+        _mm512_storeu_ps(out + j, o0);
+        _mm512_storeu_ps(out + j + 16, o1);
+        _mm512_storeu_ps(out + j + 32, o2);
+        _mm512_storeu_ps(out + j + 48, o3);
+    }
+    for (; j < len; j += 16) {
+        __mmask16 m = len - j >= 16 ? 0xFFFF : (__mmask16)((1u << (len - j)) - 1);
+        __m512 o = _mm512_maskz_loadu_ps(m, out + j);
+        for (int r = 0; r < n_rows; r++)
+            o = _mm512_fmadd_ps(_mm512_set1_ps(a[r]),
+                                _mm512_maskz_loadu_ps(m, rows + (size_t)r * row_stride + j), o);
+        _mm512_mask_storeu_ps(out + j, m, o);
+    }
+}
+
+INLINE __m512 exp512(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(EXP_LN2_HI), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(EXP_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(p, k);
+}
+
+static void softmax_avx512(float *x, int n)
+{
+    __m512 vmax = _mm512_set1_ps(x[0]);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        vmax = _mm512_mask_max_ps(vmax, m, vmax, _mm512_maskz_loadu_ps(m, x + i));
+    }
+    __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax)), vsum = _mm512_setzero_ps();
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm));
+        _mm512_mask_storeu_ps(x + i, m, e);
+        vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
+    }
+    __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
+    }
+}
+
+/* quantize_row_scalar with 16 floats a step; the same operations in the same
+ * order (max, divide, reciprocal, multiply, round to nearest even), so the same bytes. */
+static void quantize_row_avx512(int8_t *q, float *scale, const float *x, int n, int stride,
+                                int group)
+{
+    for (int g = 0; g < stride / group; g++) {
+        int lo = g * group;
+        int hi = lo + group < n ? lo + group : n;
+        __m512 amax = _mm512_setzero_ps();
+        __mmask16 nan = 0;
+        for (int i = lo; i < hi; i += 16) {
+            __mmask16 m = hi - i >= 16 ? 0xFFFF : (__mmask16)((1u << (hi - i)) - 1);
+            __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+            nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
+        }
+        float s = nan ? NAN : _mm512_reduce_max_ps(amax) / 127.0f;
+        float inv = s > 0.0f ? 1.0f / s : 0.0f;
+        scale[g] = s;
+        __m512 vinv = _mm512_set1_ps(inv);
+        for (int i = lo; i < lo + group; i += 16) {
+            __mmask16 m = hi - i >= 16 ? 0xFFFF : hi - i <= 0 ? 0 : (__mmask16)((1u << (hi - i)) - 1);
+            __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv));
+            _mm_storeu_si128((__m128i *)(q + i), _mm512_cvtsepi32_epi8(v));
+        }
+    }
+}
+
+/* F32 block: R rows x N vectors (vector v at x + v * xstride), 16 floats a step,
+ * masked tail. */
+INLINE void f32_block_avx512(int R, int N, float *out, size_t ldo, const float *w,
+                             size_t wstride, const float *x, size_t xstride, int cols)
+{
+    __m512 acc[BLOCK_ROWS][BLOCK_VECS];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int k = 0; k < cols; k += 16) {
+        __mmask16 m = cols - k >= 16 ? 0xFFFF : (__mmask16)((1u << (cols - k)) - 1);
+        __m512 xv[BLOCK_VECS];
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            xv[v] = _mm512_maskz_loadu_ps(m, x + (size_t)v * xstride + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m512 wv = _mm512_maskz_loadu_ps(m, w + (size_t)r * wstride + k);
+            if (N == 1)
+                _mm_prefetch((const char *)(w + (size_t)r * wstride + k) + prefetch_bytes(4 * wstride),
+                             _MM_HINT_T0);
+#pragma GCC unroll 4
+            for (int v = 0; v < N; v++)
+                acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
+        }
+    }
+    if (R == 4) {
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            _mm_storeu_ps(out + (size_t)v * ldo,
+                          hsum4_512(acc[0][v], acc[1][v], acc[2][v], acc[3][v]));
+        return;
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < N; v++)
+            out[(size_t)v * ldo + r] = hsum1_512(acc[r][v]);
+}
+
+#define F32_AVX512_CALL(R, N, out, w, x, r, v)                                            \
+    f32_block_avx512(R, N, out + (size_t)(v) * w->rows + (r), w->rows,                    \
+                     w->f + (size_t)(r) * w->stride, w->stride, x + (size_t)(v) * w->cols, \
+                     w->cols, w->cols)
+
+static void rows_f32_avx512(float *out, const tensor *w, const float *x, int n, int r0, int r1)
+{
+#define CALL(r, R, v, N) BLOCK_DISPATCH(F32_AVX512_CALL, R, N, out, w, x, r, v)
+    WALK_BLOCKS(n, r0, r1, CALL, 0);
+#undef CALL
+}
+
+/* Attention in blocks of 4 queries: scores with the 4 x 4 fp32 block (4 keys x 4
+ * queries), then softmax per query, then out = att · V with 4 queries x 64 values in
+ * registers, each value row loaded once per block. */
+static void attention_avx512(float *out, size_t out_stride, float *att, size_t att_stride,
+                             const float *q, size_t q_stride, const float *k, const float *v,
+                             size_t kv_stride, int n, int pos, int hs, float scale)
+{
+    for (int i0 = 0; i0 < n; i0 += BLOCK_VECS) {
+        int nq = n - i0 < BLOCK_VECS ? n - i0 : BLOCK_VECS;
+        int keys = pos + i0 + nq; /* the block's last query sees this many */
+        float *a0 = att + (size_t)i0 * att_stride;
+        const float *q0 = q + (size_t)i0 * q_stride;
+        for (int t = 0; t < keys;) {
+            int nk = keys - t >= BLOCK_ROWS ? BLOCK_ROWS : 1;
+#define ATT_CALL(R, N, t_)                                                                \
+    f32_block_avx512(R, N, a0 + (t_), att_stride, k + (size_t)(t_) * kv_stride, kv_stride, q0, \
+                     q_stride, hs)
+            BLOCK_DISPATCH(ATT_CALL, nk, nq, t);
+#undef ATT_CALL
+            t += nk;
+        }
+        for (int i = 0; i < nq; i++) {
+            float *a = a0 + (size_t)i * att_stride;
+            int ki = pos + i0 + i + 1;
+            __m512 vs = _mm512_set1_ps(scale);
+            for (int t = 0; t < ki; t += 16) {
+                __mmask16 m = ki - t >= 16 ? 0xFFFF : (__mmask16)((1u << (ki - t)) - 1);
+                _mm512_mask_storeu_ps(a + t, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + t), vs));
+            }
+            softmax_avx512(a, ki);
+            for (int t = ki; t < pos + n; t++)
+                a[t] = 0.0f;
+        }
+        for (int j = 0; j < hs; j += 64) {
+            /* values j..j+63 of the block's queries */
+            __mmask16 m[4];
+            for (int c = 0; c < 4; c++) {
+                int left = hs - j - 16 * c;
+                m[c] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+            }
+            __m512 acc[BLOCK_VECS][4];
+            for (int i = 0; i < BLOCK_VECS; i++)
+                for (int c = 0; c < 4; c++)
+                    acc[i][c] = _mm512_setzero_ps();
+            for (int t = 0; t < keys; t++) {
+                const float *vr = v + (size_t)t * kv_stride + j;
+                __m512 v0 = _mm512_maskz_loadu_ps(m[0], vr);
+                __m512 v1 = _mm512_maskz_loadu_ps(m[1], vr + 16);
+                __m512 v2 = _mm512_maskz_loadu_ps(m[2], vr + 32);
+                __m512 v3 = _mm512_maskz_loadu_ps(m[3], vr + 48);
+#pragma GCC unroll 4
+                for (int i = 0; i < BLOCK_VECS; i++) {
+                    if (i >= nq)
+                        break;
+                    __m512 w = _mm512_set1_ps(a0[(size_t)i * att_stride + t]);
+                    acc[i][0] = _mm512_fmadd_ps(w, v0, acc[i][0]);
+                    acc[i][1] = _mm512_fmadd_ps(w, v1, acc[i][1]);
+                    acc[i][2] = _mm512_fmadd_ps(w, v2, acc[i][2]);
+                    acc[i][3] = _mm512_fmadd_ps(w, v3, acc[i][3]);
+                }
+            }
+            for (int i = 0; i < nq; i++) {
+                float *o = out + (size_t)(i0 + i) * out_stride + j;
+                for (int c = 0; c < 4; c++)
+                    _mm512_mask_storeu_ps(o + 16 * c, m[c], acc[i][c]);
+            }
+        }
+    }
+}
+
+/* 16 int8 at p as fp32: a whole chunk loads 16 bytes, a row's last partial one loads
+ * under m (no byte past the row is read). */
+INLINE __m512 q8x16_ps(const int8_t *p, __mmask16 m, int whole)
+{
+    __m128i b = whole ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi8(m, p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+
+INLINE __mmask16 mask16_upto(int n)
+{
+    return n >= 16 ? 0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+}
+
+/* Scores of all keys for hs <= 128: q in N zmm (N = ceil(hs / 16); FULL: hs % 16 == 0),
+ * keys 4 at a time (the 4 x 4-way horizontal sum), the last few one at a time with
+ * hsum1_512, which adds in the same order. */
+INLINE void scores_q8_avx512(int N, int FULL, float *s, const float *q, const int8_t *k,
+                             const float *ks, int n_keys, int hs, float scale)
+{
+    __m512 qv[8];
+    __mmask16 m[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < N; c++) {
+        m[c] = mask16_upto(hs - 16 * c);
+        qv[c] = _mm512_maskz_loadu_ps(m[c], q + 16 * c);
+    }
+    const __m128 vscale = _mm_set1_ps(scale);
+    int t = 0;
+    for (; t + 4 <= n_keys; t += 4) {
+        const int8_t *kb = k + (size_t)t * hs;
+        __m512 acc[4];
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; r++) {
+            const int8_t *row = kb + (size_t)r * hs;
+            prefetch_kv_row(row, hs);
+            acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+            for (int c = 0; c < N; c++)
+                acc[r] = _mm512_fmadd_ps(q8x16_ps(row + 16 * c, m[c], FULL || c < N - 1), qv[c],
+                                         acc[r]);
+        }
+        __m128 d = hsum4_512(acc[0], acc[1], acc[2], acc[3]);
+        _mm_storeu_ps(s + t, _mm_mul_ps(_mm_mul_ps(d, vscale), _mm_loadu_ps(ks + t)));
+    }
+    for (; t < n_keys; t++) {
+        const int8_t *row = k + (size_t)t * hs;
+        __m512 acc = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int c = 0; c < N; c++)
+            acc = _mm512_fmadd_ps(q8x16_ps(row + 16 * c, m[c], FULL || c < N - 1), qv[c], acc);
+        s[t] = hsum1_512(acc) * scale * ks[t];
+    }
+}
+
+/* Scores for hs > 128: one key at a time, q reloaded from L1 every chunk. */
+static void scores_q8_any_avx512(float *s, const float *q, const int8_t *k, const float *ks,
+                                 int n_keys, int hs, float scale)
+{
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *row = k + (size_t)t * hs;
+        prefetch_kv_row(row, hs);
+        __m512 acc = _mm512_setzero_ps();
+        for (int j = 0; j < hs; j += 16) {
+            __mmask16 m = mask16_upto(hs - j);
+            acc = _mm512_fmadd_ps(q8x16_ps(row + j, m, 0), _mm512_maskz_loadu_ps(m, q + j), acc);
+        }
+        s[t] = hsum1_512(acc) * scale * ks[t];
+    }
+}
+
+/* out (len) = Σ_t att[t] * vs[t] * v[t][0..len), v rows hs apart, len <= KV_SLICE:
+ * N zmm accumulators (N = ceil(len / 16); FULL: len % 16 == 0), keys in order. */
+INLINE void values_q8_avx512(int N, int FULL, float *out, const float *att, const int8_t *v,
+                             const float *vs, int n_keys, int hs, int len)
+{
+    __m512 acc[8];
+    __mmask16 m[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < N; c++) {
+        acc[c] = _mm512_setzero_ps();
+        m[c] = mask16_upto(len - 16 * c);
+    }
+    for (int t = 0; t < n_keys; t++) {
+        const int8_t *vr = v + (size_t)t * hs;
+        prefetch_kv_row(vr, len);
+        __m512 w = _mm512_set1_ps(att[t] * vs[t]);
+#pragma GCC unroll 8
+        for (int c = 0; c < N; c++)
+            acc[c] = _mm512_fmadd_ps(w, q8x16_ps(vr + 16 * c, m[c], FULL || c < N - 1), acc[c]);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < N; c++)
+        _mm512_mask_storeu_ps(out + 16 * c, m[c], acc[c]);
+}
+
+static void attention_q8_avx512(float *out, float *att, const float *q, const int8_t *k,
+                                const float *ks, const int8_t *v, const float *vs, int n_keys,
+                                int hs, float scale)
+{
+    prefetch_kv_start(k, v, (size_t)n_keys * hs);
+    if (hs <= KV_SLICE)
+        CHUNK_DISPATCH8(scores_q8_avx512, (hs + 15) / 16, hs % 16 == 0, att, q, k, ks, n_keys,
+                        hs, scale);
+    else
+        scores_q8_any_avx512(att, q, k, ks, n_keys, hs, scale);
+    softmax_avx512(att, n_keys);
+    for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
+        int len = hs - j0 < KV_SLICE ? hs - j0 : KV_SLICE;
+        CHUNK_DISPATCH8(values_q8_avx512, (len + 15) / 16, len % 16 == 0, out + j0, att, v + j0,
+                        vs, n_keys, hs, len);
+    }
+}
+
+static void dequantize_rows_avx512(float *out, const int8_t *q, const float *s, int n_rows, int hs)
+{
+    for (int r = 0; r < n_rows; r++) {
+        const int8_t *qr = q + (size_t)r * hs;
+        float *o = out + (size_t)r * hs;
+        __m512 sv = _mm512_set1_ps(s[r]);
+        for (int j = 0; j < hs; j += 16) {
+            __mmask16 m = mask16_upto(hs - j);
+            _mm512_mask_storeu_ps(o + j, m, _mm512_mul_ps(q8x16_ps(qr + j, m, hs - j >= 16), sv));
+        }
+    }
+}
+
+TARGET_END
+
+static bool avx512_supported(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+const kernel_table kernels_x86_avx512 = {
+    .isa = KERNELS_AVX512,
+    .name = "avx512-vnni",
+    .cpu_supports = avx512_supported,
+    .rows_q8 = rows_q8_avx512,
+    .rows_f32 = rows_f32_avx512,
+    .dot_q8 = dot_q8_avx512,
+    .quantize_row = quantize_row_avx512,
+    .dequantize_rows = dequantize_rows_avx512,
+    .rows_dot = rows_dot_avx512,
+    .rows_axpy = rows_axpy_avx512,
+    .softmax = softmax_avx512,
+    .attention_f32 = attention_avx512,
+    .attention_q8 = attention_q8_avx512,
+};
