@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <time.h>
 
+#include "clock.h"
+
 #ifdef __linux__
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -45,21 +47,13 @@ static void wake_all(atomic_uint *word)
 #endif
 }
 
-static unsigned long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
 void barrier_init(barrier *b, unsigned threads)
 {
     atomic_init(&b->arrived, 0);
     atomic_init(&b->round, 0);
     atomic_init(&b->sleepers, 0);
-    atomic_init(&b->slept, 0);
     atomic_init(&b->asleep_ns, 0);
-    b->started_ns = now_ns();
+    b->started_ns = clock_ns();
     b->threads = threads ? threads : 1;
 }
 
@@ -84,17 +78,11 @@ void barrier_wait(barrier *b)
     /* sequentially consistent: either the last thread sees this sleeper and wakes
      * it, or this thread sees the new round before it sleeps */
     atomic_fetch_add(&b->sleepers, 1);
-    atomic_fetch_add_explicit(&b->slept, 1, memory_order_relaxed);
-    unsigned long long t0 = now_ns();
+    unsigned long long t0 = clock_ns();
     while (atomic_load(&b->round) == round)
         sleep_while(&b->round, round);
-    atomic_fetch_add_explicit(&b->asleep_ns, now_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->asleep_ns, clock_ns() - t0, memory_order_relaxed);
     atomic_fetch_sub(&b->sleepers, 1);
-}
-
-unsigned barrier_sleeps(const barrier *b)
-{
-    return atomic_load_explicit(&b->slept, memory_order_relaxed);
 }
 
 unsigned long long barrier_asleep_ns(const barrier *b)
@@ -104,6 +92,6 @@ unsigned long long barrier_asleep_ns(const barrier *b)
 
 double barrier_asleep_share(const barrier *b)
 {
-    unsigned long long spent = (now_ns() - b->started_ns) * b->threads;
+    unsigned long long spent = (clock_ns() - b->started_ns) * b->threads;
     return spent ? (double)barrier_asleep_ns(b) / (double)spent : 0.0;
 }

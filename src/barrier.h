@@ -17,7 +17,6 @@ typedef struct {
     atomic_uint arrived;  /* threads that reached the barrier in this round */
     atomic_uint round;    /* bumped by the last thread to arrive; sleepers wait on it */
     atomic_uint sleepers; /* threads blocked in the kernel */
-    atomic_uint slept;    /* times a thread had to sleep since barrier_init */
     atomic_ullong asleep_ns; /* nanoseconds threads spent asleep, summed, since then */
     unsigned long long started_ns; /* monotonic time of barrier_init */
     unsigned threads;     /* threads that must arrive */
@@ -28,9 +27,6 @@ void barrier_init(barrier *b, unsigned threads);
 /* Returns once all `threads` threads have called it for this round. Everything a
  * thread wrote before it is visible to every thread after it. */
 void barrier_wait(barrier *b);
-/* How many times a thread waited long enough to sleep since barrier_init: near zero
- * on an idle machine, a sign that the threads do not all have a core when high. */
-unsigned barrier_sleeps(const barrier *b);
 /* The time threads spent asleep since barrier_init, summed over threads, in
  * nanoseconds. On an idle machine only imbalance puts threads to sleep (a few percent
  * of the wall time); a large share means a thread waited for one without a core. */

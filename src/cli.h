@@ -35,6 +35,11 @@ int cli_close_trace(struct trace_writer *t);
  * options and --kv-cache. */
 void cli_engine_options(const cli_options *o, engine_options *eo);
 
+/* The path of state file NAME: $XDG_STATE_HOME/llmchat/NAME (an absolute
+ * $XDG_STATE_HOME), else $HOME/.local/state/llmchat/NAME, with its directories made
+ * (mode 0700). malloc'd; NULL when neither variable is set or out of memory. */
+char *cli_state_file(const char *name);
+
 /* Set by the SIGINT handler; front ends poll it between tokens. */
 extern volatile int cli_interrupted;
 void cli_install_sigint(void);

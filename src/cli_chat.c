@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -145,7 +144,6 @@ static void handle_line(repl *r, char *line)
 /* ---- terminal: readline's callback interface, so Ctrl-C can clear the line ---- */
 
 static repl *active;
-static char history_path[4200];
 
 static void on_readline(char *line)
 {
@@ -163,33 +161,11 @@ static void on_readline(char *line)
         rl_callback_handler_install("> ", on_readline);
 }
 
-static void history_file(void)
-{
-    const char *state = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
-    char dir[4096];
-    if (state && *state)
-        snprintf(dir, sizeof dir, "%s/llmchat", state);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.local/state/llmchat", home);
-    else
-        return;
-    /* create the directory chain quietly */
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dir, 0700);
-            *p = '/';
-        }
-    mkdir(dir, 0700);
-    snprintf(history_path, sizeof history_path, "%s/chat_history", dir);
-}
-
 static void run_terminal(repl *r)
 {
     active = r;
-    history_file();
-    if (*history_path)
+    char *history_path = cli_state_file("chat_history");
+    if (history_path)
         read_history(history_path);
     rl_catch_signals = 0;
     fprintf(stderr, "llmchat: chatting with %s. /help for commands, Ctrl-D to leave.\n",
@@ -217,9 +193,10 @@ static void run_terminal(repl *r)
         rl_callback_read_char();
     }
     rl_callback_handler_remove();
-    if (*history_path) {
+    if (history_path) {
         write_history(history_path);
         history_truncate_file(history_path, 1000);
+        free(history_path);
     }
 }
 

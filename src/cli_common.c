@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "engine.h"
@@ -122,4 +123,25 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
     eo->ctx_len = o->ctx;
     eo->kv_cache = o->kv_cache;
     eo->sampler = o->sampler;
+}
+
+char *cli_state_file(const char *name)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char path[4096];
+    if (state && *state == '/')
+        snprintf(path, sizeof path, "%s/llmchat/%s", state, name);
+    else if (home && *home)
+        snprintf(path, sizeof path, "%s/.local/state/llmchat/%s", home, name);
+    else
+        return NULL;
+    for (char *p = path + 1; *p; p++) { /* mkdir -p of the directory part */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    }
+    return strdup(path);
 }

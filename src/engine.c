@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "finite.h"
 #include "kernels.h"
 #include "transformer.h"
@@ -51,12 +51,6 @@ void engine_options_default(engine_options *o)
     sampler_config_default(&o->sampler);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 llm_status engine_new(const model *m, const tokenizer *tok, const engine_options *o,
                       engine **out, llm_err *err)
@@ -198,29 +192,17 @@ static const float *position_probs(engine *e, const float *logits)
 /* The model's top_n candidates (by probability) for the logits of one position. */
 static void fill_top(engine *e, step_record *r, const float *logits)
 {
-    int vocab = e->vocab;
-    int k = e->opt.top_n < vocab ? e->opt.top_n : vocab;
-    r->n_top = 0;
-    if (k <= 0)
-        return;
-    step_candidate *top = r->top;
-    int n = 0;
-    for (int i = 0; i < vocab; i++) {
-        float l = logits[i];
-        if (n == k && l <= top[n - 1].logit)
-            continue;
-        int j = n < k ? n++ : k - 1;
-        while (j > 0 && top[j - 1].logit < l) {
-            top[j] = top[j - 1];
-            j--;
-        }
-        top[j].id = i;
-        top[j].logit = l;
-    }
-    const float *p = position_probs(e, logits);
-    for (int i = 0; i < n; i++)
-        top[i].prob = p[top[i].id];
+    int ids[STEP_TOP_MAX];
+    int n = sampler_top_k(logits, e->vocab, e->opt.top_n, ids);
     r->n_top = n;
+    if (n == 0)
+        return;
+    const float *p = position_probs(e, logits);
+    for (int i = 0; i < n; i++) {
+        r->top[i].id = ids[i];
+        r->top[i].logit = logits[ids[i]];
+        r->top[i].prob = p[ids[i]];
+    }
 }
 
 /* Creates the record of position pos from the logits it produced. */
@@ -257,11 +239,8 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         r->next_rank = decision->chosen_rank;
     } else if (logits) {
         const float *p = position_probs(e, logits);
-        int above = 0;
-        for (int i = 0; i < e->vocab; i++)
-            above += logits[i] > logits[next];
         r->next_prob = p[next];
-        r->next_rank = above + 1;
+        r->next_rank = sampler_rank(logits, e->vocab, next);
     }
     r->sample_ms = sample_ms;
     if (e->observer)
@@ -296,7 +275,7 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
     if (e->n > 0 && e->records[e->n - 1].next < 0)
         finish_record(e, e->n - 1, tokens[0], e->logits, NULL, 0.0);
 
-    double t0 = now_ms();
+    double t0 = clock_ms();
     bool all_logits = e->opt.record_prompt;
     int n0 = e->n;
     for (int done = 0; done < n; done += PREFILL_CHUNK) {
@@ -309,11 +288,11 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
             attn[i] = attention_row(e, pos0 + i);
             any_attn |= attn[i] != NULL;
         }
-        double c0 = now_ms();
+        double c0 = clock_ms();
         const float *last = transformer_forward_batch(e->tf, tokens + done, c, pos0,
                                                       all_logits ? e->batch_logits : NULL,
                                                       any_attn ? attn : NULL);
-        double per = (now_ms() - c0) / c;
+        double per = (clock_ms() - c0) / c;
         e->probs_of = NULL; /* the buffers were rewritten */
         llm_status st = all_logits ? check_logits(e, e->batch_logits, c, pos0, err)
                                    : check_logits(e, last, 1, pos0 + c - 1, err);
@@ -334,7 +313,7 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
         e->logits = last;
     }
     e->stats.prefill_tokens = n;
-    e->stats.prefill_ms = now_ms() - t0;
+    e->stats.prefill_ms = clock_ms() - t0;
     return LLM_OK;
 }
 
@@ -345,9 +324,9 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     int pos = e->n;
     e->tokens[pos] = token;
     float *attn = attention_row(e, pos);
-    double t0 = now_ms();
+    double t0 = clock_ms();
     const float *logits = transformer_forward(e->tf, token, pos, attn);
-    double ms = now_ms() - t0;
+    double ms = clock_ms() - t0;
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = check_logits(e, logits, 1, pos, err);
     if (st != LLM_OK) {
@@ -371,9 +350,9 @@ llm_status engine_step(engine *e, int *token, llm_err *err)
     if (hist > e->n)
         hist = e->n;
     sampler_record rec;
-    double t0 = now_ms();
+    double t0 = clock_ms();
     int next = sampler_choose(e->smp, e->logits, e->tokens + e->n - hist, hist, &rec);
-    double ms = now_ms() - t0;
+    double ms = clock_ms() - t0;
     e->stats.decode_ms += ms;
     *token = next;
     finish_record(e, e->n - 1, next, NULL, &rec, ms);

@@ -424,11 +424,8 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
                 memcpy(s->probs, logits, sizeof(float) * n);
                 kernels_softmax(s->probs, n);
             }
-            int above = 0;
-            for (int i = 0; i < n; i++)
-                above += logits[i] > logits[chosen];
             rec->chosen_model_prob = s->probs[chosen];
-            rec->chosen_rank = above + 1;
+            rec->chosen_rank = sampler_rank(logits, n, chosen);
         } else {
             sampler_model_prob(logits, n, chosen, &rec->chosen_model_prob, &rec->chosen_rank);
         }
@@ -449,17 +446,42 @@ void sampler_model_prob(const float *logits, int n_vocab, int id, float *prob, i
             maxl = logits[i];
     float mine = logits[id];
     double total = 0.0;
-    int above = 0;
     for (int i = 0; i < n_vocab; i++) {
         float l = logits[i];
-        if (l > mine)
-            above++;
         if (l > -INFINITY) /* false for NaN too */
             total += expf(l - maxl);
     }
-    *rank = 1 + above;
+    *rank = sampler_rank(logits, n_vocab, id);
     if (!(maxl > -INFINITY) || !isfinite(maxl))
-        *prob = mine == maxl ? 1.0f / (float)(n_vocab - above) : 0.0f;
+        *prob = mine == maxl ? 1.0f / (float)(n_vocab - (*rank - 1)) : 0.0f;
     else
         *prob = (float)(expf(mine - maxl) / total);
+}
+
+int sampler_rank(const float *v, int n, int id)
+{
+    int above = 0;
+    for (int i = 0; i < n; i++)
+        above += v[i] > v[id];
+    return above + 1;
+}
+
+int sampler_top_k(const float *v, int n, int k, int *out)
+{
+    if (k > n)
+        k = n;
+    if (k <= 0)
+        return 0;
+    int m = 0; /* out[0..m) sorted, descending */
+    for (int i = 0; i < n; i++) {
+        if (m == k && !(v[i] > v[out[k - 1]]))
+            continue;
+        int j = m < k ? m++ : k - 1;
+        while (j > 0 && v[i] > v[out[j - 1]]) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = i;
+    }
+    return m;
 }

@@ -65,4 +65,12 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
  * number of logits strictly greater). A bad id or a NaN logit gives prob 0, rank 0. */
 void sampler_model_prob(const float *logits, int n_vocab, int id, float *prob, int *rank);
 
+/* The 1-based rank of v[id] among v[0..n): 1 + the number of values strictly greater. */
+int sampler_rank(const float *v, int n, int id);
+
+/* The indices of the k largest values of v[0..n) in descending order of value (ties:
+ * the lower index first) into out (k entries). Returns min(k, n). Used for the
+ * records' top candidates and the TUI's strongest attention weights. */
+int sampler_top_k(const float *v, int n, int k, int *out);
+
 #endif

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textfmt.h"
+
 enum { TRACE_BUFFER = 1 << 20 };
 
 struct trace_writer {
@@ -43,40 +45,10 @@ const char *step_phase_name(step_phase p)
     return "?";
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when s[0] does not start one. */
-static int utf8_valid_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    int len;
-    unsigned min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    unsigned cp = c & (0x7F >> len);
-    for (int i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) /* also stops at the NUL */
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 void trace_json_string(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
+    const unsigned char *end = p + strlen((const char *)p);
     putc('"', f);
     while (*p) {
         unsigned c = *p;
@@ -97,7 +69,7 @@ void trace_json_string(FILE *f, const char *s)
             fprintf(f, "\\u%04x", c);
             p++;
         } else {
-            int len = utf8_valid_len(p);
+            int len = textfmt_utf8_len(p, (size_t)(end - p));
             if (len == 0) {
                 fprintf(f, "\\u%04x", c); /* an invalid byte, by value */
                 p++;

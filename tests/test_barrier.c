@@ -65,7 +65,6 @@ START_TEST(test_single_thread)
     barrier_init(&b, 1);
     for (int i = 0; i < 10; i++)
         barrier_wait(&b); /* returns at once */
-    ck_assert_uint_eq(barrier_sleeps(&b), 0);
     ck_assert_uint_eq(barrier_asleep_ns(&b), 0);
     barrier_init(&b, 0); /* treated as one */
     barrier_wait(&b);
@@ -90,7 +89,6 @@ START_TEST(test_asleep_time)
     ck_assert_int_eq(pthread_create(&late, NULL, arrive_late, &b), 0);
     barrier_wait(&b);
     pthread_join(late, NULL);
-    ck_assert_uint_eq(barrier_sleeps(&b), 1);
     unsigned long long ns = barrier_asleep_ns(&b);
     ck_assert_msg(ns >= 50ull * 1000 * 1000 && ns < 10ull * 1000 * 1000 * 1000,
                   "asleep %llu ns while the other thread slept 200 ms", ns);

@@ -747,12 +747,41 @@ START_TEST(test_limits_every_stage_keeps_one)
 }
 END_TEST
 
+/* The top-k selection the records and the TUI use (moved here from test_tui_format). */
+START_TEST(test_top_k_indices)
+{
+    float v[] = {0.1f, 0.5f, 0.05f, 0.5f, 0.3f};
+    int out[5];
+    ck_assert_int_eq(sampler_top_k(v, 5, 3, out), 3);
+    ck_assert_int_eq(out[0], 1); /* ties: the lower index first */
+    ck_assert_int_eq(out[1], 3);
+    ck_assert_int_eq(out[2], 4);
+    ck_assert_int_eq(sampler_top_k(v, 2, 3, out), 2);
+    ck_assert_int_eq(out[0], 1);
+    ck_assert_int_eq(out[1], 0);
+    ck_assert_int_eq(sampler_top_k(v, 5, 0, out), 0);
+    ck_assert_int_eq(sampler_top_k(v, 0, 3, out), 0);
+}
+END_TEST
+
+START_TEST(test_rank)
+{
+    float v[] = {0.1f, 0.5f, 0.05f, 0.5f, 0.3f};
+    ck_assert_int_eq(sampler_rank(v, 5, 1), 1);
+    ck_assert_int_eq(sampler_rank(v, 5, 3), 1); /* ties share the rank */
+    ck_assert_int_eq(sampler_rank(v, 5, 4), 3);
+    ck_assert_int_eq(sampler_rank(v, 5, 2), 5);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("sampler");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_logits_unchanged);
     tcase_add_test(core, test_greedy);
+    tcase_add_test(core, test_top_k_indices);
+    tcase_add_test(core, test_rank);
     tcase_add_test(core, test_top_k_one_is_argmax);
     tcase_add_test(core, test_top_p_crafted);
     tcase_add_test(core, test_top_p_matches_reference);

@@ -218,22 +218,6 @@ START_TEST(test_counts_and_rates)
 }
 END_TEST
 
-START_TEST(test_top_indices)
-{
-    float v[] = {0.1f, 0.5f, 0.05f, 0.5f, 0.3f};
-    int out[5];
-    ck_assert_int_eq(tuifmt_top_indices(v, 5, 3, out), 3);
-    ck_assert_int_eq(out[0], 1); /* ties: the lower index first */
-    ck_assert_int_eq(out[1], 3);
-    ck_assert_int_eq(out[2], 4);
-    ck_assert_int_eq(tuifmt_top_indices(v, 2, 3, out), 2);
-    ck_assert_int_eq(out[0], 1);
-    ck_assert_int_eq(out[1], 0);
-    ck_assert_int_eq(tuifmt_top_indices(v, 5, 0, out), 0);
-    ck_assert_int_eq(tuifmt_top_indices(v, 0, 3, out), 0);
-}
-END_TEST
-
 /* ---- windows ---- */
 
 START_TEST(test_window_start)
@@ -398,7 +382,6 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_shade_linear);
     tcase_add_test(tc, test_shade_log);
     tcase_add_test(tc, test_counts_and_rates);
-    tcase_add_test(tc, test_top_indices);
     tcase_add_test(tc, test_window_start);
     tcase_add_test(tc, test_heat_window_follows_newest);
     tcase_add_test(tc, test_heat_window_selected_and_small);

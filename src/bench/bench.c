@@ -38,6 +38,7 @@
 #include <omp.h>
 #endif
 
+#include "clock.h"
 #include "model.h"
 #include "kernels.h"
 #include "transformer.h"
@@ -92,9 +93,7 @@ typedef struct {
 
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return clock_ms() / 1e3;
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

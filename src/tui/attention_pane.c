@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sampler.h"
 #include "format.h"
 
 struct attn_pane {
@@ -81,7 +82,7 @@ static void draw_strongest(attn_pane *ap, const tui_screen *scr, WINDOW *w, int 
     for (int k = 0; k < n; k++)
         row[k] = weight(ap, r, k);
     int top[3];
-    int m = tuifmt_top_indices(row, n, 3, top);
+    int m = sampler_top_k(row, n, 3, top);
     char line[256];
     size_t o = (size_t)snprintf(line, sizeof line, "pos %d %s", r->pos, scr->utf8 ? "\xe2\x86\x92" : "->");
     const int *toks = engine_tokens(ap->e);

@@ -261,26 +261,6 @@ void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_a
     w->col0 = focus - w->n_cols + 1;
 }
 
-int tuifmt_top_indices(const float *v, int n, int k, int *out)
-{
-    if (k > n)
-        k = n;
-    if (k <= 0)
-        return 0;
-    int m = 0; /* out[0..m) sorted, descending */
-    for (int i = 0; i < n; i++) {
-        if (m == k && !(v[i] > v[out[k - 1]]))
-            continue;
-        int j = m < k ? m++ : k - 1;
-        while (j > 0 && v[i] > v[out[j - 1]]) {
-            out[j] = out[j - 1];
-            j--;
-        }
-        out[j] = i;
-    }
-    return m;
-}
-
 void tuifmt_count(long long n, char *buf, size_t size)
 {
     double v = (double)n;

@@ -72,10 +72,6 @@ void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_a
  * possible, ends at the last item: used for lists that follow their newest entry. */
 int tuifmt_window_start(int n_items, int focus, int avail);
 
-/* The indices of the k largest values of v[0..n) (ties: the lower index first), in
- * descending order of value, into out (k entries). Returns min(k, n). */
-int tuifmt_top_indices(const float *v, int n, int k, int *out);
-
 /* Counts such as parameters: "260K", "15.2M", "6.74B", "999". */
 void tuifmt_count(long long n, char *buf, size_t size);
 

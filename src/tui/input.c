@@ -6,7 +6,7 @@
  * call readline's commands directly, and readline's redisplay does nothing: the line
  * is drawn with the panes. Readline never touches the tty (its prep/deprep, signal
  * and SIGWINCH handling are off) and writes only to /dev/null.
- * Owns the history file path handling ($XDG_STATE_HOME/llmchat/history). */
+ * Owns the history file ($XDG_STATE_HOME/llmchat/history, found by cli_state_file). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 
 #include "input.h"
 
+#include "../cli.h"
 #include "../textfmt.h"
 #include "format.h"
 
@@ -81,36 +82,6 @@ static void on_line(char *line)
     free(line);
 }
 
-/* mkdir -p for the directory part of path. */
-static void make_parent_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p)
-        return;
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0700);
-            *s = '/';
-        }
-    }
-    free(p);
-}
-
-static char *history_file(void)
-{
-    const char *state = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
-    char buf[4096];
-    if (state && *state == '/')
-        snprintf(buf, sizeof buf, "%s/llmchat/history", state);
-    else if (home && *home)
-        snprintf(buf, sizeof buf, "%s/.local/state/llmchat/history", home);
-    else
-        return NULL;
-    return strdup(buf);
-}
-
 input_line *input_open(const input_handler *h)
 {
     input_line *in = calloc(1, sizeof *in);
@@ -133,11 +104,9 @@ input_line *input_open(const input_handler *h)
     rl_inhibit_completion = 1;
     using_history();
     stifle_history(HISTORY_MAX);
-    in->history_path = history_file();
-    if (in->history_path) {
-        make_parent_dirs(in->history_path);
+    in->history_path = cli_state_file("history");
+    if (in->history_path)
         read_history(in->history_path);
-    }
     rl_callback_handler_install(g_prompt, on_line);
     return in;
 }

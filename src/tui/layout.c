@@ -68,15 +68,3 @@ void layout_compute(int cols, int rows, tui_layout *l)
         l->conv = rect(0, 0, body, cols);
     }
 }
-
-const char *layout_kind_name(layout_kind k)
-{
-    switch (k) {
-    case LAYOUT_WIDE: return "wide";
-    case LAYOUT_STACKED: return "stacked";
-    case LAYOUT_NARROW: return "narrow";
-    case LAYOUT_SINGLE: return "single";
-    case LAYOUT_BARE: return "bare";
-    }
-    return "?";
-}

@@ -33,6 +33,4 @@ typedef struct {
 
 void layout_compute(int cols, int rows, tui_layout *l);
 
-const char *layout_kind_name(layout_kind k);
-
 #endif
