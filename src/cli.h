@@ -4,6 +4,7 @@
 #define LLMCHAT_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "cli_options.h"
 #include "engine.h"
@@ -39,6 +40,21 @@ void cli_engine_options(const cli_options *o, engine_options *eo);
  * $XDG_STATE_HOME), else $HOME/.local/state/llmchat/NAME, with its directories made
  * (mode 0700). malloc'd; NULL when neither variable is set or out of memory. */
 char *cli_state_file(const char *name);
+
+/* ---- cli_discover.c: which model to open ---- */
+/* The bundled demo model, in DATADIR/models. */
+#define CLI_BUNDLED_MODEL "chat260K.bin"
+/* The data directory: $LLMCHAT_DATADIR, else the installed one (models.tsv, models/). */
+const char *cli_data_dir(void);
+/* llmchat-fetch's default directory, $XDG_DATA_HOME/llmchat/models (else under
+ * ~/.local/share), in buf; NULL when neither variable is usable. */
+const char *cli_fetch_dir(char *buf, size_t size);
+/* Settles o->model_path: the one cli_parse found (a file, or a models.tsv name fetched
+ * into the fetch directory), else the bundled model. buf holds the path when it is
+ * made here. Returns 0, or 1 with a message naming the command that gets a model. */
+int cli_find_model(cli_options *o, char *buf, size_t size);
+/* Which model is open and why, in a sentence for the TUI and the REPL banner. */
+void cli_model_note(const cli_options *o, const model *m, char *buf, size_t size);
 
 /* Set by the SIGINT handler; front ends poll it between tokens. */
 extern volatile int cli_interrupted;

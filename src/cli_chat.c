@@ -1,5 +1,5 @@
 /* cli_chat.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
- * (editing, history kept in $XDG_STATE_HOME/llmchat/history); from a pipe it takes one
+ * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
  * a reply (the chat goes on) or clears the line being typed. Slash commands are
  * parsed by command.c (the table the TUI shares); their handlers are here. */
@@ -164,12 +164,15 @@ static void on_readline(char *line)
 static void run_terminal(repl *r)
 {
     active = r;
-    char *history_path = cli_state_file("chat_history");
+    char *history_path = r->o->history_size > 0 ? cli_state_file("chat_history") : NULL;
+    stifle_history(r->o->history_size);
     if (history_path)
         read_history(history_path);
     rl_catch_signals = 0;
     fprintf(stderr, "llmchat: chatting with %s. /help for commands, Ctrl-D to leave.\n",
             engine_model(r->e)->name);
+    if (r->o->model_note)
+        fprintf(stderr, "llmchat: %s\n", r->o->model_note);
     if (r->o->prompt)
         reply_to(r, r->o->prompt);
     rl_callback_handler_install("> ", on_readline);
@@ -195,7 +198,7 @@ static void run_terminal(repl *r)
     rl_callback_handler_remove();
     if (history_path) {
         write_history(history_path);
-        history_truncate_file(history_path, 1000);
+        history_truncate_file(history_path, r->o->history_size);
         free(history_path);
     }
 }

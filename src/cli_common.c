@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "trace.h"
+#include "xdg.h"
 
 volatile int cli_interrupted;
 
@@ -127,14 +128,9 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
 
 char *cli_state_file(const char *name)
 {
-    const char *state = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
-    char path[4096];
-    if (state && *state == '/')
-        snprintf(path, sizeof path, "%s/llmchat/%s", state, name);
-    else if (home && *home)
-        snprintf(path, sizeof path, "%s/.local/state/llmchat/%s", home, name);
-    else
+    char rest[256], path[4096];
+    snprintf(rest, sizeof rest, "llmchat/%s", name);
+    if (!xdg_path("XDG_STATE_HOME", ".local/state", rest, path, sizeof path))
         return NULL;
     for (char *p = path + 1; *p; p++) { /* mkdir -p of the directory part */
         if (*p == '/') {

@@ -1,5 +1,12 @@
-/* cli_options.c — parses and validates the command line (see DESIGN.md, "Command line").
- * Every bad value is a usage error (exit status 2) with a message naming the option. */
+/* cli_options.c — the option table, and the command line, config file and environment
+ * that go through it (see cli_options.h and DESIGN.md, "Command line").
+ *
+ * Owns: every option's parsing and checking (one setter per option), the --help text,
+ * the order in which the config file, the environment and the command line apply.
+ * Does not: find the model (main.c does, with model_source telling it where to look),
+ * or read the config file's syntax (config_file.c). A bad value on the command line is
+ * a usage error (exit status 2); in the config file it is a warning naming the file and
+ * line, and the setting keeps its earlier value. */
 #include "cli_options.h"
 
 #include <errno.h>
@@ -14,92 +21,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "textfmt.h"
 
-enum {
-    OPT_MIN_P = 256, OPT_REPEAT_PENALTY, OPT_REPEAT_LAST_N, OPT_TRACE, OPT_TRACE_ATTN,
-    OPT_PIECES, OPT_WEIGHTS, OPT_KERNELS, OPT_KV_CACHE, OPT_MOUSE, OPT_NO_COLOR,
-};
-
-static const struct option long_options[] = {
-    {"tokenizer", required_argument, NULL, 'z'},
-    {"mode", required_argument, NULL, 'm'},
-    {"prompt", required_argument, NULL, 'i'},
-    {"file", required_argument, NULL, 'f'},
-    {"system", required_argument, NULL, 'y'},
-    {"temperature", required_argument, NULL, 't'},
-    {"top-p", required_argument, NULL, 'p'},
-    {"top-k", required_argument, NULL, 'k'},
-    {"min-p", required_argument, NULL, OPT_MIN_P},
-    {"repeat-penalty", required_argument, NULL, OPT_REPEAT_PENALTY},
-    {"repeat-last-n", required_argument, NULL, OPT_REPEAT_LAST_N},
-    {"seed", required_argument, NULL, 's'},
-    {"steps", required_argument, NULL, 'n'},
-    {"ctx", required_argument, NULL, 'c'},
-    {"threads", required_argument, NULL, 'T'},
-    {"trace", required_argument, NULL, OPT_TRACE},
-    {"trace-attn", no_argument, NULL, OPT_TRACE_ATTN},
-    {"pieces", no_argument, NULL, OPT_PIECES},
-    {"weights", required_argument, NULL, OPT_WEIGHTS},
-    {"kernels", required_argument, NULL, OPT_KERNELS},
-    {"kv-cache", required_argument, NULL, OPT_KV_CACHE},
-    {"mouse", no_argument, NULL, OPT_MOUSE},
-    {"no-color", no_argument, NULL, OPT_NO_COLOR},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
-
-void cli_usage(FILE *f)
-{
-    fputs("usage: llmchat [OPTIONS] MODEL\n"
-          "Chat with a local Llama 2 model and watch what it does.\n"
-          "\n"
-          "  -z, --tokenizer FILE    tokenizer (default: tokenizer.bin or tokN.bin beside MODEL,\n"
-          "                          then the data directory)\n"
-          "  -m, --mode MODE         tui | chat | generate | tokenize | perplexity\n"
-          "                          (default: tui on a terminal, else chat)\n"
-          "  -i, --prompt TEXT       generate/tokenize: the input; chat/tui: the first message\n"
-          "  -f, --file FILE         read the input text from FILE (- for stdin)\n"
-          "  -y, --system TEXT       system prompt\n"
-          "  -t, --temperature F     0 = greedy (default 1.0)\n"
-          "  -p, --top-p F           nucleus sampling (default 0.9; 1 = off)\n"
-          "  -k, --top-k N           keep the N most likely tokens (default 0 = off)\n"
-          "      --min-p F           drop tokens below F x the top probability (default 0 = off)\n"
-          "      --repeat-penalty F  penalise recent tokens (default 1 = off)\n"
-          "      --repeat-last-n N   tokens the penalty looks back over (default 64)\n"
-          "  -s, --seed N            random seed (default: time-based, shown in the status)\n"
-          "  -n, --steps N           most new tokens per reply/generation (generate: 256;\n"
-          "                          chat: 0 = until the model ends its reply)\n"
-          "  -c, --ctx N             context length (default: the model's)\n"
-          "  -T, --threads N         OpenMP threads (default: all cores)\n"
-          "      --trace FILE        write one JSON line per step record\n"
-          "      --trace-attn        include attention weights in the trace\n"
-          "      --pieces            tokenize: print pieces instead of ids\n"
-          "      --weights TYPE      q8_0 (default) or f32: compute with int8 or fp32 weights\n"
-          "      --kernels ISA       auto | scalar | avx2 | avx512 (default auto)\n"
-          "      --kv-cache TYPE     q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)\n"
-          "      --mouse             tui: enable the mouse (wheel scrolls)\n"
-          "      --no-color          tui: no colours (also when NO_COLOR is set)\n"
-          "  -h, --help              show this help\n"
-          "  -V, --version           show the version\n"
-          "\n"
-          "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
-          "See llmchat(1) for the modes, the chat commands and the TUI keys.\n",
-          f);
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "llmchat: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'llmchat --help' for more information.\n");
-    va_end(ap);
-    return 2;
-}
+/* ---- value parsers ---- */
 
 static bool parse_int(const char *s, long lo, long hi, int *out)
 {
@@ -123,18 +47,337 @@ static bool parse_float(const char *s, float *out)
     return true;
 }
 
-static bool parse_seed(const char *s, uint64_t *out)
+static bool parse_bool(const char *s, bool *out)
+{
+    static const char *yes[] = {"yes", "true", "on", "1"}, *no[] = {"no", "false", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcmp(s, yes[i]))
+            return *out = true, true;
+        if (!strcmp(s, no[i]))
+            return *out = false, true;
+    }
+    return false;
+}
+
+/* ---- one setter per option ---- */
+
+/* Options that take their value as it is, and flags that set a constant. */
+#define SET_STRING(fn, field)                                                                  \
+    static const char *fn(cli_options *o, const char *v)                                       \
+    {                                                                                          \
+        o->field = v;                                                                          \
+        return NULL;                                                                           \
+    }
+#define SET_CONSTANT(fn, field, value)                                                         \
+    static const char *fn(cli_options *o, const char *v)                                       \
+    {                                                                                          \
+        (void)v;                                                                               \
+        o->field = value;                                                                      \
+        return NULL;                                                                           \
+    }
+
+static const char *set_model(cli_options *o, const char *v)
+{
+    if (!*v)
+        return "must name a model file";
+    o->model_path = v;
+    o->model_source = MODEL_FROM_ARGUMENT;
+    return NULL;
+}
+
+static const char *set_tokenizer(cli_options *o, const char *v)
+{
+    if (!*v)
+        return "must name a tokenizer file";
+    o->tokenizer_path = v;
+    return NULL;
+}
+
+static const char *set_mode(cli_options *o, const char *v)
+{
+    static const struct { const char *name; cli_mode mode; } modes[] = {
+        {"tui", MODE_TUI}, {"chat", MODE_CHAT}, {"generate", MODE_GENERATE},
+        {"tokenize", MODE_TOKENIZE}, {"perplexity", MODE_PERPLEXITY},
+    };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (!strcmp(v, modes[i].name)) {
+            o->mode = modes[i].mode;
+            return NULL;
+        }
+    return "must be tui, chat, generate, tokenize or perplexity";
+}
+
+SET_STRING(set_prompt, prompt)
+
+SET_STRING(set_file, file)
+
+SET_STRING(set_system, system)
+
+static const char *set_temperature(cli_options *o, const char *v)
+{
+    float f;
+    if (!parse_float(v, &f) || f < 0)
+        return "must be a number >= 0";
+    o->sampler.temperature = f;
+    return NULL;
+}
+
+static const char *set_top_p(cli_options *o, const char *v)
+{
+    float f;
+    if (!parse_float(v, &f) || f <= 0 || f > 1)
+        return "must be in (0, 1]";
+    o->sampler.top_p = f;
+    return NULL;
+}
+
+static const char *set_top_k(cli_options *o, const char *v)
+{
+    return parse_int(v, 0, INT_MAX, &o->sampler.top_k) ? NULL : "must be an integer >= 0";
+}
+
+static const char *set_min_p(cli_options *o, const char *v)
+{
+    float f;
+    if (!parse_float(v, &f) || f < 0 || f >= 1)
+        return "must be in [0, 1)";
+    o->sampler.min_p = f;
+    return NULL;
+}
+
+static const char *set_repeat_penalty(cli_options *o, const char *v)
+{
+    float f;
+    if (!parse_float(v, &f) || f <= 0)
+        return "must be a number > 0";
+    o->sampler.repeat_penalty = f;
+    return NULL;
+}
+
+static const char *set_repeat_last_n(cli_options *o, const char *v)
+{
+    return parse_int(v, 0, INT_MAX, &o->sampler.repeat_last_n) ? NULL : "must be an integer >= 0";
+}
+
+static const char *set_seed(cli_options *o, const char *v)
 {
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-')
-        return false;
-    *out = v;
-    return true;
+    unsigned long long s = strtoull(v, &end, 10);
+    if (errno || end == v || *end || *v == '-')
+        return "must be a non-negative integer";
+    o->sampler.seed = s;
+    o->seed_given = true;
+    return NULL;
 }
 
-static void defaults(cli_options *o)
+static const char *set_steps(cli_options *o, const char *v)
+{
+    return parse_int(v, 0, CLI_STEPS_MAX, &o->steps) ? NULL
+                                                      : "must be an integer from 0 to 1000000";
+}
+
+static const char *set_ctx(cli_options *o, const char *v)
+{
+    return parse_int(v, 1, INT_MAX, &o->ctx) ? NULL : "must be an integer >= 1";
+}
+
+static const char *set_threads(cli_options *o, const char *v)
+{
+    return parse_int(v, 1, 1024, &o->threads) ? NULL : "must be an integer in 1..1024";
+}
+
+SET_STRING(set_trace, trace_path)
+
+SET_CONSTANT(set_trace_attn, trace_attn, true)
+
+SET_CONSTANT(set_pieces, pieces, true)
+
+static const char *set_weights(cli_options *o, const char *v)
+{
+    if (!strcmp(v, "q8_0") || !strcmp(v, "int8"))
+        o->weights = TENSOR_Q8_0;
+    else if (!strcmp(v, "f32") || !strcmp(v, "fp32"))
+        o->weights = TENSOR_F32;
+    else
+        return "must be q8_0 or f32";
+    return NULL;
+}
+
+static const char *set_kernels(cli_options *o, const char *v)
+{
+    kernels_isa isa;
+    if (!kernels_isa_parse(v, &isa))
+        return "must be auto, scalar, avx2 or avx512";
+    if (!kernels_isa_supported(isa))
+        return "names kernels this CPU or this build cannot run";
+    o->isa = isa;
+    return NULL;
+}
+
+static const char *set_kv_cache(cli_options *o, const char *v)
+{
+    if (!strcmp(v, "auto")) o->kv_cache = TRANSFORMER_KV_AUTO;
+    else if (!strcmp(v, "q8_0") || !strcmp(v, "int8")) o->kv_cache = TRANSFORMER_KV_Q8_0;
+    else if (!strcmp(v, "f32") || !strcmp(v, "fp32")) o->kv_cache = TRANSFORMER_KV_F32;
+    else return "must be auto, q8_0 or f32";
+    return NULL;
+}
+
+static const char *set_theme(cli_options *o, const char *v)
+{
+    if (!strcmp(v, "dark")) o->theme = THEME_DARK;
+    else if (!strcmp(v, "light")) o->theme = THEME_LIGHT;
+    else if (!strcmp(v, "mono")) o->theme = THEME_MONO;
+    else return "must be dark, light or mono";
+    return NULL;
+}
+
+SET_CONSTANT(set_no_color, theme, THEME_MONO)
+
+static const char *set_mouse(cli_options *o, const char *v)
+{
+    return parse_bool(v, &o->mouse) ? NULL : "must be yes or no";
+}
+
+SET_CONSTANT(set_no_mouse, mouse, false)
+
+static const char *set_history_size(cli_options *o, const char *v)
+{
+    return parse_int(v, 0, CLI_HISTORY_MAX, &o->history_size) ? NULL
+                                                               : "must be an integer from 0 to 1000000";
+}
+
+/* ---- the table ---- */
+
+const cli_option cli_option_table[] = {
+    {"model", 0, "FILE", true, true, "the model (default: see MODEL below)", set_model},
+    {"tokenizer", 'z', "FILE", true, true,
+     "tokenizer (default: tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
+     set_tokenizer},
+    {"mode", 'm', "MODE", false, false,
+     "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal, else chat)", set_mode},
+    {"prompt", 'i', "TEXT", false, false, "generate/tokenize: the input; chat/tui: the first message",
+     set_prompt},
+    {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
+    {"system", 'y', "TEXT", true, false, "system prompt", set_system},
+    {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
+    {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},
+    {"top-k", 'k', "N", true, false, "keep the N most likely tokens (default 0 = off)", set_top_k},
+    {"min-p", 0, "F", true, false, "drop tokens below F x the top probability (default 0 = off)",
+     set_min_p},
+    {"repeat-penalty", 0, "F", true, false, "penalise recent tokens (default 1 = off)",
+     set_repeat_penalty},
+    {"repeat-last-n", 0, "N", true, false, "tokens the penalty looks back over (default 64)",
+     set_repeat_last_n},
+    {"seed", 's', "N", true, false, "random seed (default: time-based, shown in the status)", set_seed},
+    {"steps", 'n', "N", true, false,
+     "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
+     set_steps},
+    {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
+    {"threads", 'T', "N", true, false, "OpenMP threads (default: all cores)", set_threads},
+    {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
+    {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
+    {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
+    {"weights", 0, "TYPE", true, false, "q8_0 (default) or f32: compute with int8 or fp32 weights",
+     set_weights},
+    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 (default auto)", set_kernels},
+    {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
+     set_kv_cache},
+    {"theme", 0, "NAME", true, false, "tui colours: dark (default), light or mono", set_theme},
+    {"no-color", 0, NULL, false, false, "tui: no colours, as --theme mono (also when NO_COLOR is set)",
+     set_no_color},
+    {"mouse", 0, NULL, true, false, "tui: enable the mouse (wheel scrolls)", set_mouse},
+    {"no-mouse", 0, NULL, false, false, "tui: no mouse (when the config file enables it)", set_no_mouse},
+    {"history-size", 0, "N", true, false, "input lines kept in the history (default 1000; 0 = none)",
+     set_history_size},
+    {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
+    {"no-config", 0, NULL, false, false, "read no config file", NULL},
+    {"help", 'h', NULL, false, false, "show this help", NULL},
+    {"version", 'V', NULL, false, false, "show the version", NULL},
+    {NULL, 0, NULL, false, false, NULL, NULL},
+};
+
+enum { N_OPTIONS = sizeof cli_option_table / sizeof cli_option_table[0] - 1 };
+
+const cli_option *cli_option_find(const char *name)
+{
+    for (const cli_option *r = cli_option_table; r->name; r++)
+        if (!strcmp(r->name, name))
+            return r;
+    return NULL;
+}
+
+void cli_usage(FILE *f)
+{
+    fputs("usage: llmchat [OPTIONS] [MODEL]\n"
+          "Chat with a local Llama 2 model and watch what it does.\n"
+          "\n",
+          f);
+    for (const cli_option *r = cli_option_table; r->name; r++) {
+        char left[64];
+        int n;
+        if (r->short_name)
+            n = snprintf(left, sizeof left, "  -%c, --%s%s%s", r->short_name, r->name,
+                         r->arg ? " " : "", r->arg ? r->arg : "");
+        else
+            n = snprintf(left, sizeof left, "      --%s%s%s", r->name, r->arg ? " " : "",
+                         r->arg ? r->arg : "");
+        fputs(left, f);
+        const char *h = r->help;
+        if (n >= 25)
+            fprintf(f, "\n%26s", "");
+        else
+            fprintf(f, "%*s", 26 - n, "");
+        for (; *h; h++) {
+            fputc(*h, f);
+            if (*h == '\n')
+                fprintf(f, "%26s", "");
+        }
+        fputc('\n', f);
+    }
+    fputs("\n"
+          "MODEL is a model file, or the name of a model fetched with llmchat-fetch\n"
+          "(llmchat-fetch --list). Without one: $LLMCHAT_MODEL, then the config file's\n"
+          "model, then the bundled demo model.\n"
+          "\n"
+          "The config file ($XDG_CONFIG_HOME/llmchat/config, else ~/.config/llmchat/config)\n"
+          "holds 'key = value' lines; options on the command line override it. Keys:\n",
+          f);
+    int col = 0;
+    for (const cli_option *r = cli_option_table; r->name; r++) {
+        if (!r->config)
+            continue;
+        int len = (int)strlen(r->name);
+        if (col + 1 + len > 78) {
+            fputc('\n', f);
+            col = 0;
+        }
+        col += fprintf(f, " %s", r->name);
+    }
+    fputs("\n"
+          "\n"
+          "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
+          "See llmchat(1) for the modes, the chat commands, the TUI keys and the files.\n",
+          f);
+}
+
+/* ---- applying settings ---- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "llmchat: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'llmchat --help' for more information.\n");
+    va_end(ap);
+    return 2;
+}
+
+void cli_options_default(cli_options *o)
 {
     memset(o, 0, sizeof *o);
     sampler_config_default(&o->sampler);
@@ -142,123 +385,264 @@ static void defaults(cli_options *o)
     o->weights = TENSOR_Q8_0;
     o->isa = KERNELS_AUTO;
     o->kv_cache = TRANSFORMER_KV_AUTO;
+    o->theme = THEME_DARK;
+    o->history_size = CLI_HISTORY_DEFAULT;
     o->top_k_shown = 10;
-    const char *nc = getenv("NO_COLOR");
-    o->no_color = nc && *nc;
 }
+
+static const char *keep(cli_options *o, char *s)
+{
+    if (!s)
+        return NULL;
+    char **grown = realloc(o->owned, sizeof *grown * (size_t)(o->n_owned + 1));
+    if (!grown) {
+        free(s);
+        return NULL;
+    }
+    o->owned = grown;
+    o->owned[o->n_owned++] = s;
+    return s;
+}
+
+const char *cli_shown_path(const char *path, char *buf, size_t size)
+{
+    const char *home = getenv("HOME");
+    size_t n = home ? strlen(home) : 0;
+    if (n > 1 && !strncmp(path, home, n) && path[n] == '/')
+        snprintf(buf, size, "~%s", path + n);
+    else
+        snprintf(buf, size, "%s", path);
+    return buf;
+}
+
+/* Levenshtein distance of two short strings, capped at 9. */
+static int distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 30 || lb > 30)
+        return 9;
+    int d[31][31];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/* The config key closest to an unknown one (a typo), or NULL. */
+static const char *closest_key(const char *key)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (const cli_option *r = cli_option_table; r->name; r++) {
+        if (!r->config)
+            continue;
+        int d = distance(key, r->name);
+        if (d < best_d) {
+            best_d = d;
+            best = r->name;
+        }
+    }
+    return best;
+}
+
+int cli_options_apply_config(cli_options *o, const config_file *cf, const char *shown, FILE *warn)
+{
+    int n_warn = 0;
+    int ip = 0;
+    for (int ie = 0; ie <= cf->n_entries; ie++) {
+        /* problems and entries interleaved in line order */
+        int line = ie < cf->n_entries ? cf->entries[ie].line : INT_MAX;
+        for (; ip < cf->n_problems && cf->problems[ip].line < line; ip++, n_warn++)
+            fprintf(warn, "llmchat: %s:%d: %s\n", shown, cf->problems[ip].line, cf->problems[ip].text);
+        if (ie == cf->n_entries)
+            break;
+        const config_entry *en = &cf->entries[ie];
+        const cli_option *r = cli_option_find(en->key);
+        if (!r || !r->config) {
+            const char *near = closest_key(en->key);
+            if (r) {
+                fprintf(warn, "llmchat: %s:%d: '%s' cannot be set in the config file (only --%s on the command line)\n",
+                        shown, en->line, en->key, r->name);
+                n_warn++;
+                continue;
+            }
+            fprintf(warn, "llmchat: %s:%d: unknown key '%s'", shown, en->line, en->key);
+            if (near)
+                fprintf(warn, " (did you mean '%s'?)", near);
+            fputc('\n', warn);
+            n_warn++;
+            continue;
+        }
+        const char *value = en->value;
+        if (r->path && value[0] == '~' && value[1] == '/') {
+            const char *home = getenv("HOME");
+            size_t len = (home ? strlen(home) : 0) + strlen(value);
+            char *full = malloc(len);
+            if (full && home)
+                snprintf(full, len, "%s%s", home, value + 1);
+            value = home ? keep(o, full) : value;
+            if (!home)
+                free(full);
+            if (!value) {
+                fprintf(warn, "llmchat: %s:%d: out of memory\n", shown, en->line);
+                n_warn++;
+                continue;
+            }
+        }
+        const char *why = r->set(o, value);
+        if (why) {
+            char shown_value[256];
+            textfmt_escape_piece(en->value, strlen(en->value), false, shown_value, sizeof shown_value);
+            fprintf(warn, "llmchat: %s:%d: %s %s, got '%s'\n", shown, en->line, r->name, why, shown_value);
+            n_warn++;
+        } else if (r->set == set_model) {
+            o->model_source = MODEL_FROM_CONFIG;
+            o->model_line = en->line;
+        }
+    }
+    return n_warn;
+}
+
+/* Reads the config file (the default one, or --config FILE when explicit) into o.
+ * Returns 0, or 1 when an explicit file cannot be read. */
+static int read_config(cli_options *o, const char *explicit_path)
+{
+    char buf[4096];
+    const char *path = explicit_path ? explicit_path : config_default_path(buf, sizeof buf);
+    if (!path)
+        return 0;
+    llm_err err;
+    llm_status s = config_read(path, &o->config, &err);
+    if (s == LLM_ERR_IO && errno == ENOENT && !explicit_path)
+        return 0; /* no config file: the defaults stand */
+    char shown[4096];
+    cli_shown_path(path, shown, sizeof shown);
+    if (s != LLM_OK) {
+        if (explicit_path) {
+            fprintf(stderr, "llmchat: --config: %s\n", err.text);
+            return 1;
+        }
+        fprintf(stderr, "llmchat: warning: %s; using the defaults\n", err.text);
+        return 0;
+    }
+    o->config_path = strdup(path);
+    cli_options_apply_config(o, &o->config, shown, stderr);
+    return 0;
+}
+
+static void apply_environment(cli_options *o)
+{
+    const char *model = getenv("LLMCHAT_MODEL");
+    if (model && *model) {
+        o->model_path = model;
+        o->model_source = MODEL_FROM_ENV;
+    }
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc)
+        o->theme = THEME_MONO;
+}
+
+typedef struct {
+    const cli_option *row;
+    const char *value;
+} given_option;
 
 int cli_parse(int argc, char **argv, cli_options *o)
 {
-    defaults(o);
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":z:m:i:f:y:t:p:k:s:n:c:T:hV", long_options, NULL)) != -1) {
-        switch (c) {
-        case 'z': o->tokenizer_path = optarg; break;
-        case 'm':
-            if (!strcmp(optarg, "tui")) o->mode = MODE_TUI;
-            else if (!strcmp(optarg, "chat")) o->mode = MODE_CHAT;
-            else if (!strcmp(optarg, "generate")) o->mode = MODE_GENERATE;
-            else if (!strcmp(optarg, "tokenize")) o->mode = MODE_TOKENIZE;
-            else if (!strcmp(optarg, "perplexity")) o->mode = MODE_PERPLEXITY;
-            else
-                return usage_error("unknown mode '%s' (tui, chat, generate, tokenize, perplexity)",
-                                   optarg);
-            break;
-        case 'i': o->prompt = optarg; break;
-        case 'f': o->file = optarg; break;
-        case 'y': o->system = optarg; break;
-        case 't':
-            if (!parse_float(optarg, &o->sampler.temperature) || o->sampler.temperature < 0)
-                return usage_error("--temperature must be a number >= 0, got '%s'", optarg);
-            break;
-        case 'p':
-            if (!parse_float(optarg, &o->sampler.top_p) || o->sampler.top_p <= 0 ||
-                o->sampler.top_p > 1)
-                return usage_error("--top-p must be in (0, 1], got '%s'", optarg);
-            break;
-        case 'k':
-            if (!parse_int(optarg, 0, INT_MAX, &o->sampler.top_k))
-                return usage_error("--top-k must be an integer >= 0, got '%s'", optarg);
-            break;
-        case OPT_MIN_P:
-            if (!parse_float(optarg, &o->sampler.min_p) || o->sampler.min_p < 0 ||
-                o->sampler.min_p >= 1)
-                return usage_error("--min-p must be in [0, 1), got '%s'", optarg);
-            break;
-        case OPT_REPEAT_PENALTY:
-            if (!parse_float(optarg, &o->sampler.repeat_penalty) || o->sampler.repeat_penalty <= 0)
-                return usage_error("--repeat-penalty must be a number > 0, got '%s'", optarg);
-            break;
-        case OPT_REPEAT_LAST_N:
-            if (!parse_int(optarg, 0, INT_MAX, &o->sampler.repeat_last_n))
-                return usage_error("--repeat-last-n must be an integer >= 0, got '%s'", optarg);
-            break;
-        case 's':
-            if (!parse_seed(optarg, &o->sampler.seed))
-                return usage_error("--seed must be a non-negative integer, got '%s'", optarg);
-            o->seed_given = true;
-            break;
-        case 'n':
-            if (!parse_int(optarg, 0, CLI_STEPS_MAX, &o->steps))
-                return usage_error("--steps must be an integer from 0 to %d, got '%s'",
-                                   CLI_STEPS_MAX, optarg);
-            break;
-        case 'c':
-            if (!parse_int(optarg, 1, INT_MAX, &o->ctx))
-                return usage_error("--ctx must be an integer >= 1, got '%s'", optarg);
-            break;
-        case 'T':
-            if (!parse_int(optarg, 1, 1024, &o->threads))
-                return usage_error("--threads must be an integer in 1..1024, got '%s'", optarg);
-            break;
-        case OPT_TRACE: o->trace_path = optarg; break;
-        case OPT_TRACE_ATTN: o->trace_attn = true; break;
-        case OPT_PIECES: o->pieces = true; break;
-        case OPT_WEIGHTS:
-            if (!strcmp(optarg, "q8_0") || !strcmp(optarg, "int8")) o->weights = TENSOR_Q8_0;
-            else if (!strcmp(optarg, "f32") || !strcmp(optarg, "fp32")) o->weights = TENSOR_F32;
-            else
-                return usage_error("--weights must be q8_0 or f32, got '%s'", optarg);
-            break;
-        case OPT_KV_CACHE:
-            if (!strcmp(optarg, "auto")) o->kv_cache = TRANSFORMER_KV_AUTO;
-            else if (!strcmp(optarg, "q8_0") || !strcmp(optarg, "int8")) o->kv_cache = TRANSFORMER_KV_Q8_0;
-            else if (!strcmp(optarg, "f32") || !strcmp(optarg, "fp32")) o->kv_cache = TRANSFORMER_KV_F32;
-            else
-                return usage_error("--kv-cache must be auto, q8_0 or f32, got '%s'", optarg);
-            break;
-        case OPT_KERNELS:
-            if (!kernels_isa_parse(optarg, &o->isa))
-                return usage_error("--kernels must be auto, scalar, avx2 or avx512, got '%s'",
-                                   optarg);
-            if (!kernels_isa_supported(o->isa))
-                return usage_error("--kernels %s: this CPU or this build cannot run them",
-                                   optarg);
-            break;
-        case OPT_MOUSE: o->mouse = true; break;
-        case OPT_NO_COLOR: o->no_color = true; break;
-        case 'h':
-            cli_usage(stdout);
-            return -1;
-        case 'V':
-            printf("llmchat %s\n", PACKAGE_VERSION);
-            return -1;
-        case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default:
-            if (optopt)
-                return usage_error("unknown option '-%c'", optopt);
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+    cli_options_default(o);
+
+    /* getopt's tables, made from ours: a long-only option's value is 256 + its row */
+    struct option longs[N_OPTIONS + 1];
+    char shorts[2 * N_OPTIONS + 3];
+    int ns = 0;
+    shorts[ns++] = ':';
+    for (int i = 0; i < N_OPTIONS; i++) {
+        const cli_option *r = &cli_option_table[i];
+        longs[i] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
+                                   r->short_name ? r->short_name : 256 + i};
+        if (r->short_name) {
+            shorts[ns++] = r->short_name;
+            if (r->arg)
+                shorts[ns++] = ':';
         }
     }
-    if (optind < argc)
-        o->model_path = argv[optind++];
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
-    if (!o->model_path && !(o->mode == MODE_TOKENIZE && o->tokenizer_path))
-        return usage_error("no MODEL given");
+    longs[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+    shorts[ns] = '\0';
+
+    /* 1. collect the command line; --help, --version and --config act at once */
+    given_option *given = calloc((size_t)argc + 1, sizeof *given);
+    if (!given) {
+        fprintf(stderr, "llmchat: out of memory\n");
+        return 1;
+    }
+    int n_given = 0, c, rc = 0;
+    const char *config_path = NULL;
+    bool no_config = false, model_option = false;
+    opterr = 0;
+    optind = 1;
+    while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const cli_option *r = NULL;
+        if (c >= 256 && c < 256 + N_OPTIONS)
+            r = &cli_option_table[c - 256];
+        else if (c != ':' && c != '?')
+            for (const cli_option *t = cli_option_table; t->name && !r; t++)
+                if (t->short_name == c)
+                    r = t;
+        if (!r) {
+            if (c == ':')
+                rc = usage_error("option '%s' needs a value", argv[optind - 1]);
+            else if (optopt)
+                rc = usage_error("unknown option '-%c'", optopt);
+            else
+                rc = usage_error("unknown option '%s'", argv[optind - 1]);
+        } else if (!strcmp(r->name, "help")) {
+            cli_usage(stdout);
+            rc = -1;
+        } else if (!strcmp(r->name, "version")) {
+            printf("llmchat %s\n", PACKAGE_VERSION);
+            rc = -1;
+        } else if (!strcmp(r->name, "config")) {
+            config_path = optarg;
+        } else if (!strcmp(r->name, "no-config")) {
+            no_config = true;
+        } else {
+            model_option |= r->set == set_model;
+            given[n_given++] = (given_option){r, r->arg ? optarg : "yes"};
+        }
+    }
+    if (rc == 0 && optind < argc - 1)
+        rc = usage_error("unexpected argument '%s'", argv[optind + 1]);
+    if (rc == 0 && config_path && no_config)
+        rc = usage_error("give --config FILE or --no-config, not both");
+
+    /* 2. the config file, 3. the environment, 4. the command line */
+    if (rc == 0 && !no_config)
+        rc = read_config(o, config_path);
+    if (rc == 0)
+        apply_environment(o);
+    for (int i = 0; rc == 0 && i < n_given; i++) {
+        const char *why = given[i].row->set(o, given[i].value);
+        if (why)
+            rc = usage_error("--%s %s, got '%s'", given[i].row->name, why, given[i].value);
+    }
+    free(given);
+    if (rc != 0)
+        return rc;
+    if (optind < argc) {
+        if (model_option)
+            return usage_error("give the model once: as MODEL or with --model, not both");
+        if (set_model(o, argv[optind]))
+            return usage_error("the MODEL argument is empty");
+    }
+
     if (o->trace_attn && !o->trace_path)
         return usage_error("--trace-attn needs --trace FILE");
     if (o->prompt && o->file)
@@ -268,4 +652,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
     if (o->mode == MODE_AUTO)
         o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? MODE_TUI : MODE_CHAT;
     return 0;
+}
+
+void cli_options_free(cli_options *o)
+{
+    for (int i = 0; i < o->n_owned; i++)
+        free(o->owned[i]);
+    free(o->owned);
+    o->owned = NULL;
+    o->n_owned = 0;
+    free(o->config_path);
+    o->config_path = NULL;
+    config_free(&o->config);
 }

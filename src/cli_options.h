@@ -1,10 +1,19 @@
-/* cli_options.h — the command line: parsed options shared by every front end. */
+/* cli_options.h — llmchat's settings and the one table of options that sets them.
+ *
+ * Every setting has one row in cli_option_table: its long option name (which is also
+ * its config file key), its short option, its --help text, and the function that
+ * parses and checks its value. The command line, the config file and anything else
+ * that sets options by name (such as a /set command) go through those rows, so a value
+ * is checked in one place only. Settings come from, last one winning: built-in
+ * defaults, the config file, the environment (LLMCHAT_MODEL, NO_COLOR), the command
+ * line. */
 #ifndef LLMCHAT_CLI_OPTIONS_H
 #define LLMCHAT_CLI_OPTIONS_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "config_file.h"
 #include "kernels.h"
 #include "sampler.h"
 #include "transformer.h"
@@ -12,12 +21,28 @@
 /* The most tokens -n may ask for: far beyond any context, small enough that no
  * count derived from it overflows. */
 enum { CLI_STEPS_MAX = 1000000 };
+/* The input history keeps at most this many lines (--history-size). */
+enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
 
 typedef enum { MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY } cli_mode;
+typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } cli_theme;
+
+/* Where the model came from (see main.c's model discovery). */
+typedef enum {
+    MODEL_FROM_NONE = 0,
+    MODEL_FROM_ARGUMENT, /* MODEL or --model */
+    MODEL_FROM_ENV,      /* LLMCHAT_MODEL */
+    MODEL_FROM_CONFIG,   /* the config file's model key */
+    MODEL_FROM_BUNDLED,  /* none of those: the bundled demo model */
+} cli_model_source;
 
 typedef struct {
     cli_mode mode;
-    const char *model_path;
+    const char *model_path;      /* borrowed from argv, the environment or the config */
+    cli_model_source model_source;
+    int model_line;              /* the config line that set it (MODEL_FROM_CONFIG) */
+    const char *model_note;      /* which model and why, for the TUI's first notice and the
+                                    REPL's banner (set by main.c once the model is open) */
     const char *tokenizer_path;  /* NULL: beside the model, then the data dir */
     const char *prompt;          /* -i */
     const char *file;            /* -f */
@@ -34,13 +59,57 @@ typedef struct {
     kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512 */
     transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */
-    bool no_color;               /* --no-color or NO_COLOR set */
+    cli_theme theme;             /* --theme; mono with --no-color or NO_COLOR */
+    int history_size;            /* --history-size: input lines kept across runs */
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
+
+    /* owned: the config file that was read (its values are borrowed above) */
+    char *config_path;           /* NULL when none was read */
+    config_file config;
+    char **owned;                /* (n_owned) strings made while setting options */
+    int n_owned;
 } cli_options;
 
-/* Parses argv. Returns 0 on success, 2 on a usage error (message printed to stderr),
- * or -1 when --help / --version was handled (exit 0). */
+typedef struct cli_option {
+    const char *name;  /* long option, and the config file key when config is true */
+    char short_name;   /* 0: none */
+    const char *arg;   /* the value's name in --help ("F", "FILE"); NULL: a flag */
+    bool config;       /* may be set in the config file */
+    bool path;         /* a file name: the config file may start it with "~/" */
+    const char *help;  /* --help text; '\n' starts a continuation line */
+    /* Parses and checks value ("yes" for a flag given on the command line) into o.
+     * Returns NULL, or what is wrong as a phrase that follows the option's name
+     * ("must be a number >= 0"). NULL for the options cli_parse handles itself. */
+    const char *(*set)(cli_options *o, const char *value);
+} cli_option;
+
+/* Every option, in --help order; ends with a row whose name is NULL. */
+extern const cli_option cli_option_table[];
+
+/* The row of the option or config key name (without "--"), or NULL. */
+const cli_option *cli_option_find(const char *name);
+
+/* Built-in defaults (no config file, no environment). */
+void cli_options_default(cli_options *o);
+
+/* Applies a parsed config file to o: each entry through its option's row. Writes a
+ * warning per problem, unknown key and bad value to warn, as "llmchat: SHOWN:LINE: ...",
+ * and returns how many it wrote. Values are borrowed from cf, which must outlive o. */
+int cli_options_apply_config(cli_options *o, const config_file *cf, const char *shown, FILE *warn);
+
+/* Parses argv, reading the config file (default, --config FILE or none with
+ * --no-config) and the environment first. Returns 0 on success, 1 when --config FILE
+ * cannot be read, 2 on a usage error (message printed to stderr), or -1 when --help
+ * or --version was handled (exit 0). */
 int cli_parse(int argc, char **argv, cli_options *o);
+
+/* Frees what cli_parse and the setters allocated. */
+void cli_options_free(cli_options *o);
+
+/* The --help text, made from the table. */
 void cli_usage(FILE *f);
+
+/* path with a leading $HOME shown as "~" (for messages), in buf. */
+const char *cli_shown_path(const char *path, char *buf, size_t size);
 
 #endif

@@ -1,9 +1,11 @@
-/* main.c — llmchat's entry point: parses options, opens the model and tokenizer,
- * and hands them to the front end of the chosen mode. */
+/* main.c — llmchat's entry point: parses options (config file and environment
+ * included), finds the model (cli_discover.c), opens it and its tokenizer, and hands
+ * them to the front end of the chosen mode. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -15,10 +17,6 @@
 #include "tokenizer.h"
 #include "tui/tui.h"
 
-#ifndef LLMCHAT_DATADIR
-#define LLMCHAT_DATADIR "/usr/local/share/llmchat"
-#endif
-
 static bool file_exists(const char *path)
 {
     struct stat st;
@@ -26,7 +24,8 @@ static bool file_exists(const char *path)
 }
 
 /* Finds the tokenizer for a model: -z when given, else tokenizer.bin or tok<vocab>.bin
- * beside the model, then in the data directory; the first whose vocabulary matches. */
+ * beside the model, then in the data directory's models/; the first whose vocabulary
+ * matches. */
 static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
 {
     llm_err err;
@@ -44,8 +43,9 @@ static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
         slash[1] = '\0';
     else
         strcpy(dir, "./");
-    const char *env_data = getenv("LLMCHAT_DATADIR");
-    const char *dirs[] = {dir, env_data && *env_data ? env_data : LLMCHAT_DATADIR};
+    char data_models[4200];
+    snprintf(data_models, sizeof data_models, "%s/models", cli_data_dir());
+    const char *dirs[] = {dir, data_models};
     char tried[4][4200];
     int n_tried = 0;
     for (int d = 0; d < 2; d++) {
@@ -70,58 +70,76 @@ static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
     return 1;
 }
 
-int main(int argc, char **argv)
+static int run(cli_options *o)
 {
-    cli_options o;
-    int rc = cli_parse(argc, argv, &o);
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    kernels_init(o.isa);
+    kernels_init(o->isa);
 #ifdef _OPENMP
-    if (o.threads > 0)
-        omp_set_num_threads(o.threads);
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
 #endif
-    if (o.mode == MODE_TOKENIZE && !o.model_path) {
+    int rc;
+    /* tokenize -z needs no model unless one is named on the command line */
+    if (o->mode == MODE_TOKENIZE && o->tokenizer_path && o->model_source != MODEL_FROM_ARGUMENT) {
         tokenizer *tok;
         llm_err err;
-        if (tokenizer_open(o.tokenizer_path, 0, &tok, &err) != LLM_OK) {
+        if (tokenizer_open(o->tokenizer_path, 0, &tok, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);
             return 1;
         }
-        rc = cli_tokenize(&o, tok);
+        rc = cli_tokenize(o, tok);
         tokenizer_close(tok);
         return rc;
     }
 
+    char found[4200];
+    if ((rc = cli_find_model(o, found, sizeof found)) != 0)
+        return rc;
     model_options mo;
     model_options_default(&mo);
-    mo.weights = o.weights;
+    mo.weights = o->weights;
     model *m;
     llm_err err;
-    if (model_open(o.model_path, &mo, &m, &err) != LLM_OK) {
+    if (model_open(o->model_path, &mo, &m, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
-    if (o.ctx > m->config.seq_len) {
-        fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o.ctx,
+    if (o->ctx > m->config.seq_len) {
+        fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o->ctx,
                 m->config.seq_len);
         model_close(m);
         return 2;
     }
     tokenizer *tok;
-    if ((rc = open_tokenizer(&o, m->config.vocab_size, &tok)) != 0) {
+    if ((rc = open_tokenizer(o, m->config.vocab_size, &tok)) != 0) {
         model_close(m);
         return rc;
     }
-    switch (o.mode) {
-    case MODE_TUI: rc = tui_run(&o, m, tok); break;
-    case MODE_GENERATE: rc = cli_generate(&o, m, tok); break;
-    case MODE_TOKENIZE: rc = cli_tokenize(&o, tok); break;
-    case MODE_PERPLEXITY: rc = cli_perplexity(&o, m, tok); break;
+    char note[4600];
+    cli_model_note(o, m, note, sizeof note);
+    o->model_note = note;
+    /* the TUI and the REPL's banner show the note; elsewhere only the fallback is told */
+    bool repl = o->mode == MODE_CHAT && isatty(STDIN_FILENO);
+    if (o->model_source == MODEL_FROM_BUNDLED && o->mode != MODE_TUI && !repl)
+        fprintf(stderr, "llmchat: no model given: %s\n", note);
+    switch (o->mode) {
+    case MODE_TUI: rc = tui_run(o, m, tok); break;
+    case MODE_GENERATE: rc = cli_generate(o, m, tok); break;
+    case MODE_TOKENIZE: rc = cli_tokenize(o, tok); break;
+    case MODE_PERPLEXITY: rc = cli_perplexity(o, m, tok); break;
     case MODE_CHAT:
-    default: rc = cli_chat(&o, m, tok); break;
+    default: rc = cli_chat(o, m, tok); break;
     }
     tokenizer_close(tok);
     model_close(m);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    int rc = cli_parse(argc, argv, &o);
+    if (rc == 0)
+        rc = run(&o);
+    cli_options_free(&o);
+    return rc < 0 ? 0 : rc;
 }

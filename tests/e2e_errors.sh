@@ -164,8 +164,8 @@ expect 2 "unknown kernel family" --kernels sse9 -z "$tok" "$model"
 expect 2 "unknown KV cache type" --kv-cache q4 -z "$tok" "$model"
 stderr_has "unknown KV cache type" "--kv-cache must be auto, q8_0 or f32"
 expect 2 "option without its argument" -z "$tok" "$model" -i
-expect 2 "no MODEL" -m generate -z "$tok" -i hi
 expect 2 "two MODELs" -m generate -z "$tok" -i hi "$model" "$model"
+expect 2 "MODEL and --model" -m generate -z "$tok" -i hi --model "$model" "$model"
 pass "usage errors exit 2"
 
 # ---- --help and --version ----

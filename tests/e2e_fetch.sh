@@ -1,13 +1,14 @@
 #!/bin/sh
 # e2e_fetch.sh — scripts/llmchat-fetch from a local mirror (no network): fetches and
-# verifies the default model, skips what is already there, refuses a file whose size or
-# sha256 is wrong without installing it, records the hash of unpinned files, and knows
-# the names in data/models.tsv.
+# verifies a model and the tokenizer it needs, skips what is already there, refuses a
+# file whose size or sha256 is wrong without installing it, records the hash of
+# unpinned files, knows the names in data/models.tsv (the real chat models among them),
+# and puts files by default where llmchat finds a model by its name.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 need_tool sha256sum
 fetch=$LLMCHAT_SRCDIR/scripts/llmchat-fetch
-unset LLMCHAT_MODEL_MIRROR LLMCHAT_DATADIR
+unset LLMCHAT_MODEL_MIRROR
 
 # run_fetch MIRROR DATADIR ARGS...: like run_llmchat, for the fetch script, with
 # LLMCHAT_MODEL_MIRROR and LLMCHAT_DATADIR set to MIRROR and DATADIR ("" = unset).
@@ -24,16 +25,28 @@ run_fetch() {
     fi
 }
 
-# ---- the default model from the mirror ----
-run_fetch "$DATA" "" --dir "$T/m" default
+# ---- a model and its tokenizer from the mirror ----
+run_fetch "$DATA" "" --dir "$T/m" stories260K
 assert_status 0
 cmp -s "$T/m/stories260K.bin" "$DATA/stories260K.bin" || fail "stories260K.bin differs from the mirror's"
-cmp -s "$T/m/tok512.bin" "$DATA/tok512.bin" || fail "tok512.bin differs from the mirror's"
+cmp -s "$T/m/tok512.bin" "$DATA/tok512.bin" || fail "tok512.bin (needed by stories260K) differs from the mirror's"
 [ -z "$(find "$T/m" -name '.*')" ] || fail "temporary files left behind: $(ls -A "$T/m")"
-run_fetch "$T/nowhere" "" --dir "$T/m" default
+assert_file_contains "how to run it" "$T/err" "llmchat $T/m/stories260K.bin"
+run_fetch "$T/nowhere" "" --dir "$T/m" stories260K.bin
 assert_status 0   # already there and correct: the mirror is not even looked at
 assert_file_contains "second run" "$T/err" "present"
-pass "default model fetched, verified, then skipped"
+pass "a model and its tokenizer fetched, verified, then skipped"
+
+# ---- the default directory is where llmchat looks for a model by its name ----
+run_fetch "$DATA" "" stories260K
+assert_status 0
+[ -f "$XDG_DATA_HOME/llmchat/models/stories260K.bin" ] ||
+    fail "stories260K.bin is not in \$XDG_DATA_HOME/llmchat/models"
+assert_file_contains "how to run it" "$T/err" "llmchat stories260K"
+run_llmchat -m generate -t 0 -n 8 -i "Once upon a time" stories260K </dev/null
+assert_status 0
+assert_contains "llmchat stories260K" "$(cat "$T/out")" "Once upon a time"
+pass "the default directory is \$XDG_DATA_HOME/llmchat/models, and llmchat finds the model there by name"
 
 # ---- a corrupt mirror file is refused and not installed ----
 mkdir "$T/badmirror"
@@ -70,14 +83,23 @@ run_fetch "" "" --frobnicate
 assert_status 2
 run_fetch "" "" --list --dir "$T/m"
 assert_status 0
-for name in stories260K.bin tok512.bin tokenizer.bin stories15M.bin stories42M.bin stories110M.bin; do
+for name in tinyllama-chat llama2-7b-chat stories260K tok512 tokenizer stories15M stories42M stories110M; do
     assert_file_contains "--list" "$T/out" "$name"
+done
+grep -q '^stories260K  *yes' "$T/out" || fail "--list does not say that $T/m has stories260K"
+grep -q '^stories15M  *no' "$T/out" || fail "--list does not say that $T/m lacks stories15M"
+# the real chat models: GGUF Q8_0 files from their usual repositories
+for pair in "tinyllama-chat TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF/resolve/main/tinyllama-1.1b-chat-v1.0.Q8_0.gguf" \
+            "llama2-7b-chat TheBloke/Llama-2-7B-Chat-GGUF/resolve/main/llama-2-7b-chat.Q8_0.gguf"; do
+    set -- $pair
+    awk -F '\t' -v n="$1" -v u="https://huggingface.co/$2" '$1 == n && $3 == u { found = 1 } END { exit !found }' \
+        "$LLMCHAT_SRCDIR/data/models.tsv" || fail "models.tsv: $1 is not https://huggingface.co/$2"
 done
 pass "names, mirror misses and usage"
 
 # ---- an unpinned file: warned about, its hash recorded and then enforced ----
 mkdir "$T/data" "$T/mirror2"
-printf 'name\turl\tbytes\tsha256\nfree.bin\thttps://example.invalid/free.bin\t-\t-\n' >"$T/data/models.tsv"
+printf 'name\tfile\turl\tbytes\tsha256\tneeds\tabout\nfree\tfree.bin\thttps://example.invalid/free.bin\t-\t-\t-\ta test file\n' >"$T/data/models.tsv"
 cp "$DATA/tok512.bin" "$T/mirror2/free.bin"
 run_fetch "$T/mirror2" "$T/data" --dir "$T/u" free
 assert_status 0

@@ -1,4 +1,4 @@
-/* jsonl.h — a tiny reader for the flat JSON Lines golden files in ../shared/golden:
+/* jsonl.h — a tiny reader for the flat JSON Lines golden files in tests/data/golden:
  * fetch a string, number or boolean field of one object by key. Enough for those
  * files (no nested objects are searched), not a general JSON parser. */
 #ifndef LLMCHAT_TEST_JSONL_H

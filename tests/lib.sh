@@ -1,6 +1,7 @@
 # lib.sh — helpers shared by the end-to-end tests (tests/e2e_*.sh), sourced, POSIX sh.
 #
-# Owns: the test environment (LLMCHAT_BIN, the fixtures in tests/data, a scratch directory), running
+# Owns: the test environment (LLMCHAT_BIN, the fixtures in tests/data, a scratch directory,
+# a private HOME so that no config file or history of the user's is read), running
 # the binary with its output captured, assertions that explain themselves when they fail,
 # and a JSON Lines reader (python3) for the golden files.
 # Does not: decide what is tested; skip anything except when a needed tool is absent.
@@ -86,6 +87,19 @@ trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
 : >"$T/out"
 : >"$T/err"
+
+# Nothing of the user's is read or written: a private home with its own XDG
+# directories (no config file, no history, no fetched models), no LLMCHAT_MODEL or
+# NO_COLOR, and the repository's data directory (the bundled model, models.tsv).
+HOME=$T/home
+XDG_CONFIG_HOME=$HOME/.config
+XDG_STATE_HOME=$HOME/.local/state
+XDG_DATA_HOME=$HOME/.local/share
+XDG_CACHE_HOME=$HOME/.cache
+LLMCHAT_DATADIR=$LLMCHAT_SRCDIR/data
+export HOME XDG_CONFIG_HOME XDG_STATE_HOME XDG_DATA_HOME XDG_CACHE_HOME LLMCHAT_DATADIR
+unset LLMCHAT_MODEL LLMCHAT_MODEL_MIRROR NO_COLOR
+mkdir -p "$HOME" || hard_error "cannot create $HOME"
 
 # Every llmchat run is bounded in time, so a hang fails the test instead of the suite.
 LLMCHAT_TEST_TIMEOUT=${LLMCHAT_TEST_TIMEOUT:-120}

@@ -1,8 +1,8 @@
 /* draw.c — colours, borders, clipped text and heatmap cells for every pane, and
  * the one way out on a fatal error (restore the terminal first).
  *
- * Owns the colour pairs and whether curses is active. Knows nothing about what a pane
- * shows. */
+ * Owns the colour pairs, the themes (dark, light; mono has none) and whether curses
+ * is active. Knows nothing about what a pane shows. */
 #include "draw.h"
 
 #include <stdarg.h>
@@ -14,42 +14,63 @@
 
 static bool curses_active;
 
-/* 256-colour ramp: dark blue through green to yellow */
-static const short ramp256[SHADES_MAX] = {-1, 17, 19, 25, 31, 37, 71, 113, 185, 226};
-/* 8-colour fallback */
-static const short ramp8[5] = {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE};
+/* The colours of a theme (--theme, the config file's theme key). */
+typedef struct {
+    short user, assistant, notice, focus, status_fg, status_bg, bar, chosen_fg, chosen_bg, dim;
+    short plain_bg;                 /* background when the terminal's own cannot be kept */
+    short ramp256[SHADES_MAX];      /* heatmap, weakest to strongest; -1 = background */
+    short ramp8[5];
+} palette;
 
-void draw_start(tui_screen *scr, bool no_color)
+/* dark: for light text on a dark background; the heatmap goes from dark blue
+ * through green to yellow */
+static const palette dark = {
+    COLOR_CYAN, COLOR_GREEN, COLOR_YELLOW, COLOR_YELLOW, COLOR_BLACK, COLOR_CYAN, COLOR_BLUE,
+    COLOR_BLACK, COLOR_GREEN, COLOR_BLUE, COLOR_BLACK,
+    {-1, 17, 19, 25, 31, 37, 71, 113, 185, 226},
+    {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE},
+};
+/* light: for dark text on a light background (no yellow text); the heatmap goes
+ * from pale yellow through orange to dark red */
+static const palette light = {
+    COLOR_BLUE, COLOR_GREEN, COLOR_RED, COLOR_BLUE, COLOR_WHITE, COLOR_BLUE, COLOR_MAGENTA,
+    COLOR_WHITE, COLOR_GREEN, COLOR_BLUE, COLOR_WHITE,
+    {-1, 230, 229, 222, 215, 209, 203, 167, 124, 88},
+    {-1, COLOR_YELLOW, COLOR_CYAN, COLOR_RED, COLOR_BLACK},
+};
+
+void draw_start(tui_screen *scr, cli_theme theme)
 {
     curses_active = true;
     scr->colors = COLORS_NONE;
     scr->n_shades = 5;
-    const char *nc = getenv("NO_COLOR");
-    if (no_color || (nc && *nc) || !has_colors())
+    /* mono: --theme mono, --no-color, NO_COLOR (cli_options.c folds them into theme) */
+    if (theme == THEME_MONO || !has_colors())
         return;
     if (start_color() == ERR)
         return;
-    short bg = COLOR_BLACK;
+    const palette *p = theme == THEME_LIGHT ? &light : &dark;
+    short bg = p->plain_bg;
     if (use_default_colors() == OK)
         bg = -1;
-    init_pair(PAIR_USER, COLOR_CYAN, bg);
-    init_pair(PAIR_ASSISTANT, COLOR_GREEN, bg);
-    init_pair(PAIR_NOTICE, COLOR_YELLOW, bg);
-    init_pair(PAIR_FOCUS, COLOR_YELLOW, bg);
-    init_pair(PAIR_STATUS, COLOR_BLACK, COLOR_CYAN);
-    init_pair(PAIR_BAR, COLOR_BLUE, bg);
-    init_pair(PAIR_CHOSEN, COLOR_BLACK, COLOR_GREEN);
-    init_pair(PAIR_DIM, COLOR_BLUE, bg);
+    init_pair(PAIR_USER, p->user, bg);
+    init_pair(PAIR_ASSISTANT, p->assistant, bg);
+    init_pair(PAIR_NOTICE, p->notice, bg);
+    init_pair(PAIR_FOCUS, p->focus, bg);
+    init_pair(PAIR_STATUS, p->status_fg, p->status_bg);
+    init_pair(PAIR_BAR, p->bar, bg);
+    init_pair(PAIR_CHOSEN, p->chosen_fg, p->chosen_bg);
+    init_pair(PAIR_DIM, p->dim, bg);
     if (COLORS >= 256 && COLOR_PAIRS >= PAIR_RAMP + SHADES_MAX) {
         scr->colors = COLORS_256;
         scr->n_shades = SHADES_MAX;
         for (int i = 0; i < SHADES_MAX; i++)
-            init_pair((short)(PAIR_RAMP + i), COLOR_WHITE, i == 0 ? bg : ramp256[i]);
+            init_pair((short)(PAIR_RAMP + i), COLOR_WHITE, i == 0 ? bg : p->ramp256[i]);
     } else if (COLOR_PAIRS >= PAIR_RAMP + 5) {
         scr->colors = COLORS_8;
         scr->n_shades = 5;
         for (int i = 0; i < 5; i++)
-            init_pair((short)(PAIR_RAMP + i), COLOR_BLACK, i == 0 ? bg : ramp8[i]);
+            init_pair((short)(PAIR_RAMP + i), COLOR_BLACK, i == 0 ? bg : p->ramp8[i]);
     }
 }
 

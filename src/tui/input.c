@@ -23,11 +23,10 @@
 #include "../textfmt.h"
 #include "format.h"
 
-enum { HISTORY_MAX = 1000 };
-
 struct input_line {
     input_handler on;
     char *history_path; /* NULL: no history file */
+    int history_size;   /* the most lines kept (--history-size) */
     int added;          /* history entries added by this run (appended at exit) */
     FILE *devnull;      /* readline's output */
 };
@@ -82,7 +81,7 @@ static void on_line(char *line)
     free(line);
 }
 
-input_line *input_open(const input_handler *h)
+input_line *input_open(const input_handler *h, int history_size)
 {
     input_line *in = calloc(1, sizeof *in);
     if (!in)
@@ -103,8 +102,9 @@ input_line *input_open(const input_handler *h)
     rl_outstream = in->devnull ? in->devnull : stderr;
     rl_inhibit_completion = 1;
     using_history();
-    stifle_history(HISTORY_MAX);
-    in->history_path = cli_state_file("history");
+    stifle_history(history_size);
+    in->history_size = history_size;
+    in->history_path = history_size > 0 ? cli_state_file("history") : NULL;
     if (in->history_path)
         read_history(in->history_path);
     rl_callback_handler_install(g_prompt, on_line);
@@ -123,7 +123,7 @@ void input_close(input_line *in)
         int r = stat(in->history_path, &st) == 0 ? append_history(n, in->history_path)
                                                  : write_history(in->history_path);
         if (r == 0)
-            history_truncate_file(in->history_path, HISTORY_MAX);
+            history_truncate_file(in->history_path, in->history_size);
     }
     free(in->history_path);
     if (in->devnull) {

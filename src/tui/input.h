@@ -19,8 +19,9 @@ typedef struct {
 typedef struct input_line input_line;
 
 /* Sets readline up (no tty handling, no signals, output to /dev/null) and reads the
- * history. Exits through tui_die when out of memory. */
-input_line *input_open(const input_handler *h);
+ * history, keeping at most history_size lines (0: no history file is read or
+ * written). Exits through tui_die when out of memory. */
+input_line *input_open(const input_handler *h, int history_size);
 /* Appends this run's lines to the history file and releases readline. */
 void input_close(input_line *in);
 

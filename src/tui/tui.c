@@ -647,7 +647,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         return 1;
     }
     atexit(tui_restore_terminal);
-    draw_start(&t->screen, o->no_color);
+    draw_start(&t->screen, o->theme);
     raw();
     noecho();
     nonl();
@@ -665,7 +665,9 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     open_panes(t);
     make_windows(t);
     input_handler ih = {on_input_line, on_input_eof, t};
-    t->input = input_open(&ih);
+    t->input = input_open(&ih, o->history_size);
+    if (o->model_note)
+        tui_notice(t, "[%s]", o->model_note);
     if (o->system && *o->system)
         tui_notice(t, "[system prompt: %s]", o->system);
     draw_frame(t);
