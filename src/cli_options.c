@@ -453,6 +453,21 @@ static const char *closest_key(const char *key)
     return best;
 }
 
+/* A file name from the config file: "~/x" is $HOME/x (a string kept in o), anything
+ * else stays as it is. NULL when out of memory. */
+static const char *expand_home(cli_options *o, const char *value)
+{
+    const char *home = getenv("HOME");
+    if (value[0] != '~' || value[1] != '/' || !home || !*home)
+        return value;
+    size_t len = strlen(home) + strlen(value);
+    char *full = malloc(len);
+    if (!full)
+        return NULL;
+    snprintf(full, len, "%s%s", home, value + 1);
+    return keep(o, full);
+}
+
 int cli_options_apply_config(cli_options *o, const config_file *cf, const char *shown, FILE *warn)
 {
     int n_warn = 0;
@@ -466,14 +481,14 @@ int cli_options_apply_config(cli_options *o, const config_file *cf, const char *
             break;
         const config_entry *en = &cf->entries[ie];
         const cli_option *r = cli_option_find(en->key);
-        if (!r || !r->config) {
+        if (r && !r->config) {
+            fprintf(warn, "llmchat: %s:%d: '%s' cannot be set in the config file (only --%s on the command line)\n",
+                    shown, en->line, en->key, r->name);
+            n_warn++;
+            continue;
+        }
+        if (!r) {
             const char *near = closest_key(en->key);
-            if (r) {
-                fprintf(warn, "llmchat: %s:%d: '%s' cannot be set in the config file (only --%s on the command line)\n",
-                        shown, en->line, en->key, r->name);
-                n_warn++;
-                continue;
-            }
             fprintf(warn, "llmchat: %s:%d: unknown key '%s'", shown, en->line, en->key);
             if (near)
                 fprintf(warn, " (did you mean '%s'?)", near);
@@ -481,21 +496,11 @@ int cli_options_apply_config(cli_options *o, const config_file *cf, const char *
             n_warn++;
             continue;
         }
-        const char *value = en->value;
-        if (r->path && value[0] == '~' && value[1] == '/') {
-            const char *home = getenv("HOME");
-            size_t len = (home ? strlen(home) : 0) + strlen(value);
-            char *full = malloc(len);
-            if (full && home)
-                snprintf(full, len, "%s%s", home, value + 1);
-            value = home ? keep(o, full) : value;
-            if (!home)
-                free(full);
-            if (!value) {
-                fprintf(warn, "llmchat: %s:%d: out of memory\n", shown, en->line);
-                n_warn++;
-                continue;
-            }
+        const char *value = r->path ? expand_home(o, en->value) : en->value;
+        if (!value) {
+            fprintf(warn, "llmchat: %s:%d: out of memory\n", shown, en->line);
+            n_warn++;
+            continue;
         }
         const char *why = r->set(o, value);
         if (why) {
