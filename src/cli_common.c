@@ -124,6 +124,9 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
     eo->ctx_len = o->ctx;
     eo->kv_cache = o->kv_cache;
     eo->sampler = o->sampler;
+    /* a trace writes prompt positions' candidates as they finish; without one, the
+     * engine computes them when a position is looked at (engine_record) */
+    eo->record_prompt = o->trace_path != NULL;
 }
 
 char *cli_state_file(const char *name)

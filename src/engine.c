@@ -16,7 +16,9 @@
 #include "kernels.h"
 #include "transformer.h"
 
-enum { PREFILL_CHUNK = 64 }; /* positions per transformer batch */
+/* Prompt positions whose logits are computed in one pass over the classifier when
+ * their candidates are wanted at prefill (record_prompt): the batch_logits buffer. */
+enum { PROMPT_LOGITS_BLOCK = 64 };
 
 struct engine {
     const model *m;
@@ -32,7 +34,9 @@ struct engine {
     const float *logits;    /* (vocab) logits of position n-1, or NULL. Borrowed from the
                                transformer (or batch_logits): valid until the next forward,
                                which is also when they stop being n-1's. */
-    float *batch_logits;    /* (PREFILL_CHUNK, vocab) */
+    float *batch_logits;    /* (PROMPT_LOGITS_BLOCK, vocab) */
+    bool *pending;          /* (ctx) prompt positions whose candidates and next_prob are
+                               computed when first asked for (engine_record) */
     float *probs;           /* (vocab) softmax of the logits at probs_of */
     const float *probs_of;  /* the logits probs was computed from, or NULL */
     float **attn;           /* (ctx) rows of (n_layers, n_heads, pos+1), or NULL */
@@ -50,7 +54,6 @@ void engine_options_default(engine_options *o)
     o->attention_budget = (size_t)256 << 20;
     sampler_config_default(&o->sampler);
 }
-
 
 llm_status engine_new(const model *m, const tokenizer *tok, const engine_options *o,
                       engine **out, llm_err *err)
@@ -82,10 +85,11 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->ctx = transformer_ctx(e->tf);
     e->tokens = malloc(sizeof(int) * e->ctx);
     e->records = calloc(e->ctx, sizeof(step_record));
-    e->batch_logits = malloc(sizeof(float) * (size_t)PREFILL_CHUNK * e->vocab);
+    e->batch_logits = malloc(sizeof(float) * (size_t)PROMPT_LOGITS_BLOCK * e->vocab);
+    e->pending = calloc(e->ctx, sizeof(bool));
     e->probs = malloc(sizeof(float) * e->vocab);
     e->attn = calloc(e->ctx, sizeof(float *));
-    if (!e->tokens || !e->records || !e->batch_logits || !e->probs || !e->attn) {
+    if (!e->tokens || !e->records || !e->batch_logits || !e->pending || !e->probs || !e->attn) {
         engine_free(e);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for a context of %d positions",
                         o->ctx_len);
@@ -124,6 +128,7 @@ void engine_free(engine *e)
         drop_attention_from(e, 0);
     free(e->attn);
     free(e->batch_logits);
+    free(e->pending);
     free(e->probs);
     free(e->records);
     free(e->tokens);
@@ -150,14 +155,11 @@ const model *engine_model(const engine *e) { return e->m; }
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }
 transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
+size_t engine_kv_bytes(const engine *e) { return transformer_kv_bytes(e->tf); }
 int engine_pos(const engine *e) { return e->n; }
 const int *engine_tokens(const engine *e) { return e->tokens; }
 const engine_stats *engine_get_stats(const engine *e) { return &e->stats; }
 
-const step_record *engine_record(const engine *e, int pos)
-{
-    return pos >= 0 && pos < e->n ? &e->records[pos] : NULL;
-}
 
 /* An attention row buffer for query pos, or NULL when capture is off or memory is
  * short. Rows of the oldest positions are dropped to stay within the budget. */
@@ -225,6 +227,14 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
         r->n_top = 0;
 }
 
+/* The probability and rank the logits of r's position gave r->next. */
+static void rate_next(engine *e, step_record *r, const float *logits)
+{
+    const float *p = position_probs(e, logits);
+    r->next_prob = p[r->next];
+    r->next_rank = sampler_rank(logits, e->vocab, r->next);
+}
+
 /* Finishes the record of position pos with its successor; logits are pos's (or NULL
  * when they were not computed, then next_prob stays NaN). */
 static void finish_record(engine *e, int pos, int next, const float *logits,
@@ -238,9 +248,7 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         r->next_prob = decision->chosen_model_prob;
         r->next_rank = decision->chosen_rank;
     } else if (logits) {
-        const float *p = position_probs(e, logits);
-        r->next_prob = p[next];
-        r->next_rank = sampler_rank(logits, e->vocab, next);
+        rate_next(e, r, logits);
     }
     r->sample_ms = sample_ms;
     if (e->observer)
@@ -260,6 +268,57 @@ static llm_status check_logits(const engine *e, const float *logits, int n, int 
                     "are probably corrupt", pos + (int)(bad / e->vocab));
 }
 
+/* Computes the candidates and the next token's probability of prompt position pos,
+ * pending since prefill, from the logits the transformer computes again for it.
+ * Positions whose logits are not finite keep no candidates. */
+static void fill_pending(engine *e, int pos)
+{
+    e->pending[pos] = false;
+    float *logits = e->batch_logits;
+    transformer_logits(e->tf, pos, 1, logits);
+    e->probs_of = NULL; /* the buffer was rewritten */
+    if (finite_first_bad(logits, (size_t)e->vocab) >= 0)
+        return;
+    step_record *r = &e->records[pos];
+    fill_top(e, r, logits);
+    if (r->next >= 0)
+        rate_next(e, r, logits);
+}
+
+/* Logically const: a pending record is completed to what prefill would have made it
+ * (engine.h), so callers holding a const engine see the same record either way. */
+const step_record *engine_record(const engine *e, int pos)
+{
+    if (pos < 0 || pos >= e->n)
+        return NULL;
+    if (e->pending[pos])
+        fill_pending((engine *)e, pos);
+    return &e->records[pos];
+}
+
+/* Computes the candidates of prompt positions pos..pos+n-1 (the logits of a block of
+ * them per pass over the classifier) and finishes each with its successor. Fails,
+ * changing nothing more, at the first block with non-finite logits. */
+static llm_status record_prompt_block(engine *e, int pos, int n, llm_err *err)
+{
+    for (int done = 0; done < n; done += PROMPT_LOGITS_BLOCK) {
+        int c = n - done < PROMPT_LOGITS_BLOCK ? n - done : PROMPT_LOGITS_BLOCK;
+        transformer_logits(e->tf, pos + done, c, e->batch_logits);
+        e->probs_of = NULL; /* the buffer was rewritten */
+        llm_status st = check_logits(e, e->batch_logits, c, pos + done, err);
+        if (st != LLM_OK)
+            return st;
+        for (int i = 0; i < c; i++) {
+            int p = pos + done + i;
+            const float *li = e->batch_logits + (size_t)i * e->vocab;
+            e->pending[p] = false;
+            fill_top(e, &e->records[p], li);
+            finish_record(e, p, e->tokens[p + 1], li, NULL, 0.0);
+        }
+    }
+    return LLM_OK;
+}
+
 llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
 {
     if (n <= 0)
@@ -275,43 +334,40 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
     if (e->n > 0 && e->records[e->n - 1].next < 0)
         finish_record(e, e->n - 1, tokens[0], e->logits, NULL, 0.0);
 
+    /* The whole prompt in one batch; the transformer chunks it. */
     double t0 = clock_ms();
-    bool all_logits = e->opt.record_prompt;
-    int n0 = e->n;
-    for (int done = 0; done < n; done += PREFILL_CHUNK) {
-        int c = n - done < PREFILL_CHUNK ? n - done : PREFILL_CHUNK;
-        int pos0 = e->n;
-        float *attn[PREFILL_CHUNK];
-        bool any_attn = false;
-        for (int i = 0; i < c; i++) {
-            e->tokens[pos0 + i] = tokens[done + i];
-            attn[i] = attention_row(e, pos0 + i);
-            any_attn |= attn[i] != NULL;
-        }
-        double c0 = clock_ms();
-        const float *last = transformer_forward_batch(e->tf, tokens + done, c, pos0,
-                                                      all_logits ? e->batch_logits : NULL,
-                                                      any_attn ? attn : NULL);
-        double per = (clock_ms() - c0) / c;
-        e->probs_of = NULL; /* the buffers were rewritten */
-        llm_status st = all_logits ? check_logits(e, e->batch_logits, c, pos0, err)
-                                   : check_logits(e, last, 1, pos0 + c - 1, err);
-        if (st != LLM_OK) {
-            drop_attention_from(e, n0);
-            e->n = n0;
-            e->logits = NULL;
-            return st;
-        }
-        for (int i = 0; i < c; i++) {
-            const float *li = all_logits ? e->batch_logits + (size_t)i * e->vocab
-                                         : (i == c - 1 ? last : NULL);
-            begin_record(e, pos0 + i, tokens[done + i], STEP_PROMPT, li, li != NULL, per);
-            e->n = pos0 + i + 1;
-            if (done + i + 1 < n)
-                finish_record(e, pos0 + i, tokens[done + i + 1], li, NULL, 0.0);
-        }
-        e->logits = last;
+    int pos0 = e->n;
+    bool any_attn = false;
+    for (int i = 0; i < n; i++) {
+        e->tokens[pos0 + i] = tokens[i];
+        any_attn |= attention_row(e, pos0 + i) != NULL;
     }
+    /* e->attn holds NULL for rows dropped to stay within the budget */
+    const float *last = transformer_forward_batch(e->tf, tokens, n, pos0, NULL,
+                                                  any_attn ? e->attn + pos0 : NULL);
+    double per = (clock_ms() - t0) / n;
+    e->probs_of = NULL; /* the buffers were rewritten */
+    llm_status st = check_logits(e, last, 1, pos0 + n - 1, err);
+    for (int i = 0; i < n && st == LLM_OK; i++) {
+        begin_record(e, pos0 + i, tokens[i], STEP_PROMPT, NULL, false, per);
+        e->pending[pos0 + i] = i < n - 1;
+    }
+    e->n = pos0 + n;
+    if (st == LLM_OK && e->opt.record_prompt)
+        st = record_prompt_block(e, pos0, n - 1, err);
+    if (st != LLM_OK) {
+        for (int i = 0; i < n; i++)
+            e->pending[pos0 + i] = false;
+        drop_attention_from(e, pos0);
+        e->n = pos0;
+        e->logits = NULL;
+        return st;
+    }
+    if (!e->opt.record_prompt)
+        for (int i = 0; i < n - 1; i++)
+            finish_record(e, pos0 + i, tokens[i + 1], NULL, NULL, 0.0);
+    fill_top(e, &e->records[pos0 + n - 1], last);
+    e->logits = last;
     e->stats.prefill_tokens = n;
     e->stats.prefill_ms = clock_ms() - t0;
     return LLM_OK;
@@ -387,6 +443,8 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     if (pos == e->n)
         return LLM_OK;
     drop_attention_from(e, pos);
+    for (int p = pos; p < e->n; p++)
+        e->pending[p] = false;
     e->n = pos;
     e->logits = NULL;
     if (pos == 0)
@@ -399,6 +457,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     e->probs_of = NULL;
     if (r->n_top == 0)
         fill_top(e, r, logits);
+    e->pending[pos - 1] = false;
     r->next = -1;
     r->next_prob = NAN;
     r->next_rank = 0;

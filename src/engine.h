@@ -34,9 +34,12 @@ typedef struct {
     transformer_kv kv_cache;  /* KV cache type; default AUTO follows the weights */
     int top_n;                /* candidates kept per record (default 10, at most STEP_TOP_MAX) */
     bool capture_attention;   /* keep every position's attention rows */
-    bool record_prompt;       /* compute top candidates and next_prob for prompt positions
-                                 too (default true; costs the classifier at every prompt
-                                 position — generate mode turns it off) */
+    bool record_prompt;       /* compute prompt positions' top candidates and next_prob
+                                 during prefill, before the observer sees their records
+                                 (a trace needs them; default true). When false they are
+                                 computed when engine_record is first asked for the
+                                 position, and prefill runs the classifier only for the
+                                 last position */
     size_t attention_budget;  /* bytes of attention rows kept; oldest rows are dropped
                                  beyond it (default 256 MiB) */
     sampler_config sampler;
@@ -44,6 +47,8 @@ typedef struct {
 
 void engine_options_default(engine_options *o);
 
+/* tok is only handed back by engine_tokenizer: NULL is fine for callers that need no
+ * text (the benchmark). */
 llm_status engine_new(const model *m, const tokenizer *tok, const engine_options *o,
                       engine **out, llm_err *err);
 void engine_free(engine *e); /* NULL does nothing */
@@ -57,9 +62,14 @@ const model *engine_model(const engine *e);
 const tokenizer *engine_tokenizer(const engine *e);
 int engine_ctx(const engine *e);          /* context length in positions */
 transformer_kv engine_kv_cache(const engine *e); /* the KV cache's type (F32 or Q8_0) */
+size_t engine_kv_bytes(const engine *e);         /* the KV cache's size */
 int engine_pos(const engine *e);          /* tokens in the sequence so far */
 const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until the next call that changes the sequence */
-/* The record of position pos (0 <= pos < engine_pos), or NULL. */
+/* The record of position pos (0 <= pos < engine_pos), or NULL. A prompt position run
+ * without record_prompt gets its candidates and next_prob here, on first request (one
+ * pass over the classifier; later requests are free): the record is then what prefill
+ * with record_prompt would have made it, bit for bit. Not thread-safe against other
+ * calls on the same engine. */
 const step_record *engine_record(const engine *e, int pos);
 
 /* Appends n prompt tokens and runs them as one batch. Records are created for each;

@@ -43,6 +43,11 @@ struct transformer {
     float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
                                made fp32 again, for batched attention over a Q8_0 cache */
     float *logits;          /* (vocab) of the last position run */
+    /* The classifier's input of every position run (its final normed state), kept
+     * like the KV cache so that transformer_logits can compute any position's logits
+     * later; pages are touched only for positions run. */
+    qbatch *cls_q;          /* Q8_0 classifier: (ctx) vectors quantized for it */
+    float *cls_f;           /* F32 classifier: (ctx, dim) */
     int chunk;              /* positions per batch chunk (chunk_positions) */
     float *att;             /* (att_slots, chunk, ctx) attention weights, one slot per thread */
     int att_slots;
@@ -267,6 +272,8 @@ void transformer_free(transformer *t)
     free(t->vs);
     free(t->kv_f32);
     free(t->logits);
+    qbatch_free(t->cls_q);
+    free(t->cls_f);
     free(t->att);
     free(t);
 }
@@ -309,6 +316,10 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         ok = t->kq && t->vq && t->ks && t->vs && t->kv_f32;
     }
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
+    if (m->wcls.type == TENSOR_Q8_0)
+        ok = ok && (t->cls_q = qbatch_new(t->ctx, m->wcls.cols, m->wcls.group)) != NULL;
+    else
+        ok = ok && (t->cls_f = malloc(sizeof(float) * (size_t)t->ctx * p->dim)) != NULL;
     t->chunk = chunk_positions(p, t->ctx);
     t->att = calloc((size_t)t->chunk * t->ctx, sizeof(float));
     t->att_slots = 1;
@@ -538,10 +549,63 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
     }
 }
 
-/* Runs n (<= cap) tokens at positions pos..; logits (n, vocab) when not NULL;
- * t->logits gets the last position's logits when want_last. */
-static void forward_chunk(transformer *t, const int *tokens, int n, int pos, float *logits,
-                          bool want_last, float *const *attn)
+/* ---- the classifier ---- */
+
+/* Positions pos..pos+n-1 of the kept classifier inputs, as the classifier reads them:
+ * *xq a view of t->cls_q's vectors (Q8_0), or *x of t->cls_f's rows (F32). */
+static void classifier_input(const transformer *t, int pos, qbatch *xq, const float **x)
+{
+    *x = NULL;
+    if (t->cls_q) {
+        const qbatch *b = t->cls_q;
+        *xq = *b;
+        xq->q = b->q + (size_t)pos * b->stride;
+        xq->scale = b->scale + (size_t)pos * (b->stride / b->group);
+    } else {
+        *x = t->cls_f + (size_t)pos * t->m->config.dim;
+    }
+}
+
+/* Keeps the classifier inputs xn (n, dim), the final normed states of positions
+ * pos..pos+n-1. */
+static void classifier_keep(transformer *t, int pos, int n, const float *xn)
+{
+    qbatch view;
+    const float *rows;
+    classifier_input(t, pos, &view, &rows);
+    if (t->cls_q)
+        qbatch_quantize(&view, xn, n);
+    else
+        memcpy((float *)rows, xn, sizeof(float) * (size_t)n * t->m->config.dim);
+}
+
+/* Keeps one position's classifier input from an already quantized copy: xq (Q8_0
+ * classifier) or xn (F32). */
+static void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const float *xn)
+{
+    qbatch view;
+    const float *rows;
+    classifier_input(t, pos, &view, &rows);
+    if (t->cls_q) {
+        memcpy(view.q, xq->q, (size_t)view.stride);
+        memcpy(view.scale, xq->scale, sizeof(float) * (size_t)(view.stride / view.group));
+    } else {
+        memcpy((float *)rows, xn, sizeof(float) * t->m->config.dim);
+    }
+}
+
+void transformer_logits(transformer *t, int pos, int n, float *logits)
+{
+    qbatch view;
+    const float *rows;
+    classifier_input(t, pos, &view, &rows);
+    kernels_matmul(logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n);
+}
+
+/* Runs n (<= cap) tokens at positions pos..: the KV cache and the classifier inputs
+ * of those positions. */
+static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
+                          float *const *attn)
 {
     const model *m = t->m;
     const model_config *c = &m->config;
@@ -591,18 +655,10 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos, flo
             add_into(t->x + (size_t)i * dim, t->xb + (size_t)i * dim, dim);
     }
 
-    int vocab = c->vocab_size;
-    if (logits) {
-        for (int i = 0; i < n; i++)
-            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, m->rms_final, dim);
-        matmul(t, logits, &m->wcls, t->xb, n);
-        if (want_last)
-            memcpy(t->logits, logits + (size_t)(n - 1) * vocab, sizeof(float) * vocab);
-    } else if (want_last) {
-        float *last = t->x + (size_t)(n - 1) * dim;
-        rmsnorm(t->xb, last, m->rms_final, dim);
-        matmul(t, t->logits, &m->wcls, t->xb, 1);
-    }
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
+    for (int i = 0; i < n; i++)
+        rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, m->rms_final, dim);
+    classifier_keep(t, pos, n, t->xb);
 }
 
 /* ---- one token: a single parallel region ---- */
@@ -814,6 +870,8 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         }
         rmsnorm(ln->xn, t->x, m->rms_final, dim);
         lane_quantize(t, ln, ln->xn, dim);
+        if (tid == 0)
+            classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);
         rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
                         t->logits, NULL, NULL};
         rows_share(&cls, 1, tid, nt);
@@ -846,14 +904,17 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
     int want = n < t->chunk ? n : t->chunk;
     if (want > t->cap)
         transformer_reserve(t, want); /* on failure, smaller chunks with what we have */
-    int vocab = t->m->config.vocab_size;
     for (int done = 0; done < n;) {
         int k = n - done < t->cap ? n - done : t->cap;
-        bool last = done + k == n;
-        forward_chunk(t, tokens + done, k, pos + done,
-                      logits ? logits + (size_t)done * vocab : NULL, last,
-                      attn ? attn + done : NULL);
+        forward_chunk(t, tokens + done, k, pos + done, attn ? attn + done : NULL);
         done += k;
+    }
+    if (logits) {
+        transformer_logits(t, pos, n, logits);
+        memcpy(t->logits, logits + (size_t)(n - 1) * t->m->config.vocab_size,
+               sizeof(float) * t->m->config.vocab_size);
+    } else {
+        transformer_logits(t, pos + n - 1, 1, t->logits);
     }
     return t->logits;
 }

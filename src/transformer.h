@@ -37,13 +37,22 @@ size_t transformer_kv_bytes(const transformer *t);        /* the whole KV cache 
  * (n_layers, n_heads, pos + 1) floats, densely packed. */
 const float *transformer_forward(transformer *t, int token, int pos, float *attn);
 
-/* Runs n tokens at positions pos..pos+n-1 as one batch (matrix-matrix kernels).
- * logits, when not NULL, receives (n, vocab_size): the logits of every position;
- * the returned pointer is always the logits of the last position (valid until the
- * next forward call). attn, when not NULL, is an array of n pointers; attn[i], when
- * not NULL, receives (n_layers, n_heads, pos + i + 1) floats for query pos + i.
- * Results equal n calls of transformer_forward up to float rounding. */
+/* Runs n tokens at positions pos..pos+n-1 as one batch (matrix-matrix kernels, in
+ * chunks of as many positions as the transformer's buffers hold: the one chunking
+ * policy of prefill). logits, when not NULL, receives (n, vocab_size): the logits of
+ * every position; the returned pointer is always the logits of the last position
+ * (valid until the next forward call). attn, when not NULL, is an array of n pointers;
+ * attn[i], when not NULL, receives (n_layers, n_heads, pos + i + 1) floats for query
+ * pos + i. Results equal n calls of transformer_forward up to float rounding. */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
+
+/* logits (n, vocab_size) of positions pos..pos+n-1, computed again from what the
+ * forward calls kept of each position: the classifier's input (its final normed
+ * state, a few KB a position, kept like the KV cache). Each equals what the forward
+ * call that ran the position returned or wrote, bit for bit, until a forward call runs
+ * that position again. The positions must have been run. Parallel over the classifier's
+ * rows: prompt positions' logits cost one pass over the classifier per call. */
+void transformer_logits(transformer *t, int pos, int n, float *logits);
 
 #endif

@@ -5,7 +5,9 @@
 # plus the KV cache plus 64 MB (except in a sanitizer build, whose shadow memory is
 # resident too); --scaling adds the thread and stream speedups; the
 # file it writes is a model llmchat itself loads and runs; bad options get a message
-# and a non-zero exit. Asserts no speed: timing belongs to the benchmark, not to tests.
+# and a non-zero exit; --anchor writes a GGUF file of the shape and reads a llama-bench's
+# JSON back (a stand-in that checks the file). Asserts no speed: timing belongs to the
+# benchmark, not to tests.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 BENCH=$(dirname "$LLMCHAT_BIN")/llmchat-bench
@@ -50,6 +52,119 @@ elif r["peak_rss_mb"] > limit:
 PYEOF
 pass "--json: one object, documented keys, RSS within file + KV + 64 MB (unless a sanitizer build)"
 
+# ---- side by side: --anchor runs "llama-bench" on a GGUF file of the shape ----
+# A stand-in llama-bench (python) reads the GGUF file the benchmark wrote as llama.cpp
+# needs it (GGUF v3, llama metadata, Q8_0 tensors of the shape at aligned offsets inside
+# the file) and answers with llama-bench's JSON.
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$PYTHON" "$T/fake_llama_bench.py" >"$T/llama-bench"
+chmod +x "$T/llama-bench"
+cat >"$T/fake_llama_bench.py" <<'PYEOF'
+import json, struct, sys
+args = sys.argv[1:]
+opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1) if args[i].startswith("-")}
+path, n_prompt, n_gen = opt["-m"], int(opt["-p"]), int(opt["-n"])
+assert opt["-o"] == "json" and int(opt["-t"]) >= 1, args
+data = open(path, "rb").read()
+pos = 0
+def take(fmt):
+    global pos
+    v = struct.unpack_from("<" + fmt, data, pos)
+    pos += struct.calcsize("<" + fmt)
+    return v[0]
+def string():
+    global pos
+    n = take("Q")
+    s = data[pos:pos + n].decode("utf-8")
+    pos += n
+    return s
+SIZES = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+def value(t):
+    if t == 8:
+        return string()
+    if t == 9:
+        et, n = take("I"), take("Q")
+        return [value(et) for _ in range(n)]
+    return take(SIZES[t])
+assert data[:4] == b"GGUF", "not a GGUF file"
+pos = 4
+assert take("I") == 3
+n_tensors, n_kv = take("Q"), take("Q")
+kv = {}
+for _ in range(n_kv):
+    k = string()
+    kv[k] = value(take("I"))
+assert kv["general.architecture"] == "llama"
+dim, layers = kv["llama.embedding_length"], kv["llama.block_count"]
+hidden = kv["llama.feed_forward_length"]
+heads, kv_heads = kv["llama.attention.head_count"], kv["llama.attention.head_count_kv"]
+vocab = len(kv["tokenizer.ggml.tokens"])
+assert vocab == len(kv["tokenizer.ggml.scores"]) == len(kv["tokenizer.ggml.token_type"]) == 32000
+align = kv.get("general.alignment", 32)
+tensors = {}
+for _ in range(n_tensors):
+    name = string()
+    dims = [take("Q") for _ in range(take("I"))]
+    tensors[name] = (dims, take("I"), take("Q"))
+start = (pos + align - 1) // align * align
+kv_dim = dim // heads * kv_heads
+want = {"token_embd.weight": [dim, vocab], "output_norm.weight": [dim]}
+for l in range(layers):
+    b = "blk.%d." % l
+    want.update({b + "attn_q.weight": [dim, dim], b + "attn_k.weight": [dim, kv_dim],
+                 b + "attn_v.weight": [dim, kv_dim], b + "attn_output.weight": [dim, dim],
+                 b + "ffn_gate.weight": [dim, hidden], b + "ffn_up.weight": [dim, hidden],
+                 b + "ffn_down.weight": [hidden, dim], b + "attn_norm.weight": [dim],
+                 b + "ffn_norm.weight": [dim]})
+assert len(tensors) == len(want), sorted(set(tensors) ^ set(want))
+for name, dims in want.items():
+    got, typ, off = tensors[name]
+    assert got == dims, (name, got, dims)
+    n = 1
+    for d in dims:
+        n *= d
+    size = n * 4 if typ == 0 else n // 32 * 34
+    assert typ == (0 if len(dims) == 1 else 8), (name, typ)
+    assert off % align == 0 and start + off + size <= len(data), (name, off, size)
+    if typ == 8:  # a block: a positive fp16 scale, then 32 values in [-127, 127]
+        d = struct.unpack_from("<e", data, start + off)[0]
+        assert 0 < d < 1, (name, d)
+        assert b"\x80" not in data[start + off + 2:start + off + 34], name
+rate = lambda p, g: {"n_prompt": p, "n_gen": g, "avg_ts": 100.0, "stddev_ts": 0.0}
+print(json.dumps([rate(n_prompt, 0), rate(0, n_gen)], indent=2))
+PYEOF
+run_bench --shape 15M --json --steps 16 --prompt 32 --cache "$T/cache" --anchor "$T/llama-bench" \
+    --rounds 2 --anchor-reps 1 </dev/null
+assert_status 0
+[ -s "$T/cache/random-15M-q8_0.gguf" ] || fail "no GGUF file in the cache directory: $(cat "$T/err")"
+"$PYTHON" - "$T/out" <<'PYEOF' || fail "the side-by-side keys are not what --help documents"
+import json, math, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").read())
+if r.get("anchor") != "llama.cpp" or r.get("anchor_rounds") != 2:
+    sys.exit("anchor %r, rounds %r: %s" % (r.get("anchor"), r.get("anchor_rounds"), r.get("anchor_note")))
+for k in ("llmchat_prefill_tok_s", "llmchat_decode_tok_s", "llamacpp_prefill_tok_s",
+          "llamacpp_decode_tok_s"):
+    if len(r[k]) != 2 or not all(v > 0 for v in r[k]):
+        sys.exit("%s = %r" % (k, r[k]))
+if r["llamacpp_prefill_tok_s"] != [100.0, 100.0]:
+    sys.exit("llama-bench's figure was not read back: %r" % r["llamacpp_prefill_tok_s"])
+ratios = [a / b for a, b in zip(r["llmchat_prefill_tok_s"], r["llamacpp_prefill_tok_s"])]
+if not math.isclose(r["prefill_ratio"], sum(ratios) / 2, rel_tol=1e-2):
+    sys.exit("prefill_ratio %r is not the median of the rounds' ratios %r"
+             % (r["prefill_ratio"], ratios))
+if r["anchor_prompt"] != 32 or r["anchor_gen"] != 128:
+    sys.exit("pp%r tg%r" % (r["anchor_prompt"], r["anchor_gen"]))
+PYEOF
+pass "--anchor: a GGUF file of the shape that a llama-bench reads, its figures read back, median ratios"
+
+# without a llama-bench the comparison is skipped with a message, the rest is measured
+unset LLMCHAT_ANCHOR_LLAMA_BENCH
+run_bench --shape 15M --steps 16 --prompt 32 --cache "$T/cache" \
+    --against llama.cpp </dev/null
+assert_status 0
+assert_file_contains "skip message" "$T/out" "against llama.cpp: not measured: no llama-bench"
+grep -q '^15M ' "$T/out" || fail "no 15M row in the table"
+pass "--against llama.cpp without a llama-bench: skipped with a message"
+
 # ---- the file it wrote is a model llmchat runs (random weights: any tokens) ----
 run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 8 -t 0 -i "Once" "$T/cache/random-15M-q80.bin" </dev/null
 assert_status 0
@@ -74,4 +189,7 @@ assert_file_contains "message" "$T/err" "llmchat-bench: --threads"
 run_bench --shape 15M --cache "$T/file/sub" </dev/null
 [ "$rc" -ne 0 ] || fail "an impossible cache directory exited 0"
 assert_file_contains "message" "$T/err" "$T/file/sub"
+run_bench --against gpt </dev/null
+[ "$rc" -eq 2 ] || fail "--against gpt exited $rc"
+assert_file_contains "message" "$T/err" "llmchat-bench: --against takes llama.cpp"
 pass "bad options: a message naming the problem, non-zero exit"

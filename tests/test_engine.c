@@ -241,21 +241,82 @@ START_TEST(test_attention_budget)
 }
 END_TEST
 
+/* What the observer saw of each finished record: its candidates' count and next_prob. */
+typedef struct {
+    int n_top[64];
+    float next_prob[64];
+} observed;
+
+static void observe_candidates(void *user, const step_record *r)
+{
+    observed *o = user;
+    if (r->pos < 64) {
+        o->n_top[r->pos] = r->n_top;
+        o->next_prob[r->pos] = r->next_prob;
+    }
+}
+
+/* Without record_prompt, prefill computes no prompt position's candidates (the
+ * observer sees none); engine_record computes them on request, the same bits as an
+ * engine that computed them at prefill, also after more prompt and steps. */
 START_TEST(test_prompt_records_off)
 {
     engine_options o;
     engine_options_default(&o);
-    o.record_prompt = false;
     o.sampler.temperature = 0.0f;
-    engine *e;
+    engine *eager, *lazy;
     llm_err err;
-    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_OK);
+    ck_assert_int_eq(engine_new(m, tok, &o, &eager, &err), LLM_OK);
+    o.record_prompt = false;
+    ck_assert_int_eq(engine_new(m, tok, &o, &lazy, &err), LLM_OK);
+    observed seen;
+    memset(&seen, 0, sizeof seen);
+    engine_set_observer(lazy, observe_candidates, &seen);
     int ids[64];
     int n = prompt_ids("Once upon a time", ids, 64);
-    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
-    ck_assert_int_eq(engine_record(e, 0)->n_top, 0);
-    ck_assert_int_eq(engine_record(e, n - 1)->n_top, 10); /* the one that is sampled from */
-    engine_free(e);
+    int n2 = prompt_ids("Lily saw a big red ball", ids + n, 64 - n);
+    for (engine *e = eager; e; e = e == eager ? lazy : NULL) {
+        ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+        int t;
+        ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+        ck_assert_int_eq(engine_prefill(e, ids + n, n2, &err), LLM_OK);
+    }
+    int total = engine_pos(lazy);
+    ck_assert_int_eq(total, engine_pos(eager));
+    for (int p = 0; p < n - 1; p++) {
+        ck_assert_int_eq(seen.n_top[p], 0);
+        ck_assert(isnan(seen.next_prob[p]));
+    }
+    ck_assert_int_eq(seen.n_top[n - 1], 10); /* the one that was sampled from */
+    /* newest first */
+    for (int p = total - 1; p >= 0; p--) {
+        const step_record *a = engine_record(eager, p), *b = engine_record(lazy, p);
+        ck_assert_int_eq(b->n_top, a->n_top);
+        ck_assert_int_eq(b->n_top, 10);
+        for (int i = 0; i < a->n_top; i++) {
+            ck_assert_int_eq(b->top[i].id, a->top[i].id);
+            ck_assert(memcmp(&b->top[i].logit, &a->top[i].logit, sizeof(float)) == 0);
+            ck_assert(memcmp(&b->top[i].prob, &a->top[i].prob, sizeof(float)) == 0);
+        }
+        if (p < total - 1) {
+            ck_assert_msg(memcmp(&b->next_prob, &a->next_prob, sizeof(float)) == 0,
+                          "pos %d: next_prob %g vs %g", p, b->next_prob, a->next_prob);
+            ck_assert_int_eq(b->next_rank, a->next_rank);
+        }
+    }
+    /* a rewind into the prompt and a new prompt there: its candidates are the new ones */
+    ck_assert_int_eq(engine_rewind(lazy, 2, &err), LLM_OK);
+    ck_assert_int_eq(engine_rewind(eager, 2, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(lazy, ids + n, n2, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(eager, ids + n, n2, &err), LLM_OK);
+    for (int p = 0; p < engine_pos(lazy); p++) {
+        const step_record *a = engine_record(eager, p), *b = engine_record(lazy, p);
+        ck_assert_int_eq(b->token, a->token);
+        ck_assert_int_eq(b->top[0].id, a->top[0].id);
+        ck_assert(memcmp(&b->top[0].logit, &a->top[0].logit, sizeof(float)) == 0);
+    }
+    engine_free(eager);
+    engine_free(lazy);
 }
 END_TEST
 

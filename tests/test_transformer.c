@@ -596,6 +596,20 @@ static void check_batch(const char *rel, tensor_type type, transformer_kv kv, fl
     ck_assert_msg(worst <= tol, "%s (weights %s, KV cache %s): batch logits differ from "
                   "sequential by %g", rel, type == TENSOR_F32 ? "f32" : "q8_0",
                   kv == TRANSFORMER_KV_F32 ? "f32" : "q8_0", worst);
+    /* any position's logits again, from what each transformer kept: the same bits as
+     * the forward call gave, one at a time or in a batch */
+    float *again = malloc(sizeof(float) * (size_t)n * vocab);
+    transformer_logits(seq, 0, n, again);
+    ck_assert(memcmp(again, want, sizeof(float) * (size_t)n * vocab) == 0);
+    for (int pos = n - 1; pos >= 0; pos -= 5) {
+        transformer_logits(seq, pos, 1, again);
+        ck_assert(memcmp(again, want + (size_t)pos * vocab, sizeof(float) * vocab) == 0);
+    }
+    transformer_logits(bat, 0, n1, again);
+    ck_assert(memcmp(again, got, sizeof(float) * (size_t)n1 * vocab) == 0);
+    transformer_logits(bat, n - 1, 1, again);
+    ck_assert(memcmp(again, got + (size_t)(n - 1) * vocab, sizeof(float) * vocab) == 0);
+    free(again);
     double worst_attn = 0.0;
     for (int pos = 0; pos < n; pos++) {
         if (!attn_ptrs[pos])

@@ -1,23 +1,28 @@
-/* bench.c — llmchat-bench: speed of the core on random-weight models of real shapes.
+/* bench.c — llmchat-bench: speed of llmchat on random-weight models of real shapes,
+ * through the path users run (the engine, as `llmchat -m generate` drives it), and
+ * beside another engine on the same model.
  *
  * Writes llama2.c v2 (int8 Q8_0) files of named shapes (15M ... 7B) into a cache
- * directory on demand, then for each shape loads the file with model_open and times
- * the transformer API: batched prefill, one-token decode, time to first token,
- * resident memory, and the decode speed as a fraction of the bandwidth limit (every
- * weight byte is read once per decoded token). Prints a table, or one JSON object
- * per shape with --json.
+ * directory on demand (bench/shapes.h), then for each shape opens the file with
+ * model_open and times an engine with generate mode's options: prefill of a prompt,
+ * time to first token, decode, resident memory, and decode as a fraction of the
+ * bandwidth limit (every weight byte is read once per decoded token). With --against
+ * (or --anchor PATH) it also writes the shape as a GGUF Q8_0 file and alternates
+ * llmchat's prefill and decode with llama.cpp's llama-bench on that file
+ * (bench/anchor.h), reporting the medians of the per-round ratios. Prints a table,
+ * or one JSON object per shape with --json.
  *
  * The machine's memory bandwidth may swing by 2x from minute to minute, so the
  * roofline is measured in pairs: decoding runs in short windows (>= 50 ms), each
  * between two streaming reads of a 512 MiB buffer on all cores, and the figure is
  * the median over the windows of weight bytes/s over the mean of those two reads.
- * --long (near vs far in the context) and --scaling (one thread vs all) alternate
- * their windows the same way and report medians of per-pair ratios. A bandwidth
- * measured once at the start is printed for reference only.
+ * --long (near vs far in the context: the forward pass alone, at positions the engine
+ * would need a long prompt to reach) and --scaling (one thread vs all) alternate their
+ * windows the same way and report medians of per-pair ratios.
  *
  * Each measurement runs in a forked child, so peak resident memory is per shape and
- * an OpenMP thread pool never crosses a fork; the parent only writes files, forks
- * and prints. A front end: it prints and exits. Owns nothing the core uses. */
+ * an OpenMP thread pool never crosses a fork; the parent only writes files, forks,
+ * runs the other programs and prints. A front end: it prints and exits. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -38,25 +43,20 @@
 #include <omp.h>
 #endif
 
+#include "bench/anchor.h"
+#include "bench/shapes.h"
 #include "clock.h"
-#include "model.h"
+#include "engine.h"
 #include "kernels.h"
+#include "model.h"
 #include "transformer.h"
 
-typedef struct {
-    const char *name;
-    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
-    int shared; /* classifier shared with the token embedding */
-} shape;
-
-static const shape shapes[] = {
-    {"15M", 288, 768, 6, 6, 6, 32000, 256, 1},
-    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, 1},
-    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, 1},
-    {"1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0},
-    {"7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0},
+enum {
+    MAX_PROMPT = 4096,
+    ROUNDS_DEFAULT = 3, /* side-by-side rounds */
+    ROUNDS_MAX = 9,
+    ANCHOR_GEN = 128,   /* tokens of the side-by-side decode test (llama-bench -n) */
 };
-enum { N_SHAPES = sizeof shapes / sizeof *shapes, MAX_PROMPT = 512 };
 
 typedef struct {
     int threads;        /* 0: OpenMP's default */
@@ -66,7 +66,12 @@ typedef struct {
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */
     const char *tokenizer; /* a 32000-token tokenizer.bin, for the TUI column */
-    kernels_isa isa;      /* kernels to force (KERNELS_AUTO: the best) */
+    const char *tui_script; /* llmchat-bench-tui */
+    kernels_isa isa;    /* kernels to force (KERNELS_AUTO: the best) */
+    bool against;       /* --against llama.cpp or --anchor PATH given */
+    const char *anchor; /* llama-bench (NULL: $LLMCHAT_ANCHOR_LLAMA_BENCH) */
+    int anchor_reps;    /* repetitions of each test per round (0: llama-bench's 5) */
+    int rounds;         /* side-by-side rounds */
 } options;
 
 /* What a child measures for one shape (sent to the parent through a pipe). */
@@ -89,8 +94,28 @@ typedef struct {
     double decode_tok_s_1t, decode_tok_s_nt, thread_speedup;
     double stream_gb_s_1t, stream_gb_s_nt, stream_speedup; /* the memory's own scaling */
     double cpu_others; /* other processes' share of the CPUs while timed (-1: unknown) */
+    double load_avg;   /* the 1-minute load average when the shape started */
 } result;
 
+/* One side-by-side round of llmchat (a child) on one shape: llama-bench's two tests. */
+typedef struct {
+    int ok;
+    char error[512];
+    double prefill_tok_s, decode_tok_s; /* means over the repetitions, as avg_ts */
+} round_result;
+
+/* The side-by-side comparison of one shape. */
+typedef struct {
+    int rounds;          /* rounds done (0: not measured, why says why) */
+    char why[600];
+    int n_prompt, n_gen, reps;
+    double ours_prefill[ROUNDS_MAX], ours_decode[ROUNDS_MAX];
+    double theirs_prefill[ROUNDS_MAX], theirs_decode[ROUNDS_MAX];
+    double prefill_ratio, decode_ratio; /* medians of the per-round ratios */
+    double prefill_ratio_min, prefill_ratio_max, decode_ratio_min, decode_ratio_max;
+} side_result;
+
+/* Seconds of the monotonic clock. */
 static double now_s(void)
 {
     return clock_ms() / 1e3;
@@ -108,129 +133,16 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
-/* ---------------------------------------------------------------- model files */
-
-/* Q8_0 group: 64, halved until it divides both row lengths, so that groups never
- * straddle rows and the file is used in place (15M: 288 -> 32; 42M: 1376 -> 32). */
-static int shape_group(const shape *s)
+static double load_average(void)
 {
-    int g = 64;
-    while (g > 32 && (s->dim % g || s->hidden_dim % g))
-        g /= 2;
-    return g;
-}
-
-static uint64_t q8_bytes(uint64_t n, int group)
-{
-    return n + n / group * 4;
-}
-
-static uint64_t shape_file_bytes(const shape *s)
-{
-    uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
-    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
-    int g = shape_group(s);
-    uint64_t b = 256 + 4 * (2 * L * d + d);
-    b += q8_bytes(V * d, g);
-    b += L * (2 * q8_bytes(d * d, g) + 2 * q8_bytes(kv * d, g) + 3 * q8_bytes(h * d, g));
-    if (!s->shared)
-        b += q8_bytes(V * d, g);
-    return b;
-}
-
-static uint64_t rng_next(uint64_t *st)
-{
-    uint64_t x = *st;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *st = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-/* Writes n int8 values, uniform in [-127, 127], then n / group scales giving the
- * weights a standard deviation of about 0.02 — in chunks, never the whole tensor. */
-static int write_q8_tensor(FILE *f, uint64_t n, int group, uint64_t *rng)
-{
-    enum { CHUNK = 1 << 20 };
-    static int8_t buf[CHUNK];
-    static float sbuf[CHUNK / 4];
-    for (uint64_t done = 0; done < n;) {
-        size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
-        for (size_t i = 0; i < k; i += 8) {
-            uint64_t r = rng_next(rng);
-            for (size_t j = 0; j < 8 && i + j < k; j++) {
-                int8_t v = (int8_t)(r >> (8 * j));
-                buf[i + j] = v == -128 ? -127 : v;
-            }
-        }
-        if (fwrite(buf, 1, k, f) != k)
-            return -1;
-        done += k;
+    double l = -1.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1.0;
+        fclose(f);
     }
-    const float scale = 0.02f / 73.3f; /* std of uniform [-127, 127] is 73.3 */
-    for (size_t i = 0; i < CHUNK / 4; i++)
-        sbuf[i] = scale;
-    for (uint64_t left = n / group; left > 0;) {
-        size_t k = left < CHUNK / 4 ? (size_t)left : CHUNK / 4;
-        if (fwrite(sbuf, 4, k, f) != k)
-            return -1;
-        left -= k;
-    }
-    return 0;
-}
-
-static void write_header(FILE *f, const shape *s)
-{
-    unsigned char h[256] = {0};
-    uint32_t magic = 0x616b3432;
-    int32_t fields[9] = {2, s->dim, s->hidden_dim, s->n_layers, s->n_heads, s->n_kv_heads,
-                         s->vocab_size, s->seq_len, 0};
-    memcpy(h, &magic, 4);
-    memcpy(h + 4, fields, 8 * 4);
-    h[36] = (unsigned char)s->shared;
-    int32_t g = shape_group(s);
-    memcpy(h + 37, &g, 4);
-    fwrite(h, 1, sizeof h, f);
-}
-
-/* Makes sure cache/<name>.bin exists with the size the shape implies; writes it
- * (to a temporary name, renamed when complete) if not. */
-static void ensure_model(const options *o, const shape *s, char *path, size_t size)
-{
-    snprintf(path, size, "%s/random-%s-q80.bin", o->cache, s->name);
-    struct stat st;
-    uint64_t want = shape_file_bytes(s);
-    if (stat(path, &st) == 0 && (uint64_t)st.st_size == want)
-        return;
-    fprintf(stderr, "llmchat-bench: writing %s (%.1f MB)...\n", path, want / 1e6);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        die("cannot write the model file: %s", strerror(errno));
-    uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)s->dim * 1000003u;
-    uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
-    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
-    int g = shape_group(s);
-    write_header(f, s);
-    /* rms_att, rms_ffn (layers, dim), rms_final (dim): all ones */
-    float one = 1.0f;
-    for (uint64_t i = 0; i < 2 * L * d + d; i++)
-        fwrite(&one, 4, 1, f);
-    int bad = write_q8_tensor(f, V * d, g, &rng);
-    const uint64_t sizes[7] = {d * d, kv * d, kv * d, d * d, h * d, d * h, h * d};
-    for (int t = 0; t < 7 && !bad; t++)
-        for (uint64_t l = 0; l < L && !bad; l++)
-            bad = write_q8_tensor(f, sizes[t], g, &rng);
-    if (!s->shared && !bad)
-        bad = write_q8_tensor(f, V * d, g, &rng);
-    if (bad || fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
-        unlink(tmp);
-        die("writing the model file failed: %s", strerror(errno));
-    }
-    if (rename(tmp, path) != 0)
-        die("cannot rename the model file: %s", strerror(errno));
+    return l;
 }
 
 /* ---------------------------------------------------------------- measurements */
@@ -408,15 +320,51 @@ enum {
 #define DECODE_BUDGET_S 10.0 /* ...unless ROUNDS windows would take longer than this */
 #define CPU_OTHERS_WARN 0.1  /* the table warns above this share of other processes */
 
-/* Decodes n tokens greedily from pos, starting with *tok and leaving the next token
- * there; returns the seconds taken, each token's in dt[0..n) when dt is not NULL. */
-static double decode_window(transformer *t, int *tok, int pos, int n, double *dt)
+/* ---------------------------------------------------------------- the engine */
+
+/* An engine as `llmchat -m generate` makes one without a trace: default sampler, no
+ * prompt candidates, no attention capture, no candidates per step. */
+static llm_status bench_engine(const model *m, engine **e, llm_err *err)
 {
-    int vocab = transformer_model(t)->config.vocab_size;
+    engine_options o;
+    engine_options_default(&o);
+    o.record_prompt = false;
+    o.top_n = 0;
+    o.capture_attention = false;
+    return engine_new(m, NULL, &o, e, err);
+}
+
+/* n prompt tokens: BOS, then ids drawn from [3, vocab) (the same every run). */
+static void prompt_tokens(int *tokens, int n, int vocab)
+{
+    shape_rng rng = {12345};
+    tokens[0] = 1;
+    for (int i = 1; i < n; i++)
+        tokens[i] = 3 + (int)(shape_rng_next(&rng) % (uint64_t)(vocab - 3));
+}
+
+/* Forgets the sequence, then prefills tokens: seconds taken (< 0 on failure). */
+static double timed_prefill(engine *e, const int *tokens, int n)
+{
+    llm_err err;
+    if (engine_rewind(e, 0, &err) != LLM_OK)
+        return -1.0;
+    double t0 = now_s();
+    if (engine_prefill(e, tokens, n, &err) != LLM_OK)
+        return -1.0;
+    return now_s() - t0;
+}
+
+/* Generates n tokens with engine_step; returns the seconds taken (< 0 on failure),
+ * each token's in dt[0..n) when dt is not NULL. */
+static double decode_window(engine *e, int n, double *dt)
+{
+    llm_err err;
     double t0 = now_s(), prev = t0;
     for (int i = 0; i < n; i++) {
-        const float *logits = transformer_forward(t, *tok, pos + i, NULL);
-        *tok = argmax(logits, vocab);
+        int tok;
+        if (engine_step(e, &tok, &err) != LLM_OK)
+            return -1.0;
         double now = now_s();
         if (dt)
             dt[i] = now - prev;
@@ -427,8 +375,8 @@ static double decode_window(transformer *t, int *tok, int pos, int n, double *dt
 
 /* Tokens per decode window: at least steps / ROUNDS, so that the rounds cover the
  * positions one run of `steps` tokens from 0 would, and at least WINDOW_MIN_S
- * worth; fewer when ROUNDS windows would take more than DECODE_BUDGET_S (7B at
- * ~0.17 s a token: 7); never past the context. tok_s: one token's seconds. */
+ * worth; fewer when ROUNDS windows would take more than DECODE_BUDGET_S; never past
+ * the context. tok_s: one token's seconds. */
 static int window_tokens(int steps, double tok_s, int ctx)
 {
     if (tok_s < 1e-6)
@@ -438,8 +386,8 @@ static int window_tokens(int steps, double tok_s, int ctx)
         w = (int)ceil(WINDOW_MIN_S / tok_s);
     if (ROUNDS * w * tok_s > DECODE_BUDGET_S)
         w = (int)(DECODE_BUDGET_S / (ROUNDS * tok_s));
-    if (w > ctx - 1)
-        w = ctx - 1;
+    if (w > ctx - 2)
+        w = ctx - 2;
     return w < 1 ? 1 : w;
 }
 
@@ -455,28 +403,35 @@ static void set_threads(int n)
 }
 #endif
 
-/* The decode roofline, paired in time: ROUNDS times, a stream pass over the
- * buffer on `all` threads, then a window of w tokens, and one pass more at the
- * end. A round's ratio is its window's weight bytes per second over the mean
- * bandwidth of the passes just before and just after the window (single passes
- * are noisy: +-10% at 10 ms). Windows walk the positions [0, span) and start
- * again at 0 when the next would pass its end. */
-static void decode_rounds(transformer *t, int tok, int w, int span, int all,
-                          const uint64_t *sbuf, result *r)
+/* Makes the engine's sequence [BOS] again (decode windows start from position 1). */
+static bool restart(engine *e)
+{
+    llm_err err;
+    const int bos = 1;
+    return engine_rewind(e, 0, &err) == LLM_OK && engine_prefill(e, &bos, 1, &err) == LLM_OK;
+}
+
+/* The decode roofline, paired in time: ROUNDS times, a stream pass over the buffer on
+ * `all` threads, then a window of w tokens, and one pass more at the end. A round's
+ * ratio is its window's weight bytes per second over the mean bandwidth of the
+ * passes just before and just after the window (single passes are noisy). Windows
+ * walk the positions [1, span] and start again from [BOS] when the next would pass
+ * its end. */
+static void decode_rounds(engine *e, int w, int span, int all, const uint64_t *sbuf, result *r)
 {
     double ratio[ROUNDS], bw[ROUNDS + 1], win_s[ROUNDS];
     double *dt = malloc(sizeof(double) * ROUNDS * (size_t)w); /* (round, token) */
     double total = 0.0, t_start = now_s();
-    int n = 0, pos = 0;
+    int n = 0;
+    restart(e);
     bw[0] = stream_pass(sbuf, STREAM_BYTES, all);
     for (; n < ROUNDS; n++) {
         if (n >= 3 && now_s() - t_start > 2 * DECODE_BUDGET_S)
             break; /* the machine slowed down a lot: 3 rounds will do */
-        if (pos + w > span)
-            pos = 0;
-        win_s[n] = decode_window(t, &tok, pos, w, dt ? dt + (size_t)n * w : NULL);
+        if (engine_pos(e) + w > span + 1)
+            restart(e);
+        win_s[n] = decode_window(e, w, dt ? dt + (size_t)n * w : NULL);
         bw[n + 1] = stream_pass(sbuf, STREAM_BYTES, all);
-        pos += w;
         total += win_s[n];
     }
     for (int i = 0; i < n; i++)
@@ -500,43 +455,23 @@ static void decode_rounds(transformer *t, int tok, int w, int span, int all,
     free(dt);
 }
 
-/* --long: PAIRS times, a window of w tokens at position 100, then one at
- * position `far` (the KV cache holds whatever earlier windows left there; only
- * the time matters). Medians of each and of the per-pair far/near ratios. */
-static void long_pairs(transformer *t, int tok, int w, int far, result *r)
-{
-    double near_ts[PAIRS], far_ts[PAIRS], ratio[PAIRS];
-    for (int i = 0; i < PAIRS; i++) {
-        near_ts[i] = w / decode_window(t, &tok, 100, w, NULL);
-        far_ts[i] = w / decode_window(t, &tok, far, w, NULL);
-        ratio[i] = far_ts[i] / near_ts[i];
-    }
-    r->long_pairs = PAIRS;
-    r->long_pos_near = 100;
-    r->long_pos_far = far;
-    r->long_tok_s_near = median(near_ts, PAIRS, NULL, NULL);
-    r->long_tok_s_far = median(far_ts, PAIRS, NULL, NULL);
-    r->long_ratio = median(ratio, PAIRS, NULL, NULL);
-}
-
-/* --scaling: PAIRS times, a window of w tokens from position 0 on one thread,
- * then the same window on r->threads, each after a stream pass on as many threads.
- * Medians of each and of the per-pair ratios. Decode is bound by memory, so its
- * speedup can be no larger than the stream's: where one core alone nearly fills the
- * memory bus, a second core cannot double decode, and stream_speedup shows it. */
-static void scaling_pairs(transformer *t, int tok, int w, const uint64_t *sbuf, result *r)
+/* --scaling: PAIRS times, a window of w tokens from position 1 on one thread, then the
+ * same window on r->threads, each after a stream pass on as many threads. Medians of
+ * each and of the per-pair ratios. Decode is bound by memory, so its speedup can be no
+ * larger than the stream's. */
+static void scaling_pairs(engine *e, int w, const uint64_t *sbuf, result *r)
 {
     double one[PAIRS], many[PAIRS], ratio[PAIRS];
     double bw_one[PAIRS], bw_many[PAIRS], bw_ratio[PAIRS];
     for (int i = 0; i < PAIRS; i++) {
-        int k = tok;
         set_threads(1);
+        restart(e);
         bw_one[i] = stream_pass(sbuf, STREAM_BYTES, 1);
-        one[i] = w / decode_window(t, &k, 0, w, NULL);
-        k = tok;
+        one[i] = w / decode_window(e, w, NULL);
         set_threads(r->threads);
+        restart(e);
         bw_many[i] = stream_pass(sbuf, STREAM_BYTES, r->threads);
-        many[i] = w / decode_window(t, &k, 0, w, NULL);
+        many[i] = w / decode_window(e, w, NULL);
         ratio[i] = many[i] / one[i];
         bw_ratio[i] = bw_many[i] / bw_one[i];
     }
@@ -549,20 +484,67 @@ static void scaling_pairs(transformer *t, int tok, int w, const uint64_t *sbuf, 
     r->stream_speedup = median(bw_ratio, PAIRS, NULL, NULL);
 }
 
-static void run_shape(const options *o, const shape *s, const char *path, result *r)
+/* Decodes n tokens greedily with the transformer alone from pos, starting with *tok
+ * and leaving the next token there; returns the seconds taken. */
+static double forward_window(transformer *t, int *tok, int pos, int n)
 {
-    memset(r, 0, sizeof *r);
-    int all = 1; /* stream passes: OpenMP's default, whatever --threads says, as
-                  * the roofline is against the machine's limit */
+    int vocab = transformer_model(t)->config.vocab_size;
+    double t0 = now_s();
+    for (int i = 0; i < n; i++)
+        *tok = argmax(transformer_forward(t, *tok, pos + i, NULL), vocab);
+    return now_s() - t0;
+}
+
+/* --long: PAIRS times, a window of w forward passes at position 100, then one at
+ * position `far` (the KV cache holds whatever earlier windows left there; only the
+ * time matters). Medians of each and of the per-pair far/near ratios. */
+static void long_pairs(const model *m, int w, int far, result *r)
+{
+    transformer *t;
+    llm_err err;
+    if (transformer_new(m, 0, &t, &err) != LLM_OK)
+        return;
+    double near_ts[PAIRS], far_ts[PAIRS], ratio[PAIRS];
+    int tok = 1;
+    forward_window(t, &tok, 0, 2);
+    for (int i = 0; i < PAIRS; i++) {
+        near_ts[i] = w / forward_window(t, &tok, 100, w);
+        far_ts[i] = w / forward_window(t, &tok, far, w);
+        ratio[i] = far_ts[i] / near_ts[i];
+    }
+    transformer_free(t);
+    r->long_pairs = PAIRS;
+    r->long_pos_near = 100;
+    r->long_pos_far = far;
+    r->long_tok_s_near = median(near_ts, PAIRS, NULL, NULL);
+    r->long_tok_s_far = median(far_ts, PAIRS, NULL, NULL);
+    r->long_ratio = median(ratio, PAIRS, NULL, NULL);
+}
+
+/* Sets the thread count (o->threads, or OpenMP's default) and the kernels; returns
+ * OpenMP's default count. */
+static int child_setup(const options *o, int *threads, char *kernel, size_t kernel_size)
+{
+    int all = 1;
 #ifdef _OPENMP
     all = omp_get_max_threads();
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
-    r->threads = omp_get_max_threads();
+    *threads = omp_get_max_threads();
 #else
-    r->threads = 1;
+    *threads = 1;
 #endif
-    snprintf(r->kernel, sizeof r->kernel, "%s", kernels_isa_name(kernels_init(o->isa)));
+    snprintf(kernel, kernel_size, "%s", kernels_isa_name(kernels_init(o->isa)));
+    return all;
+}
+
+static void run_shape(const options *o, const shape *s, const char *path, result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->load_avg = load_average();
+    /* stream passes run on OpenMP's default count, whatever --threads says, as the
+     * roofline is against the machine's limit */
+    int all = child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
 
     llm_err err;
     model *m = NULL;
@@ -572,8 +554,8 @@ static void run_shape(const options *o, const shape *s, const char *path, result
         return;
     }
     r->load_s = now_s() - t0;
-    transformer *t = NULL;
-    if (transformer_new(m, 0, &t, &err) != LLM_OK) {
+    engine *e = NULL;
+    if (bench_engine(m, &e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         model_close(m);
         return;
@@ -581,40 +563,43 @@ static void run_shape(const options *o, const shape *s, const char *path, result
     const model_config *c = &m->config;
     r->group = m->group;
     r->file_mb = m->file_bytes / 1e6;
-    r->kv_mb = transformer_kv_bytes(t) / 1e6;
+    r->kv_mb = engine_kv_bytes(e) / 1e6;
     snprintf(r->kv_cache, sizeof r->kv_cache, "%s",
-             transformer_kv_type(t) == TRANSFORMER_KV_F32 ? "f32" : "q8_0");
+             engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0");
     r->weight_bytes_per_token = decode_bytes(m);
-    int ctx = transformer_ctx(t);
+    int ctx = engine_ctx(e);
+    (void)s;
 
-    int tokens[MAX_PROMPT];
-    uint64_t rng = 12345;
+    static int tokens[MAX_PROMPT];
     int n = o->prompt < ctx - 1 ? o->prompt : ctx - 1;
-    for (int i = 0; i < n; i++)
-        tokens[i] = 3 + (int)(rng_next(&rng) % (uint64_t)(c->vocab_size - 3));
+    prompt_tokens(tokens, n, c->vocab_size);
 
     /* warm up: touch every weight page and the buffers once */
-    int tok = tokens[0];
-    transformer_forward_batch(t, tokens, n < 8 ? n : 8, 0, NULL, NULL);
-    decode_window(t, &tok, 8, 2, NULL);
+    timed_prefill(e, tokens, n < 8 ? n : 8);
+    decode_window(e, 2, NULL);
 
-    /* prefill (best of two unless slow), then the first decoded token */
+    /* prefill and the first decoded token, as a user waits for them: best of two
+     * (one if slow) */
     cpu_mark timed = cpu_now();
-    double best = 1e30;
+    double best = 1e30, ttft = 1e30, first = 1e30;
     for (int rep = 0; rep < 2; rep++) {
-        double p0 = now_s();
-        transformer_forward_batch(t, tokens, n, 0, NULL, NULL);
-        double dt = now_s() - p0;
-        if (dt < best)
-            best = dt;
+        double dt = timed_prefill(e, tokens, n);
+        double step = decode_window(e, 1, NULL);
+        if (dt < 0 || step < 0) {
+            snprintf(r->error, sizeof r->error, "the engine failed to prefill or step");
+            engine_free(e);
+            model_close(m);
+            return;
+        }
+        best = dt < best ? dt : best;
+        ttft = dt + step < ttft ? dt + step : ttft;
+        first = step < first ? step : first;
         if (dt > 5.0)
             break;
     }
-    tok = tokens[n - 1];
-    double first = decode_window(t, &tok, n, 1, NULL);
     r->prefill_tokens = n;
     r->prefill_tok_s = n / best;
-    r->ttft_s = best + first;
+    r->ttft_s = ttft;
 
     /* peak resident memory before the stream buffer is mapped; pages first touched
      * later (KV rows past the prompt, --long's far windows) stay resident and are
@@ -623,27 +608,27 @@ static void run_shape(const options *o, const shape *s, const char *path, result
     getrusage(RUSAGE_SELF, &ru);
     r->peak_rss_mb = ru.ru_maxrss * 1024.0 / 1e6; /* ru_maxrss is in KiB */
 
-    /* decode from position 0, as llama-bench's "tg" test does, in windows paired
-     * with stream passes (--long shows the speed deeper in the context) */
-    int steps = o->steps < ctx - 1 ? o->steps : ctx - 1;
+    /* decode from position 1, as llama-bench's "tg" test does from 0, in windows
+     * paired with stream passes (--long shows the speed deeper in the context) */
+    int steps = o->steps < ctx - 2 ? o->steps : ctx - 2;
     int w = window_tokens(steps, first, ctx);
     int span = steps > w ? steps : w;
-    r->decode_pos = 0;
+    r->decode_pos = 1;
     uint64_t *sbuf = stream_new(STREAM_BYTES);
     if (!sbuf) {
         snprintf(r->error, sizeof r->error, "cannot map %zu MiB for the bandwidth passes",
                  STREAM_BYTES >> 20);
-        transformer_free(t);
+        engine_free(e);
         model_close(m);
         return;
     }
-    decode_rounds(t, tok, w, span, all, sbuf, r);
-
-    if (o->long_ctx && ctx - w > 400)
-        long_pairs(t, tok, w, ctx - w < 4000 ? ctx - w : 4000, r);
+    decode_rounds(e, w, span, all, sbuf, r);
     if (o->scaling)
-        scaling_pairs(t, tok, w, sbuf, r);
+        scaling_pairs(e, w, sbuf, r);
     munmap(sbuf, STREAM_BYTES);
+    engine_free(e);
+    if (o->long_ctx && ctx - w > 400)
+        long_pairs(m, w, ctx - w < 4000 ? ctx - w : 4000, r);
 
     r->cpu_others = cpu_others(timed);
 
@@ -652,13 +637,60 @@ static void run_shape(const options *o, const shape *s, const char *path, result
     if (rss > r->peak_rss_mb)
         r->peak_rss_mb = rss;
     r->ok = 1;
-    transformer_free(t);
     model_close(m);
 }
 
+/* One side-by-side round of llmchat: llama-bench's "pp" test (a prompt of n_prompt
+ * tokens from an empty context) and "tg" (n_gen tokens from an empty context), each
+ * `reps` times after a warm-up, as tokens per second averaged over the repetitions. */
+static void run_round(const options *o, const char *path, int n_prompt, int n_gen, int reps,
+                      round_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int threads;
+    char kernel[32];
+    child_setup(o, &threads, kernel, sizeof kernel);
+    llm_err err;
+    model *m = NULL;
+    engine *e = NULL;
+    if (model_open(path, NULL, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        model_close(m);
+        return;
+    }
+    static int tokens[MAX_PROMPT];
+    prompt_tokens(tokens, n_prompt, m->config.vocab_size);
+    timed_prefill(e, tokens, n_prompt < 8 ? n_prompt : 8);
+    decode_window(e, 2, NULL);
+    double pp = 0.0, tg = 0.0;
+    bool ok = true;
+    for (int i = 0; i < reps && ok; i++) {
+        double dt = timed_prefill(e, tokens, n_prompt);
+        ok = dt > 0;
+        pp += n_prompt / dt;
+    }
+    for (int i = 0; i < reps && ok; i++) {
+        ok = restart(e);
+        double dt = ok ? decode_window(e, n_gen, NULL) : -1.0;
+        ok = dt > 0;
+        tg += n_gen / dt;
+    }
+    if (ok) {
+        r->prefill_tok_s = pp / reps;
+        r->decode_tok_s = tg / reps;
+        r->ok = 1;
+    } else {
+        snprintf(r->error, sizeof r->error, "the engine failed to prefill or step");
+    }
+    engine_free(e);
+    model_close(m);
+}
+
+/* ---------------------------------------------------------------- children */
+
 /* Runs fn in a child process; the child writes `size` bytes of result to a pipe. */
-static int in_child(void (*fn)(const options *, const shape *, const char *, void *),
-                    const options *o, const shape *s, const char *path, void *out, size_t size)
+static int in_child(void (*fn)(const options *, const void *, void *), const options *o,
+                    const void *arg, void *out, size_t size)
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -670,7 +702,7 @@ static int in_child(void (*fn)(const options *, const shape *, const char *, voi
     if (pid == 0) {
         close(fd[0]);
         char *buf = calloc(1, size);
-        fn(o, s, path, buf);
+        fn(o, arg, buf);
         ssize_t w = write(fd[1], buf, size);
         _exit(w == (ssize_t)size ? 0 : 1);
     }
@@ -688,13 +720,32 @@ static int in_child(void (*fn)(const options *, const shape *, const char *, voi
     return got == size && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static void child_shape(const options *o, const shape *s, const char *path, void *out)
+typedef struct {
+    const shape *s;
+    const char *path;
+} shape_arg;
+
+static void child_shape(const options *o, const void *arg, void *out)
 {
-    run_shape(o, s, path, out);
+    const shape_arg *a = arg;
+    run_shape(o, a->s, a->path, out);
 }
 
-static void child_bandwidth(const options *o, const shape *s, const char *path, void *out)
+typedef struct {
+    const char *path;
+    int n_prompt, n_gen, reps;
+} round_arg;
+
+static void child_round(const options *o, const void *arg, void *out)
 {
+    const round_arg *a = arg;
+    run_round(o, a->path, a->n_prompt, a->n_gen, a->reps, out);
+}
+
+static void child_bandwidth(const options *o, const void *arg, void *out)
+{
+    (void)o;
+    (void)arg;
     /* OpenMP's default thread count, whatever --threads says, as in the rounds */
     int all = 1;
 #ifdef _OPENMP
@@ -703,25 +754,74 @@ static void child_bandwidth(const options *o, const shape *s, const char *path, 
     *(double *)out = measure_bandwidth((size_t)1 << 30, 8, all);
 }
 
+/* ---------------------------------------------------------------- side by side */
+
+/* --against: `rounds` times, llmchat's round (a child, on the llama2.c file) then
+ * llama-bench on the GGUF file of the same weights; the medians of the per-round
+ * ratios. Stops at the first failure, keeping the rounds done. */
+static void side_by_side(const options *o, const shape *s, const char *bin_path,
+                         const char *gguf_path, const char *llama_bench, side_result *sr)
+{
+    int reps = o->anchor_reps > 0 ? o->anchor_reps : 5; /* llama-bench's default */
+    sr->n_prompt = o->prompt < s->seq_len ? o->prompt : s->seq_len;
+    sr->n_gen = ANCHOR_GEN < s->seq_len - 1 ? ANCHOR_GEN : s->seq_len - 1;
+    sr->reps = reps;
+    int threads = o->threads;
+#ifdef _OPENMP
+    if (threads <= 0)
+        threads = omp_get_max_threads();
+#endif
+    if (threads <= 0)
+        threads = 1;
+    double pr[ROUNDS_MAX], dr[ROUNDS_MAX];
+    for (int i = 0; i < o->rounds; i++) {
+        round_result ours;
+        round_arg a = {bin_path, sr->n_prompt, sr->n_gen, reps};
+        if (in_child(child_round, o, &a, &ours, sizeof ours) != 0 || !ours.ok) {
+            snprintf(sr->why, sizeof sr->why, "llmchat's round failed: %s",
+                     ours.ok ? "the process died" : ours.error);
+            break;
+        }
+        anchor_result theirs;
+        if (anchor_run(llama_bench, gguf_path, sr->n_prompt, sr->n_gen, threads,
+                       o->anchor_reps, &theirs, sr->why, sizeof sr->why) != 0)
+            break;
+        int k = sr->rounds++;
+        sr->ours_prefill[k] = ours.prefill_tok_s;
+        sr->ours_decode[k] = ours.decode_tok_s;
+        sr->theirs_prefill[k] = theirs.prefill_tok_s;
+        sr->theirs_decode[k] = theirs.decode_tok_s;
+        pr[k] = ours.prefill_tok_s / theirs.prefill_tok_s;
+        dr[k] = ours.decode_tok_s / theirs.decode_tok_s;
+        if (!o->json)
+            fprintf(stderr, "llmchat-bench: %s round %d: llmchat %.1f / %.1f tok/s, "
+                            "llama.cpp %.1f / %.1f tok/s (prefill / decode)\n",
+                    s->name, k + 1, ours.prefill_tok_s, ours.decode_tok_s,
+                    theirs.prefill_tok_s, theirs.decode_tok_s);
+    }
+    if (sr->rounds > 0) {
+        sr->prefill_ratio = median(pr, sr->rounds, &sr->prefill_ratio_min, &sr->prefill_ratio_max);
+        sr->decode_ratio = median(dr, sr->rounds, &sr->decode_ratio_min, &sr->decode_ratio_max);
+    }
+}
+
 /* ---------------------------------------------------------------- TUI column */
 
-/* The TUI's decode speed as a fraction of generate mode's, both through the real
- * program on the same model, prompt and step count: generate's own summary line
- * against the TUI's LLMCHAT_TUI_STATS line (reply tokens over reply wall time, which
- * includes drawing and key polling), the TUI running in a private tmux server. The
- * two runs alternate TUI_PAIRS times and the medians are reported (of the per-pair
- * ratios, and of each speed): one pair alone moves with the machine's bandwidth by
- * ±20%. */
+/* The TUI's decode speed as a fraction of generate mode's, and both modes' time to
+ * first token, through the real program on the same model and prompt: the
+ * llmchat-bench-tui script runs one pair (generate mode, then the TUI in a private tmux
+ * server); TUI_PAIRS pairs alternate and the medians are reported (of the per-pair
+ * ratios, and of each figure). */
 enum { TUI_PAIRS = 3 };
 
 typedef struct {
     double fraction;    /* < 0: not measured (why says why) */
-    double gen_tok_s, tui_tok_s, ui_fraction;
+    double gen_tok_s, tui_tok_s, ui_fraction, gen_ttft_s, tui_ttft_s;
     int pairs;          /* pairs measured */
-    char why[160];
+    char why[256];
 } tui_result;
 
-/* Appends s to buf single-quoted for sh. */
+/* Appends s single-quoted for sh. */
 static void shell_quote(char *buf, size_t size, const char *s)
 {
     size_t n = strlen(buf);
@@ -740,178 +840,109 @@ static void shell_quote(char *buf, size_t size, const char *s)
     buf[n] = '\0';
 }
 
-static void append(char *buf, size_t size, const char *s)
+/* A first message of about `tokens` tokens (a sentence of 13 tokens, repeated). */
+static void tui_prompt(char *buf, size_t size, int tokens)
 {
-    size_t n = strlen(buf);
-    snprintf(buf + n, size - n, "%s", s);
+    static const char sentence[] = "Once upon a time there was a little girl named Lily. ";
+    buf[0] = '\0';
+    for (int t = 0; t + 13 <= tokens && strlen(buf) + sizeof sentence < size; t += 13)
+        strcat(buf, sentence);
+    if (!buf[0])
+        snprintf(buf, size, "Once upon a time");
 }
 
-/* The llmchat command line shared by both runs (mode appended by the caller). */
-static void llmchat_args(char *cmd, size_t size, const options *o, const char *model_path)
+static void measure_tui_once(const options *o, const char *model_path, int prompt_tokens,
+                             tui_result *r)
 {
-    char num[64];
-    shell_quote(cmd, size, o->llmchat);
-    snprintf(num, sizeof num, " -t 0 -s 1 -n %d", o->steps);
-    append(cmd, size, num);
-    if (o->threads > 0) {
-        snprintf(num, sizeof num, " -T %d", o->threads);
-        append(cmd, size, num);
-    }
-    append(cmd, size, " -z ");
-    shell_quote(cmd, size, o->tokenizer);
-    append(cmd, size, " -i 'Once upon a time' ");
-    shell_quote(cmd, size, model_path);
-}
-
-static bool file_line_scan(const char *path, const char *key, char *line, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    bool found = false;
-    if (!f)
-        return false;
-    while (!found && fgets(line, (int)size, f))
-        found = strstr(line, key) != NULL;
-    fclose(f);
-    return found;
-}
-
-static bool tmux_pane_has(const char *server, const char *a, const char *b)
-{
-    char cmd[256], buf[4096];
-    snprintf(cmd, sizeof cmd, "tmux -L %s capture-pane -p -t 0 2>/dev/null", server);
-    FILE *p = popen(cmd, "r");
-    bool has_a = false, has_b = false;
-    if (!p)
-        return false;
-    while (fgets(buf, sizeof buf, p)) {
-        has_a = has_a || strstr(buf, a);
-        has_b = has_b || strstr(buf, b);
-    }
-    pclose(p);
-    return has_a && has_b;
-}
-
-static void measure_tui_once(const options *o, const char *model_path, tui_result *r)
-{
-    memset(r, 0, sizeof *r);
+    static char prompt[16384], cmd[20000];
+    tui_prompt(prompt, sizeof prompt, prompt_tokens);
+    cmd[0] = '\0';
+    shell_quote(cmd, sizeof cmd, o->tui_script);
+    strcat(cmd, " ");
+    shell_quote(cmd, sizeof cmd, o->llmchat);
+    strcat(cmd, " ");
+    shell_quote(cmd, sizeof cmd, model_path);
+    strcat(cmd, " ");
+    shell_quote(cmd, sizeof cmd, o->tokenizer);
+    size_t n = strlen(cmd);
+    snprintf(cmd + n, sizeof cmd - n, " %d %d ", o->steps, o->threads);
+    shell_quote(cmd, sizeof cmd, prompt);
+    strcat(cmd, " 2>&1");
     r->fraction = -1.0;
-    if (system("tmux -V >/dev/null 2>&1") != 0) {
-        snprintf(r->why, sizeof r->why, "tmux not found");
+    fflush(NULL);
+    FILE *p = popen(cmd, "r");
+    char line[1024] = "";
+    for (char buf[1024]; p && fgets(buf, sizeof buf, p);)
+        snprintf(line, sizeof line, "%s", buf);
+    int status = p ? pclose(p) : -1;
+    line[strcspn(line, "\n")] = '\0';
+    double gen_ms, tui_ms;
+    if (status != 0 ||
+        sscanf(line, "generate_prefill_ms=%lf generate_tok_s=%lf tui_prefill_ms=%lf "
+                     "tui_tok_s=%lf ui_fraction=%lf",
+               &gen_ms, &r->gen_tok_s, &tui_ms, &r->tui_tok_s, &r->ui_fraction) != 5 ||
+        r->gen_tok_s <= 0 || r->tui_tok_s <= 0) {
+        snprintf(r->why, sizeof r->why, "%s", line[0] ? line : "llmchat-bench-tui failed");
         return;
     }
-    if (!o->tokenizer) {
-        snprintf(r->why, sizeof r->why, "no 32000-token tokenizer.bin (--tokenizer FILE)");
-        return;
-    }
-    char dir[] = "/tmp/llmchat-bench-XXXXXX";
-    if (!mkdtemp(dir)) {
-        snprintf(r->why, sizeof r->why, "no temporary directory");
-        return;
-    }
-    char gen_err[64], stats[64], script[64], server[64], cmd[8192], line[1024];
-    snprintf(gen_err, sizeof gen_err, "%s/generate.err", dir);
-    snprintf(stats, sizeof stats, "%s/tui.stats", dir);
-    snprintf(script, sizeof script, "%s/tui.sh", dir);
-    snprintf(server, sizeof server, "llmchat-bench-%d", (int)getpid());
-
-    /* generate mode */
-    cmd[0] = '\0';
-    llmchat_args(cmd, sizeof cmd, o, model_path);
-    append(cmd, sizeof cmd, " -m generate >/dev/null 2>");
-    append(cmd, sizeof cmd, gen_err);
-    int gen_tokens = 0;
-    if (system(cmd) != 0 || !file_line_scan(gen_err, "generated:", line, sizeof line) ||
-        sscanf(strstr(line, "generated:"), "generated: %d tok, %lf tok/s", &gen_tokens,
-               &r->gen_tok_s) != 2 || r->gen_tok_s <= 0) {
-        snprintf(r->why, sizeof r->why, "generate mode failed (see %s)", gen_err);
-        return;
-    }
-
-    /* the TUI, in a private tmux server, wide enough for the full status line */
-    FILE *f = fopen(script, "w");
-    if (!f) {
-        snprintf(r->why, sizeof r->why, "cannot write %s", script);
-        return;
-    }
-    cmd[0] = '\0';
-    llmchat_args(cmd, sizeof cmd, o, model_path);
-    fprintf(f, "TERM=xterm-256color LLMCHAT_TUI_STATS='%s' exec %s -m tui\n", stats, cmd);
-    fclose(f);
-    snprintf(cmd, sizeof cmd,
-             "tmux -L %s -f /dev/null new-session -d -x 250 -y 50 'sh %s' >/dev/null 2>&1",
-             server, script);
-    bool done = false;
-    if (system(cmd) == 0) {
-        /* Each look at the pane runs sh and a tmux client, a few milliseconds of CPU:
-         * on two cores, looking every 100 ms while the reply ran cost the TUI's
-         * decoding threads their cores. So wait out most of the reply first (generate
-         * mode's time, plus a second to start), then look every 250 ms. */
-        double t0 = now_s();
-        usleep((useconds_t)((0.9 * o->steps / r->gen_tok_s + 1.0) * 1e6));
-        while (now_s() - t0 < 300.0 && !(done = tmux_pane_has(server, " idle ", "| reply ")))
-            usleep(250 * 1000);
-        snprintf(cmd, sizeof cmd,
-                 "tmux -L %s send-keys -t 0 -l /quit >/dev/null 2>&1; "
-                 "tmux -L %s send-keys -t 0 Enter >/dev/null 2>&1", server, server);
-        if (system(cmd) != 0)
-            done = false;
-        snprintf(cmd, sizeof cmd, "tmux -L %s has-session >/dev/null 2>&1", server);
-        for (int i = 0; i < 100 && system(cmd) == 0; i++)
-            usleep(100 * 1000);
-    }
-    snprintf(cmd, sizeof cmd, "tmux -L %s kill-server >/dev/null 2>&1", server);
-    if (system(cmd) != 0) {
-        /* already gone: the usual case */
-    }
-    long long tokens = 0;
-    double reply_ms = 0, tok_s = 0;
-    const char *p = file_line_scan(stats, "tui stats:", line, sizeof line) ? strstr(line, "tokens") : NULL;
-    if (!done || !p || sscanf(p, "tokens %lld, reply %lf ms (%lf tok/s)", &tokens, &reply_ms, &tok_s) != 3 ||
-        tokens <= 0 || reply_ms <= 0) {
-        snprintf(r->why, sizeof r->why, "the TUI run did not finish or report (see %s)", stats);
-        return;
-    }
-    const char *u = strstr(line, "ui_fraction");
-    if (u)
-        sscanf(u, "ui_fraction %lf", &r->ui_fraction);
-    r->tui_tok_s = tokens * 1000.0 / reply_ms;
+    r->gen_ttft_s = gen_ms / 1e3 + 1.0 / r->gen_tok_s;
+    r->tui_ttft_s = tui_ms / 1e3 + 1.0 / r->tui_tok_s;
     r->fraction = r->tui_tok_s / r->gen_tok_s;
-    unlink(gen_err);
-    unlink(stats);
-    unlink(script);
-    rmdir(dir);
 }
 
-static void measure_tui(const options *o, const char *model_path, tui_result *r)
+static void measure_tui(const options *o, const shape *s, const char *model_path, tui_result *r)
 {
     double fraction[TUI_PAIRS], gen[TUI_PAIRS], tui[TUI_PAIRS], ui[TUI_PAIRS];
+    double gen_ttft[TUI_PAIRS], tui_ttft[TUI_PAIRS];
+    /* the prompt of the prefill figures, leaving room for the reply */
+    int tokens = o->prompt < s->seq_len - o->steps - 64 ? o->prompt : s->seq_len - o->steps - 64;
     for (int i = 0; i < TUI_PAIRS; i++) {
-        measure_tui_once(o, model_path, r);
+        measure_tui_once(o, model_path, tokens, r);
         if (r->fraction < 0)
             return; /* r->why says why */
         fraction[i] = r->fraction;
         gen[i] = r->gen_tok_s;
         tui[i] = r->tui_tok_s;
         ui[i] = r->ui_fraction;
+        gen_ttft[i] = r->gen_ttft_s;
+        tui_ttft[i] = r->tui_ttft_s;
     }
     r->fraction = median(fraction, TUI_PAIRS, NULL, NULL);
     r->gen_tok_s = median(gen, TUI_PAIRS, NULL, NULL);
     r->tui_tok_s = median(tui, TUI_PAIRS, NULL, NULL);
     r->ui_fraction = median(ui, TUI_PAIRS, NULL, NULL);
+    r->gen_ttft_s = median(gen_ttft, TUI_PAIRS, NULL, NULL);
+    r->tui_ttft_s = median(tui_ttft, TUI_PAIRS, NULL, NULL);
     r->pairs = TUI_PAIRS;
 }
 
 /* ---------------------------------------------------------------- output */
 
-static void print_json(const shape *s, const result *r, const tui_result *tr, double bw_start)
+/* s as JSON string content (quotes and backslashes escaped, control characters left
+ * out). */
+static void json_text(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s >= 0x20)
+            putchar(*s);
+}
+
+static void json_array(const char *key, const double *x, int n)
+{
+    printf(",\"%s\":[", key);
+    for (int i = 0; i < n; i++)
+        printf("%s%.2f", i ? "," : "", x[i]);
+    printf("]");
+}
+
+static void print_json(const shape *s, const result *r, const tui_result *tr,
+                       const side_result *sr, bool against, double bw_start)
 {
     if (!r->ok) {
         printf("{\"shape\":\"%s\",\"error\":\"", s->name);
-        for (const char *p = r->error; *p; p++)
-            if (*p == '"' || *p == '\\')
-                printf("\\%c", *p);
-            else if ((unsigned char)*p >= 0x20)
-                putchar(*p);
+        json_text(r->error);
         printf("\"}\n");
         return;
     }
@@ -923,14 +954,14 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
-           "\"cpu_others\":%.3f",
+           "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
            r->weight_bytes_per_token, r->decode_roofline, r->ttft_s, r->peak_rss_mb, r->file_mb,
            r->kv_cache, r->kv_mb, r->load_s, r->decode_peak_tok_s,
            r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
-           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->cpu_others);
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->cpu_others, r->load_avg);
     if (r->long_pairs > 0)
         printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f,\"long_ratio\":%.3f,"
                "\"long_pairs\":%d", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
@@ -941,15 +972,37 @@ static void print_json(const shape *s, const result *r, const tui_result *tr, do
                "\"scaling_pairs\":%d", r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt,
                r->thread_speedup, r->stream_gb_s_1t, r->threads, r->stream_gb_s_nt,
                r->stream_speedup, r->scaling_pairs);
-    if (tr->fraction >= 0)
+    if (against && sr->rounds > 0) {
+        printf(",\"anchor\":\"llama.cpp\",\"anchor_rounds\":%d,\"anchor_prompt\":%d,"
+               "\"anchor_gen\":%d,\"anchor_reps\":%d,\"prefill_ratio\":%.3f,\"decode_ratio\":%.3f,"
+               "\"prefill_ratio_min\":%.3f,\"prefill_ratio_max\":%.3f,"
+               "\"decode_ratio_min\":%.3f,\"decode_ratio_max\":%.3f",
+               sr->rounds, sr->n_prompt, sr->n_gen, sr->reps, sr->prefill_ratio,
+               sr->decode_ratio, sr->prefill_ratio_min, sr->prefill_ratio_max,
+               sr->decode_ratio_min, sr->decode_ratio_max);
+        json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
+        json_array("llamacpp_prefill_tok_s", sr->theirs_prefill, sr->rounds);
+        json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
+        json_array("llamacpp_decode_tok_s", sr->theirs_decode, sr->rounds);
+    } else if (against) {
+        printf(",\"anchor\":null,\"anchor_note\":\"");
+        json_text(sr->why);
+        printf("\"");
+    }
+    if (tr->fraction >= 0) {
         printf(",\"tui_decode_fraction\":%.3f,\"tui_tok_s\":%.1f,\"generate_tok_s\":%.1f,"
-               "\"tui_ui_fraction\":%.4f,\"tui_pairs\":%d}\n", tr->fraction, tr->tui_tok_s,
-               tr->gen_tok_s, tr->ui_fraction, tr->pairs);
-    else
-        printf(",\"tui_decode_fraction\":null,\"tui_note\":\"%s\"}\n", tr->why);
+               "\"tui_ui_fraction\":%.4f,\"tui_ttft_s\":%.4f,\"generate_ttft_s\":%.4f,"
+               "\"tui_pairs\":%d}\n", tr->fraction, tr->tui_tok_s, tr->gen_tok_s, tr->ui_fraction,
+               tr->tui_ttft_s, tr->gen_ttft_s, tr->pairs);
+    } else {
+        printf(",\"tui_decode_fraction\":null,\"tui_note\":\"");
+        json_text(tr->why);
+        printf("\"}\n");
+    }
 }
 
-static void print_row(const shape *s, const result *r, const tui_result *tr)
+static void print_row(const shape *s, const result *r, const tui_result *tr,
+                      const side_result *sr, bool against)
 {
     if (!r->ok) {
         printf("%-6s  error: %s\n", s->name, r->error);
@@ -962,8 +1015,9 @@ static void print_row(const shape *s, const result *r, const tui_result *tr)
            r->prefill_tok_s, r->decode_tok_s, 100 * r->decode_roofline, r->bandwidth_gb_s,
            r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s, tui);
     printf("       roofline %.1f%% .. %.1f%% over %d windows of %d tokens, "
-           "bandwidth %.1f .. %.1f GB/s\n", 100 * r->decode_roofline_min, 100 * r->decode_roofline_max, r->decode_rounds,
-           r->decode_window, r->bandwidth_min_gb_s, r->bandwidth_max_gb_s);
+           "bandwidth %.1f .. %.1f GB/s, load average %.2f\n", 100 * r->decode_roofline_min,
+           100 * r->decode_roofline_max, r->decode_rounds, r->decode_window,
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, r->load_avg);
     if (r->long_pairs > 0)
         printf("       decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s, far/near %.3f"
                " (medians of %d pairs)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
@@ -973,6 +1027,17 @@ static void print_row(const shape *s, const result *r, const tui_result *tr)
                " read bandwidth %.1f GB/s, %.1f GB/s, speedup %.3f (medians of %d pairs)\n",
                r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt, r->thread_speedup,
                r->stream_gb_s_1t, r->stream_gb_s_nt, r->stream_speedup, r->scaling_pairs);
+    if (tr->fraction >= 0)
+        printf("       TUI: decode %.1f tok/s against generate mode's %.1f, time to first token "
+               "%.3f s against %.3f s (medians of %d pairs)\n", tr->tui_tok_s, tr->gen_tok_s,
+               tr->tui_ttft_s, tr->gen_ttft_s, tr->pairs);
+    if (against && sr->rounds > 0)
+        printf("       against llama.cpp (pp%d / tg%d, %d rounds): prefill %.2fx (%.2f .. %.2f), "
+               "decode %.2fx (%.2f .. %.2f)\n", sr->n_prompt, sr->n_gen, sr->rounds,
+               sr->prefill_ratio, sr->prefill_ratio_min, sr->prefill_ratio_max, sr->decode_ratio,
+               sr->decode_ratio_min, sr->decode_ratio_max);
+    else if (against)
+        printf("       against llama.cpp: not measured: %s\n", sr->why);
     if (r->cpu_others > CPU_OTHERS_WARN)
         printf("       warning: other processes took %.0f%% of the CPUs meanwhile: the figures "
                "above are not this program's alone\n", 100 * r->cpu_others);
@@ -984,11 +1049,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: llmchat-bench [OPTIONS]\n"
-            "Speed of llmchat's core on random-weight int8 models of real shapes.\n\n"
+            "Speed of llmchat on random-weight int8 models of real shapes, through the engine\n"
+            "as `llmchat -m generate` runs it, and beside llama.cpp on the same model.\n\n"
             "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
             "                      default 15M,110M)\n"
             "  -T, --threads N     OpenMP threads (default: all cores)\n"
-            "  -n, --steps N       decode tokens from position 0, split into 8 windows (default\n"
+            "  -n, --steps N       decode tokens from position 1, split into 8 windows (default\n"
             "                      128; windows are lengthened to last >= 50 ms and shortened\n"
             "                      so that all 8 take about 10 s)\n"
             "  -p, --prompt N      prefill tokens (default 512, capped by the context)\n"
@@ -998,11 +1064,23 @@ static void usage(FILE *f)
             "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
             "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
             "                      the best the CPU has; --isa is a synonym)\n"
+            "      --against llama.cpp\n"
+            "                      also write each shape as a GGUF Q8_0 file and alternate\n"
+            "                      llmchat with llama-bench -p N -n 128 on it, 3 rounds; the\n"
+            "                      llama-bench is $LLMCHAT_ANCHOR_LLAMA_BENCH (skipped with a\n"
+            "                      message when unset)\n"
+            "      --anchor PATH   the same with this llama-bench\n"
+            "      --rounds N      side-by-side rounds (default 3, at most 9)\n"
+            "      --anchor-reps N repetitions of each test in a round (llama-bench -r;\n"
+            "                      default llama-bench's 5)\n"
             "      --json          one JSON object per shape instead of a table\n"
             "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
-            "                      fraction of generate mode's (needs tmux)\n"
+            "                      fraction of generate mode's, and both modes' time to first\n"
+            "                      token (needs tmux and a 32000-token tokenizer)\n"
             "      --tokenizer F   a 32000-token tokenizer.bin for those runs (default: the\n"
-            "                      cache dir's, then $LLMCHAT_SHARED/models, ../shared/models)\n"
+            "                      cache dir's tokenizer.bin)\n"
+            "      --tui-script F  the llmchat-bench-tui script that runs one pair (default: the\n"
+            "                      installed one)\n"
             "  -h, --help\n\n"
             "Memory bandwidth may change by 2x within minutes, so speed is compared with it in\n"
             "pairs close in time. The decode runs in 8 windows, each between two streaming\n"
@@ -1012,20 +1090,23 @@ static void usage(FILE *f)
             "bandwidth_gb_s; _min/_max the extremes); decode tok/s is all window tokens over\n"
             "all window time. --long gives long_ratio, the median far/near tok/s over\n"
             "pairs; --scaling thread_speedup, the median all/1-thread tok/s over pairs, and\n"
-            "stream_speedup, the same ratio for a streaming read (decode cannot scale better). The\n"
-            "bandwidth measured once at the start (1 GiB, best of 8) is bandwidth_start_gb_s.\n"
-            "Pairing cannot undo other programs competing for the cores: cpu_others is their\n"
-            "share of the CPUs while a shape was timed (the table warns above 10%%).\n"
+            "stream_speedup, the same ratio for a streaming read (decode cannot scale better).\n"
+            "--against gives prefill_ratio and decode_ratio, the medians of llmchat's over\n"
+            "llama.cpp's tok/s in each round. The bandwidth measured once at the start (1 GiB,\n"
+            "best of 8) is bandwidth_start_gb_s. Pairing cannot undo other programs competing\n"
+            "for the cores: cpu_others is their share of the CPUs while a shape was timed (the\n"
+            "table warns above 10%%), load_avg the load average when it started.\n"
             "JSON adds decode_peak_tok_s, the best 16 consecutive tokens. Files are written\n"
-            "once (7B: about 7 GB) and reused.\n");
+            "once (7B: about 7 GB, and as much again for its GGUF) and reused.\n");
 }
 
-static int parse_int(const char *s, const char *what, int lo)
+static int parse_int(const char *s, const char *what, int lo, int hi)
 {
     char *end;
     long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > 1000000) {
-        fprintf(stderr, "llmchat-bench: %s must be an integer >= %d, not '%s'\n", what, lo, s);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "llmchat-bench: %s must be an integer from %d to %d, not '%s'\n", what,
+                lo, hi, s);
         exit(2);
     }
     return (int)v;
@@ -1052,9 +1133,9 @@ static void add_shapes(const char *list, bool *want)
     snprintf(buf, sizeof buf, "%s", list);
     for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
         int i = 0;
-        while (i < N_SHAPES && strcasecmp(shapes[i].name, tok) != 0)
+        while (i < bench_n_shapes && strcasecmp(bench_shapes[i].name, tok) != 0)
             i++;
-        if (i == N_SHAPES) {
+        if (i == bench_n_shapes) {
             fprintf(stderr, "llmchat-bench: unknown shape '%s' (15M, 42M, 110M, 1B, 7B)\n", tok);
             exit(2);
         }
@@ -1076,12 +1157,26 @@ static void make_dirs(const char *dir)
         die("cannot create the cache directory %s: %s", dir, strerror(errno));
 }
 
+/* The installed llmchat-bench-tui script, or NULL. */
+static const char *tui_script_installed(void)
+{
+#ifdef LLMCHAT_PKGLIBEXECDIR
+    static const char path[] = LLMCHAT_PKGLIBEXECDIR "/llmchat-bench-tui";
+    if (access(path, X_OK) == 0)
+        return path;
+#endif
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    options o = {.steps = 128, .prompt = MAX_PROMPT};
-    bool want[N_SHAPES] = {false};
+    options o = {.steps = 128, .prompt = 512, .rounds = ROUNDS_DEFAULT};
+    bool want[16] = {false};
     bool any = false;
-    enum { OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING };
+    enum {
+        OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
+        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT,
+    };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
         {"steps", required_argument, NULL, 'n'},   {"prompt", required_argument, NULL, 'p'},
@@ -1090,15 +1185,20 @@ int main(int argc, char **argv)
         {"kernels", required_argument, NULL, OPT_ISA}, {"isa", required_argument, NULL, OPT_ISA},
         {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
         {"scaling", no_argument, NULL, OPT_SCALING},
+        {"against", required_argument, NULL, OPT_AGAINST},
+        {"anchor", required_argument, NULL, OPT_ANCHOR},
+        {"rounds", required_argument, NULL, OPT_ROUNDS},
+        {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
+        {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "s:T:n:p:c:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's': add_shapes(optarg, want); any = true; break;
-        case 'T': o.threads = parse_int(optarg, "--threads", 1); break;
-        case 'n': o.steps = parse_int(optarg, "--steps", 1); break;
-        case 'p': o.prompt = parse_int(optarg, "--prompt", 1); break;
+        case 'T': o.threads = parse_int(optarg, "--threads", 1, 1024); break;
+        case 'n': o.steps = parse_int(optarg, "--steps", 1, 1000000); break;
+        case 'p': o.prompt = parse_int(optarg, "--prompt", 1, MAX_PROMPT); break;
         case 'c': o.cache = optarg; break;
         case OPT_JSON: o.json = true; break;
         case OPT_LONG: o.long_ctx = true; break;
@@ -1106,6 +1206,17 @@ int main(int argc, char **argv)
         case OPT_LLMCHAT: o.llmchat = optarg; break;
         case OPT_ISA: o.isa = parse_isa(optarg); break;
         case OPT_TOKENIZER: o.tokenizer = optarg; break;
+        case OPT_TUI_SCRIPT: o.tui_script = optarg; break;
+        case OPT_AGAINST:
+            if (strcmp(optarg, "llama.cpp") != 0) {
+                fprintf(stderr, "llmchat-bench: --against takes llama.cpp, not '%s'\n", optarg);
+                return 2;
+            }
+            o.against = true;
+            break;
+        case OPT_ANCHOR: o.against = true; o.anchor = optarg; break;
+        case OPT_ROUNDS: o.rounds = parse_int(optarg, "--rounds", 1, ROUNDS_MAX); break;
+        case OPT_ANCHOR_REPS: o.anchor_reps = parse_int(optarg, "--anchor-reps", 1, 100); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -1115,8 +1226,6 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (o.prompt > MAX_PROMPT)
-        o.prompt = MAX_PROMPT;
     if (!any)
         want[0] = want[2] = true; /* 15M, 110M */
 
@@ -1132,35 +1241,44 @@ int main(int argc, char **argv)
     make_dirs(o.cache);
     static char tok_path[4096];
     if (o.llmchat && !o.tokenizer) {
-        const char *shared = getenv("LLMCHAT_SHARED");
-        const char *cands[3][2] = {{o.cache, "tokenizer.bin"},
-                                   {shared && *shared ? shared : NULL, "models/tokenizer.bin"},
-                                   {"../shared", "models/tokenizer.bin"}};
-        for (int i = 0; i < 3 && !o.tokenizer; i++) {
-            if (!cands[i][0])
-                continue;
-            snprintf(tok_path, sizeof tok_path, "%s/%s", cands[i][0], cands[i][1]);
-            if (access(tok_path, R_OK) == 0)
-                o.tokenizer = tok_path;
-        }
+        snprintf(tok_path, sizeof tok_path, "%s/tokenizer.bin", o.cache);
+        if (access(tok_path, R_OK) == 0)
+            o.tokenizer = tok_path;
+    }
+    if (o.llmchat && !o.tui_script)
+        o.tui_script = tui_script_installed();
+    const char *llama_bench = NULL;
+    char anchor_why[320] = "";
+    if (o.against)
+        llama_bench = anchor_find(o.anchor, anchor_why, sizeof anchor_why);
+
+    static char paths[16][4096], gguf_paths[16][4096];
+    char err[512];
+    for (int i = 0; i < bench_n_shapes; i++) {
+        if (!want[i])
+            continue;
+        snprintf(paths[i], sizeof paths[i], "%s/random-%s-q80.bin", o.cache, bench_shapes[i].name);
+        if (shape_write_llama2c(&bench_shapes[i], paths[i], err, sizeof err) != 0)
+            die("%s", err);
+        snprintf(gguf_paths[i], sizeof gguf_paths[i], "%s/random-%s-q8_0.gguf", o.cache,
+                 bench_shapes[i].name);
+        if (llama_bench && shape_write_gguf(&bench_shapes[i], gguf_paths[i], err, sizeof err) != 0)
+            die("%s", err);
     }
 
-    static char paths[N_SHAPES][4096];
-    for (int i = 0; i < N_SHAPES; i++)
-        if (want[i])
-            ensure_model(&o, &shapes[i], paths[i], sizeof paths[i]);
-
     double bw = 0.0;
-    if (in_child(child_bandwidth, &o, NULL, NULL, &bw, sizeof bw) != 0 || bw <= 0.0)
+    if (in_child(child_bandwidth, &o, NULL, &bw, sizeof bw) != 0 || bw <= 0.0)
         die("%s", "measuring the bandwidth failed");
 
     bool header = false;
     int failures = 0;
-    for (int i = 0; i < N_SHAPES; i++) {
+    for (int i = 0; i < bench_n_shapes; i++) {
         if (!want[i])
             continue;
+        const shape *s = &bench_shapes[i];
         result r;
-        if (in_child(child_shape, &o, &shapes[i], paths[i], &r, sizeof r) != 0) {
+        shape_arg sa = {s, paths[i]};
+        if (in_child(child_shape, &o, &sa, &r, sizeof r) != 0) {
             memset(&r, 0, sizeof r);
             snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
         }
@@ -1168,10 +1286,20 @@ int main(int argc, char **argv)
         tui_result tr = {.fraction = -1.0};
         if (!o.llmchat)
             snprintf(tr.why, sizeof tr.why, "not measured: give --llmchat PATH");
+        else if (!o.tokenizer)
+            snprintf(tr.why, sizeof tr.why, "no 32000-token tokenizer.bin (--tokenizer FILE)");
+        else if (!o.tui_script)
+            snprintf(tr.why, sizeof tr.why, "llmchat-bench-tui not found (--tui-script FILE)");
         else if (r.ok)
-            measure_tui(&o, paths[i], &tr);
+            measure_tui(&o, s, paths[i], &tr);
+        side_result sr;
+        memset(&sr, 0, sizeof sr);
+        if (o.against && !llama_bench)
+            snprintf(sr.why, sizeof sr.why, "%s", anchor_why);
+        else if (o.against && r.ok)
+            side_by_side(&o, s, paths[i], gguf_paths[i], llama_bench, &sr);
         if (o.json) {
-            print_json(&shapes[i], &r, &tr, bw);
+            print_json(s, &r, &tr, &sr, o.against, bw);
         } else {
             if (!header) {
                 printf("llmchat-bench: kernel %s, %d threads, read bandwidth at start %.2f GB/s "
@@ -1183,7 +1311,7 @@ int main(int argc, char **argv)
                        "GB/s", "", "", "", "", "decode");
                 header = true;
             }
-            print_row(&shapes[i], &r, &tr);
+            print_row(s, &r, &tr, &sr, o.against);
             if (o.llmchat && tr.fraction < 0)
                 printf("       TUI column: %s\n", tr.why);
         }

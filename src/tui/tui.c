@@ -519,7 +519,8 @@ static void handle_key(tui *t, bool keycode, int key)
 
 /* LLMCHAT_TUI_STATS: how much of the reply time the UI took (a benchmark aid).
  * "1" prints one line on stderr; any other value is a file the line is appended to.
- * ui_fraction = (reply wall time - chat_step time) / reply wall time. */
+ * ui_fraction = (reply wall time - chat_step time) / reply wall time; prefill: the
+ * newest prompt's tokens and the engine's time for them. */
 static void print_stats(const tui *t, const char *where)
 {
     FILE *f = stderr;
@@ -536,10 +537,11 @@ static void print_stats(const tui *t, const char *where)
         double ui = t->stat_busy_ms - t->stat_step_ms;
         fprintf(f,
                 "llmchat: tui stats: tokens %lld, reply %.1f ms (%.0f tok/s), chat_step %.1f ms (%.0f tok/s), "
-                "drawing %.1f ms in %lld frames, other %.1f ms, ui_fraction %.4f\n",
+                "drawing %.1f ms in %lld frames, other %.1f ms, ui_fraction %.4f, prefill %d tok %.1f ms\n",
                 t->stat_tokens, t->stat_busy_ms, t->stat_tokens * 1000.0 / t->stat_busy_ms, t->stat_step_ms,
                 t->stat_tokens * 1000.0 / t->stat_step_ms, t->stat_draw_ms, t->stat_frames,
-                ui - t->stat_draw_ms, ui / t->stat_busy_ms);
+                ui - t->stat_draw_ms, ui / t->stat_busy_ms, engine_get_stats(t->e)->prefill_tokens,
+                engine_get_stats(t->e)->prefill_ms);
     }
     if (f != stderr)
         fclose(f);

@@ -1,0 +1,56 @@
+/* bench/shapes.h — the model shapes llmchat-bench times, and the random-weight files it
+ * writes for them: a llama2.c v2 file (int8 Q8_0, what llmchat opens) and a GGUF file
+ * with Q8_0 tensors holding the same weights (what llama.cpp opens).
+ *
+ * Weights: int8 values uniform in [-127, 127] from a seeded stream per tensor, every
+ * group scaled by SHAPE_WEIGHT_SCALE (a standard deviation of about 0.02); norms are
+ * ones. The files are written once into a cache directory and reused while their size
+ * matches. Part of the benchmark, a front end: failures are returned as messages. */
+#ifndef LLMCHAT_BENCH_SHAPES_H
+#define LLMCHAT_BENCH_SHAPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+    const char *name;
+    int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    int shared; /* classifier shared with the token embedding */
+} shape;
+
+extern const shape bench_shapes[];
+extern const int bench_n_shapes;
+
+/* 0.02 / 73.3: the standard deviation of uniform [-127, 127] is 73.3. */
+#define SHAPE_WEIGHT_SCALE (0.02f / 73.3f)
+
+/* The random stream of one tensor. */
+typedef struct {
+    uint64_t state;
+} shape_rng;
+
+/* The stream of tensor `kind` (0 embedding, 1-7 wq wk wv wo w1 w2 w3, 8 classifier)
+ * of layer `layer` of shape s. */
+shape_rng shape_rng_for(const shape *s, int kind, int layer);
+uint64_t shape_rng_next(shape_rng *r);
+/* The next n int8 weights of the stream. */
+void shape_rng_int8(shape_rng *r, int8_t *out, size_t n);
+
+/* The llama2.c file's Q8_0 group: 64, halved until it divides both row lengths. */
+int shape_group(const shape *s);
+uint64_t shape_llama2c_bytes(const shape *s);
+
+/* Writes the file to path unless a file of the right size is there; a file is written
+ * under a temporary name and renamed when complete. Returns 0, or -1 with a message in
+ * err. */
+int shape_write_llama2c(const shape *s, const char *path, char *err, size_t err_size);
+int shape_write_gguf(const shape *s, const char *path, char *err, size_t err_size);
+uint64_t shape_gguf_bytes(const shape *s);
+/* Writes path with fn (which writes the whole file to f, 0 on success) unless a file of
+ * `bytes` is there: the common part of the two writers. */
+int shape_write_file(const shape *s, const char *path, uint64_t bytes,
+                     int (*fn)(FILE *f, const shape *s), char *err, size_t err_size);
+
+#endif
