@@ -545,9 +545,9 @@ static int read_config(cli_options *o, const char *explicit_path)
 
 static void apply_environment(cli_options *o)
 {
-    const char *model = getenv("LLMCHAT_MODEL");
-    if (model && *model) {
-        o->model_path = model;
+    const char *env_model = getenv("LLMCHAT_MODEL");
+    if (env_model && *env_model) {
+        o->model_path = env_model;
         o->model_source = MODEL_FROM_ENV;
     }
     const char *nc = getenv("NO_COLOR");
