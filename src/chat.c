@@ -4,18 +4,26 @@
  * token sequence; a turn remembers where its tokens sit in it. When a new turn does
  * not fit, the oldest turns are dropped and the kept ones re-prefilled: their reply
  * tokens are copied from the engine (exactly what the model produced), their
- * template re-rendered so that the first kept turn carries the system prompt. */
+ * template re-rendered so that the first kept turn carries the system prompt.
+ * Dropped turns stay in the dialog, out of the context (their texts only), so that a
+ * saved chat holds the whole conversation. Saving and restoring go through a
+ * chatfile (chatfile.h): chat_to_file and chat_restore. */
 #include "chat.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chatfile.h"
+
 typedef struct {
     chat_turn view;    /* positions and flags; view.user / view.reply point at the texts below */
     char *user;
     char *reply;       /* NUL-terminated */
     size_t reply_len, reply_cap;
+    int *restored;     /* (n_restored) reply ids to prefill instead of the engine's; set
+                          by chat_restore only until its prefill */
+    int n_restored;
 } turn;
 
 struct chat {
@@ -23,8 +31,10 @@ struct chat {
     const tokenizer *tok;
     char *system;        /* "" for none */
     bool system_stale;   /* the system prompt changed since the history was prefilled */
-    turn *turns;         /* (n_turns) */
+    turn *turns;         /* (n_turns) the whole dialog, oldest first */
     int n_turns, cap_turns;
+    int first;           /* turns[first..n_turns) are in the context; older ones were
+                            dropped (positions -1) */
     bool replying;
     int max_reply;       /* 0 = until EOS */
     int reply_tokens;    /* tokens generated in the open reply */
@@ -95,7 +105,12 @@ static void free_turn(turn *t)
 {
     free(t->user);
     free(t->reply);
+    free(t->restored);
 }
+
+/* Turn i of those in the context (0 = the oldest kept). */
+static turn *live(const chat *c, int i) { return &c->turns[c->first + i]; }
+static int n_live(const chat *c) { return c->n_turns - c->first; }
 
 void chat_free(chat *c)
 {
@@ -115,7 +130,7 @@ llm_status chat_set_system(chat *c, const char *system, llm_err *err)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     free(c->system);
     c->system = s;
-    c->system_stale = c->n_turns > 0;
+    c->system_stale = n_live(c) > 0;
     return LLM_OK;
 }
 
@@ -126,6 +141,7 @@ void chat_reset(chat *c)
     for (int i = 0; i < c->n_turns; i++)
         free_turn(&c->turns[i]);
     c->n_turns = 0;
+    c->first = 0;
     c->replying = false;
     c->system_stale = false;
     engine_rewind(c->e, 0, NULL);
@@ -139,19 +155,42 @@ const char *chat_take_notice(chat *c)
     return c->notice;
 }
 
-/* Re-prefills turns first..n_turns-1 from position 0, the first with the system
- * prompt; drops the turns before `first`. */
-static llm_status rebuild(chat *c, int first, llm_err *err)
+/* Reply tokens a turn brings to a rebuild. */
+static int reply_count(const turn *t)
+{
+    if (t->restored)
+        return t->n_restored;
+    return t->view.end > t->view.reply_start ? t->view.end - t->view.reply_start : 0;
+}
+
+/* Takes a turn out of the context: its texts stay, its positions go. */
+static void drop_turn(turn *t)
+{
+    t->view.start = t->view.reply_start = t->view.end = -1;
+    char *fit = realloc(t->reply, t->reply_len + 1);
+    if (fit) {
+        t->reply = fit;
+        t->view.reply = fit;
+        t->reply_cap = t->reply_len + 1;
+    }
+    free(t->restored);
+    t->restored = NULL;
+}
+
+/* Drops the `drop` oldest turns in the context and re-prefills the rest from
+ * position 0, the first with the system prompt. */
+static llm_status rebuild(chat *c, int drop, llm_err *err)
 {
     const int *seq = engine_tokens(c->e);
     size_t cap = 0, n = 0;
     int *ids = NULL;
     llm_status st = LLM_OK;
+    int first = c->first + drop;
     for (int i = first; i < c->n_turns; i++) {
         turn *t = &c->turns[i];
         int tn;
         int *tmpl = render_turn(c, i == first ? c->system : NULL, t->user, &tn);
-        int reply_n = t->view.end > t->view.reply_start ? t->view.end - t->view.reply_start : 0;
+        int reply_n = reply_count(t);
         if (!tmpl || n + tn + reply_n > cap) {
             cap = (n + tn + reply_n) * 2 + 16;
             int *grown = tmpl ? realloc(ids, sizeof(int) * cap) : NULL;
@@ -164,16 +203,20 @@ static llm_status rebuild(chat *c, int first, llm_err *err)
         }
         memcpy(ids + n, tmpl, sizeof(int) * tn);
         free(tmpl);
-        memcpy(ids + n + tn, seq + t->view.reply_start, sizeof(int) * reply_n);
+        memcpy(ids + n + tn, t->restored ? t->restored : seq + t->view.reply_start,
+               sizeof(int) * reply_n);
         t->view.start = (int)n;
         t->view.reply_start = (int)(n + tn);
         t->view.end = (int)(n + tn + reply_n);
         n += tn + reply_n;
     }
-    for (int i = 0; i < first; i++)
-        free_turn(&c->turns[i]);
-    memmove(c->turns, c->turns + first, sizeof(turn) * (c->n_turns - first));
-    c->n_turns -= first;
+    for (int i = c->first; i < first; i++)
+        drop_turn(&c->turns[i]);
+    for (int i = first; i < c->n_turns; i++) {
+        free(c->turns[i].restored);
+        c->turns[i].restored = NULL;
+    }
+    c->first = first;
     engine_rewind(c->e, 0, NULL);
     if (n > 0)
         st = engine_prefill(c->e, ids, (int)n, err);
@@ -182,14 +225,15 @@ static llm_status rebuild(chat *c, int first, llm_err *err)
     return st;
 }
 
-/* Tokens turns first..n_turns-1 would take after a rebuild. */
-static long rebuilt_size(const chat *c, int first)
+/* Tokens the turns in the context would take after a rebuild that drops the `drop`
+ * oldest. */
+static long rebuilt_size(const chat *c, int drop)
 {
     long n = 0;
-    for (int i = first; i < c->n_turns; i++) {
+    for (int i = c->first + drop; i < c->n_turns; i++) {
         const turn *t = &c->turns[i];
-        n += chat_template_tokens(c->tok, i == first ? c->system : NULL, t->user, NULL, 0);
-        n += t->view.end - t->view.reply_start;
+        n += chat_template_tokens(c->tok, i == c->first + drop ? c->system : NULL, t->user, NULL, 0);
+        n += reply_count(t);
     }
     return n;
 }
@@ -219,11 +263,11 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
         reserve = ctx - alone;
 
     /* The new turn after the kept history (no system prompt), unless it is the first. */
-    int later = c->n_turns == 0 ? alone : chat_template_tokens(c->tok, NULL, user, NULL, 0);
+    int later = n_live(c) == 0 ? alone : chat_template_tokens(c->tok, NULL, user, NULL, 0);
     long used = c->system_stale ? rebuilt_size(c, 0) : engine_pos(c->e);
     int dropped = 0;
     if (used + later + reserve > ctx)
-        while (dropped < c->n_turns && rebuilt_size(c, dropped) + later + reserve > ctx)
+        while (dropped < n_live(c) && rebuilt_size(c, dropped) + later + reserve > ctx)
             dropped++;
     if (dropped > 0 || c->system_stale) {
         if ((st = rebuild(c, dropped, err)) != LLM_OK)
@@ -238,7 +282,7 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
     }
 
     int n;
-    int *ids = render_turn(c, c->n_turns == 0 ? c->system : NULL, user, &n);
+    int *ids = render_turn(c, n_live(c) == 0 ? c->system : NULL, user, &n);
     if (!ids)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
     if (c->n_turns == c->cap_turns) {
@@ -387,7 +431,7 @@ llm_status chat_force(chat *c, int token, chat_progress *progress, const char **
 /* One past the last reply token of the newest turn, not counting a closing EOS. */
 int chat_reply_limit(const chat *c)
 {
-    if (c->n_turns == 0)
+    if (n_live(c) == 0)
         return -1;
     const chat_turn *v = &c->turns[c->n_turns - 1].view;
     return v->complete ? v->end - 1 : v->end;
@@ -395,7 +439,7 @@ int chat_reply_limit(const chat *c)
 
 llm_status chat_rewind(chat *c, int pos, llm_err *err)
 {
-    if (c->n_turns == 0)
+    if (n_live(c) == 0)
         return llm_fail(err, LLM_ERR_ARG, "there is no reply to rewind");
     turn *t = &c->turns[c->n_turns - 1];
     int limit = chat_reply_limit(c);
@@ -427,26 +471,159 @@ llm_status chat_stop(chat *c, llm_err *err)
 }
 
 bool chat_replying(const chat *c) { return c->replying; }
-int chat_turn_count(const chat *c) { return c->n_turns; }
+int chat_turn_count(const chat *c) { return n_live(c); }
 
 const chat_turn *chat_get_turn(const chat *c, int i)
 {
-    if (i < 0 || i >= c->n_turns)
+    if (i < 0 || i >= n_live(c))
+        return NULL;
+    return &live(c, i)->view;
+}
+
+int chat_dropped_count(const chat *c) { return c->first; }
+
+const chat_turn *chat_get_dropped(const chat *c, int i)
+{
+    if (i < 0 || i >= c->first)
         return NULL;
     return &c->turns[i].view;
 }
 
+/* ---- saving and restoring ---- */
+
+llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
+{
+    chatfile_init(cf);
+    const int *seq = engine_tokens(c->e);
+    cf->vocab_size = tokenizer_vocab_size(c->tok);
+    cf->sampler = *engine_sampler_config(c->e);
+    cf->steps = c->max_reply;
+    cf->ctx = engine_ctx(c->e);
+    llm_status st;
+    if ((st = chatfile_set(&cf->model, engine_model(c->e)->path, err)) != LLM_OK ||
+        (st = chatfile_set(&cf->template_name, "llama2", err)) != LLM_OK ||
+        (st = chatfile_set(&cf->system, c->system, err)) != LLM_OK)
+        goto fail;
+    for (int i = 0; i < c->n_turns; i++) {
+        const turn *t = &c->turns[i];
+        const int *ids = NULL;
+        int n = 0;
+        if (i >= c->first) {
+            ids = seq + t->view.reply_start;
+            n = t->view.end - t->view.reply_start;
+            if (n > 0 && ids[n - 1] == TOKEN_EOS)
+                n--; /* the closing EOS: restoring closes every reply again */
+        }
+        if ((st = chatfile_add_turn(cf, t->user, t->reply, ids, n, t->view.complete, t->view.cut,
+                                    i >= c->first, err)) != LLM_OK)
+            goto fail;
+    }
+    return LLM_OK;
+fail:
+    chatfile_clear(cf);
+    return st;
+}
+
 llm_status chat_save(const chat *c, const char *path, llm_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-    if (*c->system)
-        fprintf(f, "System: %s\n\n", c->system);
-    for (int i = 0; i < c->n_turns; i++)
-        fprintf(f, "User: %s\n\nAssistant: %s%s\n\n", c->turns[i].user, c->turns[i].reply,
-                c->turns[i].view.cut ? " [stopped]" : "");
-    if (fclose(f) != 0)
-        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    chatfile cf;
+    llm_status st = chat_to_file(c, &cf, err);
+    if (st == LLM_OK)
+        st = chatfile_write(&cf, path, err);
+    chatfile_clear(&cf);
+    return st;
+}
+
+/* The ids of a saved turn's reply followed by EOS, from the file when they belong to
+ * this vocabulary, else from tokenizing the text; *n receives the count. */
+static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn *ft, int *n)
+{
+    int vocab = tokenizer_vocab_size(c->tok);
+    int count;
+    int *ids;
+    if (ft->reply_tokens && cf->vocab_size == vocab) {
+        count = ft->n_reply_tokens;
+        ids = malloc(sizeof(int) * ((size_t)count + 1));
+        if (ids)
+            memcpy(ids, ft->reply_tokens, sizeof(int) * (size_t)count);
+    } else {
+        count = *ft->reply ? tokenizer_encode(c->tok, ft->reply, NULL, 0) : 0;
+        if (count < 0)
+            return NULL;
+        ids = malloc(sizeof(int) * ((size_t)count + 1));
+        if (ids && count > 0)
+            tokenizer_encode(c->tok, ft->reply, ids, count);
+    }
+    if (!ids)
+        return NULL;
+    for (int k = 0; k < count; k++)
+        if (ids[k] < 0 || ids[k] >= vocab || ids[k] == TOKEN_BOS)
+            ids[k] = TOKEN_UNK; /* cannot happen for a checked file; keeps the cache sane */
+    ids[count] = TOKEN_EOS;
+    *n = count + 1;
+    return ids;
+}
+
+llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
+{
+    llm_status st;
+    chat_reset(c);
+    if ((st = chat_set_system(c, cf->system, err)) != LLM_OK)
+        return st;
+    c->system_stale = false;
+    if (cf->n_turns > c->cap_turns) {
+        turn *grown = realloc(c->turns, sizeof(turn) * (size_t)cf->n_turns);
+        if (!grown)
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory restoring the chat");
+        c->turns = grown;
+        c->cap_turns = cf->n_turns;
+    }
+    /* Every turn comes back closed; those out of the context in the file stay out. */
+    int kept_first = cf->n_turns;
+    for (int i = 0; i < cf->n_turns; i++) {
+        const chatfile_turn *ft = &cf->turns[i];
+        turn *t = &c->turns[i];
+        memset(t, 0, sizeof *t);
+        t->user = strdup(ft->user);
+        t->reply_len = strlen(ft->reply);
+        t->reply_cap = t->reply_len + 1;
+        t->reply = malloc(t->reply_cap);
+        if (t->reply)
+            memcpy(t->reply, ft->reply, t->reply_cap);
+        if (ft->in_context && kept_first == cf->n_turns)
+            kept_first = i;
+        if (t->user && t->reply && i >= kept_first)
+            t->restored = restored_ids(c, cf, ft, &t->n_restored);
+        if (!t->user || !t->reply || (i >= kept_first && !t->restored)) {
+            c->n_turns = i + 1;
+            chat_reset(c);
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory restoring the chat");
+        }
+        t->view.user = t->user;
+        t->view.reply = t->reply;
+        t->view.start = t->view.reply_start = t->view.end = -1;
+        t->view.complete = true;
+        t->view.cut = ft->cut || !ft->complete;
+        c->n_turns = i + 1;
+    }
+    for (int i = 0; i < kept_first; i++)
+        drop_turn(&c->turns[i]);
+    c->first = kept_first;
+
+    /* Drop more of the oldest when the rest does not fit this context. */
+    int ctx = engine_ctx(c->e), drop = 0;
+    while (drop < n_live(c) && rebuilt_size(c, drop) > ctx)
+        drop++;
+    if ((st = rebuild(c, drop, err)) != LLM_OK) {
+        chat_reset(c);
+        return st;
+    }
+    if (drop > 0) {
+        c->has_notice = true;
+        snprintf(c->notice, sizeof c->notice,
+                 "the context holds %d tokens: the %d oldest turn%s of the saved chat stay "
+                 "out of it", ctx, drop, drop == 1 ? "" : "s");
+    }
+    /* Positions of the kept turns: rebuild() set them from the restored ids. */
     return LLM_OK;
 }

@@ -98,7 +98,27 @@ const chat_turn *chat_get_turn(const chat *c, int i);
  * 2 oldest turns"), or NULL. Returns it once, then NULL. */
 const char *chat_take_notice(chat *c);
 
-/* Writes the dialog as readable text (system prompt, then User:/Assistant: turns). */
+/* Turns dropped from the context to make room (oldest first): their texts and flags
+ * stay, their positions are -1. chat_get_turn counts only the turns in the context. */
+int chat_dropped_count(const chat *c);
+const chat_turn *chat_get_dropped(const chat *c, int i);
+
+/* ---- saving and restoring (the format: chatfile.h) ---- */
+struct chatfile;
+/* Fills cf (initialised here; the caller clears it) with the whole dialog: system
+ * prompt, every turn (dropped ones too) with its reply ids, the engine's sampler
+ * settings and context, the model's path, the last step limit. A reply still open is
+ * saved as it stands (neither complete nor cut). */
+llm_status chat_to_file(const chat *c, struct chatfile *cf, llm_err *err);
+/* chat_to_file, then chatfile_write: an atomic write of the saved-chat file. */
 llm_status chat_save(const chat *c, const char *path, llm_err *err);
+/* Replaces the dialog with cf's: system prompt and turns, the kept ones re-prefilled
+ * into the engine (reply ids from the file when its vocabulary size matches, else the
+ * reply text tokenized). Every turn comes back closed with EOS (a reply that was open
+ * comes back cut). Turns the file marks out of the context stay out; when the rest
+ * does not fit this engine's context, the oldest are dropped too and
+ * chat_take_notice() says so. Does not change the engine's sampler settings. On
+ * failure the chat is empty. */
+llm_status chat_restore(chat *c, const struct chatfile *cf, llm_err *err);
 
 #endif

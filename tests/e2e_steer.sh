@@ -89,7 +89,7 @@ done
 wait_for "[the reply is empty: nothing to take back]"
 keys Tab Tab
 save empty.txt
-assert_file_contains "the saved dialog" "$T/empty.txt" "Assistant: "
+assert_file_contains "the saved dialog (an empty reply)" "$T/empty.txt" '"reply": ""'
 type_text "/force"
 keys Enter
 wait_for "[/force needs text"

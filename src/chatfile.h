@@ -1,0 +1,86 @@
+/* chatfile.h — the saved-chat file: one JSON object holding a whole conversation and
+ * what is needed to carry it on (model, tokenizer, template, system prompt, sampler
+ * settings). Autosave, --resume, /resume, /save and /load all use it; the format is
+ * documented in the man page (SAVED CHATS) and docs/formats.md:
+ *
+ *   {"llmchat_chat": 1,
+ *    "model": "/abs/chat260K.bin", "tokenizer": "/abs/tok512.bin", "template": "llama2",
+ *    "system": "…", "vocab_size": 512,
+ *    "settings": {"temperature": 1, "top-p": 0.9, "top-k": 0, "min-p": 0,
+ *                 "repeat-penalty": 1, "repeat-last-n": 64, "seed": 42,
+ *                 "steps": 256, "ctx": 512},
+ *    "turns": [{"user": "…", "reply": "…", "reply_tokens": [31, 5, …],
+ *               "complete": true, "cut": false, "in_context": true}, …]}
+ *
+ * Extensible: readers ignore members they do not know, so later additions (a turn's
+ * "branches", a template's own text) need no new version; "llmchat_chat" grows only
+ * when an old reader would misread a new file, and a reader refuses versions newer
+ * than its own. Strings are UTF-8; a byte that is not valid UTF-8 is written \u00XX
+ * (as in traces), so any text round-trips.
+ *
+ * This module reads and writes the file; it does not touch a chat (chat_to_file and
+ * chat_restore in chat.h do). Writing is crash-safe: a temporary file beside the
+ * target, fsync, rename, fsync of the directory. */
+#ifndef LLMCHAT_CHATFILE_H
+#define LLMCHAT_CHATFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sampler.h"
+#include "status.h"
+
+enum { CHATFILE_VERSION = 1 };
+
+typedef struct {
+    char *user;           /* the user's message (owned) */
+    char *reply;          /* the reply as shown (owned; "" when none) */
+    int *reply_tokens;    /* (n_reply_tokens) the reply's ids as the model produced them,
+                             without a closing EOS; NULL when not known (owned) */
+    int n_reply_tokens;
+    bool complete;        /* the model ended the reply with EOS */
+    bool cut;             /* the reply was stopped short (step limit, user, context) */
+    bool in_context;      /* false for a turn dropped from the context to make room */
+} chatfile_turn;
+
+typedef struct chatfile {
+    int version;          /* of the file read; CHATFILE_VERSION for one being written */
+    char *model;          /* model path, or NULL (owned) */
+    char *tokenizer;      /* tokenizer path, or NULL (owned) */
+    char *template_name;  /* "llama2" (owned; NULL = the default) */
+    char *system;         /* system prompt, "" for none (owned) */
+    int vocab_size;       /* vocabulary the reply ids belong to; 0 = none stored */
+    sampler_config sampler;
+    int steps;            /* reply step limit; 0 = until EOS */
+    int ctx;              /* context length; 0 = the model's */
+    chatfile_turn *turns; /* (n_turns), oldest first (owned) */
+    int n_turns;
+} chatfile;
+
+/* An empty chat file: no turns, default sampler settings, version CHATFILE_VERSION. */
+void chatfile_init(chatfile *cf);
+/* Frees what cf owns and empties it; cf itself is the caller's. */
+void chatfile_clear(chatfile *cf);
+
+/* Appends a turn (copying the texts and the ids); LLM_ERR_NOMEM on no memory. */
+llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
+                             const int *reply_tokens, int n_reply_tokens, bool complete,
+                             bool cut, bool in_context, llm_err *err);
+/* Sets one of cf's owned strings (model, tokenizer, template_name, system) to a copy of s
+ * (NULL allowed). */
+llm_status chatfile_set(char **field, const char *s, llm_err *err);
+
+/* Parses a saved chat from data[0..len) into cf (initialised here). name is used in
+ * messages ("chat.json: turn 3: \"user\" is missing"). On failure cf is left empty. */
+llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfile *cf,
+                          llm_err *err);
+/* Reads and parses the file at path (at most CHATFILE_MAX_BYTES). */
+llm_status chatfile_read(const char *path, chatfile *cf, llm_err *err);
+enum { CHATFILE_MAX_BYTES = 256 << 20 };
+
+/* Writes cf to path atomically: path's directory gets a temporary file that is
+ * written, fsync'd and renamed over path, so a reader (or a crash) sees the old file
+ * or the new one, never a mix. */
+llm_status chatfile_write(const chatfile *cf, const char *path, llm_err *err);
+
+#endif

@@ -1,0 +1,419 @@
+/* test_chatfile.c — saved chats: the file format round-trips every field and any
+ * bytes; unknown members are ignored; broken or foreign files are refused with a
+ * message naming the member; writing is atomic (no temporary left, an unwritable
+ * place leaves the old file). On chat260K: a chat saved and restored into a fresh
+ * engine holds the same tokens and turns and goes on with the same greedy reply;
+ * a smaller context keeps the newest turns and says so; turns dropped from the
+ * context are saved too. */
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "chat.h"
+#include "chatfile.h"
+#include "testutil.h"
+
+static const char odd_text[] = "line one\nline \"two\"\t\\ caf\xc3\xa9 \xff\xfe bad \x01\x1b[31m";
+
+static void parse_fails(const char *text, const char *want)
+{
+    chatfile cf;
+    llm_err err;
+    ck_assert_msg(chatfile_parse("t.json", text, strlen(text), &cf, &err) != LLM_OK,
+                  "accepted: %s", text);
+    ck_assert_msg(strstr(err.text, want) != NULL, "%s -> %s", text, err.text);
+    ck_assert_msg(strncmp(err.text, "t.json: ", 8) == 0, "%s", err.text);
+    ck_assert_int_eq(cf.n_turns, 0);
+    chatfile_clear(&cf);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_round_trip)
+{
+    chatfile cf, back;
+    llm_err err;
+    chatfile_init(&cf);
+    ck_assert_int_eq(chatfile_set(&cf.model, "/models/m \"1\".bin", &err), LLM_OK);
+    ck_assert_int_eq(chatfile_set(&cf.tokenizer, "tok.bin", &err), LLM_OK);
+    ck_assert_int_eq(chatfile_set(&cf.system, odd_text, &err), LLM_OK);
+    cf.vocab_size = 512;
+    cf.sampler.temperature = 0.7f;
+    cf.sampler.top_p = 0.95f;
+    cf.sampler.top_k = 40;
+    cf.sampler.min_p = 0.05f;
+    cf.sampler.repeat_penalty = 1.1f;
+    cf.sampler.repeat_last_n = 32;
+    cf.sampler.seed = UINT64_MAX;
+    cf.steps = 77;
+    cf.ctx = 300;
+    int ids[] = {5, 0, 511, 2};
+    ck_assert_int_eq(chatfile_add_turn(&cf, "old", "gone", NULL, 0, true, false, false, &err), LLM_OK);
+    ck_assert_int_eq(chatfile_add_turn(&cf, odd_text, "r\xc3\xa9ply", ids, 4, true, false, true, &err), LLM_OK);
+    ck_assert_int_eq(chatfile_add_turn(&cf, "cut", "", ids, 0, false, true, true, &err), LLM_OK);
+
+    const char *path = temp_path("rt.json");
+    ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_OK);
+    ck_assert_msg(chatfile_read(path, &back, &err) == LLM_OK, "%s", err.text);
+    unlink(path);
+
+    ck_assert_int_eq(back.version, CHATFILE_VERSION);
+    ck_assert_str_eq(back.model, cf.model);
+    ck_assert_str_eq(back.tokenizer, "tok.bin");
+    ck_assert_str_eq(back.template_name, "llama2");
+    ck_assert_str_eq(back.system, odd_text);
+    ck_assert_int_eq(back.vocab_size, 512);
+    ck_assert(back.sampler.temperature == 0.7f);
+    ck_assert(back.sampler.top_p == 0.95f);
+    ck_assert_int_eq(back.sampler.top_k, 40);
+    ck_assert(back.sampler.min_p == 0.05f);
+    ck_assert(back.sampler.repeat_penalty == 1.1f);
+    ck_assert_int_eq(back.sampler.repeat_last_n, 32);
+    ck_assert(back.sampler.seed == UINT64_MAX);
+    ck_assert_int_eq(back.steps, 77);
+    ck_assert_int_eq(back.ctx, 300);
+    ck_assert_int_eq(back.n_turns, 3);
+    ck_assert_str_eq(back.turns[0].user, "old");
+    ck_assert(!back.turns[0].in_context);
+    ck_assert_ptr_null(back.turns[0].reply_tokens);
+    ck_assert_str_eq(back.turns[1].user, odd_text);
+    ck_assert_str_eq(back.turns[1].reply, "r\xc3\xa9ply");
+    ck_assert_int_eq(back.turns[1].n_reply_tokens, 4);
+    ck_assert_mem_eq(back.turns[1].reply_tokens, ids, sizeof ids);
+    ck_assert(back.turns[1].complete && !back.turns[1].cut && back.turns[1].in_context);
+    ck_assert(!back.turns[2].complete && back.turns[2].cut);
+    ck_assert_int_eq(back.turns[2].n_reply_tokens, 0);
+    ck_assert_ptr_nonnull(back.turns[2].reply_tokens);
+    chatfile_clear(&back);
+    chatfile_clear(&cf);
+}
+END_TEST
+
+START_TEST(test_minimal_and_unknown_members)
+{
+    const char *text =
+        "{\"llmchat_chat\": 1, \"future\": {\"x\": [1, 2]}, \"turns\": [\n"
+        "  {\"user\": \"hi\", \"branches\": [{\"at\": 3, \"reply\": \"other\"}]},\n"
+        "  {\"user\": \"again\", \"reply\": \"yes\", \"reply_tokens\": [1, 2, 3]}]}";
+    chatfile cf;
+    llm_err err;
+    ck_assert_msg(chatfile_parse("t.json", text, strlen(text), &cf, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(cf.n_turns, 2);
+    ck_assert_str_eq(cf.system, "");
+    ck_assert_ptr_null(cf.model);
+    ck_assert_str_eq(cf.turns[0].reply, "");
+    ck_assert(cf.turns[0].in_context && !cf.turns[0].complete);
+    /* ids without a vocabulary size mean nothing and are not kept */
+    ck_assert_ptr_null(cf.turns[1].reply_tokens);
+    sampler_config def;
+    sampler_config_default(&def);
+    ck_assert(cf.sampler.top_p == def.top_p);
+    chatfile_clear(&cf);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+    parse_fails("", "not a saved chat: line 1");
+    parse_fails("User: hi\n", "not a saved chat");
+    parse_fails("[1]", "\"llmchat_chat\" expected");
+    parse_fails("{\"turns\": []}", "\"llmchat_chat\" expected");
+    parse_fails("{\"llmchat_chat\": \"1\", \"turns\": []}", "version number");
+    parse_fails("{\"llmchat_chat\": 0, \"turns\": []}", "version number");
+    parse_fails("{\"llmchat_chat\": 2, \"turns\": []}", "newer llmchat (format version 2");
+    parse_fails("{\"llmchat_chat\": 1}", "\"turns\" is missing");
+    parse_fails("{\"llmchat_chat\": 1, \"turns\": {}}", "\"turns\" is an object, not an array");
+    parse_fails("{\"llmchat_chat\": 1, \"turns\": [3]}", "turn 1 is a number, not an object");
+    parse_fails("{\"llmchat_chat\": 1, \"turns\": [{\"reply\": \"x\"}]}", "turn 1: \"user\" is missing");
+    parse_fails("{\"llmchat_chat\": 1, \"turns\": [{\"user\": 5}]}", "\"user\" is a number, not a string");
+    parse_fails("{\"llmchat_chat\": 1, \"turns\": [{\"user\": \"a\\u0000b\"}]}", "NUL");
+    parse_fails("{\"llmchat_chat\": 1, \"turns\": [{\"user\": \"a\", \"cut\": 1}]}", "true or false");
+    parse_fails("{\"llmchat_chat\": 1, \"system\": null, \"turns\": []}", "\"system\" is null");
+    parse_fails("{\"llmchat_chat\": 1, \"vocab_size\": 4, \"turns\": [{\"user\": \"a\", "
+                "\"reply_tokens\": [1, 4]}]}", "item 2 is not a token id from 0 to 3");
+    parse_fails("{\"llmchat_chat\": 1, \"vocab_size\": 4, \"turns\": [{\"user\": \"a\", "
+                "\"reply_tokens\": 7}]}", "\"reply_tokens\" is a number, not an array");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-p\": 7}, \"turns\": []}", "--top-p");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-k\": -1}, \"turns\": []}", "\"top-k\"");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"temperature\": 1e99}, \"turns\": []}",
+                "\"temperature\" must be a number");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"seed\": -1}, \"turns\": []}", "\"seed\"");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": [], \"turns\": []}", "\"settings\" is an array");
+
+    chatfile cf;
+    llm_err err;
+    ck_assert_int_eq(chatfile_read("/nonexistent/chat.json", &cf, &err), LLM_ERR_IO);
+    ck_assert(strstr(err.text, "/nonexistent/chat.json") != NULL);
+    ck_assert_int_eq(chatfile_read("/", &cf, &err), LLM_ERR_IO);
+}
+END_TEST
+
+/* No temporary file is left, and a failed write leaves the old file whole. */
+START_TEST(test_atomic_write)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", temp_path("dir"));
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/chat.json", dir);
+    chatfile cf;
+    llm_err err;
+    chatfile_init(&cf);
+    ck_assert_int_eq(chatfile_add_turn(&cf, "first", "one", NULL, 0, true, false, true, &err), LLM_OK);
+    ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_OK);
+    ck_assert_int_eq(chatfile_add_turn(&cf, "second", "two", NULL, 0, true, false, true, &err), LLM_OK);
+    ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_OK);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int files = 0;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.')
+            files++;
+    closedir(d);
+    ck_assert_int_eq(files, 1);
+    ck_assert(strstr(slurp(path), "second") != NULL);
+
+    if (geteuid() != 0) { /* root writes anywhere */
+        chmod(dir, 0500);
+        ck_assert_int_eq(chatfile_add_turn(&cf, "third", "", NULL, 0, true, false, true, &err), LLM_OK);
+        ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_ERR_IO);
+        ck_assert(strstr(err.text, path) != NULL);
+        ck_assert(strstr(slurp(path), "second") != NULL);
+        ck_assert(strstr(slurp(path), "third") == NULL);
+        chmod(dir, 0700);
+    }
+    chatfile_clear(&cf);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* ---- with the chat model ---- */
+
+static model *m;
+static tokenizer *tok;
+
+static void setup(void)
+{
+    llm_err err;
+    ck_assert_msg(model_open(data_path("chat260K.bin"), NULL, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(data_path("tok512.bin"), 512, &tok, &err) == LLM_OK, "%s", err.text);
+}
+
+static void teardown(void)
+{
+    tokenizer_close(tok);
+    model_close(m);
+}
+
+static engine *new_engine(int ctx)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.ctx_len = ctx;
+    o.sampler.temperature = 0.0f;
+    engine *e;
+    llm_err err;
+    ck_assert_msg(engine_new(m, tok, &o, &e, &err) == LLM_OK, "%s", err.text);
+    return e;
+}
+
+static void run_reply(chat *c)
+{
+    int t;
+    llm_err err;
+    while (chat_step(c, &t, NULL, &err) == CHAT_GENERATING)
+        ;
+}
+
+/* Runs one more greedy turn and returns its reply (static). */
+static const char *next_reply(chat *c, const char *user)
+{
+    static char out[2][4096];
+    static int slot;
+    llm_err err;
+    ck_assert_msg(chat_begin(c, user, 0, &err) == LLM_OK, "%s", err.text);
+    run_reply(c);
+    char *o = out[slot++ % 2];
+    snprintf(o, sizeof out[0], "%s", chat_get_turn(c, chat_turn_count(c) - 1)->reply);
+    return o;
+}
+
+START_TEST(test_save_restore_same_state)
+{
+    engine *e1 = new_engine(0), *e2 = new_engine(0);
+    chat *c1, *c2;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e1, "You tell stories.", &c1, &err), LLM_OK);
+    next_reply(c1, "Tell me a story about a dog named Max.");
+    ck_assert_int_eq(chat_begin(c1, "And one about Tom.", 12, &err), LLM_OK);
+    run_reply(c1); /* cut at 12 tokens */
+    ck_assert(chat_get_turn(c1, 1)->cut);
+
+    const char *path = temp_path("chat.json");
+    ck_assert_int_eq(chat_save(c1, path, &err), LLM_OK);
+    chatfile cf;
+    ck_assert_msg(chatfile_read(path, &cf, &err) == LLM_OK, "%s", err.text);
+    unlink(path);
+    ck_assert_int_eq(cf.n_turns, 2);
+    ck_assert_str_eq(cf.model, m->path);
+    ck_assert_int_eq(cf.steps, 12);
+    ck_assert_int_eq(cf.ctx, engine_ctx(e1));
+    ck_assert(cf.sampler.temperature == 0.0f);
+
+    ck_assert_int_eq(chat_new(e2, NULL, &c2, &err), LLM_OK);
+    ck_assert_msg(chat_restore(c2, &cf, &err) == LLM_OK, "%s", err.text);
+    chatfile_clear(&cf);
+    ck_assert_ptr_null(chat_take_notice(c2));
+    ck_assert_str_eq(chat_system(c2), "You tell stories.");
+    ck_assert_int_eq(engine_pos(e2), engine_pos(e1));
+    ck_assert_mem_eq(engine_tokens(e2), engine_tokens(e1), sizeof(int) * (size_t)engine_pos(e1));
+    ck_assert_int_eq(chat_turn_count(c2), 2);
+    for (int i = 0; i < 2; i++) {
+        const chat_turn *a = chat_get_turn(c1, i), *b = chat_get_turn(c2, i);
+        ck_assert_str_eq(a->user, b->user);
+        ck_assert_str_eq(a->reply, b->reply);
+        ck_assert_int_eq(a->start, b->start);
+        ck_assert_int_eq(a->reply_start, b->reply_start);
+        ck_assert_int_eq(a->end, b->end);
+        ck_assert_int_eq(a->cut, b->cut);
+    }
+    /* both go on alike: the KV cache holds the same history */
+    ck_assert_str_eq(next_reply(c1, "Tell me a story about Anna."),
+                     next_reply(c2, "Tell me a story about Anna."));
+    chat_free(c1);
+    chat_free(c2);
+    engine_free(e1);
+    engine_free(e2);
+}
+END_TEST
+
+/* An open reply is saved as it stands and comes back closed (cut). */
+START_TEST(test_open_reply_comes_back_cut)
+{
+    engine *e1 = new_engine(0), *e2 = new_engine(0);
+    chat *c1, *c2;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e1, NULL, &c1, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c1, "Tell me a story about Tom.", 0, &err), LLM_OK);
+    int t;
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(chat_step(c1, &t, NULL, &err), CHAT_GENERATING);
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c1, &cf, &err), LLM_OK);
+    ck_assert(!cf.turns[0].complete && !cf.turns[0].cut);
+    ck_assert_int_eq(cf.turns[0].n_reply_tokens, 5);
+    ck_assert_int_eq(chat_new(e2, NULL, &c2, &err), LLM_OK);
+    ck_assert_int_eq(chat_restore(c2, &cf, &err), LLM_OK);
+    ck_assert(!chat_replying(c2));
+    ck_assert(chat_get_turn(c2, 0)->cut);
+    ck_assert_str_eq(chat_get_turn(c2, 0)->reply, chat_get_turn(c1, 0)->reply);
+    ck_assert_int_eq(engine_tokens(e2)[engine_pos(e2) - 1], TOKEN_EOS);
+    ck_assert_int_eq(engine_pos(e2), engine_pos(e1) + 1);
+    chatfile_clear(&cf);
+    chat_free(c1);
+    chat_free(c2);
+    engine_free(e1);
+    engine_free(e2);
+}
+END_TEST
+
+/* Turns dropped to make room stay in the dialog and in the file; a small context
+ * takes only the newest turns back, and says so. Without the ids (another
+ * vocabulary), the reply text is tokenized instead. */
+START_TEST(test_dropped_turns_and_small_context)
+{
+    engine *e1 = new_engine(256);
+    chat *c1;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e1, "Be short.", &c1, &err), LLM_OK);
+    const char *asks[] = {"Tell me a story about Tom.", "Tell me a story about Max.",
+                          "Tell me a story about Anna.", "Tell me a story about Leo."};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(chat_begin(c1, asks[i], 40, &err), LLM_OK);
+        run_reply(c1);
+    }
+    ck_assert_int_gt(chat_dropped_count(c1), 0);
+    ck_assert_int_ge(chat_turn_count(c1), 2);
+    ck_assert_int_eq(chat_dropped_count(c1) + chat_turn_count(c1), 4);
+    ck_assert_str_eq(chat_get_dropped(c1, 0)->user, asks[0]);
+    ck_assert_int_eq(chat_get_dropped(c1, 0)->start, -1);
+    ck_assert_ptr_null(chat_get_dropped(c1, chat_dropped_count(c1)));
+
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c1, &cf, &err), LLM_OK);
+    ck_assert_int_eq(cf.n_turns, 4);
+    ck_assert(!cf.turns[0].in_context);
+    ck_assert(cf.turns[3].in_context);
+
+    /* the same context: the same turns in it, the same tokens */
+    engine *e2 = new_engine(256);
+    chat *c2;
+    ck_assert_int_eq(chat_new(e2, NULL, &c2, &err), LLM_OK);
+    ck_assert_int_eq(chat_restore(c2, &cf, &err), LLM_OK);
+    ck_assert_int_eq(chat_dropped_count(c2), chat_dropped_count(c1));
+    ck_assert_int_eq(engine_pos(e2), engine_pos(e1));
+    ck_assert_mem_eq(engine_tokens(e2), engine_tokens(e1), sizeof(int) * (size_t)engine_pos(e1));
+
+    /* a smaller context: fewer turns fit; the notice says so */
+    engine *e3 = new_engine(100);
+    chat *c3;
+    ck_assert_int_eq(chat_new(e3, NULL, &c3, &err), LLM_OK);
+    ck_assert_int_eq(chat_restore(c3, &cf, &err), LLM_OK);
+    ck_assert_int_gt(chat_dropped_count(c3), chat_dropped_count(c1));
+    ck_assert_int_le(engine_pos(e3), 100);
+    ck_assert_int_ge(chat_turn_count(c3), 1);
+    const char *note = chat_take_notice(c3);
+    ck_assert_ptr_nonnull(note);
+    ck_assert(strstr(note, "out of it") != NULL);
+    ck_assert_str_eq(chat_get_turn(c3, chat_turn_count(c3) - 1)->user, asks[3]);
+
+    /* ids from another vocabulary are not used: the text is tokenized */
+    cf.vocab_size = 32000;
+    chat_reset(c2);
+    ck_assert_int_eq(chat_restore(c2, &cf, &err), LLM_OK);
+    const chat_turn *last = chat_get_turn(c2, chat_turn_count(c2) - 1);
+    ck_assert_str_eq(last->reply, cf.turns[3].reply);
+    int n = tokenizer_encode(tok, last->reply, NULL, 0);
+    ck_assert_int_eq(last->end - last->reply_start, n + 1);
+
+    chatfile_clear(&cf);
+    chat_free(c1);
+    chat_free(c2);
+    chat_free(c3);
+    engine_free(e1);
+    engine_free(e2);
+    engine_free(e3);
+}
+END_TEST
+
+static Suite *chatfile_suite(void)
+{
+    Suite *s = suite_create("chatfile");
+    TCase *core = tcase_create("core");
+    tcase_add_test(core, test_round_trip);
+    tcase_add_test(core, test_minimal_and_unknown_members);
+    tcase_add_test(core, test_atomic_write);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_refusals);
+    suite_add_tcase(s, limits);
+    TCase *chat = tcase_create("chat");
+    tcase_add_checked_fixture(chat, setup, teardown);
+    tcase_add_test(chat, test_save_restore_same_state);
+    tcase_add_test(chat, test_open_reply_comes_back_cut);
+    tcase_add_test(chat, test_dropped_turns_and_small_context);
+    suite_add_tcase(s, chat);
+    return s;
+}
+
+TEST_MAIN(chatfile_suite)
