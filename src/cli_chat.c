@@ -81,7 +81,7 @@ static void reply_to(repl *r, const char *user)
             }
             break;
         }
-        char safe[256];
+        char safe[4 * TOKENIZER_PIECE_MAX + 16];
         size_t n = textfmt_stream_put(&ts, text, strlen(text), safe, sizeof safe);
         fwrite(safe, 1, n, stdout);
         fflush(stdout);

@@ -13,7 +13,7 @@
 /* Writes the bytes token adds after prev, made safe for a terminal. */
 static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int token)
 {
-    char piece[64], safe[256];
+    char piece[TOKENIZER_PIECE_MAX + 1], safe[4 * TOKENIZER_PIECE_MAX + 16];
     size_t n = tokenizer_decode(tok, prev, token, piece, sizeof piece);
     size_t m = textfmt_stream_put(ts, piece, n, safe, sizeof safe);
     fwrite(safe, 1, m, stdout);

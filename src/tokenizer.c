@@ -162,6 +162,11 @@ static llm_status scan_records(const char *path, const unsigned char *data, size
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: %zu bytes, too short for a tokenizer (a 4-byte header and token records)",
                         path, size);
+    int32_t max_len = get_i32(data);
+    if (max_len < 0)
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: the header's max_token_length is %d, not a length (not a tokenizer.bin?)",
+                        path, (int)max_len);
     size_t off = 4, bytes = 0;
     long long n = 0;
     while (off < size) {
@@ -175,6 +180,13 @@ static llm_status scan_records(const char *path, const unsigned char *data, size
                             "%s: token %lld at byte %s claims %d bytes, but %s remain (truncated or not a tokenizer.bin?)",
                             path, n, llm_group_digits(a, sizeof a, (long long)off), (int)len,
                             llm_group_digits(b, sizeof b, (long long)(size - off - 8)));
+        if (len > max_len || len > TOKENIZER_PIECE_MAX)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: token %lld at byte %s is %d bytes long, more than the %d %s (a damaged tokenizer?)",
+                            path, n, llm_group_digits(a, sizeof a, (long long)off), (int)len,
+                            len > max_len ? (int)max_len : (int)TOKENIZER_PIECE_MAX,
+                            len > max_len ? "its header allows (max_token_length)"
+                                          : "this program accepts");
         off += 8 + (size_t)len;
         bytes += (size_t)len + 1;
         if (++n > INT32_MAX / 2)

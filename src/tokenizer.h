@@ -19,10 +19,17 @@
 
 enum { TOKEN_UNK = 0, TOKEN_BOS = 1, TOKEN_EOS = 2 };
 
+/* The longest piece a tokenizer may hold, in bytes: longer ones are refused at load,
+ * so a buffer of TOKENIZER_PIECE_MAX + 1 bytes holds any decoded token. */
+enum { TOKENIZER_PIECE_MAX = 1024 };
+
 typedef struct tokenizer tokenizer;
 
-/* Loads a llama2.c tokenizer.bin. When vocab_size > 0 the file must hold exactly
- * that many tokens (the model's vocab_size), else a LLM_ERR_MISMATCH names both. */
+/* Loads a llama2.c tokenizer.bin: an int32 max_token_length, then per token a float
+ * score, an int32 length and the piece's bytes. Every length must be within
+ * max_token_length and TOKENIZER_PIECE_MAX. When vocab_size > 0 the file must hold
+ * exactly that many tokens (the model's vocab_size), else a LLM_ERR_MISMATCH names
+ * both. */
 llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err);
 void tokenizer_close(tokenizer *t); /* NULL does nothing */
 

@@ -594,6 +594,55 @@ START_TEST(test_garbage_file)
 }
 END_TEST
 
+/* Writes a tokenizer.bin: header max_len, then the pieces (scores 0). */
+static void write_tokenizer(const char *path, int max_len, const char *const *pieces, int n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite(&max_len, 4, 1, f);
+    for (int i = 0; i < n; i++) {
+        float score = 0.0f;
+        int len = (int)strlen(pieces[i]);
+        fwrite(&score, 4, 1, f);
+        fwrite(&len, 4, 1, f);
+        fwrite(pieces[i], 1, (size_t)len, f);
+    }
+    fclose(f);
+}
+
+/* A piece longer than the header's max_token_length, a negative max_token_length, or
+ * a piece beyond TOKENIZER_PIECE_MAX: refused with a message, never loaded. */
+START_TEST(test_piece_lengths)
+{
+    const char *tmp = temp_path("tok-lengths.bin");
+    tokenizer *t = NULL;
+    llm_err err = { "" };
+    const char *ok[] = { "<unk>", "\n<s>\n", "\n</s>\n", "abcdefgh" };
+    write_tokenizer(tmp, 8, ok, 4);
+    ck_assert_msg(tokenizer_open(tmp, 4, &t, &err) == LLM_OK, "%s", err.text);
+    tokenizer_close(t);
+
+    write_tokenizer(tmp, 7, ok, 4);
+    ck_assert_int_eq(tokenizer_open(tmp, 0, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_ptr_null(t);
+    ck_assert_msg(strstr(err.text, "token 3") && strstr(err.text, "8 bytes long") &&
+                  strstr(err.text, "max_token_length") && strstr(err.text, tmp), "%s", err.text);
+
+    write_tokenizer(tmp, -1, ok, 4);
+    ck_assert_int_eq(tokenizer_open(tmp, 0, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "max_token_length is -1"), "%s", err.text);
+
+    char long_piece[TOKENIZER_PIECE_MAX + 2];
+    memset(long_piece, 'x', sizeof long_piece - 1);
+    long_piece[sizeof long_piece - 1] = '\0';
+    const char *big[] = { "<unk>", "<s>", "</s>", long_piece };
+    write_tokenizer(tmp, 1 << 20, big, 4);
+    ck_assert_int_eq(tokenizer_open(tmp, 0, &t, &err), LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "this program accepts"), "%s", err.text);
+    remove(tmp);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
     tokenizer *t = NULL;
@@ -724,6 +773,7 @@ static Suite *make_suite(void)
     tcase_add_test(limits, test_vocab_mismatch);
     tcase_add_test(limits, test_truncated_file);
     tcase_add_test(limits, test_garbage_file);
+    tcase_add_test(limits, test_piece_lengths);
     tcase_add_test(limits, test_missing_file);
     tcase_add_test(limits, test_long_text);
     tcase_add_test(limits, test_random_bytes_round_trip);
