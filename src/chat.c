@@ -38,7 +38,7 @@ struct chat {
     bool replying;
     int max_reply;       /* 0 = until EOS */
     int reply_tokens;    /* tokens generated in the open reply */
-    char text[64];       /* bytes of the last token (returned by chat_step) */
+    char text[TOKENIZER_PIECE_MAX + 1]; /* bytes of the last token (returned by chat_step) */
     char notice[256];
     bool has_notice;
 };
@@ -225,17 +225,22 @@ static llm_status rebuild(chat *c, int drop, llm_err *err)
     return st;
 }
 
-/* Tokens the turns in the context would take after a rebuild that drops the `drop`
- * oldest. */
-static long rebuilt_size(const chat *c, int drop)
+/* The fewest of the oldest turns in the context to drop so that the rest, rebuilt
+ * (the first kept one with the system prompt), takes at most `room` tokens: n_live(c)
+ * when none fits. One pass from the newest turn back, so long dialogs cost linear
+ * time. */
+static int drop_to_fit(const chat *c, long room)
 {
-    long n = 0;
-    for (int i = c->first + drop; i < c->n_turns; i++) {
-        const turn *t = &c->turns[i];
-        n += chat_template_tokens(c->tok, i == c->first + drop ? c->system : NULL, t->user, NULL, 0);
-        n += reply_count(t);
+    int n = n_live(c), best = n;
+    long tail = 0; /* tokens of the turns after `drop`, without the system prompt */
+    for (int drop = n - 1; drop >= 0; drop--) {
+        const turn *t = live(c, drop);
+        long with_system = chat_template_tokens(c->tok, c->system, t->user, NULL, 0) + reply_count(t);
+        if (with_system + tail <= room)
+            best = drop;
+        tail += chat_template_tokens(c->tok, NULL, t->user, NULL, 0) + reply_count(t);
     }
-    return n;
+    return best;
 }
 
 llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
@@ -264,11 +269,9 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
 
     /* The new turn after the kept history (no system prompt), unless it is the first. */
     int later = n_live(c) == 0 ? alone : chat_template_tokens(c->tok, NULL, user, NULL, 0);
-    long used = c->system_stale ? rebuilt_size(c, 0) : engine_pos(c->e);
     int dropped = 0;
-    if (used + later + reserve > ctx)
-        while (dropped < n_live(c) && rebuilt_size(c, dropped) + later + reserve > ctx)
-            dropped++;
+    if (c->system_stale || engine_pos(c->e) + later + reserve > ctx)
+        dropped = drop_to_fit(c, (long)ctx - later - reserve);
     if (dropped > 0 || c->system_stale) {
         if ((st = rebuild(c, dropped, err)) != LLM_OK)
             return st;
@@ -611,9 +614,8 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
     c->first = kept_first;
 
     /* Drop more of the oldest when the rest does not fit this context. */
-    int ctx = engine_ctx(c->e), drop = 0;
-    while (drop < n_live(c) && rebuilt_size(c, drop) > ctx)
-        drop++;
+    int ctx = engine_ctx(c->e);
+    int drop = drop_to_fit(c, ctx);
     if ((st = rebuild(c, drop, err)) != LLM_OK) {
         chat_reset(c);
         return st;
@@ -624,6 +626,5 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
                  "the context holds %d tokens: the %d oldest turn%s of the saved chat stay "
                  "out of it", ctx, drop, drop == 1 ? "" : "s");
     }
-    /* Positions of the kept turns: rebuild() set them from the restored ids. */
     return LLM_OK;
 }

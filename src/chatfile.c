@@ -366,7 +366,7 @@ static void put_member_string(FILE *f, const char *name, const char *s)
     trace_json_string(f, s);
 }
 
-static void put_chat(FILE *f, const chatfile *cf)
+void chatfile_print(FILE *f, const chatfile *cf)
 {
     const sampler_config *s = &cf->sampler;
     fprintf(f, "{\n  \"llmchat_chat\": %d", CHATFILE_VERSION);
@@ -450,7 +450,8 @@ llm_status chatfile_write(const chatfile *cf, const char *path, llm_err *err)
         free(tmp);
         return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
     }
-    put_chat(f, cf);
+    errno = 0;
+    chatfile_print(f, cf);
     int e = 0;
     if (fflush(f) != 0 || ferror(f))
         e = errno ? errno : EIO;

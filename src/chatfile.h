@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sampler.h"
 #include "status.h"
@@ -77,6 +78,9 @@ llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfi
 /* Reads and parses the file at path (at most CHATFILE_MAX_BYTES). */
 llm_status chatfile_read(const char *path, chatfile *cf, llm_err *err);
 enum { CHATFILE_MAX_BYTES = 256 << 20 };
+
+/* Writes cf as JSON to f (chatfile_write's content, without its safety net). */
+void chatfile_print(FILE *f, const chatfile *cf);
 
 /* Writes cf to path atomically: path's directory gets a temporary file that is
  * written, fsync'd and renamed over path, so a reader (or a crash) sees the old file

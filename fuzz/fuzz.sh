@@ -1,0 +1,97 @@
+#!/bin/sh
+# fuzz.sh — builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a
+# while: what `make fuzz` runs.
+#
+# Owns: fuzz-out/ in the build directory (objects, the targets, each target's working
+# corpus, crash files and logs). The corpus starts from fuzz/corpus/TARGET in the
+# source tree (crafted seeds and earlier crashes) plus, for the file loaders, the real
+# files in tests/data and data/models. Does not: change the source tree; a crash is
+# left in fuzz-out/crashes/TARGET/ for a person to fix and copy into fuzz/corpus.
+#
+# Usage: fuzz.sh SRCDIR SECONDS "TARGETS" CORE_SOURCES...
+#   FUZZ_CC (default clang), FUZZ_JOBS (default 1, parallel workers per target),
+#   FUZZ_NICE (default 10).
+set -eu
+
+srcdir=$1
+seconds=$2
+targets=$3
+shift 3
+cc=${FUZZ_CC:-clang}
+nice_level=${FUZZ_NICE:-10}
+out=fuzz-out
+
+command -v "$cc" >/dev/null 2>&1 || {
+    echo "fuzz: $cc not found: install clang (apt-get install clang)" >&2
+    exit 1
+}
+
+flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+flags="$flags -I$srcdir/src -I$srcdir/fuzz -DFUZZ_SRCDIR=\"$(cd "$srcdir" && pwd)\""
+mkdir -p "$out/obj"
+
+# ---- the core, once, instrumented for coverage ----
+objs=
+for src in "$@"; do
+    case $src in *.c) ;; *) continue ;; esac
+    obj=$out/obj/$(basename "$src" .c).o
+    objs="$objs $obj"
+    if [ ! -f "$obj" ] || [ -n "$(find "$srcdir/$src" "$srcdir/src" -name '*.[ch]' -newer "$obj" 2>/dev/null | head -n 1)" ]; then
+        echo "fuzz: CC $src" >&2
+        # shellcheck disable=SC2086 # flags are words
+        $cc $flags -fsanitize=fuzzer-no-link -DLLMCHAT_CORE -c "$srcdir/$src" -o "$obj"
+    fi
+done
+
+status=0
+summary=
+for t in $targets; do
+    bin=$out/fuzz_$t
+    echo "fuzz: LINK fuzz_$t" >&2
+    # shellcheck disable=SC2086
+    $cc $flags -fsanitize=fuzzer "$srcdir/fuzz/fuzz_$t.c" $objs -lm -o "$bin"
+
+    work=$out/corpus/$t
+    crashes=$out/crashes/$t
+    mkdir -p "$work" "$crashes"
+    cp "$srcdir/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
+    # The real files, whole for the small ones, their first 4 KiB for the big
+    # (mutating megabyte inputs is slow; the crafted seeds are whole tiny models).
+    case $t in
+    model)
+        for f in stories260K.bin stories260K_q80.bin aidreams260K.bin stories260K-gguf-v1-head.gguf; do
+            head -c 4096 "$srcdir/tests/data/$f" >"$work/real-head-$f"
+        done ;;
+    tokenizer)
+        for f in tok512.bin babyllama_tok105.bin aidreams_tok512.bin; do
+            cp "$srcdir/tests/data/$f" "$work/real-$f"
+        done ;;
+    esac
+    dict=
+    [ -f "$srcdir/fuzz/$t.dict" ] && dict="-dict=$srcdir/fuzz/$t.dict"
+    log=$out/$t.log
+    echo "fuzz: running fuzz_$t for ${seconds}s (log: $out/$t.log)" >&2
+    # Loader inputs hold whole tiny models and tokenizers; text inputs stay small.
+    max_len=4096
+    case $t in model | tokenizer) max_len=65536 ;; esac
+    rc=0
+    # shellcheck disable=SC2086
+    nice -n "$nice_level" "$bin" -max_total_time="$seconds" -max_len=$max_len -timeout=25 \
+        -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$crashes/" $dict \
+        "$work" >"$log" 2>&1 || rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+    ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+    found=$(find "$crashes" -type f | wc -l)
+    line="fuzz_$t: ${execs:-?} executions, coverage ${cov:-?} edges (${ft:-?} features), $found crash files"
+    [ "$rc" -eq 0 ] || line="$line, exit status $rc (see $log)"
+    echo "fuzz: $line" >&2
+    summary="$summary$line
+"
+    if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
+        status=1
+    fi
+done
+printf '%s' "$summary" >"$out/summary.txt"
+printf '\n%s' "$summary"
+exit $status
