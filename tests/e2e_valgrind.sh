@@ -1,0 +1,50 @@
+#!/bin/sh
+# e2e_valgrind.sh — valgrind's memcheck finds no invalid access, no use of
+# uninitialised memory and no leak in a generate run and in a scripted chat (several
+# turns, an overflowing context, slash commands, /save and /load). Valgrind does not
+# know AVX-512, so the runs use the AVX2 kernels and the scalar ones.
+# Skipped when valgrind is not installed, and in a sanitizer build (valgrind cannot
+# run an ASan binary; there ASan and LeakSanitizer do this job over the whole suite).
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+need_tool valgrind
+[ "${LLMCHAT_SANITIZERS:-no}" != yes ] || skip "a sanitizer build: ASan runs instead of valgrind"
+
+# vg NAME ARGS...: llmchat under memcheck; its report goes to $T/vg-NAME.
+vg() {
+    vg_name=$1
+    shift
+    run_program "valgrind llmchat" valgrind --quiet --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+        --track-origins=yes --log-file="$T/vg-$vg_name" "$LLMCHAT_BIN" "$@"
+    if [ "$rc" -eq 99 ]; then
+        cat "$T/vg-$vg_name" >&2
+        fail "valgrind found errors in the $vg_name run"
+    fi
+}
+
+export OMP_NUM_THREADS=2
+
+vg generate -m generate -n 40 -t 0 --kernels avx2 -i "Once upon a time" \
+    -z "$DATA/tok512.bin" "$DATA/stories260K.bin" </dev/null
+assert_status 0
+assert_contains "generate output" "$(cat "$T/out")" "Once upon a time"
+pass "generate: no memory errors, no leaks"
+
+{
+    printf '%s\n' "Tell me a story about a dog named Max."
+    printf '%s\n' "/system You tell very short stories."
+    printf '%s\n' "Tell me a story about Tom."
+    printf '%s\n' "Tell me a story about Anna." "Tell me a story about Leo."
+    printf '/save %s\n' "$T/saved.json"
+    printf '%s\n' "/reset"
+    printf '/load %s\n' "$T/saved.json"
+    printf '%s\n' "And one more about Sue."
+    printf '%s\n' "/nonsense"
+    printf '%s\n' "/quit"
+} >"$T/in"
+vg chat -m chat -c 128 -n 60 -s 7 --kernels scalar -z "$DATA/tok512.bin" \
+    "$BUNDLED/chat260K.bin" <"$T/in"
+assert_status 0
+[ "$(grep -c . "$T/out")" -ge 5 ] || fail "the scripted chat gave fewer than 5 replies"
+pass "a scripted chat (overflowing context, commands, save and load): no memory errors, no leaks"
