@@ -27,16 +27,17 @@ command -v "$cc" >/dev/null 2>&1 || {
 }
 
 flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
-flags="$flags -I$srcdir/src -I$srcdir/fuzz -DFUZZ_SRCDIR=\"$(cd "$srcdir" && pwd)\""
+# -I. finds the build's config.h (which kernel tables this build has)
+flags="$flags -I. -I$srcdir/src -I$srcdir/fuzz -DFUZZ_SRCDIR=\"$(cd "$srcdir" && pwd)\""
 mkdir -p "$out/obj"
 
 # ---- the core, once, instrumented for coverage ----
 objs=
 for src in "$@"; do
     case $src in *.c) ;; *) continue ;; esac
-    obj=$out/obj/$(basename "$src" .c).o
+    obj=$out/obj/$(echo "$src" | sed 's|/|_|g; s|\.c$|.o|')
     objs="$objs $obj"
-    if [ ! -f "$obj" ] || [ -n "$(find "$srcdir/$src" "$srcdir/src" -name '*.[ch]' -newer "$obj" 2>/dev/null | head -n 1)" ]; then
+    if [ ! -f "$obj" ] || [ -n "$(find "$srcdir/$src" "$srcdir/src" config.h -name '*.[ch]' -newer "$obj" 2>/dev/null | head -n 1)" ]; then
         echo "fuzz: CC $src" >&2
         # shellcheck disable=SC2086 # flags are words
         $cc $flags -fsanitize=fuzzer-no-link -DLLMCHAT_CORE -c "$srcdir/$src" -o "$obj"

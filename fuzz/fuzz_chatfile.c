@@ -10,7 +10,6 @@
 #include "chat.h"
 #include "chatfile.h"
 #include "engine.h"
-#include "quant.h"
 
 static model *mdl;
 static tokenizer *tok;
@@ -21,7 +20,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     llm_err err;
-    quant_init(QUANT_ISA_AUTO);
     engine_options eo;
     engine_options_default(&eo);
     eo.ctx_len = 64;

@@ -8,16 +8,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "quant.h"
 #include "transformer.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    quant_init(QUANT_ISA_AUTO);
-    return 0;
-}
 
 /* Runs tokens 0 and 1 at positions 0 and 1 (when the context holds them). */
 static void run_two_positions(const model *m)
