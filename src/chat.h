@@ -1,6 +1,6 @@
 /* chat.h — the Llama 2 chat template and the dialog state on top of an engine.
  *
- * Template (DESIGN.md): the first turn is
+ * Template (docs/formats.md, "The chat template"): the first turn is
  *     BOS "[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST]"
  * (BOS "[INST] {user} [/INST]" without a system prompt); later turns are
  * BOS "[INST] {user} [/INST]". The rendered text is tokenized as text, so user input

@@ -1,5 +1,5 @@
 /* cli_options.c — the option table, and the command line, config file and environment
- * that go through it (see cli_options.h and DESIGN.md, "Command line").
+ * that go through it (see cli_options.h and man/llmchat.1, OPTIONS).
  *
  * Owns: every option's parsing and checking (one setter per option), the --help text,
  * the order in which the config file, the environment and the command line apply.

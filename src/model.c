@@ -1,5 +1,5 @@
 /* model.c — opens, validates and maps llama2.c model files (v0, v1, v2; see
- * shared/docs/FORMATS.md) and exposes their weights as tensors (see model.h).
+ * docs/formats.md) and exposes their weights as tensors (see model.h).
  *
  * Owns: the read-only mapping of the file, and every buffer made at load (Q8_0
  * quantizations of fp32 weights, repacked or dequantized int8 weights). Does not

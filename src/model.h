@@ -1,7 +1,7 @@
 /* model.h — loading and validating a Llama-2-architecture model file.
  *
  * Reads llama2.c checkpoints (legacy v0 fp32, v1 fp32 "ak42", v2 int8 Q8_0 "ak42";
- * see shared/docs/FORMATS.md). The file is mmap'd and validated before any weight is
+ * see docs/formats.md). The file is mmap'd and validated before any weight is
  * touched: magic, version, a sane shape, and the exact byte size the shape implies.
  * Weights are then exposed as tensors of the type asked for:
  *   - TENSOR_Q8_0 (default): fp32 files are quantized at load into owned buffers;

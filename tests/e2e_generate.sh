@@ -119,7 +119,7 @@ for k in scalar avx2 avx512; do
 done
 pass "kernel families agree on the first sentence"
 
-# ---- --trace: one JSON object per processed position, DESIGN.md's fields ----
+# ---- --trace: one JSON object per processed position, the man page's TRACE fields ----
 run_llmchat -m generate -t 0 -n 12 --trace "$T/trace.jsonl" --trace-attn -z "$DATA/tok512.bin" \
     -i "Once upon a time" "$DATA/stories260K.bin" </dev/null
 assert_status 0
@@ -167,7 +167,7 @@ if "gen" not in phases:
 if phases.index("gen") < max(i for i, p in enumerate(phases) if p == "prompt"):
     bad("prompt positions after generated ones")
 EOF
-pass "--trace writes DESIGN.md's JSON Lines"
+pass "--trace writes the documented JSON Lines"
 
 # ---- sampler settings at their edges keep a candidate (each once read c[-1]) ----
 # top-p below 1/k after top-k; a temperature so cold that logits / t overflow (scalar

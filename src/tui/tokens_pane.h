@@ -14,8 +14,7 @@
 #include "selection.h"
 
 /* Candidates the engine keeps per record for the Tokens pane: room to show more than
- * the default 10, without the cost of STEP_TOP_MAX (a few per cent of decode speed on
- * small models). */
+ * the default 10, without the cost of keeping STEP_TOP_MAX per record. */
 enum { TUI_TOP_N = 32 };
 
 typedef struct tokens_pane tokens_pane;

@@ -35,8 +35,8 @@
 
 enum {
     FRAME_MS = 33,      /* at most ~30 redraws per second while idle (typing, keys) */
-    FRAME_MS_BUSY = 66, /* ~15 while a reply runs: a frame costs 1-2 ms (mostly
-                           doupdate's output), 5-7% of decoding at 30 frames a second */
+    FRAME_MS_BUSY = 66, /* ~15 while a reply runs: every frame's output is time taken
+                           from decoding (docs/performance.md) */
     IDLE_WAIT_MS = 250 /* how long an idle loop waits for a key before checking signals */
 };
 
