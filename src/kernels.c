@@ -119,6 +119,7 @@ kernels_isa kernels_init(kernels_isa wanted)
     FILL(rows_dot)
     FILL(rows_axpy)
     FILL(softmax)
+    FILL(swiglu)
     FILL(attention_q8)
 #undef FILL
     if (!k.attention_f32)
@@ -155,6 +156,11 @@ void kernels_rows_axpy(float *out, const float *rows, size_t row_stride, int n_r
 void kernels_softmax(float *x, int n)
 {
     kernels_active()->softmax(x, n);
+}
+
+void kernels_swiglu(float *gate, const float *up, int n)
+{
+    kernels_active()->swiglu(gate, up, n);
 }
 
 void kernels_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
@@ -206,8 +212,71 @@ int kernels_row_block(void)
     return BLOCK_ROWS;
 }
 
-/* Below this many multiply-adds a matmul runs on the calling thread. */
-enum { PARALLEL_MIN_WORK = 1 << 16, ROW_RANGES_PER_THREAD = 16, MIN_RANGE_ROWS = 16 };
+/* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack). */
+static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
+{
+    const int stride = p->stride, groups = stride / p->group;
+    for (int b = b0; b < b1; b++) {
+        uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
+        float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
+        for (int v = 0; v < GEMM_VECS; v++) {
+            int t = b * GEMM_VECS + v;
+            if (t >= p->n) {
+                for (int k = 0; k < stride / 4; k++)
+                    memset(dst + ((size_t)k * GEMM_VECS + v) * 4, 0x80, 4);
+                for (int g = 0; g < groups; g++)
+                    ds[g * GEMM_VECS + v] = 0.0f;
+                continue;
+            }
+            const int8_t *src = xq->q + (size_t)t * xq->stride;
+            for (int k = 0; k < stride / 4; k++) {
+                uint32_t piece;
+                memcpy(&piece, src + 4 * k, 4);
+                piece ^= 0x80808080u; /* x + 128 as unsigned bytes */
+                memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &piece, 4);
+            }
+            for (int g = 0; g < groups; g++)
+                ds[g * GEMM_VECS + v] = xq->scale[(size_t)t * groups + g];
+        }
+    }
+}
+
+/* The packing buffer of the calling thread, grown to hold n vectors of stride values;
+ * NULL when out of memory. Kept between calls: prefill packs once per matrix. */
+static gemm_pack *gemm_pack_for(int n, int stride, int group)
+{
+    static _Thread_local gemm_pack pack;
+    static _Thread_local size_t q_cap, s_cap;
+    int blocks = (n + GEMM_VECS - 1) / GEMM_VECS;
+    size_t q_bytes = (size_t)blocks * stride * GEMM_VECS;
+    size_t s_bytes = sizeof(float) * (size_t)blocks * (stride / group) * GEMM_VECS;
+    if (q_bytes > q_cap) {
+        free(pack.q);
+        pack.q = aligned_alloc(64, (q_bytes + 63) / 64 * 64);
+        q_cap = pack.q ? q_bytes : 0;
+    }
+    if (s_bytes > s_cap) {
+        free(pack.scale);
+        pack.scale = malloc(s_bytes);
+        s_cap = pack.scale ? s_bytes : 0;
+    }
+    if (!pack.q || !pack.scale)
+        return NULL;
+    pack.n = n;
+    pack.blocks = blocks;
+    pack.stride = stride;
+    pack.group = group;
+    return &pack;
+}
+
+/* Below this many multiply-adds a matmul runs on the calling thread. From
+ * GEMM_MIN_VECS vectors on, kernels_gemm packs them for the GEMM kernel. */
+enum {
+    PARALLEL_MIN_WORK = 1 << 16,
+    ROW_RANGES_PER_THREAD = 16,
+    MIN_RANGE_ROWS = 16,
+    GEMM_MIN_VECS = 16,
+};
 
 void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
@@ -237,6 +306,40 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
         for (int i = 0; i < ranges; i++) {
             int r0 = i * per;
             kernels_matmul_rows(out, w, x, xq, n, r0, r0 + per < rows ? r0 + per : rows);
+        }
+    }
+}
+
+void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+{
+    const kernel_table *k = kernels_active();
+    gemm_pack *p = NULL;
+    if (w->type == TENSOR_Q8_0 && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
+        p = gemm_pack_for(n, w->stride, w->group);
+    if (!p) {
+        kernels_matmul(out, w, x, xq, n);
+        return;
+    }
+    int rows = w->rows;
+#pragma omp parallel
+    {
+        int nt = 1;
+#ifdef _OPENMP
+        nt = omp_get_num_threads();
+#endif
+#pragma omp for schedule(static)
+        for (int b = 0; b < p->blocks; b++)
+            gemm_pack_blocks(p, xq, b, b + 1);
+        /* row ranges as in kernels_matmul, big ones first */
+        int per = rows / (nt * ROW_RANGES_PER_THREAD);
+        per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+        if (per < MIN_RANGE_ROWS)
+            per = MIN_RANGE_ROWS;
+        int ranges = (rows + per - 1) / per;
+#pragma omp for schedule(guided, 1)
+        for (int i = 0; i < ranges; i++) {
+            int r0 = i * per;
+            k->gemm_q8(out, w, p, r0, r0 + per < rows ? r0 + per : rows);
         }
     }
 }

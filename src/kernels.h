@@ -49,6 +49,14 @@ void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *x
  * and xq as kernels_matvec, with n vectors. Parallel over rows. */
 void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
 
+/* The same product for prefill's batches: from 16 vectors on, Q8_0 products pack the
+ * vectors (in blocks of 16, once per call) for a GEMM kernel that keeps each group's
+ * int32 sums in registers across 16 vectors at once. Its results equal
+ * kernels_matmul's up to float rounding (the same bits on every kernel set that has a
+ * GEMM kernel; the others run kernels_matmul). The packing buffer is the calling
+ * thread's own. */
+void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
+
 /* Rows r0..r1-1 of kernels_matmul's out (n, rows), on the calling thread only. Ranges
  * that start at a multiple of kernels_row_block() give the same bits as kernels_matmul,
  * and vector 0 of a batch the same bits as a matvec. */
@@ -75,6 +83,10 @@ void kernels_rows_axpy(float *out, const float *rows, size_t row_stride, int n_r
 /* In place: x[i] = exp(x[i] - max) / Σ exp(x[j] - max), n >= 1. The SIMD exp is within
  * 2 ulp of expf. */
 void kernels_softmax(float *x, int n);
+
+/* In place: gate[i] = silu(gate[i]) * up[i], i < n: SwiGLU, silu(x) = x / (1 + e^-x)
+ * (run.c's operations; the SIMD exp is within 2 ulp of expf). */
+void kernels_swiglu(float *gate, const float *up, int n);
 
 /* Causal attention of one head over a batch of n queries at positions pos..pos+n-1,
  * keys and values at positions 0..pos+n-1 (fp32 rows).

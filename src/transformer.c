@@ -384,7 +384,7 @@ static void matmul_shared(transformer *t, const float *x, int n, int count,
         if (n == 1)
             kernels_matvec(out[j], w[j], x, xq);
         else
-            kernels_matmul(out[j], w[j], x, xq, n);
+            kernels_gemm(out[j], w[j], x, xq, n);
     }
 }
 
@@ -398,16 +398,6 @@ static void add_into(float *x, const float *y, int n)
 {
     for (int i = 0; i < n; i++)
         x[i] += y[i];
-}
-
-/* gate[i] = silu(gate[i]) * up[i] for i < n: SwiGLU. */
-static void swiglu(float *gate, const float *up, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        float val = gate[i];
-        val *= 1.0f / (1.0f + expf(-val)); /* silu */
-        gate[i] = val * up[i];
-    }
 }
 
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->rope, as run.c
@@ -648,7 +638,7 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
         matmul_shared(t, t->xb, n, 2, ffn, ffn_out);
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++)
-            swiglu(t->hb + (size_t)i * hidden, t->hb2 + (size_t)i * hidden, (size_t)hidden);
+            kernels_swiglu(t->hb + (size_t)i * hidden, t->hb2 + (size_t)i * hidden, hidden);
         matmul(t, t->xb, &L->w2, t->hb, n);
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++)
@@ -705,7 +695,7 @@ static void rows_run(const rows_job *j, int r0, int r1)
         add_into(j->add_to + r0, j->out + r0, r1 - r0);
     } else if (j->mode == ROWS_SWIGLU) {
         kernels_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
-        swiglu(j->out + r0, j->out2 + r0, (size_t)(r1 - r0));
+        kernels_swiglu(j->out + r0, j->out2 + r0, r1 - r0);
     }
 }
 

@@ -43,7 +43,9 @@ const float *transformer_forward(transformer *t, int token, int pos, float *attn
  * every position; the returned pointer is always the logits of the last position
  * (valid until the next forward call). attn, when not NULL, is an array of n pointers;
  * attn[i], when not NULL, receives (n_layers, n_heads, pos + i + 1) floats for query
- * pos + i. Results equal n calls of transformer_forward up to float rounding. */
+ * pos + i. Results equal n calls of transformer_forward up to float rounding (prefill's
+ * int8 GEMM sums in another order than decode's kernels; with int8 weights a rounding
+ * difference can move an activation to the next int8 step). */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
 

@@ -288,6 +288,96 @@ START_TEST(test_matmul_shapes)
 }
 END_TEST
 
+/* kernels_gemm (prefill's product, packed activations from 16 vectors on): every ISA
+ * gives the scalar GEMM's bits, and all agree with the reference dot within rounding. */
+static void check_gemm(int rows, int cols, int group, int n)
+{
+    owned w = owned_q8(rows, cols, group, 0.5f);
+    float *x = random_vecs(n, cols, 2.0f);
+    qbatch *xq = qbatch_new(n, cols, group);
+    qbatch_quantize(xq, x, n);
+    float *want = malloc(sizeof(float) * (size_t)n * rows);
+    float *bound = malloc(sizeof(float) * (size_t)n * rows);
+    float *ref = malloc(sizeof(float) * (size_t)n * rows);
+    float *got = malloc(sizeof(float) * (size_t)n * rows);
+    ref_matmul_q8(want, bound, &w.t, xq, n);
+    kernels_init(KERNELS_SCALAR);
+    kernels_gemm(ref, &w.t, NULL, xq, n);
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        for (int i = 0; i < n * rows; i++)
+            got[i] = NAN;
+        kernels_gemm(got, &w.t, NULL, xq, n);
+        for (int i = 0; i < n * rows; i++) {
+            ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
+                          "%s gemm: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
+                          kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
+                          bound[i]);
+            if (isas[j] != KERNELS_AVX2) /* AVX2 has no GEMM kernel: kernels_matmul */
+                ck_assert_msg(memcmp(&got[i], &ref[i], sizeof(float)) == 0,
+                              "%s gemm: rows %d cols %d group %d n %d: out[%d] = %.9g, "
+                              "the scalar GEMM %.9g", kernels_isa_name(isas[j]), rows, cols,
+                              group, n, i, got[i], ref[i]);
+        }
+    }
+    kernels_init(KERNELS_AUTO);
+    free(want);
+    free(bound);
+    free(ref);
+    free(got);
+    free(x);
+    qbatch_free(xq);
+    owned_free(&w);
+}
+
+START_TEST(test_gemm_shapes)
+{
+    rng_state = 0x8aed2a6abf715880ull;
+    static const int shapes[][3] = {
+        /* rows, cols, group */
+        {64, 256, 32}, {61, 288, 32}, {7, 172, 32}, {13, 288, 64}, {37, 768, 64},
+        {9, 320, 160}, {3, 96, 96},   {18, 512, 128}, {5, 2048, 64}, {6, 1376, 32},
+    };
+    static const int ns[] = {16, 17, 31, 32, 33, 70};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+            check_gemm(shapes[s][0], shapes[s][1], shapes[s][2], ns[i]);
+    check_gemm(300, 768, 64, 300); /* several token tiles and row ranges, on threads */
+    check_gemm(40, 11008, 32, 40); /* long rows: groups past the kernel's bias buffer */
+}
+END_TEST
+
+/* kernels_swiglu: every ISA vs double precision, within a few float ulps, over the
+ * range activations take (and beyond, where exp under- and overflows). */
+START_TEST(test_swiglu)
+{
+    enum { N = 1000 };
+    float gate[N], up[N], got[N];
+    for (int i = 0; i < N; i++) {
+        gate[i] = i < 40 ? (float)(i - 20) * 5.0f : 12.0f * (float)sin(i * 0.37);
+        up[i] = (float)cos(i * 0.11);
+    }
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        for (int n = 1; n <= N; n = n < 40 ? n + 1 : n * 3) {
+            memcpy(got, gate, sizeof(float) * n);
+            kernels_swiglu(got, up, n);
+            for (int i = 0; i < n; i++) {
+                double g = gate[i], want = g / (1.0 + exp(-g)) * up[i];
+                ck_assert_msg(fabs(got[i] - want) <= 4e-7 * fabs(want) + 1e-30,
+                              "%s swiglu n %d: [%d] silu(%g) * %g = %.9g, want %.9g",
+                              kernels_isa_name(isas[j]), n, i, gate[i], up[i], got[i], want);
+            }
+        }
+    }
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 START_TEST(test_matmul_big_parallel)
 {
     /* large enough to be split over threads */
@@ -1279,6 +1369,8 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_dot_all_isas);
     tcase_add_test(core, test_quantize_nonfinite);
     tcase_add_test(core, test_matmul_shapes);
+    tcase_add_test(core, test_gemm_shapes);
+    tcase_add_test(core, test_swiglu);
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_matvec_same_bits_as_matmul);
     tcase_add_test(core, test_f32_shapes);

@@ -60,6 +60,35 @@ static void rows_q8_scalar(float *out, const tensor *w, const qbatch *xq, int n,
     }
 }
 
+/* The GEMM over packed activations, in the order every GEMM kernel keeps (see
+ * gemm_pack): per vector and row, groups in order, each group's int32 sum of
+ * (x + 128) * w less 128 * Σ w, then one fused multiply-add of it times x's and w's
+ * scales (their product rounded first) into the float sum. */
+static void gemm_q8_scalar(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    for (int r = r0; r < r1; r++) {
+        const int8_t *wr = w->q + (size_t)r * stride;
+        const float *ws = w->scale + (size_t)r * groups;
+        for (int t = 0; t < xp->n; t++) {
+            int b = t / GEMM_VECS, v = t % GEMM_VECS;
+            const uint8_t *xb = xp->q + (size_t)b * stride * GEMM_VECS;
+            const float *xs = xp->scale + (size_t)b * groups * GEMM_VECS;
+            float sum = 0.0f;
+            for (int g = 0; g < groups; g++) {
+                int32_t acc = 0, wsum = 0;
+                for (int i = g * group; i < (g + 1) * group; i++) {
+                    acc += (int32_t)xb[((size_t)(i / 4) * GEMM_VECS + v) * 4 + i % 4] * wr[i];
+                    wsum += wr[i];
+                }
+                acc -= 128 * wsum;
+                sum = fmaf((float)acc, xs[g * GEMM_VECS + v] * ws[g], sum);
+            }
+            out[(size_t)t * w->rows + r] = sum;
+        }
+    }
+}
+
 static void rows_f32_scalar(float *out, const tensor *w, const float *x, int n, int r0, int r1)
 {
     for (int r = r0; r < r1; r++) {
@@ -112,6 +141,16 @@ static void softmax_scalar(float *x, int n)
         x[i] *= inv;
 }
 
+/* run.c's SwiGLU: silu(gate) = gate * (1 / (1 + expf(-gate))), times up. */
+static void swiglu_scalar(float *gate, const float *up, int n)
+{
+    for (int i = 0; i < n; i++) {
+        float val = gate[i];
+        val *= 1.0f / (1.0f + expf(-val));
+        gate[i] = val * up[i];
+    }
+}
+
 /* The int8 KV attention as the fp32 attention of the dequantized rows, operation for
  * operation: each score is (q · (k[t] * ks[t])) * scale, summed in order, the softmax
  * is the scalar one, and out sums the dequantized value rows in key order, each times
@@ -151,6 +190,7 @@ const kernel_table kernels_scalar = {
     .name = "scalar",
     .cpu_supports = scalar_supported,
     .rows_q8 = rows_q8_scalar,
+    .gemm_q8 = gemm_q8_scalar,
     .rows_f32 = rows_f32_scalar,
     .dot_q8 = kernels_scalar_dot_q8,
     .quantize_row = quantize_row_scalar,
@@ -158,6 +198,7 @@ const kernel_table kernels_scalar = {
     .rows_dot = rows_dot_scalar,
     .rows_axpy = kernels_scalar_rows_axpy,
     .softmax = softmax_scalar,
+    .swiglu = swiglu_scalar,
     .attention_f32 = NULL, /* one query at a time over the row kernels (kernels.c) */
     .attention_q8 = attention_q8_scalar,
 };

@@ -23,6 +23,23 @@
  * cache across a tile. Row ranges handed to a kernel start at multiples of BLOCK_ROWS. */
 enum { BLOCK_ROWS = 4, BLOCK_VECS = 4, TILE_VECS = 64 };
 
+/* Activations packed for the GEMM kernels (prefill): vectors in blocks of GEMM_VECS,
+ * the last block padded with zero vectors. In block b the vectors' 4-byte pieces are
+ * interleaved and offset to unsigned, so that one 64-byte load holds piece k of all 16:
+ *   q[((b * (stride / 4) + k) * GEMM_VECS + v) * 4 + j] = x[b * GEMM_VECS + v][4k + j] + 128
+ *   scale[(b * groups + g) * GEMM_VECS + v]         = that vector's scale of group g
+ * (0 for padding). A kernel sums (x + 128) * w exactly in int32 over a group and takes
+ * 128 * Σ w of the group away, then adds the group's int32 sum times x's and w's scales
+ * to a float accumulator, groups in order: so every kernel gives the same bits. */
+enum { GEMM_VECS = 16 };
+typedef struct {
+    int n;          /* vectors */
+    int blocks;     /* ceil(n / GEMM_VECS) */
+    int stride, group;
+    uint8_t *q;     /* (blocks, stride / 4, GEMM_VECS, 4) */
+    float *scale;   /* (blocks, stride / group, GEMM_VECS) */
+} gemm_pack;
+
 typedef struct {
     kernels_isa isa;
     const char *name;          /* as printed and as --kernels takes it */
@@ -31,6 +48,8 @@ typedef struct {
     /* out[v * w->rows + r] = w[r] · vector v of xq, r in [r0, r1), v in [0, n); w is
      * Q8_0 with a group that is a multiple of 32. */
     void (*rows_q8)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
+    /* The same from packed activations (all of xp's vectors): the prefill GEMM. */
+    void (*gemm_q8)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
     /* The same for an F32 w and fp32 vectors x (n, w->cols). */
     void (*rows_f32)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
     /* quant_dot_q8 (group a multiple of 32). */
@@ -47,6 +66,8 @@ typedef struct {
     void (*rows_axpy)(float *out, const float *rows, size_t row_stride, int n_rows,
                       const float *a, int len);
     void (*softmax)(float *x, int n);
+    /* kernels_swiglu */
+    void (*swiglu)(float *gate, const float *up, int n);
     void (*attention_f32)(float *out, size_t out_stride, float *att, size_t att_stride,
                           const float *q, size_t q_stride, const float *k, const float *v,
                           size_t kv_stride, int n, int pos, int hs, float scale);

@@ -251,9 +251,11 @@ static void rows_axpy_avx2(float *out, const float *rows, size_t row_stride, int
         kernels_scalar_rows_axpy(out + j, rows + j, row_stride, n_rows, a, len - j);
 }
 
+/* exp(x) for x <= 88.3 (larger x give exp(88.3), about 2e38: the exponent bits below
+ * would overflow); see EXP_*. */
 INLINE __m256 exp256(__m256 x)
 {
-    x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
     __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(EXP_LN2_HI), x);
@@ -268,6 +270,24 @@ INLINE __m256 exp256(__m256 x)
     /* 2^k through the exponent bits; k >= -126 after the clamp */
     __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* swiglu_scalar's operations, 8 at a time, with exp256 for expf. */
+static void swiglu_avx2(float *gate, const float *up, int n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(gate + i);
+        __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        __m256 s = _mm256_mul_ps(g, _mm256_div_ps(one, _mm256_add_ps(one, e)));
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(s, _mm256_loadu_ps(up + i)));
+    }
+    for (; i < n; i++) {
+        float val = gate[i];
+        val *= 1.0f / (1.0f + expf(-val));
+        gate[i] = val * up[i];
+    }
 }
 
 static void softmax_avx2(float *x, int n)
@@ -443,6 +463,7 @@ const kernel_table kernels_x86_avx2 = {
     .rows_dot = rows_dot_avx2,
     .rows_axpy = rows_axpy_avx2,
     .softmax = softmax_avx2,
+    .swiglu = swiglu_avx2,
     .attention_f32 = NULL, /* one query at a time over the row kernels above */
     .attention_q8 = attention_q8_avx2,
 };

@@ -17,6 +17,8 @@
 #include "kernels/x86.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Calls fn(N, FULL, ...) with literal N in 1..8 (16-lane chunks of a row) and FULL
  * (the last chunk is whole), so the chunk loops unroll into registers. */
@@ -43,6 +45,12 @@
     } while (0)
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+
+/* Lanes 0..n-1 of 16. */
+INLINE __mmask16 mask16_upto(int n)
+{
+    return n >= 16 ? 0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+}
 
 INLINE __m256 hi256(__m512 v)
 {
@@ -244,6 +252,180 @@ static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n,
 #undef CALL
 }
 
+/* ---- the prefill GEMM (packed activations, see gemm_pack) ---- */
+
+/* Rows per register block of the GEMM, and blocks of GEMM_VECS vectors per register
+ * block: R x T int32 accumulators (one per row and vector block, 16 vectors each) and
+ * as many float ones. */
+enum { GEMM_ROWS = 4, GEMM_TILE = 2 };
+
+/* -128 * Σ w over each group of row w (stride values): the int32 sums start there. */
+static void gemm_row_bias(int32_t *bias, const int8_t *w, int stride, int group)
+{
+    const __m256i ones = _mm256_set1_epi8(1);
+    for (int g = 0; g < stride / group; g++) {
+        __m256i s = _mm256_setzero_si256();
+        for (int i = g * group; i < (g + 1) * group; i += 32)
+            s = _mm256_dpbusd_epi32(s, ones, _mm256_loadu_si256((const __m256i *)(w + i)));
+        __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+        bias[g] = -128 * _mm_cvtsi128_si32(h);
+    }
+}
+
+/* R rows (from w, each with its group biases) x T blocks of 16 vectors (from block b
+ * of xp): out[v][r] for the block's real vectors. */
+INLINE void gemm_block_avx512(int R, int T, float *out, size_t ldo, const int8_t *w,
+                              const float *ws, const int32_t *bias, const gemm_pack *xp, int b,
+                              int stride, int group)
+{
+    const int groups = stride / group, k4 = group / 4;
+    const size_t block_bytes = (size_t)stride * GEMM_VECS;
+    const uint8_t *x0 = xp->q + (size_t)b * block_bytes;
+    const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
+    __m512 facc[GEMM_ROWS][GEMM_TILE];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 2
+        for (int t = 0; t < T; t++)
+            facc[r][t] = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g++) {
+        __m512i acc[GEMM_ROWS][GEMM_TILE];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m512i b0 = _mm512_set1_epi32(bias[r * groups + g]);
+#pragma GCC unroll 2
+            for (int t = 0; t < T; t++)
+                acc[r][t] = b0;
+        }
+        const uint8_t *xg = x0 + (size_t)g * k4 * 64;
+        const int8_t *wg = w + (size_t)g * group;
+        for (int k = 0; k < k4; k++) {
+            __m512i xv[GEMM_TILE];
+#pragma GCC unroll 2
+            for (int t = 0; t < T; t++)
+                xv[t] = _mm512_loadu_si512(xg + t * block_bytes + (size_t)k * 64);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                int32_t piece;
+                memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
+                __m512i wv = _mm512_set1_epi32(piece);
+#pragma GCC unroll 2
+                for (int t = 0; t < T; t++)
+                    acc[r][t] = _mm512_dpbusd_epi32(acc[r][t], xv[t], wv);
+            }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m512 wsv = _mm512_set1_ps(ws[r * groups + g]);
+#pragma GCC unroll 2
+            for (int t = 0; t < T; t++) {
+                __m512 xsv = _mm512_loadu_ps(xs0 + ((size_t)t * groups + g) * GEMM_VECS);
+                facc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][t]),
+                                             _mm512_mul_ps(xsv, wsv), facc[r][t]);
+            }
+        }
+    }
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+        _mm512_set1_epi32((int)ldo));
+#pragma GCC unroll 2
+    for (int t = 0; t < T; t++) {
+        int left = xp->n - (b + t) * GEMM_VECS;
+        __mmask16 m = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+        float *o = out + (size_t)(b + t) * GEMM_VECS * ldo;
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+            _mm512_mask_i32scatter_ps(o + r, m, idx, facc[r][t], 4);
+    }
+}
+
+#define GEMM_CALL(R, T, ...) gemm_block_avx512(R, T, __VA_ARGS__)
+
+/* Packed bytes of activations a row block keeps reading from L2: token tiles are cut
+ * to about this much. */
+enum { GEMM_TILE_BYTES = 512 << 10 };
+
+/* The calling thread's staging tile for gemm_q8_avx512, grown to `floats`; NULL when
+ * out of memory. */
+static float *gemm_tile(size_t floats)
+{
+    static _Thread_local float *tile;
+    static _Thread_local size_t cap;
+    if (floats > cap) {
+        free(tile);
+        tile = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+        cap = tile ? floats : 0;
+    }
+    return tile;
+}
+
+/* L1 sets that the results of 16 vectors, rows `ld` floats apart, fall into (of 64). */
+static int l1_sets_hit(size_t ld)
+{
+    size_t lines = ld * sizeof(float) / 64, g = 64;
+    while (lines % g) /* g = gcd(lines, 64) */
+        g /= 2;
+    return lines ? (int)(64 / g) : 1;
+}
+
+/* Results are scattered to 16 vectors' rows at once; when out's row length would put
+ * those 16 lines in fewer than 4 L1 sets (an 8-way set then overflows: rows of 1, 2 or
+ * 4 KiB), they go to a staging tile (vectors, rows of the range) whose rows are an odd
+ * number of lines long, then row by row into out. */
+static void gemm_q8_avx512(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    bool staged = l1_sets_hit((size_t)w->rows) < 4;
+    size_t ld = (size_t)(r1 - r0 + 15) / 16 * 16;
+    if ((ld / 16) % 2 == 0)
+        ld += 16;
+    float *tile = staged ? gemm_tile(ld * (size_t)xp->blocks * GEMM_VECS) : out + r0;
+    if (!staged)
+        ld = (size_t)w->rows;
+    int32_t bias[GEMM_ROWS * 512]; /* (rows, groups) of a row block */
+    int32_t *heap = NULL, *bs = bias;
+    if ((size_t)GEMM_ROWS * groups > sizeof bias / sizeof bias[0]) {
+        heap = malloc(sizeof(int32_t) * GEMM_ROWS * (size_t)groups);
+        bs = heap;
+    }
+    if (!tile || !bs) {
+        free(heap);
+        kernels_scalar.gemm_q8(out, w, xp, r0, r1);
+        return;
+    }
+    int tile_blocks = (int)(GEMM_TILE_BYTES / ((size_t)stride * GEMM_VECS));
+    tile_blocks = tile_blocks < GEMM_TILE ? GEMM_TILE : tile_blocks / GEMM_TILE * GEMM_TILE;
+    for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
+        int b1 = b0 + tile_blocks < xp->blocks ? b0 + tile_blocks : xp->blocks;
+        for (int r = r0; r < r1; r += GEMM_ROWS) {
+            int R = r1 - r < GEMM_ROWS ? r1 - r : GEMM_ROWS;
+            const int8_t *wr = w->q + (size_t)r * stride;
+            const float *ws = w->scale + (size_t)r * groups;
+            float *o = tile + (r - r0);
+            for (int i = 0; i < R; i++)
+                gemm_row_bias(bs + i * groups, wr + (size_t)i * stride, stride, group);
+            for (int b = b0; b < b1; b += GEMM_TILE) {
+                int T = b1 - b < GEMM_TILE ? b1 - b : GEMM_TILE;
+                switch (R * 2 + T - 2) {
+                case 8: GEMM_CALL(4, 2, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                case 7: GEMM_CALL(4, 1, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                case 6: GEMM_CALL(3, 2, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                case 5: GEMM_CALL(3, 1, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                case 4: GEMM_CALL(2, 2, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                case 3: GEMM_CALL(2, 1, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                case 2: GEMM_CALL(1, 2, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                default: GEMM_CALL(1, 1, o, ld, wr, ws, bs, xp, b, stride, group); break;
+                }
+            }
+        }
+    }
+    for (int v = 0; staged && v < xp->n; v++)
+        memcpy(out + (size_t)v * w->rows + r0, tile + (size_t)v * ld, sizeof(float) * (r1 - r0));
+    free(heap);
+}
+
 static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, const float *bs,
                            int len, int group)
 {
@@ -327,6 +509,19 @@ INLINE __m512 exp512(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
     p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     return _mm512_scalef_ps(p, k);
+}
+
+/* swiglu_scalar's operations, 16 at a time, with exp512 for expf. */
+static void swiglu_avx512(float *gate, const float *up, int n)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+        __m512 e = exp512(_mm512_sub_ps(_mm512_setzero_ps(), g));
+        __m512 s = _mm512_mul_ps(g, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+        _mm512_mask_storeu_ps(gate + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, up + i)));
+    }
 }
 
 static void softmax_avx512(float *x, int n)
@@ -432,71 +627,157 @@ static void rows_f32_avx512(float *out, const tensor *w, const float *x, int n, 
 #undef CALL
 }
 
-/* Attention in blocks of 4 queries: scores with the 4 x 4 fp32 block (4 keys x 4
- * queries), then softmax per query, then out = att · V with 4 queries x 64 values in
- * registers, each value row loaded once per block. */
+/* Queries per block of the batched attention's scores (8 accumulators of 16 keys). */
+enum { ATT_QUERIES = 8 };
+
+/* The calling thread's scratch for attention_avx512, grown to `floats`; NULL when out
+ * of memory. */
+static float *attention_scratch(size_t floats)
+{
+    static _Thread_local float *buf;
+    static _Thread_local size_t cap;
+    if (floats > cap) {
+        free(buf);
+        buf = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+        cap = buf ? floats : 0;
+    }
+    return buf;
+}
+
+/* Scores of NQ queries (rows of q0) against keys 0..keys-1, 16 keys a step from the
+ * transposed keys kt (hs, kld): each score is Σ_j q[j] * k[j] summed in j order, times
+ * scale, into rows of a0. */
+INLINE void scores_block_avx512(int NQ, float *a0, size_t att_stride, const float *q0,
+                                size_t q_stride, const float *kt, size_t kld, int keys, int hs,
+                                float scale)
+{
+    const __m512 vscale = _mm512_set1_ps(scale);
+    for (int t0 = 0; t0 < keys; t0 += 16) {
+        __m512 acc[ATT_QUERIES];
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++)
+            acc[i] = _mm512_setzero_ps();
+        for (int j = 0; j < hs; j++) {
+            __m512 kv = _mm512_load_ps(kt + (size_t)j * kld + t0);
+#pragma GCC unroll 8
+            for (int i = 0; i < NQ; i++)
+                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(q0[(size_t)i * q_stride + j]), kv, acc[i]);
+        }
+        __mmask16 m = keys - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (keys - t0)) - 1);
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++)
+            _mm512_mask_storeu_ps(a0 + (size_t)i * att_stride + t0, m,
+                                  _mm512_mul_ps(acc[i], vscale));
+    }
+}
+
+#define SCORES_CALL(NQ, ...) scores_block_avx512(NQ, __VA_ARGS__)
+
+/* out rows (NQ of them) = their weights a0 · V over keys 0..keys-1, 64 values a step
+ * in registers, each value row loaded once per step. */
+INLINE void values_block_avx512(int NQ, float *o0, size_t out_stride, const float *a0,
+                                size_t att_stride, const float *v, size_t kv_stride, int keys,
+                                int hs)
+{
+    for (int j = 0; j < hs; j += 64) {
+        __mmask16 m[4];
+        for (int c = 0; c < 4; c++)
+            m[c] = mask16_upto(hs - j - 16 * c);
+        __m512 acc[4][4];
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                acc[i][c] = _mm512_setzero_ps();
+        for (int t = 0; t < keys; t++) {
+            const float *vr = v + (size_t)t * kv_stride + j;
+            __m512 vc[4];
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                vc[c] = _mm512_maskz_loadu_ps(m[c], vr + 16 * c);
+#pragma GCC unroll 4
+            for (int i = 0; i < NQ; i++) {
+                __m512 w = _mm512_set1_ps(a0[(size_t)i * att_stride + t]);
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; c++)
+                    acc[i][c] = _mm512_fmadd_ps(w, vc[c], acc[i][c]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int i = 0; i < NQ; i++)
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                _mm512_mask_storeu_ps(o0 + (size_t)i * out_stride + j + 16 * c, m[c], acc[i][c]);
+    }
+}
+
+#define VALUES_CALL(NQ, ...) values_block_avx512(NQ, __VA_ARGS__)
+
+/* Attention in blocks of ATT_QUERIES queries: the keys transposed once per call into
+ * scratch (so that 16 keys' scores fill one register, no horizontal sums), scores,
+ * softmax per query, then out = att · V for 4 queries at a time. Falls back to the
+ * scalar loop when the scratch cannot be had. */
 static void attention_avx512(float *out, size_t out_stride, float *att, size_t att_stride,
                              const float *q, size_t q_stride, const float *k, const float *v,
                              size_t kv_stride, int n, int pos, int hs, float scale)
 {
-    for (int i0 = 0; i0 < n; i0 += BLOCK_VECS) {
-        int nq = n - i0 < BLOCK_VECS ? n - i0 : BLOCK_VECS;
+    const int all = pos + n;
+    const size_t kld = (size_t)(all + 15) / 16 * 16;
+    float *kt = attention_scratch(kld * hs);
+    if (!kt) {
+        for (int i = 0; i < n; i++) {
+            int keys = pos + i + 1;
+            float *a = att + (size_t)i * att_stride, *o = out + (size_t)i * out_stride;
+            rows_dot_avx512(a, k, kv_stride, keys, q + (size_t)i * q_stride, hs);
+            for (int t = 0; t < keys; t++)
+                a[t] *= scale;
+            softmax_avx512(a, keys);
+            for (int t = keys; t < all; t++)
+                a[t] = 0.0f;
+            memset(o, 0, sizeof(float) * hs);
+            rows_axpy_avx512(o, v, kv_stride, keys, a, hs);
+        }
+        return;
+    }
+    for (int t = 0; t < all; t++)
+        for (int j = 0; j < hs; j++)
+            kt[(size_t)j * kld + t] = k[(size_t)t * kv_stride + j];
+    for (int j = 0; j < hs; j++)
+        for (size_t t = (size_t)all; t < kld; t++)
+            kt[(size_t)j * kld + t] = 0.0f;
+
+    for (int i0 = 0; i0 < n; i0 += ATT_QUERIES) {
+        int nq = n - i0 < ATT_QUERIES ? n - i0 : ATT_QUERIES;
         int keys = pos + i0 + nq; /* the block's last query sees this many */
         float *a0 = att + (size_t)i0 * att_stride;
         const float *q0 = q + (size_t)i0 * q_stride;
-        for (int t = 0; t < keys;) {
-            int nk = keys - t >= BLOCK_ROWS ? BLOCK_ROWS : 1;
-#define ATT_CALL(R, N, t_)                                                                \
-    f32_block_avx512(R, N, a0 + (t_), att_stride, k + (size_t)(t_) * kv_stride, kv_stride, q0, \
-                     q_stride, hs)
-            BLOCK_DISPATCH(ATT_CALL, nk, nq, t);
-#undef ATT_CALL
-            t += nk;
+        switch (nq) {
+        case 8: SCORES_CALL(8, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 7: SCORES_CALL(7, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 6: SCORES_CALL(6, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 5: SCORES_CALL(5, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 4: SCORES_CALL(4, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 3: SCORES_CALL(3, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 2: SCORES_CALL(2, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        default: SCORES_CALL(1, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
         }
         for (int i = 0; i < nq; i++) {
             float *a = a0 + (size_t)i * att_stride;
             int ki = pos + i0 + i + 1;
-            __m512 vs = _mm512_set1_ps(scale);
-            for (int t = 0; t < ki; t += 16) {
-                __mmask16 m = ki - t >= 16 ? 0xFFFF : (__mmask16)((1u << (ki - t)) - 1);
-                _mm512_mask_storeu_ps(a + t, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + t), vs));
-            }
             softmax_avx512(a, ki);
-            for (int t = ki; t < pos + n; t++)
+            for (int t = ki; t < all; t++)
                 a[t] = 0.0f;
         }
-        for (int j = 0; j < hs; j += 64) {
-            /* values j..j+63 of the block's queries */
-            __mmask16 m[4];
-            for (int c = 0; c < 4; c++) {
-                int left = hs - j - 16 * c;
-                m[c] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-            }
-            __m512 acc[BLOCK_VECS][4];
-            for (int i = 0; i < BLOCK_VECS; i++)
-                for (int c = 0; c < 4; c++)
-                    acc[i][c] = _mm512_setzero_ps();
-            for (int t = 0; t < keys; t++) {
-                const float *vr = v + (size_t)t * kv_stride + j;
-                __m512 v0 = _mm512_maskz_loadu_ps(m[0], vr);
-                __m512 v1 = _mm512_maskz_loadu_ps(m[1], vr + 16);
-                __m512 v2 = _mm512_maskz_loadu_ps(m[2], vr + 32);
-                __m512 v3 = _mm512_maskz_loadu_ps(m[3], vr + 48);
-#pragma GCC unroll 4
-                for (int i = 0; i < BLOCK_VECS; i++) {
-                    if (i >= nq)
-                        break;
-                    __m512 w = _mm512_set1_ps(a0[(size_t)i * att_stride + t]);
-                    acc[i][0] = _mm512_fmadd_ps(w, v0, acc[i][0]);
-                    acc[i][1] = _mm512_fmadd_ps(w, v1, acc[i][1]);
-                    acc[i][2] = _mm512_fmadd_ps(w, v2, acc[i][2]);
-                    acc[i][3] = _mm512_fmadd_ps(w, v3, acc[i][3]);
-                }
-            }
-            for (int i = 0; i < nq; i++) {
-                float *o = out + (size_t)(i0 + i) * out_stride + j;
-                for (int c = 0; c < 4; c++)
-                    _mm512_mask_storeu_ps(o + 16 * c, m[c], acc[i][c]);
+        for (int s0 = 0; s0 < nq; s0 += 4) {
+            int ns = nq - s0 < 4 ? nq - s0 : 4;
+            int ks = pos + i0 + s0 + ns;
+            float *o0 = out + (size_t)(i0 + s0) * out_stride;
+            const float *as = a0 + (size_t)s0 * att_stride;
+            switch (ns) {
+            case 4: VALUES_CALL(4, o0, out_stride, as, att_stride, v, kv_stride, ks, hs); break;
+            case 3: VALUES_CALL(3, o0, out_stride, as, att_stride, v, kv_stride, ks, hs); break;
+            case 2: VALUES_CALL(2, o0, out_stride, as, att_stride, v, kv_stride, ks, hs); break;
+            default: VALUES_CALL(1, o0, out_stride, as, att_stride, v, kv_stride, ks, hs); break;
             }
         }
     }
@@ -508,11 +789,6 @@ INLINE __m512 q8x16_ps(const int8_t *p, __mmask16 m, int whole)
 {
     __m128i b = whole ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi8(m, p);
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
-}
-
-INLINE __mmask16 mask16_upto(int n)
-{
-    return n >= 16 ? 0xFFFF : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
 }
 
 /* Scores of all keys for hs <= 128: q in N zmm (N = ceil(hs / 16); FULL: hs % 16 == 0),
@@ -643,6 +919,7 @@ const kernel_table kernels_x86_avx512 = {
     .name = "avx512-vnni",
     .cpu_supports = avx512_supported,
     .rows_q8 = rows_q8_avx512,
+    .gemm_q8 = gemm_q8_avx512,
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,
     .quantize_row = quantize_row_avx512,
@@ -650,6 +927,7 @@ const kernel_table kernels_x86_avx512 = {
     .rows_dot = rows_dot_avx512,
     .rows_axpy = rows_axpy_avx512,
     .softmax = softmax_avx512,
+    .swiglu = swiglu_avx512,
     .attention_f32 = attention_avx512,
     .attention_q8 = attention_q8_avx512,
 };
