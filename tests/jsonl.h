@@ -1,5 +1,5 @@
 /* jsonl.h — a tiny reader for the flat JSON Lines golden files in tests/data/golden:
- * fetch a string, number or boolean field of one object by key. Enough for those
+ * fetch a string, number, boolean or number-array field of one object by key. Enough for those
  * files (no nested objects are searched), not a general JSON parser. */
 #ifndef LLMCHAT_TEST_JSONL_H
 #define LLMCHAT_TEST_JSONL_H
@@ -82,6 +82,30 @@ static inline double jsonl_number(const char *line, const char *key)
 {
     const char *p = jsonl_find(line, key);
     return p ? strtod(p, NULL) : 0.0;
+}
+
+/* Reads the array of numbers `key` into out (at most max); returns how many it holds,
+ * or -1 if absent. */
+static inline int jsonl_numbers(const char *line, const char *key, double *out, int max)
+{
+    const char *p = jsonl_find(line, key);
+    if (!p || *p != '[')
+        return -1;
+    int n = 0;
+    for (p++;;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (*p == ']' || !*p)
+            return n;
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p)
+            return n;
+        if (n < max)
+            out[n] = v;
+        n++;
+        p = end;
+    }
 }
 
 #endif
