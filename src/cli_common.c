@@ -85,7 +85,7 @@ int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int 
         return NULL;
     }
     if (bos)
-        ids[0] = TOKEN_BOS;
+        ids[0] = tokenizer_bos(tok);
     *n = bos + tokenizer_encode(tok, text, ids + bos, need);
     free(text);
     return ids;

@@ -72,7 +72,7 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
             rc = 1;
             break;
         }
-        if (next == TOKEN_BOS || next == TOKEN_EOS)
+        if (next == tokenizer_bos(tok) || next == tokenizer_eos(tok))
             break;
         put_token(&ts, tok, prev, next);
         fflush(stdout);

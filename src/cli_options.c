@@ -242,6 +242,11 @@ static const char *set_mouse(cli_options *o, const char *v)
 
 SET_CONSTANT(set_no_mouse, mouse, false)
 
+static const char *set_verbose(cli_options *o, const char *v)
+{
+    return parse_bool(v, &o->verbose) ? NULL : "must be yes or no";
+}
+
 static const char *set_history_size(cli_options *o, const char *v)
 {
     return parse_int(v, 0, CLI_HISTORY_MAX, &o->history_size) ? NULL
@@ -253,7 +258,7 @@ static const char *set_history_size(cli_options *o, const char *v)
 const cli_option cli_option_table[] = {
     {"model", 0, "FILE", true, true, "the model (default: see MODEL below)", set_model},
     {"tokenizer", 'z', "FILE", true, true,
-     "tokenizer (default: tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
+     "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
      set_tokenizer},
     {"mode", 'm', "MODE", false, false,
      "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal, else chat)", set_mode},
@@ -279,7 +284,8 @@ const cli_option cli_option_table[] = {
     {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
     {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
     {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
-    {"weights", 0, "TYPE", true, false, "q8_0 (default) or f32: compute with int8 or fp32 weights",
+    {"weights", 0, "TYPE", true, false,
+     "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
      set_weights},
     {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 (default auto)", set_kernels},
     {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
@@ -291,6 +297,7 @@ const cli_option cli_option_table[] = {
     {"no-mouse", 0, NULL, false, false, "tui: no mouse (when the config file enables it)", set_no_mouse},
     {"history-size", 0, "N", true, false, "input lines kept in the history (default 1000; 0 = none)",
      set_history_size},
+    {"verbose", 0, NULL, true, false, "say what loading did: format, shape, conversions,\ntokenizer", set_verbose},
     {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
     {"no-config", 0, NULL, false, false, "read no config file", NULL},
     {"help", 'h', NULL, false, false, "show this help", NULL},
@@ -337,7 +344,8 @@ void cli_usage(FILE *f)
         fputc('\n', f);
     }
     fputs("\n"
-          "MODEL is a model file, or the name of a model fetched with llmchat-fetch\n"
+          "MODEL is a model file (GGUF in F32, F16, BF16, Q8_0, Q4_0..Q5_1 or Q2_K..Q6_K, or a\n"
+          "llama2.c .bin), or the name of a model fetched with llmchat-fetch\n"
           "(llmchat-fetch --list). Without one: $LLMCHAT_MODEL, then the config file's\n"
           "model, then the bundled demo model.\n"
           "\n"

@@ -62,6 +62,7 @@ typedef struct {
     cli_theme theme;             /* --theme; mono with --no-color or NO_COLOR */
     int history_size;            /* --history-size: input lines kept across runs */
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
+    bool verbose;                /* --verbose: say what loading did on stderr */
 
     /* owned: the config file that was read (its values are borrowed above) */
     char *config_path;           /* NULL when none was read */

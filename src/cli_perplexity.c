@@ -60,7 +60,7 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
     int rc = 0;
     for (int start = 0; start < n && buf && !cli_interrupted; start += window) {
         int len = n - start < window ? n - start : window;
-        buf[0] = TOKEN_BOS;
+        buf[0] = tokenizer_bos(tok);
         for (int i = 0; i < len; i++)
             buf[i + 1] = ids[start + i];
         engine_rewind(e, 0, NULL);

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_options.h"
+#include "gguf.h"
 #include "model.h"
 #include "kernels.h"
 #include "tokenizer.h"
@@ -23,17 +24,29 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Finds the tokenizer for a model: -z when given, else tokenizer.bin or tok<vocab>.bin
- * beside the model, then in the data directory's models/; the first whose vocabulary
- * matches. */
-static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
+/* Finds the tokenizer for a model: -z when given, else the one embedded in a GGUF
+ * model, else tokenizer.bin or tok<vocab>.bin beside the model, then in the data
+ * directory's models/; the first whose vocabulary matches. */
+static int open_tokenizer(const cli_options *o, const model *m, tokenizer **out)
 {
     llm_err err;
+    int vocab = m->config.vocab_size;
     if (o->tokenizer_path) {
         if (tokenizer_open(o->tokenizer_path, vocab, out, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);
             return 1;
         }
+        if (o->verbose)
+            fprintf(stderr, "llmchat: tokenizer: %s\n", o->tokenizer_path);
+        return 0;
+    }
+    if (m->meta && gguf_find_key(m->meta, "tokenizer.ggml.model") >= 0) {
+        if (tokenizer_from_gguf(m->meta, o->model_path, vocab, out, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
+        if (o->verbose)
+            fprintf(stderr, "llmchat: tokenizer: the model's own (%d tokens)\n", vocab);
         return 0;
     }
     char dir[4096];
@@ -59,8 +72,11 @@ static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
             if (!file_exists(path))
                 continue;
             snprintf(tried[n_tried++], sizeof tried[0], "%s", path);
-            if (tokenizer_open(path, vocab, out, &err) == LLM_OK)
+            if (tokenizer_open(path, vocab, out, &err) == LLM_OK) {
+                if (o->verbose)
+                    fprintf(stderr, "llmchat: tokenizer: %s\n", path);
                 return 0;
+            }
         }
     }
     fprintf(stderr, "llmchat: no tokenizer with %d tokens found for %s", vocab, o->model_path);
@@ -68,6 +84,36 @@ static int open_tokenizer(const cli_options *o, int vocab, tokenizer **out)
         fprintf(stderr, "%s%s", i == 0 ? " (tried " : ", ", tried[i]);
     fprintf(stderr, "%s; give one with -z FILE\n", n_tried ? ")" : "");
     return 1;
+}
+
+/* The progress line on stderr while a big model's weights are converted at load
+ * (a terminal only: a log gets the --verbose summary instead). */
+static void show_progress(void *user, uint64_t done, uint64_t total)
+{
+    static int shown = -1;
+    const char *name = user;
+    int pct = total ? (int)(100 * done / total) : 100;
+    if (pct == shown)
+        return;
+    shown = pct;
+    fprintf(stderr, "\rllmchat: loading %s: %3d%%", name, pct);
+    if (done >= total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* --verbose: what the file is and what loading made of it. */
+static void describe_model(const model *m)
+{
+    const model_config *c = &m->config;
+    char params[32];
+    fprintf(stderr, "llmchat: %s: %s, %s parameters: dim %d, hidden %d, %d layers, %d heads "
+            "(%d KV), vocab %d, context %d, RoPE base %g, RMS epsilon %g%s\n",
+            m->path, m->format_name, llm_group_digits(params, sizeof params, m->n_params),
+            c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+            c->seq_len, c->rope_base, c->rms_eps,
+            c->shared_classifier ? ", classifier shared with the embedding" : "");
+    fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);
 }
 
 static int run(cli_options *o)
@@ -97,12 +143,18 @@ static int run(cli_options *o)
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
+    if (isatty(STDERR_FILENO)) {
+        mo.progress = show_progress;
+        mo.progress_user = (void *)o->model_path;
+    }
     model *m;
     llm_err err;
     if (model_open(o->model_path, &mo, &m, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
+    if (o->verbose)
+        describe_model(m);
     if (o->ctx > m->config.seq_len) {
         fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o->ctx,
                 m->config.seq_len);
@@ -110,7 +162,7 @@ static int run(cli_options *o)
         return 2;
     }
     tokenizer *tok;
-    if ((rc = open_tokenizer(o, m->config.vocab_size, &tok)) != 0) {
+    if ((rc = open_tokenizer(o, m, &tok)) != 0) {
         model_close(m);
         return rc;
     }

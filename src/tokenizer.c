@@ -1,8 +1,13 @@
-/* tokenizer.c — loads a llama2.c tokenizer.bin and encodes/decodes text the way
- * SentencePiece BPE does for Llama.
+/* tokenizer.c — loads a llama2.c tokenizer.bin or the tokenizer.ggml.* vocabulary of a
+ * GGUF file, and encodes/decodes text the way SentencePiece BPE does for Llama.
  *
- * Owns: the vocabulary (pieces, scores, kinds), a hash table from piece text to id
- * for the normal pieces, and the byte-token table. Encoding is SentencePiece's own
+ * Owns: the vocabulary (pieces, scores, kinds, the special ids), a hash table from
+ * piece text to id for the normal pieces, and the byte-token table. GGUF pieces spell
+ * spaces as SentencePiece's "▁" (U+2581); they are stored with plain spaces, as
+ * tokenizer.bin stores them. Token kinds come from tokenizer.ggml.token_type: control
+ * and user-defined tokens (BOS, EOS, "<|im_start|>") are never produced from text, so
+ * text typed by a user cannot turn into them; chat templates insert them by id
+ * (tokenizer_special). Encoding is SentencePiece's own
  * algorithm: split the dummy-prefixed text into UTF-8 characters, keep a priority
  * queue of adjacent pairs whose concatenation is a normal piece (highest score
  * first, leftmost on ties), merge over a linked list of symbols, then map each final
@@ -20,12 +25,20 @@
 #include "textfmt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-enum piece_kind { KIND_NORMAL = 0, KIND_CONTROL, KIND_BYTE };
+#include "gguf.h"
+
+/* NORMAL pieces are what merging makes; CONTROL tokens (BOS, EOS, <unk>, template
+ * markers) and USER defined ones are never made from text; UNUSED ones never appear. */
+enum piece_kind { KIND_NORMAL = 0, KIND_CONTROL, KIND_BYTE, KIND_USER, KIND_UNUSED };
 
 struct tokenizer {
     int n_vocab;
@@ -40,6 +53,9 @@ struct tokenizer {
     char *blob;            /* all pieces, each followed by a NUL */
     int *table;            /* (table_size) open-addressing hash of normal pieces, -1 = empty */
     size_t table_mask;     /* table_size - 1 (a power of two) */
+    int bos, eos, unk;     /* special ids */
+    bool add_bos;          /* the vocabulary asks for BOS before text */
+    bool space_prefix;     /* SentencePiece's dummy prefix: one space before the text */
 };
 
 /* ---- hashing of normal pieces ---- */
@@ -101,7 +117,82 @@ static int parse_byte_piece(const char *p, int len)
     return v;
 }
 
-/* ---- loading ---- */
+/* ---- building the vocabulary ---- */
+
+/* A tokenizer for n pieces totalling piece_bytes (without terminators), every array
+ * allocated and the tables empty; NULL when out of memory. */
+static tokenizer *tokenizer_alloc(int n, size_t piece_bytes)
+{
+    tokenizer *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    size_t table_size = 16;
+    while (table_size < (size_t)n * 2)
+        table_size *= 2;
+    t->n_vocab = n;
+    t->pieces = malloc((size_t)n * sizeof *t->pieces);
+    t->lens = malloc((size_t)n * sizeof *t->lens);
+    t->scores = malloc((size_t)n * sizeof *t->scores);
+    t->kinds = malloc((size_t)n);
+    t->byte_of = malloc((size_t)n * sizeof *t->byte_of);
+    t->blob = malloc(piece_bytes + (size_t)n + 1);
+    t->table = malloc(table_size * sizeof *t->table);
+    t->table_mask = table_size - 1;
+    if (!t->pieces || !t->lens || !t->scores || !t->kinds || !t->byte_of || !t->blob || !t->table) {
+        tokenizer_close(t);
+        return NULL;
+    }
+    for (int b = 0; b < 256; b++)
+        t->byte_id[b] = -1;
+    for (size_t i = 0; i < table_size; i++)
+        t->table[i] = -1;
+    t->bos = TOKEN_BOS;
+    t->eos = TOKEN_EOS;
+    t->unk = TOKEN_UNK;
+    t->add_bos = true;
+    t->space_prefix = true;
+    return t;
+}
+
+/* Sets token id (ids are set in order; *blob_used tracks the blob). A byte kind whose
+ * piece is not "<0xNN>" becomes a control token. */
+static void tokenizer_set(tokenizer *t, int id, const char *piece, int len, float score,
+                          enum piece_kind kind, size_t *blob_used)
+{
+    t->scores[id] = score;
+    t->pieces[id] = t->blob + *blob_used;
+    t->lens[id] = len;
+    memcpy(t->blob + *blob_used, piece, (size_t)len);
+    t->blob[*blob_used + (size_t)len] = '\0';
+    *blob_used += (size_t)len + 1;
+
+    int byte = parse_byte_piece(t->pieces[id], len);
+    if (kind == KIND_BYTE && byte < 0)
+        kind = KIND_CONTROL;
+    t->kinds[id] = (unsigned char)kind;
+    t->byte_of[id] = (short)(kind == KIND_BYTE ? byte : -1);
+    if (kind == KIND_BYTE && t->byte_id[byte] < 0) {
+        t->byte_id[byte] = id;
+        t->n_byte_tokens++;
+    }
+    if (kind == KIND_NORMAL && len > 0)
+        table_insert(t, id);
+}
+
+/* After every token is set: the bytes no normal piece contains. */
+static void tokenizer_finish(tokenizer *t)
+{
+    bool seen[128] = { false };
+    for (int id = 0; id < t->n_vocab; id++)
+        if (t->kinds[id] == KIND_NORMAL)
+            for (int k = 0; k < t->lens[id]; k++)
+                if ((unsigned char)t->pieces[id][k] < 128)
+                    seen[(unsigned char)t->pieces[id][k]] = true;
+    for (int b = 0; b < 128; b++)
+        t->barrier[b] = !seen[b];
+}
+
+/* ---- loading a llama2.c tokenizer.bin ---- */
 
 static llm_status read_file(const char *path, unsigned char **data, size_t *size, llm_err *err)
 {
@@ -188,7 +279,7 @@ static llm_status scan_records(const char *path, const unsigned char *data, size
                             len > max_len ? "its header allows (max_token_length)"
                                           : "this program accepts");
         off += 8 + (size_t)len;
-        bytes += (size_t)len + 1;
+        bytes += (size_t)len;
         if (++n > INT32_MAX / 2)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: implausibly many tokens", path);
     }
@@ -197,97 +288,233 @@ static llm_status scan_records(const char *path, const unsigned char *data, size
     return LLM_OK;
 }
 
+static llm_status check_count(const char *path, int n, int vocab_size, llm_err *err)
+{
+    char a[32], b[32];
+    if (vocab_size > 0 && n != vocab_size)
+        return llm_fail(err, LLM_ERR_MISMATCH, "%s holds %s tokens, but the model's vocab_size is %s (wrong tokenizer for this model?)",
+                        path, llm_group_digits(a, sizeof a, n), llm_group_digits(b, sizeof b, vocab_size));
+    if (n < 3)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s holds %d tokens; a tokenizer needs at least <unk>, <s> and </s>", path, n);
+    return LLM_OK;
+}
+
+static llm_status open_bin(const char *path, const unsigned char *data, size_t size,
+                           int vocab_size, tokenizer **out, llm_err *err)
+{
+    int n = 0;
+    size_t piece_bytes = 0;
+    llm_status st = scan_records(path, data, size, &n, &piece_bytes, err);
+    if (st == LLM_OK)
+        st = check_count(path, n, vocab_size, err);
+    if (st != LLM_OK)
+        return st;
+    tokenizer *t = tokenizer_alloc(n, piece_bytes);
+    if (!t)
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for %d tokens", path, n);
+    size_t off = 4, used = 0;
+    for (int id = 0; id < n; id++) {
+        int len = get_i32(data + off + 4);
+        const char *piece = (const char *)data + off + 8;
+        enum piece_kind kind = id == TOKEN_UNK || id == TOKEN_BOS || id == TOKEN_EOS ? KIND_CONTROL
+                               : parse_byte_piece(piece, len) >= 0        ? KIND_BYTE
+                                                                          : KIND_NORMAL;
+        tokenizer_set(t, id, piece, len, get_f32(data + off), kind, &used);
+        off += 8 + (size_t)len;
+    }
+    tokenizer_finish(t);
+    *out = t;
+    return LLM_OK;
+}
+
+/* ---- loading from GGUF metadata ---- */
+
+/* GGUF token types (tokenizer.ggml.token_type). */
+enum { GGUF_TOKEN_NORMAL = 1, GGUF_TOKEN_UNKNOWN, GGUF_TOKEN_CONTROL, GGUF_TOKEN_USER_DEFINED,
+       GGUF_TOKEN_UNUSED, GGUF_TOKEN_BYTE };
+
+/* Copies piece s (len bytes) into out with SentencePiece's "▁" (U+2581) turned into the
+ * space the encoder works with; returns the new length. */
+static size_t unescape_spaces(char *out, const char *s, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i + 2 < len && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x96 &&
+            (unsigned char)s[i + 2] == 0x81) {
+            out[o++] = ' ';
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    return o;
+}
+
+/* An id key: absent gives fallback; present must be an id inside the vocabulary
+ * (0xFFFFFFFF, "none", gives -1). */
+static llm_status special_id(const gguf *g, const char *name, const char *key, int n, int fallback,
+                             int *out, llm_err *err)
+{
+    uint64_t v;
+    *out = fallback;
+    if (gguf_find_key(g, key) < 0)
+        return LLM_OK;
+    if (!gguf_get_uint(g, key, &v))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is not a token id", name, key);
+    if (v == 0xFFFFFFFFu || v == UINT64_MAX) {
+        *out = -1;
+        return LLM_OK;
+    }
+    if (v >= (uint64_t)n)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %llu, outside the vocabulary of %d tokens",
+                        name, key, (unsigned long long)v, n);
+    *out = (int)v;
+    return LLM_OK;
+}
+
+llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, tokenizer **out,
+                               llm_err *err)
+{
+    *out = NULL;
+    const char *model = gguf_get_string(g, "tokenizer.ggml.model", NULL);
+    if (!model)
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: no tokenizer in the file (tokenizer.ggml.model is missing); give one "
+                        "with -z FILE", name);
+    if (strcmp(model, "llama") != 0)
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: tokenizer model '%.40s' is not supported: llmchat runs SentencePiece "
+                        "('llama') vocabularies, not byte-level BPE ('gpt2', as in Llama 3) or "
+                        "others", name, model);
+    gguf_array tokens, scores, types;
+    bool has_scores = gguf_get_array(g, "tokenizer.ggml.scores", &scores);
+    bool has_types = gguf_get_array(g, "tokenizer.ggml.token_type", &types);
+    if (!gguf_get_array(g, "tokenizer.ggml.tokens", &tokens) || tokens.type != GGUF_TYPE_STRING)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.tokens is missing or not an "
+                        "array of strings", name);
+    if (tokens.n > (uint64_t)INT32_MAX / 2)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: implausibly many tokens", name);
+    int n = (int)tokens.n;
+    llm_status st = check_count(name, n, vocab_size, err);
+    if (st != LLM_OK)
+        return st;
+    if (has_scores && (scores.n != tokens.n || (scores.type != GGUF_TYPE_FLOAT32 &&
+                                                 scores.type != GGUF_TYPE_FLOAT64)))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.scores does not hold one number "
+                        "per token", name);
+    if (has_types && (types.n != tokens.n || types.type == GGUF_TYPE_STRING ||
+                      types.type == GGUF_TYPE_ARRAY || types.type == GGUF_TYPE_FLOAT32 ||
+                      types.type == GGUF_TYPE_FLOAT64))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.token_type does not hold one "
+                        "integer per token", name);
+
+    int bos, eos, unk;
+    if ((st = special_id(g, name, "tokenizer.ggml.bos_token_id", n, TOKEN_BOS, &bos, err)) != LLM_OK ||
+        (st = special_id(g, name, "tokenizer.ggml.eos_token_id", n, TOKEN_EOS, &eos, err)) != LLM_OK ||
+        (st = special_id(g, name, "tokenizer.ggml.unknown_token_id", n, TOKEN_UNK, &unk, err)) != LLM_OK)
+        return st;
+    if (bos < 0 || eos < 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: the vocabulary has no %s token", name,
+                        bos < 0 ? "BOS" : "EOS");
+
+    /* the pieces' bytes: the strings' total length bounds them ("▁" shrinks to ' ') */
+    size_t piece_bytes = (size_t)(tokens.end - tokens.data) - 8 * (size_t)n;
+    tokenizer *t = tokenizer_alloc(n, piece_bytes);
+    char *piece = malloc(piece_bytes + 1);
+    if (!t || !piece) {
+        tokenizer_close(t);
+        free(piece);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for %d tokens", name, n);
+    }
+    t->bos = bos;
+    t->eos = eos;
+    t->unk = unk >= 0 ? unk : TOKEN_UNK;
+    bool flag;
+    if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &flag))
+        t->space_prefix = flag;
+    t->add_bos = !gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &flag) || flag;
+
+    const unsigned char *cur = NULL;
+    size_t used = 0;
+    for (int id = 0; id < n; id++) {
+        const char *s;
+        uint64_t len;
+        gguf_array_string(&tokens, &cur, &s, &len);
+        int plen = (int)unescape_spaces(piece, s, (size_t)len);
+        if (plen > TOKENIZER_PIECE_MAX) {
+            tokenizer_close(t);
+            free(piece);
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: token %d of tokenizer.ggml.tokens has %d bytes, "
+                            "more than the %d a piece may have", name, id, plen, TOKENIZER_PIECE_MAX);
+        }
+        int64_t type = has_types ? gguf_array_int(&types, (uint64_t)id) : 0;
+        enum piece_kind kind;
+        switch (type) {
+        case GGUF_TOKEN_NORMAL: kind = KIND_NORMAL; break;
+        case GGUF_TOKEN_BYTE: kind = KIND_BYTE; break;
+        case GGUF_TOKEN_USER_DEFINED: kind = KIND_USER; break;
+        case GGUF_TOKEN_UNUSED: kind = KIND_UNUSED; break;
+        case GGUF_TOKEN_UNKNOWN:
+        case GGUF_TOKEN_CONTROL: kind = KIND_CONTROL; break;
+        default: /* no types: as a tokenizer.bin */
+            kind = id == bos || id == eos || id == unk ? KIND_CONTROL
+                   : parse_byte_piece(piece, plen) >= 0 ? KIND_BYTE : KIND_NORMAL;
+        }
+        float score = has_scores ? (float)gguf_array_float(&scores, (uint64_t)id) : 0.0f;
+        tokenizer_set(t, id, piece, plen, score, kind, &used);
+    }
+    free(piece);
+    tokenizer_finish(t);
+    *out = t;
+    return LLM_OK;
+}
+
+/* A GGUF file given to tokenizer_open: mapped, parsed, its vocabulary read. */
+static llm_status open_gguf(const char *path, int vocab_size, tokenizer **out, llm_err *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        close(fd);
+        return llm_fail(err, LLM_ERR_IO, "%s: cannot read its size", path);
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int map_errno = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return llm_fail(err, LLM_ERR_IO, "%s: cannot map: %s", path, strerror(map_errno));
+    gguf *g;
+    llm_status s = gguf_parse(map, (size_t)st.st_size, path, &g, err);
+    if (s == LLM_OK) {
+        s = tokenizer_from_gguf(g, path, vocab_size, out, err);
+        gguf_free(g);
+    }
+    munmap(map, (size_t)st.st_size);
+    return s;
+}
+
 llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err)
 {
     *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+    unsigned char magic[4] = {0};
+    size_t got = fread(magic, 1, 4, f);
+    fclose(f);
+    if (got == 4 && memcmp(magic, "GGUF", 4) == 0)
+        return open_gguf(path, vocab_size, out, err);
+
     unsigned char *data = NULL;
     size_t size = 0;
     llm_status st = read_file(path, &data, &size, err);
     if (st != LLM_OK)
         return st;
-
-    int n = 0;
-    size_t piece_bytes = 0;
-    st = scan_records(path, data, size, &n, &piece_bytes, err);
-    if (st == LLM_OK && vocab_size > 0 && n != vocab_size) {
-        char a[32], b[32];
-        st = llm_fail(err, LLM_ERR_MISMATCH, "%s holds %s tokens, but the model's vocab_size is %s (wrong tokenizer for this model?)",
-                      path, llm_group_digits(a, sizeof a, n), llm_group_digits(b, sizeof b, vocab_size));
-    }
-    if (st == LLM_OK && n < 3)
-        st = llm_fail(err, LLM_ERR_FORMAT, "%s holds %d tokens; a tokenizer needs at least <unk>, <s> and </s>", path, n);
-    if (st != LLM_OK) {
-        free(data);
-        return st;
-    }
-
-    tokenizer *t = calloc(1, sizeof *t);
-    size_t table_size = 16;
-    while (table_size < (size_t)n * 2)
-        table_size *= 2;
-    if (t) {
-        t->n_vocab = n;
-        t->pieces = malloc((size_t)n * sizeof *t->pieces);
-        t->lens = malloc((size_t)n * sizeof *t->lens);
-        t->scores = malloc((size_t)n * sizeof *t->scores);
-        t->kinds = malloc((size_t)n);
-        t->byte_of = malloc((size_t)n * sizeof *t->byte_of);
-        t->blob = malloc(piece_bytes + 1);
-        t->table = malloc(table_size * sizeof *t->table);
-        t->table_mask = table_size - 1;
-    }
-    if (!t || !t->pieces || !t->lens || !t->scores || !t->kinds || !t->byte_of || !t->blob || !t->table) {
-        tokenizer_close(t);
-        free(data);
-        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for %d tokens", path, n);
-    }
-
-    for (int b = 0; b < 256; b++)
-        t->byte_id[b] = -1;
-    for (size_t i = 0; i < table_size; i++)
-        t->table[i] = -1;
-
-    size_t off = 4, bo = 0;
-    for (int id = 0; id < n; id++) {
-        int len = get_i32(data + off + 4);
-        t->scores[id] = get_f32(data + off);
-        t->pieces[id] = t->blob + bo;
-        t->lens[id] = len;
-        memcpy(t->blob + bo, data + off + 8, (size_t)len);
-        t->blob[bo + (size_t)len] = '\0';
-        bo += (size_t)len + 1;
-        off += 8 + (size_t)len;
-
-        int byte = parse_byte_piece(t->pieces[id], len);
-        t->byte_of[id] = (short)byte;
-        if (id == TOKEN_UNK || id == TOKEN_BOS || id == TOKEN_EOS) {
-            t->kinds[id] = KIND_CONTROL;
-        } else if (byte >= 0) {
-            t->kinds[id] = KIND_BYTE;
-            if (t->byte_id[byte] < 0) {
-                t->byte_id[byte] = id;
-                t->n_byte_tokens++;
-            }
-        } else {
-            t->kinds[id] = KIND_NORMAL;
-            if (len > 0)
-                table_insert(t, id);
-        }
-        if (t->kinds[id] != KIND_BYTE)
-            t->byte_of[id] = -1;
-    }
+    st = open_bin(path, data, size, vocab_size, out, err);
     free(data);
-
-    bool seen[128] = { false };
-    for (int id = 0; id < n; id++)
-        if (t->kinds[id] == KIND_NORMAL)
-            for (int k = 0; k < t->lens[id]; k++)
-                if ((unsigned char)t->pieces[id][k] < 128)
-                    seen[(unsigned char)t->pieces[id][k]] = true;
-    for (int b = 0; b < 128; b++)
-        t->barrier[b] = !seen[b];
-    *out = t;
-    return LLM_OK;
+    return st;
 }
 
 void tokenizer_close(tokenizer *t)
@@ -305,6 +532,34 @@ void tokenizer_close(tokenizer *t)
 }
 
 int tokenizer_vocab_size(const tokenizer *t) { return t->n_vocab; }
+int tokenizer_bos(const tokenizer *t) { return t->bos; }
+int tokenizer_eos(const tokenizer *t) { return t->eos; }
+int tokenizer_unk(const tokenizer *t) { return t->unk; }
+bool tokenizer_adds_bos(const tokenizer *t) { return t->add_bos; }
+
+int tokenizer_special(const tokenizer *t, const char *piece)
+{
+    size_t len = strlen(piece);
+    for (int id = 0; id < t->n_vocab; id++)
+        if ((t->kinds[id] == KIND_CONTROL || t->kinds[id] == KIND_USER) &&
+            (size_t)t->lens[id] == len && memcmp(t->pieces[id], piece, len) == 0)
+            return id;
+    return -1;
+}
+
+int tokenizer_token_type(const tokenizer *t, int id)
+{
+    if (id < 0 || id >= t->n_vocab)
+        return 0;
+    switch ((enum piece_kind)t->kinds[id]) {
+    case KIND_NORMAL: return 1;
+    case KIND_CONTROL: return id == t->unk ? 2 : 3;
+    case KIND_USER: return 4;
+    case KIND_UNUSED: return 5;
+    case KIND_BYTE: return 6;
+    }
+    return 1;
+}
 
 /* Borrowed: points into the tokenizer, valid until tokenizer_close. */
 const char *tokenizer_piece(const tokenizer *t, int id)
@@ -449,16 +704,18 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
     if (tlen > (size_t)INT32_MAX - 2)
         return -1;
 
-    /* The normalized text: the dummy-prefix space, then the text as is. */
+    /* The normalized text: the dummy-prefix space (unless the vocabulary says
+     * otherwise), then the text as is. */
     char *norm = malloc(tlen + 2);
     symbol *sym = malloc((tlen + 1) * sizeof *sym);
     pair_heap heap = { NULL, 0, 0 };
     int n = -1;
     if (!norm || !sym)
         goto done;
+    size_t prefix = t->space_prefix ? 1 : 0;
     norm[0] = ' ';
-    memcpy(norm + 1, text, tlen + 1);
-    size_t nlen = tlen + 1;
+    memcpy(norm + prefix, text, tlen + 1);
+    size_t nlen = tlen + prefix;
 
     int n_sym = 0;
     for (size_t off = 0; off < nlen;) {
@@ -503,12 +760,12 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
         } else if (t->n_byte_tokens > 0) {
             for (int k = 0; k < s->len; k++) {
                 int b = t->byte_id[(unsigned char)norm[s->start + k]];
-                emit(ids, max, &n, b >= 0 ? b : TOKEN_UNK);
+                emit(ids, max, &n, b >= 0 ? b : t->unk);
             }
             prev_unk = 0;
         } else {
             if (!prev_unk) /* SentencePiece folds a run of unknown symbols into one <unk> */
-                emit(ids, max, &n, TOKEN_UNK);
+                emit(ids, max, &n, t->unk);
             prev_unk = 1;
         }
     }
@@ -540,7 +797,7 @@ size_t tokenizer_decode(const tokenizer *t, int prev, int id, char *buf, size_t 
     }
     const char *p = t->pieces[id];
     size_t len = (size_t)t->lens[id];
-    if (prev == TOKEN_BOS && len > 0 && p[0] == ' ') {
+    if (prev == t->bos && t->space_prefix && len > 0 && p[0] == ' ') {
         p++;
         len--;
     }

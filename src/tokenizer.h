@@ -1,11 +1,13 @@
-/* tokenizer.h — SentencePiece-compatible BPE tokenizer over a llama2.c tokenizer.bin.
+/* tokenizer.h — SentencePiece-compatible BPE tokenizer over a llama2.c tokenizer.bin or
+ * the vocabulary embedded in a GGUF file (tokenizer.ggml.*, model "llama").
  *
  * Encoding follows SentencePiece BPE as configured for Llama: one space is prepended
  * to non-empty text (the dummy prefix), each UTF-8 character maps to its piece or
  * else to its byte-fallback tokens (<0xNN>), then the adjacent pair whose
  * concatenation is a normal piece with the highest score is merged, leftmost on ties,
- * until no pair merges. Control tokens (<unk>, <s>, </s>) and byte tokens never come
- * out of merging, so user text can never produce a control token.
+ * until no pair merges. Control tokens (<unk>, <s>, </s>, template markers such as
+ * <|im_start|>), user-defined tokens and byte tokens never come out of merging, so
+ * user text can never produce a control token.
  * Decoding turns byte tokens into raw bytes and drops the leading space of the first
  * piece after BOS. The tokenizer owns its vocabulary; it is immutable after open,
  * so one tokenizer may be shared by several readers. */
@@ -17,6 +19,7 @@
 
 #include "status.h"
 
+/* The special ids of llama2.c's tokenizer.bin (and of Llama's vocabulary). */
 enum { TOKEN_UNK = 0, TOKEN_BOS = 1, TOKEN_EOS = 2 };
 
 /* The longest piece a tokenizer may hold, in bytes: longer ones are refused at load,
@@ -24,16 +27,37 @@ enum { TOKEN_UNK = 0, TOKEN_BOS = 1, TOKEN_EOS = 2 };
 enum { TOKENIZER_PIECE_MAX = 1024 };
 
 typedef struct tokenizer tokenizer;
+struct gguf;
 
-/* Loads a llama2.c tokenizer.bin: an int32 max_token_length, then per token a float
- * score, an int32 length and the piece's bytes. Every length must be within
- * max_token_length and TOKENIZER_PIECE_MAX. When vocab_size > 0 the file must hold
- * exactly that many tokens (the model's vocab_size), else a LLM_ERR_MISMATCH names
- * both. */
+/* Loads a llama2.c tokenizer.bin (an int32 max_token_length, then per token a float
+ * score, an int32 length and the piece's bytes; every length must be within
+ * max_token_length and TOKENIZER_PIECE_MAX), or the vocabulary of a GGUF file (a model
+ * or a vocabulary-only file; pieces longer than TOKENIZER_PIECE_MAX are refused too).
+ * When vocab_size > 0 the file must hold exactly that many tokens (the model's
+ * vocab_size), else a LLM_ERR_MISMATCH names both. */
 llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err);
+
+/* Builds the tokenizer from parsed GGUF metadata: tokenizer.ggml.model must be
+ * "llama" (anything else, e.g. "gpt2", is refused by name), with tokens, scores and
+ * token types; BOS/EOS/UNK ids, add_bos_token and add_space_prefix are honoured.
+ * name is used in messages. */
+llm_status tokenizer_from_gguf(const struct gguf *g, const char *name, int vocab_size,
+                               tokenizer **out, llm_err *err);
 void tokenizer_close(tokenizer *t); /* NULL does nothing */
 
 int tokenizer_vocab_size(const tokenizer *t);
+int tokenizer_bos(const tokenizer *t);   /* TOKEN_BOS for tokenizer.bin */
+int tokenizer_eos(const tokenizer *t);
+int tokenizer_unk(const tokenizer *t);
+bool tokenizer_adds_bos(const tokenizer *t); /* the vocabulary asks for BOS before text */
+
+/* The id of the control or user-defined token whose piece is exactly `piece`
+ * ("<|im_start|>"), or -1. */
+int tokenizer_special(const tokenizer *t, const char *piece);
+
+/* The GGUF token type of id: 1 normal, 2 unknown, 3 control, 4 user defined, 5 unused,
+ * 6 byte (0 for a bad id). */
+int tokenizer_token_type(const tokenizer *t, int id);
 
 /* Encodes text (NUL-terminated UTF-8; invalid bytes go to byte tokens) without BOS.
  * Writes at most max ids and returns the number of ids the text needs, which may be
@@ -45,7 +69,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max);
 const char *tokenizer_piece(const tokenizer *t, int id);
 /* The piece's score (merge priority). */
 float tokenizer_score(const tokenizer *t, int id);
-/* True for <unk>, <s>, </s>. */
+/* True for control tokens: <unk>, <s>, </s> and template markers. */
 bool tokenizer_is_control(const tokenizer *t, int id);
 /* For a byte-fallback token "<0xNN>" returns NN (0..255), else -1. */
 int tokenizer_byte(const tokenizer *t, int id);

@@ -1,5 +1,5 @@
 /* transformer.c — the Llama 2 forward pass, with exactly the math of llama2.c's run.c:
- * RMSNorm (eps 1e-5), RoPE over interleaved pairs, grouped-query attention over the
+ * RMSNorm, RoPE over interleaved pairs (epsilon and RoPE base from the model config), grouped-query attention over the
  * KV cache, SwiGLU feed-forward, residuals, final RMSNorm and classifier. The KV cache
  * is fp32 (run.c's numbers) or int8 rows with one scale per (position, head).
  *
@@ -350,13 +350,13 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
 
 /* ---- the math of run.c ---- */
 
-static void rmsnorm(float *o, const float *x, const float *weight, int size)
+static void rmsnorm(float *o, const float *x, const float *weight, int size, float eps)
 {
     float ss = 0.0f;
     for (int j = 0; j < size; j++)
         ss += x[j] * x[j];
     ss /= size;
-    ss += 1e-5f;
+    ss += eps;
     ss = 1.0f / sqrtf(ss);
     for (int j = 0; j < size; j++)
         o[j] = weight[j] * (ss * x[j]);
@@ -401,15 +401,17 @@ static void add_into(float *x, const float *y, int n)
 }
 
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->rope, as run.c
- * computes them: freq = 1 / 10000^(head_dim / head_size), angle = pos * freq. */
+ * computes them: freq = 1 / base^(head_dim / head_size), angle = pos * freq (base
+ * 10000 in llama2.c). */
 static void rope_angles(transformer *t, int pos, int n)
 {
     int hs = t->m->config.head_size;
+    float base = t->m->config.rope_base;
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
         float *r = t->rope + (size_t)i * hs;
         for (int hd = 0; hd < hs; hd += 2) {
-            float freq = 1.0f / powf(10000.0f, hd / (float)hs);
+            float freq = 1.0f / powf(base, hd / (float)hs);
             float val = (pos + i) * freq;
             r[hd] = cosf(val);
             r[hd + 1] = sinf(val);
@@ -613,7 +615,7 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
         const model_layer *L = &m->layers[l];
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++)
-            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, L->rms_att, dim);
+            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, L->rms_att, dim, t->m->config.rms_eps);
         const tensor *qkv[] = {&L->wq, &L->wk, &L->wv};
         float *qkv_out[] = {t->q, t->k_new, t->v_new};
         matmul_shared(t, t->xb, n, 3, qkv, qkv_out);
@@ -631,7 +633,7 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
         for (int i = 0; i < n; i++) {
             float *x = t->x + (size_t)i * dim;
             add_into(x, t->xb2 + (size_t)i * dim, dim);
-            rmsnorm(t->xb + (size_t)i * dim, x, L->rms_ffn, dim);
+            rmsnorm(t->xb + (size_t)i * dim, x, L->rms_ffn, dim, t->m->config.rms_eps);
         }
         const tensor *ffn[] = {&L->w1, &L->w3};
         float *ffn_out[] = {t->hb, t->hb2};
@@ -647,7 +649,7 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
 
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++)
-        rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, m->rms_final, dim);
+        rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, m->rms_final, dim, t->m->config.rms_eps);
     classifier_keep(t, pos, n, t->xb);
 }
 
@@ -815,7 +817,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         for (int l = 0; l < c->n_layers; l++) {
             const model_layer *L = &m->layers[l];
 
-            rmsnorm(ln->xn, t->x, L->rms_att, dim);
+            rmsnorm(ln->xn, t->x, L->rms_att, dim, t->m->config.rms_eps);
             lane_quantize(t, ln, ln->xn, dim);
             rows_job qkv[3] = {
                 {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
@@ -845,7 +847,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
             rows_share(&wo, 1, tid, nt);
             barrier_wait(&t->meet);
 
-            rmsnorm(ln->xn, t->x, L->rms_ffn, dim);
+            rmsnorm(ln->xn, t->x, L->rms_ffn, dim, t->m->config.rms_eps);
             lane_quantize(t, ln, ln->xn, dim);
             rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
                             lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
@@ -858,7 +860,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
             rows_share(&down, 1, tid, nt);
             barrier_wait(&t->meet);
         }
-        rmsnorm(ln->xn, t->x, m->rms_final, dim);
+        rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
         lane_quantize(t, ln, ln->xn, dim);
         if (tid == 0)
             classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);

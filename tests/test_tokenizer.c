@@ -2,13 +2,16 @@
  *
  * Owns: a small JSON Lines reader for tests/data/golden/tokenizer_llama2.jsonl
  * ({"text": "...", "ids": [...]}), a naive O(n^2) reference BPE used to cross-check
- * the heap-based encoder on long mixed inputs, and the load-error checks
- * (vocab mismatch, truncated and garbage files, missing file). */
+ * the heap-based encoder on long mixed inputs, the vocabularies of GGUF files (the same
+ * ids as SentencePiece; control tokens never made from text), and the load-error
+ * checks (vocab mismatch, truncated and garbage files, missing file, refused GGUF
+ * tokenizer models). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gguf.h"
 #include "testutil.h"
 #include "tokenizer.h"
 
@@ -505,6 +508,177 @@ START_TEST(test_matches_reference_bpe)
 }
 END_TEST
 
+
+/* ---- vocabularies from GGUF files ---- */
+
+/* The Llama 2 vocabulary as llama.cpp ships it in GGUF gives SentencePiece's ids too. */
+START_TEST(test_gguf_vocab_goldens)
+{
+    load_goldens();
+    tokenizer *t = open_ok("ggml-vocab-llama-spm.gguf", 32000);
+    int matched = 0, first_bad = -1;
+    for (int i = 0; i < n_goldens; i++) {
+        int ids[4096];
+        int n = tokenizer_encode(t, goldens[i].text, ids, 4096);
+        int ok = n == goldens[i].n_ids && memcmp(ids, goldens[i].ids, (size_t)n * sizeof *ids) == 0;
+        matched += ok;
+        if (!ok && first_bad < 0)
+            first_bad = i;
+        char *s = decode_all(t, goldens[i].ids, goldens[i].n_ids);
+        ck_assert_msg(strcmp(s, goldens[i].text) == 0, "line %d: decode gives \"%s\"", i + 1, s);
+        free(s);
+    }
+    ck_assert_msg(matched == n_goldens, "%d/%d goldens match; first mismatch: line %d \"%s\"", matched,
+                  n_goldens, first_bad + 1, first_bad >= 0 ? goldens[first_bad].text : "");
+    ck_assert_int_eq(tokenizer_bos(t), 1);
+    ck_assert_int_eq(tokenizer_eos(t), 2);
+    ck_assert_int_eq(tokenizer_unk(t), 0);
+    ck_assert(tokenizer_adds_bos(t));
+    ck_assert_int_eq(tokenizer_special(t, "<s>"), 1);
+    ck_assert_int_eq(tokenizer_special(t, "</s>"), 2);
+    ck_assert_int_eq(tokenizer_special(t, "the"), -1); /* normal pieces are not special */
+    ck_assert_int_eq(tokenizer_token_type(t, 0), 2);
+    ck_assert_int_eq(tokenizer_token_type(t, 1), 3);
+    ck_assert_int_eq(tokenizer_token_type(t, 3), 6);
+    ck_assert_int_eq(tokenizer_token_type(t, 1000), 1);
+    tokenizer_close(t);
+}
+END_TEST
+
+/* stories260K.gguf embeds the vocabulary of tok512.bin: the same pieces (spaces spelled
+ * "▁" in the file), scores and ids. */
+START_TEST(test_gguf_model_vocab_equals_bin)
+{
+    tokenizer *bin = open_ok("tok512.bin", 512);
+    tokenizer *gg = open_ok("stories260K.gguf", 512);
+    ck_assert_int_eq(tokenizer_vocab_size(gg), 512);
+    for (int id = 3; id < 512; id++) {
+        ck_assert_str_eq(tokenizer_piece(gg, id), tokenizer_piece(bin, id));
+        ck_assert_float_eq(tokenizer_score(gg, id), tokenizer_score(bin, id));
+        ck_assert_int_eq(tokenizer_byte(gg, id), tokenizer_byte(bin, id));
+    }
+    for (int id = 0; id < 3; id++)
+        ck_assert(tokenizer_is_control(gg, id) && tokenizer_is_control(bin, id));
+    load_goldens();
+    for (int i = 0; i < n_goldens; i++) {
+        int a[4096], b[4096];
+        int na = tokenizer_encode(bin, goldens[i].text, a, 4096);
+        int nb = tokenizer_encode(gg, goldens[i].text, b, 4096);
+        ck_assert_int_eq(na, nb);
+        ck_assert_msg(memcmp(a, b, (size_t)na * sizeof *a) == 0, "line %d differs", i + 1);
+    }
+    tokenizer_close(bin);
+    tokenizer_close(gg);
+}
+END_TEST
+
+/* Writes a GGUF vocabulary: the pieces (spaces as "▁"), token types, and the keys given
+ * as "key=value" strings (string values) plus an optional uint32 bos id. */
+static void write_vocab(const char *path, const char *model, const char *const *pieces,
+                        const int32_t *types, int n, long bos)
+{
+    gguf_writer *w = gguf_writer_new(0);
+    if (model)
+        gguf_writer_add_string(w, "tokenizer.ggml.model", model);
+    size_t lens[64];
+    float scores[64];
+    for (int i = 0; i < n; i++) {
+        lens[i] = strlen(pieces[i]);
+        scores[i] = (float)-i;
+    }
+    gguf_writer_add_string_array(w, "tokenizer.ggml.tokens", pieces, lens, (uint64_t)n);
+    gguf_writer_add_float32_array(w, "tokenizer.ggml.scores", scores, (uint64_t)n);
+    gguf_writer_add_int32_array(w, "tokenizer.ggml.token_type", types, (uint64_t)n);
+    if (bos >= 0)
+        gguf_writer_add_uint32(w, "tokenizer.ggml.bos_token_id", (uint32_t)bos);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    llm_err err;
+    ck_assert(gguf_writer_write_header(w, f, path, &err) == LLM_OK);
+    fclose(f);
+    gguf_writer_free(w);
+}
+
+/* A ChatML-style vocabulary: "<|im_start|>" is a control token whose text the normal
+ * pieces could spell; typed text never becomes it, the template finds it by name. */
+START_TEST(test_gguf_control_tokens_from_text)
+{
+    const char *pieces[] = {"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|user|>",
+                            "<", "|", "i", "m", "_", "s", "t", "a", "r", "e", "n", "d", ">",
+                            "\xe2\x96\x81", "<|", "|>", "im", "_start", "<|im", "\xe2\x96\x81<|", "u", "x"};
+    int n = (int)(sizeof pieces / sizeof pieces[0]);
+    int32_t types[32];
+    for (int i = 0; i < n; i++)
+        types[i] = 1;
+    types[0] = 2;
+    types[1] = types[2] = types[3] = types[4] = 3;
+    types[5] = 4; /* user defined */
+    const char *path = temp_path("chatml-vocab.gguf");
+    write_vocab(path, "llama", pieces, types, n, 1);
+    tokenizer *t = NULL;
+    llm_err err;
+    ck_assert_msg(tokenizer_open(path, n, &t, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(tokenizer_special(t, "<|im_start|>"), 3);
+    ck_assert_int_eq(tokenizer_special(t, "<|im_end|>"), 4);
+    ck_assert_int_eq(tokenizer_special(t, "<|user|>"), 5);
+    ck_assert_int_eq(tokenizer_special(t, "<|"), -1);
+    const char *typed[] = {"<|im_start|>", "<|im_end|>", "<|user|>", "x<|im_start|>user"};
+    for (size_t k = 0; k < sizeof typed / sizeof typed[0]; k++) {
+        int ids[64];
+        int got = tokenizer_encode(t, typed[k], ids, 64);
+        ck_assert_int_gt(got, 0);
+        for (int i = 0; i < got; i++)
+            ck_assert_msg(ids[i] > 5, "\"%s\" produced special token %d", typed[k], ids[i]);
+        char *s = decode_all(t, ids, got);
+        ck_assert_str_eq(s, typed[k]);
+        free(s);
+    }
+    /* the special tokens decode: control ones to nothing, user-defined ones to their text */
+    char buf[32];
+    ck_assert_uint_eq(tokenizer_decode(t, 6, 3, buf, sizeof buf), 0);
+    ck_assert_uint_eq(tokenizer_decode(t, 6, 5, buf, sizeof buf), 8);
+    ck_assert_str_eq(buf, "<|user|>");
+    tokenizer_close(t);
+    remove(path);
+}
+END_TEST
+
+START_TEST(test_gguf_refused_vocabularies)
+{
+    const char *pieces[] = {"<unk>", "<s>", "</s>", "a"};
+    int32_t types[] = {2, 3, 3, 1};
+    const char *path = temp_path("bad-vocab.gguf");
+    const struct {
+        const char *model;
+        long bos;
+        const char *says;
+    } cases[] = {
+        {"gpt2", 1, "'gpt2'"},
+        {"bert", 1, "'bert'"},
+        {NULL, 1, "tokenizer.ggml.model is missing"},
+        {"llama", 4, "bos_token_id is 4, outside the vocabulary"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        write_vocab(path, cases[k].model, pieces, types, 4, cases[k].bos);
+        tokenizer *t = (tokenizer *)&t;
+        llm_err err = {""};
+        ck_assert_int_eq(tokenizer_open(path, 0, &t, &err), LLM_ERR_FORMAT);
+        ck_assert_ptr_null(t);
+        ck_assert_msg(strstr(err.text, cases[k].says) && strstr(err.text, path), "message: %s", err.text);
+    }
+    /* the vocabulary size must match the model's */
+    write_vocab(path, "llama", pieces, types, 4, 1);
+    tokenizer *t = NULL;
+    llm_err err = {""};
+    ck_assert_int_eq(tokenizer_open(path, 512, &t, &err), LLM_ERR_MISMATCH);
+    /* a broken GGUF file is refused with the reader's message */
+    ck_assert_int_eq(tokenizer_open(data_path("stories260K-gguf-v1-head.gguf"), 0, &t, &err),
+                     LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "obsolete") != NULL, "message: %s", err.text);
+    remove(path);
+}
+END_TEST
+
 /* ---- limits ---- */
 
 START_TEST(test_vocab_mismatch)
@@ -766,11 +940,15 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_tok512_byte_fallback);
     tcase_add_test(core, test_no_byte_tokens_gives_unk);
     tcase_add_test(core, test_matches_reference_bpe);
+    tcase_add_test(core, test_gguf_vocab_goldens);
+    tcase_add_test(core, test_gguf_model_vocab_equals_bin);
+    tcase_add_test(core, test_gguf_control_tokens_from_text);
     suite_add_tcase(s, core);
 
     TCase *limits = tcase_create("limits");
     tcase_set_timeout(limits, 30);
     tcase_add_test(limits, test_vocab_mismatch);
+    tcase_add_test(limits, test_gguf_refused_vocabularies);
     tcase_add_test(limits, test_truncated_file);
     tcase_add_test(limits, test_garbage_file);
     tcase_add_test(limits, test_piece_lengths);

@@ -1,0 +1,121 @@
+#!/bin/sh
+# e2e_gguf.sh — GGUF models end to end: stories260K.gguf gives the reference C
+# implementation's greedy text with --weights f32 and the same text as stories260K.bin when
+# quantized at load; stories260K-q8_0.gguf agrees with stories260K_q80.bin on the first
+# sentence of every golden prompt; the tokenizer comes from the file (no tokenizer.bin
+# anywhere); -z takes a vocabulary-only GGUF; --verbose says what loading did; every
+# hostile file (made at test time, byte-identical to the reference set's) is refused with a
+# message and exit status 1.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+golden=$GOLDEN/generate_greedy.jsonl
+
+# A directory holding the GGUF models alone: no tokenizer.bin or tok512.bin beside them.
+mkdir "$T/alone"
+cp "$DATA/stories260K.gguf" "$DATA/stories260K-q8_0.gguf" "$T/alone/"
+
+# ---- greedy text on every golden prompt of stories260K ----
+count=$(jsonl_count "$golden")
+i=0
+n=0
+while [ "$i" -lt "$count" ]; do
+    model=$(jsonl_get "$golden" "$i" model)
+    if [ "$model" != stories260K.bin ]; then
+        i=$((i + 1))
+        continue
+    fi
+    prompt=$(jsonl_get "$golden" "$i" prompt)
+    steps=$(jsonl_get "$golden" "$i" steps)
+    jsonl_get "$golden" "$i" text | "$PYTHON" -c \
+        'import sys; t = sys.stdin.read(); sys.stdout.write(t[:-1] if t.endswith("\n") else t)' \
+        >"$T/want"
+
+    # fp32: the reference implementation's text
+    run_llmchat -m generate --weights f32 -t 0 -n "$steps" -i "$prompt" "$T/alone/stories260K.gguf" </dev/null
+    assert_status 0
+    assert_prefix "golden $i (stories260K.gguf --weights f32, prompt '$prompt')" "$T/want" "$T/out"
+
+    # quantized at load: exactly what stories260K.bin gives (the same fp32 numbers)
+    cp "$T/out" "$T/gguf_f32"
+    run_llmchat -m generate -t 0 -n "$steps" -i "$prompt" "$T/alone/stories260K.gguf" </dev/null
+    assert_status 0
+    cp "$T/out" "$T/gguf_q8"
+    run_llmchat -m generate -t 0 -n "$steps" -z "$DATA/tok512.bin" -i "$prompt" "$DATA/stories260K.bin" </dev/null
+    assert_status 0
+    cmp -s "$T/out" "$T/gguf_q8" || fail "prompt '$prompt': stories260K.gguf and stories260K.bin quantized at load give different text"
+
+    # the Q8_0 file (scales in half precision, rows of 172 straddling blocks) and the
+    # llama2.c int8 file (fp32 scales): the same int8 values; they agree on the first sentence
+    run_llmchat -m generate -t 0 -n "$steps" -i "$prompt" "$T/alone/stories260K-q8_0.gguf" </dev/null
+    assert_status 0
+    gguf_first=$("$PYTHON" -c 'import sys; t = open(sys.argv[1]).read(); p = len(sys.argv[2]); print(t[:t.find(".", p) + 1])' "$T/out" "$prompt")
+    run_llmchat -m generate -t 0 -n "$steps" -z "$DATA/tok512.bin" -i "$prompt" "$DATA/stories260K_q80.bin" </dev/null
+    assert_status 0
+    bin_first=$("$PYTHON" -c 'import sys; t = open(sys.argv[1]).read(); p = len(sys.argv[2]); print(t[:t.find(".", p) + 1])' "$T/out" "$prompt")
+    assert_eq "prompt '$prompt': first sentence of stories260K-q8_0.gguf vs stories260K_q80.bin" "$bin_first" "$gguf_first"
+    assert_not_contains "stories260K-q8_0.gguf greedy text" "$(cat "$T/out")" "upon upon"
+    n=$((n + 1))
+    i=$((i + 1))
+done
+[ "$n" -ge 5 ] || fail "only $n golden prompts for stories260K.bin"
+pass "$n golden prompts: stories260K.gguf = reference (fp32) and = stories260K.bin (Q8_0); stories260K-q8_0.gguf agrees with stories260K_q80.bin"
+
+# ---- the tokenizer: from the file, or a vocabulary-only GGUF with -z ----
+run_llmchat -m tokenize -i "Once upon a time" "$T/alone/stories260K.gguf" </dev/null
+assert_status 0
+assert_eq "ids from the model's own vocabulary" "403 407 261 378" "$(trim <"$T/out")"
+golden_tok=$GOLDEN/tokenizer_llama2.jsonl
+for k in 0 7 100 479; do
+    jsonl_get "$golden_tok" "$k" text >"$T/text"
+    run_llmchat -m tokenize -z "$DATA/ggml-vocab-llama-spm.gguf" -f "$T/text" </dev/null
+    assert_status 0
+    assert_eq "vocabulary GGUF, golden $k" "$(jsonl_get "$golden_tok" "$k" ids)" "$(trim <"$T/out")"
+done
+pass "the tokenizer comes from the GGUF file; -z takes a vocabulary-only GGUF"
+
+# ---- --verbose says what loading did ----
+run_llmchat --verbose -m generate -t 0 -n 4 -i "Once" "$T/alone/stories260K.gguf" </dev/null
+assert_status 0
+assert_file_contains "--verbose names the format" "$T/err" "GGUF v3"
+assert_file_contains "--verbose gives the RoPE base" "$T/err" "RoPE base 10000"
+assert_file_contains "--verbose says what was converted" "$T/err" "F32 → Q8_0 at load"
+assert_file_contains "--verbose names the tokenizer" "$T/err" "tokenizer: the model's own (512 tokens)"
+run_llmchat --verbose -m generate -t 0 -n 4 -i "Once" "$T/alone/stories260K-q8_0.gguf" </dev/null
+assert_status 0
+assert_file_contains "--verbose on the Q8_0 file" "$T/err" "Q8_0 repacked into rows"
+pass "--verbose describes the model, the conversion and the tokenizer"
+
+# ---- hostile files ----
+maker=${LLMCHAT_BUILDDIR:-}/tests/make_bad_gguf
+[ -x "$maker" ] || hard_error "$maker is not built (run through make check)"
+mkdir "$T/bad"
+"$maker" "$DATA/stories260K.gguf" "$T/bad" || fail "make_bad_gguf failed"
+if command -v sha256sum >/dev/null 2>&1; then
+    tail -n +2 "$DATA/gguf_bad.tsv" | while IFS='	' read -r file bytes sha rest; do
+        [ -f "$T/bad/$file" ] || fail "make_bad_gguf did not make $file"
+        got=$(sha256sum "$T/bad/$file" | cut -d' ' -f1)
+        [ "$got" = "$sha" ] || fail "$file made here differs from the reference file (sha256 $got, want $sha)"
+    done || exit 1
+    pass "the hostile files made here are byte-identical to the reference set's"
+fi
+checked=0
+for f in "$T"/bad/*.gguf "$DATA/stories260K-gguf-v1-head.gguf"; do
+    run_llmchat -m generate -t 0 -n 4 -i "Once" "$f" </dev/null
+    assert_status 1
+    assert_error_message
+    assert_file_contains "message for $f names it" "$T/err" "$f"
+    case $f in
+    *arch-gpt2*) assert_file_contains "arch-gpt2" "$T/err" "architecture 'gpt2'" ;;
+    *align-0*) assert_file_contains "align-0" "$T/err" "general.alignment is 0" ;;
+    *align-48*) assert_file_contains "align-48" "$T/err" "general.alignment is 48" ;;
+    *type-99*) assert_file_contains "type-99" "$T/err" "type 99" ;;
+    *ndims-5*) assert_file_contains "ndims-5" "$T/err" "5 dimensions" ;;
+    *strlen*|*arraylen*|*trunc-metadata*) assert_file_contains "$f" "$T/err" "tokenizer.ggml.tokens" ;;
+    *trunc-tensordata*) assert_file_contains "$f" "$T/err" "blk.2.ffn_gate.weight" ;;
+    *offset-past-end*) assert_file_contains "$f" "$T/err" "blk.4.ffn_norm.weight" ;;
+    *v1-head*) assert_file_contains "$f" "$T/err" "obsolete" ;;
+    esac
+    checked=$((checked + 1))
+done
+[ "$checked" -eq 11 ] || fail "checked $checked hostile files, expected 11"
+pass "all $checked hostile GGUF files are refused with a message and exit status 1"

@@ -1,0 +1,605 @@
+/* test_model_gguf.c — the GGUF model loader: stories260K.gguf holds exactly the numbers of
+ * stories260K.bin and stories260K-q8_0.gguf the int8 values of stories260K_q80.bin; every
+ * decodable tensor type loads (a one-layer model built from each gguf-types/ tensor) as
+ * Q8_0 and as F32 and runs; RoPE base and epsilon come from the file and change the
+ * results; the classifier falls back to token_embd; progress is reported; and files
+ * that are wrong for the llama architecture are refused with a message naming what is
+ * wrong (architecture, missing key, rope dimensions, missing or misshapen tensor, a type
+ * llmchat cannot decode, an extra tensor, NaN in a weight). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dequant.h"
+#include "ggml_type.h"
+#include "gguf.h"
+#include "model.h"
+#include "testutil.h"
+#include "transformer.h"
+
+/* ---- helpers ---- */
+
+static model *open_ok(const char *path, tensor_type type)
+{
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = type;
+    model *m = NULL;
+    llm_err err;
+    llm_status s = model_open(path, &opt, &m, &err);
+    ck_assert_msg(s == LLM_OK, "%s", err.text);
+    return m;
+}
+
+static void open_fails(const char *path, llm_status want, const char *says)
+{
+    model *m = (model *)1;
+    llm_err err = {""};
+    llm_status s = model_open(path, NULL, &m, &err);
+    ck_assert_msg(s == want, "status %s, wanted %s (%s)", llm_status_name(s), llm_status_name(want),
+                  err.text);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(err.text, path) && strstr(err.text, says), "message lacks \"%s\": %s", says,
+                  err.text);
+}
+
+/* What to change while copying a GGUF file (see copy_gguf). */
+typedef struct {
+    const char *drop_key;
+    const char *string_key, *string_value;   /* set (or add) a string */
+    const char *float_key;                   /* set (or add) a float32 */
+    float float_value;
+    const char *uint_key;                    /* set (or add) a uint32 */
+    uint32_t uint_value;
+    const char *drop_tensor;
+    const char *retype_tensor;               /* give it this type (zero data) */
+    uint32_t new_type;
+    const char *reshape_tensor;              /* swap its two dims */
+    const char *nan_tensor;                  /* an F32 tensor: value nan_index becomes NaN */
+    uint64_t nan_index;
+    const char *extra_tensor;                /* add an F32 tensor of 64 values */
+} gguf_edit;
+
+/* Copies the metadata value of key i of g into w (the types stories260K.gguf holds). */
+static void copy_kv(gguf_writer *w, const gguf *g, uint64_t i)
+{
+    const char *key = gguf_kv_key(g, i);
+    uint64_t u;
+    double d;
+    bool b;
+    gguf_array a;
+    switch (gguf_kv_type(g, i)) {
+    case GGUF_TYPE_STRING: gguf_writer_add_string(w, key, gguf_get_string(g, key, NULL)); break;
+    case GGUF_TYPE_UINT32: ck_assert(gguf_get_uint(g, key, &u)); gguf_writer_add_uint32(w, key, (uint32_t)u); break;
+    case GGUF_TYPE_INT32: ck_assert(gguf_get_float(g, key, &d)); gguf_writer_add_int32(w, key, (int32_t)d); break;
+    case GGUF_TYPE_FLOAT32: ck_assert(gguf_get_float(g, key, &d)); gguf_writer_add_float32(w, key, (float)d); break;
+    case GGUF_TYPE_BOOL: ck_assert(gguf_get_bool(g, key, &b)); gguf_writer_add_bool(w, key, b); break;
+    case GGUF_TYPE_ARRAY: {
+        ck_assert(gguf_get_array(g, key, &a));
+        if (a.type == GGUF_TYPE_STRING) {
+            const char **v = malloc(a.n * sizeof *v);
+            size_t *lens = malloc(a.n * sizeof *lens);
+            const unsigned char *cur = NULL;
+            for (uint64_t k = 0; k < a.n; k++) {
+                uint64_t len;
+                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
+                lens[k] = (size_t)len;
+            }
+            gguf_writer_add_string_array(w, key, v, lens, a.n);
+            free(v);
+            free(lens);
+        } else if (a.type == GGUF_TYPE_FLOAT32) {
+            float *v = malloc(a.n * sizeof *v);
+            for (uint64_t k = 0; k < a.n; k++)
+                v[k] = (float)gguf_array_float(&a, k);
+            gguf_writer_add_float32_array(w, key, v, a.n);
+            free(v);
+        } else {
+            int32_t *v = malloc(a.n * sizeof *v);
+            for (uint64_t k = 0; k < a.n; k++)
+                v[k] = (int32_t)gguf_array_int(&a, k);
+            gguf_writer_add_int32_array(w, key, v, a.n);
+            free(v);
+        }
+        break;
+    }
+    default: ck_abort_msg("copy_kv: type %d of %s", (int)gguf_kv_type(g, i), key);
+    }
+}
+
+static unsigned char *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)n);
+    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *size = (size_t)n;
+    return b;
+}
+
+/* Writes src (a GGUF file in tests/data) to dst with the edits. */
+static void copy_gguf(const char *src, const char *dst, const gguf_edit *e)
+{
+    size_t size;
+    unsigned char *buf = read_all(data_path(src), &size);
+    gguf *g;
+    llm_err err;
+    ck_assert_msg(gguf_parse(buf, size, src, &g, &err) == LLM_OK, "%s", err.text);
+    gguf_writer *w = gguf_writer_new(0);
+    for (uint64_t i = 0; i < gguf_kv_count(g); i++) {
+        const char *key = gguf_kv_key(g, i);
+        if ((e->drop_key && !strcmp(key, e->drop_key)) ||
+            (e->string_key && !strcmp(key, e->string_key)) ||
+            (e->float_key && !strcmp(key, e->float_key)) || (e->uint_key && !strcmp(key, e->uint_key)))
+            continue;
+        copy_kv(w, g, i);
+    }
+    if (e->string_key)
+        gguf_writer_add_string(w, e->string_key, e->string_value);
+    if (e->float_key)
+        gguf_writer_add_float32(w, e->float_key, e->float_value);
+    if (e->uint_key)
+        gguf_writer_add_uint32(w, e->uint_key, e->uint_value);
+
+    uint64_t n = gguf_tensor_count(g);
+    const gguf_tensor **keep = malloc((n + 1) * sizeof *keep);
+    uint64_t *bytes = malloc((n + 1) * sizeof *bytes);
+    int n_keep = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(g, i);
+        if (e->drop_tensor && !strcmp(t->name, e->drop_tensor))
+            continue;
+        uint64_t dims[4];
+        memcpy(dims, t->dims, sizeof dims);
+        uint32_t type = t->type;
+        if (e->retype_tensor && !strcmp(t->name, e->retype_tensor))
+            type = e->new_type;
+        if (e->reshape_tensor && !strcmp(t->name, e->reshape_tensor)) {
+            dims[0] = t->dims[1];
+            dims[1] = t->dims[0];
+        }
+        bytes[n_keep] = gguf_writer_add_tensor(w, t->name, type, t->n_dims, dims);
+        ck_assert_uint_gt(bytes[n_keep], 0);
+        keep[n_keep++] = t;
+    }
+    if (e->extra_tensor) {
+        uint64_t dims[1] = {64};
+        gguf_writer_add_tensor(w, e->extra_tensor, GGML_TYPE_F32, 1, dims);
+    }
+    FILE *f = fopen(dst, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert(gguf_writer_write_header(w, f, dst, &err) == LLM_OK);
+    for (int i = 0; i < n_keep; i++) {
+        const gguf_tensor *t = keep[i];
+        unsigned char *data = calloc(1, bytes[i]);
+        if (bytes[i] == t->bytes)
+            memcpy(data, t->data, t->bytes);
+        if (e->nan_tensor && !strcmp(t->name, e->nan_tensor)) {
+            float nan = NAN;
+            memcpy(data + 4 * e->nan_index, &nan, 4);
+        }
+        ck_assert_uint_eq(fwrite(data, 1, bytes[i], f), bytes[i]);
+        ck_assert(gguf_writer_pad(w, f, bytes[i], dst, &err) == LLM_OK);
+        free(data);
+    }
+    if (e->extra_tensor) {
+        float zeros[64] = {0};
+        ck_assert_uint_eq(fwrite(zeros, 4, 64, f), 64);
+    }
+    fclose(f);
+    gguf_writer_free(w);
+    gguf_free(g);
+    free(keep);
+    free(bytes);
+    free(buf);
+}
+
+/* The logits of the token sequence toks (n) at its last position. */
+static float *run(const model *m, const int *toks, int n)
+{
+    transformer *t;
+    llm_err err;
+    ck_assert_msg(transformer_new(m, 64, &t, &err) == LLM_OK, "%s", err.text);
+    const float *logits = NULL;
+    for (int i = 0; i < n; i++)
+        logits = transformer_forward(t, toks[i], i, NULL);
+    float *out = malloc(sizeof(float) * m->config.vocab_size);
+    memcpy(out, logits, sizeof(float) * m->config.vocab_size);
+    transformer_free(t);
+    return out;
+}
+
+static void tensors_equal(const tensor *a, const tensor *b, const char *what)
+{
+    ck_assert_int_eq(a->type, b->type);
+    ck_assert_int_eq(a->rows, b->rows);
+    ck_assert_int_eq(a->cols, b->cols);
+    ck_assert_int_eq(a->stride, b->stride);
+    ck_assert_int_eq(a->group, b->group);
+    if (a->type == TENSOR_F32) {
+        ck_assert_msg(memcmp(a->f, b->f, sizeof(float) * (size_t)a->rows * a->stride) == 0, "%s", what);
+    } else {
+        ck_assert_msg(memcmp(a->q, b->q, (size_t)a->rows * a->stride) == 0, "%s: values", what);
+        ck_assert_msg(memcmp(a->scale, b->scale, sizeof(float) * (size_t)a->rows * (a->stride / a->group)) == 0,
+                      "%s: scales", what);
+    }
+}
+
+/* ---- real files ---- */
+
+START_TEST(test_stories_gguf_is_stories_bin)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        tensor_type type = pass == 0 ? TENSOR_F32 : TENSOR_Q8_0;
+        model *g = open_ok(data_path("stories260K.gguf"), type);
+        model *b = open_ok(data_path("stories260K.bin"), type);
+        const model_config *c = &g->config;
+        ck_assert_int_eq(g->format, MODEL_FORMAT_GGUF);
+        ck_assert_str_eq(g->format_name, "GGUF v3");
+        ck_assert_int_eq(c->dim, 64);
+        ck_assert_int_eq(c->hidden_dim, 172);
+        ck_assert_int_eq(c->n_layers, 5);
+        ck_assert_int_eq(c->n_heads, 8);
+        ck_assert_int_eq(c->n_kv_heads, 4);
+        ck_assert_int_eq(c->vocab_size, 512);
+        ck_assert_int_eq(c->seq_len, 2048); /* llama.context_length of this file */
+        ck_assert_float_eq(c->rope_base, 10000.0f);
+        ck_assert_float_eq(c->rms_eps, 1e-5f);
+        ck_assert_float_eq(b->config.rope_base, 10000.0f);
+        ck_assert_float_eq(b->config.rms_eps, 1e-5f);
+        ck_assert(!c->shared_classifier); /* the file has output.weight */
+        ck_assert_ptr_nonnull(g->meta);
+        ck_assert_ptr_null(b->meta);
+        ck_assert_int_eq(g->n_params, b->n_params + (long long)c->vocab_size * c->dim);
+
+        tensors_equal(&g->token_embedding, &b->token_embedding, "token_embd");
+        tensors_equal(&g->wcls, &b->token_embedding, "output");
+        ck_assert(memcmp(g->rms_final, b->rms_final, 4 * 64) == 0);
+        for (int l = 0; l < c->n_layers; l++) {
+            const model_layer *x = &g->layers[l], *y = &b->layers[l];
+            tensors_equal(&x->wq, &y->wq, "wq");
+            tensors_equal(&x->wk, &y->wk, "wk");
+            tensors_equal(&x->wv, &y->wv, "wv");
+            tensors_equal(&x->wo, &y->wo, "wo");
+            tensors_equal(&x->w1, &y->w1, "w1");
+            tensors_equal(&x->w2, &y->w2, "w2");
+            tensors_equal(&x->w3, &y->w3, "w3");
+            ck_assert(memcmp(x->rms_att, y->rms_att, 4 * 64) == 0);
+            ck_assert(memcmp(x->rms_ffn, y->rms_ffn, 4 * 64) == 0);
+        }
+        if (type == TENSOR_F32) {
+            /* in place: the mapping, nothing converted */
+            ck_assert_int_eq(g->owned_bytes, 0);
+            const char *lo = g->map, *hi = lo + g->map_bytes;
+            ck_assert((const char *)g->layers[2].w2.f >= lo && (const char *)g->layers[2].w2.f < hi);
+            ck_assert_str_eq(g->weights_label, "F32");
+            ck_assert_ptr_nonnull(strstr(g->load_summary, "F32 in place"));
+        } else {
+            ck_assert_str_eq(g->weights_label, "F32→Q8_0");
+            ck_assert_ptr_nonnull(strstr(g->load_summary, "F32 → Q8_0 at load"));
+        }
+        model_close(g);
+        model_close(b);
+    }
+}
+END_TEST
+
+/* stories260K-q8_0.gguf and stories260K_q80.bin hold the same int8 values; the GGUF
+ * scales are the .bin's rounded to half precision. Row-aligned tensors are repacked
+ * exactly; ffn_down (rows of 172) straddles blocks and is quantized again. */
+START_TEST(test_stories_q8_0_gguf)
+{
+    model *g = open_ok(data_path("stories260K-q8_0.gguf"), TENSOR_Q8_0);
+    model *b = open_ok(data_path("stories260K_q80.bin"), TENSOR_Q8_0);
+    model *gf = open_ok(data_path("stories260K-q8_0.gguf"), TENSOR_F32);
+    ck_assert_str_eq(g->format_name, "GGUF v2");
+    ck_assert_int_eq(g->config.seq_len, 512);
+    ck_assert_str_eq(g->weights_label, "Q8_0");
+    ck_assert_ptr_nonnull(strstr(g->load_summary, "Q8_0 repacked into rows"));
+    for (int l = 0; l < 5; l++) {
+        const tensor *pairs[][2] = {{&g->layers[l].wq, &b->layers[l].wq}, {&g->layers[l].wk, &b->layers[l].wk},
+                                    {&g->layers[l].w1, &b->layers[l].w1}, {&g->layers[l].w3, &b->layers[l].w3}};
+        for (int k = 0; k < 4; k++) {
+            const tensor *x = pairs[k][0], *y = pairs[k][1];
+            ck_assert_int_eq(x->group, 32);
+            ck_assert_int_eq(x->stride, x->cols);
+            ck_assert(memcmp(x->q, y->q, (size_t)x->rows * x->stride) == 0);
+            for (int s = 0; s < x->rows * x->stride / 32; s++)
+                ck_assert_msg(fabsf(x->scale[s] - y->scale[s]) <= fabsf(y->scale[s]) * 0x1p-11f,
+                              "layer %d scale %d: %g vs %g", l, s, x->scale[s], y->scale[s]);
+        }
+        /* ffn_down: each row within half a step of the file's own values */
+        const tensor *w2 = &g->layers[l].w2, *w2f = &gf->layers[l].w2;
+        ck_assert_int_eq(w2->stride, 192);
+        float q[192], f[192];
+        for (int r = 0; r < w2->rows; r++) {
+            quant_dequantize_row(q, w2, r);
+            quant_dequantize_row(f, w2f, r);
+            float amax = 0;
+            for (int i = 0; i < 172; i++)
+                amax = fmaxf(amax, fabsf(f[i]));
+            for (int i = 0; i < 172; i++)
+                ck_assert_float_eq_tol(q[i], f[i], amax / 127 * 0.51f);
+        }
+    }
+    model_close(g);
+    model_close(b);
+    model_close(gf);
+}
+END_TEST
+
+/* A one-layer model (dim 256, every matrix the 256 x 256 tensor of a gguf-types/ file)
+ * written for one type: loads as Q8_0 and F32; F32 holds exactly the decoded values, Q8_0
+ * those values within half a step; both run. */
+static const char *write_type_model(const char *cut, const char *path)
+{
+    size_t size;
+    unsigned char *buf = read_all(data_path(cut), &size);
+    gguf *g;
+    llm_err err;
+    ck_assert_msg(gguf_parse(buf, size, cut, &g, &err) == LLM_OK, "%s", err.text);
+    const gguf_tensor *src = gguf_find_tensor(g, "blk.0.attn_q.weight");
+    ck_assert_ptr_nonnull(src);
+    gguf_writer *w = gguf_writer_new(0);
+    gguf_writer_add_string(w, "general.architecture", "llama");
+    gguf_writer_add_uint32(w, "llama.embedding_length", 256);
+    gguf_writer_add_uint32(w, "llama.feed_forward_length", 256);
+    gguf_writer_add_uint32(w, "llama.block_count", 1);
+    gguf_writer_add_uint32(w, "llama.attention.head_count", 4);
+    gguf_writer_add_uint32(w, "llama.attention.head_count_kv", 4);
+    gguf_writer_add_uint32(w, "llama.context_length", 64);
+    gguf_writer_add_uint32(w, "llama.rope.dimension_count", 64);
+    gguf_writer_add_float32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    const char *mats[] = {"token_embd.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight",
+                          "blk.0.attn_v.weight", "blk.0.attn_output.weight", "blk.0.ffn_gate.weight",
+                          "blk.0.ffn_down.weight", "blk.0.ffn_up.weight"};
+    const char *norms[] = {"output_norm.weight", "blk.0.attn_norm.weight", "blk.0.ffn_norm.weight"};
+    uint64_t dims[2] = {256, 256}, ndim[1] = {256};
+    for (size_t i = 0; i < 8; i++)
+        ck_assert_uint_eq(gguf_writer_add_tensor(w, mats[i], src->type, 2, dims), src->bytes);
+    for (size_t i = 0; i < 3; i++)
+        gguf_writer_add_tensor(w, norms[i], GGML_TYPE_F32, 1, ndim);
+    FILE *f = fopen(path, "wb");
+    ck_assert(gguf_writer_write_header(w, f, path, &err) == LLM_OK);
+    for (size_t i = 0; i < 8; i++) {
+        ck_assert_uint_eq(fwrite(src->data, 1, src->bytes, f), src->bytes);
+        gguf_writer_pad(w, f, src->bytes, path, &err);
+    }
+    float ones[256];
+    for (int i = 0; i < 256; i++)
+        ones[i] = 1.0f;
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_uint_eq(fwrite(ones, 4, 256, f), 256);
+    fclose(f);
+    gguf_writer_free(w);
+    gguf_free(g);
+    free(buf);
+    return path;
+}
+
+START_TEST(test_every_type_loads_and_runs)
+{
+    static const struct {
+        const char *file, *type;
+    } cuts[] = {
+        {"gguf-types/rand256-f16.gguf", "F16"},   {"gguf-types/rand256-bf16.gguf", "BF16"},
+        {"gguf-types/rand256-q8_0.gguf", "Q8_0"}, {"gguf-types/rand256-q4_0.gguf", "Q4_0"},
+        {"gguf-types/rand256-q4_1.gguf", "Q4_1"}, {"gguf-types/rand256-q5_0.gguf", "Q5_0"},
+        {"gguf-types/rand256-q5_1.gguf", "Q5_1"}, {"gguf-types/rand256-q2_k.gguf", "Q2_K"},
+        {"gguf-types/rand256-q3_k_m.gguf", "Q3_K"}, {"gguf-types/rand256-q4_k_m.gguf", "Q4_K"},
+        {"gguf-types/rand256-q5_k_m.gguf", "Q5_K"}, {"gguf-types/rand256-q6_k.gguf", "Q6_K"},
+    };
+    const char *path = temp_path("type-model.gguf");
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        write_type_model(cuts[k].file, path);
+        model *q = open_ok(path, TENSOR_Q8_0);
+        model *f = open_ok(path, TENSOR_F32);
+        ck_assert(q->config.shared_classifier);
+        char label[32];
+        snprintf(label, sizeof label, "%s→Q8_0", cuts[k].type);
+        ck_assert_str_eq(q->weights_label, !strcmp(cuts[k].type, "Q8_0") ? "Q8_0" : label);
+        snprintf(label, sizeof label, "%s→F32", cuts[k].type);
+        ck_assert_str_eq(f->weights_label, label);
+        ck_assert_msg(strstr(q->load_summary, cuts[k].type) != NULL, "%s", q->load_summary);
+
+        /* F32: exactly the decoded values of the file's tensor */
+        size_t size;
+        unsigned char *buf = read_all(data_path(cuts[k].file), &size);
+        gguf *g;
+        llm_err err;
+        ck_assert(gguf_parse(buf, size, cuts[k].file, &g, &err) == LLM_OK);
+        const gguf_tensor *src = gguf_find_tensor(g, "blk.0.attn_q.weight");
+        float want[256], got[256], got_q[256];
+        for (int r = 0; r < 256; r += 51) {
+            dequant_range(src->type, src->data, (uint64_t)r * 256, want, 256);
+            quant_dequantize_row(got, &f->layers[0].w2, r);
+            ck_assert_msg(memcmp(want, got, sizeof want) == 0, "%s row %d", cuts[k].type, r);
+            quant_dequantize_row(got_q, &q->layers[0].w2, r);
+            float amax = 0;
+            for (int i = 0; i < 256; i++)
+                amax = fmaxf(amax, fabsf(want[i]));
+            for (int i = 0; i < 256; i++)
+                ck_assert_float_eq_tol(got_q[i], want[i], amax / 127 * 0.51f + 1e-12f);
+        }
+        gguf_free(g);
+        free(buf);
+
+        /* both run, and agree */
+        int toks[] = {1, 17, 200, 3};
+        float *lq = run(q, toks, 4), *lf = run(f, toks, 4);
+        double diff = 0, norm = 0;
+        for (int i = 0; i < 256; i++) {
+            ck_assert_msg(isfinite(lq[i]) && isfinite(lf[i]), "%s: logit %d", cuts[k].type, i);
+            diff += (lq[i] - lf[i]) * (lq[i] - lf[i]);
+            norm += lf[i] * lf[i];
+        }
+        ck_assert_msg(diff <= 0.01 * norm + 1e-12, "%s: Q8_0 and F32 logits differ by %g of %g",
+                      cuts[k].type, sqrt(diff), sqrt(norm));
+        free(lq);
+        free(lf);
+        model_close(q);
+        model_close(f);
+    }
+    remove(path);
+}
+END_TEST
+
+/* llama.rope.freq_base and the RMS epsilon come from the file and are used: position 0
+ * is not rotated, so its logits stay; later positions change. */
+START_TEST(test_rope_base_and_epsilon_from_file)
+{
+    const char *path = temp_path("rope.gguf");
+    copy_gguf("stories260K.gguf", path, &(gguf_edit){.float_key = "llama.rope.freq_base", .float_value = 1e6f});
+    model *base = open_ok(data_path("stories260K.gguf"), TENSOR_F32);
+    model *code = open_ok(path, TENSOR_F32);
+    ck_assert_float_eq(code->config.rope_base, 1e6f);
+    int toks[] = {1, 403, 407};
+    float *a1 = run(base, toks, 1), *b1 = run(code, toks, 1);
+    ck_assert(memcmp(a1, b1, 512 * sizeof(float)) == 0);
+    float *a3 = run(base, toks, 3), *b3 = run(code, toks, 3);
+    ck_assert(memcmp(a3, b3, 512 * sizeof(float)) != 0);
+    free(a1), free(b1), free(a3), free(b3);
+    model_close(code);
+
+    copy_gguf("stories260K.gguf", path,
+              &(gguf_edit){.float_key = "llama.attention.layer_norm_rms_epsilon", .float_value = 0.5f});
+    code = open_ok(path, TENSOR_F32);
+    ck_assert_float_eq(code->config.rms_eps, 0.5f);
+    a1 = run(base, toks, 1), b1 = run(code, toks, 1);
+    ck_assert(memcmp(a1, b1, 512 * sizeof(float)) != 0);
+    free(a1), free(b1);
+    model_close(code);
+    model_close(base);
+    remove(path);
+}
+END_TEST
+
+/* Without output.weight the classifier is the token embedding. */
+START_TEST(test_shared_classifier)
+{
+    const char *path = temp_path("shared.gguf");
+    copy_gguf("stories260K.gguf", path, &(gguf_edit){.drop_tensor = "output.weight"});
+    model *m = open_ok(path, TENSOR_Q8_0);
+    ck_assert(m->config.shared_classifier);
+    ck_assert_ptr_eq(m->wcls.q, m->token_embedding.q);
+    model *b = open_ok(data_path("stories260K.bin"), TENSOR_Q8_0);
+    ck_assert_int_eq(m->n_params, b->n_params);
+    int toks[] = {1, 403, 407, 261};
+    float *x = run(m, toks, 4), *y = run(b, toks, 4);
+    ck_assert(memcmp(x, y, 512 * sizeof(float)) == 0);
+    free(x), free(y);
+    model_close(m);
+    model_close(b);
+    remove(path);
+}
+END_TEST
+
+static uint64_t progress_last, progress_total;
+static int progress_calls, progress_backwards;
+
+static void on_progress(void *user, uint64_t done, uint64_t total)
+{
+    (void)user;
+    progress_backwards += done < progress_last;
+    progress_last = done;
+    progress_total = total;
+    progress_calls++;
+}
+
+START_TEST(test_progress)
+{
+    model_options opt;
+    model_options_default(&opt);
+    opt.progress = on_progress;
+    model *m;
+    llm_err err;
+    /* below the size threshold: no reports */
+    ck_assert(model_open(data_path("stories260K.gguf"), &opt, &m, &err) == LLM_OK);
+    model_close(m);
+    ck_assert_int_eq(progress_calls, 0);
+    opt.progress_min_bytes = 0;
+    ck_assert(model_open(data_path("stories260K.gguf"), &opt, &m, &err) == LLM_OK);
+    model_close(m);
+    ck_assert_int_ge(progress_calls, 37); /* one per matrix at least */
+    ck_assert_int_eq(progress_backwards, 0);
+    ck_assert_uint_eq(progress_last, progress_total);
+    ck_assert_uint_gt(progress_total, 0);
+}
+END_TEST
+
+/* ---- files the loader refuses ---- */
+
+START_TEST(test_refused_files)
+{
+    const char *path = temp_path("refused.gguf");
+    const struct {
+        gguf_edit edit;
+        llm_status status;
+        const char *says;
+    } cases[] = {
+        {{.string_key = "general.architecture", .string_value = "falcon"}, LLM_ERR_FORMAT,
+         "architecture 'falcon' is not supported"},
+        {{.drop_key = "general.architecture"}, LLM_ERR_FORMAT, "no general.architecture"},
+        {{.drop_key = "llama.block_count"}, LLM_ERR_FORMAT, "llama.block_count is missing"},
+        {{.string_key = "llama.block_count", .string_value = "5"}, LLM_ERR_FORMAT,
+         "llama.block_count is a string"},
+        {{.uint_key = "llama.rope.dimension_count", .uint_value = 4}, LLM_ERR_FORMAT,
+         "llama.rope.dimension_count is 4, but the head size is 8"},
+        {{.uint_key = "llama.attention.head_count", .uint_value = 7}, LLM_ERR_FORMAT,
+         "not a multiple of n_heads 7"},
+        {{.uint_key = "llama.expert_count", .uint_value = 8}, LLM_ERR_FORMAT, "mixture-of-experts"},
+        {{.float_key = "llama.rope.scaling.factor", .float_value = 4.0f}, LLM_ERR_FORMAT,
+         "RoPE scaling"},
+        {{.float_key = "llama.rope.freq_base", .float_value = -1.0f}, LLM_ERR_FORMAT,
+         "llama.rope.freq_base is not a positive number"},
+        {{.drop_tensor = "blk.3.ffn_up.weight"}, LLM_ERR_FORMAT, "blk.3.ffn_up.weight is missing"},
+        {{.drop_tensor = "token_embd.weight"}, LLM_ERR_FORMAT, "token_embd.weight is missing"},
+        {{.reshape_tensor = "blk.1.ffn_down.weight"}, LLM_ERR_FORMAT,
+         "blk.1.ffn_down.weight has dims [64, 172], expected [172, 64]"},
+        {{.retype_tensor = "blk.2.attn_v.weight", .new_type = GGML_TYPE_IQ4_NL}, LLM_ERR_FORMAT,
+         "blk.2.attn_v.weight is of type IQ4_NL, which llmchat cannot decode"},
+        /* 64 x 64 values are 16 Q8_K blocks: a well-formed file of a type not decoded */
+        {{.retype_tensor = "blk.0.attn_q.weight", .new_type = GGML_TYPE_Q8_K}, LLM_ERR_FORMAT,
+         "blk.0.attn_q.weight is of type Q8_K, which llmchat cannot decode"},
+        {{.extra_tensor = "blk.0.attn_q.bias"}, LLM_ERR_FORMAT,
+         "blk.0.attn_q.bias is not part of the llama architecture"},
+        {{.nan_tensor = "blk.2.ffn_norm.weight", .nan_index = 5}, LLM_ERR_NUMERIC,
+         "blk.2.ffn_norm.weight holds a NaN"},
+        {{.nan_tensor = "blk.1.attn_k.weight", .nan_index = 70}, LLM_ERR_NUMERIC,
+         "blk.1.attn_k.weight holds NaN or infinite values (row 1)"},
+        {{.nan_tensor = "output.weight", .nan_index = 64 * 300}, LLM_ERR_NUMERIC,
+         "output.weight holds NaN"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        copy_gguf("stories260K.gguf", path, &cases[k].edit);
+        open_fails(path, cases[k].status, cases[k].says);
+    }
+    /* a vocabulary without tensors is not a model */
+    open_fails(data_path("ggml-vocab-llama-spm.gguf"), LLM_ERR_FORMAT, "token_embd.weight is missing");
+    remove(path);
+}
+END_TEST
+
+static Suite *model_gguf_suite(void)
+{
+    Suite *s = suite_create("model_gguf");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 120);
+    tcase_add_test(core, test_stories_gguf_is_stories_bin);
+    tcase_add_test(core, test_stories_q8_0_gguf);
+    tcase_add_test(core, test_every_type_loads_and_runs);
+    tcase_add_test(core, test_rope_base_and_epsilon_from_file);
+    tcase_add_test(core, test_shared_classifier);
+    tcase_add_test(core, test_progress);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_add_test(limits, test_refused_files);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+TEST_MAIN(model_gguf_suite)
