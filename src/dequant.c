@@ -237,44 +237,39 @@ static void k4_scale_min(const uint8_t *s, int j, int *scale, int *min)
 }
 
 /* Q4_K and Q5_K store 64 values per 32 bytes of qs: low nibbles are sub-block 2i,
- * high nibbles sub-block 2i + 1. Q5_K's fifth bits: bit 2i and 2i + 1 of qh[l]. */
+ * high nibbles sub-block 2i + 1. Q5_K's fifth bits (qh, NULL for Q4_K): bits 2i and
+ * 2i + 1 of qh[l]. */
+static void k_4_5_to_f32(uint16_t d16, uint16_t dmin16, const uint8_t *scales, const uint8_t *qs,
+                         const uint8_t *qh, float *out)
+{
+    float d = half(d16), dmin = half(dmin16);
+    for (int pair = 0; pair < 4; pair++) {
+        const uint8_t *q = qs + 32 * pair;
+        uint8_t bit_lo = (uint8_t)(1u << (2 * pair)), bit_hi = (uint8_t)(2u << (2 * pair));
+        int sc, m;
+        k4_scale_min(scales, 2 * pair, &sc, &m);
+        float d1 = d * (float)sc, m1 = dmin * (float)m;
+        k4_scale_min(scales, 2 * pair + 1, &sc, &m);
+        float d2 = d * (float)sc, m2 = dmin * (float)m;
+        for (int l = 0; l < 32; l++)
+            *out++ = d1 * (float)((q[l] & 0x0f) + (qh && (qh[l] & bit_lo) ? 16 : 0)) - m1;
+        for (int l = 0; l < 32; l++)
+            *out++ = d2 * (float)((q[l] >> 4) + (qh && (qh[l] & bit_hi) ? 16 : 0)) - m2;
+    }
+}
+
 static void block_to_f32_q4_k(const void *src, float *out)
 {
     block_q4_k b;
     memcpy(&b, src, sizeof b);
-    float d = half(b.d), dmin = half(b.dmin);
-    for (int pair = 0; pair < 4; pair++) {
-        const uint8_t *q = b.qs + 32 * pair;
-        int sc, m;
-        k4_scale_min(b.scales, 2 * pair, &sc, &m);
-        float d1 = d * (float)sc, m1 = dmin * (float)m;
-        k4_scale_min(b.scales, 2 * pair + 1, &sc, &m);
-        float d2 = d * (float)sc, m2 = dmin * (float)m;
-        for (int l = 0; l < 32; l++)
-            *out++ = d1 * (float)(q[l] & 0x0f) - m1;
-        for (int l = 0; l < 32; l++)
-            *out++ = d2 * (float)(q[l] >> 4) - m2;
-    }
+    k_4_5_to_f32(b.d, b.dmin, b.scales, b.qs, NULL, out);
 }
 
 static void block_to_f32_q5_k(const void *src, float *out)
 {
     block_q5_k b;
     memcpy(&b, src, sizeof b);
-    float d = half(b.d), dmin = half(b.dmin);
-    for (int pair = 0; pair < 4; pair++) {
-        const uint8_t *q = b.qs + 32 * pair;
-        uint8_t bit_lo = (uint8_t)(1u << (2 * pair)), bit_hi = (uint8_t)(2u << (2 * pair));
-        int sc, m;
-        k4_scale_min(b.scales, 2 * pair, &sc, &m);
-        float d1 = d * (float)sc, m1 = dmin * (float)m;
-        k4_scale_min(b.scales, 2 * pair + 1, &sc, &m);
-        float d2 = d * (float)sc, m2 = dmin * (float)m;
-        for (int l = 0; l < 32; l++)
-            *out++ = d1 * (float)((q[l] & 0x0f) + ((b.qh[l] & bit_lo) ? 16 : 0)) - m1;
-        for (int l = 0; l < 32; l++)
-            *out++ = d2 * (float)((q[l] >> 4) + ((b.qh[l] & bit_hi) ? 16 : 0)) - m2;
-    }
+    k_4_5_to_f32(b.d, b.dmin, b.scales, b.qs, b.qh, out);
 }
 
 /* Q6_K: each half of 128 values uses 64 bytes of ql and 32 of qh. For l < 32,

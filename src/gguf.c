@@ -94,22 +94,6 @@ typedef struct {
     size_t blob_used;     /* bytes of copies (counted in the first walk too) */
 } reader;
 
-/* v with thousands separators ("1,099,511,627,776"), for any uint64. */
-static const char *digits(char *buf, size_t size, uint64_t v)
-{
-    char raw[24];
-    int len = snprintf(raw, sizeof raw, "%llu", (unsigned long long)v);
-    size_t o = 0;
-    for (int i = 0; i < len && o + 1 < size; i++) {
-        buf[o++] = raw[i];
-        int left = len - 1 - i;
-        if (left > 0 && left % 3 == 0 && o + 1 < size)
-            buf[o++] = ',';
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
 /* "N bytes remain" for messages. */
@@ -118,9 +102,9 @@ static llm_status fail_short(reader *r, const char *what, uint64_t need)
     char a[32], b[32], c[32];
     return llm_fail(r->err, LLM_ERR_FORMAT,
                     "%s: GGUF %s at byte %s needs %s byte%s, but only %s remain (truncated or "
-                    "corrupt file)", r->name, what, digits(a, sizeof a, r->pos),
-                    digits(b, sizeof b, need),
-                    plural(need), digits(c, sizeof c, (r->size - r->pos)));
+                    "corrupt file)", r->name, what, llm_group_digits_u64(a, sizeof a, r->pos),
+                    llm_group_digits_u64(b, sizeof b, need),
+                    plural(need), llm_group_digits_u64(c, sizeof c, (r->size - r->pos)));
 }
 
 static bool has(const reader *r, uint64_t n)
@@ -158,9 +142,9 @@ static llm_status take_string(reader *r, const char *what, const char **s, uint6
         return llm_fail(r->err, LLM_ERR_FORMAT,
                         "%s: GGUF %s at byte %s claims %s bytes, but only %s remain (corrupt "
                         "length or truncated file)", r->name, what,
-                        digits(a, sizeof a, r->pos),
-                        digits(b, sizeof b, *len),
-                        digits(c, sizeof c, (r->size - r->pos - 8)));
+                        llm_group_digits_u64(a, sizeof a, r->pos),
+                        llm_group_digits_u64(b, sizeof b, *len),
+                        llm_group_digits_u64(c, sizeof c, (r->size - r->pos - 8)));
     }
     *s = (const char *)r->buf + r->pos;
     r->pos += *len;
@@ -189,7 +173,7 @@ static llm_status skip_value(reader *r, uint32_t type, const char *key, int dept
         return llm_fail(r->err, LLM_ERR_FORMAT,
                         "%s: GGUF key '%s' has value type %u at byte %s, which is not a GGUF "
                         "type (corrupt file)", r->name, key, (unsigned)type,
-                        digits(a, sizeof a, r->pos));
+                        llm_group_digits_u64(a, sizeof a, r->pos));
     }
     size_t fixed = scalar_bytes(type);
     if (fixed) {
@@ -232,9 +216,9 @@ static llm_status skip_value(reader *r, uint32_t type, const char *key, int dept
         return llm_fail(r->err, LLM_ERR_FORMAT,
                         "%s: GGUF key '%s' claims an array of %s %s values at byte %s, but "
                         "only %s bytes remain (corrupt length or truncated file)", r->name, key,
-                        digits(a, sizeof a, n),
-                        gguf_type_name(et), digits(b, sizeof b, (r->pos - 8)),
-                        digits(c, sizeof c, (r->size - r->pos)));
+                        llm_group_digits_u64(a, sizeof a, n),
+                        gguf_type_name(et), llm_group_digits_u64(b, sizeof b, (r->pos - 8)),
+                        llm_group_digits_u64(c, sizeof c, (r->size - r->pos)));
     }
     if (scalar_bytes(et)) {
         if (et == GGUF_TYPE_BOOL)
@@ -458,9 +442,9 @@ llm_status gguf_parse(const void *buf, size_t size, const char *name, gguf **out
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: GGUF header claims %s metadata keys and %s tensors, more than its "
                         "%s bytes can hold (corrupt file)", name,
-                        digits(a, sizeof a, n_kv),
-                        digits(b, sizeof b, n_tensors),
-                        digits(c, sizeof c, size));
+                        llm_group_digits_u64(a, sizeof a, n_kv),
+                        llm_group_digits_u64(b, sizeof b, n_tensors),
+                        llm_group_digits_u64(c, sizeof c, size));
 
     /* first walk: check everything, count the bytes of the copies */
     size_t kv_start = r.pos;
@@ -486,8 +470,8 @@ llm_status gguf_parse(const void *buf, size_t size, const char *name, gguf **out
     if (!g->kv || !g->kv_sorted || !g->tensors || !g->tensor_sorted || !g->blob) {
         gguf_free(g);
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the index of %s keys and %s "
-                        "tensors", name, digits(a, sizeof a, n_kv),
-                        digits(b, sizeof b, n_tensors));
+                        "tensors", name, llm_group_digits_u64(a, sizeof a, n_kv),
+                        llm_group_digits_u64(b, sizeof b, n_tensors));
     }
 
     /* second walk: fill the index (it cannot fail: the first walk checked the same bytes) */
@@ -533,9 +517,9 @@ llm_status gguf_parse(const void *buf, size_t size, const char *name, gguf **out
             st = llm_fail(err, LLM_ERR_FORMAT,
                           "%s: GGUF tensor '%s' (%s bytes at data offset %s) ends past the end "
                           "of the file, whose data section holds %s bytes (truncated or corrupt "
-                          "file)", name, ti->name, digits(a, sizeof a, ti->bytes),
-                          digits(b, sizeof b, ti->offset),
-                          digits(c, sizeof c, room));
+                          "file)", name, ti->name, llm_group_digits_u64(a, sizeof a, ti->bytes),
+                          llm_group_digits_u64(b, sizeof b, ti->offset),
+                          llm_group_digits_u64(c, sizeof c, room));
         if (st != LLM_OK) {
             gguf_free(g);
             return st;

@@ -30,19 +30,27 @@ llm_status llm_fail(llm_err *err, llm_status s, const char *fmt, ...)
     return s;
 }
 
-const char *llm_group_digits(char *buf, size_t size, long long n)
+const char *llm_group_digits_u64(char *buf, size_t size, unsigned long long n)
 {
     char digits[32];
-    int len = snprintf(digits, sizeof digits, "%lld", n < 0 ? -n : n);
+    int len = snprintf(digits, sizeof digits, "%llu", n);
     size_t o = 0;
-    if (n < 0 && o + 1 < size)
-        buf[o++] = '-';
     for (int i = 0; i < len && o + 1 < size; i++) {
         buf[o++] = digits[i];
         int left = len - 1 - i;
         if (left > 0 && left % 3 == 0 && o + 1 < size)
             buf[o++] = ',';
     }
-    buf[o] = '\0';
+    if (size > 0)
+        buf[o < size ? o : size - 1] = '\0';
+    return buf;
+}
+
+const char *llm_group_digits(char *buf, size_t size, long long n)
+{
+    if (n >= 0 || size < 2)
+        return llm_group_digits_u64(buf, size, n >= 0 ? (unsigned long long)n : 0);
+    buf[0] = '-';
+    llm_group_digits_u64(buf + 1, size - 1, 0ULL - (unsigned long long)n);
     return buf;
 }

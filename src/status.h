@@ -39,5 +39,6 @@ llm_status llm_fail(llm_err *err, llm_status s, const char *fmt, ...)
 
 /* Formats n with thousands separators ("1,048,576") into buf; returns buf. */
 const char *llm_group_digits(char *buf, size_t size, long long n);
+const char *llm_group_digits_u64(char *buf, size_t size, unsigned long long n);
 
 #endif

@@ -17,20 +17,6 @@
 
 /* ---- helpers ---- */
 
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
-    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
 static gguf *parse_ok(const void *buf, size_t size, const char *name)
 {
     gguf *g = NULL;
@@ -77,7 +63,7 @@ static void b_header(bad_buf *b, uint32_t version, uint64_t n_tensors, uint64_t 
 START_TEST(test_stories_f32)
 {
     size_t size;
-    unsigned char *buf = read_all(data_path("stories260K.gguf"), &size);
+    unsigned char *buf = read_whole_file(data_path("stories260K.gguf"), &size);
     gguf *g = parse_ok(buf, size, "stories260K.gguf");
     ck_assert_uint_eq(gguf_version(g), 3);
     ck_assert_uint_eq(gguf_alignment(g), 32);
@@ -145,7 +131,7 @@ END_TEST
 START_TEST(test_stories_q8_0_and_vocab)
 {
     size_t size;
-    unsigned char *buf = read_all(data_path("stories260K-q8_0.gguf"), &size);
+    unsigned char *buf = read_whole_file(data_path("stories260K-q8_0.gguf"), &size);
     gguf *g = parse_ok(buf, size, "stories260K-q8_0.gguf");
     ck_assert_uint_eq(gguf_version(g), 2);
     const gguf_tensor *t = gguf_find_tensor(g, "blk.0.ffn_down.weight");
@@ -157,7 +143,7 @@ START_TEST(test_stories_q8_0_and_vocab)
     free(buf);
 
     /* a vocabulary without tensors ends before the aligned data section */
-    buf = read_all(data_path("ggml-vocab-llama-spm.gguf"), &size);
+    buf = read_whole_file(data_path("ggml-vocab-llama-spm.gguf"), &size);
     g = parse_ok(buf, size, "ggml-vocab-llama-spm.gguf");
     ck_assert_uint_eq(gguf_tensor_count(g), 0);
     ck_assert_uint_gt(gguf_data_offset(g), size);
@@ -191,7 +177,7 @@ START_TEST(test_dequant_goldens)
             free(buf);
             snprintf(file, sizeof file, "%s", want_file);
             size_t size;
-            buf = read_all(data_path(file), &size);
+            buf = read_whole_file(data_path(file), &size);
             g = parse_ok(buf, size, file);
         }
         const gguf_tensor *t = gguf_find_tensor(g, tensor);
@@ -263,7 +249,7 @@ START_TEST(test_every_decoder_has_a_golden)
         GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
     };
     size_t size;
-    unsigned char *text = read_all(data_path("golden/gguf_dequant.jsonl"), &size);
+    unsigned char *text = read_whole_file(data_path("golden/gguf_dequant.jsonl"), &size);
     text = realloc(text, size + 1);
     text[size] = '\0';
     int supported = 0;
@@ -403,7 +389,7 @@ START_TEST(test_writer_round_trip)
         gguf_writer_free(w);
 
         size_t size;
-        unsigned char *buf = read_all(path, &size);
+        unsigned char *buf = read_whole_file(path, &size);
         gguf *g = parse_ok(buf, size, path);
         ck_assert_uint_eq(gguf_version(g), 3);
         ck_assert_uint_eq(gguf_alignment(g), pass == 0 ? 32 : 64);
@@ -522,7 +508,7 @@ END_TEST
 START_TEST(test_reference_bad_files)
 {
     size_t size;
-    unsigned char *src = read_all(data_path("stories260K.gguf"), &size);
+    unsigned char *src = read_whole_file(data_path("stories260K.gguf"), &size);
     for (size_t i = 0; i < sizeof gguf_bad_variants / sizeof gguf_bad_variants[0]; i++) {
         bad_buf b;
         ck_assert_msg(gguf_bad_make(gguf_bad_variants[i].name, src, size, &b), "%s",
@@ -543,7 +529,7 @@ START_TEST(test_reference_bad_files)
     }
     free(src);
 
-    src = read_all(data_path("stories260K-gguf-v1-head.gguf"), &size);
+    src = read_whole_file(data_path("stories260K-gguf-v1-head.gguf"), &size);
     parse_fails(src, size, (const char *[]){"version 1", "obsolete", NULL});
     free(src);
 }
@@ -554,7 +540,7 @@ END_TEST
 START_TEST(test_every_truncation)
 {
     size_t size;
-    unsigned char *src = read_all(data_path("stories260K-q8_0.gguf"), &size);
+    unsigned char *src = read_whole_file(data_path("stories260K-q8_0.gguf"), &size);
     for (size_t n = 0; n < 14240 + 64; n++) {
         unsigned char *cut = malloc(n ? n : 1);
         memcpy(cut, src, n);
@@ -577,7 +563,7 @@ END_TEST
 START_TEST(test_random_damage)
 {
     size_t size;
-    unsigned char *src = read_all(data_path("stories260K-q8_0.gguf"), &size);
+    unsigned char *src = read_whole_file(data_path("stories260K-q8_0.gguf"), &size);
     unsigned char *copy = malloc(size);
     uint64_t rng = 12345;
     int parsed = 0, refused = 0;

@@ -15,20 +15,6 @@
 
 /* ---- helpers ---- */
 
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n + 1);
-    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
 static void write_all(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -235,7 +221,7 @@ START_TEST(test_tensor_layouts)
      * is q[e] * scale[e / 32]. */
     model *zf = open_ok(q80_path, TENSOR_F32);
     size_t size;
-    unsigned char *raw = read_all(q80_path, &size);
+    unsigned char *raw = read_whole_file(q80_path, &size);
     const model_config *c = &zf->config;
     size_t off = 256 + 4 * (2 * (size_t)c->n_layers * c->dim + c->dim);
     size_t emb = (size_t)c->vocab_size * c->dim;
@@ -311,7 +297,7 @@ END_TEST
 static const char *write_v1_from_v0(void)
 {
     size_t size;
-    unsigned char *v0 = read_all(data_path("stories260K.bin"), &size);
+    unsigned char *v0 = read_whole_file(data_path("stories260K.bin"), &size);
     int32_t shape[7];
     memcpy(shape, v0, sizeof shape);
     ck_assert_int_gt(shape[5], 0); /* shared classifier */
@@ -419,7 +405,7 @@ START_TEST(test_unshared_classifier)
     };
     for (int c = 0; c < 3; c++) {
         size_t size;
-        unsigned char *data = read_all(cases[c].src, &size);
+        unsigned char *data = read_whole_file(cases[c].src, &size);
         int32_t dim, vocab;
         size_t at = cases[c].version == 0 ? 0 : 8;
         memcpy(&dim, data + at, 4);
@@ -475,7 +461,7 @@ END_TEST
 START_TEST(test_truncated_and_trailing)
 {
     size_t size;
-    unsigned char *data = read_all(data_path("stories260K.bin"), &size);
+    unsigned char *data = read_whole_file(data_path("stories260K.bin"), &size);
     const char *path = temp_path("cut.bin");
     write_all(path, data, 1000000);
     open_fails(path, LLM_ERR_FORMAT, "1,000,000 bytes", "implies 1,056,540", "truncated?", NULL);
@@ -488,7 +474,7 @@ START_TEST(test_truncated_and_trailing)
     free(more);
     free(data);
 
-    data = read_all(data_path("stories260K_q80.bin"), &size);
+    data = read_whole_file(data_path("stories260K_q80.bin"), &size);
     write_all(path, data, size - 1);
     open_fails(path, LLM_ERR_FORMAT, "294,815", "294,816", "truncated?", NULL);
     write_all(path, data, 300); /* header and a little */
@@ -624,7 +610,7 @@ START_TEST(test_bad_version_and_group)
 
     /* The int8 file with its group changed: the size no longer adds up. */
     size_t size;
-    unsigned char *data = read_all(data_path("stories260K_q80.bin"), &size);
+    unsigned char *data = read_whole_file(data_path("stories260K_q80.bin"), &size);
     put_i32(data + 37, 64);
     const char *path = temp_path("group.bin");
     write_all(path, data, size);

@@ -107,25 +107,11 @@ static void copy_kv(gguf_writer *w, const gguf *g, uint64_t i)
     }
 }
 
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)n);
-    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return b;
-}
-
 /* Writes src (a GGUF file in tests/data) to dst with the edits. */
 static void copy_gguf(const char *src, const char *dst, const gguf_edit *e)
 {
     size_t size;
-    unsigned char *buf = read_all(data_path(src), &size);
+    unsigned char *buf = read_whole_file(data_path(src), &size);
     gguf *g;
     llm_err err;
     ck_assert_msg(gguf_parse(buf, size, src, &g, &err) == LLM_OK, "%s", err.text);
@@ -338,7 +324,7 @@ END_TEST
 static const char *write_type_model(const char *cut, const char *path)
 {
     size_t size;
-    unsigned char *buf = read_all(data_path(cut), &size);
+    unsigned char *buf = read_whole_file(data_path(cut), &size);
     gguf *g;
     llm_err err;
     ck_assert_msg(gguf_parse(buf, size, cut, &g, &err) == LLM_OK, "%s", err.text);
@@ -408,7 +394,7 @@ START_TEST(test_every_type_loads_and_runs)
 
         /* F32: exactly the decoded values of the file's tensor */
         size_t size;
-        unsigned char *buf = read_all(data_path(cuts[k].file), &size);
+        unsigned char *buf = read_whole_file(data_path(cuts[k].file), &size);
         gguf *g;
         llm_err err;
         ck_assert(gguf_parse(buf, size, cuts[k].file, &g, &err) == LLM_OK);
@@ -597,6 +583,7 @@ static Suite *model_gguf_suite(void)
     tcase_add_test(core, test_progress);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
+    tcase_set_timeout(limits, 120);
     tcase_add_test(limits, test_refused_files);
     suite_add_tcase(s, limits);
     return s;

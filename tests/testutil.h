@@ -41,6 +41,23 @@ static inline const char *temp_path(const char *name)
     return b;
 }
 
+/* The whole file at path in a malloc'd buffer of exactly its size (so that a read past
+ * its end is caught by the sanitizers); *size receives the size. Fails the test when
+ * the file cannot be read. */
+static inline unsigned char *read_whole_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
+    ck_assert_msg(b != NULL && fread(b, 1, (size_t)n, f) == (size_t)n, "cannot read %s", path);
+    fclose(f);
+    *size = (size_t)n;
+    return b;
+}
+
 #define TEST_MAIN(suite_fn)                                         \
     int main(void)                                                  \
     {                                                               \
