@@ -201,6 +201,7 @@ static const struct {
     {"theme", "light", "blue"},
     {"mouse", "yes", "maybe"},
     {"history-size", "5", "-1"},
+    {"verbose", "yes", "loud"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
@@ -256,6 +257,7 @@ START_TEST(test_every_key_good_value)
     ck_assert_int_eq(o.theme, THEME_LIGHT);
     ck_assert(o.mouse);
     ck_assert_int_eq(o.history_size, 5);
+    ck_assert(o.verbose);
 }
 END_TEST
 
@@ -280,7 +282,8 @@ START_TEST(test_every_key_bad_value)
                           o.model_path == NULL && o.tokenizer_path == NULL && o.steps == defaults.steps &&
                           o.ctx == 0 && o.threads == 0 && o.weights == defaults.weights &&
                           o.isa == defaults.isa && o.kv_cache == defaults.kv_cache &&
-                          o.theme == defaults.theme && !o.mouse && o.history_size == defaults.history_size,
+                          o.theme == defaults.theme && !o.mouse && o.history_size == defaults.history_size &&
+                          !o.verbose,
                       "%s = %s changed a setting", keys[i].key, keys[i].bad);
     }
 }
