@@ -41,6 +41,9 @@ struct engine {
     const float *probs_of;  /* the logits probs was computed from, or NULL */
     float **attn;           /* (ctx) rows of (n_layers, n_heads, pos+1), or NULL */
     size_t attn_bytes;      /* bytes held in attn */
+    step_lens_layer **lens; /* (ctx) each position's logit lens (n_layers), or NULL;
+                               the array itself is made on the first lens */
+    float *lens_logits;     /* (n_layers, vocab) scratch of engine_lens */
     engine_observer observer;
     void *observer_user;
     engine_stats stats;
@@ -114,10 +117,22 @@ static void free_attention_row(engine *e, int pos)
     e->records[pos].attn = NULL;
 }
 
+static void drop_lens(engine *e, int pos)
+{
+    if (!e->lens || !e->lens[pos])
+        return;
+    free(e->lens[pos]);
+    e->lens[pos] = NULL;
+    e->records[pos].lens = NULL;
+}
+
+/* Forgets what positions pos.. hold beside their records: attention rows, lenses. */
 static void drop_attention_from(engine *e, int pos)
 {
-    for (int p = pos; p < e->ctx; p++)
+    for (int p = pos; p < e->ctx; p++) {
         free_attention_row(e, p);
+        drop_lens(e, p);
+    }
 }
 
 void engine_free(engine *e)
@@ -127,6 +142,8 @@ void engine_free(engine *e)
     if (e->attn && e->records)
         drop_attention_from(e, 0);
     free(e->attn);
+    free(e->lens);
+    free(e->lens_logits);
     free(e->batch_logits);
     free(e->pending);
     free(e->probs);
@@ -221,6 +238,7 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->next_rank = 0;
     r->forward_ms = forward_ms;
     r->attn = e->attn[pos];
+    r->lens = NULL;
     if (with_top)
         fill_top(e, r, logits);
     else
@@ -251,6 +269,9 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         rate_next(e, r, logits);
     }
     r->sample_ms = sample_ms;
+    drop_lens(e, pos); /* computed without next: its next_rank is unknown */
+    if (e->opt.record_lens)
+        engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
     if (e->observer)
         e->observer(e->observer_user, r);
 }
@@ -431,8 +452,11 @@ llm_status engine_force(engine *e, int token, llm_err *err)
 
 void engine_finish(engine *e)
 {
-    if (e->n > 0 && e->records[e->n - 1].next < 0 && e->observer)
+    if (e->n > 0 && e->records[e->n - 1].next < 0 && e->observer) {
+        if (e->opt.record_lens)
+            engine_lens(e, e->n - 1, NULL);
         e->observer(e->observer_user, &e->records[e->n - 1]);
+    }
 }
 
 llm_status engine_rewind(engine *e, int pos, llm_err *err)
@@ -451,6 +475,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
         return LLM_OK;
     /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
     step_record *r = &e->records[pos - 1];
+    drop_lens(e, pos - 1); /* its next is about to be forgotten */
     const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
                                               e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
     e->logits = logits;
@@ -463,4 +488,74 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     r->next_rank = 0;
     r->sampled = false;
     return LLM_OK;
+}
+
+/* One layer's lens from its logits (vocab): the top STEP_LENS_TOP and next's rank and
+ * probability (when next >= 0). probs is (vocab) scratch. */
+static void lens_layer_fill(step_lens_layer *out, const float *logits, float *probs, int vocab,
+                            int next)
+{
+    memcpy(probs, logits, sizeof(float) * vocab);
+    quant_softmax_f32(probs, vocab);
+    int n = 0;
+    for (int i = 0; i < vocab; i++) {
+        if (n == STEP_LENS_TOP && logits[i] <= logits[out->id[n - 1]])
+            continue;
+        int j = n < STEP_LENS_TOP ? n++ : STEP_LENS_TOP - 1;
+        while (j > 0 && logits[out->id[j - 1]] < logits[i]) {
+            out->id[j] = out->id[j - 1];
+            j--;
+        }
+        out->id[j] = i;
+    }
+    for (int j = 0; j < STEP_LENS_TOP; j++) {
+        if (j >= n)
+            out->id[j] = -1;
+        out->prob[j] = j < n ? probs[out->id[j]] : 0.0f;
+    }
+    out->next_rank = 0;
+    out->next_prob = NAN;
+    if (next >= 0 && next < vocab) {
+        int above = 0;
+        for (int i = 0; i < vocab; i++)
+            above += logits[i] > logits[next];
+        out->next_rank = above + 1;
+        out->next_prob = probs[next];
+    }
+}
+
+const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err)
+{
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no logit lens for position %d: the sequence has %d", pos,
+                 e->n);
+        return NULL;
+    }
+    if (e->lens && e->lens[pos])
+        return e->lens[pos];
+    int n_layers = e->m->config.n_layers;
+    if (!e->lens)
+        e->lens = calloc(e->ctx, sizeof *e->lens);
+    if (e->lens && !e->lens_logits)
+        e->lens_logits = malloc(sizeof(float) * (size_t)n_layers * e->vocab);
+    step_lens_layer *layers = malloc(sizeof *layers * n_layers);
+    float *probs = malloc(sizeof(float) * e->vocab);
+    if (!e->lens || !e->lens_logits || !layers || !probs) {
+        free(layers);
+        free(probs);
+        llm_fail(err, LLM_ERR_NOMEM, "out of memory for the logit lens");
+        return NULL;
+    }
+    if (transformer_logit_lens(e->tf, e->tokens[pos], pos, e->lens_logits, err) != LLM_OK) {
+        free(layers);
+        free(probs);
+        return NULL;
+    }
+    for (int l = 0; l < n_layers; l++)
+        lens_layer_fill(&layers[l], e->lens_logits + (size_t)l * e->vocab, probs, e->vocab,
+                        e->records[pos].next);
+    free(probs);
+    e->lens[pos] = layers;
+    e->records[pos].lens = layers;
+    return layers;
 }

@@ -40,6 +40,8 @@ typedef struct {
                                  computed when engine_record is first asked for the
                                  position, and prefill runs the classifier only for the
                                  last position */
+    bool record_lens;         /* compute each position's logit lens as its record is
+                                 finished (--trace-lens): one more forward pass each */
     size_t attention_budget;  /* bytes of attention rows kept; oldest rows are dropped
                                  beyond it (default 256 MiB) */
     sampler_config sampler;
@@ -71,6 +73,14 @@ const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until 
  * with record_prompt would have made it, bit for bit. Not thread-safe against other
  * calls on the same engine. */
 const step_record *engine_record(const engine *e, int pos);
+
+/* The logit lens of position pos (0 <= pos < engine_pos): for each layer
+ * (n_layers), what the residual stream after it predicts for pos + 1, and the rank
+ * and probability of the token that came next (when known). Computed on demand by
+ * one forward pass of pos over the KV cache, which it leaves as it was; kept until a
+ * rewind to pos or earlier, or until pos's next becomes known, and set as the
+ * record's `lens`. NULL with err on failure (no memory, bad position). */
+const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
 
 /* Appends n prompt tokens and runs them as one batch. Records are created for each;
  * the one before the first new token (if any, and not yet finished) is finished with

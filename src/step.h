@@ -13,7 +13,7 @@
 
 #include "sampler.h"
 
-enum { STEP_TOP_MAX = 64 };
+enum { STEP_TOP_MAX = 64, STEP_LENS_TOP = 3 };
 
 typedef enum {
     STEP_PROMPT = 0, /* the token came from the prompt / template */
@@ -26,6 +26,16 @@ typedef struct {
     float logit;  /* raw logit */
     float prob;   /* softmax of the raw logits at temperature 1, before any sampler stage */
 } step_candidate;
+
+/* The logit lens at one layer: what the residual stream after that layer predicts
+ * for pos + 1 through the final RMSNorm and the classifier (softmax, temperature 1). */
+typedef struct {
+    int id[STEP_LENS_TOP];     /* the top tokens, most probable first */
+    float prob[STEP_LENS_TOP];
+    int next_rank;             /* rank of the record's next among this layer's logits,
+                                  1 = top; 0 when next was not known */
+    float next_prob;           /* its probability; NaN when next was not known */
+} step_lens_layer;
 
 typedef struct {
     int pos;                 /* position in the sequence, 0-based */
@@ -44,6 +54,9 @@ typedef struct {
                                 query, or NULL when not captured. Borrowed from the
                                 engine: valid until a rewind to pos or earlier, or
                                 engine_free. */
+    const step_lens_layer *lens; /* (n_layers) the logit lens, or NULL when not computed
+                                    (engine_lens). Borrowed like attn; also dropped when
+                                    next becomes known after it was computed. */
 } step_record;
 
 const char *step_phase_name(step_phase p); /* "prompt", "gen", "forced" */

@@ -79,6 +79,8 @@ struct transformer {
     int solo_good;                  /* tokens in a row whose threads were not */
     float *k_new;                   /* (chunk, kv_dim) new keys, before the cache */
     float *v_new;                   /* (chunk, kv_dim) new values */
+    float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
+                                       residual stream after each layer here (the lens) */
 };
 
 int transformer_ctx(const transformer *t)
@@ -859,6 +861,8 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
                              t->xb2, NULL, t->x};
             rows_share(&down, 1, tid, nt);
             barrier_wait(&t->meet);
+            if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
+                memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
         }
         rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
         lane_quantize(t, ln, ln->xn, dim);
@@ -909,4 +913,81 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
         transformer_logits(t, pos + n - 1, 1, t->logits);
     }
     return t->logits;
+}
+
+/* ---- the logit lens ---- */
+
+/* Copies the KV cache entries of position pos, every layer and KV head, into or out
+ * of save: (n_layers, n_kv_heads, 2, head_size) values, plus 2 scales per row for Q8_0
+ * (kv_entry_bytes). */
+static size_t kv_entry_bytes(const transformer *t)
+{
+    const model_config *c = &t->m->config;
+    size_t rows = (size_t)c->n_layers * c->n_kv_heads * 2;
+    if (t->kv == TRANSFORMER_KV_F32)
+        return rows * c->head_size * sizeof(float);
+    return rows * (c->head_size + sizeof(float));
+}
+
+static void kv_entry_copy(transformer *t, int pos, unsigned char *save, bool restore)
+{
+    const model_config *c = &t->m->config;
+    size_t hs = (size_t)c->head_size;
+    unsigned char *at = save;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int kh = 0; kh < c->n_kv_heads; kh++) {
+            if (t->kv == TRANSFORMER_KV_F32) {
+                size_t off = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * hs;
+                float *kv[2] = {t->key_cache + off, t->value_cache + off};
+                for (int i = 0; i < 2; i++, at += hs * sizeof(float))
+                    memcpy(restore ? (void *)kv[i] : at, restore ? (void *)at : kv[i],
+                           hs * sizeof(float));
+            } else {
+                size_t r = q8_row(t, l, kh, pos);
+                int8_t *q[2] = {t->kq + r * hs, t->vq + r * hs};
+                float *sc[2] = {t->ks + r, t->vs + r};
+                for (int i = 0; i < 2; i++) {
+                    memcpy(restore ? (void *)q[i] : at, restore ? (void *)at : q[i], hs);
+                    at += hs;
+                    memcpy(restore ? (void *)sc[i] : at, restore ? (void *)at : sc[i],
+                           sizeof(float));
+                    at += sizeof(float);
+                }
+            }
+        }
+}
+
+llm_status transformer_logit_lens(transformer *t, int token, int pos, float *layer_logits,
+                                  llm_err *err)
+{
+    const model *m = t->m;
+    const model_config *c = &m->config;
+    if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
+        return llm_fail(err, LLM_ERR_ARG, "logit lens: token %d at position %d is out of range",
+                        token, pos);
+    size_t dim = (size_t)c->dim, vocab = (size_t)c->vocab_size;
+    unsigned char *kv_save = malloc(kv_entry_bytes(t));
+    float *logits_save = malloc(sizeof(float) * vocab);
+    float *resid = malloc(sizeof(float) * c->n_layers * dim);
+    if (!kv_save || !logits_save || !resid) {
+        free(kv_save);
+        free(logits_save);
+        free(resid);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the logit lens");
+    }
+    kv_entry_copy(t, pos, kv_save, false);
+    memcpy(logits_save, t->logits, sizeof(float) * vocab);
+    t->resid_capture = resid;
+    forward_one(t, token, pos, NULL);
+    t->resid_capture = NULL;
+    kv_entry_copy(t, pos, kv_save, true);
+    memcpy(t->logits, logits_save, sizeof(float) * vocab);
+    for (int l = 0; l < c->n_layers; l++) {
+        rmsnorm(t->xb, resid + l * dim, m->rms_final, c->dim);
+        matmul(t, layer_logits + l * vocab, &m->wcls, t->xb, 1);
+    }
+    free(kv_save);
+    free(logits_save);
+    free(resid);
+    return LLM_OK;
 }
