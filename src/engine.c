@@ -221,6 +221,8 @@ static void fill_top(engine *e, step_record *r, const float *logits)
         r->top[i].id = ids[i];
         r->top[i].logit = logits[ids[i]];
         r->top[i].prob = p[ids[i]];
+        r->top[i].p_final = 0.0f; /* the sampler fills these in when it decides */
+        r->top[i].cut = SAMPLER_KEPT;
     }
 }
 
@@ -432,6 +434,9 @@ llm_status engine_step(engine *e, int *token, llm_err *err)
     double ms = clock_ms() - t0;
     e->stats.decode_ms += ms;
     *token = next;
+    step_record *r = &e->records[e->n - 1];
+    for (int i = 0; i < r->n_top; i++)
+        sampler_fate(e->smp, r->top[i].id, &r->top[i].cut, &r->top[i].p_final);
     finish_record(e, e->n - 1, next, NULL, &rec, ms);
     if (e->n >= e->ctx)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);

@@ -32,7 +32,19 @@ struct sampler {
     float *probs;          /* (n_vocab) scratch for the vectorised softmax, by token id */
     unsigned *stamp;       /* (n_vocab) stamp[id] == cur_stamp: already penalised */
     unsigned cur_stamp;
+    /* What the last decision did to each id (sampler_fate): mark[id] >> 2 == gen when
+     * the id survived one of its stages, mark & 3 the last stage survived (FATE_*);
+     * p_final[id] is its final probability when it survived them all. */
+    uint32_t *mark;        /* (n_vocab) */
+    float *p_final;        /* (n_vocab) */
+    uint32_t gen;
+    struct {
+        bool greedy, top_k, top_p, min_p; /* the stages that ran */
+        int chosen;
+    } last;
 };
+
+enum { FATE_TOP_K = 1, FATE_TOP_P = 2, FATE_FINAL = 3 };
 
 /* ---- configuration ---- */
 
@@ -111,13 +123,17 @@ llm_status sampler_new(int n_vocab, const sampler_config *c, sampler **out, llm_
         s->cand = malloc((size_t)n_vocab * sizeof *s->cand);
         s->stamp = calloc((size_t)n_vocab, sizeof *s->stamp);
         s->probs = malloc((size_t)n_vocab * sizeof *s->probs);
+        s->mark = calloc((size_t)n_vocab, sizeof *s->mark);
+        s->p_final = malloc((size_t)n_vocab * sizeof *s->p_final);
     }
-    if (!s || !s->cand || !s->stamp || !s->probs) {
+    if (!s || !s->cand || !s->stamp || !s->probs || !s->mark || !s->p_final) {
         sampler_free(s);
         return llm_fail(err, LLM_ERR_NOMEM, "sampler: out of memory for a vocabulary of %d", n_vocab);
     }
     s->n_vocab = n_vocab;
     s->cfg = *c;
+    s->last.greedy = true;
+    s->last.chosen = -1;
     rng_seed(s, c->seed);
     *out = s;
     return LLM_OK;
@@ -130,6 +146,8 @@ void sampler_free(sampler *s)
     free(s->cand);
     free(s->stamp);
     free(s->probs);
+    free(s->mark);
+    free(s->p_final);
     free(s);
 }
 
@@ -303,6 +321,22 @@ static int select_top_p(candidate *c, int n, double total, float p)
     return hi > 0 ? hi : 1; /* rounding: the whole rest, and never nothing */
 }
 
+/* Marks c[0..m) as having survived stage `stage` of the current decision. */
+static void mark_survivors(sampler *s, const candidate *c, int m, uint32_t stage)
+{
+    for (int i = 0; i < m; i++)
+        s->mark[c[i].id] = s->gen << 2 | stage;
+}
+
+/* Starts a decision's marks: every older mark becomes stale. */
+static void marks_begin(sampler *s)
+{
+    if (++s->gen >= (1u << 30)) { /* wrapped: forget every old mark */
+        memset(s->mark, 0, (size_t)s->n_vocab * sizeof *s->mark);
+        s->gen = 1;
+    }
+}
+
 int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
                    sampler_record *rec)
 {
@@ -332,6 +366,9 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
      * it is the limit t -> 0, which is greedy. */
     bool greedy = cfg->temperature == 0.0f || !isfinite(1.0f / cfg->temperature) ||
                   !isfinite(maxl);
+    marks_begin(s);
+    s->last.greedy = greedy;
+    s->last.top_k = s->last.top_p = s->last.min_p = false;
 
     if (greedy) {
         chosen = best;
@@ -340,6 +377,8 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         if (cfg->top_k > 0 && cfg->top_k < n) {
             select_top_k(c, n, cfg->top_k);
             m = kept_top_k = cfg->top_k;
+            mark_survivors(s, c, m, FATE_TOP_K);
+            s->last.top_k = true;
         }
         /* Temperature and softmax. Over the whole vocabulary this is the vectorised,
          * normalised softmax; after top-k a scalar one shifted by the maximum (which
@@ -373,6 +412,8 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             total = 0.0;
             for (int i = 0; i < m; i++)
                 total += c[i].prob;
+            mark_survivors(s, c, m, FATE_TOP_P);
+            s->last.top_p = true;
         }
         if (cfg->min_p > 0.0f) {
             float threshold = cfg->min_p * top_weight;
@@ -393,6 +434,7 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
                 k = 1;
             }
             m = kept_min_p = k;
+            s->last.min_p = true;
         }
         draw = rng_float(s);
         double r = draw * total, cum = 0.0;
@@ -406,7 +448,11 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         }
         chosen = c[pick].id;
         chosen_prob = (float)(c[pick].prob / total);
+        mark_survivors(s, c, m, FATE_FINAL);
+        for (int i = 0; i < m; i++)
+            s->p_final[c[i].id] = (float)(c[i].prob / total);
     }
+    s->last.chosen = chosen;
 
     if (rec) {
         rec->config = *cfg;
@@ -431,6 +477,44 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         }
     }
     return chosen;
+}
+
+const char *sampler_cut_name(sampler_cut cut)
+{
+    switch (cut) {
+    case SAMPLER_KEPT: return "kept";
+    case SAMPLER_CUT_TOP_K: return "top-k";
+    case SAMPLER_CUT_TOP_P: return "top-p";
+    case SAMPLER_CUT_MIN_P: return "min-p";
+    case SAMPLER_CUT_GREEDY: return "greedy";
+    }
+    return "?";
+}
+
+void sampler_fate(const sampler *s, int id, sampler_cut *cut, float *p_final)
+{
+    *cut = SAMPLER_KEPT;
+    *p_final = 0.0f;
+    if (id < 0 || id >= s->n_vocab || s->last.chosen < 0) {
+        *cut = SAMPLER_CUT_GREEDY;
+        return;
+    }
+    if (s->last.greedy) {
+        if (id == s->last.chosen)
+            *p_final = 1.0f;
+        else
+            *cut = SAMPLER_CUT_GREEDY;
+        return;
+    }
+    uint32_t level = s->mark[id] >> 2 == s->gen ? s->mark[id] & 3 : 0;
+    if (level == FATE_FINAL)
+        *p_final = s->p_final[id];
+    else if (s->last.top_k && level < FATE_TOP_K)
+        *cut = SAMPLER_CUT_TOP_K;
+    else if (s->last.top_p && level < FATE_TOP_P)
+        *cut = SAMPLER_CUT_TOP_P;
+    else
+        *cut = SAMPLER_CUT_MIN_P;
 }
 
 void sampler_model_prob(const float *logits, int n_vocab, int id, float *prob, int *rank)

@@ -44,6 +44,17 @@ typedef struct {
     int chosen_rank;         /* its rank in the raw logits: 1 = the model's top choice */
 } sampler_record;
 
+/* Which stage removed a candidate in a decision. */
+typedef enum {
+    SAMPLER_KEPT = 0,   /* it survived every stage */
+    SAMPLER_CUT_TOP_K,
+    SAMPLER_CUT_TOP_P,
+    SAMPLER_CUT_MIN_P,
+    SAMPLER_CUT_GREEDY, /* a greedy decision keeps only the argmax */
+} sampler_cut;
+
+const char *sampler_cut_name(sampler_cut cut); /* "kept", "top-k", "top-p", "min-p", "greedy" */
+
 typedef struct sampler sampler;
 
 void sampler_config_default(sampler_config *c);
@@ -60,6 +71,12 @@ const sampler_config *sampler_get_config(const sampler *s);
  * oldest first; may be NULL when n_history is 0). Fills rec when not NULL. */
 int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
                    sampler_record *rec);
+
+/* What the last sampler_choose did to token id: the stage that removed it (or
+ * SAMPLER_KEPT) and its probability in the final distribution, after the penalty,
+ * temperature and the cuts, renormalised (0 when removed). O(1); valid until the
+ * next sampler_choose. */
+void sampler_fate(const sampler *s, int id, sampler_cut *cut, float *p_final);
 
 /* Softmax of raw logits: writes the probability and 1-based rank of `id` (1 + the
  * number of logits strictly greater). A bad id or a NaN logit gives prob 0, rank 0. */

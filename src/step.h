@@ -23,8 +23,12 @@ typedef enum {
 
 typedef struct {
     int id;
-    float logit;  /* raw logit */
-    float prob;   /* softmax of the raw logits at temperature 1, before any sampler stage */
+    float logit;     /* raw logit */
+    float prob;      /* softmax of the raw logits at temperature 1, before any sampler stage */
+    float p_final;   /* when the record is `sampled`: its probability in the distribution
+                        the draw was made from (after the repetition penalty, temperature,
+                        top-k, top-p, min-p, renormalised); 0 when a stage removed it */
+    sampler_cut cut; /* when `sampled`: the stage that removed it, or SAMPLER_KEPT */
 } step_candidate;
 
 /* The logit lens at one layer: what the residual stream after that layer predicts

@@ -135,8 +135,9 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
     return LLM_OK;
 }
 
-static void write_sampler(FILE *f, const sampler_record *r)
+static void write_sampler(FILE *f, const step_record *rec)
 {
+    const sampler_record *r = &rec->sampler;
     const sampler_config *c = &r->config;
     fputs(",\"sampler\":{\"temperature\":", f);
     put_float(f, c->temperature, 6);
@@ -153,8 +154,30 @@ static void write_sampler(FILE *f, const sampler_record *r)
     put_float(f, r->draw, 9);
     fprintf(f, ",\"chosen\":%d,\"chosen_prob\":", r->chosen);
     put_float(f, r->chosen_prob, 9);
-    fprintf(f, ",\"chosen_rank\":%d,\"seed\":%llu}", r->chosen_rank,
+    fprintf(f, ",\"chosen_rank\":%d,\"seed\":%llu", r->chosen_rank,
             (unsigned long long)c->seed);
+    /* per candidate of "top": its final probability and the stage that removed it */
+    int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
+    fputs(",\"p_final\":[", f);
+    for (int i = 0; i < n_top; i++) {
+        if (i)
+            putc(',', f);
+        put_float(f, rec->top[i].p_final, 9);
+    }
+    fputs("],\"kept\":[", f);
+    for (int i = 0; i < n_top; i++)
+        fputs(i ? (rec->top[i].cut == SAMPLER_KEPT ? ",true" : ",false")
+                : (rec->top[i].cut == SAMPLER_KEPT ? "true" : "false"), f);
+    fputs("],\"cut\":[", f);
+    for (int i = 0; i < n_top; i++) {
+        if (i)
+            putc(',', f);
+        if (rec->top[i].cut == SAMPLER_KEPT)
+            fputs("null", f);
+        else
+            fprintf(f, "\"%s\"", sampler_cut_name(rec->top[i].cut));
+    }
+    fputs("]}", f);
 }
 
 /* Writes x like printf's "%.6g" (6 significant digits, trailing zeros dropped,
@@ -286,7 +309,7 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     }
     putc(']', f);
     if (rec->sampled)
-        write_sampler(f, &rec->sampler);
+        write_sampler(f, rec);
     else
         fputs(",\"sampler\":null", f);
     fputs(",\"ms\":", f);

@@ -158,6 +158,62 @@ START_TEST(test_step_force_rewind)
 }
 END_TEST
 
+
+/* Each shown candidate of a sampled record says what the sampler did to it: top-k 3
+ * removes the 4th on, the kept ones' final probabilities are the draw's distribution
+ * (the chosen one's is chosen_prob) and sum to at most 1. */
+START_TEST(test_candidate_fates)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.sampler.temperature = 1.2f;
+    o.sampler.top_k = 3;
+    o.sampler.top_p = 0.95f;
+    o.sampler.seed = 3;
+    engine *e;
+    llm_err err;
+    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_OK);
+    int ids[64];
+    int n = prompt_ids("The little dog", ids, 64);
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    for (int i = 0; i < 10; i++) {
+        int t;
+        ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+        const step_record *r = engine_record(e, engine_pos(e) - 2);
+        ck_assert(r->sampled);
+        ck_assert_int_ge(r->n_top, 4);
+        double kept_sum = 0.0;
+        bool chosen_seen = false;
+        for (int j = 0; j < r->n_top; j++) {
+            const step_candidate *c = &r->top[j];
+            if (j >= 3)
+                ck_assert_int_eq(c->cut, SAMPLER_CUT_TOP_K);
+            else
+                ck_assert(c->cut == SAMPLER_KEPT || c->cut == SAMPLER_CUT_TOP_P);
+            if (c->cut == SAMPLER_KEPT) {
+                ck_assert(c->p_final > 0.0f);
+                kept_sum += c->p_final;
+            } else {
+                ck_assert(c->p_final == 0.0f);
+            }
+            if (c->id == t) {
+                chosen_seen = true;
+                ck_assert_int_eq(c->cut, SAMPLER_KEPT);
+                ck_assert(c->p_final == r->sampler.chosen_prob);
+            }
+        }
+        ck_assert(chosen_seen);
+        ck_assert(kept_sum <= 1.0 + 1e-5);
+        ck_assert_int_eq(r->sampler.kept_min_p, r->sampler.kept_top_p);
+        int kept = 0;
+        for (int j = 0; j < r->n_top; j++)
+            kept += r->top[j].cut == SAMPLER_KEPT;
+        ck_assert_int_eq(kept, r->sampler.kept_min_p);
+    }
+    engine_free(e);
+}
+END_TEST
+
 START_TEST(test_batch_equals_sequential)
 {
     engine *a = new_engine(0, false, 0.0f), *b = new_engine(0, false, 0.0f);
@@ -401,6 +457,7 @@ static Suite *engine_suite(void)
     tcase_add_checked_fixture(core, setup_q8, teardown);
     tcase_add_test(core, test_prefill_records);
     tcase_add_test(core, test_step_force_rewind);
+    tcase_add_test(core, test_candidate_fates);
     tcase_add_test(core, test_batch_equals_sequential);
     tcase_add_test(core, test_attention_capture);
     tcase_add_test(core, test_prompt_records_off);

@@ -774,6 +774,117 @@ START_TEST(test_rank)
 }
 END_TEST
 
+/* The final probability sampler_fate gives id. */
+static float s_final_of(const sampler *s, int id)
+{
+    sampler_cut cut;
+    float pf;
+    sampler_fate(s, id, &cut, &pf);
+    return pf;
+}
+
+/* sampler_fate accounts for every id: the cut counts match the record's kept_*
+ * counts, the final probabilities sum to 1 and follow softmax(penalised / t) among
+ * the kept, the chosen id is kept with chosen_prob, and a stage only removes ids that
+ * rank below every id it kept. */
+START_TEST(test_fate)
+{
+    enum { N = 300 };
+    float logits[N];
+    fill_logits(logits, N, 11, 6.0f);
+    int history[] = {3, 17, 17, 250, 42};
+    const struct {
+        float t, p, min_p, penalty;
+        int k;
+    } cases[] = {
+        {1.0f, 0.9f, 0.0f, 1.0f, 0},   {0.7f, 0.8f, 0.05f, 1.3f, 40},
+        {1.5f, 1.0f, 0.0f, 1.0f, 10},  {1.0f, 1.0f, 0.2f, 1.0f, 0},
+        {0.5f, 0.5f, 0.1f, 1.1f, 100}, {1.0f, 1.0f, 0.0f, 1.0f, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sampler_config c = config(cases[k].t, cases[k].p, cases[k].k, cases[k].min_p);
+        c.repeat_penalty = cases[k].penalty;
+        sampler *s = make(N, &c);
+        for (int round = 0; round < 20; round++) {
+            sampler_record rec;
+            int id = sampler_choose(s, logits, history, 5, &rec);
+            float pen[N];
+            for (int i = 0; i < N; i++) {
+                pen[i] = logits[i];
+                for (int h = 0; h < 5 && c.repeat_penalty != 1.0f; h++)
+                    if (history[h] == i) {
+                        pen[i] = logits[i] > 0 ? logits[i] / c.repeat_penalty
+                                               : logits[i] * c.repeat_penalty;
+                        break;
+                    }
+            }
+            int count[5] = {0};
+            double sum = 0.0;
+            float worst_kept[5], best_cut[5];
+            for (int j = 0; j < 5; j++) {
+                worst_kept[j] = INFINITY;
+                best_cut[j] = -INFINITY;
+            }
+            int kept_ref = -1;
+            for (int i = 0; i < N; i++) {
+                sampler_cut cut;
+                float pf;
+                sampler_fate(s, i, &cut, &pf);
+                count[cut]++;
+                sum += pf;
+                if (cut == SAMPLER_KEPT) {
+                    ck_assert(pf > 0.0f);
+                    if (kept_ref < 0)
+                        kept_ref = i;
+                    /* p_final ratios follow the tempered penalised logits */
+                    double want = exp((pen[i] - pen[kept_ref]) / c.temperature);
+                    double got = pf / (double)s_final_of(s, kept_ref);
+                    ck_assert_msg(fabs(got - want) <= 1e-3 * want, "case %zu id %d: %g vs %g",
+                                  k, i, got, want);
+                } else {
+                    ck_assert(pf == 0.0f);
+                }
+                for (int j = SAMPLER_CUT_TOP_K; j <= SAMPLER_CUT_MIN_P; j++) {
+                    bool survived = cut == SAMPLER_KEPT || (int)cut > j;
+                    if ((int)cut == j && pen[i] > best_cut[j])
+                        best_cut[j] = pen[i];
+                    if (survived && pen[i] < worst_kept[j])
+                        worst_kept[j] = pen[i];
+                }
+            }
+            ck_assert_int_eq(count[SAMPLER_KEPT], rec.kept_min_p);
+            ck_assert_int_eq(count[SAMPLER_CUT_TOP_K], N - rec.kept_top_k);
+            ck_assert_int_eq(count[SAMPLER_CUT_TOP_P], rec.kept_top_k - rec.kept_top_p);
+            ck_assert_int_eq(count[SAMPLER_CUT_MIN_P], rec.kept_top_p - rec.kept_min_p);
+            ck_assert_int_eq(count[SAMPLER_CUT_GREEDY], 0);
+            ck_assert_msg(fabs(sum - 1.0) < 1e-4, "case %zu: p_final sums to %g", k, sum);
+            for (int j = SAMPLER_CUT_TOP_K; j <= SAMPLER_CUT_MIN_P; j++)
+                ck_assert_msg(best_cut[j] <= worst_kept[j], "case %zu: %s cut %g above %g", k,
+                              sampler_cut_name(j), best_cut[j], worst_kept[j]);
+            sampler_cut cut;
+            float pf;
+            sampler_fate(s, id, &cut, &pf);
+            ck_assert_int_eq(cut, SAMPLER_KEPT);
+            ck_assert_float_eq_tol(pf, rec.chosen_prob, 1e-6);
+        }
+        sampler_free(s);
+    }
+    /* greedy: only the argmax is kept, with probability 1 */
+    sampler_config c = config(0.0f, 0.9f, 0, 0.0f);
+    sampler *s = make(N, &c);
+    int id = sampler_choose(s, logits, NULL, 0, NULL);
+    for (int i = 0; i < N; i++) {
+        sampler_cut cut;
+        float pf;
+        sampler_fate(s, i, &cut, &pf);
+        ck_assert_int_eq(cut, i == id ? SAMPLER_KEPT : SAMPLER_CUT_GREEDY);
+        ck_assert(pf == (i == id ? 1.0f : 0.0f));
+    }
+    ck_assert_str_eq(sampler_cut_name(SAMPLER_CUT_TOP_P), "top-p");
+    sampler_free(s);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("sampler");
@@ -792,6 +903,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_distribution);
     tcase_add_test(core, test_model_prob_and_rank);
     tcase_add_test(core, test_config_check);
+    tcase_add_test(core, test_fate);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_limits_shapes);

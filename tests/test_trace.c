@@ -617,6 +617,9 @@ START_TEST(test_records_round_trip)
     r1.sampler.chosen_prob = 0.375f;
     r1.sampler.chosen_model_prob = 0.03125f;
     r1.sampler.chosen_rank = 5;
+    r1.top[0].p_final = 0.625f;
+    r1.top[1].cut = SAMPLER_CUT_TOP_P;
+    r1.top[2].cut = SAMPLER_CUT_MIN_P;
     ck_assert_int_eq(trace_write(t, &r1), LLM_OK);
 
     /* pos 2: forced; NaN and infinities where numbers go; attention with a NaN */
@@ -696,6 +699,15 @@ START_TEST(test_records_round_trip)
     ck_assert_int_eq(jnum(s, "chosen"), 6);
     ck_assert(jnum(s, "chosen_prob") == 0.375);
     ck_assert_int_eq(jnum(s, "chosen_rank"), 5);
+    const jval *pf = jneed(s, "p_final", J_ARR), *kept = jneed(s, "kept", J_ARR);
+    const jval *cut = jneed(s, "cut", J_ARR);
+    ck_assert(pf->n == 3 && kept->n == 3 && cut->n == 3);
+    ck_assert(pf->items[0].num == 0.625 && pf->items[1].num == 0 && pf->items[2].num == 0);
+    ck_assert(kept->items[0].type == J_BOOL && kept->items[0].b);
+    ck_assert(kept->items[1].type == J_BOOL && !kept->items[1].b && !kept->items[2].b);
+    ck_assert_int_eq(cut->items[0].type, J_NULL);
+    ck_assert_str_eq(cut->items[1].str, "top-p");
+    ck_assert_str_eq(cut->items[2].str, "min-p");
     const jval *at = jneed(b, "attn", J_ARR);
     ck_assert_int_eq(at->n, 2);
     for (int l = 0; l < 2; l++) {
