@@ -1,0 +1,116 @@
+/* test_settings.c — /set's parsing and checking: every name takes its values, bad
+ * names and values are refused with a message and change nothing, and the settings
+ * are shown as name value pairs that /set accepts back. */
+#include <string.h>
+
+#include "settings.h"
+#include "testutil.h"
+
+static live_settings defaults(void)
+{
+    live_settings s;
+    sampler_config_default(&s.sampler);
+    s.sampler.seed = 42;
+    s.steps = 0;
+    return s;
+}
+
+START_TEST(test_each_name)
+{
+    live_settings s = defaults();
+    llm_err err;
+    ck_assert_int_eq(settings_set(&s, "temperature", "0.7", &err), LLM_OK);
+    ck_assert(s.sampler.temperature == 0.7f);
+    ck_assert_int_eq(settings_set(&s, "top-k", "40", &err), LLM_OK);
+    ck_assert_int_eq(s.sampler.top_k, 40);
+    ck_assert_int_eq(settings_set(&s, "top-p", "0.5", &err), LLM_OK);
+    ck_assert(s.sampler.top_p == 0.5f);
+    ck_assert_int_eq(settings_set(&s, "min-p", "0.05", &err), LLM_OK);
+    ck_assert(s.sampler.min_p == 0.05f);
+    ck_assert_int_eq(settings_set(&s, "repeat-penalty", "1.3", &err), LLM_OK);
+    ck_assert(s.sampler.repeat_penalty == 1.3f);
+    ck_assert_int_eq(settings_set(&s, "repeat-last-n", "16", &err), LLM_OK);
+    ck_assert_int_eq(s.sampler.repeat_last_n, 16);
+    ck_assert_int_eq(settings_set(&s, "seed", "18446744073709551615", &err), LLM_OK);
+    ck_assert(s.sampler.seed == UINT64_MAX);
+    ck_assert_int_eq(settings_set(&s, "steps", "100", &err), LLM_OK);
+    ck_assert_int_eq(s.steps, 100);
+    ck_assert_int_eq(settings_set_line(&s, "  temperature   0  ", &err), LLM_OK);
+    ck_assert(s.sampler.temperature == 0.0f);
+}
+END_TEST
+
+START_TEST(test_refused)
+{
+    const struct {
+        const char *line, *says;
+    } bad[] = {
+        {"temprature 1", "unknown setting 'temprature'"},
+        {"temperature", "needs a value"},
+        {"temperature -1", "temperature must be >= 0"},
+        {"temperature abc", "temperature takes a number, not 'abc'"},
+        {"temperature nan", "not 'nan'"},
+        {"temperature 1e999", "not '1e999'"},
+        {"top-p 0", "top-p must be in (0, 1]"},
+        {"top-p 1.5", "top-p must be in (0, 1]"},
+        {"top-k -3", "top-k takes a whole number"},
+        {"top-k 2.5", "not '2.5'"},
+        {"min-p 1", "min-p must be in [0, 1)"},
+        {"repeat-penalty 0", "repeat-penalty must be > 0"},
+        {"seed -1", "seed takes a whole number"},
+        {"steps 1000001", "steps takes a whole number from 0"},
+        {"steps 10 20", "one name and one value"},
+        {"", "set what?"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        live_settings s = defaults(), before = s;
+        llm_err err = {{0}};
+        ck_assert_int_eq(settings_set_line(&s, bad[i].line, &err), LLM_ERR_ARG);
+        ck_assert_msg(strstr(err.text, bad[i].says) != NULL, "'%s' said '%s'", bad[i].line,
+                      err.text);
+        ck_assert_msg(memcmp(&s, &before, sizeof s) == 0, "'%s' changed the settings",
+                      bad[i].line);
+    }
+}
+END_TEST
+
+START_TEST(test_format_round_trips)
+{
+    live_settings s = defaults();
+    llm_err err;
+    settings_set_line(&s, "temperature 0.25", &err);
+    settings_set_line(&s, "top-k 7", &err);
+    settings_set_line(&s, "steps 12", &err);
+    char text[256];
+    settings_format(&s, text, sizeof text);
+    ck_assert_str_eq(text, "temperature 0.25  top-k 7  top-p 0.9  min-p 0  repeat-penalty 1  "
+                           "repeat-last-n 64  seed 42  steps 12");
+    /* each pair is accepted back and gives the same settings */
+    live_settings t = defaults();
+    t.sampler.seed = 1;
+    char *save, *copy = strdup(text);
+    int names = 0;
+    for (char *pair = strtok_r(copy, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
+        char *value = strtok_r(NULL, " ", &save);
+        ck_assert_ptr_nonnull(value);
+        ck_assert_str_eq(pair, settings_names[names++]);
+        ck_assert_int_eq(settings_set(&t, pair, value, &err), LLM_OK);
+    }
+    free(copy);
+    ck_assert_ptr_null(settings_names[names]);
+    ck_assert(memcmp(&s, &t, sizeof s) == 0);
+}
+END_TEST
+
+static Suite *settings_suite(void)
+{
+    Suite *s = suite_create("settings");
+    TCase *c = tcase_create("core");
+    tcase_add_test(c, test_each_name);
+    tcase_add_test(c, test_refused);
+    tcase_add_test(c, test_format_round_trips);
+    suite_add_tcase(s, c);
+    return s;
+}
+
+TEST_MAIN(settings_suite)
