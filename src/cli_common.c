@@ -102,6 +102,21 @@ int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, e
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
+    static const char *const mode_names[] = {
+        [MODE_TUI] = "tui", [MODE_CHAT] = "chat", [MODE_GENERATE] = "generate",
+        [MODE_PERPLEXITY] = "perplexity", [MODE_REPLAY] = "replay",
+    };
+    trace_run run = {
+        .mode = o->mode < (int)(sizeof mode_names / sizeof mode_names[0]) ? mode_names[o->mode] : NULL,
+        .m = m,
+        .kernels = quant_isa_name(quant_init(o->isa)),
+        .kv_cache = engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
+        .sampler = engine_sampler_config(e),
+        .steps = o->steps,
+        .ctx = engine_ctx(e),
+        .lens = o->trace_lens,
+    };
+    trace_describe(*out, &run);
     engine_set_observer(e, trace_observe, *out);
     return 0;
 }
@@ -127,6 +142,7 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
     /* a trace writes prompt positions' candidates as they finish; without one, the
      * engine computes them when a position is looked at (engine_record) */
     eo->record_prompt = o->trace_path != NULL;
+    eo->record_lens = o->trace_lens;
 }
 
 char *cli_state_file(const char *name)

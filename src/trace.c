@@ -32,6 +32,11 @@ struct trace_writer {
     model_config cfg;         /* copy: n_layers, n_heads for the attention shape */
     bool has_cfg;
     bool with_attention;
+    trace_run run;            /* copy; its pointers are borrowed */
+    char *model_path;         /* owned copy of run.m->path (the model may close first) */
+    sampler_config sampler;   /* copy of *run.sampler */
+    bool has_sampler;
+    bool header_written;
     int write_errno;          /* first write error's errno; 0 while all is well */
 };
 
@@ -133,6 +138,84 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
     t->with_attention = with_attention;
     *out = t;
     return LLM_OK;
+}
+
+void trace_describe(trace_writer *t, const trace_run *run)
+{
+    t->run = *run;
+    free(t->model_path);
+    if (run->m && run->m->path) /* absolute, so that --replay finds it from anywhere */
+        t->model_path = realpath(run->m->path, NULL);
+    if (run->m && run->m->path && !t->model_path)
+        t->model_path = strdup(run->m->path);
+    t->has_sampler = run->sampler != NULL;
+    if (run->sampler)
+        t->sampler = *run->sampler;
+    t->run.sampler = NULL;
+}
+
+/* The first line: the format version and what the run was (see trace.h). */
+static void write_header(trace_writer *t)
+{
+    FILE *f = t->f;
+    const trace_run *r = &t->run;
+    fprintf(f, "{\"llmchat_trace\":%d,\"program\":\"llmchat\"", TRACE_FORMAT_VERSION);
+    if (r->mode) {
+        fputs(",\"mode\":", f);
+        trace_json_string(f, r->mode);
+    }
+    if (t->has_cfg) {
+        const model_config *c = &t->cfg;
+        fputs(",\"model\":{", f);
+        if (r->m) {
+            fputs("\"path\":", f);
+            trace_json_string(f, t->model_path ? t->model_path : "");
+            fputs(",\"name\":", f);
+            trace_json_string(f, r->m->name);
+            fprintf(f, ",\"weights\":\"%s\",", r->m->weights == TENSOR_Q8_0 ? "q8_0" : "f32");
+        }
+        fprintf(f, "\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,"
+                   "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d}",
+                c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+                c->seq_len);
+    }
+    if (r->kv_cache)
+        fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
+    if (r->kernels)
+        fprintf(f, ",\"kernels\":\"%s\"", r->kernels);
+    if (t->has_sampler || r->steps || r->ctx) {
+        fputs(",\"options\":{", f);
+        const char *sep = "";
+        if (t->has_sampler) {
+            const sampler_config *c = &t->sampler;
+            fputs("\"temperature\":", f);
+            put_float(f, c->temperature, 6);
+            fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
+            put_float(f, c->top_p, 6);
+            fputs(",\"min_p\":", f);
+            put_float(f, c->min_p, 6);
+            fputs(",\"repeat_penalty\":", f);
+            put_float(f, c->repeat_penalty, 6);
+            fprintf(f, ",\"repeat_last_n\":%d,\"seed\":%llu", c->repeat_last_n,
+                    (unsigned long long)c->seed);
+            sep = ",";
+        }
+        fprintf(f, "%s\"steps\":%d,\"ctx\":%d}", sep, r->steps, r->ctx);
+    }
+    fprintf(f, ",\"attn\":%s,\"lens\":%s", t->with_attention ? "true" : "false",
+            r->lens ? "true" : "false");
+    if (t->tok) {
+        fputs(",\"vocab\":[", f);
+        int n = tokenizer_vocab_size(t->tok);
+        for (int i = 0; i < n; i++) {
+            if (i)
+                putc(',', f);
+            trace_json_string(f, tokenizer_piece(t->tok, i));
+        }
+        putc(']', f);
+    }
+    fputs("}\n", f);
+    t->header_written = true;
 }
 
 static void write_sampler(FILE *f, const step_record *rec)
@@ -288,11 +371,34 @@ static void write_attention(FILE *f, const float *attn, int n_layers, int n_head
     fwrite(buf, 1, (size_t)o, f);
 }
 
+/* "lens":[{"top":[[id, prob], ...], "next_rank":int, "next_prob":float} per layer] */
+static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
+{
+    fputs(",\"lens\":[", f);
+    for (int l = 0; l < n_layers; l++) {
+        const step_lens_layer *L = &lens[l];
+        fputs(l ? ",{\"top\":[" : "{\"top\":[", f);
+        for (int j = 0, k = 0; j < STEP_LENS_TOP; j++) {
+            if (L->id[j] < 0)
+                continue;
+            fprintf(f, k++ ? ",[%d," : "[%d,", L->id[j]);
+            put_float(f, L->prob[j], 9);
+            putc(']', f);
+        }
+        fprintf(f, "],\"next_rank\":%d,\"next_prob\":", L->next_rank);
+        put_float(f, L->next_prob, 9);
+        putc('}', f);
+    }
+    putc(']', f);
+}
+
 llm_status trace_write(trace_writer *t, const step_record *rec)
 {
     if (t->write_errno)
         return LLM_ERR_IO;
     FILE *f = t->f;
+    if (!t->header_written)
+        write_header(t);
     fprintf(f, "{\"pos\":%d,\"token\":%d,\"piece\":", rec->pos, rec->token);
     trace_json_string(f, t->tok ? tokenizer_piece(t->tok, rec->token) : "");
     fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
@@ -316,6 +422,8 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     put_float(f, rec->forward_ms + rec->sample_ms, 6);
     if (t->with_attention && rec->attn && t->has_cfg && rec->pos >= 0)
         write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
+    if (t->run.lens && rec->lens && t->has_cfg)
+        write_lens(f, rec->lens, t->cfg.n_layers);
     fputs("}\n", f);
     note_error(t);
     return t->write_errno ? LLM_ERR_IO : LLM_OK;
@@ -330,6 +438,8 @@ llm_status trace_close(trace_writer *t, llm_err *err)
 {
     if (!t)
         return LLM_OK;
+    if (!t->header_written && !t->write_errno)
+        write_header(t);
     errno = 0;
     if (fflush(t->f) != 0)
         note_error(t);
@@ -342,6 +452,7 @@ llm_status trace_close(trace_writer *t, llm_err *err)
                       strerror(t->write_errno));
     free(t->buf);
     free(t->path);
+    free(t->model_path);
     free(t);
     return st;
 }

@@ -143,6 +143,10 @@ assert_status 0
 "$PYTHON" - "$T/dialog.jsonl" <<'EOF2' || fail "the dialog's trace breaks the template contract (see above)"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+if not rows or rows[0].get("llmchat_trace") != 1:
+    print("  trace: the first line is not a version 1 header", file=sys.stderr)
+    sys.exit(1)
+header = rows.pop(0)
 def bad(msg):
     print("  trace:", msg, file=sys.stderr)
     sys.exit(1)
@@ -171,6 +175,10 @@ assert_status 0
 "$PYTHON" - "$T/trace.jsonl" <<'EOF' || fail "user text produced control tokens (see above)"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+if not rows or rows[0].get("llmchat_trace") != 1:
+    print("  trace: the first line is not a version 1 header", file=sys.stderr)
+    sys.exit(1)
+header = rows.pop(0)
 prompt = [r for r in rows if r["phase"] == "prompt"]
 if not prompt:
     print("  no prompt positions in the trace", file=sys.stderr)

@@ -126,11 +126,18 @@ assert_status 0
 "$PYTHON" - "$T/trace.jsonl" <<'EOF' || fail "--trace output breaks the contract (see above)"
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+if not rows or rows[0].get("llmchat_trace") != 1:
+    print("  trace: the first line is not a version 1 header", file=sys.stderr)
+    sys.exit(1)
+header = rows.pop(0)
 def bad(msg):
     print("  trace:", msg, file=sys.stderr)
     sys.exit(1)
 if not rows:
     bad("empty")
+if header["model"]["n_layers"] != 5 or header["options"]["temperature"] != 0 \
+        or len(header["vocab"]) != 512 or header["vocab"][1] != "\n<s>\n" or not header["attn"]:
+    bad("the header does not describe the run: %r" % {k: header[k] for k in header if k != "vocab"})
 for i, r in enumerate(rows):
     for key in ("pos", "token", "piece", "phase", "next", "top", "sampler", "ms"):
         if key not in r:
@@ -167,7 +174,7 @@ if "gen" not in phases:
 if phases.index("gen") < max(i for i, p in enumerate(phases) if p == "prompt"):
     bad("prompt positions after generated ones")
 EOF
-pass "--trace writes the documented JSON Lines"
+pass "--trace writes a header and the documented JSON Lines"
 
 # ---- sampler settings at their edges keep a candidate (each once read c[-1]) ----
 # top-p below 1/k after top-k; a temperature so cold that logits / t overflow (scalar

@@ -386,8 +386,10 @@ static double jnum(const jval *obj, const char *key)
 
 /* ---------------------------------------------------------------- helpers */
 
-/* A trace file's lines: each must be valid JSON; the file must end with a newline. */
+/* A trace file's lines: each must be valid JSON; the file must end with a newline.
+ * The first line is the header (version 1); line[] holds the records after it. */
 typedef struct {
+    jval *header;
     int n;
     jval *line[64];
 } lines;
@@ -416,22 +418,35 @@ static void read_lines(const char *path, lines *out)
     out->n = 0;
     ck_assert_msg(len > 0 && buf[len - 1] == '\n', "%s does not end with a newline", path);
     size_t start = 0;
+    out->header = NULL;
     for (size_t i = 0; i < len; i++) {
         if (buf[i] != '\n')
             continue;
         const char *why = NULL;
         jval *v = jparse(buf + start, i - start, &why);
-        ck_assert_msg(v != NULL, "line %d is not JSON (%s): %.200s", out->n + 1, why, buf + start);
-        ck_assert_msg(v->type == J_OBJ, "line %d is not an object", out->n + 1);
+        int line = out->n + 1 + (out->header != NULL);
+        ck_assert_msg(v != NULL, "line %d is not JSON (%s): %.200s", line, why, buf + start);
+        ck_assert_msg(v->type == J_OBJ, "line %d is not an object", line);
+        start = i + 1;
+        if (!out->header) {
+            const jval *version = jget(v, "llmchat_trace");
+            ck_assert_msg(version && version->type == J_NUM && version->num == TRACE_FORMAT_VERSION,
+                          "the first line is not a version %d header", TRACE_FORMAT_VERSION);
+            out->header = v;
+            continue;
+        }
+        ck_assert_ptr_null(jget(v, "llmchat_trace")); /* one header only */
         ck_assert_int_lt(out->n, 64);
         out->line[out->n++] = v;
-        start = i + 1;
     }
+    ck_assert_msg(out->header != NULL, "%s has no header line", path);
     free(buf);
 }
 
 static void free_lines(lines *l)
 {
+    jdelete(l->header);
+    l->header = NULL;
     for (int i = 0; i < l->n; i++)
         jdelete(l->line[i]);
     l->n = 0;
@@ -581,6 +596,12 @@ START_TEST(test_records_round_trip)
     trace_writer *t = NULL;
     llm_err err = {{0}};
     ck_assert_int_eq(trace_open(path, tok, &cfg, true, &t, &err), LLM_OK);
+    sampler_config run_sampler;
+    sampler_config_default(&run_sampler);
+    run_sampler.temperature = 0.5f;
+    run_sampler.seed = 99;
+    trace_run run = {.mode = "chat", .sampler = &run_sampler, .steps = 7, .ctx = 64, .lens = true};
+    trace_describe(t, &run);
 
     /* pos 0: prompt, not sampled, no attention captured */
     step_record r0 = base_record(0, 1, STEP_PROMPT);
@@ -635,6 +656,11 @@ START_TEST(test_records_round_trip)
         attn2[i] = 1.0f / 3.0f;
     attn2[4] = NAN;
     r2.attn = attn2;
+    step_lens_layer lens2[2] = {
+        {{5, 2, -1}, {0.75f, 0.125f, 0.0f}, 3, 0.0625f},
+        {{2, 5, 9}, {0.5f, 0.25f, 0.125f}, 1, 0.5f},
+    };
+    r2.lens = lens2;
     ck_assert_int_eq(trace_write(t, &r2), LLM_OK);
 
     /* pos 3..11: every nasty piece, through the observer adapter; last one unfinished */
@@ -655,6 +681,25 @@ START_TEST(test_records_round_trip)
     lines L;
     read_lines(path, &L);
     ck_assert_int_eq(L.n, 3 + (NASTY_N - 3)); /* one line per record, nothing else */
+
+    /* the header: the shape, the flags, and the vocabulary decoding back to the pieces */
+    const jval *h = L.header;
+    ck_assert_str_eq(jneed(h, "program", J_STR)->str, "llmchat");
+    ck_assert_str_eq(jneed(h, "mode", J_STR)->str, "chat");
+    const jval *hm = jneed(h, "model", J_OBJ);
+    ck_assert_int_eq(jnum(hm, "n_layers"), 2);
+    ck_assert_int_eq(jnum(hm, "n_heads"), 3);
+    ck_assert_int_eq(jnum(hm, "vocab_size"), NASTY_N);
+    ck_assert(jneed(h, "attn", J_BOOL)->b);
+    ck_assert(jneed(h, "lens", J_BOOL)->b);
+    const jval *ho = jneed(h, "options", J_OBJ);
+    ck_assert((float)jnum(ho, "temperature") == 0.5f);
+    ck_assert_int_eq(jnum(ho, "seed"), 99);
+    ck_assert_int_eq(jnum(ho, "steps"), 7);
+    const jval *vocab = jneed(h, "vocab", J_ARR);
+    ck_assert_int_eq(vocab->n, NASTY_N);
+    ck_assert_str_eq(vocab->items[9].str, nasty[9]);
+    ck_assert_str_eq(vocab->items[6].str, "\xc3\xbf"); /* byte 0xff as U+00FF */
 
     /* pos 0 */
     const jval *a = L.line[0];
@@ -741,6 +786,16 @@ START_TEST(test_records_round_trip)
             ck_assert_int_eq(at->items[l].items[hh].n, 3);
     ck_assert_int_eq(at->items[0].items[1].items[1].type, J_NULL); /* attn2[4] */
     ck_assert_double_eq_tol(at->items[1].items[2].items[2].num, 1.0 / 3.0, 1e-6);
+    const jval *lens = jneed(c, "lens", J_ARR);
+    ck_assert_int_eq(lens->n, 2);
+    const jval *l0 = jneed(&lens->items[0], "top", J_ARR);
+    ck_assert_int_eq(l0->n, 2); /* an id of -1 is no candidate */
+    ck_assert(l0->items[0].items[0].num == 5 && l0->items[0].items[1].num == 0.75);
+    ck_assert(l0->items[1].items[0].num == 2 && l0->items[1].items[1].num == 0.125);
+    ck_assert_int_eq(jnum(&lens->items[0], "next_rank"), 3);
+    ck_assert(jnum(&lens->items[0], "next_prob") == 0.0625);
+    ck_assert_int_eq(jneed(&lens->items[1], "top", J_ARR)->n, 3);
+    ck_assert_ptr_null(jget(L.line[1], "lens"));
 
     /* the nasty pieces decode back to themselves (invalid bytes as U+00XX) */
     const char *decoded[NASTY_N] = {

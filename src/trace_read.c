@@ -1,0 +1,626 @@
+/* trace_read.c — the trace reader of trace_read.h.
+ *
+ * Splits the buffer into lines, parses each with json.c and turns the header and the
+ * records into a trace_header and step records. Owns the records, their attention
+ * rows and lenses, the pieces and the problem messages. A record's numbers are
+ * checked against what they can be (ids in the vocabulary, attention of the
+ * header's shape); what does not fit is dropped with a problem noted, and a line
+ * whose required fields are missing or wrong is skipped whole. */
+#include "trace_read.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "trace.h"
+
+enum { PROBLEMS_KEPT = 100, POS_MAX = 1 << 24, SHAPE_MAX = 1 << 16 };
+
+struct trace_reader {
+    trace_header h;
+    char *strings[7];         /* owned: mode, model path, name, weights, kv, kernels */
+    char **vocab;             /* (h.n_vocab) owned pieces */
+    char **learned;           /* (n_learned) pieces known from records, by id, or NULL */
+    int n_learned;
+    step_record *records;     /* (n) */
+    int *record_line;         /* (n) */
+    int n, cap;
+    void **owned;             /* attention rows and lenses the records point at */
+    int n_owned, cap_owned;
+    char *problems[PROBLEMS_KEPT];
+    int n_problems;
+    bool shape_from_records;  /* h.config was inferred from the first attention/lens */
+};
+
+static bool problem(trace_reader *r, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Notes a problem; returns false (for `return problem(...)` in the readers). */
+static bool problem(trace_reader *r, int line, const char *fmt, ...)
+{
+    if (r->n_problems < PROBLEMS_KEPT) {
+        char text[256];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = snprintf(text, sizeof text, "line %d: ", line);
+        vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+        va_end(ap);
+        r->problems[r->n_problems] = strdup(text);
+    }
+    r->n_problems++;
+    return false;
+}
+
+static bool own(trace_reader *r, void *p)
+{
+    if (!p)
+        return false;
+    if (r->n_owned == r->cap_owned) {
+        int cap = r->cap_owned ? r->cap_owned * 2 : 64;
+        void **grown = realloc(r->owned, sizeof *grown * cap);
+        if (!grown) {
+            free(p);
+            return false;
+        }
+        r->owned = grown;
+        r->cap_owned = cap;
+    }
+    r->owned[r->n_owned++] = p;
+    return true;
+}
+
+/* A number, or NaN for null (the writer's non-finite numbers); false otherwise. */
+static bool number_or_null(const json_value *v, float *out)
+{
+    if (v && v->type == JSON_NUMBER) {
+        *out = (float)v->number;
+        return true;
+    }
+    if (v && v->type == JSON_NULL) {
+        *out = NAN;
+        return true;
+    }
+    return false;
+}
+
+/* ---- the header ---- */
+
+static char *keep_string(trace_reader *r, int slot, const json_value *obj, const char *key)
+{
+    const char *s = json_get_string(obj, key);
+    if (!s)
+        return NULL;
+    r->strings[slot] = strdup(s);
+    return r->strings[slot];
+}
+
+static int int_field(const json_value *obj, const char *key, long min, long max, int fallback)
+{
+    long v;
+    return json_get_int(obj, key, min, max, &v) ? (int)v : fallback;
+}
+
+static float float_field(const json_value *obj, const char *key, float fallback)
+{
+    double v;
+    return json_get_number(obj, key, &v) ? (float)v : fallback;
+}
+
+static llm_status read_header(trace_reader *r, const json_value *v, int line, llm_err *err)
+{
+    trace_header *h = &r->h;
+    long version;
+    if (!json_get_int(v, "llmchat_trace", 0, 1000000, &version))
+        return llm_fail(err, LLM_ERR_FORMAT, "line %d: the trace version is not a number", line);
+    if (version > TRACE_FORMAT_VERSION)
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "the trace is format version %ld; this llmchat reads up to version %d",
+                        version, TRACE_FORMAT_VERSION);
+    h->version = (int)version;
+    h->mode = keep_string(r, 0, v, "mode");
+    h->kv_cache = keep_string(r, 4, v, "kv_cache");
+    h->kernels = keep_string(r, 5, v, "kernels");
+    const json_value *m = json_get(v, "model");
+    if (m && m->type == JSON_OBJECT) {
+        h->model_path = keep_string(r, 1, m, "path");
+        h->model_name = keep_string(r, 2, m, "name");
+        h->weights = keep_string(r, 3, m, "weights");
+        model_config *c = &h->config;
+        c->dim = int_field(m, "dim", 1, 1 << 20, 0);
+        c->hidden_dim = int_field(m, "hidden_dim", 1, 1 << 22, 0);
+        c->n_layers = int_field(m, "n_layers", 1, SHAPE_MAX, 0);
+        c->n_heads = int_field(m, "n_heads", 1, SHAPE_MAX, 0);
+        c->n_kv_heads = int_field(m, "n_kv_heads", 1, SHAPE_MAX, c->n_heads);
+        c->vocab_size = int_field(m, "vocab_size", 1, 1 << 24, 0);
+        c->seq_len = int_field(m, "seq_len", 1, POS_MAX, 0);
+        if (c->n_layers > 0 && c->n_heads > 0) {
+            h->has_config = true;
+            c->head_size = c->dim / c->n_heads;
+            c->kv_dim = c->n_kv_heads * c->head_size;
+        } else {
+            problem(r, line, "the header's model has no usable shape (n_layers, n_heads)");
+            memset(c, 0, sizeof *c);
+        }
+    }
+    const json_value *o = json_get(v, "options");
+    if (o && o->type == JSON_OBJECT) {
+        sampler_config *s = &h->sampler;
+        sampler_config_default(s);
+        s->temperature = float_field(o, "temperature", s->temperature);
+        s->top_k = int_field(o, "top_k", 0, 1 << 30, s->top_k);
+        s->top_p = float_field(o, "top_p", s->top_p);
+        s->min_p = float_field(o, "min_p", s->min_p);
+        s->repeat_penalty = float_field(o, "repeat_penalty", s->repeat_penalty);
+        s->repeat_last_n = int_field(o, "repeat_last_n", 0, 1 << 30, s->repeat_last_n);
+        double seed;
+        if (json_get_number(o, "seed", &seed) && seed >= 0 && seed < 18446744073709551616.0)
+            s->seed = (uint64_t)seed;
+        h->has_sampler = sampler_config_check(s, NULL) == LLM_OK;
+        if (!h->has_sampler)
+            problem(r, line, "the header's sampler options are out of range");
+        h->steps = int_field(o, "steps", 0, 1 << 30, 0);
+        h->ctx = int_field(o, "ctx", 0, POS_MAX, 0);
+    }
+    const json_value *b = json_get(v, "attn");
+    h->attn = b && b->type == JSON_BOOL && b->boolean;
+    b = json_get(v, "lens");
+    h->lens = b && b->type == JSON_BOOL && b->boolean;
+    const json_value *vocab = json_get_array(v, "vocab");
+    if (vocab && vocab->n > 0) {
+        r->vocab = calloc((size_t)vocab->n, sizeof *r->vocab);
+        if (!r->vocab)
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
+        h->n_vocab = vocab->n;
+        for (int i = 0; i < vocab->n; i++) {
+            const json_value *p = &vocab->items[i];
+            r->vocab[i] = strdup(p->type == JSON_STRING ? p->string : "");
+            if (!r->vocab[i])
+                return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
+        }
+        if (h->has_config && h->config.vocab_size != vocab->n)
+            problem(r, line, "the vocabulary has %d pieces but the model %d", vocab->n,
+                    h->config.vocab_size);
+    }
+    return LLM_OK;
+}
+
+/* ---- records ---- */
+
+static int vocab_limit(const trace_reader *r)
+{
+    if (r->h.n_vocab > 0)
+        return r->h.n_vocab;
+    if (r->h.has_config && r->h.config.vocab_size > 0)
+        return r->h.config.vocab_size;
+    return 1 << 24;
+}
+
+static void learn_piece(trace_reader *r, int id, const char *piece)
+{
+    if (r->h.n_vocab > 0 || id < 0 || id >= vocab_limit(r))
+        return;
+    if (id >= r->n_learned) {
+        int n = id + 1 > 2 * r->n_learned ? id + 1 : 2 * r->n_learned;
+        char **grown = realloc(r->learned, sizeof *grown * n);
+        if (!grown)
+            return;
+        memset(grown + r->n_learned, 0, sizeof *grown * (n - r->n_learned));
+        r->learned = grown;
+        r->n_learned = n;
+    }
+    if (!r->learned[id])
+        r->learned[id] = strdup(piece);
+}
+
+static bool read_top(trace_reader *r, step_record *rec, const json_value *top, int line)
+{
+    int limit = vocab_limit(r);
+    rec->n_top = 0;
+    for (int i = 0; i < top->n && rec->n_top < STEP_TOP_MAX; i++) {
+        const json_value *c = &top->items[i];
+        step_candidate *out = &rec->top[rec->n_top];
+        if (c->type != JSON_ARRAY || c->n < 3 || !json_is_int(&c->items[0], 0, limit - 1) ||
+            !number_or_null(&c->items[1], &out->logit) ||
+            !number_or_null(&c->items[2], &out->prob))
+            return problem(r, line, "candidate %d of \"top\" is not [id, logit, prob]", i + 1);
+        out->id = (int)c->items[0].number;
+        out->p_final = 0.0f;
+        out->cut = SAMPLER_KEPT;
+        rec->n_top++;
+    }
+    return true;
+}
+
+static sampler_cut cut_named(const char *name)
+{
+    for (int c = SAMPLER_CUT_TOP_K; c <= SAMPLER_CUT_GREEDY; c++)
+        if (strcmp(name, sampler_cut_name((sampler_cut)c)) == 0)
+            return (sampler_cut)c;
+    return SAMPLER_KEPT;
+}
+
+/* The "sampler" object; a bad one is dropped (the record stays, not sampled). */
+static void read_sampler(trace_reader *r, step_record *rec, const json_value *s, int line)
+{
+    sampler_record *d = &rec->sampler;
+    sampler_config *c = &d->config;
+    sampler_config_default(c);
+    c->temperature = float_field(s, "temperature", c->temperature);
+    c->top_k = int_field(s, "top_k", 0, 1 << 30, c->top_k);
+    c->top_p = float_field(s, "top_p", c->top_p);
+    c->min_p = float_field(s, "min_p", c->min_p);
+    c->repeat_penalty = float_field(s, "repeat_penalty", c->repeat_penalty);
+    c->repeat_last_n = int_field(s, "repeat_last_n", 0, 1 << 30, c->repeat_last_n);
+    double seed;
+    if (json_get_number(s, "seed", &seed) && seed >= 0 && seed < 18446744073709551616.0)
+        c->seed = (uint64_t)seed;
+    long chosen;
+    const json_value *greedy = json_get(s, "greedy");
+    if (!json_get_int(s, "chosen", 0, vocab_limit(r) - 1, &chosen) || !greedy ||
+        greedy->type != JSON_BOOL || sampler_config_check(c, NULL) != LLM_OK) {
+        problem(r, line, "the sampler object is incomplete; read as not sampled");
+        return;
+    }
+    d->chosen = (int)chosen;
+    d->greedy = greedy->boolean;
+    d->n_vocab = vocab_limit(r);
+    d->n_penalized = int_field(s, "n_penalized", 0, 1 << 30, 0);
+    d->kept_top_k = int_field(s, "kept_top_k", 0, 1 << 30, 0);
+    d->kept_top_p = int_field(s, "kept_top_p", 0, 1 << 30, 0);
+    d->kept_min_p = int_field(s, "kept_min_p", 0, 1 << 30, 0);
+    float x;
+    d->draw = number_or_null(json_get(s, "draw"), &x) ? x : -1.0f;
+    d->chosen_prob = number_or_null(json_get(s, "chosen_prob"), &x) ? x : NAN;
+    d->chosen_rank = int_field(s, "chosen_rank", 0, 1 << 30, 0);
+    d->chosen_model_prob = rec->next_prob;
+    rec->sampled = true;
+    const json_value *pf = json_get_array(s, "p_final"), *cut = json_get_array(s, "cut");
+    for (int i = 0; i < rec->n_top; i++) {
+        if (pf && i < pf->n)
+            number_or_null(&pf->items[i], &rec->top[i].p_final);
+        if (cut && i < cut->n && cut->items[i].type == JSON_STRING)
+            rec->top[i].cut = cut_named(cut->items[i].string);
+    }
+}
+
+/* Takes the model shape from the first record with attention or a lens when the
+ * header gave none (version 0 traces). */
+static void infer_shape(trace_reader *r, const json_value *attn, const json_value *lens)
+{
+    if (r->h.has_config)
+        return;
+    model_config *c = &r->h.config;
+    if (attn && attn->n > 0 && attn->n <= SHAPE_MAX && attn->items[0].type == JSON_ARRAY &&
+        attn->items[0].n > 0 && attn->items[0].n <= SHAPE_MAX) {
+        c->n_layers = attn->n;
+        c->n_heads = attn->items[0].n;
+    } else if (lens && lens->n > 0 && lens->n <= SHAPE_MAX) {
+        c->n_layers = lens->n;
+        c->n_heads = 0;
+    } else {
+        return;
+    }
+    c->n_kv_heads = c->n_heads;
+    r->h.has_config = c->n_heads > 0;
+    r->shape_from_records = true;
+}
+
+/* "attn": (n_layers, n_heads, pos + 1); dropped with a problem when the shape is wrong. */
+static void read_attention(trace_reader *r, step_record *rec, const json_value *attn, int line)
+{
+    infer_shape(r, attn, NULL);
+    const model_config *c = &r->h.config;
+    int L = c->n_layers, H = c->n_heads, K = rec->pos + 1;
+    bool ok = r->h.has_config && H > 0 && attn->n == L;
+    for (int l = 0; ok && l < L; l++) {
+        const json_value *layer = &attn->items[l];
+        ok = layer->type == JSON_ARRAY && layer->n == H;
+        for (int h = 0; ok && h < H; h++)
+            ok = layer->items[h].type == JSON_ARRAY && layer->items[h].n == K;
+    }
+    if (!ok) {
+        problem(r, line, "\"attn\" is not %d layers x %d heads x %d keys; dropped", L, H, K);
+        return;
+    }
+    float *rows = malloc(sizeof(float) * (size_t)L * H * K);
+    if (!own(r, rows))
+        return;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            const json_value *row = &attn->items[l].items[h];
+            for (int k = 0; k < K; k++) {
+                float *w = &rows[((size_t)l * H + h) * K + k];
+                if (!number_or_null(&row->items[k], w)) {
+                    problem(r, line, "\"attn\" holds a value that is not a number; dropped");
+                    return;
+                }
+            }
+        }
+    rec->attn = rows;
+}
+
+static void read_lens(trace_reader *r, step_record *rec, const json_value *lens, int line)
+{
+    infer_shape(r, NULL, lens);
+    int L = r->h.config.n_layers, limit = vocab_limit(r);
+    if (lens->n != L || L <= 0) {
+        problem(r, line, "\"lens\" has %d layers, not %d; dropped", lens->n, L);
+        return;
+    }
+    step_lens_layer *out = malloc(sizeof *out * L);
+    if (!own(r, out))
+        return;
+    for (int l = 0; l < L; l++) {
+        const json_value *layer = &lens->items[l];
+        const json_value *top = json_get_array(layer, "top");
+        step_lens_layer *o = &out[l];
+        for (int j = 0; j < STEP_LENS_TOP; j++) {
+            o->id[j] = -1;
+            o->prob[j] = 0.0f;
+        }
+        if (!top) {
+            problem(r, line, "layer %d of \"lens\" has no \"top\"; dropped", l + 1);
+            return;
+        }
+        for (int j = 0; j < top->n && j < STEP_LENS_TOP; j++) {
+            const json_value *c = &top->items[j];
+            if (c->type != JSON_ARRAY || c->n < 2 || !json_is_int(&c->items[0], 0, limit - 1) ||
+                !number_or_null(&c->items[1], &o->prob[j])) {
+                problem(r, line, "layer %d of \"lens\" has a bad candidate; dropped", l + 1);
+                return;
+            }
+            o->id[j] = (int)c->items[0].number;
+        }
+        o->next_rank = int_field(layer, "next_rank", 0, 1 << 30, 0);
+        if (!number_or_null(json_get(layer, "next_prob"), &o->next_prob))
+            o->next_prob = NAN;
+    }
+    rec->lens = out;
+}
+
+static step_phase phase_named(const char *name, bool *ok)
+{
+    *ok = true;
+    for (int p = STEP_PROMPT; p <= STEP_FORCED; p++)
+        if (strcmp(name, step_phase_name((step_phase)p)) == 0)
+            return (step_phase)p;
+    *ok = false;
+    return STEP_PROMPT;
+}
+
+/* One record line; false when it was skipped (the problem is noted). */
+static bool read_record(trace_reader *r, const json_value *v, int line)
+{
+    step_record rec;
+    memset(&rec, 0, sizeof rec);
+    long pos, token, next;
+    int limit = vocab_limit(r);
+    if (!json_get_int(v, "pos", 0, POS_MAX - 1, &pos))
+        return problem(r, line, "no \"pos\" (a position from 0); skipped");
+    if (!json_get_int(v, "token", 0, limit - 1, &token))
+        return problem(r, line, "no \"token\" in the vocabulary (0..%d); skipped", limit - 1);
+    if (!json_get_int(v, "next", -1, limit - 1, &next))
+        return problem(r, line, "no \"next\" (-1 or a token id); skipped");
+    const char *phase = json_get_string(v, "phase");
+    bool phase_ok = false;
+    rec.phase = phase ? phase_named(phase, &phase_ok) : STEP_PROMPT;
+    if (!phase_ok)
+        return problem(r, line, "no \"phase\" (prompt, gen or forced); skipped");
+    const json_value *top = json_get_array(v, "top");
+    if (!top)
+        return problem(r, line, "no \"top\" array; skipped");
+    rec.pos = (int)pos;
+    rec.token = (int)token;
+    rec.next = (int)next;
+    if (!read_top(r, &rec, top, line))
+        return false;
+    if (!number_or_null(json_get(v, "next_prob"), &rec.next_prob))
+        rec.next_prob = NAN;
+    rec.next_rank = int_field(v, "next_rank", 0, 1 << 30, 0);
+    float ms;
+    rec.forward_ms = number_or_null(json_get(v, "ms"), &ms) && isfinite(ms) ? ms : 0.0;
+    const json_value *s = json_get(v, "sampler");
+    if (s && s->type == JSON_OBJECT)
+        read_sampler(r, &rec, s, line);
+    const char *piece = json_get_string(v, "piece");
+    if (piece)
+        learn_piece(r, rec.token, piece);
+    const json_value *attn = json_get_array(v, "attn");
+    if (attn)
+        read_attention(r, &rec, attn, line);
+    const json_value *lens = json_get_array(v, "lens");
+    if (lens)
+        read_lens(r, &rec, lens, line);
+
+    if (r->n == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 256;
+        step_record *grown = realloc(r->records, sizeof *grown * cap);
+        int *lines = grown ? realloc(r->record_line, sizeof *lines * cap) : NULL;
+        if (grown)
+            r->records = grown;
+        if (!lines)
+            return problem(r, line, "out of memory; skipped");
+        r->record_line = lines;
+        r->cap = cap;
+    }
+    r->record_line[r->n] = line;
+    r->records[r->n++] = rec;
+    return true;
+}
+
+/* ---- the whole buffer ---- */
+
+void trace_reader_free(trace_reader *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < sizeof r->strings / sizeof r->strings[0]; i++)
+        free(r->strings[i]);
+    for (int i = 0; r->vocab && i < r->h.n_vocab; i++)
+        free(r->vocab[i]);
+    free(r->vocab);
+    for (int i = 0; i < r->n_learned; i++)
+        free(r->learned[i]);
+    free(r->learned);
+    for (int i = 0; i < r->n_owned; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    for (int i = 0; i < r->n_problems && i < PROBLEMS_KEPT; i++)
+        free(r->problems[i]);
+    free(r->records);
+    free(r->record_line);
+    free(r);
+}
+
+llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, llm_err *err)
+{
+    *out = NULL;
+    trace_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
+    size_t start = 0;
+    int line = 0;
+    bool first = true;
+    while (start < len) {
+        const char *nl = memchr(buf + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        line++;
+        const char *text = buf + start;
+        size_t n = end - start;
+        start = end + 1;
+        size_t blank = 0;
+        while (blank < n && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r'))
+            blank++;
+        if (blank == n)
+            continue;
+        json_value v;
+        llm_err why;
+        llm_status st = json_parse(text, n, &v, &why);
+        if (st == LLM_ERR_NOMEM) {
+            trace_reader_free(r);
+            return llm_fail(err, st, "out of memory reading the trace");
+        }
+        if (st != LLM_OK) {
+            if (!nl)
+                problem(r, line, "cut short (the file ends inside a record); skipped");
+            else
+                problem(r, line, "not JSON (%s); skipped", why.text);
+            first = false;
+            continue;
+        }
+        if (v.type != JSON_OBJECT) {
+            problem(r, line, "not a JSON object; skipped");
+        } else if (json_get(&v, "llmchat_trace")) {
+            if (!first) {
+                problem(r, line, "a header after the first line; skipped");
+            } else if ((st = read_header(r, &v, line, err)) != LLM_OK) {
+                json_free(&v);
+                trace_reader_free(r);
+                return st;
+            }
+        } else {
+            read_record(r, &v, line);
+        }
+        first = false;
+        json_free(&v);
+    }
+    if (r->n == 0 && r->h.version == 0)
+        problem(r, line > 0 ? line : 1, "no records: %s", line ? "nothing could be read"
+                                                              : "the trace is empty");
+    *out = r;
+    return LLM_OK;
+}
+
+llm_status trace_read_file(const char *path, trace_reader **out, llm_err *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return llm_fail(err, LLM_ERR_IO, "cannot read the trace %s: %s", path, strerror(errno));
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *grown = realloc(buf, cap *= 2);
+        if (!grown)
+            free(buf);
+        buf = grown;
+    }
+    int read_error = ferror(f) ? errno : 0;
+    fclose(f);
+    if (!buf)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace %s", path);
+    if (read_error) {
+        free(buf);
+        return llm_fail(err, LLM_ERR_IO, "cannot read the trace %s: %s", path,
+                        strerror(read_error));
+    }
+    llm_status st = trace_read_buffer(buf, n, out, err);
+    free(buf);
+    if (st != LLM_OK && st != LLM_ERR_NOMEM) {
+        char msg[LLM_ERR_TEXT_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->text : "");
+        llm_fail(err, st, "%s: %s", path, msg);
+    }
+    return st;
+}
+
+const trace_header *trace_reader_header(const trace_reader *r) { return &r->h; }
+int trace_reader_count(const trace_reader *r) { return r->n; }
+int trace_reader_problem_count(const trace_reader *r) { return r->n_problems; }
+
+int trace_reader_problems_kept(const trace_reader *r)
+{
+    return r->n_problems < PROBLEMS_KEPT ? r->n_problems : PROBLEMS_KEPT;
+}
+
+const step_record *trace_reader_record(const trace_reader *r, int i)
+{
+    return i >= 0 && i < r->n ? &r->records[i] : NULL;
+}
+
+int trace_reader_line(const trace_reader *r, int i)
+{
+    return i >= 0 && i < r->n ? r->record_line[i] : 0;
+}
+
+const char *trace_reader_piece(const trace_reader *r, int id)
+{
+    if (id >= 0 && id < r->h.n_vocab)
+        return r->vocab[id];
+    if (id >= 0 && id < r->n_learned)
+        return r->learned[id];
+    return NULL;
+}
+
+const char *trace_reader_problem(const trace_reader *r, int i)
+{
+    return i >= 0 && i < trace_reader_problems_kept(r) && r->problems[i] ? r->problems[i]
+                                                                           : "?";
+}
+
+int trace_reader_final(const trace_reader *r, const step_record ***out)
+{
+    int n = 0;
+    for (int i = 0; i < r->n; i++)
+        n = r->records[i].pos + 1 > n ? r->records[i].pos + 1 : n;
+    const step_record **seq = calloc(n > 0 ? (size_t)n : 1, sizeof *seq);
+    if (!seq)
+        return -1;
+    int len = 0;
+    for (int i = 0; i < r->n; i++) {
+        int p = r->records[i].pos;
+        for (int q = p + 1; q < len; q++)
+            seq[q] = NULL; /* a rewind: what followed p is gone */
+        seq[p] = &r->records[i];
+        len = p + 1;
+    }
+    *out = seq;
+    return len;
+}

@@ -1,0 +1,67 @@
+/* trace_read.h — reads a JSON Lines trace (docs/trace-format.md) back into step
+ * records: for --replay, --compare and --view.
+ *
+ * Reads version 1 (a header line, then records) and the headerless traces written
+ * before versioning (version 0). A line that is not JSON, is cut short or lacks a
+ * record's fields is skipped and reported with its line number; the rest is read.
+ * Only an unreadable file, a newer format version or no memory fail as a whole.
+ * The reader owns everything it returns; nothing is printed. */
+#ifndef LLMCHAT_TRACE_READ_H
+#define LLMCHAT_TRACE_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+#include "sampler.h"
+#include "status.h"
+#include "step.h"
+
+typedef struct {
+    int version;            /* 0: no header line */
+    const char *mode;       /* "chat", "generate", ... or NULL */
+    const char *model_path; /* as written, or NULL */
+    const char *model_name;
+    const char *weights;    /* "q8_0" / "f32" or NULL */
+    const char *kv_cache;
+    const char *kernels;
+    bool has_config;        /* config holds the header's shape (or the one the records imply) */
+    model_config config;    /* dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len */
+    bool has_sampler;
+    sampler_config sampler; /* the settings at the start */
+    int steps, ctx;
+    bool attn, lens;        /* the run asked for attention / the lens */
+    int n_vocab;            /* pieces in the header's vocabulary (0: none) */
+} trace_header;
+
+typedef struct trace_reader trace_reader;
+
+/* Reads a trace from buf[0..len) (need not be NUL-terminated). */
+llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, llm_err *err);
+/* Reads the trace file at path. */
+llm_status trace_read_file(const char *path, trace_reader **out, llm_err *err);
+void trace_reader_free(trace_reader *r); /* NULL does nothing */
+
+const trace_header *trace_reader_header(const trace_reader *r);
+/* Records in file order (a rewound run writes a position again: see trace-format.md). */
+int trace_reader_count(const trace_reader *r);
+const step_record *trace_reader_record(const trace_reader *r, int i);
+/* The line record i was read from (1-based). */
+int trace_reader_line(const trace_reader *r, int i);
+/* The piece of token id: from the header's vocabulary, else from a record whose input
+ * it was; NULL when the trace does not say. */
+const char *trace_reader_piece(const trace_reader *r, int id);
+
+/* Lines skipped or partly read, each "line N: why" (at most the first 100 are kept;
+ * trace_reader_problem_count counts them all). */
+int trace_reader_problem_count(const trace_reader *r);
+int trace_reader_problems_kept(const trace_reader *r);
+const char *trace_reader_problem(const trace_reader *r, int i);
+
+/* The records of the sequence as it stood at the end of the run: a record for pos p
+ * replaces the one before it for p and forgets those after p. out[p] for p < the
+ * returned count (borrowed from r, which must outlive it); NULL for a position the
+ * trace skipped. Returns the count, or -1 on no memory. */
+int trace_reader_final(const trace_reader *r, const step_record ***out);
+
+#endif
