@@ -16,6 +16,14 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok);
 int cli_tokenize(const cli_options *o, const tokenizer *tok);
 int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok);
 
+/* --replay: reads the trace (printing its problems) and, when the command line does
+ * not say, takes the model path, weights and KV cache type from its header. Returns
+ * 0, or the exit status with a message printed. Then cli_replay runs it. */
+struct trace_reader;
+int cli_replay_open(cli_options *o, struct trace_reader **out);
+int cli_replay(const cli_options *o, const model *m, const tokenizer *tok,
+               struct trace_reader *r);
+
 /* Reads the whole input text of -f FILE (or returns a copy of -i TEXT). The caller
  * frees it. NULL with a message printed on failure. */
 char *cli_read_input(const cli_options *o);

@@ -177,6 +177,8 @@ int engine_pos(const engine *e) { return e->n; }
 const int *engine_tokens(const engine *e) { return e->tokens; }
 const engine_stats *engine_get_stats(const engine *e) { return &e->stats; }
 
+const float *engine_logits(const engine *e) { return e->logits; }
+void engine_set_next_draw(engine *e, float draw) { sampler_set_next_draw(e->smp, draw); }
 
 /* An attention row buffer for query pos, or NULL when capture is off or memory is
  * short. Rows of the oldest positions are dropped to stay within the budget. */

@@ -67,6 +67,13 @@ transformer_kv engine_kv_cache(const engine *e); /* the KV cache's type (F32 or 
 size_t engine_kv_bytes(const engine *e);         /* the KV cache's size */
 int engine_pos(const engine *e);          /* tokens in the sequence so far */
 const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until the next call that changes the sequence */
+/* The logits (vocab) of the newest position, or NULL when there are none (empty
+ * sequence, after a failure). Borrowed: valid until the next call that runs or
+ * rewinds. */
+const float *engine_logits(const engine *e);
+/* The next engine_step's sampler uses `draw` instead of its RNG (sampler_set_next_draw):
+ * replaying a recorded decision. */
+void engine_set_next_draw(engine *e, float draw);
 /* The record of position pos (0 <= pos < engine_pos), or NULL. A prompt position run
  * without record_prompt gets its candidates and next_prob here, on first request (one
  * pass over the classifier; later requests are free): the record is then what prefill

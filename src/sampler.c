@@ -42,6 +42,7 @@ struct sampler {
         bool greedy, top_k, top_p, min_p; /* the stages that ran */
         int chosen;
     } last;
+    float next_draw;       /* used instead of the RNG by the next draw when >= 0 */
 };
 
 enum { FATE_TOP_K = 1, FATE_TOP_P = 2, FATE_FINAL = 3 };
@@ -134,6 +135,7 @@ llm_status sampler_new(int n_vocab, const sampler_config *c, sampler **out, llm_
     s->cfg = *c;
     s->last.greedy = true;
     s->last.chosen = -1;
+    s->next_draw = -1.0f;
     rng_seed(s, c->seed);
     *out = s;
     return LLM_OK;
@@ -436,7 +438,7 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             m = kept_min_p = k;
             s->last.min_p = true;
         }
-        draw = rng_float(s);
+        draw = s->next_draw >= 0.0f ? s->next_draw : rng_float(s);
         double r = draw * total, cum = 0.0;
         int pick = m - 1;
         for (int i = 0; i < m; i++) {
@@ -453,6 +455,7 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
             s->p_final[c[i].id] = (float)(c[i].prob / total);
     }
     s->last.chosen = chosen;
+    s->next_draw = -1.0f;
 
     if (rec) {
         rec->config = *cfg;
@@ -477,6 +480,11 @@ int sampler_choose(sampler *s, const float *logits, const int *history, int n_hi
         }
     }
     return chosen;
+}
+
+void sampler_set_next_draw(sampler *s, float draw)
+{
+    s->next_draw = draw >= 0.0f && draw < 1.0f ? draw : -1.0f;
 }
 
 const char *sampler_cut_name(sampler_cut cut)

@@ -72,6 +72,11 @@ const sampler_config *sampler_get_config(const sampler *s);
 int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
                    sampler_record *rec);
 
+/* Makes the next sampler_choose use `draw` (in [0, 1)) instead of drawing from the
+ * RNG, which is not advanced: to replay a recorded decision. A greedy decision
+ * ignores it; either way it is used once. Out of range: ignored. */
+void sampler_set_next_draw(sampler *s, float draw);
+
 /* What the last sampler_choose did to token id: the stage that removed it (or
  * SAMPLER_KEPT) and its probability in the final distribution, after the penalty,
  * temperature and the cuts, renormalised (0 when removed). O(1); valid until the

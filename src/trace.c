@@ -154,6 +154,20 @@ void trace_describe(trace_writer *t, const trace_run *run)
     t->run.sampler = NULL;
 }
 
+/* The sampler settings as JSON members (no braces, no seed). */
+static void write_settings(FILE *f, const sampler_config *c)
+{
+    fputs("\"temperature\":", f);
+    put_float(f, c->temperature, 6);
+    fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
+    put_float(f, c->top_p, 6);
+    fputs(",\"min_p\":", f);
+    put_float(f, c->min_p, 6);
+    fputs(",\"repeat_penalty\":", f);
+    put_float(f, c->repeat_penalty, 6);
+    fprintf(f, ",\"repeat_last_n\":%d", c->repeat_last_n);
+}
+
 /* The first line: the format version and what the run was (see trace.h). */
 static void write_header(trace_writer *t)
 {
@@ -187,17 +201,8 @@ static void write_header(trace_writer *t)
         fputs(",\"options\":{", f);
         const char *sep = "";
         if (t->has_sampler) {
-            const sampler_config *c = &t->sampler;
-            fputs("\"temperature\":", f);
-            put_float(f, c->temperature, 6);
-            fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
-            put_float(f, c->top_p, 6);
-            fputs(",\"min_p\":", f);
-            put_float(f, c->min_p, 6);
-            fputs(",\"repeat_penalty\":", f);
-            put_float(f, c->repeat_penalty, 6);
-            fprintf(f, ",\"repeat_last_n\":%d,\"seed\":%llu", c->repeat_last_n,
-                    (unsigned long long)c->seed);
+            write_settings(f, &t->sampler);
+            fprintf(f, ",\"seed\":%llu", (unsigned long long)t->sampler.seed);
             sep = ",";
         }
         fprintf(f, "%s\"steps\":%d,\"ctx\":%d}", sep, r->steps, r->ctx);
@@ -222,17 +227,11 @@ static void write_sampler(FILE *f, const step_record *rec)
 {
     const sampler_record *r = &rec->sampler;
     const sampler_config *c = &r->config;
-    fputs(",\"sampler\":{\"temperature\":", f);
-    put_float(f, c->temperature, 6);
-    fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
-    put_float(f, c->top_p, 6);
-    fputs(",\"min_p\":", f);
-    put_float(f, c->min_p, 6);
-    fputs(",\"repeat_penalty\":", f);
-    put_float(f, c->repeat_penalty, 6);
-    fprintf(f, ",\"repeat_last_n\":%d,\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
+    fputs(",\"sampler\":{", f);
+    write_settings(f, c);
+    fprintf(f, ",\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
                "\"kept_min_p\":%d,\"greedy\":%s,\"draw\":",
-            c->repeat_last_n, r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
+            r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
             r->greedy ? "true" : "false");
     put_float(f, r->draw, 9);
     fprintf(f, ",\"chosen\":%d,\"chosen_prob\":", r->chosen);

@@ -110,6 +110,23 @@ static float float_field(const json_value *obj, const char *key, float fallback)
     return json_get_number(obj, key, &v) ? (float)v : fallback;
 }
 
+/* The sampler settings of a header's options or a record's sampler object; what is
+ * missing keeps its default. Returns whether they are in range. */
+static bool read_settings(const json_value *obj, sampler_config *s)
+{
+    sampler_config_default(s);
+    s->temperature = float_field(obj, "temperature", s->temperature);
+    s->top_k = int_field(obj, "top_k", 0, 1 << 30, s->top_k);
+    s->top_p = float_field(obj, "top_p", s->top_p);
+    s->min_p = float_field(obj, "min_p", s->min_p);
+    s->repeat_penalty = float_field(obj, "repeat_penalty", s->repeat_penalty);
+    s->repeat_last_n = int_field(obj, "repeat_last_n", 0, 1 << 30, s->repeat_last_n);
+    double seed;
+    if (json_get_number(obj, "seed", &seed) && seed >= 0 && seed < 18446744073709551616.0)
+        s->seed = (uint64_t)seed;
+    return sampler_config_check(s, NULL) == LLM_OK;
+}
+
 static llm_status read_header(trace_reader *r, const json_value *v, int line, llm_err *err)
 {
     trace_header *h = &r->h;
@@ -148,18 +165,7 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
     }
     const json_value *o = json_get(v, "options");
     if (o && o->type == JSON_OBJECT) {
-        sampler_config *s = &h->sampler;
-        sampler_config_default(s);
-        s->temperature = float_field(o, "temperature", s->temperature);
-        s->top_k = int_field(o, "top_k", 0, 1 << 30, s->top_k);
-        s->top_p = float_field(o, "top_p", s->top_p);
-        s->min_p = float_field(o, "min_p", s->min_p);
-        s->repeat_penalty = float_field(o, "repeat_penalty", s->repeat_penalty);
-        s->repeat_last_n = int_field(o, "repeat_last_n", 0, 1 << 30, s->repeat_last_n);
-        double seed;
-        if (json_get_number(o, "seed", &seed) && seed >= 0 && seed < 18446744073709551616.0)
-            s->seed = (uint64_t)seed;
-        h->has_sampler = sampler_config_check(s, NULL) == LLM_OK;
+        h->has_sampler = read_settings(o, &h->sampler);
         if (!h->has_sampler)
             problem(r, line, "the header's sampler options are out of range");
         h->steps = int_field(o, "steps", 0, 1 << 30, 0);
@@ -247,21 +253,11 @@ static sampler_cut cut_named(const char *name)
 static void read_sampler(trace_reader *r, step_record *rec, const json_value *s, int line)
 {
     sampler_record *d = &rec->sampler;
-    sampler_config *c = &d->config;
-    sampler_config_default(c);
-    c->temperature = float_field(s, "temperature", c->temperature);
-    c->top_k = int_field(s, "top_k", 0, 1 << 30, c->top_k);
-    c->top_p = float_field(s, "top_p", c->top_p);
-    c->min_p = float_field(s, "min_p", c->min_p);
-    c->repeat_penalty = float_field(s, "repeat_penalty", c->repeat_penalty);
-    c->repeat_last_n = int_field(s, "repeat_last_n", 0, 1 << 30, c->repeat_last_n);
-    double seed;
-    if (json_get_number(s, "seed", &seed) && seed >= 0 && seed < 18446744073709551616.0)
-        c->seed = (uint64_t)seed;
+    bool settings_ok = read_settings(s, &d->config);
     long chosen;
     const json_value *greedy = json_get(s, "greedy");
     if (!json_get_int(s, "chosen", 0, vocab_limit(r) - 1, &chosen) || !greedy ||
-        greedy->type != JSON_BOOL || sampler_config_check(c, NULL) != LLM_OK) {
+        greedy->type != JSON_BOOL || !settings_ok) {
         problem(r, line, "the sampler object is incomplete; read as not sampled");
         return;
     }

@@ -249,10 +249,10 @@ static Suite *lens_suite(void)
     tcase_add_test(core, test_engine_lens);
     tcase_add_test(core, test_record_lens);
     suite_add_tcase(s, core);
-    TCase *chat = tcase_create("chat260K");
-    tcase_add_checked_fixture(chat, setup_chat, teardown);
-    tcase_add_test(chat, test_lens_finds_the_name);
-    suite_add_tcase(s, chat);
+    TCase *on_chat = tcase_create("chat260K");
+    tcase_add_checked_fixture(on_chat, setup_chat, teardown);
+    tcase_add_test(on_chat, test_lens_finds_the_name);
+    suite_add_tcase(s, on_chat);
     return s;
 }
 

@@ -147,9 +147,9 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-static const char header[] =
-    "{\"llmchat_trace\":1,\"model\":{\"n_layers\":1,\"n_heads\":2,\"dim\":8,\"vocab_size\":4},"
-    "\"vocab\":[\"a\",\"b\",\"c\",\"\\u00ff\"]}\n";
+#define HEADER \
+    "{\"llmchat_trace\":1,\"model\":{\"n_layers\":1,\"n_heads\":2,\"dim\":8,\"vocab_size\":4}," \
+    "\"vocab\":[\"a\",\"b\",\"c\",\"\\u00ff\"]}\n"
 #define REC(pos, tok, next) \
     "{\"pos\":" #pos ",\"token\":" #tok ",\"piece\":\"x\",\"phase\":\"prompt\",\"next\":" #next \
     ",\"top\":[[1,2.5,0.5],[0,1,null]],\"sampler\":null,\"ms\":0.1}"
@@ -157,7 +157,7 @@ static const char header[] =
 START_TEST(test_bad_lines)
 {
     const char *text =
-        "%s"                                               /* 1 header */
+        HEADER                                             /* 1 */
         REC(0, 1, 2) "\n"                                  /* 2 good */
         "this is not json\n"                               /* 3 */
         "\n"                                               /* 4 blank: ignored */
@@ -171,11 +171,9 @@ START_TEST(test_bad_lines)
         "{\"pos\":2,\"token\":3,\"phase\":\"gen\",\"next\":-1,\"top\":[],"
         "\"attn\":[[[0.2,0.3,0.5],[1,0,null]]],\"lens\":[{\"top\":[[3,0.9]],\"next_rank\":0}]}\n"
         "{\"pos\":3,\"token\":1,\"pha";                   /* 12 cut short */
-    char buf[4096];
-    int len = snprintf(buf, sizeof buf, text, header);
     trace_reader *r;
     llm_err err;
-    ck_assert_int_eq(trace_read_buffer(buf, (size_t)len, &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_read_buffer(text, strlen(text), &r, &err), LLM_OK);
     ck_assert_int_eq(trace_reader_count(r), 3);
     ck_assert_int_eq(trace_reader_line(r, 0), 2);
     ck_assert_int_eq(trace_reader_line(r, 1), 9);
@@ -235,12 +233,11 @@ END_TEST
 START_TEST(test_final_sequence)
 {
     /* 0 1 2 3, then a rewind to 2 re-finishes 1 and goes on with another 2 */
-    char buf[4096];
-    int len = snprintf(buf, sizeof buf, "%s%s\n%s\n%s\n%s\n%s\n%s\n", header, REC(0, 1, 2),
-                       REC(1, 2, 3), REC(2, 3, 0), REC(3, 0, -1), REC(1, 2, 0), REC(2, 0, -1));
+    const char *text = HEADER REC(0, 1, 2) "\n" REC(1, 2, 3) "\n" REC(2, 3, 0) "\n"
+        REC(3, 0, -1) "\n" REC(1, 2, 0) "\n" REC(2, 0, -1) "\n";
     trace_reader *r;
     llm_err err;
-    ck_assert_int_eq(trace_read_buffer(buf, (size_t)len, &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_read_buffer(text, strlen(text), &r, &err), LLM_OK);
     ck_assert_int_eq(trace_reader_count(r), 6);
     const step_record **seq;
     ck_assert_int_eq(trace_reader_final(r, &seq), 3);

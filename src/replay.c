@@ -1,0 +1,176 @@
+/* replay.c — replaying a trace's sequence on an engine and comparing predictions
+ * (replay.h).
+ *
+ * Owns a softmax buffer for the duration of a run; borrows the engine and the
+ * records. One position at a time, so that each position's logits can be read. */
+#include "replay.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant.h"
+
+double replay_kl(const step_candidate *top, int n_top, const float *probs, int vocab)
+{
+    const double floor_q = 1e-30;
+    double kl = 0.0, p_in = 0.0, q_in = 0.0;
+    for (int i = 0; i < n_top; i++) {
+        double p = top[i].prob;
+        int id = top[i].id;
+        if (!(p > 0.0) || id < 0 || id >= vocab)
+            continue;
+        double q = probs[id];
+        kl += p * log(p / (q > floor_q ? q : floor_q));
+        p_in += p;
+        q_in += q;
+    }
+    double p_rest = 1.0 - p_in, q_rest = 1.0 - q_in;
+    if (p_rest > 1e-9)
+        kl += p_rest * log(p_rest / (q_rest > floor_q ? q_rest : floor_q));
+    return kl > 0.0 ? kl : 0.0; /* rounding can dip below the true minimum, 0 */
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+/* Runs the trace's token at p: prompt, forced, or decided again. */
+static llm_status run_position(engine *e, const step_record *const *seq, int p,
+                               replay_position *out, llm_err *err)
+{
+    const step_record *rec = seq[p];
+    const step_record *prev = p > 0 ? seq[p - 1] : NULL;
+    int token = rec->token;
+    if (p == 0 || rec->phase == STEP_PROMPT)
+        return engine_prefill(e, &token, 1, err);
+    if (rec->phase == STEP_FORCED || !prev->sampled)
+        return engine_force(e, token, err);
+    if (sampler_config_check(&prev->sampler.config, NULL) == LLM_OK)
+        engine_set_sampler(e, &prev->sampler.config);
+    if (!prev->sampler.greedy)
+        engine_set_next_draw(e, prev->sampler.draw);
+    int chosen;
+    llm_status st = engine_step(e, &chosen, err);
+    if (st != LLM_OK)
+        return st;
+    out->redecided = true;
+    out->new_choice = chosen;
+    if (chosen == token)
+        return LLM_OK;
+    if ((st = engine_rewind(e, p, err)) != LLM_OK)
+        return st;
+    return engine_force(e, token, err);
+}
+
+llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_observer fn,
+                      void *user, replay_summary *out, llm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->first_top1_diff = out->first_choice_diff = out->kl_max_pos = out->gap = -1;
+    int vocab = engine_model(e)->config.vocab_size;
+    if (engine_pos(e) != 0)
+        return llm_fail(err, LLM_ERR_ARG, "replay needs an empty engine");
+    if (n > engine_ctx(e))
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "the trace holds %d positions but the context %d (raise -c)", n,
+                        engine_ctx(e));
+    /* A position whose record is missing (a line lost) is known from the record
+     * before it: its token is that one's next; without it, the replay ends there. */
+    step_record *filled = calloc(n > 0 ? (size_t)n : 1, sizeof *filled);
+    const step_record **run = malloc(sizeof *run * (n > 0 ? (size_t)n : 1));
+    if (!filled || !run) {
+        free(filled);
+        free(run);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the replay");
+    }
+    for (int p = 0; p < n; p++) {
+        run[p] = seq[p];
+        if (seq[p])
+            continue;
+        const step_record *prev = p > 0 ? run[p - 1] : NULL;
+        if (!prev || prev->next < 0) {
+            out->gap = p;
+            n = p;
+            break;
+        }
+        filled[p].pos = p;
+        filled[p].token = prev->next;
+        filled[p].next = -1;
+        filled[p].phase = prev->sampled ? STEP_GEN
+                          : prev->phase == STEP_PROMPT ? STEP_PROMPT : STEP_FORCED;
+        run[p] = &filled[p];
+        out->filled++;
+    }
+    seq = run;
+    for (int p = 0; p < n; p++) {
+        int token = seq[p]->token;
+        if (token < 0 || token >= vocab) {
+            free(filled);
+            free(run);
+            return llm_fail(err, LLM_ERR_MISMATCH,
+                            "position %d holds token %d, outside the model's vocabulary "
+                            "(0..%d): the trace is of another vocabulary", p, token, vocab - 1);
+        }
+    }
+    float *probs = malloc(sizeof(float) * vocab);
+    if (!probs) {
+        free(filled);
+        free(run);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the replay");
+    }
+    double kl_sum = 0.0;
+    llm_status st = LLM_OK;
+    for (int p = 0; p < n && st == LLM_OK; p++) {
+        replay_position r;
+        memset(&r, 0, sizeof r);
+        r.pos = p;
+        r.token = seq[p]->token;
+        r.phase = seq[p]->phase;
+        r.new_choice = -1;
+        if ((st = run_position(e, seq, p, &r, err)) != LLM_OK)
+            break;
+        out->positions++;
+        if (r.redecided) {
+            out->sampled++;
+            if (r.new_choice == r.token)
+                out->sampled_same++;
+            else if (out->first_choice_diff < 0)
+                out->first_choice_diff = p;
+        }
+        const float *logits = engine_logits(e);
+        const step_record *rec = seq[p];
+        if (logits && rec->n_top > 0) {
+            memcpy(probs, logits, sizeof(float) * vocab);
+            quant_softmax_f32(probs, vocab);
+            r.compared = true;
+            r.trace_top1 = rec->top[0].id;
+            r.trace_top1_prob = rec->top[0].prob;
+            r.new_top1 = argmax(logits, vocab);
+            r.new_top1_prob = probs[r.new_top1];
+            r.kl = replay_kl(rec->top, rec->n_top, probs, vocab);
+            out->compared++;
+            if (r.new_top1 == r.trace_top1)
+                out->top1_same++;
+            else if (out->first_top1_diff < 0)
+                out->first_top1_diff = p;
+            kl_sum += r.kl;
+            if (out->kl_max_pos < 0 || r.kl > out->kl_max) {
+                out->kl_max = r.kl;
+                out->kl_max_pos = p;
+            }
+        }
+        if (fn)
+            fn(user, &r);
+    }
+    out->kl_mean = out->compared ? kl_sum / out->compared : 0.0;
+    free(probs);
+    free(filled);
+    free(run);
+    return st;
+}
