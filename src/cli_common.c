@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "engine.h"
+#include "kernels.h"
 #include "trace.h"
 #include "xdg.h"
 
@@ -109,7 +110,7 @@ int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, e
     trace_run run = {
         .mode = o->mode < (int)(sizeof mode_names / sizeof mode_names[0]) ? mode_names[o->mode] : NULL,
         .m = m,
-        .kernels = quant_isa_name(quant_init(o->isa)),
+        .kernels = kernels_isa_name(kernels_init(o->isa)),
         .kv_cache = engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
         .sampler = engine_sampler_config(e),
         .steps = o->steps,

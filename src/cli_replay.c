@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kernels.h"
 #include "replay.h"
 #include "textfmt.h"
 #include "trace.h"
@@ -125,7 +126,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
     printf("now: %s (%s weights, %s KV cache, %s kernels)\n", m->name,
            m->weights == TENSOR_F32 ? "f32" : "q8_0",
            engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
-           quant_isa_name(quant_init(o->isa)));
+           kernels_isa_name(kernels_init(o->isa)));
     if (o->compare)
         printf("\n  pos  phase   token           trace top-1            new top-1              KL\n");
     printer pr = {o, r, tok};

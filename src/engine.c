@@ -503,7 +503,7 @@ static void lens_layer_fill(step_lens_layer *out, const float *logits, float *pr
                             int next)
 {
     memcpy(probs, logits, sizeof(float) * vocab);
-    quant_softmax_f32(probs, vocab);
+    kernels_softmax(probs, vocab);
     int n = 0;
     for (int i = 0; i < vocab; i++) {
         if (n == STEP_LENS_TOP && logits[i] <= logits[out->id[n - 1]])

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quant.h"
+#include "kernels.h"
 
 double replay_kl(const step_candidate *top, int n_top, const float *probs, int vocab)
 {
@@ -147,7 +147,7 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
         const step_record *rec = seq[p];
         if (logits && rec->n_top > 0) {
             memcpy(probs, logits, sizeof(float) * vocab);
-            quant_softmax_f32(probs, vocab);
+            kernels_softmax(probs, vocab);
             r.compared = true;
             r.trace_top1 = rec->top[0].id;
             r.trace_top1_prob = rec->top[0].prob;

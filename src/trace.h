@@ -31,7 +31,7 @@ typedef struct trace_writer trace_writer;
 typedef struct {
     const char *mode;              /* "generate", "chat", "tui", "replay" */
     const model *m;                /* path, shape and weight type */
-    const char *kernels;           /* the kernels in use (quant_isa_name) */
+    const char *kernels;           /* the kernels in use (kernels_isa_name) */
     const char *kv_cache;          /* "q8_0" or "f32" */
     const sampler_config *sampler; /* the settings at the start (records carry changes) */
     int steps;                     /* most new tokens per reply, 0 = until EOS */
