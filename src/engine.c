@@ -504,17 +504,7 @@ static void lens_layer_fill(step_lens_layer *out, const float *logits, float *pr
 {
     memcpy(probs, logits, sizeof(float) * vocab);
     kernels_softmax(probs, vocab);
-    int n = 0;
-    for (int i = 0; i < vocab; i++) {
-        if (n == STEP_LENS_TOP && logits[i] <= logits[out->id[n - 1]])
-            continue;
-        int j = n < STEP_LENS_TOP ? n++ : STEP_LENS_TOP - 1;
-        while (j > 0 && logits[out->id[j - 1]] < logits[i]) {
-            out->id[j] = out->id[j - 1];
-            j--;
-        }
-        out->id[j] = i;
-    }
+    int n = sampler_top_k(logits, vocab, STEP_LENS_TOP, out->id);
     for (int j = 0; j < STEP_LENS_TOP; j++) {
         if (j >= n)
             out->id[j] = -1;
@@ -523,10 +513,7 @@ static void lens_layer_fill(step_lens_layer *out, const float *logits, float *pr
     out->next_rank = 0;
     out->next_prob = NAN;
     if (next >= 0 && next < vocab) {
-        int above = 0;
-        for (int i = 0; i < vocab; i++)
-            above += logits[i] > logits[next];
-        out->next_rank = above + 1;
+        out->next_rank = sampler_rank(logits, vocab, next);
         out->next_prob = probs[next];
     }
 }

@@ -31,15 +31,6 @@ double replay_kl(const step_candidate *top, int n_top, const float *probs, int v
     return kl > 0.0 ? kl : 0.0; /* rounding can dip below the true minimum, 0 */
 }
 
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
-}
-
 /* Runs the trace's token at p: prompt, forced, or decided again. */
 static llm_status run_position(engine *e, const step_record *const *seq, int p,
                                replay_position *out, llm_err *err)
@@ -151,7 +142,7 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
             r.compared = true;
             r.trace_top1 = rec->top[0].id;
             r.trace_top1_prob = rec->top[0].prob;
-            r.new_top1 = argmax(logits, vocab);
+            sampler_top_k(logits, vocab, 1, &r.new_top1);
             r.new_top1_prob = probs[r.new_top1];
             r.kl = replay_kl(rec->top, rec->n_top, probs, vocab);
             out->compared++;
