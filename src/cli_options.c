@@ -191,6 +191,12 @@ SET_STRING(set_trace, trace_path)
 
 SET_CONSTANT(set_trace_attn, trace_attn, true)
 
+SET_CONSTANT(set_trace_lens, trace_lens, true)
+
+SET_STRING(set_replay, replay_path)
+
+SET_CONSTANT(set_compare, compare, true)
+
 SET_CONSTANT(set_pieces, pieces, true)
 
 static const char *set_weights(cli_options *o, const char *v)
@@ -201,6 +207,7 @@ static const char *set_weights(cli_options *o, const char *v)
         o->weights = TENSOR_F32;
     else
         return "must be q8_0 or f32";
+    o->weights_given = true;
     return NULL;
 }
 
@@ -283,6 +290,14 @@ const cli_option cli_option_table[] = {
     {"threads", 'T', "N", true, false, "OpenMP threads (default: all cores)", set_threads},
     {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
     {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
+    {"trace-lens", 0, NULL, false, false, "include the logit lens of every position in the trace",
+     set_trace_lens},
+    {"replay", 0, "TRACE", false, false,
+     "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
+     set_replay},
+    {"compare", 0, NULL, false, false,
+     "with --replay: compare MODEL's predictions with the\ntrace's (top-1 agreement, KL divergence)",
+     set_compare},
     {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
     {"weights", 0, "TYPE", true, false,
      "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
@@ -658,6 +673,14 @@ int cli_parse(int argc, char **argv, cli_options *o)
 
     if (o->trace_attn && !o->trace_path)
         return usage_error("--trace-attn needs --trace FILE");
+    if (o->trace_lens && !o->trace_path)
+        return usage_error("--trace-lens needs --trace FILE");
+    if (o->replay_path && o->mode != MODE_AUTO)
+        return usage_error("--replay is a mode of its own: drop -m");
+    if (o->replay_path)
+        o->mode = MODE_REPLAY;
+    if (o->compare && !o->replay_path)
+        return usage_error("--compare needs --replay TRACE");
     if (o->prompt && o->file)
         return usage_error("give the input with -i or -f, not both");
     if (!o->seed_given)

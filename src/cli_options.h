@@ -24,7 +24,10 @@ enum { CLI_STEPS_MAX = 1000000 };
 /* The input history keeps at most this many lines (--history-size). */
 enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
 
-typedef enum { MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY } cli_mode;
+typedef enum {
+    MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
+    MODE_REPLAY, /* --replay TRACE */
+} cli_mode;
 typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } cli_theme;
 
 /* Where the model came from (see main.c's model discovery). */
@@ -54,8 +57,12 @@ typedef struct {
     int threads;                 /* -T; 0 = all cores */
     const char *trace_path;      /* --trace */
     bool trace_attn;             /* --trace-attn */
+    bool trace_lens;             /* --trace-lens */
+    const char *replay_path;     /* --replay TRACE */
+    bool compare;                /* --compare */
     bool pieces;                 /* tokenize --pieces */
     tensor_type weights;         /* --weights q8_0|f32 */
+    bool weights_given;          /* --weights was set (command line or config) */
     kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512 */
     transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */

@@ -32,7 +32,7 @@ int cli_replay_open(cli_options *o, trace_reader **out)
         fprintf(stderr, "llmchat: %s: %d more problems\n", o->replay_path,
                 trace_reader_problem_count(r) - trace_reader_problems_kept(r));
     const trace_header *h = trace_reader_header(r);
-    if (o->model_path)
+    if (o->model_path && o->model_source == MODEL_FROM_ARGUMENT)
         return 0; /* another model: its own defaults */
     if (!h->model_path || !*h->model_path) {
         fprintf(stderr, "llmchat: %s does not name its model: give MODEL\n", o->replay_path);
@@ -40,6 +40,7 @@ int cli_replay_open(cli_options *o, trace_reader **out)
     }
     /* The trace's model: what the command line leaves open is as the trace says. */
     o->model_path = h->model_path;
+    o->model_source = MODEL_FROM_ARGUMENT;
     if (!o->weights_given && h->weights)
         o->weights = strcmp(h->weights, "f32") == 0 ? TENSOR_F32 : TENSOR_Q8_0;
     if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)

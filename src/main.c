@@ -138,17 +138,16 @@ static int run(cli_options *o)
         return rc;
     }
 
-<<<<<<< HEAD
-    char found[4200];
-    if ((rc = cli_find_model(o, found, sizeof found)) != 0)
-        return rc;
-=======
     trace_reader *replay = NULL;
-    if (o.mode == MODE_REPLAY && (rc = cli_replay_open(&o, &replay)) != 0) {
+    if (o->mode == MODE_REPLAY && (rc = cli_replay_open(o, &replay)) != 0) {
         trace_reader_free(replay);
         return rc;
     }
->>>>>>> 9af31a9 (replay: --replay TRACE runs a model over a trace's tokens, deciding each sampled token again with the trace's settings and draw (the same model and options reproduce the run, rewinds included); --compare prints per position both top-1s and the KL divergence, then the first top-1 difference, the agreement and the mean and max KL; missing lines are run from the record before; man page REPLAY, README, tests (test_replay, e2e_replay))
+    char found[4200];
+    if ((rc = cli_find_model(o, found, sizeof found)) != 0) {
+        trace_reader_free(replay);
+        return rc;
+    }
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
@@ -178,7 +177,6 @@ static int run(cli_options *o)
         trace_reader_free(replay);
         return rc;
     }
-<<<<<<< HEAD
     char note[4600];
     cli_model_note(o, m, note, sizeof note);
     o->model_note = note;
@@ -191,14 +189,7 @@ static int run(cli_options *o)
     case MODE_GENERATE: rc = cli_generate(o, m, tok); break;
     case MODE_TOKENIZE: rc = cli_tokenize(o, tok); break;
     case MODE_PERPLEXITY: rc = cli_perplexity(o, m, tok); break;
-=======
-    switch (o.mode) {
-    case MODE_TUI: rc = tui_run(&o, m, tok); break;
-    case MODE_GENERATE: rc = cli_generate(&o, m, tok); break;
-    case MODE_TOKENIZE: rc = cli_tokenize(&o, tok); break;
-    case MODE_PERPLEXITY: rc = cli_perplexity(&o, m, tok); break;
-    case MODE_REPLAY: rc = cli_replay(&o, m, tok, replay); break;
->>>>>>> 9af31a9 (replay: --replay TRACE runs a model over a trace's tokens, deciding each sampled token again with the trace's settings and draw (the same model and options reproduce the run, rewinds included); --compare prints per position both top-1s and the KL divergence, then the first top-1 difference, the agreement and the mean and max KL; missing lines are run from the record before; man page REPLAY, README, tests (test_replay, e2e_replay))
+    case MODE_REPLAY: rc = cli_replay(o, m, tok, replay); break;
     case MODE_CHAT:
     default: rc = cli_chat(o, m, tok); break;
     }
