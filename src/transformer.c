@@ -917,19 +917,29 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
 
 /* ---- the logit lens ---- */
 
-/* Copies the KV cache entries of position pos, every layer and KV head, into or out
- * of save: (n_layers, n_kv_heads, 2, head_size) values, plus 2 scales per row for Q8_0
- * (kv_entry_bytes). */
-static size_t kv_entry_bytes(const transformer *t)
+/* What running position pos writes besides scratch: its KV cache entries (every
+ * layer and KV head) and its kept classifier input. position_state_copy saves them
+ * into save (position_state_bytes) or restores them from it. */
+static size_t position_state_bytes(const transformer *t)
 {
     const model_config *c = &t->m->config;
     size_t rows = (size_t)c->n_layers * c->n_kv_heads * 2;
-    if (t->kv == TRANSFORMER_KV_F32)
-        return rows * c->head_size * sizeof(float);
-    return rows * (c->head_size + sizeof(float));
+    size_t kv = t->kv == TRANSFORMER_KV_F32 ? rows * c->head_size * sizeof(float)
+                                            : rows * (c->head_size + sizeof(float));
+    size_t cls = t->cls_q ? (size_t)t->cls_q->stride +
+                                sizeof(float) * (size_t)(t->cls_q->stride / t->cls_q->group)
+                          : sizeof(float) * (size_t)c->dim;
+    return kv + cls;
 }
 
-static void kv_entry_copy(transformer *t, int pos, unsigned char *save, bool restore)
+/* Copies n bytes between a place in the transformer and the save buffer at *at. */
+static void state_copy(void *place, unsigned char **at, size_t n, bool restore)
+{
+    memcpy(restore ? place : *at, restore ? *at : place, n);
+    *at += n;
+}
+
+static void position_state_copy(transformer *t, int pos, unsigned char *save, bool restore)
 {
     const model_config *c = &t->m->config;
     size_t hs = (size_t)c->head_size;
@@ -938,23 +948,25 @@ static void kv_entry_copy(transformer *t, int pos, unsigned char *save, bool res
         for (int kh = 0; kh < c->n_kv_heads; kh++) {
             if (t->kv == TRANSFORMER_KV_F32) {
                 size_t off = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * hs;
-                float *kv[2] = {t->key_cache + off, t->value_cache + off};
-                for (int i = 0; i < 2; i++, at += hs * sizeof(float))
-                    memcpy(restore ? (void *)kv[i] : at, restore ? (void *)at : kv[i],
-                           hs * sizeof(float));
+                state_copy(t->key_cache + off, &at, hs * sizeof(float), restore);
+                state_copy(t->value_cache + off, &at, hs * sizeof(float), restore);
             } else {
                 size_t r = q8_row(t, l, kh, pos);
-                int8_t *q[2] = {t->kq + r * hs, t->vq + r * hs};
-                float *sc[2] = {t->ks + r, t->vs + r};
-                for (int i = 0; i < 2; i++) {
-                    memcpy(restore ? (void *)q[i] : at, restore ? (void *)at : q[i], hs);
-                    at += hs;
-                    memcpy(restore ? (void *)sc[i] : at, restore ? (void *)at : sc[i],
-                           sizeof(float));
-                    at += sizeof(float);
-                }
+                state_copy(t->kq + r * hs, &at, hs, restore);
+                state_copy(t->ks + r, &at, sizeof(float), restore);
+                state_copy(t->vq + r * hs, &at, hs, restore);
+                state_copy(t->vs + r, &at, sizeof(float), restore);
             }
         }
+    qbatch view;
+    const float *rows;
+    classifier_input(t, pos, &view, &rows);
+    if (t->cls_q) {
+        state_copy(view.q, &at, (size_t)view.stride, restore);
+        state_copy(view.scale, &at, sizeof(float) * (size_t)(view.stride / view.group), restore);
+    } else {
+        state_copy((float *)rows, &at, sizeof(float) * (size_t)c->dim, restore);
+    }
 }
 
 llm_status transformer_logit_lens(transformer *t, int token, int pos, float *layer_logits,
@@ -966,7 +978,7 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
         return llm_fail(err, LLM_ERR_ARG, "logit lens: token %d at position %d is out of range",
                         token, pos);
     size_t dim = (size_t)c->dim, vocab = (size_t)c->vocab_size;
-    unsigned char *kv_save = malloc(kv_entry_bytes(t));
+    unsigned char *kv_save = malloc(position_state_bytes(t));
     float *logits_save = malloc(sizeof(float) * vocab);
     float *resid = malloc(sizeof(float) * c->n_layers * dim);
     if (!kv_save || !logits_save || !resid) {
@@ -975,12 +987,12 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
         free(resid);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the logit lens");
     }
-    kv_entry_copy(t, pos, kv_save, false);
+    position_state_copy(t, pos, kv_save, false);
     memcpy(logits_save, t->logits, sizeof(float) * vocab);
     t->resid_capture = resid;
     forward_one(t, token, pos, NULL);
     t->resid_capture = NULL;
-    kv_entry_copy(t, pos, kv_save, true);
+    position_state_copy(t, pos, kv_save, true);
     memcpy(t->logits, logits_save, sizeof(float) * vocab);
     for (int l = 0; l < c->n_layers; l++) {
         rmsnorm(t->xb, resid + l * dim, m->rms_final, c->dim);

@@ -60,8 +60,8 @@ void transformer_logits(transformer *t, int pos, int n, float *logits);
 /* The logit lens of position pos: runs `token` at pos over the KV cache of 0..pos-1
  * like transformer_forward, and writes what each layer's residual stream predicts
  * through the final RMSNorm and the classifier: layer_logits (n_layers, vocab_size).
- * The last layer's row is transformer_forward's logits. Leaves the KV cache and the
- * logits transformer_forward last returned as they were. */
+ * The last layer's row is transformer_forward's logits. Leaves the KV cache, the kept
+ * classifier inputs and the logits transformer_forward last returned as they were. */
 llm_status transformer_logit_lens(transformer *t, int token, int pos, float *layer_logits,
                                   llm_err *err);
 

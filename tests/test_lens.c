@@ -62,7 +62,7 @@ START_TEST(test_last_layer_is_the_logits)
     int n = prompt_ids("Once upon a time, there was a little cat", ids, 64);
     int vocab = m->config.vocab_size, layers = m->config.n_layers;
     float *lens = malloc(sizeof(float) * layers * vocab);
-    float *want = malloc(sizeof(float) * vocab);
+    float *want = malloc(sizeof(float) * vocab), *again = malloc(sizeof(float) * vocab);
     for (int p = 0; p < n - 1; p++) {
         const float *la = transformer_forward(a, ids[p], p, NULL);
         const float *lb = transformer_forward(b, ids[p], p, NULL);
@@ -73,8 +73,11 @@ START_TEST(test_last_layer_is_the_logits)
             ck_assert_msg(fabsf(last[i] - want[i]) <= 1e-5f * (1.0f + fabsf(want[i])),
                           "pos %d logit %d: lens %g, forward %g", p, i, last[i], want[i]);
         ck_assert_int_eq(argmax(last, vocab), argmax(lb, vocab));
-        /* the logits handed out before the lens are still there */
+        /* the logits handed out before the lens are still there, and so is the kept
+         * classifier input that transformer_logits reads */
         ck_assert_int_eq(memcmp(la, want, sizeof(float) * vocab), 0);
+        transformer_logits(a, p, 1, again);
+        ck_assert_int_eq(memcmp(again, want, sizeof(float) * vocab), 0);
         /* an earlier layer predicts something else somewhere: the rows differ */
         ck_assert(memcmp(lens, last, sizeof(float) * vocab) != 0);
     }
@@ -82,10 +85,36 @@ START_TEST(test_last_layer_is_the_logits)
     const float *la = transformer_forward(a, ids[n - 1], n - 1, NULL);
     const float *lb = transformer_forward(b, ids[n - 1], n - 1, NULL);
     ck_assert_int_eq(memcmp(la, lb, sizeof(float) * vocab), 0);
+
+    /* a prompt run as one batch: the lens of each position leaves what the batch kept
+     * (KV cache, classifier inputs) bit for bit, though its own one-token pass may
+     * round differently */
+    transformer *c, *d;
+    ck_assert_int_eq(transformer_new(m, 64, &c, &err), LLM_OK);
+    ck_assert_int_eq(transformer_new(m, 64, &d, &err), LLM_OK);
+    float *batch = malloc(sizeof(float) * (size_t)n * vocab);
+    transformer_forward_batch(c, ids, n - 1, 0, batch, NULL);
+    transformer_forward_batch(d, ids, n - 1, 0, NULL, NULL);
+    for (int p = 0; p < n - 1; p++) {
+        ck_assert_int_eq(transformer_logit_lens(c, ids[p], p, lens, &err), LLM_OK);
+        const float *last = lens + (size_t)(layers - 1) * vocab;
+        const float *wb = batch + (size_t)p * vocab;
+        for (int i = 0; i < vocab; i++)
+            ck_assert(fabsf(last[i] - wb[i]) <= 1e-3f * (1.0f + fabsf(wb[i])));
+        transformer_logits(c, p, 1, again);
+        ck_assert_int_eq(memcmp(again, wb, sizeof(float) * vocab), 0);
+    }
+    la = transformer_forward(c, ids[n - 1], n - 1, NULL);
+    lb = transformer_forward(d, ids[n - 1], n - 1, NULL);
+    ck_assert_int_eq(memcmp(la, lb, sizeof(float) * vocab), 0);
+    free(batch);
+    transformer_free(c);
+    transformer_free(d);
     ck_assert_int_ne(transformer_logit_lens(a, ids[0], 64, lens, &err), LLM_OK);
     ck_assert_int_ne(transformer_logit_lens(a, vocab, 0, lens, &err), LLM_OK);
     free(lens);
     free(want);
+    free(again);
     transformer_free(a);
     transformer_free(b);
 }
