@@ -73,11 +73,52 @@ static bool own(trace_reader *r, void *p)
     return true;
 }
 
+/* ---- reading values (json.h) ---- */
+
+/* v is an integer in [min, max]: into *out. */
+static bool int_in(const json_value *v, long min, long max, long *out)
+{
+    int x;
+    if (!json_as_int(v, &x) || x < min || x > max)
+        return false;
+    *out = x;
+    return true;
+}
+
+static bool get_int(const json_value *obj, const char *key, long min, long max, long *out)
+{
+    return int_in(json_get(obj, key), min, max, out);
+}
+
+static bool get_number(const json_value *obj, const char *key, double *out)
+{
+    return json_as_double(json_get(obj, key), out);
+}
+
+static const char *get_string(const json_value *obj, const char *key)
+{
+    const char *s;
+    return json_as_string(json_get(obj, key), &s) ? s : NULL;
+}
+
+static const json_value *get_array(const json_value *obj, const char *key)
+{
+    const json_value *v = json_get(obj, key);
+    return v && v->type == JSON_ARRAY ? v : NULL;
+}
+
+/* The array's length, 0 when v is not an array. */
+static int length(const json_value *v)
+{
+    return v && v->type == JSON_ARRAY && v->count <= (size_t)INT32_MAX ? (int)v->count : 0;
+}
+
 /* A number, or NaN for null (the writer's non-finite numbers); false otherwise. */
 static bool number_or_null(const json_value *v, float *out)
 {
-    if (v && v->type == JSON_NUMBER) {
-        *out = (float)v->number;
+    double d;
+    if (json_as_double(v, &d)) {
+        *out = (float)d;
         return true;
     }
     if (v && v->type == JSON_NULL) {
@@ -91,7 +132,7 @@ static bool number_or_null(const json_value *v, float *out)
 
 static char *keep_string(trace_reader *r, int slot, const json_value *obj, const char *key)
 {
-    const char *s = json_get_string(obj, key);
+    const char *s = get_string(obj, key);
     if (!s)
         return NULL;
     r->strings[slot] = strdup(s);
@@ -101,13 +142,13 @@ static char *keep_string(trace_reader *r, int slot, const json_value *obj, const
 static int int_field(const json_value *obj, const char *key, long min, long max, int fallback)
 {
     long v;
-    return json_get_int(obj, key, min, max, &v) ? (int)v : fallback;
+    return get_int(obj, key, min, max, &v) ? (int)v : fallback;
 }
 
 static float float_field(const json_value *obj, const char *key, float fallback)
 {
     double v;
-    return json_get_number(obj, key, &v) ? (float)v : fallback;
+    return get_number(obj, key, &v) ? (float)v : fallback;
 }
 
 /* The sampler settings of a header's options or a record's sampler object; what is
@@ -121,9 +162,9 @@ static bool read_settings(const json_value *obj, sampler_config *s)
     s->min_p = float_field(obj, "min_p", s->min_p);
     s->repeat_penalty = float_field(obj, "repeat_penalty", s->repeat_penalty);
     s->repeat_last_n = int_field(obj, "repeat_last_n", 0, 1 << 30, s->repeat_last_n);
-    double seed;
-    if (json_get_number(obj, "seed", &seed) && seed >= 0 && seed < 18446744073709551616.0)
-        s->seed = (uint64_t)seed;
+    uint64_t seed;
+    if (json_as_u64(json_get(obj, "seed"), &seed))
+        s->seed = seed;
     return sampler_config_check(s, NULL) == LLM_OK;
 }
 
@@ -131,7 +172,7 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
 {
     trace_header *h = &r->h;
     long version;
-    if (!json_get_int(v, "llmchat_trace", 0, 1000000, &version))
+    if (!get_int(v, "llmchat_trace", 0, 1000000, &version))
         return llm_fail(err, LLM_ERR_FORMAT, "line %d: the trace version is not a number", line);
     if (version > TRACE_FORMAT_VERSION)
         return llm_fail(err, LLM_ERR_FORMAT,
@@ -175,20 +216,20 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
     h->attn = b && b->type == JSON_BOOL && b->boolean;
     b = json_get(v, "lens");
     h->lens = b && b->type == JSON_BOOL && b->boolean;
-    const json_value *vocab = json_get_array(v, "vocab");
-    if (vocab && vocab->n > 0) {
-        r->vocab = calloc((size_t)vocab->n, sizeof *r->vocab);
+    const json_value *vocab = get_array(v, "vocab");
+    if (vocab && length(vocab) > 0) {
+        r->vocab = calloc((size_t)length(vocab), sizeof *r->vocab);
         if (!r->vocab)
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
-        h->n_vocab = vocab->n;
-        for (int i = 0; i < vocab->n; i++) {
+        h->n_vocab = length(vocab);
+        for (int i = 0; i < length(vocab); i++) {
             const json_value *p = &vocab->items[i];
-            r->vocab[i] = strdup(p->type == JSON_STRING ? p->string : "");
+            r->vocab[i] = strdup(p->type == JSON_STRING ? p->text : "");
             if (!r->vocab[i])
                 return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
         }
-        if (h->has_config && h->config.vocab_size != vocab->n)
-            problem(r, line, "the vocabulary has %d pieces but the model %d", vocab->n,
+        if (h->has_config && h->config.vocab_size != length(vocab))
+            problem(r, line, "the vocabulary has %d pieces but the model %d", length(vocab),
                     h->config.vocab_size);
     }
     return LLM_OK;
@@ -226,14 +267,15 @@ static bool read_top(trace_reader *r, step_record *rec, const json_value *top, i
 {
     int limit = vocab_limit(r);
     rec->n_top = 0;
-    for (int i = 0; i < top->n && rec->n_top < STEP_TOP_MAX; i++) {
+    for (int i = 0; i < length(top) && rec->n_top < STEP_TOP_MAX; i++) {
         const json_value *c = &top->items[i];
         step_candidate *out = &rec->top[rec->n_top];
-        if (c->type != JSON_ARRAY || c->n < 3 || !json_is_int(&c->items[0], 0, limit - 1) ||
+        long id;
+        if (c->type != JSON_ARRAY || length(c) < 3 || !int_in(&c->items[0], 0, limit - 1, &id) ||
             !number_or_null(&c->items[1], &out->logit) ||
             !number_or_null(&c->items[2], &out->prob))
             return problem(r, line, "candidate %d of \"top\" is not [id, logit, prob]", i + 1);
-        out->id = (int)c->items[0].number;
+        out->id = (int)id;
         out->p_final = 0.0f;
         out->cut = SAMPLER_KEPT;
         rec->n_top++;
@@ -256,7 +298,7 @@ static void read_sampler(trace_reader *r, step_record *rec, const json_value *s,
     bool settings_ok = read_settings(s, &d->config);
     long chosen;
     const json_value *greedy = json_get(s, "greedy");
-    if (!json_get_int(s, "chosen", 0, vocab_limit(r) - 1, &chosen) || !greedy ||
+    if (!get_int(s, "chosen", 0, vocab_limit(r) - 1, &chosen) || !greedy ||
         greedy->type != JSON_BOOL || !settings_ok) {
         problem(r, line, "the sampler object is incomplete; read as not sampled");
         return;
@@ -274,12 +316,12 @@ static void read_sampler(trace_reader *r, step_record *rec, const json_value *s,
     d->chosen_rank = int_field(s, "chosen_rank", 0, 1 << 30, 0);
     d->chosen_model_prob = rec->next_prob;
     rec->sampled = true;
-    const json_value *pf = json_get_array(s, "p_final"), *cut = json_get_array(s, "cut");
+    const json_value *pf = get_array(s, "p_final"), *cut = get_array(s, "cut");
     for (int i = 0; i < rec->n_top; i++) {
-        if (pf && i < pf->n)
+        if (pf && i < length(pf))
             number_or_null(&pf->items[i], &rec->top[i].p_final);
-        if (cut && i < cut->n && cut->items[i].type == JSON_STRING)
-            rec->top[i].cut = cut_named(cut->items[i].string);
+        if (cut && i < length(cut) && cut->items[i].type == JSON_STRING)
+            rec->top[i].cut = cut_named(cut->items[i].text);
     }
 }
 
@@ -290,12 +332,12 @@ static void infer_shape(trace_reader *r, const json_value *attn, const json_valu
     if (r->h.has_config)
         return;
     model_config *c = &r->h.config;
-    if (attn && attn->n > 0 && attn->n <= SHAPE_MAX && attn->items[0].type == JSON_ARRAY &&
-        attn->items[0].n > 0 && attn->items[0].n <= SHAPE_MAX) {
-        c->n_layers = attn->n;
-        c->n_heads = attn->items[0].n;
-    } else if (lens && lens->n > 0 && lens->n <= SHAPE_MAX) {
-        c->n_layers = lens->n;
+    if (attn && length(attn) > 0 && length(attn) <= SHAPE_MAX && attn->items[0].type == JSON_ARRAY &&
+        length(&attn->items[0]) > 0 && length(&attn->items[0]) <= SHAPE_MAX) {
+        c->n_layers = length(attn);
+        c->n_heads = length(&attn->items[0]);
+    } else if (lens && length(lens) > 0 && length(lens) <= SHAPE_MAX) {
+        c->n_layers = length(lens);
         c->n_heads = 0;
     } else {
         return;
@@ -311,12 +353,12 @@ static void read_attention(trace_reader *r, step_record *rec, const json_value *
     infer_shape(r, attn, NULL);
     const model_config *c = &r->h.config;
     int L = c->n_layers, H = c->n_heads, K = rec->pos + 1;
-    bool ok = r->h.has_config && H > 0 && attn->n == L;
+    bool ok = r->h.has_config && H > 0 && length(attn) == L;
     for (int l = 0; ok && l < L; l++) {
         const json_value *layer = &attn->items[l];
-        ok = layer->type == JSON_ARRAY && layer->n == H;
+        ok = layer->type == JSON_ARRAY && length(layer) == H;
         for (int h = 0; ok && h < H; h++)
-            ok = layer->items[h].type == JSON_ARRAY && layer->items[h].n == K;
+            ok = layer->items[h].type == JSON_ARRAY && length(&layer->items[h]) == K;
     }
     if (!ok) {
         problem(r, line, "\"attn\" is not %d layers x %d heads x %d keys; dropped", L, H, K);
@@ -343,8 +385,8 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
 {
     infer_shape(r, NULL, lens);
     int L = r->h.config.n_layers, limit = vocab_limit(r);
-    if (lens->n != L || L <= 0) {
-        problem(r, line, "\"lens\" has %d layers, not %d; dropped", lens->n, L);
+    if (length(lens) != L || L <= 0) {
+        problem(r, line, "\"lens\" has %d layers, not %d; dropped", length(lens), L);
         return;
     }
     step_lens_layer *out = malloc(sizeof *out * L);
@@ -352,7 +394,7 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
         return;
     for (int l = 0; l < L; l++) {
         const json_value *layer = &lens->items[l];
-        const json_value *top = json_get_array(layer, "top");
+        const json_value *top = get_array(layer, "top");
         step_lens_layer *o = &out[l];
         for (int j = 0; j < STEP_LENS_TOP; j++) {
             o->id[j] = -1;
@@ -362,14 +404,15 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
             problem(r, line, "layer %d of \"lens\" has no \"top\"; dropped", l + 1);
             return;
         }
-        for (int j = 0; j < top->n && j < STEP_LENS_TOP; j++) {
+        for (int j = 0; j < length(top) && j < STEP_LENS_TOP; j++) {
             const json_value *c = &top->items[j];
-            if (c->type != JSON_ARRAY || c->n < 2 || !json_is_int(&c->items[0], 0, limit - 1) ||
+            long id;
+            if (c->type != JSON_ARRAY || length(c) < 2 || !int_in(&c->items[0], 0, limit - 1, &id) ||
                 !number_or_null(&c->items[1], &o->prob[j])) {
                 problem(r, line, "layer %d of \"lens\" has a bad candidate; dropped", l + 1);
                 return;
             }
-            o->id[j] = (int)c->items[0].number;
+            o->id[j] = (int)id;
         }
         o->next_rank = int_field(layer, "next_rank", 0, 1 << 30, 0);
         if (!number_or_null(json_get(layer, "next_prob"), &o->next_prob))
@@ -395,18 +438,18 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     memset(&rec, 0, sizeof rec);
     long pos, token, next;
     int limit = vocab_limit(r);
-    if (!json_get_int(v, "pos", 0, POS_MAX - 1, &pos))
+    if (!get_int(v, "pos", 0, POS_MAX - 1, &pos))
         return problem(r, line, "no \"pos\" (a position from 0); skipped");
-    if (!json_get_int(v, "token", 0, limit - 1, &token))
+    if (!get_int(v, "token", 0, limit - 1, &token))
         return problem(r, line, "no \"token\" in the vocabulary (0..%d); skipped", limit - 1);
-    if (!json_get_int(v, "next", -1, limit - 1, &next))
+    if (!get_int(v, "next", -1, limit - 1, &next))
         return problem(r, line, "no \"next\" (-1 or a token id); skipped");
-    const char *phase = json_get_string(v, "phase");
+    const char *phase = get_string(v, "phase");
     bool phase_ok = false;
     rec.phase = phase ? phase_named(phase, &phase_ok) : STEP_PROMPT;
     if (!phase_ok)
         return problem(r, line, "no \"phase\" (prompt, gen or forced); skipped");
-    const json_value *top = json_get_array(v, "top");
+    const json_value *top = get_array(v, "top");
     if (!top)
         return problem(r, line, "no \"top\" array; skipped");
     rec.pos = (int)pos;
@@ -422,13 +465,13 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     const json_value *s = json_get(v, "sampler");
     if (s && s->type == JSON_OBJECT)
         read_sampler(r, &rec, s, line);
-    const char *piece = json_get_string(v, "piece");
+    const char *piece = get_string(v, "piece");
     if (piece)
         learn_piece(r, rec.token, piece);
-    const json_value *attn = json_get_array(v, "attn");
+    const json_value *attn = get_array(v, "attn");
     if (attn)
         read_attention(r, &rec, attn, line);
-    const json_value *lens = json_get_array(v, "lens");
+    const json_value *lens = get_array(v, "lens");
     if (lens)
         read_lens(r, &rec, lens, line);
 
@@ -493,7 +536,7 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
             blank++;
         if (blank == n)
             continue;
-        json_value v;
+        json_value *v;
         llm_err why;
         llm_status st = json_parse(text, n, &v, &why);
         if (st == LLM_ERR_NOMEM) {
@@ -508,21 +551,21 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
             first = false;
             continue;
         }
-        if (v.type != JSON_OBJECT) {
+        if (v->type != JSON_OBJECT) {
             problem(r, line, "not a JSON object; skipped");
-        } else if (json_get(&v, "llmchat_trace")) {
+        } else if (json_get(v, "llmchat_trace")) {
             if (!first) {
                 problem(r, line, "a header after the first line; skipped");
-            } else if ((st = read_header(r, &v, line, err)) != LLM_OK) {
-                json_free(&v);
+            } else if ((st = read_header(r, v, line, err)) != LLM_OK) {
+                json_free(v);
                 trace_reader_free(r);
                 return st;
             }
         } else {
-            read_record(r, &v, line);
+            read_record(r, v, line);
         }
         first = false;
-        json_free(&v);
+        json_free(v);
     }
     if (r->n == 0 && r->h.version == 0)
         problem(r, line > 0 ? line : 1, "no records: %s", line ? "nothing could be read"
