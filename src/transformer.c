@@ -995,7 +995,7 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
     position_state_copy(t, pos, kv_save, true);
     memcpy(t->logits, logits_save, sizeof(float) * vocab);
     for (int l = 0; l < c->n_layers; l++) {
-        rmsnorm(t->xb, resid + l * dim, m->rms_final, c->dim);
+        rmsnorm(t->xb, resid + l * dim, m->rms_final, c->dim, c->rms_eps);
         matmul(t, layer_logits + l * vocab, &m->wcls, t->xb, 1);
     }
     free(kv_save);
