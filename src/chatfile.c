@@ -342,12 +342,14 @@ llm_status chatfile_read(const char *path, chatfile *cf, llm_err *err)
 
 /* ---- writing ---- */
 
-/* A JSON number with 9 significant digits (round-trips a float), whatever the locale's
- * decimal point. */
+/* A JSON number that reads back as the same float (at most 9 significant digits),
+ * whatever the locale's decimal point. */
 static void put_float(FILE *f, float x)
 {
     char buf[64];
-    snprintf(buf, sizeof buf, "%.9g", (double)x);
+    snprintf(buf, sizeof buf, "%.6g", (double)x); /* the short form when it reads back exactly */
+    if (strtof(buf, NULL) != x)
+        snprintf(buf, sizeof buf, "%.9g", (double)x);
     const char *point = localeconv()->decimal_point;
     if (point && point[0] && strcmp(point, ".") != 0) {
         char *p = strstr(buf, point);

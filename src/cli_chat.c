@@ -1,13 +1,17 @@
 /* cli_chat.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
  * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
- * a reply (the chat goes on) or clears the line being typed. Slash commands are
- * parsed by command.c (the table the TUI shares); their handlers are here. */
+ * a reply (the chat goes on) or clears the line being typed; twice within a second,
+ * like SIGTERM and SIGHUP, it saves the chat and leaves (cli_signals.h). The chat is
+ * autosaved after every turn and every command that changes it (cli_persist.h).
+ * Slash commands are parsed by command.c (the table the TUI shares); their handlers
+ * are here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -15,6 +19,8 @@
 
 #include "chat.h"
 #include "cli.h"
+#include "cli_persist.h"
+#include "cli_signals.h"
 #include "command.h"
 #include "engine.h"
 #include "textfmt.h"
@@ -29,7 +35,21 @@ typedef struct {
     int status;           /* exit status so far */
     int n_asked;          /* user messages sent to the model */
     int n_answered;       /* of those, the ones whose turn could start */
+    cli_autosave save;    /* this session's saved-chat file */
+    bool changed;         /* the dialog changed since the last autosave */
 } repl;
+
+/* Autosaves the chat when it changed (nothing is written for a chat that never had a
+ * turn); warns once when that fails. */
+static void autosave(repl *r)
+{
+    if (!r->changed || (!r->save.path && chat_turn_count(r->c) + chat_dropped_count(r->c) == 0))
+        return;
+    char msg[700];
+    if (!cli_autosave_now(&r->save, r->c, r->o, msg, sizeof msg) && *msg)
+        fprintf(stderr, "llmchat: %s\n", msg);
+    r->changed = false;
+}
 
 /* /help: every command of the table, those another front end runs marked as such. */
 static void print_help(FILE *f)
@@ -57,13 +77,14 @@ static void reply_to(repl *r, const char *user)
         return;
     }
     r->n_answered++;
+    r->changed = true;
     const char *note = chat_take_notice(r->c);
     if (note)
         fprintf(stderr, "llmchat: %s\n", note);
     textfmt_stream ts = {0};
     cli_interrupted = 0;
     for (;;) {
-        if (cli_interrupted) {
+        if (cli_interrupted || cli_quit_signal) {
             chat_stop(r->c, &err);
             fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
             break;
@@ -87,8 +108,54 @@ static void reply_to(repl *r, const char *user)
         fflush(stdout);
     }
     cli_interrupted = 0;
+    autosave(r); /* before the reply's newline: a reply seen whole is a reply saved */
     putchar('\n');
     fflush(stdout);
+}
+
+/* /resume: the list of recent chats, or with N the N-th of them reopened. */
+static void resume(repl *r, const char *arg)
+{
+    cli_saved_chat list[CLI_RECENT_MAX];
+    int n = cli_recent_chats(list, CLI_RECENT_MAX, r->save.path);
+    if (!*arg) {
+        if (n == 0) {
+            fprintf(stderr, "llmchat: no saved chats yet\n");
+            return;
+        }
+        fprintf(stderr, "llmchat: recent chats (/resume N reopens one):\n");
+        for (int i = 0; i < n; i++) {
+            char when[32];
+            struct tm tm;
+            localtime_r(&list[i].when, &tm);
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+            char first[4 * sizeof list[i].first];
+            textfmt_stream ts = {0};
+            size_t k = textfmt_stream_put(&ts, list[i].first, strlen(list[i].first), first,
+                                          sizeof first - 1);
+            first[k] = '\0';
+            fprintf(stderr, "  %2d  %s  %3d turn%s  %s\n", i + 1, when, list[i].n_turns,
+                    list[i].n_turns == 1 ? " " : "s", first);
+        }
+        return;
+    }
+    char *end;
+    long k = strtol(arg, &end, 10);
+    if (*end || k < 1 || k > n) {
+        fprintf(stderr, "llmchat: /resume takes the number of a chat in the list (1-%d)\n", n);
+        return;
+    }
+    llm_err err;
+    char notice[1200];
+    if (cli_load_chat(r->c, r->e, list[k - 1].path, notice, sizeof notice, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return;
+    }
+    cli_autosave_use(&r->save, list[k - 1].path);
+    fprintf(stderr, "llmchat: reopened %s (%d turn%s)\n", list[k - 1].path, list[k - 1].n_turns,
+            list[k - 1].n_turns == 1 ? "" : "s");
+    if (*notice)
+        fprintf(stderr, "llmchat: %s\n", notice);
 }
 
 static void run_command(repl *r, const command_call *cmd)
@@ -103,22 +170,41 @@ static void run_command(repl *r, const command_call *cmd)
     case CMD_HELP: print_help(r->tty ? stdout : stderr); break;
     case CMD_RESET:
         chat_reset(r->c);
+        r->changed = true;
         fprintf(stderr, "llmchat: conversation reset\n");
         break;
     case CMD_SYSTEM:
-        if (chat_set_system(r->c, cmd->arg, &err) != LLM_OK)
+        if (chat_set_system(r->c, cmd->arg, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);
-        else
+        } else {
+            r->changed = true;
             fprintf(stderr, "llmchat: system prompt %s\n", *cmd->arg ? "set" : "cleared");
+        }
         break;
     case CMD_SAVE:
         if (!*cmd->arg)
             fprintf(stderr, "llmchat: /save needs a file name\n");
-        else if (chat_save(r->c, cmd->arg, &err) != LLM_OK)
+        else if (cli_save_chat(r->c, r->o, cmd->arg, &err) != LLM_OK)
             fprintf(stderr, "llmchat: %s\n", err.text);
         else
             fprintf(stderr, "llmchat: conversation saved to %s\n", cmd->arg);
         break;
+    case CMD_LOAD: {
+        char notice[1200];
+        if (!*cmd->arg) {
+            fprintf(stderr, "llmchat: /load needs a file name\n");
+        } else if (cli_load_chat(r->c, r->e, cmd->arg, notice, sizeof notice, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+        } else {
+            r->changed = true;
+            int turns = chat_turn_count(r->c) + chat_dropped_count(r->c);
+            fprintf(stderr, "llmchat: loaded %s (%d turn%s)\n", cmd->arg, turns, turns == 1 ? "" : "s");
+            if (*notice)
+                fprintf(stderr, "llmchat: %s\n", notice);
+        }
+        break;
+    }
+    case CMD_RESUME: resume(r, cmd->arg); break;
     case CMD_FORCE: break; /* the TUI's: refused above */
     case CMD_UNKNOWN: fprintf(stderr, "llmchat: unknown command /%s (try /help)\n", cmd->name); break;
     }
@@ -135,10 +221,12 @@ static void handle_line(repl *r, char *line)
     if (!*s)
         return;
     command_call cmd;
-    if (command_parse(line, &cmd))
+    if (command_parse(line, &cmd)) {
         run_command(r, &cmd);
-    else
+        autosave(r);
+    } else {
         reply_to(r, line);
+    }
 }
 
 /* ---- terminal: readline's callback interface, so Ctrl-C can clear the line ---- */
@@ -176,11 +264,13 @@ static void run_terminal(repl *r)
     if (r->o->prompt)
         reply_to(r, r->o->prompt);
     rl_callback_handler_install("> ", on_readline);
-    while (!r->quit) {
+    while (!r->quit && !cli_quit_signal) {
         fd_set fds;
         FD_ZERO(&fds);
         FD_SET(STDIN_FILENO, &fds);
         int ready = select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL);
+        if (cli_quit_signal)
+            break;
         if (cli_interrupted) {
             cli_interrupted = 0;
             rl_replace_line("", 0);
@@ -209,7 +299,7 @@ static void run_pipe(repl *r)
         reply_to(r, r->o->prompt);
     char *line = NULL;
     size_t cap = 0;
-    while (!r->quit) {
+    while (!r->quit && !cli_quit_signal) {
         errno = 0;
         ssize_t n = getline(&line, &cap, stdin);
         if (n < 0) {
@@ -249,11 +339,40 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
         engine_free(e);
         return 1;
     }
-    cli_install_sigint();
+    cli_signals_install();
+    if (o->resume_path) {
+        char notice[1200];
+        if (cli_load_chat(r.c, e, o->resume_path, notice, sizeof notice, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            chat_free(r.c);
+            cli_close_trace(tr);
+            engine_free(e);
+            return 1;
+        }
+        cli_autosave_use(&r.save, o->resume_path);
+        int turns = chat_turn_count(r.c) + chat_dropped_count(r.c);
+        fprintf(stderr, "llmchat: resumed %s (%d turn%s)\n", o->resume_path, turns,
+                turns == 1 ? "" : "s");
+        if (*notice)
+            fprintf(stderr, "llmchat: %s\n", notice);
+    }
     if (r.tty)
         run_terminal(&r);
     else
         run_pipe(&r);
+    if (cli_quit_signal) {
+        /* SIGTERM, SIGHUP or SIGINT twice: readline gave the terminal back; save, say so */
+        int sig = cli_quit_signal;
+        r.changed = true;
+        autosave(&r);
+        if (r.save.path && !r.save.warned)
+            fprintf(stderr, "\nllmchat: quitting on %s; the chat is saved in %s\n",
+                    cli_signal_name(sig), r.save.path);
+        else
+            fprintf(stderr, "\nllmchat: quitting on %s\n", cli_signal_name(sig));
+        r.status = 128 + sig;
+    }
+    cli_autosave_free(&r.save);
     engine_finish(e);
     if (r.n_asked > 0 && r.n_answered == 0) {
         fprintf(stderr, "llmchat: no message could be answered\n");

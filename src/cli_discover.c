@@ -87,6 +87,9 @@ static const char *source_name(const cli_options *o, char *buf, size_t size)
         return buf;
     }
     case MODEL_FROM_BUNDLED: return "the bundled demo model";
+    case MODEL_FROM_RESUMED:
+        snprintf(buf, size, "the saved chat %s", o->resume_path ? o->resume_path : "");
+        return buf;
     case MODEL_FROM_ARGUMENT:
     case MODEL_FROM_NONE: break;
     }

@@ -248,6 +248,7 @@ static const char *set_mouse(cli_options *o, const char *v)
 }
 
 SET_CONSTANT(set_no_mouse, mouse, false)
+SET_CONSTANT(set_resume, resume, true)
 
 static const char *set_verbose(cli_options *o, const char *v)
 {
@@ -313,6 +314,8 @@ const cli_option cli_option_table[] = {
     {"history-size", 0, "N", true, false, "input lines kept in the history (default 1000; 0 = none)",
      set_history_size},
     {"verbose", 0, NULL, true, false, "say what loading did: format, shape, conversions,\ntokenizer", set_verbose},
+    {"resume", 0, NULL, false, false,
+     "chat/tui: reopen the newest saved chat, with its model,\nsettings and dialog", set_resume},
     {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
     {"no-config", 0, NULL, false, false, "read no config file", NULL},
     {"help", 'h', NULL, false, false, "show this help", NULL},

@@ -37,6 +37,7 @@ typedef enum {
     MODEL_FROM_ENV,      /* LLMCHAT_MODEL */
     MODEL_FROM_CONFIG,   /* the config file's model key */
     MODEL_FROM_BUNDLED,  /* none of those: the bundled demo model */
+    MODEL_FROM_RESUMED,  /* --resume: the model the saved chat names */
 } cli_model_source;
 
 typedef struct {
@@ -70,6 +71,8 @@ typedef struct {
     int history_size;            /* --history-size: input lines kept across runs */
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
     bool verbose;                /* --verbose: say what loading did on stderr */
+    bool resume;                 /* --resume: reopen the newest saved chat */
+    const char *resume_path;     /* that chat's file (set by main.c), NULL without --resume */
 
     /* owned: the config file that was read (its values are borrowed above) */
     char *config_path;           /* NULL when none was read */

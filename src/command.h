@@ -18,6 +18,8 @@ typedef enum {
     CMD_RESET,
     CMD_SYSTEM,
     CMD_SAVE,
+    CMD_LOAD,
+    CMD_RESUME,
     CMD_FORCE,
     CMD_HELP,
     CMD_QUIT,

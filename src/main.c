@@ -10,8 +10,10 @@
 #include <omp.h>
 #endif
 
+#include "chatfile.h"
 #include "cli.h"
 #include "cli_options.h"
+#include "cli_persist.h"
 #include "gguf.h"
 #include "model.h"
 #include "kernels.h"
@@ -117,6 +119,49 @@ static void describe_model(const model *m)
     fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);
 }
 
+/* --resume: finds the newest saved chat and takes from it what the command line did
+ * not give: the model (unless MODEL was named), the tokenizer (unless -z), the context
+ * (unless -c), the step limit (unless -n), and the sampler settings. The front end
+ * then reads the dialog from o->resume_path. */
+static int prepare_resume(cli_options *o)
+{
+    static char path[4096], model_path[4096], tok_path[4096];
+    if (o->mode != MODE_AUTO && o->mode != MODE_CHAT && o->mode != MODE_TUI) {
+        fprintf(stderr, "llmchat: --resume works in the chat and tui modes\n");
+        return 2;
+    }
+    if (!cli_latest_chat(path, sizeof path)) {
+        char *dir = cli_state_file("chats/");
+        fprintf(stderr, "llmchat: --resume: no saved chat in %s\n", dir ? dir : "$XDG_STATE_HOME/llmchat/chats");
+        free(dir);
+        return 1;
+    }
+    chatfile cf;
+    llm_err err;
+    if (chatfile_read(path, &cf, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: --resume: %s\n", err.text);
+        return 1;
+    }
+    o->resume_path = path;
+    if (o->model_source != MODEL_FROM_ARGUMENT && cf.model) {
+        snprintf(model_path, sizeof model_path, "%s", cf.model);
+        o->model_path = model_path;
+        o->model_source = MODEL_FROM_RESUMED;
+    }
+    if (!o->tokenizer_path && cf.tokenizer) {
+        snprintf(tok_path, sizeof tok_path, "%s", cf.tokenizer);
+        o->tokenizer_path = tok_path;
+    }
+    if (o->ctx == 0 && cf.ctx > 0)
+        o->ctx = cf.ctx;
+    if (o->steps < 0 && cf.steps > 0)
+        o->steps = cf.steps;
+    o->sampler = cf.sampler;
+    o->seed_given = true;
+    chatfile_clear(&cf);
+    return 0;
+}
+
 static int run(cli_options *o)
 {
     kernels_init(o->isa);
@@ -138,6 +183,8 @@ static int run(cli_options *o)
         return rc;
     }
 
+    if (o->resume && (rc = prepare_resume(o)) != 0)
+        return rc;
     trace_reader *replay = NULL;
     if (o->mode == MODE_REPLAY && (rc = cli_replay_open(o, &replay)) != 0) {
         trace_reader_free(replay);
@@ -164,6 +211,8 @@ static int run(cli_options *o)
     }
     if (o->verbose)
         describe_model(m);
+    if (o->resume && o->ctx > m->config.seq_len)
+        o->ctx = m->config.seq_len; /* the saved chat's context, on a model with less */
     if (o->ctx > m->config.seq_len) {
         fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o->ctx,
                 m->config.seq_len);

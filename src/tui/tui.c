@@ -14,7 +14,10 @@
  * (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
  * and actions), the input line, the status line and the help overlay. Keys are
  * looked up in the key table (keys.c) and run here or by the focused pane; slash
- * commands (command.c) run here. */
+ * commands (command.c) run here. The chat is autosaved when a reply ends and after
+ * every other change (cli_persist.h); SIGTERM, SIGHUP and SIGINT twice within a
+ * second restore the terminal, save and quit; a crash restores the terminal first
+ * (cli_signals.h). */
 #include "tui.h"
 
 #include <errno.h>
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "../cli.h"
+#include "../cli_signals.h"
 #include "../clock.h"
 #include "../command.h"
 #include "help.h"
@@ -39,20 +43,6 @@ enum {
                            from decoding (docs/performance.md) */
     IDLE_WAIT_MS = 250 /* how long an idle loop waits for a key before checking signals */
 };
-
-static volatile sig_atomic_t g_signal_quit, g_signal_stop;
-
-static void on_quit_signal(int sig)
-{
-    (void)sig;
-    g_signal_quit = 1;
-}
-
-static void on_int_signal(int sig)
-{
-    (void)sig;
-    g_signal_stop = 1;
-}
 
 /* ---- windows ---- */
 
@@ -163,6 +153,89 @@ void tui_notice(tui *t, const char *fmt, ...)
     t->dirty |= DIRTY_CONV;
 }
 
+/* Saves the chat now (a chat that never had a turn is not written); a failure is
+ * told once, in Conversation. */
+static void autosave(tui *t)
+{
+    t->save_pending = false;
+    if (!t->save.path && chat_turn_count(t->c) + chat_dropped_count(t->c) == 0)
+        return;
+    char msg[700];
+    if (!cli_autosave_now(&t->save, t->c, t->o, msg, sizeof msg) && *msg)
+        tui_notice(t, "[%s]", msg);
+}
+
+/* Conversation shows the chat's whole dialog again (after /load, /resume, --resume). */
+static void show_dialog(tui *t)
+{
+    conv_clear(t->conv);
+    int dropped = chat_dropped_count(t->c), live = chat_turn_count(t->c);
+    for (int i = 0; i < dropped + live; i++) {
+        const chat_turn *turn = i < dropped ? chat_get_dropped(t->c, i) : chat_get_turn(t->c, i - dropped);
+        conv_add(t->conv, ENTRY_USER, turn->user);
+        conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
+        if (turn->cut)
+            conv_add(t->conv, ENTRY_NOTICE, "[stopped]");
+    }
+    if (dropped > 0)
+        tui_notice(t, "[the %d oldest turn%s above are out of the context]", dropped,
+                   dropped == 1 ? " is" : "s");
+    t->sel.pos = -1;
+    t->run.state = RUN_IDLE;
+    t->dirty |= DIRTY_ALL;
+}
+
+static void stop_reply(tui *t);
+
+/* Replaces the dialog with the chat saved in path; true when it was loaded. */
+static bool load_chat(tui *t, const char *path)
+{
+    llm_err err;
+    char notice[1200];
+    stop_reply(t);
+    if (cli_load_chat(t->c, t->e, path, notice, sizeof notice, &err) != LLM_OK) {
+        tui_notice(t, "[%s]", err.text);
+        return false;
+    }
+    show_dialog(t);
+    int turns = chat_turn_count(t->c) + chat_dropped_count(t->c);
+    tui_notice(t, "[loaded %s: %d turn%s]", path, turns, turns == 1 ? "" : "s");
+    if (*notice)
+        tui_notice(t, "[%s]", notice);
+    return true;
+}
+
+/* /resume: the recent chats, or with N the N-th reopened (and saved to from then on). */
+static void resume(tui *t, const char *arg)
+{
+    cli_saved_chat list[CLI_RECENT_MAX];
+    int n = cli_recent_chats(list, CLI_RECENT_MAX, t->save.path);
+    if (!*arg) {
+        if (n == 0) {
+            tui_notice(t, "[no saved chats yet]");
+            return;
+        }
+        tui_notice(t, "[recent chats: /resume N reopens one]");
+        for (int i = 0; i < n; i++) {
+            char when[32];
+            struct tm tm;
+            localtime_r(&list[i].when, &tm);
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+            tui_notice(t, "[%2d  %s  %d turn%s  %s]", i + 1, when, list[i].n_turns,
+                       list[i].n_turns == 1 ? "" : "s", list[i].first);
+        }
+        return;
+    }
+    char *end;
+    long k = strtol(arg, &end, 10);
+    if (*end || k < 1 || k > n) {
+        tui_notice(t, "[/resume takes the number of a chat in the list (1-%d)]", n);
+        return;
+    }
+    if (load_chat(t, list[k - 1].path))
+        cli_autosave_use(&t->save, list[k - 1].path);
+}
+
 static void end_reply(tui *t, tui_run_state st)
 {
     double ms = clock_ms() - t->reply_t0;
@@ -170,6 +243,7 @@ static void end_reply(tui *t, tui_run_state st)
         t->run.reply_rate = (double)t->reply_tokens * 1000.0 / ms;
     t->run.state = st;
     t->dirty |= DIRTY_ALL;
+    t->save_pending = true;
 }
 
 static void begin_turn(tui *t, const char *text)
@@ -271,6 +345,7 @@ static void run_command(tui *t, const command_call *cmd)
     }
     case CMD_RESET:
         stop_reply(t);
+        t->save_pending = true;
         chat_reset(t->c);
         conv_clear(t->conv);
         t->sel.pos = -1;
@@ -279,6 +354,7 @@ static void run_command(tui *t, const command_call *cmd)
         t->dirty |= DIRTY_ALL;
         break;
     case CMD_SYSTEM:
+        t->save_pending = true;
         if (chat_set_system(t->c, *arg ? arg : NULL, &err) != LLM_OK)
             tui_notice(t, "[/system: %s]", err.text);
         else if (*arg)
@@ -286,15 +362,25 @@ static void run_command(tui *t, const command_call *cmd)
         else
             tui_notice(t, "[system prompt cleared]");
         break;
-    case CMD_FORCE: steer_force_text(t, arg); break;
+    case CMD_FORCE:
+        steer_force_text(t, arg);
+        t->save_pending = true;
+        break;
     case CMD_SAVE:
         if (!*arg)
             tui_notice(t, "[/save needs a file name: /save FILE]");
-        else if (chat_save(t->c, arg, &err) != LLM_OK)
+        else if (cli_save_chat(t->c, t->o, arg, &err) != LLM_OK)
             tui_notice(t, "[/save: %s]", err.text);
         else
             tui_notice(t, "[saved the dialog to %s]", arg);
         break;
+    case CMD_LOAD:
+        if (!*arg)
+            tui_notice(t, "[/load needs a file name: /load FILE]");
+        else if (load_chat(t, arg))
+            t->save_pending = true;
+        break;
+    case CMD_RESUME: resume(t, arg); break;
     case CMD_UNKNOWN: tui_notice(t, "[unknown command /%s: try /help]", cmd->name); break;
     }
 }
@@ -430,9 +516,18 @@ static void run_action(tui *t, const key_binding *b, int key)
         if (t->run.paused && chat_replying(t->c))
             t->step_once = true;
         break;
-    case ACT_TAKE_BACK: steer_back(t); break;
-    case ACT_REWIND: steer_rewind_to_selection(t); break;
-    case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
+    case ACT_TAKE_BACK:
+        steer_back(t);
+        t->save_pending = true;
+        break;
+    case ACT_REWIND:
+        steer_rewind_to_selection(t);
+        t->save_pending = true;
+        break;
+    case ACT_CHOOSE:
+        steer_choose(t, key == '0' ? 10 : key - '0');
+        t->save_pending = true;
+        break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
@@ -620,6 +715,27 @@ static void on_input_eof(void *ctx)
     request_quit(ctx);
 }
 
+/* What a crash writes to the terminal before the default action: leave the
+ * alternate screen, cursor back, attributes and keypad mode off, mouse reporting off.
+ * Computed while curses runs; the signal handler only writes it. */
+static const char *crash_reset_bytes(bool mouse)
+{
+    static char buf[256];
+    const char *caps[] = {"sgr0", "cnorm", "rmkx", "rmcup"};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        const char *s = tigetstr((char *)caps[i]);
+        if (s && s != (char *)-1 && n + strlen(s) < sizeof buf - 40) {
+            memcpy(buf + n, s, strlen(s) + 1);
+            n += strlen(s);
+        }
+    }
+    if (mouse)
+        snprintf(buf + n, sizeof buf - n, "\033[?1000l\033[?1002l\033[?1006l");
+    return buf;
+}
+
 int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
 {
     tui state;
@@ -641,6 +757,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
 
     setlocale(LC_ALL, "");
     t->screen.utf8 = MB_CUR_MAX > 1;
+    cli_signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     SCREEN *scr = newterm(NULL, stdout, stdin);
     if (!scr) {
         const char *term = getenv("TERM");
@@ -659,9 +776,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         mousemask(ALL_MOUSE_EVENTS, NULL);
         mouseinterval(0);
     }
-    signal(SIGTERM, on_quit_signal);
-    signal(SIGHUP, on_quit_signal);
-    signal(SIGINT, on_int_signal);
+    cli_signals_terminal_reset(crash_reset_bytes(o->mouse));
     signal(SIGPIPE, SIG_IGN);
 
     open_panes(t);
@@ -670,21 +785,28 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     t->input = input_open(&ih, o->history_size);
     if (o->model_note)
         tui_notice(t, "[%s]", o->model_note);
-    if (o->system && *o->system)
+    if (o->system && *o->system && !o->resume_path)
         tui_notice(t, "[system prompt: %s]", o->system);
+    if (o->resume_path) {
+        if (load_chat(t, o->resume_path))
+            cli_autosave_use(&t->save, o->resume_path);
+        t->save_pending = false;
+    }
     draw_frame(t);
     if (o->prompt && *o->prompt)
         submit(t, o->prompt);
 
     double next_frame = 0;
     while (!t->quit) {
-        if (g_signal_quit)
+        if (cli_quit_signal)
             break;
-        if (g_signal_stop) {
-            g_signal_stop = 0;
+        if (cli_interrupted) {
+            cli_interrupted = 0;
             stop_reply(t);
         }
         bool busy = chat_replying(t->c) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
+        if (t->save_pending && !busy)
+            autosave(t);
         t->step_once = false;
         double t0 = clock_ms();
         if (busy) {
@@ -736,12 +858,27 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     const char *stats = getenv("LLMCHAT_TUI_STATS");
     if (stats && *stats && strcmp(stats, "0") != 0)
         print_stats(t, stats);
+    int rc = 0;
+    if (cli_quit_signal) {
+        /* SIGTERM, SIGHUP or SIGINT twice: the terminal is back; save, say so */
+        int sig = cli_quit_signal;
+        autosave(t);
+        if (t->save.path && !t->save.warned)
+            fprintf(stderr, "llmchat: quitting on %s; the chat is saved in %s\n",
+                    cli_signal_name(sig), t->save.path);
+        else
+            fprintf(stderr, "llmchat: quitting on %s\n", cli_signal_name(sig));
+        rc = 128 + sig;
+    } else if (t->save_pending) {
+        autosave(t);
+    }
     if (chat_replying(t->c)) {
         llm_err err;
         chat_stop(t->c, &err);
     }
+    cli_autosave_free(&t->save);
     free(t->pending);
     close_panes(t);
     teardown_core(t);
-    return 0;
+    return rc;
 }

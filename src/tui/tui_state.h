@@ -12,6 +12,7 @@
 
 #include "../chat.h"
 #include "../cli_options.h"
+#include "../cli_persist.h"
 #include "../engine.h"
 #include "../trace.h"
 #include "attention_pane.h"
@@ -66,6 +67,11 @@ typedef struct tui {
     long long reply_tokens;
     int reply_budget;       /* max tokens per reply; 0 until EOS */
     int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
+
+    /* the saved chat (cli_persist.h): written when a reply ends, and once idle after
+     * every other change (steering, /system, /reset, /load) */
+    cli_autosave save;
+    bool save_pending;
 
     /* where the time goes while replies run (printed with LLMCHAT_TUI_STATS=1) */
     long long stat_tokens, stat_frames;

@@ -1,0 +1,203 @@
+#!/bin/sh
+# e2e_persist.sh — nothing is lost in -m chat: every turn is autosaved under
+# $XDG_STATE_HOME/llmchat/chats/; --resume (with no model named) reopens the newest
+# chat and goes on exactly as the unbroken chat does (same greedy reply: the history
+# is back in the KV cache); /save and /load round-trip; /resume lists and reopens;
+# SIGTERM, SIGHUP and SIGINT twice quit with the chat saved and 128 + the signal,
+# while one SIGINT leaves the chat going; a state directory that cannot be written
+# (not a directory, or "full": writes fail with EFBIG) gives one warning and the chat
+# goes on.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+STATE=$T/state
+CHATS=$STATE/llmchat/chats
+MODEL=$BUNDLED/chat260K.bin
+TOK=$BUNDLED/tok512.bin
+m1="Tell me a story about a dog named Max."
+m2="What did Max do next?"
+m3="Tell me a story about a cat."
+
+chat() {
+    XDG_STATE_HOME=$STATE run_llmchat -m chat -T 1 -t 0 --weights f32 -n 60 "$@"
+}
+
+# newest_chat: the newest file in $CHATS.
+newest_chat() {
+    ls -t "$CHATS"/*.json 2>/dev/null | head -n 1
+}
+
+# json_get FILE EXPR: a Python expression over the saved chat d.
+json_get() {
+    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# ---- the unbroken chat: three turns ----
+printf '%s\n%s\n%s\n' "$m1" "$m2" "$m3" >"$T/in"
+chat -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+[ "$(wc -l <"$T/out")" -eq 3 ] || fail "three replies expected"
+sed -n 3p "$T/out" >"$T/want3"
+f=$(newest_chat)
+[ -n "$f" ] || fail "no chat was autosaved in $CHATS"
+[ "$(ls "$CHATS" | wc -l)" -eq 1 ] || fail "one session wrote more than one file: $(ls "$CHATS")"
+assert_eq "turns saved" 3 "$(json_get "$f" 'len(d["turns"])')"
+assert_eq "first message saved" "$m1" "$(json_get "$f" 'd["turns"][0]["user"]')"
+assert_eq "third reply saved" "$(cat "$T/want3")" "$(json_get "$f" 'd["turns"][2]["reply"]')"
+assert_eq "model path saved" "$(cd "$(dirname "$MODEL")" && pwd -P)/chat260K.bin" "$(json_get "$f" 'd["model"]')"
+assert_eq "settings saved" "0 60" "$(json_get "$f" '"%g %d" % (d["settings"]["temperature"], d["settings"]["steps"])')"
+pass "every turn is autosaved under \$XDG_STATE_HOME/llmchat/chats"
+
+# The third reply depends on the history (else --resume below would prove nothing).
+printf '%s\n' "$m3" >"$T/in"
+XDG_STATE_HOME=$T/other run_llmchat -m chat -t 0 --weights f32 -n 60 -z "$TOK" "$MODEL" <"$T/in"
+if [ "$(cat "$T/out")" = "$(cat "$T/want3")" ]; then
+    fail "the third reply is the same without the history: pick other messages"
+fi
+
+# ---- --resume: two turns, then the third in a new process ----
+rm -rf "$STATE"
+printf '%s\n%s\n' "$m1" "$m2" >"$T/in"
+chat -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+first=$(newest_chat)
+printf '%s\n' "$m3" >"$T/in"
+XDG_STATE_HOME=$STATE run_llmchat -m chat --resume --weights f32 <"$T/in"
+assert_status 0
+assert_file_contains "the resume message" "$T/err" "resumed $first (2 turns)"
+assert_eq "the reply after --resume" "$(cat "$T/want3")" "$(cat "$T/out")"
+[ "$(newest_chat)" = "$first" ] || fail "--resume did not go on in $first"
+assert_eq "turns after --resume" 3 "$(json_get "$first" 'len(d["turns"])')"
+pass "--resume reopens the newest chat (model, settings, dialog) and goes on as the unbroken chat"
+
+XDG_STATE_HOME=$T/empty run_llmchat -m chat --resume </dev/null
+assert_status 1
+assert_file_contains "no chat to resume" "$T/err" "no saved chat"
+run_llmchat -m generate --resume -i hi "$MODEL" </dev/null
+assert_status 2
+pass "--resume without a saved chat, or in generate mode, is refused"
+
+# ---- /save and /load ----
+rm -rf "$STATE"
+printf '%s\n%s\n/save %s\n/reset\n/load %s\n%s\n' "$m1" "$m2" "$T/saved.json" "$T/saved.json" "$m3" >"$T/in"
+chat -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+assert_file_contains "/load" "$T/err" "loaded $T/saved.json (2 turns)"
+assert_eq "the reply after /reset and /load" "$(cat "$T/want3")" "$(sed -n 3p "$T/out")"
+printf '/load %s\n/load\n' "$T/nonexistent.json" >"$T/in"
+chat -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+assert_file_contains "/load of a missing file" "$T/err" "$T/nonexistent.json"
+assert_file_contains "/load without a file" "$T/err" "/load needs a file name"
+printf 'not a chat\n' >"$T/bad.json"
+printf '/load %s\n%s\n' "$T/bad.json" "$m1" >"$T/in"
+chat -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+assert_file_contains "/load of a foreign file" "$T/err" "not a saved chat"
+[ "$(wc -l <"$T/out")" -eq 1 ] || fail "the chat did not go on after a failed /load"
+pass "/save and /load round-trip; bad files are refused and the chat goes on"
+
+# ---- /resume: the list, and one reopened ----
+printf '/resume\n/resume 9\n/resume 1\n%s\n' "$m3" >"$T/in"
+chat -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+assert_file_contains "/resume's list" "$T/err" "recent chats"
+assert_file_contains "/resume's list" "$T/err" "turns  $m1"
+assert_file_contains "/resume out of range" "$T/err" "/resume takes the number of a chat"
+assert_file_contains "/resume 1" "$T/err" "reopened "
+pass "/resume lists the recent chats and reopens one"
+
+# ---- signals ----
+# start_fifo ARGS: llmchat -m chat reading the fifo $T/fifo (held open on fd 3). Not
+# under timeout(1), which would pass the signals on in its own way: a watchdog kills
+# a run that outlives LLMCHAT_TEST_TIMEOUT instead.
+start_fifo() {
+    rm -f "$T/fifo"
+    mkfifo "$T/fifo"
+    : >"$T/out" # (the redirections below wait for the fifo's writer)
+    : >"$T/err"
+    XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 60 -z "$TOK" "$MODEL" "$@" \
+        <"$T/fifo" >"$T/out" 2>"$T/err" &
+    pid=$!
+    (
+        trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+        sleep "$LLMCHAT_TEST_TIMEOUT" &
+        nap=$!
+        wait "$nap" && kill -9 "$pid"
+    ) 2>/dev/null &
+    watchdog=$!
+    exec 3>"$T/fifo"
+}
+
+# wait_lines N: until $T/out holds N lines (at most 60 s).
+wait_lines() {
+    n=0
+    while [ "$(wc -l <"$T/out")" -lt "$1" ]; do
+        n=$((n + 1))
+        [ $n -lt 600 ] || fail "no reply after 60 s"
+        sleep 0.1
+    done
+}
+
+# stop_fifo: closes the input and collects the exit status in $rc.
+stop_fifo() {
+    exec 3>&-
+    rc=0
+    wait "$pid" || rc=$?
+    kill "$watchdog" 2>/dev/null
+    [ "$rc" -ne 137 ] || fail "llmchat hung (killed after ${LLMCHAT_TEST_TIMEOUT}s)"
+}
+
+for sig in TERM HUP; do
+    rm -rf "$STATE"
+    start_fifo
+    printf '%s\n' "$m1" >&3
+    wait_lines 1
+    sleep 0.2
+    kill -s "$sig" "$pid"
+    stop_fifo
+    case $sig in TERM) want=143 ;; HUP) want=129 ;; esac
+    assert_status "$want"
+    f=$(newest_chat)
+    assert_file_contains "the SIG$sig message" "$T/err" "quitting on SIG$sig; the chat is saved in $f"
+    assert_eq "turns saved on SIG$sig" 1 "$(json_get "$f" 'len(d["turns"])')"
+done
+pass "SIGTERM and SIGHUP save the chat and quit with 128 + the signal"
+
+rm -rf "$STATE"
+start_fifo
+printf '%s\n' "$m1" >&3
+wait_lines 1
+kill -s INT "$pid"
+sleep 1.5
+printf '%s\n' "$m2" >&3
+wait_lines 2
+kill -s INT "$pid"
+sleep 0.2
+kill -s INT "$pid"
+stop_fifo
+assert_status 130
+assert_file_contains "the SIGINT message" "$T/err" "quitting on SIGINT"
+assert_eq "turns saved on SIGINT twice" 2 "$(json_get "$(newest_chat)" 'len(d["turns"])')"
+pass "one SIGINT leaves the chat going; two within a second save it and quit"
+
+# ---- a state directory that cannot be written: one warning, the chat goes on ----
+printf 'a file\n' >"$T/not-a-dir"
+printf '%s\n%s\n%s\n' "$m1" "$m2" "$m3" >"$T/in"
+XDG_STATE_HOME=$T/not-a-dir run_llmchat -m chat -t 0 -n 30 -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+[ "$(wc -l <"$T/out")" -eq 3 ] || fail "the chat did not go on without its state directory"
+assert_eq "autosave warnings (state dir is a file)" 1 "$(grep -c 'cannot autosave' "$T/err")"
+
+# A full disk: RLIMIT_FSIZE 0 makes every write to a regular file fail (EFBIG, with
+# SIGXFSZ ignored); stdout and stderr go through a pipe, which the limit spares.
+rm -rf "$STATE"
+rc=0
+(
+    trap '' XFSZ
+    ulimit -f 0
+    XDG_STATE_HOME=$STATE exec "$LLMCHAT_BIN" -m chat -t 0 -n 30 -z "$TOK" "$MODEL" <"$T/in" 2>&1
+) | cat >"$T/out" || rc=$?
+assert_eq "autosave warnings (full disk)" 1 "$(grep -c 'cannot autosave' "$T/out")"
+[ "$(grep -vc 'llmchat:' "$T/out")" -eq 3 ] || fail "the chat did not go on with a full disk: $(cat "$T/out")"
+[ -z "$(ls "$CHATS" 2>/dev/null)" ] || fail "a failed save left files behind: $(ls "$CHATS")"
+pass "an unwritable or full state directory: one warning, the chat goes on"
