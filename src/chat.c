@@ -1,6 +1,8 @@
-/* chat.c — the Llama 2 chat template and the dialog on top of an engine (chat.h).
+/* chat.c — the dialog on top of an engine (chat.h): turns rendered by a chat template
+ * (template.h; Llama 2's by default), replies that run until one of its stop tokens.
  *
- * Owns the system prompt and each turn's user and reply texts. The engine holds the
+ * Owns the system prompt, each turn's user and reply texts, and the default template
+ * (a template given to chat_new_template is borrowed). The engine holds the
  * token sequence; a turn remembers where its tokens sit in it. When a new turn does
  * not fit, the oldest turns are dropped and the kept ones re-prefilled: their reply
  * tokens are copied from the engine (exactly what the model produced), their
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "chatfile.h"
+#include "template.h"
 
 typedef struct {
     chat_turn view;    /* positions and flags; view.user / view.reply point at the texts below */
@@ -29,6 +32,8 @@ typedef struct {
 struct chat {
     engine *e;
     const tokenizer *tok;
+    const chat_template *tmpl; /* how turns are rendered, and which tokens end a reply */
+    chat_template *own_tmpl;   /* the default (llama2) template, when none was given */
     char *system;        /* "" for none */
     bool system_stale;   /* the system prompt changed since the history was prefilled */
     turn *turns;         /* (n_turns) the whole dialog, oldest first */
@@ -62,44 +67,62 @@ char *chat_template_text(const char *system, const char *user)
 int chat_template_tokens(const tokenizer *tok, const char *system, const char *user,
                          int *ids, int max)
 {
-    char *text = chat_template_text(system, user);
-    if (!text)
+    chat_template *t;
+    if (template_new(TEMPLATE_LLAMA2, tok, &t, NULL) != LLM_OK)
         return -1;
-    if (max > 0)
-        ids[0] = TOKEN_BOS;
-    int n = tokenizer_encode(tok, text, max > 0 ? ids + 1 : NULL, max > 0 ? max - 1 : 0);
-    free(text);
-    return n < 0 ? -1 : n + 1;
+    int n = template_render(t, system, user, true, ids, max);
+    template_free(t);
+    return n;
+}
+
+/* The tokens one turn takes: with the system prompt when it opens the context. */
+static int turn_size(const chat *c, const char *user, bool first)
+{
+    return template_render(c->tmpl, first ? c->system : NULL, user, first, NULL, 0);
 }
 
 /* A malloc'd token array for one turn's template; *n receives its length. */
-static int *render_turn(const chat *c, const char *system, const char *user, int *n)
+static int *render_turn(const chat *c, const char *user, bool first, int *n)
 {
-    int need = chat_template_tokens(c->tok, system, user, NULL, 0);
+    int need = turn_size(c, user, first);
     if (need < 0)
         return NULL;
     int *ids = malloc(sizeof(int) * (need > 0 ? need : 1));
     if (ids)
-        chat_template_tokens(c->tok, system, user, ids, need);
+        template_render(c->tmpl, first ? c->system : NULL, user, first, ids, need);
     *n = need;
     return ids;
 }
 
-llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err)
+llm_status chat_new_template(engine *e, const chat_template *tmpl, const char *system, chat **out,
+                             llm_err *err)
 {
     chat *c = calloc(1, sizeof *c);
     if (!c)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
     c->e = e;
     c->tok = engine_tokenizer(e);
+    c->tmpl = tmpl;
+    llm_status st = LLM_OK;
+    if (!tmpl && (st = template_new(TEMPLATE_LLAMA2, c->tok, &c->own_tmpl, err)) == LLM_OK)
+        c->tmpl = c->own_tmpl;
     c->system = strdup(system ? system : "");
-    if (!c->system) {
+    if (st != LLM_OK || !c->system) {
+        template_free(c->own_tmpl);
+        free(c->system);
         free(c);
-        return llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
+        return st != LLM_OK ? st : llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
     }
     *out = c;
     return LLM_OK;
 }
+
+llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err)
+{
+    return chat_new_template(e, NULL, system, out, err);
+}
+
+const chat_template *chat_get_template(const chat *c) { return c->tmpl; }
 
 static void free_turn(turn *t)
 {
@@ -120,6 +143,7 @@ void chat_free(chat *c)
         free_turn(&c->turns[i]);
     free(c->turns);
     free(c->system);
+    template_free(c->own_tmpl);
     free(c);
 }
 
@@ -189,7 +213,7 @@ static llm_status rebuild(chat *c, int drop, llm_err *err)
     for (int i = first; i < c->n_turns; i++) {
         turn *t = &c->turns[i];
         int tn;
-        int *tmpl = render_turn(c, i == first ? c->system : NULL, t->user, &tn);
+        int *tmpl = render_turn(c, t->user, i == first, &tn);
         int reply_n = reply_count(t);
         if (!tmpl || n + tn + reply_n > cap) {
             cap = (n + tn + reply_n) * 2 + 16;
@@ -235,10 +259,10 @@ static int drop_to_fit(const chat *c, long room)
     long tail = 0; /* tokens of the turns after `drop`, without the system prompt */
     for (int drop = n - 1; drop >= 0; drop--) {
         const turn *t = live(c, drop);
-        long with_system = chat_template_tokens(c->tok, c->system, t->user, NULL, 0) + reply_count(t);
+        long with_system = turn_size(c, t->user, true) + reply_count(t);
         if (with_system + tail <= room)
             best = drop;
-        tail += chat_template_tokens(c->tok, NULL, t->user, NULL, 0) + reply_count(t);
+        tail += turn_size(c, t->user, false) + reply_count(t);
     }
     return best;
 }
@@ -257,7 +281,7 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
         reserve = ctx / 2;
 
     /* The new turn alone, as the first turn (with the system prompt). */
-    int alone = chat_template_tokens(c->tok, c->system, user, NULL, 0);
+    int alone = turn_size(c, user, true);
     if (alone < 0)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
     if (alone >= ctx)
@@ -268,7 +292,7 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
         reserve = ctx - alone;
 
     /* The new turn after the kept history (no system prompt), unless it is the first. */
-    int later = n_live(c) == 0 ? alone : chat_template_tokens(c->tok, NULL, user, NULL, 0);
+    int later = n_live(c) == 0 ? alone : turn_size(c, user, false);
     int dropped = 0;
     if (c->system_stale || engine_pos(c->e) + later + reserve > ctx)
         dropped = drop_to_fit(c, (long)ctx - later - reserve);
@@ -285,7 +309,7 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
     }
 
     int n;
-    int *ids = render_turn(c, n_live(c) == 0 ? c->system : NULL, user, &n);
+    int *ids = render_turn(c, user, n_live(c) == 0, &n);
     if (!ids)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
     if (c->n_turns == c->cap_turns) {
@@ -341,15 +365,16 @@ static void append_reply(turn *t, const char *s, size_t n)
     t->reply[t->reply_len] = '\0';
 }
 
-/* Closes the open reply with a forced EOS when there is room for it. */
+/* Closes the open reply with the template's end token (EOS, <|im_end|>) when there is
+ * room for it. */
 static void close_reply(chat *c, bool cut)
 {
     turn *t = &c->turns[c->n_turns - 1];
     int pos = engine_pos(c->e);
-    if (pos > 0 && engine_tokens(c->e)[pos - 1] != TOKEN_EOS && pos < engine_ctx(c->e))
-        engine_force(c->e, TOKEN_EOS, NULL);
+    if (pos > 0 && !template_is_stop(c->tmpl, engine_tokens(c->e)[pos - 1]) && pos < engine_ctx(c->e))
+        engine_force(c->e, template_end_token(c->tmpl), NULL);
     t->view.end = engine_pos(c->e);
-    t->view.complete = engine_tokens(c->e)[t->view.end - 1] == TOKEN_EOS;
+    t->view.complete = template_is_stop(c->tmpl, engine_tokens(c->e)[t->view.end - 1]);
     t->view.cut = cut;
     c->replying = false;
 }
@@ -394,13 +419,13 @@ static chat_progress advance(chat *c, int forced, int *token, const char **text,
     }
     c->reply_tokens++;
     t->view.end = engine_pos(c->e);
-    if (tok == TOKEN_BOS) {
-        /* A new sequence would start: the reply is over. Close it with EOS instead. */
+    if (tok == tokenizer_bos(c->tok)) {
+        /* A new sequence would start: the reply is over. Close it with the end token. */
         engine_rewind(c->e, engine_pos(c->e) - 1, NULL);
         close_reply(c, false);
         return CHAT_REPLY_DONE;
     }
-    if (tok == TOKEN_EOS) {
+    if (template_is_stop(c->tmpl, tok)) {
         t->view.complete = true;
         c->replying = false;
         return CHAT_REPLY_DONE;
@@ -424,7 +449,7 @@ llm_status chat_force(chat *c, int token, chat_progress *progress, const char **
     if (token < 0 || token >= vocab)
         return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)", token,
                         vocab - 1);
-    if (token == TOKEN_BOS)
+    if (token == tokenizer_bos(c->tok))
         return llm_fail(err, LLM_ERR_ARG, "BOS starts a new sequence and cannot be part of a reply");
     int got;
     *progress = advance(c, token, &got, text, err);
@@ -504,7 +529,7 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
     cf->ctx = engine_ctx(c->e);
     llm_status st;
     if ((st = chatfile_set(&cf->model, engine_model(c->e)->path, err)) != LLM_OK ||
-        (st = chatfile_set(&cf->template_name, "llama2", err)) != LLM_OK ||
+        (st = chatfile_set(&cf->template_name, template_name(c->tmpl), err)) != LLM_OK ||
         (st = chatfile_set(&cf->system, c->system, err)) != LLM_OK)
         goto fail;
     for (int i = 0; i < c->n_turns; i++) {
@@ -514,8 +539,8 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
         if (i >= c->first) {
             ids = seq + t->view.reply_start;
             n = t->view.end - t->view.reply_start;
-            if (n > 0 && ids[n - 1] == TOKEN_EOS)
-                n--; /* the closing EOS: restoring closes every reply again */
+            if (n > 0 && template_is_stop(c->tmpl, ids[n - 1]))
+                n--; /* the closing token: restoring closes every reply again */
         }
         if ((st = chatfile_add_turn(cf, t->user, t->reply, ids, n, t->view.complete, t->view.cut,
                                     i >= c->first, err)) != LLM_OK)
@@ -537,8 +562,8 @@ llm_status chat_save(const chat *c, const char *path, llm_err *err)
     return st;
 }
 
-/* The ids of a saved turn's reply followed by EOS, from the file when they belong to
- * this vocabulary, else from tokenizing the text; *n receives the count. */
+/* The ids of a saved turn's reply followed by the end token, from the file when they
+ * belong to this vocabulary, else from tokenizing the text; *n receives the count. */
 static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn *ft, int *n)
 {
     int vocab = tokenizer_vocab_size(c->tok);
@@ -560,9 +585,9 @@ static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn 
     if (!ids)
         return NULL;
     for (int k = 0; k < count; k++)
-        if (ids[k] < 0 || ids[k] >= vocab || ids[k] == TOKEN_BOS)
-            ids[k] = TOKEN_UNK; /* cannot happen for a checked file; keeps the cache sane */
-    ids[count] = TOKEN_EOS;
+        if (ids[k] < 0 || ids[k] >= vocab || ids[k] == tokenizer_bos(c->tok))
+            ids[k] = tokenizer_unk(c->tok); /* cannot happen for a checked file; keeps the cache sane */
+    ids[count] = template_end_token(c->tmpl);
     *n = count + 1;
     return ids;
 }

@@ -1,12 +1,14 @@
-/* chat.h — the Llama 2 chat template and the dialog state on top of an engine.
+/* chat.h — the dialog state on top of an engine, in a chat template (template.h).
  *
- * Template (docs/formats.md, "The chat template"): the first turn is
+ * The default template is Llama 2's (docs/formats.md, "The chat template"): the first
+ * turn is
  *     BOS "[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST]"
  * (BOS "[INST] {user} [/INST]" without a system prompt); later turns are
- * BOS "[INST] {user} [/INST]". The rendered text is tokenized as text, so user input
- * never yields a control token. A reply runs until EOS, which is run through the
- * model so it sits in the KV cache; a reply cut short (step limit, user) is closed
- * with a forced EOS. History is never re-processed while it fits; when a new turn
+ * BOS "[INST] {user} [/INST]". Others (mistral, zephyr, chatml) come with
+ * chat_new_template. User text is tokenized as text, so it never yields a control
+ * token. A reply runs until one of the template's stop tokens (EOS; <|im_end|> for
+ * chatml), which is run through the model so it sits in the KV cache; a reply cut
+ * short (step limit, user) is closed with the template's end token. History is never re-processed while it fits; when a new turn
  * would not fit, the oldest turns are dropped (the system prompt is kept), the rest
  * re-prefilled, and chat_take_notice() says so.
  *
@@ -19,14 +21,15 @@
 
 #include "engine.h"
 #include "status.h"
+#include "template.h"
 #include "tokenizer.h"
 
-/* Renders one turn's template text (without BOS). system may be NULL or "" for none;
- * pass it only for the first turn. Returns a malloc'd string (NULL on no memory). */
+/* Renders one Llama 2 turn's template text (without BOS). system may be NULL or "" for
+ * none; pass it only for the first turn. Returns a malloc'd string (NULL on no memory). */
 char *chat_template_text(const char *system, const char *user);
 
-/* Tokenizes one turn: BOS followed by the template text's tokens. Returns the number
- * of ids needed (may exceed max, as tokenizer_encode), or -1 on no memory. */
+/* Tokenizes one Llama 2 turn: BOS followed by the template text's tokens. Returns the
+ * number of ids needed (may exceed max, as tokenizer_encode), or -1 on no memory. */
 int chat_template_tokens(const tokenizer *tok, const char *system, const char *user,
                          int *ids, int max);
 
@@ -35,22 +38,28 @@ typedef struct chat chat;
 typedef struct {
     const char *user;   /* the user's text (owned by the chat) */
     const char *reply;  /* the assistant's text so far (owned by the chat) */
-    int start;          /* position of the turn's BOS */
+    int start;          /* position of the turn's first token (BOS in Llama 2) */
     int reply_start;    /* position of the first reply token (the [/INST] end + 1) */
-    int end;            /* one past the last position of the turn (after its EOS) */
-    bool complete;      /* the reply was closed with EOS */
+    int end;            /* one past the last position of the turn (after its end token) */
+    bool complete;      /* the reply was closed with a stop token (EOS, <|im_end|>) */
     bool cut;           /* the reply was cut short (step limit, user stop, context) */
 } chat_turn;
 
 typedef enum {
     CHAT_GENERATING = 0, /* chat_step produced a token; call again */
-    CHAT_REPLY_DONE,     /* the model ended the reply with EOS */
-    CHAT_REPLY_LIMIT,    /* the step limit was reached; the reply was closed with EOS */
+    CHAT_REPLY_DONE,     /* the model ended the reply with a stop token (EOS, ...) */
+    CHAT_REPLY_LIMIT,    /* the step limit was reached; the reply was closed */
     CHAT_REPLY_FULL,     /* the context is full; the reply was closed */
     CHAT_REPLY_ERROR,    /* the engine failed (err says why, e.g. non-finite logits) */
 } chat_progress;
 
+/* A chat in the Llama 2 template. */
 llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err);
+/* A chat in template tmpl (borrowed: it must outlive the chat; NULL: Llama 2's). */
+llm_status chat_new_template(engine *e, const chat_template *tmpl, const char *system, chat **out,
+                             llm_err *err);
+/* The chat's template (its name for the status line and the trace: template_name). */
+const chat_template *chat_get_template(const chat *c);
 void chat_free(chat *c); /* NULL does nothing */
 
 /* Sets the system prompt (NULL or "" for none). The history is kept and re-read with

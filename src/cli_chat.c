@@ -333,7 +333,7 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
         engine_free(e);
         return 1;
     }
-    if (chat_new(e, o->system, &r.c, &err) != LLM_OK) {
+    if (chat_new_template(e, o->chat_template, o->system, &r.c, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         cli_close_trace(tr);
         engine_free(e);

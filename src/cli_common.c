@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "kernels.h"
+#include "template.h"
 #include "trace.h"
 #include "xdg.h"
 
@@ -116,6 +117,8 @@ int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, e
         .steps = o->steps,
         .ctx = engine_ctx(e),
         .lens = o->trace_lens,
+        .template_name = o->chat_template && (o->mode == MODE_CHAT || o->mode == MODE_TUI)
+                             ? template_name(o->chat_template) : NULL,
     };
     trace_describe(*out, &run);
     engine_set_observer(e, trace_observe, *out);

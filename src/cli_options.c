@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "template.h"
 #include "textfmt.h"
 
 /* ---- value parsers ---- */
@@ -250,6 +251,15 @@ static const char *set_mouse(cli_options *o, const char *v)
 SET_CONSTANT(set_no_mouse, mouse, false)
 SET_CONSTANT(set_resume, resume, true)
 
+static const char *set_template(cli_options *o, const char *v)
+{
+    template_kind k;
+    if (!template_kind_parse(v, &k))
+        return "must be llama2, mistral, zephyr (or tinyllama) or chatml";
+    o->template_name = v;
+    return NULL;
+}
+
 static const char *set_verbose(cli_options *o, const char *v)
 {
     return parse_bool(v, &o->verbose) ? NULL : "must be yes or no";
@@ -274,6 +284,9 @@ const cli_option cli_option_table[] = {
      set_prompt},
     {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
     {"system", 'y', "TEXT", true, false, "system prompt", set_system},
+    {"template", 0, "NAME", true, false,
+     "chat template: llama2, mistral, zephyr (tinyllama) or\nchatml (default: the model's, else llama2)",
+     set_template},
     {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
     {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},
     {"top-k", 'k', "N", true, false, "keep the N most likely tokens (default 0 = off)", set_top_k},

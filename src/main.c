@@ -16,6 +16,7 @@
 #include "cli_persist.h"
 #include "gguf.h"
 #include "model.h"
+#include "template.h"
 #include "kernels.h"
 #include "tokenizer.h"
 #include "trace_read.h"
@@ -158,7 +159,39 @@ static int prepare_resume(cli_options *o)
         o->steps = cf.steps;
     o->sampler = cf.sampler;
     o->seed_given = true;
+    if (!o->template_name && cf.template_name) {
+        template_kind kind;
+        if (template_kind_parse(cf.template_name, &kind))
+            o->template_name = template_kind_name(kind); /* a static string */
+    }
     chatfile_clear(&cf);
+    return 0;
+}
+
+/* The chat template: --template, else the one the model's tokenizer.chat_template
+ * renders, else llama2. note receives what was chosen and why, for the TUI's first
+ * notice, the REPL's banner and --verbose. */
+static int choose_template(const cli_options *o, const model *m, const tokenizer *tok,
+                           chat_template **out, char *note, size_t size)
+{
+    const char *jinja = m->meta ? gguf_get_string(m->meta, "tokenizer.chat_template", NULL) : NULL;
+    template_kind kind = TEMPLATE_LLAMA2;
+    if (o->template_name) {
+        template_kind_parse(o->template_name, &kind); /* checked when parsed */
+        snprintf(note, size, "chat template %s (--template)", template_kind_name(kind));
+    } else if (template_kind_detect(jinja, &kind)) {
+        snprintf(note, size, "chat template %s (the model's)", template_kind_name(kind));
+    } else if (jinja) {
+        snprintf(note, size, "the model's chat template is not one llmchat knows: using llama2 "
+                 "(--template %s chooses another)", template_kind_list());
+    } else {
+        snprintf(note, size, "chat template llama2 (the default)");
+    }
+    llm_err err;
+    if (template_new(kind, tok, out, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
     return 0;
 }
 
@@ -226,8 +259,21 @@ static int run(cli_options *o)
         trace_reader_free(replay);
         return rc;
     }
+    chat_template *tmpl;
+    char tnote[256];
+    if ((rc = choose_template(o, m, tok, &tmpl, tnote, sizeof tnote)) != 0) {
+        tokenizer_close(tok);
+        model_close(m);
+        trace_reader_free(replay);
+        return rc;
+    }
+    o->chat_template = tmpl;
+    if (o->verbose)
+        fprintf(stderr, "llmchat: %s\n", tnote);
     char note[4600];
     cli_model_note(o, m, note, sizeof note);
+    if (o->mode == MODE_CHAT || o->mode == MODE_TUI)
+        snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", tnote);
     o->model_note = note;
     /* the TUI and the REPL's banner show the note; elsewhere only the fallback is told */
     bool repl = o->mode == MODE_CHAT && isatty(STDIN_FILENO);
@@ -242,6 +288,7 @@ static int run(cli_options *o)
     case MODE_CHAT:
     default: rc = cli_chat(o, m, tok); break;
     }
+    template_free(tmpl);
     tokenizer_close(tok);
     model_close(m);
     trace_reader_free(replay);

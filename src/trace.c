@@ -197,6 +197,10 @@ static void write_header(trace_writer *t)
         fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
     if (r->kernels)
         fprintf(f, ",\"kernels\":\"%s\"", r->kernels);
+    if (r->template_name) {
+        fputs(",\"template\":", f);
+        trace_json_string(f, r->template_name);
+    }
     if (t->has_sampler || r->steps || r->ctx) {
         fputs(",\"options\":{", f);
         const char *sep = "";

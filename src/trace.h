@@ -2,8 +2,8 @@
  * after a first line that describes the run. docs/trace-format.md is the schema:
  *
  * {"llmchat_trace":1, "mode":..., "model":{path, shape, weights}, "kv_cache":...,
- *  "kernels":..., "options":{sampler settings, steps, ctx}, "attn":bool, "lens":bool,
- *  "vocab":[piece, ...]}
+ *  "kernels":..., "template":..., "options":{sampler settings, steps, ctx}, "attn":bool,
+ *  "lens":bool, "vocab":[piece, ...]}
  * {"pos":int, "token":int, "piece":str, "phase":"prompt"|"gen"|"forced", "next":int,
  *  "next_prob":float, "next_rank":int, "top":[[id, logit, prob], ...],
  *  "sampler":{... "p_final":[...], "kept":[...], "cut":[...]} or null, "ms":float}
@@ -37,6 +37,7 @@ typedef struct {
     int steps;                     /* most new tokens per reply, 0 = until EOS */
     int ctx;                       /* context length in use */
     bool lens;                     /* records carry "lens" (--trace-lens) */
+    const char *template_name;     /* the chat template of a chat ("llama2", "chatml") */
 } trace_run;
 
 llm_status trace_open(const char *path, const tokenizer *tok, const model_config *cfg,

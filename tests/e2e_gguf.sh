@@ -119,3 +119,27 @@ for f in "$T"/bad/*.gguf "$DATA/stories260K-gguf-v1-head.gguf"; do
 done
 [ "$checked" -eq 11 ] || fail "checked $checked hostile files, expected 11"
 pass "all $checked hostile GGUF files are refused with a message and exit status 1"
+
+# ---- chat templates ----
+# the default, said by --verbose; --template chooses another; the trace's first line names it
+printf 'Tell me a story about a dog named Max.\n' >"$T/msg"
+run_llmchat --verbose -m chat -t 0 -n 20 "$BUNDLED/chat260K.bin" <"$T/msg"
+assert_status 0
+assert_file_contains "--verbose names the default template" "$T/err" "chat template llama2 (the default)"
+run_llmchat -m chat -t 0 -n 20 --template chatml --trace "$T/trace.jsonl" "$BUNDLED/chat260K.bin" <"$T/msg"
+assert_status 0
+[ -s "$T/out" ] || fail "no reply in the chatml template"
+"$PYTHON" - "$T/trace.jsonl" <<'PY' || fail "the trace of a chatml chat"
+import json, re, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+byte = lambda p: chr(int(p[3:5], 16)) if re.fullmatch(r"<0x[0-9A-F]{2}>", p) else p
+assert lines[0]["template"] == "chatml", lines[0].get("template")
+prompt = "".join(byte(r["piece"]) for r in lines[1:] if r["phase"] == "prompt")
+# the vocabulary has no <|im_start|> token: the markers are text, the user's words inside
+assert prompt.startswith("\n<s>\n <|im_start|>user\nTell me a story"), repr(prompt[:60])
+assert "<|im_end|>\n<|im_start|>assistant\n" in prompt, repr(prompt)
+PY
+run_llmchat -m chat --template vicuna "$BUNDLED/chat260K.bin" </dev/null
+assert_status 2
+assert_file_contains "a bad --template names the choices" "$T/err" "chatml"
+pass "chat templates: the default, --template, the trace header, a bad name"

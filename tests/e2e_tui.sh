@@ -35,7 +35,8 @@ wait_for "Attention"
 wait_for "idle |"
 s=$(screen)
 assert_contains "status line" "$s" "chat260K.bin"
-assert_contains "status line" "$s" "Q8_0"
+assert_contains "status line" "$s" "F32→Q8_0"
+assert_contains "status line (the chat template)" "$s" "llama2"
 assert_contains "status line" "$s" "seed 7"
 pass "the three panes and the status line are shown"
 

@@ -202,6 +202,7 @@ static const struct {
     {"mouse", "yes", "maybe"},
     {"history-size", "5", "-1"},
     {"verbose", "yes", "loud"},
+    {"template", "chatml", "vicuna"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
@@ -258,6 +259,7 @@ START_TEST(test_every_key_good_value)
     ck_assert(o.mouse);
     ck_assert_int_eq(o.history_size, 5);
     ck_assert(o.verbose);
+    ck_assert_str_eq(o.template_name, "chatml");
 }
 END_TEST
 
@@ -283,7 +285,7 @@ START_TEST(test_every_key_bad_value)
                           o.ctx == 0 && o.threads == 0 && o.weights == defaults.weights &&
                           o.isa == defaults.isa && o.kv_cache == defaults.kv_cache &&
                           o.theme == defaults.theme && !o.mouse && o.history_size == defaults.history_size &&
-                          !o.verbose,
+                          !o.verbose && !o.template_name,
                       "%s = %s changed a setting", keys[i].key, keys[i].bad);
     }
 }

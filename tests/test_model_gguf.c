@@ -13,6 +13,7 @@
 #include "dequant.h"
 #include "ggml_type.h"
 #include "gguf.h"
+#include "gguf_copy.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -60,53 +61,6 @@ typedef struct {
     const char *extra_tensor;                /* add an F32 tensor of 64 values */
 } gguf_edit;
 
-/* Copies the metadata value of key i of g into w (the types stories260K.gguf holds). */
-static void copy_kv(gguf_writer *w, const gguf *g, uint64_t i)
-{
-    const char *key = gguf_kv_key(g, i);
-    uint64_t u;
-    double d;
-    bool b;
-    gguf_array a;
-    switch (gguf_kv_type(g, i)) {
-    case GGUF_TYPE_STRING: gguf_writer_add_string(w, key, gguf_get_string(g, key, NULL)); break;
-    case GGUF_TYPE_UINT32: ck_assert(gguf_get_uint(g, key, &u)); gguf_writer_add_uint32(w, key, (uint32_t)u); break;
-    case GGUF_TYPE_INT32: ck_assert(gguf_get_float(g, key, &d)); gguf_writer_add_int32(w, key, (int32_t)d); break;
-    case GGUF_TYPE_FLOAT32: ck_assert(gguf_get_float(g, key, &d)); gguf_writer_add_float32(w, key, (float)d); break;
-    case GGUF_TYPE_BOOL: ck_assert(gguf_get_bool(g, key, &b)); gguf_writer_add_bool(w, key, b); break;
-    case GGUF_TYPE_ARRAY: {
-        ck_assert(gguf_get_array(g, key, &a));
-        if (a.type == GGUF_TYPE_STRING) {
-            const char **v = malloc(a.n * sizeof *v);
-            size_t *lens = malloc(a.n * sizeof *lens);
-            const unsigned char *cur = NULL;
-            for (uint64_t k = 0; k < a.n; k++) {
-                uint64_t len;
-                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
-                lens[k] = (size_t)len;
-            }
-            gguf_writer_add_string_array(w, key, v, lens, a.n);
-            free(v);
-            free(lens);
-        } else if (a.type == GGUF_TYPE_FLOAT32) {
-            float *v = malloc(a.n * sizeof *v);
-            for (uint64_t k = 0; k < a.n; k++)
-                v[k] = (float)gguf_array_float(&a, k);
-            gguf_writer_add_float32_array(w, key, v, a.n);
-            free(v);
-        } else {
-            int32_t *v = malloc(a.n * sizeof *v);
-            for (uint64_t k = 0; k < a.n; k++)
-                v[k] = (int32_t)gguf_array_int(&a, k);
-            gguf_writer_add_int32_array(w, key, v, a.n);
-            free(v);
-        }
-        break;
-    }
-    default: ck_abort_msg("copy_kv: type %d of %s", (int)gguf_kv_type(g, i), key);
-    }
-}
-
 /* Writes src (a GGUF file in tests/data) to dst with the edits. */
 static void copy_gguf(const char *src, const char *dst, const gguf_edit *e)
 {
@@ -122,7 +76,7 @@ static void copy_gguf(const char *src, const char *dst, const gguf_edit *e)
             (e->string_key && !strcmp(key, e->string_key)) ||
             (e->float_key && !strcmp(key, e->float_key)) || (e->uint_key && !strcmp(key, e->uint_key)))
             continue;
-        copy_kv(w, g, i);
+        gguf_copy_kv(w, g, i);
     }
     if (e->string_key)
         gguf_writer_add_string(w, e->string_key, e->string_value);

@@ -1,5 +1,6 @@
-/* status_line.h — the status line: model, size, quantization, threads, position in
- * the context, prefill and decode speed, run state, seed; or the quit question.
+/* status_line.h — the status line: model, size, weights (what they were converted
+ * from), chat template, threads, position in the context, prefill and decode speed,
+ * run state, seed; or the quit question.
  *
  * It keeps no state: it draws the run state tui.c gives it (status_view) and the
  * engine's figures. */
@@ -18,6 +19,7 @@ typedef struct {
     bool paused;       /* replies wait (n, a digit, p): said while idle too */
     bool confirm_quit; /* "Quit anyway? (y/n)" is asked instead */
     double reply_rate; /* wall-clock tok/s of the last reply (0: unknown) */
+    const char *template_name; /* the chat template ("llama2", "chatml"); NULL: not shown */
 } status_view;
 
 void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status_view *v);

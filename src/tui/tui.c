@@ -655,18 +655,12 @@ static int setup_core(tui *t, const model *m, const tokenizer *tok)
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
-    if (chat_new(t->e, o->system, &t->c, &err) != LLM_OK) {
+    if (chat_new_template(t->e, o->chat_template, o->system, &t->c, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
-    if (o->trace_path) {
-        if (trace_open(o->trace_path, tok, &m->config, o->trace_attn, &t->tr, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: %s\n", err.text);
-            return 1;
-        }
-        engine_set_observer(t->e, trace_observe, t->tr);
-    }
-    return 0;
+    t->run.template_name = template_name(chat_get_template(t->c));
+    return cli_open_trace(o, m, tok, t->e, &t->tr); /* it says why it failed */
 }
 
 static void teardown_core(tui *t)

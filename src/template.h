@@ -1,0 +1,89 @@
+/* template.h — chat templates: how one turn of a dialog becomes tokens, and which
+ * tokens end a reply.
+ *
+ *   llama2   BOS "[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST]" every turn with BOS
+ *            (later turns: BOS "[INST] {user} [/INST]"); replies end with EOS.
+ *   mistral  BOS "[INST] {system}\n\n{user} [/INST]" once, later "[INST] {user} [/INST]";
+ *            replies end with EOS.
+ *   zephyr   (TinyLlama's too) BOS "<|system|>\n{system}" EOS "\n<|user|>\n{user}" EOS
+ *            "\n<|assistant|>\n", later turns start "\n<|user|>"; replies end with EOS.
+ *   chatml   BOS <|im_start|> "system\n{system}" <|im_end|> "\n" <|im_start|> "user\n{user}"
+ *            <|im_end|> "\n" <|im_start|> "assistant\n", later turns start with "\n";
+ *            replies end with <|im_end|> (or EOS).
+ * BOS opens the context for mistral, zephyr and chatml when the vocabulary asks for it
+ * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
+ *
+ * A marker such as <|im_start|> is emitted as its token id when the vocabulary has it
+ * as a control or user-defined token; otherwise (TinyLlama's "<|user|>") it is text.
+ * The text between special tokens, the user's included, is tokenized as text in one
+ * piece, so user text never yields a control token whatever it says. Text after a
+ * special token gets SentencePiece's leading space, as llama.cpp tokenizes the rendered
+ * prompt.
+ *
+ * Owns nothing but the template object, which borrows the tokenizer. */
+#ifndef LLMCHAT_TEMPLATE_H
+#define LLMCHAT_TEMPLATE_H
+
+#include <stdbool.h>
+
+#include "status.h"
+#include "tokenizer.h"
+
+typedef enum {
+    TEMPLATE_LLAMA2 = 0,
+    TEMPLATE_MISTRAL,
+    TEMPLATE_ZEPHYR,
+    TEMPLATE_CHATML,
+    TEMPLATE_COUNT
+} template_kind;
+
+/* "llama2", "mistral", "zephyr", "chatml". */
+const char *template_kind_name(template_kind k);
+
+/* A name as --template takes it (the names above; "tinyllama" is zephyr); false when
+ * unknown. */
+bool template_kind_parse(const char *name, template_kind *out);
+
+/* The names --template takes, for messages: "llama2, mistral, zephyr, chatml". */
+const char *template_kind_list(void);
+
+/* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
+ * structure: <|im_start|> is chatml; <|user|> with <|assistant|> is zephyr; [INST]
+ * with a <<SYS>> block is llama2, without one mistral. False for anything else. */
+bool template_kind_detect(const char *jinja, template_kind *out);
+
+/* A Jinja template that renders like kind k (what the converter writes into GGUF
+ * files). A static string. */
+const char *template_kind_jinja(template_kind k);
+
+typedef struct chat_template chat_template;
+
+/* The template of kind k over tok (which must outlive it): its markers resolved to
+ * token ids where the vocabulary has them. */
+llm_status template_new(template_kind k, const tokenizer *tok, chat_template **out, llm_err *err);
+void template_free(chat_template *t); /* NULL does nothing */
+
+template_kind template_kind_of(const chat_template *t);
+const char *template_name(const chat_template *t);
+
+/* The tokens of one turn: the template with system and user filled in, up to the
+ * assistant's first token. first: the turn opens the context (BOS; the system prompt,
+ * NULL or "" for none, goes only there). Writes at most max ids; returns how many the
+ * turn needs (may be more than max: call again with room), or -1 when out of memory. */
+int template_render(const chat_template *t, const char *system, const char *user, bool first,
+                    int *ids, int max);
+
+/* The same turn as text, special tokens written as their pieces ("<|im_start|>",
+ * "<s>"): for display and tests. A malloc'd string, NULL when out of memory. */
+char *template_render_text(const chat_template *t, const char *system, const char *user,
+                           bool first);
+
+/* True for a token that ends a reply (EOS; <|im_end|> for chatml, and the template's
+ * other markers when they are tokens). */
+bool template_is_stop(const chat_template *t, int id);
+
+/* The token that closes a reply cut short (EOS; <|im_end|> for chatml when the
+ * vocabulary has it). */
+int template_end_token(const chat_template *t);
+
+#endif
