@@ -23,6 +23,7 @@
 #include "cli_signals.h"
 #include "command.h"
 #include "engine.h"
+#include "settings.h"
 #include "textfmt.h"
 #include "trace.h"
 
@@ -30,6 +31,7 @@ typedef struct {
     const cli_options *o;
     chat *c;
     engine *e;
+    live_settings live;   /* the sampler's settings and the step limit (/set) */
     bool tty;
     bool quit;
     int status;           /* exit status so far */
@@ -70,7 +72,7 @@ static void print_help(FILE *f)
 static void reply_to(repl *r, const char *user)
 {
     llm_err err;
-    int max = r->o->steps > 0 ? r->o->steps : 0;
+    int max = r->live.steps;
     r->n_asked++;
     if (chat_begin(r->c, user, max, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
@@ -206,6 +208,18 @@ static void run_command(repl *r, const command_call *cmd)
     }
     case CMD_RESUME: resume(r, cmd->arg); break;
     case CMD_FORCE: break; /* the TUI's: refused above */
+    case CMD_SET: {
+        char shown[256];
+        r->live.sampler = *engine_sampler_config(r->e); /* /load may have set it */
+        if (*cmd->arg && settings_set_line(&r->live, cmd->arg, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: /set: %s\n", err.text);
+            break;
+        }
+        engine_set_sampler(r->e, &r->live.sampler);
+        settings_format(&r->live, shown, sizeof shown);
+        fprintf(stderr, "llmchat: %s\n", shown);
+        break;
+    }
     case CMD_UNKNOWN: fprintf(stderr, "llmchat: unknown command /%s (try /help)\n", cmd->name); break;
     }
 }
@@ -329,6 +343,8 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     }
     trace_writer *tr = NULL;
     repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
+    r.live.sampler = *engine_sampler_config(e);
+    r.live.steps = o->steps > 0 ? o->steps : 0;
     if (cli_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
         engine_free(e);
         return 1;

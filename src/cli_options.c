@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "template.h"
+#include "settings.h"
 #include "textfmt.h"
 
 /* ---- value parsers ---- */
@@ -34,17 +35,6 @@ static bool parse_int(const char *s, long lo, long hi, int *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return false;
     *out = (int)v;
-    return true;
-}
-
-static bool parse_float(const char *s, float *out)
-{
-    char *end;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return false;
-    *out = v;
     return true;
 }
 
@@ -114,69 +104,33 @@ SET_STRING(set_file, file)
 
 SET_STRING(set_system, system)
 
-static const char *set_temperature(cli_options *o, const char *v)
+/* The live settings (/set can change them while chatting) are parsed and checked by
+ * settings.c, so that the command line, the config file and /set agree. */
+static const char *set_live(cli_options *o, const char *name, const char *v)
 {
-    float f;
-    if (!parse_float(v, &f) || f < 0)
-        return "must be a number >= 0";
-    o->sampler.temperature = f;
+    live_settings s = {o->sampler, 0};
+    const char *why = settings_apply(&s, name, v);
+    if (why)
+        return why;
+    o->sampler = s.sampler;
+    if (!strcmp(name, "steps"))
+        o->steps = s.steps;
+    if (!strcmp(name, "seed"))
+        o->seed_given = true;
     return NULL;
 }
 
-static const char *set_top_p(cli_options *o, const char *v)
-{
-    float f;
-    if (!parse_float(v, &f) || f <= 0 || f > 1)
-        return "must be in (0, 1]";
-    o->sampler.top_p = f;
-    return NULL;
-}
+#define SET_LIVE(fn, name)                                                                     \
+    static const char *fn(cli_options *o, const char *v) { return set_live(o, name, v); }
 
-static const char *set_top_k(cli_options *o, const char *v)
-{
-    return parse_int(v, 0, INT_MAX, &o->sampler.top_k) ? NULL : "must be an integer >= 0";
-}
-
-static const char *set_min_p(cli_options *o, const char *v)
-{
-    float f;
-    if (!parse_float(v, &f) || f < 0 || f >= 1)
-        return "must be in [0, 1)";
-    o->sampler.min_p = f;
-    return NULL;
-}
-
-static const char *set_repeat_penalty(cli_options *o, const char *v)
-{
-    float f;
-    if (!parse_float(v, &f) || f <= 0)
-        return "must be a number > 0";
-    o->sampler.repeat_penalty = f;
-    return NULL;
-}
-
-static const char *set_repeat_last_n(cli_options *o, const char *v)
-{
-    return parse_int(v, 0, INT_MAX, &o->sampler.repeat_last_n) ? NULL : "must be an integer >= 0";
-}
-
-static const char *set_seed(cli_options *o, const char *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long long s = strtoull(v, &end, 10);
-    if (errno || end == v || *end || *v == '-')
-        return "must be a non-negative integer";
-    o->sampler.seed = s;
-    o->seed_given = true;
-    return NULL;
-}
-
-static const char *set_steps(cli_options *o, const char *v)
-{
-    return parse_int(v, 0, CLI_STEPS_MAX, &o->steps) ? NULL
-                                                      : "must be an integer from 0 to 1000000";
-}
+SET_LIVE(set_temperature, "temperature")
+SET_LIVE(set_top_p, "top-p")
+SET_LIVE(set_top_k, "top-k")
+SET_LIVE(set_min_p, "min-p")
+SET_LIVE(set_repeat_penalty, "repeat-penalty")
+SET_LIVE(set_repeat_last_n, "repeat-last-n")
+SET_LIVE(set_seed, "seed")
+SET_LIVE(set_steps, "steps")
 
 static const char *set_ctx(cli_options *o, const char *v)
 {

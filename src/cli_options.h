@@ -18,9 +18,6 @@
 #include "sampler.h"
 #include "transformer.h"
 
-/* The most tokens -n may ask for: far beyond any context, small enough that no
- * count derived from it overflows. */
-enum { CLI_STEPS_MAX = 1000000 };
 /* The input history keeps at most this many lines (--history-size). */
 enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
 

@@ -21,6 +21,7 @@ typedef enum {
     CMD_LOAD,
     CMD_RESUME,
     CMD_FORCE,
+    CMD_SET,
     CMD_HELP,
     CMD_QUIT,
 } command_id;

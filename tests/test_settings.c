@@ -1,6 +1,7 @@
-/* test_settings.c — /set's parsing and checking: every name takes its values, bad
- * names and values are refused with a message and change nothing, and the settings
- * are shown as name value pairs that /set accepts back. */
+/* test_settings.c — the live settings (/set, and the command line and config file
+ * rows of the same options): every name takes its values, bad names and values are
+ * refused with a message and change nothing, and the settings are shown as name
+ * value pairs that /set accepts back. */
 #include <string.h>
 
 #include "settings.h"
@@ -18,34 +19,37 @@ static bool same(const live_settings *a, const live_settings *b)
 static live_settings defaults(void)
 {
     live_settings s;
+    memset(&s, 0, sizeof s);
     sampler_config_default(&s.sampler);
     s.sampler.seed = 42;
-    s.steps = 0;
     return s;
 }
 
 START_TEST(test_each_name)
 {
     live_settings s = defaults();
-    llm_err err;
-    ck_assert_int_eq(settings_set(&s, "temperature", "0.7", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "temperature", "0.7"));
     ck_assert(s.sampler.temperature == 0.7f);
-    ck_assert_int_eq(settings_set(&s, "top-k", "40", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "top-k", "40"));
     ck_assert_int_eq(s.sampler.top_k, 40);
-    ck_assert_int_eq(settings_set(&s, "top-p", "0.5", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "top-p", "0.5"));
     ck_assert(s.sampler.top_p == 0.5f);
-    ck_assert_int_eq(settings_set(&s, "min-p", "0.05", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "min-p", "0.05"));
     ck_assert(s.sampler.min_p == 0.05f);
-    ck_assert_int_eq(settings_set(&s, "repeat-penalty", "1.3", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "repeat-penalty", "1.3"));
     ck_assert(s.sampler.repeat_penalty == 1.3f);
-    ck_assert_int_eq(settings_set(&s, "repeat-last-n", "16", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "repeat-last-n", "16"));
     ck_assert_int_eq(s.sampler.repeat_last_n, 16);
-    ck_assert_int_eq(settings_set(&s, "seed", "18446744073709551615", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "seed", "18446744073709551615"));
     ck_assert(s.sampler.seed == UINT64_MAX);
-    ck_assert_int_eq(settings_set(&s, "steps", "100", &err), LLM_OK);
+    ck_assert_ptr_null(settings_apply(&s, "steps", "100"));
     ck_assert_int_eq(s.steps, 100);
+    llm_err err;
     ck_assert_int_eq(settings_set_line(&s, "  temperature   0  ", &err), LLM_OK);
     ck_assert(s.sampler.temperature == 0.0f);
+    /* every value the setters accept passes the sampler's own check */
+    ck_assert_int_eq(sampler_config_check(&s.sampler, &err), LLM_OK);
+    ck_assert(settings_is_live("min-p") && !settings_is_live("ctx") && !settings_is_live(""));
 }
 END_TEST
 
@@ -55,19 +59,20 @@ START_TEST(test_refused)
         const char *line, *says;
     } bad[] = {
         {"temprature 1", "unknown setting 'temprature'"},
-        {"temperature", "needs a value"},
-        {"temperature -1", "temperature must be >= 0"},
-        {"temperature abc", "temperature takes a number, not 'abc'"},
-        {"temperature nan", "not 'nan'"},
-        {"temperature 1e999", "not '1e999'"},
-        {"top-p 0", "top-p must be in (0, 1]"},
+        {"ctx 10", "unknown setting 'ctx'"},
+        {"temperature", "temperature needs a value"},
+        {"temperature -1", "temperature must be a number >= 0, got '-1'"},
+        {"temperature abc", "temperature must be a number >= 0, got 'abc'"},
+        {"temperature nan", "got 'nan'"},
+        {"temperature 1e999", "got '1e999'"},
+        {"top-p 0", "top-p must be in (0, 1], got '0'"},
         {"top-p 1.5", "top-p must be in (0, 1]"},
-        {"top-k -3", "top-k takes a whole number"},
-        {"top-k 2.5", "not '2.5'"},
+        {"top-k -3", "top-k must be an integer >= 0"},
+        {"top-k 2.5", "got '2.5'"},
         {"min-p 1", "min-p must be in [0, 1)"},
-        {"repeat-penalty 0", "repeat-penalty must be > 0"},
-        {"seed -1", "seed takes a whole number"},
-        {"steps 1000001", "steps takes a whole number from 0"},
+        {"repeat-penalty 0", "repeat-penalty must be a number > 0"},
+        {"seed -1", "seed must be a non-negative integer"},
+        {"steps 1000001", "steps must be an integer from 0 to 1000000"},
         {"steps 10 20", "one name and one value"},
         {"", "set what?"},
     };
@@ -77,8 +82,7 @@ START_TEST(test_refused)
         ck_assert_int_eq(settings_set_line(&s, bad[i].line, &err), LLM_ERR_ARG);
         ck_assert_msg(strstr(err.text, bad[i].says) != NULL, "'%s' said '%s'", bad[i].line,
                       err.text);
-        ck_assert_msg(same(&s, &before), "'%s' changed the settings",
-                      bad[i].line);
+        ck_assert_msg(same(&s, &before), "'%s' changed the settings", bad[i].line);
     }
 }
 END_TEST
@@ -103,11 +107,13 @@ START_TEST(test_format_round_trips)
         char *value = strtok_r(NULL, " ", &save);
         ck_assert_ptr_nonnull(value);
         ck_assert_str_eq(pair, settings_names[names++]);
-        ck_assert_int_eq(settings_set(&t, pair, value, &err), LLM_OK);
+        ck_assert_ptr_null(settings_apply(&t, pair, value));
     }
     free(copy);
     ck_assert_ptr_null(settings_names[names]);
     ck_assert(same(&s, &t));
+    settings_format_short(&s.sampler, text, sizeof text);
+    ck_assert_str_eq(text, "T 0.25 k 7 p 0.9");
 }
 END_TEST
 

@@ -9,6 +9,7 @@
 #include <omp.h>
 #endif
 
+#include "../settings.h"
 #include "format.h"
 
 static const char *state_name(tui_run_state s)
@@ -49,16 +50,18 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
     else
         snprintf(state, sizeof state, "%s%s", state_name(v->state), v->paused ? " (paused)" : "");
     unsigned long long seed = (unsigned long long)engine_sampler_config(e)->seed;
+    char samp[96]; /* the sampler settings the next token gets (/set changes them) */
+    settings_format_short(engine_sampler_config(e), samp, sizeof samp);
     int pos = engine_pos(e), ctx = engine_ctx(e);
     /* the longest form that fits: everything, then compact, then the essentials */
     char tmpl[40] = "";
     if (v->template_name)
         snprintf(tmpl, sizeof tmpl, " | %s", v->template_name);
     int n = snprintf(line, sizeof line,
-                     " %s | %s params | %s, KV %s%s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | seed %llu",
+                     " %s | %s params | %s, KV %s%s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | %s | seed %llu",
                      m->name, params, m->weights_label,
                      engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0", tmpl, threads, pos,
-                     ctx, pre, dec, state, seed);
+                     ctx, pre, dec, state, samp, seed);
     if (n <= width) {
         char extra[128];
         int o = 0;
@@ -73,11 +76,11 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
         size_t nl = strlen(name);
         if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0)
             name[nl - 4] = '\0';
-        n = snprintf(line, sizeof line, " %s | %s %s %s%s %dT | %d/%d | pre %s dec %s t/s | seed %llu", state,
-                     name, params, m->weights_label, tmpl, threads, pos, ctx, pre, dec, seed);
+        n = snprintf(line, sizeof line, " %s | %s %s %s%s %dT | %d/%d | pre %s dec %s t/s | %s | seed %llu", state,
+                     name, params, m->weights_label, tmpl, threads, pos, ctx, pre, dec, samp, seed);
         if (n > width)
-            snprintf(line, sizeof line, " %s | %d/%d | dec %s tok/s | seed %llu | %s %s", state, pos, ctx, dec,
-                     seed, m->name, m->weights_label);
+            snprintf(line, sizeof line, " %s | %d/%d | dec %s tok/s | %s | seed %llu | %s %s", state, pos, ctx, dec,
+                     samp, seed, m->name, m->weights_label);
     }
     draw_text(scr, w, 0, 0, width, line, base);
 }

@@ -1,6 +1,6 @@
 /* status_line.h — the status line: model, size, weights (what they were converted
  * from), chat template, threads, position in the context, prefill and decode speed,
- * run state, seed; or the quit question.
+ * run state, sampler settings, seed; or the quit question.
  *
  * It keeps no state: it draws the run state tui.c gives it (status_view) and the
  * engine's figures. */

@@ -3,7 +3,8 @@
  * For the selected position it shows the token (id, escaped piece, phase), the
  * probability the model had given it (from the previous record), the model's top-k
  * candidates for the following position (logit, probability, bar; the token that
- * was actually chosen or came next is marked) and the sampler's decision. Prompt
+ * was actually chosen or came next is marked; after a sampled decision, each one's
+ * final probability or the stage that removed it) and the sampler's decision. Prompt
  * positions thus show what the model would have predicted there. Reads step records
  * only; owns how many candidates it shows. */
 #include "tokens_pane.h"
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../settings.h"
 #include "format.h"
 
 struct tokens_pane {
@@ -50,9 +52,11 @@ enum { SAMPLER_LINES = 3 };
 static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width,
                          const step_record *r)
 {
-    char line[256], k[24], p[24], mp[24], pr[16];
-    if (r->next < 0) {
-        draw_text(scr, w, y, 1, width, "sampler: waiting for the next token", A_DIM);
+    char line[256], k[24], p[24], mp[24], pr[16], samp[96];
+    if (r->next < 0) { /* the settings the next decision will use (/set changes them) */
+        settings_format_short(engine_sampler_config(tp->e), samp, sizeof samp);
+        snprintf(line, sizeof line, "sampler: waiting for the next token (%s)", samp);
+        draw_text(scr, w, y, 1, width, line, A_DIM);
         return;
     }
     if (!r->sampled) {
@@ -65,7 +69,8 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
     }
     const sampler_record *s = &r->sampler;
     const sampler_config *c = &s->config;
-    snprintf(line, sizeof line, "sampler: T %.2f, rep-penalized %d", c->temperature, s->n_penalized);
+    settings_format_short(c, samp, sizeof samp);
+    snprintf(line, sizeof line, "sampler: %s, rep-penalized %d", samp, s->n_penalized);
     draw_text(scr, w, y, 1, width, line, A_NORMAL);
     if (c->top_k > 0) snprintf(k, sizeof k, "top-k %d", s->kept_top_k); else snprintf(k, sizeof k, "top-k off");
     if (c->top_p < 1.0f) snprintf(p, sizeof p, "top-p %d", s->kept_top_p); else snprintf(p, sizeof p, "top-p off");
@@ -129,14 +134,20 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
             snprintf(line, sizeof line, "predicting pos %d, top %d%s:", pos + 1, tp->top_k_shown,
                      tp->choosing ? " (a digit chooses)" : "");
         }
-        draw_text(scr, w, y++, 1, width, line, A_UNDERLINE);
+        draw_text(scr, w, y, 1, width, line, A_UNDERLINE);
+        if (r->sampled && width >= 40 && (int)strlen(line) + 8 <= width)
+            draw_text(scr, w, y, 1 + width - 6, 6, " final", A_UNDERLINE); /* the last column */
+        y++;
     }
     int n = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
     if (n > room)
         n = room;
     int pw = width / 4;
     pw = pw < 6 ? 6 : pw > 16 ? 16 : pw;
-    int fixed = 3 + 1 + pw + 1 + 7 + 1 + 6 + 1;
+    /* after a sampled decision: each candidate's final probability, or the stage that
+     * removed it */
+    int fw = r->sampled && width >= 40 ? 7 : 0;
+    int fixed = 3 + 1 + pw + 1 + 7 + 1 + 6 + 1 + fw;
     int bw = width - fixed;
     for (int i = 0; i < n; i++) {
         const step_candidate *cd = &r->top[i];
@@ -159,6 +170,17 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
             wattron(w, draw_attr(scr, PAIR_BAR, A_NORMAL));
             waddstr(w, bar);
             wattroff(w, draw_attr(scr, PAIR_BAR, A_NORMAL));
+        }
+        if (fw) {
+            char fin[16];
+            if (cd->cut == SAMPLER_KEPT)
+                tuifmt_prob(cd->p_final, fin, sizeof fin);
+            else
+                snprintf(fin, sizeof fin, "%s", sampler_cut_name(cd->cut));
+            attr_t fa = cd->cut == SAMPLER_KEPT ? A_BOLD : A_DIM;
+            wattron(w, fa);
+            mvwprintw(w, y, 1 + width - fw, " %6s", fin);
+            wattroff(w, fa);
         }
         y++;
     }

@@ -254,7 +254,7 @@ static void begin_turn(tui *t, const char *text)
     t->run.state = RUN_GENERATING;
     t->dirty |= DIRTY_ALL;
     draw_frame(t); /* show the message while the prompt is being read */
-    if (chat_begin(t->c, text, t->reply_budget, &err) != LLM_OK) {
+    if (chat_begin(t->c, text, t->live.steps, &err) != LLM_OK) {
         take_notice(t);
         tui_notice(t, "[could not start the reply: %s]", err.text);
         t->run.state = RUN_IDLE;
@@ -281,7 +281,7 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
     end_reply(t, RUN_IDLE);
     take_notice(t);
     if (p == CHAT_REPLY_LIMIT) {
-        tui_notice(t, "[reply cut at the step limit of %d tokens]", t->reply_budget);
+        tui_notice(t, "[reply cut at the step limit of %d tokens]", t->live.steps);
     } else if (p == CHAT_REPLY_FULL) {
         tui_notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
     } else if (err->text[0]) {
@@ -366,6 +366,19 @@ static void run_command(tui *t, const command_call *cmd)
         steer_force_text(t, arg);
         t->save_pending = true;
         break;
+    case CMD_SET: {
+        char shown[256];
+        t->live.sampler = *engine_sampler_config(t->e); /* /load may have set it */
+        if (*arg && settings_set_line(&t->live, arg, &err) != LLM_OK) {
+            tui_notice(t, "[/set: %s]", err.text);
+            break;
+        }
+        engine_set_sampler(t->e, &t->live.sampler);
+        settings_format(&t->live, shown, sizeof shown);
+        tui_notice(t, "[%s%s]", *arg ? "from the next token: " : "", shown);
+        t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
+        break;
+    }
     case CMD_SAVE:
         if (!*arg)
             tui_notice(t, "[/save needs a file name: /save FILE]");
@@ -660,6 +673,7 @@ static int setup_core(tui *t, const model *m, const tokenizer *tok)
         return 1;
     }
     t->run.template_name = template_name(chat_get_template(t->c));
+    t->live.sampler = *engine_sampler_config(t->e);
     return cli_open_trace(o, m, tok, t->e, &t->tr); /* it says why it failed */
 }
 
@@ -736,7 +750,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     tui *t = &state;
     memset(t, 0, sizeof *t);
     t->o = o;
-    t->reply_budget = o->steps > 0 ? o->steps : 0;
+    t->live.steps = o->steps > 0 ? o->steps : 0;
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
     if (delay && atoi(delay) > 0)
         t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);

@@ -14,6 +14,7 @@
 #include "../cli_options.h"
 #include "../cli_persist.h"
 #include "../engine.h"
+#include "../settings.h"
 #include "../trace.h"
 #include "attention_pane.h"
 #include "conversation.h"
@@ -65,7 +66,8 @@ typedef struct tui {
     char *pending;          /* a line sent while a reply runs, sent when it ends */
     double reply_t0;        /* monotonic ms at the reply's first token */
     long long reply_tokens;
-    int reply_budget;       /* max tokens per reply; 0 until EOS */
+    live_settings live;     /* the sampler's settings and the step limit (0: until EOS),
+                               changed by /set */
     int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
 
     /* the saved chat (cli_persist.h): written when a reply ends, and once idle after
