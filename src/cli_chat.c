@@ -355,6 +355,7 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
         engine_free(e);
         return 1;
     }
+    trace_set_template(tr, template_name(chat_get_template(r.c)));
     cli_signals_install();
     if (o->resume_path) {
         char notice[1200];

@@ -34,6 +34,7 @@ struct trace_writer {
     bool with_attention;
     trace_run run;            /* copy; its pointers are borrowed */
     char *model_path;         /* owned copy of run.m->path (the model may close first) */
+    char *template_name;      /* owned, or NULL */
     sampler_config sampler;   /* copy of *run.sampler */
     bool has_sampler;
     bool header_written;
@@ -168,6 +169,14 @@ static void write_settings(FILE *f, const sampler_config *c)
     fprintf(f, ",\"repeat_last_n\":%d", c->repeat_last_n);
 }
 
+void trace_set_template(trace_writer *t, const char *name)
+{
+    if (!t)
+        return;
+    free(t->template_name);
+    t->template_name = name ? strdup(name) : NULL;
+}
+
 /* The first line: the format version and what the run was (see trace.h). */
 static void write_header(trace_writer *t)
 {
@@ -192,6 +201,10 @@ static void write_header(trace_writer *t)
                    "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d}",
                 c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
                 c->seq_len);
+    }
+    if (t->template_name) {
+        fputs(",\"template\":", f);
+        trace_json_string(f, t->template_name);
     }
     if (r->kv_cache)
         fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
@@ -456,6 +469,7 @@ llm_status trace_close(trace_writer *t, llm_err *err)
     free(t->buf);
     free(t->path);
     free(t->model_path);
+    free(t->template_name);
     free(t);
     return st;
 }

@@ -1,7 +1,8 @@
 /* trace.h — writes step records as JSON Lines (one object per finished position),
  * after a first line that describes the run. docs/trace-format.md is the schema:
  *
- * {"llmchat_trace":1, "mode":..., "model":{path, shape, weights}, "kv_cache":...,
+ * {"llmchat_trace":1, "mode":..., "model":{path, shape, weights}, "template":...,
+ *  "kv_cache":...,
  *  "kernels":..., "template":..., "options":{sampler settings, steps, ctx}, "attn":bool,
  *  "lens":bool, "vocab":[piece, ...]}
  * {"pos":int, "token":int, "piece":str, "phase":"prompt"|"gen"|"forced", "next":int,
@@ -45,6 +46,9 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
 /* Sets what the first line says; call before the first trace_write (the line is
  * written with the first record, or at trace_close when there is none). */
 void trace_describe(trace_writer *t, const trace_run *run);
+/* The chat template the dialog is rendered with (a chat's template is known once the
+ * chat exists, after the trace is opened). NULL t does nothing. */
+void trace_set_template(trace_writer *t, const char *name);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
 llm_status trace_write(trace_writer *t, const step_record *rec);
 llm_status trace_close(trace_writer *t, llm_err *err); /* flushes; NULL does nothing */

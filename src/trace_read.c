@@ -22,7 +22,8 @@ enum { PROBLEMS_KEPT = 100, POS_MAX = 1 << 24, SHAPE_MAX = 1 << 16 };
 
 struct trace_reader {
     trace_header h;
-    char *strings[7];         /* owned: mode, model path, name, weights, kv, kernels */
+    char *strings[7];         /* owned: mode, model path, name, weights, kv, kernels,
+                                 template */
     char **vocab;             /* (h.n_vocab) owned pieces */
     char **learned;           /* (n_learned) pieces known from records, by id, or NULL */
     int n_learned;
@@ -182,6 +183,7 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
     h->mode = keep_string(r, 0, v, "mode");
     h->kv_cache = keep_string(r, 4, v, "kv_cache");
     h->kernels = keep_string(r, 5, v, "kernels");
+    h->template_name = keep_string(r, 6, v, "template");
     const json_value *m = json_get(v, "model");
     if (m && m->type == JSON_OBJECT) {
         h->model_path = keep_string(r, 1, m, "path");

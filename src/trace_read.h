@@ -25,6 +25,7 @@ typedef struct {
     const char *weights;    /* "q8_0" / "f32" or NULL */
     const char *kv_cache;
     const char *kernels;
+    const char *template_name; /* the chat template ("llama2", ...), or NULL */
     bool has_config;        /* config holds the header's shape (or the one the records imply) */
     model_config config;    /* dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len */
     bool has_sampler;

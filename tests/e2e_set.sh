@@ -22,6 +22,9 @@ assert_file_contains "unchanged after bad ones" "$T/err" \
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
 head, rows = rows[0], rows[1:]
+if head.get("template") != "llama2" or head.get("mode") != "chat":
+    print("  the header says template %r, mode %r" % (head.get("template"), head.get("mode")), file=sys.stderr)
+    sys.exit(1)
 gen = [r for r in rows if r["sampler"] is not None]
 if len(gen) != 6:
     print("  %d sampled tokens, /set steps 6 asked for 6" % len(gen), file=sys.stderr)

@@ -674,7 +674,10 @@ static int setup_core(tui *t, const model *m, const tokenizer *tok)
     }
     t->run.template_name = template_name(chat_get_template(t->c));
     t->live.sampler = *engine_sampler_config(t->e);
-    return cli_open_trace(o, m, tok, t->e, &t->tr); /* it says why it failed */
+    if (cli_open_trace(o, m, tok, t->e, &t->tr) != 0) /* it says why */
+        return 1;
+    trace_set_template(t->tr, t->run.template_name);
+    return 0;
 }
 
 static void teardown_core(tui *t)
