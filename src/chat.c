@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "branch.h"
 #include "chatfile.h"
 #include "template.h"
 
@@ -27,6 +28,7 @@ typedef struct {
     int *restored;     /* (n_restored) reply ids to prefill instead of the engine's; set
                           by chat_restore only until its prefill */
     int n_restored;
+    reply_branches br; /* the reply's other branches (branch.h) */
 } turn;
 
 struct chat {
@@ -129,6 +131,7 @@ static void free_turn(turn *t)
     free(t->user);
     free(t->reply);
     free(t->restored);
+    branches_free(&t->br);
 }
 
 /* Turn i of those in the context (0 = the oldest kept). */
@@ -308,6 +311,8 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
                      "context full: dropped the %d oldest turns and re-read the rest", dropped);
     }
 
+    if (n_live(c) > 0)
+        branches_settle(&c->turns[c->n_turns - 1].br, NULL); /* on no memory it is lost */
     int n;
     int *ids = render_turn(c, user, n_live(c) == 0, &n);
     if (!ids)
@@ -365,6 +370,15 @@ static void append_reply(turn *t, const char *s, size_t n)
     t->reply[t->reply_len] = '\0';
 }
 
+/* Tells the reply's branches about its newest token (a rewound reply that diverges
+ * from what it was keeps the old continuation as a branch). */
+static void note_token(chat *c, turn *t)
+{
+    int n = t->view.end - t->view.reply_start;
+    if (n > 0)
+        branches_note_token(&t->br, n, engine_tokens(c->e)[t->view.end - 1], NULL);
+}
+
 /* Closes the open reply with the template's end token (EOS, <|im_end|>) when there is
  * room for it. */
 static void close_reply(chat *c, bool cut)
@@ -377,6 +391,7 @@ static void close_reply(chat *c, bool cut)
     t->view.complete = template_is_stop(c->tmpl, engine_tokens(c->e)[t->view.end - 1]);
     t->view.cut = cut;
     c->replying = false;
+    note_token(c, t);
 }
 
 /* Appends the text token tok adds after prev to the reply (no leading spaces on the
@@ -425,6 +440,7 @@ static chat_progress advance(chat *c, int forced, int *token, const char **text,
         close_reply(c, false);
         return CHAT_REPLY_DONE;
     }
+    note_token(c, t);
     if (template_is_stop(c->tmpl, tok)) {
         t->view.complete = true;
         c->replying = false;
@@ -465,6 +481,33 @@ int chat_reply_limit(const chat *c)
     return v->complete ? v->end - 1 : v->end;
 }
 
+/* A copy of turn t's reply (the newest) as a branch: its tokens, the records that
+ * made them, its text and state. */
+static llm_status snapshot_reply(chat *c, const turn *t, reply_branch *out, llm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rs = t->view.reply_start, n = t->view.end - rs;
+    out->tokens = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    out->records = malloc(sizeof(step_record) * (size_t)(n + 1));
+    out->text = strdup(t->reply);
+    if (!out->tokens || !out->records || !out->text) {
+        branch_free(out);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory keeping the reply's branch");
+    }
+    memcpy(out->tokens, engine_tokens(c->e) + rs, sizeof(int) * (size_t)n);
+    for (int i = 0; i <= n; i++) {
+        step_record *r = &out->records[i];
+        *r = *engine_record(c->e, rs - 1 + i);
+        r->attn = NULL; /* the engine's, recomputed when the branch comes back */
+        r->lens = NULL;
+    }
+    out->n_tokens = n;
+    out->open = c->replying;
+    out->complete = t->view.complete;
+    out->cut = t->view.cut;
+    return LLM_OK;
+}
+
 llm_status chat_rewind(chat *c, int pos, llm_err *err)
 {
     if (n_live(c) == 0)
@@ -475,7 +518,14 @@ llm_status chat_rewind(chat *c, int pos, llm_err *err)
         return llm_fail(err, LLM_ERR_ARG,
                         "cannot rewind to position %d: the last reply spans positions %d-%d",
                         pos, t->view.reply_start, limit);
-    llm_status st = engine_rewind(c->e, pos, err);
+    llm_status st;
+    if (pos < t->view.end && !t->br.stashed) {
+        reply_branch cut_off; /* kept until the reply diverges from it (branch.h) */
+        if ((st = snapshot_reply(c, t, &cut_off, err)) != LLM_OK)
+            return st;
+        branches_stash(&t->br, &cut_off);
+    }
+    st = engine_rewind(c->e, pos, err);
     if (st != LLM_OK)
         return st;
     const int *seq = engine_tokens(c->e);
@@ -517,6 +567,81 @@ const chat_turn *chat_get_dropped(const chat *c, int i)
     return &c->turns[i].view;
 }
 
+/* ---- branches ---- */
+
+int chat_branch_count(const chat *c, int i)
+{
+    return i >= 0 && i < n_live(c) ? branches_count(&live(c, i)->br) : 0;
+}
+
+int chat_branch_current(const chat *c, int i)
+{
+    return i >= 0 && i < n_live(c) ? branches_current(&live(c, i)->br) : -1;
+}
+
+bool chat_branch_get(const chat *c, int i, int k, chat_branch_view *out)
+{
+    if (i < 0 || i >= n_live(c) || k < 0 || k >= branches_count(&live(c, i)->br))
+        return false;
+    const turn *t = live(c, i);
+    const int *ids = engine_tokens(c->e) + t->view.reply_start;
+    int n = t->view.end - t->view.reply_start;
+    const reply_branch *b = branches_get(&t->br, k);
+    if (!b) {
+        *out = (chat_branch_view){.tokens = ids, .n_tokens = n, .text = t->reply, .fork = -1,
+                                  .complete = t->view.complete,
+                                  .open = c->replying && i == n_live(c) - 1};
+        return true;
+    }
+    *out = (chat_branch_view){.tokens = b->tokens, .n_tokens = b->n_tokens, .text = b->text,
+                              .complete = b->complete, .open = b->open};
+    out->fork = t->view.reply_start + branch_common_prefix(ids, n, b->tokens, b->n_tokens);
+    return true;
+}
+
+llm_status chat_branch_switch(chat *c, int k, llm_err *err)
+{
+    if (n_live(c) == 0)
+        return llm_fail(err, LLM_ERR_ARG, "there is no reply to switch branches of");
+    turn *t = &c->turns[c->n_turns - 1];
+    int count = branches_count(&t->br);
+    if (k < 0 || k >= count)
+        return llm_fail(err, LLM_ERR_ARG, "the reply has %d branch%s: there is no branch %d",
+                        count, count == 1 ? "" : "es", k + 1);
+    if (k == branches_current(&t->br))
+        return LLM_OK;
+    llm_status st = branches_settle(&t->br, err); /* keeps k's number */
+    reply_branch now, back;
+    if (st != LLM_OK || (st = snapshot_reply(c, t, &now, err)) != LLM_OK)
+        return st;
+    const reply_branch *b = &t->br.slot[k];
+    int rs = t->view.reply_start;
+    int fork = branch_common_prefix(now.tokens, now.n_tokens, b->tokens, b->n_tokens);
+    /* The KV cache up to the fork is the same for both: only the rest runs again. */
+    st = engine_restore(c->e, rs + fork, b->tokens + fork, b->n_tokens - fork,
+                        b->records ? b->records + fork : NULL, err);
+    if (st != LLM_OK) {
+        engine_restore(c->e, rs + fork, now.tokens + fork, now.n_tokens - fork,
+                       now.records + fork, NULL);
+        branch_free(&now);
+        return st;
+    }
+    branches_swap(&t->br, k, &now, &back);
+    free(t->reply);
+    t->reply = back.text;
+    t->reply_len = strlen(back.text);
+    t->reply_cap = t->reply_len + 1;
+    t->view.reply = t->reply;
+    back.text = NULL;
+    t->view.end = rs + back.n_tokens;
+    t->view.complete = back.complete;
+    t->view.cut = back.cut;
+    c->replying = back.open;
+    c->reply_tokens = back.n_tokens;
+    branch_free(&back);
+    return LLM_OK;
+}
+
 /* ---- saving and restoring ---- */
 
 llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
@@ -552,6 +677,29 @@ fail:
     return st;
 }
 
+llm_status chat_branches_to_file(const chat *c, chatfile *cf, llm_err *err)
+{
+    for (int i = 0; i < c->n_turns && i < cf->n_turns; i++) {
+        const reply_branches *bs = &c->turns[i].br;
+        int count = branches_count(bs);
+        for (int k = 0; k < count && count > 1; k++) {
+            const reply_branch *b = branches_get(bs, k);
+            if (!b) {
+                cf->turns[i].branch = k;
+                continue;
+            }
+            int n = b->n_tokens;
+            if (n > 0 && template_is_stop(c->tmpl, b->tokens[n - 1]))
+                n--; /* the closing token, as for the reply */
+            llm_status st = chatfile_add_branch(cf, i, b->text, b->tokens, n, b->complete,
+                                                b->cut, err);
+            if (st != LLM_OK)
+                return st;
+        }
+    }
+    return LLM_OK;
+}
+
 llm_status chat_save(const chat *c, const char *path, llm_err *err)
 {
     chatfile cf;
@@ -562,25 +710,27 @@ llm_status chat_save(const chat *c, const char *path, llm_err *err)
     return st;
 }
 
-/* The ids of a saved turn's reply followed by the end token, from the file when they
- * belong to this vocabulary, else from tokenizing the text; *n receives the count. */
-static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn *ft, int *n)
+/* The ids of a saved reply (text, and its ids when known) followed by the end token
+ * when `close`, from the file when they belong to this vocabulary, else from
+ * tokenizing the text; *n receives the count. */
+static int *saved_reply_ids(const chat *c, const chatfile *cf, const char *reply,
+                            const int *reply_tokens, int n_reply_tokens, bool close, int *n)
 {
     int vocab = tokenizer_vocab_size(c->tok);
     int count;
     int *ids;
-    if (ft->reply_tokens && cf->vocab_size == vocab) {
-        count = ft->n_reply_tokens;
+    if (reply_tokens && cf->vocab_size == vocab) {
+        count = n_reply_tokens;
         ids = malloc(sizeof(int) * ((size_t)count + 1));
         if (ids)
-            memcpy(ids, ft->reply_tokens, sizeof(int) * (size_t)count);
+            memcpy(ids, reply_tokens, sizeof(int) * (size_t)count);
     } else {
-        count = *ft->reply ? tokenizer_encode(c->tok, ft->reply, NULL, 0) : 0;
+        count = *reply ? tokenizer_encode(c->tok, reply, NULL, 0) : 0;
         if (count < 0)
             return NULL;
         ids = malloc(sizeof(int) * ((size_t)count + 1));
         if (ids && count > 0)
-            tokenizer_encode(c->tok, ft->reply, ids, count);
+            tokenizer_encode(c->tok, reply, ids, count);
     }
     if (!ids)
         return NULL;
@@ -588,8 +738,37 @@ static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn 
         if (ids[k] < 0 || ids[k] >= vocab || ids[k] == tokenizer_bos(c->tok))
             ids[k] = tokenizer_unk(c->tok); /* cannot happen for a checked file; keeps the cache sane */
     ids[count] = template_end_token(c->tmpl);
-    *n = count + 1;
+    *n = count + (close ? 1 : 0);
     return ids;
+}
+
+/* The ids of a saved turn's reply followed by the end token. */
+static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn *ft, int *n)
+{
+    return saved_reply_ids(c, cf, ft->reply, ft->reply_tokens, ft->n_reply_tokens, true, n);
+}
+
+/* Turn t's branches from the saved turn ft (the reply in the context is the turn's). */
+static llm_status restore_branches(chat *c, const chatfile *cf, const chatfile_turn *ft,
+                                   turn *t, llm_err *err)
+{
+    for (int k = 0; k <= ft->n_branches && ft->n_branches > 0; k++) {
+        if (k == ft->branch) {
+            if (branches_append(&t->br, NULL, true, err) != LLM_OK)
+                return LLM_ERR_NOMEM;
+            continue;
+        }
+        const chatfile_branch *fb = &ft->branches[k < ft->branch ? k : k - 1];
+        reply_branch b = {.open = !fb->complete, .complete = fb->complete, .cut = fb->cut};
+        b.tokens = saved_reply_ids(c, cf, fb->reply, fb->reply_tokens, fb->n_reply_tokens,
+                                   fb->complete, &b.n_tokens);
+        b.text = strdup(fb->reply);
+        if (!b.tokens || !b.text || branches_append(&t->br, &b, false, err) != LLM_OK) {
+            branch_free(&b);
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory restoring the chat's branches");
+        }
+    }
+    return LLM_OK;
 }
 
 llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
@@ -622,7 +801,8 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
             kept_first = i;
         if (t->user && t->reply && i >= kept_first)
             t->restored = restored_ids(c, cf, ft, &t->n_restored);
-        if (!t->user || !t->reply || (i >= kept_first && !t->restored)) {
+        if (!t->user || !t->reply || (i >= kept_first && !t->restored) ||
+            restore_branches(c, cf, ft, t, err) != LLM_OK) {
             c->n_turns = i + 1;
             chat_reset(c);
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory restoring the chat");

@@ -112,6 +112,40 @@ const char *chat_take_notice(chat *c);
 int chat_dropped_count(const chat *c);
 const chat_turn *chat_get_dropped(const chat *c, int i);
 
+/* ---- branches (branch.h) ----
+ * A rewind or a forced token that takes a reply away from what it was keeps the old
+ * continuation as a branch: each reply is a tree of branches, one of them in the
+ * context. Turns are counted as chat_get_turn's. */
+
+/* How many branches turn i's reply has (1 when it never diverged; 0 for a bad i), and
+ * the index (0-based) of the one in the context. */
+int chat_branch_count(const chat *c, int i);
+int chat_branch_current(const chat *c, int i);
+
+typedef struct {
+    const int *tokens; /* (n_tokens) the reply's ids from its first, a closing stop included */
+    int n_tokens;
+    const char *text;  /* the reply's text */
+    int fork;          /* the position where it departs from the reply in the context (the
+                          first token that differs, or where the shorter ends); -1 for the
+                          reply in the context */
+    bool complete;     /* closed with a stop token */
+    bool open;         /* still open (paused): chat_step would continue it */
+} chat_branch_view;
+
+/* Branch k of turn i's reply; false when there is none. Borrowed until the next call
+ * that changes the chat. */
+bool chat_branch_get(const chat *c, int i, int k, chat_branch_view *out);
+
+/* Puts branch k of the newest reply in the context, and keeps the reply that was
+ * there as a branch. Only the positions from the fork on are computed again (the KV
+ * cache before it is kept); the branch's step records come back as they were (a
+ * branch read from a saved chat has none: its positions come back as prompt
+ * positions). The reply's text, end and state are the branch's: an open branch is
+ * open again (chat_step continues it). Fails with LLM_ERR_ARG, changing nothing, for
+ * a k out of range; on an engine failure the reply stays as it was. */
+llm_status chat_branch_switch(chat *c, int k, llm_err *err);
+
 /* ---- saving and restoring (the format: chatfile.h) ---- */
 struct chatfile;
 /* Fills cf (initialised here; the caller clears it) with the whole dialog: system
@@ -119,6 +153,9 @@ struct chatfile;
  * settings and context, the model's path, the last step limit. A reply still open is
  * saved as it stands (neither complete nor cut). */
 llm_status chat_to_file(const chat *c, struct chatfile *cf, llm_err *err);
+/* Adds to cf, filled by chat_to_file, every reply's other branches (/save --all,
+ * autosave): what chat_restore gives back as branches. */
+llm_status chat_branches_to_file(const chat *c, struct chatfile *cf, llm_err *err);
 /* chat_to_file, then chatfile_write: an atomic write of the saved-chat file. */
 llm_status chat_save(const chat *c, const char *path, llm_err *err);
 /* Replaces the dialog with cf's: system prompt and turns, the kept ones re-prefilled

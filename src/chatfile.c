@@ -29,11 +29,20 @@ void chatfile_init(chatfile *cf)
     sampler_config_default(&cf->sampler);
 }
 
+static void branch_free(chatfile_branch *b)
+{
+    free(b->reply);
+    free(b->reply_tokens);
+}
+
 static void turn_free(chatfile_turn *t)
 {
     free(t->user);
     free(t->reply);
     free(t->reply_tokens);
+    for (int i = 0; i < t->n_branches; i++)
+        branch_free(&t->branches[i]);
+    free(t->branches);
 }
 
 void chatfile_clear(chatfile *cf)
@@ -58,6 +67,16 @@ llm_status chatfile_set(char **field, const char *s, llm_err *err)
     return LLM_OK;
 }
 
+/* The turns an array holding n turns has room for: n rounded up to a power of two, 8
+ * at least. */
+static int turns_room(int n)
+{
+    int room = 8;
+    while (room < n)
+        room *= 2;
+    return room;
+}
+
 llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
                              const int *reply_tokens, int n_reply_tokens, bool complete,
                              bool cut, bool in_context, llm_err *err)
@@ -73,7 +92,11 @@ llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
         if (t.reply_tokens)
             memcpy(t.reply_tokens, reply_tokens, sizeof(int) * (size_t)n_reply_tokens);
     }
-    chatfile_turn *grown = realloc(cf->turns, sizeof *grown * ((size_t)cf->n_turns + 1));
+    /* room for a power of two of turns (8 at least): a chat saved after every turn
+     * would otherwise move its whole turn array once per turn per save */
+    chatfile_turn *grown = cf->turns;
+    if (!cf->turns || cf->n_turns == turns_room(cf->n_turns))
+        grown = realloc(cf->turns, sizeof *grown * (size_t)turns_room(cf->n_turns + 1));
     if (!t.user || !t.reply || (reply_tokens && !t.reply_tokens) || !grown) {
         turn_free(&t);
         if (grown)
@@ -82,6 +105,44 @@ llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
     }
     cf->turns = grown;
     cf->turns[cf->n_turns++] = t;
+    return LLM_OK;
+}
+
+/* A malloc'd copy of n ids (NULL for none; *ok false on no memory). */
+static int *copy_ids(const int *ids, int n, bool *ok)
+{
+    *ok = true;
+    if (!ids)
+        return NULL;
+    int *copy = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (copy)
+        memcpy(copy, ids, sizeof(int) * (size_t)n);
+    *ok = copy != NULL;
+    return copy;
+}
+
+llm_status chatfile_add_branch(chatfile *cf, int turn, const char *reply,
+                               const int *reply_tokens, int n_reply_tokens, bool complete,
+                               bool cut, llm_err *err)
+{
+    if (turn < 0 || turn >= cf->n_turns)
+        return llm_fail(err, LLM_ERR_ARG, "a branch needs a turn");
+    chatfile_turn *t = &cf->turns[turn];
+    if (n_reply_tokens < 0)
+        n_reply_tokens = 0;
+    bool ok;
+    chatfile_branch b = {.complete = complete, .cut = cut,
+                         .n_reply_tokens = reply_tokens ? n_reply_tokens : 0};
+    b.reply = strdup(reply ? reply : "");
+    b.reply_tokens = copy_ids(reply_tokens, n_reply_tokens, &ok);
+    chatfile_branch *grown = realloc(t->branches, sizeof *grown * ((size_t)t->n_branches + 1));
+    if (grown)
+        t->branches = grown;
+    if (!b.reply || !ok || !grown) {
+        branch_free(&b);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    t->branches[t->n_branches++] = b;
     return LLM_OK;
 }
 
@@ -187,6 +248,79 @@ static llm_status read_settings(const reader *r, const json_value *s, chatfile *
     return LLM_OK;
 }
 
+/* Reads an optional array of token ids (member `member` of v; ids only mean something
+ * with the vocabulary they come from, so they are skipped without one) into *ids. */
+static llm_status read_ids(const reader *r, const json_value *v, int i, const char *member,
+                           const chatfile *cf, int **ids, int *n_ids)
+{
+    const json_value *tokens = json_get(v, member);
+    *ids = NULL;
+    *n_ids = 0;
+    if (tokens && tokens->type != JSON_ARRAY)
+        return wrong_type(r, i, member, tokens, "an array");
+    if (!tokens || cf->vocab_size <= 0)
+        return LLM_OK;
+    if (tokens->count > INT_MAX / 2)
+        return bad(r, i, member, "is implausibly long");
+    int *out = malloc(sizeof(int) * (tokens->count ? tokens->count : 1));
+    if (!out)
+        return llm_fail(r->err, LLM_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < tokens->count; k++) {
+        int id;
+        if (!json_as_int(&tokens->items[k], &id) || id < 0 || id >= cf->vocab_size) {
+            char what[96];
+            snprintf(what, sizeof what, "item %zu is not a token id from 0 to %d", k + 1,
+                     cf->vocab_size - 1);
+            free(out);
+            return bad(r, i, member, what);
+        }
+        out[k] = id;
+    }
+    *ids = out;
+    *n_ids = (int)tokens->count;
+    return LLM_OK;
+}
+
+/* Reads turn i's "branch" and "branches" into the newest turn of cf. */
+static llm_status read_branches(const reader *r, const json_value *v, int i, chatfile *cf)
+{
+    const json_value *list = json_get(v, "branches");
+    if (!list)
+        return LLM_OK;
+    if (list->type != JSON_ARRAY)
+        return wrong_type(r, i, "branches", list, "an array");
+    if (list->count > INT_MAX / 2)
+        return bad(r, i, "branches", "holds implausibly many branches");
+    llm_status st = LLM_OK;
+    for (size_t k = 0; k < list->count && st == LLM_OK; k++) {
+        const json_value *b = &list->items[k];
+        char *reply = NULL;
+        int *ids = NULL, n_ids = 0;
+        bool complete = false, cut = false;
+        if (b->type != JSON_OBJECT)
+            st = wrong_type(r, i, "branches", b, "an array of objects");
+        else if ((st = read_string(r, b, i, "reply", &reply)) == LLM_OK &&
+                 (st = read_bool(r, b, i, "complete", &complete)) == LLM_OK &&
+                 (st = read_bool(r, b, i, "cut", &cut)) == LLM_OK &&
+                 (st = read_ids(r, b, i, "reply_tokens", cf, &ids, &n_ids)) == LLM_OK)
+            st = chatfile_add_branch(cf, cf->n_turns - 1, reply, ids, n_ids, complete, cut,
+                                     r->err);
+        free(reply);
+        free(ids);
+    }
+    chatfile_turn *t = &cf->turns[cf->n_turns - 1];
+    int which = 1;
+    const json_value *at = json_get(v, "branch");
+    if (st == LLM_OK && at &&
+        (!json_as_int(at, &which) || which < 1 || which > t->n_branches + 1)) {
+        char what[96];
+        snprintf(what, sizeof what, "must be a whole number from 1 to %d", t->n_branches + 1);
+        st = bad(r, i, "branch", what);
+    }
+    t->branch = which - 1;
+    return st;
+}
+
 static llm_status read_turn(const reader *r, const json_value *v, int i, chatfile *cf)
 {
     if (v->type != JSON_OBJECT) {
@@ -199,7 +333,6 @@ static llm_status read_turn(const reader *r, const json_value *v, int i, chatfil
     int n_ids = 0;
     bool complete = false, cut = false, in_context = true;
     llm_status st;
-    const json_value *tokens = json_get(v, "reply_tokens");
     if ((st = read_string(r, v, i, "user", &user)) != LLM_OK ||
         (st = read_string(r, v, i, "reply", &reply)) != LLM_OK ||
         (st = read_bool(r, v, i, "complete", &complete)) != LLM_OK ||
@@ -210,35 +343,11 @@ static llm_status read_turn(const reader *r, const json_value *v, int i, chatfil
         st = bad(r, i, "user", "is missing");
         goto done;
     }
-    if (tokens && tokens->type != JSON_ARRAY) {
-        st = wrong_type(r, i, "reply_tokens", tokens, "an array");
+    if ((st = read_ids(r, v, i, "reply_tokens", cf, &ids, &n_ids)) != LLM_OK)
         goto done;
-    }
-    /* Ids mean something only with the vocabulary they come from. */
-    if (tokens && cf->vocab_size > 0) {
-        if (tokens->count > INT_MAX / 2) {
-            st = bad(r, i, "reply_tokens", "is implausibly long");
-            goto done;
-        }
-        n_ids = (int)tokens->count;
-        ids = malloc(sizeof(int) * (tokens->count ? tokens->count : 1));
-        if (!ids) {
-            st = llm_fail(r->err, LLM_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t k = 0; k < tokens->count; k++) {
-            int id;
-            if (!json_as_int(&tokens->items[k], &id) || id < 0 || id >= cf->vocab_size) {
-                char what[96];
-                snprintf(what, sizeof what, "item %zu is not a token id from 0 to %d", k + 1,
-                         cf->vocab_size - 1);
-                st = bad(r, i, "reply_tokens", what);
-                goto done;
-            }
-            ids[k] = id;
-        }
-    }
-    st = chatfile_add_turn(cf, user, reply, ids, n_ids, complete, cut, in_context, r->err);
+    if ((st = chatfile_add_turn(cf, user, reply, ids, n_ids, complete, cut, in_context,
+                                r->err)) == LLM_OK)
+        st = read_branches(r, v, i, cf);
 done:
     free(user);
     free(reply);
@@ -368,10 +477,41 @@ static void put_member_string(FILE *f, const char *name, const char *s)
     trace_json_string(f, s);
 }
 
+static void put_ids(FILE *f, const chatfile *cf, const int *ids, int n)
+{
+    if (!ids || cf->vocab_size <= 0)
+        return;
+    fputs(", \"reply_tokens\": [", f);
+    for (int k = 0; k < n; k++)
+        fprintf(f, k ? ", %d" : "%d", ids[k]);
+    fputc(']', f);
+}
+
+/* Turn t's "branch" and "branches" members, when its reply has other branches. */
+static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
+{
+    if (t->n_branches == 0)
+        return;
+    fprintf(f, ",\n     \"branch\": %d, \"branches\": [", t->branch + 1);
+    for (int k = 0; k < t->n_branches; k++) {
+        const chatfile_branch *b = &t->branches[k];
+        fputs(k ? ",\n       {\"reply\": " : "\n       {\"reply\": ", f);
+        trace_json_string(f, b->reply);
+        put_ids(f, cf, b->reply_tokens, b->n_reply_tokens);
+        fprintf(f, ", \"complete\": %s, \"cut\": %s}", b->complete ? "true" : "false",
+                b->cut ? "true" : "false");
+    }
+    fputc(']', f);
+}
+
 void chatfile_print(FILE *f, const chatfile *cf)
 {
     const sampler_config *s = &cf->sampler;
-    fprintf(f, "{\n  \"llmchat_chat\": %d", CHATFILE_VERSION);
+    int version = 1; /* older readers read a chat without branches */
+    for (int i = 0; i < cf->n_turns; i++)
+        if (cf->turns[i].n_branches > 0)
+            version = CHATFILE_VERSION;
+    fprintf(f, "{\n  \"llmchat_chat\": %d", version);
     if (cf->model)
         put_member_string(f, "model", cf->model);
     if (cf->tokenizer)
@@ -402,9 +542,11 @@ void chatfile_print(FILE *f, const chatfile *cf)
                 fprintf(f, k ? ", %d" : "%d", t->reply_tokens[k]);
             fputc(']', f);
         }
-        fprintf(f, ",\n     \"complete\": %s, \"cut\": %s, \"in_context\": %s}",
+        fprintf(f, ",\n     \"complete\": %s, \"cut\": %s, \"in_context\": %s",
                 t->complete ? "true" : "false", t->cut ? "true" : "false",
                 t->in_context ? "true" : "false");
+        put_branches(f, cf, t);
+        fputc('}', f);
     }
     fputs(cf->n_turns ? "\n  ]\n}\n" : "]\n}\n", f);
 }

@@ -12,10 +12,21 @@
  *    "turns": [{"user": "…", "reply": "…", "reply_tokens": [31, 5, …],
  *               "complete": true, "cut": false, "in_context": true}, …]}
  *
- * Extensible: readers ignore members they do not know, so later additions (a turn's
- * "branches", a template's own text) need no new version; "llmchat_chat" grows only
- * when an old reader would misread a new file, and a reader refuses versions newer
- * than its own. Strings are UTF-8; a byte that is not valid UTF-8 is written \u00XX
+ * A chat saved with its branches (/save --all, autosave) is version 2: a turn whose
+ * reply has other branches adds
+ *
+ *      "branch": 2, "branches": [{"reply": "…", "reply_tokens": […],
+ *                                 "complete": true, "cut": false}, …]
+ *
+ * "reply" and "reply_tokens" above are the branch in the context, number "branch"
+ * (from 1) of the n_branches + 1; "branches" holds the others in order. A file
+ * without branches is written as version 1, so that older readers read it; they
+ * refuse a version 2 file rather than drop its branches unseen.
+ *
+ * Extensible: readers ignore members they do not know, so later additions (a
+ * template's own text) need no new version; "llmchat_chat" grows only when an old
+ * reader would misread or lose part of a new file, and a reader refuses versions
+ * newer than its own. Strings are UTF-8; a byte that is not valid UTF-8 is written \u00XX
  * (as in traces), so any text round-trips.
  *
  * This module reads and writes the file; it does not touch a chat (chat_to_file and
@@ -31,7 +42,16 @@
 #include "sampler.h"
 #include "status.h"
 
-enum { CHATFILE_VERSION = 1 };
+enum { CHATFILE_VERSION = 2 };  /* the newest this reader reads; 1 = no branches */
+
+typedef struct {
+    char *reply;          /* the branch's text (owned) */
+    int *reply_tokens;    /* (n_reply_tokens) its ids, without a closing EOS; NULL when
+                             not known (owned) */
+    int n_reply_tokens;
+    bool complete;        /* closed with a stop token (else it was left open) */
+    bool cut;             /* stopped short */
+} chatfile_branch;
 
 typedef struct {
     char *user;           /* the user's message (owned) */
@@ -42,6 +62,9 @@ typedef struct {
     bool complete;        /* the model ended the reply with EOS */
     bool cut;             /* the reply was stopped short (step limit, user, context) */
     bool in_context;      /* false for a turn dropped from the context to make room */
+    chatfile_branch *branches; /* (n_branches) the reply's other branches, in order (owned) */
+    int n_branches;
+    int branch;           /* where the reply above sits among all n_branches + 1 (0-based) */
 } chatfile_turn;
 
 typedef struct chatfile {
@@ -67,6 +90,11 @@ void chatfile_clear(chatfile *cf);
 llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
                              const int *reply_tokens, int n_reply_tokens, bool complete,
                              bool cut, bool in_context, llm_err *err);
+/* Appends a branch to turn `turn`'s others (copying); the turn's own reply is
+ * branch number cf->turns[turn].branch. LLM_ERR_ARG for a turn out of range. */
+llm_status chatfile_add_branch(chatfile *cf, int turn, const char *reply,
+                               const int *reply_tokens, int n_reply_tokens, bool complete,
+                               bool cut, llm_err *err);
 /* Sets one of cf's owned strings (model, tokenizer, template_name, system) to a copy of s
  * (NULL allowed). */
 llm_status chatfile_set(char **field, const char *s, llm_err *err);

@@ -183,14 +183,18 @@ static void run_command(repl *r, const command_call *cmd)
             fprintf(stderr, "llmchat: system prompt %s\n", *cmd->arg ? "set" : "cleared");
         }
         break;
-    case CMD_SAVE:
-        if (!*cmd->arg)
+    case CMD_SAVE: {
+        bool all;
+        const char *file = cli_save_args(cmd->arg, &all);
+        if (!*file)
             fprintf(stderr, "llmchat: /save needs a file name\n");
-        else if (cli_save_chat(r->c, r->o, cmd->arg, &err) != LLM_OK)
+        else if (cli_save_chat(r->c, r->o, file, all, &err) != LLM_OK)
             fprintf(stderr, "llmchat: %s\n", err.text);
         else
-            fprintf(stderr, "llmchat: conversation saved to %s\n", cmd->arg);
+            fprintf(stderr, "llmchat: conversation%s saved to %s\n",
+                    all ? " with every branch" : "", file);
         break;
+    }
     case CMD_LOAD: {
         char notice[1200];
         if (!*cmd->arg) {
@@ -271,8 +275,9 @@ static void run_terminal(repl *r)
     if (history_path)
         read_history(history_path);
     rl_catch_signals = 0;
-    fprintf(stderr, "llmchat: chatting with %s. /help for commands, Ctrl-D to leave.\n",
-            engine_model(r->e)->name);
+    const model *m = engine_model(r->e);
+    fprintf(stderr, "llmchat: chatting with %s (%s, %s; template %s). /help for commands, Ctrl-D to leave.\n",
+            m->name, m->weights_label, m->weights_size, template_name(chat_get_template(r->c)));
     if (r->o->model_note)
         fprintf(stderr, "llmchat: %s\n", r->o->model_note);
     if (r->o->prompt)
@@ -301,10 +306,43 @@ static void run_terminal(repl *r)
     }
     rl_callback_handler_remove();
     if (history_path) {
-        write_history(history_path);
-        history_truncate_file(history_path, r->o->history_size);
+        int e = write_history(history_path);
+        if (e == 0)
+            history_truncate_file(history_path, r->o->history_size);
+        else
+            fprintf(stderr, "llmchat: cannot write the input history %s: %s\n", history_path,
+                    strerror(e));
         free(history_path);
     }
+}
+
+/* A NUL byte cannot be part of a message (C strings end there): it becomes U+2400
+ * (the symbol for NUL, as the panes show control bytes), so no text after it is
+ * lost. Returns the line, grown when needed (*cap updated), or NULL on no memory. */
+static char *replace_nuls(char *line, size_t len, size_t *cap)
+{
+    size_t nuls = 0;
+    for (size_t i = 0; i < len; i++)
+        nuls += line[i] == '\0';
+    if (nuls == 0)
+        return line;
+    size_t need = len + 2 * nuls + 1;
+    if (need > *cap) {
+        char *grown = realloc(line, need);
+        if (!grown)
+            return NULL;
+        line = grown;
+        *cap = need;
+    }
+    for (size_t i = len; i-- > 0;) { /* from the end, moving the tail right */
+        if (line[i] != '\0')
+            continue;
+        memmove(line + i + 3, line + i + 1, len - i - 1);
+        memcpy(line + i, "\xe2\x90\x80", 3);
+        len += 2;
+    }
+    line[len] = '\0';
+    return line;
 }
 
 static void run_pipe(repl *r)
@@ -324,6 +362,13 @@ static void run_pipe(repl *r)
             }
             break;
         }
+        char *whole = replace_nuls(line, (size_t)n, &cap);
+        if (!whole) {
+            fprintf(stderr, "llmchat: out of memory reading a line\n");
+            r->status = 1;
+            break;
+        }
+        line = whole;
         handle_line(r, line);
     }
     free(line);

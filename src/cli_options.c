@@ -149,6 +149,7 @@ SET_CONSTANT(set_trace_attn, trace_attn, true)
 SET_CONSTANT(set_trace_lens, trace_lens, true)
 
 SET_STRING(set_replay, replay_path)
+SET_STRING(set_view, view_path)
 
 SET_CONSTANT(set_compare, compare, true)
 
@@ -233,7 +234,7 @@ const cli_option cli_option_table[] = {
      "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
      set_tokenizer},
     {"mode", 'm', "MODE", false, false,
-     "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal, else chat)", set_mode},
+     "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal that can draw, else chat)", set_mode},
     {"prompt", 'i', "TEXT", false, false, "generate/tokenize: the input; chat/tui: the first message",
      set_prompt},
     {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
@@ -266,6 +267,9 @@ const cli_option cli_option_table[] = {
     {"compare", 0, NULL, false, false,
      "with --replay: compare MODEL's predictions with the\ntrace's (top-1 agreement, KL divergence)",
      set_compare},
+    {"view", 0, "TRACE", false, false,
+     "browse a trace in the TUI, read-only, with no model\n(Conversation, Tokens, Attention, the logit lens)",
+     set_view},
     {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
     {"weights", 0, "TYPE", true, false,
      "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
@@ -649,14 +653,24 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return usage_error("--replay is a mode of its own: drop -m");
     if (o->replay_path)
         o->mode = MODE_REPLAY;
+    if (o->view_path && (o->mode != MODE_AUTO || o->replay_path))
+        return usage_error("--view is a mode of its own: drop -m and --replay");
+    if (o->view_path && (model_option || optind < argc))
+        return usage_error("--view needs no model: the trace holds what it shows");
+    if (o->view_path)
+        o->mode = MODE_VIEW;
     if (o->compare && !o->replay_path)
         return usage_error("--compare needs --replay TRACE");
     if (o->prompt && o->file)
         return usage_error("give the input with -i or -f, not both");
     if (!o->seed_given)
         o->sampler.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    if (o->mode == MODE_AUTO)
-        o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) ? MODE_TUI : MODE_CHAT;
+    if (o->mode == MODE_AUTO) {
+        /* the TUI needs two terminals, and one that can draw (not TERM=dumb or unset) */
+        const char *term = getenv("TERM");
+        bool drawable = term && *term && strcmp(term, "dumb") != 0;
+        o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && drawable ? MODE_TUI : MODE_CHAT;
+    }
     return 0;
 }
 

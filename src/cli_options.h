@@ -24,6 +24,7 @@ enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
 typedef enum {
     MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
     MODE_REPLAY, /* --replay TRACE */
+    MODE_VIEW,   /* --view TRACE */
 } cli_mode;
 typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } cli_theme;
 
@@ -63,6 +64,7 @@ typedef struct {
     bool trace_lens;             /* --trace-lens */
     const char *replay_path;     /* --replay TRACE */
     bool compare;                /* --compare */
+    const char *view_path;       /* --view TRACE */
     bool pieces;                 /* tokenize --pieces */
     tensor_type weights;         /* --weights q8_0|f32 */
     bool weights_given;          /* --weights was set (command line or config) */

@@ -37,35 +37,48 @@ static char *absolute(const char *path)
     return real ? real : strdup(path);
 }
 
-llm_status cli_chat_to_file(const chat *c, const cli_options *o, chatfile *cf, llm_err *err)
+llm_status cli_chat_to_file(const chat *c, const cli_options *o, bool all, chatfile *cf,
+                            llm_err *err)
 {
     llm_status st = chat_to_file(c, cf, err);
+    if (st == LLM_OK && all && (st = chat_branches_to_file(c, cf, err)) != LLM_OK)
+        chatfile_clear(cf);
     if (st != LLM_OK)
         return st;
-    char *model = absolute(cf->model);
-    char *tok = absolute(o->tokenizer_path);
-    if ((cf->model && !model) || (o->tokenizer_path && !tok)) {
-        free(model);
-        free(tok);
+    char *model_path = absolute(cf->model);
+    char *tok_path = absolute(o->tokenizer_path);
+    if ((cf->model && !model_path) || (o->tokenizer_path && !tok_path)) {
+        free(model_path);
+        free(tok_path);
         chatfile_clear(cf);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
     free(cf->model);
-    cf->model = model;
+    cf->model = model_path;
     free(cf->tokenizer);
-    cf->tokenizer = tok;
+    cf->tokenizer = tok_path;
     cf->steps = o->steps > 0 ? o->steps : 0;
     return LLM_OK;
 }
 
-llm_status cli_save_chat(const chat *c, const cli_options *o, const char *path, llm_err *err)
+llm_status cli_save_chat(const chat *c, const cli_options *o, const char *path, bool all,
+                         llm_err *err)
 {
     chatfile cf;
-    llm_status st = cli_chat_to_file(c, o, &cf, err);
+    llm_status st = cli_chat_to_file(c, o, all, &cf, err);
     if (st == LLM_OK)
         st = chatfile_write(&cf, path, err);
     chatfile_clear(&cf);
     return st;
+}
+
+const char *cli_save_args(const char *arg, bool *all)
+{
+    *all = !strncmp(arg, "--all", 5) && (arg[5] == '\0' || arg[5] == ' ' || arg[5] == '\t');
+    if (*all)
+        for (arg += 5; *arg == ' ' || *arg == '\t'; arg++)
+            ;
+    return arg;
 }
 
 /* ---- the session's autosave file ---- */
@@ -99,7 +112,7 @@ bool cli_autosave_now(cli_autosave *a, const chat *c, const cli_options *o, char
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else
-        st = cli_save_chat(c, o, a->path, &err);
+        st = cli_save_chat(c, o, a->path, true, &err);
     if (st == LLM_OK)
         return true;
     if (!a->warned && size)

@@ -33,11 +33,18 @@ void cli_autosave_use(cli_autosave *a, const char *path);
 void cli_autosave_free(cli_autosave *a);
 
 /* The chat as a chatfile: chat_to_file plus what only the front end knows (the
- * tokenizer's path, the step limit, absolute paths). The caller clears cf. */
-llm_status cli_chat_to_file(const chat *c, const cli_options *o, chatfile *cf, llm_err *err);
+ * tokenizer's path, the step limit, absolute paths); with `all`, every reply's other
+ * branches too (chat_branches_to_file). The caller clears cf. */
+llm_status cli_chat_to_file(const chat *c, const cli_options *o, bool all, chatfile *cf,
+                            llm_err *err);
 
-/* /save FILE: writes the chat to path (atomically). */
-llm_status cli_save_chat(const chat *c, const cli_options *o, const char *path, llm_err *err);
+/* /save FILE: writes the chat to path (atomically): the branches on screen, or with
+ * `all` (/save --all FILE, autosave) every branch. */
+llm_status cli_save_chat(const chat *c, const cli_options *o, const char *path, bool all,
+                         llm_err *err);
+/* /save's argument: "[--all] FILE". Returns FILE (a pointer into arg, "" when
+ * missing) and sets *all. */
+const char *cli_save_args(const char *arg, bool *all);
 
 /* /load FILE, /resume N, --resume: reads path and restores it into c (chat_restore)
  * with its sampler settings; a chat saved with another model is loaded all the same

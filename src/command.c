@@ -9,7 +9,7 @@
 static const command_info table[] = {
     {CMD_RESET, "reset", NULL, NULL, "forget the dialog; the system prompt stays", COMMAND_EVERYWHERE},
     {CMD_SYSTEM, "system", NULL, "TEXT", "set the system prompt; without TEXT, clear it", COMMAND_EVERYWHERE},
-    {CMD_SAVE, "save", NULL, "FILE", "write the dialog to FILE", COMMAND_EVERYWHERE},
+    {CMD_SAVE, "save", NULL, "[--all] FILE", "write the dialog to FILE; --all: every branch", COMMAND_EVERYWHERE},
     {CMD_LOAD, "load", NULL, "FILE", "replace the dialog with the chat saved in FILE", COMMAND_EVERYWHERE},
     {CMD_RESUME, "resume", NULL, "[N]", "list the recent saved chats; with N, reopen the N-th",
      COMMAND_EVERYWHERE},

@@ -497,6 +497,78 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     return LLM_OK;
 }
 
+/* Takes the record of position p back from a saved copy, with the engine's own
+ * attention row; its lens is computed again when asked for. */
+static void put_record(engine *e, int p, const step_record *saved)
+{
+    step_record *r = &e->records[p];
+    drop_lens(e, p);
+    *r = *saved;
+    r->pos = p;
+    r->token = e->tokens[p];
+    r->attn = e->attn[p];
+    r->lens = NULL;
+    e->pending[p] = false;
+}
+
+llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
+                          const step_record *records, llm_err *err)
+{
+    if (pos < 1 || pos > e->n || n < 0)
+        return llm_fail(err, LLM_ERR_ARG, "cannot restore from position %d: the sequence has %d",
+                        pos, e->n);
+    if (pos + n > e->ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "%d tokens from position %d do not fit the context's %d positions", n,
+                        pos, e->ctx);
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= e->vocab)
+            return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
+                            tokens[i], e->vocab - 1);
+    if (!records || n == 0) {
+        llm_status st = engine_rewind(e, pos, err);
+        if (st == LLM_OK && n > 0)
+            st = engine_prefill(e, tokens, n, err);
+        if (st == LLM_OK && records)
+            put_record(e, pos - 1, &records[0]);
+        return st;
+    }
+
+    /* Forget pos.. without recomputing pos-1's logits: the batch brings new ones. */
+    drop_attention_from(e, pos);
+    for (int p = pos; p < e->n; p++)
+        e->pending[p] = false;
+    e->n = pos;
+    e->logits = NULL;
+    bool any_attn = false;
+    for (int i = 0; i < n; i++) {
+        e->tokens[pos + i] = tokens[i];
+        any_attn |= attention_row(e, pos + i) != NULL;
+    }
+    double t0 = clock_ms();
+    const float *last = transformer_forward_batch(e->tf, tokens, n, pos, NULL,
+                                                  any_attn ? e->attn + pos : NULL);
+    e->probs_of = NULL; /* the buffers were rewritten */
+    llm_status st = check_logits(e, last, 1, pos + n - 1, err);
+    if (st != LLM_OK) {
+        drop_attention_from(e, pos);
+        return st;
+    }
+    e->n = pos + n;
+    e->logits = last;
+    for (int i = 0; i <= n; i++)
+        put_record(e, pos - 1 + i, &records[i]);
+    e->stats.prefill_tokens = n;
+    e->stats.prefill_ms = clock_ms() - t0;
+    for (int p = pos - 1; p < pos + n - 1; p++) {
+        if (e->opt.record_lens)
+            engine_lens(e, p, NULL);
+        if (e->observer)
+            e->observer(e->observer_user, &e->records[p]);
+    }
+    return LLM_OK;
+}
+
 /* One layer's lens from its logits (vocab): the top STEP_LENS_TOP and next's rank and
  * probability (when next >= 0). probs is (vocab) scratch. */
 static void lens_layer_fill(step_lens_layer *out, const float *logits, float *probs, int vocab,

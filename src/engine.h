@@ -108,6 +108,20 @@ llm_status engine_force(engine *e, int token, llm_err *err);
  * position pos-1 so that the next step samples for pos again. */
 llm_status engine_rewind(engine *e, int pos, llm_err *err);
 
+/* Puts tokens[0..n) at positions pos.. in place of what the sequence holds from pos
+ * on (a branch of a reply coming back): the KV cache before pos is kept and only the
+ * new positions are computed, as one batch. When records is not NULL, records[0..n]
+ * are saved copies of the records of positions pos-1 .. pos+n-1 (as engine_record
+ * gave them when the branch was in the sequence) and the records take their content
+ * back (phase, candidates, the sampler's decision, timings); attention rows and lenses
+ * are computed anew. Without records the new positions are prompt positions, as after
+ * engine_prefill. The observer sees each finished record again. Requires
+ * 1 <= pos <= engine_pos; fails with LLM_ERR_CONTEXT, changing nothing, when the
+ * tokens do not fit. On other failures (non-finite logits, no memory) the sequence
+ * ends at pos with no logits, as after a failed prefill. */
+llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
+                          const step_record *records, llm_err *err);
+
 /* Ends a run: hands the newest record, still unfinished (next = -1), to the observer
  * so that a trace holds every processed position. Call once when nothing more will be
  * generated (end of generate, quitting a chat). */

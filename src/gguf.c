@@ -505,7 +505,16 @@ llm_status gguf_parse(const void *buf, size_t size, const char *name, gguf **out
     /* the data section: every tensor aligned and inside the file */
     uint64_t data = (tensors_end + (uint64_t)g->alignment - 1) / g->alignment * g->alignment;
     g->data_offset = data;
-    uint64_t room = data <= size ? size - data : 0;
+    if (n_tensors > 0 && data > size) {
+        st = llm_fail(err, LLM_ERR_FORMAT,
+                      "%s: GGUF data section would start at byte %s, past the end of the "
+                      "%s-byte file (truncated or corrupt file)", name,
+                      llm_group_digits_u64(a, sizeof a, data),
+                      llm_group_digits_u64(b, sizeof b, (uint64_t)size));
+        gguf_free(g);
+        return st;
+    }
+    uint64_t room = size - data;
     for (uint64_t i = 0; i < n_tensors; i++) {
         gguf_tensor *ti = &g->tensors[i];
         if (ti->offset % g->alignment != 0)

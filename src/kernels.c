@@ -10,6 +10,7 @@
 
 #include "kernels.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,16 +196,93 @@ void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *x
     kernels_matmul(out, w, x, xq, 1);
 }
 
+/* Rows at a time that a Q8_0_BLOCKS tensor is made Q8_0 in (see blocks_as_rows). */
+enum { BLOCK_ROWS_CONVERTED = 16 };
+
+/* Rows r0..r0+n-1 (n <= BLOCK_ROWS_CONVERTED) of the Q8_0_BLOCKS tensor w as a Q8_0
+ * tensor in the calling thread's buffer, to be read from row 0; rows keeps w's row count
+ * so that kernels write their results where w's would go (out + r0). NULL when out of
+ * memory. */
+static const tensor *blocks_as_rows(const tensor *w, int r0, int n, tensor *view)
+{
+    static _Thread_local int8_t *q;
+    static _Thread_local float *scale;
+    static _Thread_local size_t cap;
+    size_t values = (size_t)BLOCK_ROWS_CONVERTED * w->cols;
+    if (values > cap) {
+        free(q);
+        free(scale);
+        q = aligned_alloc(64, (values + 63) / 64 * 64);
+        scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
+        cap = q && scale ? values : 0;
+    }
+    if (!cap)
+        return NULL;
+    int blocks = w->cols / QUANT_BLOCK;
+    for (int r = 0; r < n; r++)
+        for (int g = 0; g < blocks; g++) {
+            const uint8_t *b = tensor_block(w, r0 + r, g);
+            memcpy(q + (size_t)r * w->cols + (size_t)g * QUANT_BLOCK, quant_block_values(b),
+                   QUANT_BLOCK);
+            scale[(size_t)r * blocks + g] = quant_block_scale(b);
+        }
+    *view = (tensor){.type = TENSOR_Q8_0, .rows = w->rows, .cols = w->cols, .stride = w->cols,
+                     .group = QUANT_BLOCK, .q = q, .scale = scale};
+    return view;
+}
+
+/* kernel(out, rows-of-w, arg, r0', r1') over rows r0..r1-1 of a Q8_0_BLOCKS w, a few
+ * rows at a time made Q8_0: the same values, so the same bits as a Q8_0 tensor. */
+static void blocks_by_rows(float *out, const tensor *w, int r0, int r1,
+                           void (*kernel)(float *, const tensor *, const void *, int, int),
+                           const void *arg)
+{
+    for (int r = r0; r < r1; r += BLOCK_ROWS_CONVERTED) {
+        int n = r1 - r < BLOCK_ROWS_CONVERTED ? r1 - r : BLOCK_ROWS_CONVERTED;
+        tensor view;
+        const tensor *t = blocks_as_rows(w, r, n, &view);
+        if (t)
+            kernel(out + r, t, arg, 0, n);
+        else
+            for (int i = r; i < r + n; i++) /* no memory: make the failure visible */
+                out[i] = NAN;
+    }
+}
+
+typedef struct {
+    const qbatch *xq;
+    int n;
+} rows_arg;
+
+static void rows_q8_kernel(float *out, const tensor *w, const void *arg, int r0, int r1)
+{
+    const rows_arg *a = arg;
+    kernels_active()->rows_q8(out, w, a->xq, a->n, r0, r1);
+}
+
+static void gemm_q8_kernel(float *out, const tensor *w, const void *arg, int r0, int r1)
+{
+    kernels_active()->gemm_q8(out, w, arg, r0, r1);
+}
+
 void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
                          int r0, int r1)
 {
     const kernel_table *k = kernels_active();
-    if (w->type == TENSOR_F32)
+    if (w->type == TENSOR_F32) {
         k->rows_f32(out, w, x, n, r0, r1);
-    else if (w->group % 32 == 0)
+    } else if (w->type == TENSOR_Q8_0_BLOCKS) {
+        if (n == 1 && k->matvec_q8b) {
+            k->matvec_q8b(out, w, xq, r0, r1);
+        } else {
+            rows_arg a = {xq, n};
+            blocks_by_rows(out, w, r0, r1, rows_q8_kernel, &a);
+        }
+    } else if (w->group % 32 == 0) {
         k->rows_q8(out, w, xq, n, r0, r1);
-    else
+    } else {
         kernels_scalar.rows_q8(out, w, xq, n, r0, r1);
+    }
 }
 
 int kernels_row_block(void)
@@ -314,7 +392,7 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 {
     const kernel_table *k = kernels_active();
     gemm_pack *p = NULL;
-    if (w->type == TENSOR_Q8_0 && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
+    if (tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
         p = gemm_pack_for(n, w->stride, w->group);
     if (!p) {
         kernels_matmul(out, w, x, xq, n);
@@ -338,8 +416,11 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
         int ranges = (rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
-            int r0 = i * per;
-            k->gemm_q8(out, w, p, r0, r0 + per < rows ? r0 + per : rows);
+            int r0 = i * per, r1 = r0 + per < rows ? r0 + per : rows;
+            if (w->type == TENSOR_Q8_0_BLOCKS)
+                blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
+            else
+                k->gemm_q8(out, w, p, r0, r1);
         }
     }
 }

@@ -13,6 +13,7 @@
 #include "chatfile.h"
 #include "cli.h"
 #include "cli_options.h"
+#include "cli_progress.h"
 #include "cli_persist.h"
 #include "gguf.h"
 #include "model.h"
@@ -90,22 +91,6 @@ static int open_tokenizer(const cli_options *o, const model *m, tokenizer **out)
     return 1;
 }
 
-/* The progress line on stderr while a big model's weights are converted at load
- * (a terminal only: a log gets the --verbose summary instead). */
-static void show_progress(void *user, uint64_t done, uint64_t total)
-{
-    static int shown = -1;
-    const char *name = user;
-    int pct = total ? (int)(100 * done / total) : 100;
-    if (pct == shown)
-        return;
-    shown = pct;
-    fprintf(stderr, "\rllmchat: loading %s: %3d%%", name, pct);
-    if (done >= total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
 /* --verbose: what the file is and what loading made of it. */
 static void describe_model(const model *m)
 {
@@ -175,18 +160,8 @@ static int choose_template(const cli_options *o, const model *m, const tokenizer
                            chat_template **out, char *note, size_t size)
 {
     const char *jinja = m->meta ? gguf_get_string(m->meta, "tokenizer.chat_template", NULL) : NULL;
-    template_kind kind = TEMPLATE_LLAMA2;
-    if (o->template_name) {
-        template_kind_parse(o->template_name, &kind); /* checked when parsed */
-        snprintf(note, size, "chat template %s (--template)", template_kind_name(kind));
-    } else if (template_kind_detect(jinja, &kind)) {
-        snprintf(note, size, "chat template %s (the model's)", template_kind_name(kind));
-    } else if (jinja) {
-        snprintf(note, size, "the model's chat template is not one llmchat knows: using llama2 "
-                 "(--template %s chooses another)", template_kind_list());
-    } else {
-        snprintf(note, size, "chat template llama2 (the default)");
-    }
+    template_kind kind;
+    template_choose(o->template_name, jinja, &kind, note, size); /* the name was checked */
     llm_err err;
     if (template_new(kind, tok, out, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
@@ -216,6 +191,8 @@ static int run(cli_options *o)
         return rc;
     }
 
+    if (o->mode == MODE_VIEW) /* no model: the trace holds what is shown */
+        return tui_view(o);
     if (o->resume && (rc = prepare_resume(o)) != 0)
         return rc;
     trace_reader *replay = NULL;
@@ -231,8 +208,8 @@ static int run(cli_options *o)
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
-    if (isatty(STDERR_FILENO)) {
-        mo.progress = show_progress;
+    if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
+        mo.progress = cli_progress_show;
         mo.progress_user = (void *)o->model_path;
     }
     model *m;

@@ -280,8 +280,6 @@ static void summarize(model *m, const struct model_load_state *s)
                    len = len < cap ? len : cap - 1)
     if (tally_types(s, MODEL_IN_PLACE, to, -1, types, sizeof types))
         PART("%s%s in place", len ? "; " : "", types);
-    if (tally_types(s, MODEL_REPACKED, to, -1, types, sizeof types))
-        PART("%s%s repacked into rows", len ? "; " : "", types);
     if (tally_types(s, MODEL_CONVERTED, to, 1, types, sizeof types))
         PART("%s%s quantized again into rows", len ? "; " : "", types);
     const char *top = tally_types(s, MODEL_CONVERTED, to, 0, types, sizeof types);
@@ -289,6 +287,7 @@ static void summarize(model *m, const struct model_load_state *s)
         PART("%s%s → %s at load", len ? "; " : "", types, to);
     format_bytes(size, sizeof size, (double)(m->owned_bytes + m->mapped_bytes));
     PART("%s%s resident", len ? ": " : "", size);
+    snprintf(m->weights_size, sizeof m->weights_size, "%s", size);
 #undef PART
     if (top)
         snprintf(m->weights_label, sizeof m->weights_label, "%s→%s", top, to);
@@ -340,12 +339,25 @@ static void weight_name(const model *m, weight_id w, int layer, char *out, size_
         snprintf(out, size, "%s", l2c[w]);
 }
 
+/* The first row of a Q8_0_BLOCKS tensor with a block whose half scale is NaN or
+ * infinite (all exponent bits set), or -1. */
+static ptrdiff_t first_bad_block_row(const tensor *t)
+{
+    int blocks = t->cols / QUANT_BLOCK;
+    for (int r = 0; r < t->rows; r++)
+        for (int g = 0; g < blocks; g++)
+            if ((tensor_block(t, r, g)[1] & 0x7c) == 0x7c)
+                return r;
+    return -1;
+}
+
 /* Fails when tensor t holds NaN or infinity: for Q8_0, in its scales (a group
  * quantized from non-finite values has a non-finite scale too), for F32 in its values. */
 static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int layer,
                                llm_err *err)
 {
-    ptrdiff_t bad = t->type == TENSOR_Q8_0
+    ptrdiff_t bad = t->type == TENSOR_Q8_0_BLOCKS ? first_bad_block_row(t)
+                    : t->type == TENSOR_Q8_0
                         ? first_bad_row(t->scale, t->rows, (size_t)(t->stride / t->group))
                         : first_bad_row(t->f, t->rows, (size_t)t->stride);
     if (bad < 0)

@@ -83,6 +83,7 @@ typedef struct {
     size_t mapped_bytes;       /* bytes of the file used as weights in place */
     char weights_label[32];    /* what the weights were and are: "Q8_0", "F32", "Q4_K→Q8_0" */
     char load_summary[224];    /* what loading did: "Q4_K, Q6_K → Q8_0 at load: 7.2 GB resident" */
+    char weights_size[32];     /* memory the weights take, converted and mapped: "7.2 GB" */
     const struct gguf *meta;   /* GGUF files: the parsed metadata (tokenizer, chat template);
                                   NULL for llama2.c files. Owned; valid until model_close */
 

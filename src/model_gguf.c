@@ -11,7 +11,7 @@
  * (shapes as (rows, cols); GGUF lists dims[0] = cols first). The matrices are stored
  * in the interleaved-pair RoPE layout llama2.c uses, so they are used as they are.
  *
- * Conversion: Q8_0 tensors become the row-aligned Q8_0 of quant.h (tensor_from_q8_0);
+ * Conversion: Q8_0 tensors are used in place (TENSOR_Q8_0_BLOCKS, tensor_from_q8_0);
  * every other type is decoded (dequant.h) and quantized to Q8_0 row by row, in
  * parallel, or decoded to fp32 for --weights f32; F32 tensors are used in place for
  * fp32. Norms are fp32, in place when stored as F32.
@@ -247,34 +247,19 @@ static void read_gguf_row(const void *src, int row, int cols, float *out)
 }
 
 /* A Q8_0 tensor from GGUF Q8_0 blocks (32 values and one half-precision scale each,
- * laid over the flattened (rows, cols) values). The kernels of quant.h want one fp32
- * scale per group of a row, so the blocks are repacked: when rows are whole blocks,
- * the int8 values are copied and the scales widened to fp32, exactly; when blocks
- * straddle rows (rows of 172), each row is decoded and quantized again with `group`.
- * This is the one place to change when kernels read the block layout in place. */
+ * laid over the flattened (rows, cols) values). When rows are whole blocks the blocks
+ * are used in place from the mapping (TENSOR_Q8_0_BLOCKS: the kernels read ggml's
+ * layout); when blocks straddle rows (rows of 172), each row is decoded and quantized
+ * again with `group`. */
 static bool tensor_from_q8_0(model *m, tensor *t, const gguf_tensor *src, int rows, int cols,
                              int group)
 {
     if (cols % GGML_BLOCK_32 != 0)
         return model_tensor_convert(m, t, TENSOR_Q8_0, group, rows, cols, read_gguf_row, src);
-    int blocks_per_row = cols / GGML_BLOCK_32;
-    int8_t *q = model_own(m, (size_t)rows * cols);
-    float *scale = model_own(m, sizeof(float) * (size_t)rows * blocks_per_row);
-    if (!q || !scale)
-        return false;
-    const unsigned char *blocks = src->data;
-#pragma omp parallel for schedule(static)
-    for (int r = 0; r < rows; r++) {
-        for (int b = 0; b < blocks_per_row; b++) {
-            size_t i = (size_t)r * blocks_per_row + b;
-            ggml_block_q8_0 blk;
-            memcpy(&blk, blocks + i * sizeof blk, sizeof blk);
-            memcpy(q + i * GGML_BLOCK_32, blk.qs, GGML_BLOCK_32);
-            scale[i] = ggml_fp16_to_f32(blk.d);
-        }
-    }
-    *t = (tensor){.type = TENSOR_Q8_0, .rows = rows, .cols = cols, .stride = cols,
-                  .group = GGML_BLOCK_32, .q = q, .scale = scale};
+    _Static_assert(sizeof(ggml_block_q8_0) == QUANT_BLOCK_BYTES && (int)GGML_BLOCK_32 == (int)QUANT_BLOCK,
+                   "GGUF's Q8_0 block is quant.h's");
+    *t = (tensor){.type = TENSOR_Q8_0_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                  .group = QUANT_BLOCK, .blocks = src->data};
     return true;
 }
 
@@ -306,8 +291,10 @@ static bool load_weight(model *m, const weight *w, const model_options *opt)
     model_treatment how = MODEL_CONVERTED;
     if (opt->weights == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
         ok = tensor_from_q8_0(m, w->out, t, w->rows, w->cols, opt->group);
-        if (w->cols % GGML_BLOCK_32 == 0)
-            how = MODEL_REPACKED;
+        if (w->cols % GGML_BLOCK_32 == 0) {
+            how = MODEL_IN_PLACE;
+            m->mapped_bytes += (size_t)t->bytes;
+        }
     } else if (opt->weights == TENSOR_Q8_0 && f32_aligned)
         ok = model_tensor_quantize(m, w->out, t->data, w->rows, w->cols, opt->group);
     else

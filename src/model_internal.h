@@ -5,6 +5,7 @@
 #ifndef LLMCHAT_MODEL_INTERNAL_H
 #define LLMCHAT_MODEL_INTERNAL_H
 
+#include "llama2c.h"
 #include "model.h"
 
 /* Upper bounds of a sane shape: far beyond any Llama 2 model, small enough that no
@@ -35,7 +36,6 @@ void model_set_shape(model *m, const model_shape *s, bool shared_classifier);
 /* What loading did with a matrix of the file. */
 typedef enum {
     MODEL_IN_PLACE,    /* used where it lies in the mapping */
-    MODEL_REPACKED,    /* the same values in another layout (exact) */
     MODEL_CONVERTED,   /* decoded and quantized again (or decoded to fp32) */
 } model_treatment;
 
@@ -74,6 +74,9 @@ typedef void (*model_row_reader)(const void *src, int row, int cols, float *out)
  * read gives, rows converted in parallel. Returns false when out of memory. */
 bool model_tensor_convert(model *m, tensor *t, tensor_type want, int group, int rows, int cols,
                           model_row_reader read, const void *src);
+
+/* The tensor of llama2.c part p (a matrix) of layer l, for the loader and the writer. */
+const tensor *model_part_tensor(const model *m, llama2c_part p, int l);
 
 /* The format loaders: from m->map (m->map_bytes) they validate the file, fill
  * m->config, m->format, m->format_name, m->n_params and every weight, or fail with a

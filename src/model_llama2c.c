@@ -124,10 +124,9 @@ static void read_flat_q8_row(const void *src, int row, int cols, float *out)
     }
 }
 
-/* The tensor a matrix part of layer l goes to. */
-static tensor *part_tensor(model *m, llama2c_part p, int l)
+const tensor *model_part_tensor(const model *m, llama2c_part p, int l)
 {
-    model_layer *y = &m->layers[l];
+    const model_layer *y = &m->layers[l];
     switch (p) {
     case LLAMA2C_TOKEN_EMBEDDING: return &m->token_embedding;
     case LLAMA2C_WCLS: return &m->wcls;
@@ -234,7 +233,7 @@ llm_status model_load_llama2c(model *m, const model_options *opt, llm_err *err)
                 p += 4 * rows * cols; /* the RoPE tables are skipped */
                 continue;
             }
-            tensor *t = part_tensor(m, part, l);
+            tensor *t = (tensor *)model_part_tensor(m, part, l); /* the model being built */
             bool ok = h.version == 2
                           ? load_q8(m, t, p, (int)rows, (int)cols, h.group, opt)
                           : load_fp32(m, t, p, (int)rows, (int)cols, opt);

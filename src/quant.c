@@ -64,10 +64,42 @@ void qbatch_quantize(qbatch *b, const float *x, int n)
                            x + (size_t)i * b->len, b->len, b->stride, b->group);
 }
 
+float quant_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | man << 13; /* infinity or NaN */
+    } else if (exp != 0) {
+        bits = sign | (exp + 112) << 23 | man << 13;
+    } else if (man == 0) {
+        bits = sign; /* zero */
+    } else { /* subnormal: normalise */
+        int e = -1;
+        do {
+            man <<= 1;
+            e++;
+        } while (!(man & 0x400));
+        bits = sign | (uint32_t)(112 - e) << 23 | (man & 0x3ff) << 13;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 void quant_dequantize_row(float *out, const tensor *w, int row)
 {
     if (w->type == TENSOR_F32) {
         memcpy(out, w->f + (size_t)row * w->stride, sizeof(float) * w->cols);
+        return;
+    }
+    if (w->type == TENSOR_Q8_0_BLOCKS) {
+        for (int g = 0; g < w->cols / QUANT_BLOCK; g++) {
+            const uint8_t *b = tensor_block(w, row, g);
+            float s = quant_block_scale(b);
+            const int8_t *q = quant_block_values(b);
+            for (int i = 0; i < QUANT_BLOCK; i++)
+                out[g * QUANT_BLOCK + i] = q[i] * s;
+        }
         return;
     }
     const int8_t *q = w->q + (size_t)row * w->stride;

@@ -17,19 +17,54 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { QUANT_GROUP_DEFAULT = 32, QUANT_GROUP_MAX = 1024 };
+enum {
+    QUANT_GROUP_DEFAULT = 32,
+    QUANT_GROUP_MAX = 1024,
+    QUANT_BLOCK = 32,        /* values in a block of the GGUF layout */
+    QUANT_BLOCK_BYTES = 34,  /* its bytes: an IEEE half scale, then 32 int8 values */
+};
 
-typedef enum { TENSOR_F32 = 0, TENSOR_Q8_0 = 1 } tensor_type;
+/* How a tensor's values are stored. Q8_0 and Q8_0_BLOCKS hold the same numbers (int8
+ * values times one scale per group of a row) in two layouts: Q8_0 keeps a row's int8
+ * values together and its fp32 scales apart (llama2.c's layout, and what the loader
+ * builds); Q8_0_BLOCKS is ggml's block_q8_0, used in place from a GGUF file: each row is
+ * cols / 32 blocks of QUANT_BLOCK_BYTES. */
+typedef enum { TENSOR_F32 = 0, TENSOR_Q8_0 = 1, TENSOR_Q8_0_BLOCKS = 2 } tensor_type;
 
 typedef struct {
     tensor_type type;
     int rows, cols;      /* logical shape (out, in) */
-    int stride;          /* values per stored row: cols for F32, cols rounded up to group for Q8_0 */
-    int group;           /* Q8_0 values per scale (a multiple of 32 or the whole padded row); 0 for F32 */
+    int stride;          /* values per stored row: cols for F32 and Q8_0_BLOCKS, cols rounded
+                            up to group for Q8_0 */
+    int group;           /* values per scale: for Q8_0 a multiple of 32 or the whole padded
+                            row, for Q8_0_BLOCKS 32; 0 for F32 */
     const float *f;      /* F32: (rows, stride) */
     const int8_t *q;     /* Q8_0: (rows, stride), zeros in the padding */
     const float *scale;  /* Q8_0: (rows, stride / group) */
+    const uint8_t *blocks; /* Q8_0_BLOCKS: (rows, cols / 32) blocks; cols % 32 == 0 */
 } tensor;
+
+/* True for both int8 layouts: the tensor multiplies activations quantized with its
+ * group and stride (a qbatch). */
+static inline bool tensor_is_q8(const tensor *t)
+{
+    return t->type == TENSOR_Q8_0 || t->type == TENSOR_Q8_0_BLOCKS;
+}
+
+/* The block of row r, group g of a Q8_0_BLOCKS tensor; its scale and values. */
+static inline const uint8_t *tensor_block(const tensor *t, int r, int g)
+{
+    return t->blocks + ((size_t)r * (t->cols / QUANT_BLOCK) + g) * QUANT_BLOCK_BYTES;
+}
+float quant_half_to_float(uint16_t h);
+static inline float quant_block_scale(const uint8_t *block)
+{
+    return quant_half_to_float((uint16_t)(block[0] | block[1] << 8));
+}
+static inline const int8_t *quant_block_values(const uint8_t *block)
+{
+    return (const int8_t *)(block + 2);
+}
 
 /* A batch of activation vectors quantized for one tensor's group and stride. */
 typedef struct {

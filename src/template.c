@@ -8,6 +8,7 @@
  * Owns the template object; borrows the tokenizer. */
 #include "template.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,25 @@ bool template_kind_detect(const char *jinja, template_kind *out)
         *out = strstr(jinja, "<<SYS>>") ? TEMPLATE_LLAMA2 : TEMPLATE_MISTRAL;
     else
         return false;
+    return true;
+}
+
+bool template_choose(const char *name, const char *jinja, template_kind *out, char *note,
+                     size_t size)
+{
+    *out = TEMPLATE_LLAMA2;
+    if (name) {
+        if (!template_kind_parse(name, out))
+            return false;
+        snprintf(note, size, "chat template %s (--template)", kind_names[*out]);
+    } else if (template_kind_detect(jinja, out)) {
+        snprintf(note, size, "chat template %s (the model's)", kind_names[*out]);
+    } else if (jinja) {
+        snprintf(note, size, "the model's chat template is not one llmchat knows: using llama2 "
+                 "(--template %s chooses another)", template_kind_list());
+    } else {
+        snprintf(note, size, "chat template llama2 (the default)");
+    }
     return true;
 }
 

@@ -25,6 +25,7 @@
 #define LLMCHAT_TEMPLATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "status.h"
 #include "tokenizer.h"
@@ -51,6 +52,13 @@ const char *template_kind_list(void);
  * structure: <|im_start|> is chatml; <|user|> with <|assistant|> is zephyr; [INST]
  * with a <<SYS>> block is llama2, without one mistral. False for anything else. */
 bool template_kind_detect(const char *jinja, template_kind *out);
+
+/* The template to use: name (--template) when given, else the kind the model's Jinja
+ * template renders (jinja may be NULL: none), else llama2. note receives what was
+ * chosen and why ("chat template chatml (the model's)"; a template not recognised gets
+ * a notice that llama2 is used). False when name is not a template's name. */
+bool template_choose(const char *name, const char *jinja, template_kind *out, char *note,
+                     size_t size);
 
 /* A Jinja template that renders like kind k (what the converter writes into GGUF
  * files). A static string. */

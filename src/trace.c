@@ -202,17 +202,14 @@ static void write_header(trace_writer *t)
                 c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
                 c->seq_len);
     }
-    if (t->template_name) {
-        fputs(",\"template\":", f);
-        trace_json_string(f, t->template_name);
-    }
     if (r->kv_cache)
         fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
     if (r->kernels)
         fprintf(f, ",\"kernels\":\"%s\"", r->kernels);
-    if (r->template_name) {
+    const char *tmpl = t->template_name ? t->template_name : r->template_name; /* once */
+    if (tmpl) {
         fputs(",\"template\":", f);
-        trace_json_string(f, r->template_name);
+        trace_json_string(f, tmpl);
     }
     if (t->has_sampler || r->steps || r->ctx) {
         fputs(",\"options\":{", f);

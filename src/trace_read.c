@@ -248,6 +248,17 @@ static int vocab_limit(const trace_reader *r)
     return 1 << 24;
 }
 
+/* One past the highest position a record may name: the context of the run the header
+ * describes (its options, else its model), else POS_MAX. */
+static int pos_limit(const trace_reader *r)
+{
+    if (r->h.ctx > 0)
+        return r->h.ctx;
+    if (r->h.has_config && r->h.config.seq_len > 0)
+        return r->h.config.seq_len;
+    return POS_MAX;
+}
+
 static void learn_piece(trace_reader *r, int id, const char *piece)
 {
     if (r->h.n_vocab > 0 || id < 0 || id >= vocab_limit(r))
@@ -328,17 +339,23 @@ static void read_sampler(trace_reader *r, step_record *rec, const json_value *s,
 }
 
 /* Takes the model shape from the first record with attention or a lens when the
- * header gave none (version 0 traces). */
+ * header gave none (version 0 traces). A lens gives the layers only, and once they are
+ * known they stay (records already read hold lens arrays that long): a later lens or
+ * attention of other layers is dropped by its reader, and an attention of as many
+ * layers adds the heads. */
 static void infer_shape(trace_reader *r, const json_value *attn, const json_value *lens)
 {
     if (r->h.has_config)
         return;
     model_config *c = &r->h.config;
+    bool layers_known = c->n_layers > 0;
     if (attn && length(attn) > 0 && length(attn) <= SHAPE_MAX && attn->items[0].type == JSON_ARRAY &&
         length(&attn->items[0]) > 0 && length(&attn->items[0]) <= SHAPE_MAX) {
+        if (layers_known && length(attn) != c->n_layers)
+            return;
         c->n_layers = length(attn);
         c->n_heads = length(&attn->items[0]);
-    } else if (lens && length(lens) > 0 && length(lens) <= SHAPE_MAX) {
+    } else if (lens && !layers_known && length(lens) > 0 && length(lens) <= SHAPE_MAX) {
         c->n_layers = length(lens);
         c->n_heads = 0;
     } else {
@@ -440,8 +457,11 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     memset(&rec, 0, sizeof rec);
     long pos, token, next;
     int limit = vocab_limit(r);
+    int positions = pos_limit(r);
     if (!get_int(v, "pos", 0, POS_MAX - 1, &pos))
         return problem(r, line, "no \"pos\" (a position from 0); skipped");
+    if (pos >= positions)
+        return problem(r, line, "position %ld is past the context of %d positions; skipped", pos, positions);
     if (!get_int(v, "token", 0, limit - 1, &token))
         return problem(r, line, "no \"token\" in the vocabulary (0..%d); skipped", limit - 1);
     if (!get_int(v, "next", -1, limit - 1, &next))

@@ -198,7 +198,7 @@ static qbatch *qbatch_for(transformer *t, int len, int group)
 /* Registers the (cols, group) of a Q8_0 weight; returns false when out of room. */
 static bool qbatch_register(transformer *t, const tensor *w)
 {
-    if (w->type != TENSOR_Q8_0 || qbatch_for(t, w->cols, w->group))
+    if (!tensor_is_q8(w) || qbatch_for(t, w->cols, w->group))
         return true;
     if (t->n_qb == MAX_QBATCHES)
         return false;
@@ -300,7 +300,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     t->m = m;
     t->ctx = ctx_len ? ctx_len : p->seq_len;
     if (kv == TRANSFORMER_KV_AUTO)
-        kv = m->layers[0].wq.type == TENSOR_Q8_0 ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
+        kv = tensor_is_q8(&m->layers[0].wq) ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
     t->kv = kv;
     size_t cache = (size_t)p->n_layers * t->ctx * p->kv_dim;
     size_t rows = (size_t)p->n_layers * p->n_kv_heads * t->ctx;
@@ -318,7 +318,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         ok = t->kq && t->vq && t->ks && t->vs && t->kv_f32;
     }
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
-    if (m->wcls.type == TENSOR_Q8_0)
+    if (tensor_is_q8(&m->wcls))
         ok = ok && (t->cls_q = qbatch_new(t->ctx, m->wcls.cols, m->wcls.group)) != NULL;
     else
         ok = ok && (t->cls_f = malloc(sizeof(float) * (size_t)t->ctx * p->dim)) != NULL;
@@ -373,7 +373,7 @@ static void matmul_shared(transformer *t, const float *x, int n, int count,
     int n_done = 0;
     for (int j = 0; j < count; j++) {
         qbatch *xq = NULL;
-        if (w[j]->type == TENSOR_Q8_0) {
+        if (tensor_is_q8(w[j])) {
             xq = qbatch_for(t, w[j]->cols, w[j]->group);
             bool fresh = true;
             for (int d = 0; d < n_done; d++)
@@ -705,10 +705,10 @@ static void rows_run(const rows_job *j, int r0, int r1)
 
 /* Thread tid's share of the rows of `count` jobs, when nt threads share them: one
  * contiguous range of each matrix, starting at a multiple of the kernels' row block
- * (so results do not depend on the split). One long stream per matrix and thread is
- * what the memory system serves fastest (small ranges handed out as threads come free
- * were slower); a thread that loses its core is handled by forward_one falling back to
- * one thread. No barrier at the end: the caller places it. */
+ * (so results do not depend on the split): one long stream per matrix and thread,
+ * which the memory system serves fastest (docs/performance.md); a thread that loses
+ * its core is handled by forward_one falling back to one thread. No barrier at the
+ * end: the caller places it. */
 static void rows_share(const rows_job *jobs, int count, int tid, int nt)
 {
     int block = kernels_row_block();
@@ -726,7 +726,7 @@ static void rows_share(const rows_job *jobs, int count, int tid, int nt)
 /* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
 static const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w)
 {
-    int i = w->type == TENSOR_Q8_0 ? qbatch_index(t, w->cols, w->group) : -1;
+    int i = tensor_is_q8(w) ? qbatch_index(t, w->cols, w->group) : -1;
     return i < 0 ? NULL : ln->qb[i];
 }
 

@@ -20,8 +20,8 @@ run_bench() {
 # ---- one shape, JSON, with --scaling ----
 run_bench --shape 15M --json --steps 16 --prompt 32 --scaling --cache "$T/cache" </dev/null
 assert_status 0
-[ -s "$T/cache/random-15M-q80.bin" ] || fail "no model file in the cache directory"
-"$PYTHON" - "$T/out" "$T/cache/random-15M-q80.bin" "${LLMCHAT_SANITIZERS:-no}" <<'PYEOF' || fail "the JSON object is not what --help documents"
+[ -s "$T/cache/random-15M-q8_0.bin" ] || fail "no model file in the cache directory"
+"$PYTHON" - "$T/out" "$T/cache/random-15M-q8_0.bin" "${LLMCHAT_SANITIZERS:-no}" <<'PYEOF' || fail "the JSON object is not what --help documents"
 import json, math, os, sys
 lines = [l for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
 if len(lines) != 1:
@@ -166,9 +166,14 @@ grep -q '^15M ' "$T/out" || fail "no 15M row in the table"
 pass "--against llama.cpp without a llama-bench: skipped with a message"
 
 # ---- the file it wrote is a model llmchat runs (random weights: any tokens) ----
-run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 8 -t 0 -i "Once" "$T/cache/random-15M-q80.bin" </dev/null
+run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 8 -t 0 -i "Once" "$T/cache/random-15M-q8_0.bin" </dev/null
 assert_status 0
-pass "llmchat runs the benchmark's model file"
+cp "$T/out" "$T/bin_text"
+# the GGUF file of the same weights (Q8_0 blocks, read in place) gives the same text
+run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 8 -t 0 -i "Once" "$T/cache/random-15M-q8_0.gguf" </dev/null
+assert_status 0
+cmp -s "$T/out" "$T/bin_text" || fail "the GGUF file's text differs from the llama2.c file's: $(cat "$T/out")"
+pass "llmchat runs the benchmark's model files, llama2.c and GGUF, to the same text"
 
 # ---- the table, reusing the cached file ----
 run_bench --shape 15M --steps 16 --prompt 32 --cache "$T/cache" </dev/null

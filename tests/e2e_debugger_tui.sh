@@ -2,7 +2,10 @@
 # e2e_debugger_tui.sh — the TUI's debugger views driven in tmux as a person does it,
 # on the bundled chat260K: Tokens shows, after a sampled decision, each candidate's
 # final probability or the stage that removed it; /set changes the sampler from the
-# next token (the status line shows it) and refuses bad names and values.
+# next token (the status line shows it) and refuses bad names and values; the
+# Attention pane's views ('v'): the logit lens at the reply's " named" shows the
+# requested name rising through the layers to the top at the last one, the lens grid,
+# every head of a layer, the layers x heads grid and Enter from it to the heatmap.
 # Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -42,6 +45,52 @@ wait_for "[temperature 0.3  top-k 5  top-p 0.9  min-p 0"
 screen | grep -q "T 0.3 k 5 p 0.9" || show_screen_and_fail "a refused /set changed the status line"
 pass "/set changes the sampler (status line), refuses bad names and values, shows all"
 
+keys C-d
+wait_exit
+assert_status 0
+
+# ---- the Attention pane's views, at the reply's " named" ----
+start -- -m tui -t 0 -i "Tell me a story about a dog named Lily." "$model"
+wait_for "idle |"
+newest=$(screen | grep -o '[0-9]*/512 |' | head -n 1 | cut -d/ -f1)
+[ -n "$newest" ] || show_screen_and_fail "no position count in the status line"
+keys Tab Tab Tab
+wait_for "layer 1/5  head 1/8"
+p=$((newest - 1))
+found=
+while [ "$p" -gt 0 ]; do
+    keys Left
+    p=$((p - 1))
+    wait_for "pos $p of 0-"
+    if screen | grep -q "id [0-9]*  ␣named  gen"; then
+        found=$p
+        break
+    fi
+done
+[ -n "$found" ] || show_screen_and_fail "no generated ' named' in the reply"
+keys v
+wait_for "logit lens  pos $found ␣named → ␣Lily"
+screen | grep -q '│5   ␣Lily [0-9]' || show_screen_and_fail "the last layer's top token is not ␣Lily"
+screen | grep -q '│1   ␣named' || show_screen_and_fail "the first layer does not predict its input"
+screen | grep '│[234]   ' | grep -q '␣Lily' || show_screen_and_fail "␣Lily is in no middle layer's top 3"
+pass "the logit lens at ' named' shows the name entering the top 3 in a middle layer"
+
+keys v
+wait_for "logit lens grid"
+screen | grep -q '│5 .*␣Lily' || show_screen_and_fail "the lens grid's last layer does not reach ␣Lily"
+keys v
+wait_for "heads of layer 1/5 at pos $found"
+screen | grep -q '│H8 .*H [0-9.]* .*@[0-9]' || show_screen_and_fail "head 8 shows no entropy and top key"
+keys v
+wait_for "layers x heads at pos $found"
+screen | grep -q '│L5 ' || show_screen_and_fail "the grid has no layer 5"
+keys e
+wait_for "BOS weight (e)"
+keys ']' ']' '}' '}' '}'
+keys Enter
+wait_for "layer 3/5  head 4/8"
+pass "the lens grid, the heads of a layer, the layers x heads grid, Enter to the heatmap"
+keys Tab
 keys C-d
 wait_exit
 assert_status 0

@@ -10,13 +10,16 @@
 B=$(dirname "$LLMCHAT_BIN")/fuzz
 C=$LLMCHAT_SRCDIR/fuzz/corpus
 
-for t in model tokenizer encode template chatfile; do
+for t in model tokenizer encode template chatfile gguf config trace; do
     [ -x "$B/replay_$t" ] || hard_error "$B/replay_$t was not built"
     set -- "$C/$t"
     case $t in
     model) set -- "$@" "$DATA/stories260K.bin" "$DATA/stories260K_q80.bin" \
-        "$DATA/aidreams260K.bin" "$DATA/stories260K-gguf-v1-head.gguf" "$BUNDLED/chat260K_q80.bin" ;;
+        "$DATA/aidreams260K.bin" "$DATA/stories260K-gguf-v1-head.gguf" "$BUNDLED/chat260K_q80.bin" \
+        "$DATA/stories260K.gguf" "$DATA/stories260K-q8_0.gguf" "$DATA/gguf-types" ;;
     tokenizer) set -- "$@" "$DATA/tok512.bin" "$DATA/tokenizer.bin" "$DATA/babyllama_tok105.bin" ;;
+    gguf) set -- "$@" "$DATA/stories260K.gguf" "$DATA/stories260K-q8_0.gguf" \
+        "$DATA/ggml-vocab-llama-spm.gguf" "$DATA/stories260K-gguf-v1-head.gguf" "$DATA/gguf-types" ;;
     esac
     run_program "replay_$t" "$B/replay_$t" "$@"
     assert_status 0

@@ -1,11 +1,12 @@
 #!/bin/sh
 # e2e_gguf.sh — GGUF models end to end: stories260K.gguf gives the reference C
-# implementation's greedy text with --weights f32 and the same text as stories260K.bin when
-# quantized at load; stories260K-q8_0.gguf agrees with stories260K_q80.bin on the first
-# sentence of every golden prompt; the tokenizer comes from the file (no tokenizer.bin
-# anywhere); -z takes a vocabulary-only GGUF; --verbose says what loading did; every
-# hostile file (made at test time, byte-identical to the reference set's) is refused with a
-# message and exit status 1.
+# implementation's greedy text with --weights f32, and exactly stories260K.bin's text in
+# fp32 and when quantized at load; stories260K-q8_0.gguf agrees with stories260K_q80.bin on
+# the first sentence of every golden prompt (the same int8 values, but GGUF keeps the
+# scales in half precision, so the texts part later); the tokenizer comes from the file
+# (no tokenizer.bin anywhere); -z takes a vocabulary-only GGUF; a gpt2 tokenizer is
+# refused by name; --verbose says what loading did; every hostile file (made at test time,
+# byte-identical to the reference set's) is refused with a message and exit status 1.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 golden=$GOLDEN/generate_greedy.jsonl
@@ -26,17 +27,20 @@ while [ "$i" -lt "$count" ]; do
     fi
     prompt=$(jsonl_get "$golden" "$i" prompt)
     steps=$(jsonl_get "$golden" "$i" steps)
-    jsonl_get "$golden" "$i" text | "$PYTHON" -c \
-        'import sys; t = sys.stdin.read(); sys.stdout.write(t[:-1] if t.endswith("\n") else t)' \
-        >"$T/want"
+    golden_text "$golden" "$i" >"$T/want"
 
     # fp32: the reference implementation's text
     run_llmchat -m generate --weights f32 -t 0 -n "$steps" -i "$prompt" "$T/alone/stories260K.gguf" </dev/null
     assert_status 0
     assert_prefix "golden $i (stories260K.gguf --weights f32, prompt '$prompt')" "$T/want" "$T/out"
 
-    # quantized at load: exactly what stories260K.bin gives (the same fp32 numbers)
+    # the same numbers: exactly the text of stories260K.bin in fp32
     cp "$T/out" "$T/gguf_f32"
+    run_llmchat -m generate --weights f32 -t 0 -n "$steps" -z "$DATA/tok512.bin" -i "$prompt" "$DATA/stories260K.bin" </dev/null
+    assert_status 0
+    cmp -s "$T/out" "$T/gguf_f32" || fail "prompt '$prompt': stories260K.gguf and stories260K.bin give different text in fp32"
+
+    # quantized at load: exactly what stories260K.bin gives (the same fp32 numbers)
     run_llmchat -m generate -t 0 -n "$steps" -i "$prompt" "$T/alone/stories260K.gguf" </dev/null
     assert_status 0
     cp "$T/out" "$T/gguf_q8"
@@ -58,7 +62,7 @@ while [ "$i" -lt "$count" ]; do
     i=$((i + 1))
 done
 [ "$n" -ge 5 ] || fail "only $n golden prompts for stories260K.bin"
-pass "$n golden prompts: stories260K.gguf = reference (fp32) and = stories260K.bin (Q8_0); stories260K-q8_0.gguf agrees with stories260K_q80.bin"
+pass "$n golden prompts: stories260K.gguf = reference = stories260K.bin (fp32) and = stories260K.bin (Q8_0); stories260K-q8_0.gguf agrees with stories260K_q80.bin"
 
 # ---- the tokenizer: from the file, or a vocabulary-only GGUF with -z ----
 run_llmchat -m tokenize -i "Once upon a time" "$T/alone/stories260K.gguf" </dev/null
@@ -73,6 +77,22 @@ for k in 0 7 100 479; do
 done
 pass "the tokenizer comes from the GGUF file; -z takes a vocabulary-only GGUF"
 
+# a tokenizer llmchat cannot run: stories260K.gguf with tokenizer.ggml.model "gpt2"
+# (one byte shorter; one more padding byte keeps the data at byte 14,176)
+"$PYTHON" - "$DATA/stories260K.gguf" "$T/alone/tok-gpt2.gguf" <<'PY' || fail "could not make tok-gpt2.gguf"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+k = b.index(b"tokenizer.ggml.model") + len(b"tokenizer.ggml.model")
+assert struct.unpack_from("<IQ", b, k) == (8, 5) and b[k + 12:k + 17] == b"llama"
+out = b[:k] + struct.pack("<IQ", 8, 4) + b"gpt2" + b[k + 17:14176] + b"\0" + b[14176:]
+open(sys.argv[2], "wb").write(out)
+PY
+run_llmchat -m generate -t 0 -n 4 -i "Once" "$T/alone/tok-gpt2.gguf" </dev/null
+assert_status 1
+assert_error_message
+assert_file_contains "the gpt2 tokenizer is named" "$T/err" "tokenizer model 'gpt2' is not supported"
+pass "a GGUF model whose tokenizer is gpt2 (byte-level BPE) is refused by name"
+
 # ---- --verbose says what loading did ----
 run_llmchat --verbose -m generate -t 0 -n 4 -i "Once" "$T/alone/stories260K.gguf" </dev/null
 assert_status 0
@@ -82,7 +102,7 @@ assert_file_contains "--verbose says what was converted" "$T/err" "F32 → Q8_0 
 assert_file_contains "--verbose names the tokenizer" "$T/err" "tokenizer: the model's own (512 tokens)"
 run_llmchat --verbose -m generate -t 0 -n 4 -i "Once" "$T/alone/stories260K-q8_0.gguf" </dev/null
 assert_status 0
-assert_file_contains "--verbose on the Q8_0 file" "$T/err" "Q8_0 repacked into rows"
+assert_file_contains "--verbose on the Q8_0 file" "$T/err" "Q8_0 in place"
 pass "--verbose describes the model, the conversion and the tokenizer"
 
 # ---- hostile files ----

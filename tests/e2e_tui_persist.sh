@@ -108,7 +108,7 @@ pass "SIGTERM puts the terminal back, saves the chat and quits with 143"
 start_kept -m tui --resume -t 0 -n 60 -z "$TOK"
 wait_for "[loaded " # (the rest of the notice, a long path, wraps)
 wait_for "Tell me a story about Tom."
-wait_for "Assistant: Once"
+wait_for "Assistant [branch 2/2]: Once" # the autosave kept the reply before Backspace as branch 1
 type_text "/resume"
 keys Enter
 wait_for "[no saved chats yet]" # the only one is this session's own

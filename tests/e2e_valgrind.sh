@@ -45,7 +45,11 @@ pass "generate: no memory errors, no leaks"
     printf '%s\n' "/nonsense"
     printf '%s\n' "/quit"
 } >"$T/in"
-vg chat -m chat -c 96 -n 30 -s 7 --kernels avx2 -z "$DATA/tok512.bin" \
+# the AVX2 kernels where this build and CPU have them (not in a --disable-simd build)
+chat_kernels=avx2
+"$LLMCHAT_BIN" -m generate -n 1 --kernels avx2 -z "$DATA/tok512.bin" "$DATA/stories260K.bin" \
+    </dev/null >/dev/null 2>&1 || chat_kernels=scalar
+vg chat -m chat -c 96 -n 30 -s 7 --kernels "$chat_kernels" -z "$DATA/tok512.bin" \
     "$BUNDLED/chat260K.bin" <"$T/in"
 assert_status 0
 [ "$(grep -c . "$T/out")" -ge 4 ] || fail "the scripted chat gave fewer than 4 replies"

@@ -212,6 +212,13 @@ sys.stdout.write(v)
 EOF
 }
 
+# golden_text FILE INDEX: record INDEX's "text" without its final newline, if any: the
+# part of a reference generation that ours must start with.
+golden_text() {
+    jsonl_get "$1" "$2" text | "$PYTHON" -c \
+        'import sys; t = sys.stdin.read(); sys.stdout.write(t[:-1] if t.endswith("\n") else t)'
+}
+
 # trim: strips leading and trailing whitespace from stdin.
 trim() {
     "$PYTHON" -c 'import sys; sys.stdout.write(sys.stdin.read().strip())'

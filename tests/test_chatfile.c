@@ -66,7 +66,7 @@ START_TEST(test_round_trip)
     ck_assert_msg(chatfile_read(path, &back, &err) == LLM_OK, "%s", err.text);
     unlink(path);
 
-    ck_assert_int_eq(back.version, CHATFILE_VERSION);
+    ck_assert_int_eq(back.version, 1); /* no branches: the version older readers read */
     ck_assert_str_eq(back.model, cf.model);
     ck_assert_str_eq(back.tokenizer, "tok.bin");
     ck_assert_str_eq(back.template_name, "llama2");
@@ -129,7 +129,7 @@ START_TEST(test_refusals)
     parse_fails("{\"turns\": []}", "\"llmchat_chat\" expected");
     parse_fails("{\"llmchat_chat\": \"1\", \"turns\": []}", "version number");
     parse_fails("{\"llmchat_chat\": 0, \"turns\": []}", "version number");
-    parse_fails("{\"llmchat_chat\": 2, \"turns\": []}", "newer llmchat (format version 2");
+    parse_fails("{\"llmchat_chat\": 3, \"turns\": []}", "newer llmchat (format version 3");
     parse_fails("{\"llmchat_chat\": 1}", "\"turns\" is missing");
     parse_fails("{\"llmchat_chat\": 1, \"turns\": {}}", "\"turns\" is an object, not an array");
     parse_fails("{\"llmchat_chat\": 1, \"turns\": [3]}", "turn 1 is a number, not an object");

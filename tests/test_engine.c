@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "kernels.h"
 #include "testutil.h"
 
 static model *m;
@@ -216,27 +217,40 @@ END_TEST
 
 START_TEST(test_batch_equals_sequential)
 {
-    engine *a = new_engine(0, false, 0.0f), *b = new_engine(0, false, 0.0f);
-    int ids[64];
-    int n = prompt_ids("Lily and Tom went to the park to play with a ball", ids, 64);
-    llm_err err;
-    ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
-    for (int i = 0; i < n; i++)
-        ck_assert_int_eq(engine_prefill(b, ids + i, 1, &err), LLM_OK);
-    /* equal up to float rounding, and the int8 steps it can move an activation by
-     * (prefill's GEMM sums in another order than one token's kernels) */
-    int same_top = 0;
-    for (int p = 0; p < n; p++) {
-        const step_record *ra = engine_record(a, p), *rb = engine_record(b, p);
-        same_top += ra->top[0].id == rb->top[0].id;
-        ck_assert_float_eq_tol(ra->top[0].logit, rb->top[0].logit,
-                               0.02 * fabsf(ra->top[0].logit) + 0.01);
-        if (p < n - 1)
-            ck_assert_float_eq_tol(ra->next_prob, rb->next_prob, 0.02);
+    /* On every kernel set this build and CPU have: equal up to float rounding and the
+     * int8 steps it can move an activation by (prefill's GEMM and batched attention sum
+     * in another order than one token's kernels; on this small model one step can move
+     * a logit by a few percent, so single positions get 5% and the mean 1%). */
+    for (int isa = KERNELS_SCALAR; isa < KERNELS_COUNT; isa++) {
+        if (!kernels_isa_supported((kernels_isa)isa))
+            continue;
+        kernels_init((kernels_isa)isa);
+        engine *a = new_engine(0, false, 0.0f), *b = new_engine(0, false, 0.0f);
+        int ids[64];
+        int n = prompt_ids("Lily and Tom went to the park to play with a ball", ids, 64);
+        llm_err err;
+        ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
+        for (int i = 0; i < n; i++)
+            ck_assert_int_eq(engine_prefill(b, ids + i, 1, &err), LLM_OK);
+        int same_top = 0;
+        double rel_sum = 0.0;
+        for (int p = 0; p < n; p++) {
+            const step_record *ra = engine_record(a, p), *rb = engine_record(b, p);
+            same_top += ra->top[0].id == rb->top[0].id;
+            ck_assert_float_eq_tol(ra->top[0].logit, rb->top[0].logit,
+                                   0.05 * fabsf(ra->top[0].logit) + 0.01);
+            rel_sum += fabsf(ra->top[0].logit - rb->top[0].logit) /
+                       (fabsf(ra->top[0].logit) + 0.01f);
+            if (p < n - 1)
+                ck_assert_float_eq_tol(ra->next_prob, rb->next_prob, 0.02);
+        }
+        ck_assert_msg(rel_sum / n < 0.01, "%s: mean relative difference %g",
+                      kernels_isa_name((kernels_isa)isa), rel_sum / n);
+        ck_assert_int_ge(same_top, n - 1);
+        engine_free(a);
+        engine_free(b);
     }
-    ck_assert_int_ge(same_top, n - 1);
-    engine_free(a);
-    engine_free(b);
+    kernels_init(KERNELS_AUTO);
 }
 END_TEST
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "llama2c.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -61,18 +62,17 @@ static void put_i32(unsigned char *p, int32_t v)
     memcpy(p, &v, 4);
 }
 
-/* A 256-byte ak42 header. */
+/* A 256-byte ak42 header (llama2c.h's encoding; the version and shared byte as given,
+ * so that bad ones can be written too). */
 static void ak42_header(unsigned char *h, int version, const int32_t shape[7], int shared,
                         int group)
 {
-    memset(h, 0, 256);
-    put_i32(h, 0x616b3432);
-    put_i32(h + 4, version);
-    for (int i = 0; i < 7; i++)
-        put_i32(h + 8 + 4 * i, shape[i]);
-    h[36] = (unsigned char)shared;
-    if (version == 2)
-        put_i32(h + 37, group);
+    llama2c_header hd = {.version = version == 2 ? 2 : 1, .dim = shape[0], .hidden_dim = shape[1],
+                         .n_layers = shape[2], .n_heads = shape[3], .n_kv_heads = shape[4],
+                         .vocab_size = shape[5], .seq_len = shape[6], .shared = 1, .group = group};
+    ck_assert_int_eq(llama2c_header_encode(&hd, h), LLAMA2C_AK42_HEADER_BYTES);
+    put_i32(h + LLAMA2C_AT_VERSION, version);
+    h[LLAMA2C_AT_SHARED] = (unsigned char)shared;
 }
 
 /* ---- real models ---- */

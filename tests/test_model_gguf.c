@@ -229,8 +229,9 @@ START_TEST(test_stories_gguf_is_stories_bin)
 END_TEST
 
 /* stories260K-q8_0.gguf and stories260K_q80.bin hold the same int8 values; the GGUF
- * scales are the .bin's rounded to half precision. Row-aligned tensors are repacked
- * exactly; ffn_down (rows of 172) straddles blocks and is quantized again. */
+ * scales are the .bin's rounded to half precision. Row-aligned tensors are used in
+ * place, in ggml's block layout; ffn_down (rows of 172) straddles blocks and is
+ * quantized again. */
 START_TEST(test_stories_q8_0_gguf)
 {
     model *g = open_ok(data_path("stories260K-q8_0.gguf"), TENSOR_Q8_0);
@@ -239,18 +240,26 @@ START_TEST(test_stories_q8_0_gguf)
     ck_assert_str_eq(g->format_name, "GGUF v2");
     ck_assert_int_eq(g->config.seq_len, 512);
     ck_assert_str_eq(g->weights_label, "Q8_0");
-    ck_assert_ptr_nonnull(strstr(g->load_summary, "Q8_0 repacked into rows"));
+    ck_assert_ptr_nonnull(strstr(g->load_summary, "Q8_0 in place"));
+    const char *lo = g->map, *hi = lo + g->map_bytes;
     for (int l = 0; l < 5; l++) {
         const tensor *pairs[][2] = {{&g->layers[l].wq, &b->layers[l].wq}, {&g->layers[l].wk, &b->layers[l].wk},
                                     {&g->layers[l].w1, &b->layers[l].w1}, {&g->layers[l].w3, &b->layers[l].w3}};
         for (int k = 0; k < 4; k++) {
             const tensor *x = pairs[k][0], *y = pairs[k][1];
+            ck_assert_int_eq(x->type, TENSOR_Q8_0_BLOCKS);
             ck_assert_int_eq(x->group, 32);
             ck_assert_int_eq(x->stride, x->cols);
-            ck_assert(memcmp(x->q, y->q, (size_t)x->rows * x->stride) == 0);
-            for (int s = 0; s < x->rows * x->stride / 32; s++)
-                ck_assert_msg(fabsf(x->scale[s] - y->scale[s]) <= fabsf(y->scale[s]) * 0x1p-11f,
-                              "layer %d scale %d: %g vs %g", l, s, x->scale[s], y->scale[s]);
+            ck_assert((const char *)x->blocks >= lo && (const char *)x->blocks < hi);
+            for (int r = 0; r < x->rows; r++)
+                for (int g32 = 0; g32 < x->cols / 32; g32++) {
+                    const uint8_t *blk = tensor_block(x, r, g32);
+                    int s = r * (x->cols / 32) + g32;
+                    ck_assert(memcmp(quant_block_values(blk), y->q + (size_t)s * 32, 32) == 0);
+                    float xs = quant_block_scale(blk);
+                    ck_assert_msg(fabsf(xs - y->scale[s]) <= fabsf(y->scale[s]) * 0x1p-11f,
+                                  "layer %d scale %d: %g vs %g", l, s, xs, y->scale[s]);
+                }
         }
         /* ffn_down: each row within half a step of the file's own values */
         const tensor *w2 = &g->layers[l].w2, *w2f = &gf->layers[l].w2;

@@ -349,6 +349,117 @@ START_TEST(test_gemm_shapes)
 }
 END_TEST
 
+/* The same int8 weights in both layouts: Q8_0 (values, fp32 scales apart) and
+ * Q8_0_BLOCKS (ggml's 34-byte blocks, an IEEE half scale each). Scales are halves
+ * exactly (10-bit mantissas), so both layouts hold the same numbers. */
+typedef struct {
+    tensor rows, blocks;
+    int8_t *q;
+    float *scale;
+    uint8_t *b;
+} two_layouts;
+
+static two_layouts two_layouts_new(int rows, int cols)
+{
+    two_layouts t;
+    int groups = cols / 32;
+    t.q = malloc((size_t)rows * cols);
+    t.scale = malloc(sizeof(float) * (size_t)rows * groups);
+    t.b = malloc((size_t)rows * groups * QUANT_BLOCK_BYTES);
+    for (size_t i = 0; i < (size_t)rows * cols; i++)
+        t.q[i] = (int8_t)((int)(rng_u32() % 255) - 127);
+    for (size_t i = 0; i < (size_t)rows * groups; i++) {
+        int mant = (int)(rng_u32() % 1024), e = (int)(rng_u32() % 6);
+        t.scale[i] = ldexpf(1.0f + mant / 1024.0f, -7 - e);
+        uint16_t h = (uint16_t)((15 - 7 - e) << 10 | mant); /* the same number as a half */
+        uint8_t *blk = t.b + i * QUANT_BLOCK_BYTES;
+        blk[0] = (uint8_t)(h & 0xff);
+        blk[1] = (uint8_t)(h >> 8);
+        memcpy(blk + 2, t.q + i * 32, 32);
+    }
+    t.rows = (tensor){.type = TENSOR_Q8_0, .rows = rows, .cols = cols, .stride = cols,
+                      .group = 32, .q = t.q, .scale = t.scale};
+    t.blocks = (tensor){.type = TENSOR_Q8_0_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                        .group = 32, .blocks = t.b};
+    return t;
+}
+
+static void two_layouts_free(two_layouts *t)
+{
+    free(t->q);
+    free(t->scale);
+    free(t->b);
+}
+
+/* Every product of a Q8_0_BLOCKS tensor (decode, small batches, the GEMM, dequantizing a
+ * row) gives the bits of the same product on the Q8_0 layout, on every ISA; and the
+ * SIMD ones agree with the scalar reference. */
+START_TEST(test_blocks_layout)
+{
+    rng_state = 0x1f83d9abfb41bd6bull;
+    static const int shapes[][2] = {{9, 64}, {37, 96}, {20, 768}, {3, 32}, {33, 2080}};
+    static const int ns[] = {1, 2, 5, 16, 33};
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        two_layouts t = two_layouts_new(rows, cols);
+        float *a = malloc(sizeof(float) * cols), *b = malloc(sizeof(float) * cols);
+        for (int r = 0; r < rows; r++) {
+            quant_dequantize_row(a, &t.rows, r);
+            quant_dequantize_row(b, &t.blocks, r);
+            ck_assert(memcmp(a, b, sizeof(float) * cols) == 0);
+        }
+        free(a);
+        free(b);
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+            int n = ns[i];
+            float *x = random_vecs(n, cols, 2.0f);
+            qbatch *xq = qbatch_new(n, cols, 32);
+            qbatch_quantize(xq, x, n);
+            float *want = malloc(sizeof(float) * (size_t)n * rows);
+            float *bound = malloc(sizeof(float) * (size_t)n * rows);
+            float *got_r = malloc(sizeof(float) * (size_t)n * rows);
+            float *got_b = malloc(sizeof(float) * (size_t)n * rows);
+            ref_matmul_q8(want, bound, &t.rows, xq, n);
+            for (int j = 0; j < k; j++) {
+                kernels_init(isas[j]);
+                for (int gemm = 0; gemm < 2; gemm++) {
+                    if (gemm) {
+                        kernels_gemm(got_r, &t.rows, NULL, xq, n);
+                        kernels_gemm(got_b, &t.blocks, NULL, xq, n);
+                    } else if (n == 1) {
+                        kernels_matvec(got_r, &t.rows, NULL, xq);
+                        kernels_matvec(got_b, &t.blocks, NULL, xq);
+                    } else {
+                        kernels_matmul(got_r, &t.rows, NULL, xq, n);
+                        kernels_matmul(got_b, &t.blocks, NULL, xq, n);
+                    }
+                    for (int o = 0; o < n * rows; o++) {
+                        ck_assert_msg(memcmp(&got_r[o], &got_b[o], sizeof(float)) == 0,
+                                      "%s %s %dx%d n %d: out[%d]: rows %.9g, blocks %.9g",
+                                      kernels_isa_name(isas[j]), gemm ? "gemm" : "matmul", rows,
+                                      cols, n, o, got_r[o], got_b[o]);
+                        ck_assert_msg(fabsf(got_b[o] - want[o]) <= bound[o],
+                                      "%s blocks %dx%d n %d: out[%d] = %g, want %g",
+                                      kernels_isa_name(isas[j]), rows, cols, n, o, got_b[o],
+                                      want[o]);
+                    }
+                }
+            }
+            kernels_init(KERNELS_AUTO);
+            free(want);
+            free(bound);
+            free(got_r);
+            free(got_b);
+            free(x);
+            qbatch_free(xq);
+        }
+        two_layouts_free(&t);
+    }
+}
+END_TEST
+
 /* kernels_swiglu: every ISA vs double precision, within a few float ulps, over the
  * range activations take (and beyond, where exp under- and overflows). */
 START_TEST(test_swiglu)
@@ -1371,6 +1482,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_matmul_shapes);
     tcase_add_test(core, test_gemm_shapes);
     tcase_add_test(core, test_swiglu);
+    tcase_add_test(core, test_blocks_layout);
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_matvec_same_bits_as_matmul);
     tcase_add_test(core, test_f32_shapes);

@@ -113,6 +113,29 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* --template wins; else the model's template when recognised; an unknown one falls back
+ * to llama2 with a notice; no template at all is the plain default. */
+START_TEST(test_choose)
+{
+    template_kind k;
+    char note[256];
+    ck_assert(template_choose("zephyr", chatml_hermes, &k, note, sizeof note));
+    ck_assert_int_eq(k, TEMPLATE_ZEPHYR);
+    ck_assert_str_eq(note, "chat template zephyr (--template)");
+    ck_assert(template_choose(NULL, chatml_hermes, &k, note, sizeof note));
+    ck_assert_int_eq(k, TEMPLATE_CHATML);
+    ck_assert_str_eq(note, "chat template chatml (the model's)");
+    ck_assert(template_choose(NULL, llama3_instruct, &k, note, sizeof note));
+    ck_assert_int_eq(k, TEMPLATE_LLAMA2);
+    ck_assert_ptr_nonnull(strstr(note, "not one llmchat knows: using llama2"));
+    ck_assert_ptr_nonnull(strstr(note, "--template"));
+    ck_assert(template_choose(NULL, NULL, &k, note, sizeof note));
+    ck_assert_int_eq(k, TEMPLATE_LLAMA2);
+    ck_assert_str_eq(note, "chat template llama2 (the default)");
+    ck_assert(!template_choose("alpaca", NULL, &k, note, sizeof note));
+}
+END_TEST
+
 /* ---- rendering against llama.cpp ---- */
 
 /* A copy of GGUF file src (in tests/data) at dst in which "<|im_start|>" and
@@ -386,6 +409,7 @@ static Suite *template_suite(void)
     tcase_set_timeout(core, 120);
     tcase_add_test(core, test_detect);
     tcase_add_test(core, test_names);
+    tcase_add_test(core, test_choose);
     tcase_add_test(core, test_render_matches_llama_cpp);
     tcase_add_test(core, test_typed_markers_stay_text);
     tcase_add_test(core, test_stop_and_end_tokens);

@@ -199,6 +199,30 @@ START_TEST(test_bad_lines)
 }
 END_TEST
 
+/* A position past the context the header names is a problem line, so a hostile trace
+ * cannot make --view allocate for millions of positions. */
+START_TEST(test_position_past_context)
+{
+    const char *text =
+        "{\"llmchat_trace\":1,\"model\":{\"n_layers\":1,\"n_heads\":2,\"dim\":8,\"vocab_size\":4,"
+        "\"seq_len\":32},\"options\":{\"ctx\":8},\"vocab\":[\"a\",\"b\",\"c\",\"d\"]}\n"
+        REC(7, 1, 2) "\n"
+        REC(8, 1, 2) "\n"
+        REC(16000000, 1, 2) "\n";
+    trace_reader *r;
+    llm_err err;
+    ck_assert_int_eq(trace_read_buffer(text, strlen(text), &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_reader_count(r), 1);
+    ck_assert_int_eq(trace_reader_problem_count(r), 2);
+    ck_assert_msg(strstr(trace_reader_problem(r, 0), "line 3: position 8 is past the context of 8") != NULL,
+                  "%s", trace_reader_problem(r, 0));
+    const step_record **seq;
+    ck_assert_int_eq(trace_reader_final(r, &seq), 8);
+    free(seq);
+    trace_reader_free(r);
+}
+END_TEST
+
 START_TEST(test_versions)
 {
     /* version 0: no header; the shape comes from the attention, pieces from records */
@@ -213,6 +237,30 @@ START_TEST(test_versions)
     ck_assert_str_eq(trace_reader_piece(r, 1), "hi");
     ck_assert_ptr_null(trace_reader_piece(r, 5));
     ck_assert_int_eq(trace_reader_count(r), 1);
+    trace_reader_free(r);
+
+    /* version 0, a lens of one layer first: it fixes the layers, so a later lens or
+     * attention of two layers is dropped (every record's lens stays as long as the
+     * shape) */
+    const char *v0_lens = "{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":2,\"top\":[],"
+                          "\"lens\":[{\"top\":[[1,0.5]]}]}\n"
+                          "{\"pos\":1,\"token\":2,\"phase\":\"gen\",\"next\":3,\"top\":[],"
+                          "\"lens\":[{\"top\":[[1,0.5]]},{\"top\":[[2,0.5]]}]}\n"
+                          "{\"pos\":2,\"token\":3,\"phase\":\"gen\",\"next\":-1,\"top\":[],"
+                          "\"attn\":[[[0.5,0.5,0]],[[0.5,0.5,0]]],\"lens\":[{\"top\":[[1,0.5]]}]}\n";
+    ck_assert_int_eq(trace_read_buffer(v0_lens, strlen(v0_lens), &r, &err), LLM_OK);
+    h = trace_reader_header(r);
+    ck_assert_int_eq(h->config.n_layers, 1);
+    ck_assert_int_eq(trace_reader_count(r), 3);
+    ck_assert_ptr_nonnull(trace_reader_record(r, 0)->lens);
+    ck_assert_ptr_null(trace_reader_record(r, 1)->lens);
+    ck_assert_ptr_null(trace_reader_record(r, 2)->attn);
+    ck_assert_ptr_nonnull(trace_reader_record(r, 2)->lens);
+    ck_assert_int_eq(trace_reader_problem_count(r), 2);
+    ck_assert_msg(strstr(trace_reader_problem(r, 0), "\"lens\" has 2 layers, not 1") != NULL, "%s",
+                  trace_reader_problem(r, 0));
+    ck_assert_msg(strstr(trace_reader_problem(r, 1), "\"attn\"") != NULL, "%s",
+                  trace_reader_problem(r, 1));
     trace_reader_free(r);
 
     const char *v9 = "{\"llmchat_trace\":9}\n";
@@ -309,6 +357,7 @@ static Suite *reader_suite(void)
     tcase_add_checked_fixture(c, setup, teardown);
     tcase_add_test(c, test_round_trip);
     tcase_add_test(c, test_bad_lines);
+    tcase_add_test(c, test_position_past_context);
     tcase_add_test(c, test_versions);
     tcase_add_test(c, test_final_sequence);
     tcase_add_test(c, test_damage_never_crashes);

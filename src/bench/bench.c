@@ -4,11 +4,11 @@
  *
  * Writes llama2.c v2 (int8 Q8_0) files of named shapes (15M ... 7B) into a cache
  * directory on demand (bench/shapes.h), then for each shape opens the file with
- * model_open and times an engine with generate mode's options: prefill of a prompt,
- * time to first token, decode, resident memory, and decode as a fraction of the
+ * model_open and times an engine with generate mode's options (greedy): prefill of a
+ * prompt, time to first token, decode, resident memory, and decode as a fraction of the
  * bandwidth limit (every weight byte is read once per decoded token). With --against
  * (or --anchor PATH) it also writes the shape as a GGUF Q8_0 file and alternates
- * llmchat's prefill and decode with llama.cpp's llama-bench on that file
+ * llmchat's prefill and decode with llama.cpp's llama-bench, both on that file
  * (bench/anchor.h), reporting the medians of the per-round ratios. Prints a table,
  * or one JSON object per shape with --json.
  *
@@ -72,6 +72,7 @@ typedef struct {
     const char *anchor; /* llama-bench (NULL: $LLMCHAT_ANCHOR_LLAMA_BENCH) */
     int anchor_reps;    /* repetitions of each test per round (0: llama-bench's 5) */
     int rounds;         /* side-by-side rounds */
+    bool gguf;          /* --format gguf: llmchat opens the GGUF file, not the llama2.c one */
 } options;
 
 /* What a child measures for one shape (sent to the parent through a pipe). */
@@ -284,6 +285,8 @@ static uint64_t tensor_bytes(const tensor *t)
 {
     if (t->type == TENSOR_F32)
         return (uint64_t)t->rows * t->stride * 4;
+    if (t->type == TENSOR_Q8_0_BLOCKS)
+        return (uint64_t)t->rows * (t->cols / QUANT_BLOCK) * QUANT_BLOCK_BYTES;
     return (uint64_t)t->rows * t->stride + (uint64_t)t->rows * (t->stride / t->group) * 4;
 }
 
@@ -322,8 +325,10 @@ enum {
 
 /* ---------------------------------------------------------------- the engine */
 
-/* An engine as `llmchat -m generate` makes one without a trace: default sampler, no
- * prompt candidates, no attention capture, no candidates per step. */
+/* An engine as `llmchat -m generate -t 0` makes one without a trace: greedy sampling,
+ * no prompt candidates, no attention capture, no candidates per step. Greedy, because
+ * random weights give a flat distribution, over which top-p would sort most of the
+ * vocabulary each token: a cost a real model's peaked distribution does not have. */
 static llm_status bench_engine(const model *m, engine **e, llm_err *err)
 {
     engine_options o;
@@ -331,6 +336,7 @@ static llm_status bench_engine(const model *m, engine **e, llm_err *err)
     o.record_prompt = false;
     o.top_n = 0;
     o.capture_attention = false;
+    o.sampler.temperature = 0.0f;
     return engine_new(m, NULL, &o, e, err);
 }
 
@@ -756,11 +762,11 @@ static void child_bandwidth(const options *o, const void *arg, void *out)
 
 /* ---------------------------------------------------------------- side by side */
 
-/* --against: `rounds` times, llmchat's round (a child, on the llama2.c file) then
- * llama-bench on the GGUF file of the same weights; the medians of the per-round
+/* --against: `rounds` times, llmchat's round (a child) then llama-bench, both on the
+ * same GGUF file (llmchat reads its Q8_0 blocks in place); the medians of the per-round
  * ratios. Stops at the first failure, keeping the rounds done. */
-static void side_by_side(const options *o, const shape *s, const char *bin_path,
-                         const char *gguf_path, const char *llama_bench, side_result *sr)
+static void side_by_side(const options *o, const shape *s, const char *gguf_path,
+                         const char *llama_bench, side_result *sr)
 {
     int reps = o->anchor_reps > 0 ? o->anchor_reps : 5; /* llama-bench's default */
     sr->n_prompt = o->prompt < s->seq_len ? o->prompt : s->seq_len;
@@ -776,7 +782,7 @@ static void side_by_side(const options *o, const shape *s, const char *bin_path,
     double pr[ROUNDS_MAX], dr[ROUNDS_MAX];
     for (int i = 0; i < o->rounds; i++) {
         round_result ours;
-        round_arg a = {bin_path, sr->n_prompt, sr->n_gen, reps};
+        round_arg a = {gguf_path, sr->n_prompt, sr->n_gen, reps};
         if (in_child(child_round, o, &a, &ours, sizeof ours) != 0 || !ours.ok) {
             snprintf(sr->why, sizeof sr->why, "llmchat's round failed: %s",
                      ours.ok ? "the process died" : ours.error);
@@ -882,7 +888,7 @@ static void measure_tui_once(const options *o, const char *model_path, int promp
                      "tui_tok_s=%lf ui_fraction=%lf",
                &gen_ms, &r->gen_tok_s, &tui_ms, &r->tui_tok_s, &r->ui_fraction) != 5 ||
         r->gen_tok_s <= 0 || r->tui_tok_s <= 0) {
-        snprintf(r->why, sizeof r->why, "%s", line[0] ? line : "llmchat-bench-tui failed");
+        snprintf(r->why, sizeof r->why, "%.200s", line[0] ? line : "llmchat-bench-tui failed");
         return;
     }
     r->gen_ttft_s = gen_ms / 1e3 + 1.0 / r->gen_tok_s;
@@ -1064,6 +1070,8 @@ static void usage(FILE *f)
             "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
             "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
             "                      the best the CPU has; --isa is a synonym)\n"
+            "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
+            "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --against llama.cpp\n"
             "                      also write each shape as a GGUF Q8_0 file and alternate\n"
             "                      llmchat with llama-bench -p N -n 128 on it, 3 rounds; the\n"
@@ -1175,7 +1183,7 @@ int main(int argc, char **argv)
     bool any = false;
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
-        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT,
+        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -1190,6 +1198,7 @@ int main(int argc, char **argv)
         {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
         {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
@@ -1207,6 +1216,13 @@ int main(int argc, char **argv)
         case OPT_ISA: o.isa = parse_isa(optarg); break;
         case OPT_TOKENIZER: o.tokenizer = optarg; break;
         case OPT_TUI_SCRIPT: o.tui_script = optarg; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "gguf") && strcmp(optarg, "llama2c")) {
+                fprintf(stderr, "llmchat-bench: --format must be gguf or llama2c, not '%s'\n", optarg);
+                exit(2);
+            }
+            o.gguf = !strcmp(optarg, "gguf");
+            break;
         case OPT_AGAINST:
             if (strcmp(optarg, "llama.cpp") != 0) {
                 fprintf(stderr, "llmchat-bench: --against takes llama.cpp, not '%s'\n", optarg);
@@ -1257,13 +1273,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < bench_n_shapes; i++) {
         if (!want[i])
             continue;
-        snprintf(paths[i], sizeof paths[i], "%s/random-%s-q80.bin", o.cache, bench_shapes[i].name);
-        if (shape_write_llama2c(&bench_shapes[i], paths[i], err, sizeof err) != 0)
+        snprintf(paths[i], sizeof paths[i], "%s/random-%s-q8_0.bin", o.cache, bench_shapes[i].name);
+        if (!o.gguf && shape_write_llama2c(&bench_shapes[i], paths[i], err, sizeof err) != 0)
             die("%s", err);
         snprintf(gguf_paths[i], sizeof gguf_paths[i], "%s/random-%s-q8_0.gguf", o.cache,
                  bench_shapes[i].name);
-        if (llama_bench && shape_write_gguf(&bench_shapes[i], gguf_paths[i], err, sizeof err) != 0)
+        if ((llama_bench || o.gguf) &&
+            shape_write_gguf(&bench_shapes[i], gguf_paths[i], err, sizeof err) != 0)
             die("%s", err);
+        if (o.gguf) /* llmchat times the GGUF file as well: the very file llama-bench reads */
+            memcpy(paths[i], gguf_paths[i], sizeof paths[i]);
     }
 
     double bw = 0.0;
@@ -1297,7 +1316,7 @@ int main(int argc, char **argv)
         if (o.against && !llama_bench)
             snprintf(sr.why, sizeof sr.why, "%s", anchor_why);
         else if (o.against && r.ok)
-            side_by_side(&o, s, paths[i], gguf_paths[i], llama_bench, &sr);
+            side_by_side(&o, s, gguf_paths[i], llama_bench, &sr);
         if (o.json) {
             print_json(s, &r, &tr, &sr, o.against, bw);
         } else {

@@ -1,13 +1,13 @@
-/* bench/shape_gguf.c — writes a bench shape as a GGUF file with Q8_0 tensors, for other
- * engines (llama.cpp's llama-bench) to time the same model (see bench/shapes.h).
+/* bench/shape_gguf.c — writes a bench shape as a GGUF file with Q8_0 tensors (through
+ * the core's GGUF writer, gguf.h), for llmchat --format gguf and for other engines
+ * (llama.cpp's llama-bench) to time the same model (see bench/shapes.h).
  *
- * GGUF version 3: header, metadata (llama architecture, the shape, a Llama-style
- * vocabulary of placeholder pieces: <unk>, <s>, </s>, the 256 byte tokens, then
- * "▁t<id>"), tensor infos, then the tensors aligned to 32 bytes. Q8_0 blocks are
- * ggml's: an fp16 scale and 32 int8 values (34 bytes). The int8 values are the ones the
- * llama2.c file of the same shape holds (the same random stream), each block of 32
- * with the fp16 of that file's group scale, so both files hold the same weights up to
- * the scale's rounding. Owns nothing once it returns. */
+ * Metadata: the llama architecture, the shape, and a Llama-style vocabulary of
+ * placeholder pieces (<unk>, <s>, </s>, the 256 byte tokens, then "▁t<id>"). The int8
+ * values of each Q8_0 block are the ones the llama2.c file of the same shape holds (the
+ * same random stream), with the half-precision of that file's group scale, so both
+ * files hold the same weights up to the scale's rounding. Owns nothing once it
+ * returns. */
 #define _GNU_SOURCE
 #include "bench/shapes.h"
 
@@ -15,49 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    GGUF_UINT32 = 4, GGUF_INT32 = 5, GGUF_FLOAT32 = 6, GGUF_STRING = 8, GGUF_ARRAY = 9,
-    GGML_F32 = 0, GGML_Q8_0 = 8, GGUF_ALIGN = 32, Q8_BLOCK = 32, Q8_BLOCK_BYTES = 34,
-    GGUF_KEYS = 20, /* metadata pairs put_head writes */
-};
+#include "ggml_type.h"
+#include "gguf.h"
 
-static int put(FILE *f, const void *p, size_t n)
-{
-    return fwrite(p, 1, n, f) == n ? 0 : -1;
-}
-
-static int put_u32(FILE *f, uint32_t v)
-{
-    return put(f, &v, 4);
-}
-
-static int put_u64(FILE *f, uint64_t v)
-{
-    return put(f, &v, 8);
-}
-
-static int put_str(FILE *f, const char *s)
-{
-    return put_u64(f, strlen(s)) | put(f, s, strlen(s));
-}
-
-static int kv_u32(FILE *f, const char *key, uint32_t v)
-{
-    return put_str(f, key) | put_u32(f, GGUF_UINT32) | put_u32(f, v);
-}
-
-static int kv_f32(FILE *f, const char *key, float v)
-{
-    return put_str(f, key) | put_u32(f, GGUF_FLOAT32) | put(f, &v, 4);
-}
-
-static int kv_str(FILE *f, const char *key, const char *v)
-{
-    return put_str(f, key) | put_u32(f, GGUF_STRING) | put_str(f, v);
-}
-
-/* Piece of token id in the placeholder vocabulary; its type (1 normal, 2 unknown,
- * 3 control, 6 byte). */
+/* Piece of token id in the placeholder vocabulary; its GGUF token type (1 normal,
+ * 2 unknown, 3 control, 6 byte). */
 static int vocab_piece(int id, char *buf, size_t size)
 {
     if (id == 0)
@@ -71,62 +33,110 @@ static int vocab_piece(int id, char *buf, size_t size)
     return snprintf(buf, size, "\xe2\x96\x81t%d", id), 1;
 }
 
-static int put_vocab(FILE *f, int vocab)
+static bool add_vocab(gguf_writer *w, int vocab)
 {
-    char piece[32];
-    int bad = put_str(f, "tokenizer.ggml.tokens") | put_u32(f, GGUF_ARRAY) |
-              put_u32(f, GGUF_STRING) | put_u64(f, (uint64_t)vocab);
-    for (int i = 0; i < vocab && !bad; i++) {
-        vocab_piece(i, piece, sizeof piece);
-        bad = put_str(f, piece);
+    enum { PIECE = 16 };
+    char *pieces = malloc((size_t)vocab * PIECE);
+    const char **v = malloc(sizeof *v * (size_t)vocab);
+    size_t *lens = malloc(sizeof *lens * (size_t)vocab);
+    float *scores = malloc(sizeof *scores * (size_t)vocab);
+    int32_t *types = malloc(sizeof *types * (size_t)vocab);
+    bool ok = pieces && v && lens && scores && types;
+    for (int i = 0; ok && i < vocab; i++) {
+        v[i] = pieces + (size_t)i * PIECE;
+        types[i] = vocab_piece(i, pieces + (size_t)i * PIECE, PIECE);
+        lens[i] = strlen(v[i]);
+        scores[i] = i < 3 + 256 ? 0.0f : -(float)i;
     }
-    bad |= put_str(f, "tokenizer.ggml.scores") | put_u32(f, GGUF_ARRAY) |
-           put_u32(f, GGUF_FLOAT32) | put_u64(f, (uint64_t)vocab);
-    for (int i = 0; i < vocab && !bad; i++) {
-        float score = i < 3 + 256 ? 0.0f : -(float)i;
-        bad = put(f, &score, 4);
+    if (ok) {
+        gguf_writer_add_string(w, "tokenizer.ggml.model", "llama");
+        gguf_writer_add_string_array(w, "tokenizer.ggml.tokens", v, lens, (uint64_t)vocab);
+        gguf_writer_add_float32_array(w, "tokenizer.ggml.scores", scores, (uint64_t)vocab);
+        gguf_writer_add_int32_array(w, "tokenizer.ggml.token_type", types, (uint64_t)vocab);
+        gguf_writer_add_uint32(w, "tokenizer.ggml.bos_token_id", 1);
+        gguf_writer_add_uint32(w, "tokenizer.ggml.eos_token_id", 2);
     }
-    bad |= put_str(f, "tokenizer.ggml.token_type") | put_u32(f, GGUF_ARRAY) |
-           put_u32(f, GGUF_INT32) | put_u64(f, (uint64_t)vocab);
-    for (int i = 0; i < vocab && !bad; i++) {
-        int32_t type = vocab_piece(i, piece, sizeof piece);
-        bad = put(f, &type, 4);
-    }
-    return bad;
+    free(pieces);
+    free(v);
+    free(lens);
+    free(scores);
+    free(types);
+    return ok;
 }
 
-/* One tensor of the file: its name, ggml shape (ne0 = the row length) and type. */
+/* One tensor of the file: its name, ggml shape (ne0 = the row length) and type, and
+ * its random stream (kind and layer as shape_rng_for takes them; kind -1: a norm). */
 typedef struct {
     char name[48];
     uint64_t ne0, ne1; /* ne1 = 0: a vector */
-    int type;
-} gguf_tensor;
+    int kind, layer;
+} shape_tensor;
 
-static uint64_t tensor_bytes(const gguf_tensor *t)
+/* The tensors of shape s in file order, into t (room for 3 + 9 * layers); returns the
+ * count. */
+static int shape_tensors(const shape *s, shape_tensor *t)
 {
-    uint64_t n = t->ne0 * (t->ne1 ? t->ne1 : 1);
-    return t->type == GGML_F32 ? 4 * n : n / Q8_BLOCK * Q8_BLOCK_BYTES;
+    uint64_t d = s->dim, h = s->hidden_dim, V = s->vocab_size;
+    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
+    int n = 0;
+    t[n++] = (shape_tensor){"token_embd.weight", d, V, 0, 0};
+    for (int l = 0; l < s->n_layers; l++) {
+        static const char *const names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v",
+                                              "attn_output", "ffn_norm", "ffn_gate",
+                                              "ffn_down", "ffn_up"};
+        /* kinds of shape_rng_for: 1-7 wq wk wv wo w1 w2 w3 */
+        static const int kinds[9] = {-1, 1, 2, 3, 4, -1, 5, 6, 7};
+        const uint64_t ne0[9] = {d, d, d, d, d, d, d, h, d};
+        const uint64_t ne1[9] = {0, d, kv, kv, d, 0, h, d, h};
+        for (int i = 0; i < 9; i++) {
+            shape_tensor *x = &t[n++];
+            snprintf(x->name, sizeof x->name, "blk.%d.%s.weight", l, names[i]);
+            x->ne0 = ne0[i];
+            x->ne1 = ne1[i];
+            x->kind = kinds[i];
+            x->layer = l;
+        }
+    }
+    t[n++] = (shape_tensor){"output_norm.weight", d, 0, -1, 0};
+    if (!s->shared)
+        t[n++] = (shape_tensor){"output.weight", d, V, 8, 0};
+    return n;
 }
 
-static uint64_t align_up(uint64_t n)
+/* A writer holding the metadata and tensor descriptions of shape s; *n and t get the
+ * tensors. NULL when out of memory. */
+static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
 {
-    return (n + GGUF_ALIGN - 1) / GGUF_ALIGN * GGUF_ALIGN;
-}
-
-/* IEEE half of a positive normal float (round to nearest even). */
-static uint16_t half_of(float x)
-{
-    uint32_t b;
-    memcpy(&b, &x, 4);
-    int32_t e = (int32_t)((b >> 23) & 0xff) - 127 + 15;
-    uint32_t m = b & 0x7fffff;
-    if (e <= 0 || e >= 31)
-        return 0; /* the bench's scales are normal halves */
-    uint32_t h = ((uint32_t)e << 10) | (m >> 13);
-    uint32_t rest = m & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-        h++;
-    return (uint16_t)h;
+    gguf_writer *w = gguf_writer_new(0);
+    if (!w)
+        return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "llmchat-bench %s (random weights)", s->name);
+    gguf_writer_add_string(w, "general.architecture", "llama");
+    gguf_writer_add_string(w, "general.name", name);
+    gguf_writer_add_uint32(w, "general.file_type", 7); /* mostly Q8_0 */
+    gguf_writer_add_uint32(w, "general.quantization_version", 2);
+    gguf_writer_add_uint32(w, "llama.context_length", (uint32_t)s->seq_len);
+    gguf_writer_add_uint32(w, "llama.embedding_length", (uint32_t)s->dim);
+    gguf_writer_add_uint32(w, "llama.block_count", (uint32_t)s->n_layers);
+    gguf_writer_add_uint32(w, "llama.feed_forward_length", (uint32_t)s->hidden_dim);
+    gguf_writer_add_uint32(w, "llama.rope.dimension_count", (uint32_t)(s->dim / s->n_heads));
+    gguf_writer_add_uint32(w, "llama.attention.head_count", (uint32_t)s->n_heads);
+    gguf_writer_add_uint32(w, "llama.attention.head_count_kv", (uint32_t)s->n_kv_heads);
+    gguf_writer_add_float32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gguf_writer_add_float32(w, "llama.rope.freq_base", 10000.0f);
+    gguf_writer_add_uint32(w, "llama.vocab_size", (uint32_t)s->vocab_size);
+    if (!add_vocab(w, s->vocab_size)) {
+        gguf_writer_free(w);
+        return NULL;
+    }
+    *n = shape_tensors(s, t);
+    for (int i = 0; i < *n; i++) {
+        uint64_t dims[2] = {t[i].ne0, t[i].ne1};
+        gguf_writer_add_tensor(w, t[i].name, t[i].ne1 ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
+                               t[i].ne1 ? 2 : 1, dims);
+    }
+    return w;
 }
 
 /* Writes one Q8_0 tensor of n values: the shape's int8 stream in blocks of 32, each
@@ -134,155 +144,68 @@ static uint16_t half_of(float x)
 static int put_q8_tensor(FILE *f, uint64_t n, shape_rng *rng)
 {
     enum { BLOCKS = 4096 };
-    static unsigned char buf[BLOCKS * Q8_BLOCK_BYTES];
-    static int8_t q[BLOCKS * Q8_BLOCK];
-    uint16_t d = half_of(SHAPE_WEIGHT_SCALE);
+    static ggml_block_q8_0 buf[BLOCKS];
+    uint16_t d = ggml_f32_to_fp16(SHAPE_WEIGHT_SCALE);
     for (uint64_t done = 0; done < n;) {
-        uint64_t k = n - done < (uint64_t)BLOCKS * Q8_BLOCK ? n - done : (uint64_t)BLOCKS * Q8_BLOCK;
-        shape_rng_int8(rng, q, (size_t)k);
-        for (uint64_t b = 0; b < k / Q8_BLOCK; b++) {
-            memcpy(buf + b * Q8_BLOCK_BYTES, &d, 2);
-            memcpy(buf + b * Q8_BLOCK_BYTES + 2, q + b * Q8_BLOCK, Q8_BLOCK);
+        uint64_t k = n - done < (uint64_t)BLOCKS * 32 ? n - done : (uint64_t)BLOCKS * 32;
+        for (uint64_t b = 0; b < k / 32; b++) {
+            buf[b].d = d;
+            shape_rng_int8(rng, buf[b].qs, 32);
         }
-        if (put(f, buf, (size_t)(k / Q8_BLOCK * Q8_BLOCK_BYTES)))
+        if (fwrite(buf, sizeof *buf, (size_t)(k / 32), f) != k / 32)
             return -1;
         done += k;
     }
     return 0;
 }
 
-/* The tensors of shape s in file order, into t (room for 3 + 9 * layers); returns the
- * count. */
-static int gguf_tensors(const shape *s, gguf_tensor *t)
-{
-    uint64_t d = s->dim, h = s->hidden_dim, V = s->vocab_size;
-    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
-    int n = 0;
-    t[n++] = (gguf_tensor){"token_embd.weight", d, V, GGML_Q8_0};
-    for (int l = 0; l < s->n_layers; l++) {
-        static const char *const names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v",
-                                              "attn_output", "ffn_norm", "ffn_gate",
-                                              "ffn_down", "ffn_up"};
-        const uint64_t ne0[9] = {d, d, d, d, d, d, d, h, d};
-        const uint64_t ne1[9] = {0, d, kv, kv, d, 0, h, d, h};
-        for (int i = 0; i < 9; i++) {
-            gguf_tensor *x = &t[n++];
-            snprintf(x->name, sizeof x->name, "blk.%d.%s.weight", l, names[i]);
-            x->ne0 = ne0[i];
-            x->ne1 = ne1[i];
-            x->type = ne1[i] ? GGML_Q8_0 : GGML_F32;
-        }
-    }
-    t[n++] = (gguf_tensor){"output_norm.weight", d, 0, GGML_F32};
-    if (!s->shared)
-        t[n++] = (gguf_tensor){"output.weight", d, V, GGML_Q8_0};
-    return n;
-}
-
-/* The random stream of tensor t (see shape_rng_for), by its name. */
-static shape_rng gguf_stream(const shape *s, const gguf_tensor *t)
-{
-    static const char *const kinds[8] = {"", "attn_q", "attn_k", "attn_v", "attn_output",
-                                         "ffn_gate", "ffn_down", "ffn_up"};
-    if (strcmp(t->name, "token_embd.weight") == 0)
-        return shape_rng_for(s, 0, 0);
-    if (strcmp(t->name, "output.weight") == 0)
-        return shape_rng_for(s, 8, 0);
-    int layer = 0;
-    char kind[32] = "";
-    sscanf(t->name, "blk.%d.%31[a-z_]", &layer, kind);
-    for (int k = 1; k < 8; k++)
-        if (strcmp(kind, kinds[k]) == 0)
-            return shape_rng_for(s, k, layer);
-    return shape_rng_for(s, 0, 0);
-}
-
-/* Header, metadata and tensor infos; *n_tensors and the tensors through t. */
-static int put_head(FILE *f, const shape *s, gguf_tensor *t, int *n_tensors)
-{
-    int n = gguf_tensors(s, t);
-    *n_tensors = n;
-    char name[64];
-    snprintf(name, sizeof name, "llmchat-bench %s (random weights)", s->name);
-    int bad = put(f, "GGUF", 4) | put_u32(f, 3) | put_u64(f, (uint64_t)n) | put_u64(f, GGUF_KEYS);
-    bad |= kv_str(f, "general.architecture", "llama");
-    bad |= kv_str(f, "general.name", name);
-    bad |= kv_u32(f, "general.file_type", 7); /* mostly Q8_0 */
-    bad |= kv_u32(f, "general.alignment", GGUF_ALIGN);
-    bad |= kv_u32(f, "llama.context_length", (uint32_t)s->seq_len);
-    bad |= kv_u32(f, "llama.embedding_length", (uint32_t)s->dim);
-    bad |= kv_u32(f, "llama.block_count", (uint32_t)s->n_layers);
-    bad |= kv_u32(f, "llama.feed_forward_length", (uint32_t)s->hidden_dim);
-    bad |= kv_u32(f, "llama.rope.dimension_count", (uint32_t)(s->dim / s->n_heads));
-    bad |= kv_u32(f, "llama.attention.head_count", (uint32_t)s->n_heads);
-    bad |= kv_u32(f, "llama.attention.head_count_kv", (uint32_t)s->n_kv_heads);
-    bad |= kv_f32(f, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    bad |= kv_f32(f, "llama.rope.freq_base", 10000.0f);
-    bad |= kv_u32(f, "llama.vocab_size", (uint32_t)s->vocab_size);
-    bad |= kv_str(f, "tokenizer.ggml.model", "llama");
-    bad |= put_vocab(f, s->vocab_size); /* 3 keys */
-    bad |= kv_u32(f, "tokenizer.ggml.bos_token_id", 1);
-    bad |= kv_u32(f, "tokenizer.ggml.eos_token_id", 2);
-    uint64_t offset = 0;
-    for (int i = 0; i < n && !bad; i++) {
-        uint32_t dims = t[i].ne1 ? 2 : 1;
-        bad = put_str(f, t[i].name) | put_u32(f, dims) | put_u64(f, t[i].ne0);
-        if (dims == 2)
-            bad |= put_u64(f, t[i].ne1);
-        bad |= put_u32(f, (uint32_t)t[i].type) | put_u64(f, offset);
-        offset = align_up(offset + tensor_bytes(&t[i]));
-    }
-    return bad;
-}
-
-static int put_zeros(FILE *f, uint64_t n)
-{
-    static const unsigned char zero[GGUF_ALIGN];
-    return n ? put(f, zero, (size_t)n) : 0;
-}
-
 static int write_gguf(FILE *f, const shape *s)
 {
-    gguf_tensor *t = malloc(sizeof *t * (size_t)(3 + 9 * s->n_layers));
-    if (!t)
-        return -1;
+    shape_tensor *t = malloc(sizeof *t * (size_t)(3 + 9 * s->n_layers));
     int n = 0;
-    int bad = put_head(f, s, t, &n);
-    long head = ftell(f);
-    bad |= head < 0 || put_zeros(f, align_up((uint64_t)head) - (uint64_t)head);
+    gguf_writer *w = t ? shape_writer(s, t, &n) : NULL;
+    int bad = !w || gguf_writer_write_header(w, f, "the model file", NULL) != LLM_OK;
     for (int i = 0; i < n && !bad; i++) {
-        uint64_t bytes = tensor_bytes(&t[i]);
-        if (t[i].type == GGML_F32) {
+        uint64_t values = t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1), bytes;
+        if (!t[i].ne1) {
             const float one = 1.0f;
-            for (uint64_t j = 0; j < t[i].ne0 && !bad; j++)
-                bad = put(f, &one, 4);
+            for (uint64_t j = 0; j < values && !bad; j++)
+                bad = fwrite(&one, 4, 1, f) != 1;
+            bytes = 4 * values;
         } else {
-            shape_rng r = gguf_stream(s, &t[i]);
-            bad = put_q8_tensor(f, t[i].ne0 * t[i].ne1, &r);
+            shape_rng r = shape_rng_for(s, t[i].kind, t[i].layer);
+            bad = put_q8_tensor(f, values, &r);
+            bytes = values / 32 * sizeof(ggml_block_q8_0);
         }
-        bad |= put_zeros(f, align_up(bytes) - bytes);
+        bad = bad || gguf_writer_pad(w, f, bytes, "the model file", NULL) != LLM_OK;
     }
+    gguf_writer_free(w);
     free(t);
     return bad ? -1 : 0;
 }
 
 uint64_t shape_gguf_bytes(const shape *s)
 {
-    gguf_tensor *t = malloc(sizeof *t * (size_t)(3 + 9 * s->n_layers));
+    shape_tensor *t = malloc(sizeof *t * (size_t)(3 + 9 * s->n_layers));
+    int n = 0;
+    gguf_writer *w = t ? shape_writer(s, t, &n) : NULL;
     char *mem = NULL;
     size_t head = 0;
-    FILE *f = open_memstream(&mem, &head);
-    int n = 0;
-    uint64_t bytes = 0;
-    bool ok = t && f && put_head(f, s, t, &n) == 0;
+    FILE *f = w ? open_memstream(&mem, &head) : NULL;
+    bool ok = f && gguf_writer_write_header(w, f, "memory", NULL) == LLM_OK;
     if (f)
         fclose(f); /* sets head */
+    uint64_t bytes = 0;
     if (ok) {
-        bytes = align_up(head);
-        for (int i = 0; i < n; i++)
-            bytes += align_up(tensor_bytes(&t[i]));
+        bytes = head;
+        for (int i = 0; i < n; i++) {
+            uint64_t values = t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1);
+            uint64_t b = t[i].ne1 ? values / 32 * sizeof(ggml_block_q8_0) : 4 * values;
+            bytes += (b + GGUF_DEFAULT_ALIGNMENT - 1) / GGUF_DEFAULT_ALIGNMENT * GGUF_DEFAULT_ALIGNMENT;
+        }
     }
     free(mem);
+    gguf_writer_free(w);
     free(t);
     return bytes;
 }

@@ -2,6 +2,8 @@
  * writer (see bench/shapes.h). */
 #include "bench/shapes.h"
 
+#include "llama2c.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,22 +55,19 @@ int shape_group(const shape *s)
     return g;
 }
 
-static uint64_t q8_bytes(uint64_t n, int group)
+/* The llama2.c v2 header of shape s. */
+static llama2c_header shape_header(const shape *s)
 {
-    return n + n / group * 4;
+    return (llama2c_header){.version = 2, .dim = s->dim, .hidden_dim = s->hidden_dim,
+                            .n_layers = s->n_layers, .n_heads = s->n_heads,
+                            .n_kv_heads = s->n_kv_heads, .vocab_size = s->vocab_size,
+                            .seq_len = s->seq_len, .shared = s->shared, .group = shape_group(s)};
 }
 
 uint64_t shape_llama2c_bytes(const shape *s)
 {
-    uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
-    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
-    int g = shape_group(s);
-    uint64_t b = 256 + 4 * (2 * L * d + d);
-    b += q8_bytes(V * d, g);
-    b += L * (2 * q8_bytes(d * d, g) + 2 * q8_bytes(kv * d, g) + 3 * q8_bytes(h * d, g));
-    if (!s->shared)
-        b += q8_bytes(V * d, g);
-    return b;
+    llama2c_header h = shape_header(s);
+    return llama2c_file_bytes(&h);
 }
 
 /* Writes n weights of stream r (int8 values, then n / group scales), in chunks. */
@@ -95,26 +94,13 @@ static int write_q8_tensor(FILE *f, uint64_t n, int group, shape_rng r)
     return 0;
 }
 
-static int write_header(FILE *f, const shape *s)
-{
-    unsigned char h[256] = {0};
-    uint32_t magic = 0x616b3432;
-    int32_t fields[9] = {2, s->dim, s->hidden_dim, s->n_layers, s->n_heads, s->n_kv_heads,
-                         s->vocab_size, s->seq_len, 0};
-    memcpy(h, &magic, 4);
-    memcpy(h + 4, fields, 8 * 4);
-    h[36] = (unsigned char)s->shared;
-    int32_t g = shape_group(s);
-    memcpy(h + 37, &g, 4);
-    return fwrite(h, 1, sizeof h, f) == sizeof h ? 0 : -1;
-}
-
 static int write_llama2c(FILE *f, const shape *s)
 {
     uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
     uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
     int g = shape_group(s);
-    int bad = write_header(f, s);
+    llama2c_header head = shape_header(s);
+    int bad = llama2c_write_header(f, &head, "the model file", NULL) != LLM_OK;
     /* rms_att, rms_ffn (layers, dim), rms_final (dim): all ones */
     float one = 1.0f;
     for (uint64_t i = 0; i < 2 * L * d + d && !bad; i++)

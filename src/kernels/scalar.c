@@ -60,6 +60,25 @@ static void rows_q8_scalar(float *out, const tensor *w, const qbatch *xq, int n,
     }
 }
 
+/* rows_q8_scalar's sum over a Q8_0_BLOCKS row, block by block: the same operations on
+ * the same values (each block's half scale made fp32), so the same bits. */
+static void matvec_q8b_scalar(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+{
+    for (int r = r0; r < r1; r++) {
+        float sum = 0.0f;
+        for (int g = 0; g < w->cols / QUANT_BLOCK; g++) {
+            const uint8_t *b = tensor_block(w, r, g);
+            const int8_t *q = quant_block_values(b);
+            const int8_t *x = xq->q + (size_t)g * QUANT_BLOCK;
+            int32_t acc = 0;
+            for (int i = 0; i < QUANT_BLOCK; i++)
+                acc += (int32_t)q[i] * (int32_t)x[i];
+            sum += (float)acc * quant_block_scale(b) * xq->scale[g];
+        }
+        out[r] = sum;
+    }
+}
+
 /* The GEMM over packed activations, in the order every GEMM kernel keeps (see
  * gemm_pack): per vector and row, groups in order, each group's int32 sum of
  * (x + 128) * w less 128 * Σ w, then one fused multiply-add of it times x's and w's
@@ -191,6 +210,7 @@ const kernel_table kernels_scalar = {
     .cpu_supports = scalar_supported,
     .rows_q8 = rows_q8_scalar,
     .gemm_q8 = gemm_q8_scalar,
+    .matvec_q8b = matvec_q8b_scalar,
     .rows_f32 = rows_f32_scalar,
     .dot_q8 = kernels_scalar_dot_q8,
     .quantize_row = quantize_row_scalar,

@@ -5,7 +5,9 @@
  * every other table is tested against) and, when configure builds them, the x86 tables.
  * src/kernels.c picks one table at start. An entry left NULL falls back to the scalar
  * table's entry (kernels_attention_f32: to the one-query-at-a-time loop over the chosen
- * table's own row kernels). Every kernel is single-threaded: src/kernels.c splits the
+ * table's own row kernels), except gemm_q8 (without one, kernels_gemm is
+ * kernels_matmul) and matvec_q8b (without one, Q8_0_BLOCKS rows are made Q8_0 a few at
+ * a time for rows_q8). Every kernel is single-threaded: src/kernels.c splits the
  * work over threads. */
 #ifndef LLMCHAT_KERNELS_TABLE_H
 #define LLMCHAT_KERNELS_TABLE_H
@@ -48,8 +50,14 @@ typedef struct {
     /* out[v * w->rows + r] = w[r] · vector v of xq, r in [r0, r1), v in [0, n); w is
      * Q8_0 with a group that is a multiple of 32. */
     void (*rows_q8)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
-    /* The same from packed activations (all of xp's vectors): the prefill GEMM. */
+    /* The same from packed activations (all of xp's vectors): the prefill GEMM. w is
+     * Q8_0 (kernels.c hands Q8_0_BLOCKS tensors over a few rows at a time, made Q8_0). */
     void (*gemm_q8)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+    /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
+     * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other
+     * products of Q8_0_BLOCKS tensors go through rows_q8 and gemm_q8, a few rows at a
+     * time made Q8_0 (kernels.c). */
+    void (*matvec_q8b)(float *out, const tensor *w, const qbatch *xq, int r0, int r1);
     /* The same for an F32 w and fp32 vectors x (n, w->cols). */
     void (*rows_f32)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
     /* quant_dot_q8 (group a multiple of 32). */

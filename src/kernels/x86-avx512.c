@@ -44,7 +44,7 @@
         }                                                                  \
     } while (0)
 
-TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")
+TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
 /* Lanes 0..n-1 of 16. */
 INLINE __mmask16 mask16_upto(int n)
@@ -204,6 +204,57 @@ INLINE __m512 scale_pair(const float *s)
         idx, _mm512_castps128_ps512(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)s))));
 }
 
+/* What every row's 64-byte chunk c needs from the one vector x, the same for all rows:
+ * -128 * the sums of x's 4-byte pieces (the unsigned trick's correction) and x's scales
+ * across the chunk. Built once per call into the calling thread's buffer (kept for the
+ * thread's next call); false when out of memory, and the kernels then compute x's part
+ * chunk by chunk. group is 32 or a multiple of 64; a last half chunk (an odd number of
+ * 32-groups) gets its correction from its 32 bytes alone. */
+typedef struct {
+    __m512i *negcx; /* (chunks) */
+    __m512 *xs;     /* (chunks) */
+} decode_x;
+
+static bool decode_x_build(decode_x *d, const qbatch *xq, int stride, int group)
+{
+    static _Thread_local __m512i *buf;
+    static _Thread_local size_t cap;
+    size_t chunks = (size_t)(stride + 63) / 64;
+    if (2 * chunks > cap) {
+        free(buf);
+        buf = aligned_alloc(64, sizeof(__m512i) * 2 * chunks);
+        cap = buf ? 2 * chunks : 0;
+    }
+    if (!buf)
+        return false;
+    d->negcx = buf;
+    d->xs = (__m512 *)(buf + chunks);
+    const __m512i c80 = _mm512_set1_epi8((char)0x80);
+    for (size_t c = 0; c < chunks; c++) {
+        int half = 64 * (int)c + 64 > stride;
+        __m512i xv = half ? _mm512_maskz_loadu_epi8(0xFFFFFFFFull, xq->q + 64 * c)
+                          : _mm512_loadu_si512(xq->q + 64 * c);
+        d->negcx[c] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv));
+        if (group == 32)
+            d->xs[c] = half ? _mm512_set1_ps(xq->scale[2 * c]) : scale_pair(xq->scale + 2 * c);
+        else
+            d->xs[c] = _mm512_set1_ps(xq->scale[64 * c / group]);
+    }
+    return true;
+}
+
+/* One full 64-byte chunk c of a row into acc: decode_chunk_avx512's operations with
+ * x's part from the cache, so the same bits. */
+INLINE __m512 decode_chunk_cached(__m512 acc, __m512i wv, const int8_t *x, const decode_x *d,
+                                  size_t c, __m512 ws)
+{
+    const __m512i c80 = _mm512_set1_epi8((char)0x80);
+    __m512i dv = _mm512_dpbusd_epi32(d->negcx[c], _mm512_xor_si512(wv, c80),
+                                     _mm512_loadu_si512(x + 64 * c));
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dv), d->xs[c]), ws, acc);
+}
+
 /* Rows [r0, r1) of w times vector 0 of xq, one row after the other (see
  * rows_q8_avx512 for why); group 32 or a multiple of 64. */
 static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
@@ -212,25 +263,98 @@ static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, in
     const size_t pf = prefetch_bytes(stride);
     const int8_t *x = xq->q;
     const float *xs = xq->scale;
+    decode_x d;
+    bool cached = decode_x_build(&d, xq, stride, group);
     for (int r = r0; r < r1; r++) {
         const int8_t *wr = w->q + (size_t)r * stride;
         const float *ws = w->scale + (size_t)r * groups;
         __m512 acc = _mm512_setzero_ps();
         if (group == 32) {
-            int c = 0;
-            for (; 64 * c + 64 <= stride; c++)
-                acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c, scale_pair(xs + 2 * c),
-                                          scale_pair(ws + 2 * c), pf, 0);
-            if (64 * c < stride) /* an odd number of groups: the last one alone */
+            size_t c = 0;
+            for (; 64 * c + 64 <= (size_t)stride; c++) {
+                if (!cached) {
+                    acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c, scale_pair(xs + 2 * c),
+                                              scale_pair(ws + 2 * c), pf, 0);
+                    continue;
+                }
+                __m512i wv = _mm512_loadu_si512(wr + 64 * c);
+                _mm_prefetch((const char *)(wr + 64 * c + pf), _MM_HINT_NTA);
+                acc = decode_chunk_cached(acc, wv, x, &d, c, scale_pair(ws + 2 * c));
+            }
+            if (64 * c < (size_t)stride) /* an odd number of groups: the last one alone */
                 acc = decode_chunk_avx512(acc, wr + 64 * c, x + 64 * c,
                                           _mm512_set1_ps(xs[2 * c]),
                                           _mm512_set1_ps(ws[2 * c]), pf, 1);
         } else {
             for (int g = 0, off = 0; g < groups; g++) {
-                __m512 xsv = _mm512_set1_ps(xs[g]), wsv = _mm512_set1_ps(ws[g]);
-                for (int end = off + group; off < end; off += 64)
-                    acc = decode_chunk_avx512(acc, wr + off, x + off, xsv, wsv, pf, 0);
+                __m512 wsv = _mm512_set1_ps(ws[g]);
+                for (int end = off + group; off < end; off += 64) {
+                    if (!cached) {
+                        acc = decode_chunk_avx512(acc, wr + off, x + off, _mm512_set1_ps(xs[g]),
+                                                  wsv, pf, 0);
+                        continue;
+                    }
+                    __m512i wv = _mm512_loadu_si512(wr + off);
+                    _mm_prefetch((const char *)(wr + off + pf), _MM_HINT_NTA);
+                    acc = decode_chunk_cached(acc, wv, x, &d, (size_t)off / 64, wsv);
+                }
             }
+        }
+        out[r] = hsum1_512(acc);
+    }
+}
+
+/* The two scales of a pair of blocks (lanes 0-7, 8-15), from their IEEE halves. */
+INLINE __m512 block_scale_pair(const uint8_t *b0, const uint8_t *b1)
+{
+    uint16_t h0, h1;
+    memcpy(&h0, b0, 2);
+    memcpy(&h1, b1, 2);
+    return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(_cvtsh_ss(h0)), _mm512_set1_ps(_cvtsh_ss(h1)));
+}
+
+/* rows_q8_one_avx512's group-32 walk over a Q8_0_BLOCKS row: each 64-value chunk is
+ * the values of two blocks, scaled by their halves made fp32, in the same operations
+ * (decode_chunk_avx512 on the same bytes): the bits of the Q8_0 layout with those
+ * scales. The row's 34-byte blocks stream front to back, prefetched ahead like rows. */
+static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+{
+    const int blocks = w->cols / QUANT_BLOCK;
+    const size_t row_bytes = (size_t)blocks * QUANT_BLOCK_BYTES;
+    const size_t pf = prefetch_bytes(row_bytes);
+    const int8_t *x = xq->q;
+    const float *xs = xq->scale;
+    decode_x d;
+    bool cached = decode_x_build(&d, xq, w->cols, QUANT_BLOCK);
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *wr = w->blocks + (size_t)r * row_bytes;
+        __m512 acc = _mm512_setzero_ps();
+        int c = 0;
+        for (; 2 * c + 2 <= blocks; c++) {
+            const uint8_t *b0 = wr + (size_t)2 * c * QUANT_BLOCK_BYTES, *b1 = b0 + QUANT_BLOCK_BYTES;
+            __m512i wv = _mm512_inserti64x4(
+                _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(b0 + 2))),
+                _mm256_loadu_si256((const __m256i *)(b1 + 2)), 1);
+            _mm_prefetch((const char *)(b0 + pf), _MM_HINT_NTA);
+            __m512 wsv = block_scale_pair(b0, b1);
+            if (cached) {
+                acc = decode_chunk_cached(acc, wv, x, &d, (size_t)c, wsv);
+            } else {
+                const __m512i c80 = _mm512_set1_epi8((char)0x80);
+                __m512i xv = _mm512_loadu_si512(x + 64 * c);
+                __m512i negcx = _mm512_sub_epi32(
+                    _mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv));
+                __m512i dv = _mm512_dpbusd_epi32(negcx, _mm512_xor_si512(wv, c80), xv);
+                acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dv), scale_pair(xs + 2 * c)),
+                                      wsv, acc);
+            }
+        }
+        if (2 * c < blocks) { /* an odd number of blocks: the last one alone */
+            const uint8_t *b0 = wr + (size_t)2 * c * QUANT_BLOCK_BYTES;
+            uint16_t h;
+            memcpy(&h, b0, 2);
+            acc = decode_chunk_avx512(acc, (const int8_t *)(b0 + 2), x + 64 * c,
+                                      _mm512_set1_ps(xs[2 * c]), _mm512_set1_ps(_cvtsh_ss(h)), 0, 1);
         }
         out[r] = hsum1_512(acc);
     }
@@ -920,6 +1044,7 @@ const kernel_table kernels_x86_avx512 = {
     .cpu_supports = avx512_supported,
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,
+    .matvec_q8b = matvec_q8b_avx512,
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,
     .quantize_row = quantize_row_avx512,

@@ -1,15 +1,24 @@
-/* attention_pane.c — the Attention pane (see attention_pane.h).
- *
- * Rows are query positions, columns key positions, each cell shaded by the weight
- * the query gave the key in the selected layer and head (or the mean over heads),
- * relative to the row's largest weight, on a linear or log scale; the first (BOS
- * "sink") column can be masked so the rest stand out. The window ends at the
- * selected (or newest) position. Axes are labelled with token pieces: the rows on
- * the left, the columns vertically above. 'c' turns the engine's capture off and on
- * (positions run without it show as not captured). Reads the step records' captured
- * attention; owns the view settings and a scratch row. */
+/* attention_pane.c — the Attention pane (see attention_pane.h), in five views that 'v'
+ * cycles:
+ *   heatmap    rows are query positions, columns key positions, each cell shaded by
+ *              the weight the query gave the key in the selected layer and head (or
+ *              the mean over heads), relative to the row's largest weight, linear or
+ *              log; the first (BOS "sink") column can be masked. The window ends at
+ *              the selected (or newest) position; axes are labelled with pieces.
+ *   lens       the logit lens of the selected position: per layer, the top 3 of what
+ *              its residual stream predicts and the rank of the token that came next.
+ *   lens grid  the lens's top token per layer (rows) and position (columns), shaded
+ *              by probability, so one sees at which depth each prediction settles.
+ *   heads      every head of the selected layer at the selected position: its
+ *              weights over the keys, its entropy (or BOS weight), the key it
+ *              attends to most.
+ *   head grid  layers x heads, each head's entropy (or BOS weight) as a heat; Enter
+ *              opens the cursor's layer and head in the heatmap.
+ * 'c' turns a live engine's capture off and on. Reads step records and lenses through
+ * the source (engine or trace); owns the view settings and a scratch row. */
 #include "attention_pane.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +26,21 @@
 #include "../sampler.h"
 #include "format.h"
 
+/* What the pane shows ('v' cycles). */
+typedef enum {
+    VIEW_HEATMAP = 0, /* one layer's attention, queries x keys */
+    VIEW_LENS,        /* the logit lens of the selected position: layers x top 3 */
+    VIEW_LENS_GRID,   /* the lens's top token, layers x positions */
+    VIEW_HEADS,       /* every head of the layer at the selected position */
+    VIEW_HEAD_GRID,   /* layers x heads at the selected position */
+    VIEW_COUNT
+} attn_view;
+
 struct attn_pane {
-    engine *e;          /* its capture is switched by 'c' */
+    attn_view view;
+    bool bos_metric;    /* the heads views shade by the weight on BOS, not the entropy */
+    const tui_source *src; /* the engine (its capture is switched by 'c'), or a trace */
     const model_config *cfg;
-    const tokenizer *tok;
     tui_selection *sel; /* shared with Tokens */
     int layer, head;
     bool mean_heads, log_scale, mask_bos;
@@ -29,14 +49,13 @@ struct attn_pane {
     int row_cap;
 };
 
-attn_pane *attn_new(engine *e, tui_selection *sel)
+attn_pane *attn_new(const tui_source *src, tui_selection *sel)
 {
     attn_pane *ap = calloc(1, sizeof *ap);
     if (!ap)
         tui_die("out of memory");
-    ap->e = e;
-    ap->cfg = &engine_model(e)->config;
-    ap->tok = engine_tokenizer(e);
+    ap->src = src;
+    ap->cfg = src->cfg;
     ap->sel = sel;
     ap->mask_bos = true;
     ap->capture = true;
@@ -85,26 +104,22 @@ static void draw_strongest(attn_pane *ap, const tui_screen *scr, WINDOW *w, int 
     int m = sampler_top_k(row, n, 3, top);
     char line[256];
     size_t o = (size_t)snprintf(line, sizeof line, "pos %d %s", r->pos, scr->utf8 ? "\xe2\x86\x92" : "->");
-    const int *toks = engine_tokens(ap->e);
+    const int *toks = source_tokens(ap->src);
     for (int i = 0; i < m && o < sizeof line; i++) {
         char piece[64], pct[16];
-        tuifmt_token(ap->tok, toks[top[i]], piece, sizeof piece);
+        source_token(ap->src, toks[top[i]], piece, sizeof piece);
         tuifmt_prob(row[top[i]], pct, sizeof pct);
         o += (size_t)snprintf(line + o, sizeof line - o, "%s %s@%d %s", i ? " " : "", piece, top[i], pct);
     }
     draw_text(scr, w, y, 1, width, line, A_DIM);
 }
 
-static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
+/* The heatmap view: queries x keys of one layer and head (or the head mean). */
+static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width)
 {
-    attn_pane *ap = state;
-    draw_box(scr, w, attn_pane_ops.title, focused);
-    int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
-    if (h <= 0 || width <= 0)
-        return;
     const model_config *cfg = ap->cfg;
     char line[256];
-    int focus = selection_get(ap->sel, ap->e);
+    int focus = selection_get(ap->sel, ap->src);
     const char *scale = ap->log_scale ? "log" : "linear";
     const char *bos = !ap->capture ? "  capture OFF (c)" : ap->mask_bos ? "  BOS masked" : "";
     if (width >= 44 && ap->mean_heads)
@@ -130,19 +145,19 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     int lw = width >= 30 ? 8 : width >= 16 ? 4 : 0;
     int rows_avail = h - 1 - label_rows - footer, cols_avail = width - lw;
     if (footer)
-        draw_strongest(ap, scr, w, h, width, engine_record(ap->e, focus));
+        draw_strongest(ap, scr, w, h, width, source_record(ap->src, focus));
     tuifmt_heat_window win;
-    tuifmt_heat_window_compute(engine_pos(ap->e), focus, rows_avail, cols_avail, &win);
+    tuifmt_heat_window_compute(source_count(ap->src), focus, rows_avail, cols_avail, &win);
     if (win.n_rows == 0 || win.n_cols == 0)
         return;
-    const int *toks = engine_tokens(ap->e);
+    const int *toks = source_tokens(ap->src);
     int gy = 2 + label_rows, gx = 1 + lw; /* grid origin */
 
     /* column labels: each key's piece written downwards, one character per row */
     for (int c = 0; c < win.n_cols && label_rows > 0; c++) {
         int k = win.col0 + c;
         char piece[64];
-        tuifmt_token(ap->tok, toks[k], piece, sizeof piece);
+        source_token(ap->src, toks[k], piece, sizeof piece);
         size_t off = 0, len = strlen(piece);
         attr_t a = k == focus ? A_BOLD | A_UNDERLINE : A_DIM;
         for (int i = 0; i < label_rows && off < len; i++) {
@@ -159,10 +174,10 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
 
     for (int rr = 0; rr < win.n_rows; rr++) {
         int q = win.row0 + rr, y = gy + rr;
-        const step_record *r = engine_record(ap->e, q);
+        const step_record *r = source_record(ap->src, q);
         if (lw > 0) {
             char piece[64];
-            tuifmt_token(ap->tok, toks[q], piece, sizeof piece);
+            source_token(ap->src, toks[q], piece, sizeof piece);
             draw_text(scr, w, y, 1, lw - 1, piece, q == focus ? A_REVERSE : A_DIM);
         }
         if (!r || !r->attn) {
@@ -202,11 +217,322 @@ static bool attn_act(void *state, key_action a)
     case ACT_HEAD_MEAN: ap->mean_heads = !ap->mean_heads; return true;
     case ACT_LOG_SCALE: ap->log_scale = !ap->log_scale; return true;
     case ACT_MASK_BOS: ap->mask_bos = !ap->mask_bos; return true;
-    case ACT_CAPTURE: /* capturing costs decode speed on small models: let the user choose */
-        ap->capture = !ap->capture;
-        engine_set_capture(ap->e, ap->capture);
+    case ACT_VIEW_NEXT: ap->view = (attn_view)((ap->view + 1) % VIEW_COUNT); return true;
+    case ACT_VIEW_PREV: ap->view = (attn_view)((ap->view + VIEW_COUNT - 1) % VIEW_COUNT); return true;
+    case ACT_HEAD_METRIC: ap->bos_metric = !ap->bos_metric; return true;
+    case ACT_OPEN_HEAD: /* the heads views: the layer and head under the cursor, as a heatmap */
+        if (ap->view == VIEW_HEADS || ap->view == VIEW_HEAD_GRID) {
+            ap->view = VIEW_HEATMAP;
+            ap->mean_heads = false;
+        }
         return true;
-    default: return selection_act(ap->sel, ap->e, a); /* shared with Tokens */
+    case ACT_CAPTURE: /* capturing costs decode speed on small models: let the user choose */
+        if (!source_live(ap->src))
+            return true; /* a trace: what it holds is what there is */
+        ap->capture = !ap->capture;
+        engine_set_capture(ap->src->e, ap->capture);
+        return true;
+    default: return selection_act(ap->sel, ap->src, a); /* shared with Tokens */
+    }
+}
+
+
+/* ---- the logit lens ---- */
+
+/* The lens of pos, or NULL after saying why on line y. */
+static const step_lens_layer *lens_or_say(attn_pane *ap, const tui_screen *scr, WINDOW *w, int y,
+                                          int width, int pos)
+{
+    const step_lens_layer *L = source_lens(ap->src, pos);
+    if (!L)
+        draw_text(scr, w, y, 1, width,
+                  source_live(ap->src) ? "no logit lens: out of memory"
+                                       : "this trace has no logit lens (write it with --trace-lens)",
+                  A_DIM);
+    return L;
+}
+
+/* "' Lily' 99.1%" of one lens candidate, fitted to width columns. */
+static void lens_cell(const attn_pane *ap, const tui_screen *scr, int id, float p, int width, char *out,
+                      size_t size)
+{
+    char piece[64], pct[16], both[96];
+    if (id < 0) {
+        snprintf(out, size, "%s", "");
+        return;
+    }
+    source_token(ap->src, id, piece, sizeof piece);
+    tuifmt_prob(p, pct, sizeof pct);
+    snprintf(both, sizeof both, "%s %s", piece, pct);
+    tuifmt_fit(both, width, scr->utf8, out, size);
+}
+
+/* The lens view: for each layer, the top 3 of its prediction for pos + 1, and the rank
+ * and probability of the token that came next. */
+static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
+{
+    const step_record *r = source_record(ap->src, focus);
+    const int *toks = source_tokens(ap->src);
+    char line[256], piece[64], next[64];
+    source_token(ap->src, toks[focus], piece, sizeof piece);
+    if (r && r->next >= 0) {
+        source_token(ap->src, r->next, next, sizeof next);
+        snprintf(line, sizeof line, "logit lens  pos %d %s %s %s", focus, piece, scr->utf8 ? "\xe2\x86\x92" : "->", next);
+    } else {
+        snprintf(line, sizeof line, "logit lens  pos %d %s (next not known yet)", focus, piece);
+    }
+    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    const step_lens_layer *L = lens_or_say(ap, scr, w, 2, width, focus);
+    if (!L || h < 3)
+        return;
+    int n_layers = ap->cfg->n_layers;
+    bool with_next = r && r->next >= 0 && width >= 40;
+    int nw = with_next ? 13 : 0; /* "rank 123 45%" */
+    int cw = (width - 4 - nw) / 3;
+    if (cw < 6)
+        cw = width - 4 - nw;
+    int shown = cw * 3 + 4 + nw <= width ? 3 : 1;
+    snprintf(line, sizeof line, "%-3s %-*s%s", "L", cw * shown, shown == 3 ? "top 1 / top 2 / top 3" : "top 1",
+             with_next ? " next: rank p" : "");
+    draw_text(scr, w, 2, 1, width, line, A_UNDERLINE);
+    for (int l = 0; l < n_layers && 3 + l <= h; l++) {
+        int y = 3 + l;
+        char label[16];
+        snprintf(label, sizeof label, "%d", l + 1);
+        draw_text(scr, w, y, 1, 3, label, A_DIM);
+        for (int j = 0; j < shown; j++) {
+            char cell[128];
+            lens_cell(ap, scr, L[l].id[j], L[l].prob[j], cw - 1, cell, sizeof cell);
+            bool is_next = r && L[l].id[j] == r->next;
+            attr_t a = j == 0 ? draw_shade_attr(scr, tuifmt_shade(L[l].prob[0], 1.0f, scr->n_shades, false))
+                              : A_NORMAL;
+            draw_text(scr, w, y, 5 + j * cw, cw - 1, cell, a | (is_next ? A_UNDERLINE : 0));
+        }
+        if (with_next && L[l].next_rank > 0) {
+            char pct[16];
+            tuifmt_prob(L[l].next_prob, pct, sizeof pct);
+            snprintf(line, sizeof line, "%5d %6s", L[l].next_rank, pct);
+            draw_text(scr, w, y, 1 + width - nw + 1, nw - 1, line,
+                      L[l].next_rank <= 3 ? A_BOLD : A_NORMAL);
+        }
+    }
+}
+
+/* The lens grid: each cell the top token of a layer (rows) at a position (columns, the
+ * window ending at the selected one), shaded by its probability; underlined where it
+ * is the token that came next. */
+static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
+{
+    int n_layers = ap->cfg->n_layers, cw = 7, lw = 3;
+    draw_text(scr, w, 1, 1, width, "logit lens grid  top token per layer (rows) and position", A_BOLD);
+    int n_cols = (width - lw) / cw;
+    if (n_cols <= 0 || h < 3)
+        return;
+    int first = focus - n_cols + 1 < 0 ? 0 : focus - n_cols + 1;
+    const int *toks = source_tokens(ap->src);
+    for (int c = 0; first + c <= focus && c < n_cols; c++) { /* the input token of each column */
+        int pos = first + c;
+        char piece[64], cell[32];
+        source_token(ap->src, toks[pos], piece, sizeof piece);
+        tuifmt_fit(piece, cw - 1, scr->utf8, cell, sizeof cell);
+        draw_text(scr, w, 2, 1 + lw + c * cw, cw - 1, cell, pos == focus ? A_BOLD | A_UNDERLINE : A_DIM);
+    }
+    for (int l = 0; l < n_layers && 3 + l <= h; l++) {
+        char label[16];
+        snprintf(label, sizeof label, "%d", l + 1);
+        draw_text(scr, w, 3 + l, 1, lw - 1, label, A_DIM);
+    }
+    for (int c = 0; first + c <= focus && c < n_cols; c++) {
+        int pos = first + c;
+        const step_lens_layer *L = source_lens(ap->src, pos);
+        const step_record *r = source_record(ap->src, pos);
+        for (int l = 0; l < n_layers && 3 + l <= h; l++) {
+            int x = 1 + lw + c * cw, y = 3 + l;
+            if (!L) {
+                draw_text(scr, w, y, x, cw - 1, "-", A_DIM);
+                continue;
+            }
+            char piece[64], cell[32];
+            source_token(ap->src, L[l].id[0], piece, sizeof piece);
+            int cols = tuifmt_fit(piece, cw - 1, scr->utf8, cell, sizeof cell);
+            attr_t a = draw_shade_attr(scr, tuifmt_shade(L[l].prob[0], 1.0f, scr->n_shades, false));
+            if (r && r->next >= 0 && L[l].id[0] == r->next)
+                a |= A_UNDERLINE;
+            wattron(w, a);
+            mvwaddstr(w, y, x, cell);
+            for (int k = cols; k < cw - 1; k++)
+                waddch(w, ' ');
+            wattroff(w, a);
+        }
+    }
+    if (3 + n_layers <= h)
+        draw_text(scr, w, 3 + n_layers, 1, width,
+                  "shade: probability; underlined: the token that came next", A_DIM);
+}
+
+/* ---- every head at the selected position ---- */
+
+typedef struct {
+    float entropy;   /* of the head's weights over keys 0..pos, nats */
+    float bos;       /* weight on key 0 */
+    int top_key;     /* the most attended key */
+    float top_w;
+} head_summary;
+
+static head_summary summarize(const float *row, int n)
+{
+    head_summary s = {0.0f, n > 0 ? row[0] : 0.0f, 0, n > 0 ? row[0] : 0.0f};
+    double ent = 0.0;
+    for (int k = 0; k < n; k++) {
+        if (row[k] > 0.0f)
+            ent -= row[k] * log(row[k]);
+        if (row[k] > s.top_w) {
+            s.top_w = row[k];
+            s.top_key = k;
+        }
+    }
+    s.entropy = (float)ent;
+    return s;
+}
+
+/* The heads views' shade of a head: its entropy against the most a row of n keys can
+ * have (log n: 1 = spread evenly), or its weight on BOS. */
+static int head_shade(const attn_pane *ap, const tui_screen *scr, const head_summary *s, int n)
+{
+    float v = ap->bos_metric ? s->bos : n > 1 ? s->entropy / logf((float)n) : 0.0f;
+    return tuifmt_shade(v, 1.0f, scr->n_shades, false);
+}
+
+/* The attention row of (layer l, head h) of r, over keys 0..r->pos. */
+static const float *head_row(const attn_pane *ap, const step_record *r, int l, int h)
+{
+    int nh = ap->cfg->n_heads, q1 = r->pos + 1;
+    return r->attn + ((size_t)l * nh + h) * q1;
+}
+
+static const step_record *attn_or_say(attn_pane *ap, const tui_screen *scr, WINDOW *w, int width,
+                                      int focus)
+{
+    const step_record *r = source_record(ap->src, focus);
+    if (!r || !r->attn) {
+        draw_text(scr, w, 2, 1, width,
+                  source_live(ap->src) ? "not captured at this position (c turns capture on)"
+                                       : "this trace has no attention here (--trace-attn)",
+                  A_DIM);
+        return NULL;
+    }
+    return r;
+}
+
+/* Every head of the selected layer side by side: its weights over the keys (the
+ * window ending at the query), its entropy and the key it attends to most. */
+static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
+{
+    char line[256];
+    snprintf(line, sizeof line, "heads of layer %d/%d at pos %d  %s  (e)", ap->layer + 1, ap->cfg->n_layers,
+             focus, ap->bos_metric ? "BOS weight" : "entropy");
+    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    const step_record *r = attn_or_say(ap, scr, w, width, focus);
+    if (!r)
+        return;
+    const int *toks = source_tokens(ap->src);
+    int n = r->pos + 1, info = width >= 50 ? 30 : width >= 30 ? 12 : 0;
+    int keys_w = width - 4 - info;
+    int k0 = keys_w > 0 && n > keys_w ? n - keys_w : 0;
+    for (int hd = 0; hd < ap->cfg->n_heads && 2 + hd <= h; hd++) {
+        int y = 2 + hd;
+        const float *row = head_row(ap, r, ap->layer, hd);
+        head_summary s = summarize(row, n);
+        char label[16];
+        snprintf(label, sizeof label, "H%d", hd + 1);
+        draw_text(scr, w, y, 1, 3, label,
+                  hd == ap->head ? A_REVERSE : draw_shade_attr(scr, head_shade(ap, scr, &s, n)));
+        float ref = 0.0f;
+        for (int k = ap->mask_bos ? 1 : 0; k < n; k++)
+            ref = row[k] > ref ? row[k] : ref;
+        for (int k = k0; k < n && keys_w > 0; k++) {
+            if (k == 0 && ap->mask_bos)
+                draw_text(scr, w, y, 5 + k - k0, 1, scr->utf8 ? "\xc2\xb7" : ".", A_DIM);
+            else
+                draw_shade(scr, w, y, 5 + k - k0, tuifmt_shade(row[k], ref, scr->n_shades, ap->log_scale));
+        }
+        if (info > 0) {
+            char piece[64], pct[16];
+            source_token(ap->src, toks[s.top_key], piece, sizeof piece);
+            tuifmt_prob(s.top_w, pct, sizeof pct);
+            if (info >= 30)
+                snprintf(line, sizeof line, "%s %.2f %s@%d %s", ap->bos_metric ? "B" : "H",
+                         ap->bos_metric ? s.bos : s.entropy, piece, s.top_key, pct);
+            else
+                snprintf(line, sizeof line, "%s@%d", piece, s.top_key);
+            draw_text(scr, w, y, 1 + width - info + 1, info - 1, line, A_NORMAL);
+        }
+    }
+}
+
+/* Layers (rows) x heads (columns) at the selected position, each cell the head's
+ * entropy (or BOS weight) shaded; the cursor is the layer and head the heatmap shows,
+ * and Enter opens it there. */
+static void draw_head_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
+{
+    char line[256];
+    snprintf(line, sizeof line, "layers x heads at pos %d  %s (e)  Enter: heatmap", focus,
+             ap->bos_metric ? "BOS weight" : "entropy, nats");
+    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    const step_record *r = attn_or_say(ap, scr, w, width, focus);
+    if (!r)
+        return;
+    int n = r->pos + 1, lw = 4, cw = (width - lw) / ap->cfg->n_heads;
+    cw = cw > 6 ? 6 : cw;
+    if (cw < 2 || h < 3)
+        return;
+    for (int hd = 0; hd < ap->cfg->n_heads; hd++) {
+        char label[16];
+        snprintf(label, sizeof label, cw >= 3 ? "H%d" : "%d", hd + 1);
+        draw_text(scr, w, 2, 1 + lw + hd * cw, cw - 1, label, hd == ap->head ? A_BOLD | A_UNDERLINE : A_DIM);
+    }
+    for (int l = 0; l < ap->cfg->n_layers && 3 + l <= h; l++) {
+        char label[16];
+        snprintf(label, sizeof label, "L%d", l + 1);
+        draw_text(scr, w, 3 + l, 1, lw - 1, label, l == ap->layer ? A_BOLD : A_DIM);
+        for (int hd = 0; hd < ap->cfg->n_heads; hd++) {
+            head_summary s = summarize(head_row(ap, r, l, hd), n);
+            char cell[16];
+            if (ap->bos_metric)
+                snprintf(cell, sizeof cell, "%.0f%%", 100.0 * s.bos);
+            else
+                snprintf(cell, sizeof cell, "%.2f", s.entropy);
+            char fitted[16];
+            int cols = tuifmt_fit(cell, cw - 1, scr->utf8, fitted, sizeof fitted);
+            attr_t a = l == ap->layer && hd == ap->head ? A_REVERSE | A_BOLD
+                                                       : draw_shade_attr(scr, head_shade(ap, scr, &s, n));
+            wattron(w, a);
+            mvwaddstr(w, 3 + l, 1 + lw + hd * cw, fitted);
+            for (int k = cols; k < cw - 1; k++)
+                waddch(w, ' ');
+            wattroff(w, a);
+        }
+    }
+}
+
+static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
+{
+    attn_pane *ap = state;
+    draw_box(scr, w, attn_pane_ops.title, focused);
+    int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
+    if (h <= 0 || width <= 0)
+        return;
+    int focus = selection_get(ap->sel, ap->src);
+    if (ap->view == VIEW_HEATMAP || focus < 0) {
+        draw_heatmap(ap, w, scr, h, width);
+        return;
+    }
+    switch (ap->view) {
+    case VIEW_LENS: draw_lens(ap, w, scr, h, width, focus); break;
+    case VIEW_LENS_GRID: draw_lens_grid(ap, w, scr, h, width, focus); break;
+    case VIEW_HEADS: draw_heads(ap, w, scr, h, width, focus); break;
+    case VIEW_HEAD_GRID: draw_head_grid(ap, w, scr, h, width, focus); break;
+    default: break;
     }
 }
 

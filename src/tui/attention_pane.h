@@ -7,7 +7,7 @@
 #ifndef LLMCHAT_TUI_ATTENTION_PANE_H
 #define LLMCHAT_TUI_ATTENTION_PANE_H
 
-#include "../engine.h"
+#include "source.h"
 #include "pane.h"
 #include "selection.h"
 
@@ -15,9 +15,9 @@ typedef struct attn_pane attn_pane;
 
 extern const pane_ops attn_pane_ops;
 
-/* A pane over e's captured attention at sel; 'c' turns e's capture off and on.
- * Exits through tui_die when out of memory. */
-attn_pane *attn_new(engine *e, tui_selection *sel);
+/* A pane over src's captured attention at sel; 'c' turns a live engine's capture off
+ * and on. Exits through tui_die when out of memory. */
+attn_pane *attn_new(const tui_source *src, tui_selection *sel);
 void attn_free(attn_pane *ap);
 
 #endif

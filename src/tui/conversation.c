@@ -116,6 +116,29 @@ void conv_set_reply(conv_pane *cv, const char *reply)
     entry_append_safe(en, &cv->stream, reply, strlen(reply));
 }
 
+void conv_set_branch(conv_pane *cv, int number, int count)
+{
+    if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries)
+        return;
+    conv_entry *en = &cv->entries[cv->stream_entry];
+    char label[64] = "Assistant: ";
+    if (count > 1)
+        snprintf(label, sizeof label, "Assistant [branch %d/%d]: ", number, count);
+    size_t n = strlen(label), body = en->len - en->label_len;
+    if (n == en->label_len && !memcmp(en->text, label, n))
+        return;
+    char *text = malloc(n + body + 1);
+    if (!text)
+        tui_die("out of memory");
+    memcpy(text, label, n);
+    memcpy(text + n, en->text + en->label_len, body + 1);
+    free(en->text);
+    en->text = text;
+    en->len = n + body;
+    en->cap = en->len + 1;
+    en->label_len = n;
+}
+
 void conv_set_writing(conv_pane *cv, bool writing)
 {
     cv->writing = writing;

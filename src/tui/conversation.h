@@ -27,6 +27,9 @@ void conv_add(conv_pane *cv, conv_kind kind, const char *text);
 void conv_stream(conv_pane *cv, const char *bytes, size_t len);
 /* Replaces the text of the newest assistant entry with reply (after a rewind). */
 void conv_set_reply(conv_pane *cv, const char *reply);
+/* Labels the newest assistant entry with its branch: "Assistant [branch 2/3]: ", or
+ * plain "Assistant: " when count is 1. */
+void conv_set_branch(conv_pane *cv, int number, int count);
 /* While writing, the streaming reply ends in a block cursor. */
 void conv_set_writing(conv_pane *cv, bool writing);
 void conv_clear(conv_pane *cv);

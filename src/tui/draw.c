@@ -132,6 +132,17 @@ void draw_shade(const tui_screen *scr, WINDOW *w, int y, int x, int b)
         mvwaddch(w, y, x, (chtype)shade_ascii[b]);
 }
 
+attr_t draw_shade_attr(const tui_screen *scr, int b)
+{
+    if (b < 0)
+        b = 0;
+    if (b >= scr->n_shades)
+        b = scr->n_shades - 1;
+    if (scr->colors != COLORS_NONE)
+        return COLOR_PAIR(PAIR_RAMP + b);
+    return 3 * b >= 2 * scr->n_shades ? A_REVERSE : 3 * b >= scr->n_shades ? A_BOLD : A_DIM;
+}
+
 void tui_restore_terminal(void)
 {
     if (curses_active) {

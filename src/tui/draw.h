@@ -48,6 +48,9 @@ void draw_box(const tui_screen *scr, WINDOW *w, const char *title, bool focused)
 void draw_text(const tui_screen *scr, WINDOW *w, int y, int x, int width, const char *s, attr_t a);
 /* One heatmap cell of bucket b (0..scr->n_shades-1). */
 void draw_shade(const tui_screen *scr, WINDOW *w, int y, int x, int b);
+/* The attribute that shades text in bucket b: the heatmap's colour as its background,
+ * or without colours reverse / bold / dim. */
+attr_t draw_shade_attr(const tui_screen *scr, int b);
 /* Restores the terminal, prints the message and exits with status 1. */
 void tui_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* endwin() if curses is active; safe to call twice. */

@@ -111,10 +111,11 @@ input_line *input_open(const input_handler *h, int history_size)
     return in;
 }
 
-void input_close(input_line *in)
+int input_close(input_line *in)
 {
     if (!in)
-        return;
+        return 0;
+    int failed = 0;
     rl_callback_handler_remove();
     if (in->history_path && in->added > 0) {
         /* append, so that several llmchat sessions do not overwrite each other's lines */
@@ -124,6 +125,8 @@ void input_close(input_line *in)
                                                  : write_history(in->history_path);
         if (r == 0)
             history_truncate_file(in->history_path, in->history_size);
+        else
+            failed = r;
     }
     free(in->history_path);
     if (in->devnull) {
@@ -132,6 +135,7 @@ void input_close(input_line *in)
     }
     g_input = NULL;
     free(in);
+    return failed;
 }
 
 static void feed_byte(int b)

@@ -23,7 +23,10 @@ typedef struct input_line input_line;
  * written). Exits through tui_die when out of memory. */
 input_line *input_open(const input_handler *h, int history_size);
 /* Appends this run's lines to the history file and releases readline. */
-void input_close(input_line *in);
+/* Saves the new history lines and frees the line. Returns 0, or the errno of a
+ * history file that could not be written (the caller says so once the terminal is
+ * back). */
+int input_close(input_line *in);
 
 /* Feeds one key to readline (a curses key code, or a character). */
 void input_key(input_line *in, int key, bool keycode);

@@ -36,6 +36,7 @@ typedef enum {
     ACT_READLINE,
     /* steering the newest reply (steer.c) */
     ACT_PAUSE, ACT_STEP, ACT_TAKE_BACK, ACT_REWIND, ACT_CHOOSE,
+    ACT_BRANCH_PREV, ACT_BRANCH_NEXT, ACT_BRANCH_LIST,
     /* Conversation */
     ACT_SCROLL_UP, ACT_SCROLL_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_SCROLL_TOP, ACT_SCROLL_END,
     /* the selected position (Tokens, Attention) */
@@ -45,6 +46,8 @@ typedef enum {
     /* Attention */
     ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_HEAD_MEAN, ACT_LOG_SCALE,
     ACT_MASK_BOS, ACT_CAPTURE,
+    /* Attention's views: heatmap, logit lens, lens grid, heads, layers x heads */
+    ACT_VIEW_NEXT, ACT_VIEW_PREV, ACT_HEAD_METRIC, ACT_OPEN_HEAD,
 } key_action;
 
 typedef struct {

@@ -3,9 +3,9 @@
  * Owns nothing but the position. */
 #include "selection.h"
 
-int selection_get(const tui_selection *s, const engine *e)
+int selection_get(const tui_selection *s, const tui_source *src)
 {
-    int n = engine_pos(e);
+    int n = source_count(src);
     if (n <= 0)
         return -1;
     if (s->pos < 0 || s->pos >= n)
@@ -13,27 +13,27 @@ int selection_get(const tui_selection *s, const engine *e)
     return s->pos;
 }
 
-void selection_set(tui_selection *s, const engine *e, int pos)
+void selection_set(tui_selection *s, const tui_source *src, int pos)
 {
-    int newest = engine_pos(e) - 1;
+    int newest = source_count(src) - 1;
     s->pos = pos < 0 || pos >= newest ? -1 : pos;
 }
 
-bool selection_follows(const tui_selection *s, const engine *e)
+bool selection_follows(const tui_selection *s, const tui_source *src)
 {
-    return s->pos < 0 || s->pos >= engine_pos(e) - 1;
+    return s->pos < 0 || s->pos >= source_count(src) - 1;
 }
 
-bool selection_act(tui_selection *s, const engine *e, key_action a)
+bool selection_act(tui_selection *s, const tui_source *src, key_action a)
 {
-    int cur = selection_get(s, e);
+    int cur = selection_get(s, src);
     switch (a) {
-    case ACT_SEL_PREV: selection_set(s, e, cur > 0 ? cur - 1 : 0); return true;
-    case ACT_SEL_NEXT: selection_set(s, e, cur + 1); return true;
-    case ACT_SEL_BACK10: selection_set(s, e, cur > 10 ? cur - 10 : 0); return true;
-    case ACT_SEL_AHEAD10: selection_set(s, e, cur + 10); return true;
-    case ACT_SEL_FIRST: selection_set(s, e, 0); return true;
-    case ACT_SEL_NEWEST: selection_set(s, e, -1); return true;
+    case ACT_SEL_PREV: selection_set(s, src, cur > 0 ? cur - 1 : 0); return true;
+    case ACT_SEL_NEXT: selection_set(s, src, cur + 1); return true;
+    case ACT_SEL_BACK10: selection_set(s, src, cur > 10 ? cur - 10 : 0); return true;
+    case ACT_SEL_AHEAD10: selection_set(s, src, cur + 10); return true;
+    case ACT_SEL_FIRST: selection_set(s, src, 0); return true;
+    case ACT_SEL_NEWEST: selection_set(s, src, -1); return true;
     default: return false;
     }
 }

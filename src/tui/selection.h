@@ -9,23 +9,23 @@
 
 #include <stdbool.h>
 
-#include "../engine.h"
+#include "source.h"
 #include "keys.h"
 
 typedef struct {
     int pos; /* the selected position; -1: follows the newest */
 } tui_selection;
 
-/* The selected position (the newest one while following), -1 when e has none. */
-int selection_get(const tui_selection *s, const engine *e);
+/* The selected position (the newest one while following), -1 when src has none. */
+int selection_get(const tui_selection *s, const tui_source *src);
 
 /* Selects pos; -1, or the newest position or beyond, follows the newest again. */
-void selection_set(tui_selection *s, const engine *e, int pos);
+void selection_set(tui_selection *s, const tui_source *src, int pos);
 
 /* Does the selection follow the newest position? */
-bool selection_follows(const tui_selection *s, const engine *e);
+bool selection_follows(const tui_selection *s, const tui_source *src);
 
 /* Runs a selection action of the key table (ACT_SEL_*); false when a is not one. */
-bool selection_act(tui_selection *s, const engine *e, key_action a);
+bool selection_act(tui_selection *s, const tui_source *src, key_action a);
 
 #endif

@@ -24,7 +24,6 @@ static const char *state_name(tui_run_state s)
 
 void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status_view *v)
 {
-    const model *m = engine_model(e);
     int width = getmaxx(w);
     attr_t base = draw_attr(scr, PAIR_STATUS, A_REVERSE);
     wbkgdset(w, ' ' | base);
@@ -34,6 +33,17 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
         draw_text(scr, w, 0, 0, width, " A reply is running. Quit anyway? (y/n)", base | A_BOLD);
         return;
     }
+    if (v->message) {
+        snprintf(line, sizeof line, " %s", v->message);
+        draw_text(scr, w, 0, 0, width, line, base | A_BOLD);
+        return;
+    }
+    if (v->viewing) {
+        snprintf(line, sizeof line, " %s | F1 help", v->viewing);
+        draw_text(scr, w, 0, 0, width, line, base);
+        return;
+    }
+    const model *m = engine_model(e);
     int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();
@@ -58,8 +68,8 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
     if (v->template_name)
         snprintf(tmpl, sizeof tmpl, " | %s", v->template_name);
     int n = snprintf(line, sizeof line,
-                     " %s | %s params | %s, KV %s%s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | %s | seed %llu",
-                     m->name, params, m->weights_label,
+                     " %s | %s params | %s (%s), KV %s%s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | %s | seed %llu",
+                     m->name, params, m->weights_label, m->weights_size,
                      engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0", tmpl, threads, pos,
                      ctx, pre, dec, state, samp, seed);
     if (n <= width) {
@@ -76,8 +86,9 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
         size_t nl = strlen(name);
         if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0)
             name[nl - 4] = '\0';
-        n = snprintf(line, sizeof line, " %s | %s %s %s%s %dT | %d/%d | pre %s dec %s t/s | %s | seed %llu", state,
-                     name, params, m->weights_label, tmpl, threads, pos, ctx, pre, dec, samp, seed);
+        n = snprintf(line, sizeof line, " %s | %s %s %s (%s)%s %dT | %d/%d | pre %s dec %s t/s | %s | seed %llu",
+                     state, name, params, m->weights_label, m->weights_size, tmpl, threads, pos, ctx, pre,
+                     dec, samp, seed);
         if (n > width)
             snprintf(line, sizeof line, " %s | %d/%d | dec %s tok/s | %s | seed %llu | %s %s", state, pos, ctx, dec,
                      samp, seed, m->name, m->weights_label);

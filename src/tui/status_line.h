@@ -1,6 +1,7 @@
 /* status_line.h — the status line: model, size, weights (what they were converted
  * from), chat template, threads, position in the context, prefill and decode speed,
- * run state, sampler settings, seed; or the quit question.
+ * run state, sampler settings, seed; or the quit question, a one-off message, or
+ * (llmchat --view) what the trace is.
  *
  * It keeps no state: it draws the run state tui.c gives it (status_view) and the
  * engine's figures. */
@@ -20,8 +21,12 @@ typedef struct {
     bool confirm_quit; /* "Quit anyway? (y/n)" is asked instead */
     double reply_rate; /* wall-clock tok/s of the last reply (0: unknown) */
     const char *template_name; /* the chat template ("llama2", "chatml"); NULL: not shown */
+    const char *message;  /* said instead of the rest until the next key, or NULL */
+    const char *viewing;  /* llmchat --view: what the trace is, shown instead of the
+                             engine's figures (e is NULL then) */
 } status_view;
 
+/* e may be NULL when v->viewing is set. */
 void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status_view *v);
 
 #endif

@@ -17,20 +17,18 @@
 #include "format.h"
 
 struct tokens_pane {
-    const engine *e;
-    const tokenizer *tok;
+    const tui_source *src; /* the engine, or a trace */
     tui_selection *sel; /* shared with Attention */
     int top_k_shown;    /* 1..TUI_TOP_N */
     bool choosing;      /* a paused reply: a digit chooses the next token */
 };
 
-tokens_pane *tokens_new(const engine *e, tui_selection *sel, int top_k_shown)
+tokens_pane *tokens_new(const tui_source *src, tui_selection *sel, int top_k_shown)
 {
     tokens_pane *tp = calloc(1, sizeof *tp);
     if (!tp)
         tui_die("out of memory");
-    tp->e = e;
-    tp->tok = engine_tokenizer(e);
+    tp->src = src;
     tp->sel = sel;
     tp->top_k_shown = top_k_shown < 1 ? 1 : top_k_shown > TUI_TOP_N ? TUI_TOP_N : top_k_shown;
     return tp;
@@ -54,13 +52,16 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
 {
     char line[256], k[24], p[24], mp[24], pr[16], samp[96];
     if (r->next < 0) { /* the settings the next decision will use (/set changes them) */
-        settings_format_short(engine_sampler_config(tp->e), samp, sizeof samp);
-        snprintf(line, sizeof line, "sampler: waiting for the next token (%s)", samp);
+        const sampler_config *next = source_sampler(tp->src);
+        if (next)
+            settings_format_short(next, samp, sizeof samp);
+        snprintf(line, sizeof line, next ? "sampler: waiting for the next token (%s)"
+                                         : "sampler: nothing followed", samp);
         draw_text(scr, w, y, 1, width, line, A_DIM);
         return;
     }
     if (!r->sampled) {
-        const step_record *nx = engine_record(tp->e, r->pos + 1);
+        const step_record *nx = source_record(tp->src, r->pos + 1);
         bool forced = nx && nx->phase == STEP_FORCED;
         draw_text(scr, w, y, 1, width,
                   forced ? "sampler: the next token was forced" : "sampler: the next token came from the prompt",
@@ -90,31 +91,31 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
     tokens_pane *tp = state;
     draw_box(scr, w, tokens_pane_ops.title, focused);
     int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
-    int pos = selection_get(tp->sel, tp->e);
+    int pos = selection_get(tp->sel, tp->src);
     if (h <= 0 || width <= 0)
         return;
     if (pos < 0) {
         draw_text(scr, w, 1, 1, width, "no tokens yet: type a message below", A_DIM);
         return;
     }
-    const step_record *r = engine_record(tp->e, pos);
+    const step_record *r = source_record(tp->src, pos);
     if (!r)
         return;
     char piece[128], line[512], p[16];
     int y = 1;
 
     /* the token at pos */
-    tuifmt_token(tp->tok, r->token, piece, sizeof piece);
+    source_token(tp->src, r->token, piece, sizeof piece);
     char where[48];
-    if (selection_follows(tp->sel, tp->e))
+    if (selection_follows(tp->sel, tp->src))
         snprintf(where, sizeof where, "pos %d (newest)", pos);
     else
-        snprintf(where, sizeof where, "pos %d of 0-%d", pos, engine_pos(tp->e) - 1);
+        snprintf(where, sizeof where, "pos %d of 0-%d", pos, source_count(tp->src) - 1);
     snprintf(line, sizeof line, "%s  id %d  %s  %s", where, r->token, piece, step_phase_name(r->phase));
     draw_text(scr, w, y++, 1, width, line, A_BOLD);
     if (y > h)
         return;
-    const step_record *prev = pos > 0 ? engine_record(tp->e, pos - 1) : NULL;
+    const step_record *prev = pos > 0 ? source_record(tp->src, pos - 1) : NULL;
     if (prev && prev->next == r->token) {
         tuifmt_prob(prev->next_prob, p, sizeof p);
         snprintf(line, sizeof line, "model gave it %s (rank %d)", p, prev->next_rank);
@@ -128,7 +129,7 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
     int room = h - y + 1 - sampler_lines - 1; /* minus the heading */
     if (room >= 0 && y <= h) {
         if (r->next >= 0) {
-            tuifmt_token(tp->tok, r->next, piece, sizeof piece);
+            source_token(tp->src, r->next, piece, sizeof piece);
             snprintf(line, sizeof line, "next (pos %d): %s  top %d:", pos + 1, piece, tp->top_k_shown);
         } else {
             snprintf(line, sizeof line, "predicting pos %d, top %d%s:", pos + 1, tp->top_k_shown,
@@ -153,7 +154,7 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
         const step_candidate *cd = &r->top[i];
         bool chosen = cd->id == r->next;
         char fitted[128];
-        tuifmt_token(tp->tok, cd->id, piece, sizeof piece);
+        source_token(tp->src, cd->id, piece, sizeof piece);
         int cols = tuifmt_fit(piece, pw, scr->utf8, fitted, sizeof fitted);
         tuifmt_prob(cd->prob, p, sizeof p);
         attr_t a = chosen ? draw_attr(scr, PAIR_CHOSEN, A_REVERSE) : A_NORMAL;
@@ -186,7 +187,7 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
     }
     if (r->next >= 0 && n > 0 && r->next_rank > n && y <= h - sampler_lines) {
         tuifmt_prob(r->next_prob, p, sizeof p);
-        tuifmt_token(tp->tok, r->next, piece, sizeof piece);
+        source_token(tp->src, r->next, piece, sizeof piece);
         snprintf(line, sizeof line, "> rank %d: %s %s", r->next_rank, piece, p);
         draw_text(scr, w, y++, 1, width, line, draw_attr(scr, PAIR_CHOSEN, A_REVERSE));
     }
@@ -206,7 +207,7 @@ static bool tokens_act(void *state, key_action a)
         if (tp->top_k_shown > 1)
             tp->top_k_shown--;
         return true;
-    default: return selection_act(tp->sel, tp->e, a);
+    default: return selection_act(tp->sel, tp->src, a);
     }
 }
 

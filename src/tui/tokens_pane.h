@@ -2,14 +2,14 @@
  * token, the probability the model had given it, the model's top-k candidates for the
  * next position and the sampler's decision.
  *
- * Its own state is how many candidates it shows; it reads the engine's step records
+ * Its own state is how many candidates it shows; it reads step records (source.h)
  * and shares the selected position with Attention (selection.h). */
 #ifndef LLMCHAT_TUI_TOKENS_PANE_H
 #define LLMCHAT_TUI_TOKENS_PANE_H
 
 #include <stdbool.h>
 
-#include "../engine.h"
+#include "source.h"
 #include "pane.h"
 #include "selection.h"
 
@@ -21,9 +21,9 @@ typedef struct tokens_pane tokens_pane;
 
 extern const pane_ops tokens_pane_ops;
 
-/* A pane over e's records, showing top_k_shown candidates (1..TUI_TOP_N) at sel.
+/* A pane over src's records, showing top_k_shown candidates (1..TUI_TOP_N) at sel.
  * Exits through tui_die when out of memory. */
-tokens_pane *tokens_new(const engine *e, tui_selection *sel, int top_k_shown);
+tokens_pane *tokens_new(const tui_source *src, tui_selection *sel, int top_k_shown);
 void tokens_free(tokens_pane *tp);
 
 /* Whether a digit would choose a candidate now (a paused reply): the pane says so. */

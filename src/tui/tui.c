@@ -1,5 +1,7 @@
 /* tui.c — the curses debugger-chat: sets up the terminal, the engine and the chat,
- * and runs the main loop.
+ * and runs the main loop. With --view (tui_view) the same panes run over a trace
+ * read back (view.c) with no engine and no chat: keys and lines that would generate
+ * or steer say "read-only" in the status line.
  *
  * The loop drives generation cooperatively: while a reply runs it calls chat_step()
  * once per iteration and polls the keyboard with a zero timeout between tokens;
@@ -35,6 +37,7 @@
 #include "../clock.h"
 #include "../command.h"
 #include "help.h"
+#include "view.h"
 #include "tui_state.h"
 
 enum {
@@ -43,6 +46,19 @@ enum {
                            from decoding (docs/performance.md) */
     IDLE_WAIT_MS = 250 /* how long an idle loop waits for a key before checking signals */
 };
+
+/* A reply runs (never while viewing a trace: there is no chat). */
+static bool replying(const tui *t)
+{
+    return t->c && chat_replying(t->c);
+}
+
+/* What a key or command that would generate or steer says while viewing a trace. */
+static void read_only(tui *t)
+{
+    t->run.message = "read-only: viewing a trace";
+    t->dirty |= DIRTY_STATUS;
+}
 
 /* ---- windows ---- */
 
@@ -92,7 +108,7 @@ static WINDOW *key_window(tui *t)
 static void sync_views(tui *t)
 {
     conv_set_writing(t->conv, t->run.state == RUN_GENERATING);
-    tokens_set_choosing(t->tokens, t->run.paused && chat_replying(t->c));
+    tokens_set_choosing(t->tokens, t->run.paused && replying(t));
 }
 
 static void draw_frame(tui *t)
@@ -158,6 +174,8 @@ void tui_notice(tui *t, const char *fmt, ...)
 static void autosave(tui *t)
 {
     t->save_pending = false;
+    if (!t->c)
+        return;
     if (!t->save.path && chat_turn_count(t->c) + chat_dropped_count(t->c) == 0)
         return;
     char msg[700];
@@ -174,6 +192,9 @@ static void show_dialog(tui *t)
         const chat_turn *turn = i < dropped ? chat_get_dropped(t->c, i) : chat_get_turn(t->c, i - dropped);
         conv_add(t->conv, ENTRY_USER, turn->user);
         conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
+        if (i >= dropped)
+            conv_set_branch(t->conv, chat_branch_current(t->c, i - dropped) + 1,
+                            chat_branch_count(t->c, i - dropped));
         if (turn->cut)
             conv_add(t->conv, ENTRY_NOTICE, "[stopped]");
     }
@@ -270,13 +291,22 @@ static void begin_turn(tui *t, const char *text)
     t->dirty |= DIRTY_ALL;
 }
 
+void tui_show_branch(tui *t)
+{
+    if (!t->c)
+        return; /* a trace has no branches */
+    int i = chat_turn_count(t->c) - 1;
+    conv_set_branch(t->conv, chat_branch_current(t->c, i) + 1, chat_branch_count(t->c, i));
+}
+
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err)
 {
     if (text && *text)
         conv_stream(t->conv, text, strlen(text));
+    tui_show_branch(t);
     t->reply_tokens++;
     t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
-    if (p == CHAT_GENERATING && chat_replying(t->c) && !err->text[0])
+    if (p == CHAT_GENERATING && replying(t) && !err->text[0])
         return;
     end_reply(t, RUN_IDLE);
     take_notice(t);
@@ -286,7 +316,7 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
         tui_notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
     } else if (err->text[0]) {
         tui_notice(t, "[error: %s]", err->text);
-        if (chat_replying(t->c)) {
+        if (replying(t)) {
             llm_err e2;
             chat_stop(t->c, &e2);
         }
@@ -305,7 +335,7 @@ static void generate_one(tui *t)
 
 static void stop_reply(tui *t)
 {
-    if (!chat_replying(t->c))
+    if (!replying(t))
         return;
     llm_err err;
     err.text[0] = '\0';
@@ -318,7 +348,7 @@ static void stop_reply(tui *t)
 /* Quits, asking first (y/n) while a reply runs. */
 static void request_quit(tui *t)
 {
-    if (chat_replying(t->c))
+    if (replying(t))
         t->run.confirm_quit = true;
     else
         t->quit = true;
@@ -332,6 +362,10 @@ static void run_command(tui *t, const command_call *cmd)
     err.text[0] = '\0';
     if (cmd->info && !(cmd->info->front_ends & COMMAND_TUI)) {
         tui_notice(t, "[/%s works only in %s]", cmd->name, command_only_in(cmd->info));
+        return;
+    }
+    if (!t->c && cmd->id != CMD_QUIT && cmd->id != CMD_HELP && cmd->id != CMD_UNKNOWN) {
+        read_only(t);
         return;
     }
     const char *arg = cmd->arg;
@@ -379,14 +413,17 @@ static void run_command(tui *t, const command_call *cmd)
         t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
         break;
     }
-    case CMD_SAVE:
-        if (!*arg)
-            tui_notice(t, "[/save needs a file name: /save FILE]");
-        else if (cli_save_chat(t->c, t->o, arg, &err) != LLM_OK)
+    case CMD_SAVE: {
+        bool all;
+        const char *file = cli_save_args(arg, &all);
+        if (!*file)
+            tui_notice(t, "[/save needs a file name: /save [--all] FILE]");
+        else if (cli_save_chat(t->c, t->o, file, all, &err) != LLM_OK)
             tui_notice(t, "[/save: %s]", err.text);
         else
-            tui_notice(t, "[saved the dialog to %s]", arg);
+            tui_notice(t, "[saved the dialog%s to %s]", all ? " with every branch" : "", file);
         break;
+    }
     case CMD_LOAD:
         if (!*arg)
             tui_notice(t, "[/load needs a file name: /load FILE]");
@@ -415,7 +452,11 @@ static void submit(tui *t, const char *line)
         free(copy);
         return;
     }
-    if (chat_replying(t->c)) {
+    if (!t->c) {
+        read_only(t);
+        return;
+    }
+    if (replying(t)) {
         free(t->pending);
         t->pending = strdup(line);
         tui_notice(t, "[queued: sent when this reply ends; Esc stops it now]");
@@ -485,7 +526,7 @@ static void handle_mouse(tui *t)
     bool on_positions = f == FOCUS_TOKENS || f == FOCUS_ATTN;
     if (ev.bstate & BUTTON4_PRESSED) {
         if (on_positions)
-            selection_act(&t->sel, t->e, ACT_SEL_PREV);
+            selection_act(&t->sel, &t->src, ACT_SEL_PREV);
         else
             conv_scroll_by(t->conv, 3);
         t->dirty |= DIRTY_ALL;
@@ -493,7 +534,7 @@ static void handle_mouse(tui *t)
 #ifdef BUTTON5_PRESSED
     else if (ev.bstate & BUTTON5_PRESSED) {
         if (on_positions)
-            selection_act(&t->sel, t->e, ACT_SEL_NEXT);
+            selection_act(&t->sel, &t->src, ACT_SEL_NEXT);
         else
             conv_scroll_by(t->conv, -3);
         t->dirty |= DIRTY_ALL;
@@ -507,6 +548,14 @@ static void handle_mouse(tui *t)
 /* Runs the action of binding b, pressed as key. */
 static void run_action(tui *t, const key_binding *b, int key)
 {
+    bool steers = b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_TAKE_BACK ||
+                  b->action == ACT_REWIND || b->action == ACT_CHOOSE ||
+                  b->action == ACT_BRANCH_PREV || b->action == ACT_BRANCH_NEXT ||
+                  b->action == ACT_BRANCH_LIST;
+    if (steers && !t->c) {
+        read_only(t);
+        return;
+    }
     switch (b->action) {
     case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
     case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
@@ -526,7 +575,7 @@ static void run_action(tui *t, const key_binding *b, int key)
         t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
         break;
     case ACT_STEP:
-        if (t->run.paused && chat_replying(t->c))
+        if (t->run.paused && replying(t))
             t->step_once = true;
         break;
     case ACT_TAKE_BACK:
@@ -541,6 +590,12 @@ static void run_action(tui *t, const key_binding *b, int key)
         steer_choose(t, key == '0' ? 10 : key - '0');
         t->save_pending = true;
         break;
+    case ACT_BRANCH_PREV:
+    case ACT_BRANCH_NEXT:
+        steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1);
+        t->save_pending = true;
+        break;
+    case ACT_BRANCH_LIST: steer_list_branches(t); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
@@ -581,6 +636,10 @@ static void help_key(tui *t, bool keycode, int key)
  * key table: Anywhere first, then the input line's or the panes' bindings. */
 static void handle_key(tui *t, bool keycode, int key)
 {
+    if (t->run.message) {
+        t->run.message = NULL;
+        t->dirty |= DIRTY_STATUS;
+    }
     if (keycode && key == KEY_RESIZE) {
         make_windows(t);
         return;
@@ -694,13 +753,17 @@ static void teardown_core(tui *t)
     t->tr = NULL;
 }
 
-/* The panes, over the engine (after setup_core). */
+/* The panes, over the engine (after setup_core) or the trace being viewed. */
 static void open_panes(tui *t)
 {
+    if (t->view)
+        t->src = view_source(t->view);
+    else
+        t->src = (tui_source){.e = t->e, .cfg = &engine_model(t->e)->config, .tok = engine_tokenizer(t->e)};
     t->sel.pos = -1;
     t->conv = conv_new();
-    t->tokens = tokens_new(t->e, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);
-    t->attn = attn_new(t->e, &t->sel);
+    t->tokens = tokens_new(&t->src, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);
+    t->attn = attn_new(&t->src, &t->sel);
     t->pane[FOCUS_CONV] = (tui_pane){&conv_pane_ops, t->conv};
     t->pane[FOCUS_TOKENS] = (tui_pane){&tokens_pane_ops, t->tokens};
     t->pane[FOCUS_ATTN] = (tui_pane){&attn_pane_ops, t->attn};
@@ -747,32 +810,78 @@ static const char *crash_reset_bytes(bool mouse)
     return buf;
 }
 
-int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
+static void tui_init(tui *t, const cli_options *o)
 {
-    tui state;
-    tui *t = &state;
     memset(t, 0, sizeof *t);
     t->o = o;
     t->live.steps = o->steps > 0 ? o->steps : 0;
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
     if (delay && atoi(delay) > 0)
         t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "llmchat: the TUI needs a terminal on stdin and stdout; use -m chat for pipes\n");
+}
+
+static bool have_terminal(void)
+{
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+        return true;
+    fprintf(stderr, "llmchat: the TUI needs a terminal on stdin and stdout; use -m chat for pipes\n");
+    return false;
+}
+
+static int run_screen(tui *t);
+
+int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
+{
+    tui state;
+    tui *t = &state;
+    tui_init(t, o);
+    if (!have_terminal())
         return 2;
-    }
     if (setup_core(t, m, tok) != 0) {
         teardown_core(t);
         return 1;
     }
+    return run_screen(t);
+}
 
+int tui_view(const cli_options *o)
+{
+    tui state;
+    tui *t = &state;
+    tui_init(t, o);
+    llm_err err;
+    if (view_open(o->view_path, &t->view, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    if (!have_terminal()) {
+        view_close(t->view);
+        return 2;
+    }
+    view_describe(t->view, t->view_line, sizeof t->view_line);
+    t->run.viewing = t->view_line;
+    return run_screen(t);
+}
+
+/* The screen and the loop, over the engine set up or the trace opened; frees both. */
+static int run_screen(tui *t)
+{
+    const cli_options *o = t->o;
     setlocale(LC_ALL, "");
     t->screen.utf8 = MB_CUR_MAX > 1;
     cli_signals_install(); /* before curses: it keeps the terminal modes a crash restores */
-    SCREEN *scr = newterm(NULL, stdout, stdin);
-    if (!scr) {
-        const char *term = getenv("TERM");
-        fprintf(stderr, "llmchat: cannot start the terminal UI (TERM=%s); try -m chat\n", term ? term : "");
+    const char *term_name = getenv("TERM");
+    /* no TERM at all: say so without asking curses, whose failed newterm leaks its state */
+    SCREEN *scr = term_name && *term_name ? newterm(NULL, stdout, stdin) : NULL;
+    const char *cup = scr ? tigetstr("cup") : NULL;
+    if (!scr || !cup || cup == (char *)-1) {
+        /* no terminal description, or one that cannot place the cursor (TERM=dumb) */
+        if (scr) {
+            endwin();
+            delscreen(scr);
+        }
+        fprintf(stderr, "llmchat: cannot start the terminal UI (TERM=%s%s); try -m chat\n",
+                term_name ? term_name : "", scr ? ": it cannot place the cursor" : "");
         teardown_core(t);
         return 1;
     }
@@ -794,7 +903,9 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     make_windows(t);
     input_handler ih = {on_input_line, on_input_eof, t};
     t->input = input_open(&ih, o->history_size);
-    if (o->model_note)
+    if (t->view)
+        view_show_dialog(t->view, t->conv);
+    if (o->model_note && !t->view)
         tui_notice(t, "[%s]", o->model_note);
     if (o->system && *o->system && !o->resume_path)
         tui_notice(t, "[system prompt: %s]", o->system);
@@ -803,11 +914,12 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             cli_autosave_use(&t->save, o->resume_path);
         t->save_pending = false;
     }
-    draw_frame(t);
-    if (o->prompt && *o->prompt)
+    if (o->prompt && *o->prompt && !t->view)
         submit(t, o->prompt);
+    draw_frame(t);
 
     double next_frame = 0;
+    double next_step = 0; /* monotonic ms when slow motion allows the next token */
     while (!t->quit) {
         if (cli_quit_signal)
             break;
@@ -815,16 +927,20 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             cli_interrupted = 0;
             stop_reply(t);
         }
-        bool busy = chat_replying(t->c) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
+        bool busy = replying(t) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
         if (t->save_pending && !busy)
             autosave(t);
-        t->step_once = false;
         double t0 = clock_ms();
-        if (busy) {
+        /* slow motion: keys and resizes are handled while waiting, but do not hurry
+         * the next token; a single step (n) is never delayed */
+        bool step_due = t->step_once || t0 >= next_step;
+        t->step_once = false;
+        if (busy && step_due) {
             generate_one(t);
             t->stat_tokens++;
             t->stat_step_ms += clock_ms() - t0;
-        } else if (t->pending && !chat_replying(t->c)) {
+            next_step = clock_ms() + t->step_delay_ms;
+        } else if (t->pending && !replying(t)) {
             char *line = t->pending;
             t->pending = NULL;
             begin_turn(t, line);
@@ -834,7 +950,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         double now = clock_ms();
         int wait = IDLE_WAIT_MS;
         if (busy)
-            wait = t->step_delay_ms; /* 0: just poll between tokens */
+            wait = now >= next_step ? 0 : (int)(next_step - now) + 1; /* 0: poll between tokens */
         else if (t->dirty)
             wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
         WINDOW *kw = key_window(t);
@@ -852,7 +968,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
         now = clock_ms();
         if (t->dirty && now >= next_frame && !t->quit) {
             draw_frame(t);
-            next_frame = now + (chat_replying(t->c) ? FRAME_MS_BUSY : FRAME_MS);
+            next_frame = now + (replying(t) ? FRAME_MS_BUSY : FRAME_MS);
             if (busy) {
                 t->stat_frames++;
                 t->stat_draw_ms += clock_ms() - now;
@@ -862,10 +978,16 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
             t->stat_busy_ms += clock_ms() - t0;
     }
 
-    input_close(t->input);
+    int history_errno = input_close(t->input);
     free_windows(t);
     tui_restore_terminal();
     delscreen(scr);
+    if (history_errno) {
+        char *path = cli_state_file("history");
+        fprintf(stderr, "llmchat: cannot write the input history %s: %s\n", path ? path : "",
+                strerror(history_errno));
+        free(path);
+    }
     const char *stats = getenv("LLMCHAT_TUI_STATS");
     if (stats && *stats && strcmp(stats, "0") != 0)
         print_stats(t, stats);
@@ -883,7 +1005,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     } else if (t->save_pending) {
         autosave(t);
     }
-    if (chat_replying(t->c)) {
+    if (replying(t)) {
         llm_err err;
         chat_stop(t->c, &err);
     }
@@ -891,5 +1013,6 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     free(t->pending);
     close_panes(t);
     teardown_core(t);
+    view_close(t->view);
     return rc;
 }

@@ -8,5 +8,8 @@
 
 /* Runs the interactive TUI until the user quits. Returns the exit status. */
 int tui_run(const cli_options *o, const model *m, const tokenizer *tok);
+/* llmchat --view TRACE: the TUI over a trace, read-only, with no model. Returns the
+ * exit status (1 when the file is not a readable trace, 2 without a terminal). */
+int tui_view(const cli_options *o);
 
 #endif

@@ -25,6 +25,7 @@
 #include "selection.h"
 #include "status_line.h"
 #include "tokens_pane.h"
+#include "view.h"
 
 /* What has the focus, in Tab's order. */
 typedef enum { FOCUS_INPUT = 0, FOCUS_CONV, FOCUS_TOKENS, FOCUS_ATTN, FOCUS_COUNT } tui_focus;
@@ -43,6 +44,8 @@ typedef struct tui {
     engine *e;          /* owned */
     chat *c;            /* owned */
     trace_writer *tr;   /* owned; NULL without --trace */
+    trace_view *view;   /* owned; llmchat --view TRACE (then e and c are NULL) */
+    char view_line[400]; /* the status line while viewing */
 
     tui_screen screen;
     tui_layout lay;
@@ -53,6 +56,7 @@ typedef struct tui {
     tokens_pane *tokens;          /* owned; also pane[FOCUS_TOKENS].state */
     attn_pane *attn;              /* owned; also pane[FOCUS_ATTN].state */
     input_line *input;            /* owned */
+    tui_source src;               /* what Tokens and Attention read: the engine or the trace */
     tui_selection sel;            /* shared by Tokens and Attention */
     tui_focus focus;
     unsigned dirty;               /* DIRTY_* */
@@ -84,6 +88,8 @@ typedef struct tui {
 /* After the chat took a reply token (sampled or forced) with progress p: streams
  * its text into Conversation and, when the reply ended, closes it with a notice. */
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
+/* Labels the newest reply in Conversation with its branch ("branch 2/3"). */
+void tui_show_branch(tui *t);
 /* Adds a notice (a line such as "[stopped]") to Conversation. */
 void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -96,5 +102,11 @@ void steer_rewind_to_selection(tui *t);
 void steer_choose(tui *t, int k);
 /* /force TEXT: forces TEXT's tokens into the reply (reopening it if it ended). */
 void steer_force_text(tui *t, const char *text);
+/* <, >: puts the previous / next branch of the newest reply on screen (and in the
+ * context), the selection at the position where it parts from the one that was. */
+void steer_branch(tui *t, int delta);
+/* B: lists the branches that part from the reply at the selected position (all of
+ * them, with where they part, when none parts there). */
+void steer_list_branches(tui *t);
 
 #endif

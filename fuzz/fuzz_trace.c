@@ -1,0 +1,53 @@
+/* fuzz_trace.c — libFuzzer target: the trace reader behind --view and --replay
+ * (trace_read_buffer) on arbitrary bytes. A trace that reads must hand out records
+ * whose candidate, attention and lens arrays are as long as the header's shape says
+ * (ASan watches every read), a piece for every vocabulary id, and problems that are
+ * NUL-terminated lines. */
+#include "fuzz.h"
+
+#include <string.h>
+
+#include "trace_read.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    trace_reader *r;
+    llm_err err;
+    if (trace_read_buffer((const char *)data, size, &r, &err) != LLM_OK) {
+        FUZZ_CHECK(r == NULL && strlen(err.text) > 0);
+        return 0;
+    }
+    const trace_header *h = trace_reader_header(r);
+    FUZZ_CHECK(h != NULL);
+    for (int id = 0; id < h->n_vocab && id < 100000; id++)
+        FUZZ_CHECK(trace_reader_piece(r, id) != NULL);
+    trace_reader_piece(r, -1); /* NULL: the trace does not say */
+    trace_reader_piece(r, h->n_vocab + 100000);
+    volatile float sink = 0;
+    for (int i = 0; i < trace_reader_count(r); i++) {
+        const step_record *rec = trace_reader_record(r, i);
+        FUZZ_CHECK(rec != NULL);
+        FUZZ_CHECK(trace_reader_line(r, i) >= 1);
+        FUZZ_CHECK(rec->n_top >= 0 && rec->n_top <= STEP_TOP_MAX);
+        for (int k = 0; k < rec->n_top; k++)
+            sink += rec->top[k].logit + rec->top[k].prob;
+        /* attention and lens arrays are as long as the header's shape says */
+        if (rec->attn) {
+            FUZZ_CHECK(h->has_config && rec->pos >= 0);
+            size_t n = (size_t)h->config.n_layers * (size_t)h->config.n_heads * ((size_t)rec->pos + 1);
+            for (size_t k = 0; k < n; k++)
+                sink += rec->attn[k];
+        }
+        if (rec->lens) {
+            /* a headerless trace with a lens but no attention implies the layers only */
+            FUZZ_CHECK(h->config.n_layers > 0);
+            for (int l = 0; l < h->config.n_layers; l++)
+                sink += rec->lens[l].prob[0] + (float)rec->lens[l].id[0];
+        }
+    }
+    for (int i = 0; i < trace_reader_problem_count(r); i++)
+        FUZZ_CHECK(strlen(trace_reader_problem(r, i)) < 4096);
+    (void)sink;
+    trace_reader_free(r);
+    return 0;
+}

@@ -1,0 +1,61 @@
+/* source.c — reading positions from an engine or a trace (see source.h). Owns nothing. */
+#include "source.h"
+
+#include <string.h>
+
+#include "format.h"
+
+int source_count(const tui_source *s)
+{
+    return s->e ? engine_pos(s->e) : s->n;
+}
+
+const step_record *source_record(const tui_source *s, int pos)
+{
+    if (s->e)
+        return engine_record(s->e, pos);
+    return pos >= 0 && pos < s->n ? s->seq[pos] : NULL;
+}
+
+const int *source_tokens(const tui_source *s)
+{
+    return s->e ? engine_tokens(s->e) : s->tokens;
+}
+
+const step_lens_layer *source_lens(const tui_source *s, int pos)
+{
+    if (s->e)
+        return engine_lens(s->e, pos, NULL);
+    const step_record *r = source_record(s, pos);
+    return r ? r->lens : NULL;
+}
+
+const sampler_config *source_sampler(const tui_source *s)
+{
+    return s->e ? engine_sampler_config(s->e) : NULL;
+}
+
+bool source_live(const tui_source *s)
+{
+    return s->e != NULL;
+}
+
+bool source_piece_is_control(const char *piece)
+{
+    size_t len = strlen(piece);
+    while (len > 0 && (*piece == '\n' || *piece == ' ')) {
+        piece++;
+        len--;
+    }
+    while (len > 0 && (piece[len - 1] == '\n' || piece[len - 1] == ' '))
+        len--;
+    return len >= 3 && piece[0] == '<' && piece[len - 1] == '>';
+}
+
+size_t source_token(const tui_source *s, int id, char *out, size_t size)
+{
+    if (s->tok)
+        return tuifmt_token(s->tok, id, out, size);
+    const char *piece = s->trace ? trace_reader_piece(s->trace, id) : NULL;
+    return tuifmt_piece(piece ? piece : "", piece && source_piece_is_control(piece), out, size);
+}

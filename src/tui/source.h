@@ -1,0 +1,50 @@
+/* source.h — where the Tokens and Attention panes read the positions they show: the
+ * running engine, or a trace read back (llmchat --view, no model).
+ *
+ * A source is plain data the controller fills in (tui.c, or view.c for a trace); the
+ * panes and the selection read through these functions and never ask which it is,
+ * except that only a live source computes a logit lens on demand or switches the
+ * engine's attention capture. */
+#ifndef LLMCHAT_TUI_SOURCE_H
+#define LLMCHAT_TUI_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../engine.h"
+#include "../model.h"
+#include "../step.h"
+#include "../tokenizer.h"
+#include "../trace_read.h"
+
+typedef struct {
+    engine *e;                   /* the running engine, or NULL for a trace */
+    const step_record *const *seq; /* a trace's final sequence (n): NULL where a line was lost */
+    int n;
+    const int *tokens;           /* (n) the trace's tokens (0 where a line was lost) */
+    const model_config *cfg;     /* n_layers, n_heads (a trace's header, or the model) */
+    const tokenizer *tok;        /* the engine's; NULL for a trace */
+    const trace_reader *trace;   /* a trace's pieces come from its vocabulary */
+} tui_source;
+
+/* Positions there are. */
+int source_count(const tui_source *s);
+/* The record of pos, NULL when out of range or lost. */
+const step_record *source_record(const tui_source *s, int pos);
+/* (source_count) the token at each position. */
+const int *source_tokens(const tui_source *s);
+/* pos's logit lens (n_layers): the engine computes it on demand; a trace has it when it
+ * was written with --trace-lens. NULL when there is none. */
+const step_lens_layer *source_lens(const tui_source *s, int pos);
+/* id's piece made terminal-safe into out (control tokens without their padding, as
+ * "<s>"); "" when the source does not know it. Returns the length. */
+size_t source_token(const tui_source *s, int id, char *out, size_t size);
+/* A trace does not mark control tokens: a piece that is "<...>" once its padding
+ * ("\n<s>\n") is trimmed is taken for one (byte pieces such as "<0x0A>" match too). */
+bool source_piece_is_control(const char *piece);
+/* The sampler settings the next token gets, NULL for a trace. */
+const sampler_config *source_sampler(const tui_source *s);
+/* A running engine (steering, capture and the lens work); false for a trace. */
+bool source_live(const tui_source *s);
+
+#endif
