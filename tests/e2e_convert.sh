@@ -1,7 +1,8 @@
 #!/bin/sh
 # e2e_convert.sh — llmchat-convert end to end: stories260K.bin → GGUF → llama2.c gives the
 # same greedy text (fp32: every golden prompt, and the reference's text; Q8_0: the GGUF and
-# the llama2.c file written from it agree, and agree with fp32 on the first sentence);
+# the llama2.c file written from it agree with fp32 on the first sentence and with each
+# other on at least 98% of the top-1 predictions);
 # the bundled chat model converted to GGUF chats the same (fp32: the whole dialog; Q8_0:
 # the golden replies' first sentences) and carries its tokenizer and, with --template, its
 # chat template; a llama2.c OUT gets its tokenizer.bin beside it; usage errors exit 2,
@@ -67,12 +68,23 @@ for m in "$T/a/s-q8.gguf" "$T/b/s-v2.bin"; do
     *) fail "$m: first sentence differs from the fp32 model's: [$first_sentence]" ;;
     esac
 done
-cmp -s "$T/q8-s-q8.gguf" "$T/q8-s-v2.bin" ||
-    fail "the Q8_0 GGUF and the llama2.c v2 file written from it give different text"
+# The llama2.c v2 file holds the GGUF's numbers except ffn_down's: its rows of 172 are F32
+# in the GGUF (Q8_0 rows are multiples of 32) and Q8_0 in v2's groups, which cross rows,
+# so the loader quantizes them again into rows. The two files agree on the top-1 of
+# nearly every position; a 200-token greedy text may still part at a near tie (it does
+# with the scalar kernels), so the texts are not compared.
+run_llmchat -m generate -t 0 -n 200 -i "Once upon a time" --trace "$T/q8.jsonl" "$T/a/s-q8.gguf" </dev/null
+assert_status 0
+run_llmchat --replay "$T/q8.jsonl" --compare "$T/b/s-v2.bin" </dev/null
+assert_status 0
+agree=$(sed -n 's/^top-1 agreement: \([0-9.]*\)% .*/\1/p' "$T/out")
+[ -n "$agree" ] || fail "--compare printed no top-1 agreement"
+awk -v a="$agree" 'BEGIN { exit !(a >= 98) }' ||
+    fail "the llama2.c v2 file written from the Q8_0 GGUF agrees on only $agree% of top-1 predictions"
 run_llmchat --verbose -m generate -t 0 -n 4 -i "Once" "$T/a/s-q8.gguf" </dev/null
 assert_file_contains "Q8_0 in place, ffn_down (rows of 172) in F32" "$T/err" \
     "weights: Q8_0 in place; F32 → Q8_0 at load"
-pass "stories260K.bin -> GGUF Q8_0 -> llama2.c v2: the same greedy text, the fp32 first sentence"
+pass "stories260K.bin -> GGUF Q8_0 -> llama2.c v2: the fp32 first sentence; top-1 agreement $agree%"
 
 # ---- the bundled chat model ----
 printf '%s\n' 'Tell me a story about a dog named Max.' 'Now one about a cat named Tom.' >"$T/dialog"
