@@ -40,6 +40,19 @@ run_env() {
     done
 }
 
+# chat_one_turn_and_quit: in the plain chat just started on the terminal, one message
+# gets a reply and /quit ends it with status 0.
+chat_one_turn_and_quit() {
+    wait_err "chatting with chat260K.bin"
+    type_text "Tell me a story about Tom."
+    keys Enter
+    wait_for "Once upon"
+    type_text "/quit"
+    keys Enter
+    wait_exit
+    assert_status 0
+}
+
 # gone: until the last session's tmux server has exited (start() makes a new one).
 gone() {
     deadline=$(($(now) + WAIT))
@@ -68,14 +81,7 @@ for spec in "-u TERM" "TERM=" "TERM=dumb"; do
 done
 assert_file_contains "-m tui with TERM=dumb" "$T/err" "cannot place the cursor"
 run_env TERM=dumb -- -t 0 -n 8 -z "$TOK" "$MODEL"
-wait_err "chatting with chat260K.bin"
-type_text "Tell me a story about Tom."
-keys Enter
-wait_for "Once upon"
-type_text "/quit"
-keys Enter
-wait_exit
-assert_status 0
+chat_one_turn_and_quit
 pass "TERM unset, empty or dumb: -m tui says why and exits 1; without -m the plain chat starts"
 
 # ---- a 10x5 terminal ----
@@ -165,13 +171,6 @@ assert_status 0
 assert_file_contains "tui: unwritable history" "$T/err" "cannot write the input history $STATE/llmchat/history"
 gone
 start -- -m chat -t 0 -n 8 -z "$TOK" "$MODEL"
-wait_err "chatting with chat260K.bin"
-type_text "Tell me a story about Tom."
-keys Enter
-wait_for "Once upon"
-type_text "/quit"
-keys Enter
-wait_exit
-assert_status 0
+chat_one_turn_and_quit
 assert_file_contains "chat: unwritable history" "$T/err" "cannot write the input history $STATE/llmchat/chat_history"
 pass "an input history that cannot be written: said at exit, the chat unharmed"
