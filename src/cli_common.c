@@ -141,6 +141,8 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
 {
     engine_options_default(eo);
     eo->ctx_len = o->ctx;
+    if (o->attention_mib > 0)
+        eo->attention_budget = (size_t)o->attention_mib << 20;
     eo->kv_cache = o->kv_cache;
     eo->sampler = o->sampler;
     /* a trace writes prompt positions' candidates as they finish; without one, the

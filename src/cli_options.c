@@ -137,6 +137,11 @@ static const char *set_ctx(cli_options *o, const char *v)
     return parse_int(v, 1, INT_MAX, &o->ctx) ? NULL : "must be an integer >= 1";
 }
 
+static const char *set_attention_mib(cli_options *o, const char *v)
+{
+    return parse_int(v, 1, 1 << 20, &o->attention_mib) ? NULL : "must be an integer from 1 to 1048576";
+}
+
 static const char *set_threads(cli_options *o, const char *v)
 {
     return parse_int(v, 1, 1024, &o->threads) ? NULL : "must be an integer in 1..1024";
@@ -257,6 +262,9 @@ const cli_option cli_option_table[] = {
      set_steps},
     {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
     {"threads", 'T', "N", true, false, "OpenMP threads (default: all cores)", set_threads},
+    {"attention-mib", 0, "N", true, false,
+     "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
+     set_attention_mib},
     {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
     {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
     {"trace-lens", 0, NULL, false, false, "include the logit lens of every position in the trace",

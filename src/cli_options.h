@@ -59,6 +59,7 @@ typedef struct {
     int steps;                   /* -n; -1 = mode default */
     int ctx;                     /* -c; 0 = model's */
     int threads;                 /* -T; 0 = all cores */
+    int attention_mib;           /* --attention-mib; 0 = the engine's default */
     const char *trace_path;      /* --trace */
     bool trace_attn;             /* --trace-attn */
     bool trace_lens;             /* --trace-lens */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_ring.h"
 #include "clock.h"
 #include "finite.h"
 #include "kernels.h"
@@ -39,8 +40,8 @@ struct engine {
                                computed when first asked for (engine_record) */
     float *probs;           /* (vocab) softmax of the logits at probs_of */
     const float *probs_of;  /* the logits probs was computed from, or NULL */
-    float **attn;           /* (ctx) rows of (n_layers, n_heads, pos+1), or NULL */
-    size_t attn_bytes;      /* bytes held in attn */
+    float **attn;           /* (ctx) rows of (n_layers, n_heads, pos+1) in `ring`, or NULL */
+    attention_ring *ring;   /* where the rows live; made when capture is first on */
     step_lens_layer **lens; /* (ctx) each position's logit lens (n_layers), or NULL;
                                the array itself is made on the first lens */
     float *lens_logits;     /* (n_layers, vocab) scratch of engine_lens */
@@ -49,12 +50,14 @@ struct engine {
     engine_stats stats;
 };
 
+static void make_ring(engine *e);
+
 void engine_options_default(engine_options *o)
 {
     memset(o, 0, sizeof *o);
     o->top_n = 10;
     o->record_prompt = true;
-    o->attention_budget = (size_t)256 << 20;
+    o->attention_budget = (size_t)ENGINE_ATTENTION_MIB_DEFAULT << 20;
     sampler_config_default(&o->sampler);
 }
 
@@ -97,6 +100,8 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for a context of %d positions",
                         o->ctx_len);
     }
+    if (o->capture_attention)
+        make_ring(e);
     *out = e;
     return LLM_OK;
 }
@@ -107,14 +112,32 @@ static size_t attention_row_bytes(const engine *e, int pos)
     return (size_t)e->m->config.n_layers * e->m->config.n_heads * (pos + 1) * sizeof(float);
 }
 
+/* The ring overwrote pos's row. */
+static void forget_attention_row(void *user, int pos)
+{
+    engine *e = user;
+    e->attn[pos] = NULL;
+    e->records[pos].attn = NULL;
+}
+
 static void free_attention_row(engine *e, int pos)
 {
     if (!e->attn[pos])
         return;
-    e->attn_bytes -= attention_row_bytes(e, pos);
-    free(e->attn[pos]);
-    e->attn[pos] = NULL;
-    e->records[pos].attn = NULL;
+    attention_ring_give_back(e->ring, pos);
+    forget_attention_row(e, pos);
+}
+
+/* The ring, made the first time capture is on: the budget, or less when the rows of the
+ * whole context take less. Without memory for it nothing is captured. */
+static void make_ring(engine *e)
+{
+    if (e->ring)
+        return;
+    size_t per_key = (size_t)e->m->config.n_layers * e->m->config.n_heads * sizeof(float);
+    size_t all = per_key * (size_t)e->ctx * ((size_t)e->ctx + 1) / 2 + (size_t)64 * e->ctx;
+    size_t bytes = e->opt.attention_budget < all ? e->opt.attention_budget : all;
+    e->ring = attention_ring_new(bytes, e->ctx);
 }
 
 static void drop_lens(engine *e, int pos)
@@ -142,6 +165,7 @@ void engine_free(engine *e)
     if (e->attn && e->records)
         drop_attention_from(e, 0);
     free(e->attn);
+    attention_ring_free(e->ring);
     free(e->lens);
     free(e->lens_logits);
     free(e->batch_logits);
@@ -167,7 +191,12 @@ void engine_set_sampler(engine *e, const sampler_config *c)
 }
 
 const sampler_config *engine_sampler_config(const engine *e) { return sampler_get_config(e->smp); }
-void engine_set_capture(engine *e, bool on) { e->opt.capture_attention = on; }
+void engine_set_capture(engine *e, bool on)
+{
+    e->opt.capture_attention = on;
+    if (on)
+        make_ring(e);
+}
 const model *engine_model(const engine *e) { return e->m; }
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }
@@ -180,22 +209,17 @@ const engine_stats *engine_get_stats(const engine *e) { return &e->stats; }
 const float *engine_logits(const engine *e) { return e->logits; }
 void engine_set_next_draw(engine *e, float draw) { sampler_set_next_draw(e->smp, draw); }
 
-/* An attention row buffer for query pos, or NULL when capture is off or memory is
- * short. Rows of the oldest positions are dropped to stay within the budget. */
+/* An attention row buffer for query pos, or NULL when capture is off, there is no
+ * ring or the row is larger than it. Rows of the oldest positions are dropped to make
+ * room. */
 static float *attention_row(engine *e, int pos)
 {
-    if (!e->opt.capture_attention)
+    if (!e->opt.capture_attention || !e->ring)
         return NULL;
     if (e->attn[pos])
         return e->attn[pos]; /* the same query again (same size) */
-    size_t bytes = attention_row_bytes(e, pos);
-    if (bytes > e->opt.attention_budget)
-        return NULL;
-    for (int p = 0; p < pos && e->attn_bytes + bytes > e->opt.attention_budget; p++)
-        free_attention_row(e, p);
-    e->attn[pos] = malloc(bytes);
-    if (e->attn[pos])
-        e->attn_bytes += bytes;
+    e->attn[pos] = attention_ring_take(e->ring, pos, attention_row_bytes(e, pos),
+                                       forget_attention_row, e);
     return e->attn[pos];
 }
 

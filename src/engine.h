@@ -25,6 +25,8 @@
 
 typedef struct engine engine;
 
+enum { ENGINE_ATTENTION_MIB_DEFAULT = 64 };
+
 /* Called when a record is finished (its `next` became known). The record stays
  * valid until the engine rewinds past it or is freed. */
 typedef void (*engine_observer)(void *user, const step_record *rec);
@@ -42,8 +44,12 @@ typedef struct {
                                  last position */
     bool record_lens;         /* compute each position's logit lens as its record is
                                  finished (--trace-lens): one more forward pass each */
-    size_t attention_budget;  /* bytes of attention rows kept; oldest rows are dropped
-                                 beyond it (default 256 MiB) */
+    size_t attention_budget;  /* bytes of attention rows kept (the newest positions'):
+                                 one block of this size, written in turn and reused
+                                 (attention_ring.h), made and touched when capture is
+                                 first on; the oldest rows are dropped to make room
+                                 (default ENGINE_ATTENTION_MIB_DEFAULT MiB, or what
+                                 the whole context's rows take when that is less) */
     sampler_config sampler;
 } engine_options;
 

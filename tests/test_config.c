@@ -195,6 +195,7 @@ static const struct {
     {"steps", "100", "1000001"},
     {"ctx", "256", "0"},
     {"threads", "3", "1025"},
+    {"attention-mib", "256", "0"},
     {"weights", "f32", "q4"},
     {"kernels", "scalar", "sse9"},
     {"kv-cache", "f32", "q4"},
@@ -252,6 +253,7 @@ START_TEST(test_every_key_good_value)
     ck_assert_int_eq(o.steps, 100);
     ck_assert_int_eq(o.ctx, 256);
     ck_assert_int_eq(o.threads, 3);
+    ck_assert_int_eq(o.attention_mib, 256);
     ck_assert_int_eq(o.weights, TENSOR_F32);
     ck_assert_int_eq(o.isa, KERNELS_SCALAR);
     ck_assert_int_eq(o.kv_cache, TRANSFORMER_KV_F32);

@@ -316,6 +316,50 @@ START_TEST(test_attention_budget)
 }
 END_TEST
 
+/* The rows a small ring keeps are the rows a large one keeps, bit for bit: reusing the
+ * block overwrites only rows that were dropped, through steps and rewinds. */
+START_TEST(test_attention_ring_rows_intact)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.capture_attention = true;
+    o.sampler.temperature = 0.0f;
+    engine *big, *small;
+    llm_err err;
+    ck_assert_int_eq(engine_new(m, tok, &o, &big, &err), LLM_OK);
+    o.attention_budget = 5 * 8 * sizeof(float) * 30 * 12; /* rows of ~12 positions near 30 */
+    ck_assert_int_eq(engine_new(m, tok, &o, &small, &err), LLM_OK);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    engine *both[2] = {big, small};
+    for (int k = 0; k < 2; k++) {
+        int t = 0;
+        ck_assert_int_eq(engine_prefill(both[k], ids, n, &err), LLM_OK);
+        for (int i = 0; i < 40; i++)
+            ck_assert_int_eq(engine_step(both[k], &t, &err), LLM_OK);
+        ck_assert_int_eq(engine_rewind(both[k], 30, &err), LLM_OK);
+        for (int i = 0; i < 12; i++)
+            ck_assert_int_eq(engine_step(both[k], &t, &err), LLM_OK);
+    }
+    ck_assert_int_eq(engine_pos(big), engine_pos(small));
+    int kept = 0;
+    for (int p = 0; p < engine_pos(big); p++) {
+        const step_record *a = engine_record(big, p), *b = engine_record(small, p);
+        ck_assert_ptr_nonnull(a->attn);
+        if (!b->attn)
+            continue;
+        kept++;
+        size_t bytes = (size_t)m->config.n_layers * m->config.n_heads * (p + 1) * sizeof(float);
+        ck_assert_msg(!memcmp(a->attn, b->attn, bytes), "position %d's rows differ", p);
+    }
+    ck_assert_int_gt(kept, 5);
+    ck_assert_ptr_nonnull(engine_record(small, engine_pos(small) - 1)->attn);
+    ck_assert_ptr_null(engine_record(small, 0)->attn);
+    engine_free(big);
+    engine_free(small);
+}
+END_TEST
+
 /* What the observer saw of each finished record: its candidates' count and next_prob. */
 typedef struct {
     int n_top[64];
@@ -485,6 +529,7 @@ static Suite *engine_suite(void)
     tcase_add_test(limits, test_context_limits);
     tcase_add_test(limits, test_step_needs_prompt);
     tcase_add_test(limits, test_attention_budget);
+    tcase_add_test(limits, test_attention_ring_rows_intact);
     suite_add_tcase(s, limits);
     return s;
 }

@@ -44,7 +44,7 @@ struct attn_pane {
     tui_selection *sel; /* shared with Tokens */
     int layer, head;
     bool mean_heads, log_scale, mask_bos;
-    bool capture;       /* the engine keeps attention rows (off: faster) */
+    bool capture;       /* the engine keeps attention rows */
     float *row;         /* (row_cap) scratch: one query's weights */
     int row_cap;
 };
@@ -181,7 +181,7 @@ static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h,
             draw_text(scr, w, y, 1, lw - 1, piece, q == focus ? A_REVERSE : A_DIM);
         }
         if (!r || !r->attn) {
-            draw_text(scr, w, y, gx, win.n_cols, "(not captured)", A_DIM);
+            draw_text(scr, w, y, gx, win.n_cols, "(not kept)", A_DIM);
             continue;
         }
         float ref = 0.0f;
@@ -226,7 +226,7 @@ static bool attn_act(void *state, key_action a)
             ap->mean_heads = false;
         }
         return true;
-    case ACT_CAPTURE: /* capturing costs decode speed on small models: let the user choose */
+    case ACT_CAPTURE: /* the user may not want it (a trace without attention, say) */
         if (!source_live(ap->src))
             return true; /* a trace: what it holds is what there is */
         ap->capture = !ap->capture;
@@ -416,7 +416,7 @@ static const step_record *attn_or_say(attn_pane *ap, const tui_screen *scr, WIND
     const step_record *r = source_record(ap->src, focus);
     if (!r || !r->attn) {
         draw_text(scr, w, 2, 1, width,
-                  source_live(ap->src) ? "not captured at this position (c turns capture on)"
+                  source_live(ap->src) ? "not kept: capture was off (c) or newer rows took its place (--attention-mib)"
                                        : "this trace has no attention here (--trace-attn)",
                   A_DIM);
         return NULL;

@@ -84,7 +84,7 @@ static const key_binding table[] = {
     {KEYS_ATTN, CH('m'), ACT_HEAD_MEAN, "m", "mean of the heads"},
     {KEYS_ATTN, CH('l'), ACT_LOG_SCALE, "l", "log scale"},
     {KEYS_ATTN, CH('b'), ACT_MASK_BOS, "b", "mask BOS sink column"},
-    {KEYS_ATTN, CH('c'), ACT_CAPTURE, "c", "capture on/off (speed)"},
+    {KEYS_ATTN, CH('c'), ACT_CAPTURE, "c", "attention capture on/off"},
     {KEYS_ATTN, CH('v'), ACT_VIEW_NEXT, "v", "view: heat/lens/grid/heads"},
     {KEYS_ATTN, CH('V'), ACT_VIEW_PREV, "V", "view: heat/lens/grid/heads"},
     {KEYS_ATTN, CH('e'), ACT_HEAD_METRIC, "e", "heads: entropy / BOS weight"},
