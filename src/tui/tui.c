@@ -44,6 +44,8 @@ enum {
     FRAME_MS = 33,      /* at most ~30 redraws per second while idle (typing, keys) */
     FRAME_MS_BUSY = 66, /* ~15 while a reply runs: every frame's output is time taken
                            from decoding (docs/performance.md) */
+    ATTN_FRAME_MS_BUSY = 200, /* ~5 for the Attention pane while a reply streams: a shade
+                                 in every cell, it is most of a frame's output */
     IDLE_WAIT_MS = 250 /* how long an idle loop waits for a key before checking signals */
 };
 
@@ -114,9 +116,17 @@ static void sync_views(tui *t)
 static void draw_frame(tui *t)
 {
     static int cursor = -1;
-    unsigned d = t->dirty;
+    unsigned d = t->dirty, later = 0;
     if (t->help)
         d = DIRTY_ALL; /* the overlay is drawn over a fresh frame */
+    double now = clock_ms();
+    bool streaming = replying(t) && !t->run.paused;
+    if (streaming && d != DIRTY_ALL && (d & DIRTY_ATTN) && now - t->attn_drawn_ms < ATTN_FRAME_MS_BUSY) {
+        d &= ~(unsigned)DIRTY_ATTN; /* a later frame draws it */
+        later = DIRTY_ATTN;
+    }
+    if (d & DIRTY_ATTN)
+        t->attn_drawn_ms = now;
     sync_views(t);
     for (int f = FOCUS_CONV; f < FOCUS_COUNT; f++) {
         const tui_pane *p = &t->pane[f];
@@ -143,7 +153,7 @@ static void draw_frame(tui *t)
         cursor = want;
     }
     doupdate();
-    t->dirty = 0;
+    t->dirty = later;
 }
 
 /* ---- the dialog ---- */

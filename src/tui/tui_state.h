@@ -60,6 +60,7 @@ typedef struct tui {
     tui_selection sel;            /* shared by Tokens and Attention */
     tui_focus focus;
     unsigned dirty;               /* DIRTY_* */
+    double attn_drawn_ms;         /* when Attention was last drawn (monotonic ms) */
     bool help;                    /* the help overlay is shown ... */
     int help_page;                /* ... at this page */
 
