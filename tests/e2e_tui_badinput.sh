@@ -53,6 +53,19 @@ chat_one_turn_and_quit() {
     assert_status 0
 }
 
+# tui_one_turn_and_quit: in the TUI, idle, one message gets a reply and /quit ends it
+# with status 0.
+tui_one_turn_and_quit() {
+    type_text "Tell me a story about Tom."
+    keys Enter
+    wait_for "Assistant: Once"
+    wait_for "idle |"
+    type_text "/quit"
+    keys Enter
+    wait_exit
+    assert_status 0
+}
+
 # gone: until the last session's tmux server has exited (start() makes a new one).
 gone() {
     deadline=$(($(now) + WAIT))
@@ -136,14 +149,7 @@ $TM paste-buffer -t t
 keys Enter
 wait_for "[could not start the reply:"
 wait_for "but the context holds 512"
-type_text "Tell me a story about Tom."
-keys Enter
-wait_for "Assistant: Once"
-wait_for "idle |"
-type_text "/quit"
-keys Enter
-wait_exit
-assert_status 0
+tui_one_turn_and_quit
 long=$("$PYTHON" -c 'print(" ".join(["Once upon a time there was a little girl named Lily."] * 20))')
 gone
 start -- -m tui -c 64 -i "$long" -z "$TOK" "$MODEL"
@@ -160,14 +166,7 @@ mkdir -p "$STATE/llmchat/history" "$STATE/llmchat/chat_history" # directories, n
 gone
 start -- -m tui -t 0 -n 8 -z "$TOK" "$MODEL"
 wait_for "idle |"
-type_text "Tell me a story about Tom."
-keys Enter
-wait_for "Assistant: Once"
-wait_for "idle |"
-type_text "/quit"
-keys Enter
-wait_exit
-assert_status 0
+tui_one_turn_and_quit
 assert_file_contains "tui: unwritable history" "$T/err" "cannot write the input history $STATE/llmchat/history"
 gone
 start -- -m chat -t 0 -n 8 -z "$TOK" "$MODEL"
