@@ -368,22 +368,12 @@ static llm_status record_prompt_block(engine *e, int pos, int n, llm_err *err)
     return LLM_OK;
 }
 
-llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
+/* Appends n checked tokens and runs them as one batch (the transformer chunks it). */
+static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *err)
 {
-    if (n <= 0)
-        return LLM_OK;
-    if (e->n + n > e->ctx)
-        return llm_fail(err, LLM_ERR_CONTEXT,
-                        "%d tokens do not fit: %d of the context's %d positions are in use",
-                        n, e->n, e->ctx);
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= e->vocab)
-            return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
-                            tokens[i], e->vocab - 1);
     if (e->n > 0 && e->records[e->n - 1].next < 0)
         finish_record(e, e->n - 1, tokens[0], e->logits, NULL, 0.0);
 
-    /* The whole prompt in one batch; the transformer chunks it. */
     double t0 = clock_ms();
     int pos0 = e->n;
     bool any_attn = false;
@@ -417,6 +407,51 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
             finish_record(e, pos0 + i, tokens[i + 1], NULL, NULL, 0.0);
     fill_top(e, &e->records[pos0 + n - 1], last);
     e->logits = last;
+    return LLM_OK;
+}
+
+/* Prompt tokens from `from` whose attention rows take at most half the ring: the
+ * batches an observer gets every row of (a batch's rows must all be in the ring when
+ * its records are finished). At least one. */
+static int rows_that_fit(const engine *e, int from, int n)
+{
+    size_t half = attention_ring_size(e->ring) / 2, sum = 0;
+    int k = 0;
+    while (k < n && (k == 0 || sum + attention_row_bytes(e, from + k) <= half))
+        sum += attention_row_bytes(e, from + k++);
+    return k;
+}
+
+llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
+{
+    if (n <= 0)
+        return LLM_OK;
+    if (e->n + n > e->ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "%d tokens do not fit: %d of the context's %d positions are in use",
+                        n, e->n, e->ctx);
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= e->vocab)
+            return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
+                            tokens[i], e->vocab - 1);
+    /* One batch, unless an observer (a trace) wants attention rows that would not all
+     * stay in the ring until the batch's records are finished. */
+    bool split = e->observer && e->opt.capture_attention && e->ring;
+    double t0 = clock_ms();
+    int pos0 = e->n;
+    for (int i = 0; i < n;) {
+        int k = split ? rows_that_fit(e, pos0 + i, n - i) : n;
+        llm_status st = prefill_batch(e, tokens + i, k, err);
+        if (st != LLM_OK) {
+            drop_attention_from(e, pos0);
+            for (int p = pos0; p < e->n; p++)
+                e->pending[p] = false;
+            e->n = pos0;
+            e->logits = NULL;
+            return st;
+        }
+        i += k;
+    }
     e->stats.prefill_tokens = n;
     e->stats.prefill_ms = clock_ms() - t0;
     return LLM_OK;

@@ -97,8 +97,11 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
 
 /* Appends n prompt tokens and runs them as one batch. Records are created for each;
  * the one before the first new token (if any, and not yet finished) is finished with
- * next = tokens[0]. Fails with LLM_ERR_CONTEXT, changing nothing, when the tokens do
- * not fit. */
+ * next = tokens[0]. With an observer and attention capture, a prompt whose rows would
+ * not fit in half the attention block runs in several batches, whose records the
+ * observer sees (rows included) before the next batch. Fails with LLM_ERR_CONTEXT,
+ * changing nothing, when the tokens do not fit; on other failures the sequence ends
+ * where it was, with no logits (the observer may have seen earlier batches). */
 llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err);
 
 /* Samples the next token from the newest position's logits, appends it (phase GEN)

@@ -6,7 +6,7 @@
 # Attention pane's views ('v'): the logit lens at the reply's " named" shows the
 # requested name rising through the layers to the top at the last one, the lens grid,
 # every head of a layer, the layers x heads grid and Enter from it to the heatmap.
-# Nothing asserts timing.
+# --attention-mib bounds the rows kept. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -94,3 +94,31 @@ keys Tab
 keys C-d
 wait_exit
 assert_status 0
+
+# ---- --attention-mib: the rows of a long prompt's first positions are not kept ----
+# chat260K's rows take 160 bytes a key: 1 MiB holds those of about 15 positions near
+# 420; the default holds the whole context's. Home and a hundred Right in Tokens
+# select position 100, where the heatmap's window ends.
+long=$("$PYTHON" -c 'print(" ".join(["Tom had a red ball and a big dog."] * 30))')
+for mib in 1 default; do
+    set --
+    [ "$mib" = default ] || set -- --attention-mib "$mib"
+    start -- -m tui -t 0 -n 4 "$@" -i "$long" "$model"
+    wait_for "idle |"
+    keys Tab Tab
+    wait_for "(newest)"
+    # shellcheck disable=SC2046 # a hundred words: Right, Right, ...
+    keys Home $(yes Right | head -n 100)
+    wait_for "pos 100 "
+    if [ "$mib" = default ]; then
+        wait_for "pos 100 → " # the heatmap's footer: the keys position 100 attends to most
+        screen | grep -q "(not kept)" && show_screen_and_fail "the default block dropped rows"
+    else
+        wait_for "(not kept)"
+    fi
+    keys Tab Tab
+    keys C-d
+    wait_exit
+    assert_status 0
+done
+pass "--attention-mib 1: a long prompt's first rows are not kept; the default keeps them"
