@@ -649,6 +649,35 @@ static void lens_layer_fill(step_lens_layer *out, const float *logits, float *pr
     }
 }
 
+const float *engine_attention(engine *e, int pos, llm_err *err)
+{
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no attention for position %d: the sequence has %d", pos, e->n);
+        return NULL;
+    }
+    if (e->attn[pos])
+        return e->attn[pos];
+    if (!e->opt.capture_attention) {
+        llm_fail(err, LLM_ERR_ARG, "attention capture is off");
+        return NULL;
+    }
+    float *row = e->ring ? attention_ring_take(e->ring, pos, attention_row_bytes(e, pos),
+                                               forget_attention_row, e)
+                         : NULL;
+    if (!row) {
+        llm_fail(err, LLM_ERR_NOMEM, "the attention rows of position %d do not fit in %zu MiB",
+                 pos, e->opt.attention_budget >> 20);
+        return NULL;
+    }
+    e->attn[pos] = row;
+    if (transformer_attention_again(e->tf, e->tokens[pos], pos, row, err) != LLM_OK) {
+        free_attention_row(e, pos);
+        return NULL;
+    }
+    e->records[pos].attn = row;
+    return row;
+}
+
 const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err)
 {
     if (pos < 0 || pos >= e->n) {

@@ -87,6 +87,15 @@ void engine_set_next_draw(engine *e, float draw);
  * calls on the same engine. */
 const step_record *engine_record(const engine *e, int pos);
 
+/* The attention rows of position pos (0 <= pos < engine_pos): (n_layers, n_heads,
+ * pos + 1), the record's `attn`. While capture is on, rows that were not captured or
+ * that newer ones replaced in the attention block are computed again by one forward
+ * pass of pos over the KV cache, which it leaves as it was (bit for bit what decoding
+ * wrote; a prompt position's may differ in the last bits from its batch's), and take
+ * the place of the oldest rows. NULL with err when capture is off, the rows are larger than the block,
+ * on no memory or a bad position. */
+const float *engine_attention(engine *e, int pos, llm_err *err);
+
 /* The logit lens of position pos (0 <= pos < engine_pos): for each layer
  * (n_layers), what the residual stream after it predicts for pos + 1, and the rank
  * and probability of the token that came next (when known). Computed on demand by

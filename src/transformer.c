@@ -969,37 +969,56 @@ static void position_state_copy(transformer *t, int pos, unsigned char *save, bo
     }
 }
 
+/* Runs token at pos once more over the KV cache of 0..pos-1, keeping the residual
+ * stream after each layer in resid (n_layers, dim) and the attention rows in attn
+ * (either may be NULL), and leaves the KV cache, the kept classifier input and the
+ * logits as they were. `what` names the caller in messages. */
+static llm_status run_again(transformer *t, int token, int pos, float *resid, float *attn,
+                            const char *what, llm_err *err)
+{
+    if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
+        return llm_fail(err, LLM_ERR_ARG, "%s: token %d at position %d is out of range", what,
+                        token, pos);
+    size_t vocab = (size_t)t->m->config.vocab_size;
+    unsigned char *kv_save = malloc(position_state_bytes(t));
+    float *logits_save = malloc(sizeof(float) * vocab);
+    if (!kv_save || !logits_save) {
+        free(kv_save);
+        free(logits_save);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
+    }
+    position_state_copy(t, pos, kv_save, false);
+    memcpy(logits_save, t->logits, sizeof(float) * vocab);
+    t->resid_capture = resid;
+    forward_one(t, token, pos, attn);
+    t->resid_capture = NULL;
+    position_state_copy(t, pos, kv_save, true);
+    memcpy(t->logits, logits_save, sizeof(float) * vocab);
+    free(kv_save);
+    free(logits_save);
+    return LLM_OK;
+}
+
 llm_status transformer_logit_lens(transformer *t, int token, int pos, float *layer_logits,
                                   llm_err *err)
 {
     const model *m = t->m;
     const model_config *c = &m->config;
-    if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
-        return llm_fail(err, LLM_ERR_ARG, "logit lens: token %d at position %d is out of range",
-                        token, pos);
     size_t dim = (size_t)c->dim, vocab = (size_t)c->vocab_size;
-    unsigned char *kv_save = malloc(position_state_bytes(t));
-    float *logits_save = malloc(sizeof(float) * vocab);
     float *resid = malloc(sizeof(float) * c->n_layers * dim);
-    if (!kv_save || !logits_save || !resid) {
-        free(kv_save);
-        free(logits_save);
-        free(resid);
+    if (!resid)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the logit lens");
-    }
-    position_state_copy(t, pos, kv_save, false);
-    memcpy(logits_save, t->logits, sizeof(float) * vocab);
-    t->resid_capture = resid;
-    forward_one(t, token, pos, NULL);
-    t->resid_capture = NULL;
-    position_state_copy(t, pos, kv_save, true);
-    memcpy(t->logits, logits_save, sizeof(float) * vocab);
-    for (int l = 0; l < c->n_layers; l++) {
+    llm_status st = run_again(t, token, pos, resid, NULL, "logit lens", err);
+    for (int l = 0; l < c->n_layers && st == LLM_OK; l++) {
         rmsnorm(t->xb, resid + l * dim, m->rms_final, c->dim, c->rms_eps);
         matmul(t, layer_logits + l * vocab, &m->wcls, t->xb, 1);
     }
-    free(kv_save);
-    free(logits_save);
     free(resid);
-    return LLM_OK;
+    return st;
+}
+
+llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
+                                       llm_err *err)
+{
+    return run_again(t, token, pos, NULL, attn, "attention", err);
 }

@@ -65,4 +65,11 @@ void transformer_logits(transformer *t, int pos, int n, float *logits);
 llm_status transformer_logit_lens(transformer *t, int token, int pos, float *layer_logits,
                                   llm_err *err);
 
+/* The attention rows of position pos computed again: runs `token` at pos over the KV
+ * cache of 0..pos-1 like transformer_forward and writes attn (n_layers, n_heads, pos +
+ * 1), what transformer_forward at pos writes (bit for bit for a position it ran). Leaves
+ * the KV cache, the kept classifier inputs and the logits as they were. */
+llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
+                                       llm_err *err);
+
 #endif

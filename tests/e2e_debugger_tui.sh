@@ -110,15 +110,17 @@ for mib in 1 default; do
     # shellcheck disable=SC2046 # a hundred words: Right, Right, ...
     keys Home $(yes Right | head -n 100)
     wait_for "pos 100 "
+    # the heatmap's footer, the keys position 100 attends to most: its rows are kept, or
+    # computed again when selected
+    wait_for "pos 100 → "
     if [ "$mib" = default ]; then
-        wait_for "pos 100 → " # the heatmap's footer: the keys position 100 attends to most
         screen | grep -q "(not kept)" && show_screen_and_fail "the default block dropped rows"
     else
-        wait_for "(not kept)"
+        wait_for "(not kept)" # the rows above it were not
     fi
     keys Tab Tab
     keys C-d
     wait_exit
     assert_status 0
 done
-pass "--attention-mib 1: a long prompt's first rows are not kept; the default keeps them"
+pass "--attention-mib 1: a long prompt's first rows are not kept, the selected one's computed again; the default keeps them"

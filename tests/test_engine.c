@@ -360,6 +360,61 @@ START_TEST(test_attention_ring_rows_intact)
 }
 END_TEST
 
+/* Rows the block dropped are computed again on request: a decoded position's bit for bit
+ * what a large block kept, a prompt position's within rounding; the KV cache is left as
+ * it was (the next tokens are the same). */
+START_TEST(test_attention_computed_again)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.capture_attention = true;
+    o.sampler.temperature = 0.0f;
+    engine *big, *small;
+    llm_err err;
+    ck_assert_int_eq(engine_new(m, tok, &o, &big, &err), LLM_OK);
+    o.attention_budget = (size_t)m->config.n_layers * m->config.n_heads * sizeof(float) * 30 * 6;
+    ck_assert_int_eq(engine_new(m, tok, &o, &small, &err), LLM_OK);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    engine *both[2] = {big, small};
+    for (int k = 0; k < 2; k++) {
+        int t = 0;
+        ck_assert_int_eq(engine_prefill(both[k], ids, n, &err), LLM_OK);
+        for (int i = 0; i < 25; i++)
+            ck_assert_int_eq(engine_step(both[k], &t, &err), LLM_OK);
+    }
+    int checked[2] = {1, n + 3}; /* a prompt position and a decoded one, both dropped */
+    for (int i = 0; i < 2; i++) {
+        int p = checked[i];
+        ck_assert_ptr_null(engine_record(small, p)->attn);
+        const float *again = engine_attention(small, p, &err);
+        ck_assert_msg(again != NULL, "%s", err.text);
+        ck_assert_ptr_eq(engine_record(small, p)->attn, again);
+        const float *kept = engine_record(big, p)->attn;
+        size_t count = (size_t)m->config.n_layers * m->config.n_heads * (p + 1);
+        if (p >= n)
+            ck_assert_msg(!memcmp(kept, again, count * sizeof(float)), "position %d differs", p);
+        for (size_t j = 0; j < count; j++)
+            ck_assert_float_eq_tol(again[j], kept[j], 1e-4f);
+        ck_assert_ptr_eq(engine_attention(small, p, &err), again); /* kept now */
+    }
+    for (int i = 0; i < 10; i++) { /* the cache was left as it was */
+        int a = 0, b = 0;
+        ck_assert_int_eq(engine_step(big, &a, &err), LLM_OK);
+        ck_assert_int_eq(engine_step(small, &b, &err), LLM_OK);
+        ck_assert_int_eq(a, b);
+        ck_assert(!memcmp(engine_logits(big), engine_logits(small), sizeof(float) * m->config.vocab_size));
+    }
+    ck_assert_ptr_null(engine_attention(small, engine_pos(small), &err));
+    ck_assert_ptr_null(engine_record(small, 2)->attn);
+    engine_set_capture(small, false); /* off: nothing is computed */
+    ck_assert_ptr_null(engine_attention(small, 2, &err));
+    ck_assert_ptr_null(engine_record(small, 2)->attn);
+    engine_free(big);
+    engine_free(small);
+}
+END_TEST
+
 /* What the observer saw of each finished record: its candidates' count and next_prob. */
 typedef struct {
     int n_top[64];
@@ -530,6 +585,7 @@ static Suite *engine_suite(void)
     tcase_add_test(limits, test_step_needs_prompt);
     tcase_add_test(limits, test_attention_budget);
     tcase_add_test(limits, test_attention_ring_rows_intact);
+    tcase_add_test(limits, test_attention_computed_again);
     suite_add_tcase(s, limits);
     return s;
 }

@@ -14,8 +14,9 @@
  *              attends to most.
  *   head grid  layers x heads, each head's entropy (or BOS weight) as a heat; Enter
  *              opens the cursor's layer and head in the heatmap.
- * 'c' turns a live engine's capture off and on. Reads step records and lenses through
- * the source (engine or trace); owns the view settings and a scratch row. */
+ * 'c' turns a live engine's capture off and on; the selected position's rows are
+ * computed again when they were not kept. Reads step records, attention rows and lenses
+ * through the source (engine or trace); owns the view settings and a scratch row. */
 #include "attention_pane.h"
 
 #include <math.h>
@@ -416,7 +417,7 @@ static const step_record *attn_or_say(attn_pane *ap, const tui_screen *scr, WIND
     const step_record *r = source_record(ap->src, focus);
     if (!r || !r->attn) {
         draw_text(scr, w, 2, 1, width,
-                  source_live(ap->src) ? "not kept: capture was off (c) or newer rows took its place (--attention-mib)"
+                  source_live(ap->src) ? "no attention: capture is off (c), or it is larger than --attention-mib"
                                        : "this trace has no attention here (--trace-attn)",
                   A_DIM);
         return NULL;
@@ -523,6 +524,8 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     if (h <= 0 || width <= 0)
         return;
     int focus = selection_get(ap->sel, ap->src);
+    if (focus >= 0 && ap->view != VIEW_LENS && ap->view != VIEW_LENS_GRID)
+        source_attention(ap->src, focus); /* a live engine computes dropped rows again */
     if (ap->view == VIEW_HEATMAP || focus < 0) {
         draw_heatmap(ap, w, scr, h, width);
         return;

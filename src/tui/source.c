@@ -30,6 +30,14 @@ const step_lens_layer *source_lens(const tui_source *s, int pos)
     return r ? r->lens : NULL;
 }
 
+const float *source_attention(const tui_source *s, int pos)
+{
+    if (s->e)
+        return engine_attention(s->e, pos, NULL);
+    const step_record *r = source_record(s, pos);
+    return r ? r->attn : NULL;
+}
+
 const sampler_config *source_sampler(const tui_source *s)
 {
     return s->e ? engine_sampler_config(s->e) : NULL;

@@ -3,8 +3,8 @@
  *
  * A source is plain data the controller fills in (tui.c, or view.c for a trace); the
  * panes and the selection read through these functions and never ask which it is,
- * except that only a live source computes a logit lens on demand or switches the
- * engine's attention capture. */
+ * except that only a live source computes a logit lens and dropped attention rows on
+ * demand or switches the engine's attention capture. */
 #ifndef LLMCHAT_TUI_SOURCE_H
 #define LLMCHAT_TUI_SOURCE_H
 
@@ -36,6 +36,10 @@ const int *source_tokens(const tui_source *s);
 /* pos's logit lens (n_layers): the engine computes it on demand; a trace has it when it
  * was written with --trace-lens. NULL when there is none. */
 const step_lens_layer *source_lens(const tui_source *s, int pos);
+/* pos's attention rows (n_layers, n_heads, pos + 1), also set as its record's `attn`:
+ * the engine computes rows it did not keep again; a trace has them when it was written
+ * with --trace-attn. NULL when there are none. */
+const float *source_attention(const tui_source *s, int pos);
 /* id's piece made terminal-safe into out (control tokens without their padding, as
  * "<s>"); "" when the source does not know it. Returns the length. */
 size_t source_token(const tui_source *s, int id, char *out, size_t size);
