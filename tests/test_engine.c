@@ -318,19 +318,28 @@ END_TEST
 
 /* The rows a small ring keeps are the rows a large one keeps, bit for bit: reusing the
  * block overwrites only rows that were dropped, through steps and rewinds. */
-START_TEST(test_attention_ring_rows_intact)
+/* Two greedy engines capturing attention: *big with the default block, *small with
+ * room for the rows of about `rows` positions near 30. Returns the prompt's length
+ * (in ids). */
+static int big_and_small(int rows, engine **big, engine **small, int *ids)
 {
     engine_options o;
     engine_options_default(&o);
     o.capture_attention = true;
     o.sampler.temperature = 0.0f;
+    llm_err err;
+    ck_assert_int_eq(engine_new(m, tok, &o, big, &err), LLM_OK);
+    o.attention_budget = (size_t)m->config.n_layers * m->config.n_heads * sizeof(float) * 30 * rows;
+    ck_assert_int_eq(engine_new(m, tok, &o, small, &err), LLM_OK);
+    return prompt_ids("Once upon a time", ids, 64);
+}
+
+START_TEST(test_attention_ring_rows_intact)
+{
     engine *big, *small;
     llm_err err;
-    ck_assert_int_eq(engine_new(m, tok, &o, &big, &err), LLM_OK);
-    o.attention_budget = 5 * 8 * sizeof(float) * 30 * 12; /* rows of ~12 positions near 30 */
-    ck_assert_int_eq(engine_new(m, tok, &o, &small, &err), LLM_OK);
     int ids[64];
-    int n = prompt_ids("Once upon a time", ids, 64);
+    int n = big_and_small(12, &big, &small, ids);
     engine *both[2] = {big, small};
     for (int k = 0; k < 2; k++) {
         int t = 0;
@@ -365,17 +374,10 @@ END_TEST
  * it was (the next tokens are the same). */
 START_TEST(test_attention_computed_again)
 {
-    engine_options o;
-    engine_options_default(&o);
-    o.capture_attention = true;
-    o.sampler.temperature = 0.0f;
     engine *big, *small;
     llm_err err;
-    ck_assert_int_eq(engine_new(m, tok, &o, &big, &err), LLM_OK);
-    o.attention_budget = (size_t)m->config.n_layers * m->config.n_heads * sizeof(float) * 30 * 6;
-    ck_assert_int_eq(engine_new(m, tok, &o, &small, &err), LLM_OK);
     int ids[64];
-    int n = prompt_ids("Once upon a time", ids, 64);
+    int n = big_and_small(6, &big, &small, ids);
     engine *both[2] = {big, small};
     for (int k = 0; k < 2; k++) {
         int t = 0;
