@@ -334,6 +334,16 @@ static int big_and_small(int rows, engine **big, engine **small, int *ids)
     return prompt_ids("Once upon a time", ids, 64);
 }
 
+/* Prefills e with ids[0..n) and decodes `steps` tokens greedily. */
+static void prefill_and_step(engine *e, const int *ids, int n, int steps)
+{
+    llm_err err;
+    int t = 0;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    for (int i = 0; i < steps; i++)
+        ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+}
+
 START_TEST(test_attention_ring_rows_intact)
 {
     engine *big, *small;
@@ -343,9 +353,7 @@ START_TEST(test_attention_ring_rows_intact)
     engine *both[2] = {big, small};
     for (int k = 0; k < 2; k++) {
         int t = 0;
-        ck_assert_int_eq(engine_prefill(both[k], ids, n, &err), LLM_OK);
-        for (int i = 0; i < 40; i++)
-            ck_assert_int_eq(engine_step(both[k], &t, &err), LLM_OK);
+        prefill_and_step(both[k], ids, n, 40);
         ck_assert_int_eq(engine_rewind(both[k], 30, &err), LLM_OK);
         for (int i = 0; i < 12; i++)
             ck_assert_int_eq(engine_step(both[k], &t, &err), LLM_OK);
@@ -378,13 +386,8 @@ START_TEST(test_attention_computed_again)
     llm_err err;
     int ids[64];
     int n = big_and_small(6, &big, &small, ids);
-    engine *both[2] = {big, small};
-    for (int k = 0; k < 2; k++) {
-        int t = 0;
-        ck_assert_int_eq(engine_prefill(both[k], ids, n, &err), LLM_OK);
-        for (int i = 0; i < 25; i++)
-            ck_assert_int_eq(engine_step(both[k], &t, &err), LLM_OK);
-    }
+    prefill_and_step(big, ids, n, 25);
+    prefill_and_step(small, ids, n, 25);
     int checked[2] = {1, n + 3}; /* a prompt position and a decoded one, both dropped */
     for (int i = 0; i < 2; i++) {
         int p = checked[i];
