@@ -40,6 +40,10 @@ int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, e
 /* Closes the trace, printing a message if writing it failed; returns 0 or 1. */
 int cli_close_trace(struct trace_writer *t);
 
+/* Loads --control-vector files and sets --control-vector-layers on e. Returns 0, or
+ * the exit status (1 a bad file, 2 a bad layer range) with a message printed. */
+int cli_apply_vectors(const cli_options *o, engine *e);
+
 /* Engine options every front end starts from: defaults, then --ctx, the sampler
  * options and --kv-cache. */
 void cli_engine_options(const cli_options *o, engine_options *eo);

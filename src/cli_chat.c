@@ -26,6 +26,7 @@
 #include "settings.h"
 #include "textfmt.h"
 #include "trace.h"
+#include "vector_command.h"
 
 typedef struct {
     const cli_options *o;
@@ -224,6 +225,14 @@ static void run_command(repl *r, const command_call *cmd)
         fprintf(stderr, "llmchat: %s\n", shown);
         break;
     }
+    case CMD_VECTOR: {
+        char shown[1024];
+        if (vector_command(r->e, cmd->arg, shown, sizeof shown, &err) != LLM_OK)
+            fprintf(stderr, "llmchat: %s\n", err.text);
+        else
+            fprintf(stderr, "llmchat: %s\n", shown);
+        break;
+    }
     case CMD_UNKNOWN: fprintf(stderr, "llmchat: unknown command /%s (try /help)\n", cmd->name); break;
     }
 }
@@ -390,9 +399,10 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
     r.live.sampler = *engine_sampler_config(e);
     r.live.steps = o->steps > 0 ? o->steps : 0;
-    if (cli_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
+    int vrc = cli_apply_vectors(o, e);
+    if (vrc != 0 || cli_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
         engine_free(e);
-        return 1;
+        return vrc ? vrc : 1;
     }
     if (chat_new_template(e, o->chat_template, o->system, &r.c, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);

@@ -46,7 +46,7 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
         rc = 1;
         goto out;
     }
-    if ((rc = cli_open_trace(o, m, tok, e, &tr)) != 0)
+    if ((rc = cli_apply_vectors(o, e)) != 0 || (rc = cli_open_trace(o, m, tok, e, &tr)) != 0)
         goto out;
     cli_install_sigint();
     if (engine_prefill(e, ids, n, &err) != LLM_OK) {

@@ -22,6 +22,7 @@ typedef enum {
     CMD_RESUME,
     CMD_FORCE,
     CMD_SET,
+    CMD_VECTOR,
     CMD_HELP,
     CMD_QUIT,
 } command_id;

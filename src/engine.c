@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "finite.h"
 #include "kernels.h"
+#include "steering.h"
 #include "transformer.h"
 
 /* Prompt positions whose logits are computed in one pass over the classifier when
@@ -45,6 +46,8 @@ struct engine {
     step_lens_layer **lens; /* (ctx) each position's logit lens (n_layers), or NULL;
                                the array itself is made on the first lens */
     float *lens_logits;     /* (n_layers, vocab) scratch of engine_lens */
+    steering *steer;        /* the control vectors, handed to the transformer before
+                               each forward pass (sync_steering) */
     engine_observer observer;
     void *observer_user;
     engine_stats stats;
@@ -84,7 +87,8 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->opt = *o;
     e->vocab = m->config.vocab_size;
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
-        (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK) {
+        (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
+        (st = steering_new(m->config.n_layers, m->config.dim, &e->steer, err)) != LLM_OK) {
         engine_free(e);
         return st;
     }
@@ -174,6 +178,7 @@ void engine_free(engine *e)
     free(e->records);
     free(e->tokens);
     sampler_free(e->smp);
+    steering_free(e->steer);
     transformer_free(e->tf);
     free(e);
 }
@@ -198,6 +203,14 @@ void engine_set_capture(engine *e, bool on)
         make_ring(e);
 }
 const model *engine_model(const engine *e) { return e->m; }
+steering *engine_steering(engine *e) { return e->steer; }
+const intervention *engine_intervention(const engine *e) { return steering_state(e->steer); }
+
+/* The control vectors as they are now, for the forward passes that follow. */
+static void sync_steering(engine *e)
+{
+    transformer_set_steer(e->tf, steering_sum(e->steer));
+}
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }
 transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
@@ -267,6 +280,7 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->forward_ms = forward_ms;
     r->attn = e->attn[pos];
     r->lens = NULL;
+    r->intervention = steering_state(e->steer);
     if (with_top)
         fill_top(e, r, logits);
     else
@@ -377,6 +391,7 @@ static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *er
     double t0 = clock_ms();
     int pos0 = e->n;
     bool any_attn = false;
+    sync_steering(e);
     for (int i = 0; i < n; i++) {
         e->tokens[pos0 + i] = tokens[i];
         any_attn |= attention_row(e, pos0 + i) != NULL;
@@ -464,6 +479,7 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     int pos = e->n;
     e->tokens[pos] = token;
     float *attn = attention_row(e, pos);
+    sync_steering(e);
     double t0 = clock_ms();
     const float *logits = transformer_forward(e->tf, token, pos, attn);
     double ms = clock_ms() - t0;
@@ -542,6 +558,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
     step_record *r = &e->records[pos - 1];
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
+    sync_steering(e);
     const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
                                               e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
     e->logits = logits;
@@ -567,6 +584,7 @@ static void put_record(engine *e, int p, const step_record *saved)
     r->token = e->tokens[p];
     r->attn = e->attn[p];
     r->lens = NULL;
+    r->intervention = steering_state(e->steer);
     e->pending[p] = false;
 }
 
@@ -604,6 +622,7 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         e->tokens[pos + i] = tokens[i];
         any_attn |= attention_row(e, pos + i) != NULL;
     }
+    sync_steering(e);
     double t0 = clock_ms();
     const float *last = transformer_forward_batch(e->tf, tokens, n, pos, NULL,
                                                   any_attn ? e->attn + pos : NULL);

@@ -19,6 +19,7 @@
 #include "model.h"
 #include "sampler.h"
 #include "status.h"
+#include "steering.h"
 #include "step.h"
 #include "tokenizer.h"
 #include "transformer.h"
@@ -144,6 +145,13 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
  * so that a trace holds every processed position. Call once when nothing more will be
  * generated (end of generate, quitting a chat). */
 void engine_finish(engine *e);
+
+/* The control vectors (steering.h): load, rescale, drop them or set their layers
+ * there; they apply from the next position run on (positions already run keep what
+ * they were computed with). Owned by the engine. */
+steering *engine_steering(engine *e);
+/* steering_state of it: what the next position will run with (NULL: nothing ever set). */
+const intervention *engine_intervention(const engine *e);
 
 /* Timings of the most recent prefill batch and of decoding so far (tokens/second). */
 typedef struct {

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "intervention.h"
 #include "sampler.h"
 
 enum { STEP_TOP_MAX = 64, STEP_LENS_TOP = 3 };
@@ -61,6 +62,9 @@ typedef struct {
     const step_lens_layer *lens; /* (n_layers) the logit lens, or NULL when not computed
                                     (engine_lens). Borrowed like attn; also dropped when
                                     next becomes known after it was computed. */
+    const intervention *intervention; /* the control vectors pos ran with, or NULL when
+                                         none were ever set. Borrowed from the engine
+                                         (or the trace reader): valid until it is freed */
 } step_record;
 
 const char *step_phase_name(step_phase p); /* "prompt", "gen", "forced" */

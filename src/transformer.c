@@ -81,6 +81,9 @@ struct transformer {
     float *v_new;                   /* (chunk, kv_dim) new values */
     float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
                                        residual stream after each layer here (the lens) */
+    const float *steer;             /* (n_layers, dim) or NULL: added to the residual
+                                       stream after each layer (control vectors);
+                                       borrowed (transformer_set_steer) */
 };
 
 int transformer_ctx(const transformer *t)
@@ -596,6 +599,32 @@ void transformer_logits(transformer *t, int pos, int n, float *logits)
     kernels_matmul(logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n);
 }
 
+/* ---- control vectors ---- */
+
+void transformer_set_steer(transformer *t, const float *steer)
+{
+    t->steer = steer;
+}
+
+/* Adds layer l's steering row to the residual streams of a batch's n tokens. */
+static void steer_rows(transformer *t, int l, int n)
+{
+    int dim = t->m->config.dim;
+    const float *v = t->steer + (size_t)l * dim;
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
+    for (int i = 0; i < n; i++)
+        add_into(t->x + (size_t)i * dim, v, dim);
+}
+
+/* Thread tid's share (of nt) of adding layer l's steering row to the one token's
+ * residual stream; the caller places the barrier. */
+static void steer_share(transformer *t, int l, int tid, int nt)
+{
+    int dim = t->m->config.dim;
+    int i0 = (int)((long)dim * tid / nt), i1 = (int)((long)dim * (tid + 1) / nt);
+    add_into(t->x + i0, t->steer + (size_t)l * dim + i0, i1 - i0);
+}
+
 /* Runs n (<= cap) tokens at positions pos..: the KV cache and the classifier inputs
  * of those positions. */
 static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
@@ -647,6 +676,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++)
             add_into(t->x + (size_t)i * dim, t->xb + (size_t)i * dim, dim);
+        if (t->steer)
+            steer_rows(t, l, n);
     }
 
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
@@ -861,6 +892,10 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
                              t->xb2, NULL, t->x};
             rows_share(&down, 1, tid, nt);
             barrier_wait(&t->meet);
+            if (t->steer) {
+                steer_share(t, l, tid, nt);
+                barrier_wait(&t->meet);
+            }
             if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
                 memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
         }
@@ -1021,4 +1056,19 @@ llm_status transformer_attention_again(transformer *t, int token, int pos, float
                                        llm_err *err)
 {
     return run_again(t, token, pos, NULL, attn, "attention", err);
+}
+
+llm_status transformer_residuals(transformer *t, const int *tokens, int n, float *resid,
+                                 llm_err *err)
+{
+    const model_config *c = &t->m->config;
+    if (n < 1 || n > t->ctx || !tokens_valid(t, tokens, n))
+        return llm_fail(err, LLM_ERR_ARG, "%d tokens do not fit the context of %d, or one is "
+                                          "outside the vocabulary", n, t->ctx);
+    for (int p = 0; p < n; p++) {
+        t->resid_capture = resid + (size_t)p * c->n_layers * c->dim;
+        forward_one(t, tokens[p], p, NULL);
+    }
+    t->resid_capture = NULL;
+    return LLM_OK;
 }

@@ -72,4 +72,15 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
 llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
                                        llm_err *err);
 
+/* Control vectors: steer (n_layers, dim), when not NULL, is added to the residual
+ * stream after each layer l (row l) at every position run from now on; NULL stops it.
+ * Borrowed: must stay valid (and unchanged while a forward call runs) until replaced. */
+void transformer_set_steer(transformer *t, const float *steer);
+
+/* Runs tokens (n) at positions 0..n-1, one at a time, and writes the residual stream
+ * after each layer of each: resid (n, n_layers, dim). Overwrites the KV cache of those
+ * positions: meant for a transformer of its own (control_vector_make). */
+llm_status transformer_residuals(transformer *t, const int *tokens, int n, float *resid,
+                                 llm_err *err);
+
 #endif

@@ -36,6 +36,7 @@
 #include "../cli_signals.h"
 #include "../clock.h"
 #include "../command.h"
+#include "../vector_command.h"
 #include "help.h"
 #include "view.h"
 #include "tui_state.h"
@@ -441,6 +442,15 @@ static void run_command(tui *t, const command_call *cmd)
             t->save_pending = true;
         break;
     case CMD_RESUME: resume(t, arg); break;
+    case CMD_VECTOR: {
+        char shown[1024];
+        if (vector_command(t->e, arg, shown, sizeof shown, &err) != LLM_OK)
+            tui_notice(t, "[%s]", err.text);
+        else
+            tui_notice(t, "[%s%s]", *arg ? "from the next token: " : "", shown);
+        t->dirty |= DIRTY_STATUS;
+        break;
+    }
     case CMD_UNKNOWN: tui_notice(t, "[unknown command /%s: try /help]", cmd->name); break;
     }
 }
@@ -743,6 +753,9 @@ static int setup_core(tui *t, const model *m, const tokenizer *tok)
     }
     t->run.template_name = template_name(chat_get_template(t->c));
     t->live.sampler = *engine_sampler_config(t->e);
+    int vrc = cli_apply_vectors(o, t->e);
+    if (vrc != 0)
+        return vrc;
     if (cli_open_trace(o, m, tok, t->e, &t->tr) != 0) /* it says why */
         return 1;
     trace_set_template(t->tr, t->run.template_name);
