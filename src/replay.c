@@ -93,6 +93,7 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
         filled[p].pos = p;
         filled[p].token = prev->next;
         filled[p].next = -1;
+        filled[p].intervention = prev->intervention;
         filled[p].phase = prev->sampled ? STEP_GEN
                           : prev->phase == STEP_PROMPT ? STEP_PROMPT : STEP_FORCED;
         run[p] = &filled[p];
@@ -117,7 +118,13 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
     }
     double kl_sum = 0.0;
     llm_status st = LLM_OK;
+    const intervention *applied = NULL;
     for (int p = 0; p < n && st == LLM_OK; p++) {
+        if (seq[p]->intervention != applied) { /* the control vectors the trace ran p with */
+            applied = seq[p]->intervention;
+            if ((st = steering_set(engine_steering(e), applied, err)) != LLM_OK)
+                break;
+        }
         replay_position r;
         memset(&r, 0, sizeof r);
         r.pos = p;

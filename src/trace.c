@@ -38,6 +38,8 @@ struct trace_writer {
     sampler_config sampler;   /* copy of *run.sampler */
     bool has_sampler;
     bool header_written;
+    const intervention *intervention; /* the last one written (records say it when it
+                                          changes); borrowed from the engine */
     int write_errno;          /* first write error's errno; 0 while all is well */
 };
 
@@ -405,6 +407,28 @@ static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
     putc(']', f);
 }
 
+/* The control vectors a record ran with, when they differ from the last record's:
+ * ,"vectors":{"list":[{"name":..,"path":..,"scale":..}, ...],"layers":[first,last]|null} */
+static void write_intervention(trace_writer *t, const intervention *in)
+{
+    FILE *f = t->f;
+    t->intervention = in;
+    fputs(",\"vectors\":{\"list\":[", f);
+    for (int i = 0; i < in->n_vectors; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        trace_json_string(f, in->vectors[i].name);
+        fputs(",\"path\":", f);
+        trace_json_string(f, in->vectors[i].path);
+        fputs(",\"scale\":", f);
+        put_float(f, in->vectors[i].scale, 9);
+        putc('}', f);
+    }
+    if (in->first_layer < 0)
+        fputs("],\"layers\":null}", f);
+    else
+        fprintf(f, "],\"layers\":[%d,%d]}", in->first_layer, in->last_layer);
+}
+
 llm_status trace_write(trace_writer *t, const step_record *rec)
 {
     if (t->write_errno)
@@ -437,6 +461,8 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
         write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
     if (t->run.lens && rec->lens && t->has_cfg)
         write_lens(f, rec->lens, t->cfg.n_layers);
+    if (rec->intervention && rec->intervention != t->intervention)
+        write_intervention(t, rec->intervention);
     fputs("}\n", f);
     note_error(t);
     return t->write_errno ? LLM_ERR_IO : LLM_OK;

@@ -35,6 +35,8 @@ struct trace_reader {
     char *problems[PROBLEMS_KEPT];
     int n_problems;
     bool shape_from_records;  /* h.config was inferred from the first attention/lens */
+    const intervention *intervention; /* the control vectors of the records read so far
+                                         (the last "vectors" seen), in owned */
 };
 
 static bool problem(trace_reader *r, int line, const char *fmt, ...)
@@ -440,6 +442,56 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
     rec->lens = out;
 }
 
+/* A record's "vectors" (trace-format.md): the control vectors from this record on, as
+ * one owned block (the intervention, its vectors, their strings). */
+static void read_vectors(trace_reader *r, const json_value *v, int line)
+{
+    const json_value *list = get_array(v, "list"), *layers = json_get(v, "layers");
+    int n = length(list);
+    long first = -1, last = -1;
+    bool layers_ok = layers && (layers->type == JSON_NULL ||
+                                (length(layers) == 2 && int_in(&layers->items[0], 0, 4095, &first) &&
+                                 int_in(&layers->items[1], first, 4095, &last)));
+    size_t bytes = sizeof(intervention) + sizeof(intervention_vector) * (size_t)n;
+    for (int i = 0; list && i < n; i++) {
+        const char *name = get_string(&list->items[i], "name"), *path = get_string(&list->items[i], "path");
+        double scale;
+        if (!name || !path || !get_number(&list->items[i], "scale", &scale) || !isfinite(scale) ||
+            fabs(scale) > 1e6) {
+            problem(r, line, "\"vectors\" has a bad entry; dropped");
+            return;
+        }
+        bytes += strlen(name) + strlen(path) + 2;
+    }
+    if (!list || !layers_ok) {
+        problem(r, line, "\"vectors\" needs \"list\" and \"layers\" (null or [first, last]); dropped");
+        return;
+    }
+    intervention *in = malloc(bytes);
+    if (!own(r, in))
+        return;
+    in->n_vectors = n;
+    in->vectors = (intervention_vector *)(in + 1);
+    in->first_layer = (int)first;
+    in->last_layer = (int)last;
+    char *s = (char *)(in->vectors + n);
+    for (int i = 0; i < n; i++) {
+        const json_value *e = &list->items[i];
+        double scale = 0;
+        get_number(e, "scale", &scale);
+        in->vectors[i].scale = (float)scale;
+        const char *strs[2] = {get_string(e, "name"), get_string(e, "path")};
+        char **dst[2] = {&in->vectors[i].name, &in->vectors[i].path};
+        for (int k = 0; k < 2; k++) {
+            size_t len = strlen(strs[k]) + 1;
+            memcpy(s, strs[k], len);
+            *dst[k] = s;
+            s += len;
+        }
+    }
+    r->intervention = in;
+}
+
 static step_phase phase_named(const char *name, bool *ok)
 {
     *ok = true;
@@ -496,6 +548,10 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     const json_value *lens = get_array(v, "lens");
     if (lens)
         read_lens(r, &rec, lens, line);
+    const json_value *vectors = json_get(v, "vectors");
+    if (vectors && vectors->type == JSON_OBJECT)
+        read_vectors(r, vectors, line);
+    rec.intervention = r->intervention;
 
     if (r->n == r->cap) {
         int cap = r->cap ? r->cap * 2 : 256;

@@ -22,6 +22,16 @@ static const char *state_name(tui_run_state s)
     return "idle";
 }
 
+/* The control vectors in force, after the run state: "idle | vectors happy 0.60". */
+static void append_vectors(char *state, size_t size, const engine *e)
+{
+    char vectors[160];
+    if (steering_format(engine_intervention(e), vectors, sizeof vectors) > 0) {
+        size_t n = strlen(state);
+        snprintf(state + n, size - n, " | vectors %s", vectors);
+    }
+}
+
 void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status_view *v)
 {
     int width = getmaxx(w);
@@ -54,11 +64,12 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
     tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
     tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
     /* pausing outlasts a reply: the next one starts paused, so say so while idle too */
-    char state[32];
+    char state[192];
     if (v->paused && v->state == RUN_GENERATING)
         snprintf(state, sizeof state, "paused");
     else
         snprintf(state, sizeof state, "%s%s", state_name(v->state), v->paused ? " (paused)" : "");
+    append_vectors(state, sizeof state, e);
     unsigned long long seed = (unsigned long long)engine_sampler_config(e)->seed;
     char samp[96]; /* the sampler settings the next token gets (/set changes them) */
     settings_format_short(engine_sampler_config(e), samp, sizeof samp);

@@ -1,6 +1,7 @@
 /* status_line.h — the status line: model, size, weights (what they were converted
  * from), chat template, threads, position in the context, prefill and decode speed,
- * run state, sampler settings, seed; or the quit question, a one-off message, or
+ * run state (and the control vectors in force), sampler settings, seed; or the quit
+ * question, a one-off message, or
  * (llmchat --view) what the trace is.
  *
  * It keeps no state: it draws the run state tui.c gives it (status_view) and the
