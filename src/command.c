@@ -16,8 +16,9 @@ static const command_info table[] = {
     {CMD_FORCE, "force", NULL, "TEXT", "put TEXT's tokens into the newest reply", COMMAND_TUI},
     {CMD_SET, "set", NULL, "[NAME VALUE]", "show the sampler settings, or change one from the next token",
      COMMAND_EVERYWHERE},
-    {CMD_VECTOR, "vector", NULL, "[load FILE [SCALE] | NAME SCALE | drop NAME | layers F-L | make NAME \"A\" \"B\"]",
-     "list, load, rescale or drop control vectors, or make one from two texts", COMMAND_EVERYWHERE},
+    {CMD_VECTOR, "vector", NULL, "[ARGS]",
+     "control vectors: list; load FILE [SCALE]; NAME SCALE; drop NAME; layers F-L|all; make NAME \"A\" \"B\"",
+     COMMAND_EVERYWHERE},
     {CMD_HELP, "help", NULL, NULL, "list the commands", COMMAND_EVERYWHERE},
     {CMD_QUIT, "quit", "exit q", NULL, "leave, as Ctrl-D does", COMMAND_EVERYWHERE},
 };
