@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* applied to a model of its width and a few layers, over two ranges */
     int layers = cv->n_layers > 6 ? 6 : cv->n_layers;
     steering *s;
-    if (steering_new(layers, cv->n_embd, &s, &err) == LLM_OK) {
+    if (steering_new(layers, 2, cv->n_embd, &s, &err) == LLM_OK) {
         int n_embd = cv->n_embd;
         FUZZ_CHECK(steering_add(s, "fuzz", "fuzz.gguf", cv, -2.5f, &err) == LLM_OK);
         const float *sum = steering_sum(s);

@@ -88,7 +88,8 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->vocab = m->config.vocab_size;
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
         (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
-        (st = steering_new(m->config.n_layers, m->config.dim, &e->steer, err)) != LLM_OK) {
+        (st = steering_new(m->config.n_layers, m->config.n_heads, m->config.dim, &e->steer,
+                           err)) != LLM_OK) {
         engine_free(e);
         return st;
     }
@@ -210,6 +211,7 @@ const intervention *engine_intervention(const engine *e) { return steering_state
 static void sync_steering(engine *e)
 {
     transformer_set_steer(e->tf, steering_sum(e->steer));
+    transformer_set_head_mask(e->tf, steering_mask(e->steer));
 }
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }

@@ -1,5 +1,6 @@
 /* intervention.h — what changes the forward pass on the user's request, as plain data:
- * the control vectors in force (name, file, scale) and the layers they apply to.
+ * the control vectors in force (name, file, scale), the layers they apply to, and the
+ * attention heads knocked out (their output zeroed before the output projection).
  *
  * The engine keeps one such record for every state it has been in (a new one each
  * time the user loads, rescales or drops a vector, or changes the layers) and never
@@ -20,6 +21,10 @@ typedef struct intervention {
     int first_layer, last_layer;  /* vectors apply after layers first..last (numbered from
                                      0, as llama.cpp and the direction.N tensors number
                                      them); -1 -1: every layer */
+    int n_heads;                  /* heads per layer (for heads_out) */
+    int n_heads_out;
+    int *heads_out;               /* (n_heads_out) layer * n_heads + head of each head
+                                     knocked out, ascending (layers and heads from 0) */
 } intervention;
 
 #endif

@@ -16,27 +16,36 @@ typedef struct {
 } loaded;
 
 struct steering {
-    int n_layers, dim;
+    int n_layers, n_heads, dim;
     loaded *v;              /* (n) */
     int n;
     int first, last;        /* -1 -1: every layer */
     float *sum;             /* (n_layers, dim) */
     bool active;            /* sum holds something (n > 0) */
+    unsigned char *mask;    /* (n_layers, n_heads) 1 = knocked out */
+    int n_out;              /* heads knocked out */
     intervention **states;  /* (n_states) every state there has been, newest last */
     int n_states;
 };
 
-llm_status steering_new(int n_layers, int dim, steering **out, llm_err *err)
+llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err)
 {
     *out = NULL;
     steering *s = calloc(1, sizeof *s);
-    if (s)
+    if (s) {
         s->sum = calloc((size_t)n_layers * dim, sizeof(float));
-    if (!s || !s->sum) {
+        s->mask = calloc((size_t)n_layers * n_heads, 1);
+    }
+    if (!s || !s->sum || !s->mask) {
+        if (s) {
+            free(s->sum);
+            free(s->mask);
+        }
         free(s);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
     }
     s->n_layers = n_layers;
+    s->n_heads = n_heads;
     s->dim = dim;
     s->first = s->last = -1;
     *out = s;
@@ -52,6 +61,7 @@ static void state_free(intervention *in)
         free(in->vectors[i].path);
     }
     free(in->vectors);
+    free(in->heads_out);
     free(in);
 }
 
@@ -73,6 +83,7 @@ void steering_free(steering *s)
         state_free(s->states[i]);
     free(s->states);
     free(s->sum);
+    free(s->mask);
     free(s);
 }
 
@@ -84,6 +95,11 @@ const intervention *steering_state(const steering *s)
 const float *steering_sum(const steering *s)
 {
     return s->active ? s->sum : NULL;
+}
+
+const unsigned char *steering_mask(const steering *s)
+{
+    return s->n_out ? s->mask : NULL;
 }
 
 static int find(const steering *s, const char *name)
@@ -131,10 +147,16 @@ static llm_status changed(steering *s, llm_err *err)
         in->n_vectors = i + 1;
         ok = in->vectors[i].name && in->vectors[i].path;
     }
+    if (ok && s->n_out)
+        ok = (in->heads_out = malloc(sizeof(int) * (size_t)s->n_out)) != NULL;
+    for (int i = 0; ok && i < s->n_layers * s->n_heads; i++)
+        if (s->mask[i])
+            in->heads_out[in->n_heads_out++] = i;
     if (!ok) {
         state_free(in);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
     }
+    in->n_heads = s->n_heads;
     in->first_layer = s->first;
     in->last_layer = s->last;
     s->states[s->n_states++] = in;
@@ -255,11 +277,48 @@ llm_status steering_layers(steering *s, int first, int last, llm_err *err)
     return changed(s, err);
 }
 
+llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_err *err)
+{
+    if (layer < 0 || layer >= s->n_layers || head < 0 || head >= s->n_heads)
+        return llm_fail(err, LLM_ERR_ARG, "no head %d in layer %d (the model has %d layers of %d heads)",
+                        head + 1, layer + 1, s->n_layers, s->n_heads);
+    unsigned char *m = &s->mask[layer * s->n_heads + head];
+    s->n_out += (out && !*m) - (!out && *m);
+    *m = out;
+    return changed(s, err);
+}
+
+bool steering_is_out(const steering *s, int layer, int head)
+{
+    return layer >= 0 && layer < s->n_layers && head >= 0 && head < s->n_heads &&
+           s->mask[layer * s->n_heads + head];
+}
+
+/* Knocks out exactly the heads of want (trace-given: out-of-range ones are refused). */
+static llm_status set_heads(steering *s, const intervention *want, llm_err *err)
+{
+    int total = s->n_layers * s->n_heads;
+    for (int i = 0; i < want->n_heads_out; i++)
+        if (want->heads_out[i] < 0 || want->heads_out[i] >= total)
+            return llm_fail(err, LLM_ERR_ARG, "head %d knocked out: the model has %d heads in all",
+                            want->heads_out[i], total);
+    memset(s->mask, 0, (size_t)total);
+    s->n_out = 0;
+    for (int i = 0; i < want->n_heads_out; i++) {
+        s->n_out += !s->mask[want->heads_out[i]];
+        s->mask[want->heads_out[i]] = 1;
+    }
+    return LLM_OK;
+}
+
 llm_status steering_set(steering *s, const intervention *want, llm_err *err)
 {
-    static const intervention none = {0, NULL, -1, -1};
+    static const intervention none = {0, NULL, -1, -1, 0, 0, NULL};
     if (!want)
         want = &none;
+    llm_status hs = set_heads(s, want, err);
+    if (hs != LLM_OK)
+        return hs;
     /* drop what want does not hold from the same file */
     for (int i = s->n - 1; i >= 0; i--) {
         bool keep = false;
@@ -298,5 +357,8 @@ int steering_format(const intervention *in, char *buf, size_t size)
     if (in && in->n_vectors && in->first_layer >= 0 && o < size)
         o += (size_t)snprintf(buf + o, size - o, ", layers %d-%d", in->first_layer,
                               in->last_layer);
+    for (int i = 0; in && i < in->n_heads_out && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d", i ? " " : o ? ", heads out " : "heads out ",
+                              in->heads_out[i] / in->n_heads + 1, in->heads_out[i] % in->n_heads + 1);
     return (int)o;
 }

@@ -1,6 +1,7 @@
-/* steering.h — the control vectors an engine applies: which are loaded (by name), their
- * scales, the layers they apply to, and their scaled sum, which the transformer adds
- * to the residual stream after each layer.
+/* steering.h — what an engine changes in the forward pass on the user's request: the
+ * control vectors (which are loaded, by name, their scales, the layers they apply to,
+ * and their scaled sum, which the transformer adds to the residual stream after each
+ * layer) and the attention heads knocked out (a mask the transformer applies).
  *
  * Each change makes a new `intervention` record (intervention.h) describing the state;
  * all of them are kept until steering_free, so step records may point to them. Owns the
@@ -9,14 +10,16 @@
 #ifndef LLMCHAT_STEERING_H
 #define LLMCHAT_STEERING_H
 
+#include <stdbool.h>
+
 #include "control_vector.h"
 #include "intervention.h"
 #include "status.h"
 
 typedef struct steering steering;
 
-/* For a model of n_layers layers of dim values. */
-llm_status steering_new(int n_layers, int dim, steering **out, llm_err *err);
+/* For a model of n_layers layers of n_heads heads and dim values. */
+llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err);
 void steering_free(steering *s); /* NULL does nothing */
 
 /* Reads a control-vector file and applies it with scale. name NULL: the file's base
@@ -34,6 +37,13 @@ llm_status steering_drop(steering *s, const char *name, llm_err *err);
  * for all. Fails when first > last or last is not a layer of the model. */
 llm_status steering_layers(steering *s, int first, int last, llm_err *err);
 
+/* Knocks head `head` of layer `layer` (both from 0) out (out true) or back in. */
+llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_err *err);
+bool steering_is_out(const steering *s, int layer, int head);
+/* The knocked-out heads (n_layers, n_heads; not 0 = out), or NULL when none is out.
+ * Valid until the next change. */
+const unsigned char *steering_mask(const steering *s);
+
 /* Makes the state equal want (NULL: no vectors, every layer): vectors want names that
  * are loaded from the same file are rescaled, the others read from their files.
  * --replay uses it to apply what a trace recorded. */
@@ -45,7 +55,8 @@ const intervention *steering_state(const steering *s);
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);
 
-/* "happy 0.60, sad -1.00, layers 2-4" (no vectors: "") into buf; the length, as snprintf. */
+/* "happy 0.60, sad -1.00, layers 2-4, heads out L2H3 L4H1" (layers and heads from 1
+ * there, as the TUI shows them; nothing: "") into buf; the length, as snprintf. */
 int steering_format(const intervention *in, char *buf, size_t size);
 
 #endif

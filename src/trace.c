@@ -407,13 +407,14 @@ static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
     putc(']', f);
 }
 
-/* The control vectors a record ran with, when they differ from the last record's:
- * ,"vectors":{"list":[{"name":..,"path":..,"scale":..}, ...],"layers":[first,last]|null} */
+/* What a record ran with (control vectors, knocked-out heads), when it differs from
+ * the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..}, ...],
+ * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0). */
 static void write_intervention(trace_writer *t, const intervention *in)
 {
     FILE *f = t->f;
     t->intervention = in;
-    fputs(",\"vectors\":{\"list\":[", f);
+    fputs(",\"steer\":{\"vectors\":[", f);
     for (int i = 0; i < in->n_vectors; i++) {
         fputs(i ? ",{\"name\":" : "{\"name\":", f);
         trace_json_string(f, in->vectors[i].name);
@@ -424,9 +425,14 @@ static void write_intervention(trace_writer *t, const intervention *in)
         putc('}', f);
     }
     if (in->first_layer < 0)
-        fputs("],\"layers\":null}", f);
+        fputs("],\"layers\":null", f);
     else
-        fprintf(f, "],\"layers\":[%d,%d]}", in->first_layer, in->last_layer);
+        fprintf(f, "],\"layers\":[%d,%d]", in->first_layer, in->last_layer);
+    fputs(",\"heads_out\":[", f);
+    for (int i = 0; i < in->n_heads_out && in->n_heads > 0; i++)
+        fprintf(f, "%s[%d,%d]", i ? "," : "", in->heads_out[i] / in->n_heads,
+                in->heads_out[i] % in->n_heads);
+    fputs("]}", f);
 }
 
 llm_status trace_write(trace_writer *t, const step_record *rec)

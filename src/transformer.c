@@ -84,6 +84,11 @@ struct transformer {
     const float *steer;             /* (n_layers, dim) or NULL: added to the residual
                                        stream after each layer (control vectors);
                                        borrowed (transformer_set_steer) */
+    const unsigned char *head_mask; /* (n_layers, n_heads) or NULL: a head whose entry is
+                                       not 0 has its attention output zeroed before wo
+                                       (knocked out); borrowed (transformer_set_head_mask) */
+    float *logits_capture;          /* (vocab) or NULL: run_again copies the logits of the
+                                       position it ran here before restoring them */
 };
 
 int transformer_ctx(const transformer *t)
@@ -625,6 +630,24 @@ static void steer_share(transformer *t, int l, int tid, int nt)
     add_into(t->x + i0, t->steer + (size_t)l * dim + i0, i1 - i0);
 }
 
+/* ---- knocked-out heads ---- */
+
+void transformer_set_head_mask(transformer *t, const unsigned char *mask)
+{
+    t->head_mask = mask;
+}
+
+/* Zeroes the attention output (in t->xb) of layer l's knocked-out heads for n tokens. */
+static void mask_heads(transformer *t, int l, int n)
+{
+    const model_config *c = &t->m->config;
+    for (int h = 0; h < c->n_heads; h++)
+        if (t->head_mask[l * c->n_heads + h])
+            for (int i = 0; i < n; i++)
+                memset(t->xb + (size_t)i * c->dim + (size_t)h * c->head_size, 0,
+                       sizeof(float) * c->head_size);
+}
+
 /* Runs n (<= cap) tokens at positions pos..: the KV cache and the classifier inputs
  * of those positions. */
 static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
@@ -659,6 +682,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
         }
 
         attention(t, l, pos, n, t->q, t->xb, attn);
+        if (t->head_mask)
+            mask_heads(t, l, n);
         matmul(t, t->xb2, &L->wo, t->xb, n);
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++) {
@@ -867,6 +892,8 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
                 for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
                     rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
                     head_attend(t, l, pos, h, att);
+                    if (t->head_mask && t->head_mask[l * c->n_heads + h])
+                        memset(t->xb + (size_t)h * hs, 0, sizeof(float) * hs);
                     if (attn)
                         memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
                                sizeof(float) * (pos + 1));
@@ -1027,6 +1054,8 @@ static llm_status run_again(transformer *t, int token, int pos, float *resid, fl
     t->resid_capture = resid;
     forward_one(t, token, pos, attn);
     t->resid_capture = NULL;
+    if (t->logits_capture)
+        memcpy(t->logits_capture, t->logits, sizeof(float) * vocab);
     position_state_copy(t, pos, kv_save, true);
     memcpy(t->logits, logits_save, sizeof(float) * vocab);
     free(kv_save);
@@ -1056,6 +1085,15 @@ llm_status transformer_attention_again(transformer *t, int token, int pos, float
                                        llm_err *err)
 {
     return run_again(t, token, pos, NULL, attn, "attention", err);
+}
+
+llm_status transformer_forward_again(transformer *t, int token, int pos, float *logits,
+                                     llm_err *err)
+{
+    t->logits_capture = logits;
+    llm_status st = run_again(t, token, pos, NULL, NULL, "what-if", err);
+    t->logits_capture = NULL;
+    return st;
 }
 
 llm_status transformer_residuals(transformer *t, const int *tokens, int n, float *resid,

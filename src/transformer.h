@@ -77,6 +77,18 @@ llm_status transformer_attention_again(transformer *t, int token, int pos, float
  * Borrowed: must stay valid (and unchanged while a forward call runs) until replaced. */
 void transformer_set_steer(transformer *t, const float *steer);
 
+/* Knocked-out heads: mask (n_layers, n_heads), when not NULL, zeroes the attention
+ * output of every head whose entry is not 0 before the output projection (wo), at
+ * every position run from now on; NULL stops it. Borrowed like transformer_set_steer's
+ * vector. */
+void transformer_set_head_mask(transformer *t, const unsigned char *mask);
+
+/* Runs `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
+ * vectors and the head mask set now) and writes its logits (vocab); leaves the KV
+ * cache, the kept classifier inputs and the logits as they were (a what-if). */
+llm_status transformer_forward_again(transformer *t, int token, int pos, float *logits,
+                                     llm_err *err);
+
 /* Runs tokens (n) at positions 0..n-1, one at a time, and writes the residual stream
  * after each layer of each: resid (n, n_layers, dim). Overwrites the KV cache of those
  * positions: meant for a transformer of its own (control_vector_make). */

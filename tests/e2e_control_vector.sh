@@ -81,10 +81,11 @@ assert_status 0
 "$PYTHON" - "$T/tr.jsonl" <<'PY' || fail "the trace does not record the vectors where they changed"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()][1:]
-marks = [(r["pos"], r["vectors"]) for r in rows if "vectors" in r]
-want = [([["happy", "happy.gguf", 0.3]], None), ([["happy", "happy.gguf", -0.4]], [1, 3])]
-got = [([[v["name"], v["path"], round(v["scale"], 6)] for v in m["list"]], m["layers"]) for _, m in marks]
-if got != want or rows[0].get("vectors") is not None:
+marks = [(r["pos"], r["steer"]) for r in rows if "steer" in r]
+want = [([["happy", "happy.gguf", 0.3]], None, []), ([["happy", "happy.gguf", -0.4]], [1, 3], [])]
+got = [([[v["name"], v["path"], round(v["scale"], 6)] for v in m["vectors"]], m["layers"], m["heads_out"])
+       for _, m in marks]
+if got != want or rows[0].get("steer") is not None:
     print("  vectors in the trace: %r" % marks, file=sys.stderr)
     sys.exit(1)
 PY

@@ -175,7 +175,7 @@ START_TEST(test_steering_sum)
     enum { L = 5, D = 4 };
     steering *s;
     llm_err err;
-    ck_assert_int_eq(steering_new(L, D, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_new(L, 2, D, &s, &err), LLM_OK);
     ck_assert_ptr_null(steering_sum(s));
     ck_assert_ptr_null(steering_state(s));
     const char *a = vector_file("a.gguf", L, D, 1.0f);
@@ -214,7 +214,7 @@ START_TEST(test_steering_sum)
     ck_assert_int_eq(steering_state(s)->n_vectors, 0);
     /* a vector of another width is refused, naming both widths */
     steering *wide;
-    ck_assert_int_eq(steering_new(L, 2 * D, &wide, &err), LLM_OK);
+    ck_assert_int_eq(steering_new(L, 2, 2 * D, &wide, &err), LLM_OK);
     ck_assert_int_eq(steering_load(wide, a, NULL, 1.0f, &err), LLM_ERR_MISMATCH);
     ck_assert_msg(strstr(err.text, "4 values per layer but the model 8"), "%s", err.text);
     steering_free(wide);
