@@ -48,6 +48,11 @@ struct engine {
     float *lens_logits;     /* (n_layers, vocab) scratch of engine_lens */
     steering *steer;        /* the control vectors, handed to the transformer before
                                each forward pass (sync_steering) */
+    step_whatif whatif;     /* the last engine_whatif, valid while whatif_of is the
+                               steering state and whatif_n the sequence length */
+    const intervention *whatif_of;
+    int whatif_n;
+    float *whatif_logits;   /* (2, vocab) scratch: without and with the knock-outs */
     engine_observer observer;
     void *observer_user;
     engine_stats stats;
@@ -173,6 +178,7 @@ void engine_free(engine *e)
     attention_ring_free(e->ring);
     free(e->lens);
     free(e->lens_logits);
+    free(e->whatif_logits);
     free(e->batch_logits);
     free(e->pending);
     free(e->probs);
@@ -555,6 +561,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
         e->pending[p] = false;
     e->n = pos;
     e->logits = NULL;
+    e->whatif_of = NULL;
     if (pos == 0)
         return LLM_OK;
     /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
@@ -733,4 +740,63 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err)
     e->lens[pos] = layers;
     e->records[pos].lens = layers;
     return layers;
+}
+
+/* The probabilities of logits (vocab) into probs. */
+static void softmax_of(const float *logits, float *probs, int vocab)
+{
+    memcpy(probs, logits, sizeof(float) * vocab);
+    kernels_softmax(probs, vocab);
+}
+
+const step_whatif *engine_whatif(engine *e, int pos, llm_err *err)
+{
+    const unsigned char *mask = steering_mask(e->steer);
+    const intervention *now = steering_state(e->steer);
+    if (!mask) {
+        llm_fail(err, LLM_ERR_ARG, "no head is knocked out");
+        return NULL;
+    }
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no position %d: the sequence has %d", pos, e->n);
+        return NULL;
+    }
+    if (e->whatif_of == now && e->whatif_n == e->n && e->whatif.pos == pos)
+        return &e->whatif;
+    if (!e->whatif_logits)
+        e->whatif_logits = malloc(sizeof(float) * 4 * (size_t)e->vocab);
+    if (!e->whatif_logits) {
+        llm_fail(err, LLM_ERR_NOMEM, "out of memory for the what-if");
+        return NULL;
+    }
+    float *before = e->whatif_logits, *after = before + e->vocab;
+    float *pb = after + e->vocab, *pa = pb + e->vocab;
+    sync_steering(e);
+    transformer_set_head_mask(e->tf, NULL);
+    llm_status st = transformer_forward_again(e->tf, e->tokens[pos], pos, before, err);
+    transformer_set_head_mask(e->tf, mask);
+    if (st == LLM_OK)
+        st = transformer_forward_again(e->tf, e->tokens[pos], pos, after, err);
+    if (st != LLM_OK)
+        return NULL;
+    softmax_of(before, pb, e->vocab);
+    softmax_of(after, pa, e->vocab);
+    step_whatif *w = &e->whatif;
+    w->pos = pos;
+    w->n_top = sampler_top_k(after, e->vocab, STEP_WHATIF_TOP, w->id);
+    for (int i = 0; i < w->n_top; i++) {
+        w->prob_before[i] = pb[w->id[i]];
+        w->prob_after[i] = pa[w->id[i]];
+    }
+    int next = e->records[pos].next;
+    if (next < 0)
+        sampler_top_k(before, e->vocab, 1, &next);
+    w->target = next;
+    w->target_prob_before = pb[next];
+    w->target_prob_after = pa[next];
+    w->target_logit_before = before[next];
+    w->target_logit_after = after[next];
+    e->whatif_of = now;
+    e->whatif_n = e->n;
+    return w;
 }

@@ -153,6 +153,12 @@ steering *engine_steering(engine *e);
 /* steering_state of it: what the next position will run with (NULL: nothing ever set). */
 const intervention *engine_intervention(const engine *e);
 
+/* The what-if of position pos (0 <= pos < engine_pos) with the heads knocked out now
+ * (steering_mask): pos run again with and without them, leaving the KV cache as it
+ * was, as the lens does. NULL with err when no head is out (nothing to compare) or on
+ * failure. Kept until the knock-outs or the sequence change; borrowed. */
+const step_whatif *engine_whatif(engine *e, int pos, llm_err *err);
+
 /* Timings of the most recent prefill batch and of decoding so far (tokens/second). */
 typedef struct {
     int prefill_tokens;       /* tokens in the last prefill */

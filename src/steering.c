@@ -352,13 +352,13 @@ int steering_format(const intervention *in, char *buf, size_t size)
     if (size)
         buf[0] = '\0';
     for (int i = 0; in && i < in->n_vectors && o < size; i++)
-        o += (size_t)snprintf(buf + o, size - o, "%s%s %.2f", i ? ", " : "",
+        o += (size_t)snprintf(buf + o, size - o, "%s%s %.2f", i ? ", " : "vectors ",
                               in->vectors[i].name, in->vectors[i].scale);
     if (in && in->n_vectors && in->first_layer >= 0 && o < size)
         o += (size_t)snprintf(buf + o, size - o, ", layers %d-%d", in->first_layer,
                               in->last_layer);
     for (int i = 0; in && i < in->n_heads_out && o < size; i++)
-        o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d", i ? " " : o ? ", heads out " : "heads out ",
+        o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d", i ? " " : o ? " | heads out " : "heads out ",
                               in->heads_out[i] / in->n_heads + 1, in->heads_out[i] % in->n_heads + 1);
     return (int)o;
 }

@@ -55,8 +55,9 @@ const intervention *steering_state(const steering *s);
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);
 
-/* "happy 0.60, sad -1.00, layers 2-4, heads out L2H3 L4H1" (layers and heads from 1
- * there, as the TUI shows them; nothing: "") into buf; the length, as snprintf. */
+/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1" (the heads' layers
+ * and heads from 1, as the TUI shows them; nothing: "") into buf; the length, as
+ * snprintf. */
 int steering_format(const intervention *in, char *buf, size_t size);
 
 #endif

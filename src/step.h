@@ -67,6 +67,19 @@ typedef struct {
                                          (or the trace reader): valid until it is freed */
 } step_record;
 
+/* A what-if at one position: the position run again with the heads knocked out now,
+ * beside the same run with none out (control vectors as they are now in both). */
+enum { STEP_WHATIF_TOP = 5 };
+typedef struct {
+    int pos;
+    int n_top;                        /* candidates below (the top of `after`) */
+    int id[STEP_WHATIF_TOP];
+    float prob_before[STEP_WHATIF_TOP], prob_after[STEP_WHATIF_TOP];
+    int target;                       /* the record's next, else the top-1 before */
+    float target_prob_before, target_prob_after;
+    float target_logit_before, target_logit_after;
+} step_whatif;
+
 const char *step_phase_name(step_phase p); /* "prompt", "gen", "forced" */
 
 #endif

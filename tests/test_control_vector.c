@@ -347,6 +347,84 @@ START_TEST(test_batch_equals_one_token)
 }
 END_TEST
 
+/* Knocking a head out equals zeroing its output by hand: a copy of the model whose wo
+ * has that head's columns zeroed gives the same logits bit for bit (the zeroed products
+ * are exact zeros either way), in the one-token and the batch path; and the engine's
+ * what-if of a position equals running that position (only) on that copy. */
+START_TEST(test_knock_out_equals_zeroing_by_hand)
+{
+    const model_config *c = &m->config;
+    int layer = 1, head = 2, hs = c->head_size, n = 10;
+    int toks[10];
+    for (int i = 0; i < n; i++)
+        toks[i] = i ? (i * 53 + 7) % c->vocab_size : 1;
+    unsigned char *mask = calloc((size_t)c->n_layers * c->n_heads, 1);
+    mask[layer * c->n_heads + head] = 1;
+    transformer *ko, *ko_batch, *hand;
+    llm_err err;
+    ck_assert_int_eq(transformer_new(m, 16, &ko, &err), LLM_OK);
+    ck_assert_int_eq(transformer_new(m, 16, &ko_batch, &err), LLM_OK);
+    transformer_set_head_mask(ko, mask);
+    transformer_set_head_mask(ko_batch, mask);
+    float *want = malloc(sizeof(float) * c->vocab_size), *got = malloc(sizeof(float) * c->vocab_size);
+    const float *l1 = NULL;
+    for (int p = 0; p < n; p++)
+        l1 = transformer_forward(ko, toks[p], p, NULL);
+    memcpy(got, l1, sizeof(float) * c->vocab_size);
+    const float *lb = transformer_forward_batch(ko_batch, toks, n, 0, NULL, NULL);
+
+    /* by hand: wo (dim, dim) with the head's columns zeroed */
+    tensor *wo = &m->layers[layer].wo;
+    ck_assert_int_eq(wo->type, TENSOR_F32);
+    const float *orig = wo->f;
+    float *zeroed = malloc(sizeof(float) * (size_t)wo->rows * wo->stride);
+    memcpy(zeroed, orig, sizeof(float) * (size_t)wo->rows * wo->stride);
+    for (int r = 0; r < wo->rows; r++)
+        memset(zeroed + (size_t)r * wo->stride + head * hs, 0, sizeof(float) * hs);
+    wo->f = zeroed;
+    ck_assert_int_eq(transformer_new(m, 16, &hand, &err), LLM_OK);
+    const float *lh = NULL;
+    for (int p = 0; p < n; p++)
+        lh = transformer_forward(hand, toks[p], p, NULL);
+    memcpy(want, lh, sizeof(float) * c->vocab_size);
+    const float *lhb = transformer_forward_batch(hand, toks, n, 0, NULL, NULL);
+    ck_assert_mem_eq(got, want, sizeof(float) * c->vocab_size);
+    ck_assert_mem_eq(lb, lhb, sizeof(float) * c->vocab_size);
+    /* the what-if changes only the position run again: the earlier ones ran with the
+     * head in, so by hand the zeroed wo serves the last position only */
+    wo->f = orig;
+    transformer *last;
+    ck_assert_int_eq(transformer_new(m, 16, &last, &err), LLM_OK);
+    for (int p = 0; p < n - 1; p++)
+        transformer_forward(last, toks[p], p, NULL);
+    wo->f = zeroed;
+    memcpy(want, transformer_forward(last, toks[n - 1], n - 1, NULL), sizeof(float) * c->vocab_size);
+    wo->f = orig;
+    transformer_free(last);
+
+    /* the engine's what-if at the last position: "after" is the zeroed model's logits */
+    engine *e;
+    ck_assert_int_eq(engine_new(m, tok, NULL, &e, &err), LLM_OK);
+    for (int p = 0; p < n; p++)
+        ck_assert_int_eq(engine_force(e, toks[p], &err), LLM_OK);
+    ck_assert_ptr_null(engine_whatif(e, n - 1, &err)); /* nothing out yet */
+    ck_assert_int_eq(steering_knock_out(engine_steering(e), layer, head, true, &err), LLM_OK);
+    const step_whatif *wi = engine_whatif(e, n - 1, &err);
+    ck_assert_msg(wi != NULL, "%s", err.text);
+    ck_assert_float_eq(wi->target_logit_after, want[wi->target]);
+    ck_assert_float_eq(wi->target_logit_before, engine_logits(e)[wi->target]);
+    ck_assert_int_eq(engine_pos(e), n); /* the sequence is as it was */
+    engine_free(e);
+    transformer_free(ko);
+    transformer_free(ko_batch);
+    transformer_free(hand);
+    free(zeroed);
+    free(want);
+    free(got);
+    free(mask);
+}
+END_TEST
+
 /* Mean log-probability of text's tokens after BOS, teacher-forced on e. */
 static double mean_logprob(engine *e, const char *text)
 {
@@ -439,6 +517,7 @@ static Suite *control_vector_suite(void)
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_apply_equals_by_hand);
     tcase_add_test(core, test_batch_equals_one_token);
+    tcase_add_test(core, test_knock_out_equals_zeroing_by_hand);
     tcase_add_test(core, test_make_moves_toward_first_text);
     suite_add_tcase(s, core);
     return s;

@@ -445,7 +445,7 @@ static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, i
         const float *row = head_row(ap, r, ap->layer, hd);
         head_summary s = summarize(row, n);
         char label[16];
-        snprintf(label, sizeof label, "H%d", hd + 1);
+        snprintf(label, sizeof label, "%s%d", source_head_out(ap->src, ap->layer, hd) ? "x" : "H", hd + 1);
         draw_text(scr, w, y, 1, 3, label,
                   hd == ap->head ? A_REVERSE : draw_shade_attr(scr, head_shade(ap, scr, &s, n)));
         float ref = 0.0f;
@@ -499,7 +499,9 @@ static void draw_head_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int 
         for (int hd = 0; hd < ap->cfg->n_heads; hd++) {
             head_summary s = summarize(head_row(ap, r, l, hd), n);
             char cell[16];
-            if (ap->bos_metric)
+            if (source_head_out(ap->src, l, hd))
+                snprintf(cell, sizeof cell, "out");
+            else if (ap->bos_metric)
                 snprintf(cell, sizeof cell, "%.0f%%", 100.0 * s.bos);
             else
                 snprintf(cell, sizeof cell, "%.2f", s.entropy);
@@ -537,6 +539,13 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     case VIEW_HEAD_GRID: draw_head_grid(ap, w, scr, h, width, focus); break;
     default: break;
     }
+}
+
+bool attn_head_cursor(const attn_pane *ap, int *layer, int *head)
+{
+    *layer = ap->layer;
+    *head = ap->head;
+    return ap->view == VIEW_HEADS || ap->view == VIEW_HEAD_GRID;
 }
 
 const pane_ops attn_pane_ops = {"Attention", KEYS_ATTN, attn_draw, attn_act};

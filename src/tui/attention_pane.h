@@ -19,5 +19,7 @@ extern const pane_ops attn_pane_ops;
  * and on. Exits through tui_die when out of memory. */
 attn_pane *attn_new(const tui_source *src, tui_selection *sel);
 void attn_free(attn_pane *ap);
+/* The layer and head under the heads views' cursor (from 0); false in the other views. */
+bool attn_head_cursor(const attn_pane *ap, int *layer, int *head);
 
 #endif

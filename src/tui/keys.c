@@ -90,6 +90,7 @@ static const key_binding table[] = {
     {KEYS_ATTN, CH('e'), ACT_HEAD_METRIC, "e", "heads: entropy / BOS weight"},
     {KEYS_ATTN, CH('\r'), ACT_OPEN_HEAD, "Enter", "heads grid: open in heatmap"},
     {KEYS_ATTN, KC(KEY_ENTER), ACT_OPEN_HEAD, "Enter", "heads grid: open in heatmap"},
+    {KEYS_ATTN, CH('x'), ACT_KNOCK_OUT, "x", "heads views: knock head out / in"},
     {KEYS_ATTN, KC(KEY_LEFT), ACT_SEL_PREV, "Left", HELP_SEL},
     {KEYS_ATTN, KC(KEY_RIGHT), ACT_SEL_NEXT, "Right", HELP_SEL},
     {KEYS_ATTN, KC(KEY_SLEFT), ACT_SEL_BACK10, "Shift-Left", HELP_SEL10},

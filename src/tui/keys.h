@@ -48,6 +48,8 @@ typedef enum {
     ACT_MASK_BOS, ACT_CAPTURE,
     /* Attention's views: heatmap, logit lens, lens grid, heads, layers x heads */
     ACT_VIEW_NEXT, ACT_VIEW_PREV, ACT_HEAD_METRIC, ACT_OPEN_HEAD,
+    /* the heads views: knock the cursor's head out of the forward pass, or back in */
+    ACT_KNOCK_OUT,
 } key_action;
 
 typedef struct {

@@ -48,6 +48,16 @@ bool source_live(const tui_source *s)
     return s->e != NULL;
 }
 
+bool source_head_out(const tui_source *s, int layer, int head)
+{
+    return s->e && steering_is_out(engine_steering(s->e), layer, head);
+}
+
+const step_whatif *source_whatif(const tui_source *s, int pos)
+{
+    return s->e && steering_mask(engine_steering(s->e)) ? engine_whatif(s->e, pos, NULL) : NULL;
+}
+
 bool source_piece_is_control(const char *piece)
 {
     size_t len = strlen(piece);

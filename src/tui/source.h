@@ -50,5 +50,10 @@ bool source_piece_is_control(const char *piece);
 const sampler_config *source_sampler(const tui_source *s);
 /* A running engine (steering, capture and the lens work); false for a trace. */
 bool source_live(const tui_source *s);
+/* Head `head` of layer `layer` (from 0) is knocked out of the engine's forward pass. */
+bool source_head_out(const tui_source *s, int layer, int head);
+/* pos run again with the knocked-out heads and without (engine_whatif); NULL when no
+ * head is out, for a trace, or on failure. */
+const step_whatif *source_whatif(const tui_source *s, int pos);
 
 #endif

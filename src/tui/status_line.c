@@ -22,13 +22,14 @@ static const char *state_name(tui_run_state s)
     return "idle";
 }
 
-/* The control vectors in force, after the run state: "idle | vectors happy 0.60". */
+/* The control vectors and knocked-out heads in force, after the run state:
+ * "idle | vectors happy 0.60 | heads out L2H3". */
 static void append_vectors(char *state, size_t size, const engine *e)
 {
     char vectors[160];
     if (steering_format(engine_intervention(e), vectors, sizeof vectors) > 0) {
         size_t n = strlen(state);
-        snprintf(state + n, size - n, " | vectors %s", vectors);
+        snprintf(state + n, size - n, " | %s", vectors);
     }
 }
 

@@ -566,6 +566,29 @@ static void handle_mouse(tui *t)
 }
 
 /* Runs the action of binding b, pressed as key. */
+/* x in the heads views: the cursor's head out of the forward pass, or back in. */
+static void knock_out(tui *t)
+{
+    int l, h;
+    if (!t->e) {
+        read_only(t);
+        return;
+    }
+    if (!attn_head_cursor(t->attn, &l, &h)) {
+        tui_notice(t, "[x knocks a head out in the heads views: v until 'heads of layer' or 'layers x heads']");
+        return;
+    }
+    steering *s = engine_steering(t->e);
+    bool out = !steering_is_out(s, l, h);
+    llm_err err;
+    if (steering_knock_out(s, l, h, out, &err) != LLM_OK)
+        tui_notice(t, "[%s]", err.text);
+    else
+        tui_notice(t, out ? "[L%d H%d knocked out from the next token on; Tokens shows what it changes at the selection; x restores it]"
+                          : "[L%d H%d back in from the next token on]", l + 1, h + 1);
+    t->dirty |= DIRTY_ALL;
+}
+
 static void run_action(tui *t, const key_binding *b, int key)
 {
     bool steers = b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_TAKE_BACK ||
@@ -616,6 +639,7 @@ static void run_action(tui *t, const key_binding *b, int key)
         t->save_pending = true;
         break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
+    case ACT_KNOCK_OUT: knock_out(t); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
