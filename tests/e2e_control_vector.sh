@@ -133,5 +133,45 @@ wait_for "vectors happy -1.00, layers 2-4"
 keys C-d
 wait_exit
 [ "$rc" -eq 0 ] || fail "the TUI exited $rc"
+$TM kill-server >/dev/null 2>&1
+
+# ---- head knock-out: x in the heads views, the what-if in Tokens, trace and replay ----
+start -- --no-config -s 1 -t 0 -n 12 --weights f32 --trace "$T/ko.jsonl" \
+    -i "Tell me a story about a dog named Lily." "$model"
+wait_for "idle"
+keys Tab Tab Tab # input line, Conversation, Tokens, Attention
+keys x
+wait_for "x knocks a head out in the heads views"
+keys v v v # the heads of a layer
+wait_for "heads of layer 1/5"
+keys x
+wait_for "heads out L1H1"
+wait_for "with them out:"
+keys . x # the next head too
+wait_for "heads out L1H1 L1H2"
+keys v # the layers x heads grid marks them
+wait_for "layers x heads"
+screen | grep -q "L1  out   out" || show_screen_and_fail "the grid does not mark the heads out"
+keys x # the cursor's head back in
+wait_for "L1 H2 back in"
+keys Tab # the input line
+type_text "Tell me a story about Tom."
+keys Enter
+wait_for "You: Tell me a story about Tom."
+wait_for "idle"
+keys C-d
+wait_exit
+[ "$rc" -eq 0 ] || fail "the TUI exited $rc"
+"$PYTHON" - "$T/ko.jsonl" <<'PY' || fail "the trace does not record the heads out"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()][1:]
+marks = [(r["pos"], r["steer"]["heads_out"]) for r in rows if "steer" in r]
+if [h for _, h in marks] != [[[0, 0]]]:
+    print("  steer marks: %r" % marks, file=sys.stderr)
+    sys.exit(1)
+PY
+run_llmchat --replay "$T/ko.jsonl"
+assert_status 0
+assert_file_contains "replay with a head out" "$T/out" "reproduced: every position ran"
 
 pass "llama-cli's text with every golden vector; config key; /vector; trace and replay; status line; bad input"

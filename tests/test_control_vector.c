@@ -209,8 +209,24 @@ START_TEST(test_steering_sum)
     ck_assert_int_eq(steering_load(s, b, "bee", 1.0f, &err), LLM_ERR_ARG); /* the name is taken */
     ck_assert_int_eq(two->n_vectors, 2); /* an old state stays as it was */
     ck_assert_float_eq(two->vectors[1].scale, -1.0f);
+    /* heads: knocked out and back, recorded in the state, set again by steering_set */
+    ck_assert_ptr_null(steering_mask(s));
+    ck_assert_int_eq(steering_knock_out(s, 3, 1, true, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out(s, 5, 0, true, &err), LLM_ERR_ARG);
+    const intervention *ko = steering_state(s);
+    ck_assert_int_eq(ko->n_heads_out, 1);
+    ck_assert_int_eq(ko->heads_out[0], 3 * 2 + 1);
+    char shown[128];
+    steering_format(ko, shown, sizeof shown);
+    ck_assert_msg(strstr(shown, "| heads out L4H2"), "%s", shown);
+    ck_assert_int_eq(steering_knock_out(s, 3, 1, false, &err), LLM_OK);
+    ck_assert_ptr_null(steering_mask(s));
+    ck_assert_int_eq(steering_set(s, ko, &err), LLM_OK);
+    ck_assert(steering_is_out(s, 3, 1) && !steering_is_out(s, 3, 0));
+    ck_assert_ptr_nonnull(steering_mask(s));
     ck_assert_int_eq(steering_set(s, NULL, &err), LLM_OK);
     ck_assert_ptr_null(steering_sum(s));
+    ck_assert_ptr_null(steering_mask(s));
     ck_assert_int_eq(steering_state(s)->n_vectors, 0);
     /* a vector of another width is refused, naming both widths */
     steering *wide;
