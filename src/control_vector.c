@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "finite.h"
@@ -140,16 +141,15 @@ llm_status control_vector_load(const char *path, control_vector **out, llm_err *
     if (!f)
         return llm_fail(err, LLM_ERR_IO, "cannot open control vector %s: %s", path,
                         strerror(errno));
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    struct stat info;
+    if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode)) {
         fclose(f);
-        return llm_fail(err, LLM_ERR_IO, "cannot read %s: not a regular file", path);
+        return llm_fail(err, LLM_ERR_IO, "cannot read control vector %s: not a regular file", path);
     }
+    long long size = (long long)info.st_size;
     if ((size_t)size > CONTROL_VECTOR_MAX_BYTES) {
         fclose(f);
-        return llm_fail(err, LLM_ERR_FORMAT, "%s: %ld bytes is too large for a control vector",
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %lld bytes is too large for a control vector",
                         path, size);
     }
     void *buf = malloc(size ? (size_t)size : 1);

@@ -126,6 +126,7 @@ START_TEST(test_hostile_files)
     refused(p, LLM_ERR_FORMAT, p);
     remove(p);
     refused(p, LLM_ERR_IO, "cannot open control vector");
+    refused(source_dir(), LLM_ERR_IO, "not a regular file");
 }
 END_TEST
 
