@@ -7,6 +7,7 @@
  * largest KL. The work is replay.c's; this file reads the trace and prints. Without
  * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
  * the command line names them; a MODEL given runs with that file's own defaults. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +55,27 @@ typedef struct {
     const tokenizer *tok;
 } printer;
 
-/* A token's piece, quoted and escaped for one table cell. */
+/* A token's piece, quoted and escaped for one table cell; a control token by its
+ * name alone (<s>, not the newlines around it in the vocabulary), as the TUI shows it. */
 static const char *piece_text(const printer *pr, int id, char *buf, size_t size)
 {
     const char *p = trace_reader_piece(pr->r, id);
-    if (!p && id >= 0 && id < tokenizer_vocab_size(pr->tok))
+    bool known = id >= 0 && id < tokenizer_vocab_size(pr->tok);
+    if (!p && known)
         p = tokenizer_piece(pr->tok, id);
+    if (!p)
+        p = "?";
+    size_t len = strlen(p);
+    if (known && tokenizer_is_control(pr->tok, id)) {
+        while (len > 0 && (*p == '\n' || *p == ' ')) {
+            p++;
+            len--;
+        }
+        while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == ' '))
+            len--;
+    }
     char esc[64];
-    textfmt_escape_piece(p ? p : "?", strlen(p ? p : "?"), false, esc, sizeof esc);
+    textfmt_escape_piece(p, len, false, esc, sizeof esc);
     snprintf(buf, size, "'%s'", esc);
     return buf;
 }
@@ -150,9 +164,8 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
     if (o->compare) {
         printf("\n");
         if (s.first_top1_diff >= 0) {
-            const step_record *d = seq[s.first_top1_diff];
             printf("first top-1 difference: position %d (after %s)\n", s.first_top1_diff,
-                   piece_text(&pr, d->token, a, sizeof a));
+                   piece_text(&pr, s.first_top1_diff_token, a, sizeof a));
         } else if (s.compared > 0) {
             printf("first top-1 difference: none\n");
         }
@@ -174,11 +187,11 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         if (!o->compare) {
             fflush(stdout);
             fprintf(stderr, "llmchat: the replay differs from the trace at position %d: the "
-                            "trace has %s\n", p, piece_text(&pr, seq[p]->token, b, sizeof b));
+                            "trace has %s\n", p, piece_text(&pr, s.first_choice_diff_token, b, sizeof b));
             rc = 1;
         } else {
             printf("first different choice: position %d (the trace has %s)\n", p,
-                   piece_text(&pr, seq[p]->token, b, sizeof b));
+                   piece_text(&pr, s.first_choice_diff_token, b, sizeof b));
         }
     } else if (!o->compare) {
         printf("reproduced: every position ran, every sampled token was chosen again\n");

@@ -64,6 +64,7 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
 {
     memset(out, 0, sizeof *out);
     out->first_top1_diff = out->first_choice_diff = out->kl_max_pos = out->gap = -1;
+    out->first_top1_diff_token = out->first_choice_diff_token = -1;
     int vocab = engine_model(e)->config.vocab_size;
     if (engine_pos(e) != 0)
         return llm_fail(err, LLM_ERR_ARG, "replay needs an empty engine");
@@ -131,8 +132,10 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
             out->sampled++;
             if (r.new_choice == r.token)
                 out->sampled_same++;
-            else if (out->first_choice_diff < 0)
+            else if (out->first_choice_diff < 0) {
                 out->first_choice_diff = p;
+                out->first_choice_diff_token = r.token;
+            }
         }
         const float *logits = engine_logits(e);
         const step_record *rec = seq[p];
@@ -148,8 +151,10 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
             out->compared++;
             if (r.new_top1 == r.trace_top1)
                 out->top1_same++;
-            else if (out->first_top1_diff < 0)
+            else if (out->first_top1_diff < 0) {
                 out->first_top1_diff = p;
+                out->first_top1_diff_token = r.token;
+            }
             kl_sum += r.kl;
             if (out->kl_max_pos < 0 || r.kl > out->kl_max) {
                 out->kl_max = r.kl;

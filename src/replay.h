@@ -36,9 +36,12 @@ typedef struct {
     int compared;           /* of which had the trace's candidates */
     int top1_same;          /* of which the new top-1 is the trace's */
     int first_top1_diff;    /* the first position whose top-1 differs, or -1 */
+    int first_top1_diff_token;   /* the token at that position (the trace's, or the one
+                                    known from the record before), or -1 */
     int sampled;            /* sampled tokens decided again */
     int sampled_same;       /* of which the same token was chosen */
     int first_choice_diff;  /* the first position whose token was chosen differently, or -1 */
+    int first_choice_diff_token; /* the trace's token there, or -1 */
     double kl_mean, kl_max;
     int kl_max_pos;         /* -1 when nothing was compared */
     int filled;             /* positions without a record, run from the one before's next */
