@@ -11,10 +11,10 @@
 #endif
 
 #include "chatfile.h"
-#include "cli.h"
-#include "cli_options.h"
-#include "cli_progress.h"
-#include "cli_persist.h"
+#include "app.h"
+#include "options.h"
+#include "progress.h"
+#include "autosave.h"
 #include "gguf.h"
 #include "model.h"
 #include "template.h"

@@ -19,8 +19,8 @@
 
 #include "input.h"
 
-#include "../cli.h"
-#include "../textfmt.h"
+#include "app.h"
+#include "textfmt.h"
 #include "format.h"
 
 struct input_line {

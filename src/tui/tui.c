@@ -32,10 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli.h"
-#include "../cli_signals.h"
-#include "../clock.h"
-#include "../command.h"
+#include "app.h"
+#include "signals.h"
+#include "clock.h"
+#include "command.h"
 #include "help.h"
 #include "view.h"
 #include "tui_state.h"

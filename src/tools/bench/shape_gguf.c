@@ -9,7 +9,7 @@
  * files hold the same weights up to the scale's rounding. Owns nothing once it
  * returns. */
 #define _GNU_SOURCE
-#include "bench/shapes.h"
+#include "shapes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

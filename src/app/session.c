@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "app.h"
 #include "engine.h"
 #include "kernels.h"
 #include "template.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "app.h"
 #include "textfmt.h"
 
 static void put_piece(const char *piece)

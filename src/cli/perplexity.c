@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "app.h"
 #include "engine.h"
 
 typedef struct {

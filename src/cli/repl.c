@@ -18,9 +18,9 @@
 #include <readline/readline.h>
 
 #include "chat.h"
-#include "cli.h"
-#include "cli_persist.h"
-#include "cli_signals.h"
+#include "app.h"
+#include "autosave.h"
+#include "signals.h"
 #include "command.h"
 #include "engine.h"
 #include "settings.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/table.h"
+#include "table.h"
 
 int quant_stride(int cols, int group)
 {

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "tui/format.h"
+#include "app.h"
+#include "textfmt.h"
 #include "xdg.h"
 
 #ifndef LLMCHAT_DATADIR
@@ -144,7 +144,7 @@ int cli_find_model(cli_options *o, char *buf, size_t size)
 void cli_model_note(const cli_options *o, const model *m, char *buf, size_t size)
 {
     char params[32], src[4200];
-    tuifmt_count(m->n_params, params, sizeof params);
+    textfmt_count(m->n_params, params, sizeof params);
     if (o->model_source == MODEL_FROM_BUNDLED)
         snprintf(buf, size,
                  "bundled demo model %s, %s parameters: `llmchat-fetch %s` for a real one",

@@ -53,9 +53,6 @@ void trace_set_template(trace_writer *t, const char *name);
 llm_status trace_write(trace_writer *t, const step_record *rec);
 llm_status trace_close(trace_writer *t, llm_err *err); /* flushes; NULL does nothing */
 
-/* Appends s as a JSON string literal (with quotes) to f. */
-void trace_json_string(FILE *f, const char *s);
-
 /* engine_observer adapter: user is a trace_writer*. (The type is not called "trace":
  * curses declares a function of that name.) */
 void trace_observe(void *user, const step_record *rec);

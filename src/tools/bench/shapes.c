@@ -1,6 +1,6 @@
 /* bench/shapes.c — the shape table, the weights' random streams and the llama2.c v2
  * writer (see bench/shapes.h). */
-#include "bench/shapes.h"
+#include "shapes.h"
 
 #include "llama2c.h"
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli_options.h"
+#include "options.h"
 #include "engine.h"
 #include "model.h"
 #include "tokenizer.h"

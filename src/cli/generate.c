@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "app.h"
 #include "engine.h"
 #include "textfmt.h"
 #include "trace.h"

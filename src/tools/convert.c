@@ -21,7 +21,7 @@
 #include <omp.h>
 #endif
 
-#include "cli_progress.h"
+#include "progress.h"
 #include "config.h"
 #include "ggml_type.h"
 #include "gguf.h"

@@ -1,9 +1,11 @@
-/* json.c — a strict recursive-descent JSON reader (see json.h).
+/* json.c — a strict recursive-descent JSON reader, and the one JSON string writer
+ * the trace and the saved chats share (see json.h).
  *
  * Owns the value tree it builds: every string, key and child array is malloc'd and
  * freed by json_free. The parser walks the text once; nesting deeper than
  * JSON_DEPTH_MAX is refused before the recursion could grow further. Errors name the
- * line and column of the offending byte. Does not write JSON. */
+ * line and column of the offending byte. Writes strings only; the objects around them
+ * are their writers'. */
 #include "json.h"
 
 #include <errno.h>
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "textfmt.h"
 
 typedef struct {
     const char *start, *p, *end;
@@ -512,4 +516,41 @@ const char *json_type_name(json_type t)
     case JSON_OBJECT: return "an object";
     }
     return "?";
+}
+
+void json_write_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    const unsigned char *end = p + strlen((const char *)p);
+    putc('"', f);
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            putc('\\', f);
+            putc((int)c, f);
+            p++;
+        } else if (c == '\n') {
+            fputs("\\n", f);
+            p++;
+        } else if (c == '\t') {
+            fputs("\\t", f);
+            p++;
+        } else if (c == '\r') {
+            fputs("\\r", f);
+            p++;
+        } else if (c < 0x20 || c == 0x7F) {
+            fprintf(f, "\\u%04x", c);
+            p++;
+        } else {
+            int len = textfmt_utf8_len(p, (size_t)(end - p));
+            if (len == 0) {
+                fprintf(f, "\\u%04x", c); /* an invalid byte, by value */
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)len, f);
+                p += len;
+            }
+        }
+    }
+    putc('"', f);
 }

@@ -7,7 +7,7 @@
  * or read the config file's syntax (config_file.c). A bad value on the command line is
  * a usage error (exit status 2); in the config file it is a warning naming the file and
  * line, and the setting keeps its earlier value. */
-#include "cli_options.h"
+#include "options.h"
 
 #include <errno.h>
 #include <getopt.h>

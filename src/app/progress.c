@@ -1,5 +1,5 @@
 /* cli_progress.c — the loading progress line on stderr (see cli_progress.h). */
-#include "cli_progress.h"
+#include "progress.h"
 
 #include <stdio.h>
 

@@ -16,6 +16,8 @@
  * - width counts controls as 0 columns and each invalid byte as 1. */
 #include "textfmt.h"
 
+#include <stdio.h>
+
 #include <stdint.h>
 #include <string.h>
 
@@ -354,4 +356,17 @@ int textfmt_width(const char *s)
         avail -= (size_t)len;
     }
     return w;
+}
+
+void textfmt_count(long long n, char *buf, size_t size)
+{
+    double v = (double)n;
+    if (n < 1000)
+        snprintf(buf, size, "%lld", n);
+    else if (n < 1000000)
+        snprintf(buf, size, v < 9999.5 ? "%.1fK" : "%.0fK", v / 1e3);
+    else if (n < 1000000000LL)
+        snprintf(buf, size, v < 99950000.0 ? "%.1fM" : "%.0fM", v / 1e6);
+    else
+        snprintf(buf, size, "%.2fB", v / 1e9);
 }

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "json.h"
-#include "trace.h"
 
 void chatfile_init(chatfile *cf)
 {
@@ -474,7 +473,7 @@ static void put_float(FILE *f, float x)
 static void put_member_string(FILE *f, const char *name, const char *s)
 {
     fprintf(f, ",\n  \"%s\": ", name);
-    trace_json_string(f, s);
+    json_write_string(f, s);
 }
 
 static void put_ids(FILE *f, const chatfile *cf, const int *ids, int n)
@@ -496,7 +495,7 @@ static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
     for (int k = 0; k < t->n_branches; k++) {
         const chatfile_branch *b = &t->branches[k];
         fputs(k ? ",\n       {\"reply\": " : "\n       {\"reply\": ", f);
-        trace_json_string(f, b->reply);
+        json_write_string(f, b->reply);
         put_ids(f, cf, b->reply_tokens, b->n_reply_tokens);
         fprintf(f, ", \"complete\": %s, \"cut\": %s}", b->complete ? "true" : "false",
                 b->cut ? "true" : "false");
@@ -533,9 +532,9 @@ void chatfile_print(FILE *f, const chatfile *cf)
     for (int i = 0; i < cf->n_turns; i++) {
         const chatfile_turn *t = &cf->turns[i];
         fputs(i ? ",\n    {\"user\": " : "\n    {\"user\": ", f);
-        trace_json_string(f, t->user);
+        json_write_string(f, t->user);
         fputs(",\n     \"reply\": ", f);
-        trace_json_string(f, t->reply);
+        json_write_string(f, t->reply);
         if (t->reply_tokens && cf->vocab_size > 0) {
             fputs(",\n     \"reply_tokens\": [", f);
             for (int k = 0; k < t->n_reply_tokens; k++)

@@ -6,14 +6,14 @@
  * touches is a sig_atomic_t, a buffer filled before the handlers were installed, or
  * an async-signal-safe call. */
 #define _POSIX_C_SOURCE 200809L
-#include "cli_signals.h"
+#include "signals.h"
 
 #include <string.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "app.h"
 
 volatile sig_atomic_t cli_quit_signal;
 

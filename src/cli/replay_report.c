@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "app.h"
 #include "kernels.h"
 #include "replay.h"
 #include "textfmt.h"

@@ -1,22 +1,23 @@
 /* json.h — a small, strict JSON reader for the files llmchat reads back (saved chats,
- * traces).
+ * traces), and the string writer their writers share.
  *
  * json_parse turns one JSON text (RFC 8259) into a tree of values that the caller
  * owns and frees with json_free. Nesting is limited to JSON_DEPTH_MAX levels, so no
  * input can exhaust the stack. Strings are decoded to bytes: escapes become UTF-8,
  * except \u0080..\u00FF, which stand for that raw byte — llmchat's writers
- * (trace_json_string) write a byte that is not valid UTF-8 that way, and write real
+ * (json_write_string) write a byte that is not valid UTF-8 that way, and write real
  * U+0080..U+00FF as UTF-8, so text round-trips byte for byte. A string may hold NUL
  * (\u0000); `length` counts every byte. Numbers keep their text, so that integers
  * such as 64-bit seeds read back exactly. Reading does not depend on the locale.
- * Does not: write JSON (see trace_json_string), or accept comments, trailing commas,
- * NaN or single quotes. */
+ * Does not: write objects or numbers (each file's writer does), or accept comments,
+ * trailing commas, NaN or single quotes. */
 #ifndef LLMCHAT_JSON_H
 #define LLMCHAT_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "status.h"
 
@@ -56,5 +57,9 @@ bool json_as_u64(const json_value *v, uint64_t *out);
 bool json_as_bool(const json_value *v, bool *out);
 
 const char *json_type_name(json_type t); /* "null", "boolean", "number", ... */
+
+/* Writes s to f as a JSON string: quotes, escapes, control bytes and bytes that are not
+ * valid UTF-8 as \u00XX (the reader turns those back into the byte). NULL writes "". */
+void json_write_string(FILE *f, const char *s);
 
 #endif

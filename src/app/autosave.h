@@ -16,7 +16,7 @@
 
 #include "chat.h"
 #include "chatfile.h"
-#include "cli_options.h"
+#include "options.h"
 #include "engine.h"
 
 typedef struct {

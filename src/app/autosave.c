@@ -7,7 +7,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* realpath, localtime_r */
 #endif
-#include "cli_persist.h"
+#include "autosave.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "app.h"
 
 /* The chats directory with a trailing slash (created when missing), malloc'd; NULL
  * when neither XDG_STATE_HOME nor HOME is usable. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "textfmt.h"
 
 enum { TRACE_BUFFER = 1 << 20 };
@@ -49,43 +50,6 @@ const char *step_phase_name(step_phase p)
     case STEP_FORCED: return "forced";
     }
     return "?";
-}
-
-void trace_json_string(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    const unsigned char *end = p + strlen((const char *)p);
-    putc('"', f);
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            putc('\\', f);
-            putc((int)c, f);
-            p++;
-        } else if (c == '\n') {
-            fputs("\\n", f);
-            p++;
-        } else if (c == '\t') {
-            fputs("\\t", f);
-            p++;
-        } else if (c == '\r') {
-            fputs("\\r", f);
-            p++;
-        } else if (c < 0x20 || c == 0x7F) {
-            fprintf(f, "\\u%04x", c);
-            p++;
-        } else {
-            int len = textfmt_utf8_len(p, (size_t)(end - p));
-            if (len == 0) {
-                fprintf(f, "\\u%04x", c); /* an invalid byte, by value */
-                p++;
-            } else {
-                fwrite(p, 1, (size_t)len, f);
-                p += len;
-            }
-        }
-    }
-    putc('"', f);
 }
 
 /* A number as JSON with `digits` significant digits, or null when not finite. */
@@ -185,16 +149,16 @@ static void write_header(trace_writer *t)
     fprintf(f, "{\"llmchat_trace\":%d,\"program\":\"llmchat\"", TRACE_FORMAT_VERSION);
     if (r->mode) {
         fputs(",\"mode\":", f);
-        trace_json_string(f, r->mode);
+        json_write_string(f, r->mode);
     }
     if (t->has_cfg) {
         const model_config *c = &t->cfg;
         fputs(",\"model\":{", f);
         if (r->m) {
             fputs("\"path\":", f);
-            trace_json_string(f, t->model_path ? t->model_path : "");
+            json_write_string(f, t->model_path ? t->model_path : "");
             fputs(",\"name\":", f);
-            trace_json_string(f, r->m->name);
+            json_write_string(f, r->m->name);
             fprintf(f, ",\"weights\":\"%s\",", r->m->weights == TENSOR_Q8_0 ? "q8_0" : "f32");
         }
         fprintf(f, "\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,"
@@ -209,7 +173,7 @@ static void write_header(trace_writer *t)
     const char *tmpl = t->template_name ? t->template_name : r->template_name; /* once */
     if (tmpl) {
         fputs(",\"template\":", f);
-        trace_json_string(f, tmpl);
+        json_write_string(f, tmpl);
     }
     if (t->has_sampler || r->steps || r->ctx) {
         fputs(",\"options\":{", f);
@@ -229,7 +193,7 @@ static void write_header(trace_writer *t)
         for (int i = 0; i < n; i++) {
             if (i)
                 putc(',', f);
-            trace_json_string(f, tokenizer_piece(t->tok, i));
+            json_write_string(f, tokenizer_piece(t->tok, i));
         }
         putc(']', f);
     }
@@ -413,7 +377,7 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     if (!t->header_written)
         write_header(t);
     fprintf(f, "{\"pos\":%d,\"token\":%d,\"piece\":", rec->pos, rec->token);
-    trace_json_string(f, t->tok ? tokenizer_piece(t->tok, rec->token) : "");
+    json_write_string(f, t->tok ? tokenizer_piece(t->tok, rec->token) : "");
     fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
             rec->next);
     put_float(f, rec->next_prob, 9);

@@ -43,8 +43,8 @@
 #include <omp.h>
 #endif
 
-#include "bench/anchor.h"
-#include "bench/shapes.h"
+#include "anchor.h"
+#include "shapes.h"
 #include "clock.h"
 #include "engine.h"
 #include "kernels.h"

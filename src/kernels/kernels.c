@@ -18,7 +18,7 @@
 #include <omp.h>
 #endif
 
-#include "kernels/table.h"
+#include "table.h"
 
 /* Every table this build has, best first. */
 static const kernel_table *const tables[] = {

@@ -33,4 +33,7 @@ int textfmt_utf8_len(const unsigned char *s, size_t avail);
  * one column except combining marks (0) and East Asian wide characters (2). */
 int textfmt_width(const char *s);
 
+/* A count in a few characters: 999, 1.2K, 260K, 1.1M, 6.74B. */
+void textfmt_count(long long n, char *buf, size_t size);
+
 #endif

@@ -3,7 +3,7 @@
  * The JSON is an array of flat objects, one per test; only three keys of each are read
  * (n_prompt, n_gen, avg_ts), by scanning each object's text: no general JSON parser. */
 #define _GNU_SOURCE
-#include "bench/anchor.h"
+#include "anchor.h"
 
 #include <errno.h>
 #include <stdio.h>
