@@ -339,147 +339,191 @@ static void marks_begin(sampler *s)
     }
 }
 
-int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
-                   sampler_record *rec)
+/* What one choice went through: the stages' survivors, the draw and the result. */
+typedef struct {
+    int best;                 /* the highest raw logit's id (after the penalty) */
+    float maxl;               /* its logit */
+    bool all_finite;          /* every raw logit finite */
+    int n_penalized;
+    int kept_top_k, kept_top_p, kept_min_p;
+    bool greedy;
+    bool raw_softmax;         /* s->probs holds the softmax of the raw logits */
+    float draw;               /* -1 when greedy */
+    int chosen;
+    float chosen_prob;
+} choice;
+
+/* The candidates from the logits (NaN as -inf), the repetition penalty, the best one. */
+static void load_candidates(sampler *s, const float *logits, const int *history, int n_history,
+                            choice *ch)
+{
+    int n = s->n_vocab;
+    candidate *c = s->cand;
+    ch->all_finite = true;
+    for (int i = 0; i < n; i++) {
+        c[i].id = i;
+        c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
+        ch->all_finite &= isfinite(logits[i]) != 0;
+    }
+    ch->n_penalized = apply_penalty(s, history, n_history);
+    ch->best = 0;
+    for (int i = 1; i < n; i++)
+        if (c[i].logit > c[ch->best].logit)
+            ch->best = i;
+    ch->maxl = c[ch->best].logit; /* before top-k reorders c */
+}
+
+/* Temperature and softmax over the first m candidates; returns their total weight and
+ * sets *top_weight to the top candidate's. Over the whole vocabulary this is the
+ * vectorised, normalised softmax; after top-k a scalar one shifted by the maximum
+ * (which top-k kept), so the top candidate's weight is exactly 1. */
+static double weigh(sampler *s, int m, choice *ch, float *top_weight)
+{
+    int n = s->n_vocab;
+    candidate *c = s->cand;
+    float t = s->cfg.temperature;
+    double total = 0.0;
+    *top_weight = 1.0f;
+    if (m == n && ch->all_finite) {
+        /* The logits are shifted by their maximum before scaling, so that a cold
+         * temperature sends them to -inf (weight 0), never to +inf. */
+        float inv_t = 1.0f / t;
+        for (int i = 0; i < n; i++)
+            s->probs[i] = (c[i].logit - ch->maxl) * inv_t;
+        kernels_softmax(s->probs, n);
+        for (int i = 0; i < n; i++) {
+            c[i].prob = s->probs[i];
+            total += c[i].prob;
+        }
+        ch->raw_softmax = t == 1.0f && ch->n_penalized == 0;
+        *top_weight = s->probs[ch->best];
+    } else {
+        for (int i = 0; i < m; i++) {
+            c[i].prob = expf((c[i].logit - ch->maxl) / t);
+            total += c[i].prob;
+        }
+    }
+    return total;
+}
+
+/* min-p: keeps the candidates at least threshold probable (always one); returns how
+ * many, their total weight in *total. */
+static int keep_min_p(candidate *c, int m, float threshold, double *total)
+{
+    int k = 0;
+    *total = 0.0;
+    for (int i = 0; i < m; i++)
+        if (c[i].prob >= threshold) {
+            c[k++] = c[i];
+            *total += c[i].prob;
+        }
+    if (k == 0) { /* rounding: keep the most probable one */
+        int top = 0;
+        for (int i = 1; i < m; i++)
+            if (more_probable(&c[i], &c[top]))
+                top = i;
+        c[0] = c[top];
+        *total = c[0].prob;
+        k = 1;
+    }
+    return k;
+}
+
+/* The sampled path: top-k, temperature, top-p, min-p, then the draw. */
+static void sample(sampler *s, choice *ch)
 {
     const sampler_config *cfg = &s->cfg;
     int n = s->n_vocab;
     candidate *c = s->cand;
-
-    bool all_finite = true;
-    for (int i = 0; i < n; i++) {
-        c[i].id = i;
-        c[i].logit = isnan(logits[i]) ? -INFINITY : logits[i];
-        all_finite &= isfinite(logits[i]) != 0;
+    int m = n;
+    if (cfg->top_k > 0 && cfg->top_k < n) {
+        select_top_k(c, n, cfg->top_k);
+        m = ch->kept_top_k = cfg->top_k;
+        mark_survivors(s, c, m, FATE_TOP_K);
+        s->last.top_k = true;
     }
-    int n_penalized = apply_penalty(s, history, n_history);
+    float top_weight;
+    double total = weigh(s, m, ch, &top_weight);
+    ch->kept_top_p = ch->kept_min_p = m; /* a stage that is off keeps what reaches it */
+    if (cfg->top_p < 1.0f) {
+        m = ch->kept_top_p = ch->kept_min_p = select_top_p(c, m, total, cfg->top_p);
+        total = 0.0;
+        for (int i = 0; i < m; i++)
+            total += c[i].prob;
+        mark_survivors(s, c, m, FATE_TOP_P);
+        s->last.top_p = true;
+    }
+    if (cfg->min_p > 0.0f) {
+        m = ch->kept_min_p = keep_min_p(c, m, cfg->min_p * top_weight, &total);
+        s->last.min_p = true;
+    }
+    ch->draw = s->next_draw >= 0.0f ? s->next_draw : rng_float(s);
+    double r = ch->draw * total, cum = 0.0;
+    int pick = m - 1;
+    for (int i = 0; i < m; i++) {
+        cum += c[i].prob;
+        if (r < cum) {
+            pick = i;
+            break;
+        }
+    }
+    ch->chosen = c[pick].id;
+    ch->chosen_prob = (float)(c[pick].prob / total);
+    mark_survivors(s, c, m, FATE_FINAL);
+    for (int i = 0; i < m; i++)
+        s->p_final[c[i].id] = (float)(c[i].prob / total);
+}
 
-    int kept_top_k = n, kept_top_p = n, kept_min_p = n;
-    float draw = -1.0f, chosen_prob = 1.0f;
-    int chosen;
-    bool raw_softmax = false; /* s->probs holds the softmax of the raw logits */
+/* The record of a choice, with the chosen token's probability and rank in the model's
+ * own distribution (the softmax of the raw logits). */
+static void fill_record(sampler *s, const float *logits, const choice *ch, sampler_record *rec)
+{
+    int n = s->n_vocab;
+    rec->config = s->cfg;
+    rec->n_vocab = n;
+    rec->n_penalized = ch->n_penalized;
+    rec->kept_top_k = ch->kept_top_k;
+    rec->kept_top_p = ch->kept_top_p;
+    rec->kept_min_p = ch->kept_min_p;
+    rec->greedy = ch->greedy;
+    rec->draw = ch->draw;
+    rec->chosen = ch->chosen;
+    rec->chosen_prob = ch->chosen_prob;
+    if (ch->all_finite) {
+        if (!ch->raw_softmax) {
+            memcpy(s->probs, logits, sizeof(float) * n);
+            kernels_softmax(s->probs, n);
+        }
+        rec->chosen_model_prob = s->probs[ch->chosen];
+        rec->chosen_rank = sampler_rank(logits, n, ch->chosen);
+    } else {
+        sampler_model_prob(logits, n, ch->chosen, &rec->chosen_model_prob, &rec->chosen_rank);
+    }
+}
 
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (c[i].logit > c[best].logit)
-            best = i;
-    float maxl = c[best].logit; /* before top-k reorders c */
+int sampler_choose(sampler *s, const float *logits, const int *history, int n_history,
+                   sampler_record *rec)
+{
+    int n = s->n_vocab;
+    choice ch = {.kept_top_k = n, .kept_top_p = n, .kept_min_p = n, .draw = -1.0f,
+                 .chosen_prob = 1.0f};
+    load_candidates(s, logits, history, n_history, &ch);
     /* A temperature so small that 1/t overflows would turn the scaled logits into NaN:
      * it is the limit t -> 0, which is greedy. */
-    bool greedy = cfg->temperature == 0.0f || !isfinite(1.0f / cfg->temperature) ||
-                  !isfinite(maxl);
+    float t = s->cfg.temperature;
+    ch.greedy = t == 0.0f || !isfinite(1.0f / t) || !isfinite(ch.maxl);
     marks_begin(s);
-    s->last.greedy = greedy;
+    s->last.greedy = ch.greedy;
     s->last.top_k = s->last.top_p = s->last.min_p = false;
-
-    if (greedy) {
-        chosen = best;
-    } else {
-        int m = n;
-        if (cfg->top_k > 0 && cfg->top_k < n) {
-            select_top_k(c, n, cfg->top_k);
-            m = kept_top_k = cfg->top_k;
-            mark_survivors(s, c, m, FATE_TOP_K);
-            s->last.top_k = true;
-        }
-        /* Temperature and softmax. Over the whole vocabulary this is the vectorised,
-         * normalised softmax; after top-k a scalar one shifted by the maximum (which
-         * top-k kept), so the top candidate's weight is exactly 1. */
-        float t = cfg->temperature;
-        double total = 0.0;
-        float top_weight = 1.0f; /* the top candidate's (unnormalised) probability */
-        if (m == n && all_finite) {
-            /* The whole vocabulary: the vectorised softmax (normalised, by id). The
-             * logits are shifted by their maximum before scaling, so that a cold
-             * temperature sends them to -inf (weight 0), never to +inf. */
-            float inv_t = 1.0f / t;
-            for (int i = 0; i < n; i++)
-                s->probs[i] = (c[i].logit - maxl) * inv_t;
-            kernels_softmax(s->probs, n);
-            for (int i = 0; i < n; i++) {
-                c[i].prob = s->probs[i];
-                total += c[i].prob;
-            }
-            raw_softmax = t == 1.0f && n_penalized == 0;
-            top_weight = s->probs[best];
-        } else {
-            for (int i = 0; i < m; i++) {
-                c[i].prob = expf((c[i].logit - maxl) / t);
-                total += c[i].prob;
-            }
-        }
-        kept_top_p = kept_min_p = m; /* a stage that is off keeps what reaches it */
-        if (cfg->top_p < 1.0f) {
-            m = kept_top_p = kept_min_p = select_top_p(c, m, total, cfg->top_p);
-            total = 0.0;
-            for (int i = 0; i < m; i++)
-                total += c[i].prob;
-            mark_survivors(s, c, m, FATE_TOP_P);
-            s->last.top_p = true;
-        }
-        if (cfg->min_p > 0.0f) {
-            float threshold = cfg->min_p * top_weight;
-            int k = 0;
-            total = 0.0;
-            for (int i = 0; i < m; i++)
-                if (c[i].prob >= threshold) {
-                    c[k++] = c[i];
-                    total += c[i].prob;
-                }
-            if (k == 0) { /* rounding: keep the most probable one */
-                int top = 0;
-                for (int i = 1; i < m; i++)
-                    if (more_probable(&c[i], &c[top]))
-                        top = i;
-                c[0] = c[top];
-                total = c[0].prob;
-                k = 1;
-            }
-            m = kept_min_p = k;
-            s->last.min_p = true;
-        }
-        draw = s->next_draw >= 0.0f ? s->next_draw : rng_float(s);
-        double r = draw * total, cum = 0.0;
-        int pick = m - 1;
-        for (int i = 0; i < m; i++) {
-            cum += c[i].prob;
-            if (r < cum) {
-                pick = i;
-                break;
-            }
-        }
-        chosen = c[pick].id;
-        chosen_prob = (float)(c[pick].prob / total);
-        mark_survivors(s, c, m, FATE_FINAL);
-        for (int i = 0; i < m; i++)
-            s->p_final[c[i].id] = (float)(c[i].prob / total);
-    }
-    s->last.chosen = chosen;
+    if (ch.greedy)
+        ch.chosen = ch.best;
+    else
+        sample(s, &ch);
+    s->last.chosen = ch.chosen;
     s->next_draw = -1.0f;
-
-    if (rec) {
-        rec->config = *cfg;
-        rec->n_vocab = n;
-        rec->n_penalized = n_penalized;
-        rec->kept_top_k = kept_top_k;
-        rec->kept_top_p = kept_top_p;
-        rec->kept_min_p = kept_min_p;
-        rec->greedy = greedy;
-        rec->draw = draw;
-        rec->chosen = chosen;
-        rec->chosen_prob = chosen_prob;
-        if (all_finite) {
-            if (!raw_softmax) {
-                memcpy(s->probs, logits, sizeof(float) * n);
-                kernels_softmax(s->probs, n);
-            }
-            rec->chosen_model_prob = s->probs[chosen];
-            rec->chosen_rank = sampler_rank(logits, n, chosen);
-        } else {
-            sampler_model_prob(logits, n, chosen, &rec->chosen_model_prob, &rec->chosen_rank);
-        }
-    }
-    return chosen;
+    if (rec)
+        fill_record(s, logits, &ch, rec);
+    return ch.chosen;
 }
 
 void sampler_set_next_draw(sampler *s, float draw)
