@@ -1,4 +1,4 @@
-/* gguf.c — the GGUF reader and writer (see gguf.h).
+/* gguf.c — the GGUF reader (see gguf.h; the writer is gguf_write.c).
  *
  * Layout of a file (all little-endian): "GGUF", uint32 version, uint64 tensor count,
  * uint64 metadata count; the metadata as (string key, uint32 value type, value);
@@ -410,141 +410,174 @@ void gguf_free(gguf *g)
     free(g);
 }
 
-llm_status gguf_parse(const void *buf, size_t size, const char *name, gguf **out, llm_err *err)
+/* The fixed header: magic, a version this reader knows, and counts the file can hold. */
+static llm_status read_header(reader *r, uint32_t *version, uint64_t *n_tensors, uint64_t *n_kv)
 {
-    *out = NULL;
-    reader r = {.buf = buf, .size = size, .name = name, .err = err};
-    uint32_t magic = 0, version = 0;
-    uint64_t n_tensors = 0, n_kv = 0;
+    const char *name = r->name;
+    uint32_t magic = 0;
     llm_status st;
     char a[32], b[32], c[32];
-
-    if ((st = take_u32(&r, "magic", &magic)) != LLM_OK)
+    if ((st = take_u32(r, "magic", &magic)) != LLM_OK)
         return st;
     if (magic != GGUF_MAGIC)
-        return llm_fail(err, LLM_ERR_FORMAT, "%s: not a GGUF file (no \"GGUF\" magic)", name);
-    if ((st = take_u32(&r, "version", &version)) != LLM_OK)
+        return llm_fail(r->err, LLM_ERR_FORMAT, "%s: not a GGUF file (no \"GGUF\" magic)", name);
+    if ((st = take_u32(r, "version", version)) != LLM_OK)
         return st;
-    if (version == 1)
-        return llm_fail(err, LLM_ERR_FORMAT,
+    if (*version == 1)
+        return llm_fail(r->err, LLM_ERR_FORMAT,
                         "%s: GGUF version 1 is obsolete and not supported; convert the model "
                         "to a current GGUF or a llama2.c .bin", name);
-    if (version != 2 && version != 3)
-        return llm_fail(err, LLM_ERR_FORMAT,
+    if (*version != 2 && *version != 3)
+        return llm_fail(r->err, LLM_ERR_FORMAT,
                         "%s: GGUF version %u is unknown (this program reads versions 2 and 3)",
-                        name, (unsigned)version);
-    if ((st = take_u64(&r, "tensor count", &n_tensors)) != LLM_OK ||
-        (st = take_u64(&r, "metadata count", &n_kv)) != LLM_OK)
+                        name, (unsigned)*version);
+    if ((st = take_u64(r, "tensor count", n_tensors)) != LLM_OK ||
+        (st = take_u64(r, "metadata count", n_kv)) != LLM_OK)
         return st;
     /* a key takes at least 13 bytes (length, one byte, type, a 1-byte value), a tensor
      * description at least 25 (length, one byte, n_dims, type, offset) */
-    if (n_kv > (size - r.pos) / 13 || n_tensors > (size - r.pos) / 25)
-        return llm_fail(err, LLM_ERR_FORMAT,
+    if (*n_kv > (r->size - r->pos) / 13 || *n_tensors > (r->size - r->pos) / 25)
+        return llm_fail(r->err, LLM_ERR_FORMAT,
                         "%s: GGUF header claims %s metadata keys and %s tensors, more than its "
                         "%s bytes can hold (corrupt file)", name,
-                        llm_group_digits_u64(a, sizeof a, n_kv),
-                        llm_group_digits_u64(b, sizeof b, n_tensors),
-                        llm_group_digits_u64(c, sizeof c, size));
+                        llm_group_digits_u64(a, sizeof a, *n_kv),
+                        llm_group_digits_u64(b, sizeof b, *n_tensors),
+                        llm_group_digits_u64(c, sizeof c, r->size));
+    return LLM_OK;
+}
 
-    /* first walk: check everything, count the bytes of the copies */
-    size_t kv_start = r.pos;
-    if ((st = walk_metadata(&r, n_kv, NULL)) != LLM_OK)
+/* The index of the keys and tensor descriptions that start at r's position: the first
+ * walk checks everything and counts the bytes of the copies, the second fills the
+ * index. *tensors_end is where the descriptions end. */
+static llm_status build_index(reader *r, uint32_t version, uint64_t n_tensors, uint64_t n_kv,
+                              gguf **out, size_t *tensors_end)
+{
+    const char *name = r->name;
+    llm_status st;
+    size_t kv_start = r->pos;
+    if ((st = walk_metadata(r, n_kv, NULL)) != LLM_OK)
         return st;
-    size_t tensors_start = r.pos;
-    if ((st = walk_tensors(&r, n_tensors, NULL)) != LLM_OK)
+    size_t tensors_start = r->pos;
+    if ((st = walk_tensors(r, n_tensors, NULL)) != LLM_OK)
         return st;
-    size_t tensors_end = r.pos;
+    *tensors_end = r->pos;
 
     /* the index: its size follows from what the file holds, not from its counts */
     gguf *g = calloc(1, sizeof *g);
     if (!g)
-        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", name);
-    g->buf = buf;
-    g->size = size;
+        return llm_fail(r->err, LLM_ERR_NOMEM, "%s: out of memory", name);
+    g->buf = r->buf;
+    g->size = r->size;
     g->version = version;
     g->kv = calloc(n_kv ? n_kv : 1, sizeof *g->kv);
     g->kv_sorted = calloc(n_kv ? n_kv : 1, sizeof *g->kv_sorted);
     g->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *g->tensors);
     g->tensor_sorted = calloc(n_tensors ? n_tensors : 1, sizeof *g->tensor_sorted);
-    g->blob = malloc(r.blob_used + 1);
+    g->blob = malloc(r->blob_used + 1);
     if (!g->kv || !g->kv_sorted || !g->tensors || !g->tensor_sorted || !g->blob) {
+        char a[32], b[32];
         gguf_free(g);
-        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the index of %s keys and %s "
-                        "tensors", name, llm_group_digits_u64(a, sizeof a, n_kv),
+        return llm_fail(r->err, LLM_ERR_NOMEM, "%s: out of memory for the index of %s keys "
+                        "and %s tensors", name, llm_group_digits_u64(a, sizeof a, n_kv),
                         llm_group_digits_u64(b, sizeof b, n_tensors));
     }
 
     /* second walk: fill the index (it cannot fail: the first walk checked the same bytes) */
-    r.pos = kv_start;
-    r.blob = g->blob;
-    r.blob_used = 0;
-    walk_metadata(&r, n_kv, g);
-    r.pos = tensors_start;
-    walk_tensors(&r, n_tensors, g);
+    r->pos = kv_start;
+    r->blob = g->blob;
+    r->blob_used = 0;
+    walk_metadata(r, n_kv, g);
+    r->pos = tensors_start;
+    walk_tensors(r, n_tensors, g);
     g->n_kv = n_kv;
     g->n_tensors = n_tensors;
+    *out = g;
+    return LLM_OK;
+}
 
-    for (uint64_t i = 0; i < n_kv; i++)
+/* The keys sorted for lookup; a key that appears twice is refused. */
+static llm_status sort_keys(gguf *g, const char *name, llm_err *err)
+{
+    for (uint64_t i = 0; i < g->n_kv; i++)
         g->kv_sorted[i] = i;
     sort_ctx = g;
-    qsort(g->kv_sorted, (size_t)n_kv, sizeof *g->kv_sorted, cmp_keys);
-    for (uint64_t i = 1; i < n_kv; i++)
+    qsort(g->kv_sorted, (size_t)g->n_kv, sizeof *g->kv_sorted, cmp_keys);
+    sort_ctx = NULL;
+    for (uint64_t i = 1; i < g->n_kv; i++)
         if (strcmp(g->kv[g->kv_sorted[i - 1]].key, g->kv[g->kv_sorted[i]].key) == 0) {
             char shown[MSG_NAME_MAX + 1];
             const char *k = g->kv[g->kv_sorted[i]].key;
             quote(shown, sizeof shown, k, strlen(k));
-            gguf_free(g);
             return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key '%s' appears twice (corrupt file)",
                             name, shown);
         }
-    if ((st = read_alignment(g, name, &g->alignment, err)) != LLM_OK) {
-        gguf_free(g);
-        return st;
-    }
+    return LLM_OK;
+}
 
-    /* the data section: every tensor aligned and inside the file */
+/* The data section after the descriptions: every tensor aligned and inside the file,
+ * its data pointer set, the names sorted for lookup and none twice. */
+static llm_status place_tensors(gguf *g, size_t tensors_end, const char *name, llm_err *err)
+{
+    char a[32], b[32], c[32];
     uint64_t data = (tensors_end + (uint64_t)g->alignment - 1) / g->alignment * g->alignment;
     g->data_offset = data;
-    if (n_tensors > 0 && data > size) {
-        st = llm_fail(err, LLM_ERR_FORMAT,
-                      "%s: GGUF data section would start at byte %s, past the end of the "
-                      "%s-byte file (truncated or corrupt file)", name,
-                      llm_group_digits_u64(a, sizeof a, data),
-                      llm_group_digits_u64(b, sizeof b, (uint64_t)size));
+    if (g->n_tensors > 0 && data > g->size)
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: GGUF data section would start at byte %s, past the end of the "
+                        "%s-byte file (truncated or corrupt file)", name,
+                        llm_group_digits_u64(a, sizeof a, data),
+                        llm_group_digits_u64(b, sizeof b, (uint64_t)g->size));
+    uint64_t room = g->size - data;
+    for (uint64_t i = 0; i < g->n_tensors; i++) {
+        gguf_tensor *ti = &g->tensors[i];
+        if (ti->offset % g->alignment != 0)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: GGUF tensor '%s' starts at data offset %llu, not a multiple of "
+                            "the alignment %u (corrupt file)", name, ti->name,
+                            (unsigned long long)ti->offset, (unsigned)g->alignment);
+        if (ti->offset > room || ti->bytes > room - ti->offset)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: GGUF tensor '%s' (%s bytes at data offset %s) ends past the "
+                            "end of the file, whose data section holds %s bytes (truncated or "
+                            "corrupt file)", name, ti->name,
+                            llm_group_digits_u64(a, sizeof a, ti->bytes),
+                            llm_group_digits_u64(b, sizeof b, ti->offset),
+                            llm_group_digits_u64(c, sizeof c, room));
+        ti->data = (const unsigned char *)g->buf + data + ti->offset;
+        g->tensor_sorted[i] = i;
+    }
+    sort_ctx = g;
+    qsort(g->tensor_sorted, (size_t)g->n_tensors, sizeof *g->tensor_sorted, cmp_names);
+    sort_ctx = NULL;
+    for (uint64_t i = 1; i < g->n_tensors; i++)
+        if (strcmp(g->tensors[g->tensor_sorted[i - 1]].name,
+                   g->tensors[g->tensor_sorted[i]].name) == 0)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor '%s' appears twice (corrupt "
+                            "file)", name, g->tensors[g->tensor_sorted[i]].name);
+    return LLM_OK;
+}
+
+llm_status gguf_parse(const void *buf, size_t size, const char *name, gguf **out, llm_err *err)
+{
+    *out = NULL;
+    reader r = {.buf = buf, .size = size, .name = name, .err = err};
+    uint32_t version = 0;
+    uint64_t n_tensors = 0, n_kv = 0;
+    size_t tensors_end;
+    gguf *g = NULL;
+    llm_status st = read_header(&r, &version, &n_tensors, &n_kv);
+    if (st == LLM_OK)
+        st = build_index(&r, version, n_tensors, n_kv, &g, &tensors_end);
+    if (st == LLM_OK)
+        st = sort_keys(g, name, err);
+    if (st == LLM_OK)
+        st = read_alignment(g, name, &g->alignment, err);
+    if (st == LLM_OK)
+        st = place_tensors(g, tensors_end, name, err);
+    if (st != LLM_OK) {
         gguf_free(g);
         return st;
     }
-    uint64_t room = size - data;
-    for (uint64_t i = 0; i < n_tensors; i++) {
-        gguf_tensor *ti = &g->tensors[i];
-        if (ti->offset % g->alignment != 0)
-            st = llm_fail(err, LLM_ERR_FORMAT,
-                          "%s: GGUF tensor '%s' starts at data offset %llu, not a multiple of "
-                          "the alignment %u (corrupt file)", name, ti->name,
-                          (unsigned long long)ti->offset, (unsigned)g->alignment);
-        else if (ti->offset > room || ti->bytes > room - ti->offset)
-            st = llm_fail(err, LLM_ERR_FORMAT,
-                          "%s: GGUF tensor '%s' (%s bytes at data offset %s) ends past the end "
-                          "of the file, whose data section holds %s bytes (truncated or corrupt "
-                          "file)", name, ti->name, llm_group_digits_u64(a, sizeof a, ti->bytes),
-                          llm_group_digits_u64(b, sizeof b, ti->offset),
-                          llm_group_digits_u64(c, sizeof c, room));
-        if (st != LLM_OK) {
-            gguf_free(g);
-            return st;
-        }
-        ti->data = (const unsigned char *)buf + data + ti->offset;
-        g->tensor_sorted[i] = i;
-    }
-    qsort(g->tensor_sorted, (size_t)n_tensors, sizeof *g->tensor_sorted, cmp_names);
-    sort_ctx = NULL;
-    for (uint64_t i = 1; i < n_tensors; i++)
-        if (strcmp(g->tensors[g->tensor_sorted[i - 1]].name, g->tensors[g->tensor_sorted[i]].name) == 0) {
-            st = llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor '%s' appears twice (corrupt file)",
-                          name, g->tensors[g->tensor_sorted[i]].name);
-            gguf_free(g);
-            return st;
-        }
     *out = g;
     return LLM_OK;
 }
@@ -748,256 +781,4 @@ const gguf_tensor *gguf_find_tensor(const gguf *g, const char *name)
             hi = mid;
     }
     return NULL;
-}
-
-/* ---- writing ---- */
-
-typedef struct {
-    char *name;
-    uint32_t n_dims, type;
-    uint64_t dims[GGUF_MAX_DIMS];
-    uint64_t offset, bytes;
-} writer_tensor;
-
-struct gguf_writer {
-    uint32_t alignment;
-    unsigned char *kv;        /* serialized metadata */
-    size_t kv_len, kv_cap;
-    uint64_t n_kv;
-    writer_tensor *tensors;
-    uint64_t n_tensors, cap_tensors;
-    uint64_t data_bytes;      /* data section so far, aligned */
-    bool failed;              /* out of memory while adding */
-};
-
-static void put(gguf_writer *w, const void *p, size_t n)
-{
-    if (w->failed)
-        return;
-    if (w->kv_len + n > w->kv_cap) {
-        size_t cap = w->kv_cap ? w->kv_cap : 4096;
-        while (cap < w->kv_len + n)
-            cap *= 2;
-        unsigned char *grown = realloc(w->kv, cap);
-        if (!grown) {
-            w->failed = true;
-            return;
-        }
-        w->kv = grown;
-        w->kv_cap = cap;
-    }
-    memcpy(w->kv + w->kv_len, p, n);
-    w->kv_len += n;
-}
-
-static void put_u32(gguf_writer *w, uint32_t v)
-{
-    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    put(w, b, 4);
-}
-
-static void put_u64(gguf_writer *w, uint64_t v)
-{
-    put_u32(w, (uint32_t)v);
-    put_u32(w, (uint32_t)(v >> 32));
-}
-
-static void put_string(gguf_writer *w, const char *s, size_t len)
-{
-    put_u64(w, len);
-    put(w, s, len);
-}
-
-static void put_key(gguf_writer *w, const char *key, uint32_t type)
-{
-    put_string(w, key, strlen(key));
-    put_u32(w, type);
-    w->n_kv++;
-}
-
-gguf_writer *gguf_writer_new(uint32_t alignment)
-{
-    gguf_writer *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->alignment = alignment ? alignment : GGUF_DEFAULT_ALIGNMENT;
-    if (w->alignment != GGUF_DEFAULT_ALIGNMENT)
-        gguf_writer_add_uint32(w, "general.alignment", w->alignment);
-    return w;
-}
-
-void gguf_writer_free(gguf_writer *w)
-{
-    if (!w)
-        return;
-    for (uint64_t i = 0; i < w->n_tensors; i++)
-        free(w->tensors[i].name);
-    free(w->tensors);
-    free(w->kv);
-    free(w);
-}
-
-void gguf_writer_add_string(gguf_writer *w, const char *key, const char *value)
-{
-    put_key(w, key, GGUF_TYPE_STRING);
-    put_string(w, value, strlen(value));
-}
-
-void gguf_writer_add_uint32(gguf_writer *w, const char *key, uint32_t value)
-{
-    put_key(w, key, GGUF_TYPE_UINT32);
-    put_u32(w, value);
-}
-
-void gguf_writer_add_int32(gguf_writer *w, const char *key, int32_t value)
-{
-    put_key(w, key, GGUF_TYPE_INT32);
-    put_u32(w, (uint32_t)value);
-}
-
-void gguf_writer_add_float32(gguf_writer *w, const char *key, float value)
-{
-    uint32_t u;
-    memcpy(&u, &value, sizeof u);
-    put_key(w, key, GGUF_TYPE_FLOAT32);
-    put_u32(w, u);
-}
-
-void gguf_writer_add_bool(gguf_writer *w, const char *key, bool value)
-{
-    unsigned char b = value ? 1 : 0;
-    put_key(w, key, GGUF_TYPE_BOOL);
-    put(w, &b, 1);
-}
-
-void gguf_writer_add_string_array(gguf_writer *w, const char *key, const char *const *values,
-                                  const size_t *lens, uint64_t n)
-{
-    put_key(w, key, GGUF_TYPE_ARRAY);
-    put_u32(w, GGUF_TYPE_STRING);
-    put_u64(w, n);
-    for (uint64_t i = 0; i < n; i++)
-        put_string(w, values[i], lens[i]);
-}
-
-void gguf_writer_add_float32_array(gguf_writer *w, const char *key, const float *values,
-                                   uint64_t n)
-{
-    put_key(w, key, GGUF_TYPE_ARRAY);
-    put_u32(w, GGUF_TYPE_FLOAT32);
-    put_u64(w, n);
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &values[i], sizeof u);
-        put_u32(w, u);
-    }
-}
-
-void gguf_writer_add_int32_array(gguf_writer *w, const char *key, const int32_t *values,
-                                 uint64_t n)
-{
-    put_key(w, key, GGUF_TYPE_ARRAY);
-    put_u32(w, GGUF_TYPE_INT32);
-    put_u64(w, n);
-    for (uint64_t i = 0; i < n; i++)
-        put_u32(w, (uint32_t)values[i]);
-}
-
-uint64_t gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type,
-                                uint32_t n_dims, const uint64_t *dims)
-{
-    const ggml_type_info *info = ggml_type_get(type);
-    if (!info || n_dims == 0 || n_dims > GGUF_MAX_DIMS)
-        return 0;
-    uint64_t n = 1;
-    for (uint32_t d = 0; d < n_dims; d++)
-        n *= dims[d];
-    if (n == 0 || n % info->block != 0)
-        return 0;
-    if (w->n_tensors == w->cap_tensors) {
-        uint64_t cap = w->cap_tensors ? 2 * w->cap_tensors : 64;
-        writer_tensor *grown = realloc(w->tensors, (size_t)cap * sizeof *grown);
-        if (!grown) {
-            w->failed = true;
-            return 0;
-        }
-        w->tensors = grown;
-        w->cap_tensors = cap;
-    }
-    writer_tensor *t = &w->tensors[w->n_tensors];
-    memset(t, 0, sizeof *t);
-    t->name = strdup(name);
-    if (!t->name) {
-        w->failed = true;
-        return 0;
-    }
-    t->n_dims = n_dims;
-    t->type = type;
-    for (uint32_t d = 0; d < GGUF_MAX_DIMS; d++)
-        t->dims[d] = d < n_dims ? dims[d] : 1;
-    t->bytes = n / info->block * info->bytes;
-    t->offset = w->data_bytes;
-    w->data_bytes += (t->bytes + w->alignment - 1) / w->alignment * w->alignment;
-    w->n_tensors++;
-    return t->bytes;
-}
-
-static llm_status write_bytes(FILE *f, const void *p, size_t n, const char *path, llm_err *err)
-{
-    if (n && fwrite(p, 1, n, f) != n)
-        return llm_fail(err, LLM_ERR_IO, "cannot write %s", path);
-    return LLM_OK;
-}
-
-llm_status gguf_writer_write_header(gguf_writer *w, FILE *f, const char *path, llm_err *err)
-{
-    /* the tensor descriptions are appended to the metadata for the write and taken
-     * off again afterwards */
-    size_t kv_len = w->kv_len;
-    for (uint64_t i = 0; i < w->n_tensors; i++) {
-        const writer_tensor *t = &w->tensors[i];
-        put_string(w, t->name, strlen(t->name));
-        put_u32(w, t->n_dims);
-        for (uint32_t d = 0; d < t->n_dims; d++)
-            put_u64(w, t->dims[d]);
-        put_u32(w, t->type);
-        put_u64(w, t->offset);
-    }
-    if (w->failed) {
-        w->kv_len = kv_len;
-        return llm_fail(err, LLM_ERR_NOMEM, "out of memory writing %s", path);
-    }
-    unsigned char head[24];
-    memcpy(head, "GGUF", 4);
-    uint32_t version = 3;
-    for (int i = 0; i < 4; i++)
-        head[4 + i] = (unsigned char)(version >> (8 * i));
-    for (int i = 0; i < 8; i++) {
-        head[8 + i] = (unsigned char)(w->n_tensors >> (8 * i));
-        head[16 + i] = (unsigned char)(w->n_kv >> (8 * i));
-    }
-    llm_status st = write_bytes(f, head, sizeof head, path, err);
-    if (st == LLM_OK)
-        st = write_bytes(f, w->kv, w->kv_len, path, err);
-    uint64_t end = sizeof head + w->kv_len;
-    w->kv_len = kv_len;
-    if (st == LLM_OK)
-        st = gguf_writer_pad(w, f, end, path, err);
-    return st;
-}
-
-llm_status gguf_writer_pad(const gguf_writer *w, FILE *f, uint64_t bytes, const char *path,
-                           llm_err *err)
-{
-    static const unsigned char zeros[256];
-    uint64_t pad = (w->alignment - bytes % w->alignment) % w->alignment;
-    while (pad > 0) {
-        size_t n = pad < sizeof zeros ? (size_t)pad : sizeof zeros;
-        llm_status st = write_bytes(f, zeros, n, path, err);
-        if (st != LLM_OK)
-            return st;
-        pad -= n;
-    }
-    return LLM_OK;
 }
