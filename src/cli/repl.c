@@ -115,117 +115,36 @@ static void reply_to(repl *r, const char *user)
     fflush(stdout);
 }
 
-/* /resume: the list of recent chats, or with N the N-th of them reopened. */
-static void resume(repl *r, const char *arg)
+/* ---- what the slash commands (command.c) are given ---- */
+
+static void host_say(command_host *h, const char *text)
 {
-    cli_saved_chat list[CLI_RECENT_MAX];
-    int n = cli_recent_chats(list, CLI_RECENT_MAX, r->save.path);
-    if (!*arg) {
-        if (n == 0) {
-            fprintf(stderr, "llmchat: no saved chats yet\n");
-            return;
-        }
-        fprintf(stderr, "llmchat: recent chats (/resume N reopens one):\n");
-        for (int i = 0; i < n; i++) {
-            char when[32];
-            struct tm tm;
-            localtime_r(&list[i].when, &tm);
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-            char first[4 * sizeof list[i].first];
-            textfmt_stream ts = {0};
-            size_t k = textfmt_stream_put(&ts, list[i].first, strlen(list[i].first), first,
-                                          sizeof first - 1);
-            first[k] = '\0';
-            fprintf(stderr, "  %2d  %s  %3d turn%s  %s\n", i + 1, when, list[i].n_turns,
-                    list[i].n_turns == 1 ? " " : "s", first);
-        }
-        return;
-    }
-    char *end;
-    long k = strtol(arg, &end, 10);
-    if (*end || k < 1 || k > n) {
-        fprintf(stderr, "llmchat: /resume takes the number of a chat in the list (1-%d)\n", n);
-        return;
-    }
-    llm_err err;
-    char notice[1200];
-    if (cli_load_chat(r->c, r->e, list[k - 1].path, notice, sizeof notice, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        return;
-    }
-    cli_autosave_use(&r->save, list[k - 1].path);
-    fprintf(stderr, "llmchat: reopened %s (%d turn%s)\n", list[k - 1].path, list[k - 1].n_turns,
-            list[k - 1].n_turns == 1 ? "" : "s");
-    if (*notice)
-        fprintf(stderr, "llmchat: %s\n", notice);
+    (void)h;
+    fprintf(stderr, "llmchat: %s\n", text);
 }
 
-static void run_command(repl *r, const command_call *cmd)
+static void host_changed(command_host *h, command_change what)
 {
-    llm_err err;
-    if (cmd->info && !(cmd->info->front_ends & COMMAND_REPL)) {
-        fprintf(stderr, "llmchat: /%s works only in %s\n", cmd->name, command_only_in(cmd->info));
-        return;
-    }
-    switch (cmd->id) {
-    case CMD_QUIT: r->quit = true; break;
-    case CMD_HELP: print_help(r->tty ? stdout : stderr); break;
-    case CMD_RESET:
-        chat_reset(r->c);
+    repl *r = h->user;
+    if (what != COMMAND_CHANGED_SETTINGS)
         r->changed = true;
-        fprintf(stderr, "llmchat: conversation reset\n");
-        break;
-    case CMD_SYSTEM:
-        if (chat_set_system(r->c, cmd->arg, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: %s\n", err.text);
-        } else {
-            r->changed = true;
-            fprintf(stderr, "llmchat: system prompt %s\n", *cmd->arg ? "set" : "cleared");
-        }
-        break;
-    case CMD_SAVE: {
-        bool all;
-        const char *file = cli_save_args(cmd->arg, &all);
-        if (!*file)
-            fprintf(stderr, "llmchat: /save needs a file name\n");
-        else if (cli_save_chat(r->c, r->o, file, all, &err) != LLM_OK)
-            fprintf(stderr, "llmchat: %s\n", err.text);
-        else
-            fprintf(stderr, "llmchat: conversation%s saved to %s\n",
-                    all ? " with every branch" : "", file);
-        break;
-    }
-    case CMD_LOAD: {
-        char notice[1200];
-        if (!*cmd->arg) {
-            fprintf(stderr, "llmchat: /load needs a file name\n");
-        } else if (cli_load_chat(r->c, r->e, cmd->arg, notice, sizeof notice, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: %s\n", err.text);
-        } else {
-            r->changed = true;
-            int turns = chat_turn_count(r->c) + chat_dropped_count(r->c);
-            fprintf(stderr, "llmchat: loaded %s (%d turn%s)\n", cmd->arg, turns, turns == 1 ? "" : "s");
-            if (*notice)
-                fprintf(stderr, "llmchat: %s\n", notice);
-        }
-        break;
-    }
-    case CMD_RESUME: resume(r, cmd->arg); break;
-    case CMD_FORCE: break; /* the TUI's: refused above */
-    case CMD_SET: {
-        char shown[256];
-        r->live.sampler = *engine_sampler_config(r->e); /* /load may have set it */
-        if (*cmd->arg && settings_set_line(&r->live, cmd->arg, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: /set: %s\n", err.text);
-            break;
-        }
-        engine_set_sampler(r->e, &r->live.sampler);
-        settings_format(&r->live, shown, sizeof shown);
-        fprintf(stderr, "llmchat: %s\n", shown);
-        break;
-    }
-    case CMD_UNKNOWN: fprintf(stderr, "llmchat: unknown command /%s (try /help)\n", cmd->name); break;
-    }
+}
+
+static void host_quit(command_host *h)
+{
+    ((repl *)h->user)->quit = true;
+}
+
+static void host_help(command_host *h)
+{
+    print_help(((repl *)h->user)->tty ? stdout : stderr);
+}
+
+static command_host command_host_of(repl *r)
+{
+    return (command_host){.front_end = COMMAND_REPL, .c = r->c, .e = r->e, .o = r->o,
+                          .live = &r->live, .save = &r->save, .user = r, .say = host_say,
+                          .changed = host_changed, .quit = host_quit, .help = host_help};
 }
 
 static void handle_line(repl *r, char *line)
@@ -240,7 +159,8 @@ static void handle_line(repl *r, char *line)
         return;
     command_call cmd;
     if (command_parse(line, &cmd)) {
-        run_command(r, &cmd);
+        command_host h = command_host_of(r);
+        command_run(&h, &cmd);
         autosave(r);
     } else {
         reply_to(r, line);
@@ -403,20 +323,15 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     trace_set_template(tr, template_name(chat_get_template(r.c)));
     cli_signals_install();
     if (o->resume_path) {
-        char notice[1200];
-        if (cli_load_chat(r.c, e, o->resume_path, notice, sizeof notice, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: %s\n", err.text);
+        command_host h = command_host_of(&r);
+        if (!command_load(&h, o->resume_path)) {
             chat_free(r.c);
             cli_close_trace(tr);
             engine_free(e);
             return 1;
         }
         cli_autosave_use(&r.save, o->resume_path);
-        int turns = chat_turn_count(r.c) + chat_dropped_count(r.c);
-        fprintf(stderr, "llmchat: resumed %s (%d turn%s)\n", o->resume_path, turns,
-                turns == 1 ? "" : "s");
-        if (*notice)
-            fprintf(stderr, "llmchat: %s\n", notice);
+        r.changed = false; /* the file holds what was just read */
     }
     if (r.tty)
         run_terminal(&r);
