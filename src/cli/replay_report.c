@@ -98,32 +98,93 @@ static void print_position(void *user, const replay_position *p)
            p->trace_top1 == p->new_top1 ? " " : "*", p->kl);
 }
 
-int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace_reader *r)
+/* The summary after the per-position rows; returns the exit status (1 when a plain
+ * replay made another choice than the trace). */
+static int print_summary(const printer *pr, const replay_summary *s)
+{
+    const cli_options *o = pr->o;
+    char a[80], b[80];
+    if (s->filled > 0)
+        printf("positions without a record, run from the one before: %d\n", s->filled);
+    if (s->gap >= 0)
+        printf("the trace does not say what position %d holds: replayed the %d before it\n",
+               s->gap, s->gap);
+    if (o->compare) {
+        printf("\n");
+        if (s->first_top1_diff >= 0)
+            printf("first top-1 difference: position %d (after %s)\n", s->first_top1_diff,
+                   piece_text(pr, s->first_top1_diff_token, a, sizeof a));
+        else if (s->compared > 0)
+            printf("first top-1 difference: none\n");
+        if (s->compared > 0) {
+            printf("top-1 agreement: %.2f%% (%d of %d positions)\n",
+                   100.0 * s->top1_same / s->compared, s->top1_same, s->compared);
+            printf("KL divergence (nats, trace || new, over the trace's candidates and the "
+                   "rest): mean %.6f, max %.6f at position %d\n", s->kl_mean, s->kl_max,
+                   s->kl_max_pos);
+        } else {
+            printf("the trace records no candidates to compare (written with -n but no top?)\n");
+        }
+    }
+    if (s->sampled > 0)
+        printf("sampled tokens chosen again with the trace's draws: %d of %d\n",
+               s->sampled_same, s->sampled);
+    if (s->first_choice_diff < 0) {
+        if (!o->compare)
+            printf("reproduced: every position ran, every sampled token was chosen again\n");
+        return 0;
+    }
+    piece_text(pr, s->first_choice_diff_token, b, sizeof b);
+    if (o->compare) {
+        printf("first different choice: position %d (the trace has %s)\n",
+               s->first_choice_diff, b);
+        return 0;
+    }
+    fflush(stdout);
+    fprintf(stderr, "llmchat: the replay differs from the trace at position %d: the trace "
+                    "has %s\n", s->first_choice_diff, b);
+    return 1;
+}
+
+/* The trace's final sequence, checked against the model: NULL (a message printed) when
+ * it cannot be replayed. */
+static const step_record **replayable(const cli_options *o, const model *m,
+                                      const trace_reader *r, int *n)
 {
     const trace_header *h = trace_reader_header(r);
     const step_record **seq;
-    int n = trace_reader_final(r, &seq);
-    if (n < 0) {
+    *n = trace_reader_final(r, &seq);
+    if (*n < 0) {
         fprintf(stderr, "llmchat: out of memory reading %s\n", o->replay_path);
-        return 1;
+        return NULL;
     }
-    if (n == 0) {
+    if (*n == 0) {
         fprintf(stderr, "llmchat: %s holds no positions to replay\n", o->replay_path);
         free(seq);
-        return 1;
+        return NULL;
     }
     if (h->n_vocab > 0 && h->n_vocab != m->config.vocab_size)
         fprintf(stderr, "llmchat: warning: the trace's vocabulary has %d tokens, %s has %d\n",
                 h->n_vocab, m->name, m->config.vocab_size);
+    if (o->ctx == 0 && *n > m->config.seq_len) {
+        fprintf(stderr, "llmchat: the trace holds %d positions, more than %s's context (%d)\n",
+                *n, m->name, m->config.seq_len);
+        free(seq);
+        return NULL;
+    }
+    return seq;
+}
+
+int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace_reader *r)
+{
+    const trace_header *h = trace_reader_header(r);
+    int n;
+    const step_record **seq = replayable(o, m, r, &n);
+    if (!seq)
+        return 1;
     engine_options eo;
     cli_engine_options(o, &eo);
     eo.capture_attention = o->trace_attn;
-    if (eo.ctx_len == 0 && n > m->config.seq_len) {
-        fprintf(stderr, "llmchat: the trace holds %d positions, more than %s's context (%d)\n",
-                n, m->name, m->config.seq_len);
-        free(seq);
-        return 1;
-    }
     engine *e;
     llm_err err;
     if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
@@ -153,48 +214,8 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         fprintf(stderr, "llmchat: replay stopped after %d positions: %s\n", s.positions,
                 err.text);
         rc = 1;
-        goto out;
-    }
-    char a[80], b[80];
-    if (s.filled > 0)
-        printf("positions without a record, run from the one before: %d\n", s.filled);
-    if (s.gap >= 0)
-        printf("the trace does not say what position %d holds: replayed the %d before it\n",
-               s.gap, s.gap);
-    if (o->compare) {
-        printf("\n");
-        if (s.first_top1_diff >= 0) {
-            printf("first top-1 difference: position %d (after %s)\n", s.first_top1_diff,
-                   piece_text(&pr, s.first_top1_diff_token, a, sizeof a));
-        } else if (s.compared > 0) {
-            printf("first top-1 difference: none\n");
-        }
-        if (s.compared > 0) {
-            printf("top-1 agreement: %.2f%% (%d of %d positions)\n",
-                   100.0 * s.top1_same / s.compared, s.top1_same, s.compared);
-            printf("KL divergence (nats, trace || new, over the trace's candidates and the "
-                   "rest): mean %.6f, max %.6f at position %d\n", s.kl_mean, s.kl_max,
-                   s.kl_max_pos);
-        } else {
-            printf("the trace records no candidates to compare (written with -n but no top?)\n");
-        }
-    }
-    if (s.sampled > 0)
-        printf("sampled tokens chosen again with the trace's draws: %d of %d\n", s.sampled_same,
-               s.sampled);
-    if (s.first_choice_diff >= 0) {
-        int p = s.first_choice_diff;
-        if (!o->compare) {
-            fflush(stdout);
-            fprintf(stderr, "llmchat: the replay differs from the trace at position %d: the "
-                            "trace has %s\n", p, piece_text(&pr, s.first_choice_diff_token, b, sizeof b));
-            rc = 1;
-        } else {
-            printf("first different choice: position %d (the trace has %s)\n", p,
-                   piece_text(&pr, s.first_choice_diff_token, b, sizeof b));
-        }
-    } else if (!o->compare) {
-        printf("reproduced: every position ran, every sampled token was chosen again\n");
+    } else {
+        rc = print_summary(&pr, &s);
     }
 out:
     if (cli_close_trace(tw) != 0)
