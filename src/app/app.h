@@ -64,8 +64,4 @@ int cli_find_model(cli_options *o, char *buf, size_t size);
 /* Which model is open and why, in a sentence for the TUI and the REPL banner. */
 void cli_model_note(const cli_options *o, const model *m, char *buf, size_t size);
 
-/* Set by the SIGINT handler; front ends poll it between tokens. */
-extern volatile int cli_interrupted;
-void cli_install_sigint(void);
-
 #endif

@@ -1,7 +1,7 @@
-/* cli_common.c — what the line-oriented front ends share: reading -i/-f input, the
- * SIGINT flag, and attaching a --trace writer to an engine. */
+/* session.c — what the front ends share to set up a session: reading -i/-f input,
+ * the engine's options, attaching a --trace writer to an engine, and the paths of
+ * state files. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +13,6 @@
 #include "template.h"
 #include "trace.h"
 #include "xdg.h"
-
-volatile int cli_interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    cli_interrupted = 1;
-}
-
-void cli_install_sigint(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0; /* no SA_RESTART: a blocking read returns so the flag is seen */
-    sigaction(SIGINT, &sa, NULL);
-}
 
 char *cli_read_input(const cli_options *o)
 {

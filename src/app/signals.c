@@ -1,8 +1,10 @@
-/* cli_signals.c — signal handlers of the interactive front ends (see cli_signals.h).
+/* signals.c — every signal handler of the program (see signals.h): the one-shot
+ * modes' SIGINT, and the interactive front ends' SIGINT, SIGTERM, SIGHUP and crash
+ * path.
  *
- * Owns the handlers, the saved terminal modes and the crash path's reset bytes. The
- * SIGINT handler shares cli_interrupted (cli.h) with the one-shot modes, so the code
- * that stops a reply polls one flag whichever handler set it. Everything a handler
+ * Owns the handlers, the flags they set, the saved terminal modes and the crash
+ * path's reset bytes. Both SIGINT handlers set cli_interrupted, so the code that stops
+ * a reply polls one flag whichever handler set it. Everything a handler
  * touches is a sig_atomic_t, a buffer filled before the handlers were installed, or
  * an async-signal-safe call. */
 #define _POSIX_C_SOURCE 200809L
@@ -13,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app.h"
 
 volatile sig_atomic_t cli_quit_signal;
+volatile sig_atomic_t cli_interrupted;
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 enum { N_CRASH = sizeof crash_signals / sizeof crash_signals[0] };
@@ -87,6 +89,22 @@ static void on_crash(int sig, siginfo_t *info, void *context)
     /* The default action: pending until this handler returns (the signal is blocked
      * meanwhile); a fault from an instruction simply happens again. */
     raise(sig);
+}
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    cli_interrupted = 1;
+}
+
+void cli_install_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: a blocking read returns so the flag is seen */
+    sigaction(SIGINT, &sa, NULL);
 }
 
 void cli_signals_install(void)

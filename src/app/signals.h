@@ -1,4 +1,6 @@
-/* cli_signals.h — how the interactive front ends (the REPL and the TUI) take signals.
+/* signals.h — how the program takes signals. The one-shot modes (generate,
+ * perplexity) install cli_install_sigint: SIGINT sets cli_interrupted. The interactive
+ * front ends (the REPL and the TUI) install cli_signals_install:
  *
  *   SIGINT           stops the reply being written (cli_interrupted); a second one
  *                    within a second asks to quit (cli_quit_signal = SIGINT)
@@ -17,6 +19,12 @@
 #define LLMCHAT_CLI_SIGNALS_H
 
 #include <signal.h>
+
+/* Set by SIGINT (either handler); the front ends poll it between tokens and clear it. */
+extern volatile sig_atomic_t cli_interrupted;
+
+/* The one-shot modes' handler: SIGINT sets cli_interrupted, nothing else. */
+void cli_install_sigint(void);
 
 /* Set to the signal that asks to quit (SIGTERM, SIGHUP, or SIGINT twice within a
  * second); 0 while none has. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "app.h"
+#include "signals.h"
 #include "engine.h"
 #include "textfmt.h"
 #include "trace.h"

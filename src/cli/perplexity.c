@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "app.h"
+#include "signals.h"
 #include "engine.h"
 
 typedef struct {
