@@ -35,7 +35,7 @@ bool command_load(command_host *h, const char *path)
 {
     llm_err err;
     char notice[1200];
-    if (cli_load_chat(h->c, h->e, path, notice, sizeof notice, &err) != LLM_OK) {
+    if (autosave_load_chat(h->c, h->e, path, notice, sizeof notice, &err) != LLM_OK) {
         say(h, "%s", err.text);
         return false;
     }
@@ -73,10 +73,10 @@ static void run_save(command_host *h, const char *arg)
 {
     bool all;
     llm_err err;
-    const char *file = cli_save_args(arg, &all);
+    const char *file = autosave_save_args(arg, &all);
     if (!*file)
         say(h, "/save needs a file name: /save [--all] FILE");
-    else if (cli_save_chat(h->c, h->o, file, all, &err) != LLM_OK)
+    else if (autosave_save_chat(h->c, h->o, file, all, &err) != LLM_OK)
         say(h, "/save: %s", err.text);
     else
         say(h, "saved%s to %s", all ? " with every branch" : "", file);
@@ -93,8 +93,8 @@ static void run_load(command_host *h, const char *arg)
 /* /resume: the recent chats, or with N the N-th reopened (and saved to from then on). */
 static void run_resume(command_host *h, const char *arg)
 {
-    cli_saved_chat list[CLI_RECENT_MAX];
-    int n = cli_recent_chats(list, CLI_RECENT_MAX, h->save->path);
+    saved_chat list[AUTOSAVE_RECENT_MAX];
+    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, h->save->path);
     if (!*arg) {
         if (n == 0) {
             say(h, "no saved chats yet");
@@ -122,7 +122,7 @@ static void run_resume(command_host *h, const char *arg)
         return;
     }
     if (command_load(h, list[k - 1].path))
-        cli_autosave_use(h->save, list[k - 1].path);
+        autosave_use(h->save, list[k - 1].path);
 }
 
 static void run_force(command_host *h, const char *arg)

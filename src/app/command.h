@@ -54,9 +54,9 @@ struct command_host {
     unsigned front_end;          /* COMMAND_REPL or COMMAND_TUI */
     chat *c;
     engine *e;
-    const cli_options *o;
+    const app_options *o;
     live_settings *live;         /* /set's settings (the front end's copy) */
-    cli_autosave *save;          /* the session's saved-chat file (/resume reopens into it) */
+    autosave_file *save;          /* the session's saved-chat file (/resume reopens into it) */
     void *user;                  /* the front end's own state, for the functions below */
     /* Says one line to the user: a sentence, no newline, no decoration. */
     void (*say)(command_host *h, const char *text);

@@ -7,14 +7,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "app.h"
+#include "session.h"
 #include "engine.h"
 #include "kernels.h"
 #include "template.h"
 #include "trace.h"
 #include "xdg.h"
 
-char *cli_read_input(const cli_options *o)
+char *session_read_input(const app_options *o)
 {
     if (!o->file)
         return strdup(o->prompt ? o->prompt : "");
@@ -56,9 +56,9 @@ char *cli_read_input(const cli_options *o)
     return buf;
 }
 
-int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int *n)
+int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n)
 {
-    char *text = cli_read_input(o);
+    char *text = session_read_input(o);
     if (!text)
         return NULL;
     int need = tokenizer_encode(tok, text, NULL, 0);
@@ -75,7 +75,7 @@ int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int 
     return ids;
 }
 
-int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, engine *e,
+int session_open_trace(const app_options *o, const model *m, const tokenizer *tok, engine *e,
                    trace_writer **out)
 {
     *out = NULL;
@@ -107,7 +107,7 @@ int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, e
     return 0;
 }
 
-int cli_close_trace(trace_writer *t)
+int session_close_trace(trace_writer *t)
 {
     if (!t)
         return 0;
@@ -119,7 +119,7 @@ int cli_close_trace(trace_writer *t)
     return 0;
 }
 
-void cli_engine_options(const cli_options *o, engine_options *eo)
+void session_engine_options(const app_options *o, engine_options *eo)
 {
     engine_options_default(eo);
     eo->ctx_len = o->ctx;
@@ -133,7 +133,7 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
     eo->record_lens = o->trace_lens;
 }
 
-char *cli_state_file(const char *name)
+char *session_state_file(const char *name)
 {
     char rest[256], path[4096];
     snprintf(rest, sizeof rest, "llmchat/%s", name);

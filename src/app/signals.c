@@ -3,7 +3,7 @@
  * path.
  *
  * Owns the handlers, the flags they set, the saved terminal modes and the crash
- * path's reset bytes. Both SIGINT handlers set cli_interrupted, so the code that stops
+ * path's reset bytes. Both SIGINT handlers set signals_interrupted, so the code that stops
  * a reply polls one flag whichever handler set it. Everything a handler
  * touches is a sig_atomic_t, a buffer filled before the handlers were installed, or
  * an async-signal-safe call. */
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 
-volatile sig_atomic_t cli_quit_signal;
-volatile sig_atomic_t cli_interrupted;
+volatile sig_atomic_t signals_quit;
+volatile sig_atomic_t signals_interrupted;
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 enum { N_CRASH = sizeof crash_signals / sizeof crash_signals[0] };
@@ -30,7 +30,7 @@ static volatile sig_atomic_t reset_len;
 static volatile sig_atomic_t last_int_sec = -10; /* CLOCK_MONOTONIC seconds ... */
 static volatile sig_atomic_t last_int_ms;        /* ... and milliseconds of the last SIGINT */
 
-void cli_signals_terminal_reset(const char *bytes)
+void signals_terminal_reset(const char *bytes)
 {
     reset_len = 0;
     size_t n = bytes ? strlen(bytes) : 0;
@@ -57,16 +57,16 @@ static void on_int(int sig)
     long ms = (long)(now.tv_nsec / 1000000);
     long since = ((long)now.tv_sec - (long)last_int_sec) * 1000 + (ms - (long)last_int_ms);
     if (since >= 0 && since < 1000)
-        cli_quit_signal = sig;
+        signals_quit = sig;
     last_int_sec = (sig_atomic_t)now.tv_sec;
     last_int_ms = (sig_atomic_t)ms;
-    cli_interrupted = 1;
+    signals_interrupted = 1;
 }
 
 static void on_quit(int sig)
 {
-    cli_quit_signal = sig;
-    cli_interrupted = 1;
+    signals_quit = sig;
+    signals_interrupted = 1;
 }
 
 static void on_crash(int sig, siginfo_t *info, void *context)
@@ -94,10 +94,10 @@ static void on_crash(int sig, siginfo_t *info, void *context)
 static void on_sigint(int sig)
 {
     (void)sig;
-    cli_interrupted = 1;
+    signals_interrupted = 1;
 }
 
-void cli_install_sigint(void)
+void signals_install_sigint(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -107,7 +107,7 @@ void cli_install_sigint(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-void cli_signals_install(void)
+void signals_install(void)
 {
     if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_modes) == 0)
         have_modes = 1;
@@ -129,7 +129,7 @@ void cli_signals_install(void)
         sigaction(crash_signals[i], &crash, &previous[i]);
 }
 
-const char *cli_signal_name(int sig)
+const char *signals_name(int sig)
 {
     switch (sig) {
     case SIGINT: return "SIGINT";

@@ -1,4 +1,4 @@
-/* cli_replay.c — `--replay TRACE [--compare]`: runs a model over a trace's tokens.
+/* replay_report.c — `--replay TRACE [--compare]`: runs a model over a trace's tokens.
  *
  * Plain replay checks that the model makes the trace's choices again (each sampled
  * token decided with the trace's settings and draw) and says where it does not.
@@ -12,14 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "cli.h"
+#include "session.h"
 #include "kernels.h"
 #include "replay.h"
 #include "textfmt.h"
 #include "trace.h"
 #include "trace_read.h"
 
-int cli_replay_open(cli_options *o, trace_reader **out)
+int cli_replay_open(app_options *o, trace_reader **out)
 {
     llm_err err;
     if (trace_read_file(o->replay_path, out, &err) != LLM_OK) {
@@ -50,7 +51,7 @@ int cli_replay_open(cli_options *o, trace_reader **out)
 }
 
 typedef struct {
-    const cli_options *o;
+    const app_options *o;
     const trace_reader *r;
     const tokenizer *tok;
 } printer;
@@ -102,7 +103,7 @@ static void print_position(void *user, const replay_position *p)
  * replay made another choice than the trace). */
 static int print_summary(const printer *pr, const replay_summary *s)
 {
-    const cli_options *o = pr->o;
+    const app_options *o = pr->o;
     char a[80], b[80];
     if (s->filled > 0)
         printf("positions without a record, run from the one before: %d\n", s->filled);
@@ -148,7 +149,7 @@ static int print_summary(const printer *pr, const replay_summary *s)
 
 /* The trace's final sequence, checked against the model: NULL (a message printed) when
  * it cannot be replayed. */
-static const step_record **replayable(const cli_options *o, const model *m,
+static const step_record **replayable(const app_options *o, const model *m,
                                       const trace_reader *r, int *n)
 {
     const trace_header *h = trace_reader_header(r);
@@ -175,7 +176,7 @@ static const step_record **replayable(const cli_options *o, const model *m,
     return seq;
 }
 
-int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace_reader *r)
+int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace_reader *r)
 {
     const trace_header *h = trace_reader_header(r);
     int n;
@@ -183,7 +184,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
     if (!seq)
         return 1;
     engine_options eo;
-    cli_engine_options(o, &eo);
+    session_engine_options(o, &eo);
     eo.capture_attention = o->trace_attn;
     engine *e;
     llm_err err;
@@ -193,7 +194,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         return 1;
     }
     trace_writer *tw = NULL;
-    int rc = cli_open_trace(o, m, tok, e, &tw);
+    int rc = session_open_trace(o, m, tok, e, &tw);
     if (rc != 0)
         goto out;
     printf("%s %s: %d positions, traced with %s (%s weights)\n",
@@ -218,7 +219,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         rc = print_summary(&pr, &s);
     }
 out:
-    if (cli_close_trace(tw) != 0)
+    if (session_close_trace(tw) != 0)
         rc = 1;
     engine_free(e);
     free(seq);
