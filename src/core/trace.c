@@ -381,9 +381,9 @@ static void write_intervention(trace_writer *t, const intervention *in)
     fputs(",\"steer\":{\"vectors\":[", f);
     for (int i = 0; i < in->n_vectors; i++) {
         fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        trace_json_string(f, in->vectors[i].name);
+        json_write_string(f, in->vectors[i].name);
         fputs(",\"path\":", f);
-        trace_json_string(f, in->vectors[i].path);
+        json_write_string(f, in->vectors[i].path);
         fputs(",\"scale\":", f);
         put_float(f, in->vectors[i].scale, 9);
         putc('}', f);
