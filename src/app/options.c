@@ -1,5 +1,5 @@
-/* app_options.c — the option table, and the command line, config file and environment
- * that go through it (see app_options.h and man/llmchat.1, OPTIONS).
+/* options.c — the option table, and the command line, config file and environment
+ * that go through it (see options.h and man/llmchat.1, OPTIONS).
  *
  * Owns: every option's parsing and checking (one setter per option), the --help text,
  * the order in which the config file, the environment and the command line apply.

@@ -1,4 +1,4 @@
-/* app_options.h — llmchat's settings and the one table of options that sets them.
+/* options.h — llmchat's settings and the one table of options that sets them.
  *
  * Every setting has one row in options_table: its long option name (which is also
  * its config file key), its short option, its --help text, and the function that
