@@ -15,6 +15,7 @@
 
 #include "barrier.h"
 #include "cpus.h"
+#include "team.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -74,6 +75,7 @@ struct transformer {
     } *lanes;                       /* (n_lanes) */
     int n_lanes;
     barrier meet;                   /* the one-token path's barrier */
+    team team;                      /* its thread count beside busy programs (team.h) */
     float *k_new;                   /* (chunk, kv_dim) new keys, before the cache */
     float *v_new;                   /* (chunk, kv_dim) new values */
     float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
@@ -745,7 +747,9 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
  * (five a layer). Norms and activation quantization are cheap and are done by every thread
  * for itself rather than by one thread while the others wait. Attention is shared
  * by KV head. The barrier spins for a bounded time, then sleeps (barrier.h); between
- * tokens the threads wait in OpenMP's pool. Writes t->logits. */
+ * tokens the threads wait in OpenMP's pool. The team has one thread fewer after a
+ * token whose threads other programs preempted, one more after a run of tokens they
+ * did not (team.h). Writes t->logits. */
 static void forward_one(transformer *t, int token, int pos, float *attn)
 {
     const model *m = t->m;
@@ -761,7 +765,10 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         threads = slots;
     if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
         threads = 1;
+    int most = threads, used = 1;
+    threads = team_threads(&t->team, most);
     unsigned long long spin_ns = barrier_spin_for(threads, cpus_usable());
+    long preempted = 0;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -772,6 +779,9 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
 #endif
 #pragma omp single
         barrier_init(&t->meet, (unsigned)nt, spin_ns); /* (OpenMP's barrier ends the single) */
+        long preempted_at = team_preemptions();
+        if (tid == 0)
+            used = nt;
         struct lane *ln = &t->lanes[tid];
         float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
         for (int l = 0; l < c->n_layers; l++) {
@@ -829,7 +839,12 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
                         t->logits, NULL, NULL};
         rows_share(&cls, 1, tid, nt);
+        long mine = team_preemptions() - preempted_at;
+#pragma omp atomic
+        preempted += mine;
     }
+    if (most > 1)
+        team_update(&t->team, used, most, preempted);
 }
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
