@@ -84,6 +84,7 @@ typedef struct {
     char error[512];
     char kernel[32];
     char kv_cache[8];   /* "q8_0" or "f32" */
+    char probe_way[8];  /* how the stream passes read (probe.h): "plain", "t0", "nta" */
     int threads, group, prefill_tokens, decode_steps, decode_pos;
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
     double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */
@@ -605,6 +606,7 @@ static void run_shape(const options *o, const shape *s, const char *path, result
         return;
     }
     decode_rounds(e, w, span, all, sbuf, r);
+    snprintf(r->probe_way, sizeof r->probe_way, "%s", probe_way_name((probe_way)stream_way));
     if (o->scaling)
         scaling_pairs(e, w, sbuf, r);
     probe_free(sbuf, STREAM_BYTES);
@@ -938,6 +940,7 @@ static void print_json(const shape *s, const result *r, const tui_result *tr,
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
+           "\"bandwidth_way\":\"%s\","
            "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
@@ -945,7 +948,8 @@ static void print_json(const shape *s, const result *r, const tui_result *tr,
            r->kv_cache, r->kv_mb, r->load_s, r->decode_peak_tok_s,
            r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
-           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->cpu_others, r->load_avg);
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way, r->cpu_others,
+           r->load_avg);
     if (r->long_pairs > 0)
         printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f,\"long_ratio\":%.3f,"
                "\"long_pairs\":%d", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
@@ -1168,8 +1172,10 @@ static void usage(FILE *f)
             "  -h, --help\n\n"
             "Memory bandwidth may change by 2x within minutes, so speed is compared with it in\n"
             "pairs close in time. The decode runs in 8 windows, each between two streaming\n"
-            "reads of a 512 MiB buffer on all cores; a window's roofline = weight bytes read\n"
-            "per token x its tok/s / the mean bandwidth of the reads before and after it.\n"
+            "reads of a 512 MiB buffer on all CPUs (4 streams a thread, the widest loads; of\n"
+            "three ways to look ahead, the fastest on this machine: bandwidth_way); a\n"
+            "window's roofline = weight bytes read per token x its tok/s / the mean\n"
+            "bandwidth of the reads before and after it.\n"
             "decode roofline and bw are medians over windows and reads (JSON: decode_roofline,\n"
             "bandwidth_gb_s; _min/_max the extremes); decode tok/s is all window tokens over\n"
             "all window time. --long gives long_ratio, the median far/near tok/s over\n"
