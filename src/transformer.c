@@ -14,6 +14,7 @@
 #include "transformer.h"
 
 #include "barrier.h"
+#include "clock.h"
 #include "cpus.h"
 #include "team.h"
 #include "kernels.h"
@@ -748,8 +749,8 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
  * for itself rather than by one thread while the others wait. Attention is shared
  * by KV head. The barrier spins for a bounded time, then sleeps (barrier.h); between
  * tokens the threads wait in OpenMP's pool. The team has one thread fewer after a
- * token whose threads other programs preempted, one more after a run of tokens they
- * did not (team.h). Writes t->logits. */
+ * token whose threads waited long for a CPU (other programs ran on them), one more
+ * after a run of tokens that did not (team.h). Writes t->logits. */
 static void forward_one(transformer *t, int token, int pos, float *attn)
 {
     const model *m = t->m;
@@ -768,7 +769,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
     int most = threads, used = 1;
     threads = team_threads(&t->team, most);
     unsigned long long spin_ns = barrier_spin_for(threads, cpus_usable());
-    long preempted = 0;
+    long long waited = 0, started = (long long)clock_ns();
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -779,7 +780,7 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
 #endif
 #pragma omp single
         barrier_init(&t->meet, (unsigned)nt, spin_ns); /* (OpenMP's barrier ends the single) */
-        long preempted_at = team_preemptions();
+        long long wait_at = team_cpu_wait_ns();
         if (tid == 0)
             used = nt;
         struct lane *ln = &t->lanes[tid];
@@ -839,12 +840,12 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
                         t->logits, NULL, NULL};
         rows_share(&cls, 1, tid, nt);
-        long mine = team_preemptions() - preempted_at;
+        long long mine = team_cpu_wait_ns() - wait_at;
 #pragma omp atomic
-        preempted += mine;
+        waited += mine;
     }
     if (most > 1)
-        team_update(&t->team, used, most, preempted);
+        team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
 }
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
