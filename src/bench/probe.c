@@ -2,6 +2,8 @@
  * thread, several streams a thread, wide loads (see probe.h). Its figure must be the
  * machine's limit: decode moves weight bytes no faster than the memory delivers them,
  * so a decode above the probe's figure means the probe under-read. */
+#include "config.h"
+
 #include "bench/probe.h"
 
 #include <sys/mman.h>
@@ -45,8 +47,8 @@ void probe_free(uint64_t *buf, size_t bytes)
 }
 
 /* The widest vectors the CPU has, chosen when the program starts (GCC and clang on
- * x86-64); elsewhere the compiler's baseline. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+ * x86-64, unless ./configure --disable-simd); elsewhere the compiler's baseline. */
+#if defined(HAVE_KERNELS_X86) && defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define WIDEST __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
