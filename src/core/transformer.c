@@ -14,6 +14,9 @@
 #include "transformer.h"
 
 #include "barrier.h"
+#include "clock.h"
+#include "cpus.h"
+#include "team.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -73,10 +76,7 @@ struct transformer {
     } *lanes;                       /* (n_lanes) */
     int n_lanes;
     barrier meet;                   /* the one-token path's barrier */
-    int solo_left;                  /* tokens still to run on one thread (see forward_one) */
-    int solo_span;                  /* how many the last fallback to one thread lasted */
-    int solo_streak;                /* tokens in a row whose threads were starved */
-    int solo_good;                  /* tokens in a row whose threads were not */
+    team team;                      /* its thread count beside busy programs (team.h) */
     float *k_new;                   /* (chunk, kv_dim) new keys, before the cache */
     float *v_new;                   /* (chunk, kv_dim) new values */
     float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
@@ -658,22 +658,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
 /* ---- one token: a single parallel region ---- */
 
 /* Below this many weight bytes per token the one-token path runs on one thread:
- * barriers would cost more than the rows they share (the 260K toy models).
- * SOLO_*: a token whose threads spent more than 1 / SOLO_ASLEEP_PART of their time
- * asleep at barriers is a sign that some of them had no core (another process is
- * busy) and every barrier waited for the scheduler; one thread is then faster. After
- * SOLO_STREAK such tokens in a row, the next SOLO_FIRST tokens run on one thread, then
- * all threads are tried again; each failed try doubles the span, up to SOLO_MAX
- * tokens, and SOLO_FIRST good tokens in a row start over. The share of time asleep,
- * not the number of sleeps, is the sign: with long matrix shares, idle threads sleep
- * briefly at most barriers (docs/performance.md). */
-enum {
-    ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19,
-    SOLO_ASLEEP_PART = 8,
-    SOLO_STREAK = 3,
-    SOLO_FIRST = 16,
-    SOLO_MAX = 1024,
-};
+ * barriers would cost more than the rows they share (the 260K toy models). */
+enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19 };
 
 /* What a thread does with a range of rows of one weight. */
 typedef enum {
@@ -706,8 +692,7 @@ static void rows_run(const rows_job *j, int r0, int r1)
 /* Thread tid's share of the rows of `count` jobs, when nt threads share them: one
  * contiguous range of each matrix, starting at a multiple of the kernels' row block
  * (so results do not depend on the split): one long stream per matrix and thread,
- * which the memory system serves fastest (docs/performance.md); a thread that loses
- * its core is handled by forward_one falling back to one thread. No barrier at the
+ * which the memory system serves fastest (docs/performance.md). No barrier at the
  * end: the caller places it. */
 static void rows_share(const rows_job *jobs, int count, int tid, int nt)
 {
@@ -758,33 +743,14 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
     }
 }
 
-/* After a token on several threads: `starved` says its threads were asleep for too
- * much of it (see SOLO_*). Decides whether the next tokens run on one thread. */
-static void solo_update(transformer *t, bool starved)
-{
-    if (!starved) {
-        t->solo_streak = 0;
-        if (t->solo_good < SOLO_FIRST)
-            t->solo_good++;
-        else
-            t->solo_span = 0;
-        return;
-    }
-    t->solo_good = 0;
-    if (++t->solo_streak < SOLO_STREAK)
-        return;
-    t->solo_streak = 0;
-    t->solo_span = t->solo_span ? 2 * t->solo_span : SOLO_FIRST;
-    if (t->solo_span > SOLO_MAX)
-        t->solo_span = SOLO_MAX;
-    t->solo_left = t->solo_span;
-}
-
 /* The whole forward pass of one token in one parallel region: every thread takes
  * its share of the rows of each matrix, then waits at one barrier per data dependence
  * (five a layer). Norms and activation quantization are cheap and are done by every thread
  * for itself rather than by one thread while the others wait. Attention is shared
- * by KV head. Writes t->logits. */
+ * by KV head. The barrier spins for a bounded time, then sleeps (barrier.h); between
+ * tokens the threads wait in OpenMP's pool. The team has one thread fewer after a
+ * token whose threads waited long for a CPU (other programs ran on them), one more
+ * after a run of tokens that did not (team.h). Writes t->logits. */
 static void forward_one(transformer *t, int token, int pos, float *attn)
 {
     const model *m = t->m;
@@ -800,10 +766,10 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         threads = slots;
     if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
         threads = 1;
-    if (t->solo_left > 0) {
-        t->solo_left--;
-        threads = 1;
-    }
+    int most = threads, used = 1;
+    threads = team_threads(&t->team, most);
+    unsigned long long spin_ns = barrier_spin_for(threads, cpus_usable());
+    long long waited = 0, started = (long long)clock_ns();
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -813,7 +779,10 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         nt = omp_get_num_threads();
 #endif
 #pragma omp single
-        barrier_init(&t->meet, (unsigned)nt); /* (OpenMP's barrier ends the single) */
+        barrier_init(&t->meet, (unsigned)nt, spin_ns); /* (OpenMP's barrier ends the single) */
+        long long wait_at = team_cpu_wait_ns();
+        if (tid == 0)
+            used = nt;
         struct lane *ln = &t->lanes[tid];
         float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
         for (int l = 0; l < c->n_layers; l++) {
@@ -871,9 +840,12 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
                         t->logits, NULL, NULL};
         rows_share(&cls, 1, tid, nt);
+        long long mine = team_cpu_wait_ns() - wait_at;
+#pragma omp atomic
+        waited += mine;
     }
-    if (threads > 1)
-        solo_update(t, barrier_asleep_share(&t->meet) * SOLO_ASLEEP_PART > 1.0);
+    if (most > 1)
+        team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
 }
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
