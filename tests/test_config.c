@@ -269,7 +269,7 @@ START_TEST(test_every_key_good_value)
     ck_assert_float_eq(o.vectors[0].scale, 0.5f);
     ck_assert_int_eq(o.vector_first, 2);
     ck_assert_int_eq(o.vector_last, 4);
-    cli_options_free(&o); /* FILE:SCALE keeps a copy of FILE */
+    options_free(&o); /* FILE:SCALE keeps a copy of FILE */
 }
 END_TEST
 
