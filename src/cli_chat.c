@@ -2,8 +2,10 @@
  * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
  * a reply (the chat goes on) or clears the line being typed; twice within a second,
- * like SIGTERM and SIGHUP, it saves the chat and leaves (cli_signals.h). The chat is
- * autosaved after every turn and every command that changes it (cli_persist.h).
+ * like SIGTERM and SIGHUP, it saves the chat and leaves (cli_signals.h). On a terminal
+ * (or with --autosave always) the chat is autosaved after every turn and every command
+ * that changes it (cli_persist.h). /set slow-motion is kept but has no effect here: the
+ * REPL has no keys to press between tokens.
  * Slash commands are parsed by command.c (the table the TUI shares); their handlers
  * are here. */
 #include <errno.h>
@@ -211,7 +213,8 @@ static void run_command(repl *r, const command_call *cmd)
         break;
     }
     case CMD_RESUME: resume(r, cmd->arg); break;
-    case CMD_FORCE: break; /* the TUI's: refused above */
+    case CMD_FORCE: /* the TUI's: refused above */
+    case CMD_STEP: break;
     case CMD_SET: {
         char shown[256];
         r->live.sampler = *engine_sampler_config(r->e); /* /load may have set it */
@@ -390,6 +393,8 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
     r.live.sampler = *engine_sampler_config(e);
     r.live.steps = o->steps > 0 ? o->steps : 0;
+    r.live.slow_motion_ms = o->slow_motion_ms;
+    cli_autosave_init(&r.save, o, r.tty);
     if (cli_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
         engine_free(e);
         return 1;

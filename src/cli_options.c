@@ -108,13 +108,15 @@ SET_STRING(set_system, system)
  * settings.c, so that the command line, the config file and /set agree. */
 static const char *set_live(cli_options *o, const char *name, const char *v)
 {
-    live_settings s = {o->sampler, 0};
+    live_settings s = {.sampler = o->sampler};
     const char *why = settings_apply(&s, name, v);
     if (why)
         return why;
     o->sampler = s.sampler;
     if (!strcmp(name, "steps"))
         o->steps = s.steps;
+    if (!strcmp(name, "slow-motion"))
+        o->slow_motion_ms = s.slow_motion_ms;
     if (!strcmp(name, "seed"))
         o->seed_given = true;
     return NULL;
@@ -131,6 +133,7 @@ SET_LIVE(set_repeat_penalty, "repeat-penalty")
 SET_LIVE(set_repeat_last_n, "repeat-last-n")
 SET_LIVE(set_seed, "seed")
 SET_LIVE(set_steps, "steps")
+SET_LIVE(set_slow_motion, "slow-motion")
 
 static const char *set_ctx(cli_options *o, const char *v)
 {
@@ -231,6 +234,21 @@ static const char *set_history_size(cli_options *o, const char *v)
                                                                : "must be an integer from 0 to 1000000";
 }
 
+static const char *set_autosave(cli_options *o, const char *v)
+{
+    if (!strcmp(v, "interactive")) o->autosave = AUTOSAVE_INTERACTIVE;
+    else if (!strcmp(v, "always")) o->autosave = AUTOSAVE_ALWAYS;
+    else if (!strcmp(v, "never")) o->autosave = AUTOSAVE_NEVER;
+    else return "must be interactive, always or never";
+    return NULL;
+}
+
+static const char *set_keep_chats(cli_options *o, const char *v)
+{
+    return parse_int(v, 0, CLI_KEEP_CHATS_MAX, &o->keep_chats) ? NULL
+                                                               : "must be an integer from 0 to 1000000";
+}
+
 /* ---- the table ---- */
 
 const cli_option cli_option_table[] = {
@@ -260,6 +278,9 @@ const cli_option cli_option_table[] = {
     {"steps", 'n', "N", true, false,
      "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
      set_steps},
+    {"slow-motion", 0, "MS", true, false,
+     "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default 0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)",
+     set_slow_motion},
     {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
     {"threads", 'T', "N", true, false, "OpenMP threads (default: all cores)", set_threads},
     {"attention-mib", 0, "N", true, false,
@@ -295,6 +316,11 @@ const cli_option cli_option_table[] = {
     {"verbose", 0, NULL, true, false, "say what loading did: format, shape, conversions,\ntokenizer", set_verbose},
     {"resume", 0, NULL, false, false,
      "chat/tui: reopen the newest saved chat, with its model,\nsettings and dialog", set_resume},
+    {"autosave", 0, "WHEN", true, false,
+     "save chats under the state directory: interactive (the\nTUI, -m chat on a terminal; default), always, never",
+     set_autosave},
+    {"keep-chats", 0, "N", true, false,
+     "autosaved chats kept, the newest; older ones are removed\n(default 30; 0 = keep all)", set_keep_chats},
     {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
     {"no-config", 0, NULL, false, false, "read no config file", NULL},
     {"help", 'h', NULL, false, false, "show this help", NULL},
@@ -393,6 +419,7 @@ void cli_options_default(cli_options *o)
     o->theme = THEME_DARK;
     o->history_size = CLI_HISTORY_DEFAULT;
     o->top_k_shown = 10;
+    o->keep_chats = CLI_KEEP_CHATS_DEFAULT;
 }
 
 static const char *keep(cli_options *o, char *s)
@@ -558,6 +585,10 @@ static void apply_environment(cli_options *o)
     const char *nc = getenv("NO_COLOR");
     if (nc && *nc)
         o->theme = THEME_MONO;
+    /* the older name of --slow-motion; a bad value is ignored, as before */
+    const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
+    if (delay && *delay)
+        set_slow_motion(o, delay);
 }
 
 typedef struct {

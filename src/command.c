@@ -14,6 +14,7 @@ static const command_info table[] = {
     {CMD_RESUME, "resume", NULL, "[N]", "list the recent saved chats; with N, reopen the N-th",
      COMMAND_EVERYWHERE},
     {CMD_FORCE, "force", NULL, "TEXT", "put TEXT's tokens into the newest reply", COMMAND_TUI},
+    {CMD_STEP, "step", NULL, "TEXT", "send TEXT with its reply paused: n steps, p runs", COMMAND_TUI},
     {CMD_SET, "set", NULL, "[NAME VALUE]", "show the sampler settings, or change one from the next token",
      COMMAND_EVERYWHERE},
     {CMD_HELP, "help", NULL, NULL, "list the commands", COMMAND_EVERYWHERE},

@@ -24,6 +24,7 @@ typedef enum {
     CMD_SET,
     CMD_HELP,
     CMD_QUIT,
+    CMD_STEP,
 } command_id;
 
 /* Which front ends run a command (command_info.front_ends). */
