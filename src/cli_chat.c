@@ -358,9 +358,11 @@ static void run_pipe(repl *r)
         errno = 0;
         ssize_t n = getline(&line, &cap, stdin);
         if (n < 0) {
-            if (errno == EINTR) {
+            if (errno == EINTR) { /* SIGINT between messages: say it was seen */
                 clearerr(stdin);
                 cli_interrupted = 0;
+                if (!cli_quit_signal)
+                    fprintf(stderr, "llmchat: interrupted; a second Ctrl-C within a second saves and quits\n");
                 continue;
             }
             break;

@@ -178,7 +178,13 @@ static int run(cli_options *o)
         omp_set_num_threads(o->threads);
 #endif
     int rc;
-    /* tokenize -z needs no model unless one is named on the command line */
+    /* tokenize -z needs no model unless one is named on the command line; with no
+     * model from anywhere and no -z, it uses the bundled tokenizer */
+    char bundled_tok[4200];
+    if (o->mode == MODE_TOKENIZE && !o->tokenizer_path && o->model_source == MODEL_FROM_NONE) {
+        snprintf(bundled_tok, sizeof bundled_tok, "%s/models/%s", cli_data_dir(), CLI_BUNDLED_TOKENIZER);
+        o->tokenizer_path = bundled_tok;
+    }
     if (o->mode == MODE_TOKENIZE && o->tokenizer_path && o->model_source != MODEL_FROM_ARGUMENT) {
         tokenizer *tok;
         llm_err err;
