@@ -53,7 +53,7 @@ wait_for "viewing away.jsonl (read-only) | chat260K.bin q8_0 | llama2 | 5 layers
 wait_for "attention | lens"
 wait_for "Assistant: $reply_start"
 wait_for "You: Tell me a story about a dog named Lily."
-screen | grep -q "INST" && show_screen_and_fail "the message is shown with the template's markers"
+screen | grep -q "You: \[INST\]" && show_screen_and_fail "the message is shown with the template's markers"
 screen | grep -q 'problem' && show_screen_and_fail "a whole trace reported problems"
 pass "the viewer opens a trace whose model is elsewhere: dialog and status line from the trace"
 

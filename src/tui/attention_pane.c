@@ -334,12 +334,13 @@ static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, in
     int n_layers = ap->cfg->n_layers;
     bool with_next = r && r->next >= 0 && width >= 40;
     int nw = with_next ? 13 : 0; /* "rank 123 45%" */
-    int cw = (width - 4 - nw) / 3;
-    if (cw < 6)
-        cw = width - 4 - nw;
-    int shown = cw * 3 + 4 + nw <= width ? 3 : 1;
-    snprintf(line, sizeof line, "%-3s %-*s%s", "L", cw * shown, shown == 3 ? "top 1 / top 2 / top 3" : "top 1",
-             with_next ? " next: rank p" : "");
+    /* as many of the top 3 as get cells of 13 columns ("␣named 99.8%"), at least one */
+    int avail = width - 4 - nw, shown = 3;
+    while (shown > 1 && avail / shown < 13)
+        shown--;
+    int cw = avail / shown;
+    static const char *heads[] = {"top 1", "top 1 / top 2", "top 1 / top 2 / top 3"};
+    snprintf(line, sizeof line, "%-3s %-*s%s", "L", cw * shown, heads[shown - 1], with_next ? " next: rank p" : "");
     draw_text(scr, w, 2, 1, width, line, A_UNDERLINE);
     for (int l = 0; l < n_layers && 3 + l <= h; l++) {
         int y = 3 + l;
@@ -370,7 +371,10 @@ static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, in
 static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
     int n_layers = ap->cfg->n_layers, cw = 7, lw = 3;
-    draw_text(scr, w, 1, 1, width, "logit lens grid  top token per layer (rows) and position", A_BOLD);
+    draw_text(scr, w, 1, 1, width,
+              width >= 56 ? "logit lens grid  top token per layer (rows) and position"
+                          : "logit lens grid  top token, layers x positions",
+              A_BOLD);
     int n_cols = (width - lw) / cw;
     if (n_cols <= 0 || h < 3)
         return;
