@@ -145,7 +145,9 @@ wait_for "nothing to stop: no reply is running"
 keys End
 keys Right
 wait_for "already at the newest position"
-pass "e outside the heads views, n with no paused reply, Esc with no reply, Right at the end say why"
+keys x
+wait_for "x does nothing in Attention"
+pass "e outside the heads views, n with no paused reply, Esc with no reply, Right at the end, an unbound key say why"
 
 # ---- /step: a message that starts paused; the hint goes when it resumes ----
 keys Tab

@@ -762,8 +762,18 @@ static void handle_key(tui *t, bool keycode, int key)
     b = keys_find(KEYS_PANES, key, keycode);
     if (!b)
         b = keys_find(t->pane[t->focus].ops->keys, key, keycode);
-    if (b)
+    if (b) {
         run_action(t, b, key);
+        return;
+    }
+    /* a key with no binding here: say so, rather than nothing */
+    char name[16];
+    if (!keycode && key > ' ' && key < 127)
+        snprintf(name, sizeof name, "%c", key);
+    else
+        snprintf(name, sizeof name, "%s", keycode && keyname(key) ? keyname(key) : "that key");
+    tui_say(t, "%s does nothing in %s: ? lists the keys, Tab goes on to the input line", name,
+            t->pane[t->focus].ops->title);
 }
 
 /* ---- set-up and the loop ---- */
