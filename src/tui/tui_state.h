@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 #include "../chat.h"
-#include "../cli_options.h"
-#include "../cli_persist.h"
+#include "../options.h"
+#include "../autosave.h"
 #include "../engine.h"
 #include "../settings.h"
 #include "../trace.h"
@@ -40,7 +40,7 @@ enum { /* dirty bits: which parts of the screen need redrawing */
 };
 
 typedef struct tui {
-    const cli_options *o;
+    const app_options *o;
     engine *e;          /* owned */
     chat *c;            /* owned */
     trace_writer *tr;   /* owned; NULL without --trace */
@@ -76,9 +76,9 @@ typedef struct tui {
                                slow motion (ms after each token), changed by /set */
     char said[240];         /* the status line's one-off message (run.message points here) */
 
-    /* the saved chat (cli_persist.h): written when a reply ends, and once idle after
+    /* the saved chat (autosave.h): written when a reply ends, and once idle after
      * every other change (steering, /system, /reset, /load) */
-    cli_autosave save;
+    autosave_file save;
     bool save_pending;
 
     /* where the time goes while replies run (printed with LLMCHAT_TUI_STATS=1) */
