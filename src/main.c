@@ -12,6 +12,8 @@
 
 #include "chatfile.h"
 #include "cli.h"
+#include "session.h"
+#include "discover.h"
 #include "options.h"
 #include "progress.h"
 #include "autosave.h"
@@ -182,7 +184,7 @@ static int run(app_options *o)
      * model from anywhere and no -z, it uses the bundled tokenizer */
     char bundled_tok[4200];
     if (o->mode == MODE_TOKENIZE && !o->tokenizer_path && o->model_source == MODEL_FROM_NONE) {
-        snprintf(bundled_tok, sizeof bundled_tok, "%s/models/%s", discover_data_dir(), CLI_BUNDLED_TOKENIZER);
+        snprintf(bundled_tok, sizeof bundled_tok, "%s/models/%s", discover_data_dir(), DISCOVER_BUNDLED_TOKENIZER);
         o->tokenizer_path = bundled_tok;
     }
     if (o->mode == MODE_TOKENIZE && o->tokenizer_path && o->model_source != MODEL_FROM_ARGUMENT) {

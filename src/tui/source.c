@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../textfmt.h"
+#include "textfmt.h"
 #include "format.h"
 
 int source_count(const tui_source *s)

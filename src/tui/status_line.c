@@ -9,8 +9,8 @@
 #include <omp.h>
 #endif
 
-#include "../settings.h"
-#include "../textfmt.h"
+#include "settings.h"
+#include "textfmt.h"
 #include "format.h"
 
 /* The fields in their fixed order, and how soon each goes when the line is too narrow
@@ -49,7 +49,7 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
 #endif
     const engine_stats *st = engine_get_stats(e);
     char params[32], pre[32], dec[32];
-    tuifmt_count(m->n_params, params, sizeof params);
+    textfmt_count(m->n_params, params, sizeof params);
     tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
     tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
     /* pausing outlasts a reply only when asked for while idle: say so then too */

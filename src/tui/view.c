@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../textfmt.h"
-#include "../trace_read.h"
+#include "textfmt.h"
+#include "trace_read.h"
 
 struct trace_view {
     char *path;
