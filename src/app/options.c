@@ -282,7 +282,7 @@ const app_option options_table[] = {
      "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default 0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)",
      set_slow_motion},
     {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
-    {"threads", 'T', "N", true, false, "OpenMP threads (default: all cores)", set_threads},
+    {"threads", 'T', "N", true, false, "threads (default: the CPUs this process may run on)", set_threads},
     {"attention-mib", 0, "N", true, false,
      "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
      set_attention_mib},

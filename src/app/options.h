@@ -70,7 +70,7 @@ typedef struct {
     int slow_motion_ms;          /* --slow-motion (LLMCHAT_STEP_DELAY_MS): tui: wait after
                                     each reply token, ms */
     int ctx;                     /* -c; 0 = model's */
-    int threads;                 /* -T; 0 = all cores */
+    int threads;                 /* -T; 0 = the CPUs this process may run on */
     int attention_mib;           /* --attention-mib; 0 = the engine's default */
     const char *trace_path;      /* --trace */
     bool trace_attn;             /* --trace-attn */
