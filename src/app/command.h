@@ -6,9 +6,9 @@
  *
  * A front end hands the commands a command_host: its chat, engine and settings, and a
  * few things only it can do (say a line, stop a reply, redraw after a change, quit,
- * show help, force text, send a message paused). A new command is one row in command.c's table with its
- * handler, one id here, and its item in the man page's CHAT COMMANDS (which
- * tests/test_command.c checks). Never prints: what a command says goes through
+ * show help, force text, send a message paused). A new command is one row in
+ * command.c's table with its handler, one id here, and its item in the man page's
+ * CHAT COMMANDS (which tests/test_command.c checks). Never prints: what a command says goes through
  * host->say. */
 #ifndef LLMCHAT_COMMAND_H
 #define LLMCHAT_COMMAND_H
