@@ -122,6 +122,13 @@ kernels_isa kernels_init(kernels_isa wanted)
     FILL(softmax)
     FILL(swiglu)
     FILL(attention_q8)
+    FILL(dot_blocks[GGML_TYPE_Q4_0])
+    FILL(dot_blocks[GGML_TYPE_Q4_1])
+    FILL(dot_blocks[GGML_TYPE_Q5_0])
+    FILL(dot_blocks[GGML_TYPE_Q5_1])
+    FILL(dot_blocks[GGML_TYPE_Q4_K])
+    FILL(dot_blocks[GGML_TYPE_Q5_K])
+    FILL(dot_blocks[GGML_TYPE_Q6_K])
 #undef FILL
     if (!k.attention_f32)
         k.attention_f32 = attention_by_rows;
@@ -265,11 +272,66 @@ static void gemm_q8_kernel(float *out, const tensor *w, const void *arg, int r0,
     kernels_active()->gemm_q8(out, w, arg, r0, r1);
 }
 
+/* True for the block types whose dot products read the activations' group sums. */
+static bool has_mins(int btype)
+{
+    return btype == GGML_TYPE_Q4_1 || btype == GGML_TYPE_Q5_1 || btype == GGML_TYPE_Q4_K ||
+           btype == GGML_TYPE_Q5_K;
+}
+
+/* xsum (n, stride / 32) of vectors 0..n-1 of xq (group 32): scale times the sum of the
+ * group's int8 values, in the calling thread's buffer; NULL when out of memory. */
+static const float *group_sums(const qbatch *xq, int n)
+{
+    static _Thread_local float *sums;
+    static _Thread_local size_t cap;
+    int groups = xq->stride / QUANT_BLOCK;
+    size_t need = (size_t)n * groups;
+    if (need > cap) {
+        free(sums);
+        sums = malloc(sizeof(float) * need);
+        cap = sums ? need : 0;
+    }
+    if (!sums)
+        return NULL;
+    for (int v = 0; v < n; v++)
+        for (int g = 0; g < groups; g++) {
+            const int8_t *q = xq->q + (size_t)v * xq->stride + (size_t)g * QUANT_BLOCK;
+            int s = 0;
+            for (int i = 0; i < QUANT_BLOCK; i++)
+                s += q[i];
+            sums[(size_t)v * groups + g] = xq->scale[(size_t)v * groups + g] * (float)s;
+        }
+    return sums;
+}
+
+/* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
+ * vectors in tiles, so that a range's rows are read from cache across a tile. */
+static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+{
+    blocks_dot_fn dot = kernels_active()->dot_blocks[w->btype];
+    int groups = xq->stride / QUANT_BLOCK;
+    const float *xsum = has_mins(w->btype) ? group_sums(xq, n) : xq->scale;
+    for (int vt = 0; vt < n; vt += TILE_VECS) {
+        int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
+        for (int r = r0; r < r1; r++) {
+            const uint8_t *row = tensor_row_blocks(w, r);
+            for (int v = vt; v < ve; v++)
+                out[(size_t)v * w->rows + r] =
+                    xsum ? dot(row, xq->q + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
+                               xsum + (size_t)v * groups, w->cols)
+                         : NAN; /* no memory: make the failure visible */
+        }
+    }
+}
+
 void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
                          int r0, int r1)
 {
     const kernel_table *k = kernels_active();
-    if (w->type == TENSOR_F32) {
+    if (w->type == TENSOR_BLOCKS) {
+        blocks_rows(out, w, xq, n, r0, r1);
+    } else if (w->type == TENSOR_F32) {
         k->rows_f32(out, w, x, n, r0, r1);
     } else if (w->type == TENSOR_Q8_0_BLOCKS) {
         if (n == 1 && k->matvec_q8b) {
@@ -392,7 +454,8 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 {
     const kernel_table *k = kernels_active();
     gemm_pack *p = NULL;
-    if (tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
+    if (tensor_is_q8(w) && w->type != TENSOR_BLOCKS && k->gemm_q8 && n >= GEMM_MIN_VECS &&
+        w->group % 32 == 0)
         p = gemm_pack_for(n, w->stride, w->group);
     if (!p) {
         kernels_matmul(out, w, x, xq, n);
