@@ -305,6 +305,28 @@ static const float *group_sums(const qbatch *xq, int n)
     return sums;
 }
 
+/* group_sums transposed: (stride / 32, n), vectors side by side; in the calling
+ * thread's buffer, NULL when out of memory. */
+static const float *group_sums_by_group(const qbatch *xq, int n)
+{
+    static _Thread_local float *t;
+    static _Thread_local size_t cap;
+    const float *s = group_sums(xq, n);
+    int groups = xq->stride / QUANT_BLOCK;
+    size_t need = (size_t)n * groups;
+    if (need > cap) {
+        free(t);
+        t = malloc(sizeof(float) * need);
+        cap = t ? need : 0;
+    }
+    if (!s || !t)
+        return NULL;
+    for (int v = 0; v < n; v++)
+        for (int g = 0; g < groups; g++)
+            t[(size_t)g * n + v] = s[(size_t)v * groups + g];
+    return t;
+}
+
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
  * vectors in tiles, so that a range's rows are read from cache across a tile. */
 static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
@@ -450,17 +472,83 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
     }
 }
 
+/* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (kernels_unpack_row)
+ * in the calling thread's buffers, multiplied by the packed vectors with the GEMM kernel;
+ * the mins' part (Σ_g min · xsum) and Q6_K's second part are added after. */
+static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
+                             const float *xsum, int r0, int r1)
+{
+    enum { ROWS = BLOCK_ROWS_CONVERTED };
+    static _Thread_local int8_t *q;
+    static _Thread_local float *scale, *min, *part;
+    static _Thread_local size_t cap, part_cap;
+    const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
+    size_t values = (size_t)ROWS * cols;
+    if (values > cap) {
+        free(q);
+        free(scale);
+        free(min);
+        q = aligned_alloc(64, (values + 63) / 64 * 64);
+        scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
+        min = malloc(sizeof(float) * (values / QUANT_BLOCK));
+        cap = q && scale && min ? values : 0;
+    }
+    if ((size_t)n * ROWS > part_cap) {
+        free(part);
+        part = malloc(sizeof(float) * (size_t)n * ROWS);
+        part_cap = part ? (size_t)n * ROWS : 0;
+    }
+    const int parts = kernels_unpack_parts(w->btype);
+    const bool mins = has_mins(w->btype);
+    for (int r = r0; r < r1; r += ROWS) {
+        int nr = r1 - r < ROWS ? r1 - r : ROWS;
+        if (!cap || !part_cap || (mins && !xsum)) { /* no memory: make the failure visible */
+            for (int v = 0; v < n; v++)
+                for (int i = r; i < r + nr; i++)
+                    out[(size_t)v * w->rows + i] = NAN;
+            continue;
+        }
+        for (int part_i = 0; part_i < parts; part_i++) {
+            for (int i = 0; i < nr; i++)
+                kernels_unpack_row(w->btype, tensor_row_blocks(w, r + i), cols, part_i,
+                                   q + (size_t)i * cols, scale + (size_t)i * groups,
+                                   min + (size_t)i * groups);
+            /* part 0 straight into out (rows keep w's count: out + r); the others into
+             * `part`, then added */
+            tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
+                           .stride = cols, .group = QUANT_BLOCK, .q = q, .scale = scale};
+            kernels_active()->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
+            for (int v = 0; part_i && v < n; v++)
+                for (int i = 0; i < nr; i++)
+                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+        }
+        for (int i = 0; mins && i < nr; i++) {
+            /* part[v] = Σ_g min[g] · xsum[v][g], vectors side by side (xsum is (groups, n)) */
+            const float *m = min + (size_t)i * groups;
+            for (int v = 0; v < n; v++)
+                part[v] = 0.0f;
+            for (int g = 0; g < groups; g++)
+                for (int v = 0; v < n; v++)
+                    part[v] += m[g] * xsum[(size_t)g * n + v];
+            for (int v = 0; v < n; v++)
+                out[(size_t)v * w->rows + r + i] += part[v];
+        }
+    }
+}
+
 void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
     const kernel_table *k = kernels_active();
     gemm_pack *p = NULL;
-    if (tensor_is_q8(w) && w->type != TENSOR_BLOCKS && k->gemm_q8 && n >= GEMM_MIN_VECS &&
-        w->group % 32 == 0)
+    if (tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
         p = gemm_pack_for(n, w->stride, w->group);
     if (!p) {
         kernels_matmul(out, w, x, xq, n);
         return;
     }
+    const float *xsum = NULL; /* the group sums as (groups, n), for the mins */
+    if (w->type == TENSOR_BLOCKS && has_mins(w->btype))
+        xsum = group_sums_by_group(xq, n);
     int rows = w->rows;
 #pragma omp parallel
     {
@@ -480,7 +568,9 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
             int r0 = i * per, r1 = r0 + per < rows ? r0 + per : rows;
-            if (w->type == TENSOR_Q8_0_BLOCKS)
+            if (w->type == TENSOR_BLOCKS)
+                blocks_gemm_rows(out, w, p, xsum, r0, r1);
+            else if (w->type == TENSOR_Q8_0_BLOCKS)
                 blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
             else
                 k->gemm_q8(out, w, p, r0, r1);

@@ -180,3 +180,94 @@ float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
     }
     return sum;
 }
+
+/* ---- a row as exact Q8_0 (prefill) ---- */
+
+/* Writes `group` values' int8 q and the fp32 scale / min of one sub-block. */
+static void put_group(int8_t *q, const int *v, int n, float *scale, float s, float *min, float m)
+{
+    for (int i = 0; i < n; i++)
+        q[i] = (int8_t)v[i];
+    *scale = s;
+    if (min)
+        *min = m;
+}
+
+static void unpack_k45(const uint8_t *row, int cols, bool five, int8_t *q, float *scale,
+                       float *min)
+{
+    const size_t bytes = five ? 176 : 144;
+    int v[32];
+    for (int b = 0; b < cols / 256; b++, row += bytes) {
+        float d = half_at(row), dmin = half_at(row + 2);
+        const uint8_t *qh = five ? row + 16 : NULL, *qs = row + (five ? 48 : 16);
+        for (int j = 0; j < 8; j++) {
+            int sc, m, g = 8 * b + j;
+            kernels_k4_scale_min(row + 4, j, &sc, &m);
+            const uint8_t *p = qs + 32 * (j / 2);
+            for (int l = 0; l < 32; l++)
+                v[l] = (j & 1 ? p[l] >> 4 : p[l] & 0x0f) + (qh && (qh[l] >> j & 1) ? 16 : 0);
+            put_group(q + 32 * g, v, 32, scale + g, d * (float)sc, min + g, -(dmin * (float)m));
+        }
+    }
+}
+
+/* Q6_K's groups hold two 16-value sub-blocks with their own scales: part 0 keeps the
+ * first sub-block of every group (zeros in the second), part 1 the second. */
+static void unpack_q6_k(const uint8_t *row, int cols, int part, int8_t *q, float *scale)
+{
+    for (int b = 0; b < cols / 256; b++, row += 210) {
+        const int8_t *sc = (const int8_t *)(row + 192);
+        float d = half_at(row + 208);
+        int8_t *y = q + 256 * b;
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = row + 64 * h, *qh = row + 128 + 32 * h;
+            int8_t *z = y + 128 * h;
+            for (int l = 0; l < 32; l++) {
+                z[l] = (int8_t)(((ql[l] & 0x0f) | (qh[l] & 3) << 4) - 32);
+                z[l + 32] = (int8_t)(((ql[l + 32] & 0x0f) | (qh[l] >> 2 & 3) << 4) - 32);
+                z[l + 64] = (int8_t)(((ql[l] >> 4) | (qh[l] >> 4 & 3) << 4) - 32);
+                z[l + 96] = (int8_t)(((ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4) - 32);
+            }
+        }
+        for (int j = 0; j < 8; j++) {
+            memset(y + 32 * j + (part ? 0 : 16), 0, 16);
+            scale[8 * b + j] = d * (float)sc[2 * j + part];
+        }
+    }
+}
+
+int kernels_unpack_parts(int btype)
+{
+    return btype == GGML_TYPE_Q6_K ? 2 : 1;
+}
+
+void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
+                        float *scale, float *min)
+{
+    const ggml_type_info *info = ggml_type_get((uint32_t)btype);
+    int v[32];
+    switch (btype) {
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+        unpack_k45(row, cols, btype == GGML_TYPE_Q5_K, q, scale, min);
+        return;
+    case GGML_TYPE_Q6_K:
+        unpack_q6_k(row, cols, part, q, scale);
+        return;
+    default:
+        break;
+    }
+    /* the 32-value types: Q4_0, Q4_1, Q5_0, Q5_1 */
+    for (int b = 0; b < cols / 32; b++, row += info->bytes) {
+        switch (btype) {
+        case GGML_TYPE_Q4_0: unpack_32(v, row + 2, NULL, -8); break;
+        case GGML_TYPE_Q4_1: unpack_32(v, row + 4, NULL, 0); break;
+        case GGML_TYPE_Q5_0: unpack_32(v, row + 6, row + 2, -16); break;
+        default: unpack_32(v, row + 8, row + 4, 0); break;
+        }
+        bool has_min = btype == GGML_TYPE_Q4_1 || btype == GGML_TYPE_Q5_1;
+        put_group(q + 32 * b, v, 32, scale + b, half_at(row), has_min ? min + b : NULL,
+                  has_min ? half_at(row + 2) : 0.0f);
+    }
+}

@@ -124,6 +124,14 @@ float kernels_scalar_dot_q5_k(const uint8_t *row, const int8_t *x, const float *
                               const float *xsum, int cols);
 float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
+/* Prefill: one row of ggml blocks (btype, cols values) as exact Q8_0 values q (cols),
+ * one fp32 scale per 32 values (cols / 32) and, for the types with mins, one fp32 offset
+ * per 32 (min, cols / 32: the row's values are q * scale + min). Q6_K has two parts
+ * (kernels_unpack_parts): each group's two 16-value sub-blocks, the other half zero;
+ * the row is the sum of the parts. */
+int kernels_unpack_parts(int btype);
+void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
+                        float *scale, float *min);
 /* Scale j (0..7) and min of a Q4_K / Q5_K super-block's 12 bytes of 6-bit pairs. */
 void kernels_k4_scale_min(const uint8_t *s, int j, int *scale, int *min);
 void kernels_scalar_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,
