@@ -1,7 +1,7 @@
 /* kernels/x86-blocks.c — the x86 row dots of ggml block types used in place (Q4_0,
- * Q4_K, Q6_K): kernels/x86-blocks-body.h compiled once for AVX2 (maddubs + madd) and
- * once for AVX-512 VNNI (vpdpbusd on 256-bit registers). The tables of x86-avx2.c and
- * x86-avx512.c point at them; the other block types use the plain-C kernels. */
+ * Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): kernels/x86-blocks-body.h compiled once for AVX2
+ * (maddubs + madd) and once for AVX-512 VNNI (vpdpbusd on 256-bit registers). The
+ * tables of x86-avx2.c and x86-avx512.c point at them. */
 #include "kernels/x86.h"
 
 #include <string.h>
