@@ -305,28 +305,6 @@ static const float *group_sums(const qbatch *xq, int n)
     return sums;
 }
 
-/* group_sums transposed: (stride / 32, n), vectors side by side; in the calling
- * thread's buffer, NULL when out of memory. */
-static const float *group_sums_by_group(const qbatch *xq, int n)
-{
-    static _Thread_local float *t;
-    static _Thread_local size_t cap;
-    const float *s = group_sums(xq, n);
-    int groups = xq->stride / QUANT_BLOCK;
-    size_t need = (size_t)n * groups;
-    if (need > cap) {
-        free(t);
-        t = malloc(sizeof(float) * need);
-        cap = t ? need : 0;
-    }
-    if (!s || !t)
-        return NULL;
-    for (int v = 0; v < n; v++)
-        for (int g = 0; g < groups; g++)
-            t[(size_t)g * n + v] = s[(size_t)v * groups + g];
-    return t;
-}
-
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
  * vectors in tiles, so that a range's rows are read from cache across a tile. */
 static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
@@ -522,16 +500,13 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
                 for (int i = 0; i < nr; i++)
                     out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
         }
-        for (int i = 0; mins && i < nr; i++) {
-            /* part[v] = Σ_g min[g] · xsum[v][g], vectors side by side (xsum is (groups, n)) */
-            const float *m = min + (size_t)i * groups;
+        if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
+            tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
+                        .f = min};
+            kernels_active()->rows_f32(part, &m, xsum, n, 0, nr);
             for (int v = 0; v < n; v++)
-                part[v] = 0.0f;
-            for (int g = 0; g < groups; g++)
-                for (int v = 0; v < n; v++)
-                    part[v] += m[g] * xsum[(size_t)g * n + v];
-            for (int v = 0; v < n; v++)
-                out[(size_t)v * w->rows + r + i] += part[v];
+                for (int i = 0; i < nr; i++)
+                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
         }
     }
 }
@@ -546,9 +521,9 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
         kernels_matmul(out, w, x, xq, n);
         return;
     }
-    const float *xsum = NULL; /* the group sums as (groups, n), for the mins */
+    const float *xsum = NULL; /* the group sums (n, groups), for the mins */
     if (w->type == TENSOR_BLOCKS && has_mins(w->btype))
-        xsum = group_sums_by_group(xq, n);
+        xsum = group_sums(xq, n);
     int rows = w->rows;
 #pragma omp parallel
     {

@@ -183,31 +183,35 @@ float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
 
 /* ---- a row as exact Q8_0 (prefill) ---- */
 
-/* Writes `group` values' int8 q and the fp32 scale / min of one sub-block. */
-static void put_group(int8_t *q, const int *v, int n, float *scale, float s, float *min, float m)
-{
-    for (int i = 0; i < n; i++)
-        q[i] = (int8_t)v[i];
-    *scale = s;
-    if (min)
-        *min = m;
-}
-
+/* Loops below have fixed trip counts and no branches, so that the compiler vectorizes
+ * them: prefill decodes every row once per batch, and the GEMM kernel is fast enough
+ * for this decoding to matter. */
 static void unpack_k45(const uint8_t *row, int cols, bool five, int8_t *q, float *scale,
                        float *min)
 {
     const size_t bytes = five ? 176 : 144;
-    int v[32];
     for (int b = 0; b < cols / 256; b++, row += bytes) {
         float d = half_at(row), dmin = half_at(row + 2);
-        const uint8_t *qh = five ? row + 16 : NULL, *qs = row + (five ? 48 : 16);
+        const uint8_t *qh = row + 16, *qs = row + (five ? 48 : 16);
+        int8_t *y = q + 256 * b;
+        for (int p = 0; p < 4; p++) {
+            const uint8_t *c = qs + 32 * p;
+            int8_t *lo = y + 64 * p, *hi = lo + 32;
+            for (int l = 0; l < 32; l++) {
+                lo[l] = (int8_t)(c[l] & 0x0f);
+                hi[l] = (int8_t)(c[l] >> 4);
+            }
+            if (five)
+                for (int l = 0; l < 32; l++) {
+                    lo[l] = (int8_t)(lo[l] | (qh[l] >> (2 * p) & 1) << 4);
+                    hi[l] = (int8_t)(hi[l] | (qh[l] >> (2 * p + 1) & 1) << 4);
+                }
+        }
         for (int j = 0; j < 8; j++) {
-            int sc, m, g = 8 * b + j;
+            int sc, m;
             kernels_k4_scale_min(row + 4, j, &sc, &m);
-            const uint8_t *p = qs + 32 * (j / 2);
-            for (int l = 0; l < 32; l++)
-                v[l] = (j & 1 ? p[l] >> 4 : p[l] & 0x0f) + (qh && (qh[l] >> j & 1) ? 16 : 0);
-            put_group(q + 32 * g, v, 32, scale + g, d * (float)sc, min + g, -(dmin * (float)m));
+            scale[8 * b + j] = d * (float)sc;
+            min[8 * b + j] = -(dmin * (float)m);
         }
     }
 }
@@ -259,6 +263,7 @@ void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_
         break;
     }
     /* the 32-value types: Q4_0, Q4_1, Q5_0, Q5_1 */
+    bool has_min = btype == GGML_TYPE_Q4_1 || btype == GGML_TYPE_Q5_1;
     for (int b = 0; b < cols / 32; b++, row += info->bytes) {
         switch (btype) {
         case GGML_TYPE_Q4_0: unpack_32(v, row + 2, NULL, -8); break;
@@ -266,8 +271,10 @@ void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_
         case GGML_TYPE_Q5_0: unpack_32(v, row + 6, row + 2, -16); break;
         default: unpack_32(v, row + 8, row + 4, 0); break;
         }
-        bool has_min = btype == GGML_TYPE_Q4_1 || btype == GGML_TYPE_Q5_1;
-        put_group(q + 32 * b, v, 32, scale + b, half_at(row), has_min ? min + b : NULL,
-                  has_min ? half_at(row + 2) : 0.0f);
+        for (int i = 0; i < 32; i++)
+            q[32 * b + i] = (int8_t)v[i];
+        scale[b] = half_at(row);
+        if (has_min)
+            min[b] = half_at(row + 2);
     }
 }
