@@ -290,6 +290,8 @@ static uint64_t tensor_bytes(const tensor *t)
         return (uint64_t)t->rows * t->stride * 4;
     if (t->type == TENSOR_Q8_0_BLOCKS)
         return (uint64_t)t->rows * (t->cols / QUANT_BLOCK) * QUANT_BLOCK_BYTES;
+    if (t->type == TENSOR_BLOCKS)
+        return (uint64_t)t->rows * t->row_bytes;
     return (uint64_t)t->rows * t->stride + (uint64_t)t->rows * (t->stride / t->group) * 4;
 }
 
