@@ -12,7 +12,7 @@
  * as the Q8_0 weights' products and lets every type share one quantized vector.)
  *
  * Block layouts: docs/formats.md and dequant.c. Owns nothing. */
-#include "kernels/table.h"
+#include "table.h"
 
 #include <string.h>
 
