@@ -751,12 +751,79 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
  * tokens the threads wait in OpenMP's pool. The team has one thread fewer after a
  * token whose threads waited long for a CPU (other programs ran on them), one more
  * after a run of tokens that did not (team.h). Writes t->logits. */
-static void forward_one(transformer *t, int token, int pos, float *attn)
+/* Thread tid's part of one token's forward pass when nt threads share it (see
+ * forward_one): its rows of every matrix, its KV heads' attention, the barriers. */
+static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
 {
     const model *m = t->m;
     const model_config *c = &m->config;
     int dim = c->dim, hidden = c->hidden_dim, hs = c->head_size;
     int kv_mul = c->n_heads / c->n_kv_heads;
+    struct lane *ln = &t->lanes[tid];
+    float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+
+        rmsnorm(ln->xn, t->x, L->rms_att, dim, t->m->config.rms_eps);
+        lane_quantize(t, ln, ln->xn, dim);
+        rows_job qkv[3] = {
+            {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
+            {ROWS_STORE, &L->wk, NULL, ln->xn, lane_input(t, ln, &L->wk), NULL, t->k_new, NULL, NULL},
+            {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
+        };
+        rows_share(qkv, 3, tid, nt);
+        barrier_wait(&t->meet);
+
+        int kh0 = (int)((long)c->n_kv_heads * tid / nt);
+        int kh1 = (int)((long)c->n_kv_heads * (tid + 1) / nt);
+        for (int kh = kh0; kh < kh1; kh++) {
+            rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
+            cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
+            for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
+                rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
+                head_attend(t, l, pos, h, att);
+                if (attn)
+                    memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
+                           sizeof(float) * (pos + 1));
+            }
+        }
+        barrier_wait(&t->meet); /* t->xb is whole */
+
+        lane_quantize(t, ln, t->xb, dim);
+        rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
+                       t->xb2, NULL, t->x};
+        rows_share(&wo, 1, tid, nt);
+        barrier_wait(&t->meet);
+
+        rmsnorm(ln->xn, t->x, L->rms_ffn, dim, t->m->config.rms_eps);
+        lane_quantize(t, ln, ln->xn, dim);
+        rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
+                        lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
+        rows_share(&ffn, 1, tid, nt);
+        barrier_wait(&t->meet);
+
+        lane_quantize(t, ln, t->hb, hidden);
+        rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
+                         t->xb2, NULL, t->x};
+        rows_share(&down, 1, tid, nt);
+        barrier_wait(&t->meet);
+        if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
+            memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
+    }
+    rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
+    lane_quantize(t, ln, ln->xn, dim);
+    if (tid == 0)
+        classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);
+    rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
+                    t->logits, NULL, NULL};
+    rows_share(&cls, 1, tid, nt);
+}
+
+static void forward_one(transformer *t, int token, int pos, float *attn)
+{
+    const model *m = t->m;
+    const model_config *c = &m->config;
+    int dim = c->dim, hidden = c->hidden_dim;
 
     quant_dequantize_row(t->x, &m->token_embedding, token);
     rope_angles(t, pos, 1);
@@ -766,83 +833,31 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         threads = slots;
     if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
         threads = 1;
-    int most = threads, used = 1;
-    threads = team_threads(&t->team, most);
-    unsigned long long spin_ns = barrier_spin_for(threads, cpus_usable());
+    /* The OpenMP team always has `most` threads (a team whose size changes makes
+     * libgomp end and start threads); `act` of them work this token. */
+    int most = threads, act = team_threads(&t->team, most), used = 1;
+    unsigned long long spin_ns = barrier_spin_for(act, cpus_usable());
     long long waited = 0, started = (long long)clock_ns();
 
-#pragma omp parallel num_threads(threads) if (threads > 1)
+#pragma omp parallel num_threads(most) if (act > 1)
     {
         int tid = 0, nt = 1;
 #ifdef _OPENMP
         tid = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
+        int workers = nt < act ? nt : act;
 #pragma omp single
-        barrier_init(&t->meet, (unsigned)nt, spin_ns); /* (OpenMP's barrier ends the single) */
-        long long wait_at = team_cpu_wait_ns();
+        barrier_init(&t->meet, (unsigned)workers, spin_ns); /* (OpenMP's barrier ends the single) */
         if (tid == 0)
-            used = nt;
-        struct lane *ln = &t->lanes[tid];
-        float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
-        for (int l = 0; l < c->n_layers; l++) {
-            const model_layer *L = &m->layers[l];
-
-            rmsnorm(ln->xn, t->x, L->rms_att, dim, t->m->config.rms_eps);
-            lane_quantize(t, ln, ln->xn, dim);
-            rows_job qkv[3] = {
-                {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
-                {ROWS_STORE, &L->wk, NULL, ln->xn, lane_input(t, ln, &L->wk), NULL, t->k_new, NULL, NULL},
-                {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
-            };
-            rows_share(qkv, 3, tid, nt);
-            barrier_wait(&t->meet);
-
-#pragma omp for schedule(static) nowait
-            for (int kh = 0; kh < c->n_kv_heads; kh++) {
-                rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
-                cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
-                for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
-                    rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
-                    head_attend(t, l, pos, h, att);
-                    if (attn)
-                        memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
-                               sizeof(float) * (pos + 1));
-                }
-            }
-            barrier_wait(&t->meet); /* t->xb is whole */
-
-            lane_quantize(t, ln, t->xb, dim);
-            rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
-                           t->xb2, NULL, t->x};
-            rows_share(&wo, 1, tid, nt);
-            barrier_wait(&t->meet);
-
-            rmsnorm(ln->xn, t->x, L->rms_ffn, dim, t->m->config.rms_eps);
-            lane_quantize(t, ln, ln->xn, dim);
-            rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
-                            lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
-            rows_share(&ffn, 1, tid, nt);
-            barrier_wait(&t->meet);
-
-            lane_quantize(t, ln, t->hb, hidden);
-            rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
-                             t->xb2, NULL, t->x};
-            rows_share(&down, 1, tid, nt);
-            barrier_wait(&t->meet);
-            if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
-                memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
-        }
-        rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
-        lane_quantize(t, ln, ln->xn, dim);
-        if (tid == 0)
-            classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);
-        rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
-                        t->logits, NULL, NULL};
-        rows_share(&cls, 1, tid, nt);
-        long long mine = team_cpu_wait_ns() - wait_at;
+            used = workers;
+        if (tid < workers) { /* the others wait at the region's end */
+            long long wait_at = team_cpu_wait_ns();
+            token_share(t, pos, attn, tid, workers);
+            long long mine = team_cpu_wait_ns() - wait_at;
 #pragma omp atomic
-        waited += mine;
+            waited += mine;
+        }
     }
     if (most > 1)
         team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
