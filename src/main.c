@@ -108,6 +108,27 @@ static void describe_model(const model *m)
     fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);
 }
 
+/* --verbose, at the end: resident memory now and at its peak (VmRSS, VmHWM of
+ * /proc/self/status; nothing where there is no /proc), beside the model file. */
+static void describe_memory(const model *m)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[256];
+    long rss = -1, hwm = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6))
+            rss = strtol(line + 6, NULL, 10);
+        else if (!strncmp(line, "VmHWM:", 6))
+            hwm = strtol(line + 6, NULL, 10);
+    }
+    fclose(f);
+    if (rss >= 0 && hwm >= 0)
+        fprintf(stderr, "llmchat: resident memory: %.1f MB, peak %.1f MB (VmRSS, VmHWM; the model "
+                "file is %.1f MB)\n", rss * 1024 / 1e6, hwm * 1024 / 1e6, m->file_bytes / 1e6);
+}
+
 /* --resume: finds the newest saved chat and takes from it what the command line did
  * not give: the model (unless MODEL was named), the tokenizer (unless -z), the context
  * (unless -c), the step limit (unless -n), and the sampler settings. The front end
@@ -299,6 +320,8 @@ static int run(app_options *o)
     case MODE_CHAT:
     default: rc = cli_repl(o, m, tok); break;
     }
+    if (o->verbose)
+        describe_memory(m);
     template_free(tmpl);
     tokenizer_close(tok);
     model_close(m);

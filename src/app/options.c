@@ -165,12 +165,8 @@ SET_CONSTANT(set_pieces, pieces, true)
 
 static const char *set_weights(app_options *o, const char *v)
 {
-    if (!strcmp(v, "q8_0") || !strcmp(v, "int8"))
-        o->weights = TENSOR_Q8_0;
-    else if (!strcmp(v, "f32") || !strcmp(v, "fp32"))
-        o->weights = TENSOR_F32;
-    else
-        return "must be q8_0 or f32";
+    if (!model_weights_parse(v, &o->weights))
+        return "must be native, q8_0 or f32";
     o->weights_given = true;
     return NULL;
 }
@@ -301,7 +297,7 @@ const app_option options_table[] = {
      set_view},
     {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
     {"weights", 0, "TYPE", true, false,
-     "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
+     "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      set_weights},
     {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 (default auto)", set_kernels},
     {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
@@ -413,7 +409,7 @@ void options_default(app_options *o)
     memset(o, 0, sizeof *o);
     sampler_config_default(&o->sampler);
     o->steps = -1;
-    o->weights = TENSOR_Q8_0;
+    o->weights = TENSOR_BLOCKS;
     o->isa = KERNELS_AUTO;
     o->kv_cache = TRANSFORMER_KV_AUTO;
     o->theme = THEME_DARK;

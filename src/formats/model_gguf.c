@@ -12,9 +12,11 @@
  * in the interleaved-pair RoPE layout llama2.c uses, so they are used as they are.
  *
  * Conversion: Q8_0 tensors are used in place (TENSOR_Q8_0_BLOCKS, tensor_from_q8_0);
- * every other type is decoded (dequant.h) and quantized to Q8_0 row by row, in
- * parallel, or decoded to fp32 for --weights f32; F32 tensors are used in place for
- * fp32. Norms are fp32, in place when stored as F32.
+ * with --weights native (TENSOR_BLOCKS) so are Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and
+ * Q6_K whose rows are whole blocks (TENSOR_BLOCKS, tensor_in_place); every other type
+ * is decoded (dequant.h) and quantized to Q8_0 row by row, in parallel, or decoded to
+ * fp32 for --weights f32; F32 tensors are used in place for fp32. Norms are fp32, in
+ * place when stored as F32.
  *
  * Owns nothing itself: the parsed metadata and the buffers belong to the model. */
 #include <inttypes.h>
@@ -263,6 +265,34 @@ static bool tensor_from_q8_0(model *m, tensor *t, const gguf_tensor *src, int ro
     return true;
 }
 
+/* For --weights native: whether the kernels compute t's type in place with rows of
+ * cols values (rows must be whole blocks). */
+static bool native_type(const gguf_tensor *t, int cols)
+{
+    switch (t->type) {
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q4_1:
+    case GGML_TYPE_Q5_0:
+    case GGML_TYPE_Q5_1:
+        return cols % GGML_BLOCK_32 == 0;
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+    case GGML_TYPE_Q6_K:
+        return cols % GGML_BLOCK_K == 0;
+    default:
+        return false;
+    }
+}
+
+/* A BLOCKS tensor over the file's blocks of t, in place. */
+static tensor tensor_in_place(const gguf_tensor *t, int rows, int cols)
+{
+    const ggml_type_info *info = ggml_type_get(t->type);
+    return (tensor){.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                    .group = GGML_BLOCK_32, .blocks = t->data, .btype = (int)t->type,
+                    .row_bytes = (size_t)cols / info->block * info->bytes};
+}
+
 /* Makes the model's tensor for weight w as opt asks. */
 static bool load_weight(model *m, const weight *w, const model_options *opt)
 {
@@ -288,18 +318,27 @@ static bool load_weight(model *m, const weight *w, const model_options *opt)
         model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
         return true;
     }
+    if (opt->weights == TENSOR_BLOCKS && native_type(t, w->cols)) {
+        *w->out = tensor_in_place(t, w->rows, w->cols);
+        m->mapped_bytes += (size_t)t->bytes;
+        m->n_native++;
+        model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
+        return true;
+    }
+    /* everything else as for --weights q8_0 */
+    tensor_type want = opt->weights == TENSOR_BLOCKS ? TENSOR_Q8_0 : opt->weights;
     model_treatment how = MODEL_CONVERTED;
-    if (opt->weights == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
+    if (want == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
         ok = tensor_from_q8_0(m, w->out, t, w->rows, w->cols, opt->group);
         if (w->cols % GGML_BLOCK_32 == 0) {
             how = MODEL_IN_PLACE;
             m->mapped_bytes += (size_t)t->bytes;
         }
-    } else if (opt->weights == TENSOR_Q8_0 && f32_aligned)
+    } else if (want == TENSOR_Q8_0 && f32_aligned)
         ok = model_tensor_quantize(m, w->out, t->data, w->rows, w->cols, opt->group);
     else
-        ok = model_tensor_convert(m, w->out, opt->weights, opt->group, w->rows, w->cols,
-                                  read_gguf_row, t);
+        ok = model_tensor_convert(m, w->out, want, opt->group, w->rows, w->cols, read_gguf_row,
+                                  t);
     model_note_tensor(m, from, how, t->bytes);
     return ok;
 }
