@@ -245,7 +245,7 @@ const cli_option cli_option_table[] = {
     {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
     {"system", 'y', "TEXT", true, false, "system prompt", set_system},
     {"template", 0, "NAME", true, false,
-     "chat template: llama2, mistral, zephyr (tinyllama) or\nchatml (default: the model's, else llama2)",
+     "chat template: llama2, mistral, zephyr (tinyllama),\nchatml or llama3 (default: the model's, else llama2)",
      set_template},
     {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
     {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},
