@@ -1,31 +1,42 @@
 #!/bin/sh
-# e2e_llama3.sh — a Llama-3-shaped model end to end: make_llama3_shaped.py writes a
-# random-weight model with Llama 3's 128,256-token byte-level BPE vocabulary, tied
-# embeddings, grouped-query attention, rope_freqs.weight and linear RoPE scaling; llmchat's
-# greedy text on it with --weights f32 starts with what llama.cpp's llama-cli --temp 0
-# wrote (golden/llama3_shaped.jsonl); the 128K vocabulary works in -m tokenize,
-# perplexity, chat (the llama3 template recognised from the file) and a trace that
-# replays.
+# e2e_llama3.sh — Llama-3-shaped and SmolLM2-shaped models end to end:
+# make_llama3_shaped.py writes a random-weight model with Llama 3's 128,256-token
+# byte-level BPE vocabulary, tied embeddings, grouped-query attention, rope_freqs.weight
+# and linear RoPE scaling, and one with GPT-2's merges under SmolLM's pre-tokenizer, no
+# BOS and a ChatML template; llmchat's greedy text on each with --weights f32 starts
+# with what llama.cpp's llama-cli --temp 0 (f32 KV cache) wrote
+# (golden/{llama3,smollm}_shaped.jsonl); the 128K vocabulary works in -m tokenize,
+# perplexity, chat (the template recognised from the file) and a trace that replays.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 VOCAB=${LLMCHAT_BUILDDIR:-.}/tests/llama3-vocab.gguf
-[ -f "$VOCAB" ] || hard_error "$VOCAB is missing (make check decompresses tests/data/llama3-vocab.gguf.gz)"
-MODEL=$T/llama3-shaped.gguf
-"$PYTHON" "$DATA/make_llama3_shaped.py" "$VOCAB" "$MODEL" || fail "make_llama3_shaped.py failed"
-
-# greedy text against llama-cli's
-n=$(jsonl_count "$GOLDEN/llama3_shaped.jsonl")
-[ "$n" -ge 2 ] || fail "golden/llama3_shaped.jsonl has $n entries"
-i=0
-while [ "$i" -lt "$n" ]; do
-    prompt=$(jsonl_get "$GOLDEN/llama3_shaped.jsonl" "$i" prompt)
-    jsonl_get "$GOLDEN/llama3_shaped.jsonl" "$i" text >"$T/want"
-    run_llmchat -m generate --weights f32 -t 0 -n 80 -i "$prompt" "$MODEL" </dev/null
-    assert_status 0
-    assert_prefix "greedy text of golden $i (llama-cli's)" "$T/want" "$T/out"
-    i=$((i + 1))
+SMOLLM_VOCAB=${LLMCHAT_BUILDDIR:-.}/tests/smollm-pre-vocab.gguf
+for f in "$VOCAB" "$SMOLLM_VOCAB"; do
+    [ -f "$f" ] || hard_error "$f is missing (make check decompresses tests/data/*.gguf.gz)"
 done
-pass "greedy text equals llama-cli's on $n prompts"
+MODEL=$T/llama3-shaped.gguf
+SMOLLM=$T/smollm-shaped.gguf
+"$PYTHON" "$DATA/make_llama3_shaped.py" "$VOCAB" "$MODEL" || fail "make_llama3_shaped.py failed"
+"$PYTHON" "$DATA/make_llama3_shaped.py" "$SMOLLM_VOCAB" "$SMOLLM" smollm ||
+    fail "make_llama3_shaped.py smollm failed"
+
+# greedy GOLDEN MODEL: the greedy text of every prompt of GOLDEN starts with llama-cli's
+greedy() {
+    n=$(jsonl_count "$1")
+    [ "$n" -ge 2 ] || fail "$1 has $n entries"
+    i=0
+    while [ "$i" -lt "$n" ]; do
+        prompt=$(jsonl_get "$1" "$i" prompt)
+        jsonl_get "$1" "$i" text >"$T/want"
+        run_llmchat -m generate --weights f32 -t 0 -n 80 -i "$prompt" "$2" </dev/null
+        assert_status 0
+        assert_prefix "greedy text of $(basename "$1") $i (llama-cli's)" "$T/want" "$T/out"
+        i=$((i + 1))
+    done
+    pass "greedy text equals llama-cli's on the $n prompts of $(basename "$1")"
+}
+greedy "$GOLDEN/llama3_shaped.jsonl" "$MODEL"
+greedy "$GOLDEN/smollm_shaped.jsonl" "$SMOLLM"
 
 # the int8 path runs too (its text may differ: the weights are quantized)
 run_llmchat -m generate -t 0 -n 20 -i "Hello" "$MODEL" </dev/null
@@ -54,6 +65,9 @@ printf 'Hi there!\n' >"$T/chat.in"
 run_llmchat -m chat -t 0 -n 120 --verbose "$MODEL" <"$T/chat.in"
 assert_status 0
 assert_file_contains "template note" "$T/err" "chat template llama3 (the model's)"
+run_llmchat -m chat -t 0 -n 120 --verbose "$SMOLLM" <"$T/chat.in"
+assert_status 0
+assert_file_contains "template note" "$T/err" "chat template chatml (the model's)"
 
 # a trace of the 128K vocabulary: the header holds every piece once, and it replays
 run_llmchat -m generate --weights f32 -t 0 -n 20 -i "Hello world" --trace "$T/t.jsonl" "$MODEL" </dev/null

@@ -4,7 +4,7 @@ Llama 3's 128,256-token byte-level BPE vocabulary (copied from VOCAB.gguf, the
 decompressed llama3-vocab.gguf.gz), tied embeddings (no output.weight), grouped-query
 attention, RoPE base 500000 with rope_freqs.weight factors, all tensors F32:
 
-    make_llama3_shaped.py VOCAB.gguf OUT.gguf
+    make_llama3_shaped.py VOCAB.gguf OUT.gguf [smollm]
 
 dim 32, hidden 64, 2 layers, 4 heads, 2 KV heads (head size 8: 4 RoPE factors, 0.25,
 4, 0.5 and 8, large enough to change the text), linear RoPE scaling by 2, context 256. The weights come
@@ -13,7 +13,10 @@ matrices are uniform in +-0.5 / sqrt(cols) * 4 (query and key * 40, so that atte
 is peaked and depends on position) so that the logits have clear winners,
 and the embedding uniform in +-1. e2e_llama3 makes it at test time and compares
 llmchat's greedy text on it with llama.cpp's (llama-cli --temp 0) recorded in
-golden/llama3_shaped.jsonl. Python 3 standard library only.
+golden/llama3_shaped.jsonl. With "smollm" (and VOCAB.gguf the decompressed
+smollm-pre-vocab.gguf.gz: GPT-2's merges under SmolLM's pre-tokenizer) it is a model
+of SmolLM2's kind instead: RoPE base 100000 without factors or scaling, a ChatML chat
+template, the rest alike. Python 3 standard library only.
 """
 import random
 import struct
@@ -70,7 +73,13 @@ def vocab_kvs(path):
     return out, n_vocab
 
 
-def main(vocab_path, out_path):
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+          "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+          "{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def main(vocab_path, out_path, kind='llama3'):
+    smollm = kind == 'smollm'
     kvs, n_vocab = vocab_kvs(vocab_path)
     rng = random.Random(25)
     u32 = lambda k, v: gstr(k) + struct.pack('<II', 4, v)
@@ -79,10 +88,15 @@ def main(vocab_path, out_path):
             u32('llama.block_count', LAYERS), u32('llama.context_length', CTX),
             u32('llama.embedding_length', DIM), u32('llama.feed_forward_length', HIDDEN),
             u32('llama.attention.head_count', HEADS), u32('llama.attention.head_count_kv', KV_HEADS),
-            f32('llama.rope.freq_base', 500000.0), f32('llama.rope.scaling.factor', ROPE_SCALE),
-            gstr('llama.rope.scaling.type') + struct.pack('<I', 8) + gstr('linear'), f32('llama.attention.layer_norm_rms_epsilon', 1e-5),
+            f32('llama.rope.freq_base', 100000.0 if smollm else 500000.0), f32('llama.attention.layer_norm_rms_epsilon', 1e-5),
             u32('llama.rope.dimension_count', DIM // HEADS), u32('llama.vocab_size', n_vocab),
             u32('general.file_type', 0)] + kvs
+    if smollm:
+        meta = [m for m in meta if not m.startswith(gstr('tokenizer.chat_template'))]
+        meta.append(gstr('tokenizer.chat_template') + struct.pack('<I', 8) + gstr(CHATML))
+    else:
+        meta += [f32('llama.rope.scaling.factor', ROPE_SCALE),
+                 gstr('llama.rope.scaling.type') + struct.pack('<I', 8) + gstr('linear')]
 
     head = DIM // HEADS
     kv_dim = KV_HEADS * head
@@ -95,7 +109,8 @@ def main(vocab_path, out_path):
     emb = array('f', (b / 128.0 - 1.0 for b in rng.randbytes(n_vocab * DIM)))
     tensors.append(('token_embd.weight', [DIM, n_vocab], emb))
     tensors.append(('output_norm.weight', [DIM], array('f', [1.0] * DIM)))
-    tensors.append(('rope_freqs.weight', [head // 2], array('f', ROPE_FACTORS)))
+    if not smollm:
+        tensors.append(('rope_freqs.weight', [head // 2], array('f', ROPE_FACTORS)))
     for l in range(LAYERS):
         tensors.append((f'blk.{l}.attn_norm.weight', [DIM], array('f', [1.0] * DIM)))
         tensors.append((f'blk.{l}.ffn_norm.weight', [DIM], array('f', [1.0] * DIM)))
@@ -121,6 +136,6 @@ def main(vocab_path, out_path):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     main(*sys.argv[1:])
