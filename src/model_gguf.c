@@ -112,11 +112,11 @@ static llm_status read_shape(model *m, const gguf *g, model_shape *shape, llm_er
      * factor without a type is linear, as llama.cpp reads it */
     const char *scaling = gguf_get_string(g, "llama.rope.scaling.type", NULL);
     bool linear = !scaling || !strcmp(scaling, "linear");
-    if (factor != 1.0 && !linear && strcmp(scaling, "none") != 0)
+    if (!linear && strcmp(scaling, "none") != 0)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: RoPE scaling '%.40s' (factor %g) is not supported: llmchat applies "
                         "linear scaling and rope_freqs.weight", m->path, scaling, factor);
-    if (linear && !(factor > 0.0 && factor < 1e6))
+    if (linear && factor > 1e6)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: llama.rope.scaling.factor is %g, not a scale",
                         m->path, factor);
     m->config.rope_base = (float)base;
