@@ -215,7 +215,7 @@ static const char *set_template(cli_options *o, const char *v)
 {
     template_kind k;
     if (!template_kind_parse(v, &k))
-        return "must be llama2, mistral, zephyr (or tinyllama) or chatml";
+        return "must be llama2, mistral, zephyr (or tinyllama), chatml or llama3";
     o->template_name = v;
     return NULL;
 }
