@@ -12,7 +12,9 @@
 
 #include "chatfile.h"
 #include "cli.h"
-#include "app_options.h"
+#include "session.h"
+#include "discover.h"
+#include "options.h"
 #include "progress.h"
 #include "autosave.h"
 #include "gguf.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "app_options.h"
+#include "options.h"
 #include "config_file.h"
 #include "testutil.h"
 

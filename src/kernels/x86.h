@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/table.h"
+#include "table.h"
 
 /* Every function from TARGET_BEGIN(isa) to TARGET_END is compiled for `isa`. */
 #define TARGET_STR(x) #x

@@ -19,8 +19,8 @@
 
 #include "input.h"
 
-#include "../cli.h"
-#include "../textfmt.h"
+#include "session.h"
+#include "textfmt.h"
 #include "format.h"
 
 struct input_line {
