@@ -1,6 +1,6 @@
 /* test_config.c — the config file: its syntax (config_file.c: entries, comments, blank
  * lines, quotes, problems with their line numbers), every key of the option table with
- * a good and a bad value (app_options.c: a warning naming the file, line and key, the
+ * a good and a bad value (options.c: a warning naming the file, line and key, the
  * setting unchanged), unknown keys, and the order in which defaults, the config file,
  * the environment and the command line apply (options_parse on a config file in a
  * temporary XDG_CONFIG_HOME). */

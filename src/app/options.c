@@ -1,5 +1,5 @@
-/* app_options.c — the option table, and the command line, config file and environment
- * that go through it (see app_options.h and man/llmchat.1, OPTIONS).
+/* options.c — the option table, and the command line, config file and environment
+ * that go through it (see options.h and man/llmchat.1, OPTIONS).
  *
  * Owns: every option's parsing and checking (one setter per option), the --help text,
  * the order in which the config file, the environment and the command line apply.
@@ -261,7 +261,7 @@ const app_option options_table[] = {
      "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
      set_steps},
     {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
-    {"threads", 'T', "N", true, false, "OpenMP threads (default: all cores)", set_threads},
+    {"threads", 'T', "N", true, false, "threads (default: the CPUs this process may run on)", set_threads},
     {"attention-mib", 0, "N", true, false,
      "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
      set_attention_mib},

@@ -1,4 +1,4 @@
-/* app_options.h — llmchat's settings and the one table of options that sets them.
+/* options.h — llmchat's settings and the one table of options that sets them.
  *
  * Every setting has one row in options_table: its long option name (which is also
  * its config file key), its short option, its --help text, and the function that
@@ -58,7 +58,7 @@ typedef struct {
     bool seed_given;
     int steps;                   /* -n; -1 = mode default */
     int ctx;                     /* -c; 0 = model's */
-    int threads;                 /* -T; 0 = all cores */
+    int threads;                 /* -T; 0 = the CPUs this process may run on */
     int attention_mib;           /* --attention-mib; 0 = the engine's default */
     const char *trace_path;      /* --trace */
     bool trace_attn;             /* --trace-attn */

@@ -1,8 +1,8 @@
-/* barrier.c — spin briefly, then sleep: see barrier.h for why. */
+/* barrier.c — spin for a bounded time, then sleep: see barrier.h for why. */
 #include "barrier.h"
 
 #include <sched.h>
-#include <time.h>
+#include <stdbool.h>
 
 #include "clock.h"
 
@@ -12,10 +12,9 @@
 #include <unistd.h>
 #endif
 
-/* Spins before sleeping: a few tens of microseconds, longer than a barrier takes on
- * an idle machine (the threads' shares of each matrix end within microseconds of
- * each other), far shorter than a scheduler's time slice. */
-enum { SPINS = 4096 };
+/* Pauses between two looks at the clock while spinning: a look costs about as much
+ * as a few pauses, and 32 pauses last 0.3 to 2 microseconds depending on the CPU. */
+enum { PAUSES_PER_CLOCK = 32 };
 
 static inline void cpu_relax(void)
 {
@@ -47,14 +46,32 @@ static void wake_all(atomic_uint *word)
 #endif
 }
 
-void barrier_init(barrier *b, unsigned threads)
+void barrier_init(barrier *b, unsigned threads, unsigned long long spin_ns)
 {
     atomic_init(&b->arrived, 0);
     atomic_init(&b->round, 0);
     atomic_init(&b->sleepers, 0);
-    atomic_init(&b->asleep_ns, 0);
-    b->started_ns = clock_ns();
+    atomic_init(&b->sleeps, 0);
     b->threads = threads ? threads : 1;
+    b->spin_ns = spin_ns;
+}
+
+/* Spins until `round` moves on or spin_ns pass; true if it moved on. */
+static bool spin_until(const barrier *b, unsigned round)
+{
+    unsigned long long start = 0;
+    for (;;) {
+        for (int i = 0; i < PAUSES_PER_CLOCK; i++) {
+            if (atomic_load_explicit(&b->round, memory_order_acquire) != round)
+                return true;
+            cpu_relax();
+        }
+        unsigned long long now = clock_ns();
+        if (!start)
+            start = now;
+        else if (now - start >= b->spin_ns)
+            return false;
+    }
 }
 
 void barrier_wait(barrier *b)
@@ -70,28 +87,24 @@ void barrier_wait(barrier *b)
             wake_all(&b->round);
         return;
     }
-    for (int i = 0; i < SPINS; i++) {
-        if (atomic_load_explicit(&b->round, memory_order_acquire) != round)
-            return;
-        cpu_relax();
-    }
+    if (b->spin_ns && spin_until(b, round))
+        return;
     /* sequentially consistent: either the last thread sees this sleeper and wakes
      * it, or this thread sees the new round before it sleeps */
     atomic_fetch_add(&b->sleepers, 1);
-    unsigned long long t0 = clock_ns();
+    if (atomic_load(&b->round) == round)
+        atomic_fetch_add_explicit(&b->sleeps, 1, memory_order_relaxed);
     while (atomic_load(&b->round) == round)
         sleep_while(&b->round, round);
-    atomic_fetch_add_explicit(&b->asleep_ns, clock_ns() - t0, memory_order_relaxed);
     atomic_fetch_sub(&b->sleepers, 1);
 }
 
-unsigned long long barrier_asleep_ns(const barrier *b)
+unsigned long long barrier_sleeps(const barrier *b)
 {
-    return atomic_load_explicit(&b->asleep_ns, memory_order_relaxed);
+    return atomic_load_explicit(&b->sleeps, memory_order_relaxed);
 }
 
-double barrier_asleep_share(const barrier *b)
+unsigned long long barrier_spin_for(int threads, int cpus)
 {
-    unsigned long long spent = (clock_ns() - b->started_ns) * b->threads;
-    return spent ? (double)barrier_asleep_ns(b) / (double)spent : 0.0;
+    return threads <= cpus ? BARRIER_SPIN_NS : BARRIER_SPIN_SHARED_NS;
 }

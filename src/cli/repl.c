@@ -1,4 +1,4 @@
-/* cli_repl.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
+/* repl.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
  * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
  * a reply (the chat goes on) or clears the line being typed; twice within a second,

@@ -14,6 +14,9 @@
 #include "transformer.h"
 
 #include "barrier.h"
+#include "clock.h"
+#include "cpus.h"
+#include "team.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -73,10 +76,7 @@ struct transformer {
     } *lanes;                       /* (n_lanes) */
     int n_lanes;
     barrier meet;                   /* the one-token path's barrier */
-    int solo_left;                  /* tokens still to run on one thread (see forward_one) */
-    int solo_span;                  /* how many the last fallback to one thread lasted */
-    int solo_streak;                /* tokens in a row whose threads were starved */
-    int solo_good;                  /* tokens in a row whose threads were not */
+    team team;                      /* its thread count beside busy programs (team.h) */
     float *k_new;                   /* (chunk, kv_dim) new keys, before the cache */
     float *v_new;                   /* (chunk, kv_dim) new values */
     float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
@@ -665,22 +665,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
 /* ---- one token: a single parallel region ---- */
 
 /* Below this many weight bytes per token the one-token path runs on one thread:
- * barriers would cost more than the rows they share (the 260K toy models).
- * SOLO_*: a token whose threads spent more than 1 / SOLO_ASLEEP_PART of their time
- * asleep at barriers is a sign that some of them had no core (another process is
- * busy) and every barrier waited for the scheduler; one thread is then faster. After
- * SOLO_STREAK such tokens in a row, the next SOLO_FIRST tokens run on one thread, then
- * all threads are tried again; each failed try doubles the span, up to SOLO_MAX
- * tokens, and SOLO_FIRST good tokens in a row start over. The share of time asleep,
- * not the number of sleeps, is the sign: with long matrix shares, idle threads sleep
- * briefly at most barriers (docs/performance.md). */
-enum {
-    ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19,
-    SOLO_ASLEEP_PART = 8,
-    SOLO_STREAK = 3,
-    SOLO_FIRST = 16,
-    SOLO_MAX = 1024,
-};
+ * barriers would cost more than the rows they share (the 260K toy models). */
+enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19 };
 
 /* What a thread does with a range of rows of one weight. */
 typedef enum {
@@ -713,8 +699,7 @@ static void rows_run(const rows_job *j, int r0, int r1)
 /* Thread tid's share of the rows of `count` jobs, when nt threads share them: one
  * contiguous range of each matrix, starting at a multiple of the kernels' row block
  * (so results do not depend on the split): one long stream per matrix and thread,
- * which the memory system serves fastest (docs/performance.md); a thread that loses
- * its core is handled by forward_one falling back to one thread. No barrier at the
+ * which the memory system serves fastest (docs/performance.md). No barrier at the
  * end: the caller places it. */
 static void rows_share(const rows_job *jobs, int count, int tid, int nt)
 {
@@ -765,39 +750,87 @@ static void head_attend(transformer *t, int l, int pos, int h, float *att)
     }
 }
 
-/* After a token on several threads: `starved` says its threads were asleep for too
- * much of it (see SOLO_*). Decides whether the next tokens run on one thread. */
-static void solo_update(transformer *t, bool starved)
-{
-    if (!starved) {
-        t->solo_streak = 0;
-        if (t->solo_good < SOLO_FIRST)
-            t->solo_good++;
-        else
-            t->solo_span = 0;
-        return;
-    }
-    t->solo_good = 0;
-    if (++t->solo_streak < SOLO_STREAK)
-        return;
-    t->solo_streak = 0;
-    t->solo_span = t->solo_span ? 2 * t->solo_span : SOLO_FIRST;
-    if (t->solo_span > SOLO_MAX)
-        t->solo_span = SOLO_MAX;
-    t->solo_left = t->solo_span;
-}
-
 /* The whole forward pass of one token in one parallel region: every thread takes
  * its share of the rows of each matrix, then waits at one barrier per data dependence
  * (five a layer). Norms and activation quantization are cheap and are done by every thread
  * for itself rather than by one thread while the others wait. Attention is shared
- * by KV head. Writes t->logits. */
-static void forward_one(transformer *t, int token, int pos, float *attn)
+ * by KV head. The barrier spins for a bounded time, then sleeps (barrier.h); between
+ * tokens the threads wait in OpenMP's pool. The team has one thread fewer after a
+ * token whose threads waited long for a CPU (other programs ran on them), one more
+ * after a run of tokens that did not (team.h). Writes t->logits. */
+/* Thread tid's part of one token's forward pass when nt threads share it (see
+ * forward_one): its rows of every matrix, its KV heads' attention, the barriers. */
+static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
 {
     const model *m = t->m;
     const model_config *c = &m->config;
     int dim = c->dim, hidden = c->hidden_dim, hs = c->head_size;
     int kv_mul = c->n_heads / c->n_kv_heads;
+    struct lane *ln = &t->lanes[tid];
+    float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+
+        rmsnorm(ln->xn, t->x, L->rms_att, dim, t->m->config.rms_eps);
+        lane_quantize(t, ln, ln->xn, dim);
+        rows_job qkv[3] = {
+            {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
+            {ROWS_STORE, &L->wk, NULL, ln->xn, lane_input(t, ln, &L->wk), NULL, t->k_new, NULL, NULL},
+            {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
+        };
+        rows_share(qkv, 3, tid, nt);
+        barrier_wait(&t->meet);
+
+        int kh0 = (int)((long)c->n_kv_heads * tid / nt);
+        int kh1 = (int)((long)c->n_kv_heads * (tid + 1) / nt);
+        for (int kh = kh0; kh < kh1; kh++) {
+            rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
+            cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
+            for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
+                rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
+                head_attend(t, l, pos, h, att);
+                if (attn)
+                    memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
+                           sizeof(float) * (pos + 1));
+            }
+        }
+        barrier_wait(&t->meet); /* t->xb is whole */
+
+        lane_quantize(t, ln, t->xb, dim);
+        rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
+                       t->xb2, NULL, t->x};
+        rows_share(&wo, 1, tid, nt);
+        barrier_wait(&t->meet);
+
+        rmsnorm(ln->xn, t->x, L->rms_ffn, dim, t->m->config.rms_eps);
+        lane_quantize(t, ln, ln->xn, dim);
+        rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
+                        lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
+        rows_share(&ffn, 1, tid, nt);
+        barrier_wait(&t->meet);
+
+        lane_quantize(t, ln, t->hb, hidden);
+        rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
+                         t->xb2, NULL, t->x};
+        rows_share(&down, 1, tid, nt);
+        barrier_wait(&t->meet);
+        if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
+            memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
+    }
+    rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
+    lane_quantize(t, ln, ln->xn, dim);
+    if (tid == 0)
+        classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);
+    rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
+                    t->logits, NULL, NULL};
+    rows_share(&cls, 1, tid, nt);
+}
+
+static void forward_one(transformer *t, int token, int pos, float *attn)
+{
+    const model *m = t->m;
+    const model_config *c = &m->config;
+    int dim = c->dim, hidden = c->hidden_dim;
 
     quant_dequantize_row(t->x, &m->token_embedding, token);
     rope_angles(t, pos, 1);
@@ -807,80 +840,34 @@ static void forward_one(transformer *t, int token, int pos, float *attn)
         threads = slots;
     if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
         threads = 1;
-    if (t->solo_left > 0) {
-        t->solo_left--;
-        threads = 1;
-    }
+    /* The OpenMP team always has `most` threads (a team whose size changes makes
+     * libgomp end and start threads); `act` of them work this token. */
+    int most = threads, act = team_threads(&t->team, most), used = 1;
+    unsigned long long spin_ns = barrier_spin_for(act, cpus_usable());
+    long long waited = 0, started = (long long)clock_ns();
 
-#pragma omp parallel num_threads(threads) if (threads > 1)
+#pragma omp parallel num_threads(most) if (act > 1)
     {
         int tid = 0, nt = 1;
 #ifdef _OPENMP
         tid = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
+        int workers = nt < act ? nt : act;
 #pragma omp single
-        barrier_init(&t->meet, (unsigned)nt); /* (OpenMP's barrier ends the single) */
-        struct lane *ln = &t->lanes[tid];
-        float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
-        for (int l = 0; l < c->n_layers; l++) {
-            const model_layer *L = &m->layers[l];
-
-            rmsnorm(ln->xn, t->x, L->rms_att, dim, t->m->config.rms_eps);
-            lane_quantize(t, ln, ln->xn, dim);
-            rows_job qkv[3] = {
-                {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
-                {ROWS_STORE, &L->wk, NULL, ln->xn, lane_input(t, ln, &L->wk), NULL, t->k_new, NULL, NULL},
-                {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
-            };
-            rows_share(qkv, 3, tid, nt);
-            barrier_wait(&t->meet);
-
-#pragma omp for schedule(static) nowait
-            for (int kh = 0; kh < c->n_kv_heads; kh++) {
-                rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
-                cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
-                for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
-                    rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
-                    head_attend(t, l, pos, h, att);
-                    if (attn)
-                        memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
-                               sizeof(float) * (pos + 1));
-                }
-            }
-            barrier_wait(&t->meet); /* t->xb is whole */
-
-            lane_quantize(t, ln, t->xb, dim);
-            rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
-                           t->xb2, NULL, t->x};
-            rows_share(&wo, 1, tid, nt);
-            barrier_wait(&t->meet);
-
-            rmsnorm(ln->xn, t->x, L->rms_ffn, dim, t->m->config.rms_eps);
-            lane_quantize(t, ln, ln->xn, dim);
-            rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
-                            lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
-            rows_share(&ffn, 1, tid, nt);
-            barrier_wait(&t->meet);
-
-            lane_quantize(t, ln, t->hb, hidden);
-            rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
-                             t->xb2, NULL, t->x};
-            rows_share(&down, 1, tid, nt);
-            barrier_wait(&t->meet);
-            if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
-                memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
-        }
-        rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
-        lane_quantize(t, ln, ln->xn, dim);
+        barrier_init(&t->meet, (unsigned)workers, spin_ns); /* (OpenMP's barrier ends the single) */
         if (tid == 0)
-            classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);
-        rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
-                        t->logits, NULL, NULL};
-        rows_share(&cls, 1, tid, nt);
+            used = workers;
+        if (tid < workers) { /* the others wait at the region's end */
+            long long wait_at = team_cpu_wait_ns();
+            token_share(t, pos, attn, tid, workers);
+            long long mine = team_cpu_wait_ns() - wait_at;
+#pragma omp atomic
+            waited += mine;
+        }
     }
-    if (threads > 1)
-        solo_update(t, barrier_asleep_share(&t->meet) * SOLO_ASLEEP_PART > 1.0);
+    if (most > 1)
+        team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
 }
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)

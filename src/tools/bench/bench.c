@@ -44,6 +44,8 @@
 #endif
 
 #include "anchor.h"
+#include "cpus.h"
+#include "probe.h"
 #include "shapes.h"
 #include "clock.h"
 #include "engine.h"
@@ -73,6 +75,7 @@ typedef struct {
     int anchor_reps;    /* repetitions of each test per round (0: llama-bench's 5) */
     int rounds;         /* side-by-side rounds */
     bool gguf;          /* --format gguf: llmchat opens the GGUF file, not the llama2.c one */
+    bool sweep;         /* --sweep: rounds on 1, 2, 4, ... threads instead of the table */
 } options;
 
 /* What a child measures for one shape (sent to the parent through a pipe). */
@@ -81,6 +84,7 @@ typedef struct {
     char error[512];
     char kernel[32];
     char kv_cache[8];   /* "q8_0" or "f32" */
+    char probe_way[8];  /* how the stream passes read (probe.h): "plain", "t0", "nta" */
     int threads, group, prefill_tokens, decode_steps, decode_pos;
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
     double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */
@@ -148,48 +152,22 @@ static double load_average(void)
 
 /* ---------------------------------------------------------------- measurements */
 
-static volatile uint64_t stream_sink; /* keeps stream_pass's sums alive */
+/* The way of reading (probe.h) this process's stream passes use: the fastest of
+ * probe_pick's, chosen at the first pass. */
+static int stream_way = -1;
 
-/* A buffer of `bytes` for stream_pass, every page written once so that no pass
- * faults; NULL if it cannot be mapped. munmap frees it. */
-static uint64_t *stream_new(size_t bytes)
-{
-    size_t n = bytes / sizeof(uint64_t);
-    uint64_t *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buf == MAP_FAILED)
-        return NULL;
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        buf[i] = i;
-    return buf;
-}
-
-/* One streaming sum over buf on `threads` threads: the read bandwidth, GB/s.
- * Reads run 8 KiB ahead with non-temporal prefetches, as the matvec kernels do
- * (hardware prefetchers stop at 4 KiB pages), so the figure is what a streaming reader
- * can reach. */
+/* One read of buf on `threads` threads, as fast as this machine reads: GB/s. */
 static double stream_pass(const uint64_t *buf, size_t bytes, int threads)
 {
-    size_t n = bytes / sizeof(uint64_t);
-    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    double t0 = now_s();
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : s0, s1, s2, s3)
-    for (size_t i = 0; i < n; i += 8) {
-        __builtin_prefetch(buf + i + 8192 / sizeof(uint64_t), 0, 0);
-        s0 += buf[i] + buf[i + 4];
-        s1 += buf[i + 1] + buf[i + 5];
-        s2 += buf[i + 2] + buf[i + 6];
-        s3 += buf[i + 3] + buf[i + 7];
-    }
-    double t = now_s() - t0;
-    stream_sink += s0 + s1 + s2 + s3;
-    return bytes / t / 1e9;
+    if (stream_way < 0)
+        stream_way = (int)probe_pick(buf, bytes, threads, 2);
+    return probe_read(buf, bytes, threads, (probe_way)stream_way);
 }
 
 /* Best of `reps` stream passes over a fresh buffer of `bytes` on `threads` threads. */
 static double measure_bandwidth(size_t bytes, int reps, int threads)
 {
-    uint64_t *buf = stream_new(bytes);
+    uint64_t *buf = probe_new(bytes);
     if (!buf)
         return 0.0;
     double best = 0.0;
@@ -198,7 +176,7 @@ static double measure_bandwidth(size_t bytes, int reps, int threads)
         if (bw > best)
             best = bw;
     }
-    munmap(buf, bytes);
+    probe_free(buf, bytes);
     return best;
 }
 
@@ -527,15 +505,14 @@ static void long_pairs(const model *m, int w, int far, result *r)
     r->long_ratio = median(ratio, PAIRS, NULL, NULL);
 }
 
-/* Sets the thread count (o->threads, or OpenMP's default) and the kernels; returns
- * OpenMP's default count. */
+/* Sets the thread count (o->threads, or the CPUs this process may run on, as llmchat
+ * does) and the kernels; returns the CPUs this process may run on. */
 static int child_setup(const options *o, int *threads, char *kernel, size_t kernel_size)
 {
     int all = 1;
 #ifdef _OPENMP
-    all = omp_get_max_threads();
-    if (o->threads > 0)
-        omp_set_num_threads(o->threads);
+    all = cpus_usable();
+    omp_set_num_threads(cpus_threads(o->threads, all, NULL));
     *threads = omp_get_max_threads();
 #else
     *threads = 1;
@@ -620,7 +597,7 @@ static void run_shape(const options *o, const shape *s, const char *path, result
     int w = window_tokens(steps, first, ctx);
     int span = steps > w ? steps : w;
     r->decode_pos = 1;
-    uint64_t *sbuf = stream_new(STREAM_BYTES);
+    uint64_t *sbuf = probe_new(STREAM_BYTES);
     if (!sbuf) {
         snprintf(r->error, sizeof r->error, "cannot map %zu MiB for the bandwidth passes",
                  STREAM_BYTES >> 20);
@@ -629,9 +606,10 @@ static void run_shape(const options *o, const shape *s, const char *path, result
         return;
     }
     decode_rounds(e, w, span, all, sbuf, r);
+    snprintf(r->probe_way, sizeof r->probe_way, "%s", probe_way_name((probe_way)stream_way));
     if (o->scaling)
         scaling_pairs(e, w, sbuf, r);
-    munmap(sbuf, STREAM_BYTES);
+    probe_free(sbuf, STREAM_BYTES);
     engine_free(e);
     if (o->long_ctx && ctx - w > 400)
         long_pairs(m, w, ctx - w < 4000 ? ctx - w : 4000, r);
@@ -752,10 +730,10 @@ static void child_bandwidth(const options *o, const void *arg, void *out)
 {
     (void)o;
     (void)arg;
-    /* OpenMP's default thread count, whatever --threads says, as in the rounds */
+    /* every CPU this process may run on, whatever --threads says, as in the rounds */
     int all = 1;
 #ifdef _OPENMP
-    all = omp_get_max_threads();
+    all = cpus_usable();
 #endif
     *(double *)out = measure_bandwidth((size_t)1 << 30, 8, all);
 }
@@ -764,7 +742,8 @@ static void child_bandwidth(const options *o, const void *arg, void *out)
 
 /* --against: `rounds` times, llmchat's round (a child) then llama-bench, both on the
  * same GGUF file (llmchat reads its Q8_0 blocks in place); the medians of the per-round
- * ratios. Stops at the first failure, keeping the rounds done. */
+ * ratios. Stops at the first failure, keeping the rounds done. Without a llama_bench
+ * (--sweep alone), llmchat's rounds only, on that file. */
 static void side_by_side(const options *o, const shape *s, const char *gguf_path,
                          const char *llama_bench, side_result *sr)
 {
@@ -772,13 +751,7 @@ static void side_by_side(const options *o, const shape *s, const char *gguf_path
     sr->n_prompt = o->prompt < s->seq_len ? o->prompt : s->seq_len;
     sr->n_gen = ANCHOR_GEN < s->seq_len - 1 ? ANCHOR_GEN : s->seq_len - 1;
     sr->reps = reps;
-    int threads = o->threads;
-#ifdef _OPENMP
-    if (threads <= 0)
-        threads = omp_get_max_threads();
-#endif
-    if (threads <= 0)
-        threads = 1;
+    int threads = cpus_threads(o->threads, cpus_usable(), NULL);
     double pr[ROUNDS_MAX], dr[ROUNDS_MAX];
     for (int i = 0; i < o->rounds; i++) {
         round_result ours;
@@ -788,13 +761,20 @@ static void side_by_side(const options *o, const shape *s, const char *gguf_path
                      ours.ok ? "the process died" : ours.error);
             break;
         }
-        anchor_result theirs;
-        if (anchor_run(llama_bench, gguf_path, sr->n_prompt, sr->n_gen, threads,
-                       o->anchor_reps, &theirs, sr->why, sizeof sr->why) != 0)
+        anchor_result theirs = {1.0, 1.0};
+        if (llama_bench && anchor_run(llama_bench, gguf_path, sr->n_prompt, sr->n_gen, threads,
+                                      o->anchor_reps, &theirs, sr->why, sizeof sr->why) != 0)
             break;
         int k = sr->rounds++;
         sr->ours_prefill[k] = ours.prefill_tok_s;
         sr->ours_decode[k] = ours.decode_tok_s;
+        if (!llama_bench) {
+            if (!o->json)
+                fprintf(stderr, "llmchat-bench: %s round %d: llmchat %.1f / %.1f tok/s "
+                                "(prefill / decode)\n", s->name, k + 1, ours.prefill_tok_s,
+                        ours.decode_tok_s);
+            continue;
+        }
         sr->theirs_prefill[k] = theirs.prefill_tok_s;
         sr->theirs_decode[k] = theirs.decode_tok_s;
         pr[k] = ours.prefill_tok_s / theirs.prefill_tok_s;
@@ -805,7 +785,7 @@ static void side_by_side(const options *o, const shape *s, const char *gguf_path
                     s->name, k + 1, ours.prefill_tok_s, ours.decode_tok_s,
                     theirs.prefill_tok_s, theirs.decode_tok_s);
     }
-    if (sr->rounds > 0) {
+    if (sr->rounds > 0 && llama_bench) {
         sr->prefill_ratio = median(pr, sr->rounds, &sr->prefill_ratio_min, &sr->prefill_ratio_max);
         sr->decode_ratio = median(dr, sr->rounds, &sr->decode_ratio_min, &sr->decode_ratio_max);
     }
@@ -960,6 +940,7 @@ static void print_json(const shape *s, const result *r, const tui_result *tr,
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
+           "\"bandwidth_way\":\"%s\","
            "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
@@ -967,7 +948,8 @@ static void print_json(const shape *s, const result *r, const tui_result *tr,
            r->kv_cache, r->kv_mb, r->load_s, r->decode_peak_tok_s,
            r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
-           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->cpu_others, r->load_avg);
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way, r->cpu_others,
+           r->load_avg);
     if (r->long_pairs > 0)
         printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f,\"long_ratio\":%.3f,"
                "\"long_pairs\":%d", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
@@ -1051,6 +1033,100 @@ static void print_row(const shape *s, const result *r, const tui_result *tr,
 
 /* ---------------------------------------------------------------- options */
 
+/* ---------------------------------------------------------------- --sweep */
+
+/* The thread counts of a sweep up to `all`: 1, 2, 4, ... and `all` itself; how many. */
+static int sweep_counts(int all, int *counts, int max)
+{
+    int n = 0;
+    for (int t = 1; t < all && n < max - 1; t *= 2)
+        counts[n++] = t;
+    counts[n++] = all;
+    return n;
+}
+
+/* The median of llmchat's prefill and decode over a side-by-side's rounds. */
+static void ours_medians(side_result *sr, double *prefill, double *decode)
+{
+    double lo, hi;
+    *prefill = median(sr->ours_prefill, sr->rounds, &lo, &hi);
+    *decode = median(sr->ours_decode, sr->rounds, &lo, &hi);
+}
+
+static void print_sweep_row(const shape *s, int threads, side_result *sr, bool theirs, bool json)
+{
+    double pp, tg;
+    if (sr->rounds == 0) {
+        if (json)
+            printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"error\":\"", s->name, threads);
+        else
+            printf("%7d  error: ", threads);
+        json_text(sr->why);
+        printf(json ? "\"}\n" : "\n");
+        return;
+    }
+    ours_medians(sr, &pp, &tg);
+    double lo, hi, their_pp = 0, their_tg = 0;
+    if (theirs) {
+        their_pp = median(sr->theirs_prefill, sr->rounds, &lo, &hi);
+        their_tg = median(sr->theirs_decode, sr->rounds, &lo, &hi);
+    }
+    if (!json) {
+        printf("%7d %10.1f %10.2f", threads, pp, tg);
+        if (theirs)
+            printf(" %10.1f %10.2f %8.2fx %8.2fx", their_pp, their_tg, sr->prefill_ratio,
+                   sr->decode_ratio);
+        printf("\n");
+        return;
+    }
+    printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"rounds\":%d,\"prompt\":%d,\"gen\":%d,"
+           "\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f", s->name, threads, sr->rounds,
+           sr->n_prompt, sr->n_gen, pp, tg);
+    json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
+    json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
+    if (theirs) {
+        printf(",\"llamacpp_prefill_tok_s_median\":%.2f,\"llamacpp_decode_tok_s_median\":%.2f,"
+               "\"prefill_ratio\":%.3f,\"decode_ratio\":%.3f", their_pp, their_tg,
+               sr->prefill_ratio, sr->decode_ratio);
+        json_array("llamacpp_prefill_tok_s", sr->theirs_prefill, sr->rounds);
+        json_array("llamacpp_decode_tok_s", sr->theirs_decode, sr->rounds);
+    }
+    printf("}\n");
+}
+
+/* --sweep: for each thread count, o->rounds rounds of llmchat (and llama-bench with
+ * --against) on `path`; one row per count. Returns the counts that failed. */
+static int sweep_shape(const options *o, const shape *s, const char *path,
+                       const char *llama_bench, const char *anchor_why)
+{
+    int all = o->threads > 0 ? o->threads : cpus_usable(), counts[16];
+    int n = sweep_counts(all, counts, 16), failures = 0;
+    if (!o->json) {
+        printf("llmchat-bench --sweep: %s, %s, %d round%s a row (medians)%s%s\n", s->name, path,
+               o->rounds, o->rounds == 1 ? "" : "s",
+               o->against && !llama_bench ? "; against llama.cpp: not measured: " : "",
+               o->against && !llama_bench ? anchor_why : "");
+        printf("%7s %10s %10s", "threads", "prefill", "decode");
+        if (llama_bench)
+            printf(" %10s %10s %9s %9s", "llama.cpp", "llama.cpp", "prefill", "decode");
+        printf("\n%7s %10s %10s", "", "tok/s", "tok/s");
+        if (llama_bench)
+            printf(" %10s %10s %9s %9s", "prefill", "decode", "ratio", "ratio");
+        printf("\n");
+    }
+    for (int i = 0; i < n; i++) {
+        options one = *o;
+        one.threads = counts[i];
+        side_result sr;
+        memset(&sr, 0, sizeof sr);
+        side_by_side(&one, s, path, llama_bench, &sr);
+        failures += sr.rounds == 0;
+        print_sweep_row(s, counts[i], &sr, llama_bench != NULL, o->json);
+        fflush(stdout);
+    }
+    return failures;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -1059,7 +1135,7 @@ static void usage(FILE *f)
             "as `llmchat -m generate` runs it, and beside llama.cpp on the same model.\n\n"
             "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
             "                      default 15M,110M)\n"
-            "  -T, --threads N     OpenMP threads (default: all cores)\n"
+            "  -T, --threads N     threads (default: the CPUs this process may run on)\n"
             "  -n, --steps N       decode tokens from position 1, split into 8 windows (default\n"
             "                      128; windows are lengthened to last >= 50 ms and shortened\n"
             "                      so that all 8 take about 10 s)\n"
@@ -1068,6 +1144,10 @@ static void usage(FILE *f)
             "      --long          also decode at position 100 and at 4000 (or the end of\n"
             "                      the context, if shorter): 5 near/far window pairs\n"
             "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
+            "      --sweep         instead of the table: prefill and decode (llama-bench's pp\n"
+            "                      and tg tests) on 1, 2, 4, ... threads up to -T or all\n"
+            "                      CPUs, --rounds rounds each, one row per thread count; with\n"
+            "                      --against, llama.cpp beside it and the ratios\n"
             "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
             "                      the best the CPU has; --isa is a synonym)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
@@ -1092,8 +1172,10 @@ static void usage(FILE *f)
             "  -h, --help\n\n"
             "Memory bandwidth may change by 2x within minutes, so speed is compared with it in\n"
             "pairs close in time. The decode runs in 8 windows, each between two streaming\n"
-            "reads of a 512 MiB buffer on all cores; a window's roofline = weight bytes read\n"
-            "per token x its tok/s / the mean bandwidth of the reads before and after it.\n"
+            "reads of a 512 MiB buffer on all CPUs (4 streams a thread, the widest loads; of\n"
+            "three ways to look ahead, the fastest on this machine: bandwidth_way); a\n"
+            "window's roofline = weight bytes read per token x its tok/s / the mean\n"
+            "bandwidth of the reads before and after it.\n"
             "decode roofline and bw are medians over windows and reads (JSON: decode_roofline,\n"
             "bandwidth_gb_s; _min/_max the extremes); decode tok/s is all window tokens over\n"
             "all window time. --long gives long_ratio, the median far/near tok/s over\n"
@@ -1183,7 +1265,7 @@ int main(int argc, char **argv)
     bool any = false;
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
-        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT,
+        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_SWEEP,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -1199,6 +1281,7 @@ int main(int argc, char **argv)
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
         {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"sweep", no_argument, NULL, OPT_SWEEP},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
@@ -1212,6 +1295,7 @@ int main(int argc, char **argv)
         case OPT_JSON: o.json = true; break;
         case OPT_LONG: o.long_ctx = true; break;
         case OPT_SCALING: o.scaling = true; break;
+        case OPT_SWEEP: o.sweep = true; break;
         case OPT_LLMCHAT: o.llmchat = optarg; break;
         case OPT_ISA: o.isa = parse_isa(optarg); break;
         case OPT_TOKENIZER: o.tokenizer = optarg; break;
@@ -1285,6 +1369,14 @@ int main(int argc, char **argv)
             memcpy(paths[i], gguf_paths[i], sizeof paths[i]);
     }
 
+    if (o.sweep) {
+        int failures = 0;
+        for (int i = 0; i < bench_n_shapes; i++)
+            if (want[i])
+                failures += sweep_shape(&o, &bench_shapes[i], llama_bench ? gguf_paths[i] : paths[i],
+                                        llama_bench, anchor_why);
+        return failures ? 1 : 0;
+    }
     double bw = 0.0;
     if (in_child(child_bandwidth, &o, NULL, &bw, sizeof bw) != 0 || bw <= 0.0)
         die("%s", "measuring the bandwidth failed");
