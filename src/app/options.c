@@ -214,7 +214,7 @@ static const char *set_template(app_options *o, const char *v)
 {
     template_kind k;
     if (!template_kind_parse(v, &k))
-        return "must be llama2, mistral, zephyr (or tinyllama) or chatml";
+        return "must be llama2, mistral, zephyr (or tinyllama), chatml or llama3";
     o->template_name = v;
     return NULL;
 }
@@ -259,7 +259,7 @@ const app_option options_table[] = {
     {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
     {"system", 'y', "TEXT", true, false, "system prompt", set_system},
     {"template", 0, "NAME", true, false,
-     "chat template: llama2, mistral, zephyr (tinyllama) or\nchatml (default: the model's, else llama2)",
+     "chat template: llama2, mistral, zephyr (tinyllama),\nchatml or llama3 (default: the model's, else llama2)",
      set_template},
     {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
     {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},

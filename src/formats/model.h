@@ -33,6 +33,10 @@ typedef struct {
     int kv_dim;             /* n_kv_heads * head_size */
     bool shared_classifier; /* wcls is the token embedding */
     float rope_base;        /* RoPE frequency base (llama2.c files: 10000) */
+    float rope_scale;       /* linear RoPE scaling: positions times this (1 / factor; 1: none) */
+    const float *rope_freqs; /* (head_size / 2) per-pair frequency divisors (GGUF
+                              * rope_freqs.weight, Llama 3.1+), or NULL; borrowed from the
+                              * mapping or owned by the model */
     float rms_eps;          /* RMSNorm epsilon (llama2.c files: 1e-5) */
 } model_config;
 
