@@ -645,13 +645,14 @@ static void help_key(tui *t, bool keycode, int key)
  * key table: Anywhere first, then the input line's or the panes' bindings. */
 static void handle_key(tui *t, bool keycode, int key)
 {
-    if (t->run.message) {
-        t->run.message = NULL;
-        t->dirty |= DIRTY_STATUS;
-    }
+    /* A resize is not the user's answer to a message: the message stays. */
     if (keycode && key == KEY_RESIZE) {
         make_windows(t);
         return;
+    }
+    if (t->run.message) {
+        t->run.message = NULL;
+        t->dirty |= DIRTY_STATUS;
     }
     if (keycode && key == KEY_MOUSE) {
         handle_mouse(t);
