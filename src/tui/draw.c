@@ -20,6 +20,7 @@ typedef struct {
     short plain_bg;                 /* background when the terminal's own cannot be kept */
     short ramp256[SHADES_MAX];      /* heatmap, weakest to strongest; -1 = background */
     short ramp8[5];
+    short levels[LEVELS_MAX];       /* token levels' text, sure to surprised; [0] unused */
 } palette;
 
 /* dark: for light text on a dark background; the heatmap goes from dark blue
@@ -29,6 +30,7 @@ static const palette dark = {
     COLOR_BLACK, COLOR_GREEN, COLOR_BLUE, COLOR_BLACK,
     {-1, 17, 19, 25, 31, 37, 71, 113, 185, 226},
     {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE},
+    {-1, COLOR_GREEN, COLOR_YELLOW, COLOR_MAGENTA, COLOR_RED},
 };
 /* light: for dark text on a light background (no yellow text); the heatmap goes
  * from pale yellow through orange to dark red */
@@ -37,6 +39,7 @@ static const palette light = {
     COLOR_WHITE, COLOR_GREEN, COLOR_BLUE, COLOR_WHITE,
     {-1, 230, 229, 222, 215, 209, 203, 167, 124, 88},
     {-1, COLOR_YELLOW, COLOR_CYAN, COLOR_RED, COLOR_BLACK},
+    {-1, COLOR_GREEN, COLOR_BLUE, COLOR_MAGENTA, COLOR_RED},
 };
 
 void draw_start(tui_screen *scr, app_theme theme)
@@ -61,6 +64,8 @@ void draw_start(tui_screen *scr, app_theme theme)
     init_pair(PAIR_BAR, p->bar, bg);
     init_pair(PAIR_CHOSEN, p->chosen_fg, p->chosen_bg);
     init_pair(PAIR_DIM, p->dim, bg);
+    for (int i = 1; i < LEVELS_MAX && COLOR_PAIRS > PAIR_LEVEL + i; i++)
+        init_pair((short)(PAIR_LEVEL + i), p->levels[i], bg);
     if (COLORS >= 256 && COLOR_PAIRS >= PAIR_RAMP + SHADES_MAX) {
         scr->colors = COLORS_256;
         scr->n_shades = SHADES_MAX;
