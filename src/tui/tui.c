@@ -584,14 +584,12 @@ static void knock_out(tui *t)
     t->dirty |= DIRTY_ALL;
 }
 
-/* Runs the action of binding b, pressed as key. */
+/* Runs the action of binding b, pressed as key. The row says whether it steers (then
+ * it needs a chat: read-only while viewing a trace) and whether it changes the chat
+ * (then the chat is saved once idle). */
 static void run_action(tui *t, const key_binding *b, int key)
 {
-    bool steers = b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_TAKE_BACK ||
-                  b->action == ACT_REWIND || b->action == ACT_CHOOSE ||
-                  b->action == ACT_BRANCH_PREV || b->action == ACT_BRANCH_NEXT ||
-                  b->action == ACT_BRANCH_LIST || b->action == ACT_SLOW_MOTION;
-    if (steers && !t->c) {
+    if (b->steers && !t->c) {
         read_only(t);
         return;
     }
@@ -656,23 +654,11 @@ static void run_action(tui *t, const key_binding *b, int key)
         t->dirty |= DIRTY_ALL;
         break;
     }
-    case ACT_TAKE_BACK:
-        steer_back(t);
-        t->save_pending = true;
-        break;
-    case ACT_REWIND:
-        steer_rewind_to_selection(t);
-        t->save_pending = true;
-        break;
-    case ACT_CHOOSE:
-        steer_choose(t, key == '0' ? 10 : key - '0');
-        t->save_pending = true;
-        break;
+    case ACT_TAKE_BACK: steer_back(t); break;
+    case ACT_REWIND: steer_rewind_to_selection(t); break;
+    case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
     case ACT_BRANCH_PREV:
-    case ACT_BRANCH_NEXT:
-        steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1);
-        t->save_pending = true;
-        break;
+    case ACT_BRANCH_NEXT: steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1); break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
     case ACT_KNOCK_OUT: knock_out(t); break;
     case ACT_PAGE_UP:
@@ -690,6 +676,8 @@ static void run_action(tui *t, const key_binding *b, int key)
         break;
     }
     }
+    if (b->changes_chat)
+        t->save_pending = true; /* autosaved once idle */
 }
 
 /* Help overlay shown: paging keys page, any other key closes it (Esc and Ctrl-C still
@@ -751,8 +739,7 @@ static void handle_key(tui *t, bool keycode, int key)
         b = keys_find(KEYS_INPUT, key, keycode);
         /* '?' and Ctrl-D act on an empty line only, the steering keys on an empty line
          * while a reply runs; otherwise they are typed */
-        bool steering = b && (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_CHOOSE);
-        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!steering || replying(t))))) {
+        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!b->steers || replying(t))))) {
             run_action(t, b, key);
         } else {
             input_key(t->input, key, keycode);
