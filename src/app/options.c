@@ -658,13 +658,19 @@ typedef struct {
     const char *value;
 } given_option;
 
-int options_parse(int argc, char **argv, app_options *o)
-{
-    options_default(o);
+/* What the command line says, collected before anything is applied (the config file
+ * and the environment go first, the command line over them). */
+typedef struct {
+    given_option *given; /* the options to apply, in order (owned) */
+    int n_given;
+    const char *config_path; /* --config FILE */
+    bool no_config;          /* --no-config */
+    bool model_option;       /* --model was given */
+} command_line;
 
-    /* getopt's tables, made from ours: a long-only option's value is 256 + its row */
-    struct option longs[N_OPTIONS + 1];
-    char shorts[2 * N_OPTIONS + 3];
+/* getopt's tables, made from ours: a long-only option's value is 256 + its row. */
+static void getopt_tables(struct option *longs, char *shorts)
+{
     int ns = 0;
     shorts[ns++] = ':';
     for (int i = 0; i < N_OPTIONS; i++) {
@@ -679,26 +685,37 @@ int options_parse(int argc, char **argv, app_options *o)
     }
     longs[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
     shorts[ns] = '\0';
+}
 
-    /* 1. collect the command line; --help, --version and --config act at once */
-    given_option *given = calloc((size_t)argc + 1, sizeof *given);
-    if (!given) {
+/* The row getopt_long's answer c stands for, NULL for an error. */
+static const app_option *row_of(int c)
+{
+    if (c >= 256 && c < 256 + N_OPTIONS)
+        return &options_table[c - 256];
+    if (c != ':' && c != '?')
+        for (const app_option *t = options_table; t->name; t++)
+            if (t->short_name == c)
+                return t;
+    return NULL;
+}
+
+/* Step 1: collects the command line into cl; --help, --version and --config act at
+ * once. Returns as options_parse. */
+static int collect_command_line(int argc, char **argv, command_line *cl)
+{
+    struct option longs[N_OPTIONS + 1];
+    char shorts[2 * N_OPTIONS + 3];
+    getopt_tables(longs, shorts);
+    cl->given = calloc((size_t)argc + 1, sizeof *cl->given);
+    if (!cl->given) {
         fprintf(stderr, "llmchat: out of memory\n");
         return 1;
     }
-    int n_given = 0, c, rc = 0;
-    const char *config_path = NULL;
-    bool no_config = false, model_option = false;
+    int c, rc = 0;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        const app_option *r = NULL;
-        if (c >= 256 && c < 256 + N_OPTIONS)
-            r = &options_table[c - 256];
-        else if (c != ':' && c != '?')
-            for (const app_option *t = options_table; t->name && !r; t++)
-                if (t->short_name == c)
-                    r = t;
+        const app_option *r = row_of(c);
         if (!r) {
             if (c == ':')
                 rc = usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -713,39 +730,26 @@ int options_parse(int argc, char **argv, app_options *o)
             printf("llmchat %s\n", PACKAGE_VERSION);
             rc = -1;
         } else if (!strcmp(r->name, "config")) {
-            config_path = optarg;
+            cl->config_path = optarg;
         } else if (!strcmp(r->name, "no-config")) {
-            no_config = true;
+            cl->no_config = true;
         } else {
-            model_option |= r->set == set_model;
-            given[n_given++] = (given_option){r, r->arg ? optarg : "yes"};
+            cl->model_option |= r->set == set_model;
+            cl->given[cl->n_given++] = (given_option){r, r->arg ? optarg : "yes"};
         }
     }
     if (rc == 0 && optind < argc - 1)
         rc = usage_error("unexpected argument '%s'", argv[optind + 1]);
-    if (rc == 0 && config_path && no_config)
+    if (rc == 0 && cl->config_path && cl->no_config)
         rc = usage_error("give --config FILE or --no-config, not both");
+    return rc;
+}
 
-    /* 2. the config file, 3. the environment, 4. the command line */
-    if (rc == 0 && !no_config)
-        rc = read_config(o, config_path);
-    if (rc == 0)
-        apply_environment(o);
-    for (int i = 0; rc == 0 && i < n_given; i++) {
-        const char *why = given[i].row->set(o, given[i].value);
-        if (why)
-            rc = usage_error("--%s %s, got '%s'", given[i].row->name, why, given[i].value);
-    }
-    free(given);
-    if (rc != 0)
-        return rc;
-    if (optind < argc) {
-        if (model_option)
-            return usage_error("give the model once: as MODEL or with --model, not both");
-        if (set_model(o, argv[optind]))
-            return usage_error("the MODEL argument is empty");
-    }
-
+/* Step 5: the options that only make sense together, the modes --replay and --view
+ * imply, the seed when none was given, and the mode when -m was not given. model_given:
+ * a model was named (--model or MODEL). Returns 0 or 2, as options_parse. */
+static int settle(app_options *o, bool model_given)
+{
     if (o->trace_attn && !o->trace_path)
         return usage_error("--trace-attn needs --trace FILE");
     if (o->trace_lens && !o->trace_path)
@@ -756,7 +760,7 @@ int options_parse(int argc, char **argv, app_options *o)
         o->mode = MODE_REPLAY;
     if (o->view_path && (o->mode != MODE_AUTO || o->replay_path))
         return usage_error("--view is a mode of its own: drop -m and --replay");
-    if (o->view_path && (model_option || optind < argc))
+    if (o->view_path && model_given)
         return usage_error("--view needs no model: the trace holds what it shows");
     if (o->view_path)
         o->mode = MODE_VIEW;
@@ -773,6 +777,34 @@ int options_parse(int argc, char **argv, app_options *o)
         o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && drawable ? MODE_TUI : MODE_CHAT;
     }
     return 0;
+}
+
+int options_parse(int argc, char **argv, app_options *o)
+{
+    options_default(o);
+    /* 1. collect the command line, 2. the config file, 3. the environment, 4. the
+     * command line over them, 5. what they mean together */
+    command_line cl = {0};
+    int rc = collect_command_line(argc, argv, &cl);
+    if (rc == 0 && !cl.no_config)
+        rc = read_config(o, cl.config_path);
+    if (rc == 0)
+        apply_environment(o);
+    for (int i = 0; rc == 0 && i < cl.n_given; i++) {
+        const char *why = cl.given[i].row->set(o, cl.given[i].value);
+        if (why)
+            rc = usage_error("--%s %s, got '%s'", cl.given[i].row->name, why, cl.given[i].value);
+    }
+    free(cl.given);
+    if (rc != 0)
+        return rc;
+    if (optind < argc) {
+        if (cl.model_option)
+            return usage_error("give the model once: as MODEL or with --model, not both");
+        if (set_model(o, argv[optind]))
+            return usage_error("the MODEL argument is empty");
+    }
+    return settle(o, cl.model_option || optind < argc);
 }
 
 void options_free(app_options *o)
