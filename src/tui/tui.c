@@ -584,6 +584,79 @@ static void knock_out(tui *t)
     t->dirty |= DIRTY_ALL;
 }
 
+/* Esc, Ctrl-C: stops the reply, or says there is none. */
+static void stop_key(tui *t)
+{
+    if (replying(t))
+        stop_reply(t);
+    else
+        tui_say(t, "nothing to stop: no reply is running (quit: q in a pane, Ctrl-D on an empty line)");
+}
+
+/* p: pauses replies (this one, or the next while idle), or lets them run again. */
+static void toggle_pause(tui *t)
+{
+    t->run.paused = !t->run.paused;
+    if (!t->run.paused)
+        drop_pause_hint(t);
+    else if (replying(t))
+        tui_notice(t, "%s", PAUSE_HINT);
+    else
+        tui_say(t, "the next reply starts paused (p again: it runs)");
+    t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
+}
+
+/* n: one token of a paused reply. */
+static void step_paused(tui *t)
+{
+    if (t->run.paused && replying(t))
+        t->step_once = true;
+    else if (replying(t))
+        tui_say(t, "n steps a paused reply: p pauses this one");
+    else
+        tui_say(t, "n steps a paused reply: none is running (/step TEXT sends a message paused)");
+}
+
+/* s: the next slow-motion step (SLOW_STEPS), after the last one off. */
+static void cycle_slow_motion(tui *t)
+{
+    int n = (int)(sizeof SLOW_STEPS / sizeof SLOW_STEPS[0]), i = 0;
+    while (i < n && SLOW_STEPS[i] <= t->live.slow_motion_ms)
+        i++;
+    t->live.slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
+    if (t->live.slow_motion_ms)
+        tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->live.slow_motion_ms);
+    else
+        tui_say(t, "slow motion off: full speed");
+}
+
+/* C: Conversation's reply tokens coloured by probability, by entropy, or plain. */
+static void cycle_shading(tui *t)
+{
+    token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
+    conv_set_shading(t->conv, m);
+    t->run.shading = m;
+    if (m == SHADE_OFF)
+        tui_say(t, "reply tokens in plain colours (C: by probability)");
+    else
+        tui_say(t, "reply tokens coloured by %s, legend on the status line (C: %s)",
+                m == SHADE_PROB ? "the probability the model gave each" : "the entropy each was drawn from",
+                m == SHADE_PROB ? "by entropy" : "off");
+    t->dirty |= DIRTY_ALL;
+}
+
+/* An action of the focused pane's own: it runs, or the pane says why it would do
+ * nothing now. */
+static void pane_action(tui *t, key_action a)
+{
+    const tui_pane *p = &t->pane[t->focus];
+    const char *why = p->ops && p->ops->why_not ? p->ops->why_not(p->state, a) : NULL;
+    if (why)
+        tui_say(t, "%s", why);
+    else if (p->ops && p->ops->act(p->state, a))
+        t->dirty |= DIRTY_ALL; /* the selection is shown by two panes */
+}
+
 /* Runs the action of binding b, pressed as key. The row says whether it steers (then
  * it needs a chat: read-only while viewing a trace) and whether it changes the chat
  * (then the chat is saved once idle). */
@@ -596,12 +669,7 @@ static void run_action(tui *t, const key_binding *b, int key)
     switch (b->action) {
     case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
     case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
-    case ACT_STOP:
-        if (replying(t))
-            stop_reply(t);
-        else
-            tui_say(t, "nothing to stop: no reply is running (quit: q in a pane, Ctrl-D on an empty line)");
-        break;
+    case ACT_STOP: stop_key(t); break;
     case ACT_HELP: show_help(t, true); break;
     case ACT_REDRAW:
         clearok(curscr, TRUE);
@@ -612,48 +680,10 @@ static void run_action(tui *t, const key_binding *b, int key)
         input_key(t->input, key, b->keycode);
         t->dirty |= DIRTY_INPUT;
         break;
-    case ACT_PAUSE:
-        t->run.paused = !t->run.paused;
-        if (!t->run.paused)
-            drop_pause_hint(t);
-        else if (replying(t))
-            tui_notice(t, "%s", PAUSE_HINT);
-        else
-            tui_say(t, "the next reply starts paused (p again: it runs)");
-        t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
-        break;
-    case ACT_STEP:
-        if (t->run.paused && replying(t))
-            t->step_once = true;
-        else if (replying(t))
-            tui_say(t, "n steps a paused reply: p pauses this one");
-        else
-            tui_say(t, "n steps a paused reply: none is running (/step TEXT sends a message paused)");
-        break;
-    case ACT_SLOW_MOTION: {
-        int n = (int)(sizeof SLOW_STEPS / sizeof SLOW_STEPS[0]), i = 0;
-        while (i < n && SLOW_STEPS[i] <= t->live.slow_motion_ms)
-            i++;
-        t->live.slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
-        if (t->live.slow_motion_ms)
-            tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->live.slow_motion_ms);
-        else
-            tui_say(t, "slow motion off: full speed");
-        break;
-    }
-    case ACT_SHADE_TOKENS: {
-        token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
-        conv_set_shading(t->conv, m);
-        t->run.shading = m;
-        if (m == SHADE_OFF)
-            tui_say(t, "reply tokens in plain colours (C: by probability)");
-        else
-            tui_say(t, "reply tokens coloured by %s, legend on the status line (C: %s)",
-                    m == SHADE_PROB ? "the probability the model gave each" : "the entropy each was drawn from",
-                    m == SHADE_PROB ? "by entropy" : "off");
-        t->dirty |= DIRTY_ALL;
-        break;
-    }
+    case ACT_PAUSE: toggle_pause(t); break;
+    case ACT_STEP: step_paused(t); break;
+    case ACT_SLOW_MOTION: cycle_slow_motion(t); break;
+    case ACT_SHADE_TOKENS: cycle_shading(t); break;
     case ACT_TAKE_BACK: steer_back(t); break;
     case ACT_REWIND: steer_rewind_to_selection(t); break;
     case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
@@ -666,15 +696,7 @@ static void run_action(tui *t, const key_binding *b, int key)
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
         t->dirty |= DIRTY_CONV;
         break;
-    default: { /* the focused pane's own actions */
-        const tui_pane *p = &t->pane[t->focus];
-        const char *why = p->ops && p->ops->why_not ? p->ops->why_not(p->state, b->action) : NULL;
-        if (why)
-            tui_say(t, "%s", why);
-        else if (p->ops && p->ops->act(p->state, b->action))
-            t->dirty |= DIRTY_ALL; /* the selection is shown by two panes */
-        break;
-    }
+    default: pane_action(t, b->action); break;
     }
     if (b->changes_chat)
         t->save_pending = true; /* autosaved once idle */
@@ -947,8 +969,10 @@ int tui_view(const app_options *o)
     return run_screen(t);
 }
 
-/* The screen and the loop, over the engine set up or the trace opened; frees both. */
-static int run_screen(tui *t)
+/* Starts curses on the terminal (raw keys, the keypad, the mouse with --mouse) with
+ * the signal handlers that restore it. NULL, with the reason said, when the terminal
+ * cannot be drawn on. */
+static SCREEN *start_terminal(tui *t)
 {
     const app_options *o = t->o;
     setlocale(LC_ALL, "");
@@ -966,8 +990,7 @@ static int run_screen(tui *t)
         }
         fprintf(stderr, "llmchat: cannot start the terminal UI (TERM=%s%s); try -m chat\n",
                 term_name ? term_name : "", scr ? ": it cannot place the cursor" : "");
-        teardown_core(t);
-        return 1;
+        return NULL;
     }
     atexit(tui_restore_terminal);
     draw_start(&t->screen, o->theme);
@@ -982,7 +1005,15 @@ static int run_screen(tui *t)
     }
     signals_terminal_reset(crash_reset_bytes(o->mouse));
     signal(SIGPIPE, SIG_IGN);
+    return scr;
+}
 
+/* The panes, the windows and the input line, what the first frame says (the trace's
+ * dialog, the model, the system prompt, a resumed chat), the -i prompt sent, and the
+ * first frame drawn. */
+static void open_screen(tui *t)
+{
+    const app_options *o = t->o;
     open_panes(t);
     make_windows(t);
     input_handler ih = {on_input_line, on_input_eof, t};
@@ -1002,7 +1033,30 @@ static int run_screen(tui *t)
     if (o->prompt && *o->prompt && !t->view)
         submit(t, o->prompt, false);
     draw_frame(t);
+}
 
+/* Handles the keys waiting, after waiting up to wait ms for the first. */
+static void read_keys(tui *t, int wait)
+{
+    WINDOW *kw = key_window(t);
+    wtimeout(kw, wait);
+    wint_t wc;
+    int r = wget_wch(kw, &wc);
+    while (r != ERR) {
+        handle_key(t, r == KEY_CODE_YES, (int)wc);
+        if (t->quit)
+            break;
+        kw = key_window(t);
+        wtimeout(kw, 0);
+        r = wget_wch(kw, &wc);
+    }
+}
+
+/* The loop: a reply's next token (or the line queued for when it ended), the keys,
+ * a frame when something changed and the last one is old enough; until q, Ctrl-D or
+ * a signal to quit. */
+static void main_loop(tui *t)
+{
     double next_frame = 0;
     double next_step = 0; /* monotonic ms when slow motion allows the next token */
     while (!t->quit) {
@@ -1038,18 +1092,7 @@ static int run_screen(tui *t)
             wait = now >= next_step ? 0 : (int)(next_step - now) + 1; /* 0: poll between tokens */
         else if (t->dirty)
             wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
-        WINDOW *kw = key_window(t);
-        wtimeout(kw, wait);
-        wint_t wc;
-        int r = wget_wch(kw, &wc);
-        while (r != ERR) {
-            handle_key(t, r == KEY_CODE_YES, (int)wc);
-            if (t->quit)
-                break;
-            kw = key_window(t);
-            wtimeout(kw, 0);
-            r = wget_wch(kw, &wc);
-        }
+        read_keys(t, wait);
         now = clock_ms();
         if (t->dirty && now >= next_frame && !t->quit) {
             draw_frame(t);
@@ -1062,7 +1105,12 @@ static int run_screen(tui *t)
         if (busy && !t->live.slow_motion_ms)
             t->stat_busy_ms += clock_ms() - t0;
     }
+}
 
+/* Gives the terminal back: the input history written (or why not said), curses
+ * ended, LLMCHAT_TUI_STATS reported. */
+static void close_screen(tui *t, SCREEN *scr)
+{
     int history_errno = input_close(t->input);
     free_windows(t);
     tui_restore_terminal();
@@ -1076,6 +1124,13 @@ static int run_screen(tui *t)
     const char *stats = getenv("LLMCHAT_TUI_STATS");
     if (stats && *stats && strcmp(stats, "0") != 0)
         print_stats(t, stats);
+}
+
+/* After the screen is closed: the chat saved (and, quitting on a signal, where it
+ * is said), the reply stopped, everything freed. Returns the exit status: 128 + the
+ * signal that quit, else 0. */
+static int finish(tui *t)
+{
     int rc = 0;
     if (signals_quit) {
         /* SIGTERM, SIGHUP or SIGINT twice: the terminal is back; save, say so */
@@ -1100,4 +1155,18 @@ static int run_screen(tui *t)
     teardown_core(t);
     view_close(t->view);
     return rc;
+}
+
+/* The screen and the loop, over the engine set up or the trace opened; frees both. */
+static int run_screen(tui *t)
+{
+    SCREEN *scr = start_terminal(t);
+    if (!scr) {
+        teardown_core(t);
+        return 1;
+    }
+    open_screen(t);
+    main_loop(t);
+    close_screen(t, scr);
+    return finish(t);
 }
