@@ -146,7 +146,7 @@ keys End
 keys Right
 wait_for "already at the newest position"
 keys x
-wait_for "x knocks a head out in the heads views: v shows them"
+wait_for "x knocks a head out in the heads and attribution views: v shows them"
 keys z
 wait_for "z does nothing in Attention"
 pass "e and x outside the heads views, n with no paused reply, Esc with no reply, Right at the end, an unbound key say why"
