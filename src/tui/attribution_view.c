@@ -108,7 +108,7 @@ void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW 
     if (!a) {
         draw_text(scr, w, 2, 1, width,
                   source_live(src) ? "no attribution: out of memory"
-                                   : "the attribution needs the model's weights: a trace has none",
+                                   : "attribution needs the model: a trace has no weights",
                   A_DIM);
         return;
     }
