@@ -282,8 +282,9 @@ START_TEST(test_chat_named_lily)
     int n = attribution_top(a, 6, top);
     fprintf(stderr, "chat260K at pos %d ' named' -> ' Lily': logit %.3f, embedding %+.3f:", pos,
             a->logit, a->embedding);
+    static const char *const kinds[] = {"embedding", "head", "MLP", "vectors"};
     for (int i = 0; i < n; i++)
-        fprintf(stderr, " [kind %d L%d H%d %+.3f]", top[i].kind, top[i].layer + 1,
+        fprintf(stderr, " %s L%d H%d %+.3f;", kinds[top[i].kind], top[i].layer + 1,
                 top[i].head + 1, top[i].value);
     fprintf(stderr, "\n");
     chat_free(c);

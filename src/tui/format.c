@@ -218,13 +218,12 @@ int tuifmt_shade(float w, float ref, int n_buckets, bool log_scale)
 
 int tuifmt_signed(float v, int width, char *out, size_t size)
 {
-    static const char *const formats[] = {"%+.2f", "%+.1f", "%+.0f"};
     if (size > 0)
         out[0] = '\0';
-    if (width < 1 || size == 0)
+    if (width < 1 || size < 2)
         return 0;
-    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
-        int n = snprintf(out, size, formats[i], v);
+    for (int decimals = 2; decimals >= 0; decimals--) {
+        int n = snprintf(out, size, "%+.*f", decimals, v);
         if (n >= 0 && n <= width && (size_t)n < size)
             return n;
     }
