@@ -10,6 +10,7 @@
 #include "attribution.h"
 #include "chat.h"
 #include "engine.h"
+#include "named_lily.h"
 #include "testutil.h"
 
 static model *m;
@@ -245,37 +246,15 @@ START_TEST(test_top)
 END_TEST
 
 /* chat260K, asked for a dog named Lily: at the reply's " named", which parts write
- * " Lily" (docs/debugging.md quotes them). */
+ * " Lily" and which set it apart from the runner-up " M" (docs/debugging.md quotes
+ * them). */
 START_TEST(test_chat_named_lily)
 {
-    engine_options o;
-    engine_options_default(&o);
-    o.sampler.temperature = 0.0f;
-    engine *e;
-    chat *c;
+    named_lily run;
+    named_lily_run(m, tok, &run);
     llm_err err;
-    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_OK);
-    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
-    ck_assert_int_eq(chat_begin(c, "Tell me a story about a dog named Lily.", 40, &err), LLM_OK);
-    int t;
-    const char *text;
-    while (chat_step(c, &t, &text, &err) == CHAT_GENERATING)
-        ;
-    const chat_turn *turn = chat_get_turn(c, 0);
-    int lily = -1, named = -1;
-    for (int i = 0; i < tokenizer_vocab_size(tok); i++) {
-        if (strcmp(tokenizer_piece(tok, i), " Lily") == 0)
-            lily = i;
-        if (strcmp(tokenizer_piece(tok, i), " named") == 0)
-            named = i;
-    }
-    int pos = -1;
-    for (int p = turn->reply_start; p < turn->end && pos < 0; p++)
-        if (engine_tokens(e)[p] == named)
-            pos = p;
-    ck_assert_int_ge(pos, 0);
-    ck_assert_int_eq(engine_record(e, pos)->next, lily);
-    const step_attribution *a = engine_attribution(e, pos, lily, &err);
+    int pos = run.pos;
+    const step_attribution *a = engine_attribution(run.e, pos, run.lily, &err);
     ck_assert_ptr_nonnull(a);
     ck_assert_msg(miss(a) < 1e-4, "parts %.7f, logit %.7f", attribution_sum(a), a->logit);
     attribution_part top[6];
@@ -287,8 +266,20 @@ START_TEST(test_chat_named_lily)
         fprintf(stderr, " %s L%d H%d %+.3f;", kinds[top[i].kind], top[i].layer + 1,
                 top[i].head + 1, top[i].value);
     fprintf(stderr, "\n");
-    chat_free(c);
-    engine_free(e);
+    /* the largest: the second layer's MLP, then head 5 of the last layer */
+    ck_assert(top[0].kind == ATTRIBUTION_MLP && top[0].layer == 1);
+    ck_assert(top[1].kind == ATTRIBUTION_HEAD && top[1].layer == 4 && top[1].head == 4);
+    /* the runner-up " M": the first two MLPs write about as much for it, L3 H7 against it */
+    float lily_mlp[2] = {a->mlp[0], a->mlp[1]}, lily_l3h7 = a->head[2 * a->n_heads + 6];
+    const step_record *r = engine_record(run.e, pos);
+    ck_assert_str_eq(tokenizer_piece(tok, r->top[1].id), " M");
+    a = engine_attribution(run.e, pos, r->top[1].id, &err);
+    ck_assert_msg(miss(a) < 1e-4, "parts %.7f, logit %.7f", attribution_sum(a), a->logit);
+    for (int l = 0; l < 2; l++)
+        ck_assert_msg(fabsf(a->mlp[l] - lily_mlp[l]) < 0.2f, "L%d MLP: %g for ' M', %g for ' Lily'",
+                      l + 1, a->mlp[l], lily_mlp[l]);
+    ck_assert(lily_l3h7 > 0.5f && a->head[2 * a->n_heads + 6] < 0.0f);
+    named_lily_free(&run);
 }
 END_TEST
 
