@@ -286,6 +286,12 @@ static void fill_top(engine *e, step_record *r, const float *logits)
     if (n == 0)
         return;
     const float *p = position_probs(e, logits);
+    /* H = -Σ p log p = log Z - Σ p·logit, and log Z = logit - log p of the top token */
+    float mean_logit;
+    kernels_rows_dot(&mean_logit, p, 0, 1, logits, e->vocab);
+    r->entropy = logits[ids[0]] - logf(p[ids[0]]) - mean_logit;
+    if (r->entropy < 0.0f)
+        r->entropy = 0.0f; /* rounding on a distribution that is one token */
     for (int i = 0; i < n; i++) {
         r->top[i].id = ids[i];
         r->top[i].logit = logits[ids[i]];
@@ -311,6 +317,7 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->attn = e->attn[pos];
     r->lens = NULL;
     r->intervention = steering_state(e->steer);
+    r->entropy = NAN;
     if (with_top)
         fill_top(e, r, logits);
     else

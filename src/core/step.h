@@ -52,6 +52,8 @@ typedef struct {
     bool sampled;            /* next came from the sampler: `sampler` is valid */
     sampler_record sampler;  /* the sampler's decision for next */
     int n_top;               /* valid entries in top */
+    float entropy;           /* entropy (nats) of the model's raw distribution for pos + 1;
+                                NaN when the position has no candidates */
     step_candidate top[STEP_TOP_MAX]; /* the model's top candidates for pos + 1, by prob */
     double forward_ms;       /* time of the forward pass (a batch's time is shared out) */
     double sample_ms;        /* time of the sampler's decision */

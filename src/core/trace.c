@@ -411,7 +411,9 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
             rec->next);
     put_float(f, rec->next_prob, 9);
-    fprintf(f, ",\"next_rank\":%d,\"top\":[", rec->next_rank);
+    fprintf(f, ",\"next_rank\":%d,\"entropy\":", rec->next_rank);
+    put_float(f, rec->entropy, 6);
+    fprintf(f, ",\"top\":[");
     int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
     for (int i = 0; i < n_top; i++) {
         fprintf(f, i ? ",[%d," : "[%d,", rec->top[i].id);

@@ -564,6 +564,8 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     if (!number_or_null(json_get(v, "next_prob"), &rec.next_prob))
         rec.next_prob = NAN;
     rec.next_rank = int_field(v, "next_rank", 0, 1 << 30, 0);
+    if (!number_or_null(json_get(v, "entropy"), &rec.entropy) || !(rec.entropy >= 0.0f && isfinite(rec.entropy)))
+        rec.entropy = NAN; /* traces before it, or a damaged value */
     float ms;
     rec.forward_ms = number_or_null(json_get(v, "ms"), &ms) && isfinite(ms) ? ms : 0.0;
     const json_value *s = json_get(v, "sampler");

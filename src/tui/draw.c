@@ -22,6 +22,7 @@ typedef struct {
     short plain_bg;                 /* background when the terminal's own cannot be kept */
     short ramp256[SHADES_MAX];      /* heatmap, weakest to strongest; -1 = background */
     short ramp8[5];
+    short levels[LEVELS_MAX];       /* token levels' text, sure to surprised; [0] unused */
 } palette;
 
 /* dark: for light text on a dark background; the heatmap goes from dark blue
@@ -31,6 +32,7 @@ static const palette dark = {
     COLOR_BLACK, COLOR_GREEN, COLOR_BLUE, COLOR_CYAN, COLOR_RED, COLOR_BLACK,
     {-1, 17, 19, 25, 31, 37, 71, 113, 185, 226},
     {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE},
+    {-1, COLOR_GREEN, COLOR_YELLOW, COLOR_MAGENTA, COLOR_RED},
 };
 /* light: for dark text on a light background (no yellow text); the heatmap goes
  * from pale yellow through orange to dark red; signed values are blue (+) and red (-) */
@@ -39,6 +41,7 @@ static const palette light = {
     COLOR_WHITE, COLOR_GREEN, COLOR_BLUE, COLOR_BLUE, COLOR_RED, COLOR_WHITE,
     {-1, 230, 229, 222, 215, 209, 203, 167, 124, 88},
     {-1, COLOR_YELLOW, COLOR_CYAN, COLOR_RED, COLOR_BLACK},
+    {-1, COLOR_GREEN, COLOR_BLUE, COLOR_MAGENTA, COLOR_RED},
 };
 
 void draw_start(tui_screen *scr, app_theme theme)
@@ -65,6 +68,8 @@ void draw_start(tui_screen *scr, app_theme theme)
     init_pair(PAIR_DIM, p->dim, bg);
     init_pair(PAIR_POS, p->pos, bg);
     init_pair(PAIR_NEG, p->neg, bg);
+    for (int i = 1; i < LEVELS_MAX && COLOR_PAIRS > PAIR_LEVEL + i; i++)
+        init_pair((short)(PAIR_LEVEL + i), p->levels[i], bg);
     if (COLORS >= 256 && COLOR_PAIRS >= PAIR_RAMP + SHADES_MAX) {
         scr->colors = COLORS_256;
         scr->n_shades = SHADES_MAX;

@@ -37,6 +37,8 @@ enum { /* colour pairs */
     PAIR_RAMP, /* PAIR_RAMP + bucket, up to SHADES_MAX buckets */
 };
 enum { SHADES_MAX = 10 };
+/* The Conversation's token levels (token_shade.h): PAIR_LEVEL + level, levels 1..4. */
+enum { PAIR_LEVEL = PAIR_RAMP + SHADES_MAX, LEVELS_MAX = 5 };
 
 /* Right after newterm: remembers that curses is active (for tui_restore_terminal)
  * and sets up the theme's colours: 256-colour ramp, 8-colour fallback, or none

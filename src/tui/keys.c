@@ -65,6 +65,7 @@ static const key_binding table[] = {
     {KEYS_PANES, CH('>'), ACT_BRANCH_NEXT, ">", "previous / next branch"},
     {KEYS_PANES, CH('B'), ACT_BRANCH_LIST, "B", "branches at selection"},
     {KEYS_PANES, CH('s'), ACT_SLOW_MOTION, "s", "slow motion: off/100/300/1000 ms"},
+    {KEYS_PANES, CH('C'), ACT_SHADE_TOKENS, "C", "colour reply: prob/entropy/off"},
 
     {KEYS_CONV, KC(KEY_UP), ACT_SCROLL_UP, "Up", "scroll a line"},
     {KEYS_CONV, KC(KEY_DOWN), ACT_SCROLL_DOWN, "Down", "scroll a line"},

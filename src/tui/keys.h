@@ -58,6 +58,8 @@ typedef enum {
     ACT_CELL_UP, ACT_CELL_DOWN,
     /* slow motion (the live setting slow-motion) */
     ACT_SLOW_MOTION,
+    /* Conversation's reply tokens shaded: off, by probability, by entropy */
+    ACT_SHADE_TOKENS,
 } key_action;
 
 typedef struct {

@@ -120,13 +120,21 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
         draw_text(scr, w, 0, 0, width, line, base | A_BOLD);
         return;
     }
+    /* the colour legend of Conversation's tokens, at the right end when there is room */
+    int legend = token_shade_legend_width(v->shading);
+    if (legend > 0 && width - legend >= 30)
+        width -= legend;
+    else
+        legend = 0;
     if (v->viewing) {
         snprintf(line, sizeof line, " %s | F1 help", v->viewing);
         draw_text(scr, w, 0, 0, width, line, base);
-        return;
+    } else {
+        status_fields f;
+        status_compose(e, v, &f);
+        status_fit(&f, width, line, sizeof line);
+        draw_text(scr, w, 0, 0, width, line, base);
     }
-    status_fields f;
-    status_compose(e, v, &f);
-    status_fit(&f, width, line, sizeof line);
-    draw_text(scr, w, 0, 0, width, line, base);
+    if (legend > 0)
+        token_shade_legend_draw(scr, w, 0, width, v->shading, base);
 }
