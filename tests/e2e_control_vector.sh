@@ -141,7 +141,7 @@ start -- --no-config -s 1 -t 0 -n 12 --weights f32 --trace "$T/ko.jsonl" \
 wait_for "idle"
 keys Tab Tab Tab # input line, Conversation, Tokens, Attention
 keys x
-wait_for "x knocks a head out in the heads views"
+wait_for "x knocks a head out in the heads and attribution views"
 keys v v v # the heads of a layer
 wait_for "heads of layer 1/5"
 keys x

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attention_ring.h"
+#include "attribution.h"
 #include "clock.h"
 #include "finite.h"
 #include "kernels.h"
@@ -53,6 +54,17 @@ struct engine {
     const intervention *whatif_of;
     int whatif_n;
     float *whatif_logits;   /* (2, vocab) scratch: without and with the knock-outs */
+    /* engine_attribution: what position parts_pos's forward pass left (-1: nothing),
+     * run with the steering state parts_of, and the last attribution made from it */
+    float *parts;           /* (n_layers, 2, dim) transformer_components' parts */
+    float *parts_resid;     /* (n_layers, dim) the residual stream after each layer */
+    float *parts_logits;    /* (vocab) */
+    int parts_pos;
+    const intervention *parts_of;
+    float *attrib_head;     /* (n_layers, n_heads) */
+    float *attrib_mlp;      /* (n_layers) */
+    step_attribution attrib; /* valid while attrib_ok, for parts_pos */
+    bool attrib_ok;
     engine_observer observer;
     void *observer_user;
     engine_stats stats;
@@ -91,6 +103,7 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->tok = tok;
     e->opt = *o;
     e->vocab = m->config.vocab_size;
+    e->parts_pos = -1;
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
         (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
         (st = steering_new(m->config.n_layers, m->config.n_heads, m->config.dim, &e->steer,
@@ -159,9 +172,16 @@ static void drop_lens(engine *e, int pos)
     e->records[pos].lens = NULL;
 }
 
-/* Forgets what positions pos.. hold beside their records: attention rows, lenses. */
+/* Forgets what positions pos.. hold beside their records: attention rows, lenses, and
+ * a what-if or an attribution of one of them. */
 static void drop_attention_from(engine *e, int pos)
 {
+    if (e->parts_pos >= pos) {
+        e->parts_pos = -1;
+        e->attrib_ok = false;
+    }
+    if (e->whatif.pos >= pos)
+        e->whatif_of = NULL;
     for (int p = pos; p < e->ctx; p++) {
         free_attention_row(e, p);
         drop_lens(e, p);
@@ -179,6 +199,8 @@ void engine_free(engine *e)
     free(e->lens);
     free(e->lens_logits);
     free(e->whatif_logits);
+    free(e->parts);
+    free(e->attrib_head);
     free(e->batch_logits);
     free(e->pending);
     free(e->probs);
@@ -806,4 +828,66 @@ const step_whatif *engine_whatif(engine *e, int pos, llm_err *err)
     e->whatif_of = now;
     e->whatif_n = e->n;
     return w;
+}
+
+/* The components of pos's forward pass into e->parts, unless they are there already
+ * (same position, same steering state). */
+static llm_status components_of(engine *e, int pos, llm_err *err)
+{
+    const model_config *c = &e->m->config;
+    const intervention *now = steering_state(e->steer);
+    if (e->parts_pos == pos && e->parts_of == now)
+        return LLM_OK;
+    size_t dim = (size_t)c->dim, layers = (size_t)c->n_layers;
+    if (!e->parts) {
+        e->parts = malloc(sizeof(float) * (layers * 3 * dim + (size_t)e->vocab));
+        e->attrib_head = malloc(sizeof(float) * layers * (c->n_heads + 1));
+        if (!e->parts || !e->attrib_head) {
+            free(e->parts);
+            free(e->attrib_head);
+            e->parts = e->attrib_head = NULL;
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
+        }
+        e->parts_resid = e->parts + layers * 2 * dim;
+        e->parts_logits = e->parts_resid + layers * dim;
+        e->attrib_mlp = e->attrib_head + layers * c->n_heads;
+    }
+    e->parts_pos = -1;
+    e->attrib_ok = false;
+    sync_steering(e);
+    llm_status st = transformer_components(e->tf, e->tokens[pos], pos, e->parts, e->parts_resid,
+                                           e->parts_logits, err);
+    if (st != LLM_OK)
+        return st;
+    e->parts_pos = pos;
+    e->parts_of = now;
+    return LLM_OK;
+}
+
+const step_attribution *engine_attribution(engine *e, int pos, int token, llm_err *err)
+{
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no position %d: the sequence has %d", pos, e->n);
+        return NULL;
+    }
+    if (token < 0 || token >= e->vocab) {
+        llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", token,
+                 e->vocab - 1);
+        return NULL;
+    }
+    const intervention *now = steering_state(e->steer);
+    if (e->attrib_ok && e->parts_pos == pos && e->parts_of == now && e->attrib.target == token)
+        return &e->attrib;
+    if (components_of(e, pos, err) != LLM_OK)
+        return NULL;
+    const model_config *c = &e->m->config;
+    attribution_input in = {e->parts, e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
+                            steering_sum(e->steer), e->tokens[pos]};
+    if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, &e->attrib, err) !=
+        LLM_OK)
+        return NULL;
+    e->attrib.pos = pos;
+    e->attrib.logit = e->parts_logits[token];
+    e->attrib_ok = true;
+    return &e->attrib;
 }

@@ -159,6 +159,15 @@ const intervention *engine_intervention(const engine *e);
  * failure. Kept until the knock-outs or the sequence change; borrowed. */
 const step_whatif *engine_whatif(engine *e, int pos, llm_err *err);
 
+/* Direct logit attribution (step_attribution, attribution.h) of token's logit at
+ * position pos (0 <= pos < engine_pos): pos run again with the vectors and knock-outs
+ * in force now, leaving the KV cache as it was (as the lens does), its components
+ * projected onto token's classifier row through the final norm. Another token at the
+ * same position reuses the pass. Kept until the next call with another position or
+ * token, a change of the steering state, a rewind to pos or earlier, or engine_free;
+ * borrowed. NULL with err on failure (no memory, bad position or token). */
+const step_attribution *engine_attribution(engine *e, int pos, int token, llm_err *err);
+
 /* Timings of the most recent prefill batch and of decoding so far (tokens/second). */
 typedef struct {
     int prefill_tokens;       /* tokens in the last prefill */

@@ -82,6 +82,31 @@ typedef struct {
     float target_logit_before, target_logit_after;
 } step_whatif;
 
+/* Direct logit attribution at one position: how much each part of the residual stream
+ * that the final RMSNorm reads wrote toward one token's logit. The stream is the input
+ * token's embedding plus, for each layer, its attention output (the sum of its heads'
+ * parts: wo's columns of the head times the head's output) and its feed-forward (MLP)
+ * output, plus the control vectors added. Each part is projected onto the token's
+ * classifier row through the final RMSNorm with the norm's scale of this position
+ * (1 / rms of the whole stream): logit = Σ_i wcls[target][i] · rms_final[i] · scale ·
+ * stream[i], linear in the stream once the scale is fixed, so the parts add up to the
+ * logit up to float rounding (exactly so in the math with fp32 weights; with int8
+ * weights the engine also rounds its activations to int8, the parts do not). */
+typedef struct {
+    int pos;
+    int target;          /* the token whose logit is split */
+    int n_layers, n_heads;
+    const float *head;   /* (n_layers, n_heads) each head's part; borrowed from the engine,
+                            valid until the next engine_attribution or engine_free */
+    const float *mlp;    /* (n_layers) each layer's feed-forward part; borrowed likewise */
+    float embedding;     /* the input token's embedding */
+    float vectors;       /* the control vectors added after the layers (0 when none) */
+    float offset;        /* what the final norm adds beside scaling the stream: 0, as
+                            RMSNorm has no bias (its epsilon is inside the scale) */
+    float norm_scale;    /* the final RMSNorm's 1 / sqrt(mean(stream²) + eps) at pos */
+    float logit;         /* target's logit in the same forward pass */
+} step_attribution;
+
 const char *step_phase_name(step_phase p); /* "prompt", "gen", "forced" */
 
 #endif

@@ -89,6 +89,10 @@ struct transformer {
                                        (knocked out); borrowed (transformer_set_head_mask) */
     float *logits_capture;          /* (vocab) or NULL: run_again copies the logits of the
                                        position it ran here before restoring them */
+    float *parts_capture;           /* (n_layers, 2, dim) or NULL: forward_one copies each
+                                       layer's attention output before wo (the heads side
+                                       by side) and its feed-forward output here (direct
+                                       logit attribution) */
 };
 
 int transformer_ctx(const transformer *t)
@@ -853,6 +857,8 @@ static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
             }
         }
         barrier_wait(&t->meet); /* t->xb is whole */
+        if (t->parts_capture && tid == 0) /* t->xb is only read until the next layer */
+            memcpy(t->parts_capture + (size_t)l * 2 * dim, t->xb, sizeof(float) * dim);
 
         lane_quantize(t, ln, t->xb, dim);
         rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
@@ -872,6 +878,8 @@ static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
                          t->xb2, NULL, t->x};
         rows_share(&down, 1, tid, nt);
         barrier_wait(&t->meet);
+        if (t->parts_capture && tid == 0) /* t->xb2 is next written by the next layer's wo */
+            memcpy(t->parts_capture + ((size_t)l * 2 + 1) * dim, t->xb2, sizeof(float) * dim);
         if (t->steer) {
             steer_share(t, l, tid, nt);
             barrier_wait(&t->meet);
@@ -1086,6 +1094,17 @@ llm_status transformer_forward_again(transformer *t, int token, int pos, float *
 {
     t->logits_capture = logits;
     llm_status st = run_again(t, token, pos, NULL, NULL, "what-if", err);
+    t->logits_capture = NULL;
+    return st;
+}
+
+llm_status transformer_components(transformer *t, int token, int pos, float *parts,
+                                  float *resid, float *logits, llm_err *err)
+{
+    t->parts_capture = parts;
+    t->logits_capture = logits;
+    llm_status st = run_again(t, token, pos, resid, NULL, "attribution", err);
+    t->parts_capture = NULL;
     t->logits_capture = NULL;
     return st;
 }

@@ -93,7 +93,7 @@ static void handle_mouse(tui *t)
     }
 }
 
-/* x in the heads views: the cursor's head out of the forward pass, or back in. */
+/* x in the heads and attribution views: the cursor's head out of the forward pass, or back in. */
 static void knock_out(tui *t)
 {
     int l, h;
@@ -102,7 +102,7 @@ static void knock_out(tui *t)
         return;
     }
     if (!attn_head_cursor(t->attn, &l, &h)) {
-        tui_say(t, "x knocks a head out in the heads views: v shows them");
+        tui_say(t, "x knocks a head out in the heads and attribution views: v shows them");
         return;
     }
     steering *s = engine_steering(t->e);
