@@ -176,7 +176,7 @@ static const char *set_kernels(cli_options *o, const char *v)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(v, &isa))
-        return "must be auto, scalar, avx2 or avx512";
+        return "must be auto, scalar, avx2, avx512, neon or neon-dotprod";
     if (!kernels_isa_supported(isa))
         return "names kernels this CPU or this build cannot run";
     o->isa = isa;
@@ -282,7 +282,7 @@ const cli_option cli_option_table[] = {
     {"weights", 0, "TYPE", true, false,
      "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
      set_weights},
-    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 (default auto)", set_kernels},
+    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)", set_kernels},
     {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
      set_kv_cache},
     {"theme", 0, "NAME", true, false, "tui colours: dark (default), light or mono", set_theme},

@@ -101,7 +101,7 @@ cmp -s "$T/out" "$T/topk1" || fail "-k 1 at temperature 1 differs from greedy"
 pass "seeded sampling repeats; top-k 1 is greedy"
 
 # ---- every kernel family this CPU has gives the golden text ----
-for k in scalar avx2 avx512; do
+for k in scalar avx2 avx512 neon neon-dotprod; do
     run_llmchat -m generate -t 0 -n 40 --kernels "$k" -z "$DATA/tok512.bin" -i "Once upon a time" \
         "$DATA/stories260K.bin" </dev/null
     if [ "$rc" -ne 0 ]; then

@@ -1068,8 +1068,9 @@ static void usage(FILE *f)
             "      --long          also decode at position 100 and at 4000 (or the end of\n"
             "                      the context, if shorter): 5 near/far window pairs\n"
             "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
-            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
-            "                      the best the CPU has; --isa is a synonym)\n"
+            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512, neon,\n"
+            "                      neon-dotprod (default: auto, the best the CPU has; --isa\n"
+            "                      is a synonym)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --against llama.cpp\n"
@@ -1124,7 +1125,8 @@ static kernels_isa parse_isa(const char *name)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(name, &isa)) {
-        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512)\n",
+        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512, neon, "
+                "neon-dotprod)\n",
                 name);
         exit(2);
     }
