@@ -6,6 +6,8 @@
  * autosaved after every turn and every command that changes it (cli_persist.h).
  * Slash commands are parsed by command.c (the table the TUI shares); their handlers
  * are here. */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HAVE_LIBEDIT
+#include <editline/readline.h>
+#else
 #include <readline/history.h>
 #include <readline/readline.h>
+#endif
 
 #include "chat.h"
 #include "cli.h"

@@ -7,6 +7,8 @@
  * is drawn with the panes. Readline never touches the tty (its prep/deprep, signal
  * and SIGWINCH handling are off) and writes only to /dev/null.
  * Owns the history file ($XDG_STATE_HOME/llmchat/history, found by cli_state_file). */
+#include "config.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +16,12 @@
 #include <sys/stat.h>
 #include <wchar.h>
 
+#ifdef HAVE_LIBEDIT
+#include <editline/readline.h>
+#else
 #include <readline/history.h>
 #include <readline/readline.h>
+#endif
 
 #include "input.h"
 
@@ -45,19 +51,27 @@ static int input_getc(FILE *f)
     return g_byte;
 }
 
+#if HAVE_DECL_RL_INPUT_AVAILABLE_HOOK
 static int input_available(void)
 {
     return g_have_byte;
 }
+#endif
 
 static void input_redisplay(void)
 {
 }
 
+#ifdef HAVE_LIBEDIT
+static void prep_term(void) /* libedit's hook takes no argument */
+{
+}
+#else
 static void prep_term(int meta)
 {
     (void)meta;
 }
+#endif
 
 static void deprep_term(void)
 {
@@ -92,11 +106,15 @@ input_line *input_open(const input_handler *h, int history_size)
     rl_readline_name = "llmchat";
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;
+#if HAVE_DECL_RL_CHANGE_ENVIRONMENT
     rl_change_environment = 0;
+#endif
     rl_prep_term_function = prep_term;
     rl_deprep_term_function = deprep_term;
     rl_getc_function = input_getc;
+#if HAVE_DECL_RL_INPUT_AVAILABLE_HOOK
     rl_input_available_hook = input_available;
+#endif
     rl_redisplay_function = input_redisplay;
     rl_instream = stdin;
     rl_outstream = in->devnull ? in->devnull : stderr;
@@ -146,6 +164,49 @@ static void feed_byte(int b)
     g_have_byte = false;
 }
 
+#if HAVE_DECL_RL_BACKWARD_CHAR
+/* A cursor, history or deletion key: GNU readline's command, called directly. */
+static void command_key(int key)
+{
+    switch (key) {
+    case KEY_LEFT: rl_backward_char(1, 0); break;
+    case KEY_RIGHT: rl_forward_char(1, 0); break;
+    case KEY_UP: rl_get_previous_history(1, 0); break;
+    case KEY_DOWN: rl_get_next_history(1, 0); break;
+    case KEY_HOME: rl_beg_of_line(1, 0); break;
+    case KEY_END: rl_end_of_line(1, 0); break;
+    case KEY_BACKSPACE: rl_rubout(1, 0); break;
+    case KEY_DC: rl_delete(1, 0); break;
+    case KEY_ENTER: feed_byte('\r'); break;
+    default: break;
+    }
+}
+#else
+/* The same keys where the library exports no commands (libedit): the Emacs control
+ * byte its editor binds to each. Delete is forward then back (Ctrl-D would end the
+ * input on an empty line). */
+static void command_key(int key)
+{
+    switch (key) {
+    case KEY_LEFT: feed_byte(0x02); break;      /* C-b */
+    case KEY_RIGHT: feed_byte(0x06); break;     /* C-f */
+    case KEY_UP: feed_byte(0x10); break;        /* C-p */
+    case KEY_DOWN: feed_byte(0x0e); break;      /* C-n */
+    case KEY_HOME: feed_byte(0x01); break;      /* C-a */
+    case KEY_END: feed_byte(0x05); break;       /* C-e */
+    case KEY_BACKSPACE: feed_byte(0x08); break; /* C-h */
+    case KEY_DC:
+        if (rl_point < rl_end) {
+            feed_byte(0x06);
+            feed_byte(0x08);
+        }
+        break;
+    case KEY_ENTER: feed_byte('\r'); break;
+    default: break;
+    }
+}
+#endif
+
 bool input_empty(const input_line *in)
 {
     (void)in;
@@ -156,18 +217,7 @@ void input_key(input_line *in, int key, bool keycode)
 {
     (void)in;
     if (keycode) {
-        switch (key) {
-        case KEY_LEFT: rl_backward_char(1, 0); break;
-        case KEY_RIGHT: rl_forward_char(1, 0); break;
-        case KEY_UP: rl_get_previous_history(1, 0); break;
-        case KEY_DOWN: rl_get_next_history(1, 0); break;
-        case KEY_HOME: rl_beg_of_line(1, 0); break;
-        case KEY_END: rl_end_of_line(1, 0); break;
-        case KEY_BACKSPACE: rl_rubout(1, 0); break;
-        case KEY_DC: rl_delete(1, 0); break;
-        case KEY_ENTER: feed_byte('\r'); break;
-        default: break;
-        }
+        command_key(key);
         return;
     }
     if (key >= 0 && key < 0x80) {
