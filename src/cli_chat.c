@@ -1,9 +1,9 @@
-/* cli_chat.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
+/* repl.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
  * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
  * a reply (the chat goes on) or clears the line being typed; twice within a second,
- * like SIGTERM and SIGHUP, it saves the chat and leaves (cli_signals.h). The chat is
- * autosaved after every turn and every command that changes it (cli_persist.h).
+ * like SIGTERM and SIGHUP, it saves the chat and leaves (signals.h). The chat is
+ * autosaved after every turn and every command that changes it (autosave.h).
  * Slash commands are parsed by command.c (the table the TUI shares); their handlers
  * are here. */
 #include "config.h"
@@ -25,8 +25,8 @@
 
 #include "chat.h"
 #include "cli.h"
-#include "cli_persist.h"
-#include "cli_signals.h"
+#include "autosave.h"
+#include "signals.h"
 #include "command.h"
 #include "engine.h"
 #include "settings.h"
@@ -34,7 +34,7 @@
 #include "trace.h"
 
 typedef struct {
-    const cli_options *o;
+    const app_options *o;
     chat *c;
     engine *e;
     live_settings live;   /* the sampler's settings and the step limit (/set) */
@@ -43,7 +43,7 @@ typedef struct {
     int status;           /* exit status so far */
     int n_asked;          /* user messages sent to the model */
     int n_answered;       /* of those, the ones whose turn could start */
-    cli_autosave save;    /* this session's saved-chat file */
+    autosave_file save;    /* this session's saved-chat file */
     bool changed;         /* the dialog changed since the last autosave */
 } repl;
 
@@ -54,7 +54,7 @@ static void autosave(repl *r)
     if (!r->changed || (!r->save.path && chat_turn_count(r->c) + chat_dropped_count(r->c) == 0))
         return;
     char msg[700];
-    if (!cli_autosave_now(&r->save, r->c, r->o, msg, sizeof msg) && *msg)
+    if (!autosave_now(&r->save, r->c, r->o, msg, sizeof msg) && *msg)
         fprintf(stderr, "llmchat: %s\n", msg);
     r->changed = false;
 }
@@ -90,9 +90,9 @@ static void reply_to(repl *r, const char *user)
     if (note)
         fprintf(stderr, "llmchat: %s\n", note);
     textfmt_stream ts = {0};
-    cli_interrupted = 0;
+    signals_interrupted = 0;
     for (;;) {
-        if (cli_interrupted || cli_quit_signal) {
+        if (signals_interrupted || signals_quit) {
             chat_stop(r->c, &err);
             fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
             break;
@@ -115,7 +115,7 @@ static void reply_to(repl *r, const char *user)
         fwrite(safe, 1, n, stdout);
         fflush(stdout);
     }
-    cli_interrupted = 0;
+    signals_interrupted = 0;
     autosave(r); /* before the reply's newline: a reply seen whole is a reply saved */
     putchar('\n');
     fflush(stdout);
@@ -124,8 +124,8 @@ static void reply_to(repl *r, const char *user)
 /* /resume: the list of recent chats, or with N the N-th of them reopened. */
 static void resume(repl *r, const char *arg)
 {
-    cli_saved_chat list[CLI_RECENT_MAX];
-    int n = cli_recent_chats(list, CLI_RECENT_MAX, r->save.path);
+    saved_chat list[AUTOSAVE_RECENT_MAX];
+    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, r->save.path);
     if (!*arg) {
         if (n == 0) {
             fprintf(stderr, "llmchat: no saved chats yet\n");
@@ -155,11 +155,11 @@ static void resume(repl *r, const char *arg)
     }
     llm_err err;
     char notice[1200];
-    if (cli_load_chat(r->c, r->e, list[k - 1].path, notice, sizeof notice, &err) != LLM_OK) {
+    if (autosave_load_chat(r->c, r->e, list[k - 1].path, notice, sizeof notice, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return;
     }
-    cli_autosave_use(&r->save, list[k - 1].path);
+    autosave_use(&r->save, list[k - 1].path);
     fprintf(stderr, "llmchat: reopened %s (%d turn%s)\n", list[k - 1].path, list[k - 1].n_turns,
             list[k - 1].n_turns == 1 ? "" : "s");
     if (*notice)
@@ -191,10 +191,10 @@ static void run_command(repl *r, const command_call *cmd)
         break;
     case CMD_SAVE: {
         bool all;
-        const char *file = cli_save_args(cmd->arg, &all);
+        const char *file = autosave_save_args(cmd->arg, &all);
         if (!*file)
             fprintf(stderr, "llmchat: /save needs a file name\n");
-        else if (cli_save_chat(r->c, r->o, file, all, &err) != LLM_OK)
+        else if (autosave_save_chat(r->c, r->o, file, all, &err) != LLM_OK)
             fprintf(stderr, "llmchat: %s\n", err.text);
         else
             fprintf(stderr, "llmchat: conversation%s saved to %s\n",
@@ -205,7 +205,7 @@ static void run_command(repl *r, const command_call *cmd)
         char notice[1200];
         if (!*cmd->arg) {
             fprintf(stderr, "llmchat: /load needs a file name\n");
-        } else if (cli_load_chat(r->c, r->e, cmd->arg, notice, sizeof notice, &err) != LLM_OK) {
+        } else if (autosave_load_chat(r->c, r->e, cmd->arg, notice, sizeof notice, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);
         } else {
             r->changed = true;
@@ -276,7 +276,7 @@ static void on_readline(char *line)
 static void run_terminal(repl *r)
 {
     active = r;
-    char *history_path = r->o->history_size > 0 ? cli_state_file("chat_history") : NULL;
+    char *history_path = r->o->history_size > 0 ? session_state_file("chat_history") : NULL;
     stifle_history(r->o->history_size);
     if (history_path)
         read_history(history_path);
@@ -289,15 +289,15 @@ static void run_terminal(repl *r)
     if (r->o->prompt)
         reply_to(r, r->o->prompt);
     rl_callback_handler_install("> ", on_readline);
-    while (!r->quit && !cli_quit_signal) {
+    while (!r->quit && !signals_quit) {
         fd_set fds;
         FD_ZERO(&fds);
         FD_SET(STDIN_FILENO, &fds);
         int ready = select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL);
-        if (cli_quit_signal)
+        if (signals_quit)
             break;
-        if (cli_interrupted) {
-            cli_interrupted = 0;
+        if (signals_interrupted) {
+            signals_interrupted = 0;
             rl_replace_line("", 0);
             rl_crlf();
             rl_on_new_line();
@@ -357,13 +357,13 @@ static void run_pipe(repl *r)
         reply_to(r, r->o->prompt);
     char *line = NULL;
     size_t cap = 0;
-    while (!r->quit && !cli_quit_signal) {
+    while (!r->quit && !signals_quit) {
         errno = 0;
         ssize_t n = getline(&line, &cap, stdin);
         if (n < 0) {
             if (errno == EINTR) {
                 clearerr(stdin);
-                cli_interrupted = 0;
+                signals_interrupted = 0;
                 continue;
             }
             break;
@@ -380,10 +380,10 @@ static void run_pipe(repl *r)
     free(line);
 }
 
-int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
+int cli_repl(const app_options *o, const model *m, const tokenizer *tok)
 {
     engine_options eo;
-    cli_engine_options(o, &eo);
+    session_engine_options(o, &eo);
     eo.capture_attention = o->trace_attn;
     eo.record_prompt = o->trace_path != NULL;
     engine *e;
@@ -396,28 +396,28 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
     repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
     r.live.sampler = *engine_sampler_config(e);
     r.live.steps = o->steps > 0 ? o->steps : 0;
-    if (cli_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
+    if (session_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
         engine_free(e);
         return 1;
     }
     if (chat_new_template(e, o->chat_template, o->system, &r.c, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
-        cli_close_trace(tr);
+        session_close_trace(tr);
         engine_free(e);
         return 1;
     }
     trace_set_template(tr, template_name(chat_get_template(r.c)));
-    cli_signals_install();
+    signals_install();
     if (o->resume_path) {
         char notice[1200];
-        if (cli_load_chat(r.c, e, o->resume_path, notice, sizeof notice, &err) != LLM_OK) {
+        if (autosave_load_chat(r.c, e, o->resume_path, notice, sizeof notice, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);
             chat_free(r.c);
-            cli_close_trace(tr);
+            session_close_trace(tr);
             engine_free(e);
             return 1;
         }
-        cli_autosave_use(&r.save, o->resume_path);
+        autosave_use(&r.save, o->resume_path);
         int turns = chat_turn_count(r.c) + chat_dropped_count(r.c);
         fprintf(stderr, "llmchat: resumed %s (%d turn%s)\n", o->resume_path, turns,
                 turns == 1 ? "" : "s");
@@ -428,25 +428,25 @@ int cli_chat(const cli_options *o, const model *m, const tokenizer *tok)
         run_terminal(&r);
     else
         run_pipe(&r);
-    if (cli_quit_signal) {
+    if (signals_quit) {
         /* SIGTERM, SIGHUP or SIGINT twice: readline gave the terminal back; save, say so */
-        int sig = cli_quit_signal;
+        int sig = signals_quit;
         r.changed = true;
         autosave(&r);
         if (r.save.path && !r.save.warned)
             fprintf(stderr, "\nllmchat: quitting on %s; the chat is saved in %s\n",
-                    cli_signal_name(sig), r.save.path);
+                    signals_name(sig), r.save.path);
         else
-            fprintf(stderr, "\nllmchat: quitting on %s\n", cli_signal_name(sig));
+            fprintf(stderr, "\nllmchat: quitting on %s\n", signals_name(sig));
         r.status = 128 + sig;
     }
-    cli_autosave_free(&r.save);
+    autosave_free(&r.save);
     engine_finish(e);
     if (r.n_asked > 0 && r.n_answered == 0) {
         fprintf(stderr, "llmchat: no message could be answered\n");
         r.status = 1;
     }
-    if (cli_close_trace(tr) != 0)
+    if (session_close_trace(tr) != 0)
         r.status = 1;
     chat_free(r.c);
     engine_free(e);

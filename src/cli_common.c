@@ -1,4 +1,4 @@
-/* cli_common.c — what the line-oriented front ends share: reading -i/-f input, the
+/* session.c — what the line-oriented front ends share: reading -i/-f input, the
  * SIGINT flag, and attaching a --trace writer to an engine. */
 #include <errno.h>
 #include <signal.h>
@@ -14,15 +14,15 @@
 #include "trace.h"
 #include "xdg.h"
 
-volatile int cli_interrupted;
+volatile int signals_interrupted;
 
 static void on_sigint(int sig)
 {
     (void)sig;
-    cli_interrupted = 1;
+    signals_interrupted = 1;
 }
 
-void cli_install_sigint(void)
+void signals_install_sigint(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -32,7 +32,7 @@ void cli_install_sigint(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-char *cli_read_input(const cli_options *o)
+char *session_read_input(const app_options *o)
 {
     if (!o->file)
         return strdup(o->prompt ? o->prompt : "");
@@ -74,9 +74,9 @@ char *cli_read_input(const cli_options *o)
     return buf;
 }
 
-int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int *n)
+int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n)
 {
-    char *text = cli_read_input(o);
+    char *text = session_read_input(o);
     if (!text)
         return NULL;
     int need = tokenizer_encode(tok, text, NULL, 0);
@@ -93,7 +93,7 @@ int *cli_encode_input(const cli_options *o, const tokenizer *tok, bool bos, int 
     return ids;
 }
 
-int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, engine *e,
+int session_open_trace(const app_options *o, const model *m, const tokenizer *tok, engine *e,
                    trace_writer **out)
 {
     *out = NULL;
@@ -125,7 +125,7 @@ int cli_open_trace(const cli_options *o, const model *m, const tokenizer *tok, e
     return 0;
 }
 
-int cli_close_trace(trace_writer *t)
+int session_close_trace(trace_writer *t)
 {
     if (!t)
         return 0;
@@ -137,7 +137,7 @@ int cli_close_trace(trace_writer *t)
     return 0;
 }
 
-void cli_engine_options(const cli_options *o, engine_options *eo)
+void session_engine_options(const app_options *o, engine_options *eo)
 {
     engine_options_default(eo);
     eo->ctx_len = o->ctx;
@@ -151,7 +151,7 @@ void cli_engine_options(const cli_options *o, engine_options *eo)
     eo->record_lens = o->trace_lens;
 }
 
-char *cli_state_file(const char *name)
+char *session_state_file(const char *name)
 {
     char rest[256], path[4096];
     snprintf(rest, sizeof rest, "llmchat/%s", name);

@@ -1,7 +1,7 @@
-/* cli_discover.c — which model llmchat opens, and the sentence that says why.
+/* discover.c — which model llmchat opens, and the sentence that says why.
  *
  * The model comes from, first found: the MODEL argument or --model, LLMCHAT_MODEL,
- * the config file's model key (cli_parse records which), then the bundled demo model
+ * the config file's model key (options_parse records which), then the bundled demo model
  * DATADIR/models/chat260K.bin. A name with no '/' that is not a file is looked up in
  * DATADIR/models.tsv (its name or file column) and opened from llmchat-fetch's
  * directory, so that `llmchat-fetch tinyllama-chat` then `llmchat tinyllama-chat`
@@ -30,13 +30,13 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-const char *cli_data_dir(void)
+const char *discover_data_dir(void)
 {
     const char *env = getenv("LLMCHAT_DATADIR");
     return env && *env ? env : LLMCHAT_DATADIR;
 }
 
-const char *cli_fetch_dir(char *buf, size_t size)
+const char *discover_fetch_dir(char *buf, size_t size)
 {
     return xdg_path("XDG_DATA_HOME", ".local/share", "llmchat/models", buf, size);
 }
@@ -47,7 +47,7 @@ const char *cli_fetch_dir(char *buf, size_t size)
 static bool catalog_lookup(const char *name, char *file, size_t size)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/models.tsv", cli_data_dir());
+    snprintf(path, sizeof path, "%s/models.tsv", discover_data_dir());
     FILE *f = fopen(path, "r");
     if (!f)
         return false;
@@ -76,13 +76,13 @@ static bool catalog_lookup(const char *name, char *file, size_t size)
 
 /* Where the model in o came from, for messages: "command line", "LLMCHAT_MODEL",
  * "~/.config/llmchat/config:3". */
-static const char *source_name(const cli_options *o, char *buf, size_t size)
+static const char *source_name(const app_options *o, char *buf, size_t size)
 {
     switch (o->model_source) {
     case MODEL_FROM_ENV: return "LLMCHAT_MODEL";
     case MODEL_FROM_CONFIG: {
         char shown[4096];
-        cli_shown_path(o->config_path ? o->config_path : "config", shown, sizeof shown);
+        options_shown_path(o->config_path ? o->config_path : "config", shown, sizeof shown);
         snprintf(buf, size, "%s:%d", shown, o->model_line);
         return buf;
     }
@@ -96,11 +96,11 @@ static const char *source_name(const cli_options *o, char *buf, size_t size)
     return "the command line";
 }
 
-int cli_find_model(cli_options *o, char *buf, size_t size)
+int discover_model(app_options *o, char *buf, size_t size)
 {
     char src[4200];
     if (!o->model_path) {
-        snprintf(buf, size, "%s/models/%s", cli_data_dir(), CLI_BUNDLED_MODEL);
+        snprintf(buf, size, "%s/models/%s", discover_data_dir(), DISCOVER_BUNDLED_MODEL);
         if (!is_file(buf)) {
             fprintf(stderr,
                     "llmchat: no model given, and the bundled demo model is not at %s\n"
@@ -118,7 +118,7 @@ int cli_find_model(cli_options *o, char *buf, size_t size)
     const char *from = source_name(o, src, sizeof src);
     char file[256], dir[4096] = "~/.local/share/llmchat/models";
     if (!strchr(o->model_path, '/') && catalog_lookup(o->model_path, file, sizeof file)) {
-        if (cli_fetch_dir(dir, sizeof dir)) {
+        if (discover_fetch_dir(dir, sizeof dir)) {
             snprintf(buf, size, "%s/%s", dir, file);
             if (is_file(buf)) {
                 o->model_path = buf;
@@ -141,7 +141,7 @@ int cli_find_model(cli_options *o, char *buf, size_t size)
     return 1;
 }
 
-void cli_model_note(const cli_options *o, const model *m, char *buf, size_t size)
+void discover_model_note(const app_options *o, const model *m, char *buf, size_t size)
 {
     char params[32], src[4200];
     tuifmt_count(m->n_params, params, sizeof params);

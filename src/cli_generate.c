@@ -1,4 +1,4 @@
-/* cli_generate.c — `-m generate`: one-shot continuation of a prompt, printed as
+/* generate.c — `-m generate`: one-shot continuation of a prompt, printed as
  * llama2.c's run prints it (the prompt, then the continuation, then a newline), with
  * a speed summary on stderr. Stops at BOS or EOS, after -n new tokens, at the end of
  * the context, or on Ctrl-C. */
@@ -19,15 +19,15 @@ static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int to
     fwrite(safe, 1, m, stdout);
 }
 
-int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
+int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
 {
     int n;
-    int *ids = cli_encode_input(o, tok, true, &n);
+    int *ids = session_encode_input(o, tok, true, &n);
     if (!ids)
         return 1;
 
     engine_options eo;
-    cli_engine_options(o, &eo);
+    session_engine_options(o, &eo);
     eo.record_prompt = o->trace_path != NULL;
     eo.top_n = o->trace_path ? 10 : 0;
     eo.capture_attention = o->trace_attn;
@@ -46,9 +46,9 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
         rc = 1;
         goto out;
     }
-    if ((rc = cli_open_trace(o, m, tok, e, &tr)) != 0)
+    if ((rc = session_open_trace(o, m, tok, e, &tr)) != 0)
         goto out;
-    cli_install_sigint();
+    signals_install_sigint();
     if (engine_prefill(e, ids, n, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         rc = 1;
@@ -61,7 +61,7 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
 
     int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
     int prev = ids[n - 1], generated = 0;
-    while (generated < steps && !cli_interrupted) {
+    while (generated < steps && !signals_interrupted) {
         int next;
         llm_status st = engine_step(e, &next, &err);
         if (st == LLM_ERR_CONTEXT)
@@ -87,9 +87,9 @@ int cli_generate(const cli_options *o, const model *m, const tokenizer *tok)
     fprintf(stderr, "prompt: %d tok, %.1f tok/s; generated: %d tok, %.1f tok/s%s\n",
             s->prefill_tokens, s->prefill_ms > 0 ? s->prefill_tokens * 1e3 / s->prefill_ms : 0.0,
             generated, s->decode_ms > 0 ? s->decode_tokens * 1e3 / s->decode_ms : 0.0,
-            cli_interrupted ? " (interrupted)" : "");
+            signals_interrupted ? " (interrupted)" : "");
 out:
-    if (cli_close_trace(tr) != 0)
+    if (session_close_trace(tr) != 0)
         rc = 1;
     engine_free(e);
     free(ids);

@@ -1,5 +1,5 @@
-/* cli_options.c — the option table, and the command line, config file and environment
- * that go through it (see cli_options.h and man/llmchat.1, OPTIONS).
+/* options.c — the option table, and the command line, config file and environment
+ * that go through it (see options.h and man/llmchat.1, OPTIONS).
  *
  * Owns: every option's parsing and checking (one setter per option), the --help text,
  * the order in which the config file, the environment and the command line apply.
@@ -7,7 +7,7 @@
  * or read the config file's syntax (config_file.c). A bad value on the command line is
  * a usage error (exit status 2); in the config file it is a warning naming the file and
  * line, and the setting keeps its earlier value. */
-#include "cli_options.h"
+#include "options.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -54,20 +54,20 @@ static bool parse_bool(const char *s, bool *out)
 
 /* Options that take their value as it is, and flags that set a constant. */
 #define SET_STRING(fn, field)                                                                  \
-    static const char *fn(cli_options *o, const char *v)                                       \
+    static const char *fn(app_options *o, const char *v)                                       \
     {                                                                                          \
         o->field = v;                                                                          \
         return NULL;                                                                           \
     }
 #define SET_CONSTANT(fn, field, value)                                                         \
-    static const char *fn(cli_options *o, const char *v)                                       \
+    static const char *fn(app_options *o, const char *v)                                       \
     {                                                                                          \
         (void)v;                                                                               \
         o->field = value;                                                                      \
         return NULL;                                                                           \
     }
 
-static const char *set_model(cli_options *o, const char *v)
+static const char *set_model(app_options *o, const char *v)
 {
     if (!*v)
         return "must name a model file";
@@ -76,7 +76,7 @@ static const char *set_model(cli_options *o, const char *v)
     return NULL;
 }
 
-static const char *set_tokenizer(cli_options *o, const char *v)
+static const char *set_tokenizer(app_options *o, const char *v)
 {
     if (!*v)
         return "must name a tokenizer file";
@@ -84,9 +84,9 @@ static const char *set_tokenizer(cli_options *o, const char *v)
     return NULL;
 }
 
-static const char *set_mode(cli_options *o, const char *v)
+static const char *set_mode(app_options *o, const char *v)
 {
-    static const struct { const char *name; cli_mode mode; } modes[] = {
+    static const struct { const char *name; app_mode mode; } modes[] = {
         {"tui", MODE_TUI}, {"chat", MODE_CHAT}, {"generate", MODE_GENERATE},
         {"tokenize", MODE_TOKENIZE}, {"perplexity", MODE_PERPLEXITY},
     };
@@ -106,7 +106,7 @@ SET_STRING(set_system, system)
 
 /* The live settings (/set can change them while chatting) are parsed and checked by
  * settings.c, so that the command line, the config file and /set agree. */
-static const char *set_live(cli_options *o, const char *name, const char *v)
+static const char *set_live(app_options *o, const char *name, const char *v)
 {
     live_settings s = {o->sampler, 0};
     const char *why = settings_apply(&s, name, v);
@@ -121,7 +121,7 @@ static const char *set_live(cli_options *o, const char *name, const char *v)
 }
 
 #define SET_LIVE(fn, name)                                                                     \
-    static const char *fn(cli_options *o, const char *v) { return set_live(o, name, v); }
+    static const char *fn(app_options *o, const char *v) { return set_live(o, name, v); }
 
 SET_LIVE(set_temperature, "temperature")
 SET_LIVE(set_top_p, "top-p")
@@ -132,17 +132,17 @@ SET_LIVE(set_repeat_last_n, "repeat-last-n")
 SET_LIVE(set_seed, "seed")
 SET_LIVE(set_steps, "steps")
 
-static const char *set_ctx(cli_options *o, const char *v)
+static const char *set_ctx(app_options *o, const char *v)
 {
     return parse_int(v, 1, INT_MAX, &o->ctx) ? NULL : "must be an integer >= 1";
 }
 
-static const char *set_attention_mib(cli_options *o, const char *v)
+static const char *set_attention_mib(app_options *o, const char *v)
 {
     return parse_int(v, 1, 1 << 20, &o->attention_mib) ? NULL : "must be an integer from 1 to 1048576";
 }
 
-static const char *set_threads(cli_options *o, const char *v)
+static const char *set_threads(app_options *o, const char *v)
 {
     return parse_int(v, 1, 1024, &o->threads) ? NULL : "must be an integer in 1..1024";
 }
@@ -160,7 +160,7 @@ SET_CONSTANT(set_compare, compare, true)
 
 SET_CONSTANT(set_pieces, pieces, true)
 
-static const char *set_weights(cli_options *o, const char *v)
+static const char *set_weights(app_options *o, const char *v)
 {
     if (!strcmp(v, "q8_0") || !strcmp(v, "int8"))
         o->weights = TENSOR_Q8_0;
@@ -172,7 +172,7 @@ static const char *set_weights(cli_options *o, const char *v)
     return NULL;
 }
 
-static const char *set_kernels(cli_options *o, const char *v)
+static const char *set_kernels(app_options *o, const char *v)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(v, &isa))
@@ -183,7 +183,7 @@ static const char *set_kernels(cli_options *o, const char *v)
     return NULL;
 }
 
-static const char *set_kv_cache(cli_options *o, const char *v)
+static const char *set_kv_cache(app_options *o, const char *v)
 {
     if (!strcmp(v, "auto")) o->kv_cache = TRANSFORMER_KV_AUTO;
     else if (!strcmp(v, "q8_0") || !strcmp(v, "int8")) o->kv_cache = TRANSFORMER_KV_Q8_0;
@@ -192,7 +192,7 @@ static const char *set_kv_cache(cli_options *o, const char *v)
     return NULL;
 }
 
-static const char *set_theme(cli_options *o, const char *v)
+static const char *set_theme(app_options *o, const char *v)
 {
     if (!strcmp(v, "dark")) o->theme = THEME_DARK;
     else if (!strcmp(v, "light")) o->theme = THEME_LIGHT;
@@ -203,7 +203,7 @@ static const char *set_theme(cli_options *o, const char *v)
 
 SET_CONSTANT(set_no_color, theme, THEME_MONO)
 
-static const char *set_mouse(cli_options *o, const char *v)
+static const char *set_mouse(app_options *o, const char *v)
 {
     return parse_bool(v, &o->mouse) ? NULL : "must be yes or no";
 }
@@ -211,7 +211,7 @@ static const char *set_mouse(cli_options *o, const char *v)
 SET_CONSTANT(set_no_mouse, mouse, false)
 SET_CONSTANT(set_resume, resume, true)
 
-static const char *set_template(cli_options *o, const char *v)
+static const char *set_template(app_options *o, const char *v)
 {
     template_kind k;
     if (!template_kind_parse(v, &k))
@@ -220,12 +220,12 @@ static const char *set_template(cli_options *o, const char *v)
     return NULL;
 }
 
-static const char *set_verbose(cli_options *o, const char *v)
+static const char *set_verbose(app_options *o, const char *v)
 {
     return parse_bool(v, &o->verbose) ? NULL : "must be yes or no";
 }
 
-static const char *set_history_size(cli_options *o, const char *v)
+static const char *set_history_size(app_options *o, const char *v)
 {
     return parse_int(v, 0, CLI_HISTORY_MAX, &o->history_size) ? NULL
                                                                : "must be an integer from 0 to 1000000";
@@ -233,7 +233,7 @@ static const char *set_history_size(cli_options *o, const char *v)
 
 /* ---- the table ---- */
 
-const cli_option cli_option_table[] = {
+const app_option options_table[] = {
     {"model", 0, "FILE", true, true, "the model (default: see MODEL below)", set_model},
     {"tokenizer", 'z', "FILE", true, true,
      "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
@@ -302,23 +302,23 @@ const cli_option cli_option_table[] = {
     {NULL, 0, NULL, false, false, NULL, NULL},
 };
 
-enum { N_OPTIONS = sizeof cli_option_table / sizeof cli_option_table[0] - 1 };
+enum { N_OPTIONS = sizeof options_table / sizeof options_table[0] - 1 };
 
-const cli_option *cli_option_find(const char *name)
+const app_option *options_find(const char *name)
 {
-    for (const cli_option *r = cli_option_table; r->name; r++)
+    for (const app_option *r = options_table; r->name; r++)
         if (!strcmp(r->name, name))
             return r;
     return NULL;
 }
 
-void cli_usage(FILE *f)
+void options_usage(FILE *f)
 {
     fputs("usage: llmchat [OPTIONS] [MODEL]\n"
           "Chat with a local Llama 2 model and watch what it does.\n"
           "\n",
           f);
-    for (const cli_option *r = cli_option_table; r->name; r++) {
+    for (const app_option *r = options_table; r->name; r++) {
         char left[64];
         int n;
         if (r->short_name)
@@ -350,7 +350,7 @@ void cli_usage(FILE *f)
           "holds 'key = value' lines; options on the command line override it. Keys:\n",
           f);
     int col = 0;
-    for (const cli_option *r = cli_option_table; r->name; r++) {
+    for (const app_option *r = options_table; r->name; r++) {
         if (!r->config)
             continue;
         int len = (int)strlen(r->name);
@@ -382,7 +382,7 @@ static int usage_error(const char *fmt, ...)
     return 2;
 }
 
-void cli_options_default(cli_options *o)
+void options_default(app_options *o)
 {
     memset(o, 0, sizeof *o);
     sampler_config_default(&o->sampler);
@@ -395,7 +395,7 @@ void cli_options_default(cli_options *o)
     o->top_k_shown = 10;
 }
 
-static const char *keep(cli_options *o, char *s)
+static const char *keep(app_options *o, char *s)
 {
     if (!s)
         return NULL;
@@ -409,7 +409,7 @@ static const char *keep(cli_options *o, char *s)
     return s;
 }
 
-const char *cli_shown_path(const char *path, char *buf, size_t size)
+const char *options_shown_path(const char *path, char *buf, size_t size)
 {
     const char *home = getenv("HOME");
     size_t n = home ? strlen(home) : 0;
@@ -446,7 +446,7 @@ static const char *closest_key(const char *key)
 {
     const char *best = NULL;
     int best_d = 3;
-    for (const cli_option *r = cli_option_table; r->name; r++) {
+    for (const app_option *r = options_table; r->name; r++) {
         if (!r->config)
             continue;
         int d = distance(key, r->name);
@@ -460,7 +460,7 @@ static const char *closest_key(const char *key)
 
 /* A file name from the config file: "~/x" is $HOME/x (a string kept in o), anything
  * else stays as it is. NULL when out of memory. */
-static const char *expand_home(cli_options *o, const char *value)
+static const char *expand_home(app_options *o, const char *value)
 {
     const char *home = getenv("HOME");
     if (value[0] != '~' || value[1] != '/' || !home || !*home)
@@ -473,7 +473,7 @@ static const char *expand_home(cli_options *o, const char *value)
     return keep(o, full);
 }
 
-int cli_options_apply_config(cli_options *o, const config_file *cf, const char *shown, FILE *warn)
+int options_apply_config(app_options *o, const config_file *cf, const char *shown, FILE *warn)
 {
     int n_warn = 0;
     int ip = 0;
@@ -485,7 +485,7 @@ int cli_options_apply_config(cli_options *o, const config_file *cf, const char *
         if (ie == cf->n_entries)
             break;
         const config_entry *en = &cf->entries[ie];
-        const cli_option *r = cli_option_find(en->key);
+        const app_option *r = options_find(en->key);
         if (r && !r->config) {
             fprintf(warn, "llmchat: %s:%d: '%s' cannot be set in the config file (only --%s on the command line)\n",
                     shown, en->line, en->key, r->name);
@@ -523,7 +523,7 @@ int cli_options_apply_config(cli_options *o, const config_file *cf, const char *
 
 /* Reads the config file (the default one, or --config FILE when explicit) into o.
  * Returns 0, or 1 when an explicit file cannot be read. */
-static int read_config(cli_options *o, const char *explicit_path)
+static int read_config(app_options *o, const char *explicit_path)
 {
     char buf[4096];
     const char *path = explicit_path ? explicit_path : config_default_path(buf, sizeof buf);
@@ -534,7 +534,7 @@ static int read_config(cli_options *o, const char *explicit_path)
     if (s == LLM_ERR_IO && errno == ENOENT && !explicit_path)
         return 0; /* no config file: the defaults stand */
     char shown[4096];
-    cli_shown_path(path, shown, sizeof shown);
+    options_shown_path(path, shown, sizeof shown);
     if (s != LLM_OK) {
         if (explicit_path) {
             fprintf(stderr, "llmchat: --config: %s\n", err.text);
@@ -544,11 +544,11 @@ static int read_config(cli_options *o, const char *explicit_path)
         return 0;
     }
     o->config_path = strdup(path);
-    cli_options_apply_config(o, &o->config, shown, stderr);
+    options_apply_config(o, &o->config, shown, stderr);
     return 0;
 }
 
-static void apply_environment(cli_options *o)
+static void apply_environment(app_options *o)
 {
     const char *env_model = getenv("LLMCHAT_MODEL");
     if (env_model && *env_model) {
@@ -561,13 +561,13 @@ static void apply_environment(cli_options *o)
 }
 
 typedef struct {
-    const cli_option *row;
+    const app_option *row;
     const char *value;
 } given_option;
 
-int cli_parse(int argc, char **argv, cli_options *o)
+int options_parse(int argc, char **argv, app_options *o)
 {
-    cli_options_default(o);
+    options_default(o);
 
     /* getopt's tables, made from ours: a long-only option's value is 256 + its row */
     struct option longs[N_OPTIONS + 1];
@@ -575,7 +575,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     int ns = 0;
     shorts[ns++] = ':';
     for (int i = 0; i < N_OPTIONS; i++) {
-        const cli_option *r = &cli_option_table[i];
+        const app_option *r = &options_table[i];
         longs[i] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
                                    r->short_name ? r->short_name : 256 + i};
         if (r->short_name) {
@@ -599,11 +599,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        const cli_option *r = NULL;
+        const app_option *r = NULL;
         if (c >= 256 && c < 256 + N_OPTIONS)
-            r = &cli_option_table[c - 256];
+            r = &options_table[c - 256];
         else if (c != ':' && c != '?')
-            for (const cli_option *t = cli_option_table; t->name && !r; t++)
+            for (const app_option *t = options_table; t->name && !r; t++)
                 if (t->short_name == c)
                     r = t;
         if (!r) {
@@ -614,7 +614,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             else
                 rc = usage_error("unknown option '%s'", argv[optind - 1]);
         } else if (!strcmp(r->name, "help")) {
-            cli_usage(stdout);
+            options_usage(stdout);
             rc = -1;
         } else if (!strcmp(r->name, "version")) {
             printf("llmchat %s\n", PACKAGE_VERSION);
@@ -682,7 +682,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     return 0;
 }
 
-void cli_options_free(cli_options *o)
+void options_free(app_options *o)
 {
     for (int i = 0; i < o->n_owned; i++)
         free(o->owned[i]);

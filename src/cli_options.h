@@ -1,6 +1,6 @@
-/* cli_options.h — llmchat's settings and the one table of options that sets them.
+/* options.h — llmchat's settings and the one table of options that sets them.
  *
- * Every setting has one row in cli_option_table: its long option name (which is also
+ * Every setting has one row in options_table: its long option name (which is also
  * its config file key), its short option, its --help text, and the function that
  * parses and checks its value. The command line, the config file and anything else
  * that sets options by name (such as a /set command) go through those rows, so a value
@@ -25,8 +25,8 @@ typedef enum {
     MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
     MODE_REPLAY, /* --replay TRACE */
     MODE_VIEW,   /* --view TRACE */
-} cli_mode;
-typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } cli_theme;
+} app_mode;
+typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } app_theme;
 
 /* Where the model came from (see main.c's model discovery). */
 typedef enum {
@@ -36,14 +36,14 @@ typedef enum {
     MODEL_FROM_CONFIG,   /* the config file's model key */
     MODEL_FROM_BUNDLED,  /* none of those: the bundled demo model */
     MODEL_FROM_RESUMED,  /* --resume: the model the saved chat names */
-} cli_model_source;
+} app_model_source;
 
 struct chat_template;
 
 typedef struct {
-    cli_mode mode;
+    app_mode mode;
     const char *model_path;      /* borrowed from argv, the environment or the config */
-    cli_model_source model_source;
+    app_model_source model_source;
     int model_line;              /* the config line that set it (MODEL_FROM_CONFIG) */
     const char *model_note;      /* which model and why, for the TUI's first notice and the
                                     REPL's banner (set by main.c once the model is open) */
@@ -72,7 +72,7 @@ typedef struct {
     kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512|neon|neon-dotprod */
     transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */
-    cli_theme theme;             /* --theme; mono with --no-color or NO_COLOR */
+    app_theme theme;             /* --theme; mono with --no-color or NO_COLOR */
     int history_size;            /* --history-size: input lines kept across runs */
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
     bool verbose;                /* --verbose: say what loading did on stderr */
@@ -84,9 +84,9 @@ typedef struct {
     config_file config;
     char **owned;                /* (n_owned) strings made while setting options */
     int n_owned;
-} cli_options;
+} app_options;
 
-typedef struct cli_option {
+typedef struct app_option {
     const char *name;  /* long option, and the config file key when config is true */
     char short_name;   /* 0: none */
     const char *arg;   /* the value's name in --help ("F", "FILE"); NULL: a flag */
@@ -95,37 +95,37 @@ typedef struct cli_option {
     const char *help;  /* --help text; '\n' starts a continuation line */
     /* Parses and checks value ("yes" for a flag given on the command line) into o.
      * Returns NULL, or what is wrong as a phrase that follows the option's name
-     * ("must be a number >= 0"). NULL for the options cli_parse handles itself. */
-    const char *(*set)(cli_options *o, const char *value);
-} cli_option;
+     * ("must be a number >= 0"). NULL for the options options_parse handles itself. */
+    const char *(*set)(app_options *o, const char *value);
+} app_option;
 
 /* Every option, in --help order; ends with a row whose name is NULL. */
-extern const cli_option cli_option_table[];
+extern const app_option options_table[];
 
 /* The row of the option or config key name (without "--"), or NULL. */
-const cli_option *cli_option_find(const char *name);
+const app_option *options_find(const char *name);
 
 /* Built-in defaults (no config file, no environment). */
-void cli_options_default(cli_options *o);
+void options_default(app_options *o);
 
 /* Applies a parsed config file to o: each entry through its option's row. Writes a
  * warning per problem, unknown key and bad value to warn, as "llmchat: SHOWN:LINE: ...",
  * and returns how many it wrote. Values are borrowed from cf, which must outlive o. */
-int cli_options_apply_config(cli_options *o, const config_file *cf, const char *shown, FILE *warn);
+int options_apply_config(app_options *o, const config_file *cf, const char *shown, FILE *warn);
 
 /* Parses argv, reading the config file (default, --config FILE or none with
  * --no-config) and the environment first. Returns 0 on success, 1 when --config FILE
  * cannot be read, 2 on a usage error (message printed to stderr), or -1 when --help
  * or --version was handled (exit 0). */
-int cli_parse(int argc, char **argv, cli_options *o);
+int options_parse(int argc, char **argv, app_options *o);
 
-/* Frees what cli_parse and the setters allocated. */
-void cli_options_free(cli_options *o);
+/* Frees what options_parse and the setters allocated. */
+void options_free(app_options *o);
 
 /* The --help text, made from the table. */
-void cli_usage(FILE *f);
+void options_usage(FILE *f);
 
 /* path with a leading $HOME shown as "~" (for messages), in buf. */
-const char *cli_shown_path(const char *path, char *buf, size_t size);
+const char *options_shown_path(const char *path, char *buf, size_t size);
 
 #endif

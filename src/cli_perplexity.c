@@ -1,4 +1,4 @@
-/* cli_perplexity.c — `-m perplexity`: teacher-forced negative log-likelihood of the
+/* perplexity.c — `-m perplexity`: teacher-forced negative log-likelihood of the
  * input text. The text is cut into windows of the context length, each starting with
  * BOS; every token of the text is predicted once. Prints the token count, the mean
  * NLL (nats per token) and the perplexity. */
@@ -24,10 +24,10 @@ static void add_prediction(void *user, const step_record *rec)
     s->count++;
 }
 
-int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
+int cli_perplexity(const app_options *o, const model *m, const tokenizer *tok)
 {
     int n;
-    int *ids = cli_encode_input(o, tok, false, &n);
+    int *ids = session_encode_input(o, tok, false, &n);
     if (!ids)
         return 1;
     if (n == 0) {
@@ -36,7 +36,7 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
         return 1;
     }
     engine_options eo;
-    cli_engine_options(o, &eo);
+    session_engine_options(o, &eo);
     eo.top_n = 0;
     eo.record_prompt = true;
     engine *e;
@@ -56,9 +56,9 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
     int *buf = malloc(sizeof(int) * (window + 1));
     nll_sum sum = {0};
     engine_set_observer(e, add_prediction, &sum);
-    cli_install_sigint();
+    signals_install_sigint();
     int rc = 0;
-    for (int start = 0; start < n && buf && !cli_interrupted; start += window) {
+    for (int start = 0; start < n && buf && !signals_interrupted; start += window) {
         int len = n - start < window ? n - start : window;
         buf[0] = tokenizer_bos(tok);
         for (int i = 0; i < len; i++)
@@ -77,7 +77,7 @@ int cli_perplexity(const cli_options *o, const model *m, const tokenizer *tok)
     if (rc == 0 && sum.count > 0) {
         double mean = sum.nll / sum.count;
         printf("tokens: %ld\nnll: %.6f\nperplexity: %.6f\n", sum.count, mean, exp(mean));
-        if (cli_interrupted)
+        if (signals_interrupted)
             fprintf(stderr, "llmchat: interrupted: scored the first %ld tokens only\n", sum.count);
     }
     free(buf);

@@ -1,4 +1,4 @@
-/* cli_persist.c — saved chats for the REPL and the TUI (see cli_persist.h).
+/* autosave.c — saved chats for the REPL and the TUI (see autosave.h).
  *
  * Owns the session's autosave path. Reading and writing the files is chatfile.c's,
  * putting a dialog into a chat chat.c's; this file adds the places (the chats
@@ -7,7 +7,7 @@
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE /* realpath, localtime_r */
 #endif
-#include "cli_persist.h"
+#include "autosave.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +24,7 @@
  * when neither XDG_STATE_HOME nor HOME is usable. */
 static char *chats_dir(void)
 {
-    return cli_state_file("chats/");
+    return session_state_file("chats/");
 }
 
 /* A copy of path made absolute when it exists (so a resumed chat finds its model from
@@ -37,7 +37,7 @@ static char *absolute(const char *path)
     return real ? real : strdup(path);
 }
 
-llm_status cli_chat_to_file(const chat *c, const cli_options *o, bool all, chatfile *cf,
+llm_status autosave_chat_to_file(const chat *c, const app_options *o, bool all, chatfile *cf,
                             llm_err *err)
 {
     llm_status st = chat_to_file(c, cf, err);
@@ -61,18 +61,18 @@ llm_status cli_chat_to_file(const chat *c, const cli_options *o, bool all, chatf
     return LLM_OK;
 }
 
-llm_status cli_save_chat(const chat *c, const cli_options *o, const char *path, bool all,
+llm_status autosave_save_chat(const chat *c, const app_options *o, const char *path, bool all,
                          llm_err *err)
 {
     chatfile cf;
-    llm_status st = cli_chat_to_file(c, o, all, &cf, err);
+    llm_status st = autosave_chat_to_file(c, o, all, &cf, err);
     if (st == LLM_OK)
         st = chatfile_write(&cf, path, err);
     chatfile_clear(&cf);
     return st;
 }
 
-const char *cli_save_args(const char *arg, bool *all)
+const char *autosave_save_args(const char *arg, bool *all)
 {
     *all = !strncmp(arg, "--all", 5) && (arg[5] == '\0' || arg[5] == ' ' || arg[5] == '\t');
     if (*all)
@@ -101,7 +101,7 @@ static char *new_session_path(void)
     return path;
 }
 
-bool cli_autosave_now(cli_autosave *a, const chat *c, const cli_options *o, char *msg, size_t size)
+bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size)
 {
     if (size)
         msg[0] = '\0';
@@ -112,7 +112,7 @@ bool cli_autosave_now(cli_autosave *a, const chat *c, const cli_options *o, char
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else
-        st = cli_save_chat(c, o, a->path, true, &err);
+        st = autosave_save_chat(c, o, a->path, true, &err);
     if (st == LLM_OK)
         return true;
     if (!a->warned && size)
@@ -122,7 +122,7 @@ bool cli_autosave_now(cli_autosave *a, const chat *c, const cli_options *o, char
     return false;
 }
 
-void cli_autosave_use(cli_autosave *a, const char *path)
+void autosave_use(autosave_file *a, const char *path)
 {
     char *copy = absolute(path);
     if (!copy)
@@ -131,7 +131,7 @@ void cli_autosave_use(cli_autosave *a, const char *path)
     a->path = copy;
 }
 
-void cli_autosave_free(cli_autosave *a)
+void autosave_free(autosave_file *a)
 {
     free(a->path);
     a->path = NULL;
@@ -148,7 +148,7 @@ static bool same_file(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-llm_status cli_load_chat(chat *c, engine *e, const char *path, char *notice, size_t size,
+llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice, size_t size,
                          llm_err *err)
 {
     if (size)
@@ -229,7 +229,7 @@ static dir_entry *list_files(int *n)
     return list;
 }
 
-int cli_recent_chats(cli_saved_chat *out, int max, const char *skip)
+int autosave_recent(saved_chat *out, int max, const char *skip)
 {
     int n, got = 0;
     dir_entry *list = list_files(&n);
@@ -238,7 +238,7 @@ int cli_recent_chats(cli_saved_chat *out, int max, const char *skip)
         llm_err err;
         if ((skip && same_file(list[i].path, skip)) || chatfile_read(list[i].path, &cf, &err) != LLM_OK)
             continue;
-        cli_saved_chat *s = &out[got++];
+        saved_chat *s = &out[got++];
         snprintf(s->path, sizeof s->path, "%s", list[i].path);
         s->when = list[i].when;
         s->n_turns = cf.n_turns;
@@ -267,10 +267,10 @@ int cli_recent_chats(cli_saved_chat *out, int max, const char *skip)
     return got;
 }
 
-bool cli_latest_chat(char *buf, size_t size)
+bool autosave_latest(char *buf, size_t size)
 {
-    cli_saved_chat latest;
-    if (cli_recent_chats(&latest, 1, NULL) != 1)
+    saved_chat latest;
+    if (autosave_recent(&latest, 1, NULL) != 1)
         return false;
     snprintf(buf, size, "%s", latest.path);
     return true;

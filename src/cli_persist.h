@@ -1,4 +1,4 @@
-/* cli_persist.h — saved chats for the interactive front ends (the REPL and the TUI):
+/* autosave.h — saved chats for the interactive front ends (the REPL and the TUI):
  * this session's autosave file, /save FILE, /load FILE, the list of recent chats that
  * /resume shows, and the latest one that --resume opens.
  *
@@ -16,41 +16,41 @@
 
 #include "chat.h"
 #include "chatfile.h"
-#include "cli_options.h"
+#include "options.h"
 #include "engine.h"
 
 typedef struct {
     char *path;     /* where this session saves (owned); NULL until the first save */
     bool warned;    /* a save failed and the front end was given the warning */
-} cli_autosave;
+} autosave_file;
 
 /* Saves the whole chat to the session's file. Returns true when it was saved. When it
  * fails, the first failure's warning goes into msg ("" for later ones: warn once, and
  * the chat goes on); msg is "" on success. */
-bool cli_autosave_now(cli_autosave *a, const chat *c, const cli_options *o, char *msg, size_t size);
+bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size);
 /* Makes path the session's file from now on (a chat resumed from it). */
-void cli_autosave_use(cli_autosave *a, const char *path);
-void cli_autosave_free(cli_autosave *a);
+void autosave_use(autosave_file *a, const char *path);
+void autosave_free(autosave_file *a);
 
 /* The chat as a chatfile: chat_to_file plus what only the front end knows (the
  * tokenizer's path, the step limit, absolute paths); with `all`, every reply's other
  * branches too (chat_branches_to_file). The caller clears cf. */
-llm_status cli_chat_to_file(const chat *c, const cli_options *o, bool all, chatfile *cf,
+llm_status autosave_chat_to_file(const chat *c, const app_options *o, bool all, chatfile *cf,
                             llm_err *err);
 
 /* /save FILE: writes the chat to path (atomically): the branches on screen, or with
  * `all` (/save --all FILE, autosave) every branch. */
-llm_status cli_save_chat(const chat *c, const cli_options *o, const char *path, bool all,
+llm_status autosave_save_chat(const chat *c, const app_options *o, const char *path, bool all,
                          llm_err *err);
 /* /save's argument: "[--all] FILE". Returns FILE (a pointer into arg, "" when
  * missing) and sets *all. */
-const char *cli_save_args(const char *arg, bool *all);
+const char *autosave_save_args(const char *arg, bool *all);
 
 /* /load FILE, /resume N, --resume: reads path and restores it into c (chat_restore)
  * with its sampler settings; a chat saved with another model is loaded all the same
  * (its text is tokenized again when the vocabulary differs), and notice says so, or
  * that old turns stay out of the context ("" when there is nothing to say). */
-llm_status cli_load_chat(chat *c, engine *e, const char *path, char *notice, size_t size,
+llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice, size_t size,
                          llm_err *err);
 
 /* One saved chat of the list /resume shows. */
@@ -59,16 +59,16 @@ typedef struct {
     time_t when;        /* last saved */
     int n_turns;
     char first[61];     /* the first user message, cut to 60 bytes; "" when none */
-} cli_saved_chat;
+} saved_chat;
 
-enum { CLI_RECENT_MAX = 10 };
+enum { AUTOSAVE_RECENT_MAX = 10 };
 
 /* The saved chats under the chats directory, newest first, at most max (files that
  * do not parse are left out), skipping the file named skip (this session's own; may
  * be NULL). Returns how many were written to out. */
-int cli_recent_chats(cli_saved_chat *out, int max, const char *skip);
+int autosave_recent(saved_chat *out, int max, const char *skip);
 
 /* The newest saved chat's path into buf; false when there is none. */
-bool cli_latest_chat(char *buf, size_t size);
+bool autosave_latest(char *buf, size_t size);
 
 #endif

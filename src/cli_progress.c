@@ -1,16 +1,16 @@
-/* cli_progress.c — the loading progress line on stderr (see cli_progress.h). */
-#include "cli_progress.h"
+/* progress.c — the loading progress line on stderr (see progress.h). */
+#include "progress.h"
 
 #include <stdio.h>
 
 static const char *program = "llmchat";
 
-void cli_progress_program(const char *name)
+void progress_program(const char *name)
 {
     program = name;
 }
 
-void cli_progress_show(void *user, uint64_t done, uint64_t total)
+void progress_show(void *user, uint64_t done, uint64_t total)
 {
     static int shown = -1;
     int pct = total ? (int)(100 * done / total) : 100;

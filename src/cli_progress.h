@@ -1,4 +1,4 @@
-/* cli_progress.h — the progress line the programs print on standard error while a big
+/* progress.h — the progress line the programs print on standard error while a big
  * model's weights are converted at load (a model_progress_fn; see model.h). Shared by
  * llmchat and llmchat-convert; a front end: it prints. */
 #ifndef LLMCHAT_CLI_PROGRESS_H
@@ -7,10 +7,10 @@
 #include <stdint.h>
 
 /* Sets the program name the line starts with ("llmchat"). */
-void cli_progress_program(const char *name);
+void progress_program(const char *name);
 
 /* model_options.progress: "\rPROGRAM: loading FILE:  42%" on stderr, updated when the
  * percentage changes, a newline at the end; user is the file name. */
-void cli_progress_show(void *user, uint64_t done, uint64_t total);
+void progress_show(void *user, uint64_t done, uint64_t total);
 
 #endif

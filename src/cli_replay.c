@@ -1,4 +1,4 @@
-/* cli_replay.c — `--replay TRACE [--compare]`: runs a model over a trace's tokens.
+/* replay_report.c — `--replay TRACE [--compare]`: runs a model over a trace's tokens.
  *
  * Plain replay checks that the model makes the trace's choices again (each sampled
  * token decided with the trace's settings and draw) and says where it does not.
@@ -18,7 +18,7 @@
 #include "trace.h"
 #include "trace_read.h"
 
-int cli_replay_open(cli_options *o, trace_reader **out)
+int cli_replay_open(app_options *o, trace_reader **out)
 {
     llm_err err;
     if (trace_read_file(o->replay_path, out, &err) != LLM_OK) {
@@ -49,7 +49,7 @@ int cli_replay_open(cli_options *o, trace_reader **out)
 }
 
 typedef struct {
-    const cli_options *o;
+    const app_options *o;
     const trace_reader *r;
     const tokenizer *tok;
 } printer;
@@ -84,7 +84,7 @@ static void print_position(void *user, const replay_position *p)
            p->trace_top1 == p->new_top1 ? " " : "*", p->kl);
 }
 
-int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace_reader *r)
+int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace_reader *r)
 {
     const trace_header *h = trace_reader_header(r);
     const step_record **seq;
@@ -102,7 +102,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         fprintf(stderr, "llmchat: warning: the trace's vocabulary has %d tokens, %s has %d\n",
                 h->n_vocab, m->name, m->config.vocab_size);
     engine_options eo;
-    cli_engine_options(o, &eo);
+    session_engine_options(o, &eo);
     eo.capture_attention = o->trace_attn;
     if (eo.ctx_len == 0 && n > m->config.seq_len) {
         fprintf(stderr, "llmchat: the trace holds %d positions, more than %s's context (%d)\n",
@@ -118,7 +118,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         return 1;
     }
     trace_writer *tw = NULL;
-    int rc = cli_open_trace(o, m, tok, e, &tw);
+    int rc = session_open_trace(o, m, tok, e, &tw);
     if (rc != 0)
         goto out;
     printf("%s %s: %d positions, traced with %s (%s weights)\n",
@@ -184,7 +184,7 @@ int cli_replay(const cli_options *o, const model *m, const tokenizer *tok, trace
         printf("reproduced: every position ran, every sampled token was chosen again\n");
     }
 out:
-    if (cli_close_trace(tw) != 0)
+    if (session_close_trace(tw) != 0)
         rc = 1;
     engine_free(e);
     free(seq);

@@ -1,12 +1,12 @@
-/* cli_signals.c — signal handlers of the interactive front ends (see cli_signals.h).
+/* signals.c — signal handlers of the interactive front ends (see signals.h).
  *
  * Owns the handlers, the saved terminal modes and the crash path's reset bytes. The
- * SIGINT handler shares cli_interrupted (cli.h) with the one-shot modes, so the code
+ * SIGINT handler shares signals_interrupted (cli.h) with the one-shot modes, so the code
  * that stops a reply polls one flag whichever handler set it. Everything a handler
  * touches is a sig_atomic_t, a buffer filled before the handlers were installed, or
  * an async-signal-safe call. */
 #define _POSIX_C_SOURCE 200809L
-#include "cli_signals.h"
+#include "signals.h"
 
 #include <string.h>
 #include <termios.h>
@@ -15,7 +15,7 @@
 
 #include "cli.h"
 
-volatile sig_atomic_t cli_quit_signal;
+volatile sig_atomic_t signals_quit;
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 enum { N_CRASH = sizeof crash_signals / sizeof crash_signals[0] };
@@ -28,7 +28,7 @@ static volatile sig_atomic_t reset_len;
 static volatile sig_atomic_t last_int_sec = -10; /* CLOCK_MONOTONIC seconds ... */
 static volatile sig_atomic_t last_int_ms;        /* ... and milliseconds of the last SIGINT */
 
-void cli_signals_terminal_reset(const char *bytes)
+void signals_terminal_reset(const char *bytes)
 {
     reset_len = 0;
     size_t n = bytes ? strlen(bytes) : 0;
@@ -55,16 +55,16 @@ static void on_int(int sig)
     long ms = (long)(now.tv_nsec / 1000000);
     long since = ((long)now.tv_sec - (long)last_int_sec) * 1000 + (ms - (long)last_int_ms);
     if (since >= 0 && since < 1000)
-        cli_quit_signal = sig;
+        signals_quit = sig;
     last_int_sec = (sig_atomic_t)now.tv_sec;
     last_int_ms = (sig_atomic_t)ms;
-    cli_interrupted = 1;
+    signals_interrupted = 1;
 }
 
 static void on_quit(int sig)
 {
-    cli_quit_signal = sig;
-    cli_interrupted = 1;
+    signals_quit = sig;
+    signals_interrupted = 1;
 }
 
 static void on_crash(int sig, siginfo_t *info, void *context)
@@ -89,7 +89,7 @@ static void on_crash(int sig, siginfo_t *info, void *context)
     raise(sig);
 }
 
-void cli_signals_install(void)
+void signals_install(void)
 {
     if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_modes) == 0)
         have_modes = 1;
@@ -111,7 +111,7 @@ void cli_signals_install(void)
         sigaction(crash_signals[i], &crash, &previous[i]);
 }
 
-const char *cli_signal_name(int sig)
+const char *signals_name(int sig)
 {
     switch (sig) {
     case SIGINT: return "SIGINT";

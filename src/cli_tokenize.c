@@ -1,4 +1,4 @@
-/* cli_tokenize.c — `-m tokenize`: prints the token ids of the input (no BOS) on one
+/* tokenize.c — `-m tokenize`: prints the token ids of the input (no BOS) on one
  * line, or with --pieces the pieces, spaces shown as SentencePiece's "▁". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +19,10 @@ static void put_piece(const char *piece)
     }
 }
 
-int cli_tokenize(const cli_options *o, const tokenizer *tok)
+int cli_tokenize(const app_options *o, const tokenizer *tok)
 {
     int n;
-    int *ids = cli_encode_input(o, tok, false, &n);
+    int *ids = session_encode_input(o, tok, false, &n);
     if (!ids)
         return 1;
     for (int i = 0; i < n; i++) {

@@ -1,6 +1,6 @@
 /* command.h — the chat's slash commands: one table (names, aliases, argument syntax,
  * help text, which front ends run them) and one parser, shared by the REPL
- * (cli_chat.c) and the TUI (tui/tui.c), so both read "/name args" by the same rules
+ * (repl.c) and the TUI (tui/tui.c), so both read "/name args" by the same rules
  * and /help lists the same commands.
  *
  * Each front end keeps its own handlers and switches on the command's id. A new

@@ -1,6 +1,6 @@
 /* config_file.c — reads `key = value` config files into entries and problems with
  * their line numbers (see config_file.h). Owns the syntax only: which keys exist
- * and what their values mean is the option table's business (src/cli_options.c). */
+ * and what their values mean is the option table's business (src/options.c). */
 #include "config_file.h"
 
 #include <errno.h>

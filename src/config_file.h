@@ -5,7 +5,7 @@
  * dropped; a value in double quotes keeps its inner spaces (the quotes go).
  * config_parse turns such text into entries (key, value, line number) and problems
  * (line number, what is wrong) in file order. It knows no keys: what a key means and
- * whether its value is good is decided by the caller (src/cli_options.c).
+ * whether its value is good is decided by the caller (src/options.c).
  * Never prints; the caller owns the config_file and frees it with config_free. */
 #ifndef LLMCHAT_CONFIG_FILE_H
 #define LLMCHAT_CONFIG_FILE_H

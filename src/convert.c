@@ -21,7 +21,7 @@
 #include <omp.h>
 #endif
 
-#include "cli_progress.h"
+#include "progress.h"
 #include "config.h"
 #include "ggml_type.h"
 #include "gguf.h"
@@ -263,7 +263,7 @@ static int convert(const options *o)
     model_options_default(&mo);
     mo.weights = o->type == MODEL_WRITE_F32 || input_is_float(o->in) ? TENSOR_F32 : TENSOR_Q8_0;
     if (isatty(STDERR_FILENO)) {
-        mo.progress = cli_progress_show;
+        mo.progress = progress_show;
         mo.progress_user = (void *)o->in;
     }
     model *m;
@@ -305,7 +305,7 @@ static int convert(const options *o)
 
 int main(int argc, char **argv)
 {
-    cli_progress_program("llmchat-convert");
+    progress_program("llmchat-convert");
     options o;
     int rc = parse(argc, argv, &o);
     if (rc != 0)

@@ -1,5 +1,5 @@
 /* main.c — llmchat's entry point: parses options (config file and environment
- * included), finds the model (cli_discover.c), opens it and its tokenizer, and hands
+ * included), finds the model (discover.c), opens it and its tokenizer, and hands
  * them to the front end of the chosen mode. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +12,9 @@
 
 #include "chatfile.h"
 #include "cli.h"
-#include "cli_options.h"
-#include "cli_progress.h"
-#include "cli_persist.h"
+#include "options.h"
+#include "progress.h"
+#include "autosave.h"
 #include "gguf.h"
 #include "model.h"
 #include "template.h"
@@ -32,7 +32,7 @@ static bool file_exists(const char *path)
 /* Finds the tokenizer for a model: -z when given, else the one embedded in a GGUF
  * model, else tokenizer.bin or tok<vocab>.bin beside the model, then in the data
  * directory's models/; the first whose vocabulary matches. */
-static int open_tokenizer(const cli_options *o, const model *m, tokenizer **out)
+static int open_tokenizer(const app_options *o, const model *m, tokenizer **out)
 {
     llm_err err;
     int vocab = m->config.vocab_size;
@@ -62,7 +62,7 @@ static int open_tokenizer(const cli_options *o, const model *m, tokenizer **out)
     else
         strcpy(dir, "./");
     char data_models[4200];
-    snprintf(data_models, sizeof data_models, "%s/models", cli_data_dir());
+    snprintf(data_models, sizeof data_models, "%s/models", discover_data_dir());
     const char *dirs[] = {dir, data_models};
     char tried[4][4200];
     int n_tried = 0;
@@ -109,15 +109,15 @@ static void describe_model(const model *m)
  * not give: the model (unless MODEL was named), the tokenizer (unless -z), the context
  * (unless -c), the step limit (unless -n), and the sampler settings. The front end
  * then reads the dialog from o->resume_path. */
-static int prepare_resume(cli_options *o)
+static int prepare_resume(app_options *o)
 {
     static char path[4096], model_path[4096], tok_path[4096];
     if (o->mode != MODE_AUTO && o->mode != MODE_CHAT && o->mode != MODE_TUI) {
         fprintf(stderr, "llmchat: --resume works in the chat and tui modes\n");
         return 2;
     }
-    if (!cli_latest_chat(path, sizeof path)) {
-        char *dir = cli_state_file("chats/");
+    if (!autosave_latest(path, sizeof path)) {
+        char *dir = session_state_file("chats/");
         fprintf(stderr, "llmchat: --resume: no saved chat in %s\n", dir ? dir : "$XDG_STATE_HOME/llmchat/chats");
         free(dir);
         return 1;
@@ -156,7 +156,7 @@ static int prepare_resume(cli_options *o)
 /* The chat template: --template, else the one the model's tokenizer.chat_template
  * renders, else llama2. note receives what was chosen and why, for the TUI's first
  * notice, the REPL's banner and --verbose. */
-static int choose_template(const cli_options *o, const model *m, const tokenizer *tok,
+static int choose_template(const app_options *o, const model *m, const tokenizer *tok,
                            chat_template **out, char *note, size_t size)
 {
     const char *jinja = m->meta ? gguf_get_string(m->meta, "tokenizer.chat_template", NULL) : NULL;
@@ -170,7 +170,7 @@ static int choose_template(const cli_options *o, const model *m, const tokenizer
     return 0;
 }
 
-static int run(cli_options *o)
+static int run(app_options *o)
 {
     kernels_init(o->isa);
 #ifdef _OPENMP
@@ -201,7 +201,7 @@ static int run(cli_options *o)
         return rc;
     }
     char found[4200];
-    if ((rc = cli_find_model(o, found, sizeof found)) != 0) {
+    if ((rc = discover_model(o, found, sizeof found)) != 0) {
         trace_reader_free(replay);
         return rc;
     }
@@ -209,7 +209,7 @@ static int run(cli_options *o)
     model_options_default(&mo);
     mo.weights = o->weights;
     if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
-        mo.progress = cli_progress_show;
+        mo.progress = progress_show;
         mo.progress_user = (void *)o->model_path;
     }
     model *m;
@@ -248,7 +248,7 @@ static int run(cli_options *o)
     if (o->verbose)
         fprintf(stderr, "llmchat: %s\n", tnote);
     char note[4600];
-    cli_model_note(o, m, note, sizeof note);
+    discover_model_note(o, m, note, sizeof note);
     if (o->mode == MODE_CHAT || o->mode == MODE_TUI)
         snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", tnote);
     o->model_note = note;
@@ -263,7 +263,7 @@ static int run(cli_options *o)
     case MODE_PERPLEXITY: rc = cli_perplexity(o, m, tok); break;
     case MODE_REPLAY: rc = cli_replay(o, m, tok, replay); break;
     case MODE_CHAT:
-    default: rc = cli_chat(o, m, tok); break;
+    default: rc = cli_repl(o, m, tok); break;
     }
     template_free(tmpl);
     tokenizer_close(tok);
@@ -274,10 +274,10 @@ static int run(cli_options *o)
 
 int main(int argc, char **argv)
 {
-    cli_options o;
-    int rc = cli_parse(argc, argv, &o);
+    app_options o;
+    int rc = options_parse(argc, argv, &o);
     if (rc == 0)
         rc = run(&o);
-    cli_options_free(&o);
+    options_free(&o);
     return rc < 0 ? 0 : rc;
 }

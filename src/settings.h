@@ -2,7 +2,7 @@
  * sampler's, the seed and the reply's step limit, named like the long options.
  *
  * The one place their values are parsed and checked: the command line and the config
- * file (cli_options.c's rows for these options) and /set in the REPL and the TUI all
+ * file (options.c's rows for these options) and /set in the REPL and the TUI all
  * go through settings_apply, so a value means the same everywhere. Applying them to
  * the engine's sampler and the chat's step limit is the front end's part; the
  * sampler takes them from the next token on. Also formats them for display. */

@@ -1,8 +1,8 @@
 /* test_config.c — the config file: its syntax (config_file.c: entries, comments, blank
  * lines, quotes, problems with their line numbers), every key of the option table with
- * a good and a bad value (cli_options.c: a warning naming the file, line and key, the
+ * a good and a bad value (options.c: a warning naming the file, line and key, the
  * setting unchanged), unknown keys, and the order in which defaults, the config file,
- * the environment and the command line apply (cli_parse on a config file in a
+ * the environment and the command line apply (options_parse on a config file in a
  * temporary XDG_CONFIG_HOME). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli_options.h"
+#include "options.h"
 #include "config_file.h"
 #include "testutil.h"
 
@@ -26,7 +26,7 @@ static config_file parse(const char *text)
 
 /* Applies text as a config file named "cfg" to o (defaults first); returns the
  * warnings it wrote, one per line (a static buffer). */
-static const char *apply(cli_options *o, const char *text)
+static const char *apply(app_options *o, const char *text)
 {
     static char *buf;
     static config_file cf;
@@ -37,8 +37,8 @@ static const char *apply(cli_options *o, const char *text)
     FILE *warn = open_memstream(&buf, &len);
     ck_assert_ptr_nonnull(warn);
     cf = parse(text);
-    cli_options_default(o);
-    cli_options_apply_config(o, &cf, "cfg", warn);
+    options_default(o);
+    options_apply_config(o, &cf, "cfg", warn);
     fclose(warn);
     return buf;
 }
@@ -210,7 +210,7 @@ enum { N_KEYS = sizeof keys / sizeof keys[0] };
 START_TEST(test_every_key_is_tested)
 {
     /* a key added to the table without a row above fails here */
-    for (const cli_option *r = cli_option_table; r->name; r++) {
+    for (const app_option *r = options_table; r->name; r++) {
         if (!r->config)
             continue;
         bool found = false;
@@ -219,7 +219,7 @@ START_TEST(test_every_key_is_tested)
         ck_assert_msg(found, "config key '%s' has no test value", r->name);
     }
     for (int i = 0; i < N_KEYS; i++) {
-        const cli_option *r = cli_option_find(keys[i].key);
+        const app_option *r = options_find(keys[i].key);
         ck_assert_msg(r && r->config, "'%s' is not a config key", keys[i].key);
     }
 }
@@ -234,7 +234,7 @@ START_TEST(test_every_key_good_value)
         strcat(text, keys[i].good);
         strcat(text, "\n");
     }
-    cli_options o;
+    app_options o;
     const char *warnings = apply(&o, text);
     ck_assert_msg(!*warnings, "warnings for good values: %s", warnings);
     ck_assert_str_eq(o.model_path, "m.bin");
@@ -267,14 +267,14 @@ END_TEST
 
 START_TEST(test_every_key_bad_value)
 {
-    cli_options defaults;
-    cli_options_default(&defaults);
+    app_options defaults;
+    options_default(&defaults);
     for (int i = 0; i < N_KEYS; i++) {
         if (!keys[i].bad)
             continue;
         char text[256];
         snprintf(text, sizeof text, "# line 1\n\n%s = %s\n", keys[i].key, keys[i].bad);
-        cli_options o;
+        app_options o;
         const char *w = apply(&o, text);
         char want[128];
         snprintf(want, sizeof want, "llmchat: cfg:3: %s ", keys[i].key);
@@ -295,7 +295,7 @@ END_TEST
 
 START_TEST(test_unknown_keys_and_problems_in_line_order)
 {
-    cli_options o;
+    app_options o;
     const char *w = apply(&o, "temprature = 0.5\n"   /* 1: a typo */
                               "threads = 2\n"         /* 2 */
                               "just words\n"          /* 3 */
@@ -315,7 +315,7 @@ END_TEST
 
 START_TEST(test_repeated_key_last_wins_and_tilde)
 {
-    cli_options o;
+    app_options o;
     setenv("HOME", "/home/ann", 1);
     const char *w = apply(&o, "top-k = 5\ntop-k = 7\nmodel = ~/models/x.bin\ntokenizer = ~x/t.bin\n");
     ck_assert_str_eq(w, "");
@@ -323,13 +323,13 @@ START_TEST(test_repeated_key_last_wins_and_tilde)
     ck_assert_str_eq(o.model_path, "/home/ann/models/x.bin");
     ck_assert_str_eq(o.tokenizer_path, "~x/t.bin"); /* only "~/" is the home */
     ck_assert_int_eq(o.model_line, 3);
-    cli_options_free(&o);
+    options_free(&o);
 }
 END_TEST
 
 START_TEST(test_bad_value_is_escaped)
 {
-    cli_options o;
+    app_options o;
     const char *w = apply(&o, "theme = \x1b[2Jdark\n");
     ck_assert_ptr_null(strchr(w, '\x1b'));
     ck_assert_ptr_nonnull(strstr(w, "\\x1B[2Jdark"));
@@ -358,19 +358,19 @@ static void write_config(const char *text)
     unsetenv("NO_COLOR");
 }
 
-static int parse_args(cli_options *o, const char *a1, const char *a2, const char *a3, const char *a4)
+static int parse_args(app_options *o, const char *a1, const char *a2, const char *a3, const char *a4)
 {
     char *argv[] = {"llmchat", (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL};
     int argc = 1;
     while (argv[argc])
         argc++;
-    return cli_parse(argc, argv, o);
+    return options_parse(argc, argv, o);
 }
 
 START_TEST(test_precedence)
 {
     write_config("temperature = 0.5\ntop-k = 9\nmodel = from-config.bin\ntheme = light\n");
-    cli_options o;
+    app_options o;
 
     /* the config file over the defaults */
     ck_assert_int_eq(parse_args(&o, "-m", "chat", NULL, NULL), 0);
@@ -380,7 +380,7 @@ START_TEST(test_precedence)
     ck_assert_str_eq(o.model_path, "from-config.bin");
     ck_assert_int_eq(o.model_source, MODEL_FROM_CONFIG);
     ck_assert_int_eq(o.theme, THEME_LIGHT);
-    cli_options_free(&o);
+    options_free(&o);
 
     /* the environment over the config file */
     setenv("LLMCHAT_MODEL", "from-env.bin", 1);
@@ -389,7 +389,7 @@ START_TEST(test_precedence)
     ck_assert_str_eq(o.model_path, "from-env.bin");
     ck_assert_int_eq(o.model_source, MODEL_FROM_ENV);
     ck_assert_int_eq(o.theme, THEME_MONO);
-    cli_options_free(&o);
+    options_free(&o);
 
     /* the command line over both */
     ck_assert_int_eq(parse_args(&o, "-t", "0.25", "--theme", "dark"), 0);
@@ -397,22 +397,22 @@ START_TEST(test_precedence)
     ck_assert_int_eq(o.sampler.top_k, 9);
     ck_assert_int_eq(o.theme, THEME_DARK);
     ck_assert_str_eq(o.model_path, "from-env.bin");
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "arg.bin", NULL, NULL, NULL), 0);
     ck_assert_str_eq(o.model_path, "arg.bin");
     ck_assert_int_eq(o.model_source, MODEL_FROM_ARGUMENT);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--model", "opt.bin", NULL, NULL), 0);
     ck_assert_str_eq(o.model_path, "opt.bin");
     ck_assert_int_eq(o.model_source, MODEL_FROM_ARGUMENT);
-    cli_options_free(&o);
+    options_free(&o);
     /* an empty environment variable counts as unset */
     setenv("LLMCHAT_MODEL", "", 1);
     setenv("NO_COLOR", "", 1);
     ck_assert_int_eq(parse_args(&o, NULL, NULL, NULL, NULL), 0);
     ck_assert_str_eq(o.model_path, "from-config.bin");
     ck_assert_int_eq(o.theme, THEME_LIGHT);
-    cli_options_free(&o);
+    options_free(&o);
 }
 END_TEST
 
@@ -424,59 +424,59 @@ START_TEST(test_config_and_no_config)
     ck_assert_ptr_nonnull(f);
     fputs("temperature = 0.125\n", f);
     fclose(f);
-    cli_options o;
+    app_options o;
     ck_assert_int_eq(parse_args(&o, "--config", other, NULL, NULL), 0);
     ck_assert_float_eq(o.sampler.temperature, 0.125f);
     ck_assert_str_eq(o.config_path, other);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--no-config", NULL, NULL, NULL), 0);
     ck_assert_float_eq(o.sampler.temperature, 1.0f);
     ck_assert_ptr_null(o.config_path);
-    cli_options_free(&o);
+    options_free(&o);
     remove(other);
     /* a missing --config FILE is an error; a missing default file is not */
     ck_assert_int_eq(parse_args(&o, "--config", other, NULL, NULL), 1);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--config", other, "--no-config", NULL), 2);
-    cli_options_free(&o);
+    options_free(&o);
     setenv("XDG_CONFIG_HOME", temp_path("no-such-xdg"), 1);
     ck_assert_int_eq(parse_args(&o, NULL, NULL, NULL, NULL), 0);
     ck_assert_float_eq(o.sampler.temperature, 1.0f);
-    cli_options_free(&o);
+    options_free(&o);
 }
 END_TEST
 
 START_TEST(test_command_line_errors_still_usage_errors)
 {
     write_config("temperature = warm\n"); /* a warning only */
-    cli_options o;
+    app_options o;
     ck_assert_int_eq(parse_args(&o, "-t", "0.5", NULL, NULL), 0);
     ck_assert_float_eq(o.sampler.temperature, 0.5f);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "-t", "warm", NULL, NULL), 2);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--theme", "blue", NULL, NULL), 2);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--history-size", "-3", NULL, NULL), 2);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--model", "a.bin", "b.bin", NULL), 2);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, "--no-such-option", NULL, NULL, NULL), 2);
-    cli_options_free(&o);
+    options_free(&o);
 }
 END_TEST
 
 START_TEST(test_flags_on_the_command_line)
 {
     write_config("mouse = yes\ntheme = light\n");
-    cli_options o;
+    app_options o;
     ck_assert_int_eq(parse_args(&o, "--no-mouse", "--no-color", NULL, NULL), 0);
     ck_assert(!o.mouse);
     ck_assert_int_eq(o.theme, THEME_MONO);
-    cli_options_free(&o);
+    options_free(&o);
     ck_assert_int_eq(parse_args(&o, NULL, NULL, NULL, NULL), 0);
     ck_assert(o.mouse);
-    cli_options_free(&o);
+    options_free(&o);
 }
 END_TEST
 

@@ -39,12 +39,12 @@ static const palette light = {
     {-1, COLOR_YELLOW, COLOR_CYAN, COLOR_RED, COLOR_BLACK},
 };
 
-void draw_start(tui_screen *scr, cli_theme theme)
+void draw_start(tui_screen *scr, app_theme theme)
 {
     curses_active = true;
     scr->colors = COLORS_NONE;
     scr->n_shades = 5;
-    /* mono: --theme mono, --no-color, NO_COLOR (cli_options.c folds them into theme) */
+    /* mono: --theme mono, --no-color, NO_COLOR (options.c folds them into theme) */
     if (theme == THEME_MONO || !has_colors())
         return;
     if (start_color() == ERR)

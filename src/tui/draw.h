@@ -11,7 +11,7 @@
 #include <curses.h>
 #include <stdbool.h>
 
-#include "../cli_options.h"
+#include "../options.h"
 
 typedef enum { COLORS_NONE = 0, COLORS_8, COLORS_256 } tui_colors;
 
@@ -39,7 +39,7 @@ enum { SHADES_MAX = 10 };
 /* Right after newterm: remembers that curses is active (for tui_restore_terminal)
  * and sets up the theme's colours: 256-colour ramp, 8-colour fallback, or none
  * (THEME_MONO, which --no-color and $NO_COLOR give, or a terminal without colours). */
-void draw_start(tui_screen *scr, cli_theme theme);
+void draw_start(tui_screen *scr, app_theme theme);
 /* The attribute for a colour pair, or fallback when colours are off. */
 attr_t draw_attr(const tui_screen *scr, int pair, attr_t fallback);
 /* Clears w and draws its border with title; the focused pane's border stands out. */

@@ -6,7 +6,7 @@
  * call readline's commands directly, and readline's redisplay does nothing: the line
  * is drawn with the panes. Readline never touches the tty (its prep/deprep, signal
  * and SIGWINCH handling are off) and writes only to /dev/null.
- * Owns the history file ($XDG_STATE_HOME/llmchat/history, found by cli_state_file). */
+ * Owns the history file ($XDG_STATE_HOME/llmchat/history, found by session_state_file). */
 #include "config.h"
 
 #include <limits.h>
@@ -122,7 +122,7 @@ input_line *input_open(const input_handler *h, int history_size)
     using_history();
     stifle_history(history_size);
     in->history_size = history_size;
-    in->history_path = history_size > 0 ? cli_state_file("history") : NULL;
+    in->history_path = history_size > 0 ? session_state_file("history") : NULL;
     if (in->history_path)
         read_history(in->history_path);
     rl_callback_handler_install(g_prompt, on_line);

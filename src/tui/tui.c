@@ -17,9 +17,9 @@
  * and actions), the input line, the status line and the help overlay. Keys are
  * looked up in the key table (keys.c) and run here or by the focused pane; slash
  * commands (command.c) run here. The chat is autosaved when a reply ends and after
- * every other change (cli_persist.h); SIGTERM, SIGHUP and SIGINT twice within a
+ * every other change (autosave.h); SIGTERM, SIGHUP and SIGINT twice within a
  * second restore the terminal, save and quit; a crash restores the terminal first
- * (cli_signals.h). */
+ * (signals.h). */
 #include "tui.h"
 
 #include <errno.h>
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "../cli.h"
-#include "../cli_signals.h"
+#include "../signals.h"
 #include "../clock.h"
 #include "../command.h"
 #include "help.h"
@@ -189,7 +189,7 @@ static void autosave(tui *t)
     if (!t->save.path && chat_turn_count(t->c) + chat_dropped_count(t->c) == 0)
         return;
     char msg[700];
-    if (!cli_autosave_now(&t->save, t->c, t->o, msg, sizeof msg) && *msg)
+    if (!autosave_now(&t->save, t->c, t->o, msg, sizeof msg) && *msg)
         tui_notice(t, "[%s]", msg);
 }
 
@@ -224,7 +224,7 @@ static bool load_chat(tui *t, const char *path)
     llm_err err;
     char notice[1200];
     stop_reply(t);
-    if (cli_load_chat(t->c, t->e, path, notice, sizeof notice, &err) != LLM_OK) {
+    if (autosave_load_chat(t->c, t->e, path, notice, sizeof notice, &err) != LLM_OK) {
         tui_notice(t, "[%s]", err.text);
         return false;
     }
@@ -239,8 +239,8 @@ static bool load_chat(tui *t, const char *path)
 /* /resume: the recent chats, or with N the N-th reopened (and saved to from then on). */
 static void resume(tui *t, const char *arg)
 {
-    cli_saved_chat list[CLI_RECENT_MAX];
-    int n = cli_recent_chats(list, CLI_RECENT_MAX, t->save.path);
+    saved_chat list[AUTOSAVE_RECENT_MAX];
+    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, t->save.path);
     if (!*arg) {
         if (n == 0) {
             tui_notice(t, "[no saved chats yet]");
@@ -264,7 +264,7 @@ static void resume(tui *t, const char *arg)
         return;
     }
     if (load_chat(t, list[k - 1].path))
-        cli_autosave_use(&t->save, list[k - 1].path);
+        autosave_use(&t->save, list[k - 1].path);
 }
 
 static void end_reply(tui *t, tui_run_state st)
@@ -425,10 +425,10 @@ static void run_command(tui *t, const command_call *cmd)
     }
     case CMD_SAVE: {
         bool all;
-        const char *file = cli_save_args(arg, &all);
+        const char *file = autosave_save_args(arg, &all);
         if (!*file)
             tui_notice(t, "[/save needs a file name: /save [--all] FILE]");
-        else if (cli_save_chat(t->c, t->o, file, all, &err) != LLM_OK)
+        else if (autosave_save_chat(t->c, t->o, file, all, &err) != LLM_OK)
             tui_notice(t, "[/save: %s]", err.text);
         else
             tui_notice(t, "[saved the dialog%s to %s]", all ? " with every branch" : "", file);
@@ -726,11 +726,11 @@ static void print_stats(const tui *t, const char *where)
 
 static int setup_core(tui *t, const model *m, const tokenizer *tok)
 {
-    const cli_options *o = t->o;
+    const app_options *o = t->o;
     llm_err err;
     err.text[0] = '\0';
     engine_options eo;
-    cli_engine_options(o, &eo);
+    session_engine_options(o, &eo);
     eo.top_n = TUI_TOP_N;
     eo.capture_attention = true;
     if (engine_new(m, tok, &eo, &t->e, &err) != LLM_OK) {
@@ -743,7 +743,7 @@ static int setup_core(tui *t, const model *m, const tokenizer *tok)
     }
     t->run.template_name = template_name(chat_get_template(t->c));
     t->live.sampler = *engine_sampler_config(t->e);
-    if (cli_open_trace(o, m, tok, t->e, &t->tr) != 0) /* it says why */
+    if (session_open_trace(o, m, tok, t->e, &t->tr) != 0) /* it says why */
         return 1;
     trace_set_template(t->tr, t->run.template_name);
     return 0;
@@ -820,7 +820,7 @@ static const char *crash_reset_bytes(bool mouse)
     return buf;
 }
 
-static void tui_init(tui *t, const cli_options *o)
+static void tui_init(tui *t, const app_options *o)
 {
     memset(t, 0, sizeof *t);
     t->o = o;
@@ -840,7 +840,7 @@ static bool have_terminal(void)
 
 static int run_screen(tui *t);
 
-int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
+int tui_run(const app_options *o, const model *m, const tokenizer *tok)
 {
     tui state;
     tui *t = &state;
@@ -854,7 +854,7 @@ int tui_run(const cli_options *o, const model *m, const tokenizer *tok)
     return run_screen(t);
 }
 
-int tui_view(const cli_options *o)
+int tui_view(const app_options *o)
 {
     tui state;
     tui *t = &state;
@@ -876,10 +876,10 @@ int tui_view(const cli_options *o)
 /* The screen and the loop, over the engine set up or the trace opened; frees both. */
 static int run_screen(tui *t)
 {
-    const cli_options *o = t->o;
+    const app_options *o = t->o;
     setlocale(LC_ALL, "");
     t->screen.utf8 = MB_CUR_MAX > 1;
-    cli_signals_install(); /* before curses: it keeps the terminal modes a crash restores */
+    signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     const char *term_name = getenv("TERM");
     /* no TERM at all: say so without asking curses, whose failed newterm leaks its state */
     SCREEN *scr = term_name && *term_name ? newterm(NULL, stdout, stdin) : NULL;
@@ -906,7 +906,7 @@ static int run_screen(tui *t)
         mousemask(ALL_MOUSE_EVENTS, NULL);
         mouseinterval(0);
     }
-    cli_signals_terminal_reset(crash_reset_bytes(o->mouse));
+    signals_terminal_reset(crash_reset_bytes(o->mouse));
     signal(SIGPIPE, SIG_IGN);
 
     open_panes(t);
@@ -921,7 +921,7 @@ static int run_screen(tui *t)
         tui_notice(t, "[system prompt: %s]", o->system);
     if (o->resume_path) {
         if (load_chat(t, o->resume_path))
-            cli_autosave_use(&t->save, o->resume_path);
+            autosave_use(&t->save, o->resume_path);
         t->save_pending = false;
     }
     if (o->prompt && *o->prompt && !t->view)
@@ -931,10 +931,10 @@ static int run_screen(tui *t)
     double next_frame = 0;
     double next_step = 0; /* monotonic ms when slow motion allows the next token */
     while (!t->quit) {
-        if (cli_quit_signal)
+        if (signals_quit)
             break;
-        if (cli_interrupted) {
-            cli_interrupted = 0;
+        if (signals_interrupted) {
+            signals_interrupted = 0;
             stop_reply(t);
         }
         bool busy = replying(t) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
@@ -993,7 +993,7 @@ static int run_screen(tui *t)
     tui_restore_terminal();
     delscreen(scr);
     if (history_errno) {
-        char *path = cli_state_file("history");
+        char *path = session_state_file("history");
         fprintf(stderr, "llmchat: cannot write the input history %s: %s\n", path ? path : "",
                 strerror(history_errno));
         free(path);
@@ -1002,15 +1002,15 @@ static int run_screen(tui *t)
     if (stats && *stats && strcmp(stats, "0") != 0)
         print_stats(t, stats);
     int rc = 0;
-    if (cli_quit_signal) {
+    if (signals_quit) {
         /* SIGTERM, SIGHUP or SIGINT twice: the terminal is back; save, say so */
-        int sig = cli_quit_signal;
+        int sig = signals_quit;
         autosave(t);
         if (t->save.path && !t->save.warned)
             fprintf(stderr, "llmchat: quitting on %s; the chat is saved in %s\n",
-                    cli_signal_name(sig), t->save.path);
+                    signals_name(sig), t->save.path);
         else
-            fprintf(stderr, "llmchat: quitting on %s\n", cli_signal_name(sig));
+            fprintf(stderr, "llmchat: quitting on %s\n", signals_name(sig));
         rc = 128 + sig;
     } else if (t->save_pending) {
         autosave(t);
@@ -1019,7 +1019,7 @@ static int run_screen(tui *t)
         llm_err err;
         chat_stop(t->c, &err);
     }
-    cli_autosave_free(&t->save);
+    autosave_free(&t->save);
     free(t->pending);
     close_panes(t);
     teardown_core(t);

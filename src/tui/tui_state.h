@@ -11,8 +11,8 @@
 #include <stdbool.h>
 
 #include "../chat.h"
-#include "../cli_options.h"
-#include "../cli_persist.h"
+#include "../options.h"
+#include "../autosave.h"
 #include "../engine.h"
 #include "../settings.h"
 #include "../trace.h"
@@ -40,7 +40,7 @@ enum { /* dirty bits: which parts of the screen need redrawing */
 };
 
 typedef struct tui {
-    const cli_options *o;
+    const app_options *o;
     engine *e;          /* owned */
     chat *c;            /* owned */
     trace_writer *tr;   /* owned; NULL without --trace */
@@ -75,9 +75,9 @@ typedef struct tui {
                                changed by /set */
     int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
 
-    /* the saved chat (cli_persist.h): written when a reply ends, and once idle after
+    /* the saved chat (autosave.h): written when a reply ends, and once idle after
      * every other change (steering, /system, /reset, /load) */
-    cli_autosave save;
+    autosave_file save;
     bool save_pending;
 
     /* where the time goes while replies run (printed with LLMCHAT_TUI_STATS=1) */
