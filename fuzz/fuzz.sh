@@ -28,7 +28,7 @@ command -v "$cc" >/dev/null 2>&1 || {
 
 flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 # -I. finds the build's config.h (which kernel tables this build has)
-flags="$flags -I. -I$srcdir/src -I$srcdir/fuzz -DFUZZ_SRCDIR=\"$(cd "$srcdir" && pwd)\""
+flags="$flags -I. -I$srcdir/src/base -I$srcdir/src/kernels -I$srcdir/src/formats -I$srcdir/src/core -I$srcdir/fuzz -DFUZZ_SRCDIR=\"$(cd "$srcdir" && pwd)\""
 mkdir -p "$out/obj"
 
 # ---- the core, once, instrumented for coverage ----

@@ -1,13 +1,64 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader behind --view and --replay
- * (trace_read_buffer) on arbitrary bytes. A trace that reads must hand out records
- * whose candidate, attention and lens arrays are as long as the header's shape says
- * (ASan watches every read), a piece for every vocabulary id, and problems that are
- * NUL-terminated lines. */
+ * (trace_read_buffer) on arbitrary bytes, then the replay behind --replay --compare on
+ * the bundled chat model. A trace that reads must hand out records whose candidate,
+ * attention and lens arrays are as long as the header's shape says (ASan watches every
+ * read), a piece for every vocabulary id, and problems that are NUL-terminated lines.
+ * Its final sequence (holes, reordered and duplicated positions as the file has them)
+ * replays without a crash, and every position and token the replay's summary names for
+ * the report is one that the replay ran. */
 #include "fuzz.h"
 
 #include <string.h>
 
+#include "replay.h"
 #include "trace_read.h"
+
+static model *mdl;
+static tokenizer *tok;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    llm_err err;
+    if (model_open(fuzz_source_path("data/models/chat260K.bin"), NULL, &mdl, &err) != LLM_OK ||
+        tokenizer_open(fuzz_source_path("data/models/tok512.bin"), 512, &tok, &err) != LLM_OK) {
+        fprintf(stderr, "fuzz_trace: %s\n", err.text);
+        exit(1);
+    }
+    return 0;
+}
+
+/* Replays the trace's final sequence as --replay --compare does and checks the summary
+ * that its report prints from. */
+static void replay_sequence(const trace_reader *r)
+{
+    const step_record **seq;
+    int n = trace_reader_final(r, &seq);
+    FUZZ_CHECK(n >= 0);
+    if (n == 0 || n > mdl->config.seq_len) {
+        free(seq);
+        return;
+    }
+    engine_options eo;
+    engine_options_default(&eo);
+    engine *e;
+    llm_err err;
+    FUZZ_CHECK(engine_new(mdl, tok, &eo, &e, &err) == LLM_OK);
+    replay_summary s;
+    replay_run(e, seq, n, NULL, NULL, &s, &err);
+    int vocab = mdl->config.vocab_size;
+    FUZZ_CHECK(s.positions <= n && s.compared <= s.positions && s.top1_same <= s.compared);
+    FUZZ_CHECK(s.sampled_same <= s.sampled && s.sampled <= s.positions);
+    if (s.first_top1_diff >= 0)
+        FUZZ_CHECK(s.first_top1_diff < s.positions && s.first_top1_diff_token >= 0 &&
+                   s.first_top1_diff_token < vocab);
+    if (s.first_choice_diff >= 0)
+        FUZZ_CHECK(s.first_choice_diff < s.positions && s.first_choice_diff_token >= 0 &&
+                   s.first_choice_diff_token < vocab);
+    engine_free(e);
+    free(seq);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -47,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int i = 0; i < trace_reader_problem_count(r); i++)
         FUZZ_CHECK(strlen(trace_reader_problem(r, i)) < 4096);
+    replay_sequence(r);
     (void)sink;
     trace_reader_free(r);
     return 0;

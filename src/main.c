@@ -11,7 +11,10 @@
 #endif
 
 #include "chatfile.h"
+#include "cpus.h"
 #include "cli.h"
+#include "session.h"
+#include "discover.h"
 #include "options.h"
 #include "progress.h"
 #include "autosave.h"
@@ -170,13 +173,36 @@ static int choose_template(const app_options *o, const model *m, const tokenizer
     return 0;
 }
 
+/* The thread count: -T (or the config's `threads`), else the CPUs this process may run
+ * on, never more. More than those is allowed and said: threads then take turns on the
+ * CPUs. `said` receives that sentence (empty when not oversubscribed) for the TUI's and
+ * the REPL's first notice; other modes print it to stderr. */
+static void choose_threads(const app_options *o, char *said, size_t size)
+{
+    int cpus = cpus_usable(), over = 0;
+    int n = cpus_threads(o->threads, cpus, &over);
+    said[0] = '\0';
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    n = 1;
+    over = 0;
+#endif
+    if (over)
+        snprintf(said, size, "-T %d oversubscribes: more threads than the %d CPU%s this "
+                 "process may run on, so they take turns (slower)", n, cpus, cpus == 1 ? "" : "s");
+    if (over && o->mode != MODE_TUI)
+        fprintf(stderr, "llmchat: %s\n", said);
+    if (o->verbose)
+        fprintf(stderr, "llmchat: %d thread%s (%d CPU%s this process may run on)\n", n,
+                n == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
+}
+
 static int run(app_options *o)
 {
     kernels_init(o->isa);
-#ifdef _OPENMP
-    if (o->threads > 0)
-        omp_set_num_threads(o->threads);
-#endif
+    static char threads_said[160];
+    choose_threads(o, threads_said, sizeof threads_said);
     int rc;
     /* tokenize -z needs no model unless one is named on the command line */
     if (o->mode == MODE_TOKENIZE && o->tokenizer_path && o->model_source != MODEL_FROM_ARGUMENT) {
@@ -251,6 +277,8 @@ static int run(app_options *o)
     discover_model_note(o, m, note, sizeof note);
     if (o->mode == MODE_CHAT || o->mode == MODE_TUI)
         snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", tnote);
+    if (o->mode == MODE_TUI && threads_said[0])
+        snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", threads_said);
     o->model_note = note;
     /* the TUI and the REPL's banner show the note; elsewhere only the fallback is told */
     bool repl = o->mode == MODE_CHAT && isatty(STDIN_FILENO);

@@ -6,7 +6,8 @@
 # resident too); --scaling adds the thread and stream speedups; the
 # file it writes is a model llmchat itself loads and runs; bad options get a message
 # and a non-zero exit; --anchor writes a GGUF file of the shape and reads a llama-bench's
-# JSON back (a stand-in that checks the file). Asserts no speed: timing belongs to the
+# JSON back (a stand-in that checks the file); --sweep prints one row per thread count,
+# 1, 2, 4, ... up to -T, each with llama-bench run on that count. Asserts no speed: timing belongs to the
 # benchmark, not to tests.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
@@ -36,6 +37,8 @@ for k in positive:
     v = r.get(k)
     if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
         sys.exit("%s = %r, not a positive number" % (k, v))
+if r.get("bandwidth_way") not in ("plain", "t0", "nta"):
+    sys.exit("bandwidth_way = %r" % r.get("bandwidth_way"))
 if r["prefill_tokens"] != 32:
     sys.exit("prefill_tokens = %r, asked for 32" % r["prefill_tokens"])
 # decode reads every weight byte once a token: about the file (less its header, plus
@@ -129,7 +132,9 @@ for name, dims in want.items():
         d = struct.unpack_from("<e", data, start + off)[0]
         assert 0 < d < 1, (name, d)
         assert b"\x80" not in data[start + off + 2:start + off + 34], name
-rate = lambda p, g: {"n_prompt": p, "n_gen": g, "avg_ts": 100.0, "stddev_ts": 0.0}
+import os
+per = int(opt["-t"]) if os.environ.get("FAKE_PER_THREAD") else 1  # --sweep: tells -t apart
+rate = lambda p, g: {"n_prompt": p, "n_gen": g, "avg_ts": 100.0 * per, "stddev_ts": 0.0}
 print(json.dumps([rate(n_prompt, 0), rate(0, n_gen)], indent=2))
 PYEOF
 run_bench --shape 15M --json --steps 16 --prompt 32 --cache "$T/cache" --anchor "$T/llama-bench" \
@@ -155,6 +160,38 @@ if r["anchor_prompt"] != 32 or r["anchor_gen"] != 128:
     sys.exit("pp%r tg%r" % (r["anchor_prompt"], r["anchor_gen"]))
 PYEOF
 pass "--anchor: a GGUF file of the shape that a llama-bench reads, its figures read back, median ratios"
+
+# ---- --sweep: one row per thread count, 1, 2, 4, ... up to -T, llama-bench beside it ----
+FAKE_PER_THREAD=1 run_bench --shape 15M --json --sweep -T 3 --prompt 32 --cache "$T/cache" \
+    --anchor "$T/llama-bench" --rounds 1 --anchor-reps 1 </dev/null
+assert_status 0
+"$PYTHON" - "$T/out" <<'PYEOF' || fail "--sweep's rows are not what --help documents"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+threads = [r.get("sweep_threads") for r in rows]
+if threads != [1, 2, 3]:
+    sys.exit("thread counts %r, expected [1, 2, 3]" % threads)
+for r in rows:
+    t = r["sweep_threads"]
+    if r.get("shape") != "15M" or r.get("rounds") != 1:
+        sys.exit("row %r" % r)
+    if not (r["prefill_tok_s"] > 0 and r["decode_tok_s"] > 0):
+        sys.exit("llmchat's figures at %d threads: %r" % (t, r))
+    # the stand-in answers 100 x its -t: the row's llama-bench ran on the row's threads
+    if r["llamacpp_prefill_tok_s"] != [100.0 * t] or r["llamacpp_decode_tok_s_median"] != 100.0 * t:
+        sys.exit("llama-bench at %d threads answered %r" % (t, r["llamacpp_prefill_tok_s"]))
+    if abs(r["decode_ratio"] - r["decode_tok_s"] / (100.0 * t)) > 1e-3 * r["decode_ratio"] + 1e-3:
+        sys.exit("decode_ratio %r at %d threads" % (r["decode_ratio"], t))
+PYEOF
+unset FAKE_PER_THREAD # (an assignment before a function may stay)
+pass "--sweep --json: rows for 1, 2 and 3 threads, llama-bench on each row's count"
+
+run_bench --shape 15M --sweep -T 2 --prompt 32 --cache "$T/cache" --rounds 1 </dev/null
+assert_status 0
+assert_file_contains "sweep table" "$T/out" "llmchat-bench --sweep: 15M"
+rows=$(awk '$1 ~ /^[0-9]+$/ {print $1}' "$T/out" | tr '\n' ' ')
+[ "$rows" = "1 2 " ] || fail "sweep table rows for threads '$rows', expected '1 2 ': $(cat "$T/out")"
+pass "--sweep table without llama.cpp: one row for 1 and for 2 threads"
 
 # without a llama-bench the comparison is skipped with a message, the rest is measured
 unset LLMCHAT_ANCHOR_LLAMA_BENCH

@@ -61,10 +61,10 @@ pass "/save --all writes both branches (version 2); /save the branch on screen (
 
 type_text "/reset"
 keys Enter
-wait_for "[the dialog was reset]"
+wait_for "[the conversation was reset]"
 type_text "/load $T/all.json"
 keys Enter
-wait_for "[loaded $T/all.json: 1 turn]"
+wait_for "[loaded $T/all.json (1 turn)]"
 wait_for "Assistant [branch 1/2]: "
 keys Tab Tab '>'
 wait_for "Assistant [branch 2/2]: "

@@ -65,7 +65,7 @@ while read -r delay; do
     # the file loads, with llmchat's own reader ...
     XDG_STATE_HOME=$STATE run_llmchat -m chat -T 1 --resume </dev/null
     assert_status 0
-    assert_file_contains "kill $kills after ${delay}s: the saved chat" "$T/err" "resumed $f"
+    assert_file_contains "kill $kills after ${delay}s: the saved chat" "$T/err" "loaded $f"
     # ... and holds every reply printed whole, word for word
     "$PYTHON" - "$f" "$T/in" "$T/printed" "$done_lines" <<'PYEOF' || fail "kill $kills after ${delay}s: the saved chat lacks a completed turn (above)"
 import json, sys

@@ -63,7 +63,7 @@ first=$(newest_chat)
 printf '%s\n' "$m3" >"$T/in"
 XDG_STATE_HOME=$STATE run_llmchat -m chat --resume --weights f32 <"$T/in"
 assert_status 0
-assert_file_contains "the resume message" "$T/err" "resumed $first (2 turns)"
+assert_file_contains "the resume message" "$T/err" "loaded $first (2 turns)"
 assert_eq "the reply after --resume" "$(cat "$T/want3")" "$(cat "$T/out")"
 [ "$(newest_chat)" = "$first" ] || fail "--resume did not go on in $first"
 assert_eq "turns after --resume" 3 "$(json_get "$first" 'len(d["turns"])')"
@@ -103,7 +103,7 @@ assert_status 0
 assert_file_contains "/resume's list" "$T/err" "recent chats"
 assert_file_contains "/resume's list" "$T/err" "turns  $m1"
 assert_file_contains "/resume out of range" "$T/err" "/resume takes the number of a chat"
-assert_file_contains "/resume 1" "$T/err" "reopened "
+assert_file_contains "/resume 1" "$T/err" "loaded "
 pass "/resume lists the recent chats and reopens one"
 
 # ---- signals ----

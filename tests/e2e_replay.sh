@@ -63,6 +63,7 @@ kl=$(sed -n 's/^KL divergence.*: mean \([0-9.]*\), max.*/\1/p' "$T/out")
 rows=$(grep -c '^ *[0-9][0-9]*  \(prompt\|gen\)' "$T/out")
 [ "$rows" -ge 120 ] || fail "only $rows per-position rows"
 assert_file_contains "compare names the new model" "$T/out" "now: stories260K_q80.bin (q8_0 weights"
+grep -q "^    0  prompt  '<s>' " "$T/out" || fail "BOS is not shown as '<s>' in the compare table"
 pass "int8 twin agrees on $agree% of top-1 predictions (mean KL $kl)"
 
 # the same model against itself: every top-1, no divergence
@@ -85,6 +86,26 @@ assert_file_contains "cut line" "$T/err" "cut.jsonl: line 41: cut short"
 assert_file_contains "lost record" "$T/out" "positions without a record, run from the one before: 1"
 assert_file_contains "replayed" "$T/out" "reproduced"
 pass "a damaged trace is replayed as far as it reads, bad lines named"
+
+# ---- a lost record at the very position the report names: the report takes the
+# position's token from what was replayed, never from the missing record ----
+run_llmchat --replay "$T/run.jsonl" -z "$tok" "$DATA/stories260K_q80.bin"
+p=$(sed -n 's/^llmchat: the replay differs from the trace at position \([0-9]*\):.*/\1/p' "$T/err")
+[ -n "$p" ] || fail "the int8 twin made every choice again: no position to remove"
+grep -v "^{\"pos\":$p," "$T/run.jsonl" >"$T/hole.jsonl"
+run_llmchat --replay "$T/hole.jsonl" -z "$tok" "$DATA/stories260K_q80.bin"
+assert_status 1
+assert_file_contains "hole filled" "$T/out" "positions without a record, run from the one before: 1"
+assert_file_contains "hole named" "$T/err" "the replay differs from the trace at position $p: the trace has '"
+run_llmchat --replay "$T/run.jsonl" --compare -z "$tok" "$DATA/stories260K_q80.bin"
+p=$(sed -n 's/^first top-1 difference: position \([0-9]*\) .*/\1/p' "$T/out")
+[ -n "$p" ] || fail "the int8 twin agrees on every top-1: no position to remove"
+grep -v "^{\"pos\":$p," "$T/run.jsonl" >"$T/hole.jsonl"
+run_llmchat --replay "$T/hole.jsonl" --compare -z "$tok" "$DATA/stories260K_q80.bin"
+assert_status 0
+assert_file_contains "hole filled" "$T/out" "positions without a record, run from the one before: 1"
+grep -q "^first top-1 difference: position [0-9]* (after '" "$T/out" || fail "no first top-1 difference line"
+pass "--replay and --compare report on a trace whose named position lost its record"
 
 # ---- refused ----
 run_llmchat --replay "$T/nonexistent.jsonl"

@@ -12,8 +12,8 @@ run_llmchat -m chat -s 5 --trace "$T/trace.jsonl" "$model" <"$T/in"
 assert_status 0
 assert_file_contains "/set alone" "$T/err" \
     "llmchat: temperature 1  top-k 0  top-p 0.9  min-p 0  repeat-penalty 1  repeat-last-n 64  seed 5  steps 0"
-assert_file_contains "/set temperature" "$T/err" "llmchat: temperature 0.5  top-k 0"
-assert_file_contains "/set top-k" "$T/err" "llmchat: temperature 0.5  top-k 7  top-p 0.9"
+assert_file_contains "/set temperature" "$T/err" "llmchat: from the next token: temperature 0.5  top-k 0"
+assert_file_contains "/set top-k" "$T/err" "llmchat: from the next token: temperature 0.5  top-k 7  top-p 0.9"
 assert_file_contains "bad value" "$T/err" "llmchat: /set: top-p must be in (0, 1], got '2'"
 assert_file_contains "bad name" "$T/err" "llmchat: /set: unknown setting 'nonsense'"
 assert_file_contains "unchanged after bad ones" "$T/err" \

@@ -123,7 +123,7 @@ for line in "/help" "/reset" "/system Be brief."; do
     type_text "$line"
     keys Enter
 done
-wait_err_has "system prompt set"
+wait_err_has "system prompt: "
 keys C-d
 wait_exit
 [ "$rc" -eq 0 ] || fail "the REPL exited $rc"

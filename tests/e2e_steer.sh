@@ -17,7 +17,7 @@
 save() {
     type_text "/save $T/$1"
     keys Enter
-    wait_for "[saved the dialog to $T/$1]"
+    wait_for "[saved to $T/$1]"
 }
 
 # The focus starts on the input line; Tab Tab reaches Tokens, Tab Tab from there
@@ -95,7 +95,7 @@ keys Enter
 wait_for "[/force needs text"
 type_text "/reset"
 keys Enter
-wait_for "[the dialog was reset]"
+wait_for "[the conversation was reset]"
 keys Tab Tab BSpace
 wait_for "[there is no reply to take tokens back from]"
 pass "steering past the reply's start, without text or without a reply explains itself"

@@ -115,7 +115,7 @@ wait_for "[no saved chats yet]" # the only one is this session's own
 cp "$saved" "$T/copy.json"
 type_text "/reset"
 keys Enter
-wait_for "[the dialog was reset]"
+wait_for "[the conversation was reset]"
 wait_gone "Tell me a story about Tom."
 type_text "/load $T/copy.json"
 keys Enter

@@ -411,12 +411,12 @@ static Suite *branch_suite(void)
     tcase_add_test(core, test_stash_and_divergence);
     tcase_add_test(core, test_branches_in_the_file);
     suite_add_tcase(s, core);
-    TCase *chat = tcase_create("chat");
-    tcase_add_checked_fixture(chat, setup, teardown);
-    tcase_set_timeout(chat, 120);
-    tcase_add_test(chat, test_switch_back_restores_the_branch);
-    tcase_add_test(chat, test_branches_survive_save_all);
-    suite_add_tcase(s, chat);
+    TCase *dialog = tcase_create("chat");
+    tcase_add_checked_fixture(dialog, setup, teardown);
+    tcase_set_timeout(dialog, 120);
+    tcase_add_test(dialog, test_switch_back_restores_the_branch);
+    tcase_add_test(dialog, test_branches_survive_save_all);
+    suite_add_tcase(s, dialog);
     return s;
 }
 

@@ -407,12 +407,12 @@ static Suite *chatfile_suite(void)
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_refusals);
     suite_add_tcase(s, limits);
-    TCase *chat = tcase_create("chat");
-    tcase_add_checked_fixture(chat, setup, teardown);
-    tcase_add_test(chat, test_save_restore_same_state);
-    tcase_add_test(chat, test_open_reply_comes_back_cut);
-    tcase_add_test(chat, test_dropped_turns_and_small_context);
-    suite_add_tcase(s, chat);
+    TCase *dialog = tcase_create("chat");
+    tcase_add_checked_fixture(dialog, setup, teardown);
+    tcase_add_test(dialog, test_save_restore_same_state);
+    tcase_add_test(dialog, test_open_reply_comes_back_cut);
+    tcase_add_test(dialog, test_dropped_turns_and_small_context);
+    suite_add_tcase(s, dialog);
     return s;
 }
 

@@ -1,7 +1,9 @@
 /* test_command.c — the slash-command table and parser shared by the REPL and the TUI:
  * names, aliases, blanks around names and arguments, lines that are not commands,
- * unknown names; /help's descriptions; and the table against the man page's CHAT
- * COMMANDS section (man/llmchat.1 under LLMCHAT_SRCDIR), both ways. */
+ * unknown names; /help's descriptions; command_run's refusals and dispatch through a
+ * recording host (what both front ends hear is the same words); and the table against
+ * the man page's CHAT COMMANDS section (man/llmchat.1 under LLMCHAT_SRCDIR), both
+ * ways. */
 #include <string.h>
 
 #include "command.h"
@@ -131,6 +133,73 @@ static void man_commands(char *text, size_t size, char names[][32], int *n)
     fclose(f);
 }
 
+/* A host that records what the commands say and ask for. */
+typedef struct {
+    char said[8][256];
+    int n_said, quits, helps, forces, read_onlys;
+    char forced[64];
+} recorder;
+
+static void rec_say(command_host *h, const char *text)
+{
+    recorder *r = h->user;
+    if (r->n_said < 8)
+        snprintf(r->said[r->n_said++], sizeof r->said[0], "%s", text);
+}
+static void rec_quit(command_host *h) { ((recorder *)h->user)->quits++; }
+static void rec_help(command_host *h) { ((recorder *)h->user)->helps++; }
+static void rec_read_only(command_host *h) { ((recorder *)h->user)->read_onlys++; }
+static void rec_force(command_host *h, const char *text)
+{
+    recorder *r = h->user;
+    r->forces++;
+    snprintf(r->forced, sizeof r->forced, "%s", text);
+}
+static void rec_changed(command_host *h, command_change what) { (void)h, (void)what; }
+
+static void run_line(command_host *h, const char *text)
+{
+    bool is;
+    command_call c = parse(text, &is);
+    ck_assert(is);
+    command_run(h, &c);
+}
+
+START_TEST(test_run_refusals_and_dispatch)
+{
+    int n;
+    const command_info *t = command_table(&n);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(t[i].run != NULL, "/%s has no handler", t[i].name);
+
+    recorder r;
+    memset(&r, 0, sizeof r);
+    /* the REPL's host with no chat: what needs a model is refused before its handler */
+    command_host h = {.front_end = COMMAND_REPL, .user = &r, .say = rec_say, .quit = rec_quit,
+                      .help = rec_help, .changed = rec_changed};
+    run_line(&h, "/frobnicate now");
+    ck_assert_str_eq(r.said[0], "unknown command /frobnicate (try /help)");
+    run_line(&h, "/force hello");
+    ck_assert_str_eq(r.said[1], "/force works only in the TUI");
+    run_line(&h, "/reset");
+    ck_assert_str_eq(r.said[2], "read-only: viewing a trace");
+    run_line(&h, "/q");
+    run_line(&h, "/help");
+    ck_assert_int_eq(r.quits, 1);
+    ck_assert_int_eq(r.helps, 1);
+    ck_assert_int_eq(r.n_said, 3);
+
+    /* the TUI's host: /force reaches its force, the read-only refusal its own */
+    memset(&r, 0, sizeof r);
+    h.front_end = COMMAND_TUI;
+    h.force = rec_force;
+    h.read_only = rec_read_only;
+    run_line(&h, "/set temperature 0");
+    ck_assert_int_eq(r.read_onlys, 1);
+    ck_assert_int_eq(r.n_said, 0);
+}
+END_TEST
+
 START_TEST(test_table_in_man_page)
 {
     static char text[20000];
@@ -168,6 +237,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_blanks);
     tcase_add_test(tc, test_not_commands_and_unknown);
     tcase_add_test(tc, test_table);
+    tcase_add_test(tc, test_run_refusals_and_dispatch);
     tcase_add_test(tc, test_table_in_man_page);
     suite_add_tcase(s, tc);
     return s;

@@ -450,9 +450,9 @@ START_TEST(test_prompt_records_off)
     ck_assert_int_eq(engine_new(m, tok, &o, &eager, &err), LLM_OK);
     o.record_prompt = false;
     ck_assert_int_eq(engine_new(m, tok, &o, &lazy, &err), LLM_OK);
-    observed seen;
-    memset(&seen, 0, sizeof seen);
-    engine_set_observer(lazy, observe_candidates, &seen);
+    observed watched;
+    memset(&watched, 0, sizeof watched);
+    engine_set_observer(lazy, observe_candidates, &watched);
     int ids[64];
     int n = prompt_ids("Once upon a time", ids, 64);
     int n2 = prompt_ids("Lily saw a big red ball", ids + n, 64 - n);
@@ -465,10 +465,10 @@ START_TEST(test_prompt_records_off)
     int total = engine_pos(lazy);
     ck_assert_int_eq(total, engine_pos(eager));
     for (int p = 0; p < n - 1; p++) {
-        ck_assert_int_eq(seen.n_top[p], 0);
-        ck_assert(isnan(seen.next_prob[p]));
+        ck_assert_int_eq(watched.n_top[p], 0);
+        ck_assert(isnan(watched.next_prob[p]));
     }
-    ck_assert_int_eq(seen.n_top[n - 1], 10); /* the one that was sampled from */
+    ck_assert_int_eq(watched.n_top[n - 1], 10); /* the one that was sampled from */
     /* newest first */
     for (int p = total - 1; p >= 0; p--) {
         const step_record *a = engine_record(eager, p), *b = engine_record(lazy, p);

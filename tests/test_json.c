@@ -1,5 +1,5 @@
 /* test_json.c — the JSON reader: values of every type, string escapes (UTF-8,
- * surrogate pairs, raw-byte escapes as trace_json_string writes them), exact 64-bit
+ * surrogate pairs, raw-byte escapes as json_write_string writes them), exact 64-bit
  * integers, a decimal comma locale, and refusals with line and column for broken
  * text, trailing garbage and nesting beyond the depth limit. */
 #include <locale.h>
@@ -83,7 +83,7 @@ START_TEST(test_strings)
     json_value *v = parse_ok("[\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\", \"\\u00e9\", \"\\u20ac\\ud83d\\ude00\","
                              " \"caf\xc3\xa9\", \"nul\\u0000in\"]");
     ck_assert_str_eq(json_at(v, 0)->text, "a\"b\\c/d\b\f\n\r\t");
-    /* \u0080..\u00FF are raw bytes (what trace_json_string writes for invalid UTF-8) */
+    /* \u0080..\u00FF are raw bytes (what json_write_string writes for invalid UTF-8) */
     ck_assert_uint_eq(json_at(v, 1)->length, 1);
     ck_assert_int_eq((unsigned char)json_at(v, 1)->text[0], 0xE9);
     ck_assert_str_eq(json_at(v, 2)->text, "\xe2\x82\xac\xf0\x9f\x98\x80");
@@ -94,7 +94,7 @@ START_TEST(test_strings)
 }
 END_TEST
 
-/* Whatever bytes trace_json_string writes, the reader gives back. */
+/* Whatever bytes json_write_string writes, the reader gives back. */
 START_TEST(test_round_trip_bytes)
 {
     char in[256];
@@ -105,9 +105,9 @@ START_TEST(test_round_trip_bytes)
     FILE *f = fopen(path, "w+");
     ck_assert_ptr_nonnull(f);
     fputc('[', f);
-    trace_json_string(f, in);
+    json_write_string(f, in);
     fputc(',', f);
-    trace_json_string(f, "\xf0\x9f\x98\x80 \xc3\xa9 \xc3 \xff");
+    json_write_string(f, "\xf0\x9f\x98\x80 \xc3\xa9 \xc3 \xff");
     fputc(']', f);
     rewind(f);
     char text[4096];

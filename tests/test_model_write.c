@@ -173,9 +173,9 @@ START_TEST(test_gguf_q8_0_and_llama2c_v2)
     ck_assert_int_eq(qb->type, TENSOR_Q8_0);
     ck_assert_int_eq(qb->stride, qa->cols);
     for (int r = 0; r < qa->rows; r++)
-        for (int g = 0; g < qa->cols / 32; g++) {
-            const uint8_t *block = tensor_block(qa, r, g);
-            const size_t at = (size_t)r * qb->stride + (size_t)g * 32;
+        for (int blk = 0; blk < qa->cols / 32; blk++) {
+            const uint8_t *block = tensor_block(qa, r, blk);
+            const size_t at = (size_t)r * qb->stride + (size_t)blk * 32;
             ck_assert(memcmp(quant_block_values(block), qb->q + at, 32) == 0);
             float scale = quant_block_scale(block);
             ck_assert_float_eq_tol(qb->scale[at / 32], scale, fabsf(scale) * 1e-6f);

@@ -140,10 +140,10 @@ END_TEST
 
 /* A copy of GGUF file src (in tests/data) at dst in which "<|im_start|>" and
  * "<|im_end|>" are control tokens: appended to the vocabulary when append, else in place
- * of its last two tokens; with chat_template (when not NULL) as tokenizer.chat_template.
+ * of its last two tokens; with template_text (when not NULL) as tokenizer.chat_template.
  * Tensors are copied as they are. */
 static const char *write_chatml_variant(const char *src, const char *dst, bool append,
-                                        const char *chat_template)
+                                        const char *template_text)
 {
     const char *path = temp_path(dst);
     size_t size;
@@ -187,8 +187,8 @@ static const char *write_chatml_variant(const char *src, const char *dst, bool a
             gguf_writer_add_int32_array(w, key, t, n);
         free(v), free(lens), free(f), free(t);
     }
-    if (chat_template)
-        gguf_writer_add_string(w, "tokenizer.chat_template", chat_template);
+    if (template_text)
+        gguf_writer_add_string(w, "tokenizer.chat_template", template_text);
     gguf_copy_tensor_infos(w, g);
     FILE *out = fopen(path, "wb");
     ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "json.h"
 #include "trace.h"
 
 /* ---------------------------------------------------------------- a strict JSON parser */
@@ -452,13 +453,13 @@ static void free_lines(lines *l)
     l->n = 0;
 }
 
-/* trace_json_string into a string. */
+/* json_write_string into a string. */
 static char *json_of(const char *s)
 {
     char *out = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&out, &size);
-    trace_json_string(f, s);
+    json_write_string(f, s);
     fclose(f);
     return out;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "textfmt.h"
 #include "tui/format.h"
 #include "tui/layout.h"
 
@@ -201,13 +202,13 @@ END_TEST
 START_TEST(test_counts_and_rates)
 {
     char b[32];
-    tuifmt_count(260000, b, sizeof b);
+    textfmt_count(260000, b, sizeof b);
     ck_assert_str_eq(b, "260K");
-    tuifmt_count(15200000, b, sizeof b);
+    textfmt_count(15200000, b, sizeof b);
     ck_assert_str_eq(b, "15.2M");
-    tuifmt_count(6740000000LL, b, sizeof b);
+    textfmt_count(6740000000LL, b, sizeof b);
     ck_assert_str_eq(b, "6.74B");
-    tuifmt_count(999, b, sizeof b);
+    textfmt_count(999, b, sizeof b);
     ck_assert_str_eq(b, "999");
     tuifmt_rate(500, 1000, b, sizeof b);
     ck_assert_str_eq(b, "500");

@@ -6,7 +6,7 @@
  * The CPU is asked at run time: getauxval(AT_HWCAP) & HWCAP_ASIMDDP on Linux,
  * sysctlbyname("hw.optional.arm.FEAT_DotProd") on macOS; elsewhere the table is not
  * used. */
-#include "kernels/arm-neon.h"
+#include "arm-neon.h"
 
 #if defined(__linux__)
 #include <sys/auxv.h>

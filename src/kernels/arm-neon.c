@@ -7,7 +7,7 @@
  * activation (|x| <= 127, so each product is at most 128 * 127), and sadalp adds their
  * pairs into int32 lanes. The fp32 attention runs one query at a time over the row
  * kernels (kernels.c). */
-#include "kernels/arm-neon.h"
+#include "arm-neon.h"
 
 #include <math.h>
 

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/simd.h"
-#include "kernels/table.h"
+#include "simd.h"
+#include "table.h"
 
 /* acc + the int8 products of a and b, summed in int32 lanes (which products go to which
  * lane is the step's own: only the sum of the four lanes is defined). */

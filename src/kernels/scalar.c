@@ -4,7 +4,7 @@
  * Written for clarity, in the order the math reads: each SIMD kernel's result is
  * compared with these by tests (exactly where the operations are the same, within
  * rounding bounds where the SIMD order of summation differs). */
-#include "kernels/table.h"
+#include "table.h"
 
 #include <math.h>
 #include <string.h>

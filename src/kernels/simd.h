@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "kernels/table.h"
+#include "table.h"
 
 #define INLINE static inline __attribute__((always_inline))
 

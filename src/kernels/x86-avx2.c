@@ -7,7 +7,7 @@
  * 4 vectors per register block; the one-vector (decode) kernel reads long rows one at a
  * time, one stream per thread. The fp32 attention runs one query at a time over these
  * row kernels (kernels.c). */
-#include "kernels/x86.h"
+#include "x86.h"
 
 #include <math.h>
 

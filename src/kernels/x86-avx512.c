@@ -14,7 +14,7 @@
  * per token). The int8 KV-cache attention streams one head's key rows, then its value
  * rows, converting each byte to fp32 on the fly (sign-extend, convert, FMA), keys 4 at
  * a time, each row prefetched KV_AHEAD bytes ahead. */
-#include "kernels/x86.h"
+#include "x86.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/simd.h"
-#include "kernels/table.h"
+#include "simd.h"
+#include "table.h"
 
 /* How far ahead attention prefetches a head's key and value rows, and how much of
  * each it prefetches before it starts: at short contexts a head's keys are only a

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler.h"
+#include "sampler.h"
 #include "format.h"
 
 /* What the pane shows ('v' cycles). */

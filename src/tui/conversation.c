@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../textfmt.h"
+#include "textfmt.h"
 #include "format.h"
 
 typedef struct {

@@ -11,7 +11,7 @@
 #include <curses.h>
 #include <stdbool.h>
 
-#include "../options.h"
+#include "options.h"
 
 typedef enum { COLORS_NONE = 0, COLORS_8, COLORS_256 } tui_colors;
 

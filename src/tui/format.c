@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../textfmt.h"
-#include "../tokenizer.h"
+#include "textfmt.h"
+#include "tokenizer.h"
 
 size_t tuifmt_piece(const char *piece, bool control, char *out, size_t size)
 {
@@ -259,19 +259,6 @@ void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_a
     w->row0 = focus - w->n_rows + 1;
     w->n_cols = focus + 1 < cols_avail ? focus + 1 : cols_avail;
     w->col0 = focus - w->n_cols + 1;
-}
-
-void tuifmt_count(long long n, char *buf, size_t size)
-{
-    double v = (double)n;
-    if (n < 1000)
-        snprintf(buf, size, "%lld", n);
-    else if (n < 1000000)
-        snprintf(buf, size, v < 9999.5 ? "%.1fK" : "%.0fK", v / 1e3);
-    else if (n < 1000000000LL)
-        snprintf(buf, size, v < 99950000.0 ? "%.1fM" : "%.0fM", v / 1e6);
-    else
-        snprintf(buf, size, "%.2fB", v / 1e9);
 }
 
 void tuifmt_rate(double tokens, double ms, char *buf, size_t size)

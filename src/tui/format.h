@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../tokenizer.h"
+#include "tokenizer.h"
 
 /* A token piece for display: control tokens ("\n<s>\n") lose their surrounding
  * whitespace, everything else is escaped (textfmt_escape_piece) with spaces shown
@@ -72,8 +72,6 @@ void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_a
  * possible, ends at the last item: used for lists that follow their newest entry. */
 int tuifmt_window_start(int n_items, int focus, int avail);
 
-/* Counts such as parameters: "260K", "15.2M", "6.74B", "999". */
-void tuifmt_count(long long n, char *buf, size_t size);
 
 /* tokens per second from a count and milliseconds: "1234", "12.3", or "-" when
  * there is nothing to measure. */

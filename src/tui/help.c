@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../command.h"
+#include "command.h"
 #include "keys.h"
 
 /* Draws the lines of one column at x, width w. */

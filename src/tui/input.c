@@ -25,8 +25,8 @@
 
 #include "input.h"
 
-#include "../cli.h"
-#include "../textfmt.h"
+#include "session.h"
+#include "textfmt.h"
 #include "format.h"
 
 struct input_line {

@@ -11,11 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../engine.h"
-#include "../model.h"
-#include "../step.h"
-#include "../tokenizer.h"
-#include "../trace_read.h"
+#include "engine.h"
+#include "model.h"
+#include "step.h"
+#include "tokenizer.h"
+#include "trace_read.h"
 
 typedef struct {
     engine *e;                   /* the running engine, or NULL for a trace */

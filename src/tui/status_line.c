@@ -9,7 +9,8 @@
 #include <omp.h>
 #endif
 
-#include "../settings.h"
+#include "settings.h"
+#include "textfmt.h"
 #include "format.h"
 
 static const char *state_name(tui_run_state s)
@@ -50,7 +51,7 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
 #endif
     const engine_stats *st = engine_get_stats(e);
     char params[32], pre[32], dec[32];
-    tuifmt_count(m->n_params, params, sizeof params);
+    textfmt_count(m->n_params, params, sizeof params);
     tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
     tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
     /* pausing outlasts a reply: the next one starts paused, so say so while idle too */

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "../engine.h"
+#include "engine.h"
 #include "draw.h"
 
 typedef enum { RUN_IDLE = 0, RUN_GENERATING, RUN_STOPPED } tui_run_state;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../clock.h"
+#include "clock.h"
 #include "tui_state.h"
 
 static const chat_turn *newest_turn(const tui *t)

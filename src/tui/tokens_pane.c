@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../settings.h"
+#include "settings.h"
 #include "format.h"
 
 struct tokens_pane {

@@ -32,10 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli.h"
-#include "../signals.h"
-#include "../clock.h"
-#include "../command.h"
+#include "session.h"
+#include "signals.h"
+#include "clock.h"
+#include "command.h"
 #include "help.h"
 #include "view.h"
 #include "tui_state.h"
@@ -218,55 +218,6 @@ static void show_dialog(tui *t)
 
 static void stop_reply(tui *t);
 
-/* Replaces the dialog with the chat saved in path; true when it was loaded. */
-static bool load_chat(tui *t, const char *path)
-{
-    llm_err err;
-    char notice[1200];
-    stop_reply(t);
-    if (autosave_load_chat(t->c, t->e, path, notice, sizeof notice, &err) != LLM_OK) {
-        tui_notice(t, "[%s]", err.text);
-        return false;
-    }
-    show_dialog(t);
-    int turns = chat_turn_count(t->c) + chat_dropped_count(t->c);
-    tui_notice(t, "[loaded %s: %d turn%s]", path, turns, turns == 1 ? "" : "s");
-    if (*notice)
-        tui_notice(t, "[%s]", notice);
-    return true;
-}
-
-/* /resume: the recent chats, or with N the N-th reopened (and saved to from then on). */
-static void resume(tui *t, const char *arg)
-{
-    saved_chat list[AUTOSAVE_RECENT_MAX];
-    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, t->save.path);
-    if (!*arg) {
-        if (n == 0) {
-            tui_notice(t, "[no saved chats yet]");
-            return;
-        }
-        tui_notice(t, "[recent chats: /resume N reopens one]");
-        for (int i = 0; i < n; i++) {
-            char when[32];
-            struct tm tm;
-            localtime_r(&list[i].when, &tm);
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-            tui_notice(t, "[%2d  %s  %d turn%s  %s]", i + 1, when, list[i].n_turns,
-                       list[i].n_turns == 1 ? "" : "s", list[i].first);
-        }
-        return;
-    }
-    char *end;
-    long k = strtol(arg, &end, 10);
-    if (*end || k < 1 || k > n) {
-        tui_notice(t, "[/resume takes the number of a chat in the list (1-%d)]", n);
-        return;
-    }
-    if (load_chat(t, list[k - 1].path))
-        autosave_use(&t->save, list[k - 1].path);
-}
-
 static void end_reply(tui *t, tui_run_state st)
 {
     double ms = clock_ms() - t->reply_t0;
@@ -365,84 +316,60 @@ static void request_quit(tui *t)
     t->dirty |= DIRTY_STATUS;
 }
 
-/* A slash command (parsed by command.c, shared with the REPL). */
-static void run_command(tui *t, const command_call *cmd)
+/* ---- what the slash commands (command.c, shared with the REPL) are given ---- */
+
+static void host_say(command_host *h, const char *text)
 {
-    llm_err err;
-    err.text[0] = '\0';
-    if (cmd->info && !(cmd->info->front_ends & COMMAND_TUI)) {
-        tui_notice(t, "[/%s works only in %s]", cmd->name, command_only_in(cmd->info));
-        return;
-    }
-    if (!t->c && cmd->id != CMD_QUIT && cmd->id != CMD_HELP && cmd->id != CMD_UNKNOWN) {
-        read_only(t);
-        return;
-    }
-    const char *arg = cmd->arg;
-    switch (cmd->id) {
-    case CMD_QUIT: request_quit(t); break;
-    case CMD_HELP: {
-        char text[1200];
-        help_commands_text(text, sizeof text);
-        tui_notice(t, "%s", text);
-        break;
-    }
-    case CMD_RESET:
-        stop_reply(t);
-        t->save_pending = true;
-        chat_reset(t->c);
-        conv_clear(t->conv);
-        t->sel.pos = -1;
-        t->run.state = RUN_IDLE;
-        tui_notice(t, "[the dialog was reset]");
-        t->dirty |= DIRTY_ALL;
-        break;
-    case CMD_SYSTEM:
-        t->save_pending = true;
-        if (chat_set_system(t->c, *arg ? arg : NULL, &err) != LLM_OK)
-            tui_notice(t, "[/system: %s]", err.text);
-        else if (*arg)
-            tui_notice(t, "[system prompt: %s]", arg);
-        else
-            tui_notice(t, "[system prompt cleared]");
-        break;
-    case CMD_FORCE:
-        steer_force_text(t, arg);
+    tui_notice(h->user, "[%s]", text);
+}
+
+static void host_stop_reply(command_host *h)
+{
+    stop_reply(h->user);
+}
+
+static void host_changed(command_host *h, command_change what)
+{
+    tui *t = h->user;
+    switch (what) {
+    case COMMAND_CHANGED_DIALOG:
+        show_dialog(t);
         t->save_pending = true;
         break;
-    case CMD_SET: {
-        char shown[256];
-        t->live.sampler = *engine_sampler_config(t->e); /* /load may have set it */
-        if (*arg && settings_set_line(&t->live, arg, &err) != LLM_OK) {
-            tui_notice(t, "[/set: %s]", err.text);
-            break;
-        }
-        engine_set_sampler(t->e, &t->live.sampler);
-        settings_format(&t->live, shown, sizeof shown);
-        tui_notice(t, "[%s%s]", *arg ? "from the next token: " : "", shown);
-        t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
-        break;
+    case COMMAND_CHANGED_CHAT: t->save_pending = true; break;
+    case COMMAND_CHANGED_SETTINGS: t->dirty |= DIRTY_STATUS | DIRTY_TOKENS; break;
     }
-    case CMD_SAVE: {
-        bool all;
-        const char *file = autosave_save_args(arg, &all);
-        if (!*file)
-            tui_notice(t, "[/save needs a file name: /save [--all] FILE]");
-        else if (autosave_save_chat(t->c, t->o, file, all, &err) != LLM_OK)
-            tui_notice(t, "[/save: %s]", err.text);
-        else
-            tui_notice(t, "[saved the dialog%s to %s]", all ? " with every branch" : "", file);
-        break;
-    }
-    case CMD_LOAD:
-        if (!*arg)
-            tui_notice(t, "[/load needs a file name: /load FILE]");
-        else if (load_chat(t, arg))
-            t->save_pending = true;
-        break;
-    case CMD_RESUME: resume(t, arg); break;
-    case CMD_UNKNOWN: tui_notice(t, "[unknown command /%s: try /help]", cmd->name); break;
-    }
+}
+
+static void host_quit(command_host *h)
+{
+    request_quit(h->user);
+}
+
+static void host_help(command_host *h)
+{
+    char text[1200];
+    help_commands_text(text, sizeof text);
+    tui_notice(h->user, "%s", text);
+}
+
+static void host_force(command_host *h, const char *text)
+{
+    steer_force_text(h->user, text);
+}
+
+static void host_read_only(command_host *h)
+{
+    read_only(h->user);
+}
+
+static command_host command_host_of(tui *t)
+{
+    return (command_host){.front_end = COMMAND_TUI, .c = t->c, .e = t->e, .o = t->o,
+                          .live = &t->live, .save = &t->save, .user = t, .say = host_say,
+                          .stop_reply = host_stop_reply, .changed = host_changed,
+                          .quit = host_quit, .help = host_help, .force = host_force,
+                          .read_only = host_read_only};
 }
 
 /* A finished line from the input line, or the -i prompt: a command or a message. */
@@ -458,7 +385,8 @@ static void submit(tui *t, const char *line)
             tui_die("out of memory");
         command_call cmd;
         command_parse(copy, &cmd);
-        run_command(t, &cmd);
+        command_host h = command_host_of(t);
+        command_run(&h, &cmd);
         free(copy);
         return;
     }
@@ -920,7 +848,8 @@ static int run_screen(tui *t)
     if (o->system && *o->system && !o->resume_path)
         tui_notice(t, "[system prompt: %s]", o->system);
     if (o->resume_path) {
-        if (load_chat(t, o->resume_path))
+        command_host h = command_host_of(t);
+        if (command_load(&h, o->resume_path))
             autosave_use(&t->save, o->resume_path);
         t->save_pending = false;
     }

@@ -2,9 +2,9 @@
 #ifndef LLMCHAT_TUI_H
 #define LLMCHAT_TUI_H
 
-#include "../options.h"
-#include "../model.h"
-#include "../tokenizer.h"
+#include "options.h"
+#include "model.h"
+#include "tokenizer.h"
 
 /* Runs the interactive TUI until the user quits. Returns the exit status. */
 int tui_run(const app_options *o, const model *m, const tokenizer *tok);

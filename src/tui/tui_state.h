@@ -10,12 +10,12 @@
 
 #include <stdbool.h>
 
-#include "../chat.h"
-#include "../options.h"
-#include "../autosave.h"
-#include "../engine.h"
-#include "../settings.h"
-#include "../trace.h"
+#include "chat.h"
+#include "options.h"
+#include "autosave.h"
+#include "engine.h"
+#include "settings.h"
+#include "trace.h"
 #include "attention_pane.h"
 #include "conversation.h"
 #include "draw.h"

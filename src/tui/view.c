@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../trace_read.h"
+#include "trace_read.h"
 
 struct trace_view {
     char *path;

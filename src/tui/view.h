@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "../status.h"
+#include "status.h"
 #include "conversation.h"
 #include "source.h"
 

@@ -1,0 +1,277 @@
+/* autosave.c — saved chats for the REPL and the TUI (see autosave.h).
+ *
+ * Owns the session's autosave path. Reading and writing the files is chatfile.c's,
+ * putting a dialog into a chat chat.c's; this file adds the places (the chats
+ * directory, the session's file name, the list of recent chats) and what only the
+ * front end knows (the tokenizer's path, absolute paths). Prints nothing. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* realpath, localtime_r */
+#endif
+#include "autosave.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session.h"
+
+/* The chats directory with a trailing slash (created when missing), malloc'd; NULL
+ * when neither XDG_STATE_HOME nor HOME is usable. */
+static char *chats_dir(void)
+{
+    return session_state_file("chats/");
+}
+
+/* A copy of path made absolute when it exists (so a resumed chat finds its model from
+ * any directory), else of path as given. */
+static char *absolute(const char *path)
+{
+    if (!path)
+        return NULL;
+    char *real = realpath(path, NULL);
+    return real ? real : strdup(path);
+}
+
+llm_status autosave_chat_to_file(const chat *c, const app_options *o, bool all, chatfile *cf,
+                            llm_err *err)
+{
+    llm_status st = chat_to_file(c, cf, err);
+    if (st == LLM_OK && all && (st = chat_branches_to_file(c, cf, err)) != LLM_OK)
+        chatfile_clear(cf);
+    if (st != LLM_OK)
+        return st;
+    char *model_path = absolute(cf->model);
+    char *tok_path = absolute(o->tokenizer_path);
+    if ((cf->model && !model_path) || (o->tokenizer_path && !tok_path)) {
+        free(model_path);
+        free(tok_path);
+        chatfile_clear(cf);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    free(cf->model);
+    cf->model = model_path;
+    free(cf->tokenizer);
+    cf->tokenizer = tok_path;
+    cf->steps = o->steps > 0 ? o->steps : 0;
+    return LLM_OK;
+}
+
+llm_status autosave_save_chat(const chat *c, const app_options *o, const char *path, bool all,
+                         llm_err *err)
+{
+    chatfile cf;
+    llm_status st = autosave_chat_to_file(c, o, all, &cf, err);
+    if (st == LLM_OK)
+        st = chatfile_write(&cf, path, err);
+    chatfile_clear(&cf);
+    return st;
+}
+
+const char *autosave_save_args(const char *arg, bool *all)
+{
+    *all = !strncmp(arg, "--all", 5) && (arg[5] == '\0' || arg[5] == ' ' || arg[5] == '\t');
+    if (*all)
+        for (arg += 5; *arg == ' ' || *arg == '\t'; arg++)
+            ;
+    return arg;
+}
+
+/* ---- the session's autosave file ---- */
+
+static char *new_session_path(void)
+{
+    char *dir = chats_dir();
+    if (!dir)
+        return NULL;
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    size_t n = strlen(dir) + 64;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%s%s-%ld.json", dir, stamp, (long)getpid());
+    free(dir);
+    return path;
+}
+
+bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size)
+{
+    if (size)
+        msg[0] = '\0';
+    llm_err err;
+    llm_status st;
+    if (!a->path)
+        a->path = new_session_path();
+    if (!a->path)
+        st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
+    else
+        st = autosave_save_chat(c, o, a->path, true, &err);
+    if (st == LLM_OK)
+        return true;
+    if (!a->warned && size)
+        snprintf(msg, size, "cannot autosave the chat (%s); it goes on, but unsaved: /save FILE "
+                 "saves it elsewhere", err.text);
+    a->warned = true;
+    return false;
+}
+
+void autosave_use(autosave_file *a, const char *path)
+{
+    char *copy = absolute(path);
+    if (!copy)
+        return;
+    free(a->path);
+    a->path = copy;
+}
+
+void autosave_free(autosave_file *a)
+{
+    free(a->path);
+    a->path = NULL;
+}
+
+/* ---- loading ---- */
+
+/* Same file, by identity when both exist, else by name. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return strcmp(a, b) == 0;
+}
+
+llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice, size_t size,
+                         llm_err *err)
+{
+    if (size)
+        notice[0] = '\0';
+    chatfile cf;
+    llm_status st = chatfile_read(path, &cf, err);
+    if (st != LLM_OK)
+        return st;
+    st = chat_restore(c, &cf, err);
+    if (st == LLM_OK) {
+        engine_set_sampler(e, &cf.sampler);
+        const char *current = engine_model(e)->path;
+        const char *dropped = chat_take_notice(c);
+        size_t o = 0;
+        if (cf.model && !same_file(cf.model, current) && size)
+            o = (size_t)snprintf(notice, size, "saved with %s; it goes on with %s", cf.model, current);
+        if (dropped && o < size)
+            snprintf(notice + o, size - o, "%s%s", o ? "; " : "", dropped);
+    }
+    chatfile_clear(&cf);
+    return st;
+}
+
+/* ---- the list of saved chats ---- */
+
+typedef struct {
+    char *path;
+    time_t when;
+} dir_entry;
+
+static int newest_first(const void *a, const void *b)
+{
+    const dir_entry *x = a, *y = b;
+    if (x->when != y->when)
+        return x->when < y->when ? 1 : -1;
+    return strcmp(y->path, x->path); /* the same second: the later name first */
+}
+
+/* Every *.json file of the chats directory, newest first; *n receives the count. */
+static dir_entry *list_files(int *n)
+{
+    *n = 0;
+    char *dir = chats_dir();
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) {
+        free(dir);
+        return NULL;
+    }
+    dir_entry *list = NULL;
+    int cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s%s", dir, de->d_name) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            dir_entry *grown = realloc(list, sizeof *grown * (size_t)cap);
+            if (!grown)
+                break;
+            list = grown;
+        }
+        list[*n].path = strdup(path);
+        list[*n].when = st.st_mtime;
+        if (list[*n].path)
+            (*n)++;
+    }
+    closedir(d);
+    free(dir);
+    if (*n > 1)
+        qsort(list, (size_t)*n, sizeof *list, newest_first);
+    return list;
+}
+
+int autosave_recent(saved_chat *out, int max, const char *skip)
+{
+    int n, got = 0;
+    dir_entry *list = list_files(&n);
+    for (int i = 0; i < n && got < max; i++) {
+        chatfile cf;
+        llm_err err;
+        if ((skip && same_file(list[i].path, skip)) || chatfile_read(list[i].path, &cf, &err) != LLM_OK)
+            continue;
+        saved_chat *s = &out[got++];
+        snprintf(s->path, sizeof s->path, "%s", list[i].path);
+        s->when = list[i].when;
+        s->n_turns = cf.n_turns;
+        s->first[0] = '\0';
+        if (cf.n_turns > 0) {
+            /* cut at a character boundary, on one line */
+            const char *u = cf.turns[0].user;
+            size_t k = 0;
+            while (u[k] && k < sizeof s->first - 1) {
+                size_t len = 1;
+                while (len < 4 && ((unsigned char)u[k + len] & 0xC0) == 0x80)
+                    len++;
+                if (k + len > sizeof s->first - 1)
+                    break;
+                for (size_t j = 0; j < len; j++)
+                    s->first[k + j] = (u[k + j] == '\n' || u[k + j] == '\t') ? ' ' : u[k + j];
+                k += len;
+            }
+            s->first[k] = '\0';
+        }
+        chatfile_clear(&cf);
+    }
+    for (int i = 0; i < n; i++)
+        free(list[i].path);
+    free(list);
+    return got;
+}
+
+bool autosave_latest(char *buf, size_t size)
+{
+    saved_chat latest;
+    if (autosave_recent(&latest, 1, NULL) != 1)
+        return false;
+    snprintf(buf, size, "%s", latest.path);
+    return true;
+}

@@ -1,0 +1,301 @@
+/* command.c — the slash commands: the table, the parser and the handlers (see
+ * command.h).
+ *
+ * Owns the table. A handler works on the host's chat and engine and tells the host
+ * what changed; what the front end shows for it (a notice line, a redraw) is the
+ * front end's. */
+#include "command.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "textfmt.h"
+
+/* Says a formatted line through the host. */
+static void say(command_host *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(command_host *h, const char *fmt, ...)
+{
+    char buf[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    h->say(h, buf);
+}
+
+static const char *plural(int n)
+{
+    return n == 1 ? "" : "s";
+}
+
+bool command_load(command_host *h, const char *path)
+{
+    llm_err err;
+    char notice[1200];
+    if (autosave_load_chat(h->c, h->e, path, notice, sizeof notice, &err) != LLM_OK) {
+        say(h, "%s", err.text);
+        return false;
+    }
+    h->changed(h, COMMAND_CHANGED_DIALOG);
+    int turns = chat_turn_count(h->c) + chat_dropped_count(h->c);
+    say(h, "loaded %s (%d turn%s)", path, turns, plural(turns));
+    if (*notice)
+        say(h, "%s", notice);
+    return true;
+}
+
+static void run_reset(command_host *h, const char *arg)
+{
+    (void)arg;
+    chat_reset(h->c);
+    h->changed(h, COMMAND_CHANGED_DIALOG);
+    say(h, "the conversation was reset");
+}
+
+static void run_system(command_host *h, const char *arg)
+{
+    llm_err err;
+    if (chat_set_system(h->c, *arg ? arg : NULL, &err) != LLM_OK) {
+        say(h, "/system: %s", err.text);
+        return;
+    }
+    h->changed(h, COMMAND_CHANGED_CHAT);
+    if (*arg)
+        say(h, "system prompt: %s", arg);
+    else
+        say(h, "system prompt cleared");
+}
+
+static void run_save(command_host *h, const char *arg)
+{
+    bool all;
+    llm_err err;
+    const char *file = autosave_save_args(arg, &all);
+    if (!*file)
+        say(h, "/save needs a file name: /save [--all] FILE");
+    else if (autosave_save_chat(h->c, h->o, file, all, &err) != LLM_OK)
+        say(h, "/save: %s", err.text);
+    else
+        say(h, "saved%s to %s", all ? " with every branch" : "", file);
+}
+
+static void run_load(command_host *h, const char *arg)
+{
+    if (!*arg)
+        say(h, "/load needs a file name: /load FILE");
+    else
+        command_load(h, arg);
+}
+
+/* /resume: the recent chats, or with N the N-th reopened (and saved to from then on). */
+static void run_resume(command_host *h, const char *arg)
+{
+    saved_chat list[AUTOSAVE_RECENT_MAX];
+    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, h->save->path);
+    if (!*arg) {
+        if (n == 0) {
+            say(h, "no saved chats yet");
+            return;
+        }
+        say(h, "recent chats (/resume N reopens one):");
+        for (int i = 0; i < n; i++) {
+            char when[32], first[4 * sizeof list[i].first];
+            struct tm tm;
+            localtime_r(&list[i].when, &tm);
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+            textfmt_stream ts = {0};
+            size_t k = textfmt_stream_put(&ts, list[i].first, strlen(list[i].first), first,
+                                          sizeof first - 1);
+            first[k] = '\0';
+            say(h, "%2d  %s  %3d turn%s  %s", i + 1, when, list[i].n_turns,
+                list[i].n_turns == 1 ? " " : "s", first);
+        }
+        return;
+    }
+    char *end;
+    long k = strtol(arg, &end, 10);
+    if (*end || k < 1 || k > n) {
+        say(h, "/resume takes the number of a chat in the list (1-%d)", n);
+        return;
+    }
+    if (command_load(h, list[k - 1].path))
+        autosave_use(h->save, list[k - 1].path);
+}
+
+static void run_force(command_host *h, const char *arg)
+{
+    h->force(h, arg);
+    h->changed(h, COMMAND_CHANGED_CHAT);
+}
+
+static void run_set(command_host *h, const char *arg)
+{
+    llm_err err;
+    char shown[256];
+    h->live->sampler = *engine_sampler_config(h->e); /* /load may have set it */
+    if (*arg && settings_set_line(h->live, arg, &err) != LLM_OK) {
+        say(h, "/set: %s", err.text);
+        return;
+    }
+    engine_set_sampler(h->e, &h->live->sampler);
+    settings_format(h->live, shown, sizeof shown);
+    say(h, "%s%s", *arg ? "from the next token: " : "", shown);
+    h->changed(h, COMMAND_CHANGED_SETTINGS);
+}
+
+static void run_help(command_host *h, const char *arg)
+{
+    (void)arg;
+    h->help(h);
+}
+
+static void run_quit(command_host *h, const char *arg)
+{
+    (void)arg;
+    h->quit(h);
+}
+
+static const command_info table[] = {
+    {.id = CMD_RESET, .name = "reset", .help = "forget the dialog; the system prompt stays",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .stops_reply = true,
+     .run = run_reset},
+    {.id = CMD_SYSTEM, .name = "system", .arg = "TEXT",
+     .help = "set the system prompt; without TEXT, clear it", .front_ends = COMMAND_EVERYWHERE,
+     .needs_model = true, .run = run_system},
+    {.id = CMD_SAVE, .name = "save", .arg = "[--all] FILE",
+     .help = "write the dialog to FILE; --all: every branch", .front_ends = COMMAND_EVERYWHERE,
+     .needs_model = true, .run = run_save},
+    {.id = CMD_LOAD, .name = "load", .arg = "FILE",
+     .help = "replace the dialog with the chat saved in FILE", .front_ends = COMMAND_EVERYWHERE,
+     .needs_model = true, .stops_reply = true, .run = run_load},
+    {.id = CMD_RESUME, .name = "resume", .arg = "[N]",
+     .help = "list the recent saved chats; with N, reopen the N-th",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .stops_reply = true,
+     .run = run_resume},
+    {.id = CMD_FORCE, .name = "force", .arg = "TEXT",
+     .help = "put TEXT's tokens into the newest reply", .front_ends = COMMAND_TUI,
+     .needs_model = true, .run = run_force},
+    {.id = CMD_SET, .name = "set", .arg = "[NAME VALUE]",
+     .help = "show the sampler settings, or change one from the next token",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_set},
+    {.id = CMD_HELP, .name = "help", .help = "list the commands",
+     .front_ends = COMMAND_EVERYWHERE, .run = run_help},
+    {.id = CMD_QUIT, .name = "quit", .aliases = "exit q", .help = "leave, as Ctrl-D does",
+     .front_ends = COMMAND_EVERYWHERE, .run = run_quit},
+};
+enum { N_TABLE = sizeof table / sizeof table[0] };
+
+const command_info *command_table(int *n)
+{
+    *n = N_TABLE;
+    return table;
+}
+
+/* Is name one of the space-separated words of list? */
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && !strncmp(p, name, n))
+            return true;
+        p += w;
+        p += strspn(p, " ");
+    }
+    return false;
+}
+
+const command_info *command_find(const char *name)
+{
+    for (int i = 0; i < N_TABLE; i++)
+        if (!strcmp(table[i].name, name) || in_list(table[i].aliases, name))
+            return &table[i];
+    return NULL;
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+bool command_parse(char *line, command_call *call)
+{
+    while (is_blank(*line))
+        line++;
+    if (*line != '/')
+        return false;
+    char *name = line + 1;
+    char *p = name;
+    while (*p && !is_blank(*p))
+        p++;
+    char *arg = p;
+    if (*p) {
+        *p = '\0';
+        arg = p + 1;
+        while (is_blank(*arg))
+            arg++;
+        size_t n = strlen(arg);
+        while (n > 0 && is_blank(arg[n - 1]))
+            arg[--n] = '\0';
+    }
+    call->name = name;
+    call->arg = arg;
+    call->info = command_find(name);
+    call->id = call->info ? call->info->id : CMD_UNKNOWN;
+    return true;
+}
+
+void command_run(command_host *h, const command_call *call)
+{
+    const command_info *ci = call->info;
+    if (!ci) {
+        say(h, "unknown command /%s (try /help)", call->name);
+        return;
+    }
+    if (!(ci->front_ends & h->front_end)) {
+        say(h, "/%s works only in %s", call->name, command_only_in(ci));
+        return;
+    }
+    if (ci->needs_model && !h->c) {
+        if (h->read_only)
+            h->read_only(h);
+        else
+            say(h, "read-only: viewing a trace");
+        return;
+    }
+    if (ci->stops_reply && h->stop_reply)
+        h->stop_reply(h);
+    ci->run(h, call->arg);
+}
+
+int command_usage(const command_info *ci, char *buf, size_t size)
+{
+    return snprintf(buf, size, "/%s%s%s", ci->name, ci->arg ? " " : "", ci->arg ? ci->arg : "");
+}
+
+const char *command_only_in(const command_info *ci)
+{
+    switch (ci->front_ends) {
+    case COMMAND_TUI: return "the TUI";
+    case COMMAND_REPL: return "-m chat";
+    default: return NULL;
+    }
+}
+
+void command_describe(const command_info *ci, char *buf, size_t size)
+{
+    const char *only = command_only_in(ci);
+    size_t o = (size_t)snprintf(buf, size, "%s", ci->help);
+    if (only && o < size)
+        o += (size_t)snprintf(buf + o, size - o, "; only in %s", only);
+    const char *p = ci->aliases;
+    for (bool first = true; p && *p && o < size; first = false) {
+        size_t w = strcspn(p, " ");
+        o += (size_t)snprintf(buf + o, size - o, "%s/%.*s", first ? "; also " : ", ", (int)w, p);
+        p += w;
+        p += strspn(p, " ");
+    }
+}

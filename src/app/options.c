@@ -1,0 +1,695 @@
+/* options.c — the option table, and the command line, config file and environment
+ * that go through it (see options.h and man/llmchat.1, OPTIONS).
+ *
+ * Owns: every option's parsing and checking (one setter per option), the --help text,
+ * the order in which the config file, the environment and the command line apply.
+ * Does not: find the model (main.c does, with model_source telling it where to look),
+ * or read the config file's syntax (config_file.c). A bad value on the command line is
+ * a usage error (exit status 2); in the config file it is a warning naming the file and
+ * line, and the setting keeps its earlier value. */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "template.h"
+#include "settings.h"
+#include "textfmt.h"
+
+/* ---- value parsers ---- */
+
+static bool parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+    static const char *yes[] = {"yes", "true", "on", "1"}, *no[] = {"no", "false", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcmp(s, yes[i]))
+            return *out = true, true;
+        if (!strcmp(s, no[i]))
+            return *out = false, true;
+    }
+    return false;
+}
+
+/* ---- one setter per option ---- */
+
+/* Options that take their value as it is, and flags that set a constant. */
+#define SET_STRING(fn, field)                                                                  \
+    static const char *fn(app_options *o, const char *v)                                       \
+    {                                                                                          \
+        o->field = v;                                                                          \
+        return NULL;                                                                           \
+    }
+#define SET_CONSTANT(fn, field, value)                                                         \
+    static const char *fn(app_options *o, const char *v)                                       \
+    {                                                                                          \
+        (void)v;                                                                               \
+        o->field = value;                                                                      \
+        return NULL;                                                                           \
+    }
+
+static const char *set_model(app_options *o, const char *v)
+{
+    if (!*v)
+        return "must name a model file";
+    o->model_path = v;
+    o->model_source = MODEL_FROM_ARGUMENT;
+    return NULL;
+}
+
+static const char *set_tokenizer(app_options *o, const char *v)
+{
+    if (!*v)
+        return "must name a tokenizer file";
+    o->tokenizer_path = v;
+    return NULL;
+}
+
+static const char *set_mode(app_options *o, const char *v)
+{
+    static const struct { const char *name; app_mode mode; } modes[] = {
+        {"tui", MODE_TUI}, {"chat", MODE_CHAT}, {"generate", MODE_GENERATE},
+        {"tokenize", MODE_TOKENIZE}, {"perplexity", MODE_PERPLEXITY},
+    };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (!strcmp(v, modes[i].name)) {
+            o->mode = modes[i].mode;
+            return NULL;
+        }
+    return "must be tui, chat, generate, tokenize or perplexity";
+}
+
+SET_STRING(set_prompt, prompt)
+
+SET_STRING(set_file, file)
+
+SET_STRING(set_system, system)
+
+/* The live settings (/set can change them while chatting) are parsed and checked by
+ * settings.c, so that the command line, the config file and /set agree. */
+static const char *set_live(app_options *o, const char *name, const char *v)
+{
+    live_settings s = {o->sampler, 0};
+    const char *why = settings_apply(&s, name, v);
+    if (why)
+        return why;
+    o->sampler = s.sampler;
+    if (!strcmp(name, "steps"))
+        o->steps = s.steps;
+    if (!strcmp(name, "seed"))
+        o->seed_given = true;
+    return NULL;
+}
+
+#define SET_LIVE(fn, name)                                                                     \
+    static const char *fn(app_options *o, const char *v) { return set_live(o, name, v); }
+
+SET_LIVE(set_temperature, "temperature")
+SET_LIVE(set_top_p, "top-p")
+SET_LIVE(set_top_k, "top-k")
+SET_LIVE(set_min_p, "min-p")
+SET_LIVE(set_repeat_penalty, "repeat-penalty")
+SET_LIVE(set_repeat_last_n, "repeat-last-n")
+SET_LIVE(set_seed, "seed")
+SET_LIVE(set_steps, "steps")
+
+static const char *set_ctx(app_options *o, const char *v)
+{
+    return parse_int(v, 1, INT_MAX, &o->ctx) ? NULL : "must be an integer >= 1";
+}
+
+static const char *set_attention_mib(app_options *o, const char *v)
+{
+    return parse_int(v, 1, 1 << 20, &o->attention_mib) ? NULL : "must be an integer from 1 to 1048576";
+}
+
+static const char *set_threads(app_options *o, const char *v)
+{
+    return parse_int(v, 1, 1024, &o->threads) ? NULL : "must be an integer in 1..1024";
+}
+
+SET_STRING(set_trace, trace_path)
+
+SET_CONSTANT(set_trace_attn, trace_attn, true)
+
+SET_CONSTANT(set_trace_lens, trace_lens, true)
+
+SET_STRING(set_replay, replay_path)
+SET_STRING(set_view, view_path)
+
+SET_CONSTANT(set_compare, compare, true)
+
+SET_CONSTANT(set_pieces, pieces, true)
+
+static const char *set_weights(app_options *o, const char *v)
+{
+    if (!strcmp(v, "q8_0") || !strcmp(v, "int8"))
+        o->weights = TENSOR_Q8_0;
+    else if (!strcmp(v, "f32") || !strcmp(v, "fp32"))
+        o->weights = TENSOR_F32;
+    else
+        return "must be q8_0 or f32";
+    o->weights_given = true;
+    return NULL;
+}
+
+static const char *set_kernels(app_options *o, const char *v)
+{
+    kernels_isa isa;
+    if (!kernels_isa_parse(v, &isa))
+        return "must be auto, scalar, avx2, avx512, neon or neon-dotprod";
+    if (!kernels_isa_supported(isa))
+        return "names kernels this CPU or this build cannot run";
+    o->isa = isa;
+    return NULL;
+}
+
+static const char *set_kv_cache(app_options *o, const char *v)
+{
+    if (!strcmp(v, "auto")) o->kv_cache = TRANSFORMER_KV_AUTO;
+    else if (!strcmp(v, "q8_0") || !strcmp(v, "int8")) o->kv_cache = TRANSFORMER_KV_Q8_0;
+    else if (!strcmp(v, "f32") || !strcmp(v, "fp32")) o->kv_cache = TRANSFORMER_KV_F32;
+    else return "must be auto, q8_0 or f32";
+    return NULL;
+}
+
+static const char *set_theme(app_options *o, const char *v)
+{
+    if (!strcmp(v, "dark")) o->theme = THEME_DARK;
+    else if (!strcmp(v, "light")) o->theme = THEME_LIGHT;
+    else if (!strcmp(v, "mono")) o->theme = THEME_MONO;
+    else return "must be dark, light or mono";
+    return NULL;
+}
+
+SET_CONSTANT(set_no_color, theme, THEME_MONO)
+
+static const char *set_mouse(app_options *o, const char *v)
+{
+    return parse_bool(v, &o->mouse) ? NULL : "must be yes or no";
+}
+
+SET_CONSTANT(set_no_mouse, mouse, false)
+SET_CONSTANT(set_resume, resume, true)
+
+static const char *set_template(app_options *o, const char *v)
+{
+    template_kind k;
+    if (!template_kind_parse(v, &k))
+        return "must be llama2, mistral, zephyr (or tinyllama) or chatml";
+    o->template_name = v;
+    return NULL;
+}
+
+static const char *set_verbose(app_options *o, const char *v)
+{
+    return parse_bool(v, &o->verbose) ? NULL : "must be yes or no";
+}
+
+static const char *set_history_size(app_options *o, const char *v)
+{
+    return parse_int(v, 0, CLI_HISTORY_MAX, &o->history_size) ? NULL
+                                                               : "must be an integer from 0 to 1000000";
+}
+
+/* ---- the table ---- */
+
+const app_option options_table[] = {
+    {"model", 0, "FILE", true, true, "the model (default: see MODEL below)", set_model},
+    {"tokenizer", 'z', "FILE", true, true,
+     "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
+     set_tokenizer},
+    {"mode", 'm', "MODE", false, false,
+     "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal that can draw, else chat)", set_mode},
+    {"prompt", 'i', "TEXT", false, false, "generate/tokenize: the input; chat/tui: the first message",
+     set_prompt},
+    {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
+    {"system", 'y', "TEXT", true, false, "system prompt", set_system},
+    {"template", 0, "NAME", true, false,
+     "chat template: llama2, mistral, zephyr (tinyllama) or\nchatml (default: the model's, else llama2)",
+     set_template},
+    {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
+    {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},
+    {"top-k", 'k', "N", true, false, "keep the N most likely tokens (default 0 = off)", set_top_k},
+    {"min-p", 0, "F", true, false, "drop tokens below F x the top probability (default 0 = off)",
+     set_min_p},
+    {"repeat-penalty", 0, "F", true, false, "penalise recent tokens (default 1 = off)",
+     set_repeat_penalty},
+    {"repeat-last-n", 0, "N", true, false, "tokens the penalty looks back over (default 64)",
+     set_repeat_last_n},
+    {"seed", 's', "N", true, false, "random seed (default: time-based, shown in the status)", set_seed},
+    {"steps", 'n', "N", true, false,
+     "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
+     set_steps},
+    {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
+    {"threads", 'T', "N", true, false, "threads (default: the CPUs this process may run on)", set_threads},
+    {"attention-mib", 0, "N", true, false,
+     "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
+     set_attention_mib},
+    {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
+    {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
+    {"trace-lens", 0, NULL, false, false, "include the logit lens of every position in the trace",
+     set_trace_lens},
+    {"replay", 0, "TRACE", false, false,
+     "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
+     set_replay},
+    {"compare", 0, NULL, false, false,
+     "with --replay: compare MODEL's predictions with the\ntrace's (top-1 agreement, KL divergence)",
+     set_compare},
+    {"view", 0, "TRACE", false, false,
+     "browse a trace in the TUI, read-only, with no model\n(Conversation, Tokens, Attention, the logit lens)",
+     set_view},
+    {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
+    {"weights", 0, "TYPE", true, false,
+     "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
+     set_weights},
+    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)", set_kernels},
+    {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
+     set_kv_cache},
+    {"theme", 0, "NAME", true, false, "tui colours: dark (default), light or mono", set_theme},
+    {"no-color", 0, NULL, false, false, "tui: no colours, as --theme mono (also when NO_COLOR is set)",
+     set_no_color},
+    {"mouse", 0, NULL, true, false, "tui: enable the mouse (wheel scrolls)", set_mouse},
+    {"no-mouse", 0, NULL, false, false, "tui: no mouse (when the config file enables it)", set_no_mouse},
+    {"history-size", 0, "N", true, false, "input lines kept in the history (default 1000; 0 = none)",
+     set_history_size},
+    {"verbose", 0, NULL, true, false, "say what loading did: format, shape, conversions,\ntokenizer", set_verbose},
+    {"resume", 0, NULL, false, false,
+     "chat/tui: reopen the newest saved chat, with its model,\nsettings and dialog", set_resume},
+    {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
+    {"no-config", 0, NULL, false, false, "read no config file", NULL},
+    {"help", 'h', NULL, false, false, "show this help", NULL},
+    {"version", 'V', NULL, false, false, "show the version", NULL},
+    {NULL, 0, NULL, false, false, NULL, NULL},
+};
+
+enum { N_OPTIONS = sizeof options_table / sizeof options_table[0] - 1 };
+
+const app_option *options_find(const char *name)
+{
+    for (const app_option *r = options_table; r->name; r++)
+        if (!strcmp(r->name, name))
+            return r;
+    return NULL;
+}
+
+void options_usage(FILE *f)
+{
+    fputs("usage: llmchat [OPTIONS] [MODEL]\n"
+          "Chat with a local Llama 2 model and watch what it does.\n"
+          "\n",
+          f);
+    for (const app_option *r = options_table; r->name; r++) {
+        char left[64];
+        int n;
+        if (r->short_name)
+            n = snprintf(left, sizeof left, "  -%c, --%s%s%s", r->short_name, r->name,
+                         r->arg ? " " : "", r->arg ? r->arg : "");
+        else
+            n = snprintf(left, sizeof left, "      --%s%s%s", r->name, r->arg ? " " : "",
+                         r->arg ? r->arg : "");
+        fputs(left, f);
+        const char *h = r->help;
+        if (n >= 25)
+            fprintf(f, "\n%26s", "");
+        else
+            fprintf(f, "%*s", 26 - n, "");
+        for (; *h; h++) {
+            fputc(*h, f);
+            if (*h == '\n')
+                fprintf(f, "%26s", "");
+        }
+        fputc('\n', f);
+    }
+    fputs("\n"
+          "MODEL is a model file (GGUF in F32, F16, BF16, Q8_0, Q4_0..Q5_1 or Q2_K..Q6_K, or a\n"
+          "llama2.c .bin), or the name of a model fetched with llmchat-fetch\n"
+          "(llmchat-fetch --list). Without one: $LLMCHAT_MODEL, then the config file's\n"
+          "model, then the bundled demo model.\n"
+          "\n"
+          "The config file ($XDG_CONFIG_HOME/llmchat/config, else ~/.config/llmchat/config)\n"
+          "holds 'key = value' lines; options on the command line override it. Keys:\n",
+          f);
+    int col = 0;
+    for (const app_option *r = options_table; r->name; r++) {
+        if (!r->config)
+            continue;
+        int len = (int)strlen(r->name);
+        if (col + 1 + len > 78) {
+            fputc('\n', f);
+            col = 0;
+        }
+        col += fprintf(f, " %s", r->name);
+    }
+    fputs("\n"
+          "\n"
+          "Exit status: 0 success, 1 runtime failure, 2 usage error.\n"
+          "See llmchat(1) for the modes, the chat commands, the TUI keys and the files.\n",
+          f);
+}
+
+/* ---- applying settings ---- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "llmchat: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'llmchat --help' for more information.\n");
+    va_end(ap);
+    return 2;
+}
+
+void options_default(app_options *o)
+{
+    memset(o, 0, sizeof *o);
+    sampler_config_default(&o->sampler);
+    o->steps = -1;
+    o->weights = TENSOR_Q8_0;
+    o->isa = KERNELS_AUTO;
+    o->kv_cache = TRANSFORMER_KV_AUTO;
+    o->theme = THEME_DARK;
+    o->history_size = CLI_HISTORY_DEFAULT;
+    o->top_k_shown = 10;
+}
+
+static const char *keep(app_options *o, char *s)
+{
+    if (!s)
+        return NULL;
+    char **grown = realloc(o->owned, sizeof *grown * (size_t)(o->n_owned + 1));
+    if (!grown) {
+        free(s);
+        return NULL;
+    }
+    o->owned = grown;
+    o->owned[o->n_owned++] = s;
+    return s;
+}
+
+const char *options_shown_path(const char *path, char *buf, size_t size)
+{
+    const char *home = getenv("HOME");
+    size_t n = home ? strlen(home) : 0;
+    if (n > 1 && !strncmp(path, home, n) && path[n] == '/')
+        snprintf(buf, size, "~%s", path + n);
+    else
+        snprintf(buf, size, "%s", path);
+    return buf;
+}
+
+/* Levenshtein distance of two short strings, capped at 9. */
+static int distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 30 || lb > 30)
+        return 9;
+    int d[31][31];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/* The config key closest to an unknown one (a typo), or NULL. */
+static const char *closest_key(const char *key)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (const app_option *r = options_table; r->name; r++) {
+        if (!r->config)
+            continue;
+        int d = distance(key, r->name);
+        if (d < best_d) {
+            best_d = d;
+            best = r->name;
+        }
+    }
+    return best;
+}
+
+/* A file name from the config file: "~/x" is $HOME/x (a string kept in o), anything
+ * else stays as it is. NULL when out of memory. */
+static const char *expand_home(app_options *o, const char *value)
+{
+    const char *home = getenv("HOME");
+    if (value[0] != '~' || value[1] != '/' || !home || !*home)
+        return value;
+    size_t len = strlen(home) + strlen(value);
+    char *full = malloc(len);
+    if (!full)
+        return NULL;
+    snprintf(full, len, "%s%s", home, value + 1);
+    return keep(o, full);
+}
+
+int options_apply_config(app_options *o, const config_file *cf, const char *shown, FILE *warn)
+{
+    int n_warn = 0;
+    int ip = 0;
+    for (int ie = 0; ie <= cf->n_entries; ie++) {
+        /* problems and entries interleaved in line order */
+        int line = ie < cf->n_entries ? cf->entries[ie].line : INT_MAX;
+        for (; ip < cf->n_problems && cf->problems[ip].line < line; ip++, n_warn++)
+            fprintf(warn, "llmchat: %s:%d: %s\n", shown, cf->problems[ip].line, cf->problems[ip].text);
+        if (ie == cf->n_entries)
+            break;
+        const config_entry *en = &cf->entries[ie];
+        const app_option *r = options_find(en->key);
+        if (r && !r->config) {
+            fprintf(warn, "llmchat: %s:%d: '%s' cannot be set in the config file (only --%s on the command line)\n",
+                    shown, en->line, en->key, r->name);
+            n_warn++;
+            continue;
+        }
+        if (!r) {
+            const char *near = closest_key(en->key);
+            fprintf(warn, "llmchat: %s:%d: unknown key '%s'", shown, en->line, en->key);
+            if (near)
+                fprintf(warn, " (did you mean '%s'?)", near);
+            fputc('\n', warn);
+            n_warn++;
+            continue;
+        }
+        const char *value = r->path ? expand_home(o, en->value) : en->value;
+        if (!value) {
+            fprintf(warn, "llmchat: %s:%d: out of memory\n", shown, en->line);
+            n_warn++;
+            continue;
+        }
+        const char *why = r->set(o, value);
+        if (why) {
+            char shown_value[256];
+            textfmt_escape_piece(en->value, strlen(en->value), false, shown_value, sizeof shown_value);
+            fprintf(warn, "llmchat: %s:%d: %s %s, got '%s'\n", shown, en->line, r->name, why, shown_value);
+            n_warn++;
+        } else if (r->set == set_model) {
+            o->model_source = MODEL_FROM_CONFIG;
+            o->model_line = en->line;
+        }
+    }
+    return n_warn;
+}
+
+/* Reads the config file (the default one, or --config FILE when explicit) into o.
+ * Returns 0, or 1 when an explicit file cannot be read. */
+static int read_config(app_options *o, const char *explicit_path)
+{
+    char buf[4096];
+    const char *path = explicit_path ? explicit_path : config_default_path(buf, sizeof buf);
+    if (!path)
+        return 0;
+    llm_err err;
+    llm_status s = config_read(path, &o->config, &err);
+    if (s == LLM_ERR_IO && errno == ENOENT && !explicit_path)
+        return 0; /* no config file: the defaults stand */
+    char shown[4096];
+    options_shown_path(path, shown, sizeof shown);
+    if (s != LLM_OK) {
+        if (explicit_path) {
+            fprintf(stderr, "llmchat: --config: %s\n", err.text);
+            return 1;
+        }
+        fprintf(stderr, "llmchat: warning: %s; using the defaults\n", err.text);
+        return 0;
+    }
+    o->config_path = strdup(path);
+    options_apply_config(o, &o->config, shown, stderr);
+    return 0;
+}
+
+static void apply_environment(app_options *o)
+{
+    const char *env_model = getenv("LLMCHAT_MODEL");
+    if (env_model && *env_model) {
+        o->model_path = env_model;
+        o->model_source = MODEL_FROM_ENV;
+    }
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc)
+        o->theme = THEME_MONO;
+}
+
+typedef struct {
+    const app_option *row;
+    const char *value;
+} given_option;
+
+int options_parse(int argc, char **argv, app_options *o)
+{
+    options_default(o);
+
+    /* getopt's tables, made from ours: a long-only option's value is 256 + its row */
+    struct option longs[N_OPTIONS + 1];
+    char shorts[2 * N_OPTIONS + 3];
+    int ns = 0;
+    shorts[ns++] = ':';
+    for (int i = 0; i < N_OPTIONS; i++) {
+        const app_option *r = &options_table[i];
+        longs[i] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
+                                   r->short_name ? r->short_name : 256 + i};
+        if (r->short_name) {
+            shorts[ns++] = r->short_name;
+            if (r->arg)
+                shorts[ns++] = ':';
+        }
+    }
+    longs[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+    shorts[ns] = '\0';
+
+    /* 1. collect the command line; --help, --version and --config act at once */
+    given_option *given = calloc((size_t)argc + 1, sizeof *given);
+    if (!given) {
+        fprintf(stderr, "llmchat: out of memory\n");
+        return 1;
+    }
+    int n_given = 0, c, rc = 0;
+    const char *config_path = NULL;
+    bool no_config = false, model_option = false;
+    opterr = 0;
+    optind = 1;
+    while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        const app_option *r = NULL;
+        if (c >= 256 && c < 256 + N_OPTIONS)
+            r = &options_table[c - 256];
+        else if (c != ':' && c != '?')
+            for (const app_option *t = options_table; t->name && !r; t++)
+                if (t->short_name == c)
+                    r = t;
+        if (!r) {
+            if (c == ':')
+                rc = usage_error("option '%s' needs a value", argv[optind - 1]);
+            else if (optopt)
+                rc = usage_error("unknown option '-%c'", optopt);
+            else
+                rc = usage_error("unknown option '%s'", argv[optind - 1]);
+        } else if (!strcmp(r->name, "help")) {
+            options_usage(stdout);
+            rc = -1;
+        } else if (!strcmp(r->name, "version")) {
+            printf("llmchat %s\n", PACKAGE_VERSION);
+            rc = -1;
+        } else if (!strcmp(r->name, "config")) {
+            config_path = optarg;
+        } else if (!strcmp(r->name, "no-config")) {
+            no_config = true;
+        } else {
+            model_option |= r->set == set_model;
+            given[n_given++] = (given_option){r, r->arg ? optarg : "yes"};
+        }
+    }
+    if (rc == 0 && optind < argc - 1)
+        rc = usage_error("unexpected argument '%s'", argv[optind + 1]);
+    if (rc == 0 && config_path && no_config)
+        rc = usage_error("give --config FILE or --no-config, not both");
+
+    /* 2. the config file, 3. the environment, 4. the command line */
+    if (rc == 0 && !no_config)
+        rc = read_config(o, config_path);
+    if (rc == 0)
+        apply_environment(o);
+    for (int i = 0; rc == 0 && i < n_given; i++) {
+        const char *why = given[i].row->set(o, given[i].value);
+        if (why)
+            rc = usage_error("--%s %s, got '%s'", given[i].row->name, why, given[i].value);
+    }
+    free(given);
+    if (rc != 0)
+        return rc;
+    if (optind < argc) {
+        if (model_option)
+            return usage_error("give the model once: as MODEL or with --model, not both");
+        if (set_model(o, argv[optind]))
+            return usage_error("the MODEL argument is empty");
+    }
+
+    if (o->trace_attn && !o->trace_path)
+        return usage_error("--trace-attn needs --trace FILE");
+    if (o->trace_lens && !o->trace_path)
+        return usage_error("--trace-lens needs --trace FILE");
+    if (o->replay_path && o->mode != MODE_AUTO)
+        return usage_error("--replay is a mode of its own: drop -m");
+    if (o->replay_path)
+        o->mode = MODE_REPLAY;
+    if (o->view_path && (o->mode != MODE_AUTO || o->replay_path))
+        return usage_error("--view is a mode of its own: drop -m and --replay");
+    if (o->view_path && (model_option || optind < argc))
+        return usage_error("--view needs no model: the trace holds what it shows");
+    if (o->view_path)
+        o->mode = MODE_VIEW;
+    if (o->compare && !o->replay_path)
+        return usage_error("--compare needs --replay TRACE");
+    if (o->prompt && o->file)
+        return usage_error("give the input with -i or -f, not both");
+    if (!o->seed_given)
+        o->sampler.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    if (o->mode == MODE_AUTO) {
+        /* the TUI needs two terminals, and one that can draw (not TERM=dumb or unset) */
+        const char *term = getenv("TERM");
+        bool drawable = term && *term && strcmp(term, "dumb") != 0;
+        o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && drawable ? MODE_TUI : MODE_CHAT;
+    }
+    return 0;
+}
+
+void options_free(app_options *o)
+{
+    for (int i = 0; i < o->n_owned; i++)
+        free(o->owned[i]);
+    free(o->owned);
+    o->owned = NULL;
+    o->n_owned = 0;
+    free(o->config_path);
+    o->config_path = NULL;
+    config_free(&o->config);
+}

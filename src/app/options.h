@@ -1,0 +1,131 @@
+/* options.h — llmchat's settings and the one table of options that sets them.
+ *
+ * Every setting has one row in options_table: its long option name (which is also
+ * its config file key), its short option, its --help text, and the function that
+ * parses and checks its value. The command line, the config file and anything else
+ * that sets options by name (such as a /set command) go through those rows, so a value
+ * is checked in one place only. Settings come from, last one winning: built-in
+ * defaults, the config file, the environment (LLMCHAT_MODEL, NO_COLOR), the command
+ * line. */
+#ifndef LLMCHAT_CLI_OPTIONS_H
+#define LLMCHAT_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config_file.h"
+#include "kernels.h"
+#include "sampler.h"
+#include "transformer.h"
+
+/* The input history keeps at most this many lines (--history-size). */
+enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
+
+typedef enum {
+    MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
+    MODE_REPLAY, /* --replay TRACE */
+    MODE_VIEW,   /* --view TRACE */
+} app_mode;
+typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } app_theme;
+
+/* Where the model came from (see main.c's model discovery). */
+typedef enum {
+    MODEL_FROM_NONE = 0,
+    MODEL_FROM_ARGUMENT, /* MODEL or --model */
+    MODEL_FROM_ENV,      /* LLMCHAT_MODEL */
+    MODEL_FROM_CONFIG,   /* the config file's model key */
+    MODEL_FROM_BUNDLED,  /* none of those: the bundled demo model */
+    MODEL_FROM_RESUMED,  /* --resume: the model the saved chat names */
+} app_model_source;
+
+struct chat_template;
+
+typedef struct {
+    app_mode mode;
+    const char *model_path;      /* borrowed from argv, the environment or the config */
+    app_model_source model_source;
+    int model_line;              /* the config line that set it (MODEL_FROM_CONFIG) */
+    const char *model_note;      /* which model and why, for the TUI's first notice and the
+                                    REPL's banner (set by main.c once the model is open) */
+    const char *template_name;   /* --template: llama2, mistral, zephyr, chatml; NULL: the
+                                    model's (its tokenizer.chat_template), else llama2 */
+    const struct chat_template *chat_template; /* the one chosen (set by main.c) */
+    const char *tokenizer_path;  /* NULL: beside the model, then the data dir */
+    const char *prompt;          /* -i */
+    const char *file;            /* -f */
+    const char *system;          /* -y */
+    sampler_config sampler;      /* -t -p -k --min-p --repeat-penalty --repeat-last-n -s */
+    bool seed_given;
+    int steps;                   /* -n; -1 = mode default */
+    int ctx;                     /* -c; 0 = model's */
+    int threads;                 /* -T; 0 = the CPUs this process may run on */
+    int attention_mib;           /* --attention-mib; 0 = the engine's default */
+    const char *trace_path;      /* --trace */
+    bool trace_attn;             /* --trace-attn */
+    bool trace_lens;             /* --trace-lens */
+    const char *replay_path;     /* --replay TRACE */
+    bool compare;                /* --compare */
+    const char *view_path;       /* --view TRACE */
+    bool pieces;                 /* tokenize --pieces */
+    tensor_type weights;         /* --weights q8_0|f32 */
+    bool weights_given;          /* --weights was set (command line or config) */
+    kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512|neon|neon-dotprod */
+    transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
+    bool mouse;                  /* tui --mouse */
+    app_theme theme;             /* --theme; mono with --no-color or NO_COLOR */
+    int history_size;            /* --history-size: input lines kept across runs */
+    int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
+    bool verbose;                /* --verbose: say what loading did on stderr */
+    bool resume;                 /* --resume: reopen the newest saved chat */
+    const char *resume_path;     /* that chat's file (set by main.c), NULL without --resume */
+
+    /* owned: the config file that was read (its values are borrowed above) */
+    char *config_path;           /* NULL when none was read */
+    config_file config;
+    char **owned;                /* (n_owned) strings made while setting options */
+    int n_owned;
+} app_options;
+
+typedef struct app_option {
+    const char *name;  /* long option, and the config file key when config is true */
+    char short_name;   /* 0: none */
+    const char *arg;   /* the value's name in --help ("F", "FILE"); NULL: a flag */
+    bool config;       /* may be set in the config file */
+    bool path;         /* a file name: the config file may start it with "~/" */
+    const char *help;  /* --help text; '\n' starts a continuation line */
+    /* Parses and checks value ("yes" for a flag given on the command line) into o.
+     * Returns NULL, or what is wrong as a phrase that follows the option's name
+     * ("must be a number >= 0"). NULL for the options options_parse handles itself. */
+    const char *(*set)(app_options *o, const char *value);
+} app_option;
+
+/* Every option, in --help order; ends with a row whose name is NULL. */
+extern const app_option options_table[];
+
+/* The row of the option or config key name (without "--"), or NULL. */
+const app_option *options_find(const char *name);
+
+/* Built-in defaults (no config file, no environment). */
+void options_default(app_options *o);
+
+/* Applies a parsed config file to o: each entry through its option's row. Writes a
+ * warning per problem, unknown key and bad value to warn, as "llmchat: SHOWN:LINE: ...",
+ * and returns how many it wrote. Values are borrowed from cf, which must outlive o. */
+int options_apply_config(app_options *o, const config_file *cf, const char *shown, FILE *warn);
+
+/* Parses argv, reading the config file (default, --config FILE or none with
+ * --no-config) and the environment first. Returns 0 on success, 1 when --config FILE
+ * cannot be read, 2 on a usage error (message printed to stderr), or -1 when --help
+ * or --version was handled (exit 0). */
+int options_parse(int argc, char **argv, app_options *o);
+
+/* Frees what options_parse and the setters allocated. */
+void options_free(app_options *o);
+
+/* The --help text, made from the table. */
+void options_usage(FILE *f);
+
+/* path with a leading $HOME shown as "~" (for messages), in buf. */
+const char *options_shown_path(const char *path, char *buf, size_t size);
+
+#endif

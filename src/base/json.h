@@ -1,0 +1,65 @@
+/* json.h — a small, strict JSON reader for the files llmchat reads back (saved chats,
+ * traces), and the string writer their writers share.
+ *
+ * json_parse turns one JSON text (RFC 8259) into a tree of values that the caller
+ * owns and frees with json_free. Nesting is limited to JSON_DEPTH_MAX levels, so no
+ * input can exhaust the stack. Strings are decoded to bytes: escapes become UTF-8,
+ * except \u0080..\u00FF, which stand for that raw byte — llmchat's writers
+ * (json_write_string) write a byte that is not valid UTF-8 that way, and write real
+ * U+0080..U+00FF as UTF-8, so text round-trips byte for byte. A string may hold NUL
+ * (\u0000); `length` counts every byte. Numbers keep their text, so that integers
+ * such as 64-bit seeds read back exactly. Reading does not depend on the locale.
+ * Does not: write objects or numbers (each file's writer does), or accept comments,
+ * trailing commas, NaN or single quotes. */
+#ifndef LLMCHAT_JSON_H
+#define LLMCHAT_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "status.h"
+
+enum { JSON_DEPTH_MAX = 64 };
+
+typedef enum { JSON_NULL = 0, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } json_type;
+
+typedef struct json_value json_value;
+struct json_value {
+    json_type type;
+    bool boolean;          /* JSON_BOOL */
+    char *text;            /* JSON_STRING: the decoded bytes; JSON_NUMBER: the number as
+                              written; NUL-terminated, owned */
+    size_t length;         /* bytes in text */
+    json_value *items;     /* JSON_ARRAY: elements; JSON_OBJECT: member values (count) */
+    char **keys;           /* JSON_OBJECT: member names, decoded (count) */
+    size_t count;
+};
+
+/* Parses text[0..len). On failure *out is NULL and err says what and where
+ * ("line 3, column 14: expected ',' or '}'"). */
+llm_status json_parse(const char *text, size_t len, json_value **out, llm_err *err);
+void json_free(json_value *v); /* NULL does nothing */
+
+/* The value of member key of an object (the last one when the key repeats), or NULL
+ * when v is not an object or has no such member. */
+const json_value *json_get(const json_value *v, const char *key);
+/* Element i of an array, or NULL. */
+const json_value *json_at(const json_value *v, size_t i);
+
+/* Typed reads: return false, leaving *out alone, when v is NULL or of another type
+ * (or, for the integers, not an integer within range). */
+bool json_as_string(const json_value *v, const char **out);
+bool json_as_double(const json_value *v, double *out);
+bool json_as_int(const json_value *v, int *out);
+bool json_as_u64(const json_value *v, uint64_t *out);
+bool json_as_bool(const json_value *v, bool *out);
+
+const char *json_type_name(json_type t); /* "null", "boolean", "number", ... */
+
+/* Writes s to f as a JSON string: quotes, escapes, control bytes and bytes that are not
+ * valid UTF-8 as \u00XX (the reader turns those back into the byte). NULL writes "". */
+void json_write_string(FILE *f, const char *s);
+
+#endif

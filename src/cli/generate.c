@@ -1,0 +1,99 @@
+/* generate.c — `-m generate`: one-shot continuation of a prompt, printed as
+ * llama2.c's run prints it (the prompt, then the continuation, then a newline), with
+ * a speed summary on stderr. Stops at BOS or EOS, after -n new tokens, at the end of
+ * the context, or on Ctrl-C. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "session.h"
+#include "signals.h"
+#include "engine.h"
+#include "textfmt.h"
+#include "trace.h"
+
+/* Writes the bytes token adds after prev, made safe for a terminal. */
+static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int token)
+{
+    char piece[TOKENIZER_PIECE_MAX + 1], safe[4 * TOKENIZER_PIECE_MAX + 16];
+    size_t n = tokenizer_decode(tok, prev, token, piece, sizeof piece);
+    size_t m = textfmt_stream_put(ts, piece, n, safe, sizeof safe);
+    fwrite(safe, 1, m, stdout);
+}
+
+int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
+{
+    int n;
+    int *ids = session_encode_input(o, tok, true, &n);
+    if (!ids)
+        return 1;
+
+    engine_options eo;
+    session_engine_options(o, &eo);
+    eo.record_prompt = o->trace_path != NULL;
+    eo.top_n = o->trace_path ? 10 : 0;
+    eo.capture_attention = o->trace_attn;
+    engine *e;
+    llm_err err;
+    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        free(ids);
+        return 1;
+    }
+    int rc = 0;
+    trace_writer *tr = NULL;
+    if (n > engine_ctx(e)) {
+        fprintf(stderr, "llmchat: the prompt is %d tokens (with BOS), but the context holds %d "
+                        "(see -c)\n", n, engine_ctx(e));
+        rc = 1;
+        goto out;
+    }
+    if ((rc = session_open_trace(o, m, tok, e, &tr)) != 0)
+        goto out;
+    signals_install_sigint();
+    if (engine_prefill(e, ids, n, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        rc = 1;
+        goto out;
+    }
+    textfmt_stream ts = {0};
+    for (int i = 1; i < n; i++)
+        put_token(&ts, tok, ids[i - 1], ids[i]);
+    fflush(stdout);
+
+    int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
+    int prev = ids[n - 1], generated = 0;
+    while (generated < steps && !signals_interrupted) {
+        int next;
+        llm_status st = engine_step(e, &next, &err);
+        if (st == LLM_ERR_CONTEXT)
+            break; /* the context is full: the generation ends there */
+        if (st != LLM_OK) {
+            putchar('\n');
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            rc = 1;
+            break;
+        }
+        if (next == tokenizer_bos(tok) || next == tokenizer_eos(tok))
+            break;
+        put_token(&ts, tok, prev, next);
+        fflush(stdout);
+        prev = next;
+        generated++;
+    }
+    putchar('\n');
+    fflush(stdout);
+    engine_finish(e);
+
+    const engine_stats *s = engine_get_stats(e);
+    fprintf(stderr, "prompt: %d tok, %.1f tok/s; generated: %d tok, %.1f tok/s%s\n",
+            s->prefill_tokens, s->prefill_ms > 0 ? s->prefill_tokens * 1e3 / s->prefill_ms : 0.0,
+            generated, s->decode_ms > 0 ? s->decode_tokens * 1e3 / s->decode_ms : 0.0,
+            signals_interrupted ? " (interrupted)" : "");
+out:
+    if (session_close_trace(tr) != 0)
+        rc = 1;
+    engine_free(e);
+    free(ids);
+    return rc;
+}

@@ -1,0 +1,370 @@
+/* repl.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
+ * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
+ * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
+ * a reply (the chat goes on) or clears the line being typed; twice within a second,
+ * like SIGTERM and SIGHUP, it saves the chat and leaves (signals.h). The chat is
+ * autosaved after every turn and every command that changes it (autosave.h).
+ * Slash commands are parsed by command.c (the table the TUI shares); their handlers
+ * are here. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBEDIT
+#include <editline/readline.h>
+#else
+#include <readline/history.h>
+#include <readline/readline.h>
+#endif
+
+#include "chat.h"
+#include "cli.h"
+#include "session.h"
+#include "autosave.h"
+#include "signals.h"
+#include "command.h"
+#include "engine.h"
+#include "settings.h"
+#include "textfmt.h"
+#include "trace.h"
+
+typedef struct {
+    const app_options *o;
+    chat *c;
+    engine *e;
+    live_settings live;   /* the sampler's settings and the step limit (/set) */
+    bool tty;
+    bool quit;
+    int status;           /* exit status so far */
+    int n_asked;          /* user messages sent to the model */
+    int n_answered;       /* of those, the ones whose turn could start */
+    autosave_file save;    /* this session's saved-chat file */
+    bool changed;         /* the dialog changed since the last autosave */
+} repl;
+
+/* Autosaves the chat when it changed (nothing is written for a chat that never had a
+ * turn); warns once when that fails. */
+static void autosave(repl *r)
+{
+    if (!r->changed || (!r->save.path && chat_turn_count(r->c) + chat_dropped_count(r->c) == 0))
+        return;
+    char msg[700];
+    if (!autosave_now(&r->save, r->c, r->o, msg, sizeof msg) && *msg)
+        fprintf(stderr, "llmchat: %s\n", msg);
+    r->changed = false;
+}
+
+/* /help: every command of the table, those another front end runs marked as such. */
+static void print_help(FILE *f)
+{
+    fputs("Type a message and press Enter. Commands:\n", f);
+    int n;
+    const command_info *t = command_table(&n);
+    for (int i = 0; i < n; i++) {
+        char usage[64], what[256];
+        command_usage(&t[i], usage, sizeof usage);
+        command_describe(&t[i], what, sizeof what);
+        fprintf(f, "  %-15s %s\n", usage, what);
+    }
+    fputs("Ctrl-C stops a reply without leaving.\n", f);
+}
+
+/* Runs one user turn and streams the reply to stdout. */
+static void reply_to(repl *r, const char *user)
+{
+    llm_err err;
+    int max = r->live.steps;
+    r->n_asked++;
+    if (chat_begin(r->c, user, max, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return;
+    }
+    r->n_answered++;
+    r->changed = true;
+    const char *note = chat_take_notice(r->c);
+    if (note)
+        fprintf(stderr, "llmchat: %s\n", note);
+    textfmt_stream ts = {0};
+    signals_interrupted = 0;
+    for (;;) {
+        if (signals_interrupted || signals_quit) {
+            chat_stop(r->c, &err);
+            fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
+            break;
+        }
+        int token;
+        const char *text;
+        chat_progress p = chat_step(r->c, &token, &text, &err);
+        if (p != CHAT_GENERATING) {
+            if (p == CHAT_REPLY_FULL)
+                fprintf(stderr, "\nllmchat: the context is full: the reply was cut; the next "
+                                "message drops the oldest turns\n");
+            if (p == CHAT_REPLY_ERROR) {
+                fprintf(stderr, "\nllmchat: %s\n", err.text);
+                r->status = 1;
+            }
+            break;
+        }
+        char safe[4 * TOKENIZER_PIECE_MAX + 16];
+        size_t n = textfmt_stream_put(&ts, text, strlen(text), safe, sizeof safe);
+        fwrite(safe, 1, n, stdout);
+        fflush(stdout);
+    }
+    signals_interrupted = 0;
+    autosave(r); /* before the reply's newline: a reply seen whole is a reply saved */
+    putchar('\n');
+    fflush(stdout);
+}
+
+/* ---- what the slash commands (command.c) are given ---- */
+
+static void host_say(command_host *h, const char *text)
+{
+    (void)h;
+    fprintf(stderr, "llmchat: %s\n", text);
+}
+
+static void host_changed(command_host *h, command_change what)
+{
+    repl *r = h->user;
+    if (what != COMMAND_CHANGED_SETTINGS)
+        r->changed = true;
+}
+
+static void host_quit(command_host *h)
+{
+    ((repl *)h->user)->quit = true;
+}
+
+static void host_help(command_host *h)
+{
+    print_help(((repl *)h->user)->tty ? stdout : stderr);
+}
+
+static command_host command_host_of(repl *r)
+{
+    return (command_host){.front_end = COMMAND_REPL, .c = r->c, .e = r->e, .o = r->o,
+                          .live = &r->live, .save = &r->save, .user = r, .say = host_say,
+                          .changed = host_changed, .quit = host_quit, .help = host_help};
+}
+
+static void handle_line(repl *r, char *line)
+{
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    const char *s = line;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!*s)
+        return;
+    command_call cmd;
+    if (command_parse(line, &cmd)) {
+        command_host h = command_host_of(r);
+        command_run(&h, &cmd);
+        autosave(r);
+    } else {
+        reply_to(r, line);
+    }
+}
+
+/* ---- terminal: readline's callback interface, so Ctrl-C can clear the line ---- */
+
+static repl *active;
+
+static void on_readline(char *line)
+{
+    if (!line) {
+        active->quit = true;
+        putchar('\n');
+        return;
+    }
+    if (*line)
+        add_history(line);
+    rl_callback_handler_remove();
+    handle_line(active, line);
+    free(line);
+    if (!active->quit)
+        rl_callback_handler_install("> ", on_readline);
+}
+
+static void run_terminal(repl *r)
+{
+    active = r;
+    char *history_path = r->o->history_size > 0 ? session_state_file("chat_history") : NULL;
+    stifle_history(r->o->history_size);
+    if (history_path)
+        read_history(history_path);
+    rl_catch_signals = 0;
+    const model *m = engine_model(r->e);
+    fprintf(stderr, "llmchat: chatting with %s (%s, %s; template %s). /help for commands, Ctrl-D to leave.\n",
+            m->name, m->weights_label, m->weights_size, template_name(chat_get_template(r->c)));
+    if (r->o->model_note)
+        fprintf(stderr, "llmchat: %s\n", r->o->model_note);
+    if (r->o->prompt)
+        reply_to(r, r->o->prompt);
+    rl_callback_handler_install("> ", on_readline);
+    while (!r->quit && !signals_quit) {
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(STDIN_FILENO, &fds);
+        int ready = select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL);
+        if (signals_quit)
+            break;
+        if (signals_interrupted) {
+            signals_interrupted = 0;
+            rl_replace_line("", 0);
+            rl_crlf();
+            rl_on_new_line();
+            rl_redisplay();
+            continue;
+        }
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready < 0)
+            break;
+        rl_callback_read_char();
+    }
+    rl_callback_handler_remove();
+    if (history_path) {
+        int e = write_history(history_path);
+        if (e == 0)
+            history_truncate_file(history_path, r->o->history_size);
+        else
+            fprintf(stderr, "llmchat: cannot write the input history %s: %s\n", history_path,
+                    strerror(e));
+        free(history_path);
+    }
+}
+
+/* A NUL byte cannot be part of a message (C strings end there): it becomes U+2400
+ * (the symbol for NUL, as the panes show control bytes), so no text after it is
+ * lost. Returns the line, grown when needed (*cap updated), or NULL on no memory. */
+static char *replace_nuls(char *line, size_t len, size_t *cap)
+{
+    size_t nuls = 0;
+    for (size_t i = 0; i < len; i++)
+        nuls += line[i] == '\0';
+    if (nuls == 0)
+        return line;
+    size_t need = len + 2 * nuls + 1;
+    if (need > *cap) {
+        char *grown = realloc(line, need);
+        if (!grown)
+            return NULL;
+        line = grown;
+        *cap = need;
+    }
+    for (size_t i = len; i-- > 0;) { /* from the end, moving the tail right */
+        if (line[i] != '\0')
+            continue;
+        memmove(line + i + 3, line + i + 1, len - i - 1);
+        memcpy(line + i, "\xe2\x90\x80", 3);
+        len += 2;
+    }
+    line[len] = '\0';
+    return line;
+}
+
+static void run_pipe(repl *r)
+{
+    if (r->o->prompt)
+        reply_to(r, r->o->prompt);
+    char *line = NULL;
+    size_t cap = 0;
+    while (!r->quit && !signals_quit) {
+        errno = 0;
+        ssize_t n = getline(&line, &cap, stdin);
+        if (n < 0) {
+            if (errno == EINTR) {
+                clearerr(stdin);
+                signals_interrupted = 0;
+                continue;
+            }
+            break;
+        }
+        char *whole = replace_nuls(line, (size_t)n, &cap);
+        if (!whole) {
+            fprintf(stderr, "llmchat: out of memory reading a line\n");
+            r->status = 1;
+            break;
+        }
+        line = whole;
+        handle_line(r, line);
+    }
+    free(line);
+}
+
+int cli_repl(const app_options *o, const model *m, const tokenizer *tok)
+{
+    engine_options eo;
+    session_engine_options(o, &eo);
+    eo.capture_attention = o->trace_attn;
+    eo.record_prompt = o->trace_path != NULL;
+    engine *e;
+    llm_err err;
+    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    trace_writer *tr = NULL;
+    repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
+    r.live.sampler = *engine_sampler_config(e);
+    r.live.steps = o->steps > 0 ? o->steps : 0;
+    if (session_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
+        engine_free(e);
+        return 1;
+    }
+    if (chat_new_template(e, o->chat_template, o->system, &r.c, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        session_close_trace(tr);
+        engine_free(e);
+        return 1;
+    }
+    trace_set_template(tr, template_name(chat_get_template(r.c)));
+    signals_install();
+    if (o->resume_path) {
+        command_host h = command_host_of(&r);
+        if (!command_load(&h, o->resume_path)) {
+            chat_free(r.c);
+            session_close_trace(tr);
+            engine_free(e);
+            return 1;
+        }
+        autosave_use(&r.save, o->resume_path);
+        r.changed = false; /* the file holds what was just read */
+    }
+    if (r.tty)
+        run_terminal(&r);
+    else
+        run_pipe(&r);
+    if (signals_quit) {
+        /* SIGTERM, SIGHUP or SIGINT twice: readline gave the terminal back; save, say so */
+        int sig = signals_quit;
+        r.changed = true;
+        autosave(&r);
+        if (r.save.path && !r.save.warned)
+            fprintf(stderr, "\nllmchat: quitting on %s; the chat is saved in %s\n",
+                    signals_name(sig), r.save.path);
+        else
+            fprintf(stderr, "\nllmchat: quitting on %s\n", signals_name(sig));
+        r.status = 128 + sig;
+    }
+    autosave_free(&r.save);
+    engine_finish(e);
+    if (r.n_asked > 0 && r.n_answered == 0) {
+        fprintf(stderr, "llmchat: no message could be answered\n");
+        r.status = 1;
+    }
+    if (session_close_trace(tr) != 0)
+        r.status = 1;
+    chat_free(r.c);
+    engine_free(e);
+    return r.status;
+}

@@ -1,0 +1,612 @@
+/* chat.c — the dialog on top of an engine (chat.h): turns rendered by a chat template
+ * (template.h; Llama 2's by default), replies that run until one of its stop tokens.
+ *
+ * Owns the system prompt, each turn's user and reply texts, and the default template
+ * (a template given to chat_new_template is borrowed). The engine holds the
+ * token sequence; a turn remembers where its tokens sit in it. When a new turn does
+ * not fit, the oldest turns are dropped and the kept ones re-prefilled: their reply
+ * tokens are copied from the engine (exactly what the model produced), their
+ * template re-rendered so that the first kept turn carries the system prompt.
+ * Dropped turns stay in the dialog, out of the context (their texts only), so that a
+ * saved chat holds the whole conversation. Saving and restoring are chat_save.c's. */
+#include "chat.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "branch.h"
+#include "chat_internal.h"
+#include "template.h"
+
+char *chat_template_text(const char *system, const char *user)
+{
+    static const char sys_fmt[] = "[INST] <<SYS>>\n%s\n<</SYS>>\n\n%s [/INST]";
+    static const char plain_fmt[] = "[INST] %s [/INST]";
+    bool with_system = system && *system;
+    size_t n = strlen(user) + (with_system ? strlen(system) + sizeof sys_fmt : sizeof plain_fmt);
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    if (with_system)
+        snprintf(s, n, sys_fmt, system, user);
+    else
+        snprintf(s, n, plain_fmt, user);
+    return s;
+}
+
+int chat_template_tokens(const tokenizer *tok, const char *system, const char *user,
+                         int *ids, int max)
+{
+    chat_template *t;
+    if (template_new(TEMPLATE_LLAMA2, tok, &t, NULL) != LLM_OK)
+        return -1;
+    int n = template_render(t, system, user, true, ids, max);
+    template_free(t);
+    return n;
+}
+
+/* The tokens one turn takes: with the system prompt when it opens the context. */
+static int turn_size(const chat *c, const char *user, bool first)
+{
+    return template_render(c->tmpl, first ? c->system : NULL, user, first, NULL, 0);
+}
+
+/* A malloc'd token array for one turn's template; *n receives its length. */
+static int *render_turn(const chat *c, const char *user, bool first, int *n)
+{
+    int need = turn_size(c, user, first);
+    if (need < 0)
+        return NULL;
+    int *ids = malloc(sizeof(int) * (need > 0 ? need : 1));
+    if (ids)
+        template_render(c->tmpl, first ? c->system : NULL, user, first, ids, need);
+    *n = need;
+    return ids;
+}
+
+llm_status chat_new_template(engine *e, const chat_template *tmpl, const char *system, chat **out,
+                             llm_err *err)
+{
+    chat *c = calloc(1, sizeof *c);
+    if (!c)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
+    c->e = e;
+    c->tok = engine_tokenizer(e);
+    c->tmpl = tmpl;
+    llm_status st = LLM_OK;
+    if (!tmpl && (st = template_new(TEMPLATE_LLAMA2, c->tok, &c->own_tmpl, err)) == LLM_OK)
+        c->tmpl = c->own_tmpl;
+    c->system = strdup(system ? system : "");
+    if (st != LLM_OK || !c->system) {
+        template_free(c->own_tmpl);
+        free(c->system);
+        free(c);
+        return st != LLM_OK ? st : llm_fail(err, LLM_ERR_NOMEM, "out of memory creating the chat");
+    }
+    *out = c;
+    return LLM_OK;
+}
+
+llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err)
+{
+    return chat_new_template(e, NULL, system, out, err);
+}
+
+const chat_template *chat_get_template(const chat *c) { return c->tmpl; }
+
+static void free_turn(turn *t)
+{
+    free(t->user);
+    free(t->reply);
+    free(t->restored);
+    branches_free(&t->br);
+}
+
+/* Turn i of those in the context (0 = the oldest kept). */
+static turn *live(const chat *c, int i) { return &c->turns[c->first + i]; }
+static int n_live(const chat *c) { return c->n_turns - c->first; }
+
+void chat_free(chat *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n_turns; i++)
+        free_turn(&c->turns[i]);
+    free(c->turns);
+    free(c->system);
+    template_free(c->own_tmpl);
+    free(c);
+}
+
+llm_status chat_set_system(chat *c, const char *system, llm_err *err)
+{
+    char *s = strdup(system ? system : "");
+    if (!s)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    free(c->system);
+    c->system = s;
+    c->system_stale = n_live(c) > 0;
+    return LLM_OK;
+}
+
+const char *chat_system(const chat *c) { return c->system; }
+
+void chat_reset(chat *c)
+{
+    for (int i = 0; i < c->n_turns; i++)
+        free_turn(&c->turns[i]);
+    c->n_turns = 0;
+    c->first = 0;
+    c->replying = false;
+    c->system_stale = false;
+    engine_rewind(c->e, 0, NULL);
+}
+
+const char *chat_take_notice(chat *c)
+{
+    if (!c->has_notice)
+        return NULL;
+    c->has_notice = false;
+    return c->notice;
+}
+
+/* Reply tokens a turn brings to a rebuild. */
+static int reply_count(const turn *t)
+{
+    if (t->restored)
+        return t->n_restored;
+    return t->view.end > t->view.reply_start ? t->view.end - t->view.reply_start : 0;
+}
+
+/* Takes a turn out of the context: its texts stay, its positions go. */
+void chat_drop_turn(turn *t)
+{
+    t->view.start = t->view.reply_start = t->view.end = -1;
+    char *fit = realloc(t->reply, t->reply_len + 1);
+    if (fit) {
+        t->reply = fit;
+        t->view.reply = fit;
+        t->reply_cap = t->reply_len + 1;
+    }
+    free(t->restored);
+    t->restored = NULL;
+}
+
+/* Drops the `drop` oldest turns in the context and re-prefills the rest from
+ * position 0, the first with the system prompt. */
+llm_status chat_rebuild(chat *c, int drop, llm_err *err)
+{
+    const int *seq = engine_tokens(c->e);
+    size_t cap = 0, n = 0;
+    int *ids = NULL;
+    llm_status st = LLM_OK;
+    int first = c->first + drop;
+    for (int i = first; i < c->n_turns; i++) {
+        turn *t = &c->turns[i];
+        int tn;
+        int *tmpl = render_turn(c, t->user, i == first, &tn);
+        int reply_n = reply_count(t);
+        if (!tmpl || n + tn + reply_n > cap) {
+            cap = (n + tn + reply_n) * 2 + 16;
+            int *grown = tmpl ? realloc(ids, sizeof(int) * cap) : NULL;
+            if (!grown) {
+                free(tmpl);
+                free(ids);
+                return llm_fail(err, LLM_ERR_NOMEM, "out of memory re-reading the dialog");
+            }
+            ids = grown;
+        }
+        memcpy(ids + n, tmpl, sizeof(int) * tn);
+        free(tmpl);
+        memcpy(ids + n + tn, t->restored ? t->restored : seq + t->view.reply_start,
+               sizeof(int) * reply_n);
+        t->view.start = (int)n;
+        t->view.reply_start = (int)(n + tn);
+        t->view.end = (int)(n + tn + reply_n);
+        n += tn + reply_n;
+    }
+    for (int i = c->first; i < first; i++)
+        chat_drop_turn(&c->turns[i]);
+    for (int i = first; i < c->n_turns; i++) {
+        free(c->turns[i].restored);
+        c->turns[i].restored = NULL;
+    }
+    c->first = first;
+    engine_rewind(c->e, 0, NULL);
+    if (n > 0)
+        st = engine_prefill(c->e, ids, (int)n, err);
+    free(ids);
+    c->system_stale = false;
+    return st;
+}
+
+/* The fewest of the oldest turns in the context to drop so that the rest, rebuilt
+ * (the first kept one with the system prompt), takes at most `room` tokens: n_live(c)
+ * when none fits. One pass from the newest turn back, so long dialogs cost linear
+ * time. */
+int chat_drop_to_fit(const chat *c, long room)
+{
+    int n = n_live(c), best = n;
+    long tail = 0; /* tokens of the turns after `drop`, without the system prompt */
+    for (int drop = n - 1; drop >= 0; drop--) {
+        const turn *t = live(c, drop);
+        long with_system = turn_size(c, t->user, true) + reply_count(t);
+        if (with_system + tail <= room)
+            best = drop;
+        tail += turn_size(c, t->user, false) + reply_count(t);
+    }
+    return best;
+}
+
+llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
+{
+    llm_status st;
+    if (c->replying && (st = chat_stop(c, err)) != LLM_OK)
+        return st;
+    int ctx = engine_ctx(c->e);
+    /* Room kept free for the reply: its step limit, or a quarter of the context. At
+     * most half the context, so that a generous limit does not push out all history
+     * (a reply that runs into the end is closed, and the next turn makes room). */
+    int reserve = max_reply > 0 ? max_reply : ctx / 4;
+    if (reserve > ctx / 2)
+        reserve = ctx / 2;
+
+    /* The new turn alone, as the first turn (with the system prompt). */
+    int alone = turn_size(c, user, true);
+    if (alone < 0)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
+    if (alone >= ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "the message takes %d tokens with the template, but the context "
+                        "holds %d: shorten it (or raise -c)", alone, ctx);
+    if (reserve > ctx - alone)
+        reserve = ctx - alone;
+
+    /* The new turn after the kept history (no system prompt), unless it is the first. */
+    int later = n_live(c) == 0 ? alone : turn_size(c, user, false);
+    int dropped = 0;
+    if (c->system_stale || engine_pos(c->e) + later + reserve > ctx)
+        dropped = chat_drop_to_fit(c, (long)ctx - later - reserve);
+    if (dropped > 0 || c->system_stale) {
+        if ((st = chat_rebuild(c, dropped, err)) != LLM_OK)
+            return st;
+        c->has_notice = dropped > 0;
+        if (dropped == 1)
+            snprintf(c->notice, sizeof c->notice,
+                     "context full: dropped the oldest turn and re-read the rest");
+        else if (dropped > 1)
+            snprintf(c->notice, sizeof c->notice,
+                     "context full: dropped the %d oldest turns and re-read the rest", dropped);
+    }
+
+    if (n_live(c) > 0)
+        branches_settle(&c->turns[c->n_turns - 1].br, NULL); /* on no memory it is lost */
+    int n;
+    int *ids = render_turn(c, user, n_live(c) == 0, &n);
+    if (!ids)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory tokenizing the message");
+    if (c->n_turns == c->cap_turns) {
+        int cap = c->cap_turns ? c->cap_turns * 2 : 8;
+        turn *grown = realloc(c->turns, sizeof(turn) * cap);
+        if (!grown) {
+            free(ids);
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        }
+        c->turns = grown;
+        c->cap_turns = cap;
+    }
+    turn *t = &c->turns[c->n_turns];
+    memset(t, 0, sizeof *t);
+    t->user = strdup(user);
+    t->reply_cap = 256;
+    t->reply = calloc(1, t->reply_cap);
+    t->view.user = t->user;
+    t->view.reply = t->reply;
+    if (!t->user || !t->reply) {
+        free_turn(t);
+        free(ids);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    t->view.start = engine_pos(c->e);
+    st = engine_prefill(c->e, ids, n, err);
+    free(ids);
+    if (st != LLM_OK) {
+        free_turn(t);
+        return st;
+    }
+    t->view.reply_start = t->view.end = engine_pos(c->e);
+    c->n_turns++;
+    c->replying = true;
+    c->max_reply = max_reply;
+    c->reply_tokens = 0;
+    return LLM_OK;
+}
+
+static void append_reply(turn *t, const char *s, size_t n)
+{
+    if (t->reply_len + n + 1 > t->reply_cap) {
+        size_t cap = (t->reply_len + n + 1) * 2;
+        char *grown = realloc(t->reply, cap);
+        if (!grown)
+            return; /* the text is also in the engine's tokens; keep going */
+        t->reply = grown;
+        t->view.reply = grown;
+        t->reply_cap = cap;
+    }
+    memcpy(t->reply + t->reply_len, s, n);
+    t->reply_len += n;
+    t->reply[t->reply_len] = '\0';
+}
+
+/* Tells the reply's branches about its newest token (a rewound reply that diverges
+ * from what it was keeps the old continuation as a branch). */
+static void note_token(chat *c, turn *t)
+{
+    int n = t->view.end - t->view.reply_start;
+    if (n > 0)
+        branches_note_token(&t->br, n, engine_tokens(c->e)[t->view.end - 1], NULL);
+}
+
+/* Closes the open reply with the template's end token (EOS, <|im_end|>) when there is
+ * room for it. */
+static void close_reply(chat *c, bool cut)
+{
+    turn *t = &c->turns[c->n_turns - 1];
+    int pos = engine_pos(c->e);
+    if (pos > 0 && !template_is_stop(c->tmpl, engine_tokens(c->e)[pos - 1]) && pos < engine_ctx(c->e))
+        engine_force(c->e, template_end_token(c->tmpl), NULL);
+    t->view.end = engine_pos(c->e);
+    t->view.complete = template_is_stop(c->tmpl, engine_tokens(c->e)[t->view.end - 1]);
+    t->view.cut = cut;
+    c->replying = false;
+    note_token(c, t);
+}
+
+/* Appends the text token tok adds after prev to the reply (no leading spaces on the
+ * reply's first bytes); returns those bytes in c->text, or "" when none. */
+static const char *reply_add_token(chat *c, turn *t, int prev, int tok)
+{
+    size_t n = tokenizer_decode(c->tok, prev, tok, c->text, sizeof c->text);
+    const char *s = c->text;
+    if (t->reply_len == 0)
+        while (*s == ' ')
+            s++, n--;
+    append_reply(t, s, n);
+    return s;
+}
+
+/* One reply token: sampled (forced < 0) or the caller's. */
+static chat_progress advance(chat *c, int forced, int *token, const char **text, llm_err *err)
+{
+    *token = -1;
+    if (text)
+        *text = "";
+    if (!c->replying)
+        return CHAT_REPLY_DONE;
+    turn *t = &c->turns[c->n_turns - 1];
+    if (forced < 0 && c->max_reply > 0 && c->reply_tokens >= c->max_reply) {
+        close_reply(c, true);
+        return CHAT_REPLY_LIMIT;
+    }
+    if (engine_pos(c->e) >= engine_ctx(c->e)) {
+        close_reply(c, true);
+        return CHAT_REPLY_FULL;
+    }
+    int prev = engine_tokens(c->e)[engine_pos(c->e) - 1];
+    int tok = forced;
+    llm_status st = forced < 0 ? engine_step(c->e, &tok, err) : engine_force(c->e, forced, err);
+    *token = tok;
+    if (st != LLM_OK) {
+        close_reply(c, true);
+        return st == LLM_ERR_CONTEXT ? CHAT_REPLY_FULL : CHAT_REPLY_ERROR;
+    }
+    c->reply_tokens++;
+    t->view.end = engine_pos(c->e);
+    if (tok == tokenizer_bos(c->tok)) {
+        /* A new sequence would start: the reply is over. Close it with the end token. */
+        engine_rewind(c->e, engine_pos(c->e) - 1, NULL);
+        close_reply(c, false);
+        return CHAT_REPLY_DONE;
+    }
+    note_token(c, t);
+    if (template_is_stop(c->tmpl, tok)) {
+        t->view.complete = true;
+        c->replying = false;
+        return CHAT_REPLY_DONE;
+    }
+    const char *s = reply_add_token(c, t, prev, tok);
+    if (text)
+        *text = s;
+    return CHAT_GENERATING;
+}
+
+chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)
+{
+    return advance(c, -1, token, text, err);
+}
+
+llm_status chat_force(chat *c, int token, chat_progress *progress, const char **text, llm_err *err)
+{
+    int vocab = tokenizer_vocab_size(c->tok);
+    if (!c->replying)
+        return llm_fail(err, LLM_ERR_ARG, "no reply is open to force a token into");
+    if (token < 0 || token >= vocab)
+        return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)", token,
+                        vocab - 1);
+    if (token == tokenizer_bos(c->tok))
+        return llm_fail(err, LLM_ERR_ARG, "BOS starts a new sequence and cannot be part of a reply");
+    int got;
+    *progress = advance(c, token, &got, text, err);
+    return LLM_OK;
+}
+
+/* One past the last reply token of the newest turn, not counting a closing EOS. */
+int chat_reply_limit(const chat *c)
+{
+    if (n_live(c) == 0)
+        return -1;
+    const chat_turn *v = &c->turns[c->n_turns - 1].view;
+    return v->complete ? v->end - 1 : v->end;
+}
+
+/* A copy of turn t's reply (the newest) as a branch: its tokens, the records that
+ * made them, its text and state. */
+static llm_status snapshot_reply(chat *c, const turn *t, reply_branch *out, llm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rs = t->view.reply_start, n = t->view.end - rs;
+    out->tokens = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    out->records = malloc(sizeof(step_record) * (size_t)(n + 1));
+    out->text = strdup(t->reply);
+    if (!out->tokens || !out->records || !out->text) {
+        branch_free(out);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory keeping the reply's branch");
+    }
+    memcpy(out->tokens, engine_tokens(c->e) + rs, sizeof(int) * (size_t)n);
+    for (int i = 0; i <= n; i++) {
+        step_record *r = &out->records[i];
+        *r = *engine_record(c->e, rs - 1 + i);
+        r->attn = NULL; /* the engine's, recomputed when the branch comes back */
+        r->lens = NULL;
+    }
+    out->n_tokens = n;
+    out->open = c->replying;
+    out->complete = t->view.complete;
+    out->cut = t->view.cut;
+    return LLM_OK;
+}
+
+llm_status chat_rewind(chat *c, int pos, llm_err *err)
+{
+    if (n_live(c) == 0)
+        return llm_fail(err, LLM_ERR_ARG, "there is no reply to rewind");
+    turn *t = &c->turns[c->n_turns - 1];
+    int limit = chat_reply_limit(c);
+    if (pos < t->view.reply_start || pos > limit)
+        return llm_fail(err, LLM_ERR_ARG,
+                        "cannot rewind to position %d: the last reply spans positions %d-%d",
+                        pos, t->view.reply_start, limit);
+    llm_status st;
+    if (pos < t->view.end && !t->br.stashed) {
+        reply_branch cut_off; /* kept until the reply diverges from it (branch.h) */
+        if ((st = snapshot_reply(c, t, &cut_off, err)) != LLM_OK)
+            return st;
+        branches_stash(&t->br, &cut_off);
+    }
+    st = engine_rewind(c->e, pos, err);
+    if (st != LLM_OK)
+        return st;
+    const int *seq = engine_tokens(c->e);
+    t->reply_len = 0;
+    t->reply[0] = '\0';
+    for (int i = t->view.reply_start; i < pos; i++)
+        reply_add_token(c, t, seq[i - 1], seq[i]);
+    t->view.end = pos;
+    t->view.complete = false;
+    t->view.cut = false;
+    c->reply_tokens = pos - t->view.reply_start;
+    c->replying = true;
+    return LLM_OK;
+}
+
+llm_status chat_stop(chat *c, llm_err *err)
+{
+    if (c->replying)
+        close_reply(c, true);
+    return LLM_OK;
+}
+
+bool chat_replying(const chat *c) { return c->replying; }
+int chat_turn_count(const chat *c) { return n_live(c); }
+
+const chat_turn *chat_get_turn(const chat *c, int i)
+{
+    if (i < 0 || i >= n_live(c))
+        return NULL;
+    return &live(c, i)->view;
+}
+
+int chat_dropped_count(const chat *c) { return c->first; }
+
+const chat_turn *chat_get_dropped(const chat *c, int i)
+{
+    if (i < 0 || i >= c->first)
+        return NULL;
+    return &c->turns[i].view;
+}
+
+/* ---- branches ---- */
+
+int chat_branch_count(const chat *c, int i)
+{
+    return i >= 0 && i < n_live(c) ? branches_count(&live(c, i)->br) : 0;
+}
+
+int chat_branch_current(const chat *c, int i)
+{
+    return i >= 0 && i < n_live(c) ? branches_current(&live(c, i)->br) : -1;
+}
+
+bool chat_branch_get(const chat *c, int i, int k, chat_branch_view *out)
+{
+    if (i < 0 || i >= n_live(c) || k < 0 || k >= branches_count(&live(c, i)->br))
+        return false;
+    const turn *t = live(c, i);
+    const int *ids = engine_tokens(c->e) + t->view.reply_start;
+    int n = t->view.end - t->view.reply_start;
+    const reply_branch *b = branches_get(&t->br, k);
+    if (!b) {
+        *out = (chat_branch_view){.tokens = ids, .n_tokens = n, .text = t->reply, .fork = -1,
+                                  .complete = t->view.complete,
+                                  .open = c->replying && i == n_live(c) - 1};
+        return true;
+    }
+    *out = (chat_branch_view){.tokens = b->tokens, .n_tokens = b->n_tokens, .text = b->text,
+                              .complete = b->complete, .open = b->open};
+    out->fork = t->view.reply_start + branch_common_prefix(ids, n, b->tokens, b->n_tokens);
+    return true;
+}
+
+llm_status chat_branch_switch(chat *c, int k, llm_err *err)
+{
+    if (n_live(c) == 0)
+        return llm_fail(err, LLM_ERR_ARG, "there is no reply to switch branches of");
+    turn *t = &c->turns[c->n_turns - 1];
+    int count = branches_count(&t->br);
+    if (k < 0 || k >= count)
+        return llm_fail(err, LLM_ERR_ARG, "the reply has %d branch%s: there is no branch %d",
+                        count, count == 1 ? "" : "es", k + 1);
+    if (k == branches_current(&t->br))
+        return LLM_OK;
+    llm_status st = branches_settle(&t->br, err); /* keeps k's number */
+    reply_branch now, back;
+    if (st != LLM_OK || (st = snapshot_reply(c, t, &now, err)) != LLM_OK)
+        return st;
+    const reply_branch *b = &t->br.slot[k];
+    int rs = t->view.reply_start;
+    int fork = branch_common_prefix(now.tokens, now.n_tokens, b->tokens, b->n_tokens);
+    /* The KV cache up to the fork is the same for both: only the rest runs again. */
+    st = engine_restore(c->e, rs + fork, b->tokens + fork, b->n_tokens - fork,
+                        b->records ? b->records + fork : NULL, err);
+    if (st != LLM_OK) {
+        engine_restore(c->e, rs + fork, now.tokens + fork, now.n_tokens - fork,
+                       now.records + fork, NULL);
+        branch_free(&now);
+        return st;
+    }
+    branches_swap(&t->br, k, &now, &back);
+    free(t->reply);
+    t->reply = back.text;
+    t->reply_len = strlen(back.text);
+    t->reply_cap = t->reply_len + 1;
+    t->view.reply = t->reply;
+    back.text = NULL;
+    t->view.end = rs + back.n_tokens;
+    t->view.complete = back.complete;
+    t->view.cut = back.cut;
+    c->replying = back.open;
+    c->reply_tokens = back.n_tokens;
+    branch_free(&back);
+    return LLM_OK;
+}

@@ -1,0 +1,50 @@
+/* chat_internal.h — the dialog's state, shared by chat.c (the dialog) and
+ * chat_save.c (its saving and restoring); nothing else includes it. */
+#ifndef LLMCHAT_CHAT_INTERNAL_H
+#define LLMCHAT_CHAT_INTERNAL_H
+
+#include "branch.h"
+#include "chat.h"
+
+typedef struct {
+    chat_turn view;    /* positions and flags; view.user / view.reply point at the texts below */
+    char *user;
+    char *reply;       /* NUL-terminated */
+    size_t reply_len, reply_cap;
+    int *restored;     /* (n_restored) reply ids to prefill instead of the engine's; set
+                          by chat_restore only until its prefill */
+    int n_restored;
+    reply_branches br; /* the reply's other branches (branch.h) */
+} turn;
+
+struct chat {
+    engine *e;
+    const tokenizer *tok;
+    const chat_template *tmpl; /* how turns are rendered, and which tokens end a reply */
+    chat_template *own_tmpl;   /* the default (llama2) template, when none was given */
+    char *system;        /* "" for none */
+    bool system_stale;   /* the system prompt changed since the history was prefilled */
+    turn *turns;         /* (n_turns) the whole dialog, oldest first */
+    int n_turns, cap_turns;
+    int first;           /* turns[first..n_turns) are in the context; older ones were
+                            dropped (positions -1) */
+    bool replying;
+    int max_reply;       /* 0 = until EOS */
+    int reply_tokens;    /* tokens generated in the open reply */
+    char text[TOKENIZER_PIECE_MAX + 1]; /* bytes of the last token (returned by chat_step) */
+    char notice[256];
+    bool has_notice;
+};
+
+/* Takes a turn out of the context: its texts stay, its positions go. */
+void chat_drop_turn(turn *t);
+
+/* Drops the `drop` oldest turns in the context and re-prefills the rest from
+ * position 0, the first with the system prompt. */
+llm_status chat_rebuild(chat *c, int drop, llm_err *err);
+
+/* The fewest of the oldest turns in the context to drop so that the rest, rebuilt,
+ * takes at most room tokens (all of them when none fits). */
+int chat_drop_to_fit(const chat *c, long room);
+
+#endif

@@ -1,0 +1,615 @@
+/* chatfile.c — reads and writes saved chats (see chatfile.h for the format).
+ *
+ * Owns the chatfile's strings and arrays. Reading parses the JSON (json.c), checks
+ * every member it knows for type and range, and ignores the rest; each refusal names
+ * the file, the turn and the member. Writing goes through a temporary file in the
+ * target's directory, fsync'd and renamed over the target, then the directory is
+ * fsync'd, so that a crash at any moment leaves the old file or the new one. */
+#define _POSIX_C_SOURCE 200809L
+#include "chatfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+
+void chatfile_init(chatfile *cf)
+{
+    memset(cf, 0, sizeof *cf);
+    cf->version = CHATFILE_VERSION;
+    sampler_config_default(&cf->sampler);
+}
+
+static void branch_free(chatfile_branch *b)
+{
+    free(b->reply);
+    free(b->reply_tokens);
+}
+
+static void turn_free(chatfile_turn *t)
+{
+    free(t->user);
+    free(t->reply);
+    free(t->reply_tokens);
+    for (int i = 0; i < t->n_branches; i++)
+        branch_free(&t->branches[i]);
+    free(t->branches);
+}
+
+void chatfile_clear(chatfile *cf)
+{
+    for (int i = 0; i < cf->n_turns; i++)
+        turn_free(&cf->turns[i]);
+    free(cf->turns);
+    free(cf->model);
+    free(cf->tokenizer);
+    free(cf->template_name);
+    free(cf->system);
+    chatfile_init(cf);
+}
+
+llm_status chatfile_set(char **field, const char *s, llm_err *err)
+{
+    char *copy = NULL;
+    if (s && !(copy = strdup(s)))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    free(*field);
+    *field = copy;
+    return LLM_OK;
+}
+
+/* The turns an array holding n turns has room for: n rounded up to a power of two, 8
+ * at least. */
+static int turns_room(int n)
+{
+    int room = 8;
+    while (room < n)
+        room *= 2;
+    return room;
+}
+
+llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
+                             const int *reply_tokens, int n_reply_tokens, bool complete,
+                             bool cut, bool in_context, llm_err *err)
+{
+    if (n_reply_tokens < 0)
+        n_reply_tokens = 0;
+    chatfile_turn t = {.complete = complete, .cut = cut, .in_context = in_context,
+                       .n_reply_tokens = reply_tokens ? n_reply_tokens : 0};
+    t.user = strdup(user ? user : "");
+    t.reply = strdup(reply ? reply : "");
+    if (reply_tokens) {
+        t.reply_tokens = malloc(sizeof(int) * (size_t)(n_reply_tokens > 0 ? n_reply_tokens : 1));
+        if (t.reply_tokens)
+            memcpy(t.reply_tokens, reply_tokens, sizeof(int) * (size_t)n_reply_tokens);
+    }
+    /* room for a power of two of turns (8 at least): a chat saved after every turn
+     * would otherwise move its whole turn array once per turn per save */
+    chatfile_turn *grown = cf->turns;
+    if (!cf->turns || cf->n_turns == turns_room(cf->n_turns))
+        grown = realloc(cf->turns, sizeof *grown * (size_t)turns_room(cf->n_turns + 1));
+    if (!t.user || !t.reply || (reply_tokens && !t.reply_tokens) || !grown) {
+        turn_free(&t);
+        if (grown)
+            cf->turns = grown;
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    cf->turns = grown;
+    cf->turns[cf->n_turns++] = t;
+    return LLM_OK;
+}
+
+/* A malloc'd copy of n ids (NULL for none; *ok false on no memory). */
+static int *copy_ids(const int *ids, int n, bool *ok)
+{
+    *ok = true;
+    if (!ids)
+        return NULL;
+    int *copy = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (copy)
+        memcpy(copy, ids, sizeof(int) * (size_t)n);
+    *ok = copy != NULL;
+    return copy;
+}
+
+llm_status chatfile_add_branch(chatfile *cf, int turn, const char *reply,
+                               const int *reply_tokens, int n_reply_tokens, bool complete,
+                               bool cut, llm_err *err)
+{
+    if (turn < 0 || turn >= cf->n_turns)
+        return llm_fail(err, LLM_ERR_ARG, "a branch needs a turn");
+    chatfile_turn *t = &cf->turns[turn];
+    if (n_reply_tokens < 0)
+        n_reply_tokens = 0;
+    bool ok;
+    chatfile_branch b = {.complete = complete, .cut = cut,
+                         .n_reply_tokens = reply_tokens ? n_reply_tokens : 0};
+    b.reply = strdup(reply ? reply : "");
+    b.reply_tokens = copy_ids(reply_tokens, n_reply_tokens, &ok);
+    chatfile_branch *grown = realloc(t->branches, sizeof *grown * ((size_t)t->n_branches + 1));
+    if (grown)
+        t->branches = grown;
+    if (!b.reply || !ok || !grown) {
+        branch_free(&b);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    t->branches[t->n_branches++] = b;
+    return LLM_OK;
+}
+
+/* ---- reading ---- */
+
+typedef struct {
+    const char *name;   /* the file, for messages */
+    llm_err *err;
+} reader;
+
+/* "name: what", the member named with its turn when turn >= 0. */
+static llm_status bad(const reader *r, int turn, const char *member, const char *what)
+{
+    if (turn >= 0)
+        return llm_fail(r->err, LLM_ERR_FORMAT, "%s: turn %d: \"%s\" %s", r->name, turn + 1,
+                        member, what);
+    return llm_fail(r->err, LLM_ERR_FORMAT, "%s: \"%s\" %s", r->name, member, what);
+}
+
+static llm_status wrong_type(const reader *r, int turn, const char *member, const json_value *v,
+                             const char *want)
+{
+    char what[96];
+    snprintf(what, sizeof what, "is %s, not %s", json_type_name(v->type), want);
+    return bad(r, turn, member, what);
+}
+
+/* Copies an optional string member into *out (left alone when absent). */
+static llm_status read_string(const reader *r, const json_value *obj, int turn,
+                              const char *member, char **out)
+{
+    const json_value *v = json_get(obj, member);
+    if (!v)
+        return LLM_OK;
+    if (v->type != JSON_STRING)
+        return wrong_type(r, turn, member, v, "a string");
+    if (strlen(v->text) != v->length)
+        return bad(r, turn, member, "holds a NUL character (\\u0000)");
+    return chatfile_set(out, v->text, r->err);
+}
+
+static llm_status read_bool(const reader *r, const json_value *obj, int turn, const char *member,
+                            bool *out)
+{
+    const json_value *v = json_get(obj, member);
+    if (v && !json_as_bool(v, out))
+        return wrong_type(r, turn, member, v, "true or false");
+    return LLM_OK;
+}
+
+static llm_status read_int(const reader *r, const json_value *obj, const char *member, int min,
+                           int max, int *out)
+{
+    const json_value *v = json_get(obj, member);
+    if (!v)
+        return LLM_OK;
+    int x;
+    if (!json_as_int(v, &x) || x < min || x > max) {
+        char what[96];
+        snprintf(what, sizeof what, "must be a whole number from %d to %d", min, max);
+        return bad(r, -1, member, what);
+    }
+    *out = x;
+    return LLM_OK;
+}
+
+static llm_status read_float(const reader *r, const json_value *obj, const char *member,
+                             float *out)
+{
+    const json_value *v = json_get(obj, member);
+    if (!v)
+        return LLM_OK;
+    double x;
+    if (!json_as_double(v, &x) || !isfinite(x) || fabs(x) > 3.4e38)
+        return bad(r, -1, member, "must be a number");
+    *out = (float)x;
+    return LLM_OK;
+}
+
+static llm_status read_settings(const reader *r, const json_value *s, chatfile *cf)
+{
+    if (!s)
+        return LLM_OK;
+    if (s->type != JSON_OBJECT)
+        return wrong_type(r, -1, "settings", s, "an object");
+    sampler_config *sc = &cf->sampler;
+    llm_status st;
+    if ((st = read_float(r, s, "temperature", &sc->temperature)) != LLM_OK ||
+        (st = read_float(r, s, "top-p", &sc->top_p)) != LLM_OK ||
+        (st = read_int(r, s, "top-k", 0, INT_MAX, &sc->top_k)) != LLM_OK ||
+        (st = read_float(r, s, "min-p", &sc->min_p)) != LLM_OK ||
+        (st = read_float(r, s, "repeat-penalty", &sc->repeat_penalty)) != LLM_OK ||
+        (st = read_int(r, s, "repeat-last-n", 0, INT_MAX, &sc->repeat_last_n)) != LLM_OK ||
+        (st = read_int(r, s, "steps", 0, INT_MAX, &cf->steps)) != LLM_OK ||
+        (st = read_int(r, s, "ctx", 0, INT_MAX, &cf->ctx)) != LLM_OK)
+        return st;
+    const json_value *seed = json_get(s, "seed");
+    if (seed && !json_as_u64(seed, &sc->seed))
+        return bad(r, -1, "seed", "must be a whole number from 0 to 18446744073709551615");
+    llm_err why;
+    if (sampler_config_check(sc, &why) != LLM_OK)
+        return llm_fail(r->err, LLM_ERR_FORMAT, "%s: settings: %s", r->name, why.text);
+    return LLM_OK;
+}
+
+/* Reads an optional array of token ids (member `member` of v; ids only mean something
+ * with the vocabulary they come from, so they are skipped without one) into *ids. */
+static llm_status read_ids(const reader *r, const json_value *v, int i, const char *member,
+                           const chatfile *cf, int **ids, int *n_ids)
+{
+    const json_value *tokens = json_get(v, member);
+    *ids = NULL;
+    *n_ids = 0;
+    if (tokens && tokens->type != JSON_ARRAY)
+        return wrong_type(r, i, member, tokens, "an array");
+    if (!tokens || cf->vocab_size <= 0)
+        return LLM_OK;
+    if (tokens->count > INT_MAX / 2)
+        return bad(r, i, member, "is implausibly long");
+    int *out = malloc(sizeof(int) * (tokens->count ? tokens->count : 1));
+    if (!out)
+        return llm_fail(r->err, LLM_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < tokens->count; k++) {
+        int id;
+        if (!json_as_int(&tokens->items[k], &id) || id < 0 || id >= cf->vocab_size) {
+            char what[96];
+            snprintf(what, sizeof what, "item %zu is not a token id from 0 to %d", k + 1,
+                     cf->vocab_size - 1);
+            free(out);
+            return bad(r, i, member, what);
+        }
+        out[k] = id;
+    }
+    *ids = out;
+    *n_ids = (int)tokens->count;
+    return LLM_OK;
+}
+
+/* Reads turn i's "branch" and "branches" into the newest turn of cf. */
+static llm_status read_branches(const reader *r, const json_value *v, int i, chatfile *cf)
+{
+    const json_value *list = json_get(v, "branches");
+    if (!list)
+        return LLM_OK;
+    if (list->type != JSON_ARRAY)
+        return wrong_type(r, i, "branches", list, "an array");
+    if (list->count > INT_MAX / 2)
+        return bad(r, i, "branches", "holds implausibly many branches");
+    llm_status st = LLM_OK;
+    for (size_t k = 0; k < list->count && st == LLM_OK; k++) {
+        const json_value *b = &list->items[k];
+        char *reply = NULL;
+        int *ids = NULL, n_ids = 0;
+        bool complete = false, cut = false;
+        if (b->type != JSON_OBJECT)
+            st = wrong_type(r, i, "branches", b, "an array of objects");
+        else if ((st = read_string(r, b, i, "reply", &reply)) == LLM_OK &&
+                 (st = read_bool(r, b, i, "complete", &complete)) == LLM_OK &&
+                 (st = read_bool(r, b, i, "cut", &cut)) == LLM_OK &&
+                 (st = read_ids(r, b, i, "reply_tokens", cf, &ids, &n_ids)) == LLM_OK)
+            st = chatfile_add_branch(cf, cf->n_turns - 1, reply, ids, n_ids, complete, cut,
+                                     r->err);
+        free(reply);
+        free(ids);
+    }
+    chatfile_turn *t = &cf->turns[cf->n_turns - 1];
+    int which = 1;
+    const json_value *at = json_get(v, "branch");
+    if (st == LLM_OK && at &&
+        (!json_as_int(at, &which) || which < 1 || which > t->n_branches + 1)) {
+        char what[96];
+        snprintf(what, sizeof what, "must be a whole number from 1 to %d", t->n_branches + 1);
+        st = bad(r, i, "branch", what);
+    }
+    t->branch = which - 1;
+    return st;
+}
+
+static llm_status read_turn(const reader *r, const json_value *v, int i, chatfile *cf)
+{
+    if (v->type != JSON_OBJECT) {
+        char what[64];
+        snprintf(what, sizeof what, "is %s, not an object", json_type_name(v->type));
+        return llm_fail(r->err, LLM_ERR_FORMAT, "%s: turn %d %s", r->name, i + 1, what);
+    }
+    char *user = NULL, *reply = NULL;
+    int *ids = NULL;
+    int n_ids = 0;
+    bool complete = false, cut = false, in_context = true;
+    llm_status st;
+    if ((st = read_string(r, v, i, "user", &user)) != LLM_OK ||
+        (st = read_string(r, v, i, "reply", &reply)) != LLM_OK ||
+        (st = read_bool(r, v, i, "complete", &complete)) != LLM_OK ||
+        (st = read_bool(r, v, i, "cut", &cut)) != LLM_OK ||
+        (st = read_bool(r, v, i, "in_context", &in_context)) != LLM_OK)
+        goto done;
+    if (!user) {
+        st = bad(r, i, "user", "is missing");
+        goto done;
+    }
+    if ((st = read_ids(r, v, i, "reply_tokens", cf, &ids, &n_ids)) != LLM_OK)
+        goto done;
+    if ((st = chatfile_add_turn(cf, user, reply, ids, n_ids, complete, cut, in_context,
+                                r->err)) == LLM_OK)
+        st = read_branches(r, v, i, cf);
+done:
+    free(user);
+    free(reply);
+    free(ids);
+    return st;
+}
+
+llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfile *cf,
+                          llm_err *err)
+{
+    chatfile_init(cf);
+    reader r = {.name = name, .err = err};
+    json_value *root;
+    llm_err why;
+    llm_status st = json_parse(data, len, &root, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, "%s: not a saved chat: %s", name, why.text);
+    if (root->type != JSON_OBJECT || !json_get(root, "llmchat_chat")) {
+        json_free(root);
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: not a saved chat (a JSON object with \"llmchat_chat\" expected)",
+                        name);
+    }
+    if (!json_as_int(json_get(root, "llmchat_chat"), &cf->version) || cf->version < 1) {
+        json_free(root);
+        return bad(&r, -1, "llmchat_chat", "must be a version number (1 or more)");
+    }
+    if (cf->version > CHATFILE_VERSION) {
+        int v = cf->version;
+        json_free(root);
+        chatfile_init(cf);
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: saved by a newer llmchat (format version %d; this one reads up "
+                        "to %d)", name, v, CHATFILE_VERSION);
+    }
+    const json_value *turns = json_get(root, "turns");
+    if ((st = read_string(&r, root, -1, "model", &cf->model)) != LLM_OK ||
+        (st = read_string(&r, root, -1, "tokenizer", &cf->tokenizer)) != LLM_OK ||
+        (st = read_string(&r, root, -1, "template", &cf->template_name)) != LLM_OK ||
+        (st = read_string(&r, root, -1, "system", &cf->system)) != LLM_OK ||
+        (st = read_int(&r, root, "vocab_size", 0, INT_MAX, &cf->vocab_size)) != LLM_OK ||
+        (st = read_settings(&r, json_get(root, "settings"), cf)) != LLM_OK)
+        goto done;
+    if (!cf->system && (st = chatfile_set(&cf->system, "", err)) != LLM_OK)
+        goto done;
+    if (!turns) {
+        st = bad(&r, -1, "turns", "is missing");
+        goto done;
+    }
+    if (turns->type != JSON_ARRAY) {
+        st = wrong_type(&r, -1, "turns", turns, "an array");
+        goto done;
+    }
+    if (turns->count > INT_MAX / 2) {
+        st = bad(&r, -1, "turns", "holds implausibly many turns");
+        goto done;
+    }
+    for (size_t i = 0; i < turns->count && st == LLM_OK; i++)
+        st = read_turn(&r, &turns->items[i], (int)i, cf);
+done:
+    json_free(root);
+    if (st != LLM_OK)
+        chatfile_clear(cf);
+    return st;
+}
+
+llm_status chatfile_read(const char *path, chatfile *cf, llm_err *err)
+{
+    chatfile_init(cf);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return llm_fail(err, LLM_ERR_IO, "%s: not a regular file", path);
+    }
+    if (sb.st_size > CHATFILE_MAX_BYTES) {
+        fclose(f);
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %lld bytes, more than a saved chat may hold "
+                        "(%d)", path, (long long)sb.st_size, (int)CHATFILE_MAX_BYTES);
+    }
+    size_t size = (size_t)sb.st_size;
+    char *data = malloc(size + 1);
+    if (!data) {
+        fclose(f);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", path);
+    }
+    size_t got = fread(data, 1, size, f);
+    int read_errno = ferror(f) ? errno : 0;
+    fclose(f);
+    if (got != size) {
+        free(data);
+        return llm_fail(err, LLM_ERR_IO, "%s: read failed: %s", path,
+                        read_errno ? strerror(read_errno) : "the file shrank while reading");
+    }
+    llm_status st = chatfile_parse(path, data, size, cf, err);
+    free(data);
+    return st;
+}
+
+/* ---- writing ---- */
+
+/* A JSON number that reads back as the same float (at most 9 significant digits),
+ * whatever the locale's decimal point. */
+static void put_float(FILE *f, float x)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.6g", (double)x); /* the short form when it reads back exactly */
+    if (strtof(buf, NULL) != x)
+        snprintf(buf, sizeof buf, "%.9g", (double)x);
+    const char *point = localeconv()->decimal_point;
+    if (point && point[0] && strcmp(point, ".") != 0) {
+        char *p = strstr(buf, point);
+        if (p) {
+            size_t n = strlen(point);
+            *p = '.';
+            memmove(p + 1, p + n, strlen(p + n) + 1);
+        }
+    }
+    fputs(buf, f);
+}
+
+static void put_member_string(FILE *f, const char *name, const char *s)
+{
+    fprintf(f, ",\n  \"%s\": ", name);
+    json_write_string(f, s);
+}
+
+static void put_ids(FILE *f, const chatfile *cf, const int *ids, int n)
+{
+    if (!ids || cf->vocab_size <= 0)
+        return;
+    fputs(", \"reply_tokens\": [", f);
+    for (int k = 0; k < n; k++)
+        fprintf(f, k ? ", %d" : "%d", ids[k]);
+    fputc(']', f);
+}
+
+/* Turn t's "branch" and "branches" members, when its reply has other branches. */
+static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
+{
+    if (t->n_branches == 0)
+        return;
+    fprintf(f, ",\n     \"branch\": %d, \"branches\": [", t->branch + 1);
+    for (int k = 0; k < t->n_branches; k++) {
+        const chatfile_branch *b = &t->branches[k];
+        fputs(k ? ",\n       {\"reply\": " : "\n       {\"reply\": ", f);
+        json_write_string(f, b->reply);
+        put_ids(f, cf, b->reply_tokens, b->n_reply_tokens);
+        fprintf(f, ", \"complete\": %s, \"cut\": %s}", b->complete ? "true" : "false",
+                b->cut ? "true" : "false");
+    }
+    fputc(']', f);
+}
+
+void chatfile_print(FILE *f, const chatfile *cf)
+{
+    const sampler_config *s = &cf->sampler;
+    int version = 1; /* older readers read a chat without branches */
+    for (int i = 0; i < cf->n_turns; i++)
+        if (cf->turns[i].n_branches > 0)
+            version = CHATFILE_VERSION;
+    fprintf(f, "{\n  \"llmchat_chat\": %d", version);
+    if (cf->model)
+        put_member_string(f, "model", cf->model);
+    if (cf->tokenizer)
+        put_member_string(f, "tokenizer", cf->tokenizer);
+    put_member_string(f, "template", cf->template_name ? cf->template_name : "llama2");
+    put_member_string(f, "system", cf->system ? cf->system : "");
+    fprintf(f, ",\n  \"vocab_size\": %d", cf->vocab_size);
+    fputs(",\n  \"settings\": {\"temperature\": ", f);
+    put_float(f, s->temperature);
+    fputs(", \"top-p\": ", f);
+    put_float(f, s->top_p);
+    fprintf(f, ", \"top-k\": %d, \"min-p\": ", s->top_k);
+    put_float(f, s->min_p);
+    fputs(", \"repeat-penalty\": ", f);
+    put_float(f, s->repeat_penalty);
+    fprintf(f, ", \"repeat-last-n\": %d, \"seed\": %llu, \"steps\": %d, \"ctx\": %d}",
+            s->repeat_last_n, (unsigned long long)s->seed, cf->steps, cf->ctx);
+    fputs(",\n  \"turns\": [", f);
+    for (int i = 0; i < cf->n_turns; i++) {
+        const chatfile_turn *t = &cf->turns[i];
+        fputs(i ? ",\n    {\"user\": " : "\n    {\"user\": ", f);
+        json_write_string(f, t->user);
+        fputs(",\n     \"reply\": ", f);
+        json_write_string(f, t->reply);
+        if (t->reply_tokens && cf->vocab_size > 0) {
+            fputs(",\n     \"reply_tokens\": [", f);
+            for (int k = 0; k < t->n_reply_tokens; k++)
+                fprintf(f, k ? ", %d" : "%d", t->reply_tokens[k]);
+            fputc(']', f);
+        }
+        fprintf(f, ",\n     \"complete\": %s, \"cut\": %s, \"in_context\": %s",
+                t->complete ? "true" : "false", t->cut ? "true" : "false",
+                t->in_context ? "true" : "false");
+        put_branches(f, cf, t);
+        fputc('}', f);
+    }
+    fputs(cf->n_turns ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+/* fsyncs the directory holding path, so that a rename in it is durable. */
+static void sync_directory(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return;
+    char *slash = strrchr(dir, '/');
+    const char *d = ".";
+    if (slash == dir)
+        d = "/";
+    else if (slash) {
+        *slash = '\0';
+        d = dir;
+    }
+    int fd = open(d, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+llm_status chatfile_write(const chatfile *cf, const char *path, llm_err *err)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    snprintf(tmp, n + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    errno = 0;
+    chatfile_print(f, cf);
+    int e = 0;
+    if (fflush(f) != 0 || ferror(f))
+        e = errno ? errno : EIO;
+    else if (fsync(fd) != 0)
+        e = errno;
+    if (fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    if (!e && rename(tmp, path) != 0)
+        e = errno;
+    if (e) {
+        unlink(tmp);
+        free(tmp);
+        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
+    free(tmp);
+    sync_directory(path);
+    return LLM_OK;
+}

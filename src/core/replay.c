@@ -1,0 +1,187 @@
+/* replay.c — replaying a trace's sequence on an engine and comparing predictions
+ * (replay.h).
+ *
+ * Owns a softmax buffer for the duration of a run; borrows the engine and the
+ * records. One position at a time, so that each position's logits can be read. */
+#include "replay.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+double replay_kl(const step_candidate *top, int n_top, const float *probs, int vocab)
+{
+    const double floor_q = 1e-30;
+    double kl = 0.0, p_in = 0.0, q_in = 0.0;
+    for (int i = 0; i < n_top; i++) {
+        double p = top[i].prob;
+        int id = top[i].id;
+        if (!(p > 0.0) || id < 0 || id >= vocab)
+            continue;
+        double q = probs[id];
+        kl += p * log(p / (q > floor_q ? q : floor_q));
+        p_in += p;
+        q_in += q;
+    }
+    double p_rest = 1.0 - p_in, q_rest = 1.0 - q_in;
+    if (p_rest > 1e-9)
+        kl += p_rest * log(p_rest / (q_rest > floor_q ? q_rest : floor_q));
+    return kl > 0.0 ? kl : 0.0; /* rounding can dip below the true minimum, 0 */
+}
+
+/* Runs the trace's token at p: prompt, forced, or decided again. */
+static llm_status run_position(engine *e, const step_record *const *seq, int p,
+                               replay_position *out, llm_err *err)
+{
+    const step_record *rec = seq[p];
+    const step_record *prev = p > 0 ? seq[p - 1] : NULL;
+    int token = rec->token;
+    if (p == 0 || rec->phase == STEP_PROMPT)
+        return engine_prefill(e, &token, 1, err);
+    if (rec->phase == STEP_FORCED || !prev->sampled)
+        return engine_force(e, token, err);
+    if (sampler_config_check(&prev->sampler.config, NULL) == LLM_OK)
+        engine_set_sampler(e, &prev->sampler.config);
+    if (!prev->sampler.greedy)
+        engine_set_next_draw(e, prev->sampler.draw);
+    int chosen;
+    llm_status st = engine_step(e, &chosen, err);
+    if (st != LLM_OK)
+        return st;
+    out->redecided = true;
+    out->new_choice = chosen;
+    if (chosen == token)
+        return LLM_OK;
+    if ((st = engine_rewind(e, p, err)) != LLM_OK)
+        return st;
+    return engine_force(e, token, err);
+}
+
+/* The sequence to run: seq's records, a missing one known from the record before it
+ * (its token is that one's next) written into filled; without it, the replay ends
+ * there (out->gap). Returns how many positions run. */
+static int fill_holes(const step_record *const *seq, int n, step_record *filled,
+                      const step_record **run, replay_summary *out)
+{
+    for (int p = 0; p < n; p++) {
+        run[p] = seq[p];
+        if (seq[p])
+            continue;
+        const step_record *prev = p > 0 ? run[p - 1] : NULL;
+        if (!prev || prev->next < 0) {
+            out->gap = p;
+            return p;
+        }
+        filled[p].pos = p;
+        filled[p].token = prev->next;
+        filled[p].next = -1;
+        filled[p].phase = prev->sampled ? STEP_GEN
+                          : prev->phase == STEP_PROMPT ? STEP_PROMPT : STEP_FORCED;
+        run[p] = &filled[p];
+        out->filled++;
+    }
+    return n;
+}
+
+/* The new distribution at a position against the trace's candidates there. */
+static void compare_position(const float *logits, const step_record *rec, float *probs,
+                             int vocab, replay_position *r, replay_summary *out, double *kl_sum)
+{
+    memcpy(probs, logits, sizeof(float) * vocab);
+    kernels_softmax(probs, vocab);
+    r->compared = true;
+    r->trace_top1 = rec->top[0].id;
+    r->trace_top1_prob = rec->top[0].prob;
+    sampler_top_k(logits, vocab, 1, &r->new_top1);
+    r->new_top1_prob = probs[r->new_top1];
+    r->kl = replay_kl(rec->top, rec->n_top, probs, vocab);
+    out->compared++;
+    if (r->new_top1 == r->trace_top1) {
+        out->top1_same++;
+    } else if (out->first_top1_diff < 0) {
+        out->first_top1_diff = r->pos;
+        out->first_top1_diff_token = r->token;
+    }
+    *kl_sum += r->kl;
+    if (out->kl_max_pos < 0 || r->kl > out->kl_max) {
+        out->kl_max = r->kl;
+        out->kl_max_pos = r->pos;
+    }
+}
+
+/* Runs the positions of seq (holes filled) one at a time. */
+static llm_status run_all(engine *e, const step_record *const *seq, int n, float *probs,
+                          replay_observer fn, void *user, replay_summary *out, llm_err *err)
+{
+    int vocab = engine_model(e)->config.vocab_size;
+    double kl_sum = 0.0;
+    llm_status st = LLM_OK;
+    for (int p = 0; p < n && st == LLM_OK; p++) {
+        replay_position r;
+        memset(&r, 0, sizeof r);
+        r.pos = p;
+        r.token = seq[p]->token;
+        r.phase = seq[p]->phase;
+        r.new_choice = -1;
+        if ((st = run_position(e, seq, p, &r, err)) != LLM_OK)
+            break;
+        out->positions++;
+        if (r.redecided) {
+            out->sampled++;
+            if (r.new_choice == r.token) {
+                out->sampled_same++;
+            } else if (out->first_choice_diff < 0) {
+                out->first_choice_diff = p;
+                out->first_choice_diff_token = r.token;
+            }
+        }
+        const float *logits = engine_logits(e);
+        if (logits && seq[p]->n_top > 0)
+            compare_position(logits, seq[p], probs, vocab, &r, out, &kl_sum);
+        if (fn)
+            fn(user, &r);
+    }
+    out->kl_mean = out->compared ? kl_sum / out->compared : 0.0;
+    return st;
+}
+
+llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_observer fn,
+                      void *user, replay_summary *out, llm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->first_top1_diff = out->first_choice_diff = out->kl_max_pos = out->gap = -1;
+    out->first_top1_diff_token = out->first_choice_diff_token = -1;
+    int vocab = engine_model(e)->config.vocab_size;
+    if (engine_pos(e) != 0)
+        return llm_fail(err, LLM_ERR_ARG, "replay needs an empty engine");
+    if (n > engine_ctx(e))
+        return llm_fail(err, LLM_ERR_CONTEXT,
+                        "the trace holds %d positions but the context %d (raise -c)", n,
+                        engine_ctx(e));
+    step_record *filled = calloc(n > 0 ? (size_t)n : 1, sizeof *filled);
+    const step_record **run = malloc(sizeof *run * (n > 0 ? (size_t)n : 1));
+    float *probs = malloc(sizeof(float) * vocab);
+    llm_status st = LLM_OK;
+    if (!filled || !run || !probs) {
+        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for the replay");
+        goto out;
+    }
+    n = fill_holes(seq, n, filled, run, out);
+    for (int p = 0; p < n; p++) {
+        int token = run[p]->token;
+        if (token < 0 || token >= vocab) {
+            st = llm_fail(err, LLM_ERR_MISMATCH,
+                          "position %d holds token %d, outside the model's vocabulary "
+                          "(0..%d): the trace is of another vocabulary", p, token, vocab - 1);
+            goto out;
+        }
+    }
+    st = run_all(e, run, n, probs, fn, user, out, err);
+out:
+    free(probs);
+    free(filled);
+    free(run);
+    return st;
+}

@@ -1,0 +1,436 @@
+/* trace.c — writes step records as JSON Lines (see trace.h), and names step phases.
+ *
+ * Owns the trace FILE and its 1 MiB stdio buffer; borrows the tokenizer (pieces) and
+ * the model config (attention shape), which must outlive the trace. A write error is
+ * remembered (the first one, with its errno) and reported by every later trace_write
+ * and by trace_close; nothing is printed.
+ *
+ * JSON details: pieces are written as their raw stored bytes. Valid UTF-8 passes
+ * through; quote, backslash and control characters (and DEL) are escaped; a byte that
+ * is not part of a valid UTF-8 sequence is written as \u00XX with the byte's value
+ * (so a reader that knows can recover the bytes: in the JSON text such escapes only
+ * ever stand for invalid bytes, since a real U+0080..U+00FF is written as UTF-8).
+ * Floats use %.9g for logits, probabilities and the draw (round-trips a float) and
+ * six significant digits for settings, timings and attention weights; NaN and infinities, which
+ * JSON cannot express, are written as null. */
+#include "trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "textfmt.h"
+
+enum { TRACE_BUFFER = 1 << 20 };
+
+struct trace_writer {
+    FILE *f;
+    char *path;               /* owned copy, for messages */
+    char *buf;                /* (TRACE_BUFFER) stdio buffer of f */
+    const tokenizer *tok;     /* borrowed; may be NULL (pieces are then "") */
+    model_config cfg;         /* copy: n_layers, n_heads for the attention shape */
+    bool has_cfg;
+    bool with_attention;
+    trace_run run;            /* copy; its pointers are borrowed */
+    char *model_path;         /* owned copy of run.m->path (the model may close first) */
+    char *template_name;      /* owned, or NULL */
+    sampler_config sampler;   /* copy of *run.sampler */
+    bool has_sampler;
+    bool header_written;
+    int write_errno;          /* first write error's errno; 0 while all is well */
+};
+
+const char *step_phase_name(step_phase p)
+{
+    switch (p) {
+    case STEP_PROMPT: return "prompt";
+    case STEP_GEN: return "gen";
+    case STEP_FORCED: return "forced";
+    }
+    return "?";
+}
+
+/* A number as JSON with `digits` significant digits, or null when not finite. */
+static void put_float(FILE *f, double x, int digits)
+{
+    if (isfinite(x) && digits == 9)
+        fprintf(f, "%.9g", x);
+    else if (isfinite(x))
+        fprintf(f, "%.6g", x);
+    else
+        fputs("null", f);
+}
+
+static void note_error(trace_writer *t)
+{
+    if (t->write_errno == 0 && ferror(t->f))
+        t->write_errno = errno ? errno : EIO;
+}
+
+llm_status trace_open(const char *path, const tokenizer *tok, const model_config *cfg,
+                      bool with_attention, trace_writer **out, llm_err *err)
+{
+    *out = NULL;
+    trace_writer *t = calloc(1, sizeof *t);
+    if (t) {
+        t->path = strdup(path);
+        t->buf = malloc(TRACE_BUFFER);
+    }
+    if (!t || !t->path || !t->buf) {
+        if (t) {
+            free(t->path);
+            free(t->buf);
+        }
+        free(t);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the trace buffer", path);
+    }
+    t->f = fopen(path, "w");
+    if (!t->f) {
+        int e = errno;
+        free(t->path);
+        free(t->buf);
+        free(t);
+        return llm_fail(err, LLM_ERR_IO, "%s: cannot write the trace: %s", path, strerror(e));
+    }
+    setvbuf(t->f, t->buf, _IOFBF, TRACE_BUFFER);
+    t->tok = tok;
+    if (cfg) {
+        t->cfg = *cfg;
+        t->has_cfg = true;
+    }
+    t->with_attention = with_attention;
+    *out = t;
+    return LLM_OK;
+}
+
+void trace_describe(trace_writer *t, const trace_run *run)
+{
+    t->run = *run;
+    free(t->model_path);
+    if (run->m && run->m->path) /* absolute, so that --replay finds it from anywhere */
+        t->model_path = realpath(run->m->path, NULL);
+    if (run->m && run->m->path && !t->model_path)
+        t->model_path = strdup(run->m->path);
+    t->has_sampler = run->sampler != NULL;
+    if (run->sampler)
+        t->sampler = *run->sampler;
+    t->run.sampler = NULL;
+}
+
+/* The sampler settings as JSON members (no braces, no seed). */
+static void write_settings(FILE *f, const sampler_config *c)
+{
+    fputs("\"temperature\":", f);
+    put_float(f, c->temperature, 6);
+    fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
+    put_float(f, c->top_p, 6);
+    fputs(",\"min_p\":", f);
+    put_float(f, c->min_p, 6);
+    fputs(",\"repeat_penalty\":", f);
+    put_float(f, c->repeat_penalty, 6);
+    fprintf(f, ",\"repeat_last_n\":%d", c->repeat_last_n);
+}
+
+void trace_set_template(trace_writer *t, const char *name)
+{
+    if (!t)
+        return;
+    free(t->template_name);
+    t->template_name = name ? strdup(name) : NULL;
+}
+
+/* The first line: the format version and what the run was (see trace.h). */
+static void write_header(trace_writer *t)
+{
+    FILE *f = t->f;
+    const trace_run *r = &t->run;
+    fprintf(f, "{\"llmchat_trace\":%d,\"program\":\"llmchat\"", TRACE_FORMAT_VERSION);
+    if (r->mode) {
+        fputs(",\"mode\":", f);
+        json_write_string(f, r->mode);
+    }
+    if (t->has_cfg) {
+        const model_config *c = &t->cfg;
+        fputs(",\"model\":{", f);
+        if (r->m) {
+            fputs("\"path\":", f);
+            json_write_string(f, t->model_path ? t->model_path : "");
+            fputs(",\"name\":", f);
+            json_write_string(f, r->m->name);
+            fprintf(f, ",\"weights\":\"%s\",", r->m->weights == TENSOR_Q8_0 ? "q8_0" : "f32");
+        }
+        fprintf(f, "\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,"
+                   "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d}",
+                c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+                c->seq_len);
+    }
+    if (r->kv_cache)
+        fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
+    if (r->kernels)
+        fprintf(f, ",\"kernels\":\"%s\"", r->kernels);
+    const char *tmpl = t->template_name ? t->template_name : r->template_name; /* once */
+    if (tmpl) {
+        fputs(",\"template\":", f);
+        json_write_string(f, tmpl);
+    }
+    if (t->has_sampler || r->steps || r->ctx) {
+        fputs(",\"options\":{", f);
+        const char *sep = "";
+        if (t->has_sampler) {
+            write_settings(f, &t->sampler);
+            fprintf(f, ",\"seed\":%llu", (unsigned long long)t->sampler.seed);
+            sep = ",";
+        }
+        fprintf(f, "%s\"steps\":%d,\"ctx\":%d}", sep, r->steps, r->ctx);
+    }
+    fprintf(f, ",\"attn\":%s,\"lens\":%s", t->with_attention ? "true" : "false",
+            r->lens ? "true" : "false");
+    if (t->tok) {
+        fputs(",\"vocab\":[", f);
+        int n = tokenizer_vocab_size(t->tok);
+        for (int i = 0; i < n; i++) {
+            if (i)
+                putc(',', f);
+            json_write_string(f, tokenizer_piece(t->tok, i));
+        }
+        putc(']', f);
+    }
+    fputs("}\n", f);
+    t->header_written = true;
+}
+
+static void write_sampler(FILE *f, const step_record *rec)
+{
+    const sampler_record *r = &rec->sampler;
+    const sampler_config *c = &r->config;
+    fputs(",\"sampler\":{", f);
+    write_settings(f, c);
+    fprintf(f, ",\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
+               "\"kept_min_p\":%d,\"greedy\":%s,\"draw\":",
+            r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
+            r->greedy ? "true" : "false");
+    put_float(f, r->draw, 9);
+    fprintf(f, ",\"chosen\":%d,\"chosen_prob\":", r->chosen);
+    put_float(f, r->chosen_prob, 9);
+    fprintf(f, ",\"chosen_rank\":%d,\"seed\":%llu", r->chosen_rank,
+            (unsigned long long)c->seed);
+    /* per candidate of "top": its final probability and the stage that removed it */
+    int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
+    fputs(",\"p_final\":[", f);
+    for (int i = 0; i < n_top; i++) {
+        if (i)
+            putc(',', f);
+        put_float(f, rec->top[i].p_final, 9);
+    }
+    fputs("],\"kept\":[", f);
+    for (int i = 0; i < n_top; i++)
+        fputs(i ? (rec->top[i].cut == SAMPLER_KEPT ? ",true" : ",false")
+                : (rec->top[i].cut == SAMPLER_KEPT ? "true" : "false"), f);
+    fputs("],\"cut\":[", f);
+    for (int i = 0; i < n_top; i++) {
+        if (i)
+            putc(',', f);
+        if (rec->top[i].cut == SAMPLER_KEPT)
+            fputs("null", f);
+        else
+            fprintf(f, "\"%s\"", sampler_cut_name(rec->top[i].cut));
+    }
+    fputs("]}", f);
+}
+
+/* Writes x like printf's "%.6g" (6 significant digits, trailing zeros dropped,
+ * exponent form below 1e-4 and from 1e6 on), or "null" when x is not finite, into
+ * out (at least 16 bytes); returns the length. Attention rows hold up to
+ * n_layers * n_heads * seq_len numbers per record, and printf costs several times
+ * more than this. The last digit may differ from printf's in a rare tie. */
+static int format_g6(char *out, float xf)
+{
+    double x = xf;
+    if (!isfinite(x)) {
+        memcpy(out, "null", 4);
+        return 4;
+    }
+    if (x == 0.0) {
+        out[0] = '0';
+        return 1;
+    }
+    int o = 0;
+    if (x < 0) {
+        out[o++] = '-';
+        x = -x;
+    }
+    int e = (int)floor(log10(x));
+    long m = lrint(x * pow(10.0, 5 - e)); /* 6 digits: 100000..999999 */
+    if (m >= 1000000) {
+        e++;
+        m = lrint(x * pow(10.0, 5 - e));
+    } else if (m < 100000) {
+        e--;
+        m = lrint(x * pow(10.0, 5 - e));
+    }
+    char d[6];
+    for (int i = 5; i >= 0; i--) {
+        d[i] = (char)('0' + m % 10);
+        m /= 10;
+    }
+    int nd = 6;
+    while (nd > 1 && d[nd - 1] == '0')
+        nd--;
+    if (e < -4 || e >= 6) {
+        out[o++] = d[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (int i = 1; i < nd; i++)
+                out[o++] = d[i];
+        }
+        out[o++] = 'e';
+        out[o++] = e < 0 ? '-' : '+';
+        int ae = e < 0 ? -e : e;
+        if (ae >= 100)
+            out[o++] = (char)('0' + ae / 100);
+        out[o++] = (char)('0' + ae / 10 % 10);
+        out[o++] = (char)('0' + ae % 10);
+    } else if (e >= 0) {
+        for (int i = 0; i <= e; i++)
+            out[o++] = d[i];
+        if (nd > e + 1) {
+            out[o++] = '.';
+            for (int i = e + 1; i < nd; i++)
+                out[o++] = d[i];
+        }
+    } else {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = 0; i < -e - 1; i++)
+            out[o++] = '0';
+        for (int i = 0; i < nd; i++)
+            out[o++] = d[i];
+    }
+    return o;
+}
+
+/* "attn":[[[w...] per head] per layer] over key positions 0..pos, formatted in a
+ * local buffer and written in blocks. */
+static void write_attention(FILE *f, const float *attn, int n_layers, int n_heads, int n_keys)
+{
+    char buf[8192];
+    int o = 0;
+    fputs(",\"attn\":[", f);
+    for (int l = 0; l < n_layers; l++) {
+        buf[o++] = l ? ',' : '[';
+        if (l)
+            buf[o++] = '[';
+        for (int h = 0; h < n_heads; h++) {
+            if (o > (int)sizeof buf - 32) {
+                fwrite(buf, 1, (size_t)o, f);
+                o = 0;
+            }
+            buf[o++] = h ? ',' : '[';
+            if (h)
+                buf[o++] = '[';
+            const float *row = attn + ((size_t)l * n_heads + h) * n_keys;
+            for (int k = 0; k < n_keys; k++) {
+                if (o > (int)sizeof buf - 32) {
+                    fwrite(buf, 1, (size_t)o, f);
+                    o = 0;
+                }
+                if (k)
+                    buf[o++] = ',';
+                o += format_g6(buf + o, row[k]);
+            }
+            buf[o++] = ']';
+        }
+        buf[o++] = ']';
+    }
+    buf[o++] = ']';
+    fwrite(buf, 1, (size_t)o, f);
+}
+
+/* "lens":[{"top":[[id, prob], ...], "next_rank":int, "next_prob":float} per layer] */
+static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
+{
+    fputs(",\"lens\":[", f);
+    for (int l = 0; l < n_layers; l++) {
+        const step_lens_layer *L = &lens[l];
+        fputs(l ? ",{\"top\":[" : "{\"top\":[", f);
+        for (int j = 0, k = 0; j < STEP_LENS_TOP; j++) {
+            if (L->id[j] < 0)
+                continue;
+            fprintf(f, k++ ? ",[%d," : "[%d,", L->id[j]);
+            put_float(f, L->prob[j], 9);
+            putc(']', f);
+        }
+        fprintf(f, "],\"next_rank\":%d,\"next_prob\":", L->next_rank);
+        put_float(f, L->next_prob, 9);
+        putc('}', f);
+    }
+    putc(']', f);
+}
+
+llm_status trace_write(trace_writer *t, const step_record *rec)
+{
+    if (t->write_errno)
+        return LLM_ERR_IO;
+    FILE *f = t->f;
+    if (!t->header_written)
+        write_header(t);
+    fprintf(f, "{\"pos\":%d,\"token\":%d,\"piece\":", rec->pos, rec->token);
+    json_write_string(f, t->tok ? tokenizer_piece(t->tok, rec->token) : "");
+    fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
+            rec->next);
+    put_float(f, rec->next_prob, 9);
+    fprintf(f, ",\"next_rank\":%d,\"top\":[", rec->next_rank);
+    int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
+    for (int i = 0; i < n_top; i++) {
+        fprintf(f, i ? ",[%d," : "[%d,", rec->top[i].id);
+        put_float(f, rec->top[i].logit, 9);
+        putc(',', f);
+        put_float(f, rec->top[i].prob, 9);
+        putc(']', f);
+    }
+    putc(']', f);
+    if (rec->sampled)
+        write_sampler(f, rec);
+    else
+        fputs(",\"sampler\":null", f);
+    fputs(",\"ms\":", f);
+    put_float(f, rec->forward_ms + rec->sample_ms, 6);
+    if (t->with_attention && rec->attn && t->has_cfg && rec->pos >= 0)
+        write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
+    if (t->run.lens && rec->lens && t->has_cfg)
+        write_lens(f, rec->lens, t->cfg.n_layers);
+    fputs("}\n", f);
+    note_error(t);
+    return t->write_errno ? LLM_ERR_IO : LLM_OK;
+}
+
+void trace_observe(void *user, const step_record *rec)
+{
+    trace_write((trace_writer *)user, rec); /* an error is kept in the trace for trace_close */
+}
+
+llm_status trace_close(trace_writer *t, llm_err *err)
+{
+    if (!t)
+        return LLM_OK;
+    if (!t->header_written && !t->write_errno)
+        write_header(t);
+    errno = 0;
+    if (fflush(t->f) != 0)
+        note_error(t);
+    int e = errno;
+    if (fclose(t->f) != 0 && t->write_errno == 0)
+        t->write_errno = errno ? errno : (e ? e : EIO);
+    llm_status st = LLM_OK;
+    if (t->write_errno)
+        st = llm_fail(err, LLM_ERR_IO, "%s: writing the trace failed: %s", t->path,
+                      strerror(t->write_errno));
+    free(t->buf);
+    free(t->path);
+    free(t->model_path);
+    free(t->template_name);
+    free(t);
+    return st;
+}

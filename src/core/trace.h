@@ -1,0 +1,60 @@
+/* trace.h — writes step records as JSON Lines (one object per finished position),
+ * after a first line that describes the run. docs/trace-format.md is the schema:
+ *
+ * {"llmchat_trace":1, "mode":..., "model":{path, shape, weights}, "template":...,
+ *  "kv_cache":...,
+ *  "kernels":..., "template":..., "options":{sampler settings, steps, ctx}, "attn":bool,
+ *  "lens":bool, "vocab":[piece, ...]}
+ * {"pos":int, "token":int, "piece":str, "phase":"prompt"|"gen"|"forced", "next":int,
+ *  "next_prob":float, "next_rank":int, "top":[[id, logit, prob], ...],
+ *  "sampler":{... "p_final":[...], "kept":[...], "cut":[...]} or null, "ms":float}
+ * plus "attn":[[[w...] per head] per layer] when attention is on and the record has
+ * it, and "lens":[{"top":[[id, prob], ...], "next_rank":int, "next_prob":float} per
+ * layer] when the run asked for the lens and the record has it.
+ * The trace owns its FILE; it borrows the tokenizer and model config for pieces and
+ * shapes. */
+#ifndef LLMCHAT_TRACE_H
+#define LLMCHAT_TRACE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "status.h"
+#include "step.h"
+#include "tokenizer.h"
+
+enum { TRACE_FORMAT_VERSION = 1 };
+
+typedef struct trace_writer trace_writer;
+
+/* What the first line says about the run. Every field may be left 0 / NULL. */
+typedef struct {
+    const char *mode;              /* "generate", "chat", "tui", "replay" */
+    const model *m;                /* path, shape and weight type */
+    const char *kernels;           /* the kernels in use (kernels_isa_name) */
+    const char *kv_cache;          /* "q8_0" or "f32" */
+    const sampler_config *sampler; /* the settings at the start (records carry changes) */
+    int steps;                     /* most new tokens per reply, 0 = until EOS */
+    int ctx;                       /* context length in use */
+    bool lens;                     /* records carry "lens" (--trace-lens) */
+    const char *template_name;     /* the chat template of a chat ("llama2", "chatml") */
+} trace_run;
+
+llm_status trace_open(const char *path, const tokenizer *tok, const model_config *cfg,
+                      bool with_attention, trace_writer **out, llm_err *err);
+/* Sets what the first line says; call before the first trace_write (the line is
+ * written with the first record, or at trace_close when there is none). */
+void trace_describe(trace_writer *t, const trace_run *run);
+/* The chat template the dialog is rendered with (a chat's template is known once the
+ * chat exists, after the trace is opened). NULL t does nothing. */
+void trace_set_template(trace_writer *t, const char *name);
+/* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
+llm_status trace_write(trace_writer *t, const step_record *rec);
+llm_status trace_close(trace_writer *t, llm_err *err); /* flushes; NULL does nothing */
+
+/* engine_observer adapter: user is a trace_writer*. (The type is not called "trace":
+ * curses declares a function of that name.) */
+void trace_observe(void *user, const step_record *rec);
+
+#endif

@@ -1,0 +1,435 @@
+/* kernels.c — chooses one kernel table at start and runs kernels through it (see
+ * kernels.h); splits matrix products over OpenMP threads.
+ *
+ * Owns the chosen table: a copy of one instruction set's table (src/kernels/) whose
+ * empty entries are filled from the scalar table, so every entry is callable. Knows
+ * which tables this build has (configure defines HAVE_KERNELS_X86 when it builds the
+ * x86 files, HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks each whether the CPU can run it. Holds no kernel code besides the
+ * fp32 attention written over the row kernels, for tables without their own. */
+#include "config.h"
+
+#include "kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "table.h"
+
+/* Every table this build has, best first. */
+static const kernel_table *const tables[] = {
+#ifdef HAVE_KERNELS_X86
+    &kernels_x86_avx512,
+    &kernels_x86_avx2,
+#endif
+#ifdef HAVE_KERNELS_ARM_DOTPROD
+    &kernels_arm_neon_dotprod,
+#endif
+#ifdef HAVE_KERNELS_ARM
+    &kernels_arm_neon,
+#endif
+    &kernels_scalar,
+};
+enum { N_TABLES = sizeof tables / sizeof tables[0] };
+
+static kernel_table active;
+static bool ready;
+
+static const kernel_table *table_of(kernels_isa isa)
+{
+    for (int i = 0; i < N_TABLES; i++)
+        if (tables[i]->isa == isa)
+            return tables[i];
+    return NULL;
+}
+
+const char *kernels_isa_name(kernels_isa isa)
+{
+    switch (isa) {
+    case KERNELS_AUTO: return "auto";
+    case KERNELS_SCALAR: return "scalar";
+    case KERNELS_AVX2: return "avx2";
+    case KERNELS_AVX512: return "avx512-vnni";
+    case KERNELS_NEON: return "neon";
+    case KERNELS_NEON_DOTPROD: return "neon-dotprod";
+    default: return "?";
+    }
+}
+
+bool kernels_isa_parse(const char *name, kernels_isa *out)
+{
+    static const struct {
+        const char *name;
+        kernels_isa isa;
+    } names[] = {
+        {"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},      {"avx2", KERNELS_AVX2},
+        {"avx512", KERNELS_AVX512}, {"avx512-vnni", KERNELS_AVX512},
+        {"neon", KERNELS_NEON},     {"neon-dotprod", KERNELS_NEON_DOTPROD},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].isa;
+            return true;
+        }
+    return false;
+}
+
+bool kernels_isa_supported(kernels_isa isa)
+{
+    if (isa == KERNELS_AUTO)
+        return true;
+    const kernel_table *t = table_of(isa);
+    return t && t->cpu_supports();
+}
+
+/* fp32 attention one query at a time over the chosen table's row kernels: for tables
+ * without a batched one. */
+static void attention_by_rows(float *out, size_t out_stride, float *att, size_t att_stride,
+                              const float *q, size_t q_stride, const float *k, const float *v,
+                              size_t kv_stride, int n, int pos, int hs, float scale)
+{
+    for (int i = 0; i < n; i++) {
+        int keys = pos + i + 1;
+        float *a = att + (size_t)i * att_stride;
+        float *o = out + (size_t)i * out_stride;
+        active.rows_dot(a, k, kv_stride, keys, q + (size_t)i * q_stride, hs);
+        for (int t = 0; t < keys; t++)
+            a[t] *= scale;
+        active.softmax(a, keys);
+        for (int t = keys; t < pos + n; t++)
+            a[t] = 0.0f;
+        memset(o, 0, sizeof(float) * hs);
+        active.rows_axpy(o, v, kv_stride, keys, a, hs);
+    }
+}
+
+kernels_isa kernels_init(kernels_isa wanted)
+{
+    const kernel_table *t = NULL;
+    if (wanted != KERNELS_AUTO && kernels_isa_supported(wanted))
+        t = table_of(wanted);
+    for (int i = 0; !t && i < N_TABLES; i++)
+        if (tables[i]->cpu_supports())
+            t = tables[i];
+
+    kernel_table k = *t;
+    const kernel_table *s = &kernels_scalar;
+#define FILL(entry)                                                                       \
+    if (!k.entry)                                                                         \
+        k.entry = s->entry;
+    FILL(rows_q8)
+    FILL(rows_f32)
+    FILL(dot_q8)
+    FILL(quantize_row)
+    FILL(dequantize_rows)
+    FILL(rows_dot)
+    FILL(rows_axpy)
+    FILL(softmax)
+    FILL(swiglu)
+    FILL(attention_q8)
+#undef FILL
+    if (!k.attention_f32)
+        k.attention_f32 = attention_by_rows;
+    active = k;
+    __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+    return k.isa;
+}
+
+/* First use without kernels_init picks the best kernels; safe inside parallel regions
+ * (the attention helpers may be the first call a thread makes). */
+const kernel_table *kernels_active(void)
+{
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+#pragma omp critical(kernels_init)
+        if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+            kernels_init(KERNELS_AUTO);
+    }
+    return &active;
+}
+
+void kernels_rows_dot(float *out, const float *rows, size_t row_stride, int n_rows,
+                      const float *x, int len)
+{
+    kernels_active()->rows_dot(out, rows, row_stride, n_rows, x, len);
+}
+
+void kernels_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,
+                       const float *a, int len)
+{
+    kernels_active()->rows_axpy(out, rows, row_stride, n_rows, a, len);
+}
+
+void kernels_softmax(float *x, int n)
+{
+    kernels_active()->softmax(x, n);
+}
+
+void kernels_swiglu(float *gate, const float *up, int n)
+{
+    kernels_active()->swiglu(gate, up, n);
+}
+
+void kernels_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
+                           const float *q, size_t q_stride, const float *k, const float *v,
+                           size_t kv_stride, int n, int pos, int hs, float scale)
+{
+    kernels_active()->attention_f32(out, out_stride, att, att_stride, q, q_stride, k, v,
+                                    kv_stride, n, pos, hs, scale);
+}
+
+void kernels_attention_q8(float *out, float *att, const float *q, const int8_t *k,
+                          const float *ks, const int8_t *v, const float *vs, int n_keys, int hs,
+                          float scale)
+{
+    kernels_active()->attention_q8(out, att, q, k, ks, v, vs, n_keys, hs, scale);
+}
+
+float kernels_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs, int len,
+                     int group)
+{
+    return kernels_active()->dot_q8(a, as, b, bs, len, group);
+}
+
+float kernels_dot_q8_ref(const int8_t *a, const float *as, const int8_t *b, const float *bs,
+                         int len, int group)
+{
+    return kernels_scalar_dot_q8(a, as, b, bs, len, group);
+}
+
+void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
+{
+    kernels_matmul(out, w, x, xq, 1);
+}
+
+/* Rows at a time that a Q8_0_BLOCKS tensor is made Q8_0 in (see blocks_as_rows). */
+enum { BLOCK_ROWS_CONVERTED = 16 };
+
+/* Rows r0..r0+n-1 (n <= BLOCK_ROWS_CONVERTED) of the Q8_0_BLOCKS tensor w as a Q8_0
+ * tensor in the calling thread's buffer, to be read from row 0; rows keeps w's row count
+ * so that kernels write their results where w's would go (out + r0). NULL when out of
+ * memory. */
+static const tensor *blocks_as_rows(const tensor *w, int r0, int n, tensor *view)
+{
+    static _Thread_local int8_t *q;
+    static _Thread_local float *scale;
+    static _Thread_local size_t cap;
+    size_t values = (size_t)BLOCK_ROWS_CONVERTED * w->cols;
+    if (values > cap) {
+        free(q);
+        free(scale);
+        q = aligned_alloc(64, (values + 63) / 64 * 64);
+        scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
+        cap = q && scale ? values : 0;
+    }
+    if (!cap)
+        return NULL;
+    int blocks = w->cols / QUANT_BLOCK;
+    for (int r = 0; r < n; r++)
+        for (int g = 0; g < blocks; g++) {
+            const uint8_t *b = tensor_block(w, r0 + r, g);
+            memcpy(q + (size_t)r * w->cols + (size_t)g * QUANT_BLOCK, quant_block_values(b),
+                   QUANT_BLOCK);
+            scale[(size_t)r * blocks + g] = quant_block_scale(b);
+        }
+    *view = (tensor){.type = TENSOR_Q8_0, .rows = w->rows, .cols = w->cols, .stride = w->cols,
+                     .group = QUANT_BLOCK, .q = q, .scale = scale};
+    return view;
+}
+
+/* kernel(out, rows-of-w, arg, r0', r1') over rows r0..r1-1 of a Q8_0_BLOCKS w, a few
+ * rows at a time made Q8_0: the same values, so the same bits as a Q8_0 tensor. */
+static void blocks_by_rows(float *out, const tensor *w, int r0, int r1,
+                           void (*kernel)(float *, const tensor *, const void *, int, int),
+                           const void *arg)
+{
+    for (int r = r0; r < r1; r += BLOCK_ROWS_CONVERTED) {
+        int n = r1 - r < BLOCK_ROWS_CONVERTED ? r1 - r : BLOCK_ROWS_CONVERTED;
+        tensor view;
+        const tensor *t = blocks_as_rows(w, r, n, &view);
+        if (t)
+            kernel(out + r, t, arg, 0, n);
+        else
+            for (int i = r; i < r + n; i++) /* no memory: make the failure visible */
+                out[i] = NAN;
+    }
+}
+
+typedef struct {
+    const qbatch *xq;
+    int n;
+} rows_arg;
+
+static void rows_q8_kernel(float *out, const tensor *w, const void *arg, int r0, int r1)
+{
+    const rows_arg *a = arg;
+    kernels_active()->rows_q8(out, w, a->xq, a->n, r0, r1);
+}
+
+static void gemm_q8_kernel(float *out, const tensor *w, const void *arg, int r0, int r1)
+{
+    kernels_active()->gemm_q8(out, w, arg, r0, r1);
+}
+
+void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
+                         int r0, int r1)
+{
+    const kernel_table *k = kernels_active();
+    if (w->type == TENSOR_F32) {
+        k->rows_f32(out, w, x, n, r0, r1);
+    } else if (w->type == TENSOR_Q8_0_BLOCKS) {
+        if (n == 1 && k->matvec_q8b) {
+            k->matvec_q8b(out, w, xq, r0, r1);
+        } else {
+            rows_arg a = {xq, n};
+            blocks_by_rows(out, w, r0, r1, rows_q8_kernel, &a);
+        }
+    } else if (w->group % 32 == 0) {
+        k->rows_q8(out, w, xq, n, r0, r1);
+    } else {
+        kernels_scalar.rows_q8(out, w, xq, n, r0, r1);
+    }
+}
+
+int kernels_row_block(void)
+{
+    return BLOCK_ROWS;
+}
+
+/* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack). */
+static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
+{
+    const int stride = p->stride, groups = stride / p->group;
+    for (int b = b0; b < b1; b++) {
+        uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
+        float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
+        for (int v = 0; v < GEMM_VECS; v++) {
+            int t = b * GEMM_VECS + v;
+            if (t >= p->n) {
+                for (int k = 0; k < stride / 4; k++)
+                    memset(dst + ((size_t)k * GEMM_VECS + v) * 4, 0x80, 4);
+                for (int g = 0; g < groups; g++)
+                    ds[g * GEMM_VECS + v] = 0.0f;
+                continue;
+            }
+            const int8_t *src = xq->q + (size_t)t * xq->stride;
+            for (int k = 0; k < stride / 4; k++) {
+                uint32_t piece;
+                memcpy(&piece, src + 4 * k, 4);
+                piece ^= 0x80808080u; /* x + 128 as unsigned bytes */
+                memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &piece, 4);
+            }
+            for (int g = 0; g < groups; g++)
+                ds[g * GEMM_VECS + v] = xq->scale[(size_t)t * groups + g];
+        }
+    }
+}
+
+/* The packing buffer of the calling thread, grown to hold n vectors of stride values;
+ * NULL when out of memory. Kept between calls: prefill packs once per matrix. */
+static gemm_pack *gemm_pack_for(int n, int stride, int group)
+{
+    static _Thread_local gemm_pack pack;
+    static _Thread_local size_t q_cap, s_cap;
+    int blocks = (n + GEMM_VECS - 1) / GEMM_VECS;
+    size_t q_bytes = (size_t)blocks * stride * GEMM_VECS;
+    size_t s_bytes = sizeof(float) * (size_t)blocks * (stride / group) * GEMM_VECS;
+    if (q_bytes > q_cap) {
+        free(pack.q);
+        pack.q = aligned_alloc(64, (q_bytes + 63) / 64 * 64);
+        q_cap = pack.q ? q_bytes : 0;
+    }
+    if (s_bytes > s_cap) {
+        free(pack.scale);
+        pack.scale = malloc(s_bytes);
+        s_cap = pack.scale ? s_bytes : 0;
+    }
+    if (!pack.q || !pack.scale)
+        return NULL;
+    pack.n = n;
+    pack.blocks = blocks;
+    pack.stride = stride;
+    pack.group = group;
+    return &pack;
+}
+
+/* Below this many multiply-adds a matmul runs on the calling thread. From
+ * GEMM_MIN_VECS vectors on, kernels_gemm packs them for the GEMM kernel. */
+enum {
+    PARALLEL_MIN_WORK = 1 << 16,
+    ROW_RANGES_PER_THREAD = 16,
+    MIN_RANGE_ROWS = 16,
+    GEMM_MIN_VECS = 16,
+};
+
+void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+{
+    kernels_active();
+    if (n <= 0 || w->rows <= 0)
+        return;
+    int rows = w->rows;
+    long long work = (long long)rows * w->stride * n;
+    (void)work; /* unused without OpenMP */
+
+#pragma omp parallel if (work >= PARALLEL_MIN_WORK)
+    {
+        int nt = 1;
+#ifdef _OPENMP
+        nt = omp_get_num_threads();
+#endif
+        /* Row ranges handed out as threads come free, big ones first (guided): a
+         * thread slowed by another process on its core takes fewer, and the last
+         * ones are small so nobody waits long at the end. Each range is contiguous,
+         * a multiple of the row block, and streams front to back. */
+        int per = rows / (nt * ROW_RANGES_PER_THREAD);
+        per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+        if (per < MIN_RANGE_ROWS)
+            per = MIN_RANGE_ROWS;
+        int ranges = (rows + per - 1) / per;
+#pragma omp for schedule(guided, 1)
+        for (int i = 0; i < ranges; i++) {
+            int r0 = i * per;
+            kernels_matmul_rows(out, w, x, xq, n, r0, r0 + per < rows ? r0 + per : rows);
+        }
+    }
+}
+
+void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+{
+    const kernel_table *k = kernels_active();
+    gemm_pack *p = NULL;
+    if (tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
+        p = gemm_pack_for(n, w->stride, w->group);
+    if (!p) {
+        kernels_matmul(out, w, x, xq, n);
+        return;
+    }
+    int rows = w->rows;
+#pragma omp parallel
+    {
+        int nt = 1;
+#ifdef _OPENMP
+        nt = omp_get_num_threads();
+#endif
+#pragma omp for schedule(static)
+        for (int b = 0; b < p->blocks; b++)
+            gemm_pack_blocks(p, xq, b, b + 1);
+        /* row ranges as in kernels_matmul, big ones first */
+        int per = rows / (nt * ROW_RANGES_PER_THREAD);
+        per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+        if (per < MIN_RANGE_ROWS)
+            per = MIN_RANGE_ROWS;
+        int ranges = (rows + per - 1) / per;
+#pragma omp for schedule(guided, 1)
+        for (int i = 0; i < ranges; i++) {
+            int r0 = i * per, r1 = r0 + per < rows ? r0 + per : rows;
+            if (w->type == TENSOR_Q8_0_BLOCKS)
+                blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
+            else
+                k->gemm_q8(out, w, p, r0, r1);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+/* bench/shapes.c — the shape table, the weights' random streams and the llama2.c v2
+ * writer (see bench/shapes.h). */
+#include "shapes.h"
+
+#include "llama2c.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const shape bench_shapes[] = {
+    {"15M", 288, 768, 6, 6, 6, 32000, 256, 1},
+    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, 1},
+    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, 1},
+    {"1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0},
+    {"7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0},
+};
+const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];
+
+shape_rng shape_rng_for(const shape *s, int kind, int layer)
+{
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)s->dim * 1000003u;
+    seed ^= ((uint64_t)kind << 40) ^ ((uint64_t)(layer + 1) << 20);
+    return (shape_rng){seed ? seed : 1};
+}
+
+uint64_t shape_rng_next(shape_rng *r)
+{
+    uint64_t x = r->state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+void shape_rng_int8(shape_rng *r, int8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t x = shape_rng_next(r);
+        for (size_t j = 0; j < 8 && i + j < n; j++) {
+            int8_t v = (int8_t)(x >> (8 * j));
+            out[i + j] = v == -128 ? -127 : v;
+        }
+    }
+}
+
+int shape_group(const shape *s)
+{
+    int g = 64;
+    while (g > 32 && (s->dim % g || s->hidden_dim % g))
+        g /= 2;
+    return g;
+}
+
+/* The llama2.c v2 header of shape s. */
+static llama2c_header shape_header(const shape *s)
+{
+    return (llama2c_header){.version = 2, .dim = s->dim, .hidden_dim = s->hidden_dim,
+                            .n_layers = s->n_layers, .n_heads = s->n_heads,
+                            .n_kv_heads = s->n_kv_heads, .vocab_size = s->vocab_size,
+                            .seq_len = s->seq_len, .shared = s->shared, .group = shape_group(s)};
+}
+
+uint64_t shape_llama2c_bytes(const shape *s)
+{
+    llama2c_header h = shape_header(s);
+    return llama2c_file_bytes(&h);
+}
+
+/* Writes n weights of stream r (int8 values, then n / group scales), in chunks. */
+static int write_q8_tensor(FILE *f, uint64_t n, int group, shape_rng r)
+{
+    enum { CHUNK = 1 << 20 };
+    static int8_t buf[CHUNK];
+    static float sbuf[CHUNK / 4];
+    for (uint64_t done = 0; done < n;) {
+        size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+        shape_rng_int8(&r, buf, k);
+        if (fwrite(buf, 1, k, f) != k)
+            return -1;
+        done += k;
+    }
+    for (size_t i = 0; i < CHUNK / 4; i++)
+        sbuf[i] = SHAPE_WEIGHT_SCALE;
+    for (uint64_t left = n / group; left > 0;) {
+        size_t k = left < CHUNK / 4 ? (size_t)left : CHUNK / 4;
+        if (fwrite(sbuf, 4, k, f) != k)
+            return -1;
+        left -= k;
+    }
+    return 0;
+}
+
+static int write_llama2c(FILE *f, const shape *s)
+{
+    uint64_t d = s->dim, h = s->hidden_dim, L = s->n_layers, V = s->vocab_size;
+    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
+    int g = shape_group(s);
+    llama2c_header head = shape_header(s);
+    int bad = llama2c_write_header(f, &head, "the model file", NULL) != LLM_OK;
+    /* rms_att, rms_ffn (layers, dim), rms_final (dim): all ones */
+    float one = 1.0f;
+    for (uint64_t i = 0; i < 2 * L * d + d && !bad; i++)
+        bad = fwrite(&one, 4, 1, f) != 1;
+    bad = bad || write_q8_tensor(f, V * d, g, shape_rng_for(s, 0, 0));
+    const uint64_t sizes[7] = {d * d, kv * d, kv * d, d * d, h * d, d * h, h * d};
+    for (int t = 0; t < 7 && !bad; t++)
+        for (uint64_t l = 0; l < L && !bad; l++)
+            bad = write_q8_tensor(f, sizes[t], g, shape_rng_for(s, 1 + t, (int)l));
+    if (!s->shared && !bad)
+        bad = write_q8_tensor(f, V * d, g, shape_rng_for(s, 8, 0));
+    return bad ? -1 : 0;
+}
+
+/* Writes path with fn unless a file of `bytes` is there (see shapes.h). */
+static int write_once(const char *path, uint64_t bytes, const shape *s,
+                      int (*fn)(FILE *, const shape *), char *err, size_t err_size)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (uint64_t)st.st_size == bytes)
+        return 0;
+    fprintf(stderr, "llmchat-bench: writing %s (%.1f MB)...\n", path, bytes / 1e6);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        snprintf(err, err_size, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int bad = fn(f, s);
+    if (bad || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        snprintf(err, err_size, "writing %s failed: %s", tmp, strerror(errno));
+        fclose(f);
+        unlink(tmp);
+        return -1;
+    }
+    fclose(f);
+    if (stat(tmp, &st) != 0 || (uint64_t)st.st_size != bytes) {
+        snprintf(err, err_size, "%s came out %lld bytes, not %llu", tmp,
+                 (long long)st.st_size, (unsigned long long)bytes);
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, err_size, "cannot rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int shape_write_llama2c(const shape *s, const char *path, char *err, size_t err_size)
+{
+    return write_once(path, shape_llama2c_bytes(s), s, write_llama2c, err, err_size);
+}
+
+int shape_write_file(const shape *s, const char *path, uint64_t bytes,
+                     int (*fn)(FILE *, const shape *), char *err, size_t err_size)
+{
+    return write_once(path, bytes, s, fn, err, err_size);
+}
