@@ -4,7 +4,8 @@
  * Owns the chosen table: a copy of one instruction set's table (src/kernels/) whose
  * empty entries are filled from the scalar table, so every entry is callable. Knows
  * which tables this build has (configure defines HAVE_KERNELS_X86 when it builds the
- * x86 files, HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks each whether the CPU can run it. Holds no kernel code besides the
+ * x86 files, HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
+ * each whether the CPU can run it. Holds no kernel code besides the
  * fp32 attention written over the row kernels, for tables without their own. */
 #include "config.h"
 
