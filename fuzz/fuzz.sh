@@ -50,7 +50,7 @@ for t in $targets; do
     bin=$out/fuzz_$t
     echo "fuzz: LINK fuzz_$t" >&2
     # shellcheck disable=SC2086
-    $cc $flags -fsanitize=fuzzer "$srcdir/fuzz/fuzz_$t.c" $objs -lm -o "$bin"
+    $cc $flags -fsanitize=fuzzer "$srcdir/fuzz/fuzz_$t.c" $objs $(pkg-config --libs libpcre2-8 2>/dev/null || echo -lpcre2-8) -lm -o "$bin"
 
     work=$out/corpus/$t
     crashes=$out/crashes/$t

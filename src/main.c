@@ -108,6 +108,27 @@ static void describe_model(const model *m)
     fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);
 }
 
+/* --verbose, at the end: resident memory now and at its peak (VmRSS, VmHWM of
+ * /proc/self/status; nothing where there is no /proc), beside the model file. */
+static void describe_memory(const model *m)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[256];
+    long rss = -1, hwm = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6))
+            rss = strtol(line + 6, NULL, 10);
+        else if (!strncmp(line, "VmHWM:", 6))
+            hwm = strtol(line + 6, NULL, 10);
+    }
+    fclose(f);
+    if (rss >= 0 && hwm >= 0)
+        fprintf(stderr, "llmchat: resident memory: %.1f MB, peak %.1f MB (VmRSS, VmHWM; the model "
+                "file is %.1f MB)\n", rss * 1024 / 1e6, hwm * 1024 / 1e6, m->file_bytes / 1e6);
+}
+
 /* --resume: finds the newest saved chat and takes from it what the command line did
  * not give: the model (unless MODEL was named), the tokenizer (unless -z), the context
  * (unless -c), the step limit (unless -n), and the sampler settings. The front end
@@ -204,7 +225,13 @@ static int run(app_options *o)
     static char threads_said[160];
     choose_threads(o, threads_said, sizeof threads_said);
     int rc;
-    /* tokenize -z needs no model unless one is named on the command line */
+    /* tokenize -z needs no model unless one is named on the command line; with no
+     * model from anywhere and no -z, it uses the bundled tokenizer */
+    char bundled_tok[4200];
+    if (o->mode == MODE_TOKENIZE && !o->tokenizer_path && o->model_source == MODEL_FROM_NONE) {
+        snprintf(bundled_tok, sizeof bundled_tok, "%s/models/%s", discover_data_dir(), DISCOVER_BUNDLED_TOKENIZER);
+        o->tokenizer_path = bundled_tok;
+    }
     if (o->mode == MODE_TOKENIZE && o->tokenizer_path && o->model_source != MODEL_FROM_ARGUMENT) {
         tokenizer *tok;
         llm_err err;
@@ -293,6 +320,8 @@ static int run(app_options *o)
     case MODE_CHAT:
     default: rc = cli_repl(o, m, tok); break;
     }
+    if (o->verbose)
+        describe_memory(m);
     template_free(tmpl);
     tokenizer_close(tok);
     model_close(m);

@@ -5,7 +5,8 @@
 # next token (the status line shows it) and refuses bad names and values; the
 # Attention pane's views ('v'): the logit lens at the reply's " named" shows the
 # requested name rising through the layers to the top at the last one, the lens grid,
-# every head of a layer, the layers x heads grid and Enter from it to the heatmap.
+# every head of a layer, the layers x heads grid (the arrows move its cell) and Enter
+# from it to the heatmap.
 # --attention-mib bounds the rows kept. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -82,14 +83,18 @@ keys v
 wait_for "heads of layer 1/5 at pos $found"
 screen | grep -q '│H8 .*H [0-9.]* .*@[0-9]' || show_screen_and_fail "head 8 shows no entropy and top key"
 keys v
-wait_for "layers x heads at pos $found"
+wait_for "layers x heads  pos $found"
 screen | grep -q '│L5 ' || show_screen_and_fail "the grid has no layer 5"
 keys e
 wait_for "BOS weight (e)"
-keys ']' ']' '}' '}' '}'
+# the arrows move the grid's cell (Down: the next layer, Right: the next head), not
+# the selected position
+keys Down Down Right Right Right
+wait_for "layers x heads  pos $found"
 keys Enter
 wait_for "layer 3/5  head 4/8"
-pass "the lens grid, the heads of a layer, the layers x heads grid, Enter to the heatmap"
+wait_for "pos $found → "
+pass "the lens grid, the heads of a layer, the layers x heads grid (arrows move its cell), Enter to the heatmap"
 keys Tab
 keys C-d
 wait_exit

@@ -4,8 +4,10 @@
 # argument wins over LLMCHAT_MODEL, which wins over the config file's model, which
 # wins over the bundled model; a model that is missing (a file, a name not fetched
 # yet, or no bundled model at all) exits 1 with the llmchat-fetch command that gets
-# one; a name fetched into $XDG_DATA_HOME/llmchat/models opens by its name. Runs with
-# a private HOME and LLMCHAT_DATADIR (lib.sh): no file of the user's is read.
+# one; a name fetched into $XDG_DATA_HOME/llmchat/models opens by its name; with no
+# LLMCHAT_DATADIR, the program run from its build tree finds the source tree's data/
+# and a copy of it elsewhere does not. Runs with a private HOME and LLMCHAT_DATADIR
+# (lib.sh): no file of the user's is read.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 CONF=$XDG_CONFIG_HOME/llmchat/config
@@ -31,6 +33,24 @@ if grep -q "bundled demo model" "$T/err"; then
     fail "a model given as an argument was called the bundled demo model"
 fi
 pass "no model given: the bundled demo model, which tells a story about Max"
+
+# ---- a program run from its build tree finds the source tree's data/ by itself;
+# a copy of it elsewhere (as an installed one) does not look there ----
+LLMCHAT_DATADIR= chat
+assert_status 0
+assert_file_contains "the build tree's bundled model" "$T/err" "bundled demo model"
+cmp -s "$T/out" "$T/bundled.out" || fail "the build tree's llmchat did not find the source tree's data/"
+mkdir "$T/elsewhere"
+cp "$LLMCHAT_BIN" "$T/elsewhere/llmchat"
+rc=0
+LLMCHAT_DATADIR= "$T/elsewhere/llmchat" -m chat -n 5 <"$T/max" >"$T/out" 2>"$T/err" || rc=$?
+# (status 0 only where llmchat is also installed: the copy then uses that data)
+if [ "$rc" -ne 0 ]; then
+    assert_eq "a copy outside the build tree, with no data directory" 1 "$rc"
+    assert_file_contains "a copy outside the build tree" "$T/err" "the bundled demo model is not at"
+    assert_not_contains "a copy outside the build tree" "$(cat "$T/err")" "$LLMCHAT_SRCDIR/data"
+fi
+pass "run from its build tree, llmchat finds the source tree's data/ (a copy elsewhere does not)"
 
 # ---- precedence: argument > LLMCHAT_MODEL > config model > bundled ----
 printf 'model = %s/from-config.bin\n' "$T" >"$CONF"

@@ -10,7 +10,7 @@
 B=$(dirname "$LLMCHAT_BIN")/fuzz
 C=$LLMCHAT_SRCDIR/fuzz/corpus
 
-for t in model tokenizer encode template chatfile gguf config trace; do
+for t in model tokenizer encode template chatfile gguf config trace bpe_encode bpe_vocab; do
     [ -x "$B/replay_$t" ] || hard_error "$B/replay_$t was not built"
     set -- "$C/$t"
     case $t in

@@ -4,9 +4,10 @@
 # fp32 and when quantized at load; stories260K-q8_0.gguf agrees with stories260K_q80.bin on
 # the first sentence of every golden prompt (the same int8 values, but GGUF keeps the
 # scales in half precision, so the texts part later); the tokenizer comes from the file
-# (no tokenizer.bin anywhere); -z takes a vocabulary-only GGUF; a gpt2 tokenizer is
-# refused by name; --verbose says what loading did; every hostile file (made at test time,
-# byte-identical to the reference set's) is refused with a message and exit status 1.
+# (no tokenizer.bin anywhere); -z takes a vocabulary-only GGUF; a gpt2 tokenizer without
+# its pre-tokenizer is refused with a message saying so; --verbose says what loading
+# did; every hostile file (made at test time, byte-identical to the reference set's) is
+# refused with a message and exit status 1.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 golden=$GOLDEN/generate_greedy.jsonl
@@ -77,7 +78,8 @@ for k in 0 7 100 479; do
 done
 pass "the tokenizer comes from the GGUF file; -z takes a vocabulary-only GGUF"
 
-# a tokenizer llmchat cannot run: stories260K.gguf with tokenizer.ggml.model "gpt2"
+# a tokenizer llmchat cannot run: stories260K.gguf with tokenizer.ggml.model "gpt2" (and
+# no tokenizer.ggml.pre nor merges)
 # (one byte shorter; one more padding byte keeps the data at byte 14,176)
 "$PYTHON" - "$DATA/stories260K.gguf" "$T/alone/tok-gpt2.gguf" <<'PY' || fail "could not make tok-gpt2.gguf"
 import struct, sys
@@ -90,8 +92,9 @@ PY
 run_llmchat -m generate -t 0 -n 4 -i "Once" "$T/alone/tok-gpt2.gguf" </dev/null
 assert_status 1
 assert_error_message
-assert_file_contains "the gpt2 tokenizer is named" "$T/err" "tokenizer model 'gpt2' is not supported"
-pass "a GGUF model whose tokenizer is gpt2 (byte-level BPE) is refused by name"
+assert_file_contains "what the gpt2 tokenizer lacks is named" "$T/err" \
+    "a byte-level BPE vocabulary without tokenizer.ggml.pre"
+pass "a GGUF model whose gpt2 (byte-level BPE) tokenizer has no pre-tokenizer is refused"
 
 # ---- --verbose says what loading did ----
 run_llmchat --verbose -m generate -t 0 -n 4 -i "Once" "$T/alone/stories260K.gguf" </dev/null

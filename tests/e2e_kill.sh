@@ -23,7 +23,7 @@ EOF
 # chat: the scripted chat (one thread: its speed does not matter here); exec, so that
 # $! of `chat &` is llmchat itself.
 chat() {
-    XDG_STATE_HOME=$STATE exec "$LLMCHAT_BIN" -m chat -T 1 -t 0.8 -s 5 -n 80 -z "$TOK" "$MODEL" "$@"
+    XDG_STATE_HOME=$STATE exec "$LLMCHAT_BIN" -m chat --autosave always -T 1 -t 0.8 -s 5 -n 80 -z "$TOK" "$MODEL" "$@"
 }
 
 now_ms() {

@@ -1,12 +1,14 @@
 #!/bin/sh
-# e2e_persist.sh — nothing is lost in -m chat: every turn is autosaved under
+# e2e_persist.sh — nothing is lost in -m chat: with --autosave always (a chat from a
+# pipe saves nothing by default) every turn is autosaved under
 # $XDG_STATE_HOME/llmchat/chats/; --resume (with no model named) reopens the newest
 # chat and goes on exactly as the unbroken chat does (same greedy reply: the history
 # is back in the KV cache); /save and /load round-trip; /resume lists and reopens;
 # SIGTERM, SIGHUP and SIGINT twice quit with the chat saved and 128 + the signal,
-# while one SIGINT leaves the chat going; a state directory that cannot be written
-# (not a directory, or "full": writes fail with EFBIG) gives one warning and the chat
-# goes on.
+# while one SIGINT leaves the chat going (each SIGINT waits for the one before to be
+# acknowledged: no sleeps); keep-chats keeps the newest autosaves; a state directory
+# that cannot be written (not a directory, or "full": writes fail with EFBIG) gives
+# one warning and the chat goes on.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 STATE=$T/state
@@ -18,7 +20,7 @@ m2="What did Max do next?"
 m3="Tell me a story about a cat."
 
 chat() {
-    XDG_STATE_HOME=$STATE run_llmchat -m chat -T 1 -t 0 --weights f32 -n 60 "$@"
+    XDG_STATE_HOME=$STATE run_llmchat -m chat --autosave always -T 1 -t 0 --weights f32 -n 60 "$@"
 }
 
 # newest_chat: the newest file in $CHATS.
@@ -46,6 +48,24 @@ assert_eq "third reply saved" "$(cat "$T/want3")" "$(json_get "$f" 'd["turns"][2
 assert_eq "model path saved" "$(cd "$(dirname "$MODEL")" && pwd -P)/chat260K.bin" "$(json_get "$f" 'd["model"]')"
 assert_eq "settings saved" "0 60" "$(json_get "$f" '"%g %d" % (d["settings"]["temperature"], d["settings"]["steps"])')"
 pass "every turn is autosaved under \$XDG_STATE_HOME/llmchat/chats"
+
+# ---- who autosaves: a chat from a pipe only when asked; --keep-chats ----
+saved=$STATE.policy
+printf '%s\n' "$m1" >"$T/in1"
+XDG_STATE_HOME=$saved run_llmchat -m chat -T 1 -t 0 -n 10 -z "$TOK" "$MODEL" <"$T/in1"
+assert_status 0
+[ -z "$(ls "$saved/llmchat/chats" 2>/dev/null)" ] ||
+    fail "a chat from a pipe was autosaved without --autosave always: $(ls "$saved/llmchat/chats")"
+printf 'autosave = always\nkeep-chats = 2\n' >"$T/policy.conf"
+mkdir -p "$saved/llmchat/chats"
+printf '{}\n' >"$saved/llmchat/chats/mine.json" # not an autosave's name: never removed
+for i in 1 2 3; do
+    XDG_STATE_HOME=$saved run_llmchat --config "$T/policy.conf" -m chat -T 1 -t 0 -n 10 -z "$TOK" "$MODEL" <"$T/in1"
+    assert_status 0
+done
+assert_eq "autosaved chats kept (keep-chats = 2)" 2 "$(ls "$saved/llmchat/chats" | grep -c '^[0-9]\{8\}-[0-9]\{6\}-[0-9]*\.json$')"
+[ -f "$saved/llmchat/chats/mine.json" ] || fail "keep-chats removed a file the autosave did not write"
+pass "a chat from a pipe is saved only with autosave = always; keep-chats keeps the newest"
 
 # The third reply depends on the history (else --resume below would prove nothing).
 printf '%s\n' "$m3" >"$T/in"
@@ -115,7 +135,7 @@ start_fifo() {
     mkfifo "$T/fifo"
     : >"$T/out" # (the redirections below wait for the fifo's writer)
     : >"$T/err"
-    XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 60 -z "$TOK" "$MODEL" "$@" \
+    XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat --autosave always -t 0 -n 60 -z "$TOK" "$MODEL" "$@" \
         <"$T/fifo" >"$T/out" 2>"$T/err" &
     pid=$!
     (
@@ -163,17 +183,31 @@ for sig in TERM HUP; do
 done
 pass "SIGTERM and SIGHUP save the chat and quit with 128 + the signal"
 
+# wait_acks N: until llmchat has acknowledged N SIGINTs on stderr, or has exited.
+wait_acks() {
+    n=0
+    while [ "$(grep -c '^llmchat: interrupted' "$T/err")" -lt "$1" ] && kill -0 "$pid" 2>/dev/null; do
+        n=$((n + 1))
+        [ $n -lt 600 ] || fail "SIGINT was not acknowledged after 60 s"
+        sleep 0.1
+    done
+}
+
+# No sleeps around the one-second window: each SIGINT is sent once the one before
+# was acknowledged. The chat goes on after the first (m2 gets its reply); the last
+# two come within a second of each other (if the reply came within a second of the
+# first, the third SIGINT already quits, which is the same rule).
 rm -rf "$STATE"
 start_fifo
 printf '%s\n' "$m1" >&3
 wait_lines 1
 kill -s INT "$pid"
-sleep 1.5
+wait_acks 1
 printf '%s\n' "$m2" >&3
 wait_lines 2
 kill -s INT "$pid"
-sleep 0.2
-kill -s INT "$pid"
+wait_acks 2
+kill -s INT "$pid" 2>/dev/null || :
 stop_fifo
 assert_status 130
 assert_file_contains "the SIGINT message" "$T/err" "quitting on SIGINT"
@@ -183,7 +217,7 @@ pass "one SIGINT leaves the chat going; two within a second save it and quit"
 # ---- a state directory that cannot be written: one warning, the chat goes on ----
 printf 'a file\n' >"$T/not-a-dir"
 printf '%s\n%s\n%s\n' "$m1" "$m2" "$m3" >"$T/in"
-XDG_STATE_HOME=$T/not-a-dir run_llmchat -m chat -t 0 -n 30 -z "$TOK" "$MODEL" <"$T/in"
+XDG_STATE_HOME=$T/not-a-dir run_llmchat -m chat --autosave always -t 0 -n 30 -z "$TOK" "$MODEL" <"$T/in"
 assert_status 0
 [ "$(wc -l <"$T/out")" -eq 3 ] || fail "the chat did not go on without its state directory"
 assert_eq "autosave warnings (state dir is a file)" 1 "$(grep -c 'cannot autosave' "$T/err")"
@@ -195,7 +229,7 @@ rc=0
 (
     trap '' XFSZ
     ulimit -f 0
-    XDG_STATE_HOME=$STATE exec "$LLMCHAT_BIN" -m chat -t 0 -n 30 -z "$TOK" "$MODEL" <"$T/in" 2>&1
+    XDG_STATE_HOME=$STATE exec "$LLMCHAT_BIN" -m chat --autosave always -t 0 -n 30 -z "$TOK" "$MODEL" <"$T/in" 2>&1
 ) | cat >"$T/out" || rc=$?
 assert_eq "autosave warnings (full disk)" 1 "$(grep -c 'cannot autosave' "$T/out")"
 [ "$(grep -vc 'llmchat:' "$T/out")" -eq 3 ] || fail "the chat did not go on with a full disk: $(cat "$T/out")"

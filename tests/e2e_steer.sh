@@ -6,8 +6,8 @@
 # second candidate (Tokens shows it as forced, rank 2) and the reply changes; r
 # rewinds to the selection; /force puts typed text into a reply that had ended; taking
 # back every token ends with a message, as do /force without text and steering
-# after /reset; a message sent while paused waits at its first token, which a digit
-# chooses; quitting works throughout. Nothing asserts timing.
+# after /reset; pausing ends with the reply, and a message sent with /step waits at
+# its first token, which a digit chooses; quitting works throughout. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -100,11 +100,13 @@ keys Tab Tab BSpace
 wait_for "[there is no reply to take tokens back from]"
 pass "steering past the reply's start, without text or without a reply explains itself"
 
-# steering paused replies, and that lasts (the status line says so while idle): the
-# next reply waits at its first token, which a digit chooses
-wait_for "idle (paused) |"
+# steering paused replies, but that ends with the reply (the status line says idle,
+# not paused); /step sends a message whose reply waits at its first token, which a
+# digit chooses
+wait_for "idle |"
+screen | grep -q "idle (paused)" && show_screen_and_fail "pausing outlasted the reply"
 keys Tab Tab
-type_text "Tell me a story about Max."
+type_text "/step Tell me a story about Max."
 keys Enter
 wait_for "[paused: n generates a token, a digit chooses one, p resumes]"
 first=$(newest_pos)
@@ -112,7 +114,7 @@ keys Tab Tab 3
 wait_for "pos $((first + 1)) (newest)"
 wait_for "forced"
 wait_for "(rank 3)"
-pass "pausing outlasts a reply; the next one waits and a digit chooses its first token"
+pass "pausing ends with the reply; /step's reply waits and a digit chooses its first token"
 
 keys q
 wait_for "Quit anyway? (y/n)"

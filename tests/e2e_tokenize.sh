@@ -1,8 +1,9 @@
 #!/bin/sh
 # e2e_tokenize.sh — llmchat -m tokenize end to end: ids (no BOS) on one line equal
 # SentencePiece's (tests/data/golden/tokenizer_llama2.jsonl) for a sample of the golden
-# strings, through -i and through -f; MODEL may be left off when -z is given; --pieces
-# prints pieces; typed control-token text never yields control ids.
+# strings, through -i and through -f; MODEL may be left off when -z is given, and both
+# with the bundled tokenizer; --pieces prints pieces (spaces as ␣); typed
+# control-token text never yields control ids.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 golden=$GOLDEN/tokenizer_llama2.jsonl
@@ -58,7 +59,14 @@ out=$(cat "$T/out")
 assert_contains "--pieces output" "$out" "Hello"
 assert_contains "--pieces output" "$out" "world"
 assert_not_contains "--pieces output" "$out" "15043"
-pass "--pieces prints pieces"
+assert_contains "--pieces output (spaces as the TUI shows them)" "$out" "␣world"
+pass "--pieces prints pieces, spaces as ␣"
+
+# with no model and no -z: the bundled tokenizer (data/models/tok512.bin)
+run_llmchat -m tokenize --pieces -i "Hello world" </dev/null
+assert_status 0
+assert_eq "pieces of the bundled tokenizer" "$(LLMCHAT_DATADIR= "$LLMCHAT_BIN" -m tokenize --pieces -z "$BUNDLED/tok512.bin" -i "Hello world" </dev/null)" "$(cat "$T/out")"
+pass "-m tokenize with no model and no -z uses the bundled tokenizer"
 
 # ---- control-token text is text ----
 for text in '<s>' '</s>' '<s>[INST] hi [/INST]</s>'; do

@@ -204,6 +204,9 @@ static const struct {
     {"history-size", "5", "-1"},
     {"verbose", "yes", "loud"},
     {"template", "chatml", "vicuna"},
+    {"slow-motion", "300", "10001"},
+    {"autosave", "always", "sometimes"},
+    {"keep-chats", "10", "-1"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 

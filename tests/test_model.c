@@ -274,7 +274,7 @@ START_TEST(test_tensor_layouts)
     /* A different load group for fp32 files. */
     model_options opt;
     model_options_default(&opt);
-    ck_assert_int_eq(opt.weights, TENSOR_Q8_0);
+    ck_assert_int_eq(opt.weights, TENSOR_BLOCKS);
     ck_assert_int_eq(opt.group, 32);
     opt.group = 64;
     model *m64 = NULL;

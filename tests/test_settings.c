@@ -13,7 +13,8 @@ static bool same(const live_settings *a, const live_settings *b)
     const sampler_config *x = &a->sampler, *y = &b->sampler;
     return x->temperature == y->temperature && x->top_p == y->top_p && x->top_k == y->top_k &&
            x->min_p == y->min_p && x->repeat_penalty == y->repeat_penalty &&
-           x->repeat_last_n == y->repeat_last_n && x->seed == y->seed && a->steps == b->steps;
+           x->repeat_last_n == y->repeat_last_n && x->seed == y->seed && a->steps == b->steps &&
+           a->slow_motion_ms == b->slow_motion_ms;
 }
 
 static live_settings defaults(void)
@@ -44,6 +45,11 @@ START_TEST(test_each_name)
     ck_assert(s.sampler.seed == UINT64_MAX);
     ck_assert_ptr_null(settings_apply(&s, "steps", "100"));
     ck_assert_int_eq(s.steps, 100);
+    ck_assert_ptr_null(settings_apply(&s, "slow-motion", "250"));
+    ck_assert_int_eq(s.slow_motion_ms, 250);
+    ck_assert_ptr_nonnull(settings_apply(&s, "slow-motion", "10001"));
+    ck_assert_ptr_nonnull(settings_apply(&s, "slow-motion", "-1"));
+    ck_assert_int_eq(s.slow_motion_ms, 250);
     llm_err err;
     ck_assert_int_eq(settings_set_line(&s, "  temperature   0  ", &err), LLM_OK);
     ck_assert(s.sampler.temperature == 0.0f);
@@ -94,10 +100,11 @@ START_TEST(test_format_round_trips)
     settings_set_line(&s, "temperature 0.25", &err);
     settings_set_line(&s, "top-k 7", &err);
     settings_set_line(&s, "steps 12", &err);
+    settings_set_line(&s, "slow-motion 100", &err);
     char text[256];
     settings_format(&s, text, sizeof text);
     ck_assert_str_eq(text, "temperature 0.25  top-k 7  top-p 0.9  min-p 0  repeat-penalty 1  "
-                           "repeat-last-n 64  seed 42  steps 12");
+                           "repeat-last-n 64  seed 42  steps 12  slow-motion 100");
     /* each pair is accepted back and gives the same settings */
     live_settings t = defaults();
     t.sampler.seed = 1;

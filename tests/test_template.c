@@ -59,6 +59,14 @@ static const char gemma_it[] =
     "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + message['role'] + '\\n' + "
     "message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ "
     "'<start_of_turn>model\\n' }}{% endif %}";
+/* SmolLM2-Instruct's (HuggingFaceTB/SmolLM2-135M-Instruct): ChatML with a default system
+ * prompt. */
+static const char smollm2_instruct[] =
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+    "Face<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\\n' }}{% endif %}";
 static const char vicuna[] =
     "{% for message in messages %}{% if message['role'] == 'user' %}{{ 'USER: ' + "
     "message['content'] + '\\n' }}{% else %}{{ 'ASSISTANT: ' + message['content'] + eos_token + "
@@ -74,13 +82,15 @@ START_TEST(test_detect)
         {mistral_instruct, TEMPLATE_MISTRAL},
         {tinyllama_chat, TEMPLATE_ZEPHYR},
         {chatml_hermes, TEMPLATE_CHATML},
+        {smollm2_instruct, TEMPLATE_CHATML},
+        {llama3_instruct, TEMPLATE_LLAMA3},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         template_kind k = TEMPLATE_COUNT;
         ck_assert_msg(template_kind_detect(known[i].jinja, &k), "template %zu not recognised", i);
         ck_assert_int_eq(k, known[i].want);
     }
-    const char *unknown[] = {llama3_instruct, gemma_it, vicuna, "", "{{ messages }}", NULL};
+    const char *unknown[] = {gemma_it, vicuna, "", "{{ messages }}", NULL};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         template_kind k = TEMPLATE_COUNT;
         ck_assert_msg(!template_kind_detect(unknown[i], &k), "template %zu recognised as %s", i,
@@ -97,7 +107,7 @@ END_TEST
 
 START_TEST(test_names)
 {
-    const char *names[] = {"llama2", "mistral", "zephyr", "chatml"};
+    const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3"};
     for (int k = 0; k < TEMPLATE_COUNT; k++) {
         template_kind got;
         ck_assert(template_kind_parse(names[k], &got));
@@ -126,6 +136,9 @@ START_TEST(test_choose)
     ck_assert_int_eq(k, TEMPLATE_CHATML);
     ck_assert_str_eq(note, "chat template chatml (the model's)");
     ck_assert(template_choose(NULL, llama3_instruct, &k, note, sizeof note));
+    ck_assert_int_eq(k, TEMPLATE_LLAMA3);
+    ck_assert_str_eq(note, "chat template llama3 (the model's)");
+    ck_assert(template_choose(NULL, gemma_it, &k, note, sizeof note));
     ck_assert_int_eq(k, TEMPLATE_LLAMA2);
     ck_assert_ptr_nonnull(strstr(note, "not one llmchat knows: using llama2"));
     ck_assert_ptr_nonnull(strstr(note, "--template"));
@@ -147,7 +160,7 @@ static const char *write_chatml_variant(const char *src, const char *dst, bool a
 {
     const char *path = temp_path(dst);
     size_t size;
-    unsigned char *buf = read_whole_file(data_path(src), &size);
+    unsigned char *buf = read_whole_file(src[0] == '/' ? src : data_path(src), &size);
     gguf *g;
     llm_err err;
     ck_assert(gguf_parse(buf, size, src, &g, &err) == LLM_OK);
@@ -207,10 +220,22 @@ static const char *write_chatml_vocab(void)
     return write_chatml_variant("ggml-vocab-llama-spm.gguf", "chatml-vocab.gguf", true, NULL);
 }
 
+/* The decompressed tests/data/llama3-vocab.gguf.gz (made by make check). */
+static const char *llama3_vocab(void)
+{
+    static char path[4096];
+    const char *dir = getenv("LLMCHAT_BUILDDIR");
+    snprintf(path, sizeof path, "%s/tests/llama3-vocab.gguf", dir && *dir ? dir : ".");
+    return path;
+}
+
 START_TEST(test_render_matches_llama_cpp)
 {
-    tokenizer *llama, *chatml;
+    tokenizer *llama, *chatml, *llama3, *llama3_chatml;
     llm_err err;
+    ck_assert(tokenizer_open(llama3_vocab(), 0, &llama3, &err) == LLM_OK);
+    const char *l3c_path = write_chatml_variant(llama3_vocab(), "llama3-chatml-vocab.gguf", true, NULL);
+    ck_assert_msg(tokenizer_open(l3c_path, 0, &llama3_chatml, &err) == LLM_OK, "%s", err.text);
     ck_assert(tokenizer_open(data_path("ggml-vocab-llama-spm.gguf"), 32000, &llama, &err) == LLM_OK);
     const char *chatml_path = write_chatml_vocab();
     ck_assert_msg(tokenizer_open(chatml_path, 32002, &chatml, &err) == LLM_OK, "%s", err.text);
@@ -219,7 +244,7 @@ START_TEST(test_render_matches_llama_cpp)
     FILE *f = fopen(data_path("golden/template_tokens.jsonl"), "r");
     ck_assert_ptr_nonnull(f);
     static char line[8192];
-    int checked = 0, with_control = 0;
+    int checked = 0, with_control = 0, bpe = 0;
     while (fgets(line, sizeof line, f)) {
         char vocab[64], name[16], system[256], user[256], text[1024];
         ck_assert(jsonl_string(line, "vocab", vocab, sizeof vocab));
@@ -234,7 +259,10 @@ START_TEST(test_render_matches_llama_cpp)
 
         template_kind kind;
         ck_assert(template_kind_parse(name, &kind));
-        const tokenizer *tok = !strcmp(vocab, "chatml-vocab") ? chatml : llama;
+        const tokenizer *tok = !strcmp(vocab, "chatml-vocab") ? chatml
+                               : !strcmp(vocab, "llama3-vocab") ? llama3
+                               : !strcmp(vocab, "llama3-chatml-vocab") ? llama3_chatml : llama;
+        bpe += tokenizer_is_bpe(tok);
         chat_template *t;
         ck_assert(template_new(kind, tok, &t, &err) == LLM_OK);
         char *got_text = template_render_text(t, system, user, first);
@@ -246,7 +274,7 @@ START_TEST(test_render_matches_llama_cpp)
         for (int i = 0; i < n; i++) {
             ck_assert_msg(ids[i] == (int)want[i], "%s %s first=%d: id %d is %d, llama.cpp gives %d", vocab,
                           name, first, i, ids[i], (int)want[i]);
-            with_control += ids[i] >= 32000;
+            with_control += tokenizer_is_control(tok, ids[i]) && ids[i] != tokenizer_bos(tok);
         }
         /* asking for the count alone gives the same count */
         ck_assert_int_eq(template_render(t, system, user, first, NULL, 0), n);
@@ -254,10 +282,14 @@ START_TEST(test_render_matches_llama_cpp)
         checked++;
     }
     fclose(f);
-    ck_assert_int_ge(checked, 32);
+    ck_assert_int_ge(checked, 55);
+    ck_assert_int_eq(bpe, 15); /* llama3 and chatml on Llama 3's vocabulary, chatml on it + markers */
     ck_assert_int_gt(with_control, 0);
     tokenizer_close(llama);
     tokenizer_close(chatml);
+    tokenizer_close(llama3);
+    tokenizer_close(llama3_chatml);
+    remove(l3c_path);
     remove(chatml_path);
 }
 END_TEST

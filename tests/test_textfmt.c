@@ -47,6 +47,30 @@ START_TEST(test_escape_basic)
 }
 END_TEST
 
+/* BOS, EOS and other control tokens look the same in every front end: "<s>", not
+ * "\n<s>\n"; a normal piece keeps its spaces. */
+START_TEST(test_token_piece)
+{
+    char out[64];
+    ck_assert(textfmt_piece_is_control("\n<s>\n"));
+    ck_assert(textfmt_piece_is_control("\n</s>\n"));
+    ck_assert(textfmt_piece_is_control("<|im_end|>"));
+    ck_assert(!textfmt_piece_is_control(" <"));
+    ck_assert(!textfmt_piece_is_control("<>"));
+    ck_assert(!textfmt_piece_is_control(NULL));
+    textfmt_token_piece("\n<s>\n", true, false, out, sizeof out);
+    ck_assert_str_eq(out, "<s>");
+    textfmt_token_piece("\n</s>\n", true, true, out, sizeof out);
+    ck_assert_str_eq(out, "</s>");
+    textfmt_token_piece(" Lily", false, true, out, sizeof out);
+    ck_assert_str_eq(out, "\xe2\x90\xa3Lily");
+    textfmt_token_piece(" Lily", false, false, out, sizeof out);
+    ck_assert_str_eq(out, " Lily");
+    textfmt_token_piece(NULL, false, false, out, sizeof out);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
 START_TEST(test_escape_invalid_utf8)
 {
     ck_assert_str_eq(esc("\xff", false), "\\xFF");
@@ -224,6 +248,7 @@ static Suite *make_suite(void)
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_escape_basic);
     tcase_add_test(core, test_escape_invalid_utf8);
+    tcase_add_test(core, test_token_piece);
     tcase_add_test(core, test_escape_truncation);
     tcase_add_test(core, test_stream_plain_and_controls);
     tcase_add_test(core, test_stream_carry);

@@ -650,7 +650,7 @@ START_TEST(test_gguf_refused_vocabularies)
         long bos;
         const char *says;
     } cases[] = {
-        {"gpt2", 1, "'gpt2'"},
+        {"gpt2", 1, "without tokenizer.ggml.pre"},
         {"bert", 1, "'bert'"},
         {NULL, 1, "tokenizer.ggml.model is missing"},
         {"llama", 4, "bos_token_id is 4, outside the vocabulary"},

@@ -233,8 +233,26 @@ static void check_layout_shows_all(const keys_help_layout *l, int cols, int rows
         ck_assert_msg(lines <= l->col_height, "%dx%d: column %d has %d lines for %d", cols, rows, c, lines,
                       l->col_height);
     }
+    /* no text is cut: each line fits the text column, and every text is shown whole */
+    for (int k = 0; k < l->n_lines; k++)
+        ck_assert_msg((int)strlen(l->lines[k].help) <= l->text_width, "%dx%d: '%s' is wider than %d", cols, rows,
+                      l->lines[k].help, l->text_width);
     int n;
     const key_binding *t = keys_table(&n);
+    for (int i = 0; i < n; i++) {
+        char whole[256] = "";
+        for (int k = 0; k < l->n_lines && !strstr(whole, t[i].help); k++) {
+            if (!l->lines[k].help[0]) {
+                whole[0] = '\0'; /* a heading, or keys whose text starts on the next line */
+                continue;
+            }
+            if (l->lines[k].keys[0] || !whole[0]) /* a text starts */
+                snprintf(whole, sizeof whole, "%s", l->lines[k].help);
+            else
+                snprintf(whole + strlen(whole), sizeof whole - strlen(whole), " %s", l->lines[k].help);
+        }
+        ck_assert_msg(strstr(whole, t[i].help) != NULL, "%dx%d: the overlay cuts '%s'", cols, rows, t[i].help);
+    }
     for (int i = 0; i < n; i++) {
         bool found = false;
         for (int k = 0; k < l->n_lines && !found; k++) {

@@ -101,18 +101,64 @@ static char *new_session_path(void)
     return path;
 }
 
+void autosave_init(autosave_file *a, const app_options *o, bool interactive)
+{
+    a->never = o->autosave == AUTOSAVE_NEVER;
+    a->off = a->never || (o->autosave == AUTOSAVE_INTERACTIVE && !interactive);
+    a->keep = o->keep_chats;
+}
+
+/* Is name an autosave's (20250101-120000-1234.json)? Files put there by hand stay. */
+static bool autosave_name(const char *name)
+{
+    unsigned date, time_of_day, pid;
+    char end[8];
+    return sscanf(name, "%8u-%6u-%u%7s", &date, &time_of_day, &pid, end) == 4 && !strcmp(end, ".json");
+}
+
+typedef struct {
+    char *path;
+    time_t when;
+} dir_entry;
+
+static dir_entry *list_files(int *n);
+
+/* Removes the autosaved chats beyond the newest keep, never current (0: keeps all). */
+static void prune(int keep, const char *current)
+{
+    int n, kept = 0;
+    dir_entry *list = keep > 0 ? list_files(&n) : NULL;
+    if (!list)
+        return;
+    for (int i = 0; i < n; i++) {
+        const char *slash = strrchr(list[i].path, '/');
+        if (!autosave_name(slash ? slash + 1 : list[i].path) || !strcmp(list[i].path, current))
+            continue;
+        if (++kept >= keep) /* this session's file is one of the keep */
+            unlink(list[i].path);
+    }
+    for (int i = 0; i < n; i++)
+        free(list[i].path);
+    free(list);
+}
+
 bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size)
 {
     if (size)
         msg[0] = '\0';
+    if (a->off)
+        return true;
     llm_err err;
     llm_status st;
+    bool fresh = !a->path;
     if (!a->path)
         a->path = new_session_path();
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else
         st = autosave_save_chat(c, o, a->path, true, &err);
+    if (st == LLM_OK && fresh)
+        prune(a->keep, a->path);
     if (st == LLM_OK)
         return true;
     if (!a->warned && size)
@@ -129,6 +175,7 @@ void autosave_use(autosave_file *a, const char *path)
         return;
     free(a->path);
     a->path = copy;
+    a->off = a->never;
 }
 
 void autosave_free(autosave_file *a)
@@ -173,11 +220,6 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice
 }
 
 /* ---- the list of saved chats ---- */
-
-typedef struct {
-    char *path;
-    time_t when;
-} dir_entry;
 
 static int newest_first(const void *a, const void *b)
 {

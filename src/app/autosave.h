@@ -4,7 +4,8 @@
  *
  * Autosaves go to $XDG_STATE_HOME/llmchat/chats/ (default ~/.local/state/llmchat/
  * chats), one file per session named by its start time (20250101-120000-1234.json);
- * a resumed chat goes on in the file it came from. Every file is a saved chat
+ * a resumed chat goes on in the file it came from. By default only interactive
+ * sessions save (--autosave), and the newest --keep-chats files are kept. Every file is a saved chat
  * (chatfile.h), written atomically. The functions never print: they return what the
  * front end should say. */
 #ifndef LLMCHAT_CLI_PERSIST_H
@@ -22,13 +23,22 @@
 typedef struct {
     char *path;     /* where this session saves (owned); NULL until the first save */
     bool warned;    /* a save failed and the front end was given the warning */
+    bool off;       /* --autosave says this session saves nothing (autosave_init) */
+    bool never;     /* --autosave never: not even a resumed chat */
+    int keep;       /* --keep-chats: autosaved chats kept when this session first saves */
 } autosave_file;
 
-/* Saves the whole chat to the session's file. Returns true when it was saved. When it
- * fails, the first failure's warning goes into msg ("" for later ones: warn once, and
+/* Sets a up for a session (a zeroed struct) by o's --autosave and --keep-chats:
+ * interactive tells whether a person is typing (the TUI; -m chat on a terminal). */
+void autosave_init(autosave_file *a, const app_options *o, bool interactive);
+
+/* Saves the whole chat to the session's file (nothing when a->off: returns true).
+ * The first save of a new session file also removes the oldest autosaved chats beyond
+ * a->keep. Returns true when it was saved. When it fails, the first failure's warning goes into msg ("" for later ones: warn once, and
  * the chat goes on); msg is "" on success. */
 bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size);
-/* Makes path the session's file from now on (a chat resumed from it). */
+/* Makes path the session's file from now on (a chat resumed from it): a resumed chat
+ * is saved whatever --autosave says, unless it says never. */
 void autosave_use(autosave_file *a, const char *path);
 void autosave_free(autosave_file *a);
 

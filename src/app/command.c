@@ -131,6 +131,14 @@ static void run_force(command_host *h, const char *arg)
     h->changed(h, COMMAND_CHANGED_CHAT);
 }
 
+static void run_step(command_host *h, const char *arg)
+{
+    if (!*arg)
+        say(h, "/step needs text: /step TEXT sends TEXT, its reply paused before the first token");
+    else if (h->send_paused)
+        h->send_paused(h, arg);
+}
+
 static void run_set(command_host *h, const char *arg)
 {
     llm_err err;
@@ -178,6 +186,9 @@ static const command_info table[] = {
     {.id = CMD_FORCE, .name = "force", .arg = "TEXT",
      .help = "put TEXT's tokens into the newest reply", .front_ends = COMMAND_TUI,
      .needs_model = true, .run = run_force},
+    {.id = CMD_STEP, .name = "step", .arg = "TEXT",
+     .help = "send TEXT with its reply paused: n steps, p runs", .front_ends = COMMAND_TUI,
+     .needs_model = true, .run = run_step},
     {.id = CMD_SET, .name = "set", .arg = "[NAME VALUE]",
      .help = "show the sampler settings, or change one from the next token",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_set},

@@ -6,9 +6,9 @@
  *
  * A front end hands the commands a command_host: its chat, engine and settings, and a
  * few things only it can do (say a line, stop a reply, redraw after a change, quit,
- * show help, force text). A new command is one row in command.c's table with its
- * handler, one id here, and its item in the man page's CHAT COMMANDS (which
- * tests/test_command.c checks). Never prints: what a command says goes through
+ * show help, force text, send a message paused). A new command is one row in
+ * command.c's table with its handler, one id here, and its item in the man page's
+ * CHAT COMMANDS (which tests/test_command.c checks). Never prints: what a command says goes through
  * host->say. */
 #ifndef LLMCHAT_COMMAND_H
 #define LLMCHAT_COMMAND_H
@@ -33,6 +33,7 @@ typedef enum {
     CMD_SET,
     CMD_HELP,
     CMD_QUIT,
+    CMD_STEP,
 } command_id;
 
 /* Which front ends run a command (command_info.front_ends). */
@@ -69,6 +70,9 @@ struct command_host {
     void (*force)(command_host *h, const char *text);
     /* Says that the front end views a trace and cannot change it; NULL: h->say does. */
     void (*read_only)(command_host *h);
+    /* Sends text as a message whose reply waits at its first token (/step); NULL where
+     * the front end cannot pause a reply. */
+    void (*send_paused)(command_host *h, const char *text);
 };
 
 typedef struct {

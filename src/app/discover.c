@@ -2,16 +2,23 @@
  *
  * The model comes from, first found: the MODEL argument or --model, LLMCHAT_MODEL,
  * the config file's model key (options_parse records which), then the bundled demo model
- * DATADIR/models/chat260K.bin. A name with no '/' that is not a file is looked up in
+ * DATADIR/models/chat260K.bin. DATADIR is $LLMCHAT_DATADIR; else, when the program
+ * runs from the build tree it was built in (/proc/self/exe is in the configure-time
+ * LLMCHAT_BUILDDIR, so it was not installed), the source tree's data/
+ * (LLMCHAT_SRCDATA); else the installed LLMCHAT_DATADIR. A name with no '/' that is not a file is looked up in
  * DATADIR/models.tsv (its name or file column) and opened from llmchat-fetch's
  * directory, so that `llmchat-fetch tinyllama-chat` then `llmchat tinyllama-chat`
  * works. A model that is not there gets a message with the command that fetches one.
  * Owns: the data and fetch directories. Does not: open the model or the tokenizer. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* realpath, readlink */
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "discover.h"
 #include "textfmt.h"
@@ -30,10 +37,41 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The source tree's data/ when this executable lives in the build tree it was built
+ * in (an installed copy lives elsewhere, and never looks there), else NULL. */
+static const char *build_tree_data(void)
+{
+#if defined(LLMCHAT_BUILDDIR) && defined(LLMCHAT_SRCDATA)
+    char exe[4096], *built = realpath(LLMCHAT_BUILDDIR, NULL);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    bool inside = false;
+    if (built && n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        inside = !strcmp(exe, built);
+    }
+    free(built);
+    return inside && is_dir(LLMCHAT_SRCDATA) ? LLMCHAT_SRCDATA : NULL;
+#else
+    return NULL;
+#endif
+}
+
 const char *discover_data_dir(void)
 {
     const char *env = getenv("LLMCHAT_DATADIR");
-    return env && *env ? env : LLMCHAT_DATADIR;
+    if (env && *env)
+        return env;
+    const char *src = build_tree_data();
+    return src ? src : LLMCHAT_DATADIR;
 }
 
 const char *discover_fetch_dir(char *buf, size_t size)
@@ -104,7 +142,7 @@ int discover_model(app_options *o, char *buf, size_t size)
         if (!is_file(buf)) {
             fprintf(stderr,
                     "llmchat: no model given, and the bundled demo model is not at %s\n"
-                    "llmchat: (running llmchat from its build directory? set LLMCHAT_DATADIR to the source tree's data/)\n"
+                    "llmchat: (LLMCHAT_DATADIR names another data directory)\n"
                     "llmchat: get a real chat model with: llmchat-fetch %s   then run: llmchat %s\n",
                     buf, REAL_MODEL, REAL_MODEL);
             return 1;

@@ -9,9 +9,12 @@
 #include "model.h"
 #include "options.h"
 
-/* The bundled demo model, in DATADIR/models. */
+/* The bundled demo model and its tokenizer, in DATADIR/models. */
 #define DISCOVER_BUNDLED_MODEL "chat260K.bin"
-/* The data directory: $LLMCHAT_DATADIR, else the installed one (models.tsv, models/). */
+#define DISCOVER_BUNDLED_TOKENIZER "tok512.bin"
+/* The data directory (models.tsv, models/): $LLMCHAT_DATADIR; else, for a program
+ * run from its build tree (not installed), the source tree's data/; else the
+ * installed one. */
 const char *discover_data_dir(void);
 /* llmchat-fetch's default directory, $XDG_DATA_HOME/llmchat/models (else under
  * ~/.local/share), in buf; NULL when neither variable is usable. */

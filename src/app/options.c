@@ -108,13 +108,15 @@ SET_STRING(set_system, system)
  * settings.c, so that the command line, the config file and /set agree. */
 static const char *set_live(app_options *o, const char *name, const char *v)
 {
-    live_settings s = {o->sampler, 0};
+    live_settings s = {.sampler = o->sampler};
     const char *why = settings_apply(&s, name, v);
     if (why)
         return why;
     o->sampler = s.sampler;
     if (!strcmp(name, "steps"))
         o->steps = s.steps;
+    if (!strcmp(name, "slow-motion"))
+        o->slow_motion_ms = s.slow_motion_ms;
     if (!strcmp(name, "seed"))
         o->seed_given = true;
     return NULL;
@@ -131,6 +133,7 @@ SET_LIVE(set_repeat_penalty, "repeat-penalty")
 SET_LIVE(set_repeat_last_n, "repeat-last-n")
 SET_LIVE(set_seed, "seed")
 SET_LIVE(set_steps, "steps")
+SET_LIVE(set_slow_motion, "slow-motion")
 
 static const char *set_ctx(app_options *o, const char *v)
 {
@@ -162,12 +165,8 @@ SET_CONSTANT(set_pieces, pieces, true)
 
 static const char *set_weights(app_options *o, const char *v)
 {
-    if (!strcmp(v, "q8_0") || !strcmp(v, "int8"))
-        o->weights = TENSOR_Q8_0;
-    else if (!strcmp(v, "f32") || !strcmp(v, "fp32"))
-        o->weights = TENSOR_F32;
-    else
-        return "must be q8_0 or f32";
+    if (!model_weights_parse(v, &o->weights))
+        return "must be native, q8_0 or f32";
     o->weights_given = true;
     return NULL;
 }
@@ -215,7 +214,7 @@ static const char *set_template(app_options *o, const char *v)
 {
     template_kind k;
     if (!template_kind_parse(v, &k))
-        return "must be llama2, mistral, zephyr (or tinyllama) or chatml";
+        return "must be llama2, mistral, zephyr (or tinyllama), chatml or llama3";
     o->template_name = v;
     return NULL;
 }
@@ -228,6 +227,21 @@ static const char *set_verbose(app_options *o, const char *v)
 static const char *set_history_size(app_options *o, const char *v)
 {
     return parse_int(v, 0, CLI_HISTORY_MAX, &o->history_size) ? NULL
+                                                               : "must be an integer from 0 to 1000000";
+}
+
+static const char *set_autosave(app_options *o, const char *v)
+{
+    if (!strcmp(v, "interactive")) o->autosave = AUTOSAVE_INTERACTIVE;
+    else if (!strcmp(v, "always")) o->autosave = AUTOSAVE_ALWAYS;
+    else if (!strcmp(v, "never")) o->autosave = AUTOSAVE_NEVER;
+    else return "must be interactive, always or never";
+    return NULL;
+}
+
+static const char *set_keep_chats(app_options *o, const char *v)
+{
+    return parse_int(v, 0, OPTIONS_KEEP_CHATS_MAX, &o->keep_chats) ? NULL
                                                                : "must be an integer from 0 to 1000000";
 }
 
@@ -245,7 +259,7 @@ const app_option options_table[] = {
     {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
     {"system", 'y', "TEXT", true, false, "system prompt", set_system},
     {"template", 0, "NAME", true, false,
-     "chat template: llama2, mistral, zephyr (tinyllama) or\nchatml (default: the model's, else llama2)",
+     "chat template: llama2, mistral, zephyr (tinyllama),\nchatml or llama3 (default: the model's, else llama2)",
      set_template},
     {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
     {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},
@@ -260,6 +274,9 @@ const app_option options_table[] = {
     {"steps", 'n', "N", true, false,
      "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
      set_steps},
+    {"slow-motion", 0, "MS", true, false,
+     "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default 0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)",
+     set_slow_motion},
     {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
     {"threads", 'T', "N", true, false, "threads (default: the CPUs this process may run on)", set_threads},
     {"attention-mib", 0, "N", true, false,
@@ -280,7 +297,7 @@ const app_option options_table[] = {
      set_view},
     {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
     {"weights", 0, "TYPE", true, false,
-     "q8_0 (default) or f32: compute with int8 or fp32 weights\n(other GGUF types are converted at load)",
+     "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      set_weights},
     {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)", set_kernels},
     {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
@@ -295,6 +312,11 @@ const app_option options_table[] = {
     {"verbose", 0, NULL, true, false, "say what loading did: format, shape, conversions,\ntokenizer", set_verbose},
     {"resume", 0, NULL, false, false,
      "chat/tui: reopen the newest saved chat, with its model,\nsettings and dialog", set_resume},
+    {"autosave", 0, "WHEN", true, false,
+     "save chats under the state directory: interactive (the\nTUI, -m chat on a terminal; default), always, never",
+     set_autosave},
+    {"keep-chats", 0, "N", true, false,
+     "autosaved chats kept, the newest; older ones are removed\n(default 30; 0 = keep all)", set_keep_chats},
     {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
     {"no-config", 0, NULL, false, false, "read no config file", NULL},
     {"help", 'h', NULL, false, false, "show this help", NULL},
@@ -387,12 +409,13 @@ void options_default(app_options *o)
     memset(o, 0, sizeof *o);
     sampler_config_default(&o->sampler);
     o->steps = -1;
-    o->weights = TENSOR_Q8_0;
+    o->weights = TENSOR_BLOCKS;
     o->isa = KERNELS_AUTO;
     o->kv_cache = TRANSFORMER_KV_AUTO;
     o->theme = THEME_DARK;
     o->history_size = CLI_HISTORY_DEFAULT;
     o->top_k_shown = 10;
+    o->keep_chats = OPTIONS_KEEP_CHATS_DEFAULT;
 }
 
 static const char *keep(app_options *o, char *s)
@@ -558,6 +581,10 @@ static void apply_environment(app_options *o)
     const char *nc = getenv("NO_COLOR");
     if (nc && *nc)
         o->theme = THEME_MONO;
+    /* the older name of --slow-motion; a bad value is ignored, as before */
+    const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
+    if (delay && *delay)
+        set_slow_motion(o, delay);
 }
 
 typedef struct {

@@ -5,8 +5,9 @@
  * parses and checks its value. The command line, the config file and anything else
  * that sets options by name (such as a /set command) go through those rows, so a value
  * is checked in one place only. Settings come from, last one winning: built-in
- * defaults, the config file, the environment (LLMCHAT_MODEL, NO_COLOR), the command
- * line. */
+ * defaults, the config file, the environment (LLMCHAT_MODEL, NO_COLOR,
+ * LLMCHAT_STEP_DELAY_MS), the command
+ * line. LLMCHAT_STEP_DELAY_MS is the environment's name for --slow-motion. */
 #ifndef LLMCHAT_CLI_OPTIONS_H
 #define LLMCHAT_CLI_OPTIONS_H
 
@@ -27,6 +28,15 @@ typedef enum {
     MODE_VIEW,   /* --view TRACE */
 } app_mode;
 typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } app_theme;
+/* --autosave: which sessions save their chat under the state directory. */
+typedef enum {
+    AUTOSAVE_INTERACTIVE = 0, /* the TUI, and -m chat reading a terminal (the default) */
+    AUTOSAVE_ALWAYS,          /* pipes and files too (-m chat < file) */
+    AUTOSAVE_NEVER,
+} autosave_policy;
+/* --keep-chats: the autosaved chats kept (older ones are removed when a session first
+ * saves); 0 keeps them all. */
+enum { OPTIONS_KEEP_CHATS_DEFAULT = 30, OPTIONS_KEEP_CHATS_MAX = 1000000 };
 
 /* Where the model came from (see main.c's model discovery). */
 typedef enum {
@@ -57,6 +67,8 @@ typedef struct {
     sampler_config sampler;      /* -t -p -k --min-p --repeat-penalty --repeat-last-n -s */
     bool seed_given;
     int steps;                   /* -n; -1 = mode default */
+    int slow_motion_ms;          /* --slow-motion (LLMCHAT_STEP_DELAY_MS): tui: wait after
+                                    each reply token, ms */
     int ctx;                     /* -c; 0 = model's */
     int threads;                 /* -T; 0 = the CPUs this process may run on */
     int attention_mib;           /* --attention-mib; 0 = the engine's default */
@@ -77,6 +89,8 @@ typedef struct {
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
     bool verbose;                /* --verbose: say what loading did on stderr */
     bool resume;                 /* --resume: reopen the newest saved chat */
+    autosave_policy autosave; /* --autosave */
+    int keep_chats;              /* --keep-chats */
     const char *resume_path;     /* that chat's file (set by main.c), NULL without --resume */
 
     /* owned: the config file that was read (its values are borrowed above) */

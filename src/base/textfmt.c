@@ -248,6 +248,38 @@ size_t textfmt_escape_piece(const char *piece, size_t len, bool visible_spaces, 
     return o;
 }
 
+/* Trims newlines and spaces around s[0..*len): returns the new start. */
+static const char *trim_blanks(const char *s, size_t *len)
+{
+    while (*len > 0 && (*s == '\n' || *s == ' ')) {
+        s++;
+        (*len)--;
+    }
+    while (*len > 0 && (s[*len - 1] == '\n' || s[*len - 1] == ' '))
+        (*len)--;
+    return s;
+}
+
+bool textfmt_piece_is_control(const char *piece)
+{
+    if (!piece)
+        return false;
+    size_t len = strlen(piece);
+    piece = trim_blanks(piece, &len);
+    return len >= 3 && piece[0] == '<' && piece[len - 1] == '>';
+}
+
+size_t textfmt_token_piece(const char *piece, bool control, bool visible_spaces, char *out,
+                           size_t size)
+{
+    if (!piece)
+        piece = "";
+    size_t len = strlen(piece);
+    if (control)
+        piece = trim_blanks(piece, &len);
+    return textfmt_escape_piece(piece, len, visible_spaces, out, size);
+}
+
 /* ---- streaming sanitizer ---- */
 
 /* Appends the safe form of one whole character (or one invalid byte when len is 0)

@@ -15,6 +15,16 @@
 size_t textfmt_escape_piece(const char *piece, size_t len, bool visible_spaces,
                             char *out, size_t size);
 
+/* Does piece look like a control token ("<s>", "\n</s>\n", "<|im_end|>"): "<...>"
+ * of at least 3 bytes once newlines and spaces around it are left out? */
+bool textfmt_piece_is_control(const char *piece);
+
+/* A token's piece as every front end shows it: a control token without the newlines
+ * and spaces around it (llama2.c's BOS "\n<s>\n" is "<s>"), then escaped as
+ * textfmt_escape_piece does. Returns the length written. */
+size_t textfmt_token_piece(const char *piece, bool control, bool visible_spaces, char *out,
+                           size_t size);
+
 /* Makes streamed bytes safe for a terminal: keeps valid UTF-8 and \n, \t; drops other
  * control bytes except writing them as their Unicode control-picture (e.g. ␛).
  * Incomplete trailing sequences are held in a small carry buffer between calls. */

@@ -1,6 +1,6 @@
 /* generate.c — `-m generate`: one-shot continuation of a prompt, printed as
  * llama2.c's run prints it (the prompt, then the continuation, then a newline), with
- * a speed summary on stderr. Stops at BOS or EOS, after -n new tokens, at the end of
+ * a speed summary on stderr. Stops at BOS or an end-of-generation token (EOS, EOT), after -n new tokens, at the end of
  * the context, or on Ctrl-C. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,15 @@ static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int to
 int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
 {
     int n;
-    int *ids = session_encode_input(o, tok, true, &n);
+    /* BOS when the vocabulary asks for it (llama.cpp's rule; SmolLM2's does not); an
+     * empty prompt gets it anyway, as the model needs a first position */
+    bool bos = tokenizer_adds_bos(tok);
+    int *ids = session_encode_input(o, tok, bos, &n);
+    if (ids && n == 0) {
+        ids[0] = tokenizer_bos(tok);
+        n = 1;
+        bos = true;
+    }
     if (!ids)
         return 1;
 
@@ -57,8 +65,8 @@ int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
         goto out;
     }
     textfmt_stream ts = {0};
-    for (int i = 1; i < n; i++)
-        put_token(&ts, tok, ids[i - 1], ids[i]);
+    for (int i = bos ? 1 : 0; i < n; i++)
+        put_token(&ts, tok, i > 0 ? ids[i - 1] : -1, ids[i]);
     fflush(stdout);
 
     int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
@@ -74,8 +82,8 @@ int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
             rc = 1;
             break;
         }
-        if (next == tokenizer_bos(tok) || next == tokenizer_eos(tok))
-            break;
+        if (next == tokenizer_bos(tok) || tokenizer_is_eog(tok, next))
+            break; /* EOS, or another end of generation such as <|eot_id|> */
         put_token(&ts, tok, prev, next);
         fflush(stdout);
         prev = next;

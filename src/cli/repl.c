@@ -2,8 +2,10 @@
  * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
  * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
  * a reply (the chat goes on) or clears the line being typed; twice within a second,
- * like SIGTERM and SIGHUP, it saves the chat and leaves (signals.h). The chat is
- * autosaved after every turn and every command that changes it (autosave.h).
+ * like SIGTERM and SIGHUP, it saves the chat and leaves (signals.h). On a terminal
+ * (or with --autosave always) the chat is autosaved after every turn and every command
+ * that changes it (autosave.h). /set slow-motion is kept but has no effect here: the
+ * REPL has no keys to press between tokens.
  * Slash commands are parsed by command.c (the table the TUI shares); their handlers
  * are here. */
 #include "config.h"
@@ -282,9 +284,11 @@ static void run_pipe(repl *r)
         errno = 0;
         ssize_t n = getline(&line, &cap, stdin);
         if (n < 0) {
-            if (errno == EINTR) {
+            if (errno == EINTR) { /* SIGINT between messages: say it was seen */
                 clearerr(stdin);
                 signals_interrupted = 0;
+                if (!signals_quit)
+                    fprintf(stderr, "llmchat: interrupted; a second Ctrl-C within a second saves and quits\n");
                 continue;
             }
             break;
@@ -317,6 +321,8 @@ int cli_repl(const app_options *o, const model *m, const tokenizer *tok)
     repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
     r.live.sampler = *engine_sampler_config(e);
     r.live.steps = o->steps > 0 ? o->steps : 0;
+    r.live.slow_motion_ms = o->slow_motion_ms;
+    autosave_init(&r.save, o, r.tty);
     if (session_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
         engine_free(e);
         return 1;

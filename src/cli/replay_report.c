@@ -43,8 +43,8 @@ int cli_replay_open(app_options *o, trace_reader **out)
     /* The trace's model: what the command line leaves open is as the trace says. */
     o->model_path = h->model_path;
     o->model_source = MODEL_FROM_ARGUMENT;
-    if (!o->weights_given && h->weights)
-        o->weights = strcmp(h->weights, "f32") == 0 ? TENSOR_F32 : TENSOR_Q8_0;
+    if (!o->weights_given && h->weights && !model_weights_parse(h->weights, &o->weights))
+        o->weights = TENSOR_Q8_0;
     if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)
         o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
     return 0;
@@ -66,17 +66,8 @@ static const char *piece_text(const printer *pr, int id, char *buf, size_t size)
         p = tokenizer_piece(pr->tok, id);
     if (!p)
         p = "?";
-    size_t len = strlen(p);
-    if (known && tokenizer_is_control(pr->tok, id)) {
-        while (len > 0 && (*p == '\n' || *p == ' ')) {
-            p++;
-            len--;
-        }
-        while (len > 0 && (p[len - 1] == '\n' || p[len - 1] == ' '))
-            len--;
-    }
     char esc[64];
-    textfmt_escape_piece(p, len, false, esc, sizeof esc);
+    textfmt_token_piece(p, known && tokenizer_is_control(pr->tok, id), false, esc, sizeof esc);
     snprintf(buf, size, "'%s'", esc);
     return buf;
 }
@@ -201,8 +192,7 @@ int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace
            o->compare ? "comparing" : "replaying", o->replay_path, n,
            h->model_name ? h->model_name : "an unnamed model", h->weights ? h->weights : "?");
     printf("now: %s (%s weights, %s KV cache, %s kernels)\n", m->name,
-           m->weights == TENSOR_F32 ? "f32" : "q8_0",
-           engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
+           model_weights_option(m), engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
            kernels_isa_name(kernels_init(o->isa)));
     if (o->compare)
         printf("\n  pos  phase   token           trace top-1            new top-1              KL\n");

@@ -1,5 +1,6 @@
 /* tokenize.c — `-m tokenize`: prints the token ids of the input (no BOS) on one
- * line, or with --pieces the pieces, spaces shown as SentencePiece's "▁". */
+ * line, or with --pieces the pieces, spaces shown as "␣" (U+2423) and control
+ * characters as pictures, as the TUI shows them (textfmt). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,8 @@
 static void put_piece(const char *piece)
 {
     char esc[512];
-    textfmt_escape_piece(piece, strlen(piece), false, esc, sizeof esc);
-    for (const char *p = esc; *p; p++) {
-        if (*p == ' ')
-            fputs("\u2581", stdout);
-        else
-            putchar(*p);
-    }
+    textfmt_escape_piece(piece, strlen(piece), true, esc, sizeof esc);
+    fputs(esc, stdout);
 }
 
 int cli_tokenize(const app_options *o, const tokenizer *tok)

@@ -15,7 +15,7 @@
 
 const char *const settings_names[] = {
     "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "repeat-last-n", "seed",
-    "steps", NULL,
+    "steps", "slow-motion", NULL,
 };
 
 static bool parse_float(const char *v, float *out)
@@ -92,6 +92,10 @@ const char *settings_apply(live_settings *s, const char *name, const char *v)
     case 7:
         return parse_int(v, 0, SETTINGS_STEPS_MAX, &s->steps) ? NULL
                                                                 : "must be an integer from 0 to 1000000";
+    case 8:
+        return parse_int(v, 0, SETTINGS_SLOW_MOTION_MAX, &s->slow_motion_ms)
+                   ? NULL
+                   : "must be a number of milliseconds from 0 to 10000";
     default: return "is not a setting";
     }
 }
@@ -109,11 +113,11 @@ llm_status settings_set_line(live_settings *s, const char *line, llm_err *err)
     if (!*name)
         return llm_fail(err, LLM_ERR_ARG, "set what? /set NAME VALUE, NAME one of temperature, "
                                           "top-k, top-p, min-p, repeat-penalty, repeat-last-n, "
-                                          "seed, steps");
+                                          "seed, steps, slow-motion");
     if (!settings_is_live(name) || (*p && !isspace((unsigned char)*p)))
         return llm_fail(err, LLM_ERR_ARG, "unknown setting '%s': one of temperature, top-k, "
                                           "top-p, min-p, repeat-penalty, repeat-last-n, seed, "
-                                          "steps", name);
+                                          "steps, slow-motion", name);
     while (isspace((unsigned char)*p))
         p++;
     n = 0;
@@ -140,9 +144,9 @@ int settings_format(const live_settings *s, char *buf, size_t size)
     const sampler_config *c = &s->sampler;
     return snprintf(buf, size,
                     "temperature %g  top-k %d  top-p %g  min-p %g  repeat-penalty %g  "
-                    "repeat-last-n %d  seed %" PRIu64 "  steps %d",
+                    "repeat-last-n %d  seed %" PRIu64 "  steps %d  slow-motion %d",
                     c->temperature, c->top_k, c->top_p, c->min_p, c->repeat_penalty,
-                    c->repeat_last_n, c->seed, s->steps);
+                    c->repeat_last_n, c->seed, s->steps, s->slow_motion_ms);
 }
 
 int settings_format_short(const sampler_config *c, char *buf, size_t size)

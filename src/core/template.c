@@ -17,6 +17,7 @@ static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_MISTRAL] = "mistral",
     [TEMPLATE_ZEPHYR] = "zephyr",
     [TEMPLATE_CHATML] = "chatml",
+    [TEMPLATE_LLAMA3] = "llama3",
 };
 
 /* Jinja templates in the style of the models' own (Hugging Face chat templates). */
@@ -50,6 +51,13 @@ static const char *const kind_jinja[TEMPLATE_COUNT] = {
         "{% for message in messages %}"
         "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
         "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
+    [TEMPLATE_LLAMA3] =
+        "{% set loop_messages = messages %}{% for message in loop_messages %}"
+        "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'"
+        "+ message['content'] | trim + '<|eot_id|>' %}"
+        "{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
+        "{{ content }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}",
 };
 
 const char *template_kind_name(template_kind k)
@@ -73,7 +81,7 @@ bool template_kind_parse(const char *name, template_kind *out)
 
 const char *template_kind_list(void)
 {
-    return "llama2, mistral, zephyr (or tinyllama), chatml";
+    return "llama2, mistral, zephyr (or tinyllama), chatml, llama3";
 }
 
 bool template_kind_detect(const char *jinja, template_kind *out)
@@ -82,6 +90,8 @@ bool template_kind_detect(const char *jinja, template_kind *out)
         return false;
     if (strstr(jinja, "<|im_start|>"))
         *out = TEMPLATE_CHATML;
+    else if (strstr(jinja, "<|start_header_id|>") && strstr(jinja, "<|end_header_id|>"))
+        *out = TEMPLATE_LLAMA3;
     else if (strstr(jinja, "<|user|>") && strstr(jinja, "<|assistant|>"))
         *out = TEMPLATE_ZEPHYR;
     else if (strstr(jinja, "[INST]"))
@@ -118,10 +128,13 @@ const char *template_kind_jinja(template_kind k)
 /* ---- the template object ---- */
 
 /* The markers a template uses, by the piece a vocabulary gives them. */
-enum { M_IM_START, M_IM_END, M_SYSTEM, M_USER, M_ASSISTANT, N_MARKERS };
+enum { M_IM_START, M_IM_END, M_SYSTEM, M_USER, M_ASSISTANT, M_START_HEADER, M_END_HEADER,
+       M_EOT, N_MARKERS };
 static const char *const marker_text[N_MARKERS] = {
     [M_IM_START] = "<|im_start|>", [M_IM_END] = "<|im_end|>", [M_SYSTEM] = "<|system|>",
     [M_USER] = "<|user|>", [M_ASSISTANT] = "<|assistant|>",
+    [M_START_HEADER] = "<|start_header_id|>", [M_END_HEADER] = "<|end_header_id|>",
+    [M_EOT] = "<|eot_id|>",
 };
 
 struct chat_template {
@@ -159,7 +172,7 @@ const char *template_name(const chat_template *t) { return kind_names[t->kind]; 
 
 bool template_is_stop(const chat_template *t, int id)
 {
-    if (id == t->eos)
+    if (id == t->eos || tokenizer_is_eog(t->tok, id))
         return true;
     for (int i = 0; i < N_MARKERS; i++)
         if (t->marker[i] >= 0 && id == t->marker[i])
@@ -171,6 +184,8 @@ int template_end_token(const chat_template *t)
 {
     if (t->kind == TEMPLATE_CHATML && t->marker[M_IM_END] >= 0)
         return t->marker[M_IM_END];
+    if (t->kind == TEMPLATE_LLAMA3 && t->marker[M_EOT] >= 0)
+        return t->marker[M_EOT];
     return t->eos;
 }
 
@@ -235,6 +250,26 @@ static void add_id(turn_builder *b, int id, const char *piece)
     b->n++;
 }
 
+/* s without the whitespace at either end (llama.cpp trims Llama 3's messages). */
+static void add_trimmed(turn_builder *b, const char *s)
+{
+    static const char ws[] = " \t\n\r\v\f";
+    while (*s && strchr(ws, *s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && strchr(ws, s[n - 1]))
+        n--;
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        b->failed = true;
+        return;
+    }
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    add_text(b, copy);
+    free(copy);
+}
+
 /* A marker: its token when the vocabulary has one, else its text. */
 static void add_marker(turn_builder *b, int m)
 {
@@ -244,6 +279,13 @@ static void add_marker(turn_builder *b, int m)
         add_text(b, marker_text[m]);
 }
 
+/* BOS as rendered text: a byte-level BPE vocabulary's own piece
+ * ("<|begin_of_text|>"), else SentencePiece's "<s>". */
+static const char *bos_text(const chat_template *t)
+{
+    return tokenizer_is_bpe(t->tok) ? tokenizer_piece(t->tok, t->bos) : "<s>";
+}
+
 static void build(turn_builder *b, const char *system, const char *user, bool first)
 {
     const chat_template *t = b->t;
@@ -251,7 +293,7 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
     bool open_bos = first && tokenizer_adds_bos(t->tok);
     switch (t->kind) {
     case TEMPLATE_LLAMA2:
-        add_id(b, t->bos, "<s>");
+        add_id(b, t->bos, bos_text(t));
         add_text(b, "[INST] ");
         if (with_system) {
             add_text(b, "<<SYS>>\n");
@@ -263,7 +305,7 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         break;
     case TEMPLATE_MISTRAL:
         if (open_bos)
-            add_id(b, t->bos, "<s>");
+            add_id(b, t->bos, bos_text(t));
         add_text(b, "[INST] ");
         if (with_system) {
             add_text(b, system);
@@ -274,7 +316,7 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         break;
     case TEMPLATE_ZEPHYR:
         if (open_bos)
-            add_id(b, t->bos, "<s>");
+            add_id(b, t->bos, bos_text(t));
         if (!first)
             add_text(b, "\n");
         if (with_system) {
@@ -294,7 +336,7 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         break;
     case TEMPLATE_CHATML:
         if (open_bos)
-            add_id(b, t->bos, "<s>");
+            add_id(b, t->bos, bos_text(t));
         if (!first)
             add_text(b, "\n");
         if (with_system) {
@@ -311,6 +353,28 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         add_text(b, "\n");
         add_marker(b, M_IM_START);
         add_text(b, "assistant\n");
+        break;
+    case TEMPLATE_LLAMA3:
+        if (open_bos)
+            add_id(b, t->bos, bos_text(t));
+        if (with_system) {
+            add_marker(b, M_START_HEADER);
+            add_text(b, "system");
+            add_marker(b, M_END_HEADER);
+            add_text(b, "\n\n");
+            add_trimmed(b, system);
+            add_marker(b, M_EOT);
+        }
+        add_marker(b, M_START_HEADER);
+        add_text(b, "user");
+        add_marker(b, M_END_HEADER);
+        add_text(b, "\n\n");
+        add_trimmed(b, user);
+        add_marker(b, M_EOT);
+        add_marker(b, M_START_HEADER);
+        add_text(b, "assistant");
+        add_marker(b, M_END_HEADER);
+        add_text(b, "\n\n");
         break;
     case TEMPLATE_COUNT:
         break;

@@ -10,7 +10,12 @@
  *   chatml   BOS <|im_start|> "system\n{system}" <|im_end|> "\n" <|im_start|> "user\n{user}"
  *            <|im_end|> "\n" <|im_start|> "assistant\n", later turns start with "\n";
  *            replies end with <|im_end|> (or EOS).
- * BOS opens the context for mistral, zephyr and chatml when the vocabulary asks for it
+ *   llama3   BOS <|start_header_id|> "system" <|end_header_id|> "\n\n{system}" <|eot_id|>
+ *            <|start_header_id|> "user" <|end_header_id|> "\n\n{user}" <|eot_id|>
+ *            <|start_header_id|> "assistant" <|end_header_id|> "\n\n" (system and user
+ *            trimmed of surrounding whitespace, as llama.cpp does); later turns start
+ *            with <|start_header_id|>; replies end with <|eot_id|> (or EOS).
+ * BOS opens the context for mistral, zephyr, chatml and llama3 when the vocabulary asks for it
  * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
  *
  * A marker such as <|im_start|> is emitted as its token id when the vocabulary has it
@@ -35,21 +40,24 @@ typedef enum {
     TEMPLATE_MISTRAL,
     TEMPLATE_ZEPHYR,
     TEMPLATE_CHATML,
+    TEMPLATE_LLAMA3,
     TEMPLATE_COUNT
 } template_kind;
 
-/* "llama2", "mistral", "zephyr", "chatml". */
+/* "llama2", "mistral", "zephyr", "chatml", "llama3". */
 const char *template_kind_name(template_kind k);
 
 /* A name as --template takes it (the names above; "tinyllama" is zephyr); false when
  * unknown. */
 bool template_kind_parse(const char *name, template_kind *out);
 
-/* The names --template takes, for messages: "llama2, mistral, zephyr, chatml". */
+/* The names --template takes, for messages: "llama2, mistral, zephyr (or tinyllama),
+ * chatml, llama3". */
 const char *template_kind_list(void);
 
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
- * structure: <|im_start|> is chatml; <|user|> with <|assistant|> is zephyr; [INST]
+ * structure: <|im_start|> is chatml (SmolLM2's); <|start_header_id|> with
+ * <|end_header_id|> is llama3; <|user|> with <|assistant|> is zephyr; [INST]
  * with a <<SYS>> block is llama2, without one mistral. False for anything else. */
 bool template_kind_detect(const char *jinja, template_kind *out);
 
@@ -86,12 +94,13 @@ int template_render(const chat_template *t, const char *system, const char *user
 char *template_render_text(const chat_template *t, const char *system, const char *user,
                            bool first);
 
-/* True for a token that ends a reply (EOS; <|im_end|> for chatml, and the template's
- * other markers when they are tokens). */
+/* True for a token that ends a reply (EOS, the vocabulary's end-of-generation ids such
+ * as <|eot_id|>; <|im_end|> for chatml, and the template's other markers when they
+ * are tokens). */
 bool template_is_stop(const chat_template *t, int id);
 
-/* The token that closes a reply cut short (EOS; <|im_end|> for chatml when the
- * vocabulary has it). */
+/* The token that closes a reply cut short (EOS; <|im_end|> for chatml, <|eot_id|> for
+ * llama3, when the vocabulary has it). */
 int template_end_token(const chat_template *t);
 
 #endif

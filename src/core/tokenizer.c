@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
+#include "tokenizer_bpe.h"
 
 /* NORMAL pieces are what merging makes; CONTROL tokens (BOS, EOS, <unk>, template
  * markers) and USER defined ones are never made from text; UNUSED ones never appear. */
@@ -56,6 +57,10 @@ struct tokenizer {
     int bos, eos, unk;     /* special ids */
     bool add_bos;          /* the vocabulary asks for BOS before text */
     bool space_prefix;     /* SentencePiece's dummy prefix: one space before the text */
+    tokenizer_bpe *bpe;    /* byte-level BPE (GGUF model "gpt2"), or NULL: SentencePiece */
+    int eot;               /* end of turn (<|eot_id|>, <|im_end|>), or -1 */
+    int eog[8];            /* (n_eog) the ids that end a generation: EOS, EOT, EOM, ... */
+    int n_eog;
 };
 
 /* ---- hashing of normal pieces ---- */
@@ -149,6 +154,7 @@ static tokenizer *tokenizer_alloc(int n, size_t piece_bytes)
     t->bos = TOKEN_BOS;
     t->eos = TOKEN_EOS;
     t->unk = TOKEN_UNK;
+    t->eot = -1;
     t->add_bos = true;
     t->space_prefix = true;
     return t;
@@ -372,53 +378,186 @@ static llm_status special_id(const gguf *g, const char *name, const char *key, i
     return LLM_OK;
 }
 
-llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, tokenizer **out,
-                               llm_err *err)
+/* The kind of GGUF token type `type` (0: the file has no types; decided from the
+ * piece as for a tokenizer.bin). */
+static enum piece_kind gguf_kind(int64_t type, int id, int bos, int eos, int unk,
+                                 const char *piece, int plen)
 {
-    *out = NULL;
+    switch (type) {
+    case GGUF_TOKEN_NORMAL: return KIND_NORMAL;
+    case GGUF_TOKEN_BYTE: return KIND_BYTE;
+    case GGUF_TOKEN_USER_DEFINED: return KIND_USER;
+    case GGUF_TOKEN_UNUSED: return KIND_UNUSED;
+    case GGUF_TOKEN_UNKNOWN:
+    case GGUF_TOKEN_CONTROL: return KIND_CONTROL;
+    default:
+        return id == bos || id == eos || id == unk ? KIND_CONTROL
+               : parse_byte_piece(piece, plen) >= 0 ? KIND_BYTE : KIND_NORMAL;
+    }
+}
+
+/* The GGUF vocabulary's arrays, checked. */
+typedef struct {
+    gguf_array tokens, scores, types, merges;
+    bool has_scores, has_types, bpe;
+    const char *pre;
+} gguf_vocab;
+
+static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, llm_err *err)
+{
     const char *model = gguf_get_string(g, "tokenizer.ggml.model", NULL);
     if (!model)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: no tokenizer in the file (tokenizer.ggml.model is missing); give one "
                         "with -z FILE", name);
-    if (strcmp(model, "llama") != 0)
+    v->bpe = !strcmp(model, "gpt2");
+    if (!v->bpe && strcmp(model, "llama") != 0)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: tokenizer model '%.40s' is not supported: llmchat runs SentencePiece "
-                        "('llama') vocabularies, not byte-level BPE ('gpt2', as in Llama 3) or "
-                        "others", name, model);
-    gguf_array tokens, scores, types;
-    bool has_scores = gguf_get_array(g, "tokenizer.ggml.scores", &scores);
-    bool has_types = gguf_get_array(g, "tokenizer.ggml.token_type", &types);
-    if (!gguf_get_array(g, "tokenizer.ggml.tokens", &tokens) || tokens.type != GGUF_TYPE_STRING)
+                        "('llama') and byte-level BPE ('gpt2') vocabularies", name, model);
+    if (v->bpe) {
+        v->pre = gguf_get_string(g, "tokenizer.ggml.pre", NULL);
+        if (!v->pre)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: a byte-level BPE vocabulary without "
+                            "tokenizer.ggml.pre: which pre-tokenizer it needs is unknown", name);
+        if (!bpe_pre_known(v->pre, NULL))
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: pre-tokenizer '%.40s' (tokenizer.ggml.pre) "
+                            "is not supported: llmchat runs llama-bpe (Llama 3), smollm, gpt-2 and "
+                            "default", name, v->pre);
+        if (!gguf_get_array(g, "tokenizer.ggml.merges", &v->merges) ||
+            v->merges.type != GGUF_TYPE_STRING)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.merges is missing or not an "
+                            "array of strings (a byte-level BPE vocabulary needs its merges)", name);
+    }
+    v->has_scores = gguf_get_array(g, "tokenizer.ggml.scores", &v->scores);
+    v->has_types = gguf_get_array(g, "tokenizer.ggml.token_type", &v->types);
+    if (!gguf_get_array(g, "tokenizer.ggml.tokens", &v->tokens) || v->tokens.type != GGUF_TYPE_STRING)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.tokens is missing or not an "
                         "array of strings", name);
-    if (tokens.n > (uint64_t)INT32_MAX / 2)
+    if (v->tokens.n > (uint64_t)INT32_MAX / 2)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: implausibly many tokens", name);
-    int n = (int)tokens.n;
-    llm_status st = check_count(name, n, vocab_size, err);
-    if (st != LLM_OK)
-        return st;
-    if (has_scores && (scores.n != tokens.n || (scores.type != GGUF_TYPE_FLOAT32 &&
-                                                 scores.type != GGUF_TYPE_FLOAT64)))
+    if (v->has_scores && (v->scores.n != v->tokens.n || (v->scores.type != GGUF_TYPE_FLOAT32 &&
+                                                         v->scores.type != GGUF_TYPE_FLOAT64)))
         return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.scores does not hold one number "
                         "per token", name);
-    if (has_types && (types.n != tokens.n || types.type == GGUF_TYPE_STRING ||
-                      types.type == GGUF_TYPE_ARRAY || types.type == GGUF_TYPE_FLOAT32 ||
-                      types.type == GGUF_TYPE_FLOAT64))
+    gguf_value_type tt = v->types.type;
+    if (v->has_types && (v->types.n != v->tokens.n || tt == GGUF_TYPE_STRING ||
+                         tt == GGUF_TYPE_ARRAY || tt == GGUF_TYPE_FLOAT32 || tt == GGUF_TYPE_FLOAT64))
         return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.token_type does not hold one "
                         "integer per token", name);
+    return LLM_OK;
+}
 
-    int bos, eos, unk;
-    if ((st = special_id(g, name, "tokenizer.ggml.bos_token_id", n, TOKEN_BOS, &bos, err)) != LLM_OK ||
-        (st = special_id(g, name, "tokenizer.ggml.eos_token_id", n, TOKEN_EOS, &eos, err)) != LLM_OK ||
-        (st = special_id(g, name, "tokenizer.ggml.unknown_token_id", n, TOKEN_UNK, &unk, err)) != LLM_OK)
+/* Reads every piece into t: SentencePiece's "▁" becomes a space; a byte-level BPE
+ * normal piece becomes the bytes it stands for (one that is not GPT-2 byte-mapped
+ * text is kept as it is and never produced). */
+static llm_status read_pieces(tokenizer *t, const gguf_vocab *v, const char *name, int unk,
+                              char *piece, llm_err *err)
+{
+    const unsigned char *cur = NULL;
+    size_t used = 0;
+    for (int id = 0; id < t->n_vocab; id++) {
+        const char *s;
+        uint64_t len;
+        gguf_array_string(&v->tokens, &cur, &s, &len);
+        int64_t type = v->has_types ? gguf_array_int(&v->types, (uint64_t)id) : 0;
+        int plen = -1;
+        if (v->bpe && (type == GGUF_TOKEN_NORMAL || !v->has_types))
+            plen = bpe_unmap(piece, s, (size_t)len);
+        bool raw = plen < 0;
+        if (raw)
+            plen = v->bpe ? (int)len : (int)unescape_spaces(piece, s, (size_t)len);
+        if (len > 4 * (uint64_t)TOKENIZER_PIECE_MAX || plen > TOKENIZER_PIECE_MAX)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: token %d of tokenizer.ggml.tokens has %llu "
+                            "bytes, more than the %d a piece may have", name, id,
+                            (unsigned long long)len, TOKENIZER_PIECE_MAX);
+        if (v->bpe && raw)
+            memcpy(piece, s, (size_t)plen);
+        enum piece_kind kind = gguf_kind(type, id, t->bos, t->eos, unk, piece, plen);
+        if (v->bpe && kind == KIND_NORMAL && raw)
+            kind = KIND_UNUSED;
+        float score = v->has_scores ? (float)gguf_array_float(&v->scores, (uint64_t)id) : 0.0f;
+        tokenizer_set(t, id, piece, plen, score, kind, &used);
+    }
+    return LLM_OK;
+}
+
+/* The ids that end a generation, as llama.cpp collects them: EOS, the EOT and EOM keys,
+ * and the control tokens spelt as the end-of-turn markers of the common templates. */
+static void collect_eog(tokenizer *t, int eot, int eom)
+{
+    static const char *const texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
+                                        "<|endoftext|>", "<|eom_id|>", "<EOT>"};
+    t->eot = eot;
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0] && t->eot < 0; k++)
+        t->eot = tokenizer_special(t, texts[k]);
+    int cand[2 + sizeof texts / sizeof texts[0]];
+    int n = 0;
+    cand[n++] = t->eot;
+    cand[n++] = eom;
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+        cand[n++] = tokenizer_special(t, texts[k]);
+    t->n_eog = 0;
+    t->eog[t->n_eog++] = t->eos;
+    for (int i = 0; i < n; i++) {
+        bool dup = cand[i] < 0;
+        for (int j = 0; j < t->n_eog && !dup; j++)
+            dup = t->eog[j] == cand[i];
+        if (!dup && t->n_eog < (int)(sizeof t->eog / sizeof t->eog[0]))
+            t->eog[t->n_eog++] = cand[i];
+    }
+}
+
+static int lookup_vocab(const void *vocab, const char *s, size_t len)
+{
+    return lookup(vocab, s, len);
+}
+
+/* The byte-level BPE half: every byte must be a token; the merges and pre-tokenizer. */
+static llm_status finish_bpe(tokenizer *t, const gguf_vocab *v, const char *name, llm_err *err)
+{
+    int missing = 0, first = -1;
+    for (int b = 0; b < 256; b++) {
+        char c = (char)b;
+        t->byte_id[b] = lookup(t, &c, 1);
+        if (t->byte_id[b] < 0 && missing++ == 0)
+            first = b;
+    }
+    if (missing)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: the byte-level BPE vocabulary lacks the tokens "
+                        "of %d of the 256 bytes (the first: 0x%02X): it cannot encode every text",
+                        name, missing, first);
+    t->n_byte_tokens = 256;
+    return tokenizer_bpe_new(name, v->pre, &v->merges, lookup_vocab, t, &t->bpe, err);
+}
+
+llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, tokenizer **out,
+                               llm_err *err)
+{
+    *out = NULL;
+    gguf_vocab v = {0};
+    llm_status st = vocab_arrays(g, name, &v, err);
+    int n = (int)v.tokens.n;
+    if (st != LLM_OK || (st = check_count(name, n, vocab_size, err)) != LLM_OK)
         return st;
-    if (bos < 0 || eos < 0)
-        return llm_fail(err, LLM_ERR_FORMAT, "%s: the vocabulary has no %s token", name,
-                        bos < 0 ? "BOS" : "EOS");
 
-    /* the pieces' bytes: the strings' total length bounds them ("▁" shrinks to ' ') */
-    size_t piece_bytes = (size_t)(tokens.end - tokens.data) - 8 * (size_t)n;
+    /* llama.cpp's defaults for a BPE vocabulary without the keys: 11, and no UNK */
+    int dflt_bos = v.bpe ? 11 : TOKEN_BOS, dflt_eos = v.bpe ? 11 : TOKEN_EOS;
+    int bos, eos, unk, eot, eom;
+    if ((st = special_id(g, name, "tokenizer.ggml.bos_token_id", n, dflt_bos, &bos, err)) != LLM_OK ||
+        (st = special_id(g, name, "tokenizer.ggml.eos_token_id", n, dflt_eos, &eos, err)) != LLM_OK ||
+        (st = special_id(g, name, "tokenizer.ggml.unknown_token_id", n, v.bpe ? -1 : TOKEN_UNK,
+                         &unk, err)) != LLM_OK ||
+        (st = special_id(g, name, "tokenizer.ggml.eot_token_id", n, -1, &eot, err)) != LLM_OK ||
+        (st = special_id(g, name, "tokenizer.ggml.eom_token_id", n, -1, &eom, err)) != LLM_OK)
+        return st;
+    if (bos < 0 || eos < 0 || bos >= n || eos >= n)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: the vocabulary has no %s token", name,
+                        bos < 0 || bos >= n ? "BOS" : "EOS");
+
+    /* the pieces' bytes: the strings' total length bounds them ("▁" and GPT-2's
+     * mapping only shrink them) */
+    size_t piece_bytes = (size_t)(v.tokens.end - v.tokens.data) - 8 * (size_t)n;
     tokenizer *t = tokenizer_alloc(n, piece_bytes);
     char *piece = malloc(piece_bytes + 1);
     if (!t || !piece) {
@@ -428,43 +567,26 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
     }
     t->bos = bos;
     t->eos = eos;
-    t->unk = unk >= 0 ? unk : TOKEN_UNK;
-    bool flag;
-    if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &flag))
+    t->unk = unk >= 0 ? unk : v.bpe ? -1 : TOKEN_UNK;
+    bool flag, add_bos = true;
+    if (v.bpe)
+        bpe_pre_known(v.pre, &add_bos);
+    t->space_prefix = !v.bpe;
+    if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &flag) && !v.bpe)
         t->space_prefix = flag;
-    t->add_bos = !gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &flag) || flag;
+    t->add_bos = gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &flag) ? flag : add_bos;
 
-    const unsigned char *cur = NULL;
-    size_t used = 0;
-    for (int id = 0; id < n; id++) {
-        const char *s;
-        uint64_t len;
-        gguf_array_string(&tokens, &cur, &s, &len);
-        int plen = (int)unescape_spaces(piece, s, (size_t)len);
-        if (plen > TOKENIZER_PIECE_MAX) {
-            tokenizer_close(t);
-            free(piece);
-            return llm_fail(err, LLM_ERR_FORMAT, "%s: token %d of tokenizer.ggml.tokens has %d bytes, "
-                            "more than the %d a piece may have", name, id, plen, TOKENIZER_PIECE_MAX);
-        }
-        int64_t type = has_types ? gguf_array_int(&types, (uint64_t)id) : 0;
-        enum piece_kind kind;
-        switch (type) {
-        case GGUF_TOKEN_NORMAL: kind = KIND_NORMAL; break;
-        case GGUF_TOKEN_BYTE: kind = KIND_BYTE; break;
-        case GGUF_TOKEN_USER_DEFINED: kind = KIND_USER; break;
-        case GGUF_TOKEN_UNUSED: kind = KIND_UNUSED; break;
-        case GGUF_TOKEN_UNKNOWN:
-        case GGUF_TOKEN_CONTROL: kind = KIND_CONTROL; break;
-        default: /* no types: as a tokenizer.bin */
-            kind = id == bos || id == eos || id == unk ? KIND_CONTROL
-                   : parse_byte_piece(piece, plen) >= 0 ? KIND_BYTE : KIND_NORMAL;
-        }
-        float score = has_scores ? (float)gguf_array_float(&scores, (uint64_t)id) : 0.0f;
-        tokenizer_set(t, id, piece, plen, score, kind, &used);
-    }
+    st = read_pieces(t, &v, name, unk, piece, err);
     free(piece);
-    tokenizer_finish(t);
+    if (st == LLM_OK)
+        tokenizer_finish(t);
+    if (st == LLM_OK && v.bpe)
+        st = finish_bpe(t, &v, name, err);
+    if (st != LLM_OK) {
+        tokenizer_close(t);
+        return st;
+    }
+    collect_eog(t, eot, eom);
     *out = t;
     return LLM_OK;
 }
@@ -521,6 +643,7 @@ void tokenizer_close(tokenizer *t)
 {
     if (!t)
         return;
+    tokenizer_bpe_free(t->bpe);
     free(t->pieces);
     free(t->lens);
     free(t->scores);
@@ -535,7 +658,17 @@ int tokenizer_vocab_size(const tokenizer *t) { return t->n_vocab; }
 int tokenizer_bos(const tokenizer *t) { return t->bos; }
 int tokenizer_eos(const tokenizer *t) { return t->eos; }
 int tokenizer_unk(const tokenizer *t) { return t->unk; }
+int tokenizer_eot(const tokenizer *t) { return t->eot; }
 bool tokenizer_adds_bos(const tokenizer *t) { return t->add_bos; }
+bool tokenizer_is_bpe(const tokenizer *t) { return t->bpe != NULL; }
+
+bool tokenizer_is_eog(const tokenizer *t, int id)
+{
+    for (int i = 0; i < t->n_eog; i++)
+        if (t->eog[i] == id)
+            return true;
+    return id == t->eos;
+}
 
 int tokenizer_special(const tokenizer *t, const char *piece)
 {
@@ -701,6 +834,8 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
     size_t tlen = strlen(text);
     if (tlen == 0)
         return 0;
+    if (t->bpe)
+        return tokenizer_bpe_encode(t->bpe, t->byte_id, text, tlen, ids, max);
     if (tlen > (size_t)INT32_MAX - 2)
         return -1;
 

@@ -1,5 +1,7 @@
-/* tokenizer.h — SentencePiece-compatible BPE tokenizer over a llama2.c tokenizer.bin or
- * the vocabulary embedded in a GGUF file (tokenizer.ggml.*, model "llama").
+/* tokenizer.h — the tokenizer: SentencePiece-compatible BPE over a llama2.c
+ * tokenizer.bin or a GGUF vocabulary of model "llama" (below), or byte-level BPE with
+ * ranked merges over a GGUF vocabulary of model "gpt2" (Llama 3, SmolLM2: see
+ * tokenizer_bpe.h; its pieces are the raw bytes they stand for, no dummy prefix).
  *
  * Encoding follows SentencePiece BPE as configured for Llama: one space is prepended
  * to non-empty text (the dummy prefix), each UTF-8 character maps to its piece or
@@ -38,8 +40,9 @@ struct gguf;
 llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err);
 
 /* Builds the tokenizer from parsed GGUF metadata: tokenizer.ggml.model must be
- * "llama" (anything else, e.g. "gpt2", is refused by name), with tokens, scores and
- * token types; BOS/EOS/UNK ids, add_bos_token and add_space_prefix are honoured.
+ * "llama" (tokens, scores, token types) or "gpt2" (tokens, token types, merges and a
+ * known tokenizer.ggml.pre); anything else is refused by name. BOS/EOS/UNK/EOT/EOM
+ * ids, add_bos_token and add_space_prefix are honoured.
  * name is used in messages. */
 llm_status tokenizer_from_gguf(const struct gguf *g, const char *name, int vocab_size,
                                tokenizer **out, llm_err *err);
@@ -50,6 +53,14 @@ int tokenizer_bos(const tokenizer *t);   /* TOKEN_BOS for tokenizer.bin */
 int tokenizer_eos(const tokenizer *t);
 int tokenizer_unk(const tokenizer *t);
 bool tokenizer_adds_bos(const tokenizer *t); /* the vocabulary asks for BOS before text */
+/* The end-of-turn token (tokenizer.ggml.eot_token_id, else a control token spelt
+ * <|eot_id|>, <|im_end|>, ...), or -1. */
+int tokenizer_eot(const tokenizer *t);
+/* True for a token that ends a generation: EOS, EOT, EOM and the control tokens spelt
+ * as the common end-of-turn markers (llama.cpp's end-of-generation set). */
+bool tokenizer_is_eog(const tokenizer *t, int id);
+/* True for a byte-level BPE vocabulary (GGUF tokenizer.ggml.model "gpt2"). */
+bool tokenizer_is_bpe(const tokenizer *t);
 
 /* The id of the control or user-defined token whose piece is exactly `piece`
  * ("<|im_start|>"), or -1. */

@@ -159,7 +159,7 @@ static void write_header(trace_writer *t)
             json_write_string(f, t->model_path ? t->model_path : "");
             fputs(",\"name\":", f);
             json_write_string(f, r->m->name);
-            fprintf(f, ",\"weights\":\"%s\",", r->m->weights == TENSOR_Q8_0 ? "q8_0" : "f32");
+            fprintf(f, ",\"weights\":\"%s\",", model_weights_option(r->m));
         }
         fprintf(f, "\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,"
                    "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d}",

@@ -404,17 +404,24 @@ static void add_into(float *x, const float *y, int n)
 
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->rope, as run.c
  * computes them: freq = 1 / base^(head_dim / head_size), angle = pos * freq (base
- * 10000 in llama2.c). */
+ * 10000 in llama2.c); as llama.cpp scales them: the angle is divided by the pair's
+ * factor from rope_freqs.weight (Llama 3.1+) and multiplied by the linear scale
+ * (1 / rope.scaling.factor). Every path (prefill, decode, the lens, attention
+ * recomputation, replay) gets its angles here. */
 static void rope_angles(transformer *t, int pos, int n)
 {
     int hs = t->m->config.head_size;
     float base = t->m->config.rope_base;
+    float scale = t->m->config.rope_scale > 0.0f ? t->m->config.rope_scale : 1.0f;
+    const float *factors = t->m->config.rope_freqs;
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
         float *r = t->rope + (size_t)i * hs;
         for (int hd = 0; hd < hs; hd += 2) {
             float freq = 1.0f / powf(base, hd / (float)hs);
-            float val = (pos + i) * freq;
+            if (factors)
+                freq /= factors[hd / 2];
+            float val = (pos + i) * scale * freq;
             r[hd] = cosf(val);
             r[hd + 1] = sinf(val);
         }

@@ -21,20 +21,39 @@
 #include <unistd.h>
 
 #include "finite.h"
+#include "ggml_type.h"
 #include "gguf.h"
 #include "model_internal.h"
 
 void model_options_default(model_options *opt)
 {
     memset(opt, 0, sizeof *opt);
-    opt->weights = TENSOR_Q8_0;
+    opt->weights = TENSOR_BLOCKS;
     opt->group = QUANT_GROUP_DEFAULT;
     opt->progress_min_bytes = MODEL_PROGRESS_MIN_BYTES;
 }
 
 const char *model_weights_name(const model *m)
 {
-    return m->weights == TENSOR_Q8_0 ? "Q8_0" : "F32";
+    return m->weights == TENSOR_BLOCKS ? "native" : m->weights == TENSOR_Q8_0 ? "Q8_0" : "F32";
+}
+
+const char *model_weights_option(const model *m)
+{
+    return m->weights == TENSOR_BLOCKS ? "native" : m->weights == TENSOR_Q8_0 ? "q8_0" : "f32";
+}
+
+bool model_weights_parse(const char *name, tensor_type *out)
+{
+    if (!strcmp(name, "native"))
+        *out = TENSOR_BLOCKS;
+    else if (!strcmp(name, "q8_0") || !strcmp(name, "int8"))
+        *out = TENSOR_Q8_0;
+    else if (!strcmp(name, "f32") || !strcmp(name, "fp32"))
+        *out = TENSOR_F32;
+    else
+        return false;
+    return true;
 }
 
 /* ---- shapes ---- */
@@ -271,14 +290,15 @@ static const char *tally_types(const struct model_load_state *s, model_treatment
  * 7.2 GB resident") from the tally of the matrices. */
 static void summarize(model *m, const struct model_load_state *s)
 {
-    const char *to = model_weights_name(m);
+    const char *to = m->weights == TENSOR_F32 ? "F32" : "Q8_0"; /* what conversion makes */
     char types[64], size[32];
     char *out = m->load_summary;
     size_t cap = sizeof m->load_summary, len = 0;
     out[0] = '\0';
 #define PART(...) (len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, __VA_ARGS__), \
                    len = len < cap ? len : cap - 1)
-    if (tally_types(s, MODEL_IN_PLACE, to, -1, types, sizeof types))
+    const char *in_place = tally_types(s, MODEL_IN_PLACE, to, -1, types, sizeof types);
+    if (in_place)
         PART("%s%s in place", len ? "; " : "", types);
     if (tally_types(s, MODEL_CONVERTED, to, 1, types, sizeof types))
         PART("%s%s quantized again into rows", len ? "; " : "", types);
@@ -289,7 +309,9 @@ static void summarize(model *m, const struct model_load_state *s)
     PART("%s%s resident", len ? ": " : "", size);
     snprintf(m->weights_size, sizeof m->weights_size, "%s", size);
 #undef PART
-    if (top)
+    if (m->weights == TENSOR_BLOCKS) /* "Q4_K": the file's main type, computed as it is */
+        snprintf(m->weights_label, sizeof m->weights_label, "%s", in_place);
+    else if (top)
         snprintf(m->weights_label, sizeof m->weights_label, "%s→%s", top, to);
     else
         snprintf(m->weights_label, sizeof m->weights_label, "%s", to);
@@ -351,12 +373,41 @@ static ptrdiff_t first_bad_block_row(const tensor *t)
     return -1;
 }
 
+/* The first row of a BLOCKS tensor with a block whose half scale (d, and dmin or m for
+ * the types with mins) is NaN or infinite, or -1. */
+static ptrdiff_t first_bad_ggml_row(const tensor *t)
+{
+    static const struct {
+        int type, at[2]; /* byte offsets of the halves in the block; -1: none */
+    } halves[] = {
+        {.type = GGML_TYPE_Q4_0, .at = {0, -1}}, {.type = GGML_TYPE_Q4_1, .at = {0, 2}},
+        {.type = GGML_TYPE_Q5_0, .at = {0, -1}}, {.type = GGML_TYPE_Q5_1, .at = {0, 2}},
+        {.type = GGML_TYPE_Q4_K, .at = {0, 2}},  {.type = GGML_TYPE_Q5_K, .at = {0, 2}},
+        {.type = GGML_TYPE_Q6_K, .at = {208, -1}},
+    };
+    const ggml_type_info *info = ggml_type_get((uint32_t)t->btype);
+    size_t k = 0;
+    while (k < sizeof halves / sizeof halves[0] - 1 && halves[k].type != t->btype)
+        k++;
+    size_t blocks = t->row_bytes / info->bytes;
+    for (int r = 0; r < t->rows; r++) {
+        const uint8_t *row = tensor_row_blocks(t, r);
+        for (size_t b = 0; b < blocks; b++)
+            for (int h = 0; h < 2; h++)
+                if (halves[k].at[h] >= 0 &&
+                    (row[b * info->bytes + (size_t)halves[k].at[h] + 1] & 0x7c) == 0x7c)
+                    return r;
+    }
+    return -1;
+}
+
 /* Fails when tensor t holds NaN or infinity: for Q8_0, in its scales (a group
  * quantized from non-finite values has a non-finite scale too), for F32 in its values. */
 static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int layer,
                                llm_err *err)
 {
-    ptrdiff_t bad = t->type == TENSOR_Q8_0_BLOCKS ? first_bad_block_row(t)
+    ptrdiff_t bad = t->type == TENSOR_BLOCKS        ? first_bad_ggml_row(t)
+                    : t->type == TENSOR_Q8_0_BLOCKS ? first_bad_block_row(t)
                     : t->type == TENSOR_Q8_0
                         ? first_bad_row(t->scale, t->rows, (size_t)(t->stride / t->group))
                         : first_bad_row(t->f, t->rows, (size_t)t->stride);
@@ -420,7 +471,7 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
         opt = &defaults;
     }
     int group = opt->group ? opt->group : QUANT_GROUP_DEFAULT;
-    if (opt->weights != TENSOR_F32 && opt->weights != TENSOR_Q8_0)
+    if (opt->weights != TENSOR_F32 && opt->weights != TENSOR_Q8_0 && opt->weights != TENSOR_BLOCKS)
         return llm_fail(err, LLM_ERR_ARG, "%s: unknown weight type %d", path, (int)opt->weights);
     if (group < 0 || group % 32 != 0 || group > QUANT_GROUP_MAX)
         return llm_fail(err, LLM_ERR_ARG,
@@ -475,10 +526,13 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
     plan.group = group;
     const unsigned char *p = map;
     bool is_gguf = memcmp(p, "GGUF", 4) == 0;
+    if (!is_gguf && plan.weights == TENSOR_BLOCKS)
+        plan.weights = TENSOR_Q8_0; /* llama2.c files hold no other block types */
     llm_status s = is_gguf ? model_load_gguf(m, &plan, err) : model_load_llama2c(m, &plan, err);
     if (s == LLM_OK) {
-        m->weights = opt->weights;
-        m->group = opt->weights == TENSOR_Q8_0 ? m->layers[0].wq.group : 0;
+        /* native with nothing in place computes as --weights q8_0 would */
+        m->weights = plan.weights == TENSOR_BLOCKS && m->n_native == 0 ? TENSOR_Q8_0 : plan.weights;
+        m->group = m->weights != TENSOR_F32 ? m->layers[0].wq.group : 0;
         s = check_weights(m, err);
     }
     m->load = NULL;

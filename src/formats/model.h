@@ -6,7 +6,10 @@
  * mmap'd and validated before any weight is touched: magic, version, a sane shape, and
  * that every tensor the shape implies is there, whole, with the right size. Weights
  * are then exposed as tensors of the type asked for:
- *   - TENSOR_Q8_0 (default): fp32 weights are quantized at load into owned buffers;
+ *   - TENSOR_BLOCKS (native, the default): GGUF Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K,
+ *     Q6_K and Q8_0 tensors whose rows are whole blocks are used in place from the
+ *     mapping; everything else as for TENSOR_Q8_0.
+ *   - TENSOR_Q8_0: fp32 weights are quantized at load into owned buffers;
  *     llama2.c int8 files are used in place when their groups align with rows,
  *     repacked into row-aligned groups otherwise (stories260K_q80: rows of 172, groups
  *     of 32); GGUF Q8_0 is repacked into the same row layout; every other GGUF type is
@@ -30,6 +33,10 @@ typedef struct {
     int kv_dim;             /* n_kv_heads * head_size */
     bool shared_classifier; /* wcls is the token embedding */
     float rope_base;        /* RoPE frequency base (llama2.c files: 10000) */
+    float rope_scale;       /* linear RoPE scaling: positions times this (1 / factor; 1: none) */
+    const float *rope_freqs; /* (head_size / 2) per-pair frequency divisors (GGUF
+                              * rope_freqs.weight, Llama 3.1+), or NULL; borrowed from the
+                              * mapping or owned by the model */
     float rms_eps;          /* RMSNorm epsilon (llama2.c files: 1e-5) */
 } model_config;
 
@@ -60,7 +67,9 @@ typedef enum {
 typedef void (*model_progress_fn)(void *user, uint64_t done, uint64_t total);
 
 typedef struct {
-    tensor_type weights;  /* type to compute with (default TENSOR_Q8_0) */
+    tensor_type weights;  /* type to compute with: TENSOR_BLOCKS (native: the file's block
+                             types in place, Q8_0 for the others), TENSOR_Q8_0 or TENSOR_F32
+                             (default TENSOR_BLOCKS) */
     int group;            /* group size when quantizing at load (0 = QUANT_GROUP_DEFAULT) */
     model_progress_fn progress;  /* NULL: no reports */
     void *progress_user;
@@ -72,7 +81,9 @@ typedef struct {
     model_config config;
     model_format format;
     const char *format_name;   /* "llama2.c v0 (fp32)", ... */
-    tensor_type weights;       /* type of the tensors below */
+    tensor_type weights;       /* type of the tensors below: F32, Q8_0, or BLOCKS when some are
+                                  the file's blocks in place (--weights native) */
+    int n_native;              /* matrices used in place as ggml blocks (TENSOR_BLOCKS) */
     int group;                 /* Q8_0 group of the tensors below (0 for F32) */
     int file_group;            /* group size stored in a v2 file (0 otherwise) */
     char *path;                /* as given to model_open (owned) */
@@ -100,7 +111,7 @@ typedef struct {
     struct model_load_state *load; /* while loading: progress and the conversion tally */
 } model;
 
-/* Fills opt with defaults (Q8_0, group 32, no progress reports). */
+/* Fills opt with defaults (native, group 32, no progress reports). */
 void model_options_default(model_options *opt);
 
 /* Opens, validates and maps path. On failure *out is NULL and err says what is
@@ -108,7 +119,13 @@ void model_options_default(model_options *opt);
 llm_status model_open(const char *path, const model_options *opt, model **out, llm_err *err);
 void model_close(model *m); /* NULL does nothing */
 
-/* The type the weights are computed in: "Q8_0" or "F32". */
+/* The type the weights are computed in: "native" (the file's block types, in place,
+ * with Q8_0 for the types converted at load), "Q8_0" or "F32". */
 const char *model_weights_name(const model *m);
+/* The same as --weights names it: "native", "q8_0" or "f32" (traces record it). */
+const char *model_weights_option(const model *m);
+/* Parses a --weights value: native, q8_0 (or int8), f32 (or fp32). False for anything
+ * else, leaving *out alone. */
+bool model_weights_parse(const char *name, tensor_type *out);
 
 #endif

@@ -12,9 +12,11 @@
  * in the interleaved-pair RoPE layout llama2.c uses, so they are used as they are.
  *
  * Conversion: Q8_0 tensors are used in place (TENSOR_Q8_0_BLOCKS, tensor_from_q8_0);
- * every other type is decoded (dequant.h) and quantized to Q8_0 row by row, in
- * parallel, or decoded to fp32 for --weights f32; F32 tensors are used in place for
- * fp32. Norms are fp32, in place when stored as F32.
+ * with --weights native (TENSOR_BLOCKS) so are Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and
+ * Q6_K whose rows are whole blocks (TENSOR_BLOCKS, tensor_in_place); every other type
+ * is decoded (dequant.h) and quantized to Q8_0 row by row, in parallel, or decoded to
+ * fp32 for --weights f32; F32 tensors are used in place for fp32. Norms are fp32, in
+ * place when stored as F32.
  *
  * Owns nothing itself: the parsed metadata and the buffers belong to the model. */
 #include <inttypes.h>
@@ -108,12 +110,19 @@ static llm_status read_shape(model *m, const gguf *g, model_shape *shape, llm_er
         (st = get_real(m, g, "llama.attention.layer_norm_rms_epsilon", 1e-5, &eps, err)) != LLM_OK ||
         (st = get_real(m, g, "llama.rope.scaling.factor", 1.0, &factor, err)) != LLM_OK)
         return st;
+    /* linear scaling divides positions by the factor (llama.cpp's freq_scale); a
+     * factor without a type is linear, as llama.cpp reads it */
     const char *scaling = gguf_get_string(g, "llama.rope.scaling.type", NULL);
-    if (factor != 1.0 && !(scaling && !strcmp(scaling, "none")))
+    bool linear = !scaling || !strcmp(scaling, "linear");
+    if (!linear && strcmp(scaling, "none") != 0)
         return llm_fail(err, LLM_ERR_FORMAT,
-                        "%s: RoPE scaling (%s, factor %g) is not supported", m->path,
-                        scaling ? scaling : "llama.rope.scaling.factor", factor);
+                        "%s: RoPE scaling '%.40s' (factor %g) is not supported: llmchat applies "
+                        "linear scaling and rope_freqs.weight", m->path, scaling, factor);
+    if (linear && factor > 1e6)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: llama.rope.scaling.factor is %g, not a scale",
+                        m->path, factor);
     m->config.rope_base = (float)base;
+    m->config.rope_scale = linear ? (float)(1.0 / factor) : 1.0f;
     m->config.rms_eps = (float)eps;
 
     const gguf_tensor *emb = gguf_find_tensor(g, "token_embd.weight");
@@ -263,6 +272,34 @@ static bool tensor_from_q8_0(model *m, tensor *t, const gguf_tensor *src, int ro
     return true;
 }
 
+/* For --weights native: whether the kernels compute t's type in place with rows of
+ * cols values (rows must be whole blocks). */
+static bool native_type(const gguf_tensor *t, int cols)
+{
+    switch (t->type) {
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q4_1:
+    case GGML_TYPE_Q5_0:
+    case GGML_TYPE_Q5_1:
+        return cols % GGML_BLOCK_32 == 0;
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+    case GGML_TYPE_Q6_K:
+        return cols % GGML_BLOCK_K == 0;
+    default:
+        return false;
+    }
+}
+
+/* A BLOCKS tensor over the file's blocks of t, in place. */
+static tensor tensor_in_place(const gguf_tensor *t, int rows, int cols)
+{
+    const ggml_type_info *info = ggml_type_get(t->type);
+    return (tensor){.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                    .group = GGML_BLOCK_32, .blocks = t->data, .btype = (int)t->type,
+                    .row_bytes = (size_t)cols / info->block * info->bytes};
+}
+
 /* Makes the model's tensor for weight w as opt asks. */
 static bool load_weight(model *m, const weight *w, const model_options *opt)
 {
@@ -288,20 +325,53 @@ static bool load_weight(model *m, const weight *w, const model_options *opt)
         model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
         return true;
     }
+    if (opt->weights == TENSOR_BLOCKS && native_type(t, w->cols)) {
+        *w->out = tensor_in_place(t, w->rows, w->cols);
+        m->mapped_bytes += (size_t)t->bytes;
+        m->n_native++;
+        model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
+        return true;
+    }
+    /* everything else as for --weights q8_0 */
+    tensor_type want = opt->weights == TENSOR_BLOCKS ? TENSOR_Q8_0 : opt->weights;
     model_treatment how = MODEL_CONVERTED;
-    if (opt->weights == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
+    if (want == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
         ok = tensor_from_q8_0(m, w->out, t, w->rows, w->cols, opt->group);
         if (w->cols % GGML_BLOCK_32 == 0) {
             how = MODEL_IN_PLACE;
             m->mapped_bytes += (size_t)t->bytes;
         }
-    } else if (opt->weights == TENSOR_Q8_0 && f32_aligned)
+    } else if (want == TENSOR_Q8_0 && f32_aligned)
         ok = model_tensor_quantize(m, w->out, t->data, w->rows, w->cols, opt->group);
     else
-        ok = model_tensor_convert(m, w->out, opt->weights, opt->group, w->rows, w->cols,
-                                  read_gguf_row, t);
+        ok = model_tensor_convert(m, w->out, want, opt->group, w->rows, w->cols, read_gguf_row,
+                                  t);
     model_note_tensor(m, from, how, t->bytes);
     return ok;
+}
+
+/* rope_freqs.weight (Llama 3.1+): one F32 divisor of each RoPE pair's frequency, read
+ * into the model's config; absent leaves rope_freqs NULL. */
+static llm_status read_rope_freqs(model *m, const gguf *g, llm_err *err)
+{
+    const gguf_tensor *t = gguf_find_tensor(g, "rope_freqs.weight");
+    int pairs = m->config.head_size / 2;
+    if (!t)
+        return LLM_OK;
+    if (t->n_dims != 1 || t->dims[0] != (uint64_t)pairs || !dequant_supported(t->type))
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: GGUF tensor rope_freqs.weight should hold %d numbers (half the head "
+                        "size), as F32", m->path, pairs);
+    float *f = model_own(m, sizeof(float) * (size_t)pairs);
+    if (!f)
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    read_gguf_row(t, 0, pairs, f);
+    for (int i = 0; i < pairs; i++)
+        if (!(f[i] > 0.0f && f[i] < 1e30f))
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: rope_freqs.weight[%d] is %g, not a positive "
+                            "factor", m->path, i, f[i]);
+    m->config.rope_freqs = f;
+    return LLM_OK;
 }
 
 /* Every tensor of the file must be one the model uses: a bias, expert or RoPE factor
@@ -316,7 +386,7 @@ static llm_status check_no_extra_tensors(const model *m, const gguf *g, int n_us
         int layer, end = 0;
         char part[32];
         bool known = !strcmp(name, "token_embd.weight") || !strcmp(name, "output_norm.weight") ||
-                     !strcmp(name, "output.weight");
+                     !strcmp(name, "output.weight") || !strcmp(name, "rope_freqs.weight");
         if (!known && sscanf(name, "blk.%d.%31[a-z_].weight%n", &layer, part, &end) == 2 &&
             name[end] == '\0' && layer >= 0 && layer < m->config.n_layers) {
             static const char *const parts[] = {"attn_norm", "ffn_norm", "attn_q", "attn_k", "attn_v",
@@ -327,7 +397,7 @@ static llm_status check_no_extra_tensors(const model *m, const gguf *g, int n_us
         if (!known)
             return llm_fail(err, LLM_ERR_FORMAT,
                             "%s: GGUF tensor %s is not part of the llama architecture llmchat "
-                            "runs (biases, experts and RoPE factors are not supported)", m->path,
+                            "runs (biases and experts are not supported)", m->path,
                             name);
     }
     return LLM_OK;
@@ -357,8 +427,11 @@ llm_status model_load_gguf(model *m, const model_options *opt, llm_err *err)
     /* every tensor checked before any is converted */
     for (int i = 0; i < n && st == LLM_OK; i++)
         st = find_weight(m, g, &ws[i], err);
+    int n_extra = gguf_find_tensor(g, "rope_freqs.weight") ? 1 : 0;
     if (st == LLM_OK)
-        st = check_no_extra_tensors(m, g, n, err);
+        st = check_no_extra_tensors(m, g, n + n_extra, err);
+    if (st == LLM_OK)
+        st = read_rope_freqs(m, g, err);
     uint64_t total = 0;
     for (int i = 0; i < n && st == LLM_OK; i++)
         total += ws[i].t->bytes;

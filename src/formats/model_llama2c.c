@@ -203,6 +203,7 @@ llm_status model_load_llama2c(model *m, const model_options *opt, llm_err *err)
     model_shape shape = header_shape(&h);
     model_set_shape(m, &shape, h.shared != 0);
     m->config.rope_base = 10000.0f;
+    m->config.rope_scale = 1.0f;
     m->config.rms_eps = 1e-5f;
     m->format = (model_format)h.version;
     m->format_name = format_names[h.version];

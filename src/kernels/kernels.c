@@ -132,6 +132,13 @@ kernels_isa kernels_init(kernels_isa wanted)
     FILL(softmax)
     FILL(swiglu)
     FILL(attention_q8)
+    FILL(dot_blocks[GGML_TYPE_Q4_0])
+    FILL(dot_blocks[GGML_TYPE_Q4_1])
+    FILL(dot_blocks[GGML_TYPE_Q5_0])
+    FILL(dot_blocks[GGML_TYPE_Q5_1])
+    FILL(dot_blocks[GGML_TYPE_Q4_K])
+    FILL(dot_blocks[GGML_TYPE_Q5_K])
+    FILL(dot_blocks[GGML_TYPE_Q6_K])
 #undef FILL
     if (!k.attention_f32)
         k.attention_f32 = attention_by_rows;
@@ -275,11 +282,66 @@ static void gemm_q8_kernel(float *out, const tensor *w, const void *arg, int r0,
     kernels_active()->gemm_q8(out, w, arg, r0, r1);
 }
 
+/* True for the block types whose dot products read the activations' group sums. */
+static bool has_mins(int btype)
+{
+    return btype == GGML_TYPE_Q4_1 || btype == GGML_TYPE_Q5_1 || btype == GGML_TYPE_Q4_K ||
+           btype == GGML_TYPE_Q5_K;
+}
+
+/* xsum (n, stride / 32) of vectors 0..n-1 of xq (group 32): scale times the sum of the
+ * group's int8 values, in the calling thread's buffer; NULL when out of memory. */
+static const float *group_sums(const qbatch *xq, int n)
+{
+    static _Thread_local float *sums;
+    static _Thread_local size_t cap;
+    int groups = xq->stride / QUANT_BLOCK;
+    size_t need = (size_t)n * groups;
+    if (need > cap) {
+        free(sums);
+        sums = malloc(sizeof(float) * need);
+        cap = sums ? need : 0;
+    }
+    if (!sums)
+        return NULL;
+    for (int v = 0; v < n; v++)
+        for (int g = 0; g < groups; g++) {
+            const int8_t *q = xq->q + (size_t)v * xq->stride + (size_t)g * QUANT_BLOCK;
+            int s = 0;
+            for (int i = 0; i < QUANT_BLOCK; i++)
+                s += q[i];
+            sums[(size_t)v * groups + g] = xq->scale[(size_t)v * groups + g] * (float)s;
+        }
+    return sums;
+}
+
+/* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
+ * vectors in tiles, so that a range's rows are read from cache across a tile. */
+static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+{
+    blocks_dot_fn dot = kernels_active()->dot_blocks[w->btype];
+    int groups = xq->stride / QUANT_BLOCK;
+    const float *xsum = has_mins(w->btype) ? group_sums(xq, n) : xq->scale;
+    for (int vt = 0; vt < n; vt += TILE_VECS) {
+        int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
+        for (int r = r0; r < r1; r++) {
+            const uint8_t *row = tensor_row_blocks(w, r);
+            for (int v = vt; v < ve; v++)
+                out[(size_t)v * w->rows + r] =
+                    xsum ? dot(row, xq->q + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
+                               xsum + (size_t)v * groups, w->cols)
+                         : NAN; /* no memory: make the failure visible */
+        }
+    }
+}
+
 void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
                          int r0, int r1)
 {
     const kernel_table *k = kernels_active();
-    if (w->type == TENSOR_F32) {
+    if (w->type == TENSOR_BLOCKS) {
+        blocks_rows(out, w, xq, n, r0, r1);
+    } else if (w->type == TENSOR_F32) {
         k->rows_f32(out, w, x, n, r0, r1);
     } else if (w->type == TENSOR_Q8_0_BLOCKS) {
         if (n == 1 && k->matvec_q8b) {
@@ -398,6 +460,67 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
     }
 }
 
+/* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (kernels_unpack_row)
+ * in the calling thread's buffers, multiplied by the packed vectors with the GEMM kernel;
+ * the mins' part (Σ_g min · xsum) and Q6_K's second part are added after. */
+static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
+                             const float *xsum, int r0, int r1)
+{
+    enum { ROWS = BLOCK_ROWS_CONVERTED };
+    static _Thread_local int8_t *q;
+    static _Thread_local float *scale, *min, *part;
+    static _Thread_local size_t cap, part_cap;
+    const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
+    size_t values = (size_t)ROWS * cols;
+    if (values > cap) {
+        free(q);
+        free(scale);
+        free(min);
+        q = aligned_alloc(64, (values + 63) / 64 * 64);
+        scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
+        min = malloc(sizeof(float) * (values / QUANT_BLOCK));
+        cap = q && scale && min ? values : 0;
+    }
+    if ((size_t)n * ROWS > part_cap) {
+        free(part);
+        part = malloc(sizeof(float) * (size_t)n * ROWS);
+        part_cap = part ? (size_t)n * ROWS : 0;
+    }
+    const int parts = kernels_unpack_parts(w->btype);
+    const bool mins = has_mins(w->btype);
+    for (int r = r0; r < r1; r += ROWS) {
+        int nr = r1 - r < ROWS ? r1 - r : ROWS;
+        if (!cap || !part_cap || (mins && !xsum)) { /* no memory: make the failure visible */
+            for (int v = 0; v < n; v++)
+                for (int i = r; i < r + nr; i++)
+                    out[(size_t)v * w->rows + i] = NAN;
+            continue;
+        }
+        for (int part_i = 0; part_i < parts; part_i++) {
+            for (int i = 0; i < nr; i++)
+                kernels_unpack_row(w->btype, tensor_row_blocks(w, r + i), cols, part_i,
+                                   q + (size_t)i * cols, scale + (size_t)i * groups,
+                                   min + (size_t)i * groups);
+            /* part 0 straight into out (rows keep w's count: out + r); the others into
+             * `part`, then added */
+            tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
+                           .stride = cols, .group = QUANT_BLOCK, .q = q, .scale = scale};
+            kernels_active()->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
+            for (int v = 0; part_i && v < n; v++)
+                for (int i = 0; i < nr; i++)
+                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+        }
+        if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
+            tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
+                        .f = min};
+            kernels_active()->rows_f32(part, &m, xsum, n, 0, nr);
+            for (int v = 0; v < n; v++)
+                for (int i = 0; i < nr; i++)
+                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+        }
+    }
+}
+
 void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
     const kernel_table *k = kernels_active();
@@ -408,6 +531,9 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
         kernels_matmul(out, w, x, xq, n);
         return;
     }
+    const float *xsum = NULL; /* the group sums (n, groups), for the mins */
+    if (w->type == TENSOR_BLOCKS && has_mins(w->btype))
+        xsum = group_sums(xq, n);
     int rows = w->rows;
 #pragma omp parallel
     {
@@ -427,7 +553,9 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
             int r0 = i * per, r1 = r0 + per < rows ? r0 + per : rows;
-            if (w->type == TENSOR_Q8_0_BLOCKS)
+            if (w->type == TENSOR_BLOCKS)
+                blocks_gemm_rows(out, w, p, xsum, r0, r1);
+            else if (w->type == TENSOR_Q8_0_BLOCKS)
                 blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
             else
                 k->gemm_q8(out, w, p, r0, r1);

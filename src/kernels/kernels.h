@@ -1,4 +1,5 @@
-/* kernels.h — the compute kernels: matrix products over weight tensors (fp32 or Q8_0),
+/* kernels.h — the compute kernels: matrix products over weight tensors (fp32, Q8_0, or
+ * ggml blocks used in place: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K),
  * fp32 softmax and attention, attention over the int8 KV cache; and the choice of the
  * instruction set they run on.
  *
@@ -43,8 +44,8 @@ bool kernels_isa_supported(kernels_isa isa);
  * else. */
 bool kernels_isa_parse(const char *name, kernels_isa *out);
 
-/* out (rows) = w (rows, cols) · x. For Q8_0, xq holds x quantized with w's group and
- * stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
+/* out (rows) = w (rows, cols) · x. For Q8_0 and the block types (tensor_is_q8), xq
+ * holds x quantized with w's group and stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
  * may be NULL. Parallel over rows. */
 void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *xq);
 
@@ -54,7 +55,8 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
 
 /* The same product for prefill's batches: from 16 vectors on, Q8_0 products pack the
  * vectors (in blocks of 16, once per call) for a GEMM kernel that keeps each group's
- * int32 sums in registers across 16 vectors at once. Its results equal
+ * int32 sums in registers across 16 vectors at once; block-type tensors are made exact
+ * Q8_0 a few rows at a time for it (their mins added after). Its results equal
  * kernels_matmul's up to float rounding (the same bits on every kernel set that has a
  * GEMM kernel; the others run kernels_matmul). The packing buffer is the calling
  * thread's own. */

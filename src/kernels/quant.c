@@ -1,5 +1,6 @@
 /* quant.c — the Q8_0 format: strides, quantizing rows and activation batches,
- * dequantizing rows (see quant.h).
+ * dequantizing rows of every tensor type (see quant.h; the ggml block types through
+ * dequant.h).
  *
  * Quantizing and the KV cache's dequantizing go through the chosen kernel table (the
  * AVX-512 quantizer gives the scalar one's bytes); everything else here is plain C.
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dequant.h"
 #include "table.h"
 
 int quant_stride(int cols, int group)
@@ -90,6 +92,10 @@ void quant_dequantize_row(float *out, const tensor *w, int row)
 {
     if (w->type == TENSOR_F32) {
         memcpy(out, w->f + (size_t)row * w->stride, sizeof(float) * w->cols);
+        return;
+    }
+    if (w->type == TENSOR_BLOCKS) {
+        dequant_range((uint32_t)w->btype, tensor_row_blocks(w, row), 0, out, (size_t)w->cols);
         return;
     }
     if (w->type == TENSOR_Q8_0_BLOCKS) {

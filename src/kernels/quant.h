@@ -28,8 +28,17 @@ enum {
  * values times one scale per group of a row) in two layouts: Q8_0 keeps a row's int8
  * values together and its fp32 scales apart (llama2.c's layout, and what the loader
  * builds); Q8_0_BLOCKS is ggml's block_q8_0, used in place from a GGUF file: each row is
- * cols / 32 blocks of QUANT_BLOCK_BYTES. */
-typedef enum { TENSOR_F32 = 0, TENSOR_Q8_0 = 1, TENSOR_Q8_0_BLOCKS = 2 } tensor_type;
+ * cols / 32 blocks of QUANT_BLOCK_BYTES. BLOCKS is any other ggml block type used in
+ * place (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K: `btype`), each row whole blocks.
+ *
+ * As a model option (model_options.weights), TENSOR_BLOCKS means "native": every
+ * tensor whose type has kernels is used in place, the others become Q8_0. */
+typedef enum {
+    TENSOR_F32 = 0,
+    TENSOR_Q8_0 = 1,
+    TENSOR_Q8_0_BLOCKS = 2,
+    TENSOR_BLOCKS = 3,
+} tensor_type;
 
 typedef struct {
     tensor_type type;
@@ -41,14 +50,23 @@ typedef struct {
     const float *f;      /* F32: (rows, stride) */
     const int8_t *q;     /* Q8_0: (rows, stride), zeros in the padding */
     const float *scale;  /* Q8_0: (rows, stride / group) */
-    const uint8_t *blocks; /* Q8_0_BLOCKS: (rows, cols / 32) blocks; cols % 32 == 0 */
+    const uint8_t *blocks; /* Q8_0_BLOCKS: (rows, cols / 32) blocks; cols % 32 == 0;
+                              BLOCKS: (rows, row_bytes) */
+    int btype;           /* BLOCKS: the ggml type of the blocks (ggml_type.h) */
+    size_t row_bytes;    /* BLOCKS: bytes per row (cols / block values * block bytes) */
 } tensor;
 
-/* True for both int8 layouts: the tensor multiplies activations quantized with its
- * group and stride (a qbatch). */
+/* True for the int8 layouts and the block types: the tensor multiplies activations
+ * quantized with its group and stride (a qbatch; 32 and cols for the block types). */
 static inline bool tensor_is_q8(const tensor *t)
 {
-    return t->type == TENSOR_Q8_0 || t->type == TENSOR_Q8_0_BLOCKS;
+    return t->type == TENSOR_Q8_0 || t->type == TENSOR_Q8_0_BLOCKS || t->type == TENSOR_BLOCKS;
+}
+
+/* Row r of a BLOCKS tensor. */
+static inline const uint8_t *tensor_row_blocks(const tensor *t, int r)
+{
+    return t->blocks + (size_t)r * t->row_bytes;
 }
 
 /* The block of row r, group g of a Q8_0_BLOCKS tensor; its scale and values. */

@@ -211,6 +211,16 @@ const kernel_table kernels_scalar = {
     .rows_q8 = rows_q8_scalar,
     .gemm_q8 = gemm_q8_scalar,
     .matvec_q8b = matvec_q8b_scalar,
+    .dot_blocks =
+        {
+            [GGML_TYPE_Q4_0] = kernels_scalar_dot_q4_0,
+            [GGML_TYPE_Q4_1] = kernels_scalar_dot_q4_1,
+            [GGML_TYPE_Q5_0] = kernels_scalar_dot_q5_0,
+            [GGML_TYPE_Q5_1] = kernels_scalar_dot_q5_1,
+            [GGML_TYPE_Q4_K] = kernels_scalar_dot_q4_k,
+            [GGML_TYPE_Q5_K] = kernels_scalar_dot_q5_k,
+            [GGML_TYPE_Q6_K] = kernels_scalar_dot_q6_k,
+        },
     .rows_f32 = rows_f32_scalar,
     .dot_q8 = kernels_scalar_dot_q8,
     .quantize_row = quantize_row_scalar,

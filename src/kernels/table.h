@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ggml_type.h"
 #include "kernels.h"
 #include "quant.h"
 
@@ -43,6 +44,15 @@ typedef struct {
     float *scale;   /* (blocks, stride / group, GEMM_VECS) */
 } gemm_pack;
 
+/* The dot product of one row of ggml blocks (cols values, whole blocks) with one
+ * activation vector quantized to Q8_0 in groups of 32: x (cols) int8, xs (cols / 32)
+ * its scales, xsum (cols / 32) = xs[g] * Σ x over group g (read only by the types with
+ * mins: Q4_1, Q5_1, Q4_K, Q5_K). See kernels/scalar-blocks.c. */
+typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float *xs,
+                               const float *xsum, int cols);
+/* Entries of a table's dot_blocks: indexed by ggml type number, up to Q6_K. */
+enum { BLOCKS_TYPES = GGML_TYPE_Q6_K + 1 };
+
 typedef struct {
     kernels_isa isa;
     const char *name;          /* as printed and as --kernels takes it */
@@ -59,6 +69,9 @@ typedef struct {
      * products of Q8_0_BLOCKS tensors go through rows_q8 and gemm_q8, a few rows at a
      * time made Q8_0 (kernels.c). */
     void (*matvec_q8b)(float *out, const tensor *w, const qbatch *xq, int r0, int r1);
+    /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): the row dot of
+     * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
+    blocks_dot_fn dot_blocks[BLOCKS_TYPES];
     /* The same for an F32 w and fp32 vectors x (n, w->cols). */
     void (*rows_f32)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
     /* quant_dot_q8 (group a multiple of 32). */
@@ -104,6 +117,30 @@ extern const kernel_table kernels_arm_neon_dotprod;
  * handle (groups that are not a multiple of 32). */
 float kernels_scalar_dot_q8(const int8_t *a, const float *as, const int8_t *b, const float *bs,
                             int len, int group);
+float kernels_scalar_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_scalar_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_scalar_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_scalar_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_scalar_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_scalar_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+/* Prefill: one row of ggml blocks (btype, cols values) as exact Q8_0 values q (cols),
+ * one fp32 scale per 32 values (cols / 32) and, for the types with mins, one fp32 offset
+ * per 32 (min, cols / 32: the row's values are q * scale + min). Q6_K has two parts
+ * (kernels_unpack_parts): each group's two 16-value sub-blocks, the other half zero;
+ * the row is the sum of the parts. */
+int kernels_unpack_parts(int btype);
+void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
+                        float *scale, float *min);
+/* Scale j (0..7) and min of a Q4_K / Q5_K super-block's 12 bytes of 6-bit pairs. */
+void kernels_k4_scale_min(const uint8_t *s, int j, int *scale, int *min);
 void kernels_scalar_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,
                               const float *a, int len);
 

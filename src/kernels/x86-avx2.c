@@ -456,6 +456,16 @@ const kernel_table kernels_x86_avx2 = {
     .name = "avx2",
     .cpu_supports = avx2_supported,
     .rows_q8 = rows_q8_avx2,
+    .dot_blocks =
+        {
+            [GGML_TYPE_Q4_0] = kernels_avx2_dot_q4_0,
+            [GGML_TYPE_Q4_1] = kernels_avx2_dot_q4_1,
+            [GGML_TYPE_Q5_0] = kernels_avx2_dot_q5_0,
+            [GGML_TYPE_Q5_1] = kernels_avx2_dot_q5_1,
+            [GGML_TYPE_Q4_K] = kernels_avx2_dot_q4_k,
+            [GGML_TYPE_Q5_K] = kernels_avx2_dot_q5_k,
+            [GGML_TYPE_Q6_K] = kernels_avx2_dot_q6_k,
+        },
     .rows_f32 = rows_f32_avx2,
     .dot_q8 = dot_q8_avx2,
     .quantize_row = NULL, /* the scalar one */

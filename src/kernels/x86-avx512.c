@@ -1045,6 +1045,16 @@ const kernel_table kernels_x86_avx512 = {
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,
     .matvec_q8b = matvec_q8b_avx512,
+    .dot_blocks =
+        {
+            [GGML_TYPE_Q4_0] = kernels_avx512_dot_q4_0,
+            [GGML_TYPE_Q4_1] = kernels_avx512_dot_q4_1,
+            [GGML_TYPE_Q5_0] = kernels_avx512_dot_q5_0,
+            [GGML_TYPE_Q5_1] = kernels_avx512_dot_q5_1,
+            [GGML_TYPE_Q4_K] = kernels_avx512_dot_q4_k,
+            [GGML_TYPE_Q5_K] = kernels_avx512_dot_q5_k,
+            [GGML_TYPE_Q6_K] = kernels_avx512_dot_q6_k,
+        },
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,
     .quantize_row = quantize_row_avx512,

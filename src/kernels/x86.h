@@ -46,4 +46,34 @@ INLINE void prefetch_kv_row(const int8_t *row, int len)
         _mm_prefetch((const char *)row + KV_AHEAD + o, _MM_HINT_T0);
 }
 
+/* The block-type row dots of kernels/x86-blocks.c (blocks_dot_fn). */
+float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx2_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx2_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx2_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx2_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols);
+float kernels_avx512_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_avx512_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_avx512_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_avx512_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_avx512_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols);
+
 #endif

@@ -51,8 +51,8 @@ static void usage(FILE *f)
           "                          else llama2c)\n"
           "  -z, --tokenizer FILE    IN's tokenizer (default: IN's own, else tokenizer.bin or\n"
           "                          tokN.bin beside IN)\n"
-          "      --template NAME     a GGUF OUT's chat template: llama2, mistral, zephyr or\n"
-          "                          chatml (default: IN's own, if it has one)\n"
+          "      --template NAME     a GGUF OUT's chat template: llama2, mistral, zephyr,\n"
+          "                          chatml or llama3 (default: IN's own, if it has one)\n"
           "      --tokenizer-out F   llama2c: write the tokenizer to F (default: tokN.bin\n"
           "                          beside OUT, N the vocabulary size)\n"
           "  -T, --threads N         OpenMP threads (default: all cores)\n"
@@ -103,7 +103,7 @@ static int parse(int argc, char **argv, options *o)
         case OPT_TEMPLATE: {
             template_kind k;
             if (!template_kind_parse(optarg, &k))
-                return usage_error("--template must be llama2, mistral, zephyr or chatml, not", optarg);
+                return usage_error("--template must be llama2, mistral, zephyr, chatml or llama3, not", optarg);
             o->template_name = optarg;
             break;
         }

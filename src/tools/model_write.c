@@ -273,6 +273,13 @@ llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *ch
     if (tokenizer_vocab_size(tok) != m->config.vocab_size)
         return llm_fail(err, LLM_ERR_MISMATCH, "the tokenizer holds %d tokens, the model %d",
                         tokenizer_vocab_size(tok), m->config.vocab_size);
+    if (tokenizer_is_bpe(tok))
+        return llm_fail(err, LLM_ERR_ARG, "%s: writing a byte-level BPE vocabulary (Llama 3, "
+                        "SmolLM2) is not supported: the model's GGUF file is already the one to "
+                        "use", m->path);
+    if (m->config.rope_freqs || (m->config.rope_scale > 0.0f && m->config.rope_scale != 1.0f))
+        return llm_fail(err, LLM_ERR_ARG, "%s: the model's RoPE scaling (rope_freqs.weight or "
+                        "linear scaling) cannot be written yet", m->path);
     gguf_job job = {m, tok, chat_template, type};
     return write_file(path, write_gguf_body, &job, err);
 }
@@ -325,10 +332,12 @@ llm_status model_write_llama2c(const model *m, model_write_type type, const char
                                llm_err *err)
 {
     const model_config *c = &m->config;
-    if (c->rope_base != 10000.0f || c->rms_eps != 1e-5f)
+    if (c->rope_base != 10000.0f || c->rms_eps != 1e-5f || c->rope_freqs ||
+        (c->rope_scale > 0.0f && c->rope_scale != 1.0f))
         return llm_fail(err, LLM_ERR_ARG,
-                        "%s: the model's RoPE base %g and RMS epsilon %g cannot be stored in a "
-                        "llama2.c file (it assumes 10000 and 1e-5): write GGUF instead",
+                        "%s: the model's RoPE base %g (or its RoPE scaling) and RMS epsilon %g "
+                        "cannot be stored in a llama2.c file (it assumes 10000, no scaling and "
+                        "1e-5): write GGUF instead",
                         m->path, c->rope_base, c->rms_eps);
     llama2c_job job = {m, {.version = type == MODEL_WRITE_Q8_0 ? 2 : 1, .dim = c->dim,
                            .hidden_dim = c->hidden_dim, .n_layers = c->n_layers,

@@ -210,6 +210,16 @@ static bool attn_act(void *state, key_action a)
 {
     attn_pane *ap = state;
     const model_config *cfg = ap->cfg;
+    /* the layers x heads grid: the arrows move its cell; the heads view: Up/Down the head */
+    if (ap->view == VIEW_HEAD_GRID && (a == ACT_SEL_PREV || a == ACT_SEL_NEXT))
+        a = a == ACT_SEL_PREV ? ACT_HEAD_PREV : ACT_HEAD_NEXT;
+    if (a == ACT_CELL_UP || a == ACT_CELL_DOWN) {
+        bool up = a == ACT_CELL_UP;
+        if (ap->view == VIEW_HEADS)
+            a = up ? ACT_HEAD_PREV : ACT_HEAD_NEXT;
+        else
+            a = up ? ACT_LAYER_PREV : ACT_LAYER_NEXT;
+    }
     switch (a) {
     case ACT_LAYER_NEXT: ap->layer = (ap->layer + 1) % cfg->n_layers; return true;
     case ACT_LAYER_PREV: ap->layer = (ap->layer + cfg->n_layers - 1) % cfg->n_layers; return true;
@@ -237,6 +247,34 @@ static bool attn_act(void *state, key_action a)
     }
 }
 
+/* Why a key would change nothing in the view shown (the status line says it). */
+static const char *attn_why_not(void *state, key_action a)
+{
+    attn_pane *ap = state;
+    bool lens = ap->view == VIEW_LENS || ap->view == VIEW_LENS_GRID;
+    bool heads = ap->view == VIEW_HEADS || ap->view == VIEW_HEAD_GRID;
+    bool grid = ap->view == VIEW_HEAD_GRID;
+    bool layer = a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT ||
+                 ((a == ACT_CELL_UP || a == ACT_CELL_DOWN) && ap->view != VIEW_HEADS);
+    bool head = a == ACT_HEAD_PREV || a == ACT_HEAD_NEXT || (grid && (a == ACT_SEL_PREV || a == ACT_SEL_NEXT)) ||
+                ((a == ACT_CELL_UP || a == ACT_CELL_DOWN) && ap->view == VIEW_HEADS);
+    if ((layer || head) && lens)
+        return "the logit lens shows every layer: v goes on to the heatmap and the heads views";
+    if (layer && ap->cfg->n_layers == 1)
+        return "the model has one layer";
+    if (head && ap->cfg->n_heads == 1)
+        return "the model has one head per layer";
+    if ((a == ACT_HEAD_MEAN && ap->view != VIEW_HEATMAP) ||
+        ((a == ACT_LOG_SCALE || a == ACT_MASK_BOS) && ap->view != VIEW_HEATMAP && ap->view != VIEW_HEADS))
+        return "m, l and b change how the heatmap shades (l and b the heads view too): v shows it";
+    if ((a == ACT_HEAD_METRIC || a == ACT_OPEN_HEAD) && !heads)
+        return "e and Enter work in the heads views: v shows them";
+    if (a == ACT_CAPTURE && !source_live(ap->src))
+        return "a trace holds the attention it was written with: c works with a model";
+    if (grid && (a == ACT_SEL_PREV || a == ACT_SEL_NEXT))
+        return NULL;
+    return selection_why_not(ap->sel, ap->src, a);
+}
 
 /* ---- the logit lens ---- */
 
@@ -257,15 +295,22 @@ static const step_lens_layer *lens_or_say(attn_pane *ap, const tui_screen *scr, 
 static void lens_cell(const attn_pane *ap, const tui_screen *scr, int id, float p, int width, char *out,
                       size_t size)
 {
-    char piece[64], pct[16], both[96];
+    char piece[64], pct[16];
     if (id < 0) {
         snprintf(out, size, "%s", "");
         return;
     }
     source_token(ap->src, id, piece, sizeof piece);
     tuifmt_prob(p, pct, sizeof pct);
-    snprintf(both, sizeof both, "%s %s", piece, pct);
-    tuifmt_fit(both, width, scr->utf8, out, size);
+    /* the piece gives way: the number is never cut */
+    int pw = width - (int)strlen(pct) - 1;
+    if (pw < 2) {
+        tuifmt_fit(piece, width, scr->utf8, out, size);
+        return;
+    }
+    char fitted[64];
+    tuifmt_fit(piece, pw, scr->utf8, fitted, sizeof fitted);
+    snprintf(out, size, "%s %s", fitted, pct);
 }
 
 /* The lens view: for each layer, the top 3 of its prediction for pos + 1, and the rank
@@ -289,12 +334,13 @@ static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, in
     int n_layers = ap->cfg->n_layers;
     bool with_next = r && r->next >= 0 && width >= 40;
     int nw = with_next ? 13 : 0; /* "rank 123 45%" */
-    int cw = (width - 4 - nw) / 3;
-    if (cw < 6)
-        cw = width - 4 - nw;
-    int shown = cw * 3 + 4 + nw <= width ? 3 : 1;
-    snprintf(line, sizeof line, "%-3s %-*s%s", "L", cw * shown, shown == 3 ? "top 1 / top 2 / top 3" : "top 1",
-             with_next ? " next: rank p" : "");
+    /* as many of the top 3 as get cells of 13 columns ("␣named 99.8%"), at least one */
+    int avail = width - 4 - nw, shown = 3;
+    while (shown > 1 && avail / shown < 13)
+        shown--;
+    int cw = avail / shown;
+    static const char *heads[] = {"top 1", "top 1 / top 2", "top 1 / top 2 / top 3"};
+    snprintf(line, sizeof line, "%-3s %-*s%s", "L", cw * shown, heads[shown - 1], with_next ? " next: rank p" : "");
     draw_text(scr, w, 2, 1, width, line, A_UNDERLINE);
     for (int l = 0; l < n_layers && 3 + l <= h; l++) {
         int y = 3 + l;
@@ -325,7 +371,10 @@ static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, in
 static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
     int n_layers = ap->cfg->n_layers, cw = 7, lw = 3;
-    draw_text(scr, w, 1, 1, width, "logit lens grid  top token per layer (rows) and position", A_BOLD);
+    draw_text(scr, w, 1, 1, width,
+              width >= 56 ? "logit lens grid  top token per layer (rows) and position"
+                          : "logit lens grid  top token, layers x positions",
+              A_BOLD);
     int n_cols = (width - lw) / cw;
     if (n_cols <= 0 || h < 3)
         return;
@@ -366,9 +415,14 @@ static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int 
             wattroff(w, a);
         }
     }
-    if (3 + n_layers <= h)
-        draw_text(scr, w, 3 + n_layers, 1, width,
-                  "shade: probability; underlined: the token that came next", A_DIM);
+    /* the legend: one line where it fits, else two */
+    static const char legend[] = "shade: probability; underlined: the token that came next";
+    if (3 + n_layers <= h && (int)strlen(legend) <= width) {
+        draw_text(scr, w, 3 + n_layers, 1, width, legend, A_DIM);
+    } else if (4 + n_layers <= h) {
+        draw_text(scr, w, 3 + n_layers, 1, width, "shade: probability", A_DIM);
+        draw_text(scr, w, 4 + n_layers, 1, width, "underlined: the token that came next", A_DIM);
+    }
 }
 
 /* ---- every head at the selected position ---- */
@@ -477,8 +531,8 @@ static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, i
 static void draw_head_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
     char line[256];
-    snprintf(line, sizeof line, "layers x heads at pos %d  %s (e)  Enter: heatmap", focus,
-             ap->bos_metric ? "BOS weight" : "entropy, nats");
+    snprintf(line, sizeof line, "layers x heads  pos %d  %s (e)  arrows, Enter", focus,
+             ap->bos_metric ? "BOS weight" : "entropy");
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
     const step_record *r = attn_or_say(ap, scr, w, width, focus);
     if (!r)
@@ -539,4 +593,4 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     }
 }
 
-const pane_ops attn_pane_ops = {"Attention", KEYS_ATTN, attn_draw, attn_act};
+const pane_ops attn_pane_ops = {"Attention", KEYS_ATTN, attn_draw, attn_act, attn_why_not};

@@ -98,6 +98,22 @@ void conv_add(conv_pane *cv, conv_kind kind, const char *text)
     cv->scroll = 0;
 }
 
+bool conv_drop_notice(conv_pane *cv, const char *text)
+{
+    for (int i = cv->n_entries - 1; i >= 0; i--) {
+        conv_entry *en = &cv->entries[i];
+        if (en->kind != ENTRY_NOTICE || strcmp(en->text, text) != 0)
+            continue;
+        free(en->text);
+        memmove(en, en + 1, sizeof *en * (size_t)(cv->n_entries - i - 1));
+        cv->n_entries--;
+        if (cv->stream_entry > i)
+            cv->stream_entry--;
+        return true;
+    }
+    return false;
+}
+
 void conv_stream(conv_pane *cv, const char *bytes, size_t len)
 {
     if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries || len == 0)
@@ -273,4 +289,12 @@ static bool conv_act(void *state, key_action a)
     }
 }
 
-const pane_ops conv_pane_ops = {"Conversation", KEYS_CONV, conv_draw, conv_act};
+static const char *conv_why_not(void *state, key_action a)
+{
+    conv_pane *cv = state;
+    if ((a == ACT_SCROLL_DOWN || a == ACT_SCROLL_END) && cv->scroll == 0)
+        return "Conversation already shows its end";
+    return NULL;
+}
+
+const pane_ops conv_pane_ops = {"Conversation", KEYS_CONV, conv_draw, conv_act, conv_why_not};

@@ -33,6 +33,9 @@ void conv_set_branch(conv_pane *cv, int number, int count);
 /* While writing, the streaming reply ends in a block cursor. */
 void conv_set_writing(conv_pane *cv, bool writing);
 void conv_clear(conv_pane *cv);
+/* Removes the newest notice whose text is text (a hint that no longer holds); false
+ * when there is none. */
+bool conv_drop_notice(conv_pane *cv, const char *text);
 /* Scrolls up (lines > 0) or down; 0 lines up follows the end. */
 void conv_scroll_by(conv_pane *cv, int lines);
 

@@ -15,21 +15,7 @@
 
 size_t tuifmt_piece(const char *piece, bool control, char *out, size_t size)
 {
-    if (size == 0)
-        return 0;
-    if (!piece)
-        piece = "";
-    size_t len = strlen(piece);
-    if (control) {
-        /* "\n<s>\n" -> "<s>" */
-        while (len > 0 && (*piece == '\n' || *piece == ' ')) {
-            piece++;
-            len--;
-        }
-        while (len > 0 && (piece[len - 1] == '\n' || piece[len - 1] == ' '))
-            len--;
-    }
-    return textfmt_escape_piece(piece, len, true, out, size);
+    return textfmt_token_piece(piece, control, true, out, size); /* "\n<s>\n" -> "<s>" */
 }
 
 size_t tuifmt_token(const tokenizer *tok, int id, char *out, size_t size)

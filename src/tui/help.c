@@ -25,9 +25,9 @@ static void draw_column(const tui_screen *scr, WINDOW *win, const keys_help_layo
             draw_text(scr, win, y, x, w, ln->heading, A_BOLD | A_UNDERLINE);
             continue;
         }
-        draw_text(scr, win, y, x + 1, ln->help ? kw - 1 : w - 1, ln->keys,
+        draw_text(scr, win, y, x + 1, ln->help[0] ? kw - 1 : w - 1, ln->keys,
                   draw_attr(scr, PAIR_USER, A_BOLD) | A_BOLD);
-        if (ln->help)
+        if (ln->help[0])
             draw_text(scr, win, y, x + 1 + kw, w - 1 - kw, ln->help, A_NORMAL);
     }
 }

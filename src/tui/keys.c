@@ -45,6 +45,11 @@ static const key_binding table[] = {
     /* on a non-empty line these two are typed (tui.c) */
     {KEYS_INPUT, CH('?'), ACT_HELP, "?", "help (empty line)"},
     {KEYS_INPUT, CH(CTRL('d')), ACT_QUIT, "Ctrl-D", "quit (empty line)"},
+    /* steering from the input line: on an empty line while a reply runs (tui.c) */
+    {KEYS_INPUT, CH('p'), ACT_PAUSE, "p", "steer: empty line, replying"},
+    {KEYS_INPUT, CH('n'), ACT_STEP, "n", "steer: empty line, replying"},
+    {KEYS_INPUT, '1', false, '9', ACT_CHOOSE, "1-9", "steer: empty line, replying"},
+    {KEYS_INPUT, CH('0'), ACT_CHOOSE, "0", "steer: empty line, replying"},
 
     {KEYS_PANES, CH('q'), ACT_QUIT, "q", "quit (y/n if replying)"},
     {KEYS_PANES, CH('?'), ACT_HELP, "?", "this help"},
@@ -59,6 +64,7 @@ static const key_binding table[] = {
     {KEYS_PANES, CH('<'), ACT_BRANCH_PREV, "<", "previous / next branch"},
     {KEYS_PANES, CH('>'), ACT_BRANCH_NEXT, ">", "previous / next branch"},
     {KEYS_PANES, CH('B'), ACT_BRANCH_LIST, "B", "branches at selection"},
+    {KEYS_PANES, CH('s'), ACT_SLOW_MOTION, "s", "slow motion: off/100/300/1000 ms"},
 
     {KEYS_CONV, KC(KEY_UP), ACT_SCROLL_UP, "Up", "scroll a line"},
     {KEYS_CONV, KC(KEY_DOWN), ACT_SCROLL_DOWN, "Down", "scroll a line"},
@@ -96,6 +102,8 @@ static const key_binding table[] = {
     {KEYS_ATTN, KC(KEY_SRIGHT), ACT_SEL_AHEAD10, "Shift-Right", HELP_SEL10},
     {KEYS_ATTN, KC(KEY_HOME), ACT_SEL_FIRST, "Home", HELP_SEL_ENDS},
     {KEYS_ATTN, KC(KEY_END), ACT_SEL_NEWEST, "End", HELP_SEL_ENDS},
+    {KEYS_ATTN, KC(KEY_UP), ACT_CELL_UP, "Up", "layer (heads view: head)"},
+    {KEYS_ATTN, KC(KEY_DOWN), ACT_CELL_DOWN, "Down", "layer (heads view: head)"},
 
     {KEYS_HELP, KC(KEY_NPAGE), ACT_HELP_NEXT_PAGE, "PgDn", "next page"},
     {KEYS_HELP, CH(' '), ACT_HELP_NEXT_PAGE, "Space", "next page"},
@@ -153,27 +161,55 @@ static bool same_line(const key_binding *a, const key_binding *b)
 }
 
 /* Appends a line; the layout has room for KEYS_HELP_LINES_MAX. */
-static void add_line(keys_help_layout *l, const char *heading, const char *keys, const char *help)
+static void add_line(keys_help_layout *l, const char *heading, const char *keys, const char *help, size_t n)
 {
     if (l->n_lines >= KEYS_HELP_LINES_MAX)
         return;
     keys_help_line *ln = &l->lines[l->n_lines++];
     ln->heading = heading;
     snprintf(ln->keys, sizeof ln->keys, "%s", keys ? keys : "");
-    ln->help = help;
+    if (n >= sizeof ln->help)
+        n = sizeof ln->help - 1;
+    memcpy(ln->help, help ? help : "", help ? n : 0);
+    ln->help[help ? n : 0] = '\0';
 }
 
-/* All lines for a keys column of key_width: a heading per context, then one line per
- * group of consecutive rows with the same text; keys that do not fit the column get a
- * line of their own, the text follows on the next. */
-static void compose(keys_help_layout *l, int key_width)
+/* Adds help after keys, wrapped at blanks to lines of at most width (the table's texts
+ * are ASCII); a word longer than width is cut. */
+static void add_wrapped(keys_help_layout *l, const char *keys, const char *help, int width)
+{
+    size_t len = strlen(help), w = width > 1 ? (size_t)width : 1;
+    do {
+        size_t n = len;
+        if (n > w) {
+            n = w;
+            while (n > 0 && help[n] != ' ')
+                n--;
+            if (n == 0)
+                n = w;
+        }
+        add_line(l, NULL, keys, help, n);
+        keys = "";
+        help += n;
+        len -= n;
+        while (*help == ' ') {
+            help++;
+            len--;
+        }
+    } while (len > 0);
+}
+
+/* All lines for a keys column of key_width and a text column of text_width: a heading
+ * per context, then one line per group of consecutive rows with the same text; keys
+ * that do not fit the column get a line of their own, the text follows on the next. */
+static void compose(keys_help_layout *l, int key_width, int text_width)
 {
     l->n_lines = 0;
     keys_context ctx = KEYS_CONTEXT_COUNT;
     for (int i = 0; i < N_TABLE;) {
         if (table[i].ctx != ctx) {
             ctx = table[i].ctx;
-            add_line(l, contexts[ctx].title, NULL, NULL);
+            add_line(l, contexts[ctx].title, NULL, NULL, 0);
         }
         char keys[sizeof l->lines[0].keys] = "";
         int j = i;
@@ -184,10 +220,10 @@ static void compose(keys_help_layout *l, int key_width)
             snprintf(keys + n, sizeof keys - n, "%s%s", n ? " " : "", table[j].name);
         }
         if ((int)strlen(keys) > key_width) {
-            add_line(l, NULL, keys, NULL);
-            add_line(l, NULL, "", table[i].help);
+            add_line(l, NULL, keys, NULL, 0);
+            add_wrapped(l, "", table[i].help, text_width);
         } else {
-            add_line(l, NULL, keys, table[i].help);
+            add_wrapped(l, keys, table[i].help, text_width);
         }
         i = j;
     }
@@ -230,10 +266,17 @@ void keys_help_layout_compute(int cols, int rows, keys_help_layout *l)
 {
     memset(l, 0, sizeof *l);
     l->n_cols = cols >= 60 ? 2 : 1;
-    l->width = l->n_cols == 1 ? (cols < 48 ? cols : 48) : (cols < 90 ? cols : 90);
+    /* as wide as the longest text needs, when the screen has room */
+    int longest = 0;
+    for (int i = 0; i < N_TABLE; i++)
+        longest = (int)strlen(table[i].help) > longest ? (int)strlen(table[i].help) : longest;
+    int want = l->n_cols * (17 + longest + 2) + 2;
+    int most = l->n_cols == 1 ? 48 : want;
+    l->width = cols < most ? cols : most;
     int colw = (l->width - 2) / l->n_cols - 1; /* a column less its gap */
     l->key_width = colw * 2 / 5 < 17 ? colw * 2 / 5 : 17;
-    compose(l, l->key_width - 1);
+    l->text_width = colw - 1 - l->key_width;
+    compose(l, l->key_width - 1, l->text_width);
     /* the shortest columns that hold everything on one page, else pages of full ones */
     int max_h = rows - 3; /* borders and the footer line */
     int h = (l->n_lines + l->n_cols - 1) / l->n_cols;

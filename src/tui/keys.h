@@ -48,6 +48,10 @@ typedef enum {
     ACT_MASK_BOS, ACT_CAPTURE,
     /* Attention's views: heatmap, logit lens, lens grid, heads, layers x heads */
     ACT_VIEW_NEXT, ACT_VIEW_PREV, ACT_HEAD_METRIC, ACT_OPEN_HEAD,
+    /* Attention's Up/Down: the layer (the heads view: the head) */
+    ACT_CELL_UP, ACT_CELL_DOWN,
+    /* slow motion (the live setting slow-motion) */
+    ACT_SLOW_MOTION,
 } key_action;
 
 typedef struct {
@@ -78,13 +82,16 @@ enum { KEYS_HELP_LINES_MAX = 160, KEYS_HELP_COLS_MAX = 24 };
 typedef struct {
     const char *heading; /* a context's title, else NULL */
     char keys[64];       /* the keys column: "Esc Ctrl-C"; "" on a text's second line */
-    const char *help;    /* the text, NULL on a heading or a keys-only line */
+    char help[64];       /* the text, or the part of it that fits a line (longer texts go
+                            on over the next lines, keys ""); "" on a heading or a
+                            keys-only line */
 } keys_help_line;
 
 typedef struct {
     int width, height;   /* the overlay's size, borders included */
     int n_cols;          /* columns per page */
     int key_width;       /* screen columns of the keys column */
+    int text_width;      /* screen columns of the text column: no text line is longer */
     int col_height;      /* lines per column */
     int n_columns;       /* columns in all */
     int n_pages;

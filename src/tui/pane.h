@@ -21,6 +21,9 @@ typedef struct {
     void (*draw)(void *state, WINDOW *w, const tui_screen *scr, bool focused);
     /* Runs one of its actions; false when a is not one of them. */
     bool (*act)(void *state, key_action a);
+    /* Why action a would change nothing now, as the status line says it ("already at
+     * the first position"); NULL when it would do something. May be NULL. */
+    const char *(*why_not)(void *state, key_action a);
 } pane_ops;
 
 typedef struct {

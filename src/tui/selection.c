@@ -24,6 +24,22 @@ bool selection_follows(const tui_selection *s, const tui_source *src)
     return s->pos < 0 || s->pos >= source_count(src) - 1;
 }
 
+const char *selection_why_not(const tui_selection *s, const tui_source *src, key_action a)
+{
+    int cur = selection_get(s, src);
+    bool back = a == ACT_SEL_PREV || a == ACT_SEL_BACK10 || a == ACT_SEL_FIRST;
+    bool ahead = a == ACT_SEL_NEXT || a == ACT_SEL_AHEAD10 || a == ACT_SEL_NEWEST;
+    if (!back && !ahead)
+        return NULL;
+    if (cur < 0)
+        return "no positions yet: send a message first";
+    if (back && cur == 0)
+        return "already at the first position";
+    if (ahead && selection_follows(s, src))
+        return "already at the newest position (the selection follows it)";
+    return NULL;
+}
+
 bool selection_act(tui_selection *s, const tui_source *src, key_action a)
 {
     int cur = selection_get(s, src);

@@ -25,6 +25,10 @@ void selection_set(tui_selection *s, const tui_source *src, int pos);
 /* Does the selection follow the newest position? */
 bool selection_follows(const tui_selection *s, const tui_source *src);
 
+/* Why selection action a would not move the selection ("already at the first
+ * position"), or NULL when it would (or a is not a selection action). */
+const char *selection_why_not(const tui_selection *s, const tui_source *src, key_action a);
+
 /* Runs a selection action of the key table (ACT_SEL_*); false when a is not one. */
 bool selection_act(tui_selection *s, const tui_source *src, key_action a);
 

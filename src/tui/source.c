@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "textfmt.h"
 #include "format.h"
 
 int source_count(const tui_source *s)
@@ -50,14 +51,7 @@ bool source_live(const tui_source *s)
 
 bool source_piece_is_control(const char *piece)
 {
-    size_t len = strlen(piece);
-    while (len > 0 && (*piece == '\n' || *piece == ' ')) {
-        piece++;
-        len--;
-    }
-    while (len > 0 && (piece[len - 1] == '\n' || piece[len - 1] == ' '))
-        len--;
-    return len >= 3 && piece[0] == '<' && piece[len - 1] == '>';
+    return textfmt_piece_is_control(piece);
 }
 
 size_t source_token(const tui_source *s, int id, char *out, size_t size)

@@ -13,6 +13,22 @@
 #include "textfmt.h"
 #include "format.h"
 
+/* The fields in their fixed order, and how soon each goes when the line is too narrow
+ * (the highest drop first): the F1 hint, the last reply's rate, prefill speed, threads,
+ * the KV cache, the size, the seed, the template, the weights, decode speed, slow
+ * motion, the sampler, the model; the state and the position always stay. */
+enum { F_STATE, F_MODEL, F_PARAMS, F_WEIGHTS, F_KV, F_TEMPLATE, F_THREADS, F_POS, F_PREFILL,
+       F_DECODE, F_SAMPLER, F_SLOW, F_SEED, F_REPLY, F_HELP, F_COUNT };
+static const int drop_rank[F_COUNT] = {
+    [F_STATE] = 0, [F_POS] = 1, [F_MODEL] = 2, [F_SAMPLER] = 3, [F_SLOW] = 4, [F_DECODE] = 5,
+    [F_WEIGHTS] = 6, [F_TEMPLATE] = 7, [F_SEED] = 8, [F_PARAMS] = 9, [F_KV] = 10,
+    [F_THREADS] = 11, [F_PREFILL] = 12, [F_REPLY] = 13, [F_HELP] = 14,
+};
+
+typedef struct {
+    char text[F_COUNT][128]; /* "" when a field has nothing to say */
+} status_fields;
+
 static const char *state_name(tui_run_state s)
 {
     switch (s) {
@@ -21,6 +37,67 @@ static const char *state_name(tui_run_state s)
     case RUN_IDLE: break;
     }
     return "idle";
+}
+
+static void status_compose(const engine *e, const status_view *v, status_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    const model *m = engine_model(e);
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    const engine_stats *st = engine_get_stats(e);
+    char params[32], pre[32], dec[32];
+    textfmt_count(m->n_params, params, sizeof params);
+    tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
+    tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
+    /* pausing outlasts a reply only when asked for while idle: say so then too */
+    if (v->paused && v->state == RUN_GENERATING)
+        snprintf(f->text[F_STATE], sizeof f->text[0], "paused");
+    else
+        snprintf(f->text[F_STATE], sizeof f->text[0], "%s%s", state_name(v->state), v->paused ? " (paused)" : "");
+    char name[64];
+    snprintf(name, sizeof name, "%s", m->name);
+    size_t nl = strlen(name);
+    if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0)
+        name[nl - 4] = '\0';
+    snprintf(f->text[F_MODEL], sizeof f->text[0], "%s", name);
+    snprintf(f->text[F_PARAMS], sizeof f->text[0], "%s params", params);
+    snprintf(f->text[F_WEIGHTS], sizeof f->text[0], "%s (%s)", m->weights_label, m->weights_size);
+    snprintf(f->text[F_KV], sizeof f->text[0], "KV %s", engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0");
+    if (v->template_name)
+        snprintf(f->text[F_TEMPLATE], sizeof f->text[0], "%s", v->template_name);
+    snprintf(f->text[F_THREADS], sizeof f->text[0], "%d thread%s", threads, threads == 1 ? "" : "s");
+    snprintf(f->text[F_POS], sizeof f->text[0], "pos %d/%d", engine_pos(e), engine_ctx(e));
+    snprintf(f->text[F_PREFILL], sizeof f->text[0], "prefill %s tok/s", pre);
+    snprintf(f->text[F_DECODE], sizeof f->text[0], "decode %s tok/s", dec);
+    /* the sampler settings the next token gets (/set changes them) */
+    settings_format_short(engine_sampler_config(e), f->text[F_SAMPLER], sizeof f->text[0]);
+    if (v->slow_motion_ms > 0)
+        snprintf(f->text[F_SLOW], sizeof f->text[0], "slow %d ms", v->slow_motion_ms);
+    snprintf(f->text[F_SEED], sizeof f->text[0], "seed %llu", (unsigned long long)engine_sampler_config(e)->seed);
+    if (v->reply_rate > 0)
+        snprintf(f->text[F_REPLY], sizeof f->text[0], "reply %.0f tok/s", v->reply_rate);
+    snprintf(f->text[F_HELP], sizeof f->text[0], "F1 help");
+}
+
+/* The fields that fit width, in their order, joined by " | ": the ones with the
+ * highest drop rank go first, one at a time. */
+static void status_fit(status_fields *f, int width, char *line, size_t size)
+{
+    for (int rank = F_COUNT - 1;; rank--) {
+        size_t o = 0;
+        line[0] = '\0';
+        for (int i = 0; i < F_COUNT && o < size; i++)
+            if (f->text[i][0])
+                o += (size_t)snprintf(line + o, size - o, "%s%s", o ? " | " : " ", f->text[i]);
+        if (textfmt_width(line) <= width || rank <= 1)
+            return;
+        for (int i = 0; i < F_COUNT; i++)
+            if (drop_rank[i] == rank)
+                f->text[i][0] = '\0';
+    }
 }
 
 void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status_view *v)
@@ -44,55 +121,8 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
         draw_text(scr, w, 0, 0, width, line, base);
         return;
     }
-    const model *m = engine_model(e);
-    int threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
-    const engine_stats *st = engine_get_stats(e);
-    char params[32], pre[32], dec[32];
-    textfmt_count(m->n_params, params, sizeof params);
-    tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
-    tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
-    /* pausing outlasts a reply: the next one starts paused, so say so while idle too */
-    char state[32];
-    if (v->paused && v->state == RUN_GENERATING)
-        snprintf(state, sizeof state, "paused");
-    else
-        snprintf(state, sizeof state, "%s%s", state_name(v->state), v->paused ? " (paused)" : "");
-    unsigned long long seed = (unsigned long long)engine_sampler_config(e)->seed;
-    char samp[96]; /* the sampler settings the next token gets (/set changes them) */
-    settings_format_short(engine_sampler_config(e), samp, sizeof samp);
-    int pos = engine_pos(e), ctx = engine_ctx(e);
-    /* the longest form that fits: everything, then compact, then the essentials */
-    char tmpl[40] = "";
-    if (v->template_name)
-        snprintf(tmpl, sizeof tmpl, " | %s", v->template_name);
-    int n = snprintf(line, sizeof line,
-                     " %s | %s params | %s (%s), KV %s%s | %d threads | pos %d/%d | prefill %s tok/s | decode %s tok/s | %s | %s | seed %llu",
-                     m->name, params, m->weights_label, m->weights_size,
-                     engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0", tmpl, threads, pos,
-                     ctx, pre, dec, state, samp, seed);
-    if (n <= width) {
-        char extra[128];
-        int o = 0;
-        if (v->reply_rate > 0)
-            o += snprintf(extra + o, sizeof extra - (size_t)o, " | reply %.0f tok/s", v->reply_rate);
-        snprintf(extra + o, sizeof extra - (size_t)o, " | F1 help");
-        if (n + (int)strlen(extra) <= width)
-            strcat(line, extra);
-    } else {
-        char name[64];
-        snprintf(name, sizeof name, "%s", m->name);
-        size_t nl = strlen(name);
-        if (nl > 4 && strcmp(name + nl - 4, ".bin") == 0)
-            name[nl - 4] = '\0';
-        n = snprintf(line, sizeof line, " %s | %s %s %s (%s)%s %dT | %d/%d | pre %s dec %s t/s | %s | seed %llu",
-                     state, name, params, m->weights_label, m->weights_size, tmpl, threads, pos, ctx, pre,
-                     dec, samp, seed);
-        if (n > width)
-            snprintf(line, sizeof line, " %s | %d/%d | dec %s tok/s | %s | seed %llu | %s %s", state, pos, ctx, dec,
-                     samp, seed, m->name, m->weights_label);
-    }
+    status_fields f;
+    status_compose(e, v, &f);
+    status_fit(&f, width, line, sizeof line);
     draw_text(scr, w, 0, 0, width, line, base);
 }

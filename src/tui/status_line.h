@@ -1,7 +1,8 @@
-/* status_line.h — the status line: model, size, weights (what they were converted
- * from), chat template, threads, position in the context, prefill and decode speed,
- * run state, sampler settings, seed; or the quit question, a one-off message, or
- * (llmchat --view) what the trace is.
+/* status_line.h — the status line, its fields always in one order: run state, model,
+ * size, weights (what they were converted from), KV cache, chat template, threads,
+ * position in the context, prefill and decode speed, sampler settings, slow motion,
+ * seed, the last reply's speed; the least important go first when it is narrow. Or
+ * the quit question, a one-off message, or (llmchat --view) what the trace is.
  *
  * It keeps no state: it draws the run state tui.c gives it (status_view) and the
  * engine's figures. */
@@ -20,6 +21,7 @@ typedef struct {
     bool paused;       /* replies wait (n, a digit, p): said while idle too */
     bool confirm_quit; /* "Quit anyway? (y/n)" is asked instead */
     double reply_rate; /* wall-clock tok/s of the last reply (0: unknown) */
+    int slow_motion_ms; /* slow motion (0: off) */
     const char *template_name; /* the chat template ("llama2", "chatml"); NULL: not shown */
     const char *message;  /* said instead of the rest until the next key, or NULL */
     const char *viewing;  /* llmchat --view: what the trace is, shown instead of the

@@ -80,7 +80,10 @@ void steer_rewind_to_selection(tui *t)
         tui_notice(t, "[there is no reply to rewind]");
         return;
     }
-    rewind_to(t, sel + 1);
+    /* the newest position of a reply that ended is its closing token: r reopens the
+     * reply there, the closing token undone, for another choice */
+    int limit = chat_reply_limit(t->c);
+    rewind_to(t, sel + 1 > limit ? limit : sel + 1);
 }
 
 void steer_choose(tui *t, int k)

@@ -82,7 +82,8 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
     if (s->greedy)
         snprintf(line, sizeof line, "greedy: chose rank %d", s->chosen_rank);
     else
-        snprintf(line, sizeof line, "draw %.4f chose rank %d (p %s)", s->draw, s->chosen_rank, pr);
+        snprintf(line, sizeof line, "draw %.4f chose rank %d (p %s after the sampler)", s->draw,
+                 s->chosen_rank, pr);
     draw_text(scr, w, y + 2, 1, width, line, A_NORMAL);
 }
 
@@ -118,21 +119,35 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
     const step_record *prev = pos > 0 ? source_record(tp->src, pos - 1) : NULL;
     if (prev && prev->next == r->token) {
         tuifmt_prob(prev->next_prob, p, sizeof p);
-        snprintf(line, sizeof line, "model gave it %s (rank %d)", p, prev->next_rank);
+        snprintf(line, sizeof line, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
     } else {
         snprintf(line, sizeof line, "first position: no prediction");
     }
     draw_text(scr, w, y++, 1, width, line, A_NORMAL);
 
-    /* candidates for pos + 1, then the sampler's decision (2 lines, kept if room) */
+    /* candidates for pos + 1, then the sampler's decision (kept if room); the heading
+     * says how many rows are shown, and the chosen token's line is kept when it is
+     * below them */
     int sampler_lines = h - y + 1 >= 6 ? SAMPLER_LINES : 0;
     int room = h - y + 1 - sampler_lines - 1; /* minus the heading */
+    int n = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
+    if (n > room)
+        n = room;
+    if (r->next >= 0 && r->next_rank > n && n > 0 && n == room)
+        n--; /* room for "> rank 142: ..." */
+    bool below = r->next >= 0 && r->next_rank > n && n > 0; /* the chosen token is not among them */
     if (room >= 0 && y <= h) {
+        char top[48];
+        int wanted = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
+        if (n < wanted)
+            snprintf(top, sizeof top, "top %d of %d (no room)", n, wanted);
+        else
+            snprintf(top, sizeof top, "top %d", n);
         if (r->next >= 0) {
             source_token(tp->src, r->next, piece, sizeof piece);
-            snprintf(line, sizeof line, "next (pos %d): %s  top %d:", pos + 1, piece, tp->top_k_shown);
+            snprintf(line, sizeof line, "next (pos %d): %s  %s:", pos + 1, piece, top);
         } else {
-            snprintf(line, sizeof line, "predicting pos %d, top %d%s:", pos + 1, tp->top_k_shown,
+            snprintf(line, sizeof line, "predicting pos %d, %s%s:", pos + 1, top,
                      tp->choosing ? " (a digit chooses)" : "");
         }
         draw_text(scr, w, y, 1, width, line, A_UNDERLINE);
@@ -140,9 +155,6 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
             draw_text(scr, w, y, 1 + width - 6, 6, " final", A_UNDERLINE); /* the last column */
         y++;
     }
-    int n = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
-    if (n > room)
-        n = room;
     int pw = width / 4;
     pw = pw < 6 ? 6 : pw > 16 ? 16 : pw;
     /* after a sampled decision: each candidate's final probability, or the stage that
@@ -185,7 +197,7 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
         }
         y++;
     }
-    if (r->next >= 0 && n > 0 && r->next_rank > n && y <= h - sampler_lines) {
+    if (below && y <= h - sampler_lines) {
         tuifmt_prob(r->next_prob, p, sizeof p);
         source_token(tp->src, r->next, piece, sizeof piece);
         snprintf(line, sizeof line, "> rank %d: %s %s", r->next_rank, piece, p);
@@ -211,4 +223,14 @@ static bool tokens_act(void *state, key_action a)
     }
 }
 
-const pane_ops tokens_pane_ops = {"Tokens", KEYS_TOKENS, tokens_draw, tokens_act};
+static const char *tokens_why_not(void *state, key_action a)
+{
+    tokens_pane *tp = state;
+    if (a == ACT_TOPK_MORE && tp->top_k_shown >= TUI_TOP_N)
+        return "Tokens already shows the most candidates the engine keeps";
+    if (a == ACT_TOPK_FEWER && tp->top_k_shown <= 1)
+        return "Tokens already shows one candidate";
+    return selection_why_not(tp->sel, tp->src, a);
+}
+
+const pane_ops tokens_pane_ops = {"Tokens", KEYS_TOKENS, tokens_draw, tokens_act, tokens_why_not};

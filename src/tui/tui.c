@@ -7,8 +7,8 @@
  * once per iteration and polls the keyboard with a zero timeout between tokens;
  * panes that saw new records are marked dirty and redrawn together at most
  * FRAME_MS apart (one doupdate per frame), so drawing never holds generation back.
- * LLMCHAT_STEP_DELAY_MS=N waits N ms for keys after each token (slow motion, for
- * watching the panes and for the end-to-end tests). LLMCHAT_TUI_STATS=1 (or =FILE)
+ * Slow motion (--slow-motion, /set slow-motion, the s key) waits some ms for keys
+ * after each token, for watching the panes and steering. LLMCHAT_TUI_STATS=1 (or =FILE)
  * reports at exit how much of the reply time went to drawing and keys (benchmarks).
  * 'p' pauses replies and 'n' then advances them one token at a time; Backspace, 'r',
  * the digits and /force steer the newest reply by hand (steer.c).
@@ -53,6 +53,22 @@ enum {
 static bool replying(const tui *t)
 {
     return t->c && chat_replying(t->c);
+}
+
+/* The notice shown while a reply waits for steering keys; removed when it goes on. */
+static const char PAUSE_HINT[] = "[paused: n generates a token, a digit chooses one, p resumes]";
+
+/* The slow-motion steps the s key goes through, in ms after each token. */
+static const int SLOW_STEPS[] = {0, 100, 300, 1000};
+
+void tui_say(tui *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->said, sizeof t->said, fmt, ap);
+    va_end(ap);
+    t->run.message = t->said;
+    t->dirty |= DIRTY_STATUS;
 }
 
 /* What a key or command that would generate or steer says while viewing a trace. */
@@ -111,6 +127,7 @@ static void sync_views(tui *t)
 {
     conv_set_writing(t->conv, t->run.state == RUN_GENERATING);
     tokens_set_choosing(t->tokens, t->run.paused && replying(t));
+    t->run.slow_motion_ms = t->live.slow_motion_ms;
 }
 
 static void draw_frame(tui *t)
@@ -218,8 +235,19 @@ static void show_dialog(tui *t)
 
 static void stop_reply(tui *t);
 
+/* The reply goes on by itself (or there is none): the pause hint goes. */
+static void drop_pause_hint(tui *t)
+{
+    if (conv_drop_notice(t->conv, PAUSE_HINT))
+        t->dirty |= DIRTY_CONV;
+}
+
+/* Pausing lasts until the reply ends: the next message starts unpaused unless it
+ * asks (/step, or p while idle). */
 static void end_reply(tui *t, tui_run_state st)
 {
+    t->run.paused = false;
+    drop_pause_hint(t);
     double ms = clock_ms() - t->reply_t0;
     if (t->reply_tokens > 0 && ms > 0)
         t->run.reply_rate = (double)t->reply_tokens * 1000.0 / ms;
@@ -228,7 +256,8 @@ static void end_reply(tui *t, tui_run_state st)
     t->save_pending = true;
 }
 
-static void begin_turn(tui *t, const char *text)
+/* Sends text as a message; start_paused: its reply waits for n, a digit or p. */
+static void begin_turn(tui *t, const char *text, bool start_paused)
 {
     llm_err err;
     err.text[0] = '\0';
@@ -239,12 +268,16 @@ static void begin_turn(tui *t, const char *text)
     if (chat_begin(t->c, text, t->live.steps, &err) != LLM_OK) {
         take_notice(t);
         tui_notice(t, "[could not start the reply: %s]", err.text);
-        t->run.state = RUN_IDLE;
+        t->run.state = RUN_IDLE; /* the status line and q's question say so too */
+        t->run.paused = false;
+        t->dirty |= DIRTY_ALL;
         return;
     }
     take_notice(t);
-    if (t->run.paused) /* pausing (p, or steering a reply) lasts until p resumes */
-        tui_notice(t, "[paused: n generates a token, a digit chooses one, p resumes]");
+    if (start_paused)
+        t->run.paused = true;
+    if (t->run.paused) /* /step, or p while idle: until p resumes or the reply ends */
+        tui_notice(t, "%s", PAUSE_HINT);
     conv_add(t->conv, ENTRY_ASSISTANT, "");
     t->run.state = RUN_GENERATING;
     t->reply_t0 = clock_ms();
@@ -316,6 +349,8 @@ static void request_quit(tui *t)
     t->dirty |= DIRTY_STATUS;
 }
 
+static void submit(tui *t, const char *line, bool start_paused);
+
 /* ---- what the slash commands (command.c, shared with the REPL) are given ---- */
 
 static void host_say(command_host *h, const char *text)
@@ -363,17 +398,23 @@ static void host_read_only(command_host *h)
     read_only(h->user);
 }
 
+static void host_send_paused(command_host *h, const char *text)
+{
+    submit(h->user, text, true);
+}
+
 static command_host command_host_of(tui *t)
 {
     return (command_host){.front_end = COMMAND_TUI, .c = t->c, .e = t->e, .o = t->o,
                           .live = &t->live, .save = &t->save, .user = t, .say = host_say,
                           .stop_reply = host_stop_reply, .changed = host_changed,
                           .quit = host_quit, .help = host_help, .force = host_force,
-                          .read_only = host_read_only};
+                          .read_only = host_read_only, .send_paused = host_send_paused};
 }
 
-/* A finished line from the input line, or the -i prompt: a command or a message. */
-static void submit(tui *t, const char *line)
+/* A finished line from the input line, or the -i prompt: a command or a message
+ * (start_paused: /step's, whose reply waits for steering keys). */
+static void submit(tui *t, const char *line, bool start_paused)
 {
     while (*line == ' ' || *line == '\t')
         line++;
@@ -397,10 +438,11 @@ static void submit(tui *t, const char *line)
     if (replying(t)) {
         free(t->pending);
         t->pending = strdup(line);
+        t->pending_paused = start_paused;
         tui_notice(t, "[queued: sent when this reply ends; Esc stops it now]");
         return;
     }
-    begin_turn(t, line);
+    begin_turn(t, line, start_paused);
 }
 
 /* ---- keys ---- */
@@ -489,7 +531,7 @@ static void run_action(tui *t, const key_binding *b, int key)
     bool steers = b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_TAKE_BACK ||
                   b->action == ACT_REWIND || b->action == ACT_CHOOSE ||
                   b->action == ACT_BRANCH_PREV || b->action == ACT_BRANCH_NEXT ||
-                  b->action == ACT_BRANCH_LIST;
+                  b->action == ACT_BRANCH_LIST || b->action == ACT_SLOW_MOTION;
     if (steers && !t->c) {
         read_only(t);
         return;
@@ -497,7 +539,12 @@ static void run_action(tui *t, const key_binding *b, int key)
     switch (b->action) {
     case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
     case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
-    case ACT_STOP: stop_reply(t); break;
+    case ACT_STOP:
+        if (replying(t))
+            stop_reply(t);
+        else
+            tui_say(t, "nothing to stop: no reply is running (quit: q in a pane, Ctrl-D on an empty line)");
+        break;
     case ACT_HELP: show_help(t, true); break;
     case ACT_REDRAW:
         clearok(curscr, TRUE);
@@ -510,12 +557,33 @@ static void run_action(tui *t, const key_binding *b, int key)
         break;
     case ACT_PAUSE:
         t->run.paused = !t->run.paused;
+        if (!t->run.paused)
+            drop_pause_hint(t);
+        else if (replying(t))
+            tui_notice(t, "%s", PAUSE_HINT);
+        else
+            tui_say(t, "the next reply starts paused (p again: it runs)");
         t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
         break;
     case ACT_STEP:
         if (t->run.paused && replying(t))
             t->step_once = true;
+        else if (replying(t))
+            tui_say(t, "n steps a paused reply: p pauses this one");
+        else
+            tui_say(t, "n steps a paused reply: none is running (/step TEXT sends a message paused)");
         break;
+    case ACT_SLOW_MOTION: {
+        int n = (int)(sizeof SLOW_STEPS / sizeof SLOW_STEPS[0]), i = 0;
+        while (i < n && SLOW_STEPS[i] <= t->live.slow_motion_ms)
+            i++;
+        t->live.slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
+        if (t->live.slow_motion_ms)
+            tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->live.slow_motion_ms);
+        else
+            tui_say(t, "slow motion off: full speed");
+        break;
+    }
     case ACT_TAKE_BACK:
         steer_back(t);
         t->save_pending = true;
@@ -541,7 +609,10 @@ static void run_action(tui *t, const key_binding *b, int key)
         break;
     default: { /* the focused pane's own actions */
         const tui_pane *p = &t->pane[t->focus];
-        if (p->ops && p->ops->act(p->state, b->action))
+        const char *why = p->ops && p->ops->why_not ? p->ops->why_not(p->state, b->action) : NULL;
+        if (why)
+            tui_say(t, "%s", why);
+        else if (p->ops && p->ops->act(p->state, b->action))
             t->dirty |= DIRTY_ALL; /* the selection is shown by two panes */
         break;
     }
@@ -604,8 +675,10 @@ static void handle_key(tui *t, bool keycode, int key)
     }
     if (t->focus == FOCUS_INPUT) {
         b = keys_find(KEYS_INPUT, key, keycode);
-        /* '?' and Ctrl-D act on an empty line only; on a non-empty one they edit it */
-        if (b && (b->action == ACT_READLINE || input_empty(t->input))) {
+        /* '?' and Ctrl-D act on an empty line only, the steering keys on an empty line
+         * while a reply runs; otherwise they are typed */
+        bool steering = b && (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_CHOOSE);
+        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!steering || replying(t))))) {
             run_action(t, b, key);
         } else {
             input_key(t->input, key, keycode);
@@ -616,8 +689,18 @@ static void handle_key(tui *t, bool keycode, int key)
     b = keys_find(KEYS_PANES, key, keycode);
     if (!b)
         b = keys_find(t->pane[t->focus].ops->keys, key, keycode);
-    if (b)
+    if (b) {
         run_action(t, b, key);
+        return;
+    }
+    /* a key with no binding here: say so, rather than nothing */
+    char name[16];
+    if (!keycode && key > ' ' && key < 127)
+        snprintf(name, sizeof name, "%c", key);
+    else
+        snprintf(name, sizeof name, "%s", keycode && keyname(key) ? keyname(key) : "that key");
+    tui_say(t, "%s does nothing in %s: ? lists the keys, Tab goes on to the input line", name,
+            t->pane[t->focus].ops->title);
 }
 
 /* ---- set-up and the loop ---- */
@@ -718,7 +801,7 @@ static void close_panes(tui *t)
 static void on_input_line(void *ctx, const char *line)
 {
     tui *t = ctx;
-    submit(t, line);
+    submit(t, line, false);
     t->dirty |= DIRTY_INPUT;
 }
 
@@ -753,9 +836,8 @@ static void tui_init(tui *t, const app_options *o)
     memset(t, 0, sizeof *t);
     t->o = o;
     t->live.steps = o->steps > 0 ? o->steps : 0;
-    const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
-    if (delay && atoi(delay) > 0)
-        t->step_delay_ms = atoi(delay) > 10000 ? 10000 : atoi(delay);
+    t->live.slow_motion_ms = o->slow_motion_ms;
+    autosave_init(&t->save, o, true);
 }
 
 static bool have_terminal(void)
@@ -854,7 +936,7 @@ static int run_screen(tui *t)
         t->save_pending = false;
     }
     if (o->prompt && *o->prompt && !t->view)
-        submit(t, o->prompt);
+        submit(t, o->prompt, false);
     draw_frame(t);
 
     double next_frame = 0;
@@ -878,11 +960,11 @@ static int run_screen(tui *t)
             generate_one(t);
             t->stat_tokens++;
             t->stat_step_ms += clock_ms() - t0;
-            next_step = clock_ms() + t->step_delay_ms;
+            next_step = clock_ms() + t->live.slow_motion_ms;
         } else if (t->pending && !replying(t)) {
             char *line = t->pending;
             t->pending = NULL;
-            begin_turn(t, line);
+            begin_turn(t, line, t->pending_paused);
             free(line);
             continue;
         }
@@ -913,7 +995,7 @@ static int run_screen(tui *t)
                 t->stat_draw_ms += clock_ms() - now;
             }
         }
-        if (busy && !t->step_delay_ms)
+        if (busy && !t->live.slow_motion_ms)
             t->stat_busy_ms += clock_ms() - t0;
     }
 

@@ -68,12 +68,13 @@ typedef struct tui {
     status_view run;        /* idle/generating/stopped, paused, the quit question, last rate */
     bool step_once;         /* a paused reply advances one token */
     bool quit;
-    char *pending;          /* a line sent while a reply runs, sent when it ends */
+    char *pending;          /* a line sent while a reply runs, sent when it ends ... */
+    bool pending_paused;    /* ... with its reply paused (/step) */
     double reply_t0;        /* monotonic ms at the reply's first token */
     long long reply_tokens;
-    live_settings live;     /* the sampler's settings and the step limit (0: until EOS),
-                               changed by /set */
-    int step_delay_ms;      /* pause after each token (LLMCHAT_STEP_DELAY_MS): slow motion */
+    live_settings live;     /* the sampler's settings, the step limit (0: until EOS) and
+                               slow motion (ms after each token), changed by /set */
+    char said[240];         /* the status line's one-off message (run.message points here) */
 
     /* the saved chat (autosave.h): written when a reply ends, and once idle after
      * every other change (steering, /system, /reset, /load) */
@@ -91,6 +92,8 @@ typedef struct tui {
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
 /* Labels the newest reply in Conversation with its branch ("branch 2/3"). */
 void tui_show_branch(tui *t);
+/* Says something on the status line until the next key (why a key did nothing). */
+void tui_say(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a notice (a line such as "[stopped]") to Conversation. */
 void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

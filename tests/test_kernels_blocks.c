@@ -1,0 +1,284 @@
+/* test_kernels_blocks.c — the products of ggml block tensors used in place
+ * (TENSOR_BLOCKS: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) with Q8_0 activations.
+ *
+ * For every type, on real blocks (tests/data/gguf-types/rand256-*.gguf, made by
+ * llama-quantize) and on random blocks (every bit pattern of the quants and small
+ * scales, negative Q6_K scales), and for every ISA this CPU and build support: the
+ * plain-C kernel against "decode the row (dequant.h), then an fp32 dot with the
+ * dequantized activation" in double precision, and every SIMD kernel against the
+ * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
+ * 17 and 70 vectors (prefill, across the vector tiles) through kernels_matvec,
+ * kernels_matmul and kernels_gemm (from 16 vectors the rows made exact Q8_0 for the
+ * GEMM kernel); vector 0 of a matmul batch has the bits of a matvec. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dequant.h"
+#include "ggml_type.h"
+#include "gguf.h"
+#include "kernels.h"
+#include "quant.h"
+
+static const struct {
+    ggml_type type;
+    const char *file; /* tests/data/gguf-types/ */
+} types[] = {
+    {.type = GGML_TYPE_Q4_0, .file = "rand256-q4_0.gguf"},
+    {.type = GGML_TYPE_Q4_1, .file = "rand256-q4_1.gguf"},
+    {.type = GGML_TYPE_Q5_0, .file = "rand256-q5_0.gguf"},
+    {.type = GGML_TYPE_Q5_1, .file = "rand256-q5_1.gguf"},
+    {.type = GGML_TYPE_Q4_K, .file = "rand256-q4_k_m.gguf"},
+    {.type = GGML_TYPE_Q5_K, .file = "rand256-q5_k_m.gguf"},
+    {.type = GGML_TYPE_Q6_K, .file = "rand256-q6_k.gguf"},
+};
+enum { N_TYPES = sizeof types / sizeof types[0] };
+
+static uint64_t rng_state;
+
+static uint32_t rng_u32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+static float rng_f(void)
+{
+    return (float)(rng_u32() % 2000001) / 1000000.0f - 1.0f;
+}
+
+/* Random blocks of `type` for (rows, cols): random bytes, then every half (scales and
+ * mins) a finite value of about 2^-8. */
+static uint8_t *random_blocks(ggml_type type, int rows, int cols, size_t *row_bytes)
+{
+    const ggml_type_info *info = ggml_type_get(type);
+    size_t per_row = (size_t)cols / info->block * info->bytes;
+    uint8_t *b = malloc(per_row * rows);
+    for (size_t i = 0; i < per_row * rows; i++)
+        b[i] = (uint8_t)rng_u32();
+    static const struct {
+        ggml_type type;
+        int at[2];
+    } halves[] = {
+        {GGML_TYPE_Q4_0, {0, -1}}, {GGML_TYPE_Q4_1, {0, 2}}, {GGML_TYPE_Q5_0, {0, -1}},
+        {GGML_TYPE_Q5_1, {0, 2}},  {GGML_TYPE_Q4_K, {0, 2}}, {GGML_TYPE_Q5_K, {0, 2}},
+        {GGML_TYPE_Q6_K, {208, -1}},
+    };
+    for (size_t k = 0; k < sizeof halves / sizeof halves[0]; k++) {
+        if (halves[k].type != type)
+            continue;
+        for (size_t blk = 0; blk < per_row * rows / info->bytes; blk++)
+            for (int h = 0; h < 2; h++)
+                if (halves[k].at[h] >= 0) {
+                    uint16_t v = ggml_f32_to_fp16(ldexpf(1.0f + rng_f() * 0.5f, -8));
+                    memcpy(b + blk * info->bytes + halves[k].at[h], &v, 2);
+                }
+    }
+    *row_bytes = per_row;
+    return b;
+}
+
+/* The ISAs to test: every one this CPU and build can run. */
+static int supported_isas(kernels_isa *isas)
+{
+    int k = 0;
+    for (int i = KERNELS_SCALAR; i < KERNELS_COUNT; i++)
+        if (kernels_isa_supported((kernels_isa)i))
+            isas[k++] = (kernels_isa)i;
+    return k;
+}
+
+/* want (n, rows): each row decoded by dequant_range, dotted in double with the
+ * dequantized activations; bound: 1e-5 of the sum of |terms|. */
+static void reference(float *want, float *bound, const tensor *w, const qbatch *xq, int n)
+{
+    float *row = malloc(sizeof(float) * w->cols);
+    for (int r = 0; r < w->rows; r++) {
+        dequant_range((uint32_t)w->btype, tensor_row_blocks(w, r), 0, row, (size_t)w->cols);
+        for (int v = 0; v < n; v++) {
+            double s = 0.0, mag = 0.0;
+            for (int i = 0; i < w->cols; i++) {
+                double x = (double)xq->q[(size_t)v * xq->stride + i] *
+                           xq->scale[(size_t)v * (xq->stride / 32) + i / 32];
+                s += row[i] * x;
+                mag += fabs(row[i] * x);
+            }
+            want[(size_t)v * w->rows + r] = (float)s;
+            bound[(size_t)v * w->rows + r] = (float)(1e-5 * mag + 1e-30);
+        }
+    }
+    free(row);
+}
+
+/* Checks every ISA's products of w with n random vectors against the reference and
+ * against the scalar kernels. */
+static void check_tensor(const tensor *w, int n, const char *what)
+{
+    float *x = malloc(sizeof(float) * (size_t)n * w->cols);
+    for (size_t i = 0; i < (size_t)n * w->cols; i++)
+        x[i] = 2.0f * rng_f();
+    qbatch *xq = qbatch_new(n, w->cols, 32);
+    ck_assert_ptr_nonnull(xq);
+    qbatch_quantize(xq, x, n);
+    size_t outs = (size_t)n * w->rows;
+    float *want = malloc(sizeof(float) * outs), *bound = malloc(sizeof(float) * outs);
+    float *scalar = malloc(sizeof(float) * outs), *got = malloc(sizeof(float) * outs);
+    float *one = malloc(sizeof(float) * w->rows);
+    reference(want, bound, w, xq, n);
+
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        ck_assert_int_eq(kernels_init(isas[j]), isas[j]);
+        for (int gemm = 0; gemm < 2; gemm++) {
+            for (size_t o = 0; o < outs; o++)
+                got[o] = NAN;
+            if (gemm)
+                kernels_gemm(got, w, NULL, xq, n);
+            else
+                kernels_matmul(got, w, NULL, xq, n);
+            if (isas[j] == KERNELS_SCALAR && !gemm)
+                memcpy(scalar, got, sizeof(float) * outs);
+            for (size_t o = 0; o < outs; o++) {
+                ck_assert_msg(fabsf(got[o] - want[o]) <= bound[o],
+                              "%s %s %s: out[%zu] = %.9g, reference %.9g (±%g)",
+                              kernels_isa_name(isas[j]), what, gemm ? "gemm" : "matmul", o,
+                              got[o], want[o], bound[o]);
+                ck_assert_msg(fabsf(got[o] - scalar[o]) <= bound[o],
+                              "%s %s: out[%zu] = %.9g, scalar twin %.9g (±%g)",
+                              kernels_isa_name(isas[j]), what, o, got[o], scalar[o], bound[o]);
+            }
+            if (!gemm) {
+                kernels_matvec(one, w, NULL, xq);
+                ck_assert_msg(memcmp(one, got, sizeof(float) * w->rows) == 0,
+                              "%s %s: vector 0 of a batch differs from a matvec",
+                              kernels_isa_name(isas[j]), what);
+            }
+        }
+    }
+    kernels_init(KERNELS_AUTO);
+    free(x);
+    free(want);
+    free(bound);
+    free(scalar);
+    free(got);
+    free(one);
+    qbatch_free(xq);
+}
+
+static tensor blocks_tensor(ggml_type type, const uint8_t *data, int rows, int cols)
+{
+    const ggml_type_info *info = ggml_type_get(type);
+    return (tensor){.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                    .group = 32, .blocks = data, .btype = (int)type,
+                    .row_bytes = (size_t)cols / info->block * info->bytes};
+}
+
+START_TEST(test_random_blocks)
+{
+    rng_state = 0x9e3779b97f4a7c15ull + (uint64_t)_i;
+    ggml_type type = types[_i].type;
+    bool k_type = ggml_type_get(type)->block == 256;
+    static const int shapes[][2] = {{5, 256}, {17, 512}, {3, 2048}, {9, 64}, {4, 96}};
+    static const int ns[] = {1, 3, 17, 70};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        if (k_type && cols % 256)
+            continue;
+        size_t row_bytes;
+        uint8_t *data = random_blocks(type, rows, cols, &row_bytes);
+        tensor w = blocks_tensor(type, data, rows, cols);
+        ck_assert_uint_eq(w.row_bytes, row_bytes);
+        char what[64];
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            snprintf(what, sizeof what, "%s %dx%d n %d", ggml_type_name(type), rows, cols, ns[i]);
+            check_tensor(&w, ns[i], what);
+        }
+        /* dequantizing a row of the tensor is dequant.h's decoding */
+        float *a = malloc(sizeof(float) * cols), *b = malloc(sizeof(float) * cols);
+        quant_dequantize_row(a, &w, rows - 1);
+        dequant_range(type, data, (uint64_t)(rows - 1) * cols, b, (size_t)cols);
+        ck_assert(memcmp(a, b, sizeof(float) * cols) == 0);
+        free(a);
+        free(b);
+        free(data);
+    }
+}
+END_TEST
+
+/* blk.0.attn_q.weight (256 x 256) of the file as llama-quantize wrote it. */
+START_TEST(test_file_blocks)
+{
+    rng_state = 0x2545f4914f6cdd1dull + (uint64_t)_i;
+    size_t size;
+    char name[64];
+    snprintf(name, sizeof name, "gguf-types/%s", types[_i].file);
+    unsigned char *buf = read_whole_file(data_path(name), &size);
+    ck_assert_ptr_nonnull(buf);
+    gguf *g;
+    llm_err err;
+    ck_assert_int_eq(gguf_parse(buf, size, types[_i].file, &g, &err), LLM_OK);
+    const gguf_tensor *t = gguf_find_tensor(g, "blk.0.attn_q.weight");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->type, types[_i].type);
+    tensor w = blocks_tensor(types[_i].type, t->data, 256, 256);
+    ck_assert_uint_eq(w.row_bytes * 256, t->bytes);
+    static const int ns[] = {1, 17};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        check_tensor(&w, ns[i], types[_i].file);
+    gguf_free(g);
+    free(buf);
+}
+END_TEST
+
+/* Zero activations give exact zeros; a NaN activation scale is not hidden. */
+START_TEST(test_zero_and_nan)
+{
+    rng_state = 7;
+    ggml_type type = types[_i].type;
+    size_t row_bytes;
+    uint8_t *data = random_blocks(type, 4, 256, &row_bytes);
+    tensor w = blocks_tensor(type, data, 4, 256);
+    qbatch *xq = qbatch_new(1, 256, 32);
+    float x[256] = {0}, out[4];
+    qbatch_quantize(xq, x, 1);
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        kernels_matvec(out, &w, NULL, xq);
+        for (int r = 0; r < 4; r++)
+            ck_assert_msg(out[r] == 0.0f, "%s %s: %g", kernels_isa_name(isas[j]),
+                          ggml_type_name(type), out[r]);
+    }
+    x[40] = NAN;
+    qbatch_quantize(xq, x, 1);
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        kernels_matvec(out, &w, NULL, xq);
+        for (int r = 0; r < 4; r++)
+            ck_assert_msg(isnan(out[r]), "%s %s: NaN hidden: %g", kernels_isa_name(isas[j]),
+                          ggml_type_name(type), out[r]);
+    }
+    kernels_init(KERNELS_AUTO);
+    qbatch_free(xq);
+    free(data);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("kernels_blocks");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 60);
+    tcase_add_loop_test(core, test_random_blocks, 0, N_TYPES);
+    tcase_add_loop_test(core, test_file_blocks, 0, N_TYPES);
+    tcase_add_loop_test(core, test_zero_and_nan, 0, N_TYPES);
+    suite_add_tcase(s, core);
+    return s;
+}
+
+TEST_MAIN(make_suite)
