@@ -157,7 +157,7 @@ static double load_average(void)
  * probe_pick's, chosen at the first pass. */
 static int stream_way = -1;
 
-/* One read of buf on `threads` threads, as fast as this machine reads: GB/s. */
+/* One read of buf on `threads` threads, as fast as the machine reads: GB/s. */
 static double stream_pass(const uint64_t *buf, size_t bytes, int threads)
 {
     if (stream_way < 0)

@@ -1,4 +1,4 @@
-/* bench/probe.h — llmchat-bench's memory bandwidth probe: how fast this machine can
+/* bench/probe.h — llmchat-bench's memory bandwidth probe: how fast the machine it runs on can
  * read memory, the limit decode is measured against. Part of the benchmark. */
 #ifndef LLMCHAT_BENCH_PROBE_H
 #define LLMCHAT_BENCH_PROBE_H
@@ -25,7 +25,7 @@ void probe_free(uint64_t *buf, size_t bytes);
  * each in turn with the widest loads the CPU has, looking ahead `way`. GB/s. */
 double probe_read(const uint64_t *buf, size_t bytes, int threads, probe_way way);
 
-/* The fastest way on this machine: each tried `tries` times, the best read kept. */
+/* The fastest way on the machine it runs on: each tried `tries` times, the best read kept. */
 probe_way probe_pick(const uint64_t *buf, size_t bytes, int threads, int tries);
 
 enum { PROBE_STREAMS = 4 };
