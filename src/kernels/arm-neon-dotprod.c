@@ -1,7 +1,8 @@
 /* kernels/arm-neon-dotprod.c — the NEON kernel table with the Armv8.2 dot-product
  * instructions (sdot: Apple M1 and later, Graviton 2 and later, Cortex-A55/A76: the
- * Raspberry Pi 5), see kernels/table.h. Its int8 products are sdot's; the fp32
- * kernels are the plain-NEON table's (arm-neon.c).
+ * Raspberry Pi 5), see kernels/table.h. Its int8 products are sdot's (the row dots of
+ * the ggml block types too: kernels/arm-neon-blocks-body.h); the fp32 kernels are the
+ * plain-NEON table's (arm-neon.c).
  *
  * The CPU is asked at run time: getauxval(AT_HWCAP) & HWCAP_ASIMDDP on Linux,
  * sysctlbyname("hw.optional.arm.FEAT_DotProd") on macOS; elsewhere the table is not
@@ -32,6 +33,13 @@ INLINE int32x4_t dot_sdot(int32x4_t acc, int8x16_t a, int8x16_t b)
 }
 
 #define Q8_CALL(R, N, out, w, xq, r, v) NEON_Q8_CALL(R, N, out, w, xq, r, v, dot_sdot)
+
+/* The row dots of ggml block types, over sdot. */
+#define BLK(name) blocks_dotprod_##name
+#define BLK_DOT dot_sdot
+#include "arm-neon-blocks-body.h"
+#undef BLK
+#undef BLK_DOT
 
 static void rows_q8_dotprod(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
@@ -157,6 +165,16 @@ const kernel_table kernels_arm_neon_dotprod = {
     .rows_q8 = rows_q8_dotprod,
     .gemm_q8 = gemm_q8_dotprod,
     .matvec_q8b = NULL, /* rows_q8 over rows made Q8_0 a few at a time (kernels.c) */
+    .dot_blocks =
+        {
+            [GGML_TYPE_Q4_0] = blocks_dotprod_dot_q4_0,
+            [GGML_TYPE_Q4_1] = blocks_dotprod_dot_q4_1,
+            [GGML_TYPE_Q5_0] = blocks_dotprod_dot_q5_0,
+            [GGML_TYPE_Q5_1] = blocks_dotprod_dot_q5_1,
+            [GGML_TYPE_Q4_K] = blocks_dotprod_dot_q4_k,
+            [GGML_TYPE_Q5_K] = blocks_dotprod_dot_q5_k,
+            [GGML_TYPE_Q6_K] = blocks_dotprod_dot_q6_k,
+        },
     .rows_f32 = kernels_neon_rows_f32,
     .dot_q8 = dot_q8_dotprod,
     .quantize_row = NULL, /* the scalar one */

@@ -1,6 +1,7 @@
 /* kernels/arm-neon.c — the plain NEON (Advanced SIMD) kernel table, for AArch64 CPUs
  * without the Armv8.2 dot-product instructions (Cortex-A53, A72: the Raspberry Pi 3 and
- * 4), see kernels/table.h. Its fp32 kernels serve the dot-product table too.
+ * 4), see kernels/table.h. Its fp32 kernels serve the dot-product table too; its row
+ * dots of the ggml block types (Q4_0 ... Q6_K) are kernels/arm-neon-blocks-body.h's.
  *
  * Without sdot the int8 products are widening multiplies: smull / smlal2 give int16
  * sums of two products, which cannot overflow while one factor is a quantized
@@ -20,6 +21,13 @@ INLINE int32x4_t dot_widening(int32x4_t acc, int8x16_t a, int8x16_t b)
 }
 
 #define Q8_CALL(R, N, out, w, xq, r, v) NEON_Q8_CALL(R, N, out, w, xq, r, v, dot_widening)
+
+/* The row dots of ggml block types, over the widening step. */
+#define BLK(name) blocks_neon_##name
+#define BLK_DOT dot_widening
+#include "arm-neon-blocks-body.h"
+#undef BLK
+#undef BLK_DOT
 
 static void rows_q8_neon(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
@@ -306,6 +314,16 @@ const kernel_table kernels_arm_neon = {
     .rows_q8 = rows_q8_neon,
     .gemm_q8 = NULL, /* kernels_gemm is kernels_matmul */
     .matvec_q8b = NULL, /* rows_q8 over rows made Q8_0 a few at a time (kernels.c) */
+    .dot_blocks =
+        {
+            [GGML_TYPE_Q4_0] = blocks_neon_dot_q4_0,
+            [GGML_TYPE_Q4_1] = blocks_neon_dot_q4_1,
+            [GGML_TYPE_Q5_0] = blocks_neon_dot_q5_0,
+            [GGML_TYPE_Q5_1] = blocks_neon_dot_q5_1,
+            [GGML_TYPE_Q4_K] = blocks_neon_dot_q4_k,
+            [GGML_TYPE_Q5_K] = blocks_neon_dot_q5_k,
+            [GGML_TYPE_Q6_K] = blocks_neon_dot_q6_k,
+        },
     .rows_f32 = kernels_neon_rows_f32,
     .dot_q8 = dot_q8_neon,
     .quantize_row = NULL, /* the scalar one */

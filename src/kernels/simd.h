@@ -1,11 +1,14 @@
 /* kernels/simd.h — what the SIMD kernel files of every instruction set share (x86-64
  * and Arm alike): compiling a file for an instruction set the build does not assume, the
- * loops that walk register blocks, how far ahead a matvec prefetches its weights, and
- * the constants of the SIMD exp. Included by the files in src/kernels/ only. */
+ * loops that walk register blocks, how far ahead a matvec prefetches its weights, the
+ * byte unpacking of the K-quant scales and the constants of the SIMD exp. Included by
+ * the files in src/kernels/ only. */
 #ifndef LLMCHAT_KERNELS_SIMD_H
 #define LLMCHAT_KERNELS_SIMD_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "table.h"
 
@@ -67,6 +70,20 @@ static inline size_t prefetch_bytes(size_t row_bytes)
 {
     size_t block = BLOCK_ROWS * row_bytes;
     return block > 8192 ? block : 8192;
+}
+
+/* The 8 scales and 8 mins of a Q4_K / Q5_K super-block's 12 bytes of 6-bit pairs s
+ * (kernels_k4_scale_min's values) as plain bytes: the scales in bytes 0-7 of u, the
+ * mins in bytes 8-15 (u as little-endian bytes, which x86-64 and AArch64 Linux and
+ * macOS all are). */
+static inline void k4_scales_mins(uint32_t u[4], const uint8_t *s)
+{
+    memcpy(u, s, 12);
+    u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
+    uint32_t mins_lo = u[1] & 0x3f3f3f3f;
+    u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
+    u[2] = mins_lo;
+    u[0] &= 0x3f3f3f3f;
 }
 
 /* exp for the SIMD softmax (Cephes expf): x = k ln2 + r, |r| <= ln2 / 2, exp(r) by a
