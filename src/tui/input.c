@@ -6,7 +6,16 @@
  * call readline's commands directly, and readline's redisplay does nothing: the line
  * is drawn with the panes. Readline never touches the tty (its prep/deprep, signal
  * and SIGWINCH handling are off) and writes only to /dev/null.
- * Owns the history file ($XDG_STATE_HOME/llmchat/history, found by session_state_file). */
+ *
+ * With libedit the line is line_edit.h's and libedit keeps only the history: its
+ * readline compatibility cannot edit a line inside the curses loop. It edits only when
+ * its streams are a terminal with echo on (else each byte comes back as a line of its
+ * own), it switches that terminal between its own modes around every line whatever
+ * the hooks say, its callback drops the first key after each line, and (3.1-20221030)
+ * it writes through a freed pointer once a line outgrows 1 KB, redrawing the whole line
+ * on every key besides (docs/testing.md).
+ * Owns the history file ($XDG_STATE_HOME/llmchat/history, found by session_state_file)
+ * and, with libedit, the line being edited. */
 #include "config.h"
 
 #include <limits.h>
@@ -28,6 +37,7 @@
 #include "session.h"
 #include "textfmt.h"
 #include "format.h"
+#include "line_edit.h"
 
 struct input_line {
     input_handler on;
@@ -35,12 +45,220 @@ struct input_line {
     int history_size;   /* the most lines kept (--history-size) */
     int added;          /* history entries added by this run (appended at exit) */
     FILE *devnull;      /* readline's output */
+#ifdef HAVE_LIBEDIT
+    line_edit *edit;    /* the line (libedit edits none here) */
+#endif
 };
 
 static input_line *g_input; /* readline's callbacks are global: the one line they serve */
-static int g_byte;          /* the byte readline reads next */
-static bool g_have_byte;
 static const char *g_prompt = "> ";
+
+/* A finished line (NULL: the end of input): into the history unless it repeats the
+ * newest line, then to the handler. Frees the line. */
+static void on_line(char *line)
+{
+    input_line *in = g_input;
+    if (!line) { /* EOF */
+        in->on.eof(in->on.ctx);
+        return;
+    }
+    if (*line) {
+        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
+        if (!last || strcmp(last->line, line) != 0) {
+            add_history(line);
+            in->added++;
+        }
+    }
+    in->on.submit(in->on.ctx, line);
+    free(line);
+}
+
+/* Reads the history file, keeping at most history_size lines. */
+static void history_open(input_line *in, int history_size)
+{
+    using_history();
+    stifle_history(history_size);
+    in->history_size = history_size;
+    in->history_path = history_size > 0 ? session_state_file("history") : NULL;
+    if (in->history_path)
+        read_history(in->history_path);
+}
+
+/* Saves this run's lines. Returns 0 or an errno. */
+static int history_close(input_line *in)
+{
+    int failed = 0;
+    if (in->history_path && in->added > 0) {
+#ifdef HAVE_LIBEDIT
+        /* libedit's file starts with a line of its own (_HiStOrY_V2_), which
+         * history_truncate_file would cut: the whole history is written, at most
+         * history_size lines (stifled), and a session that quit meanwhile loses its lines */
+        failed = write_history(in->history_path);
+#else
+        /* append, so that several llmchat sessions do not overwrite each other's lines */
+        int n = in->added < history_length ? in->added : history_length;
+        struct stat st;
+        int r = stat(in->history_path, &st) == 0 ? append_history(n, in->history_path)
+                                                 : write_history(in->history_path);
+        if (r == 0)
+            history_truncate_file(in->history_path, in->history_size);
+        else
+            failed = r;
+#endif
+    }
+    free(in->history_path);
+    return failed;
+}
+
+#ifdef HAVE_LIBEDIT
+
+/* line_history over readline's history list (libedit's). */
+static int history_count(void *ctx)
+{
+    (void)ctx;
+    return history_length;
+}
+
+static const char *history_line(void *ctx, int i)
+{
+    (void)ctx;
+    HIST_ENTRY *h = history_get(history_base + i);
+    return h ? h->line : NULL;
+}
+
+input_line *input_open(const input_handler *h, int history_size)
+{
+    input_line *in = calloc(1, sizeof *in);
+    if (!in)
+        tui_die("out of memory");
+    in->on = *h;
+    g_input = in;
+    rl_readline_name = "llmchat";
+    history_open(in, history_size);
+    line_history hist = {.count = history_count, .line = history_line};
+    in->edit = line_edit_new(&hist);
+    if (!in->edit)
+        tui_die("out of memory");
+    return in;
+}
+
+int input_close(input_line *in)
+{
+    if (!in)
+        return 0;
+    int failed = history_close(in);
+    line_edit_free(in->edit);
+    g_input = NULL;
+    free(in);
+    return failed;
+}
+
+static void edit_command(input_line *in, line_command c)
+{
+    if (!line_edit_command(in->edit, c))
+        tui_die("out of memory");
+}
+
+static void edit_type(input_line *in, const char *s, size_t n)
+{
+    if (!line_edit_type(in->edit, s, n))
+        tui_die("out of memory");
+}
+
+static void edit_submit(input_line *in)
+{
+    char *line = line_edit_take(in->edit);
+    if (!line)
+        tui_die("out of memory");
+    on_line(line);
+}
+
+/* A cursor, history or deletion key (curses' code). */
+static void command_key(input_line *in, int key)
+{
+    switch (key) {
+    case KEY_LEFT: edit_command(in, LINE_LEFT); break;
+    case KEY_RIGHT: edit_command(in, LINE_RIGHT); break;
+    case KEY_UP: edit_command(in, LINE_PREV); break;
+    case KEY_DOWN: edit_command(in, LINE_NEXT); break;
+    case KEY_HOME: edit_command(in, LINE_HOME); break;
+    case KEY_END: edit_command(in, LINE_END); break;
+    case KEY_BACKSPACE: edit_command(in, LINE_BACKSPACE); break;
+    case KEY_DC: edit_command(in, LINE_DELETE); break;
+    case KEY_ENTER: edit_submit(in); break;
+    default: break;
+    }
+}
+
+/* A character: text, or one of readline's Emacs control keys (others are dropped). */
+static void char_key(input_line *in, int key)
+{
+    static const struct {
+        int key;
+        line_command c;
+    } controls[] = {
+        {0x01, LINE_HOME},      {0x02, LINE_LEFT},       {0x04, LINE_DELETE},
+        {0x05, LINE_END},       {0x06, LINE_RIGHT},      {0x07, LINE_CANCEL},
+        {0x08, LINE_BACKSPACE}, {0x0b, LINE_KILL_END},   {0x0e, LINE_NEXT},
+        {0x10, LINE_PREV},      {0x12, LINE_SEARCH},     {0x15, LINE_KILL_START},
+        {0x17, LINE_KILL_WORD}, {0x7f, LINE_BACKSPACE},
+    };
+    if (key == '\r' || key == '\n') {
+        edit_submit(in);
+        return;
+    }
+    for (size_t i = 0; i < sizeof controls / sizeof controls[0]; i++)
+        if (controls[i].key == key) {
+            edit_command(in, controls[i].c);
+            return;
+        }
+    if (key < 0x20 && key != '\t')
+        return;
+    char mb[MB_LEN_MAX];
+    size_t n = 1;
+    if (key < 0x80) {
+        mb[0] = (char)key;
+    } else {
+        mbstate_t ps;
+        memset(&ps, 0, sizeof ps);
+        n = wcrtomb(mb, (wchar_t)key, &ps);
+        if (n == (size_t)-1)
+            return;
+    }
+    edit_type(in, mb, n);
+}
+
+bool input_empty(const input_line *in)
+{
+    size_t len, point;
+    line_edit_text(in->edit, &len, &point);
+    return len == 0;
+}
+
+void input_key(input_line *in, int key, bool keycode)
+{
+    if (keycode)
+        command_key(in, key);
+    else if (key >= 0)
+        char_key(in, key);
+}
+
+/* The line being edited, its length, the cursor, and the prompt to show. */
+static const char *line_now(const input_line *in, int *len, int *point, const char **prompt)
+{
+    size_t n, p;
+    const char *s = line_edit_text(in->edit, &n, &p);
+    *len = n > INT_MAX ? INT_MAX : (int)n;
+    *point = p > (size_t)*len ? *len : (int)p;
+    const char *search = line_edit_prompt(in->edit);
+    *prompt = search ? search : g_prompt;
+    return s;
+}
+
+#else /* GNU readline */
+
+static int g_byte; /* the byte readline reads next */
+static bool g_have_byte;
 
 static int input_getc(FILE *f)
 {
@@ -62,37 +280,13 @@ static void input_redisplay(void)
 {
 }
 
-#ifdef HAVE_LIBEDIT
-static void prep_term(void) /* libedit's hook takes no argument */
-{
-}
-#else
 static void prep_term(int meta)
 {
     (void)meta;
 }
-#endif
 
 static void deprep_term(void)
 {
-}
-
-static void on_line(char *line)
-{
-    input_line *in = g_input;
-    if (!line) { /* EOF */
-        in->on.eof(in->on.ctx);
-        return;
-    }
-    if (*line) {
-        HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
-        if (!last || strcmp(last->line, line) != 0) {
-            add_history(line);
-            in->added++;
-        }
-    }
-    in->on.submit(in->on.ctx, line);
-    free(line);
 }
 
 input_line *input_open(const input_handler *h, int history_size)
@@ -119,12 +313,7 @@ input_line *input_open(const input_handler *h, int history_size)
     rl_instream = stdin;
     rl_outstream = in->devnull ? in->devnull : stderr;
     rl_inhibit_completion = 1;
-    using_history();
-    stifle_history(history_size);
-    in->history_size = history_size;
-    in->history_path = history_size > 0 ? session_state_file("history") : NULL;
-    if (in->history_path)
-        read_history(in->history_path);
+    history_open(in, history_size);
     rl_callback_handler_install(g_prompt, on_line);
     return in;
 }
@@ -133,20 +322,8 @@ int input_close(input_line *in)
 {
     if (!in)
         return 0;
-    int failed = 0;
     rl_callback_handler_remove();
-    if (in->history_path && in->added > 0) {
-        /* append, so that several llmchat sessions do not overwrite each other's lines */
-        int n = in->added < history_length ? in->added : history_length;
-        struct stat st;
-        int r = stat(in->history_path, &st) == 0 ? append_history(n, in->history_path)
-                                                 : write_history(in->history_path);
-        if (r == 0)
-            history_truncate_file(in->history_path, in->history_size);
-        else
-            failed = r;
-    }
-    free(in->history_path);
+    int failed = history_close(in);
     if (in->devnull) {
         rl_outstream = NULL;
         fclose(in->devnull);
@@ -164,7 +341,6 @@ static void feed_byte(int b)
     g_have_byte = false;
 }
 
-#if HAVE_DECL_RL_BACKWARD_CHAR
 /* A cursor, history or deletion key: GNU readline's command, called directly. */
 static void command_key(int key)
 {
@@ -181,31 +357,6 @@ static void command_key(int key)
     default: break;
     }
 }
-#else
-/* The same keys where the library exports no commands (libedit): the Emacs control
- * byte its editor binds to each. Delete is forward then back (Ctrl-D would end the
- * input on an empty line). */
-static void command_key(int key)
-{
-    switch (key) {
-    case KEY_LEFT: feed_byte(0x02); break;      /* C-b */
-    case KEY_RIGHT: feed_byte(0x06); break;     /* C-f */
-    case KEY_UP: feed_byte(0x10); break;        /* C-p */
-    case KEY_DOWN: feed_byte(0x0e); break;      /* C-n */
-    case KEY_HOME: feed_byte(0x01); break;      /* C-a */
-    case KEY_END: feed_byte(0x05); break;       /* C-e */
-    case KEY_BACKSPACE: feed_byte(0x08); break; /* C-h */
-    case KEY_DC:
-        if (rl_point < rl_end) {
-            feed_byte(0x06);
-            feed_byte(0x08);
-        }
-        break;
-    case KEY_ENTER: feed_byte('\r'); break;
-    default: break;
-    }
-}
-#endif
 
 bool input_empty(const input_line *in)
 {
@@ -234,16 +385,29 @@ void input_key(input_line *in, int key, bool keycode)
     }
 }
 
-void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused)
+/* The line being edited, its length, the cursor, and the prompt to show: readline's
+ * own when it shows one (e.g. "(reverse-i-search)`x': "). */
+static const char *line_now(const input_line *in, int *len, int *point, const char **prompt)
 {
     (void)in;
+    *len = rl_end;
+    *point = rl_point;
+    *prompt = rl_display_prompt && *rl_display_prompt ? rl_display_prompt : g_prompt;
+    return rl_line_buffer ? rl_line_buffer : "";
+}
+
+#endif
+
+void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused)
+{
     werase(w);
     int width = getmaxx(w);
     attr_t pa = focused ? draw_attr(scr, PAIR_USER, A_BOLD) | A_BOLD : A_DIM;
-    /* readline's own prompt when it shows one (e.g. "(reverse-i-search)`x': ") */
+    int len, point;
+    const char *line_prompt;
+    const char *s = line_now(in, &len, &point, &line_prompt);
     char prompt[256];
-    tuifmt_fit(rl_display_prompt && *rl_display_prompt ? rl_display_prompt : g_prompt,
-               width / 2 > 2 ? width / 2 : width, scr->utf8, prompt, sizeof prompt);
+    tuifmt_fit(line_prompt, width / 2 > 2 ? width / 2 : width, scr->utf8, prompt, sizeof prompt);
     int pw = textfmt_width(prompt);
     if (pw > width)
         pw = width;
@@ -251,8 +415,6 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
     mvwaddstr(w, 0, 0, prompt);
     wattroff(w, pa);
     int avail = width - pw - 1; /* keep a column for the cursor at the end */
-    const char *s = rl_line_buffer ? rl_line_buffer : "";
-    int len = rl_end, point = rl_point;
     if (avail < 1) {
         wmove(w, 0, pw < width ? pw : width - 1);
         return;
