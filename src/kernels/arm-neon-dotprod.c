@@ -165,16 +165,7 @@ const kernel_table kernels_arm_neon_dotprod = {
     .rows_q8 = rows_q8_dotprod,
     .gemm_q8 = gemm_q8_dotprod,
     .matvec_q8b = NULL, /* rows_q8 over rows made Q8_0 a few at a time (kernels.c) */
-    .dot_blocks =
-        {
-            [GGML_TYPE_Q4_0] = blocks_dotprod_dot_q4_0,
-            [GGML_TYPE_Q4_1] = blocks_dotprod_dot_q4_1,
-            [GGML_TYPE_Q5_0] = blocks_dotprod_dot_q5_0,
-            [GGML_TYPE_Q5_1] = blocks_dotprod_dot_q5_1,
-            [GGML_TYPE_Q4_K] = blocks_dotprod_dot_q4_k,
-            [GGML_TYPE_Q5_K] = blocks_dotprod_dot_q5_k,
-            [GGML_TYPE_Q6_K] = blocks_dotprod_dot_q6_k,
-        },
+    .dot_blocks = NEON_DOT_BLOCKS(blocks_dotprod),
     .rows_f32 = kernels_neon_rows_f32,
     .dot_q8 = dot_q8_dotprod,
     .quantize_row = NULL, /* the scalar one */

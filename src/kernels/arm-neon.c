@@ -314,16 +314,7 @@ const kernel_table kernels_arm_neon = {
     .rows_q8 = rows_q8_neon,
     .gemm_q8 = NULL, /* kernels_gemm is kernels_matmul */
     .matvec_q8b = NULL, /* rows_q8 over rows made Q8_0 a few at a time (kernels.c) */
-    .dot_blocks =
-        {
-            [GGML_TYPE_Q4_0] = blocks_neon_dot_q4_0,
-            [GGML_TYPE_Q4_1] = blocks_neon_dot_q4_1,
-            [GGML_TYPE_Q5_0] = blocks_neon_dot_q5_0,
-            [GGML_TYPE_Q5_1] = blocks_neon_dot_q5_1,
-            [GGML_TYPE_Q4_K] = blocks_neon_dot_q4_k,
-            [GGML_TYPE_Q5_K] = blocks_neon_dot_q5_k,
-            [GGML_TYPE_Q6_K] = blocks_neon_dot_q6_k,
-        },
+    .dot_blocks = NEON_DOT_BLOCKS(blocks_neon),
     .rows_f32 = kernels_neon_rows_f32,
     .dot_q8 = dot_q8_neon,
     .quantize_row = NULL, /* the scalar one */

@@ -1,7 +1,8 @@
 /* kernels/arm-neon.h — what the two AArch64 kernel files share: the Q8_0 register block
  * written once over an int8 dot-product step (each file passes its own: widening
- * multiplies in arm-neon.c, sdot in arm-neon-dotprod.c), and the plain-NEON kernels
- * the dot-product table reuses. Included by src/kernels/arm-neon*.c only.
+ * multiplies in arm-neon.c, sdot in arm-neon-dotprod.c), a table's entries for the
+ * ggml block types' row dots, and the plain-NEON kernels the dot-product table
+ * reuses. Included by src/kernels/arm-neon*.c only.
  *
  * NEON (Advanced SIMD) is part of every AArch64 CPU, so arm-neon.c builds with the
  * compiler's defaults; arm-neon-dotprod.c is compiled for Armv8.2-A + dotprod and runs
@@ -71,6 +72,16 @@ INLINE void neon_q8_block(int R, int N, float *out, int ldo, const int8_t *w, co
                   w->q + (size_t)(r) * w->stride, w->scale + (size_t)(r) * (w->stride / w->group), \
                   xq->q + (size_t)(v) * xq->stride,                                       \
                   xq->scale + (size_t)(v) * (w->stride / w->group), w->stride, w->group, dot)
+
+/* A table's dot_blocks: the row dots kernels/arm-neon-blocks-body.h made with
+ * BLK(name) = prefix##_##name. */
+#define NEON_DOT_BLOCKS(prefix)                                                           \
+    {                                                                                     \
+        [GGML_TYPE_Q4_0] = prefix##_dot_q4_0, [GGML_TYPE_Q4_1] = prefix##_dot_q4_1,       \
+        [GGML_TYPE_Q5_0] = prefix##_dot_q5_0, [GGML_TYPE_Q5_1] = prefix##_dot_q5_1,       \
+        [GGML_TYPE_Q4_K] = prefix##_dot_q4_k, [GGML_TYPE_Q5_K] = prefix##_dot_q5_k,       \
+        [GGML_TYPE_Q6_K] = prefix##_dot_q6_k,                                             \
+    }
 
 /* The plain-NEON kernels (arm-neon.c) that the dot-product table uses as they are:
  * everything but the int8 products. */

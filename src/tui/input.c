@@ -73,6 +73,18 @@ static void on_line(char *line)
     free(line);
 }
 
+/* The input line of handler h, the one readline's callbacks serve. */
+static input_line *line_new(const input_handler *h)
+{
+    input_line *in = calloc(1, sizeof *in);
+    if (!in)
+        tui_die("out of memory");
+    in->on = *h;
+    g_input = in;
+    rl_readline_name = "llmchat";
+    return in;
+}
+
 /* Reads the history file, keeping at most history_size lines. */
 static void history_open(input_line *in, int history_size)
 {
@@ -128,12 +140,7 @@ static const char *history_line(void *ctx, int i)
 
 input_line *input_open(const input_handler *h, int history_size)
 {
-    input_line *in = calloc(1, sizeof *in);
-    if (!in)
-        tui_die("out of memory");
-    in->on = *h;
-    g_input = in;
-    rl_readline_name = "llmchat";
+    input_line *in = line_new(h);
     history_open(in, history_size);
     line_history hist = {.count = history_count, .line = history_line};
     in->edit = line_edit_new(&hist);
@@ -291,13 +298,8 @@ static void deprep_term(void)
 
 input_line *input_open(const input_handler *h, int history_size)
 {
-    input_line *in = calloc(1, sizeof *in);
-    if (!in)
-        tui_die("out of memory");
-    in->on = *h;
-    g_input = in;
+    input_line *in = line_new(h);
     in->devnull = fopen("/dev/null", "w");
-    rl_readline_name = "llmchat";
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;
 #if HAVE_DECL_RL_CHANGE_ENVIRONMENT
