@@ -72,6 +72,8 @@ for t in $targets; do
             head -c 65536 "$srcdir/tests/data/$f" >"$work/real-head-$f"
         done
         cp "$srcdir/tests/data/gguf-types/rand256-q4_0.gguf" "$work/real-rand256-q4_0.gguf" ;;
+    control_vector)
+        cp "$srcdir/tests/data/control_vector/happy.gguf" "$work/real-happy.gguf" ;;
     esac
     dict=
     [ -f "$srcdir/fuzz/$t.dict" ] && dict="-dict=$srcdir/fuzz/$t.dict"
@@ -79,7 +81,7 @@ for t in $targets; do
     echo "fuzz: running fuzz_$t for ${seconds}s (log: $out/$t.log)" >&2
     # Loader inputs hold whole tiny models and tokenizers; text inputs stay small.
     max_len=4096
-    case $t in model | tokenizer | gguf | trace) max_len=65536 ;; esac
+    case $t in model | tokenizer | gguf | trace | control_vector) max_len=65536 ;; esac
     rc=0
     # shellcheck disable=SC2086
     nice -n "$nice_level" "$bin" -max_total_time="$seconds" -max_len=$max_len -timeout=25 \

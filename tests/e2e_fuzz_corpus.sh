@@ -10,7 +10,7 @@
 B=$(dirname "$LLMCHAT_BIN")/fuzz
 C=$LLMCHAT_SRCDIR/fuzz/corpus
 
-for t in model tokenizer encode template chatfile gguf config trace bpe_encode bpe_vocab; do
+for t in model tokenizer encode template chatfile gguf config trace bpe_encode bpe_vocab control_vector; do
     [ -x "$B/replay_$t" ] || hard_error "$B/replay_$t was not built"
     set -- "$C/$t"
     case $t in
@@ -20,6 +20,7 @@ for t in model tokenizer encode template chatfile gguf config trace bpe_encode b
     tokenizer) set -- "$@" "$DATA/tok512.bin" "$DATA/tokenizer.bin" "$DATA/babyllama_tok105.bin" ;;
     gguf) set -- "$@" "$DATA/stories260K.gguf" "$DATA/stories260K-q8_0.gguf" \
         "$DATA/ggml-vocab-llama-spm.gguf" "$DATA/stories260K-gguf-v1-head.gguf" "$DATA/gguf-types" ;;
+    control_vector) set -- "$@" "$DATA/control_vector" "$DATA/stories260K-q8_0.gguf" ;;
     esac
     run_program "replay_$t" "$B/replay_$t" "$@"
     assert_status 0

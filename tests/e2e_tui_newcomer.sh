@@ -46,7 +46,7 @@ start -- -m tui -s 7 -z "$TOK" "$MODEL"
 wait_for "idle |"
 keys '?'
 wait_for "Help: keys"
-for text in "view: heat/lens/grid/heads" "heads grid: open in heatmap" "attention capture on/off" \
+for text in "view: heat/lens/heads/attrib" "attribution: next / prev target" "heads grid: open in heatmap" "attention capture on/off" \
     "slow motion: off/100/300/1000 ms"; do
     wait_for "$text"
 done
@@ -64,7 +64,7 @@ for page in 1 2 3 4; do
     keys Space
     wait_for "Page $((page + 1))/"
 done
-for word in "attention capture" "on/off" "heat/lens/grid/heads" "heatmap"; do
+for word in "attention capture" "on/off" "heat/lens/heads/attrib" "heatmap"; do
     grep -q "$word" "$T/help80" || fail "the 80x24 help overlay does not show [$word]"
 done
 grep '…' "$T/help80" | grep -q '│ *[^ ]' && {
@@ -135,9 +135,11 @@ pass "the lens table's numbers and the lens grid's legend are whole"
 keys v v
 wait_for "layers x heads"
 keys v
+wait_for "attribution to "
+keys v
 wait_for "layer 1/"
 keys e
-wait_for "e and Enter work in the heads views"
+wait_for "e works in the heads views"
 keys n
 wait_for "n steps a paused reply: none is running"
 keys Escape
@@ -146,8 +148,10 @@ keys End
 keys Right
 wait_for "already at the newest position"
 keys x
-wait_for "x does nothing in Attention"
-pass "e outside the heads views, n with no paused reply, Esc with no reply, Right at the end, an unbound key say why"
+wait_for "x knocks a head out in the heads and attribution views: v shows them"
+keys z
+wait_for "z does nothing in Attention"
+pass "e and x outside the heads views, n with no paused reply, Esc with no reply, Right at the end, an unbound key say why"
 
 # ---- /step: a message that starts paused; the hint goes when it resumes ----
 keys Tab

@@ -1,7 +1,7 @@
 /* test_chat.c — the Llama 2 template strings and the dialog on chat260K: golden
  * replies, EOS in the KV cache, no re-processing of history, stop, step limit,
  * context overflow, system prompt changes, save, rewinding a reply and forcing tokens
- * into it. */
+ * into it, where each reply token's text starts. */
 #include <string.h>
 
 #include "chat.h"
@@ -169,6 +169,78 @@ END_TEST
  * (the logits recomputed at the rewind point are the ones first seen); forcing
  * another candidate there branches the reply; both keep the reply text in step with
  * the tokens. */
+/* chat_reply_spans gives each reply token's position and where its text starts: the
+ * same tokens, positions and texts chat_step streamed, in both turns of a dialog, and
+ * after a rewind the part before it. */
+START_TEST(test_reply_spans)
+{
+    enum { MAX = 256 };
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_reply_spans(c, 0, NULL, NULL, 0), 0); /* no turn yet */
+    static int pos[MAX], spos[MAX];
+    static size_t off[MAX], soff[MAX];
+    const char *msgs[] = {"Tell me a story about Tom.", "And one about Sue."};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(chat_begin(c, msgs[i], 0, &err), LLM_OK);
+        const chat_turn *t = chat_get_turn(c, i);
+        /* the message's tokens: inside the turn's prompt, the first at the message's
+         * start, in order, each one's text a piece of the message */
+        int m = chat_message_spans(c, i, spos, soff, MAX);
+        ck_assert_int_ge(m, 5);
+        ck_assert_uint_eq(soff[0], 0);
+        for (int k = 0; k < m; k++) {
+            ck_assert_int_ge(spos[k], t->start);
+            ck_assert_int_lt(spos[k], t->reply_start);
+            if (k > 0) {
+                ck_assert_int_eq(spos[k], spos[k - 1] + 1);
+                ck_assert_uint_gt(soff[k], soff[k - 1]);
+            }
+            char piece[64];
+            size_t n = tokenizer_decode(tok, engine_tokens(e)[spos[k] - 1], engine_tokens(e)[spos[k]], piece,
+                                        sizeof piece);
+            const char *p = piece;
+            if (k == 0)
+                while (*p == ' ')
+                    p++, n--;
+            ck_assert_msg(!strncmp(msgs[i] + soff[k], p, n), "token %d [%s] is not at %zu of [%s]", k, p,
+                          soff[k], msgs[i]);
+        }
+        ck_assert_uint_lt(soff[m - 1], strlen(msgs[i]));
+        int n = 0, tk;
+        size_t len = 0;
+        const char *text;
+        while (chat_step(c, &tk, &text, &err) == CHAT_GENERATING) {
+            if (!*text)
+                continue;
+            ck_assert_int_lt(n, MAX);
+            pos[n] = engine_pos(e) - 1;
+            off[n++] = len;
+            ck_assert_mem_eq(t->reply + len, text, strlen(text));
+            len += strlen(text);
+        }
+        ck_assert_uint_eq(len, strlen(t->reply));
+        ck_assert_int_gt(n, 5);
+        ck_assert_int_eq(chat_reply_spans(c, i, spos, soff, MAX), n);
+        for (int k = 0; k < n; k++) {
+            ck_assert_int_eq(spos[k], pos[k]);
+            ck_assert_uint_eq(soff[k], off[k]);
+        }
+        ck_assert_int_eq(chat_reply_spans(c, i, spos, soff, 2), n); /* counts past max */
+    }
+    /* rewound to the fourth token's position: the three before it stay */
+    ck_assert_int_eq(chat_rewind(c, pos[3], &err), LLM_OK);
+    ck_assert_int_eq(chat_reply_spans(c, 1, spos, soff, MAX), 3);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(spos[k], pos[k]);
+        ck_assert_uint_eq(soff[k], off[k]);
+    }
+    ck_assert_int_eq(chat_reply_spans(c, 2, spos, soff, MAX), 0);
+    chat_free(c);
+}
+END_TEST
+
 START_TEST(test_rewind_and_force)
 {
     enum { MAX = 200 };
@@ -393,6 +465,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_second_turn_keeps_history);
     tcase_add_test(core, test_stop_and_limit);
     tcase_add_test(core, test_rewind_and_force);
+    tcase_add_test(core, test_reply_spans);
     tcase_add_test(core, test_system_change_and_save);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");

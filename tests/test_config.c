@@ -207,6 +207,8 @@ static const struct {
     {"slow-motion", "300", "10001"},
     {"autosave", "always", "sometimes"},
     {"keep-chats", "10", "-1"},
+    {"control-vector", "happy.gguf:0.5", ":0.5"},
+    {"control-vector-layers", "2-4", "4-2"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
@@ -265,6 +267,12 @@ START_TEST(test_every_key_good_value)
     ck_assert_int_eq(o.history_size, 5);
     ck_assert(o.verbose);
     ck_assert_str_eq(o.template_name, "chatml");
+    ck_assert_int_eq(o.n_vectors, 1);
+    ck_assert_str_eq(o.vectors[0].path, "happy.gguf");
+    ck_assert_float_eq(o.vectors[0].scale, 0.5f);
+    ck_assert_int_eq(o.vector_first, 2);
+    ck_assert_int_eq(o.vector_last, 4);
+    options_free(&o); /* FILE:SCALE keeps a copy of FILE */
 }
 END_TEST
 
@@ -290,7 +298,8 @@ START_TEST(test_every_key_bad_value)
                           o.ctx == 0 && o.threads == 0 && o.weights == defaults.weights &&
                           o.isa == defaults.isa && o.kv_cache == defaults.kv_cache &&
                           o.theme == defaults.theme && !o.mouse && o.history_size == defaults.history_size &&
-                          !o.verbose && !o.template_name,
+                          !o.verbose && !o.template_name && o.n_vectors == 0 &&
+                          o.vector_first == -1,
                       "%s = %s changed a setting", keys[i].key, keys[i].bad);
     }
 }

@@ -115,6 +115,50 @@ START_TEST(test_prefill_records)
 }
 END_TEST
 
+/* -Σ p log p of the softmax of logits, in double. */
+static double entropy_of(const float *logits, int n)
+{
+    double max = logits[0], z = 0.0, h = 0.0;
+    for (int i = 1; i < n; i++)
+        if (logits[i] > max)
+            max = logits[i];
+    for (int i = 0; i < n; i++)
+        z += exp(logits[i] - max);
+    for (int i = 0; i < n; i++) {
+        double p = exp(logits[i] - max) / z;
+        if (p > 0.0)
+            h -= p * log(p);
+    }
+    return h;
+}
+
+/* Each record's entropy is that of the model's whole distribution for the next
+ * position (computed from the logits by hand here), at the prompt's end and at each
+ * generated position. */
+START_TEST(test_record_entropy)
+{
+    engine *e = new_engine(0, false, 0.8f);
+    int ids[64];
+    int n = prompt_ids("Once upon a time", ids, 64);
+    llm_err err;
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    int vocab = engine_model(e)->config.vocab_size;
+    double lo = 1e9, hi = 0.0;
+    for (int k = 0; k < 12; k++) {
+        const step_record *r = engine_record(e, engine_pos(e) - 1);
+        double want = entropy_of(engine_logits(e), vocab);
+        ck_assert_msg(fabs(r->entropy - want) <= 1e-4 + 1e-4 * want, "pos %d: entropy %g, by hand %g",
+                      r->pos, (double)r->entropy, want);
+        lo = want < lo ? want : lo;
+        hi = want > hi ? want : hi;
+        int t;
+        ck_assert_int_eq(engine_step(e, &t, &err), LLM_OK);
+    }
+    ck_assert_msg(hi - lo > 0.1, "every position had entropy %g: the check shows nothing", lo);
+    engine_free(e);
+}
+END_TEST
+
 START_TEST(test_step_force_rewind)
 {
     engine *e = new_engine(0, false, 0.0f);
@@ -577,6 +621,7 @@ static Suite *engine_suite(void)
     tcase_add_checked_fixture(core, setup_q8, teardown);
     tcase_add_test(core, test_prefill_records);
     tcase_add_test(core, test_step_force_rewind);
+    tcase_add_test(core, test_record_entropy);
     tcase_add_test(core, test_candidate_fates);
     tcase_add_test(core, test_batch_equals_sequential);
     tcase_add_test(core, test_attention_capture);

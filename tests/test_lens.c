@@ -7,6 +7,7 @@
 
 #include "chat.h"
 #include "engine.h"
+#include "named_lily.h"
 #include "testutil.h"
 #include "transformer.h"
 
@@ -224,36 +225,11 @@ END_TEST
  * and is the last layer's top 1 (README: layer 3 of 5). */
 START_TEST(test_lens_finds_the_name)
 {
-    engine_options o;
-    engine_options_default(&o);
-    o.sampler.temperature = 0.0f;
-    engine *e;
-    chat *c;
+    named_lily run;
+    named_lily_run(m, tok, &run);
     llm_err err;
-    ck_assert_int_eq(engine_new(m, tok, &o, &e, &err), LLM_OK);
-    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
-    ck_assert_int_eq(chat_begin(c, "Tell me a story about a dog named Lily.", 40, &err), LLM_OK);
-    int t;
-    const char *text;
-    while (chat_step(c, &t, &text, &err) == CHAT_GENERATING)
-        ;
-    const chat_turn *turn = chat_get_turn(c, 0);
-    ck_assert_ptr_nonnull(strstr(turn->reply, "named Lily"));
-    int lily = -1, named = -1;
-    for (int i = 0; i < tokenizer_vocab_size(tok); i++) {
-        if (strcmp(tokenizer_piece(tok, i), " Lily") == 0)
-            lily = i;
-        if (strcmp(tokenizer_piece(tok, i), " named") == 0)
-            named = i;
-    }
-    ck_assert(lily >= 0 && named >= 0);
-    int pos = -1;
-    for (int p = turn->reply_start; p < turn->end && pos < 0; p++)
-        if (engine_tokens(e)[p] == named)
-            pos = p;
-    ck_assert_int_ge(pos, 0);
-    ck_assert_int_eq(engine_record(e, pos)->next, lily);
-    const step_lens_layer *L = engine_lens(e, pos, &err);
+    int pos = run.pos, lily = run.lily;
+    const step_lens_layer *L = engine_lens(run.e, pos, &err);
     ck_assert_ptr_nonnull(L);
     int layers = m->config.n_layers, first_top3 = -1;
     for (int l = 0; l < layers && first_top3 < 0; l++)
@@ -264,8 +240,7 @@ START_TEST(test_lens_finds_the_name)
                   "the name enters the top 3 at layer %d of %d", first_top3 + 1, layers);
     ck_assert_int_eq(L[first_top3].id[L[first_top3].next_rank - 1], lily);
     ck_assert_int_eq(L[layers - 1].id[0], lily);
-    chat_free(c);
-    engine_free(e);
+    named_lily_free(&run);
 }
 END_TEST
 

@@ -609,6 +609,7 @@ START_TEST(test_records_round_trip)
     r0.next = 9;
     r0.next_prob = 0.125f;
     r0.next_rank = 2;
+    r0.entropy = 1.5f;
     ck_assert_int_eq(trace_write(t, &r0), LLM_OK);
 
     /* pos 1: generated and sampled, attention (2 layers, 3 heads, 2 keys) */
@@ -649,6 +650,7 @@ START_TEST(test_records_round_trip)
     r2.top[1].logit = NAN;
     r2.top[2].prob = INFINITY;
     r2.next_prob = -INFINITY;
+    r2.entropy = NAN;
     r2.next = 2;
     r2.next_rank = 1;
     r2.forward_ms = NAN;
@@ -710,6 +712,7 @@ START_TEST(test_records_round_trip)
     ck_assert_str_eq(jneed(a, "phase", J_STR)->str, "prompt");
     ck_assert_int_eq(jnum(a, "next"), 9);
     ck_assert(jnum(a, "next_prob") == 0.125);
+    ck_assert(jnum(a, "entropy") == 1.5);
     ck_assert_int_eq(jnum(a, "next_rank"), 2);
     ck_assert(jnum(a, "ms") == 1.5);
     ck_assert_int_eq(jneed(a, "sampler", J_NULL)->type, J_NULL);
@@ -775,6 +778,7 @@ START_TEST(test_records_round_trip)
     ck_assert_str_eq(jneed(c, "phase", J_STR)->str, "forced");
     ck_assert_str_eq(jneed(c, "piece", J_STR)->str, "\xc3\xbf"); /* byte 0xff read as U+00FF */
     ck_assert_int_eq(jneed(c, "next_prob", J_NULL)->type, J_NULL);
+    ck_assert_int_eq(jneed(c, "entropy", J_NULL)->type, J_NULL);
     ck_assert_int_eq(jneed(c, "ms", J_NULL)->type, J_NULL);
     top = jneed(c, "top", J_ARR);
     ck_assert_int_eq(top->items[1].items[1].type, J_NULL);

@@ -110,6 +110,10 @@ START_TEST(test_round_trip)
         ck_assert_int_eq(got->phase, want->phase);
         ck_assert_int_eq(got->next, want->next);
         ck_assert_int_eq(got->next_rank, want->next_rank);
+        if (isfinite(want->entropy)) /* written with 6 digits */
+            ck_assert(fabsf(got->entropy - want->entropy) <= 1e-5f * (1.0f + want->entropy));
+        else
+            ck_assert(isnan(got->entropy));
         ck_assert_int_eq(got->n_top, want->n_top);
         for (int j = 0; j < got->n_top; j++) {
             ck_assert_int_eq(got->top[j].id, want->top[j].id);

@@ -187,6 +187,40 @@ START_TEST(test_shade_linear)
 }
 END_TEST
 
+/* Signed values as precise as fit, then the sign alone; attribution parts named as the
+ * view lists them. */
+START_TEST(test_signed_and_parts)
+{
+    char b[32];
+    ck_assert_int_eq(tuifmt_signed(2.314f, 6, b, sizeof b), 5);
+    ck_assert_str_eq(b, "+2.31");
+    ck_assert_int_eq(tuifmt_signed(2.314f, 4, b, sizeof b), 4);
+    ck_assert_str_eq(b, "+2.3");
+    ck_assert_int_eq(tuifmt_signed(-12.5f, 4, b, sizeof b), 3);
+    ck_assert_str_eq(b, "-12");
+    ck_assert_int_eq(tuifmt_signed(-12.5f, 2, b, sizeof b), 1);
+    ck_assert_str_eq(b, "-");
+    ck_assert_int_eq(tuifmt_signed(0.0f, 1, b, sizeof b), 1);
+    ck_assert_str_eq(b, "0");
+    ck_assert_int_eq(tuifmt_signed(1.0f, 0, b, sizeof b), 0);
+    ck_assert_str_eq(b, "");
+    ck_assert_int_eq(tuifmt_signed(1234.5f, 8, b, 4), 1); /* a small buffer: the sign */
+    ck_assert_str_eq(b, "+");
+    attribution_part p = {ATTRIBUTION_HEAD, 2, 6, 2.314f};
+    tuifmt_attribution_part(&p, b, sizeof b);
+    ck_assert_str_eq(b, "L3 H7 +2.31");
+    p = (attribution_part){ATTRIBUTION_MLP, 3, -1, -1.8f};
+    tuifmt_attribution_part(&p, b, sizeof b);
+    ck_assert_str_eq(b, "L4 MLP -1.80");
+    p = (attribution_part){ATTRIBUTION_EMBEDDING, -1, -1, 0.52f};
+    tuifmt_attribution_part(&p, b, sizeof b);
+    ck_assert_str_eq(b, "embedding +0.52");
+    p = (attribution_part){ATTRIBUTION_VECTORS, -1, -1, 0.4f};
+    tuifmt_attribution_part(&p, b, sizeof b);
+    ck_assert_str_eq(b, "vectors +0.40");
+}
+END_TEST
+
 START_TEST(test_shade_log)
 {
     ck_assert_int_eq(tuifmt_shade(1.0f, 1.0f, 4, true), 3);
@@ -382,6 +416,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_bar_widths);
     tcase_add_test(tc, test_shade_linear);
     tcase_add_test(tc, test_shade_log);
+    tcase_add_test(tc, test_signed_and_parts);
     tcase_add_test(tc, test_counts_and_rates);
     tcase_add_test(tc, test_window_start);
     tcase_add_test(tc, test_heat_window_follows_newest);

@@ -1,7 +1,8 @@
 /* test_tui_source.c — the panes' source over a trace read back (llmchat --view): the
  * final sequence after a rewind, records and lenses by position, out-of-range
  * positions, pieces from the trace's vocabulary (control tokens without their
- * padding, unknown ids as nothing) and no live engine. Linked without curses. */
+ * padding, unknown ids as nothing), no live engine (and so no attribution); the
+ * attribution view's targets of a record. Linked without curses. */
 #include <string.h>
 
 #include "testutil.h"
@@ -78,12 +79,52 @@ START_TEST(test_control_pieces)
 }
 END_TEST
 
+/* The attribution's targets: the token that came next first (the top one while none
+ * has), then the other candidates by rank, round and round both ways; a trace computes
+ * no attribution. */
+START_TEST(test_attribution_targets)
+{
+    step_record r = {.next = 7, .n_top = 3};
+    r.top[0].id = 3;
+    r.top[1].id = 7;
+    r.top[2].id = 9;
+    int id, rank;
+    ck_assert_int_eq(source_attribution_target(&r, 0, &id, &rank), 3);
+    ck_assert_int_eq(id, 7);
+    ck_assert_int_eq(rank, 2);
+    source_attribution_target(&r, 1, &id, &rank);
+    ck_assert_int_eq(id, 3);
+    ck_assert_int_eq(rank, 1);
+    source_attribution_target(&r, 2, &id, &rank);
+    ck_assert_int_eq(id, 9);
+    ck_assert_int_eq(rank, 3);
+    source_attribution_target(&r, 3, &id, &rank); /* round again */
+    ck_assert_int_eq(id, 7);
+    source_attribution_target(&r, -1, &id, &rank); /* T from the first: the last */
+    ck_assert_int_eq(id, 9);
+    r.next = 42; /* not among the candidates */
+    ck_assert_int_eq(source_attribution_target(&r, 0, &id, &rank), 4);
+    ck_assert_int_eq(id, 42);
+    ck_assert_int_eq(rank, 0);
+    r.next = -1; /* the newest position: the top candidate first */
+    ck_assert_int_eq(source_attribution_target(&r, 0, &id, &rank), 3);
+    ck_assert_int_eq(id, 3);
+    ck_assert_int_eq(rank, 1);
+    r.n_top = 0;
+    ck_assert_int_eq(source_attribution_target(&r, 0, &id, &rank), 0);
+    ck_assert_int_eq(id, -1);
+    tui_source trace = {.n = 0};
+    ck_assert_ptr_null(source_attribution(&trace, 0, 3));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tui_source");
     TCase *tc = tcase_create("trace");
     tcase_add_test(tc, test_source_over_trace);
     tcase_add_test(tc, test_control_pieces);
+    tcase_add_test(tc, test_attribution_targets);
     suite_add_tcase(s, tc);
     return s;
 }

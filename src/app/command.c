@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "textfmt.h"
+#include "vector_command.h"
 
 /* Says a formatted line through the host. */
 static void say(command_host *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,6 +155,19 @@ static void run_set(command_host *h, const char *arg)
     h->changed(h, COMMAND_CHANGED_SETTINGS);
 }
 
+/* /vector: the control vectors in force, or a change to them (vector_command.h). */
+static void run_vector(command_host *h, const char *arg)
+{
+    llm_err err;
+    char shown[1024];
+    if (vector_command(h->e, arg, shown, sizeof shown, &err) != LLM_OK) {
+        say(h, "%s", err.text);
+        return;
+    }
+    say(h, "%s%s", *arg ? "from the next token: " : "", shown);
+    h->changed(h, COMMAND_CHANGED_SETTINGS);
+}
+
 static void run_help(command_host *h, const char *arg)
 {
     (void)arg;
@@ -192,6 +206,10 @@ static const command_info table[] = {
     {.id = CMD_SET, .name = "set", .arg = "[NAME VALUE]",
      .help = "show the sampler settings, or change one from the next token",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_set},
+    {.id = CMD_VECTOR, .name = "vector", .arg = "[ARGS]",
+     .help = "control vectors: list; load FILE [SCALE]; NAME SCALE; drop NAME; layers F-L|all; "
+             "make NAME \"A\" \"B\"",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_vector},
     {.id = CMD_HELP, .name = "help", .help = "list the commands",
      .front_ends = COMMAND_EVERYWHERE, .run = run_help},
     {.id = CMD_QUIT, .name = "quit", .aliases = "exit q", .help = "leave, as Ctrl-D does",

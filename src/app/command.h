@@ -31,6 +31,7 @@ typedef enum {
     CMD_RESUME,
     CMD_FORCE,
     CMD_SET,
+    CMD_VECTOR,
     CMD_HELP,
     CMD_QUIT,
     CMD_STEP,
@@ -44,7 +45,8 @@ typedef enum {
     COMMAND_CHANGED_DIALOG,   /* the dialog was replaced or reset: show it again, save it */
     COMMAND_CHANGED_CHAT,     /* the chat changed but not its shown turns (the system
                                  prompt, a forced text): save it */
-    COMMAND_CHANGED_SETTINGS, /* the live sampler settings: redraw what shows them */
+    COMMAND_CHANGED_SETTINGS, /* the live sampler settings or the control vectors:
+                                 redraw what shows them */
 } command_change;
 
 typedef struct command_host command_host;

@@ -230,6 +230,50 @@ static const char *set_history_size(app_options *o, const char *v)
                                                                : "must be an integer from 0 to 1000000";
 }
 
+static const char *keep(app_options *o, char *s);
+
+/* FILE or FILE:SCALE (llama.cpp's --control-vector-scaled FILE SCALE): the scale is
+ * what follows the last colon when it is a number. */
+static const char *set_control_vector(app_options *o, const char *v)
+{
+    if (o->n_vectors == CLI_VECTORS_MAX)
+        return "may be given at most 16 times";
+    const char *colon = strrchr(v, ':');
+    float scale = 1.0f;
+    size_t len = strlen(v);
+    if (colon) {
+        char *end;
+        errno = 0;
+        double d = strtod(colon + 1, &end);
+        if (colon[1] && !*end && !errno) {
+            if (!isfinite(d) || fabs(d) > 1e6)
+                return "FILE:SCALE needs a scale from -1e6 to 1e6";
+            scale = (float)d;
+            len = (size_t)(colon - v);
+        }
+    }
+    if (len == 0)
+        return "must name a control-vector GGUF file (FILE or FILE:SCALE)";
+    const char *path = v;
+    if (len != strlen(v) && !(path = keep(o, strndup(v, len))))
+        return "could not be stored (out of memory)";
+    o->vectors[o->n_vectors].path = path;
+    o->vectors[o->n_vectors++].scale = scale;
+    return NULL;
+}
+
+static const char *set_control_vector_layers(app_options *o, const char *v)
+{
+    int first, last;
+    char tail;
+    if (sscanf(v, "%d-%d%c", &first, &last, &tail) != 2 || first < 0 || last < first)
+        return "must be FIRST-LAST with 0 <= FIRST <= LAST (layers numbered from 0, as "
+               "llama.cpp's --control-vector-layer-range FIRST LAST)";
+    o->vector_first = first;
+    o->vector_last = last;
+    return NULL;
+}
+
 static const char *set_autosave(app_options *o, const char *v)
 {
     if (!strcmp(v, "interactive")) o->autosave = AUTOSAVE_INTERACTIVE;
@@ -282,6 +326,12 @@ const app_option options_table[] = {
     {"attention-mib", 0, "N", true, false,
      "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
      set_attention_mib},
+    {"control-vector", 0, "FILE[:SCALE]", true, true,
+     "add a control vector (llama.cpp's GGUF: direction.N\nadded after layer N) times SCALE (default 1);\nrepeatable",
+     set_control_vector},
+    {"control-vector-layers", 0, "FIRST-LAST", true, false,
+     "apply control vectors after layers FIRST..LAST only\n(numbered from 0, as llama.cpp does)",
+     set_control_vector_layers},
     {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
     {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
     {"trace-lens", 0, NULL, false, false, "include the logit lens of every position in the trace",
@@ -415,6 +465,7 @@ void options_default(app_options *o)
     o->theme = THEME_DARK;
     o->history_size = CLI_HISTORY_DEFAULT;
     o->top_k_shown = 10;
+    o->vector_first = o->vector_last = -1;
     o->keep_chats = OPTIONS_KEEP_CHATS_DEFAULT;
 }
 

@@ -22,6 +22,10 @@
 /* The input history keeps at most this many lines (--history-size). */
 enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
 
+/* --control-vector may be given this many times (the config file's and the command
+ * line's together). */
+enum { CLI_VECTORS_MAX = 16 };
+
 typedef enum {
     MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
     MODE_REPLAY, /* --replay TRACE */
@@ -89,6 +93,12 @@ typedef struct {
     int top_k_shown;             /* tui: candidates shown in the Tokens pane (default 10) */
     bool verbose;                /* --verbose: say what loading did on stderr */
     bool resume;                 /* --resume: reopen the newest saved chat */
+    struct {
+        const char *path;        /* borrowed, or kept in owned */
+        float scale;             /* FILE:SCALE, default 1 */
+    } vectors[CLI_VECTORS_MAX];  /* --control-vector, in the order given */
+    int n_vectors;
+    int vector_first, vector_last; /* --control-vector-layers; -1 -1: every layer */
     autosave_policy autosave; /* --autosave */
     int keep_chats;              /* --keep-chats */
     const char *resume_path;     /* that chat's file (set by main.c), NULL without --resume */

@@ -1,5 +1,5 @@
 /* session.h — what the front ends share to set up a session (session.c): the input
- * text, the engine's options, the --trace writer, the paths of state files. Each
+ * text, the engine's options, the --trace writer, the control vectors, the paths of state files. Each
  * function that can fail prints its message (this is the program layer). */
 #ifndef LLMCHAT_SESSION_H
 #define LLMCHAT_SESSION_H
@@ -27,6 +27,10 @@ int session_open_trace(const app_options *o, const model *m, const tokenizer *to
                    struct trace_writer **out);
 /* Closes the trace, printing a message if writing it failed; returns 0 or 1. */
 int session_close_trace(struct trace_writer *t);
+
+/* Loads --control-vector files and sets --control-vector-layers on e. Returns 0, or
+ * the exit status (1 a bad file, 2 a bad layer range) with a message printed. */
+int session_apply_vectors(const app_options *o, engine *e);
 
 /* Engine options every front end starts from: defaults, then --ctx, the sampler
  * options and --kv-cache. */

@@ -56,7 +56,7 @@ int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
         rc = 1;
         goto out;
     }
-    if ((rc = session_open_trace(o, m, tok, e, &tr)) != 0)
+    if ((rc = session_apply_vectors(o, e)) != 0 || (rc = session_open_trace(o, m, tok, e, &tr)) != 0)
         goto out;
     signals_install_sigint();
     if (engine_prefill(e, ids, n, &err) != LLM_OK) {

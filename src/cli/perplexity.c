@@ -49,6 +49,12 @@ int cli_perplexity(const app_options *o, const model *m, const tokenizer *tok)
         return 1;
     }
     int window = engine_ctx(e) - 1; /* text tokens per window, after BOS */
+    int vrc = session_apply_vectors(o, e);
+    if (vrc != 0) {
+        engine_free(e);
+        free(ids);
+        return vrc;
+    }
     if (window < 1) {
         fprintf(stderr, "llmchat: a context of %d cannot score anything\n", engine_ctx(e));
         engine_free(e);

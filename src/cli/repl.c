@@ -363,9 +363,10 @@ int cli_repl(const app_options *o, const model *m, const tokenizer *tok)
     r.live.steps = o->steps > 0 ? o->steps : 0;
     r.live.slow_motion_ms = o->slow_motion_ms;
     autosave_init(&r.save, o, r.tty);
-    if (session_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
+    int vrc = session_apply_vectors(o, e);
+    if (vrc != 0 || session_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
         engine_free(e);
-        return 1;
+        return vrc ? vrc : 1;
     }
     if (chat_new_template(e, o->chat_template, o->system, &r.c, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);

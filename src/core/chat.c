@@ -363,17 +363,111 @@ static void close_reply(chat *c, bool cut)
     note_token(c, t);
 }
 
-/* Appends the text token tok adds after prev to the reply (no leading spaces on the
- * reply's first bytes); returns those bytes in c->text, or "" when none. */
+/* The text token tok adds after prev to a reply that holds reply_len bytes so far (no
+ * leading spaces on the reply's first bytes): decoded into buf, returned, its length in
+ * *n. */
+static const char *token_text(const chat *c, size_t reply_len, int prev, int tok, char *buf,
+                              size_t size, size_t *n)
+{
+    *n = tokenizer_decode(c->tok, prev, tok, buf, size);
+    const char *s = buf;
+    if (reply_len == 0)
+        while (*s == ' ')
+            s++, (*n)--;
+    return s;
+}
+
+/* Appends the text token tok adds after prev to the reply; returns those bytes in
+ * c->text, or "" when none. */
 static const char *reply_add_token(chat *c, turn *t, int prev, int tok)
 {
-    size_t n = tokenizer_decode(c->tok, prev, tok, c->text, sizeof c->text);
-    const char *s = c->text;
-    if (t->reply_len == 0)
-        while (*s == ' ')
-            s++, n--;
+    size_t n;
+    const char *s = token_text(c, t->reply_len, prev, tok, c->text, sizeof c->text, &n);
     append_reply(t, s, n);
     return s;
+}
+
+int chat_message_spans(const chat *c, int i, int *pos, size_t *offset, int max)
+{
+    const chat_turn *v = chat_get_turn(c, i);
+    if (!v || v->start < 0 || v->reply_start <= v->start || !*v->user)
+        return 0;
+    /* the turn's prompt decoded, each token's start noted, then the message found in it */
+    const int *tokens = engine_tokens(c->e);
+    int n_tok = v->reply_start - v->start;
+    size_t cap = 256, len = 0;
+    char *text = malloc(cap);
+    size_t *start = malloc(sizeof *start * (size_t)(n_tok + 1));
+    char buf[TOKENIZER_PIECE_MAX + 1];
+    int n = 0;
+    if (!text || !start)
+        goto done;
+    for (int p = v->start; p < v->reply_start; p++) {
+        size_t bytes = 0;
+        if (!tokenizer_is_control(c->tok, tokens[p]))
+            bytes = tokenizer_decode(c->tok, p > 0 ? tokens[p - 1] : tokenizer_bos(c->tok), tokens[p], buf,
+                                     sizeof buf);
+        if (len + bytes + 1 > cap) {
+            while (len + bytes + 1 > cap)
+                cap *= 2;
+            char *grown = realloc(text, cap);
+            if (!grown)
+                goto done;
+            text = grown;
+        }
+        start[p - v->start] = len;
+        memcpy(text + len, buf, bytes);
+        len += bytes;
+        text[len] = '\0';
+    }
+    start[n_tok] = len;
+    size_t ulen = strlen(v->user);
+    const char *found = NULL;
+    for (const char *s = strstr(text, v->user); s; s = strstr(s + 1, v->user))
+        found = s;
+    if (!found)
+        goto done;
+    size_t u0 = (size_t)(found - text), u1 = u0 + ulen;
+    for (int k = 0; k < n_tok; k++) {
+        if (start[k + 1] <= u0 || start[k] >= u1 || start[k + 1] == start[k])
+            continue;
+        if (n < max) {
+            pos[n] = v->start + k;
+            offset[n] = start[k] > u0 ? start[k] - u0 : 0;
+        }
+        n++;
+    }
+done:
+    free(text);
+    free(start);
+    return n;
+}
+
+int chat_reply_spans(const chat *c, int i, int *pos, size_t *offset, int max)
+{
+    const chat_turn *v = chat_get_turn(c, i);
+    if (!v || v->reply_start <= 0)
+        return 0;
+    const int *tokens = engine_tokens(c->e);
+    size_t len = 0, reply_len = strlen(v->reply);
+    int n = 0;
+    char buf[TOKENIZER_PIECE_MAX + 1];
+    for (int p = v->reply_start; p < v->end && len < reply_len; p++) {
+        int tok = tokens[p];
+        if (template_is_stop(c->tmpl, tok) || tok == tokenizer_bos(c->tok))
+            continue;
+        size_t bytes;
+        token_text(c, len, tokens[p - 1], tok, buf, sizeof buf, &bytes);
+        if (bytes == 0)
+            continue;
+        if (n < max) {
+            pos[n] = p;
+            offset[n] = len;
+        }
+        n++;
+        len += bytes;
+    }
+    return n;
 }
 
 /* One reply token: sampled (forced < 0) or the caller's. */

@@ -102,6 +102,16 @@ llm_status chat_stop(chat *c, llm_err *err);
 bool chat_replying(const chat *c);     /* a turn is open and its reply not closed */
 int chat_turn_count(const chat *c);
 const chat_turn *chat_get_turn(const chat *c, int i);
+/* Where each token of turn i's reply (in the context) starts in its text: for the reply
+ * tokens that added bytes, in order, the position (pos) and the byte offset in
+ * chat_get_turn(c, i)->reply (offset); at most max written. Returns how many there are:
+ * 0 for a turn out of range. */
+int chat_reply_spans(const chat *c, int i, int *pos, size_t *offset, int max);
+/* The same for turn i's message (chat_get_turn(c, i)->user): the prompt tokens whose
+ * text falls inside it, found in the turn's prompt decoded, their offsets clamped to
+ * its start (the first token may begin with the template's space). 0 when the message
+ * cannot be found there (nothing is coloured then). */
+int chat_message_spans(const chat *c, int i, int *pos, size_t *offset, int max);
 
 /* A message for the user produced by the last call (e.g. "context full: dropped the
  * 2 oldest turns"), or NULL. Returns it once, then NULL. */

@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "attention_ring.h"
+#include "attribution.h"
 #include "clock.h"
 #include "finite.h"
 #include "kernels.h"
+#include "steering.h"
 #include "transformer.h"
 
 /* Prompt positions whose logits are computed in one pass over the classifier when
@@ -45,6 +47,24 @@ struct engine {
     step_lens_layer **lens; /* (ctx) each position's logit lens (n_layers), or NULL;
                                the array itself is made on the first lens */
     float *lens_logits;     /* (n_layers, vocab) scratch of engine_lens */
+    steering *steer;        /* the control vectors, handed to the transformer before
+                               each forward pass (sync_steering) */
+    step_whatif whatif;     /* the last engine_whatif, valid while whatif_of is the
+                               steering state and whatif_n the sequence length */
+    const intervention *whatif_of;
+    int whatif_n;
+    float *whatif_logits;   /* (2, vocab) scratch: without and with the knock-outs */
+    /* engine_attribution: what position parts_pos's forward pass left (-1: nothing),
+     * run with the steering state parts_of, and the last attribution made from it */
+    float *parts;           /* (n_layers, 2, dim) transformer_components' parts */
+    float *parts_resid;     /* (n_layers, dim) the residual stream after each layer */
+    float *parts_logits;    /* (vocab) */
+    int parts_pos;
+    const intervention *parts_of;
+    float *attrib_head;     /* (n_layers, n_heads) */
+    float *attrib_mlp;      /* (n_layers) */
+    step_attribution attrib; /* valid while attrib_ok, for parts_pos */
+    bool attrib_ok;
     engine_observer observer;
     void *observer_user;
     engine_stats stats;
@@ -83,8 +103,11 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->tok = tok;
     e->opt = *o;
     e->vocab = m->config.vocab_size;
+    e->parts_pos = -1;
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
-        (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK) {
+        (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
+        (st = steering_new(m->config.n_layers, m->config.n_heads, m->config.dim, &e->steer,
+                           err)) != LLM_OK) {
         engine_free(e);
         return st;
     }
@@ -149,9 +172,16 @@ static void drop_lens(engine *e, int pos)
     e->records[pos].lens = NULL;
 }
 
-/* Forgets what positions pos.. hold beside their records: attention rows, lenses. */
+/* Forgets what positions pos.. hold beside their records: attention rows, lenses, and
+ * a what-if or an attribution of one of them. */
 static void drop_attention_from(engine *e, int pos)
 {
+    if (e->parts_pos >= pos) {
+        e->parts_pos = -1;
+        e->attrib_ok = false;
+    }
+    if (e->whatif.pos >= pos)
+        e->whatif_of = NULL;
     for (int p = pos; p < e->ctx; p++) {
         free_attention_row(e, p);
         drop_lens(e, p);
@@ -168,12 +198,16 @@ void engine_free(engine *e)
     attention_ring_free(e->ring);
     free(e->lens);
     free(e->lens_logits);
+    free(e->whatif_logits);
+    free(e->parts);
+    free(e->attrib_head);
     free(e->batch_logits);
     free(e->pending);
     free(e->probs);
     free(e->records);
     free(e->tokens);
     sampler_free(e->smp);
+    steering_free(e->steer);
     transformer_free(e->tf);
     free(e);
 }
@@ -198,6 +232,15 @@ void engine_set_capture(engine *e, bool on)
         make_ring(e);
 }
 const model *engine_model(const engine *e) { return e->m; }
+steering *engine_steering(engine *e) { return e->steer; }
+const intervention *engine_intervention(const engine *e) { return steering_state(e->steer); }
+
+/* The control vectors as they are now, for the forward passes that follow. */
+static void sync_steering(engine *e)
+{
+    transformer_set_steer(e->tf, steering_sum(e->steer));
+    transformer_set_head_mask(e->tf, steering_mask(e->steer));
+}
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }
 transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
@@ -243,6 +286,12 @@ static void fill_top(engine *e, step_record *r, const float *logits)
     if (n == 0)
         return;
     const float *p = position_probs(e, logits);
+    /* H = -Σ p log p = log Z - Σ p·logit, and log Z = logit - log p of the top token */
+    float mean_logit;
+    kernels_rows_dot(&mean_logit, p, 0, 1, logits, e->vocab);
+    r->entropy = logits[ids[0]] - logf(p[ids[0]]) - mean_logit;
+    if (r->entropy < 0.0f)
+        r->entropy = 0.0f; /* rounding on a distribution that is one token */
     for (int i = 0; i < n; i++) {
         r->top[i].id = ids[i];
         r->top[i].logit = logits[ids[i]];
@@ -267,6 +316,8 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->forward_ms = forward_ms;
     r->attn = e->attn[pos];
     r->lens = NULL;
+    r->intervention = steering_state(e->steer);
+    r->entropy = NAN;
     if (with_top)
         fill_top(e, r, logits);
     else
@@ -377,6 +428,7 @@ static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *er
     double t0 = clock_ms();
     int pos0 = e->n;
     bool any_attn = false;
+    sync_steering(e);
     for (int i = 0; i < n; i++) {
         e->tokens[pos0 + i] = tokens[i];
         any_attn |= attention_row(e, pos0 + i) != NULL;
@@ -464,6 +516,7 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     int pos = e->n;
     e->tokens[pos] = token;
     float *attn = attention_row(e, pos);
+    sync_steering(e);
     double t0 = clock_ms();
     const float *logits = transformer_forward(e->tf, token, pos, attn);
     double ms = clock_ms() - t0;
@@ -537,11 +590,13 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
         e->pending[p] = false;
     e->n = pos;
     e->logits = NULL;
+    e->whatif_of = NULL;
     if (pos == 0)
         return LLM_OK;
     /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
     step_record *r = &e->records[pos - 1];
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
+    sync_steering(e);
     const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
                                               e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
     e->logits = logits;
@@ -567,6 +622,7 @@ static void put_record(engine *e, int p, const step_record *saved)
     r->token = e->tokens[p];
     r->attn = e->attn[p];
     r->lens = NULL;
+    r->intervention = steering_state(e->steer);
     e->pending[p] = false;
 }
 
@@ -604,6 +660,7 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         e->tokens[pos + i] = tokens[i];
         any_attn |= attention_row(e, pos + i) != NULL;
     }
+    sync_steering(e);
     double t0 = clock_ms();
     const float *last = transformer_forward_batch(e->tf, tokens, n, pos, NULL,
                                                   any_attn ? e->attn + pos : NULL);
@@ -712,4 +769,125 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err)
     e->lens[pos] = layers;
     e->records[pos].lens = layers;
     return layers;
+}
+
+/* The probabilities of logits (vocab) into probs. */
+static void softmax_of(const float *logits, float *probs, int vocab)
+{
+    memcpy(probs, logits, sizeof(float) * vocab);
+    kernels_softmax(probs, vocab);
+}
+
+const step_whatif *engine_whatif(engine *e, int pos, llm_err *err)
+{
+    const unsigned char *mask = steering_mask(e->steer);
+    const intervention *now = steering_state(e->steer);
+    if (!mask) {
+        llm_fail(err, LLM_ERR_ARG, "no head is knocked out");
+        return NULL;
+    }
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no position %d: the sequence has %d", pos, e->n);
+        return NULL;
+    }
+    if (e->whatif_of == now && e->whatif_n == e->n && e->whatif.pos == pos)
+        return &e->whatif;
+    if (!e->whatif_logits)
+        e->whatif_logits = malloc(sizeof(float) * 4 * (size_t)e->vocab);
+    if (!e->whatif_logits) {
+        llm_fail(err, LLM_ERR_NOMEM, "out of memory for the what-if");
+        return NULL;
+    }
+    float *before = e->whatif_logits, *after = before + e->vocab;
+    float *pb = after + e->vocab, *pa = pb + e->vocab;
+    sync_steering(e);
+    transformer_set_head_mask(e->tf, NULL);
+    llm_status st = transformer_forward_again(e->tf, e->tokens[pos], pos, before, err);
+    transformer_set_head_mask(e->tf, mask);
+    if (st == LLM_OK)
+        st = transformer_forward_again(e->tf, e->tokens[pos], pos, after, err);
+    if (st != LLM_OK)
+        return NULL;
+    softmax_of(before, pb, e->vocab);
+    softmax_of(after, pa, e->vocab);
+    step_whatif *w = &e->whatif;
+    w->pos = pos;
+    w->n_top = sampler_top_k(after, e->vocab, STEP_WHATIF_TOP, w->id);
+    for (int i = 0; i < w->n_top; i++) {
+        w->prob_before[i] = pb[w->id[i]];
+        w->prob_after[i] = pa[w->id[i]];
+    }
+    int next = e->records[pos].next;
+    if (next < 0)
+        sampler_top_k(before, e->vocab, 1, &next);
+    w->target = next;
+    w->target_prob_before = pb[next];
+    w->target_prob_after = pa[next];
+    w->target_logit_before = before[next];
+    w->target_logit_after = after[next];
+    e->whatif_of = now;
+    e->whatif_n = e->n;
+    return w;
+}
+
+/* The components of pos's forward pass into e->parts, unless they are there already
+ * (same position, same steering state). */
+static llm_status components_of(engine *e, int pos, llm_err *err)
+{
+    const model_config *c = &e->m->config;
+    const intervention *now = steering_state(e->steer);
+    if (e->parts_pos == pos && e->parts_of == now)
+        return LLM_OK;
+    size_t dim = (size_t)c->dim, layers = (size_t)c->n_layers;
+    if (!e->parts) {
+        e->parts = malloc(sizeof(float) * (layers * 3 * dim + (size_t)e->vocab));
+        e->attrib_head = malloc(sizeof(float) * layers * (c->n_heads + 1));
+        if (!e->parts || !e->attrib_head) {
+            free(e->parts);
+            free(e->attrib_head);
+            e->parts = e->attrib_head = NULL;
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
+        }
+        e->parts_resid = e->parts + layers * 2 * dim;
+        e->parts_logits = e->parts_resid + layers * dim;
+        e->attrib_mlp = e->attrib_head + layers * c->n_heads;
+    }
+    e->parts_pos = -1;
+    e->attrib_ok = false;
+    sync_steering(e);
+    llm_status st = transformer_components(e->tf, e->tokens[pos], pos, e->parts, e->parts_resid,
+                                           e->parts_logits, err);
+    if (st != LLM_OK)
+        return st;
+    e->parts_pos = pos;
+    e->parts_of = now;
+    return LLM_OK;
+}
+
+const step_attribution *engine_attribution(engine *e, int pos, int token, llm_err *err)
+{
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no position %d: the sequence has %d", pos, e->n);
+        return NULL;
+    }
+    if (token < 0 || token >= e->vocab) {
+        llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", token,
+                 e->vocab - 1);
+        return NULL;
+    }
+    const intervention *now = steering_state(e->steer);
+    if (e->attrib_ok && e->parts_pos == pos && e->parts_of == now && e->attrib.target == token)
+        return &e->attrib;
+    if (components_of(e, pos, err) != LLM_OK)
+        return NULL;
+    const model_config *c = &e->m->config;
+    attribution_input in = {e->parts, e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
+                            steering_sum(e->steer), e->tokens[pos]};
+    if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, &e->attrib, err) !=
+        LLM_OK)
+        return NULL;
+    e->attrib.pos = pos;
+    e->attrib.logit = e->parts_logits[token];
+    e->attrib_ok = true;
+    return &e->attrib;
 }

@@ -19,6 +19,7 @@
 #include "model.h"
 #include "sampler.h"
 #include "status.h"
+#include "steering.h"
 #include "step.h"
 #include "tokenizer.h"
 #include "transformer.h"
@@ -144,6 +145,28 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
  * so that a trace holds every processed position. Call once when nothing more will be
  * generated (end of generate, quitting a chat). */
 void engine_finish(engine *e);
+
+/* The control vectors (steering.h): load, rescale, drop them or set their layers
+ * there; they apply from the next position run on (positions already run keep what
+ * they were computed with). Owned by the engine. */
+steering *engine_steering(engine *e);
+/* steering_state of it: what the next position will run with (NULL: nothing ever set). */
+const intervention *engine_intervention(const engine *e);
+
+/* The what-if of position pos (0 <= pos < engine_pos) with the heads knocked out now
+ * (steering_mask): pos run again with and without them, leaving the KV cache as it
+ * was, as the lens does. NULL with err when no head is out (nothing to compare) or on
+ * failure. Kept until the knock-outs or the sequence change; borrowed. */
+const step_whatif *engine_whatif(engine *e, int pos, llm_err *err);
+
+/* Direct logit attribution (step_attribution, attribution.h) of token's logit at
+ * position pos (0 <= pos < engine_pos): pos run again with the vectors and knock-outs
+ * in force now, leaving the KV cache as it was (as the lens does), its components
+ * projected onto token's classifier row through the final norm. Another token at the
+ * same position reuses the pass. Kept until the next call with another position or
+ * token, a change of the steering state, a rewind to pos or earlier, or engine_free;
+ * borrowed. NULL with err on failure (no memory, bad position or token). */
+const step_attribution *engine_attribution(engine *e, int pos, int token, llm_err *err);
 
 /* Timings of the most recent prefill batch and of decoding so far (tokens/second). */
 typedef struct {

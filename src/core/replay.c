@@ -77,6 +77,7 @@ static int fill_holes(const step_record *const *seq, int n, step_record *filled,
         filled[p].pos = p;
         filled[p].token = prev->next;
         filled[p].next = -1;
+        filled[p].intervention = prev->intervention;
         filled[p].phase = prev->sampled ? STEP_GEN
                           : prev->phase == STEP_PROMPT ? STEP_PROMPT : STEP_FORCED;
         run[p] = &filled[p];
@@ -118,7 +119,13 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
     int vocab = engine_model(e)->config.vocab_size;
     double kl_sum = 0.0;
     llm_status st = LLM_OK;
+    const intervention *applied = NULL;
     for (int p = 0; p < n && st == LLM_OK; p++) {
+        if (seq[p]->intervention != applied) { /* the control vectors the trace ran p with */
+            applied = seq[p]->intervention;
+            if ((st = steering_set(engine_steering(e), applied, err)) != LLM_OK)
+                break;
+        }
         replay_position r;
         memset(&r, 0, sizeof r);
         r.pos = p;

@@ -51,7 +51,8 @@ typedef struct {
 
 typedef void (*replay_observer)(void *user, const replay_position *p);
 
-/* Runs e, which must be empty, over seq[0..n) (a trace's final sequence:
+/* Runs e, which must be empty, over seq[0..n) with the control vectors each record ran
+ * with (its intervention: the files it names are read again) (a trace's final sequence:
  * trace_reader_final; NULL for a position without a record), calling fn (when not
  * NULL) after each position. A missing record's token is the previous record's next
  * (it is not compared); where that is unknown too, the replay ends (summary's gap).

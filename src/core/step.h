@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "intervention.h"
 #include "sampler.h"
 
 enum { STEP_TOP_MAX = 64, STEP_LENS_TOP = 3 };
@@ -51,6 +52,8 @@ typedef struct {
     bool sampled;            /* next came from the sampler: `sampler` is valid */
     sampler_record sampler;  /* the sampler's decision for next */
     int n_top;               /* valid entries in top */
+    float entropy;           /* entropy (nats) of the model's raw distribution for pos + 1;
+                                NaN when the position has no candidates */
     step_candidate top[STEP_TOP_MAX]; /* the model's top candidates for pos + 1, by prob */
     double forward_ms;       /* time of the forward pass (a batch's time is shared out) */
     double sample_ms;        /* time of the sampler's decision */
@@ -61,7 +64,48 @@ typedef struct {
     const step_lens_layer *lens; /* (n_layers) the logit lens, or NULL when not computed
                                     (engine_lens). Borrowed like attn; also dropped when
                                     next becomes known after it was computed. */
+    const intervention *intervention; /* the control vectors pos ran with, or NULL when
+                                         none were ever set. Borrowed from the engine
+                                         (or the trace reader): valid until it is freed */
 } step_record;
+
+/* A what-if at one position: the position run again with the heads knocked out now,
+ * beside the same run with none out (control vectors as they are now in both). */
+enum { STEP_WHATIF_TOP = 5 };
+typedef struct {
+    int pos;
+    int n_top;                        /* candidates below (the top of `after`) */
+    int id[STEP_WHATIF_TOP];
+    float prob_before[STEP_WHATIF_TOP], prob_after[STEP_WHATIF_TOP];
+    int target;                       /* the record's next, else the top-1 before */
+    float target_prob_before, target_prob_after;
+    float target_logit_before, target_logit_after;
+} step_whatif;
+
+/* Direct logit attribution at one position: how much each part of the residual stream
+ * that the final RMSNorm reads wrote toward one token's logit. The stream is the input
+ * token's embedding plus, for each layer, its attention output (the sum of its heads'
+ * parts: wo's columns of the head times the head's output) and its feed-forward (MLP)
+ * output, plus the control vectors added. Each part is projected onto the token's
+ * classifier row through the final RMSNorm with the norm's scale of this position
+ * (1 / rms of the whole stream): logit = Σ_i wcls[target][i] · rms_final[i] · scale ·
+ * stream[i], linear in the stream once the scale is fixed, so the parts add up to the
+ * logit up to float rounding (exactly so in the math with fp32 weights; with int8
+ * weights the engine also rounds its activations to int8, the parts do not). */
+typedef struct {
+    int pos;
+    int target;          /* the token whose logit is split */
+    int n_layers, n_heads;
+    const float *head;   /* (n_layers, n_heads) each head's part; borrowed from the engine,
+                            valid until the next engine_attribution or engine_free */
+    const float *mlp;    /* (n_layers) each layer's feed-forward part; borrowed likewise */
+    float embedding;     /* the input token's embedding */
+    float vectors;       /* the control vectors added after the layers (0 when none) */
+    float offset;        /* what the final norm adds beside scaling the stream: 0, as
+                            RMSNorm has no bias (its epsilon is inside the scale) */
+    float norm_scale;    /* the final RMSNorm's 1 / sqrt(mean(stream²) + eps) at pos */
+    float logit;         /* target's logit in the same forward pass */
+} step_attribution;
 
 const char *step_phase_name(step_phase p); /* "prompt", "gen", "forced" */
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
+#include "merge_heap.h"
 #include "tokenizer_bpe.h"
 
 /* NORMAL pieces are what merging makes; CONTROL tokens (BOS, EOS, <unk>, template
@@ -725,71 +726,8 @@ typedef struct {
     int frozen; /* an invalid UTF-8 byte: never merges */
 } symbol;
 
-typedef struct {
-    float score; /* score of the merged piece */
-    int left;    /* symbol index of the left half */
-    int right;   /* symbol index of the right half */
-    int size;    /* byte length of the merged piece, to detect stale entries */
-} pair;
-
-typedef struct {
-    pair *v;    /* (cap) binary max-heap */
-    size_t n, cap;
-} pair_heap;
-
-/* True when a should be merged before b: higher score, then leftmost. */
-static int pair_before(const pair *a, const pair *b)
-{
-    if (a->score != b->score)
-        return a->score > b->score;
-    return a->left < b->left;
-}
-
-static int heap_push(pair_heap *h, pair p)
-{
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 256;
-        pair *v = realloc(h->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!pair_before(&p, &h->v[parent]))
-            break;
-        h->v[i] = h->v[parent];
-        i = parent;
-    }
-    h->v[i] = p;
-    return 0;
-}
-
-static pair heap_pop(pair_heap *h)
-{
-    pair top = h->v[0];
-    pair last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && pair_before(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!pair_before(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->v[i] = last;
-    return top;
-}
-
 /* Queues the pair (left, right) if their concatenation is a normal piece. */
-static int maybe_push(const tokenizer *t, const char *text, const symbol *sym, int left, int right, pair_heap *h)
+static int maybe_push(const tokenizer *t, const char *text, const symbol *sym, int left, int right, merge_heap *h)
 {
     if (left < 0 || right < 0 || sym[left].frozen || sym[right].frozen)
         return 0;
@@ -797,15 +735,15 @@ static int maybe_push(const tokenizer *t, const char *text, const symbol *sym, i
     int id = lookup(t, text + sym[left].start, (size_t)size);
     if (id < 0)
         return 0;
-    pair p = { t->scores[id], left, right, size };
-    return heap_push(h, p);
+    /* the highest score merges first */
+    return merge_heap_push(h, (merge_pair){-t->scores[id], left, right, size}) ? 0 : -1;
 }
 
 /* Pops and applies merges until the queue is empty (SentencePiece's main loop). */
-static int merge_all(const tokenizer *t, const char *norm, symbol *sym, pair_heap *heap)
+static int merge_all(const tokenizer *t, const char *norm, symbol *sym, merge_heap *heap)
 {
     while (heap->n > 0) {
-        pair top = heap_pop(heap);
+        merge_pair top = merge_heap_pop(heap);
         symbol *l = &sym[top.left], *r = &sym[top.right];
         if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
             continue; /* stale: one side has changed since it was queued */
@@ -843,7 +781,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
      * otherwise), then the text as is. */
     char *norm = malloc(tlen + 2);
     symbol *sym = malloc((tlen + 1) * sizeof *sym);
-    pair_heap heap = { NULL, 0, 0 };
+    merge_heap heap = {0};
     int n = -1;
     if (!norm || !sym)
         goto done;
@@ -908,7 +846,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
 done:
     free(norm);
     free(sym);
-    free(heap.v);
+    merge_heap_free(&heap);
     return n;
 }
 

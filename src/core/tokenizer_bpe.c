@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge_heap.h"
+
 enum { BPE_MAX_REGEX = 4 };
 
 typedef struct {
@@ -393,71 +395,19 @@ typedef struct {
     int prev, next;
 } bpe_symbol;
 
-typedef struct {
-    int rank, left, right, size;
-} bpe_pair;
-
-/* a goes before b: lower rank, then leftmost */
-static bool pair_first(const bpe_pair *a, const bpe_pair *b)
-{
-    return a->rank != b->rank ? a->rank < b->rank : a->left < b->left;
-}
-
-typedef struct {
-    bpe_pair *v;
-    size_t n, cap;
-} bpe_heap;
-
-static bool heap_push(bpe_heap *h, bpe_pair p)
-{
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        bpe_pair *v = realloc(h->v, cap * sizeof *v);
-        if (!v)
-            return false;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    for (; i > 0 && pair_first(&p, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
-        h->v[i] = h->v[(i - 1) / 2];
-    h->v[i] = p;
-    return true;
-}
-
-static bpe_pair heap_pop(bpe_heap *h)
-{
-    bpe_pair top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && pair_first(&h->v[c + 1], &h->v[c]))
-            c++;
-        if (!pair_first(&h->v[c], &last))
-            break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->v[i] = last;
-    return top;
-}
-
 static bool try_pair(const tokenizer_bpe *b, const char *w, const bpe_symbol *sym, int l, int r,
-                     bpe_heap *h)
+                     merge_heap *h)
 {
     if (l < 0 || r < 0)
         return true;
     int size = sym[l].len + sym[r].len;
     int rank = merge_rank(b, w + sym[l].start, (size_t)size, (size_t)sym[l].len);
-    return rank < 0 || heap_push(h, (bpe_pair){rank, l, r, size});
+    return rank < 0 || merge_heap_push(h, (merge_pair){(float)rank, l, r, size});
 }
 
 /* One word (w, n bytes) to ids: merged pairwise by rank, as llama.cpp's BPE session. */
 static bool encode_word(const tokenizer_bpe *b, const int *byte_id, const char *w, int n,
-                        bpe_symbol *sym, bpe_heap *h, int_list *ids)
+                        bpe_symbol *sym, merge_heap *h, int_list *ids)
 {
     if (b->ignore_merges) {
         int id = b->lookup(b->vocab, w, (size_t)n);
@@ -473,7 +423,7 @@ static bool encode_word(const tokenizer_bpe *b, const int *byte_id, const char *
         if (!try_pair(b, w, sym, i - 1, i, h))
             return false;
     while (h->n > 0) {
-        bpe_pair top = heap_pop(h);
+        merge_pair top = merge_heap_pop(h);
         bpe_symbol *l = &sym[top.left], *r = &sym[top.right];
         if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
             continue; /* stale: a side has changed since it was queued */
@@ -507,7 +457,7 @@ int tokenizer_bpe_encode(const tokenizer_bpe *b, const int *byte_id, const char 
     char *norm = normalize(text, len, &nlen);
     int_list a = {0}, c = {0}, out = {0};
     bpe_symbol *sym = malloc(nlen * sizeof *sym);
-    bpe_heap heap = {0};
+    merge_heap heap = {0};
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     int result = -1;
     if (!norm || !sym || !md)
@@ -536,7 +486,7 @@ done:
     free(c.v);
     free(out.v);
     free(sym);
-    free(heap.v);
+    merge_heap_free(&heap);
     pcre2_match_data_free(md);
     return result;
 }

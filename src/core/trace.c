@@ -39,6 +39,8 @@ struct trace_writer {
     sampler_config sampler;   /* copy of *run.sampler */
     bool has_sampler;
     bool header_written;
+    const intervention *intervention; /* the last one written (records say it when it
+                                          changes); borrowed from the engine */
     int write_errno;          /* first write error's errno; 0 while all is well */
 };
 
@@ -369,6 +371,34 @@ static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
     putc(']', f);
 }
 
+/* What a record ran with (control vectors, knocked-out heads), when it differs from
+ * the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..}, ...],
+ * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0). */
+static void write_intervention(trace_writer *t, const intervention *in)
+{
+    FILE *f = t->f;
+    t->intervention = in;
+    fputs(",\"steer\":{\"vectors\":[", f);
+    for (int i = 0; i < in->n_vectors; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        json_write_string(f, in->vectors[i].name);
+        fputs(",\"path\":", f);
+        json_write_string(f, in->vectors[i].path);
+        fputs(",\"scale\":", f);
+        put_float(f, in->vectors[i].scale, 9);
+        putc('}', f);
+    }
+    if (in->first_layer < 0)
+        fputs("],\"layers\":null", f);
+    else
+        fprintf(f, "],\"layers\":[%d,%d]", in->first_layer, in->last_layer);
+    fputs(",\"heads_out\":[", f);
+    for (int i = 0; i < in->n_heads_out && in->n_heads > 0; i++)
+        fprintf(f, "%s[%d,%d]", i ? "," : "", in->heads_out[i] / in->n_heads,
+                in->heads_out[i] % in->n_heads);
+    fputs("]}", f);
+}
+
 llm_status trace_write(trace_writer *t, const step_record *rec)
 {
     if (t->write_errno)
@@ -381,7 +411,9 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
             rec->next);
     put_float(f, rec->next_prob, 9);
-    fprintf(f, ",\"next_rank\":%d,\"top\":[", rec->next_rank);
+    fprintf(f, ",\"next_rank\":%d,\"entropy\":", rec->next_rank);
+    put_float(f, rec->entropy, 6);
+    fprintf(f, ",\"top\":[");
     int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
     for (int i = 0; i < n_top; i++) {
         fprintf(f, i ? ",[%d," : "[%d,", rec->top[i].id);
@@ -401,6 +433,8 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
         write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
     if (t->run.lens && rec->lens && t->has_cfg)
         write_lens(f, rec->lens, t->cfg.n_layers);
+    if (rec->intervention && rec->intervention != t->intervention)
+        write_intervention(t, rec->intervention);
     fputs("}\n", f);
     note_error(t);
     return t->write_errno ? LLM_ERR_IO : LLM_OK;

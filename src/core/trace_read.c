@@ -35,6 +35,8 @@ struct trace_reader {
     char *problems[PROBLEMS_KEPT];
     int n_problems;
     bool shape_from_records;  /* h.config was inferred from the first attention/lens */
+    const intervention *intervention; /* the control vectors of the records read so far
+                                         (the last "steer" seen), in owned */
 };
 
 static bool problem(trace_reader *r, int line, const char *fmt, ...)
@@ -440,6 +442,86 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
     rec->lens = out;
 }
 
+/* Checks a "steer" object's parts; *bytes: the size of the block read_steer makes. */
+static bool steer_ok(trace_reader *r, const json_value *list, const json_value *layers,
+                     const json_value *heads, long *first, long *last, size_t *bytes)
+{
+    int n = length(list), nh = length(heads);
+    int L = r->h.has_config ? r->h.config.n_layers : 4096;
+    int H = r->h.has_config ? r->h.config.n_heads : 4096;
+    if (!list || !heads || !layers)
+        return false;
+    if (layers->type != JSON_NULL &&
+        !(length(layers) == 2 && int_in(&layers->items[0], 0, L - 1, first) &&
+          int_in(&layers->items[1], *first, L - 1, last)))
+        return false;
+    *bytes = sizeof(intervention) + sizeof(intervention_vector) * (size_t)n + sizeof(int) * (size_t)nh;
+    for (int i = 0; i < n; i++) {
+        const char *name = get_string(&list->items[i], "name"), *path = get_string(&list->items[i], "path");
+        double scale;
+        if (!name || !path || !get_number(&list->items[i], "scale", &scale) || !isfinite(scale) ||
+            fabs(scale) > 1e6)
+            return false;
+        *bytes += strlen(name) + strlen(path) + 2;
+    }
+    for (int i = 0; i < nh; i++) {
+        const json_value *p = &heads->items[i];
+        long l, h;
+        if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) || !int_in(&p->items[1], 0, H - 1, &h))
+            return false;
+    }
+    return true;
+}
+
+/* A record's "steer" (trace-format.md): the control vectors and knocked-out heads from
+ * this record on, as one owned block (the intervention, its vectors, heads, strings). */
+static void read_steer(trace_reader *r, const json_value *v, int line)
+{
+    const json_value *list = get_array(v, "vectors"), *layers = json_get(v, "layers");
+    const json_value *heads = get_array(v, "heads_out");
+    long first = -1, last = -1;
+    size_t bytes = 0;
+    if (!steer_ok(r, list, layers, heads, &first, &last, &bytes)) {
+        problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale), \"layers\" (null or "
+                         "[first, last]) and \"heads_out\" ([layer, head] of this model); dropped");
+        return;
+    }
+    int n = length(list), nh = length(heads);
+    int H = r->h.has_config ? r->h.config.n_heads : 4096;
+    intervention *in = malloc(bytes);
+    if (!own(r, in))
+        return;
+    in->n_vectors = n;
+    in->vectors = (intervention_vector *)(in + 1);
+    in->first_layer = (int)first;
+    in->last_layer = (int)last;
+    in->n_heads = H;
+    in->n_heads_out = nh;
+    in->heads_out = (int *)(in->vectors + n);
+    for (int i = 0; i < nh; i++) {
+        long l = 0, h = 0;
+        int_in(&heads->items[i].items[0], 0, 1 << 20, &l);
+        int_in(&heads->items[i].items[1], 0, 1 << 20, &h);
+        in->heads_out[i] = (int)(l * H + h);
+    }
+    char *s = (char *)(in->heads_out + nh);
+    for (int i = 0; i < n; i++) {
+        const json_value *e = &list->items[i];
+        double scale = 0;
+        get_number(e, "scale", &scale);
+        in->vectors[i].scale = (float)scale;
+        const char *strs[2] = {get_string(e, "name"), get_string(e, "path")};
+        char **dst[2] = {&in->vectors[i].name, &in->vectors[i].path};
+        for (int k = 0; k < 2; k++) {
+            size_t len = strlen(strs[k]) + 1;
+            memcpy(s, strs[k], len);
+            *dst[k] = s;
+            s += len;
+        }
+    }
+    r->intervention = in;
+}
+
 static step_phase phase_named(const char *name, bool *ok)
 {
     *ok = true;
@@ -482,6 +564,8 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     if (!number_or_null(json_get(v, "next_prob"), &rec.next_prob))
         rec.next_prob = NAN;
     rec.next_rank = int_field(v, "next_rank", 0, 1 << 30, 0);
+    if (!number_or_null(json_get(v, "entropy"), &rec.entropy) || !(rec.entropy >= 0.0f && isfinite(rec.entropy)))
+        rec.entropy = NAN; /* traces before it, or a damaged value */
     float ms;
     rec.forward_ms = number_or_null(json_get(v, "ms"), &ms) && isfinite(ms) ? ms : 0.0;
     const json_value *s = json_get(v, "sampler");
@@ -496,6 +580,10 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     const json_value *lens = get_array(v, "lens");
     if (lens)
         read_lens(r, &rec, lens, line);
+    const json_value *steer = json_get(v, "steer");
+    if (steer && steer->type == JSON_OBJECT)
+        read_steer(r, steer, line);
+    rec.intervention = r->intervention;
 
     if (r->n == r->cap) {
         int cap = r->cap ? r->cap * 2 : 256;

@@ -81,6 +81,18 @@ struct transformer {
     float *v_new;                   /* (chunk, kv_dim) new values */
     float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
                                        residual stream after each layer here (the lens) */
+    const float *steer;             /* (n_layers, dim) or NULL: added to the residual
+                                       stream after each layer (control vectors);
+                                       borrowed (transformer_set_steer) */
+    const unsigned char *head_mask; /* (n_layers, n_heads) or NULL: a head whose entry is
+                                       not 0 has its attention output zeroed before wo
+                                       (knocked out); borrowed (transformer_set_head_mask) */
+    float *logits_capture;          /* (vocab) or NULL: run_again copies the logits of the
+                                       position it ran here before restoring them */
+    float *parts_capture;           /* (n_layers, 2, dim) or NULL: forward_one copies each
+                                       layer's attention output before wo (the heads side
+                                       by side) and its feed-forward output here (direct
+                                       logit attribution) */
 };
 
 int transformer_ctx(const transformer *t)
@@ -604,6 +616,50 @@ void transformer_logits(transformer *t, int pos, int n, float *logits)
     kernels_matmul(logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n);
 }
 
+/* ---- control vectors ---- */
+
+void transformer_set_steer(transformer *t, const float *steer)
+{
+    t->steer = steer;
+}
+
+/* Adds layer l's steering row to the residual streams of a batch's n tokens. */
+static void steer_rows(transformer *t, int l, int n)
+{
+    int dim = t->m->config.dim;
+    const float *v = t->steer + (size_t)l * dim;
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
+    for (int i = 0; i < n; i++)
+        add_into(t->x + (size_t)i * dim, v, dim);
+}
+
+/* Thread tid's share (of nt) of adding layer l's steering row to the one token's
+ * residual stream; the caller places the barrier. */
+static void steer_share(transformer *t, int l, int tid, int nt)
+{
+    int dim = t->m->config.dim;
+    int i0 = (int)((long)dim * tid / nt), i1 = (int)((long)dim * (tid + 1) / nt);
+    add_into(t->x + i0, t->steer + (size_t)l * dim + i0, i1 - i0);
+}
+
+/* ---- knocked-out heads ---- */
+
+void transformer_set_head_mask(transformer *t, const unsigned char *mask)
+{
+    t->head_mask = mask;
+}
+
+/* Zeroes the attention output (in t->xb) of layer l's knocked-out heads for n tokens. */
+static void mask_heads(transformer *t, int l, int n)
+{
+    const model_config *c = &t->m->config;
+    for (int h = 0; h < c->n_heads; h++)
+        if (t->head_mask[l * c->n_heads + h])
+            for (int i = 0; i < n; i++)
+                memset(t->xb + (size_t)i * c->dim + (size_t)h * c->head_size, 0,
+                       sizeof(float) * c->head_size);
+}
+
 /* Runs n (<= cap) tokens at positions pos..: the KV cache and the classifier inputs
  * of those positions. */
 static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
@@ -638,6 +694,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
         }
 
         attention(t, l, pos, n, t->q, t->xb, attn);
+        if (t->head_mask)
+            mask_heads(t, l, n);
         matmul(t, t->xb2, &L->wo, t->xb, n);
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++) {
@@ -655,6 +713,8 @@ static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
         for (int i = 0; i < n; i++)
             add_into(t->x + (size_t)i * dim, t->xb + (size_t)i * dim, dim);
+        if (t->steer)
+            steer_rows(t, l, n);
     }
 
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
@@ -790,12 +850,16 @@ static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
             for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
                 rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
                 head_attend(t, l, pos, h, att);
+                if (t->head_mask && t->head_mask[l * c->n_heads + h])
+                    memset(t->xb + (size_t)h * hs, 0, sizeof(float) * hs);
                 if (attn)
                     memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
                            sizeof(float) * (pos + 1));
             }
         }
         barrier_wait(&t->meet); /* t->xb is whole */
+        if (t->parts_capture && tid == 0) /* t->xb is only read until the next layer */
+            memcpy(t->parts_capture + (size_t)l * 2 * dim, t->xb, sizeof(float) * dim);
 
         lane_quantize(t, ln, t->xb, dim);
         rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
@@ -815,6 +879,12 @@ static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
                          t->xb2, NULL, t->x};
         rows_share(&down, 1, tid, nt);
         barrier_wait(&t->meet);
+        if (t->parts_capture && tid == 0) /* t->xb2 is next written by the next layer's wo */
+            memcpy(t->parts_capture + ((size_t)l * 2 + 1) * dim, t->xb2, sizeof(float) * dim);
+        if (t->steer) {
+            steer_share(t, l, tid, nt);
+            barrier_wait(&t->meet);
+        }
         if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
             memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
     }
@@ -987,6 +1057,8 @@ static llm_status run_again(transformer *t, int token, int pos, float *resid, fl
     t->resid_capture = resid;
     forward_one(t, token, pos, attn);
     t->resid_capture = NULL;
+    if (t->logits_capture)
+        memcpy(t->logits_capture, t->logits, sizeof(float) * vocab);
     position_state_copy(t, pos, kv_save, true);
     memcpy(t->logits, logits_save, sizeof(float) * vocab);
     free(kv_save);
@@ -1016,4 +1088,39 @@ llm_status transformer_attention_again(transformer *t, int token, int pos, float
                                        llm_err *err)
 {
     return run_again(t, token, pos, NULL, attn, "attention", err);
+}
+
+llm_status transformer_forward_again(transformer *t, int token, int pos, float *logits,
+                                     llm_err *err)
+{
+    t->logits_capture = logits;
+    llm_status st = run_again(t, token, pos, NULL, NULL, "what-if", err);
+    t->logits_capture = NULL;
+    return st;
+}
+
+llm_status transformer_components(transformer *t, int token, int pos, float *parts,
+                                  float *resid, float *logits, llm_err *err)
+{
+    t->parts_capture = parts;
+    t->logits_capture = logits;
+    llm_status st = run_again(t, token, pos, resid, NULL, "attribution", err);
+    t->parts_capture = NULL;
+    t->logits_capture = NULL;
+    return st;
+}
+
+llm_status transformer_residuals(transformer *t, const int *tokens, int n, float *resid,
+                                 llm_err *err)
+{
+    const model_config *c = &t->m->config;
+    if (n < 1 || n > t->ctx || !tokens_valid(t, tokens, n))
+        return llm_fail(err, LLM_ERR_ARG, "%d tokens do not fit the context of %d, or one is "
+                                          "outside the vocabulary", n, t->ctx);
+    for (int p = 0; p < n; p++) {
+        t->resid_capture = resid + (size_t)p * c->n_layers * c->dim;
+        forward_one(t, tokens[p], p, NULL);
+    }
+    t->resid_capture = NULL;
+    return LLM_OK;
 }

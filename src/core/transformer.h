@@ -72,4 +72,38 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
 llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
                                        llm_err *err);
 
+/* Control vectors: steer (n_layers, dim), when not NULL, is added to the residual
+ * stream after each layer l (row l) at every position run from now on; NULL stops it.
+ * Borrowed: must stay valid (and unchanged while a forward call runs) until replaced. */
+void transformer_set_steer(transformer *t, const float *steer);
+
+/* Knocked-out heads: mask (n_layers, n_heads), when not NULL, zeroes the attention
+ * output of every head whose entry is not 0 before the output projection (wo), at
+ * every position run from now on; NULL stops it. Borrowed like transformer_set_steer's
+ * vector. */
+void transformer_set_head_mask(transformer *t, const unsigned char *mask);
+
+/* Runs `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
+ * vectors and the head mask set now) and writes its logits (vocab); leaves the KV
+ * cache, the kept classifier inputs and the logits as they were (a what-if). */
+llm_status transformer_forward_again(transformer *t, int token, int pos, float *logits,
+                                     llm_err *err);
+
+/* What position pos's residual stream is made of (direct logit attribution): runs
+ * `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
+ * vectors and the head mask set now) and writes parts (n_layers, 2, dim): for each
+ * layer its attention output before the output projection wo (head h's values at
+ * h * head_size; a knocked-out head's are 0), then its feed-forward output as added to
+ * the residual stream; resid (n_layers, dim): the residual stream after each layer (the
+ * last row is what the final RMSNorm reads); logits (vocab). Leaves the KV cache, the
+ * kept classifier inputs and the logits as they were. */
+llm_status transformer_components(transformer *t, int token, int pos, float *parts,
+                                  float *resid, float *logits, llm_err *err);
+
+/* Runs tokens (n) at positions 0..n-1, one at a time, and writes the residual stream
+ * after each layer of each: resid (n, n_layers, dim). Overwrites the KV cache of those
+ * positions: meant for a transformer of its own (control_vector_make). */
+llm_status transformer_residuals(transformer *t, const int *tokens, int n, float *resid,
+                                 llm_err *err);
+
 #endif

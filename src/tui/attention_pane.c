@@ -1,4 +1,4 @@
-/* attention_pane.c — the Attention pane (see attention_pane.h), in five views that 'v'
+/* attention_pane.c — the Attention pane (see attention_pane.h), in six views that 'v'
  * cycles:
  *   heatmap    rows are query positions, columns key positions, each cell shaded by
  *              the weight the query gave the key in the selected layer and head (or
@@ -14,6 +14,9 @@
  *              attends to most.
  *   head grid  layers x heads, each head's entropy (or BOS weight) as a heat; Enter
  *              opens the cursor's layer and head in the heatmap.
+ *   attribution  what each head, MLP and the embedding wrote toward the logit of a
+ *              target token at the selected position (attribution_view.c); 't' steps
+ *              through the targets, the layer and head keys move the cursor.
  * 'c' turns a live engine's capture off and on; the selected position's rows are
  * computed again when they were not kept. Reads step records, attention rows and lenses
  * through the source (engine or trace); owns the view settings and a scratch row. */
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attribution_view.h"
 #include "sampler.h"
 #include "format.h"
 
@@ -34,6 +38,7 @@ typedef enum {
     VIEW_LENS_GRID,   /* the lens's top token, layers x positions */
     VIEW_HEADS,       /* every head of the layer at the selected position */
     VIEW_HEAD_GRID,   /* layers x heads at the selected position */
+    VIEW_ATTRIBUTION, /* direct logit attribution at the selected position */
     VIEW_COUNT
 } attn_view;
 
@@ -44,6 +49,7 @@ struct attn_pane {
     const model_config *cfg;
     tui_selection *sel; /* shared with Tokens */
     int layer, head;
+    int target;         /* the attribution's target (source_attribution_target) */
     bool mean_heads, log_scale, mask_bos;
     bool capture;       /* the engine keeps attention rows */
     float *row;         /* (row_cap) scratch: one query's weights */
@@ -206,6 +212,12 @@ static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h,
     }
 }
 
+/* Does the view shown have a cursor on a layer and head? */
+static bool head_cursor(const attn_pane *ap)
+{
+    return ap->view == VIEW_HEADS || ap->view == VIEW_HEAD_GRID || ap->view == VIEW_ATTRIBUTION;
+}
+
 static bool attn_act(void *state, key_action a)
 {
     attn_pane *ap = state;
@@ -231,8 +243,10 @@ static bool attn_act(void *state, key_action a)
     case ACT_VIEW_NEXT: ap->view = (attn_view)((ap->view + 1) % VIEW_COUNT); return true;
     case ACT_VIEW_PREV: ap->view = (attn_view)((ap->view + VIEW_COUNT - 1) % VIEW_COUNT); return true;
     case ACT_HEAD_METRIC: ap->bos_metric = !ap->bos_metric; return true;
-    case ACT_OPEN_HEAD: /* the heads views: the layer and head under the cursor, as a heatmap */
-        if (ap->view == VIEW_HEADS || ap->view == VIEW_HEAD_GRID) {
+    case ACT_TARGET_NEXT: ap->target++; return true;
+    case ACT_TARGET_PREV: ap->target--; return true;
+    case ACT_OPEN_HEAD: /* the head views: the layer and head under the cursor, as a heatmap */
+        if (head_cursor(ap)) {
             ap->view = VIEW_HEATMAP;
             ap->mean_heads = false;
         }
@@ -267,8 +281,12 @@ static const char *attn_why_not(void *state, key_action a)
     if ((a == ACT_HEAD_MEAN && ap->view != VIEW_HEATMAP) ||
         ((a == ACT_LOG_SCALE || a == ACT_MASK_BOS) && ap->view != VIEW_HEATMAP && ap->view != VIEW_HEADS))
         return "m, l and b change how the heatmap shades (l and b the heads view too): v shows it";
-    if ((a == ACT_HEAD_METRIC || a == ACT_OPEN_HEAD) && !heads)
-        return "e and Enter work in the heads views: v shows them";
+    if (a == ACT_HEAD_METRIC && !heads)
+        return "e works in the heads views: v shows them";
+    if (a == ACT_OPEN_HEAD && !heads && ap->view != VIEW_ATTRIBUTION)
+        return "Enter works in the heads and attribution views: v shows them";
+    if ((a == ACT_TARGET_NEXT || a == ACT_TARGET_PREV) && ap->view != VIEW_ATTRIBUTION)
+        return "t and T pick the attribution's target: v shows the attribution view";
     if (a == ACT_CAPTURE && !source_live(ap->src))
         return "a trace holds the attention it was written with: c works with a model";
     if (grid && (a == ACT_SEL_PREV || a == ACT_SEL_NEXT))
@@ -499,7 +517,7 @@ static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, i
         const float *row = head_row(ap, r, ap->layer, hd);
         head_summary s = summarize(row, n);
         char label[16];
-        snprintf(label, sizeof label, "H%d", hd + 1);
+        snprintf(label, sizeof label, "%s%d", source_head_out(ap->src, ap->layer, hd) ? "x" : "H", hd + 1);
         draw_text(scr, w, y, 1, 3, label,
                   hd == ap->head ? A_REVERSE : draw_shade_attr(scr, head_shade(ap, scr, &s, n)));
         float ref = 0.0f;
@@ -553,7 +571,9 @@ static void draw_head_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int 
         for (int hd = 0; hd < ap->cfg->n_heads; hd++) {
             head_summary s = summarize(head_row(ap, r, l, hd), n);
             char cell[16];
-            if (ap->bos_metric)
+            if (source_head_out(ap->src, l, hd))
+                snprintf(cell, sizeof cell, "out");
+            else if (ap->bos_metric)
                 snprintf(cell, sizeof cell, "%.0f%%", 100.0 * s.bos);
             else
                 snprintf(cell, sizeof cell, "%.2f", s.entropy);
@@ -578,7 +598,8 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     if (h <= 0 || width <= 0)
         return;
     int focus = selection_get(ap->sel, ap->src);
-    if (focus >= 0 && ap->view != VIEW_LENS && ap->view != VIEW_LENS_GRID)
+    if (focus >= 0 && ap->view != VIEW_LENS && ap->view != VIEW_LENS_GRID &&
+        ap->view != VIEW_ATTRIBUTION)
         source_attention(ap->src, focus); /* a live engine computes dropped rows again */
     if (ap->view == VIEW_HEATMAP || focus < 0) {
         draw_heatmap(ap, w, scr, h, width);
@@ -589,8 +610,20 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     case VIEW_LENS_GRID: draw_lens_grid(ap, w, scr, h, width, focus); break;
     case VIEW_HEADS: draw_heads(ap, w, scr, h, width, focus); break;
     case VIEW_HEAD_GRID: draw_head_grid(ap, w, scr, h, width, focus); break;
+    case VIEW_ATTRIBUTION: {
+        attribution_view v = {focus, ap->target, ap->layer, ap->head};
+        attribution_view_draw(ap->src, scr, w, h, width, &v);
+        break;
+    }
     default: break;
     }
+}
+
+bool attn_head_cursor(const attn_pane *ap, int *layer, int *head)
+{
+    *layer = ap->layer;
+    *head = ap->head;
+    return head_cursor(ap);
 }
 
 const pane_ops attn_pane_ops = {"Attention", KEYS_ATTN, attn_draw, attn_act, attn_why_not};

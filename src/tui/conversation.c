@@ -2,8 +2,8 @@
  *
  * Owns the pane's entries (user turns, assistant replies as they stream in, and
  * notices such as "stopped" or command output), each kept as terminal-safe UTF-8
- * (textfmt), and its scroll position; draws them wrapped to the pane, scrolled from
- * the bottom. */
+ * (textfmt), with the positions of a reply's tokens, and its scroll position; draws
+ * them wrapped to the pane, scrolled from the bottom, reply tokens in their shade. */
 #include "conversation.h"
 
 #include <stdio.h>
@@ -18,6 +18,11 @@ typedef struct {
     char *text;   /* (len) terminal-safe UTF-8, NUL-terminated, starting with the label */
     size_t len, cap;
     size_t label_len; /* bytes of the "You: " / "Assistant: " label at the start */
+    /* a reply's tokens: token k sits at position span_pos[k] and its text starts
+     * span_off[k] bytes after the label (ascending); none when unknown */
+    int *span_pos;
+    size_t *span_off;
+    int n_spans, cap_spans;
 } conv_entry;
 
 struct conv_pane {
@@ -26,6 +31,9 @@ struct conv_pane {
     int stream_entry;      /* the entry the reply streams into (-1 none) */
     textfmt_stream stream; /* carries split UTF-8 of the streaming reply */
     bool writing;          /* the streaming reply shows a cursor */
+    const tui_source *src; /* the records reply tokens are shaded by */
+    const tui_selection *sel; /* the position highlighted */
+    token_shade_mode shading;
     int scroll;            /* lines scrolled up from the bottom; 0 follows */
     int page;              /* lines of the last drawn page */
 };
@@ -60,12 +68,40 @@ static void entry_append_safe(conv_entry *en, textfmt_stream *st, const char *s,
     }
 }
 
-conv_pane *conv_new(void)
+/* Token pos's text starts here (the entry's current end). */
+static void entry_add_span(conv_entry *en, int pos)
+{
+    if (en->n_spans == en->cap_spans) {
+        int cap = en->cap_spans ? en->cap_spans * 2 : 64;
+        int *p = realloc(en->span_pos, (size_t)cap * sizeof *p);
+        if (p)
+            en->span_pos = p;
+        size_t *o = realloc(en->span_off, (size_t)cap * sizeof *o);
+        if (o)
+            en->span_off = o;
+        if (!p || !o)
+            tui_die("out of memory");
+        en->cap_spans = cap;
+    }
+    en->span_pos[en->n_spans] = pos;
+    en->span_off[en->n_spans++] = en->len - en->label_len;
+}
+
+static void entry_free(conv_entry *en)
+{
+    free(en->text);
+    free(en->span_pos);
+    free(en->span_off);
+}
+
+conv_pane *conv_new(const tui_source *src, const tui_selection *sel)
 {
     conv_pane *cv = calloc(1, sizeof *cv);
     if (!cv)
         tui_die("out of memory");
     cv->stream_entry = -1;
+    cv->src = src;
+    cv->sel = sel;
     return cv;
 }
 
@@ -104,7 +140,7 @@ bool conv_drop_notice(conv_pane *cv, const char *text)
         conv_entry *en = &cv->entries[i];
         if (en->kind != ENTRY_NOTICE || strcmp(en->text, text) != 0)
             continue;
-        free(en->text);
+        entry_free(en);
         memmove(en, en + 1, sizeof *en * (size_t)(cv->n_entries - i - 1));
         cv->n_entries--;
         if (cv->stream_entry > i)
@@ -121,15 +157,67 @@ void conv_stream(conv_pane *cv, const char *bytes, size_t len)
     entry_append_safe(&cv->entries[cv->stream_entry], &cv->stream, bytes, len);
 }
 
-void conv_set_reply(conv_pane *cv, const char *reply)
+void conv_stream_token(conv_pane *cv, int pos, const char *bytes, size_t len)
+{
+    if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries || len == 0)
+        return;
+    conv_entry *en = &cv->entries[cv->stream_entry];
+    entry_add_span(en, pos);
+    entry_append_safe(en, &cv->stream, bytes, len);
+}
+
+/* en's text becomes text (after its label), whose n tokens start at byte offsets off
+ * and sit at positions pos. */
+static void entry_set_tokens(conv_entry *en, textfmt_stream *st, const char *text, const int *pos,
+                             const size_t *off, int n)
+{
+    en->len = en->label_len;
+    en->text[en->len] = '\0';
+    en->n_spans = 0;
+    memset(st, 0, sizeof *st);
+    size_t len = strlen(text), at = 0;
+    for (int k = 0; k <= n; k++) {
+        size_t to = k < n && off[k] < len ? off[k] : len;
+        if (to > at) {
+            entry_append_safe(en, st, text + at, to - at);
+            at = to;
+        }
+        if (k < n && off[k] < len)
+            entry_add_span(en, pos[k]);
+    }
+}
+
+void conv_set_reply_tokens(conv_pane *cv, const char *reply, const int *pos, const size_t *off, int n)
 {
     if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries)
         return;
-    conv_entry *en = &cv->entries[cv->stream_entry];
-    en->len = en->label_len;
-    en->text[en->len] = '\0';
-    memset(&cv->stream, 0, sizeof cv->stream);
-    entry_append_safe(en, &cv->stream, reply, strlen(reply));
+    entry_set_tokens(&cv->entries[cv->stream_entry], &cv->stream, reply, pos, off, n);
+}
+
+void conv_set_message_tokens(conv_pane *cv, const char *text, const int *pos, const size_t *off, int n)
+{
+    for (int i = cv->n_entries - 1; i >= 0; i--) {
+        if (cv->entries[i].kind == ENTRY_USER) {
+            textfmt_stream st;
+            entry_set_tokens(&cv->entries[i], &st, text, pos, off, n);
+            return;
+        }
+    }
+}
+
+void conv_set_reply(conv_pane *cv, const char *reply)
+{
+    conv_set_reply_tokens(cv, reply, NULL, NULL, 0);
+}
+
+void conv_set_shading(conv_pane *cv, token_shade_mode mode)
+{
+    cv->shading = mode;
+}
+
+token_shade_mode conv_shading(const conv_pane *cv)
+{
+    return cv->shading;
 }
 
 void conv_set_branch(conv_pane *cv, int number, int count)
@@ -163,7 +251,7 @@ void conv_set_writing(conv_pane *cv, bool writing)
 void conv_clear(conv_pane *cv)
 {
     for (int i = 0; i < cv->n_entries; i++)
-        free(cv->entries[i].text);
+        entry_free(&cv->entries[i]);
     cv->n_entries = 0;
     cv->stream_entry = -1;
     cv->scroll = 0;
@@ -191,8 +279,42 @@ static attr_t entry_attr(const tui_screen *scr, conv_kind k, bool label)
     return A_NORMAL;
 }
 
-/* Draws one wrapped line (bytes s[0..n) of entry en starting at byte off). */
-static void draw_line(const tui_screen *scr, WINDOW *w, int y, const conv_entry *en, size_t off, size_t n)
+/* The last of en's tokens whose text starts at or before body byte b, or -1. */
+static int span_at(const conv_entry *en, size_t b)
+{
+    int lo = 0, hi = en->n_spans - 1, found = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (en->span_off[mid] <= b) {
+            found = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return found;
+}
+
+/* The attribute of the token at pos in an entry drawn with base: its shade in place
+ * of the entry's colour when the tokens are shaded, and reverse video where the
+ * selection was put. */
+static attr_t token_attr(const conv_pane *cv, const tui_screen *scr, int pos, attr_t base)
+{
+    attr_t a = base;
+    if (cv->shading != SHADE_OFF) {
+        int lv = token_shade_level(cv->shading, source_record(cv->src, pos - 1));
+        if (lv >= 0)
+            a = (base & ~(A_COLOR | A_DIM)) | token_shade_attr(scr, lv);
+    }
+    if (!selection_follows(cv->sel, cv->src) && selection_get(cv->sel, cv->src) == pos)
+        a |= A_REVERSE;
+    return a;
+}
+
+/* Draws one wrapped line (bytes s[0..n) of entry en starting at byte off): the label,
+ * then runs of one attribute (a token, or text before the first). */
+static void draw_line(const conv_pane *cv, const tui_screen *scr, WINDOW *w, int y, const conv_entry *en,
+                      size_t off, size_t n)
 {
     wmove(w, y, 1);
     size_t end = off + n;
@@ -200,6 +322,14 @@ static void draw_line(const tui_screen *scr, WINDOW *w, int y, const conv_entry 
         bool label = off < en->label_len;
         size_t stop = label ? (en->label_len < end ? en->label_len : end) : end;
         attr_t a = entry_attr(scr, en->kind, label);
+        if (!label && en->n_spans > 0) {
+            int k = span_at(en, off - en->label_len);
+            size_t next = en->label_len + (k + 1 < en->n_spans ? en->span_off[k + 1] : en->len);
+            if (next < stop)
+                stop = next;
+            if (k >= 0)
+                a = token_attr(cv, scr, en->span_pos[k], a);
+        }
         wattron(w, a);
         /* tabs would jump past the border: write them as one space */
         size_t i = off;
@@ -252,7 +382,7 @@ static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
             if (off < en->len)
                 n = tuifmt_wrap(en->text + off, en->len - off, width, &next);
             if (line >= first) {
-                draw_line(scr, w, y++, en, off, n);
+                draw_line(cv, scr, w, y++, en, off, n);
                 /* the reply being written ends in a block cursor */
                 if (i == cv->stream_entry && k == lines - 1 && cv->writing && getcurx(w) <= width)
                     waddstr(w, scr->utf8 ? "\xe2\x96\x8c" : "_");

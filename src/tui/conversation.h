@@ -1,5 +1,7 @@
 /* conversation.h — the Conversation pane: the dialog as the user sees it (user turns,
- * replies as they stream in, notices), wrapped and scrolled from the bottom.
+ * replies as they stream in, notices), wrapped and scrolled from the bottom. A reply
+ * knows the position of each of its tokens: shaded by probability or entropy
+ * (token_shade.h), the selected position (selection.h) highlighted.
  *
  * Its state (conv_pane) is only what is shown: the chat keeps the real dialog. */
 #ifndef LLMCHAT_TUI_CONVERSATION_H
@@ -9,6 +11,9 @@
 #include <stddef.h>
 
 #include "pane.h"
+#include "selection.h"
+#include "source.h"
+#include "token_shade.h"
 
 typedef enum { ENTRY_USER, ENTRY_ASSISTANT, ENTRY_NOTICE } conv_kind;
 
@@ -16,7 +21,9 @@ typedef struct conv_pane conv_pane;
 
 extern const pane_ops conv_pane_ops;
 
-conv_pane *conv_new(void); /* exits through tui_die when out of memory */
+/* A pane whose reply tokens are looked up in src's records and highlighted at sel.
+ * Exits through tui_die when out of memory. */
+conv_pane *conv_new(const tui_source *src, const tui_selection *sel);
 void conv_free(conv_pane *cv);
 
 /* Adds an entry (an assistant entry becomes the one replies stream into) and follows
@@ -25,8 +32,20 @@ void conv_add(conv_pane *cv, conv_kind kind, const char *text);
 /* Appends streamed reply bytes to the newest assistant entry (made terminal-safe);
  * notices added meanwhile stay above or below it. */
 void conv_stream(conv_pane *cv, const char *bytes, size_t len);
-/* Replaces the text of the newest assistant entry with reply (after a rewind). */
+/* Appends the text of the reply token at position pos (as conv_stream): the span it
+ * covers is shaded and highlighted as pos. */
+void conv_stream_token(conv_pane *cv, int pos, const char *bytes, size_t len);
+/* Replaces the text of the newest assistant entry with reply (after a rewind), its
+ * tokens unknown (not shaded). */
 void conv_set_reply(conv_pane *cv, const char *reply);
+/* Replaces it with reply whose n tokens start at byte offsets off (ascending) and sit
+ * at positions pos (chat_reply_spans). */
+void conv_set_reply_tokens(conv_pane *cv, const char *reply, const int *pos, const size_t *off, int n);
+/* The same for the newest user entry: its message text, the positions of its tokens. */
+void conv_set_message_tokens(conv_pane *cv, const char *text, const int *pos, const size_t *off, int n);
+/* How reply and message tokens are shaded (SHADE_OFF: not at all). */
+void conv_set_shading(conv_pane *cv, token_shade_mode mode);
+token_shade_mode conv_shading(const conv_pane *cv);
 /* Labels the newest assistant entry with its branch: "Assistant [branch 2/3]: ", or
  * plain "Assistant: " when count is 1. */
 void conv_set_branch(conv_pane *cv, int number, int count);

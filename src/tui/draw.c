@@ -5,6 +5,7 @@
  * is active. Knows nothing about what a pane shows. */
 #include "draw.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,26 +18,30 @@ static bool curses_active;
 /* The colours of a theme (--theme, the config file's theme key). */
 typedef struct {
     short user, assistant, notice, focus, status_fg, status_bg, bar, chosen_fg, chosen_bg, dim;
+    short pos, neg;                 /* signed values (the attribution view) */
     short plain_bg;                 /* background when the terminal's own cannot be kept */
     short ramp256[SHADES_MAX];      /* heatmap, weakest to strongest; -1 = background */
     short ramp8[5];
+    short levels[LEVELS_MAX];       /* token levels' text, sure to surprised; [0] unused */
 } palette;
 
 /* dark: for light text on a dark background; the heatmap goes from dark blue
- * through green to yellow */
+ * through green to yellow; signed values are cyan (+) and red (-) */
 static const palette dark = {
     COLOR_CYAN, COLOR_GREEN, COLOR_YELLOW, COLOR_YELLOW, COLOR_BLACK, COLOR_CYAN, COLOR_BLUE,
-    COLOR_BLACK, COLOR_GREEN, COLOR_BLUE, COLOR_BLACK,
+    COLOR_BLACK, COLOR_GREEN, COLOR_BLUE, COLOR_CYAN, COLOR_RED, COLOR_BLACK,
     {-1, 17, 19, 25, 31, 37, 71, 113, 185, 226},
     {-1, COLOR_BLUE, COLOR_CYAN, COLOR_YELLOW, COLOR_WHITE},
+    {-1, COLOR_GREEN, COLOR_YELLOW, COLOR_MAGENTA, COLOR_RED},
 };
 /* light: for dark text on a light background (no yellow text); the heatmap goes
- * from pale yellow through orange to dark red */
+ * from pale yellow through orange to dark red; signed values are blue (+) and red (-) */
 static const palette light = {
     COLOR_BLUE, COLOR_GREEN, COLOR_RED, COLOR_BLUE, COLOR_WHITE, COLOR_BLUE, COLOR_MAGENTA,
-    COLOR_WHITE, COLOR_GREEN, COLOR_BLUE, COLOR_WHITE,
+    COLOR_WHITE, COLOR_GREEN, COLOR_BLUE, COLOR_BLUE, COLOR_RED, COLOR_WHITE,
     {-1, 230, 229, 222, 215, 209, 203, 167, 124, 88},
     {-1, COLOR_YELLOW, COLOR_CYAN, COLOR_RED, COLOR_BLACK},
+    {-1, COLOR_GREEN, COLOR_BLUE, COLOR_MAGENTA, COLOR_RED},
 };
 
 void draw_start(tui_screen *scr, app_theme theme)
@@ -61,6 +66,10 @@ void draw_start(tui_screen *scr, app_theme theme)
     init_pair(PAIR_BAR, p->bar, bg);
     init_pair(PAIR_CHOSEN, p->chosen_fg, p->chosen_bg);
     init_pair(PAIR_DIM, p->dim, bg);
+    init_pair(PAIR_POS, p->pos, bg);
+    init_pair(PAIR_NEG, p->neg, bg);
+    for (int i = 1; i < LEVELS_MAX && COLOR_PAIRS > PAIR_LEVEL + i; i++)
+        init_pair((short)(PAIR_LEVEL + i), p->levels[i], bg);
     if (COLORS >= 256 && COLOR_PAIRS >= PAIR_RAMP + SHADES_MAX) {
         scr->colors = COLORS_256;
         scr->n_shades = SHADES_MAX;
@@ -141,6 +150,15 @@ attr_t draw_shade_attr(const tui_screen *scr, int b)
     if (scr->colors != COLORS_NONE)
         return COLOR_PAIR(PAIR_RAMP + b);
     return 3 * b >= 2 * scr->n_shades ? A_REVERSE : 3 * b >= scr->n_shades ? A_BOLD : A_DIM;
+}
+
+attr_t draw_signed_attr(const tui_screen *scr, float v, float ref)
+{
+    static const attr_t size[4] = {A_DIM, A_NORMAL, A_BOLD, A_BOLD | A_REVERSE};
+    attr_t a = size[tuifmt_shade(fabsf(v), ref, 4, false)];
+    if (scr->colors != COLORS_NONE)
+        return a | COLOR_PAIR(v < 0.0f ? PAIR_NEG : PAIR_POS);
+    return v < 0.0f ? a | A_UNDERLINE : a;
 }
 
 void tui_restore_terminal(void)

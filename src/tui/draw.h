@@ -32,9 +32,13 @@ enum { /* colour pairs */
     PAIR_BAR,
     PAIR_CHOSEN,
     PAIR_DIM,
+    PAIR_POS,  /* a signed value's colours (draw_signed_attr) */
+    PAIR_NEG,
     PAIR_RAMP, /* PAIR_RAMP + bucket, up to SHADES_MAX buckets */
 };
 enum { SHADES_MAX = 10 };
+/* The Conversation's token levels (token_shade.h): PAIR_LEVEL + level, levels 1..4. */
+enum { PAIR_LEVEL = PAIR_RAMP + SHADES_MAX, LEVELS_MAX = 5 };
 
 /* Right after newterm: remembers that curses is active (for tui_restore_terminal)
  * and sets up the theme's colours: 256-colour ramp, 8-colour fallback, or none
@@ -51,6 +55,10 @@ void draw_shade(const tui_screen *scr, WINDOW *w, int y, int x, int b);
 /* The attribute that shades text in bucket b: the heatmap's colour as its background,
  * or without colours reverse / bold / dim. */
 attr_t draw_shade_attr(const tui_screen *scr, int b);
+/* The attribute of a signed value v against ref (the largest size shown): its size as
+ * dim, normal, bold, reverse; its sign as a colour (or, without colours, a negative one
+ * underlined). */
+attr_t draw_signed_attr(const tui_screen *scr, float v, float ref);
 /* Restores the terminal, prints the message and exits with status 1. */
 void tui_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* endwin() if curses is active; safe to call twice. */

@@ -216,6 +216,32 @@ int tuifmt_shade(float w, float ref, int n_buckets, bool log_scale)
     return b;
 }
 
+int tuifmt_signed(float v, int width, char *out, size_t size)
+{
+    if (size > 0)
+        out[0] = '\0';
+    if (width < 1 || size < 2)
+        return 0;
+    for (int decimals = 2; decimals >= 0; decimals--) {
+        int n = snprintf(out, size, "%+.*f", decimals, v);
+        if (n >= 0 && n <= width && (size_t)n < size)
+            return n;
+    }
+    return snprintf(out, size, "%s", v > 0.0f ? "+" : v < 0.0f ? "-" : "0") > 0 ? 1 : 0;
+}
+
+void tuifmt_attribution_part(const attribution_part *p, char *out, size_t size)
+{
+    switch (p->kind) {
+    case ATTRIBUTION_HEAD:
+        snprintf(out, size, "L%d H%d %+.2f", p->layer + 1, p->head + 1, p->value);
+        break;
+    case ATTRIBUTION_MLP: snprintf(out, size, "L%d MLP %+.2f", p->layer + 1, p->value); break;
+    case ATTRIBUTION_VECTORS: snprintf(out, size, "vectors %+.2f", p->value); break;
+    default: snprintf(out, size, "embedding %+.2f", p->value); break;
+    }
+}
+
 int tuifmt_window_start(int n_items, int focus, int avail)
 {
     if (n_items <= 0 || avail <= 0)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "attribution.h"
 #include "tokenizer.h"
 
 /* A token piece for display: control tokens ("\n<s>\n") lose their surrounding
@@ -72,6 +73,14 @@ void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_a
  * possible, ends at the last item: used for lists that follow their newest entry. */
 int tuifmt_window_start(int n_items, int focus, int avail);
 
+/* A signed value in at most width columns, as precise as fits: "+2.31", "+2.3", "+2",
+ * then its sign alone ("+", "-"; "0" for 0); "" when width < 1. Returns the columns
+ * used. */
+int tuifmt_signed(float v, int width, char *out, size_t size);
+
+/* One component of a direct logit attribution as the attribution view lists it, layers
+ * and heads from 1: "L3 H7 +2.31", "L4 MLP -1.80", "embedding +0.52", "vectors +0.40". */
+void tuifmt_attribution_part(const attribution_part *p, char *out, size_t size);
 
 /* tokens per second from a count and milliseconds: "1234", "12.3", or "-" when
  * there is nothing to measure. */

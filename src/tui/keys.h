@@ -46,12 +46,20 @@ typedef enum {
     /* Attention */
     ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_HEAD_MEAN, ACT_LOG_SCALE,
     ACT_MASK_BOS, ACT_CAPTURE,
-    /* Attention's views: heatmap, logit lens, lens grid, heads, layers x heads */
+    /* Attention's views: heatmap, logit lens, lens grid, heads, layers x heads,
+     * attribution */
     ACT_VIEW_NEXT, ACT_VIEW_PREV, ACT_HEAD_METRIC, ACT_OPEN_HEAD,
+    /* the heads and attribution views: knock the cursor's head out of the forward
+     * pass, or back in */
+    ACT_KNOCK_OUT,
+    /* the attribution view: the token whose logit is split */
+    ACT_TARGET_NEXT, ACT_TARGET_PREV,
     /* Attention's Up/Down: the layer (the heads view: the head) */
     ACT_CELL_UP, ACT_CELL_DOWN,
     /* slow motion (the live setting slow-motion) */
     ACT_SLOW_MOTION,
+    /* Conversation's reply tokens shaded: off, by probability, by entropy */
+    ACT_SHADE_TOKENS,
 } key_action;
 
 typedef struct {

@@ -49,6 +49,48 @@ bool source_live(const tui_source *s)
     return s->e != NULL;
 }
 
+bool source_head_out(const tui_source *s, int layer, int head)
+{
+    return s->e && steering_is_out(engine_steering(s->e), layer, head);
+}
+
+const step_whatif *source_whatif(const tui_source *s, int pos)
+{
+    return s->e && steering_mask(engine_steering(s->e)) ? engine_whatif(s->e, pos, NULL) : NULL;
+}
+
+const step_attribution *source_attribution(const tui_source *s, int pos, int token)
+{
+    return s->e ? engine_attribution(s->e, pos, token, NULL) : NULL;
+}
+
+int source_attribution_target(const step_record *r, int i, int *id, int *rank)
+{
+    *id = -1;
+    *rank = 0;
+    int first = r->next >= 0 ? r->next : r->n_top > 0 ? r->top[0].id : -1;
+    if (first < 0)
+        return 0;
+    int count = 1;
+    for (int j = 0; j < r->n_top; j++)
+        count += r->top[j].id != first;
+    i %= count;
+    if (i < 0)
+        i += count;
+    for (int j = 0, k = 1; j < r->n_top; j++) {
+        if (r->top[j].id == first) {
+            if (i == 0)
+                *rank = j + 1;
+        } else if (k++ == i) {
+            *id = r->top[j].id;
+            *rank = j + 1;
+        }
+    }
+    if (i == 0)
+        *id = first;
+    return count;
+}
+
 bool source_piece_is_control(const char *piece)
 {
     return textfmt_piece_is_control(piece);

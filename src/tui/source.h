@@ -3,8 +3,8 @@
  *
  * A source is plain data the controller fills in (tui.c, or view.c for a trace); the
  * panes and the selection read through these functions and never ask which it is,
- * except that only a live source computes a logit lens and dropped attention rows on
- * demand or switches the engine's attention capture. */
+ * except that only a live source computes a logit lens, an attribution and dropped
+ * attention rows on demand or switches the engine's attention capture. */
 #ifndef LLMCHAT_TUI_SOURCE_H
 #define LLMCHAT_TUI_SOURCE_H
 
@@ -50,5 +50,19 @@ bool source_piece_is_control(const char *piece);
 const sampler_config *source_sampler(const tui_source *s);
 /* A running engine (steering, capture and the lens work); false for a trace. */
 bool source_live(const tui_source *s);
+/* Head `head` of layer `layer` (from 0) is knocked out of the engine's forward pass. */
+bool source_head_out(const tui_source *s, int layer, int head);
+/* pos run again with the knocked-out heads and without (engine_whatif); NULL when no
+ * head is out, for a trace, or on failure. */
+const step_whatif *source_whatif(const tui_source *s, int pos);
+/* The direct logit attribution of token's logit at pos (engine_attribution); NULL for a
+ * trace (it needs the model's weights) or on failure. */
+const step_attribution *source_attribution(const tui_source *s, int pos, int token);
+/* The attribution's targets at r, in the order t steps through them: the token that
+ * came next (the top candidate while none has), then the other top candidates by rank.
+ * Target i (taken modulo their count, any sign) into *id, its rank among the
+ * candidates into *rank (1 = top; 0 when it is not among them). Returns the count; 0,
+ * with *id -1, when r offers none. */
+int source_attribution_target(const step_record *r, int i, int *id, int *rank);
 
 #endif

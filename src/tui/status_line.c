@@ -10,19 +10,21 @@
 #endif
 
 #include "settings.h"
+#include "steering.h"
 #include "textfmt.h"
 #include "format.h"
 
 /* The fields in their fixed order, and how soon each goes when the line is too narrow
  * (the highest drop first): the F1 hint, the last reply's rate, prefill speed, threads,
  * the KV cache, the size, the seed, the template, the weights, decode speed, slow
- * motion, the sampler, the model; the state and the position always stay. */
-enum { F_STATE, F_MODEL, F_PARAMS, F_WEIGHTS, F_KV, F_TEMPLATE, F_THREADS, F_POS, F_PREFILL,
-       F_DECODE, F_SAMPLER, F_SLOW, F_SEED, F_REPLY, F_HELP, F_COUNT };
+ * motion, the sampler, the model, the interventions (vectors, heads out); the state and
+ * the position always stay. */
+enum { F_STATE, F_STEER, F_MODEL, F_PARAMS, F_WEIGHTS, F_KV, F_TEMPLATE, F_THREADS, F_POS,
+       F_PREFILL, F_DECODE, F_SAMPLER, F_SLOW, F_SEED, F_REPLY, F_HELP, F_COUNT };
 static const int drop_rank[F_COUNT] = {
-    [F_STATE] = 0, [F_POS] = 1, [F_MODEL] = 2, [F_SAMPLER] = 3, [F_SLOW] = 4, [F_DECODE] = 5,
-    [F_WEIGHTS] = 6, [F_TEMPLATE] = 7, [F_SEED] = 8, [F_PARAMS] = 9, [F_KV] = 10,
-    [F_THREADS] = 11, [F_PREFILL] = 12, [F_REPLY] = 13, [F_HELP] = 14,
+    [F_STATE] = 0, [F_POS] = 1, [F_STEER] = 2, [F_MODEL] = 3, [F_SAMPLER] = 4, [F_SLOW] = 5,
+    [F_DECODE] = 6, [F_WEIGHTS] = 7, [F_TEMPLATE] = 8, [F_SEED] = 9, [F_PARAMS] = 10,
+    [F_KV] = 11, [F_THREADS] = 12, [F_PREFILL] = 13, [F_REPLY] = 14, [F_HELP] = 15,
 };
 
 typedef struct {
@@ -57,6 +59,8 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
         snprintf(f->text[F_STATE], sizeof f->text[0], "paused");
     else
         snprintf(f->text[F_STATE], sizeof f->text[0], "%s%s", state_name(v->state), v->paused ? " (paused)" : "");
+    /* the control vectors and knocked-out heads in force: "vectors happy 0.60 | heads out L2H3" */
+    steering_format(engine_intervention(e), f->text[F_STEER], sizeof f->text[0]);
     char name[64];
     snprintf(name, sizeof name, "%s", m->name);
     size_t nl = strlen(name);
@@ -116,13 +120,21 @@ void status_draw(WINDOW *w, const tui_screen *scr, const engine *e, const status
         draw_text(scr, w, 0, 0, width, line, base | A_BOLD);
         return;
     }
+    /* the colour legend of Conversation's tokens, at the right end when there is room */
+    int legend = token_shade_legend_width(v->shading);
+    if (legend > 0 && width - legend >= 30)
+        width -= legend;
+    else
+        legend = 0;
     if (v->viewing) {
         snprintf(line, sizeof line, " %s | F1 help", v->viewing);
         draw_text(scr, w, 0, 0, width, line, base);
-        return;
+    } else {
+        status_fields f;
+        status_compose(e, v, &f);
+        status_fit(&f, width, line, sizeof line);
+        draw_text(scr, w, 0, 0, width, line, base);
     }
-    status_fields f;
-    status_compose(e, v, &f);
-    status_fit(&f, width, line, sizeof line);
-    draw_text(scr, w, 0, 0, width, line, base);
+    if (legend > 0)
+        token_shade_legend_draw(scr, w, 0, width, v->shading, base);
 }

@@ -1,4 +1,5 @@
-/* status_line.h — the status line, its fields always in one order: run state, model,
+/* status_line.h — the status line, its fields always in one order: run state, the
+ * interventions in force (control vectors, heads out), model,
  * size, weights (what they were converted from), KV cache, chat template, threads,
  * position in the context, prefill and decode speed, sampler settings, slow motion,
  * seed, the last reply's speed; the least important go first when it is narrow. Or
@@ -13,6 +14,7 @@
 
 #include "engine.h"
 #include "draw.h"
+#include "token_shade.h"
 
 typedef enum { RUN_IDLE = 0, RUN_GENERATING, RUN_STOPPED } tui_run_state;
 
@@ -22,6 +24,7 @@ typedef struct {
     bool confirm_quit; /* "Quit anyway? (y/n)" is asked instead */
     double reply_rate; /* wall-clock tok/s of the last reply (0: unknown) */
     int slow_motion_ms; /* slow motion (0: off) */
+    token_shade_mode shading; /* Conversation's tokens coloured: the legend is shown */
     const char *template_name; /* the chat template ("llama2", "chatml"); NULL: not shown */
     const char *message;  /* said instead of the rest until the next key, or NULL */
     const char *viewing;  /* llmchat --view: what the trace is, shown instead of the

@@ -32,7 +32,7 @@ static bool rewind_to(tui *t, int pos)
         tui_notice(t, "[%s]", err.text);
         return false;
     }
-    conv_set_reply(t->conv, newest_turn(t)->reply);
+    tui_show_reply(t);
     tui_show_branch(t);
     t->run.state = RUN_GENERATING;
     t->run.paused = true;
@@ -150,7 +150,7 @@ void steer_branch(tui *t, int delta)
         tui_notice(t, "[cannot switch to branch %d: %s]", to + 1, err.text);
         return;
     }
-    conv_set_reply(t->conv, newest_turn(t)->reply);
+    tui_show_reply(t);
     tui_show_branch(t);
     if (chat_replying(t->c)) {
         t->run.state = RUN_GENERATING; /* a branch left open comes back paused */

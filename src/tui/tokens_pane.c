@@ -87,6 +87,30 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
     draw_text(scr, w, y + 2, 1, width, line, A_NORMAL);
 }
 
+/* With heads knocked out, what they change at r's position (WHATIF_LINES lines from
+ * y): the token that came next (or the top-1), before and after, and the new top. */
+enum { WHATIF_LINES = 2 };
+
+static void draw_whatif(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width,
+                        const step_whatif *wi)
+{
+    char line[512], piece[64], a[16], b[16];
+    source_token(tp->src, wi->target, piece, sizeof piece);
+    tuifmt_prob(wi->target_prob_before, b, sizeof b);
+    tuifmt_prob(wi->target_prob_after, a, sizeof a);
+    snprintf(line, sizeof line, "heads out: %s %s -> %s, logit %+.2f", piece, b, a,
+             wi->target_logit_after - wi->target_logit_before);
+    draw_text(scr, w, y, 1, width, line, A_BOLD);
+    size_t o = (size_t)snprintf(line, sizeof line, "with them out:");
+    for (int i = 0; i < wi->n_top && o < sizeof line; i++) {
+        source_token(tp->src, wi->id[i], piece, sizeof piece);
+        tuifmt_prob(wi->prob_before[i], b, sizeof b);
+        tuifmt_prob(wi->prob_after[i], a, sizeof a);
+        o += (size_t)snprintf(line + o, sizeof line - o, " %s %s->%s", piece, b, a);
+    }
+    draw_text(scr, w, y + 1, 1, width, line, A_NORMAL);
+}
+
 static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
 {
     tokens_pane *tp = state;
@@ -129,7 +153,9 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
      * says how many rows are shown, and the chosen token's line is kept when it is
      * below them */
     int sampler_lines = h - y + 1 >= 6 ? SAMPLER_LINES : 0;
-    int room = h - y + 1 - sampler_lines - 1; /* minus the heading */
+    const step_whatif *wi = source_whatif(tp->src, pos);
+    int whatif_lines = wi && h - y + 1 - sampler_lines >= 2 + WHATIF_LINES ? WHATIF_LINES : 0;
+    int room = h - y + 1 - sampler_lines - whatif_lines - 1; /* minus the heading */
     int n = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
     if (n > room)
         n = room;
@@ -197,12 +223,14 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
         }
         y++;
     }
-    if (below && y <= h - sampler_lines) {
+    if (below && y <= h - sampler_lines - whatif_lines) {
         tuifmt_prob(r->next_prob, p, sizeof p);
         source_token(tp->src, r->next, piece, sizeof piece);
         snprintf(line, sizeof line, "> rank %d: %s %s", r->next_rank, piece, p);
         draw_text(scr, w, y++, 1, width, line, draw_attr(scr, PAIR_CHOSEN, A_REVERSE));
     }
+    if (whatif_lines)
+        draw_whatif(tp, scr, w, h - sampler_lines - WHATIF_LINES + 1, width, wi);
     if (sampler_lines)
         draw_sampler(tp, scr, w, h - SAMPLER_LINES + 1, width, r);
 }

@@ -210,6 +210,37 @@ static void autosave(tui *t)
         tui_notice(t, "[%s]", msg);
 }
 
+/* The newest Conversation entry of the kind shows turn i's message or reply (the
+ * turn in the context), each token's text at its position. */
+static void show_tokens(tui *t, int i, conv_kind kind)
+{
+    const chat_turn *turn = chat_get_turn(t->c, i);
+    int (*spans)(const chat *, int, int *, size_t *, int) =
+        kind == ENTRY_USER ? chat_message_spans : chat_reply_spans;
+    int n = spans(t->c, i, NULL, NULL, 0);
+    int *pos = malloc(sizeof *pos * (size_t)(n + 1));
+    size_t *off = malloc(sizeof *off * (size_t)(n + 1));
+    if (!pos || !off)
+        tui_die("out of memory");
+    n = spans(t->c, i, pos, off, n);
+    if (kind == ENTRY_USER)
+        conv_set_message_tokens(t->conv, turn->user, pos, off, n);
+    else
+        conv_set_reply_tokens(t->conv, turn->reply, pos, off, n);
+    free(pos);
+    free(off);
+}
+
+static void show_reply_tokens(tui *t, int i)
+{
+    show_tokens(t, i, ENTRY_ASSISTANT);
+}
+
+void tui_show_reply(tui *t)
+{
+    show_reply_tokens(t, chat_turn_count(t->c) - 1);
+}
+
 /* Conversation shows the chat's whole dialog again (after /load, /resume, --resume). */
 static void show_dialog(tui *t)
 {
@@ -218,7 +249,11 @@ static void show_dialog(tui *t)
     for (int i = 0; i < dropped + live; i++) {
         const chat_turn *turn = i < dropped ? chat_get_dropped(t->c, i) : chat_get_turn(t->c, i - dropped);
         conv_add(t->conv, ENTRY_USER, turn->user);
+        if (i >= dropped)
+            show_tokens(t, i - dropped, ENTRY_USER);
         conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
+        if (i >= dropped)
+            show_reply_tokens(t, i - dropped);
         if (i >= dropped)
             conv_set_branch(t->conv, chat_branch_current(t->c, i - dropped) + 1,
                             chat_branch_count(t->c, i - dropped));
@@ -274,6 +309,7 @@ static void begin_turn(tui *t, const char *text, bool start_paused)
         return;
     }
     take_notice(t);
+    show_tokens(t, chat_turn_count(t->c) - 1, ENTRY_USER);
     if (start_paused)
         t->run.paused = true;
     if (t->run.paused) /* /step, or p while idle: until p resumes or the reply ends */
@@ -296,7 +332,7 @@ void tui_show_branch(tui *t)
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err)
 {
     if (text && *text)
-        conv_stream(t->conv, text, strlen(text));
+        conv_stream_token(t->conv, engine_pos(t->e) - 1, text, strlen(text));
     tui_show_branch(t);
     t->reply_tokens++;
     t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
@@ -525,6 +561,29 @@ static void handle_mouse(tui *t)
     }
 }
 
+/* x in the heads and attribution views: the cursor's head out of the forward pass, or back in. */
+static void knock_out(tui *t)
+{
+    int l, h;
+    if (!t->e) {
+        read_only(t);
+        return;
+    }
+    if (!attn_head_cursor(t->attn, &l, &h)) {
+        tui_say(t, "x knocks a head out in the heads and attribution views: v shows them");
+        return;
+    }
+    steering *s = engine_steering(t->e);
+    bool out = !steering_is_out(s, l, h);
+    llm_err err;
+    if (steering_knock_out(s, l, h, out, &err) != LLM_OK)
+        tui_notice(t, "[%s]", err.text);
+    else
+        tui_notice(t, out ? "[L%d H%d knocked out from the next token on; Tokens shows what it changes at the selection; x restores it]"
+                          : "[L%d H%d back in from the next token on]", l + 1, h + 1);
+    t->dirty |= DIRTY_ALL;
+}
+
 /* Runs the action of binding b, pressed as key. */
 static void run_action(tui *t, const key_binding *b, int key)
 {
@@ -584,6 +643,19 @@ static void run_action(tui *t, const key_binding *b, int key)
             tui_say(t, "slow motion off: full speed");
         break;
     }
+    case ACT_SHADE_TOKENS: {
+        token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
+        conv_set_shading(t->conv, m);
+        t->run.shading = m;
+        if (m == SHADE_OFF)
+            tui_say(t, "reply tokens in plain colours (C: by probability)");
+        else
+            tui_say(t, "reply tokens coloured by %s, legend on the status line (C: %s)",
+                    m == SHADE_PROB ? "the probability the model gave each" : "the entropy each was drawn from",
+                    m == SHADE_PROB ? "by entropy" : "off");
+        t->dirty |= DIRTY_ALL;
+        break;
+    }
     case ACT_TAKE_BACK:
         steer_back(t);
         t->save_pending = true;
@@ -602,6 +674,7 @@ static void run_action(tui *t, const key_binding *b, int key)
         t->save_pending = true;
         break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
+    case ACT_KNOCK_OUT: knock_out(t); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
@@ -645,13 +718,14 @@ static void help_key(tui *t, bool keycode, int key)
  * key table: Anywhere first, then the input line's or the panes' bindings. */
 static void handle_key(tui *t, bool keycode, int key)
 {
-    if (t->run.message) {
-        t->run.message = NULL;
-        t->dirty |= DIRTY_STATUS;
-    }
+    /* A resize is not the user's answer to a message: the message stays. */
     if (keycode && key == KEY_RESIZE) {
         make_windows(t);
         return;
+    }
+    if (t->run.message) {
+        t->run.message = NULL;
+        t->dirty |= DIRTY_STATUS;
     }
     if (keycode && key == KEY_MOUSE) {
         handle_mouse(t);
@@ -754,6 +828,9 @@ static int setup_core(tui *t, const model *m, const tokenizer *tok)
     }
     t->run.template_name = template_name(chat_get_template(t->c));
     t->live.sampler = *engine_sampler_config(t->e);
+    int vrc = session_apply_vectors(o, t->e);
+    if (vrc != 0)
+        return vrc;
     if (session_open_trace(o, m, tok, t->e, &t->tr) != 0) /* it says why */
         return 1;
     trace_set_template(t->tr, t->run.template_name);
@@ -782,7 +859,7 @@ static void open_panes(tui *t)
     else
         t->src = (tui_source){.e = t->e, .cfg = &engine_model(t->e)->config, .tok = engine_tokenizer(t->e)};
     t->sel.pos = -1;
-    t->conv = conv_new();
+    t->conv = conv_new(&t->src, &t->sel);
     t->tokens = tokens_new(&t->src, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);
     t->attn = attn_new(&t->src, &t->sel);
     t->pane[FOCUS_CONV] = (tui_pane){&conv_pane_ops, t->conv};

@@ -92,6 +92,9 @@ typedef struct tui {
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
 /* Labels the newest reply in Conversation with its branch ("branch 2/3"). */
 void tui_show_branch(tui *t);
+/* Conversation shows the newest reply again as the chat has it (after a rewind or a
+ * branch switch), with its tokens' positions. */
+void tui_show_reply(tui *t);
 /* Says something on the status line until the next key (why a key did nothing). */
 void tui_say(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a notice (a line such as "[stopped]") to Conversation. */

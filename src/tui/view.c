@@ -182,12 +182,25 @@ static bool untemplate(const char *name, char *text, char **user, char **system)
     return true;
 }
 
+/* The positions of the tokens in the text being gathered, and where each one's text
+ * starts in it. */
+typedef struct {
+    int *pos;
+    size_t *off;
+    int n;
+} text_spans;
+
 /* Adds buf (trimmed) as an entry of kind, unless it is empty; a user entry of a chat
  * whose template is known (tmpl) shows the message without the template's markers,
- * and its system prompt as a notice, as the live TUI does. */
-static void flush_entry(conv_pane *cv, conv_kind kind, const char *tmpl, char *buf, size_t *len)
+ * and its system prompt as a notice, as the live TUI does; a reply keeps its tokens'
+ * positions (sp). */
+static void flush_entry(conv_pane *cv, conv_kind kind, const char *tmpl, char *buf, size_t *len,
+                        text_spans *sp)
 {
+    int n_spans = sp->n;
+    sp->n = 0;
     char *user, *system;
+    size_t total = *len;
     if (kind == ENTRY_USER && tmpl && untemplate(tmpl, buf, &user, &system)) {
         if (system && *system) {
             char line[1200];
@@ -195,6 +208,17 @@ static void flush_entry(conv_pane *cv, conv_kind kind, const char *tmpl, char *b
             conv_add(cv, ENTRY_NOTICE, line);
         }
         conv_add(cv, kind, user);
+        /* the tokens whose text falls inside the message */
+        size_t u0 = (size_t)(user - buf), u1 = u0 + strlen(user);
+        int n = 0;
+        for (int k = 0; k < n_spans; k++) {
+            size_t end = k + 1 < n_spans ? sp->off[k + 1] : total;
+            if (end <= u0 || sp->off[k] >= u1)
+                continue;
+            sp->pos[n] = sp->pos[k];
+            sp->off[n++] = sp->off[k] > u0 ? sp->off[k] - u0 : 0;
+        }
+        conv_set_message_tokens(cv, user, sp->pos, sp->off, n);
         *len = 0;
         buf[0] = '\0';
         return;
@@ -205,8 +229,16 @@ static void flush_entry(conv_pane *cv, conv_kind kind, const char *tmpl, char *b
     while (e > s && (e[-1] == ' ' || e[-1] == '\n'))
         e--;
     *e = '\0';
-    if (*s)
+    if (*s) {
+        size_t lead = (size_t)(s - buf);
+        for (int k = 0; k < n_spans; k++)
+            sp->off[k] = sp->off[k] > lead ? sp->off[k] - lead : 0;
         conv_add(cv, kind, s);
+        if (kind == ENTRY_ASSISTANT)
+            conv_set_reply_tokens(cv, s, sp->pos, sp->off, n_spans);
+        else
+            conv_set_message_tokens(cv, s, sp->pos, sp->off, n_spans);
+    }
     *len = 0;
     buf[0] = '\0';
 }
@@ -215,8 +247,13 @@ static void show_tokens(const trace_view *v, conv_pane *cv)
 {
     size_t cap = 64 * 1024, len = 0;
     char *buf = malloc(cap);
-    if (!buf)
+    text_spans sp = {malloc(sizeof *sp.pos * (size_t)(v->n + 1)), malloc(sizeof *sp.off * (size_t)(v->n + 1)), 0};
+    if (!buf || !sp.pos || !sp.off) {
+        free(buf);
+        free(sp.pos);
+        free(sp.off);
         return;
+    }
     buf[0] = '\0';
     const char *tmpl = trace_reader_header(v->r)->template_name;
     conv_kind kind = ENTRY_USER;
@@ -234,12 +271,19 @@ static void show_tokens(const trace_view *v, conv_pane *cv)
                 k = ENTRY_ASSISTANT;
         }
         if (k != kind)
-            flush_entry(cv, kind, tmpl, buf, &len);
+            flush_entry(cv, kind, tmpl, buf, &len, &sp);
         kind = k;
+        size_t at = len;
         append_text(v, id, kind == ENTRY_USER && tmpl, buf, &len, cap);
+        if (len > at) {
+            sp.pos[sp.n] = p;
+            sp.off[sp.n++] = at;
+        }
     }
-    flush_entry(cv, kind, tmpl, buf, &len);
+    flush_entry(cv, kind, tmpl, buf, &len, &sp);
     free(buf);
+    free(sp.pos);
+    free(sp.off);
 }
 
 void view_show_dialog(const trace_view *v, conv_pane *cv)

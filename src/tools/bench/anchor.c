@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shell_quote.h"
+
 const char *anchor_find(const char *path, char *why, size_t why_size)
 {
     const char *p = path;
@@ -86,25 +88,6 @@ static char *slurp(FILE *f)
     return buf;
 }
 
-/* Appends s single-quoted for sh. */
-static void quote(char *buf, size_t size, const char *s)
-{
-    size_t n = strlen(buf);
-    if (n + 1 < size)
-        buf[n++] = '\'';
-    for (; *s && n + 5 < size; s++) {
-        if (*s == '\'') {
-            memcpy(buf + n, "'\\''", 4);
-            n += 4;
-        } else {
-            buf[n++] = *s;
-        }
-    }
-    if (n + 1 < size)
-        buf[n++] = '\'';
-    buf[n] = '\0';
-}
-
 int anchor_run(const char *llama_bench, const char *gguf, int n_prompt, int n_gen, int threads,
                int reps, anchor_result *out, char *why, size_t why_size)
 {
@@ -116,9 +99,9 @@ int anchor_run(const char *llama_bench, const char *gguf, int n_prompt, int n_ge
     }
     close(fd);
     char cmd[8192] = "";
-    quote(cmd, sizeof cmd, llama_bench);
+    shell_quote(cmd, sizeof cmd, llama_bench);
     strcat(cmd, " -m ");
-    quote(cmd, sizeof cmd, gguf);
+    shell_quote(cmd, sizeof cmd, gguf);
     size_t n = strlen(cmd);
     snprintf(cmd + n, sizeof cmd - n, " -p %d -n %d -t %d", n_prompt, n_gen, threads);
     if (reps > 0) {
@@ -126,7 +109,7 @@ int anchor_run(const char *llama_bench, const char *gguf, int n_prompt, int n_ge
         snprintf(cmd + n, sizeof cmd - n, " -r %d", reps);
     }
     strcat(cmd, " -o json 2>");
-    quote(cmd, sizeof cmd, errpath);
+    shell_quote(cmd, sizeof cmd, errpath);
     fflush(NULL);
     FILE *p = popen(cmd, "r");
     char *json = p ? slurp(p) : NULL;

@@ -51,6 +51,7 @@
 #include "probe.h"
 #include "quantize.h"
 #include "shapes.h"
+#include "shell_quote.h"
 #include "clock.h"
 #include "engine.h"
 #include "kernels.h"
@@ -839,25 +840,6 @@ typedef struct {
     int pairs;          /* pairs measured */
     char why[256];
 } tui_result;
-
-/* Appends s single-quoted for sh. */
-static void shell_quote(char *buf, size_t size, const char *s)
-{
-    size_t n = strlen(buf);
-    if (n + 1 < size)
-        buf[n++] = '\'';
-    for (; *s && n + 5 < size; s++) {
-        if (*s == '\'') {
-            memcpy(buf + n, "'\\''", 4);
-            n += 4;
-        } else {
-            buf[n++] = *s;
-        }
-    }
-    if (n + 1 < size)
-        buf[n++] = '\'';
-    buf[n] = '\0';
-}
 
 /* A first message of about `tokens` tokens (a sentence of 13 tokens, repeated). */
 static void tui_prompt(char *buf, size_t size, int tokens)

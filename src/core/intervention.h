@@ -1,0 +1,30 @@
+/* intervention.h — what changes the forward pass on the user's request, as plain data:
+ * the control vectors in force (name, file, scale), the layers they apply to, and the
+ * attention heads knocked out (their output zeroed before the output projection).
+ *
+ * The engine keeps one such record for every state it has been in (a new one each
+ * time the user loads, rescales or drops a vector, or changes the layers) and never
+ * frees them before engine_free, so a step record can point to the one its position
+ * ran with; the trace writes it where it changes and --replay sets it again. */
+#ifndef LLMCHAT_INTERVENTION_H
+#define LLMCHAT_INTERVENTION_H
+
+typedef struct {
+    char *name;   /* what /vector calls it */
+    char *path;   /* the control-vector GGUF it was read from (or written to) */
+    float scale;  /* its values are multiplied by this */
+} intervention_vector;
+
+typedef struct intervention {
+    int n_vectors;
+    intervention_vector *vectors; /* (n_vectors) */
+    int first_layer, last_layer;  /* vectors apply after layers first..last (numbered from
+                                     0, as llama.cpp and the direction.N tensors number
+                                     them); -1 -1: every layer */
+    int n_heads;                  /* heads per layer (for heads_out) */
+    int n_heads_out;
+    int *heads_out;               /* (n_heads_out) layer * n_heads + head of each head
+                                     knocked out, ascending (layers and heads from 0) */
+} intervention;
+
+#endif

@@ -1,0 +1,54 @@
+/* merge_heap.c — the tokenizers' queue of candidate merges (see merge_heap.h). */
+#include "merge_heap.h"
+
+#include <stdlib.h>
+
+/* a goes before b: lower key, then leftmost */
+static bool before(const merge_pair *a, const merge_pair *b)
+{
+    return a->key != b->key ? a->key < b->key : a->left < b->left;
+}
+
+bool merge_heap_push(merge_heap *h, merge_pair p)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        merge_pair *v = realloc(h->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    for (; i > 0 && before(&p, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
+        h->v[i] = h->v[(i - 1) / 2];
+    h->v[i] = p;
+    return true;
+}
+
+merge_pair merge_heap_pop(merge_heap *h)
+{
+    merge_pair top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!before(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = last;
+    return top;
+}
+
+void merge_heap_free(merge_heap *h)
+{
+    free(h->v);
+    h->v = NULL;
+    h->n = h->cap = 0;
+}

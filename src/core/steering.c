@@ -1,0 +1,364 @@
+/* steering.c — the loaded control vectors, their sum and the record of every state
+ * (steering.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "steering.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *name;
+    char *path;
+    float scale;
+    control_vector *cv;
+} loaded;
+
+struct steering {
+    int n_layers, n_heads, dim;
+    loaded *v;              /* (n) */
+    int n;
+    int first, last;        /* -1 -1: every layer */
+    float *sum;             /* (n_layers, dim) */
+    bool active;            /* sum holds something (n > 0) */
+    unsigned char *mask;    /* (n_layers, n_heads) 1 = knocked out */
+    int n_out;              /* heads knocked out */
+    intervention **states;  /* (n_states) every state there has been, newest last */
+    int n_states;
+};
+
+llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err)
+{
+    *out = NULL;
+    steering *s = calloc(1, sizeof *s);
+    if (s) {
+        s->sum = calloc((size_t)n_layers * dim, sizeof(float));
+        s->mask = calloc((size_t)n_layers * n_heads, 1);
+    }
+    if (!s || !s->sum || !s->mask) {
+        if (s) {
+            free(s->sum);
+            free(s->mask);
+        }
+        free(s);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
+    }
+    s->n_layers = n_layers;
+    s->n_heads = n_heads;
+    s->dim = dim;
+    s->first = s->last = -1;
+    *out = s;
+    return LLM_OK;
+}
+
+static void state_free(intervention *in)
+{
+    if (!in)
+        return;
+    for (int i = 0; i < in->n_vectors; i++) {
+        free(in->vectors[i].name);
+        free(in->vectors[i].path);
+    }
+    free(in->vectors);
+    free(in->heads_out);
+    free(in);
+}
+
+static void loaded_free(loaded *l)
+{
+    free(l->name);
+    free(l->path);
+    control_vector_free(l->cv);
+}
+
+void steering_free(steering *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->n; i++)
+        loaded_free(&s->v[i]);
+    free(s->v);
+    for (int i = 0; i < s->n_states; i++)
+        state_free(s->states[i]);
+    free(s->states);
+    free(s->sum);
+    free(s->mask);
+    free(s);
+}
+
+const intervention *steering_state(const steering *s)
+{
+    return s->n_states ? s->states[s->n_states - 1] : NULL;
+}
+
+const float *steering_sum(const steering *s)
+{
+    return s->active ? s->sum : NULL;
+}
+
+const unsigned char *steering_mask(const steering *s)
+{
+    return s->n_out ? s->mask : NULL;
+}
+
+static int find(const steering *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].name, name))
+            return i;
+    return -1;
+}
+
+/* Recomputes the sum as llama.cpp applies vectors: row l (1 <= l < n_layers, within
+ * first..last) is the sum of each vector's direction.l times its scale. */
+static void resum(steering *s)
+{
+    memset(s->sum, 0, sizeof(float) * (size_t)s->n_layers * s->dim);
+    int lo = s->first < 1 ? 1 : s->first;
+    int hi = s->last < 0 || s->last >= s->n_layers ? s->n_layers - 1 : s->last;
+    for (int i = 0; i < s->n; i++) {
+        const control_vector *cv = s->v[i].cv;
+        for (int l = lo; l <= hi && l < cv->n_layers; l++) {
+            const float *src = cv->data + (size_t)l * cv->n_embd;
+            float *dst = s->sum + (size_t)l * s->dim;
+            for (int j = 0; j < s->dim; j++)
+                dst[j] += src[j] * s->v[i].scale;
+        }
+    }
+    s->active = s->n > 0;
+}
+
+/* Records the state now as a new intervention and recomputes the sum. */
+static llm_status changed(steering *s, llm_err *err)
+{
+    resum(s);
+    intervention *in = calloc(1, sizeof *in);
+    intervention **grown = realloc(s->states, sizeof *grown * (size_t)(s->n_states + 1));
+    if (grown)
+        s->states = grown;
+    if (in && s->n)
+        in->vectors = calloc((size_t)s->n, sizeof *in->vectors);
+    bool ok = in && grown && (!s->n || in->vectors);
+    for (int i = 0; ok && i < s->n; i++) {
+        in->vectors[i].name = strdup(s->v[i].name);
+        in->vectors[i].path = strdup(s->v[i].path);
+        in->vectors[i].scale = s->v[i].scale;
+        in->n_vectors = i + 1;
+        ok = in->vectors[i].name && in->vectors[i].path;
+    }
+    if (ok && s->n_out)
+        ok = (in->heads_out = malloc(sizeof(int) * (size_t)s->n_out)) != NULL;
+    for (int i = 0; ok && i < s->n_layers * s->n_heads; i++)
+        if (s->mask[i])
+            in->heads_out[in->n_heads_out++] = i;
+    if (!ok) {
+        state_free(in);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
+    }
+    in->n_heads = s->n_heads;
+    in->first_layer = s->first;
+    in->last_layer = s->last;
+    s->states[s->n_states++] = in;
+    return LLM_OK;
+}
+
+static bool scale_ok(float scale, llm_err *err)
+{
+    if (isfinite(scale) && fabsf(scale) <= 1e6f)
+        return true;
+    llm_fail(err, LLM_ERR_ARG, "a control vector's scale must be a number from -1e6 to 1e6");
+    return false;
+}
+
+/* A name from a path: its base name without ".gguf", in buf. */
+static const char *name_of(const char *path, char *buf, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 5 && !strcmp(base + n - 5, ".gguf"))
+        n -= 5;
+    snprintf(buf, size, "%.*s", (int)n, base);
+    return buf;
+}
+
+static bool name_ok(const char *name, llm_err *err)
+{
+    bool ok = *name && strlen(name) <= 64;
+    for (const char *c = name; ok && *c; c++)
+        ok = (unsigned char)*c > ' ' && *c != '"' && *c != '\\' && *c != 0x7f;
+    if (!ok)
+        llm_fail(err, LLM_ERR_ARG, "a control vector's name is 1 to 64 characters without "
+                                   "blanks, quotes or backslashes");
+    return ok;
+}
+
+llm_status steering_add(steering *s, const char *name, const char *path, control_vector *cv,
+                        float scale, llm_err *err)
+{
+    llm_status st = LLM_OK;
+    if (!name_ok(name, err) || !scale_ok(scale, err))
+        st = LLM_ERR_ARG;
+    else if (find(s, name) >= 0)
+        st = llm_fail(err, LLM_ERR_ARG,
+                      "a control vector called '%s' is loaded already (drop it first)", name);
+    else if (cv->n_embd != s->dim)
+        st = llm_fail(err, LLM_ERR_MISMATCH,
+                      "%s: the vector has %d values per layer but the model %d: it was made "
+                      "for another model", path, cv->n_embd, s->dim);
+    loaded *grown = st == LLM_OK ? realloc(s->v, sizeof *grown * (size_t)(s->n + 1)) : NULL;
+    if (st == LLM_OK && !grown)
+        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
+    if (st != LLM_OK) {
+        control_vector_free(cv);
+        return st;
+    }
+    s->v = grown;
+    loaded *l = &s->v[s->n];
+    *l = (loaded){strdup(name), strdup(path), scale, cv};
+    if (!l->name || !l->path) {
+        loaded_free(l);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
+    }
+    s->n++;
+    return changed(s, err);
+}
+
+llm_status steering_load(steering *s, const char *path, const char *name, float scale,
+                         llm_err *err)
+{
+    char buf[80];
+    if (!name)
+        name = name_of(path, buf, sizeof buf);
+    if (!name_ok(name, err) || !scale_ok(scale, err))
+        return LLM_ERR_ARG;
+    if (find(s, name) >= 0)
+        return llm_fail(err, LLM_ERR_ARG,
+                        "a control vector called '%s' is loaded already (drop it first)", name);
+    control_vector *cv;
+    llm_status st = control_vector_load(path, &cv, err);
+    if (st != LLM_OK)
+        return st;
+    return steering_add(s, name, path, cv, scale, err);
+}
+
+llm_status steering_rescale(steering *s, const char *name, float scale, llm_err *err)
+{
+    int i = find(s, name);
+    if (i < 0)
+        return llm_fail(err, LLM_ERR_ARG, "no control vector called '%s' is loaded", name);
+    if (!scale_ok(scale, err))
+        return LLM_ERR_ARG;
+    s->v[i].scale = scale;
+    return changed(s, err);
+}
+
+llm_status steering_drop(steering *s, const char *name, llm_err *err)
+{
+    int i = find(s, name);
+    if (i < 0)
+        return llm_fail(err, LLM_ERR_ARG, "no control vector called '%s' is loaded", name);
+    loaded_free(&s->v[i]);
+    memmove(&s->v[i], &s->v[i + 1], sizeof *s->v * (size_t)(s->n - i - 1));
+    s->n--;
+    return changed(s, err);
+}
+
+llm_status steering_layers(steering *s, int first, int last, llm_err *err)
+{
+    bool all = first == -1 && last == -1;
+    if (!all && (first < 0 || last < first || last >= s->n_layers))
+        return llm_fail(err, LLM_ERR_ARG,
+                        "control vector layers must be FIRST-LAST with 0 <= FIRST <= LAST <= %d "
+                        "(layers numbered from 0, as llama.cpp does)", s->n_layers - 1);
+    s->first = first;
+    s->last = last;
+    return changed(s, err);
+}
+
+llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_err *err)
+{
+    if (layer < 0 || layer >= s->n_layers || head < 0 || head >= s->n_heads)
+        return llm_fail(err, LLM_ERR_ARG, "no head %d in layer %d (the model has %d layers of %d heads)",
+                        head + 1, layer + 1, s->n_layers, s->n_heads);
+    unsigned char *m = &s->mask[layer * s->n_heads + head];
+    s->n_out += (out && !*m) - (!out && *m);
+    *m = out;
+    return changed(s, err);
+}
+
+bool steering_is_out(const steering *s, int layer, int head)
+{
+    return layer >= 0 && layer < s->n_layers && head >= 0 && head < s->n_heads &&
+           s->mask[layer * s->n_heads + head];
+}
+
+/* Knocks out exactly the heads of want (trace-given: out-of-range ones are refused). */
+static llm_status set_heads(steering *s, const intervention *want, llm_err *err)
+{
+    int total = s->n_layers * s->n_heads;
+    for (int i = 0; i < want->n_heads_out; i++)
+        if (want->heads_out[i] < 0 || want->heads_out[i] >= total)
+            return llm_fail(err, LLM_ERR_ARG, "head %d knocked out: the model has %d heads in all",
+                            want->heads_out[i], total);
+    memset(s->mask, 0, (size_t)total);
+    s->n_out = 0;
+    for (int i = 0; i < want->n_heads_out; i++) {
+        s->n_out += !s->mask[want->heads_out[i]];
+        s->mask[want->heads_out[i]] = 1;
+    }
+    return LLM_OK;
+}
+
+llm_status steering_set(steering *s, const intervention *want, llm_err *err)
+{
+    static const intervention none = {0, NULL, -1, -1, 0, 0, NULL};
+    if (!want)
+        want = &none;
+    llm_status hs = set_heads(s, want, err);
+    if (hs != LLM_OK)
+        return hs;
+    /* drop what want does not hold from the same file */
+    for (int i = s->n - 1; i >= 0; i--) {
+        bool keep = false;
+        for (int j = 0; j < want->n_vectors && !keep; j++)
+            keep = !strcmp(want->vectors[j].name, s->v[i].name) &&
+                   !strcmp(want->vectors[j].path, s->v[i].path);
+        if (!keep) {
+            loaded_free(&s->v[i]);
+            memmove(&s->v[i], &s->v[i + 1], sizeof *s->v * (size_t)(s->n - i - 1));
+            s->n--;
+        }
+    }
+    for (int j = 0; j < want->n_vectors; j++) {
+        const intervention_vector *w = &want->vectors[j];
+        int i = find(s, w->name);
+        llm_status st = i >= 0 ? (scale_ok(w->scale, err) ? LLM_OK : LLM_ERR_ARG)
+                               : steering_load(s, w->path, w->name, w->scale, err);
+        if (st != LLM_OK)
+            return st;
+        if (i >= 0)
+            s->v[i].scale = w->scale;
+    }
+    bool all = want->first_layer < 0 && want->last_layer < 0;
+    return all ? steering_layers(s, -1, -1, err)
+               : steering_layers(s, want->first_layer, want->last_layer, err);
+}
+
+int steering_format(const intervention *in, char *buf, size_t size)
+{
+    size_t o = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; in && i < in->n_vectors && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%s %.2f", i ? ", " : "vectors ",
+                              in->vectors[i].name, in->vectors[i].scale);
+    if (in && in->n_vectors && in->first_layer >= 0 && o < size)
+        o += (size_t)snprintf(buf + o, size - o, ", layers %d-%d", in->first_layer,
+                              in->last_layer);
+    for (int i = 0; in && i < in->n_heads_out && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d", i ? " " : o ? " | heads out " : "heads out ",
+                              in->heads_out[i] / in->n_heads + 1, in->heads_out[i] % in->n_heads + 1);
+    return (int)o;
+}

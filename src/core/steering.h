@@ -1,0 +1,63 @@
+/* steering.h — what an engine changes in the forward pass on the user's request: the
+ * control vectors (which are loaded, by name, their scales, the layers they apply to,
+ * and their scaled sum, which the transformer adds to the residual stream after each
+ * layer) and the attention heads knocked out (a mask the transformer applies).
+ *
+ * Each change makes a new `intervention` record (intervention.h) describing the state;
+ * all of them are kept until steering_free, so step records may point to them. Owns the
+ * vectors, the sum and the records. Does not run anything: the engine hands the sum to
+ * the transformer before each forward pass. No printing. */
+#ifndef LLMCHAT_STEERING_H
+#define LLMCHAT_STEERING_H
+
+#include <stdbool.h>
+
+#include "control_vector.h"
+#include "intervention.h"
+#include "status.h"
+
+typedef struct steering steering;
+
+/* For a model of n_layers layers of n_heads heads and dim values. */
+llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err);
+void steering_free(steering *s); /* NULL does nothing */
+
+/* Reads a control-vector file and applies it with scale. name NULL: the file's base
+ * name without ".gguf". Fails (changing nothing) on a bad file, a vector of another
+ * width than the model's, or a name already loaded. */
+llm_status steering_load(steering *s, const char *path, const char *name, float scale,
+                         llm_err *err);
+/* The same with a vector in memory (cv is taken, also on failure); path says where it
+ * was written. */
+llm_status steering_add(steering *s, const char *name, const char *path, control_vector *cv,
+                        float scale, llm_err *err);
+llm_status steering_rescale(steering *s, const char *name, float scale, llm_err *err);
+llm_status steering_drop(steering *s, const char *name, llm_err *err);
+/* The layers vectors apply after: first..last (0-based, llama.cpp's numbering), -1 -1
+ * for all. Fails when first > last or last is not a layer of the model. */
+llm_status steering_layers(steering *s, int first, int last, llm_err *err);
+
+/* Knocks head `head` of layer `layer` (both from 0) out (out true) or back in. */
+llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_err *err);
+bool steering_is_out(const steering *s, int layer, int head);
+/* The knocked-out heads (n_layers, n_heads; not 0 = out), or NULL when none is out.
+ * Valid until the next change. */
+const unsigned char *steering_mask(const steering *s);
+
+/* Makes the state equal want (NULL: no vectors, every layer): vectors want names that
+ * are loaded from the same file are rescaled, the others read from their files.
+ * --replay uses it to apply what a trace recorded. */
+llm_status steering_set(steering *s, const intervention *want, llm_err *err);
+
+/* The state now, or NULL when nothing was ever set. Valid until steering_free. */
+const intervention *steering_state(const steering *s);
+/* The scaled sum of the vectors over the layers in range (n_layers, dim), or NULL when
+ * no vector is loaded. Valid until the next change. */
+const float *steering_sum(const steering *s);
+
+/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1" (the heads' layers
+ * and heads from 1, as the TUI shows them; nothing: "") into buf; the length, as
+ * snprintf. */
+int steering_format(const intervention *in, char *buf, size_t size);
+
+#endif

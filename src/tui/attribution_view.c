@@ -1,0 +1,161 @@
+/* attribution_view.c — the Attention pane's direct logit attribution view (see
+ * attribution_view.h). Lines from the top: the title (target, position, logit); the
+ * heads' labels; the embedding row (and the control vectors when any are in force);
+ * one row per layer, its heads' parts then its MLP's, each cell shaded by sign and
+ * size against the largest part (the layers and heads around the cursor when not all
+ * fit); the sum against the logit; the largest parts. Owns nothing. */
+#include "attribution_view.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attribution.h"
+#include "format.h"
+
+enum { LIST_MAX = 24 }; /* the most parts listed */
+
+/* The largest |part|, against which the cells are shaded. */
+static float largest(const step_attribution *a)
+{
+    float ref = fmaxf(fabsf(a->embedding), fabsf(a->vectors));
+    for (int l = 0; l < a->n_layers; l++) {
+        ref = fmaxf(ref, fabsf(a->mlp[l]));
+        for (int h = 0; h < a->n_heads; h++)
+            ref = fmaxf(ref, fabsf(a->head[(size_t)l * a->n_heads + h]));
+    }
+    return ref;
+}
+
+/* One cell of cw columns (its text in cw - 1, a gap after): v shaded against ref, or
+ * "out" for a knocked-out head. */
+static void draw_cell(const tui_screen *scr, WINDOW *w, int y, int x, int cw, float v, float ref,
+                      bool out)
+{
+    char text[32], fitted[32];
+    if (out)
+        snprintf(text, sizeof text, "%s", cw - 1 >= 3 ? "out" : "x");
+    else
+        tuifmt_signed(v, cw - 1, text, sizeof text);
+    int cols = tuifmt_fit(text, cw - 1, scr->utf8, fitted, sizeof fitted);
+    attr_t a = out ? A_DIM : draw_signed_attr(scr, v, ref);
+    wattron(w, a);
+    mvwaddstr(w, y, x, fitted);
+    for (int k = cols; k < cw - 1; k++)
+        waddch(w, ' ');
+    wattroff(w, a);
+}
+
+/* The largest parts, as many as fit lines y..y_last, each in its sign's colour. */
+static void draw_largest(const tui_screen *scr, WINDOW *w, int y, int y_last, int width,
+                         const step_attribution *a, float ref)
+{
+    static const char head[] = "largest: ";
+    attribution_part top[LIST_MAX];
+    int n = attribution_top(a, LIST_MAX, top);
+    if (y > y_last || n == 0)
+        return;
+    draw_text(scr, w, y, 1, width, head, A_UNDERLINE);
+    int x = 1 + (int)strlen(head);
+    for (int i = 0; i < n; i++) {
+        char item[48];
+        tuifmt_attribution_part(&top[i], item, sizeof item);
+        int len = (int)strlen(item);
+        if (x + len > width + 1 && x > 1) { /* the next line */
+            if (++y > y_last)
+                return;
+            x = 1;
+        }
+        draw_text(scr, w, y, x, width + 1 - x, item, draw_signed_attr(scr, top[i].value, ref));
+        x += len + 2;
+    }
+}
+
+/* The title: the target, where, which candidate and its logit; shorter when it does
+ * not fit. */
+static void draw_title(const tui_source *src, const tui_screen *scr, WINDOW *w, int width,
+                       const attribution_view *v, const step_record *r, int id, int rank,
+                       const step_attribution *a)
+{
+    char piece[64], which[32], logit[32] = "", line[256], fitted[256];
+    source_token(src, id, piece, sizeof piece);
+    if (id == r->next)
+        snprintf(which, sizeof which, "next");
+    else
+        snprintf(which, sizeof which, "top %d", rank);
+    if (a)
+        snprintf(logit, sizeof logit, ", logit %.2f", a->logit);
+    snprintf(line, sizeof line, "attribution to %s at pos %d (%s%s)  (t)", piece, v->pos, which,
+             logit);
+    if (tuifmt_fit(line, (int)sizeof line, scr->utf8, fitted, sizeof fitted) > width)
+        line[strlen(line) - 5] = '\0'; /* without "  (t)" */
+    if (tuifmt_fit(line, (int)sizeof line, scr->utf8, fitted, sizeof fitted) > width)
+        snprintf(line, sizeof line, "DLA %s pos %d (%s%s)", piece, v->pos, which, logit);
+    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+}
+
+void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW *w, int h,
+                           int width, const attribution_view *v)
+{
+    const step_record *r = source_record(src, v->pos);
+    int id, rank;
+    if (!r || source_attribution_target(r, v->target, &id, &rank) == 0) {
+        draw_text(scr, w, 1, 1, width, "attribution: no candidates at this position", A_DIM);
+        return;
+    }
+    const step_attribution *a = source_attribution(src, v->pos, id);
+    draw_title(src, scr, w, width, v, r, id, rank, a);
+    if (!a) {
+        draw_text(scr, w, 2, 1, width,
+                  source_live(src) ? "no attribution: out of memory"
+                                   : "attribution needs the model: a trace has no weights",
+                  A_DIM);
+        return;
+    }
+    int nl = a->n_layers, nh = a->n_heads, lw = 4;
+    int avail = width - lw, cw = avail / (nh + 1), shown = nh;
+    cw = cw > 7 ? 7 : cw;
+    if (cw < 2) { /* the heads around the cursor, a shade each */
+        cw = 2;
+        shown = avail / cw - 1;
+    }
+    int list_min = h >= 10 ? 2 : h >= 7 ? 1 : 0;
+    int rows = h - 3 - list_min < nl ? h - 3 - list_min : nl;
+    if (shown < 1 || rows < 1)
+        return;
+    float ref = largest(a);
+    int h0 = tuifmt_window_start(nh, v->head, shown), l0 = tuifmt_window_start(nl, v->layer, rows);
+    int mlp_x = 1 + lw + shown * cw, mw = width + 1 - mlp_x; /* the MLP column: what is left */
+    mw = mw > 7 ? 7 : mw;
+    char label[24];
+    for (int hd = h0; hd < h0 + shown; hd++) {
+        snprintf(label, sizeof label, cw >= 4 ? "H%d" : "%d", hd + 1);
+        draw_text(scr, w, 2, 1 + lw + (hd - h0) * cw, cw - 1, label,
+                  hd == v->head ? A_REVERSE : A_DIM);
+    }
+    draw_text(scr, w, 2, mlp_x, width + 1 - mlp_x, "MLP", A_DIM);
+    draw_text(scr, w, 3, 1, lw - 1, "emb", A_DIM);
+    draw_cell(scr, w, 3, 1 + lw, cw, a->embedding, ref, false);
+    if (a->vectors != 0.0f && 1 + lw + 2 * cw + 8 <= width + 1) {
+        draw_text(scr, w, 3, 1 + lw + cw, 8, "vectors", A_DIM);
+        draw_cell(scr, w, 3, 1 + lw + cw + 8, cw, a->vectors, ref, false);
+    }
+    for (int l = l0; l < l0 + rows; l++) {
+        int y = 4 + l - l0;
+        snprintf(label, sizeof label, "L%d", l + 1);
+        draw_text(scr, w, y, 1, lw - 1, label, l == v->layer ? A_REVERSE : A_DIM);
+        for (int hd = h0; hd < h0 + shown; hd++)
+            draw_cell(scr, w, y, 1 + lw + (hd - h0) * cw, cw,
+                      a->head[(size_t)l * nh + hd], ref, source_head_out(src, l, hd));
+        if (mw >= 2)
+            draw_cell(scr, w, y, mlp_x, mw, a->mlp[l], ref, false);
+    }
+    int y = 4 + rows;
+    if (h - y + 1 > list_min) {
+        char line[160];
+        snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, norm scale %.3g",
+                 attribution_sum(a), a->logit, a->norm_scale);
+        draw_text(scr, w, y++, 1, width, line, A_DIM);
+    }
+    draw_largest(scr, w, y, h, width, a, ref);
+}

@@ -1,0 +1,177 @@
+#!/bin/sh
+# e2e_control_vector.sh — control vectors end to end: with llama.cpp's control-vector
+# file, greedy fp32 text equals llama-cli's (tests/data/golden/control_vector_greedy.jsonl,
+# made by tests/data/make_vector_goldens.sh: --control-vector-scaled FILE SCALE, with and
+# without --control-vector-layer-range); the config key does what the option does; /vector
+# in the REPL lists, makes, rescales, limits and drops vectors; a chat steered half-way is
+# traced and --replay reproduces it; the TUI's status line shows the vectors in force;
+# bad files and bad values get a message and a non-zero exit.
+# shellcheck source=lib.sh
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+golden=$GOLDEN/control_vector_greedy.jsonl
+gguf=$DATA/stories260K.gguf
+vec=$DATA/control_vector/happy.gguf
+
+# ---- every golden line: the same text as llama-cli ----
+count=$(jsonl_count "$golden")
+[ "$count" -gt 0 ] || fail "no golden entries in $golden"
+i=0
+while [ "$i" -lt "$count" ]; do
+    scale=$(jsonl_get "$golden" "$i" scale)
+    layers=$(jsonl_get "$golden" "$i" layers)
+    prompt=$(jsonl_get "$golden" "$i" prompt)
+    steps=$(jsonl_get "$golden" "$i" steps)
+    jsonl_get "$golden" "$i" text >"$T/want"
+    set -- --control-vector "$vec:$scale"
+    [ -z "$layers" ] || set -- "$@" --control-vector-layers "$layers"
+    run_llmchat -m generate --weights f32 -t 0 -n "$steps" -i "$prompt" "$@" "$gguf" </dev/null
+    assert_status 0
+    assert_prefix "golden $i (scale $scale, layers '$layers'): not llama-cli's text" "$T/want" "$T/out"
+    i=$((i + 1))
+done
+# without a vector the text is another one (the vector does something)
+jsonl_get "$golden" 0 text >"$T/want"
+run_llmchat -m generate --weights f32 -t 0 -n 60 -i "Once upon a time" "$gguf" </dev/null
+"$PYTHON" -c 'import sys; sys.exit(open(sys.argv[2]).read().startswith(open(sys.argv[1]).read()))' \
+    "$T/want" "$T/out" || fail "the unsteered text equals the steered one"
+
+# ---- the config key ----
+mkdir -p "$XDG_CONFIG_HOME/llmchat"
+printf 'control-vector = %s:%s\n' "$vec" "$(jsonl_get "$golden" 0 scale)" >"$XDG_CONFIG_HOME/llmchat/config"
+jsonl_get "$golden" 0 text >"$T/want"
+run_llmchat -m generate --weights f32 -t 0 -n 60 -i "Once upon a time" "$gguf" </dev/null
+assert_status 0
+assert_prefix "control-vector in the config file" "$T/want" "$T/out"
+rm "$XDG_CONFIG_HOME/llmchat/config"
+
+# ---- /vector in the REPL ----
+cp "$vec" "$T/happy.gguf"
+cd "$T" || hard_error "cd $T"
+printf '%s\n' '/vector' '/vector load happy.gguf 0.5' \
+    '/vector make mood "She was happy and laughed and smiled." "She was sad and cried."' \
+    '/vector mood -0.25' '/vector layers 1-3' '/vector drop happy' '/vector layers 9-9' \
+    '/vector mood' '/vector load nothere.gguf' '/vector make x "unclosed' '/vector drop nobody' \
+    '/vector layers all' >"$T/in"
+run_llmchat -m chat -t 0 -n 5 --weights f32 "$gguf" <"$T/in"
+assert_status 0
+assert_file_contains "/vector alone" "$T/err" "llmchat: no control vectors (/vector load FILE [SCALE] reads one)"
+assert_file_contains "load" "$T/err" "llmchat: from the next token: control vectors: happy 0.50 (happy.gguf); after every layer"
+assert_file_contains "make" "$T/err" "llmchat: from the next token: control vectors: happy 0.50 (happy.gguf), mood 1.00 (mood.gguf); after every layer"
+assert_file_contains "rescale" "$T/err" "happy 0.50 (happy.gguf), mood -0.25 (mood.gguf); after every layer"
+assert_file_contains "layers" "$T/err" "happy 0.50 (happy.gguf), mood -0.25 (mood.gguf); after layers 1-3"
+assert_file_contains "drop" "$T/err" "llmchat: from the next token: control vectors: mood -0.25 (mood.gguf); after layers 1-3"
+assert_file_contains "layers past the model" "$T/err" "0 <= FIRST <= LAST <= 4"
+assert_file_contains "a bad word" "$T/err" "llmchat: /vector takes: load FILE [SCALE], NAME SCALE"
+assert_file_contains "a missing file" "$T/err" "llmchat: cannot open control vector nothere.gguf"
+assert_file_contains "an unclosed quote" "$T/err" "an unclosed quote"
+assert_file_contains "drop an unknown one" "$T/err" "no control vector called 'nobody' is loaded"
+assert_file_contains "layers all" "$T/err" "mood -0.25 (mood.gguf); after every layer"
+[ -s "$T/mood.gguf" ] || fail "/vector make wrote no mood.gguf"
+# what /vector make wrote loads as a control vector (the option reads it too)
+run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/mood.gguf:0.3" "$gguf" </dev/null
+assert_status 0
+
+# ---- a chat steered half-way: the trace records it, --replay reproduces it ----
+printf '%s\n' 'Tell me a story about Tom.' '/vector load happy.gguf 0.3' 'Tell me a story about Sue.' \
+    '/vector happy -0.4' '/vector layers 1-3' 'Tell me a story about Max.' >"$T/in"
+model=$BUNDLED/chat260K.bin
+run_llmchat -m chat -t 0.8 -s 3 -n 30 --weights f32 --trace "$T/tr.jsonl" "$model" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/tr.jsonl" <<'PY' || fail "the trace does not record the vectors where they changed"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()][1:]
+marks = [(r["pos"], r["steer"]) for r in rows if "steer" in r]
+want = [([["happy", "happy.gguf", 0.3]], None, []), ([["happy", "happy.gguf", -0.4]], [1, 3], [])]
+got = [([[v["name"], v["path"], round(v["scale"], 6)] for v in m["vectors"]], m["layers"], m["heads_out"])
+       for _, m in marks]
+if got != want or rows[0].get("steer") is not None:
+    print("  vectors in the trace: %r" % marks, file=sys.stderr)
+    sys.exit(1)
+PY
+run_llmchat --replay "$T/tr.jsonl"
+assert_status 0
+assert_file_contains "replay" "$T/out" "reproduced: every position ran"
+
+# ---- bad files and values ----
+run_llmchat -m generate -n 3 -i x --control-vector "$T/nothere.gguf" "$gguf" </dev/null
+assert_status 1
+assert_file_contains "missing file" "$T/err" "llmchat: --control-vector: cannot open control vector $T/nothere.gguf"
+run_llmchat -m generate -n 3 -i x --control-vector "$gguf" "$gguf" </dev/null
+assert_status 1
+assert_file_contains "a model as a vector" "$T/err" "is not called direction.N"
+run_llmchat -m generate -n 3 -i x --control-vector "$DATA/stories260K.bin" "$gguf" </dev/null
+assert_status 1
+assert_error_message
+run_llmchat -m generate -n 3 -i x --control-vector ":0.5" "$gguf" </dev/null
+assert_status 2
+assert_file_contains "no file name" "$T/err" "must name a control-vector GGUF file"
+run_llmchat -m generate -n 3 -i x --control-vector "$vec:1e9" "$gguf" </dev/null
+assert_status 2
+assert_file_contains "scale out of range" "$T/err" "scale from -1e6 to 1e6"
+run_llmchat -m generate -n 3 -i x --control-vector "$vec" --control-vector-layers 4-2 "$gguf" </dev/null
+assert_status 2
+assert_file_contains "backwards range" "$T/err" "--control-vector-layers must be FIRST-LAST"
+run_llmchat -m generate -n 3 -i x --control-vector "$vec" --control-vector-layers 2-7 "$gguf" </dev/null
+assert_status 2
+assert_file_contains "range past the model" "$T/err" "LAST <= 4"
+run_llmchat -m generate -n 3 -i x --control-vector-layers two "$gguf" </dev/null
+assert_status 2
+assert_error_message
+
+# ---- the TUI's status line ----
+# shellcheck source=tui_lib.sh
+. "$LLMCHAT_SRCDIR/tests/tui_lib.sh"
+start -- --no-config -s 1 --control-vector "$vec:0.5" "$model"
+wait_for "vectors happy 0.50"
+type_text "/vector happy -1"
+keys Enter
+wait_for "vectors happy -1.00"
+type_text "/vector layers 2-4"
+keys Enter
+wait_for "vectors happy -1.00, layers 2-4"
+keys C-d
+wait_exit
+[ "$rc" -eq 0 ] || fail "the TUI exited $rc"
+$TM kill-server >/dev/null 2>&1
+
+# ---- head knock-out: x in the heads views, the what-if in Tokens, trace and replay ----
+start -- --no-config -s 1 -t 0 -n 12 --weights f32 --trace "$T/ko.jsonl" \
+    -i "Tell me a story about a dog named Lily." "$model"
+wait_for "idle"
+keys Tab Tab Tab # input line, Conversation, Tokens, Attention
+keys x
+wait_for "x knocks a head out in the heads and attribution views"
+keys v v v # the heads of a layer
+wait_for "heads of layer 1/5"
+keys x
+wait_for "heads out L1H1"
+wait_for "with them out:"
+keys . x # the next head too
+wait_for "heads out L1H1 L1H2"
+keys v # the layers x heads grid marks them
+wait_for "layers x heads"
+screen | grep -q "L1  out   out" || show_screen_and_fail "the grid does not mark the heads out"
+keys x # the cursor's head back in
+wait_for "L1 H2 back in"
+keys Tab # the input line
+type_text "Tell me a story about Tom."
+keys Enter
+wait_for "You: Tell me a story about Tom."
+wait_for "idle"
+keys C-d
+wait_exit
+[ "$rc" -eq 0 ] || fail "the TUI exited $rc"
+"$PYTHON" - "$T/ko.jsonl" <<'PY' || fail "the trace does not record the heads out"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()][1:]
+marks = [(r["pos"], r["steer"]["heads_out"]) for r in rows if "steer" in r]
+if [h for _, h in marks] != [[[0, 0]]]:
+    print("  steer marks: %r" % marks, file=sys.stderr)
+    sys.exit(1)
+PY
+run_llmchat --replay "$T/ko.jsonl"
+assert_status 0
+assert_file_contains "replay with a head out" "$T/out" "reproduced: every position ran"
+
+pass "llama-cli's text with every golden vector; config key; /vector; trace and replay; status line; bad input"
