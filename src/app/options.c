@@ -175,7 +175,7 @@ static const char *set_kernels(app_options *o, const char *v)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(v, &isa))
-        return "must be auto, scalar, avx2 or avx512";
+        return "must be auto, scalar, avx2, avx512, neon or neon-dotprod";
     if (!kernels_isa_supported(isa))
         return "names kernels this CPU or this build cannot run";
     o->isa = isa;
@@ -349,7 +349,7 @@ const app_option options_table[] = {
     {"weights", 0, "TYPE", true, false,
      "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      set_weights},
-    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 (default auto)", set_kernels},
+    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)", set_kernels},
     {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
      set_kv_cache},
     {"theme", 0, "NAME", true, false, "tui colours: dark (default), light or mono", set_theme},

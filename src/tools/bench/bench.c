@@ -42,6 +42,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef __APPLE__
+#include <mach/mach.h>
+#endif
 
 #include "anchor.h"
 #include "cpus.h"
@@ -142,16 +145,11 @@ static void die(const char *fmt, ...)
     exit(1);
 }
 
+/* The 1-minute load average; -1 if unknown. */
 static double load_average(void)
 {
-    double l = -1.0;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1)
-            l = -1.0;
-        fclose(f);
-    }
-    return l;
+    double l[1];
+    return getloadavg(l, 1) == 1 ? l[0] : -1.0;
 }
 
 /* ---------------------------------------------------------------- measurements */
@@ -185,9 +183,20 @@ static double measure_bandwidth(size_t bytes, int reps, int threads)
 }
 
 /* CPU seconds the machine spent busy, all CPUs, steal included (the hypervisor ran
- * something else), from /proc/stat; -1 if unknown. */
+ * something else), from /proc/stat (Linux) or the host's CPU load ticks (macOS); -1 if
+ * unknown. */
 static double machine_busy_s(void)
 {
+#ifdef __APPLE__
+    host_cpu_load_info_data_t info;
+    mach_msg_type_number_t count = HOST_CPU_LOAD_INFO_COUNT;
+    if (host_statistics(mach_host_self(), HOST_CPU_LOAD_INFO, (host_info_t)&info, &count) !=
+        KERN_SUCCESS)
+        return -1.0;
+    return (double)((unsigned long long)info.cpu_ticks[CPU_STATE_USER] +
+                    info.cpu_ticks[CPU_STATE_SYSTEM] + info.cpu_ticks[CPU_STATE_NICE]) /
+           sysconf(_SC_CLK_TCK);
+#else
     unsigned long long v[8];
     FILE *f = fopen("/proc/stat", "r");
     int k = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
@@ -199,6 +208,7 @@ static double machine_busy_s(void)
         return -1.0;
     /* user nice system [idle iowait] irq softirq steal */
     return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
+#endif
 }
 
 static double process_cpu_s(void)
@@ -250,9 +260,18 @@ static double median(double *x, int n, double *lo, double *hi)
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-/* Resident memory now, MB (0 if /proc is not there). */
+/* Resident memory now, MB (as file_mb): /proc/self/statm on Linux, the task's resident
+ * size on macOS; elsewhere, and when those cannot be read, getrusage's peak resident
+ * size (kilobytes on Linux and the BSDs). */
 static double rss_now_mb(void)
 {
+#ifdef __APPLE__
+    mach_task_basic_info_data_t info;
+    mach_msg_type_number_t count = MACH_TASK_BASIC_INFO_COUNT;
+    if (task_info(mach_task_self(), MACH_TASK_BASIC_INFO, (task_info_t)&info, &count) ==
+        KERN_SUCCESS)
+        return info.resident_size / 1e6;
+#endif
     long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
@@ -260,7 +279,16 @@ static double rss_now_mb(void)
             resident = 0;
         fclose(f);
     }
-    return resident * (double)sysconf(_SC_PAGESIZE) / 1e6; /* MB, as file_mb */
+    if (resident > 0)
+        return resident * (double)sysconf(_SC_PAGESIZE) / 1e6;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+#ifdef __APPLE__
+    return ru.ru_maxrss / 1e6; /* bytes there */
+#else
+    return ru.ru_maxrss * 1024.0 / 1e6;
+#endif
 }
 
 static uint64_t tensor_bytes(const tensor *t)
@@ -1135,8 +1163,9 @@ static void usage(FILE *f)
             "                      and tg tests) on 1, 2, 4, ... threads up to -T or all\n"
             "                      CPUs, --rounds rounds each, one row per thread count; with\n"
             "                      --against, llama.cpp beside it and the ratios\n"
-            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
-            "                      the best the CPU has; --isa is a synonym)\n"
+            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512, neon,\n"
+            "                      neon-dotprod (default: auto, the best the CPU has; --isa\n"
+            "                      is a synonym)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
@@ -1199,7 +1228,8 @@ static kernels_isa parse_isa(const char *name)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(name, &isa)) {
-        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512)\n",
+        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512, neon, "
+                "neon-dotprod)\n",
                 name);
         exit(2);
     }
