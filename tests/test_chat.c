@@ -187,10 +187,10 @@ START_TEST(test_reply_spans)
         const chat_turn *t = chat_get_turn(c, i);
         /* the message's tokens: inside the turn's prompt, the first at the message's
          * start, in order, each one's text a piece of the message */
-        int m = chat_message_spans(c, i, spos, soff, MAX);
-        ck_assert_int_ge(m, 5);
+        int n_msg = chat_message_spans(c, i, spos, soff, MAX);
+        ck_assert_int_ge(n_msg, 5);
         ck_assert_uint_eq(soff[0], 0);
-        for (int k = 0; k < m; k++) {
+        for (int k = 0; k < n_msg; k++) {
             ck_assert_int_ge(spos[k], t->start);
             ck_assert_int_lt(spos[k], t->reply_start);
             if (k > 0) {
@@ -207,7 +207,7 @@ START_TEST(test_reply_spans)
             ck_assert_msg(!strncmp(msgs[i] + soff[k], p, n), "token %d [%s] is not at %zu of [%s]", k, p,
                           soff[k], msgs[i]);
         }
-        ck_assert_uint_lt(soff[m - 1], strlen(msgs[i]));
+        ck_assert_uint_lt(soff[n_msg - 1], strlen(msgs[i]));
         int n = 0, tk;
         size_t len = 0;
         const char *text;

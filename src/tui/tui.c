@@ -751,8 +751,8 @@ static void handle_key(tui *t, bool keycode, int key)
         b = keys_find(KEYS_INPUT, key, keycode);
         /* '?' and Ctrl-D act on an empty line only, the steering keys on an empty line
          * while a reply runs; otherwise they are typed */
-        bool steering = b && (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_CHOOSE);
-        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!steering || replying(t))))) {
+        bool steers_reply = b && (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_CHOOSE);
+        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!steers_reply || replying(t))))) {
             run_action(t, b, key);
         } else {
             input_key(t->input, key, keycode);
