@@ -186,7 +186,7 @@ PYEOF
 unset FAKE_PER_THREAD # (an assignment before a function may stay)
 pass "--sweep --json: rows for 1, 2 and 3 threads, llama-bench on each row's count"
 
-run_bench --shape 15M --sweep -T 2 --prompt 32 --cache "$T/cache" --rounds 1 </dev/null
+run_bench --shape 15M --sweep -T 2 --prompt 32 --cache "$T/cache" --rounds 1 --anchor-reps 1 </dev/null
 assert_status 0
 assert_file_contains "sweep table" "$T/out" "llmchat-bench --sweep: 15M"
 rows=$(awk '$1 ~ /^[0-9]+$/ {print $1}' "$T/out" | tr '\n' ' ')

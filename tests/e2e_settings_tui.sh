@@ -97,14 +97,14 @@ quit_tui
 hist=$STATE/llmchat/history
 [ -f "$hist" ] || fail "no TUI history file $hist"
 printf '/reset\n/system Be brief.\n' >"$T/want"
-cmp -s "$hist" "$T/want" || fail "history-size = 2: the TUI history holds [$(cat "$hist")]"
+history_text "$hist" | cmp -s - "$T/want" || fail "history-size = 2: the TUI history holds [$(cat "$hist")]"
 start -- --history-size 0
 wait_for "idle |"
 type_text "/help"
 keys Enter
 wait_gone "> /help"
 quit_tui
-cmp -s "$hist" "$T/want" || fail "--history-size 0 changed the history file: [$(cat "$hist")]"
+history_text "$hist" | cmp -s - "$T/want" || fail "--history-size 0 changed the history file: [$(cat "$hist")]"
 pass "history-size bounds the TUI's history; 0 keeps none"
 
 # ---- the REPL: its banner and its history ----
@@ -131,5 +131,5 @@ assert_file_contains "the REPL's banner" "$T/err" "bundled demo model chat260K.b
 assert_file_contains "the REPL's banner (weights and template)" "$T/err" "chatting with chat260K.bin (F32→Q8_0, 299 KB; template llama2)"
 hist=$STATE/llmchat/chat_history
 [ -f "$hist" ] || fail "no REPL history file $hist"
-cmp -s "$hist" "$T/want" || fail "history-size = 2: the REPL history holds [$(cat "$hist")]"
+history_text "$hist" | cmp -s - "$T/want" || fail "history-size = 2: the REPL history holds [$(cat "$hist")]"
 pass "the REPL's banner names the bundled model; history-size bounds its history"

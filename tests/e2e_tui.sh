@@ -126,7 +126,8 @@ keys q
 wait_exit
 assert_status 0
 [ -s "$STATE/llmchat/history" ] || fail "no history file in \$XDG_STATE_HOME/llmchat/history"
-assert_file_contains "history file" "$STATE/llmchat/history" "Tell me a story about Lily."
+history_text "$STATE/llmchat/history" >"$T/history"
+assert_file_contains "history file" "$T/history" "Tell me a story about Lily."
 pass "q quits with status 0 and saves the history"
 
 # ---- session 2: history after a restart; Esc stops a long reply; quitting asks ----

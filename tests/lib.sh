@@ -166,6 +166,13 @@ assert_file_contains() {
     grep -qF -- "$3" "$2" || fail "$1: [$3] not found in $2"
 }
 
+# history_text FILE: a readline history file's lines as typed. GNU readline's file is
+# that already; libedit's starts with a line of its own (_HiStOrY_V2_) and writes a
+# space as \040 (vis(3)): both undone.
+history_text() {
+    sed -e '1{/^_HiStOrY_V2_$/d;}' -e 's/\\040/ /g' "$1"
+}
+
 # assert_error_message: the last run printed a message of ours ("llmchat: ...") on stderr.
 assert_error_message() {
     grep -q '^llmchat: ' "$T/err" || fail "no 'llmchat: ' message on stderr"

@@ -172,7 +172,8 @@ START_TEST(test_isa_parse)
         kernels_isa isa;
     } ok[] = {{"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},
               {"avx2", KERNELS_AVX2},     {"avx512", KERNELS_AVX512},
-              {"avx512-vnni", KERNELS_AVX512}};
+              {"avx512-vnni", KERNELS_AVX512}, {"neon", KERNELS_NEON},
+              {"neon-dotprod", KERNELS_NEON_DOTPROD}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         kernels_isa got = KERNELS_COUNT;
         ck_assert_msg(kernels_isa_parse(ok[i].name, &got), "%s", ok[i].name);
@@ -184,7 +185,7 @@ START_TEST(test_isa_parse)
         ck_assert(kernels_isa_parse(kernels_isa_name((kernels_isa)i), &got));
         ck_assert_int_eq(got, i);
     }
-    static const char *const bad[] = {"", "AVX2", "avx", "neon", "avx512 "};
+    static const char *const bad[] = {"", "AVX2", "avx", "sve", "neon-", "avx512 "};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         kernels_isa got = KERNELS_COUNT;
         ck_assert_msg(!kernels_isa_parse(bad[i], &got), "'%s' parsed", bad[i]);
@@ -315,7 +316,8 @@ static void check_gemm(int rows, int cols, int group, int n)
                           "%s gemm: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
                           kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
                           bound[i]);
-            if (isas[j] != KERNELS_AVX2) /* AVX2 has no GEMM kernel: kernels_matmul */
+            /* AVX2 and plain NEON have no GEMM kernel: kernels_matmul */
+            if (isas[j] != KERNELS_AVX2 && isas[j] != KERNELS_NEON)
                 ck_assert_msg(memcmp(&got[i], &ref[i], sizeof(float)) == 0,
                               "%s gemm: rows %d cols %d group %d n %d: out[%d] = %.9g, "
                               "the scalar GEMM %.9g", kernels_isa_name(isas[j]), rows, cols,

@@ -6,10 +6,17 @@
 
 #include "clock.h"
 
-#ifdef __linux__
+/* Sleeping is a futex on Linux; elsewhere (or built with -DLLMCHAT_NO_FUTEX, as CI
+ * does once to test it) one process-wide mutex and condition variable. */
+#if defined(__linux__) && !defined(LLMCHAT_NO_FUTEX)
+#define BARRIER_FUTEX 1
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#else
+#include <pthread.h>
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
 #endif
 
 /* Pauses between two looks at the clock while spinning: a look costs about as much
@@ -28,21 +35,26 @@ static inline void cpu_relax(void)
 /* Blocks while *word == value (or returns at once if it already differs). */
 static void sleep_while(atomic_uint *word, unsigned value)
 {
-#ifdef __linux__
+#ifdef BARRIER_FUTEX
     syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
 #else
-    (void)word;
-    (void)value;
-    sched_yield();
+    /* the waker changes *word before it takes the lock to broadcast: no lost wake-up */
+    pthread_mutex_lock(&sleep_lock);
+    while (atomic_load(word) == value)
+        pthread_cond_wait(&sleep_cond, &sleep_lock);
+    pthread_mutex_unlock(&sleep_lock);
 #endif
 }
 
 static void wake_all(atomic_uint *word)
 {
-#ifdef __linux__
+#ifdef BARRIER_FUTEX
     syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 #else
     (void)word;
+    pthread_mutex_lock(&sleep_lock);
+    pthread_cond_broadcast(&sleep_cond);
+    pthread_mutex_unlock(&sleep_lock);
 #endif
 }
 

@@ -8,6 +8,8 @@
  * REPL has no keys to press between tokens.
  * Slash commands are parsed by command.c (the table the TUI shares); their handlers
  * are here. */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HAVE_LIBEDIT
+#include <editline/readline.h>
+#else
 #include <readline/history.h>
 #include <readline/readline.h>
+#endif
 
 #include "chat.h"
 #include "cli.h"
@@ -170,11 +176,13 @@ static void handle_line(repl *r, char *line)
     }
 }
 
-/* ---- terminal: readline's callback interface, so Ctrl-C can clear the line ---- */
+/* ---- terminal: readline (GNU readline's callback interface, so Ctrl-C can clear the
+ * line) ---- */
 
 static repl *active;
 
-static void on_readline(char *line)
+/* A line read (NULL: the end of input): into the history, then handled. Frees it. */
+static void take_line(char *line)
 {
     if (!line) {
         active->quit = true;
@@ -183,28 +191,42 @@ static void on_readline(char *line)
     }
     if (*line)
         add_history(line);
-    rl_callback_handler_remove();
     handle_line(active, line);
     free(line);
+}
+
+#ifdef HAVE_LIBEDIT
+/* libedit's rl_callback_read_char writes through a freed pointer once a line outgrows
+ * 1 KB (3.1-20221030; docs/testing.md): its readline() instead, which Ctrl-C ends with
+ * NULL and EINTR (the handler has no SA_RESTART), dropping the line being typed. */
+static void read_lines(repl *r)
+{
+    while (!r->quit && !signals_quit) {
+        errno = 0;
+        char *line = readline("> ");
+        if (signals_quit) {
+            free(line);
+            break;
+        }
+        if (!line && errno == EINTR) {
+            signals_interrupted = 0;
+            putchar('\n');
+            continue;
+        }
+        take_line(line);
+    }
+}
+#else
+static void on_readline(char *line)
+{
+    rl_callback_handler_remove();
+    take_line(line);
     if (!active->quit)
         rl_callback_handler_install("> ", on_readline);
 }
 
-static void run_terminal(repl *r)
+static void read_lines(repl *r)
 {
-    active = r;
-    char *history_path = r->o->history_size > 0 ? session_state_file("chat_history") : NULL;
-    stifle_history(r->o->history_size);
-    if (history_path)
-        read_history(history_path);
-    rl_catch_signals = 0;
-    const model *m = engine_model(r->e);
-    fprintf(stderr, "llmchat: chatting with %s (%s, %s; template %s). /help for commands, Ctrl-D to leave.\n",
-            m->name, m->weights_label, m->weights_size, template_name(chat_get_template(r->c)));
-    if (r->o->model_note)
-        fprintf(stderr, "llmchat: %s\n", r->o->model_note);
-    if (r->o->prompt)
-        reply_to(r, r->o->prompt);
     rl_callback_handler_install("> ", on_readline);
     while (!r->quit && !signals_quit) {
         fd_set fds;
@@ -228,11 +250,35 @@ static void run_terminal(repl *r)
         rl_callback_read_char();
     }
     rl_callback_handler_remove();
+}
+#endif
+
+static void run_terminal(repl *r)
+{
+    active = r;
+    char *history_path = r->o->history_size > 0 ? session_state_file("chat_history") : NULL;
+    stifle_history(r->o->history_size);
+    if (history_path)
+        read_history(history_path);
+    rl_catch_signals = 0;
+    const model *m = engine_model(r->e);
+    fprintf(stderr, "llmchat: chatting with %s (%s, %s; template %s). /help for commands, Ctrl-D to leave.\n",
+            m->name, m->weights_label, m->weights_size, template_name(chat_get_template(r->c)));
+    if (r->o->model_note)
+        fprintf(stderr, "llmchat: %s\n", r->o->model_note);
+    if (r->o->prompt)
+        reply_to(r, r->o->prompt);
+    read_lines(r);
     if (history_path) {
         int e = write_history(history_path);
+#ifndef HAVE_LIBEDIT
+        /* not with libedit: its file starts with a line of its own (_HiStOrY_V2_),
+         * which truncating would cut, and its write_history writes the stifled
+         * history, at most history_size lines, already */
         if (e == 0)
             history_truncate_file(history_path, r->o->history_size);
-        else
+#endif
+        if (e != 0)
             fprintf(stderr, "llmchat: cannot write the input history %s: %s\n", history_path,
                     strerror(e));
         free(history_path);

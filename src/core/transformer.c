@@ -526,6 +526,7 @@ static void attention(transformer *t, int l, int pos, int n, const float *q, flo
     /* Threads only pay off with enough work: a parallel region costs microseconds. */
     long work = (long)n * n_heads * (pos + n) * hs;
     int threads = work >= 65536 ? attention_threads(t) : 1;
+    (void)threads; /* unused without OpenMP */
     size_t slot = (size_t)t->chunk * t->ctx;
     float scale = 1.0f / sqrtf((float)hs);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)

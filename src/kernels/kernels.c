@@ -4,7 +4,8 @@
  * Owns the chosen table: a copy of one instruction set's table (src/kernels/) whose
  * empty entries are filled from the scalar table, so every entry is callable. Knows
  * which tables this build has (configure defines HAVE_KERNELS_X86 when it builds the
- * x86 files) and asks each whether the CPU can run it. Holds no kernel code besides the
+ * x86 files, HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
+ * each whether the CPU can run it. Holds no kernel code besides the
  * fp32 attention written over the row kernels, for tables without their own. */
 #include "config.h"
 
@@ -25,6 +26,12 @@ static const kernel_table *const tables[] = {
 #ifdef HAVE_KERNELS_X86
     &kernels_x86_avx512,
     &kernels_x86_avx2,
+#endif
+#ifdef HAVE_KERNELS_ARM_DOTPROD
+    &kernels_arm_neon_dotprod,
+#endif
+#ifdef HAVE_KERNELS_ARM
+    &kernels_arm_neon,
 #endif
     &kernels_scalar,
 };
@@ -48,6 +55,8 @@ const char *kernels_isa_name(kernels_isa isa)
     case KERNELS_SCALAR: return "scalar";
     case KERNELS_AVX2: return "avx2";
     case KERNELS_AVX512: return "avx512-vnni";
+    case KERNELS_NEON: return "neon";
+    case KERNELS_NEON_DOTPROD: return "neon-dotprod";
     default: return "?";
     }
 }
@@ -60,6 +69,7 @@ bool kernels_isa_parse(const char *name, kernels_isa *out)
     } names[] = {
         {"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},      {"avx2", KERNELS_AVX2},
         {"avx512", KERNELS_AVX512}, {"avx512-vnni", KERNELS_AVX512},
+        {"neon", KERNELS_NEON},     {"neon-dotprod", KERNELS_NEON_DOTPROD},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {

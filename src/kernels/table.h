@@ -2,7 +2,8 @@
  * the kernels: included by src/kernels.c, src/quant.c and the files in src/kernels/ only).
  *
  * One table per instruction set: kernels_scalar (plain C, always built: the reference
- * every other table is tested against) and, when configure builds them, the x86 tables.
+ * every other table is tested against) and, when configure builds them, the x86 tables
+ * or the AArch64 ones.
  * src/kernels.c picks one table at start. An entry left NULL falls back to the scalar
  * table's entry (kernels_attention_f32: to the one-query-at-a-time loop over the chosen
  * table's own row kernels), except gemm_q8 (without one, kernels_gemm is
@@ -104,6 +105,12 @@ extern const kernel_table kernels_scalar;
 #ifdef HAVE_KERNELS_X86
 extern const kernel_table kernels_x86_avx2;
 extern const kernel_table kernels_x86_avx512;
+#endif
+#ifdef HAVE_KERNELS_ARM
+extern const kernel_table kernels_arm_neon;
+#endif
+#ifdef HAVE_KERNELS_ARM_DOTPROD
+extern const kernel_table kernels_arm_neon_dotprod;
 #endif
 
 /* The scalar reference kernels, for the SIMD tables' fallbacks on shapes they do not

@@ -111,12 +111,7 @@ static inline float BLK(dot_k45)(const uint8_t *row, const int8_t *x, const floa
     for (int b = 0; b < blocks; b++, row += bytes) {
         /* the 8 scales (bytes 0-7 of u) and 8 mins (bytes 8-15) as plain bytes */
         uint32_t u[4];
-        memcpy(u, row + 4, 12);
-        u[3] = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-        uint32_t mins_lo = u[1] & 0x3f3f3f3f;
-        u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-        u[2] = mins_lo;
-        u[0] &= 0x3f3f3f3f;
+        k4_scales_mins(u, row + 4);
         __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
         __m256 mn = _mm256_cvtepi32_ps(
             _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(u + 2))));

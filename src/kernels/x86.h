@@ -1,6 +1,7 @@
-/* kernels/x86.h — what the x86-64 kernel files share: compiling a whole file for an
- * instruction set the build does not assume, the loops that walk register blocks, and
- * the prefetch distances. Included by src/kernels/x86-*.c only.
+/* kernels/x86.h — what the x86-64 kernel files share: the attention's prefetch
+ * distances and prefetches (compiling a file for an instruction set the build does not
+ * assume, the block walks and the exp constants are every SIMD file's: kernels/simd.h).
+ * Included by src/kernels/x86-*.c only.
  *
  * A file compiled with TARGET_BEGIN runs only after kernels_init has checked the CPU
  * (its table's cpu_supports), so the program itself builds with plain -O2 and runs on
@@ -12,67 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "simd.h"
 #include "table.h"
-
-/* Every function from TARGET_BEGIN(isa) to TARGET_END is compiled for `isa`. */
-#define TARGET_STR(x) #x
-#if defined(__clang__)
-#define TARGET_BEGIN(isa) _Pragma(TARGET_STR(clang attribute push(__attribute__((target(isa))), apply_to = function)))
-#define TARGET_END _Pragma("clang attribute pop")
-#else
-#define TARGET_BEGIN(isa) _Pragma("GCC push_options") _Pragma(TARGET_STR(GCC target(isa)))
-#define TARGET_END _Pragma("GCC pop_options")
-#endif
-
-#define INLINE static inline __attribute__((always_inline))
-
-/* Calls block(R, N, ...) with literal R in {1, BLOCK_ROWS} and N in 1..BLOCK_VECS, so
- * each call site is specialised and its loops over R and N unroll into registers. */
-#define BLOCK_DISPATCH(block, R, N, ...)                                   \
-    do {                                                                   \
-        if ((R) == BLOCK_ROWS) {                                           \
-            switch (N) {                                                   \
-            case 4: block(4, 4, __VA_ARGS__); break;                       \
-            case 3: block(4, 3, __VA_ARGS__); break;                       \
-            case 2: block(4, 2, __VA_ARGS__); break;                       \
-            default: block(4, 1, __VA_ARGS__); break;                      \
-            }                                                              \
-        } else {                                                           \
-            switch (N) {                                                   \
-            case 4: block(1, 4, __VA_ARGS__); break;                       \
-            case 3: block(1, 3, __VA_ARGS__); break;                       \
-            case 2: block(1, 2, __VA_ARGS__); break;                       \
-            default: block(1, 1, __VA_ARGS__); break;                      \
-            }                                                              \
-        }                                                                  \
-    } while (0)
-
-/* Walks rows [r0, r1) x vectors [0, n) in cache tiles of TILE_VECS vectors, row
- * blocks of BLOCK_ROWS (or single rows when `one_row`) and vector blocks of
- * BLOCK_VECS; a leftover row is done one at a time. `call(r, R, v, N)` computes one
- * block. */
-#define WALK_BLOCKS(n, r0, r1, call, one_row)                              \
-    do {                                                                   \
-        for (int vt_ = 0; vt_ < (n); vt_ += TILE_VECS) {                   \
-            int ve_ = vt_ + TILE_VECS < (n) ? vt_ + TILE_VECS : (n);       \
-            for (int r_ = (r0); r_ < (r1);) {                              \
-                int R_ = (r1) - r_ >= BLOCK_ROWS && !(one_row) ? BLOCK_ROWS : 1; \
-                for (int v_ = vt_; v_ < ve_; v_ += BLOCK_VECS) {           \
-                    int N_ = ve_ - v_ < BLOCK_VECS ? ve_ - v_ : BLOCK_VECS; \
-                    call(r_, R_, v_, N_);                                  \
-                }                                                          \
-                r_ += R_;                                                  \
-            }                                                              \
-        }                                                                  \
-    } while (0)
-
-/* How far ahead a matvec prefetches its weights: the same offset one row block
- * further, and at least 8 KiB. Hardware prefetchers stop at 4 KiB pages. */
-static inline size_t prefetch_bytes(size_t row_bytes)
-{
-    size_t block = BLOCK_ROWS * row_bytes;
-    return block > 8192 ? block : 8192;
-}
 
 /* How far ahead attention prefetches a head's key and value rows, and how much of
  * each it prefetches before it starts: at short contexts a head's keys are only a
@@ -103,20 +45,6 @@ INLINE void prefetch_kv_row(const int8_t *row, int len)
     for (int o = 0; o < len; o += 64)
         _mm_prefetch((const char *)row + KV_AHEAD + o, _MM_HINT_T0);
 }
-
-/* exp for the SIMD softmax (Cephes expf): x = k ln2 + r, |r| <= ln2 / 2, exp(r) by a
- * degree-7 polynomial, times 2^k. Inputs are <= 0 here (x - max). Below -87.3 it
- * returns exp(-87.3) ~ 1e-38 where expf gives a denormal or 0: invisible once divided
- * by the sum, which is at least 1. */
-#define EXP_LOG2E 1.44269504088896341f
-#define EXP_LN2_HI 0.693359375f
-#define EXP_LN2_LO -2.12194440e-4f
-#define EXP_P0 1.9875691500e-4f
-#define EXP_P1 1.3981999507e-3f
-#define EXP_P2 8.3334519073e-3f
-#define EXP_P3 4.1665795894e-2f
-#define EXP_P4 1.6666665459e-1f
-#define EXP_P5 5.0000001201e-1f
 
 /* The block-type row dots of kernels/x86-blocks.c (blocks_dot_fn). */
 float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,

@@ -1,5 +1,6 @@
 /* input.h — the input line: GNU readline driven through its callback interface inside
- * the curses loop, with history kept across runs ($XDG_STATE_HOME/llmchat/history).
+ * the curses loop (in a build with libedit: line_edit.h, libedit keeping the history),
+ * with history kept across runs ($XDG_STATE_HOME/llmchat/history).
  *
  * Its own state is the history file and the number of lines this run added; the line
  * being edited is readline's, which is global: one input line at a time. */
@@ -18,8 +19,8 @@ typedef struct {
 
 typedef struct input_line input_line;
 
-/* Sets readline up (no tty handling, no signals, output to /dev/null) and reads the
- * history, keeping at most history_size lines (0: no history file is read or
+/* Sets readline up (no tty handling, no signals, output to /dev/null; with libedit
+ * only its history) and reads the history, keeping at most history_size lines (0: no history file is read or
  * written). Exits through tui_die when out of memory. */
 input_line *input_open(const input_handler *h, int history_size);
 /* Appends this run's lines to the history file and releases readline. */

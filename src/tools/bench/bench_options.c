@@ -37,8 +37,9 @@ static void usage(FILE *f)
             "                      and tg tests) on 1, 2, 4, ... threads up to -T or all\n"
             "                      CPUs, --rounds rounds each, one row per thread count; with\n"
             "                      --against, llama.cpp beside it and the ratios\n"
-            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512 (default: auto,\n"
-            "                      the best the CPU has; --isa is a synonym)\n"
+            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512, neon,\n"
+            "                      neon-dotprod (default: auto, the best the CPU has; --isa\n"
+            "                      is a synonym)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
@@ -101,7 +102,8 @@ static kernels_isa parse_isa(const char *name)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(name, &isa)) {
-        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512)\n",
+        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512, neon, "
+                "neon-dotprod)\n",
                 name);
         exit(2);
     }

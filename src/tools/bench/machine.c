@@ -1,26 +1,26 @@
 /* bench/machine.c — what the machine does besides the measured work (see machine.h):
  * its memory bandwidth, other processes' share of the CPUs, the load average, this
- * process's resident memory. Linux: /proc/loadavg, /proc/stat, /proc/self/statm. */
+ * process's resident memory. Linux: getloadavg, /proc/stat, /proc/self/statm; macOS:
+ * getloadavg and mach's host and task statistics; elsewhere getrusage's peak. */
 #define _GNU_SOURCE
 #include "machine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <mach/mach.h>
+#endif
 
 #include "probe.h"
 #include "stats.h"
 
 double machine_load_average(void)
 {
-    double l = -1.0;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1)
-            l = -1.0;
-        fclose(f);
-    }
-    return l;
+    double l[1];
+    return getloadavg(l, 1) == 1 ? l[0] : -1.0;
 }
 
 /* The way of reading (probe.h) this process's stream passes use: the fastest of
@@ -56,9 +56,20 @@ double machine_bandwidth(size_t bytes, int reps, int threads)
 }
 
 /* CPU seconds the machine spent busy, all CPUs, steal included (the hypervisor ran
- * something else), from /proc/stat; -1 if unknown. */
+ * something else), from /proc/stat (Linux) or the host's CPU load ticks (macOS); -1 if
+ * unknown. */
 static double machine_busy_s(void)
 {
+#ifdef __APPLE__
+    host_cpu_load_info_data_t info;
+    mach_msg_type_number_t count = HOST_CPU_LOAD_INFO_COUNT;
+    if (host_statistics(mach_host_self(), HOST_CPU_LOAD_INFO, (host_info_t)&info, &count) !=
+        KERN_SUCCESS)
+        return -1.0;
+    return (double)((unsigned long long)info.cpu_ticks[CPU_STATE_USER] +
+                    info.cpu_ticks[CPU_STATE_SYSTEM] + info.cpu_ticks[CPU_STATE_NICE]) /
+           sysconf(_SC_CLK_TCK);
+#else
     unsigned long long v[8];
     FILE *f = fopen("/proc/stat", "r");
     int k = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
@@ -70,6 +81,7 @@ static double machine_busy_s(void)
         return -1.0;
     /* user nice system [idle iowait] irq softirq steal */
     return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
+#endif
 }
 
 static double process_cpu_s(void)
@@ -97,6 +109,13 @@ double machine_cpu_others(cpu_mark from)
 
 double machine_rss_mb(void)
 {
+#ifdef __APPLE__
+    mach_task_basic_info_data_t info;
+    mach_msg_type_number_t count = MACH_TASK_BASIC_INFO_COUNT;
+    if (task_info(mach_task_self(), MACH_TASK_BASIC_INFO, (task_info_t)&info, &count) ==
+        KERN_SUCCESS)
+        return info.resident_size / 1e6;
+#endif
     long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
@@ -104,5 +123,14 @@ double machine_rss_mb(void)
             resident = 0;
         fclose(f);
     }
-    return resident * (double)sysconf(_SC_PAGESIZE) / 1e6; /* MB, as file_mb */
+    if (resident > 0)
+        return resident * (double)sysconf(_SC_PAGESIZE) / 1e6; /* MB, as file_mb */
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+#ifdef __APPLE__
+    return ru.ru_maxrss / 1e6; /* bytes there */
+#else
+    return ru.ru_maxrss * 1024.0 / 1e6;
+#endif
 }
