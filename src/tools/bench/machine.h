@@ -33,7 +33,8 @@ typedef struct {
 cpu_mark machine_cpu_now(void);
 double machine_cpu_others(cpu_mark from);
 
-/* Resident memory now, MB (0 if /proc is not there). */
+/* Resident memory now, MB: /proc/self/statm, the task's size on macOS, else getrusage's
+ * peak; 0 if none can be read. */
 double machine_rss_mb(void);
 
 #endif
