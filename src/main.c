@@ -219,45 +219,50 @@ static void choose_threads(const app_options *o, char *said, size_t size)
                 n == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
 }
 
-static int run(app_options *o)
+/* -m tokenize with a tokenizer (-z, or the bundled one when no model is named
+ * anywhere) and no MODEL on the command line needs no model. True when that is the
+ * case: the tokenizer ran and *rc is its status. */
+static bool tokenize_alone(app_options *o, int *rc)
 {
-    kernels_init(o->isa);
-    static char threads_said[160];
-    choose_threads(o, threads_said, sizeof threads_said);
-    int rc;
-    /* tokenize -z needs no model unless one is named on the command line; with no
-     * model from anywhere and no -z, it uses the bundled tokenizer */
-    char bundled_tok[4200];
+    static char bundled_tok[4200];
     if (o->mode == MODE_TOKENIZE && !o->tokenizer_path && o->model_source == MODEL_FROM_NONE) {
         snprintf(bundled_tok, sizeof bundled_tok, "%s/models/%s", discover_data_dir(), DISCOVER_BUNDLED_TOKENIZER);
         o->tokenizer_path = bundled_tok;
     }
-    if (o->mode == MODE_TOKENIZE && o->tokenizer_path && o->model_source != MODEL_FROM_ARGUMENT) {
-        tokenizer *tok;
-        llm_err err;
-        if (tokenizer_open(o->tokenizer_path, 0, &tok, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: %s\n", err.text);
-            return 1;
-        }
-        rc = cli_tokenize(o, tok);
-        tokenizer_close(tok);
-        return rc;
+    if (o->mode != MODE_TOKENIZE || !o->tokenizer_path || o->model_source == MODEL_FROM_ARGUMENT)
+        return false;
+    tokenizer *tok;
+    llm_err err;
+    if (tokenizer_open(o->tokenizer_path, 0, &tok, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        *rc = 1;
+        return true;
     }
+    *rc = cli_tokenize(o, tok);
+    tokenizer_close(tok);
+    return true;
+}
 
-    if (o->mode == MODE_VIEW) /* no model: the trace holds what is shown */
-        return tui_view(o);
-    if (o->resume && (rc = prepare_resume(o)) != 0)
-        return rc;
-    trace_reader *replay = NULL;
-    if (o->mode == MODE_REPLAY && (rc = cli_replay_open(o, &replay)) != 0) {
-        trace_reader_free(replay);
-        return rc;
-    }
-    char found[4200];
-    if ((rc = discover_model(o, found, sizeof found)) != 0) {
-        trace_reader_free(replay);
-        return rc;
-    }
+/* What run opens for a front end; each NULL until opened, freed by unload. */
+typedef struct {
+    trace_reader *replay; /* --replay's trace */
+    model *m;
+    tokenizer *tok;
+    chat_template *tmpl;
+} loaded;
+
+static void unload(loaded *l)
+{
+    template_free(l->tmpl);
+    tokenizer_close(l->tok);
+    model_close(l->m);
+    trace_reader_free(l->replay);
+}
+
+/* Opens the model found at o->model_path (the progress line on a terminal) and fits
+ * --ctx to it. Returns 0, or the exit status after saying why. */
+static int open_model(app_options *o, model **out)
+{
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
@@ -265,13 +270,12 @@ static int run(app_options *o)
         mo.progress = progress_show;
         mo.progress_user = (void *)o->model_path;
     }
-    model *m;
     llm_err err;
-    if (model_open(o->model_path, &mo, &m, &err) != LLM_OK) {
+    if (model_open(o->model_path, &mo, out, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
-        trace_reader_free(replay);
         return 1;
     }
+    const model *m = *out;
     if (o->verbose)
         describe_model(m);
     if (o->resume && o->ctx > m->config.seq_len)
@@ -279,53 +283,80 @@ static int run(app_options *o)
     if (o->ctx > m->config.seq_len) {
         fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o->ctx,
                 m->config.seq_len);
-        model_close(m);
-        trace_reader_free(replay);
         return 2;
     }
-    tokenizer *tok;
-    if ((rc = open_tokenizer(o, m, &tok)) != 0) {
-        model_close(m);
-        trace_reader_free(replay);
-        return rc;
-    }
-    chat_template *tmpl;
-    char tnote[256];
-    if ((rc = choose_template(o, m, tok, &tmpl, tnote, sizeof tnote)) != 0) {
-        tokenizer_close(tok);
-        model_close(m);
-        trace_reader_free(replay);
-        return rc;
-    }
-    o->chat_template = tmpl;
-    if (o->verbose)
-        fprintf(stderr, "llmchat: %s\n", tnote);
-    char note[4600];
-    discover_model_note(o, m, note, sizeof note);
+    return 0;
+}
+
+/* The line that says which model runs (and in the TUI and the REPL, with which
+ * template and threads), into note; the fallback to the bundled model is told on
+ * stderr where no banner shows it. */
+static void model_note(app_options *o, const model *m, const char *tnote, const char *threads_said,
+                       char *note, size_t size)
+{
+    discover_model_note(o, m, note, size);
     if (o->mode == MODE_CHAT || o->mode == MODE_TUI)
-        snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", tnote);
+        snprintf(note + strlen(note), size - strlen(note), "; %s", tnote);
     if (o->mode == MODE_TUI && threads_said[0])
-        snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", threads_said);
+        snprintf(note + strlen(note), size - strlen(note), "; %s", threads_said);
     o->model_note = note;
     /* the TUI and the REPL's banner show the note; elsewhere only the fallback is told */
     bool repl = o->mode == MODE_CHAT && isatty(STDIN_FILENO);
     if (o->model_source == MODEL_FROM_BUNDLED && o->mode != MODE_TUI && !repl)
         fprintf(stderr, "llmchat: no model given: %s\n", note);
+}
+
+/* Finds and opens what the mode needs: --replay's trace, the model, its tokenizer and
+ * chat template. Returns 0, or the exit status after saying why (l holds what was
+ * opened). */
+static int load(app_options *o, loaded *l, char *tnote, size_t tnote_size)
+{
+    int rc;
+    if (o->resume && (rc = prepare_resume(o)) != 0)
+        return rc;
+    if (o->mode == MODE_REPLAY && (rc = cli_replay_open(o, &l->replay)) != 0)
+        return rc;
+    static char found[4200]; /* o->model_path may point here */
+    if ((rc = discover_model(o, found, sizeof found)) != 0)
+        return rc;
+    if ((rc = open_model(o, &l->m)) != 0 || (rc = open_tokenizer(o, l->m, &l->tok)) != 0 ||
+        (rc = choose_template(o, l->m, l->tok, &l->tmpl, tnote, tnote_size)) != 0)
+        return rc;
+    o->chat_template = l->tmpl;
+    if (o->verbose)
+        fprintf(stderr, "llmchat: %s\n", tnote);
+    return 0;
+}
+
+static int run(app_options *o)
+{
+    kernels_init(o->isa);
+    static char threads_said[160];
+    choose_threads(o, threads_said, sizeof threads_said);
+    int rc;
+    if (tokenize_alone(o, &rc))
+        return rc;
+    if (o->mode == MODE_VIEW) /* no model: the trace holds what is shown */
+        return tui_view(o);
+    loaded l = {0};
+    char tnote[256], note[4600];
+    if ((rc = load(o, &l, tnote, sizeof tnote)) != 0) {
+        unload(&l);
+        return rc;
+    }
+    model_note(o, l.m, tnote, threads_said, note, sizeof note);
     switch (o->mode) {
-    case MODE_TUI: rc = tui_run(o, m, tok); break;
-    case MODE_GENERATE: rc = cli_generate(o, m, tok); break;
-    case MODE_TOKENIZE: rc = cli_tokenize(o, tok); break;
-    case MODE_PERPLEXITY: rc = cli_perplexity(o, m, tok); break;
-    case MODE_REPLAY: rc = cli_replay(o, m, tok, replay); break;
+    case MODE_TUI: rc = tui_run(o, l.m, l.tok); break;
+    case MODE_GENERATE: rc = cli_generate(o, l.m, l.tok); break;
+    case MODE_TOKENIZE: rc = cli_tokenize(o, l.tok); break;
+    case MODE_PERPLEXITY: rc = cli_perplexity(o, l.m, l.tok); break;
+    case MODE_REPLAY: rc = cli_replay(o, l.m, l.tok, l.replay); break;
     case MODE_CHAT:
-    default: rc = cli_repl(o, m, tok); break;
+    default: rc = cli_repl(o, l.m, l.tok); break;
     }
     if (o->verbose)
-        describe_memory(m);
-    template_free(tmpl);
-    tokenizer_close(tok);
-    model_close(m);
-    trace_reader_free(replay);
+        describe_memory(l.m);
+    unload(&l);
     return rc;
 }
 

@@ -1,7 +1,8 @@
 /* test_tui_keys.c — the TUI's key table: every binding is in the man page's KEYS
  * section (man/llmchat.1 under LLMCHAT_SRCDIR) under the same context, and every key
  * the man page lists there is a binding; no binding is shadowed by another that the
- * dispatcher asks first; look-ups find the right rows; the help overlay shows every
+ * dispatcher asks first; look-ups find the right rows; every row of an action has
+ * the same properties (steers, changes the chat); the help overlay shows every
  * binding, fits the screen (80x24 and others) and needs a single page at 120x40. */
 #include <curses.h>
 #include <stdio.h>
@@ -220,6 +221,43 @@ START_TEST(test_find)
 }
 END_TEST
 
+/* The properties of an action are the same in every row that binds it (in any
+ * context), a key that changes the chat steers (it needs one), and on the input line
+ * the rows that steer are the ones whose text says so. */
+START_TEST(test_action_properties_agree)
+{
+    int n;
+    const key_binding *t = keys_table(&n);
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(!t[i].changes_chat || t[i].steers, "%s in %s changes the chat but does not steer",
+                      t[i].name, keys_context_get(t[i].ctx)->title);
+        for (int j = 0; j < i; j++) {
+            if (t[j].action != t[i].action)
+                continue;
+            ck_assert_msg(t[i].steers == t[j].steers && t[i].changes_chat == t[j].changes_chat,
+                          "%s in %s and %s in %s run the same action with different properties", t[i].name,
+                          keys_context_get(t[i].ctx)->title, t[j].name, keys_context_get(t[j].ctx)->title);
+        }
+        if (t[i].ctx == KEYS_INPUT)
+            ck_assert_msg(t[i].steers == !strncmp(t[i].help, "steer:", 6),
+                          "the input line's %s: steers is %d, its text '%s'", t[i].name, t[i].steers, t[i].help);
+    }
+    /* a few rows by key: what the dispatcher did with its lists before they were fields */
+    const key_binding *b = keys_find(KEYS_PANES, 'p', false);
+    ck_assert(b && b->steers && !b->changes_chat);
+    b = keys_find(KEYS_PANES, KEY_BACKSPACE, true);
+    ck_assert(b && b->steers && b->changes_chat);
+    b = keys_find(KEYS_INPUT, '5', false);
+    ck_assert(b && b->steers && b->changes_chat);
+    b = keys_find(KEYS_PANES, 's', false);
+    ck_assert(b && b->steers && !b->changes_chat);
+    b = keys_find(KEYS_PANES, '?', false);
+    ck_assert(b && !b->steers && !b->changes_chat);
+    b = keys_find(KEYS_ATTN, 'x', false);
+    ck_assert(b && !b->steers); /* knocking a head out is not steering the reply */
+}
+END_TEST
+
 /* Every binding's name is on some line of the overlay's pages. */
 static void check_layout_shows_all(const keys_help_layout *l, int cols, int rows)
 {
@@ -289,6 +327,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_man_item_parser);
     tcase_add_test(tc, test_no_binding_is_shadowed);
     tcase_add_test(tc, test_find);
+    tcase_add_test(tc, test_action_properties_agree);
     tcase_add_test(tc, test_help_layout);
     suite_add_tcase(s, tc);
     return s;

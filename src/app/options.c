@@ -292,86 +292,102 @@ static const char *set_keep_chats(app_options *o, const char *v)
 /* ---- the table ---- */
 
 const app_option options_table[] = {
-    {"model", 0, "FILE", true, true, "the model (default: see MODEL below)", set_model},
-    {"tokenizer", 'z', "FILE", true, true,
-     "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
-     set_tokenizer},
-    {"mode", 'm', "MODE", false, false,
-     "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal that can draw, else chat)", set_mode},
-    {"prompt", 'i', "TEXT", false, false, "generate/tokenize: the input; chat/tui: the first message",
-     set_prompt},
-    {"file", 'f', "FILE", false, false, "read the input text from FILE (- for stdin)", set_file},
-    {"system", 'y', "TEXT", true, false, "system prompt", set_system},
-    {"template", 0, "NAME", true, false,
-     "chat template: llama2, mistral, zephyr (tinyllama),\nchatml or llama3 (default: the model's, else llama2)",
-     set_template},
-    {"temperature", 't', "F", true, false, "0 = greedy (default 1.0)", set_temperature},
-    {"top-p", 'p', "F", true, false, "nucleus sampling (default 0.9; 1 = off)", set_top_p},
-    {"top-k", 'k', "N", true, false, "keep the N most likely tokens (default 0 = off)", set_top_k},
-    {"min-p", 0, "F", true, false, "drop tokens below F x the top probability (default 0 = off)",
-     set_min_p},
-    {"repeat-penalty", 0, "F", true, false, "penalise recent tokens (default 1 = off)",
-     set_repeat_penalty},
-    {"repeat-last-n", 0, "N", true, false, "tokens the penalty looks back over (default 64)",
-     set_repeat_last_n},
-    {"seed", 's', "N", true, false, "random seed (default: time-based, shown in the status)", set_seed},
-    {"steps", 'n', "N", true, false,
-     "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
-     set_steps},
-    {"slow-motion", 0, "MS", true, false,
-     "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default 0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)",
-     set_slow_motion},
-    {"ctx", 'c', "N", true, false, "context length (default: the model's)", set_ctx},
-    {"threads", 'T', "N", true, false, "threads (default: the CPUs this process may run on)", set_threads},
-    {"attention-mib", 0, "N", true, false,
-     "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
-     set_attention_mib},
-    {"control-vector", 0, "FILE[:SCALE]", true, true,
-     "add a control vector (llama.cpp's GGUF: direction.N\nadded after layer N) times SCALE (default 1);\nrepeatable",
-     set_control_vector},
-    {"control-vector-layers", 0, "FIRST-LAST", true, false,
-     "apply control vectors after layers FIRST..LAST only\n(numbered from 0, as llama.cpp does)",
-     set_control_vector_layers},
-    {"trace", 0, "FILE", false, false, "write one JSON line per step record", set_trace},
-    {"trace-attn", 0, NULL, false, false, "include attention weights in the trace", set_trace_attn},
-    {"trace-lens", 0, NULL, false, false, "include the logit lens of every position in the trace",
-     set_trace_lens},
-    {"replay", 0, "TRACE", false, false,
-     "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
-     set_replay},
-    {"compare", 0, NULL, false, false,
-     "with --replay: compare MODEL's predictions with the\ntrace's (top-1 agreement, KL divergence)",
-     set_compare},
-    {"view", 0, "TRACE", false, false,
-     "browse a trace in the TUI, read-only, with no model\n(Conversation, Tokens, Attention, the logit lens)",
-     set_view},
-    {"pieces", 0, NULL, false, false, "tokenize: print pieces instead of ids", set_pieces},
-    {"weights", 0, "TYPE", true, false,
-     "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
-     set_weights},
-    {"kernels", 0, "ISA", true, false, "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)", set_kernels},
-    {"kv-cache", 0, "TYPE", true, false, "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)",
-     set_kv_cache},
-    {"theme", 0, "NAME", true, false, "tui colours: dark (default), light or mono", set_theme},
-    {"no-color", 0, NULL, false, false, "tui: no colours, as --theme mono (also when NO_COLOR is set)",
-     set_no_color},
-    {"mouse", 0, NULL, true, false, "tui: enable the mouse (wheel scrolls)", set_mouse},
-    {"no-mouse", 0, NULL, false, false, "tui: no mouse (when the config file enables it)", set_no_mouse},
-    {"history-size", 0, "N", true, false, "input lines kept in the history (default 1000; 0 = none)",
-     set_history_size},
-    {"verbose", 0, NULL, true, false, "say what loading did: format, shape, conversions,\ntokenizer", set_verbose},
-    {"resume", 0, NULL, false, false,
-     "chat/tui: reopen the newest saved chat, with its model,\nsettings and dialog", set_resume},
-    {"autosave", 0, "WHEN", true, false,
-     "save chats under the state directory: interactive (the\nTUI, -m chat on a terminal; default), always, never",
-     set_autosave},
-    {"keep-chats", 0, "N", true, false,
-     "autosaved chats kept, the newest; older ones are removed\n(default 30; 0 = keep all)", set_keep_chats},
-    {"config", 0, "FILE", false, true, "read settings from FILE instead of the config file", NULL},
-    {"no-config", 0, NULL, false, false, "read no config file", NULL},
-    {"help", 'h', NULL, false, false, "show this help", NULL},
-    {"version", 'V', NULL, false, false, "show the version", NULL},
-    {NULL, 0, NULL, false, false, NULL, NULL},
+    {.name = "model", .arg = "FILE", .config = true, .path = true,
+     .help = "the model (default: see MODEL below)", .set = set_model},
+    {.name = "tokenizer", .short_name = 'z', .arg = "FILE", .config = true, .path = true,
+     .help = "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
+     .set = set_tokenizer},
+    {.name = "mode", .short_name = 'm', .arg = "MODE",
+     .help = "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal that can draw, else chat)",
+     .set = set_mode},
+    {.name = "prompt", .short_name = 'i', .arg = "TEXT",
+     .help = "generate/tokenize: the input; chat/tui: the first message", .set = set_prompt},
+    {.name = "file", .short_name = 'f', .arg = "FILE", .help = "read the input text from FILE (- for stdin)",
+     .set = set_file},
+    {.name = "system", .short_name = 'y', .arg = "TEXT", .config = true, .help = "system prompt",
+     .set = set_system},
+    {.name = "template", .arg = "NAME", .config = true,
+     .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml or llama3 (default: the model's, else llama2)",
+     .set = set_template},
+    {.name = "temperature", .short_name = 't', .arg = "F", .config = true, .help = "0 = greedy (default 1.0)",
+     .set = set_temperature},
+    {.name = "top-p", .short_name = 'p', .arg = "F", .config = true,
+     .help = "nucleus sampling (default 0.9; 1 = off)", .set = set_top_p},
+    {.name = "top-k", .short_name = 'k', .arg = "N", .config = true,
+     .help = "keep the N most likely tokens (default 0 = off)", .set = set_top_k},
+    {.name = "min-p", .arg = "F", .config = true,
+     .help = "drop tokens below F x the top probability (default 0 = off)", .set = set_min_p},
+    {.name = "repeat-penalty", .arg = "F", .config = true, .help = "penalise recent tokens (default 1 = off)",
+     .set = set_repeat_penalty},
+    {.name = "repeat-last-n", .arg = "N", .config = true,
+     .help = "tokens the penalty looks back over (default 64)", .set = set_repeat_last_n},
+    {.name = "seed", .short_name = 's', .arg = "N", .config = true,
+     .help = "random seed (default: time-based, shown in the status)", .set = set_seed},
+    {.name = "steps", .short_name = 'n', .arg = "N", .config = true,
+     .help = "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
+     .set = set_steps},
+    {.name = "slow-motion", .arg = "MS", .config = true,
+     .help = "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default 0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)",
+     .set = set_slow_motion},
+    {.name = "ctx", .short_name = 'c', .arg = "N", .config = true,
+     .help = "context length (default: the model's)", .set = set_ctx},
+    {.name = "threads", .short_name = 'T', .arg = "N", .config = true,
+     .help = "threads (default: the CPUs this process may run on)", .set = set_threads},
+    {.name = "attention-mib", .arg = "N", .config = true,
+     .help = "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
+     .set = set_attention_mib},
+    {.name = "control-vector", .arg = "FILE[:SCALE]", .config = true, .path = true,
+     .help = "add a control vector (llama.cpp's GGUF: direction.N\nadded after layer N) times SCALE (default 1);\nrepeatable",
+     .set = set_control_vector},
+    {.name = "control-vector-layers", .arg = "FIRST-LAST", .config = true,
+     .help = "apply control vectors after layers FIRST..LAST only\n(numbered from 0, as llama.cpp does)",
+     .set = set_control_vector_layers},
+    {.name = "trace", .arg = "FILE", .help = "write one JSON line per step record", .set = set_trace},
+    {.name = "trace-attn", .help = "include attention weights in the trace", .set = set_trace_attn},
+    {.name = "trace-lens", .help = "include the logit lens of every position in the trace",
+     .set = set_trace_lens},
+    {.name = "replay", .arg = "TRACE",
+     .help = "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
+     .set = set_replay},
+    {.name = "compare",
+     .help = "with --replay: compare MODEL's predictions with the\ntrace's (top-1 agreement, KL divergence)",
+     .set = set_compare},
+    {.name = "view", .arg = "TRACE",
+     .help = "browse a trace in the TUI, read-only, with no model\n(Conversation, Tokens, Attention, the logit lens)",
+     .set = set_view},
+    {.name = "pieces", .help = "tokenize: print pieces instead of ids", .set = set_pieces},
+    {.name = "weights", .arg = "TYPE", .config = true,
+     .help = "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
+     .set = set_weights},
+    {.name = "kernels", .arg = "ISA", .config = true,
+     .help = "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)",
+     .set = set_kernels},
+    {.name = "kv-cache", .arg = "TYPE", .config = true,
+     .help = "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)", .set = set_kv_cache},
+    {.name = "theme", .arg = "NAME", .config = true, .help = "tui colours: dark (default), light or mono",
+     .set = set_theme},
+    {.name = "no-color", .help = "tui: no colours, as --theme mono (also when NO_COLOR is set)",
+     .set = set_no_color},
+    {.name = "mouse", .config = true, .help = "tui: enable the mouse (wheel scrolls)", .set = set_mouse},
+    {.name = "no-mouse", .help = "tui: no mouse (when the config file enables it)", .set = set_no_mouse},
+    {.name = "history-size", .arg = "N", .config = true,
+     .help = "input lines kept in the history (default 1000; 0 = none)", .set = set_history_size},
+    {.name = "verbose", .config = true,
+     .help = "say what loading did: format, shape, conversions,\ntokenizer", .set = set_verbose},
+    {.name = "resume", .help = "chat/tui: reopen the newest saved chat, with its model,\nsettings and dialog",
+     .set = set_resume},
+    {.name = "autosave", .arg = "WHEN", .config = true,
+     .help = "save chats under the state directory: interactive (the\nTUI, -m chat on a terminal; default), always, never",
+     .set = set_autosave},
+    {.name = "keep-chats", .arg = "N", .config = true,
+     .help = "autosaved chats kept, the newest; older ones are removed\n(default 30; 0 = keep all)",
+     .set = set_keep_chats},
+    {.name = "config", .arg = "FILE", .path = true,
+     .help = "read settings from FILE instead of the config file"},
+    {.name = "no-config", .help = "read no config file"},
+    {.name = "help", .short_name = 'h', .help = "show this help"},
+    {.name = "version", .short_name = 'V', .help = "show the version"},
+    {.name = NULL},
 };
 
 enum { N_OPTIONS = sizeof options_table / sizeof options_table[0] - 1 };
@@ -643,13 +659,19 @@ typedef struct {
     const char *value;
 } given_option;
 
-int options_parse(int argc, char **argv, app_options *o)
-{
-    options_default(o);
+/* What the command line says, collected before anything is applied (the config file
+ * and the environment go first, the command line over them). */
+typedef struct {
+    given_option *given; /* the options to apply, in order (owned) */
+    int n_given;
+    const char *config_path; /* --config FILE */
+    bool no_config;          /* --no-config */
+    bool model_option;       /* --model was given */
+} command_line;
 
-    /* getopt's tables, made from ours: a long-only option's value is 256 + its row */
-    struct option longs[N_OPTIONS + 1];
-    char shorts[2 * N_OPTIONS + 3];
+/* getopt's tables, made from ours: a long-only option's value is 256 + its row. */
+static void getopt_tables(struct option *longs, char *shorts)
+{
     int ns = 0;
     shorts[ns++] = ':';
     for (int i = 0; i < N_OPTIONS; i++) {
@@ -664,26 +686,37 @@ int options_parse(int argc, char **argv, app_options *o)
     }
     longs[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
     shorts[ns] = '\0';
+}
 
-    /* 1. collect the command line; --help, --version and --config act at once */
-    given_option *given = calloc((size_t)argc + 1, sizeof *given);
-    if (!given) {
+/* The row getopt_long's answer c stands for, NULL for an error. */
+static const app_option *row_of(int c)
+{
+    if (c >= 256 && c < 256 + N_OPTIONS)
+        return &options_table[c - 256];
+    if (c != ':' && c != '?')
+        for (const app_option *t = options_table; t->name; t++)
+            if (t->short_name == c)
+                return t;
+    return NULL;
+}
+
+/* Step 1: collects the command line into cl; --help, --version and --config act at
+ * once. Returns as options_parse. */
+static int collect_command_line(int argc, char **argv, command_line *cl)
+{
+    struct option longs[N_OPTIONS + 1];
+    char shorts[2 * N_OPTIONS + 3];
+    getopt_tables(longs, shorts);
+    cl->given = calloc((size_t)argc + 1, sizeof *cl->given);
+    if (!cl->given) {
         fprintf(stderr, "llmchat: out of memory\n");
         return 1;
     }
-    int n_given = 0, c, rc = 0;
-    const char *config_path = NULL;
-    bool no_config = false, model_option = false;
+    int c, rc = 0;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-        const app_option *r = NULL;
-        if (c >= 256 && c < 256 + N_OPTIONS)
-            r = &options_table[c - 256];
-        else if (c != ':' && c != '?')
-            for (const app_option *t = options_table; t->name && !r; t++)
-                if (t->short_name == c)
-                    r = t;
+        const app_option *r = row_of(c);
         if (!r) {
             if (c == ':')
                 rc = usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -698,39 +731,26 @@ int options_parse(int argc, char **argv, app_options *o)
             printf("llmchat %s\n", PACKAGE_VERSION);
             rc = -1;
         } else if (!strcmp(r->name, "config")) {
-            config_path = optarg;
+            cl->config_path = optarg;
         } else if (!strcmp(r->name, "no-config")) {
-            no_config = true;
+            cl->no_config = true;
         } else {
-            model_option |= r->set == set_model;
-            given[n_given++] = (given_option){r, r->arg ? optarg : "yes"};
+            cl->model_option |= r->set == set_model;
+            cl->given[cl->n_given++] = (given_option){r, r->arg ? optarg : "yes"};
         }
     }
     if (rc == 0 && optind < argc - 1)
         rc = usage_error("unexpected argument '%s'", argv[optind + 1]);
-    if (rc == 0 && config_path && no_config)
+    if (rc == 0 && cl->config_path && cl->no_config)
         rc = usage_error("give --config FILE or --no-config, not both");
+    return rc;
+}
 
-    /* 2. the config file, 3. the environment, 4. the command line */
-    if (rc == 0 && !no_config)
-        rc = read_config(o, config_path);
-    if (rc == 0)
-        apply_environment(o);
-    for (int i = 0; rc == 0 && i < n_given; i++) {
-        const char *why = given[i].row->set(o, given[i].value);
-        if (why)
-            rc = usage_error("--%s %s, got '%s'", given[i].row->name, why, given[i].value);
-    }
-    free(given);
-    if (rc != 0)
-        return rc;
-    if (optind < argc) {
-        if (model_option)
-            return usage_error("give the model once: as MODEL or with --model, not both");
-        if (set_model(o, argv[optind]))
-            return usage_error("the MODEL argument is empty");
-    }
-
+/* Step 5: the options that only make sense together, the modes --replay and --view
+ * imply, the seed when none was given, and the mode when -m was not given. model_given:
+ * a model was named (--model or MODEL). Returns 0 or 2, as options_parse. */
+static int settle(app_options *o, bool model_given)
+{
     if (o->trace_attn && !o->trace_path)
         return usage_error("--trace-attn needs --trace FILE");
     if (o->trace_lens && !o->trace_path)
@@ -741,7 +761,7 @@ int options_parse(int argc, char **argv, app_options *o)
         o->mode = MODE_REPLAY;
     if (o->view_path && (o->mode != MODE_AUTO || o->replay_path))
         return usage_error("--view is a mode of its own: drop -m and --replay");
-    if (o->view_path && (model_option || optind < argc))
+    if (o->view_path && model_given)
         return usage_error("--view needs no model: the trace holds what it shows");
     if (o->view_path)
         o->mode = MODE_VIEW;
@@ -758,6 +778,34 @@ int options_parse(int argc, char **argv, app_options *o)
         o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && drawable ? MODE_TUI : MODE_CHAT;
     }
     return 0;
+}
+
+int options_parse(int argc, char **argv, app_options *o)
+{
+    options_default(o);
+    /* 1. collect the command line, 2. the config file, 3. the environment, 4. the
+     * command line over them, 5. what they mean together */
+    command_line cl = {0};
+    int rc = collect_command_line(argc, argv, &cl);
+    if (rc == 0 && !cl.no_config)
+        rc = read_config(o, cl.config_path);
+    if (rc == 0)
+        apply_environment(o);
+    for (int i = 0; rc == 0 && i < cl.n_given; i++) {
+        const char *why = cl.given[i].row->set(o, cl.given[i].value);
+        if (why)
+            rc = usage_error("--%s %s, got '%s'", cl.given[i].row->name, why, cl.given[i].value);
+    }
+    free(cl.given);
+    if (rc != 0)
+        return rc;
+    if (optind < argc) {
+        if (cl.model_option)
+            return usage_error("give the model once: as MODEL or with --model, not both");
+        if (set_model(o, argv[optind]))
+            return usage_error("the MODEL argument is empty");
+    }
+    return settle(o, cl.model_option || optind < argc);
 }
 
 void options_free(app_options *o)

@@ -4,8 +4,11 @@
  * One row per key and context, as tig's request table: the main loop looks a key up
  * here and runs the row's action (tui.c), the help overlay lists the rows (help.c),
  * and tests/test_tui_keys.c checks the rows against the man page's KEYS section, both
- * ways. A new key is one row here (and its action's case where it is handled), one
- * item in man/llmchat.1's KEYS section.
+ * ways. What the dispatcher needs to know of a key (does it steer the reply, does it
+ * change the chat) is a field of its row, not a list in tui.c. A new key is one row
+ * here (designated initializers: {.ctx = ..., .code = ..., .action = ..., .name = ...,
+ * .help = ...}), its action's case where it is handled, and one item in
+ * man/llmchat.1's KEYS section.
  * Modal answers (the quit question's y/n) and curses events (resize, mouse) are not
  * key bindings and are handled by tui.c directly. */
 #ifndef LLMCHAT_TUI_KEYS_H
@@ -68,6 +71,13 @@ typedef struct {
     bool keycode;
     int last;          /* a range of characters code..last (the digits), else 0 */
     key_action action;
+    /* Properties of the action (every row of an action agrees; tests/test_tui_keys.c): */
+    bool steers;       /* steers the newest reply or its pace (pause, step, take back, rewind,
+                          choose, the branches, slow motion): it needs a chat, so it says
+                          "read-only" while viewing a trace; on the input line it acts on
+                          an empty line while a reply runs, and is typed otherwise */
+    bool changes_chat; /* changes the chat's turns or branches: the chat is autosaved once
+                          idle (implies steers) */
     const char *name;  /* the key as the man page's KEYS section names it */
     const char *help;  /* the overlay's text; consecutive rows with the same text share
                           one overlay line ("Esc Ctrl-C  stop the reply") */

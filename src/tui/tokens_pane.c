@@ -111,6 +111,138 @@ static void draw_whatif(const tokens_pane *tp, const tui_screen *scr, WINDOW *w,
     draw_text(scr, w, y + 1, 1, width, line, A_NORMAL);
 }
 
+/* The token at pos (line 1) and, when the pane has a second line (h >= 2), the
+ * probability the model had given it. Returns the next line. */
+static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int width, int h, int pos,
+                      const step_record *r)
+{
+    char piece[128], line[512], p[16], where[48];
+    source_token(tp->src, r->token, piece, sizeof piece);
+    if (selection_follows(tp->sel, tp->src))
+        snprintf(where, sizeof where, "pos %d (newest)", pos);
+    else
+        snprintf(where, sizeof where, "pos %d of 0-%d", pos, source_count(tp->src) - 1);
+    snprintf(line, sizeof line, "%s  id %d  %s  %s", where, r->token, piece, step_phase_name(r->phase));
+    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    if (h < 2)
+        return 2;
+    const step_record *prev = pos > 0 ? source_record(tp->src, pos - 1) : NULL;
+    if (prev && prev->next == r->token) {
+        tuifmt_prob(prev->next_prob, p, sizeof p);
+        snprintf(line, sizeof line, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
+    } else {
+        snprintf(line, sizeof line, "first position: no prediction");
+    }
+    draw_text(scr, w, 2, 1, width, line, A_NORMAL);
+    return 3;
+}
+
+/* How the lines from y to h are shared: the candidates' heading and rows, the line of
+ * the token that came next when it is below them, and at the bottom what knocked-out
+ * heads change and the sampler's decision (each kept only if there is room). */
+typedef struct {
+    int sampler_lines, whatif_lines; /* 0 when left out */
+    int room;   /* lines for candidate rows (the heading not counted); < 0: none */
+    int wanted; /* the candidates to show: top-k shown, at most those recorded */
+    int n;      /* the candidate rows shown */
+    bool below; /* the token that came next is not among them: "> rank 142: ..." */
+} rows_plan;
+
+static rows_plan plan_rows(const tokens_pane *tp, const step_record *r, bool whatif, int y, int h)
+{
+    rows_plan pl;
+    pl.sampler_lines = h - y + 1 >= 6 ? SAMPLER_LINES : 0;
+    pl.whatif_lines = whatif && h - y + 1 - pl.sampler_lines >= 2 + WHATIF_LINES ? WHATIF_LINES : 0;
+    pl.room = h - y + 1 - pl.sampler_lines - pl.whatif_lines - 1; /* minus the heading */
+    pl.wanted = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
+    pl.n = pl.wanted;
+    if (pl.n > pl.room)
+        pl.n = pl.room;
+    if (r->next >= 0 && r->next_rank > pl.n && pl.n > 0 && pl.n == pl.room)
+        pl.n--; /* room for "> rank 142: ..." */
+    pl.below = r->next >= 0 && r->next_rank > pl.n && pl.n > 0;
+    return pl;
+}
+
+/* The candidates' heading at y: the position they predict, how many rows are shown,
+ * and over the last column "final" after a sampled decision. */
+static void draw_heading(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width, int pos,
+                         const step_record *r, const rows_plan *pl)
+{
+    char top[48], piece[128], line[512];
+    if (pl->n < pl->wanted)
+        snprintf(top, sizeof top, "top %d of %d (no room)", pl->n, pl->wanted);
+    else
+        snprintf(top, sizeof top, "top %d", pl->n);
+    if (r->next >= 0) {
+        source_token(tp->src, r->next, piece, sizeof piece);
+        snprintf(line, sizeof line, "next (pos %d): %s  %s:", pos + 1, piece, top);
+    } else {
+        snprintf(line, sizeof line, "predicting pos %d, %s%s:", pos + 1, top,
+                 tp->choosing ? " (a digit chooses)" : "");
+    }
+    draw_text(scr, w, y, 1, width, line, A_UNDERLINE);
+    if (r->sampled && width >= 40 && (int)strlen(line) + 8 <= width)
+        draw_text(scr, w, y, 1 + width - 6, 6, " final", A_UNDERLINE); /* the last column */
+}
+
+/* The columns of a candidate row: the piece, the bar, the final probability. */
+typedef struct {
+    int piece;  /* screen columns of the piece */
+    int bar;    /* of the bar (< 2: none) */
+    int final;  /* of the final probability or the stage that cut it (0: none) */
+} row_columns;
+
+static row_columns columns_for(const step_record *r, int width)
+{
+    row_columns c;
+    c.piece = width / 4;
+    c.piece = c.piece < 6 ? 6 : c.piece > 16 ? 16 : c.piece;
+    /* after a sampled decision: each candidate's final probability, or the stage that
+     * removed it */
+    c.final = r->sampled && width >= 40 ? 7 : 0;
+    c.bar = width - (3 + 1 + c.piece + 1 + 7 + 1 + 6 + 1 + c.final);
+    return c;
+}
+
+/* Candidate i of r at line y: rank, piece, logit, probability, bar, final. */
+static void draw_candidate(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width,
+                           const step_record *r, int i, const row_columns *c)
+{
+    const step_candidate *cd = &r->top[i];
+    bool chosen = cd->id == r->next;
+    char piece[128], fitted[128], p[16];
+    source_token(tp->src, cd->id, piece, sizeof piece);
+    int cols = tuifmt_fit(piece, c->piece, scr->utf8, fitted, sizeof fitted);
+    tuifmt_prob(cd->prob, p, sizeof p);
+    attr_t a = chosen ? draw_attr(scr, PAIR_CHOSEN, A_REVERSE) : A_NORMAL;
+    wattron(w, a);
+    mvwprintw(w, y, 1, "%s%2d ", chosen ? ">" : " ", i + 1);
+    waddstr(w, fitted);
+    for (int k = cols; k < c->piece; k++)
+        waddch(w, ' ');
+    wprintw(w, " %7.2f %6s ", cd->logit, p);
+    wattroff(w, a);
+    if (c->bar >= 2) {
+        char bar[256];
+        tuifmt_bar(cd->prob, c->bar, scr->utf8, bar, sizeof bar);
+        wattron(w, draw_attr(scr, PAIR_BAR, A_NORMAL));
+        waddstr(w, bar);
+        wattroff(w, draw_attr(scr, PAIR_BAR, A_NORMAL));
+    }
+    if (c->final) {
+        char fin[16];
+        if (cd->cut == SAMPLER_KEPT)
+            tuifmt_prob(cd->p_final, fin, sizeof fin);
+        else
+            snprintf(fin, sizeof fin, "%s", sampler_cut_name(cd->cut));
+        attr_t fa = cd->cut == SAMPLER_KEPT ? A_BOLD : A_DIM;
+        wattron(w, fa);
+        mvwprintw(w, y, 1 + width - c->final, " %6s", fin);
+        wattroff(w, fa);
+    }
+}
+
 static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
 {
     tokens_pane *tp = state;
@@ -126,112 +258,30 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
     const step_record *r = source_record(tp->src, pos);
     if (!r)
         return;
-    char piece[128], line[512], p[16];
-    int y = 1;
-
-    /* the token at pos */
-    source_token(tp->src, r->token, piece, sizeof piece);
-    char where[48];
-    if (selection_follows(tp->sel, tp->src))
-        snprintf(where, sizeof where, "pos %d (newest)", pos);
-    else
-        snprintf(where, sizeof where, "pos %d of 0-%d", pos, source_count(tp->src) - 1);
-    snprintf(line, sizeof line, "%s  id %d  %s  %s", where, r->token, piece, step_phase_name(r->phase));
-    draw_text(scr, w, y++, 1, width, line, A_BOLD);
+    int y = draw_token(tp, scr, w, width, h, pos, r);
     if (y > h)
         return;
-    const step_record *prev = pos > 0 ? source_record(tp->src, pos - 1) : NULL;
-    if (prev && prev->next == r->token) {
-        tuifmt_prob(prev->next_prob, p, sizeof p);
-        snprintf(line, sizeof line, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
-    } else {
-        snprintf(line, sizeof line, "first position: no prediction");
-    }
-    draw_text(scr, w, y++, 1, width, line, A_NORMAL);
 
     /* candidates for pos + 1, then the sampler's decision (kept if room); the heading
      * says how many rows are shown, and the chosen token's line is kept when it is
      * below them */
-    int sampler_lines = h - y + 1 >= 6 ? SAMPLER_LINES : 0;
     const step_whatif *wi = source_whatif(tp->src, pos);
-    int whatif_lines = wi && h - y + 1 - sampler_lines >= 2 + WHATIF_LINES ? WHATIF_LINES : 0;
-    int room = h - y + 1 - sampler_lines - whatif_lines - 1; /* minus the heading */
-    int n = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
-    if (n > room)
-        n = room;
-    if (r->next >= 0 && r->next_rank > n && n > 0 && n == room)
-        n--; /* room for "> rank 142: ..." */
-    bool below = r->next >= 0 && r->next_rank > n && n > 0; /* the chosen token is not among them */
-    if (room >= 0 && y <= h) {
-        char top[48];
-        int wanted = r->n_top < tp->top_k_shown ? r->n_top : tp->top_k_shown;
-        if (n < wanted)
-            snprintf(top, sizeof top, "top %d of %d (no room)", n, wanted);
-        else
-            snprintf(top, sizeof top, "top %d", n);
-        if (r->next >= 0) {
-            source_token(tp->src, r->next, piece, sizeof piece);
-            snprintf(line, sizeof line, "next (pos %d): %s  %s:", pos + 1, piece, top);
-        } else {
-            snprintf(line, sizeof line, "predicting pos %d, %s%s:", pos + 1, top,
-                     tp->choosing ? " (a digit chooses)" : "");
-        }
-        draw_text(scr, w, y, 1, width, line, A_UNDERLINE);
-        if (r->sampled && width >= 40 && (int)strlen(line) + 8 <= width)
-            draw_text(scr, w, y, 1 + width - 6, 6, " final", A_UNDERLINE); /* the last column */
-        y++;
-    }
-    int pw = width / 4;
-    pw = pw < 6 ? 6 : pw > 16 ? 16 : pw;
-    /* after a sampled decision: each candidate's final probability, or the stage that
-     * removed it */
-    int fw = r->sampled && width >= 40 ? 7 : 0;
-    int fixed = 3 + 1 + pw + 1 + 7 + 1 + 6 + 1 + fw;
-    int bw = width - fixed;
-    for (int i = 0; i < n; i++) {
-        const step_candidate *cd = &r->top[i];
-        bool chosen = cd->id == r->next;
-        char fitted[128];
-        source_token(tp->src, cd->id, piece, sizeof piece);
-        int cols = tuifmt_fit(piece, pw, scr->utf8, fitted, sizeof fitted);
-        tuifmt_prob(cd->prob, p, sizeof p);
-        attr_t a = chosen ? draw_attr(scr, PAIR_CHOSEN, A_REVERSE) : A_NORMAL;
-        wattron(w, a);
-        mvwprintw(w, y, 1, "%s%2d ", chosen ? ">" : " ", i + 1);
-        waddstr(w, fitted);
-        for (int k = cols; k < pw; k++)
-            waddch(w, ' ');
-        wprintw(w, " %7.2f %6s ", cd->logit, p);
-        wattroff(w, a);
-        if (bw >= 2) {
-            char bar[256];
-            tuifmt_bar(cd->prob, bw, scr->utf8, bar, sizeof bar);
-            wattron(w, draw_attr(scr, PAIR_BAR, A_NORMAL));
-            waddstr(w, bar);
-            wattroff(w, draw_attr(scr, PAIR_BAR, A_NORMAL));
-        }
-        if (fw) {
-            char fin[16];
-            if (cd->cut == SAMPLER_KEPT)
-                tuifmt_prob(cd->p_final, fin, sizeof fin);
-            else
-                snprintf(fin, sizeof fin, "%s", sampler_cut_name(cd->cut));
-            attr_t fa = cd->cut == SAMPLER_KEPT ? A_BOLD : A_DIM;
-            wattron(w, fa);
-            mvwprintw(w, y, 1 + width - fw, " %6s", fin);
-            wattroff(w, fa);
-        }
-        y++;
-    }
-    if (below && y <= h - sampler_lines - whatif_lines) {
+    rows_plan pl = plan_rows(tp, r, wi != NULL, y, h);
+    if (pl.room >= 0 && y <= h)
+        draw_heading(tp, scr, w, y++, width, pos, r, &pl);
+    row_columns c = columns_for(r, width);
+    for (int i = 0; i < pl.n; i++)
+        draw_candidate(tp, scr, w, y++, width, r, i, &c);
+    if (pl.below && y <= h - pl.sampler_lines - pl.whatif_lines) {
+        char piece[128], line[512], p[16];
         tuifmt_prob(r->next_prob, p, sizeof p);
         source_token(tp->src, r->next, piece, sizeof piece);
         snprintf(line, sizeof line, "> rank %d: %s %s", r->next_rank, piece, p);
         draw_text(scr, w, y++, 1, width, line, draw_attr(scr, PAIR_CHOSEN, A_REVERSE));
     }
-    if (whatif_lines)
-        draw_whatif(tp, scr, w, h - sampler_lines - WHATIF_LINES + 1, width, wi);
-    if (sampler_lines)
+    if (pl.whatif_lines)
+        draw_whatif(tp, scr, w, h - pl.sampler_lines - WHATIF_LINES + 1, width, wi);
+    if (pl.sampler_lines)
         draw_sampler(tp, scr, w, h - SAMPLER_LINES + 1, width, r);
 }
 

@@ -14,9 +14,10 @@
  * the digits and /force steer the newest reply by hand (steer.c).
  * Owns the engine, the chat, the optional trace, the curses windows and the panes
  * (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
- * and actions), the input line, the status line and the help overlay. Keys are
- * looked up in the key table (keys.c) and run here or by the focused pane; slash
- * commands (command.c) run here. The chat is autosaved when a reply ends and after
+ * and actions), the input line, the status line and the help overlay. The loop hands
+ * each key to actions.c, which looks it up in the key table (keys.c) and runs its
+ * action or the focused pane's; slash commands (command.c) run here through the
+ * command_host below. The chat is autosaved when a reply ends and after
  * every other change (autosave.h); SIGTERM, SIGHUP and SIGINT twice within a
  * second restore the terminal, save and quit; a crash restores the terminal first
  * (signals.h). */
@@ -50,16 +51,13 @@ enum {
 };
 
 /* A reply runs (never while viewing a trace: there is no chat). */
-static bool replying(const tui *t)
+bool tui_replying(const tui *t)
 {
     return t->c && chat_replying(t->c);
 }
 
 /* The notice shown while a reply waits for steering keys; removed when it goes on. */
 static const char PAUSE_HINT[] = "[paused: n generates a token, a digit chooses one, p resumes]";
-
-/* The slow-motion steps the s key goes through, in ms after each token. */
-static const int SLOW_STEPS[] = {0, 100, 300, 1000};
 
 void tui_say(tui *t, const char *fmt, ...)
 {
@@ -72,7 +70,7 @@ void tui_say(tui *t, const char *fmt, ...)
 }
 
 /* What a key or command that would generate or steer says while viewing a trace. */
-static void read_only(tui *t)
+void tui_read_only(tui *t)
 {
     t->run.message = "read-only: viewing a trace";
     t->dirty |= DIRTY_STATUS;
@@ -99,7 +97,7 @@ static WINDOW *window_for(const tui_rect *r)
     return newwin(r->h, r->w, r->y, r->x);
 }
 
-static void make_windows(tui *t)
+void tui_make_windows(tui *t)
 {
     free_windows(t);
     getmaxyx(stdscr, t->screen.rows, t->screen.cols);
@@ -126,7 +124,7 @@ static WINDOW *key_window(tui *t)
 static void sync_views(tui *t)
 {
     conv_set_writing(t->conv, t->run.state == RUN_GENERATING);
-    tokens_set_choosing(t->tokens, t->run.paused && replying(t));
+    tokens_set_choosing(t->tokens, t->run.paused && tui_replying(t));
     t->run.slow_motion_ms = t->live.slow_motion_ms;
 }
 
@@ -137,7 +135,7 @@ static void draw_frame(tui *t)
     if (t->help)
         d = DIRTY_ALL; /* the overlay is drawn over a fresh frame */
     double now = clock_ms();
-    bool streaming = replying(t) && !t->run.paused;
+    bool streaming = tui_replying(t) && !t->run.paused;
     if (streaming && d != DIRTY_ALL && (d & DIRTY_ATTN) && now - t->attn_drawn_ms < ATTN_FRAME_MS_BUSY) {
         d &= ~(unsigned)DIRTY_ATTN; /* a later frame draws it */
         later = DIRTY_ATTN;
@@ -268,8 +266,6 @@ static void show_dialog(tui *t)
     t->dirty |= DIRTY_ALL;
 }
 
-static void stop_reply(tui *t);
-
 /* The reply goes on by itself (or there is none): the pause hint goes. */
 static void drop_pause_hint(tui *t)
 {
@@ -336,7 +332,7 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
     tui_show_branch(t);
     t->reply_tokens++;
     t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
-    if (p == CHAT_GENERATING && replying(t) && !err->text[0])
+    if (p == CHAT_GENERATING && tui_replying(t) && !err->text[0])
         return;
     end_reply(t, RUN_IDLE);
     take_notice(t);
@@ -346,7 +342,7 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
         tui_notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
     } else if (err->text[0]) {
         tui_notice(t, "[error: %s]", err->text);
-        if (replying(t)) {
+        if (tui_replying(t)) {
             llm_err e2;
             chat_stop(t->c, &e2);
         }
@@ -363,9 +359,9 @@ static void generate_one(tui *t)
     tui_took_token(t, p, text, &err);
 }
 
-static void stop_reply(tui *t)
+void tui_stop_reply(tui *t)
 {
-    if (!replying(t))
+    if (!tui_replying(t))
         return;
     llm_err err;
     err.text[0] = '\0';
@@ -376,13 +372,25 @@ static void stop_reply(tui *t)
 }
 
 /* Quits, asking first (y/n) while a reply runs. */
-static void request_quit(tui *t)
+void tui_request_quit(tui *t)
 {
-    if (replying(t))
+    if (tui_replying(t))
         t->run.confirm_quit = true;
     else
         t->quit = true;
     t->dirty |= DIRTY_STATUS;
+}
+
+void tui_toggle_pause(tui *t)
+{
+    t->run.paused = !t->run.paused;
+    if (!t->run.paused)
+        drop_pause_hint(t);
+    else if (tui_replying(t))
+        tui_notice(t, "%s", PAUSE_HINT);
+    else
+        tui_say(t, "the next reply starts paused (p again: it runs)");
+    t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
 }
 
 static void submit(tui *t, const char *line, bool start_paused);
@@ -396,7 +404,7 @@ static void host_say(command_host *h, const char *text)
 
 static void host_stop_reply(command_host *h)
 {
-    stop_reply(h->user);
+    tui_stop_reply(h->user);
 }
 
 static void host_changed(command_host *h, command_change what)
@@ -414,7 +422,7 @@ static void host_changed(command_host *h, command_change what)
 
 static void host_quit(command_host *h)
 {
-    request_quit(h->user);
+    tui_request_quit(h->user);
 }
 
 static void host_help(command_host *h)
@@ -431,7 +439,7 @@ static void host_force(command_host *h, const char *text)
 
 static void host_read_only(command_host *h)
 {
-    read_only(h->user);
+    tui_read_only(h->user);
 }
 
 static void host_send_paused(command_host *h, const char *text)
@@ -468,10 +476,10 @@ static void submit(tui *t, const char *line, bool start_paused)
         return;
     }
     if (!t->c) {
-        read_only(t);
+        tui_read_only(t);
         return;
     }
-    if (replying(t)) {
+    if (tui_replying(t)) {
         free(t->pending);
         t->pending = strdup(line);
         t->pending_paused = start_paused;
@@ -479,302 +487,6 @@ static void submit(tui *t, const char *line, bool start_paused)
         return;
     }
     begin_turn(t, line, start_paused);
-}
-
-/* ---- keys ---- */
-
-static void set_focus(tui *t, tui_focus f)
-{
-    t->focus = f;
-    t->dirty |= DIRTY_ALL;
-}
-
-static bool focus_visible(const tui *t, tui_focus f)
-{
-    return f == FOCUS_INPUT || t->win[f] != NULL;
-}
-
-/* Tab / Shift-Tab: the next (dir 1) or previous (dir -1) pane that is not folded away. */
-static void cycle_focus(tui *t, int dir)
-{
-    tui_focus f = t->focus;
-    do
-        f = (tui_focus)((f + FOCUS_COUNT + dir) % FOCUS_COUNT);
-    while (!focus_visible(t, f));
-    set_focus(t, f);
-}
-
-static void show_help(tui *t, bool on)
-{
-    t->help = on;
-    t->help_page = 0;
-    if (!on) {
-        touchwin(stdscr);
-        wnoutrefresh(stdscr);
-    }
-    t->dirty |= DIRTY_ALL;
-}
-
-static bool in_rect(const tui_rect *r, int y, int x)
-{
-    return r->visible && y >= r->y && y < r->y + r->h && x >= r->x && x < r->x + r->w;
-}
-
-/* The mouse (with --mouse): the wheel scrolls Conversation, or moves the selected
- * position over Tokens and Attention; a click focuses a pane. */
-static void handle_mouse(tui *t)
-{
-    MEVENT ev;
-    if (getmouse(&ev) != OK)
-        return;
-    tui_focus f = t->focus;
-    bool found = true;
-    if (in_rect(&t->lay.conv, ev.y, ev.x))
-        f = FOCUS_CONV;
-    else if (in_rect(&t->lay.tokens, ev.y, ev.x))
-        f = FOCUS_TOKENS;
-    else if (in_rect(&t->lay.attn, ev.y, ev.x))
-        f = FOCUS_ATTN;
-    else if (in_rect(&t->lay.input, ev.y, ev.x))
-        f = FOCUS_INPUT;
-    else
-        found = false;
-    bool on_positions = f == FOCUS_TOKENS || f == FOCUS_ATTN;
-    if (ev.bstate & BUTTON4_PRESSED) {
-        if (on_positions)
-            selection_act(&t->sel, &t->src, ACT_SEL_PREV);
-        else
-            conv_scroll_by(t->conv, 3);
-        t->dirty |= DIRTY_ALL;
-    }
-#ifdef BUTTON5_PRESSED
-    else if (ev.bstate & BUTTON5_PRESSED) {
-        if (on_positions)
-            selection_act(&t->sel, &t->src, ACT_SEL_NEXT);
-        else
-            conv_scroll_by(t->conv, -3);
-        t->dirty |= DIRTY_ALL;
-    }
-#endif
-    else if (found && (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED))) {
-        set_focus(t, f);
-    }
-}
-
-/* x in the heads and attribution views: the cursor's head out of the forward pass, or back in. */
-static void knock_out(tui *t)
-{
-    int l, h;
-    if (!t->e) {
-        read_only(t);
-        return;
-    }
-    if (!attn_head_cursor(t->attn, &l, &h)) {
-        tui_say(t, "x knocks a head out in the heads and attribution views: v shows them");
-        return;
-    }
-    steering *s = engine_steering(t->e);
-    bool out = !steering_is_out(s, l, h);
-    llm_err err;
-    if (steering_knock_out(s, l, h, out, &err) != LLM_OK)
-        tui_notice(t, "[%s]", err.text);
-    else
-        tui_notice(t, out ? "[L%d H%d knocked out from the next token on; Tokens shows what it changes at the selection; x restores it]"
-                          : "[L%d H%d back in from the next token on]", l + 1, h + 1);
-    t->dirty |= DIRTY_ALL;
-}
-
-/* Runs the action of binding b, pressed as key. */
-static void run_action(tui *t, const key_binding *b, int key)
-{
-    bool steers = b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_TAKE_BACK ||
-                  b->action == ACT_REWIND || b->action == ACT_CHOOSE ||
-                  b->action == ACT_BRANCH_PREV || b->action == ACT_BRANCH_NEXT ||
-                  b->action == ACT_BRANCH_LIST || b->action == ACT_SLOW_MOTION;
-    if (steers && !t->c) {
-        read_only(t);
-        return;
-    }
-    switch (b->action) {
-    case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
-    case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
-    case ACT_STOP:
-        if (replying(t))
-            stop_reply(t);
-        else
-            tui_say(t, "nothing to stop: no reply is running (quit: q in a pane, Ctrl-D on an empty line)");
-        break;
-    case ACT_HELP: show_help(t, true); break;
-    case ACT_REDRAW:
-        clearok(curscr, TRUE);
-        t->dirty |= DIRTY_ALL;
-        break;
-    case ACT_QUIT: request_quit(t); break;
-    case ACT_READLINE:
-        input_key(t->input, key, b->keycode);
-        t->dirty |= DIRTY_INPUT;
-        break;
-    case ACT_PAUSE:
-        t->run.paused = !t->run.paused;
-        if (!t->run.paused)
-            drop_pause_hint(t);
-        else if (replying(t))
-            tui_notice(t, "%s", PAUSE_HINT);
-        else
-            tui_say(t, "the next reply starts paused (p again: it runs)");
-        t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
-        break;
-    case ACT_STEP:
-        if (t->run.paused && replying(t))
-            t->step_once = true;
-        else if (replying(t))
-            tui_say(t, "n steps a paused reply: p pauses this one");
-        else
-            tui_say(t, "n steps a paused reply: none is running (/step TEXT sends a message paused)");
-        break;
-    case ACT_SLOW_MOTION: {
-        int n = (int)(sizeof SLOW_STEPS / sizeof SLOW_STEPS[0]), i = 0;
-        while (i < n && SLOW_STEPS[i] <= t->live.slow_motion_ms)
-            i++;
-        t->live.slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
-        if (t->live.slow_motion_ms)
-            tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->live.slow_motion_ms);
-        else
-            tui_say(t, "slow motion off: full speed");
-        break;
-    }
-    case ACT_SHADE_TOKENS: {
-        token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
-        conv_set_shading(t->conv, m);
-        t->run.shading = m;
-        if (m == SHADE_OFF)
-            tui_say(t, "reply tokens in plain colours (C: by probability)");
-        else
-            tui_say(t, "reply tokens coloured by %s, legend on the status line (C: %s)",
-                    m == SHADE_PROB ? "the probability the model gave each" : "the entropy each was drawn from",
-                    m == SHADE_PROB ? "by entropy" : "off");
-        t->dirty |= DIRTY_ALL;
-        break;
-    }
-    case ACT_TAKE_BACK:
-        steer_back(t);
-        t->save_pending = true;
-        break;
-    case ACT_REWIND:
-        steer_rewind_to_selection(t);
-        t->save_pending = true;
-        break;
-    case ACT_CHOOSE:
-        steer_choose(t, key == '0' ? 10 : key - '0');
-        t->save_pending = true;
-        break;
-    case ACT_BRANCH_PREV:
-    case ACT_BRANCH_NEXT:
-        steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1);
-        t->save_pending = true;
-        break;
-    case ACT_BRANCH_LIST: steer_list_branches(t); break;
-    case ACT_KNOCK_OUT: knock_out(t); break;
-    case ACT_PAGE_UP:
-    case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
-        t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
-        t->dirty |= DIRTY_CONV;
-        break;
-    default: { /* the focused pane's own actions */
-        const tui_pane *p = &t->pane[t->focus];
-        const char *why = p->ops && p->ops->why_not ? p->ops->why_not(p->state, b->action) : NULL;
-        if (why)
-            tui_say(t, "%s", why);
-        else if (p->ops && p->ops->act(p->state, b->action))
-            t->dirty |= DIRTY_ALL; /* the selection is shown by two panes */
-        break;
-    }
-    }
-}
-
-/* Help overlay shown: paging keys page, any other key closes it (Esc and Ctrl-C still
- * stop the reply). */
-static void help_key(tui *t, bool keycode, int key)
-{
-    const key_binding *b = keys_find(KEYS_HELP, key, keycode);
-    int pages = help_pages(&t->screen);
-    if (b && b->action == ACT_HELP_NEXT_PAGE && t->help_page + 1 < pages) {
-        t->help_page++;
-        t->dirty |= DIRTY_ALL;
-        return;
-    }
-    if (b && b->action == ACT_HELP_PREV_PAGE && t->help_page > 0) {
-        t->help_page--;
-        t->dirty |= DIRTY_ALL;
-        return;
-    }
-    show_help(t, false);
-    b = keys_find(KEYS_ANYWHERE, key, keycode);
-    if (b && b->action == ACT_STOP)
-        stop_reply(t);
-}
-
-/* One key from curses (keycode: a KEY_* code, else a character), looked up in the
- * key table: Anywhere first, then the input line's or the panes' bindings. */
-static void handle_key(tui *t, bool keycode, int key)
-{
-    /* A resize is not the user's answer to a message: the message stays. */
-    if (keycode && key == KEY_RESIZE) {
-        make_windows(t);
-        return;
-    }
-    if (t->run.message) {
-        t->run.message = NULL;
-        t->dirty |= DIRTY_STATUS;
-    }
-    if (keycode && key == KEY_MOUSE) {
-        handle_mouse(t);
-        return;
-    }
-    if (t->run.confirm_quit) {
-        if (!keycode && (key == 'y' || key == 'Y'))
-            t->quit = true;
-        t->run.confirm_quit = false;
-        t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
-        return;
-    }
-    if (t->help) {
-        help_key(t, keycode, key);
-        return;
-    }
-    const key_binding *b = keys_find(KEYS_ANYWHERE, key, keycode);
-    if (b) {
-        run_action(t, b, key);
-        return;
-    }
-    if (t->focus == FOCUS_INPUT) {
-        b = keys_find(KEYS_INPUT, key, keycode);
-        /* '?' and Ctrl-D act on an empty line only, the steering keys on an empty line
-         * while a reply runs; otherwise they are typed */
-        bool steers_reply = b && (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_CHOOSE);
-        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!steers_reply || replying(t))))) {
-            run_action(t, b, key);
-        } else {
-            input_key(t->input, key, keycode);
-            t->dirty |= DIRTY_INPUT;
-        }
-        return;
-    }
-    b = keys_find(KEYS_PANES, key, keycode);
-    if (!b)
-        b = keys_find(t->pane[t->focus].ops->keys, key, keycode);
-    if (b) {
-        run_action(t, b, key);
-        return;
-    }
-    /* a key with no binding here: say so, rather than nothing */
-    char name[16];
-    if (!keycode && key > ' ' && key < 127)
-        snprintf(name, sizeof name, "%c", key);
-    else
-        snprintf(name, sizeof name, "%s", keycode && keyname(key) ? keyname(key) : "that key");
-    tui_say(t, "%s does nothing in %s: ? lists the keys, Tab goes on to the input line", name,
-            t->pane[t->focus].ops->title);
 }
 
 /* ---- set-up and the loop ---- */
@@ -884,7 +596,7 @@ static void on_input_line(void *ctx, const char *line)
 
 static void on_input_eof(void *ctx)
 {
-    request_quit(ctx);
+    tui_request_quit(ctx);
 }
 
 /* What a crash writes to the terminal before the default action: leave the
@@ -960,8 +672,10 @@ int tui_view(const app_options *o)
     return run_screen(t);
 }
 
-/* The screen and the loop, over the engine set up or the trace opened; frees both. */
-static int run_screen(tui *t)
+/* Starts curses on the terminal (raw keys, the keypad, the mouse with --mouse) with
+ * the signal handlers that restore it. NULL, with the reason said, when the terminal
+ * cannot be drawn on. */
+static SCREEN *start_terminal(tui *t)
 {
     const app_options *o = t->o;
     setlocale(LC_ALL, "");
@@ -979,8 +693,7 @@ static int run_screen(tui *t)
         }
         fprintf(stderr, "llmchat: cannot start the terminal UI (TERM=%s%s); try -m chat\n",
                 term_name ? term_name : "", scr ? ": it cannot place the cursor" : "");
-        teardown_core(t);
-        return 1;
+        return NULL;
     }
     atexit(tui_restore_terminal);
     draw_start(&t->screen, o->theme);
@@ -995,9 +708,17 @@ static int run_screen(tui *t)
     }
     signals_terminal_reset(crash_reset_bytes(o->mouse));
     signal(SIGPIPE, SIG_IGN);
+    return scr;
+}
 
+/* The panes, the windows and the input line, what the first frame says (the trace's
+ * dialog, the model, the system prompt, a resumed chat), the -i prompt sent, and the
+ * first frame drawn. */
+static void open_screen(tui *t)
+{
+    const app_options *o = t->o;
     open_panes(t);
-    make_windows(t);
+    tui_make_windows(t);
     input_handler ih = {on_input_line, on_input_eof, t};
     t->input = input_open(&ih, o->history_size);
     if (t->view)
@@ -1015,7 +736,30 @@ static int run_screen(tui *t)
     if (o->prompt && *o->prompt && !t->view)
         submit(t, o->prompt, false);
     draw_frame(t);
+}
 
+/* Handles the keys waiting, after waiting up to wait ms for the first. */
+static void read_keys(tui *t, int wait)
+{
+    WINDOW *kw = key_window(t);
+    wtimeout(kw, wait);
+    wint_t wc;
+    int r = wget_wch(kw, &wc);
+    while (r != ERR) {
+        tui_handle_key(t, r == KEY_CODE_YES, (int)wc);
+        if (t->quit)
+            break;
+        kw = key_window(t);
+        wtimeout(kw, 0);
+        r = wget_wch(kw, &wc);
+    }
+}
+
+/* The loop: a reply's next token (or the line queued for when it ended), the keys,
+ * a frame when something changed and the last one is old enough; until q, Ctrl-D or
+ * a signal to quit. */
+static void main_loop(tui *t)
+{
     double next_frame = 0;
     double next_step = 0; /* monotonic ms when slow motion allows the next token */
     while (!t->quit) {
@@ -1023,9 +767,9 @@ static int run_screen(tui *t)
             break;
         if (signals_interrupted) {
             signals_interrupted = 0;
-            stop_reply(t);
+            tui_stop_reply(t);
         }
-        bool busy = replying(t) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
+        bool busy = tui_replying(t) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
         if (t->save_pending && !busy)
             autosave(t);
         double t0 = clock_ms();
@@ -1038,7 +782,7 @@ static int run_screen(tui *t)
             t->stat_tokens++;
             t->stat_step_ms += clock_ms() - t0;
             next_step = clock_ms() + t->live.slow_motion_ms;
-        } else if (t->pending && !replying(t)) {
+        } else if (t->pending && !tui_replying(t)) {
             char *line = t->pending;
             t->pending = NULL;
             begin_turn(t, line, t->pending_paused);
@@ -1051,22 +795,11 @@ static int run_screen(tui *t)
             wait = now >= next_step ? 0 : (int)(next_step - now) + 1; /* 0: poll between tokens */
         else if (t->dirty)
             wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
-        WINDOW *kw = key_window(t);
-        wtimeout(kw, wait);
-        wint_t wc;
-        int r = wget_wch(kw, &wc);
-        while (r != ERR) {
-            handle_key(t, r == KEY_CODE_YES, (int)wc);
-            if (t->quit)
-                break;
-            kw = key_window(t);
-            wtimeout(kw, 0);
-            r = wget_wch(kw, &wc);
-        }
+        read_keys(t, wait);
         now = clock_ms();
         if (t->dirty && now >= next_frame && !t->quit) {
             draw_frame(t);
-            next_frame = now + (replying(t) ? FRAME_MS_BUSY : FRAME_MS);
+            next_frame = now + (tui_replying(t) ? FRAME_MS_BUSY : FRAME_MS);
             if (busy) {
                 t->stat_frames++;
                 t->stat_draw_ms += clock_ms() - now;
@@ -1075,7 +808,12 @@ static int run_screen(tui *t)
         if (busy && !t->live.slow_motion_ms)
             t->stat_busy_ms += clock_ms() - t0;
     }
+}
 
+/* Gives the terminal back: the input history written (or why not said), curses
+ * ended, LLMCHAT_TUI_STATS reported. */
+static void close_screen(tui *t, SCREEN *scr)
+{
     int history_errno = input_close(t->input);
     free_windows(t);
     tui_restore_terminal();
@@ -1089,6 +827,13 @@ static int run_screen(tui *t)
     const char *stats = getenv("LLMCHAT_TUI_STATS");
     if (stats && *stats && strcmp(stats, "0") != 0)
         print_stats(t, stats);
+}
+
+/* After the screen is closed: the chat saved (and, quitting on a signal, where it
+ * is said), the reply stopped, everything freed. Returns the exit status: 128 + the
+ * signal that quit, else 0. */
+static int finish(tui *t)
+{
     int rc = 0;
     if (signals_quit) {
         /* SIGTERM, SIGHUP or SIGINT twice: the terminal is back; save, say so */
@@ -1103,7 +848,7 @@ static int run_screen(tui *t)
     } else if (t->save_pending) {
         autosave(t);
     }
-    if (replying(t)) {
+    if (tui_replying(t)) {
         llm_err err;
         chat_stop(t->c, &err);
     }
@@ -1113,4 +858,18 @@ static int run_screen(tui *t)
     teardown_core(t);
     view_close(t->view);
     return rc;
+}
+
+/* The screen and the loop, over the engine set up or the trace opened; frees both. */
+static int run_screen(tui *t)
+{
+    SCREEN *scr = start_terminal(t);
+    if (!scr) {
+        teardown_core(t);
+        return 1;
+    }
+    open_screen(t);
+    main_loop(t);
+    close_screen(t, scr);
+    return finish(t);
 }

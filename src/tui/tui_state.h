@@ -1,8 +1,8 @@
 /* tui_state.h — the TUI controller's state: the engine and the chat it drives, the
  * panes it owns, the focus, the run state and what needs redrawing.
  *
- * Only the controller sees it: tui.c (the loop, keys, commands) and steer.c (steering
- * a reply). The panes never do: each keeps its own state (conversation.h,
+ * Only the controller sees it: tui.c (the loop, the frames, the dialog, commands),
+ * actions.c (what keys and the mouse do) and steer.c (steering a reply). The panes never do: each keeps its own state (conversation.h,
  * tokens_pane.h, attention_pane.h, input.h) and is driven through its functions;
  * status_line.c draws the run state it is given. */
 #ifndef LLMCHAT_TUI_STATE_H
@@ -86,7 +86,21 @@ typedef struct tui {
     double stat_busy_ms, stat_step_ms, stat_draw_ms;
 } tui;
 
-/* ---- tui.c ---- */
+/* ---- tui.c: the loop, the frames, the dialog, the slash commands ---- */
+/* A reply runs (never while viewing a trace: there is no chat). */
+bool tui_replying(const tui *t);
+/* Stops the running reply, if any, with a "[stopped]" notice. */
+void tui_stop_reply(tui *t);
+/* Quits, asking first (y/n) while a reply runs. */
+void tui_request_quit(tui *t);
+/* p: pauses replies (the running one with a hint in Conversation, else the next), or
+ * lets them run again. */
+void tui_toggle_pause(tui *t);
+/* Says on the status line that a key or command would generate or steer, which a
+ * trace being viewed cannot. */
+void tui_read_only(tui *t);
+/* The windows again for the terminal's size (at start and on a resize). */
+void tui_make_windows(tui *t);
 /* After the chat took a reply token (sampled or forced) with progress p: streams
  * its text into Conversation and, when the reply ended, closes it with a notice. */
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
@@ -99,6 +113,12 @@ void tui_show_reply(tui *t);
 void tui_say(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a notice (a line such as "[stopped]") to Conversation. */
 void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- actions.c: what the keys and the mouse do ---- */
+/* One key from curses (keycode: a KEY_* code, else a character), looked up in the
+ * key table: Anywhere first, then the input line's or the panes' bindings; also the
+ * quit question's answer, the help overlay's paging, a resize and the mouse. */
+void tui_handle_key(tui *t, bool keycode, int key);
 
 /* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
 /* Backspace: takes the newest reply token back (with a closing EOS). */

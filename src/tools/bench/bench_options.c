@@ -1,0 +1,251 @@
+/* bench/bench_options.c — llmchat-bench's command line (see bench_options.h): the
+ * option table for getopt_long, --help's text, the checks of each value, and the
+ * defaults that depend on the environment. */
+#define _GNU_SOURCE
+#include "bench_options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "quantize.h"
+#include "shapes.h"
+
+enum { ROUNDS_DEFAULT = 3 }; /* side-by-side rounds */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: llmchat-bench [OPTIONS]\n"
+            "Speed of llmchat on random-weight int8 models of real shapes, through the engine\n"
+            "as `llmchat -m generate` runs it, and beside llama.cpp on the same model.\n\n"
+            "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
+            "                      default 15M,110M)\n"
+            "  -T, --threads N     threads (default: the CPUs this process may run on)\n"
+            "  -n, --steps N       decode tokens from position 1, split into 8 windows (default\n"
+            "                      128; windows are lengthened to last >= 50 ms and shortened\n"
+            "                      so that all 8 take about 10 s)\n"
+            "  -p, --prompt N      prefill tokens (default 512, capped by the context)\n"
+            "  -c, --cache DIR     model files (default $XDG_CACHE_HOME/llmchat-bench)\n"
+            "      --long          also decode at position 100 and at 4000 (or the end of\n"
+            "                      the context, if shorter): 5 near/far window pairs\n"
+            "      --scaling       also decode on 1 thread and on all: 5 window pairs\n"
+            "      --sweep         instead of the table: prefill and decode (llama-bench's pp\n"
+            "                      and tg tests) on 1, 2, 4, ... threads up to -T or all\n"
+            "                      CPUs, --rounds rounds each, one row per thread count; with\n"
+            "                      --against, llama.cpp beside it and the ratios\n"
+            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512, neon,\n"
+            "                      neon-dotprod (default: auto, the best the CPU has; --isa\n"
+            "                      is a synonym)\n"
+            "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
+            "                      (Q8_0, the file --against gives llama-bench)\n"
+            "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
+            "                      llama-quantize from the Q8_0 one, and timed by both engines\n"
+            "                      (implies --format gguf); llama-quantize is --quantize PATH,\n"
+            "                      $LLMCHAT_ANCHOR_LLAMA_QUANTIZE, or the one beside the\n"
+            "                      llama-bench (says so and stops when there is none)\n"
+            "      --quantize PATH that llama-quantize\n"
+            "      --against llama.cpp\n"
+            "                      also write each shape as a GGUF Q8_0 file and alternate\n"
+            "                      llmchat with llama-bench -p N -n 128 on it, 3 rounds; the\n"
+            "                      llama-bench is $LLMCHAT_ANCHOR_LLAMA_BENCH (skipped with a\n"
+            "                      message when unset)\n"
+            "      --anchor PATH   the same with this llama-bench\n"
+            "      --rounds N      side-by-side rounds (default 3, at most 9)\n"
+            "      --anchor-reps N repetitions of each test in a round (llama-bench -r;\n"
+            "                      default llama-bench's 5)\n"
+            "      --json          one JSON object per shape instead of a table\n"
+            "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
+            "                      fraction of generate mode's, and both modes' time to first\n"
+            "                      token (needs tmux and a 32000-token tokenizer)\n"
+            "      --tokenizer F   a 32000-token tokenizer.bin for those runs (default: the\n"
+            "                      cache dir's tokenizer.bin)\n"
+            "      --tui-script F  the llmchat-bench-tui script that runs one pair (default: the\n"
+            "                      installed one)\n"
+            "  -h, --help\n\n"
+            "Memory bandwidth may change by 2x within minutes, so speed is compared with it in\n"
+            "pairs close in time. The decode runs in 8 windows, each between two streaming\n"
+            "reads of a 512 MiB buffer on all CPUs (4 streams a thread, the widest loads; of\n"
+            "three ways to look ahead, the fastest on this machine: bandwidth_way); a\n"
+            "window's roofline = weight bytes read per token x its tok/s / the mean\n"
+            "bandwidth of the reads before and after it.\n"
+            "decode roofline and bw are medians over windows and reads (JSON: decode_roofline,\n"
+            "bandwidth_gb_s; _min/_max the extremes); decode tok/s is all window tokens over\n"
+            "all window time. --long gives long_ratio, the median far/near tok/s over\n"
+            "pairs; --scaling thread_speedup, the median all/1-thread tok/s over pairs, and\n"
+            "stream_speedup, the same ratio for a streaming read (decode cannot scale better).\n"
+            "--against gives prefill_ratio and decode_ratio, the medians of llmchat's over\n"
+            "llama.cpp's tok/s in each round. The bandwidth measured once at the start (1 GiB,\n"
+            "best of 8) is bandwidth_start_gb_s. Pairing cannot undo other programs competing\n"
+            "for the cores: cpu_others is their share of the CPUs while a shape was timed (the\n"
+            "table warns above 10%%), load_avg the load average when it started.\n"
+            "JSON adds decode_peak_tok_s, the best 16 consecutive tokens. Files are written\n"
+            "once (7B: about 7 GB, and as much again for its GGUF) and reused.\n");
+}
+
+static int parse_int(const char *s, const char *what, int lo, int hi)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "llmchat-bench: %s must be an integer from %d to %d, not '%s'\n", what,
+                lo, hi, s);
+        exit(2);
+    }
+    return (int)v;
+}
+
+static kernels_isa parse_isa(const char *name)
+{
+    kernels_isa isa;
+    if (!kernels_isa_parse(name, &isa)) {
+        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512, neon, "
+                "neon-dotprod)\n",
+                name);
+        exit(2);
+    }
+    if (!kernels_isa_supported(isa)) {
+        fprintf(stderr, "llmchat-bench: this CPU or build cannot run %s kernels\n", name);
+        exit(2);
+    }
+    return isa;
+}
+
+static void add_shapes(const char *list, bool *want)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
+        int i = 0;
+        while (i < bench_n_shapes && strcasecmp(bench_shapes[i].name, tok) != 0)
+            i++;
+        if (i == bench_n_shapes) {
+            fprintf(stderr, "llmchat-bench: unknown shape '%s' (15M, 42M, 110M, 1B, 7B)\n", tok);
+            exit(2);
+        }
+        want[i] = true;
+    }
+}
+
+/* The installed llmchat-bench-tui script, or NULL. */
+static const char *tui_script_installed(void)
+{
+#ifdef LLMCHAT_PKGLIBEXECDIR
+    static const char path[] = LLMCHAT_PKGLIBEXECDIR "/llmchat-bench-tui";
+    if (access(path, X_OK) == 0)
+        return path;
+#endif
+    return NULL;
+}
+
+/* The defaults that depend on the environment: the cache directory, the tokenizer.bin
+ * in it and the installed llmchat-bench-tui (for the TUI column). */
+static void fill_defaults(bench_options *o)
+{
+    static char cache[4096];
+    if (!o->cache) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg)
+            snprintf(cache, sizeof cache, "%s/llmchat-bench", xdg);
+        else
+            snprintf(cache, sizeof cache, "%s/.cache/llmchat-bench", home && *home ? home : "/tmp");
+        o->cache = cache;
+    }
+    static char tok_path[4096];
+    if (o->llmchat && !o->tokenizer) {
+        snprintf(tok_path, sizeof tok_path, "%s/tokenizer.bin", o->cache);
+        if (access(tok_path, R_OK) == 0)
+            o->tokenizer = tok_path;
+    }
+    if (o->llmchat && !o->tui_script)
+        o->tui_script = tui_script_installed();
+}
+
+int bench_options_parse(int argc, char **argv, bench_options *o)
+{
+    *o = (bench_options){.steps = 128, .prompt = 512, .rounds = ROUNDS_DEFAULT};
+    bool any = false;
+    enum {
+        OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
+        OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
+        OPT_QUANTIZE, OPT_SWEEP,
+    };
+    static const struct option longopts[] = {
+        {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
+        {"steps", required_argument, NULL, 'n'},   {"prompt", required_argument, NULL, 'p'},
+        {"cache", required_argument, NULL, 'c'},   {"json", no_argument, NULL, OPT_JSON},
+        {"long", no_argument, NULL, OPT_LONG},     {"llmchat", required_argument, NULL, OPT_LLMCHAT},
+        {"kernels", required_argument, NULL, OPT_ISA}, {"isa", required_argument, NULL, OPT_ISA},
+        {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
+        {"scaling", no_argument, NULL, OPT_SCALING},
+        {"against", required_argument, NULL, OPT_AGAINST},
+        {"anchor", required_argument, NULL, OPT_ANCHOR},
+        {"rounds", required_argument, NULL, OPT_ROUNDS},
+        {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
+        {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"quant", required_argument, NULL, OPT_QUANT},
+        {"quantize", required_argument, NULL, OPT_QUANTIZE},
+        {"sweep", no_argument, NULL, OPT_SWEEP},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "s:T:n:p:c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': add_shapes(optarg, o->want); any = true; break;
+        case 'T': o->threads = parse_int(optarg, "--threads", 1, 1024); break;
+        case 'n': o->steps = parse_int(optarg, "--steps", 1, 1000000); break;
+        case 'p': o->prompt = parse_int(optarg, "--prompt", 1, MAX_PROMPT); break;
+        case 'c': o->cache = optarg; break;
+        case OPT_JSON: o->json = true; break;
+        case OPT_LONG: o->long_ctx = true; break;
+        case OPT_SCALING: o->scaling = true; break;
+        case OPT_SWEEP: o->sweep = true; break;
+        case OPT_LLMCHAT: o->llmchat = optarg; break;
+        case OPT_ISA: o->isa = parse_isa(optarg); break;
+        case OPT_TOKENIZER: o->tokenizer = optarg; break;
+        case OPT_TUI_SCRIPT: o->tui_script = optarg; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "gguf") && strcmp(optarg, "llama2c")) {
+                fprintf(stderr, "llmchat-bench: --format must be gguf or llama2c, not '%s'\n", optarg);
+                exit(2);
+            }
+            o->gguf = !strcmp(optarg, "gguf");
+            break;
+        case OPT_QUANT:
+            if (!quantize_type_ok(optarg)) {
+                fprintf(stderr, "llmchat-bench: --quant must be q4_0, q4_1, q5_0, q5_1, q4_k_m, "
+                        "q4_k_s, q5_k_m, q5_k_s or q6_k, not '%s'\n", optarg);
+                return 2;
+            }
+            o->quant = optarg;
+            o->gguf = true;
+            break;
+        case OPT_QUANTIZE: o->quantize = optarg; break;
+        case OPT_AGAINST:
+            if (strcmp(optarg, "llama.cpp") != 0) {
+                fprintf(stderr, "llmchat-bench: --against takes llama.cpp, not '%s'\n", optarg);
+                return 2;
+            }
+            o->against = true;
+            break;
+        case OPT_ANCHOR: o->against = true; o->anchor = optarg; break;
+        case OPT_ROUNDS: o->rounds = parse_int(optarg, "--rounds", 1, ROUNDS_MAX); break;
+        case OPT_ANCHOR_REPS: o->anchor_reps = parse_int(optarg, "--anchor-reps", 1, 100); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "llmchat-bench: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!any)
+        o->want[0] = o->want[2] = true; /* 15M, 110M */
+    fill_defaults(o);
+    return -1;
+}

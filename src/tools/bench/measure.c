@@ -1,0 +1,557 @@
+/* bench/measure.c — what llmchat-bench times, each in a forked child (see measure.h):
+ * one shape through the engine as `llmchat -m generate` runs it (prefill, time to
+ * first token, decode in windows paired with stream passes, --long, --scaling), one
+ * side-by-side round (llama-bench's pp and tg tests), the bandwidth at the start.
+ *
+ * The machine's memory bandwidth may swing by 2x from minute to minute, so the
+ * roofline is measured in pairs: decoding runs in short windows (>= 50 ms), each
+ * between two streaming reads of a 512 MiB buffer on all cores, and the figure is
+ * the median over the windows of weight bytes/s over the mean of those two reads.
+ * --long (near vs far in the context: the forward pass alone, at positions the engine
+ * would need a long prompt to reach) and --scaling (one thread vs all) alternate their
+ * windows the same way and report medians of per-pair ratios. */
+#define _GNU_SOURCE
+#include "measure.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cpus.h"
+#include "engine.h"
+#include "kernels.h"
+#include "machine.h"
+#include "model.h"
+#include "probe.h"
+#include "shapes.h"
+#include "stats.h"
+#include "transformer.h"
+
+static uint64_t tensor_bytes(const tensor *t)
+{
+    if (t->type == TENSOR_F32)
+        return (uint64_t)t->rows * t->stride * 4;
+    if (t->type == TENSOR_Q8_0_BLOCKS)
+        return (uint64_t)t->rows * (t->cols / QUANT_BLOCK) * QUANT_BLOCK_BYTES;
+    if (t->type == TENSOR_BLOCKS)
+        return (uint64_t)t->rows * t->row_bytes;
+    return (uint64_t)t->rows * t->stride + (uint64_t)t->rows * (t->stride / t->group) * 4;
+}
+
+/* Weight bytes one decoded token reads: every matrix once, norms, one embedding row. */
+static double decode_bytes(const model *m)
+{
+    const model_config *c = &m->config;
+    double b = tensor_bytes(&m->wcls) + 4.0 * (2 * c->n_layers + 1) * c->dim;
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *ly = &m->layers[l];
+        const tensor *ts[7] = {&ly->wq, &ly->wk, &ly->wv, &ly->wo, &ly->w1, &ly->w2, &ly->w3};
+        for (int i = 0; i < 7; i++)
+            b += tensor_bytes(ts[i]);
+    }
+    return b + (double)tensor_bytes(&m->token_embedding) / c->vocab_size;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+enum {
+    PEAK_WINDOW = 16,  /* tokens in decode_peak_tok_s */
+    ROUNDS = 8,        /* decode windows between stream passes for the roofline */
+    PAIRS = 5,         /* window pairs for --long and --scaling */
+};
+#define STREAM_BYTES ((size_t)512 << 20) /* the paired passes' buffer */
+#define WINDOW_MIN_S 0.05   /* a decode window lasts at least this long... */
+#define DECODE_BUDGET_S 10.0 /* ...unless ROUNDS windows would take longer than this */
+
+/* ---------------------------------------------------------------- the engine */
+
+/* An engine as `llmchat -m generate -t 0` makes one without a trace: greedy sampling,
+ * no prompt candidates, no attention capture, no candidates per step. Greedy, because
+ * random weights give a flat distribution, over which top-p would sort most of the
+ * vocabulary each token: a cost a real model's peaked distribution does not have. */
+static llm_status bench_engine(const model *m, engine **e, llm_err *err)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.record_prompt = false;
+    o.top_n = 0;
+    o.capture_attention = false;
+    o.sampler.temperature = 0.0f;
+    return engine_new(m, NULL, &o, e, err);
+}
+
+/* n prompt tokens: BOS, then ids drawn from [3, vocab) (the same every run). */
+static void prompt_tokens(int *tokens, int n, int vocab)
+{
+    shape_rng rng = {12345};
+    tokens[0] = 1;
+    for (int i = 1; i < n; i++)
+        tokens[i] = 3 + (int)(shape_rng_next(&rng) % (uint64_t)(vocab - 3));
+}
+
+/* Forgets the sequence, then prefills tokens: seconds taken (< 0 on failure). */
+static double timed_prefill(engine *e, const int *tokens, int n)
+{
+    llm_err err;
+    if (engine_rewind(e, 0, &err) != LLM_OK)
+        return -1.0;
+    double t0 = stats_now_s();
+    if (engine_prefill(e, tokens, n, &err) != LLM_OK)
+        return -1.0;
+    return stats_now_s() - t0;
+}
+
+/* Generates n tokens with engine_step; returns the seconds taken (< 0 on failure),
+ * each token's in dt[0..n) when dt is not NULL. */
+static double decode_window(engine *e, int n, double *dt)
+{
+    llm_err err;
+    double t0 = stats_now_s(), prev = t0;
+    for (int i = 0; i < n; i++) {
+        int tok;
+        if (engine_step(e, &tok, &err) != LLM_OK)
+            return -1.0;
+        double now = stats_now_s();
+        if (dt)
+            dt[i] = now - prev;
+        prev = now;
+    }
+    return prev - t0;
+}
+
+/* Tokens per decode window: at least steps / ROUNDS, so that the rounds cover the
+ * positions one run of `steps` tokens from 0 would, and at least WINDOW_MIN_S
+ * worth; fewer when ROUNDS windows would take more than DECODE_BUDGET_S; never past
+ * the context. tok_s: one token's seconds. */
+static int window_tokens(int steps, double tok_s, int ctx)
+{
+    if (tok_s < 1e-6)
+        tok_s = 1e-6;
+    int w = (steps + ROUNDS - 1) / ROUNDS;
+    if (WINDOW_MIN_S / tok_s > w)
+        w = (int)ceil(WINDOW_MIN_S / tok_s);
+    if (ROUNDS * w * tok_s > DECODE_BUDGET_S)
+        w = (int)(DECODE_BUDGET_S / (ROUNDS * tok_s));
+    if (w > ctx - 2)
+        w = ctx - 2;
+    return w < 1 ? 1 : w;
+}
+
+#ifdef _OPENMP
+static void set_threads(int n)
+{
+    omp_set_num_threads(n);
+}
+#else
+static void set_threads(int n)
+{
+    (void)n;
+}
+#endif
+
+/* Makes the engine's sequence [BOS] again (decode windows start from position 1). */
+static bool restart(engine *e)
+{
+    llm_err err;
+    const int bos = 1;
+    return engine_rewind(e, 0, &err) == LLM_OK && engine_prefill(e, &bos, 1, &err) == LLM_OK;
+}
+
+/* The decode roofline, paired in time: ROUNDS times, a stream pass over the buffer on
+ * `all` threads, then a window of w tokens, and one pass more at the end. A round's
+ * ratio is its window's weight bytes per second over the mean bandwidth of the
+ * passes just before and just after the window (single passes are noisy). Windows
+ * walk the positions [1, span] and start again from [BOS] when the next would pass
+ * its end. */
+static void decode_rounds(engine *e, int w, int span, int all, const uint64_t *sbuf, shape_result *r)
+{
+    double ratio[ROUNDS], bw[ROUNDS + 1], win_s[ROUNDS];
+    double *dt = malloc(sizeof(double) * ROUNDS * (size_t)w); /* (round, token) */
+    double total = 0.0, t_start = stats_now_s();
+    int n = 0;
+    restart(e);
+    bw[0] = machine_stream_pass(sbuf, STREAM_BYTES, all);
+    for (; n < ROUNDS; n++) {
+        if (n >= 3 && stats_now_s() - t_start > 2 * DECODE_BUDGET_S)
+            break; /* the machine slowed down a lot: 3 rounds will do */
+        if (engine_pos(e) + w > span + 1)
+            restart(e);
+        win_s[n] = decode_window(e, w, dt ? dt + (size_t)n * w : NULL);
+        bw[n + 1] = machine_stream_pass(sbuf, STREAM_BYTES, all);
+        total += win_s[n];
+    }
+    for (int i = 0; i < n; i++)
+        ratio[i] = w * r->weight_bytes_per_token / win_s[i] / ((bw[i] + bw[i + 1]) / 2 * 1e9);
+    int tokens = n * w;
+    r->decode_rounds = n;
+    r->decode_window = w;
+    r->decode_steps = tokens;
+    r->decode_tok_s = tokens / total;
+    r->decode_roofline = stats_median(ratio, n, &r->decode_roofline_min, &r->decode_roofline_max);
+    r->bandwidth_gb_s = stats_median(bw, n + 1, &r->bandwidth_min_gb_s, &r->bandwidth_max_gb_s);
+    /* best PEAK_WINDOW consecutive tokens, the stream passes left out */
+    r->decode_peak_tok_s = r->decode_tok_s;
+    for (int k = 0; dt && k + PEAK_WINDOW <= tokens; k++) {
+        double s = 0.0;
+        for (int j = k; j < k + PEAK_WINDOW; j++)
+            s += dt[j];
+        if (PEAK_WINDOW / s > r->decode_peak_tok_s)
+            r->decode_peak_tok_s = PEAK_WINDOW / s;
+    }
+    free(dt);
+}
+
+/* --scaling: PAIRS times, a window of w tokens from position 1 on one thread, then the
+ * same window on r->threads, each after a stream pass on as many threads. Medians of
+ * each and of the per-pair ratios. Decode is bound by memory, so its speedup can be no
+ * larger than the stream's. */
+static void scaling_pairs(engine *e, int w, const uint64_t *sbuf, shape_result *r)
+{
+    double one[PAIRS], many[PAIRS], ratio[PAIRS];
+    double bw_one[PAIRS], bw_many[PAIRS], bw_ratio[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        set_threads(1);
+        restart(e);
+        bw_one[i] = machine_stream_pass(sbuf, STREAM_BYTES, 1);
+        one[i] = w / decode_window(e, w, NULL);
+        set_threads(r->threads);
+        restart(e);
+        bw_many[i] = machine_stream_pass(sbuf, STREAM_BYTES, r->threads);
+        many[i] = w / decode_window(e, w, NULL);
+        ratio[i] = many[i] / one[i];
+        bw_ratio[i] = bw_many[i] / bw_one[i];
+    }
+    r->scaling_pairs = PAIRS;
+    r->decode_tok_s_1t = stats_median(one, PAIRS, NULL, NULL);
+    r->decode_tok_s_nt = stats_median(many, PAIRS, NULL, NULL);
+    r->thread_speedup = stats_median(ratio, PAIRS, NULL, NULL);
+    r->stream_gb_s_1t = stats_median(bw_one, PAIRS, NULL, NULL);
+    r->stream_gb_s_nt = stats_median(bw_many, PAIRS, NULL, NULL);
+    r->stream_speedup = stats_median(bw_ratio, PAIRS, NULL, NULL);
+}
+
+/* Decodes n tokens greedily with the transformer alone from pos, starting with *tok
+ * and leaving the next token there; returns the seconds taken. */
+static double forward_window(transformer *t, int *tok, int pos, int n)
+{
+    int vocab = transformer_model(t)->config.vocab_size;
+    double t0 = stats_now_s();
+    for (int i = 0; i < n; i++)
+        *tok = argmax(transformer_forward(t, *tok, pos + i, NULL), vocab);
+    return stats_now_s() - t0;
+}
+
+/* --long: PAIRS times, a window of w forward passes at position 100, then one at
+ * position `far` (the KV cache holds whatever earlier windows left there; only the
+ * time matters). Medians of each and of the per-pair far/near ratios. */
+static void long_pairs(const model *m, int w, int far, shape_result *r)
+{
+    transformer *t;
+    llm_err err;
+    if (transformer_new(m, 0, &t, &err) != LLM_OK)
+        return;
+    double near_ts[PAIRS], far_ts[PAIRS], ratio[PAIRS];
+    int tok = 1;
+    forward_window(t, &tok, 0, 2);
+    for (int i = 0; i < PAIRS; i++) {
+        near_ts[i] = w / forward_window(t, &tok, 100, w);
+        far_ts[i] = w / forward_window(t, &tok, far, w);
+        ratio[i] = far_ts[i] / near_ts[i];
+    }
+    transformer_free(t);
+    r->long_pairs = PAIRS;
+    r->long_pos_near = 100;
+    r->long_pos_far = far;
+    r->long_tok_s_near = stats_median(near_ts, PAIRS, NULL, NULL);
+    r->long_tok_s_far = stats_median(far_ts, PAIRS, NULL, NULL);
+    r->long_ratio = stats_median(ratio, PAIRS, NULL, NULL);
+}
+
+/* Sets the thread count (o->threads, or the CPUs this process may run on, as llmchat
+ * does) and the kernels; returns the CPUs this process may run on. */
+static int child_setup(const bench_options *o, int *threads, char *kernel, size_t kernel_size)
+{
+    int all = 1;
+#ifdef _OPENMP
+    all = cpus_usable();
+    omp_set_num_threads(cpus_threads(o->threads, all, NULL));
+    *threads = omp_get_max_threads();
+#else
+    *threads = 1;
+#endif
+    snprintf(kernel, kernel_size, "%s", kernels_isa_name(kernels_init(o->isa)));
+    return all;
+}
+
+/* Opens the model at path and an engine on it; fills r's load time, Q8_0 group, file
+ * and KV cache sizes and weight bytes per token. False, with r->error said and
+ * nothing left open, when either fails. */
+static bool open_shape(const char *path, shape_result *r, model **m, engine **e)
+{
+    llm_err err;
+    double t0 = stats_now_s();
+    if (model_open(path, NULL, m, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        return false;
+    }
+    r->load_s = stats_now_s() - t0;
+    if (bench_engine(*m, e, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        model_close(*m);
+        return false;
+    }
+    r->group = (*m)->group;
+    r->file_mb = (*m)->file_bytes / 1e6;
+    r->kv_mb = engine_kv_bytes(*e) / 1e6;
+    snprintf(r->kv_cache, sizeof r->kv_cache, "%s",
+             engine_kv_cache(*e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0");
+    r->weight_bytes_per_token = decode_bytes(*m);
+    return true;
+}
+
+/* Prefill of tokens[0..n) and the first decoded token, as a user waits for them: best
+ * of two (one if slow), into r; *first: the first token's seconds. False, with
+ * r->error said, when the engine fails. */
+static bool time_prefill(engine *e, const int *tokens, int n, shape_result *r, double *first)
+{
+    double best = 1e30, ttft = 1e30;
+    *first = 1e30;
+    for (int rep = 0; rep < 2; rep++) {
+        double dt = timed_prefill(e, tokens, n);
+        double step = decode_window(e, 1, NULL);
+        if (dt < 0 || step < 0) {
+            snprintf(r->error, sizeof r->error, "the engine failed to prefill or step");
+            return false;
+        }
+        best = dt < best ? dt : best;
+        ttft = dt + step < ttft ? dt + step : ttft;
+        *first = step < *first ? step : *first;
+        if (dt > 5.0)
+            break;
+    }
+    r->prefill_tokens = n;
+    r->prefill_tok_s = n / best;
+    r->ttft_s = ttft;
+    return true;
+}
+
+/* Decode from position 1, as llama-bench's "tg" test does from 0, in windows paired
+ * with stream passes on `all` threads (and --scaling's pairs); first: one token's
+ * seconds, to size the windows. *w: the tokens of a window. False, with r->error
+ * said, when the stream buffer cannot be mapped. */
+static bool time_decode(const bench_options *o, engine *e, int all, double first, shape_result *r, int *w)
+{
+    int ctx = engine_ctx(e);
+    int steps = o->steps < ctx - 2 ? o->steps : ctx - 2;
+    *w = window_tokens(steps, first, ctx);
+    int span = steps > *w ? steps : *w;
+    r->decode_pos = 1;
+    uint64_t *sbuf = probe_new(STREAM_BYTES);
+    if (!sbuf) {
+        snprintf(r->error, sizeof r->error, "cannot map %zu MiB for the bandwidth passes",
+                 STREAM_BYTES >> 20);
+        return false;
+    }
+    decode_rounds(e, *w, span, all, sbuf, r);
+    snprintf(r->probe_way, sizeof r->probe_way, "%s", machine_stream_way());
+    if (o->scaling)
+        scaling_pairs(e, *w, sbuf, r);
+    probe_free(sbuf, STREAM_BYTES);
+    return true;
+}
+
+/* Everything the table and the JSON report of one shape, in this process (a child). */
+static void run_shape(const bench_options *o, const char *path, shape_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->load_avg = machine_load_average();
+    /* stream passes run on OpenMP's default count, whatever --threads says, as the
+     * roofline is against the machine's limit */
+    int all = child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
+    model *m = NULL;
+    engine *e = NULL;
+    if (!open_shape(path, r, &m, &e))
+        return;
+    int ctx = engine_ctx(e);
+    static int tokens[MAX_PROMPT];
+    int n = o->prompt < ctx - 1 ? o->prompt : ctx - 1;
+    prompt_tokens(tokens, n, m->config.vocab_size);
+
+    /* warm up: touch every weight page and the buffers once */
+    timed_prefill(e, tokens, n < 8 ? n : 8);
+    decode_window(e, 2, NULL);
+
+    cpu_mark timed = machine_cpu_now();
+    double first;
+    int w = 0;
+    bool ok = time_prefill(e, tokens, n, r, &first);
+    if (ok) {
+        /* peak resident memory before the stream buffer is mapped; pages first touched
+         * later (KV rows past the prompt, --long's far windows) stay resident and are
+         * counted at the end */
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        r->peak_rss_mb = ru.ru_maxrss * 1024.0 / 1e6; /* ru_maxrss is in KiB */
+        ok = time_decode(o, e, all, first, r, &w);
+    }
+    engine_free(e);
+    if (!ok) {
+        model_close(m);
+        return;
+    }
+    if (o->long_ctx && ctx - w > 400)
+        long_pairs(m, w, ctx - w < 4000 ? ctx - w : 4000, r);
+
+    r->cpu_others = machine_cpu_others(timed);
+
+    /* pages touched since the snapshot, the stream buffer unmapped */
+    double rss = machine_rss_mb();
+    if (rss > r->peak_rss_mb)
+        r->peak_rss_mb = rss;
+    r->ok = 1;
+    model_close(m);
+}
+
+/* One side-by-side round of llmchat: llama-bench's "pp" test (a prompt of n_prompt
+ * tokens from an empty context) and "tg" (n_gen tokens from an empty context), each
+ * `reps` times after a warm-up, as tokens per second averaged over the repetitions. */
+static void run_round(const bench_options *o, const char *path, int n_prompt, int n_gen, int reps,
+                      round_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int threads;
+    char kernel[32];
+    child_setup(o, &threads, kernel, sizeof kernel);
+    llm_err err;
+    model *m = NULL;
+    engine *e = NULL;
+    if (model_open(path, NULL, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        model_close(m);
+        return;
+    }
+    static int tokens[MAX_PROMPT];
+    prompt_tokens(tokens, n_prompt, m->config.vocab_size);
+    timed_prefill(e, tokens, n_prompt < 8 ? n_prompt : 8);
+    decode_window(e, 2, NULL);
+    double pp = 0.0, tg = 0.0;
+    bool ok = true;
+    for (int i = 0; i < reps && ok; i++) {
+        double dt = timed_prefill(e, tokens, n_prompt);
+        ok = dt > 0;
+        pp += n_prompt / dt;
+    }
+    for (int i = 0; i < reps && ok; i++) {
+        ok = restart(e);
+        double dt = ok ? decode_window(e, n_gen, NULL) : -1.0;
+        ok = dt > 0;
+        tg += n_gen / dt;
+    }
+    if (ok) {
+        r->prefill_tok_s = pp / reps;
+        r->decode_tok_s = tg / reps;
+        r->ok = 1;
+    } else {
+        snprintf(r->error, sizeof r->error, "the engine failed to prefill or step");
+    }
+    engine_free(e);
+    model_close(m);
+}
+
+/* ---------------------------------------------------------------- children */
+
+/* Runs fn in a child process; the child writes `size` bytes of result to a pipe. */
+static int in_child(void (*fn)(const bench_options *, const void *, void *), const bench_options *o,
+                    const void *arg, void *out, size_t size)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        char *buf = calloc(1, size);
+        fn(o, arg, buf);
+        ssize_t w = write(fd[1], buf, size);
+        _exit(w == (ssize_t)size ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t k = read(fd[0], (char *)out + got, size - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return got == size && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* arg: the file's path */
+static void child_shape(const bench_options *o, const void *arg, void *out)
+{
+    run_shape(o, arg, out);
+}
+
+typedef struct {
+    const char *path;
+    int n_prompt, n_gen, reps;
+} round_arg;
+
+static void child_round(const bench_options *o, const void *arg, void *out)
+{
+    const round_arg *a = arg;
+    run_round(o, a->path, a->n_prompt, a->n_gen, a->reps, out);
+}
+
+static void child_bandwidth(const bench_options *o, const void *arg, void *out)
+{
+    (void)o;
+    (void)arg;
+    /* every CPU this process may run on, whatever --threads says, as in the rounds */
+    int all = 1;
+#ifdef _OPENMP
+    all = cpus_usable();
+#endif
+    *(double *)out = machine_bandwidth((size_t)1 << 30, 8, all);
+}
+
+/* ---------------------------------------------------------------- what the parent calls */
+
+int measure_shape(const bench_options *o, const char *path, shape_result *r)
+{
+    return in_child(child_shape, o, path, r, sizeof *r);
+}
+
+int measure_round(const bench_options *o, const char *path, int n_prompt, int n_gen, int reps,
+                  round_result *r)
+{
+    round_arg a = {path, n_prompt, n_gen, reps};
+    return in_child(child_round, o, &a, r, sizeof *r);
+}
+
+int measure_bandwidth(const bench_options *o, double *gb_s)
+{
+    return in_child(child_bandwidth, o, NULL, gb_s, sizeof *gb_s);
+}

@@ -1,0 +1,59 @@
+/* bench/measure.h — what llmchat-bench measures of llmchat, each measurement in a
+ * forked child: peak resident memory is then per shape, an OpenMP thread pool never
+ * crosses a fork, and the parent only writes files, forks, runs the other programs and
+ * prints. A child sends its figures back through a pipe. Part of the benchmark. */
+#ifndef LLMCHAT_BENCH_MEASURE_H
+#define LLMCHAT_BENCH_MEASURE_H
+
+#include "bench_options.h"
+
+/* What a child measures for one shape. */
+typedef struct {
+    int ok;
+    char error[512];
+    char kernel[32];
+    char kv_cache[8];   /* "q8_0" or "f32" */
+    char probe_way[8];  /* how the stream passes read (probe.h): "plain", "t0", "nta" */
+    int threads, group, prefill_tokens, decode_steps, decode_pos;
+    double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
+    double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */
+    double weight_bytes_per_token;
+    /* decode windows paired with stream passes: medians, smallest, largest */
+    int decode_rounds, decode_window; /* windows done, tokens a window */
+    double decode_roofline, decode_roofline_min, decode_roofline_max;
+    double bandwidth_gb_s, bandwidth_min_gb_s, bandwidth_max_gb_s;
+    int long_pairs; /* --long: 0 if not measured */
+    double long_pos_near, long_pos_far, long_tok_s_near, long_tok_s_far, long_ratio;
+    int scaling_pairs; /* --scaling: 0 if not measured */
+    double decode_tok_s_1t, decode_tok_s_nt, thread_speedup;
+    double stream_gb_s_1t, stream_gb_s_nt, stream_speedup; /* the memory's own scaling */
+    double cpu_others; /* other processes' share of the CPUs while timed (-1: unknown) */
+    double load_avg;   /* the 1-minute load average when the shape started */
+} shape_result;
+
+/* One side-by-side round of llmchat (a child) on one shape: llama-bench's two tests. */
+typedef struct {
+    int ok;
+    char error[512];
+    double prefill_tok_s, decode_tok_s; /* means over the repetitions, as avg_ts */
+} round_result;
+
+/* Times the model file at path with the engine as `llmchat -m generate` runs it: load,
+ * prefill of o->prompt tokens, time to first token, decode of o->steps tokens in
+ * windows paired with stream passes, peak resident memory; --long and --scaling's
+ * pairs when o asks. Returns 0 (r->ok says whether it worked, r->error why not), or -1
+ * when the child died. */
+int measure_shape(const bench_options *o, const char *path, shape_result *r);
+
+/* One side-by-side round of llmchat: llama-bench's "pp" test (a prompt of n_prompt
+ * tokens from an empty context) and "tg" (n_gen tokens from an empty context), each
+ * `reps` times after a warm-up, as tokens per second averaged over the repetitions.
+ * Returns as measure_shape. */
+int measure_round(const bench_options *o, const char *path, int n_prompt, int n_gen, int reps,
+                  round_result *r);
+
+/* The machine's read bandwidth at the start: the best of 8 passes over 1 GiB on every
+ * CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
+int measure_bandwidth(const bench_options *o, double *gb_s);
+
+#endif

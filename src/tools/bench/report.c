@@ -1,0 +1,215 @@
+/* bench/report.c — llmchat-bench's output (see report.h): the table, the JSON objects,
+ * the --sweep rows. */
+#include "report.h"
+
+#include <stdio.h>
+
+#include "stats.h"
+
+#define CPU_OTHERS_WARN 0.1  /* the table warns above this share of other processes */
+
+/* s as JSON string content (quotes and backslashes escaped, control characters left
+ * out). */
+static void json_text(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s >= 0x20)
+            putchar(*s);
+}
+
+static void json_array(const char *key, const double *x, int n)
+{
+    printf(",\"%s\":[", key);
+    for (int i = 0; i < n; i++)
+        printf("%s%.2f", i ? "," : "", x[i]);
+    printf("]");
+}
+
+void report_json(const shape *s, const shape_result *r, const tui_result *tr, const side_result *sr,
+                 bool against, double bw_start)
+{
+    if (!r->ok) {
+        printf("{\"shape\":\"%s\",\"error\":\"", s->name);
+        json_text(r->error);
+        printf("\"}\n");
+        return;
+    }
+    printf("{\"shape\":\"%s\",\"kernel\":\"%s\",\"threads\":%d,\"group\":%d,"
+           "\"prefill_tokens\":%d,\"prefill_tok_s\":%.1f,\"decode_steps\":%d,\"decode_pos\":%d,"
+           "\"decode_tok_s\":%.2f,\"bandwidth_gb_s\":%.2f,\"decode_bytes_per_token\":%.0f,"
+           "\"decode_roofline\":%.3f,\"ttft_s\":%.4f,\"peak_rss_mb\":%.1f,\"file_mb\":%.1f,"
+           "\"kv_cache\":\"%s\",\"kv_cache_mb\":%.1f,\"load_s\":%.3f,\"decode_peak_tok_s\":%.2f,"
+           "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
+           "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
+           "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
+           "\"bandwidth_way\":\"%s\","
+           "\"cpu_others\":%.3f,\"load_avg\":%.2f",
+           s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
+           r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
+           r->weight_bytes_per_token, r->decode_roofline, r->ttft_s, r->peak_rss_mb, r->file_mb,
+           r->kv_cache, r->kv_mb, r->load_s, r->decode_peak_tok_s,
+           r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
+           r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way, r->cpu_others,
+           r->load_avg);
+    if (r->long_pairs > 0)
+        printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f,\"long_ratio\":%.3f,"
+               "\"long_pairs\":%d", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
+               r->long_tok_s_far, r->long_ratio, r->long_pairs);
+    if (r->scaling_pairs > 0)
+        printf(",\"decode_tok_s_1t\":%.2f,\"decode_tok_s_%dt\":%.2f,\"thread_speedup\":%.3f,"
+               "\"stream_gb_s_1t\":%.2f,\"stream_gb_s_%dt\":%.2f,\"stream_speedup\":%.3f,"
+               "\"scaling_pairs\":%d", r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt,
+               r->thread_speedup, r->stream_gb_s_1t, r->threads, r->stream_gb_s_nt,
+               r->stream_speedup, r->scaling_pairs);
+    if (against && sr->rounds > 0) {
+        printf(",\"anchor\":\"llama.cpp\",\"anchor_rounds\":%d,\"anchor_prompt\":%d,"
+               "\"anchor_gen\":%d,\"anchor_reps\":%d,\"prefill_ratio\":%.3f,\"decode_ratio\":%.3f,"
+               "\"prefill_ratio_min\":%.3f,\"prefill_ratio_max\":%.3f,"
+               "\"decode_ratio_min\":%.3f,\"decode_ratio_max\":%.3f",
+               sr->rounds, sr->n_prompt, sr->n_gen, sr->reps, sr->prefill_ratio,
+               sr->decode_ratio, sr->prefill_ratio_min, sr->prefill_ratio_max,
+               sr->decode_ratio_min, sr->decode_ratio_max);
+        json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
+        json_array("llamacpp_prefill_tok_s", sr->theirs_prefill, sr->rounds);
+        json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
+        json_array("llamacpp_decode_tok_s", sr->theirs_decode, sr->rounds);
+    } else if (against) {
+        printf(",\"anchor\":null,\"anchor_note\":\"");
+        json_text(sr->why);
+        printf("\"");
+    }
+    if (tr->fraction >= 0) {
+        printf(",\"tui_decode_fraction\":%.3f,\"tui_tok_s\":%.1f,\"generate_tok_s\":%.1f,"
+               "\"tui_ui_fraction\":%.4f,\"tui_ttft_s\":%.4f,\"generate_ttft_s\":%.4f,"
+               "\"tui_pairs\":%d}\n", tr->fraction, tr->tui_tok_s, tr->gen_tok_s, tr->ui_fraction,
+               tr->tui_ttft_s, tr->gen_ttft_s, tr->pairs);
+    } else {
+        printf(",\"tui_decode_fraction\":null,\"tui_note\":\"");
+        json_text(tr->why);
+        printf("\"}\n");
+    }
+}
+
+void report_row(const shape *s, const shape_result *r, const tui_result *tr, const side_result *sr,
+                bool against)
+{
+    if (!r->ok) {
+        printf("%-6s  error: %s\n", s->name, r->error);
+        return;
+    }
+    char tui[32] = "-";
+    if (tr->fraction >= 0)
+        snprintf(tui, sizeof tui, "%.1f%%", 100 * tr->fraction);
+    printf("%-6s %9.1f %9.1f %8.1f%% %7.1f %8.3f %9.1f %8.1f %7.2f %8s\n", s->name,
+           r->prefill_tok_s, r->decode_tok_s, 100 * r->decode_roofline, r->bandwidth_gb_s,
+           r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s, tui);
+    printf("       roofline %.1f%% .. %.1f%% over %d windows of %d tokens, "
+           "bandwidth %.1f .. %.1f GB/s, load average %.2f\n", 100 * r->decode_roofline_min,
+           100 * r->decode_roofline_max, r->decode_rounds, r->decode_window,
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, r->load_avg);
+    if (r->long_pairs > 0)
+        printf("       decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s, far/near %.3f"
+               " (medians of %d pairs)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
+               r->long_tok_s_far, r->long_ratio, r->long_pairs);
+    if (r->scaling_pairs > 0)
+        printf("       decode on 1 thread: %.2f tok/s, on %d: %.2f tok/s, speedup %.3f;"
+               " read bandwidth %.1f GB/s, %.1f GB/s, speedup %.3f (medians of %d pairs)\n",
+               r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt, r->thread_speedup,
+               r->stream_gb_s_1t, r->stream_gb_s_nt, r->stream_speedup, r->scaling_pairs);
+    if (tr->fraction >= 0)
+        printf("       TUI: decode %.1f tok/s against generate mode's %.1f, time to first token "
+               "%.3f s against %.3f s (medians of %d pairs)\n", tr->tui_tok_s, tr->gen_tok_s,
+               tr->tui_ttft_s, tr->gen_ttft_s, tr->pairs);
+    if (against && sr->rounds > 0)
+        printf("       against llama.cpp (pp%d / tg%d, %d rounds): prefill %.2fx (%.2f .. %.2f), "
+               "decode %.2fx (%.2f .. %.2f)\n", sr->n_prompt, sr->n_gen, sr->rounds,
+               sr->prefill_ratio, sr->prefill_ratio_min, sr->prefill_ratio_max, sr->decode_ratio,
+               sr->decode_ratio_min, sr->decode_ratio_max);
+    else if (against)
+        printf("       against llama.cpp: not measured: %s\n", sr->why);
+    if (r->cpu_others > CPU_OTHERS_WARN)
+        printf("       warning: other processes took %.0f%% of the CPUs meanwhile: the figures "
+               "above are not this program's alone\n", 100 * r->cpu_others);
+}
+
+void report_table_header(const shape_result *r, double bw_start)
+{
+    printf("llmchat-bench: kernel %s, %d threads, read bandwidth at start %.2f GB/s "
+           "(bw: median of the passes paired with decode windows)\n",
+           r->ok ? r->kernel : "?", r->threads, bw_start);
+    printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
+           "roofline", "bw", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
+    printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "median",
+           "GB/s", "", "", "", "", "decode");
+}
+
+/* The median of llmchat's prefill and decode over a side-by-side's rounds. */
+static void ours_medians(side_result *sr, double *prefill, double *decode)
+{
+    double lo, hi;
+    *prefill = stats_median(sr->ours_prefill, sr->rounds, &lo, &hi);
+    *decode = stats_median(sr->ours_decode, sr->rounds, &lo, &hi);
+}
+
+void report_sweep_row(const shape *s, int threads, side_result *sr, bool theirs, bool json)
+{
+    double pp, tg;
+    if (sr->rounds == 0) {
+        if (json)
+            printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"error\":\"", s->name, threads);
+        else
+            printf("%7d  error: ", threads);
+        json_text(sr->why);
+        printf(json ? "\"}\n" : "\n");
+        return;
+    }
+    ours_medians(sr, &pp, &tg);
+    double lo, hi, their_pp = 0, their_tg = 0;
+    if (theirs) {
+        their_pp = stats_median(sr->theirs_prefill, sr->rounds, &lo, &hi);
+        their_tg = stats_median(sr->theirs_decode, sr->rounds, &lo, &hi);
+    }
+    if (!json) {
+        printf("%7d %10.1f %10.2f", threads, pp, tg);
+        if (theirs)
+            printf(" %10.1f %10.2f %8.2fx %8.2fx", their_pp, their_tg, sr->prefill_ratio,
+                   sr->decode_ratio);
+        printf("\n");
+        return;
+    }
+    printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"rounds\":%d,\"prompt\":%d,\"gen\":%d,"
+           "\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f", s->name, threads, sr->rounds,
+           sr->n_prompt, sr->n_gen, pp, tg);
+    json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
+    json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
+    if (theirs) {
+        printf(",\"llamacpp_prefill_tok_s_median\":%.2f,\"llamacpp_decode_tok_s_median\":%.2f,"
+               "\"prefill_ratio\":%.3f,\"decode_ratio\":%.3f", their_pp, their_tg,
+               sr->prefill_ratio, sr->decode_ratio);
+        json_array("llamacpp_prefill_tok_s", sr->theirs_prefill, sr->rounds);
+        json_array("llamacpp_decode_tok_s", sr->theirs_decode, sr->rounds);
+    }
+    printf("}\n");
+}
+
+
+void report_sweep_header(const bench_options *o, const shape *s, const char *path,
+                         const char *llama_bench, const char *anchor_why)
+{
+    if (o->json)
+        return;
+    printf("llmchat-bench --sweep: %s, %s, %d round%s a row (medians)%s%s\n", s->name, path,
+           o->rounds, o->rounds == 1 ? "" : "s",
+           o->against && !llama_bench ? "; against llama.cpp: not measured: " : "",
+           o->against && !llama_bench ? anchor_why : "");
+    printf("%7s %10s %10s", "threads", "prefill", "decode");
+    if (llama_bench)
+        printf(" %10s %10s %9s %9s", "llama.cpp", "llama.cpp", "prefill", "decode");
+    printf("\n%7s %10s %10s", "", "tok/s", "tok/s");
+    if (llama_bench)
+        printf(" %10s %10s %9s %9s", "prefill", "decode", "ratio", "ratio");
+    printf("\n");
+}

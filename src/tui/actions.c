@@ -1,0 +1,306 @@
+/* actions.c — what the keys and the mouse do in the TUI: a key is looked up in the
+ * key table (keys.c) where it works now (the help overlay, Anywhere, the input line,
+ * Any pane, the focused pane) and its row's action runs here, or in the focused pane's
+ * act (pane.h), which may first say why it would do nothing. The mouse (--mouse)
+ * scrolls and focuses. The quit question's y/n and a resize are handled here too.
+ *
+ * Owns nothing: it works on the controller's state (tui_state.h) through tui.c's
+ * functions (stop the reply, quit, pause, redo the windows) and steer.c's. */
+#include <stdio.h>
+
+#include "help.h"
+#include "keys.h"
+#include "tui_state.h"
+
+/* The slow-motion steps the s key goes through, in ms after each token. */
+static const int SLOW_STEPS[] = {0, 100, 300, 1000};
+
+static void set_focus(tui *t, tui_focus f)
+{
+    t->focus = f;
+    t->dirty |= DIRTY_ALL;
+}
+
+static bool focus_visible(const tui *t, tui_focus f)
+{
+    return f == FOCUS_INPUT || t->win[f] != NULL;
+}
+
+/* Tab / Shift-Tab: the next (dir 1) or previous (dir -1) pane that is not folded away. */
+static void cycle_focus(tui *t, int dir)
+{
+    tui_focus f = t->focus;
+    do
+        f = (tui_focus)((f + FOCUS_COUNT + dir) % FOCUS_COUNT);
+    while (!focus_visible(t, f));
+    set_focus(t, f);
+}
+
+static void show_help(tui *t, bool on)
+{
+    t->help = on;
+    t->help_page = 0;
+    if (!on) {
+        touchwin(stdscr);
+        wnoutrefresh(stdscr);
+    }
+    t->dirty |= DIRTY_ALL;
+}
+
+static bool in_rect(const tui_rect *r, int y, int x)
+{
+    return r->visible && y >= r->y && y < r->y + r->h && x >= r->x && x < r->x + r->w;
+}
+
+/* The mouse (with --mouse): the wheel scrolls Conversation, or moves the selected
+ * position over Tokens and Attention; a click focuses a pane. */
+static void handle_mouse(tui *t)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+        return;
+    tui_focus f = t->focus;
+    bool found = true;
+    if (in_rect(&t->lay.conv, ev.y, ev.x))
+        f = FOCUS_CONV;
+    else if (in_rect(&t->lay.tokens, ev.y, ev.x))
+        f = FOCUS_TOKENS;
+    else if (in_rect(&t->lay.attn, ev.y, ev.x))
+        f = FOCUS_ATTN;
+    else if (in_rect(&t->lay.input, ev.y, ev.x))
+        f = FOCUS_INPUT;
+    else
+        found = false;
+    bool on_positions = f == FOCUS_TOKENS || f == FOCUS_ATTN;
+    if (ev.bstate & BUTTON4_PRESSED) {
+        if (on_positions)
+            selection_act(&t->sel, &t->src, ACT_SEL_PREV);
+        else
+            conv_scroll_by(t->conv, 3);
+        t->dirty |= DIRTY_ALL;
+    }
+#ifdef BUTTON5_PRESSED
+    else if (ev.bstate & BUTTON5_PRESSED) {
+        if (on_positions)
+            selection_act(&t->sel, &t->src, ACT_SEL_NEXT);
+        else
+            conv_scroll_by(t->conv, -3);
+        t->dirty |= DIRTY_ALL;
+    }
+#endif
+    else if (found && (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_RELEASED))) {
+        set_focus(t, f);
+    }
+}
+
+/* x in the heads and attribution views: the cursor's head out of the forward pass, or back in. */
+static void knock_out(tui *t)
+{
+    int l, h;
+    if (!t->e) {
+        tui_read_only(t);
+        return;
+    }
+    if (!attn_head_cursor(t->attn, &l, &h)) {
+        tui_say(t, "x knocks a head out in the heads and attribution views: v shows them");
+        return;
+    }
+    steering *s = engine_steering(t->e);
+    bool out = !steering_is_out(s, l, h);
+    llm_err err;
+    if (steering_knock_out(s, l, h, out, &err) != LLM_OK)
+        tui_notice(t, "[%s]", err.text);
+    else
+        tui_notice(t, out ? "[L%d H%d knocked out from the next token on; Tokens shows what it changes at the selection; x restores it]"
+                          : "[L%d H%d back in from the next token on]", l + 1, h + 1);
+    t->dirty |= DIRTY_ALL;
+}
+
+/* Esc, Ctrl-C: stops the reply, or says there is none. */
+static void stop_key(tui *t)
+{
+    if (tui_replying(t))
+        tui_stop_reply(t);
+    else
+        tui_say(t, "nothing to stop: no reply is running (quit: q in a pane, Ctrl-D on an empty line)");
+}
+
+/* n: one token of a paused reply. */
+static void step_paused(tui *t)
+{
+    if (t->run.paused && tui_replying(t))
+        t->step_once = true;
+    else if (tui_replying(t))
+        tui_say(t, "n steps a paused reply: p pauses this one");
+    else
+        tui_say(t, "n steps a paused reply: none is running (/step TEXT sends a message paused)");
+}
+
+/* s: the next slow-motion step (SLOW_STEPS), after the last one off. */
+static void cycle_slow_motion(tui *t)
+{
+    int n = (int)(sizeof SLOW_STEPS / sizeof SLOW_STEPS[0]), i = 0;
+    while (i < n && SLOW_STEPS[i] <= t->live.slow_motion_ms)
+        i++;
+    t->live.slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
+    if (t->live.slow_motion_ms)
+        tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->live.slow_motion_ms);
+    else
+        tui_say(t, "slow motion off: full speed");
+}
+
+/* C: Conversation's reply tokens coloured by probability, by entropy, or plain. */
+static void cycle_shading(tui *t)
+{
+    token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
+    conv_set_shading(t->conv, m);
+    t->run.shading = m;
+    if (m == SHADE_OFF)
+        tui_say(t, "reply tokens in plain colours (C: by probability)");
+    else
+        tui_say(t, "reply tokens coloured by %s, legend on the status line (C: %s)",
+                m == SHADE_PROB ? "the probability the model gave each" : "the entropy each was drawn from",
+                m == SHADE_PROB ? "by entropy" : "off");
+    t->dirty |= DIRTY_ALL;
+}
+
+/* An action of the focused pane's own: it runs, or the pane says why it would do
+ * nothing now. */
+static void pane_action(tui *t, key_action a)
+{
+    const tui_pane *p = &t->pane[t->focus];
+    const char *why = p->ops && p->ops->why_not ? p->ops->why_not(p->state, a) : NULL;
+    if (why)
+        tui_say(t, "%s", why);
+    else if (p->ops && p->ops->act(p->state, a))
+        t->dirty |= DIRTY_ALL; /* the selection is shown by two panes */
+}
+
+/* Runs the action of binding b, pressed as key. The row says whether it steers (then
+ * it needs a chat: read-only while viewing a trace) and whether it changes the chat
+ * (then the chat is saved once idle). */
+static void run_action(tui *t, const key_binding *b, int key)
+{
+    if (b->steers && !t->c) {
+        tui_read_only(t);
+        return;
+    }
+    switch (b->action) {
+    case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
+    case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
+    case ACT_STOP: stop_key(t); break;
+    case ACT_HELP: show_help(t, true); break;
+    case ACT_REDRAW:
+        clearok(curscr, TRUE);
+        t->dirty |= DIRTY_ALL;
+        break;
+    case ACT_QUIT: tui_request_quit(t); break;
+    case ACT_READLINE:
+        input_key(t->input, key, b->keycode);
+        t->dirty |= DIRTY_INPUT;
+        break;
+    case ACT_PAUSE: tui_toggle_pause(t); break;
+    case ACT_STEP: step_paused(t); break;
+    case ACT_SLOW_MOTION: cycle_slow_motion(t); break;
+    case ACT_SHADE_TOKENS: cycle_shading(t); break;
+    case ACT_TAKE_BACK: steer_back(t); break;
+    case ACT_REWIND: steer_rewind_to_selection(t); break;
+    case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
+    case ACT_BRANCH_PREV:
+    case ACT_BRANCH_NEXT: steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1); break;
+    case ACT_BRANCH_LIST: steer_list_branches(t); break;
+    case ACT_KNOCK_OUT: knock_out(t); break;
+    case ACT_PAGE_UP:
+    case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
+        t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
+        t->dirty |= DIRTY_CONV;
+        break;
+    default: pane_action(t, b->action); break;
+    }
+    if (b->changes_chat)
+        t->save_pending = true; /* autosaved once idle */
+}
+
+/* Help overlay shown: paging keys page, any other key closes it (Esc and Ctrl-C still
+ * stop the reply). */
+static void help_key(tui *t, bool keycode, int key)
+{
+    const key_binding *b = keys_find(KEYS_HELP, key, keycode);
+    int pages = help_pages(&t->screen);
+    if (b && b->action == ACT_HELP_NEXT_PAGE && t->help_page + 1 < pages) {
+        t->help_page++;
+        t->dirty |= DIRTY_ALL;
+        return;
+    }
+    if (b && b->action == ACT_HELP_PREV_PAGE && t->help_page > 0) {
+        t->help_page--;
+        t->dirty |= DIRTY_ALL;
+        return;
+    }
+    show_help(t, false);
+    b = keys_find(KEYS_ANYWHERE, key, keycode);
+    if (b && b->action == ACT_STOP)
+        tui_stop_reply(t);
+}
+
+/* One key from curses (keycode: a KEY_* code, else a character), looked up in the
+ * key table: Anywhere first, then the input line's or the panes' bindings. */
+void tui_handle_key(tui *t, bool keycode, int key)
+{
+    /* A resize is not the user's answer to a message: the message stays. */
+    if (keycode && key == KEY_RESIZE) {
+        tui_make_windows(t);
+        return;
+    }
+    if (t->run.message) {
+        t->run.message = NULL;
+        t->dirty |= DIRTY_STATUS;
+    }
+    if (keycode && key == KEY_MOUSE) {
+        handle_mouse(t);
+        return;
+    }
+    if (t->run.confirm_quit) {
+        if (!keycode && (key == 'y' || key == 'Y'))
+            t->quit = true;
+        t->run.confirm_quit = false;
+        t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
+        return;
+    }
+    if (t->help) {
+        help_key(t, keycode, key);
+        return;
+    }
+    const key_binding *b = keys_find(KEYS_ANYWHERE, key, keycode);
+    if (b) {
+        run_action(t, b, key);
+        return;
+    }
+    if (t->focus == FOCUS_INPUT) {
+        b = keys_find(KEYS_INPUT, key, keycode);
+        /* '?' and Ctrl-D act on an empty line only, the steering keys on an empty line
+         * while a reply runs; otherwise they are typed */
+        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!b->steers || tui_replying(t))))) {
+            run_action(t, b, key);
+        } else {
+            input_key(t->input, key, keycode);
+            t->dirty |= DIRTY_INPUT;
+        }
+        return;
+    }
+    b = keys_find(KEYS_PANES, key, keycode);
+    if (!b)
+        b = keys_find(t->pane[t->focus].ops->keys, key, keycode);
+    if (b) {
+        run_action(t, b, key);
+        return;
+    }
+    /* a key with no binding here: say so, rather than nothing */
+    char name[16];
+    if (!keycode && key > ' ' && key < 127)
+        snprintf(name, sizeof name, "%c", key);
+    else
+        snprintf(name, sizeof name, "%s", keycode && keyname(key) ? keyname(key) : "that key");
+    tui_say(t, "%s does nothing in %s: ? lists the keys, Tab goes on to the input line", name,
+            t->pane[t->focus].ops->title);
+}
