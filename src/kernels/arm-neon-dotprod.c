@@ -32,8 +32,6 @@ INLINE int32x4_t dot_sdot(int32x4_t acc, int8x16_t a, int8x16_t b)
     return vdotq_s32(acc, a, b);
 }
 
-#define Q8_CALL(R, N, out, w, xq, r, v) NEON_Q8_CALL(R, N, out, w, xq, r, v, dot_sdot)
-
 /* The row dots of ggml block types, over sdot. */
 #define BLK(name) blocks_dotprod_##name
 #define BLK_DOT dot_sdot
@@ -41,22 +39,12 @@ INLINE int32x4_t dot_sdot(int32x4_t acc, int8x16_t a, int8x16_t b)
 #undef BLK
 #undef BLK_DOT
 
-static void rows_q8_dotprod(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
-{
-#define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_CALL, R, N, out, w, xq, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL, 0);
-#undef CALL
-}
-
-static float dot_q8_dotprod(const int8_t *a, const float *as, const int8_t *b, const float *bs,
-                            int len, int group)
-{
-    if (group % 32)
-        return kernels_scalar_dot_q8(a, as, b, bs, len, group);
-    float out;
-    neon_q8_block(1, 1, &out, 1, a, as, b, bs, len, group, dot_sdot);
-    return out;
-}
+/* The Q8_0 row walk and single dot, over sdot. */
+#define Q8_FN(name) name##_dotprod
+#define Q8_DOT dot_sdot
+#include "arm-neon-q8-body.h"
+#undef Q8_FN
+#undef Q8_DOT
 
 /* The GEMM's rows at a time: 2 rows x 16 vectors keep 8 int32 and 8 float accumulators. */
 enum { GEMM_ROWS = 2 };

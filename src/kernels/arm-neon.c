@@ -20,8 +20,6 @@ INLINE int32x4_t dot_widening(int32x4_t acc, int8x16_t a, int8x16_t b)
     return vpadalq_s16(acc, p);
 }
 
-#define Q8_CALL(R, N, out, w, xq, r, v) NEON_Q8_CALL(R, N, out, w, xq, r, v, dot_widening)
-
 /* The row dots of ggml block types, over the widening step. */
 #define BLK(name) blocks_neon_##name
 #define BLK_DOT dot_widening
@@ -29,22 +27,12 @@ INLINE int32x4_t dot_widening(int32x4_t acc, int8x16_t a, int8x16_t b)
 #undef BLK
 #undef BLK_DOT
 
-static void rows_q8_neon(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
-{
-#define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_CALL, R, N, out, w, xq, r, v)
-    WALK_BLOCKS(n, r0, r1, CALL, 0);
-#undef CALL
-}
-
-static float dot_q8_neon(const int8_t *a, const float *as, const int8_t *b, const float *bs,
-                         int len, int group)
-{
-    if (group % 32)
-        return kernels_scalar_dot_q8(a, as, b, bs, len, group);
-    float out;
-    neon_q8_block(1, 1, &out, 1, a, as, b, bs, len, group, dot_widening);
-    return out;
-}
+/* The Q8_0 row walk and single dot, over the widening step. */
+#define Q8_FN(name) name##_neon
+#define Q8_DOT dot_widening
+#include "arm-neon-q8-body.h"
+#undef Q8_FN
+#undef Q8_DOT
 
 /* F32 block: R rows x N vectors, 4 floats a step, plain C for the last cols % 4. */
 INLINE void f32_block_neon(int R, int N, float *out, int ldo, const float *w, int wstride,
