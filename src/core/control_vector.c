@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_replace.h"
 #include "finite.h"
 #include "ggml_type.h"
 #include "gguf.h"
@@ -171,9 +172,15 @@ llm_status control_vector_load(const char *path, control_vector **out, llm_err *
 
 /* ---- writing ---- */
 
-static llm_status write_body(FILE *f, const control_vector *cv, const char *path,
-                             const char *model_hint, llm_err *err)
+typedef struct {
+    const control_vector *cv;
+    const char *model_hint;
+} vector_file;
+
+static llm_status write_body(FILE *f, const char *path, const void *ctx, llm_err *err)
 {
+    const control_vector *cv = ((const vector_file *)ctx)->cv;
+    const char *model_hint = ((const vector_file *)ctx)->model_hint;
     gguf_writer *w = gguf_writer_new(0);
     if (!w)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory writing %s", path);
@@ -203,29 +210,8 @@ llm_status control_vector_write(const control_vector *cv, const char *path,
 {
     if (cv->n_layers < 2)
         return llm_fail(err, LLM_ERR_ARG, "%s: a control vector needs at least 2 layers", path);
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return llm_fail(err, LLM_ERR_NOMEM, "out of memory writing %s", path);
-    snprintf(tmp, n, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    llm_status st = LLM_OK;
-    if (!f)
-        st = llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-    if (f) {
-        st = write_body(f, cv, path, model_hint, err);
-        if (st == LLM_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-            st = llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        if (fclose(f) != 0 && st == LLM_OK)
-            st = llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        if (st == LLM_OK && rename(tmp, path) != 0)
-            st = llm_fail(err, LLM_ERR_IO, "cannot rename %s to %s: %s", tmp, path,
-                          strerror(errno));
-        if (st != LLM_OK)
-            unlink(tmp);
-    }
-    free(tmp);
-    return st;
+    vector_file vf = {cv, model_hint};
+    return file_replace(path, write_body, &vf, err);
 }
 
 /* ---- making ---- */

@@ -9,41 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_replace.h"
 #include "ggml_type.h"
 #include "gguf.h"
 #include "llama2c.h"
 #include "model_internal.h"
 
 /* ---- writing a file safely ---- */
-
-typedef llm_status (*write_fn)(FILE *f, const char *path, const void *ctx, llm_err *err);
-
-/* Writes path through fn: a temporary file beside it, synced, then renamed into place. */
-static llm_status write_file(const char *path, write_fn fn, const void *ctx, llm_err *err)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return llm_fail(err, LLM_ERR_NOMEM, "out of memory writing %s", path);
-    snprintf(tmp, n, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        llm_status st = llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    llm_status st = fn(f, path, ctx, err);
-    if (st == LLM_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-        st = llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    if (fclose(f) != 0 && st == LLM_OK)
-        st = llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    if (st == LLM_OK && rename(tmp, path) != 0)
-        st = llm_fail(err, LLM_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (st != LLM_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
-}
 
 static llm_status put(FILE *f, const void *p, size_t size, size_t n, const char *path, llm_err *err)
 {
@@ -281,7 +253,7 @@ llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *ch
         return llm_fail(err, LLM_ERR_ARG, "%s: the model's RoPE scaling (rope_freqs.weight or "
                         "linear scaling) cannot be written yet", m->path);
     gguf_job job = {m, tok, chat_template, type};
-    return write_file(path, write_gguf_body, &job, err);
+    return file_replace(path, write_gguf_body, &job, err);
 }
 
 /* ---- llama2.c ---- */
@@ -354,7 +326,7 @@ llm_status model_write_llama2c(const model *m, model_write_type type, const char
                                 "which a llama2.c int8 file needs: write --type f32 instead",
                                 m->path, (long long)counts[i], (int)QUANT_GROUP_DEFAULT);
     }
-    return write_file(path, write_llama2c_body, &job, err);
+    return file_replace(path, write_llama2c_body, &job, err);
 }
 
 static llm_status write_tokenizer_body(FILE *f, const char *path, const void *ctx, llm_err *err)
@@ -380,5 +352,5 @@ static llm_status write_tokenizer_body(FILE *f, const char *path, const void *ct
 
 llm_status model_write_tokenizer_bin(const tokenizer *tok, const char *path, llm_err *err)
 {
-    return write_file(path, write_tokenizer_body, tok, err);
+    return file_replace(path, write_tokenizer_body, tok, err);
 }
