@@ -428,6 +428,15 @@ enum {
     GEMM_MIN_VECS = 16,
 };
 
+/* The rows of one range when nt threads share rows: about ROW_RANGES_PER_THREAD ranges a
+ * thread, a multiple of the row block, at least MIN_RANGE_ROWS. */
+static int range_rows(int rows, int nt)
+{
+    int per = rows / (nt * ROW_RANGES_PER_THREAD);
+    per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+    return per < MIN_RANGE_ROWS ? MIN_RANGE_ROWS : per;
+}
+
 void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
     kernels_active();
@@ -447,10 +456,7 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
          * thread slowed by another process on its core takes fewer, and the last
          * ones are small so nobody waits long at the end. Each range is contiguous,
          * a multiple of the row block, and streams front to back. */
-        int per = rows / (nt * ROW_RANGES_PER_THREAD);
-        per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
-        if (per < MIN_RANGE_ROWS)
-            per = MIN_RANGE_ROWS;
+        int per = range_rows(rows, nt);
         int ranges = (rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
@@ -545,10 +551,7 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
         for (int b = 0; b < p->blocks; b++)
             gemm_pack_blocks(p, xq, b, b + 1);
         /* row ranges as in kernels_matmul, big ones first */
-        int per = rows / (nt * ROW_RANGES_PER_THREAD);
-        per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
-        if (per < MIN_RANGE_ROWS)
-            per = MIN_RANGE_ROWS;
+        int per = range_rows(rows, nt);
         int ranges = (rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
