@@ -154,7 +154,6 @@ static void cycle_shading(tui *t)
 {
     token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
     conv_set_shading(t->conv, m);
-    t->run.shading = m;
     if (m == SHADE_OFF)
         tui_say(t, "reply tokens in plain colours (C: by probability)");
     else

@@ -126,6 +126,7 @@ static void sync_views(tui *t)
     conv_set_writing(t->conv, t->run.state == RUN_GENERATING);
     tokens_set_choosing(t->tokens, t->run.paused && tui_replying(t));
     t->run.slow_motion_ms = t->live.slow_motion_ms;
+    t->run.shading = conv_shading(t->conv); /* the legend follows Conversation's colours */
 }
 
 static void draw_frame(tui *t)
