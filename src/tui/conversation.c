@@ -150,13 +150,6 @@ bool conv_drop_notice(conv_pane *cv, const char *text)
     return false;
 }
 
-void conv_stream(conv_pane *cv, const char *bytes, size_t len)
-{
-    if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries || len == 0)
-        return;
-    entry_append_safe(&cv->entries[cv->stream_entry], &cv->stream, bytes, len);
-}
-
 void conv_stream_token(conv_pane *cv, int pos, const char *bytes, size_t len)
 {
     if (cv->stream_entry < 0 || cv->stream_entry >= cv->n_entries || len == 0)
@@ -203,11 +196,6 @@ void conv_set_message_tokens(conv_pane *cv, const char *text, const int *pos, co
             return;
         }
     }
-}
-
-void conv_set_reply(conv_pane *cv, const char *reply)
-{
-    conv_set_reply_tokens(cv, reply, NULL, NULL, 0);
 }
 
 void conv_set_shading(conv_pane *cv, token_shade_mode mode)

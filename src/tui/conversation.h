@@ -29,16 +29,12 @@ void conv_free(conv_pane *cv);
 /* Adds an entry (an assistant entry becomes the one replies stream into) and follows
  * the end again. */
 void conv_add(conv_pane *cv, conv_kind kind, const char *text);
-/* Appends streamed reply bytes to the newest assistant entry (made terminal-safe);
- * notices added meanwhile stay above or below it. */
-void conv_stream(conv_pane *cv, const char *bytes, size_t len);
-/* Appends the text of the reply token at position pos (as conv_stream): the span it
+/* Appends the text of the reply token at position pos to the newest assistant entry
+ * (made terminal-safe; notices added meanwhile stay above or below it): the span it
  * covers is shaded and highlighted as pos. */
 void conv_stream_token(conv_pane *cv, int pos, const char *bytes, size_t len);
-/* Replaces the text of the newest assistant entry with reply (after a rewind), its
- * tokens unknown (not shaded). */
-void conv_set_reply(conv_pane *cv, const char *reply);
-/* Replaces it with reply whose n tokens start at byte offsets off (ascending) and sit
+/* Replaces the newest assistant entry's text with reply (after a rewind or a branch
+ * switch), whose n tokens start at byte offsets off (ascending) and sit
  * at positions pos (chat_reply_spans). */
 void conv_set_reply_tokens(conv_pane *cv, const char *reply, const int *pos, const size_t *off, int n);
 /* The same for the newest user entry: its message text, the positions of its tokens. */

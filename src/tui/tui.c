@@ -230,14 +230,9 @@ static void show_tokens(tui *t, int i, conv_kind kind)
     free(off);
 }
 
-static void show_reply_tokens(tui *t, int i)
-{
-    show_tokens(t, i, ENTRY_ASSISTANT);
-}
-
 void tui_show_reply(tui *t)
 {
-    show_reply_tokens(t, chat_turn_count(t->c) - 1);
+    show_tokens(t, chat_turn_count(t->c) - 1, ENTRY_ASSISTANT);
 }
 
 /* Conversation shows the chat's whole dialog again (after /load, /resume, --resume). */
@@ -252,7 +247,7 @@ static void show_dialog(tui *t)
             show_tokens(t, i - dropped, ENTRY_USER);
         conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
         if (i >= dropped)
-            show_reply_tokens(t, i - dropped);
+            show_tokens(t, i - dropped, ENTRY_ASSISTANT);
         if (i >= dropped)
             conv_set_branch(t->conv, chat_branch_current(t->c, i - dropped) + 1,
                             chat_branch_count(t->c, i - dropped));
