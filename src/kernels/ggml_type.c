@@ -82,21 +82,6 @@ static uint32_t bits_from_f32(float f)
     return u;
 }
 
-float ggml_fp16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    uint32_t exp = (h >> 10) & 0x1f;
-    uint32_t mant = h & 0x3ff;
-    if (exp == 0x1f) /* infinity or NaN: keep the payload */
-        return f32_from_bits(sign | 0x7f800000u | mant << 13);
-    if (exp == 0) {
-        /* zero or subnormal: mant * 2^-24, exact in fp32 */
-        float v = (float)mant * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    return f32_from_bits(sign | (exp + 112) << 23 | mant << 13);
-}
-
 float ggml_bf16_to_f32(uint16_t b)
 {
     return f32_from_bits((uint32_t)b << 16);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The numbers are fixed by the file format (ggml's enum ggml_type); gaps are types
  * that were removed from it. */
@@ -64,8 +65,27 @@ const ggml_type_info *ggml_type_get(uint32_t t);
 /* The type's name, or "type N" (in a static buffer) for an unknown number. */
 const char *ggml_type_name(uint32_t t);
 
-/* IEEE 754 half precision and bfloat16 to fp32: exact (subnormals, infinities, NaN). */
-float ggml_fp16_to_f32(uint16_t h);
+/* IEEE 754 half precision and bfloat16 to fp32: exact (subnormals, infinities, NaN).
+ * The half conversion is inline: the block kernels call it once or twice a block. */
+static inline float ggml_fp16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0x1f) { /* infinity or NaN: keep the payload */
+        bits = sign | 0x7f800000u | mant << 13;
+    } else if (exp == 0) {
+        /* zero or subnormal: mant * 2^-24, exact in fp32 */
+        float v = (float)mant * 0x1p-24f;
+        return sign ? -v : v;
+    } else {
+        bits = sign | (exp + 112) << 23 | mant << 13;
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 float ggml_bf16_to_f32(uint16_t b);
 /* fp32 to half, rounding to nearest even; overflow gives infinity, NaN stays NaN. */
 uint16_t ggml_f32_to_fp16(float f);

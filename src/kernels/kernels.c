@@ -289,14 +289,23 @@ static bool has_mins(int btype)
            btype == GGML_TYPE_Q5_K;
 }
 
-/* xsum (n, stride / 32) of vectors 0..n-1 of xq (group 32): scale times the sum of the
- * group's int8 values, in the calling thread's buffer; NULL when out of memory. */
-static const float *group_sums(const qbatch *xq, int n)
+/* The width of the activation sums a block type's row dot reads as xsum (table.h):
+ * 32 for the types with mins, 16 for Q6_K (its offset of 32 per 16-value piece), 0 for
+ * none. */
+static int sums_width(int btype)
+{
+    return has_mins(btype) ? QUANT_BLOCK : btype == GGML_TYPE_Q6_K ? 16 : 0;
+}
+
+/* xsum (n, stride / width) of vectors 0..n-1 of xq (group 32): the scale of each piece's
+ * group times the sum of the piece's `width` int8 values, in the calling thread's
+ * buffer; NULL when out of memory. */
+static const float *group_sums(const qbatch *xq, int n, int width)
 {
     static _Thread_local float *sums;
     static _Thread_local size_t cap;
-    int groups = xq->stride / QUANT_BLOCK;
-    size_t need = (size_t)n * groups;
+    int pieces = xq->stride / width, groups = xq->stride / QUANT_BLOCK;
+    size_t need = (size_t)n * pieces;
     if (need > cap) {
         free(sums);
         sums = malloc(sizeof(float) * need);
@@ -305,12 +314,13 @@ static const float *group_sums(const qbatch *xq, int n)
     if (!sums)
         return NULL;
     for (int v = 0; v < n; v++)
-        for (int g = 0; g < groups; g++) {
-            const int8_t *q = xq->q + (size_t)v * xq->stride + (size_t)g * QUANT_BLOCK;
+        for (int g = 0; g < pieces; g++) {
+            const int8_t *q = xq->q + (size_t)v * xq->stride + (size_t)g * width;
             int s = 0;
-            for (int i = 0; i < QUANT_BLOCK; i++)
+            for (int i = 0; i < width; i++)
                 s += q[i];
-            sums[(size_t)v * groups + g] = xq->scale[(size_t)v * groups + g] * (float)s;
+            sums[(size_t)v * pieces + g] =
+                xq->scale[(size_t)v * groups + g * width / QUANT_BLOCK] * (float)s;
         }
     return sums;
 }
@@ -320,8 +330,9 @@ static const float *group_sums(const qbatch *xq, int n)
 static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
     blocks_dot_fn dot = kernels_active()->dot_blocks[w->btype];
-    int groups = xq->stride / QUANT_BLOCK;
-    const float *xsum = has_mins(w->btype) ? group_sums(xq, n) : xq->scale;
+    int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
+    const float *xsum = width ? group_sums(xq, n, width) : xq->scale;
+    int pieces = width ? xq->stride / width : groups;
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {
@@ -329,7 +340,7 @@ static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, in
             for (int v = vt; v < ve; v++)
                 out[(size_t)v * w->rows + r] =
                     xsum ? dot(row, xq->q + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
-                               xsum + (size_t)v * groups, w->cols)
+                               xsum + (size_t)v * pieces, w->cols)
                          : NAN; /* no memory: make the failure visible */
         }
     }
@@ -539,7 +550,7 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
     }
     const float *xsum = NULL; /* the group sums (n, groups), for the mins */
     if (w->type == TENSOR_BLOCKS && has_mins(w->btype))
-        xsum = group_sums(xq, n);
+        xsum = group_sums(xq, n, QUANT_BLOCK);
     int rows = w->rows;
 #pragma omp parallel
     {

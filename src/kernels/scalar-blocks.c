@@ -5,7 +5,8 @@
  * (dequant.h), then an fp32 dot product".
  *
  * Activations: int8 x with one fp32 scale xs[g] per 32 values, and for the types with
- * mins xsum[g] = xs[g] * Σ x over group g. Every block type's sub-blocks are 16 or 32
+ * mins xsum[g] = xs[g] * Σ x over group g (Q6_K's per-16 sums, which its SIMD kernels
+ * read, are not needed here: its values are made signed first). Every block type's sub-blocks are 16 or 32
  * values that fall inside one activation group, so each group's integer sum Σ w·x is
  * exact in int32, then scaled in fp32. (llama.cpp quantizes activations to Q8_K, one
  * scale per 256 values, for the K types; a scale per 32 keeps the activations as exact
@@ -18,7 +19,7 @@
 
 #include "ggml_type.h"
 
-static float half_at(const uint8_t *p)
+static inline float half_at(const uint8_t *p)
 {
     return ggml_fp16_to_f32((uint16_t)(p[0] | p[1] << 8));
 }

@@ -46,8 +46,13 @@ typedef struct {
 
 /* The dot product of one row of ggml blocks (cols values, whole blocks) with one
  * activation vector quantized to Q8_0 in groups of 32: x (cols) int8, xs (cols / 32)
- * its scales, xsum (cols / 32) = xs[g] * Σ x over group g (read only by the types with
- * mins: Q4_1, Q5_1, Q4_K, Q5_K). See kernels/scalar-blocks.c. */
+ * its scales, and xsum its scaled sums, which some types read:
+ *   the types with mins (Q4_1, Q5_1, Q4_K, Q5_K): xsum (cols / 32) = xs[g] · Σ x over
+ *     group g;
+ *   Q6_K: xsum (cols / 16) = xs[i / 2] · Σ x over the 16 values of piece i (the SIMD
+ *     kernels take its offset of 32 away with it);
+ *   the others: none (any pointer).
+ * See kernels/scalar-blocks.c. */
 typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float *xs,
                                const float *xsum, int cols);
 /* Entries of a table's dot_blocks: indexed by ggml type number, up to Q6_K. */

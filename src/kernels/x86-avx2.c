@@ -37,14 +37,6 @@
 
 TARGET_BEGIN("avx2,fma")
 
-INLINE float hsum256(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 /* Q8_0 block: R rows x N vectors, 32-byte chunks (each inside one group, as
  * group % 32 == 0), signs moved onto x so maddubs sees |w| (no saturation). */
 INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, const float *ws,

@@ -1,6 +1,5 @@
-/* kernels/x86-blocks-body.h — the x86 row dots of ggml block types (Q4_0, Q4_1, Q5_0,
- * Q5_1, Q4_K, Q5_K, Q6_K;
- * see kernels/table.h's blocks_dot_fn), written once and compiled twice by
+/* kernels/x86-blocks-body.h — the x86 row dots of the 32-value ggml block types (Q4_0,
+ * Q4_1, Q5_0, Q5_1; see kernels/table.h's blocks_dot_fn), written once and compiled twice by
  * kernels/x86-blocks.c: for AVX2 and for AVX-512 VNNI. The includer defines
  *   BLK(name)         the function's name for its instruction set
  *   DOT_U8S8(u, s)    8 int32 sums of 4 products u (unsigned bytes) · s (signed bytes)
@@ -9,15 +8,6 @@
  *
  * Every sub-block's integer sum is exact in int32 (as in the plain-C twin); only the
  * order of the fp32 sums differs from kernels/scalar-blocks.c. */
-
-/* Σ of the 8 floats of v. */
-static inline float BLK(hsum)(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 static inline float BLK(half)(const uint8_t *p)
 {
@@ -68,7 +58,7 @@ static inline float BLK(dot_32)(const uint8_t *row, const int8_t *x, const float
         if (has_min)
             mins += BLK(half)(row + 2) * xsum[b];
     }
-    return BLK(hsum)(_mm256_add_ps(acc0, acc1)) + mins;
+    return hsum256(_mm256_add_ps(acc0, acc1)) + mins;
 }
 
 float BLK(dot_q4_1)(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
@@ -94,113 +84,4 @@ float BLK(dot_q4_0)(const uint8_t *row, const int8_t *x, const float *xs, const 
                     int cols)
 {
     return BLK(dot_32)(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
-}
-
-/* Q4_K (five 0) and Q5_K: 144- / 176-byte super-blocks (half d, half dmin, 12 bytes of
- * 6-bit scales and mins, [32 bytes qh,] 128 bytes of nibbles: sub-block 2p the low
- * nibbles of bytes 32p.., 2p + 1 the high ones; Q5_K's fifth bits: bit j of qh[l] for
- * value l of sub-block j). Sub-block j is activation group 8b + j:
- * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. */
-static inline float BLK(dot_k45)(const uint8_t *row, const int8_t *x, const float *xs,
-                                 const float *xsum, int cols, int five)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    const int bytes = five ? 176 : 144;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    int blocks = cols / 256;
-    for (int b = 0; b < blocks; b++, row += bytes) {
-        /* the 8 scales (bytes 0-7 of u) and 8 mins (bytes 8-15) as plain bytes */
-        uint32_t u[4];
-        k4_scales_mins(u, row + 4);
-        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
-        __m256 mn = _mm256_cvtepi32_ps(
-            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(u + 2))));
-        float f[8];
-        _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(BLK(half)(row)), sc),
-                                          _mm256_loadu_ps(xs + 8 * b)));
-        accm = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(BLK(half)(row + 2)), mn),
-                               _mm256_loadu_ps(xsum + 8 * b), accm);
-        const uint8_t *qs = row + (five ? 48 : 16);
-        __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(row + 16)) : _mm256_setzero_si256();
-        const int8_t *xb = x + 256 * b;
-        for (int p = 0; p < 4; p++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
-            __m256i lo = _mm256_and_si256(q, m4);
-            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            if (five) {
-                __m256i h = _mm256_srli_epi16(qh, 2 * p);
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(h, one), 4));
-                hi = _mm256_or_si256(
-                    hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 1), one), 4));
-            }
-            __m256i s0 = DOT_U8S8(lo, _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
-            __m256i s1 = DOT_U8S8(hi, _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
-            acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(f[2 * p]), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_set1_ps(f[2 * p + 1]), acc1);
-        }
-    }
-    return BLK(hsum)(_mm256_add_ps(acc0, acc1)) - BLK(hsum)(accm);
-}
-
-float BLK(dot_q4_k)(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
-                    int cols)
-{
-    return BLK(dot_k45)(row, x, xs, xsum, cols, 0);
-}
-
-float BLK(dot_q5_k)(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
-                    int cols)
-{
-    return BLK(dot_k45)(row, x, xs, xsum, cols, 1);
-}
-
-/* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
- * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and
- * ql[l + 32] topped with bits 0-1, 2-3, 4-5, 6-7 of qh[l], minus 32: four activation
- * groups, each two 16-value sub-blocks with their own scale. maddubs keeps the pair
- * sums in int16 (|q − 32| ≤ 32, |x| ≤ 127), madd applies the scales. */
-float BLK(dot_q6_k)(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
-                    int cols)
-{
-    (void)xsum;
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
-    const __m256i k32 = _mm256_set1_epi8(32);
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int blocks = cols / 256;
-    for (int b = 0; b < blocks; b++, row += 210) {
-        const int8_t *sc = (const int8_t *)(row + 192);
-        float f[8];
-        _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(BLK(half)(row + 208)),
-                                          _mm256_loadu_ps(xs + 8 * b)));
-        for (int h = 0; h < 2; h++) {
-            __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
-            __m256i qb = _mm256_loadu_si256((const __m256i *)(row + 64 * h + 32));
-            __m256i hb = _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * h));
-            __m256i v[4];
-            v[0] = _mm256_or_si256(_mm256_and_si256(qa, m4),
-                                   _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            v[1] = _mm256_or_si256(
-                _mm256_and_si256(qb, m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            v[2] = _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            v[3] = _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-            for (int k = 0; k < 4; k++) {
-                int j = 4 * h + k; /* group within the super-block */
-                __m256i xv = _mm256_loadu_si256((const __m256i *)(x + 256 * b + 32 * j));
-                __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], xv),
-                                             _mm256_maddubs_epi16(k32, xv));
-                __m256i s = _mm256_madd_epi16(
-                    p, _mm256_set_m128i(_mm_set1_epi16(sc[2 * j + 1]), _mm_set1_epi16(sc[2 * j])));
-                if (k & 1)
-                    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc1);
-                else
-                    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc0);
-            }
-        }
-    }
-    return BLK(hsum)(_mm256_add_ps(acc0, acc1));
 }

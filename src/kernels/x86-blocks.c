@@ -1,7 +1,8 @@
-/* kernels/x86-blocks.c — the x86 row dots of ggml block types used in place (Q4_0,
- * Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): kernels/x86-blocks-body.h compiled once for AVX2
+/* kernels/x86-blocks.c — the x86 row dots of the 32-value ggml block types used in
+ * place (Q4_0, Q4_1, Q5_0, Q5_1): kernels/x86-blocks-body.h compiled once for AVX2
  * (maddubs + madd) and once for AVX-512 VNNI (vpdpbusd on 256-bit registers). The
- * tables of x86-avx2.c and x86-avx512.c point at them. */
+ * tables of x86-avx2.c and x86-avx512.c point at them; the K-quants have a file per
+ * table (x86-avx2-kquants.c, x86-avx512-kquants.c). */
 #include "x86.h"
 
 #include <string.h>

@@ -46,7 +46,18 @@ INLINE void prefetch_kv_row(const int8_t *row, int len)
         _mm_prefetch((const char *)row + KV_AHEAD + o, _MM_HINT_T0);
 }
 
-/* The block-type row dots of kernels/x86-blocks.c (blocks_dot_fn). */
+/* Σ of the 8 floats of v. Compiled for AVX2, so that the code of every x86 table
+ * (whose targets all include AVX2) can inline it. */
+static inline __attribute__((always_inline, target("avx2,fma"))) float hsum256(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* The block-type row dots of kernels/x86-blocks.c, x86-avx2-kquants.c and
+ * x86-avx512-kquants.c (blocks_dot_fn). */
 float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
                             const float *xsum, int cols);
 float kernels_avx2_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,

@@ -1,0 +1,142 @@
+/* kernels/x86-avx2-kquants.c — the AVX2 row dots of the K-quant super-blocks (Q4_K,
+ * Q5_K, Q6_K) used in place, for the x86-avx2 table (blocks_dot_fn in kernels/table.h;
+ * the plain-C twins are in kernels/scalar-blocks.c). 256-bit registers: a 32-value
+ * activation group is one register; maddubs + madd give each 4-value lane's exact int32
+ * sum. Every integer sum is exact; only the order of the fp32 sums differs from the
+ * twins. (The AVX-512 table has its own, 64 values a register:
+ * kernels/x86-avx512-kquants.c.) */
+#include "x86.h"
+
+#include <string.h>
+
+#include "ggml_type.h"
+
+TARGET_BEGIN("avx2,fma")
+
+/* 8 int32 sums of 4 products u (unsigned bytes) · s (signed bytes); exact while each
+ * pair sum fits int16 (true of 4- and 5-bit u). */
+INLINE __m256i dot_u8s8(__m256i u, __m256i s)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+static inline float half_at(const uint8_t *p)
+{
+    return ggml_fp16_to_f32((uint16_t)(p[0] | p[1] << 8));
+}
+
+/* Q4_K (five 0) and Q5_K: 144- / 176-byte super-blocks (half d, half dmin, 12 bytes of
+ * 6-bit scales and mins, [32 bytes qh,] 128 bytes of nibbles: sub-block 2p the low
+ * nibbles of bytes 32p.., 2p + 1 the high ones; Q5_K's fifth bits: bit j of qh[l] for
+ * value l of sub-block j). Sub-block j is activation group 8b + j:
+ * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. */
+INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
+                                 const float *xsum, int cols, int five)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    const int bytes = five ? 176 : 144;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    int blocks = cols / 256;
+    for (int b = 0; b < blocks; b++, row += bytes) {
+        /* the 8 scales (bytes 0-7 of u) and 8 mins (bytes 8-15) as plain bytes */
+        uint32_t u[4];
+        k4_scales_mins(u, row + 4);
+        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
+        __m256 mn = _mm256_cvtepi32_ps(
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(u + 2))));
+        float f[8];
+        _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(row)), sc),
+                                          _mm256_loadu_ps(xs + 8 * b)));
+        accm = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(row + 2)), mn),
+                               _mm256_loadu_ps(xsum + 8 * b), accm);
+        const uint8_t *qs = row + (five ? 48 : 16);
+        __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(row + 16)) : _mm256_setzero_si256();
+        const int8_t *xb = x + 256 * b;
+        for (int p = 0; p < 4; p++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
+            __m256i lo = _mm256_and_si256(q, m4);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if (five) {
+                __m256i h = _mm256_srli_epi16(qh, 2 * p);
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(h, one), 4));
+                hi = _mm256_or_si256(
+                    hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 1), one), 4));
+            }
+            __m256i s0 = dot_u8s8(lo, _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
+            __m256i s1 = dot_u8s8(hi, _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
+            acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(f[2 * p]), acc0);
+            acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_set1_ps(f[2 * p + 1]), acc1);
+        }
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1)) - hsum256(accm);
+}
+
+float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    return dot_k45(row, x, xs, xsum, cols, 0);
+}
+
+float kernels_avx2_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    return dot_k45(row, x, xs, xsum, cols, 1);
+}
+
+/* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
+ * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and
+ * ql[l + 32] topped with bits 0-1, 2-3, 4-5, 6-7 of qh[l], minus 32: four activation
+ * groups, each two 16-value pieces with their own scale. The values are used unsigned
+ * (0..63): maddubs keeps the pair sums in int16 (63 · 127 · 2), madd applies the
+ * scales, and the −32 is taken away once per super-block from the activation's per-16
+ * sums xsum16[i] = xs[i / 2] · Σ x over piece i. */
+float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum16, int cols)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), offset = _mm256_setzero_ps();
+    int blocks = cols / 256;
+    for (int b = 0; b < blocks; b++, row += 210) {
+        const int8_t *sc = (const int8_t *)(row + 192);
+        float d = half_at(row + 208);
+        float f[8];
+        _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_loadu_ps(xs + 8 * b)));
+        for (int i = 0; i < 16; i += 8) {
+            __m256 ds = _mm256_mul_ps(
+                _mm256_set1_ps(d),
+                _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + i)))));
+            offset = _mm256_fmadd_ps(ds, _mm256_loadu_ps(xsum16 + 16 * b + i), offset);
+        }
+        for (int h = 0; h < 2; h++) {
+            __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
+            __m256i qb = _mm256_loadu_si256((const __m256i *)(row + 64 * h + 32));
+            __m256i hb = _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * h));
+            __m256i v[4];
+            v[0] = _mm256_or_si256(_mm256_and_si256(qa, m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
+            v[1] = _mm256_or_si256(
+                _mm256_and_si256(qb, m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
+            v[2] = _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
+            v[3] = _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
+            for (int k = 0; k < 4; k++) {
+                int j = 4 * h + k; /* group within the super-block */
+                __m256i xv = _mm256_loadu_si256((const __m256i *)(x + 256 * b + 32 * j));
+                __m256i s = _mm256_madd_epi16(
+                    _mm256_maddubs_epi16(v[k], xv),
+                    _mm256_set_m128i(_mm_set1_epi16(sc[2 * j + 1]), _mm_set1_epi16(sc[2 * j])));
+                if (k & 1)
+                    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc1);
+                else
+                    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc0);
+            }
+        }
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1)) - 32.0f * hsum256(offset);
+}
+
+TARGET_END

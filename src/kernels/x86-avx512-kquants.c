@@ -1,0 +1,183 @@
+/* kernels/x86-avx512-kquants.c — the AVX-512 VNNI row dots of the K-quant super-blocks
+ * (Q4_K, Q5_K, Q6_K) used in place, for the x86-avx512 table (blocks_dot_fn in
+ * kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c).
+ *
+ * 512-bit registers hold 64 values: two 32-value sub-blocks of Q4_K / Q5_K, four
+ * 16-value ones of Q6_K, in the activation's own order, so the int8 activations are
+ * read as they are. A Q4_K / Q5_K register is 32 bytes of nibbles loaded into both
+ * halves, the upper half shifted down by 4: low nibbles (sub-block 2p) below, high
+ * nibbles (2p + 1) above. vpdpbusd gives each 4-value lane's exact int32 sum; one FMA
+ * per register scales each lane by its sub-block's d · scale · activation scale (the 8
+ * or 16 factors of a super-block computed at once, then spread over the lanes by one
+ * permute). Q6_K's values are used unsigned (0..63): the −32 is taken away once per
+ * super-block from the activation's per-16 sums. The half-precision scales convert
+ * with F16C, which every AVX-512 CPU has. Each super-block prefetches the one
+ * KQ_AHEAD bytes on: rows are contiguous, so that reaches every line of a thread's
+ * stream.
+ *
+ * Every integer sum is exact; only the order of the fp32 sums differs from the twins. */
+#include "x86.h"
+
+#include <string.h>
+
+#include "ggml_type.h"
+
+/* How far ahead of the super-block being read the weights are prefetched. */
+enum { KQ_AHEAD = 1024 };
+
+TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+
+static inline __m256 upper256(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+/* Prefetches the `lines` cache lines KQ_AHEAD bytes after p. */
+INLINE void prefetch_ahead(const uint8_t *p, int lines)
+{
+    for (int i = 0; i < lines; i++)
+        _mm_prefetch((const char *)p + KQ_AHEAD + 64 * i, _MM_HINT_T0);
+}
+
+/* The two halves at p (d and dmin) in lanes 0 and 1. */
+static inline __m128 two_halves(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
+}
+
+/* 32 bytes at p in both halves, the upper half shifted down a nibble, masked to 4
+ * bits: the low nibbles below, the high nibbles above. */
+static inline __m512i nibbles_both(const uint8_t *p)
+{
+    __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)p));
+    return _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xffff0000u, q, 4), _mm512_set1_epi8(0x0f));
+}
+
+/* Q4_K (five 0) and Q5_K: d·sc_j·xs_j·Σ q·x − dmin·m_j·xsum_j over sub-blocks j. */
+INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols, int five)
+{
+    const int bytes = five ? 176 : 144;
+    /* lanes 0-7 take factor 2p, lanes 8-15 factor 2p + 1 */
+    const __m512i spread[4] = {
+        _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+        _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),
+        _mm512_set_epi32(5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4),
+        _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 6),
+    };
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m256 accm = _mm256_setzero_ps();
+    for (int b = 0; b < cols / 256; b++, row += bytes) {
+        prefetch_ahead(row, 3);
+        uint32_t u[4];
+        k4_scales_mins(u, row + 4);
+        __m128 dm = two_halves(row);
+        /* the 8 scales, then the 8 mins, as floats */
+        __m512 scmn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)u)));
+        __m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_broadcastss_ps(dm), _mm512_castps512_ps256(scmn)),
+                                 _mm256_loadu_ps(xs + 8 * b));
+        accm = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), upper256(scmn)),
+                               _mm256_loadu_ps(xsum + 8 * b), accm);
+        __m512 fz = _mm512_castps256_ps512(f);
+        const uint8_t *qs = row + (five ? 48 : 16);
+        /* Q5_K: bit j of qh[l] tops value l of sub-block j; the upper half is shifted
+         * down one bit, so bit 2p of both halves tops register p */
+        __m512i qh = _mm512_setzero_si512();
+        if (five) {
+            qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(row + 16)));
+            qh = _mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 1);
+        }
+        const int8_t *xb = x + 256 * b;
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; p++) {
+            __m512i q = nibbles_both(qs + 32 * p);
+            if (five) {
+                /* bit 2p to bit 4 */
+                __m512i h = p == 0   ? _mm512_slli_epi16(qh, 4)
+                            : p == 1 ? _mm512_slli_epi16(qh, 2)
+                            : p == 2 ? qh
+                                     : _mm512_srli_epi16(qh, 2);
+                q = _mm512_ternarylogic_epi32(q, h, bit4, 0xf8); /* q | (h & bit4) */
+            }
+            __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q,
+                                            _mm512_loadu_si512((const void *)(xb + 64 * p)));
+            acc[p & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                                         _mm512_permutexvar_ps(spread[p], fz), acc[p & 1]);
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - hsum256(accm);
+}
+
+float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    return dot_k45(row, x, xs, xsum, cols, 0);
+}
+
+float kernels_avx512_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    return dot_k45(row, x, xs, xsum, cols, 1);
+}
+
+/* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
+ * values 32k + l (k < 4, l < 32) are the low (k = 0, 1) or high (k = 2, 3) nibble of
+ * ql[l + 32 (k & 1)] topped with bits 2k, 2k + 1 of qh[l], minus 32; 16-value piece i
+ * has scale i. xsum16[i] = xs[i / 2] · Σ x over piece i:
+ * Σ_i d·sc_i·xs·Σ q·x − 32·Σ_i d·sc_i·xsum16[i]. */
+float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum16, int cols)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    /* lane l of register k takes piece 4k + l / 4's factor */
+    const __m512i spread0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    const __m512i four = _mm512_set1_epi32(4);
+    /* piece i's activation scale is group i / 2's */
+    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, offset = _mm512_setzero_ps();
+    for (int b = 0; b < cols / 256; b++, row += 210) {
+        prefetch_ahead(row, 4);
+        uint16_t h;
+        memcpy(&h, row + 208, 2);
+        __m512 ds = _mm512_mul_ps(
+            _mm512_set1_ps(_cvtsh_ss(h)),
+            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(row + 192)))));
+        __m512 f = _mm512_mul_ps(
+            ds, _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_loadu_ps(xs + 8 * b))));
+        offset = _mm512_fmadd_ps(ds, _mm512_loadu_ps(xsum16 + 16 * b), offset);
+        const int8_t *xb = x + 256 * b;
+        __m512i spread = spread0;
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; half++) {
+            __m512i ql = _mm512_loadu_si512((const void *)(row + 64 * half));
+            __m512i qh = _mm512_broadcast_i64x4(
+                _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * half)));
+            /* the upper half's bits 2-3 (value k = 1) where the lower has 0-1 (k = 0) */
+            qh = _mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 2);
+            __m512i v[2] = {
+                /* k = 0, 1: (ql & 15) | (qh bits 0-1 << 4) */
+                _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m4), _mm512_slli_epi16(qh, 4), m30,
+                                          0xf8),
+                /* k = 2, 3: (ql >> 4 & 15) | (qh bits 4-5) */
+                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), qh, m30,
+                                          0xf8),
+            };
+#pragma GCC unroll 2
+            for (int k = 0; k < 2; k++) {
+                __m512i s = _mm512_dpbusd_epi32(
+                    _mm512_setzero_si512(), v[k],
+                    _mm512_loadu_si512((const void *)(xb + 128 * half + 64 * k)));
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(spread, f),
+                                         acc[k]);
+                spread = _mm512_add_epi32(spread, four);
+            }
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) -
+           32.0f * _mm512_reduce_add_ps(offset);
+}
+
+TARGET_END
