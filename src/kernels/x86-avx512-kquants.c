@@ -23,7 +23,7 @@
 #include "ggml_type.h"
 
 /* How far ahead of the super-block being read the weights are prefetched. */
-enum { KQ_AHEAD = 1024 };
+enum { KQ_AHEAD = 2048 };
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
@@ -36,7 +36,7 @@ static inline __m256 upper256(__m512 v)
 INLINE void prefetch_ahead(const uint8_t *p, int lines)
 {
     for (int i = 0; i < lines; i++)
-        _mm_prefetch((const char *)p + KQ_AHEAD + 64 * i, _MM_HINT_T0);
+        _mm_prefetch((const char *)p + KQ_AHEAD + 64 * i, _MM_HINT_NTA);
 }
 
 /* The two halves at p (d and dmin) in lanes 0 and 1. */
