@@ -174,7 +174,7 @@ pass "/step sends a message paused; p from the input line resumes it, the hint g
 # ---- the status line: one order, whatever the seed ----
 type_text "/set seed 12345678901234"
 keys Enter
-wait_for "seed 12345678901234"
+wait_for "| seed 12345678901234" # the status line, not the input line that typed it
 st=$(status)
 case $st in " idle | chat260K | "*) ;; *) show_screen_and_fail "the status line does not start with the state and the model: [$st]" ;; esac
 printf '%s\n' "$st" | grep -q 'idle | chat260K | .*F32→Q8_0 (299 KB) | .*llama2 | .*pos [0-9]*/512 | .*T 1 p 0.9 | seed 12345678901234' ||

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dequant.h"
+#include "ggml_type.h"
 #include "table.h"
 
 int quant_stride(int cols, int group)
@@ -68,24 +69,7 @@ void qbatch_quantize(qbatch *b, const float *x, int n)
 
 float quant_half_to_float(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | man << 13; /* infinity or NaN */
-    } else if (exp != 0) {
-        bits = sign | (exp + 112) << 23 | man << 13;
-    } else if (man == 0) {
-        bits = sign; /* zero */
-    } else { /* subnormal: normalise */
-        int e = -1;
-        do {
-            man <<= 1;
-            e++;
-        } while (!(man & 0x400));
-        bits = sign | (uint32_t)(112 - e) << 23 | (man & 0x3ff) << 13;
-    }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
+    return ggml_fp16_to_f32(h);
 }
 
 void quant_dequantize_row(float *out, const tensor *w, int row)
