@@ -290,11 +290,11 @@ static bool has_mins(int btype)
 }
 
 /* The width of the activation sums a block type's row dot reads as xsum (table.h):
- * 32 for the types with mins, 16 for Q6_K (its offset of 32 per 16-value piece), 0 for
- * none. */
+ * 32 for the types with mins and for Q4_0 and Q5_0 (their offsets), 16 for Q6_K (its
+ * offset per 16-value piece). */
 static int sums_width(int btype)
 {
-    return has_mins(btype) ? QUANT_BLOCK : btype == GGML_TYPE_Q6_K ? 16 : 0;
+    return btype == GGML_TYPE_Q6_K ? 16 : QUANT_BLOCK;
 }
 
 /* xsum (n, stride / width) of vectors 0..n-1 of xq (group 32): the scale of each piece's
@@ -331,8 +331,8 @@ static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, in
 {
     blocks_dot_fn dot = kernels_active()->dot_blocks[w->btype];
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
-    const float *xsum = width ? group_sums(xq, n, width) : xq->scale;
-    int pieces = width ? xq->stride / width : groups;
+    const float *xsum = group_sums(xq, n, width);
+    int pieces = xq->stride / width;
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {

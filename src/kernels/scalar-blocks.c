@@ -5,8 +5,9 @@
  * (dequant.h), then an fp32 dot product".
  *
  * Activations: int8 x with one fp32 scale xs[g] per 32 values, and for the types with
- * mins xsum[g] = xs[g] * Σ x over group g (Q6_K's per-16 sums, which its SIMD kernels
- * read, are not needed here: its values are made signed first). Every block type's sub-blocks are 16 or 32
+ * mins xsum[g] = xs[g] * Σ x over group g (the SIMD kernels also take the offsets of
+ * Q4_0, Q5_0 and Q6_K away with such sums; here the values are made signed first). Every
+ * block type's sub-blocks are 16 or 32
  * values that fall inside one activation group, so each group's integer sum Σ w·x is
  * exact in int32, then scaled in fp32. (llama.cpp quantizes activations to Q8_K, one
  * scale per 256 values, for the K types; a scale per 32 keeps the activations as exact

@@ -47,11 +47,11 @@ typedef struct {
 /* The dot product of one row of ggml blocks (cols values, whole blocks) with one
  * activation vector quantized to Q8_0 in groups of 32: x (cols) int8, xs (cols / 32)
  * its scales, and xsum its scaled sums, which some types read:
- *   the types with mins (Q4_1, Q5_1, Q4_K, Q5_K): xsum (cols / 32) = xs[g] · Σ x over
- *     group g;
+ *   every type but Q6_K: xsum (cols / 32) = xs[g] · Σ x over group g (the mins of
+ *     Q4_1, Q5_1, Q4_K and Q5_K multiply it; the SIMD kernels may take the offsets of
+ *     Q4_0 and Q5_0 away with it);
  *   Q6_K: xsum (cols / 16) = xs[i / 2] · Σ x over the 16 values of piece i (the SIMD
- *     kernels take its offset of 32 away with it);
- *   the others: none (any pointer).
+ *     kernels take its offset of 32 away with it).
  * See kernels/scalar-blocks.c. */
 typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float *xs,
                                const float *xsum, int cols);

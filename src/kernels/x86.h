@@ -56,8 +56,8 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float hsum256(_
     return _mm_cvtss_f32(s);
 }
 
-/* The block-type row dots of kernels/x86-blocks.c, x86-avx2-kquants.c and
- * x86-avx512-kquants.c (blocks_dot_fn). */
+/* The block-type row dots of kernels/x86-avx2-blocks.c and x86-avx512-blocks.c
+ * (blocks_dot_fn). */
 float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
                             const float *xsum, int cols);
 float kernels_avx2_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,

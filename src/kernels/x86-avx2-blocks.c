@@ -1,10 +1,10 @@
-/* kernels/x86-avx2-kquants.c — the AVX2 row dots of the K-quant super-blocks (Q4_K,
- * Q5_K, Q6_K) used in place, for the x86-avx2 table (blocks_dot_fn in kernels/table.h;
- * the plain-C twins are in kernels/scalar-blocks.c). 256-bit registers: a 32-value
- * activation group is one register; maddubs + madd give each 4-value lane's exact int32
- * sum. Every integer sum is exact; only the order of the fp32 sums differs from the
- * twins. (The AVX-512 table has its own, 64 values a register:
- * kernels/x86-avx512-kquants.c.) */
+/* kernels/x86-avx2-blocks.c — the AVX2 row dots of the ggml block types used in place
+ * (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), for the x86-avx2 table (blocks_dot_fn in
+ * kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c). 256-bit
+ * registers: a 32-value activation group is one register; maddubs + madd give each
+ * 4-value lane's exact int32 sum. Every integer sum is exact; only the order of the fp32
+ * sums differs from the twins. (The AVX-512 table has its own, 64 values a register:
+ * kernels/x86-avx512-blocks.c.) */
 #include "x86.h"
 
 #include <string.h>
@@ -23,6 +23,77 @@ INLINE __m256i dot_u8s8(__m256i u, __m256i s)
 static inline float half_at(const uint8_t *p)
 {
     return ggml_fp16_to_f32((uint16_t)(p[0] | p[1] << 8));
+}
+
+/* The 32 values of a block's 16 bytes of nibbles (value j low, j + 16 high), with the
+ * fifth bits of qh (bit j of the little-endian u32: value j) when qh is not NULL. */
+static inline __m256i unpack32(const uint8_t *qs, const uint8_t *qh)
+{
+    __m128i q = _mm_loadu_si128((const __m128i *)qs);
+    __m256i v = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0f));
+    if (!qh)
+        return v;
+    uint32_t h;
+    memcpy(&h, qh, 4);
+    /* byte j gets byte j / 8 of h, then bit j % 8 of it */
+    __m256i hv = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h),
+                                     _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                       0x0101010101010101, 0));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    hv = _mm256_cmpeq_epi8(_mm256_and_si256(hv, bit), bit);
+    return _mm256_or_si256(v, _mm256_and_si256(hv, _mm256_set1_epi8(16)));
+}
+
+/* The 32-value types: blocks of `bytes`, nibbles at qs_at, fifth bits at qh_at (or
+ * none, -1), a min after d (has_min), values offset by `offset` (8, 16 or 0):
+ * d·xs·Σ(q − offset)·x [+ m·xsum]. */
+INLINE float dot_32(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
+                    int cols, int bytes, int qs_at, int qh_at, int has_min, int offset)
+{
+    const __m256i off = _mm256_set1_epi8((char)offset);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    float mins = 0.0f;
+    int blocks = cols / 32;
+    for (int b = 0; b < blocks; b++, row += bytes) {
+        __m256i v = unpack32(row + qs_at, qh_at >= 0 ? row + qh_at : NULL);
+        __m256i xv = _mm256_loadu_si256((const __m256i *)(x + 32 * b));
+        __m256i s = dot_u8s8(v, xv);
+        if (offset)
+            s = _mm256_sub_epi32(s, dot_u8s8(off, xv));
+        __m256 f = _mm256_set1_ps(half_at(row) * xs[b]);
+        if (b & 1)
+            acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc1);
+        else
+            acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc0);
+        if (has_min)
+            mins += half_at(row + 2) * xsum[b];
+    }
+    return hsum256(_mm256_add_ps(acc0, acc1)) + mins;
+}
+
+float kernels_avx2_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 20, 4, -1, 1, 0);
+}
+
+float kernels_avx2_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 22, 6, 2, 0, 16);
+}
+
+float kernels_avx2_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
+}
+
+/* Q4_0: 18-byte blocks (half d, 16 bytes of nibbles): d·xs·Σ(q − 8)·x. */
+float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
 }
 
 /* Q4_K (five 0) and Q5_K: 144- / 176-byte super-blocks (half d, half dmin, 12 bytes of
@@ -50,7 +121,9 @@ INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
         accm = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(row + 2)), mn),
                                _mm256_loadu_ps(xsum + 8 * b), accm);
         const uint8_t *qs = row + (five ? 48 : 16);
-        __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(row + 16)) : _mm256_setzero_si256();
+        __m256i qh = _mm256_setzero_si256();
+        if (five)
+            qh = _mm256_loadu_si256((const __m256i *)(row + 16));
         const int8_t *xb = x + 256 * b;
         for (int p = 0; p < 4; p++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
@@ -102,9 +175,8 @@ float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs
         float f[8];
         _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_loadu_ps(xs + 8 * b)));
         for (int i = 0; i < 16; i += 8) {
-            __m256 ds = _mm256_mul_ps(
-                _mm256_set1_ps(d),
-                _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + i)))));
+            __m256i sc8 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + i)));
+            __m256 ds = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sc8));
             offset = _mm256_fmadd_ps(ds, _mm256_loadu_ps(xsum16 + 16 * b + i), offset);
         }
         for (int h = 0; h < 2; h++) {

@@ -1,23 +1,28 @@
-/* kernels/x86-avx512-kquants.c — the AVX-512 VNNI row dots of the K-quant super-blocks
- * (Q4_K, Q5_K, Q6_K) used in place, for the x86-avx512 table (blocks_dot_fn in
- * kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c).
+/* kernels/x86-avx512-blocks.c — the AVX-512 VNNI row dots of the ggml block types used
+ * in place (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), for the x86-avx512 table
+ * (blocks_dot_fn in kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c).
  *
- * 512-bit registers hold 64 values: two 32-value sub-blocks of Q4_K / Q5_K, four
- * 16-value ones of Q6_K, in the activation's own order, so the int8 activations are
- * read as they are. A Q4_K / Q5_K register is 32 bytes of nibbles loaded into both
- * halves, the upper half shifted down by 4: low nibbles (sub-block 2p) below, high
- * nibbles (2p + 1) above. vpdpbusd gives each 4-value lane's exact int32 sum; one FMA
- * per register scales each lane by its sub-block's d · scale · activation scale (the 8
- * or 16 factors of a super-block computed at once, then spread over the lanes by one
- * permute). Q6_K's values are used unsigned (0..63): the −32 is taken away once per
- * super-block from the activation's per-16 sums. The half-precision scales convert
- * with F16C, which every AVX-512 CPU has. Each super-block prefetches the one
- * KQ_AHEAD bytes on: rows are contiguous, so that reaches every line of a thread's
- * stream.
+ * 512-bit registers hold 64 values, in the activation's own order, so the int8
+ * activations are read as they are:
+ * - Q4_0..Q5_1: two blocks' 16 bytes of nibbles, each in two 128-bit lanes, the second
+ *   shifted down by 4; the fifth bits (Q5_0, Q5_1) are a 64-bit mask that sets bit 4 of
+ *   the bytes it selects; the offsets (8, 16) are taken away with the activation's
+ *   group sums;
+ * - Q4_K / Q5_K: 32 bytes of nibbles in both halves, the upper half shifted down by 4:
+ *   low nibbles (sub-block 2p) below, high nibbles (2p + 1) above;
+ * - Q6_K: four 16-value pieces, used unsigned (0..63); the −32 is taken away once per
+ *   super-block from the activation's per-16 sums.
+ * vpdpbusd gives each 4-value lane's exact int32 sum; one FMA per register scales each
+ * lane by its block's or sub-block's d · scale · activation scale (a super-block's 8 or
+ * 16 factors computed at once, then spread over the lanes by one permute). The
+ * half-precision scales convert with F16C, which every AVX-512 CPU has. Each
+ * super-block (each 4 blocks) prefetches the one KQ_AHEAD bytes on: rows are contiguous,
+ * so that reaches every line of a thread's stream.
  *
  * Every integer sum is exact; only the order of the fp32 sums differs from the twins. */
 #include "x86.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "ggml_type.h"
@@ -45,6 +50,93 @@ static inline __m128 two_halves(const uint8_t *p)
     uint32_t v;
     memcpy(&v, p, 4);
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
+}
+
+/* The 32-value types, two blocks a register: blocks of `bytes`, half d at 0, half m at 2
+ * (has_min), fifth bits at qh_at (or none, -1), nibbles at qs_at, values offset by
+ * `offset` (8, 16 or 0): Σ_b d_b·xs_b·Σ q·x + (m_b or −offset·d_b)·xsum_b. Blocks b and
+ * b + 1 (b + 1 < blocks when `two`; else its lanes get zero activations and factors). */
+INLINE void pair_32(__m512 *acc, __m128 *accm, const uint8_t *a, const int8_t *x,
+                    const float *xs, const float *xsum, bool two, int bytes, int qs_at,
+                    int qh_at, int has_min)
+{
+    const uint8_t *b = two ? a + bytes : a;
+    __m256i qa = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + qs_at)));
+    __m256i qb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + qs_at)));
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(qa), qb, 1);
+    /* words 8-15 and 24-31: each block's second 128-bit lane, its high nibbles */
+    q = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xff00ff00u, q, 4), _mm512_set1_epi8(0x0f));
+    if (qh_at >= 0) {
+        uint32_t ha, hb;
+        memcpy(&ha, a + qh_at, 4);
+        memcpy(&hb, b + qh_at, 4);
+        q = _mm512_or_si512(q, _mm512_maskz_mov_epi8((__mmask64)ha | (__mmask64)hb << 32,
+                                                     _mm512_set1_epi8(0x10)));
+    }
+    __m512i xv = two ? _mm512_loadu_si512((const void *)x)
+                     : _mm512_maskz_loadu_epi8(0xffffffffu, (const void *)x);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xv);
+    uint32_t h2 = (uint32_t)(a[0] | a[1] << 8) | (uint32_t)(b[0] | b[1] << 8) << 16;
+    __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h2));
+    __m128 xs2 = two ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)xs)) : _mm_load_ss(xs);
+    __m128 xsum2 =
+        two ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)xsum)) : _mm_load_ss(xsum);
+    /* lanes 0-7 take block a's factor, 8-15 block b's */
+    const __m512i spread = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    __m512 f = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_mul_ps(d, xs2)));
+    *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), f, *acc);
+    if (has_min) {
+        uint32_t m2 = (uint32_t)(a[2] | a[3] << 8) | (uint32_t)(b[2] | b[3] << 8) << 16;
+        *accm = _mm_fmadd_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)m2)), xsum2, *accm);
+    } else {
+        *accm = _mm_fmadd_ps(d, xsum2, *accm);
+    }
+}
+
+INLINE float dot_32(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
+                    int cols, int bytes, int qs_at, int qh_at, int has_min, int offset)
+{
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m128 accm = _mm_setzero_ps();
+    int blocks = cols / 32, b = 0;
+    for (; b + 4 <= blocks; b += 4, row += 4 * bytes) {
+        prefetch_ahead(row, 2);
+        pair_32(&acc[0], &accm, row, x + 32 * b, xs + b, xsum + b, true, bytes, qs_at, qh_at,
+                has_min);
+        pair_32(&acc[1], &accm, row + 2 * bytes, x + 32 * b + 64, xs + b + 2, xsum + b + 2, true,
+                bytes, qs_at, qh_at, has_min);
+    }
+    for (; b < blocks; b += 2, row += 2 * bytes)
+        pair_32(&acc[0], &accm, row, x + 32 * b, xs + b, xsum + b, b + 1 < blocks, bytes, qs_at,
+                qh_at, has_min);
+    __m128 m = _mm_add_ps(accm, _mm_movehdup_ps(accm)); /* lane 0: both blocks' */
+    float mins = _mm_cvtss_f32(m);
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) +
+           (has_min ? mins : -(float)offset * mins);
+}
+
+float kernels_avx512_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
+}
+
+float kernels_avx512_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 20, 4, -1, 1, 0);
+}
+
+float kernels_avx512_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 22, 6, 2, 0, 16);
+}
+
+float kernels_avx512_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    return dot_32(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
 }
 
 /* 32 bytes at p in both halves, the upper half shifted down a nibble, masked to 4
@@ -77,10 +169,11 @@ INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
         __m128 dm = two_halves(row);
         /* the 8 scales, then the 8 mins, as floats */
         __m512 scmn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)u)));
-        __m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_broadcastss_ps(dm), _mm512_castps512_ps256(scmn)),
+        __m256 d = _mm256_broadcastss_ps(dm), dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
+        __m256 f = _mm256_mul_ps(_mm256_mul_ps(d, _mm512_castps512_ps256(scmn)),
                                  _mm256_loadu_ps(xs + 8 * b));
-        accm = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dm)), upper256(scmn)),
-                               _mm256_loadu_ps(xsum + 8 * b), accm);
+        accm = _mm256_fmadd_ps(_mm256_mul_ps(dmin, upper256(scmn)), _mm256_loadu_ps(xsum + 8 * b),
+                               accm);
         __m512 fz = _mm512_castps256_ps512(f);
         const uint8_t *qs = row + (five ? 48 : 16);
         /* Q5_K: bit j of qh[l] tops value l of sub-block j; the upper half is shifted
@@ -142,9 +235,9 @@ float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
         prefetch_ahead(row, 4);
         uint16_t h;
         memcpy(&h, row + 208, 2);
-        __m512 ds = _mm512_mul_ps(
-            _mm512_set1_ps(_cvtsh_ss(h)),
-            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(row + 192)))));
+        __m128i sc = _mm_loadu_si128((const __m128i *)(row + 192));
+        __m512 ds = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(h)),
+                                  _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
         __m512 f = _mm512_mul_ps(
             ds, _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_loadu_ps(xs + 8 * b))));
         offset = _mm512_fmadd_ps(ds, _mm512_loadu_ps(xsum16 + 16 * b), offset);
