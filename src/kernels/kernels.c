@@ -297,6 +297,15 @@ static int sums_width(int btype)
     return btype == GGML_TYPE_Q6_K ? 16 : QUANT_BLOCK;
 }
 
+/* Σ q[i], i < n; inlined with n a constant, so that the compiler vectorizes it. */
+static inline __attribute__((always_inline)) int sum_int8(const int8_t *q, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += q[i];
+    return s;
+}
+
 /* xsum (n, stride / width) of vectors 0..n-1 of xq (group 32): the scale of each piece's
  * group times the sum of the piece's `width` int8 values, in the calling thread's
  * buffer; NULL when out of memory. */
@@ -316,9 +325,7 @@ static const float *group_sums(const qbatch *xq, int n, int width)
     for (int v = 0; v < n; v++)
         for (int g = 0; g < pieces; g++) {
             const int8_t *q = xq->q + (size_t)v * xq->stride + (size_t)g * width;
-            int s = 0;
-            for (int i = 0; i < width; i++)
-                s += q[i];
+            int s = width == 16 ? sum_int8(q, 16) : sum_int8(q, QUANT_BLOCK);
             sums[(size_t)v * pieces + g] =
                 xq->scale[(size_t)v * groups + g * width / QUANT_BLOCK] * (float)s;
         }

@@ -3,7 +3,8 @@
  * kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c). 256-bit
  * registers: a 32-value activation group is one register; maddubs + madd give each
  * 4-value lane's exact int32 sum. Every integer sum is exact; only the order of the fp32
- * sums differs from the twins. (The AVX-512 table has its own, 64 values a register:
+ * sums differs from the twins. The half-precision scales convert with F16C (the table
+ * requires it). (The AVX-512 table has its own, 64 values a register:
  * kernels/x86-avx512-blocks.c.) */
 #include "x86.h"
 
@@ -11,7 +12,7 @@
 
 #include "ggml_type.h"
 
-TARGET_BEGIN("avx2,fma")
+TARGET_BEGIN("avx2,fma,f16c")
 
 /* 8 int32 sums of 4 products u (unsigned bytes) · s (signed bytes); exact while each
  * pair sum fits int16 (true of 4- and 5-bit u). */
@@ -22,7 +23,17 @@ INLINE __m256i dot_u8s8(__m256i u, __m256i s)
 
 static inline float half_at(const uint8_t *p)
 {
-    return ggml_fp16_to_f32((uint16_t)(p[0] | p[1] << 8));
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+/* The two halves at p in lanes 0 and 1. */
+static inline __m128 two_halves(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
 /* The 32 values of a block's 16 bytes of nibbles (value j low, j + 16 high), with the
@@ -46,29 +57,33 @@ static inline __m256i unpack32(const uint8_t *qs, const uint8_t *qh)
 
 /* The 32-value types: blocks of `bytes`, nibbles at qs_at, fifth bits at qh_at (or
  * none, -1), a min after d (has_min), values offset by `offset` (8, 16 or 0):
- * d·xs·Σ(q − offset)·x [+ m·xsum]. */
+ * d·xs·Σ q·x + (m or −offset·d)·xsum per block. */
+INLINE void block_32(__m256 *acc, float *mins, const uint8_t *row, const int8_t *x, float xs,
+                     float xsum, int qs_at, int qh_at, int has_min, int offset)
+{
+    __m256i v = unpack32(row + qs_at, qh_at >= 0 ? row + qh_at : NULL);
+    __m256i s = dot_u8s8(v, _mm256_loadu_si256((const __m256i *)x));
+    __m128 dm = two_halves(row); /* d, and m when has_min */
+    float d = _mm_cvtss_f32(dm);
+    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * xs), *acc);
+    *mins += (has_min ? _mm_cvtss_f32(_mm_movehdup_ps(dm)) : -(float)offset * d) * xsum;
+}
+
 INLINE float dot_32(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
                     int cols, int bytes, int qs_at, int qh_at, int has_min, int offset)
 {
-    const __m256i off = _mm256_set1_epi8((char)offset);
+    /* two of each sum, blocks alternating, so that neither chain waits on the other */
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    float mins = 0.0f;
-    int blocks = cols / 32;
-    for (int b = 0; b < blocks; b++, row += bytes) {
-        __m256i v = unpack32(row + qs_at, qh_at >= 0 ? row + qh_at : NULL);
-        __m256i xv = _mm256_loadu_si256((const __m256i *)(x + 32 * b));
-        __m256i s = dot_u8s8(v, xv);
-        if (offset)
-            s = _mm256_sub_epi32(s, dot_u8s8(off, xv));
-        __m256 f = _mm256_set1_ps(half_at(row) * xs[b]);
-        if (b & 1)
-            acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc1);
-        else
-            acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), f, acc0);
-        if (has_min)
-            mins += half_at(row + 2) * xsum[b];
+    float mins0 = 0.0f, mins1 = 0.0f;
+    int blocks = cols / 32, b = 0;
+    for (; b + 1 < blocks; b += 2, row += 2 * bytes) {
+        block_32(&acc0, &mins0, row, x + 32 * b, xs[b], xsum[b], qs_at, qh_at, has_min, offset);
+        block_32(&acc1, &mins1, row + bytes, x + 32 * b + 32, xs[b + 1], xsum[b + 1], qs_at, qh_at,
+                 has_min, offset);
     }
-    return hsum256(_mm256_add_ps(acc0, acc1)) + mins;
+    if (b < blocks)
+        block_32(&acc0, &mins0, row, x + 32 * b, xs[b], xsum[b], qs_at, qh_at, has_min, offset);
+    return hsum256(_mm256_add_ps(acc0, acc1)) + (mins0 + mins1);
 }
 
 float kernels_avx2_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
@@ -125,6 +140,7 @@ INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
         if (five)
             qh = _mm256_loadu_si256((const __m256i *)(row + 16));
         const int8_t *xb = x + 256 * b;
+#pragma GCC unroll 4
         for (int p = 0; p < 4; p++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
             __m256i lo = _mm256_and_si256(q, m4);
@@ -170,15 +186,19 @@ float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), offset = _mm256_setzero_ps();
     int blocks = cols / 256;
     for (int b = 0; b < blocks; b++, row += 210) {
-        const int8_t *sc = (const int8_t *)(row + 192);
+        const uint8_t *sc = row + 192;
         float d = half_at(row + 208);
         float f[8];
         _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_loadu_ps(xs + 8 * b)));
-        for (int i = 0; i < 16; i += 8) {
-            __m256i sc8 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + i)));
+        /* scales 8h..8h+7 as int32, each also copied into its upper 16 bits (madd's) */
+        __m256i sc2[2];
+        for (int h = 0; h < 2; h++) {
+            __m256i sc8 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 8 * h)));
             __m256 ds = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sc8));
-            offset = _mm256_fmadd_ps(ds, _mm256_loadu_ps(xsum16 + 16 * b + i), offset);
+            offset = _mm256_fmadd_ps(ds, _mm256_loadu_ps(xsum16 + 16 * b + 8 * h), offset);
+            sc2[h] = _mm256_blend_epi16(sc8, _mm256_slli_epi32(sc8, 16), 0xaa);
         }
+#pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
             __m256i qb = _mm256_loadu_si256((const __m256i *)(row + 64 * h + 32));
@@ -195,12 +215,15 @@ float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs
             v[3] = _mm256_or_si256(
                 _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
+#pragma GCC unroll 4
             for (int k = 0; k < 4; k++) {
                 int j = 4 * h + k; /* group within the super-block */
                 __m256i xv = _mm256_loadu_si256((const __m256i *)(x + 256 * b + 32 * j));
-                __m256i s = _mm256_madd_epi16(
-                    _mm256_maddubs_epi16(v[k], xv),
-                    _mm256_set_m128i(_mm_set1_epi16(sc[2 * j + 1]), _mm_set1_epi16(sc[2 * j])));
+                /* scale 2j in the lower 8 words, 2j + 1 in the upper */
+                __m256i scales = _mm256_permutevar8x32_epi32(
+                    sc2[h], _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1,
+                                              2 * k + 1, 2 * k + 1));
+                __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], xv), scales);
                 if (k & 1)
                     acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc1);
                 else

@@ -9,6 +9,8 @@
  * row kernels (kernels.c). */
 #include "x86.h"
 
+#include <cpuid.h>
+
 #include <math.h>
 
 /* Calls fn(N, ...) with literal N in 0..16 (8-lane chunks of a row). */
@@ -437,10 +439,14 @@ static void dequantize_rows_avx2(float *out, const int8_t *q, const float *s, in
 
 TARGET_END
 
+/* AVX2 and FMA, and F16C (the block kernels' half scales; every AVX2 CPU has it, but
+ * __builtin_cpu_supports cannot name it everywhere: CPUID leaf 1, ECX bit 29). */
 static bool avx2_supported(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    unsigned a, b, c, d;
+    bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
 }
 
 const kernel_table kernels_x86_avx2 = {

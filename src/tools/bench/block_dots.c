@@ -1,0 +1,149 @@
+/* block_dots.c — bench-block-dots (`make bench-kernels`): how long one thread takes for
+ * the decode product (kernels_matvec, one vector) of each ggml block type used in place,
+ * on every instruction set this build and CPU have: ns per 256 values and GB/s of weights
+ * read, with the rows in cache (512 KiB of rows, repeated: in L2 on most CPUs) and
+ * streamed from memory (256 MiB of rows, once a pass). Rows of 2048 values of random blocks with small finite scales; the
+ * best of 5 passes. A developers' tool: kernel-alone figures in docs/results/ come from
+ * it. Usage: bench-block-dots [COLS] (a multiple of 256, default 2048). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "ggml_type.h"
+#include "kernels.h"
+#include "quant.h"
+
+static const ggml_type types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
+                                  GGML_TYPE_Q5_1, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
+                                  GGML_TYPE_Q6_K};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rng_u32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The byte offsets of a block's half scales (d, and dmin or m; -1: none). */
+static void half_offsets(ggml_type type, int at[2])
+{
+    at[0] = type == GGML_TYPE_Q6_K ? 208 : 0;
+    at[1] = type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 || type == GGML_TYPE_Q4_K ||
+                    type == GGML_TYPE_Q5_K
+                ? 2
+                : -1;
+}
+
+/* rows x cols of random blocks of `type`, every half scale about 2^-8. */
+static uint8_t *random_rows(ggml_type type, int rows, int cols, size_t *row_bytes)
+{
+    const ggml_type_info *info = ggml_type_get(type);
+    *row_bytes = (size_t)cols / info->block * info->bytes;
+    size_t bytes = *row_bytes * rows;
+    uint8_t *b = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!b)
+        return NULL;
+    for (size_t i = 0; i < bytes; i++)
+        b[i] = (uint8_t)rng_u32();
+    int at[2];
+    half_offsets(type, at);
+    for (size_t blk = 0; blk < bytes / info->bytes; blk++)
+        for (int h = 0; h < 2; h++)
+            if (at[h] >= 0) {
+                uint16_t v = ggml_f32_to_fp16(ldexpf(1.0f + (float)(rng_u32() % 1000) / 2000.0f, -8));
+                memcpy(b + blk * info->bytes + at[h], &v, 2);
+            }
+    return b;
+}
+
+/* Best seconds of 5 passes of `reps` matvecs over w. */
+static double best_of_5(const tensor *w, const qbatch *xq, float *out, int reps)
+{
+    double best = INFINITY;
+    for (int pass = 0; pass < 5; pass++) {
+        double t0 = now_s();
+        for (int r = 0; r < reps; r++)
+            kernels_matvec(out, w, NULL, xq);
+        double dt = now_s() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+static void time_type(ggml_type type, int cols, const qbatch *xq)
+{
+    static const struct {
+        const char *where;
+        size_t bytes;
+        int reps;
+    } runs[] = {{"cache", (size_t)512 << 10, 500}, {"memory", (size_t)256 << 20, 1}};
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        size_t row_bytes = (size_t)cols / ggml_type_get(type)->block * ggml_type_get(type)->bytes;
+        int rows = (int)(runs[k].bytes / row_bytes);
+        uint8_t *data = random_rows(type, rows, cols, &row_bytes);
+        float *out = malloc(sizeof(float) * rows);
+        if (!data || !out) {
+            fprintf(stderr, "bench-block-dots: out of memory\n");
+            exit(1);
+        }
+        tensor w = {.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols, .group = 32,
+                    .blocks = data, .btype = (int)type, .row_bytes = row_bytes};
+        double s = best_of_5(&w, xq, out, runs[k].reps);
+        double values = (double)runs[k].reps * rows * cols;
+        printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", ggml_type_name(type), runs[k].where,
+               s / values * 256 * 1e9, (double)runs[k].reps * rows * row_bytes / s / 1e9);
+        free(out);
+        free(data);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int cols = argc > 1 ? atoi(argv[1]) : 2048;
+    if (cols <= 0 || cols % 256) {
+        fprintf(stderr, "usage: bench-block-dots [COLS] (a multiple of 256)\n");
+        return 2;
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    float *x = malloc(sizeof(float) * cols);
+    qbatch *xq = qbatch_new(1, cols, 32);
+    if (!x || !xq) {
+        fprintf(stderr, "bench-block-dots: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < cols; i++)
+        x[i] = (float)((int)(rng_u32() % 2001) - 1000) / 1000.0f;
+    qbatch_quantize(xq, x, 1);
+    printf("one thread, rows of %d values: in cache (512 KiB) and from memory (256 MiB)\n",
+           cols);
+    for (int isa = KERNELS_SCALAR; isa < KERNELS_COUNT; isa++) {
+        if (!kernels_isa_supported((kernels_isa)isa))
+            continue;
+        kernels_init((kernels_isa)isa);
+        printf("%s\n", kernels_isa_name((kernels_isa)isa));
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            time_type(types[t], cols, xq);
+    }
+    qbatch_free(xq);
+    free(x);
+    return 0;
+}
