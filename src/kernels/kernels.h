@@ -23,7 +23,7 @@
 typedef enum {
     KERNELS_AUTO = 0,   /* the best the CPU supports */
     KERNELS_SCALAR,     /* plain C */
-    KERNELS_AVX2,       /* x86-64 AVX2 + FMA */
+    KERNELS_AVX2,       /* x86-64 AVX2 + FMA + F16C */
     KERNELS_AVX512,     /* x86-64 AVX-512 F/BW/VL + VNNI */
     KERNELS_NEON,       /* AArch64 Advanced SIMD */
     KERNELS_NEON_DOTPROD, /* AArch64 Advanced SIMD + the Armv8.2 dot product (sdot) */
