@@ -90,7 +90,7 @@ pass "the two probabilities say which is before and which after the sampler"
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22; do
     keys +
 done
-wait_for "top "
+wait_for " of 32 (no room)" # every + taken (the heading counts what was asked for)
 shown=$(token_rows | wc -l)
 said=$(screen | grep -o 'top [0-9]*' | head -n 1 | grep -o '[0-9]*')
 assert_eq "Tokens' heading against its rows" "$said" "$shown"
