@@ -10,8 +10,6 @@
 
 #include <string.h>
 
-#include "ggml_type.h"
-
 TARGET_BEGIN("avx2,fma,f16c")
 
 /* 8 int32 sums of 4 products u (unsigned bytes) · s (signed bytes); exact while each
@@ -19,21 +17,6 @@ TARGET_BEGIN("avx2,fma,f16c")
 INLINE __m256i dot_u8s8(__m256i u, __m256i s)
 {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
-static inline float half_at(const uint8_t *p)
-{
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return _cvtsh_ss(h);
-}
-
-/* The two halves at p in lanes 0 and 1. */
-static inline __m128 two_halves(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
 /* The 32 values of a block's 16 bytes of nibbles (value j low, j + 16 high), with the
@@ -116,8 +99,8 @@ float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs
  * nibbles of bytes 32p.., 2p + 1 the high ones; Q5_K's fifth bits: bit j of qh[l] for
  * value l of sub-block j). Sub-block j is activation group 8b + j:
  * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. */
-INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
-                                 const float *xsum, int cols, int five)
+INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
+                     int cols, int five)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
     const int bytes = five ? 176 : 144;

@@ -25,8 +25,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "ggml_type.h"
-
 /* How far ahead of the super-block being read the weights are prefetched. */
 enum { KQ_AHEAD = 2048 };
 
@@ -42,14 +40,6 @@ INLINE void prefetch_ahead(const uint8_t *p, int lines)
 {
     for (int i = 0; i < lines; i++)
         _mm_prefetch((const char *)p + KQ_AHEAD + 64 * i, _MM_HINT_NTA);
-}
-
-/* The two halves at p (d and dmin) in lanes 0 and 1. */
-static inline __m128 two_halves(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
 /* The 32-value types, two blocks a register: blocks of `bytes`, half d at 0, half m at 2
@@ -233,10 +223,8 @@ float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, offset = _mm512_setzero_ps();
     for (int b = 0; b < cols / 256; b++, row += 210) {
         prefetch_ahead(row, 4);
-        uint16_t h;
-        memcpy(&h, row + 208, 2);
         __m128i sc = _mm_loadu_si128((const __m128i *)(row + 192));
-        __m512 ds = _mm512_mul_ps(_mm512_set1_ps(_cvtsh_ss(h)),
+        __m512 ds = _mm512_mul_ps(_mm512_set1_ps(half_at(row + 208)),
                                   _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
         __m512 f = _mm512_mul_ps(
             ds, _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_loadu_ps(xs + 8 * b))));

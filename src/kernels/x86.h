@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "simd.h"
 #include "table.h"
@@ -54,6 +55,23 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float hsum256(_
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+/* The little-endian half-precision float at p, and the two at p in lanes 0 and 1 (a
+ * block's d and its min or dmin), by F16C: compiled for F16C, which both x86 tables
+ * require. */
+static inline __attribute__((always_inline, target("f16c"))) float half_at(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+
+static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
 /* The block-type row dots of kernels/x86-avx2-blocks.c and x86-avx512-blocks.c
