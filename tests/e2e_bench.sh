@@ -186,6 +186,24 @@ PYEOF
 unset FAKE_PER_THREAD # (an assignment before a function may stay)
 pass "--sweep --json: rows for 1, 2 and 3 threads, llama-bench on each row's count"
 
+# --sweep-at: those thread counts only, in the order given
+run_bench --shape 15M --json --sweep-at 3,1 --prompt 32 --steps 16 --cache "$T/cache" </dev/null
+assert_status 0
+threads=$("$PYTHON" -c 'import json, sys; print(" ".join(str(json.loads(l)["sweep_threads"]) for l in open(sys.argv[1]) if l.strip()))' "$T/out")
+[ "$threads" = "3 1" ] || fail "--sweep-at 3,1 gave rows for '$threads': $(cat "$T/out")"
+pass "--sweep-at 3,1: one row for 3 threads, then one for 1"
+
+# --prefetch: each way runs and is named in the JSON (the table header says it too)
+for way in nta none; do
+    run_bench --shape 15M --json --steps 16 --prompt 32 --cache "$T/cache" --prefetch "$way" </dev/null
+    assert_status 0
+    grep -q "\"prefetch\":\"$way\"" "$T/out" || fail "--prefetch $way: not in the JSON: $(cat "$T/out")"
+done
+run_bench --shape 15M --steps 16 --prompt 32 --cache "$T/cache" </dev/null
+assert_status 0
+assert_file_contains "table header" "$T/out" "prefetch t0"
+pass "--prefetch nta and none run and are reported; t0 is the default"
+
 run_bench --shape 15M --sweep -T 2 --prompt 32 --cache "$T/cache" --rounds 1 --anchor-reps 1 </dev/null
 assert_status 0
 assert_file_contains "sweep table" "$T/out" "llmchat-bench --sweep: 15M"
@@ -234,4 +252,10 @@ assert_file_contains "message" "$T/err" "$T/file/sub"
 run_bench --against gpt </dev/null
 [ "$rc" -eq 2 ] || fail "--against gpt exited $rc"
 assert_file_contains "message" "$T/err" "llmchat-bench: --against takes llama.cpp"
+run_bench --prefetch t1 </dev/null
+[ "$rc" -eq 2 ] || fail "--prefetch t1 exited $rc"
+assert_file_contains "message" "$T/err" "llmchat-bench: --prefetch must be t0, nta or none, not 't1'"
+run_bench --sweep-at 1,x </dev/null
+[ "$rc" -eq 2 ] || fail "--sweep-at 1,x exited $rc"
+assert_file_contains "message" "$T/err" "--sweep-at"
 pass "bad options: a message naming the problem, non-zero exit"

@@ -55,7 +55,7 @@ INLINE void f32_block_neon(int R, int N, float *out, int ldo, const float *w, in
             const float *wr = w + (size_t)r * wstride + k;
             float32x4_t wv = vld1q_f32(wr);
             if (N == 1 && k % 16 == 0)
-                __builtin_prefetch((const char *)wr + prefetch_bytes(4 * (size_t)wstride));
+                prefetch_weights((const char *)wr + prefetch_bytes(4 * (size_t)wstride));
 #pragma GCC unroll 4
             for (int v = 0; v < N; v++)
                 acc[r][v] = vfmaq_f32(acc[r][v], wv, xv[v]);

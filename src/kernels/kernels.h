@@ -44,6 +44,24 @@ bool kernels_isa_supported(kernels_isa isa);
  * else. */
 bool kernels_isa_parse(const char *name, kernels_isa *out);
 
+/* How the matrix kernels prefetch the weights they stream ahead of use (kernels/
+ * prefetch.c says why T0 is the default): into every cache level (T0), with the
+ * non-temporal hint (NTA), or not at all (NONE, the hardware prefetchers alone). The
+ * KV-cache reads of attention always use T0. */
+typedef enum {
+    KERNELS_PREFETCH_T0 = 0,
+    KERNELS_PREFETCH_NTA,
+    KERNELS_PREFETCH_NONE,
+} kernels_prefetch;
+
+/* Sets the way (not while kernels run); without a call, KERNELS_PREFETCH_T0. */
+void kernels_set_prefetch(kernels_prefetch way);
+kernels_prefetch kernels_get_prefetch(void);
+/* "t0", "nta", "none". */
+const char *kernels_prefetch_name(kernels_prefetch way);
+/* Parses those names; false, leaving *out alone, for anything else. */
+bool kernels_prefetch_parse(const char *name, kernels_prefetch *out);
+
 /* out (rows) = w (rows, cols) · x. For Q8_0 and the block types (tensor_is_q8), xq
  * holds x quantized with w's group and stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
  * may be NULL. Parallel over rows. */

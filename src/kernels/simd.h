@@ -64,6 +64,21 @@
         }                                                                  \
     } while (0)
 
+/* The way weights are prefetched (kernels/prefetch.c); read by prefetch_weights. */
+extern kernels_prefetch kernels_weight_prefetch;
+
+/* Prefetches the line at p of a weight stream the way kernels_set_prefetch chose:
+ * every weight prefetch of every table goes through here. One predictable branch per
+ * prefetch; __builtin_prefetch's locality 3 is prefetcht0 / PLDL1KEEP, 0 is
+ * prefetchnta / PLDL1STRM. */
+static inline __attribute__((always_inline)) void prefetch_weights(const void *p)
+{
+    if (kernels_weight_prefetch == KERNELS_PREFETCH_T0)
+        __builtin_prefetch(p, 0, 3);
+    else if (kernels_weight_prefetch == KERNELS_PREFETCH_NTA)
+        __builtin_prefetch(p, 0, 0);
+}
+
 /* How far ahead a matvec prefetches its weights: the same offset one row block
  * further, and at least 8 KiB. Hardware prefetchers stop at 4 KiB pages. */
 static inline size_t prefetch_bytes(size_t row_bytes)

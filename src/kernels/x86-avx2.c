@@ -62,8 +62,7 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)r * stride + off));
             __m256i aw = _mm256_abs_epi8(wv);
             if (N == 1 && off % 64 == 0)
-                _mm_prefetch((const char *)(w + (size_t)r * stride + off + prefetch_bytes(stride)),
-                             _MM_HINT_T0);
+                prefetch_weights(w + (size_t)r * stride + off + prefetch_bytes(stride));
             float wsc = ws[r * groups + g];
             #pragma GCC unroll 4
             for (int v = 0; v < N; v++) {
@@ -108,7 +107,7 @@ static void rows_q8_one_avx2(float *out, const tensor *w, const qbatch *xq, int 
             for (int end = off + group; off < end; off += 32) {
                 __m256i wv = _mm256_loadu_si256((const __m256i *)(wr + off));
                 if (off % 64 == 0)
-                    _mm_prefetch((const char *)(wr + off + pf), _MM_HINT_T0);
+                    prefetch_weights(wr + off + pf);
                 __m256i sx = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(x + off)), wv);
                 __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wv), sx), ones);
                 acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc);
@@ -165,8 +164,8 @@ INLINE void f32_block_avx2(int R, int N, float *out, int ldo, const float *w, in
         for (int r = 0; r < R; r++) {
             __m256 wv = _mm256_loadu_ps(w + (size_t)r * wstride + k);
             if (N == 1 && k % 16 == 0)
-                _mm_prefetch((const char *)(w + (size_t)r * wstride + k) + prefetch_bytes(4 * wstride),
-                             _MM_HINT_T0);
+                prefetch_weights((const char *)(w + (size_t)r * wstride + k) +
+                                 prefetch_bytes(4 * wstride));
             #pragma GCC unroll 4
             for (int v = 0; v < N; v++)
                 acc[r][v] = _mm256_fmadd_ps(wv, xv[v], acc[r][v]);

@@ -39,7 +39,7 @@ static inline __m256 upper256(__m512 v)
 INLINE void prefetch_ahead(const uint8_t *p, int lines)
 {
     for (int i = 0; i < lines; i++)
-        _mm_prefetch((const char *)p + KQ_AHEAD + 64 * i, _MM_HINT_NTA);
+        prefetch_weights(p + KQ_AHEAD + 64 * i);
 }
 
 /* The 32-value types, two blocks a register: blocks of `bytes`, half d at 0, half m at 2

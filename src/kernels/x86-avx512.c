@@ -10,8 +10,7 @@
  *
  * Batch kernels compute 4 rows x 4 vectors per register block, vectors in cache tiles
  * of 64; the one-vector (decode) kernel reads rows one at a time, front to back, one
- * stream per thread, prefetching ahead with a non-temporal hint (weights are read once
- * per token). The int8 KV-cache attention streams one head's key rows, then its value
+ * stream per thread, prefetching ahead (prefetch_weights). The int8 KV-cache attention streams one head's key rows, then its value
  * rows, converting each byte to fp32 on the fly (sign-extend, convert, FMA), keys 4 at
  * a time, each row prefetched KV_AHEAD bytes ahead. */
 #include "x86.h"
@@ -112,10 +111,8 @@ INLINE void q8_chunk_avx512(int R, int N, __m512 acc[BLOCK_ROWS][BLOCK_VECS], in
         __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w + (size_t)r * stride + off)
                           : _mm512_loadu_si512(w + (size_t)r * stride + off);
         __m512i wu = _mm512_xor_si512(wv, c80); /* w + 128, as unsigned */
-        /* non-temporal: weights are read once per token */
         if (N == 1)
-            _mm_prefetch((const char *)(w + (size_t)r * stride + off + prefetch_bytes(stride)),
-                         _MM_HINT_NTA);
+            prefetch_weights(w + (size_t)r * stride + off + prefetch_bytes(stride));
         __m512 wsv = chunk_scale(ws + r * groups, g0, g1, whole, half);
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++) {
@@ -190,7 +187,7 @@ INLINE __m512 decode_chunk_avx512(__m512 acc, const int8_t *w, const int8_t *x, 
                                      _mm512_dpbusd_epi32(_mm512_setzero_si512(), c80, xv));
     __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w) : _mm512_loadu_si512(w);
     if (!half)
-        _mm_prefetch((const char *)(w + pf), _MM_HINT_NTA);
+        prefetch_weights(w + pf);
     __m512i d = _mm512_dpbusd_epi32(negcx, _mm512_xor_si512(wv, c80), xv);
     return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), xs), ws, acc);
 }
@@ -278,7 +275,7 @@ static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, in
                     continue;
                 }
                 __m512i wv = _mm512_loadu_si512(wr + 64 * c);
-                _mm_prefetch((const char *)(wr + 64 * c + pf), _MM_HINT_NTA);
+                prefetch_weights(wr + 64 * c + pf);
                 acc = decode_chunk_cached(acc, wv, x, &d, c, scale_pair(ws + 2 * c));
             }
             if (64 * c < (size_t)stride) /* an odd number of groups: the last one alone */
@@ -295,7 +292,7 @@ static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, in
                         continue;
                     }
                     __m512i wv = _mm512_loadu_si512(wr + off);
-                    _mm_prefetch((const char *)(wr + off + pf), _MM_HINT_NTA);
+                    prefetch_weights(wr + off + pf);
                     acc = decode_chunk_cached(acc, wv, x, &d, (size_t)off / 64, wsv);
                 }
             }
@@ -335,7 +332,7 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
             __m512i wv = _mm512_inserti64x4(
                 _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(b0 + 2))),
                 _mm256_loadu_si256((const __m256i *)(b1 + 2)), 1);
-            _mm_prefetch((const char *)(b0 + pf), _MM_HINT_NTA);
+            prefetch_weights(b0 + pf);
             __m512 wsv = block_scale_pair(b0, b1);
             if (cached) {
                 acc = decode_chunk_cached(acc, wv, x, &d, (size_t)c, wsv);
@@ -718,8 +715,8 @@ INLINE void f32_block_avx512(int R, int N, float *out, size_t ldo, const float *
         for (int r = 0; r < R; r++) {
             __m512 wv = _mm512_maskz_loadu_ps(m, w + (size_t)r * wstride + k);
             if (N == 1)
-                _mm_prefetch((const char *)(w + (size_t)r * wstride + k) + prefetch_bytes(4 * wstride),
-                             _MM_HINT_T0);
+                prefetch_weights((const char *)(w + (size_t)r * wstride + k) +
+                                 prefetch_bytes(4 * wstride));
 #pragma GCC unroll 4
             for (int v = 0; v < N; v++)
                 acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);

@@ -179,6 +179,7 @@ int main(int argc, char **argv)
     int rc = bench_options_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    kernels_set_prefetch(o.prefetch);
     make_dirs(o.cache);
     static programs p;
     if (find_programs(&o, &p) != 0)

@@ -37,9 +37,14 @@ static void usage(FILE *f)
             "                      and tg tests) on 1, 2, 4, ... threads up to -T or all\n"
             "                      CPUs, --rounds rounds each, one row per thread count; with\n"
             "                      --against, llama.cpp beside it and the ratios\n"
+            "      --sweep-at LIST the same on these thread counts only (a comma list, such\n"
+            "                      as 1,4,16)\n"
             "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512, neon,\n"
             "                      neon-dotprod (default: auto, the best the CPU has; --isa\n"
             "                      is a synonym)\n"
+            "      --prefetch WAY  how the kernels prefetch the weights they stream: t0 (the\n"
+            "                      default), nta (non-temporal) or none; one run a way\n"
+            "                      compares them on a machine without a rebuild\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
@@ -96,6 +101,26 @@ static int parse_int(const char *s, const char *what, int lo, int hi)
         exit(2);
     }
     return (int)v;
+}
+
+/* A comma list of thread counts (1..1024) into at[], at most max - 1 of them, 0 after. */
+static void parse_thread_list(const char *list, int *at, int max)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max - 1) {
+            fprintf(stderr, "llmchat-bench: --sweep-at takes at most %d thread counts\n", max - 1);
+            exit(2);
+        }
+        at[n++] = parse_int(t, "each of --sweep-at's thread counts", 1, 1024);
+    }
+    if (n == 0) {
+        fprintf(stderr, "llmchat-bench: --sweep-at needs thread counts, such as 1,4,16\n");
+        exit(2);
+    }
+    at[n] = 0;
 }
 
 static kernels_isa parse_isa(const char *name)
@@ -171,7 +196,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
-        OPT_QUANTIZE, OPT_SWEEP,
+        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -190,6 +215,8 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"quant", required_argument, NULL, OPT_QUANT},
         {"quantize", required_argument, NULL, OPT_QUANTIZE},
         {"sweep", no_argument, NULL, OPT_SWEEP},
+        {"prefetch", required_argument, NULL, OPT_PREFETCH},
+        {"sweep-at", required_argument, NULL, OPT_SWEEP_AT},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
@@ -204,6 +231,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_LONG: o->long_ctx = true; break;
         case OPT_SCALING: o->scaling = true; break;
         case OPT_SWEEP: o->sweep = true; break;
+        case OPT_SWEEP_AT: parse_thread_list(optarg, o->sweep_at, 16); o->sweep = true; break;
         case OPT_LLMCHAT: o->llmchat = optarg; break;
         case OPT_ISA: o->isa = parse_isa(optarg); break;
         case OPT_TOKENIZER: o->tokenizer = optarg; break;
@@ -225,6 +253,13 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             o->gguf = true;
             break;
         case OPT_QUANTIZE: o->quantize = optarg; break;
+        case OPT_PREFETCH:
+            if (!kernels_prefetch_parse(optarg, &o->prefetch)) {
+                fprintf(stderr, "llmchat-bench: --prefetch must be t0, nta or none, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case OPT_AGAINST:
             if (strcmp(optarg, "llama.cpp") != 0) {
                 fprintf(stderr, "llmchat-bench: --against takes llama.cpp, not '%s'\n", optarg);

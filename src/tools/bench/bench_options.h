@@ -24,6 +24,7 @@ typedef struct {
     const char *tokenizer; /* a 32000-token tokenizer.bin, for the TUI column */
     const char *tui_script; /* llmchat-bench-tui */
     kernels_isa isa;    /* kernels to force (KERNELS_AUTO: the best) */
+    kernels_prefetch prefetch; /* how the kernels prefetch weights (--prefetch) */
     bool against;       /* --against llama.cpp or --anchor PATH given */
     const char *anchor; /* llama-bench (NULL: $LLMCHAT_ANCHOR_LLAMA_BENCH) */
     int anchor_reps;    /* repetitions of each test per round (0: llama-bench's 5) */
@@ -32,6 +33,7 @@ typedef struct {
     const char *quant;  /* --quant TYPE: the GGUF file made TYPE by llama-quantize (NULL: Q8_0) */
     const char *quantize; /* --quantize PATH: that llama-quantize */
     bool sweep;         /* --sweep: rounds on 1, 2, 4, ... threads instead of the table */
+    int sweep_at[16];   /* --sweep-at: the sweep's thread counts instead (0 ends the list) */
     bool want[BENCH_SHAPES_MAX]; /* the shapes to time, by their row in bench_shapes */
 } bench_options;
 

@@ -296,6 +296,7 @@ static int child_setup(const bench_options *o, int *threads, char *kernel, size_
     *threads = 1;
 #endif
     snprintf(kernel, kernel_size, "%s", kernels_isa_name(kernels_init(o->isa)));
+    kernels_set_prefetch(o->prefetch);
     return all;
 }
 
