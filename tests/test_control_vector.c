@@ -134,7 +134,7 @@ END_TEST
  * is never written (llama.cpp refuses direction.0). */
 START_TEST(test_write_read_back)
 {
-    control_vector cv = {8, 4, calloc(32, sizeof(float))};
+    control_vector cv = {.n_embd = 8, .n_layers = 4, .data = calloc(32, sizeof(float))};
     for (int i = 8; i < 32; i++)
         cv.data[i] = (float)i * 0.25f - 3.0f;
     const char *p = temp_path("rt.gguf");
@@ -171,7 +171,7 @@ END_TEST
 
 static const char *vector_file(const char *name, int n_layers, int dim, float base)
 {
-    control_vector cv = {dim, n_layers, calloc((size_t)n_layers * dim, sizeof(float))};
+    control_vector cv = {.n_embd = dim, .n_layers = n_layers, .data = calloc((size_t)n_layers * dim, sizeof(float))};
     for (int l = 1; l < n_layers; l++)
         for (int j = 0; j < dim; j++)
             cv.data[l * dim + j] = base * (float)l + 0.01f * (float)j;

@@ -232,8 +232,8 @@ llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, ll
     free(buf);
     if (st == LLM_OK) {
         vector_describe(e, msg, size);
-        size_t len = strnlen(msg, size);
-        snprintf(msg + len, size - len, "%s", said);
+        size_t shown = strnlen(msg, size);
+        snprintf(msg + shown, size - shown, "%s", said);
     }
     return st;
 }

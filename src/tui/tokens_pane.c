@@ -89,9 +89,11 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
     if (!r->sampled) {
         const step_record *nx = source_record(tp->src, r->pos + 1);
         bool forced = nx && nx->phase == STEP_FORCED;
-        draw_text(scr, w, y, 1, width,
-                  forced ? "sampler: the next token was forced" : "sampler: the next token came from the prompt",
-                  A_DIM);
+        const char *said[] = {
+            forced ? "sampler: the next token was forced" : "sampler: the next token came from the prompt",
+            forced ? "sampler: next token forced" : "sampler: next token from the prompt",
+            forced ? "next token forced" : "next token from the prompt"};
+        draw_wording(scr, w, y, width, said, 3, A_DIM);
         return;
     }
     const sampler_record *s = &r->sampler;
