@@ -3,8 +3,10 @@
 # file, greedy fp32 text equals llama-cli's (tests/data/golden/control_vector_greedy.jsonl,
 # made by tests/data/make_vector_goldens.sh: --control-vector-scaled FILE SCALE, with and
 # without --control-vector-layer-range); the config key does what the option does; /vector
-# in the REPL lists, makes, rescales, limits and drops vectors; a chat steered half-way is
-# traced and --replay reproduces it; the TUI's status line shows the vectors in force;
+# in the REPL lists, makes (into the data directory, at a scale measured against the
+# residual stream: chat260K's reply changes and stays text), rescales, limits and drops
+# vectors, and loads one made by its name; a chat steered half-way is traced and
+# --replay reproduces it; the TUI's status line shows the vectors in force;
 # bad files and bad values get a message and a non-zero exit.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -57,25 +59,96 @@ run_llmchat -m chat -t 0 -n 5 --weights f32 "$gguf" <"$T/in"
 assert_status 0
 assert_file_contains "/vector alone" "$T/err" "llmchat: no control vectors (/vector load FILE [SCALE] reads one)"
 assert_file_contains "load" "$T/err" "llmchat: from the next token: control vectors: happy 0.50 (happy.gguf); after every layer"
-assert_file_contains "make" "$T/err" "llmchat: from the next token: control vectors: happy 0.50 (happy.gguf), mood 1.00 (mood.gguf); after every layer"
-assert_file_contains "rescale" "$T/err" "happy 0.50 (happy.gguf), mood -0.25 (mood.gguf); after every layer"
-assert_file_contains "layers" "$T/err" "happy 0.50 (happy.gguf), mood -0.25 (mood.gguf); after layers 1-3"
-assert_file_contains "drop" "$T/err" "llmchat: from the next token: control vectors: mood -0.25 (mood.gguf); after layers 1-3"
+# /vector make writes into the data directory, not the current one, and says where
+vectors=$XDG_DATA_HOME/llmchat/vectors
+made=$(grep -o "mood [0-9.]* ($vectors/mood.gguf); after every layer. mood was made from the two texts and written there" "$T/err") ||
+    fail "/vector make does not say it wrote $vectors/mood.gguf: $(grep 'mood' "$T/err" | head -n 1)"
+mood_scale=$(printf '%s\n' "$made" | head -n 1 | cut -d' ' -f2)
+assert_file_contains "make" "$T/err" "llmchat: from the next token: control vectors: happy 0.50 (happy.gguf), mood $mood_scale ($vectors/mood.gguf); after every layer"
+assert_file_contains "make's scale" "$T/err" "scale $mood_scale makes it 10% of the residual stream's norm after each layer"
+assert_file_contains "rescale" "$T/err" "happy 0.50 (happy.gguf), mood -0.25 ($vectors/mood.gguf); after every layer"
+assert_file_contains "layers" "$T/err" "happy 0.50 (happy.gguf), mood -0.25 ($vectors/mood.gguf); after layers 1-3"
+assert_file_contains "drop" "$T/err" "llmchat: from the next token: control vectors: mood -0.25 ($vectors/mood.gguf); after layers 1-3"
 assert_file_contains "layers past the model" "$T/err" "0 <= FIRST <= LAST <= 4"
 assert_file_contains "a bad word" "$T/err" "llmchat: /vector takes: load FILE [SCALE], NAME SCALE"
 assert_file_contains "a missing file" "$T/err" "llmchat: cannot open control vector nothere.gguf"
+assert_file_contains "a missing file, also not in the data directory" "$T/err" "(nor is there one in $vectors)"
 assert_file_contains "an unclosed quote" "$T/err" "an unclosed quote"
 assert_file_contains "drop an unknown one" "$T/err" "no control vector called 'nobody' is loaded"
-assert_file_contains "layers all" "$T/err" "mood -0.25 (mood.gguf); after every layer"
-[ -s "$T/mood.gguf" ] || fail "/vector make wrote no mood.gguf"
+assert_file_contains "layers all" "$T/err" "mood -0.25 ($vectors/mood.gguf); after every layer"
+[ -s "$vectors/mood.gguf" ] || fail "/vector make wrote no $vectors/mood.gguf"
+[ ! -e "$T/mood.gguf" ] || fail "/vector make wrote mood.gguf into the current directory"
 # what /vector make wrote loads as a control vector (the option reads it too)
-run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/mood.gguf:0.3" "$gguf" </dev/null
+run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$vectors/mood.gguf:0.3" "$gguf" </dev/null
 assert_status 0
+# by name, from any directory: /vector load and --control-vector find it in the data
+# directory and apply it at the scale it was made with; a path is used as given
+mkdir -p "$T/elsewhere"
+cd "$T/elsewhere" || hard_error "cd $T/elsewhere"
+printf '%s\n' '/vector load mood' '/vector make ./here-mood "She was happy." "She was sad."' >"$T/in"
+run_llmchat -m chat -t 0 -n 5 --weights f32 "$gguf" <"$T/in"
+assert_status 0
+assert_file_contains "/vector load NAME" "$T/err" "llmchat: from the next token: control vectors: mood $mood_scale ($vectors/mood.gguf); after every layer"
+assert_file_contains "/vector make ./PATH" "$T/err" "here-mood "
+[ -s "$T/elsewhere/here-mood.gguf" ] || fail "/vector make ./here-mood wrote no ./here-mood.gguf"
+cd "$T" || hard_error "cd $T"
+run_llmchat -m chat -t 0 -n 5 --weights f32 --control-vector mood "$gguf" </dev/null
+assert_status 0
+echo '/vector' >"$T/in"
+run_llmchat -m chat -t 0 -n 5 --weights f32 --control-vector mood "$gguf" <"$T/in"
+assert_file_contains "--control-vector NAME" "$T/err" "control vectors: mood $mood_scale ($vectors/mood.gguf)"
+
+# ---- /vector make's default scale on the demo model: the reply steers and stays text ----
+# At scale 1 (the difference as it is, the default before issue 31) chat260K's reply
+# turns into runs of letters ("ininineinininine..."); the scale make chooses keeps it
+# text and changes it. text_check says which of the two a reply is.
+model=$BUNDLED/chat260K.bin
+text_check() {
+    "$PYTHON" - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+words = re.findall(r"[A-Za-z']+", text)
+why = None
+if len(words) < 10:
+    why = "fewer than 10 words"
+elif max(len(w) for w in words) > 14:
+    why = "a 'word' of %d letters" % max(len(w) for w in words)
+else:
+    run = best = 1
+    for a, b in zip(words, words[1:]):
+        run = run + 1 if a.lower() == b.lower() else 1
+        best = max(best, run)
+    if best >= 3:
+        why = "a word %d times in a row" % best
+    elif len(set(w.lower() for w in words)) < 0.4 * len(words):
+        why = "few distinct words"
+if why:
+    print("  not text (%s): %s" % (why, text[:200].replace("\n", " ")), file=sys.stderr)
+sys.exit(1 if why else 0)
+PY
+}
+stories='Tell me a story about a girl named Lily.
+Tell me a story about a dog.'
+printf '%s\n' "$stories" >"$T/in"
+run_llmchat -m chat -s 7 -n 200 "$model" <"$T/in"
+assert_status 0
+cp "$T/out" "$T/plain"
+text_check "$T/plain" || fail "the unsteered replies are not text"
+make_happy='/vector make happy "She was happy and laughed and smiled." "She was sad and cried."'
+printf '%s\n%s\n' "$make_happy" "$stories" >"$T/in"
+run_llmchat -m chat -s 7 -n 200 "$model" <"$T/in"
+assert_status 0
+assert_file_contains "the default scale" "$T/err" "makes it 10% of the residual stream's norm"
+text_check "$T/out" || fail "with /vector make's default scale the reply is not text"
+cmp -s "$T/plain" "$T/out" && fail "with /vector make's default scale the reply is the unsteered one"
+printf '%s\n%s\n%s\n' "$make_happy" '/vector happy 1' "$stories" >"$T/in"
+run_llmchat -m chat -s 7 -n 200 "$model" <"$T/in"
+text_check "$T/out" 2>/dev/null && fail "the text check passes the degenerate reply of scale 1: it checks nothing"
+pass "/vector make's default scale steers chat260K's reply and keeps it text (scale 1 does not)"
 
 # ---- a chat steered half-way: the trace records it, --replay reproduces it ----
 printf '%s\n' 'Tell me a story about Tom.' '/vector load happy.gguf 0.3' 'Tell me a story about Sue.' \
     '/vector happy -0.4' '/vector layers 1-3' 'Tell me a story about Max.' >"$T/in"
-model=$BUNDLED/chat260K.bin
 run_llmchat -m chat -t 0.8 -s 3 -n 30 --weights f32 --trace "$T/tr.jsonl" "$model" <"$T/in"
 assert_status 0
 "$PYTHON" - "$T/tr.jsonl" <<'PY' || fail "the trace does not record the vectors where they changed"
@@ -130,6 +203,10 @@ wait_for "vectors happy -1.00"
 type_text "/vector layers 2-4"
 keys Enter
 wait_for "vectors happy -1.00, layers 2-4"
+type_text '/vector make mood "She was happy." "She was sad."'
+keys Enter
+wait_for "mood was made from the"
+wait_for "vectors happy -1.00, mood 0." # the status line: the scale made
 keys C-d
 wait_exit
 [ "$rc" -eq 0 ] || fail "the TUI exited $rc"

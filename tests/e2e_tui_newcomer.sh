@@ -46,7 +46,7 @@ start -- -m tui -s 7 -z "$TOK" "$MODEL"
 wait_for "idle |"
 keys '?'
 wait_for "Help: keys"
-for text in "view: heat/lens/heads/attrib" "attribution: next / prev target" "heads grid: open in heatmap" "attention capture on/off" \
+for text in "lens grid, heads, layers x" "attribution: next / prev target" "heads grid: open in heatmap" "attention capture on/off" \
     "slow motion: off/100/300/1000 ms"; do
     wait_for "$text"
 done
@@ -64,7 +64,7 @@ for page in 1 2 3 4; do
     keys Space
     wait_for "Page $((page + 1))/"
 done
-for word in "attention capture" "on/off" "heat/lens/heads/attrib" "heatmap"; do
+for word in "attention capture" "on/off" "heads, attribution" "heatmap"; do
     grep -q "$word" "$T/help80" || fail "the 80x24 help overlay does not show [$word]"
 done
 grep '…' "$T/help80" | grep -q '│ *[^ ]' && {

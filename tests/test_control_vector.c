@@ -134,7 +134,7 @@ END_TEST
  * is never written (llama.cpp refuses direction.0). */
 START_TEST(test_write_read_back)
 {
-    control_vector cv = {8, 4, calloc(32, sizeof(float))};
+    control_vector cv = {.n_embd = 8, .n_layers = 4, .data = calloc(32, sizeof(float))};
     for (int i = 8; i < 32; i++)
         cv.data[i] = (float)i * 0.25f - 3.0f;
     const char *p = temp_path("rt.gguf");
@@ -147,7 +147,21 @@ START_TEST(test_write_read_back)
     for (int i = 0; i < 8; i++)
         ck_assert_float_eq(back->data[i], 0.0f);
     ck_assert_mem_eq(back->data + 8, cv.data + 8, 24 * sizeof(float));
+    ck_assert_float_eq(back->suggested_scale, 0.0f); /* none written: none read */
     control_vector_free(back);
+    /* the scale it suggests goes with it; steering_load applies it when asked for NAN */
+    cv.suggested_scale = 0.34f;
+    ck_assert_int_eq(control_vector_write(&cv, p, "llama", &err), LLM_OK);
+    ck_assert_msg(control_vector_load(p, &back, &err) == LLM_OK, "%s", err.text);
+    ck_assert_float_eq(back->suggested_scale, 0.34f);
+    control_vector_free(back);
+    steering *s;
+    ck_assert_int_eq(steering_new(4, 1, 8, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_load(s, p, "a", NAN, &err), LLM_OK);
+    ck_assert_int_eq(steering_load(s, p, "b", 0.5f, &err), LLM_OK);
+    ck_assert_float_eq(steering_state(s)->vectors[0].scale, 0.34f);
+    ck_assert_float_eq(steering_state(s)->vectors[1].scale, 0.5f);
+    steering_free(s);
     free(cv.data);
     remove(p);
 }
@@ -157,7 +171,7 @@ END_TEST
 
 static const char *vector_file(const char *name, int n_layers, int dim, float base)
 {
-    control_vector cv = {dim, n_layers, calloc((size_t)n_layers * dim, sizeof(float))};
+    control_vector cv = {.n_embd = dim, .n_layers = n_layers, .data = calloc((size_t)n_layers * dim, sizeof(float))};
     for (int l = 1; l < n_layers; l++)
         for (int j = 0; j < dim; j++)
             cv.data[l * dim + j] = base * (float)l + 0.01f * (float)j;
@@ -484,7 +498,16 @@ START_TEST(test_make_moves_toward_first_text)
     const char *out = temp_path("mood.gguf");
     snprintf(cmd, sizeof cmd, "make %s \"%s\" \"%s\"", out, happy, sad);
     ck_assert_msg(vector_command(e, cmd, msg, sizeof msg, &err) == LLM_OK, "%s", err.text);
-    ck_assert_msg(strstr(msg, "1.00"), "%s", msg);
+    /* applied at the scale measured against the residual stream, which the file keeps */
+    ck_assert_msg(strstr(msg, "makes it 10% of the residual stream's norm"), "%s", msg);
+    const intervention *made = engine_intervention(e);
+    ck_assert_int_eq(made->n_vectors, 1);
+    ck_assert_msg(made->vectors[0].scale > 0.0f && made->vectors[0].scale < 1.0f, "scale %g",
+                  made->vectors[0].scale);
+    control_vector *back;
+    ck_assert_int_eq(control_vector_load(out, &back, &err), LLM_OK);
+    ck_assert_float_eq(back->suggested_scale, made->vectors[0].scale);
+    control_vector_free(back);
     ck_assert_int_eq(vector_command(e, "layers 1-4", msg, sizeof msg, &err), LLM_OK);
     const char *name = strrchr(out, '/') + 1;
     char rescale[128];

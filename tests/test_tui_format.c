@@ -221,6 +221,89 @@ START_TEST(test_signed_and_parts)
 }
 END_TEST
 
+/* Issue 31: in the room a grid cell has, numbers keep their digits: the 0 before the
+ * point goes before a decimal does ("+.12", not "+0"; ".93", not "0.…"). */
+START_TEST(test_fixed_keeps_digits)
+{
+    char b[32];
+    ck_assert_int_eq(tuifmt_signed(0.123f, 4, b, sizeof b), 4);
+    ck_assert_str_eq(b, "+.12");
+    ck_assert_int_eq(tuifmt_signed(-0.061f, 3, b, sizeof b), 3);
+    ck_assert_str_eq(b, "-.1");
+    ck_assert_int_eq(tuifmt_signed(0.123f, 5, b, sizeof b), 5);
+    ck_assert_str_eq(b, "+0.12"); /* with room, the 0 stays */
+    ck_assert_int_eq(tuifmt_fixed(1.551f, 3, 2, false, b, sizeof b), 3);
+    ck_assert_str_eq(b, "1.6");
+    ck_assert_int_eq(tuifmt_fixed(1.551f, 4, 2, false, b, sizeof b), 4);
+    ck_assert_str_eq(b, "1.55");
+    ck_assert_int_eq(tuifmt_fixed(0.931f, 3, 2, false, b, sizeof b), 3);
+    ck_assert_str_eq(b, ".93");
+    ck_assert_int_eq(tuifmt_fixed(0.0f, 3, 2, false, b, sizeof b), 3);
+    ck_assert_str_eq(b, ".00");
+    ck_assert_int_eq(tuifmt_fixed(123.0f, 2, 2, false, b, sizeof b), 1);
+    ck_assert_str_eq(b, "*"); /* too large for the room */
+}
+END_TEST
+
+/* The fullest wording that fits; the last one when none does. */
+START_TEST(test_pick_wording)
+{
+    const char *t[] = {"model gave it 99.9% (rank 1) before the sampler", "model gave it 99.9% (rank 1)",
+                       "model: 99.9%, rank 1"};
+    ck_assert_int_eq(tuifmt_pick(t, 3, 60), 0);
+    ck_assert_int_eq(tuifmt_pick(t, 3, (int)strlen(t[0])), 0);
+    ck_assert_int_eq(tuifmt_pick(t, 3, (int)strlen(t[0]) - 1), 1);
+    ck_assert_int_eq(tuifmt_pick(t, 3, 28), 1);
+    ck_assert_int_eq(tuifmt_pick(t, 3, 27), 2);
+    ck_assert_int_eq(tuifmt_pick(t, 3, 5), 2);
+    const char *u[] = {"pos 3 \xe2\x86\x92 x"}; /* widths, not bytes */
+    ck_assert_int_eq(tuifmt_pick(u, 1, 9), 0);
+}
+END_TEST
+
+/* Which rows or columns a grid shows: all when they fit; else the window from the
+ * first, or ending at the focus, with markers on the hidden sides. */
+START_TEST(test_span)
+{
+    tuifmt_span s;
+    tuifmt_span_compute(5, 0, 10, &s);
+    ck_assert(s.first == 0 && s.count == 5 && !s.before && !s.after);
+    tuifmt_span_compute(5, 0, 3, &s);
+    ck_assert(s.first == 0 && s.count == 3 && !s.before && s.after);
+    tuifmt_span_compute(5, 4, 3, &s);
+    ck_assert(s.first == 2 && s.count == 3 && s.before && !s.after);
+    tuifmt_span_compute(32, 10, 4, &s);
+    ck_assert(s.first == 7 && s.count == 4 && s.before && s.after);
+    tuifmt_span_compute(5, 2, 0, &s);
+    ck_assert_int_eq(s.count, 0);
+}
+END_TEST
+
+/* The layers x heads grid and the attribution view at the widths of 80, 100 and 120
+ * columns: every head with its digits where they fit (a narrower label first), else
+ * fewer heads around the cursor and a marker. */
+START_TEST(test_grid_columns)
+{
+    tuifmt_grid g;
+    tuifmt_grid_want heads = {.label_min = 3, .label_pref = 4, .cell_min = 4, .cell_max = 6};
+    tuifmt_grid_columns(&heads, 52, 8, 0, &g); /* 120 columns: as before */
+    ck_assert(g.label_w == 4 && g.cell_w == 6 && g.cols.count == 8);
+    tuifmt_grid_columns(&heads, 43, 8, 0, &g); /* 100: "1.55" in a narrower label */
+    ck_assert(g.label_w == 3 && g.cell_w == 5 && g.cols.count == 8 && !g.cols.after);
+    tuifmt_grid_columns(&heads, 38, 8, 0, &g); /* 80: "1.6" */
+    ck_assert(g.cell_w == 4 && g.cols.count == 8);
+    tuifmt_grid_columns(&heads, 30, 8, 7, &g); /* too narrow: the heads around the cursor */
+    ck_assert(g.label_w == 3 && g.cell_w == 4 && g.cols.count == 6);
+    ck_assert(g.cols.first == 2 && g.cols.before && !g.cols.after);
+    tuifmt_grid_want attr = {.label_min = 4, .label_pref = 4, .cell_min = 5, .cell_max = 7, .reserve = 7};
+    tuifmt_grid_columns(&attr, 43, 8, 0, &g); /* 100: six heads of "+.12", the MLP column */
+    ck_assert(g.cell_w == 5 && g.cols.count == 6 && !g.cols.before && g.cols.after);
+    ck_assert_int_le(g.label_w + g.cols.count * g.cell_w + attr.reserve, 43);
+    tuifmt_grid_columns(&attr, 52, 8, 0, &g); /* 120: all eight */
+    ck_assert(g.cell_w == 5 && g.cols.count == 8 && !g.cols.after);
+}
+END_TEST
+
 START_TEST(test_shade_log)
 {
     ck_assert_int_eq(tuifmt_shade(1.0f, 1.0f, 4, true), 3);
@@ -417,6 +500,10 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_shade_linear);
     tcase_add_test(tc, test_shade_log);
     tcase_add_test(tc, test_signed_and_parts);
+    tcase_add_test(tc, test_fixed_keeps_digits);
+    tcase_add_test(tc, test_pick_wording);
+    tcase_add_test(tc, test_span);
+    tcase_add_test(tc, test_grid_columns);
     tcase_add_test(tc, test_counts_and_rates);
     tcase_add_test(tc, test_window_start);
     tcase_add_test(tc, test_heat_window_follows_newest);

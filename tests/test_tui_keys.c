@@ -3,12 +3,14 @@
  * the man page lists there is a binding; no binding is shadowed by another that the
  * dispatcher asks first; look-ups find the right rows; every row of an action has
  * the same properties (steers, changes the chat); the help overlay shows every
- * binding, fits the screen (80x24 and others) and needs a single page at 120x40. */
+ * binding, fits the screen (80x24 and others) and needs a single page at 120x40, never
+ * splits an entry across columns nor cuts its keys, and names every Attention view. */
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "tui/attention_views.h"
 #include "tui/keys.h"
 
 enum { MAX_KEYS = 512 };
@@ -303,6 +305,62 @@ static void check_layout_shows_all(const keys_help_layout *l, int cols, int rows
     }
 }
 
+/* An entry (its keys and its text) is never split across columns unless it is taller
+ * than a column, and keys that do not fit the keys column wrap within the column instead
+ * of being cut. */
+static void check_entries_whole(const keys_help_layout *l, int cols, int rows)
+{
+    for (int c = 1; c < l->n_columns; c++) {
+        int first = l->col_start[c];
+        if (!l->lines[first].cont)
+            continue;
+        int start = first, end = first;
+        while (start > 0 && l->lines[start].cont)
+            start--;
+        while (end + 1 < l->n_lines && l->lines[end + 1].cont)
+            end++;
+        ck_assert_msg(end - start + 1 > l->col_height - 1,
+                      "%dx%d: column %d starts inside the entry of '%s' (%d lines, columns of %d)", cols, rows,
+                      c, l->lines[start].keys, end - start + 1, l->col_height);
+    }
+    for (int k = 0; k < l->n_lines; k++) {
+        const keys_help_line *ln = &l->lines[k];
+        int room = ln->help[0] ? l->key_width - 1 : l->key_width + l->text_width;
+        ck_assert_msg(ln->heading || (int)strlen(ln->keys) <= room, "%dx%d: keys '%s' are wider than %d", cols,
+                      rows, ln->keys, room);
+    }
+}
+
+START_TEST(test_help_entries_whole)
+{
+    static keys_help_layout l;
+    static const int sizes[][2] = {{60, 20}, {80, 24}, {100, 30}, {120, 40}, {50, 12}, {70, 18}, {40, 15}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        keys_help_layout_compute(sizes[i][0], sizes[i][1], &l);
+        check_layout_shows_all(&l, sizes[i][0], sizes[i][1]);
+        check_entries_whole(&l, sizes[i][0], sizes[i][1]);
+    }
+}
+END_TEST
+
+/* The v / V text names every view of the Attention pane, from the pane's own list. */
+START_TEST(test_help_names_every_view)
+{
+    int n;
+    const key_binding *t = keys_table(&n);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].action != ACT_VIEW_NEXT && t[i].action != ACT_VIEW_PREV)
+            continue;
+        found++;
+        for (int v = 0; v < VIEW_COUNT; v++)
+            ck_assert_msg(strstr(t[i].help, ATTN_VIEW_NAMES[v]), "%s's text '%s' leaves out the %s view",
+                          t[i].name, t[i].help, ATTN_VIEW_NAMES[v]);
+    }
+    ck_assert_int_eq(found, 2);
+}
+END_TEST
+
 START_TEST(test_help_layout)
 {
     static keys_help_layout l;
@@ -329,6 +387,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_find);
     tcase_add_test(tc, test_action_properties_agree);
     tcase_add_test(tc, test_help_layout);
+    tcase_add_test(tc, test_help_entries_whole);
+    tcase_add_test(tc, test_help_names_every_view);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -239,7 +239,7 @@ static const char *set_control_vector(app_options *o, const char *v)
     if (o->n_vectors == CLI_VECTORS_MAX)
         return "may be given at most 16 times";
     const char *colon = strrchr(v, ':');
-    float scale = 1.0f;
+    float scale = NAN; /* the file's suggested scale, else 1 (steering_load) */
     size_t len = strlen(v);
     if (colon) {
         char *end;
@@ -337,7 +337,7 @@ const app_option options_table[] = {
      .help = "memory for the newest positions' attention rows (the\nheatmap, the heads views, --trace-attn), in MiB\n(default 64)",
      .set = set_attention_mib},
     {.name = "control-vector", .arg = "FILE[:SCALE]", .config = true, .path = true,
-     .help = "add a control vector (llama.cpp's GGUF: direction.N\nadded after layer N) times SCALE (default 1);\nrepeatable",
+     .help = "add a control vector (llama.cpp's GGUF: direction.N\nadded after layer N) times SCALE (default: the\nscale the file suggests, else 1); repeatable",
      .set = set_control_vector},
     {.name = "control-vector-layers", .arg = "FIRST-LAST", .config = true,
      .help = "apply control vectors after layers FIRST..LAST only\n(numbered from 0, as llama.cpp does)",

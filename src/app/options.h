@@ -95,7 +95,7 @@ typedef struct {
     bool resume;                 /* --resume: reopen the newest saved chat */
     struct {
         const char *path;        /* borrowed, or kept in owned */
-        float scale;             /* FILE:SCALE, default 1 */
+        float scale;             /* FILE:SCALE; NAN: the file's suggested scale, else 1 */
     } vectors[CLI_VECTORS_MAX];  /* --control-vector, in the order given */
     int n_vectors;
     int vector_first, vector_last; /* --control-vector-layers; -1 -1: every layer */

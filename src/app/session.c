@@ -12,6 +12,7 @@
 #include "kernels.h"
 #include "template.h"
 #include "trace.h"
+#include "vector_files.h"
 #include "xdg.h"
 
 char *session_read_input(const app_options *o)
@@ -123,11 +124,14 @@ int session_apply_vectors(const app_options *o, engine *e)
 {
     steering *s = engine_steering(e);
     llm_err err;
-    for (int i = 0; i < o->n_vectors; i++)
-        if (steering_load(s, o->vectors[i].path, NULL, o->vectors[i].scale, &err) != LLM_OK) {
+    char path[4096 + 256];
+    for (int i = 0; i < o->n_vectors; i++) {
+        vector_files_find(o->vectors[i].path, path, sizeof path); /* a bare name: made here */
+        if (steering_load(s, path, NULL, o->vectors[i].scale, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: --control-vector: %s\n", err.text);
             return 1;
         }
+    }
     if (o->vector_first >= 0 &&
         steering_layers(s, o->vector_first, o->vector_last, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: --control-vector-layers: %s\n", err.text);

@@ -14,6 +14,7 @@
 
 #include "control_vector.h"
 #include "steering.h"
+#include "vector_files.h"
 
 enum { MAX_WORDS = 5, TEXT_MAX_TOKENS = 4096 };
 
@@ -99,44 +100,83 @@ static int *encode(const tokenizer *tok, const char *text, int *n, llm_err *err)
     return ids;
 }
 
-/* NAME.gguf, or NAME itself when it ends in .gguf, into path; the vector's name
- * (the base name without .gguf) into name. */
-static void make_paths(const char *arg, char *path, size_t psize, char *name, size_t nsize)
+/* The scale /vector make applies a vector d with: the one that makes it, on average over
+ * the layers it has (1..), VECTOR_MAKE_FRACTION of the mean norm of the residual stream
+ * there (resid_norm, over the two texts), rounded to two significant digits. A vector
+ * as large as that difference itself (scale 1) swamps a small model's residual stream
+ * layer after layer until it writes one letter over and over (docs/debugging.md). 1
+ * when the texts' streams do not differ. */
+static float default_scale(const control_vector *cv, const float *resid_norm)
 {
-    size_t n = strlen(arg);
-    bool has_ext = n > 5 && !strcmp(arg + n - 5, ".gguf");
-    snprintf(path, psize, "%s%s", arg, has_ext ? "" : ".gguf");
-    const char *base = strrchr(arg, '/');
-    base = base ? base + 1 : arg;
-    size_t bn = strlen(base) - (has_ext ? 5 : 0);
-    snprintf(name, nsize, "%.*s", (int)bn, base);
+    double ratio = 0.0;
+    int n = 0;
+    for (int l = 1; l < cv->n_layers; l++) {
+        const float *row = cv->data + (size_t)l * cv->n_embd;
+        double sq = 0.0;
+        for (int i = 0; i < cv->n_embd; i++)
+            sq += (double)row[i] * row[i];
+        if (resid_norm[l] > 0.0f) {
+            ratio += sqrt(sq) / resid_norm[l];
+            n++;
+        }
+    }
+    if (n == 0 || ratio <= 0.0)
+        return 1.0f;
+    double s = VECTOR_MAKE_FRACTION * n / ratio;
+    double unit = pow(10.0, floor(log10(s)) - 1.0); /* two significant digits */
+    return (float)(round(s / unit) * unit);
 }
 
 static llm_status make(engine *e, const char *target, const char *text_a, const char *text_b,
-                       llm_err *err)
+                       char *said, size_t size, llm_err *err)
 {
     const tokenizer *tok = engine_tokenizer(e);
     const model *m = engine_model(e);
     if (!tok)
         return llm_fail(err, LLM_ERR_ARG, "/vector make needs a tokenizer");
-    char path[4096], name[80];
-    make_paths(target, path, sizeof path, name, sizeof name);
+    char path[4096 + 256], name[80];
+    llm_status st = vector_files_make_path(target, path, sizeof path, name, sizeof name, err);
+    if (st != LLM_OK)
+        return st;
+    float *norms = calloc((size_t)m->config.n_layers, sizeof *norms);
     int na = 0, nb = 0;
-    int *a = encode(tok, text_a, &na, err);
+    int *a = norms ? encode(tok, text_a, &na, err) : NULL;
     int *b = a ? encode(tok, text_b, &nb, err) : NULL;
     control_vector *cv = NULL;
-    llm_status st = a && b ? LLM_OK : LLM_ERR_ARG;
+    st = a && b ? LLM_OK : norms ? LLM_ERR_ARG : llm_fail(err, LLM_ERR_NOMEM, "out of memory for /vector make");
     if (st == LLM_OK)
-        st = control_vector_make(m, tokenizer_bos(tok), a, na, b, nb, &cv, err);
+        st = control_vector_make(m, tokenizer_bos(tok), a, na, b, nb, &cv, norms, err);
     free(a);
     free(b);
-    if (st == LLM_OK)
+    float scale = st == LLM_OK ? default_scale(cv, norms) : 1.0f;
+    free(norms);
+    if (st == LLM_OK) {
+        cv->suggested_scale = scale; /* /vector load and --control-vector apply it so again */
         st = control_vector_write(cv, path, "llama", err);
+    }
     if (st != LLM_OK) {
         control_vector_free(cv);
         return st;
     }
-    return steering_add(engine_steering(e), name, path, cv, 1.0f, err);
+    snprintf(said, size, ". %s was made from the two texts and written there; scale %.2g makes "
+             "it %.0f%% of the residual stream's norm after each layer (/vector %s SCALE changes it)",
+             name, scale, 100.0 * VECTOR_MAKE_FRACTION, name);
+    return steering_add(engine_steering(e), name, path, cv, scale, err);
+}
+
+/* /vector load's file: as given, or a bare name from the vectors directory. */
+static llm_status load(steering *s, const char *arg, float scale, llm_err *err)
+{
+    char path[4096 + 256];
+    vector_files_find(arg, path, sizeof path);
+    llm_status st = steering_load(s, path, NULL, scale, err);
+    if (st == LLM_ERR_IO && !strcmp(path, arg) && !strchr(arg, '/')) {
+        char dir[4096];
+        size_t n = strlen(err->text);
+        if (vector_files_dir(dir, sizeof dir))
+            snprintf(err->text + n, sizeof err->text - n, " (nor is there one in %s)", dir);
+    }
+    return st;
 }
 
 static llm_status layers(steering *s, const char *v, llm_err *err)
@@ -150,23 +190,24 @@ static llm_status layers(steering *s, const char *v, llm_err *err)
     return steering_layers(s, first, last, err);
 }
 
-static llm_status run_words(engine *e, const char **w, int n, llm_err *err)
+/* Runs the words; what make wrote goes to said (size bytes), else "". */
+static llm_status run_words(engine *e, const char **w, int n, char *said, size_t size, llm_err *err)
 {
     steering *s = engine_steering(e);
-    float scale = 1.0f;
+    float scale = NAN; /* load: the file's suggested scale, else 1 */
     if (n == 0)
         return LLM_OK;
     if (!strcmp(w[0], "load") && (n == 2 || n == 3)) {
         if (n == 3 && !parse_scale(w[2], &scale))
             return llm_fail(err, LLM_ERR_ARG, "/vector load FILE SCALE: '%s' is not a number", w[2]);
-        return steering_load(s, w[1], NULL, scale, err);
+        return load(s, w[1], scale, err);
     }
     if (!strcmp(w[0], "drop") && n == 2)
         return steering_drop(s, w[1], err);
     if (!strcmp(w[0], "layers") && n == 2)
         return layers(s, w[1], err);
     if (!strcmp(w[0], "make") && n == 4)
-        return make(e, w[1], w[2], w[3], err);
+        return make(e, w[1], w[2], w[3], said, size, err);
     if (n == 2 && parse_scale(w[1], &scale))
         return steering_rescale(s, w[0], scale, err);
     return llm_fail(err, LLM_ERR_ARG,
@@ -183,12 +224,16 @@ llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, ll
     const char *w[MAX_WORDS];
     int n;
     llm_status st;
+    char said[400] = "";
     if (!split_words(arg, buf, w, &n))
         st = llm_fail(err, LLM_ERR_ARG, "/vector: an unclosed quote, or too many words");
     else
-        st = run_words(e, w, n, err);
+        st = run_words(e, w, n, said, sizeof said, err);
     free(buf);
-    if (st == LLM_OK)
+    if (st == LLM_OK) {
         vector_describe(e, msg, size);
+        size_t shown = strnlen(msg, size);
+        snprintf(msg + shown, size - shown, "%s", said);
+    }
     return st;
 }

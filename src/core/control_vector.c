@@ -7,6 +7,7 @@
 #include "control_vector.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@
 #include "ggml_type.h"
 #include "gguf.h"
 #include "transformer.h"
+
+/* The scale its maker suggests (llmchat's own key: llama.cpp reads no such thing). */
+#define SUGGESTED_SCALE_KEY "llmchat.suggested_scale"
 
 void control_vector_free(control_vector *cv)
 {
@@ -117,6 +121,13 @@ llm_status control_vector_parse(const void *buf, size_t size, const char *name,
                       n_layers, n_embd);
     if (st == LLM_OK && !(cv = vector_new(n_embd, n_layers)))
         st = llm_fail(err, LLM_ERR_NOMEM, "out of memory reading %s", name);
+    double hint = 0.0;
+    if (st == LLM_OK && gguf_find_key(g, SUGGESTED_SCALE_KEY) >= 0 &&
+        (!gguf_get_float(g, SUGGESTED_SCALE_KEY, &hint) || !isfinite(hint) || fabs(hint) > 1e6))
+        st = llm_fail(err, LLM_ERR_FORMAT, "%s: %s is not a number from -1e6 to 1e6", name,
+                      SUGGESTED_SCALE_KEY);
+    if (st == LLM_OK)
+        cv->suggested_scale = (float)hint;
     for (uint64_t i = 0; st == LLM_OK && i < gguf_tensor_count(g); i++) {
         const gguf_tensor *t = gguf_tensor_at(g, i);
         float *row = cv->data + (size_t)direction_layer(t->name) * n_embd;
@@ -187,6 +198,8 @@ static llm_status write_body(FILE *f, const char *path, const void *ctx, llm_err
     gguf_writer_add_string(w, "general.architecture", "controlvector");
     gguf_writer_add_string(w, "controlvector.model_hint", model_hint ? model_hint : "llama");
     gguf_writer_add_int32(w, "controlvector.layer_count", cv->n_layers - 1);
+    if (cv->suggested_scale != 0.0f)
+        gguf_writer_add_float32(w, SUGGESTED_SCALE_KEY, cv->suggested_scale);
     uint64_t dims[1] = {(uint64_t)cv->n_embd};
     for (int l = 1; l < cv->n_layers; l++) {
         char name[32];
@@ -217,9 +230,10 @@ llm_status control_vector_write(const control_vector *cv, const char *path,
 /* ---- making ---- */
 
 /* The mean over positions 1..n of the residual stream after each layer, of bos (when
- * >= 0) followed by the n tokens, added with sign into cv's rows 1.. . */
+ * >= 0) followed by the n tokens, added with sign into cv's rows 1.. ; with norm_sum,
+ * each row's Euclidean norm at those positions added into norm_sum[layer]. */
 static llm_status add_mean(const model *m, int bos, const int *toks, int n, float sign,
-                           control_vector *cv, llm_err *err)
+                           control_vector *cv, double *norm_sum, llm_err *err)
 {
     const model_config *c = &m->config;
     int skip = bos >= 0, total = n + skip;
@@ -245,8 +259,13 @@ static llm_status add_mean(const model *m, int bos, const int *toks, int n, floa
         float *row = cv->data + (size_t)l * c->dim;
         for (int p = skip; p < total; p++) {
             const float *r = resid + (size_t)p * per + (size_t)l * c->dim;
-            for (int i = 0; i < c->dim; i++)
+            double sq = 0.0;
+            for (int i = 0; i < c->dim; i++) {
                 row[i] += sign * r[i] / (float)n;
+                sq += (double)r[i] * r[i];
+            }
+            if (norm_sum)
+                norm_sum[l] += sqrt(sq);
         }
     }
     transformer_free(t);
@@ -256,7 +275,7 @@ static llm_status add_mean(const model *m, int bos, const int *toks, int n, floa
 }
 
 llm_status control_vector_make(const model *m, int bos, const int *a, int na, const int *b,
-                               int nb, control_vector **out, llm_err *err)
+                               int nb, control_vector **out, float *resid_norm, llm_err *err)
 {
     *out = NULL;
     if (na < 1 || nb < 1)
@@ -267,9 +286,15 @@ llm_status control_vector_make(const model *m, int bos, const int *a, int na, co
     control_vector *cv = vector_new(m->config.dim, m->config.n_layers);
     if (!cv)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory making a control vector");
-    llm_status st = add_mean(m, bos, a, na, 1.0f, cv, err);
+    double *norm_sum = calloc((size_t)m->config.n_layers, sizeof *norm_sum);
+    llm_status st = norm_sum ? LLM_OK : llm_fail(err, LLM_ERR_NOMEM, "out of memory making a control vector");
     if (st == LLM_OK)
-        st = add_mean(m, bos, b, nb, -1.0f, cv, err);
+        st = add_mean(m, bos, a, na, 1.0f, cv, norm_sum, err);
+    if (st == LLM_OK)
+        st = add_mean(m, bos, b, nb, -1.0f, cv, norm_sum, err);
+    for (int l = 0; st == LLM_OK && resid_norm && l < m->config.n_layers; l++)
+        resid_norm[l] = l == 0 ? 0.0f : (float)(norm_sum[l] / (na + nb));
+    free(norm_sum);
     if (st != LLM_OK) {
         control_vector_free(cv);
         return st;

@@ -2,7 +2,8 @@
  * format: one F32 tensor `direction.N` of n_embd values per layer N (layers numbered
  * from 0, as llama.cpp numbers them; N >= 1), added to the residual stream after layer
  * N. The format's metadata (general.architecture "controlvector",
- * controlvector.model_hint, controlvector.layer_count) is written but not required.
+ * controlvector.model_hint, controlvector.layer_count) is written but not required;
+ * llmchat adds llmchat.suggested_scale to the vectors it makes (llama.cpp ignores it).
  *
  * Reads (checking every tensor's name, type, shape and values), writes, and makes a
  * vector from a model: the mean difference of the residual streams of two texts after
@@ -26,6 +27,8 @@ typedef struct {
     int n_layers;  /* rows of data: one more than the highest direction.N */
     float *data;   /* (n_layers, n_embd): row N is direction.N; rows without a tensor
                       (row 0 always) are zero */
+    float suggested_scale; /* the scale to apply it with when none is asked for (the file's
+                              llmchat.suggested_scale, finite and not 0), else 0 */
 } control_vector;
 
 /* Reads a control-vector GGUF held in buf (size bytes); name is used in messages. Every
@@ -46,8 +49,11 @@ llm_status control_vector_write(const control_vector *cv, const char *path,
 /* The mean difference of two texts' residual streams: runs a (na tokens) and b (nb)
  * each after bos (when bos >= 0) on a transformer of its own, and sets row N (1 <= N <
  * n_layers) to the mean over the texts' tokens (bos excluded) of the residual stream
- * after layer N for a, less that for b. Row 0 stays zero (llama.cpp never applies it). */
+ * after layer N for a, less that for b. Row 0 stays zero (llama.cpp never applies it).
+ * resid_norm (n_layers, or NULL) receives the mean Euclidean norm of the residual
+ * stream after each layer over both texts' tokens (bos excluded; [0] is 0): what a
+ * scale for the vector can be measured against. */
 llm_status control_vector_make(const model *m, int bos, const int *a, int na, const int *b,
-                               int nb, control_vector **out, llm_err *err);
+                               int nb, control_vector **out, float *resid_norm, llm_err *err);
 
 #endif

@@ -231,7 +231,7 @@ llm_status steering_load(steering *s, const char *path, const char *name, float 
     char buf[80];
     if (!name)
         name = name_of(path, buf, sizeof buf);
-    if (!name_ok(name, err) || !scale_ok(scale, err))
+    if (!name_ok(name, err) || (!isnan(scale) && !scale_ok(scale, err)))
         return LLM_ERR_ARG;
     if (find(s, name) >= 0)
         return llm_fail(err, LLM_ERR_ARG,
@@ -240,6 +240,8 @@ llm_status steering_load(steering *s, const char *path, const char *name, float 
     llm_status st = control_vector_load(path, &cv, err);
     if (st != LLM_OK)
         return st;
+    if (isnan(scale))
+        scale = cv->suggested_scale != 0.0f ? cv->suggested_scale : 1.0f;
     return steering_add(s, name, path, cv, scale, err);
 }
 

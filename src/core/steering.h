@@ -22,8 +22,8 @@ typedef struct steering steering;
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err);
 void steering_free(steering *s); /* NULL does nothing */
 
-/* Reads a control-vector file and applies it with scale. name NULL: the file's base
- * name without ".gguf". Fails (changing nothing) on a bad file, a vector of another
+/* Reads a control-vector file and applies it with scale (NAN: the file's suggested
+ * scale, else 1). name NULL: the file's base name without ".gguf". Fails (changing nothing) on a bad file, a vector of another
  * width than the model's, or a name already loaded. */
 llm_status steering_load(steering *s, const char *path, const char *name, float scale,
                          llm_err *err);

@@ -242,6 +242,32 @@ static void help_key(tui *t, bool keycode, int key)
         tui_stop_reply(t);
 }
 
+/* A key on the input line, b its binding there (or NULL): '?' and Ctrl-D act on an
+ * empty line only, the steering keys on an empty line while a reply runs (those
+ * marked paused_only while it is paused); otherwise they are typed. Backspace on an
+ * empty line that it cannot steer says why it does nothing. */
+static void input_line_key(tui *t, const key_binding *b, bool keycode, int key)
+{
+    bool empty = input_empty(t->input);
+    bool may_steer = b && b->steers && (b->paused_only ? tui_replying(t) && t->run.paused : tui_replying(t));
+    if (b && (b->action == ACT_READLINE || (empty && (!b->steers || may_steer)))) {
+        run_action(t, b, key);
+        return;
+    }
+    if (b && b->paused_only && empty) {
+        if (!t->c)
+            tui_read_only(t);
+        else if (tui_replying(t))
+            tui_say(t, "the line is empty; %s takes a reply token back once the reply is paused (p)", b->name);
+        else
+            tui_say(t, "the line is empty; %s takes a reply token back while a reply is paused, or in a pane (Tab)",
+                    b->name);
+        return;
+    }
+    input_key(t->input, key, keycode);
+    t->dirty |= DIRTY_INPUT;
+}
+
 /* One key from curses (keycode: a KEY_* code, else a character), looked up in the
  * key table: Anywhere first, then the input line's or the panes' bindings. */
 void tui_handle_key(tui *t, bool keycode, int key)
@@ -276,15 +302,7 @@ void tui_handle_key(tui *t, bool keycode, int key)
         return;
     }
     if (t->focus == FOCUS_INPUT) {
-        b = keys_find(KEYS_INPUT, key, keycode);
-        /* '?' and Ctrl-D act on an empty line only, the steering keys on an empty line
-         * while a reply runs; otherwise they are typed */
-        if (b && (b->action == ACT_READLINE || (input_empty(t->input) && (!b->steers || tui_replying(t))))) {
-            run_action(t, b, key);
-        } else {
-            input_key(t->input, key, keycode);
-            t->dirty |= DIRTY_INPUT;
-        }
+        input_line_key(t, keys_find(KEYS_INPUT, key, keycode), keycode, key);
         return;
     }
     b = keys_find(KEYS_PANES, key, keycode);

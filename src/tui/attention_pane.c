@@ -27,20 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_views.h"
 #include "attribution_view.h"
 #include "sampler.h"
 #include "format.h"
 
-/* What the pane shows ('v' cycles). */
-typedef enum {
-    VIEW_HEATMAP = 0, /* one layer's attention, queries x keys */
-    VIEW_LENS,        /* the logit lens of the selected position: layers x top 3 */
-    VIEW_LENS_GRID,   /* the lens's top token, layers x positions */
-    VIEW_HEADS,       /* every head of the layer at the selected position */
-    VIEW_HEAD_GRID,   /* layers x heads at the selected position */
-    VIEW_ATTRIBUTION, /* direct logit attribution at the selected position */
-    VIEW_COUNT
-} attn_view;
 
 struct attn_pane {
     attn_view view;
@@ -543,46 +534,75 @@ static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, i
     }
 }
 
+/* A head grid cell's text in width columns: "out", the BOS weight ("93%", "100"), or
+ * the entropy as precise as fits ("1.23", "1.2", ".93"). */
+static void head_cell(const attn_pane *ap, const head_summary *s, bool out, int width, char *cell,
+                      size_t size)
+{
+    if (out)
+        snprintf(cell, size, "%s", width >= 3 ? "out" : "x");
+    else if (!ap->bos_metric)
+        tuifmt_fixed(s->entropy, width, 2, false, cell, size);
+    else if (snprintf(cell, size, "%.0f%%", 100.0 * s->bos) > width)
+        snprintf(cell, size, "%.0f", 100.0 * s->bos);
+}
+
 /* Layers (rows) x heads (columns) at the selected position, each cell the head's
  * entropy (or BOS weight) shaded; the cursor is the layer and head the heatmap shows,
- * and Enter opens it there. */
+ * and Enter opens it there. Cells get the room there is; when not every head or layer
+ * fits, those around the cursor are shown with scroll markers where the others are. */
 static void draw_head_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
-    char line[256];
-    snprintf(line, sizeof line, "layers x heads  pos %d  %s (e)  arrows, Enter", focus,
-             ap->bos_metric ? "BOS weight" : "entropy");
-    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    char full[128], shorter[128], shortest[128];
+    const char *metric = ap->bos_metric ? "BOS weight" : "entropy";
+    snprintf(full, sizeof full, "layers x heads  pos %d  %s (e)  arrows, Enter", focus, metric);
+    snprintf(shorter, sizeof shorter, "layers x heads  pos %d  %s (e)", focus, metric);
+    snprintf(shortest, sizeof shortest, "L x H  pos %d  %s", focus, metric);
+    const char *title[] = {full, shorter, shortest};
+    draw_text(scr, w, 1, 1, width, title[tuifmt_pick(title, 3, width)], A_BOLD);
     const step_record *r = attn_or_say(ap, scr, w, width, focus);
-    if (!r)
+    if (!r || h < 3)
         return;
-    int n = r->pos + 1, lw = 4, cw = (width - lw) / ap->cfg->n_heads;
-    cw = cw > 6 ? 6 : cw;
-    if (cw < 2 || h < 3)
+    int n = r->pos + 1, nl = ap->cfg->n_layers, nh = ap->cfg->n_heads;
+    char label[16];
+    int label_need = snprintf(label, sizeof label, "L%d", nl) + 1;
+    /* "L1  1.23 " at most; a cell of 3 ("1.2") and a label of "L1 " at least */
+    tuifmt_grid_want want = {.label_min = label_need, .label_pref = label_need > 4 ? label_need : 4,
+                             .cell_min = 4, .cell_max = 6, .reserve = 0};
+    tuifmt_grid g;
+    tuifmt_grid_columns(&want, width, nh, ap->head, &g);
+    tuifmt_span rows;
+    tuifmt_span_compute(nl, ap->layer, h - 2, &rows);
+    if (g.cols.count < 1 || rows.count < 1)
         return;
-    for (int hd = 0; hd < ap->cfg->n_heads; hd++) {
-        char label[16];
-        snprintf(label, sizeof label, cw >= 3 ? "H%d" : "%d", hd + 1);
-        draw_text(scr, w, 2, 1 + lw + hd * cw, cw - 1, label, hd == ap->head ? A_BOLD | A_UNDERLINE : A_DIM);
+    int lw = g.label_w, cw = g.cell_w, h0 = g.cols.first;
+    for (int i = 0; i < g.cols.count; i++) {
+        int hd = h0 + i;
+        snprintf(label, sizeof label, cw >= 4 ? "H%d" : "%d", hd + 1);
+        draw_text(scr, w, 2, 1 + lw + i * cw, cw - 1, label, hd == ap->head ? A_BOLD | A_UNDERLINE : A_DIM);
     }
-    for (int l = 0; l < ap->cfg->n_layers && 3 + l <= h; l++) {
-        char label[16];
+    if (g.cols.before)
+        draw_scroll_mark(scr, w, 2, lw, '<');
+    if (g.cols.after)
+        draw_scroll_mark(scr, w, 2, lw + g.cols.count * cw, '>');
+    for (int i = 0; i < rows.count; i++) {
+        int l = rows.first + i, y = 3 + i;
         snprintf(label, sizeof label, "L%d", l + 1);
-        draw_text(scr, w, 3 + l, 1, lw - 1, label, l == ap->layer ? A_BOLD : A_DIM);
-        for (int hd = 0; hd < ap->cfg->n_heads; hd++) {
+        draw_text(scr, w, y, 1, lw - 1, label, l == ap->layer ? A_BOLD : A_DIM);
+        if (i == 0 && rows.before)
+            draw_scroll_mark(scr, w, y, lw, '^');
+        if (i == rows.count - 1 && rows.after)
+            draw_scroll_mark(scr, w, y, lw, 'v');
+        for (int j = 0; j < g.cols.count; j++) {
+            int hd = h0 + j;
             head_summary s = summarize(head_row(ap, r, l, hd), n);
-            char cell[16];
-            if (source_head_out(ap->src, l, hd))
-                snprintf(cell, sizeof cell, "out");
-            else if (ap->bos_metric)
-                snprintf(cell, sizeof cell, "%.0f%%", 100.0 * s.bos);
-            else
-                snprintf(cell, sizeof cell, "%.2f", s.entropy);
-            char fitted[16];
+            char cell[16], fitted[16];
+            head_cell(ap, &s, source_head_out(ap->src, l, hd), cw - 1, cell, sizeof cell);
             int cols = tuifmt_fit(cell, cw - 1, scr->utf8, fitted, sizeof fitted);
             attr_t a = l == ap->layer && hd == ap->head ? A_REVERSE | A_BOLD
                                                        : draw_shade_attr(scr, head_shade(ap, scr, &s, n));
             wattron(w, a);
-            mvwaddstr(w, 3 + l, 1 + lw + hd * cw, fitted);
+            mvwaddstr(w, y, 1 + lw + j * cw, fitted);
             for (int k = cols; k < cw - 1; k++)
                 waddch(w, ' ');
             wattroff(w, a);

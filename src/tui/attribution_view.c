@@ -2,8 +2,9 @@
  * attribution_view.h). Lines from the top: the title (target, position, logit); the
  * heads' labels; the embedding row (and the control vectors when any are in force);
  * one row per layer, its heads' parts then its MLP's, each cell shaded by sign and
- * size against the largest part (the layers and heads around the cursor when not all
- * fit); the sum against the logit; the largest parts. Owns nothing. */
+ * size against the largest part (when not all fit, the layers and heads around the
+ * cursor, with scroll markers where the others are); the sum against the logit; the
+ * largest parts. Owns nothing. */
 #include "attribution_view.h"
 
 #include <math.h>
@@ -13,7 +14,10 @@
 #include "attribution.h"
 #include "format.h"
 
-enum { LIST_MAX = 24 }; /* the most parts listed */
+enum {
+    LIST_MAX = 24, /* the most parts listed */
+    MLP_W = 7,     /* the MLP column and the embedding's cell: "+12.34" and a gap */
+};
 
 /* The largest |part|, against which the cells are shaded. */
 static float largest(const step_attribution *a)
@@ -112,45 +116,54 @@ void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW 
                   A_DIM);
         return;
     }
-    int nl = a->n_layers, nh = a->n_heads, lw = 4;
-    int avail = width - lw, cw = avail / (nh + 1), shown = nh;
-    cw = cw > 7 ? 7 : cw;
-    if (cw < 2) { /* the heads around the cursor, a shade each */
-        cw = 2;
-        shown = avail / cw - 1;
-    }
+    int nl = a->n_layers, nh = a->n_heads;
+    /* the heads' cells: "+2.31" at most, "+.12" at least (fewer heads, around the
+     * cursor, when not all fit); the MLP column keeps "+12.34" */
+    tuifmt_grid_want want = {.label_min = 4, .label_pref = 4, .cell_min = 5, .cell_max = 7,
+                             .reserve = MLP_W};
+    tuifmt_grid g;
+    tuifmt_grid_columns(&want, width, nh, v->head, &g);
     int list_min = h >= 10 ? 2 : h >= 7 ? 1 : 0;
-    int rows = h - 3 - list_min < nl ? h - 3 - list_min : nl;
-    if (shown < 1 || rows < 1)
+    tuifmt_span rows;
+    tuifmt_span_compute(nl, v->layer, h - 3 - list_min, &rows);
+    if (g.cols.count < 1 || rows.count < 1)
         return;
     float ref = largest(a);
-    int h0 = tuifmt_window_start(nh, v->head, shown), l0 = tuifmt_window_start(nl, v->layer, rows);
+    int lw = g.label_w, cw = g.cell_w, h0 = g.cols.first, shown = g.cols.count;
     int mlp_x = 1 + lw + shown * cw, mw = width + 1 - mlp_x; /* the MLP column: what is left */
-    mw = mw > 7 ? 7 : mw;
+    mw = mw > MLP_W ? MLP_W : mw;
     char label[24];
     for (int hd = h0; hd < h0 + shown; hd++) {
         snprintf(label, sizeof label, cw >= 4 ? "H%d" : "%d", hd + 1);
         draw_text(scr, w, 2, 1 + lw + (hd - h0) * cw, cw - 1, label,
                   hd == v->head ? A_REVERSE : A_DIM);
     }
+    if (g.cols.before)
+        draw_scroll_mark(scr, w, 2, lw, '<');
+    if (g.cols.after)
+        draw_scroll_mark(scr, w, 2, mlp_x - 1, '>');
     draw_text(scr, w, 2, mlp_x, width + 1 - mlp_x, "MLP", A_DIM);
     draw_text(scr, w, 3, 1, lw - 1, "emb", A_DIM);
-    draw_cell(scr, w, 3, 1 + lw, cw, a->embedding, ref, false);
-    if (a->vectors != 0.0f && 1 + lw + 2 * cw + 8 <= width + 1) {
-        draw_text(scr, w, 3, 1 + lw + cw, 8, "vectors", A_DIM);
-        draw_cell(scr, w, 3, 1 + lw + cw + 8, cw, a->vectors, ref, false);
+    draw_cell(scr, w, 3, 1 + lw, MLP_W, a->embedding, ref, false);
+    if (a->vectors != 0.0f && 1 + lw + 2 * MLP_W + 8 <= width + 1) {
+        draw_text(scr, w, 3, 1 + lw + MLP_W, 8, "vectors", A_DIM);
+        draw_cell(scr, w, 3, 1 + lw + MLP_W + 8, MLP_W, a->vectors, ref, false);
     }
-    for (int l = l0; l < l0 + rows; l++) {
-        int y = 4 + l - l0;
+    for (int i = 0; i < rows.count; i++) {
+        int l = rows.first + i, y = 4 + i;
         snprintf(label, sizeof label, "L%d", l + 1);
         draw_text(scr, w, y, 1, lw - 1, label, l == v->layer ? A_REVERSE : A_DIM);
+        if (i == 0 && rows.before)
+            draw_scroll_mark(scr, w, y, lw, '^');
+        if (i == rows.count - 1 && rows.after)
+            draw_scroll_mark(scr, w, y, lw, 'v');
         for (int hd = h0; hd < h0 + shown; hd++)
             draw_cell(scr, w, y, 1 + lw + (hd - h0) * cw, cw,
                       a->head[(size_t)l * nh + hd], ref, source_head_out(src, l, hd));
         if (mw >= 2)
             draw_cell(scr, w, y, mlp_x, mw, a->mlp[l], ref, false);
     }
-    int y = 4 + rows;
+    int y = 4 + rows.count;
     if (h - y + 1 > list_min) {
         char line[160];
         snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, norm scale %.3g",

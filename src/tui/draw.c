@@ -120,6 +120,16 @@ void draw_text(const tui_screen *scr, WINDOW *w, int y, int x, int width, const 
     wattroff(w, a);
 }
 
+void draw_scroll_mark(const tui_screen *scr, WINDOW *w, int y, int x, char dir)
+{
+    const char *mark = dir == '^'   ? "\xe2\x96\xb2"  /* ▲ */
+                       : dir == 'v' ? "\xe2\x96\xbc"  /* ▼ */
+                       : dir == '<' ? "\xe2\x97\x80"  /* ◀ */
+                                    : "\xe2\x96\xb6"; /* ▶ */
+    char ascii[2] = {dir, '\0'};
+    draw_text(scr, w, y, x, 1, scr->utf8 ? mark : ascii, A_BOLD);
+}
+
 void draw_shade(const tui_screen *scr, WINDOW *w, int y, int x, int b)
 {
     if (b < 0)

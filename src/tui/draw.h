@@ -50,6 +50,9 @@ attr_t draw_attr(const tui_screen *scr, int pair, attr_t fallback);
 void draw_box(const tui_screen *scr, WINDOW *w, const char *title, bool focused);
 /* Writes s at (y, x), cut to width columns (with an ellipsis when cut). */
 void draw_text(const tui_screen *scr, WINDOW *w, int y, int x, int width, const char *s, attr_t a);
+/* Where a grid's rows or columns go on past what is shown: a scroll marker at (y, x)
+ * pointing up, down, left or right ('^', 'v', '<', '>': ▲ ▼ ◀ ▶ in UTF-8). */
+void draw_scroll_mark(const tui_screen *scr, WINDOW *w, int y, int x, char dir);
 /* One heatmap cell of bucket b (0..scr->n_shades-1). */
 void draw_shade(const tui_screen *scr, WINDOW *w, int y, int x, int b);
 /* The attribute that shades text in bucket b: the heatmap's colour as its background,

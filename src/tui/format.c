@@ -216,18 +216,86 @@ int tuifmt_shade(float w, float ref, int n_buckets, bool log_scale)
     return b;
 }
 
-int tuifmt_signed(float v, int width, char *out, size_t size)
+/* v with decimals decimals ("%+.2f" when sign), or without the 0 before the point when
+ * that is what makes it fit ("+.12"); its length when it fits width, else -1. */
+static int fixed_in(float v, int decimals, bool sign, int width, char *out, size_t size)
+{
+    int n = snprintf(out, size, sign ? "%+.*f" : "%.*f", decimals, v);
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    if (n <= width)
+        return n;
+    char *zero = out + (out[0] == '+' || out[0] == '-');
+    if (zero[0] == '0' && zero[1] == '.' && n - 1 <= width) {
+        memmove(zero, zero + 1, strlen(zero + 1) + 1);
+        return n - 1;
+    }
+    return -1;
+}
+
+int tuifmt_fixed(float v, int width, int decimals, bool sign, char *out, size_t size)
 {
     if (size > 0)
         out[0] = '\0';
     if (width < 1 || size < 2)
         return 0;
-    for (int decimals = 2; decimals >= 0; decimals--) {
-        int n = snprintf(out, size, "%+.*f", decimals, v);
-        if (n >= 0 && n <= width && (size_t)n < size)
+    for (int d = decimals; d >= 0; d--) {
+        int n = fixed_in(v, d, sign, width, out, size);
+        if (n >= 0)
             return n;
     }
+    if (!sign) /* a number too large for the room */
+        return snprintf(out, size, "*") > 0 ? 1 : 0;
     return snprintf(out, size, "%s", v > 0.0f ? "+" : v < 0.0f ? "-" : "0") > 0 ? 1 : 0;
+}
+
+int tuifmt_signed(float v, int width, char *out, size_t size)
+{
+    return tuifmt_fixed(v, width, 2, true, out, size);
+}
+
+int tuifmt_pick(const char *const *texts, int n, int width)
+{
+    for (int i = 0; i < n; i++)
+        if (textfmt_width(texts[i]) <= width)
+            return i;
+    return n - 1;
+}
+
+void tuifmt_span_compute(int n_items, int focus, int avail, tuifmt_span *s)
+{
+    memset(s, 0, sizeof *s);
+    if (n_items <= 0 || avail <= 0)
+        return;
+    focus = focus < 0 ? 0 : focus >= n_items ? n_items - 1 : focus;
+    s->count = avail < n_items ? avail : n_items;
+    s->first = focus >= s->count ? focus - s->count + 1 : 0;
+    s->before = s->first > 0;
+    s->after = s->first + s->count < n_items;
+}
+
+void tuifmt_grid_columns(const tuifmt_grid_want *want, int width, int n, int focus, tuifmt_grid *g)
+{
+    memset(g, 0, sizeof *g);
+    if (n <= 0)
+        return;
+    /* every column, the widest cells (up to cell_max) first, then the roomier label */
+    for (int lw = want->label_pref; lw >= want->label_min; lw--) {
+        int cw = (width - lw - want->reserve) / n;
+        cw = cw > want->cell_max ? want->cell_max : cw;
+        if (cw >= want->cell_min && cw > g->cell_w) {
+            g->label_w = lw;
+            g->cell_w = cw;
+        }
+    }
+    if (g->cell_w > 0) {
+        tuifmt_span_compute(n, focus, n, &g->cols);
+        return;
+    }
+    /* not all fit: as many cells of cell_min as do, around the focus */
+    g->label_w = want->label_min;
+    g->cell_w = want->cell_min;
+    tuifmt_span_compute(n, focus, (width - g->label_w - want->reserve) / g->cell_w, &g->cols);
 }
 
 void tuifmt_attribution_part(const attribution_part *p, char *out, size_t size)

@@ -73,10 +73,49 @@ void tuifmt_heat_window_compute(int n_pos, int focus, int rows_avail, int cols_a
  * possible, ends at the last item: used for lists that follow their newest entry. */
 int tuifmt_window_start(int n_items, int focus, int avail);
 
-/* A signed value in at most width columns, as precise as fits: "+2.31", "+2.3", "+2",
- * then its sign alone ("+", "-"; "0" for 0); "" when width < 1. Returns the columns
- * used. */
+/* A number in at most width columns, as precise as fits, from `decimals` decimals down
+ * ("2.31", "2.3", "2"), dropping the 0 before the point when that makes it fit
+ * ("0.93" -> ".93"); with sign always signed ("+2.31", "-.12"). When no digit fits: its
+ * sign alone ("+", "-"; "0" for 0), or "*" unsigned; "" when width < 1.
+ * Returns the columns used. */
+int tuifmt_fixed(float v, int width, int decimals, bool sign, char *out, size_t size);
+
+/* A signed value with up to 2 decimals: tuifmt_fixed(v, width, 2, true, ...), so
+ * "+2.31", "+2.3", "+.12", "-12", then its sign alone. */
 int tuifmt_signed(float v, int width, char *out, size_t size);
+
+/* The first of n texts (longest wording first) whose display width is at most width;
+ * the last when none fits (it is then cut). */
+int tuifmt_pick(const char *const *texts, int n, int width);
+
+/* Which of n_items consecutive items (a grid's rows or columns) are shown in avail
+ * slots: from the first, or so that focus is the last shown when it would not be
+ * visible; before / after say that items are hidden there (the view draws a scroll
+ * marker and the keys that move the focus scroll it). count 0 when nothing fits. */
+typedef struct {
+    int first, count;
+    bool before, after;
+} tuifmt_span;
+
+void tuifmt_span_compute(int n_items, int focus, int avail, tuifmt_span *s);
+
+/* The columns of a grid of n cells per row beside a row label (the layers x heads
+ * grid, the attribution view's heads), in width columns of which reserve are kept at
+ * the right (the MLP column). A label is label_min..label_pref columns, a cell
+ * cell_min..cell_max, each with its gap. */
+typedef struct {
+    int label_min, label_pref;
+    int cell_min, cell_max;
+    int reserve;
+} tuifmt_grid_want;
+
+typedef struct {
+    int label_w, cell_w; /* 0 when n is 0 */
+    tuifmt_span cols;    /* the cells shown: all of them when every one gets cell_min,
+                            else as many as fit around focus */
+} tuifmt_grid;
+
+void tuifmt_grid_columns(const tuifmt_grid_want *want, int width, int n, int focus, tuifmt_grid *g);
 
 /* One component of a direct logit attribution as the attribution view lists it, layers
  * and heads from 1: "L3 H7 +2.31", "L4 MLP -1.80", "embedding +0.52", "vectors +0.40". */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "format.h"
 #include "keys.h"
 
 /* Draws the lines of one column at x, width w. */
@@ -63,13 +64,19 @@ void help_draw(const tui_screen *scr, int *page)
         if (col < l->n_columns)
             draw_column(scr, win, l, col, 1 + c * colw, colw - 1);
     }
-    char footer[160];
-    if (l->n_pages > 1)
-        snprintf(footer, sizeof footer, "Page %d/%d: PgDn or Space next, PgUp back; any other key closes.",
-                 *page + 1, l->n_pages);
-    else
-        snprintf(footer, sizeof footer, "Any key closes this help. Mouse (--mouse): wheel, click.");
-    draw_text(scr, win, h - 2, 2, w - 4, footer, A_DIM);
+    char footer[3][160];
+    int p = *page + 1, n = l->n_pages;
+    if (n > 1) {
+        snprintf(footer[0], sizeof footer[0], "Page %d/%d: PgDn or Space next, PgUp back; any other key closes.", p, n);
+        snprintf(footer[1], sizeof footer[1], "Page %d/%d: Space next, PgUp back, other keys close", p, n);
+        snprintf(footer[2], sizeof footer[2], "%d/%d: Space next, PgUp back", p, n);
+    } else {
+        snprintf(footer[0], sizeof footer[0], "Any key closes this help. Mouse (--mouse): wheel, click.");
+        snprintf(footer[1], sizeof footer[1], "Any key closes this help.");
+        snprintf(footer[2], sizeof footer[2], "Any key closes.");
+    }
+    const char *texts[] = {footer[0], footer[1], footer[2]};
+    draw_text(scr, win, h - 2, 2, w - 4, texts[tuifmt_pick(texts, 3, w - 4)], A_DIM);
     wnoutrefresh(win);
     delwin(win);
 }

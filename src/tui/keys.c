@@ -17,6 +17,9 @@ enum { ESC = 27, DEL = 127 };
 static const char HELP_SEL[] = "move the selection";
 static const char HELP_SEL10[] = "move by 10";
 static const char HELP_SEL_ENDS[] = "first / follow newest";
+/* every view of attention_views.h, in its order (tests/test_tui_keys.c checks) */
+static const char HELP_VIEWS[] = "next / previous view: heatmap, lens, lens grid, heads, "
+                                 "layers x heads, attribution";
 
 static const key_binding table[] = {
     {.ctx = KEYS_ANYWHERE, .code = '\t', .action = ACT_FOCUS_NEXT, .name = "Tab",
@@ -72,6 +75,12 @@ static const key_binding table[] = {
      .name = "1-9", .help = "steer: empty line, replying"},
     {.ctx = KEYS_INPUT, .code = '0', .action = ACT_CHOOSE, .steers = true, .changes_chat = true, .name = "0",
      .help = "steer: empty line, replying"},
+    {.ctx = KEYS_INPUT, KEYCODE(KEY_BACKSPACE), .action = ACT_TAKE_BACK, .steers = true, .changes_chat = true,
+     .paused_only = true, .name = "Backspace", .help = "steer: empty line, paused"},
+    {.ctx = KEYS_INPUT, .code = DEL, .action = ACT_TAKE_BACK, .steers = true, .changes_chat = true,
+     .paused_only = true, .name = "Backspace", .help = "steer: empty line, paused"},
+    {.ctx = KEYS_INPUT, .code = CTRL('h'), .action = ACT_TAKE_BACK, .steers = true, .changes_chat = true,
+     .paused_only = true, .name = "Backspace", .help = "steer: empty line, paused"},
 
     {.ctx = KEYS_PANES, .code = 'q', .action = ACT_QUIT, .name = "q", .help = "quit (y/n if replying)"},
     {.ctx = KEYS_PANES, .code = '?', .action = ACT_HELP, .name = "?", .help = "this help"},
@@ -131,10 +140,8 @@ static const key_binding table[] = {
     {.ctx = KEYS_ATTN, .code = 'l', .action = ACT_LOG_SCALE, .name = "l", .help = "log scale"},
     {.ctx = KEYS_ATTN, .code = 'b', .action = ACT_MASK_BOS, .name = "b", .help = "mask BOS sink column"},
     {.ctx = KEYS_ATTN, .code = 'c', .action = ACT_CAPTURE, .name = "c", .help = "attention capture on/off"},
-    {.ctx = KEYS_ATTN, .code = 'v', .action = ACT_VIEW_NEXT, .name = "v",
-     .help = "view: heat/lens/heads/attrib"},
-    {.ctx = KEYS_ATTN, .code = 'V', .action = ACT_VIEW_PREV, .name = "V",
-     .help = "view: heat/lens/heads/attrib"},
+    {.ctx = KEYS_ATTN, .code = 'v', .action = ACT_VIEW_NEXT, .name = "v", .help = HELP_VIEWS},
+    {.ctx = KEYS_ATTN, .code = 'V', .action = ACT_VIEW_PREV, .name = "V", .help = HELP_VIEWS},
     {.ctx = KEYS_ATTN, .code = 'e', .action = ACT_HEAD_METRIC, .name = "e",
      .help = "heads: entropy / BOS weight"},
     {.ctx = KEYS_ATTN, .code = '\r', .action = ACT_OPEN_HEAD, .name = "Enter",
@@ -216,40 +223,61 @@ static bool same_line(const key_binding *a, const key_binding *b)
     return a->ctx == b->ctx && !strcmp(a->help, b->help);
 }
 
-/* Appends a line; the layout has room for KEYS_HELP_LINES_MAX. */
-static void add_line(keys_help_layout *l, const char *heading, const char *keys, const char *help, size_t n)
+/* Appends a line (cont: it goes on with the entry above it); the layout has room for
+ * KEYS_HELP_LINES_MAX. */
+static void add_line(keys_help_layout *l, const char *heading, const char *keys, size_t keys_n,
+                     const char *help, size_t n, bool cont)
 {
     if (l->n_lines >= KEYS_HELP_LINES_MAX)
         return;
     keys_help_line *ln = &l->lines[l->n_lines++];
     ln->heading = heading;
-    snprintf(ln->keys, sizeof ln->keys, "%s", keys ? keys : "");
+    ln->cont = cont;
+    if (keys_n >= sizeof ln->keys)
+        keys_n = sizeof ln->keys - 1;
+    memcpy(ln->keys, keys ? keys : "", keys ? keys_n : 0);
+    ln->keys[keys ? keys_n : 0] = '\0';
     if (n >= sizeof ln->help)
         n = sizeof ln->help - 1;
     memcpy(ln->help, help ? help : "", help ? n : 0);
     ln->help[help ? n : 0] = '\0';
 }
 
-/* Adds help after keys, wrapped at blanks to lines of at most width (the table's texts
- * are ASCII); a word longer than width is cut. */
-static void add_wrapped(keys_help_layout *l, const char *keys, const char *help, int width)
+/* The bytes of s[0..len) that make its next line of at most width (ASCII, broken at
+ * the last blank that fits; a word longer than width is cut). */
+static size_t line_part(const char *s, size_t len, int width)
 {
-    size_t len = strlen(help), w = width > 1 ? (size_t)width : 1;
-    do {
-        size_t n = len;
-        if (n > w) {
+    size_t n = len, w = width > 1 ? (size_t)width : 1;
+    if (n > w) {
+        n = w;
+        while (n > 0 && s[n] != ' ')
+            n--;
+        if (n == 0)
             n = w;
-            while (n > 0 && help[n] != ' ')
-                n--;
-            if (n == 0)
-                n = w;
-        }
-        add_line(l, NULL, keys, help, n);
+    }
+    return n;
+}
+
+/* Adds text wrapped at blanks to lines of at most width: as keys lines (help NULL:
+ * keys whose text starts on the next line), or as the text after keys, which the
+ * first line shows (cont: that first line goes on with the entry above it). */
+static void add_wrapped(keys_help_layout *l, const char *keys, const char *help, int width, bool cont)
+{
+    bool as_keys = help == NULL;
+    const char *s = as_keys ? keys : help;
+    size_t len = strlen(s);
+    do {
+        size_t n = line_part(s, len, width);
+        if (as_keys)
+            add_line(l, NULL, s, n, NULL, 0, cont);
+        else
+            add_line(l, NULL, keys, strlen(keys), s, n, cont);
         keys = "";
-        help += n;
+        cont = true;
+        s += n;
         len -= n;
-        while (*help == ' ') {
-            help++;
+        while (*s == ' ') {
+            s++;
             len--;
         }
     } while (len > 0);
@@ -265,7 +293,7 @@ static void compose(keys_help_layout *l, int key_width, int text_width)
     for (int i = 0; i < N_TABLE;) {
         if (table[i].ctx != ctx) {
             ctx = table[i].ctx;
-            add_line(l, contexts[ctx].title, NULL, NULL, 0);
+            add_line(l, contexts[ctx].title, NULL, 0, NULL, 0, false);
         }
         char keys[sizeof l->lines[0].keys] = "";
         int j = i;
@@ -275,20 +303,21 @@ static void compose(keys_help_layout *l, int key_width, int text_width)
             size_t n = strlen(keys);
             snprintf(keys + n, sizeof keys - n, "%s%s", n ? " " : "", table[j].name);
         }
-        if ((int)strlen(keys) > key_width) {
-            add_line(l, NULL, keys, NULL, 0);
-            add_wrapped(l, "", table[i].help, text_width);
+        if ((int)strlen(keys) > key_width) { /* the keys on lines of their own */
+            add_wrapped(l, keys, NULL, key_width + 1 + text_width, false); /* the column */
+            add_wrapped(l, "", table[i].help, text_width, true);
         } else {
-            add_wrapped(l, keys, table[i].help, text_width);
+            add_wrapped(l, keys, table[i].help, text_width, false);
         }
         i = j;
     }
 }
 
 /* Splits the lines into columns of at most height lines. A column that starts inside a
- * context repeats its heading on its first line; a heading never ends a column and a
- * text line never starts one away from its keys. Returns the number of columns (at
- * most KEYS_HELP_COLS_MAX; 0 when height is too small to hold anything). */
+ * context repeats its heading on its first line; a heading never ends a column and an
+ * entry (its keys and its text's lines) is never split unless it is taller than a
+ * column. Returns the number of columns (at most KEYS_HELP_COLS_MAX; 0 when height is
+ * too small to hold anything). */
 static int split_columns(keys_help_layout *l, int height)
 {
     if (height < 3)
@@ -300,12 +329,12 @@ static int split_columns(keys_help_layout *l, int height)
         int room = repeat ? height - 1 : height;
         int end = start + room < l->n_lines ? start + room : l->n_lines;
         if (end < l->n_lines) {
-            if (l->lines[end - 1].heading)
-                end--; /* move a column's last heading to the next column */
-            else if (!l->lines[end].heading && !l->lines[end].keys[0])
-                end--; /* keep a text line with its keys */
-            if (end <= start)
-                end = start + room;
+            int whole = end;
+            while (whole > start && l->lines[whole].cont)
+                whole--; /* the entry that would be split goes to the next column */
+            if (whole > start && l->lines[whole - 1].heading)
+                whole--; /* and so does a heading it would leave at the bottom */
+            end = whole > start ? whole : end;
         }
         l->col_heading[n] = repeat ? heading : NULL;
         l->col_start[n++] = start;

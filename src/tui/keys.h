@@ -78,6 +78,9 @@ typedef struct {
                           an empty line while a reply runs, and is typed otherwise */
     bool changes_chat; /* changes the chat's turns or branches: the chat is autosaved once
                           idle (implies steers) */
+    bool paused_only;  /* on the input line it steers only a paused reply (Backspace: held
+                          down to empty the line, it must not eat a running reply), and
+                          says why not on an empty line otherwise */
     const char *name;  /* the key as the man page's KEYS section names it */
     const char *help;  /* the overlay's text; consecutive rows with the same text share
                           one overlay line ("Esc Ctrl-C  stop the reply") */
@@ -102,7 +105,10 @@ typedef struct {
     char keys[64];       /* the keys column: "Esc Ctrl-C"; "" on a text's second line */
     char help[64];       /* the text, or the part of it that fits a line (longer texts go
                             on over the next lines, keys ""); "" on a heading or a
-                            keys-only line */
+                            keys-only line (keys too long for the keys column: they may
+                            take several such lines, then the text follows) */
+    bool cont;           /* goes on with the entry of the line above: never starts a
+                            column unless the entry is taller than one */
 } keys_help_line;
 
 typedef struct {

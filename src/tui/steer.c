@@ -83,6 +83,11 @@ void steer_rewind_to_selection(tui *t)
     /* the newest position of a reply that ended is its closing token: r reopens the
      * reply there, the closing token undone, for another choice */
     int limit = chat_reply_limit(t->c);
+    if (sel + 1 >= limit && chat_replying(t->c)) {
+        tui_say(t, "r rewinds the reply to the selected position: it is the newest already "
+                   "(Left selects an earlier one)");
+        return;
+    }
     rewind_to(t, sel + 1 > limit ? limit : sel + 1);
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "settings.h"
+#include "textfmt.h"
 #include "format.h"
 
 struct tokens_pane {
@@ -44,47 +45,82 @@ void tokens_set_choosing(tokens_pane *tp, bool choosing)
     tp->choosing = choosing;
 }
 
+/* The first of n wordings (the fullest first) that fits width, at (y, 1); the last is
+ * cut when none fits. */
+static void draw_wording(const tui_screen *scr, WINDOW *w, int y, int width, const char *const *texts,
+                         int n, attr_t a)
+{
+    draw_text(scr, w, y, 1, width, texts[tuifmt_pick(texts, n, width)], a);
+}
+
+enum { WORDINGS = 4, LINE_MAX = 512 };
+typedef char wording[WORDINGS][LINE_MAX];
+
+/* draw_wording over the n first of words. */
+static void draw_words(const tui_screen *scr, WINDOW *w, int y, int width, wording words, int n, attr_t a)
+{
+    const char *texts[WORDINGS];
+    for (int i = 0; i < n; i++)
+        texts[i] = words[i];
+    draw_wording(scr, w, y, width, texts, n, a);
+}
+
 /* The sampler's decision for r->next, in SAMPLER_LINES lines from y. */
 enum { SAMPLER_LINES = 3 };
 
 static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width,
                          const step_record *r)
 {
-    char line[256], k[24], p[24], mp[24], pr[16], samp[96];
+    char k[24], p[24], mp[24], pr[16], samp[96] = "";
+    wording words;
     if (r->next < 0) { /* the settings the next decision will use (/set changes them) */
         const sampler_config *next = source_sampler(tp->src);
-        if (next)
-            settings_format_short(next, samp, sizeof samp);
-        snprintf(line, sizeof line, next ? "sampler: waiting for the next token (%s)"
-                                         : "sampler: nothing followed", samp);
-        draw_text(scr, w, y, 1, width, line, A_DIM);
+        if (!next) {
+            draw_text(scr, w, y, 1, width, "sampler: nothing followed", A_DIM);
+            return;
+        }
+        settings_format_short(next, samp, sizeof samp);
+        snprintf(words[0], LINE_MAX, "sampler: waiting for the next token (%s)", samp);
+        snprintf(words[1], LINE_MAX, "sampler: waiting (%s)", samp);
+        snprintf(words[2], LINE_MAX, "sampler: %s", samp);
+        draw_words(scr, w, y, width, words, 3, A_DIM);
         return;
     }
     if (!r->sampled) {
         const step_record *nx = source_record(tp->src, r->pos + 1);
         bool forced = nx && nx->phase == STEP_FORCED;
-        draw_text(scr, w, y, 1, width,
-                  forced ? "sampler: the next token was forced" : "sampler: the next token came from the prompt",
-                  A_DIM);
+        const char *said[] = {
+            forced ? "sampler: the next token was forced" : "sampler: the next token came from the prompt",
+            forced ? "sampler: next token forced" : "sampler: next token from the prompt",
+            forced ? "next token forced" : "next token from the prompt"};
+        draw_wording(scr, w, y, width, said, 3, A_DIM);
         return;
     }
     const sampler_record *s = &r->sampler;
     const sampler_config *c = &s->config;
     settings_format_short(c, samp, sizeof samp);
-    snprintf(line, sizeof line, "sampler: %s, rep-penalized %d", samp, s->n_penalized);
-    draw_text(scr, w, y, 1, width, line, A_NORMAL);
-    if (c->top_k > 0) snprintf(k, sizeof k, "top-k %d", s->kept_top_k); else snprintf(k, sizeof k, "top-k off");
-    if (c->top_p < 1.0f) snprintf(p, sizeof p, "top-p %d", s->kept_top_p); else snprintf(p, sizeof p, "top-p off");
-    if (c->min_p > 0.0f) snprintf(mp, sizeof mp, "min-p %d", s->kept_min_p); else snprintf(mp, sizeof mp, "min-p off");
-    snprintf(line, sizeof line, "kept: %s, %s, %s", k, p, mp);
-    draw_text(scr, w, y + 1, 1, width, line, A_NORMAL);
+    snprintf(words[0], LINE_MAX, "sampler: %s, rep-penalized %d", samp, s->n_penalized);
+    snprintf(words[1], LINE_MAX, "sampler: %s, rep-pen. %d", samp, s->n_penalized);
+    snprintf(words[2], LINE_MAX, "sampler: %s", samp);
+    draw_words(scr, w, y, width, words, 3, A_NORMAL);
+    if (c->top_k > 0) snprintf(k, sizeof k, "%d", s->kept_top_k); else snprintf(k, sizeof k, "off");
+    if (c->top_p < 1.0f) snprintf(p, sizeof p, "%d", s->kept_top_p); else snprintf(p, sizeof p, "off");
+    if (c->min_p > 0.0f) snprintf(mp, sizeof mp, "%d", s->kept_min_p); else snprintf(mp, sizeof mp, "off");
+    snprintf(words[0], LINE_MAX, "kept: top-k %s, top-p %s, min-p %s", k, p, mp);
+    snprintf(words[1], LINE_MAX, "kept: k %s, p %s, min-p %s", k, p, mp);
+    draw_words(scr, w, y + 1, width, words, 2, A_NORMAL);
     tuifmt_prob(s->chosen_prob, pr, sizeof pr);
-    if (s->greedy)
-        snprintf(line, sizeof line, "greedy: chose rank %d", s->chosen_rank);
-    else
-        snprintf(line, sizeof line, "draw %.4f chose rank %d (p %s after the sampler)", s->draw,
-                 s->chosen_rank, pr);
-    draw_text(scr, w, y + 2, 1, width, line, A_NORMAL);
+    if (s->greedy) {
+        snprintf(words[0], LINE_MAX, "greedy: chose rank %d", s->chosen_rank);
+        draw_words(scr, w, y + 2, width, words, 1, A_NORMAL);
+        return;
+    }
+    snprintf(words[0], LINE_MAX, "draw %.4f chose rank %d (p %s after the sampler)", s->draw,
+             s->chosen_rank, pr);
+    snprintf(words[1], LINE_MAX, "draw %.4f chose rank %d (%s after sampler)", s->draw, s->chosen_rank, pr);
+    snprintf(words[2], LINE_MAX, "draw %.4f chose rank %d (p %s)", s->draw, s->chosen_rank, pr);
+    snprintf(words[3], LINE_MAX, "draw %.4f: rank %d", s->draw, s->chosen_rank);
+    draw_words(scr, w, y + 2, width, words, 4, A_NORMAL);
 }
 
 /* With heads knocked out, what they change at r's position (WHATIF_LINES lines from
@@ -127,13 +163,17 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
     if (h < 2)
         return 2;
     const step_record *prev = pos > 0 ? source_record(tp->src, pos - 1) : NULL;
-    if (prev && prev->next == r->token) {
-        tuifmt_prob(prev->next_prob, p, sizeof p);
-        snprintf(line, sizeof line, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
-    } else {
-        snprintf(line, sizeof line, "first position: no prediction");
+    if (!prev || prev->next != r->token) {
+        draw_text(scr, w, 2, 1, width, "first position: no prediction", A_NORMAL);
+        return 3;
     }
-    draw_text(scr, w, 2, 1, width, line, A_NORMAL);
+    wording words;
+    tuifmt_prob(prev->next_prob, p, sizeof p);
+    snprintf(words[0], LINE_MAX, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
+    snprintf(words[1], LINE_MAX, "model gave it %s (rank %d) before sampling", p, prev->next_rank);
+    snprintf(words[2], LINE_MAX, "model gave it %s (rank %d)", p, prev->next_rank);
+    snprintf(words[3], LINE_MAX, "model: %s, rank %d", p, prev->next_rank);
+    draw_words(scr, w, 2, width, words, 4, A_NORMAL);
     return 3;
 }
 
@@ -169,20 +209,27 @@ static rows_plan plan_rows(const tokens_pane *tp, const step_record *r, bool wha
 static void draw_heading(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width, int pos,
                          const step_record *r, const rows_plan *pl)
 {
-    char top[48], piece[128], line[512];
-    if (pl->n < pl->wanted)
-        snprintf(top, sizeof top, "top %d of %d (no room)", pl->n, pl->wanted);
-    else
-        snprintf(top, sizeof top, "top %d", pl->n);
+    char top[48], short_top[48], piece[128];
+    wording words;
+    bool cut = pl->n < pl->wanted;
+    snprintf(top, sizeof top, cut ? "top %d of %d (no room)" : "top %d", pl->n, pl->wanted);
+    snprintf(short_top, sizeof short_top, cut ? "top %d/%d" : "top %d", pl->n, pl->wanted);
+    const char *digit = tp->choosing ? " (a digit chooses)" : "";
     if (r->next >= 0) {
         source_token(tp->src, r->next, piece, sizeof piece);
-        snprintf(line, sizeof line, "next (pos %d): %s  %s:", pos + 1, piece, top);
+        snprintf(words[0], LINE_MAX, "next (pos %d): %s  %s:", pos + 1, piece, top);
+        snprintf(words[1], LINE_MAX, "next (pos %d): %s  %s:", pos + 1, piece, short_top);
+        snprintf(words[2], LINE_MAX, "next: %s  %s:", piece, short_top);
     } else {
-        snprintf(line, sizeof line, "predicting pos %d, %s%s:", pos + 1, top,
-                 tp->choosing ? " (a digit chooses)" : "");
+        snprintf(words[0], LINE_MAX, "predicting pos %d, %s%s:", pos + 1, top, digit);
+        snprintf(words[1], LINE_MAX, "predicting pos %d, %s%s:", pos + 1, short_top, digit);
+        snprintf(words[2], LINE_MAX, "pos %d, %s%s:", pos + 1, short_top, tp->choosing ? ", digit picks" : "");
     }
-    draw_text(scr, w, y, 1, width, line, A_UNDERLINE);
-    if (r->sampled && width >= 40 && (int)strlen(line) + 8 <= width)
+    snprintf(words[3], LINE_MAX, "%s:", short_top);
+    const char *texts[WORDINGS] = {words[0], words[1], words[2], words[3]};
+    int i = tuifmt_pick(texts, WORDINGS, width);
+    draw_text(scr, w, y, 1, width, texts[i], A_UNDERLINE);
+    if (r->sampled && width >= 40 && textfmt_width(texts[i]) + 8 <= width)
         draw_text(scr, w, y, 1 + width - 6, 6, " final", A_UNDERLINE); /* the last column */
 }
 

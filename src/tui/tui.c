@@ -391,6 +391,33 @@ void tui_toggle_pause(tui *t)
 
 static void submit(tui *t, const char *line, bool start_paused);
 
+/* A line sent while a reply runs: after the lines queued before it. */
+static void queue_line(tui *t, const char *line, bool start_paused)
+{
+    void *grown = realloc(t->pending, sizeof *t->pending * (size_t)(t->n_pending + 1));
+    char *copy = strdup(line);
+    if (!grown || !copy)
+        tui_die("out of memory");
+    t->pending = grown;
+    t->pending[t->n_pending].line = copy;
+    t->pending[t->n_pending++].paused = start_paused;
+    if (t->n_pending == 1)
+        tui_notice(t, "[queued: sent when this reply ends; Esc stops it now]");
+    else
+        tui_notice(t, "[queued: %d lines wait, each sent when the reply before it ends]", t->n_pending);
+}
+
+/* The oldest queued line, sent now (the reply before it has ended). */
+static void send_queued(tui *t)
+{
+    char *line = t->pending[0].line;
+    bool paused = t->pending[0].paused;
+    t->n_pending--;
+    memmove(t->pending, t->pending + 1, sizeof *t->pending * (size_t)t->n_pending);
+    begin_turn(t, line, paused);
+    free(line);
+}
+
 /* ---- what the slash commands (command.c, shared with the REPL) are given ---- */
 
 static void host_say(command_host *h, const char *text)
@@ -476,10 +503,7 @@ static void submit(tui *t, const char *line, bool start_paused)
         return;
     }
     if (tui_replying(t)) {
-        free(t->pending);
-        t->pending = strdup(line);
-        t->pending_paused = start_paused;
-        tui_notice(t, "[queued: sent when this reply ends; Esc stops it now]");
+        queue_line(t, line, start_paused);
         return;
     }
     begin_turn(t, line, start_paused);
@@ -734,7 +758,10 @@ static void open_screen(tui *t)
     draw_frame(t);
 }
 
-/* Handles the keys waiting, after waiting up to wait ms for the first. */
+/* Handles the keys waiting, after waiting up to wait ms for the first. A key that
+ * leaves work for the loop (n: a token) ends the reading: the keys after it stay in
+ * the terminal's queue until the loop has done it, so that every key acts once and in
+ * the order typed. */
 static void read_keys(tui *t, int wait)
 {
     WINDOW *kw = key_window(t);
@@ -743,7 +770,7 @@ static void read_keys(tui *t, int wait)
     int r = wget_wch(kw, &wc);
     while (r != ERR) {
         tui_handle_key(t, r == KEY_CODE_YES, (int)wc);
-        if (t->quit)
+        if (t->quit || t->step_once)
             break;
         kw = key_window(t);
         wtimeout(kw, 0);
@@ -772,17 +799,14 @@ static void main_loop(tui *t)
         /* slow motion: keys and resizes are handled while waiting, but do not hurry
          * the next token; a single step (n) is never delayed */
         bool step_due = t->step_once || t0 >= next_step;
-        t->step_once = false;
         if (busy && step_due) {
+            t->step_once = false;
             generate_one(t);
             t->stat_tokens++;
             t->stat_step_ms += clock_ms() - t0;
             next_step = clock_ms() + t->live.slow_motion_ms;
-        } else if (t->pending && !tui_replying(t)) {
-            char *line = t->pending;
-            t->pending = NULL;
-            begin_turn(t, line, t->pending_paused);
-            free(line);
+        } else if (t->n_pending > 0 && !tui_replying(t)) {
+            send_queued(t);
             continue;
         }
         double now = clock_ms();
@@ -849,6 +873,8 @@ static int finish(tui *t)
         chat_stop(t->c, &err);
     }
     autosave_free(&t->save);
+    for (int i = 0; i < t->n_pending; i++)
+        free(t->pending[i].line);
     free(t->pending);
     close_panes(t);
     teardown_core(t);

@@ -66,10 +66,16 @@ typedef struct tui {
 
     /* run state */
     status_view run;        /* idle/generating/stopped, paused, the quit question, last rate */
-    bool step_once;         /* a paused reply advances one token */
+    bool step_once;         /* n: a paused reply advances one token; the keys typed after
+                               it wait until that token is taken (read_keys), so each n
+                               is one token, in order, however fast they come */
     bool quit;
-    char *pending;          /* a line sent while a reply runs, sent when it ends ... */
-    bool pending_paused;    /* ... with its reply paused (/step) */
+    struct {
+        char *line;         /* owned */
+        bool paused;        /* its reply starts paused (/step) */
+    } *pending;             /* (n_pending) lines sent while a reply runs, oldest first:
+                               each is sent in turn when the reply before it ends */
+    int n_pending;
     double reply_t0;        /* monotonic ms at the reply's first token */
     long long reply_tokens;
     live_settings live;     /* the sampler's settings, the step limit (0: until EOS) and
