@@ -173,12 +173,23 @@ stop_fifo() {
     [ "$rc" -ne 137 ] || fail "llmchat hung (killed after ${LLMCHAT_TEST_TIMEOUT}s)"
 }
 
+# wait_saved N: until the newest autosave holds N turns, so the turn is over and its
+# save written (at most 60 s).
+wait_saved() {
+    n=0
+    until f=$(newest_chat) && [ -n "$f" ] && [ "$(json_get "$f" 'len(d["turns"])')" = "$1" ]; do
+        n=$((n + 1))
+        [ $n -lt 600 ] || fail "no autosave of $1 turn(s) after 60 s"
+        sleep 0.1
+    done
+}
+
 for sig in TERM HUP; do
     rm -rf "$STATE"
     start_fifo
     printf '%s\n' "$m1" >&3
     wait_lines 1
-    sleep 0.2
+    wait_saved 1
     kill -s "$sig" "$pid"
     stop_fifo
     case $sig in TERM) want=143 ;; HUP) want=129 ;; esac
