@@ -485,6 +485,24 @@ static void same_context(const chat *c1, const engine *e1, const chat *c2, const
     }
 }
 
+/* Frees two chats and their engines. */
+static void free_both(chat *c1, engine *e1, chat *c2, engine *e2)
+{
+    chat_free(c1);
+    chat_free(c2);
+    engine_free(e1);
+    engine_free(e2);
+}
+
+/* The live chat c1 and the loaded c2 go on alike: the same greedy reply to user, the
+ * same context after it. Frees both and their engines. */
+static void go_on_alike(chat *c1, engine *e1, chat *c2, engine *e2, const char *user)
+{
+    ck_assert_str_eq(next_reply(c1, user), next_reply(c2, user));
+    same_context(c1, e1, c2, e2);
+    free_both(c1, e1, c2, e2);
+}
+
 /* A reply that ended with <|im_start|> (forced here; a model may write it), a stop
  * token that is not the template's end token <|im_end|>, keeps it when saved and
  * loaded: the loaded context is the live one token for token, and the next greedy reply
@@ -519,12 +537,7 @@ START_TEST(test_stop_marker_comes_back)
     ck_assert_int_eq(cf.turns[0].n_reply_tokens, 2);
     ck_assert_int_eq(cf.turns[1].end_token, engine_tokens(e1)[engine_pos(e1) - 1]);
     chatfile_clear(&cf);
-    ck_assert_str_eq(next_reply(c1, "Tell me more."), next_reply(c2, "Tell me more."));
-    same_context(c1, e1, c2, e2);
-    chat_free(c1);
-    chat_free(c2);
-    engine_free(e1);
-    engine_free(e2);
+    go_on_alike(c1, e1, c2, e2, "Tell me more.");
 }
 END_TEST
 
@@ -550,12 +563,7 @@ START_TEST(test_full_context_reply_comes_back_open_ended)
     chat *c2 = through_file(c1, CTX, &e2);
     ck_assert_ptr_null(chat_take_notice(c2)); /* it fits as it was */
     same_context(c1, e1, c2, e2);
-    ck_assert_str_eq(next_reply(c1, "More."), next_reply(c2, "More."));
-    same_context(c1, e1, c2, e2);
-    chat_free(c1);
-    chat_free(c2);
-    engine_free(e1);
-    engine_free(e2);
+    go_on_alike(c1, e1, c2, e2, "More.");
 }
 END_TEST
 
@@ -582,10 +590,7 @@ START_TEST(test_bos_in_saved_reply)
                      sizeof(int) * (size_t)cf.turns[0].n_reply_tokens);
     ck_assert_int_eq(engine_tokens(e2)[t->end - 1], cf.turns[0].end_token);
     chatfile_clear(&cf);
-    chat_free(c1);
-    chat_free(c2);
-    engine_free(e1);
-    engine_free(e2);
+    free_both(c1, e1, c2, e2);
 }
 END_TEST
 
@@ -627,10 +632,7 @@ START_TEST(test_older_file_and_other_vocabulary)
     ck_assert_int_eq(r->end - r->reply_start, n + 1);
     ck_assert_int_eq(engine_tokens(e2)[r->end - 1], IM_END);
     chatfile_clear(&cf);
-    chat_free(c1);
-    chat_free(c2);
-    engine_free(e1);
-    engine_free(e2);
+    free_both(c1, e1, c2, e2);
 }
 END_TEST
 
