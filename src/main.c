@@ -129,13 +129,25 @@ static void describe_memory(const model *m)
                 "file is %.1f MB)\n", rss * 1024 / 1e6, hwm * 1024 / 1e6, m->file_bytes / 1e6);
 }
 
+/* Sets *field to a copy of s that o owns; false, saying so, when memory runs out. */
+static bool set_owned(app_options *o, const char **field, const char *s)
+{
+    const char *copy = options_keep(o, strdup(s));
+    if (!copy) {
+        fprintf(stderr, "llmchat: out of memory\n");
+        return false;
+    }
+    *field = copy;
+    return true;
+}
+
 /* --resume: finds the newest saved chat and takes from it what the command line did
  * not give: the model (unless MODEL was named), the tokenizer (unless -z), the context
  * (unless -c), the step limit (unless -n), and the sampler settings. The front end
- * then reads the dialog from o->resume_path. */
+ * then reads the dialog from o->resume_path. The paths are o's (options_keep). */
 static int prepare_resume(app_options *o)
 {
-    static char path[4096], model_path[4096], tok_path[4096];
+    char path[4096];
     if (o->mode != MODE_AUTO && o->mode != MODE_CHAT && o->mode != MODE_TUI) {
         fprintf(stderr, "llmchat: --resume works in the chat and tui modes\n");
         return 2;
@@ -152,16 +164,15 @@ static int prepare_resume(app_options *o)
         fprintf(stderr, "llmchat: --resume: %s\n", err.text);
         return 1;
     }
-    o->resume_path = path;
-    if (o->model_source != MODEL_FROM_ARGUMENT && cf.model) {
-        snprintf(model_path, sizeof model_path, "%s", cf.model);
-        o->model_path = model_path;
+    bool resumed_model = o->model_source != MODEL_FROM_ARGUMENT && cf.model;
+    if (!set_owned(o, &o->resume_path, path) ||
+        (resumed_model && !set_owned(o, &o->model_path, cf.model)) ||
+        (!o->tokenizer_path && cf.tokenizer && !set_owned(o, &o->tokenizer_path, cf.tokenizer))) {
+        chatfile_clear(&cf);
+        return 1;
+    }
+    if (resumed_model)
         o->model_source = MODEL_FROM_RESUMED;
-    }
-    if (!o->tokenizer_path && cf.tokenizer) {
-        snprintf(tok_path, sizeof tok_path, "%s", cf.tokenizer);
-        o->tokenizer_path = tok_path;
-    }
     if (o->ctx == 0 && cf.ctx > 0)
         o->ctx = cf.ctx;
     if (o->steps < 0 && cf.steps > 0)
@@ -224,10 +235,13 @@ static void choose_threads(const app_options *o, char *said, size_t size)
  * case: the tokenizer ran and *rc is its status. */
 static bool tokenize_alone(app_options *o, int *rc)
 {
-    static char bundled_tok[4200];
     if (o->mode == MODE_TOKENIZE && !o->tokenizer_path && o->model_source == MODEL_FROM_NONE) {
+        char bundled_tok[4200];
         snprintf(bundled_tok, sizeof bundled_tok, "%s/models/%s", discover_data_dir(), DISCOVER_BUNDLED_TOKENIZER);
-        o->tokenizer_path = bundled_tok;
+        if (!set_owned(o, &o->tokenizer_path, bundled_tok)) {
+            *rc = 1;
+            return true;
+        }
     }
     if (o->mode != MODE_TOKENIZE || !o->tokenizer_path || o->model_source == MODEL_FROM_ARGUMENT)
         return false;
@@ -316,9 +330,11 @@ static int load(app_options *o, loaded *l, char *tnote, size_t tnote_size)
         return rc;
     if (o->mode == MODE_REPLAY && (rc = cli_replay_open(o, &l->replay)) != 0)
         return rc;
-    static char found[4200]; /* o->model_path may point here */
+    char found[4200];
     if ((rc = discover_model(o, found, sizeof found)) != 0)
         return rc;
+    if (o->model_path == found && !set_owned(o, &o->model_path, found)) /* o outlives found */
+        return 1;
     if ((rc = open_model(o, &l->m)) != 0 || (rc = open_tokenizer(o, l->m, &l->tok)) != 0 ||
         (rc = choose_template(o, l->m, l->tok, &l->tmpl, tnote, tnote_size)) != 0)
         return rc;
@@ -331,7 +347,7 @@ static int load(app_options *o, loaded *l, char *tnote, size_t tnote_size)
 static int run(app_options *o)
 {
     kernels_init(o->isa);
-    static char threads_said[160];
+    char threads_said[160];
     choose_threads(o, threads_said, sizeof threads_said);
     int rc;
     if (tokenize_alone(o, &rc))

@@ -126,6 +126,14 @@ convert --type q4 "$T/a/stories260K.bin" "$T/x.gguf" </dev/null
 assert_status 2
 convert "$T/a/stories260K.bin" </dev/null
 assert_status 2
+assert_file_contains "one operand: OUT is named missing" "$T/err" "missing operand OUT"
+assert_file_contains "a usage error shows the synopsis" "$T/err" "usage: llmchat-convert [OPTIONS] IN OUT"
+convert </dev/null
+assert_status 2
+assert_file_contains "no operands: both are named missing" "$T/err" "missing operands IN and OUT"
+convert "$T/a/stories260K.bin" "$T/x.gguf" "$T/y.gguf" </dev/null
+assert_status 2
+assert_file_contains "an extra operand is named" "$T/err" "not also $T/y.gguf"
 convert --template llama2 "$T/a/stories260K.bin" "$T/x.bin" </dev/null
 assert_status 2
 convert "$T/missing.bin" "$T/x.gguf" </dev/null

@@ -88,6 +88,12 @@ for name in tinyllama-chat llama2-7b-chat stories260K tok512 tokenizer stories15
 done
 grep -q '^stories260K  *yes' "$T/out" || fail "--list does not say that $T/m has stories260K"
 grep -q '^stories15M  *no' "$T/out" || fail "--list does not say that $T/m lacks stories15M"
+# the columns line up: every row's yes or no sits under the heading's DIR, whatever the
+# length of its name (llama3.2-1b-instruct, smollm2-360m-instruct)
+misaligned=$(awk 'NR == 1 { at = index($0, " DIR ") + 1; next }
+                  /^\(DIR/ { next }
+                  { s = substr($0, at, 4); if ((s != "yes " && s != "no  ") || substr($0, at - 1, 1) != " ") print }' "$T/out")
+[ -z "$misaligned" ] || fail "--list rows out of line with the DIR column: $misaligned"
 # the real chat models: GGUF Q8_0 files from their usual repositories
 for pair in "tinyllama-chat TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF/resolve/main/tinyllama-1.1b-chat-v1.0.Q8_0.gguf" \
             "llama2-7b-chat TheBloke/Llama-2-7B-Chat-GGUF/resolve/main/llama-2-7b-chat.Q8_0.gguf"; do

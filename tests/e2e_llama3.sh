@@ -69,6 +69,51 @@ run_llmchat -m chat -t 0 -n 120 --verbose "$SMOLLM" <"$T/chat.in"
 assert_status 0
 assert_file_contains "template note" "$T/err" "chat template chatml (the model's)"
 
+# a saved chat comes back token for token: a reply closed by <|start_header_id|> (a stop
+# token, not the end token <|eot_id|>) keeps it, and a BOS among its ids (a file can hold
+# one) stays a BOS, not the unknown token (-1 in this vocabulary: the load failed, the
+# turns were gone, and the run still exited 0); /save writes the same ids again
+printf 'Hi there!\n/save %s\n' "$T/live.json" >"$T/save.in"
+run_llmchat -m chat -t 0 -n 12 "$MODEL" <"$T/save.in"
+assert_status 0
+"$PYTHON" - "$T/live.json" "$T/crafted.json" "$T/older.json" <<'PY' || fail "cannot craft the saved chats"
+import json, sys
+chat = json.load(open(sys.argv[1]))
+turn = chat["turns"][0]
+assert len(turn["reply_tokens"]) >= 3, turn
+turn["reply_tokens"][2] = 128000          # <|begin_of_text|>
+turn["end_token"] = 128006                # <|start_header_id|>
+json.dump(chat, open(sys.argv[2], "w"))
+chat.pop("vocab_hash", None)              # as a file from before these members
+del turn["end_token"]
+json.dump(chat, open(sys.argv[3], "w"))
+PY
+# same_reply SAVED BACK END: BACK's first reply has SAVED's ids and END closing it
+same_reply() {
+    "$PYTHON" - "$1" "$2" "$3" <<'PY'
+import json, sys
+a, b = (json.load(open(p))["turns"] for p in sys.argv[1:3])
+ok = len(b) == 1 and b[0]["reply_tokens"] == a[0]["reply_tokens"] and b[0]["end_token"] == int(sys.argv[3])
+sys.exit(0 if ok else "%s: %s" % (sys.argv[2], b))
+PY
+}
+for saved in crafted older; do
+    printf '/load %s\n/save %s\nAgain\n' "$T/$saved.json" "$T/back.json" >"$T/load.in"
+    run_llmchat -m chat -t 0 -n 8 "$MODEL" <"$T/load.in"
+    assert_status 0
+    assert_file_contains "$saved.json loads" "$T/err" "loaded $T/$saved.json (1 turn)"
+    assert_not_contains "$saved.json: every id is in the vocabulary" "$(cat "$T/err")" "outside the vocabulary"
+    [ -s "$T/out" ] || fail "no reply after loading $saved.json"
+done
+same_reply "$T/crafted.json" "$T/back.json" 128009 ||
+    fail "the older file's reply did not come back with its ids and <|eot_id|>"
+printf '/load %s\n/save %s\n' "$T/crafted.json" "$T/back.json" >"$T/load.in"
+run_llmchat -m chat -t 0 "$MODEL" <"$T/load.in"
+assert_status 0
+same_reply "$T/crafted.json" "$T/back.json" 128006 ||
+    fail "the reply did not come back with its BOS and <|start_header_id|>"
+pass "a saved chat with a BOS in a reply and a reply ended by <|start_header_id|> comes back token for token"
+
 # a trace of the 128K vocabulary: the header holds every piece once, and it replays
 run_llmchat -m generate --weights f32 -t 0 -n 20 -i "Hello world" --trace "$T/t.jsonl" "$MODEL" </dev/null
 assert_status 0

@@ -80,6 +80,11 @@ printf '%s\n%s\n' "$m1" "$m2" >"$T/in"
 chat -z "$TOK" "$MODEL" <"$T/in"
 assert_status 0
 first=$(newest_chat)
+# the autosave says how each reply ended and which vocabulary its ids belong to
+assert_eq "end tokens and vocabulary saved" True \
+    "$(json_get "$first" 'len(d["vocab_hash"]) == 16 and all(t["end_token"] == 2 for t in d["turns"])')"
+ids='[(t["reply_tokens"], t["end_token"]) for t in d["turns"][:2]]'
+before=$(json_get "$first" "$ids")
 printf '%s\n' "$m3" >"$T/in"
 XDG_STATE_HOME=$STATE run_llmchat -m chat --resume --weights f32 <"$T/in"
 assert_status 0
@@ -87,6 +92,7 @@ assert_file_contains "the resume message" "$T/err" "loaded $first (2 turns)"
 assert_eq "the reply after --resume" "$(cat "$T/want3")" "$(cat "$T/out")"
 [ "$(newest_chat)" = "$first" ] || fail "--resume did not go on in $first"
 assert_eq "turns after --resume" 3 "$(json_get "$first" 'len(d["turns"])')"
+assert_eq "the resumed turns' ids and end tokens" "$before" "$(json_get "$first" "$ids")"
 pass "--resume reopens the newest chat (model, settings, dialog) and goes on as the unbroken chat"
 
 XDG_STATE_HOME=$T/empty run_llmchat -m chat --resume </dev/null
@@ -167,12 +173,23 @@ stop_fifo() {
     [ "$rc" -ne 137 ] || fail "llmchat hung (killed after ${LLMCHAT_TEST_TIMEOUT}s)"
 }
 
+# wait_saved N: until the newest autosave holds N turns, so the turn is over and its
+# save written (at most 60 s).
+wait_saved() {
+    n=0
+    until f=$(newest_chat) && [ -n "$f" ] && [ "$(json_get "$f" 'len(d["turns"])')" = "$1" ]; do
+        n=$((n + 1))
+        [ $n -lt 600 ] || fail "no autosave of $1 turn(s) after 60 s"
+        sleep 0.1
+    done
+}
+
 for sig in TERM HUP; do
     rm -rf "$STATE"
     start_fifo
     printf '%s\n' "$m1" >&3
     wait_lines 1
-    sleep 0.2
+    wait_saved 1
     kill -s "$sig" "$pid"
     stop_fifo
     case $sig in TERM) want=143 ;; HUP) want=129 ;; esac

@@ -1,7 +1,8 @@
 #!/bin/sh
 # e2e_valgrind.sh — valgrind's memcheck finds no invalid access, no use of
-# uninitialised memory and no leak in a generate run and in a scripted chat (several
-# turns, an overflowing context, slash commands, /save and /load). Valgrind does not
+# uninitialised memory and no leak in a generate run, in a scripted chat (several
+# turns, an overflowing context, slash commands, /save and /load) and in a chat that
+# --resume reopens (its model and file paths taken from the saved chat). Valgrind does not
 # know AVX-512, so the runs use the AVX2 kernels and the scalar ones. Memcheck runs
 # code some 50 times slower: the runs are short and get 10 minutes each.
 # Skipped when valgrind is not installed, and in a sanitizer build (valgrind cannot
@@ -55,3 +56,12 @@ assert_status 0
 [ "$(grep -c . "$T/out")" -ge 4 ] || fail "the scripted chat gave fewer than 4 replies"
 grep -q 'dropped the oldest' "$T/err" || fail "the scripted chat never overflowed its context"
 pass "a scripted chat (overflowing context, commands, save and load): no memory errors, no leaks"
+
+printf 'Tell me a story about Tom.\n' >"$T/in1"
+run_llmchat -m chat --autosave always -n 8 -t 0 "$BUNDLED/chat260K.bin" <"$T/in1"
+assert_status 0
+printf 'And one about Max.\n' >"$T/in2"
+vg resume -m chat --resume -n 8 --kernels "$chat_kernels" <"$T/in2"
+assert_status 0
+assert_file_contains "the resumed chat" "$T/err" "(1 turn)"
+pass "a chat reopened with --resume: no memory errors, no leaks"

@@ -1,13 +1,15 @@
 /* gguf_copy.h — copying a GGUF file's metadata through the writer, for tests that
- * make variants of a real file (test_model_gguf, test_template). */
+ * make variants of a real file (test_model_gguf, test_template, test_chatfile). */
 #ifndef LLMCHAT_TEST_GGUF_COPY_H
 #define LLMCHAT_TEST_GGUF_COPY_H
 
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gguf.h"
+#include "testutil.h"
 
 /* Copies the metadata value of key i of g into w: strings, uint32, int32, float32,
  * bool, and arrays of strings, float32 and int32 (what llama.cpp's files hold). */
@@ -76,6 +78,68 @@ static inline void gguf_copy_tensor_data(const gguf_writer *w, const gguf *g, FI
         ck_assert_uint_eq(fwrite(t->data, 1, t->bytes, f), t->bytes);
         ck_assert(gguf_writer_pad(w, f, t->bytes, path, &err) == LLM_OK);
     }
+}
+
+/* A copy of GGUF file src (in tests/data) at dst in which "<|im_start|>" and
+ * "<|im_end|>" are control tokens: appended to the vocabulary when append, else in place
+ * of its last two tokens; with template_text (when not NULL) as tokenizer.chat_template.
+ * Tensors are copied as they are. */
+static inline const char *write_chatml_variant(const char *src, const char *dst,
+                                               bool append, const char *template_text)
+{
+    const char *path = temp_path(dst);
+    size_t size;
+    unsigned char *buf = read_whole_file(src[0] == '/' ? src : data_path(src), &size);
+    gguf *g;
+    llm_err err;
+    ck_assert(gguf_parse(buf, size, src, &g, &err) == LLM_OK);
+    gguf_writer *w = gguf_writer_new(0);
+    for (uint64_t i = 0; i < gguf_kv_count(g); i++) {
+        const char *key = gguf_kv_key(g, i);
+        bool tokens = !strcmp(key, "tokenizer.ggml.tokens");
+        bool scores = !strcmp(key, "tokenizer.ggml.scores");
+        bool types = !strcmp(key, "tokenizer.ggml.token_type");
+        if (!tokens && !scores && !types) {
+            gguf_copy_kv(w, g, i);
+            continue;
+        }
+        gguf_array a;
+        ck_assert(gguf_get_array(g, key, &a));
+        uint64_t n = append ? a.n + 2 : a.n, at = n - 2; /* where the two markers go */
+        const char **v = malloc(n * sizeof *v);
+        size_t *lens = malloc(n * sizeof *lens);
+        float *f = malloc(n * sizeof *f);
+        int32_t *t = malloc(n * sizeof *t);
+        const unsigned char *cur = NULL;
+        for (uint64_t k = 0; k < a.n; k++) {
+            uint64_t len = 0;
+            if (tokens)
+                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
+            lens[k] = (size_t)len;
+            f[k] = (float)gguf_array_float(&a, k);
+            t[k] = (int32_t)gguf_array_int(&a, k);
+        }
+        v[at] = "<|im_start|>", lens[at] = 12, f[at] = 0.0f, t[at] = 3;
+        v[at + 1] = "<|im_end|>", lens[at + 1] = 10, f[at + 1] = 0.0f, t[at + 1] = 3;
+        if (tokens)
+            gguf_writer_add_string_array(w, key, v, lens, n);
+        else if (scores)
+            gguf_writer_add_float32_array(w, key, f, n);
+        else
+            gguf_writer_add_int32_array(w, key, t, n);
+        free(v), free(lens), free(f), free(t);
+    }
+    if (template_text)
+        gguf_writer_add_string(w, "tokenizer.chat_template", template_text);
+    gguf_copy_tensor_infos(w, g);
+    FILE *out = fopen(path, "wb");
+    ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
+    gguf_copy_tensor_data(w, g, out, path);
+    fclose(out);
+    gguf_writer_free(w);
+    gguf_free(g);
+    free(buf);
+    return path;
 }
 
 #endif

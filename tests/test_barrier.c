@@ -92,11 +92,15 @@ typedef struct {
     atomic_int arrived; /* set by the late thread just before it reaches the barrier */
 } late_arg;
 
+/* Reaches the barrier only once the other thread has gone to sleep there (its sleep
+ * counted): no nap whose length the machine's load could make too short. A waiter that
+ * never sleeps keeps this thread away, and the test fails by its time limit. */
 static void *arrive_late(void *arg)
 {
     late_arg *a = arg;
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    nanosleep(&pause, NULL);
+    struct timespec poll = {0, 100 * 1000};
+    while (barrier_sleeps(a->b) == 0)
+        nanosleep(&poll, NULL);
     atomic_store(&a->arrived, 1);
     barrier_wait(a->b);
     return NULL;
@@ -118,8 +122,8 @@ START_TEST(test_waiter_sleeps)
 }
 END_TEST
 
-/* A bounded spin: a waiter that spins for at most 1 ms and whose peer arrives 50 ms
- * later ends up asleep, rather than spinning the whole time. */
+/* A bounded spin: a waiter that spins for at most 1 ms, whose peer arrives only once it
+ * sleeps, ends up asleep rather than spinning for ever. */
 START_TEST(test_spin_is_bounded)
 {
     barrier b;

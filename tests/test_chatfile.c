@@ -4,13 +4,17 @@
  * place leaves the old file). On chat260K: a chat saved and restored into a fresh
  * engine holds the same tokens and turns and goes on with the same greedy reply;
  * a smaller context keeps the newest turns and says so; turns dropped from the
- * context are saved too. */
+ * context are saved too. On stories260K with ChatML markers: a reply stopped by
+ * <|im_start|> (not the end token), one that ran into the end of the context and
+ * one holding BOS come back token for token; an older file (no end tokens, no
+ * fingerprint) still loads; ids of another vocabulary of the same size are not used. */
 #include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "chat.h"
 #include "chatfile.h"
+#include "gguf_copy.h"
 #include "testutil.h"
 
 static const char odd_text[] = "line one\nline \"two\"\t\\ caf\xc3\xa9 \xff\xfe bad \x01\x1b[31m";
@@ -59,7 +63,9 @@ START_TEST(test_round_trip)
     int ids[] = {5, 0, 511, 2};
     ck_assert_int_eq(chatfile_add_turn(&cf, "old", "gone", NULL, 0, true, false, false, &err), LLM_OK);
     ck_assert_int_eq(chatfile_add_turn(&cf, odd_text, "r\xc3\xa9ply", ids, 4, true, false, true, &err), LLM_OK);
+    cf.turns[1].end_token = 2;
     ck_assert_int_eq(chatfile_add_turn(&cf, "cut", "", ids, 0, false, true, true, &err), LLM_OK);
+    ck_assert_int_eq(chatfile_set(&cf.vocab_hash, "0123456789abcdef", &err), LLM_OK);
 
     const char *path = temp_path("rt.json");
     ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_OK);
@@ -90,7 +96,10 @@ START_TEST(test_round_trip)
     ck_assert_int_eq(back.turns[1].n_reply_tokens, 4);
     ck_assert_mem_eq(back.turns[1].reply_tokens, ids, sizeof ids);
     ck_assert(back.turns[1].complete && !back.turns[1].cut && back.turns[1].in_context);
+    ck_assert_int_eq(back.turns[1].end_token, 2);
+    ck_assert_str_eq(back.vocab_hash, "0123456789abcdef");
     ck_assert(!back.turns[2].complete && back.turns[2].cut);
+    ck_assert_int_eq(back.turns[2].end_token, -1);
     ck_assert_int_eq(back.turns[2].n_reply_tokens, 0);
     ck_assert_ptr_nonnull(back.turns[2].reply_tokens);
     chatfile_clear(&back);
@@ -142,6 +151,11 @@ START_TEST(test_refusals)
                 "\"reply_tokens\": [1, 4]}]}", "item 2 is not a token id from 0 to 3");
     parse_fails("{\"llmchat_chat\": 1, \"vocab_size\": 4, \"turns\": [{\"user\": \"a\", "
                 "\"reply_tokens\": 7}]}", "\"reply_tokens\" is a number, not an array");
+    parse_fails("{\"llmchat_chat\": 1, \"vocab_size\": 4, \"turns\": [{\"user\": \"a\", "
+                "\"reply_tokens\": [1], \"end_token\": 4}]}",
+                "turn 1: \"end_token\" must be a token id from 0 to 3");
+    parse_fails("{\"llmchat_chat\": 1, \"vocab_hash\": 5, \"turns\": []}",
+                "\"vocab_hash\" is a number, not a string");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-p\": 7}, \"turns\": []}", "--top-p");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-k\": -1}, \"turns\": []}", "\"top-k\"");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"temperature\": 1e99}, \"turns\": []}",
@@ -396,6 +410,232 @@ START_TEST(test_dropped_turns_and_small_context)
 }
 END_TEST
 
+/* ---- a vocabulary with more stop tokens than the end token ---- */
+
+enum { IM_START = 510, IM_END = 511 }; /* the markers write_chatml_variant puts in */
+
+static const char *marker_path;
+static model *mm;
+static tokenizer *mtok;
+static chat_template *chatml;
+
+static void setup_markers(void)
+{
+    llm_err err;
+    marker_path = write_chatml_variant("stories260K.gguf", "chatml-chat.gguf", false, NULL);
+    ck_assert_msg(model_open(marker_path, NULL, &mm, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(marker_path, 512, &mtok, &err) == LLM_OK, "%s", err.text);
+    ck_assert(template_new(TEMPLATE_CHATML, mtok, &chatml, &err) == LLM_OK);
+    ck_assert_int_eq(template_end_token(chatml), IM_END);
+    ck_assert(template_is_stop(chatml, IM_START)); /* a stop token that is not the end token */
+}
+
+static void teardown_markers(void)
+{
+    template_free(chatml);
+    tokenizer_close(mtok);
+    model_close(mm);
+    remove(marker_path);
+}
+
+/* A chatml chat on a fresh engine of the marker model (ctx 0: the model's). */
+static chat *marker_chat(int ctx, engine **e)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.ctx_len = ctx;
+    o.sampler.temperature = 0.0f;
+    llm_err err;
+    ck_assert_msg(engine_new(mm, mtok, &o, e, &err) == LLM_OK, "%s", err.text);
+    chat *c;
+    ck_assert(chat_new_template(*e, chatml, "Tell stories.", &c, &err) == LLM_OK);
+    return c;
+}
+
+/* c's dialog through a file (what /save then /load do) into a fresh chat on a fresh
+ * engine of context ctx; *e2 receives the engine. */
+static chat *through_file(const chat *c, int ctx, engine **e2)
+{
+    llm_err err;
+    const char *path = temp_path("markers.json");
+    ck_assert_int_eq(chat_save(c, path, &err), LLM_OK);
+    chatfile cf;
+    ck_assert_msg(chatfile_read(path, &cf, &err) == LLM_OK, "%s", err.text);
+    unlink(path);
+    chat *c2 = marker_chat(ctx, e2);
+    ck_assert_msg(chat_restore(c2, &cf, &err) == LLM_OK, "%s", err.text);
+    chatfile_clear(&cf);
+    return c2;
+}
+
+/* The two engines hold the same context, token for token, and the chats the same turns. */
+static void same_context(const chat *c1, const engine *e1, const chat *c2, const engine *e2)
+{
+    ck_assert_int_eq(engine_pos(e2), engine_pos(e1));
+    for (int p = 0; p < engine_pos(e1); p++)
+        ck_assert_msg(engine_tokens(e2)[p] == engine_tokens(e1)[p],
+                      "position %d: %d restored, %d live", p, engine_tokens(e2)[p],
+                      engine_tokens(e1)[p]);
+    ck_assert_int_eq(chat_turn_count(c2), chat_turn_count(c1));
+    for (int i = 0; i < chat_turn_count(c1); i++) {
+        const chat_turn *a = chat_get_turn(c1, i), *b = chat_get_turn(c2, i);
+        ck_assert_str_eq(b->reply, a->reply);
+        ck_assert_int_eq(b->end, a->end);
+        ck_assert_int_eq(b->complete, a->complete);
+    }
+}
+
+/* Frees two chats and their engines. */
+static void free_both(chat *c1, engine *e1, chat *c2, engine *e2)
+{
+    chat_free(c1);
+    chat_free(c2);
+    engine_free(e1);
+    engine_free(e2);
+}
+
+/* The live chat c1 and the loaded c2 go on alike: the same greedy reply to user, the
+ * same context after it. Frees both and their engines. */
+static void go_on_alike(chat *c1, engine *e1, chat *c2, engine *e2, const char *user)
+{
+    ck_assert_str_eq(next_reply(c1, user), next_reply(c2, user));
+    same_context(c1, e1, c2, e2);
+    free_both(c1, e1, c2, e2);
+}
+
+/* A reply that ended with <|im_start|> (forced here; a model may write it), a stop
+ * token that is not the template's end token <|im_end|>, keeps it when saved and
+ * loaded: the loaded context is the live one token for token, and the next greedy reply
+ * is the same in both sessions. */
+START_TEST(test_stop_marker_comes_back)
+{
+    engine *e1, *e2;
+    chat *c1 = marker_chat(0, &e1);
+    llm_err err;
+    chat_progress p;
+    int words[16];
+    ck_assert_int_ge(tokenizer_encode(mtok, "The dog", words, 16), 2);
+    ck_assert_int_eq(chat_begin(c1, "Once upon a time", 0, &err), LLM_OK);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(chat_force(c1, words[i], &p, NULL, &err), LLM_OK);
+    ck_assert_int_eq(chat_force(c1, IM_START, &p, NULL, &err), LLM_OK);
+    ck_assert_int_eq(p, CHAT_REPLY_DONE);
+    ck_assert(chat_get_turn(c1, 0)->complete);
+    ck_assert_int_eq(engine_tokens(e1)[chat_get_turn(c1, 0)->end - 1], IM_START);
+    ck_assert_int_eq(chat_begin(c1, "The end", 4, &err), LLM_OK);
+    run_reply(c1);
+    ck_assert(template_is_stop(chatml, engine_tokens(e1)[engine_pos(e1) - 1]));
+
+    chat *c2 = through_file(c1, 0, &e2);
+    same_context(c1, e1, c2, e2);
+    /* the file has the ids without the stop token, which is "end_token" */
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c1, &cf, &err), LLM_OK);
+    ck_assert_ptr_nonnull(cf.vocab_hash);
+    ck_assert_int_eq((int)strlen(cf.vocab_hash), 16);
+    ck_assert_int_eq(cf.turns[0].end_token, IM_START);
+    ck_assert_int_eq(cf.turns[0].n_reply_tokens, 2);
+    ck_assert_int_eq(cf.turns[1].end_token, engine_tokens(e1)[engine_pos(e1) - 1]);
+    chatfile_clear(&cf);
+    go_on_alike(c1, e1, c2, e2, "Tell me more.");
+}
+END_TEST
+
+/* A reply that ran into the end of the context has no token closing it; it comes back
+ * without one (not with an <|im_end|> that would not fit), and the next turn makes
+ * room alike in both sessions. */
+START_TEST(test_full_context_reply_comes_back_open_ended)
+{
+    enum { CTX = 64 };
+    engine *e1, *e2;
+    chat *c1 = marker_chat(CTX, &e1);
+    llm_err err;
+    chat_progress p = CHAT_GENERATING;
+    ck_assert_int_eq(chat_begin(c1, "Once upon a time", 0, &err), LLM_OK);
+    int filler[16];
+    ck_assert_int_ge(tokenizer_encode(mtok, "dog", filler, 16), 1);
+    for (int i = 0; i < CTX && p == CHAT_GENERATING; i++)
+        ck_assert_int_eq(chat_force(c1, filler[0], &p, NULL, &err), LLM_OK);
+    ck_assert_int_eq(p, CHAT_REPLY_FULL);
+    ck_assert_int_eq(engine_pos(e1), CTX);
+    ck_assert(!chat_get_turn(c1, 0)->complete);
+
+    chat *c2 = through_file(c1, CTX, &e2);
+    ck_assert_ptr_null(chat_take_notice(c2)); /* it fits as it was */
+    same_context(c1, e1, c2, e2);
+    go_on_alike(c1, e1, c2, e2, "More.");
+}
+END_TEST
+
+/* A BOS among a saved reply's ids (a chat can not make one; a file can hold one) comes
+ * back as it is: neither the unknown token (-1 in a byte-level BPE vocabulary, which
+ * made the restore fail) nor a dropped turn. */
+START_TEST(test_bos_in_saved_reply)
+{
+    engine *e1, *e2;
+    chat *c1 = marker_chat(0, &e1);
+    llm_err err;
+    ck_assert_int_eq(chat_begin(c1, "Once upon a time", 6, &err), LLM_OK);
+    run_reply(c1);
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c1, &cf, &err), LLM_OK);
+    ck_assert_int_ge(cf.turns[0].n_reply_tokens, 2);
+    cf.turns[0].reply_tokens[1] = tokenizer_bos(mtok);
+    chat *c2 = marker_chat(0, &e2);
+    ck_assert_msg(chat_restore(c2, &cf, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(chat_turn_count(c2), 1);
+    const chat_turn *t = chat_get_turn(c2, 0);
+    ck_assert_int_eq(t->end - t->reply_start, cf.turns[0].n_reply_tokens + 1);
+    ck_assert_mem_eq(engine_tokens(e2) + t->reply_start, cf.turns[0].reply_tokens,
+                     sizeof(int) * (size_t)cf.turns[0].n_reply_tokens);
+    ck_assert_int_eq(engine_tokens(e2)[t->end - 1], cf.turns[0].end_token);
+    chatfile_clear(&cf);
+    free_both(c1, e1, c2, e2);
+}
+END_TEST
+
+/* A file from before "end_token" and "vocab_hash" loads as it did: its ids used, each
+ * reply closed with the end token. A fingerprint of another vocabulary (of the same
+ * size) makes the text count instead of the ids. */
+START_TEST(test_older_file_and_other_vocabulary)
+{
+    engine *e1, *e2;
+    chat *c1 = marker_chat(0, &e1);
+    llm_err err;
+    int t;
+    chat_progress p;
+    ck_assert_int_eq(chat_begin(c1, "Once upon a time", 0, &err), LLM_OK);
+    ck_assert_int_eq(chat_step(c1, &t, NULL, &err), CHAT_GENERATING);
+    ck_assert_int_eq(chat_step(c1, &t, NULL, &err), CHAT_GENERATING);
+    ck_assert_int_eq(chat_force(c1, IM_START, &p, NULL, &err), LLM_OK);
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c1, &cf, &err), LLM_OK);
+    ck_assert_int_eq(cf.turns[0].end_token, IM_START);
+
+    free(cf.vocab_hash);
+    cf.vocab_hash = NULL;
+    cf.turns[0].end_token = -1;
+    chat *c2 = marker_chat(0, &e2);
+    ck_assert_int_eq(chat_restore(c2, &cf, &err), LLM_OK);
+    const chat_turn *r = chat_get_turn(c2, 0);
+    ck_assert_int_eq(r->end - r->reply_start, 3);
+    ck_assert_mem_eq(engine_tokens(e2) + r->reply_start, cf.turns[0].reply_tokens, 2 * sizeof(int));
+    ck_assert_int_eq(engine_tokens(e2)[r->end - 1], IM_END);
+    ck_assert(r->complete);
+
+    ck_assert_int_eq(chatfile_set(&cf.vocab_hash, "0000000000000000", &err), LLM_OK);
+    cf.turns[0].end_token = IM_START;
+    chat_reset(c2);
+    ck_assert_int_eq(chat_restore(c2, &cf, &err), LLM_OK);
+    r = chat_get_turn(c2, 0);
+    int n = tokenizer_encode(mtok, cf.turns[0].reply, NULL, 0);
+    ck_assert_int_eq(r->end - r->reply_start, n + 1);
+    ck_assert_int_eq(engine_tokens(e2)[r->end - 1], IM_END);
+    chatfile_clear(&cf);
+    free_both(c1, e1, c2, e2);
+}
+END_TEST
+
 static Suite *chatfile_suite(void)
 {
     Suite *s = suite_create("chatfile");
@@ -413,6 +653,13 @@ static Suite *chatfile_suite(void)
     tcase_add_test(dialog, test_open_reply_comes_back_cut);
     tcase_add_test(dialog, test_dropped_turns_and_small_context);
     suite_add_tcase(s, dialog);
+    TCase *markers = tcase_create("markers");
+    tcase_add_checked_fixture(markers, setup_markers, teardown_markers);
+    tcase_add_test(markers, test_stop_marker_comes_back);
+    tcase_add_test(markers, test_full_context_reply_comes_back_open_ended);
+    tcase_add_test(markers, test_bos_in_saved_reply);
+    tcase_add_test(markers, test_older_file_and_other_vocabulary);
+    suite_add_tcase(s, markers);
     return s;
 }
 

@@ -151,68 +151,6 @@ END_TEST
 
 /* ---- rendering against llama.cpp ---- */
 
-/* A copy of GGUF file src (in tests/data) at dst in which "<|im_start|>" and
- * "<|im_end|>" are control tokens: appended to the vocabulary when append, else in place
- * of its last two tokens; with template_text (when not NULL) as tokenizer.chat_template.
- * Tensors are copied as they are. */
-static const char *write_chatml_variant(const char *src, const char *dst, bool append,
-                                        const char *template_text)
-{
-    const char *path = temp_path(dst);
-    size_t size;
-    unsigned char *buf = read_whole_file(src[0] == '/' ? src : data_path(src), &size);
-    gguf *g;
-    llm_err err;
-    ck_assert(gguf_parse(buf, size, src, &g, &err) == LLM_OK);
-    gguf_writer *w = gguf_writer_new(0);
-    for (uint64_t i = 0; i < gguf_kv_count(g); i++) {
-        const char *key = gguf_kv_key(g, i);
-        bool tokens = !strcmp(key, "tokenizer.ggml.tokens");
-        bool scores = !strcmp(key, "tokenizer.ggml.scores");
-        bool types = !strcmp(key, "tokenizer.ggml.token_type");
-        if (!tokens && !scores && !types) {
-            gguf_copy_kv(w, g, i);
-            continue;
-        }
-        gguf_array a;
-        ck_assert(gguf_get_array(g, key, &a));
-        uint64_t n = append ? a.n + 2 : a.n, at = n - 2; /* where the two markers go */
-        const char **v = malloc(n * sizeof *v);
-        size_t *lens = malloc(n * sizeof *lens);
-        float *f = malloc(n * sizeof *f);
-        int32_t *t = malloc(n * sizeof *t);
-        const unsigned char *cur = NULL;
-        for (uint64_t k = 0; k < a.n; k++) {
-            uint64_t len = 0;
-            if (tokens)
-                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
-            lens[k] = (size_t)len;
-            f[k] = (float)gguf_array_float(&a, k);
-            t[k] = (int32_t)gguf_array_int(&a, k);
-        }
-        v[at] = "<|im_start|>", lens[at] = 12, f[at] = 0.0f, t[at] = 3;
-        v[at + 1] = "<|im_end|>", lens[at + 1] = 10, f[at + 1] = 0.0f, t[at + 1] = 3;
-        if (tokens)
-            gguf_writer_add_string_array(w, key, v, lens, n);
-        else if (scores)
-            gguf_writer_add_float32_array(w, key, f, n);
-        else
-            gguf_writer_add_int32_array(w, key, t, n);
-        free(v), free(lens), free(f), free(t);
-    }
-    if (template_text)
-        gguf_writer_add_string(w, "tokenizer.chat_template", template_text);
-    gguf_copy_tensor_infos(w, g);
-    FILE *out = fopen(path, "wb");
-    ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
-    gguf_copy_tensor_data(w, g, out, path);
-    fclose(out);
-    gguf_writer_free(w);
-    gguf_free(g);
-    free(buf);
-    return path;
-}
-
 /* The Llama 2 vocabulary with <|im_start|> (32000) and <|im_end|> (32001) appended as
  * control tokens: make_template_goldens.py's recipe. */
 static const char *write_chatml_vocab(void)

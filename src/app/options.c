@@ -499,6 +499,11 @@ static const char *keep(app_options *o, char *s)
     return s;
 }
 
+const char *options_keep(app_options *o, char *s)
+{
+    return keep(o, s);
+}
+
 const char *options_shown_path(const char *path, char *buf, size_t size)
 {
     const char *home = getenv("HOME");

@@ -145,6 +145,9 @@ int options_parse(int argc, char **argv, app_options *o);
 
 /* Frees what options_parse and the setters allocated. */
 void options_free(app_options *o);
+/* Takes the malloc'd string s into o's owned strings (freed by options_free) and
+ * returns it; NULL, s freed, when s is NULL or memory runs out. */
+const char *options_keep(app_options *o, char *s);
 
 /* The --help text, made from the table. */
 void options_usage(FILE *f);

@@ -169,9 +169,12 @@ llm_status chat_branches_to_file(const chat *c, struct chatfile *cf, llm_err *er
 /* chat_to_file, then chatfile_write: an atomic write of the saved-chat file. */
 llm_status chat_save(const chat *c, const char *path, llm_err *err);
 /* Replaces the dialog with cf's: system prompt and turns, the kept ones re-prefilled
- * into the engine (reply ids from the file when its vocabulary size matches, else the
- * reply text tokenized). Every turn comes back closed with EOS (a reply that was open
- * comes back cut). Turns the file marks out of the context stay out; when the rest
+ * into the engine. With the vocabulary the file names (its size and fingerprint), each
+ * reply comes back as its saved ids and the token that closed it (EOS, <|eot_id|>,
+ * <|im_start|>, ...; nothing for a reply that ran into the end of the context), so that
+ * the context is token for token the one saved; with another, the reply text is
+ * tokenized and closed with the template's end token. A reply that was open comes back
+ * closed with the end token (cut). Turns the file marks out of the context stay out; when the rest
  * does not fit this engine's context, the oldest are dropped too and
  * chat_take_notice() says so. Does not change the engine's sampler settings. On
  * failure the chat is empty. */

@@ -1,16 +1,54 @@
 /* chat_save.c — a dialog to and from a chatfile (chat.h: chat_to_file,
  * chat_branches_to_file, chat_save, chat_restore).
  *
- * Saving writes each turn's texts, its token ids as the engine holds them and its
- * reply's other branches; restoring rebuilds the turns, re-prefills those the file
- * says were in the context (their saved ids when the vocabulary matches, else the
- * texts tokenized again) and drops more of the oldest when this context is smaller. */
+ * Saving writes each turn's texts, its token ids as the engine holds them (the token
+ * that closed the reply apart, as "end_token") and its reply's other branches, with a
+ * fingerprint of the vocabulary. Restoring rebuilds the turns and re-prefills those the
+ * file says were in the context: with the same vocabulary, the saved ids and end tokens,
+ * so that the context is token for token the one saved; with another, the texts
+ * tokenized again, each reply closed with the template's end token. When this context
+ * is smaller, more of the oldest turns stay out. */
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chat_internal.h"
 #include "chatfile.h"
+
+enum { FINGERPRINT_CHARS = 16 };
+
+/* The fingerprint of tok's vocabulary in out (16 hex digits and a NUL): FNV-1a, 64
+ * bits, over the size, the BOS and EOS ids and every token's type and piece. Two
+ * vocabularies of one size (Llama 2's and Mistral's: 32,000 tokens) differ in it, so
+ * saved ids are used only with the vocabulary they come from. */
+static void vocab_fingerprint(const tokenizer *tok, char out[FINGERPRINT_CHARS + 1])
+{
+    uint64_t h = 14695981039346656037u;
+    int n = tokenizer_vocab_size(tok);
+    int head[3] = {n, tokenizer_bos(tok), tokenizer_eos(tok)};
+    for (size_t k = 0; k < sizeof head; k++)
+        h = (h ^ ((const unsigned char *)head)[k]) * 1099511628211u;
+    for (int id = 0; id < n; id++) {
+        h = (h ^ (unsigned char)tokenizer_token_type(tok, id)) * 1099511628211u;
+        for (const unsigned char *p = (const unsigned char *)tokenizer_piece(tok, id);; p++) {
+            h = (h ^ *p) * 1099511628211u;
+            if (!*p)
+                break;
+        }
+    }
+    snprintf(out, FINGERPRINT_CHARS + 1, "%016" PRIx64, h);
+}
+
+/* Splits the reply ids[0..*n) as the engine holds them: a closing stop token leaves
+ * them (*n one less) and is returned; -1 when none closes them. */
+static int take_end_token(const chat *c, const int *ids, int *n)
+{
+    if (*n > 0 && template_is_stop(c->tmpl, ids[*n - 1]))
+        return ids[--*n];
+    return -1;
+}
 
 llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
 {
@@ -20,24 +58,27 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
     cf->sampler = *engine_sampler_config(c->e);
     cf->steps = c->max_reply;
     cf->ctx = engine_ctx(c->e);
+    char fingerprint[FINGERPRINT_CHARS + 1];
+    vocab_fingerprint(c->tok, fingerprint);
     llm_status st;
     if ((st = chatfile_set(&cf->model, engine_model(c->e)->path, err)) != LLM_OK ||
+        (st = chatfile_set(&cf->vocab_hash, fingerprint, err)) != LLM_OK ||
         (st = chatfile_set(&cf->template_name, template_name(c->tmpl), err)) != LLM_OK ||
         (st = chatfile_set(&cf->system, c->system, err)) != LLM_OK)
         goto fail;
     for (int i = 0; i < c->n_turns; i++) {
         const turn *t = &c->turns[i];
         const int *ids = NULL;
-        int n = 0;
+        int n = 0, end = -1;
         if (i >= c->first) {
             ids = seq + t->view.reply_start;
             n = t->view.end - t->view.reply_start;
-            if (n > 0 && template_is_stop(c->tmpl, ids[n - 1]))
-                n--; /* the closing token: restoring closes every reply again */
+            end = take_end_token(c, ids, &n);
         }
         if ((st = chatfile_add_turn(cf, t->user, t->reply, ids, n, t->view.complete, t->view.cut,
                                     i >= c->first, err)) != LLM_OK)
             goto fail;
+        cf->turns[cf->n_turns - 1].end_token = end;
     }
     return LLM_OK;
 fail:
@@ -57,12 +98,12 @@ llm_status chat_branches_to_file(const chat *c, chatfile *cf, llm_err *err)
                 continue;
             }
             int n = b->n_tokens;
-            if (n > 0 && template_is_stop(c->tmpl, b->tokens[n - 1]))
-                n--; /* the closing token, as for the reply */
+            int end = take_end_token(c, b->tokens, &n);
             llm_status st = chatfile_add_branch(cf, i, b->text, b->tokens, n, b->complete,
                                                 b->cut, err);
             if (st != LLM_OK)
                 return st;
+            cf->turns[i].branches[cf->turns[i].n_branches - 1].end_token = end;
         }
     }
     return LLM_OK;
@@ -78,47 +119,88 @@ llm_status chat_save(const chat *c, const char *path, llm_err *err)
     return st;
 }
 
-/* The ids of a saved reply (text, and its ids when known) followed by the end token
- * when `close`, from the file when they belong to this vocabulary, else from
- * tokenizing the text; *n receives the count. */
-static int *saved_reply_ids(const chat *c, const chatfile *cf, const char *reply,
-                            const int *reply_tokens, int n_reply_tokens, bool close, int *n)
+/* A saved reply as the restore reads it: its text, its ids and the token that closed
+ * it (both -1 / NULL when not known), and how it ended. */
+typedef struct {
+    const char *text;
+    const int *ids;
+    int n_ids;
+    int end_token;
+    bool complete, cut;
+    bool branch;         /* one of a turn's other branches: left open unless complete */
+} saved_reply;
+
+/* Whether cf's ids belong to this chat's vocabulary: the same size and, when the file
+ * has a fingerprint (files from before it have none), the same fingerprint. */
+static bool same_vocabulary(const chat *c, const chatfile *cf)
+{
+    if (cf->vocab_size != tokenizer_vocab_size(c->tok))
+        return false;
+    char fingerprint[FINGERPRINT_CHARS + 1];
+    vocab_fingerprint(c->tok, fingerprint);
+    return !cf->vocab_hash || strcmp(cf->vocab_hash, fingerprint) == 0;
+}
+
+/* The token that closes reply r in the restored context, or -1 for none. With its ids
+ * (exact): the token that closed it when saved (when it still ends a reply here),
+ * else the template's end token for one closed in a file without "end_token" or
+ * still open (it comes back stopped), nothing for one that ran into the end of the
+ * context or a branch left open. From its text: the template's end token, for every
+ * reply but a branch left open. */
+static int closing_token(const chat *c, const saved_reply *r, bool exact)
+{
+    if (r->branch && !r->complete)
+        return -1;
+    if (!exact)
+        return template_end_token(c->tmpl);
+    if (r->end_token >= 0 && template_is_stop(c->tmpl, r->end_token))
+        return r->end_token;
+    if (!r->complete && r->cut)
+        return -1;
+    return template_end_token(c->tmpl);
+}
+
+/* Reply r's ids followed by the token that closes it, if any: the saved ids when
+ * they belong to this vocabulary (same_vocab, and every one inside it), else the text
+ * tokenized; *n receives the count, *closed whether a stop token closes them. NULL on
+ * no memory. */
+static int *saved_reply_ids(const chat *c, bool same_vocab, const saved_reply *r, int *n,
+                            bool *closed)
 {
     int vocab = tokenizer_vocab_size(c->tok);
-    int count;
-    int *ids;
-    if (reply_tokens && cf->vocab_size == vocab) {
-        count = n_reply_tokens;
-        ids = malloc(sizeof(int) * ((size_t)count + 1));
-        if (ids)
-            memcpy(ids, reply_tokens, sizeof(int) * (size_t)count);
-    } else {
-        count = *reply ? tokenizer_encode(c->tok, reply, NULL, 0) : 0;
-        if (count < 0)
-            return NULL;
-        ids = malloc(sizeof(int) * ((size_t)count + 1));
-        if (ids && count > 0)
-            tokenizer_encode(c->tok, reply, ids, count);
-    }
+    bool exact = r->ids && same_vocab;
+    for (int k = 0; exact && k < r->n_ids; k++)
+        exact = r->ids[k] >= 0 && r->ids[k] < vocab;
+    int count = exact ? r->n_ids : *r->text ? tokenizer_encode(c->tok, r->text, NULL, 0) : 0;
+    if (count < 0)
+        return NULL;
+    int *ids = malloc(sizeof(int) * ((size_t)count + 1));
     if (!ids)
         return NULL;
-    for (int k = 0; k < count; k++)
-        if (ids[k] < 0 || ids[k] >= vocab || ids[k] == tokenizer_bos(c->tok))
-            ids[k] = tokenizer_unk(c->tok); /* cannot happen for a checked file; keeps the cache sane */
-    ids[count] = template_end_token(c->tmpl);
-    *n = count + (close ? 1 : 0);
+    if (exact)
+        memcpy(ids, r->ids, sizeof(int) * (size_t)count);
+    else if (count > 0)
+        tokenizer_encode(c->tok, r->text, ids, count);
+    int end = closing_token(c, r, exact);
+    if (end >= 0 && end < vocab)
+        ids[count++] = end;
+    *closed = count > 0 && template_is_stop(c->tmpl, ids[count - 1]);
+    *n = count;
     return ids;
 }
 
-/* The ids of a saved turn's reply followed by the end token. */
-static int *restored_ids(const chat *c, const chatfile *cf, const chatfile_turn *ft, int *n)
+/* The saved turn ft's reply. */
+static saved_reply turn_reply(const chatfile_turn *ft)
 {
-    return saved_reply_ids(c, cf, ft->reply, ft->reply_tokens, ft->n_reply_tokens, true, n);
+    return (saved_reply){.text = ft->reply, .ids = ft->reply_tokens,
+                         .n_ids = ft->n_reply_tokens, .end_token = ft->end_token,
+                         .complete = ft->complete, .cut = ft->cut};
 }
 
-/* Turn t's branches from the saved turn ft (the reply in the context is the turn's). */
-static llm_status restore_branches(chat *c, const chatfile *cf, const chatfile_turn *ft,
-                                   turn *t, llm_err *err)
+/* Turn t's branches from the saved turn ft (the reply in the context is the turn's);
+ * same_vocab: the file's ids belong to this vocabulary. */
+static llm_status restore_branches(chat *c, bool same_vocab, const chatfile_turn *ft, turn *t,
+                                   llm_err *err)
 {
     for (int k = 0; k <= ft->n_branches && ft->n_branches > 0; k++) {
         if (k == ft->branch) {
@@ -128,8 +210,11 @@ static llm_status restore_branches(chat *c, const chatfile *cf, const chatfile_t
         }
         const chatfile_branch *fb = &ft->branches[k < ft->branch ? k : k - 1];
         reply_branch b = {.open = !fb->complete, .complete = fb->complete, .cut = fb->cut};
-        b.tokens = saved_reply_ids(c, cf, fb->reply, fb->reply_tokens, fb->n_reply_tokens,
-                                   fb->complete, &b.n_tokens);
+        saved_reply r = {.text = fb->reply, .ids = fb->reply_tokens,
+                         .n_ids = fb->n_reply_tokens, .end_token = fb->end_token,
+                         .complete = fb->complete, .cut = fb->cut, .branch = true};
+        bool closed;
+        b.tokens = saved_reply_ids(c, same_vocab, &r, &b.n_tokens, &closed);
         b.text = strdup(fb->reply);
         if (!b.tokens || !b.text || branches_append(&t->br, &b, false, err) != LLM_OK) {
             branch_free(&b);
@@ -153,7 +238,8 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
         c->turns = grown;
         c->cap_turns = cf->n_turns;
     }
-    /* Every turn comes back closed; those out of the context in the file stay out. */
+    bool same_vocab = same_vocabulary(c, cf);
+    /* Those out of the context in the file stay out. */
     int kept_first = cf->n_turns;
     for (int i = 0; i < cf->n_turns; i++) {
         const chatfile_turn *ft = &cf->turns[i];
@@ -167,10 +253,12 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
             memcpy(t->reply, ft->reply, t->reply_cap);
         if (ft->in_context && kept_first == cf->n_turns)
             kept_first = i;
+        saved_reply r = turn_reply(ft);
+        bool closed = true;
         if (t->user && t->reply && i >= kept_first)
-            t->restored = restored_ids(c, cf, ft, &t->n_restored);
+            t->restored = saved_reply_ids(c, same_vocab, &r, &t->n_restored, &closed);
         if (!t->user || !t->reply || (i >= kept_first && !t->restored) ||
-            restore_branches(c, cf, ft, t, err) != LLM_OK) {
+            restore_branches(c, same_vocab, ft, t, err) != LLM_OK) {
             c->n_turns = i + 1;
             chat_reset(c);
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory restoring the chat");
@@ -178,7 +266,7 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
         t->view.user = t->user;
         t->view.reply = t->reply;
         t->view.start = t->view.reply_start = t->view.end = -1;
-        t->view.complete = true;
+        t->view.complete = closed;
         t->view.cut = ft->cut || !ft->complete;
         c->n_turns = i + 1;
     }

@@ -53,6 +53,7 @@ void chatfile_clear(chatfile *cf)
     free(cf->tokenizer);
     free(cf->template_name);
     free(cf->system);
+    free(cf->vocab_hash);
     chatfile_init(cf);
 }
 
@@ -83,7 +84,7 @@ llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
     if (n_reply_tokens < 0)
         n_reply_tokens = 0;
     chatfile_turn t = {.complete = complete, .cut = cut, .in_context = in_context,
-                       .n_reply_tokens = reply_tokens ? n_reply_tokens : 0};
+                       .n_reply_tokens = reply_tokens ? n_reply_tokens : 0, .end_token = -1};
     t.user = strdup(user ? user : "");
     t.reply = strdup(reply ? reply : "");
     if (reply_tokens) {
@@ -131,7 +132,7 @@ llm_status chatfile_add_branch(chatfile *cf, int turn, const char *reply,
         n_reply_tokens = 0;
     bool ok;
     chatfile_branch b = {.complete = complete, .cut = cut,
-                         .n_reply_tokens = reply_tokens ? n_reply_tokens : 0};
+                         .n_reply_tokens = reply_tokens ? n_reply_tokens : 0, .end_token = -1};
     b.reply = strdup(reply ? reply : "");
     b.reply_tokens = copy_ids(reply_tokens, n_reply_tokens, &ok);
     chatfile_branch *grown = realloc(t->branches, sizeof *grown * ((size_t)t->n_branches + 1));
@@ -280,6 +281,25 @@ static llm_status read_ids(const reader *r, const json_value *v, int i, const ch
     return LLM_OK;
 }
 
+/* Reads the optional "end_token" of v (turn i, or one of its branches) into *out: a
+ * token id of the file's vocabulary, kept only when the file names one (as ids are). */
+static llm_status read_end_token(const reader *r, const json_value *v, int i,
+                                 const chatfile *cf, int *out)
+{
+    const json_value *end = json_get(v, "end_token");
+    int id;
+    *out = -1;
+    if (!end || cf->vocab_size <= 0)
+        return LLM_OK;
+    if (!json_as_int(end, &id) || id < 0 || id >= cf->vocab_size) {
+        char what[96];
+        snprintf(what, sizeof what, "must be a token id from 0 to %d", cf->vocab_size - 1);
+        return bad(r, i, "end_token", what);
+    }
+    *out = id;
+    return LLM_OK;
+}
+
 /* Reads turn i's "branch" and "branches" into the newest turn of cf. */
 static llm_status read_branches(const reader *r, const json_value *v, int i, chatfile *cf)
 {
@@ -294,16 +314,19 @@ static llm_status read_branches(const reader *r, const json_value *v, int i, cha
     for (size_t k = 0; k < list->count && st == LLM_OK; k++) {
         const json_value *b = &list->items[k];
         char *reply = NULL;
-        int *ids = NULL, n_ids = 0;
+        int *ids = NULL, n_ids = 0, end = -1;
         bool complete = false, cut = false;
+        chatfile_turn *t = &cf->turns[cf->n_turns - 1];
         if (b->type != JSON_OBJECT)
             st = wrong_type(r, i, "branches", b, "an array of objects");
         else if ((st = read_string(r, b, i, "reply", &reply)) == LLM_OK &&
                  (st = read_bool(r, b, i, "complete", &complete)) == LLM_OK &&
                  (st = read_bool(r, b, i, "cut", &cut)) == LLM_OK &&
-                 (st = read_ids(r, b, i, "reply_tokens", cf, &ids, &n_ids)) == LLM_OK)
-            st = chatfile_add_branch(cf, cf->n_turns - 1, reply, ids, n_ids, complete, cut,
-                                     r->err);
+                 (st = read_ids(r, b, i, "reply_tokens", cf, &ids, &n_ids)) == LLM_OK &&
+                 (st = read_end_token(r, b, i, cf, &end)) == LLM_OK &&
+                 (st = chatfile_add_branch(cf, cf->n_turns - 1, reply, ids, n_ids, complete,
+                                           cut, r->err)) == LLM_OK)
+            t->branches[t->n_branches - 1].end_token = end;
         free(reply);
         free(ids);
     }
@@ -329,7 +352,7 @@ static llm_status read_turn(const reader *r, const json_value *v, int i, chatfil
     }
     char *user = NULL, *reply = NULL;
     int *ids = NULL;
-    int n_ids = 0;
+    int n_ids = 0, end = -1;
     bool complete = false, cut = false, in_context = true;
     llm_status st;
     if ((st = read_string(r, v, i, "user", &user)) != LLM_OK ||
@@ -342,11 +365,14 @@ static llm_status read_turn(const reader *r, const json_value *v, int i, chatfil
         st = bad(r, i, "user", "is missing");
         goto done;
     }
-    if ((st = read_ids(r, v, i, "reply_tokens", cf, &ids, &n_ids)) != LLM_OK)
+    if ((st = read_ids(r, v, i, "reply_tokens", cf, &ids, &n_ids)) != LLM_OK ||
+        (st = read_end_token(r, v, i, cf, &end)) != LLM_OK)
         goto done;
     if ((st = chatfile_add_turn(cf, user, reply, ids, n_ids, complete, cut, in_context,
-                                r->err)) == LLM_OK)
+                                r->err)) == LLM_OK) {
+        cf->turns[cf->n_turns - 1].end_token = end;
         st = read_branches(r, v, i, cf);
+    }
 done:
     free(user);
     free(reply);
@@ -388,6 +414,7 @@ llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfi
         (st = read_string(&r, root, -1, "template", &cf->template_name)) != LLM_OK ||
         (st = read_string(&r, root, -1, "system", &cf->system)) != LLM_OK ||
         (st = read_int(&r, root, "vocab_size", 0, INT_MAX, &cf->vocab_size)) != LLM_OK ||
+        (st = read_string(&r, root, -1, "vocab_hash", &cf->vocab_hash)) != LLM_OK ||
         (st = read_settings(&r, json_get(root, "settings"), cf)) != LLM_OK)
         goto done;
     if (!cf->system && (st = chatfile_set(&cf->system, "", err)) != LLM_OK)
@@ -476,14 +503,19 @@ static void put_member_string(FILE *f, const char *name, const char *s)
     json_write_string(f, s);
 }
 
-static void put_ids(FILE *f, const chatfile *cf, const int *ids, int n)
+/* A reply's "reply_tokens" and "end_token" (after `lead`), when the file names their
+ * vocabulary. */
+static void put_ids(FILE *f, const chatfile *cf, const char *lead, const int *ids, int n,
+                    int end_token)
 {
     if (!ids || cf->vocab_size <= 0)
         return;
-    fputs(", \"reply_tokens\": [", f);
+    fprintf(f, "%s\"reply_tokens\": [", lead);
     for (int k = 0; k < n; k++)
         fprintf(f, k ? ", %d" : "%d", ids[k]);
     fputc(']', f);
+    if (end_token >= 0)
+        fprintf(f, ", \"end_token\": %d", end_token);
 }
 
 /* Turn t's "branch" and "branches" members, when its reply has other branches. */
@@ -496,7 +528,7 @@ static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
         const chatfile_branch *b = &t->branches[k];
         fputs(k ? ",\n       {\"reply\": " : "\n       {\"reply\": ", f);
         json_write_string(f, b->reply);
-        put_ids(f, cf, b->reply_tokens, b->n_reply_tokens);
+        put_ids(f, cf, ", ", b->reply_tokens, b->n_reply_tokens, b->end_token);
         fprintf(f, ", \"complete\": %s, \"cut\": %s}", b->complete ? "true" : "false",
                 b->cut ? "true" : "false");
     }
@@ -518,6 +550,10 @@ void chatfile_print(FILE *f, const chatfile *cf)
     put_member_string(f, "template", cf->template_name ? cf->template_name : "llama2");
     put_member_string(f, "system", cf->system ? cf->system : "");
     fprintf(f, ",\n  \"vocab_size\": %d", cf->vocab_size);
+    if (cf->vocab_hash) {
+        fputs(", \"vocab_hash\": ", f);
+        json_write_string(f, cf->vocab_hash);
+    }
     fputs(",\n  \"settings\": {\"temperature\": ", f);
     put_float(f, s->temperature);
     fputs(", \"top-p\": ", f);
@@ -535,12 +571,7 @@ void chatfile_print(FILE *f, const chatfile *cf)
         json_write_string(f, t->user);
         fputs(",\n     \"reply\": ", f);
         json_write_string(f, t->reply);
-        if (t->reply_tokens && cf->vocab_size > 0) {
-            fputs(",\n     \"reply_tokens\": [", f);
-            for (int k = 0; k < t->n_reply_tokens; k++)
-                fprintf(f, k ? ", %d" : "%d", t->reply_tokens[k]);
-            fputc(']', f);
-        }
+        put_ids(f, cf, ",\n     ", t->reply_tokens, t->n_reply_tokens, t->end_token);
         fprintf(f, ",\n     \"complete\": %s, \"cut\": %s, \"in_context\": %s",
                 t->complete ? "true" : "false", t->cut ? "true" : "false",
                 t->in_context ? "true" : "false");

@@ -5,12 +5,19 @@
  *
  *   {"llmchat_chat": 1,
  *    "model": "/abs/chat260K.bin", "tokenizer": "/abs/tok512.bin", "template": "llama2",
- *    "system": "…", "vocab_size": 512,
+ *    "system": "…", "vocab_size": 512, "vocab_hash": "98d2a016b088e6fd",
  *    "settings": {"temperature": 1, "top-p": 0.9, "top-k": 0, "min-p": 0,
  *                 "repeat-penalty": 1, "repeat-last-n": 64, "seed": 42,
  *                 "steps": 256, "ctx": 512},
- *    "turns": [{"user": "…", "reply": "…", "reply_tokens": [31, 5, …],
+ *    "turns": [{"user": "…", "reply": "…", "reply_tokens": [31, 5, …], "end_token": 2,
  *               "complete": true, "cut": false, "in_context": true}, …]}
+ *
+ * "reply_tokens" are the reply's ids in the context without the token that closed it;
+ * "end_token" is that token (EOS, <|eot_id|>, or another stop such as <|im_start|>),
+ * absent when nothing closed the reply. Both mean something only in the vocabulary of
+ * "vocab_size" tokens whose fingerprint is "vocab_hash" (16 hex digits: chat_save.c).
+ * Files from before "end_token" and "vocab_hash" lack them; their readers ignore them
+ * and close a reply with the template's end token, as they always did.
  *
  * A chat saved with its branches (/save --all, autosave) is version 2: a turn whose
  * reply has other branches adds
@@ -46,9 +53,10 @@ enum { CHATFILE_VERSION = 2 };  /* the newest this reader reads; 1 = no branches
 
 typedef struct {
     char *reply;          /* the branch's text (owned) */
-    int *reply_tokens;    /* (n_reply_tokens) its ids, without a closing EOS; NULL when
-                             not known (owned) */
+    int *reply_tokens;    /* (n_reply_tokens) its ids, without the token that closed it;
+                             NULL when not known (owned) */
     int n_reply_tokens;
+    int end_token;        /* the stop token that closed it; -1: none or not known */
     bool complete;        /* closed with a stop token (else it was left open) */
     bool cut;             /* stopped short */
 } chatfile_branch;
@@ -57,9 +65,12 @@ typedef struct {
     char *user;           /* the user's message (owned) */
     char *reply;          /* the reply as shown (owned; "" when none) */
     int *reply_tokens;    /* (n_reply_tokens) the reply's ids as the model produced them,
-                             without a closing EOS; NULL when not known (owned) */
+                             without the token that closed it; NULL when not known (owned) */
     int n_reply_tokens;
-    bool complete;        /* the model ended the reply with EOS */
+    int end_token;        /* the stop token that closed the reply in the context (the
+                             model's, or the end token a cut reply got); -1: none, or not
+                             known (an older file) */
+    bool complete;        /* the reply was closed with a stop token */
     bool cut;             /* the reply was stopped short (step limit, user, context) */
     bool in_context;      /* false for a turn dropped from the context to make room */
     chatfile_branch *branches; /* (n_branches) the reply's other branches, in order (owned) */
@@ -74,6 +85,8 @@ typedef struct chatfile {
     char *template_name;  /* "llama2" (owned; NULL = the default) */
     char *system;         /* system prompt, "" for none (owned) */
     int vocab_size;       /* vocabulary the reply ids belong to; 0 = none stored */
+    char *vocab_hash;     /* that vocabulary's fingerprint, 16 hex digits; NULL = not
+                             stored (owned) */
     sampler_config sampler;
     int steps;            /* reply step limit; 0 = until EOS */
     int ctx;              /* context length; 0 = the model's */
@@ -86,16 +99,18 @@ void chatfile_init(chatfile *cf);
 /* Frees what cf owns and empties it; cf itself is the caller's. */
 void chatfile_clear(chatfile *cf);
 
-/* Appends a turn (copying the texts and the ids); LLM_ERR_NOMEM on no memory. */
+/* Appends a turn (copying the texts and the ids; end_token -1, set it after);
+ * LLM_ERR_NOMEM on no memory. */
 llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
                              const int *reply_tokens, int n_reply_tokens, bool complete,
                              bool cut, bool in_context, llm_err *err);
-/* Appends a branch to turn `turn`'s others (copying); the turn's own reply is
+/* Appends a branch to turn `turn`'s others (copying; end_token -1); the turn's own reply is
  * branch number cf->turns[turn].branch. LLM_ERR_ARG for a turn out of range. */
 llm_status chatfile_add_branch(chatfile *cf, int turn, const char *reply,
                                const int *reply_tokens, int n_reply_tokens, bool complete,
                                bool cut, llm_err *err);
-/* Sets one of cf's owned strings (model, tokenizer, template_name, system) to a copy of s
+/* Sets one of cf's owned strings (model, tokenizer, template_name, system, vocab_hash)
+ * to a copy of s
  * (NULL allowed). */
 llm_status chatfile_set(char **field, const char *s, llm_err *err);
 

@@ -41,10 +41,12 @@ typedef struct {
     int threads;
 } options;
 
+static const char synopsis[] = "usage: llmchat-convert [OPTIONS] IN OUT\n";
+
 static void usage(FILE *f)
 {
-    fputs("usage: llmchat-convert [OPTIONS] IN OUT\n"
-          "Writes the model IN (any file llmchat reads) as OUT.\n"
+    fputs(synopsis, f);
+    fputs("Writes the model IN (any file llmchat reads) as OUT.\n"
           "\n"
           "  -t, --type TYPE         q8_0 (default) or f32\n"
           "  -F, --format FORMAT     gguf or llama2c (default: gguf when OUT ends in .gguf,\n"
@@ -68,9 +70,21 @@ static void usage(FILE *f)
 
 static int usage_error(const char *msg, const char *arg)
 {
-    fprintf(stderr, "llmchat-convert: %s%s%s\nTry 'llmchat-convert --help' for more information.\n",
-            msg, arg ? " " : "", arg ? arg : "");
+    fprintf(stderr, "llmchat-convert: %s%s%s\n%sTry 'llmchat-convert --help' for more information.\n",
+            msg, arg ? " " : "", arg ? arg : "", synopsis);
     return 2;
+}
+
+/* The usage error for the wrong count of operands: which are missing, or the first extra. */
+static int operands_error(int argc, char **argv, int first)
+{
+    int n = argc - first;
+    if (n == 0)
+        return usage_error("missing operands IN and OUT (the model to read, the file to write)",
+                           NULL);
+    if (n == 1)
+        return usage_error("missing operand OUT (the file to write) after IN", argv[first]);
+    return usage_error("too many operands: IN and OUT are all it takes, not also", argv[first + 2]);
 }
 
 static int parse(int argc, char **argv, options *o)
@@ -123,7 +137,7 @@ static int parse(int argc, char **argv, options *o)
         }
     }
     if (argc - optind != 2)
-        return usage_error(argc - optind < 2 ? "give IN and OUT" : "too many arguments after", argv[optind]);
+        return operands_error(argc, argv, optind);
     o->in = argv[optind];
     o->out = argv[optind + 1];
     if (!strcmp(o->in, o->out))
