@@ -59,6 +59,8 @@ struct tokenizer {
     bool add_bos;          /* the vocabulary asks for BOS before text */
     bool space_prefix;     /* SentencePiece's dummy prefix: one space before the text */
     tokenizer_bpe *bpe;    /* byte-level BPE (GGUF model "gpt2"), or NULL: SentencePiece */
+    int *user_ids;         /* (n_user) the user-defined tokens, longest piece first */
+    int n_user;
     int eot;               /* end of turn (<|eot_id|>, <|im_end|>), or -1 */
     int eog[8];            /* (n_eog) the ids that end a generation: EOS, EOT, EOM, ... */
     int n_eog;
@@ -423,8 +425,8 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
                             "tokenizer.ggml.pre: which pre-tokenizer it needs is unknown", name);
         if (!bpe_pre_known(v->pre, NULL))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: pre-tokenizer '%.40s' (tokenizer.ggml.pre) "
-                            "is not supported: llmchat runs llama-bpe (Llama 3), smollm, gpt-2 and "
-                            "default", name, v->pre);
+                            "is not supported: llmchat runs llama-bpe (Llama 3), qwen2, gpt-4o, smollm, "
+                            "gpt-2 and default", name, v->pre);
         if (!gguf_get_array(g, "tokenizer.ggml.merges", &v->merges) ||
             v->merges.type != GGUF_TYPE_STRING)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.merges is missing or not an "
@@ -481,6 +483,42 @@ static llm_status read_pieces(tokenizer *t, const gguf_vocab *v, const char *nam
         tokenizer_set(t, id, piece, plen, score, kind, &used);
     }
     return LLM_OK;
+}
+
+typedef struct {
+    int len, id;
+} sized_id;
+
+static int longer_first(const void *a, const void *b)
+{
+    const sized_id *x = a, *y = b;
+    return x->len != y->len ? y->len - x->len : x->id - y->id;
+}
+
+/* The user-defined tokens (Gemma's newline, tab and space runs and HTML tags, Qwen's
+ * <think>), longest first: text is split at them before it is encoded, as llama.cpp
+ * and Hugging Face's tokenizers split out added tokens. False when out of memory. */
+static bool collect_user(tokenizer *t)
+{
+    int n = 0;
+    for (int id = 0; id < t->n_vocab; id++)
+        n += t->kinds[id] == KIND_USER && t->lens[id] > 0;
+    if (n == 0)
+        return true;
+    sized_id *order = malloc((size_t)n * sizeof *order);
+    t->user_ids = malloc((size_t)n * sizeof *t->user_ids);
+    if (!order || !t->user_ids) {
+        free(order);
+        return false;
+    }
+    for (int id = 0; id < t->n_vocab; id++)
+        if (t->kinds[id] == KIND_USER && t->lens[id] > 0)
+            order[t->n_user++] = (sized_id){t->lens[id], id};
+    qsort(order, (size_t)n, sizeof *order, longer_first);
+    for (int i = 0; i < n; i++)
+        t->user_ids[i] = order[i].id;
+    free(order);
+    return true;
 }
 
 /* The ids that end a generation, as llama.cpp collects them: EOS, the EOT and EOM keys,
@@ -587,6 +625,10 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
         tokenizer_close(t);
         return st;
     }
+    if (!collect_user(t)) {
+        tokenizer_close(t);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the user-defined tokens", name);
+    }
     collect_eog(t, eot, eom);
     *out = t;
     return LLM_OK;
@@ -645,6 +687,7 @@ void tokenizer_close(tokenizer *t)
     if (!t)
         return;
     tokenizer_bpe_free(t->bpe);
+    free(t->user_ids);
     free(t->pieces);
     free(t->lens);
     free(t->scores);
@@ -767,13 +810,9 @@ static void emit(int *ids, int max, int *n, int id)
     (*n)++;
 }
 
-int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
+/* SentencePiece over text[0..tlen) (no NUL needed): the dummy prefix, then merging. */
+static int encode_spm(const tokenizer *t, const char *text, size_t tlen, int *ids, int max)
 {
-    size_t tlen = strlen(text);
-    if (tlen == 0)
-        return 0;
-    if (t->bpe)
-        return tokenizer_bpe_encode(t->bpe, t->byte_id, text, tlen, ids, max);
     if (tlen > (size_t)INT32_MAX - 2)
         return -1;
 
@@ -787,7 +826,8 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
         goto done;
     size_t prefix = t->space_prefix ? 1 : 0;
     norm[0] = ' ';
-    memcpy(norm + prefix, text, tlen + 1);
+    memcpy(norm + prefix, text, tlen);
+    norm[prefix + tlen] = '\0';
     size_t nlen = tlen + prefix;
 
     int n_sym = 0;
@@ -848,6 +888,105 @@ done:
     free(sym);
     merge_heap_free(&heap);
     return n;
+}
+
+/* One stretch of text without user-defined tokens. */
+static int encode_text(const tokenizer *t, const char *text, size_t len, int *ids, int max)
+{
+    if (len == 0)
+        return 0;
+    if (t->bpe)
+        return tokenizer_bpe_encode(t->bpe, t->byte_id, text, len, ids, max);
+    return encode_spm(t, text, len, ids, max);
+}
+
+/* A stretch of the text: bytes [start, start + len), or the user-defined token id. */
+typedef struct {
+    size_t start, len;
+    int id; /* -1: text */
+} segment;
+
+/* The first occurrence of needle (nlen > 0 bytes) in hay (hlen bytes), or NULL. */
+static const char *find_bytes(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+    for (const char *p = hay; nlen <= hlen && p <= hay + (hlen - nlen); p++) {
+        p = memchr(p, needle[0], (size_t)(hay + (hlen - nlen) - p) + 1);
+        if (!p)
+            return NULL;
+        if (!memcmp(p, needle, nlen))
+            return p;
+    }
+    return NULL;
+}
+
+/* Splits every text segment at each occurrence of user-defined token id, leftmost
+ * first (llama.cpp's special-token partition, one token at a time, longest first).
+ * *segs grows as needed; false when out of memory. */
+static bool split_at(const tokenizer *t, const char *text, int id, segment **segs, size_t *n,
+                     size_t *cap)
+{
+    const char *piece = t->pieces[id];
+    size_t plen = (size_t)t->lens[id];
+    for (size_t i = 0; i < *n; i++) {
+        segment s = (*segs)[i];
+        if (s.id >= 0 || s.len < plen)
+            continue;
+        const char *hit = find_bytes(text + s.start, s.len, piece, plen);
+        if (!hit)
+            continue;
+        if (*n + 2 > *cap) {
+            size_t c = *cap * 2 + 8;
+            segment *grown = realloc(*segs, c * sizeof *grown);
+            if (!grown)
+                return false;
+            *segs = grown;
+            *cap = c;
+        }
+        size_t at = (size_t)(hit - text), left = at - s.start;
+        size_t right = s.start + s.len - at - plen;
+        segment parts[3];
+        size_t k = 0;
+        if (left > 0)
+            parts[k++] = (segment){s.start, left, -1};
+        parts[k++] = (segment){at, plen, id};
+        if (right > 0)
+            parts[k++] = (segment){at + plen, right, -1};
+        memmove(*segs + i + k, *segs + i + 1, (*n - i - 1) * sizeof **segs);
+        memcpy(*segs + i, parts, k * sizeof *parts);
+        *n += k - 1;
+        i += left > 0 ? 1 : 0; /* the right part is looked at next */
+    }
+    return true;
+}
+
+int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
+{
+    size_t tlen = strlen(text);
+    if (t->n_user == 0)
+        return encode_text(t, text, tlen, ids, max);
+    size_t n = 1, cap = 8;
+    segment *segs = malloc(cap * sizeof *segs);
+    if (!segs)
+        return -1;
+    segs[0] = (segment){0, tlen, -1};
+    for (int u = 0; u < t->n_user; u++)
+        if (!split_at(t, text, t->user_ids[u], &segs, &n, &cap)) {
+            free(segs);
+            return -1;
+        }
+    int total = 0;
+    for (size_t i = 0; i < n && total >= 0; i++) {
+        if (segs[i].id >= 0) {
+            emit(ids, max, &total, segs[i].id);
+            continue;
+        }
+        int room = total < max ? max - total : 0;
+        int got = encode_text(t, text + segs[i].start, segs[i].len, room > 0 ? ids + total : NULL,
+                              room);
+        total = got < 0 ? -1 : total + got;
+    }
+    free(segs);
+    return total;
 }
 
 /* ---- decoding ---- */
