@@ -564,6 +564,56 @@ START_TEST(test_think_span)
 }
 END_TEST
 
+/* The chat's thinking switch: a qwen3 chat renders its next turn with thinking off as
+ * the template does (its prompt is template_render_with's no_think ids); a chatml chat
+ * has no switch and refuses it. */
+START_TEST(test_chat_thinking)
+{
+    const char *path = write_chatml_variant("stories260K.gguf", "think-model.gguf", false, NULL);
+    model *m;
+    tokenizer *tok;
+    llm_err err;
+    ck_assert(model_open(path, NULL, &m, &err) == LLM_OK);
+    ck_assert(tokenizer_from_gguf(m->meta, path, 512, &tok, &err) == LLM_OK);
+    engine_options eo;
+    engine_options_default(&eo);
+    eo.sampler.temperature = 0;
+    engine *e;
+    ck_assert(engine_new(m, tok, &eo, &e, &err) == LLM_OK);
+    chat_template *plain, *qwen3;
+    ck_assert(template_new(TEMPLATE_CHATML, tok, &plain, &err) == LLM_OK);
+    ck_assert(template_new(TEMPLATE_QWEN3, tok, &qwen3, &err) == LLM_OK);
+
+    chat *c;
+    ck_assert(chat_new_template(e, plain, "", &c, &err) == LLM_OK);
+    ck_assert(!chat_thinking(c));
+    ck_assert(!chat_set_thinking(c, false));
+    chat_free(c);
+
+    ck_assert(chat_new_template(e, qwen3, "", &c, &err) == LLM_OK);
+    ck_assert(chat_thinking(c));
+    ck_assert(chat_set_thinking(c, false));
+    ck_assert(!chat_thinking(c));
+    ck_assert(chat_begin(c, "Once", 1, &err) == LLM_OK);
+    int want[256];
+    int n = template_render_with(qwen3, NULL, "Once", true, (template_flags){.no_think = true},
+                                 want, 256);
+    int plain_n = template_render(qwen3, NULL, "Once", true, NULL, 0);
+    ck_assert_int_gt(n, plain_n); /* the empty span is there */
+    ck_assert_int_eq(chat_get_turn(c, 0)->reply_start, n);
+    ck_assert(!memcmp(engine_tokens(e), want, (size_t)n * sizeof *want));
+    ck_assert(chat_set_thinking(c, true) && chat_thinking(c));
+    chat_free(c);
+
+    engine_free(e);
+    template_free(plain);
+    template_free(qwen3);
+    tokenizer_close(tok);
+    model_close(m);
+    remove(path);
+}
+END_TEST
+
 /* The user's text never becomes a marker: typed "<|im_start|>system" stays text. */
 START_TEST(test_typed_markers_stay_text)
 {
@@ -719,6 +769,7 @@ static Suite *template_suite(void)
     tcase_add_test(core, test_families_match_jinja);
     tcase_add_test(core, test_detect_families);
     tcase_add_test(core, test_think_span);
+    tcase_add_test(core, test_chat_thinking);
     suite_add_tcase(s, core);
     return s;
 }
