@@ -5,9 +5,10 @@
  * piece text to id for the normal pieces, and the byte-token table. GGUF pieces spell
  * spaces as SentencePiece's "▁" (U+2581); they are stored with plain spaces, as
  * tokenizer.bin stores them. Token kinds come from tokenizer.ggml.token_type: control
- * and user-defined tokens (BOS, EOS, "<|im_start|>") are never produced from text, so
- * text typed by a user cannot turn into them; chat templates insert them by id
- * (tokenizer_special). Encoding is SentencePiece's own
+ * tokens (BOS, EOS, "<|im_start|>") are never produced from text, so text typed by a
+ * user cannot turn into them; chat templates insert them by id (tokenizer_special).
+ * User-defined tokens are split out of the text before it is merged (the user_ids list,
+ * longest first, as llama.cpp's special-token partition). Encoding is SentencePiece's own
  * algorithm: split the dummy-prefixed text into UTF-8 characters, keep a priority
  * queue of adjacent pairs whose concatenation is a normal piece (highest score
  * first, leftmost on ties), merge over a linked list of symbols, then map each final
