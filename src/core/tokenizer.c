@@ -496,6 +496,17 @@ static int longer_first(const void *a, const void *b)
     return x->len != y->len ? y->len - x->len : x->id - y->id;
 }
 
+/* A user-defined token that text is split at: not one spelt as a template marker
+ * ("<|user|>"), which the GGUF converters make control tokens (a file that calls one
+ * user-defined still never gets it from typed text). */
+static bool splits_text(const tokenizer *t, int id)
+{
+    const char *p = t->pieces[id];
+    int len = t->lens[id];
+    bool marker = len >= 4 && p[0] == '<' && p[1] == '|' && p[len - 2] == '|' && p[len - 1] == '>';
+    return t->kinds[id] == KIND_USER && len > 0 && !marker;
+}
+
 /* The user-defined tokens (Gemma's newline, tab and space runs and HTML tags, Qwen's
  * <think>), longest first: text is split at them before it is encoded, as llama.cpp
  * and Hugging Face's tokenizers split out added tokens. False when out of memory. */
@@ -503,7 +514,7 @@ static bool collect_user(tokenizer *t)
 {
     int n = 0;
     for (int id = 0; id < t->n_vocab; id++)
-        n += t->kinds[id] == KIND_USER && t->lens[id] > 0;
+        n += splits_text(t, id);
     if (n == 0)
         return true;
     sized_id *order = malloc((size_t)n * sizeof *order);
@@ -513,7 +524,7 @@ static bool collect_user(tokenizer *t)
         return false;
     }
     for (int id = 0; id < t->n_vocab; id++)
-        if (t->kinds[id] == KIND_USER && t->lens[id] > 0)
+        if (splits_text(t, id))
             order[t->n_user++] = (sized_id){t->lens[id], id};
     qsort(order, (size_t)n, sizeof *order, longer_first);
     for (int i = 0; i < n; i++)
@@ -920,42 +931,47 @@ static const char *find_bytes(const char *hay, size_t hlen, const char *needle, 
     return NULL;
 }
 
-/* Splits every text segment at each occurrence of user-defined token id, leftmost
- * first (llama.cpp's special-token partition, one token at a time, longest first).
- * *segs grows as needed; false when out of memory. */
-static bool split_at(const tokenizer *t, const char *text, int id, segment **segs, size_t *n,
-                     size_t *cap)
+/* A growing list of segments. */
+typedef struct {
+    segment *v;
+    size_t n, cap;
+} segment_list;
+
+static bool push_segment(segment_list *l, segment s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap * 2 + 16;
+        segment *grown = realloc(l->v, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        l->v = grown;
+        l->cap = cap;
+    }
+    l->v[l->n++] = s;
+    return true;
+}
+
+/* Copies in to out with every text segment split at each occurrence of user-defined
+ * token id, leftmost first (llama.cpp's special-token partition, one token at a time,
+ * longest first). False when out of memory. */
+static bool split_at(const tokenizer *t, const char *text, int id, const segment_list *in,
+                     segment_list *out)
 {
     const char *piece = t->pieces[id];
     size_t plen = (size_t)t->lens[id];
-    for (size_t i = 0; i < *n; i++) {
-        segment s = (*segs)[i];
-        if (s.id >= 0 || s.len < plen)
-            continue;
-        const char *hit = find_bytes(text + s.start, s.len, piece, plen);
-        if (!hit)
-            continue;
-        if (*n + 2 > *cap) {
-            size_t c = *cap * 2 + 8;
-            segment *grown = realloc(*segs, c * sizeof *grown);
-            if (!grown)
+    out->n = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        segment s = in->v[i];
+        const char *hit;
+        while (s.id < 0 && s.len >= plen && (hit = find_bytes(text + s.start, s.len, piece, plen))) {
+            size_t at = (size_t)(hit - text), left = at - s.start;
+            if ((left > 0 && !push_segment(out, (segment){s.start, left, -1})) ||
+                !push_segment(out, (segment){at, plen, id}))
                 return false;
-            *segs = grown;
-            *cap = c;
+            s = (segment){at + plen, s.start + s.len - at - plen, -1};
         }
-        size_t at = (size_t)(hit - text), left = at - s.start;
-        size_t right = s.start + s.len - at - plen;
-        segment parts[3];
-        size_t k = 0;
-        if (left > 0)
-            parts[k++] = (segment){s.start, left, -1};
-        parts[k++] = (segment){at, plen, id};
-        if (right > 0)
-            parts[k++] = (segment){at + plen, right, -1};
-        memmove(*segs + i + k, *segs + i + 1, (*n - i - 1) * sizeof **segs);
-        memcpy(*segs + i, parts, k * sizeof *parts);
-        *n += k - 1;
-        i += left > 0 ? 1 : 0; /* the right part is looked at next */
+        if ((s.id >= 0 || s.len > 0) && !push_segment(out, s))
+            return false;
     }
     return true;
 }
@@ -965,28 +981,27 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
     size_t tlen = strlen(text);
     if (t->n_user == 0)
         return encode_text(t, text, tlen, ids, max);
-    size_t n = 1, cap = 8;
-    segment *segs = malloc(cap * sizeof *segs);
-    if (!segs)
-        return -1;
-    segs[0] = (segment){0, tlen, -1};
-    for (int u = 0; u < t->n_user; u++)
-        if (!split_at(t, text, t->user_ids[u], &segs, &n, &cap)) {
-            free(segs);
-            return -1;
-        }
-    int total = 0;
-    for (size_t i = 0; i < n && total >= 0; i++) {
-        if (segs[i].id >= 0) {
-            emit(ids, max, &total, segs[i].id);
+    segment_list a = {0}, b = {0};
+    bool ok = push_segment(&a, (segment){0, tlen, -1});
+    for (int u = 0; u < t->n_user && ok; u++) {
+        ok = split_at(t, text, t->user_ids[u], &a, &b);
+        segment_list swap = a;
+        a = b;
+        b = swap;
+    }
+    int total = ok ? 0 : -1;
+    for (size_t i = 0; i < a.n && total >= 0; i++) {
+        if (a.v[i].id >= 0) {
+            emit(ids, max, &total, a.v[i].id);
             continue;
         }
         int room = total < max ? max - total : 0;
-        int got = encode_text(t, text + segs[i].start, segs[i].len, room > 0 ? ids + total : NULL,
+        int got = encode_text(t, text + a.v[i].start, a.v[i].len, room > 0 ? ids + total : NULL,
                               room);
         total = got < 0 ? -1 : total + got;
     }
-    free(segs);
+    free(a.v);
+    free(b.v);
     return total;
 }
 

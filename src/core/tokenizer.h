@@ -6,8 +6,8 @@
  *
  * Encoding first splits the text at the vocabulary's user-defined tokens (Gemma's
  * newline, tab and space runs and HTML tags, Qwen's <think>), the longest first, as
- * llama.cpp and Hugging Face's tokenizers split out added tokens; each stretch between
- * them is then encoded on its own. SentencePiece BPE as configured for Llama: one space
+ * llama.cpp and Hugging Face's tokenizers split out added tokens (not one spelt as a
+ * template marker, "<|user|>"); each stretch between them is then encoded on its own. SentencePiece BPE as configured for Llama: one space
  * is prepended to each stretch (the dummy prefix; not with add_space_prefix false, as
  * Gemma's), each UTF-8 character maps to its piece or else to its byte-fallback tokens
  * (<0xNN>), then the adjacent pair whose concatenation is a normal piece with the
