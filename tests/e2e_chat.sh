@@ -135,6 +135,14 @@ assert_eq "reply after /help and an unknown command" "$tom_reply" "$(grep -xF "$
 grep -q '/reset' "$T/out" "$T/err" || fail "/help does not mention /reset"
 pass "/help and unknown commands"
 
+# ---- /no_think in a template without the thinking switch: a message, nothing changes ----
+printf '/no_think\n%s\n' "$tom_user" >"$T/in"
+chat "$BUNDLED/chat260K.bin" <"$T/in"
+assert_status 0
+assert_file_contains "/no_think refused" "$T/err" "/no_think: the chat template llama2 has no thinking switch"
+assert_eq "reply after /no_think" "$tom_reply" "$(grep -xF "$tom_reply" "$T/out" || true)"
+pass "/no_think without a thinking switch"
+
 # ---- the KV cache holds the whole dialog: no position processed twice, each reply
 # (even one cut short by -n) closed with EOS, and the next turn starts with BOS ----
 printf 'Tell me a story about %s.\n' Tom Max >"$T/in"

@@ -67,6 +67,20 @@ static const char smollm2_instruct[] =
     "Face<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + "
     "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
     "{{ '<|im_start|>assistant\\n' }}{% endif %}";
+/* Phi-3.5-mini-instruct's and Qwen2.5-Instruct's (ChatML with a default system prompt). */
+static const char phi35_mini[] =
+    "{% for message in messages %}{% if message['role'] == 'system' and message['content'] %}"
+    "{{'<|system|>\\n' + message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'user' %}"
+    "{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'assistant' %}"
+    "{{'<|assistant|>\\n' + message['content'] + '<|end|>\\n'}}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}";
+static const char qwen25_instruct[] =
+    "{%- if messages[0]['role'] == 'system' %}\n    {{- '<|im_start|>system\\n' + "
+    "messages[0]['content'] + '<|im_end|>\\n' }}\n{%- else %}\n    {{- '<|im_start|>system\\nYou "
+    "are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}\n{%- endif "
+    "%}\n{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + "
+    "message.content + '<|im_end|>' + '\\n' }}{%- endfor %}\n{%- if add_generation_prompt %}\n"
+    "    {{- '<|im_start|>assistant\\n' }}\n{%- endif %}\n";
 static const char vicuna[] =
     "{% for message in messages %}{% if message['role'] == 'user' %}{{ 'USER: ' + "
     "message['content'] + '\\n' }}{% else %}{{ 'ASSISTANT: ' + message['content'] + eos_token + "
@@ -90,7 +104,7 @@ START_TEST(test_detect)
         ck_assert_msg(template_kind_detect(known[i].jinja, &k), "template %zu not recognised", i);
         ck_assert_int_eq(k, known[i].want);
     }
-    const char *unknown[] = {gemma_it, vicuna, "", "{{ messages }}", NULL};
+    const char *unknown[] = {vicuna, "", "{{ messages }}", NULL};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         template_kind k = TEMPLATE_COUNT;
         ck_assert_msg(!template_kind_detect(unknown[i], &k), "template %zu recognised as %s", i,
@@ -107,7 +121,8 @@ END_TEST
 
 START_TEST(test_names)
 {
-    const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3"};
+    const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3",
+                           "qwen3", "gemma", "phi3", "phi4-mini"};
     for (int k = 0; k < TEMPLATE_COUNT; k++) {
         template_kind got;
         ck_assert(template_kind_parse(names[k], &got));
@@ -117,6 +132,7 @@ START_TEST(test_names)
     }
     template_kind got;
     ck_assert(template_kind_parse("tinyllama", &got) && got == TEMPLATE_ZEPHYR);
+    ck_assert(template_kind_parse("chatml-think", &got) && got == TEMPLATE_QWEN3);
     ck_assert(!template_kind_parse("Llama2", &got));
     ck_assert(!template_kind_parse("vicuna", &got));
     ck_assert(!template_kind_parse("", &got));
@@ -139,6 +155,9 @@ START_TEST(test_choose)
     ck_assert_int_eq(k, TEMPLATE_LLAMA3);
     ck_assert_str_eq(note, "chat template llama3 (the model's)");
     ck_assert(template_choose(NULL, gemma_it, &k, note, sizeof note));
+    ck_assert_int_eq(k, TEMPLATE_GEMMA);
+    ck_assert_str_eq(note, "chat template gemma (the model's)");
+    ck_assert(template_choose(NULL, vicuna, &k, note, sizeof note));
     ck_assert_int_eq(k, TEMPLATE_LLAMA2);
     ck_assert_ptr_nonnull(strstr(note, "not one llmchat knows: using llama2"));
     ck_assert_ptr_nonnull(strstr(note, "--template"));
@@ -229,6 +248,307 @@ START_TEST(test_render_matches_llama_cpp)
     tokenizer_close(llama3_chatml);
     remove(l3c_path);
     remove(chatml_path);
+}
+END_TEST
+
+/* ---- the newer families against their Jinja templates ---- */
+
+/* A decompressed tests/data/NAME.gz (make check decompresses them into the build tree). */
+static const char *built_file(const char *name)
+{
+    static char path[4][4096];
+    static int slot;
+    char *b = path[slot++ % 4];
+    const char *dir = getenv("LLMCHAT_BUILDDIR");
+    snprintf(b, sizeof path[0], "%s/tests/%s", dir && *dir ? dir : ".", name);
+    return b;
+}
+
+/* Phi-3.5's vocabulary: Llama 2's with Phi-3.5's added tokens appended (32000
+ * <|endoftext|> .. 32010 <|user|>, control, score -1000; up to 32,063 unused "[PADn]"),
+ * EOS <|endoftext|>, no BOS added: make_family_templates.py's recipe. */
+static const char *write_phi3_vocab(void)
+{
+    static const char *const added[] = {
+        "<|endoftext|>", "<|assistant|>", "<|placeholder1|>", "<|placeholder2|>",
+        "<|placeholder3|>", "<|placeholder4|>", "<|system|>", "<|end|>", "<|placeholder5|>",
+        "<|placeholder6|>", "<|user|>"};
+    enum { N_EXTRA = 64, N_ADDED = 11 };
+    const char *path = temp_path("phi3-vocab.gguf");
+    size_t size;
+    unsigned char *buf = read_whole_file(data_path("ggml-vocab-llama-spm.gguf"), &size);
+    gguf *g;
+    llm_err err;
+    ck_assert(gguf_parse(buf, size, "llama-spm", &g, &err) == LLM_OK);
+    gguf_writer *w = gguf_writer_new(0);
+    static char pads[N_EXTRA][16];
+    for (uint64_t i = 0; i < gguf_kv_count(g); i++) {
+        const char *key = gguf_kv_key(g, i);
+        bool tokens = !strcmp(key, "tokenizer.ggml.tokens");
+        bool scores = !strcmp(key, "tokenizer.ggml.scores");
+        bool types = !strcmp(key, "tokenizer.ggml.token_type");
+        if (!strcmp(key, "tokenizer.ggml.eos_token_id") || !strcmp(key, "general.name") ||
+            !strcmp(key, "tokenizer.ggml.add_bos_token"))
+            continue;
+        if (!tokens && !scores && !types) {
+            gguf_copy_kv(w, g, i);
+            continue;
+        }
+        gguf_array a;
+        ck_assert(gguf_get_array(g, key, &a));
+        uint64_t n = a.n + N_EXTRA;
+        const char **v = malloc(n * sizeof *v);
+        size_t *lens = malloc(n * sizeof *lens);
+        float *f = malloc(n * sizeof *f);
+        int32_t *t = malloc(n * sizeof *t);
+        const unsigned char *cur = NULL;
+        for (uint64_t k = 0; k < a.n; k++) {
+            uint64_t len = 0;
+            if (tokens)
+                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
+            lens[k] = (size_t)len;
+            f[k] = (float)gguf_array_float(&a, k);
+            t[k] = (int32_t)gguf_array_int(&a, k);
+        }
+        for (int k = 0; k < N_EXTRA; k++) {
+            uint64_t at = a.n + (uint64_t)k;
+            snprintf(pads[k], sizeof pads[k], "[PAD%d]", (int)at);
+            v[at] = k < N_ADDED ? added[k] : pads[k];
+            lens[at] = strlen(v[at]);
+            f[at] = -1000.0f;
+            t[at] = k < N_ADDED ? 3 : 5;
+        }
+        if (tokens)
+            gguf_writer_add_string_array(w, key, v, lens, n);
+        else if (scores)
+            gguf_writer_add_float32_array(w, key, f, n);
+        else
+            gguf_writer_add_int32_array(w, key, t, n);
+        free(v), free(lens), free(f), free(t);
+    }
+    gguf_writer_add_string(w, "general.name", "Phi3");
+    gguf_writer_add_uint32(w, "tokenizer.ggml.eos_token_id", 32000);
+    gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", false);
+    FILE *out = fopen(path, "wb");
+    ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
+    fclose(out);
+    gguf_writer_free(w);
+    gguf_free(g);
+    free(buf);
+    return path;
+}
+
+/* Each turn of golden/template_families.jsonl (make_family_templates.py: the models' own
+ * Jinja templates rendered by jinja2, ids from llama-tokenize, or tiktoken's o200k for
+ * Phi-4-mini): llmchat renders the same text and the same ids, and a second turn follows
+ * the first, its reply and the reply's end marker exactly as Jinja renders the whole
+ * conversation. */
+START_TEST(test_families_match_jinja)
+{
+    const char *names[] = {"qwen3-vocab", "gemma3-vocab", "phi3-vocab", "phi4-mini-vocab"};
+    tokenizer *toks[4];
+    llm_err err;
+    const char *phi3_path = write_phi3_vocab();
+    const char *paths[] = {built_file("qwen3-vocab.gguf"), built_file("gemma3-vocab.gguf"),
+                           phi3_path, built_file("phi4-mini-vocab.gguf")};
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(tokenizer_open(paths[i], 0, &toks[i], &err) == LLM_OK, "%s", err.text);
+    FILE *f = fopen(data_path("golden/template_families.jsonl"), "r");
+    ck_assert_ptr_nonnull(f);
+    static char line[16384], text[4096], before[4096], jinja[8192];
+    int checked = 0, second = 0, by_kind[TEMPLATE_COUNT] = {0};
+    while (fgets(line, sizeof line, f)) {
+        char vocab[64], name[16], system[256], user[256];
+        ck_assert(jsonl_string(line, "vocab", vocab, sizeof vocab));
+        ck_assert(jsonl_string(line, "template", name, sizeof name));
+        ck_assert(jsonl_string(line, "system", system, sizeof system));
+        ck_assert(jsonl_string(line, "user", user, sizeof user));
+        ck_assert(jsonl_string(line, "text", text, sizeof text));
+        bool first = jsonl_bool(line, "first");
+        template_flags flags = {.no_think = jsonl_bool(line, "no_think")};
+        double want[512];
+        int n_want = jsonl_numbers(line, "ids", want, 512);
+        ck_assert_int_gt(n_want, 0);
+        const tokenizer *tok = NULL;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(vocab, names[i]))
+                tok = toks[i];
+        ck_assert_msg(tok != NULL, "vocabulary %s", vocab);
+        template_kind kind;
+        ck_assert(template_kind_parse(name, &kind));
+        chat_template *t;
+        ck_assert(template_new(kind, tok, &t, &err) == LLM_OK);
+        char *got = template_render_text_with(t, system, user, first, flags);
+        ck_assert_msg(!strcmp(got, text), "%s %s first=%d: renders\n[%s]\nnot\n[%s]", vocab, name,
+                      first, got, text);
+        free(got);
+        int ids[512];
+        int n = template_render_with(t, system, user, first, flags, ids, 512);
+        ck_assert_msg(n == n_want, "%s %s first=%d: %d ids, the reference gives %d", vocab, name,
+                      first, n, n_want);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(ids[i] == (int)want[i], "%s %s first=%d: id %d is %d, the reference "
+                          "gives %d", vocab, name, first, i, ids[i], (int)want[i]);
+        if (!first) {
+            ck_assert(jsonl_string(line, "before", before, sizeof before));
+            ck_assert(jsonl_string(line, "jinja", jinja, sizeof jinja));
+            ck_assert(strlen(before) + strlen(text) == strlen(jinja));
+            ck_assert(!strncmp(jinja, before, strlen(before)) &&
+                      !strcmp(jinja + strlen(before), text));
+            /* the reply's end marker is the token llmchat closes a reply with */
+            const char *end = tokenizer_piece(tok, template_end_token(t));
+            ck_assert_msg(strlen(before) > strlen(end) &&
+                          !strcmp(before + strlen(before) - strlen(end), end), "%s: ends with %s",
+                          name, end);
+            second++;
+        }
+        by_kind[kind]++;
+        template_free(t);
+        checked++;
+    }
+    fclose(f);
+    ck_assert_int_eq(checked, 29);
+    ck_assert_int_eq(second, 13);
+    ck_assert_int_eq(by_kind[TEMPLATE_QWEN3], 9);
+    ck_assert_int_eq(by_kind[TEMPLATE_GEMMA], 8);
+    ck_assert_int_eq(by_kind[TEMPLATE_PHI3], 6);
+    ck_assert_int_eq(by_kind[TEMPLATE_PHI4_MINI], 6);
+    for (int i = 0; i < 4; i++)
+        tokenizer_close(toks[i]);
+    remove(phi3_path);
+}
+END_TEST
+
+/* The templates the vocabulary files carry (Qwen3's and Gemma 3's from their npm
+ * packages, Phi-4-mini's) are recognised as their families; so are Phi-3.5's and
+ * Gemma 2's, and Qwen2.5's ChatML stays chatml. */
+START_TEST(test_detect_families)
+{
+    const struct {
+        const char *file;
+        template_kind want;
+    } files[] = {
+        {"qwen3-vocab.gguf", TEMPLATE_QWEN3},
+        {"gemma3-vocab.gguf", TEMPLATE_GEMMA},
+        {"phi4-mini-vocab.gguf", TEMPLATE_PHI4_MINI},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t size;
+        unsigned char *buf = read_whole_file(built_file(files[i].file), &size);
+        gguf *g;
+        llm_err err;
+        ck_assert(gguf_parse(buf, size, files[i].file, &g, &err) == LLM_OK);
+        template_kind k = TEMPLATE_COUNT;
+        ck_assert(template_kind_detect(gguf_get_string(g, "tokenizer.chat_template", NULL), &k));
+        ck_assert_msg(k == files[i].want, "%s: %s", files[i].file, template_kind_name(k));
+        gguf_free(g);
+        free(buf);
+    }
+    template_kind k = TEMPLATE_COUNT;
+    ck_assert(template_kind_detect(phi35_mini, &k) && k == TEMPLATE_PHI3);
+    ck_assert(template_kind_detect(gemma_it, &k) && k == TEMPLATE_GEMMA);
+    ck_assert(template_kind_detect(qwen25_instruct, &k) && k == TEMPLATE_CHATML);
+    ck_assert(template_kind_detect(tinyllama_chat, &k) && k == TEMPLATE_ZEPHYR);
+}
+END_TEST
+
+/* Qwen3: thinking off ends the turn with an empty span (tokens <think> "\n\n" </think>
+ * "\n\n"); a reply's span is found by its tokens, open or closed; <think> and </think>
+ * do not end a reply. */
+START_TEST(test_think_span)
+{
+    tokenizer *tok;
+    llm_err err;
+    ck_assert(tokenizer_open(built_file("qwen3-vocab.gguf"), 0, &tok, &err) == LLM_OK);
+    int think = tokenizer_special(tok, "<think>"), end_think = tokenizer_special(tok, "</think>");
+    ck_assert_int_eq(think, 151667);
+    ck_assert_int_eq(end_think, 151668);
+    ck_assert_int_eq(tokenizer_token_type(tok, think), 4); /* user-defined */
+    chat_template *t;
+    ck_assert(template_new(TEMPLATE_QWEN3, tok, &t, &err) == LLM_OK);
+    ck_assert(template_can_think(t));
+    ck_assert(!template_is_stop(t, think) && !template_is_stop(t, end_think));
+    ck_assert(template_is_stop(t, 151645));
+    ck_assert_int_eq(template_end_token(t), 151645);
+    int on[64], off[64];
+    int n_on = template_render_with(t, NULL, "hi", true, (template_flags){0}, on, 64);
+    int n_off = template_render_with(t, NULL, "hi", true, (template_flags){.no_think = true}, off, 64);
+    ck_assert_int_eq(n_off, n_on + 4);
+    ck_assert(!memcmp(on, off, (size_t)n_on * sizeof *on));
+    ck_assert_int_eq(off[n_on], think);
+    ck_assert_int_eq(off[n_on + 2], end_think);
+    /* spans */
+    int reply[] = {think, 198, 100, 101, end_think, 271, 9707, 151645};
+    template_span sp;
+    ck_assert(template_think_span(t, reply, 8, &sp));
+    ck_assert(sp.start == 0 && sp.end == 5 && sp.closed);
+    ck_assert(template_think_span(t, reply, 3, &sp)); /* still thinking */
+    ck_assert(sp.start == 0 && sp.end == 3 && !sp.closed);
+    ck_assert(template_think_span(t, reply + 1, 7, &sp)); /* opened by the prompt */
+    ck_assert(sp.start == 0 && sp.end == 4 && sp.closed);
+    ck_assert(!template_think_span(t, reply + 5, 3, &sp)); /* no span */
+    template_free(t);
+    /* a template without the switch, a vocabulary without the tokens */
+    ck_assert(template_new(TEMPLATE_CHATML, tok, &t, &err) == LLM_OK);
+    ck_assert(!template_can_think(t));
+    template_free(t);
+    tokenizer *llama;
+    ck_assert(tokenizer_open(data_path("ggml-vocab-llama-spm.gguf"), 0, &llama, &err) == LLM_OK);
+    ck_assert(template_new(TEMPLATE_QWEN3, llama, &t, &err) == LLM_OK);
+    ck_assert(!template_think_span(t, reply, 8, &sp));
+    template_free(t);
+    tokenizer_close(llama);
+    tokenizer_close(tok);
+}
+END_TEST
+
+/* The chat's thinking switch: a qwen3 chat renders its next turn with thinking off as
+ * the template does (its prompt is template_render_with's no_think ids); a chatml chat
+ * has no switch and refuses it. */
+START_TEST(test_chat_thinking)
+{
+    const char *path = write_chatml_variant("stories260K.gguf", "think-model.gguf", false, NULL);
+    model *m;
+    tokenizer *tok;
+    llm_err err;
+    ck_assert(model_open(path, NULL, &m, &err) == LLM_OK);
+    ck_assert(tokenizer_from_gguf(m->meta, path, 512, &tok, &err) == LLM_OK);
+    engine_options eo;
+    engine_options_default(&eo);
+    eo.sampler.temperature = 0;
+    engine *e;
+    ck_assert(engine_new(m, tok, &eo, &e, &err) == LLM_OK);
+    chat_template *plain, *qwen3;
+    ck_assert(template_new(TEMPLATE_CHATML, tok, &plain, &err) == LLM_OK);
+    ck_assert(template_new(TEMPLATE_QWEN3, tok, &qwen3, &err) == LLM_OK);
+
+    chat *c;
+    ck_assert(chat_new_template(e, plain, "", &c, &err) == LLM_OK);
+    ck_assert(!chat_thinking(c));
+    ck_assert(!chat_set_thinking(c, false));
+    chat_free(c);
+
+    ck_assert(chat_new_template(e, qwen3, "", &c, &err) == LLM_OK);
+    ck_assert(chat_thinking(c));
+    ck_assert(chat_set_thinking(c, false));
+    ck_assert(!chat_thinking(c));
+    ck_assert(chat_begin(c, "Once", 1, &err) == LLM_OK);
+    int want[256];
+    int n = template_render_with(qwen3, NULL, "Once", true, (template_flags){.no_think = true},
+                                 want, 256);
+    int plain_n = template_render(qwen3, NULL, "Once", true, NULL, 0);
+    ck_assert_int_gt(n, plain_n); /* the empty span is there */
+    ck_assert_int_eq(chat_get_turn(c, 0)->reply_start, n);
+    ck_assert(!memcmp(engine_tokens(e), want, (size_t)n * sizeof *want));
+    ck_assert(chat_set_thinking(c, true) && chat_thinking(c));
+    chat_free(c);
+
+    engine_free(e);
+    template_free(plain);
+    template_free(qwen3);
+    tokenizer_close(tok);
+    model_close(m);
+    remove(path);
 }
 END_TEST
 
@@ -384,6 +704,10 @@ static Suite *template_suite(void)
     tcase_add_test(core, test_typed_markers_stay_text);
     tcase_add_test(core, test_stop_and_end_tokens);
     tcase_add_test(core, test_chat_in_chatml);
+    tcase_add_test(core, test_families_match_jinja);
+    tcase_add_test(core, test_detect_families);
+    tcase_add_test(core, test_think_span);
+    tcase_add_test(core, test_chat_thinking);
     suite_add_tcase(s, core);
     return s;
 }

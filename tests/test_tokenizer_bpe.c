@@ -17,11 +17,18 @@
 #include "tokenizer.h"
 
 /* A decompressed tests/data/NAME.gz (make check decompresses them into the build tree). */
-static const char *built_vocab(const char *name)
+static const char *built_path(const char *name)
 {
     static char path[4096];
     const char *dir = getenv("LLMCHAT_BUILDDIR");
     snprintf(path, sizeof path, "%s/tests/%s", dir && *dir ? dir : ".", name);
+    return path;
+}
+
+static const char *built_vocab(const char *name)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s", built_path(name));
     return path;
 }
 
@@ -65,12 +72,15 @@ static char *decode_all(const tokenizer *t, const int *ids, int n)
 
 /* ---- core ---- */
 
-/* Every line of golden file `golden` encodes to its ids with vocabulary `vocab` and
- * decodes back to its text. */
-static void check_goldens(const char *vocab, const char *golden)
+/* Every line of golden file `golden` (a path) encodes to its ids with vocabulary
+ * `vocab` and decodes back to its text; it has n_lines lines. */
+static void check_golden_file(const char *vocab, const char *golden, int n_lines)
 {
+    FILE *f = fopen(golden, "r");
+    const char *name = strrchr(golden, '/') ? strrchr(golden, '/') + 1 : golden;
+    char shown[256];
+    snprintf(shown, sizeof shown, "%s", name); /* open_vocab reuses built_path's buffer */
     tokenizer *t = open_vocab(vocab);
-    FILE *f = fopen(data_path(golden), "r");
     ck_assert_ptr_nonnull(f);
     char *line = NULL, *text = malloc(1 << 20);
     size_t cap = 0;
@@ -97,13 +107,18 @@ static void check_goldens(const char *vocab, const char *golden)
     free(line);
     free(text);
     free(want);
-    fprintf(stderr, "%s on %s: %d/%d match llama.cpp; %d decode back to the text\n", golden,
+    fprintf(stderr, "%s on %s: %d/%d match the golden ids; %d decode back to the text\n", shown,
             vocab, matched, lines, round_trips);
-    ck_assert_int_eq(lines, 2420);
+    ck_assert_int_eq(lines, n_lines);
     ck_assert_msg(matched == lines, "%d/%d goldens match; the first mismatch is line %d", matched,
                   lines, first_bad);
     ck_assert_int_eq(round_trips, lines); /* every golden text is valid UTF-8 */
     tokenizer_close(t);
+}
+
+static void check_goldens(const char *vocab, const char *golden)
+{
+    check_golden_file(vocab, data_path(golden), 2420);
 }
 
 START_TEST(test_llama3_goldens)
@@ -122,6 +137,30 @@ END_TEST
 START_TEST(test_smollm_goldens)
 {
     check_goldens("smollm-pre-vocab.gguf", "golden/smollm_bpe.jsonl");
+}
+END_TEST
+
+/* The newer families' vocabularies (tests/data/make_hf_vocab.py) against their goldens
+ * (make_bpe_goldens.mjs; stored compressed, decompressed by make check): Qwen3's
+ * byte-level BPE under the qwen2 pre-tokenizer (llama-tokenize's ids), Phi-4-mini's o200k
+ * under gpt-4o (tiktoken's: gpt-tokenizer's o200k_base), Gemma 3's SentencePiece
+ * vocabulary without a dummy prefix, with byte fallback and user-defined tokens
+ * (llama-tokenize's, which Hugging Face's tokenizer agrees with on every line). */
+START_TEST(test_qwen3_goldens)
+{
+    check_golden_file("qwen3-vocab.gguf", built_path("qwen3_tok.jsonl"), 2444);
+}
+END_TEST
+
+START_TEST(test_phi4_mini_goldens)
+{
+    check_golden_file("phi4-mini-vocab.gguf", built_path("phi4-mini_tok.jsonl"), 2444);
+}
+END_TEST
+
+START_TEST(test_gemma3_goldens)
+{
+    check_golden_file("gemma3-vocab.gguf", built_path("gemma3_tok.jsonl"), 2444);
 }
 END_TEST
 
@@ -278,7 +317,7 @@ START_TEST(test_bad_vocabularies)
         const char *says;
     } cases[] = {
         {NULL, good, 1, -1, "without tokenizer.ggml.pre"},
-        {"qwen2", good, 1, -1, "pre-tokenizer 'qwen2' (tokenizer.ggml.pre) is not supported"},
+        {"falcon", good, 1, -1, "pre-tokenizer 'falcon' (tokenizer.ggml.pre) is not supported"},
         {"llama-bpe", NULL, 0, -1, "tokenizer.ggml.merges is missing"},
         {"llama-bpe", unknown, 3, -1, "tokenizer.ggml.merges[2] 'x yz': its second half is not a token"},
         {"smollm", no_space, 1, -1, "merges[0] 'ab' is not two pieces"},
@@ -330,6 +369,9 @@ static Suite *tokenizer_bpe_suite(void)
     tcase_add_test(core, test_llama3_goldens);
     tcase_add_test(core, test_gpt2_goldens);
     tcase_add_test(core, test_smollm_goldens);
+    tcase_add_test(core, test_qwen3_goldens);
+    tcase_add_test(core, test_phi4_mini_goldens);
+    tcase_add_test(core, test_gemma3_goldens);
     tcase_add_test(core, test_llama3_ids_from_the_file);
     tcase_add_test(core, test_llama3_specials_and_bad_utf8);
     tcase_add_test(core, test_small_vocab_works);

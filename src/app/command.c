@@ -168,6 +168,30 @@ static void run_vector(command_host *h, const char *arg)
     h->changed(h, COMMAND_CHANGED_SETTINGS);
 }
 
+/* /think and /no_think: the chat template's thinking switch (qwen3's enable_thinking). */
+static void set_thinking(command_host *h, bool on)
+{
+    const chat_template *t = chat_get_template(h->c);
+    if (!chat_set_thinking(h->c, on)) {
+        say(h, "/%s: the chat template %s has no thinking switch (qwen3's has)",
+            on ? "think" : "no_think", template_name(t));
+        return;
+    }
+    say(h, "thinking %s from the next message", on ? "on" : "off");
+}
+
+static void run_think(command_host *h, const char *arg)
+{
+    (void)arg;
+    set_thinking(h, true);
+}
+
+static void run_no_think(command_host *h, const char *arg)
+{
+    (void)arg;
+    set_thinking(h, false);
+}
+
 static void run_help(command_host *h, const char *arg)
 {
     (void)arg;
@@ -210,6 +234,12 @@ static const command_info table[] = {
      .help = "control vectors: list; load FILE [SCALE]; NAME SCALE; drop NAME; layers F-L|all; "
              "make NAME \"A\" \"B\"",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_vector},
+    {.id = CMD_THINK, .name = "think",
+     .help = "let the model think before it answers (qwen3's template; the default)",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_think},
+    {.id = CMD_NO_THINK, .name = "no_think",
+     .help = "ask for answers without thinking (qwen3's enable_thinking=false)",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_no_think},
     {.id = CMD_HELP, .name = "help", .help = "list the commands",
      .front_ends = COMMAND_EVERYWHERE, .run = run_help},
     {.id = CMD_QUIT, .name = "quit", .aliases = "exit q", .help = "leave, as Ctrl-D does",

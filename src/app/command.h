@@ -35,6 +35,8 @@ typedef enum {
     CMD_HELP,
     CMD_QUIT,
     CMD_STEP,
+    CMD_THINK,
+    CMD_NO_THINK,
 } command_id;
 
 /* Which front ends run a command (command_info.front_ends). */

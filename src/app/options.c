@@ -214,7 +214,8 @@ static const char *set_template(app_options *o, const char *v)
 {
     template_kind k;
     if (!template_kind_parse(v, &k))
-        return "must be llama2, mistral, zephyr (or tinyllama), chatml or llama3";
+        return "must be llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or "
+               "chatml-think), gemma, phi3 or phi4-mini";
     o->template_name = v;
     return NULL;
 }
@@ -307,7 +308,8 @@ const app_option options_table[] = {
     {.name = "system", .short_name = 'y', .arg = "TEXT", .config = true, .help = "system prompt",
      .set = set_system},
     {.name = "template", .arg = "NAME", .config = true,
-     .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml or llama3 (default: the model's, else llama2)",
+     .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml, llama3, qwen3, gemma, "
+             "phi3 or phi4-mini\n(default: the model's, else llama2)",
      .set = set_template},
     {.name = "temperature", .short_name = 't', .arg = "F", .config = true, .help = "0 = greedy (default 1.0)",
      .set = set_temperature},

@@ -61,7 +61,7 @@ typedef struct {
     int model_line;              /* the config line that set it (MODEL_FROM_CONFIG) */
     const char *model_note;      /* which model and why, for the TUI's first notice and the
                                     REPL's banner (set by main.c once the model is open) */
-    const char *template_name;   /* --template: llama2, mistral, zephyr, chatml; NULL: the
+    const char *template_name;   /* --template: a template_kind_parse name; NULL: the
                                     model's (its tokenizer.chat_template), else llama2 */
     const struct chat_template *chat_template; /* the one chosen (set by main.c) */
     const char *tokenizer_path;  /* NULL: beside the model, then the data dir */

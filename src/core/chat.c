@@ -49,7 +49,8 @@ int chat_template_tokens(const tokenizer *tok, const char *system, const char *u
 /* The tokens one turn takes: with the system prompt when it opens the context. */
 static int turn_size(const chat *c, const char *user, bool first)
 {
-    return template_render(c->tmpl, first ? c->system : NULL, user, first, NULL, 0);
+    template_flags flags = {.no_think = c->no_think};
+    return template_render_with(c->tmpl, first ? c->system : NULL, user, first, flags, NULL, 0);
 }
 
 /* A malloc'd token array for one turn's template; *n receives its length. */
@@ -59,8 +60,9 @@ static int *render_turn(const chat *c, const char *user, bool first, int *n)
     if (need < 0)
         return NULL;
     int *ids = malloc(sizeof(int) * (need > 0 ? need : 1));
+    template_flags flags = {.no_think = c->no_think};
     if (ids)
-        template_render(c->tmpl, first ? c->system : NULL, user, first, ids, need);
+        template_render_with(c->tmpl, first ? c->system : NULL, user, first, flags, ids, need);
     *n = need;
     return ids;
 }
@@ -94,6 +96,19 @@ llm_status chat_new(engine *e, const char *system, chat **out, llm_err *err)
 }
 
 const chat_template *chat_get_template(const chat *c) { return c->tmpl; }
+
+bool chat_set_thinking(chat *c, bool on)
+{
+    if (!template_can_think(c->tmpl))
+        return false;
+    c->no_think = !on;
+    return true;
+}
+
+bool chat_thinking(const chat *c)
+{
+    return template_can_think(c->tmpl) && !c->no_think;
+}
 
 static void free_turn(turn *t)
 {

@@ -60,6 +60,15 @@ llm_status chat_new_template(engine *e, const chat_template *tmpl, const char *s
                              llm_err *err);
 /* The chat's template (its name for the status line and the trace: template_name). */
 const chat_template *chat_get_template(const chat *c);
+
+/* Thinking on or off for the turns sent from now on, in a template with the switch
+ * (qwen3: off renders Qwen3's enable_thinking=false, an empty <think></think> span
+ * after the assistant's header). On by default. False, changing nothing, when the
+ * template has no switch. A rebuilt context renders its kept turns with the current
+ * setting. */
+bool chat_set_thinking(chat *c, bool on);
+/* Whether the next turn asks for thinking (false for templates without the switch). */
+bool chat_thinking(const chat *c);
 void chat_free(chat *c); /* NULL does nothing */
 
 /* Sets the system prompt (NULL or "" for none). The history is kept and re-read with

@@ -23,6 +23,7 @@ struct chat {
     const chat_template *tmpl; /* how turns are rendered, and which tokens end a reply */
     chat_template *own_tmpl;   /* the default (llama2) template, when none was given */
     char *system;        /* "" for none */
+    bool no_think;       /* turns rendered from now on ask for no thinking (qwen3) */
     bool system_stale;   /* the system prompt changed since the history was prefilled */
     turn *turns;         /* (n_turns) the whole dialog, oldest first */
     int n_turns, cap_turns;

@@ -18,6 +18,10 @@ static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_ZEPHYR] = "zephyr",
     [TEMPLATE_CHATML] = "chatml",
     [TEMPLATE_LLAMA3] = "llama3",
+    [TEMPLATE_QWEN3] = "qwen3",
+    [TEMPLATE_GEMMA] = "gemma",
+    [TEMPLATE_PHI3] = "phi3",
+    [TEMPLATE_PHI4_MINI] = "phi4-mini",
 };
 
 /* Jinja templates in the style of the models' own (Hugging Face chat templates). */
@@ -58,6 +62,34 @@ static const char *const kind_jinja[TEMPLATE_COUNT] = {
         "{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
         "{{ content }}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}",
+    [TEMPLATE_QWEN3] =
+        "{% for message in messages %}"
+        "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+        "{% if enable_thinking is defined and enable_thinking is false %}"
+        "{{ '<think>\\n\\n</think>\\n\\n' }}{% endif %}{% endif %}",
+    [TEMPLATE_GEMMA] =
+        "{{ bos_token }}{% if messages[0]['role'] == 'system' %}"
+        "{% set first_user_prefix = messages[0]['content'] + '\\n\\n' %}"
+        "{% set loop_messages = messages[1:] %}{% else %}{% set first_user_prefix = '' %}"
+        "{% set loop_messages = messages %}{% endif %}{% for message in loop_messages %}"
+        "{% if message['role'] == 'assistant' %}{% set role = 'model' %}"
+        "{% else %}{% set role = message['role'] %}{% endif %}"
+        "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else '') }}"
+        "{{ message['content'] | trim }}{{ '<end_of_turn>\\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}",
+    [TEMPLATE_PHI3] =
+        "{% for message in messages %}"
+        "{% if message['role'] == 'system' and message['content'] %}"
+        "{{ '<|system|>\\n' + message['content'] + '<|end|>\\n' }}"
+        "{% elif message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + '<|end|>\\n' }}"
+        "{% elif message['role'] == 'assistant' %}"
+        "{{ '<|assistant|>\\n' + message['content'] + '<|end|>\\n' }}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}",
+    [TEMPLATE_PHI4_MINI] =
+        "{% for message in messages %}"
+        "{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}{% endif %}",
 };
 
 const char *template_kind_name(template_kind k)
@@ -76,12 +108,27 @@ bool template_kind_parse(const char *name, template_kind *out)
         *out = TEMPLATE_ZEPHYR;
         return true;
     }
+    if (!strcmp(name, "chatml-think")) {
+        *out = TEMPLATE_QWEN3;
+        return true;
+    }
     return false;
 }
 
 const char *template_kind_list(void)
 {
-    return "llama2, mistral, zephyr (or tinyllama), chatml, llama3";
+    return "llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or chatml-think), "
+           "gemma, phi3, phi4-mini";
+}
+
+/* The role marker followed by a newline, in the Jinja source (an escaped "\n" in a
+ * string literal) or as a real newline. */
+static bool marker_then_newline(const char *jinja, const char *marker)
+{
+    char a[40], b[40];
+    snprintf(a, sizeof a, "%s\\n", marker);
+    snprintf(b, sizeof b, "%s\n", marker);
+    return strstr(jinja, a) || strstr(jinja, b);
 }
 
 bool template_kind_detect(const char *jinja, template_kind *out)
@@ -89,9 +136,14 @@ bool template_kind_detect(const char *jinja, template_kind *out)
     if (!jinja)
         return false;
     if (strstr(jinja, "<|im_start|>"))
-        *out = TEMPLATE_CHATML;
+        *out = strstr(jinja, "enable_thinking") || strstr(jinja, "<think>") ? TEMPLATE_QWEN3
+                                                                           : TEMPLATE_CHATML;
     else if (strstr(jinja, "<|start_header_id|>") && strstr(jinja, "<|end_header_id|>"))
         *out = TEMPLATE_LLAMA3;
+    else if (strstr(jinja, "<start_of_turn>") && strstr(jinja, "<end_of_turn>"))
+        *out = TEMPLATE_GEMMA;
+    else if (strstr(jinja, "<|end|>") && strstr(jinja, "<|assistant|>"))
+        *out = marker_then_newline(jinja, "<|assistant|>") ? TEMPLATE_PHI3 : TEMPLATE_PHI4_MINI;
     else if (strstr(jinja, "<|user|>") && strstr(jinja, "<|assistant|>"))
         *out = TEMPLATE_ZEPHYR;
     else if (strstr(jinja, "[INST]"))
@@ -129,13 +181,22 @@ const char *template_kind_jinja(template_kind k)
 
 /* The markers a template uses, by the piece a vocabulary gives them. */
 enum { M_IM_START, M_IM_END, M_SYSTEM, M_USER, M_ASSISTANT, M_START_HEADER, M_END_HEADER,
-       M_EOT, N_MARKERS };
+       M_EOT, M_START_OF_TURN, M_END_OF_TURN, M_END, M_THINK, M_END_THINK, N_MARKERS };
 static const char *const marker_text[N_MARKERS] = {
     [M_IM_START] = "<|im_start|>", [M_IM_END] = "<|im_end|>", [M_SYSTEM] = "<|system|>",
     [M_USER] = "<|user|>", [M_ASSISTANT] = "<|assistant|>",
     [M_START_HEADER] = "<|start_header_id|>", [M_END_HEADER] = "<|end_header_id|>",
-    [M_EOT] = "<|eot_id|>",
+    [M_EOT] = "<|eot_id|>", [M_START_OF_TURN] = "<start_of_turn>",
+    [M_END_OF_TURN] = "<end_of_turn>", [M_END] = "<|end|>", [M_THINK] = "<think>",
+    [M_END_THINK] = "</think>",
 };
+
+/* The markers that end a reply when the model writes them: all but the thinking span's
+ * own, which open and close the reasoning inside a reply. */
+static bool marker_stops(int m)
+{
+    return m != M_THINK && m != M_END_THINK;
+}
 
 struct chat_template {
     template_kind kind;
@@ -175,18 +236,47 @@ bool template_is_stop(const chat_template *t, int id)
     if (id == t->eos || tokenizer_is_eog(t->tok, id))
         return true;
     for (int i = 0; i < N_MARKERS; i++)
-        if (t->marker[i] >= 0 && id == t->marker[i])
+        if (t->marker[i] >= 0 && id == t->marker[i] && marker_stops(i))
             return true;
     return false;
 }
 
 int template_end_token(const chat_template *t)
 {
-    if (t->kind == TEMPLATE_CHATML && t->marker[M_IM_END] >= 0)
-        return t->marker[M_IM_END];
-    if (t->kind == TEMPLATE_LLAMA3 && t->marker[M_EOT] >= 0)
-        return t->marker[M_EOT];
-    return t->eos;
+    static const int end_marker[TEMPLATE_COUNT] = {
+        [TEMPLATE_LLAMA2] = -1, [TEMPLATE_MISTRAL] = -1, [TEMPLATE_ZEPHYR] = -1,
+        [TEMPLATE_CHATML] = M_IM_END, [TEMPLATE_LLAMA3] = M_EOT, [TEMPLATE_QWEN3] = M_IM_END,
+        [TEMPLATE_GEMMA] = M_END_OF_TURN, [TEMPLATE_PHI3] = M_END, [TEMPLATE_PHI4_MINI] = M_END,
+    };
+    int m = end_marker[t->kind];
+    return m >= 0 && t->marker[m] >= 0 ? t->marker[m] : t->eos;
+}
+
+bool template_can_think(const chat_template *t)
+{
+    return t->kind == TEMPLATE_QWEN3;
+}
+
+bool template_think_span(const chat_template *t, const int *reply, int n, template_span *out)
+{
+    int open = t->marker[M_THINK], close = t->marker[M_END_THINK];
+    *out = (template_span){.start = -1, .end = -1};
+    if (open < 0 || close < 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (out->start < 0 && reply[i] == open) {
+            out->start = i;
+        } else if (reply[i] == close) {
+            out->start = out->start < 0 ? 0 : out->start; /* opened by the prompt */
+            out->end = i + 1;
+            out->closed = true;
+            return true;
+        }
+    }
+    if (out->start < 0)
+        return false;
+    out->end = n; /* still thinking, or cut short */
+    return true;
 }
 
 /* ---- rendering ---- */
@@ -200,6 +290,8 @@ typedef struct {
     char *text;         /* pending text (text mode: the whole turn) */
     size_t len, cap;
     bool as_text;
+    bool no_think;      /* qwen3: an empty thinking span after the assistant's header */
+    bool strip;         /* phi3: the next text loses its leading whitespace (see flush) */
     bool failed;        /* out of memory */
 } turn_builder;
 
@@ -222,13 +314,21 @@ static void add_text(turn_builder *b, const char *s)
     b->len += n;
 }
 
-/* Tokenizes the pending text onto the ids. */
+/* Tokenizes the pending text onto the ids. Phi-3's special tokens take the whitespace
+ * that follows them (Hugging Face's rstrip on its added tokens, which llama.cpp applies
+ * to Phi-3 vocabularies): the newline after <|user|> or <|end|> is in the rendered text
+ * but not in the ids. */
 static void flush(turn_builder *b)
 {
     if (b->failed || b->as_text || b->len == 0)
         return;
+    size_t skip = 0;
+    while (b->strip && skip < b->len && strchr(" \t\n\r\v\f", b->text[skip]))
+        skip++;
+    b->strip = false;
     int room = b->n < b->max ? b->max - b->n : 0;
-    int got = tokenizer_encode(b->t->tok, b->text, room > 0 ? b->ids + b->n : NULL, room);
+    int got = skip == b->len ? 0
+              : tokenizer_encode(b->t->tok, b->text + skip, room > 0 ? b->ids + b->n : NULL, room);
     if (got < 0) {
         b->failed = true;
         return;
@@ -273,17 +373,96 @@ static void add_trimmed(turn_builder *b, const char *s)
 /* A marker: its token when the vocabulary has one, else its text. */
 static void add_marker(turn_builder *b, int m)
 {
-    if (b->t->marker[m] >= 0)
+    if (b->t->marker[m] >= 0) {
         add_id(b, b->t->marker[m], marker_text[m]);
-    else
+        b->strip = b->t->kind == TEMPLATE_PHI3;
+    } else {
         add_text(b, marker_text[m]);
+    }
 }
 
-/* BOS as rendered text: a byte-level BPE vocabulary's own piece
- * ("<|begin_of_text|>"), else SentencePiece's "<s>". */
+/* BOS as rendered text: the vocabulary's own piece when it is spelt as a marker
+ * ("<|begin_of_text|>", Gemma's "<bos>"), else SentencePiece's "<s>" (llama2.c's
+ * tokenizer.bin stores BOS as "\n<s>\n"). */
 static const char *bos_text(const chat_template *t)
 {
-    return tokenizer_is_bpe(t->tok) ? tokenizer_piece(t->tok, t->bos) : "<s>";
+    const char *piece = tokenizer_piece(t->tok, t->bos);
+    return piece[0] == '<' ? piece : "<s>";
+}
+
+/* BOS when the turn opens the context and the vocabulary asks for it. */
+static void open_context(turn_builder *b, bool first)
+{
+    if (first && tokenizer_adds_bos(b->t->tok))
+        add_id(b, b->t->bos, bos_text(b->t));
+}
+
+static void build_chatml(turn_builder *b, const char *system, const char *user, bool first)
+{
+    open_context(b, first);
+    if (!first)
+        add_text(b, "\n");
+    if (first && system && *system) {
+        add_marker(b, M_IM_START);
+        add_text(b, "system\n");
+        add_text(b, system);
+        add_marker(b, M_IM_END);
+        add_text(b, "\n");
+    }
+    add_marker(b, M_IM_START);
+    add_text(b, "user\n");
+    add_text(b, user);
+    add_marker(b, M_IM_END);
+    add_text(b, "\n");
+    add_marker(b, M_IM_START);
+    add_text(b, "assistant\n");
+}
+
+/* Gemma has no system role: the system prompt opens the first user turn, followed by
+ * a blank line (Gemma 3's template; Gemma 2's refuses a system message). The user's text
+ * is trimmed, as the template's "| trim" does. */
+static void build_gemma(turn_builder *b, const char *system, const char *user, bool first)
+{
+    open_context(b, first);
+    if (!first)
+        add_text(b, "\n");
+    add_marker(b, M_START_OF_TURN);
+    add_text(b, "user\n");
+    if (first && system && *system) {
+        add_text(b, system);
+        add_text(b, "\n\n");
+    }
+    add_trimmed(b, user);
+    add_marker(b, M_END_OF_TURN);
+    add_text(b, "\n");
+    add_marker(b, M_START_OF_TURN);
+    add_text(b, "model\n");
+}
+
+/* Phi-3 / 3.5: each role marker and each <|end|> followed by a newline; Phi-4-mini:
+ * the same without the newlines. */
+static void build_phi(turn_builder *b, const char *system, const char *user, bool first)
+{
+    const char *nl = b->t->kind == TEMPLATE_PHI3 ? "\n" : "";
+    open_context(b, first);
+    if (!first) {
+        add_text(b, nl);
+        b->strip = b->t->kind == TEMPLATE_PHI3; /* it follows the reply's <|end|> */
+    }
+    if (first && system && *system) {
+        add_marker(b, M_SYSTEM);
+        add_text(b, nl);
+        add_text(b, system);
+        add_marker(b, M_END);
+        add_text(b, nl);
+    }
+    add_marker(b, M_USER);
+    add_text(b, nl);
+    add_text(b, user);
+    add_marker(b, M_END);
+    add_text(b, nl);
+    add_marker(b, M_ASSISTANT);
+    add_text(b, nl);
 }
 
 static void build(turn_builder *b, const char *system, const char *user, bool first)
@@ -335,24 +514,7 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         add_text(b, "\n");
         break;
     case TEMPLATE_CHATML:
-        if (open_bos)
-            add_id(b, t->bos, bos_text(t));
-        if (!first)
-            add_text(b, "\n");
-        if (with_system) {
-            add_marker(b, M_IM_START);
-            add_text(b, "system\n");
-            add_text(b, system);
-            add_marker(b, M_IM_END);
-            add_text(b, "\n");
-        }
-        add_marker(b, M_IM_START);
-        add_text(b, "user\n");
-        add_text(b, user);
-        add_marker(b, M_IM_END);
-        add_text(b, "\n");
-        add_marker(b, M_IM_START);
-        add_text(b, "assistant\n");
+        build_chatml(b, system, user, first);
         break;
     case TEMPLATE_LLAMA3:
         if (open_bos)
@@ -376,25 +538,53 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         add_marker(b, M_END_HEADER);
         add_text(b, "\n\n");
         break;
+    case TEMPLATE_QWEN3:
+        build_chatml(b, system, user, first);
+        if (b->no_think) {
+            add_marker(b, M_THINK);
+            add_text(b, "\n\n");
+            add_marker(b, M_END_THINK);
+            add_text(b, "\n\n");
+        }
+        break;
+    case TEMPLATE_GEMMA:
+        build_gemma(b, system, user, first);
+        break;
+    case TEMPLATE_PHI3:
+    case TEMPLATE_PHI4_MINI:
+        build_phi(b, system, user, first);
+        break;
     case TEMPLATE_COUNT:
         break;
     }
     flush(b);
 }
 
-int template_render(const chat_template *t, const char *system, const char *user, bool first,
-                    int *ids, int max)
+int template_render_with(const chat_template *t, const char *system, const char *user,
+                         bool first, template_flags flags, int *ids, int max)
 {
-    turn_builder b = {.t = t, .ids = ids, .max = ids ? max : 0};
+    turn_builder b = {.t = t, .ids = ids, .max = ids ? max : 0, .no_think = flags.no_think};
     build(&b, system, user, first);
     free(b.text);
     return b.failed ? -1 : b.n;
 }
 
+int template_render(const chat_template *t, const char *system, const char *user, bool first,
+                    int *ids, int max)
+{
+    return template_render_with(t, system, user, first, (template_flags){0}, ids, max);
+}
+
 char *template_render_text(const chat_template *t, const char *system, const char *user,
                            bool first)
 {
-    turn_builder b = {.t = t, .as_text = true};
+    return template_render_text_with(t, system, user, first, (template_flags){0});
+}
+
+char *template_render_text_with(const chat_template *t, const char *system, const char *user,
+                                bool first, template_flags flags)
+{
+    turn_builder b = {.t = t, .as_text = true, .no_think = flags.no_think};
     add_text(&b, "");
     build(&b, system, user, first);
     if (!b.failed && !b.text) {

@@ -15,7 +15,23 @@
  *            <|start_header_id|> "assistant" <|end_header_id|> "\n\n" (system and user
  *            trimmed of surrounding whitespace, as llama.cpp does); later turns start
  *            with <|start_header_id|>; replies end with <|eot_id|> (or EOS).
- * BOS opens the context for mistral, zephyr, chatml and llama3 when the vocabulary asks for it
+ *   qwen3    chatml with a thinking switch (Qwen3's enable_thinking): thinking on (the
+ *            default), the assistant's header ends the turn and the model opens its reply
+ *            with <think> ... </think>; off, the turn ends with an empty span,
+ *            <think> "\n\n" </think> "\n\n", as enable_thinking=false renders it. Replies
+ *            end with <|im_end|>. Earlier replies keep their thinking in the context (the
+ *            Jinja template drops it from history it re-renders; llmchat does not re-render
+ *            replies).
+ *   gemma    <start_of_turn> "user\n" "{system}\n\n" "{user}" <end_of_turn> "\n"
+ *            <start_of_turn> "model\n" (no system role: the system prompt opens the first
+ *            user turn, as Gemma 3's template and llama.cpp fold it; the user's text
+ *            trimmed); later turns start with "\n"; replies end with <end_of_turn>.
+ *   phi3     <|system|> "\n{system}" <|end|> "\n" <|user|> "\n{user}" <|end|> "\n"
+ *            <|assistant|> "\n" (Phi-3, Phi-3.5); later turns start with "\n"; replies end
+ *            with <|end|>.
+ *   phi4-mini  <|system|> "{system}" <|end|> <|user|> "{user}" <|end|> <|assistant|>, no
+ *            newlines (Phi-4-mini); replies end with <|end|>.
+ * BOS opens the context for every template but llama2 when the vocabulary asks for it
  * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
  *
  * A marker such as <|im_start|> is emitted as its token id when the vocabulary has it
@@ -41,24 +57,32 @@ typedef enum {
     TEMPLATE_ZEPHYR,
     TEMPLATE_CHATML,
     TEMPLATE_LLAMA3,
+    TEMPLATE_QWEN3,
+    TEMPLATE_GEMMA,
+    TEMPLATE_PHI3,
+    TEMPLATE_PHI4_MINI,
     TEMPLATE_COUNT
 } template_kind;
 
-/* "llama2", "mistral", "zephyr", "chatml", "llama3". */
+/* "llama2", "mistral", "zephyr", "chatml", "llama3", "qwen3", "gemma", "phi3",
+ * "phi4-mini". */
 const char *template_kind_name(template_kind k);
 
-/* A name as --template takes it (the names above; "tinyllama" is zephyr); false when
- * unknown. */
+/* A name as --template takes it (the names above; "tinyllama" is zephyr, "chatml-think"
+ * qwen3); false when unknown. */
 bool template_kind_parse(const char *name, template_kind *out);
 
 /* The names --template takes, for messages: "llama2, mistral, zephyr (or tinyllama),
- * chatml, llama3". */
+ * chatml, llama3, qwen3 (or chatml-think), gemma, phi3, phi4-mini". */
 const char *template_kind_list(void);
 
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
- * structure: <|im_start|> is chatml (SmolLM2's); <|start_header_id|> with
- * <|end_header_id|> is llama3; <|user|> with <|assistant|> is zephyr; [INST]
- * with a <<SYS>> block is llama2, without one mistral. False for anything else. */
+ * structure: <|im_start|> is chatml (SmolLM2's, Qwen2.5's), qwen3 when it also speaks
+ * of enable_thinking or <think>; <|start_header_id|> with <|end_header_id|> is llama3;
+ * <start_of_turn> with <end_of_turn> is gemma; <|end|> with <|assistant|> is phi3 when
+ * the marker is followed by a newline, else phi4-mini; <|user|> with <|assistant|> (and
+ * no <|end|>) is zephyr; [INST] with a <<SYS>> block is llama2, without one mistral.
+ * False for anything else. */
 bool template_kind_detect(const char *jinja, template_kind *out);
 
 /* The template to use: name (--template) when given, else the kind the model's Jinja
@@ -94,13 +118,42 @@ int template_render(const chat_template *t, const char *system, const char *user
 char *template_render_text(const chat_template *t, const char *system, const char *user,
                            bool first);
 
+/* What a turn may ask of templates that have the switch (template_render is all false). */
+typedef struct {
+    bool no_think; /* qwen3: thinking off (enable_thinking=false) */
+} template_flags;
+
+int template_render_with(const chat_template *t, const char *system, const char *user,
+                         bool first, template_flags flags, int *ids, int max);
+char *template_render_text_with(const chat_template *t, const char *system, const char *user,
+                                bool first, template_flags flags);
+
+/* Whether the template has a thinking switch (qwen3). */
+bool template_can_think(const chat_template *t);
+
+/* Where a reply's thinking is, in token positions of the reply. */
+typedef struct {
+    int start;   /* the <think> token, or 0 when the prompt opened the span */
+    int end;     /* one past </think>; n when the span is still open */
+    bool closed; /* </think> came */
+} template_span;
+
+/* The thinking span of reply (n ids from the reply's first token: with a chat, the
+ * engine's tokens from chat_turn.reply_start): from <think> to </think> inclusive, or
+ * from the start to </think> when the reply begins inside the span (a template that opens
+ * it in the prompt), or from <think> to the end while it is open. False when the
+ * vocabulary has no <think> and </think> tokens or the reply has no span. A front end
+ * folds [start, end) to show the answer alone. */
+bool template_think_span(const chat_template *t, const int *reply, int n, template_span *out);
+
 /* True for a token that ends a reply (EOS, the vocabulary's end-of-generation ids such
  * as <|eot_id|>; <|im_end|> for chatml, and the template's other markers when they
- * are tokens). */
+ * are tokens, but not <think> and </think>). */
 bool template_is_stop(const chat_template *t, int id);
 
-/* The token that closes a reply cut short (EOS; <|im_end|> for chatml, <|eot_id|> for
- * llama3, when the vocabulary has it). */
+/* The token that closes a reply cut short (EOS; <|im_end|> for chatml and qwen3,
+ * <|eot_id|> for llama3, <end_of_turn> for gemma, <|end|> for phi3 and phi4-mini, when
+ * the vocabulary has it). */
 int template_end_token(const chat_template *t);
 
 #endif

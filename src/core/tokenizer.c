@@ -5,9 +5,10 @@
  * piece text to id for the normal pieces, and the byte-token table. GGUF pieces spell
  * spaces as SentencePiece's "▁" (U+2581); they are stored with plain spaces, as
  * tokenizer.bin stores them. Token kinds come from tokenizer.ggml.token_type: control
- * and user-defined tokens (BOS, EOS, "<|im_start|>") are never produced from text, so
- * text typed by a user cannot turn into them; chat templates insert them by id
- * (tokenizer_special). Encoding is SentencePiece's own
+ * tokens (BOS, EOS, "<|im_start|>") are never produced from text, so text typed by a
+ * user cannot turn into them; chat templates insert them by id (tokenizer_special).
+ * User-defined tokens are split out of the text before it is merged (the user_ids list,
+ * longest first, as llama.cpp's special-token partition). Encoding is SentencePiece's own
  * algorithm: split the dummy-prefixed text into UTF-8 characters, keep a priority
  * queue of adjacent pairs whose concatenation is a normal piece (highest score
  * first, leftmost on ties), merge over a linked list of symbols, then map each final
@@ -59,6 +60,8 @@ struct tokenizer {
     bool add_bos;          /* the vocabulary asks for BOS before text */
     bool space_prefix;     /* SentencePiece's dummy prefix: one space before the text */
     tokenizer_bpe *bpe;    /* byte-level BPE (GGUF model "gpt2"), or NULL: SentencePiece */
+    int *user_ids;         /* (n_user) the user-defined tokens, longest piece first */
+    int n_user;
     int eot;               /* end of turn (<|eot_id|>, <|im_end|>), or -1 */
     int eog[8];            /* (n_eog) the ids that end a generation: EOS, EOT, EOM, ... */
     int n_eog;
@@ -423,8 +426,8 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
                             "tokenizer.ggml.pre: which pre-tokenizer it needs is unknown", name);
         if (!bpe_pre_known(v->pre, NULL))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: pre-tokenizer '%.40s' (tokenizer.ggml.pre) "
-                            "is not supported: llmchat runs llama-bpe (Llama 3), smollm, gpt-2 and "
-                            "default", name, v->pre);
+                            "is not supported: llmchat runs llama-bpe (Llama 3), qwen2, gpt-4o, smollm, "
+                            "gpt-2 and default", name, v->pre);
         if (!gguf_get_array(g, "tokenizer.ggml.merges", &v->merges) ||
             v->merges.type != GGUF_TYPE_STRING)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.merges is missing or not an "
@@ -481,6 +484,53 @@ static llm_status read_pieces(tokenizer *t, const gguf_vocab *v, const char *nam
         tokenizer_set(t, id, piece, plen, score, kind, &used);
     }
     return LLM_OK;
+}
+
+typedef struct {
+    int len, id;
+} sized_id;
+
+static int longer_first(const void *a, const void *b)
+{
+    const sized_id *x = a, *y = b;
+    return x->len != y->len ? y->len - x->len : x->id - y->id;
+}
+
+/* A user-defined token that text is split at: not one spelt as a template marker
+ * ("<|user|>"), which the GGUF converters make control tokens (a file that calls one
+ * user-defined still never gets it from typed text). */
+static bool splits_text(const tokenizer *t, int id)
+{
+    const char *p = t->pieces[id];
+    int len = t->lens[id];
+    bool marker = len >= 4 && p[0] == '<' && p[1] == '|' && p[len - 2] == '|' && p[len - 1] == '>';
+    return t->kinds[id] == KIND_USER && len > 0 && !marker;
+}
+
+/* The user-defined tokens (Gemma's newline, tab and space runs and HTML tags, Qwen's
+ * <think>), longest first: text is split at them before it is encoded, as llama.cpp
+ * and Hugging Face's tokenizers split out added tokens. False when out of memory. */
+static bool collect_user(tokenizer *t)
+{
+    int n = 0;
+    for (int id = 0; id < t->n_vocab; id++)
+        n += splits_text(t, id);
+    if (n == 0)
+        return true;
+    sized_id *order = malloc((size_t)n * sizeof *order);
+    t->user_ids = malloc((size_t)n * sizeof *t->user_ids);
+    if (!order || !t->user_ids) {
+        free(order);
+        return false;
+    }
+    for (int id = 0; id < t->n_vocab; id++)
+        if (splits_text(t, id))
+            order[t->n_user++] = (sized_id){t->lens[id], id};
+    qsort(order, (size_t)n, sizeof *order, longer_first);
+    for (int i = 0; i < n; i++)
+        t->user_ids[i] = order[i].id;
+    free(order);
+    return true;
 }
 
 /* The ids that end a generation, as llama.cpp collects them: EOS, the EOT and EOM keys,
@@ -587,6 +637,10 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
         tokenizer_close(t);
         return st;
     }
+    if (!collect_user(t)) {
+        tokenizer_close(t);
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the user-defined tokens", name);
+    }
     collect_eog(t, eot, eom);
     *out = t;
     return LLM_OK;
@@ -645,6 +699,7 @@ void tokenizer_close(tokenizer *t)
     if (!t)
         return;
     tokenizer_bpe_free(t->bpe);
+    free(t->user_ids);
     free(t->pieces);
     free(t->lens);
     free(t->scores);
@@ -767,13 +822,9 @@ static void emit(int *ids, int max, int *n, int id)
     (*n)++;
 }
 
-int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
+/* SentencePiece over text[0..tlen) (no NUL needed): the dummy prefix, then merging. */
+static int encode_spm(const tokenizer *t, const char *text, size_t tlen, int *ids, int max)
 {
-    size_t tlen = strlen(text);
-    if (tlen == 0)
-        return 0;
-    if (t->bpe)
-        return tokenizer_bpe_encode(t->bpe, t->byte_id, text, tlen, ids, max);
     if (tlen > (size_t)INT32_MAX - 2)
         return -1;
 
@@ -787,7 +838,8 @@ int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
         goto done;
     size_t prefix = t->space_prefix ? 1 : 0;
     norm[0] = ' ';
-    memcpy(norm + prefix, text, tlen + 1);
+    memcpy(norm + prefix, text, tlen);
+    norm[prefix + tlen] = '\0';
     size_t nlen = tlen + prefix;
 
     int n_sym = 0;
@@ -848,6 +900,109 @@ done:
     free(sym);
     merge_heap_free(&heap);
     return n;
+}
+
+/* One stretch of text without user-defined tokens. */
+static int encode_text(const tokenizer *t, const char *text, size_t len, int *ids, int max)
+{
+    if (len == 0)
+        return 0;
+    if (t->bpe)
+        return tokenizer_bpe_encode(t->bpe, t->byte_id, text, len, ids, max);
+    return encode_spm(t, text, len, ids, max);
+}
+
+/* A stretch of the text: bytes [start, start + len), or the user-defined token id. */
+typedef struct {
+    size_t start, len;
+    int id; /* -1: text */
+} segment;
+
+/* The first occurrence of needle (nlen > 0 bytes) in hay (hlen bytes), or NULL. */
+static const char *find_bytes(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+    for (const char *p = hay; nlen <= hlen && p <= hay + (hlen - nlen); p++) {
+        p = memchr(p, needle[0], (size_t)(hay + (hlen - nlen) - p) + 1);
+        if (!p)
+            return NULL;
+        if (!memcmp(p, needle, nlen))
+            return p;
+    }
+    return NULL;
+}
+
+/* A growing list of segments. */
+typedef struct {
+    segment *v;
+    size_t n, cap;
+} segment_list;
+
+static bool push_segment(segment_list *l, segment s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap * 2 + 16;
+        segment *grown = realloc(l->v, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        l->v = grown;
+        l->cap = cap;
+    }
+    l->v[l->n++] = s;
+    return true;
+}
+
+/* Copies in to out with every text segment split at each occurrence of user-defined
+ * token id, leftmost first (llama.cpp's special-token partition, one token at a time,
+ * longest first). False when out of memory. */
+static bool split_at(const tokenizer *t, const char *text, int id, const segment_list *in,
+                     segment_list *out)
+{
+    const char *piece = t->pieces[id];
+    size_t plen = (size_t)t->lens[id];
+    out->n = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        segment s = in->v[i];
+        const char *hit;
+        while (s.id < 0 && s.len >= plen && (hit = find_bytes(text + s.start, s.len, piece, plen))) {
+            size_t at = (size_t)(hit - text), left = at - s.start;
+            if ((left > 0 && !push_segment(out, (segment){s.start, left, -1})) ||
+                !push_segment(out, (segment){at, plen, id}))
+                return false;
+            s = (segment){at + plen, s.start + s.len - at - plen, -1};
+        }
+        if ((s.id >= 0 || s.len > 0) && !push_segment(out, s))
+            return false;
+    }
+    return true;
+}
+
+int tokenizer_encode(const tokenizer *t, const char *text, int *ids, int max)
+{
+    size_t tlen = strlen(text);
+    if (t->n_user == 0)
+        return encode_text(t, text, tlen, ids, max);
+    segment_list a = {0}, b = {0};
+    bool ok = push_segment(&a, (segment){0, tlen, -1});
+    for (int u = 0; u < t->n_user && ok; u++) {
+        ok = split_at(t, text, t->user_ids[u], &a, &b);
+        segment_list swap = a;
+        a = b;
+        b = swap;
+    }
+    int total = ok ? 0 : -1;
+    for (size_t i = 0; i < a.n && total >= 0; i++) {
+        if (a.v[i].id >= 0) {
+            emit(ids, max, &total, a.v[i].id);
+            continue;
+        }
+        int room = total < max ? max - total : 0;
+        int got = encode_text(t, text + a.v[i].start, a.v[i].len, room > 0 ? ids + total : NULL,
+                              room);
+        total = got < 0 ? -1 : total + got;
+    }
+    free(a.v);
+    free(b.v);
+    return total;
 }
 
 /* ---- decoding ---- */

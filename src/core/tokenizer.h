@@ -1,15 +1,19 @@
 /* tokenizer.h — the tokenizer: SentencePiece-compatible BPE over a llama2.c
- * tokenizer.bin or a GGUF vocabulary of model "llama" (below), or byte-level BPE with
- * ranked merges over a GGUF vocabulary of model "gpt2" (Llama 3, SmolLM2: see
- * tokenizer_bpe.h; its pieces are the raw bytes they stand for, no dummy prefix).
+ * tokenizer.bin or a GGUF vocabulary of model "llama" (Llama 2, TinyLlama, Phi-3, Gemma:
+ * below), or byte-level BPE with ranked merges over a GGUF vocabulary of model "gpt2"
+ * (Llama 3, Qwen2/2.5/3, Phi-4-mini, SmolLM2: see tokenizer_bpe.h; its pieces are the raw
+ * bytes they stand for, no dummy prefix).
  *
- * Encoding follows SentencePiece BPE as configured for Llama: one space is prepended
- * to non-empty text (the dummy prefix), each UTF-8 character maps to its piece or
- * else to its byte-fallback tokens (<0xNN>), then the adjacent pair whose
- * concatenation is a normal piece with the highest score is merged, leftmost on ties,
- * until no pair merges. Control tokens (<unk>, <s>, </s>, template markers such as
- * <|im_start|>), user-defined tokens and byte tokens never come out of merging, so
- * user text can never produce a control token.
+ * Encoding first splits the text at the vocabulary's user-defined tokens (Gemma's
+ * newline, tab and space runs and HTML tags, Qwen's <think>), the longest first, as
+ * llama.cpp and Hugging Face's tokenizers split out added tokens (not one spelt as a
+ * template marker, "<|user|>"); each stretch between them is then encoded on its own. SentencePiece BPE as configured for Llama: one space
+ * is prepended to each stretch (the dummy prefix; not with add_space_prefix false, as
+ * Gemma's), each UTF-8 character maps to its piece or else to its byte-fallback tokens
+ * (<0xNN>), then the adjacent pair whose concatenation is a normal piece with the
+ * highest score is merged, leftmost on ties, until no pair merges. Control tokens
+ * (<unk>, <s>, </s>, template markers such as <|im_start|>) and byte tokens never come
+ * out of merging, so user text can never produce a control token.
  * Decoding turns byte tokens into raw bytes and drops the leading space of the first
  * piece after BOS. The tokenizer owns its vocabulary; it is immutable after open,
  * so one tokenizer may be shared by several readers. */
@@ -41,7 +45,8 @@ llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm
 
 /* Builds the tokenizer from parsed GGUF metadata: tokenizer.ggml.model must be
  * "llama" (tokens, scores, token types) or "gpt2" (tokens, token types, merges and a
- * known tokenizer.ggml.pre); anything else is refused by name. BOS/EOS/UNK/EOT/EOM
+ * known tokenizer.ggml.pre: llama-bpe, qwen2, gpt-4o, smollm, gpt-2, default);
+ * anything else is refused by name. BOS/EOS/UNK/EOT/EOM
  * ids, add_bos_token and add_space_prefix are honoured.
  * name is used in messages. */
 llm_status tokenizer_from_gguf(const struct gguf *g, const char *name, int vocab_size,

