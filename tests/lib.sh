@@ -55,6 +55,21 @@ need_tool() {
     command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"
 }
 
+# need_numpy: sets NUMPY_PYTHON to a python3 that imports numpy (the reference scripts of
+# tests/ref need it): the one on PATH, else Debian's /usr/bin/python3; skips saying so
+# when neither has it.
+need_numpy() {
+    for py in "$PYTHON" /usr/bin/python3; do
+        if "$py" -c 'import numpy' >/dev/null 2>&1; then
+            NUMPY_PYTHON=$py
+            PYTHONDONTWRITEBYTECODE=1
+            export PYTHONDONTWRITEBYTECODE
+            return 0
+        fi
+    done
+    skip "numpy is not installed for python3 ($PYTHON, /usr/bin/python3): apt-get install python3-numpy"
+}
+
 # ---- environment ----
 
 [ -n "${LLMCHAT_BIN:-}" ] || hard_error "LLMCHAT_BIN is not set (run through make check)"

@@ -1,0 +1,492 @@
+#!/usr/bin/env python3
+"""forward.py — an independent reference forward pass (numpy, float64 arithmetic on the file's
+weights) for the GGUF families llama, qwen2, qwen3, phi3, gemma, gemma2 and gemma3, written
+from the published model definitions (Hugging Face transformers' modeling files, the Gemma
+and Phi-3 reports) with llama.cpp's graph as a cross-check of what GGUF stores. It is what
+llmchat's C pass is compared with; it shares no code with llmchat.
+
+    forward.py MODEL.gguf --ids 1,2,3 --tensors [POS] [--layers A-B] [--ctx N]
+    forward.py MODEL.gguf --ids 1,2,3 --greedy N [--json] [--no-stop] [--ctx N]
+    forward.py MODEL.gguf --ids 1,2,3 --logits
+    forward.py MODEL.gguf --ids 1,2,3 --nll [--ctx N]
+
+--tensors writes, for the token at position POS (default: the last id), one JSON object a
+line for every named step of the pass: {"name", "layer", "pos", "shape", "values"} (layer
+-1 outside the blocks); tests/ref/README.md says what each step holds. --greedy feeds the
+ids, then appends the argmax N times (stopping after an end-of-generation id unless
+--no-stop) and prints the new ids, space-separated; with --json one object with the
+prompt, the new ids and each choice's margin (top logit minus the runner-up). --logits
+prints the last position's logits as JSON; --nll the mean negative log-likelihood of each
+id after the first given those before it (teacher-forced, as a perplexity run), and its
+exponential. --ids also accepts a file of ids (@FILE).
+--ctx is the context the model runs with (default: the file's context_length); only
+Phi-3's LongRoPE reads it (long factors when it exceeds the original context), as
+llama.cpp does with its -c.
+
+Owns: the hyperparameters as GGUF stores them per family, the per-family arithmetic. Does
+not: tokenize (ids in, ids out), sample, or quantize; quantized files are dequantized
+(gguf.py) and run like F32 ones.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf  # noqa: E402
+
+# What each family changes, as data (llama.cpp's llm_arch tables and graph builders; HF's
+# modeling_*.py). rope: 'norm' rotates pairs (2i, 2i+1), 'neox' pairs (i, i + n_rot/2).
+FAMILIES = {
+    'llama':  dict(rope='norm', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
+    'qwen2':  dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
+    'qwen3':  dict(rope='neox', act='silu', embd_scale=False, qk_norm=True,  post_norms=False),
+    'phi3':   dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
+    'gemma':  dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=False, post_norms=False),
+    'gemma2': dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=False, post_norms=True),
+    'gemma3': dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=True,  post_norms=True),
+}
+GEMMA3_SWA_PATTERN = 6     # layers il % 6 < 5 slide, every sixth is global (llama.cpp, HF)
+GEMMA3_LOCAL_BASE = 10000.0
+
+
+class ModelError(Exception):
+    pass
+
+
+class Hparams:
+    """The hyperparameters of a GGUF file, with the defaults llama.cpp applies when a key is
+    absent."""
+
+    def __init__(self, f, ctx=None):
+        a = f.arch
+        if a not in FAMILIES:
+            raise ModelError('%s: architecture %r is not one the reference knows (%s)'
+                             % (f.path, a, ', '.join(FAMILIES)))
+        self.arch, self.fam = a, FAMILIES[a]
+        key = lambda k, d=None: f.get('%s.%s' % (a, k), d)
+
+        def need(k):
+            v = key(k)
+            if v is None:
+                raise ModelError('%s: %s.%s is missing' % (f.path, a, k))
+            return v
+        self.n_embd, self.n_layer = int(need('embedding_length')), int(need('block_count'))
+        self.n_head = int(need('attention.head_count'))
+        self.n_head_kv = int(key('attention.head_count_kv', self.n_head))
+        self.n_ff = int(need('feed_forward_length'))
+        self.eps = float(need('attention.layer_norm_rms_epsilon'))
+        self.head_k = int(key('attention.key_length', self.n_embd // self.n_head))
+        self.head_v = int(key('attention.value_length', self.n_embd // self.n_head))
+        self.n_rot = int(key('rope.dimension_count', self.head_k))
+        self.n_ctx_train = int(key('context_length', 2048))
+        self.ctx = int(ctx) if ctx else self.n_ctx_train
+        self.n_ctx_orig = int(key('rope.scaling.original_context_length', self.n_ctx_train))
+        self.rope_base = float(key('rope.freq_base', 10000.0))
+        scaling = key('rope.scaling.type', 'linear')
+        factor = float(key('rope.scaling.factor', key('rope.scale_linear', 0.0)) or 0.0)
+        if scaling not in ('none', 'linear', 'longrope') and factor not in (0.0, 1.0):
+            raise ModelError('%s: RoPE scaling %r is not supported by the reference' % (f.path, scaling))
+        self.freq_scale = 1.0 if (scaling == 'none' or factor == 0.0) else 1.0 / factor
+        self.attn_factor = float(key('rope.scaling.attn_factor', 1.0))
+        self.n_swa = int(key('attention.sliding_window', 4096 if a == 'gemma2' else 0))
+        if a == 'phi3' and key('attention.sliding_window') is None:
+            raise ModelError('%s: phi3.attention.sliding_window is missing' % f.path)
+        if a == 'gemma3' and key('attention.sliding_window') is None:
+            raise ModelError('%s: gemma3.attention.sliding_window is missing' % f.path)
+        self.attn_softcap = key('attn_logit_softcapping', 50.0 if a == 'gemma2' else None)
+        self.final_softcap = key('final_logit_softcapping', 30.0 if a == 'gemma2' else None)
+        self.kq_scale = self._kq_scale()
+        self.bos = f.get('tokenizer.ggml.bos_token_id')
+        self.eog = {int(f.get(k)) for k in ('tokenizer.ggml.eos_token_id', 'tokenizer.ggml.eot_token_id')
+                    if f.get(k) is not None}
+
+    def _kq_scale(self):
+        """The factor on q.k: 1/sqrt(head size). Gemma 2 and 3 use 1/sqrt(query_pre_attn_scalar),
+        which GGUF does not store: llama.cpp (and the HF configs) take n_embd / n_head for the
+        27B models (46 and 62 layers), the head size otherwise."""
+        big = (self.arch == 'gemma2' and self.n_layer == 46) or (self.arch == 'gemma3' and self.n_layer == 62)
+        return 1.0 / math.sqrt(self.n_embd / self.n_head if big else self.head_k)
+
+    def local(self, il):
+        """Whether layer il is one of the family's local (sliding-window) layers: Gemma 2's
+        even layers, five of every six of Gemma 3's, all of Phi-3's."""
+        if self.arch == 'gemma2':
+            return il % 2 == 0
+        if self.arch == 'gemma3':
+            return il % GEMMA3_SWA_PATTERN < GEMMA3_SWA_PATTERN - 1
+        return self.arch == 'phi3'
+
+    def sliding(self, il):
+        """Whether layer il attends over a sliding window of n_swa keys."""
+        return self.n_swa > 0 and self.local(il)
+
+    def rope_params(self, il):
+        """(base, freq_scale) of layer il: Gemma 3's local layers use base 10000 without
+        scaling, its global ones the file's base and scaling."""
+        if self.arch == 'gemma3' and self.local(il):
+            return GEMMA3_LOCAL_BASE, 1.0
+        return self.rope_base, self.freq_scale
+
+
+class Layer:
+    pass
+
+
+class Model:
+    """A GGUF model's weights (float64) and hyperparameters."""
+
+    def __init__(self, path, ctx=None, gelu='tanh', dtype=np.float64):
+        f = gguf.GGUFFile(path)
+        self.path, self.hp = path, Hparams(f, ctx)
+        self.gelu = gelu_ggml_f16 if gelu == 'ggml-f16' else gelu_tanh
+        hp = self.hp
+        t = lambda name: f.tensor(name).astype(dtype) if name in f.tensors else None
+
+        def need(name, shape):
+            w = t(name)
+            if w is None:
+                raise ModelError('%s: tensor %s is missing' % (path, name))
+            if tuple(w.shape) != tuple(shape):
+                raise ModelError('%s: %s has shape %s (rows, cols), expected %s'
+                                 % (path, name, list(w.shape), list(shape)))
+            return w
+        self.tok_embd = t('token_embd.weight')
+        if self.tok_embd is None or self.tok_embd.shape[1] != hp.n_embd:
+            raise ModelError('%s: token_embd.weight is missing or not %d wide' % (path, hp.n_embd))
+        self.n_vocab = self.tok_embd.shape[0]
+        self.output_norm = need('output_norm.weight', (hp.n_embd,))
+        out = t('output.weight')
+        self.output = out if out is not None else self.tok_embd   # tied embeddings
+        self.rope_factors = self._rope_factors(f, t)
+        self.layers = [self._layer(il, t, need) for il in range(hp.n_layer)]
+
+    def _rope_factors(self, f, t):
+        """The frequency divisors of RoPE: rope_freqs (Llama 3), or Phi-3's LongRoPE long /
+        short factors, chosen as llama.cpp does: long when the context exceeds the original
+        one. Only the first n_rot / 2 are used."""
+        hp = self.hp
+        if 'rope_freqs.weight' in f.tensors:
+            ff = t('rope_freqs.weight')
+        elif 'rope_factors_long.weight' in f.tensors:
+            ff = t('rope_factors_long.weight' if hp.ctx > hp.n_ctx_orig else 'rope_factors_short.weight')
+        else:
+            return None
+        ff = ff.reshape(-1)
+        if len(ff) < hp.n_rot // 2:
+            raise ModelError('%s: %d RoPE factors, %d needed' % (f.path, len(ff), hp.n_rot // 2))
+        return ff[:hp.n_rot // 2]
+
+    def _layer(self, il, t, need):
+        hp, L = self.hp, Layer()
+        p = 'blk.%d.' % il
+        q_dim, kv_dim, v_dim = hp.n_head * hp.head_k, hp.n_head_kv * hp.head_k, hp.n_head_kv * hp.head_v
+        L.attn_norm = need(p + 'attn_norm.weight', (hp.n_embd,))
+        if hp.arch == 'phi3' and t(p + 'attn_qkv.weight') is not None:
+            qkv = need(p + 'attn_qkv.weight', (q_dim + kv_dim + v_dim, hp.n_embd))
+            L.wq, L.wk, L.wv = qkv[:q_dim], qkv[q_dim:q_dim + kv_dim], qkv[q_dim + kv_dim:]
+        else:
+            L.wq = need(p + 'attn_q.weight', (q_dim, hp.n_embd))
+            L.wk = need(p + 'attn_k.weight', (kv_dim, hp.n_embd))
+            L.wv = need(p + 'attn_v.weight', (v_dim, hp.n_embd))
+        L.bq, L.bk, L.bv = t(p + 'attn_q.bias'), t(p + 'attn_k.bias'), t(p + 'attn_v.bias')
+        if hp.arch == 'qwen2' and (L.bq is None or L.bk is None or L.bv is None):
+            raise ModelError('%s: qwen2 needs the q, k and v biases of layer %d' % (self.path, il))
+        L.wo = need(p + 'attn_output.weight', (hp.n_embd, hp.n_head * hp.head_v))
+        L.bo = t(p + 'attn_output.bias')
+        if hp.fam['qk_norm']:
+            L.q_norm = need(p + 'attn_q_norm.weight', (hp.head_k,))
+            L.k_norm = need(p + 'attn_k_norm.weight', (hp.head_k,))
+        if hp.fam['post_norms']:
+            L.attn_post_norm = need(p + 'post_attention_norm.weight', (hp.n_embd,))
+            L.ffn_post_norm = need(p + 'post_ffw_norm.weight', (hp.n_embd,))
+        L.ffn_norm = need(p + 'ffn_norm.weight', (hp.n_embd,))
+        if hp.arch == 'phi3':
+            up = need(p + 'ffn_up.weight', (2 * hp.n_ff, hp.n_embd))  # gate rows, then up rows
+            L.ffn_gate, L.ffn_up = up[:hp.n_ff], up[hp.n_ff:]
+        else:
+            L.ffn_gate = need(p + 'ffn_gate.weight', (hp.n_ff, hp.n_embd))
+            L.ffn_up = need(p + 'ffn_up.weight', (hp.n_ff, hp.n_embd))
+        L.ffn_down = need(p + 'ffn_down.weight', (hp.n_embd, hp.n_ff))
+        return L
+
+
+# ---- the arithmetic ----
+
+def rms_norm(x, w, eps):
+    """x / sqrt(mean(x^2) + eps) * w over the last axis (GGUF stores Gemma's 1 + w already)."""
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_ggml_f16(x):
+    """GELU as ggml's CPU backend computes it (GGML_GELU_FP16): the input rounded to a half,
+    looked up in a table of halves. Not the reference: only to show that llama.cpp's Gemma
+    logits differ from the reference's by this rounding (check_llamacpp.py)."""
+    h = np.asarray(x).astype(np.float16).astype(np.float32)
+    c = np.float32(math.sqrt(2.0 / math.pi))
+    y = (np.float32(0.5) * h * (np.float32(1) + np.tanh(c * h * (np.float32(1) + np.float32(0.044715) * h * h))))
+    y = y.astype(np.float16).astype(np.float64)
+    return np.where(x <= -10.0, 0.0, np.where(x >= 10.0, x, y))
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def rope(x, pos, hp, base, freq_scale, factors):
+    """Rotates the first n_rot values of each head (rows of x) for position pos."""
+    n_rot, half = hp.n_rot, hp.n_rot // 2
+    inv_freq = base ** (-2.0 * np.arange(half) / n_rot)
+    if factors is not None:
+        inv_freq = inv_freq / factors
+    theta = pos * inv_freq * freq_scale
+    cos = (np.cos(theta) * hp.attn_factor).astype(x.dtype)
+    sin = (np.sin(theta) * hp.attn_factor).astype(x.dtype)
+    y = x.copy()
+    if hp.fam['rope'] == 'norm':
+        a, b = x[:, 0:n_rot:2], x[:, 1:n_rot:2]
+        y[:, 0:n_rot:2], y[:, 1:n_rot:2] = a * cos - b * sin, a * sin + b * cos
+    else:
+        a, b = x[:, :half], x[:, half:n_rot]
+        y[:, :half], y[:, half:n_rot] = a * cos - b * sin, a * sin + b * cos
+    return y
+
+
+def softcap(x, cap):
+    return cap * np.tanh(x / cap) if cap else x
+
+
+class Pass:
+    """Runs the model one token at a time over a KV cache; emit(name, layer, array) is
+    called with every named step of the positions that ask for them."""
+
+    def __init__(self, model):
+        self.m, self.pos = model, 0
+        self.k_cache = [[] for _ in model.layers]   # per layer: (n_head_kv, head_k) per position
+        self.v_cache = [[] for _ in model.layers]
+
+    def step(self, token, emit=None):
+        m, hp = self.m, self.m.hp
+        e = emit or (lambda name, layer, value: None)
+        if not 0 <= token < m.n_vocab:
+            raise ModelError('token id %d is outside the vocabulary (0..%d)' % (token, m.n_vocab - 1))
+        x = m.tok_embd[token].copy()
+        e('inp_embd', -1, x)
+        if hp.fam['embd_scale']:
+            x = x * math.sqrt(hp.n_embd)
+            e('inp_scaled', -1, x)
+        for il, L in enumerate(m.layers):
+            x = self._block(il, L, x, e)
+        x = rms_norm(x, m.output_norm, hp.eps)
+        e('result_norm', -1, x)
+        logits = softcap(m.output @ x, hp.final_softcap)
+        e('result_output', -1, logits)
+        self.pos += 1
+        return logits
+
+    def _block(self, il, L, x, e):
+        hp, pos = self.m.hp, self.pos
+        h = rms_norm(x, L.attn_norm, hp.eps)
+        e('attn_norm', il, h)
+        q, k, v = L.wq @ h, L.wk @ h, L.wv @ h
+        if L.bq is not None:
+            q = q + L.bq
+        if L.bk is not None:
+            k = k + L.bk
+        if L.bv is not None:
+            v = v + L.bv
+        q = q.reshape(hp.n_head, hp.head_k)
+        k = k.reshape(hp.n_head_kv, hp.head_k)
+        v = v.reshape(hp.n_head_kv, hp.head_v)
+        if hp.fam['qk_norm']:
+            q, k = rms_norm(q, L.q_norm, hp.eps), rms_norm(k, L.k_norm, hp.eps)
+            e('Qcur_normed', il, q)
+            e('Kcur_normed', il, k)
+        base, freq_scale = hp.rope_params(il)
+        q = rope(q, pos, hp, base, freq_scale, self.m.rope_factors)
+        k = rope(k, pos, hp, base, freq_scale, self.m.rope_factors)
+        e('Qcur', il, q)
+        e('Kcur', il, k)
+        e('Vcur', il, v)
+        self.k_cache[il].append(k)
+        self.v_cache[il].append(v)
+        kqv = self._attention(il, q, e)
+        out = L.wo @ kqv.reshape(-1)
+        if L.bo is not None:
+            out = out + L.bo
+        e('kqv_out', il, out)
+        if hp.fam['post_norms']:
+            out = rms_norm(out, L.attn_post_norm, hp.eps)
+            e('attn_post_norm', il, out)
+        x = x + out
+        e('ffn_inp', il, x)
+        return self._ffn(il, L, x, e)
+
+    def _attention(self, il, q, e):
+        """Scores over keys 0..pos (keys outside a sliding window are masked), softmax,
+        weighted values; returns kqv (n_head, head_v)."""
+        hp, pos = self.m.hp, self.pos
+        K = np.stack(self.k_cache[il], axis=1)   # (n_head_kv, pos + 1, head_k)
+        V = np.stack(self.v_cache[il], axis=1)   # (n_head_kv, pos + 1, head_v)
+        group = hp.n_head // hp.n_head_kv
+        kv_of = np.arange(hp.n_head) // group
+        scores = np.einsum('hd,htd->ht', q, K[kv_of]) * hp.kq_scale
+        scores = softcap(scores, hp.attn_softcap)
+        visible = np.ones(pos + 1, bool)
+        if hp.sliding(il):
+            visible = (pos - np.arange(pos + 1)) < hp.n_swa
+        masked = np.where(visible[None, :], scores, -np.inf)
+        e('kq', il, np.where(visible[None, :], scores, np.nan))
+        w = np.exp(masked - masked.max(axis=1, keepdims=True))
+        w = w / w.sum(axis=1, keepdims=True)
+        e('kq_soft_max', il, w)
+        kqv = np.einsum('ht,htd->hd', w, V[kv_of])
+        e('kqv', il, kqv)
+        return kqv
+
+    def _ffn(self, il, L, x, e):
+        hp = self.m.hp
+        h = rms_norm(x, L.ffn_norm, hp.eps)
+        e('ffn_norm', il, h)
+        gate, up = L.ffn_gate @ h, L.ffn_up @ h
+        e('ffn_gate', il, gate)
+        e('ffn_up', il, up)
+        act = silu(gate) if hp.fam['act'] == 'silu' else self.m.gelu(gate)
+        par = act * up
+        e('ffn_gate_par', il, par)
+        out = L.ffn_down @ par
+        e('ffn_out', il, out)
+        if hp.fam['post_norms']:
+            out = rms_norm(out, L.ffn_post_norm, hp.eps)
+            e('ffn_post_norm', il, out)
+        x = x + out
+        e('l_out', il, x)
+        return x
+
+
+# ---- front end ----
+
+def tensor_record(name, layer, pos, value):
+    v = np.asarray(value, np.float64)
+    vals = [None if math.isnan(a) else float('%.9g' % a) for a in v.reshape(-1).tolist()]
+    return json.dumps({'name': name, 'layer': layer, 'pos': pos, 'shape': list(v.shape), 'values': vals})
+
+
+def run_tensors(model, ids, pos, layers, out):
+    p = Pass(model)
+    for i, tok in enumerate(ids[:pos + 1]):
+        emit = None
+        if i == pos:
+            def emit(name, layer, value, i=i):
+                if layer < 0 or layers is None or layers[0] <= layer <= layers[1]:
+                    out.write(tensor_record(name, layer, i, value) + '\n')
+        p.step(tok, emit)
+
+
+def run_greedy(model, ids, n, stop=True):
+    """(new ids, margins): the prompt, then n argmax choices."""
+    p = Pass(model)
+    logits = None
+    for tok in ids:
+        logits = p.step(tok)
+    new, margins = [], []
+    for _ in range(n):
+        top2 = np.argsort(logits)[-2:]
+        best = int(top2[1])
+        new.append(best)
+        margins.append(float(logits[top2[1]] - logits[top2[0]]))
+        if stop and best in model.hp.eog:
+            break
+        if len(new) < n:
+            logits = p.step(best)
+    return new, margins
+
+
+def log_softmax_at(logits, token):
+    mx = logits.max()
+    return logits[token] - mx - math.log(np.exp(logits - mx).sum())
+
+
+def run_nll(model, ids):
+    """Teacher-forced: the mean negative log-likelihood of ids[1:] given what precedes."""
+    p, total = Pass(model), 0.0
+    for t, tok in enumerate(ids[:-1]):
+        total -= log_softmax_at(p.step(tok), ids[t + 1])
+    return total / (len(ids) - 1)
+
+
+def parse_ids(s):
+    if s.startswith('@'):
+        s = open(s[1:]).read()
+    ids = [int(x) for x in s.replace(',', ' ').split()]
+    if not ids:
+        raise ModelError('no token ids given')
+    return ids
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('model')
+    ap.add_argument('--ids', required=True, help='token ids, comma- or space-separated, or @FILE')
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument('--tensors', nargs='?', type=int, const=-1, metavar='POS',
+                      help='the steps of position POS (default: the last id\'s)')
+    mode.add_argument('--greedy', type=int, metavar='N')
+    mode.add_argument('--logits', action='store_true')
+    mode.add_argument('--nll', action='store_true')
+    ap.add_argument('--layers', help='A-B: only these layers\' steps (with --tensors)')
+    ap.add_argument('--ctx', type=int, help='the context length the model runs with')
+    ap.add_argument('--json', action='store_true', help='--greedy: one JSON object with margins')
+    ap.add_argument('--dtype', choices=('float64', 'float32'), default='float64',
+                    help='float32: compute in single precision (to see its rounding; not the reference)')
+    ap.add_argument('--gelu', choices=('tanh', 'ggml-f16'), default='tanh',
+                    help='ggml-f16: llama.cpp\'s half-precision GELU table instead of the formula (diagnosis only)')
+    ap.add_argument('--no-stop', action='store_true', help='--greedy: go on past end-of-generation ids')
+    a = ap.parse_args(argv)
+    try:
+        ids = parse_ids(a.ids)
+        model = Model(a.model, a.ctx, a.gelu, np.dtype(a.dtype).type)
+        if a.tensors is not None:
+            pos = len(ids) - 1 if a.tensors == -1 else a.tensors
+            if not 0 <= pos < len(ids):
+                raise ModelError('position %d is past the last id (%d ids)' % (pos, len(ids)))
+            layers = None
+            if a.layers:
+                lo, _, hi = a.layers.partition('-')
+                layers = (int(lo), int(hi or lo))
+            run_tensors(model, ids, pos, layers, sys.stdout)
+        elif a.greedy is not None:
+            new, margins = run_greedy(model, ids, a.greedy, stop=not a.no_stop)
+            if a.json:
+                print(json.dumps({'prompt_ids': ids, 'ids': new, 'margins': [round(x, 6) for x in margins]}))
+            else:
+                print(' '.join(map(str, new)))
+        elif a.nll:
+            if len(ids) < 2:
+                raise ModelError('--nll needs at least two ids')
+            nll = run_nll(model, ids)
+            print(json.dumps({'tokens': len(ids) - 1, 'nll': nll, 'ppl': math.exp(nll)}))
+        else:
+            p = Pass(model)
+            for tok in ids:
+                logits = p.step(tok)
+            print(json.dumps([float('%.9g' % x) for x in logits]))
+    except BrokenPipeError:   # the reader stopped early (| head): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (ModelError, gguf.GGUFError, OSError, ValueError) as err:
+        print('forward.py: %s' % err, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""make_arch_gguf.py — writes a tiny random-weight GGUF model of one family, all tensors F32,
+with the tensor names, shapes and metadata keys llama.cpp's convert_hf_to_gguf.py writes for
+that family (checked against llama.cpp's src/llama-arch.cpp and llama-model.cpp tensor
+tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
+
+    make_arch_gguf.py ARCH OUT.gguf [--seed N] [--vocab VOCAB.gguf[.gz]] [--list]
+
+ARCH is llama, qwen2, qwen3, phi3, phi3-partial (Phi-4-mini's partial rotary: 3/4 of each
+head, no sliding window), gemma, gemma2 or gemma3 (--list prints each one's shape). The
+vocabulary's tokenizer.* keys are copied unchanged: the SentencePiece families take
+stories260K's 512-token one (tests/data/stories260K.gguf), the byte-level BPE ones (qwen2,
+qwen3) GPT-2's 50,257 tokens (tests/data/gpt2-vocab.gguf.gz, read compressed) with
+tokenizer.ggml.pre set to qwen2 and no BOS, as Qwen's converter writes; --vocab picks
+another file. Gemma's files store their RMSNorm weights as 1 + w (the converter adds 1):
+so do these.
+
+Weights come from numpy's RandomState(seed) (the legacy Mersenne Twister stream numpy keeps
+frozen: the same file on every machine; --seed defaults to 1): matrices are
+N(0, (gain / sqrt(cols))^2), with gains large enough that attention is peaked and the
+logits have clear winners (greedy choices are not near-ties), norm weights 1 + N(0, 0.1^2),
+biases N(0, 0.5^2). For other tensor types, quantize the file with llama.cpp's
+llama-quantize (rows of 64 values are too short for the K-quants, which it then replaces).
+Python 3 with numpy.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf  # noqa: E402
+from gguf import pack_kv, copy_kv, UINT32, FLOAT32, STRING, BOOL  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, '..', 'data')
+SPM_VOCAB = os.path.join(DATA, 'stories260K.gguf')
+BPE_VOCAB = os.path.join(DATA, 'gpt2-vocab.gguf.gz')
+
+# Each family's tiny shape and what it writes. head: the head size (written as key_length /
+# value_length where the family's converter writes them); rot: rope.dimension_count.
+SHAPES = {
+    'llama':  dict(arch='llama', vocab='spm', dim=64, ff=160, layers=3, heads=4, kv=2, head=16,
+                   ctx=2048, base=10000.0, tied=False),
+    'qwen2':  dict(arch='qwen2', vocab='bpe', dim=64, ff=160, layers=2, heads=4, kv=2, head=16,
+                   ctx=32768, base=1000000.0, tied=True, qkv_bias=True),
+    'qwen3':  dict(arch='qwen3', vocab='bpe', dim=64, ff=160, layers=2, heads=4, kv=2, head=32,
+                   ctx=40960, base=1000000.0, tied=True, qk_norm=True, key_length=True),
+    'phi3':   dict(arch='phi3', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=2, head=16,
+                   ctx=4096, orig_ctx=64, base=10000.0, tied=False, swa=16, longrope=True),
+    'phi3-partial': dict(arch='phi3', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=2, head=16,
+                         rot=12, ctx=4096, base=10000.0, tied=False, swa=0),
+    'gemma':  dict(embd_std=0.1, out_norm_gain=8.0, arch='gemma', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=1, head=32,
+                   ctx=8192, tied=True, key_length=True, norm_shift=True),
+    'gemma2': dict(embd_std=0.1, out_norm_gain=8.0, arch='gemma2', vocab='spm', dim=64, ff=128, layers=26, heads=4, kv=2, head=32,
+                   ctx=8192, tied=True, key_length=True, norm_shift=True, post_norms=True, swa=8,
+                   softcaps=(50.0, 30.0)),
+    'gemma3': dict(embd_std=0.1, out_norm_gain=8.0, qk_norm_gain=3.0, arch='gemma3', vocab='spm', dim=64, ff=128, layers=8, heads=4, kv=2, head=32,
+                   ctx=32768, base=1000000.0, tied=True, key_length=True, norm_shift=True,
+                   post_norms=True, qk_norm=True, swa=8, linear_scale=8.0),
+}
+# Gemma multiplies the embeddings by sqrt(dim) and ties the output to them: with N(0, 1)
+# embeddings the residual stream would be mostly the input token's own row and the model
+# would repeat it. Its embeddings are N(0, 0.1^2) instead, and its final norm weights 8
+# times larger, so that the logits still have clear winners. Gemma 3's q and k norms make
+# every score small (unit-RMS q and k) and the attention flat: its q/k norm weights are 3
+# times larger.
+# Gains of the matrices (see the docstring); q and k larger so that attention is peaked.
+GAIN = dict(q=2.0, k=2.0, v=1.5, o=1.5, gate=2.0, up=2.0, down=1.5, output=4.0)
+EPS = {'gemma': 1e-6, 'gemma2': 1e-6, 'gemma3': 1e-6, 'qwen2': 1e-6, 'qwen3': 1e-6}
+
+
+class Weights:
+    """Draws the tensors in a fixed order from one RandomState."""
+
+    def __init__(self, seed):
+        self.rng, self.tensors = np.random.RandomState(seed), []
+
+    def mat(self, name, rows, cols, gain):
+        w = self.rng.standard_normal((rows, cols)) * (gain / np.sqrt(cols))
+        self.tensors.append((name, w.astype(np.float32), 'F32'))
+
+    def norm(self, name, n, gain=1.0):
+        w = gain * (1.0 + 0.1 * self.rng.standard_normal(n))
+        self.tensors.append((name, w.astype(np.float32), 'F32'))
+
+    def vec(self, name, values):
+        self.tensors.append((name, np.asarray(values, np.float32), 'F32'))
+
+
+def vocab_records(s, vocab_path):
+    """The vocabulary's tokenizer.* records (and their count), as the family's converter
+    would set them."""
+    v = gguf.GGUFFile(vocab_path)
+    keys = [k for k in v.meta if k.startswith('tokenizer.')]
+    if 'tokenizer.ggml.tokens' not in v.meta:
+        raise SystemExit('%s has no tokenizer.ggml.tokens' % vocab_path)
+    records = []
+    for k in keys:
+        if s['vocab'] == 'bpe' and k in ('tokenizer.ggml.pre', 'tokenizer.ggml.add_bos_token'):
+            continue
+        if s.get('norm_shift') and k == 'tokenizer.ggml.add_space_prefix':
+            continue
+        records.append(copy_kv(v, k))
+    if s['vocab'] == 'bpe':   # Qwen2Model.set_vocab: the qwen2 pre-tokenizer, no BOS added
+        records.append(pack_kv('tokenizer.ggml.pre', STRING, 'qwen2'))
+        records.append(pack_kv('tokenizer.ggml.add_bos_token', BOOL, False))
+    if s.get('norm_shift'):   # Gemma's set_vocab: no dummy-prefix space
+        records.append(pack_kv('tokenizer.ggml.add_space_prefix', BOOL, False))
+    return records, len(v.meta['tokenizer.ggml.tokens'])
+
+
+def metadata(name, s):
+    """The family's keys. general.name leaves the family out: llama.cpp's vocabulary loader
+    looks for Phi-3's special tokens in any model whose name says phi3."""
+    a = s['arch']
+    u32 = lambda k, x: pack_kv('%s.%s' % (a, k), UINT32, int(x))
+    f32 = lambda k, x: pack_kv('%s.%s' % (a, k), FLOAT32, float(x))
+    m = [pack_kv('general.architecture', STRING, a), pack_kv('general.name', STRING, 'tiny random model'),
+         u32('context_length', s['ctx']), u32('embedding_length', s['dim']), u32('block_count', s['layers']),
+         u32('feed_forward_length', s['ff']), u32('attention.head_count', s['heads']),
+         u32('attention.head_count_kv', s['kv']), f32('attention.layer_norm_rms_epsilon', EPS.get(a, 1e-5)),
+         pack_kv('general.file_type', UINT32, 0)]
+    if 'base' in s:
+        m.append(f32('rope.freq_base', s['base']))
+    if a in ('llama', 'phi3'):
+        m.append(u32('rope.dimension_count', s.get('rot', s['head'])))
+    if s.get('key_length'):
+        m += [u32('attention.key_length', s['head']), u32('attention.value_length', s['head'])]
+    if a == 'phi3':
+        m.append(u32('attention.sliding_window', s['swa']))
+        if s.get('longrope'):   # Phi3MiniModel: LongRoPE's magnitude factor
+            scale = s['ctx'] / s['orig_ctx']
+            m += [u32('rope.scaling.original_context_length', s['orig_ctx']),
+                  f32('rope.scaling.attn_factor', np.sqrt(1 + np.log(scale) / np.log(s['orig_ctx'])))]
+    if a in ('gemma2', 'gemma3'):
+        m.append(u32('attention.sliding_window', s['swa']))
+    if 'softcaps' in s:
+        m += [f32('attn_logit_softcapping', s['softcaps'][0]), f32('final_logit_softcapping', s['softcaps'][1])]
+    if 'linear_scale' in s:
+        m += [pack_kv('%s.rope.scaling.type' % a, STRING, 'linear'), f32('rope.scaling.factor', s['linear_scale'])]
+    return m
+
+
+def layer_tensors(W, il, s):
+    a, p = s['arch'], 'blk.%d.' % il
+    dim, q_dim, kv_dim, ff = s['dim'], s['heads'] * s['head'], s['kv'] * s['head'], s['ff']
+    W.norm(p + 'attn_norm.weight', dim)
+    if a == 'phi3':   # fused q, k, v rows
+        qkv = [W.rng.standard_normal((r, dim)) * (GAIN[g] / np.sqrt(dim))
+               for r, g in ((q_dim, 'q'), (kv_dim, 'k'), (kv_dim, 'v'))]
+        W.tensors.append((p + 'attn_qkv.weight', np.concatenate(qkv).astype(np.float32), 'F32'))
+    else:
+        W.mat(p + 'attn_q.weight', q_dim, dim, GAIN['q'])
+        W.mat(p + 'attn_k.weight', kv_dim, dim, GAIN['k'])
+        W.mat(p + 'attn_v.weight', kv_dim, dim, GAIN['v'])
+    if s.get('qkv_bias'):
+        for t, n in (('q', q_dim), ('k', kv_dim), ('v', kv_dim)):
+            W.vec(p + 'attn_%s.bias' % t, 0.5 * W.rng.standard_normal(n))
+    W.mat(p + 'attn_output.weight', dim, q_dim, GAIN['o'])
+    if s.get('qk_norm'):
+        W.norm(p + 'attn_q_norm.weight', s['head'], s.get('qk_norm_gain', 1.0))
+        W.norm(p + 'attn_k_norm.weight', s['head'], s.get('qk_norm_gain', 1.0))
+    if s.get('post_norms'):
+        W.norm(p + 'post_attention_norm.weight', dim)
+    W.norm(p + 'ffn_norm.weight', dim)
+    if a == 'phi3':   # fused gate rows, then up rows
+        W.mat(p + 'ffn_up.weight', 2 * ff, dim, GAIN['up'])
+    else:
+        W.mat(p + 'ffn_gate.weight', ff, dim, GAIN['gate'])
+        W.mat(p + 'ffn_up.weight', ff, dim, GAIN['up'])
+    W.mat(p + 'ffn_down.weight', dim, ff, GAIN['down'])
+    if s.get('post_norms'):
+        W.norm(p + 'post_ffw_norm.weight', dim)
+
+
+def make(name, out, seed=1, vocab=None):
+    s = SHAPES[name]
+    records, n_vocab = vocab_records(s, vocab or (BPE_VOCAB if s['vocab'] == 'bpe' else SPM_VOCAB))
+    meta = metadata(name, s)
+    if s['arch'] == 'llama':
+        meta.append(pack_kv('llama.vocab_size', UINT32, n_vocab))
+    W = Weights(seed)
+    embd = W.rng.standard_normal((n_vocab, s['dim'])) * s.get('embd_std', 1.0)
+    W.tensors.append(('token_embd.weight', embd.astype(np.float32), 'F32'))
+    W.norm('output_norm.weight', s['dim'], s.get('out_norm_gain', 1.0))
+    if not s['tied']:
+        W.mat('output.weight', n_vocab, s['dim'], GAIN['output'])
+    if s.get('longrope'):
+        half = s['head'] // 2
+        W.vec('rope_factors_long.weight', np.geomspace(1.0, 64.0, half) * (1 + 0.1 * W.rng.random_sample(half)))
+        W.vec('rope_factors_short.weight', 1.0 + W.rng.random_sample(half))
+    for il in range(s['layers']):
+        layer_tensors(W, il, s)
+    gguf.write_gguf(out, meta + records, W.tensors)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('arch', nargs='?', choices=sorted(SHAPES))
+    ap.add_argument('out', nargs='?')
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--vocab', help='the GGUF file whose tokenizer.* keys to copy')
+    ap.add_argument('--list', action='store_true', help='print each family\'s shape')
+    a = ap.parse_args(argv)
+    if a.list:
+        for k, s in SHAPES.items():
+            print('%-13s %s' % (k, ' '.join('%s=%s' % kv for kv in s.items())))
+        return 0
+    if not a.arch or not a.out:
+        ap.error('ARCH and OUT are needed')
+    make(a.arch, a.out, a.seed, a.vocab)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

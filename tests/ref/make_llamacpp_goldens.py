@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""make_llamacpp_goldens.py — records what llama.cpp (ggerganov/llama.cpp@c392e509) computes
+on the tiny models of make_arch_gguf.py, for the families its tools run: llama, qwen2, phi3
+(LongRoPE's long and short factors; partial rotary) gemma and gemma2. Run once, by hand,
+where the anchors are (the tests only read its output):
+
+    make_llamacpp_goldens.py ANCHORS greedy     > tests/data/golden/arch_greedy.jsonl
+    make_llamacpp_goldens.py ANCHORS perplexity > tests/data/golden/arch_perplexity.jsonl
+    make_llamacpp_goldens.py BUILD/bin greedy-new > tests/data/golden/arch_greedy_qwen3_gemma3.jsonl
+
+ANCHORS is the directory of llama-cli, llama-perplexity and llama-tokenize
+(/work/shared/anchors/llama.cpp). Each case's model is written into a temporary directory.
+greedy-new is greedy on qwen3 and gemma3, which c392e509 does not know: BUILD is a llama.cpp
+built from the same commit with the two families added (tests/ref/README.md says how).
+
+greedy runs  llama-cli -m MODEL -p PROMPT -n N_PREDICT -c CTX --temp 0 -no-cnv --no-warmup
+-t 2 -ctk f32 -ctv f32 --seed 1 -v  (an f32 KV cache; -v logs each batch it evaluates as
+[ 'piece':id, ... ]) and writes one line per case: {"model", "seed", "sha256", "ctx",
+"prompt", "prompt_ids", "n_predict", "ids", "eog", "text", "text_exact", "source"}:
+prompt_ids are the ids llama-cli fed (its "tokens:" log line, BOS included where the
+vocabulary adds it), ids the generated ids it evaluated (the last of the n_predict sampled
+ids is printed but never evaluated, so ids holds n_predict - 1), eog whether it stopped
+early on an end-of-generation id (sampled after ids, never evaluated: it printed
+" [end of text]", which text leaves out), text what it printed (the two newlines it adds at
+the end removed; where a byte token cut a UTF-8 character, U+FFFD in its place and
+text_exact false), sha256 the model file's.
+
+perplexity runs  llama-perplexity -m MODEL -f TEXT -c CTX -b CTX -t 2 -ctk f32 -ctv f32  on
+PPL_TEXT below and writes {"model", "seed", "sha256", "ctx", "text", "ids", "add_bos",
+"ppl", "source"}: ids are llama-tokenize's ids of the text (what llama-perplexity scores:
+it cuts them into chunks of CTX, puts BOS in each chunk's first place when the vocabulary
+adds one, and scores the second half of each chunk), ppl the running perplexity it prints
+after each chunk ([1]..., [2]...).
+
+Nothing here runs the reference: check_llamacpp.py compares it with these lines.
+"""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf  # noqa: E402
+import make_arch_gguf  # noqa: E402
+
+ONCE, LILY, CAT = 'Once upon a time', 'Lily and Tom went to the park. They saw a big dog.', 'The little cat sat on the mat.'
+# (model, ctx, n_predict, prompts). Phi-3 runs with a context over its original 64 (LongRoPE's
+# long factors; its sliding window of 16 is crossed) and within it (the short factors). The
+# prompts were picked among eight candidates as those whose greedy choices are farthest from
+# ties (each choice's top logit at least 0.04 above the runner-up's, by the reference); on
+# the second llama prompt and the first phi3-partial one the model ends with EOS.
+GREEDY = [
+    ('llama', 4096, 41, [ONCE, LILY]),
+    ('qwen2', 4096, 41, ['Rain falls softly on the old stone bridge.', 'Hello, world! 12345 is a number.']),
+    ('phi3', 4096, 41, [CAT, ONCE]),
+    ('phi3', 64, 33, [LILY, CAT]),
+    ('phi3-partial', 4096, 41, [ONCE, LILY]),
+    ('gemma', 4096, 41, [LILY, 'The sun was warm and the birds sang.']),
+    ('gemma2', 4096, 41, [ONCE, 'Ben had a big blue boat.']),
+]
+PPL_TEXT = 2 * ('Once upon a time, there was a little girl named Lily. She loved to play outside in the park '
+                'with her friends. One day, she saw a big red ball under a tree. She ran to get it, but a small '
+                'dog took the ball first. Lily was sad, but then the dog came back and dropped the ball at her '
+                'feet. They played together all afternoon, and when the sun went down, Lily went home happy. '
+                'Her mom made soup for dinner and Lily told her about the dog. The next day, Lily went back to '
+                'the park to look for the dog again.')
+# qwen3 and gemma3 came after c392e509: their cases need a llama-cli that runs them (see
+# tests/ref/README.md, "qwen3 and gemma3"); prompts picked as above.
+GREEDY_NEW = [
+    ('qwen3', 4096, 41, ['I think, therefore I am.', 'The capital of France is Paris.']),
+    ('gemma3', 4096, 41, ['One day, a girl named Sue found a shiny red ball.', LILY]),
+]
+# (model, ctx): Phi-3 at 128, over its original context (long factors), and at 64 (short).
+PERPLEXITY = [('llama', 64), ('qwen2', 64), ('phi3', 64), ('phi3', 128), ('phi3-partial', 64),
+              ('gemma', 64), ('gemma2', 64)]
+SEED = 1
+BACKPORT = ('built from ggerganov/llama.cpp@c392e509 with qwen3 and gemma3 added by hand after upstream\'s '
+            'graphs (tests/ref/README.md)')
+
+
+def logged_ids(line):
+    """The ids of a logged batch: [ 'piece':id, 'piece':id ]."""
+    return [int(x) for x in re.findall(r"':(-?\d+)(?=, '|\s*\]\s*$)", line)]
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+    if r.returncode != 0:
+        sys.exit('%s failed:\n%s' % (' '.join(cmd), r.stderr.decode(errors='replace')[-2000:]))
+    return r
+
+
+def greedy_case(anchors, model, prompt, n_predict, ctx):
+    cmd = [os.path.join(anchors, 'llama-cli'), '-m', model, '-p', prompt, '-n', str(n_predict),
+           '-c', str(ctx), '--temp', '0', '-no-cnv', '--no-warmup', '-t', '2', '-ctk', 'f32', '-ctv', 'f32',
+           '--seed', '1', '-v']
+    r = run(cmd)
+    log = r.stderr.decode('utf-8', errors='replace').splitlines()
+    prompt_ids = next(logged_ids(l) for l in log if l.startswith('tokens: ['))
+    fed = [i for l in log if l.startswith('eval: [') for i in logged_ids(l)]
+    if fed[:len(prompt_ids)] != prompt_ids:
+        sys.exit('%s: the evaluated batches do not start with the prompt' % model)
+    out = r.stdout[:-2] if r.stdout.endswith(b'\n\n') else r.stdout
+    eog = out.endswith(b' [end of text]\n')
+    out = out[:-len(b' [end of text]\n')] if eog else out
+    try:
+        text, exact = out.decode('utf-8'), True
+    except UnicodeDecodeError:
+        text, exact = out.decode('utf-8', errors='replace'), False
+    return dict(ctx=ctx, prompt=prompt, prompt_ids=prompt_ids, n_predict=n_predict,
+                ids=fed[len(prompt_ids):], eog=eog, text=text, text_exact=exact,
+                source='llama.cpp llama-cli (ggerganov/llama.cpp@c392e509) ' + ' '.join(cmd[1:]).replace(model, 'MODEL'))
+
+
+def perplexity_case(anchors, model, text_path, ctx):
+    tok = run([os.path.join(anchors, 'llama-tokenize'), '-m', model, '-f', text_path, '--ids', '--log-disable'])
+    ids = [int(x) for x in re.findall(r'-?\d+', tok.stdout.decode().strip().splitlines()[-1])]
+    cmd = [os.path.join(anchors, 'llama-perplexity'), '-m', model, '-f', text_path, '-c', str(ctx), '-b', str(ctx),
+           '-t', '2', '-ctk', 'f32', '-ctv', 'f32']
+    r = run(cmd)
+    line = next(l for l in (r.stdout + r.stderr).decode(errors='replace').splitlines() if l.startswith('[1]'))
+    add_bos = bool(gguf.GGUFFile(model).get('tokenizer.ggml.add_bos_token', True))
+    return dict(ctx=ctx, text=PPL_TEXT, ids=ids, add_bos=add_bos,
+                ppl=[float(x) for x in re.findall(r'\[\d+\]([0-9.]+)', line)],
+                source='llama.cpp llama-perplexity (ggerganov/llama.cpp@c392e509) ' +
+                       ' '.join(cmd[1:]).replace(model, 'MODEL').replace(text_path, 'TEXT') +
+                       '; ids from llama-tokenize -m MODEL -f TEXT --ids')
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new'):
+        sys.exit(__doc__)
+    anchors, kind = argv
+    with tempfile.TemporaryDirectory() as tmp:
+        text_path = os.path.join(tmp, 'text.txt')
+        with open(text_path, 'w') as f:
+            f.write(PPL_TEXT)
+        models = {}
+        cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
+        for name, ctx, n_predict, prompts in cases:
+            if name not in models:
+                models[name] = os.path.join(tmp, name + '.gguf')
+                make_arch_gguf.make(name, models[name], SEED)
+            model = models[name]
+            sha = hashlib.sha256(open(model, 'rb').read()).hexdigest()
+            for prompt in prompts:
+                rec = (perplexity_case(anchors, model, text_path, ctx) if kind == 'perplexity'
+                       else greedy_case(anchors, model, prompt, n_predict, ctx))
+                if kind == 'greedy-new':
+                    rec['source'] = rec['source'].replace('(ggerganov/llama.cpp@c392e509)', BACKPORT)
+                rec = dict(model=name, seed=SEED, sha256=sha, **rec)
+                rec['source'] += ' on make_arch_gguf.py %s --seed %d' % (name, SEED)
+                print(json.dumps(rec, ensure_ascii=False), flush=True)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
