@@ -123,11 +123,14 @@ int session_apply_vectors(const app_options *o, engine *e)
 {
     steering *s = engine_steering(e);
     llm_err err;
-    for (int i = 0; i < o->n_vectors; i++)
+    for (int i = 0; i < o->n_vectors; i++) {
         if (steering_load(s, o->vectors[i].path, NULL, o->vectors[i].scale, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: --control-vector: %s\n", err.text);
             return 1;
         }
+        if (*steering_notice(s))
+            fprintf(stderr, "llmchat: --control-vector: %s\n", steering_notice(s));
+    }
     if (o->vector_first >= 0 &&
         steering_layers(s, o->vector_first, o->vector_last, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: --control-vector-layers: %s\n", err.text);

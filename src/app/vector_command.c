@@ -132,6 +132,8 @@ static llm_status make(engine *e, const char *target, const char *text_a, const 
     free(b);
     if (st == LLM_OK)
         st = control_vector_write(cv, path, "llama", err);
+    if (st == LLM_OK) /* what a trace records of the file, to tell a later one apart */
+        st = control_vector_hash_file(path, &cv->fnv1a, err);
     if (st != LLM_OK) {
         control_vector_free(cv);
         return st;
@@ -188,7 +190,12 @@ llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, ll
     else
         st = run_words(e, w, n, err);
     free(buf);
-    if (st == LLM_OK)
-        vector_describe(e, msg, size);
+    if (st != LLM_OK)
+        return st;
+    /* a vector with layers the model lacks: say so first, then the state */
+    const char *notice = steering_notice(engine_steering(e));
+    size_t o = *notice && size ? (size_t)snprintf(msg, size, "%s. ", notice) : 0;
+    if (o < size)
+        vector_describe(e, msg + o, size - o);
     return st;
 }

@@ -21,7 +21,8 @@
 #include "status.h"
 
 /* Runs /vector's argument (arg, "" for none) on e. On success msg says what is in
- * force now; on failure err says what is wrong (and nothing changed). */
+ * force now, after what a load has to say (layers of the vector the model lacks,
+ * ignored: steering_notice); on failure err says what is wrong (and nothing changed). */
 llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, llm_err *err);
 
 /* The control vectors in force as one line ("control vectors: happy 0.60 (happy.gguf);
