@@ -138,6 +138,12 @@ run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/m
     -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin" </dev/null
 assert_status 0
 assert_file_contains "layers ignored" "$T/err" "llmchat: --control-vector: $T/mood.gguf: direction.4 ignored: the model has 4 layers (0-3); the vector applies after layers 1-3"
+run_llmchat -m generate --weights f32 -t 0 -n 20 -i "Once" --control-vector "$T/mood.gguf" \
+    -z "$DATA/tok512.bin" --trace "$T/mood.jsonl" "$DATA/stories260K.bin" </dev/null
+assert_status 0
+run_llmchat --replay "$T/mood.jsonl" --compare -z "$DATA/tok512.bin" "$DATA/aidreams260K.bin"
+assert_status 0
+assert_file_contains "replay says it" "$T/err" "llmchat: $T/mood.jsonl: $T/mood.gguf: direction.4 ignored: the model has 4 layers (0-3)"
 printf '%s\n' '/vector load mood.gguf' >"$T/in"
 run_llmchat -m chat -t 0 -n 5 --weights f32 -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin" <"$T/in"
 assert_status 0

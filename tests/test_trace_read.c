@@ -434,7 +434,7 @@ START_TEST(test_steer_heads_stay_pairs)
     ck_assert_ptr_nonnull(in);
     steering *four;
     ck_assert_int_eq(steering_new(4, 4, 64, &four, &err), LLM_OK);
-    ck_assert_msg(steering_check(four, in, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(steering_check(four, in, NULL, 0, &err) == LLM_OK, "%s", err.text);
     ck_assert_int_eq(steering_set(four, in, &err), LLM_OK);
     ck_assert(steering_is_out(four, 1, 2));
     ck_assert(!steering_is_out(four, 2, 2)); /* what 1 * 8 + 2 is on a 4-head model */
@@ -445,7 +445,7 @@ START_TEST(test_steer_heads_stay_pairs)
     in = trace_reader_record(r, 0)->intervention;
     steering *s;
     ck_assert_int_eq(steering_new(5, 8, 64, &s, &err), LLM_OK);
-    ck_assert_int_eq(steering_check(s, in, &err), LLM_ERR_MISMATCH);
+    ck_assert_int_eq(steering_check(s, in, NULL, 0, &err), LLM_ERR_MISMATCH);
     ck_assert_msg(strstr(err.text, "head [0, 9] is knocked out ([layer, head], from 0), but the model "
                                    "has 5 layers (0-4) of 8 heads (0-7)"), "%s", err.text);
     ck_assert_int_eq(steering_set(s, in, &err), LLM_ERR_MISMATCH);

@@ -314,6 +314,8 @@ int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace
     replay_summary s;
     llm_status st = replay_run(e, seq, n, print_position, &pr, &s, &err);
     engine_finish(e);
+    if (s.steer_notice[0])
+        fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, s.steer_notice);
     if (st != LLM_OK) {
         fflush(stdout);
         if (s.positions == 0)

@@ -6,6 +6,7 @@
 #include "replay.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,8 +161,10 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
     return st;
 }
 
-/* Every control-vector state of run[0..n) against the model, before anything runs. */
-static llm_status check_steering(engine *e, const step_record *const *run, int n, llm_err *err)
+/* Every control-vector state of run[0..n) against the model, before anything runs; the
+ * first thing a vector has to say into out->steer_notice. */
+static llm_status check_steering(engine *e, const step_record *const *run, int n,
+                                 replay_summary *out, llm_err *err)
 {
     const intervention *checked = NULL;
     for (int p = 0; p < n; p++) {
@@ -169,8 +172,11 @@ static llm_status check_steering(engine *e, const step_record *const *run, int n
             continue;
         checked = run[p]->intervention;
         llm_err why;
-        if (steering_check(engine_steering(e), checked, &why) != LLM_OK)
+        char said[sizeof out->steer_notice];
+        if (steering_check(engine_steering(e), checked, said, sizeof said, &why) != LLM_OK)
             return llm_fail(err, LLM_ERR_MISMATCH, "from position %d on: %s", p, why.text);
+        if (*said && !out->steer_notice[0])
+            snprintf(out->steer_notice, sizeof out->steer_notice, "%s", said);
     }
     return LLM_OK;
 }
@@ -207,7 +213,7 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
             goto out;
         }
     }
-    if ((st = check_steering(e, run, n, err)) != LLM_OK)
+    if ((st = check_steering(e, run, n, out, err)) != LLM_OK)
         goto out;
     st = run_all(e, run, n, probs, fn, user, out, err);
 out:

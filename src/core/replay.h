@@ -51,6 +51,8 @@ typedef struct {
                                before it chose (records of two runs spliced) */
     int first_unlinked;     /* the first of them, or -1 */
     int first_unlinked_token, first_unlinked_chosen; /* its token, and the one chosen */
+    char steer_notice[320]; /* what the trace's control vectors have to say on this model
+                               (layers it lacks, ignored: steering_check), or "" */
 } replay_summary;
 
 typedef void (*replay_observer)(void *user, const replay_position *p);

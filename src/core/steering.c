@@ -402,8 +402,11 @@ static llm_status same_file(const intervention_vector *w, uint64_t now, llm_err 
                     w->path, (unsigned long long)w->fnv1a, (unsigned long long)now);
 }
 
-llm_status steering_check(const steering *s, const intervention *want, llm_err *err)
+llm_status steering_check(const steering *s, const intervention *want, char *notice,
+                          size_t size, llm_err *err)
 {
+    if (size)
+        notice[0] = '\0';
     int flat;
     for (int i = 0; want && i < want->n_heads_out; i++)
         if (!head_of(s, want, i, &flat, err))
@@ -418,9 +421,11 @@ llm_status steering_check(const steering *s, const intervention *want, llm_err *
         llm_status st = control_vector_load(w->path, &cv, err);
         if (st != LLM_OK)
             return st;
-        char notice[sizeof s->notice];
-        if ((st = check_vector(s, w->path, cv, notice, sizeof notice, err)) == LLM_OK)
+        char said[sizeof s->notice];
+        if ((st = check_vector(s, w->path, cv, said, sizeof said, err)) == LLM_OK)
             st = same_file(w, cv->fnv1a, err);
+        if (st == LLM_OK && *said && size && !*notice)
+            snprintf(notice, size, "%s", said);
         control_vector_free(cv);
         if (st != LLM_OK)
             return st;

@@ -60,8 +60,11 @@ const unsigned char *steering_mask(const steering *s);
 llm_status steering_set(steering *s, const intervention *want, llm_err *err);
 /* Checks, changing nothing, that steering_set(s, want) can succeed: every head of want
  * is one of the model's, every vector file reads, has the model's width and one of its
- * layers, and is as want's checksum says. The message names the head or the file. */
-llm_status steering_check(const steering *s, const intervention *want, llm_err *err);
+ * layers, and is as want's checksum says. The message names the head or the file. What
+ * a vector has to say although it passes (layers the model lacks, as steering_notice)
+ * goes to notice[0..size) ("" when nothing). */
+llm_status steering_check(const steering *s, const intervention *want, char *notice,
+                          size_t size, llm_err *err);
 
 /* The state now, or NULL when nothing was ever set. Valid until steering_free. */
 const intervention *steering_state(const steering *s);
