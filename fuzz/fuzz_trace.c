@@ -3,9 +3,10 @@
  * the bundled chat model. A trace that reads must hand out records whose candidate,
  * attention and lens arrays are as long as the header's shape says (ASan watches every
  * read), a piece for every vocabulary id, and problems that are NUL-terminated lines.
- * Its final sequence (holes, reordered and duplicated positions as the file has them)
- * replays without a crash, and every position and token the replay's summary names for
- * the report is one that the replay ran. */
+ * Its sequence (holes, reordered and duplicated positions as the file has them) is
+ * refused with a message or has a record at position p only at p, and replays without
+ * a crash; every position and token the replay's summary names for the report is one
+ * that the replay ran. fuzz_trace_order.c edits real traces instead. */
 #include "fuzz.h"
 
 #include <string.h>
@@ -34,8 +35,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void replay_sequence(const trace_reader *r)
 {
     const step_record **seq;
-    int n = trace_reader_final(r, &seq);
-    FUZZ_CHECK(n >= 0);
+    trace_sequence_info info;
+    llm_err err;
+    llm_status st = trace_reader_sequence(r, &seq, &info, &err);
+    FUZZ_CHECK(st == LLM_OK || (st == LLM_ERR_FORMAT && seq == NULL && strlen(err.text) > 0));
+    if (st != LLM_OK) /* --view's fallback reads it all the same */
+        FUZZ_CHECK(trace_reader_final(r, &seq) >= 0);
+    int n = st == LLM_OK ? info.n : 0, held = 0;
+    for (int p = 0; p < n; p++)
+        held += seq[p] != NULL && seq[p]->pos == p;
+    FUZZ_CHECK(held == info.held || st != LLM_OK);
     if (n == 0 || n > mdl->config.seq_len) {
         free(seq);
         return;
@@ -43,7 +52,6 @@ static void replay_sequence(const trace_reader *r)
     engine_options eo;
     engine_options_default(&eo);
     engine *e;
-    llm_err err;
     FUZZ_CHECK(engine_new(mdl, tok, &eo, &e, &err) == LLM_OK);
     replay_summary s;
     replay_run(e, seq, n, NULL, NULL, &s, &err);
@@ -53,6 +61,10 @@ static void replay_sequence(const trace_reader *r)
     if (s.first_top1_diff >= 0)
         FUZZ_CHECK(s.first_top1_diff < s.positions && s.first_top1_diff_token >= 0 &&
                    s.first_top1_diff_token < vocab);
+    if (s.first_unlinked >= 0) /* the report names both tokens */
+        FUZZ_CHECK(s.first_unlinked > 0 && s.first_unlinked < s.positions &&
+                   s.first_unlinked_token >= 0 && s.first_unlinked_token < vocab &&
+                   s.first_unlinked_chosen >= 0);
     if (s.first_choice_diff >= 0)
         FUZZ_CHECK(s.first_choice_diff < s.positions && s.first_choice_diff_token >= 0 &&
                    s.first_choice_diff_token < vocab);

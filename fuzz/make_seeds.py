@@ -335,3 +335,17 @@ put("trace", "huge-shape", json.dumps(dict(header, model=dict(header["model"], n
 put("trace", "rewound", json.dumps(header) + "\n" +
     "\n".join(json.dumps(dict(gen, pos=p, attn=[[[1.0 / (p + 1)] * (p + 1)] * 2] * 2)) for p in (1, 2, 1, 2, 3)) + "\n")
 put("trace", "empty", "")
+
+# ---- edits of a real trace (trace_order: byte 0 picks the straight or the rewound run,
+# then 3 bytes an edit: 0 swap, 1 copy, 2 delete, 3 damage; then two line numbers) ----
+for name, edits in {
+    "straight": [0], "rewound": [1],
+    "straight-swaps": [0, 0, 3, 20, 0, 0, 30, 0, 5, 6, 0, 17, 2],
+    "straight-copies": [0, 1, 4, 9, 1, 36, 0, 1, 2, 2],
+    "straight-delete-first": [0, 2, 0, 0], "straight-delete-last": [0, 2, 36, 0],
+    "straight-damage-two": [0, 3, 10, 0, 3, 11, 0],
+    "straight-shuffle-and-delete": [0, 0, 1, 30, 0, 2, 29, 2, 15, 0, 1, 3, 7],
+    "rewound-swap": [1, 0, 5, 40], "rewound-copy-old": [1, 1, 20, 50],
+    "rewound-delete": [1, 2, 41, 0],
+}.items():
+    put("trace_order", name, bytes(edits))

@@ -6,8 +6,12 @@
 # in the REPL lists, makes (into the data directory, at a scale measured against the
 # residual stream: chat260K's reply changes and stays text), rescales, limits and drops
 # vectors, and loads one made by its name; a chat steered half-way is traced and
-# --replay reproduces it; the TUI's status line shows the vectors in force;
-# bad files and bad values get a message and a non-zero exit.
+# --replay reproduces it, and refuses it once a vector file has changed; the TUI's
+# status line shows the vectors in force; bad files and bad values get a message and a
+# non-zero exit (a bad scale is a bad scale; a vector for layers the model lacks is
+# named, or refused when none applies); a trace's knocked-out [layer, head] stays that
+# head on a model with another number of heads, and a head the model lacks is refused
+# by name.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
@@ -191,6 +195,102 @@ assert_file_contains "range past the model" "$T/err" "LAST <= 4"
 run_llmchat -m generate -n 3 -i x --control-vector-layers two "$gguf" </dev/null
 assert_status 2
 assert_error_message
+
+# ---- FILE:SCALE: a bad scale is a bad scale; a file whose name has a colon opens ----
+run_llmchat -m generate -n 3 -i x --control-vector "$vec:abc" "$gguf" </dev/null
+assert_status 2
+assert_file_contains "bad scale" "$T/err" "--control-vector takes FILE or FILE:SCALE, but what follows the last ':' is not a number (a scale from -1e6 to 1e6), and no file has the whole name, got '$vec:abc'"
+assert_not_contains "bad scale: not a missing file" "$(cat "$T/err")" "cannot open"
+cp "$vec" "$T/odd.gguf:abc"
+run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/odd.gguf:abc" "$gguf" </dev/null
+assert_status 0
+
+# ---- a vector for another depth: the layers the model lacks are named, and a vector
+# none of whose layers it has is refused (mood.gguf: stories260K's direction.1-4) ----
+run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/mood.gguf" \
+    -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin" </dev/null
+assert_status 0
+assert_file_contains "layers ignored" "$T/err" "llmchat: --control-vector: $T/mood.gguf: direction.4 ignored: the model has 4 layers (0-3); the vector applies after layers 1-3"
+run_llmchat -m generate --weights f32 -t 0 -n 20 -i "Once" --control-vector "$T/mood.gguf" \
+    -z "$DATA/tok512.bin" --trace "$T/mood.jsonl" "$DATA/stories260K.bin" </dev/null
+assert_status 0
+run_llmchat --replay "$T/mood.jsonl" --compare -z "$DATA/tok512.bin" "$DATA/aidreams260K.bin"
+assert_status 0
+assert_file_contains "replay says it" "$T/err" "llmchat: $T/mood.jsonl: $T/mood.gguf: direction.4 ignored: the model has 4 layers (0-3)"
+printf '%s\n' '/vector load mood.gguf' >"$T/in"
+run_llmchat -m chat -t 0 -n 5 --weights f32 -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin" <"$T/in"
+assert_status 0
+assert_file_contains "/vector says it" "$T/err" "llmchat: from the next token: mood.gguf: direction.4 ignored: the model has 4 layers (0-3); the vector applies after layers 1-3. control vectors: mood 1.00 (mood.gguf)"
+"$PYTHON" - "$T/deep.gguf" <<'PY' || hard_error "cannot write deep.gguf"
+import struct, sys
+def s(b): return struct.pack("<Q", len(b)) + b
+names = [b"direction.%d" % n for n in range(11, 15)]
+out = b"GGUF" + struct.pack("<IQQ", 3, len(names), 1)
+out += s(b"general.architecture") + struct.pack("<I", 8) + s(b"controlvector")
+for i, n in enumerate(names):
+    out += s(n) + struct.pack("<IQIQ", 1, 64, 0, i * 256)
+out += b"\0" * (-len(out) % 32)
+out += struct.pack("<64f", *([0.5] * 64)) * len(names)
+open(sys.argv[1], "wb").write(out)
+PY
+run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/deep.gguf" "$gguf" </dev/null
+assert_status 1
+assert_file_contains "no layer applies" "$T/err" "llmchat: --control-vector: $T/deep.gguf: its directions are for layers 11-14, but the model has 5 layers (0-4; a vector applies after layers 1-4): it was made for another model"
+
+# ---- a vector file changed since the trace: said, before anything runs ----
+printf '%s\n' '/vector make mk "She was happy and laughed." "She was sad and cried."' \
+    'Tell me a story about Tom.' >"$T/in"
+run_llmchat -m chat -t 0.8 -s 3 -n 30 --weights f32 --trace "$T/mk.jsonl" "$model" <"$T/in"
+assert_status 0
+grep -q '"fnv1a64":"[0-9a-f]\{16\}"' "$T/mk.jsonl" || fail "the trace does not record mk.gguf's checksum"
+run_llmchat --replay "$T/mk.jsonl"
+assert_status 0
+assert_file_contains "replay with the same file" "$T/out" "reproduced: every position ran"
+printf '%s\n' '/vector make mk "The dog ran in the park." "The cat slept."' >"$T/in"
+run_llmchat -m chat -t 0 -n 5 --weights f32 "$model" <"$T/in"
+assert_status 0
+run_llmchat --replay "$T/mk.jsonl"
+assert_status 1
+grep -q "^llmchat: $T/mk.jsonl: from position [0-9]* on: the control vector mk.gguf has changed since the trace was written (FNV-1a [0-9a-f]\{16\} then, [0-9a-f]\{16\} now): the replay would not run what the trace ran$" "$T/err" \
+    || fail "a changed vector file is not named"
+assert_not_contains "nothing replayed" "$(cat "$T/out")" "reproduced"
+
+# ---- a trace's knocked-out head stays [layer, head] on a model of another shape ----
+run_llmchat -m generate --weights f32 -t 0 -n 30 -z "$DATA/tok512.bin" -i "Once upon a time" \
+    --trace "$T/k.jsonl" "$DATA/stories260K.bin" </dev/null
+assert_status 0
+"$PYTHON" - "$T/k.jsonl" "$T" <<'PY' || hard_error "cannot write the knock-out traces"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+head, first = json.loads(lines[0]), json.loads(lines[1])
+def write(name, heads, n_heads=None, model=True):
+    h = dict(head)
+    if n_heads:
+        h["model"] = dict(h["model"], n_heads=n_heads)
+    if not model:
+        del h["model"]
+    r = dict(first, steer={"vectors": [], "layers": None, "heads_out": heads})
+    with open("%s/%s" % (sys.argv[2], name), "w", encoding="utf-8") as f:
+        f.write("\n".join([json.dumps(h), json.dumps(r)] + lines[2:]) + "\n")
+write("ko8.jsonl", [[1, 2]])             # traced on 8 heads a layer
+write("ko4.jsonl", [[1, 2]], n_heads=4)  # the same head, 4 heads a layer
+write("ko22.jsonl", [[2, 2]], n_heads=4) # what 1 * 8 + 2 is on 4 heads a layer
+write("ko09.jsonl", [[0, 9]], model=False)
+PY
+kl() {
+    run_llmchat --replay "$T/$1" --compare -z "$DATA/tok512.bin" "$DATA/aidreams260K.bin"
+    assert_status 0
+    sed -n 's/^KL divergence.*: \(mean .*\)/\1/p' "$T/out"
+}
+k8=$(kl ko8.jsonl)
+k4=$(kl ko4.jsonl)
+k22=$(kl ko22.jsonl)
+[ -n "$k8" ] || fail "no KL line"
+assert_eq "[1, 2] of an 8-head trace on the 4-head aidreams260K" "$k4" "$k8"
+[ "$k8" != "$k22" ] || fail "[1, 2] of an 8-head trace knocked out [2, 2] on aidreams260K ($k8)"
+run_llmchat --replay "$T/ko09.jsonl" -z "$DATA/tok512.bin" "$DATA/stories260K.bin"
+assert_status 1
+assert_file_contains "a head the model lacks" "$T/err" "llmchat: $T/ko09.jsonl: from position 0 on: head [0, 9] is knocked out ([layer, head], from 0), but the model has 5 layers (0-4) of 8 heads (0-7)"
 
 # ---- the TUI's status line ----
 # shellcheck source=tui_lib.sh

@@ -10,7 +10,8 @@
 B=$(dirname "$LLMCHAT_BIN")/fuzz
 C=$LLMCHAT_SRCDIR/fuzz/corpus
 
-for t in model tokenizer encode template chatfile gguf config trace bpe_encode bpe_vocab control_vector; do
+for t in model tokenizer encode template chatfile gguf config trace bpe_encode bpe_vocab control_vector \
+    trace_order; do
     [ -x "$B/replay_$t" ] || hard_error "$B/replay_$t was not built"
     set -- "$C/$t"
     case $t in

@@ -3,7 +3,9 @@
 # token from its trace alone (the trace names the model); another weight type makes
 # different choices and says where; the int8 twin of stories260K agrees with the fp32
 # file on nearly every top-1 (int8 is meant to be faithful); a damaged trace is
-# replayed as far as it reads, with its bad lines named; bad uses are refused.
+# replayed as far as it reads, with its bad lines named and exit status 1; records in
+# any order replay whole; missing positions, copies, conflicting records and spliced
+# runs are named; bad uses (a file that is no trace, an empty one) get one line.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 model=$DATA/stories260K.bin
@@ -74,18 +76,73 @@ assert_file_contains "self compare" "$T/out" "first top-1 difference: none"
 grep -q 'mean 0\.000000, max 0\.000000' "$T/out" || fail "a model diverges from itself"
 pass "a model compared with itself agrees everywhere"
 
-# ---- a damaged trace: bad lines named, the rest replayed ----
+# ---- a damaged trace: bad lines named, the rest replayed, and never "reproduced" ----
 head -n 30 "$T/run.jsonl" >"$T/cut.jsonl"
 printf 'garbage\n' >>"$T/cut.jsonl"
 sed -n 32,40p "$T/run.jsonl" >>"$T/cut.jsonl"
 printf '{"pos":40,"token":' >>"$T/cut.jsonl"
 run_llmchat --replay "$T/cut.jsonl" -z "$tok"
-assert_status 0
+assert_status 1
 assert_file_contains "bad line" "$T/err" "cut.jsonl: line 31: not JSON"
 assert_file_contains "cut line" "$T/err" "cut.jsonl: line 41: cut short"
 assert_file_contains "lost record" "$T/out" "positions without a record, run from the one before: 1"
-assert_file_contains "replayed" "$T/out" "reproduced"
-pass "a damaged trace is replayed as far as it reads, bad lines named"
+assert_file_contains "what was not checked" "$T/err" \
+    "cut.jsonl: incomplete: 38 of its 39 positions checked: no record for position 29; 2 lines could not be read"
+assert_not_contains "no verdict" "$(cat "$T/out")" "reproduced"
+pass "a damaged trace is replayed as far as it reads, bad lines named, exit 1"
+
+# ---- records in any order: a shuffled trace replays every position ----
+(head -n 1 "$T/run.jsonl"; tail -n +2 "$T/run.jsonl" | sort -t: -k2,2nr) >"$T/shuffled.jsonl"
+positions=$(($(wc -l <"$T/run.jsonl") - 1))
+run_llmchat --replay "$T/shuffled.jsonl" -z "$tok"
+assert_status 0
+assert_file_contains "every position" "$T/out" "shuffled.jsonl: $positions positions"
+assert_file_contains "every draw" "$T/out" "sampled tokens chosen again with the trace's draws: 120 of 120"
+assert_file_contains "reordered" "$T/err" "not in the order llmchat writes them (line 2: the first record is of position $((positions - 1))): replayed by position"
+assert_file_contains "replay verdict" "$T/out" "reproduced"
+run_llmchat --replay "$T/shuffled.jsonl" --compare -z "$tok"
+assert_status 0
+assert_file_contains "compare every position" "$T/out" "top-1 agreement: 100.00% ($positions of $positions positions)"
+pass "a trace whose records are in reverse order replays all $positions positions"
+
+# a copied line is ignored; one position with two different records out of order is refused
+(cat "$T/run.jsonl"; sed -n 5p "$T/run.jsonl") >"$T/dup.jsonl"
+run_llmchat --replay "$T/dup.jsonl" -z "$tok"
+assert_status 0
+assert_file_contains "copy ignored" "$T/err" "dup.jsonl: 1 line repeats a record of the same position byte for byte: ignored"
+assert_file_contains "copy: every position" "$T/out" "dup.jsonl: $positions positions"
+(head -n 1 "$T/shuffled.jsonl"; sed -n 5p "$T/run.jsonl" | sed 's/"ms":[0-9.e-]*/"ms":99/'; tail -n +2 "$T/shuffled.jsonl") >"$T/two.jsonl"
+run_llmchat --replay "$T/two.jsonl" -z "$tok"
+assert_status 1
+assert_file_contains "conflict" "$T/err" "two.jsonl: lines 2 and $((positions - 1)) both hold position 3, with different records, and the records are not in the order llmchat writes them"
+assert_not_contains "nothing run" "$(cat "$T/out")" "replaying"
+pass "a copied line is ignored; two records of one position out of order are refused, naming both lines"
+
+# ---- positions missing: said, and exit 1 ----
+(head -n 1 "$T/run.jsonl"; tail -n +3 "$T/run.jsonl") >"$T/no0.jsonl"
+run_llmchat --replay "$T/no0.jsonl" -z "$tok"
+assert_status 1
+assert_file_contains "position 0 missing" "$T/err" "no0.jsonl: incomplete: 0 of its $positions positions checked: no record for position 0; positions 1-$((positions - 1)) not run (what position 0 holds is unknown)"
+assert_not_contains "no verdict" "$(cat "$T/out")" "reproduced"
+(head -n 11 "$T/run.jsonl"; tail -n +14 "$T/run.jsonl") >"$T/no2.jsonl"
+run_llmchat --replay "$T/no2.jsonl" -z "$tok" --compare
+assert_status 1
+assert_file_contains "two missing" "$T/err" "no2.jsonl: incomplete: 10 of its $positions positions checked: no record for positions 10-11; positions 12-$((positions - 1)) not run (what position 11 holds is unknown)"
+head -n 30 "$T/run.jsonl" >"$T/head.jsonl"
+run_llmchat --replay "$T/head.jsonl" -z "$tok"
+assert_status 1
+assert_file_contains "cut at a line" "$T/err" "head.jsonl: incomplete: 29 of its 29 positions checked: the trace ends at position 28, whose record chose a token for position 29 (cut short?)"
+pass "missing positions are named and fail the replay"
+
+# records of two runs spliced: the position named
+run_llmchat -m generate --weights f32 -t 0.8 -s 2 -n 120 -z "$tok" -i "Once upon a time" \
+    --trace "$T/other.jsonl" "$model" </dev/null
+(head -n 60 "$T/run.jsonl"; tail -n +61 "$T/other.jsonl") >"$T/spliced.jsonl"
+run_llmchat --replay "$T/spliced.jsonl" -z "$tok" --compare
+assert_status 1
+grep -q "spliced.jsonl: position 59 holds '.*', but the record of position 58 chose '.*': the records are not of one run" "$T/err" \
+    || fail "a spliced trace is not named"
+pass "records spliced from two runs are named"
 
 # ---- a lost record at the very position the report names: the report takes the
 # position's token from what was replayed, never from the missing record ----
@@ -102,8 +159,9 @@ p=$(sed -n 's/^first top-1 difference: position \([0-9]*\) .*/\1/p' "$T/out")
 [ -n "$p" ] || fail "the int8 twin agrees on every top-1: no position to remove"
 grep -v "^{\"pos\":$p," "$T/run.jsonl" >"$T/hole.jsonl"
 run_llmchat --replay "$T/hole.jsonl" --compare -z "$tok" "$DATA/stories260K_q80.bin"
-assert_status 0
+assert_status 1
 assert_file_contains "hole filled" "$T/out" "positions without a record, run from the one before: 1"
+assert_file_contains "hole named" "$T/err" "hole.jsonl: incomplete: $(($(wc -l <"$T/run.jsonl") - 2)) of its"
 grep -q "^first top-1 difference: position [0-9]* (after '" "$T/out" || fail "no first top-1 difference line"
 pass "--replay and --compare report on a trace whose named position lost its record"
 
@@ -118,4 +176,18 @@ printf '{"llmchat_trace":7}\n' >"$T/new.jsonl"
 run_llmchat --replay "$T/new.jsonl"
 assert_status 1
 assert_file_contains "newer version" "$T/err" "version 7"
+# not a trace: one line, the first problem, not a line per line of the file
+run_llmchat --replay "$LLMCHAT_SRCDIR/README.md"
+assert_status 1
+[ "$(wc -l <"$T/err")" -eq 1 ] || fail "--replay README.md printed $(wc -l <"$T/err") lines"
+assert_file_contains "not a trace" "$T/err" "README.md is not an llmchat trace (line 1: not JSON"
+: >"$T/empty.jsonl"
+run_llmchat --replay "$T/empty.jsonl"
+assert_status 1
+assert_file_contains "empty" "$T/err" "empty.jsonl is empty: not an llmchat trace"
+assert_not_contains "empty: no model talk" "$(cat "$T/err")" "does not name its model"
+head -n 1 "$T/run.jsonl" >"$T/header.jsonl"
+run_llmchat --replay "$T/header.jsonl"
+assert_status 1
+assert_file_contains "header only" "$T/err" "header.jsonl holds no step records"
 pass "bad uses get a message"

@@ -2,7 +2,8 @@
  * message and reads what it writes; steering sums vectors by scale and layer range as
  * llama.cpp does; applying a vector in the forward pass equals adding it to the
  * residual stream by hand (one-token and batch paths); /vector make moves the model
- * toward the first text; the trace records the vectors and reads them back. */
+ * toward the first text; the trace records the vectors (with their files' checksums)
+ * and reads them back; a vector for layers the model lacks is named or refused. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -171,7 +172,8 @@ END_TEST
 
 static const char *vector_file(const char *name, int n_layers, int dim, float base)
 {
-    control_vector cv = {.n_embd = dim, .n_layers = n_layers, .data = calloc((size_t)n_layers * dim, sizeof(float))};
+    control_vector cv = {.n_embd = dim, .n_layers = n_layers,
+                         .data = calloc((size_t)n_layers * dim, sizeof(float))};
     for (int l = 1; l < n_layers; l++)
         for (int j = 0; j < dim; j++)
             cv.data[l * dim + j] = base * (float)l + 0.01f * (float)j;
@@ -252,6 +254,51 @@ START_TEST(test_steering_sum)
     steering_free(s);
     remove(a);
     remove(b);
+}
+END_TEST
+
+/* A vector for other layers than the model's: the layers it lacks are named; one none
+ * of whose layers the model has is refused; loading says nothing when all apply. */
+START_TEST(test_vector_depth)
+{
+    const char *p = temp_path("deep.gguf");
+    spec deep[4];
+    const char *names[4] = {"direction.11", "direction.12", "direction.13", "direction.14"};
+    for (int i = 0; i < 4; i++)
+        deep[i] = (spec){names[i], GGML_TYPE_F32, 1, {64, 1}, 0.25f};
+    write_gguf(p, deep, 4);
+    steering *s;
+    llm_err err;
+    ck_assert_int_eq(steering_new(5, 8, 64, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_load(s, p, NULL, 1.0f, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "deep.gguf: its directions are for layers 11-14, but the model has "
+                                   "5 layers (0-4; a vector applies after layers 1-4): it was made "
+                                   "for another model"), "%s", err.text);
+    ck_assert_ptr_null(steering_sum(s));
+    /* direction.2 and .11: 2 applies, 11 is named */
+    spec some[2] = {{"direction.2", GGML_TYPE_F32, 1, {64, 1}, 0.5f}, deep[0]};
+    write_gguf(p, some, 2);
+    ck_assert_msg(steering_load(s, p, "some", 1.0f, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(strstr(steering_notice(s), "deep.gguf: direction.11 ignored: the model has 5 "
+                                             "layers (0-4); the vector applies after layer 2"),
+                  "%s", steering_notice(s));
+    ck_assert_int_eq(steering_rescale(s, "some", 2.0f, &err), LLM_OK);
+    ck_assert_str_eq(steering_notice(s), ""); /* said once */
+    steering_free(s);
+    /* a 5-layer vector (direction.1-4) on a 4-layer model: direction.4 named */
+    const char *five = vector_file("five.gguf", 5, 64, 1.0f);
+    ck_assert_int_eq(steering_new(4, 4, 64, &s, &err), LLM_OK);
+    ck_assert_msg(steering_load(s, five, NULL, 1.0f, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(strstr(steering_notice(s), "five.gguf: direction.4 ignored: the model has 4 layers "
+                                             "(0-3); the vector applies after layers 1-3"),
+                  "%s", steering_notice(s));
+    steering_free(s);
+    ck_assert_int_eq(steering_new(5, 8, 64, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_load(s, five, NULL, 1.0f, &err), LLM_OK);
+    ck_assert_str_eq(steering_notice(s), "");
+    steering_free(s);
+    remove(p);
+    remove(five);
 }
 END_TEST
 
@@ -533,6 +580,9 @@ START_TEST(test_make_moves_toward_first_text)
         ck_assert_float_eq(in->vectors[0].scale, 0.5f);
         ck_assert_int_eq(in->first_layer, 1);
         ck_assert_int_eq(in->last_layer, 4);
+        uint64_t sum; /* the file's checksum, for a replay to tell a later file apart */
+        ck_assert_int_eq(control_vector_hash_file(out, &sum, &err), LLM_OK);
+        ck_assert(in->vectors[0].fnv1a == sum && sum != 0);
     }
     ck_assert_int_gt(with, 0);
     ck_assert_int_lt(with, n); /* the unsteered records before it have none */
@@ -551,6 +601,7 @@ static Suite *control_vector_suite(void)
     tcase_add_test(file, test_hostile_files);
     tcase_add_test(file, test_write_read_back);
     tcase_add_test(file, test_steering_sum);
+    tcase_add_test(file, test_vector_depth);
     suite_add_tcase(s, file);
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup, teardown);

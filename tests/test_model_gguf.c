@@ -505,6 +505,18 @@ START_TEST(test_refused_files)
          "RoPE scaling 'yarn' (factor 1) is not supported"},
         {{.float_key = "llama.rope.freq_base", .float_value = -1.0f}, LLM_ERR_FORMAT,
          "llama.rope.freq_base is not a positive number"},
+        /* values that load but would compute nonsense: an infinite RoPE scale (uniform
+         * attention), positions that do not turn, a norm that flattens everything */
+        {{.float_key = "llama.rope.scaling.factor", .float_value = 1e-45f}, LLM_ERR_FORMAT,
+         "llama.rope.scaling.factor is 1.4013e-45, not a plausible RoPE scaling factor (0.001 to 1000)"},
+        {{.float_key = "llama.rope.scaling.factor", .float_value = 1e7f}, LLM_ERR_FORMAT,
+         "not a plausible RoPE scaling factor"},
+        {{.float_key = "llama.rope.freq_base", .float_value = 1.0f}, LLM_ERR_FORMAT,
+         "llama.rope.freq_base is 1, not a plausible RoPE base (2 to 1e+12)"},
+        {{.float_key = "llama.attention.layer_norm_rms_epsilon", .float_value = 3.0f}, LLM_ERR_FORMAT,
+         "layer_norm_rms_epsilon is 3, not a plausible RMSNorm epsilon (1e-12 to 1)"},
+        {{.float_key = "llama.attention.layer_norm_rms_epsilon", .float_value = 1e-30f}, LLM_ERR_FORMAT,
+         "not a plausible RMSNorm epsilon"},
         {{.drop_tensor = "blk.3.ffn_up.weight"}, LLM_ERR_FORMAT, "blk.3.ffn_up.weight is missing"},
         {{.drop_tensor = "token_embd.weight"}, LLM_ERR_FORMAT, "token_embd.weight is missing"},
         {{.reshape_tensor = "blk.1.ffn_down.weight"}, LLM_ERR_FORMAT,

@@ -1,8 +1,8 @@
 /* test_replay.c — replaying a trace on the engine: a sampled run with a rewind in it
  * replays token for token from its trace (the recorded draws make the sampler's
- * history irrelevant); a missing record is run from the one before; the fp32 and
- * int8 stories260K agree on most top-1s; and the KL measure on hand-made
- * distributions. */
+ * history irrelevant); a missing record is run from the one before; records spliced
+ * from two runs and steering the model cannot take are named; the fp32 and int8
+ * stories260K agree on most top-1s; and the KL measure on hand-made distributions. */
 #include <math.h>
 #include <string.h>
 
@@ -93,7 +93,12 @@ START_TEST(test_sampled_run_replays)
     llm_err err;
     ck_assert_int_eq(trace_read_file(path, &r, &err), LLM_OK);
     const step_record **seq;
-    ck_assert_int_eq(trace_reader_final(r, &seq), len);
+    trace_sequence_info info;
+    ck_assert_int_eq(trace_reader_sequence(r, &seq, &info, &err), LLM_OK);
+    ck_assert_int_eq(info.n, len);
+    ck_assert_int_eq(info.held, len);
+    ck_assert_int_eq(info.replaced, 30 - 10); /* positions n+9 .. n+28 (n+29 was never written) */
+    ck_assert(!info.by_position && !info.cut_short && info.copies == 0);
     engine *e = new_engine(m, 999); /* another seed: the draws come from the trace */
     seen s = {0};
     replay_summary sum;
@@ -142,6 +147,45 @@ START_TEST(test_sampled_run_replays)
 }
 END_TEST
 
+/* A record whose token is not the one the record before it chose is named; steering
+ * the model cannot take is refused before anything runs. */
+START_TEST(test_replay_checks_links_and_steering)
+{
+    step_record recs[4];
+    memset(recs, 0, sizeof recs);
+    int tokens[4] = {TOKEN_BOS, 400, 300, 301};
+    for (int p = 0; p < 4; p++) {
+        recs[p].pos = p;
+        recs[p].token = tokens[p];
+        recs[p].phase = STEP_PROMPT;
+        recs[p].next = p < 3 ? tokens[p + 1] : -1;
+    }
+    recs[1].next = 200; /* but position 2 holds 300 */
+    const step_record *seq[4] = {&recs[0], &recs[1], &recs[2], &recs[3]};
+    engine *e = new_engine(m, 1);
+    replay_summary sum;
+    llm_err err;
+    ck_assert_int_eq(replay_run(e, seq, 4, NULL, NULL, &sum, &err), LLM_OK);
+    ck_assert_int_eq(sum.unlinked, 1);
+    ck_assert_int_eq(sum.first_unlinked, 2);
+    ck_assert_int_eq(sum.first_unlinked_token, 300);
+    ck_assert_int_eq(sum.first_unlinked_chosen, 200);
+    engine_free(e);
+
+    int heads[1] = {5 * 8 + 0}; /* layer 5 of a 5-layer model */
+    intervention in = {.first_layer = -1, .last_layer = -1, .n_heads = 8, .n_heads_out = 1,
+                       .heads_out = heads};
+    recs[1].next = 300;
+    recs[2].intervention = recs[3].intervention = &in;
+    e = new_engine(m, 1);
+    ck_assert_int_eq(replay_run(e, seq, 4, NULL, NULL, &sum, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "from position 2 on: head [5, 0] is knocked out"), "%s", err.text);
+    ck_assert_int_eq(sum.positions, 0);
+    ck_assert_int_eq(engine_pos(e), 0);
+    engine_free(e);
+}
+END_TEST
+
 START_TEST(test_replay_refuses)
 {
     step_record a;
@@ -180,6 +224,7 @@ static Suite *replay_suite(void)
     tcase_add_checked_fixture(c, setup, teardown);
     tcase_add_test(c, test_sampled_run_replays);
     tcase_add_test(c, test_replay_refuses);
+    tcase_add_test(c, test_replay_checks_links_and_steering);
     tcase_add_test(c, test_kl);
     suite_add_tcase(s, c);
     return s;

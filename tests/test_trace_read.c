@@ -2,11 +2,14 @@
  * engine's records (tokens, candidates, sampler decisions, attention, lens); bad,
  * cut and foreign lines are reported with their line numbers and skipped; headerless
  * (version 0) traces still read; a newer version is refused; a rewound run's final
- * sequence is the one on screen; and no damage to a buffer makes it crash. */
+ * sequence is the one on screen, records in any other order are read by position or
+ * refused naming both lines of a position held twice; what is not a trace says so in
+ * one line; and no damage to a buffer makes it crash. */
 #include <math.h>
 #include <string.h>
 
 #include "engine.h"
+#include "steering.h"
 #include "testutil.h"
 #include "trace.h"
 #include "trace_read.h"
@@ -302,6 +305,188 @@ START_TEST(test_final_sequence)
 }
 END_TEST
 
+/* Reads text (NUL-terminated) and its sequence; the reader in *r, the status returned. */
+static llm_status sequence_of(const char *text, trace_reader **r, const step_record ***seq,
+                              trace_sequence_info *info, llm_err *err)
+{
+    ck_assert_int_eq(trace_read_buffer(text, strlen(text), r, err), LLM_OK);
+    return trace_reader_sequence(*r, seq, info, err);
+}
+
+/* Records in any order: a shuffled straight trace reads by position (the steering
+ * carried over by position too); copies are ignored; positions missing are NULL. */
+START_TEST(test_sequence_any_order)
+{
+    const char *steer = ",\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[[0,1]]}";
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s\n%s\n%.*s%s}\n%s\n%s\n%s\n", HEADER, REC(3, 0, 1), REC(0, 1, 2),
+             (int)strlen(REC(2, 3, 0)) - 1, REC(2, 3, 0), steer, REC(4, 1, -1), REC(1, 2, 3),
+             REC(0, 1, 2));
+    trace_reader *r;
+    const step_record **seq;
+    trace_sequence_info info;
+    llm_err err;
+    ck_assert_msg(sequence_of(text, &r, &seq, &info, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(info.n, 5);
+    ck_assert_int_eq(info.held, 5);
+    ck_assert(info.by_position);
+    ck_assert_int_eq(info.copies, 1);
+    ck_assert_int_eq(info.replaced, 0);
+    ck_assert_msg(strstr(info.disorder, "line 2: the first record is of position 3"), "%s", info.disorder);
+    ck_assert(!info.cut_short);
+    for (int p = 0; p < 5; p++) {
+        ck_assert_int_eq(seq[p]->pos, p);
+        /* the steer on position 2's line holds from position 2 on, by position */
+        ck_assert(p < 2 ? seq[p]->intervention == NULL : seq[p]->intervention != NULL);
+    }
+    free(seq);
+    trace_reader_free(r);
+
+    /* in order, positions missing: the sequence says so; the end is cut short */
+    const char *gaps = HEADER REC(0, 1, 2) "\n" REC(1, 2, 3) "\n" REC(4, 1, 2) "\n";
+    ck_assert_msg(sequence_of(gaps, &r, &seq, &info, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(info.n, 5);
+    ck_assert_int_eq(info.held, 3);
+    ck_assert(!info.by_position); /* ascending: nothing reordered */
+    ck_assert(seq[2] == NULL && seq[3] == NULL && seq[4] != NULL);
+    free(seq);
+    trace_reader_free(r);
+    const char *cut = "{\"llmchat_trace\":1,\"options\":{\"ctx\":8}}\n" REC(0, 1, 2) "\n" REC(1, 2, 3) "\n";
+    ck_assert_int_eq(sequence_of(cut, &r, &seq, &info, &err), LLM_OK);
+    ck_assert(info.cut_short); /* position 1 chose a token for position 2, which has no record */
+    free(seq);
+    trace_reader_free(r);
+}
+END_TEST
+
+/* Rewinds keep working; what cannot be told apart from a rewind is refused, naming both
+ * lines. */
+START_TEST(test_sequence_rewinds_and_conflicts)
+{
+    trace_reader *r;
+    const step_record **seq;
+    trace_sequence_info info;
+    llm_err err;
+    /* a rewind, then a copy of the line in force for position 0: the copy forgets nothing */
+    const char *rewound = HEADER REC(0, 1, 2) "\n" REC(1, 2, 3) "\n" REC(2, 3, 0) "\n"
+        REC(1, 2, 0) "\n" REC(2, 0, -1) "\n" REC(0, 1, 2) "\n";
+    ck_assert_msg(sequence_of(rewound, &r, &seq, &info, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(info.n, 3);
+    ck_assert_int_eq(info.replaced, 2);
+    ck_assert_int_eq(info.copies, 1);
+    ck_assert(!info.by_position);
+    ck_assert_ptr_eq(seq[1], trace_reader_record(r, 3));
+    ck_assert_ptr_eq(seq[2], trace_reader_record(r, 4));
+    free(seq);
+    trace_reader_free(r);
+
+    /* an unreadable line may have held the position a record skips, even in a trace
+     * that rewinds: still read by the rewind rule */
+    const char *damaged = HEADER REC(0, 1, 2) "\n" REC(1, 2, 3) "\n" REC(2, 3, 0) "\n"
+        "garbage\n" REC(4, 3, 1) "\n" REC(2, 3, 1) "\n" REC(3, 1, -1) "\n";
+    ck_assert_msg(sequence_of(damaged, &r, &seq, &info, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(info.n, 4);
+    ck_assert_int_eq(info.replaced, 2);
+    ck_assert(!info.by_position);
+    ck_assert_int_eq(trace_reader_lines_skipped(r), 1);
+    free(seq);
+    trace_reader_free(r);
+
+    /* a position written again with another token (no rewind does that) next to a line
+     * out of order: the two records of position 1 are named */
+    const char *conflict = HEADER REC(0, 1, 2) "\n" REC(1, 2, 3) "\n" REC(2, 3, 0) "\n"
+        REC(1, 0, 0) "\n";
+    ck_assert_int_eq(sequence_of(conflict, &r, &seq, &info, &err), LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "lines 3 and 5 both hold position 1, with different records") &&
+                  strstr(err.text, "line 5: position 1 is written again with token 0 where line 3 has 2"),
+                  "%s", err.text);
+    ck_assert_ptr_null(seq);
+    /* --view still shows something: the rewind rule over the file as it stands */
+    ck_assert_int_eq(trace_reader_final(r, &seq), 2);
+    free(seq);
+    trace_reader_free(r);
+    const char *shuffled = HEADER REC(2, 3, 0) "\n" REC(0, 1, 2) "\n" REC(1, 2, 3) "\n"
+        REC(2, 3, 1) "\n";
+    ck_assert_int_eq(sequence_of(shuffled, &r, &seq, &info, &err), LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "lines 2 and 5 both hold position 2") &&
+                  strstr(err.text, "line 2: the first record is of position 2"), "%s", err.text);
+    trace_reader_free(r);
+}
+END_TEST
+
+/* A knocked-out head stays [layer, head] until the replaying model is known: an 8-head
+ * trace's [1, 2] is head 2 of layer 1 on a 4-head model too, and a head the model lacks
+ * is refused by name, not folded into another. */
+START_TEST(test_steer_heads_stay_pairs)
+{
+    const char *eight =
+        "{\"llmchat_trace\":1,\"model\":{\"n_layers\":5,\"n_heads\":8,\"dim\":64,\"vocab_size\":4}}\n"
+        "{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":-1,\"top\":[],"
+        "\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[[1,2]]}}\n";
+    const char *no_model =
+        "{\"llmchat_trace\":1}\n"
+        "{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":-1,\"top\":[],"
+        "\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[[0,9]]}}\n";
+    trace_reader *r;
+    llm_err err;
+    ck_assert_int_eq(trace_read_buffer(eight, strlen(eight), &r, &err), LLM_OK);
+    const intervention *in = trace_reader_record(r, 0)->intervention;
+    ck_assert_ptr_nonnull(in);
+    steering *four;
+    ck_assert_int_eq(steering_new(4, 4, 64, &four, &err), LLM_OK);
+    ck_assert_msg(steering_check(four, in, NULL, 0, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(steering_set(four, in, &err), LLM_OK);
+    ck_assert(steering_is_out(four, 1, 2));
+    ck_assert(!steering_is_out(four, 2, 2)); /* what 1 * 8 + 2 is on a 4-head model */
+    steering_free(four);
+    trace_reader_free(r);
+
+    ck_assert_int_eq(trace_read_buffer(no_model, strlen(no_model), &r, &err), LLM_OK);
+    in = trace_reader_record(r, 0)->intervention;
+    steering *s;
+    ck_assert_int_eq(steering_new(5, 8, 64, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_check(s, in, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "head [0, 9] is knocked out ([layer, head], from 0), but the model "
+                                   "has 5 layers (0-4) of 8 heads (0-7)"), "%s", err.text);
+    ck_assert_int_eq(steering_set(s, in, &err), LLM_ERR_MISMATCH);
+    ck_assert_ptr_null(steering_mask(s));
+    ck_assert(!steering_is_out(s, 1, 1)); /* what 0 * 8 + 9 would be */
+    steering_free(s);
+    trace_reader_free(r);
+}
+END_TEST
+
+/* What is not a trace says so in one line; an empty file says it is empty. */
+START_TEST(test_usable)
+{
+    const struct {
+        const char *text;
+        const char *says;
+    } cases[] = {
+        {"", "t.jsonl is empty: not an llmchat trace"},
+        {"\n  \n", "t.jsonl is empty: not an llmchat trace"},
+        {"# llmchat\n\nsome text\n", "t.jsonl is not an llmchat trace (line 1: not JSON"},
+        {"{\"name\": \"x\"}\n", "t.jsonl is not an llmchat trace (line 1: no \"pos\""},
+        {HEADER, "t.jsonl holds no step records"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        trace_reader *r;
+        llm_err err;
+        ck_assert_int_eq(trace_read_buffer(cases[i].text, strlen(cases[i].text), &r, &err), LLM_OK);
+        ck_assert_int_eq(trace_reader_usable(r, "t.jsonl", &err), LLM_ERR_FORMAT);
+        ck_assert_msg(strncmp(err.text, cases[i].says, strlen(cases[i].says)) == 0, "case %zu: %s",
+                      i, err.text);
+        trace_reader_free(r);
+    }
+    trace_reader *r;
+    llm_err err;
+    const char *ok = HEADER REC(0, 1, -1) "\n";
+    ck_assert_int_eq(trace_read_buffer(ok, strlen(ok), &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_reader_usable(r, "t.jsonl", &err), LLM_OK);
+    trace_reader_free(r);
+}
+END_TEST
+
 /* Every prefix of a real trace, and many damaged copies, read without a crash (the
  * sanitizer build makes this a memory-safety check) and never report more records
  * than lines. */
@@ -364,6 +549,10 @@ static Suite *reader_suite(void)
     tcase_add_test(c, test_position_past_context);
     tcase_add_test(c, test_versions);
     tcase_add_test(c, test_final_sequence);
+    tcase_add_test(c, test_sequence_any_order);
+    tcase_add_test(c, test_sequence_rewinds_and_conflicts);
+    tcase_add_test(c, test_steer_heads_stay_pairs);
+    tcase_add_test(c, test_usable);
     tcase_add_test(c, test_damage_never_crashes);
     suite_add_tcase(s, c);
     return s;

@@ -234,7 +234,8 @@ static const char *set_history_size(app_options *o, const char *v)
 static const char *keep(app_options *o, char *s);
 
 /* FILE or FILE:SCALE (llama.cpp's --control-vector-scaled FILE SCALE): the scale is
- * what follows the last colon when it is a number. */
+ * what follows the last colon. A name with a colon that is a file as it stands is
+ * that file (scale 1); otherwise what follows the last colon must be a number. */
 static const char *set_control_vector(app_options *o, const char *v)
 {
     if (o->n_vectors == CLI_VECTORS_MAX)
@@ -242,16 +243,17 @@ static const char *set_control_vector(app_options *o, const char *v)
     const char *colon = strrchr(v, ':');
     float scale = NAN; /* the file's suggested scale, else 1 (steering_load) */
     size_t len = strlen(v);
-    if (colon) {
+    if (colon && access(v, F_OK) != 0) {
         char *end;
         errno = 0;
         double d = strtod(colon + 1, &end);
-        if (colon[1] && !*end && !errno) {
-            if (!isfinite(d) || fabs(d) > 1e6)
-                return "FILE:SCALE needs a scale from -1e6 to 1e6";
-            scale = (float)d;
-            len = (size_t)(colon - v);
-        }
+        if (!colon[1] || *end || errno || end == colon + 1)
+            return "takes FILE or FILE:SCALE, but what follows the last ':' is not a number "
+                   "(a scale from -1e6 to 1e6), and no file has the whole name";
+        if (!isfinite(d) || fabs(d) > 1e6)
+            return "FILE:SCALE needs a scale from -1e6 to 1e6";
+        scale = (float)d;
+        len = (size_t)(colon - v);
     }
     if (len == 0)
         return "must name a control-vector GGUF file (FILE or FILE:SCALE)";

@@ -131,6 +131,8 @@ int session_apply_vectors(const app_options *o, engine *e)
             fprintf(stderr, "llmchat: --control-vector: %s\n", err.text);
             return 1;
         }
+        if (*steering_notice(s))
+            fprintf(stderr, "llmchat: --control-vector: %s\n", steering_notice(s));
     }
     if (o->vector_first >= 0 &&
         steering_layers(s, o->vector_first, o->vector_last, &err) != LLM_OK) {

@@ -153,6 +153,8 @@ static llm_status make(engine *e, const char *target, const char *text_a, const 
     if (st == LLM_OK) {
         cv->suggested_scale = scale; /* /vector load and --control-vector apply it so again */
         st = control_vector_write(cv, path, "llama", err);
+        if (st == LLM_OK) /* what a trace records of the file, to tell a later one apart */
+            st = control_vector_hash_file(path, &cv->fnv1a, err);
     }
     if (st != LLM_OK) {
         control_vector_free(cv);
@@ -231,7 +233,12 @@ llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, ll
         st = run_words(e, w, n, said, sizeof said, err);
     free(buf);
     if (st == LLM_OK) {
-        vector_describe(e, msg, size);
+        /* a vector with layers the model lacks: say so first, then the state, then what
+         * make has to say */
+        const char *notice = steering_notice(engine_steering(e));
+        size_t o = *notice && size ? (size_t)snprintf(msg, size, "%s. ", notice) : 0;
+        if (o < size)
+            vector_describe(e, msg + o, size - o);
         size_t shown = strnlen(msg, size);
         snprintf(msg + shown, size - shown, "%s", said);
     }

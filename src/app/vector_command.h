@@ -31,7 +31,8 @@
 
 /* Runs /vector's argument (arg, "" for none) on e. On success msg says what is in
  * force now (after make, first where the vector was written and at what scale it
- * applies); on failure err says what is wrong (and nothing changed). */
+ * applies; after a load, what it has to say: layers of the vector the model lacks,
+ * ignored: steering_notice); on failure err says what is wrong (and nothing changed). */
 llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, llm_err *err);
 
 /* The control vectors in force as one line ("control vectors: happy 0.60 (happy.gguf);

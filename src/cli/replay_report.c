@@ -7,6 +7,7 @@
  * largest KL. The work is replay.c's; this file reads the trace and prints. Without
  * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
  * the command line names them; a MODEL given runs with that file's own defaults. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@ int cli_replay_open(app_options *o, trace_reader **out)
         return 1;
     }
     const trace_reader *r = *out;
+    if (trace_reader_usable(r, o->replay_path, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text); /* not a trace: one line, not its lines */
+        return 1;
+    }
     for (int i = 0; i < trace_reader_problems_kept(r); i++)
         fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, trace_reader_problem(r, i));
     if (trace_reader_problem_count(r) > trace_reader_problems_kept(r))
@@ -90,47 +95,144 @@ static void print_position(void *user, const replay_position *p)
            p->trace_top1 == p->new_top1 ? " " : "*", p->kl);
 }
 
-/* The summary after the per-position rows; returns the exit status (1 when a plain
- * replay made another choice than the trace). */
-static int print_summary(const printer *pr, const replay_summary *s)
+/* The positions from..to-1 of seq without a record, as "0, 7-9" (the first few
+ * ranges, then how many more) into buf; returns how many there are. */
+static int missing_positions(const step_record *const *seq, int from, int to, char *buf,
+                             size_t size)
+{
+    int count = 0, ranges = 0;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int p = from; p < to; p++) {
+        if (seq[p])
+            continue;
+        int end = p;
+        while (end + 1 < to && !seq[end + 1])
+            end++;
+        count += end - p + 1;
+        if (++ranges <= 8 && o < size)
+            o += (size_t)(end > p ? snprintf(buf + o, size - o, "%s%d-%d", o ? ", " : "", p, end)
+                                  : snprintf(buf + o, size - o, "%s%d", o ? ", " : "", p));
+        else if (ranges == 9 && o < size)
+            o += (size_t)snprintf(buf + o, size - o, ", ...");
+        p = end;
+    }
+    return count;
+}
+
+/* Appends "; " (after the first) and a reason to buf. */
+static void add_reason(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_reason(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t o = strlen(buf);
+    if (o + 3 >= size)
+        return;
+    if (o)
+        o += (size_t)snprintf(buf + o, size - o, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + o, size - o, fmt, ap);
+    va_end(ap);
+}
+
+/* Whether the replay checked every position the trace holds: 0, or 1 with what it could
+ * not check printed (positions without a record, positions after one whose token is
+ * unknown, unreadable lines, records read in part, a trace cut short). */
+static int print_incomplete(const printer *pr, const step_record *const *seq,
+                            const trace_sequence_info *info, const replay_summary *s)
+{
+    char why[LLM_ERR_TEXT_MAX] = "", list[200];
+    int n = info->n;
+    if (missing_positions(seq, 0, n, list, sizeof list) > 0)
+        add_reason(why, sizeof why, "no record for position%s %s", strpbrk(list, ",-") ? "s" : "", list);
+    if (s->gap >= 0 && s->gap + 1 < n)
+        add_reason(why, sizeof why, "positions %d-%d not run (what position %d holds is unknown)",
+                   s->gap + 1, n - 1, s->gap);
+    int skipped = trace_reader_lines_skipped(pr->r), partial = trace_reader_records_partial(pr->r);
+    if (skipped > 0)
+        add_reason(why, sizeof why, "%d line%s could not be read (above)", skipped, skipped > 1 ? "s" : "");
+    if (partial > 0)
+        add_reason(why, sizeof why, "%d record%s lost %s sampler or control vectors (above)", partial,
+                   partial > 1 ? "s" : "", partial > 1 ? "their" : "its");
+    if (info->cut_short && s->gap < 0)
+        add_reason(why, sizeof why, "the trace ends at position %d, whose record chose a token for "
+                   "position %d (cut short?)", n - 1, n);
+    if (!*why)
+        return 0;
+    fflush(stdout);
+    fprintf(stderr, "llmchat: %s: incomplete: %d of its %d positions checked: %s\n",
+            pr->o->replay_path, s->positions - s->filled, n, why);
+    return 1;
+}
+
+/* Records spliced from two runs: one line, 1; else 0. */
+static int print_unlinked(const printer *pr, const replay_summary *s)
+{
+    if (s->unlinked == 0)
+        return 0;
+    char a[80], b[80];
+    fflush(stdout);
+    fprintf(stderr, "llmchat: %s: position %d holds %s, but the record of position %d chose %s: "
+                    "the records are not of one run (%d such position%s)\n",
+            pr->o->replay_path, s->first_unlinked,
+            piece_text(pr, s->first_unlinked_token, a, sizeof a), s->first_unlinked - 1,
+            piece_text(pr, s->first_unlinked_chosen, b, sizeof b), s->unlinked,
+            s->unlinked > 1 ? "s" : "");
+    return 1;
+}
+
+/* The --compare lines after the per-position rows. */
+static void print_comparison(const printer *pr, const replay_summary *s)
+{
+    char a[80];
+    printf("\n");
+    if (s->first_top1_diff >= 0)
+        printf("first top-1 difference: position %d (after %s)\n", s->first_top1_diff,
+               piece_text(pr, s->first_top1_diff_token, a, sizeof a));
+    else if (s->compared > 0)
+        printf("first top-1 difference: none\n");
+    if (s->compared > 0) {
+        printf("top-1 agreement: %.2f%% (%d of %d positions)\n",
+               100.0 * s->top1_same / s->compared, s->top1_same, s->compared);
+        printf("KL divergence (nats, trace || new, over the trace's candidates and the "
+               "rest): mean %.6f, max %.6f at position %d\n", s->kl_mean, s->kl_max,
+               s->kl_max_pos);
+    } else {
+        printf("the trace records no candidates to compare (written with -n but no top?)\n");
+    }
+}
+
+/* The summary after the per-position rows; returns the exit status: 1 when a plain
+ * replay made another choice than the trace, or when the replay did not check every
+ * position the trace holds, or the records are not of one run. */
+static int print_summary(const printer *pr, const step_record *const *seq,
+                         const trace_sequence_info *info, const replay_summary *s)
 {
     const app_options *o = pr->o;
-    char a[80], b[80];
+    char b[80];
     if (s->filled > 0)
         printf("positions without a record, run from the one before: %d\n", s->filled);
     if (s->gap >= 0)
         printf("the trace does not say what position %d holds: replayed the %d before it\n",
                s->gap, s->gap);
-    if (o->compare) {
-        printf("\n");
-        if (s->first_top1_diff >= 0)
-            printf("first top-1 difference: position %d (after %s)\n", s->first_top1_diff,
-                   piece_text(pr, s->first_top1_diff_token, a, sizeof a));
-        else if (s->compared > 0)
-            printf("first top-1 difference: none\n");
-        if (s->compared > 0) {
-            printf("top-1 agreement: %.2f%% (%d of %d positions)\n",
-                   100.0 * s->top1_same / s->compared, s->top1_same, s->compared);
-            printf("KL divergence (nats, trace || new, over the trace's candidates and the "
-                   "rest): mean %.6f, max %.6f at position %d\n", s->kl_mean, s->kl_max,
-                   s->kl_max_pos);
-        } else {
-            printf("the trace records no candidates to compare (written with -n but no top?)\n");
-        }
-    }
+    if (o->compare)
+        print_comparison(pr, s);
     if (s->sampled > 0)
         printf("sampled tokens chosen again with the trace's draws: %d of %d\n",
                s->sampled_same, s->sampled);
+    int rc = print_incomplete(pr, seq, info, s) | print_unlinked(pr, s);
     if (s->first_choice_diff < 0) {
-        if (!o->compare)
+        if (!o->compare && rc == 0)
             printf("reproduced: every position ran, every sampled token was chosen again\n");
-        return 0;
+        return rc;
     }
     piece_text(pr, s->first_choice_diff_token, b, sizeof b);
     if (o->compare) {
         printf("first different choice: position %d (the trace has %s)\n",
                s->first_choice_diff, b);
-        return 0;
+        return rc;
     }
     fflush(stdout);
     fprintf(stderr, "llmchat: the replay differs from the trace at position %d: the trace "
@@ -139,28 +241,36 @@ static int print_summary(const printer *pr, const replay_summary *s)
 }
 
 /* The trace's final sequence, checked against the model: NULL (a message printed) when
- * it cannot be replayed. */
+ * it cannot be replayed. What the order of the records implies is said on stderr. */
 static const step_record **replayable(const app_options *o, const model *m,
-                                      const trace_reader *r, int *n)
+                                      const trace_reader *r, trace_sequence_info *info)
 {
     const trace_header *h = trace_reader_header(r);
     const step_record **seq;
-    *n = trace_reader_final(r, &seq);
-    if (*n < 0) {
-        fprintf(stderr, "llmchat: out of memory reading %s\n", o->replay_path);
+    llm_err err;
+    if (trace_reader_sequence(r, &seq, info, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, err.text);
         return NULL;
     }
-    if (*n == 0) {
+    int n = info->n;
+    if (n == 0) {
         fprintf(stderr, "llmchat: %s holds no positions to replay\n", o->replay_path);
         free(seq);
         return NULL;
     }
+    if (info->by_position)
+        fprintf(stderr, "llmchat: %s: the records are not in the order llmchat writes them "
+                        "(%s): replayed by position\n", o->replay_path, info->disorder);
+    if (info->copies > 0)
+        fprintf(stderr, "llmchat: %s: %d line%s repeat%s a record of the same position byte for "
+                        "byte: ignored\n", o->replay_path, info->copies, info->copies > 1 ? "s" : "",
+                info->copies > 1 ? "" : "s");
     if (h->n_vocab > 0 && h->n_vocab != m->config.vocab_size)
         fprintf(stderr, "llmchat: warning: the trace's vocabulary has %d tokens, %s has %d\n",
                 h->n_vocab, m->name, m->config.vocab_size);
-    if (o->ctx == 0 && *n > m->config.seq_len) {
+    if (o->ctx == 0 && n > m->config.seq_len) {
         fprintf(stderr, "llmchat: the trace holds %d positions, more than %s's context (%d)\n",
-                *n, m->name, m->config.seq_len);
+                n, m->name, m->config.seq_len);
         free(seq);
         return NULL;
     }
@@ -170,10 +280,11 @@ static const step_record **replayable(const app_options *o, const model *m,
 int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace_reader *r)
 {
     const trace_header *h = trace_reader_header(r);
-    int n;
-    const step_record **seq = replayable(o, m, r, &n);
+    trace_sequence_info info;
+    const step_record **seq = replayable(o, m, r, &info);
     if (!seq)
         return 1;
+    int n = info.n;
     engine_options eo;
     session_engine_options(o, &eo);
     eo.capture_attention = o->trace_attn;
@@ -194,19 +305,27 @@ int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace
     printf("now: %s (%s weights, %s KV cache, %s kernels)\n", m->name,
            model_weights_option(m), engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
            kernels_isa_name(kernels_init(o->isa)));
+    if (info.replaced > 0)
+        printf("the run rewound: %d records replaced by later ones for their positions are "
+               "not replayed\n", info.replaced);
     if (o->compare)
         printf("\n  pos  phase   token           trace top-1            new top-1              KL\n");
     printer pr = {o, r, tok};
     replay_summary s;
     llm_status st = replay_run(e, seq, n, print_position, &pr, &s, &err);
     engine_finish(e);
+    if (s.steer_notice[0])
+        fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, s.steer_notice);
     if (st != LLM_OK) {
         fflush(stdout);
-        fprintf(stderr, "llmchat: replay stopped after %d positions: %s\n", s.positions,
-                err.text);
+        if (s.positions == 0)
+            fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, err.text);
+        else
+            fprintf(stderr, "llmchat: replay stopped after %d positions: %s\n", s.positions,
+                    err.text);
         rc = 1;
     } else {
-        rc = print_summary(&pr, &s);
+        rc = print_summary(&pr, seq, &info, &s);
     }
 out:
     if (session_close_trace(tw) != 0)

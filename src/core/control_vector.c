@@ -16,6 +16,7 @@
 
 #include "file_replace.h"
 #include "finite.h"
+#include "fnv1a.h"
 #include "ggml_type.h"
 #include "gguf.h"
 #include "transformer.h"
@@ -28,7 +29,13 @@ void control_vector_free(control_vector *cv)
     if (!cv)
         return;
     free(cv->data);
+    free(cv->has);
     free(cv);
+}
+
+bool control_vector_has(const control_vector *cv, int layer)
+{
+    return layer >= 1 && layer < cv->n_layers && (!cv->has || cv->has[layer]);
 }
 
 static control_vector *vector_new(int n_embd, int n_layers)
@@ -119,7 +126,8 @@ llm_status control_vector_parse(const void *buf, size_t size, const char *name,
     if (st == LLM_OK && (size_t)n_embd * n_layers > ((size_t)64 << 20))
         st = llm_fail(err, LLM_ERR_FORMAT, "%s: %d layers of %d values is too large", name,
                       n_layers, n_embd);
-    if (st == LLM_OK && !(cv = vector_new(n_embd, n_layers)))
+    if (st == LLM_OK && (!(cv = vector_new(n_embd, n_layers)) ||
+                         !(cv->has = calloc((size_t)n_layers, 1))))
         st = llm_fail(err, LLM_ERR_NOMEM, "out of memory reading %s", name);
     double hint = 0.0;
     if (st == LLM_OK && gguf_find_key(g, SUGGESTED_SCALE_KEY) >= 0 &&
@@ -130,6 +138,7 @@ llm_status control_vector_parse(const void *buf, size_t size, const char *name,
         cv->suggested_scale = (float)hint;
     for (uint64_t i = 0; st == LLM_OK && i < gguf_tensor_count(g); i++) {
         const gguf_tensor *t = gguf_tensor_at(g, i);
+        cv->has[direction_layer(t->name)] = 1;
         float *row = cv->data + (size_t)direction_layer(t->name) * n_embd;
         memcpy(row, t->data, sizeof(float) * (size_t)n_embd); /* may be unaligned */
         ptrdiff_t bad = finite_first_bad(row, (size_t)n_embd);
@@ -177,8 +186,29 @@ llm_status control_vector_load(const char *path, control_vector **out, llm_err *
         st = llm_fail(err, LLM_ERR_IO, "cannot read %s", path);
     else
         st = control_vector_parse(buf, (size_t)size, path, out, err);
+    if (st == LLM_OK)
+        (*out)->fnv1a = fnv1a64(FNV1A64_START, buf, (size_t)size);
     free(buf);
     return st;
+}
+
+llm_status control_vector_hash_file(const char *path, uint64_t *out, llm_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return llm_fail(err, LLM_ERR_IO, "cannot open control vector %s: %s", path,
+                        strerror(errno));
+    uint64_t h = FNV1A64_START;
+    unsigned char buf[1 << 14];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        h = fnv1a64(h, buf, n);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed)
+        return llm_fail(err, LLM_ERR_IO, "cannot read %s", path);
+    *out = h;
+    return LLM_OK;
 }
 
 /* ---- writing ---- */

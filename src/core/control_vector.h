@@ -12,7 +12,9 @@
 #ifndef LLMCHAT_CONTROL_VECTOR_H
 #define LLMCHAT_CONTROL_VECTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 #include "status.h"
@@ -29,6 +31,10 @@ typedef struct {
                       (row 0 always) are zero */
     float suggested_scale; /* the scale to apply it with when none is asked for (the file's
                               llmchat.suggested_scale, finite and not 0), else 0 */
+    unsigned char *has; /* (n_layers) 1 where the file holds direction.N; NULL: every
+                           row from 1 (a vector made here) */
+    uint64_t fnv1a;     /* FNV-1a (64 bits) of the file's bytes when read from one (or
+                           set by control_vector_hash_file); 0: not known */
 } control_vector;
 
 /* Reads a control-vector GGUF held in buf (size bytes); name is used in messages. Every
@@ -39,6 +45,13 @@ llm_status control_vector_parse(const void *buf, size_t size, const char *name,
 /* Reads the file at path (at most CONTROL_VECTOR_MAX_BYTES). */
 llm_status control_vector_load(const char *path, control_vector **out, llm_err *err);
 void control_vector_free(control_vector *cv); /* NULL does nothing */
+
+/* Whether cv holds direction.layer (1 <= layer < n_layers, and in the file). */
+bool control_vector_has(const control_vector *cv, int layer);
+
+/* The FNV-1a (64 bits) of the file at path's bytes into *out: what a trace records of
+ * a vector's file, so that a replay can tell the file changed. */
+llm_status control_vector_hash_file(const char *path, uint64_t *out, llm_err *err);
 
 /* Writes cv as a control-vector GGUF (direction.1 .. direction.(n_layers-1), as
  * llama.cpp's cvector-generator does); model_hint names the model's architecture

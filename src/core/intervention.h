@@ -9,10 +9,14 @@
 #ifndef LLMCHAT_INTERVENTION_H
 #define LLMCHAT_INTERVENTION_H
 
+#include <stdint.h>
+
 typedef struct {
     char *name;   /* what /vector calls it */
     char *path;   /* the control-vector GGUF it was read from (or written to) */
     float scale;  /* its values are multiplied by this */
+    uint64_t fnv1a; /* FNV-1a (64 bits) of the file's bytes as read or written; 0: not
+                       known (a trace written before it) */
 } intervention_vector;
 
 typedef struct intervention {
@@ -21,7 +25,10 @@ typedef struct intervention {
     int first_layer, last_layer;  /* vectors apply after layers first..last (numbered from
                                      0, as llama.cpp and the direction.N tensors number
                                      them); -1 -1: every layer */
-    int n_heads;                  /* heads per layer (for heads_out) */
+    int n_heads;                  /* the row width heads_out is numbered with: the
+                                     model's heads per layer, or for one read from a
+                                     trace the trace's (4096 when it does not say), so
+                                     that [layer, head] comes back whole on any model */
     int n_heads_out;
     int *heads_out;               /* (n_heads_out) layer * n_heads + head of each head
                                      knocked out, ascending (layers and heads from 0) */

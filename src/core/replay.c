@@ -6,6 +6,7 @@
 #include "replay.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,12 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
             if ((st = steering_set(engine_steering(e), applied, err)) != LLM_OK)
                 break;
         }
+        if (p > 0 && seq[p - 1]->next >= 0 && seq[p - 1]->next != seq[p]->token &&
+            out->unlinked++ == 0) {
+            out->first_unlinked = p;
+            out->first_unlinked_token = seq[p]->token;
+            out->first_unlinked_chosen = seq[p - 1]->next;
+        }
         replay_position r;
         memset(&r, 0, sizeof r);
         r.pos = p;
@@ -154,11 +161,32 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
     return st;
 }
 
+/* Every control-vector state of run[0..n) against the model, before anything runs; the
+ * first thing a vector has to say into out->steer_notice. */
+static llm_status check_steering(engine *e, const step_record *const *run, int n,
+                                 replay_summary *out, llm_err *err)
+{
+    const intervention *checked = NULL;
+    for (int p = 0; p < n; p++) {
+        if (!run[p]->intervention || run[p]->intervention == checked)
+            continue;
+        checked = run[p]->intervention;
+        llm_err why;
+        char said[sizeof out->steer_notice];
+        if (steering_check(engine_steering(e), checked, said, sizeof said, &why) != LLM_OK)
+            return llm_fail(err, LLM_ERR_MISMATCH, "from position %d on: %s", p, why.text);
+        if (*said && !out->steer_notice[0])
+            snprintf(out->steer_notice, sizeof out->steer_notice, "%s", said);
+    }
+    return LLM_OK;
+}
+
 llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_observer fn,
                       void *user, replay_summary *out, llm_err *err)
 {
     memset(out, 0, sizeof *out);
     out->first_top1_diff = out->first_choice_diff = out->kl_max_pos = out->gap = -1;
+    out->first_unlinked = out->first_unlinked_token = out->first_unlinked_chosen = -1;
     out->first_top1_diff_token = out->first_choice_diff_token = -1;
     int vocab = engine_model(e)->config.vocab_size;
     if (engine_pos(e) != 0)
@@ -185,6 +213,8 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
             goto out;
         }
     }
+    if ((st = check_steering(e, run, n, out, err)) != LLM_OK)
+        goto out;
     st = run_all(e, run, n, probs, fn, user, out, err);
 out:
     free(probs);

@@ -47,17 +47,26 @@ typedef struct {
     int filled;             /* positions without a record, run from the one before's next */
     int gap;                /* the first position the trace does not say, where the replay
                                ended; -1 when it went to the end */
+    int unlinked;           /* positions whose record holds another token than the record
+                               before it chose (records of two runs spliced) */
+    int first_unlinked;     /* the first of them, or -1 */
+    int first_unlinked_token, first_unlinked_chosen; /* its token, and the one chosen */
+    char steer_notice[320]; /* what the trace's control vectors have to say on this model
+                               (layers it lacks, ignored: steering_check), or "" */
 } replay_summary;
 
 typedef void (*replay_observer)(void *user, const replay_position *p);
 
 /* Runs e, which must be empty, over seq[0..n) with the control vectors each record ran
  * with (its intervention: the files it names are read again) (a trace's final sequence:
- * trace_reader_final; NULL for a position without a record), calling fn (when not
+ * trace_reader_sequence; NULL for a position without a record), calling fn (when not
  * NULL) after each position. A missing record's token is the previous record's next
  * (it is not compared); where that is unknown too, the replay ends (summary's gap).
- * Fails when the sequence does not fit the context or holds ids outside the model's
- * vocabulary (nothing run), or when the engine fails (err says where). */
+ * Fails, with nothing run, when the sequence does not fit the context, holds ids
+ * outside the model's vocabulary, or has control vectors or knocked-out heads the
+ * model cannot take (steering_check: a head it lacks, a vector file changed since, of
+ * another width or depth; err says from which position); or when the engine fails
+ * (err says where). */
 llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_observer fn,
                       void *user, replay_summary *out, llm_err *err);
 

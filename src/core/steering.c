@@ -12,7 +12,7 @@ typedef struct {
     char *name;
     char *path;
     float scale;
-    control_vector *cv;
+    control_vector *cv;   /* its fnv1a: of the file, when known */
 } loaded;
 
 struct steering {
@@ -26,6 +26,8 @@ struct steering {
     int n_out;              /* heads knocked out */
     intervention **states;  /* (n_states) every state there has been, newest last */
     int n_states;
+    char notice[320];       /* what the last steering_add has to say (layers of the vector
+                               the model lacks), or "" */
 };
 
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err)
@@ -132,6 +134,7 @@ static void resum(steering *s)
 /* Records the state now as a new intervention and recomputes the sum. */
 static llm_status changed(steering *s, llm_err *err)
 {
+    s->notice[0] = '\0';
     resum(s);
     intervention *in = calloc(1, sizeof *in);
     intervention **grown = realloc(s->states, sizeof *grown * (size_t)(s->n_states + 1));
@@ -144,6 +147,7 @@ static llm_status changed(steering *s, llm_err *err)
         in->vectors[i].name = strdup(s->v[i].name);
         in->vectors[i].path = strdup(s->v[i].path);
         in->vectors[i].scale = s->v[i].scale;
+        in->vectors[i].fnv1a = s->v[i].cv->fnv1a;
         in->n_vectors = i + 1;
         ok = in->vectors[i].name && in->vectors[i].path;
     }
@@ -194,19 +198,75 @@ static bool name_ok(const char *name, llm_err *err)
     return ok;
 }
 
+/* The layers l of cv with lo <= l < hi, as "2, 5-7", into buf; how many there are. */
+static int layer_list(const control_vector *cv, int lo, int hi, char *buf, size_t size)
+{
+    int count = 0;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int l = lo; l < hi; l++) {
+        if (!control_vector_has(cv, l))
+            continue;
+        int end = l;
+        while (end + 1 < hi && control_vector_has(cv, end + 1))
+            end++;
+        count += end - l + 1;
+        if (o < size)
+            o += (size_t)(end > l ? snprintf(buf + o, size - o, "%s%d-%d", o ? ", " : "", l, end)
+                                  : snprintf(buf + o, size - o, "%s%d", o ? ", " : "", l));
+        l = end;
+    }
+    return count;
+}
+
+/* A vector against the model: refuses one of another width, or one that applies after
+ * no layer of the model; notes the layers it has that the model lacks (into notice). */
+static llm_status check_vector(const steering *s, const char *path, const control_vector *cv,
+                               char *notice, size_t size, llm_err *err)
+{
+    if (cv->n_embd != s->dim)
+        return llm_fail(err, LLM_ERR_MISMATCH,
+                        "%s: the vector has %d values per layer but the model %d: it was made "
+                        "for another model", path, cv->n_embd, s->dim);
+    char applies[96], ignored[96];
+    int n_apply = layer_list(cv, 1, s->n_layers, applies, sizeof applies);
+    int n_ignored = layer_list(cv, s->n_layers, cv->n_layers, ignored, sizeof ignored);
+    notice[0] = '\0';
+    if (n_apply == 0 && n_ignored > 0) {
+        char after[40] = "no layer of it";
+        if (s->n_layers > 2)
+            snprintf(after, sizeof after, "layers 1-%d", s->n_layers - 1);
+        else if (s->n_layers == 2)
+            snprintf(after, sizeof after, "layer 1");
+        return llm_fail(err, LLM_ERR_MISMATCH,
+                        "%s: its directions are for layers %s, but the model has %d layers "
+                        "(0-%d; a vector applies after %s): it was made for another model",
+                        path, ignored, s->n_layers, s->n_layers - 1, after);
+    }
+    if (n_ignored > 0)
+        snprintf(notice, size, "%s: direction.%s ignored: the model has %d layers (0-%d); "
+                 "the vector applies after layer%s %s", path, ignored, s->n_layers,
+                 s->n_layers - 1, n_apply > 1 ? "s" : "", applies);
+    return LLM_OK;
+}
+
+const char *steering_notice(const steering *s)
+{
+    return s->notice;
+}
+
 llm_status steering_add(steering *s, const char *name, const char *path, control_vector *cv,
                         float scale, llm_err *err)
 {
     llm_status st = LLM_OK;
+    char notice[sizeof s->notice];
     if (!name_ok(name, err) || !scale_ok(scale, err))
         st = LLM_ERR_ARG;
     else if (find(s, name) >= 0)
         st = llm_fail(err, LLM_ERR_ARG,
                       "a control vector called '%s' is loaded already (drop it first)", name);
-    else if (cv->n_embd != s->dim)
-        st = llm_fail(err, LLM_ERR_MISMATCH,
-                      "%s: the vector has %d values per layer but the model %d: it was made "
-                      "for another model", path, cv->n_embd, s->dim);
+    else
+        st = check_vector(s, path, cv, notice, sizeof notice, err);
     loaded *grown = st == LLM_OK ? realloc(s->v, sizeof *grown * (size_t)(s->n + 1)) : NULL;
     if (st == LLM_OK && !grown)
         st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
@@ -222,7 +282,10 @@ llm_status steering_add(steering *s, const char *name, const char *path, control
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
     }
     s->n++;
-    return changed(s, err);
+    st = changed(s, err);
+    if (st == LLM_OK)
+        snprintf(s->notice, sizeof s->notice, "%s", notice);
+    return st;
 }
 
 llm_status steering_load(steering *s, const char *path, const char *name, float scale,
@@ -296,37 +359,97 @@ bool steering_is_out(const steering *s, int layer, int head)
            s->mask[layer * s->n_heads + head];
 }
 
-/* Knocks out exactly the heads of want (trace-given: out-of-range ones are refused). */
+/* Head i of want as [layer, head] of this model: false (err naming it, numbered from 0
+ * as a trace writes it) when the model has no such layer or head. */
+static bool head_of(const steering *s, const intervention *want, int i, int *flat, llm_err *err)
+{
+    int row = want->n_heads > 0 ? want->n_heads : s->n_heads;
+    int layer = want->heads_out[i] / row, head = want->heads_out[i] % row;
+    if (want->heads_out[i] < 0 || layer >= s->n_layers || head >= s->n_heads) {
+        llm_fail(err, LLM_ERR_MISMATCH,
+                 "head [%d, %d] is knocked out ([layer, head], from 0), but the model has %d "
+                 "layers (0-%d) of %d heads (0-%d)", layer, head, s->n_layers, s->n_layers - 1,
+                 s->n_heads, s->n_heads - 1);
+        return false;
+    }
+    *flat = layer * s->n_heads + head;
+    return true;
+}
+
+/* Knocks out exactly the heads of want (trace-given: a head the model lacks is refused). */
 static llm_status set_heads(steering *s, const intervention *want, llm_err *err)
 {
-    int total = s->n_layers * s->n_heads;
+    int flat;
     for (int i = 0; i < want->n_heads_out; i++)
-        if (want->heads_out[i] < 0 || want->heads_out[i] >= total)
-            return llm_fail(err, LLM_ERR_ARG, "head %d knocked out: the model has %d heads in all",
-                            want->heads_out[i], total);
-    memset(s->mask, 0, (size_t)total);
+        if (!head_of(s, want, i, &flat, err))
+            return LLM_ERR_MISMATCH;
+    memset(s->mask, 0, (size_t)s->n_layers * s->n_heads);
     s->n_out = 0;
     for (int i = 0; i < want->n_heads_out; i++) {
-        s->n_out += !s->mask[want->heads_out[i]];
-        s->mask[want->heads_out[i]] = 1;
+        head_of(s, want, i, &flat, err);
+        s->n_out += !s->mask[flat];
+        s->mask[flat] = 1;
+    }
+    return LLM_OK;
+}
+
+/* The file of a vector a trace names has changed since (its checksum differs)? */
+static llm_status same_file(const intervention_vector *w, uint64_t now, llm_err *err)
+{
+    if (!w->fnv1a || w->fnv1a == now)
+        return LLM_OK;
+    return llm_fail(err, LLM_ERR_MISMATCH,
+                    "the control vector %s has changed since the trace was written (FNV-1a "
+                    "%016llx then, %016llx now): the replay would not run what the trace ran",
+                    w->path, (unsigned long long)w->fnv1a, (unsigned long long)now);
+}
+
+llm_status steering_check(const steering *s, const intervention *want, char *notice,
+                          size_t size, llm_err *err)
+{
+    if (size)
+        notice[0] = '\0';
+    int flat;
+    for (int i = 0; want && i < want->n_heads_out; i++)
+        if (!head_of(s, want, i, &flat, err))
+            return LLM_ERR_MISMATCH;
+    for (int j = 0; want && j < want->n_vectors; j++) {
+        const intervention_vector *w = &want->vectors[j];
+        int i = find(s, w->name);
+        if (i >= 0 && !strcmp(s->v[i].path, w->path) &&
+            (!w->fnv1a || w->fnv1a == s->v[i].cv->fnv1a))
+            continue; /* loaded already */
+        control_vector *cv;
+        llm_status st = control_vector_load(w->path, &cv, err);
+        if (st != LLM_OK)
+            return st;
+        char said[sizeof s->notice];
+        if ((st = check_vector(s, w->path, cv, said, sizeof said, err)) == LLM_OK)
+            st = same_file(w, cv->fnv1a, err);
+        if (st == LLM_OK && *said && size && !*notice)
+            snprintf(notice, size, "%s", said);
+        control_vector_free(cv);
+        if (st != LLM_OK)
+            return st;
     }
     return LLM_OK;
 }
 
 llm_status steering_set(steering *s, const intervention *want, llm_err *err)
 {
-    static const intervention none = {0, NULL, -1, -1, 0, 0, NULL};
+    static const intervention none = {.first_layer = -1, .last_layer = -1};
     if (!want)
         want = &none;
     llm_status hs = set_heads(s, want, err);
     if (hs != LLM_OK)
         return hs;
-    /* drop what want does not hold from the same file */
+    /* drop what want does not hold from the same file, as it was */
     for (int i = s->n - 1; i >= 0; i--) {
         bool keep = false;
         for (int j = 0; j < want->n_vectors && !keep; j++)
             keep = !strcmp(want->vectors[j].name, s->v[i].name) &&
-                   !strcmp(want->vectors[j].path, s->v[i].path);
+                   !strcmp(want->vectors[j].path, s->v[i].path) &&
+                   (!want->vectors[j].fnv1a || want->vectors[j].fnv1a == s->v[i].cv->fnv1a);
         if (!keep) {
             loaded_free(&s->v[i]);
             memmove(&s->v[i], &s->v[i + 1], sizeof *s->v * (size_t)(s->n - i - 1));
@@ -338,6 +461,8 @@ llm_status steering_set(steering *s, const intervention *want, llm_err *err)
         int i = find(s, w->name);
         llm_status st = i >= 0 ? (scale_ok(w->scale, err) ? LLM_OK : LLM_ERR_ARG)
                                : steering_load(s, w->path, w->name, w->scale, err);
+        if (st == LLM_OK && i < 0 && (st = same_file(w, s->v[s->n - 1].cv->fnv1a, err)) != LLM_OK)
+            steering_drop(s, w->name, NULL);
         if (st != LLM_OK)
             return st;
         if (i >= 0)

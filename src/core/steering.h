@@ -23,14 +23,21 @@ llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_
 void steering_free(steering *s); /* NULL does nothing */
 
 /* Reads a control-vector file and applies it with scale (NAN: the file's suggested
- * scale, else 1). name NULL: the file's base name without ".gguf". Fails (changing nothing) on a bad file, a vector of another
- * width than the model's, or a name already loaded. */
+ * scale, else 1). name NULL: the file's base name without ".gguf". Fails (changing
+ * nothing) on a bad file, a vector of another width than the model's, a vector none of
+ * whose layers the model has, or a name already loaded. A vector with layers the model
+ * lacks is applied at the others, and steering_notice says which are ignored. */
 llm_status steering_load(steering *s, const char *path, const char *name, float scale,
                          llm_err *err);
 /* The same with a vector in memory (cv is taken, also on failure); path says where it
  * was written. */
 llm_status steering_add(steering *s, const char *name, const char *path, control_vector *cv,
                         float scale, llm_err *err);
+/* What the last steering_load or steering_add has to tell the user although it
+ * succeeded ("happy.gguf: direction.4 ignored: the model has 4 layers (0-3); ..."), or
+ * "" (any other change clears it). The front end shows it; valid until the next
+ * change. */
+const char *steering_notice(const steering *s);
 llm_status steering_rescale(steering *s, const char *name, float scale, llm_err *err);
 llm_status steering_drop(steering *s, const char *name, llm_err *err);
 /* The layers vectors apply after: first..last (0-based, llama.cpp's numbering), -1 -1
@@ -45,9 +52,19 @@ bool steering_is_out(const steering *s, int layer, int head);
 const unsigned char *steering_mask(const steering *s);
 
 /* Makes the state equal want (NULL: no vectors, every layer): vectors want names that
- * are loaded from the same file are rescaled, the others read from their files.
- * --replay uses it to apply what a trace recorded. */
+ * are loaded from the same file (with the same checksum, when want knows it) are
+ * rescaled, the others read from their files. A knocked-out head is read as [layer,
+ * head] with want's row width (want->n_heads). --replay uses it to apply what a trace
+ * recorded. Fails (LLM_ERR_MISMATCH) on a head the model lacks or a file whose checksum
+ * is not want's. */
 llm_status steering_set(steering *s, const intervention *want, llm_err *err);
+/* Checks, changing nothing, that steering_set(s, want) can succeed: every head of want
+ * is one of the model's, every vector file reads, has the model's width and one of its
+ * layers, and is as want's checksum says. The message names the head or the file. What
+ * a vector has to say although it passes (layers the model lacks, as steering_notice)
+ * goes to notice[0..size) ("" when nothing). */
+llm_status steering_check(const steering *s, const intervention *want, char *notice,
+                          size_t size, llm_err *err);
 
 /* The state now, or NULL when nothing was ever set. Valid until steering_free. */
 const intervention *steering_state(const steering *s);

@@ -372,7 +372,8 @@ static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
 }
 
 /* What a record ran with (control vectors, knocked-out heads), when it differs from
- * the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..}, ...],
+ * the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
+ * "fnv1a64":"16 hex digits of the file's FNV-1a, when known"}, ...],
  * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0). */
 static void write_intervention(trace_writer *t, const intervention *in)
 {
@@ -386,6 +387,8 @@ static void write_intervention(trace_writer *t, const intervention *in)
         json_write_string(f, in->vectors[i].path);
         fputs(",\"scale\":", f);
         put_float(f, in->vectors[i].scale, 9);
+        if (in->vectors[i].fnv1a)
+            fprintf(f, ",\"fnv1a64\":\"%016llx\"", (unsigned long long)in->vectors[i].fnv1a);
         putc('}', f);
     }
     if (in->first_layer < 0)

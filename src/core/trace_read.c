@@ -5,7 +5,8 @@
  * rows and lenses, the pieces and the problem messages. A record's numbers are
  * checked against what they can be (ids in the vocabulary, attention of the
  * header's shape); what does not fit is dropped with a problem noted, and a line
- * whose required fields are missing or wrong is skipped whole. */
+ * whose required fields are missing or wrong is skipped whole. Once every line is
+ * read, trace_order.c decides which record holds each position of the sequence. */
 #include "trace_read.h"
 
 #include <errno.h>
@@ -15,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv1a.h"
 #include "json.h"
 #include "trace.h"
+#include "trace_order.h"
 
 enum { PROBLEMS_KEPT = 100, POS_MAX = 1 << 24, SHAPE_MAX = 1 << 16 };
 
@@ -29,6 +32,8 @@ struct trace_reader {
     int n_learned;
     step_record *records;     /* (n) */
     int *record_line;         /* (n) */
+    trace_order_entry *entry; /* (n) each record's position, token, line, line hash */
+    const intervention **own_steer; /* (n) the "steer" on the record's own line, or NULL */
     int n, cap;
     void **owned;             /* attention rows and lenses the records point at */
     int n_owned, cap_owned;
@@ -37,6 +42,13 @@ struct trace_reader {
     bool shape_from_records;  /* h.config was inferred from the first attention/lens */
     const intervention *intervention; /* the control vectors of the records read so far
                                          (the last "steer" seen), in owned */
+    int lines_skipped;        /* lines that gave no record (not JSON, cut short, ...) */
+    int skipped_since_record; /* of which since the last record read */
+    int records_partial;      /* records whose "sampler" or "steer" was dropped */
+    trace_order order;        /* the record in force at each position (order.at NULL:
+                                 order_error says why there is none) */
+    llm_status order_status;
+    char order_error[LLM_ERR_TEXT_MAX];
 };
 
 static bool problem(trace_reader *r, int line, const char *fmt, ...)
@@ -316,6 +328,7 @@ static void read_sampler(trace_reader *r, step_record *rec, const json_value *s,
     if (!get_int(s, "chosen", 0, vocab_limit(r) - 1, &chosen) || !greedy ||
         greedy->type != JSON_BOOL || !settings_ok) {
         problem(r, line, "the sampler object is incomplete; read as not sampled");
+        r->records_partial++;
         return;
     }
     d->chosen = (int)chosen;
@@ -442,6 +455,26 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
     rec->lens = out;
 }
 
+/* A vector's "fnv1a64" (16 hex digits) into *out; 0 when it has none (traces before it).
+ * False when it is there but not a checksum. */
+static bool checksum_of(const json_value *vector, uint64_t *out)
+{
+    *out = 0;
+    const json_value *v = json_get(vector, "fnv1a64");
+    if (!v)
+        return true;
+    const char *hex;
+    if (!json_as_string(v, &hex) || strlen(hex) != 16)
+        return false;
+    for (const char *c = hex; *c; c++) {
+        int d = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
+        if (d < 0)
+            return false;
+        *out = *out << 4 | (uint64_t)d;
+    }
+    return true;
+}
+
 /* Checks a "steer" object's parts; *bytes: the size of the block read_steer makes. */
 static bool steer_ok(trace_reader *r, const json_value *list, const json_value *layers,
                      const json_value *heads, long *first, long *last, size_t *bytes)
@@ -459,8 +492,9 @@ static bool steer_ok(trace_reader *r, const json_value *list, const json_value *
     for (int i = 0; i < n; i++) {
         const char *name = get_string(&list->items[i], "name"), *path = get_string(&list->items[i], "path");
         double scale;
+        uint64_t sum;
         if (!name || !path || !get_number(&list->items[i], "scale", &scale) || !isfinite(scale) ||
-            fabs(scale) > 1e6)
+            fabs(scale) > 1e6 || !checksum_of(&list->items[i], &sum))
             return false;
         *bytes += strlen(name) + strlen(path) + 2;
     }
@@ -474,23 +508,27 @@ static bool steer_ok(trace_reader *r, const json_value *list, const json_value *
 }
 
 /* A record's "steer" (trace-format.md): the control vectors and knocked-out heads from
- * this record on, as one owned block (the intervention, its vectors, heads, strings). */
-static void read_steer(trace_reader *r, const json_value *v, int line)
+ * this record on, as one owned block (the intervention, its vectors, heads, strings).
+ * A knocked-out head is kept as layer * H + head with H in the block (the header's
+ * heads a layer, else 4096), so [layer, head] comes back whole whatever the model
+ * that replays it. Returns the block, or NULL when the object was dropped. */
+static const intervention *read_steer(trace_reader *r, const json_value *v, int line)
 {
     const json_value *list = get_array(v, "vectors"), *layers = json_get(v, "layers");
     const json_value *heads = get_array(v, "heads_out");
     long first = -1, last = -1;
     size_t bytes = 0;
     if (!steer_ok(r, list, layers, heads, &first, &last, &bytes)) {
-        problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale), \"layers\" (null or "
-                         "[first, last]) and \"heads_out\" ([layer, head] of this model); dropped");
-        return;
+        problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale, fnv1a64), \"layers\" "
+                         "(null or [first, last]) and \"heads_out\" ([layer, head] of this model); "
+                         "dropped");
+        return NULL;
     }
     int n = length(list), nh = length(heads);
     int H = r->h.has_config ? r->h.config.n_heads : 4096;
     intervention *in = malloc(bytes);
     if (!own(r, in))
-        return;
+        return NULL;
     in->n_vectors = n;
     in->vectors = (intervention_vector *)(in + 1);
     in->first_layer = (int)first;
@@ -510,6 +548,7 @@ static void read_steer(trace_reader *r, const json_value *v, int line)
         double scale = 0;
         get_number(e, "scale", &scale);
         in->vectors[i].scale = (float)scale;
+        checksum_of(e, &in->vectors[i].fnv1a);
         const char *strs[2] = {get_string(e, "name"), get_string(e, "path")};
         char **dst[2] = {&in->vectors[i].name, &in->vectors[i].path};
         for (int k = 0; k < 2; k++) {
@@ -520,6 +559,7 @@ static void read_steer(trace_reader *r, const json_value *v, int line)
         }
     }
     r->intervention = in;
+    return in;
 }
 
 static step_phase phase_named(const char *name, bool *ok)
@@ -532,8 +572,32 @@ static step_phase phase_named(const char *name, bool *ok)
     return STEP_PROMPT;
 }
 
-/* One record line; false when it was skipped (the problem is noted). */
-static bool read_record(trace_reader *r, const json_value *v, int line)
+/* Room for one more record; false (a problem noted) on no memory. */
+static bool grow_records(trace_reader *r, int line)
+{
+    if (r->n < r->cap)
+        return true;
+    int cap = r->cap ? r->cap * 2 : 256;
+    step_record *grown = realloc(r->records, sizeof *grown * cap);
+    if (grown)
+        r->records = grown;
+    int *lines = grown ? realloc(r->record_line, sizeof *lines * cap) : NULL;
+    if (lines)
+        r->record_line = lines;
+    trace_order_entry *entries = lines ? realloc(r->entry, sizeof *entries * cap) : NULL;
+    if (entries)
+        r->entry = entries;
+    const intervention **steers = entries ? realloc(r->own_steer, sizeof *steers * cap) : NULL;
+    if (!steers)
+        return problem(r, line, "out of memory; skipped");
+    r->own_steer = steers;
+    r->cap = cap;
+    return true;
+}
+
+/* One record line (hash: of its bytes); false when it was skipped (the problem is
+ * noted). */
+static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t hash)
 {
     step_record rec;
     memset(&rec, 0, sizeof rec);
@@ -581,22 +645,18 @@ static bool read_record(trace_reader *r, const json_value *v, int line)
     if (lens)
         read_lens(r, &rec, lens, line);
     const json_value *steer = json_get(v, "steer");
-    if (steer && steer->type == JSON_OBJECT)
-        read_steer(r, steer, line);
+    const intervention *own_steer = NULL;
+    if (steer && steer->type == JSON_OBJECT && !(own_steer = read_steer(r, steer, line)))
+        r->records_partial++;
     rec.intervention = r->intervention;
-
-    if (r->n == r->cap) {
-        int cap = r->cap ? r->cap * 2 : 256;
-        step_record *grown = realloc(r->records, sizeof *grown * cap);
-        int *lines = grown ? realloc(r->record_line, sizeof *lines * cap) : NULL;
-        if (grown)
-            r->records = grown;
-        if (!lines)
-            return problem(r, line, "out of memory; skipped");
-        r->record_line = lines;
-        r->cap = cap;
-    }
+    if (!grow_records(r, line))
+        return false;
     r->record_line[r->n] = line;
+    r->own_steer[r->n] = own_steer;
+    r->entry[r->n] = (trace_order_entry){.pos = rec.pos, .token = rec.token, .line = line,
+                                         .hash = hash,
+                                         .skipped_before = r->skipped_since_record};
+    r->skipped_since_record = 0;
     r->records[r->n++] = rec;
     return true;
 }
@@ -622,7 +682,77 @@ void trace_reader_free(trace_reader *r)
         free(r->problems[i]);
     free(r->records);
     free(r->record_line);
+    free(r->entry);
+    free(r->own_steer);
+    trace_order_free(&r->order);
     free(r);
+}
+
+/* Notes that a line gave no record (its problem is noted already). */
+static void skipped(trace_reader *r)
+{
+    r->lines_skipped++;
+    r->skipped_since_record++;
+}
+
+/* One non-blank line; LLM_OK unless the whole read must stop (no memory, a newer
+ * version). */
+static llm_status read_line(trace_reader *r, const char *text, size_t n, bool last_cut, int line,
+                            bool first, llm_err *err)
+{
+    json_value *v;
+    llm_err why;
+    llm_status st = json_parse(text, n, &v, &why);
+    if (st == LLM_ERR_NOMEM)
+        return llm_fail(err, st, "out of memory reading the trace");
+    if (st != LLM_OK) {
+        if (last_cut)
+            problem(r, line, "cut short (the file ends inside a record); skipped");
+        else
+            problem(r, line, "not JSON (%s); skipped", why.text);
+        skipped(r);
+        return LLM_OK;
+    }
+    st = LLM_OK;
+    if (v->type != JSON_OBJECT) {
+        problem(r, line, "not a JSON object; skipped");
+        skipped(r);
+    } else if (json_get(v, "llmchat_trace")) {
+        if (!first) {
+            problem(r, line, "a header after the first line; skipped");
+            skipped(r);
+        } else {
+            st = read_header(r, v, line, err);
+        }
+    } else if (!read_record(r, v, line, fnv1a64(FNV1A64_START, text, n))) {
+        skipped(r);
+    }
+    json_free(v);
+    return st;
+}
+
+/* The record in force at each position (trace_order.h); in a trace read by position,
+ * each record's control vectors are those of the last "steer" before it by position. */
+static llm_status order_records(trace_reader *r, llm_err *err)
+{
+    llm_err why;
+    r->order_status = trace_order_build(r->entry, r->n, &r->order, &why);
+    if (r->order_status == LLM_ERR_NOMEM)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
+    if (r->order_status != LLM_OK) {
+        snprintf(r->order_error, sizeof r->order_error, "%s", why.text);
+        return LLM_OK;
+    }
+    const intervention *in = NULL;
+    for (int p = 0; r->order.by_position && p < r->order.n; p++) {
+        int i = r->order.at[p];
+        if (i < 0)
+            continue;
+        if (r->own_steer[i])
+            in = r->own_steer[i];
+        r->records[i].intervention = in;
+    }
+    return LLM_OK;
 }
 
 llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, llm_err *err)
@@ -634,7 +764,8 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
     size_t start = 0;
     int line = 0;
     bool first = true;
-    while (start < len) {
+    llm_status st = LLM_OK;
+    while (start < len && st == LLM_OK) {
         const char *nl = memchr(buf + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - buf) : len;
         line++;
@@ -646,40 +777,18 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
             blank++;
         if (blank == n)
             continue;
-        json_value *v;
-        llm_err why;
-        llm_status st = json_parse(text, n, &v, &why);
-        if (st == LLM_ERR_NOMEM) {
-            trace_reader_free(r);
-            return llm_fail(err, st, "out of memory reading the trace");
-        }
-        if (st != LLM_OK) {
-            if (!nl)
-                problem(r, line, "cut short (the file ends inside a record); skipped");
-            else
-                problem(r, line, "not JSON (%s); skipped", why.text);
-            first = false;
-            continue;
-        }
-        if (v->type != JSON_OBJECT) {
-            problem(r, line, "not a JSON object; skipped");
-        } else if (json_get(v, "llmchat_trace")) {
-            if (!first) {
-                problem(r, line, "a header after the first line; skipped");
-            } else if ((st = read_header(r, v, line, err)) != LLM_OK) {
-                json_free(v);
-                trace_reader_free(r);
-                return st;
-            }
-        } else {
-            read_record(r, v, line);
-        }
+        st = read_line(r, text, n, !nl, line, first, err);
         first = false;
-        json_free(v);
     }
-    if (r->n == 0 && r->h.version == 0)
+    if (st == LLM_OK && r->n == 0 && r->h.version == 0)
         problem(r, line > 0 ? line : 1, "no records: %s", line ? "nothing could be read"
                                                               : "the trace is empty");
+    if (st == LLM_OK)
+        st = order_records(r, err);
+    if (st != LLM_OK) {
+        trace_reader_free(r);
+        return st;
+    }
     *out = r;
     return LLM_OK;
 }
@@ -754,14 +863,13 @@ const char *trace_reader_problem(const trace_reader *r, int i)
                                                                            : "?";
 }
 
-int trace_reader_final(const trace_reader *r, const step_record ***out)
+int trace_reader_lines_skipped(const trace_reader *r) { return r->lines_skipped; }
+int trace_reader_records_partial(const trace_reader *r) { return r->records_partial; }
+
+/* The rewind rule over the records in file order, whatever their order: --view's
+ * fallback for a trace that trace_order refuses. */
+static int final_in_file_order(const trace_reader *r, const step_record **seq)
 {
-    int n = 0;
-    for (int i = 0; i < r->n; i++)
-        n = r->records[i].pos + 1 > n ? r->records[i].pos + 1 : n;
-    const step_record **seq = calloc(n > 0 ? (size_t)n : 1, sizeof *seq);
-    if (!seq)
-        return -1;
     int len = 0;
     for (int i = 0; i < r->n; i++) {
         int p = r->records[i].pos;
@@ -770,6 +878,60 @@ int trace_reader_final(const trace_reader *r, const step_record ***out)
         seq[p] = &r->records[i];
         len = p + 1;
     }
-    *out = seq;
     return len;
+}
+
+static int highest_position(const trace_reader *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n; i++)
+        n = r->records[i].pos + 1 > n ? r->records[i].pos + 1 : n;
+    return n;
+}
+
+int trace_reader_final(const trace_reader *r, const step_record ***out)
+{
+    int n = highest_position(r);
+    const step_record **seq = calloc(n > 0 ? (size_t)n : 1, sizeof *seq);
+    if (!seq)
+        return -1;
+    *out = seq;
+    if (r->order_status != LLM_OK)
+        return final_in_file_order(r, seq);
+    for (int p = 0; p < r->order.n; p++)
+        seq[p] = r->order.at[p] >= 0 ? &r->records[r->order.at[p]] : NULL;
+    return r->order.n;
+}
+
+llm_status trace_reader_sequence(const trace_reader *r, const step_record ***out,
+                                 trace_sequence_info *info, llm_err *err)
+{
+    *out = NULL;
+    memset(info, 0, sizeof *info);
+    if (r->order_status != LLM_OK)
+        return llm_fail(err, r->order_status, "%s", r->order_error);
+    int n = trace_reader_final(r, out);
+    if (n < 0)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
+    info->n = n;
+    info->held = r->order.held;
+    info->replaced = r->order.replaced;
+    info->copies = r->order.copies;
+    info->by_position = r->order.by_position;
+    snprintf(info->disorder, sizeof info->disorder, "%s", r->order.disorder);
+    const step_record *last = n > 0 ? (*out)[n - 1] : NULL;
+    info->cut_short = last && last->next >= 0 && pos_limit(r) < POS_MAX && n < pos_limit(r);
+    return LLM_OK;
+}
+
+llm_status trace_reader_usable(const trace_reader *r, const char *path, llm_err *err)
+{
+    if (r->n > 0)
+        return LLM_OK;
+    if (r->h.version > 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s holds no step records", path);
+    if (r->lines_skipped == 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s is empty: not an llmchat trace", path);
+    return llm_fail(err, LLM_ERR_FORMAT, "%s is not an llmchat trace (%s)", path,
+                    trace_reader_problem(r, 0));
 }

@@ -44,7 +44,9 @@ llm_status trace_read_file(const char *path, trace_reader **out, llm_err *err);
 void trace_reader_free(trace_reader *r); /* NULL does nothing */
 
 const trace_header *trace_reader_header(const trace_reader *r);
-/* Records in file order (a rewound run writes a position again: see trace-format.md). */
+/* Records in file order (a rewound run writes a position again: see trace-format.md);
+ * a record's control vectors are those of the last "steer" before it, by file order, or
+ * by position when the trace is read by position. */
 int trace_reader_count(const trace_reader *r);
 const step_record *trace_reader_record(const trace_reader *r, int i);
 /* The line record i was read from (1-based). */
@@ -59,10 +61,47 @@ int trace_reader_problem_count(const trace_reader *r);
 int trace_reader_problems_kept(const trace_reader *r);
 const char *trace_reader_problem(const trace_reader *r, int i);
 
-/* The records of the sequence as it stood at the end of the run: a record for pos p
- * replaces the one before it for p and forgets those after p. out[p] for p < the
- * returned count (borrowed from r, which must outlive it); NULL for a position the
- * trace skipped. Returns the count, or -1 on no memory. */
+/* Lines that gave no record (not JSON, cut short, a record's fields missing, a
+ * second header): each may have held a position. */
+int trace_reader_lines_skipped(const trace_reader *r);
+/* Records read without their "sampler" or "steer" (dropped as malformed): a replay
+ * cannot run them as they ran. */
+int trace_reader_records_partial(const trace_reader *r);
+
+/* LLM_OK when r holds step records; otherwise LLM_ERR_FORMAT and one line for the
+ * user: path is empty, is not an llmchat trace (the first problem, when no line was a
+ * header or a record) or holds no step records. */
+llm_status trace_reader_usable(const trace_reader *r, const char *path, llm_err *err);
+
+/* How the sequence was put together (trace-format.md, "Order, rewinds and
+ * regeneration"). */
+typedef struct {
+    int n;              /* positions: one past the last position of the sequence */
+    int held;           /* of which have a record */
+    int replaced;       /* records a rewind replaced (or forgot): not in the sequence */
+    int copies;         /* lines repeating the record in force at their position byte for
+                           byte: ignored */
+    bool by_position;   /* the records were not in the order llmchat writes them, and no
+                           position held two different ones: taken by position */
+    char disorder[160]; /* when by_position, the first place out of order ("line 5:
+                           position 17 follows position 0") */
+    bool cut_short;     /* the last record chose a token for a position that has none,
+                           inside the header's context: the end of the run is missing */
+} trace_sequence_info;
+
+/* The records of the sequence as it stood at the end of the run: out[p] for p < info->n
+ * (an array the caller frees; its records are borrowed from r, which must outlive it),
+ * NULL for a position the trace has no record of. Records in llmchat's order are read
+ * by the rewind rule (a record for p replaces the one before it for p and forgets those
+ * after p; a line repeating the record in force is a copy); records out of that order
+ * are taken by position. Fails with LLM_ERR_FORMAT, naming the two lines, when records
+ * out of order hold one position twice with different content, or LLM_ERR_NOMEM. */
+llm_status trace_reader_sequence(const trace_reader *r, const step_record ***out,
+                                 trace_sequence_info *info, llm_err *err);
+
+/* The same sequence for --view: out[p] for p < the returned count (freed by the caller),
+ * or -1 on no memory. Where trace_reader_sequence refuses, the rewind rule over the file
+ * order as it stands. */
 int trace_reader_final(const trace_reader *r, const step_record ***out);
 
 #endif

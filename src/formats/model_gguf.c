@@ -59,17 +59,38 @@ static llm_status require_count(const model *m, const gguf *g, const char *key, 
     return st;
 }
 
-static llm_status get_real(const model *m, const gguf *g, const char *key, double fallback,
-                           double *out, llm_err *err)
+/* A real hyperparameter, and the range a model's value can take: outside it the forward
+ * pass computes nonsense (an infinite RoPE scale, a uniform attention) without a word. */
+typedef struct {
+    const char *key;
+    double fallback;   /* when the file does not have the key */
+    double lo, hi;     /* the sane range, both ends in it */
+    const char *what;  /* what it is, for the message */
+} real_key;
+
+static llm_status get_real(const model *m, const gguf *g, const real_key *k, double *out,
+                           llm_err *err)
 {
-    *out = fallback;
-    if (gguf_find_key(g, key) < 0)
+    *out = k->fallback;
+    if (gguf_find_key(g, k->key) < 0)
         return LLM_OK;
-    if (!gguf_get_float(g, key, out) || !isfinite(*out) || *out <= 0)
+    if (!gguf_get_float(g, k->key, out) || !isfinite(*out) || *out <= 0)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is not a positive number",
-                        m->path, key);
+                        m->path, k->key);
+    if (*out < k->lo || *out > k->hi)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is %g, not a plausible %s (%g to "
+                        "%g): the file is damaged or not a model llmchat can run", m->path, k->key,
+                        *out, k->what, k->lo, k->hi);
     return LLM_OK;
 }
+
+static const real_key rope_base_key = {.key = "llama.rope.freq_base", .fallback = 10000.0,
+                                       .lo = 2.0, .hi = 1e12, .what = "RoPE base"};
+static const real_key eps_key = {.key = "llama.attention.layer_norm_rms_epsilon",
+                                 .fallback = 1e-5, .lo = 1e-12, .hi = 1.0,
+                                 .what = "RMSNorm epsilon"};
+static const real_key factor_key = {.key = "llama.rope.scaling.factor", .fallback = 1.0,
+                                    .lo = 1e-3, .hi = 1e3, .what = "RoPE scaling factor"};
 
 /* Reads the architecture and the llama.* keys into shape and m->config's RoPE base
  * and epsilon. vocab_size comes from token_embd.weight. */
@@ -106,9 +127,9 @@ static llm_status read_shape(model *m, const gguf *g, model_shape *shape, llm_er
                         "supported", m->path, experts);
 
     double base, eps, factor = 1.0;
-    if ((st = get_real(m, g, "llama.rope.freq_base", 10000.0, &base, err)) != LLM_OK ||
-        (st = get_real(m, g, "llama.attention.layer_norm_rms_epsilon", 1e-5, &eps, err)) != LLM_OK ||
-        (st = get_real(m, g, "llama.rope.scaling.factor", 1.0, &factor, err)) != LLM_OK)
+    if ((st = get_real(m, g, &rope_base_key, &base, err)) != LLM_OK ||
+        (st = get_real(m, g, &eps_key, &eps, err)) != LLM_OK ||
+        (st = get_real(m, g, &factor_key, &factor, err)) != LLM_OK)
         return st;
     /* linear scaling divides positions by the factor (llama.cpp's freq_scale); a
      * factor without a type is linear, as llama.cpp reads it */
@@ -118,9 +139,6 @@ static llm_status read_shape(model *m, const gguf *g, model_shape *shape, llm_er
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: RoPE scaling '%.40s' (factor %g) is not supported: llmchat applies "
                         "linear scaling and rope_freqs.weight", m->path, scaling, factor);
-    if (linear && factor > 1e6)
-        return llm_fail(err, LLM_ERR_FORMAT, "%s: llama.rope.scaling.factor is %g, not a scale",
-                        m->path, factor);
     m->config.rope_base = (float)base;
     m->config.rope_scale = linear ? (float)(1.0 / factor) : 1.0f;
     m->config.rms_eps = (float)eps;
@@ -367,9 +385,9 @@ static llm_status read_rope_freqs(model *m, const gguf *g, llm_err *err)
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
     read_gguf_row(t, 0, pairs, f);
     for (int i = 0; i < pairs; i++)
-        if (!(f[i] > 0.0f && f[i] < 1e30f))
-            return llm_fail(err, LLM_ERR_FORMAT, "%s: rope_freqs.weight[%d] is %g, not a positive "
-                            "factor", m->path, i, f[i]);
+        if (!(f[i] >= 1e-3f && f[i] <= 1e3f))
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: rope_freqs.weight[%d] is %g, not a plausible "
+                            "RoPE frequency factor (0.001 to 1000)", m->path, i, f[i]);
     m->config.rope_freqs = f;
     return LLM_OK;
 }

@@ -54,13 +54,8 @@ llm_status view_open(const char *path, trace_view **out, llm_err *err)
         return st;
     }
     const trace_header *h = trace_reader_header(v->r);
-    if (trace_reader_count(v->r) == 0) {
-        if (h->version == 0) /* no header and no record: not a trace at all */
-            return close_failed(v, llm_fail(err, LLM_ERR_FORMAT, "%s is not an llmchat trace (%s)", path,
-                             trace_reader_problems_kept(v->r) > 0 ? trace_reader_problem(v->r, 0)
-                                                                   : "it is empty"));
-        return close_failed(v, llm_fail(err, LLM_ERR_FORMAT, "%s holds no step records", path));
-    }
+    if (trace_reader_usable(v->r, path, err) != LLM_OK) /* empty, not a trace, no records */
+        return close_failed(v, LLM_ERR_FORMAT);
     v->n = trace_reader_final(v->r, &v->seq);
     if (v->n < 0 || !(v->tokens = malloc(sizeof *v->tokens * (size_t)(v->n > 0 ? v->n : 1))))
         return close_failed(v, llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace %s", path));
