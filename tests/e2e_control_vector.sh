@@ -207,6 +207,7 @@ assert_status 0
 
 # ---- a vector for another depth: the layers the model lacks are named, and a vector
 # none of whose layers it has is refused (mood.gguf: stories260K's direction.1-4) ----
+cp "$vectors/mood.gguf" "$T/mood.gguf"
 run_llmchat -m generate --weights f32 -t 0 -n 5 -i "Once" --control-vector "$T/mood.gguf" \
     -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin" </dev/null
 assert_status 0
@@ -220,7 +221,7 @@ assert_file_contains "replay says it" "$T/err" "llmchat: $T/mood.jsonl: $T/mood.
 printf '%s\n' '/vector load mood.gguf' >"$T/in"
 run_llmchat -m chat -t 0 -n 5 --weights f32 -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin" <"$T/in"
 assert_status 0
-assert_file_contains "/vector says it" "$T/err" "llmchat: from the next token: mood.gguf: direction.4 ignored: the model has 4 layers (0-3); the vector applies after layers 1-3. control vectors: mood 1.00 (mood.gguf)"
+assert_file_contains "/vector says it" "$T/err" "llmchat: from the next token: mood.gguf: direction.4 ignored: the model has 4 layers (0-3); the vector applies after layers 1-3. control vectors: mood $mood_scale (mood.gguf)"
 "$PYTHON" - "$T/deep.gguf" <<'PY' || hard_error "cannot write deep.gguf"
 import struct, sys
 def s(b): return struct.pack("<Q", len(b)) + b
@@ -251,7 +252,7 @@ run_llmchat -m chat -t 0 -n 5 --weights f32 "$model" <"$T/in"
 assert_status 0
 run_llmchat --replay "$T/mk.jsonl"
 assert_status 1
-grep -q "^llmchat: $T/mk.jsonl: from position [0-9]* on: the control vector mk.gguf has changed since the trace was written (FNV-1a [0-9a-f]\{16\} then, [0-9a-f]\{16\} now): the replay would not run what the trace ran$" "$T/err" \
+grep -q "^llmchat: $T/mk.jsonl: from position [0-9]* on: the control vector $vectors/mk.gguf has changed since the trace was written (FNV-1a [0-9a-f]\{16\} then, [0-9a-f]\{16\} now): the replay would not run what the trace ran$" "$T/err" \
     || fail "a changed vector file is not named"
 assert_not_contains "nothing replayed" "$(cat "$T/out")" "reproduced"
 
