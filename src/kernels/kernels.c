@@ -513,6 +513,23 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
     }
 }
 
+/* out[v * ldo + i] += part[v * ld + i] for v < n, i < nr; vectorized by the compiler
+ * when nr is BLOCK_ROWS_CONVERTED (a fixed trip count, restrict pointers). */
+static void add_rows(float *restrict out, size_t ldo, const float *restrict part, size_t ld,
+                     int n, int nr)
+{
+    for (int v = 0; v < n; v++) {
+        float *restrict o = out + (size_t)v * ldo;
+        const float *restrict a = part + (size_t)v * ld;
+        if (nr == BLOCK_ROWS_CONVERTED)
+            for (int i = 0; i < BLOCK_ROWS_CONVERTED; i++)
+                o[i] += a[i];
+        else
+            for (int i = 0; i < nr; i++)
+                o[i] += a[i];
+    }
+}
+
 /* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (kernels_unpack_row)
  * in the calling thread's buffers, multiplied by the packed vectors with the GEMM kernel;
  * the mins' part (Σ_g min · xsum) and Q6_K's second part are added after. */
@@ -524,6 +541,7 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
     static _Thread_local float *scale, *min, *part;
     static _Thread_local size_t cap, part_cap;
     const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
+    const kernel_table *k = kernels_active();
     size_t values = (size_t)ROWS * cols;
     if (values > cap) {
         free(q);
@@ -558,18 +576,15 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
                            .stride = cols, .group = QUANT_BLOCK, .q = q, .scale = scale};
-            kernels_active()->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
-            for (int v = 0; part_i && v < n; v++)
-                for (int i = 0; i < nr; i++)
-                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+            k->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
+            if (part_i)
+                add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
         if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
             tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
                         .f = min};
-            kernels_active()->rows_f32(part, &m, xsum, n, 0, nr);
-            for (int v = 0; v < n; v++)
-                for (int i = 0; i < nr; i++)
-                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+            k->rows_f32(part, &m, xsum, n, 0, nr);
+            add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
     }
 }
