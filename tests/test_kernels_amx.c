@@ -14,7 +14,8 @@
  * Twice: on software tiles (this program compiles its own x86-amx.c with
  * -DLLMCHAT_AMX_EMULATE: kernels/x86-amx-emulation.h, the SDM's semantics and its
  * faults), which needs only AVX-512 VNNI for the epilogue; and on the CPU's tiles where
- * the CPU, the OS and Linux give them (kernels_amx_probe). Where they do not, the log
+ * the CPU, the OS and Linux give them (kernels_amx_probe), where the software tiles are
+ * also checked against the CPU's, instruction by instruction. Where they do not, the log
  * says "skipped: no AMX (...)" with what CPUID, XCR0 and arch_prctl said, and no test
  * is counted for the hardware; with neither, the program exits 77 (skipped). */
 #include "config.h"
@@ -235,6 +236,57 @@ START_TEST(test_block_types)
 }
 END_TEST
 
+#ifdef HAVE_KERNELS_AMX
+#include "x86-amx-emulation.h"
+
+/* The software tiles against the CPU's: random shapes (M rows, K bytes of A, N bytes of
+ * C), random bytes (and all -128), C loaded with random sums first; TDPBSSD on both,
+ * the same bytes out. What makes the software-tile runs of this test worth their pass
+ * on CPUs without AMX. */
+START_TEST(test_emulation_matches_hardware)
+{
+    rng_state = 0x94d049bb133111ebull;
+    _Alignas(64) int8_t a[16 * 64], b[16 * 64];
+    _Alignas(64) int32_t c0[256], hw[256], sw[256];
+    for (int it = 0; it < 500; it++) {
+        int m = 1 + (int)(rng_u32() % 16), k = 4 * (1 + (int)(rng_u32() % 16)),
+            n = 4 * (1 + (int)(rng_u32() % 16));
+        uint8_t cfg[64] = {1};
+        uint16_t colsb[16] = {(uint16_t)k, (uint16_t)n, (uint16_t)n};
+        uint8_t rows[16] = {(uint8_t)m, (uint8_t)(k / 4), (uint8_t)m};
+        memcpy(cfg + 16, colsb, sizeof colsb);
+        memcpy(cfg + 48, rows, sizeof rows);
+        for (int i = 0; i < 16 * 64; i++) {
+            a[i] = it % 7 ? (int8_t)rng_u32() : -128;
+            b[i] = it % 7 ? (int8_t)rng_u32() : -128;
+        }
+        for (int i = 0; i < 256; i++)
+            c0[i] = (int32_t)rng_u32();
+        memcpy(hw, c0, sizeof hw);
+        memcpy(sw, c0, sizeof sw);
+        __asm__ volatile("ldtilecfg %0" ::"m"(*(const uint8_t(*)[64])cfg));
+        __asm__ volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(a), "r"(64L) : "memory");
+        __asm__ volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(b), "r"(64L) : "memory");
+        __asm__ volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(hw), "r"(64L) : "memory");
+        __asm__ volatile("tdpbssd %%tmm1, %%tmm0, %%tmm2" ::);
+        __asm__ volatile("tilestored %%tmm2, (%0,%1,1)" ::"r"(hw), "r"(64L) : "memory");
+        __asm__ volatile("tilerelease" ::);
+        emu_loadconfig(cfg);
+        emu_load(0, a, 64);
+        emu_load(1, b, 64);
+        emu_load(2, sw, 64);
+        emu_dpbssd(2, 0, 1);
+        emu_store(2, sw, 64);
+        emu_release();
+        for (int i = 0; i < 256; i++)
+            ck_assert_msg(hw[i] == sw[i],
+                          "M %d, K %d bytes, N %d bytes: C[%d][%d] is %d on the CPU's tiles, %d on "
+                          "the software ones", m, k, n, i / 16, i % 16, hw[i], sw[i]);
+    }
+}
+END_TEST
+#endif
+
 /* The emulated table's tcase runs with amx_table set to it, the hardware one's with
  * the real table. */
 static void use_emulated(void)
@@ -277,7 +329,9 @@ int main(void)
 #ifdef HAVE_KERNELS_AMX
     if (kernels_isa_supported(KERNELS_AMX)) {
         printf("test_kernels_amx: hardware tiles: %s\n", why);
-        suite_add_tcase(s, amx_tcase("hardware", use_hardware));
+        TCase *tc = amx_tcase("hardware", use_hardware);
+        tcase_add_test(tc, test_emulation_matches_hardware);
+        suite_add_tcase(s, tc);
         cases++;
     } else {
         printf("test_kernels_amx: hardware tiles skipped: no AMX (%s)\n", why);

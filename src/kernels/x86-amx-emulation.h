@@ -32,14 +32,14 @@ typedef struct {
 
 static _Thread_local emu_tiles emu;
 
-static void emu_fault(const char *fault, const char *what, int tile)
+static inline void emu_fault(const char *fault, const char *what, int tile)
 {
     fprintf(stderr, "AMX emulation: %s (the hardware raises %s), tile %d\n", what, fault, tile);
     abort();
 }
 
 /* The tile t, checked usable. */
-static void emu_check(int t, const char *op)
+static inline void emu_check(int t, const char *op)
 {
     if (!emu.configured)
         emu_fault("#UD", op, t);
@@ -47,7 +47,7 @@ static void emu_check(int t, const char *op)
         emu_fault("#UD", op, t);
 }
 
-static void emu_loadconfig(const uint8_t cfg[64])
+static inline void emu_loadconfig(const uint8_t cfg[64])
 {
     uint16_t colsb[16];
     memcpy(colsb, cfg + 16, sizeof colsb);
@@ -78,13 +78,13 @@ static void emu_loadconfig(const uint8_t cfg[64])
     }
 }
 
-static void emu_zero(int t)
+static inline void emu_zero(int t)
 {
     emu_check(t, "tilezero");
     memset(emu.t[t], 0, sizeof emu.t[t]);
 }
 
-static void emu_load(int t, const void *base, long stride)
+static inline void emu_load(int t, const void *base, long stride)
 {
     emu_check(t, "tileloadd");
     memset(emu.t[t], 0, sizeof emu.t[t]);
@@ -92,14 +92,14 @@ static void emu_load(int t, const void *base, long stride)
         memcpy(emu.t[t][r], (const uint8_t *)base + r * stride, (size_t)emu.colsb[t]);
 }
 
-static void emu_store(int t, void *base, long stride)
+static inline void emu_store(int t, void *base, long stride)
 {
     emu_check(t, "tilestored");
     for (int r = 0; r < emu.rows[t]; r++)
         memcpy((uint8_t *)base + r * stride, emu.t[t][r], (size_t)emu.colsb[t]);
 }
 
-static void emu_dpbssd(int c, int a, int b)
+static inline void emu_dpbssd(int c, int a, int b)
 {
     emu_check(c, "tdpbssd C");
     emu_check(a, "tdpbssd A");
@@ -121,7 +121,7 @@ static void emu_dpbssd(int c, int a, int b)
         }
 }
 
-static void emu_release(void)
+static inline void emu_release(void)
 {
     memset(&emu, 0, sizeof emu);
 }
