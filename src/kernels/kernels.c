@@ -122,9 +122,10 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     if (!k->entry)                                                                        \
         k->entry = s->entry;
     if (all) {
-        if (!k->gemm_q8) { /* with the pack it reads */
+        if (!k->gemm_q8) { /* with the pack it reads and its row block */
             k->gemm_q8 = s->gemm_q8;
             k->gemm_signed = s->gemm_signed;
+            k->gemm_rows = s->gemm_rows;
         }
         FILL(matvec_q8b)
         FILL(attention_f32)
@@ -612,8 +613,11 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 #pragma omp for schedule(static)
         for (int b = 0; b < p->blocks; b++)
             gemm_pack_blocks(p, xq, b, b + 1);
-        /* row ranges as in kernels_matmul, big ones first */
+        /* row ranges as in kernels_matmul, big ones first, in whole row blocks of the
+         * GEMM kernel when it names one */
         int per = range_rows(rows, nt);
+        if (k->gemm_rows > 1)
+            per = (per + k->gemm_rows - 1) / k->gemm_rows * k->gemm_rows;
         int ranges = (rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {

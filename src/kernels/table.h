@@ -79,6 +79,9 @@ struct kernel_table {
     void (*gemm_q8)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
     /* gemm_q8 reads packs of signed x (gemm_pack's signed_x): kernels_gemm packs so. */
     bool gemm_signed;
+    /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
+     * whole blocks of them, but the last. */
+    int gemm_rows;
     /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
      * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other
      * products of Q8_0_BLOCKS tensors go through rows_q8 and gemm_q8, a few rows at a

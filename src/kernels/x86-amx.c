@@ -289,4 +289,5 @@ const kernel_table AMX_TABLE = {
     .base = &kernels_x86_avx512,
     .gemm_q8 = gemm_q8_amx,
     .gemm_signed = true,
+    .gemm_rows = 16,
 };

@@ -272,7 +272,7 @@ int main(int argc, char **argv)
     } cases[] = {
         {TENSOR_Q8_0, 0, 16, 256, 32, 16},          {TENSOR_Q8_0, 0, 61, 288, 32, 33},
         {TENSOR_Q8_0, 0, 37, 768, 64, 70},          {TENSOR_Q8_0, 0, 9, 320, 160, 17},
-        {TENSOR_Q8_0, 0, 768, 4096, 32, 150},       {TENSOR_Q8_0, 0, 2048, 2048, 32, 64},
+        {TENSOR_Q8_0, 0, 760, 4096, 32, 150},       {TENSOR_Q8_0, 0, 2048, 2048, 32, 64},
         {TENSOR_Q8_0_BLOCKS, 0, 40, 2048, 32, 33},  {TENSOR_BLOCKS, GGML_TYPE_Q4_K, 40, 2048, 32, 70},
         {TENSOR_BLOCKS, GGML_TYPE_Q6_K, 17, 512, 32, 17},
     };
