@@ -129,6 +129,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         }
         FILL(matvec_q8b)
         FILL(attention_f32)
+        FILL(gemm_mins)
     }
     FILL(rows_q8)
     FILL(rows_f32)
@@ -533,13 +534,14 @@ static void add_rows(float *restrict out, size_t ldo, const float *restrict part
 
 /* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (kernels_unpack_row)
  * in the calling thread's buffers, multiplied by the packed vectors with the GEMM kernel;
- * the mins' part (Σ_g min · xsum) and Q6_K's second part are added after. */
+ * the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's second
+ * part are added after. */
 static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
                              const float *xsum, int r0, int r1)
 {
     enum { ROWS = BLOCK_ROWS_CONVERTED };
     static _Thread_local int8_t *q;
-    static _Thread_local float *scale, *min, *part;
+    static _Thread_local float *scale, *min, *min_t, *part;
     static _Thread_local size_t cap, part_cap;
     const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
     const kernel_table *k = kernels_active();
@@ -548,10 +550,12 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
         free(q);
         free(scale);
         free(min);
+        free(min_t);
         q = aligned_alloc(64, (values + 63) / 64 * 64);
         scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
         min = malloc(sizeof(float) * (values / QUANT_BLOCK));
-        cap = q && scale && min ? values : 0;
+        min_t = aligned_alloc(64, sizeof(float) * (values / QUANT_BLOCK));
+        cap = q && scale && min && min_t ? values : 0;
     }
     if ((size_t)n * ROWS > part_cap) {
         free(part);
@@ -581,7 +585,12 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
             if (part_i)
                 add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
-        if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
+        if (mins && k->gemm_mins) { /* the table's outer product over min_t */
+            for (int g = 0; g < groups; g++)
+                for (int i = 0; i < ROWS; i++)
+                    min_t[(size_t)g * ROWS + i] = i < nr ? min[(size_t)i * groups + g] : 0.0f;
+            k->gemm_mins(out + r, (size_t)w->rows, min_t, groups, xsum, n, nr);
+        } else if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
             tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
                         .f = min};
             k->rows_f32(part, &m, xsum, n, 0, nr);

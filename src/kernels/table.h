@@ -82,6 +82,11 @@ struct kernel_table {
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
      * whole blocks of them, but the last. */
     int gemm_rows;
+    /* The prefill's mins part for the block types with mins, for a block of nr <= 16
+     * rows: out[v * ldo + i] += Σ_g xsum[v * groups + g] · min_t[g * 16 + i] for v < n,
+     * i < nr (min_t: the rows' mins group by group). NULL: rows_f32, then an add. */
+    void (*gemm_mins)(float *out, size_t ldo, const float *min_t, int groups,
+                      const float *xsum, int n, int nr);
     /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
      * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other
      * products of Q8_0_BLOCKS tensors go through rows_q8 and gemm_q8, a few rows at a
