@@ -14,12 +14,14 @@
  * so the results have the scalar twin's bits. The accumulators are then transposed
  * (16 x 16 floats in registers) and stored one vector's 16 rows at a time.
  *
- * Two sets of A, B and C tiles and of sum buffers alternate between groups: the tile
- * unit works on group g + 1 while the vector unit converts group g. The vectors are cut
- * into tiles of about 512 KiB of packed bytes that stay in L2 while a row block of 16
- * rows is reused from L1 across a tile's blocks. The weights' scales of a row block
- * are laid out group by group (16 floats, zero past the block's rows) so that a
- * block of fewer than 16 rows reads no row beyond it.
+ * Two sets of A, B and C tiles and of sum buffers alternate between groups, the tiles
+ * of group g + 1 issued before the epilogue of group g (faster than one set, though on
+ * the CPUs measured the tile instructions and the epilogue do not overlap: see
+ * docs/performance.md). The vectors are cut into tiles of about 512 KiB of packed
+ * bytes that stay in L2 while a row block of 16 rows is reused across a tile's
+ * blocks. The weights' scales of a row block are laid out group by group (16 floats,
+ * zero past the block's rows) so that a block of fewer than 16 rows reads no row
+ * beyond it.
  *
  * Each call configures the tiles (LDTILECFG: the configuration is per thread) and
  * releases them at the end (TILERELEASE), so no thread keeps tile state between calls.
