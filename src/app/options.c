@@ -175,7 +175,7 @@ static const char *set_kernels(app_options *o, const char *v)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(v, &isa))
-        return "must be auto, scalar, avx2, avx512, neon or neon-dotprod";
+        return "must be auto, scalar, avx2, avx512, amx, neon or neon-dotprod";
     if (!kernels_isa_supported(isa))
         return "names kernels this CPU or this build cannot run";
     o->isa = isa;
@@ -364,7 +364,7 @@ const app_option options_table[] = {
      .help = "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      .set = set_weights},
     {.name = "kernels", .arg = "ISA", .config = true,
-     .help = "auto | scalar | avx2 | avx512 | neon | neon-dotprod (default auto)",
+     .help = "auto | scalar | avx2 | avx512 | amx | neon | neon-dotprod (default auto)",
      .set = set_kernels},
     {.name = "kv-cache", .arg = "TYPE", .config = true,
      .help = "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)", .set = set_kv_cache},

@@ -85,7 +85,7 @@ typedef struct {
     bool pieces;                 /* tokenize --pieces */
     tensor_type weights;         /* --weights q8_0|f32 */
     bool weights_given;          /* --weights was set (command line or config) */
-    kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512|neon|neon-dotprod */
+    kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512|amx|neon|neon-dotprod */
     transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */
     app_theme theme;             /* --theme; mono with --no-color or NO_COLOR */

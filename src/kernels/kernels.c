@@ -2,9 +2,10 @@
  * kernels.h); splits matrix products over OpenMP threads.
  *
  * Owns the chosen table: a copy of one instruction set's table (src/kernels/) whose
- * empty entries are filled from the scalar table, so every entry is callable. Knows
- * which tables this build has (configure defines HAVE_KERNELS_X86 when it builds the
- * x86 files, HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
+ * empty entries are filled from its base table, if it has one, then from the scalar
+ * table, so every entry is callable. Knows which tables this build has (configure
+ * defines HAVE_KERNELS_X86 when it builds the x86 files, HAVE_KERNELS_AMX the AMX one,
+ * HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
  * each whether the CPU can run it. Holds no kernel code besides the
  * fp32 attention written over the row kernels, for tables without their own. */
 #include "config.h"
@@ -23,6 +24,9 @@
 
 /* Every table this build has, best first. */
 static const kernel_table *const tables[] = {
+#ifdef HAVE_KERNELS_AMX
+    &kernels_x86_amx,
+#endif
 #ifdef HAVE_KERNELS_X86
     &kernels_x86_avx512,
     &kernels_x86_avx2,
@@ -57,6 +61,7 @@ const char *kernels_isa_name(kernels_isa isa)
     case KERNELS_AVX512: return "avx512-vnni";
     case KERNELS_NEON: return "neon";
     case KERNELS_NEON_DOTPROD: return "neon-dotprod";
+    case KERNELS_AMX: return "avx512-amx";
     default: return "?";
     }
 }
@@ -70,6 +75,7 @@ bool kernels_isa_parse(const char *name, kernels_isa *out)
         {"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},      {"avx2", KERNELS_AVX2},
         {"avx512", KERNELS_AVX512}, {"avx512-vnni", KERNELS_AVX512},
         {"neon", KERNELS_NEON},     {"neon-dotprod", KERNELS_NEON_DOTPROD},
+        {"amx", KERNELS_AMX},       {"avx512-amx", KERNELS_AMX},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {
@@ -108,20 +114,23 @@ static void attention_by_rows(float *out, size_t out_stride, float *att, size_t 
     }
 }
 
-kernels_isa kernels_init(kernels_isa wanted)
+/* The NULL entries of k taken from s; gemm_q8, matvec_q8b and attention_f32 too when
+ * `all` (from a base table: the scalar table's are not fallbacks for those). */
+static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
 {
-    const kernel_table *t = NULL;
-    if (wanted != KERNELS_AUTO && kernels_isa_supported(wanted))
-        t = table_of(wanted);
-    for (int i = 0; !t && i < N_TABLES; i++)
-        if (tables[i]->cpu_supports())
-            t = tables[i];
-
-    kernel_table k = *t;
-    const kernel_table *s = &kernels_scalar;
 #define FILL(entry)                                                                       \
-    if (!k.entry)                                                                         \
-        k.entry = s->entry;
+    if (!k->entry)                                                                        \
+        k->entry = s->entry;
+    if (all) {
+        if (!k->gemm_q8) { /* with the pack it reads and its row block */
+            k->gemm_q8 = s->gemm_q8;
+            k->gemm_signed = s->gemm_signed;
+            k->gemm_rows = s->gemm_rows;
+        }
+        FILL(matvec_q8b)
+        FILL(attention_f32)
+        FILL(gemm_mins)
+    }
     FILL(rows_q8)
     FILL(rows_f32)
     FILL(dot_q8)
@@ -140,11 +149,30 @@ kernels_isa kernels_init(kernels_isa wanted)
     FILL(dot_blocks[GGML_TYPE_Q5_K])
     FILL(dot_blocks[GGML_TYPE_Q6_K])
 #undef FILL
+}
+
+kernels_isa kernels_init_table(const kernel_table *t)
+{
+    kernel_table k = *t;
+    if (t->base)
+        fill_entries(&k, t->base, true);
+    fill_entries(&k, &kernels_scalar, false);
     if (!k.attention_f32)
         k.attention_f32 = attention_by_rows;
     active = k;
     __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
     return k.isa;
+}
+
+kernels_isa kernels_init(kernels_isa wanted)
+{
+    const kernel_table *t = NULL;
+    if (wanted != KERNELS_AUTO && kernels_isa_supported(wanted))
+        t = table_of(wanted);
+    for (int i = 0; !t && i < N_TABLES; i++)
+        if (tables[i]->cpu_supports())
+            t = tables[i];
+    return kernels_init_table(t);
 }
 
 /* First use without kernels_init picks the best kernels; safe inside parallel regions
@@ -384,6 +412,7 @@ int kernels_row_block(void)
 static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 {
     const int stride = p->stride, groups = stride / p->group;
+    const uint32_t offset = p->signed_x ? 0 : 0x80808080u; /* the bytes of a zero value */
     for (int b = b0; b < b1; b++) {
         uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
         float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
@@ -391,7 +420,7 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
             int t = b * GEMM_VECS + v;
             if (t >= p->n) {
                 for (int k = 0; k < stride / 4; k++)
-                    memset(dst + ((size_t)k * GEMM_VECS + v) * 4, 0x80, 4);
+                    memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &offset, 4);
                 for (int g = 0; g < groups; g++)
                     ds[g * GEMM_VECS + v] = 0.0f;
                 continue;
@@ -400,7 +429,7 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
             for (int k = 0; k < stride / 4; k++) {
                 uint32_t piece;
                 memcpy(&piece, src + 4 * k, 4);
-                piece ^= 0x80808080u; /* x + 128 as unsigned bytes */
+                piece ^= offset; /* x + 128 as unsigned bytes, or x */
                 memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &piece, 4);
             }
             for (int g = 0; g < groups; g++)
@@ -409,9 +438,10 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
     }
 }
 
-/* The packing buffer of the calling thread, grown to hold n vectors of stride values;
- * NULL when out of memory. Kept between calls: prefill packs once per matrix. */
-static gemm_pack *gemm_pack_for(int n, int stride, int group)
+/* The packing buffer of the calling thread, grown to hold n vectors of stride values
+ * (as signed x when signed_x); NULL when out of memory. Kept between calls: prefill packs
+ * once per matrix. */
+static gemm_pack *gemm_pack_for(int n, int stride, int group, bool signed_x)
 {
     static _Thread_local gemm_pack pack;
     static _Thread_local size_t q_cap, s_cap;
@@ -434,6 +464,7 @@ static gemm_pack *gemm_pack_for(int n, int stride, int group)
     pack.blocks = blocks;
     pack.stride = stride;
     pack.group = group;
+    pack.signed_x = signed_x;
     return &pack;
 }
 
@@ -484,26 +515,47 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
     }
 }
 
+/* out[v * ldo + i] += part[v * ld + i] for v < n, i < nr; vectorized by the compiler
+ * when nr is BLOCK_ROWS_CONVERTED (a fixed trip count, restrict pointers). */
+static void add_rows(float *restrict out, size_t ldo, const float *restrict part, size_t ld,
+                     int n, int nr)
+{
+    for (int v = 0; v < n; v++) {
+        float *restrict o = out + (size_t)v * ldo;
+        const float *restrict a = part + (size_t)v * ld;
+        if (nr == BLOCK_ROWS_CONVERTED)
+            for (int i = 0; i < BLOCK_ROWS_CONVERTED; i++)
+                o[i] += a[i];
+        else
+            for (int i = 0; i < nr; i++)
+                o[i] += a[i];
+    }
+}
+
 /* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (kernels_unpack_row)
  * in the calling thread's buffers, multiplied by the packed vectors with the GEMM kernel;
- * the mins' part (Σ_g min · xsum) and Q6_K's second part are added after. */
+ * the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's second
+ * part are added after. */
 static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
                              const float *xsum, int r0, int r1)
 {
     enum { ROWS = BLOCK_ROWS_CONVERTED };
     static _Thread_local int8_t *q;
-    static _Thread_local float *scale, *min, *part;
+    static _Thread_local float *scale, *min, *min_t, *part;
     static _Thread_local size_t cap, part_cap;
     const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
+    const kernel_table *k = kernels_active();
     size_t values = (size_t)ROWS * cols;
     if (values > cap) {
         free(q);
         free(scale);
         free(min);
+        free(min_t);
         q = aligned_alloc(64, (values + 63) / 64 * 64);
         scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
         min = malloc(sizeof(float) * (values / QUANT_BLOCK));
-        cap = q && scale && min ? values : 0;
+        min_t = aligned_alloc(64, sizeof(float) * (values / QUANT_BLOCK));
+        cap = q && scale && min && min_t ? values : 0;
     }
     if ((size_t)n * ROWS > part_cap) {
         free(part);
@@ -529,18 +581,20 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
                            .stride = cols, .group = QUANT_BLOCK, .q = q, .scale = scale};
-            kernels_active()->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
-            for (int v = 0; part_i && v < n; v++)
-                for (int i = 0; i < nr; i++)
-                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+            k->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
+            if (part_i)
+                add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
-        if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
+        if (mins && k->gemm_mins) { /* the table's outer product over min_t */
+            for (int g = 0; g < groups; g++)
+                for (int i = 0; i < ROWS; i++)
+                    min_t[(size_t)g * ROWS + i] = i < nr ? min[(size_t)i * groups + g] : 0.0f;
+            k->gemm_mins(out + r, (size_t)w->rows, min_t, groups, xsum, n, nr);
+        } else if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
             tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
                         .f = min};
-            kernels_active()->rows_f32(part, &m, xsum, n, 0, nr);
-            for (int v = 0; v < n; v++)
-                for (int i = 0; i < nr; i++)
-                    out[(size_t)v * w->rows + r + i] += part[(size_t)v * ROWS + i];
+            k->rows_f32(part, &m, xsum, n, 0, nr);
+            add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
     }
 }
@@ -550,7 +604,7 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
     const kernel_table *k = kernels_active();
     gemm_pack *p = NULL;
     if (tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
-        p = gemm_pack_for(n, w->stride, w->group);
+        p = gemm_pack_for(n, w->stride, w->group, k->gemm_signed);
     if (!p) {
         kernels_matmul(out, w, x, xq, n);
         return;
@@ -568,8 +622,11 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 #pragma omp for schedule(static)
         for (int b = 0; b < p->blocks; b++)
             gemm_pack_blocks(p, xq, b, b + 1);
-        /* row ranges as in kernels_matmul, big ones first */
+        /* row ranges as in kernels_matmul, big ones first, in whole row blocks of the
+         * GEMM kernel when it names one */
         int per = range_rows(rows, nt);
+        if (k->gemm_rows > 1)
+            per = (per + k->gemm_rows - 1) / k->gemm_rows * k->gemm_rows;
         int ranges = (rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {

@@ -4,9 +4,9 @@
  * instruction set they run on.
  *
  * One table of kernels per instruction set (src/kernels/: scalar.c, the plain-C
- * reference that always builds; x86-avx2.c and x86-avx512.c, or arm-neon.c and
- * arm-neon-dotprod.c, when configure builds them); kernels_init picks one table at start, the best the CPU supports unless told
- * otherwise. Every SIMD kernel has its plain-C twin in the scalar table, and tests
+ * reference that always builds; x86-avx2.c, x86-avx512.c and x86-amx.c, or arm-neon.c
+ * and arm-neon-dotprod.c, when configure builds them); kernels_init picks one table at
+ * start, the best the CPU supports unless told otherwise. Every SIMD kernel has its plain-C twin in the scalar table, and tests
  * compare them. kernels_matmul / kernels_matvec split their rows over OpenMP threads
  * themselves (call them from outside any parallel region); every other function here
  * runs on the calling thread only, for callers that run their own parallel region.
@@ -27,6 +27,7 @@ typedef enum {
     KERNELS_AVX512,     /* x86-64 AVX-512 F/BW/VL + VNNI */
     KERNELS_NEON,       /* AArch64 Advanced SIMD */
     KERNELS_NEON_DOTPROD, /* AArch64 Advanced SIMD + the Armv8.2 dot product (sdot) */
+    KERNELS_AMX,        /* x86-64 AVX-512 VNNI, the prefill GEMM on AMX-INT8 tiles */
     KERNELS_COUNT
 } kernels_isa;
 
@@ -35,13 +36,13 @@ typedef enum {
  * actually chosen. Safe to call more than once (not while kernels run). Without a call,
  * the first kernel used chooses KERNELS_AUTO. */
 kernels_isa kernels_init(kernels_isa wanted);
-/* "auto", "scalar", "avx2", "avx512-vnni", "neon", "neon-dotprod". */
+/* "auto", "scalar", "avx2", "avx512-vnni", "neon", "neon-dotprod", "avx512-amx". */
 const char *kernels_isa_name(kernels_isa isa);
 /* True when this build has the set and this CPU can run it (AUTO and SCALAR always). */
 bool kernels_isa_supported(kernels_isa isa);
 /* Parses a set's name as --kernels takes it: auto, scalar, avx2, avx512 (or
- * avx512-vnni), neon, neon-dotprod. Returns false, leaving *out alone, for anything
- * else. */
+ * avx512-vnni), neon, neon-dotprod, amx (or avx512-amx). Returns false, leaving *out
+ * alone, for anything else. */
 bool kernels_isa_parse(const char *name, kernels_isa *out);
 
 /* How the matrix kernels prefetch the weights they stream ahead of use (kernels/

@@ -188,8 +188,8 @@ float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
 /* Loops below have fixed trip counts and no branches, so that the compiler vectorizes
  * them: prefill decodes every row once per batch, and the GEMM kernel is fast enough
  * for this decoding to matter. */
-static void unpack_k45(const uint8_t *row, int cols, bool five, int8_t *q, float *scale,
-                       float *min)
+static void unpack_k45(const uint8_t *restrict row, int cols, bool five, int8_t *restrict q,
+                       float *restrict scale, float *restrict min)
 {
     const size_t bytes = five ? 176 : 144;
     for (int b = 0; b < cols / 256; b++, row += bytes) {
@@ -220,7 +220,8 @@ static void unpack_k45(const uint8_t *row, int cols, bool five, int8_t *q, float
 
 /* Q6_K's groups hold two 16-value sub-blocks with their own scales: part 0 keeps the
  * first sub-block of every group (zeros in the second), part 1 the second. */
-static void unpack_q6_k(const uint8_t *row, int cols, int part, int8_t *q, float *scale)
+static void unpack_q6_k(const uint8_t *restrict row, int cols, int part, int8_t *restrict q,
+                        float *restrict scale)
 {
     for (int b = 0; b < cols / 256; b++, row += 210) {
         const int8_t *sc = (const int8_t *)(row + 192);

@@ -4,12 +4,13 @@
  * One table per instruction set: kernels_scalar (plain C, always built: the reference
  * every other table is tested against) and, when configure builds them, the x86 tables
  * or the AArch64 ones.
- * src/kernels.c picks one table at start. An entry left NULL falls back to the scalar
- * table's entry (kernels_attention_f32: to the one-query-at-a-time loop over the chosen
- * table's own row kernels), except gemm_q8 (without one, kernels_gemm is
- * kernels_matmul) and matvec_q8b (without one, Q8_0_BLOCKS rows are made Q8_0 a few at
- * a time for rows_q8). Every kernel is single-threaded: src/kernels.c splits the
- * work over threads. */
+ * src/kernels.c picks one table at start. A table with a base (the AMX one: its base
+ * is the AVX-512 table) takes every entry it leaves NULL from the base first. An entry
+ * still NULL falls back to the scalar table's entry (kernels_attention_f32: to the
+ * one-query-at-a-time loop over the chosen table's own row kernels), except gemm_q8
+ * (without one, kernels_gemm is kernels_matmul) and matvec_q8b (without one,
+ * Q8_0_BLOCKS rows are made Q8_0 a few at a time for rows_q8). Every kernel is
+ * single-threaded: src/kernels.c splits the work over threads. */
 #ifndef LLMCHAT_KERNELS_TABLE_H
 #define LLMCHAT_KERNELS_TABLE_H
 
@@ -29,17 +30,21 @@ enum { BLOCK_ROWS = 4, BLOCK_VECS = 4, TILE_VECS = 64 };
 
 /* Activations packed for the GEMM kernels (prefill): vectors in blocks of GEMM_VECS,
  * the last block padded with zero vectors. In block b the vectors' 4-byte pieces are
- * interleaved and offset to unsigned, so that one 64-byte load holds piece k of all 16:
+ * interleaved and offset to unsigned, so that one 64-byte load holds piece k of all 16
+ * (which is also the layout of an AMX B tile: 4-byte pieces down, vectors across):
  *   q[((b * (stride / 4) + k) * GEMM_VECS + v) * 4 + j] = x[b * GEMM_VECS + v][4k + j] + 128
  *   scale[(b * groups + g) * GEMM_VECS + v]         = that vector's scale of group g
  * (0 for padding). A kernel sums (x + 128) * w exactly in int32 over a group and takes
  * 128 * Σ w of the group away, then adds the group's int32 sum times x's and w's scales
- * to a float accumulator, groups in order: so every kernel gives the same bits. */
+ * to a float accumulator, groups in order: so every kernel gives the same bits.
+ * For a table with gemm_signed (AMX: signed by signed products) q holds x itself as
+ * int8, signed_x is set and the int32 sum is Σ x * w directly: the same integer. */
 enum { GEMM_VECS = 16 };
 typedef struct {
     int n;          /* vectors */
     int blocks;     /* ceil(n / GEMM_VECS) */
     int stride, group;
+    bool signed_x;  /* q holds x (int8), not x + 128 */
     uint8_t *q;     /* (blocks, stride / 4, GEMM_VECS, 4) */
     float *scale;   /* (blocks, stride / group, GEMM_VECS) */
 } gemm_pack;
@@ -58,10 +63,13 @@ typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float 
 /* Entries of a table's dot_blocks: indexed by ggml type number, up to Q6_K. */
 enum { BLOCKS_TYPES = GGML_TYPE_Q6_K + 1 };
 
-typedef struct {
+typedef struct kernel_table kernel_table;
+struct kernel_table {
     kernels_isa isa;
     const char *name;          /* as printed and as --kernels takes it */
     bool (*cpu_supports)(void);
+    /* The table whose entries this one's NULL entries take (NULL: none). */
+    const kernel_table *base;
 
     /* out[v * w->rows + r] = w[r] · vector v of xq, r in [r0, r1), v in [0, n); w is
      * Q8_0 with a group that is a multiple of 32. */
@@ -69,6 +77,16 @@ typedef struct {
     /* The same from packed activations (all of xp's vectors): the prefill GEMM. w is
      * Q8_0 (kernels.c hands Q8_0_BLOCKS tensors over a few rows at a time, made Q8_0). */
     void (*gemm_q8)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+    /* gemm_q8 reads packs of signed x (gemm_pack's signed_x): kernels_gemm packs so. */
+    bool gemm_signed;
+    /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
+     * whole blocks of them, but the last. */
+    int gemm_rows;
+    /* The prefill's mins part for the block types with mins, for a block of nr <= 16
+     * rows: out[v * ldo + i] += Σ_g xsum[v * groups + g] · min_t[g * 16 + i] for v < n,
+     * i < nr (min_t: the rows' mins group by group). NULL: rows_f32, then an add. */
+    void (*gemm_mins)(float *out, size_t ldo, const float *min_t, int groups,
+                      const float *xsum, int n, int nr);
     /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
      * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other
      * products of Q8_0_BLOCKS tensors go through rows_q8 and gemm_q8, a few rows at a
@@ -101,15 +119,21 @@ typedef struct {
     void (*attention_q8)(float *out, float *att, const float *q, const int8_t *k,
                          const float *ks, const int8_t *v, const float *vs, int n_keys, int hs,
                          float scale);
-} kernel_table;
+};
 
 /* The chosen table (chosen by kernels_init, or on first use). */
 const kernel_table *kernels_active(void);
+/* For tests: makes t the chosen table, its empty entries filled as kernels_init fills
+ * them, whatever the CPU (the caller has checked t->cpu_supports). Returns t->isa. */
+kernels_isa kernels_init_table(const kernel_table *t);
 
 extern const kernel_table kernels_scalar;
 #ifdef HAVE_KERNELS_X86
 extern const kernel_table kernels_x86_avx2;
 extern const kernel_table kernels_x86_avx512;
+#endif
+#ifdef HAVE_KERNELS_AMX
+extern const kernel_table kernels_x86_amx;
 #endif
 #ifdef HAVE_KERNELS_ARM
 extern const kernel_table kernels_arm_neon;

@@ -1041,6 +1041,7 @@ const kernel_table kernels_x86_avx512 = {
     .cpu_supports = avx512_supported,
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,
+    .gemm_mins = kernels_avx512_gemm_mins,
     .matvec_q8b = matvec_q8b_avx512,
     .dot_blocks =
         {

@@ -1,0 +1,352 @@
+/* test_kernels_amx.c — the AMX prefill GEMM (src/kernels/x86-amx.c): kernels_gemm with
+ * the AMX table gives the bits of the plain-C GEMM (Q8_0 weights, 16 vectors and more)
+ * and of the AVX-512 VNNI table (every product: Q8_0 with fewer vectors than a GEMM
+ * takes, Q8_0_BLOCKS rows made Q8_0 a few at a time, the ggml block types made exact
+ * Q8_0 16 rows at a time, whose mins and second parts both tables add with the same
+ * AVX-512 kernels).
+ *
+ * Shapes: rows that are not a multiple of 16 (and ranges whose last block is short,
+ * which reconfigures the tiles), vector counts around the 16-vector blocks (15, 16, 17,
+ * 31, 33, 70), groups of 32, 64, 96, 128 and 160 (A tiles of 32 or 64 bytes, one to
+ * five of them a group), batches past the 512 KiB vector tile, on the test's two
+ * OpenMP threads (each configures its own tiles).
+ *
+ * Twice: on software tiles (this program compiles its own x86-amx.c with
+ * -DLLMCHAT_AMX_EMULATE: kernels/x86-amx-emulation.h, the SDM's semantics and its
+ * faults), which needs only AVX-512 VNNI for the epilogue; and on the CPU's tiles where
+ * the CPU, the OS and Linux give them (kernels_amx_probe), where the software tiles are
+ * also checked against the CPU's, instruction by instruction. Where they do not, the log
+ * says "skipped: no AMX (...)" with what CPUID, XCR0 and arch_prctl said, and no test
+ * is counted for the hardware; with neither, the program exits 77 (skipped). */
+#include "config.h"
+
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ggml_type.h"
+#include "kernels.h"
+#include "quant.h"
+#include "table.h"
+#include "x86-amx.h"
+
+static uint64_t rng_state;
+
+static uint32_t rng_u32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+static float rng_f(void)
+{
+    return (float)(rng_u32() % 2000001) / 1000000.0f - 1.0f;
+}
+
+/* The table under test (software or hardware tiles), made active by use_amx. */
+static const kernel_table *amx_table;
+
+static void use_amx(void)
+{
+    if (amx_table == &kernels_x86_amx_emulated)
+        ck_assert_int_eq(kernels_init_table(amx_table), KERNELS_AMX);
+    else
+        ck_assert_int_eq(kernels_init(KERNELS_AMX), KERNELS_AMX);
+}
+
+/* out (n, w->rows) of kernels_gemm on table `isa` (KERNELS_AMX: the table under test),
+ * every value NaN before. */
+static void gemm_on(kernels_isa isa, float *out, const tensor *w, const qbatch *xq, int n)
+{
+    for (size_t i = 0; i < (size_t)n * w->rows; i++)
+        out[i] = NAN;
+    if (isa == KERNELS_AMX)
+        use_amx();
+    else
+        ck_assert_int_eq(kernels_init(isa), isa);
+    kernels_gemm(out, w, NULL, xq, n);
+    kernels_init(KERNELS_AUTO);
+}
+
+/* kernels_gemm of w with n random vectors: the AMX table's bits are those of the
+ * AVX-512 table and, when `scalar_bits`, of the scalar table. */
+static void check_same_bits(const tensor *w, int n, bool scalar_bits, const char *what)
+{
+    int len = w->cols;
+    float *x = malloc(sizeof(float) * (size_t)n * len);
+    for (size_t i = 0; i < (size_t)n * len; i++)
+        x[i] = 2.0f * rng_f();
+    qbatch *xq = qbatch_new(n, len, w->group);
+    ck_assert_ptr_nonnull(xq);
+    qbatch_quantize(xq, x, n);
+    size_t outs = (size_t)n * w->rows;
+    float *got = malloc(sizeof(float) * outs), *want = malloc(sizeof(float) * outs);
+    gemm_on(KERNELS_AMX, got, w, xq, n);
+    for (int ref = 0; ref < 2; ref++) {
+        kernels_isa isa = ref ? KERNELS_SCALAR : KERNELS_AVX512;
+        if (ref && !scalar_bits)
+            continue;
+        gemm_on(isa, want, w, xq, n);
+        for (size_t o = 0; o < outs; o++)
+            ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,
+                          "%s %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s gives %.9g",
+                          amx_table->name, what, n, o, o / w->rows, o % w->rows, got[o],
+                          kernels_isa_name(isa), want[o]);
+    }
+    free(x);
+    free(got);
+    free(want);
+    qbatch_free(xq);
+}
+
+/* A random Q8_0 tensor (quantized from values in [-0.5, 0.5]). */
+typedef struct {
+    tensor t;
+    int8_t *q;
+    float *scale;
+} q8_tensor;
+
+static q8_tensor q8_new(int rows, int cols, int group)
+{
+    q8_tensor w;
+    int stride = quant_stride(cols, group);
+    float *f = malloc(sizeof(float) * cols);
+    w.q = malloc((size_t)rows * stride);
+    w.scale = malloc(sizeof(float) * (size_t)rows * (stride / group));
+    for (int r = 0; r < rows; r++) {
+        for (int i = 0; i < cols; i++)
+            f[i] = 0.5f * rng_f();
+        quant_quantize_row(w.q + (size_t)r * stride, w.scale + (size_t)r * (stride / group), f,
+                           cols, stride, group);
+    }
+    free(f);
+    w.t = (tensor){.type = TENSOR_Q8_0, .rows = rows, .cols = cols, .stride = stride,
+                   .group = group, .q = w.q, .scale = w.scale};
+    return w;
+}
+
+static void q8_free(q8_tensor *w)
+{
+    free(w->q);
+    free(w->scale);
+}
+
+START_TEST(test_q8_shapes)
+{
+    rng_state = 0x5851f42d4c957f2dull;
+    static const int shapes[][3] = {
+        /* rows, cols, group */
+        {1, 32, 32},    {7, 64, 32},    {16, 256, 32}, {17, 96, 32},  {61, 288, 32},
+        {13, 288, 64},  {37, 768, 64},  {3, 96, 96},   {9, 320, 160}, {18, 512, 128},
+        {40, 2048, 32}, {5, 2048, 64},  {33, 1376, 32}, {64, 200, 32},
+    };
+    static const int ns[] = {15, 16, 17, 31, 33, 70};
+    char what[64];
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        q8_tensor w = q8_new(shapes[s][0], shapes[s][1], shapes[s][2]);
+        snprintf(what, sizeof what, "Q8_0 %dx%d group %d", shapes[s][0], shapes[s][1],
+                 shapes[s][2]);
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            check_same_bits(&w.t, ns[i], ns[i] >= 16, what);
+        q8_free(&w);
+    }
+}
+END_TEST
+
+/* Batches past the vector tile (512 KiB of packed values), and a last row range of 24
+ * rows (760 rows in ranges of 32 on two threads: a block of 16, then one of 8, the tiles
+ * configured again, twice per vector tile). */
+START_TEST(test_q8_large)
+{
+    rng_state = 0x2545f4914f6cdd1dull;
+    q8_tensor a = q8_new(760, 4096, 32);
+    check_same_bits(&a.t, 150, true, "Q8_0 760x4096 group 32");
+    q8_free(&a);
+    q8_tensor b = q8_new(300, 768, 64);
+    check_same_bits(&b.t, 300, true, "Q8_0 300x768 group 64");
+    q8_free(&b);
+}
+END_TEST
+
+/* Q8_0_BLOCKS: ggml's 34-byte blocks, half scales of about 2^-8. */
+START_TEST(test_q8_blocks)
+{
+    rng_state = 0x9e3779b97f4a7c15ull;
+    static const int shapes[][2] = {{9, 64}, {37, 96}, {20, 768}, {33, 2080}};
+    static const int ns[] = {16, 33};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1], blocks = rows * (cols / 32);
+        uint8_t *b = malloc((size_t)blocks * QUANT_BLOCK_BYTES);
+        for (int i = 0; i < blocks; i++) {
+            uint8_t *blk = b + (size_t)i * QUANT_BLOCK_BYTES;
+            uint16_t h = ggml_f32_to_fp16(ldexpf(1.0f + 0.5f * rng_f(), -8));
+            memcpy(blk, &h, 2);
+            for (int j = 0; j < 32; j++)
+                blk[2 + j] = (uint8_t)(int8_t)((int)(rng_u32() % 255) - 127);
+        }
+        tensor w = {.type = TENSOR_Q8_0_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                    .group = 32, .blocks = b};
+        char what[64];
+        snprintf(what, sizeof what, "Q8_0_BLOCKS %dx%d", rows, cols);
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            check_same_bits(&w, ns[i], true, what);
+        free(b);
+    }
+}
+END_TEST
+
+/* The ggml block types through kernels_gemm's BLOCKS path: random bytes, every half (d,
+ * dmin, Q6_K's d) about 2^-8. */
+START_TEST(test_block_types)
+{
+    static const struct {
+        ggml_type type;
+        int halves[2]; /* byte offsets of the block's halves, -1: none */
+    } types[] = {
+        {GGML_TYPE_Q4_0, {0, -1}}, {GGML_TYPE_Q5_1, {0, 2}}, {GGML_TYPE_Q4_K, {0, 2}},
+        {GGML_TYPE_Q5_K, {0, 2}},  {GGML_TYPE_Q6_K, {208, -1}},
+    };
+    static const int shapes[][2] = {{5, 256}, {17, 512}, {40, 2048}};
+    static const int ns[] = {16, 17, 70};
+    rng_state = 0x1f83d9abfb41bd6bull + (uint64_t)_i;
+    ggml_type type = types[_i].type;
+    const ggml_type_info *info = ggml_type_get(type);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        size_t row_bytes = (size_t)cols / info->block * info->bytes;
+        uint8_t *b = malloc(row_bytes * rows);
+        for (size_t i = 0; i < row_bytes * rows; i++)
+            b[i] = (uint8_t)rng_u32();
+        for (size_t blk = 0; blk < row_bytes * rows / info->bytes; blk++)
+            for (int h = 0; h < 2; h++)
+                if (types[_i].halves[h] >= 0) {
+                    uint16_t v = ggml_f32_to_fp16(ldexpf(1.0f + 0.5f * rng_f(), -8));
+                    memcpy(b + blk * info->bytes + types[_i].halves[h], &v, 2);
+                }
+        tensor w = {.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                    .group = 32, .blocks = b, .btype = (int)type, .row_bytes = row_bytes};
+        char what[64];
+        snprintf(what, sizeof what, "%s %dx%d", ggml_type_name(type), rows, cols);
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            check_same_bits(&w, ns[i], false, what);
+        free(b);
+    }
+}
+END_TEST
+
+#ifdef HAVE_KERNELS_AMX
+#include "x86-amx-emulation.h"
+
+/* The software tiles against the CPU's: random shapes (M rows, K bytes of A, N bytes of
+ * C), random bytes (and all -128), C loaded with random sums first; TDPBSSD on both,
+ * the same bytes out. What makes the software-tile runs of this test worth their pass
+ * on CPUs without AMX. */
+START_TEST(test_emulation_matches_hardware)
+{
+    rng_state = 0x94d049bb133111ebull;
+    _Alignas(64) int8_t a[16 * 64], b[16 * 64];
+    _Alignas(64) int32_t c0[256], hw[256], sw[256];
+    for (int it = 0; it < 500; it++) {
+        int m = 1 + (int)(rng_u32() % 16), k = 4 * (1 + (int)(rng_u32() % 16)),
+            n = 4 * (1 + (int)(rng_u32() % 16));
+        uint8_t cfg[64] = {1};
+        uint16_t colsb[16] = {(uint16_t)k, (uint16_t)n, (uint16_t)n};
+        uint8_t rows[16] = {(uint8_t)m, (uint8_t)(k / 4), (uint8_t)m};
+        memcpy(cfg + 16, colsb, sizeof colsb);
+        memcpy(cfg + 48, rows, sizeof rows);
+        for (int i = 0; i < 16 * 64; i++) {
+            a[i] = it % 7 ? (int8_t)rng_u32() : -128;
+            b[i] = it % 7 ? (int8_t)rng_u32() : -128;
+        }
+        for (int i = 0; i < 256; i++)
+            c0[i] = (int32_t)rng_u32();
+        memcpy(hw, c0, sizeof hw);
+        memcpy(sw, c0, sizeof sw);
+        __asm__ volatile("ldtilecfg %0" ::"m"(*(const uint8_t(*)[64])cfg));
+        __asm__ volatile("tileloadd (%0,%1,1), %%tmm0" ::"r"(a), "r"(64L) : "memory");
+        __asm__ volatile("tileloadd (%0,%1,1), %%tmm1" ::"r"(b), "r"(64L) : "memory");
+        __asm__ volatile("tileloadd (%0,%1,1), %%tmm2" ::"r"(hw), "r"(64L) : "memory");
+        __asm__ volatile("tdpbssd %%tmm1, %%tmm0, %%tmm2" ::);
+        __asm__ volatile("tilestored %%tmm2, (%0,%1,1)" ::"r"(hw), "r"(64L) : "memory");
+        __asm__ volatile("tilerelease" ::);
+        emu_loadconfig(cfg);
+        emu_load(0, a, 64);
+        emu_load(1, b, 64);
+        emu_load(2, sw, 64);
+        emu_dpbssd(2, 0, 1);
+        emu_store(2, sw, 64);
+        emu_release();
+        for (int i = 0; i < 256; i++)
+            ck_assert_msg(hw[i] == sw[i],
+                          "M %d, K %d bytes, N %d bytes: C[%d][%d] is %d on the CPU's tiles, %d on "
+                          "the software ones", m, k, n, i / 16, i % 16, hw[i], sw[i]);
+    }
+}
+END_TEST
+#endif
+
+/* The emulated table's tcase runs with amx_table set to it, the hardware one's with
+ * the real table. */
+static void use_emulated(void)
+{
+    amx_table = &kernels_x86_amx_emulated;
+}
+
+#ifdef HAVE_KERNELS_AMX
+static void use_hardware(void)
+{
+    amx_table = &kernels_x86_amx;
+}
+#endif
+
+static TCase *amx_tcase(const char *name, void (*setup)(void))
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, 300);
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_q8_shapes);
+    tcase_add_test(tc, test_q8_large);
+    tcase_add_test(tc, test_q8_blocks);
+    tcase_add_loop_test(tc, test_block_types, 0, 5);
+    return tc;
+}
+
+int main(void)
+{
+    Suite *s = suite_create("kernels_amx");
+    int cases = 0;
+    char why[400];
+    kernels_amx_describe(why, sizeof why);
+    if (kernels_x86_amx_emulated.cpu_supports()) {
+        suite_add_tcase(s, amx_tcase("emulated", use_emulated));
+        cases++;
+    } else {
+        printf("test_kernels_amx: software tiles skipped: no AVX-512 VNNI for the epilogue "
+               "(%s)\n", why);
+    }
+#ifdef HAVE_KERNELS_AMX
+    if (kernels_isa_supported(KERNELS_AMX)) {
+        printf("test_kernels_amx: hardware tiles: %s\n", why);
+        TCase *tc = amx_tcase("hardware", use_hardware);
+        tcase_add_test(tc, test_emulation_matches_hardware);
+        suite_add_tcase(s, tc);
+        cases++;
+    } else {
+        printf("test_kernels_amx: hardware tiles skipped: no AMX (%s)\n", why);
+    }
+#else
+    printf("test_kernels_amx: hardware tiles skipped: this build has no AMX table (the "
+           "assembler does not know the tile instructions; %s)\n", why);
+#endif
+    fflush(stdout);
+    if (!cases)
+        return 77; /* automake's "skipped" */
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
