@@ -1,10 +1,11 @@
 /* options.c — the option table, and the command line, config file and environment
  * that go through it (see options.h and man/llmchat.1, OPTIONS).
  *
- * Owns: every option's parsing and checking (one setter per option), the --help text,
- * the order in which the config file, the environment and the command line apply.
- * Does not: find the model (main.c does, with model_source telling it where to look),
- * or read the config file's syntax (config_file.c). A bad value on the command line is
+ * Owns: every option's parsing and checking (one setter per option; the live
+ * settings' rows are made from settings_table and parsed by settings.c), the --help
+ * text, the order in which the config file, the environment and the command line
+ * apply. Does not: find the model (discover.c does, with model_source telling it where
+ * to look), or read the config file's syntax (config_file.c). A bad value on the command line is
  * a usage error (exit status 2); in the config file it is a warning naming the file and
  * line, and the setting keeps its earlier value. */
 #include "options.h"

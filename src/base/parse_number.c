@@ -36,18 +36,6 @@ static const char *c_decimal(const char *text, char *buf, size_t size)
     return buf;
 }
 
-bool parse_double(const char *text, double *out)
-{
-    char buf[128], *end;
-    const char *s = c_decimal(text, buf, sizeof buf);
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
-}
-
 bool parse_float(const char *text, float *out)
 {
     char buf[128], *end;

@@ -17,9 +17,6 @@ bool parse_int(const char *text, long min, long max, int *out);
  * out of the float's range. */
 bool parse_float(const char *text, float *out);
 
-/* The same for a double. */
-bool parse_double(const char *text, double *out);
-
 /* A base-10 integer from 0 to UINT64_MAX, digits only (no sign, no blanks). */
 bool parse_u64(const char *text, uint64_t *out);
 

@@ -1,5 +1,5 @@
-/* tui.c — the curses debugger-chat: sets up the terminal, the engine and the chat,
- * and runs the main loop. With --view (tui_view) the same panes run over a trace
+/* tui.c — the curses debugger-chat: sets up the terminal and runs the main loop over
+ * the session's engine and chat. With --view (tui_view) the same panes run over a trace
  * read back (view.c) with no engine and no chat: keys and lines that would generate
  * or steer say "read-only" in the status line.
  *
@@ -12,8 +12,9 @@
  * reports at exit how much of the reply time went to drawing and keys (benchmarks).
  * 'p' pauses replies and 'n' then advances them one token at a time; Backspace, 'r',
  * the digits and /force steer the newest reply by hand (steer.c).
- * Owns the engine, the chat, the optional trace, the curses windows and the panes
- * (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
+ * Drives the engine and the chat of the session main.c opened for it (session.h:
+ * also the trace, autosave and the signal handlers); owns the curses windows and the
+ * panes (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
  * and actions), the input line, the status line and the help overlay. The loop hands
  * each key to actions.c, which looks it up in the key table (keys.c) and runs its
  * action or the focused pane's; slash commands (command.c) run here through the
