@@ -113,11 +113,11 @@ START_TEST(test_format_round_trips)
     for (char *pair = strtok_r(copy, " ", &save); pair; pair = strtok_r(NULL, " ", &save)) {
         char *value = strtok_r(NULL, " ", &save);
         ck_assert_ptr_nonnull(value);
-        ck_assert_str_eq(pair, settings_names[names++]);
+        ck_assert_str_eq(pair, settings_table[names++].name);
         ck_assert_ptr_null(settings_apply(&t, pair, value));
     }
     free(copy);
-    ck_assert_ptr_null(settings_names[names]);
+    ck_assert_ptr_null(settings_table[names].name);
     ck_assert(same(&s, &t));
     settings_format_short(&s.sampler, text, sizeof text);
     ck_assert_str_eq(text, "T 0.25 k 7 p 0.9");

@@ -37,9 +37,10 @@ static char *absolute(const char *path)
     return real ? real : strdup(path);
 }
 
-llm_status autosave_chat_to_file(const chat *c, const app_options *o, bool all, chatfile *cf,
-                            llm_err *err)
+llm_status autosave_chat_to_file(const session *s, bool all, chatfile *cf, llm_err *err)
 {
+    const chat *c = s->c;
+    const app_options *o = s->o;
     llm_status st = chat_to_file(c, cf, err);
     if (st == LLM_OK && all && (st = chat_branches_to_file(c, cf, err)) != LLM_OK)
         chatfile_clear(cf);
@@ -57,15 +58,14 @@ llm_status autosave_chat_to_file(const chat *c, const app_options *o, bool all, 
     cf->model = model_path;
     free(cf->tokenizer);
     cf->tokenizer = tok_path;
-    cf->steps = o->steps > 0 ? o->steps : 0;
+    cf->steps = s->steps;
     return LLM_OK;
 }
 
-llm_status autosave_save_chat(const chat *c, const app_options *o, const char *path, bool all,
-                         llm_err *err)
+llm_status autosave_save_chat(const session *s, const char *path, bool all, llm_err *err)
 {
     chatfile cf;
-    llm_status st = autosave_chat_to_file(c, o, all, &cf, err);
+    llm_status st = autosave_chat_to_file(s, all, &cf, err);
     if (st == LLM_OK)
         st = chatfile_write(&cf, path, err);
     chatfile_clear(&cf);
@@ -142,11 +142,12 @@ static void prune(int keep, const char *current)
     free(list);
 }
 
-bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size)
+bool autosave_now(session *s, char *msg, size_t size)
 {
+    autosave_file *a = &s->save;
     if (size)
         msg[0] = '\0';
-    if (a->off)
+    if (a->off || !s->c || (!a->path && chat_turn_count(s->c) + chat_dropped_count(s->c) == 0))
         return true;
     llm_err err;
     llm_status st;
@@ -156,7 +157,7 @@ bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *m
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else
-        st = autosave_save_chat(c, o, a->path, true, &err);
+        st = autosave_save_chat(s, a->path, true, &err);
     if (st == LLM_OK && fresh)
         prune(a->keep, a->path);
     if (st == LLM_OK)

@@ -20,6 +20,8 @@
 #include "options.h"
 #include "engine.h"
 
+struct session;
+
 typedef struct {
     char *path;     /* where this session saves (owned); NULL until the first save */
     bool warned;    /* a save failed and the front end was given the warning */
@@ -32,26 +34,26 @@ typedef struct {
  * interactive tells whether a person is typing (the TUI; -m chat on a terminal). */
 void autosave_init(autosave_file *a, const app_options *o, bool interactive);
 
-/* Saves the whole chat to the session's file (nothing when a->off: returns true).
- * The first save of a new session file also removes the oldest autosaved chats beyond
- * a->keep. Returns true when it was saved. When it fails, the first failure's warning goes into msg ("" for later ones: warn once, and
- * the chat goes on); msg is "" on success. */
-bool autosave_now(autosave_file *a, const chat *c, const app_options *o, char *msg, size_t size);
+/* Saves the session's whole chat to its file (s->save): nothing, returning true, when
+ * --autosave says this session saves nothing or the chat never had a turn. The first
+ * save of a new session file also removes the oldest autosaved chats beyond keep.
+ * Returns true when it was saved. When it fails, the first failure's warning goes
+ * into msg ("" for later ones: warn once, and the chat goes on); msg is "" on
+ * success. */
+bool autosave_now(struct session *s, char *msg, size_t size);
 /* Makes path the session's file from now on (a chat resumed from it): a resumed chat
  * is saved whatever --autosave says, unless it says never. */
 void autosave_use(autosave_file *a, const char *path);
 void autosave_free(autosave_file *a);
 
-/* The chat as a chatfile: chat_to_file plus what only the front end knows (the
- * tokenizer's path, the step limit, absolute paths); with `all`, every reply's other
- * branches too (chat_branches_to_file). The caller clears cf. */
-llm_status autosave_chat_to_file(const chat *c, const app_options *o, bool all, chatfile *cf,
-                            llm_err *err);
+/* The session's chat as a chatfile: chat_to_file plus what only the session knows
+ * (the tokenizer's path, the step limit, absolute paths); with `all`, every reply's
+ * other branches too (chat_branches_to_file). The caller clears cf. */
+llm_status autosave_chat_to_file(const struct session *s, bool all, chatfile *cf, llm_err *err);
 
-/* /save FILE: writes the chat to path (atomically): the branches on screen, or with
- * `all` (/save --all FILE, autosave) every branch. */
-llm_status autosave_save_chat(const chat *c, const app_options *o, const char *path, bool all,
-                         llm_err *err);
+/* /save FILE: writes the session's chat to path (atomically): the branches on screen,
+ * or with `all` (/save --all FILE, autosave) every branch. */
+llm_status autosave_save_chat(const struct session *s, const char *path, bool all, llm_err *err);
 /* /save's argument: "[--all] FILE". Returns FILE (a pointer into arg, "" when
  * missing) and sets *all. */
 const char *autosave_save_args(const char *arg, bool *all);

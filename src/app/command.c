@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "parse_number.h"
 #include "textfmt.h"
 #include "vector_command.h"
 
@@ -36,12 +37,12 @@ bool command_load(command_host *h, const char *path)
 {
     llm_err err;
     char notice[1200];
-    if (autosave_load_chat(h->c, h->e, path, notice, sizeof notice, &err) != LLM_OK) {
+    if (autosave_load_chat(h->s->c, h->s->e, path, notice, sizeof notice, &err) != LLM_OK) {
         say(h, "%s", err.text);
         return false;
     }
     h->changed(h, COMMAND_CHANGED_DIALOG);
-    int turns = chat_turn_count(h->c) + chat_dropped_count(h->c);
+    int turns = chat_turn_count(h->s->c) + chat_dropped_count(h->s->c);
     say(h, "loaded %s (%d turn%s)", path, turns, plural(turns));
     if (*notice)
         say(h, "%s", notice);
@@ -51,7 +52,7 @@ bool command_load(command_host *h, const char *path)
 static void run_reset(command_host *h, const char *arg)
 {
     (void)arg;
-    chat_reset(h->c);
+    chat_reset(h->s->c);
     h->changed(h, COMMAND_CHANGED_DIALOG);
     say(h, "the conversation was reset");
 }
@@ -59,7 +60,7 @@ static void run_reset(command_host *h, const char *arg)
 static void run_system(command_host *h, const char *arg)
 {
     llm_err err;
-    if (chat_set_system(h->c, *arg ? arg : NULL, &err) != LLM_OK) {
+    if (chat_set_system(h->s->c, *arg ? arg : NULL, &err) != LLM_OK) {
         say(h, "/system: %s", err.text);
         return;
     }
@@ -77,7 +78,7 @@ static void run_save(command_host *h, const char *arg)
     const char *file = autosave_save_args(arg, &all);
     if (!*file)
         say(h, "/save needs a file name: /save [--all] FILE");
-    else if (autosave_save_chat(h->c, h->o, file, all, &err) != LLM_OK)
+    else if (autosave_save_chat(h->s, file, all, &err) != LLM_OK)
         say(h, "/save: %s", err.text);
     else
         say(h, "saved%s to %s", all ? " with every branch" : "", file);
@@ -95,7 +96,7 @@ static void run_load(command_host *h, const char *arg)
 static void run_resume(command_host *h, const char *arg)
 {
     saved_chat list[AUTOSAVE_RECENT_MAX];
-    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, h->save->path);
+    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, h->s->save.path);
     if (!*arg) {
         if (n == 0) {
             say(h, "no saved chats yet");
@@ -116,14 +117,13 @@ static void run_resume(command_host *h, const char *arg)
         }
         return;
     }
-    char *end;
-    long k = strtol(arg, &end, 10);
-    if (*end || k < 1 || k > n) {
+    int k;
+    if (!parse_int(arg, 1, n, &k)) {
         say(h, "/resume takes the number of a chat in the list (1-%d)", n);
         return;
     }
     if (command_load(h, list[k - 1].path))
-        autosave_use(h->save, list[k - 1].path);
+        autosave_use(&h->s->save, list[k - 1].path);
 }
 
 static void run_force(command_host *h, const char *arg)
@@ -144,13 +144,13 @@ static void run_set(command_host *h, const char *arg)
 {
     llm_err err;
     char shown[256];
-    h->live->sampler = *engine_sampler_config(h->e); /* /load may have set it */
-    if (*arg && settings_set_line(h->live, arg, &err) != LLM_OK) {
+    live_settings now = session_settings(h->s); /* the sampler's own: /load may have set them */
+    if (*arg && settings_set_line(&now, arg, &err) != LLM_OK) {
         say(h, "/set: %s", err.text);
         return;
     }
-    engine_set_sampler(h->e, &h->live->sampler);
-    settings_format(h->live, shown, sizeof shown);
+    session_set_settings(h->s, &now);
+    settings_format(&now, shown, sizeof shown);
     say(h, "%s%s", *arg ? "from the next token: " : "", shown);
     h->changed(h, COMMAND_CHANGED_SETTINGS);
 }
@@ -160,7 +160,7 @@ static void run_vector(command_host *h, const char *arg)
 {
     llm_err err;
     char shown[1024];
-    if (vector_command(h->e, arg, shown, sizeof shown, &err) != LLM_OK) {
+    if (vector_command(h->s->e, arg, shown, sizeof shown, &err) != LLM_OK) {
         say(h, "%s", err.text);
         return;
     }
@@ -171,8 +171,8 @@ static void run_vector(command_host *h, const char *arg)
 /* /think and /no_think: the chat template's thinking switch (qwen3's enable_thinking). */
 static void set_thinking(command_host *h, bool on)
 {
-    const chat_template *t = chat_get_template(h->c);
-    if (!chat_set_thinking(h->c, on)) {
+    const chat_template *t = chat_get_template(h->s->c);
+    if (!chat_set_thinking(h->s->c, on)) {
         say(h, "/%s: the chat template %s has no thinking switch (qwen3's has)",
             on ? "think" : "no_think", template_name(t));
         return;
@@ -318,7 +318,7 @@ void command_run(command_host *h, const command_call *call)
         say(h, "/%s works only in %s", call->name, command_only_in(ci));
         return;
     }
-    if (ci->needs_model && !h->c) {
+    if (ci->needs_model && (!h->s || !h->s->c)) {
         if (h->read_only)
             h->read_only(h);
         else

@@ -4,8 +4,8 @@
  * rules, run the same handler and print the same words; /help lists the same
  * commands.
  *
- * A front end hands the commands a command_host: its chat, engine and settings, and a
- * few things only it can do (say a line, stop a reply, redraw after a change, quit,
+ * A front end hands the commands a command_host: its session (the chat, the engine,
+ * the live settings, the saved-chat file), and a few things only it can do (say a line, stop a reply, redraw after a change, quit,
  * show help, force text, send a message paused). A new command is one row in
  * command.c's table with its handler, one id here, and its item in the man page's
  * CHAT COMMANDS (which tests/test_command.c checks). Never prints: what a command says goes through
@@ -16,11 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "autosave.h"
-#include "chat.h"
-#include "engine.h"
-#include "options.h"
-#include "settings.h"
+#include "session.h"
 
 typedef enum {
     CMD_UNKNOWN = 0, /* a name that no command has */
@@ -53,15 +49,11 @@ typedef enum {
 
 typedef struct command_host command_host;
 
-/* What a front end gives the commands. chat and engine are NULL when there is no
- * model (the TUI on a trace): commands that need one are refused then. */
+/* What a front end gives the commands. s is NULL when there is no model (the TUI on
+ * a trace): commands that need one are refused then. */
 struct command_host {
     unsigned front_end;          /* COMMAND_REPL or COMMAND_TUI */
-    chat *c;
-    engine *e;
-    const app_options *o;
-    live_settings *live;         /* /set's settings (the front end's copy) */
-    autosave_file *save;          /* the session's saved-chat file (/resume reopens into it) */
+    session *s;                  /* its chat, engine, options, live settings and file */
     void *user;                  /* the front end's own state, for the functions below */
     /* Says one line to the user: a sentence, no newline, no decoration. */
     void (*say)(command_host *h, const char *text);

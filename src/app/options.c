@@ -1,10 +1,11 @@
 /* options.c — the option table, and the command line, config file and environment
  * that go through it (see options.h and man/llmchat.1, OPTIONS).
  *
- * Owns: every option's parsing and checking (one setter per option), the --help text,
- * the order in which the config file, the environment and the command line apply.
- * Does not: find the model (main.c does, with model_source telling it where to look),
- * or read the config file's syntax (config_file.c). A bad value on the command line is
+ * Owns: every option's parsing and checking (one setter per option; the live
+ * settings' rows are made from settings_table and parsed by settings.c), the --help
+ * text, the order in which the config file, the environment and the command line
+ * apply. Does not: find the model (discover.c does, with model_source telling it where
+ * to look), or read the config file's syntax (config_file.c). A bad value on the command line is
  * a usage error (exit status 2); in the config file it is a warning naming the file and
  * line, and the setting keeps its earlier value. */
 #include "options.h"
@@ -21,22 +22,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "parse_number.h"
 #include "template.h"
 #include "settings.h"
 #include "textfmt.h"
 
-/* ---- value parsers ---- */
-
-static bool parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return false;
-    *out = (int)v;
-    return true;
-}
+/* ---- value parsers (numbers: parse_number.h) ---- */
 
 static bool parse_bool(const char *s, bool *out)
 {
@@ -104,36 +95,20 @@ SET_STRING(set_file, file)
 
 SET_STRING(set_system, system)
 
-/* The live settings (/set can change them while chatting) are parsed and checked by
- * settings.c, so that the command line, the config file and /set agree. */
-static const char *set_live(app_options *o, const char *name, const char *v)
+/* A live setting (settings_table's row): parsed and checked by settings.c, so that the
+ * command line, the config file and /set agree. */
+static const char *set_setting(app_options *o, const setting_info *row, const char *v)
 {
-    live_settings s = {.sampler = o->sampler};
-    const char *why = settings_apply(&s, name, v);
+    live_settings s = {.sampler = o->sampler, .steps = o->steps, .slow_motion_ms = o->slow_motion_ms};
+    const char *why = settings_parse(row, &s, v);
     if (why)
         return why;
     o->sampler = s.sampler;
-    if (!strcmp(name, "steps"))
-        o->steps = s.steps;
-    if (!strcmp(name, "slow-motion"))
-        o->slow_motion_ms = s.slow_motion_ms;
-    if (!strcmp(name, "seed"))
-        o->seed_given = true;
+    o->steps = s.steps;
+    o->slow_motion_ms = s.slow_motion_ms;
+    o->seed_given |= row->type == SETTING_SEED;
     return NULL;
 }
-
-#define SET_LIVE(fn, name)                                                                     \
-    static const char *fn(app_options *o, const char *v) { return set_live(o, name, v); }
-
-SET_LIVE(set_temperature, "temperature")
-SET_LIVE(set_top_p, "top-p")
-SET_LIVE(set_top_k, "top-k")
-SET_LIVE(set_min_p, "min-p")
-SET_LIVE(set_repeat_penalty, "repeat-penalty")
-SET_LIVE(set_repeat_last_n, "repeat-last-n")
-SET_LIVE(set_seed, "seed")
-SET_LIVE(set_steps, "steps")
-SET_LIVE(set_slow_motion, "slow-motion")
 
 static const char *set_ctx(app_options *o, const char *v)
 {
@@ -294,7 +269,7 @@ static const char *set_keep_chats(app_options *o, const char *v)
 
 /* ---- the table ---- */
 
-const app_option options_table[] = {
+static const app_option own_rows[] = {
     {.name = "model", .arg = "FILE", .config = true, .path = true,
      .help = "the model (default: see MODEL below)", .set = set_model},
     {.name = "tokenizer", .short_name = 'z', .arg = "FILE", .config = true, .path = true,
@@ -313,26 +288,7 @@ const app_option options_table[] = {
      .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml, llama3, qwen3, gemma, "
              "phi3 or phi4-mini\n(default: the model's, else llama2)",
      .set = set_template},
-    {.name = "temperature", .short_name = 't', .arg = "F", .config = true, .help = "0 = greedy (default 1.0)",
-     .set = set_temperature},
-    {.name = "top-p", .short_name = 'p', .arg = "F", .config = true,
-     .help = "nucleus sampling (default 0.9; 1 = off)", .set = set_top_p},
-    {.name = "top-k", .short_name = 'k', .arg = "N", .config = true,
-     .help = "keep the N most likely tokens (default 0 = off)", .set = set_top_k},
-    {.name = "min-p", .arg = "F", .config = true,
-     .help = "drop tokens below F x the top probability (default 0 = off)", .set = set_min_p},
-    {.name = "repeat-penalty", .arg = "F", .config = true, .help = "penalise recent tokens (default 1 = off)",
-     .set = set_repeat_penalty},
-    {.name = "repeat-last-n", .arg = "N", .config = true,
-     .help = "tokens the penalty looks back over (default 64)", .set = set_repeat_last_n},
-    {.name = "seed", .short_name = 's', .arg = "N", .config = true,
-     .help = "random seed (default: time-based, shown in the status)", .set = set_seed},
-    {.name = "steps", .short_name = 'n', .arg = "N", .config = true,
-     .help = "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model ends its reply)",
-     .set = set_steps},
-    {.name = "slow-motion", .arg = "MS", .config = true,
-     .help = "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default 0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)",
-     .set = set_slow_motion},
+    {.settings = true}, /* settings_table's rows (settings.h) go here */
     {.name = "ctx", .short_name = 'c', .arg = "N", .config = true,
      .help = "context length (default: the model's)", .set = set_ctx},
     {.name = "threads", .short_name = 'T', .arg = "N", .config = true,
@@ -394,11 +350,38 @@ const app_option options_table[] = {
     {.name = NULL},
 };
 
-enum { N_OPTIONS = sizeof options_table / sizeof options_table[0] - 1 };
+/* The option rows: own_rows with settings_table's rows in the place of its marker. */
+enum { N_OPTIONS = sizeof own_rows / sizeof own_rows[0] - 2 + SETTINGS_COUNT };
+
+const app_option *options_rows(void)
+{
+    static app_option rows[N_OPTIONS + 1];
+    if (rows[0].name)
+        return rows;
+    int n = 0;
+    for (const app_option *r = own_rows; r->name || r->settings; r++) {
+        if (!r->settings) {
+            rows[n++] = *r;
+            continue;
+        }
+        for (const setting_info *st = settings_table; st->name; st++)
+            rows[n++] = (app_option){.name = st->name, .short_name = st->short_name,
+                                     .arg = st->arg, .config = true, .help = st->help,
+                                     .setting = st};
+    }
+    return rows;
+}
+
+/* Sets row's option in o to value: through its setter, or settings.c for a live
+ * setting. Returns NULL or what is wrong, as app_option.set. */
+static const char *option_set(const app_option *r, app_options *o, const char *value)
+{
+    return r->setting ? set_setting(o, r->setting, value) : r->set(o, value);
+}
 
 const app_option *options_find(const char *name)
 {
-    for (const app_option *r = options_table; r->name; r++)
+    for (const app_option *r = options_rows(); r->name; r++)
         if (!strcmp(r->name, name))
             return r;
     return NULL;
@@ -410,7 +393,7 @@ void options_usage(FILE *f)
           "Chat with a local Llama 2 model and watch what it does.\n"
           "\n",
           f);
-    for (const app_option *r = options_table; r->name; r++) {
+    for (const app_option *r = options_rows(); r->name; r++) {
         char left[64];
         int n;
         if (r->short_name)
@@ -442,7 +425,7 @@ void options_usage(FILE *f)
           "holds 'key = value' lines; options on the command line override it. Keys:\n",
           f);
     int col = 0;
-    for (const app_option *r = options_table; r->name; r++) {
+    for (const app_option *r = options_rows(); r->name; r++) {
         if (!r->config)
             continue;
         int len = (int)strlen(r->name);
@@ -545,7 +528,7 @@ static const char *closest_key(const char *key)
 {
     const char *best = NULL;
     int best_d = 3;
-    for (const app_option *r = options_table; r->name; r++) {
+    for (const app_option *r = options_rows(); r->name; r++) {
         if (!r->config)
             continue;
         int d = distance(key, r->name);
@@ -606,7 +589,7 @@ int options_apply_config(app_options *o, const config_file *cf, const char *show
             n_warn++;
             continue;
         }
-        const char *why = r->set(o, value);
+        const char *why = option_set(r, o, value);
         if (why) {
             char shown_value[256];
             textfmt_escape_piece(en->value, strlen(en->value), false, shown_value, sizeof shown_value);
@@ -660,7 +643,7 @@ static void apply_environment(app_options *o)
     /* the older name of --slow-motion; a bad value is ignored, as before */
     const char *delay = getenv("LLMCHAT_STEP_DELAY_MS");
     if (delay && *delay)
-        set_slow_motion(o, delay);
+        set_setting(o, settings_find("slow-motion"), delay);
 }
 
 typedef struct {
@@ -683,8 +666,9 @@ static void getopt_tables(struct option *longs, char *shorts)
 {
     int ns = 0;
     shorts[ns++] = ':';
+    const app_option *rows = options_rows();
     for (int i = 0; i < N_OPTIONS; i++) {
-        const app_option *r = &options_table[i];
+        const app_option *r = &rows[i];
         longs[i] = (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
                                    r->short_name ? r->short_name : 256 + i};
         if (r->short_name) {
@@ -701,9 +685,9 @@ static void getopt_tables(struct option *longs, char *shorts)
 static const app_option *row_of(int c)
 {
     if (c >= 256 && c < 256 + N_OPTIONS)
-        return &options_table[c - 256];
+        return &options_rows()[c - 256];
     if (c != ':' && c != '?')
-        for (const app_option *t = options_table; t->name; t++)
+        for (const app_option *t = options_rows(); t->name; t++)
             if (t->short_name == c)
                 return t;
     return NULL;
@@ -801,7 +785,7 @@ int options_parse(int argc, char **argv, app_options *o)
     if (rc == 0)
         apply_environment(o);
     for (int i = 0; rc == 0 && i < cl.n_given; i++) {
-        const char *why = cl.given[i].row->set(o, cl.given[i].value);
+        const char *why = option_set(cl.given[i].row, o, cl.given[i].value);
         if (why)
             rc = usage_error("--%s %s, got '%s'", cl.given[i].row->name, why, cl.given[i].value);
     }

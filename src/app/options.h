@@ -1,10 +1,11 @@
 /* options.h — llmchat's settings and the one table of options that sets them.
  *
- * Every setting has one row in options_table: its long option name (which is also
- * its config file key), its short option, its --help text, and the function that
- * parses and checks its value. The command line, the config file and anything else
- * that sets options by name (such as a /set command) go through those rows, so a value
- * is checked in one place only. Settings come from, last one winning: built-in
+ * Every setting has one row in the option table (options_rows): its long option name
+ * (which is also its config file key), its short option, its --help text, and the
+ * function that parses and checks its value. The live settings' rows (the sampler's,
+ * the seed, the step limit, slow motion) are made from settings_table (settings.h),
+ * which /set reads too. The command line and the config file go through those rows,
+ * so a value is checked in one place only. Settings come from, last one winning: built-in
  * defaults, the config file, the environment (LLMCHAT_MODEL, NO_COLOR,
  * LLMCHAT_STEP_DELAY_MS), the command
  * line. LLMCHAT_STEP_DELAY_MS is the environment's name for --slow-motion. */
@@ -17,6 +18,7 @@
 #include "config_file.h"
 #include "kernels.h"
 #include "sampler.h"
+#include "settings.h"
 #include "transformer.h"
 
 /* The input history keeps at most this many lines (--history-size). */
@@ -52,27 +54,24 @@ typedef enum {
     MODEL_FROM_RESUMED,  /* --resume: the model the saved chat names */
 } app_model_source;
 
-struct chat_template;
-
 typedef struct {
     app_mode mode;
     const char *model_path;      /* borrowed from argv, the environment or the config */
     app_model_source model_source;
     int model_line;              /* the config line that set it (MODEL_FROM_CONFIG) */
-    const char *model_note;      /* which model and why, for the TUI's first notice and the
-                                    REPL's banner (set by main.c once the model is open) */
     const char *template_name;   /* --template: a template_kind_parse name; NULL: the
                                     model's (its tokenizer.chat_template), else llama2 */
-    const struct chat_template *chat_template; /* the one chosen (set by main.c) */
     const char *tokenizer_path;  /* NULL: beside the model, then the data dir */
     const char *prompt;          /* -i */
     const char *file;            /* -f */
     const char *system;          /* -y */
-    sampler_config sampler;      /* -t -p -k --min-p --repeat-penalty --repeat-last-n -s */
+    sampler_config sampler;      /* -t -p -k --min-p --repeat-penalty --repeat-last-n -s: the
+                                    sampler's first settings (once the engine is made,
+                                    its sampler holds them: engine_sampler_config) */
     bool seed_given;
-    int steps;                   /* -n; -1 = mode default */
+    int steps;                   /* -n; -1 = mode default (the session's first step limit) */
     int slow_motion_ms;          /* --slow-motion (LLMCHAT_STEP_DELAY_MS): tui: wait after
-                                    each reply token, ms */
+                                    each reply token, ms (the session's first value) */
     int ctx;                     /* -c; 0 = model's */
     int threads;                 /* -T; 0 = the CPUs this process may run on */
     int attention_mib;           /* --attention-mib; 0 = the engine's default */
@@ -101,7 +100,8 @@ typedef struct {
     int vector_first, vector_last; /* --control-vector-layers; -1 -1: every layer */
     autosave_policy autosave; /* --autosave */
     int keep_chats;              /* --keep-chats */
-    const char *resume_path;     /* that chat's file (set by main.c), NULL without --resume */
+    const char *resume_path;     /* that chat's file (set by session_open), NULL without
+                                    --resume */
 
     /* owned: the config file that was read (its values are borrowed above) */
     char *config_path;           /* NULL when none was read */
@@ -119,12 +119,15 @@ typedef struct app_option {
     const char *help;  /* --help text; '\n' starts a continuation line */
     /* Parses and checks value ("yes" for a flag given on the command line) into o.
      * Returns NULL, or what is wrong as a phrase that follows the option's name
-     * ("must be a number >= 0"). NULL for the options options_parse handles itself. */
+     * ("must be a number >= 0"). NULL for the options options_parse handles itself
+     * and for the live settings. */
     const char *(*set)(app_options *o, const char *value);
+    const setting_info *setting; /* a live setting's row: settings.c parses and checks it */
+    bool settings;     /* options.c's own table: the live settings' rows go here */
 } app_option;
 
 /* Every option, in --help order; ends with a row whose name is NULL. */
-extern const app_option options_table[];
+const app_option *options_rows(void);
 
 /* The row of the option or config key name (without "--"), or NULL. */
 const app_option *options_find(const char *name);

@@ -1,19 +1,283 @@
-/* session.c — what the front ends share to set up a session: reading -i/-f input,
- * the engine's options, attaching a --trace writer to an engine, and the paths of
- * state files. */
+/* session.c — the one front-end setup (see session.h for its order): opens what a
+ * mode needs, closes it again, and what the front ends share while it runs (the live
+ * settings, autosave, quitting on a signal, the input text, state files).
+ *
+ * Owns the session's objects: the model, tokenizer, template, --replay's trace, the
+ * engine, the chat, the --trace writer and the autosave file. The files a session
+ * reads are opened by load.c; which model is discover.c's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "session.h"
-#include "engine.h"
+#include "command.h"
+#include "cpus.h"
+#include "discover.h"
 #include "kernels.h"
-#include "template.h"
+#include "load.h"
+#include "signals.h"
 #include "trace.h"
+#include "trace_read.h"
 #include "vector_files.h"
 #include "xdg.h"
+
+/* ---- the steps of session_open ---- */
+
+/* 2. The thread count: -T (or the config's `threads`), else the CPUs this process may
+ * run on, never more. More than those is allowed and said: threads then take turns on
+ * the CPUs. The TUI says it in its first notice; other modes on stderr. */
+static void open_threads(session *s)
+{
+    const app_options *o = s->o;
+    int cpus = cpus_usable(), over = 0;
+    int n = cpus_threads(o->threads, cpus, &over);
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    n = 1;
+    over = 0;
+#endif
+    if (over)
+        snprintf(s->threads_said, sizeof s->threads_said, "-T %d oversubscribes: more threads "
+                 "than the %d CPU%s this process may run on, so they take turns (slower)", n,
+                 cpus, cpus == 1 ? "" : "s");
+    if (over && o->mode != MODE_TUI)
+        fprintf(stderr, "llmchat: %s\n", s->threads_said);
+    if (o->verbose)
+        fprintf(stderr, "llmchat: %d thread%s (%d CPU%s this process may run on)\n", n,
+                n == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
+}
+
+/* 5. The note that says which model runs (and in the TUI and the REPL, with which
+ * template and threads); the fallback to the bundled model is told on stderr where no
+ * banner shows it. */
+static void make_note(session *s, const char *template_note)
+{
+    const app_options *o = s->o;
+    size_t size = sizeof s->note;
+    discover_model_note(o, s->m, s->note, size);
+    if (o->mode == MODE_CHAT || o->mode == MODE_TUI)
+        snprintf(s->note + strlen(s->note), size - strlen(s->note), "; %s", template_note);
+    if (o->mode == MODE_TUI && s->threads_said[0])
+        snprintf(s->note + strlen(s->note), size - strlen(s->note), "; %s", s->threads_said);
+    bool repl = o->mode == MODE_CHAT && isatty(STDIN_FILENO);
+    if (o->model_source == MODEL_FROM_BUNDLED && o->mode != MODE_TUI && !repl)
+        fprintf(stderr, "llmchat: no model given: %s\n", s->note);
+}
+
+/* 3-5. --resume, what the mode reads first, the model, its tokenizer and template. */
+static int open_model(session *s)
+{
+    app_options *o = s->o;
+    int rc;
+    if (o->resume && (rc = load_resume(o)) != 0)
+        return rc;
+    if (s->needs->prepare && (rc = s->needs->prepare(o, &s->replay)) != 0)
+        return rc;
+    char found[4200], template_note[256];
+    if ((rc = discover_model(o, found, sizeof found)) != 0)
+        return rc;
+    if (o->model_path == found && !load_set_owned(o, &o->model_path, found)) /* o outlives found */
+        return 1;
+    if ((rc = load_model(o, &s->m)) != 0 ||
+        (rc = load_tokenizer(o, s->m, &s->tok)) != 0 ||
+        (rc = load_template(o, s->m, s->tok, &s->tmpl, template_note, sizeof template_note)) != 0)
+        return rc;
+    if (o->verbose)
+        fprintf(stderr, "llmchat: %s\n", template_note);
+    make_note(s, template_note);
+    return 0;
+}
+
+/* 7. The engine, with what the mode needs recorded, and the control vectors. */
+static int open_engine(session *s)
+{
+    const app_options *o = s->o;
+    const session_needs *n = s->needs;
+    engine_options eo;
+    engine_options_default(&eo);
+    int traced_top_n = eo.top_n; /* a trace writes the default number of candidates */
+    eo.ctx_len = o->ctx;
+    if (o->attention_mib > 0)
+        eo.attention_budget = (size_t)o->attention_mib << 20;
+    eo.kv_cache = o->kv_cache;
+    eo.sampler = o->sampler;
+    eo.top_n = o->trace_path && n->top_n < traced_top_n ? traced_top_n : n->top_n;
+    eo.capture_attention = n->attention || o->trace_attn;
+    /* a trace writes prompt positions' candidates as they finish; without one, the
+     * engine computes them when a position is looked at (engine_record) */
+    eo.record_prompt = n->record_prompt || o->trace_path != NULL;
+    eo.record_lens = o->trace_lens;
+    llm_err err;
+    if (engine_new(s->m, s->tok, &eo, &s->e, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    steering *st = engine_steering(s->e);
+    char path[4096 + 256];
+    for (int i = 0; i < o->n_vectors; i++) {
+        vector_files_find(o->vectors[i].path, path, sizeof path); /* a bare name: made here */
+        if (steering_load(st, path, NULL, o->vectors[i].scale, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --control-vector: %s\n", err.text);
+            return 1;
+        }
+        if (*steering_notice(st))
+            fprintf(stderr, "llmchat: --control-vector: %s\n", steering_notice(st));
+    }
+    if (o->vector_first >= 0 && steering_layers(st, o->vector_first, o->vector_last, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: --control-vector-layers: %s\n", err.text);
+        return 2;
+    }
+    return 0;
+}
+
+/* 8. The chat over the engine, with the template and the system prompt. */
+static int open_chat(session *s)
+{
+    llm_err err;
+    if (chat_new_template(s->e, s->tmpl, s->o->system, &s->c, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    return 0;
+}
+
+/* 9. --trace FILE, described and attached to the engine as its observer. */
+static int open_trace(session *s)
+{
+    const app_options *o = s->o;
+    llm_err err;
+    if (trace_open(o->trace_path, s->tok, &s->m->config, o->trace_attn, &s->trace, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    static const char *const mode_names[] = {
+        [MODE_TUI] = "tui", [MODE_CHAT] = "chat", [MODE_GENERATE] = "generate",
+        [MODE_PERPLEXITY] = "perplexity", [MODE_REPLAY] = "replay",
+    };
+    trace_run run = {
+        .mode = o->mode < (int)(sizeof mode_names / sizeof mode_names[0]) ? mode_names[o->mode] : NULL,
+        .m = s->m,
+        .kernels = s->kernels,
+        .kv_cache = engine_kv_cache(s->e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
+        .sampler = engine_sampler_config(s->e),
+        .steps = o->steps,
+        .ctx = engine_ctx(s->e),
+        .lens = o->trace_lens,
+        .template_name = s->c ? template_name(chat_get_template(s->c)) : NULL,
+    };
+    trace_describe(s->trace, &run);
+    engine_set_observer(s->e, trace_observe, s->trace);
+    return 0;
+}
+
+bool session_have_terminal(void)
+{
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+        return true;
+    fprintf(stderr, "llmchat: the TUI needs a terminal on stdin and stdout; use -m chat for pipes\n");
+    return false;
+}
+
+int session_open(session *s, app_options *o, const session_needs *needs)
+{
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    s->needs = needs;
+    s->kernels = kernels_isa_name(kernels_init(o->isa));
+    open_threads(s);
+    int rc = open_model(s);
+    if (rc == 0 && needs->terminal && !session_have_terminal())
+        rc = 2;
+    if (rc == 0 && needs->engine)
+        rc = open_engine(s);
+    if (rc == 0 && needs->chat)
+        rc = open_chat(s);
+    if (rc == 0 && o->trace_path && s->e)
+        rc = open_trace(s);
+    if (rc != 0)
+        return rc;
+    s->steps = o->steps > 0 ? o->steps : 0;
+    s->slow_motion_ms = o->slow_motion_ms;
+    if (needs->chat)
+        autosave_init(&s->save, o, isatty(STDIN_FILENO));
+    if (needs->signals == SESSION_SIGNALS_STOP)
+        signals_install_sigint();
+    else if (needs->signals == SESSION_SIGNALS_QUIT)
+        signals_install();
+    return 0;
+}
+
+int session_close(session *s)
+{
+    int rc = 0;
+    llm_err err;
+    if (s->e)
+        engine_finish(s->e); /* the trace gets the last position too */
+    autosave_free(&s->save);
+    chat_free(s->c);
+    if (s->trace && trace_close(s->trace, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        rc = 1;
+    }
+    engine_free(s->e);
+    template_free(s->tmpl);
+    tokenizer_close(s->tok);
+    model_close(s->m);
+    trace_reader_free(s->replay);
+    memset(s, 0, sizeof *s);
+    return rc;
+}
+
+/* ---- while it runs ---- */
+
+live_settings session_settings(const session *s)
+{
+    return (live_settings){.sampler = *engine_sampler_config(s->e), .steps = s->steps,
+                           .slow_motion_ms = s->slow_motion_ms};
+}
+
+void session_set_settings(session *s, const live_settings *ls)
+{
+    engine_set_sampler(s->e, &ls->sampler);
+    s->steps = ls->steps;
+    s->slow_motion_ms = ls->slow_motion_ms;
+}
+
+bool session_resume(session *s, struct command_host *h)
+{
+    const char *path = s->o->resume_path;
+    if (!path)
+        return true;
+    if (!command_load(h, path))
+        return false;
+    autosave_use(&s->save, path);
+    return true;
+}
+
+int session_quit_on_signal(session *s)
+{
+    int sig = signals_quit;
+    if (!sig)
+        return 0;
+    char msg[700];
+    if (s && !autosave_now(s, msg, sizeof msg) && *msg)
+        fprintf(stderr, "llmchat: %s\n", msg);
+    if (s && s->save.path && !s->save.warned)
+        fprintf(stderr, "llmchat: quitting on %s; the chat is saved in %s\n", signals_name(sig),
+                s->save.path);
+    else
+        fprintf(stderr, "llmchat: quitting on %s\n", signals_name(sig));
+    return 128 + sig;
+}
+
+/* ---- the input text, state files ---- */
 
 char *session_read_input(const app_options *o)
 {
@@ -74,86 +338,6 @@ int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, 
     *n = bos + tokenizer_encode(tok, text, ids + bos, need);
     free(text);
     return ids;
-}
-
-int session_open_trace(const app_options *o, const model *m, const tokenizer *tok, engine *e,
-                   trace_writer **out)
-{
-    *out = NULL;
-    if (!o->trace_path)
-        return 0;
-    llm_err err;
-    if (trace_open(o->trace_path, tok, &m->config, o->trace_attn, out, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        return 1;
-    }
-    static const char *const mode_names[] = {
-        [MODE_TUI] = "tui", [MODE_CHAT] = "chat", [MODE_GENERATE] = "generate",
-        [MODE_PERPLEXITY] = "perplexity", [MODE_REPLAY] = "replay",
-    };
-    trace_run run = {
-        .mode = o->mode < (int)(sizeof mode_names / sizeof mode_names[0]) ? mode_names[o->mode] : NULL,
-        .m = m,
-        .kernels = kernels_isa_name(kernels_init(o->isa)),
-        .kv_cache = engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
-        .sampler = engine_sampler_config(e),
-        .steps = o->steps,
-        .ctx = engine_ctx(e),
-        .lens = o->trace_lens,
-        .template_name = o->chat_template && (o->mode == MODE_CHAT || o->mode == MODE_TUI)
-                             ? template_name(o->chat_template) : NULL,
-    };
-    trace_describe(*out, &run);
-    engine_set_observer(e, trace_observe, *out);
-    return 0;
-}
-
-int session_close_trace(trace_writer *t)
-{
-    if (!t)
-        return 0;
-    llm_err err;
-    if (trace_close(t, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        return 1;
-    }
-    return 0;
-}
-
-int session_apply_vectors(const app_options *o, engine *e)
-{
-    steering *s = engine_steering(e);
-    llm_err err;
-    char path[4096 + 256];
-    for (int i = 0; i < o->n_vectors; i++) {
-        vector_files_find(o->vectors[i].path, path, sizeof path); /* a bare name: made here */
-        if (steering_load(s, path, NULL, o->vectors[i].scale, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: --control-vector: %s\n", err.text);
-            return 1;
-        }
-        if (*steering_notice(s))
-            fprintf(stderr, "llmchat: --control-vector: %s\n", steering_notice(s));
-    }
-    if (o->vector_first >= 0 &&
-        steering_layers(s, o->vector_first, o->vector_last, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: --control-vector-layers: %s\n", err.text);
-        return 2;
-    }
-    return 0;
-}
-
-void session_engine_options(const app_options *o, engine_options *eo)
-{
-    engine_options_default(eo);
-    eo->ctx_len = o->ctx;
-    if (o->attention_mib > 0)
-        eo->attention_budget = (size_t)o->attention_mib << 20;
-    eo->kv_cache = o->kv_cache;
-    eo->sampler = o->sampler;
-    /* a trace writes prompt positions' candidates as they finish; without one, the
-     * engine computes them when a position is looked at (engine_record) */
-    eo->record_prompt = o->trace_path != NULL;
-    eo->record_lens = o->trace_lens;
 }
 
 char *session_state_file(const char *name)

@@ -1,16 +1,119 @@
-/* session.h — what the front ends share to set up a session (session.c): the input
- * text, the engine's options, the --trace writer, the control vectors, the paths of state files. Each
- * function that can fail prints its message (this is the program layer). */
+/* session.h — the one front-end setup (session.c): everything a mode that runs a
+ * model opens, in one order, and closes again; and what the front ends share while it
+ * runs: the live settings the session holds, autosave, quitting on a signal, the
+ * input text, the paths of state files.
+ *
+ * session_open's order, each step only where the mode needs it (session_needs):
+ *
+ *   1. the kernels (kernels_init: the table's name kept for the trace and --replay)
+ *   2. the threads (-T, else the CPUs this process may run on)
+ *   3. --resume's saved chat (its model, tokenizer, settings)
+ *   4. what the mode reads first (--replay's trace, which can name the model)
+ *   5. the model (discover.c finds it), its tokenizer, its chat template, and the note
+ *      that says which model runs and why
+ *   6. the terminal the TUI needs
+ *   7. the engine (the sampler with the options' settings), the control vectors
+ *   8. the chat over the engine (chat, tui)
+ *   9. --trace, attached to the engine as its observer
+ *  10. autosave (chat, tui)
+ *  11. signal handling (Ctrl-C stops; in chat and tui also SIGTERM, SIGHUP, Ctrl-C
+ *      twice quit after saving)
+ *
+ * session_close undoes them in the opposite order. Each function that can fail prints
+ * its message (this is the program layer). */
 #ifndef LLMCHAT_SESSION_H
 #define LLMCHAT_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "autosave.h"
+#include "chat.h"
 #include "engine.h"
 #include "model.h"
 #include "options.h"
+#include "settings.h"
+#include "template.h"
 #include "tokenizer.h"
+
+struct trace_reader;
+struct trace_writer;
+
+/* How a mode takes signals (signals.h). */
+typedef enum {
+    SESSION_SIGNALS_DEFAULT = 0, /* left as they are: Ctrl-C ends the program (replay) */
+    SESSION_SIGNALS_STOP,        /* Ctrl-C sets signals_interrupted: the work ends early
+                                    (generate, perplexity) */
+    SESSION_SIGNALS_QUIT,        /* the interactive ones (signals_install): Ctrl-C stops a
+                                    reply; SIGTERM, SIGHUP or Ctrl-C twice quit (chat, tui) */
+} session_signals;
+
+/* What a mode needs set up; main.c's table of modes gives one per front end. */
+typedef struct {
+    bool engine;             /* an engine over the model (all but tokenize) */
+    bool chat;               /* a chat over the engine, autosaved (chat, tui) */
+    bool terminal;           /* stdin and stdout must be a terminal (tui) */
+    int top_n;               /* candidates per record (a trace gets 10 at least) */
+    bool attention;          /* capture attention (else only with --trace-attn) */
+    bool record_prompt;      /* prompt positions' candidates at prefill (else only with
+                                --trace) */
+    session_signals signals;
+    /* What the mode reads before the model is found (--replay's trace, which can name
+     * it), or NULL. Returns 0, or the exit status with a message printed. */
+    int (*prepare)(app_options *o, struct trace_reader **replay);
+} session_needs;
+
+typedef struct session {
+    app_options *o;                 /* borrowed; steps 3-5 settle what it leaves open */
+    const session_needs *needs;     /* borrowed */
+    const char *kernels;            /* the kernel table in use ("avx2"), static */
+    char threads_said[160];         /* -T oversubscribes: the sentence, else "" */
+    char note[4600];                /* which model runs and why (and in chat and tui with
+                                       which template): the first notice, the banner */
+    struct trace_reader *replay;    /* --replay's trace (owned), else NULL */
+    model *m;                       /* owned */
+    tokenizer *tok;                 /* owned */
+    chat_template *tmpl;            /* owned */
+    engine *e;                      /* owned; NULL for tokenize */
+    chat *c;                        /* owned; chat and tui only */
+    struct trace_writer *trace;     /* owned; NULL without --trace */
+    autosave_file save;             /* chat and tui: this session's saved-chat file */
+    /* The live settings besides the sampler's, which only the sampler holds
+     * (engine_sampler_config): /set and the TUI's keys change them here. */
+    int steps;                      /* most tokens per reply; 0 = until the model ends it */
+    int slow_motion_ms;             /* the TUI waits this long after each reply token */
+} session;
+
+/* Sets s up for o's mode as needs says, in the order above. Returns 0, or the exit
+ * status after saying why; either way session_close frees what was opened. */
+int session_open(session *s, app_options *o, const session_needs *needs);
+
+/* Finishes the engine's last record (the trace gets it), closes the trace and frees
+ * everything, in the opposite order. Returns 0, or 1 when writing the trace failed
+ * (said). */
+int session_close(session *s);
+
+/* Is there a terminal on stdin and stdout? Says what to do instead when not (the TUI
+ * needs one). */
+bool session_have_terminal(void);
+
+/* The live settings in force: the sampler's (asked of the engine) and the session's. */
+live_settings session_settings(const session *s);
+/* Puts ls in force: the sampler's from the next token on, the rest in s. */
+void session_set_settings(session *s, const live_settings *ls);
+
+/* --resume: loads the saved chat into the session's chat through the front end's
+ * command host (as /load does, so the front end shows it and says what was loaded)
+ * and saves to that file from then on. True when there is none to load, or it was
+ * loaded. */
+struct command_host;
+bool session_resume(session *s, struct command_host *h);
+
+/* After a signal asked to quit (signals_quit): saves the chat and says so on stderr
+ * ("llmchat: quitting on SIGTERM; the chat is saved in FILE"); s NULL (the TUI on a
+ * trace): only says it. Returns the exit status, 128 + the signal; 0 (and does
+ * nothing) when no signal asked. */
+int session_quit_on_signal(session *s);
 
 /* Reads the whole input text of -f FILE (or returns a copy of -i TEXT). The caller
  * frees it. NULL with a message printed on failure. */
@@ -19,22 +122,6 @@ char *session_read_input(const app_options *o);
 /* Reads the input (-i/-f) and tokenizes it, with a leading BOS when bos is true.
  * Returns a malloc'd array and its length in *n, or NULL with a message printed. */
 int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n);
-
-/* Opens --trace FILE (if given) and attaches it to the engine as its observer.
- * *out is NULL when no trace was asked for. Returns 0, or 1 with a message printed. */
-struct trace_writer;
-int session_open_trace(const app_options *o, const model *m, const tokenizer *tok, engine *e,
-                   struct trace_writer **out);
-/* Closes the trace, printing a message if writing it failed; returns 0 or 1. */
-int session_close_trace(struct trace_writer *t);
-
-/* Loads --control-vector files and sets --control-vector-layers on e. Returns 0, or
- * the exit status (1 a bad file, 2 a bad layer range) with a message printed. */
-int session_apply_vectors(const app_options *o, engine *e);
-
-/* Engine options every front end starts from: defaults, then --ctx, the sampler
- * options and --kv-cache. */
-void session_engine_options(const app_options *o, engine_options *eo);
 
 /* The path of state file NAME: $XDG_STATE_HOME/llmchat/NAME (an absolute
  * $XDG_STATE_HOME), else $HOME/.local/state/llmchat/NAME, with its directories made

@@ -6,13 +6,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "vector_command.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control_vector.h"
+#include "parse_number.h"
 #include "steering.h"
 #include "vector_files.h"
 
@@ -45,17 +45,6 @@ static bool split_words(const char *s, char *buf, const char **w, int *n)
         if (quoted)
             return false;
     }
-    return true;
-}
-
-static bool parse_scale(const char *s, float *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(d))
-        return false;
-    *out = (float)d;
     return true;
 }
 
@@ -200,7 +189,7 @@ static llm_status run_words(engine *e, const char **w, int n, char *said, size_t
     if (n == 0)
         return LLM_OK;
     if (!strcmp(w[0], "load") && (n == 2 || n == 3)) {
-        if (n == 3 && !parse_scale(w[2], &scale))
+        if (n == 3 && !parse_float(w[2], &scale))
             return llm_fail(err, LLM_ERR_ARG, "/vector load FILE SCALE: '%s' is not a number", w[2]);
         return load(s, w[1], scale, err);
     }
@@ -210,7 +199,7 @@ static llm_status run_words(engine *e, const char **w, int n, char *said, size_t
         return layers(s, w[1], err);
     if (!strcmp(w[0], "make") && n == 4)
         return make(e, w[1], w[2], w[3], said, size, err);
-    if (n == 2 && parse_scale(w[1], &scale))
+    if (n == 2 && parse_float(w[1], &scale))
         return steering_rescale(s, w[0], scale, err);
     return llm_fail(err, LLM_ERR_ARG,
                     "/vector takes: load FILE [SCALE], NAME SCALE, drop NAME, layers FIRST-LAST|all, "

@@ -1,7 +1,7 @@
 /* generate.c — `-m generate`: one-shot continuation of a prompt, printed as
  * llama2.c's run prints it (the prompt, then the continuation, then a newline), with
  * a speed summary on stderr. Stops at BOS or an end-of-generation token (EOS, EOT), after -n new tokens, at the end of
- * the context, or on Ctrl-C. */
+ * the context, or on Ctrl-C (the session installed its handler). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,7 +10,6 @@
 #include "signals.h"
 #include "engine.h"
 #include "textfmt.h"
-#include "trace.h"
 
 /* Writes the bytes token adds after prev, made safe for a terminal. */
 static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int token)
@@ -21,8 +20,12 @@ static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int to
     fwrite(safe, 1, m, stdout);
 }
 
-int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
+int cli_generate(session *s)
 {
+    const app_options *o = s->o;
+    const tokenizer *tok = s->tok;
+    engine *e = s->e;
+    llm_err err;
     int n;
     /* BOS when the vocabulary asks for it (llama.cpp's rule; SmolLM2's does not); an
      * empty prompt gets it anyway, as the model needs a first position */
@@ -35,30 +38,13 @@ int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
     }
     if (!ids)
         return 1;
-
-    engine_options eo;
-    session_engine_options(o, &eo);
-    eo.record_prompt = o->trace_path != NULL;
-    eo.top_n = o->trace_path ? 10 : 0;
-    eo.capture_attention = o->trace_attn;
-    engine *e;
-    llm_err err;
-    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        free(ids);
-        return 1;
-    }
     int rc = 0;
-    trace_writer *tr = NULL;
     if (n > engine_ctx(e)) {
         fprintf(stderr, "llmchat: the prompt is %d tokens (with BOS), but the context holds %d "
                         "(see -c)\n", n, engine_ctx(e));
         rc = 1;
         goto out;
     }
-    if ((rc = session_apply_vectors(o, e)) != 0 || (rc = session_open_trace(o, m, tok, e, &tr)) != 0)
-        goto out;
-    signals_install_sigint();
     if (engine_prefill(e, ids, n, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         rc = 1;
@@ -91,17 +77,14 @@ int cli_generate(const app_options *o, const model *m, const tokenizer *tok)
     }
     putchar('\n');
     fflush(stdout);
-    engine_finish(e);
 
-    const engine_stats *s = engine_get_stats(e);
+    const engine_stats *stats = engine_get_stats(e);
     fprintf(stderr, "prompt: %d tok, %.1f tok/s; generated: %d tok, %.1f tok/s%s\n",
-            s->prefill_tokens, s->prefill_ms > 0 ? s->prefill_tokens * 1e3 / s->prefill_ms : 0.0,
-            generated, s->decode_ms > 0 ? s->decode_tokens * 1e3 / s->decode_ms : 0.0,
+            stats->prefill_tokens,
+            stats->prefill_ms > 0 ? stats->prefill_tokens * 1e3 / stats->prefill_ms : 0.0, generated,
+            stats->decode_ms > 0 ? stats->decode_tokens * 1e3 / stats->decode_ms : 0.0,
             signals_interrupted ? " (interrupted)" : "");
 out:
-    if (session_close_trace(tr) != 0)
-        rc = 1;
-    engine_free(e);
     free(ids);
     return rc;
 }

@@ -1,7 +1,8 @@
 /* perplexity.c — `-m perplexity`: teacher-forced negative log-likelihood of the
  * input text. The text is cut into windows of the context length, each starting with
  * BOS; every token of the text is predicted once. Prints the token count, the mean
- * NLL (nats per token) and the perplexity. */
+ * NLL (nats per token) and the perplexity. With --trace every window's records are
+ * written to the trace as they are scored. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,15 +11,19 @@
 #include "session.h"
 #include "signals.h"
 #include "engine.h"
+#include "trace.h"
 
 typedef struct {
     double nll;     /* summed -log p(next) */
     long count;     /* predictions summed */
+    trace_writer *trace; /* --trace: each record is written there too; NULL without */
 } nll_sum;
 
 static void add_prediction(void *user, const step_record *rec)
 {
     nll_sum *s = user;
+    if (s->trace)
+        trace_observe(s->trace, rec);
     if (rec->next < 0)
         return;
     double p = rec->next_prob > 1e-30f ? rec->next_prob : 1e-30;
@@ -26,10 +31,13 @@ static void add_prediction(void *user, const step_record *rec)
     s->count++;
 }
 
-int cli_perplexity(const app_options *o, const model *m, const tokenizer *tok)
+int cli_perplexity(session *s)
 {
+    const tokenizer *tok = s->tok;
+    engine *e = s->e;
+    llm_err err;
     int n;
-    int *ids = session_encode_input(o, tok, false, &n);
+    int *ids = session_encode_input(s->o, tok, false, &n);
     if (!ids)
         return 1;
     if (n == 0) {
@@ -37,34 +45,15 @@ int cli_perplexity(const app_options *o, const model *m, const tokenizer *tok)
         free(ids);
         return 1;
     }
-    engine_options eo;
-    session_engine_options(o, &eo);
-    eo.top_n = 0;
-    eo.record_prompt = true;
-    engine *e;
-    llm_err err;
-    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        free(ids);
-        return 1;
-    }
     int window = engine_ctx(e) - 1; /* text tokens per window, after BOS */
-    int vrc = session_apply_vectors(o, e);
-    if (vrc != 0) {
-        engine_free(e);
-        free(ids);
-        return vrc;
-    }
     if (window < 1) {
         fprintf(stderr, "llmchat: a context of %d cannot score anything\n", engine_ctx(e));
-        engine_free(e);
         free(ids);
         return 1;
     }
     int *buf = malloc(sizeof(int) * (window + 1));
-    nll_sum sum = {0};
+    nll_sum sum = {.trace = s->trace};
     engine_set_observer(e, add_prediction, &sum);
-    signals_install_sigint();
     int rc = 0;
     for (int start = 0; start < n && buf && !signals_interrupted; start += window) {
         int len = n - start < window ? n - start : window;
@@ -88,8 +77,8 @@ int cli_perplexity(const app_options *o, const model *m, const tokenizer *tok)
         if (signals_interrupted)
             fprintf(stderr, "llmchat: interrupted: scored the first %ld tokens only\n", sum.count);
     }
+    engine_set_observer(e, s->trace ? trace_observe : NULL, s->trace); /* as the session set it */
     free(buf);
-    engine_free(e);
     free(ids);
     return rc;
 }

@@ -32,32 +32,28 @@
 #include "signals.h"
 #include "command.h"
 #include "engine.h"
-#include "settings.h"
 #include "textfmt.h"
-#include "trace.h"
 
 typedef struct {
-    const app_options *o;
-    chat *c;
-    engine *e;
-    live_settings live;   /* the sampler's settings and the step limit (/set) */
+    session *s;           /* the chat, the engine, the live settings, the saved-chat file */
+    const app_options *o; /* s->o */
+    chat *c;              /* s->c */
     bool tty;
     bool quit;
     int status;           /* exit status so far */
     int n_asked;          /* user messages sent to the model */
     int n_answered;       /* of those, the ones whose turn could start */
-    autosave_file save;    /* this session's saved-chat file */
     bool changed;         /* the dialog changed since the last autosave */
 } repl;
 
-/* Autosaves the chat when it changed (nothing is written for a chat that never had a
- * turn); warns once when that fails. */
+/* Autosaves the chat when it changed (autosave_now: nothing is written for a chat
+ * that never had a turn); warns once when that fails. */
 static void autosave(repl *r)
 {
-    if (!r->changed || (!r->save.path && chat_turn_count(r->c) + chat_dropped_count(r->c) == 0))
+    if (!r->changed)
         return;
     char msg[700];
-    if (!autosave_now(&r->save, r->c, r->o, msg, sizeof msg) && *msg)
+    if (!autosave_now(r->s, msg, sizeof msg) && *msg)
         fprintf(stderr, "llmchat: %s\n", msg);
     r->changed = false;
 }
@@ -81,7 +77,7 @@ static void print_help(FILE *f)
 static void reply_to(repl *r, const char *user)
 {
     llm_err err;
-    int max = r->live.steps;
+    int max = r->s->steps;
     r->n_asked++;
     if (chat_begin(r->c, user, max, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
@@ -151,8 +147,7 @@ static void host_help(command_host *h)
 
 static command_host command_host_of(repl *r)
 {
-    return (command_host){.front_end = COMMAND_REPL, .c = r->c, .e = r->e, .o = r->o,
-                          .live = &r->live, .save = &r->save, .user = r, .say = host_say,
+    return (command_host){.front_end = COMMAND_REPL, .s = r->s, .user = r, .say = host_say,
                           .changed = host_changed, .quit = host_quit, .help = host_help};
 }
 
@@ -261,11 +256,10 @@ static void run_terminal(repl *r)
     if (history_path)
         read_history(history_path);
     rl_catch_signals = 0;
-    const model *m = engine_model(r->e);
+    const model *m = r->s->m;
     fprintf(stderr, "llmchat: chatting with %s (%s, %s; template %s). /help for commands, Ctrl-D to leave.\n",
             m->name, m->weights_label, m->weights_size, template_name(chat_get_template(r->c)));
-    if (r->o->model_note)
-        fprintf(stderr, "llmchat: %s\n", r->o->model_note);
+    fprintf(stderr, "llmchat: %s\n", r->s->note);
     if (r->o->prompt)
         reply_to(r, r->o->prompt);
     read_lines(r);
@@ -345,73 +339,25 @@ static void run_pipe(repl *r)
     free(line);
 }
 
-int cli_repl(const app_options *o, const model *m, const tokenizer *tok)
+int cli_repl(session *s)
 {
-    engine_options eo;
-    session_engine_options(o, &eo);
-    eo.capture_attention = o->trace_attn;
-    eo.record_prompt = o->trace_path != NULL;
-    engine *e;
-    llm_err err;
-    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
+    repl r = {.s = s, .o = s->o, .c = s->c, .tty = isatty(STDIN_FILENO)};
+    command_host h = command_host_of(&r);
+    if (!session_resume(s, &h))
         return 1;
-    }
-    trace_writer *tr = NULL;
-    repl r = {.o = o, .e = e, .tty = isatty(STDIN_FILENO)};
-    r.live.sampler = *engine_sampler_config(e);
-    r.live.steps = o->steps > 0 ? o->steps : 0;
-    r.live.slow_motion_ms = o->slow_motion_ms;
-    autosave_init(&r.save, o, r.tty);
-    int vrc = session_apply_vectors(o, e);
-    if (vrc != 0 || session_open_trace(o, m, tok, e, &tr) != 0) { /* it printed why */
-        engine_free(e);
-        return vrc ? vrc : 1;
-    }
-    if (chat_new_template(e, o->chat_template, o->system, &r.c, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        session_close_trace(tr);
-        engine_free(e);
-        return 1;
-    }
-    trace_set_template(tr, template_name(chat_get_template(r.c)));
-    signals_install();
-    if (o->resume_path) {
-        command_host h = command_host_of(&r);
-        if (!command_load(&h, o->resume_path)) {
-            chat_free(r.c);
-            session_close_trace(tr);
-            engine_free(e);
-            return 1;
-        }
-        autosave_use(&r.save, o->resume_path);
-        r.changed = false; /* the file holds what was just read */
-    }
+    r.changed = false; /* a resumed chat's file holds what was just read */
     if (r.tty)
         run_terminal(&r);
     else
         run_pipe(&r);
     if (signals_quit) {
-        /* SIGTERM, SIGHUP or SIGINT twice: readline gave the terminal back; save, say so */
-        int sig = signals_quit;
-        r.changed = true;
-        autosave(&r);
-        if (r.save.path && !r.save.warned)
-            fprintf(stderr, "\nllmchat: quitting on %s; the chat is saved in %s\n",
-                    signals_name(sig), r.save.path);
-        else
-            fprintf(stderr, "\nllmchat: quitting on %s\n", signals_name(sig));
-        r.status = 128 + sig;
+        /* SIGTERM, SIGHUP or SIGINT twice: readline gave the terminal back */
+        fputc('\n', stderr);
+        r.status = session_quit_on_signal(s);
     }
-    autosave_free(&r.save);
-    engine_finish(e);
     if (r.n_asked > 0 && r.n_answered == 0) {
         fprintf(stderr, "llmchat: no message could be answered\n");
         r.status = 1;
     }
-    if (session_close_trace(tr) != 0)
-        r.status = 1;
-    chat_free(r.c);
-    engine_free(e);
     return r.status;
 }

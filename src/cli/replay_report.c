@@ -15,7 +15,6 @@
 
 #include "cli.h"
 #include "session.h"
-#include "kernels.h"
 #include "replay.h"
 #include "textfmt.h"
 #include "trace.h"
@@ -277,43 +276,34 @@ static const step_record **replayable(const app_options *o, const model *m,
     return seq;
 }
 
-int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace_reader *r)
+int cli_replay(session *sess)
 {
+    const app_options *o = sess->o;
+    const model *m = sess->m;
+    trace_reader *r = sess->replay;
     const trace_header *h = trace_reader_header(r);
     trace_sequence_info info;
     const step_record **seq = replayable(o, m, r, &info);
     if (!seq)
         return 1;
     int n = info.n;
-    engine_options eo;
-    session_engine_options(o, &eo);
-    eo.capture_attention = o->trace_attn;
-    engine *e;
+    engine *e = sess->e;
     llm_err err;
-    if (engine_new(m, tok, &eo, &e, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        free(seq);
-        return 1;
-    }
-    trace_writer *tw = NULL;
-    int rc = session_open_trace(o, m, tok, e, &tw);
-    if (rc != 0)
-        goto out;
+    int rc;
     printf("%s %s: %d positions, traced with %s (%s weights)\n",
            o->compare ? "comparing" : "replaying", o->replay_path, n,
            h->model_name ? h->model_name : "an unnamed model", h->weights ? h->weights : "?");
     printf("now: %s (%s weights, %s KV cache, %s kernels)\n", m->name,
            model_weights_option(m), engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
-           kernels_isa_name(kernels_init(o->isa)));
+           sess->kernels);
     if (info.replaced > 0)
         printf("the run rewound: %d records replaced by later ones for their positions are "
                "not replayed\n", info.replaced);
     if (o->compare)
         printf("\n  pos  phase   token           trace top-1            new top-1              KL\n");
-    printer pr = {o, r, tok};
+    printer pr = {o, r, sess->tok};
     replay_summary s;
     llm_status st = replay_run(e, seq, n, print_position, &pr, &s, &err);
-    engine_finish(e);
     if (s.steer_notice[0])
         fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, s.steer_notice);
     if (st != LLM_OK) {
@@ -327,10 +317,6 @@ int cli_replay(const app_options *o, const model *m, const tokenizer *tok, trace
     } else {
         rc = print_summary(&pr, seq, &info, &s);
     }
-out:
-    if (session_close_trace(tw) != 0)
-        rc = 1;
-    engine_free(e);
     free(seq);
     return rc;
 }

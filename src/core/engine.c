@@ -28,7 +28,8 @@ struct engine {
     const tokenizer *tok;
     transformer *tf;
     sampler *smp;
-    engine_options opt;
+    engine_options opt;     /* as given; opt.sampler is not kept: the sampler holds its
+                               settings (engine_sampler_config) */
     int ctx;
     int vocab;
     int n;                  /* tokens in the sequence */
@@ -220,7 +221,6 @@ void engine_set_observer(engine *e, engine_observer fn, void *user)
 
 void engine_set_sampler(engine *e, const sampler_config *c)
 {
-    e->opt.sampler = *c;
     sampler_configure(e->smp, c);
 }
 
@@ -539,7 +539,7 @@ llm_status engine_step(engine *e, int *token, llm_err *err)
 {
     if (e->n == 0 || !e->logits)
         return llm_fail(err, LLM_ERR_ARG, "nothing to continue: prefill a prompt first");
-    int hist = e->opt.sampler.repeat_last_n;
+    int hist = sampler_get_config(e->smp)->repeat_last_n;
     if (hist > e->n)
         hist = e->n;
     sampler_record rec;

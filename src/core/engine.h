@@ -51,7 +51,8 @@ typedef struct {
                                  first on; the oldest rows are dropped to make room
                                  (default ENGINE_ATTENTION_MIB_DEFAULT MiB, or what
                                  the whole context's rows take when that is less) */
-    sampler_config sampler;
+    sampler_config sampler;   /* the sampler's first settings; from then on the sampler
+                                 holds them (engine_set_sampler, engine_sampler_config) */
 } engine_options;
 
 void engine_options_default(engine_options *o);

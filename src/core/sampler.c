@@ -13,6 +13,7 @@
 #include "sampler.h"
 
 #include "kernels.h"
+#include "settings.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -60,21 +61,17 @@ void sampler_config_default(sampler_config *c)
     c->seed = 0;
 }
 
+/* The bounds are the settings table's (settings.c), as /set and the options check them. */
 llm_status sampler_config_check(const sampler_config *c, llm_err *err)
 {
-    if (!(c->temperature >= 0.0f) || !isfinite(c->temperature))
-        return llm_fail(err, LLM_ERR_ARG, "--temperature must be >= 0, got %g", c->temperature);
-    if (!(c->top_p > 0.0f && c->top_p <= 1.0f))
-        return llm_fail(err, LLM_ERR_ARG, "--top-p must be in (0, 1], got %g", c->top_p);
-    if (c->top_k < 0)
-        return llm_fail(err, LLM_ERR_ARG, "--top-k must be >= 0 (0 = off), got %d", c->top_k);
-    if (!(c->min_p >= 0.0f && c->min_p < 1.0f))
-        return llm_fail(err, LLM_ERR_ARG, "--min-p must be in [0, 1), got %g", c->min_p);
-    if (!(c->repeat_penalty > 0.0f) || !isfinite(c->repeat_penalty))
-        return llm_fail(err, LLM_ERR_ARG, "--repeat-penalty must be > 0 (1 = off), got %g",
-                        c->repeat_penalty);
-    if (c->repeat_last_n < 0)
-        return llm_fail(err, LLM_ERR_ARG, "--repeat-last-n must be >= 0, got %d", c->repeat_last_n);
+    live_settings s = {.sampler = *c};
+    for (const setting_info *row = settings_table; row->name; row++) {
+        if (!settings_of_sampler(row) || settings_in_range(row, &s))
+            continue;
+        char value[32];
+        return llm_fail(err, LLM_ERR_ARG, "--%s %s, got %s", row->name, settings_range(row),
+                        settings_value_text(row, &s, value, sizeof value));
+    }
     return LLM_OK;
 }
 

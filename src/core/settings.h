@@ -1,12 +1,18 @@
 /* settings.h — the settings a user may change while chatting (/set NAME VALUE): the
- * sampler's, the seed, the reply's step limit and the TUI's slow motion, named like
- * the long options.
+ * sampler's, the seed, the reply's step limit and the TUI's slow motion.
  *
- * The one place their values are parsed and checked: the command line and the config
- * file (options.c's rows for these options) and /set in the REPL and the TUI all
- * go through settings_apply, so a value means the same everywhere. Applying them to
- * the engine's sampler and the chat's step limit is the front end's part; the
- * sampler takes them from the next token on. Also formats them for display. */
+ * One table, settings_table, gives each of them everything the program knows of it:
+ * its name (which is also its long option and its config file key), its short option,
+ * its type, its bounds, its --help text and where it lives. Everything that reads or
+ * checks a value goes through that table: /set in the REPL and the TUI
+ * (settings_set_line), the command line and the config file (options.c makes their
+ * rows from it), the sampler's own check (sampler_config_check) and the display
+ * (settings_format). A value therefore means the same and is refused with the same
+ * words everywhere.
+ *
+ * live_settings is a value: a whole set of them, to parse into, check and show. It
+ * is nobody's copy to keep: while a model runs, the sampler holds the sampler's
+ * settings (engine_sampler_config) and the session the others (app/session.h). */
 #ifndef LLMCHAT_SETTINGS_H
 #define LLMCHAT_SETTINGS_H
 
@@ -29,9 +35,61 @@ typedef struct {
                                work meanwhile): 0 = full speed */
 } live_settings;
 
+typedef enum {
+    SETTING_NUMBER,  /* a float field: a finite decimal */
+    SETTING_INTEGER, /* an int field: a whole number */
+    SETTING_SEED,    /* a uint64_t field: any whole number from 0 to 2^64 - 1 */
+} setting_type;
+
+/* One row of the table. */
+typedef struct {
+    const char *name;      /* /set NAME, --NAME and the config file's key */
+    char short_name;       /* the short option (-t), 0 for none */
+    const char *arg;       /* the value's name in --help ("F", "N", "MS") */
+    setting_type type;
+    double min, max;       /* the bounds; max HUGE_VAL (a number) or INT32_MAX (an
+                              integer): none but the type's own */
+    bool min_excluded;     /* min itself is refused: "(min, ..." */
+    bool max_excluded;     /* max itself is refused: "..., max)" */
+    const char *unit;      /* said in the range ("a number of milliseconds from 0 to
+                              10000"); NULL: "an integer" */
+    size_t offset;         /* the field in live_settings (offsetof) */
+    const char *help;      /* --help text; '\n' starts a continuation line */
+} setting_info;
+
+/* How many settings there are (the rows of settings_table before its end). */
+enum { SETTINGS_COUNT = 9 };
+
+/* Every setting, in the order settings_format shows them and --help lists them; ends
+ * with a row whose name is NULL. */
+extern const setting_info settings_table[];
+
+/* The row of the setting name, or NULL. */
+const setting_info *settings_find(const char *name);
+
+/* Is row one of the sampler's settings (a field of sampler_config)? */
+bool settings_of_sampler(const setting_info *row);
+
 /* Is name (temperature, top-k, top-p, min-p, repeat-penalty, repeat-last-n, seed,
  * steps, slow-motion) one of the live settings? */
 bool settings_is_live(const char *name);
+
+/* What row allows, as a phrase that follows its name: "must be in (0, 1]", "must be
+ * an integer >= 0", "must be a number of milliseconds from 0 to 10000". Static
+ * storage, one string per row. */
+const char *settings_range(const setting_info *row);
+
+/* Is row's value in s within its bounds? */
+bool settings_in_range(const setting_info *row, const live_settings *s);
+
+/* Row's value in s as text ("0.7", "40", "42"), as settings_format shows it, into
+ * buf. Returns buf. */
+const char *settings_value_text(const setting_info *row, const live_settings *s, char *buf,
+                                size_t size);
+
+/* Sets row's setting in s to value. Returns NULL, or what is wrong (settings_range's
+ * phrase), leaving s unchanged. */
+const char *settings_parse(const setting_info *row, live_settings *s, const char *value);
 
 /* Sets the live setting name to value in s. Returns NULL, or what is wrong as a
  * phrase that follows the name ("must be in (0, 1]"), leaving s unchanged. */
@@ -50,8 +108,5 @@ int settings_format(const live_settings *s, char *buf, size_t size);
 /* The same, short, for a status line: "T 0.7 k 40 p 0.9 min-p 0.05 rep 1.1" (settings
  * that are off left out). */
 int settings_format_short(const sampler_config *c, char *buf, size_t size);
-
-/* The names, NULL-terminated, in the order settings_format writes them. */
-extern const char *const settings_names[];
 
 #endif

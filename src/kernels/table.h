@@ -1,16 +1,16 @@
 /* kernels/table.h — the table of kernels each instruction-set file exports (internal to
- * the kernels: included by src/kernels.c, src/quant.c and the files in src/kernels/ only).
+ * the kernels: included by the files in src/kernels/ only: kernels.c, quant.c, the tables).
  *
  * One table per instruction set: kernels_scalar (plain C, always built: the reference
  * every other table is tested against) and, when configure builds them, the x86 tables
  * or the AArch64 ones.
- * src/kernels.c picks one table at start. A table with a base (the AMX one: its base
+ * src/kernels/kernels.c picks one table at start. A table with a base (the AMX one: its base
  * is the AVX-512 table) takes every entry it leaves NULL from the base first. An entry
  * still NULL falls back to the scalar table's entry (kernels_attention_f32: to the
  * one-query-at-a-time loop over the chosen table's own row kernels), except gemm_q8
  * (without one, kernels_gemm is kernels_matmul) and matvec_q8b (without one,
  * Q8_0_BLOCKS rows are made Q8_0 a few at a time for rows_q8). Every kernel is
- * single-threaded: src/kernels.c splits the work over threads. */
+ * single-threaded: src/kernels/kernels.c splits the work over threads. */
 #ifndef LLMCHAT_KERNELS_TABLE_H
 #define LLMCHAT_KERNELS_TABLE_H
 

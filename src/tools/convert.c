@@ -28,6 +28,7 @@
 #include "llama2c.h"
 #include "model.h"
 #include "model_write.h"
+#include "parse_number.h"
 #include "template.h"
 #include "tokenizer.h"
 
@@ -124,14 +125,10 @@ static int parse(int argc, char **argv, options *o)
             break;
         }
         case OPT_TOKENIZER_OUT: o->tokenizer_out = optarg; break;
-        case 'T': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1024)
+        case 'T':
+            if (!parse_int(optarg, 1, 1024, &o->threads))
                 return usage_error("--threads must be an integer in 1..1024, not", optarg);
-            o->threads = (int)v;
             break;
-        }
         case 'h': usage(stdout); return -1;
         case 'V': printf("llmchat-convert %s\n", PACKAGE_VERSION); return -1;
         case ':': return usage_error("this option needs a value:", argv[optind - 1]);

@@ -140,11 +140,11 @@ static void step_paused(tui *t)
 static void cycle_slow_motion(tui *t)
 {
     int n = (int)(sizeof SLOW_STEPS / sizeof SLOW_STEPS[0]), i = 0;
-    while (i < n && SLOW_STEPS[i] <= t->live.slow_motion_ms)
+    while (i < n && SLOW_STEPS[i] <= t->s->slow_motion_ms)
         i++;
-    t->live.slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
-    if (t->live.slow_motion_ms)
-        tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->live.slow_motion_ms);
+    t->s->slow_motion_ms = i < n ? SLOW_STEPS[i] : 0;
+    if (t->s->slow_motion_ms)
+        tui_say(t, "slow motion: %d ms after each token (s: slower, then off)", t->s->slow_motion_ms);
     else
         tui_say(t, "slow motion off: full speed");
 }

@@ -1,5 +1,5 @@
-/* tui.c — the curses debugger-chat: sets up the terminal, the engine and the chat,
- * and runs the main loop. With --view (tui_view) the same panes run over a trace
+/* tui.c — the curses debugger-chat: sets up the terminal and runs the main loop over
+ * the session's engine and chat. With --view (tui_view) the same panes run over a trace
  * read back (view.c) with no engine and no chat: keys and lines that would generate
  * or steer say "read-only" in the status line.
  *
@@ -12,8 +12,9 @@
  * reports at exit how much of the reply time went to drawing and keys (benchmarks).
  * 'p' pauses replies and 'n' then advances them one token at a time; Backspace, 'r',
  * the digits and /force steer the newest reply by hand (steer.c).
- * Owns the engine, the chat, the optional trace, the curses windows and the panes
- * (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
+ * Drives the engine and the chat of the session main.c opened for it (session.h:
+ * also the trace, autosave and the signal handlers); owns the curses windows and the
+ * panes (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
  * and actions), the input line, the status line and the help overlay. The loop hands
  * each key to actions.c, which looks it up in the key table (keys.c) and runs its
  * action or the focused pane's; slash commands (command.c) run here through the
@@ -125,7 +126,7 @@ static void sync_views(tui *t)
 {
     conv_set_writing(t->conv, t->run.state == RUN_GENERATING);
     tokens_set_choosing(t->tokens, t->run.paused && tui_replying(t));
-    t->run.slow_motion_ms = t->live.slow_motion_ms;
+    t->run.slow_motion_ms = t->s ? t->s->slow_motion_ms : 0;
     t->run.shading = conv_shading(t->conv); /* the legend follows Conversation's colours */
 }
 
@@ -195,17 +196,15 @@ void tui_notice(tui *t, const char *fmt, ...)
     t->dirty |= DIRTY_CONV;
 }
 
-/* Saves the chat now (a chat that never had a turn is not written); a failure is
- * told once, in Conversation. */
+/* Saves the chat now (autosave_now: a chat that never had a turn is not written); a
+ * failure is told once, in Conversation. */
 static void autosave(tui *t)
 {
     t->save_pending = false;
-    if (!t->c)
-        return;
-    if (!t->save.path && chat_turn_count(t->c) + chat_dropped_count(t->c) == 0)
+    if (!t->s)
         return;
     char msg[700];
-    if (!autosave_now(&t->save, t->c, t->o, msg, sizeof msg) && *msg)
+    if (!autosave_now(t->s, msg, sizeof msg) && *msg)
         tui_notice(t, "[%s]", msg);
 }
 
@@ -292,7 +291,7 @@ static void begin_turn(tui *t, const char *text, bool start_paused)
     t->run.state = RUN_GENERATING;
     t->dirty |= DIRTY_ALL;
     draw_frame(t); /* show the message while the prompt is being read */
-    if (chat_begin(t->c, text, t->live.steps, &err) != LLM_OK) {
+    if (chat_begin(t->c, text, t->s->steps, &err) != LLM_OK) {
         take_notice(t);
         tui_notice(t, "[could not start the reply: %s]", err.text);
         t->run.state = RUN_IDLE; /* the status line and q's question say so too */
@@ -333,7 +332,7 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
     end_reply(t, RUN_IDLE);
     take_notice(t);
     if (p == CHAT_REPLY_LIMIT) {
-        tui_notice(t, "[reply cut at the step limit of %d tokens]", t->live.steps);
+        tui_notice(t, "[reply cut at the step limit of %d tokens]", t->s->steps);
     } else if (p == CHAT_REPLY_FULL) {
         tui_notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
     } else if (err->text[0]) {
@@ -360,9 +359,7 @@ void tui_stop_reply(tui *t)
     if (!tui_replying(t))
         return;
     llm_err err;
-    err.text[0] = '\0';
-    if (chat_stop(t->c, &err) != LLM_OK)
-        tui_notice(t, "[could not stop cleanly: %s]", err.text);
+    chat_stop(t->c, &err); /* it cannot fail */
     end_reply(t, RUN_STOPPED);
     tui_notice(t, "[stopped]");
 }
@@ -472,8 +469,7 @@ static void host_send_paused(command_host *h, const char *text)
 
 static command_host command_host_of(tui *t)
 {
-    return (command_host){.front_end = COMMAND_TUI, .c = t->c, .e = t->e, .o = t->o,
-                          .live = &t->live, .save = &t->save, .user = t, .say = host_say,
+    return (command_host){.front_end = COMMAND_TUI, .s = t->s, .user = t, .say = host_say,
                           .stop_reply = host_stop_reply, .changed = host_changed,
                           .quit = host_quit, .help = host_help, .force = host_force,
                           .read_only = host_read_only, .send_paused = host_send_paused};
@@ -541,49 +537,7 @@ static void print_stats(const tui *t, const char *where)
         fclose(f);
 }
 
-static int setup_core(tui *t, const model *m, const tokenizer *tok)
-{
-    const app_options *o = t->o;
-    llm_err err;
-    err.text[0] = '\0';
-    engine_options eo;
-    session_engine_options(o, &eo);
-    eo.top_n = TUI_TOP_N;
-    eo.capture_attention = true;
-    if (engine_new(m, tok, &eo, &t->e, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        return 1;
-    }
-    if (chat_new_template(t->e, o->chat_template, o->system, &t->c, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        return 1;
-    }
-    t->run.template_name = template_name(chat_get_template(t->c));
-    t->live.sampler = *engine_sampler_config(t->e);
-    int vrc = session_apply_vectors(o, t->e);
-    if (vrc != 0)
-        return vrc;
-    if (session_open_trace(o, m, tok, t->e, &t->tr) != 0) /* it says why */
-        return 1;
-    trace_set_template(t->tr, t->run.template_name);
-    return 0;
-}
-
-static void teardown_core(tui *t)
-{
-    llm_err err;
-    if (t->e)
-        engine_finish(t->e); /* the trace gets the last position too */
-    chat_free(t->c);
-    engine_free(t->e);
-    if (t->tr && trace_close(t->tr, &err) != LLM_OK)
-        fprintf(stderr, "llmchat: %s\n", err.text);
-    t->c = NULL;
-    t->e = NULL;
-    t->tr = NULL;
-}
-
-/* The panes, over the engine (after setup_core) or the trace being viewed. */
+/* The panes, over the session's engine or the trace being viewed. */
 static void open_panes(tui *t)
 {
     if (t->view)
@@ -640,36 +594,18 @@ static const char *crash_reset_bytes(bool mouse)
     return buf;
 }
 
-static void tui_init(tui *t, const app_options *o)
-{
-    memset(t, 0, sizeof *t);
-    t->o = o;
-    t->live.steps = o->steps > 0 ? o->steps : 0;
-    t->live.slow_motion_ms = o->slow_motion_ms;
-    autosave_init(&t->save, o, true);
-}
-
-static bool have_terminal(void)
-{
-    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-        return true;
-    fprintf(stderr, "llmchat: the TUI needs a terminal on stdin and stdout; use -m chat for pipes\n");
-    return false;
-}
-
 static int run_screen(tui *t);
 
-int tui_run(const app_options *o, const model *m, const tokenizer *tok)
+int tui_run(session *s)
 {
     tui state;
     tui *t = &state;
-    tui_init(t, o);
-    if (!have_terminal())
-        return 2;
-    if (setup_core(t, m, tok) != 0) {
-        teardown_core(t);
-        return 1;
-    }
+    memset(t, 0, sizeof *t);
+    t->s = s;
+    t->o = s->o;
+    t->e = s->e;
+    t->c = s->c;
+    t->run.template_name = template_name(chat_get_template(s->c));
     return run_screen(t);
 }
 
@@ -677,30 +613,32 @@ int tui_view(const app_options *o)
 {
     tui state;
     tui *t = &state;
-    tui_init(t, o);
+    memset(t, 0, sizeof *t);
+    t->o = o;
     llm_err err;
     if (view_open(o->view_path, &t->view, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
-    if (!have_terminal()) {
+    if (!session_have_terminal()) {
         view_close(t->view);
         return 2;
     }
     view_describe(t->view, t->view_line, sizeof t->view_line);
     t->run.viewing = t->view_line;
+    signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     return run_screen(t);
 }
 
-/* Starts curses on the terminal (raw keys, the keypad, the mouse with --mouse) with
- * the signal handlers that restore it. NULL, with the reason said, when the terminal
+/* Starts curses on the terminal (raw keys, the keypad, the mouse with --mouse) and
+ * registers what a crash writes to restore it (the handlers are installed already:
+ * session_open's, or tui_view's). NULL, with the reason said, when the terminal
  * cannot be drawn on. */
 static SCREEN *start_terminal(tui *t)
 {
     const app_options *o = t->o;
     setlocale(LC_ALL, "");
     t->screen.utf8 = MB_CUR_MAX > 1;
-    signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     const char *term_name = getenv("TERM");
     /* no TERM at all: say so without asking curses, whose failed newterm leaks its state */
     SCREEN *scr = term_name && *term_name ? newterm(NULL, stdout, stdin) : NULL;
@@ -743,14 +681,13 @@ static void open_screen(tui *t)
     t->input = input_open(&ih, o->history_size);
     if (t->view)
         view_show_dialog(t->view, t->conv);
-    if (o->model_note && !t->view)
-        tui_notice(t, "[%s]", o->model_note);
+    if (t->s)
+        tui_notice(t, "[%s]", t->s->note);
     if (o->system && *o->system && !o->resume_path)
         tui_notice(t, "[system prompt: %s]", o->system);
-    if (o->resume_path) {
+    if (t->s && o->resume_path) {
         command_host h = command_host_of(t);
-        if (command_load(&h, o->resume_path))
-            autosave_use(&t->save, o->resume_path);
+        session_resume(t->s, &h); /* what failed is said in Conversation */
         t->save_pending = false;
     }
     if (o->prompt && *o->prompt && !t->view)
@@ -804,7 +741,7 @@ static void main_loop(tui *t)
             generate_one(t);
             t->stat_tokens++;
             t->stat_step_ms += clock_ms() - t0;
-            next_step = clock_ms() + t->live.slow_motion_ms;
+            next_step = clock_ms() + t->s->slow_motion_ms;
         } else if (t->n_pending > 0 && !tui_replying(t)) {
             send_queued(t);
             continue;
@@ -825,7 +762,7 @@ static void main_loop(tui *t)
                 t->stat_draw_ms += clock_ms() - now;
             }
         }
-        if (busy && !t->live.slow_motion_ms)
+        if (busy && !t->s->slow_motion_ms)
             t->stat_busy_ms += clock_ms() - t0;
     }
 }
@@ -850,44 +787,35 @@ static void close_screen(tui *t, SCREEN *scr)
 }
 
 /* After the screen is closed: the chat saved (and, quitting on a signal, where it
- * is said), the reply stopped, everything freed. Returns the exit status: 128 + the
- * signal that quit, else 0. */
+ * is said: session_quit_on_signal), the reply stopped, the TUI's own state freed (the
+ * session is main.c's to close). Returns the exit status: 128 + the signal that quit,
+ * else 0. */
 static int finish(tui *t)
 {
     int rc = 0;
-    if (signals_quit) {
-        /* SIGTERM, SIGHUP or SIGINT twice: the terminal is back; save, say so */
-        int sig = signals_quit;
+    if (signals_quit)
+        rc = session_quit_on_signal(t->s); /* the terminal is back: said on stderr */
+    else if (t->save_pending)
         autosave(t);
-        if (t->save.path && !t->save.warned)
-            fprintf(stderr, "llmchat: quitting on %s; the chat is saved in %s\n",
-                    signals_name(sig), t->save.path);
-        else
-            fprintf(stderr, "llmchat: quitting on %s\n", signals_name(sig));
-        rc = 128 + sig;
-    } else if (t->save_pending) {
-        autosave(t);
-    }
     if (tui_replying(t)) {
         llm_err err;
         chat_stop(t->c, &err);
     }
-    autosave_free(&t->save);
     for (int i = 0; i < t->n_pending; i++)
         free(t->pending[i].line);
     free(t->pending);
     close_panes(t);
-    teardown_core(t);
     view_close(t->view);
     return rc;
 }
 
-/* The screen and the loop, over the engine set up or the trace opened; frees both. */
+/* The screen and the loop, over the session's engine or the trace opened; frees the
+ * TUI's own state and the trace. */
 static int run_screen(tui *t)
 {
     SCREEN *scr = start_terminal(t);
     if (!scr) {
-        teardown_core(t);
+        view_close(t->view);
         return 1;
     }
     open_screen(t);

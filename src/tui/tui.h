@@ -3,11 +3,11 @@
 #define LLMCHAT_TUI_H
 
 #include "options.h"
-#include "model.h"
-#include "tokenizer.h"
+#include "session.h"
 
-/* Runs the interactive TUI until the user quits. Returns the exit status. */
-int tui_run(const app_options *o, const model *m, const tokenizer *tok);
+/* Runs the interactive TUI on the session main.c opened (its engine, chat, trace,
+ * autosave, signals) until the user quits. Returns the exit status. */
+int tui_run(session *s);
 /* llmchat --view TRACE: the TUI over a trace, read-only, with no model. Returns the
  * exit status (1 when the file is not a readable trace, 2 without a terminal). */
 int tui_view(const app_options *o);

@@ -1,5 +1,5 @@
-/* tui_state.h — the TUI controller's state: the engine and the chat it drives, the
- * panes it owns, the focus, the run state and what needs redrawing.
+/* tui_state.h — the TUI controller's state: the session whose engine and chat it
+ * drives, the panes it owns, the focus, the run state and what needs redrawing.
  *
  * Only the controller sees it: tui.c (the loop, the frames, the dialog, commands),
  * actions.c (what keys and the mouse do) and steer.c (steering a reply). The panes never do: each keeps its own state (conversation.h,
@@ -12,10 +12,8 @@
 
 #include "chat.h"
 #include "options.h"
-#include "autosave.h"
 #include "engine.h"
-#include "settings.h"
-#include "trace.h"
+#include "session.h"
 #include "attention_pane.h"
 #include "conversation.h"
 #include "draw.h"
@@ -40,11 +38,11 @@ enum { /* dirty bits: which parts of the screen need redrawing */
 };
 
 typedef struct tui {
+    session *s;         /* borrowed: the session main.c opened (session.h); NULL with --view */
     const app_options *o;
-    engine *e;          /* owned */
-    chat *c;            /* owned */
-    trace_writer *tr;   /* owned; NULL without --trace */
-    trace_view *view;   /* owned; llmchat --view TRACE (then e and c are NULL) */
+    engine *e;          /* s->e, borrowed; NULL with --view */
+    chat *c;            /* s->c, borrowed; NULL with --view */
+    trace_view *view;   /* owned; llmchat --view TRACE (then s, e and c are NULL) */
     char view_line[400]; /* the status line while viewing */
 
     tui_screen screen;
@@ -78,13 +76,10 @@ typedef struct tui {
     int n_pending;
     double reply_t0;        /* monotonic ms at the reply's first token */
     long long reply_tokens;
-    live_settings live;     /* the sampler's settings, the step limit (0: until EOS) and
-                               slow motion (ms after each token), changed by /set */
     char said[240];         /* the status line's one-off message (run.message points here) */
 
-    /* the saved chat (autosave.h): written when a reply ends, and once idle after
-     * every other change (steering, /system, /reset, /load) */
-    autosave_file save;
+    /* the saved chat (the session's, autosave.h): written when a reply ends, and once
+     * idle after every other change (steering, /system, /reset, /load) */
     bool save_pending;
 
     /* where the time goes while replies run (printed with LLMCHAT_TUI_STATS=1) */

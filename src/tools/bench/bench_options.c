@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "parse_number.h"
 #include "quantize.h"
 #include "shapes.h"
 
@@ -91,16 +92,16 @@ static void usage(FILE *f)
             "once (7B: about 7 GB, and as much again for its GGUF) and reused.\n");
 }
 
-static int parse_int(const char *s, const char *what, int lo, int hi)
+/* An integer option's value from lo to hi; a usage error (exit 2) otherwise. */
+static int int_option(const char *s, const char *what, int lo, int hi)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+    int v;
+    if (!parse_int(s, lo, hi, &v)) {
         fprintf(stderr, "llmchat-bench: %s must be an integer from %d to %d, not '%s'\n", what,
                 lo, hi, s);
         exit(2);
     }
-    return (int)v;
+    return v;
 }
 
 /* A comma list of thread counts (1..1024) into at[], at most max - 1 of them, 0 after. */
@@ -114,7 +115,7 @@ static void parse_thread_list(const char *list, int *at, int max)
             fprintf(stderr, "llmchat-bench: --sweep-at takes at most %d thread counts\n", max - 1);
             exit(2);
         }
-        at[n++] = parse_int(t, "each of --sweep-at's thread counts", 1, 1024);
+        at[n++] = int_option(t, "each of --sweep-at's thread counts", 1, 1024);
     }
     if (n == 0) {
         fprintf(stderr, "llmchat-bench: --sweep-at needs thread counts, such as 1,4,16\n");
@@ -223,9 +224,9 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     while ((c = getopt_long(argc, argv, "s:T:n:p:c:h", longopts, NULL)) != -1) {
         switch (c) {
         case 's': add_shapes(optarg, o->want); any = true; break;
-        case 'T': o->threads = parse_int(optarg, "--threads", 1, 1024); break;
-        case 'n': o->steps = parse_int(optarg, "--steps", 1, 1000000); break;
-        case 'p': o->prompt = parse_int(optarg, "--prompt", 1, MAX_PROMPT); break;
+        case 'T': o->threads = int_option(optarg, "--threads", 1, 1024); break;
+        case 'n': o->steps = int_option(optarg, "--steps", 1, 1000000); break;
+        case 'p': o->prompt = int_option(optarg, "--prompt", 1, MAX_PROMPT); break;
         case 'c': o->cache = optarg; break;
         case OPT_JSON: o->json = true; break;
         case OPT_LONG: o->long_ctx = true; break;
@@ -268,8 +269,8 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             o->against = true;
             break;
         case OPT_ANCHOR: o->against = true; o->anchor = optarg; break;
-        case OPT_ROUNDS: o->rounds = parse_int(optarg, "--rounds", 1, ROUNDS_MAX); break;
-        case OPT_ANCHOR_REPS: o->anchor_reps = parse_int(optarg, "--anchor-reps", 1, 100); break;
+        case OPT_ROUNDS: o->rounds = int_option(optarg, "--rounds", 1, ROUNDS_MAX); break;
+        case OPT_ANCHOR_REPS: o->anchor_reps = int_option(optarg, "--anchor-reps", 1, 100); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -1,0 +1,212 @@
+/* load.c — opening what a session runs on (see load.h): the model, its tokenizer and
+ * chat template, and --resume's saved chat; session_open (session.c) calls them in
+ * order. Owns nothing it returns: the caller closes what it got. */
+#include "load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "autosave.h"
+#include "chatfile.h"
+#include "discover.h"
+#include "gguf.h"
+#include "progress.h"
+#include "session.h"
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int load_tokenizer(const app_options *o, const model *m, tokenizer **out)
+{
+    llm_err err;
+    int vocab = m->config.vocab_size;
+    if (o->tokenizer_path) {
+        if (tokenizer_open(o->tokenizer_path, vocab, out, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
+        if (o->verbose)
+            fprintf(stderr, "llmchat: tokenizer: %s\n", o->tokenizer_path);
+        return 0;
+    }
+    if (m->meta && gguf_find_key(m->meta, "tokenizer.ggml.model") >= 0) {
+        if (tokenizer_from_gguf(m->meta, o->model_path, vocab, out, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
+        if (o->verbose)
+            fprintf(stderr, "llmchat: tokenizer: the model's own (%d tokens)\n", vocab);
+        return 0;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", o->model_path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        strcpy(dir, "./");
+    char data_models[4200];
+    snprintf(data_models, sizeof data_models, "%s/models", discover_data_dir());
+    const char *dirs[] = {dir, data_models};
+    char tried[4][4200];
+    int n_tried = 0;
+    for (int d = 0; d < 2; d++) {
+        char names[2][64];
+        snprintf(names[0], sizeof names[0], "tokenizer.bin");
+        snprintf(names[1], sizeof names[1], "tok%d.bin", vocab);
+        for (int i = 0; i < 2; i++) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s%s%s", dirs[d],
+                     dirs[d][strlen(dirs[d]) - 1] == '/' ? "" : "/", names[i]);
+            if (!file_exists(path))
+                continue;
+            snprintf(tried[n_tried++], sizeof tried[0], "%s", path);
+            if (tokenizer_open(path, vocab, out, &err) == LLM_OK) {
+                if (o->verbose)
+                    fprintf(stderr, "llmchat: tokenizer: %s\n", path);
+                return 0;
+            }
+        }
+    }
+    fprintf(stderr, "llmchat: no tokenizer with %d tokens found for %s", vocab, o->model_path);
+    for (int i = 0; i < n_tried; i++)
+        fprintf(stderr, "%s%s", i == 0 ? " (tried " : ", ", tried[i]);
+    fprintf(stderr, "%s; give one with -z FILE\n", n_tried ? ")" : "");
+    return 1;
+}
+
+/* --verbose: what the file is and what loading made of it. */
+static void describe_model(const model *m)
+{
+    const model_config *c = &m->config;
+    char params[32];
+    fprintf(stderr, "llmchat: %s: %s, %s parameters: dim %d, hidden %d, %d layers, %d heads "
+            "(%d KV), vocab %d, context %d, RoPE base %g, RMS epsilon %g%s\n",
+            m->path, m->format_name, llm_group_digits(params, sizeof params, m->n_params),
+            c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+            c->seq_len, c->rope_base, c->rms_eps,
+            c->shared_classifier ? ", classifier shared with the embedding" : "");
+    fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);
+}
+
+/* VmRSS and VmHWM of /proc/self/status. */
+void load_describe_memory(const model *m)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return;
+    char line[256];
+    long rss = -1, hwm = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "VmRSS:", 6))
+            rss = strtol(line + 6, NULL, 10);
+        else if (!strncmp(line, "VmHWM:", 6))
+            hwm = strtol(line + 6, NULL, 10);
+    }
+    fclose(f);
+    if (rss >= 0 && hwm >= 0)
+        fprintf(stderr, "llmchat: resident memory: %.1f MB, peak %.1f MB (VmRSS, VmHWM; the model "
+                "file is %.1f MB)\n", rss * 1024 / 1e6, hwm * 1024 / 1e6, m->file_bytes / 1e6);
+}
+
+bool load_set_owned(app_options *o, const char **field, const char *s)
+{
+    const char *copy = options_keep(o, strdup(s));
+    if (!copy) {
+        fprintf(stderr, "llmchat: out of memory\n");
+        return false;
+    }
+    *field = copy;
+    return true;
+}
+
+int load_resume(app_options *o)
+{
+    char path[4096];
+    if (o->mode != MODE_AUTO && o->mode != MODE_CHAT && o->mode != MODE_TUI) {
+        fprintf(stderr, "llmchat: --resume works in the chat and tui modes\n");
+        return 2;
+    }
+    if (!autosave_latest(path, sizeof path)) {
+        char *dir = session_state_file("chats/");
+        fprintf(stderr, "llmchat: --resume: no saved chat in %s\n", dir ? dir : "$XDG_STATE_HOME/llmchat/chats");
+        free(dir);
+        return 1;
+    }
+    chatfile cf;
+    llm_err err;
+    if (chatfile_read(path, &cf, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: --resume: %s\n", err.text);
+        return 1;
+    }
+    bool resumed_model = o->model_source != MODEL_FROM_ARGUMENT && cf.model;
+    if (!load_set_owned(o, &o->resume_path, path) ||
+        (resumed_model && !load_set_owned(o, &o->model_path, cf.model)) ||
+        (!o->tokenizer_path && cf.tokenizer && !load_set_owned(o, &o->tokenizer_path, cf.tokenizer))) {
+        chatfile_clear(&cf);
+        return 1;
+    }
+    if (resumed_model)
+        o->model_source = MODEL_FROM_RESUMED;
+    if (o->ctx == 0 && cf.ctx > 0)
+        o->ctx = cf.ctx;
+    if (o->steps < 0 && cf.steps > 0)
+        o->steps = cf.steps;
+    o->sampler = cf.sampler;
+    o->seed_given = true;
+    if (!o->template_name && cf.template_name) {
+        template_kind kind;
+        if (template_kind_parse(cf.template_name, &kind))
+            o->template_name = template_kind_name(kind); /* a static string */
+    }
+    chatfile_clear(&cf);
+    return 0;
+}
+
+int load_template(const app_options *o, const model *m, const tokenizer *tok,
+                  chat_template **out, char *note, size_t size)
+{
+    const char *jinja = m->meta ? gguf_get_string(m->meta, "tokenizer.chat_template", NULL) : NULL;
+    template_kind kind;
+    template_choose(o->template_name, jinja, &kind, note, size); /* the name was checked */
+    llm_err err;
+    if (template_new(kind, tok, out, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    return 0;
+}
+
+int load_model(app_options *o, model **out)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = o->weights;
+    if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
+        mo.progress = progress_show;
+        mo.progress_user = (void *)o->model_path;
+    }
+    llm_err err;
+    if (model_open(o->model_path, &mo, out, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    const model *m = *out;
+    if (o->verbose)
+        describe_model(m);
+    if (o->resume && o->ctx > m->config.seq_len)
+        o->ctx = m->config.seq_len; /* the saved chat's context, on a model with less */
+    if (o->ctx > m->config.seq_len) {
+        fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o->ctx,
+                m->config.seq_len);
+        return 2;
+    }
+    return 0;
+}
+

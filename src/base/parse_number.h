@@ -1,0 +1,23 @@
+/* parse_number.h — a whole value as a number: the one place the program turns option
+ * values, config values, /set values and command arguments into numbers.
+ *
+ * Each function takes the whole text (nothing may follow the number), writes *out
+ * only on success and returns whether it succeeded. A decimal point is '.' whatever
+ * the locale says (the TUI runs under the user's locale). Never prints. */
+#ifndef LLMCHAT_PARSE_NUMBER_H
+#define LLMCHAT_PARSE_NUMBER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A base-10 integer from min to max ("+5" and leading blanks as strtol takes them). */
+bool parse_int(const char *text, long min, long max, int *out);
+
+/* A finite decimal that fits a float ("0.5", "1e-3"); not NaN, not infinite, not
+ * out of the float's range. */
+bool parse_float(const char *text, float *out);
+
+/* A base-10 integer from 0 to UINT64_MAX, digits only (no sign, no blanks). */
+bool parse_u64(const char *text, uint64_t *out);
+
+#endif
