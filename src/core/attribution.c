@@ -145,18 +145,23 @@ static int keep_largest(attribution_part *out, int n, int k, attribution_part p)
     return n < k ? n + 1 : n;
 }
 
+static attribution_part part_of(attribution_kind kind, int layer, int head, float value)
+{
+    return (attribution_part){.kind = kind, .layer = layer, .head = head, .value = value};
+}
+
 int attribution_top(const step_attribution *a, int k, attribution_part *out)
 {
     if (k <= 0)
         return 0;
-    int n = keep_largest(out, 0, k, (attribution_part){ATTRIBUTION_EMBEDDING, -1, -1, a->embedding});
+    int n = keep_largest(out, 0, k, part_of(ATTRIBUTION_EMBEDDING, -1, -1, a->embedding));
     for (int l = 0; l < a->n_layers; l++) {
         for (int h = 0; h < a->n_heads; h++)
             n = keep_largest(out, n, k,
-                             (attribution_part){ATTRIBUTION_HEAD, l, h, a->head[(size_t)l * a->n_heads + h]});
-        n = keep_largest(out, n, k, (attribution_part){ATTRIBUTION_MLP, l, -1, a->mlp[l]});
+                             part_of(ATTRIBUTION_HEAD, l, h, a->head[(size_t)l * a->n_heads + h]));
+        n = keep_largest(out, n, k, part_of(ATTRIBUTION_MLP, l, -1, a->mlp[l]));
     }
     if (a->vectors != 0.0f)
-        n = keep_largest(out, n, k, (attribution_part){ATTRIBUTION_VECTORS, -1, -1, a->vectors});
+        n = keep_largest(out, n, k, part_of(ATTRIBUTION_VECTORS, -1, -1, a->vectors));
     return n;
 }

@@ -881,8 +881,10 @@ const step_attribution *engine_attribution(engine *e, int pos, int token, llm_er
     if (components_of(e, pos, err) != LLM_OK)
         return NULL;
     const model_config *c = &e->m->config;
-    attribution_input in = {e->parts, e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
-                            steering_sum(e->steer), e->tokens[pos]};
+    attribution_input in = {.parts = e->parts,
+                            .final = e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
+                            .steer = steering_sum(e->steer),
+                            .token = e->tokens[pos]};
     if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, &e->attrib, err) !=
         LLM_OK)
         return NULL;

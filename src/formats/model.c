@@ -493,8 +493,9 @@ static llm_status check_weights(const model *m, llm_err *err)
         const struct {
             const tensor *t;
             weight_id w;
-        } ts[] = {{&y->wq, W_Q}, {&y->wk, W_K}, {&y->wv, W_V}, {&y->wo, W_O},
-                  {&y->w1, W_1}, {&y->w2, W_2}, {&y->w3, W_3}};
+        } ts[] = {{.t = &y->wq, .w = W_Q}, {.t = &y->wk, .w = W_K}, {.t = &y->wv, .w = W_V},
+                  {.t = &y->wo, .w = W_O}, {.t = &y->w1, .w = W_1}, {.t = &y->w2, .w = W_2},
+                  {.t = &y->w3, .w = W_3}};
         if ((st = check_norm(m, y->rms_att, W_ATT, l, err)) != LLM_OK ||
             (st = check_norm(m, y->rms_ffn, W_FFN, l, err)) != LLM_OK)
             return st;
