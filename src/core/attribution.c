@@ -88,7 +88,7 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
         free(rows);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
     }
-    float ss = 0.0f; /* the scale as transformer.c's rmsnorm computes it */
+    float ss = 0.0f; /* the scale as forward.c's rmsnorm computes it */
     for (int i = 0; i < dim; i++)
         ss += in->final[i] * in->final[i];
     float scale = 1.0f / sqrtf(ss / dim + c->rms_eps);

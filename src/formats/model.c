@@ -6,7 +6,7 @@
  * made at load (Q8_0 quantizations, repacked or decoded weights). Also the parts every
  * format shares: shape limits, building tensors (views, quantized, converted row by
  * row in parallel), progress reports. Does not compute anything with the weights:
- * that is transformer.c, through quant.h. */
+ * that is the forward pass (core/forward.c), through quant.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "model.h"
 
