@@ -348,39 +348,50 @@ static void pass_project(const pass *p, const float *x, int len, const proj_job 
             job_finish(p, &jobs[j], i, 0, jobs[j].w->rows);
 }
 
-/* x += RMSNorm(y) with weight w, every row: a post-norm's residual. */
-static void pass_norm_add(const pass *p, const float *y, const float *w)
+/* One token: x += RMSNorm(y) with weight w (a post-norm's residual), each thread its
+ * share of x after normalising all of y into its lane; then the barrier. */
+static void token_norm_add(const pass *p, const float *y, const float *w)
 {
-    int dim = p->c->dim;
-    float eps = p->c->rms_eps;
-    transformer *t = p->t;
-    if (p->one) {
-        int i0, i1;
-        forward_rmsnorm(p->ln->xn, y, w, dim, eps);
-        pass_share(p, dim, &i0, &i1);
-        add_into(t->buf.x + i0, p->ln->xn + i0, i1 - i0);
-        pass_sync(p);
-        return;
-    }
-#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-    for (int i = 0; i < p->n; i++) {
-        float *xn = t->buf.xn + (size_t)i * dim;
-        forward_rmsnorm(xn, y + (size_t)i * dim, w, dim, eps);
-        add_into(t->buf.x + (size_t)i * dim, xn, dim);
-    }
+    int i0, i1;
+    forward_rmsnorm(p->ln->xn, y, w, p->c->dim, p->c->rms_eps);
+    pass_share(p, p->c->dim, &i0, &i1);
+    add_into(p->t->buf.x + i0, p->ln->xn + i0, i1 - i0);
+    pass_sync(p);
 }
 
 /* x += post_norm(w · in + bias): wo after attention, w2 after the feed-forward. The
- * product, before the norm, is observed at `point` (kqv_out, ffn_out). */
-static void pass_out_block(const pass *p, int l, const tensor *w, const float *bias,
-                           const float *in, int len, const float *post_norm, hook_point point)
+ * product, before the norm, is observed at `point` (kqv_out, ffn_out). When next_norm
+ * is not NULL, returns the RMSNorm of the new x with that weight, as pass_norm does (a
+ * batch does both in one loop over rows); else NULL. */
+static const float *pass_out_block(const pass *p, int l, const tensor *w, const float *bias,
+                                   const float *in, int len, const float *post_norm,
+                                   hook_point point, const float *next_norm)
 {
     transformer *t = p->t;
-    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj, .add_to = post_norm ? NULL : t->buf.x};
+    int dim = p->c->dim;
+    float eps = p->c->rms_eps;
+    bool fused = p->one && !post_norm; /* one token: the residual in the rows' job */
+    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj, .add_to = fused ? t->buf.x : NULL};
     pass_project(p, in, len, &j, 1);
-    see(p, point, l, t->buf.proj, p->c->dim, p->c->dim);
-    if (post_norm)
-        pass_norm_add(p, t->buf.proj, post_norm);
+    see(p, point, l, t->buf.proj, dim, dim);
+    if (p->one) {
+        if (post_norm)
+            token_norm_add(p, t->buf.proj, post_norm);
+        return next_norm ? pass_norm(p, t->buf.x, next_norm) : NULL;
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++) {
+        float *x = t->buf.x + (size_t)i * dim, *xn = t->buf.xn + (size_t)i * dim;
+        const float *y = t->buf.proj + (size_t)i * dim;
+        if (post_norm) {
+            forward_rmsnorm(xn, y, post_norm, dim, eps);
+            y = xn;
+        }
+        add_into(x, y, dim);
+        if (next_norm)
+            forward_rmsnorm(xn, x, next_norm, dim, eps);
+    }
+    return next_norm ? t->buf.xn : NULL;
 }
 
 /* Control vectors: layer l's row added to the stream of every token (at l_out). */
@@ -634,10 +645,9 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
     see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
     see(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
-    pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm, HOOK_KQV_OUT);
+    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm,
+                        HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
-
-    xn = pass_norm(p, t->buf.x, L->rms_ffn);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);
     bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
     proj_job ffn = {.w = &L->w1, .out = t->buf.hb, .up = &L->w3, .up_out = t->buf.hb2,
@@ -645,7 +655,7 @@ static void layer_pass(const pass *p, int l)
     pass_project(p, xn, dim, &ffn, 1);
     see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
-    pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT);
+    pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
     pass_steer(p, l);
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
 }

@@ -45,9 +45,11 @@ const float *transformer_forward(transformer *t, int token, int pos, float *attn
  * every position; the returned pointer is always the logits of the last position
  * (valid until the next forward call). attn, when not NULL, is an array of n pointers;
  * attn[i], when not NULL, receives (n_layers, n_heads, pos + i + 1) floats for query
- * pos + i. Results equal n calls of transformer_forward up to float rounding (prefill's
- * int8 GEMM sums in another order than decode's kernels; with int8 weights a rounding
- * difference can move an activation to the next int8 step). */
+ * pos + i. The same pass as n calls of transformer_forward: with fp32 weights and an
+ * fp32 cache the same bits; otherwise equal up to float rounding (prefill's int8 GEMM
+ * sums in another order than decode's kernels, and decode reads an int8 cache as it
+ * is; with int8 weights a rounding difference can move an activation to the next int8
+ * step). */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
 
