@@ -373,7 +373,8 @@ static void check_paths(const model *m, const char *what, int n, transformer_kv 
 {
     int vocab = m->config.vocab_size;
     int *ids = malloc(sizeof(int) * n);
-    float *a = malloc(sizeof(float) * (size_t)n * vocab), *b = malloc(sizeof(float) * (size_t)n * vocab);
+    float *a = malloc(sizeof(float) * (size_t)n * vocab);
+    float *b = malloc(sizeof(float) * (size_t)n * vocab);
     make_ids(ids, n, vocab);
     transformer *one = new_transformer(m, n, kv), *bat = new_transformer(m, n, kv);
     run_tokens(one, ids, n, a);
@@ -532,7 +533,8 @@ static void check_rows(const recorder *r, const model_config *c, int n, const ch
 {
     ck_assert_msg(r->bad == 0, "%s: %d bad calls, first: %s", what, r->bad, r->why);
     for (int p = 0; p < HOOK_COUNT; p++) {
-        int want = n * (hook_in_layer(p) ? c->n_layers : 1) * (hook_per_head(p) ? c->n_heads : 1);
+        int want = n * (hook_in_layer(p) ? c->n_layers : 1) *
+                   (hook_per_head(p) ? c->n_heads : 1);
         ck_assert_msg(r->rows[p] == want, "%s: %s was handed %d rows, not %d", what,
                       hook_name(p), r->rows[p], want);
     }
@@ -584,7 +586,8 @@ static void check_relations(const recorder *r, const model *m, const float *logi
         const model_layer *L = &m->layers[l];
         const float *prev = l ? kept(r, HOOK_L_OUT, l - 1, 0) : kept(r, HOOK_INP_EMBD, -1, 0);
         const float *inp = kept(r, HOOK_FFN_INP, l, 0), *out = kept(r, HOOK_L_OUT, l, 0);
-        const float *kqv_out = kept(r, HOOK_KQV_OUT, l, 0), *ffn_out = kept(r, HOOK_FFN_OUT, l, 0);
+        const float *kqv_out = kept(r, HOOK_KQV_OUT, l, 0);
+        const float *ffn_out = kept(r, HOOK_FFN_OUT, l, 0);
         for (int i = 0; i < dim; i++) {
             ck_assert_msg(inp[i] == prev[i] + kqv_out[i], "ffn_inp != stream + kqv_out");
             ck_assert_msg(out[i] == inp[i] + ffn_out[i], "l_out != ffn_inp + ffn_out");
@@ -665,7 +668,8 @@ static void check_points(const model *m, const char *what, bool relations)
         run_tokens(a, ids, N, logits);
         run_batch(b, ids, N, logits + (size_t)N * c->vocab_size);
         for (int p = 0; p < HOOK_COUNT; p++)
-            for (int l = hook_in_layer(p) ? 0 : -1; l < (hook_in_layer(p) ? c->n_layers : 0); l++)
+            for (int l = hook_in_layer(p) ? 0 : -1; l < (hook_in_layer(p) ? c->n_layers : 0);
+                 l++)
                 for (int h = 0; h < (hook_per_head(p) ? c->n_heads : 1); h++) {
                     int n = hook_per_head(p) ? P + 1 : hook_width(c, p, P);
                     ck_assert_msg(memcmp(kept(&one, p, l, h), kept(&bat, p, l, h),
@@ -708,8 +712,8 @@ START_TEST(test_points_chosen)
     transformer *t = new_transformer(m, 32, TRANSFORMER_KV_F32);
     static recorder r;
     recorder_reset(&r, c, 5);
-    add_observer(t, &r, HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_KQ_SOFT_MAX) | HOOK_BIT(HOOK_L_OUT),
-                 1, 2, 5);
+    uint32_t points = HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_KQ_SOFT_MAX) | HOOK_BIT(HOOK_L_OUT);
+    add_observer(t, &r, points, 1, 2, 5);
     run_batch(t, ids, 10, NULL);
     ck_assert_msg(r.bad == 0, "%s", r.why);
     ck_assert_int_eq(r.rows[HOOK_INP_EMBD], 1);
@@ -821,8 +825,10 @@ static void check_interventions(const model *m, const char *what, bool against_r
     const recorder *rs[2] = {&ra, &rb};
     for (int k = 0; k < 2; k++)
         for (int l = 0; l < L; l++) {
-            const float *kqv = kept(rs[k], HOOK_KQV, l, 0), *out = kept(rs[k], HOOK_L_OUT, l, 0);
-            const float *inp = kept(rs[k], HOOK_FFN_INP, l, 0), *ffn = kept(rs[k], HOOK_FFN_OUT, l, 0);
+            const float *kqv = kept(rs[k], HOOK_KQV, l, 0);
+            const float *out = kept(rs[k], HOOK_L_OUT, l, 0);
+            const float *inp = kept(rs[k], HOOK_FFN_INP, l, 0);
+            const float *ffn = kept(rs[k], HOOK_FFN_OUT, l, 0);
             for (int h = 0; h < H; h++)
                 for (int i = 0; mask[l * H + h] && i < c->head_size; i++)
                     ck_assert_msg(kqv[h * c->head_size + i] == 0.0f, "knocked-out kqv not 0");
@@ -865,10 +871,18 @@ static void set_post_norms(model_arch *a) { a->post_norms = true; }
 static void set_attn_cap(model_arch *a) { a->attn_softcap = 1.0f; }
 static void set_final_cap(model_arch *a) { a->final_softcap = 2.0f; }
 static void set_window(model_arch *a) { a->sliding_window = 4; }
-static void set_window_base(model_arch *a) { a->sliding_window = 4; a->rope_base_swa = 100.0f; }
+static void set_window_base(model_arch *a)
+{
+    a->sliding_window = 4;
+    a->rope_base_swa = 100.0f;
+}
 static void set_neox(model_arch *a) { a->rope_layout = MODEL_ROPE_HALVES; }
 static void set_partial(model_arch *a) { a->rope_dims = 8; }
-static void set_partial_neox(model_arch *a) { a->rope_dims = 8; a->rope_layout = MODEL_ROPE_HALVES; }
+static void set_partial_neox(model_arch *a)
+{
+    a->rope_dims = 8;
+    a->rope_layout = MODEL_ROPE_HALVES;
+}
 static void set_gelu(model_arch *a) { a->act = MODEL_ACT_GELU; }
 static void set_embed_scale(model_arch *a) { a->embed_scale = 4.0f; }
 static void set_query_scale(model_arch *a) { a->query_scale = 0.6f; }
@@ -901,11 +915,10 @@ static void as_llama(const model *m, model *out, model_layer *layers)
     *out = *m;
     out->config.arch = model_arch_llama(m->config.head_size);
     for (int l = 0; l < m->config.n_layers; l++) {
-        layers[l] = (model_layer){.rms_att = m->layers[l].rms_att, .rms_ffn = m->layers[l].rms_ffn,
-                                  .wq = m->layers[l].wq, .wk = m->layers[l].wk,
-                                  .wv = m->layers[l].wv, .wo = m->layers[l].wo,
-                                  .w1 = m->layers[l].w1, .w2 = m->layers[l].w2,
-                                  .w3 = m->layers[l].w3};
+        const model_layer *L = &m->layers[l];
+        layers[l] = (model_layer){.rms_att = L->rms_att, .rms_ffn = L->rms_ffn, .wq = L->wq,
+                                  .wk = L->wk, .wv = L->wv, .wo = L->wo, .w1 = L->w1,
+                                  .w2 = L->w2, .w3 = L->w3};
     }
     out->layers = layers;
 }

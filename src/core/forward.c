@@ -371,7 +371,8 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
     int dim = p->c->dim;
     float eps = p->c->rms_eps;
     bool fused = p->one && !post_norm; /* one token: the residual in the rows' job */
-    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj, .add_to = fused ? t->buf.x : NULL};
+    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj,
+                  .add_to = fused ? t->buf.x : NULL};
     pass_project(p, in, len, &j, 1);
     see(p, point, l, t->buf.proj, dim, dim);
     if (p->one) {
@@ -432,7 +433,8 @@ static void head_prepare(const pass *p, int l, int i, int kh)
     const model_layer *L = &p->m->layers[l];
     int hs = c->head_size, rot = c->arch.rope_dims, kv_mul = c->n_heads / c->n_kv_heads;
     model_rope_layout layout = c->arch.rope_layout;
-    const float *r = (L->window > 0 && t->buf.rope_swa ? t->buf.rope_swa : t->buf.rope) + (size_t)i * rot;
+    const float *table = L->window > 0 && t->buf.rope_swa ? t->buf.rope_swa : t->buf.rope;
+    const float *r = table + (size_t)i * rot;
     float *k = t->k_new + (size_t)i * c->kv_dim + (size_t)kh * hs;
     if (L->k_norm)
         forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
