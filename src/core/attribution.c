@@ -30,14 +30,14 @@ static double dot(const double *u, const float *x, int n)
     return s;
 }
 
-/* Layer l's head parts into head (n_heads): v (dim) = woᵀ u, then each head's slice of
- * v times its output o (dim); row is (dim) scratch. */
+/* Layer l's head parts into head (n_heads): v (q_dim) = woᵀ u, then each head's slice
+ * of v times its output o (q_dim); row is (q_dim) scratch. */
 static void layer_heads(const model *m, int l, const double *u, const float *o, float *row,
                         double *v, float *head)
 {
     const model_config *c = &m->config;
     const tensor *wo = &m->layers[l].wo;
-    memset(v, 0, sizeof(double) * c->dim);
+    memset(v, 0, sizeof(double) * c->q_dim);
     for (int r = 0; r < wo->rows; r++) {
         if (u[r] == 0.0)
             continue;
@@ -53,23 +53,42 @@ static void layer_heads(const model *m, int l, const double *u, const float *o, 
     }
 }
 
+/* Why the parts of a model with description a would not add up to its logit (a
+ * phrase), or NULL when they do: a norm or a cap between a component and the stream
+ * is not linear, and a bias is a part this split does not list. */
+static const char *attribution_unsupported(const model_arch *a)
+{
+    if (a->post_norms)
+        return "its post-attention and post-feed-forward norms are not linear";
+    if (a->final_softcap != 0.0f)
+        return "its logits are soft-capped";
+    if (a->attn_out_bias)
+        return "its attention output bias is not split out";
+    return NULL;
+}
+
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
                                float *head, float *mlp, step_attribution *a, llm_err *err)
 {
     const model_config *c = &m->config;
     int dim = c->dim, layers = c->n_layers;
+    size_t width = (size_t)(dim > c->q_dim ? dim : c->q_dim), part = (size_t)c->q_dim + dim;
     if (target < 0 || target >= c->vocab_size)
         return llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", target,
                         c->vocab_size - 1);
+    const char *why = attribution_unsupported(&c->arch);
+    if (why)
+        return llm_fail(err, LLM_ERR_ARG, "attribution does not split a %s model's logit: %s",
+                        c->arch.name, why);
     /* u, then one (v, row) pair of scratch per layer: the layers run in parallel */
-    double *u = malloc(sizeof(double) * (size_t)dim * (1 + layers));
-    float *rows = malloc(sizeof(float) * (size_t)dim * (1 + layers));
+    double *u = malloc(sizeof(double) * width * (1 + layers));
+    float *rows = malloc(sizeof(float) * width * (1 + layers));
     if (!u || !rows) {
         free(u);
         free(rows);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
     }
-    float ss = 0.0f; /* the scale as transformer.c's rmsnorm computes it */
+    float ss = 0.0f; /* the scale as forward.c's rmsnorm computes it */
     for (int i = 0; i < dim; i++)
         ss += in->final[i] * in->final[i];
     float scale = 1.0f / sqrtf(ss / dim + c->rms_eps);
@@ -77,14 +96,14 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
 
 #pragma omp parallel for schedule(dynamic, 1) if (layers > 1 && dim >= 512)
     for (int l = 0; l < layers; l++) {
-        const float *parts = in->parts + (size_t)l * 2 * dim;
-        layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * dim, u + (size_t)(1 + l) * dim,
+        const float *parts = in->parts + (size_t)l * part;
+        layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, u + (size_t)(1 + l) * width,
                     head + (size_t)l * c->n_heads);
-        mlp[l] = (float)dot(u, parts + dim, dim);
+        mlp[l] = (float)dot(u, parts + c->q_dim, dim);
     }
 
     quant_dequantize_row(rows, &m->token_embedding, in->token);
-    a->embedding = (float)dot(u, rows, dim);
+    a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale);
     double vectors = 0.0;
     for (int l = 0; in->steer && l < layers; l++)
         vectors += dot(u, in->steer + (size_t)l * dim, dim);
@@ -126,18 +145,23 @@ static int keep_largest(attribution_part *out, int n, int k, attribution_part p)
     return n < k ? n + 1 : n;
 }
 
+static attribution_part part_of(attribution_kind kind, int layer, int head, float value)
+{
+    return (attribution_part){.kind = kind, .layer = layer, .head = head, .value = value};
+}
+
 int attribution_top(const step_attribution *a, int k, attribution_part *out)
 {
     if (k <= 0)
         return 0;
-    int n = keep_largest(out, 0, k, (attribution_part){ATTRIBUTION_EMBEDDING, -1, -1, a->embedding});
+    int n = keep_largest(out, 0, k, part_of(ATTRIBUTION_EMBEDDING, -1, -1, a->embedding));
     for (int l = 0; l < a->n_layers; l++) {
         for (int h = 0; h < a->n_heads; h++)
             n = keep_largest(out, n, k,
-                             (attribution_part){ATTRIBUTION_HEAD, l, h, a->head[(size_t)l * a->n_heads + h]});
-        n = keep_largest(out, n, k, (attribution_part){ATTRIBUTION_MLP, l, -1, a->mlp[l]});
+                             part_of(ATTRIBUTION_HEAD, l, h, a->head[(size_t)l * a->n_heads + h]));
+        n = keep_largest(out, n, k, part_of(ATTRIBUTION_MLP, l, -1, a->mlp[l]));
     }
     if (a->vectors != 0.0f)
-        n = keep_largest(out, n, k, (attribution_part){ATTRIBUTION_VECTORS, -1, -1, a->vectors});
+        n = keep_largest(out, n, k, part_of(ATTRIBUTION_VECTORS, -1, -1, a->vectors));
     return n;
 }

@@ -17,8 +17,9 @@
 
 /* What one forward pass of the position left (all borrowed for the call). */
 typedef struct {
-    const float *parts;  /* (n_layers, 2, dim) each layer's attention output before wo,
-                            then its feed-forward output (transformer_components) */
+    const float *parts;  /* (n_layers, q_dim + dim) each layer's attention output before
+                            wo (kqv), then its feed-forward output (ffn_out), as
+                            transformer_components writes them */
     const float *final;  /* (dim) the residual stream the final RMSNorm reads */
     const float *steer;  /* (n_layers, dim) the control vectors added after each layer,
                             or NULL when none are in force */
@@ -28,7 +29,9 @@ typedef struct {
 
 /* Splits target's logit: fills a's parts, norm_scale and offset, writing head
  * (n_layers, n_heads) and mlp (n_layers), which a then points to; a->pos and a->logit
- * are the caller's. Fails (no memory, a target outside the vocabulary) with err. */
+ * are the caller's. Fails (no memory, a target outside the vocabulary, a model whose
+ * description has a post-norm, a final soft-cap or an attention output bias, which
+ * this split does not add up for) with err. */
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
                                float *head, float *mlp, step_attribution *a, llm_err *err);
 

@@ -57,7 +57,7 @@ struct engine {
     float *whatif_logits;   /* (2, vocab) scratch: without and with the knock-outs */
     /* engine_attribution: what position parts_pos's forward pass left (-1: nothing),
      * run with the steering state parts_of, and the last attribution made from it */
-    float *parts;           /* (n_layers, 2, dim) transformer_components' parts */
+    float *parts;           /* (n_layers, q_dim + dim) transformer_components' parts */
     float *parts_resid;     /* (n_layers, dim) the residual stream after each layer */
     float *parts_logits;    /* (vocab) */
     int parts_pos;
@@ -838,9 +838,9 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
     const intervention *now = steering_state(e->steer);
     if (e->parts_pos == pos && e->parts_of == now)
         return LLM_OK;
-    size_t dim = (size_t)c->dim, layers = (size_t)c->n_layers;
+    size_t dim = (size_t)c->dim, layers = (size_t)c->n_layers, part = (size_t)c->q_dim + dim;
     if (!e->parts) {
-        e->parts = malloc(sizeof(float) * (layers * 3 * dim + (size_t)e->vocab));
+        e->parts = malloc(sizeof(float) * (layers * (part + dim) + (size_t)e->vocab));
         e->attrib_head = malloc(sizeof(float) * layers * (c->n_heads + 1));
         if (!e->parts || !e->attrib_head) {
             free(e->parts);
@@ -848,7 +848,7 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
             e->parts = e->attrib_head = NULL;
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
         }
-        e->parts_resid = e->parts + layers * 2 * dim;
+        e->parts_resid = e->parts + layers * part;
         e->parts_logits = e->parts_resid + layers * dim;
         e->attrib_mlp = e->attrib_head + layers * c->n_heads;
     }
@@ -881,8 +881,10 @@ const step_attribution *engine_attribution(engine *e, int pos, int token, llm_er
     if (components_of(e, pos, err) != LLM_OK)
         return NULL;
     const model_config *c = &e->m->config;
-    attribution_input in = {e->parts, e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
-                            steering_sum(e->steer), e->tokens[pos]};
+    attribution_input in = {.parts = e->parts,
+                            .final = e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
+                            .steer = steering_sum(e->steer),
+                            .token = e->tokens[pos]};
     if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, &e->attrib, err) !=
         LLM_OK)
         return NULL;

@@ -1,22 +1,17 @@
-/* transformer.c — the Llama 2 forward pass, with exactly the math of llama2.c's run.c:
- * RMSNorm, RoPE over interleaved pairs (epsilon and RoPE base from the model config), grouped-query attention over the
- * KV cache, SwiGLU feed-forward, residuals, final RMSNorm and classifier. The KV cache
- * is fp32 (run.c's numbers) or int8 rows with one scale per (position, head).
+/* transformer.c — the transformer's state and its calls: the KV cache (fp32, or int8
+ * rows with one scale per (position, head)), the activation buffers, the classifier's
+ * kept inputs, the interventions and observers in force, and the calls that run the
+ * forward pass (forward.c) for one token, a batch, or a what-if.
  *
  * Owns the KV cache, the activation buffers and the quantized activations for one
  * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
- * goes through kernels.h. A batch of tokens is processed in chunks of 64-256
- * positions with matrix-matrix kernels, attention parallel over heads (OpenMP), each
- * head a batch of queries. A single token runs in one parallel region whose threads
- * share every matrix's rows and meet at a barrier per data dependence (forward_one).
- * Both forward functions return NULL, and do nothing, when a token or a position is
- * out of range. */
-#include "transformer.h"
+ * goes through kernels.h. A batch of tokens runs in chunks of 64-256 positions. The
+ * captures the debugger asks for (attention rows, the logit lens, attribution,
+ * what-if logits) are observers at the pass's hook points for the one call. The
+ * forward calls return NULL, and do nothing, when a token or a position is out of
+ * range. */
+#include "transformer_internal.h"
 
-#include "barrier.h"
-#include "clock.h"
-#include "cpus.h"
-#include "team.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -25,75 +20,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-/* A batch is processed in chunks of positions: the most whose buffers (activations,
- * new keys and values, one thread's attention rows) fit in CHUNK_BUDGET, a multiple
- * of CHUNK_MIN, at most CHUNK_MAX. Bigger chunks mean fewer passes over the weights
- * and fewer parallel regions; the budget keeps 7B (dim 4096, 4096 positions) at 128.
- * PARALLEL_TOKENS: a batch's per-token steps go parallel from this many tokens on
- * (below, a parallel region costs more than it saves). */
-enum { CHUNK_MIN = 64, CHUNK_MAX = 256, MAX_QBATCHES = 8, PARALLEL_TOKENS = 8 };
-#define CHUNK_BUDGET ((size_t)32 << 20)
-
-struct transformer {
-    const model *m;         /* borrowed; must outlive the transformer */
-    int ctx;                /* positions the KV cache holds */
-    transformer_kv kv;      /* F32: key_cache / value_cache; Q8_0: kq, ks, vq, vs */
-    float *key_cache;       /* (layer, ctx, kv_dim) */
-    float *value_cache;     /* (layer, ctx, kv_dim) */
-    int8_t *kq, *vq;        /* (layer, kv_head, ctx, head_size) int8 rows */
-    float *ks, *vs;         /* (layer, kv_head, ctx) their scales */
-    float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
-                               made fp32 again, for batched attention over a Q8_0 cache */
-    float *logits;          /* (vocab) of the last position run */
-    /* The classifier's input of every position run (its final normed state), kept
-     * like the KV cache so that transformer_logits can compute any position's logits
-     * later; pages are touched only for positions run. */
-    qbatch *cls_q;          /* Q8_0 classifier: (ctx) vectors quantized for it */
-    float *cls_f;           /* F32 classifier: (ctx, dim) */
-    int chunk;              /* positions per batch chunk (chunk_positions) */
-    float *att;             /* (att_slots, chunk, ctx) attention weights, one slot per thread */
-    int att_slots;
-
-    int cap;                /* positions the buffers below hold (1..chunk) */
-    float *x;               /* (cap, dim) residual stream */
-    float *xb;              /* (cap, dim) normed input / attention output */
-    float *xb2;             /* (cap, dim) projection output */
-    float *q;               /* (cap, dim) queries */
-    float *hb;              /* (cap, hidden_dim) w1 x, then the SwiGLU product */
-    float *hb2;             /* (cap, hidden_dim) w3 x */
-    float *rope;            /* (cap, head_size) cos, sin of each pair at each position */
-    /* Quantized activations, one per distinct (len, group) among the Q8_0 weights:
-     * each holds cap vectors. */
-    qbatch *qb[MAX_QBATCHES];
-    int n_qb;
-
-    /* The one-token path runs a single parallel region; each thread normalises and
-     * quantizes the shared input itself (no barrier for it) into its own lane. */
-    struct lane {
-        float *xn;                  /* (max(dim, hidden_dim)) normed input */
-        qbatch *qb[MAX_QBATCHES];   /* one vector each, like t->qb */
-    } *lanes;                       /* (n_lanes) */
-    int n_lanes;
-    barrier meet;                   /* the one-token path's barrier */
-    team team;                      /* its thread count beside busy programs (team.h) */
-    float *k_new;                   /* (chunk, kv_dim) new keys, before the cache */
-    float *v_new;                   /* (chunk, kv_dim) new values */
-    float *resid_capture;           /* (n_layers, dim) or NULL: forward_one copies the
-                                       residual stream after each layer here (the lens) */
-    const float *steer;             /* (n_layers, dim) or NULL: added to the residual
-                                       stream after each layer (control vectors);
-                                       borrowed (transformer_set_steer) */
-    const unsigned char *head_mask; /* (n_layers, n_heads) or NULL: a head whose entry is
-                                       not 0 has its attention output zeroed before wo
-                                       (knocked out); borrowed (transformer_set_head_mask) */
-    float *logits_capture;          /* (vocab) or NULL: run_again copies the logits of the
-                                       position it ran here before restoring them */
-    float *parts_capture;           /* (n_layers, 2, dim) or NULL: forward_one copies each
-                                       layer's attention output before wo (the heads side
-                                       by side) and its feed-forward output here (direct
-                                       logit attribution) */
-};
 
 int transformer_ctx(const transformer *t)
 {
@@ -136,20 +62,17 @@ static int chunk_positions(const model_config *p, int ctx)
     return n < CHUNK_MIN ? CHUNK_MIN : n > CHUNK_MAX ? CHUNK_MAX : (int)n;
 }
 
-typedef struct {
-    float *x, *xb, *xb2, *q, *hb, *hb2, *rope;
-    qbatch *qb[MAX_QBATCHES];
-} batch_buffers;
-
 static void buffers_free(batch_buffers *b, int n_qb)
 {
     free(b->x);
-    free(b->xb);
-    free(b->xb2);
+    free(b->xn);
     free(b->q);
+    free(b->kqv);
+    free(b->proj);
     free(b->hb);
     free(b->hb2);
     free(b->rope);
+    free(b->rope_swa);
     for (int i = 0; i < n_qb; i++)
         qbatch_free(b->qb[i]);
 }
@@ -158,53 +81,49 @@ static void buffers_free(batch_buffers *b, int n_qb)
 static bool transformer_reserve(transformer *t, int cap)
 {
     const model_config *p = &t->m->config;
-    batch_buffers b = {0};
-    size_t n = (size_t)cap;
-    b.x = malloc(sizeof(float) * n * p->dim);
-    b.xb = malloc(sizeof(float) * n * p->dim);
-    b.xb2 = malloc(sizeof(float) * n * p->dim);
-    b.q = malloc(sizeof(float) * n * p->dim);
-    b.hb = malloc(sizeof(float) * n * p->hidden_dim);
-    b.hb2 = malloc(sizeof(float) * n * p->hidden_dim);
-    b.rope = malloc(sizeof(float) * n * p->head_size);
-    bool ok = b.x && b.xb && b.xb2 && b.q && b.hb && b.hb2 && b.rope;
+    size_t n = (size_t)cap, f = sizeof(float);
+    bool swa = p->arch.rope_base_swa > 0.0f;
+    batch_buffers b = {
+        .x = malloc(f * n * p->dim),
+        .xn = malloc(f * n * p->dim),
+        .q = malloc(f * n * p->q_dim),
+        .kqv = malloc(f * n * p->q_dim),
+        .proj = malloc(f * n * p->dim),
+        .hb = malloc(f * n * p->hidden_dim),
+        .hb2 = malloc(f * n * p->hidden_dim),
+        .rope = malloc(f * n * p->arch.rope_dims),
+        .rope_swa = swa ? malloc(f * n * p->arch.rope_dims) : NULL,
+    };
+    bool ok = b.x && b.xn && b.q && b.kqv && b.proj && b.hb && b.hb2 && b.rope &&
+              (b.rope_swa || !swa);
     for (int i = 0; i < t->n_qb; i++) {
-        b.qb[i] = ok ? qbatch_new(cap, t->qb[i]->len, t->qb[i]->group) : NULL;
+        b.qb[i] = ok ? qbatch_new(cap, t->buf.qb[i]->len, t->buf.qb[i]->group) : NULL;
         ok = ok && b.qb[i];
     }
     if (!ok) {
         buffers_free(&b, t->n_qb);
         return false;
     }
-    batch_buffers old = {t->x, t->xb, t->xb2, t->q, t->hb, t->hb2, t->rope, {0}};
-    memcpy(old.qb, t->qb, sizeof old.qb);
-    buffers_free(&old, t->n_qb);
-    t->x = b.x;
-    t->xb = b.xb;
-    t->xb2 = b.xb2;
-    t->q = b.q;
-    t->hb = b.hb;
-    t->hb2 = b.hb2;
-    t->rope = b.rope;
-    memcpy(t->qb, b.qb, sizeof t->qb);
+    buffers_free(&t->buf, t->n_qb);
+    t->buf = b;
     t->cap = cap;
     return true;
 }
 
-/* Index in t->qb (and in each lane's qb) of the qbatch for vectors of len values
+/* Index in buf.qb (and in each lane's qb) of the qbatch for vectors of len values
  * quantized with group, registered at _new; -1 if there is none. */
 static int qbatch_index(const transformer *t, int len, int group)
 {
     for (int i = 0; i < t->n_qb; i++)
-        if (t->qb[i]->len == len && t->qb[i]->group == group)
+        if (t->buf.qb[i]->len == len && t->buf.qb[i]->group == group)
             return i;
     return -1;
 }
 
-static qbatch *qbatch_for(transformer *t, int len, int group)
+qbatch *qbatch_for(transformer *t, int len, int group)
 {
     int i = qbatch_index(t, len, group);
-    return i < 0 ? NULL : t->qb[i];
+    return i < 0 ? NULL : t->buf.qb[i];
 }
 
 /* Registers the (cols, group) of a Q8_0 weight; returns false when out of room. */
@@ -217,7 +136,7 @@ static bool qbatch_register(transformer *t, const tensor *w)
     qbatch *b = qbatch_new(1, w->cols, w->group);
     if (!b)
         return false;
-    t->qb[t->n_qb++] = b;
+    t->buf.qb[t->n_qb++] = b;
     return true;
 }
 
@@ -241,7 +160,7 @@ static void lanes_free(transformer *t)
 
 /* Makes one lane per thread the one-token path may use (the OpenMP thread count, at
  * least 1). On failure the old lanes stay and fewer threads are used. */
-static int lanes_reserve(transformer *t)
+int lanes_reserve(transformer *t)
 {
     int want = 1;
 #ifdef _OPENMP
@@ -253,10 +172,12 @@ static int lanes_reserve(transformer *t)
     struct lane *lanes = calloc((size_t)want, sizeof *lanes);
     bool ok = lanes != NULL;
     int big = p->dim > p->hidden_dim ? p->dim : p->hidden_dim;
+    if (p->q_dim > big)
+        big = p->q_dim;
     for (int i = 0; ok && i < want; i++) {
         ok = (lanes[i].xn = malloc(sizeof(float) * big)) != NULL;
         for (int j = 0; ok && j < t->n_qb; j++)
-            ok = (lanes[i].qb[j] = qbatch_new(1, t->qb[j]->len, t->qb[j]->group)) != NULL;
+            ok = (lanes[i].qb[j] = qbatch_new(1, t->buf.qb[j]->len, t->buf.qb[j]->group)) != NULL;
     }
     if (!ok) {
         lanes_destroy(lanes, want, t->n_qb);
@@ -268,16 +189,31 @@ static int lanes_reserve(transformer *t)
     return want;
 }
 
+/* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
+const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w)
+{
+    int i = tensor_is_q8(w) ? qbatch_index(t, w->cols, w->group) : -1;
+    return i < 0 ? NULL : ln->qb[i];
+}
+
+/* Quantizes x (len values) into each of the lane's qbatches for that length. */
+void lane_quantize(const transformer *t, struct lane *ln, const float *x, int len)
+{
+    for (int i = 0; i < t->n_qb; i++)
+        if (t->buf.qb[i]->len == len)
+            qbatch_quantize(ln->qb[i], x, 1);
+}
+
 void transformer_free(transformer *t)
 {
     if (!t)
         return;
-    batch_buffers b = {t->x, t->xb, t->xb2, t->q, t->hb, t->hb2, t->rope, {0}};
-    memcpy(b.qb, t->qb, sizeof b.qb);
-    buffers_free(&b, t->n_qb);
+    buffers_free(&t->buf, t->n_qb);
     lanes_free(t);
     free(t->k_new);
     free(t->v_new);
+    free(t->gate_keep);
+    free(t->logit_rows);
     free(t->key_cache);
     free(t->value_cache);
     free(t->kq);
@@ -297,6 +233,26 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
     return transformer_new_kv(m, ctx_len, TRANSFORMER_KV_AUTO, out, err);
 }
 
+/* The KV cache of t (ctx positions) of type kv; false when out of memory. */
+static bool cache_alloc(transformer *t, transformer_kv kv)
+{
+    const model_config *p = &t->m->config;
+    size_t cache = (size_t)p->n_layers * t->ctx * p->kv_dim;
+    size_t rows = (size_t)p->n_layers * p->n_kv_heads * t->ctx;
+    t->kv = kv;
+    if (kv == TRANSFORMER_KV_F32) {
+        t->key_cache = calloc(cache, sizeof(float));
+        t->value_cache = calloc(cache, sizeof(float));
+        return t->key_cache && t->value_cache;
+    }
+    t->kq = calloc(cache, 1);
+    t->vq = calloc(cache, 1);
+    t->ks = calloc(rows, sizeof(float));
+    t->vs = calloc(rows, sizeof(float));
+    t->kv_f32 = malloc(sizeof(float) * 2 * t->ctx * p->head_size);
+    return t->kq && t->vq && t->ks && t->vs && t->kv_f32;
+}
+
 llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, transformer **out,
                               llm_err *err)
 {
@@ -313,22 +269,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     t->ctx = ctx_len ? ctx_len : p->seq_len;
     if (kv == TRANSFORMER_KV_AUTO)
         kv = tensor_is_q8(&m->layers[0].wq) ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
-    t->kv = kv;
-    size_t cache = (size_t)p->n_layers * t->ctx * p->kv_dim;
-    size_t rows = (size_t)p->n_layers * p->n_kv_heads * t->ctx;
-    bool ok;
-    if (kv == TRANSFORMER_KV_F32) {
-        t->key_cache = calloc(cache, sizeof(float));
-        t->value_cache = calloc(cache, sizeof(float));
-        ok = t->key_cache && t->value_cache;
-    } else {
-        t->kq = calloc(cache, 1);
-        t->vq = calloc(cache, 1);
-        t->ks = calloc(rows, sizeof(float));
-        t->vs = calloc(rows, sizeof(float));
-        t->kv_f32 = malloc(sizeof(float) * 2 * t->ctx * p->head_size);
-        ok = t->kq && t->vq && t->ks && t->vs && t->kv_f32;
-    }
+    bool ok = cache_alloc(t, kv);
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
     if (tensor_is_q8(&m->wcls))
         ok = ok && (t->cls_q = qbatch_new(t->ctx, m->wcls.cols, m->wcls.group)) != NULL;
@@ -362,106 +303,17 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     return LLM_OK;
 }
 
-/* ---- the math of run.c ---- */
-
-static void rmsnorm(float *o, const float *x, const float *weight, int size, float eps)
-{
-    float ss = 0.0f;
-    for (int j = 0; j < size; j++)
-        ss += x[j] * x[j];
-    ss /= size;
-    ss += eps;
-    ss = 1.0f / sqrtf(ss);
-    for (int j = 0; j < size; j++)
-        o[j] = weight[j] * (ss * x[j]);
-}
-
-/* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
- * Q8_0 weights get x quantized once per distinct (cols, group). */
-static void matmul_shared(transformer *t, const float *x, int n, int count,
-                          const tensor *const *w, float *const *out)
-{
-    qbatch *done[MAX_QBATCHES];
-    int n_done = 0;
-    for (int j = 0; j < count; j++) {
-        qbatch *xq = NULL;
-        if (tensor_is_q8(w[j])) {
-            xq = qbatch_for(t, w[j]->cols, w[j]->group);
-            bool fresh = true;
-            for (int d = 0; d < n_done; d++)
-                fresh = fresh && done[d] != xq;
-            if (fresh) {
-                qbatch_quantize(xq, x, n);
-                done[n_done++] = xq;
-            }
-        }
-        if (n == 1)
-            kernels_matvec(out[j], w[j], x, xq);
-        else
-            kernels_gemm(out[j], w[j], x, xq, n);
-    }
-}
-
-static void matmul(transformer *t, float *out, const tensor *w, const float *x, int n)
-{
-    matmul_shared(t, x, n, 1, &w, &out);
-}
-
-/* x[i] += y[i] for i < n: a residual. */
-static void add_into(float *x, const float *y, int n)
-{
-    for (int i = 0; i < n; i++)
-        x[i] += y[i];
-}
-
-/* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->rope, as run.c
- * computes them: freq = 1 / base^(head_dim / head_size), angle = pos * freq (base
- * 10000 in llama2.c); as llama.cpp scales them: the angle is divided by the pair's
- * factor from rope_freqs.weight (Llama 3.1+) and multiplied by the linear scale
- * (1 / rope.scaling.factor). Every path (prefill, decode, the lens, attention
- * recomputation, replay) gets its angles here. */
-static void rope_angles(transformer *t, int pos, int n)
-{
-    int hs = t->m->config.head_size;
-    float base = t->m->config.rope_base;
-    float scale = t->m->config.rope_scale > 0.0f ? t->m->config.rope_scale : 1.0f;
-    const float *factors = t->m->config.rope_freqs;
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-    for (int i = 0; i < n; i++) {
-        float *r = t->rope + (size_t)i * hs;
-        for (int hd = 0; hd < hs; hd += 2) {
-            float freq = 1.0f / powf(base, hd / (float)hs);
-            if (factors)
-                freq /= factors[hd / 2];
-            float val = (pos + i) * scale * freq;
-            r[hd] = cosf(val);
-            r[hd + 1] = sinf(val);
-        }
-    }
-}
-
-/* Rotates each interleaved pair of the heads of vec (len values, heads of hs). */
-static void rope_apply(float *vec, int len, const float *r, int hs)
-{
-    for (int i = 0; i < len; i += 2) {
-        float fcr = r[i % hs], fci = r[i % hs + 1];
-        float v0 = vec[i], v1 = vec[i + 1];
-        vec[i] = v0 * fcr - v1 * fci;
-        vec[i + 1] = v0 * fci + v1 * fcr;
-    }
-}
-
 /* ---- the KV cache ---- */
 
 /* Row of (layer l, KV head kh, position p) in the Q8_0 cache. */
-static size_t q8_row(const transformer *t, int l, int kh, int p)
+size_t q8_row(const transformer *t, int l, int kh, int p)
 {
     return ((size_t)l * t->m->config.n_kv_heads + kh) * t->ctx + p;
 }
 
 /* Stores the rotated key k and the value v (head_size each) of KV head kh at
  * position pos of layer l. */
-static void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v)
+void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v)
 {
     const model_config *c = &t->m->config;
     int hs = c->head_size;
@@ -476,20 +328,9 @@ static void cache_store(transformer *t, int l, int pos, int kh, const float *k, 
     }
 }
 
-/* Stores token i's keys and values (rows i of t->k_new, t->v_new: (n, kv_dim)), every
- * KV head, at position pos + i. */
-static void cache_store_token(transformer *t, int l, int pos, int i)
-{
-    const model_config *c = &t->m->config;
-    for (int kh = 0; kh < c->n_kv_heads; kh++) {
-        size_t at = (size_t)i * c->kv_dim + (size_t)kh * c->head_size;
-        cache_store(t, l, pos + i, kh, t->k_new + at, t->v_new + at);
-    }
-}
-
 /* Threads that may run attention: one scratch row of t->att each. Grows t->att to
  * the current OpenMP thread count; if that fails, fewer threads are used. */
-static int attention_threads(transformer *t)
+int attention_threads(transformer *t)
 {
 #ifdef _OPENMP
     int want = omp_get_max_threads();
@@ -512,57 +353,6 @@ static int attention_threads(transformer *t)
     return t->att_slots;
 }
 
-/* Causal attention of layer l for the n queries at positions pos..pos+n-1 (q: (n, dim))
- * over the cached keys and values 0..pos+i; output into xb (n, dim). attn[i], when
- * not NULL, receives query i's weights at layer l: (n_heads, pos + i + 1). Parallel
- * over heads; each head runs all n queries at once, so each key and value row it
- * loads serves a block of queries. */
-static void attention(transformer *t, int l, int pos, int n, const float *q, float *xb,
-                      float *const *attn)
-{
-    const model_config *c = &t->m->config;
-    int hs = c->head_size, kv_dim = c->kv_dim, n_heads = c->n_heads;
-    int kv_mul = c->n_heads / c->n_kv_heads, dim = c->dim;
-    /* Threads only pay off with enough work: a parallel region costs microseconds. */
-    long work = (long)n * n_heads * (pos + n) * hs;
-    int threads = work >= 65536 ? attention_threads(t) : 1;
-    (void)threads; /* unused without OpenMP */
-    size_t slot = (size_t)t->chunk * t->ctx;
-    float scale = 1.0f / sqrtf((float)hs);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
-    for (int h = 0; h < n_heads; h++) {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        float *att = t->att + (size_t)tid * slot; /* (n, pos + n) */
-        int kh = h / kv_mul;
-        const float *k, *v;
-        size_t stride;
-        if (t->kv == TRANSFORMER_KV_F32) {
-            k = t->key_cache + (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
-            v = t->value_cache + (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
-            stride = kv_dim;
-        } else {
-            /* this head's rows as fp32 (pos + n, hs): a query block reuses each */
-            float *kf = t->kv_f32 + (size_t)tid * 2 * t->ctx * hs, *vf = kf + (size_t)t->ctx * hs;
-            size_t r = q8_row(t, l, kh, 0);
-            quant_dequantize_rows(kf, t->kq + r * hs, t->ks + r, pos + n, hs);
-            quant_dequantize_rows(vf, t->vq + r * hs, t->vs + r, pos + n, hs);
-            k = kf;
-            v = vf;
-            stride = hs;
-        }
-        kernels_attention_f32(xb + (size_t)h * hs, dim, att, pos + n, q + (size_t)h * hs, dim, k,
-                            v, stride, n, pos, hs, scale);
-        if (attn)
-            for (int i = 0; i < n; i++)
-                if (attn[i])
-                    memcpy(attn[i] + ((size_t)l * n_heads + h) * (pos + i + 1),
-                           att + (size_t)i * (pos + n), sizeof(float) * (pos + i + 1));
-    }
-}
-
 /* ---- the classifier ---- */
 
 /* Positions pos..pos+n-1 of the kept classifier inputs, as the classifier reads them:
@@ -582,7 +372,7 @@ static void classifier_input(const transformer *t, int pos, qbatch *xq, const fl
 
 /* Keeps the classifier inputs xn (n, dim), the final normed states of positions
  * pos..pos+n-1. */
-static void classifier_keep(transformer *t, int pos, int n, const float *xn)
+void classifier_keep(transformer *t, int pos, int n, const float *xn)
 {
     qbatch view;
     const float *rows;
@@ -595,7 +385,7 @@ static void classifier_keep(transformer *t, int pos, int n, const float *xn)
 
 /* Keeps one position's classifier input from an already quantized copy: xq (Q8_0
  * classifier) or xn (F32). */
-static void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const float *xn)
+void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const float *xn)
 {
     qbatch view;
     const float *rows;
@@ -608,338 +398,123 @@ static void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const
     }
 }
 
+/* The model's final soft-cap on n rows of logits, if it has one. */
+static void logits_cap(const transformer *t, float *logits, int n)
+{
+    float cap = t->m->config.arch.final_softcap;
+    int vocab = t->m->config.vocab_size;
+    if (cap == 0.0f)
+        return;
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++)
+        forward_softcap(logits + (size_t)i * vocab, vocab, cap);
+}
+
 void transformer_logits(transformer *t, int pos, int n, float *logits)
 {
     qbatch view;
     const float *rows;
     classifier_input(t, pos, &view, &rows);
     kernels_matmul(logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n);
+    logits_cap(t, logits, n);
 }
 
-/* ---- control vectors ---- */
+/* ---- interventions and observers ---- */
 
 void transformer_set_steer(transformer *t, const float *steer)
 {
     t->steer = steer;
 }
 
-/* Adds layer l's steering row to the residual streams of a batch's n tokens. */
-static void steer_rows(transformer *t, int l, int n)
-{
-    int dim = t->m->config.dim;
-    const float *v = t->steer + (size_t)l * dim;
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-    for (int i = 0; i < n; i++)
-        add_into(t->x + (size_t)i * dim, v, dim);
-}
-
-/* Thread tid's share (of nt) of adding layer l's steering row to the one token's
- * residual stream; the caller places the barrier. */
-static void steer_share(transformer *t, int l, int tid, int nt)
-{
-    int dim = t->m->config.dim;
-    int i0 = (int)((long)dim * tid / nt), i1 = (int)((long)dim * (tid + 1) / nt);
-    add_into(t->x + i0, t->steer + (size_t)l * dim + i0, i1 - i0);
-}
-
-/* ---- knocked-out heads ---- */
-
 void transformer_set_head_mask(transformer *t, const unsigned char *mask)
 {
     t->head_mask = mask;
 }
 
-/* Zeroes the attention output (in t->xb) of layer l's knocked-out heads for n tokens. */
-static void mask_heads(transformer *t, int l, int n)
+llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err *err)
 {
     const model_config *c = &t->m->config;
-    for (int h = 0; h < c->n_heads; h++)
-        if (t->head_mask[l * c->n_heads + h])
-            for (int i = 0; i < n; i++)
-                memset(t->xb + (size_t)i * c->dim + (size_t)h * c->head_size, 0,
-                       sizeof(float) * c->head_size);
+    int slot = 0;
+    while (slot < MAX_HOOKS && t->hook_used[slot])
+        slot++;
+    if (!h->fn || (h->points & ~HOOK_ALL) || h->pos < -1 || h->pos >= t->ctx)
+        return llm_fail(err, LLM_ERR_ARG, "an observer needs a function, known points and a "
+                                          "position in 0..%d (or -1)", t->ctx - 1);
+    if (slot == MAX_HOOKS)
+        return llm_fail(err, LLM_ERR_ARG, "%d observers are registered already", MAX_HOOKS);
+    if ((h->points & HOOK_BIT(HOOK_FFN_GATE)) && !t->gate_keep &&
+        !(t->gate_keep = malloc(sizeof(float) * (size_t)t->chunk * c->hidden_dim)))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for observing ffn_gate");
+    if ((h->points & HOOK_BIT(HOOK_RESULT_OUTPUT)) && !t->logit_rows &&
+        !(t->logit_rows = malloc(sizeof(float) * OBSERVED_LOGIT_ROWS * (size_t)c->vocab_size)))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for observing result_output");
+    t->hooks[slot] = *h;
+    t->hook_used[slot] = true;
+    *id = slot;
+    return LLM_OK;
 }
 
-/* Runs n (<= cap) tokens at positions pos..: the KV cache and the classifier inputs
- * of those positions. */
-static void forward_chunk(transformer *t, const int *tokens, int n, int pos,
-                          float *const *attn)
+void transformer_hook_remove(transformer *t, int id)
 {
-    const model *m = t->m;
-    const model_config *c = &m->config;
-    int dim = c->dim, hidden = c->hidden_dim, kv_dim = c->kv_dim, hs = c->head_size;
-
-    /* The per-token steps between the matmuls (norms, RoPE, the KV store, residuals,
-     * SwiGLU) run on all threads too. Each token's values are computed alone, so the
-     * results do not depend on the threads. */
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-    for (int i = 0; i < n; i++)
-        quant_dequantize_row(t->x + (size_t)i * dim, &m->token_embedding, tokens[i]);
-    rope_angles(t, pos, n);
-
-    for (int l = 0; l < c->n_layers; l++) {
-        const model_layer *L = &m->layers[l];
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-        for (int i = 0; i < n; i++)
-            rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, L->rms_att, dim, t->m->config.rms_eps);
-        const tensor *qkv[] = {&L->wq, &L->wk, &L->wv};
-        float *qkv_out[] = {t->q, t->k_new, t->v_new};
-        matmul_shared(t, t->xb, n, 3, qkv, qkv_out);
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-        for (int i = 0; i < n; i++) {
-            const float *r = t->rope + (size_t)i * hs;
-            rope_apply(t->q + (size_t)i * dim, dim, r, hs);
-            rope_apply(t->k_new + (size_t)i * kv_dim, kv_dim, r, hs);
-            cache_store_token(t, l, pos, i);
-        }
-
-        attention(t, l, pos, n, t->q, t->xb, attn);
-        if (t->head_mask)
-            mask_heads(t, l, n);
-        matmul(t, t->xb2, &L->wo, t->xb, n);
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-        for (int i = 0; i < n; i++) {
-            float *x = t->x + (size_t)i * dim;
-            add_into(x, t->xb2 + (size_t)i * dim, dim);
-            rmsnorm(t->xb + (size_t)i * dim, x, L->rms_ffn, dim, t->m->config.rms_eps);
-        }
-        const tensor *ffn[] = {&L->w1, &L->w3};
-        float *ffn_out[] = {t->hb, t->hb2};
-        matmul_shared(t, t->xb, n, 2, ffn, ffn_out);
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-        for (int i = 0; i < n; i++)
-            kernels_swiglu(t->hb + (size_t)i * hidden, t->hb2 + (size_t)i * hidden, hidden);
-        matmul(t, t->xb, &L->w2, t->hb, n);
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-        for (int i = 0; i < n; i++)
-            add_into(t->x + (size_t)i * dim, t->xb + (size_t)i * dim, dim);
-        if (t->steer)
-            steer_rows(t, l, n);
-    }
-
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
-    for (int i = 0; i < n; i++)
-        rmsnorm(t->xb + (size_t)i * dim, t->x + (size_t)i * dim, m->rms_final, dim, t->m->config.rms_eps);
-    classifier_keep(t, pos, n, t->xb);
+    if (id >= 0 && id < MAX_HOOKS)
+        t->hook_used[id] = false;
 }
 
-/* ---- one token: a single parallel region ---- */
+/* The observers of a forward call: the registered ones, then the call's own (n). */
+static void hooks_collect(const transformer *t, const hook *own, int n, pass_hooks *out)
+{
+    out->n = 0;
+    out->watch = 0;
+    for (int i = 0; i < MAX_HOOKS; i++)
+        if (t->hook_used[i]) {
+            out->list[out->n++] = &t->hooks[i];
+            out->watch |= t->hooks[i].points;
+        }
+    for (int i = 0; i < n && i < CALL_HOOKS; i++) {
+        out->list[out->n++] = &own[i];
+        out->watch |= own[i].points;
+    }
+}
 
-/* Below this many weight bytes per token the one-token path runs on one thread:
- * barriers would cost more than the rows they share (the 260K toy models). */
-enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19 };
+/* A call's own observer of points at every layer and position. */
+static hook own_hook(hook_fn fn, void *user, uint32_t points)
+{
+    return (hook){.fn = fn, .user = user, .points = points, .layer_first = 0,
+                  .layer_last = 1 << 30, .pos = -1};
+}
 
-/* What a thread does with a range of rows of one weight. */
-typedef enum {
-    ROWS_STORE,   /* out[r] = w[r] · x */
-    ROWS_ADD,     /* out[r] = w[r] · x, then add_to[r] += out[r] (a residual) */
-    ROWS_SWIGLU,  /* out[r] = silu(w[r] · x) * (w2[r] · x), out2 holding w2's rows */
-} rows_mode;
-
+/* The attention rows a forward call was asked for: rows[i], when not NULL, receives
+ * (n_layers, n_heads, pos0 + i + 1) for query pos0 + i. At kq_soft_max. */
 typedef struct {
-    rows_mode mode;
-    const tensor *w, *w2;   /* w2: ROWS_SWIGLU's up projection, same shape as w */
-    const float *x;         /* (w->cols) fp32 input, read by F32 weights */
-    const qbatch *xq, *xq2; /* x quantized for w and for w2, read by Q8_0 weights */
-    float *out;             /* (w->rows) */
-    float *out2;            /* (w->rows) ROWS_SWIGLU scratch */
-    float *add_to;          /* (w->rows) ROWS_ADD target */
-} rows_job;
+    float *const *rows;
+    int pos0;
+    int n_heads;
+} attention_capture;
 
-static void rows_run(const rows_job *j, int r0, int r1)
+static void capture_attention(void *user, const hook_tensor *x)
 {
-    kernels_matmul_rows(j->out, j->w, j->x, j->xq, 1, r0, r1);
-    if (j->mode == ROWS_ADD) {
-        add_into(j->add_to + r0, j->out + r0, r1 - r0);
-    } else if (j->mode == ROWS_SWIGLU) {
-        kernels_matmul_rows(j->out2, j->w2, j->x, j->xq2, 1, r0, r1);
-        kernels_swiglu(j->out + r0, j->out2 + r0, r1 - r0);
+    const attention_capture *a = user;
+    for (int i = 0; i < x->n; i++) {
+        int p = x->pos + i;
+        float *dst = a->rows[p - a->pos0];
+        if (dst)
+            memcpy(dst + ((size_t)x->layer * a->n_heads + x->head) * (p + 1),
+                   x->data + (size_t)i * x->stride, sizeof(float) * (p + 1));
     }
 }
 
-/* Thread tid's share of the rows of `count` jobs, when nt threads share them: one
- * contiguous range of each matrix, starting at a multiple of the kernels' row block
- * (so results do not depend on the split): one long stream per matrix and thread,
- * which the memory system serves fastest (docs/performance.md). No barrier at the
- * end: the caller places it. */
-static void rows_share(const rows_job *jobs, int count, int tid, int nt)
+/* Runs tokens (n <= t->cap, or 1) at pos..pos+n-1 with the registered observers and
+ * the attention capture when rows is not NULL. */
+static void run(transformer *t, const int *tokens, int n, int pos, float *const *rows)
 {
-    int block = kernels_row_block();
-    for (int j = 0; j < count; j++) {
-        int rows = jobs[j].w->rows, blocks = (rows + block - 1) / block;
-        int r0 = (int)((long)blocks * tid / nt) * block;
-        int r1 = (int)((long)blocks * (tid + 1) / nt) * block;
-        if (r1 > rows)
-            r1 = rows;
-        if (r0 < r1)
-            rows_run(&jobs[j], r0, r1);
-    }
+    attention_capture a = {.rows = rows, .pos0 = pos, .n_heads = t->m->config.n_heads};
+    hook own = own_hook(capture_attention, &a, HOOK_BIT(HOOK_KQ_SOFT_MAX));
+    pass_hooks hooks;
+    hooks_collect(t, &own, rows ? 1 : 0, &hooks);
+    forward_pass(t, tokens, n, pos, &hooks);
 }
 
-/* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
-static const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w)
-{
-    int i = tensor_is_q8(w) ? qbatch_index(t, w->cols, w->group) : -1;
-    return i < 0 ? NULL : ln->qb[i];
-}
-
-/* Quantizes x (len values) into each of the lane's qbatches for that length. */
-static void lane_quantize(const transformer *t, struct lane *ln, const float *x, int len)
-{
-    for (int i = 0; i < t->n_qb; i++)
-        if (t->qb[i]->len == len)
-            qbatch_quantize(ln->qb[i], x, 1);
-}
-
-/* Attention of query head h at position pos over layer l's cache into t->xb; att is
- * this thread's scratch (pos + 1). */
-static void head_attend(transformer *t, int l, int pos, int h, float *att)
-{
-    const model_config *c = &t->m->config;
-    int hs = c->head_size, kv_dim = c->kv_dim, kh = h / (c->n_heads / c->n_kv_heads);
-    float scale = 1.0f / sqrtf((float)hs);
-    float *out = t->xb + (size_t)h * hs;
-    const float *q = t->q + (size_t)h * hs;
-    if (t->kv == TRANSFORMER_KV_F32) {
-        size_t off = (size_t)l * t->ctx * kv_dim + (size_t)kh * hs;
-        kernels_attention_f32(out, c->dim, att, (size_t)pos + 1, q, c->dim, t->key_cache + off,
-                            t->value_cache + off, kv_dim, 1, pos, hs, scale);
-    } else {
-        size_t r = q8_row(t, l, kh, 0);
-        kernels_attention_q8(out, att, q, t->kq + r * hs, t->ks + r, t->vq + r * hs, t->vs + r,
-                           pos + 1, hs, scale);
-    }
-}
-
-/* The whole forward pass of one token in one parallel region: every thread takes
- * its share of the rows of each matrix, then waits at one barrier per data dependence
- * (five a layer). Norms and activation quantization are cheap and are done by every thread
- * for itself rather than by one thread while the others wait. Attention is shared
- * by KV head. The barrier spins for a bounded time, then sleeps (barrier.h); between
- * tokens the threads wait in OpenMP's pool. The team has one thread fewer after a
- * token whose threads waited long for a CPU (other programs ran on them), one more
- * after a run of tokens that did not (team.h). Writes t->logits. */
-/* Thread tid's part of one token's forward pass when nt threads share it (see
- * forward_one): its rows of every matrix, its KV heads' attention, the barriers. */
-static void token_share(transformer *t, int pos, float *attn, int tid, int nt)
-{
-    const model *m = t->m;
-    const model_config *c = &m->config;
-    int dim = c->dim, hidden = c->hidden_dim, hs = c->head_size;
-    int kv_mul = c->n_heads / c->n_kv_heads;
-    struct lane *ln = &t->lanes[tid];
-    float *att = t->att + (size_t)tid * t->chunk * t->ctx; /* (pos + 1) */
-    for (int l = 0; l < c->n_layers; l++) {
-        const model_layer *L = &m->layers[l];
-
-        rmsnorm(ln->xn, t->x, L->rms_att, dim, t->m->config.rms_eps);
-        lane_quantize(t, ln, ln->xn, dim);
-        rows_job qkv[3] = {
-            {ROWS_STORE, &L->wq, NULL, ln->xn, lane_input(t, ln, &L->wq), NULL, t->q, NULL, NULL},
-            {ROWS_STORE, &L->wk, NULL, ln->xn, lane_input(t, ln, &L->wk), NULL, t->k_new, NULL, NULL},
-            {ROWS_STORE, &L->wv, NULL, ln->xn, lane_input(t, ln, &L->wv), NULL, t->v_new, NULL, NULL},
-        };
-        rows_share(qkv, 3, tid, nt);
-        barrier_wait(&t->meet);
-
-        int kh0 = (int)((long)c->n_kv_heads * tid / nt);
-        int kh1 = (int)((long)c->n_kv_heads * (tid + 1) / nt);
-        for (int kh = kh0; kh < kh1; kh++) {
-            rope_apply(t->k_new + (size_t)kh * hs, hs, t->rope, hs);
-            cache_store(t, l, pos, kh, t->k_new + (size_t)kh * hs, t->v_new + (size_t)kh * hs);
-            for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
-                rope_apply(t->q + (size_t)h * hs, hs, t->rope, hs);
-                head_attend(t, l, pos, h, att);
-                if (t->head_mask && t->head_mask[l * c->n_heads + h])
-                    memset(t->xb + (size_t)h * hs, 0, sizeof(float) * hs);
-                if (attn)
-                    memcpy(attn + ((size_t)l * c->n_heads + h) * (pos + 1), att,
-                           sizeof(float) * (pos + 1));
-            }
-        }
-        barrier_wait(&t->meet); /* t->xb is whole */
-        if (t->parts_capture && tid == 0) /* t->xb is only read until the next layer */
-            memcpy(t->parts_capture + (size_t)l * 2 * dim, t->xb, sizeof(float) * dim);
-
-        lane_quantize(t, ln, t->xb, dim);
-        rows_job wo = {ROWS_ADD, &L->wo, NULL, t->xb, lane_input(t, ln, &L->wo), NULL,
-                       t->xb2, NULL, t->x};
-        rows_share(&wo, 1, tid, nt);
-        barrier_wait(&t->meet);
-
-        rmsnorm(ln->xn, t->x, L->rms_ffn, dim, t->m->config.rms_eps);
-        lane_quantize(t, ln, ln->xn, dim);
-        rows_job ffn = {ROWS_SWIGLU, &L->w1, &L->w3, ln->xn, lane_input(t, ln, &L->w1),
-                        lane_input(t, ln, &L->w3), t->hb, t->hb2, NULL};
-        rows_share(&ffn, 1, tid, nt);
-        barrier_wait(&t->meet);
-
-        lane_quantize(t, ln, t->hb, hidden);
-        rows_job down = {ROWS_ADD, &L->w2, NULL, t->hb, lane_input(t, ln, &L->w2), NULL,
-                         t->xb2, NULL, t->x};
-        rows_share(&down, 1, tid, nt);
-        barrier_wait(&t->meet);
-        if (t->parts_capture && tid == 0) /* t->xb2 is next written by the next layer's wo */
-            memcpy(t->parts_capture + ((size_t)l * 2 + 1) * dim, t->xb2, sizeof(float) * dim);
-        if (t->steer) {
-            steer_share(t, l, tid, nt);
-            barrier_wait(&t->meet);
-        }
-        if (t->resid_capture && tid == 0) /* t->x is only read until the next barrier */
-            memcpy(t->resid_capture + (size_t)l * dim, t->x, sizeof(float) * dim);
-    }
-    rmsnorm(ln->xn, t->x, m->rms_final, dim, t->m->config.rms_eps);
-    lane_quantize(t, ln, ln->xn, dim);
-    if (tid == 0)
-        classifier_keep_one(t, pos, lane_input(t, ln, &m->wcls), ln->xn);
-    rows_job cls = {ROWS_STORE, &m->wcls, NULL, ln->xn, lane_input(t, ln, &m->wcls), NULL,
-                    t->logits, NULL, NULL};
-    rows_share(&cls, 1, tid, nt);
-}
-
-static void forward_one(transformer *t, int token, int pos, float *attn)
-{
-    const model *m = t->m;
-    const model_config *c = &m->config;
-    int dim = c->dim, hidden = c->hidden_dim;
-
-    quant_dequantize_row(t->x, &m->token_embedding, token);
-    rope_angles(t, pos, 1);
-    int threads = lanes_reserve(t);
-    int slots = attention_threads(t);
-    if (slots < threads)
-        threads = slots;
-    if ((double)dim * hidden * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
-        threads = 1;
-    /* The OpenMP team always has `most` threads (a team whose size changes makes
-     * libgomp end and start threads); `act` of them work this token. */
-    int most = threads, act = team_threads(&t->team, most), used = 1;
-    unsigned long long spin_ns = barrier_spin_for(act, cpus_usable());
-    long long waited = 0, started = (long long)clock_ns();
-
-#pragma omp parallel num_threads(most) if (act > 1)
-    {
-        int tid = 0, nt = 1;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-        nt = omp_get_num_threads();
-#endif
-        int workers = nt < act ? nt : act;
-#pragma omp single
-        barrier_init(&t->meet, (unsigned)workers, spin_ns); /* (OpenMP's barrier ends the single) */
-        if (tid == 0)
-            used = workers;
-        if (tid < workers) { /* the others wait at the region's end */
-            long long wait_at = team_cpu_wait_ns();
-            token_share(t, pos, attn, tid, workers);
-            long long mine = team_cpu_wait_ns() - wait_at;
-#pragma omp atomic
-            waited += mine;
-        }
-    }
-    if (most > 1)
-        team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
-}
+/* ---- the forward calls ---- */
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
 {
@@ -953,7 +528,7 @@ const float *transformer_forward(transformer *t, int token, int pos, float *attn
 {
     if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
         return NULL;
-    forward_one(t, token, pos, attn);
+    run(t, &token, 1, pos, attn ? &attn : NULL);
     return t->logits;
 }
 
@@ -967,7 +542,7 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
         transformer_reserve(t, want); /* on failure, smaller chunks with what we have */
     for (int done = 0; done < n;) {
         int k = n - done < t->cap ? n - done : t->cap;
-        forward_chunk(t, tokens + done, k, pos + done, attn ? attn + done : NULL);
+        run(t, tokens + done, k, pos + done, attn ? attn + done : NULL);
         done += k;
     }
     if (logits) {
@@ -980,7 +555,7 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
     return t->logits;
 }
 
-/* ---- the logit lens ---- */
+/* ---- what-ifs: one position again ---- */
 
 /* What running position pos writes besides scratch: its KV cache entries (every
  * layer and KV head) and its kept classifier input. position_state_copy saves them
@@ -1034,12 +609,34 @@ static void position_state_copy(transformer *t, int pos, unsigned char *save, bo
     }
 }
 
-/* Runs token at pos once more over the KV cache of 0..pos-1, keeping the residual
- * stream after each layer in resid (n_layers, dim) and the attention rows in attn
- * (either may be NULL), and leaves the KV cache, the kept classifier input and the
- * logits as they were. `what` names the caller in messages. */
-static llm_status run_again(transformer *t, int token, int pos, float *resid, float *attn,
-                            const char *what, llm_err *err)
+/* Where a what-if's observers copy to (each NULL when not asked for). */
+typedef struct {
+    const model_config *c;
+    float *resid;           /* (n_layers, dim) l_out of each layer */
+    float *parts;           /* (n_layers, q_dim + dim) kqv, then ffn_out */
+    float *logits;          /* (vocab) result_output */
+} what_if_capture;
+
+static void capture_what_if(void *user, const hook_tensor *x)
+{
+    const what_if_capture *w = user;
+    size_t row = (size_t)w->c->q_dim + w->c->dim, bytes = sizeof(float) * (size_t)x->width;
+    if (x->point == HOOK_L_OUT && w->resid)
+        memcpy(w->resid + (size_t)x->layer * w->c->dim, x->data, bytes);
+    else if (x->point == HOOK_KQV && w->parts)
+        memcpy(w->parts + (size_t)x->layer * row, x->data, bytes);
+    else if (x->point == HOOK_FFN_OUT && w->parts)
+        memcpy(w->parts + (size_t)x->layer * row + w->c->q_dim, x->data, bytes);
+    else if (x->point == HOOK_RESULT_OUTPUT && w->logits)
+        memcpy(w->logits, x->data, bytes);
+}
+
+/* Runs token at pos once more over the KV cache of 0..pos-1, its observers copying
+ * into cap (and the attention rows into attn when not NULL), and leaves the KV
+ * cache, the kept classifier input and the logits as they were. `what` names the
+ * caller in messages. */
+static llm_status run_again(transformer *t, int token, int pos, const what_if_capture *cap,
+                            float *attn, const char *what, llm_err *err)
 {
     if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
         return llm_fail(err, LLM_ERR_ARG, "%s: token %d at position %d is out of range", what,
@@ -1054,11 +651,15 @@ static llm_status run_again(transformer *t, int token, int pos, float *resid, fl
     }
     position_state_copy(t, pos, kv_save, false);
     memcpy(logits_save, t->logits, sizeof(float) * vocab);
-    t->resid_capture = resid;
-    forward_one(t, token, pos, attn);
-    t->resid_capture = NULL;
-    if (t->logits_capture)
-        memcpy(t->logits_capture, t->logits, sizeof(float) * vocab);
+    attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = t->m->config.n_heads};
+    uint32_t points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
+                      (cap->parts ? HOOK_BIT(HOOK_KQV) | HOOK_BIT(HOOK_FFN_OUT) : 0) |
+                      (cap->logits ? HOOK_BIT(HOOK_RESULT_OUTPUT) : 0);
+    hook own[2] = {own_hook(capture_what_if, (void *)cap, points),
+                   own_hook(capture_attention, &a, attn ? HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0)};
+    pass_hooks hooks;
+    hooks_collect(t, own, 2, &hooks);
+    forward_pass(t, &token, 1, pos, &hooks);
     position_state_copy(t, pos, kv_save, true);
     memcpy(t->logits, logits_save, sizeof(float) * vocab);
     free(kv_save);
@@ -1073,54 +674,69 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
     const model_config *c = &m->config;
     size_t dim = (size_t)c->dim, vocab = (size_t)c->vocab_size;
     float *resid = malloc(sizeof(float) * c->n_layers * dim);
-    if (!resid)
+    float *xn = malloc(sizeof(float) * dim);
+    if (!resid || !xn) {
+        free(resid);
+        free(xn);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the logit lens");
-    llm_status st = run_again(t, token, pos, resid, NULL, "logit lens", err);
+    }
+    what_if_capture cap = {.c = c, .resid = resid};
+    llm_status st = run_again(t, token, pos, &cap, NULL, "logit lens", err);
     for (int l = 0; l < c->n_layers && st == LLM_OK; l++) {
-        rmsnorm(t->xb, resid + l * dim, m->rms_final, c->dim, c->rms_eps);
-        matmul(t, layer_logits + l * vocab, &m->wcls, t->xb, 1);
+        float *out = layer_logits + l * vocab;
+        forward_rmsnorm(xn, resid + l * dim, m->rms_final, c->dim, c->rms_eps);
+        qbatch *xq = tensor_is_q8(&m->wcls) ? qbatch_for(t, m->wcls.cols, m->wcls.group) : NULL;
+        if (xq)
+            qbatch_quantize(xq, xn, 1);
+        kernels_matvec(out, &m->wcls, xn, xq);
+        logits_cap(t, out, 1);
     }
     free(resid);
+    free(xn);
     return st;
 }
 
 llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
                                        llm_err *err)
 {
-    return run_again(t, token, pos, NULL, attn, "attention", err);
+    what_if_capture cap = {.c = &t->m->config};
+    return run_again(t, token, pos, &cap, attn, "attention", err);
 }
 
 llm_status transformer_forward_again(transformer *t, int token, int pos, float *logits,
                                      llm_err *err)
 {
-    t->logits_capture = logits;
-    llm_status st = run_again(t, token, pos, NULL, NULL, "what-if", err);
-    t->logits_capture = NULL;
-    return st;
+    what_if_capture cap = {.c = &t->m->config, .logits = logits};
+    return run_again(t, token, pos, &cap, NULL, "what-if", err);
 }
 
 llm_status transformer_components(transformer *t, int token, int pos, float *parts,
                                   float *resid, float *logits, llm_err *err)
 {
-    t->parts_capture = parts;
-    t->logits_capture = logits;
-    llm_status st = run_again(t, token, pos, resid, NULL, "attribution", err);
-    t->parts_capture = NULL;
-    t->logits_capture = NULL;
-    return st;
+    what_if_capture cap = {.c = &t->m->config, .resid = resid, .parts = parts, .logits = logits};
+    return run_again(t, token, pos, &cap, NULL, "attribution", err);
+}
+
+/* transformer_residuals' observer: l_out of position p into (p, layer). */
+static void capture_residuals(void *user, const hook_tensor *x)
+{
+    const what_if_capture *w = user;
+    size_t dim = (size_t)w->c->dim;
+    memcpy(w->resid + ((size_t)x->pos * w->c->n_layers + x->layer) * dim, x->data,
+           sizeof(float) * dim);
 }
 
 llm_status transformer_residuals(transformer *t, const int *tokens, int n, float *resid,
                                  llm_err *err)
 {
-    const model_config *c = &t->m->config;
     if (n < 1 || n > t->ctx || !tokens_valid(t, tokens, n))
         return llm_fail(err, LLM_ERR_ARG, "%d tokens do not fit the context of %d, or one is "
                                           "outside the vocabulary", n, t->ctx);
-    for (int p = 0; p < n; p++) {
-        t->resid_capture = resid + (size_t)p * c->n_layers * c->dim;
-        forward_one(t, tokens[p], p, NULL);
-    }
-    t->resid_capture = NULL;
+    what_if_capture cap = {.c = &t->m->config, .resid = resid};
+    hook own = own_hook(capture_residuals, &cap, HOOK_BIT(HOOK_L_OUT));
+    pass_hooks hooks;
+    hooks_collect(t, &own, 1, &hooks);
+    for (int p = 0; p < n; p++)
+        forward_pass(t, &tokens[p], 1, p, &hooks);
     return LLM_OK;
 }

@@ -1,13 +1,15 @@
-/* transformer.h — the Llama 2 forward pass: RMSNorm, RoPE, grouped-query attention
- * with a KV cache (fp32 or int8), SwiGLU feed-forward, classifier.
+/* transformer.h — running a model: the forward pass (forward.c) over a KV cache (fp32
+ * or int8) for one token or a batch, and the debugger's what-ifs over it.
  *
  * Owns the activation buffers and the KV cache for one sequence of up to ctx_len
  * positions. Borrows the model (which must outlive it). Matmuls go through kernels.h
- * and run on OpenMP threads; attention is parallel over heads. Optionally writes the
- * softmaxed attention row of every layer and head for each query position. */
+ * and run on OpenMP threads. The pass is the same for one token and for a batch, and
+ * hands each step's result to the observers registered at its hook points (hook.h);
+ * the interventions (knocked-out heads, control vectors) act at theirs. */
 #ifndef LLMCHAT_TRANSFORMER_H
 #define LLMCHAT_TRANSFORMER_H
 
+#include "hook.h"
 #include "model.h"
 #include "status.h"
 
@@ -43,9 +45,11 @@ const float *transformer_forward(transformer *t, int token, int pos, float *attn
  * every position; the returned pointer is always the logits of the last position
  * (valid until the next forward call). attn, when not NULL, is an array of n pointers;
  * attn[i], when not NULL, receives (n_layers, n_heads, pos + i + 1) floats for query
- * pos + i. Results equal n calls of transformer_forward up to float rounding (prefill's
- * int8 GEMM sums in another order than decode's kernels; with int8 weights a rounding
- * difference can move an activation to the next int8 step). */
+ * pos + i. The same pass as n calls of transformer_forward: with fp32 weights and an
+ * fp32 cache the same bits; otherwise equal up to float rounding (prefill's int8 GEMM
+ * sums in another order than decode's kernels, and decode reads an int8 cache as it
+ * is; with int8 weights a rounding difference can move an activation to the next int8
+ * step). */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
 
@@ -73,15 +77,26 @@ llm_status transformer_attention_again(transformer *t, int token, int pos, float
                                        llm_err *err);
 
 /* Control vectors: steer (n_layers, dim), when not NULL, is added to the residual
- * stream after each layer l (row l) at every position run from now on; NULL stops it.
- * Borrowed: must stay valid (and unchanged while a forward call runs) until replaced. */
+ * stream after each layer l (row l, at l_out) at every position run from now on; NULL
+ * stops it. Borrowed: must stay valid (and unchanged while a forward call runs) until
+ * replaced. */
 void transformer_set_steer(transformer *t, const float *steer);
 
 /* Knocked-out heads: mask (n_layers, n_heads), when not NULL, zeroes the attention
- * output of every head whose entry is not 0 before the output projection (wo), at
- * every position run from now on; NULL stops it. Borrowed like transformer_set_steer's
- * vector. */
+ * output (kqv) of every head whose entry is not 0 before the output projection (wo),
+ * at every position run from now on; NULL stops it. Borrowed like
+ * transformer_set_steer's vector. */
 void transformer_set_head_mask(transformer *t, const unsigned char *mask);
+
+/* Registers an observer (hook.h): every forward call from now on, the what-ifs below
+ * included, hands it the points, layers and positions it asks for, on one token as on
+ * a batch (a batch's rows may come in several calls). *id is for removing it. Fails
+ * when MAX_HOOKS (8) are registered, or out of memory (observing ffn_gate keeps a
+ * copy of a chunk's gate values; result_output computes a batch's logits 16 rows at
+ * a time). A point nobody observes costs the pass one test. h is copied; h->user is
+ * borrowed until removal. */
+llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err *err);
+void transformer_hook_remove(transformer *t, int id); /* an unknown id does nothing */
 
 /* Runs `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
  * vectors and the head mask set now) and writes its logits (vocab); leaves the KV
@@ -91,12 +106,12 @@ llm_status transformer_forward_again(transformer *t, int token, int pos, float *
 
 /* What position pos's residual stream is made of (direct logit attribution): runs
  * `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
- * vectors and the head mask set now) and writes parts (n_layers, 2, dim): for each
- * layer its attention output before the output projection wo (head h's values at
- * h * head_size; a knocked-out head's are 0), then its feed-forward output as added to
- * the residual stream; resid (n_layers, dim): the residual stream after each layer (the
- * last row is what the final RMSNorm reads); logits (vocab). Leaves the KV cache, the
- * kept classifier inputs and the logits as they were. */
+ * vectors and the head mask set now) and writes parts (n_layers, q_dim + dim): for
+ * each layer its attention output before the output projection wo (kqv: head h's
+ * values at h * head_size; a knocked-out head's are 0), then its feed-forward output
+ * (ffn_out); resid (n_layers, dim): the residual stream after each layer (l_out; the
+ * last row is what the final RMSNorm reads); logits (vocab). Any of the three may be
+ * NULL. Leaves the KV cache, the kept classifier inputs and the logits as they were. */
 llm_status transformer_components(transformer *t, int token, int pos, float *parts,
                                   float *resid, float *logits, llm_err *err);
 

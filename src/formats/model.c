@@ -6,12 +6,13 @@
  * made at load (Q8_0 quantizations, repacked or decoded weights). Also the parts every
  * format shares: shape limits, building tensors (views, quantized, converted row by
  * row in parallel), progress reports. Does not compute anything with the weights:
- * that is transformer.c, through quant.h. */
+ * that is the forward pass (core/forward.c), through quant.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "model.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,9 @@ void model_set_shape(model *m, const model_shape *s, bool shared_classifier)
     c->vocab_size = (int)s->vocab_size;
     c->seq_len = (int)s->seq_len;
     c->head_size = c->dim / c->n_heads;
+    c->q_dim = c->n_heads * c->head_size;
     c->kv_dim = c->n_kv_heads * c->head_size;
+    c->arch = model_arch_llama(c->head_size);
     c->shared_classifier = shared_classifier;
     int64_t dim = c->dim, hidden = c->hidden_dim, kv = c->kv_dim;
     int64_t layer = 2 * dim * dim + 2 * kv * dim + 3 * hidden * dim + 2 * dim;
@@ -126,7 +129,51 @@ void model_set_shape(model *m, const model_shape *s, bool shared_classifier)
     m->n_params = emb + c->n_layers * layer + dim + (shared_classifier ? 0 : emb);
 }
 
+model_arch model_arch_llama(int head_size)
+{
+    return (model_arch){
+        .name = "llama",
+        .rope_layout = MODEL_ROPE_PAIRS,
+        .rope_dims = head_size,
+        .rope_base_swa = 0.0f,
+        .act = MODEL_ACT_SILU,
+        .embed_scale = 1.0f,
+        .query_scale = 1.0f / sqrtf((float)head_size),
+        .attn_softcap = 0.0f,
+        .final_softcap = 0.0f,
+        .attn_bias = false,
+        .attn_out_bias = false,
+        .qk_norm = false,
+        .post_norms = false,
+        .fused_qkv = false,
+        .fused_gate_up = false,
+        .sliding_window = 0,
+    };
+}
+
 /* ---- buffers and tensors ---- */
+
+tensor model_tensor_rows(const tensor *w, int r0, int r1)
+{
+    tensor v = *w;
+    v.rows = r1 - r0;
+    switch (w->type) {
+    case TENSOR_F32:
+        v.f = w->f + (size_t)r0 * w->stride;
+        break;
+    case TENSOR_Q8_0:
+        v.q = w->q + (size_t)r0 * w->stride;
+        v.scale = w->scale + (size_t)r0 * (w->stride / w->group);
+        break;
+    case TENSOR_Q8_0_BLOCKS:
+        v.blocks = tensor_block(w, r0, 0);
+        break;
+    case TENSOR_BLOCKS:
+        v.blocks = tensor_row_blocks(w, r0);
+        break;
+    }
+    return v;
+}
 
 void *model_own(model *m, size_t bytes)
 {
@@ -446,8 +493,9 @@ static llm_status check_weights(const model *m, llm_err *err)
         const struct {
             const tensor *t;
             weight_id w;
-        } ts[] = {{&y->wq, W_Q}, {&y->wk, W_K}, {&y->wv, W_V}, {&y->wo, W_O},
-                  {&y->w1, W_1}, {&y->w2, W_2}, {&y->w3, W_3}};
+        } ts[] = {{.t = &y->wq, .w = W_Q}, {.t = &y->wk, .w = W_K}, {.t = &y->wv, .w = W_V},
+                  {.t = &y->wo, .w = W_O}, {.t = &y->w1, .w = W_1}, {.t = &y->w2, .w = W_2},
+                  {.t = &y->w3, .w = W_3}};
         if ((st = check_norm(m, y->rms_att, W_ATT, l, err)) != LLM_OK ||
             (st = check_norm(m, y->rms_ffn, W_FFN, l, err)) != LLM_OK)
             return st;

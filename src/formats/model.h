@@ -27,10 +27,60 @@
 #include "quant.h"
 #include "status.h"
 
+/* How RoPE pairs the values of a head: llama rotates (x[2i], x[2i+1]); the NEOX layout
+ * (Qwen, Gemma, Phi-3) rotates (x[i], x[i + rope_dims / 2]). */
+typedef enum {
+    MODEL_ROPE_PAIRS = 0,
+    MODEL_ROPE_HALVES,
+} model_rope_layout;
+
+/* The gate's activation in the feed-forward act(w1 x) * (w3 x): SiLU (llama, Qwen, Phi)
+ * or GELU with the tanh approximation (Gemma). */
+typedef enum {
+    MODEL_ACT_SILU = 0,
+    MODEL_ACT_GELU,
+} model_activation;
+
+/* What a model family changes in the forward pass (llama.cpp's llm_arch and hparams):
+ * the one pass reads these fields and nothing else about the family, so a family is
+ * these values plus the tensors its loader fills (model_layer's optional ones). Every
+ * loader starts from model_arch_llama's values (model_set_shape) and changes what its
+ * family changes. */
+typedef struct {
+    const char *name;       /* general.architecture: "llama" */
+    model_rope_layout rope_layout;
+    int rope_dims;          /* values of each head RoPE rotates, from the first (even,
+                               <= head_size; partial rotary when less): head_size */
+    float rope_base_swa;    /* RoPE base of the layers with a window, which are not
+                               scaled (Gemma 3: 10000); 0: the same angles as the others */
+    model_activation act;   /* the gate's activation: SiLU */
+    float embed_scale;      /* token embeddings are multiplied by this: 1 (Gemma: sqrt(dim)) */
+    float query_scale;      /* attention scores are q·k times this: 1 / sqrt(head_size)
+                               (Gemma: 1 / sqrt(query_pre_attn_scalar)) */
+    float attn_softcap;     /* 0, or scores s become cap·tanh(s / cap) before the softmax
+                               (Gemma 2: 50) */
+    float final_softcap;    /* 0, or the logits become cap·tanh(logit / cap) (Gemma 2: 30) */
+    bool attn_bias;         /* layers have bq, bk, bv (Qwen2) */
+    bool attn_out_bias;     /* layers have bo */
+    bool qk_norm;           /* layers have q_norm, k_norm: RMSNorm of each head of q and k
+                               before RoPE (Qwen3, Gemma 3) */
+    bool post_norms;        /* layers have post_attn_norm, post_ffn_norm: RMSNorm of each
+                               block's output before its residual add (Gemma 2, 3) */
+    bool fused_qkv;         /* the file holds one attn_qkv tensor, (q_dim + 2 kv_dim, dim):
+                               the loader makes wq, wk, wv views of its rows (Phi-3) */
+    bool fused_gate_up;     /* the file's ffn_up holds the gate's rows, then the up
+                               projection's: the loader makes w1, w3 views (Phi-3) */
+    int sliding_window;     /* keys a layer with a window sees, its own included; which
+                               layers have one is model_layer.window: 0, none */
+} model_arch;
+
 typedef struct {
     int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
-    int head_size;          /* dim / n_heads */
+    int head_size;          /* values per head: dim / n_heads for llama; a family may set
+                               it apart from dim (Gemma, Qwen3) */
+    int q_dim;              /* n_heads * head_size: queries, and the attention output wo reads */
     int kv_dim;             /* n_kv_heads * head_size */
+    model_arch arch;        /* what the family changes in the pass */
     bool shared_classifier; /* wcls is the token embedding */
     float rope_base;        /* RoPE frequency base (llama2.c files: 10000) */
     float rope_scale;       /* linear RoPE scaling: positions times this (1 / factor; 1: none) */
@@ -40,16 +90,28 @@ typedef struct {
     float rms_eps;          /* RMSNorm epsilon (llama2.c files: 1e-5) */
 } model_config;
 
+/* One layer's weights. The pointers marked "or NULL" are there when the family's
+ * model_arch says so (NULL for llama). */
 typedef struct {
     const float *rms_att;   /* (dim) */
     const float *rms_ffn;   /* (dim) */
-    tensor wq;              /* (dim, dim) */
+    tensor wq;              /* (q_dim, dim) */
     tensor wk;              /* (kv_dim, dim) */
     tensor wv;              /* (kv_dim, dim) */
-    tensor wo;              /* (dim, dim) */
-    tensor w1;              /* (hidden_dim, dim) */
-    tensor w2;              /* (dim, hidden_dim) */
-    tensor w3;              /* (hidden_dim, dim) */
+    tensor wo;              /* (dim, q_dim) */
+    tensor w1;              /* (hidden_dim, dim) the gate */
+    tensor w2;              /* (dim, hidden_dim) down */
+    tensor w3;              /* (hidden_dim, dim) up */
+    const float *bq;        /* (q_dim) or NULL: added to the queries (arch.attn_bias) */
+    const float *bk;        /* (kv_dim) or NULL */
+    const float *bv;        /* (kv_dim) or NULL */
+    const float *bo;        /* (dim) or NULL: added to wo's output (arch.attn_out_bias) */
+    const float *q_norm;    /* (head_size) or NULL: each query head's RMSNorm (arch.qk_norm) */
+    const float *k_norm;    /* (head_size) or NULL */
+    const float *post_attn_norm; /* (dim) or NULL (arch.post_norms) */
+    const float *post_ffn_norm;  /* (dim) or NULL */
+    int window;             /* 0: attends to every earlier position; else to the last
+                               `window` (arch.sliding_window), itself included */
 } model_layer;
 
 typedef enum {
@@ -110,6 +172,15 @@ typedef struct {
     int n_owned, cap_owned;
     struct model_load_state *load; /* while loading: progress and the conversion tally */
 } model;
+
+/* Llama's values of the description for a head of head_size values: pairs, every
+ * value rotated, SiLU, no scales but 1 / sqrt(head_size), no caps, biases, extra norms,
+ * fused tensors or windows. */
+model_arch model_arch_llama(int head_size);
+
+/* Rows r0..r1-1 of w as a tensor of their own (a view: no copy), as a loader makes wq,
+ * wk, wv of a fused attn_qkv and w1, w3 of a fused gate-up tensor. */
+tensor model_tensor_rows(const tensor *w, int r0, int r1);
 
 /* Fills opt with defaults (native, group 32, no progress reports). */
 void model_options_default(model_options *opt);

@@ -32,8 +32,9 @@ static const char *const format_names[] = {
 
 static model_shape header_shape(const llama2c_header *h)
 {
-    return (model_shape){h->dim, h->hidden_dim, h->n_layers, h->n_heads, h->n_kv_heads,
-                         h->vocab_size, h->seq_len};
+    return (model_shape){.dim = h->dim, .hidden_dim = h->hidden_dim, .n_layers = h->n_layers,
+                         .n_heads = h->n_heads, .n_kv_heads = h->n_kv_heads,
+                         .vocab_size = h->vocab_size, .seq_len = h->seq_len};
 }
 
 /* Decodes and validates the header of the mapped file into h. */
@@ -188,7 +189,7 @@ static bool load_q8(model *m, tensor *t, const unsigned char *p, int rows, int c
         model_note_tensor(m, "Q8_0", MODEL_IN_PLACE, bytes);
         return true;
     }
-    flat_q8 src = {q, s, file_group};
+    flat_q8 src = {.q = q, .scales = s, .file_group = file_group};
     bool ok = model_tensor_convert(m, t, opt->weights, opt->group, rows, cols, read_flat_q8_row, &src);
     model_note_tensor(m, "Q8_0", MODEL_CONVERTED, bytes);
     return ok;

@@ -1,0 +1,807 @@
+/* forward.c — the forward pass, written once for one token and for a batch of them.
+ *
+ * A layer is one sequence of steps (layer_pass): RMSNorm, the q/k/v projections
+ * (biases), QK-norm and RoPE, the KV cache, attention (windows, soft-capping), the
+ * output projection (post-norm), the residual, the gated feed-forward (SiLU or GELU),
+ * control vectors. What a model family changes is read from the model's description
+ * (model_config.arch, the optional tensors of model_layer), never from its name. The
+ * math is llama2.c's run.c where llama has it.
+ *
+ * Two executions of the same steps differ only in which kernels run and how threads
+ * share the work:
+ *   - one token (decode): every thread runs the whole pass in one parallel region and
+ *     takes its share of each step (rows of every matrix, KV heads of attention),
+ *     meeting the others at a barrier per data dependence (pass_sync); norms and the
+ *     activations' quantization are done by every thread into its own lane;
+ *   - a batch (prefill): the steps run one after the other on the calling thread, each
+ *     parallel inside (matrix-matrix kernels, loops over tokens, over heads).
+ * The steps hand their results to observers at the named hook points (hook.h) and the
+ * interventions act at theirs: a knocked-out head's kqv is zeroed, control vectors are
+ * added at l_out. A point nobody observes costs one test.
+ *
+ * Owns nothing: the buffers are the transformer's (transformer_internal.h). */
+#include "transformer_internal.h"
+
+#include "clock.h"
+#include "cpus.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Below this many weight bytes per token the one-token path runs on one thread:
+ * barriers would cost more than the rows they share (the 260K toy models). */
+enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19, PROJ_JOBS_MAX = 3 };
+
+/* One forward call's state, and (one token) one thread's view of it. */
+typedef struct {
+    transformer *t;
+    const model *m;
+    const model_config *c;
+    const int *tokens;      /* (n) */
+    int pos, n;             /* positions pos..pos+n-1 */
+    bool one;               /* one token: every thread runs the pass; else a batch */
+    int tid, nt;            /* this thread, of nt sharing the token (a batch: 0 of 1) */
+    struct lane *ln;        /* one token: this thread's lane */
+    const pass_hooks *hooks;
+    uint32_t watch;         /* hooks->watch */
+} pass;
+
+/* ---- the math of run.c ---- */
+
+void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps)
+{
+    float ss = 0.0f;
+    for (int j = 0; j < size; j++)
+        ss += x[j] * x[j];
+    ss /= size;
+    ss += eps;
+    ss = 1.0f / sqrtf(ss);
+    for (int j = 0; j < size; j++)
+        o[j] = weight[j] * (ss * x[j]);
+}
+
+/* x[i] += y[i] for i < n: a residual. */
+static void add_into(float *x, const float *y, int n)
+{
+    for (int i = 0; i < n; i++)
+        x[i] += y[i];
+}
+
+void forward_softcap(float *x, int n, float cap)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = cap * tanhf(x[i] / cap);
+}
+
+/* gate[i] = act(gate[i]) * up[i], i < n: SwiGLU (the kernel) or GELU's tanh form. */
+static void activate(model_activation act, float *gate, const float *up, int n)
+{
+    if (act == MODEL_ACT_SILU) {
+        kernels_swiglu(gate, up, n);
+        return;
+    }
+    const float c = 0.79788456080286535588f; /* sqrt(2 / pi) */
+    for (int i = 0; i < n; i++) {
+        float g = gate[i];
+        gate[i] = 0.5f * g * (1.0f + tanhf(c * (g + 0.044715f * g * g * g))) * up[i];
+    }
+}
+
+/* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->buf.rope, as run.c
+ * computes them: freq = 1 / base^(2i / rope_dims), angle = pos * freq (base 10000 in
+ * llama2.c); as llama.cpp scales them: the angle is divided by the pair's factor from
+ * rope_freqs.weight (Llama 3.1+) and multiplied by the linear scale (1 /
+ * rope.scaling.factor). The layers with a window get t->buf.rope_swa when the model sets
+ * arch.rope_base_swa (that base, no factors, no scale). */
+static void rope_table(float *table, const model_config *c, float base, float scale,
+                       const float *factors, int pos, int n)
+{
+    int rot = c->arch.rope_dims;
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
+    for (int i = 0; i < n; i++) {
+        float *r = table + (size_t)i * rot;
+        for (int hd = 0; hd < rot; hd += 2) {
+            float freq = 1.0f / powf(base, hd / (float)rot);
+            if (factors)
+                freq /= factors[hd / 2];
+            float val = (pos + i) * scale * freq;
+            r[hd] = cosf(val);
+            r[hd + 1] = sinf(val);
+        }
+    }
+}
+
+static void rope_angles(transformer *t, int pos, int n)
+{
+    const model_config *c = &t->m->config;
+    float scale = c->rope_scale > 0.0f ? c->rope_scale : 1.0f;
+    rope_table(t->buf.rope, c, c->rope_base, scale, c->rope_freqs, pos, n);
+    if (t->buf.rope_swa)
+        rope_table(t->buf.rope_swa, c, c->arch.rope_base_swa, 1.0f, NULL, pos, n);
+}
+
+/* Rotates the first rot values of one head v by the angles r (rot: cos, sin of each
+ * pair): pairs (v[2i], v[2i+1]) for llama, (v[i], v[i + rot/2]) for NEOX. */
+static void rope_head(float *v, const float *r, int rot, model_rope_layout layout)
+{
+    int half = rot / 2;
+    if (layout == MODEL_ROPE_PAIRS) {
+        for (int i = 0; i < rot; i += 2) {
+            float fcr = r[i], fci = r[i + 1];
+            float v0 = v[i], v1 = v[i + 1];
+            v[i] = v0 * fcr - v1 * fci;
+            v[i + 1] = v0 * fci + v1 * fcr;
+        }
+    } else {
+        for (int i = 0; i < half; i++) {
+            float fcr = r[2 * i], fci = r[2 * i + 1];
+            float v0 = v[i], v1 = v[i + half];
+            v[i] = v0 * fcr - v1 * fci;
+            v[i + half] = v0 * fci + v1 * fcr;
+        }
+    }
+}
+
+/* ---- observers ---- */
+
+/* Hands rows (n, width) at data, of positions pos..pos+n-1, to the observers of point
+ * pt at layer l (head h at the per-head points, else -1). */
+static void see_fire(const pass *p, hook_point pt, int l, int h, int pos, int n,
+                     const float *data, int width, size_t stride)
+{
+    for (int i = 0; i < p->hooks->n; i++) {
+        const hook *o = p->hooks->list[i];
+        int row, rows;
+        if (!hook_wants(o, pt, l, pos, n, &row, &rows))
+            continue;
+        hook_tensor x = {
+            .point = pt,
+            .layer = l,
+            .head = h,
+            .pos = pos + row,
+            .n = rows,
+            .width = h >= 0 && rows < n ? pos + row + 1 : width,
+            .stride = stride,
+            .data = data + (size_t)row * stride,
+        };
+        o->fn(o->user, &x);
+    }
+}
+
+/* The step's rows (n, width) at data to the observers of pt at layer l. One token:
+ * thread 0 hands them, and the caller makes sure no thread writes them before the
+ * next barrier (which thread 0 reaches only after its observers return). */
+static inline void see(const pass *p, hook_point pt, int l, const float *data, int width,
+                       size_t stride)
+{
+    if ((p->watch & HOOK_BIT(pt)) && p->tid == 0)
+        see_fire(p, pt, l, -1, p->pos, p->n, data, width, stride);
+}
+
+/* One head's rows at kq or kq_soft_max, from the thread that ran the head. */
+static inline void see_head(const pass *p, hook_point pt, int l, int h, const float *data,
+                            size_t stride)
+{
+    if (p->watch & HOOK_BIT(pt))
+        see_fire(p, pt, l, h, p->pos, p->n, data, p->pos + p->n, stride);
+}
+
+/* ---- how threads share a step ---- */
+
+/* One token: waits for the others (every write before it is seen after it). */
+static void pass_sync(const pass *p)
+{
+    if (p->one)
+        barrier_wait(&p->t->meet);
+}
+
+/* This thread's part i0..i1-1 of `total` items. */
+static void pass_share(const pass *p, int total, int *i0, int *i1)
+{
+    *i0 = (int)((long)total * p->tid / p->nt);
+    *i1 = (int)((long)total * (p->tid + 1) / p->nt);
+}
+
+/* ---- the steps ---- */
+
+/* The RMSNorm with weight w of the rows of x (dim each). One token: every thread
+ * writes the whole vector into its lane (no barrier); a batch: t->buf.xn, parallel over
+ * rows. Returns the normed rows. */
+static const float *pass_norm(const pass *p, const float *x, const float *w)
+{
+    int dim = p->c->dim;
+    float eps = p->c->rms_eps;
+    if (p->one) {
+        forward_rmsnorm(p->ln->xn, x, w, dim, eps);
+        return p->ln->xn;
+    }
+    float *out = p->t->buf.xn;
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        forward_rmsnorm(out + (size_t)i * dim, x + (size_t)i * dim, w, dim, eps);
+    return out;
+}
+
+/* A matrix product of a step and what follows it row by row. */
+typedef struct {
+    const tensor *w;        /* out = x · wᵀ */
+    const float *bias;      /* (w->rows) added to out, or NULL */
+    float *out;             /* (n, w->rows) */
+    const tensor *up;       /* or NULL; gated: out = act(out) * (x · upᵀ) */
+    float *up_out;          /* gated: (n, w->rows) x · upᵀ */
+    float *gate_keep;       /* gated: (n, w->rows) out before the activation, or NULL */
+    float *add_to;          /* (n, w->rows) or NULL: add_to += out (a residual) */
+    float softcap;          /* 0, or out = softcap · tanh(out / softcap) */
+} proj_job;
+
+/* True when something follows j's products (else a batch skips that loop). */
+static bool job_follows(const proj_job *j)
+{
+    return j->bias || j->up || j->softcap != 0.0f || j->add_to;
+}
+
+/* What follows the products in row i (of n), values r0..r1-1. */
+static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
+{
+    size_t at = (size_t)i * j->w->rows + r0;
+    float *out = j->out + at;
+    int len = r1 - r0;
+    if (j->bias)
+        add_into(out, j->bias + r0, len);
+    if (j->up) {
+        if (j->gate_keep)
+            memcpy(j->gate_keep + at, out, sizeof(float) * len);
+        activate(p->c->arch.act, out, j->up_out + at, len);
+    }
+    if (j->softcap != 0.0f)
+        forward_softcap(out, len, j->softcap);
+    if (j->add_to)
+        add_into(j->add_to + at, out, len);
+}
+
+/* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
+ * Q8_0 weights get x quantized once per distinct (cols, group). */
+static void matmul_shared(transformer *t, const float *x, int n, int count,
+                          const tensor *const *w, float *const *out)
+{
+    qbatch *done[MAX_QBATCHES];
+    int n_done = 0;
+    for (int j = 0; j < count; j++) {
+        qbatch *xq = NULL;
+        if (tensor_is_q8(w[j])) {
+            xq = qbatch_for(t, w[j]->cols, w[j]->group);
+            bool fresh = true;
+            for (int d = 0; d < n_done; d++)
+                fresh = fresh && done[d] != xq;
+            if (fresh) {
+                qbatch_quantize(xq, x, n);
+                done[n_done++] = xq;
+            }
+        }
+        if (n == 1)
+            kernels_matvec(out[j], w[j], x, xq);
+        else
+            kernels_gemm(out[j], w[j], x, xq, n);
+    }
+}
+
+/* One token, this thread's rows of the jobs (their input already in its lane): one
+ * contiguous range of each matrix, starting at a multiple of the kernels' row block
+ * (so results do not depend on the split): one long stream per matrix and thread,
+ * which the memory system serves fastest (docs/performance.md). No barrier. */
+static void project_rows(const pass *p, const float *x, const proj_job *jobs, int count)
+{
+    const transformer *t = p->t;
+    int block = kernels_row_block();
+    for (int k = 0; k < count; k++) {
+        const proj_job *j = &jobs[k];
+        int rows = j->w->rows, blocks = (rows + block - 1) / block;
+        int r0 = (int)((long)blocks * p->tid / p->nt) * block;
+        int r1 = (int)((long)blocks * (p->tid + 1) / p->nt) * block;
+        if (r1 > rows)
+            r1 = rows;
+        if (r0 >= r1)
+            continue;
+        kernels_matmul_rows(j->out, j->w, x, lane_input(t, p->ln, j->w), 1, r0, r1);
+        if (j->up)
+            kernels_matmul_rows(j->up_out, j->up, x, lane_input(t, p->ln, j->up), 1, r0, r1);
+        job_finish(p, j, 0, r0, r1);
+    }
+}
+
+/* The jobs (at most PROJ_JOBS_MAX), all reading x (n, len). One token: each thread
+ * quantizes x into its lane and runs its rows, then the barrier; a batch:
+ * matrix-matrix products, then what follows them, parallel over rows. */
+static void pass_project(const pass *p, const float *x, int len, const proj_job *jobs,
+                         int count)
+{
+    if (p->one) {
+        lane_quantize(p->t, p->ln, x, len);
+        project_rows(p, x, jobs, count);
+        pass_sync(p);
+        return;
+    }
+    const tensor *w[2 * PROJ_JOBS_MAX];
+    float *out[2 * PROJ_JOBS_MAX];
+    int k = 0;
+    bool finish = false;
+    for (int j = 0; j < count; j++) {
+        w[k] = jobs[j].w;
+        out[k++] = jobs[j].out;
+        if (jobs[j].up) {
+            w[k] = jobs[j].up;
+            out[k++] = jobs[j].up_out;
+        }
+        finish = finish || job_follows(&jobs[j]);
+    }
+    matmul_shared(p->t, x, p->n, k, w, out);
+    if (!finish)
+        return;
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        for (int j = 0; j < count; j++)
+            job_finish(p, &jobs[j], i, 0, jobs[j].w->rows);
+}
+
+/* One token: x += RMSNorm(y) with weight w (a post-norm's residual), each thread its
+ * share of x after normalising all of y into its lane; then the barrier. */
+static void token_norm_add(const pass *p, const float *y, const float *w)
+{
+    int i0, i1;
+    forward_rmsnorm(p->ln->xn, y, w, p->c->dim, p->c->rms_eps);
+    pass_share(p, p->c->dim, &i0, &i1);
+    add_into(p->t->buf.x + i0, p->ln->xn + i0, i1 - i0);
+    pass_sync(p);
+}
+
+/* x += post_norm(w · in + bias): wo after attention, w2 after the feed-forward. The
+ * product, before the norm, is observed at `point` (kqv_out, ffn_out). When next_norm
+ * is not NULL, returns the RMSNorm of the new x with that weight, as pass_norm does (a
+ * batch does both in one loop over rows); else NULL. */
+static const float *pass_out_block(const pass *p, int l, const tensor *w, const float *bias,
+                                   const float *in, int len, const float *post_norm,
+                                   hook_point point, const float *next_norm)
+{
+    transformer *t = p->t;
+    int dim = p->c->dim;
+    float eps = p->c->rms_eps;
+    bool fused = p->one && !post_norm; /* one token: the residual in the rows' job */
+    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj,
+                  .add_to = fused ? t->buf.x : NULL};
+    pass_project(p, in, len, &j, 1);
+    see(p, point, l, t->buf.proj, dim, dim);
+    if (p->one) {
+        if (post_norm)
+            token_norm_add(p, t->buf.proj, post_norm);
+        return next_norm ? pass_norm(p, t->buf.x, next_norm) : NULL;
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++) {
+        float *x = t->buf.x + (size_t)i * dim, *xn = t->buf.xn + (size_t)i * dim;
+        const float *y = t->buf.proj + (size_t)i * dim;
+        if (post_norm) {
+            forward_rmsnorm(xn, y, post_norm, dim, eps);
+            y = xn;
+        }
+        add_into(x, y, dim);
+        if (next_norm)
+            forward_rmsnorm(xn, x, next_norm, dim, eps);
+    }
+    return next_norm ? t->buf.xn : NULL;
+}
+
+/* Control vectors: layer l's row added to the stream of every token (at l_out). */
+static void pass_steer(const pass *p, int l)
+{
+    transformer *t = p->t;
+    if (!t->steer)
+        return;
+    int dim = p->c->dim;
+    const float *v = t->steer + (size_t)l * dim;
+    if (p->one) {
+        int i0, i1;
+        pass_share(p, dim, &i0, &i1);
+        add_into(t->buf.x + i0, v + i0, i1 - i0);
+        pass_sync(p);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        add_into(t->buf.x + (size_t)i * dim, v, dim);
+}
+
+/* ---- attention ---- */
+
+/* The first key query i (position pos + i) sees at a layer with this window. */
+static int first_key(const pass *p, int window, int i)
+{
+    int q = p->pos + i;
+    return window > 0 && q >= window ? q - window + 1 : 0;
+}
+
+/* Token i's KV head kh at layer l and the query heads that read it: QK-norm and RoPE
+ * of the key and the queries, the key and the value into the cache. */
+static void head_prepare(const pass *p, int l, int i, int kh)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    const model_layer *L = &p->m->layers[l];
+    int hs = c->head_size, rot = c->arch.rope_dims, kv_mul = c->n_heads / c->n_kv_heads;
+    model_rope_layout layout = c->arch.rope_layout;
+    const float *table = L->window > 0 && t->buf.rope_swa ? t->buf.rope_swa : t->buf.rope;
+    const float *r = table + (size_t)i * rot;
+    float *k = t->k_new + (size_t)i * c->kv_dim + (size_t)kh * hs;
+    if (L->k_norm)
+        forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
+    rope_head(k, r, rot, layout);
+    cache_store(t, l, p->pos + i, kh, k, t->v_new + (size_t)i * c->kv_dim + (size_t)kh * hs);
+    for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
+        float *q = t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs;
+        if (L->q_norm)
+            forward_rmsnorm(q, q, L->q_norm, hs, c->rms_eps);
+        rope_head(q, r, rot, layout);
+    }
+}
+
+/* KV head kh's keys and values at layer l as fp32 rows, keys first..last: *k, *v
+ * (row j at + j * *stride). The F32 cache in place; Q8_0 made fp32 in slot's kv_f32. */
+static void head_rows(const pass *p, int l, int kh, int first, int last, int slot,
+                      const float **k, const float **v, size_t *stride)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    size_t hs = (size_t)c->head_size;
+    if (t->kv == TRANSFORMER_KV_F32) {
+        size_t off = (size_t)l * t->ctx * c->kv_dim + (size_t)kh * hs;
+        *k = t->key_cache + off;
+        *v = t->value_cache + off;
+        *stride = (size_t)c->kv_dim;
+        return;
+    }
+    float *kf = t->kv_f32 + (size_t)slot * 2 * t->ctx * hs, *vf = kf + (size_t)t->ctx * hs;
+    size_t r = q8_row(t, l, kh, first);
+    quant_dequantize_rows(kf + first * hs, t->kq + r * hs, t->ks + r, last - first + 1, (int)hs);
+    quant_dequantize_rows(vf + first * hs, t->vq + r * hs, t->vs + r, last - first + 1, (int)hs);
+    *k = kf;
+    *v = vf;
+    *stride = hs;
+}
+
+/* Clears row a (width values) outside first..last to `fill`. */
+static void mask_outside(float *a, int first, int last, int width, float fill)
+{
+    for (int j = 0; j < first; j++)
+        a[j] = fill;
+    for (int j = last + 1; j < width; j++)
+        a[j] = fill;
+}
+
+/* Head h's scores for the n queries into att (n, pos + n): query_scale · q·k over
+ * the keys each sees, soft-capped where the model caps them, -INFINITY elsewhere. */
+static void head_scores(const pass *p, int window, int h, const float *k, size_t stride,
+                        float *att)
+{
+    const model_config *c = p->c;
+    int width = p->pos + p->n, hs = c->head_size;
+    float scale = c->arch.query_scale, cap = c->arch.attn_softcap;
+    for (int i = 0; i < p->n; i++) {
+        float *a = att + (size_t)i * width;
+        int first = first_key(p, window, i), last = p->pos + i;
+        kernels_rows_dot(a + first, k + (size_t)first * stride, stride, last - first + 1,
+                         p->t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs, hs);
+        for (int j = first; j <= last; j++)
+            a[j] *= scale;
+        if (cap != 0.0f)
+            forward_softcap(a + first, last - first + 1, cap);
+        mask_outside(a, first, last, width, -INFINITY);
+    }
+}
+
+/* The rest of attention from head h's scores in att (head_scores): the softmax, and
+ * the weighted values into its slice of kqv. For soft-capped models, whose scores
+ * the kernels cannot cap. */
+static void head_mix(const pass *p, int window, int h, const float *v, size_t stride,
+                     float *att)
+{
+    const model_config *c = p->c;
+    int width = p->pos + p->n, hs = c->head_size;
+    for (int i = 0; i < p->n; i++) {
+        float *a = att + (size_t)i * width;
+        float *out = p->t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * hs;
+        int first = first_key(p, window, i), last = p->pos + i;
+        kernels_softmax(a + first, last - first + 1);
+        mask_outside(a, first, last, width, 0.0f);
+        memset(out, 0, sizeof(float) * hs);
+        kernels_rows_axpy(out, v + (size_t)first * stride, stride, last - first + 1, a + first,
+                          hs);
+    }
+}
+
+/* Head h's attention by the kernels (no soft-cap): the weights into att (n, pos + n),
+ * the weighted values into its slice of kqv. One token over an int8 cache reads it
+ * as it is; otherwise fp32 rows (k, v), a block of queries at once when no window
+ * cuts their keys. */
+static void head_kernel(const pass *p, int l, int h, int window, const float *k,
+                        const float *v, size_t stride, float *att)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    int hs = c->head_size, width = p->pos + p->n, kh = h / (c->n_heads / c->n_kv_heads);
+    float scale = c->arch.query_scale;
+    const float *q = t->buf.q + (size_t)h * hs;
+    float *out = t->buf.kqv + (size_t)h * hs;
+    if (p->one && t->kv == TRANSFORMER_KV_Q8_0) {
+        int first = first_key(p, window, 0);
+        size_t r = q8_row(t, l, kh, first);
+        kernels_attention_q8(out, att + first, q, t->kq + r * hs, t->ks + r, t->vq + r * hs,
+                             t->vs + r, p->pos + 1 - first, hs, scale);
+        mask_outside(att, first, p->pos, width, 0.0f);
+        return;
+    }
+    if (first_key(p, window, p->n - 1) == 0) {
+        kernels_attention_f32(out, c->q_dim, att, width, q, c->q_dim, k, v, stride, p->n, p->pos,
+                              hs, scale);
+        return;
+    }
+    for (int i = 0; i < p->n; i++) {
+        int first = first_key(p, window, i);
+        float *a = att + (size_t)i * width;
+        kernels_attention_f32(out + (size_t)i * c->q_dim, c->q_dim, a + first, width - first,
+                              q + (size_t)i * c->q_dim, c->q_dim, k + (size_t)first * stride,
+                              v + (size_t)first * stride, stride, 1, p->pos + i - first, hs,
+                              scale);
+        mask_outside(a, first, p->pos + i, width, 0.0f);
+    }
+}
+
+/* Query head h's attention for the n queries, on the thread owning scratch `slot`:
+ * kq, kq_soft_max observed; a knocked-out head's kqv zeroed. */
+static void head_attend(const pass *p, int l, int h, int slot)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    int window = p->m->layers[l].window, hs = c->head_size;
+    int kh = h / (c->n_heads / c->n_kv_heads), width = p->pos + p->n;
+    float *att = t->att + (size_t)slot * t->chunk * t->ctx; /* (n, width) */
+    bool open = c->arch.attn_softcap != 0.0f;
+    const float *k = NULL, *v = NULL;
+    size_t stride = 0;
+    if (open || !p->one || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
+        head_rows(p, l, kh, first_key(p, window, 0), p->pos + p->n - 1, slot, &k, &v, &stride);
+    if (open || (p->watch & HOOK_BIT(HOOK_KQ))) {
+        head_scores(p, window, h, k, stride, att);
+        see_head(p, HOOK_KQ, l, h, att, width);
+    }
+    if (open)
+        head_mix(p, window, h, v, stride, att);
+    else
+        head_kernel(p, l, h, window, k, v, stride, att);
+    see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
+    if (t->head_mask && t->head_mask[l * c->n_heads + h])
+        for (int i = 0; i < p->n; i++)
+            memset(t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * hs, 0, sizeof(float) * hs);
+}
+
+/* Layer l's attention: each token's keys and values into the cache, then every head
+ * over it. One token: this thread's KV heads and their query heads, then the barrier;
+ * a batch: parallel over tokens, then over heads (each head a block of queries, so
+ * each key and value row it loads serves them all). */
+static void pass_attend(const pass *p, int l)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    int kv_mul = c->n_heads / c->n_kv_heads;
+    if (p->one) {
+        int kh0, kh1;
+        pass_share(p, c->n_kv_heads, &kh0, &kh1);
+        for (int kh = kh0; kh < kh1; kh++) {
+            head_prepare(p, l, 0, kh);
+            for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++)
+                head_attend(p, l, h, p->tid);
+        }
+        pass_sync(p);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        for (int kh = 0; kh < c->n_kv_heads; kh++)
+            head_prepare(p, l, i, kh);
+    /* Threads only pay off with enough work: a parallel region costs microseconds. */
+    long work = (long)p->n * c->n_heads * (p->pos + p->n) * c->head_size;
+    int threads = work >= 65536 ? attention_threads(t) : 1;
+    (void)threads; /* unused without OpenMP */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (int h = 0; h < c->n_heads; h++) {
+        int slot = 0;
+#ifdef _OPENMP
+        slot = omp_get_thread_num();
+#endif
+        head_attend(p, l, h, slot);
+    }
+}
+
+/* ---- the pass ---- */
+
+/* Layer l, for one token or a batch: the steps in order, observed at their points. */
+static void layer_pass(const pass *p, int l)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    int dim = p->c->dim, q_dim = p->c->q_dim, kv_dim = p->c->kv_dim, hidden = p->c->hidden_dim;
+
+    const float *xn = pass_norm(p, t->buf.x, L->rms_att);
+    see(p, HOOK_ATTN_NORM, l, xn, dim, dim);
+    proj_job qkv[3] = {
+        {.w = &L->wq, .bias = L->bq, .out = t->buf.q},
+        {.w = &L->wk, .bias = L->bk, .out = t->k_new},
+        {.w = &L->wv, .bias = L->bv, .out = t->v_new},
+    };
+    pass_project(p, xn, dim, qkv, 3);
+    pass_attend(p, l);
+    see(p, HOOK_QCUR, l, t->buf.q, q_dim, q_dim);
+    see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
+    see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
+    see(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
+    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm,
+                        HOOK_KQV_OUT, L->rms_ffn);
+    see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
+    see(p, HOOK_FFN_NORM, l, xn, dim, dim);
+    bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
+    proj_job ffn = {.w = &L->w1, .out = t->buf.hb, .up = &L->w3, .up_out = t->buf.hb2,
+                    .gate_keep = keep ? t->gate_keep : NULL};
+    pass_project(p, xn, dim, &ffn, 1);
+    see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
+    see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
+    pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
+    pass_steer(p, l);
+    see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
+}
+
+/* The token embeddings (scaled) into the stream. */
+static void pass_embed(const pass *p)
+{
+    transformer *t = p->t;
+    int dim = p->c->dim;
+    float scale = p->c->arch.embed_scale;
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++) {
+        float *x = t->buf.x + (size_t)i * dim;
+        quant_dequantize_row(x, &p->m->token_embedding, p->tokens[i]);
+        if (scale != 1.0f)
+            for (int j = 0; j < dim; j++)
+                x[j] *= scale;
+    }
+    see(p, HOOK_INP_EMBD, -1, t->buf.x, dim, dim);
+}
+
+/* The final RMSNorm, kept as the classifier's input; one token: the classifier's rows
+ * too (a batch's logits are computed from the kept inputs: transformer_logits). */
+static void pass_final(const pass *p)
+{
+    transformer *t = p->t;
+    const model *m = p->m;
+    int dim = p->c->dim;
+    const float *xn = pass_norm(p, t->buf.x, m->rms_final);
+    see(p, HOOK_RESULT_NORM, -1, xn, dim, dim);
+    if (!p->one) {
+        classifier_keep(t, p->pos, p->n, xn);
+        return;
+    }
+    lane_quantize(t, p->ln, xn, dim);
+    if (p->tid == 0)
+        classifier_keep_one(t, p->pos, lane_input(t, p->ln, &m->wcls), xn);
+    proj_job cls = {.w = &m->wcls, .out = t->logits, .softcap = p->c->arch.final_softcap};
+    project_rows(p, xn, &cls, 1);
+}
+
+/* The logits observed at result_output: one token's; a batch's computed again from the
+ * kept inputs, OBSERVED_LOGIT_ROWS at a time, for the rows an observer wants. */
+static void pass_logits_seen(const pass *p)
+{
+    transformer *t = p->t;
+    int vocab = p->c->vocab_size;
+    if (!(p->watch & HOOK_BIT(HOOK_RESULT_OUTPUT)))
+        return;
+    if (p->one) {
+        see(p, HOOK_RESULT_OUTPUT, -1, t->logits, vocab, vocab);
+        return;
+    }
+    for (int done = 0; done < p->n && t->logit_rows;) {
+        int k = p->n - done < OBSERVED_LOGIT_ROWS ? p->n - done : OBSERVED_LOGIT_ROWS;
+        bool wanted = false;
+        int row, rows;
+        for (int i = 0; i < p->hooks->n; i++)
+            wanted = wanted || hook_wants(p->hooks->list[i], HOOK_RESULT_OUTPUT, -1,
+                                          p->pos + done, k, &row, &rows);
+        if (wanted) {
+            transformer_logits(t, p->pos + done, k, t->logit_rows);
+            see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, p->pos + done, k, t->logit_rows, vocab,
+                     vocab);
+        }
+        done += k;
+    }
+}
+
+/* One token: the layers and the classifier in one parallel region whose threads share
+ * every step and meet at barriers (five a layer). The barrier spins for a bounded
+ * time, then sleeps (barrier.h); between tokens the threads wait in OpenMP's pool. The
+ * team has one thread fewer after a token whose threads waited long for a CPU (other
+ * programs ran on them), one more after a run of tokens that did not (team.h). */
+static void token_region(const pass *p)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    int threads = lanes_reserve(t);
+    int slots = attention_threads(t);
+    if (slots < threads)
+        threads = slots;
+    if ((double)c->dim * c->hidden_dim * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
+        threads = 1;
+    /* The OpenMP team always has `most` threads (a team whose size changes makes
+     * libgomp end and start threads); `act` of them work this token. */
+    int most = threads, act = team_threads(&t->team, most), used = 1;
+    unsigned long long spin_ns = barrier_spin_for(act, cpus_usable());
+    long long waited = 0, started = (long long)clock_ns();
+
+#pragma omp parallel num_threads(most) if (act > 1)
+    {
+        int tid = 0, nt = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        int workers = nt < act ? nt : act;
+#pragma omp single
+        barrier_init(&t->meet, (unsigned)workers, spin_ns); /* (OpenMP's barrier ends the single) */
+        if (tid == 0)
+            used = workers;
+        if (tid < workers) { /* the others wait at the region's end */
+            long long wait_at = team_cpu_wait_ns();
+            pass mine = *p;
+            mine.tid = tid;
+            mine.nt = workers;
+            mine.ln = &t->lanes[tid];
+            for (int l = 0; l < c->n_layers; l++)
+                layer_pass(&mine, l);
+            pass_final(&mine);
+            long long spent = team_cpu_wait_ns() - wait_at;
+#pragma omp atomic
+            waited += spent;
+        }
+    }
+    if (most > 1)
+        team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
+}
+
+void forward_pass(transformer *t, const int *tokens, int n, int pos, const pass_hooks *hooks)
+{
+    pass p = {
+        .t = t,
+        .m = t->m,
+        .c = &t->m->config,
+        .tokens = tokens,
+        .pos = pos,
+        .n = n,
+        .one = n == 1,
+        .tid = 0,
+        .nt = 1,
+        .ln = NULL,
+        .hooks = hooks,
+        .watch = hooks->watch,
+    };
+    pass_embed(&p);
+    rope_angles(t, pos, n);
+    if (p.one) {
+        token_region(&p);
+    } else {
+        for (int l = 0; l < p.c->n_layers; l++)
+            layer_pass(&p, l);
+        pass_final(&p);
+    }
+    pass_logits_seen(&p);
+}

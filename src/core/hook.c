@@ -1,0 +1,94 @@
+/* hook.c — the hook points' names and shapes, and which rows an observer wants (see
+ * hook.h). One row per point; the forward pass and the front ends read this table. */
+#include "hook.h"
+
+#include <string.h>
+
+/* What the pass hands at a point: its name and the values a row has. */
+typedef enum { WIDTH_DIM, WIDTH_Q, WIDTH_KV, WIDTH_HIDDEN, WIDTH_VOCAB, WIDTH_KEYS } width_of;
+
+static const struct {
+    const char *name;
+    bool in_layer;
+    width_of width;
+} points[HOOK_COUNT] = {
+    [HOOK_INP_EMBD] = {.name = "inp_embd", .in_layer = false, .width = WIDTH_DIM},
+    [HOOK_ATTN_NORM] = {.name = "attn_norm", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_QCUR] = {.name = "Qcur", .in_layer = true, .width = WIDTH_Q},
+    [HOOK_KCUR] = {.name = "Kcur", .in_layer = true, .width = WIDTH_KV},
+    [HOOK_VCUR] = {.name = "Vcur", .in_layer = true, .width = WIDTH_KV},
+    [HOOK_KQ] = {.name = "kq", .in_layer = true, .width = WIDTH_KEYS},
+    [HOOK_KQ_SOFT_MAX] = {.name = "kq_soft_max", .in_layer = true, .width = WIDTH_KEYS},
+    [HOOK_KQV] = {.name = "kqv", .in_layer = true, .width = WIDTH_Q},
+    [HOOK_KQV_OUT] = {.name = "kqv_out", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_FFN_INP] = {.name = "ffn_inp", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_FFN_NORM] = {.name = "ffn_norm", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_FFN_GATE] = {.name = "ffn_gate", .in_layer = true, .width = WIDTH_HIDDEN},
+    [HOOK_FFN_UP] = {.name = "ffn_up", .in_layer = true, .width = WIDTH_HIDDEN},
+    [HOOK_FFN_OUT] = {.name = "ffn_out", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_L_OUT] = {.name = "l_out", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_RESULT_NORM] = {.name = "result_norm", .in_layer = false, .width = WIDTH_DIM},
+    [HOOK_RESULT_OUTPUT] = {.name = "result_output", .in_layer = false, .width = WIDTH_VOCAB},
+};
+
+const char *hook_name(hook_point p)
+{
+    return (unsigned)p < HOOK_COUNT ? points[p].name : NULL;
+}
+
+bool hook_parse(const char *name, hook_point *out)
+{
+    for (int p = 0; p < HOOK_COUNT; p++)
+        if (!strcmp(name, points[p].name)) {
+            *out = (hook_point)p;
+            return true;
+        }
+    return false;
+}
+
+bool hook_in_layer(hook_point p)
+{
+    return (unsigned)p < HOOK_COUNT && points[p].in_layer;
+}
+
+bool hook_per_head(hook_point p)
+{
+    return (unsigned)p < HOOK_COUNT && points[p].width == WIDTH_KEYS;
+}
+
+int hook_width(const model_config *c, hook_point p, int pos)
+{
+    switch ((unsigned)p < HOOK_COUNT ? points[p].width : WIDTH_DIM) {
+    case WIDTH_Q:
+        return c->q_dim;
+    case WIDTH_KV:
+        return c->kv_dim;
+    case WIDTH_HIDDEN:
+        return c->hidden_dim;
+    case WIDTH_VOCAB:
+        return c->vocab_size;
+    case WIDTH_KEYS:
+        return pos + 1;
+    case WIDTH_DIM:
+        break;
+    }
+    return c->dim;
+}
+
+bool hook_wants(const hook *h, hook_point p, int l, int pos, int n, int *row, int *rows)
+{
+    if (!(h->points & HOOK_BIT(p)))
+        return false;
+    if (l >= 0 && (l < h->layer_first || l > h->layer_last))
+        return false;
+    if (h->pos < 0) {
+        *row = 0;
+        *rows = n;
+        return true;
+    }
+    if (h->pos < pos || h->pos >= pos + n)
+        return false;
+    *row = h->pos - pos;
+    *rows = 1;
+    return true;
+}

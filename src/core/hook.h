@@ -1,0 +1,93 @@
+/* hook.h — the named points of the forward pass (hook points) and what an observer
+ * registered at them is handed.
+ *
+ * The forward pass (forward.c) is one sequence of steps for one token and for a batch;
+ * each step's result has a name, the one llama.cpp gives that tensor of its graph, and
+ * an observer can read it there (transformer_hook_add). The debugger's interventions act
+ * at two of these points (knock-out zeroes a head's kqv; control vectors add to l_out);
+ * its captures read at others (the attention rows kq_soft_max, the logit lens l_out,
+ * attribution kqv and ffn_out). Owns nothing; no state. */
+#ifndef LLMCHAT_HOOK_H
+#define LLMCHAT_HOOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* In the order the pass reaches them. The width of a row is in parentheses. */
+typedef enum {
+    HOOK_INP_EMBD = 0,  /* (dim) the token's embedding, times embed_scale: the stream
+                           layer 0 reads */
+    HOOK_ATTN_NORM,     /* (dim) attention's input: the stream RMS-normed */
+    HOOK_QCUR,          /* (q_dim) the queries, heads side by side, after the bias, the
+                           QK-norm and RoPE */
+    HOOK_KCUR,          /* (kv_dim) the keys, the same (what the KV cache stores) */
+    HOOK_VCUR,          /* (kv_dim) the values */
+    HOOK_KQ,            /* one head (keys): the scores the softmax reads, q·k times
+                           query_scale, soft-capped; -INFINITY for keys the query does
+                           not see (later positions, outside its window) */
+    HOOK_KQ_SOFT_MAX,   /* one head (keys): the attention weights; 0 for keys not seen */
+    HOOK_KQV,           /* (q_dim) each head's weighted values side by side, before wo; a
+                           knocked-out head's are 0 */
+    HOOK_KQV_OUT,       /* (dim) wo's output (bias added), before any post-attention norm */
+    HOOK_FFN_INP,       /* (dim) the stream after the attention block */
+    HOOK_FFN_NORM,      /* (dim) the feed-forward's input: the stream RMS-normed */
+    HOOK_FFN_GATE,      /* (hidden_dim) w1 x, before the activation */
+    HOOK_FFN_UP,        /* (hidden_dim) w3 x */
+    HOOK_FFN_OUT,       /* (dim) w2's output, before any post-feed-forward norm */
+    HOOK_L_OUT,         /* (dim) the stream after the layer, control vectors added */
+    HOOK_RESULT_NORM,   /* (dim) the final RMSNorm's output: the classifier's input */
+    HOOK_RESULT_OUTPUT, /* (vocab_size) the logits (soft-capped where the model caps them) */
+    HOOK_COUNT
+} hook_point;
+
+#define HOOK_BIT(p) ((uint32_t)1 << (p))
+#define HOOK_ALL ((uint32_t)((1u << HOOK_COUNT) - 1))
+
+/* What an observer is handed: the rows of positions pos..pos+n-1 of one point. At
+ * kq and kq_soft_max a call is one head's: row i holds query pos+i's values over the
+ * keys 0..pos+n-1 (width pos + n), the keys it does not see marked as the point says. */
+typedef struct {
+    hook_point point;
+    int layer;          /* 0..n_layers-1; -1 for inp_embd, result_norm, result_output */
+    int head;           /* kq, kq_soft_max: the query head; -1 at the other points */
+    int pos;            /* the position of row 0 */
+    int n;              /* rows */
+    int width;          /* values a row */
+    size_t stride;      /* floats from one row to the next */
+    const float *data;  /* borrowed for the call */
+} hook_tensor;
+
+/* An observer. It runs on one of the pass's threads (not always the caller's), while
+ * the pass waits for it: it must not call into the transformer. At kq and kq_soft_max
+ * it is called once per head, from several threads at once for different heads: it
+ * may only write what belongs to the head it is handed. */
+typedef void (*hook_fn)(void *user, const hook_tensor *x);
+
+typedef struct {
+    hook_fn fn;
+    void *user;
+    uint32_t points;    /* HOOK_BIT of each point observed */
+    int layer_first;    /* the layers observed, first..last (the points outside the */
+    int layer_last;     /* layers are observed whatever these are) */
+    int pos;            /* -1: every position; else that position's row only (n 1) */
+} hook;
+
+/* "inp_embd", "Qcur", ... (llama.cpp's names); NULL outside the enum. */
+const char *hook_name(hook_point p);
+/* The point named name; false for any other name. */
+bool hook_parse(const char *name, hook_point *out);
+/* True for the points of a layer (attn_norm .. l_out). */
+bool hook_in_layer(hook_point p);
+/* True for the points handed one head at a time (kq, kq_soft_max). */
+bool hook_per_head(hook_point p);
+/* The values a row has at point p for config c; for the per-head points, the keys of
+ * a query at position pos (pos + 1). */
+int hook_width(const model_config *c, hook_point p, int pos);
+/* True when h observes point p of layer l (-1 outside the layers) at some position of
+ * pos..pos+n-1; *row is then the first row it reads, *rows how many (1 or n). */
+bool hook_wants(const hook *h, hook_point p, int l, int pos, int n, int *row, int *rows);
+
+#endif

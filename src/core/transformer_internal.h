@@ -1,0 +1,127 @@
+/* transformer_internal.h — the transformer's state, shared by transformer.c (buffers,
+ * KV cache, classifier, the public calls) and forward.c (the one forward pass).
+ * Private to those two files. */
+#ifndef LLMCHAT_TRANSFORMER_INTERNAL_H
+#define LLMCHAT_TRANSFORMER_INTERNAL_H
+
+#include "barrier.h"
+#include "hook.h"
+#include "team.h"
+#include "transformer.h"
+
+/* A batch is processed in chunks of positions: the most whose buffers (activations,
+ * new keys and values, one thread's attention rows) fit in CHUNK_BUDGET, a multiple
+ * of CHUNK_MIN, at most CHUNK_MAX. Bigger chunks mean fewer passes over the weights
+ * and fewer parallel regions; the budget keeps 7B (dim 4096, 4096 positions) at 128.
+ * PARALLEL_TOKENS: a batch's per-token steps go parallel from this many tokens on
+ * (below, a parallel region costs more than it saves). MAX_HOOKS: observers
+ * registered at once (transformer_hook_add); a call adds at most CALL_HOOKS of its
+ * own (the attention rows, the lens, attribution). */
+enum {
+    CHUNK_MIN = 64,
+    CHUNK_MAX = 256,
+    MAX_QBATCHES = 8,
+    PARALLEL_TOKENS = 8,
+    MAX_HOOKS = 8,
+    CALL_HOOKS = 4,
+    OBSERVED_LOGIT_ROWS = 16,
+};
+#define CHUNK_BUDGET ((size_t)32 << 20)
+
+/* The activations of up to cap positions (transformer.cap). */
+typedef struct {
+    float *x;               /* (cap, dim) residual stream */
+    float *xn;              /* (cap, dim) a batch's normed block input (one token's: lanes) */
+    float *q;               /* (cap, q_dim) queries */
+    float *kqv;             /* (cap, q_dim) attention output, the heads side by side */
+    float *proj;            /* (cap, dim) wo's or w2's output */
+    float *hb;              /* (cap, hidden_dim) w1 x, then the gated product */
+    float *hb2;             /* (cap, hidden_dim) w3 x */
+    float *rope;            /* (cap, rope_dims) cos, sin of each pair at each position */
+    float *rope_swa;        /* (cap, rope_dims) the same for the layers with a window, when
+                               arch.rope_base_swa is set; else NULL */
+    /* Quantized activations, one per distinct (len, group) among the Q8_0 weights
+     * (transformer.n_qb of them): each holds cap vectors. */
+    qbatch *qb[MAX_QBATCHES];
+} batch_buffers;
+
+/* One thread's own buffers on the one-token path: each thread normalises and
+ * quantizes the shared input itself (no barrier for it) into its lane. */
+struct lane {
+    float *xn;                  /* (max(dim, q_dim, hidden_dim)) normed input, scratch */
+    qbatch *qb[MAX_QBATCHES];   /* one vector each, like transformer.buf.qb */
+};
+
+struct transformer {
+    const model *m;         /* borrowed; must outlive the transformer */
+    int ctx;                /* positions the KV cache holds */
+    transformer_kv kv;      /* F32: key_cache / value_cache; Q8_0: kq, ks, vq, vs */
+    float *key_cache;       /* (layer, ctx, kv_dim) */
+    float *value_cache;     /* (layer, ctx, kv_dim) */
+    int8_t *kq, *vq;        /* (layer, kv_head, ctx, head_size) int8 rows */
+    float *ks, *vs;         /* (layer, kv_head, ctx) their scales */
+    float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
+                               made fp32 again, for batched attention over a Q8_0 cache */
+    float *logits;          /* (vocab) of the last position run */
+    /* The classifier's input of every position run (its final normed state), kept
+     * like the KV cache so that transformer_logits can compute any position's logits
+     * later; pages are touched only for positions run. */
+    qbatch *cls_q;          /* Q8_0 classifier: (ctx) vectors quantized for it */
+    float *cls_f;           /* F32 classifier: (ctx, dim) */
+    int chunk;              /* positions per batch chunk (chunk_positions) */
+    float *att;             /* (att_slots, chunk, ctx) attention weights, one slot per thread */
+    int att_slots;
+
+    int cap;                /* positions buf holds (1..chunk) */
+    batch_buffers buf;
+    float *k_new;           /* (chunk, kv_dim) new keys, before the cache */
+    float *v_new;           /* (chunk, kv_dim) new values */
+    int n_qb;               /* buf.qb used: the distinct (len, group) of the Q8_0 weights */
+    float *gate_keep;       /* (chunk, hidden_dim) w1 x before the activation, kept while
+                               ffn_gate is observed; else NULL */
+    float *logit_rows;      /* (OBSERVED_LOGIT_ROWS, vocab) a batch's logits while
+                               result_output is observed; else NULL */
+
+    struct lane *lanes;     /* (n_lanes) */
+    int n_lanes;
+    barrier meet;           /* the one-token path's barrier */
+    team team;              /* its thread count beside busy programs (team.h) */
+
+    const float *steer;             /* (n_layers, dim) or NULL: added at l_out (control
+                                       vectors); borrowed (transformer_set_steer) */
+    const unsigned char *head_mask; /* (n_layers, n_heads) or NULL: a head whose entry is
+                                       not 0 has its kqv zeroed (knocked out); borrowed
+                                       (transformer_set_head_mask) */
+    hook hooks[MAX_HOOKS];          /* observers registered (transformer_hook_add) */
+    bool hook_used[MAX_HOOKS];
+};
+
+/* The observers of one forward call: the registered ones and the call's own. */
+typedef struct {
+    const hook *list[MAX_HOOKS + CALL_HOOKS];
+    int n;
+    uint32_t watch;         /* the points any of them observes */
+} pass_hooks;
+
+/* forward.c: runs tokens (n, each < vocab) at positions pos..pos+n-1 (n no more than
+ * t->cap, or 1), writing their KV cache entries and kept classifier inputs; for n 1
+ * also t->logits. The observers in hooks see every point they ask for. */
+void forward_pass(transformer *t, const int *tokens, int n, int pos, const pass_hooks *hooks);
+
+/* forward.c, for transformer.c: RMSNorm of x (size) with weight into o (may be x);
+ * x = cap·tanh(x / cap). */
+void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps);
+void forward_softcap(float *x, int n, float cap);
+
+/* transformer.c, for forward.c */
+int lanes_reserve(transformer *t);
+int attention_threads(transformer *t);
+const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w);
+void lane_quantize(const transformer *t, struct lane *ln, const float *x, int len);
+qbatch *qbatch_for(transformer *t, int len, int group);
+size_t q8_row(const transformer *t, int l, int kh, int p);
+void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v);
+void classifier_keep(transformer *t, int pos, int n, const float *xn);
+void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const float *xn);
+
+#endif

@@ -1,0 +1,1092 @@
+/* test_forward.c — the one forward pass: a batch against one token at a time (the same
+ * bits with fp32 weights and cache), every hook point firing on both with the right
+ * shapes and the same values, the interventions through both, and the fields of the
+ * model description against a plain double-precision reference written here.
+ *
+ * The description's fields are exercised on toy models of random fp32 weights built in
+ * memory (no family loads them yet): each field on its own and all at once, with a
+ * head size apart from dim / n_heads, grouped-query attention and windows shorter than
+ * the batch. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "attribution.h"
+#include "hook.h"
+#include "model.h"
+#include "testutil.h"
+#include "transformer.h"
+
+/* ---- models ---- */
+
+static model *open_model(const char *rel, tensor_type type)
+{
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = type;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(data_path(rel), &opt, &m, &err) == LLM_OK, "%s", err.text);
+    return m;
+}
+
+static transformer *new_transformer(const model *m, int ctx, transformer_kv kv)
+{
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(transformer_new_kv(m, ctx, kv, &t, &err) == LLM_OK, "%s", err.text);
+    return t;
+}
+
+/* A model of random fp32 weights in memory, with the description's optional tensors. */
+enum { TOY_LAYERS = 3, TOY_ARRAYS = 64 };
+typedef struct {
+    model m;
+    model_layer layers[TOY_LAYERS];
+    float *arrays[TOY_ARRAYS];
+    int n_arrays;
+    uint32_t seed;
+} toy;
+
+static float toy_random(toy *t)
+{
+    t->seed = t->seed * 1664525u + 1013904223u;
+    return (float)(t->seed >> 8) / (float)(1 << 24) * 2.0f - 1.0f; /* [-1, 1) */
+}
+
+static float *toy_array(toy *t, size_t n, float base, float spread)
+{
+    ck_assert_int_lt(t->n_arrays, TOY_ARRAYS);
+    float *a = malloc(sizeof(float) * n);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = base + spread * toy_random(t);
+    t->arrays[t->n_arrays++] = a;
+    return a;
+}
+
+static tensor toy_matrix(toy *t, int rows, int cols)
+{
+    const float *f = toy_array(t, (size_t)rows * cols, 0.0f, 1.7f / sqrtf((float)cols));
+    return (tensor){.type = TENSOR_F32, .rows = rows, .cols = cols, .stride = cols, .f = f};
+}
+
+/* A toy of the given shape whose description is arch (its flags decide the optional
+ * tensors); `windows` sets the window of layers 0 and 2 to arch.sliding_window. */
+static toy *toy_new(int dim, int hidden, int heads, int kv_heads, int head_size,
+                    const model_arch *arch, bool windows)
+{
+    toy *t = calloc(1, sizeof *t);
+    ck_assert_ptr_nonnull(t);
+    t->seed = 7;
+    model_config *c = &t->m.config;
+    *c = (model_config){.dim = dim, .hidden_dim = hidden, .n_layers = TOY_LAYERS,
+                        .n_heads = heads, .n_kv_heads = kv_heads, .vocab_size = 97,
+                        .seq_len = 64, .head_size = head_size, .q_dim = heads * head_size,
+                        .kv_dim = kv_heads * head_size, .arch = *arch, .rope_base = 10000.0f,
+                        .rope_scale = 1.0f, .rms_eps = 1e-5f};
+    t->m.name = "toy";
+    t->m.layers = t->layers;
+    for (int l = 0; l < TOY_LAYERS; l++) {
+        model_layer *L = &t->layers[l];
+        L->rms_att = toy_array(t, dim, 1.0f, 0.2f);
+        L->rms_ffn = toy_array(t, dim, 1.0f, 0.2f);
+        L->wq = toy_matrix(t, c->q_dim, dim);
+        L->wk = toy_matrix(t, c->kv_dim, dim);
+        L->wv = toy_matrix(t, c->kv_dim, dim);
+        L->wo = toy_matrix(t, dim, c->q_dim);
+        L->w1 = toy_matrix(t, hidden, dim);
+        L->w2 = toy_matrix(t, dim, hidden);
+        L->w3 = toy_matrix(t, hidden, dim);
+        if (arch->attn_bias) {
+            L->bq = toy_array(t, c->q_dim, 0.0f, 0.5f);
+            L->bk = toy_array(t, c->kv_dim, 0.0f, 0.5f);
+            L->bv = toy_array(t, c->kv_dim, 0.0f, 0.5f);
+        }
+        if (arch->attn_out_bias)
+            L->bo = toy_array(t, dim, 0.0f, 0.5f);
+        if (arch->qk_norm) {
+            L->q_norm = toy_array(t, head_size, 1.0f, 0.3f);
+            L->k_norm = toy_array(t, head_size, 1.0f, 0.3f);
+        }
+        if (arch->post_norms) {
+            L->post_attn_norm = toy_array(t, dim, 1.0f, 0.3f);
+            L->post_ffn_norm = toy_array(t, dim, 1.0f, 0.3f);
+        }
+        L->window = windows && l != 1 ? arch->sliding_window : 0;
+    }
+    t->m.rms_final = toy_array(t, dim, 1.0f, 0.2f);
+    t->m.token_embedding = toy_matrix(t, c->vocab_size, dim);
+    t->m.wcls = toy_matrix(t, c->vocab_size, dim);
+    return t;
+}
+
+static void toy_free(toy *t)
+{
+    for (int i = 0; i < t->n_arrays; i++)
+        free(t->arrays[i]);
+    free(t);
+}
+
+/* ---- the reference: the description's math, plainly, in double ---- */
+
+typedef struct {
+    const model *m;
+    const float *steer;          /* (n_layers, dim) or NULL */
+    const unsigned char *mask;   /* (n_layers, n_heads) or NULL */
+    double *k, *v;               /* (n_layers, seq_len, kv_dim) */
+} ref;
+
+static void ref_norm(double *o, const double *x, const float *w, int n, double eps)
+{
+    double ss = 0.0;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    double s = 1.0 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++)
+        o[i] = w[i] * x[i] * s;
+}
+
+/* o (w->rows) = w · x + bias */
+static void ref_matvec(double *o, const tensor *w, const double *x, const float *bias)
+{
+    float *row = malloc(sizeof(float) * w->cols);
+    for (int r = 0; r < w->rows; r++) {
+        quant_dequantize_row(row, w, r);
+        double s = bias ? bias[r] : 0.0;
+        for (int j = 0; j < w->cols; j++)
+            s += (double)row[j] * x[j];
+        o[r] = s;
+    }
+    free(row);
+}
+
+static void ref_rope(double *v, int pos, const model_config *c, bool windowed)
+{
+    const model_arch *a = &c->arch;
+    bool swa = windowed && a->rope_base_swa > 0.0f;
+    double base = swa ? a->rope_base_swa : c->rope_base, scale = swa ? 1.0 : c->rope_scale;
+    int half = a->rope_dims / 2;
+    for (int i = 0; i < half; i++) {
+        double angle = pos * scale / pow(base, 2.0 * i / a->rope_dims);
+        int i0 = a->rope_layout == MODEL_ROPE_PAIRS ? 2 * i : i;
+        int i1 = a->rope_layout == MODEL_ROPE_PAIRS ? 2 * i + 1 : i + half;
+        double x0 = v[i0], x1 = v[i1];
+        v[i0] = x0 * cos(angle) - x1 * sin(angle);
+        v[i1] = x0 * sin(angle) + x1 * cos(angle);
+    }
+}
+
+static double ref_act(model_activation act, double g)
+{
+    if (act == MODEL_ACT_SILU)
+        return g / (1.0 + exp(-g));
+    return 0.5 * g * (1.0 + tanh(sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+}
+
+/* Head h's output at layer l for query q at position pos (keys 0..pos cached). */
+static void ref_head(const ref *r, int l, int h, int pos, const double *q, double *out)
+{
+    const model_config *c = &r->m->config;
+    int hs = c->head_size, kh = h / (c->n_heads / c->n_kv_heads), w = r->m->layers[l].window;
+    int first = w > 0 && pos >= w ? pos - w + 1 : 0;
+    double *s = malloc(sizeof(double) * (pos + 1)), top = -INFINITY, sum = 0.0;
+    for (int j = first; j <= pos; j++) {
+        const double *k = r->k + ((size_t)l * c->seq_len + j) * c->kv_dim + (size_t)kh * hs;
+        double d = 0.0;
+        for (int i = 0; i < hs; i++)
+            d += q[i] * k[i];
+        d *= c->arch.query_scale;
+        if (c->arch.attn_softcap != 0.0f)
+            d = c->arch.attn_softcap * tanh(d / c->arch.attn_softcap);
+        s[j] = d;
+        top = fmax(top, d);
+    }
+    for (int j = first; j <= pos; j++)
+        sum += (s[j] = exp(s[j] - top));
+    memset(out, 0, sizeof(double) * hs);
+    for (int j = first; j <= pos; j++) {
+        const double *v = r->v + ((size_t)l * c->seq_len + j) * c->kv_dim + (size_t)kh * hs;
+        for (int i = 0; i < hs; i++)
+            out[i] += s[j] / sum * v[i];
+    }
+    free(s);
+}
+
+/* x += post_norm(y) (or y) */
+static void ref_residual(double *x, double *y, const float *post, const model_config *c)
+{
+    if (post)
+        ref_norm(y, y, post, c->dim, c->rms_eps);
+    for (int i = 0; i < c->dim; i++)
+        x[i] += y[i];
+}
+
+static void ref_token(ref *r, int token, int pos, float *logits)
+{
+    const model *m = r->m;
+    const model_config *c = &m->config;
+    int dim = c->dim, hs = c->head_size;
+    size_t big = (size_t)(c->hidden_dim > c->q_dim ? c->hidden_dim : c->q_dim) + dim;
+    double *x = malloc(sizeof(double) * dim), *xn = malloc(sizeof(double) * dim);
+    double *q = malloc(sizeof(double) * c->q_dim), *o = malloc(sizeof(double) * c->q_dim);
+    double *g = malloc(sizeof(double) * big), *u = malloc(sizeof(double) * big);
+    double *y = malloc(sizeof(double) * big);
+    float *row = malloc(sizeof(float) * dim);
+    quant_dequantize_row(row, &m->token_embedding, token);
+    for (int i = 0; i < dim; i++)
+        x[i] = (double)row[i] * c->arch.embed_scale;
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        double *k = r->k + ((size_t)l * c->seq_len + pos) * c->kv_dim;
+        double *v = r->v + ((size_t)l * c->seq_len + pos) * c->kv_dim;
+        ref_norm(xn, x, L->rms_att, dim, c->rms_eps);
+        ref_matvec(q, &L->wq, xn, L->bq);
+        ref_matvec(k, &L->wk, xn, L->bk);
+        ref_matvec(v, &L->wv, xn, L->bv);
+        for (int h = 0; h < c->n_heads; h++) {
+            if (L->q_norm)
+                ref_norm(q + h * hs, q + h * hs, L->q_norm, hs, c->rms_eps);
+            ref_rope(q + h * hs, pos, c, L->window > 0);
+        }
+        for (int h = 0; h < c->n_kv_heads; h++) {
+            if (L->k_norm)
+                ref_norm(k + h * hs, k + h * hs, L->k_norm, hs, c->rms_eps);
+            ref_rope(k + h * hs, pos, c, L->window > 0);
+        }
+        for (int h = 0; h < c->n_heads; h++) {
+            ref_head(r, l, h, pos, q + h * hs, o + h * hs);
+            if (r->mask && r->mask[l * c->n_heads + h])
+                memset(o + h * hs, 0, sizeof(double) * hs);
+        }
+        ref_matvec(y, &L->wo, o, L->bo);
+        ref_residual(x, y, L->post_attn_norm, c);
+        ref_norm(xn, x, L->rms_ffn, dim, c->rms_eps);
+        ref_matvec(g, &L->w1, xn, NULL);
+        ref_matvec(u, &L->w3, xn, NULL);
+        for (int i = 0; i < c->hidden_dim; i++)
+            g[i] = ref_act(c->arch.act, g[i]) * u[i];
+        ref_matvec(y, &L->w2, g, NULL);
+        ref_residual(x, y, L->post_ffn_norm, c);
+        for (int i = 0; r->steer && i < dim; i++)
+            x[i] += r->steer[(size_t)l * dim + i];
+    }
+    ref_norm(xn, x, m->rms_final, dim, c->rms_eps);
+    ref_matvec(g, &m->wcls, xn, NULL);
+    for (int i = 0; i < c->vocab_size; i++) {
+        double z = g[i];
+        if (c->arch.final_softcap != 0.0f)
+            z = c->arch.final_softcap * tanh(z / c->arch.final_softcap);
+        logits[i] = (float)z;
+    }
+    free(x);
+    free(xn);
+    free(q);
+    free(o);
+    free(g);
+    free(u);
+    free(y);
+    free(row);
+}
+
+/* logits (n, vocab) of the reference over ids at positions 0..n-1. */
+static void ref_run(const model *m, const float *steer, const unsigned char *mask, const int *ids,
+                    int n, float *logits)
+{
+    const model_config *c = &m->config;
+    size_t cache = (size_t)c->n_layers * c->seq_len * c->kv_dim;
+    ref r = {.m = m, .steer = steer, .mask = mask, .k = calloc(cache, sizeof(double)),
+             .v = calloc(cache, sizeof(double))};
+    for (int p = 0; p < n; p++)
+        ref_token(&r, ids[p], p, logits + (size_t)p * c->vocab_size);
+    free(r.k);
+    free(r.v);
+}
+
+/* ---- running the pass both ways ---- */
+
+static void make_ids(int *ids, int n, int vocab)
+{
+    for (int i = 0; i < n; i++)
+        ids[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+}
+
+/* logits (n, vocab) one token at a time. */
+static void run_tokens(transformer *t, const int *ids, int n, float *logits)
+{
+    int vocab = transformer_model(t)->config.vocab_size;
+    for (int p = 0; p < n; p++) {
+        const float *l = transformer_forward(t, ids[p], p, NULL);
+        ck_assert_ptr_nonnull(l);
+        memcpy(logits + (size_t)p * vocab, l, sizeof(float) * vocab);
+    }
+}
+
+/* logits (n, vocab) as one batch call (in chunks when n is more than a chunk). */
+static void run_batch(transformer *t, const int *ids, int n, float *logits)
+{
+    ck_assert_ptr_nonnull(transformer_forward_batch(t, ids, n, 0, logits, NULL));
+}
+
+/* The largest |a - b| over n values, as a share of a's range. */
+static double rel_diff(const float *a, const float *b, size_t n)
+{
+    float lo = a[0], hi = a[0];
+    double d = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        lo = fminf(lo, a[i]);
+        hi = fmaxf(hi, a[i]);
+        d = fmax(d, fabs((double)a[i] - b[i]));
+    }
+    return d / fmax(hi - lo, 1e-30);
+}
+
+static int omp_procs(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_procs();
+#else
+    return 1;
+#endif
+}
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/* ---- batch against one token ---- */
+
+/* With fp32 weights and an fp32 cache every step does the same arithmetic on a row
+ * whether it runs alone or in a batch (products sum each row's dot in one order, the
+ * attention kernel's sums for a query do not depend on its block, the rest is the same
+ * functions), so the logits are the same bits at every position. An int8 cache is
+ * read by different kernels (decode's int8 attention, prefill's rows made fp32). */
+static void check_paths(const model *m, const char *what, int n, transformer_kv kv)
+{
+    int vocab = m->config.vocab_size;
+    int *ids = malloc(sizeof(int) * n);
+    float *a = malloc(sizeof(float) * (size_t)n * vocab);
+    float *b = malloc(sizeof(float) * (size_t)n * vocab);
+    make_ids(ids, n, vocab);
+    transformer *one = new_transformer(m, n, kv), *bat = new_transformer(m, n, kv);
+    run_tokens(one, ids, n, a);
+    run_batch(bat, ids, n, b);
+    double d = rel_diff(a, b, (size_t)n * vocab);
+    fprintf(stderr, "%s, KV cache %s: batch against one token, %d positions: %.3g of the "
+            "range\n", what, kv == TRANSFORMER_KV_F32 ? "f32" : "q8_0", n, d);
+    if (kv == TRANSFORMER_KV_F32)
+        ck_assert_msg(memcmp(a, b, sizeof(float) * (size_t)n * vocab) == 0,
+                      "%s: the batch's logits are not the one-token path's bits (%.3g)", what, d);
+    else
+        ck_assert_msg(d < 1e-4, "%s: batch and one token differ by %.3g of the range", what, d);
+    transformer_free(one);
+    transformer_free(bat);
+    free(ids);
+    free(a);
+    free(b);
+}
+
+static model_arch all_features(int head_size)
+{
+    model_arch a = model_arch_llama(head_size);
+    a.name = "toy";
+    a.rope_layout = MODEL_ROPE_HALVES;
+    a.rope_dims = head_size / 2;
+    a.rope_base_swa = 1000.0f;
+    a.act = MODEL_ACT_GELU;
+    a.embed_scale = 3.0f;
+    a.query_scale = 0.2f;
+    a.attn_softcap = 4.0f;
+    a.final_softcap = 6.0f;
+    a.attn_bias = a.attn_out_bias = a.qk_norm = a.post_norms = true;
+    a.sliding_window = 5;
+    return a;
+}
+
+START_TEST(test_batch_is_one_token)
+{
+    const char *files[] = {"stories260K.bin", "babyllama_tok105_model5000.bin"};
+    for (int f = 0; f < 2; f++) {
+        model *m = open_model(files[f], TENSOR_F32);
+        check_paths(m, files[f], 80, TRANSFORMER_KV_F32);
+        check_paths(m, files[f], 80, TRANSFORMER_KV_Q8_0);
+        model_close(m);
+    }
+    /* big enough for the one-token path's threads (dim·hidden·3·layers >= 2^19), on 3 */
+    model_arch llama = model_arch_llama(32), every = all_features(48);
+    toy *plain = toy_new(128, 512, 4, 2, 32, &llama, false);
+    toy *full = toy_new(128, 512, 4, 2, 48, &every, true); /* q_dim 192, not dim */
+    set_threads(3);
+    check_paths(&plain->m, "toy llama", 40, TRANSFORMER_KV_F32);
+    check_paths(&full->m, "toy, every field", 40, TRANSFORMER_KV_F32);
+    check_paths(&full->m, "toy, every field", 40, TRANSFORMER_KV_Q8_0);
+    set_threads(omp_procs());
+    toy_free(plain);
+    toy_free(full);
+}
+END_TEST
+
+/* ---- hook points ---- */
+
+enum { REC_LAYERS = 8, REC_HEADS = 16 };
+
+/* An observer that counts the rows of every point, checks their shapes, and keeps
+ * copies of position keep_pos's rows. */
+typedef struct {
+    const model_config *c;
+    int keep_pos;                  /* -1: keep nothing */
+    int rows[HOOK_COUNT];          /* rows handed at each point */
+    int bad;                       /* shapes that were wrong */
+    char why[256];
+    int first_pos, last_pos;       /* positions of the rows handed */
+    float *kept[HOOK_COUNT][REC_LAYERS + 1][REC_HEADS]; /* [point][layer + 1][head or 0] */
+} recorder;
+
+static void recorder_reset(recorder *r, const model_config *c, int keep_pos)
+{
+    for (int p = 0; p < HOOK_COUNT; p++)
+        for (int l = 0; l <= REC_LAYERS; l++)
+            for (int h = 0; h < REC_HEADS; h++)
+                free(r->kept[p][l][h]);
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    r->keep_pos = keep_pos;
+    r->first_pos = 1 << 30;
+    r->last_pos = -1;
+}
+
+static void recorder_bad(recorder *r, const hook_tensor *x, const char *what)
+{
+#pragma omp critical(recorder)
+    {
+        if (!r->bad++)
+            snprintf(r->why, sizeof r->why, "%s at layer %d head %d: %s (n %d, width %d, "
+                     "stride %zu)", hook_name(x->point), x->layer, x->head, what, x->n,
+                     x->width, x->stride);
+    }
+}
+
+static void record(void *user, const hook_tensor *x)
+{
+    recorder *r = user;
+    const model_config *c = r->c;
+    bool head = hook_per_head(x->point);
+    int width = head ? x->pos + x->n : hook_width(c, x->point, 0);
+    if (x->n < 1 || x->width != width || x->stride < (size_t)x->width || !x->data)
+        recorder_bad(r, x, "wrong shape");
+    if (hook_in_layer(x->point) ? x->layer < 0 || x->layer >= c->n_layers : x->layer != -1)
+        recorder_bad(r, x, "wrong layer");
+    if (head ? x->head < 0 || x->head >= c->n_heads : x->head != -1)
+        recorder_bad(r, x, "wrong head");
+    for (int i = 0; head && i < x->n; i++) /* keys after the query are masked */
+        for (int j = x->pos + i + 1; j < x->width; j++) {
+            float v = x->data[(size_t)i * x->stride + j];
+            if (x->point == HOOK_KQ ? !(isinf(v) && v < 0) : v != 0.0f)
+                recorder_bad(r, x, "a key after the query is not masked");
+        }
+#pragma omp atomic
+    r->rows[x->point] += x->n;
+#pragma omp critical(recorder)
+    {
+        if (x->pos < r->first_pos)
+            r->first_pos = x->pos;
+        if (x->pos + x->n - 1 > r->last_pos)
+            r->last_pos = x->pos + x->n - 1;
+    }
+    int i = r->keep_pos - x->pos;
+    if (i >= 0 && i < x->n) {
+        int n = head ? r->keep_pos + 1 : x->width;
+        float *copy = malloc(sizeof(float) * n);
+        memcpy(copy, x->data + (size_t)i * x->stride, sizeof(float) * n);
+        r->kept[x->point][x->layer + 1][head ? x->head : 0] = copy;
+    }
+}
+
+static int add_observer(transformer *t, recorder *r, uint32_t points, int first, int last,
+                        int pos)
+{
+    hook h = {.fn = record, .user = r, .points = points, .layer_first = first,
+              .layer_last = last, .pos = pos};
+    int id;
+    llm_err err;
+    ck_assert_msg(transformer_hook_add(t, &h, &id, &err) == LLM_OK, "%s", err.text);
+    return id;
+}
+
+static const float *kept(const recorder *r, hook_point p, int l, int h)
+{
+    const float *v = r->kept[p][l + 1][h];
+    ck_assert_msg(v != NULL, "%s of layer %d head %d was not observed", hook_name(p), l, h);
+    return v;
+}
+
+/* The rows every point should have been handed for n positions. */
+static void check_rows(const recorder *r, const model_config *c, int n, const char *what)
+{
+    ck_assert_msg(r->bad == 0, "%s: %d bad calls, first: %s", what, r->bad, r->why);
+    for (int p = 0; p < HOOK_COUNT; p++) {
+        int want = n * (hook_in_layer(p) ? c->n_layers : 1) *
+                   (hook_per_head(p) ? c->n_heads : 1);
+        ck_assert_msg(r->rows[p] == want, "%s: %s was handed %d rows, not %d", what,
+                      hook_name(p), r->rows[p], want);
+    }
+}
+
+static void norm_f(float *o, const float *x, const float *w, int n, float eps)
+{
+    float ss = 0.0f;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    ss = 1.0f / sqrtf(ss / n + eps);
+    for (int i = 0; i < n; i++)
+        o[i] = w[i] * (ss * x[i]);
+}
+
+/* The largest |a - b| over n values, relative to a's largest size. */
+static double max_rel(const float *a, const float *b, int n)
+{
+    double d = 0.0, top = 1e-30;
+    for (int i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - b[i]));
+        top = fmax(top, fabs((double)a[i]));
+    }
+    return d / top;
+}
+
+/* w · x (w->rows) in double, as float. */
+static void matvec_f(float *o, const tensor *w, const float *x)
+{
+    float *row = malloc(sizeof(float) * w->cols);
+    for (int r = 0; r < w->rows; r++) {
+        quant_dequantize_row(row, w, r);
+        double s = 0.0;
+        for (int j = 0; j < w->cols; j++)
+            s += (double)row[j] * x[j];
+        o[r] = (float)s;
+    }
+    free(row);
+}
+
+/* What the points of one position say about each other in a llama model (no
+ * post-norms, no steering): each is the step it is named after. */
+static void check_relations(const recorder *r, const model *m, const float *logits)
+{
+    const model_config *c = &m->config;
+    int dim = c->dim, hs = c->head_size, kv_mul = c->n_heads / c->n_kv_heads, P = r->keep_pos;
+    float *t = malloc(sizeof(float) * (c->hidden_dim + c->vocab_size + dim));
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        const float *prev = l ? kept(r, HOOK_L_OUT, l - 1, 0) : kept(r, HOOK_INP_EMBD, -1, 0);
+        const float *inp = kept(r, HOOK_FFN_INP, l, 0), *out = kept(r, HOOK_L_OUT, l, 0);
+        const float *kqv_out = kept(r, HOOK_KQV_OUT, l, 0);
+        const float *ffn_out = kept(r, HOOK_FFN_OUT, l, 0);
+        for (int i = 0; i < dim; i++) {
+            ck_assert_msg(inp[i] == prev[i] + kqv_out[i], "ffn_inp != stream + kqv_out");
+            ck_assert_msg(out[i] == inp[i] + ffn_out[i], "l_out != ffn_inp + ffn_out");
+        }
+        norm_f(t, prev, L->rms_att, dim, c->rms_eps);
+        ck_assert(max_rel(t, kept(r, HOOK_ATTN_NORM, l, 0), dim) < 1e-5);
+        norm_f(t, inp, L->rms_ffn, dim, c->rms_eps);
+        ck_assert(max_rel(t, kept(r, HOOK_FFN_NORM, l, 0), dim) < 1e-5);
+        matvec_f(t, &L->wo, kept(r, HOOK_KQV, l, 0));
+        ck_assert_msg(max_rel(t, kqv_out, dim) < 1e-4, "kqv_out != wo · kqv");
+        const float *gate = kept(r, HOOK_FFN_GATE, l, 0), *up = kept(r, HOOK_FFN_UP, l, 0);
+        float *g = malloc(sizeof(float) * c->hidden_dim);
+        for (int i = 0; i < c->hidden_dim; i++)
+            g[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+        matvec_f(t, &L->w2, g);
+        free(g);
+        ck_assert_msg(max_rel(t, ffn_out, dim) < 1e-4, "ffn_out != w2 · silu(ffn_gate) ffn_up");
+        const float *q = kept(r, HOOK_QCUR, l, 0), *k = kept(r, HOOK_KCUR, l, 0);
+        const float *v = kept(r, HOOK_VCUR, l, 0), *kqv = kept(r, HOOK_KQV, l, 0);
+        for (int h = 0; h < c->n_heads; h++) {
+            const float *kq = kept(r, HOOK_KQ, l, h), *w = kept(r, HOOK_KQ_SOFT_MAX, l, h);
+            double sum = 0.0, self = 0.0, top = -INFINITY, z = 0.0;
+            for (int j = 0; j <= P; j++)
+                top = fmax(top, kq[j]);
+            for (int j = 0; j <= P; j++)
+                z += exp(kq[j] - top);
+            for (int j = 0; j <= P; j++) {
+                sum += w[j];
+                ck_assert_msg(fabs(w[j] - exp(kq[j] - top) / z) < 1e-5,
+                              "kq_soft_max != softmax(kq) at layer %d head %d key %d", l, h, j);
+            }
+            ck_assert_msg(fabs(sum - 1.0) < 1e-5, "kq_soft_max sums to %g", sum);
+            for (int i = 0; i < hs; i++)
+                self += (double)q[h * hs + i] * k[(h / kv_mul) * hs + i];
+            self *= c->arch.query_scale;
+            ck_assert_msg(fabs(self - kq[P]) < 1e-4 * fmax(1.0, fabs(self)),
+                          "kq's own key %g != Qcur · Kcur %g (layer %d head %d)", kq[P], self,
+                          l, h);
+            for (int i = 0; P == 0 && i < hs; i++) /* one key: kqv is its value */
+                ck_assert(fabsf(kqv[h * hs + i] - v[(h / kv_mul) * hs + i]) < 1e-6f);
+        }
+    }
+    norm_f(t, kept(r, HOOK_L_OUT, c->n_layers - 1, 0), m->rms_final, dim, c->rms_eps);
+    ck_assert(max_rel(t, kept(r, HOOK_RESULT_NORM, -1, 0), dim) < 1e-5);
+    ck_assert_msg(memcmp(kept(r, HOOK_RESULT_OUTPUT, -1, 0), logits,
+                         sizeof(float) * c->vocab_size) == 0, "result_output != the logits");
+    free(t);
+}
+
+/* Every point fires for a batch and for one token, with the right shapes; a position's
+ * points hold the same bits either way, and are the steps they are named after. */
+static void check_points(const model *m, const char *what, bool relations)
+{
+    const model_config *c = &m->config;
+    enum { N = 12 };
+    int ids[N + 1];
+    make_ids(ids, N + 1, c->vocab_size);
+    float *logits = malloc(sizeof(float) * (size_t)2 * N * c->vocab_size);
+    transformer *t = new_transformer(m, 32, TRANSFORMER_KV_F32);
+    static recorder all, one, bat;
+    recorder_reset(&all, c, -1);
+    int id = add_observer(t, &all, HOOK_ALL, 0, c->n_layers - 1, -1);
+    run_batch(t, ids, N, logits);
+    check_rows(&all, c, N, what);
+    recorder_reset(&all, c, -1);
+    ck_assert_ptr_nonnull(transformer_forward(t, ids[N], N, NULL));
+    check_rows(&all, c, 1, what);
+    transformer_hook_remove(t, id);
+    transformer_free(t);
+
+    for (int P = 0; P < N; P += 7) {
+        transformer *a = new_transformer(m, 32, TRANSFORMER_KV_F32);
+        transformer *b = new_transformer(m, 32, TRANSFORMER_KV_F32);
+        recorder_reset(&one, c, P);
+        recorder_reset(&bat, c, P);
+        add_observer(a, &one, HOOK_ALL, 0, c->n_layers - 1, -1);
+        add_observer(b, &bat, HOOK_ALL, 0, c->n_layers - 1, P);
+        run_tokens(a, ids, N, logits);
+        run_batch(b, ids, N, logits + (size_t)N * c->vocab_size);
+        for (int p = 0; p < HOOK_COUNT; p++)
+            for (int l = hook_in_layer(p) ? 0 : -1; l < (hook_in_layer(p) ? c->n_layers : 0);
+                 l++)
+                for (int h = 0; h < (hook_per_head(p) ? c->n_heads : 1); h++) {
+                    int n = hook_per_head(p) ? P + 1 : hook_width(c, p, P);
+                    ck_assert_msg(memcmp(kept(&one, p, l, h), kept(&bat, p, l, h),
+                                         sizeof(float) * n) == 0,
+                                  "%s: %s (layer %d head %d) at position %d differs between "
+                                  "a batch and one token", what, hook_name(p), l, h, P);
+                }
+        if (relations)
+            check_relations(&one, m, logits + (size_t)P * c->vocab_size);
+        transformer_free(a);
+        transformer_free(b);
+    }
+    recorder_reset(&all, c, -1);
+    recorder_reset(&one, c, -1);
+    recorder_reset(&bat, c, -1);
+    free(logits);
+}
+
+START_TEST(test_points_fire)
+{
+    model *m = open_model("stories260K.bin", TENSOR_F32);
+    check_points(m, "stories260K", true);
+    model_close(m);
+    model_arch every = all_features(48);
+    toy *full = toy_new(128, 512, 4, 2, 48, &every, true);
+    set_threads(3);
+    check_points(&full->m, "toy, every field, 3 threads", false);
+    set_threads(omp_procs());
+    toy_free(full);
+}
+END_TEST
+
+/* An observer asks for one position and a range of layers: it gets those rows only. */
+START_TEST(test_points_chosen)
+{
+    model *m = open_model("stories260K.bin", TENSOR_F32);
+    const model_config *c = &m->config;
+    int ids[10];
+    make_ids(ids, 10, c->vocab_size);
+    transformer *t = new_transformer(m, 32, TRANSFORMER_KV_F32);
+    static recorder r;
+    recorder_reset(&r, c, 5);
+    uint32_t points = HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_KQ_SOFT_MAX) | HOOK_BIT(HOOK_L_OUT);
+    add_observer(t, &r, points, 1, 2, 5);
+    run_batch(t, ids, 10, NULL);
+    ck_assert_msg(r.bad == 0, "%s", r.why);
+    ck_assert_int_eq(r.rows[HOOK_INP_EMBD], 1);
+    ck_assert_int_eq(r.rows[HOOK_L_OUT], 2);
+    ck_assert_int_eq(r.rows[HOOK_KQ_SOFT_MAX], 2 * c->n_heads);
+    ck_assert_int_eq(r.rows[HOOK_KQV], 0);
+    ck_assert(r.first_pos == 5 && r.last_pos == 5);
+    ck_assert_ptr_null(r.kept[HOOK_L_OUT][0 + 1][0]);
+    ck_assert_ptr_nonnull(r.kept[HOOK_L_OUT][1 + 1][0]);
+    recorder_reset(&r, c, -1);
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
+static void count_calls(void *user, const hook_tensor *x)
+{
+    (void)x;
+#pragma omp atomic
+    (*(int *)user)++;
+}
+
+START_TEST(test_hook_limits)
+{
+    model *m = open_model("stories260K.bin", TENSOR_F32);
+    transformer *t = new_transformer(m, 16, TRANSFORMER_KV_AUTO);
+    int calls = 0, ids[8], id;
+    llm_err err;
+    hook h = {.fn = count_calls, .user = &calls, .points = HOOK_BIT(HOOK_RESULT_NORM),
+              .layer_first = 0, .layer_last = 0, .pos = -1};
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(transformer_hook_add(t, &h, &ids[i], &err), LLM_OK);
+    ck_assert_int_eq(transformer_hook_add(t, &h, &id, &err), LLM_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(err.text, "8 observers"));
+    for (int i = 1; i < 8; i++)
+        transformer_hook_remove(t, ids[i]);
+    transformer_hook_remove(t, 99);
+    ck_assert_ptr_nonnull(transformer_forward(t, 1, 0, NULL));
+    ck_assert_int_eq(calls, 1);
+    transformer_hook_remove(t, ids[0]);
+    ck_assert_ptr_nonnull(transformer_forward(t, 1, 1, NULL));
+    ck_assert_int_eq(calls, 1);
+    hook bad = h;
+    bad.points = 1u << 31;
+    ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
+    bad = h;
+    bad.fn = NULL;
+    ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
+    bad = h;
+    bad.pos = 16;
+    ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
+    hook_point p;
+    ck_assert(hook_parse("kq_soft_max", &p) && p == HOOK_KQ_SOFT_MAX);
+    ck_assert(hook_parse("Kcur", &p) && p == HOOK_KCUR);
+    ck_assert(!hook_parse("kcur", &p));
+    ck_assert_str_eq(hook_name(HOOK_RESULT_OUTPUT), "result_output");
+    ck_assert_ptr_null(hook_name(HOOK_COUNT));
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
+/* ---- interventions ---- */
+
+/* Knock-out and steering through the batch do what they do through one token (the
+ * same bits), change the logits, and show at their points: a knocked-out head's kqv
+ * is 0, l_out is ffn_inp + ffn_out + the vector. */
+static void check_interventions(const model *m, const char *what, bool against_ref)
+{
+    const model_config *c = &m->config;
+    enum { N = 24 };
+    int ids[N], vocab = c->vocab_size, L = c->n_layers, H = c->n_heads, dim = c->dim;
+    make_ids(ids, N, vocab);
+    float *steer = malloc(sizeof(float) * L * dim);
+    unsigned char *mask = calloc((size_t)L * H, 1);
+    for (int i = 0; i < L * dim; i++)
+        steer[i] = 0.3f * sinf((float)i * 0.7f);
+    for (int l = 0; l < L; l++)
+        mask[l * H + (3 * l + 1) % H] = 1;
+    size_t n = (size_t)N * vocab;
+    float *a = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n),
+          *plain = malloc(sizeof(float) * n);
+    transformer *ta = new_transformer(m, N, TRANSFORMER_KV_F32);
+    transformer *tb = new_transformer(m, N, TRANSFORMER_KV_F32);
+    transformer *tc = new_transformer(m, N, TRANSFORMER_KV_F32);
+    static recorder ra, rb;
+    recorder_reset(&ra, c, N - 1);
+    recorder_reset(&rb, c, N - 1);
+    add_observer(ta, &ra, HOOK_ALL, 0, L - 1, N - 1);
+    add_observer(tb, &rb, HOOK_ALL, 0, L - 1, N - 1);
+    transformer_set_steer(ta, steer);
+    transformer_set_steer(tb, steer);
+    transformer_set_head_mask(ta, mask);
+    transformer_set_head_mask(tb, mask);
+    run_tokens(ta, ids, N, a);
+    run_batch(tb, ids, N, b);
+    run_batch(tc, ids, N, plain);
+    ck_assert_msg(memcmp(a, b, sizeof(float) * n) == 0,
+                  "%s: the interventions act otherwise through a batch", what);
+    ck_assert_msg(rel_diff(plain, a, n) > 1e-3, "%s: the interventions change nothing", what);
+    if (against_ref) {
+        float *want = malloc(sizeof(float) * n);
+        ref_run(m, steer, mask, ids, N, want);
+        double d = rel_diff(want, a, n);
+        ck_assert_msg(d < 1e-4, "%s: with interventions, %.3g of the range from the reference",
+                      what, d);
+        free(want);
+    }
+    const recorder *rs[2] = {&ra, &rb};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < L; l++) {
+            const float *kqv = kept(rs[k], HOOK_KQV, l, 0);
+            const float *out = kept(rs[k], HOOK_L_OUT, l, 0);
+            const float *inp = kept(rs[k], HOOK_FFN_INP, l, 0);
+            const float *ffn = kept(rs[k], HOOK_FFN_OUT, l, 0);
+            for (int h = 0; h < H; h++)
+                for (int i = 0; mask[l * H + h] && i < c->head_size; i++)
+                    ck_assert_msg(kqv[h * c->head_size + i] == 0.0f, "knocked-out kqv not 0");
+            for (int i = 0; !m->layers[l].post_ffn_norm && i < dim; i++)
+                ck_assert_msg(out[i] == (inp[i] + ffn[i]) + steer[l * dim + i],
+                              "l_out is not ffn_inp + ffn_out + the vector");
+        }
+    recorder_reset(&ra, c, -1);
+    recorder_reset(&rb, c, -1);
+    transformer_free(ta);
+    transformer_free(tb);
+    transformer_free(tc);
+    free(steer);
+    free(mask);
+    free(a);
+    free(b);
+    free(plain);
+}
+
+START_TEST(test_interventions_both_paths)
+{
+    model *m = open_model("stories260K.bin", TENSOR_F32);
+    check_interventions(m, "stories260K", false);
+    model_close(m);
+    model_arch llama = model_arch_llama(16), every = all_features(16);
+    toy *plain = toy_new(48, 96, 4, 2, 16, &llama, false);
+    toy *full = toy_new(48, 96, 4, 2, 16, &every, true);
+    check_interventions(&plain->m, "toy llama", true);
+    check_interventions(&full->m, "toy, every field", true);
+    toy_free(plain);
+    toy_free(full);
+}
+END_TEST
+
+/* ---- the model description ---- */
+
+static void set_biases(model_arch *a) { a->attn_bias = a->attn_out_bias = true; }
+static void set_qk_norm(model_arch *a) { a->qk_norm = true; }
+static void set_post_norms(model_arch *a) { a->post_norms = true; }
+static void set_attn_cap(model_arch *a) { a->attn_softcap = 1.0f; }
+static void set_final_cap(model_arch *a) { a->final_softcap = 2.0f; }
+static void set_window(model_arch *a) { a->sliding_window = 4; }
+static void set_window_base(model_arch *a)
+{
+    a->sliding_window = 4;
+    a->rope_base_swa = 100.0f;
+}
+static void set_neox(model_arch *a) { a->rope_layout = MODEL_ROPE_HALVES; }
+static void set_partial(model_arch *a) { a->rope_dims = 8; }
+static void set_partial_neox(model_arch *a)
+{
+    a->rope_dims = 8;
+    a->rope_layout = MODEL_ROPE_HALVES;
+}
+static void set_gelu(model_arch *a) { a->act = MODEL_ACT_GELU; }
+static void set_embed_scale(model_arch *a) { a->embed_scale = 4.0f; }
+static void set_query_scale(model_arch *a) { a->query_scale = 0.6f; }
+static void set_every(model_arch *a) { *a = all_features(a->rope_dims); }
+
+static const struct {
+    const char *name;
+    void (*set)(model_arch *a);
+} fields[] = {
+    {.name = "llama", .set = NULL},
+    {.name = "q, k, v and output biases", .set = set_biases},
+    {.name = "QK-norm", .set = set_qk_norm},
+    {.name = "post-norms", .set = set_post_norms},
+    {.name = "attention soft-cap", .set = set_attn_cap},
+    {.name = "final soft-cap", .set = set_final_cap},
+    {.name = "sliding window", .set = set_window},
+    {.name = "sliding window with its own RoPE base", .set = set_window_base},
+    {.name = "NEOX RoPE", .set = set_neox},
+    {.name = "partial rotary, pairs", .set = set_partial},
+    {.name = "partial rotary, NEOX", .set = set_partial_neox},
+    {.name = "GELU", .set = set_gelu},
+    {.name = "embedding scale", .set = set_embed_scale},
+    {.name = "query scale", .set = set_query_scale},
+    {.name = "every field", .set = set_every},
+};
+
+/* m as llama would run it: the description's llama values, no optional tensors. */
+static void as_llama(const model *m, model *out, model_layer *layers)
+{
+    *out = *m;
+    out->config.arch = model_arch_llama(m->config.head_size);
+    for (int l = 0; l < m->config.n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        layers[l] = (model_layer){.rms_att = L->rms_att, .rms_ffn = L->rms_ffn, .wq = L->wq,
+                                  .wk = L->wk, .wv = L->wv, .wo = L->wo, .w1 = L->w1,
+                                  .w2 = L->w2, .w3 = L->w3};
+    }
+    out->layers = layers;
+}
+
+/* Each field on its own, and all of them, on a toy whose head size (16) is not dim /
+ * n_heads (48 / 4) and whose windows (4, 5) are shorter than the 20 positions run:
+ * one token at a time and a batch against the reference, and the field changes the
+ * reference's logits (so a pass that ignored it would fail). */
+START_TEST(test_description_fields)
+{
+    enum { N = 20 };
+    int ids[N];
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        model_arch a = model_arch_llama(16);
+        if (fields[f].set)
+            fields[f].set(&a);
+        toy *t = toy_new(48, 96, 4, 2, 16, &a, true);
+        const model *m = &t->m;
+        int vocab = m->config.vocab_size;
+        size_t n = (size_t)N * vocab;
+        make_ids(ids, N, vocab);
+        float *want = malloc(sizeof(float) * n), *one = malloc(sizeof(float) * n);
+        float *bat = malloc(sizeof(float) * n), *plain = malloc(sizeof(float) * n);
+        ref_run(m, NULL, NULL, ids, N, want);
+        transformer *ta = new_transformer(m, N, TRANSFORMER_KV_F32);
+        transformer *tb = new_transformer(m, N, TRANSFORMER_KV_F32);
+        run_tokens(ta, ids, N, one);
+        run_batch(tb, ids, N, bat);
+        double d1 = rel_diff(want, one, n), d2 = rel_diff(want, bat, n);
+        fprintf(stderr, "%-40s one token %.2g, batch %.2g of the range from the reference\n",
+                fields[f].name, d1, d2);
+        ck_assert_msg(d1 < 1e-4 && d2 < 1e-4, "%s: %.3g / %.3g from the reference",
+                      fields[f].name, d1, d2);
+        ck_assert_msg(memcmp(one, bat, sizeof(float) * n) == 0, "%s: batch != one token",
+                      fields[f].name);
+        if (fields[f].set) {
+            model llama;
+            model_layer layers[TOY_LAYERS];
+            as_llama(m, &llama, layers);
+            ref_run(&llama, NULL, NULL, ids, N, plain);
+            ck_assert_msg(rel_diff(want, plain, n) > 1e-3, "%s changes nothing here",
+                          fields[f].name);
+        }
+        transformer_free(ta);
+        transformer_free(tb);
+        free(want);
+        free(one);
+        free(bat);
+        free(plain);
+        toy_free(t);
+    }
+}
+END_TEST
+
+/* What a loader of the llama architecture fills in: llama's values. */
+START_TEST(test_llama_values)
+{
+    const char *files[] = {"stories260K.bin", "stories260K.gguf", "aidreams260K.bin"};
+    for (int f = 0; f < 3; f++) {
+        model *m = open_model(files[f], TENSOR_BLOCKS);
+        const model_config *c = &m->config;
+        const model_arch *a = &c->arch;
+        ck_assert_str_eq(a->name, "llama");
+        ck_assert_int_eq(a->rope_layout, MODEL_ROPE_PAIRS);
+        ck_assert_int_eq(a->rope_dims, c->head_size);
+        ck_assert_int_eq(a->act, MODEL_ACT_SILU);
+        ck_assert(a->embed_scale == 1.0f && a->rope_base_swa == 0.0f);
+        ck_assert(a->query_scale == 1.0f / sqrtf((float)c->head_size));
+        ck_assert(a->attn_softcap == 0.0f && a->final_softcap == 0.0f);
+        ck_assert(!a->attn_bias && !a->attn_out_bias && !a->qk_norm && !a->post_norms);
+        ck_assert(!a->fused_qkv && !a->fused_gate_up && a->sliding_window == 0);
+        ck_assert_int_eq(c->q_dim, c->dim);
+        ck_assert_int_eq(c->head_size * c->n_heads, c->dim);
+        for (int l = 0; l < c->n_layers; l++) {
+            const model_layer *L = &m->layers[l];
+            ck_assert(!L->bq && !L->bk && !L->bv && !L->bo && !L->q_norm && !L->k_norm);
+            ck_assert(!L->post_attn_norm && !L->post_ffn_norm && L->window == 0);
+        }
+        model_close(m);
+    }
+}
+END_TEST
+
+/* A fused tensor's parts are views of its rows (model_tensor_rows), for every layout. */
+static void check_rows_view(const tensor *w, const char *what)
+{
+    int r0 = w->rows / 3, r1 = w->rows - 2;
+    tensor v = model_tensor_rows(w, r0, r1);
+    ck_assert_int_eq(v.rows, r1 - r0);
+    ck_assert_int_eq(v.cols, w->cols);
+    float *a = malloc(sizeof(float) * w->cols), *b = malloc(sizeof(float) * w->cols);
+    for (int r = 0; r < v.rows; r++) {
+        quant_dequantize_row(a, &v, r);
+        quant_dequantize_row(b, w, r0 + r);
+        ck_assert_msg(memcmp(a, b, sizeof(float) * w->cols) == 0, "%s: row %d of the view is "
+                      "not row %d", what, r, r0 + r);
+    }
+    free(a);
+    free(b);
+}
+
+START_TEST(test_fused_views)
+{
+    struct {
+        const char *file;
+        tensor_type type;
+    } cases[] = {
+        {.file = "stories260K.bin", .type = TENSOR_F32},
+        {.file = "stories260K.bin", .type = TENSOR_Q8_0},
+        {.file = "stories260K-q8_0.gguf", .type = TENSOR_BLOCKS},
+        {.file = "rand256-q4_k_m.gguf", .type = TENSOR_BLOCKS},
+    };
+    tensor_type seen[4];
+    for (int i = 0; i < 4; i++) {
+        model *m = open_model(cases[i].file, cases[i].type);
+        check_rows_view(&m->layers[0].w1, cases[i].file);
+        check_rows_view(&m->layers[0].wq, cases[i].file);
+        seen[i] = m->layers[0].w1.type;
+        model_close(m);
+    }
+    ck_assert(seen[0] == TENSOR_F32 && seen[1] == TENSOR_Q8_0);
+    ck_assert(seen[2] == TENSOR_Q8_0_BLOCKS && seen[3] == TENSOR_BLOCKS);
+}
+END_TEST
+
+/* Attribution says which fields it cannot split a logit under. */
+START_TEST(test_attribution_refuses)
+{
+    model_arch a = model_arch_llama(16);
+    set_post_norms(&a);
+    toy *t = toy_new(48, 96, 4, 2, 16, &a, false);
+    const model_config *c = &t->m.config;
+    float *parts = calloc((size_t)c->n_layers * (c->q_dim + c->dim), sizeof(float));
+    float *final = calloc(c->dim, sizeof(float));
+    float head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
+    attribution_input in = {.parts = parts, .final = final, .steer = NULL, .token = 1};
+    step_attribution out;
+    llm_err err;
+    ck_assert_int_eq(attribution_compute(&t->m, &in, 3, head, mlp, &out, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "post-attention") != NULL, "%s", err.text);
+    free(parts);
+    free(final);
+    toy_free(t);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("forward");
+    TCase *paths = tcase_create("paths");
+    tcase_set_timeout(paths, 300);
+    tcase_add_test(paths, test_batch_is_one_token);
+    tcase_add_test(paths, test_interventions_both_paths);
+    suite_add_tcase(s, paths);
+    TCase *points = tcase_create("points");
+    tcase_set_timeout(points, 300);
+    tcase_add_test(points, test_points_fire);
+    tcase_add_test(points, test_points_chosen);
+    tcase_add_test(points, test_hook_limits);
+    suite_add_tcase(s, points);
+    TCase *desc = tcase_create("description");
+    tcase_set_timeout(desc, 300);
+    tcase_add_test(desc, test_description_fields);
+    tcase_add_test(desc, test_llama_values);
+    tcase_add_test(desc, test_fused_views);
+    tcase_add_test(desc, test_attribution_refuses);
+    suite_add_tcase(s, desc);
+    return s;
+}
+
+TEST_MAIN(make_suite)
