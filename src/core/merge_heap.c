@@ -52,3 +52,21 @@ void merge_heap_free(merge_heap *h)
     h->v = NULL;
     h->n = h->cap = 0;
 }
+
+bool merge_heap_run(merge_heap *h, merge_symbol *sym, merge_pair_fn pair, void *ctx)
+{
+    while (h->n > 0) {
+        merge_pair top = merge_heap_pop(h);
+        merge_symbol *l = &sym[top.left], *r = &sym[top.right];
+        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
+            continue; /* stale: one side has changed since it was queued */
+        l->len += r->len;
+        r->len = 0;
+        l->next = r->next;
+        if (r->next >= 0)
+            sym[r->next].prev = top.left;
+        if (!pair(ctx, sym, l->prev, top.left, h) || !pair(ctx, sym, top.left, l->next, h))
+            return false;
+    }
+    return true;
+}

@@ -773,45 +773,27 @@ int tokenizer_byte(const tokenizer *t, int id)
 
 /* ---- encoding ---- */
 
+typedef merge_symbol symbol;
+
+/* What maybe_push reads: the vocabulary and the normalized text. */
 typedef struct {
-    int start; /* byte offset into the normalized text */
-    int len;   /* bytes; 0 once merged into its left neighbour */
-    int prev;  /* index of the previous live symbol, -1 at the start */
-    int next;  /* index of the next live symbol, -1 at the end */
-    int frozen; /* an invalid UTF-8 byte: never merges */
-} symbol;
+    const tokenizer *t;
+    const char *text;
+} spm_text;
 
-/* Queues the pair (left, right) if their concatenation is a normal piece. */
-static int maybe_push(const tokenizer *t, const char *text, const symbol *sym, int left, int right, merge_heap *h)
+/* Queues the pair (left, right) if their concatenation is a normal piece (a
+ * merge_pair_fn). */
+static bool maybe_push(void *ctx, const symbol *sym, int left, int right, merge_heap *h)
 {
+    const spm_text *st = ctx;
     if (left < 0 || right < 0 || sym[left].frozen || sym[right].frozen)
-        return 0;
+        return true;
     int size = sym[left].len + sym[right].len;
-    int id = lookup(t, text + sym[left].start, (size_t)size);
+    int id = lookup(st->t, st->text + sym[left].start, (size_t)size);
     if (id < 0)
-        return 0;
+        return true;
     /* the highest score merges first */
-    return merge_heap_push(h, (merge_pair){-t->scores[id], left, right, size}) ? 0 : -1;
-}
-
-/* Pops and applies merges until the queue is empty (SentencePiece's main loop). */
-static int merge_all(const tokenizer *t, const char *norm, symbol *sym, merge_heap *heap)
-{
-    while (heap->n > 0) {
-        merge_pair top = merge_heap_pop(heap);
-        symbol *l = &sym[top.left], *r = &sym[top.right];
-        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
-            continue; /* stale: one side has changed since it was queued */
-        l->len += r->len;
-        r->len = 0;
-        l->next = r->next;
-        if (r->next >= 0)
-            sym[r->next].prev = top.left;
-        if (maybe_push(t, norm, sym, l->prev, top.left, heap) < 0 ||
-            maybe_push(t, norm, sym, top.left, l->next, heap) < 0)
-            return -1;
-    }
-    return 0;
+    return merge_heap_push(h, (merge_pair){-st->t->scores[id], left, right, size});
 }
 
 /* Appends id to the output (counting past max). */
@@ -861,16 +843,17 @@ static int encode_spm(const tokenizer *t, const char *text, size_t tlen, int *id
      * merge independently: each is run to completion on its own. The result is the
      * same as one queue over the whole text, but the queue stays small (one line,
      * not the whole file), which keeps it in cache. */
+    spm_text st = {.t = t, .text = norm};
     for (int i = 0; i <= n_sym; i++) {
         int is_barrier = i == n_sym || sym[i].frozen ||
                          (sym[i].len == 1 && (unsigned char)norm[sym[i].start] < 128 &&
                           t->barrier[(unsigned char)norm[sym[i].start]]);
         if (!is_barrier) {
-            if (i > 0 && maybe_push(t, norm, sym, i - 1, i, &heap) < 0)
+            if (i > 0 && !maybe_push(&st, sym, i - 1, i, &heap))
                 goto done;
             continue;
         }
-        if (merge_all(t, norm, sym, &heap) < 0)
+        if (!merge_heap_run(&heap, sym, maybe_push, &st))
             goto done;
     }
 

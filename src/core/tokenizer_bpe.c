@@ -406,18 +406,22 @@ static bool split(const pcre2_code *re, pcre2_match_data *md, const char *text, 
     return !out->failed;
 }
 
-typedef struct {
-    int start, len;   /* bytes of the word; len 0 once merged into its left neighbour */
-    int prev, next;
-} bpe_symbol;
+typedef merge_symbol bpe_symbol;
 
-static bool try_pair(const tokenizer_bpe *b, const char *w, const bpe_symbol *sym, int l, int r,
-                     merge_heap *h)
+/* What try_pair reads: the merges and the word. */
+typedef struct {
+    const tokenizer_bpe *b;
+    const char *w;
+} bpe_word;
+
+/* Queues the pair (l, r) if the merges have it, by its rank (a merge_pair_fn). */
+static bool try_pair(void *ctx, const bpe_symbol *sym, int l, int r, merge_heap *h)
 {
+    const bpe_word *bw = ctx;
     if (l < 0 || r < 0)
         return true;
     int size = sym[l].len + sym[r].len;
-    int rank = merge_rank(b, w + sym[l].start, (size_t)size, (size_t)sym[l].len);
+    int rank = merge_rank(bw->b, bw->w + sym[l].start, (size_t)size, (size_t)sym[l].len);
     return rank < 0 || merge_heap_push(h, (merge_pair){(float)rank, l, r, size});
 }
 
@@ -435,22 +439,12 @@ static bool encode_word(const tokenizer_bpe *b, const int *byte_id, const char *
     for (int i = 0; i < n; i++)
         sym[i] = (bpe_symbol){.start = i, .len = 1, .prev = i - 1, .next = i + 1 < n ? i + 1 : -1};
     h->n = 0;
+    bpe_word bw = {.b = b, .w = w};
     for (int i = 1; i < n; i++)
-        if (!try_pair(b, w, sym, i - 1, i, h))
+        if (!try_pair(&bw, sym, i - 1, i, h))
             return false;
-    while (h->n > 0) {
-        merge_pair top = merge_heap_pop(h);
-        bpe_symbol *l = &sym[top.left], *r = &sym[top.right];
-        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size)
-            continue; /* stale: a side has changed since it was queued */
-        l->len += r->len;
-        r->len = 0;
-        l->next = r->next;
-        if (r->next >= 0)
-            sym[r->next].prev = top.left;
-        if (!try_pair(b, w, sym, l->prev, top.left, h) || !try_pair(b, w, sym, top.left, l->next, h))
-            return false;
-    }
+    if (!merge_heap_run(h, sym, try_pair, &bw))
+        return false;
     for (int i = 0; i >= 0 && n > 0; i = sym[i].next) {
         int id = b->lookup(b->vocab, w + sym[i].start, (size_t)sym[i].len);
         if (id >= 0)
