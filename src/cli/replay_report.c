@@ -213,9 +213,11 @@ static int print_summary(const printer *pr, const step_record *const *seq,
     char b[80];
     if (s->filled > 0)
         printf("positions without a record, run from the one before: %d\n", s->filled);
-    if (s->gap >= 0)
-        printf("the trace does not say what position %d holds: replayed the %d before it\n",
-               s->gap, s->gap);
+    if (s->gap == 0)
+        printf("the trace does not say what position 0 holds: nothing was replayed\n");
+    else if (s->gap > 0)
+        printf("the trace does not say what position %d holds: replayed the %d position%s "
+               "before it\n", s->gap, s->gap, s->gap == 1 ? "" : "s");
     if (o->compare)
         print_comparison(pr, s);
     if (s->sampled > 0)
