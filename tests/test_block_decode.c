@@ -66,7 +66,7 @@ START_TEST(test_blocks_equal_the_reference)
     FILE *f = fopen(data_path("golden/gguf_dequant.jsonl"), "r");
     ck_assert_msg(f != NULL, "cannot open golden/gguf_dequant.jsonl");
     static char line[1 << 16];
-    char file[256] = "", tensor[256];
+    char file[256] = "", name[256];
     unsigned char *buf = NULL;
     gguf *g = NULL;
     bool seen[GGML_TYPE_LIMIT] = {false};
@@ -74,7 +74,7 @@ START_TEST(test_blocks_equal_the_reference)
     while (fgets(line, sizeof line, f)) {
         char want[256], what[600];
         ck_assert(jsonl_string(line, "file", want, sizeof want));
-        ck_assert(jsonl_string(line, "tensor", tensor, sizeof tensor));
+        ck_assert(jsonl_string(line, "tensor", name, sizeof name));
         if (strcmp(want, file) != 0) {
             gguf_free(g);
             free(buf);
@@ -84,9 +84,9 @@ START_TEST(test_blocks_equal_the_reference)
             buf = read_whole_file(data_path(file), &size);
             ck_assert_msg(gguf_parse(buf, size, file, &g, &err) == LLM_OK, "%s", err.text);
         }
-        const gguf_tensor *t = gguf_find_tensor(g, tensor);
-        ck_assert_msg(t != NULL, "%s: no %s", file, tensor);
-        snprintf(what, sizeof what, "%s %s (%s)", file, tensor, ggml_type_name(t->type));
+        const gguf_tensor *t = gguf_find_tensor(g, name);
+        ck_assert_msg(t != NULL, "%s: no %s", file, name);
+        snprintf(what, sizeof what, "%s %s (%s)", file, name, ggml_type_name(t->type));
         float *x = decode_all(t, what);
         double first[16];
         int n = jsonl_numbers(line, "first16", first, 16);

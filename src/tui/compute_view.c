@@ -458,8 +458,11 @@ static void draw_weight(compute_view *cv, WINDOW *w, const tui_screen *scr, int 
     const char *why = "no step";
     char line[COMPUTE_LINE_MAX], label[64];
     layer_label(cv, label, sizeof label);
-    snprintf(line, sizeof line, "the weight behind %s  %s  pos %d", s ? s->sum.name : "?", label,
-             cv->pos);
+    char piece[64] = "";
+    if (s && s->point == HOOK_RESULT_OUTPUT) /* the row is a token's */
+        source_token(cv->src, cv->row, piece, sizeof piece);
+    snprintf(line, sizeof line, "the weight behind %s%s%s  %s  pos %d", s ? s->sum.name : "?",
+             *piece ? " of " : "", piece, label, cv->pos);
     draw_text(scr, w, 0, 0, width, line, A_BOLD);
     if (!s || !source_step_weight(cv->src, cv->pos, cv->layer, cv->near, s->point, cv->row,
                                   cv->group, &cv->weight, &why)) {
