@@ -140,14 +140,18 @@ static void move_position(compute_view *cv, key_action a)
     cv->pos = selection_get(cv->sel, cv->src);
 }
 
-/* The element of the list's step with the largest |value| (the weight of the list
- * opens at it), 0 without values. */
+/* The element the weight of the list opens at: the largest logit (the token the model
+ * predicts), else the largest |value|; 0 without values. */
 static int largest_element(const source_step *s)
 {
     int best = 0;
-    for (int i = 1; s->values && i < s->sum.n; i++)
-        if (fabsf(s->values[i]) > fabsf(s->values[best]) || !isfinite(s->values[best]))
+    bool logits = s->point == HOOK_RESULT_OUTPUT;
+    for (int i = 1; s->values && i < s->sum.n; i++) {
+        float v = logits ? s->values[i] : fabsf(s->values[i]);
+        float b = logits ? s->values[best] : fabsf(s->values[best]);
+        if (v > b || !isfinite(b))
             best = i;
+    }
     return best;
 }
 
