@@ -67,6 +67,8 @@ static const front_end front_ends[] = {
     [MODE_PERPLEXITY] = {.run = cli_perplexity,
                          .needs = {.engine = true, .top_n = 0, .record_prompt = true,
                                    .signals = SESSION_SIGNALS_STOP}},
+    [MODE_TENSORS] = {.run = cli_tensors,
+                      .needs = {.engine = true, .top_n = 0, .signals = SESSION_SIGNALS_STOP}},
     [MODE_REPLAY] = {.run = cli_replay,
                      .needs = {.engine = true, .top_n = 10, .prepare = cli_replay_open}},
 };

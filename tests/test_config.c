@@ -209,6 +209,7 @@ static const struct {
     {"keep-chats", "10", "-1"},
     {"control-vector", "happy.gguf:0.5", ":0.5"},
     {"control-vector-layers", "2-4", "4-2"},
+    {"knock-out", "2:3,0:1", "2"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 

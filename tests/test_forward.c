@@ -602,6 +602,10 @@ static void check_relations(const recorder *r, const model *m, const float *logi
         float *g = malloc(sizeof(float) * c->hidden_dim);
         for (int i = 0; i < c->hidden_dim; i++)
             g[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+        const float *par = kept(r, HOOK_FFN_GATE_PAR, l, 0);
+        for (int i = 0; i < c->hidden_dim; i++)
+            ck_assert_msg(fabsf(par[i] - g[i]) <= 1e-5f * (1.0f + fabsf(g[i])),
+                          "ffn_gate_par[%d] %g != silu(ffn_gate) ffn_up %g", i, par[i], g[i]);
         matvec_f(t, &L->w2, g);
         free(g);
         ck_assert_msg(max_rel(t, ffn_out, dim) < 1e-4, "ffn_out != w2 · silu(ffn_gate) ffn_up");

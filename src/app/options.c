@@ -80,13 +80,14 @@ static const char *set_mode(app_options *o, const char *v)
     static const struct { const char *name; app_mode mode; } modes[] = {
         {"tui", MODE_TUI}, {"chat", MODE_CHAT}, {"generate", MODE_GENERATE},
         {"tokenize", MODE_TOKENIZE}, {"perplexity", MODE_PERPLEXITY},
+        {"tensors", MODE_TENSORS},
     };
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (!strcmp(v, modes[i].name)) {
             o->mode = modes[i].mode;
             return NULL;
         }
-    return "must be tui, chat, generate, tokenize or perplexity";
+    return "must be tui, chat, generate, tokenize, perplexity or tensors";
 }
 
 SET_STRING(set_prompt, prompt)
@@ -252,6 +253,65 @@ static const char *set_control_vector_layers(app_options *o, const char *v)
     return NULL;
 }
 
+/* FIRST-LAST, or one layer N, or "all" (-1 -1), layers from 0. */
+static bool parse_layers(const char *v, int *first, int *last)
+{
+    char tail;
+    if (!strcmp(v, "all")) {
+        *first = *last = -1;
+        return true;
+    }
+    int a, b;
+    if (sscanf(v, "%d-%d%c", &a, &b, &tail) == 2 && a >= 0 && b >= a) {
+        *first = a;
+        *last = b;
+        return true;
+    }
+    if (parse_int(v, 0, INT_MAX, &a)) {
+        *first = *last = a;
+        return true;
+    }
+    return false;
+}
+
+static const char *set_layers(app_options *o, const char *v)
+{
+    return parse_layers(v, &o->layer_first, &o->layer_last)
+               ? NULL
+               : "must be FIRST-LAST, one layer N or all (layers numbered from 0)";
+}
+
+static const char *set_trace_tensors(app_options *o, const char *v)
+{
+    if (!parse_layers(v, &o->trace_tensor_first, &o->trace_tensor_last))
+        return "must be FIRST-LAST, one layer N or all (layers numbered from 0)";
+    o->trace_tensors = true;
+    return NULL;
+}
+
+static const char *set_position(app_options *o, const char *v)
+{
+    return parse_int(v, 0, INT_MAX, &o->position) ? NULL : "must be a position >= 0";
+}
+
+/* LAYER:HEAD, or several as a comma list; from 0, as a trace's heads_out. */
+static const char *set_knock_out(app_options *o, const char *v)
+{
+    const char *at = v;
+    while (*at) {
+        int layer, head, used = 0;
+        if (sscanf(at, "%d:%d%n", &layer, &head, &used) != 2 || layer < 0 || head < 0 ||
+            (at[used] && at[used] != ','))
+            return "must be LAYER:HEAD (from 0), or a comma list of them";
+        if (o->n_knocks == CLI_KNOCKS_MAX)
+            return "names more than 256 heads";
+        o->knocks[o->n_knocks].layer = layer;
+        o->knocks[o->n_knocks++].head = head;
+        at += used + (at[used] == ',');
+    }
+    return at == v ? "must be LAYER:HEAD (from 0), or a comma list of them" : NULL;
+}
+
 static const char *set_autosave(app_options *o, const char *v)
 {
     if (!strcmp(v, "interactive")) o->autosave = AUTOSAVE_INTERACTIVE;
@@ -276,7 +336,7 @@ static const app_option own_rows[] = {
      .help = "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
      .set = set_tokenizer},
     {.name = "mode", .short_name = 'm', .arg = "MODE",
-     .help = "tui | chat | generate | tokenize | perplexity\n(default: tui on a terminal that can draw, else chat)",
+     .help = "tui | chat | generate | tokenize | perplexity | tensors\n(default: tui on a terminal that can draw, else chat)",
      .set = set_mode},
     {.name = "prompt", .short_name = 'i', .arg = "TEXT",
      .help = "generate/tokenize: the input; chat/tui: the first message", .set = set_prompt},
@@ -302,10 +362,22 @@ static const app_option own_rows[] = {
     {.name = "control-vector-layers", .arg = "FIRST-LAST", .config = true,
      .help = "apply control vectors after layers FIRST..LAST only\n(numbered from 0, as llama.cpp does)",
      .set = set_control_vector_layers},
+    {.name = "knock-out", .arg = "LAYER:HEAD", .config = true,
+     .help = "zero that head's attention output (kqv) before the\noutput projection; from 0; repeatable or a comma list",
+     .set = set_knock_out},
     {.name = "trace", .arg = "FILE", .help = "write one JSON line per step record", .set = set_trace},
     {.name = "trace-attn", .help = "include attention weights in the trace", .set = set_trace_attn},
     {.name = "trace-lens", .help = "include the logit lens of every position in the trace",
      .set = set_trace_lens},
+    {.name = "trace-tensors", .arg = "LAYERS",
+     .help = "include a summary of every step of the forward pass\n(FIRST-LAST, N or all) in the trace",
+     .set = set_trace_tensors},
+    {.name = "position", .arg = "P",
+     .help = "tensors: the position whose steps are written (from 0;\ndefault: the last)",
+     .set = set_position},
+    {.name = "layers", .arg = "LAYERS",
+     .help = "tensors: only these layers' steps (FIRST-LAST, N or all;\nfrom 0)",
+     .set = set_layers},
     {.name = "replay", .arg = "TRACE",
      .help = "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
      .set = set_replay},
@@ -469,6 +541,8 @@ void options_default(app_options *o)
     o->history_size = CLI_HISTORY_DEFAULT;
     o->top_k_shown = 10;
     o->vector_first = o->vector_last = -1;
+    o->position = -1;
+    o->layer_first = o->layer_last = -1;
     o->keep_chats = OPTIONS_KEEP_CHATS_DEFAULT;
 }
 
@@ -748,6 +822,11 @@ static int settle(app_options *o, bool model_given)
         return usage_error("--trace-attn needs --trace FILE");
     if (o->trace_lens && !o->trace_path)
         return usage_error("--trace-lens needs --trace FILE");
+    if (o->trace_tensors && !o->trace_path)
+        return usage_error("--trace-tensors needs --trace FILE");
+    bool tensors_options = o->position >= 0 || o->layer_first >= 0;
+    if (tensors_options && o->mode != MODE_TENSORS)
+        return usage_error("--position and --layers are for -m tensors");
     if (o->replay_path && o->mode != MODE_AUTO)
         return usage_error("--replay is a mode of its own: drop -m");
     if (o->replay_path)

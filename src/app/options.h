@@ -28,8 +28,13 @@ enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
  * line's together). */
 enum { CLI_VECTORS_MAX = 16 };
 
+/* --knock-out may name this many heads (the config file's and the command line's
+ * together). */
+enum { CLI_KNOCKS_MAX = 256 };
+
 typedef enum {
     MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
+    MODE_TENSORS, /* -m tensors */
     MODE_REPLAY, /* --replay TRACE */
     MODE_VIEW,   /* --view TRACE */
 } app_mode;
@@ -78,6 +83,10 @@ typedef struct {
     const char *trace_path;      /* --trace */
     bool trace_attn;             /* --trace-attn */
     bool trace_lens;             /* --trace-lens */
+    bool trace_tensors;          /* --trace-tensors FIRST-LAST: the steps of these layers */
+    int trace_tensor_first, trace_tensor_last;
+    int position;                /* -m tensors --position; -1: the last */
+    int layer_first, layer_last; /* -m tensors --layers; -1 -1: every layer */
     const char *replay_path;     /* --replay TRACE */
     bool compare;                /* --compare */
     const char *view_path;       /* --view TRACE */
@@ -98,6 +107,10 @@ typedef struct {
     } vectors[CLI_VECTORS_MAX];  /* --control-vector, in the order given */
     int n_vectors;
     int vector_first, vector_last; /* --control-vector-layers; -1 -1: every layer */
+    struct {
+        int layer, head;         /* from 0 */
+    } knocks[CLI_KNOCKS_MAX];    /* --knock-out: heads whose attention output is zeroed */
+    int n_knocks;
     autosave_policy autosave; /* --autosave */
     int keep_chats;              /* --keep-chats */
     const char *resume_path;     /* that chat's file (set by session_open), NULL without

@@ -114,6 +114,9 @@ static int open_engine(session *s)
      * engine computes them when a position is looked at (engine_record) */
     eo.record_prompt = n->record_prompt || o->trace_path != NULL;
     eo.record_lens = o->trace_lens;
+    eo.record_tensors = o->trace_tensors;
+    eo.tensor_first = o->trace_tensor_first < 0 ? 0 : o->trace_tensor_first;
+    eo.tensor_last = o->trace_tensor_first < 0 ? s->m->config.n_layers - 1 : o->trace_tensor_last;
     llm_err err;
     if (engine_new(s->m, s->tok, &eo, &s->e, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
@@ -133,6 +136,19 @@ static int open_engine(session *s)
     if (o->vector_first >= 0 && steering_layers(st, o->vector_first, o->vector_last, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: --control-vector-layers: %s\n", err.text);
         return 2;
+    }
+    const model_config *c = &s->m->config;
+    for (int i = 0; i < o->n_knocks; i++) {
+        int l = o->knocks[i].layer, h = o->knocks[i].head;
+        if (l >= c->n_layers || h >= c->n_heads) {
+            fprintf(stderr, "llmchat: --knock-out %d:%d: the model has layers 0-%d and heads "
+                            "0-%d (numbered from 0)\n", l, h, c->n_layers - 1, c->n_heads - 1);
+            return 2;
+        }
+        if (steering_knock_out(st, l, h, true, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --knock-out: %s\n", err.text);
+            return 1;
+        }
     }
     return 0;
 }
@@ -159,7 +175,7 @@ static int open_trace(session *s)
     }
     static const char *const mode_names[] = {
         [MODE_TUI] = "tui", [MODE_CHAT] = "chat", [MODE_GENERATE] = "generate",
-        [MODE_PERPLEXITY] = "perplexity", [MODE_REPLAY] = "replay",
+        [MODE_PERPLEXITY] = "perplexity", [MODE_REPLAY] = "replay", [MODE_TENSORS] = "tensors",
     };
     trace_run run = {
         .mode = o->mode < (int)(sizeof mode_names / sizeof mode_names[0]) ? mode_names[o->mode] : NULL,
@@ -170,6 +186,9 @@ static int open_trace(session *s)
         .steps = o->steps,
         .ctx = engine_ctx(s->e),
         .lens = o->trace_lens,
+        .tensors = o->trace_tensors,
+        .tensor_first = o->trace_tensor_first < 0 ? 0 : o->trace_tensor_first,
+        .tensor_last = o->trace_tensor_first < 0 ? s->m->config.n_layers - 1 : o->trace_tensor_last,
         .template_name = s->c ? template_name(chat_get_template(s->c)) : NULL,
     };
     trace_describe(s->trace, &run);

@@ -1,5 +1,5 @@
 /* cli.h — the line-mode front ends main.c dispatches to: the plain chat (repl.c),
- * generate, tokenize, perplexity and --replay (replay_report.c). Each runs on the
+ * generate, tokenize, perplexity, tensors and --replay (replay_report.c). Each runs on the
  * session main.c opened for it (session.h: the model, tokenizer, engine, chat, trace,
  * signals), returns the process exit status (0 success, 1 runtime failure, 2 usage
  * error) and prints its own messages. */
@@ -14,6 +14,9 @@ int cli_generate(session *s);
 int cli_repl(session *s);
 int cli_tokenize(const app_options *o, const tokenizer *tok);
 int cli_perplexity(session *s);
+/* -m tensors: runs the input (with BOS as generate does) and writes every step of the
+ * forward pass at the last position (--position P), one JSON object a line. */
+int cli_tensors(session *s);
 
 /* --replay: reads the trace (printing its problems) and, when the command line does
  * not say, takes the model path, weights and KV cache type from its header. Returns

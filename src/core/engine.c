@@ -66,6 +66,11 @@ struct engine {
     float *attrib_mlp;      /* (n_layers) */
     step_attribution attrib; /* valid while attrib_ok, for parts_pos */
     bool attrib_ok;
+    tensor_capture *cap;    /* the last engine_tensors, run with the steering state cap_of */
+    const intervention *cap_of;
+    step_tensor *sums;      /* (n_sums) a record's summaries while its observer sees it
+                               (record_tensors); reused for every record */
+    int n_sums;
     engine_observer observer;
     void *observer_user;
     engine_stats stats;
@@ -183,6 +188,10 @@ static void drop_attention_from(engine *e, int pos)
     }
     if (e->whatif.pos >= pos)
         e->whatif_of = NULL;
+    if (e->cap && e->cap->pos >= pos) {
+        capture_free(e->cap);
+        e->cap = NULL;
+    }
     for (int p = pos; p < e->ctx; p++) {
         free_attention_row(e, p);
         drop_lens(e, p);
@@ -196,6 +205,8 @@ void engine_free(engine *e)
     if (e->attn && e->records)
         drop_attention_from(e, 0);
     free(e->attn);
+    capture_free(e->cap);
+    free(e->sums);
     attention_ring_free(e->ring);
     free(e->lens);
     free(e->lens_logits);
@@ -316,6 +327,8 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->forward_ms = forward_ms;
     r->attn = e->attn[pos];
     r->lens = NULL;
+    r->tensors = NULL;
+    r->n_tensors = 0;
     r->intervention = steering_state(e->steer);
     r->entropy = NAN;
     if (with_top)
@@ -330,6 +343,41 @@ static void rate_next(engine *e, step_record *r, const float *logits)
     const float *p = position_probs(e, logits);
     r->next_prob = p[r->next];
     r->next_rank = sampler_rank(logits, e->vocab, r->next);
+}
+
+/* The summaries of position pos's steps (record_tensors) into e->sums, set as its
+ * record's while the observer sees it. On failure the record has none. */
+static void attach_summaries(engine *e, step_record *r)
+{
+    const tensor_capture *cap =
+        engine_tensors(e, r->pos, e->opt.tensor_first, e->opt.tensor_last, NULL);
+    if (!cap)
+        return;
+    if (cap->n_steps > e->n_sums) {
+        step_tensor *grown = realloc(e->sums, sizeof *grown * (size_t)cap->n_steps);
+        if (!grown)
+            return;
+        e->sums = grown;
+        e->n_sums = cap->n_steps;
+    }
+    for (int i = 0; i < cap->n_steps; i++)
+        capture_summarize_step(&cap->steps[i], &e->sums[i]);
+    r->tensors = e->sums;
+    r->n_tensors = cap->n_steps;
+}
+
+/* Hands position pos's record to the observer (with its steps summarized when asked
+ * for: they are valid during the call only). */
+static void observe(engine *e, int pos)
+{
+    step_record *r = &e->records[pos];
+    if (!e->observer)
+        return;
+    if (e->opt.record_tensors)
+        attach_summaries(e, r);
+    e->observer(e->observer_user, r);
+    r->tensors = NULL;
+    r->n_tensors = 0;
 }
 
 /* Finishes the record of position pos with its successor; logits are pos's (or NULL
@@ -351,8 +399,7 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
     drop_lens(e, pos); /* computed without next: its next_rank is unknown */
     if (e->opt.record_lens)
         engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
-    if (e->observer)
-        e->observer(e->observer_user, r);
+    observe(e, pos);
 }
 
 /* Fails when n positions' logits (n, vocab), the first at position pos, are not all
@@ -574,7 +621,7 @@ void engine_finish(engine *e)
     if (e->n > 0 && e->records[e->n - 1].next < 0 && e->observer) {
         if (e->opt.record_lens)
             engine_lens(e, e->n - 1, NULL);
-        e->observer(e->observer_user, &e->records[e->n - 1]);
+        observe(e, e->n - 1);
     }
 }
 
@@ -622,6 +669,8 @@ static void put_record(engine *e, int p, const step_record *saved)
     r->token = e->tokens[p];
     r->attn = e->attn[p];
     r->lens = NULL;
+    r->tensors = NULL;
+    r->n_tensors = 0;
     r->intervention = steering_state(e->steer);
     e->pending[p] = false;
 }
@@ -679,8 +728,7 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     for (int p = pos - 1; p < pos + n - 1; p++) {
         if (e->opt.record_lens)
             engine_lens(e, p, NULL);
-        if (e->observer)
-            e->observer(e->observer_user, &e->records[p]);
+        observe(e, p);
     }
     return LLM_OK;
 }
@@ -892,4 +940,41 @@ const step_attribution *engine_attribution(engine *e, int pos, int token, llm_er
     e->attrib.logit = e->parts_logits[token];
     e->attrib_ok = true;
     return &e->attrib;
+}
+
+const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int layer_last,
+                                     llm_err *err)
+{
+    if (pos < 0 || pos >= e->n) {
+        llm_fail(err, LLM_ERR_ARG, "no position %d: the sequence has %d", pos, e->n);
+        return NULL;
+    }
+    int last_layer = e->m->config.n_layers - 1;
+    layer_first = layer_first < 0 ? 0 : layer_first;
+    layer_last = layer_last > last_layer ? last_layer : layer_last;
+    const intervention *now = steering_state(e->steer);
+    tensor_capture *c = e->cap;
+    if (c && c->pos == pos && c->layer_first == layer_first && c->layer_last == layer_last &&
+        e->cap_of == now)
+        return c;
+    capture_free(e->cap);
+    e->cap = NULL;
+    if (capture_new(&e->m->config, pos, layer_first, layer_last, &c, err) != LLM_OK)
+        return NULL;
+    hook h = capture_hook(c);
+    int id;
+    llm_status st = transformer_hook_add(e->tf, &h, &id, err);
+    if (st == LLM_OK) {
+        sync_steering(e);
+        st = transformer_forward_again(e->tf, e->tokens[pos], pos, NULL, err);
+        transformer_hook_remove(e->tf, id);
+    }
+    if (st != LLM_OK) {
+        capture_free(c);
+        return NULL;
+    }
+    capture_finish(c);
+    e->cap = c;
+    e->cap_of = now;
+    return c;
 }

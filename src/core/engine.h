@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "capture.h"
 #include "model.h"
 #include "sampler.h"
 #include "status.h"
@@ -45,6 +46,11 @@ typedef struct {
                                  last position */
     bool record_lens;         /* compute each position's logit lens as its record is
                                  finished (--trace-lens): one more forward pass each */
+    bool record_tensors;      /* summarize the pass's steps at each position as its record
+                                 is finished (--trace-tensors): one more forward pass each;
+                                 the record's `tensors` are valid while the observer sees it */
+    int tensor_first, tensor_last; /* the layers summarized (the steps outside the layers
+                                      always) */
     size_t attention_budget;  /* bytes of attention rows kept (the newest positions'):
                                  one block of this size, written in turn and reused
                                  (attention_ring.h), made and touched when capture is
@@ -105,6 +111,18 @@ const float *engine_attention(engine *e, int pos, llm_err *err);
  * rewind to pos or earlier, or until pos's next becomes known, and set as the
  * record's `lens`. NULL with err on failure (no memory, bad position). */
 const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
+
+/* Every step of the forward pass at position pos (0 <= pos < engine_pos) for layers
+ * first..last (clamped to the model's; the steps outside the layers always): pos run
+ * again over the KV cache of 0..pos-1 with the vectors and knock-outs in force now,
+ * one token as decoding runs it, leaving the KV cache as it was (as the lens does),
+ * with a capture (capture.h) registered at the pass's hook points for that one pass.
+ * Nothing observes the pass otherwise: decoding pays for no capture. The capture takes
+ * capture_bytes(...) and is kept until the next call with another position, layers or
+ * steering state, a rewind to pos or earlier, or engine_free; borrowed. NULL with err
+ * on failure (no memory, bad position). */
+const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int layer_last,
+                                     llm_err *err);
 
 /* Appends n prompt tokens and runs them as one batch. Records are created for each;
  * the one before the first new token (if any, and not yet finished) is finished with

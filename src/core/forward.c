@@ -657,6 +657,7 @@ static void layer_pass(const pass *p, int l)
     pass_project(p, xn, dim, &ffn, 1);
     see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
+    see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
     pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
     pass_steer(p, l);
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);

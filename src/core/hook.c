@@ -25,6 +25,7 @@ static const struct {
     [HOOK_FFN_NORM] = {.name = "ffn_norm", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_FFN_GATE] = {.name = "ffn_gate", .in_layer = true, .width = WIDTH_HIDDEN},
     [HOOK_FFN_UP] = {.name = "ffn_up", .in_layer = true, .width = WIDTH_HIDDEN},
+    [HOOK_FFN_GATE_PAR] = {.name = "ffn_gate_par", .in_layer = true, .width = WIDTH_HIDDEN},
     [HOOK_FFN_OUT] = {.name = "ffn_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_L_OUT] = {.name = "l_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_RESULT_NORM] = {.name = "result_norm", .in_layer = false, .width = WIDTH_DIM},
@@ -73,6 +74,28 @@ int hook_width(const model_config *c, hook_point p, int pos)
         break;
     }
     return c->dim;
+}
+
+int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
+{
+    switch ((unsigned)p < HOOK_COUNT ? points[p].width : WIDTH_DIM) {
+    case WIDTH_Q:
+        dims[0] = c->n_heads;
+        dims[1] = c->head_size;
+        return 2;
+    case WIDTH_KV:
+        dims[0] = c->n_kv_heads;
+        dims[1] = c->head_size;
+        return 2;
+    case WIDTH_KEYS:
+        dims[0] = c->n_heads;
+        dims[1] = pos + 1;
+        return 2;
+    default:
+        dims[0] = hook_width(c, p, pos);
+        dims[1] = 1;
+        return 1;
+    }
 }
 
 bool hook_wants(const hook *h, hook_point p, int l, int pos, int n, int *row, int *rows)

@@ -36,6 +36,7 @@ typedef enum {
     HOOK_FFN_NORM,      /* (dim) the feed-forward's input: the stream RMS-normed */
     HOOK_FFN_GATE,      /* (hidden_dim) w1 x, before the activation */
     HOOK_FFN_UP,        /* (hidden_dim) w3 x */
+    HOOK_FFN_GATE_PAR,  /* (hidden_dim) act(w1 x) * w3 x: what w2 reads */
     HOOK_FFN_OUT,       /* (dim) w2's output, before any post-feed-forward norm */
     HOOK_L_OUT,         /* (dim) the stream after the layer, control vectors added */
     HOOK_RESULT_NORM,   /* (dim) the final RMSNorm's output: the classifier's input */
@@ -86,6 +87,13 @@ bool hook_per_head(hook_point p);
 /* The values a row has at point p for config c; for the per-head points, the keys of
  * a query at position pos (pos + 1). */
 int hook_width(const model_config *c, hook_point p, int pos);
+/* The shape a step of point p has at position pos for config c, as -m tensors and the
+ * compute view show it: [n_heads, head_size] for the queries and the attention output
+ * (kqv), [n_kv_heads, head_size] for the keys and values, [n_heads, pos + 1] for the
+ * scores and weights (every head of the per-head points), else [width]. Writes dims
+ * (2) and returns how many it has (1 or 2); dims[0] is then the number of heads of a
+ * point that has heads. */
+int hook_shape(const model_config *c, hook_point p, int pos, int dims[2]);
 /* True when h observes point p of layer l (-1 outside the layers) at some position of
  * pos..pos+n-1; *row is then the first row it reads, *rows how many (1 or n). */
 bool hook_wants(const hook *h, hook_point p, int l, int pos, int n, int *row, int *rows);

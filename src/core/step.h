@@ -42,6 +42,25 @@ typedef struct {
     float next_prob;           /* its probability; NaN when next was not known */
 } step_lens_layer;
 
+/* One step of the forward pass at a position, summarized (capture.h makes it from the
+ * step's values): the compute view's row, and what --trace-tensors writes. */
+enum { STEP_TENSOR_FIRST = 8, STEP_TENSOR_BINS = 16, STEP_TENSOR_NAME = 24 };
+typedef struct {
+    char name[STEP_TENSOR_NAME];     /* the hook point's name, llama.cpp's: "Qcur" */
+    int layer;                       /* 0..n_layers-1; -1 outside the layers */
+    int n_dims;                      /* 1 or 2 */
+    int shape[2];                    /* [width] or [heads, per head] (hook_shape) */
+    int n;                           /* values: the product of the shape */
+    int n_masked;                    /* values that are not finite (the keys a query does
+                                        not see, at kq): left out of the numbers below */
+    float min, max, mean, l2;        /* over the finite values (l2: the Euclidean norm);
+                                        NaN when there are none */
+    int n_first;                     /* min(n, STEP_TENSOR_FIRST) */
+    float first[STEP_TENSOR_FIRST];  /* the first values, as they are */
+    unsigned hist[STEP_TENSOR_BINS]; /* the finite values counted in equal bins of
+                                        [min, max] (all in the middle one when min == max) */
+} step_tensor;
+
 typedef struct {
     int pos;                 /* position in the sequence, 0-based */
     int token;               /* the input token at pos */
@@ -64,6 +83,11 @@ typedef struct {
     const step_lens_layer *lens; /* (n_layers) the logit lens, or NULL when not computed
                                     (engine_lens). Borrowed like attn; also dropped when
                                     next becomes known after it was computed. */
+    const step_tensor *tensors; /* (n_tensors) the steps of the pass at pos, summarized
+                                   (--trace-tensors: the layers it names and the steps
+                                   outside the layers), in the pass's order; NULL when not
+                                   computed. Borrowed like lens */
+    int n_tensors;
     const intervention *intervention; /* the control vectors pos ran with, or NULL when
                                          none were ever set. Borrowed from the engine
                                          (or the trace reader): valid until it is freed */

@@ -189,6 +189,10 @@ static void write_header(trace_writer *t)
     }
     fprintf(f, ",\"attn\":%s,\"lens\":%s", t->with_attention ? "true" : "false",
             r->lens ? "true" : "false");
+    if (r->tensors)
+        fprintf(f, ",\"tensors\":[%d,%d]", r->tensor_first, r->tensor_last);
+    else
+        fputs(",\"tensors\":null", f);
     if (t->tok) {
         fputs(",\"vocab\":[", f);
         int n = tokenizer_vocab_size(t->tok);
@@ -371,6 +375,49 @@ static void write_lens(FILE *f, const step_lens_layer *lens, int n_layers)
     putc(']', f);
 }
 
+/* Writes n numbers of v, format_g6 each (null when not finite), as a JSON array. */
+static void put_g6_array(FILE *f, const float *v, int n)
+{
+    char num[32];
+    putc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            putc(',', f);
+        fwrite(num, 1, (size_t)format_g6(num, v[i]), f);
+    }
+    putc(']', f);
+}
+
+/* "tensors":[{"name","layer","shape","min","max","mean","l2","masked","first","hist"} per
+ * step] */
+static void write_tensors(FILE *f, const step_tensor *s, int n)
+{
+    fputs(",\"tensors\":[", f);
+    for (int i = 0; i < n; i++) {
+        const step_tensor *x = &s[i];
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        json_write_string(f, x->name);
+        fprintf(f, ",\"layer\":%d,\"shape\":[%d", x->layer, x->shape[0]);
+        if (x->n_dims == 2)
+            fprintf(f, ",%d", x->shape[1]);
+        fputs("]", f);
+        const char *names[] = {"min", "max", "mean", "l2"};
+        const float vals[] = {x->min, x->max, x->mean, x->l2};
+        for (int k = 0; k < 4; k++) {
+            char num[32];
+            fprintf(f, ",\"%s\":", names[k]);
+            fwrite(num, 1, (size_t)format_g6(num, vals[k]), f);
+        }
+        fprintf(f, ",\"masked\":%d,\"first\":", x->n_masked);
+        put_g6_array(f, x->first, x->n_first);
+        fputs(",\"hist\":[", f);
+        for (int b = 0; b < STEP_TENSOR_BINS; b++)
+            fprintf(f, b ? ",%u" : "%u", x->hist[b]);
+        fputs("]}", f);
+    }
+    putc(']', f);
+}
+
 /* What a record ran with (control vectors, knocked-out heads), when it differs from
  * the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
  * "fnv1a64":"16 hex digits of the file's FNV-1a, when known"}, ...],
@@ -436,6 +483,8 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
         write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
     if (t->run.lens && rec->lens && t->has_cfg)
         write_lens(f, rec->lens, t->cfg.n_layers);
+    if (t->run.tensors && rec->tensors && rec->n_tensors > 0)
+        write_tensors(f, rec->tensors, rec->n_tensors);
     if (rec->intervention && rec->intervention != t->intervention)
         write_intervention(t, rec->intervention);
     fputs("}\n", f);

@@ -4,13 +4,15 @@
  * {"llmchat_trace":1, "mode":..., "model":{path, shape, weights}, "template":...,
  *  "kv_cache":...,
  *  "kernels":..., "template":..., "options":{sampler settings, steps, ctx}, "attn":bool,
- *  "lens":bool, "vocab":[piece, ...]}
+ *  "lens":bool, "tensors":[first layer, last layer] or null, "vocab":[piece, ...]}
  * {"pos":int, "token":int, "piece":str, "phase":"prompt"|"gen"|"forced", "next":int,
  *  "next_prob":float, "next_rank":int, "top":[[id, logit, prob], ...],
  *  "sampler":{... "p_final":[...], "kept":[...], "cut":[...]} or null, "ms":float}
  * plus "attn":[[[w...] per head] per layer] when attention is on and the record has
- * it, and "lens":[{"top":[[id, prob], ...], "next_rank":int, "next_prob":float} per
- * layer] when the run asked for the lens and the record has it.
+ * it, "lens":[{"top":[[id, prob], ...], "next_rank":int, "next_prob":float} per
+ * layer] when the run asked for the lens and the record has it, and "tensors":[{"name",
+ * "layer", "shape", "min", "max", "mean", "l2", "masked", "first", "hist"} per step of
+ * the pass] when the run asked for them (--trace-tensors).
  * The trace owns its FILE; it borrows the tokenizer and model config for pieces and
  * shapes. */
 #ifndef LLMCHAT_TRACE_H
@@ -38,6 +40,8 @@ typedef struct {
     int steps;                     /* most new tokens per reply, 0 = until EOS */
     int ctx;                       /* context length in use */
     bool lens;                     /* records carry "lens" (--trace-lens) */
+    bool tensors;                  /* records carry "tensors" (--trace-tensors) ... */
+    int tensor_first, tensor_last; /* ... of these layers */
     const char *template_name;     /* the chat template of a chat ("llama2", "chatml") */
 } trace_run;
 

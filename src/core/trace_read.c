@@ -232,6 +232,14 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
     h->attn = b && b->type == JSON_BOOL && b->boolean;
     b = json_get(v, "lens");
     h->lens = b && b->type == JSON_BOOL && b->boolean;
+    const json_value *tl = get_array(v, "tensors");
+    long t0, t1;
+    if (tl && length(tl) == 2 && int_in(&tl->items[0], 0, SHAPE_MAX, &t0) &&
+        int_in(&tl->items[1], t0, SHAPE_MAX, &t1)) {
+        h->tensors = true;
+        h->tensor_first = (int)t0;
+        h->tensor_last = (int)t1;
+    }
     const json_value *vocab = get_array(v, "vocab");
     if (vocab && length(vocab) > 0) {
         r->vocab = calloc((size_t)length(vocab), sizeof *r->vocab);
@@ -455,6 +463,64 @@ static void read_lens(trace_reader *r, step_record *rec, const json_value *lens,
     rec->lens = out;
 }
 
+/* One step of "tensors" into o; false when it is malformed. */
+static bool read_tensor(const json_value *v, step_tensor *o)
+{
+    memset(o, 0, sizeof *o);
+    const char *name = get_string(v, "name");
+    const json_value *shape = get_array(v, "shape"), *first = get_array(v, "first");
+    const json_value *hist = get_array(v, "hist");
+    long layer, d0, d1 = 1, masked;
+    if (!name || !*name || strlen(name) >= STEP_TENSOR_NAME || !get_int(v, "layer", -1, SHAPE_MAX, &layer) ||
+        length(shape) < 1 || length(shape) > 2 || !int_in(&shape->items[0], 1, 1 << 30, &d0) ||
+        (length(shape) == 2 && !int_in(&shape->items[1], 1, 1 << 30, &d1)) || d0 * d1 > (1L << 30) ||
+        !get_int(v, "masked", 0, d0 * d1, &masked) || length(first) > STEP_TENSOR_FIRST ||
+        length(first) > d0 * d1 || length(hist) != STEP_TENSOR_BINS)
+        return false;
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->layer = (int)layer;
+    o->n_dims = length(shape);
+    o->shape[0] = (int)d0;
+    o->shape[1] = (int)d1;
+    o->n = (int)(d0 * d1);
+    o->n_masked = (int)masked;
+    float *stats[] = {&o->min, &o->max, &o->mean, &o->l2};
+    const char *keys[] = {"min", "max", "mean", "l2"};
+    for (int k = 0; k < 4; k++)
+        if (!number_or_null(json_get(v, keys[k]), stats[k]))
+            return false;
+    o->n_first = length(first);
+    for (int i = 0; i < o->n_first; i++)
+        if (!number_or_null(&first->items[i], &o->first[i]))
+            return false;
+    for (int b = 0; b < STEP_TENSOR_BINS; b++) {
+        long c;
+        if (!int_in(&hist->items[b], 0, INT32_MAX, &c))
+            return false;
+        o->hist[b] = (unsigned)c;
+    }
+    return true;
+}
+
+static void read_tensors(trace_reader *r, step_record *rec, const json_value *tensors, int line)
+{
+    int n = length(tensors);
+    if (n == 0 || n > SHAPE_MAX) {
+        problem(r, line, "\"tensors\" has %d steps; dropped", n);
+        return;
+    }
+    step_tensor *out = malloc(sizeof *out * (size_t)n);
+    if (!own(r, out))
+        return;
+    for (int i = 0; i < n; i++)
+        if (!read_tensor(&tensors->items[i], &out[i])) {
+            problem(r, line, "step %d of \"tensors\" is malformed; dropped", i + 1);
+            return;
+        }
+    rec->tensors = out;
+    rec->n_tensors = n;
+}
+
 /* A vector's "fnv1a64" (16 hex digits) into *out; 0 when it has none (traces before it).
  * False when it is there but not a checksum. */
 static bool checksum_of(const json_value *vector, uint64_t *out)
@@ -644,6 +710,9 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
     const json_value *lens = get_array(v, "lens");
     if (lens)
         read_lens(r, &rec, lens, line);
+    const json_value *tensors = get_array(v, "tensors");
+    if (tensors)
+        read_tensors(r, &rec, tensors, line);
     const json_value *steer = json_get(v, "steer");
     const intervention *own_steer = NULL;
     if (steer && steer->type == JSON_OBJECT && !(own_steer = read_steer(r, steer, line)))

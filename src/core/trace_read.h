@@ -32,6 +32,8 @@ typedef struct {
     sampler_config sampler; /* the settings at the start */
     int steps, ctx;
     bool attn, lens;        /* the run asked for attention / the lens */
+    bool tensors;           /* the run asked for the steps' summaries (--trace-tensors) */
+    int tensor_first, tensor_last; /* of these layers */
     int n_vocab;            /* pieces in the header's vocabulary (0: none) */
 } trace_header;
 

@@ -116,6 +116,44 @@ static void knock_out(tui *t)
     t->dirty |= DIRTY_ALL;
 }
 
+/* g: opens the compute view at the selected position, or closes it. */
+static void toggle_compute(tui *t)
+{
+    if (compute_is_open(t->compute))
+        compute_act(t->compute, ACT_COMPUTE);
+    else if (!t->w_compute)
+        tui_say(t, "the compute view needs a screen of at least 20 x 4");
+    else
+        compute_open(t->compute);
+    if (!compute_is_open(t->compute)) {
+        touchwin(stdscr);
+        wnoutrefresh(stdscr);
+    }
+    t->dirty |= DIRTY_ALL;
+}
+
+/* A key while the compute view is shown: its own bindings first, then Anywhere's. */
+static bool compute_key(tui *t, bool keycode, int key)
+{
+    const key_binding *b = keys_find(KEYS_COMPUTE, key, keycode);
+    if (!b)
+        return false;
+    if (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_HELP ||
+        b->action == ACT_COMPUTE)
+        return false; /* run_action runs these */
+    const char *why = compute_why_not(t->compute, b->action);
+    if (why)
+        tui_say(t, "%s", why);
+    else
+        compute_act(t->compute, b->action);
+    if (!compute_is_open(t->compute)) {
+        touchwin(stdscr);
+        wnoutrefresh(stdscr);
+    }
+    t->dirty |= DIRTY_ALL;
+    return true;
+}
+
 /* Esc, Ctrl-C: stops the reply, or says there is none. */
 static void stop_key(tui *t)
 {
@@ -209,6 +247,7 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_BRANCH_NEXT: steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1); break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
     case ACT_KNOCK_OUT: knock_out(t); break;
+    case ACT_COMPUTE: toggle_compute(t); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
@@ -294,6 +333,17 @@ void tui_handle_key(tui *t, bool keycode, int key)
     }
     if (t->help) {
         help_key(t, keycode, key);
+        return;
+    }
+    if (compute_is_open(t->compute)) {
+        if (compute_key(t, keycode, key))
+            return;
+        const key_binding *own = keys_find(KEYS_COMPUTE, key, keycode);
+        const key_binding *any = keys_find(KEYS_ANYWHERE, key, keycode);
+        if (own || any)
+            run_action(t, own ? own : any, key);
+        else
+            tui_say(t, "that key does nothing in the compute view: ? lists its keys");
         return;
     }
     const key_binding *b = keys_find(KEYS_ANYWHERE, key, keycode);

@@ -14,6 +14,13 @@
 #define KEYCODE(k) .code = (k), .keycode = true
 enum { ESC = 27, DEL = 127 };
 
+#define HELP_COMPUTE_UPDOWN "step (values: row; weight: scroll)"
+#define HELP_COMPUTE_PAGE "a page"
+#define HELP_COMPUTE_SIDE "position (values: value; weight: group)"
+#define HELP_COMPUTE_ENDS "first / newest (values, weight: ends)"
+#define HELP_COMPUTE_OPEN "values (Enter), weight (w)"
+#define HELP_COMPUTE_BACK "back; from the list: close"
+
 static const char HELP_SEL[] = "move the selection";
 static const char HELP_SEL10[] = "move by 10";
 static const char HELP_SEL_ENDS[] = "first / follow newest";
@@ -108,6 +115,8 @@ static const key_binding table[] = {
      .help = "branches at selection"},
     {.ctx = KEYS_PANES, .code = 's', .action = ACT_SLOW_MOTION, .steers = true, .name = "s",
      .help = "slow motion: off/100/300/1000 ms"},
+    {.ctx = KEYS_PANES, .code = 'g', .action = ACT_COMPUTE, .name = "g",
+     .help = "compute view of the position"},
     {.ctx = KEYS_PANES, .code = 'C', .action = ACT_SHADE_TOKENS, .name = "C",
      .help = "colour reply: prob/entropy/off"},
 
@@ -167,6 +176,45 @@ static const key_binding table[] = {
     {.ctx = KEYS_ATTN, KEYCODE(KEY_DOWN), .action = ACT_CELL_DOWN, .name = "Down",
      .help = "layer (heads view: head)"},
 
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_UP), .action = ACT_CELL_UP, .name = "Up", .help = HELP_COMPUTE_UPDOWN},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_DOWN), .action = ACT_CELL_DOWN, .name = "Down",
+     .help = HELP_COMPUTE_UPDOWN},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_PPAGE), .action = ACT_PAGE_UP, .name = "PgUp",
+     .help = HELP_COMPUTE_PAGE},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_NPAGE), .action = ACT_PAGE_DOWN, .name = "PgDn",
+     .help = HELP_COMPUTE_PAGE},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_LEFT), .action = ACT_SEL_PREV, .name = "Left",
+     .help = HELP_COMPUTE_SIDE},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_RIGHT), .action = ACT_SEL_NEXT, .name = "Right",
+     .help = HELP_COMPUTE_SIDE},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_HOME), .action = ACT_SEL_FIRST, .name = "Home",
+     .help = HELP_COMPUTE_ENDS},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_END), .action = ACT_SEL_NEWEST, .name = "End",
+     .help = HELP_COMPUTE_ENDS},
+    {.ctx = KEYS_COMPUTE, .code = '[', .action = ACT_LAYER_PREV, .name = "[",
+     .help = "previous / next layer"},
+    {.ctx = KEYS_COMPUTE, .code = ']', .action = ACT_LAYER_NEXT, .name = "]",
+     .help = "previous / next layer"},
+    {.ctx = KEYS_COMPUTE, .code = '{', .action = ACT_HEAD_PREV, .name = "{",
+     .help = "previous / next head (values)"},
+    {.ctx = KEYS_COMPUTE, .code = '}', .action = ACT_HEAD_NEXT, .name = "}",
+     .help = "previous / next head (values)"},
+    {.ctx = KEYS_COMPUTE, .code = '\r', .action = ACT_OPEN_HEAD, .name = "Enter",
+     .help = HELP_COMPUTE_OPEN},
+    {.ctx = KEYS_COMPUTE, KEYCODE(KEY_ENTER), .action = ACT_OPEN_HEAD, .name = "Enter",
+     .help = HELP_COMPUTE_OPEN},
+    {.ctx = KEYS_COMPUTE, .code = 'w', .action = ACT_COMPUTE_WEIGHT, .name = "w",
+     .help = HELP_COMPUTE_OPEN},
+    {.ctx = KEYS_COMPUTE, .code = ESC, .action = ACT_COMPUTE_BACK, .name = "Esc",
+     .help = HELP_COMPUTE_BACK},
+    {.ctx = KEYS_COMPUTE, .code = 'q', .action = ACT_COMPUTE_BACK, .name = "q",
+     .help = HELP_COMPUTE_BACK},
+    {.ctx = KEYS_COMPUTE, .code = 'g', .action = ACT_COMPUTE, .name = "g", .help = HELP_COMPUTE_BACK},
+    {.ctx = KEYS_COMPUTE, .code = 'p', .action = ACT_PAUSE, .steers = true, .name = "p",
+     .help = "pause / step the reply"},
+    {.ctx = KEYS_COMPUTE, .code = 'n', .action = ACT_STEP, .steers = true, .name = "n",
+     .help = "pause / step the reply"},
+
     {.ctx = KEYS_HELP, KEYCODE(KEY_NPAGE), .action = ACT_HELP_NEXT_PAGE, .name = "PgDn", .help = "next page"},
     {.ctx = KEYS_HELP, .code = ' ', .action = ACT_HELP_NEXT_PAGE, .name = "Space", .help = "next page"},
     {.ctx = KEYS_HELP, KEYCODE(KEY_PPAGE), .action = ACT_HELP_PREV_PAGE, .name = "PgUp",
@@ -182,6 +230,7 @@ static const keys_context_info contexts[KEYS_CONTEXT_COUNT] = {
     [KEYS_CONV] = {"Conversation"},
     [KEYS_TOKENS] = {"Tokens"},
     [KEYS_ATTN] = {"Attention"},
+    [KEYS_COMPUTE] = {"Compute view"},
 };
 
 const key_binding *keys_table(int *n)

@@ -26,6 +26,7 @@ typedef enum {
     KEYS_CONV,       /* the Conversation pane has the focus */
     KEYS_TOKENS,     /* the Tokens pane has the focus */
     KEYS_ATTN,       /* the Attention pane has the focus */
+    KEYS_COMPUTE,    /* the compute view is shown (asked before Anywhere) */
     KEYS_CONTEXT_COUNT
 } keys_context;
 
@@ -63,6 +64,8 @@ typedef enum {
     ACT_SLOW_MOTION,
     /* Conversation's reply tokens shaded: off, by probability, by entropy */
     ACT_SHADE_TOKENS,
+    /* the compute view: open or close it; back one level; the weight behind a step */
+    ACT_COMPUTE, ACT_COMPUTE_BACK, ACT_COMPUTE_WEIGHT,
 } key_action;
 
 typedef struct {

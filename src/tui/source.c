@@ -1,6 +1,7 @@
 /* source.c — reading positions from an engine or a trace (see source.h). Owns nothing. */
 #include "source.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "textfmt.h"
@@ -102,4 +103,95 @@ size_t source_token(const tui_source *s, int id, char *out, size_t size)
         return tuifmt_token(s->tok, id, out, size);
     const char *piece = s->trace ? trace_reader_piece(s->trace, id) : NULL;
     return tuifmt_piece(piece ? piece : "", piece && source_piece_is_control(piece), out, size);
+}
+
+/* Whether a step of a capture or a record belongs to `layer` as source_steps counts
+ * them: its own layer, or before / after the layers. */
+static bool in_list(int step_layer, bool before, int layer, int n_layers)
+{
+    if (layer >= 0 && layer < n_layers)
+        return step_layer == layer;
+    return step_layer < 0 && before == (layer < 0);
+}
+
+static int live_steps(const tui_source *s, int pos, int layer, int near, source_step *out,
+                      int max, const char **why)
+{
+    static char text[LLM_ERR_TEXT_MAX];
+    int n_layers = s->cfg->n_layers;
+    int l = layer >= 0 && layer < n_layers ? layer : near;
+    llm_err err;
+    const tensor_capture *cap = engine_tensors(s->e, pos, l, l, &err);
+    if (!cap) {
+        snprintf(text, sizeof text, "%s", err.text);
+        *why = text;
+        return 0;
+    }
+    int n = 0;
+    bool before = true;
+    for (int i = 0; i < cap->n_steps && n < max; i++) {
+        const captured_step *c = &cap->steps[i];
+        before = before && c->layer < 0;
+        if (!in_list(c->layer, before, layer, n_layers))
+            continue;
+        capture_summarize_step(c, &out[n].sum);
+        out[n].values = c->values;
+        out[n++].point = c->point;
+    }
+    return n;
+}
+
+int source_steps(const tui_source *s, int pos, int layer, int near, source_step *out, int max,
+                 const char **why)
+{
+    *why = "no steps here";
+    if (pos < 0 || pos >= source_count(s))
+        return 0;
+    if (s->e)
+        return live_steps(s, pos, layer, near, out, max, why);
+    const step_record *r = source_record(s, pos);
+    if (!r || !r->tensors) {
+        *why = "this trace has no steps here (write it with --trace-tensors LAYERS)";
+        return 0;
+    }
+    int n = 0;
+    bool before = true;
+    for (int i = 0; i < r->n_tensors && n < max; i++) {
+        const step_tensor *t = &r->tensors[i];
+        before = before && t->layer < 0;
+        if (!in_list(t->layer, before, layer, s->cfg->n_layers))
+            continue;
+        out[n].sum = *t;
+        out[n].values = NULL;
+        if (!hook_parse(t->name, &out[n].point))
+            out[n].point = HOOK_COUNT;
+        n++;
+    }
+    if (n == 0)
+        *why = "the trace did not record this layer (--trace-tensors names the layers)";
+    return n;
+}
+
+bool source_step_weight(const tui_source *s, int pos, int layer, int near, hook_point p, int row,
+                        int group, step_weight *out, const char **why)
+{
+    static char text[LLM_ERR_TEXT_MAX];
+    if (!s->e) {
+        *why = "the weights need the model: a trace has none";
+        return false;
+    }
+    if (!step_weight_has(p)) {
+        *why = "this step multiplies by no weight";
+        return false;
+    }
+    int l = layer >= 0 && layer < s->cfg->n_layers ? layer : near;
+    llm_err err;
+    const tensor_capture *cap = engine_tensors(s->e, pos, l, l, &err);
+    if (!cap || step_weight_explain(engine_model(s->e), cap, p, layer, row, group, out, &err) !=
+                    LLM_OK) {
+        snprintf(text, sizeof text, "%s", err.text);
+        *why = text;
+        return false;
+    }
+    return true;
 }

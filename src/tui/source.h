@@ -12,8 +12,10 @@
 #include <stddef.h>
 
 #include "engine.h"
+#include "hook.h"
 #include "model.h"
 #include "step.h"
+#include "step_weight.h"
 #include "tokenizer.h"
 #include "trace_read.h"
 
@@ -58,6 +60,30 @@ const step_whatif *source_whatif(const tui_source *s, int pos);
 /* The direct logit attribution of token's logit at pos (engine_attribution); NULL for a
  * trace (it needs the model's weights) or on failure. */
 const step_attribution *source_attribution(const tui_source *s, int pos, int token);
+/* One step of the forward pass at a position, as the compute view lists it. */
+typedef struct {
+    step_tensor sum;       /* its summary */
+    const float *values;   /* (sum.n) all its values (a live engine), or NULL (a trace
+                              keeps the summary only); valid until the next call */
+    hook_point point;      /* HOOK_COUNT for a name this llmchat does not know */
+} source_step;
+
+/* The steps at pos of `layer`: 0..n_layers-1, or -1 for those before the layers
+ * (inp_embd), n_layers for those after (result_norm, result_output), in the pass's
+ * order, at most max into out. A live engine computes them (engine_tensors: one
+ * forward pass of pos for that layer, leaving the context as it was; kept until
+ * another layer or position is asked for; for -1 and n_layers the pass of layer
+ * `near`, which has them too, so that no other pass runs); a trace has the summaries
+ * it was written with (--trace-tensors). Returns the count; 0 with *why set when there
+ * are none. */
+int source_steps(const tui_source *s, int pos, int layer, int near, source_step *out, int max,
+                 const char **why);
+/* The weight behind step p of layer (-1 and n_layers as above, near too) at pos, for
+ * output element row and input group `group` (step_weight.h); false with *why set for
+ * a trace (it has no weights), a step without a weight, or on failure. */
+bool source_step_weight(const tui_source *s, int pos, int layer, int near, hook_point p, int row,
+                        int group, step_weight *out, const char **why);
+
 /* The attribution's targets at r, in the order t steps through them: the token that
  * came next (the top candidate while none has), then the other top candidates by rank.
  * Target i (taken modulo their count, any sign) into *id, its rank among the

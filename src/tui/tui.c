@@ -89,6 +89,9 @@ static void free_windows(tui *t)
     if (t->w_status)
         delwin(t->w_status);
     t->w_status = NULL;
+    if (t->w_compute)
+        delwin(t->w_compute);
+    t->w_compute = NULL;
 }
 
 static WINDOW *window_for(const tui_rect *r)
@@ -108,6 +111,8 @@ void tui_make_windows(tui *t)
     t->win[FOCUS_ATTN] = window_for(&t->lay.attn);
     t->win[FOCUS_INPUT] = window_for(&t->lay.input);
     t->w_status = window_for(&t->lay.status);
+    if (t->lay.status.visible && t->lay.status.y >= 3 && t->screen.cols >= 20)
+        t->w_compute = newwin(t->lay.status.y, t->screen.cols, 0, 0);
 
     if (t->win[FOCUS_INPUT])
         keypad(t->win[FOCUS_INPUT], TRUE);
@@ -145,7 +150,12 @@ static void draw_frame(tui *t)
     if (d & DIRTY_ATTN)
         t->attn_drawn_ms = now;
     sync_views(t);
-    for (int f = FOCUS_CONV; f < FOCUS_COUNT; f++) {
+    bool compute = compute_is_open(t->compute) && t->w_compute;
+    if (compute && d) {
+        compute_draw(t->compute, t->w_compute, &t->screen);
+        wnoutrefresh(t->w_compute);
+    }
+    for (int f = FOCUS_CONV; f < FOCUS_COUNT && !compute; f++) {
         const tui_pane *p = &t->pane[f];
         if ((d & (1u << f)) && t->win[f]) {
             p->ops->draw(p->state, t->win[f], &t->screen, t->focus == (tui_focus)f);
@@ -160,6 +170,9 @@ static void draw_frame(tui *t)
     WINDOW *wi = t->win[FOCUS_INPUT];
     if (t->help) {
         help_draw(&t->screen, &t->help_page);
+    } else if (wi && compute) { /* the input line waits below the view, empty */
+        werase(wi);
+        wnoutrefresh(wi);
     } else if (wi) {
         input_draw(t->input, wi, &t->screen, t->focus == FOCUS_INPUT); /* last: the cursor stays there */
         wnoutrefresh(wi);
@@ -548,6 +561,7 @@ static void open_panes(tui *t)
     t->conv = conv_new(&t->src, &t->sel);
     t->tokens = tokens_new(&t->src, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);
     t->attn = attn_new(&t->src, &t->sel);
+    t->compute = compute_new(&t->src, &t->sel);
     t->pane[FOCUS_CONV] = (tui_pane){&conv_pane_ops, t->conv};
     t->pane[FOCUS_TOKENS] = (tui_pane){&tokens_pane_ops, t->tokens};
     t->pane[FOCUS_ATTN] = (tui_pane){&attn_pane_ops, t->attn};
@@ -558,6 +572,7 @@ static void close_panes(tui *t)
     conv_free(t->conv);
     tokens_free(t->tokens);
     attn_free(t->attn);
+    compute_free(t->compute);
 }
 
 /* The input line's callbacks. */

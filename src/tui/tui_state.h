@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "session.h"
 #include "attention_pane.h"
+#include "compute_view.h"
 #include "conversation.h"
 #include "draw.h"
 #include "input.h"
@@ -54,6 +55,10 @@ typedef struct tui {
     tokens_pane *tokens;          /* owned; also pane[FOCUS_TOKENS].state */
     attn_pane *attn;              /* owned; also pane[FOCUS_ATTN].state */
     input_line *input;            /* owned */
+    compute_view *compute;        /* owned: the compute view ('g'), drawn over the panes
+                                     in w_compute while it is open */
+    WINDOW *w_compute;            /* the screen above the status line; NULL when too
+                                     small */
     tui_source src;               /* what Tokens and Attention read: the engine or the trace */
     tui_selection sel;            /* shared by Tokens and Attention */
     tui_focus focus;
