@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -18,69 +17,22 @@
 #include "ggml_type.h"
 #include "kernels.h"
 #include "quant.h"
+#include "random_blocks.h"
+#include "stats.h"
 
 static const ggml_type types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
                                   GGML_TYPE_Q5_1, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
                                   GGML_TYPE_Q6_K};
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rng_u32(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 11);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* The byte offsets of a block's half scales (d, and dmin or m; -1: none). */
-static void half_offsets(ggml_type type, int at[2])
-{
-    at[0] = type == GGML_TYPE_Q6_K ? 208 : 0;
-    at[1] = type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 || type == GGML_TYPE_Q4_K ||
-                    type == GGML_TYPE_Q5_K
-                ? 2
-                : -1;
-}
-
-/* rows x cols of random blocks of `type`, every half scale about 2^-8. */
-static uint8_t *random_rows(ggml_type type, int rows, int cols, size_t *row_bytes)
-{
-    const ggml_type_info *info = ggml_type_get(type);
-    *row_bytes = (size_t)cols / info->block * info->bytes;
-    size_t bytes = *row_bytes * rows;
-    uint8_t *b = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!b)
-        return NULL;
-    for (size_t i = 0; i < bytes; i++)
-        b[i] = (uint8_t)rng_u32();
-    int at[2];
-    half_offsets(type, at);
-    for (size_t blk = 0; blk < bytes / info->bytes; blk++)
-        for (int h = 0; h < 2; h++)
-            if (at[h] >= 0) {
-                uint16_t v = ggml_f32_to_fp16(ldexpf(1.0f + (float)(rng_u32() % 1000) / 2000.0f, -8));
-                memcpy(b + blk * info->bytes + at[h], &v, 2);
-            }
-    return b;
-}
 
 /* Best seconds of 5 passes of `reps` matvecs over w. */
 static double best_of_5(const tensor *w, const qbatch *xq, float *out, int reps)
 {
     double best = INFINITY;
     for (int pass = 0; pass < 5; pass++) {
-        double t0 = now_s();
+        double t0 = stats_now_s();
         for (int r = 0; r < reps; r++)
             kernels_matvec(out, w, NULL, xq);
-        double dt = now_s() - t0;
+        double dt = stats_now_s() - t0;
         if (dt < best)
             best = dt;
     }
@@ -131,7 +83,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int i = 0; i < cols; i++)
-        x[i] = (float)((int)(rng_u32() % 2001) - 1000) / 1000.0f;
+        x[i] = (float)((int)(random_u32() % 2001) - 1000) / 1000.0f;
     qbatch_quantize(xq, x, 1);
     printf("one thread, rows of %d values: in cache (512 KiB) and from memory (256 MiB)\n",
            cols);

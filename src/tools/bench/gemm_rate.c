@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -19,23 +18,8 @@
 #include "ggml_type.h"
 #include "kernels.h"
 #include "quant.h"
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint32_t rng_u32(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 11);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "random_blocks.h"
+#include "stats.h"
 
 static void *alloc_or_die(size_t bytes)
 {
@@ -45,23 +29,6 @@ static void *alloc_or_die(size_t bytes)
         exit(1);
     }
     return p;
-}
-
-/* Random Q4_K blocks with half scales about 2^-8 (d at 0, dmin at 2). */
-static uint8_t *random_q4k(int rows, int cols, size_t *row_bytes)
-{
-    const ggml_type_info *info = ggml_type_get(GGML_TYPE_Q4_K);
-    *row_bytes = (size_t)cols / info->block * info->bytes;
-    size_t bytes = *row_bytes * rows;
-    uint8_t *b = alloc_or_die(bytes);
-    for (size_t i = 0; i < bytes; i++)
-        b[i] = (uint8_t)rng_u32();
-    for (size_t blk = 0; blk < bytes / info->bytes; blk++)
-        for (int h = 0; h < 2; h++) {
-            uint16_t v = ggml_f32_to_fp16(ldexpf(1.0f + (float)(rng_u32() % 1000) / 2000.0f, -8));
-            memcpy(b + blk * info->bytes + 2 * h, &v, 2);
-        }
-    return b;
 }
 
 /* Best seconds of 5 passes of kernels_gemm(w, x) on `threads` threads. */
@@ -75,9 +42,9 @@ static double best_of_5(const tensor *w, const float *x, const qbatch *xq, int n
 #endif
     double best = INFINITY;
     for (int pass = 0; pass < 5; pass++) {
-        double t0 = now_s();
+        double t0 = stats_now_s();
         kernels_gemm(out, w, x, xq, n);
-        double dt = now_s() - t0;
+        double dt = stats_now_s() - t0;
         if (dt < best)
             best = dt;
     }
@@ -104,17 +71,17 @@ int main(int argc, char **argv)
     float *x = alloc_or_die(sizeof(float) * (size_t)n * cols);
     float *out = alloc_or_die(sizeof(float) * (size_t)n * rows);
     for (size_t i = 0; i < (size_t)n * cols; i++)
-        x[i] = (float)((int)(rng_u32() % 2001) - 1000) / 1000.0f;
+        x[i] = (float)((int)(random_u32() % 2001) - 1000) / 1000.0f;
     qbatch *xq = qbatch_new(n, cols, 32);
     int8_t *q = alloc_or_die((size_t)rows * cols);
     float *scale = alloc_or_die(sizeof(float) * (size_t)rows * (cols / 32));
     for (size_t i = 0; i < (size_t)rows * cols; i++)
-        q[i] = (int8_t)(rng_u32() % 255 - 127);
+        q[i] = (int8_t)(random_u32() % 255 - 127);
     for (size_t i = 0; i < (size_t)rows * (cols / 32); i++)
-        scale[i] = ldexpf(1.0f + (float)(rng_u32() % 1000) / 2000.0f, -8);
+        scale[i] = ldexpf(1.0f + (float)(random_u32() % 1000) / 2000.0f, -8);
     size_t k_row_bytes;
-    uint8_t *k = random_q4k(rows, cols, &k_row_bytes);
-    if (!xq) {
+    uint8_t *k = random_rows(GGML_TYPE_Q4_K, rows, cols, &k_row_bytes);
+    if (!xq || !k) {
         fprintf(stderr, "bench-gemm: out of memory\n");
         return 1;
     }
