@@ -482,6 +482,12 @@ static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int
         return LLM_OK;
     char name[64];
     weight_name(m, w, layer, name, sizeof name);
+    /* a view of a fused tensor: the row of the file's tensor */
+    const model_config *c = &m->config;
+    if (c->arch.fused_qkv && (w == W_K || w == W_V))
+        bad += c->q_dim + (w == W_V ? c->kv_dim : 0);
+    if (c->arch.fused_gate_up && w == W_3)
+        bad += c->hidden_dim;
     return llm_fail(err, LLM_ERR_NUMERIC,
                     "%s: %s holds NaN or infinite values (row %td): the file is corrupt",
                     m->path, name, bad);
