@@ -1044,24 +1044,49 @@ START_TEST(test_fused_views)
 }
 END_TEST
 
-/* Attribution says which fields it cannot split a logit under. */
-START_TEST(test_attribution_refuses)
+/* Attribution splits the logit of models with post-norms, an attention output bias and
+ * a final soft-cap: the parts and the offset add up to the logit before the cap (the
+ * post-norms' scales held at the position, as the final norm's), and the cap of that
+ * sum is the logit. */
+START_TEST(test_attribution_families)
 {
-    model_arch a = model_arch_llama(16);
-    set_post_norms(&a);
-    toy *t = toy_new(48, 96, 4, 2, 16, &a, false);
-    const model_config *c = &t->m.config;
-    float *parts = calloc((size_t)c->n_layers * (c->q_dim + c->dim), sizeof(float));
-    float *final = calloc(c->dim, sizeof(float));
-    float head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
-    attribution_input in = {.parts = parts, .final = final, .steer = NULL, .token = 1};
-    step_attribution out;
-    llm_err err;
-    ck_assert_int_eq(attribution_compute(&t->m, &in, 3, head, mlp, &out, &err), LLM_ERR_ARG);
-    ck_assert_msg(strstr(err.text, "post-attention") != NULL, "%s", err.text);
-    free(parts);
-    free(final);
-    toy_free(t);
+    void (*const sets[])(model_arch *) = {set_post_norms, set_biases, set_final_cap, set_every};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        model_arch a = model_arch_llama(16);
+        sets[k](&a);
+        toy *t = toy_new(48, 96, 4, 2, 16, &a, true);
+        const model_config *c = &t->m.config;
+        transformer *tf = new_transformer(&t->m, 32, TRANSFORMER_KV_F32);
+        int ids[8];
+        make_ids(ids, 8, c->vocab_size);
+        for (int i = 0; i < 7; i++)
+            ck_assert_ptr_nonnull(transformer_forward(tf, ids[i], i, NULL));
+        float *parts = malloc(sizeof(float) * (size_t)c->n_layers * (c->q_dim + c->dim));
+        float *resid = malloc(sizeof(float) * (size_t)c->n_layers * c->dim);
+        float *logits = malloc(sizeof(float) * (size_t)c->vocab_size);
+        llm_err err;
+        ck_assert_int_eq(transformer_components(tf, ids[7], 7, parts, resid, logits, &err), LLM_OK);
+        attribution_input in = {.parts = parts, .final = resid + (size_t)(c->n_layers - 1) * c->dim,
+                                .steer = NULL, .token = ids[7]};
+        float cap = a.final_softcap, head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
+        for (int target = 0; target < c->vocab_size; target += 31) {
+            step_attribution out;
+            ck_assert_int_eq(attribution_compute(&t->m, &in, target, head, mlp, &out, &err), LLM_OK);
+            double sum = attribution_sum(&out), logit = logits[target];
+            double want = cap != 0.0f ? cap * atanh(logit / cap) : logit;
+            ck_assert_msg(fabs(sum - want) <= 1e-4 * (1.0 + fabs(want)),
+                          "case %zu, token %d: parts sum %g, the logit before the cap %g", k,
+                          target, sum, want);
+            ck_assert(fabs(out.before_cap - sum) <= 1e-5 * (1.0 + fabs(sum)));
+            ck_assert(out.softcap == cap && out.post_norms == a.post_norms);
+            ck_assert((out.offset != 0.0f) == a.attn_out_bias);
+        }
+        free(parts);
+        free(resid);
+        free(logits);
+        transformer_free(tf);
+        toy_free(t);
+    }
 }
 END_TEST
 
@@ -1084,7 +1109,7 @@ static Suite *make_suite(void)
     tcase_add_test(desc, test_description_fields);
     tcase_add_test(desc, test_llama_values);
     tcase_add_test(desc, test_fused_views);
-    tcase_add_test(desc, test_attribution_refuses);
+    tcase_add_test(desc, test_attribution_families);
     suite_add_tcase(s, desc);
     return s;
 }
