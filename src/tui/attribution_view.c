@@ -100,26 +100,36 @@ static void draw_title(const tui_source *src, const tui_screen *scr, WINDOW *w, 
 }
 
 /* The parts' sum against the logit, and what the split holds fixed, on lines y..y_last:
- * where a final soft-cap makes the sum the logit before it, the residual (logit − sum);
- * where post-norms scale the blocks, that their scales are this position's. Returns the
- * next free line. */
+ * where a final soft-cap makes the sum the logit before it, the residual (logit − sum)
+ * and the cap; where post-norms scale the blocks, that their scales are this
+ * position's (the two notes on one line when it is wide enough). Returns the next free
+ * line. */
 static int draw_sum(const tui_screen *scr, WINDOW *w, int y, int y_last, int width,
                     const step_attribution *a)
 {
-    char line[200];
+    char line[200], cap[64] = "";
+    const char *post = a->post_norms ? "post-norms: scales as at this position" : "";
     if (y > y_last)
         return y;
     double sum = attribution_sum(a);
-    if (a->softcap == 0.0f)
+    if (a->softcap == 0.0f) {
         snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, norm scale %.3g", sum, a->logit,
                  a->norm_scale);
-    else
-        snprintf(line, sizeof line, "parts sum %.3f, logit %.3f = %g tanh(sum / %g): soft-capped, "
-                 "residual %+.3f", sum, a->logit, a->softcap, a->softcap, a->logit - sum);
+    } else {
+        snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, residual %+.3f", sum, a->logit,
+                 a->logit - sum);
+        snprintf(cap, sizeof cap, "soft-capped: logit = %g tanh(sum / %g)", a->softcap, a->softcap);
+    }
     draw_text(scr, w, y++, 1, width, line, A_DIM);
-    if (a->post_norms && y <= y_last)
-        draw_text(scr, w, y++, 1, width,
-                  "post-norms: each block's part through its norm's scale at this position", A_DIM);
+    if (cap[0] && post[0] && (int)(strlen(cap) + strlen(post) + 2) <= width && y <= y_last) {
+        snprintf(line, sizeof line, "%s; %s", cap, post);
+        draw_text(scr, w, y++, 1, width, line, A_DIM);
+        return y;
+    }
+    if (cap[0] && y <= y_last)
+        draw_text(scr, w, y++, 1, width, cap, A_DIM);
+    if (post[0] && y <= y_last)
+        draw_text(scr, w, y++, 1, width, post, A_DIM);
     return y;
 }
 

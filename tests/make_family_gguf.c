@@ -1,0 +1,27 @@
+/* make_family_gguf.c — writes the tiny random-weight model of one family (family_gguf.h)
+ * for the end-to-end tests, which need one without numpy:
+ *     make_family_gguf NAME OUT.gguf [VOCAB.gguf]
+ * NAME is one of family_gguf.h's shapes (llama, qwen2, qwen3, phi3, phi3-partial, gemma,
+ * gemma2, gemma3); VOCAB's tokenizer.* keys (and chat template) are copied in. Exit
+ * status 0, or 1 with a message. */
+#include <stdio.h>
+
+#include "family_gguf.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: make_family_gguf NAME OUT.gguf [VOCAB.gguf]\n");
+        return 1;
+    }
+    if (!family_shape_find(argv[1])) {
+        fprintf(stderr, "make_family_gguf: no family shape '%s'\n", argv[1]);
+        return 1;
+    }
+    if (!family_gguf_write(argv[2], argv[1], NULL, argc == 4 ? argv[3] : NULL)) {
+        fprintf(stderr, "make_family_gguf: cannot write %s (or read %s)\n", argv[2],
+                argc == 4 ? argv[3] : "-");
+        return 1;
+    }
+    return 0;
+}
