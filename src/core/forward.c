@@ -108,12 +108,12 @@ static void rope_table(float *table, const model_config *c, float base, float sc
     for (int i = 0; i < n; i++) {
         float *r = table + (size_t)i * rot;
         for (int hd = 0; hd < rot; hd += 2) {
-            double freq = 1.0 / pow(base, hd / (double)rot);
+            float freq = 1.0f / powf(base, hd / (float)rot);
             if (factors)
                 freq /= factors[hd / 2];
-            double val = (pos + i) * (double)scale * freq;
-            r[hd] = (float)(cos(val) * mag);
-            r[hd + 1] = (float)(sin(val) * mag);
+            float val = (pos + i) * scale * freq;
+            r[hd] = cosf(val) * mag;
+            r[hd + 1] = sinf(val) * mag;
         }
     }
 }
