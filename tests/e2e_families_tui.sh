@@ -8,7 +8,8 @@
 # by how much they miss the logit (the residual) and that the post-norms' scales are
 # held; a head knocked out shows "out"; the trace records the windows, --view shows
 # them without the model, --replay reproduces the run, and a control vector changes
-# the reply. Nothing asserts timing.
+# the reply; Qwen3-, Gemma-3- and Phi-4-mini-shaped models with their real vocabularies
+# chat with the templates their files carry. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -91,3 +92,27 @@ run_llmchat --no-config -m generate -t 0 -n 8 --weights f32 -i "Once upon a time
 assert_status 0
 cmp -s "$T/out" "$T/plain" && fail "the control vector changed nothing"
 pass "a control vector steers the family's reply"
+
+# ---- each family chats with the template its file carries ----
+# chat_template NAME VOCAB TEMPLATE MARKER: a NAME-shaped model with VOCAB's tokenizer
+# and template; a chat turn's trace names TEMPLATE and its prompt holds MARKER's token.
+chat_template() {
+    [ -f "${LLMCHAT_BUILDDIR:-.}/tests/$2" ] ||
+        hard_error "tests/$2 is missing (make check decompresses tests/data/*.gguf.gz)"
+    "${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" "$1" "$T/$1-chat.gguf" \
+        "${LLMCHAT_BUILDDIR:-.}/tests/$2" || fail "make_family_gguf $1 $2 failed"
+    printf 'Hello there\n' >"$T/turn"
+    run_llmchat --no-config -m chat -t 0 -n 3 --trace "$T/$1-chat.jsonl" "$T/$1-chat.gguf" <"$T/turn"
+    assert_status 0
+    "$PYTHON" - "$T/$1-chat.jsonl" "$3" "$4" <<'PYEOF' || fail "$1 did not chat with its template $3"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+pieces = [r.get("piece") for r in lines[1:]]
+if lines[0].get("template") != sys.argv[2] or sys.argv[3] not in pieces:
+    sys.exit("template %r, pieces %r" % (lines[0].get("template"), pieces))
+PYEOF
+}
+chat_template qwen3 qwen3-vocab.gguf qwen3 '<|im_start|>'
+chat_template gemma3 gemma3-vocab.gguf gemma '<start_of_turn>'
+chat_template phi3-partial phi4-mini-vocab.gguf phi4-mini '<|user|>'
+pass "qwen3, gemma3 and phi3 (Phi-4-mini-shaped) chat with their files' templates"

@@ -229,111 +229,114 @@ END_TEST
 
 /* ---- hostile files ---- */
 
+/* Each family's broken files and the line each gets. */
+static const struct {
+    const char *family;
+    family_edit e;
+    llm_status status;
+    const char *says;
+} hostile[] = {
+    /* qwen2: its biases */
+    {"qwen2", {.drop_tensor = "blk.1.attn_k.bias"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.attn_k.bias is missing (the qwen2 architecture has it)"},
+    {"qwen2", {.resize_tensor = "blk.0.attn_v.bias", .ne0 = 64}, LLM_ERR_FORMAT,
+     "blk.0.attn_v.bias has dims [64], expected [32]"},
+    {"qwen2", {.value_tensor = "blk.1.attn_q.bias", .value_index = 3, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.1.attn_q.bias holds a NaN"},
+    {"qwen2", {.uint_key = "qwen2.attention.head_count", .uint_value = 5}, LLM_ERR_FORMAT,
+     "dim 64 is not a multiple of n_heads 5"},
+    {"qwen2", {.drop_key = "qwen2.attention.layer_norm_rms_epsilon"}, LLM_ERR_FORMAT,
+     "qwen2.attention.layer_norm_rms_epsilon is missing"},
+    {"qwen2", {.extra_tensor = "blk.0.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
+     "blk.0.ffn_gate_exps.weight is not part of the qwen2 architecture llmchat runs "
+     "(mixture-of-experts feed-forward is not supported)"},
+    {"qwen2", {.uint_key = "qwen2.expert_count", .uint_value = 8}, LLM_ERR_FORMAT,
+     "a mixture-of-experts model (qwen2.expert_count 8) is not supported"},
+    {"qwen2", {.extra_tensor = "blk.0.attn_output.bias"}, LLM_ERR_FORMAT,
+     "blk.0.attn_output.bias is not part of the qwen2 architecture"},
+    /* qwen3: its norms and head size */
+    {"qwen3", {.resize_tensor = "blk.0.attn_k_norm.weight", .ne0 = 16}, LLM_ERR_FORMAT,
+     "blk.0.attn_k_norm.weight has dims [16], expected [32]"},
+    {"qwen3", {.drop_tensor = "blk.1.attn_q_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.1.attn_q_norm.weight is missing"},
+    {"qwen3", {.uint_key = "qwen3.attention.key_length", .uint_value = 33}, LLM_ERR_FORMAT,
+     "head size 33 (key_length) is odd"},
+    {"qwen3", {.uint_key = "qwen3.attention.value_length", .uint_value = 16}, LLM_ERR_FORMAT,
+     "qwen3.attention.value_length is 16, but the keys' heads hold 32 values"},
+    {"qwen3", {.uint_key = "qwen3.attention.head_count_kv", .uint_value = 3}, LLM_ERR_FORMAT,
+     "n_kv_heads 3 does not divide n_heads 4"},
+    /* phi3: fused tensors, window, LongRoPE, partial rotary */
+    {"phi3", {.resize_tensor = "blk.0.attn_qkv.weight", .ne0 = 64, .ne1 = 96}, LLM_ERR_FORMAT,
+     "blk.0.attn_qkv.weight has dims [64, 96], expected [64, 128]"},
+    {"phi3", {.resize_tensor = "blk.1.ffn_up.weight", .ne0 = 64, .ne1 = 96}, LLM_ERR_FORMAT,
+     "blk.1.ffn_up.weight has dims [64, 96], expected [64, 192]"},
+    {"phi3", {.drop_key = "phi3.attention.sliding_window"}, LLM_ERR_FORMAT,
+     "phi3.attention.sliding_window is missing"},
+    {"phi3", {.drop_tensor = "rope_factors_short.weight"}, LLM_ERR_FORMAT,
+     "rope_factors_short.weight is missing"},
+    {"phi3", {.value_tensor = "rope_factors_long.weight", .value_index = 2, .value = 0.0f},
+     LLM_ERR_FORMAT, "rope_factors_long.weight[2] is 0, not a plausible RoPE frequency factor"},
+    {"phi3", {.uint_key = "phi3.rope.dimension_count", .uint_value = 13}, LLM_ERR_FORMAT,
+     "phi3.rope.dimension_count is 13, but RoPE turns an even number of a head's 16 values"},
+    {"phi3", {.uint_key = "phi3.rope.dimension_count", .uint_value = 18}, LLM_ERR_FORMAT,
+     "phi3.rope.dimension_count is 18"},
+    {"phi3", {.float_key = "phi3.rope.scaling.attn_factor", .float_value = 1e5f}, LLM_ERR_FORMAT,
+     "not a plausible RoPE attention factor"},
+    {"phi3", {.value_tensor = "blk.0.attn_qkv.weight", .value_index = 64 * 100 + 5, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.0.attn_qkv.weight holds NaN or infinite values (row 100)"},
+    {"phi3", {.value_tensor = "blk.1.ffn_up.weight", .value_index = 64 * 150, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.1.ffn_up.weight holds NaN or infinite values (row 150)"},
+    /* gemma: tied, head size from key_length */
+    {"gemma", {.extra_tensor = "output.weight"}, LLM_ERR_FORMAT,
+     "output.weight is not part of the gemma architecture"},
+    {"gemma", {.resize_tensor = "blk.0.attn_output.weight", .ne0 = 64, .ne1 = 64},
+     LLM_ERR_FORMAT, "blk.0.attn_output.weight has dims [64, 64], expected [128, 64]"},
+    {"gemma", {.drop_key = "gemma.attention.key_length"}, LLM_ERR_FORMAT,
+     "gemma.attention.value_length is 32, but the keys' heads hold 16 values"},
+    {"gemma", {.drop_key = "gemma.attention.value_length", .uint_key =
+               "gemma.attention.key_length", .uint_value = 16}, LLM_ERR_FORMAT,
+     "blk.0.attn_q.weight has dims [64, 128], expected [64, 64]"},
+    /* gemma2: window, post-norms, soft-caps */
+    {"gemma2", {.uint_key = "gemma2.attention.sliding_window", .uint_value = 0}, LLM_ERR_FORMAT,
+     "gemma2.attention.sliding_window is 0, but the gemma2 architecture's local layers attend "
+     "over a window of at least one key"},
+    {"gemma2", {.drop_tensor = "blk.3.post_ffw_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.3.post_ffw_norm.weight is missing"},
+    {"gemma2", {.resize_tensor = "blk.2.post_attention_norm.weight", .ne0 = 32}, LLM_ERR_FORMAT,
+     "blk.2.post_attention_norm.weight has dims [32], expected [64]"},
+    {"gemma2", {.float_key = "gemma2.attn_logit_softcapping", .float_value = -50.0f},
+     LLM_ERR_FORMAT, "gemma2.attn_logit_softcapping is not a positive number"},
+    {"gemma2", {.value_tensor = "blk.1.post_attention_norm.weight", .value_index = 9,
+                .value = INFINITY}, LLM_ERR_NUMERIC,
+     "blk.1.post_attention_norm.weight holds a NaN or infinite value (index 9)"},
+    /* gemma3: its window is required, its q/k norms */
+    {"gemma3", {.drop_key = "gemma3.attention.sliding_window"}, LLM_ERR_FORMAT,
+     "gemma3.attention.sliding_window is missing"},
+    {"gemma3", {.drop_tensor = "blk.5.attn_k_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.5.attn_k_norm.weight is missing"},
+    {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "yarn"}, LLM_ERR_FORMAT,
+     "RoPE scaling 'yarn' (factor 8) is not supported"},
+    /* llama: no partial rotary */
+    {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
+     "partial rotary embeddings are not supported by the llama architecture"},
+    {"llama", {.extra_tensor = "blk.0.post_attention_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.0.post_attention_norm.weight is not part of the llama architecture"},
+};
+
 START_TEST(test_hostile_files)
 {
-    const struct {
-        const char *family;
-        family_edit e;
-        llm_status status;
-        const char *says;
-    } cases[] = {
-        /* qwen2: its biases */
-        {"qwen2", {.drop_tensor = "blk.1.attn_k.bias"}, LLM_ERR_FORMAT,
-         "GGUF tensor blk.1.attn_k.bias is missing (the qwen2 architecture has it)"},
-        {"qwen2", {.resize_tensor = "blk.0.attn_v.bias", .ne0 = 64}, LLM_ERR_FORMAT,
-         "blk.0.attn_v.bias has dims [64], expected [32]"},
-        {"qwen2", {.value_tensor = "blk.1.attn_q.bias", .value_index = 3, .value = NAN},
-         LLM_ERR_NUMERIC, "blk.1.attn_q.bias holds a NaN"},
-        {"qwen2", {.uint_key = "qwen2.attention.head_count", .uint_value = 5}, LLM_ERR_FORMAT,
-         "dim 64 is not a multiple of n_heads 5"},
-        {"qwen2", {.drop_key = "qwen2.attention.layer_norm_rms_epsilon"}, LLM_ERR_FORMAT,
-         "qwen2.attention.layer_norm_rms_epsilon is missing"},
-        {"qwen2", {.extra_tensor = "blk.0.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
-         "blk.0.ffn_gate_exps.weight is not part of the qwen2 architecture llmchat runs "
-         "(mixture-of-experts feed-forward is not supported)"},
-        {"qwen2", {.uint_key = "qwen2.expert_count", .uint_value = 8}, LLM_ERR_FORMAT,
-         "a mixture-of-experts model (qwen2.expert_count 8) is not supported"},
-        {"qwen2", {.extra_tensor = "blk.0.attn_output.bias"}, LLM_ERR_FORMAT,
-         "blk.0.attn_output.bias is not part of the qwen2 architecture"},
-        /* qwen3: its norms and head size */
-        {"qwen3", {.resize_tensor = "blk.0.attn_k_norm.weight", .ne0 = 16}, LLM_ERR_FORMAT,
-         "blk.0.attn_k_norm.weight has dims [16], expected [32]"},
-        {"qwen3", {.drop_tensor = "blk.1.attn_q_norm.weight"}, LLM_ERR_FORMAT,
-         "blk.1.attn_q_norm.weight is missing"},
-        {"qwen3", {.uint_key = "qwen3.attention.key_length", .uint_value = 33}, LLM_ERR_FORMAT,
-         "head size 33 (key_length) is odd"},
-        {"qwen3", {.uint_key = "qwen3.attention.value_length", .uint_value = 16}, LLM_ERR_FORMAT,
-         "qwen3.attention.value_length is 16, but the keys' heads hold 32 values"},
-        {"qwen3", {.uint_key = "qwen3.attention.head_count_kv", .uint_value = 3}, LLM_ERR_FORMAT,
-         "n_kv_heads 3 does not divide n_heads 4"},
-        /* phi3: fused tensors, window, LongRoPE, partial rotary */
-        {"phi3", {.resize_tensor = "blk.0.attn_qkv.weight", .ne0 = 64, .ne1 = 96}, LLM_ERR_FORMAT,
-         "blk.0.attn_qkv.weight has dims [64, 96], expected [64, 128]"},
-        {"phi3", {.resize_tensor = "blk.1.ffn_up.weight", .ne0 = 64, .ne1 = 96}, LLM_ERR_FORMAT,
-         "blk.1.ffn_up.weight has dims [64, 96], expected [64, 192]"},
-        {"phi3", {.drop_key = "phi3.attention.sliding_window"}, LLM_ERR_FORMAT,
-         "phi3.attention.sliding_window is missing"},
-        {"phi3", {.drop_tensor = "rope_factors_short.weight"}, LLM_ERR_FORMAT,
-         "rope_factors_short.weight is missing"},
-        {"phi3", {.value_tensor = "rope_factors_long.weight", .value_index = 2, .value = 0.0f},
-         LLM_ERR_FORMAT, "rope_factors_long.weight[2] is 0, not a plausible RoPE frequency factor"},
-        {"phi3", {.uint_key = "phi3.rope.dimension_count", .uint_value = 13}, LLM_ERR_FORMAT,
-         "phi3.rope.dimension_count is 13, but RoPE turns an even number of a head's 16 values"},
-        {"phi3", {.uint_key = "phi3.rope.dimension_count", .uint_value = 18}, LLM_ERR_FORMAT,
-         "phi3.rope.dimension_count is 18"},
-        {"phi3", {.float_key = "phi3.rope.scaling.attn_factor", .float_value = 1e5f}, LLM_ERR_FORMAT,
-         "not a plausible RoPE attention factor"},
-        {"phi3", {.value_tensor = "blk.0.attn_qkv.weight", .value_index = 64 * 100 + 5, .value = NAN},
-         LLM_ERR_NUMERIC, "blk.0.attn_qkv.weight holds NaN or infinite values (row 100)"},
-        {"phi3", {.value_tensor = "blk.1.ffn_up.weight", .value_index = 64 * 150, .value = NAN},
-         LLM_ERR_NUMERIC, "blk.1.ffn_up.weight holds NaN or infinite values (row 150)"},
-        /* gemma: tied, head size from key_length */
-        {"gemma", {.extra_tensor = "output.weight"}, LLM_ERR_FORMAT,
-         "output.weight is not part of the gemma architecture"},
-        {"gemma", {.resize_tensor = "blk.0.attn_output.weight", .ne0 = 64, .ne1 = 64},
-         LLM_ERR_FORMAT, "blk.0.attn_output.weight has dims [64, 64], expected [128, 64]"},
-        {"gemma", {.drop_key = "gemma.attention.key_length"}, LLM_ERR_FORMAT,
-         "gemma.attention.value_length is 32, but the keys' heads hold 16 values"},
-        {"gemma", {.drop_key = "gemma.attention.value_length", .uint_key =
-                   "gemma.attention.key_length", .uint_value = 16}, LLM_ERR_FORMAT,
-         "blk.0.attn_q.weight has dims [64, 128], expected [64, 64]"},
-        /* gemma2: window, post-norms, soft-caps */
-        {"gemma2", {.uint_key = "gemma2.attention.sliding_window", .uint_value = 0}, LLM_ERR_FORMAT,
-         "gemma2.attention.sliding_window is 0, but the gemma2 architecture's local layers attend "
-         "over a window of at least one key"},
-        {"gemma2", {.drop_tensor = "blk.3.post_ffw_norm.weight"}, LLM_ERR_FORMAT,
-         "blk.3.post_ffw_norm.weight is missing"},
-        {"gemma2", {.resize_tensor = "blk.2.post_attention_norm.weight", .ne0 = 32}, LLM_ERR_FORMAT,
-         "blk.2.post_attention_norm.weight has dims [32], expected [64]"},
-        {"gemma2", {.float_key = "gemma2.attn_logit_softcapping", .float_value = -50.0f},
-         LLM_ERR_FORMAT, "gemma2.attn_logit_softcapping is not a positive number"},
-        {"gemma2", {.value_tensor = "blk.1.post_attention_norm.weight", .value_index = 9,
-                    .value = INFINITY}, LLM_ERR_NUMERIC,
-         "blk.1.post_attention_norm.weight holds a NaN or infinite value (index 9)"},
-        /* gemma3: its window is required, its q/k norms */
-        {"gemma3", {.drop_key = "gemma3.attention.sliding_window"}, LLM_ERR_FORMAT,
-         "gemma3.attention.sliding_window is missing"},
-        {"gemma3", {.drop_tensor = "blk.5.attn_k_norm.weight"}, LLM_ERR_FORMAT,
-         "blk.5.attn_k_norm.weight is missing"},
-        {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "yarn"}, LLM_ERR_FORMAT,
-         "RoPE scaling 'yarn' (factor 8) is not supported"},
-        /* llama: no partial rotary */
-        {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
-         "partial rotary embeddings are not supported by the llama architecture"},
-        {"llama", {.extra_tensor = "blk.0.post_attention_norm.weight"}, LLM_ERR_FORMAT,
-         "blk.0.post_attention_norm.weight is not part of the llama architecture"},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        const char *path = write_family(cases[k].family, &cases[k].e);
+    for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+        const char *path = write_family(hostile[k].family, &hostile[k].e);
         model *m = (model *)1;
         llm_err err = {""};
         llm_status s = model_open(path, NULL, &m, &err);
-        ck_assert_msg(s == cases[k].status, "case %zu (%s): status %s, wanted %s (%s)", k,
-                      cases[k].family, llm_status_name(s), llm_status_name(cases[k].status), err.text);
-        ck_assert_ptr_null(m);
-        ck_assert_msg(strstr(err.text, path) && strstr(err.text, cases[k].says),
-                      "case %zu (%s): message lacks \"%s\": %s", k, cases[k].family, cases[k].says,
+        ck_assert_msg(s == hostile[k].status, "case %zu (%s): status %s, wanted %s (%s)", k,
+                      hostile[k].family, llm_status_name(s), llm_status_name(hostile[k].status),
                       err.text);
+        ck_assert_ptr_null(m);
+        ck_assert_msg(strstr(err.text, path) && strstr(err.text, hostile[k].says),
+                      "case %zu (%s): message lacks \"%s\": %s", k, hostile[k].family,
+                      hostile[k].says, err.text);
         ck_assert_msg(!strchr(err.text, '\n'), "case %zu: more than one line: %s", k, err.text);
         remove(path);
     }

@@ -45,7 +45,8 @@ static llm_status get_count(family_keys *k, const char *suffix, int64_t *out, bo
         return LLM_OK;
     if (!gguf_get_uint(k->g, name, &v))
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is a %s, not a count", k->m->path,
-                        name, gguf_type_name(gguf_kv_type(k->g, (uint64_t)gguf_find_key(k->g, name))));
+                        name,
+                        gguf_type_name(gguf_kv_type(k->g, (uint64_t)gguf_find_key(k->g, name))));
     *out = v > (uint64_t)INT32_MAX ? INT64_MAX : (int64_t)v;
     return LLM_OK;
 }
@@ -80,7 +81,8 @@ static llm_status get_real(family_keys *k, const real_key *r, bool required, dou
                                    "architecture needs it)", path, name, k->f->name)
                         : LLM_OK;
     if (!gguf_get_float(k->g, name, out) || !isfinite(*out) || *out <= 0)
-        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is not a positive number", path, name);
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is not a positive number", path,
+                        name);
     if (*out < r->lo || *out > r->hi)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is %g, not a plausible %s (%g to "
                         "%g): the file is damaged or not a model llmchat can run", path, name,
@@ -192,7 +194,8 @@ static llm_status read_reals(family_keys *k, hyper *h, llm_err *err)
      * factor without a type is linear, as llama.cpp reads it; LongRoPE's own scaling is
      * its factor tensors */
     const char *scaling = gguf_get_string(k->g, key(k, "rope.scaling.type"), NULL);
-    h->linear = !scaling || !strcmp(scaling, "linear") || (f->longrope && !strcmp(scaling, "longrope"));
+    h->linear = !scaling || !strcmp(scaling, "linear") ||
+                (f->longrope && !strcmp(scaling, "longrope"));
     if (!h->linear && strcmp(scaling, "none") != 0)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: RoPE scaling '%.40s' (factor %g) is not supported: llmchat applies "
