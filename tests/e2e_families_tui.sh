@@ -9,7 +9,8 @@
 # held; a head knocked out shows "out"; the trace records the windows, --view shows
 # them without the model, --replay reproduces the run, and a control vector changes
 # the reply; Qwen3-, Gemma-3- and Phi-4-mini-shaped models with their real vocabularies
-# chat with the templates their files carry. Nothing asserts timing.
+# chat with the templates their files carry; an unsupported architecture gets one line
+# naming what it lacks. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -116,3 +117,12 @@ chat_template qwen3 qwen3-vocab.gguf qwen3 '<|im_start|>'
 chat_template gemma3 gemma3-vocab.gguf gemma '<start_of_turn>'
 chat_template phi3-partial phi4-mini-vocab.gguf phi4-mini '<|user|>'
 pass "qwen3, gemma3 and phi3 (Phi-4-mini-shaped) chat with their files' templates"
+
+# ---- an architecture llmchat does not run: one line, exit 1 ----
+"${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" qwen2 "$T/moe.gguf" "$DATA/stories260K.gguf" \
+    --arch qwen2moe || fail "make_family_gguf --arch failed"
+run_llmchat --no-config -m generate -n 4 -i "Hello" "$T/moe.gguf" </dev/null
+assert_status 1
+[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line: $(cat "$T/err")"
+assert_file_contains "refusal" "$T/err" "architecture 'qwen2moe' is not supported: mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"
+pass "an unsupported architecture gets one line naming what it lacks: $(cat "$T/err")"
