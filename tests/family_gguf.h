@@ -39,6 +39,8 @@ typedef struct {
     uint64_t value_index;
     float value;
     int layers;                      /* this many layers instead of the shape's (0) */
+    uint32_t type;                   /* the matrices' type: GGML_TYPE_F32 (0), F16, BF16
+                                        or Q8_0 */
 } family_edit;
 
 /* The shape of each family's tiny model. */
@@ -330,6 +332,39 @@ static inline void family_values(const family_tensor *t, uint32_t *state, float 
     }
 }
 
+/* n values x as a tensor of type (F32, F16, BF16, or Q8_0: blocks of 32 with a half
+ * scale, as ggml rounds them) to f. */
+static inline bool family_put(FILE *f, uint32_t type, const float *x, size_t n)
+{
+    if (type == GGML_TYPE_F32)
+        return fwrite(x, 4, n, f) == n;
+    if (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) {
+        bool ok = true;
+        for (size_t j = 0; j < n && ok; j++) {
+            uint32_t u;
+            memcpy(&u, &x[j], 4);
+            uint16_t h = type == GGML_TYPE_F16 ? ggml_f32_to_fp16(x[j])
+                                               : (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+            ok = fwrite(&h, 2, 1, f) == 1;
+        }
+        return ok;
+    }
+    bool ok = n % 32 == 0;
+    for (size_t b = 0; b < n / 32 && ok; b++) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++)
+            amax = fmaxf(amax, fabsf(x[32 * b + j]));
+        float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+        unsigned char block[34];
+        uint16_t dh = ggml_f32_to_fp16(d);
+        memcpy(block, &dh, 2);
+        for (int j = 0; j < 32; j++)
+            block[2 + j] = (unsigned char)(int8_t)lroundf(x[32 * b + j] * inv);
+        ok = fwrite(block, 1, 34, f) == 34;
+    }
+    return ok;
+}
+
 /* Writes the tiny model of family shape `name` to path with edit e (NULL: none) and the
  * tokenizer keys of vocab_path (NULL: none, 96 tokens). False when it cannot. */
 static inline bool family_gguf_write(const char *path, const char *name, const family_edit *e,
@@ -373,6 +408,8 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
         out[kept++] = x;
     }
     for (int i = 0; i < kept; i++) {
+        if (out[i].ne1 && e->type != GGML_TYPE_F32)
+            out[i].type = e->type;
         uint64_t dims[2] = {out[i].ne0, out[i].ne1};
         bytes[i] = gguf_writer_add_tensor(w, out[i].name, out[i].type, out[i].ne1 ? 2 : 1, dims);
     }
@@ -388,16 +425,8 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
             family_values(&out[i], &state, x, n);
         if (ok && e->value_tensor && !strcmp(out[i].name, e->value_tensor) && e->value_index < n)
             x[e->value_index] = e->value;
-        if (ok && out[i].type == GGML_TYPE_F16) {
-            uint16_t *h = malloc(sizeof *h * n);
-            ok = h != NULL;
-            for (size_t j = 0; ok && j < n; j++)
-                h[j] = ggml_f32_to_fp16(x[j]);
-            ok = ok && fwrite(h, 2, n, f) == n;
-            free(h);
-        } else if (ok) {
-            ok = fwrite(x, 4, n, f) == n;
-        }
+        if (ok)
+            ok = family_put(f, out[i].type, x, n);
         free(x);
         ok = ok && gguf_writer_pad(w, f, bytes[i], path, &err) == LLM_OK;
     }

@@ -1,6 +1,7 @@
 /* test_model_family.c — the GGUF families (model_family.c, model_gguf.c,
  * model_gguf_weights.c) on tiny models written here (family_gguf.h): each family opens
- * in every weight type and runs; its description is what llama.cpp's hyperparameters
+ * from F32, F16, BF16 and Q8_0 files, as each weight type, and runs (the K-quants, fused
+ * tensors included, in e2e_families.sh); its description is what llama.cpp's hyperparameters
  * for it say (RoPE layout and partial rotary, biases, QK-norm, post-norms, soft-caps,
  * the windows of each layer and their RoPE base, embedding and query scales, tied
  * output, fused tensors viewed row for row, LongRoPE's factors chosen by the context);
@@ -25,9 +26,11 @@ static const char *write_family(const char *name, const family_edit *e)
     return path;
 }
 
-static model *open_family(const char *name, tensor_type type)
+/* The family's model with its matrices stored as file_type, opened as type. */
+static model *open_family_as(const char *name, uint32_t file_type, tensor_type type)
 {
-    const char *path = write_family(name, NULL);
+    family_edit e = {.type = file_type};
+    const char *path = write_family(name, &e);
     model_options opt;
     model_options_default(&opt);
     opt.weights = type;
@@ -36,6 +39,11 @@ static model *open_family(const char *name, tensor_type type)
     ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s: %s", name, err.text);
     remove(path);
     return m;
+}
+
+static model *open_family(const char *name, tensor_type type)
+{
+    return open_family_as(name, GGML_TYPE_F32, type);
 }
 
 /* The logits after running the first n of a few tokens through a context of ctx. */
@@ -61,10 +69,11 @@ static float *run_tokens(const model *m, int ctx, int n)
 START_TEST(test_each_family_opens_and_runs)
 {
     const tensor_type types[] = {TENSOR_F32, TENSOR_Q8_0, TENSOR_BLOCKS};
+    const uint32_t file_types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0};
     for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++)
-        for (size_t k = 0; k < 3; k++) {
+        for (size_t k = 0; k < 3 * 4; k++) {
             const family_shape *s = &family_shapes[i];
-            model *m = open_family(s->name, types[k]);
+            model *m = open_family_as(s->name, file_types[k / 3], types[k % 3]);
             ck_assert_str_eq(m->config.arch.name, s->arch);
             ck_assert_int_eq(m->config.head_size, s->head);
             ck_assert_int_eq(m->config.q_dim, s->heads * s->head);
