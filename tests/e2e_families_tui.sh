@@ -10,7 +10,7 @@
 # them without the model, --replay reproduces the run, and a control vector changes
 # the reply; Qwen3-, Gemma-3- and Phi-4-mini-shaped models with their real vocabularies
 # chat with the templates their files carry; an unsupported architecture gets one line
-# naming what it lacks. Nothing asserts timing.
+# naming what it lacks; llmchat-convert refuses to write one. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -126,3 +126,13 @@ assert_status 1
 [ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line: $(cat "$T/err")"
 assert_file_contains "refusal" "$T/err" "architecture 'qwen2moe' is not supported: mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"
 pass "an unsupported architecture gets one line naming what it lacks: $(cat "$T/err")"
+
+# ---- llmchat-convert writes the llama architecture only ----
+CONVERT=$(dirname "$LLMCHAT_BIN")/llmchat-convert
+for out in "$T/conv.gguf" "$T/conv.bin"; do
+    run_program llmchat-convert "$CONVERT" "$MODEL" "$out" </dev/null
+    assert_status 1
+    assert_file_contains "convert $out" "$T/err" "a gemma2 model"
+    [ ! -e "$out" ] || fail "llmchat-convert wrote $out"
+done
+pass "llmchat-convert refuses a gemma2 model, saying why"
