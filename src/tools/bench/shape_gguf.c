@@ -223,7 +223,10 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     const char *a = s->arch ? s->arch : "llama";
     bool llama = shape_is_llama(s);
 #define KEY(suffix) (snprintf(k, sizeof k, "%s.%s", a, suffix), k)
-    snprintf(name, sizeof name, "llmchat-bench %s (random weights)", s->name);
+    /* llama.cpp's vocabulary loader looks for Phi-3's special tokens in a model whose
+     * name says phi3: the other families' names leave theirs out */
+    snprintf(name, sizeof name, "llmchat-bench %s (random weights)",
+             llama ? s->name : "shape of another family");
     gguf_writer_add_string(w, "general.architecture", a);
     gguf_writer_add_string(w, "general.name", name);
     gguf_writer_add_uint32(w, "general.file_type", 7); /* mostly Q8_0 */
