@@ -138,6 +138,7 @@ typedef struct {
     const float *steer;          /* (n_layers, dim) or NULL */
     const unsigned char *mask;   /* (n_layers, n_heads) or NULL */
     double *k, *v;               /* (n_layers, seq_len, kv_dim) */
+    int ctx;                     /* the context the pass runs with (LongRoPE's choice) */
 } ref;
 
 static void ref_norm(double *o, const double *x, const float *w, int n, double eps)
@@ -164,19 +165,27 @@ static void ref_matvec(double *o, const tensor *w, const double *x, const float 
     free(row);
 }
 
-static void ref_rope(double *v, int pos, const model_config *c, bool windowed)
+/* RoPE of one head v at pos: a windowed layer with its own base turns by that base
+ * alone; the others divide each pair's frequency by its factor (rope_freqs, or
+ * LongRoPE's long ones in a context longer than rope_long_after) and scale cos and
+ * sin by the attention factor. */
+static void ref_rope(double *v, int pos, const model_config *c, bool windowed, int ctx)
 {
     const model_arch *a = &c->arch;
     bool swa = windowed && a->rope_base_swa > 0.0f;
     double base = swa ? a->rope_base_swa : c->rope_base, scale = swa ? 1.0 : c->rope_scale;
+    const float *factors = swa ? NULL
+                           : c->rope_freqs_long && ctx > c->rope_long_after ? c->rope_freqs_long
+                                                                          : c->rope_freqs;
+    double mag = swa || c->rope_attn_factor <= 0.0f ? 1.0 : c->rope_attn_factor;
     int half = a->rope_dims / 2;
     for (int i = 0; i < half; i++) {
-        double angle = pos * scale / pow(base, 2.0 * i / a->rope_dims);
+        double angle = pos * scale / pow(base, 2.0 * i / a->rope_dims) / (factors ? factors[i] : 1.0);
         int i0 = a->rope_layout == MODEL_ROPE_PAIRS ? 2 * i : i;
         int i1 = a->rope_layout == MODEL_ROPE_PAIRS ? 2 * i + 1 : i + half;
         double x0 = v[i0], x1 = v[i1];
-        v[i0] = x0 * cos(angle) - x1 * sin(angle);
-        v[i1] = x0 * sin(angle) + x1 * cos(angle);
+        v[i0] = mag * (x0 * cos(angle) - x1 * sin(angle));
+        v[i1] = mag * (x0 * sin(angle) + x1 * cos(angle));
     }
 }
 
@@ -250,12 +259,12 @@ static void ref_token(ref *r, int token, int pos, float *logits)
         for (int h = 0; h < c->n_heads; h++) {
             if (L->q_norm)
                 ref_norm(q + h * hs, q + h * hs, L->q_norm, hs, c->rms_eps);
-            ref_rope(q + h * hs, pos, c, L->window > 0);
+            ref_rope(q + h * hs, pos, c, L->window > 0, r->ctx);
         }
         for (int h = 0; h < c->n_kv_heads; h++) {
             if (L->k_norm)
                 ref_norm(k + h * hs, k + h * hs, L->k_norm, hs, c->rms_eps);
-            ref_rope(k + h * hs, pos, c, L->window > 0);
+            ref_rope(k + h * hs, pos, c, L->window > 0, r->ctx);
         }
         for (int h = 0; h < c->n_heads; h++) {
             ref_head(r, l, h, pos, q + h * hs, o + h * hs);
@@ -292,14 +301,14 @@ static void ref_token(ref *r, int token, int pos, float *logits)
     free(row);
 }
 
-/* logits (n, vocab) of the reference over ids at positions 0..n-1. */
+/* logits (n, vocab) of the reference over ids at positions 0..n-1, in a context of n. */
 static void ref_run(const model *m, const float *steer, const unsigned char *mask, const int *ids,
                     int n, float *logits)
 {
     const model_config *c = &m->config;
     size_t cache = (size_t)c->n_layers * c->seq_len * c->kv_dim;
     ref r = {.m = m, .steer = steer, .mask = mask, .k = calloc(cache, sizeof(double)),
-             .v = calloc(cache, sizeof(double))};
+             .v = calloc(cache, sizeof(double)), .ctx = n};
     for (int p = 0; p < n; p++)
         ref_token(&r, ids[p], p, logits + (size_t)p * c->vocab_size);
     free(r.k);
@@ -977,6 +986,76 @@ START_TEST(test_description_fields)
 }
 END_TEST
 
+/* RoPE's frequency factors (Llama 3.1's rope_freqs; LongRoPE's long ones past the
+ * original context, its short ones within it) and LongRoPE's attention factor, on a
+ * NEOX toy with partial rotary, through both paths against the reference; each changes
+ * the logits, and the long factors are used only in a context longer than
+ * rope_long_after. */
+START_TEST(test_rope_factors)
+{
+    enum { N = 20 };
+    const struct {
+        const char *name;
+        bool freqs, long_freqs;
+        int long_after;
+        float attn_factor;
+    } cases[] = {
+        {.name = "frequency factors", .freqs = true},
+        {.name = "LongRoPE, context past the original", .freqs = true, .long_freqs = true,
+         .long_after = 10},
+        {.name = "LongRoPE, context within the original", .freqs = true, .long_freqs = true,
+         .long_after = N},
+        {.name = "attention factor", .attn_factor = 1.3f},
+        {.name = "LongRoPE with its attention factor", .freqs = true, .long_freqs = true,
+         .long_after = 10, .attn_factor = 1.2f},
+    };
+    int ids[N];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        model_arch a = model_arch_llama(16);
+        set_partial_neox(&a);
+        toy *t = toy_new(48, 96, 4, 2, 16, &a, false);
+        model *m = &t->m;
+        model_config *c = &m->config;
+        int vocab = c->vocab_size;
+        size_t n = (size_t)N * vocab;
+        make_ids(ids, N, vocab);
+        float *plain = malloc(sizeof(float) * n), *want = malloc(sizeof(float) * n);
+        float *one = malloc(sizeof(float) * n), *bat = malloc(sizeof(float) * n);
+        ref_run(m, NULL, NULL, ids, N, plain);
+        if (cases[k].freqs)
+            c->rope_freqs = toy_array(t, a.rope_dims / 2, 2.0f, 1.0f);
+        if (cases[k].long_freqs)
+            c->rope_freqs_long = toy_array(t, a.rope_dims / 2, 20.0f, 15.0f);
+        c->rope_long_after = cases[k].long_after;
+        c->rope_attn_factor = cases[k].attn_factor;
+        ref_run(m, NULL, NULL, ids, N, want);
+        transformer *ta = new_transformer(m, N, TRANSFORMER_KV_F32);
+        transformer *tb = new_transformer(m, N, TRANSFORMER_KV_F32);
+        run_tokens(ta, ids, N, one);
+        run_batch(tb, ids, N, bat);
+        double d1 = rel_diff(want, one, n), d2 = rel_diff(want, bat, n);
+        ck_assert_msg(d1 < 1e-4 && d2 < 1e-4, "%s: %.3g / %.3g from the reference",
+                      cases[k].name, d1, d2);
+        ck_assert_msg(rel_diff(want, plain, n) > 1e-3, "%s changes nothing here", cases[k].name);
+        if (cases[k].long_freqs) { /* the pass chose the right ones: the others differ */
+            const float *lf = c->rope_freqs_long, *sf = c->rope_freqs;
+            c->rope_freqs_long = NULL;
+            c->rope_freqs = cases[k].long_after < N ? sf : lf;
+            ref_run(m, NULL, NULL, ids, N, plain);
+            ck_assert_msg(rel_diff(want, plain, n) > 1e-3, "%s: the other factors give the same "
+                          "logits", cases[k].name);
+        }
+        transformer_free(ta);
+        transformer_free(tb);
+        free(plain);
+        free(want);
+        free(one);
+        free(bat);
+        toy_free(t);
+    }
+}
+END_TEST
+
 /* What a loader of the llama architecture fills in: llama's values. */
 START_TEST(test_llama_values)
 {
@@ -1048,24 +1127,49 @@ START_TEST(test_fused_views)
 }
 END_TEST
 
-/* Attribution says which fields it cannot split a logit under. */
-START_TEST(test_attribution_refuses)
+/* Attribution splits the logit of models with post-norms, an attention output bias and
+ * a final soft-cap: the parts and the offset add up to the logit before the cap (the
+ * post-norms' scales held at the position, as the final norm's), and the cap of that
+ * sum is the logit. */
+START_TEST(test_attribution_families)
 {
-    model_arch a = model_arch_llama(16);
-    set_post_norms(&a);
-    toy *t = toy_new(48, 96, 4, 2, 16, &a, false);
-    const model_config *c = &t->m.config;
-    float *parts = calloc((size_t)c->n_layers * (c->q_dim + c->dim), sizeof(float));
-    float *final = calloc(c->dim, sizeof(float));
-    float head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
-    attribution_input in = {.parts = parts, .final = final, .steer = NULL, .token = 1};
-    step_attribution out;
-    llm_err err;
-    ck_assert_int_eq(attribution_compute(&t->m, &in, 3, head, mlp, &out, &err), LLM_ERR_ARG);
-    ck_assert_msg(strstr(err.text, "post-attention") != NULL, "%s", err.text);
-    free(parts);
-    free(final);
-    toy_free(t);
+    void (*const sets[])(model_arch *) = {set_post_norms, set_biases, set_final_cap, set_every};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        model_arch a = model_arch_llama(16);
+        sets[k](&a);
+        toy *t = toy_new(48, 96, 4, 2, 16, &a, true);
+        const model_config *c = &t->m.config;
+        transformer *tf = new_transformer(&t->m, 32, TRANSFORMER_KV_F32);
+        int ids[8];
+        make_ids(ids, 8, c->vocab_size);
+        for (int i = 0; i < 7; i++)
+            ck_assert_ptr_nonnull(transformer_forward(tf, ids[i], i, NULL));
+        float *parts = malloc(sizeof(float) * (size_t)c->n_layers * (c->q_dim + c->dim));
+        float *resid = malloc(sizeof(float) * (size_t)c->n_layers * c->dim);
+        float *logits = malloc(sizeof(float) * (size_t)c->vocab_size);
+        llm_err err;
+        ck_assert_int_eq(transformer_components(tf, ids[7], 7, parts, resid, logits, &err), LLM_OK);
+        attribution_input in = {.parts = parts, .final = resid + (size_t)(c->n_layers - 1) * c->dim,
+                                .steer = NULL, .token = ids[7]};
+        float cap = a.final_softcap, head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
+        for (int target = 0; target < c->vocab_size; target += 31) {
+            step_attribution out;
+            ck_assert_int_eq(attribution_compute(&t->m, &in, target, head, mlp, &out, &err), LLM_OK);
+            double sum = attribution_sum(&out), logit = logits[target];
+            double want = cap != 0.0f ? cap * atanh(logit / cap) : logit;
+            ck_assert_msg(fabs(sum - want) <= 1e-4 * (1.0 + fabs(want)),
+                          "case %zu, token %d: parts sum %g, the logit before the cap %g", k,
+                          target, sum, want);
+            ck_assert(fabs(out.before_cap - sum) <= 1e-5 * (1.0 + fabs(sum)));
+            ck_assert(out.softcap == cap && out.post_norms == a.post_norms);
+            ck_assert((out.offset != 0.0f) == a.attn_out_bias);
+        }
+        free(parts);
+        free(resid);
+        free(logits);
+        transformer_free(tf);
+        toy_free(t);
+    }
 }
 END_TEST
 
@@ -1086,9 +1190,10 @@ static Suite *make_suite(void)
     TCase *desc = tcase_create("description");
     tcase_set_timeout(desc, 300);
     tcase_add_test(desc, test_description_fields);
+    tcase_add_test(desc, test_rope_factors);
     tcase_add_test(desc, test_llama_values);
     tcase_add_test(desc, test_fused_views);
-    tcase_add_test(desc, test_attribution_refuses);
+    tcase_add_test(desc, test_attribution_families);
     suite_add_tcase(s, desc);
     return s;
 }

@@ -5,8 +5,11 @@
  * u · stream, and the stream is a sum of components, so each component's part is
  * u · component. A layer's attention output is wo · o, o the heads' outputs side by
  * side; head h's part is u · (wo[:, h's columns] · o_h) = (woᵀ u)[h's columns] · o_h,
- * so one pass over wo's rows per layer gives every head's part. Sums are in double;
- * the parts are stored as float. */
+ * so one pass over wo's rows per layer gives every head's part. Where a post-norm
+ * (weight p, scale s = 1 / rms of the block's output at this position) sits between a
+ * block and the stream, u becomes u ⊙ p · s for that block: the same pass computes the
+ * block's output row by row for s, and scales the parts once it is known. Sums are in
+ * double; the parts are stored as float. */
 #include "attribution.h"
 
 #include <math.h>
@@ -30,41 +33,64 @@ static double dot(const double *u, const float *x, int n)
     return s;
 }
 
-/* Layer l's head parts into head (n_heads): v (q_dim) = woᵀ u, then each head's slice
- * of v times its output o (q_dim); row is (q_dim) scratch. */
-static void layer_heads(const model *m, int l, const double *u, const float *o, float *row,
-                        double *v, float *head)
+/* 1 / sqrt(mean(y²) + eps) over n values: an RMSNorm's scale. */
+static double rms_scale(const double *y, int n, float eps)
+{
+    double ss = 0.0;
+    for (int i = 0; i < n; i++)
+        ss += y[i] * y[i];
+    return 1.0 / sqrt(ss / n + eps);
+}
+
+/* Layer l's head parts into head (n_heads), and what its output bias adds (returned):
+ * v (q_dim) = woᵀ (u ⊙ p), p the post-norm's weight (1 without one), then each head's
+ * slice of v times its output o (q_dim), all times the post-norm's scale when there is
+ * one. y (dim: the block's output, for that scale) and row (q_dim) are scratch. */
+static double layer_heads(const model *m, int l, const double *u, const float *o, float *row,
+                          double *v, double *y, float *head)
 {
     const model_config *c = &m->config;
-    const tensor *wo = &m->layers[l].wo;
+    const model_layer *L = &m->layers[l];
+    const tensor *wo = &L->wo;
+    const float *post = L->post_attn_norm;
     memset(v, 0, sizeof(double) * c->q_dim);
     for (int r = 0; r < wo->rows; r++) {
-        if (u[r] == 0.0)
+        double ur = post ? u[r] * post[r] : u[r];
+        if (ur == 0.0 && !post)
             continue;
         quant_dequantize_row(row, wo, r);
-        for (int j = 0; j < wo->cols; j++)
-            v[j] += u[r] * row[j];
+        double yr = L->bo ? L->bo[r] : 0.0;
+        for (int j = 0; j < wo->cols; j++) {
+            v[j] += ur * row[j];
+            yr += (double)row[j] * o[j];
+        }
+        y[r] = yr;
     }
+    double scale = post ? rms_scale(y, c->dim, c->rms_eps) : 1.0, bias = 0.0;
     for (int h = 0; h < c->n_heads; h++) {
         double s = 0.0;
         for (int j = h * c->head_size; j < (h + 1) * c->head_size; j++)
             s += v[j] * o[j];
-        head[h] = (float)s;
+        head[h] = (float)(s * scale);
     }
+    for (int r = 0; L->bo && r < c->dim; r++)
+        bias += u[r] * (post ? post[r] : 1.0) * L->bo[r];
+    return bias * scale;
 }
 
-/* Why the parts of a model with description a would not add up to its logit (a
- * phrase), or NULL when they do: a norm or a cap between a component and the stream
- * is not linear, and a bias is a part this split does not list. */
-static const char *attribution_unsupported(const model_arch *a)
+/* Layer l's feed-forward part: u · post(f), f its output (dim); y (dim) scratch. */
+static double layer_mlp(const model *m, int l, const double *u, const float *f, double *y)
 {
-    if (a->post_norms)
-        return "its post-attention and post-feed-forward norms are not linear";
-    if (a->final_softcap != 0.0f)
-        return "its logits are soft-capped";
-    if (a->attn_out_bias)
-        return "its attention output bias is not split out";
-    return NULL;
+    const model_config *c = &m->config;
+    const float *post = m->layers[l].post_ffn_norm;
+    if (!post)
+        return dot(u, f, c->dim);
+    double s = 0.0;
+    for (int i = 0; i < c->dim; i++) {
+        y[i] = f[i];
+        s += u[i] * post[i] * f[i];
+    }
+    return s * rms_scale(y, c->dim, c->rms_eps);
 }
 
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
@@ -76,16 +102,15 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     if (target < 0 || target >= c->vocab_size)
         return llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", target,
                         c->vocab_size - 1);
-    const char *why = attribution_unsupported(&c->arch);
-    if (why)
-        return llm_fail(err, LLM_ERR_ARG, "attribution does not split a %s model's logit: %s",
-                        c->arch.name, why);
-    /* u, then one (v, row) pair of scratch per layer: the layers run in parallel */
-    double *u = malloc(sizeof(double) * width * (1 + layers));
-    float *rows = malloc(sizeof(float) * width * (1 + layers));
-    if (!u || !rows) {
+    /* u, then each layer's scratch (the layers run in parallel): v and y (width each),
+     * a row (width), the bias's part */
+    double *u = malloc(sizeof(double) * width * (1 + 2 * (size_t)layers));
+    float *rows = malloc(sizeof(float) * width * (1 + (size_t)layers));
+    double *bias = malloc(sizeof(double) * (size_t)layers);
+    if (!u || !rows || !bias) {
         free(u);
         free(rows);
+        free(bias);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
     }
     float ss = 0.0f; /* the scale as forward.c's rmsnorm computes it */
@@ -97,26 +122,33 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
 #pragma omp parallel for schedule(dynamic, 1) if (layers > 1 && dim >= 512)
     for (int l = 0; l < layers; l++) {
         const float *parts = in->parts + (size_t)l * part;
-        layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, u + (size_t)(1 + l) * width,
-                    head + (size_t)l * c->n_heads);
-        mlp[l] = (float)dot(u, parts + c->q_dim, dim);
+        double *v = u + (size_t)(1 + 2 * l) * width, *y = v + width;
+        bias[l] = layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, v, y,
+                              head + (size_t)l * c->n_heads);
+        mlp[l] = (float)layer_mlp(m, l, u, parts + c->q_dim, y);
     }
 
     quant_dequantize_row(rows, &m->token_embedding, in->token);
     a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale);
-    double vectors = 0.0;
+    double vectors = 0.0, offset = 0.0;
     for (int l = 0; in->steer && l < layers; l++)
         vectors += dot(u, in->steer + (size_t)l * dim, dim);
+    for (int l = 0; l < layers; l++)
+        offset += bias[l];
     a->vectors = (float)vectors;
-    a->offset = 0.0f;
+    a->offset = (float)offset;
     a->norm_scale = scale;
     a->target = target;
     a->n_layers = layers;
     a->n_heads = c->n_heads;
     a->head = head;
     a->mlp = mlp;
+    a->softcap = c->arch.final_softcap;
+    a->post_norms = c->arch.post_norms;
+    a->before_cap = (float)attribution_sum(a);
     free(u);
     free(rows);
+    free(bias);
     return LLM_OK;
 }
 

@@ -27,15 +27,17 @@ typedef struct {
                             stream */
 } attribution_input;
 
-/* Splits target's logit: fills a's parts, norm_scale and offset, writing head
- * (n_layers, n_heads) and mlp (n_layers), which a then points to; a->pos and a->logit
- * are the caller's. Fails (no memory, a target outside the vocabulary, a model whose
- * description has a post-norm, a final soft-cap or an attention output bias, which
- * this split does not add up for) with err. */
+/* Splits target's logit: fills a's parts, norm_scale, offset (the attention output
+ * biases), before_cap (their sum), softcap and post_norms, writing head (n_layers,
+ * n_heads) and mlp (n_layers), which a then points to; a->pos and a->logit are the
+ * caller's. Post-norms are held at their scale of this position (the parts add up); a
+ * final soft-cap is not split (the parts add up to the logit before it). Fails (no
+ * memory, a target outside the vocabulary) with err. */
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
                                float *head, float *mlp, step_attribution *a, llm_err *err);
 
-/* Σ of every part plus the offset: the logit again, up to rounding. */
+/* Σ of every part plus the offset: the logit again, up to rounding (before the final
+ * soft-cap, where the model has one). */
 double attribution_sum(const step_attribution *a);
 
 /* One component, as attribution_top lists them. */

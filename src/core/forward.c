@@ -95,11 +95,13 @@ static void activate(model_activation act, float *gate, const float *up, int n)
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->buf.rope, as run.c
  * computes them: freq = 1 / base^(2i / rope_dims), angle = pos * freq (base 10000 in
  * llama2.c); as llama.cpp scales them: the angle is divided by the pair's factor from
- * rope_freqs.weight (Llama 3.1+) and multiplied by the linear scale (1 /
- * rope.scaling.factor). The layers with a window get t->buf.rope_swa when the model sets
- * arch.rope_base_swa (that base, no factors, no scale). */
+ * rope_freqs.weight (Llama 3.1+) or LongRoPE's (Phi-3: the long factors when the
+ * context is longer than the original one, else the short), multiplied by the linear
+ * scale (1 / rope.scaling.factor), and cos and sin by LongRoPE's attention factor. The
+ * layers with a window get t->buf.rope_swa when the model sets arch.rope_base_swa (that
+ * base, no factors, no scale). */
 static void rope_table(float *table, const model_config *c, float base, float scale,
-                       const float *factors, int pos, int n)
+                       const float *factors, float mag, int pos, int n)
 {
     int rot = c->arch.rope_dims;
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
@@ -110,8 +112,8 @@ static void rope_table(float *table, const model_config *c, float base, float sc
             if (factors)
                 freq /= factors[hd / 2];
             float val = (pos + i) * scale * freq;
-            r[hd] = cosf(val);
-            r[hd + 1] = sinf(val);
+            r[hd] = cosf(val) * mag;
+            r[hd + 1] = sinf(val) * mag;
         }
     }
 }
@@ -120,9 +122,12 @@ static void rope_angles(transformer *t, int pos, int n)
 {
     const model_config *c = &t->m->config;
     float scale = c->rope_scale > 0.0f ? c->rope_scale : 1.0f;
-    rope_table(t->buf.rope, c, c->rope_base, scale, c->rope_freqs, pos, n);
+    float mag = c->rope_attn_factor > 0.0f ? c->rope_attn_factor : 1.0f;
+    const float *factors = c->rope_freqs_long && t->ctx > c->rope_long_after ? c->rope_freqs_long
+                                                                             : c->rope_freqs;
+    rope_table(t->buf.rope, c, c->rope_base, scale, factors, mag, pos, n);
     if (t->buf.rope_swa)
-        rope_table(t->buf.rope_swa, c, c->arch.rope_base_swa, 1.0f, NULL, pos, n);
+        rope_table(t->buf.rope_swa, c, c->arch.rope_base_swa, 1.0f, NULL, 1.0f, pos, n);
 }
 
 /* Rotates the first rot values of one head v by the angles r (rot: cos, sin of each

@@ -115,7 +115,12 @@ typedef struct {
  * (1 / rms of the whole stream): logit = Σ_i wcls[target][i] · rms_final[i] · scale ·
  * stream[i], linear in the stream once the scale is fixed, so the parts add up to the
  * logit up to float rounding (exactly so in the math with fp32 weights; with int8
- * weights the engine also rounds its activations to int8, the parts do not). */
+ * weights the engine also rounds its activations to int8, the parts do not).
+ * Families that norm a block's output before its residual (Gemma 2, 3: post-norms) have
+ * each block's part scaled by that norm at this position, its scale held as the final
+ * norm's is: the parts still add up. A final soft-cap (Gemma 2) is not linear: the
+ * parts add up to the logit before it, `before_cap`, and the logit is
+ * softcap · tanh(before_cap / softcap). Biases of the attention output are in offset. */
 typedef struct {
     int pos;
     int target;          /* the token whose logit is split */
@@ -125,9 +130,15 @@ typedef struct {
     const float *mlp;    /* (n_layers) each layer's feed-forward part; borrowed likewise */
     float embedding;     /* the input token's embedding */
     float vectors;       /* the control vectors added after the layers (0 when none) */
-    float offset;        /* what the final norm adds beside scaling the stream: 0, as
-                            RMSNorm has no bias (its epsilon is inside the scale) */
+    float offset;        /* what is in the stream beside the parts: the attention output
+                            biases (through the post-norms where there are any); 0 without
+                            (RMSNorm has no bias: its epsilon is inside the scale) */
     float norm_scale;    /* the final RMSNorm's 1 / sqrt(mean(stream²) + eps) at pos */
+    float before_cap;    /* the parts' sum and offset: target's logit before the final
+                            soft-cap (its logit when there is none) */
+    float softcap;       /* the final soft-cap, 0 when none: logit = softcap ·
+                            tanh(before_cap / softcap), and the parts do not add up to it */
+    bool post_norms;     /* the blocks' parts went through their post-norms' scales at pos */
     float logit;         /* target's logit in the same forward pass */
 } step_attribution;
 

@@ -143,6 +143,20 @@ void trace_set_template(trace_writer *t, const char *name)
     t->template_name = name ? strdup(name) : NULL;
 }
 
+/* The model's architecture and, when any layer has one, each layer's sliding window. */
+static void write_family(FILE *f, const model *m)
+{
+    const model_config *c = &m->config;
+    fputs(",\"arch\":", f);
+    json_write_string(f, c->arch.name ? c->arch.name : "llama");
+    if (c->arch.sliding_window <= 0)
+        return;
+    fputs(",\"windows\":[", f);
+    for (int l = 0; l < c->n_layers; l++)
+        fprintf(f, "%s%d", l ? "," : "", m->layers[l].window);
+    putc(']', f);
+}
+
 /* The first line: the format version and what the run was (see trace.h). */
 static void write_header(trace_writer *t)
 {
@@ -164,9 +178,12 @@ static void write_header(trace_writer *t)
             fprintf(f, ",\"weights\":\"%s\",", model_weights_option(r->m));
         }
         fprintf(f, "\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,"
-                   "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d}",
+                   "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d",
                 c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
                 c->seq_len);
+        if (r->m)
+            write_family(f, r->m);
+        putc('}', f);
     }
     if (r->kv_cache)
         fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);

@@ -25,8 +25,9 @@ enum { PROBLEMS_KEPT = 100, POS_MAX = 1 << 24, SHAPE_MAX = 1 << 16 };
 
 struct trace_reader {
     trace_header h;
-    char *strings[7];         /* owned: mode, model path, name, weights, kv, kernels,
-                                 template */
+    char *strings[8];         /* owned: mode, model path, name, weights, kv, kernels,
+                                 template, architecture */
+    int *windows;             /* (h.config.n_layers) owned: h.windows */
     char **vocab;             /* (h.n_vocab) owned pieces */
     char **learned;           /* (n_learned) pieces known from records, by id, or NULL */
     int n_learned;
@@ -183,6 +184,31 @@ static bool read_settings(const json_value *obj, sampler_config *s)
     return sampler_config_check(s, NULL) == LLM_OK;
 }
 
+/* The model's "windows" (one per layer, 0: none) into h.windows; a list of another
+ * length or with a value that is not a count is dropped with a problem. */
+static void read_windows(trace_reader *r, const json_value *m, int line)
+{
+    const json_value *w = get_array(m, "windows");
+    int n = r->h.config.n_layers;
+    if (!w)
+        return;
+    if (length(w) != n || !(r->windows = calloc((size_t)n, sizeof *r->windows))) {
+        problem(r, line, "the header's windows are not one per layer (%d)", n);
+        return;
+    }
+    for (int l = 0; l < n; l++) {
+        uint64_t v;
+        if (!json_as_u64(&w->items[l], &v) || v > POS_MAX) {
+            problem(r, line, "the header's window of layer %d is not a count", l);
+            free(r->windows);
+            r->windows = NULL;
+            return;
+        }
+        r->windows[l] = (int)v;
+    }
+    r->h.windows = r->windows;
+}
+
 static llm_status read_header(trace_reader *r, const json_value *v, int line, llm_err *err)
 {
     trace_header *h = &r->h;
@@ -215,6 +241,8 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
             h->has_config = true;
             c->head_size = c->dim / c->n_heads;
             c->kv_dim = c->n_kv_heads * c->head_size;
+            h->arch = keep_string(r, 7, m, "arch");
+            read_windows(r, m, line);
         } else {
             problem(r, line, "the header's model has no usable shape (n_layers, n_heads)");
             memset(c, 0, sizeof *c);
@@ -741,6 +769,7 @@ void trace_reader_free(trace_reader *r)
     for (int i = 0; r->vocab && i < r->h.n_vocab; i++)
         free(r->vocab[i]);
     free(r->vocab);
+    free(r->windows);
     for (int i = 0; i < r->n_learned; i++)
         free(r->learned[i]);
     free(r->learned);

@@ -28,6 +28,9 @@ typedef struct {
     const char *template_name; /* the chat template ("llama2", ...), or NULL */
     bool has_config;        /* config holds the header's shape (or the one the records imply) */
     model_config config;    /* dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len */
+    const char *arch;       /* the model's architecture ("gemma2"), or NULL */
+    const int *windows;     /* (config.n_layers) each layer's sliding window (0: none), or
+                               NULL when the header lists none */
     bool has_sampler;
     sampler_config sampler; /* the settings at the start */
     int steps, ctx;

@@ -85,7 +85,8 @@ bool model_shape_ok(const model_shape *s, char *why, size_t why_size)
             return false;
         }
     }
-    if (s->dim % s->n_heads != 0) {
+    int64_t head = s->head_size > 0 ? s->head_size : s->dim / s->n_heads;
+    if (s->head_size <= 0 && s->dim % s->n_heads != 0) {
         snprintf(why, why_size, "dim %d is not a multiple of n_heads %d", (int)s->dim,
                  (int)s->n_heads);
         return false;
@@ -95,14 +96,19 @@ bool model_shape_ok(const model_shape *s, char *why, size_t why_size)
                  (int)s->n_heads);
         return false;
     }
-    if ((s->dim / s->n_heads) % 2 != 0) {
-        snprintf(why, why_size, "head size %d (dim / n_heads) is odd; RoPE needs pairs",
-                 (int)(s->dim / s->n_heads));
+    const char *from = s->head_size > 0 ? "key_length" : "dim / n_heads";
+    if (head % 2 != 0) {
+        snprintf(why, why_size, "head size %d (%s) is odd; RoPE needs pairs", (int)head, from);
         return false;
     }
-    if (s->dim / s->n_heads > MODEL_MAX_HEAD) {
-        snprintf(why, why_size, "head size %d (dim / n_heads) is more than the %d this "
-                 "program accepts", (int)(s->dim / s->n_heads), (int)MODEL_MAX_HEAD);
+    if (head > MODEL_MAX_HEAD) {
+        snprintf(why, why_size, "head size %d (%s) is more than the %d this program accepts",
+                 (int)head, from, (int)MODEL_MAX_HEAD);
+        return false;
+    }
+    if (s->n_heads * head > MODEL_MAX_DIM) {
+        snprintf(why, why_size, "n_heads %d times the head size %d is more than the %d this "
+                 "program accepts", (int)s->n_heads, (int)head, (int)MODEL_MAX_DIM);
         return false;
     }
     return true;
@@ -118,13 +124,13 @@ void model_set_shape(model *m, const model_shape *s, bool shared_classifier)
     c->n_kv_heads = (int)s->n_kv_heads;
     c->vocab_size = (int)s->vocab_size;
     c->seq_len = (int)s->seq_len;
-    c->head_size = c->dim / c->n_heads;
+    c->head_size = s->head_size > 0 ? (int)s->head_size : c->dim / c->n_heads;
     c->q_dim = c->n_heads * c->head_size;
     c->kv_dim = c->n_kv_heads * c->head_size;
     c->arch = model_arch_llama(c->head_size);
     c->shared_classifier = shared_classifier;
-    int64_t dim = c->dim, hidden = c->hidden_dim, kv = c->kv_dim;
-    int64_t layer = 2 * dim * dim + 2 * kv * dim + 3 * hidden * dim + 2 * dim;
+    int64_t dim = c->dim, hidden = c->hidden_dim, kv = c->kv_dim, q = c->q_dim;
+    int64_t layer = 2 * q * dim + 2 * kv * dim + 3 * hidden * dim + 2 * dim;
     int64_t emb = (int64_t)c->vocab_size * dim;
     m->n_params = emb + c->n_layers * layer + dim + (shared_classifier ? 0 : emb);
 }
@@ -388,20 +394,34 @@ static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
 }
 
 /* The weights by the names the file uses: llama2.c's ("wq of layer 3") or GGUF's
- * ("blk.3.attn_q.weight"). */
-typedef enum { W_EMB, W_CLS, W_FINAL, W_ATT, W_FFN, W_Q, W_K, W_V, W_O, W_1, W_2, W_3 } weight_id;
+ * ("blk.3.attn_q.weight"; the fused tensor a view was made of: "blk.3.attn_qkv.weight"). */
+typedef enum {
+    W_EMB, W_CLS, W_FINAL, W_ATT, W_FFN, W_Q, W_K, W_V, W_O, W_1, W_2, W_3,
+    W_BQ, W_BK, W_BV, W_BO, W_QN, W_KN, W_PA, W_PF, W_COUNT
+} weight_id;
 
 static void weight_name(const model *m, weight_id w, int layer, char *out, size_t size)
 {
-    static const char *const l2c[] = {"token_embedding", "wcls", "rms_final", "rms_att", "rms_ffn",
-                                      "wq", "wk", "wv", "wo", "w1", "w2", "w3"};
-    static const char *const gg[] = {"token_embd", "output", "output_norm", "attn_norm", "ffn_norm",
-                                     "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate",
-                                     "ffn_down", "ffn_up"};
+    static const char *const l2c[W_COUNT] = {
+        "token_embedding", "wcls", "rms_final", "rms_att", "rms_ffn", "wq", "wk", "wv", "wo",
+        "w1", "w2", "w3", "bq", "bk", "bv", "bo", "q_norm", "k_norm", "post_attn_norm",
+        "post_ffn_norm"};
+    static const char *const gg[W_COUNT] = {
+        "token_embd.weight", "output.weight", "output_norm.weight", "attn_norm.weight",
+        "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+        "attn_output.weight", "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
+        "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "attn_q_norm.weight",
+        "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight"};
+    const model_arch *a = &m->config.arch;
+    const char *name = gg[w];
+    if (a->fused_qkv && (w == W_Q || w == W_K || w == W_V))
+        name = "attn_qkv.weight";
+    if (a->fused_gate_up && (w == W_1 || w == W_3))
+        name = "ffn_up.weight";
     if (m->format == MODEL_FORMAT_GGUF && layer >= 0)
-        snprintf(out, size, "blk.%d.%s.weight", layer, gg[w]);
+        snprintf(out, size, "blk.%d.%s", layer, name);
     else if (m->format == MODEL_FORMAT_GGUF)
-        snprintf(out, size, "%s.weight", gg[w]);
+        snprintf(out, size, "%s", name);
     else if (layer >= 0)
         snprintf(out, size, "%s of layer %d", l2c[w], layer);
     else
@@ -462,14 +482,22 @@ static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int
         return LLM_OK;
     char name[64];
     weight_name(m, w, layer, name, sizeof name);
+    /* a view of a fused tensor: the row of the file's tensor */
+    const model_config *c = &m->config;
+    if (c->arch.fused_qkv && (w == W_K || w == W_V))
+        bad += c->q_dim + (w == W_V ? c->kv_dim : 0);
+    if (c->arch.fused_gate_up && w == W_3)
+        bad += c->hidden_dim;
     return llm_fail(err, LLM_ERR_NUMERIC,
                     "%s: %s holds NaN or infinite values (row %td): the file is corrupt",
                     m->path, name, bad);
 }
 
-static llm_status check_norm(const model *m, const float *x, weight_id w, int layer, llm_err *err)
+/* Fails when the vector x (n values; NULL: absent, fine) holds NaN or infinity. */
+static llm_status check_vector(const model *m, const float *x, int n, weight_id w, int layer,
+                               llm_err *err)
 {
-    ptrdiff_t bad = finite_first_bad(x, (size_t)m->config.dim);
+    ptrdiff_t bad = x ? finite_first_bad(x, (size_t)n) : -1;
     if (bad < 0)
         return LLM_OK;
     char name[64];
@@ -479,11 +507,34 @@ static llm_status check_norm(const model *m, const float *x, weight_id w, int la
                     m->path, name, bad);
 }
 
-/* Checks the norms, the Q8_0 scales (small beside the weights) and F32 weights. */
+/* Layer l's vectors: norms, biases, QK-norms, post-norms (those the model has). */
+static llm_status check_layer_vectors(const model *m, int l, llm_err *err)
+{
+    const model_config *c = &m->config;
+    const model_layer *y = &m->layers[l];
+    const struct {
+        const float *x;
+        int n;
+        weight_id w;
+    } vs[] = {
+        {.x = y->rms_att, .n = c->dim, .w = W_ATT},   {.x = y->rms_ffn, .n = c->dim, .w = W_FFN},
+        {.x = y->bq, .n = c->q_dim, .w = W_BQ},       {.x = y->bk, .n = c->kv_dim, .w = W_BK},
+        {.x = y->bv, .n = c->kv_dim, .w = W_BV},      {.x = y->bo, .n = c->dim, .w = W_BO},
+        {.x = y->q_norm, .n = c->head_size, .w = W_QN}, {.x = y->k_norm, .n = c->head_size, .w = W_KN},
+        {.x = y->post_attn_norm, .n = c->dim, .w = W_PA},
+        {.x = y->post_ffn_norm, .n = c->dim, .w = W_PF},
+    };
+    llm_status st = LLM_OK;
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0] && st == LLM_OK; i++)
+        st = check_vector(m, vs[i].x, vs[i].n, vs[i].w, l, err);
+    return st;
+}
+
+/* Checks the vectors, the Q8_0 scales (small beside the weights) and F32 weights. */
 static llm_status check_weights(const model *m, llm_err *err)
 {
     llm_status st;
-    if ((st = check_norm(m, m->rms_final, W_FINAL, -1, err)) != LLM_OK ||
+    if ((st = check_vector(m, m->rms_final, m->config.dim, W_FINAL, -1, err)) != LLM_OK ||
         (st = check_tensor(m, &m->token_embedding, W_EMB, -1, err)) != LLM_OK ||
         (!m->config.shared_classifier &&
          (st = check_tensor(m, &m->wcls, W_CLS, -1, err)) != LLM_OK))
@@ -496,8 +547,7 @@ static llm_status check_weights(const model *m, llm_err *err)
         } ts[] = {{.t = &y->wq, .w = W_Q}, {.t = &y->wk, .w = W_K}, {.t = &y->wv, .w = W_V},
                   {.t = &y->wo, .w = W_O}, {.t = &y->w1, .w = W_1}, {.t = &y->w2, .w = W_2},
                   {.t = &y->w3, .w = W_3}};
-        if ((st = check_norm(m, y->rms_att, W_ATT, l, err)) != LLM_OK ||
-            (st = check_norm(m, y->rms_ffn, W_FFN, l, err)) != LLM_OK)
+        if ((st = check_layer_vectors(m, l, err)) != LLM_OK)
             return st;
         for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
             if ((st = check_tensor(m, ts[i].t, ts[i].w, l, err)) != LLM_OK)

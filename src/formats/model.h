@@ -1,7 +1,8 @@
-/* model.h — loading and validating a Llama-2-architecture model file.
+/* model.h — loading and validating a model file.
  *
  * Reads llama2.c checkpoints (legacy v0 fp32, v1 fp32 "ak42", v2 int8 Q8_0 "ak42") and
- * GGUF files (v2, v3) of the llama architecture in F32, F16, BF16, Q8_0, Q4_0, Q4_1,
+ * GGUF files (v2, v3) of the llama, qwen2, qwen3, phi3, gemma, gemma2 and gemma3
+ * architectures (model_family.h) in F32, F16, BF16, Q8_0, Q4_0, Q4_1,
  * Q5_0, Q5_1 and the K types Q2_K..Q6_K (see docs/formats.md). The file is
  * mmap'd and validated before any weight is touched: magic, version, a sane shape, and
  * that every tensor the shape implies is there, whole, with the right size. Weights
@@ -84,9 +85,16 @@ typedef struct {
     bool shared_classifier; /* wcls is the token embedding */
     float rope_base;        /* RoPE frequency base (llama2.c files: 10000) */
     float rope_scale;       /* linear RoPE scaling: positions times this (1 / factor; 1: none) */
-    const float *rope_freqs; /* (head_size / 2) per-pair frequency divisors (GGUF
-                              * rope_freqs.weight, Llama 3.1+), or NULL; borrowed from the
-                              * mapping or owned by the model */
+    const float *rope_freqs; /* (arch.rope_dims / 2) per-pair frequency divisors (GGUF
+                              * rope_freqs.weight, Llama 3.1+; Phi-3's LongRoPE short
+                              * factors), or NULL; borrowed from the mapping or owned by
+                              * the model */
+    const float *rope_freqs_long; /* (arch.rope_dims / 2) LongRoPE's long factors (Phi-3
+                              * rope_factors_long), used instead of rope_freqs when the
+                              * context is longer than rope_long_after; or NULL */
+    int rope_long_after;    /* rope.scaling.original_context_length (with rope_freqs_long) */
+    float rope_attn_factor; /* cos and sin of every RoPE angle times this (LongRoPE's
+                               rope.scaling.attn_factor); 0 or 1: none */
     float rms_eps;          /* RMSNorm epsilon (llama2.c files: 1e-5) */
 } model_config;
 
@@ -118,7 +126,7 @@ typedef enum {
     MODEL_FORMAT_LLAMA2C_V0 = 0, /* legacy fp32, 28-byte header */
     MODEL_FORMAT_LLAMA2C_V1,     /* fp32, 256-byte "ak42" header */
     MODEL_FORMAT_LLAMA2C_V2,     /* int8 Q8_0, 256-byte "ak42" header */
-    MODEL_FORMAT_GGUF,           /* GGUF v2 or v3, llama architecture */
+    MODEL_FORMAT_GGUF,           /* GGUF v2 or v3 (model_family.h) */
 } model_format;
 
 /* Files at least this big report their progress while weights are converted. */

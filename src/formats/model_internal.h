@@ -1,12 +1,14 @@
 /* model_internal.h — what the format loaders (model_llama2c.c, model_gguf.c) share with
  * model.c: buffers the model owns, building its tensors (in place, quantized, decoded),
  * the shape limits, progress reports and the tally behind the load summary.
- * Private to src/model*.c. */
+ * Private to src/formats/model*.c. */
 #ifndef LLMCHAT_MODEL_INTERNAL_H
 #define LLMCHAT_MODEL_INTERNAL_H
 
+#include "gguf.h"
 #include "llama2c.h"
 #include "model.h"
+#include "model_family.h"
 
 /* Upper bounds of a sane shape: far beyond any Llama 2 model, small enough that no
  * size computed from them overflows 64 bits. */
@@ -19,18 +21,21 @@ enum {
     MODEL_MAX_HEAD = 1024, /* head size (dim / n_heads); Llama models use 64..256 */
 };
 
-/* The shape fields in header order. */
+/* The shape fields in header order, and the head size. */
 typedef struct {
     int64_t dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
+    int64_t head_size;  /* values per head when the file says (GGUF attention.key_length);
+                           0: dim / n_heads */
 } model_shape;
 
 /* Checks a shape against the bounds above and the rules of the architecture (heads
- * divide dim, kv heads divide heads, even head size); on failure writes the reason (a
- * phrase) into why. */
+ * divide dim unless the head size is given, kv heads divide heads, even head size); on
+ * failure writes the reason (a phrase) into why. */
 bool model_shape_ok(const model_shape *s, char *why, size_t why_size);
 
-/* Fills m->config from a checked shape (head_size, kv_dim derived) and counts
- * m->n_params. rope_base and rms_eps are left to the caller. */
+/* Fills m->config from a checked shape (head_size unless given, q_dim and kv_dim
+ * derived; llama's description) and counts m->n_params. rope_base and rms_eps are left
+ * to the caller. */
 void model_set_shape(model *m, const model_shape *s, bool shared_classifier);
 
 /* What loading did with a matrix of the file. */
@@ -83,5 +88,12 @@ const tensor *model_part_tensor(const model *m, llama2c_part p, int l);
  * message naming m->path. */
 llm_status model_load_llama2c(model *m, const model_options *opt, llm_err *err);
 llm_status model_load_gguf(model *m, const model_options *opt, llm_err *err);
+
+/* The GGUF loader's second half (model_gguf_weights.c): with m->config and each layer's
+ * window set from family f's keys, finds, checks and loads every weight of g the
+ * description implies (and sets arch.fused_qkv, fused_gate_up, the LongRoPE factors,
+ * rope_freqs and m->n_params). */
+llm_status model_gguf_weights(model *m, const gguf *g, const model_family *f,
+                              const model_options *opt, llm_err *err);
 
 #endif

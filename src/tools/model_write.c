@@ -242,6 +242,10 @@ static llm_status write_gguf_body(FILE *f, const char *path, const void *ctx, ll
 llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *chat_template,
                             model_write_type type, const char *path, llm_err *err)
 {
+    if (strcmp(m->config.arch.name, "llama") != 0)
+        return llm_fail(err, LLM_ERR_ARG, "%s: a %s model is written as the GGUF file it came "
+                        "from: llmchat-convert writes the llama architecture only", m->path,
+                        m->config.arch.name);
     if (tokenizer_vocab_size(tok) != m->config.vocab_size)
         return llm_fail(err, LLM_ERR_MISMATCH, "the tokenizer holds %d tokens, the model %d",
                         tokenizer_vocab_size(tok), m->config.vocab_size);
@@ -304,6 +308,10 @@ llm_status model_write_llama2c(const model *m, model_write_type type, const char
                                llm_err *err)
 {
     const model_config *c = &m->config;
+    if (strcmp(c->arch.name, "llama") != 0)
+        return llm_fail(err, LLM_ERR_ARG, "%s: a %s model cannot be stored in a llama2.c file "
+                        "(it holds the llama architecture only): use its GGUF file", m->path,
+                        c->arch.name);
     if (c->rope_base != 10000.0f || c->rms_eps != 1e-5f || c->rope_freqs ||
         (c->rope_scale > 0.0f && c->rope_scale != 1.0f))
         return llm_fail(err, LLM_ERR_ARG,

@@ -81,6 +81,31 @@ static float weight(const attn_pane *ap, const step_record *r, int k)
     return s / (float)nh;
 }
 
+/* The first key query q sees at layer l: those before it are outside the layer's
+ * sliding window (0 when it has none). */
+static int first_visible(const attn_pane *ap, int l, int q)
+{
+    int window = source_window(ap->src, l);
+    return window > 0 && q >= window ? q - window + 1 : 0;
+}
+
+/* How a key outside the window is drawn: a dim dash, which no shade looks like. */
+static void draw_outside(const tui_screen *scr, WINDOW *w, int y, int x)
+{
+    draw_text(scr, w, y, x, 1, "-", A_DIM);
+}
+
+/* " window N" for a layer with a sliding window (its keys before the last N are
+ * masked: drawn as dashes), else "". */
+static const char *window_note(const attn_pane *ap, int l, char *buf, size_t size)
+{
+    int window = source_window(ap->src, l);
+    if (window <= 0)
+        return "";
+    snprintf(buf, size, "  window %d", window);
+    return buf;
+}
+
 /* The footer: the keys the selected query attends to most (true weights, BOS included). */
 static void draw_strongest(attn_pane *ap, const tui_screen *scr, WINDOW *w, int y, int width,
                            const step_record *r)
@@ -120,17 +145,23 @@ static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h,
     int focus = selection_get(ap->sel, ap->src);
     const char *scale = ap->log_scale ? "log" : "linear";
     const char *bos = !ap->capture ? "  capture OFF (c)" : ap->mask_bos ? "  BOS masked" : "";
+    char wbuf[32], wshort[16] = "";
+    const char *win_note = window_note(ap, ap->layer, wbuf, sizeof wbuf);
+    if (source_window(ap->src, ap->layer) > 0)
+        snprintf(wshort, sizeof wshort, " w%d", source_window(ap->src, ap->layer));
     if (width >= 44 && ap->mean_heads)
-        snprintf(line, sizeof line, "layer %d/%d  mean of %d heads  %s%s", ap->layer + 1, cfg->n_layers,
-                 cfg->n_heads, scale, bos);
+        snprintf(line, sizeof line, "layer %d/%d  mean of %d heads%s  %s%s", ap->layer + 1,
+                 cfg->n_layers, cfg->n_heads, win_note, scale, bos);
     else if (width >= 44)
-        snprintf(line, sizeof line, "layer %d/%d  head %d/%d  %s%s", ap->layer + 1, cfg->n_layers, ap->head + 1,
-                 cfg->n_heads, scale, bos);
+        snprintf(line, sizeof line, "layer %d/%d  head %d/%d%s  %s%s", ap->layer + 1, cfg->n_layers,
+                 ap->head + 1, cfg->n_heads, win_note, scale, bos);
     else if (ap->mean_heads)
-        snprintf(line, sizeof line, "L%d/%d mean of %d %s%s", ap->layer + 1, cfg->n_layers, cfg->n_heads,
+        snprintf(line, sizeof line, "L%d/%d mean of %d%s %s%s", ap->layer + 1, cfg->n_layers,
+                 cfg->n_heads, wshort,
                  ap->log_scale ? "log" : "lin", !ap->capture ? " off" : ap->mask_bos ? " -BOS" : "");
     else
-        snprintf(line, sizeof line, "L%d/%d H%d/%d %s%s", ap->layer + 1, cfg->n_layers, ap->head + 1, cfg->n_heads,
+        snprintf(line, sizeof line, "L%d/%d H%d/%d%s %s%s", ap->layer + 1, cfg->n_layers,
+                 ap->head + 1, cfg->n_heads, wshort,
                  ap->log_scale ? "log" : "lin", !ap->capture ? " off" : ap->mask_bos ? " -BOS" : "");
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
     if (focus < 0) {
@@ -188,10 +219,15 @@ static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h,
             if (v > ref)
                 ref = v;
         }
+        int first = first_visible(ap, ap->layer, q);
         for (int c = 0; c < win.n_cols; c++) {
             int k = win.col0 + c;
             if (k > q)
                 break; /* causal: the query cannot see later keys */
+            if (k < first) { /* outside the layer's sliding window */
+                draw_outside(scr, w, y, gx + c);
+                continue;
+            }
             if (k == 0 && ap->mask_bos) {
                 wattron(w, A_DIM);
                 mvwaddstr(w, y, gx + c, scr->utf8 ? "\xc2\xb7" : ".");
@@ -492,15 +528,17 @@ static const step_record *attn_or_say(attn_pane *ap, const tui_screen *scr, WIND
  * window ending at the query), its entropy and the key it attends to most. */
 static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
-    char line[256];
-    snprintf(line, sizeof line, "heads of layer %d/%d at pos %d  %s  (e)", ap->layer + 1, ap->cfg->n_layers,
-             focus, ap->bos_metric ? "BOS weight" : "entropy");
+    char line[256], wbuf[32];
+    snprintf(line, sizeof line, "heads of layer %d/%d at pos %d%s  %s  (e)", ap->layer + 1,
+             ap->cfg->n_layers, focus, window_note(ap, ap->layer, wbuf, sizeof wbuf),
+             ap->bos_metric ? "BOS weight" : "entropy");
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
     const step_record *r = attn_or_say(ap, scr, w, width, focus);
     if (!r)
         return;
     const int *toks = source_tokens(ap->src);
     int n = r->pos + 1, info = width >= 50 ? 30 : width >= 30 ? 12 : 0;
+    int first = first_visible(ap, ap->layer, r->pos);
     int keys_w = width - 4 - info;
     int k0 = keys_w > 0 && n > keys_w ? n - keys_w : 0;
     for (int hd = 0; hd < ap->cfg->n_heads && 2 + hd <= h; hd++) {
@@ -510,12 +548,14 @@ static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, i
         char label[16];
         snprintf(label, sizeof label, "%s%d", source_head_out(ap->src, ap->layer, hd) ? "x" : "H", hd + 1);
         draw_text(scr, w, y, 1, 3, label,
-                  hd == ap->head ? A_REVERSE : draw_shade_attr(scr, head_shade(ap, scr, &s, n)));
+                  hd == ap->head ? A_REVERSE : draw_shade_attr(scr, head_shade(ap, scr, &s, n - first)));
         float ref = 0.0f;
         for (int k = ap->mask_bos ? 1 : 0; k < n; k++)
             ref = row[k] > ref ? row[k] : ref;
         for (int k = k0; k < n && keys_w > 0; k++) {
-            if (k == 0 && ap->mask_bos)
+            if (k < first)
+                draw_outside(scr, w, y, 5 + k - k0);
+            else if (k == 0 && ap->mask_bos)
                 draw_text(scr, w, y, 5 + k - k0, 1, scr->utf8 ? "\xc2\xb7" : ".", A_DIM);
             else
                 draw_shade(scr, w, y, 5 + k - k0, tuifmt_shade(row[k], ref, scr->n_shades, ap->log_scale));
@@ -600,7 +640,8 @@ static void draw_head_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int 
             head_cell(ap, &s, source_head_out(ap->src, l, hd), cw - 1, cell, sizeof cell);
             int cols = tuifmt_fit(cell, cw - 1, scr->utf8, fitted, sizeof fitted);
             attr_t a = l == ap->layer && hd == ap->head ? A_REVERSE | A_BOLD
-                                                       : draw_shade_attr(scr, head_shade(ap, scr, &s, n));
+                                                       : draw_shade_attr(scr, head_shade(ap, scr, &s,
+                                                                         n - first_visible(ap, l, r->pos)));
             wattron(w, a);
             mvwaddstr(w, y, 1 + lw + j * cw, fitted);
             for (int k = cols; k < cw - 1; k++)

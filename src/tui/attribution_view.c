@@ -3,8 +3,9 @@
  * heads' labels; the embedding row (and the control vectors when any are in force);
  * one row per layer, its heads' parts then its MLP's, each cell shaded by sign and
  * size against the largest part (when not all fit, the layers and heads around the
- * cursor, with scroll markers where the others are); the sum against the logit; the
- * largest parts. Owns nothing. */
+ * cursor, with scroll markers where the others are); the sum against the logit (and,
+ * for a family whose split is not the logit's, by how much: the final soft-cap's
+ * residual, the post-norms' scales held); the largest parts. Owns nothing. */
 #include "attribution_view.h"
 
 #include <math.h>
@@ -98,6 +99,40 @@ static void draw_title(const tui_source *src, const tui_screen *scr, WINDOW *w, 
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
 }
 
+/* The parts' sum against the logit, and what the split holds fixed, on lines y..y_last:
+ * where a final soft-cap makes the sum the logit before it, the residual (logit − sum)
+ * and the cap; where post-norms scale the blocks, that their scales are this
+ * position's (the two notes on one line when it is wide enough). Returns the next free
+ * line. */
+static int draw_sum(const tui_screen *scr, WINDOW *w, int y, int y_last, int width,
+                    const step_attribution *a)
+{
+    char line[200], cap[64] = "";
+    const char *post = a->post_norms ? "post-norms: scales as at this position" : "";
+    if (y > y_last)
+        return y;
+    double sum = attribution_sum(a);
+    if (a->softcap == 0.0f) {
+        snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, norm scale %.3g", sum, a->logit,
+                 a->norm_scale);
+    } else {
+        snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, residual %+.3f", sum, a->logit,
+                 a->logit - sum);
+        snprintf(cap, sizeof cap, "soft-capped: logit = %g tanh(sum / %g)", a->softcap, a->softcap);
+    }
+    draw_text(scr, w, y++, 1, width, line, A_DIM);
+    if (cap[0] && post[0] && (int)(strlen(cap) + strlen(post) + 2) <= width && y <= y_last) {
+        snprintf(line, sizeof line, "%s; %s", cap, post);
+        draw_text(scr, w, y++, 1, width, line, A_DIM);
+        return y;
+    }
+    if (cap[0] && y <= y_last)
+        draw_text(scr, w, y++, 1, width, cap, A_DIM);
+    if (post[0] && y <= y_last)
+        draw_text(scr, w, y++, 1, width, post, A_DIM);
+    return y;
+}
+
 void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW *w, int h,
                            int width, const attribution_view *v)
 {
@@ -163,12 +198,6 @@ void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW 
         if (mw >= 2)
             draw_cell(scr, w, y, mlp_x, mw, a->mlp[l], ref, false);
     }
-    int y = 4 + rows.count;
-    if (h - y + 1 > list_min) {
-        char line[160];
-        snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, norm scale %.3g",
-                 attribution_sum(a), a->logit, a->norm_scale);
-        draw_text(scr, w, y++, 1, width, line, A_DIM);
-    }
+    int y = draw_sum(scr, w, 4 + rows.count, h - list_min, width, a);
     draw_largest(scr, w, y, h, width, a, ref);
 }

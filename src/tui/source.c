@@ -45,6 +45,16 @@ const sampler_config *source_sampler(const tui_source *s)
     return s->e ? engine_sampler_config(s->e) : NULL;
 }
 
+int source_window(const tui_source *s, int layer)
+{
+    if (layer < 0 || layer >= s->cfg->n_layers)
+        return 0;
+    if (s->e)
+        return engine_model(s->e)->layers[layer].window;
+    const trace_header *h = s->trace ? trace_reader_header(s->trace) : NULL;
+    return h && h->windows && layer < h->config.n_layers ? h->windows[layer] : 0;
+}
+
 bool source_live(const tui_source *s)
 {
     return s->e != NULL;

@@ -50,6 +50,9 @@ size_t source_token(const tui_source *s, int id, char *out, size_t size);
 bool source_piece_is_control(const char *piece);
 /* The sampler settings the next token gets, NULL for a trace. */
 const sampler_config *source_sampler(const tui_source *s);
+/* The sliding window of layer `layer`: its queries see the last that many keys (their
+ * own included); 0 when they see every earlier key (or the trace does not say). */
+int source_window(const tui_source *s, int layer);
 /* A running engine (steering, capture and the lens work); false for a trace. */
 bool source_live(const tui_source *s);
 /* Head `head` of layer `layer` (from 0) is knocked out of the engine's forward pass. */

@@ -6,8 +6,9 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 
     make_arch_gguf.py ARCH OUT.gguf [--seed N] [--vocab VOCAB.gguf[.gz]] [--list]
 
-ARCH is llama, qwen2, qwen3, phi3, phi3-partial (Phi-4-mini's partial rotary: 3/4 of each
-head, no sliding window), gemma, gemma2 or gemma3 (--list prints each one's shape). The
+ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
+can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
+window), gemma, gemma2 or gemma3 (--list prints each one's shape). The
 vocabulary's tokenizer.* keys are copied unchanged: the SentencePiece families take
 stories260K's 512-token one (tests/data/stories260K.gguf), the byte-level BPE ones (qwen2,
 qwen3) GPT-2's 50,257 tokens (tests/data/gpt2-vocab.gguf.gz, read compressed) with
@@ -48,6 +49,8 @@ SHAPES = {
     'qwen3':  dict(arch='qwen3', vocab='bpe', dim=64, ff=160, layers=2, heads=4, kv=2, head=32,
                    ctx=40960, base=1000000.0, tied=True, qk_norm=True, key_length=True),
     'phi3':   dict(arch='phi3', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=2, head=16,
+                   ctx=4096, orig_ctx=64, base=10000.0, tied=False, swa=16, longrope=True),
+    'phi3-k': dict(arch='phi3', vocab='spm', dim=256, ff=256, layers=2, heads=4, kv=2, head=64,
                    ctx=4096, orig_ctx=64, base=10000.0, tied=False, swa=16, longrope=True),
     'phi3-partial': dict(arch='phi3', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=2, head=16,
                          rot=12, ctx=4096, base=10000.0, tied=False, swa=0),

@@ -3,7 +3,8 @@
  * beside another engine on the same model.
  *
  * Writes llama2.c v2 (int8 Q8_0) files of named shapes (15M ... 7B) into a cache
- * directory on demand (shapes.h), then for each shape opens the file with model_open
+ * directory on demand (shapes.h), GGUF Q8_0 files for the shapes of the other families
+ * (qwen2-0.5B ... gemma3-1B), then for each shape opens the file with model_open
  * and times an engine with generate mode's options (greedy): prefill of a prompt, time
  * to first token, decode, resident memory, and decode as a fraction of the bandwidth
  * limit (every weight byte is read once per decoded token; measure.h, machine.h). With
@@ -98,11 +99,12 @@ typedef struct {
 static void write_files(const bench_options *o, const programs *p, const shape *s, shape_files *f)
 {
     char err[512];
+    bool gguf = o->gguf || !shape_is_llama(s); /* the other families have no llama2.c file */
     snprintf(f->path, sizeof f->path, "%s/random-%s-q8_0.bin", o->cache, s->name);
-    if (!o->gguf && shape_write_llama2c(s, f->path, err, sizeof err) != 0)
+    if (!gguf && shape_write_llama2c(s, f->path, err, sizeof err) != 0)
         die("%s", err);
     snprintf(f->gguf, sizeof f->gguf, "%s/random-%s-q8_0.gguf", o->cache, s->name);
-    if ((p->llama_bench || o->gguf) && shape_write_gguf(s, f->gguf, err, sizeof err) != 0)
+    if ((p->llama_bench || gguf) && shape_write_gguf(s, f->gguf, err, sizeof err) != 0)
         die("%s", err);
     if (o->quant) { /* that file made o->quant: the one both engines time */
         char q8[4096];
@@ -111,7 +113,7 @@ static void write_files(const bench_options *o, const programs *p, const shape *
         if (quantize_file(p->llama_quantize, q8, f->gguf, o->quant, o->threads, err, sizeof err) != 0)
             die("%s", err);
     }
-    if (o->gguf) /* llmchat times the GGUF file as well: the very file llama-bench reads */
+    if (gguf) /* llmchat times the GGUF file as well: the very file llama-bench reads */
         memcpy(f->path, f->gguf, sizeof f->path);
 }
 

@@ -23,8 +23,10 @@ static void usage(FILE *f)
             "Usage: llmchat-bench [OPTIONS]\n"
             "Speed of llmchat on random-weight int8 models of real shapes, through the engine\n"
             "as `llmchat -m generate` runs it, and beside llama.cpp on the same model.\n\n"
-            "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B (repeatable or a comma list;\n"
-            "                      default 15M,110M)\n"
+            "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B, or a family's: qwen2-0.5B,\n"
+            "                      qwen3-0.6B, phi3-3.8B, gemma-2B, gemma2-2B, gemma3-1B\n"
+            "                      (GGUF files); repeatable or a comma list (default\n"
+            "                      15M,110M)\n"
             "  -T, --threads N     threads (default: the CPUs this process may run on)\n"
             "  -n, --steps N       decode tokens from position 1, split into 8 windows (default\n"
             "                      128; windows are lengthened to last >= 50 ms and shortened\n"
@@ -149,7 +151,10 @@ static void add_shapes(const char *list, bool *want)
         while (i < bench_n_shapes && strcasecmp(bench_shapes[i].name, tok) != 0)
             i++;
         if (i == bench_n_shapes) {
-            fprintf(stderr, "llmchat-bench: unknown shape '%s' (15M, 42M, 110M, 1B, 7B)\n", tok);
+            fprintf(stderr, "llmchat-bench: unknown shape '%s' (", tok);
+            for (int k = 0; k < bench_n_shapes; k++)
+                fprintf(stderr, "%s%s", k ? ", " : "", bench_shapes[k].name);
+            fprintf(stderr, ")\n");
             exit(2);
         }
         want[i] = true;

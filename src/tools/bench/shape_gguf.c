@@ -2,7 +2,9 @@
  * the core's GGUF writer, gguf.h), for llmchat --format gguf and for other engines
  * (llama.cpp's llama-bench) to time the same model (see bench/shapes.h).
  *
- * Metadata: the llama architecture, the shape, and a Llama-style vocabulary of
+ * Metadata: the shape's architecture (llama, or a family's keys and tensors: biases,
+ * QK-norms, post-norms, fused attn_qkv and gate-up, head sizes, windows, soft-caps),
+ * the shape, and a Llama-style vocabulary of
  * placeholder pieces (<unk>, <s>, </s>, the 256 byte tokens, then "▁t<id>"). The int8
  * values of each Q8_0 block are the ones the llama2.c file of the same shape holds (the
  * same random stream), with the half-precision of that file's group scale, so both
@@ -65,42 +67,149 @@ static bool add_vocab(gguf_writer *w, int vocab)
 }
 
 /* One tensor of the file: its name, ggml shape (ne0 = the row length) and type, and
- * its random stream (kind and layer as shape_rng_for takes them; kind -1: a norm). */
+ * the random streams of its rows (kind and layer as shape_rng_for takes them): a
+ * matrix's rows come from one stream, a fused one's (Phi-3's attn_qkv, ffn_up) from
+ * two or three one after the other; a vector is ones (a norm) or zeros (a bias). */
+enum { KIND_ONES = -1, KIND_ZEROS = -2, PARTS_MAX = 3 };
 typedef struct {
     char name[48];
     uint64_t ne0, ne1; /* ne1 = 0: a vector */
-    int kind, layer;
+    int layer;
+    int n_parts;
+    int kind[PARTS_MAX];
+    uint64_t rows[PARTS_MAX];
 } shape_tensor;
 
-/* The tensors of shape s in file order, into t (room for 3 + 9 * layers); returns the
+/* Room for the tensors of shape s. */
+static size_t tensors_max(const shape *s)
+{
+    return 4 + 16 * (size_t)s->n_layers;
+}
+
+static shape_tensor *put(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0)
+{
+    shape_tensor *x = &t[(*n)++];
+    memset(x, 0, sizeof *x);
+    if (layer >= 0)
+        snprintf(x->name, sizeof x->name, "blk.%d.%s", layer, name);
+    else
+        snprintf(x->name, sizeof x->name, "%s", name);
+    x->ne0 = ne0;
+    x->layer = layer < 0 ? 0 : layer;
+    return x;
+}
+
+/* A vector of ne0 ones or zeros. */
+static void vec(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0, int kind)
+{
+    shape_tensor *x = put(t, n, name, layer, ne0);
+    x->n_parts = 1;
+    x->kind[0] = kind;
+}
+
+/* A matrix of rows from up to three streams (kinds), rows[i] from kind[i]. */
+static void mat(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0, int parts,
+                const int *kind, const uint64_t *rows)
+{
+    shape_tensor *x = put(t, n, name, layer, ne0);
+    x->n_parts = parts;
+    for (int i = 0; i < parts; i++) {
+        x->kind[i] = kind[i];
+        x->rows[i] = rows[i];
+        x->ne1 += rows[i];
+    }
+}
+
+static bool arch_is(const shape *s, const char *a)
+{
+    return s->arch && !strcmp(s->arch, a);
+}
+
+/* Layer l's tensors (the order of the llama files before the families: their bytes
+ * are the same). Kinds of shape_rng_for: 1-7 wq wk wv wo w1 w2 w3. */
+static void layer_tensors(const shape *s, int l, shape_tensor *t, int *n)
+{
+    uint64_t d = s->dim, h = s->hidden_dim, hs = shape_head_size(s);
+    uint64_t q = (uint64_t)s->n_heads * hs, kv = (uint64_t)s->n_kv_heads * hs;
+    bool fused = arch_is(s, "phi3"), bias = arch_is(s, "qwen2");
+    bool qk_norm = arch_is(s, "qwen3") || arch_is(s, "gemma3");
+    bool post = arch_is(s, "gemma2") || arch_is(s, "gemma3");
+    vec(t, n, "attn_norm.weight", l, d, KIND_ONES);
+    if (fused) {
+        mat(t, n, "attn_qkv.weight", l, d, 3, (const int[]){1, 2, 3}, (const uint64_t[]){q, kv, kv});
+    } else {
+        mat(t, n, "attn_q.weight", l, d, 1, (const int[]){1}, &q);
+        mat(t, n, "attn_k.weight", l, d, 1, (const int[]){2}, &kv);
+        mat(t, n, "attn_v.weight", l, d, 1, (const int[]){3}, &kv);
+    }
+    if (bias) {
+        vec(t, n, "attn_q.bias", l, q, KIND_ZEROS);
+        vec(t, n, "attn_k.bias", l, kv, KIND_ZEROS);
+        vec(t, n, "attn_v.bias", l, kv, KIND_ZEROS);
+    }
+    mat(t, n, "attn_output.weight", l, q, 1, (const int[]){4}, &d);
+    if (qk_norm) {
+        vec(t, n, "attn_q_norm.weight", l, hs, KIND_ONES);
+        vec(t, n, "attn_k_norm.weight", l, hs, KIND_ONES);
+    }
+    if (post)
+        vec(t, n, "post_attention_norm.weight", l, d, KIND_ONES);
+    vec(t, n, "ffn_norm.weight", l, d, KIND_ONES);
+    if (fused)
+        mat(t, n, "ffn_up.weight", l, d, 2, (const int[]){5, 7}, (const uint64_t[]){h, h});
+    else
+        mat(t, n, "ffn_gate.weight", l, d, 1, (const int[]){5}, &h);
+    mat(t, n, "ffn_down.weight", l, h, 1, (const int[]){6}, &d);
+    if (!fused)
+        mat(t, n, "ffn_up.weight", l, d, 1, (const int[]){7}, &h);
+    if (post)
+        vec(t, n, "post_ffw_norm.weight", l, d, KIND_ONES);
+}
+
+/* The tensors of shape s in file order, into t (tensors_max(s) of them); returns the
  * count. */
 static int shape_tensors(const shape *s, shape_tensor *t)
 {
-    uint64_t d = s->dim, h = s->hidden_dim, V = s->vocab_size;
-    uint64_t kv = (uint64_t)s->n_kv_heads * (d / s->n_heads);
+    uint64_t d = s->dim, V = s->vocab_size;
     int n = 0;
-    t[n++] = (shape_tensor){"token_embd.weight", d, V, 0, 0};
-    for (int l = 0; l < s->n_layers; l++) {
-        static const char *const names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v",
-                                              "attn_output", "ffn_norm", "ffn_gate",
-                                              "ffn_down", "ffn_up"};
-        /* kinds of shape_rng_for: 1-7 wq wk wv wo w1 w2 w3 */
-        static const int kinds[9] = {-1, 1, 2, 3, 4, -1, 5, 6, 7};
-        const uint64_t ne0[9] = {d, d, d, d, d, d, d, h, d};
-        const uint64_t ne1[9] = {0, d, kv, kv, d, 0, h, d, h};
-        for (int i = 0; i < 9; i++) {
-            shape_tensor *x = &t[n++];
-            snprintf(x->name, sizeof x->name, "blk.%d.%s.weight", l, names[i]);
-            x->ne0 = ne0[i];
-            x->ne1 = ne1[i];
-            x->kind = kinds[i];
-            x->layer = l;
-        }
+    mat(t, &n, "token_embd.weight", -1, d, 1, (const int[]){0}, &V);
+    if (shape_is_llama(s)) { /* as before the families: the layers first */
+        for (int l = 0; l < s->n_layers; l++)
+            layer_tensors(s, l, t, &n);
+        vec(t, &n, "output_norm.weight", -1, d, KIND_ONES);
+        if (!s->shared)
+            mat(t, &n, "output.weight", -1, d, 1, (const int[]){8}, &V);
+        return n;
     }
-    t[n++] = (shape_tensor){"output_norm.weight", d, 0, -1, 0};
+    vec(t, &n, "output_norm.weight", -1, d, KIND_ONES);
     if (!s->shared)
-        t[n++] = (shape_tensor){"output.weight", d, V, 8, 0};
+        mat(t, &n, "output.weight", -1, d, 1, (const int[]){8}, &V);
+    for (int l = 0; l < s->n_layers; l++)
+        layer_tensors(s, l, t, &n);
     return n;
+}
+
+/* The family's keys beside the shape's: head sizes, RoPE, windows, soft-caps, as the
+ * published models of each family have them. */
+static void family_keys(gguf_writer *w, const shape *s)
+{
+    char k[96];
+    const char *a = s->arch;
+#define KEY(suffix) (snprintf(k, sizeof k, "%s.%s", a, suffix), k)
+    if (s->head_size > 0) {
+        gguf_writer_add_uint32(w, KEY("attention.key_length"), (uint32_t)s->head_size);
+        gguf_writer_add_uint32(w, KEY("attention.value_length"), (uint32_t)s->head_size);
+    }
+    if (arch_is(s, "phi3"))
+        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), 2047);
+    if (arch_is(s, "gemma2")) {
+        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), 4096);
+        gguf_writer_add_float32(w, KEY("attn_logit_softcapping"), 50.0f);
+        gguf_writer_add_float32(w, KEY("final_logit_softcapping"), 30.0f);
+    }
+    if (arch_is(s, "gemma3"))
+        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), 512);
+#undef KEY
 }
 
 /* A writer holding the metadata and tensor descriptions of shape s; *n and t get the
@@ -110,22 +219,34 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     gguf_writer *w = gguf_writer_new(0);
     if (!w)
         return NULL;
-    char name[64];
-    snprintf(name, sizeof name, "llmchat-bench %s (random weights)", s->name);
-    gguf_writer_add_string(w, "general.architecture", "llama");
+    char name[64], k[96];
+    const char *a = s->arch ? s->arch : "llama";
+    bool llama = shape_is_llama(s);
+#define KEY(suffix) (snprintf(k, sizeof k, "%s.%s", a, suffix), k)
+    /* llama.cpp's vocabulary loader looks for Phi-3's special tokens in a model whose
+     * name says phi3: the other families' names leave theirs out */
+    snprintf(name, sizeof name, "llmchat-bench %s (random weights)",
+             llama ? s->name : "shape of another family");
+    gguf_writer_add_string(w, "general.architecture", a);
     gguf_writer_add_string(w, "general.name", name);
     gguf_writer_add_uint32(w, "general.file_type", 7); /* mostly Q8_0 */
     gguf_writer_add_uint32(w, "general.quantization_version", 2);
-    gguf_writer_add_uint32(w, "llama.context_length", (uint32_t)s->seq_len);
-    gguf_writer_add_uint32(w, "llama.embedding_length", (uint32_t)s->dim);
-    gguf_writer_add_uint32(w, "llama.block_count", (uint32_t)s->n_layers);
-    gguf_writer_add_uint32(w, "llama.feed_forward_length", (uint32_t)s->hidden_dim);
-    gguf_writer_add_uint32(w, "llama.rope.dimension_count", (uint32_t)(s->dim / s->n_heads));
-    gguf_writer_add_uint32(w, "llama.attention.head_count", (uint32_t)s->n_heads);
-    gguf_writer_add_uint32(w, "llama.attention.head_count_kv", (uint32_t)s->n_kv_heads);
-    gguf_writer_add_float32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    gguf_writer_add_float32(w, "llama.rope.freq_base", 10000.0f);
-    gguf_writer_add_uint32(w, "llama.vocab_size", (uint32_t)s->vocab_size);
+    gguf_writer_add_uint32(w, KEY("context_length"), (uint32_t)s->seq_len);
+    gguf_writer_add_uint32(w, KEY("embedding_length"), (uint32_t)s->dim);
+    gguf_writer_add_uint32(w, KEY("block_count"), (uint32_t)s->n_layers);
+    gguf_writer_add_uint32(w, KEY("feed_forward_length"), (uint32_t)s->hidden_dim);
+    if (llama || arch_is(s, "phi3"))
+        gguf_writer_add_uint32(w, KEY("rope.dimension_count"), (uint32_t)shape_head_size(s));
+    gguf_writer_add_uint32(w, KEY("attention.head_count"), (uint32_t)s->n_heads);
+    gguf_writer_add_uint32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_kv_heads);
+    gguf_writer_add_float32(w, KEY("attention.layer_norm_rms_epsilon"), llama ? 1e-5f : 1e-6f);
+    bool big_base = arch_is(s, "qwen2") || arch_is(s, "qwen3") || arch_is(s, "gemma3");
+    gguf_writer_add_float32(w, KEY("rope.freq_base"), big_base ? 1e6f : 10000.0f);
+    if (llama)
+        gguf_writer_add_uint32(w, KEY("vocab_size"), (uint32_t)s->vocab_size);
+#undef KEY
+    if (!llama)
+        family_keys(w, s);
     if (!add_vocab(w, s->vocab_size)) {
         gguf_writer_free(w);
         return NULL;
@@ -159,25 +280,36 @@ static int put_q8_tensor(FILE *f, uint64_t n, shape_rng *rng)
     return 0;
 }
 
+/* Tensor x's data: a vector's ones or zeros, a matrix's rows from its streams. */
+static int put_tensor(FILE *f, const shape *s, const shape_tensor *x, uint64_t *bytes)
+{
+    if (!x->ne1) {
+        const float v = x->kind[0] == KIND_ONES ? 1.0f : 0.0f;
+        for (uint64_t j = 0; j < x->ne0; j++)
+            if (fwrite(&v, 4, 1, f) != 1)
+                return -1;
+        *bytes = 4 * x->ne0;
+        return 0;
+    }
+    for (int p = 0; p < x->n_parts; p++) {
+        shape_rng r = shape_rng_for(s, x->kind[p], x->layer);
+        if (put_q8_tensor(f, x->ne0 * x->rows[p], &r) != 0)
+            return -1;
+    }
+    *bytes = x->ne0 * x->ne1 / 32 * sizeof(ggml_block_q8_0);
+    return 0;
+}
+
 static int write_gguf(FILE *f, const shape *s)
 {
-    shape_tensor *t = malloc(sizeof *t * (size_t)(3 + 9 * s->n_layers));
+    shape_tensor *t = malloc(sizeof *t * tensors_max(s));
     int n = 0;
     gguf_writer *w = t ? shape_writer(s, t, &n) : NULL;
     int bad = !w || gguf_writer_write_header(w, f, "the model file", NULL) != LLM_OK;
     for (int i = 0; i < n && !bad; i++) {
-        uint64_t values = t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1), bytes;
-        if (!t[i].ne1) {
-            const float one = 1.0f;
-            for (uint64_t j = 0; j < values && !bad; j++)
-                bad = fwrite(&one, 4, 1, f) != 1;
-            bytes = 4 * values;
-        } else {
-            shape_rng r = shape_rng_for(s, t[i].kind, t[i].layer);
-            bad = put_q8_tensor(f, values, &r);
-            bytes = values / 32 * sizeof(ggml_block_q8_0);
-        }
-        bad = bad || gguf_writer_pad(w, f, bytes, "the model file", NULL) != LLM_OK;
+        uint64_t bytes = 0;
+        bad = put_tensor(f, s, &t[i], &bytes) != 0 ||
+              gguf_writer_pad(w, f, bytes, "the model file", NULL) != LLM_OK;
     }
     gguf_writer_free(w);
     free(t);
@@ -186,7 +318,7 @@ static int write_gguf(FILE *f, const shape *s)
 
 uint64_t shape_gguf_bytes(const shape *s)
 {
-    shape_tensor *t = malloc(sizeof *t * (size_t)(3 + 9 * s->n_layers));
+    shape_tensor *t = malloc(sizeof *t * tensors_max(s));
     int n = 0;
     gguf_writer *w = t ? shape_writer(s, t, &n) : NULL;
     char *mem = NULL;
@@ -199,8 +331,7 @@ uint64_t shape_gguf_bytes(const shape *s)
     if (ok) {
         bytes = head;
         for (int i = 0; i < n; i++) {
-            uint64_t values = t[i].ne0 * (t[i].ne1 ? t[i].ne1 : 1);
-            uint64_t b = t[i].ne1 ? values / 32 * sizeof(ggml_block_q8_0) : 4 * values;
+            uint64_t b = t[i].ne1 ? t[i].ne0 * t[i].ne1 / 32 * sizeof(ggml_block_q8_0) : 4 * t[i].ne0;
             bytes += (b + GGUF_DEFAULT_ALIGNMENT - 1) / GGUF_DEFAULT_ALIGNMENT * GGUF_DEFAULT_ALIGNMENT;
         }
     }

@@ -1,5 +1,5 @@
-/* bench/shapes.c — the shape table, the weights' random streams and the llama2.c v2
- * writer (see bench/shapes.h). */
+/* bench/shapes.c — the shape table (Llama 2 sizes, then a shape of each other family),
+ * the weights' random streams and the llama2.c v2 writer (see bench/shapes.h). */
 #include "shapes.h"
 
 #include "llama2c.h"
@@ -10,13 +10,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define LLAMA(n, d, h, L, H, KV, V, S, sh) \
+    {.name = n, .dim = d, .hidden_dim = h, .n_layers = L, .n_heads = H, .n_kv_heads = KV, \
+     .vocab_size = V, .seq_len = S, .shared = sh}
 const shape bench_shapes[] = {
-    {"15M", 288, 768, 6, 6, 6, 32000, 256, 1},
-    {"42M", 512, 1376, 8, 8, 8, 32000, 1024, 1},
-    {"110M", 768, 2048, 12, 12, 12, 32000, 1024, 1},
-    {"1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0},
-    {"7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0},
+    LLAMA("15M", 288, 768, 6, 6, 6, 32000, 256, 1),
+    LLAMA("42M", 512, 1376, 8, 8, 8, 32000, 1024, 1),
+    LLAMA("110M", 768, 2048, 12, 12, 12, 32000, 1024, 1),
+    LLAMA("1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0),
+    LLAMA("7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0),
+    /* the other families, each as its published config (context cut to 4096) */
+    {.name = "qwen2-0.5B", .arch = "qwen2", .dim = 896, .hidden_dim = 4864, .n_layers = 24,
+     .n_heads = 14, .n_kv_heads = 2, .vocab_size = 151936, .seq_len = 4096, .shared = 1},
+    {.name = "qwen3-0.6B", .arch = "qwen3", .dim = 1024, .hidden_dim = 3072, .n_layers = 28,
+     .n_heads = 16, .n_kv_heads = 8, .head_size = 128, .vocab_size = 151936, .seq_len = 4096,
+     .shared = 1},
+    {.name = "phi3-3.8B", .arch = "phi3", .dim = 3072, .hidden_dim = 8192, .n_layers = 32,
+     .n_heads = 32, .n_kv_heads = 32, .vocab_size = 32064, .seq_len = 4096, .shared = 0},
+    {.name = "gemma-2B", .arch = "gemma", .dim = 2048, .hidden_dim = 16384, .n_layers = 18,
+     .n_heads = 8, .n_kv_heads = 1, .head_size = 256, .vocab_size = 256000, .seq_len = 4096,
+     .shared = 1},
+    {.name = "gemma2-2B", .arch = "gemma2", .dim = 2304, .hidden_dim = 9216, .n_layers = 26,
+     .n_heads = 8, .n_kv_heads = 4, .head_size = 256, .vocab_size = 256000, .seq_len = 4096,
+     .shared = 1},
+    {.name = "gemma3-1B", .arch = "gemma3", .dim = 1152, .hidden_dim = 6912, .n_layers = 26,
+     .n_heads = 4, .n_kv_heads = 1, .head_size = 256, .vocab_size = 262144, .seq_len = 4096,
+     .shared = 1},
 };
+#undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];
 
 shape_rng shape_rng_for(const shape *s, int kind, int layer)
@@ -45,6 +66,16 @@ void shape_rng_int8(shape_rng *r, int8_t *out, size_t n)
             out[i + j] = v == -128 ? -127 : v;
         }
     }
+}
+
+bool shape_is_llama(const shape *s)
+{
+    return !s->arch || !strcmp(s->arch, "llama");
+}
+
+int shape_head_size(const shape *s)
+{
+    return s->head_size > 0 ? s->head_size : s->dim / s->n_heads;
 }
 
 int shape_group(const shape *s)

@@ -1,0 +1,522 @@
+/* model_gguf_weights.c — the weights of a GGUF model (model_gguf.c read its family and
+ * shape): the table of tensors a family's file holds, each found and checked for its
+ * exact shape and a type llmchat can decode before any is converted, then made into
+ * the model's tensors; a file tensor the family does not use is refused by name.
+ *
+ *   token_embd.weight (vocab, dim)           output.weight (vocab, dim), or absent: the
+ *   output_norm.weight (dim)                   classifier is token_embd (always: Gemma)
+ *   blk.N.attn_norm, ffn_norm (dim)          blk.N.attn_q (q_dim, dim), attn_k, attn_v
+ *   blk.N.attn_output (dim, q_dim)             (kv_dim, dim); Phi-3: attn_qkv, their rows
+ *   blk.N.ffn_gate, ffn_up (hidden, dim)       one after the other
+ *   blk.N.ffn_down (dim, hidden)             Phi-3: ffn_up (2 hidden, dim): gate, then up
+ *   Qwen2: blk.N.attn_q/k/v.bias             Qwen3, Gemma 3: blk.N.attn_q_norm, attn_k_norm
+ *   Gemma 2, 3: blk.N.post_attention_norm,     (head_size)
+ *     post_ffw_norm (dim)                    Phi-3: rope_factors_long, rope_factors_short
+ *   llama: rope_freqs.weight (Llama 3.1+)      (rope_dims / 2), both or neither
+ * (shapes as (rows, cols); GGUF lists dims[0] = cols first). Llama's q and k rows are
+ * stored in the interleaved-pair RoPE layout llama2.c uses, the others' in the NEOX one
+ * (model_arch.rope_layout says which), so every matrix is used as it is. A fused tensor
+ * is loaded once and its rows viewed as the matrices it holds (model_tensor_rows).
+ *
+ * Conversion: Q8_0 tensors are used in place (TENSOR_Q8_0_BLOCKS, tensor_from_q8_0);
+ * with --weights native (TENSOR_BLOCKS) so are Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and
+ * Q6_K whose rows are whole blocks (TENSOR_BLOCKS, tensor_in_place); every other type
+ * is decoded (dequant.h) and quantized to Q8_0 row by row, in parallel, or decoded to
+ * fp32 for --weights f32; F32 tensors are used in place for fp32. Vectors (norms,
+ * biases, RoPE factors) are fp32, in place when stored as F32.
+ *
+ * Owns nothing itself: the buffers belong to the model. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dequant.h"
+#include "ggml_type.h"
+#include "gguf.h"
+#include "model_family.h"
+#include "model_internal.h"
+
+/* ---- the table ---- */
+
+/* A size of the shape. */
+typedef enum { SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP } shape_size;
+
+/* When a layer's file holds a part. */
+typedef enum {
+    IF_ALWAYS,
+    IF_SEPARATE_QKV, /* attn_q, attn_k, attn_v */
+    IF_FUSED_QKV,    /* attn_qkv (Phi-3) */
+    IF_BIAS,         /* arch.attn_bias */
+    IF_QK_NORM,
+    IF_POST_NORMS,
+    IF_SEPARATE_FFN, /* ffn_gate and ffn_up */
+    IF_FUSED_FFN,    /* ffn_up holding both (Phi-3) */
+} part_when;
+
+/* Where a part goes: a tensor or an fp32 vector of model_layer (at offset), or one of
+ * the layer's two fused tensors (0: attn_qkv, 1: ffn_up), viewed after loading. */
+enum { NOT_FUSED = -1, FUSED_QKV = 0, FUSED_FFN = 1 };
+
+static const struct layer_part {
+    const char *name;   /* blk.N.{name} */
+    part_when when;
+    bool vector;        /* 1-D: cols values */
+    shape_size rows, cols;
+    size_t offset;      /* in model_layer */
+    int fused;
+} layer_parts[] = {
+    {.name = "attn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, rms_att), .fused = NOT_FUSED},
+    {.name = "attn_q.weight", .when = IF_SEPARATE_QKV, .rows = SZ_Q, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, wq), .fused = NOT_FUSED},
+    {.name = "attn_k.weight", .when = IF_SEPARATE_QKV, .rows = SZ_KV, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, wk), .fused = NOT_FUSED},
+    {.name = "attn_v.weight", .when = IF_SEPARATE_QKV, .rows = SZ_KV, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, wv), .fused = NOT_FUSED},
+    {.name = "attn_qkv.weight", .when = IF_FUSED_QKV, .rows = SZ_QKV, .cols = SZ_DIM,
+     .fused = FUSED_QKV},
+    {.name = "attn_q.bias", .when = IF_BIAS, .vector = true, .cols = SZ_Q,
+     .offset = offsetof(model_layer, bq), .fused = NOT_FUSED},
+    {.name = "attn_k.bias", .when = IF_BIAS, .vector = true, .cols = SZ_KV,
+     .offset = offsetof(model_layer, bk), .fused = NOT_FUSED},
+    {.name = "attn_v.bias", .when = IF_BIAS, .vector = true, .cols = SZ_KV,
+     .offset = offsetof(model_layer, bv), .fused = NOT_FUSED},
+    {.name = "attn_q_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_HEAD,
+     .offset = offsetof(model_layer, q_norm), .fused = NOT_FUSED},
+    {.name = "attn_k_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_HEAD,
+     .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED},
+    {.name = "attn_output.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_Q,
+     .offset = offsetof(model_layer, wo), .fused = NOT_FUSED},
+    {.name = "post_attention_norm.weight", .when = IF_POST_NORMS, .vector = true,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, post_attn_norm), .fused = NOT_FUSED},
+    {.name = "ffn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, rms_ffn), .fused = NOT_FUSED},
+    {.name = "ffn_gate.weight", .when = IF_SEPARATE_FFN, .rows = SZ_HIDDEN, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, w1), .fused = NOT_FUSED},
+    {.name = "ffn_up.weight", .when = IF_SEPARATE_FFN, .rows = SZ_HIDDEN, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, w3), .fused = NOT_FUSED},
+    {.name = "ffn_up.weight", .when = IF_FUSED_FFN, .rows = SZ_GATE_UP, .cols = SZ_DIM,
+     .fused = FUSED_FFN},
+    {.name = "ffn_down.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_HIDDEN,
+     .offset = offsetof(model_layer, w2), .fused = NOT_FUSED},
+    {.name = "post_ffw_norm.weight", .when = IF_POST_NORMS, .vector = true, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, post_ffn_norm), .fused = NOT_FUSED},
+};
+enum { LAYER_PARTS = sizeof layer_parts / sizeof layer_parts[0] };
+
+static int size_of(const model_config *c, shape_size s)
+{
+    switch (s) {
+    case SZ_DIM: return c->dim;
+    case SZ_Q: return c->q_dim;
+    case SZ_KV: return c->kv_dim;
+    case SZ_HIDDEN: return c->hidden_dim;
+    case SZ_HEAD: return c->head_size;
+    case SZ_QKV: return c->q_dim + 2 * c->kv_dim;
+    case SZ_GATE_UP: return 2 * c->hidden_dim;
+    }
+    return 0;
+}
+
+static bool part_in_file(const model_arch *a, part_when when)
+{
+    switch (when) {
+    case IF_ALWAYS: return true;
+    case IF_SEPARATE_QKV: return !a->fused_qkv;
+    case IF_FUSED_QKV: return a->fused_qkv;
+    case IF_BIAS: return a->attn_bias;
+    case IF_QK_NORM: return a->qk_norm;
+    case IF_POST_NORMS: return a->post_norms;
+    case IF_SEPARATE_FFN: return !a->fused_gate_up;
+    case IF_FUSED_FFN: return a->fused_gate_up;
+    }
+    return false;
+}
+
+/* ---- the weights of a file ---- */
+
+/* One tensor of the file the model uses: its name and shape, and where it goes. */
+typedef struct {
+    char name[64];
+    int rows, cols;           /* cols = dims[0]; rows = 1 for a vector (1-D) */
+    bool vector;
+    const float **vec_out;    /* vectors */
+    tensor *out;              /* matrices */
+    const gguf_tensor *t;
+} weight;
+
+typedef struct {
+    weight *ws;
+    int n, cap;
+    bool oom;
+} weight_list;
+
+static weight *add(weight_list *l, const char *name)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        weight *grown = realloc(l->ws, sizeof *grown * (size_t)cap);
+        if (!grown) {
+            l->oom = true;
+            return NULL;
+        }
+        l->ws = grown;
+        l->cap = cap;
+    }
+    weight *w = &l->ws[l->n++];
+    memset(w, 0, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    return w;
+}
+
+static void add_matrix(weight_list *l, const char *name, int rows, int cols, tensor *out)
+{
+    weight *w = add(l, name);
+    if (!w)
+        return;
+    w->rows = rows;
+    w->cols = cols;
+    w->out = out;
+}
+
+static void add_vector(weight_list *l, const char *name, int n, const float **out)
+{
+    weight *w = add(l, name);
+    if (!w)
+        return;
+    w->rows = 1;
+    w->cols = n;
+    w->vector = true;
+    w->vec_out = out;
+}
+
+/* Every tensor the model's description implies, into l; the fused ones go to fused
+ * (n_layers, 2). rope_factors (2) receive LongRoPE's long and short factors when
+ * the family has them and the file holds them. */
+static void list_weights(model *m, const gguf *g, const model_family *f, tensor *fused,
+                         const float **rope_factors, weight_list *l)
+{
+    const model_config *c = &m->config;
+    add_matrix(l, "token_embd.weight", c->vocab_size, c->dim, &m->token_embedding);
+    add_vector(l, "output_norm.weight", c->dim, &m->rms_final);
+    if (!c->shared_classifier)
+        add_matrix(l, "output.weight", c->vocab_size, c->dim, &m->wcls);
+    if (f->longrope && (gguf_find_tensor(g, "rope_factors_long.weight") ||
+                        gguf_find_tensor(g, "rope_factors_short.weight"))) {
+        add_vector(l, "rope_factors_long.weight", c->arch.rope_dims / 2, &rope_factors[0]);
+        add_vector(l, "rope_factors_short.weight", c->arch.rope_dims / 2, &rope_factors[1]);
+    }
+    for (int L = 0; L < c->n_layers; L++) {
+        unsigned char *layer = (unsigned char *)&m->layers[L];
+        for (int p = 0; p < LAYER_PARTS; p++) {
+            const struct layer_part *part = &layer_parts[p];
+            if (!part_in_file(&c->arch, part->when))
+                continue;
+            char name[64];
+            snprintf(name, sizeof name, "blk.%d.%s", L, part->name);
+            if (part->vector)
+                add_vector(l, name, size_of(c, part->cols), (const float **)(layer + part->offset));
+            else
+                add_matrix(l, name, size_of(c, part->rows), size_of(c, part->cols),
+                           part->fused != NOT_FUSED ? &fused[2 * L + part->fused]
+                                                    : (tensor *)(layer + part->offset));
+        }
+    }
+}
+
+/* Finds w in the file and checks its shape and type. */
+static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err *err)
+{
+    const char *arch = m->config.arch.name;
+    w->t = gguf_find_tensor(g, w->name);
+    const gguf_tensor *t = w->t;
+    if (!t)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor %s is missing (the %s "
+                        "architecture has it)", m->path, w->name, arch);
+    bool shape_ok = w->vector ? t->n_dims == 1 && t->dims[0] == (uint64_t)w->cols
+                              : t->n_dims == 2 && t->dims[0] == (uint64_t)w->cols &&
+                                    t->dims[1] == (uint64_t)w->rows;
+    /* LongRoPE factors: those of the whole head do too (llama.cpp's older layout) */
+    if (!shape_ok && w->vector && !strncmp(w->name, "rope_factors_", 13) && t->n_dims == 1 &&
+        t->dims[0] == (uint64_t)m->config.head_size / 2)
+        shape_ok = true;
+    if (!shape_ok) {
+        char dims[96] = "";
+        for (uint32_t d = 0; d < t->n_dims; d++)
+            snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%" PRIu64, d ? ", " : "",
+                     t->dims[d]);
+        if (w->vector)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: GGUF tensor %s has dims [%s], expected [%d] (from the %s.* "
+                            "keys)", m->path, w->name, dims, w->cols, arch);
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: GGUF tensor %s has dims [%s], expected [%d, %d] (from the %s.* "
+                        "keys)", m->path, w->name, dims, w->cols, w->rows, arch);
+    }
+    if (!dequant_supported(t->type))
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: GGUF tensor %s is of type %s, which llmchat cannot decode (it reads "
+                        "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q2_K to Q6_K)", m->path,
+                        w->name, ggml_type_name(t->type));
+    return LLM_OK;
+}
+
+/* Row `row` of a GGUF tensor of any decodable type (rows may straddle blocks). */
+static void read_gguf_row(const void *src, int row, int cols, float *out)
+{
+    const gguf_tensor *t = src;
+    dequant_range(t->type, t->data, (uint64_t)row * (uint64_t)cols, out, (size_t)cols);
+}
+
+/* A Q8_0 tensor from GGUF Q8_0 blocks (32 values and one half-precision scale each,
+ * laid over the flattened (rows, cols) values). When rows are whole blocks the blocks
+ * are used in place from the mapping (TENSOR_Q8_0_BLOCKS: the kernels read ggml's
+ * layout); when blocks straddle rows (rows of 172), each row is decoded and quantized
+ * again with `group`. */
+static bool tensor_from_q8_0(model *m, tensor *t, const gguf_tensor *src, int rows, int cols,
+                             int group)
+{
+    if (cols % GGML_BLOCK_32 != 0)
+        return model_tensor_convert(m, t, TENSOR_Q8_0, group, rows, cols, read_gguf_row, src);
+    _Static_assert(sizeof(ggml_block_q8_0) == QUANT_BLOCK_BYTES && (int)GGML_BLOCK_32 == (int)QUANT_BLOCK,
+                   "GGUF's Q8_0 block is quant.h's");
+    *t = (tensor){.type = TENSOR_Q8_0_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                  .group = QUANT_BLOCK, .blocks = src->data};
+    return true;
+}
+
+/* For --weights native: whether the kernels compute t's type in place with rows of
+ * cols values (rows must be whole blocks). */
+static bool native_type(const gguf_tensor *t, int cols)
+{
+    switch (t->type) {
+    case GGML_TYPE_Q4_0:
+    case GGML_TYPE_Q4_1:
+    case GGML_TYPE_Q5_0:
+    case GGML_TYPE_Q5_1:
+        return cols % GGML_BLOCK_32 == 0;
+    case GGML_TYPE_Q4_K:
+    case GGML_TYPE_Q5_K:
+    case GGML_TYPE_Q6_K:
+        return cols % GGML_BLOCK_K == 0;
+    default:
+        return false;
+    }
+}
+
+/* A BLOCKS tensor over the file's blocks of t, in place. */
+static tensor tensor_in_place(const gguf_tensor *t, int rows, int cols)
+{
+    const ggml_type_info *info = ggml_type_get(t->type);
+    return (tensor){.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
+                    .group = GGML_BLOCK_32, .blocks = t->data, .btype = (int)t->type,
+                    .row_bytes = (size_t)cols / info->block * info->bytes};
+}
+
+/* A vector of the file as fp32: in place when F32, else decoded into the model's. */
+static bool load_vector(model *m, const weight *w)
+{
+    const gguf_tensor *t = w->t;
+    if (t->type == GGML_TYPE_F32 && (uintptr_t)t->data % _Alignof(float) == 0) {
+        *w->vec_out = t->data;
+        return true;
+    }
+    float *f = model_own(m, sizeof(float) * (size_t)w->cols);
+    if (!f)
+        return false;
+    read_gguf_row(t, 0, w->cols, f);
+    *w->vec_out = f;
+    return true;
+}
+
+/* Makes the model's tensor for weight w as opt asks. */
+static bool load_weight(model *m, const weight *w, const model_options *opt)
+{
+    const gguf_tensor *t = w->t;
+    const char *from = ggml_type_name(t->type);
+    bool f32_aligned = t->type == GGML_TYPE_F32 && (uintptr_t)t->data % _Alignof(float) == 0;
+    if (w->vector)
+        return load_vector(m, w);
+    bool ok;
+    if (opt->weights == TENSOR_F32 && f32_aligned) {
+        *w->out = model_tensor_view(t->data, w->rows, w->cols);
+        m->mapped_bytes += (size_t)t->bytes;
+        model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
+        return true;
+    }
+    if (opt->weights == TENSOR_BLOCKS && native_type(t, w->cols)) {
+        *w->out = tensor_in_place(t, w->rows, w->cols);
+        m->mapped_bytes += (size_t)t->bytes;
+        m->n_native++;
+        model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
+        return true;
+    }
+    /* everything else as for --weights q8_0 */
+    tensor_type want = opt->weights == TENSOR_BLOCKS ? TENSOR_Q8_0 : opt->weights;
+    model_treatment how = MODEL_CONVERTED;
+    if (want == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
+        ok = tensor_from_q8_0(m, w->out, t, w->rows, w->cols, opt->group);
+        if (w->cols % GGML_BLOCK_32 == 0) {
+            how = MODEL_IN_PLACE;
+            m->mapped_bytes += (size_t)t->bytes;
+        }
+    } else if (want == TENSOR_Q8_0 && f32_aligned)
+        ok = model_tensor_quantize(m, w->out, t->data, w->rows, w->cols, opt->group);
+    else
+        ok = model_tensor_convert(m, w->out, want, opt->group, w->rows, w->cols, read_gguf_row,
+                                  t);
+    model_note_tensor(m, from, how, t->bytes);
+    return ok;
+}
+
+/* ---- RoPE factors ---- */
+
+/* Fails unless every one of the n factors f of a RoPE table (rope_freqs.weight,
+ * LongRoPE's) is plausible. */
+static llm_status check_factors(const model *m, const char *name, const float *f, int n,
+                                llm_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (!(f[i] >= 1e-3f && f[i] <= 1e3f))
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s[%d] is %g, not a plausible RoPE "
+                            "frequency factor (0.001 to 1000)", m->path, name, i, f[i]);
+    return LLM_OK;
+}
+
+/* rope_freqs.weight (Llama 3.1+): one F32 divisor of each RoPE pair's frequency, read
+ * into the model's config; absent leaves rope_freqs NULL. */
+static llm_status read_rope_freqs(model *m, const gguf *g, llm_err *err)
+{
+    const gguf_tensor *t = gguf_find_tensor(g, "rope_freqs.weight");
+    int pairs = m->config.head_size / 2;
+    if (!t || strcmp(m->config.arch.name, "llama") != 0)
+        return LLM_OK; /* another family's file holding it is refused as an extra tensor */
+    if (t->n_dims != 1 || t->dims[0] != (uint64_t)pairs || !dequant_supported(t->type))
+        return llm_fail(err, LLM_ERR_FORMAT,
+                        "%s: GGUF tensor rope_freqs.weight should hold %d numbers (half the head "
+                        "size), as F32", m->path, pairs);
+    float *f = model_own(m, sizeof(float) * (size_t)pairs);
+    if (!f)
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    read_gguf_row(t, 0, pairs, f);
+    m->config.rope_freqs = f;
+    m->n_params += pairs;
+    return check_factors(m, "rope_freqs.weight", f, pairs, err);
+}
+
+/* ---- what the file holds beside ---- */
+
+/* Every tensor of the file must be one the model uses: a bias, expert or norm tensor
+ * llmchat would ignore means a model it would run wrongly. used (n) are the model's. */
+static llm_status check_no_extra_tensors(const model *m, const gguf *g, const weight *used, int n,
+                                         llm_err *err)
+{
+    const char *arch = m->config.arch.name;
+    for (uint64_t i = 0; i < gguf_tensor_count(g); i++) {
+        const gguf_tensor *t = gguf_tensor_at(g, i);
+        bool known = !strcmp(t->name, "rope_freqs.weight") && !strcmp(arch, "llama");
+        for (int k = 0; k < n && !known; k++)
+            known = used[k].t == t;
+        if (known)
+            continue;
+        const char *why = strstr(t->name, "_exps") || strstr(t->name, "ffn_gate_inp")
+                              ? "mixture-of-experts feed-forward is not supported"
+                          : strstr(t->name, ".bias") ? "biases the architecture does not have are "
+                                                       "not supported"
+                                                     : "llmchat would run the model without it";
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor %s is not part of the %s "
+                        "architecture llmchat runs (%s)", m->path, t->name, arch, why);
+    }
+    return LLM_OK;
+}
+
+/* Whether the file's layers hold attn_qkv (Phi-3) rather than attn_q, attn_k, attn_v. */
+static bool file_fuses_qkv(const gguf *g, const model_family *f)
+{
+    return f->fused && gguf_find_tensor(g, "blk.0.attn_qkv.weight");
+}
+
+/* The matrices of each layer's fused tensors, as views of their rows. */
+static void view_fused(model *m, const tensor *fused)
+{
+    const model_config *c = &m->config;
+    for (int l = 0; l < c->n_layers; l++) {
+        model_layer *y = &m->layers[l];
+        const tensor *qkv = &fused[2 * l + FUSED_QKV], *up = &fused[2 * l + FUSED_FFN];
+        if (c->arch.fused_qkv) {
+            y->wq = model_tensor_rows(qkv, 0, c->q_dim);
+            y->wk = model_tensor_rows(qkv, c->q_dim, c->q_dim + c->kv_dim);
+            y->wv = model_tensor_rows(qkv, c->q_dim + c->kv_dim, c->q_dim + 2 * c->kv_dim);
+        }
+        if (c->arch.fused_gate_up) {
+            y->w1 = model_tensor_rows(up, 0, c->hidden_dim);
+            y->w3 = model_tensor_rows(up, c->hidden_dim, 2 * c->hidden_dim);
+        }
+    }
+}
+
+/* After every weight of l was found: nothing else is in the file, the RoPE factors are
+ * plausible (LongRoPE's, factors: long and short, or NULL); counts the parameters. */
+static llm_status check_file(model *m, const gguf *g, const weight_list *l,
+                             const float *const *factors, llm_err *err)
+{
+    model_config *c = &m->config;
+    m->n_params = 0;
+    for (int i = 0; i < l->n; i++)
+        m->n_params += (long long)l->ws[i].t->n_values;
+    llm_status st = check_no_extra_tensors(m, g, l->ws, l->n, err);
+    if (st == LLM_OK)
+        st = read_rope_freqs(m, g, err);
+    int n = c->arch.rope_dims / 2;
+    if (st == LLM_OK && factors[0] &&
+        (st = check_factors(m, "rope_factors_long.weight", factors[0], n, err)) == LLM_OK &&
+        (st = check_factors(m, "rope_factors_short.weight", factors[1], n, err)) == LLM_OK) {
+        c->rope_freqs_long = factors[0];
+        c->rope_freqs = factors[1];
+    }
+    return st;
+}
+
+llm_status model_gguf_weights(model *m, const gguf *g, const model_family *f,
+                              const model_options *opt, llm_err *err)
+{
+    model_config *c = &m->config;
+    c->arch.fused_qkv = file_fuses_qkv(g, f);
+    c->arch.fused_gate_up = f->fused;
+    tensor *fused = calloc((size_t)c->n_layers * 2, sizeof *fused); /* (n_layers, 2) */
+    const float *factors[2] = {NULL, NULL};
+    weight_list l = {0};
+    if (fused)
+        list_weights(m, g, f, fused, factors, &l);
+    llm_status st = LLM_OK;
+    if (!fused || l.oom)
+        st = llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    /* every tensor checked before any is converted; the vectors first (the LongRoPE
+     * factors are read from them) */
+    if (st == LLM_OK)
+        for (int i = 0; i < l.n && st == LLM_OK; i++)
+            if ((st = find_weight(m, g, &l.ws[i], err)) == LLM_OK && l.ws[i].vector &&
+                !load_vector(m, &l.ws[i]))
+                st = llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    if (st == LLM_OK)
+        st = check_file(m, g, &l, factors, err);
+    uint64_t total = 0;
+    for (int i = 0; i < l.n && st == LLM_OK; i++)
+        total += l.ws[i].vector ? 0 : l.ws[i].t->bytes;
+    if (m->load)
+        m->load->total = total;
+    for (int i = 0; i < l.n && st == LLM_OK; i++)
+        if (!l.ws[i].vector && !load_weight(m, &l.ws[i], opt))
+            st = llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory while loading the weights (%s)",
+                          m->path, l.ws[i].name);
+    if (st == LLM_OK) {
+        view_fused(m, fused);
+        if (c->shared_classifier)
+            m->wcls = m->token_embedding;
+    }
+    free(l.ws);
+    free(fused);
+    return st;
+}

@@ -1,0 +1,442 @@
+/* family_gguf.h — tiny random-weight GGUF models of each family llmchat runs (llama,
+ * qwen2, qwen3, phi3, gemma, gemma2, gemma3), written in C at test time with the keys
+ * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
+ * without numpy), and with one edit to make hostile variants: a key dropped or set, a
+ * tensor dropped, resized, added, or holding a NaN. For the loader's tests
+ * (test_model_family) and, through make_family_gguf, the end-to-end ones; with a
+ * vocabulary file its tokenizer.* keys (and so its chat template) are copied in.
+ *
+ * Not a reference: the weights are an LCG's, the checks against llama.cpp and the
+ * reference pass are tests/ref's. Independent of the loader it tests (it writes through
+ * the GGUF writer, gguf.h, and reads only the vocabulary's keys). */
+#ifndef LLMCHAT_TEST_FAMILY_GGUF_H
+#define LLMCHAT_TEST_FAMILY_GGUF_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ggml_type.h"
+#include "gguf.h"
+
+/* One change to the family's file. */
+typedef struct {
+    const char *drop_key;            /* e.g. "phi3.attention.sliding_window" */
+    const char *uint_key;            /* set (or add) a uint32 */
+    uint32_t uint_value;
+    const char *float_key;           /* set (or add) a float32 */
+    float float_value;
+    const char *string_key;          /* set (or add) a string */
+    const char *string_value;
+    const char *drop_tensor;
+    const char *resize_tensor;       /* give it dims [ne0] (ne1 0) or [ne0, ne1] */
+    uint64_t ne0, ne1;
+    const char *extra_tensor;        /* add an F32 vector of 64 values */
+    const char *value_tensor;        /* value value_index of an F32 tensor becomes value */
+    uint64_t value_index;
+    float value;
+    int layers;                      /* this many layers instead of the shape's (0) */
+    uint32_t type;                   /* the matrices' type: GGML_TYPE_F32 (0), F16, BF16
+                                        or Q8_0 */
+} family_edit;
+
+/* The shape of each family's tiny model. */
+typedef struct {
+    const char *name, *arch;
+    int dim, ff, layers, heads, kv, head, ctx;
+    bool key_length, tied, bias, qk_norm, post_norms, fused, longrope, softcaps;
+    int window, rot;                 /* 0: none / the head size */
+    float base, linear;              /* rope.freq_base (0: not written), linear factor */
+} family_shape;
+
+static const family_shape family_shapes[] = {
+    {.name = "llama", .arch = "llama", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
+     .head = 16, .ctx = 256},
+    {.name = "qwen2", .arch = "qwen2", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
+     .head = 16, .ctx = 256, .tied = true, .bias = true, .base = 1e6f},
+    {.name = "qwen3", .arch = "qwen3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
+     .head = 32, .ctx = 256, .key_length = true, .tied = true, .qk_norm = true, .base = 1e6f},
+    {.name = "phi3", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
+     .head = 16, .ctx = 256, .fused = true, .longrope = true, .window = 16},
+    {.name = "phi3-partial", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4,
+     .kv = 2, .head = 16, .ctx = 256, .fused = true, .window = 0, .rot = 12, .tied = true},
+    {.name = "gemma", .arch = "gemma", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 1,
+     .head = 32, .ctx = 256, .key_length = true, .tied = true},
+    {.name = "gemma2", .arch = "gemma2", .dim = 64, .ff = 96, .layers = 4, .heads = 4, .kv = 2,
+     .head = 32, .ctx = 256, .key_length = true, .tied = true, .post_norms = true,
+     .softcaps = true, .window = 4},
+    {.name = "gemma3", .arch = "gemma3", .dim = 64, .ff = 96, .layers = 7, .heads = 4, .kv = 2,
+     .head = 32, .ctx = 256, .key_length = true, .tied = true, .post_norms = true,
+     .qk_norm = true, .window = 4, .base = 1e6f, .linear = 8.0f},
+};
+
+static inline const family_shape *family_shape_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++)
+        if (!strcmp(family_shapes[i].name, name))
+            return &family_shapes[i];
+    return NULL;
+}
+
+/* ---- the tensors ---- */
+
+typedef enum { FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_LONG, FILL_SHORT } family_fill;
+
+typedef struct {
+    char name[64];
+    uint64_t ne0, ne1;  /* ne1 0: a vector */
+    family_fill fill;
+    uint32_t type;      /* GGML_TYPE_F32, or F16 for a large embedding */
+} family_tensor;
+
+typedef struct {
+    family_tensor *t;
+    int n, cap;
+} family_tensors;
+
+static inline void family_add(family_tensors *l, const char *name, uint64_t ne0, uint64_t ne1,
+                              family_fill fill)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->t = realloc(l->t, sizeof *l->t * (size_t)l->cap);
+        if (!l->t)
+            abort();
+    }
+    family_tensor *t = &l->t[l->n++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ne0 = ne0;
+    t->ne1 = ne1;
+    t->fill = fill;
+    t->type = GGML_TYPE_F32;
+}
+
+static inline void family_layer(family_tensors *l, const family_shape *s, int il)
+{
+    uint64_t d = (uint64_t)s->dim, q = (uint64_t)(s->heads * s->head),
+             kv = (uint64_t)(s->kv * s->head), ff = (uint64_t)s->ff;
+    char n[64];
+#define FT(part, ne0, ne1, fill) \
+    (snprintf(n, sizeof n, "blk.%d.%s", il, part), family_add(l, n, ne0, ne1, fill))
+    FT("attn_norm.weight", d, 0, FILL_NORM);
+    if (s->fused) {
+        FT("attn_qkv.weight", d, q + 2 * kv, FILL_MATRIX);
+    } else {
+        FT("attn_q.weight", d, q, FILL_MATRIX);
+        FT("attn_k.weight", d, kv, FILL_MATRIX);
+        FT("attn_v.weight", d, kv, FILL_MATRIX);
+    }
+    if (s->bias) {
+        FT("attn_q.bias", q, 0, FILL_BIAS);
+        FT("attn_k.bias", kv, 0, FILL_BIAS);
+        FT("attn_v.bias", kv, 0, FILL_BIAS);
+    }
+    FT("attn_output.weight", q, d, FILL_MATRIX);
+    if (s->qk_norm) {
+        FT("attn_q_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
+        FT("attn_k_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
+    }
+    if (s->post_norms)
+        FT("post_attention_norm.weight", d, 0, FILL_NORM);
+    FT("ffn_norm.weight", d, 0, FILL_NORM);
+    if (s->fused) {
+        FT("ffn_up.weight", d, 2 * ff, FILL_MATRIX);
+    } else {
+        FT("ffn_gate.weight", d, ff, FILL_MATRIX);
+        FT("ffn_up.weight", d, ff, FILL_MATRIX);
+    }
+    FT("ffn_down.weight", ff, d, FILL_MATRIX);
+    if (s->post_norms)
+        FT("post_ffw_norm.weight", d, 0, FILL_NORM);
+#undef FT
+}
+
+static inline void family_list(family_tensors *l, const family_shape *s, int vocab)
+{
+    family_add(l, "token_embd.weight", (uint64_t)s->dim, (uint64_t)vocab, FILL_MATRIX);
+    if (vocab > 4096)
+        l->t[l->n - 1].type = GGML_TYPE_F16;
+    family_add(l, "output_norm.weight", (uint64_t)s->dim, 0, FILL_NORM);
+    if (!s->tied)
+        family_add(l, "output.weight", (uint64_t)s->dim, (uint64_t)vocab, FILL_MATRIX);
+    if (s->longrope) {
+        uint64_t half = (uint64_t)(s->rot ? s->rot : s->head) / 2;
+        family_add(l, "rope_factors_long.weight", half, 0, FILL_LONG);
+        family_add(l, "rope_factors_short.weight", half, 0, FILL_SHORT);
+    }
+    for (int il = 0; il < s->layers; il++)
+        family_layer(l, s, il);
+}
+
+/* ---- the keys ---- */
+
+static inline bool family_key_kept(const family_edit *e, const char *key)
+{
+    return !(e->drop_key && !strcmp(key, e->drop_key)) &&
+           !(e->uint_key && !strcmp(key, e->uint_key)) &&
+           !(e->float_key && !strcmp(key, e->float_key)) &&
+           !(e->string_key && !strcmp(key, e->string_key));
+}
+
+/* The family's keys, with e applied (the edited keys are added last). */
+static inline void family_keys(gguf_writer *w, const family_shape *s, const family_edit *e)
+{
+    char k[96];
+    const char *a = s->arch;
+#define KU(suffix, v) \
+    (snprintf(k, sizeof k, "%s.%s", a, suffix), \
+     family_key_kept(e, k) ? gguf_writer_add_uint32(w, k, (uint32_t)(v)) : (void)0)
+#define KF(suffix, v) \
+    (snprintf(k, sizeof k, "%s.%s", a, suffix), \
+     family_key_kept(e, k) ? gguf_writer_add_float32(w, k, (float)(v)) : (void)0)
+    if (family_key_kept(e, "general.architecture"))
+        gguf_writer_add_string(w, "general.architecture", a);
+    gguf_writer_add_string(w, "general.name", "tiny random model");
+    KU("context_length", s->ctx);
+    KU("embedding_length", s->dim);
+    KU("block_count", s->layers);
+    KU("feed_forward_length", s->ff);
+    KU("attention.head_count", s->heads);
+    KU("attention.head_count_kv", s->kv);
+    KF("attention.layer_norm_rms_epsilon", 1e-6);
+    if (s->base > 0)
+        KF("rope.freq_base", s->base);
+    if (!strcmp(a, "llama") || !strcmp(a, "phi3"))
+        KU("rope.dimension_count", s->rot ? s->rot : s->head);
+    if (s->key_length) {
+        KU("attention.key_length", s->head);
+        KU("attention.value_length", s->head);
+    }
+    if (!strcmp(a, "phi3") || !strcmp(a, "gemma2") || !strcmp(a, "gemma3"))
+        KU("attention.sliding_window", s->window);
+    if (s->longrope) {
+        KU("rope.scaling.original_context_length", 64);
+        KF("rope.scaling.attn_factor", 1.19);
+    }
+    if (s->softcaps) {
+        KF("attn_logit_softcapping", 50.0);
+        KF("final_logit_softcapping", 30.0);
+    }
+    if (s->linear > 0) {
+        snprintf(k, sizeof k, "%s.rope.scaling.type", a);
+        if (family_key_kept(e, k))
+            gguf_writer_add_string(w, k, "linear");
+        KF("rope.scaling.factor", s->linear);
+    }
+#undef KU
+#undef KF
+    if (e->uint_key)
+        gguf_writer_add_uint32(w, e->uint_key, e->uint_value);
+    if (e->float_key)
+        gguf_writer_add_float32(w, e->float_key, e->float_value);
+    if (e->string_key)
+        gguf_writer_add_string(w, e->string_key, e->string_value);
+}
+
+/* Copies the tokenizer.* keys of the vocabulary file at path (strings, numbers, bools,
+ * arrays of strings, float32 and int32); the token count into *vocab. False when the
+ * file cannot be read or holds no tokens. */
+static inline bool family_vocab(gguf_writer *w, const char *path, int *vocab)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+    bool ok = buf && fread(buf, 1, (size_t)n, f) == (size_t)n;
+    fclose(f);
+    gguf *g = NULL;
+    llm_err err;
+    if (!ok || gguf_parse(buf, (size_t)n, path, &g, &err) != LLM_OK) {
+        free(buf);
+        return false;
+    }
+    gguf_array a;
+    *vocab = gguf_get_array(g, "tokenizer.ggml.tokens", &a) ? (int)a.n : 0;
+    for (uint64_t i = 0; i < gguf_kv_count(g); i++) {
+        const char *key = gguf_kv_key(g, i);
+        uint64_t u;
+        double d;
+        bool b;
+        if (strncmp(key, "tokenizer.", 10) != 0)
+            continue;
+        switch (gguf_kv_type(g, i)) {
+        case GGUF_TYPE_STRING: gguf_writer_add_string(w, key, gguf_get_string(g, key, NULL)); break;
+        case GGUF_TYPE_UINT32: gguf_get_uint(g, key, &u); gguf_writer_add_uint32(w, key, (uint32_t)u); break;
+        case GGUF_TYPE_INT32: gguf_get_float(g, key, &d); gguf_writer_add_int32(w, key, (int32_t)d); break;
+        case GGUF_TYPE_FLOAT32: gguf_get_float(g, key, &d); gguf_writer_add_float32(w, key, (float)d); break;
+        case GGUF_TYPE_BOOL: gguf_get_bool(g, key, &b); gguf_writer_add_bool(w, key, b); break;
+        case GGUF_TYPE_ARRAY: {
+            gguf_get_array(g, key, &a);
+            if (a.type == GGUF_TYPE_STRING) {
+                const char **v = malloc(a.n * sizeof *v);
+                size_t *lens = malloc(a.n * sizeof *lens);
+                const unsigned char *cur = NULL;
+                for (uint64_t j = 0; j < a.n; j++) {
+                    uint64_t len = 0;
+                    gguf_array_string(&a, &cur, &v[j], &len);
+                    lens[j] = (size_t)len;
+                }
+                gguf_writer_add_string_array(w, key, v, lens, a.n);
+                free(v);
+                free(lens);
+            } else if (a.type == GGUF_TYPE_FLOAT32) {
+                float *v = malloc(a.n * sizeof *v);
+                for (uint64_t j = 0; j < a.n; j++)
+                    v[j] = (float)gguf_array_float(&a, j);
+                gguf_writer_add_float32_array(w, key, v, a.n);
+                free(v);
+            } else {
+                int32_t *v = malloc(a.n * sizeof *v);
+                for (uint64_t j = 0; j < a.n; j++)
+                    v[j] = (int32_t)gguf_array_int(&a, j);
+                gguf_writer_add_int32_array(w, key, v, a.n);
+                free(v);
+            }
+            break;
+        }
+        default: break;
+        }
+    }
+    gguf_free(g); /* the writer copied what it was given */
+    free(buf);
+    return *vocab > 0;
+}
+
+/* ---- the file ---- */
+
+static inline float family_random(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (float)(*state >> 8) / (float)(1 << 24) * 2.0f - 1.0f; /* [-1, 1) */
+}
+
+/* Tensor t's values (n of them), drawn from *state. */
+static inline void family_values(const family_tensor *t, uint32_t *state, float *x, size_t n)
+{
+    float gain = t->ne1 ? 2.5f / sqrtf((float)t->ne0) : 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float r = family_random(state);
+        switch (t->fill) {
+        case FILL_MATRIX: x[i] = gain * r; break;
+        case FILL_NORM: x[i] = 1.0f + 0.1f * r; break;
+        case FILL_BIAS: x[i] = 0.5f * r; break;
+        case FILL_LONG: x[i] = powf(64.0f, (float)i / (float)(n > 1 ? n - 1 : 1)) * (1.05f + 0.05f * r); break;
+        case FILL_SHORT: x[i] = 1.5f + 0.5f * r; break;
+        }
+    }
+}
+
+/* n values x as a tensor of type (F32, F16, BF16, or Q8_0: blocks of 32 with a half
+ * scale, as ggml rounds them) to f. */
+static inline bool family_put(FILE *f, uint32_t type, const float *x, size_t n)
+{
+    if (type == GGML_TYPE_F32)
+        return fwrite(x, 4, n, f) == n;
+    if (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16) {
+        bool ok = true;
+        for (size_t j = 0; j < n && ok; j++) {
+            uint32_t u;
+            memcpy(&u, &x[j], 4);
+            uint16_t h = type == GGML_TYPE_F16 ? ggml_f32_to_fp16(x[j])
+                                               : (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+            ok = fwrite(&h, 2, 1, f) == 1;
+        }
+        return ok;
+    }
+    bool ok = n % 32 == 0;
+    for (size_t b = 0; b < n / 32 && ok; b++) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++)
+            amax = fmaxf(amax, fabsf(x[32 * b + j]));
+        float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+        unsigned char block[34];
+        uint16_t dh = ggml_f32_to_fp16(d);
+        memcpy(block, &dh, 2);
+        for (int j = 0; j < 32; j++)
+            block[2 + j] = (unsigned char)(int8_t)lroundf(x[32 * b + j] * inv);
+        ok = fwrite(block, 1, 34, f) == 34;
+    }
+    return ok;
+}
+
+/* Writes the tiny model of family shape `name` to path with edit e (NULL: none) and the
+ * tokenizer keys of vocab_path (NULL: none, 96 tokens). False when it cannot. */
+static inline bool family_gguf_write(const char *path, const char *name, const family_edit *e,
+                                     const char *vocab_path)
+{
+    static const family_edit none;
+    const family_shape *s = family_shape_find(name);
+    if (!e)
+        e = &none;
+    gguf_writer *w = s ? gguf_writer_new(0) : NULL;
+    if (!w)
+        return false;
+    int vocab = 96;
+    family_shape shape = *s;
+    if (e->layers > 0)
+        shape.layers = e->layers;
+    s = &shape;
+    family_keys(w, s, e);
+    if (vocab_path && !family_vocab(w, vocab_path, &vocab)) {
+        gguf_writer_free(w);
+        return false;
+    }
+    family_tensors l = {0};
+    family_list(&l, s, vocab);
+    uint64_t *bytes = malloc(sizeof *bytes * (size_t)(l.n + 1));
+    int kept = 0;
+    family_tensor *out = malloc(sizeof *out * (size_t)(l.n + 1));
+    for (int i = 0; i < l.n; i++) {
+        family_tensor t = l.t[i];
+        if (e->drop_tensor && !strcmp(t.name, e->drop_tensor))
+            continue;
+        if (e->resize_tensor && !strcmp(t.name, e->resize_tensor)) {
+            t.ne0 = e->ne0;
+            t.ne1 = e->ne1;
+        }
+        out[kept++] = t;
+    }
+    if (e->extra_tensor) {
+        family_tensor x = {.ne0 = 64, .fill = FILL_NORM, .type = GGML_TYPE_F32};
+        snprintf(x.name, sizeof x.name, "%s", e->extra_tensor);
+        out[kept++] = x;
+    }
+    for (int i = 0; i < kept; i++) {
+        if (out[i].ne1 && e->type != GGML_TYPE_F32)
+            out[i].type = e->type;
+        uint64_t dims[2] = {out[i].ne0, out[i].ne1};
+        bytes[i] = gguf_writer_add_tensor(w, out[i].name, out[i].type, out[i].ne1 ? 2 : 1, dims);
+    }
+    FILE *f = fopen(path, "wb");
+    llm_err err;
+    bool ok = f && gguf_writer_write_header(w, f, path, &err) == LLM_OK;
+    uint32_t state = 12345;
+    for (int i = 0; i < kept && ok; i++) {
+        size_t n = (size_t)out[i].ne0 * (size_t)(out[i].ne1 ? out[i].ne1 : 1);
+        float *x = malloc(sizeof(float) * n);
+        ok = x != NULL;
+        if (ok)
+            family_values(&out[i], &state, x, n);
+        if (ok && e->value_tensor && !strcmp(out[i].name, e->value_tensor) && e->value_index < n)
+            x[e->value_index] = e->value;
+        if (ok)
+            ok = family_put(f, out[i].type, x, n);
+        free(x);
+        ok = ok && gguf_writer_pad(w, f, bytes[i], path, &err) == LLM_OK;
+    }
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    gguf_writer_free(w);
+    free(l.t);
+    free(out);
+    free(bytes);
+    return ok;
+}
+
+#endif

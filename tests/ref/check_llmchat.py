@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""check_llmchat.py — checks llmchat's forward pass on the tiny models of each family
+(make_arch_gguf.py) against llama.cpp's greedy ids and the reference pass (forward.py):
+
+    check_llmchat.py --llmchat BIN --work DIR greedy GOLDEN.jsonl...
+    check_llmchat.py --llmchat BIN --work DIR nll --text FILE ARCH...
+    check_llmchat.py --llmchat BIN --work DIR quantized
+
+- greedy: for each golden line (make_llamacpp_goldens.py's: llama-cli's greedy ids, or the
+  reference's for qwen3 and gemma3), the model written from its seed (sha256 checked),
+  `llmchat -m generate --weights f32 --kv-cache f32 -t 0` on the golden's prompt text with
+  --trace: the prompt's ids are the golden's (llmchat tokenizes as llama.cpp did) and the
+  new ids are llama-cli's, every one, then its end-of-generation id where it stopped.
+- nll: `llmchat -m perplexity --weights f32 --kv-cache f32 -c 1024` on the text, its trace's
+  probability of each next token against the reference's log-softmax on the same ids:
+  every token within NLL_TOKEN_TOL nats, the mean within NLL_MEAN_TOL (tokens below 1e-30,
+  which the trace rounds, are left out and counted).
+- quantized: phi3-k (fused attn_qkv and gate-up, rows of 256) with every matrix Q4_K and
+  qwen2 (biases) with every matrix Q8_0, written by quantize.py: with --weights f32 (the
+  blocks decoded exactly) llmchat's greedy ids are the reference's on the same file; with
+  --weights native (the blocks in place, activations rounded to 8 bits) teacher-forced over
+  the text its top choice agrees with the reference's at TOP1_MIN of the positions and its
+  mean NLL is within NLL_QUANT_REL of the reference's.
+
+Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. Python 3
+with numpy.
+"""
+import argparse
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import forward  # noqa: E402
+import make_arch_gguf  # noqa: E402
+import quantize  # noqa: E402
+
+NLL_TOKEN_TOL = 5e-3     # nats: fp32 rounding of deep, peaked random models (README)
+NLL_MEAN_TOL = 2e-4
+TOP1_MIN = 0.8
+NLL_QUANT_REL = 0.01
+GREEDY_QUANT = 40
+
+
+class Checker:
+    def __init__(self, llmchat, work):
+        self.llmchat, self.work, self.made, self.bad, self.total = llmchat, work, {}, 0, 0
+
+    def result(self, ok, text):
+        self.total += 1
+        self.bad += not ok
+        print('%s %s' % ('ok  ' if ok else 'FAIL', text))
+        sys.stdout.flush()
+
+    def model(self, arch, seed=1, sha=None):
+        key = (arch, seed)
+        if key not in self.made:
+            path = os.path.join(self.work, '%s-seed%d.gguf' % key)
+            make_arch_gguf.make(arch, path, seed)
+            self.made[key] = path
+        path = self.made[key]
+        if sha and hashlib.sha256(open(path, 'rb').read()).hexdigest() != sha:
+            raise SystemExit('FAIL %s seed %d: not the file llama.cpp ran (sha256)' % key)
+        return path
+
+    def run(self, args):
+        """llmchat with args and --trace; the trace's step records."""
+        trace = os.path.join(self.work, 'trace.jsonl')
+        r = subprocess.run([self.llmchat, '--no-config', '--trace', trace] + args,
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError('llmchat %s: exit %d: %s' % (' '.join(args), r.returncode, r.stderr.strip()[-400:]))
+        return [json.loads(l) for l in open(trace)][1:]
+
+
+def ids_of(recs):
+    """The ids a trace ran, then the last record's next (when it has one)."""
+    return [r['token'] for r in recs] + ([recs[-1]['next']] if recs[-1]['next'] >= 0 else [])
+
+
+def check_greedy(c, g):
+    path = c.model(g['model'], g['seed'], g['sha256'])
+    n = len(g['ids']) + (1 if g['eog'] else 0)
+    model_ctx = make_arch_gguf.SHAPES[g['model']]['ctx']
+    ctx = ['-c', str(g['ctx'])] if g['ctx'] <= model_ctx else []  # llama.cpp ran past it
+    recs = c.run(['-m', 'generate', '--weights', 'f32', '--kv-cache', 'f32', '-t', '0', '-n', str(n)]
+                 + ctx + ['-i', g['prompt'], path])
+    prompt = [r['token'] for r in recs if r['phase'] == 'prompt']
+    new = ids_of(recs)[len(prompt):]
+    want = g['ids']
+    agree = next((i for i, (a, b) in enumerate(zip(new, want)) if a != b), min(len(new), len(want)))
+    eog_ok = not g['eog'] or (len(new) > len(want) and new[len(want)] in forward.Model(path).hp.eog)
+    ok = prompt == g['prompt_ids'] and agree == len(want) and eog_ok
+    c.result(ok, 'greedy     %-13s ctx %-5d %2d prompt ids %s, %2d/%2d ids agree%s'
+             % (g['model'], g['ctx'], len(prompt), 'as the golden' if prompt == g['prompt_ids'] else 'DIFFER',
+                agree, len(want), ', then end-of-generation' if g['eog'] and eog_ok else
+                ', end-of-generation NOT reproduced' if g['eog'] else ''))
+    if not ok:
+        print('     want %s %s\n     got  %s %s' % (g['prompt_ids'], want, prompt, new))
+
+
+def teacher_forced(c, path, text, weights, ctx):
+    """llmchat's trace over text (perplexity mode) and the reference's logits on its ids."""
+    recs = c.run(['-m', 'perplexity', '--weights', weights, '--kv-cache', 'f32', '-c', str(ctx),
+                  '-f', text, path])
+    recs = recs[:-1]   # the last position predicts nothing
+    ids = ids_of(recs)
+    p = forward.Pass(forward.Model(path, ctx))
+    return recs, ids, [p.step(t) for t in ids[:-1]]
+
+
+def check_nll(c, arch, text):
+    path = c.model(arch)
+    ctx = min(1024, make_arch_gguf.SHAPES[arch]['ctx'])
+    recs, ids, logits = teacher_forced(c, path, text, 'f32', ctx)
+    worst, diff, n, low = 0.0, 0.0, 0, 0
+    for t, r in enumerate(recs):
+        ref = -forward.log_softmax_at(logits[t], ids[t + 1])
+        if r['next_prob'] is None or r['next_prob'] < 1e-30:
+            low += 1
+            continue
+        d = -math.log(r['next_prob']) - ref
+        worst, diff, n = max(worst, abs(d)), diff + d, n + 1
+    ok = n > 0 and worst <= NLL_TOKEN_TOL and abs(diff / n) <= NLL_MEAN_TOL
+    c.result(ok, 'nll        %-13s ctx %-5d %3d tokens%s: largest |NLL - reference| %.1e (<= %g), mean %.1e (<= %g)'
+             % (arch, ctx, n, ' (%d below 1e-30 left out)' % low if low else '', worst, NLL_TOKEN_TOL,
+                abs(diff / n) if n else math.inf, NLL_MEAN_TOL))
+
+
+def check_quantized(c, arch, qtype, text):
+    path = os.path.join(c.work, '%s-%s.gguf' % (arch, qtype.lower()))
+    quantize.quantize(c.model(arch), path, qtype)
+    model = forward.Model(path)
+    recs = c.run(['-m', 'generate', '--weights', 'f32', '--kv-cache', 'f32', '-t', '0', '-n',
+                  str(GREEDY_QUANT), '-i', 'Once upon a time', path])
+    prompt = [r['token'] for r in recs if r['phase'] == 'prompt']
+    new = ids_of(recs)[len(prompt):]
+    want, margins = forward.run_greedy(model, prompt, len(new), stop=False)
+    agree = next((i for i, (a, b) in enumerate(zip(new, want)) if a != b), len(want))
+    c.result(agree == len(want), 'quantized  %-13s %-5s --weights f32:    %2d/%2d greedy ids agree with the reference on the '
+             'same file (smallest margin %.3f)' % (arch, qtype, agree, len(want), min(margins)))
+    ctx = min(1024, make_arch_gguf.SHAPES[arch]['ctx'])
+    recs, ids, logits = teacher_forced(c, path, text, 'native', ctx)
+    top1 = sum(1 for r, l in zip(recs, logits) if r['top'][0][0] == int(l.argmax()))
+    nll = sum(-math.log(max(r['next_prob'] or 1e-30, 1e-30)) for r in recs) / len(recs)
+    ref = sum(-forward.log_softmax_at(l, ids[t + 1]) for t, l in enumerate(logits)) / len(recs)
+    ok = top1 >= TOP1_MIN * len(recs) and abs(nll - ref) <= NLL_QUANT_REL * ref
+    c.result(ok, 'quantized  %-13s %-5s --weights native: top choice agrees at %d of %d positions (>= %d%%), '
+             'mean NLL %.4f vs %.4f (within %g%%)' % (arch, qtype, top1, len(recs), TOP1_MIN * 100, nll, ref,
+                                                     NLL_QUANT_REL * 100))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--llmchat', required=True)
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--text', help='nll, quantized: the text scored')
+    ap.add_argument('what', choices=('greedy', 'nll', 'quantized'))
+    ap.add_argument('args', nargs='*')
+    a = ap.parse_args(argv)
+    os.makedirs(a.work, exist_ok=True)
+    c = Checker(a.llmchat, a.work)
+    try:
+        if a.what == 'greedy':
+            for path in a.args:
+                for line in open(path):
+                    if line.strip():
+                        check_greedy(c, json.loads(line))
+        elif a.what == 'nll':
+            for arch in a.args:
+                check_nll(c, arch, a.text)
+        else:
+            check_quantized(c, 'phi3-k', 'Q4_K', a.text)
+            check_quantized(c, 'qwen2', 'Q8_0', a.text)
+    except RuntimeError as e:
+        c.result(False, str(e))
+    print('%d of %d checks agree' % (c.total - c.bad, c.total))
+    return 1 if c.bad or not c.total else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

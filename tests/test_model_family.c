@@ -1,0 +1,418 @@
+/* test_model_family.c — the GGUF families (model_family.c, model_gguf.c,
+ * model_gguf_weights.c) on tiny models written here (family_gguf.h): each family opens
+ * from F32, F16, BF16 and Q8_0 files, as each weight type, and runs (the K-quants, fused
+ * tensors included, in e2e_families.sh); its description is what llama.cpp's hyperparameters
+ * for it say (RoPE layout and partial rotary, biases, QK-norm, post-norms, soft-caps,
+ * the windows of each layer and their RoPE base, embedding and query scales, tied
+ * output, fused tensors viewed row for row, LongRoPE's factors chosen by the context);
+ * hostile files of each family are refused with one line naming what is wrong; and an
+ * architecture llmchat does not run is refused by name with what it lacks. The numbers
+ * each family computes are checked against the references in e2e_families.sh. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "family_gguf.h"
+#include "model.h"
+#include "testutil.h"
+#include "transformer.h"
+
+/* ---- helpers ---- */
+
+static const char *write_family(const char *name, const family_edit *e)
+{
+    const char *path = temp_path("family.gguf");
+    ck_assert_msg(family_gguf_write(path, name, e, NULL), "cannot write the %s model", name);
+    return path;
+}
+
+/* The family's model with its matrices stored as file_type, opened as type. */
+static model *open_family_as(const char *name, uint32_t file_type, tensor_type type)
+{
+    family_edit e = {.type = file_type};
+    const char *path = write_family(name, &e);
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = type;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s: %s", name, err.text);
+    remove(path);
+    return m;
+}
+
+static model *open_family(const char *name, tensor_type type)
+{
+    return open_family_as(name, GGML_TYPE_F32, type);
+}
+
+/* The logits after running the first n of a few tokens through a context of ctx. */
+static float *run_tokens(const model *m, int ctx, int n)
+{
+    transformer *t;
+    llm_err err;
+    ck_assert_msg(transformer_new(m, ctx, &t, &err) == LLM_OK, "%s", err.text);
+    const float *logits = NULL;
+    for (int i = 0; i < n; i++)
+        logits = transformer_forward(t, (7 * i + 3) % m->config.vocab_size, i, NULL);
+    ck_assert_ptr_nonnull(logits);
+    float *out = malloc(sizeof(float) * m->config.vocab_size);
+    memcpy(out, logits, sizeof(float) * m->config.vocab_size);
+    transformer_free(t);
+    for (int i = 0; i < m->config.vocab_size; i++)
+        ck_assert_msg(isfinite(out[i]), "logit %d is not finite", i);
+    return out;
+}
+
+/* ---- every family opens and runs ---- */
+
+START_TEST(test_each_family_opens_and_runs)
+{
+    const tensor_type types[] = {TENSOR_F32, TENSOR_Q8_0, TENSOR_BLOCKS};
+    const uint32_t file_types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0};
+    for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++)
+        for (size_t k = 0; k < 3 * 4; k++) {
+            const family_shape *s = &family_shapes[i];
+            model *m = open_family_as(s->name, file_types[k / 3], types[k % 3]);
+            ck_assert_str_eq(m->config.arch.name, s->arch);
+            ck_assert_int_eq(m->config.head_size, s->head);
+            ck_assert_int_eq(m->config.q_dim, s->heads * s->head);
+            ck_assert_int_eq(m->config.kv_dim, s->kv * s->head);
+            ck_assert(m->config.shared_classifier == s->tied);
+            /* every value of the file is a parameter, the tied classifier counted once */
+            family_tensors l = {0};
+            family_list(&l, s, 96);
+            long long want = 0;
+            for (int t = 0; t < l.n; t++)
+                want += (long long)l.t[t].ne0 * (long long)(l.t[t].ne1 ? l.t[t].ne1 : 1);
+            free(l.t);
+            ck_assert_msg(m->n_params == want, "%s: %lld parameters, %lld in the file",
+                          s->name, m->n_params, want);
+            free(run_tokens(m, 64, 12));
+            model_close(m);
+        }
+}
+END_TEST
+
+/* ---- the descriptions ---- */
+
+START_TEST(test_descriptions)
+{
+    const struct {
+        const char *name;
+        model_rope_layout rope;
+        int rope_dims;
+        model_activation act;
+        bool bias, qk_norm, post_norms, fused;
+        float embed_scale, attn_cap, final_cap, base_swa;
+        int windows[8]; /* each layer's */
+    } want[] = {
+        {.name = "llama", .rope = MODEL_ROPE_PAIRS, .rope_dims = 16, .act = MODEL_ACT_SILU,
+         .embed_scale = 1.0f},
+        {.name = "qwen2", .rope = MODEL_ROPE_HALVES, .rope_dims = 16, .bias = true,
+         .embed_scale = 1.0f},
+        {.name = "qwen3", .rope = MODEL_ROPE_HALVES, .rope_dims = 32, .qk_norm = true,
+         .embed_scale = 1.0f},
+        {.name = "phi3", .rope = MODEL_ROPE_HALVES, .rope_dims = 16, .fused = true,
+         .embed_scale = 1.0f, .windows = {16, 16}},
+        {.name = "phi3-partial", .rope = MODEL_ROPE_HALVES, .rope_dims = 12, .fused = true,
+         .embed_scale = 1.0f},
+        {.name = "gemma", .rope = MODEL_ROPE_HALVES, .rope_dims = 32, .act = MODEL_ACT_GELU,
+         .embed_scale = 8.0f},
+        {.name = "gemma2", .rope = MODEL_ROPE_HALVES, .rope_dims = 32, .act = MODEL_ACT_GELU,
+         .post_norms = true, .embed_scale = 8.0f, .attn_cap = 50.0f, .final_cap = 30.0f,
+         .windows = {4, 0, 4, 0}},
+        {.name = "gemma3", .rope = MODEL_ROPE_HALVES, .rope_dims = 32, .act = MODEL_ACT_GELU,
+         .qk_norm = true, .post_norms = true, .embed_scale = 8.0f, .base_swa = 10000.0f,
+         .windows = {4, 4, 4, 4, 4, 0, 4}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        model *m = open_family(want[i].name, TENSOR_F32);
+        const model_arch *a = &m->config.arch;
+        const char *n = want[i].name;
+        ck_assert_msg(a->rope_layout == want[i].rope, "%s: RoPE layout", n);
+        ck_assert_msg(a->rope_dims == want[i].rope_dims, "%s: rope_dims %d", n, a->rope_dims);
+        ck_assert_msg(a->act == want[i].act, "%s: activation", n);
+        ck_assert_msg(a->attn_bias == want[i].bias && a->qk_norm == want[i].qk_norm &&
+                          a->post_norms == want[i].post_norms, "%s: biases or norms", n);
+        ck_assert_msg(a->fused_qkv == want[i].fused && a->fused_gate_up == want[i].fused,
+                      "%s: fused tensors", n);
+        ck_assert_msg(fabsf(a->embed_scale - want[i].embed_scale) < 1e-6f, "%s: embed_scale %g", n,
+                      a->embed_scale);
+        ck_assert_msg(a->attn_softcap == want[i].attn_cap && a->final_softcap == want[i].final_cap,
+                      "%s: soft-caps", n);
+        ck_assert_msg(a->rope_base_swa == want[i].base_swa, "%s: rope_base_swa %g", n,
+                      a->rope_base_swa);
+        /* 1 / sqrt(head size) for all of these: the 27B Gemmas' own scale is by layers */
+        ck_assert_msg(fabsf(a->query_scale - 1.0f / sqrtf((float)m->config.head_size)) < 1e-7f,
+                      "%s: query_scale", n);
+        for (int l = 0; l < m->config.n_layers; l++) {
+            ck_assert_msg(m->layers[l].window == want[i].windows[l], "%s: layer %d's window %d", n,
+                          l, m->layers[l].window);
+            ck_assert_msg((m->layers[l].bq != NULL) == want[i].bias, "%s: bq", n);
+            ck_assert_msg((m->layers[l].q_norm != NULL) == want[i].qk_norm, "%s: q_norm", n);
+            ck_assert_msg((m->layers[l].post_ffn_norm != NULL) == want[i].post_norms, "%s: post", n);
+        }
+        model_close(m);
+    }
+}
+END_TEST
+
+/* Gemma 2's 27B (46 layers) scales queries by 1 / sqrt(dim / n_heads), as llama.cpp;
+ * its other sizes by 1 / sqrt(head size). */
+START_TEST(test_big_gemma_query_scale)
+{
+    family_edit e = {.layers = 46};
+    const char *path = write_family("gemma2", &e);
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, NULL, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(m->config.n_layers, 46);
+    ck_assert(fabsf(m->config.arch.query_scale - 1.0f / sqrtf(64.0f / 4.0f)) < 1e-7f);
+    ck_assert_int_eq(m->layers[44].window, 4);
+    ck_assert_int_eq(m->layers[45].window, 0);
+    model_close(m);
+    remove(path);
+}
+END_TEST
+
+/* Phi-3's fused tensors: wq, wk, wv are attn_qkv's rows, w1 and w3 ffn_up's halves. */
+START_TEST(test_fused_views_are_the_file_rows)
+{
+    const tensor_type types[] = {TENSOR_F32, TENSOR_Q8_0};
+    for (size_t k = 0; k < 2; k++) {
+        model *m = open_family("phi3", types[k]);
+        const model_config *c = &m->config;
+        const gguf *g = m->meta;
+        const gguf_tensor *qkv = gguf_find_tensor(g, "blk.1.attn_qkv.weight");
+        const gguf_tensor *up = gguf_find_tensor(g, "blk.1.ffn_up.weight");
+        const model_layer *y = &m->layers[1];
+        const struct {
+            const tensor *view;
+            const gguf_tensor *file;
+            int first;
+        } views[] = {
+            {&y->wq, qkv, 0}, {&y->wk, qkv, c->q_dim}, {&y->wv, qkv, c->q_dim + c->kv_dim},
+            {&y->w1, up, 0}, {&y->w3, up, c->hidden_dim},
+        };
+        float row[64], file_row[64];
+        for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+            ck_assert_int_eq(views[v].view->cols, c->dim);
+            for (int r = 0; r < views[v].view->rows; r += 7) {
+                quant_dequantize_row(row, views[v].view, r);
+                memcpy(file_row, (const float *)views[v].file->data + (size_t)(views[v].first + r) * c->dim,
+                       sizeof file_row);
+                for (int j = 0; j < c->dim; j++)
+                    ck_assert_msg(fabsf(row[j] - file_row[j]) <= (types[k] == TENSOR_F32 ? 0.0f : 0.02f),
+                                  "view %zu row %d value %d: %g, the file's %g", v, r, j, row[j],
+                                  file_row[j]);
+            }
+        }
+        model_close(m);
+    }
+}
+END_TEST
+
+/* LongRoPE: the short factors up to the original context (64), the long ones past it. */
+START_TEST(test_longrope_by_context)
+{
+    model *m = open_family("phi3", TENSOR_F32);
+    ck_assert_ptr_nonnull(m->config.rope_freqs);
+    ck_assert_ptr_nonnull(m->config.rope_freqs_long);
+    ck_assert_int_eq(m->config.rope_long_after, 64);
+    ck_assert(fabsf(m->config.rope_attn_factor - 1.19f) < 1e-6f);
+    float *at64 = run_tokens(m, 64, 20), *at65 = run_tokens(m, 65, 20), *at200 = run_tokens(m, 200, 20);
+    double short_long = 0.0, long_long = 0.0;
+    for (int i = 0; i < m->config.vocab_size; i++) {
+        short_long += fabs((double)at64[i] - at65[i]);
+        long_long += fabs((double)at65[i] - at200[i]);
+    }
+    ck_assert_msg(short_long > 1e-3 && long_long == 0.0, "contexts 64 / 65 differ by %g, 65 / 200 by %g",
+                  short_long, long_long);
+    free(at64);
+    free(at65);
+    free(at200);
+    model_close(m);
+}
+END_TEST
+
+/* ---- hostile files ---- */
+
+/* Each family's broken files and the line each gets. */
+static const struct {
+    const char *family;
+    family_edit e;
+    llm_status status;
+    const char *says;
+} hostile[] = {
+    /* qwen2: its biases */
+    {"qwen2", {.drop_tensor = "blk.1.attn_k.bias"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.attn_k.bias is missing (the qwen2 architecture has it)"},
+    {"qwen2", {.resize_tensor = "blk.0.attn_v.bias", .ne0 = 64}, LLM_ERR_FORMAT,
+     "blk.0.attn_v.bias has dims [64], expected [32]"},
+    {"qwen2", {.value_tensor = "blk.1.attn_q.bias", .value_index = 3, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.1.attn_q.bias holds a NaN"},
+    {"qwen2", {.uint_key = "qwen2.attention.head_count", .uint_value = 5}, LLM_ERR_FORMAT,
+     "dim 64 is not a multiple of n_heads 5"},
+    {"qwen2", {.drop_key = "qwen2.attention.layer_norm_rms_epsilon"}, LLM_ERR_FORMAT,
+     "qwen2.attention.layer_norm_rms_epsilon is missing"},
+    {"qwen2", {.extra_tensor = "blk.0.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
+     "blk.0.ffn_gate_exps.weight is not part of the qwen2 architecture llmchat runs "
+     "(mixture-of-experts feed-forward is not supported)"},
+    {"qwen2", {.uint_key = "qwen2.expert_count", .uint_value = 8}, LLM_ERR_FORMAT,
+     "a mixture-of-experts model (qwen2.expert_count 8) is not supported"},
+    {"qwen2", {.extra_tensor = "blk.0.attn_output.bias"}, LLM_ERR_FORMAT,
+     "blk.0.attn_output.bias is not part of the qwen2 architecture"},
+    /* qwen3: its norms and head size */
+    {"qwen3", {.resize_tensor = "blk.0.attn_k_norm.weight", .ne0 = 16}, LLM_ERR_FORMAT,
+     "blk.0.attn_k_norm.weight has dims [16], expected [32]"},
+    {"qwen3", {.drop_tensor = "blk.1.attn_q_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.1.attn_q_norm.weight is missing"},
+    {"qwen3", {.uint_key = "qwen3.attention.key_length", .uint_value = 33}, LLM_ERR_FORMAT,
+     "head size 33 (key_length) is odd"},
+    {"qwen3", {.uint_key = "qwen3.attention.value_length", .uint_value = 16}, LLM_ERR_FORMAT,
+     "qwen3.attention.value_length is 16, but the keys' heads hold 32 values"},
+    {"qwen3", {.uint_key = "qwen3.attention.head_count_kv", .uint_value = 3}, LLM_ERR_FORMAT,
+     "n_kv_heads 3 does not divide n_heads 4"},
+    /* phi3: fused tensors, window, LongRoPE, partial rotary */
+    {"phi3", {.resize_tensor = "blk.0.attn_qkv.weight", .ne0 = 64, .ne1 = 96}, LLM_ERR_FORMAT,
+     "blk.0.attn_qkv.weight has dims [64, 96], expected [64, 128]"},
+    {"phi3", {.resize_tensor = "blk.1.ffn_up.weight", .ne0 = 64, .ne1 = 96}, LLM_ERR_FORMAT,
+     "blk.1.ffn_up.weight has dims [64, 96], expected [64, 192]"},
+    {"phi3", {.drop_key = "phi3.attention.sliding_window"}, LLM_ERR_FORMAT,
+     "phi3.attention.sliding_window is missing"},
+    {"phi3", {.drop_tensor = "rope_factors_short.weight"}, LLM_ERR_FORMAT,
+     "rope_factors_short.weight is missing"},
+    {"phi3", {.value_tensor = "rope_factors_long.weight", .value_index = 2, .value = 0.0f},
+     LLM_ERR_FORMAT, "rope_factors_long.weight[2] is 0, not a plausible RoPE frequency factor"},
+    {"phi3", {.uint_key = "phi3.rope.dimension_count", .uint_value = 13}, LLM_ERR_FORMAT,
+     "phi3.rope.dimension_count is 13, but RoPE turns an even number of a head's 16 values"},
+    {"phi3", {.uint_key = "phi3.rope.dimension_count", .uint_value = 18}, LLM_ERR_FORMAT,
+     "phi3.rope.dimension_count is 18"},
+    {"phi3", {.float_key = "phi3.rope.scaling.attn_factor", .float_value = 1e5f}, LLM_ERR_FORMAT,
+     "not a plausible RoPE attention factor"},
+    {"phi3", {.value_tensor = "blk.0.attn_qkv.weight", .value_index = 64 * 100 + 5, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.0.attn_qkv.weight holds NaN or infinite values (row 100)"},
+    {"phi3", {.value_tensor = "blk.1.ffn_up.weight", .value_index = 64 * 150, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.1.ffn_up.weight holds NaN or infinite values (row 150)"},
+    /* gemma: tied, head size from key_length */
+    {"gemma", {.extra_tensor = "output.weight"}, LLM_ERR_FORMAT,
+     "output.weight is not part of the gemma architecture"},
+    {"gemma", {.resize_tensor = "blk.0.attn_output.weight", .ne0 = 64, .ne1 = 64},
+     LLM_ERR_FORMAT, "blk.0.attn_output.weight has dims [64, 64], expected [128, 64]"},
+    {"gemma", {.drop_key = "gemma.attention.key_length"}, LLM_ERR_FORMAT,
+     "gemma.attention.value_length is 32, but the keys' heads hold 16 values"},
+    {"gemma", {.drop_key = "gemma.attention.value_length", .uint_key =
+               "gemma.attention.key_length", .uint_value = 16}, LLM_ERR_FORMAT,
+     "blk.0.attn_q.weight has dims [64, 128], expected [64, 64]"},
+    /* gemma2: window, post-norms, soft-caps */
+    {"gemma2", {.uint_key = "gemma2.attention.sliding_window", .uint_value = 0}, LLM_ERR_FORMAT,
+     "gemma2.attention.sliding_window is 0, but the gemma2 architecture's local layers attend "
+     "over a window of at least one key"},
+    {"gemma2", {.drop_tensor = "blk.3.post_ffw_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.3.post_ffw_norm.weight is missing"},
+    {"gemma2", {.resize_tensor = "blk.2.post_attention_norm.weight", .ne0 = 32}, LLM_ERR_FORMAT,
+     "blk.2.post_attention_norm.weight has dims [32], expected [64]"},
+    {"gemma2", {.float_key = "gemma2.attn_logit_softcapping", .float_value = -50.0f},
+     LLM_ERR_FORMAT, "gemma2.attn_logit_softcapping is not a positive number"},
+    {"gemma2", {.value_tensor = "blk.1.post_attention_norm.weight", .value_index = 9,
+                .value = INFINITY}, LLM_ERR_NUMERIC,
+     "blk.1.post_attention_norm.weight holds a NaN or infinite value (index 9)"},
+    /* gemma3: its window is required, its q/k norms */
+    {"gemma3", {.drop_key = "gemma3.attention.sliding_window"}, LLM_ERR_FORMAT,
+     "gemma3.attention.sliding_window is missing"},
+    {"gemma3", {.drop_tensor = "blk.5.attn_k_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.5.attn_k_norm.weight is missing"},
+    {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "yarn"}, LLM_ERR_FORMAT,
+     "RoPE scaling 'yarn' (factor 8) is not supported"},
+    /* llama: no partial rotary */
+    {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
+     "partial rotary embeddings are not supported by the llama architecture"},
+    {"llama", {.extra_tensor = "blk.0.post_attention_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.0.post_attention_norm.weight is not part of the llama architecture"},
+};
+
+START_TEST(test_hostile_files)
+{
+    for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+        const char *path = write_family(hostile[k].family, &hostile[k].e);
+        model *m = (model *)1;
+        llm_err err = {""};
+        llm_status s = model_open(path, NULL, &m, &err);
+        ck_assert_msg(s == hostile[k].status, "case %zu (%s): status %s, wanted %s (%s)", k,
+                      hostile[k].family, llm_status_name(s), llm_status_name(hostile[k].status),
+                      err.text);
+        ck_assert_ptr_null(m);
+        ck_assert_msg(strstr(err.text, path) && strstr(err.text, hostile[k].says),
+                      "case %zu (%s): message lacks \"%s\": %s", k, hostile[k].family,
+                      hostile[k].says, err.text);
+        ck_assert_msg(!strchr(err.text, '\n'), "case %zu: more than one line: %s", k, err.text);
+        remove(path);
+    }
+}
+END_TEST
+
+/* Phi-3 files converted before the window had a key get llama.cpp's default for their
+ * shape (2047 for Phi-3-mini-4k: 32 layers, a context of 4096), other shapes a refusal. */
+START_TEST(test_phi3_window_default)
+{
+    family_edit e = {.drop_key = "phi3.attention.sliding_window"};
+    ck_assert_int_eq(family_shape_find("phi3")->layers, 2);
+    const char *path = write_family("phi3", &e);
+    model *m = (model *)1;
+    llm_err err;
+    ck_assert(model_open(path, NULL, &m, &err) == LLM_ERR_FORMAT);
+    ck_assert_msg(strstr(err.text, "needs its sliding window"), "%s", err.text);
+    remove(path);
+}
+END_TEST
+
+START_TEST(test_refused_architectures)
+{
+    const struct {
+        const char *arch, *says;
+    } cases[] = {
+        {"qwen2moe", "architecture 'qwen2moe' is not supported: mixture-of-experts feed-forward "
+                     "(ffn_gate_inp, ffn_*_exps) (llmchat runs llama, qwen2, qwen3, phi3, gemma, "
+                     "gemma2, gemma3)"},
+        {"mamba", "architecture 'mamba' is not supported: a state-space model: no attention"},
+        {"bert", "architecture 'bert' is not supported: an encoder"},
+        {"gpt2", "learned position embeddings (position_embd)"},
+        {"frobnicator", "architecture 'frobnicator' is not supported: llmchat runs llama, qwen2, "
+                        "qwen3, phi3, gemma, gemma2, gemma3"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        family_edit e = {.string_key = "general.architecture", .string_value = cases[k].arch};
+        const char *path = write_family("qwen2", &e);
+        model *m = (model *)1;
+        llm_err err = {""};
+        ck_assert_int_eq(model_open(path, NULL, &m, &err), LLM_ERR_FORMAT);
+        ck_assert_ptr_null(m);
+        ck_assert_msg(strstr(err.text, cases[k].says), "message lacks \"%s\": %s", cases[k].says,
+                      err.text);
+        remove(path);
+    }
+}
+END_TEST
+
+static Suite *model_family_suite(void)
+{
+    Suite *s = suite_create("model_family");
+    TCase *core = tcase_create("core");
+    tcase_set_timeout(core, 120);
+    tcase_add_test(core, test_each_family_opens_and_runs);
+    tcase_add_test(core, test_descriptions);
+    tcase_add_test(core, test_fused_views_are_the_file_rows);
+    tcase_add_test(core, test_longrope_by_context);
+    suite_add_tcase(s, core);
+    TCase *limits = tcase_create("limits");
+    tcase_set_timeout(limits, 120);
+    tcase_add_test(limits, test_hostile_files);
+    tcase_add_test(limits, test_big_gemma_query_scale);
+    tcase_add_test(limits, test_phi3_window_default);
+    tcase_add_test(limits, test_refused_architectures);
+    suite_add_tcase(s, limits);
+    return s;
+}
+
+TEST_MAIN(model_family_suite)
