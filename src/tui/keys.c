@@ -119,6 +119,8 @@ static const key_binding table[] = {
      .help = "compute view of the position"},
     {.ctx = KEYS_PANES, .code = 'C', .action = ACT_SHADE_TOKENS, .name = "C",
      .help = "colour reply: prob/entropy/off"},
+    {.ctx = KEYS_PANES, .code = 'z', .action = ACT_SHOW_THINKING, .name = "z",
+     .help = "unfold / fold the thinking"},
 
     {.ctx = KEYS_CONV, KEYCODE(KEY_UP), .action = ACT_SCROLL_UP, .name = "Up", .help = "scroll a line"},
     {.ctx = KEYS_CONV, KEYCODE(KEY_DOWN), .action = ACT_SCROLL_DOWN, .name = "Down", .help = "scroll a line"},
