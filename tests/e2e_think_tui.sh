@@ -60,6 +60,7 @@ until screen | grep -q "␣back  prompt"; do
     sleep 0.1
 done
 wait_for "I greet back." # redrawn
+keys BTab # back to Conversation, whose key z is
 screen_colors | grep -F "The user says" | grep -Eq "$ESC\\[([0-9]+;)*7(;[0-9]+)*m($ESC\\[[0-9;]*m)* back" ||
     show_screen_and_fail "the selected thinking token is not in reverse video"
 keys z
