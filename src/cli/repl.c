@@ -5,7 +5,9 @@
  * like SIGTERM and SIGHUP, it saves the chat and leaves (signals.h). On a terminal
  * (or with --autosave always) the chat is autosaved after every turn and every command
  * that changes it (autosave.h). /set slow-motion is kept but has no effect here: the
- * REPL has no keys to press between tokens.
+ * REPL has no keys to press between tokens. A reply's thinking (think.h: Qwen3's
+ * "<think>" ... "</think>") is shown dimmed on a terminal, plain otherwise: a
+ * line-oriented program hides nothing.
  * Slash commands are parsed by command.c (the table the TUI shares); their handlers
  * are here. */
 #include "config.h"
@@ -33,6 +35,7 @@
 #include "command.h"
 #include "engine.h"
 #include "textfmt.h"
+#include "think.h"
 
 typedef struct {
     session *s;           /* the chat, the engine, the live settings, the saved-chat file */
@@ -73,6 +76,63 @@ static void print_help(FILE *f)
     fputs("Ctrl-C stops a reply without leaving.\n", f);
 }
 
+/* A reply as it streams to stdout: its thinking dimmed when dim is allowed. */
+typedef struct {
+    bool dim;          /* stdout is a terminal and colours are wanted */
+    bool dimmed;       /* the terminal is in dim now */
+    size_t shown;      /* the reply's bytes written so far */
+    textfmt_stream ts; /* carries split UTF-8 */
+} reply_out;
+
+static void put_bytes(reply_out *o, const char *s, size_t n, bool dim)
+{
+    if (n == 0)
+        return;
+    if (o->dim && dim != o->dimmed) {
+        fputs(dim ? "\033[2m" : "\033[22m", stdout);
+        o->dimmed = dim;
+    }
+    char safe[4 * 256 + 16];
+    while (n > 0) {
+        size_t chunk = n > 256 ? 256 : n; /* each byte grows to at most 4 */
+        fwrite(safe, 1, textfmt_stream_put(&o->ts, s, chunk, safe, sizeof safe), stdout);
+        s += chunk;
+        n -= chunk;
+    }
+}
+
+static const char *newest_reply(const chat *c)
+{
+    return chat_get_turn(c, chat_turn_count(c) - 1)->reply;
+}
+
+/* Writes the reply's first len bytes that are not out yet, the thinking span dimmed;
+ * while the reply may still be opening with "<think>" they wait, unless done. */
+static void put_reply(reply_out *o, const char *reply, size_t len, bool done)
+{
+    size_t have = strlen(reply);
+    if (len > have)
+        len = have;
+    think_span sp;
+    think_state st = think_find(reply, len, &sp);
+    if (st == THINK_UNSURE && !done)
+        return;
+    bool span = st == THINK_OPEN || st == THINK_CLOSED;
+    size_t from = o->shown, a = span ? sp.start : len, b = span ? sp.end : len;
+    if (from < a)
+        put_bytes(o, reply + from, a - from, false);
+    if (from < b && a < b)
+        put_bytes(o, reply + (from > a ? from : a), b - (from > a ? from : a), true);
+    if (b < len)
+        put_bytes(o, reply + (from > b ? from : b), len - (from > b ? from : b), false);
+    o->shown = len;
+    if (done && o->dimmed) {
+        fputs("\033[22m", stdout);
+        o->dimmed = false;
+    }
+    fflush(stdout);
+}
+
 /* Runs one user turn and streams the reply to stdout. */
 static void reply_to(repl *r, const char *user)
 {
@@ -88,10 +148,12 @@ static void reply_to(repl *r, const char *user)
     const char *note = chat_take_notice(r->c);
     if (note)
         fprintf(stderr, "llmchat: %s\n", note);
-    textfmt_stream ts = {0};
+    reply_out out = {.dim = isatty(STDOUT_FILENO) && r->o->theme != THEME_MONO};
+    size_t streamed = 0; /* the reply's bytes the steps gave */
     signals_interrupted = 0;
     for (;;) {
         if (signals_interrupted || signals_quit) {
+            put_reply(&out, newest_reply(r->c), streamed, true);
             chat_stop(r->c, &err);
             fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
             break;
@@ -100,6 +162,7 @@ static void reply_to(repl *r, const char *user)
         const char *text;
         chat_progress p = chat_step(r->c, &token, &text, &err);
         if (p != CHAT_GENERATING) {
+            put_reply(&out, newest_reply(r->c), streamed, true);
             if (p == CHAT_REPLY_FULL)
                 fprintf(stderr, "\nllmchat: the context is full: the reply was cut; the next "
                                 "message drops the oldest turns\n");
@@ -109,10 +172,8 @@ static void reply_to(repl *r, const char *user)
             }
             break;
         }
-        char safe[4 * TOKENIZER_PIECE_MAX + 16];
-        size_t n = textfmt_stream_put(&ts, text, strlen(text), safe, sizeof safe);
-        fwrite(safe, 1, n, stdout);
-        fflush(stdout);
+        streamed += strlen(text);
+        put_reply(&out, newest_reply(r->c), streamed, false);
     }
     signals_interrupted = 0;
     autosave(r); /* before the reply's newline: a reply seen whole is a reply saved */

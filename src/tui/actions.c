@@ -201,6 +201,15 @@ static void cycle_shading(tui *t)
     t->dirty |= DIRTY_ALL;
 }
 
+/* z: every reply's thinking shown dimmed, or folded again (Conversation). */
+static void toggle_thinking(tui *t)
+{
+    bool show = !conv_shows_thinking(t->conv);
+    conv_set_show_thinking(t->conv, show);
+    tui_say(t, show ? "thinking shown, dimmed (z folds it)" : "thinking folded (z unfolds it)");
+    t->dirty |= DIRTY_CONV;
+}
+
 /* An action of the focused pane's own: it runs, or the pane says why it would do
  * nothing now. */
 static void pane_action(tui *t, key_action a)
@@ -240,6 +249,7 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_STEP: step_paused(t); break;
     case ACT_SLOW_MOTION: cycle_slow_motion(t); break;
     case ACT_SHADE_TOKENS: cycle_shading(t); break;
+    case ACT_SHOW_THINKING: toggle_thinking(t); break;
     case ACT_TAKE_BACK: steer_back(t); break;
     case ACT_REWIND: steer_rewind_to_selection(t); break;
     case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;

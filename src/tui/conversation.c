@@ -3,7 +3,8 @@
  * Owns the pane's entries (user turns, assistant replies as they stream in, and
  * notices such as "stopped" or command output), each kept as terminal-safe UTF-8
  * (textfmt), with the positions of a reply's tokens, and its scroll position; draws
- * them wrapped to the pane, scrolled from the bottom, reply tokens in their shade. */
+ * them wrapped to the pane, scrolled from the bottom, reply tokens in their shade, a
+ * reply's thinking (think.h) folded into one line or shown dimmed. */
 #include "conversation.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "textfmt.h"
+#include "think.h"
 #include "format.h"
 
 typedef struct {
@@ -36,6 +38,9 @@ struct conv_pane {
     token_shade_mode shading;
     int scroll;            /* lines scrolled up from the bottom; 0 follows */
     int page;              /* lines of the last drawn page */
+    bool show_thinking;    /* replies' thinking shown (dimmed) rather than folded */
+    char *shown;           /* (shown_cap) an entry's text with its thinking folded */
+    size_t shown_cap;
 };
 
 static void entry_append(conv_entry *en, const char *s, size_t n)
@@ -231,6 +236,16 @@ void conv_set_branch(conv_pane *cv, int number, int count)
     en->label_len = n;
 }
 
+void conv_set_show_thinking(conv_pane *cv, bool show)
+{
+    cv->show_thinking = show;
+}
+
+bool conv_shows_thinking(const conv_pane *cv)
+{
+    return cv->show_thinking;
+}
+
 void conv_set_writing(conv_pane *cv, bool writing)
 {
     cv->writing = writing;
@@ -251,6 +266,7 @@ void conv_free(conv_pane *cv)
         return;
     conv_clear(cv);
     free(cv->entries);
+    free(cv->shown);
     free(cv);
 }
 
@@ -299,33 +315,150 @@ static attr_t token_attr(const conv_pane *cv, const tui_screen *scr, int pos, at
     return a;
 }
 
-/* Draws one wrapped line (bytes s[0..n) of entry en starting at byte off): the label,
- * then runs of one attribute (a token, or text before the first). */
+/* What an entry shows: its text, or, with a reply's thinking folded, the text before
+ * the span, one line in its place, and the answer after it. Shown bytes before cut are
+ * the entry's own; [cut, cut + fold_len) is the fold line; the rest are the entry's
+ * from resume on. */
+typedef struct {
+    const char *text; /* (len) what is drawn */
+    size_t len;
+    size_t cut, fold_len, resume;
+    size_t think_from, think_to; /* the entry's bytes of its thinking (dimmed when shown) */
+    int fold_first, fold_end;    /* the tokens folded away: span indices [first, end) */
+} entry_view;
+
+/* The first of en's tokens whose text starts at or after body byte b. */
+static int span_from(const conv_entry *en, size_t b)
+{
+    int k = span_at(en, b);
+    if (k < 0 || en->span_off[k] != b)
+        return k + 1;
+    while (k > 0 && en->span_off[k - 1] == b) /* tokens that added no bytes of their own */
+        k--;
+    return k;
+}
+
+/* The fold line of a span of n tokens (n < 0: not known), closed or still open. */
+static size_t fold_line(const tui_screen *scr, bool closed, int n, char *buf, size_t size)
+{
+    const char *mark = scr->utf8 ? "\xe2\x96\xb8" : ">", *dots = scr->utf8 ? "\xe2\x80\xa6" : "...";
+    char count[48] = "";
+    if (n >= 0)
+        snprintf(count, sizeof count, closed ? " for %d token%s" : " %d token%s", n, n == 1 ? "" : "s");
+    int w = snprintf(buf, size, "%s %s%s%s (z: unfold)%s", mark, closed ? "thought" : "thinking", closed ? "" : dots,
+                     count, closed ? "\n" : "");
+    return w < 0 ? 0 : (size_t)w < size ? (size_t)w : size - 1;
+}
+
+static void entry_view_of(conv_pane *cv, const tui_screen *scr, const conv_entry *en, entry_view *v)
+{
+    *v = (entry_view){.text = en->text, .len = en->len, .cut = en->len, .resume = en->len,
+                      .think_from = en->len, .think_to = en->len};
+    think_span sp;
+    if (en->kind != ENTRY_ASSISTANT)
+        return;
+    think_state st = think_find(en->text + en->label_len, en->len - en->label_len, &sp);
+    if (st != THINK_OPEN && st != THINK_CLOSED)
+        return;
+    v->think_from = en->label_len + sp.start;
+    v->think_to = en->label_len + sp.end;
+    if (cv->show_thinking)
+        return;
+    v->fold_first = span_from(en, sp.start);
+    v->fold_end = st == THINK_OPEN ? en->n_spans : span_from(en, sp.end);
+    char line[128];
+    size_t n = 0;
+    if (st == THINK_OPEN || !sp.empty) /* an empty span (/no_think's) folds to nothing */
+        n = fold_line(scr, st == THINK_CLOSED, en->n_spans > 0 ? v->fold_end - v->fold_first : -1, line,
+                      sizeof line);
+    v->cut = v->think_from;
+    v->fold_len = n;
+    v->resume = v->think_to;
+    v->len = v->cut + n + (en->len - v->resume);
+    if (v->len + 1 > cv->shown_cap) {
+        char *p = realloc(cv->shown, v->len + 1);
+        if (!p)
+            tui_die("out of memory");
+        cv->shown = p;
+        cv->shown_cap = v->len + 1;
+    }
+    memcpy(cv->shown, en->text, v->cut);
+    memcpy(cv->shown + v->cut, line, n);
+    memcpy(cv->shown + v->cut + n, en->text + v->resume, en->len - v->resume + 1);
+    v->text = cv->shown;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The fold line's attribute: dim, reversed when the selected position is folded in it. */
+static attr_t fold_attr(const conv_pane *cv, const tui_screen *scr, const conv_entry *en, const entry_view *v)
+{
+    attr_t a = draw_attr(scr, PAIR_DIM, A_DIM);
+    if (selection_follows(cv->sel, cv->src))
+        return a;
+    int sel = selection_get(cv->sel, cv->src);
+    for (int k = v->fold_first; k < v->fold_end; k++)
+        if (en->span_pos[k] == sel)
+            return a | A_REVERSE;
+    return a;
+}
+
+/* The attribute of shown byte off of entry en (not the label, not the fold line) and
+ * *stop, the shown byte where it may change: a token's shade and highlight, the
+ * thinking dimmed. */
+static attr_t text_attr(const conv_pane *cv, const tui_screen *scr, const conv_entry *en, const entry_view *v,
+                        size_t off, size_t *stop)
+{
+    size_t src = off < v->cut ? off : off - v->cut - v->fold_len + v->resume; /* the entry's byte */
+    size_t limit = off < v->cut ? v->cut : en->len; /* the entry's byte where this stretch ends */
+    attr_t a = entry_attr(scr, en->kind, false);
+    if (src >= v->think_from && src < v->think_to) {
+        a = draw_attr(scr, PAIR_DIM, A_DIM);
+        limit = min_size(limit, v->think_to);
+    } else if (src < v->think_from) {
+        limit = min_size(limit, v->think_from);
+    }
+    if (en->n_spans > 0) {
+        int k = span_at(en, src - en->label_len);
+        limit = min_size(limit, en->label_len + (k + 1 < en->n_spans ? en->span_off[k + 1] : en->len));
+        if (k >= 0)
+            a = token_attr(cv, scr, en->span_pos[k], a);
+    }
+    *stop = off + (limit - src);
+    return a;
+}
+
+/* Draws one wrapped line (shown bytes [off, off + n) of entry en's view v): the label,
+ * then runs of one attribute (a token, text before the first, the fold line). */
 static void draw_line(const conv_pane *cv, const tui_screen *scr, WINDOW *w, int y, const conv_entry *en,
-                      size_t off, size_t n)
+                      const entry_view *v, size_t off, size_t n)
 {
     wmove(w, y, 1);
     size_t end = off + n;
     while (off < end) {
-        bool label = off < en->label_len;
-        size_t stop = label ? (en->label_len < end ? en->label_len : end) : end;
-        attr_t a = entry_attr(scr, en->kind, label);
-        if (!label && en->n_spans > 0) {
-            int k = span_at(en, off - en->label_len);
-            size_t next = en->label_len + (k + 1 < en->n_spans ? en->span_off[k + 1] : en->len);
-            if (next < stop)
-                stop = next;
-            if (k >= 0)
-                a = token_attr(cv, scr, en->span_pos[k], a);
+        size_t stop;
+        attr_t a;
+        if (off < en->label_len) {
+            stop = en->label_len;
+            a = entry_attr(scr, en->kind, true);
+        } else if (off >= v->cut && off < v->cut + v->fold_len) {
+            stop = v->cut + v->fold_len;
+            a = fold_attr(cv, scr, en, v);
+        } else {
+            a = text_attr(cv, scr, en, v, off, &stop);
         }
+        stop = min_size(stop, end);
         wattron(w, a);
         /* tabs would jump past the border: write them as one space */
         size_t i = off;
         while (i < stop) {
             size_t j = i;
-            while (j < stop && en->text[j] != '\t')
+            while (j < stop && v->text[j] != '\t')
                 j++;
-            waddnstr(w, en->text + i, (int)(j - i));
+            waddnstr(w, v->text + i, (int)(j - i));
             if (j < stop) {
                 waddch(w, ' ');
                 j++;
@@ -346,8 +479,11 @@ static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
         return;
     cv->page = h;
     int total = 0;
-    for (int i = 0; i < cv->n_entries; i++)
-        total += tuifmt_wrap_count(cv->entries[i].text, cv->entries[i].len, width);
+    entry_view v;
+    for (int i = 0; i < cv->n_entries; i++) {
+        entry_view_of(cv, scr, &cv->entries[i], &v);
+        total += tuifmt_wrap_count(v.text, v.len, width);
+    }
     int max_scroll = total > h ? total - h : 0;
     if (cv->scroll > max_scroll)
         cv->scroll = max_scroll;
@@ -359,7 +495,8 @@ static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     int line = 0, y = 1;
     for (int i = 0; i < cv->n_entries && y <= h; i++) {
         const conv_entry *en = &cv->entries[i];
-        int lines = tuifmt_wrap_count(en->text, en->len, width);
+        entry_view_of(cv, scr, en, &v);
+        int lines = tuifmt_wrap_count(v.text, v.len, width);
         if (line + lines <= first) {
             line += lines;
             continue;
@@ -367,10 +504,10 @@ static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
         size_t off = 0;
         for (int k = 0; k < lines && y <= h; k++, line++) {
             size_t next = 0, n = 0;
-            if (off < en->len)
-                n = tuifmt_wrap(en->text + off, en->len - off, width, &next);
+            if (off < v.len)
+                n = tuifmt_wrap(v.text + off, v.len - off, width, &next);
             if (line >= first) {
-                draw_line(cv, scr, w, y++, en, off, n);
+                draw_line(cv, scr, w, y++, en, &v, off, n);
                 /* the reply being written ends in a block cursor */
                 if (i == cv->stream_entry && k == lines - 1 && cv->writing && getcurx(w) <= width)
                     waddstr(w, scr->utf8 ? "\xe2\x96\x8c" : "_");

@@ -45,6 +45,12 @@ token_shade_mode conv_shading(const conv_pane *cv);
 /* Labels the newest assistant entry with its branch: "Assistant [branch 2/3]: ", or
  * plain "Assistant: " when count is 1. */
 void conv_set_branch(conv_pane *cv, int number, int count);
+/* A reply's thinking (think.h: "<think>" at its start to "</think>"): folded into one
+ * dim line ("thought for 57 tokens", the tokens folded; "thinking... 12 tokens" while
+ * it runs; an empty span folds to nothing), the default, or shown dimmed. Display
+ * only: the tokens and their positions stay. For every reply at once. */
+void conv_set_show_thinking(conv_pane *cv, bool show);
+bool conv_shows_thinking(const conv_pane *cv);
 /* While writing, the streaming reply ends in a block cursor. */
 void conv_set_writing(conv_pane *cv, bool writing);
 void conv_clear(conv_pane *cv);

@@ -126,6 +126,8 @@ static const key_binding table[] = {
      .help = "top / follow the end"},
     {.ctx = KEYS_CONV, KEYCODE(KEY_END), .action = ACT_SCROLL_END, .name = "End",
      .help = "top / follow the end"},
+    {.ctx = KEYS_CONV, .code = 'z', .action = ACT_SHOW_THINKING, .name = "z",
+     .help = "unfold / fold the thinking"},
 
     {.ctx = KEYS_TOKENS, KEYCODE(KEY_LEFT), .action = ACT_SEL_PREV, .name = "Left", .help = HELP_SEL},
     {.ctx = KEYS_TOKENS, KEYCODE(KEY_RIGHT), .action = ACT_SEL_NEXT, .name = "Right", .help = HELP_SEL},

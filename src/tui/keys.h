@@ -64,6 +64,8 @@ typedef enum {
     ACT_SLOW_MOTION,
     /* Conversation's reply tokens shaded: off, by probability, by entropy */
     ACT_SHADE_TOKENS,
+    /* Conversation's thinking spans: folded or shown */
+    ACT_SHOW_THINKING,
     /* the compute view: open or close it; back one level; the weight behind a step */
     ACT_COMPUTE, ACT_COMPUTE_BACK, ACT_COMPUTE_WEIGHT,
 } key_action;
