@@ -491,6 +491,44 @@ START_TEST(test_swiglu)
 }
 END_TEST
 
+/* kernels_geglu: every ISA vs GELU's tanh form in double precision, over the range
+ * activations take and beyond (where exp overflows: g far below 0), and the form itself
+ * against 0.5 g (1 + tanh(u)) where that is exact enough. */
+START_TEST(test_geglu)
+{
+    enum { N = 1000 };
+    float gate[N], up[N], got[N];
+    for (int i = 0; i < N; i++) {
+        gate[i] = i < 40 ? (float)(i - 20) * 1.5f : 6.0f * (float)sin(i * 0.37);
+        up[i] = (float)cos(i * 0.11);
+    }
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        for (int n = 1; n <= N; n = n < 40 ? n + 1 : n * 3) {
+            memcpy(got, gate, sizeof(float) * n);
+            kernels_geglu(got, up, n);
+            for (int i = 0; i < n; i++) {
+                double g = gate[i], u = 0.7978845608028654 * (g + 0.044715 * g * g * g); /* sqrt(2/pi) */
+                /* 0.5 g (1 + tanh(u)) as g / (1 + exp(-2u)): where g is far below 0,
+                 * 1 + tanh(u) is 0 in double too, and the product's true value is not */
+                double want = g / (1.0 + exp(-2.0 * u)) * up[i];
+                if (g > -4.0)
+                    ck_assert(fabs(want - 0.5 * g * (1.0 + tanh(u)) * up[i]) <= 1e-12);
+                /* u in float carries a relative error of about 2^-24, which exp turns
+                 * into |2u| 2^-24 of the result: relative 1e-6 plus that, twice */
+                double tol = (1e-6 + 1.2e-7 * fabs(2.0 * u)) * fabs(want) + 1e-30;
+                ck_assert_msg(fabs(got[i] - want) <= tol,
+                              "%s geglu n %d: [%d] gelu(%g) * %g = %.9g, want %.9g",
+                              kernels_isa_name(isas[j]), n, i, gate[i], up[i], got[i], want);
+            }
+        }
+    }
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 START_TEST(test_matmul_big_parallel)
 {
     /* large enough to be split over threads */
@@ -1484,6 +1522,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_matmul_shapes);
     tcase_add_test(core, test_gemm_shapes);
     tcase_add_test(core, test_swiglu);
+    tcase_add_test(core, test_geglu);
     tcase_add_test(core, test_blocks_layout);
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_matvec_same_bits_as_matmul);

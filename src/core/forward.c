@@ -78,18 +78,13 @@ void forward_softcap(float *x, int n, float cap)
         x[i] = cap * tanhf(x[i] / cap);
 }
 
-/* gate[i] = act(gate[i]) * up[i], i < n: SwiGLU (the kernel) or GELU's tanh form. */
+/* gate[i] = act(gate[i]) * up[i], i < n: SwiGLU or GELU's tanh form (the kernels). */
 static void activate(model_activation act, float *gate, const float *up, int n)
 {
-    if (act == MODEL_ACT_SILU) {
+    if (act == MODEL_ACT_SILU)
         kernels_swiglu(gate, up, n);
-        return;
-    }
-    const float c = 0.79788456080286535588f; /* sqrt(2 / pi) */
-    for (int i = 0; i < n; i++) {
-        float g = gate[i];
-        gate[i] = 0.5f * g * (1.0f + tanhf(c * (g + 0.044715f * g * g * g))) * up[i];
-    }
+    else
+        kernels_geglu(gate, up, n);
 }
 
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->buf.rope, as run.c

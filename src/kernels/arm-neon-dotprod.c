@@ -162,6 +162,7 @@ const kernel_table kernels_arm_neon_dotprod = {
     .rows_axpy = kernels_neon_rows_axpy,
     .softmax = kernels_neon_softmax,
     .swiglu = kernels_neon_swiglu,
+    .geglu = kernels_neon_geglu,
     .attention_f32 = NULL, /* one query at a time over the row kernels */
     .attention_q8 = kernels_neon_attention_q8,
 };

@@ -151,6 +151,24 @@ INLINE float32x4_t exp_neon(float32x4_t x)
     return vmulq_f32(p, vreinterpretq_f32_s32(e));
 }
 
+/* kernels_scalar_geglu's operations, 4 at a time, with exp_neon for expf (which holds its
+ * argument at 88.3, where g / (1 + e) is already 0 to float). */
+void kernels_neon_geglu(float *gate, const float *up, int n)
+{
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t g = vld1q_f32(gate + i);
+        float32x4_t g3 = vmulq_f32(vmulq_f32(g, g), g);
+        float32x4_t u = vmulq_n_f32(vfmaq_n_f32(g, g3, 0.044715f), 0.79788456080286535588f);
+        float32x4_t e = exp_neon(vmulq_n_f32(u, -2.0f));
+        float32x4_t s = vdivq_f32(g, vaddq_f32(one, e));
+        vst1q_f32(gate + i, vmulq_f32(s, vld1q_f32(up + i)));
+    }
+    if (i < n)
+        kernels_scalar_geglu(gate + i, up + i, n - i);
+}
+
 /* swiglu_scalar's operations, 4 at a time, with exp_neon for expf. */
 void kernels_neon_swiglu(float *gate, const float *up, int n)
 {
@@ -311,6 +329,7 @@ const kernel_table kernels_arm_neon = {
     .rows_axpy = kernels_neon_rows_axpy,
     .softmax = kernels_neon_softmax,
     .swiglu = kernels_neon_swiglu,
+    .geglu = kernels_neon_geglu,
     .attention_f32 = NULL, /* one query at a time over the row kernels above */
     .attention_q8 = kernels_neon_attention_q8,
 };

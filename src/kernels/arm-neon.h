@@ -92,6 +92,7 @@ void kernels_neon_rows_axpy(float *out, const float *rows, size_t row_stride, in
                             const float *a, int len);
 void kernels_neon_softmax(float *x, int n);
 void kernels_neon_swiglu(float *gate, const float *up, int n);
+void kernels_neon_geglu(float *gate, const float *up, int n);
 void kernels_neon_attention_q8(float *out, float *att, const float *q, const int8_t *k,
                                const float *ks, const int8_t *v, const float *vs, int n_keys,
                                int hs, float scale);

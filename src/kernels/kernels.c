@@ -140,6 +140,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     FILL(rows_axpy)
     FILL(softmax)
     FILL(swiglu)
+    FILL(geglu)
     FILL(attention_q8)
     FILL(dot_blocks[GGML_TYPE_Q4_0])
     FILL(dot_blocks[GGML_TYPE_Q4_1])
@@ -207,6 +208,11 @@ void kernels_softmax(float *x, int n)
 void kernels_swiglu(float *gate, const float *up, int n)
 {
     kernels_active()->swiglu(gate, up, n);
+}
+
+void kernels_geglu(float *gate, const float *up, int n)
+{
+    kernels_active()->geglu(gate, up, n);
 }
 
 void kernels_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,

@@ -111,6 +111,11 @@ void kernels_softmax(float *x, int n);
 /* In place: gate[i] = silu(gate[i]) * up[i], i < n: SwiGLU, silu(x) = x / (1 + e^-x)
  * (run.c's operations; the SIMD exp is within 2 ulp of expf). */
 void kernels_swiglu(float *gate, const float *up, int n);
+/* gate[i] = gelu(gate[i]) * up[i], i < n: GELU's tanh form, 0.5 g (1 + tanh(u)) with
+ * u = sqrt(2/pi) (g + 0.044715 g^3), computed as g / (1 + exp(-2u)) (the same value:
+ * 1 + tanh(u) = 2 / (1 + exp(-2u))), which needs only exp and keeps its precision
+ * where g is far below 0. The Gemma families' feed-forward. */
+void kernels_geglu(float *gate, const float *up, int n);
 
 /* Causal attention of one head over a batch of n queries at positions pos..pos+n-1,
  * keys and values at positions 0..pos+n-1 (fp32 rows).

@@ -170,6 +170,17 @@ static void swiglu_scalar(float *gate, const float *up, int n)
     }
 }
 
+/* GELU's tanh form as g / (1 + expf(-2u)), u = sqrt(2/pi) (g + 0.044715 g^3), times up
+ * (kernels.h). */
+void kernels_scalar_geglu(float *gate, const float *up, int n)
+{
+    const float c = 0.79788456080286535588f; /* sqrt(2 / pi) */
+    for (int i = 0; i < n; i++) {
+        float g = gate[i], u = c * (g + 0.044715f * g * g * g);
+        gate[i] = g / (1.0f + expf(-2.0f * u)) * up[i];
+    }
+}
+
 /* The int8 KV attention as the fp32 attention of the dequantized rows, operation for
  * operation: each score is (q · (k[t] * ks[t])) * scale, summed in order, the softmax
  * is the scalar one, and out sums the dequantized value rows in key order, each times
@@ -229,6 +240,7 @@ const kernel_table kernels_scalar = {
     .rows_axpy = kernels_scalar_rows_axpy,
     .softmax = softmax_scalar,
     .swiglu = swiglu_scalar,
+    .geglu = kernels_scalar_geglu,
     .attention_f32 = NULL, /* one query at a time over the row kernels (kernels.c) */
     .attention_q8 = attention_q8_scalar,
 };

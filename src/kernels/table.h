@@ -113,6 +113,8 @@ struct kernel_table {
     void (*softmax)(float *x, int n);
     /* kernels_swiglu */
     void (*swiglu)(float *gate, const float *up, int n);
+    /* kernels_geglu */
+    void (*geglu)(float *gate, const float *up, int n);
     void (*attention_f32)(float *out, size_t out_stride, float *att, size_t att_stride,
                           const float *q, size_t q_stride, const float *k, const float *v,
                           size_t kv_stride, int n, int pos, int hs, float scale);
@@ -172,5 +174,7 @@ void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_
 void kernels_k4_scale_min(const uint8_t *s, int j, int *scale, int *min);
 void kernels_scalar_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,
                               const float *a, int len);
+/* The plain-C GELU (kernels.h: kernels_geglu), for the SIMD versions' tails. */
+void kernels_scalar_geglu(float *gate, const float *up, int n);
 
 #endif

@@ -645,6 +645,22 @@ static void swiglu_avx512(float *gate, const float *up, int n)
     }
 }
 
+/* kernels_scalar_geglu's operations, 16 at a time, with exp512 for expf; the exponent held
+ * at 88 (exp512 has no upper clamp), where g / (1 + e) is already 0 to float. */
+static void geglu_avx512(float *gate, const float *up, int n)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(0.79788456080286535588f);
+    for (int i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+        __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+        __m512 g3 = _mm512_mul_ps(_mm512_mul_ps(g, g), g);
+        __m512 u = _mm512_mul_ps(c, _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), g3, g));
+        __m512 t = _mm512_min_ps(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u), _mm512_set1_ps(88.0f));
+        __m512 s = _mm512_div_ps(g, _mm512_add_ps(one, exp512(t)));
+        _mm512_mask_storeu_ps(gate + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, up + i)));
+    }
+}
+
 static void softmax_avx512(float *x, int n)
 {
     __m512 vmax = _mm512_set1_ps(x[0]);
@@ -1061,6 +1077,7 @@ const kernel_table kernels_x86_avx512 = {
     .rows_axpy = rows_axpy_avx512,
     .softmax = softmax_avx512,
     .swiglu = swiglu_avx512,
+    .geglu = geglu_avx512,
     .attention_f32 = attention_avx512,
     .attention_q8 = attention_q8_avx512,
 };
