@@ -122,6 +122,21 @@ assert_file_contains "/load of a foreign file" "$T/err" "not a saved chat"
 [ "$(wc -l <"$T/out")" -eq 1 ] || fail "the chat did not go on after a failed /load"
 pass "/save and /load round-trip; bad files are refused and the chat goes on"
 
+# A file without "settings" (written by hand) leaves the session's settings as they
+# are; one with them sets them (/set alone prints the live ones).
+printf '{"llmchat_chat": 1, "turns": [{"user": "Hi", "reply": "Hello."}]}\n' >"$T/bare.json"
+printf '/load %s\n/set\n/load %s\n/set\n' "$T/bare.json" "$T/saved.json" >"$T/in"
+chat -z "$TOK" "$MODEL" -t 0.3 -s 7 <"$T/in"
+assert_status 0
+assert_file_contains "/load of a file without settings" "$T/err" "loaded $T/bare.json (1 turn)"
+[ "$(grep -c 'llmchat: temperature ' "$T/err")" -eq 2 ] || fail "/set did not print twice"
+grep 'llmchat: temperature ' "$T/err" | sed -n 1p | grep -q '^llmchat: temperature 0.3 .* seed 7 ' ||
+    fail "a file without settings changed them: $(grep 'llmchat: temperature ' "$T/err" | sed -n 1p)"
+saved_t=$("$PYTHON" -c 'import json,sys; print("%g" % json.load(open(sys.argv[1]))["settings"]["temperature"])' "$T/saved.json")
+grep 'llmchat: temperature ' "$T/err" | sed -n 2p | grep -q "^llmchat: temperature $saved_t " ||
+    fail "a file with settings did not set them (want temperature $saved_t): $(grep 'llmchat: temperature ' "$T/err" | sed -n 2p)"
+pass "/load keeps the session's settings for a file without them, takes a file's own"
+
 # ---- /resume: the list, and one reopened ----
 printf '/resume\n/resume 9\n/resume 1\n%s\n' "$m3" >"$T/in"
 chat -z "$TOK" "$MODEL" <"$T/in"

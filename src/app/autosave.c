@@ -207,7 +207,8 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice
         return st;
     st = chat_restore(c, &cf, err);
     if (st == LLM_OK) {
-        engine_set_sampler(e, &cf.sampler);
+        if (cf.has_settings)
+            engine_set_sampler(e, &cf.sampler);
         const char *current = engine_model(e)->path;
         const char *dropped = chat_take_notice(c);
         size_t o = 0;

@@ -158,8 +158,10 @@ int load_resume(app_options *o)
         o->ctx = cf.ctx;
     if (o->steps < 0 && cf.steps > 0)
         o->steps = cf.steps;
-    o->sampler = cf.sampler;
-    o->seed_given = true;
+    if (cf.has_settings) {
+        o->sampler = cf.sampler;
+        o->seed_given = true;
+    }
     if (!o->template_name && cf.template_name) {
         template_kind kind;
         if (template_kind_parse(cf.template_name, &kind))

@@ -228,6 +228,7 @@ static llm_status read_settings(const reader *r, const json_value *s, chatfile *
         return LLM_OK;
     if (s->type != JSON_OBJECT)
         return wrong_type(r, -1, "settings", s, "an object");
+    cf->has_settings = true;
     sampler_config *sc = &cf->sampler;
     llm_status st;
     if ((st = read_float(r, s, "temperature", &sc->temperature)) != LLM_OK ||

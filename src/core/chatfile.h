@@ -87,7 +87,9 @@ typedef struct chatfile {
     int vocab_size;       /* vocabulary the reply ids belong to; 0 = none stored */
     char *vocab_hash;     /* that vocabulary's fingerprint, 16 hex digits; NULL = not
                              stored (owned) */
-    sampler_config sampler;
+    sampler_config sampler; /* the file's "settings" (the defaults where it names none) */
+    bool has_settings;    /* the file has a "settings" object: a file without one (written
+                             by hand) leaves the loading session's settings as they are */
     int steps;            /* reply step limit; 0 = until EOS */
     int ctx;              /* context length; 0 = the model's */
     chatfile_turn *turns; /* (n_turns), oldest first (owned) */
