@@ -359,6 +359,20 @@ int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, 
     return ids;
 }
 
+int *session_encode_prompt(const app_options *o, const tokenizer *tok, int *n, bool *bos)
+{
+    bool first = tokenizer_adds_bos(tok);
+    int *ids = session_encode_input(o, tok, first, n);
+    if (ids && *n == 0) {
+        ids[0] = tokenizer_bos(tok);
+        *n = 1;
+        first = true;
+    }
+    if (bos)
+        *bos = first;
+    return ids;
+}
+
 char *session_state_file(const char *name)
 {
     char rest[256], path[4096];

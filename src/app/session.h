@@ -122,6 +122,11 @@ char *session_read_input(const app_options *o);
 /* Reads the input (-i/-f) and tokenizes it, with a leading BOS when bos is true.
  * Returns a malloc'd array and its length in *n, or NULL with a message printed. */
 int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n);
+/* The input as a prompt the model runs (-m generate, -m tensors): a leading BOS when the
+ * vocabulary asks for one (llama.cpp's rule; SmolLM2's does not), and BOS alone for an
+ * empty input, as the model needs a first position. *bos says whether ids[0] is that
+ * BOS (bos may be NULL). NULL with a message printed on failure. */
+int *session_encode_prompt(const app_options *o, const tokenizer *tok, int *n, bool *bos);
 
 /* The path of state file NAME: $XDG_STATE_HOME/llmchat/NAME (an absolute
  * $XDG_STATE_HOME), else $HOME/.local/state/llmchat/NAME, with its directories made

@@ -27,15 +27,8 @@ int cli_generate(session *s)
     engine *e = s->e;
     llm_err err;
     int n;
-    /* BOS when the vocabulary asks for it (llama.cpp's rule; SmolLM2's does not); an
-     * empty prompt gets it anyway, as the model needs a first position */
-    bool bos = tokenizer_adds_bos(tok);
-    int *ids = session_encode_input(o, tok, bos, &n);
-    if (ids && n == 0) {
-        ids[0] = tokenizer_bos(tok);
-        n = 1;
-        bos = true;
-    }
+    bool bos;
+    int *ids = session_encode_prompt(o, tok, &n, &bos);
     if (!ids)
         return 1;
     int rc = 0;

@@ -115,14 +115,9 @@ int cli_tensors(session *s)
     engine *e = s->e;
     llm_err err;
     int n;
-    bool bos = tokenizer_adds_bos(tok);
-    int *ids = session_encode_input(o, tok, bos, &n);
+    int *ids = session_encode_prompt(o, tok, &n, NULL);
     if (!ids)
         return 1;
-    if (n == 0) { /* an empty input: the model still has a first position */
-        ids[0] = tokenizer_bos(tok);
-        n = 1;
-    }
     int pos, first, last, rc = settle_range(o, &s->m->config, n, &pos, &first, &last);
     if (rc == 0 && n > engine_ctx(e)) {
         fprintf(stderr, "llmchat: the input is %d tokens (with BOS), but the context holds %d "
