@@ -113,12 +113,7 @@ static float *block_scales(size_t floats)
 {
     static _Thread_local float *buf;
     static _Thread_local size_t cap;
-    if (floats > cap) {
-        free(buf);
-        buf = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-        cap = buf ? floats : 0;
-    }
-    return buf;
+    return scratch_floats(&buf, &cap, floats);
 }
 
 /* wst[g * 16 + r] = ws[r * groups + g] for the block's R rows, 0 for the rows past it. */

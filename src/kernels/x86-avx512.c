@@ -474,12 +474,7 @@ static float *gemm_tile(size_t floats)
 {
     static _Thread_local float *tile;
     static _Thread_local size_t cap;
-    if (floats > cap) {
-        free(tile);
-        tile = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-        cap = tile ? floats : 0;
-    }
-    return tile;
+    return scratch_floats(&tile, &cap, floats);
 }
 
 /* L1 sets that the results of 16 vectors, rows `ld` floats apart, fall into (of 64). */
@@ -773,12 +768,7 @@ static float *attention_scratch(size_t floats)
 {
     static _Thread_local float *buf;
     static _Thread_local size_t cap;
-    if (floats > cap) {
-        free(buf);
-        buf = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-        cap = buf ? floats : 0;
-    }
-    return buf;
+    return scratch_floats(&buf, &cap, floats);
 }
 
 /* Scores of NQ queries (rows of q0) against keys 0..keys-1, 16 keys a step from the
