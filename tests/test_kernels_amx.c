@@ -31,20 +31,7 @@
 #include "table.h"
 #include "x86-amx.h"
 
-static uint64_t rng_state;
-
-static uint32_t rng_u32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
-}
-
-static float rng_f(void)
-{
-    return (float)(rng_u32() % 2000001) / 1000000.0f - 1.0f;
-}
+#include "test_rng.h"
 
 /* The table under test (software or hardware tiles), made active by use_amx. */
 static const kernel_table *amx_table;

@@ -35,20 +35,7 @@ static const struct {
 };
 enum { N_TYPES = sizeof types / sizeof types[0] };
 
-static uint64_t rng_state;
-
-static uint32_t rng_u32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
-}
-
-static float rng_f(void)
-{
-    return (float)(rng_u32() % 2000001) / 1000000.0f - 1.0f;
-}
+#include "test_rng.h"
 
 /* Random blocks of `type` for (rows, cols): random bytes, then every half (scales and
  * mins) a finite value of about 2^-8. */

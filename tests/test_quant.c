@@ -21,21 +21,7 @@
 #include "quant.h"
 #include "transformer.h"
 
-static uint64_t rng_state;
-
-static uint32_t rng_u32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 11);
-}
-
-/* uniform in [-1, 1) */
-static float rng_f(void)
-{
-    return (float)(rng_u32() % 2000001) / 1000000.0f - 1.0f;
-}
+#include "test_rng.h"
 
 /* A Q8_0 tensor with its own buffers (freed by owned_free). */
 typedef struct {
