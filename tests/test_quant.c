@@ -525,7 +525,8 @@ START_TEST(test_matmul_big_parallel)
 }
 END_TEST
 
-/* The one-vector kernel may read rows one at a time (AVX-512 does) where the batch
+/* The one-vector kernel may read rows its own way (AVX-512 reads four side by side, each
+ * in its own accumulator, and the rest one at a time) where the batch
  * kernels go in blocks of four; a row's result must not depend on which, nor on the
  * batch it is in: vector 0 of a two-vector matmul equals the matvec bit for bit, on
  * every ISA, for short rows and long, whole groups and half ones. */

@@ -124,6 +124,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     if (all) {
         if (!k->gemm_q8) { /* with the pack it reads and its row block */
             k->gemm_q8 = s->gemm_q8;
+            k->gemm_q8b = s->gemm_q8b;
             k->gemm_signed = s->gemm_signed;
             k->gemm_rows = s->gemm_rows;
         }
@@ -132,6 +133,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         FILL(gemm_mins)
     }
     FILL(rows_q8)
+    FILL(q8b_to_rows)
     FILL(rows_f32)
     FILL(dot_q8)
     FILL(quantize_row)
@@ -269,14 +271,7 @@ static const tensor *blocks_as_rows(const tensor *w, int r0, int n, tensor *view
     }
     if (!cap)
         return NULL;
-    int blocks = w->cols / QUANT_BLOCK;
-    for (int r = 0; r < n; r++)
-        for (int g = 0; g < blocks; g++) {
-            const uint8_t *b = tensor_block(w, r0 + r, g);
-            memcpy(q + (size_t)r * w->cols + (size_t)g * QUANT_BLOCK, quant_block_values(b),
-                   QUANT_BLOCK);
-            scale[(size_t)r * blocks + g] = quant_block_scale(b);
-        }
+    kernels_active()->q8b_to_rows(q, scale, w, r0, n);
     *view = (tensor){.type = TENSOR_Q8_0, .rows = w->rows, .cols = w->cols, .stride = w->cols,
                      .group = QUANT_BLOCK, .q = q, .scale = scale};
     return view;
@@ -639,6 +634,8 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
             int r0 = i * per, r1 = r0 + per < rows ? r0 + per : rows;
             if (w->type == TENSOR_BLOCKS)
                 blocks_gemm_rows(out, w, p, xsum, r0, r1);
+            else if (w->type == TENSOR_Q8_0_BLOCKS && k->gemm_q8b)
+                k->gemm_q8b(out, w, p, r0, r1);
             else if (w->type == TENSOR_Q8_0_BLOCKS)
                 blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
             else

@@ -79,6 +79,18 @@ static void matvec_q8b_scalar(float *out, const tensor *w, const qbatch *xq, int
     }
 }
 
+static void q8b_to_rows_scalar(int8_t *q, float *scale, const tensor *w, int r0, int n)
+{
+    int blocks = w->cols / QUANT_BLOCK;
+    for (int r = 0; r < n; r++)
+        for (int g = 0; g < blocks; g++) {
+            const uint8_t *b = tensor_block(w, r0 + r, g);
+            memcpy(q + (size_t)r * w->cols + (size_t)g * QUANT_BLOCK, quant_block_values(b),
+                   QUANT_BLOCK);
+            scale[(size_t)r * blocks + g] = quant_block_scale(b);
+        }
+}
+
 /* The GEMM over packed activations, in the order every GEMM kernel keeps (see
  * gemm_pack): per vector and row, groups in order, each group's int32 sum of
  * (x + 128) * w less 128 * Σ w, then one fused multiply-add of it times x's and w's
@@ -222,6 +234,7 @@ const kernel_table kernels_scalar = {
     .rows_q8 = rows_q8_scalar,
     .gemm_q8 = gemm_q8_scalar,
     .matvec_q8b = matvec_q8b_scalar,
+    .q8b_to_rows = q8b_to_rows_scalar,
     .dot_blocks =
         {
             [GGML_TYPE_Q4_0] = kernels_scalar_dot_q4_0,

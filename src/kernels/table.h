@@ -75,8 +75,13 @@ struct kernel_table {
      * Q8_0 with a group that is a multiple of 32. */
     void (*rows_q8)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
     /* The same from packed activations (all of xp's vectors): the prefill GEMM. w is
-     * Q8_0 (kernels.c hands Q8_0_BLOCKS tensors over a few rows at a time, made Q8_0). */
+     * Q8_0 (kernels.c hands Q8_0_BLOCKS tensors to gemm_q8b, or without one over a few
+     * rows at a time, made Q8_0). */
     void (*gemm_q8)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+    /* gemm_q8 for a Q8_0_BLOCKS w, reading the blocks in place: the bits of gemm_q8 on
+     * the same values in the Q8_0 layout. NULL: rows made Q8_0 a few at a time, then
+     * gemm_q8 (kernels.c). */
+    void (*gemm_q8b)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
     /* gemm_q8 reads packs of signed x (gemm_pack's signed_x): kernels_gemm packs so. */
     bool gemm_signed;
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
@@ -89,9 +94,13 @@ struct kernel_table {
                       const float *xsum, int n, int nr);
     /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
      * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other
-     * products of Q8_0_BLOCKS tensors go through rows_q8 and gemm_q8, a few rows at a
-     * time made Q8_0 (kernels.c). */
+     * products of Q8_0_BLOCKS tensors go through gemm_q8b, or rows_q8 and gemm_q8 a few
+     * rows at a time made Q8_0 (kernels.c). */
     void (*matvec_q8b)(float *out, const tensor *w, const qbatch *xq, int r0, int r1);
+    /* Rows [r0, r0 + n) of a Q8_0_BLOCKS w made Q8_0, the conversion those other
+     * products go through: the values to q (rows of w->cols), each block's half scale
+     * made fp32 to scale (rows of w->cols / 32). */
+    void (*q8b_to_rows)(int8_t *q, float *scale, const tensor *w, int r0, int n);
     /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
     blocks_dot_fn dot_blocks[BLOCKS_TYPES];

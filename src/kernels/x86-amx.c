@@ -3,7 +3,9 @@
  *
  * One C tile holds the int32 sums of 16 weight rows x 16 vectors (one gemm_pack block).
  * Per 32 values (64 when the group is a multiple of 64) TDPBSSD multiplies an A tile,
- * 16 rows x 32 bytes read straight from the Q8_0 rows (stride: the row stride), by a B
+ * 16 rows x 32 bytes read straight from the Q8_0 rows (stride: the row stride) or from
+ * a GGUF Q8_0 tensor's 34-byte blocks in place (gemm_q8b; stride: a row's bytes, each
+ * group's values 2 bytes into its block, the half scales made fp32 with F16C), by a B
  * tile, 8 rows x 64 bytes that are the pack's 512 contiguous bytes of those values for
  * the block (4-byte pieces down, vectors across: the pack's layout is the B layout).
  * The table asks kernels_gemm for packs of signed x (gemm_signed), so a group's sum is
@@ -126,6 +128,16 @@ static void block_scales_fill(float *wst, const float *ws, int R, int groups)
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
+/* The same from the half scales of R rows of Q8_0_BLOCKS (row 0 at b, row_bytes apart). */
+static void block_scales_fill_halves(float *wst, const uint8_t *b, size_t row_bytes, int R,
+                                     int groups)
+{
+    for (int g = 0; g < groups; g++)
+        for (int r = 0; r < 16; r++)
+            wst[g * 16 + r] =
+                r < R ? half_at(b + r * row_bytes + (size_t)g * QUANT_BLOCK_BYTES) : 0.0f;
+}
+
 /* Adds one group's sums (16 rows x 16 vectors, int32) to the accumulators: xs the
  * group's 16 vector scales, wsg its 16 row scales. The scalar twin's operations. */
 INLINE void group_epilogue(__m512 acc[16], const int32_t *sums, const float *xs, const float *wsg)
@@ -180,19 +192,21 @@ INLINE void transpose16(__m512 m[16])
         TILE_ZERO(C);                                                                     \
         for (int c_ = 0; c_ < chunks; c_++) {                                             \
             size_t i_ = (size_t)(g) * group + (size_t)c_ * kstep;                          \
-            TILE_LOAD(A, w + i_, stride);                                                 \
+            TILE_LOAD(A, w + (size_t)(g) * wgroup + (size_t)c_ * kstep, wrow);              \
             TILE_LOAD(B, xb + i_ / 4 * 64, 64); /* from piece i_ / 4, 64 bytes each */   \
             TILE_DP(C, A, B);                                                             \
         }                                                                                 \
         TILE_STORE(C, buf, 64);                                                           \
     } while (0)
 
-/* One C tile: the R rows at w (the A and C tiles configured with R rows; wst their
- * scales, see block_scales_fill) times block b of xp over every group, into
+/* One C tile: the R rows whose first group's values are at w (rows wrow bytes apart,
+ * groups wgroup bytes apart within a row: the group itself for Q8_0 rows, a 34-byte
+ * block for Q8_0_BLOCKS; the A and C tiles configured with R rows; wst their scales,
+ * see block_scales_fill) times block b of xp over every group of `stride` values, into
  * out[v * ldo + r] for the block's real vectors v and r < R. */
-INLINE void gemm_tile_amx(float *out, size_t ldo, const int8_t *w, int stride, const float *wst,
-                          const gemm_pack *xp, int b, int group, int kstep, int32_t sums[2][256],
-                          int R)
+INLINE void gemm_tile_amx(float *out, size_t ldo, const int8_t *w, size_t wrow, size_t wgroup,
+                          int stride, const float *wst, const gemm_pack *xp, int b, int group,
+                          int kstep, int32_t sums[2][256], int R)
 {
     const int groups = stride / group, chunks = group / kstep;
     const uint8_t *xb = xp->q + (size_t)b * stride * GEMM_VECS;
@@ -223,13 +237,15 @@ INLINE void gemm_tile_amx(float *out, size_t ldo, const int8_t *w, int stride, c
             _mm512_mask_storeu_ps(o + (size_t)v * ldo, rows, acc[v]);
 }
 
-static void gemm_q8_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+/* gemm_q8 (or gemm_q8b: a Q8_0_BLOCKS w, its blocks read in place, the tile rows a
+ * row's length of blocks apart and each group 2 bytes into its block) on tiles. */
+static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
 {
-    if (!xp->signed_x) { /* a pack for the other tables (not made by kernels_gemm for us) */
-        kernels_x86_avx512.gemm_q8(out, w, xp, r0, r1);
-        return;
-    }
+    const bool in_blocks = w->type == TENSOR_Q8_0_BLOCKS;
     const int stride = w->stride, group = w->group, groups = stride / group;
+    const size_t wrow = in_blocks ? (size_t)groups * QUANT_BLOCK_BYTES : (size_t)stride;
+    const size_t wgroup = in_blocks ? QUANT_BLOCK_BYTES : (size_t)group;
+    const int8_t *w0 = in_blocks ? (const int8_t *)quant_block_values(w->blocks) : w->q;
     const int kstep = group % 64 == 0 ? 64 : 32;
     float *wst = block_scales((size_t)groups * 16);
     if (!wst) { /* no memory: make the failure visible */
@@ -253,14 +269,32 @@ static void gemm_q8_amx(float *out, const tensor *w, const gemm_pack *xp, int r0
                 TILE_CONFIG(&cfg);
                 configured = R;
             }
-            block_scales_fill(wst, w->scale + (size_t)r * groups, R, groups);
+            if (in_blocks)
+                block_scales_fill_halves(wst, w->blocks + (size_t)r * wrow, wrow, R, groups);
+            else
+                block_scales_fill(wst, w->scale + (size_t)r * groups, R, groups);
             for (int b = b0; b < b1; b++)
-                gemm_tile_amx(out + r, (size_t)w->rows, w->q + (size_t)r * stride, stride, wst,
-                              xp, b, group, kstep, sums, R);
+                gemm_tile_amx(out + r, (size_t)w->rows, w0 + (size_t)r * wrow, wrow, wgroup,
+                              stride, wst, xp, b, group, kstep, sums, R);
         }
     }
     if (configured)
         TILE_RELEASE();
+}
+
+static void gemm_q8_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+{
+    if (!xp->signed_x) { /* a pack for the other tables (not made by kernels_gemm for us) */
+        kernels_x86_avx512.gemm_q8(out, w, xp, r0, r1);
+        return;
+    }
+    gemm_amx(out, w, xp, r0, r1);
+}
+
+/* kernels_gemm hands gemm_q8b only the packs this table asks for (signed x). */
+static void gemm_q8b_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+{
+    gemm_amx(out, w, xp, r0, r1);
 }
 
 TARGET_END
@@ -285,6 +319,7 @@ const kernel_table AMX_TABLE = {
     .cpu_supports = amx_supported,
     .base = &kernels_x86_avx512,
     .gemm_q8 = gemm_q8_amx,
+    .gemm_q8b = gemm_q8b_amx,
     .gemm_signed = true,
     .gemm_rows = 16,
 };

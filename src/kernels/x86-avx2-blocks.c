@@ -19,6 +19,21 @@ INLINE __m256i dot_u8s8(__m256i u, __m256i s)
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
+void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, int n)
+{
+    const int blocks = w->cols / QUANT_BLOCK;
+    for (int r = 0; r < n; r++) {
+        const uint8_t *b = tensor_block(w, r0 + r, 0);
+        int8_t *qr = q + (size_t)r * w->cols;
+        float *sr = scale + (size_t)r * blocks;
+        for (int g = 0; g < blocks; g++, b += QUANT_BLOCK_BYTES) {
+            _mm256_storeu_si256((__m256i *)(qr + (size_t)g * QUANT_BLOCK),
+                                _mm256_loadu_si256((const __m256i *)(b + 2)));
+            sr[g] = half_at(b);
+        }
+    }
+}
+
 /* The 32 values of a block's 16 bytes of nibbles (value j low, j + 16 high), with the
  * fifth bits of qh (bit j of the little-endian u32: value j) when qh is not NULL. */
 static inline __m256i unpack32(const uint8_t *qs, const uint8_t *qh)

@@ -471,6 +471,7 @@ const kernel_table kernels_x86_avx2 = {
     .name = "avx2",
     .cpu_supports = avx2_supported,
     .rows_q8 = rows_q8_avx2,
+    .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =
         {
             [GGML_TYPE_Q4_0] = kernels_avx2_dot_q4_0,

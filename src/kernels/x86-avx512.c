@@ -9,10 +9,11 @@
  * when the group is an odd multiple of 32).
  *
  * Batch kernels compute 4 rows x 4 vectors per register block, vectors in cache tiles
- * of 64; the one-vector (decode) kernel reads rows one at a time, front to back, one
- * stream per thread, prefetching ahead (prefetch_weights). The int8 KV-cache attention streams one head's key rows, then its value
- * rows, converting each byte to fp32 on the fly (sign-extend, convert, FMA), keys 4 at
- * a time, each row prefetched KV_AHEAD bytes ahead. */
+ * of 64; the one-vector (decode) kernel reads four rows side by side, each front to
+ * back, prefetching ahead (prefetch_weights). The int8 KV-cache attention streams one
+ * head's key rows, then its value rows, converting each byte to fp32 on the fly
+ * (sign-extend, convert, FMA), keys 4 at a time, each row prefetched KV_AHEAD bytes
+ * ahead. */
 #include "x86.h"
 
 #include <math.h>
@@ -252,8 +253,34 @@ INLINE __m512 decode_chunk_cached(__m512 acc, __m512i wv, const int8_t *x, const
     return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dv), d->xs[c]), ws, acc);
 }
 
-/* Rows [r0, r1) of w times vector 0 of xq, one row after the other (see
- * rows_q8_avx512 for why); group 32 or a multiple of 64. */
+/* Rows a decode kernel reads side by side: four streams a thread keep more of the
+ * memory's lines in flight than one, and share the loads of x's part; eight were
+ * slower than one (docs/performance.md, "Decode reads four rows at a time"). */
+enum { DECODE_ROWS = 4 };
+
+/* R consecutive rows of a Q8_0 w (row w0 first, `stride` bytes apart, scales ws0
+ * `groups` apart) times the one vector: each row's sum in acc[i], with the operations
+ * of decode_chunk_cached in the order of one row alone, so each row gets the bits it
+ * gets alone. Full 64-byte chunks only (stride % 64 == 0). */
+INLINE void q8_rows_cached(int R, __m512 acc[DECODE_ROWS], const int8_t *w0, const float *ws0,
+                           int stride, int groups, int group, const int8_t *x,
+                           const decode_x *d, size_t pf)
+{
+    for (size_t c = 0; c < (size_t)stride / 64; c++) {
+#pragma GCC unroll 4
+        for (int i = 0; i < R; i++) {
+            const int8_t *wr = w0 + (size_t)i * stride;
+            const float *ws = ws0 + (size_t)i * groups;
+            __m512i wv = _mm512_loadu_si512(wr + 64 * c);
+            prefetch_weights(wr + 64 * c + pf);
+            __m512 wsv = group == 32 ? scale_pair(ws + 2 * c) : _mm512_set1_ps(ws[64 * c / group]);
+            acc[i] = decode_chunk_cached(acc[i], wv, x, d, c, wsv);
+        }
+    }
+}
+
+/* Rows [r0, r1) of w times vector 0 of xq, DECODE_ROWS rows side by side and the rest
+ * one after the other (see rows_q8_avx512 for why); group 32 or a multiple of 64. */
 static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
@@ -262,7 +289,17 @@ static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, in
     const float *xs = xq->scale;
     decode_x d;
     bool cached = decode_x_build(&d, xq, stride, group);
-    for (int r = r0; r < r1; r++) {
+    int r = r0;
+    for (; cached && stride % 64 == 0 && r + DECODE_ROWS <= r1; r += DECODE_ROWS) {
+        __m512 acc[DECODE_ROWS];
+        for (int i = 0; i < DECODE_ROWS; i++)
+            acc[i] = _mm512_setzero_ps();
+        q8_rows_cached(DECODE_ROWS, acc, w->q + (size_t)r * stride,
+                       w->scale + (size_t)r * groups, stride, groups, group, x, &d, pf);
+        for (int i = 0; i < DECODE_ROWS; i++)
+            out[r + i] = hsum1_512(acc[i]);
+    }
+    for (; r < r1; r++) {
         const int8_t *wr = w->q + (size_t)r * stride;
         const float *ws = w->scale + (size_t)r * groups;
         __m512 acc = _mm512_setzero_ps();
@@ -310,10 +347,45 @@ INLINE __m512 block_scale_pair(const uint8_t *b0, const uint8_t *b1)
     return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(_cvtsh_ss(h0)), _mm512_set1_ps(_cvtsh_ss(h1)));
 }
 
+/* The 64 values of blocks b0 and b1 of a Q8_0_BLOCKS row, one after the other. */
+INLINE __m512i block_pair_values(const uint8_t *b0, const uint8_t *b1)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(b0 + 2))),
+                              _mm256_loadu_si256((const __m256i *)(b1 + 2)), 1);
+}
+
+/* R consecutive rows of a Q8_0_BLOCKS w (row w0 first, row_bytes apart) times the one
+ * vector, over the first `pairs` pairs of blocks: each row's sum in acc[i] with the
+ * operations of decode_chunk_cached in the order of one row alone (the same bits). */
+INLINE void q8b_rows_cached(int R, __m512 acc[DECODE_ROWS], const uint8_t *w0, size_t row_bytes,
+                            int pairs, const int8_t *x, const decode_x *d, size_t pf)
+{
+    for (int c = 0; c < pairs; c++) {
+#pragma GCC unroll 4
+        for (int i = 0; i < R; i++) {
+            const uint8_t *b0 = w0 + (size_t)i * row_bytes + (size_t)2 * c * QUANT_BLOCK_BYTES,
+                          *b1 = b0 + QUANT_BLOCK_BYTES;
+            __m512i wv = block_pair_values(b0, b1);
+            prefetch_weights(b0 + pf);
+            acc[i] = decode_chunk_cached(acc[i], wv, x, d, (size_t)c, block_scale_pair(b0, b1));
+        }
+    }
+}
+
+/* The last block of a row with an odd number of them, alone: acc plus its product. */
+INLINE __m512 q8b_last_block(__m512 acc, const uint8_t *b0, const int8_t *x, float xs)
+{
+    uint16_t h;
+    memcpy(&h, b0, 2);
+    return decode_chunk_avx512(acc, (const int8_t *)(b0 + 2), x, _mm512_set1_ps(xs),
+                               _mm512_set1_ps(_cvtsh_ss(h)), 0, 1);
+}
+
 /* rows_q8_one_avx512's group-32 walk over a Q8_0_BLOCKS row: each 64-value chunk is
  * the values of two blocks, scaled by their halves made fp32, in the same operations
  * (decode_chunk_avx512 on the same bytes): the bits of the Q8_0 layout with those
- * scales. The row's 34-byte blocks stream front to back, prefetched ahead like rows. */
+ * scales. DECODE_ROWS rows side by side, the rest one after the other; each row's
+ * 34-byte blocks stream front to back, prefetched ahead like rows. */
 static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
 {
     const int blocks = w->cols / QUANT_BLOCK;
@@ -321,17 +393,30 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
     const size_t pf = prefetch_bytes(row_bytes);
     const int8_t *x = xq->q;
     const float *xs = xq->scale;
+    const uint8_t *last = w->blocks + (size_t)(blocks - 1) * QUANT_BLOCK_BYTES;
     decode_x d;
     bool cached = decode_x_build(&d, xq, w->cols, QUANT_BLOCK);
-    for (int r = r0; r < r1; r++) {
+    int r = r0;
+    for (; cached && r + DECODE_ROWS <= r1; r += DECODE_ROWS) {
+        __m512 acc[DECODE_ROWS];
+        for (int i = 0; i < DECODE_ROWS; i++)
+            acc[i] = _mm512_setzero_ps();
+        q8b_rows_cached(DECODE_ROWS, acc, w->blocks + (size_t)r * row_bytes, row_bytes,
+                        blocks / 2, x, &d, pf);
+        for (int i = 0; i < DECODE_ROWS; i++) {
+            if (blocks % 2)
+                acc[i] = q8b_last_block(acc[i], last + (size_t)(r + i) * row_bytes,
+                                        x + 64 * (blocks / 2), xs[blocks - 1]);
+            out[r + i] = hsum1_512(acc[i]);
+        }
+    }
+    for (; r < r1; r++) {
         const uint8_t *wr = w->blocks + (size_t)r * row_bytes;
         __m512 acc = _mm512_setzero_ps();
         int c = 0;
         for (; 2 * c + 2 <= blocks; c++) {
             const uint8_t *b0 = wr + (size_t)2 * c * QUANT_BLOCK_BYTES, *b1 = b0 + QUANT_BLOCK_BYTES;
-            __m512i wv = _mm512_inserti64x4(
-                _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(b0 + 2))),
-                _mm256_loadu_si256((const __m256i *)(b1 + 2)), 1);
+            __m512i wv = block_pair_values(b0, b1);
             prefetch_weights(b0 + pf);
             __m512 wsv = block_scale_pair(b0, b1);
             if (cached) {
@@ -346,22 +431,16 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
                                       wsv, acc);
             }
         }
-        if (2 * c < blocks) { /* an odd number of blocks: the last one alone */
-            const uint8_t *b0 = wr + (size_t)2 * c * QUANT_BLOCK_BYTES;
-            uint16_t h;
-            memcpy(&h, b0, 2);
-            acc = decode_chunk_avx512(acc, (const int8_t *)(b0 + 2), x + 64 * c,
-                                      _mm512_set1_ps(xs[2 * c]), _mm512_set1_ps(_cvtsh_ss(h)), 0, 1);
-        }
+        if (2 * c < blocks) /* an odd number of blocks: the last one alone */
+            acc = q8b_last_block(acc, wr + (size_t)2 * c * QUANT_BLOCK_BYTES, x + 64 * c, xs[2 * c]);
         out[r] = hsum1_512(acc);
     }
 }
 
-/* The one-vector (decode) kernel reads its rows one at a time, front to back: a
- * single stream per thread, which the memory serves faster than the four interleaved
- * streams of a 4-row block (docs/performance.md). rows_q8_one_avx512 is the generic
- * kernel's R = N = 1 case without its general group walk; both give the same bits as a
- * batch (see hsum1_512), so a matvec equals vector 0 of a matmul. */
+/* The one-vector (decode) kernel is rows_q8_one_avx512: the generic kernel's
+ * operations for R = N = 1, DECODE_ROWS rows side by side, with x's part computed once
+ * a call instead of once a chunk. Both give the same bits as a batch (see hsum1_512),
+ * so a matvec equals vector 0 of a matmul. */
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
     if (n == 1 && (w->group == 32 || w->group % 64 == 0)) {
@@ -1049,6 +1128,7 @@ const kernel_table kernels_x86_avx512 = {
     .gemm_q8 = gemm_q8_avx512,
     .gemm_mins = kernels_avx512_gemm_mins,
     .matvec_q8b = matvec_q8b_avx512,
+    .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =
         {
             [GGML_TYPE_Q4_0] = kernels_avx512_dot_q4_0,

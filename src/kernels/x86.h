@@ -74,6 +74,9 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
+/* q8b_to_rows of both x86 tables (kernels/x86-avx2-blocks.c): 32-byte moves and F16C. */
+void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, int n);
+
 /* The block-type row dots of kernels/x86-avx2-blocks.c and x86-avx512-blocks.c
  * (blocks_dot_fn). */
 float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,

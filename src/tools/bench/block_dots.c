@@ -1,5 +1,5 @@
 /* block_dots.c — bench-block-dots (`make bench-kernels`): how long one thread takes for
- * the decode product (kernels_matvec, one vector) of each ggml block type used in place,
+ * the decode product (kernels_matvec, one vector) of Q8_0 and each K/legacy block type used in place,
  * on every instruction set this build and CPU have: ns per 256 values and GB/s of weights
  * read, with the rows in cache (512 KiB of rows, repeated: in L2 on most CPUs) and
  * streamed from memory (256 MiB of rows, once a pass). Rows of 2048 values of random blocks with small finite scales; the
@@ -20,7 +20,7 @@
 #include "random_blocks.h"
 #include "stats.h"
 
-static const ggml_type types[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
+static const ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
                                   GGML_TYPE_Q5_1, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
                                   GGML_TYPE_Q6_K};
 
@@ -55,8 +55,10 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
             fprintf(stderr, "bench-block-dots: out of memory\n");
             exit(1);
         }
-        tensor w = {.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols, .group = 32,
-                    .blocks = data, .btype = (int)type, .row_bytes = row_bytes};
+        /* Q8_0 is used in place as TENSOR_Q8_0_BLOCKS, as the loader does */
+        tensor w = {.type = type == GGML_TYPE_Q8_0 ? TENSOR_Q8_0_BLOCKS : TENSOR_BLOCKS,
+                    .rows = rows, .cols = cols, .stride = cols, .group = 32, .blocks = data,
+                    .btype = (int)type, .row_bytes = row_bytes};
         double s = best_of_5(&w, xq, out, runs[k].reps);
         double values = (double)runs[k].reps * rows * cols;
         printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", ggml_type_name(type), runs[k].where,
