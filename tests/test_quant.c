@@ -448,14 +448,20 @@ START_TEST(test_blocks_layout)
 }
 END_TEST
 
-/* kernels_swiglu: every ISA vs double precision, within a few float ulps, over the
- * range activations take (and beyond, where exp under- and overflows). */
-START_TEST(test_swiglu)
+/* A gated activation's reference: the wanted product for gate g and up, and its
+ * tolerance in *tol (asserting what else it knows of the form). */
+typedef double (*gated_want)(double g, double up, double *tol);
+
+/* kernel(gate, up, n) on every ISA and n = 1..39, then x3 to 1000, against want, with
+ * gates i - 20 scaled by `step` for i < 40 (the range's edges) and `amp` sin(0.37 i)
+ * beyond. */
+static void check_gated(const char *name, void (*kernel)(float *, const float *, int),
+                        gated_want want_of, float step, float amp)
 {
     enum { N = 1000 };
     float gate[N], up[N], got[N];
     for (int i = 0; i < N; i++) {
-        gate[i] = i < 40 ? (float)(i - 20) * 5.0f : 12.0f * (float)sin(i * 0.37);
+        gate[i] = i < 40 ? (float)(i - 20) * step : amp * (float)sin(i * 0.37);
         up[i] = (float)cos(i * 0.11);
     }
     kernels_isa isas[KERNELS_COUNT];
@@ -464,16 +470,45 @@ START_TEST(test_swiglu)
         kernels_init(isas[j]);
         for (int n = 1; n <= N; n = n < 40 ? n + 1 : n * 3) {
             memcpy(got, gate, sizeof(float) * n);
-            kernels_swiglu(got, up, n);
+            kernel(got, up, n);
             for (int i = 0; i < n; i++) {
-                double g = gate[i], want = g / (1.0 + exp(-g)) * up[i];
-                ck_assert_msg(fabs(got[i] - want) <= 4e-7 * fabs(want) + 1e-30,
-                              "%s swiglu n %d: [%d] silu(%g) * %g = %.9g, want %.9g",
-                              kernels_isa_name(isas[j]), n, i, gate[i], up[i], got[i], want);
+                double tol, want = want_of(gate[i], up[i], &tol);
+                ck_assert_msg(fabs(got[i] - want) <= tol,
+                              "%s %s n %d: [%d] act(%g) * %g = %.9g, want %.9g",
+                              kernels_isa_name(isas[j]), name, n, i, gate[i], up[i], got[i],
+                              want);
             }
         }
     }
     kernels_init(KERNELS_AUTO);
+}
+
+static double swiglu_want(double g, double up, double *tol)
+{
+    double want = g / (1.0 + exp(-g)) * up;
+    *tol = 4e-7 * fabs(want) + 1e-30;
+    return want;
+}
+
+/* GELU's tanh form, 0.5 g (1 + tanh(u)), as g / (1 + exp(-2u)): where g is far below 0,
+ * 1 + tanh(u) is 0 in double too, and the product's true value is not. */
+static double geglu_want(double g, double up, double *tol)
+{
+    double u = 0.7978845608028654 * (g + 0.044715 * g * g * g); /* sqrt(2/pi) */
+    double want = g / (1.0 + exp(-2.0 * u)) * up;
+    if (g > -4.0)
+        ck_assert(fabs(want - 0.5 * g * (1.0 + tanh(u)) * up) <= 1e-12);
+    /* u in float carries a relative error of about 2^-24, which exp turns into |2u|
+     * 2^-24 of the result: relative 1e-6 plus that, twice */
+    *tol = (1e-6 + 1.2e-7 * fabs(2.0 * u)) * fabs(want) + 1e-30;
+    return want;
+}
+
+/* kernels_swiglu: every ISA vs double precision, within a few float ulps, over the
+ * range activations take (and beyond, where exp under- and overflows). */
+START_TEST(test_swiglu)
+{
+    check_gated("swiglu", kernels_swiglu, swiglu_want, 5.0f, 12.0f);
 }
 END_TEST
 
@@ -482,36 +517,7 @@ END_TEST
  * against 0.5 g (1 + tanh(u)) where that is exact enough. */
 START_TEST(test_geglu)
 {
-    enum { N = 1000 };
-    float gate[N], up[N], got[N];
-    for (int i = 0; i < N; i++) {
-        gate[i] = i < 40 ? (float)(i - 20) * 1.5f : 6.0f * (float)sin(i * 0.37);
-        up[i] = (float)cos(i * 0.11);
-    }
-    kernels_isa isas[KERNELS_COUNT];
-    int k = supported_isas(isas);
-    for (int j = 0; j < k; j++) {
-        kernels_init(isas[j]);
-        for (int n = 1; n <= N; n = n < 40 ? n + 1 : n * 3) {
-            memcpy(got, gate, sizeof(float) * n);
-            kernels_geglu(got, up, n);
-            for (int i = 0; i < n; i++) {
-                double g = gate[i], u = 0.7978845608028654 * (g + 0.044715 * g * g * g); /* sqrt(2/pi) */
-                /* 0.5 g (1 + tanh(u)) as g / (1 + exp(-2u)): where g is far below 0,
-                 * 1 + tanh(u) is 0 in double too, and the product's true value is not */
-                double want = g / (1.0 + exp(-2.0 * u)) * up[i];
-                if (g > -4.0)
-                    ck_assert(fabs(want - 0.5 * g * (1.0 + tanh(u)) * up[i]) <= 1e-12);
-                /* u in float carries a relative error of about 2^-24, which exp turns
-                 * into |2u| 2^-24 of the result: relative 1e-6 plus that, twice */
-                double tol = (1e-6 + 1.2e-7 * fabs(2.0 * u)) * fabs(want) + 1e-30;
-                ck_assert_msg(fabs(got[i] - want) <= tol,
-                              "%s geglu n %d: [%d] gelu(%g) * %g = %.9g, want %.9g",
-                              kernels_isa_name(isas[j]), n, i, gate[i], up[i], got[i], want);
-            }
-        }
-    }
-    kernels_init(KERNELS_AUTO);
+    check_gated("geglu", kernels_geglu, geglu_want, 1.5f, 6.0f);
 }
 END_TEST
 

@@ -291,12 +291,6 @@ static void gemm_q8_amx(float *out, const tensor *w, const gemm_pack *xp, int r0
     gemm_amx(out, w, xp, r0, r1);
 }
 
-/* kernels_gemm hands gemm_q8b only the packs this table asks for (signed x). */
-static void gemm_q8b_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
-{
-    gemm_amx(out, w, xp, r0, r1);
-}
-
 TARGET_END
 
 #ifdef LLMCHAT_AMX_EMULATE
@@ -319,7 +313,7 @@ const kernel_table AMX_TABLE = {
     .cpu_supports = amx_supported,
     .base = &kernels_x86_avx512,
     .gemm_q8 = gemm_q8_amx,
-    .gemm_q8b = gemm_q8b_amx,
+    .gemm_q8b = gemm_amx, /* kernels_gemm hands it only the packs gemm_signed asks for */
     .gemm_signed = true,
     .gemm_rows = 16,
 };

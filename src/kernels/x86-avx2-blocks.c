@@ -5,7 +5,8 @@
  * 4-value lane's exact int32 sum. Every integer sum is exact; only the order of the fp32
  * sums differs from the twins. The half-precision scales convert with F16C (the table
  * requires it). (The AVX-512 table has its own, 64 values a register:
- * kernels/x86-avx512-blocks.c.) */
+ * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
+ * made Q8_0 rows with 32-byte moves and F16C. */
 #include "x86.h"
 
 #include <string.h>

@@ -258,24 +258,45 @@ INLINE __m512 decode_chunk_cached(__m512 acc, __m512i wv, const int8_t *x, const
  * slower than one (docs/performance.md, "Decode reads four rows at a time"). */
 enum { DECODE_ROWS = 4 };
 
+/* Full 64-byte chunk c of R consecutive rows of a Q8_0 w (row w0 first, `stride` bytes
+ * apart) into acc[i], row i scaled by wsv[i]. */
+INLINE void q8_rows_chunk(int R, __m512 acc[DECODE_ROWS], const int8_t *w0, int stride,
+                          size_t c, const __m512 wsv[DECODE_ROWS], const int8_t *x,
+                          const decode_x *d, size_t pf)
+{
+#pragma GCC unroll 4
+    for (int i = 0; i < R; i++) {
+        const int8_t *wr = w0 + (size_t)i * stride + 64 * c;
+        __m512i wv = _mm512_loadu_si512(wr);
+        prefetch_weights(wr + pf);
+        acc[i] = decode_chunk_cached(acc[i], wv, x, d, c, wsv[i]);
+    }
+}
+
 /* R consecutive rows of a Q8_0 w (row w0 first, `stride` bytes apart, scales ws0
  * `groups` apart) times the one vector: each row's sum in acc[i], with the operations
  * of decode_chunk_cached in the order of one row alone, so each row gets the bits it
- * gets alone. Full 64-byte chunks only (stride % 64 == 0). */
+ * gets alone. Group 32 or a multiple of 64 (full 64-byte chunks only). */
 INLINE void q8_rows_cached(int R, __m512 acc[DECODE_ROWS], const int8_t *w0, const float *ws0,
                            int stride, int groups, int group, const int8_t *x,
                            const decode_x *d, size_t pf)
 {
-    for (size_t c = 0; c < (size_t)stride / 64; c++) {
+    __m512 wsv[DECODE_ROWS];
+    if (group == 32) {
+        for (size_t c = 0; c < (size_t)stride / 64; c++) {
 #pragma GCC unroll 4
-        for (int i = 0; i < R; i++) {
-            const int8_t *wr = w0 + (size_t)i * stride;
-            const float *ws = ws0 + (size_t)i * groups;
-            __m512i wv = _mm512_loadu_si512(wr + 64 * c);
-            prefetch_weights(wr + 64 * c + pf);
-            __m512 wsv = group == 32 ? scale_pair(ws + 2 * c) : _mm512_set1_ps(ws[64 * c / group]);
-            acc[i] = decode_chunk_cached(acc[i], wv, x, d, c, wsv);
+            for (int i = 0; i < R; i++)
+                wsv[i] = scale_pair(ws0 + (size_t)i * groups + 2 * c);
+            q8_rows_chunk(R, acc, w0, stride, c, wsv, x, d, pf);
         }
+        return;
+    }
+    for (int g = 0; g < groups; g++) {
+#pragma GCC unroll 4
+        for (int i = 0; i < R; i++)
+            wsv[i] = _mm512_set1_ps(ws0[(size_t)i * groups + g]);
+        for (size_t c = (size_t)g * group / 64; c < (size_t)(g + 1) * group / 64; c++)
+            q8_rows_chunk(R, acc, w0, stride, c, wsv, x, d, pf);
     }
 }
 
