@@ -134,6 +134,26 @@ assert_status 1
 assert_file_contains "cut at a line" "$T/err" "head.jsonl: incomplete: 29 of its 29 positions checked: the trace ends at position 28, whose record chose a token for position 29 (cut short?)"
 pass "missing positions are named and fail the replay"
 
+# ---- a GGUF Q8_0 run: the header says whether its decode read panels, and the replay
+# reads them as the run did unless told otherwise ----
+gguf=$DATA/stories260K-q8_0.gguf
+run_llmchat -m generate --panels off -t 0 -n 20 -z "$tok" -i "Once upon a time" \
+    --trace "$T/gguf.jsonl" "$gguf" </dev/null
+assert_status 0
+head -n 1 "$T/gguf.jsonl" | grep -q '"panels":"off"' || fail "the header does not say panels off"
+run_llmchat --replay "$T/gguf.jsonl" -z "$tok"
+assert_status 0
+assert_file_contains "replay reads no panels, as the run" "$T/out" " weights, panels off,"
+assert_file_contains "gguf replay verdict" "$T/out" "reproduced"
+run_llmchat --replay "$T/gguf.jsonl" -z "$tok" --panels on
+assert_status 0
+if grep -q " weights, panels on," "$T/out"; then
+    assert_file_contains "greedy choices agree with panels" "$T/out" "reproduced"
+else # no panel kernel on this CPU: none read
+    assert_file_contains "no panel kernel here: none read" "$T/out" " weights, panels off,"
+fi
+pass "a trace says whether decode read panels, and the replay follows it"
+
 # records of two runs spliced: the position named
 run_llmchat -m generate --weights f32 -t 0.8 -s 2 -n 120 -z "$tok" -i "Once upon a time" \
     --trace "$T/other.jsonl" "$model" </dev/null

@@ -14,6 +14,7 @@
 #include "ggml_type.h"
 #include "gguf.h"
 #include "gguf_copy.h"
+#include "kernels.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -278,6 +279,70 @@ START_TEST(test_stories_q8_0_gguf)
     model_close(g);
     model_close(b);
     model_close(gf);
+}
+END_TEST
+
+/* Decode panels: where the chosen kernels read them, every GGUF Q8_0 matrix used in
+ * place gets panels at load (and only those: ffn_down, quantized again, does not), the
+ * bytes are counted and said; --panels off (no_panels) and a table without a panel
+ * kernel get none; the logits with and without agree within int8 rounding. */
+START_TEST(test_panels_at_load)
+{
+    const char *path = data_path("stories260K-q8_0.gguf");
+    model_options opt;
+    model_options_default(&opt);
+    opt.no_panels = true;
+    model *plain = NULL, *m = open_ok(path, TENSOR_BLOCKS);
+    llm_err err;
+    ck_assert_msg(model_open(path, &opt, &plain, &err) == LLM_OK, "%s", err.text);
+    ck_assert_uint_eq(plain->panel_bytes, 0);
+    ck_assert_ptr_null(strstr(plain->load_summary, "panels"));
+    if (!kernels_panels_wanted()) {
+        ck_assert_uint_eq(m->panel_bytes, 0);
+        printf("test_panels_at_load: the kernels here (%s) read no panels; checked that none "
+               "were packed\n", kernels_isa_name(kernels_init(KERNELS_AUTO)));
+    } else {
+        size_t want = 0;
+        int packed = 0;
+        for (int l = 0; l < m->config.n_layers; l++) {
+            const model_layer *y = &m->layers[l], *z = &plain->layers[l];
+            const tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
+            const tensor *zs[] = {&z->wq, &z->wk, &z->wv, &z->wo, &z->w1, &z->w2, &z->w3};
+            for (int i = 0; i < 7; i++) {
+                ck_assert_ptr_null(zs[i]->panels);
+                ck_assert_int_eq(ts[i]->panels != NULL, ts[i]->type == TENSOR_Q8_0_BLOCKS);
+                if (ts[i]->panels) {
+                    want += kernels_panels_bytes(ts[i]);
+                    packed++;
+                }
+            }
+        }
+        if (m->wcls.panels)
+            want += kernels_panels_bytes(&m->wcls);
+        ck_assert_int_eq(packed, 6 * m->config.n_layers); /* all but ffn_down */
+        ck_assert_uint_eq(m->panel_bytes, want);
+        ck_assert_ptr_nonnull(strstr(m->load_summary, "decode panels"));
+        int toks[] = {1, 403, 407, 261, 378};
+        float *a = run(m, toks, 5), *b = run(plain, toks, 5);
+        float amax = 0, diff = 0;
+        for (int i = 0; i < m->config.vocab_size; i++) {
+            amax = fmaxf(amax, fabsf(b[i]));
+            diff = fmaxf(diff, fabsf(a[i] - b[i]));
+        }
+        ck_assert_msg(diff > 0 || amax > 0, "no logits");
+        ck_assert_msg(diff <= amax * 0.01f, "panels move the logits by %g (largest %g)", diff,
+                      amax);
+        free(a);
+        free(b);
+        /* a table without a panel kernel: none packed */
+        kernels_init(KERNELS_SCALAR);
+        model *s = open_ok(path, TENSOR_BLOCKS);
+        ck_assert_uint_eq(s->panel_bytes, 0);
+        model_close(s);
+        kernels_init(KERNELS_AUTO);
+    }
+    model_close(m);
+    model_close(plain);
 }
 END_TEST
 
@@ -552,6 +617,7 @@ static Suite *model_gguf_suite(void)
     tcase_set_timeout(core, 120);
     tcase_add_test(core, test_stories_gguf_is_stories_bin);
     tcase_add_test(core, test_stories_q8_0_gguf);
+    tcase_add_test(core, test_panels_at_load);
     tcase_add_test(core, test_every_type_loads_and_runs);
     tcase_add_test(core, test_rope_base_and_epsilon_from_file);
     tcase_add_test(core, test_shared_classifier);

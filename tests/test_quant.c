@@ -448,6 +448,111 @@ START_TEST(test_blocks_layout)
 }
 END_TEST
 
+/* The scalar GEMM's operations on a Q8_0_BLOCKS w (gemm_q8_scalar, kernels/scalar.c):
+ * per row and vector, blocks in order, sum = fma(float(Σ x·w), xs · ws, sum). */
+static void ref_gemm_bits(float *out, const tensor *w, const qbatch *xq, int n)
+{
+    int blocks = w->cols / 32;
+    for (int v = 0; v < n; v++)
+        for (int r = 0; r < w->rows; r++) {
+            float sum = 0.0f;
+            for (int b = 0; b < blocks; b++) {
+                const uint8_t *blk = tensor_block(w, r, b);
+                const int8_t *x = xq->q + (size_t)v * xq->stride + 32 * b;
+                int32_t acc = 0;
+                for (int i = 0; i < 32; i++)
+                    acc += (int32_t)x[i] * quant_block_values(blk)[i];
+                sum = fmaf((float)acc, xq->scale[(size_t)v * blocks + b] * quant_block_scale(blk),
+                           sum);
+            }
+            out[(size_t)v * w->rows + r] = sum;
+        }
+}
+
+/* A GGUF Q8_0 tensor read from panels (kernels_panels_pack): on every table that reads
+ * them, decode, small batches and row ranges that cut panels give the scalar GEMM's
+ * bits, which are also kernels_gemm's on the blocks (so a token decoded and the same
+ * token prefilled agree bit for bit); -128 in the file is read as it is. A table
+ * without a panel kernel ignores the panels (the bits of the blocks alone). */
+START_TEST(test_panels)
+{
+    rng_state = 0x9c4f7e1d2b3a5968ull;
+    static const int shapes[][2] = {{1, 32}, {15, 96}, {16, 768}, {17, 64}, {37, 2080}, {69, 256}};
+    static const int ns[] = {1, 2, 3, 4, 5, 9, 16, 17};
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas), readers = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        two_layouts t = two_layouts_new(rows, cols);
+        for (int r = 0; r < rows; r += 3) /* the file's extreme value */
+            t.b[((size_t)r * (cols / 32) + (size_t)r % (cols / 32)) * QUANT_BLOCK_BYTES + 2 + r % 32] =
+                0x80;
+        uint8_t *pb = aligned_alloc(64, (kernels_panels_bytes(&t.blocks) + 63) / 64 * 64);
+        ck_assert_ptr_nonnull(pb);
+        kernels_panels_pack(pb, &t.blocks);
+        tensor wp = t.blocks;
+        wp.panels = pb;
+        for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+            int n = ns[i];
+            float *x = random_vecs(n, cols, 2.0f);
+            qbatch *xq = qbatch_new(n, cols, 32);
+            qbatch_quantize(xq, x, n);
+            size_t outs = (size_t)n * rows;
+            float *want = malloc(sizeof(float) * outs), *got = malloc(sizeof(float) * outs);
+            float *plain = malloc(sizeof(float) * outs);
+            ref_gemm_bits(want, &t.blocks, xq, n);
+            for (int j = 0; j < k; j++) {
+                kernels_init(isas[j]);
+                if (!kernels_panels_wanted()) {
+                    kernels_matmul(plain, &t.blocks, NULL, xq, n);
+                    kernels_matmul(got, &wp, NULL, xq, n);
+                    ck_assert_msg(memcmp(plain, got, sizeof(float) * outs) == 0,
+                                  "%s reads panels it has no kernel for",
+                                  kernels_isa_name(isas[j]));
+                    continue;
+                }
+                readers++;
+                for (int way = 0; way < 4; way++) {
+                    for (size_t o = 0; o < outs; o++)
+                        got[o] = NAN;
+                    if (way == 0 && n == 1)
+                        kernels_matvec(got, &wp, NULL, xq);
+                    else if (way == 0)
+                        kernels_matmul(got, &wp, NULL, xq, n);
+                    else if (way == 1) /* ranges of 5 rows: panels cut */
+                        for (int r0 = 0; r0 < rows; r0 += 5)
+                            kernels_matmul_rows(got, &wp, NULL, xq, n, r0,
+                                                r0 + 5 < rows ? r0 + 5 : rows);
+                    else if (way == 2)
+                        kernels_gemm(got, &wp, NULL, xq, n);
+                    else
+                        kernels_gemm(got, &t.blocks, NULL, xq, n);
+                    if (way == 3 && n < 16)
+                        continue; /* below 16 vectors kernels_gemm is kernels_matmul */
+                    for (size_t o = 0; o < outs; o++)
+                        ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,
+                                      "%s panels way %d %dx%d n %d: out[%zu] = %.9g, the "
+                                      "scalar GEMM's %.9g",
+                                      kernels_isa_name(isas[j]), way, rows, cols, n, o, got[o],
+                                      want[o]);
+                }
+            }
+            kernels_init(KERNELS_AUTO);
+            free(want);
+            free(got);
+            free(plain);
+            free(x);
+            qbatch_free(xq);
+        }
+        free(pb);
+        two_layouts_free(&t);
+    }
+    if (!readers)
+        printf("test_panels: no kernel table here reads panels (AVX-512 VNNI); "
+               "only the tables that ignore them were checked\n");
+}
+END_TEST
+
 /* A gated activation's reference: the wanted product for gate g and up, and its
  * tolerance in *tol (asserting what else it knows of the form). */
 typedef double (*gated_want)(double g, double up, double *tol);
@@ -1519,6 +1624,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_blocks_layout);
     tcase_add_test(core, test_matmul_big_parallel);
     tcase_add_test(core, test_matvec_same_bits_as_matmul);
+    tcase_add_test(core, test_panels);
     tcase_add_test(core, test_f32_shapes);
     tcase_add_test(core, test_rows_f32);
     tcase_add_test(core, test_softmax);

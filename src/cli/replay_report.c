@@ -49,6 +49,8 @@ int cli_replay_open(app_options *o, trace_reader **out)
     o->model_source = MODEL_FROM_ARGUMENT;
     if (!o->weights_given && h->weights && !model_weights_parse(h->weights, &o->weights))
         o->weights = TENSOR_Q8_0;
+    if (!o->panels_given && h->panels >= 0)
+        o->no_panels = h->panels == 0;
     if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)
         o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
     return 0;
@@ -295,9 +297,10 @@ int cli_replay(session *sess)
     printf("%s %s: %d positions, traced with %s (%s weights)\n",
            o->compare ? "comparing" : "replaying", o->replay_path, n,
            h->model_name ? h->model_name : "an unnamed model", h->weights ? h->weights : "?");
-    printf("now: %s (%s weights, %s KV cache, %s kernels)\n", m->name,
-           model_weights_option(m), engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
-           sess->kernels);
+    printf("now: %s (%s weights, %s%s KV cache, %s kernels)\n", m->name,
+           model_weights_option(m),
+           !model_has_q8_blocks(m) ? "" : m->panel_bytes ? "panels on, " : "panels off, ",
+           engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0", sess->kernels);
     if (info.replaced > 0)
         printf("the run rewound: %d records replaced by later ones for their positions are "
                "not replayed\n", info.replaced);

@@ -297,9 +297,9 @@ static void matmul_shared(transformer *t, const float *x, int n, int count,
 static void project_rows(const pass *p, const float *x, const proj_job *jobs, int count)
 {
     const transformer *t = p->t;
-    int block = kernels_row_block();
     for (int k = 0; k < count; k++) {
         const proj_job *j = &jobs[k];
+        int block = kernels_row_block_of(j->w); /* a panel's rows where w has panels */
         int rows = j->w->rows, blocks = (rows + block - 1) / block;
         int r0 = (int)((long)blocks * p->tid / p->nt) * block;
         int r1 = (int)((long)blocks * (p->tid + 1) / p->nt) * block;

@@ -23,6 +23,8 @@ typedef struct {
     const char *model_path; /* as written, or NULL */
     const char *model_name;
     const char *weights;    /* "q8_0" / "f32" or NULL */
+    int panels;             /* the model's GGUF Q8_0 read from decode panels: 1, 0, or -1
+                               when the header does not say (older traces, llama2.c files) */
     const char *kv_cache;
     const char *kernels;
     const char *template_name; /* the chat template ("llama2", ...), or NULL */

@@ -23,6 +23,7 @@
 
 #include "finite.h"
 #include "ggml_type.h"
+#include "kernels.h"
 #include "gguf.h"
 #include "model_internal.h"
 
@@ -163,6 +164,7 @@ tensor model_tensor_rows(const tensor *w, int r0, int r1)
 {
     tensor v = *w;
     v.rows = r1 - r0;
+    v.panels = NULL; /* panels are packed per matrix, after the views are made */
     switch (w->type) {
     case TENSOR_F32:
         v.f = w->f + (size_t)r0 * w->stride;
@@ -358,7 +360,11 @@ static void summarize(model *m, const struct model_load_state *s)
     const char *top = tally_types(s, MODEL_CONVERTED, to, 0, types, sizeof types);
     if (top)
         PART("%s%s → %s at load", len ? "; " : "", types, to);
-    format_bytes(size, sizeof size, (double)(m->owned_bytes + m->mapped_bytes));
+    if (m->panel_bytes) {
+        format_bytes(size, sizeof size, (double)m->panel_bytes);
+        PART("%sQ8_0 again as decode panels (%s)", len ? "; " : "", size);
+    }
+    format_bytes(size, sizeof size, (double)(m->owned_bytes + m->mapped_bytes + m->panel_bytes));
     PART("%s%s resident", len ? ": " : "", size);
     snprintf(m->weights_size, sizeof m->weights_size, "%s", size);
 #undef PART
@@ -556,6 +562,55 @@ static llm_status check_weights(const model *m, llm_err *err)
     return LLM_OK;
 }
 
+/* ---- decode panels ---- */
+
+/* Matrix i of m (0: the classifier, then each layer's seven), i < 1 + 7 n_layers. */
+static tensor *model_matrix(model *m, int i)
+{
+    if (i == 0)
+        return &m->wcls;
+    model_layer *y = &m->layers[(i - 1) / 7];
+    tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
+    return ts[(i - 1) % 7];
+}
+
+bool model_has_q8_blocks(const model *m)
+{
+    for (int i = 0; i < 1 + 7 * m->config.n_layers; i++)
+        if (model_matrix((model *)m, i)->type == TENSOR_Q8_0_BLOCKS)
+            return true;
+    return false;
+}
+
+/* Packs every GGUF Q8_0 matrix into panels for the chosen kernels' decode product
+ * (kernels.h), in memory the model owns. The classifier shared with the embedding is
+ * packed once, as wcls (the embedding itself is read a row at a time, not multiplied).
+ * Out of memory fails the load: leaving some matrices without panels would give
+ * results that depend on how much memory was free. */
+static llm_status pack_panels(model *m, llm_err *err)
+{
+    for (int i = 0; i < 1 + 7 * m->config.n_layers; i++) {
+        tensor *t = model_matrix(m, i);
+        if (t->type != TENSOR_Q8_0_BLOCKS || t->panels)
+            continue;
+        size_t bytes = kernels_panels_bytes(t);
+        uint8_t *p = model_own(m, bytes);
+        if (!p) {
+            char a[32];
+            format_bytes(a, sizeof a, (double)(m->panel_bytes + bytes));
+            return llm_fail(err, LLM_ERR_NOMEM,
+                            "%s: out of memory for the decode panels (%s so far); "
+                            "--panels off reads the file's blocks alone",
+                            m->path, a);
+        }
+        m->owned_bytes -= bytes; /* owned_bytes counts converted weights */
+        kernels_panels_pack(p, t);
+        t->panels = p;
+        m->panel_bytes += bytes;
+    }
+    return LLM_OK;
+}
+
 /* ---- opening ---- */
 
 llm_status model_open(const char *path, const model_options *opt, model **out, llm_err *err)
@@ -632,6 +687,8 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
         m->weights = plan.weights == TENSOR_BLOCKS && m->n_native == 0 ? TENSOR_Q8_0 : plan.weights;
         m->group = m->weights != TENSOR_F32 ? m->layers[0].wq.group : 0;
         s = check_weights(m, err);
+        if (s == LLM_OK && !opt->no_panels && kernels_panels_wanted())
+            s = pack_panels(m, err);
     }
     m->load = NULL;
     if (s != LLM_OK) {

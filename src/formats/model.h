@@ -145,6 +145,10 @@ typedef struct {
     void *progress_user;
     uint64_t progress_min_bytes; /* report only for files at least this big
                                     (default MODEL_PROGRESS_MIN_BYTES) */
+    bool no_panels;       /* true: GGUF Q8_0 matrices are read from the file's blocks alone;
+                             false (default): where the kernels read panels
+                             (kernels_panels_wanted), each is also packed into panels for
+                             decode, its bytes twice in memory (--panels off) */
 } model_options;
 
 typedef struct {
@@ -162,6 +166,7 @@ typedef struct {
     size_t file_bytes;
     size_t owned_bytes;        /* bytes allocated for converted weights */
     size_t mapped_bytes;       /* bytes of the file used as weights in place */
+    size_t panel_bytes;        /* bytes of the decode panels (0: none; model_options) */
     char weights_label[32];    /* what the weights were and are: "Q8_0", "F32", "Q4_K→Q8_0" */
     char load_summary[224];    /* what loading did: "Q4_K, Q6_K → Q8_0 at load: 7.2 GB resident" */
     char weights_size[32];     /* memory the weights take, converted and mapped: "7.2 GB" */
@@ -197,6 +202,10 @@ void model_options_default(model_options *opt);
  * wrong, e.g. "m.bin: 1,048,576 bytes, but its header implies 1,056,540 (truncated?)". */
 llm_status model_open(const char *path, const model_options *opt, model **out, llm_err *err);
 void model_close(model *m); /* NULL does nothing */
+
+/* True when some matrix is a GGUF Q8_0 tensor used in place (TENSOR_Q8_0_BLOCKS): the
+ * ones decode panels are packed from. */
+bool model_has_q8_blocks(const model *m);
 
 /* The type the weights are computed in: "native" (the file's block types, in place,
  * with Q8_0 for the types converted at load), "Q8_0" or "F32". */

@@ -20,6 +20,7 @@
 #include <omp.h>
 #endif
 
+#include "panels.h"
 #include "table.h"
 
 /* Every table this build has, best first. */
@@ -129,6 +130,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->gemm_rows = s->gemm_rows;
         }
         FILL(matvec_q8b)
+        FILL(matmul_q8p)
         FILL(attention_f32)
         FILL(gemm_mins)
     }
@@ -390,6 +392,8 @@ void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbat
         blocks_rows(out, w, xq, n, r0, r1);
     } else if (w->type == TENSOR_F32) {
         k->rows_f32(out, w, x, n, r0, r1);
+    } else if (w->type == TENSOR_Q8_0_BLOCKS && w->panels && k->matmul_q8p) {
+        k->matmul_q8p(out, w, xq, n, r0, r1);
     } else if (w->type == TENSOR_Q8_0_BLOCKS) {
         if (n == 1 && k->matvec_q8b) {
             k->matvec_q8b(out, w, xq, r0, r1);
@@ -404,9 +408,9 @@ void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbat
     }
 }
 
-int kernels_row_block(void)
+int kernels_row_block_of(const tensor *w)
 {
-    return BLOCK_ROWS;
+    return w->panels && kernels_active()->matmul_q8p ? PANEL_ROWS : BLOCK_ROWS;
 }
 
 /* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack). */
@@ -480,10 +484,10 @@ enum {
 
 /* The rows of one range when nt threads share rows: about ROW_RANGES_PER_THREAD ranges a
  * thread, a multiple of the row block, at least MIN_RANGE_ROWS. */
-static int range_rows(int rows, int nt)
+static int range_rows(int rows, int nt, int block)
 {
     int per = rows / (nt * ROW_RANGES_PER_THREAD);
-    per = (per + BLOCK_ROWS - 1) / BLOCK_ROWS * BLOCK_ROWS;
+    per = (per + block - 1) / block * block;
     return per < MIN_RANGE_ROWS ? MIN_RANGE_ROWS : per;
 }
 
@@ -506,7 +510,7 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
          * thread slowed by another process on its core takes fewer, and the last
          * ones are small so nobody waits long at the end. Each range is contiguous,
          * a multiple of the row block, and streams front to back. */
-        int per = range_rows(rows, nt);
+        int per = range_rows(rows, nt, kernels_row_block_of(w));
         int ranges = (rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
         for (int i = 0; i < ranges; i++) {
@@ -625,7 +629,7 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
             gemm_pack_blocks(p, xq, b, b + 1);
         /* row ranges as in kernels_matmul, big ones first, in whole row blocks of the
          * GEMM kernel when it names one */
-        int per = range_rows(rows, nt);
+        int per = range_rows(rows, nt, BLOCK_ROWS);
         if (k->gemm_rows > 1)
             per = (per + k->gemm_rows - 1) / k->gemm_rows * k->gemm_rows;
         int ranges = (rows + per - 1) / per;

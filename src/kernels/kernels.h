@@ -82,11 +82,25 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
 void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
 
 /* Rows r0..r1-1 of kernels_matmul's out (n, rows), on the calling thread only. Ranges
- * that start at a multiple of kernels_row_block() give the same bits as kernels_matmul,
- * and vector 0 of a batch the same bits as a matvec. */
+ * that start at a multiple of kernels_row_block_of(w) give the same bits as
+ * kernels_matmul, and vector 0 of a batch the same bits as a matvec. */
 void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
                          int r0, int r1);
-int kernels_row_block(void);
+/* The row block of w's products: the kernels' blocks of rows, or a panel's 16 rows when
+ * w is read from panels (ranges starting at its multiples then read no panel twice). */
+int kernels_row_block_of(const tensor *w);
+
+/* Panels (kernels/panels.h): a GGUF Q8_0 tensor's values repacked, 16 rows side by
+ * side, for the AVX-512 tables' decode kernel. A tensor with panels (tensor.panels) is
+ * multiplied from them by kernels_matvec and kernels_matmul with the bits of
+ * kernels_gemm (the scalar GEMM's): a product rounds the same in decode and in a
+ * prompt's batch. kernels_gemm still reads the blocks. Panels are a copy:
+ * the tensor's memory twice. kernels_panels_wanted: the chosen table reads panels (the
+ * loader packs none otherwise). kernels_panels_pack writes kernels_panels_bytes(w)
+ * bytes (64-byte aligned) from w's blocks, parallel over panels. */
+bool kernels_panels_wanted(void);
+size_t kernels_panels_bytes(const tensor *w);
+void kernels_panels_pack(uint8_t *dst, const tensor *w);
 
 /* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
  * (Σ a·b) * as * bs. `len` is a multiple of group. */

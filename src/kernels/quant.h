@@ -54,6 +54,8 @@ typedef struct {
                               BLOCKS: (rows, row_bytes) */
     int btype;           /* BLOCKS: the ggml type of the blocks (ggml_type.h) */
     size_t row_bytes;    /* BLOCKS: bytes per row (cols / block values * block bytes) */
+    const uint8_t *panels; /* Q8_0_BLOCKS: the same values repacked for the decode kernel
+                              (kernels_panels_pack), or NULL; the blocks stay valid */
 } tensor;
 
 /* True for the int8 layouts and the block types: the tensor multiplies activations

@@ -8,8 +8,9 @@
  * is the AVX-512 table) takes every entry it leaves NULL from the base first. An entry
  * still NULL falls back to the scalar table's entry (kernels_attention_f32: to the
  * one-query-at-a-time loop over the chosen table's own row kernels), except gemm_q8
- * (without one, kernels_gemm is kernels_matmul) and matvec_q8b (without one,
- * Q8_0_BLOCKS rows are made Q8_0 a few at a time for rows_q8). Every kernel is
+ * (without one, kernels_gemm is kernels_matmul), matvec_q8b (without one,
+ * Q8_0_BLOCKS rows are made Q8_0 a few at a time for rows_q8) and matmul_q8p (without
+ * one, panels are neither packed nor read). Every kernel is
  * single-threaded: src/kernels/kernels.c splits the work over threads. */
 #ifndef LLMCHAT_KERNELS_TABLE_H
 #define LLMCHAT_KERNELS_TABLE_H
@@ -101,6 +102,11 @@ struct kernel_table {
      * products go through: the values to q (rows of w->cols), each block's half scale
      * made fp32 to scale (rows of w->cols / 32). */
     void (*q8b_to_rows)(int8_t *q, float *scale, const tensor *w, int r0, int n);
+    /* out[v * w->rows + r] = w[r] · vector v of xq, v < n, r in [r0, r1), for a
+     * Q8_0_BLOCKS w with panels (kernels/panels.h): the bits of the scalar GEMM
+     * (gemm_q8_scalar) for every n. Taken from a base, never from the scalar table: a
+     * table without one reads the blocks, and the loader packs no panels for it. */
+    void (*matmul_q8p)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
     /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
     blocks_dot_fn dot_blocks[BLOCKS_TYPES];

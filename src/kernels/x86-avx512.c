@@ -1148,6 +1148,7 @@ const kernel_table kernels_x86_avx512 = {
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,
     .gemm_mins = kernels_avx512_gemm_mins,
+    .matmul_q8p = kernels_avx512_matmul_q8p,
     .matvec_q8b = matvec_q8b_avx512,
     .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =

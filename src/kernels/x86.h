@@ -107,6 +107,9 @@ float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *
                               const float *xsum, int cols);
 float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
+/* The product from panels on AVX-512 VNNI (matmul_q8p; kernels/x86-avx512-panels.c). */
+void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, int n, int r0,
+                               int r1);
 /* The prefill's mins part on AVX-512 (gemm_mins; kernels/x86-avx512-mins.c). */
 void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min_t, int groups,
                               const float *xsum, int n, int nr);

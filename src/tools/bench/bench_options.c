@@ -48,6 +48,8 @@ static void usage(FILE *f)
             "      --prefetch WAY  how the kernels prefetch the weights they stream: t0 (the\n"
             "                      default), nta (non-temporal) or none; one run a way\n"
             "                      compares them on a machine without a rebuild\n"
+            "      --panels on|off whether GGUF Q8_0 files are also packed into the panels\n"
+            "                      decode reads on AVX-512 VNNI CPUs (default on, as llmchat)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
@@ -202,7 +204,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
-        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT,
+        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -222,6 +224,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"quantize", required_argument, NULL, OPT_QUANTIZE},
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"prefetch", required_argument, NULL, OPT_PREFETCH},
+        {"panels", required_argument, NULL, OPT_PANELS},
         {"sweep-at", required_argument, NULL, OPT_SWEEP_AT},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
@@ -259,6 +262,13 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             o->gguf = true;
             break;
         case OPT_QUANTIZE: o->quantize = optarg; break;
+        case OPT_PANELS:
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                fprintf(stderr, "llmchat-bench: --panels must be on or off, not '%s'\n", optarg);
+                return 2;
+            }
+            o->no_panels = strcmp(optarg, "off") == 0;
+            break;
         case OPT_PREFETCH:
             if (!kernels_prefetch_parse(optarg, &o->prefetch)) {
                 fprintf(stderr, "llmchat-bench: --prefetch must be t0, nta or none, not '%s'\n",

@@ -2,7 +2,8 @@
  * the decode product (kernels_matvec, one vector) of Q8_0 and each K/legacy block type used in place,
  * on every instruction set this build and CPU have: ns per 256 values and GB/s of weights
  * read, with the rows in cache (512 KiB of rows, repeated: in L2 on most CPUs) and
- * streamed from memory (256 MiB of rows, once a pass). Rows of 2048 values of random blocks with small finite scales; the
+ * streamed from memory (256 MiB of rows, once a pass); Q8_0 also from its decode panels
+ * where the table reads them ("Q8_0p"). Rows of 2048 values of random blocks with small finite scales; the
  * best of 5 passes. A developers' tool: kernel-alone figures in docs/results/ come from
  * it. Usage: bench-block-dots [COLS] (a multiple of 256, default 2048). */
 #include <math.h>
@@ -63,6 +64,19 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
         double values = (double)runs[k].reps * rows * cols;
         printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", ggml_type_name(type), runs[k].where,
                s / values * 256 * 1e9, (double)runs[k].reps * rows * row_bytes / s / 1e9);
+        uint8_t *panels = NULL;
+        if (type == GGML_TYPE_Q8_0 && kernels_panels_wanted() &&
+            (panels = aligned_alloc(64, (kernels_panels_bytes(&w) + 63) / 64 * 64))) {
+            kernels_panels_pack(panels, &w);
+            free(data); /* the panels alone are read */
+            data = NULL;
+            w.blocks = NULL;
+            w.panels = panels;
+            s = best_of_5(&w, xq, out, runs[k].reps);
+            printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", "Q8_0p", runs[k].where,
+                   s / values * 256 * 1e9, (double)runs[k].reps * rows * row_bytes / s / 1e9);
+        }
+        free(panels);
         free(out);
         free(data);
     }

@@ -303,15 +303,20 @@ static int child_setup(const bench_options *o, int *threads, char *kernel, size_
 /* Opens the model at path and an engine on it; fills r's load time, Q8_0 group, file
  * and KV cache sizes and weight bytes per token. False, with r->error said and
  * nothing left open, when either fails. */
-static bool open_shape(const char *path, shape_result *r, model **m, engine **e)
+static bool open_shape(const bench_options *o, const char *path, shape_result *r, model **m,
+                       engine **e)
 {
     llm_err err;
+    model_options mo;
+    model_options_default(&mo);
+    mo.no_panels = o->no_panels;
     double t0 = stats_now_s();
-    if (model_open(path, NULL, m, &err) != LLM_OK) {
+    if (model_open(path, &mo, m, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         return false;
     }
     r->load_s = stats_now_s() - t0;
+    r->panels = (*m)->panel_bytes > 0;
     if (bench_engine(*m, e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         model_close(*m);
@@ -387,7 +392,7 @@ static void run_shape(const bench_options *o, const char *path, shape_result *r)
     int all = child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
     model *m = NULL;
     engine *e = NULL;
-    if (!open_shape(path, r, &m, &e))
+    if (!open_shape(o, path, r, &m, &e))
         return;
     int ctx = engine_ctx(e);
     static int tokens[MAX_PROMPT];
@@ -442,7 +447,10 @@ static void run_round(const bench_options *o, const char *path, int n_prompt, in
     llm_err err;
     model *m = NULL;
     engine *e = NULL;
-    if (model_open(path, NULL, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+    model_options mo;
+    model_options_default(&mo);
+    mo.no_panels = o->no_panels;
+    if (model_open(path, &mo, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         model_close(m);
         return;

@@ -14,6 +14,7 @@ typedef struct {
     char kernel[32];
     char kv_cache[8];   /* "q8_0" or "f32" */
     char probe_way[8];  /* how the stream passes read (probe.h): "plain", "t0", "nta" */
+    int panels;         /* the model's GGUF Q8_0 was read from decode panels */
     int threads, group, prefill_tokens, decode_steps, decode_pos;
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
     double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */

@@ -45,7 +45,7 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
-           "\"bandwidth_way\":\"%s\",\"prefetch\":\"%s\","
+           "\"bandwidth_way\":\"%s\",\"prefetch\":\"%s\",\"panels\":%s,"
            "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
@@ -54,7 +54,8 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
            r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way,
-           kernels_prefetch_name(kernels_get_prefetch()), r->cpu_others,
+           kernels_prefetch_name(kernels_get_prefetch()), r->panels ? "true" : "false",
+           r->cpu_others,
            r->load_avg);
     if (r->long_pairs > 0)
         printf(",\"decode_tok_s_pos%.0f\":%.2f,\"decode_tok_s_pos%.0f\":%.2f,\"long_ratio\":%.3f,"
@@ -139,10 +140,10 @@ void report_row(const shape *s, const shape_result *r, const tui_result *tr, con
 
 void report_table_header(const shape_result *r, double bw_start)
 {
-    printf("llmchat-bench: kernel %s, prefetch %s, %d threads, read bandwidth at start %.2f GB/s "
-           "(bw: median of the passes paired with decode windows)\n",
-           r->ok ? r->kernel : "?", kernels_prefetch_name(kernels_get_prefetch()), r->threads,
-           bw_start);
+    printf("llmchat-bench: kernel %s, prefetch %s, %spanels, %d threads, read bandwidth at start "
+           "%.2f GB/s (bw: median of the passes paired with decode windows)\n",
+           r->ok ? r->kernel : "?", kernels_prefetch_name(kernels_get_prefetch()),
+           r->panels ? "" : "no ", r->threads, bw_start);
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
            "roofline", "bw", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "median",
