@@ -477,7 +477,8 @@ static void ref_gemm_bits(float *out, const tensor *w, const qbatch *xq, int n)
 START_TEST(test_panels)
 {
     rng_state = 0x9c4f7e1d2b3a5968ull;
-    static const int shapes[][2] = {{1, 32}, {15, 96}, {16, 768}, {17, 64}, {37, 2080}, {69, 256}};
+    static const int shapes[][2] = {{1, 32}, {15, 96}, {16, 768}, {17, 64}, {37, 2080}, {69, 256},
+                                    {133, 64}};
     static const int ns[] = {1, 2, 3, 4, 5, 9, 16, 17};
     kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas), readers = 0;
@@ -512,7 +513,7 @@ START_TEST(test_panels)
                     continue;
                 }
                 readers++;
-                for (int way = 0; way < 4; way++) {
+                for (int way = 0; way < 5; way++) {
                     for (size_t o = 0; o < outs; o++)
                         got[o] = NAN;
                     if (way == 0 && n == 1)
@@ -523,11 +524,13 @@ START_TEST(test_panels)
                         for (int r0 = 0; r0 < rows; r0 += 5)
                             kernels_matmul_rows(got, &wp, NULL, xq, n, r0,
                                                 r0 + 5 < rows ? r0 + 5 : rows);
-                    else if (way == 2)
+                    else if (way == 2) /* one range: panels read side by side */
+                        kernels_matmul_rows(got, &wp, NULL, xq, n, 0, rows);
+                    else if (way == 3)
                         kernels_gemm(got, &wp, NULL, xq, n);
                     else
                         kernels_gemm(got, &t.blocks, NULL, xq, n);
-                    if (way == 3 && n < 16)
+                    if (way == 4 && n < 16)
                         continue; /* below 16 vectors kernels_gemm is kernels_matmul */
                     for (size_t o = 0; o < outs; o++)
                         ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,

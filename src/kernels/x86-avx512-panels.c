@@ -9,9 +9,11 @@
  * exact Σ w x. Then the block's float step for 16 rows, that of the scalar GEMM
  * (scalar.c, gemm_q8_scalar): acc = fma(float(sum), xs · ws, acc), blocks in order. So
  * a row gets the bits of the prefill GEMM, whatever the panel, the batch or the split
- * of rows between threads. Up to four vectors share a panel's loads; more are taken
- * four at a time while the panel is still in cache. Each panel is one stream of
- * 16 x cols bytes, prefetched ahead (prefetch_weights). */
+ * of rows between threads. One vector reads four whole panels side by side (four
+ * streams, x's pieces broadcast once for the four), a panel cut by the range alone
+ * with its rows masked. Up to four vectors share a panel's loads; more are taken four
+ * at a time while the panel is still in cache. Each panel is one stream of 16 x cols
+ * bytes, prefetched ahead (prefetch_weights). */
 #include "x86.h"
 
 #include "panels.h"
@@ -23,6 +25,10 @@ TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
 /* Vectors a pass over a panel multiplies at once. */
 enum { PANEL_VECS = 4 };
+
+/* Panels a one-vector product reads side by side: four streams a thread keep more of
+ * the memory's lines in flight than one (docs/performance.md, "Decode panels"). */
+enum { PANEL_STREAMS = 4 };
 
 /* How far ahead of its loads a panel's stream is prefetched: one stream a thread
  * needs less than the row kernels' several; a whole panel ahead (32 KiB at 2,048
@@ -81,6 +87,51 @@ INLINE void panel_vectors(int N, float *out, size_t ldo, const uint8_t *panel, s
         _mm512_mask_storeu_ps(out + (size_t)j * ldo, keep, acc[j]);
 }
 
+/* One vector times P consecutive panels (from panel p0, `bytes` apart) side by side:
+ * P streams, x's pieces broadcast once for all. Each panel's operations are those of
+ * panel_vectors, in the same order. */
+INLINE void panel_streams(int P, float *out, const uint8_t *p0, size_t bytes, size_t blocks,
+                          const int8_t *x, const float *xs, const int32_t *c128, size_t pf)
+{
+    const size_t sb = panel_scale_bytes(blocks);
+    __m512 acc[4];
+#pragma GCC unroll 4
+    for (int q = 0; q < P; q++)
+        acc[q] = _mm512_setzero_ps();
+    for (size_t b = 0; b < blocks; b++) {
+        __m512i s0[4], s1[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < P; q++) {
+            s0[q] = _mm512_set1_epi32(-c128[b]);
+            s1[q] = _mm512_setzero_si512();
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k += 2) {
+            __m512i x0 = _mm512_set1_epi32(x_piece(x + 32 * b + 4 * k));
+            __m512i x1 = _mm512_set1_epi32(x_piece(x + 32 * b + 4 * k + 4));
+#pragma GCC unroll 4
+            for (int q = 0; q < P; q++) {
+                const uint8_t *v = p0 + (size_t)q * bytes + sb + b * PANEL_BLOCK_VALUES + 64 * k;
+                prefetch_weights(v + pf);
+                prefetch_weights(v + pf + 64);
+                s0[q] = _mm512_dpbusd_epi32(s0[q], _mm512_load_si512(v), x0);
+                s1[q] = _mm512_dpbusd_epi32(s1[q], _mm512_load_si512(v + 64), x1);
+            }
+        }
+        __m512 xsv = _mm512_set1_ps(xs[b]);
+#pragma GCC unroll 4
+        for (int q = 0; q < P; q++) {
+            const uint16_t *sc = (const uint16_t *)(p0 + (size_t)q * bytes) + PANEL_ROWS * b;
+            __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)sc));
+            acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0[q], s1[q])),
+                                     _mm512_mul_ps(xsv, ws), acc[q]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < P; q++)
+        _mm512_storeu_ps(out + PANEL_ROWS * q, acc[q]);
+}
+
 /* 128 Σ x over each block of the first n vectors of xq, into the calling thread's
  * buffer ((n, blocks), kept for its next call); NULL when out of memory. */
 static int32_t *block_sums(const qbatch *xq, int n, size_t blocks)
@@ -120,7 +171,20 @@ void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, in
     const size_t bytes = panel_bytes(blocks);
     const size_t pf = PANEL_AHEAD;
     const int32_t *sums = block_sums(xq, n, blocks);
-    for (int p = r0 / PANEL_ROWS; p * PANEL_ROWS < r1; p++) {
+    for (int p = r0 / PANEL_ROWS; p * PANEL_ROWS < r1;) {
+        /* one vector: PANEL_STREAMS whole panels of the range side by side, else one */
+        if (n == 1 && sums && p * PANEL_ROWS >= r0 && (p + 1) * PANEL_ROWS <= r1) {
+            float *o = out + (size_t)p * PANEL_ROWS;
+            const uint8_t *p0 = w->panels + (size_t)p * bytes;
+            if ((p + PANEL_STREAMS) * PANEL_ROWS <= r1) {
+                panel_streams(PANEL_STREAMS, o, p0, bytes, blocks, xq->q, xq->scale, sums, pf);
+                p += PANEL_STREAMS;
+            } else {
+                panel_streams(1, o, p0, bytes, blocks, xq->q, xq->scale, sums, pf);
+                p++;
+            }
+            continue;
+        }
         const uint8_t *panel = w->panels + (size_t)p * bytes;
         int lo = r0 - p * PANEL_ROWS, hi = r1 - p * PANEL_ROWS;
         __mmask16 keep = (__mmask16)((hi >= 16 ? 0xFFFFu : (1u << hi) - 1) &
@@ -148,6 +212,7 @@ void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, in
             default: panel_vectors(4, o, w->rows, panel, blocks, x, xs, c128, keep, pf); break;
             }
         }
+        p++;
     }
 }
 
