@@ -1,8 +1,18 @@
-/* ab-panels.c — paired in-process A/B: kernels_matvec over a 1B-shaped (or 110M-shaped)
- * stack of random GGUF Q8_0 blocks, A = read from the blocks (matvec_q8b), B = read from
- * panels; alternating ABBA, the median of the pairs' speed ratios. Also checks that
- * the panel results equal the scalar GEMM's on the first matrix.
- *   ./ab-panels THREADS PAIRS [1|0] */
+/* ab-streams.c — the paired in-process A/B behind "four panels side by side" (docs/
+ * performance.md, "Decode panels"): kernels_matvec over a 1B-shaped stack of random
+ * GGUF Q8_0 blocks read from their panels, two ways of reading them alternating
+ * (ABBA), the median of the pairs' speed ratios.
+ *
+ * Not built by the project: it needs a toggle in the kernel, which was this while
+ * measuring (x86-avx512-panels.c, kernels_avx512_matmul_q8p): a global
+ *     int kernels_exp_pair;
+ * and, for n == 1 with r0 on a panel, kernels_exp_pair panels at a time through
+ * panel_streams(P, ...) (P = 1, 2 or 4) before the one-panel loop; 0 = the one-panel
+ * loop alone (panel_vectors). PA and PB (environment) name the two ways. In build/:
+ *   gcc -O2 -fopenmp -I../src/kernels -I../src/tools/bench -I../src -I../src/base -I. \
+ *       ab-streams.c ../src/tools/bench/random_blocks.c ../src/tools/bench/stats.c \
+ *       libllmkernels.a libllmbase.a -lm -o ab-streams
+ *   PA=0 PB=4 ./ab-streams THREADS PAIRS 1 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
