@@ -44,7 +44,7 @@ INLINE int32_t x_piece(const int8_t *x)
 }
 
 /* N vectors (x[j], their scales xs[j], 128 Σ x of each block in c128[j]) times the
- * panel: out[j * ldo + i] for the panel's rows i in [lo, hi). */
+ * panel: out[j * ldo + i] for the panel's rows i that `keep` selects. */
 INLINE void panel_vectors(int N, float *out, size_t ldo, const uint8_t *panel, size_t blocks,
                           const int8_t *const x[PANEL_VECS], const float *const xs[PANEL_VECS],
                           const int32_t *const c128[PANEL_VECS], __mmask16 keep, size_t pf)
@@ -94,12 +94,12 @@ INLINE void panel_streams(int P, float *out, const uint8_t *p0, size_t bytes, si
                           const int8_t *x, const float *xs, const int32_t *c128, size_t pf)
 {
     const size_t sb = panel_scale_bytes(blocks);
-    __m512 acc[4];
+    __m512 acc[PANEL_STREAMS];
 #pragma GCC unroll 4
     for (int q = 0; q < P; q++)
         acc[q] = _mm512_setzero_ps();
     for (size_t b = 0; b < blocks; b++) {
-        __m512i s0[4], s1[4];
+        __m512i s0[PANEL_STREAMS], s1[PANEL_STREAMS];
 #pragma GCC unroll 4
         for (int q = 0; q < P; q++) {
             s0[q] = _mm512_set1_epi32(-c128[b]);
