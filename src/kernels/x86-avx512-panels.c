@@ -10,8 +10,8 @@
  * (scalar.c, gemm_q8_scalar): acc = fma(float(sum), xs · ws, acc), blocks in order. So
  * a row gets the bits of the prefill GEMM, whatever the panel, the batch or the split
  * of rows between threads. One vector reads four whole panels side by side (four
- * streams, x's pieces broadcast once for the four), a panel cut by the range alone
- * with its rows masked. Up to four vectors share a panel's loads; more are taken four
+ * streams, x's pieces broadcast once for the four), the rest of the range a panel at
+ * a time (a panel the range cuts with its rows masked). Up to four vectors share a panel's loads; more are taken four
  * at a time while the panel is still in cache. Each panel is one stream of 16 x cols
  * bytes, prefetched ahead (prefetch_weights). */
 #include "x86.h"
@@ -87,12 +87,13 @@ INLINE void panel_vectors(int N, float *out, size_t ldo, const uint8_t *panel, s
         _mm512_mask_storeu_ps(out + (size_t)j * ldo, keep, acc[j]);
 }
 
-/* One vector times P consecutive panels (from panel p0, `bytes` apart) side by side:
- * P streams, x's pieces broadcast once for all. Each panel's operations are those of
+/* One vector times PANEL_STREAMS consecutive panels (from panel p0, `bytes` apart) side
+ * by side, x's pieces broadcast once for all. Each panel's operations are those of
  * panel_vectors, in the same order. */
-INLINE void panel_streams(int P, float *out, const uint8_t *p0, size_t bytes, size_t blocks,
+static void panel_streams(float *out, const uint8_t *p0, size_t bytes, size_t blocks,
                           const int8_t *x, const float *xs, const int32_t *c128, size_t pf)
 {
+    enum { P = PANEL_STREAMS };
     const size_t sb = panel_scale_bytes(blocks);
     __m512 acc[PANEL_STREAMS];
 #pragma GCC unroll 4
@@ -172,17 +173,11 @@ void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, in
     const size_t pf = PANEL_AHEAD;
     const int32_t *sums = block_sums(xq, n, blocks);
     for (int p = r0 / PANEL_ROWS; p * PANEL_ROWS < r1;) {
-        /* one vector: PANEL_STREAMS whole panels of the range side by side, else one */
-        if (n == 1 && sums && p * PANEL_ROWS >= r0 && (p + 1) * PANEL_ROWS <= r1) {
-            float *o = out + (size_t)p * PANEL_ROWS;
-            const uint8_t *p0 = w->panels + (size_t)p * bytes;
-            if ((p + PANEL_STREAMS) * PANEL_ROWS <= r1) {
-                panel_streams(PANEL_STREAMS, o, p0, bytes, blocks, xq->q, xq->scale, sums, pf);
-                p += PANEL_STREAMS;
-            } else {
-                panel_streams(1, o, p0, bytes, blocks, xq->q, xq->scale, sums, pf);
-                p++;
-            }
+        /* one vector: PANEL_STREAMS whole panels of the range side by side */
+        if (n == 1 && sums && p * PANEL_ROWS >= r0 && (p + PANEL_STREAMS) * PANEL_ROWS <= r1) {
+            panel_streams(out + (size_t)p * PANEL_ROWS, w->panels + (size_t)p * bytes, bytes,
+                          blocks, xq->q, xq->scale, sums, pf);
+            p += PANEL_STREAMS;
             continue;
         }
         const uint8_t *panel = w->panels + (size_t)p * bytes;

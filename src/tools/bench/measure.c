@@ -300,6 +300,15 @@ static int child_setup(const bench_options *o, int *threads, char *kernel, size_
     return all;
 }
 
+/* model_open with what o asks of the loader (--panels). */
+static llm_status open_model(const bench_options *o, const char *path, model **m, llm_err *err)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.no_panels = o->no_panels;
+    return model_open(path, &mo, m, err);
+}
+
 /* Opens the model at path and an engine on it; fills r's load time, Q8_0 group, file
  * and KV cache sizes and weight bytes per token. False, with r->error said and
  * nothing left open, when either fails. */
@@ -307,11 +316,8 @@ static bool open_shape(const bench_options *o, const char *path, shape_result *r
                        engine **e)
 {
     llm_err err;
-    model_options mo;
-    model_options_default(&mo);
-    mo.no_panels = o->no_panels;
     double t0 = stats_now_s();
-    if (model_open(path, &mo, m, &err) != LLM_OK) {
+    if (open_model(o, path, m, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         return false;
     }
@@ -447,10 +453,7 @@ static void run_round(const bench_options *o, const char *path, int n_prompt, in
     llm_err err;
     model *m = NULL;
     engine *e = NULL;
-    model_options mo;
-    model_options_default(&mo);
-    mo.no_panels = o->no_panels;
-    if (model_open(path, &mo, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+    if (open_model(o, path, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         model_close(m);
         return;
