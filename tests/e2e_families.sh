@@ -11,7 +11,12 @@
 #   - quantized: phi3 with rows of 256 (its fused attn_qkv and gate-up tensors as Q4_K)
 #     and qwen2 (Q8_0) give the reference's greedy ids with the blocks decoded, and with
 #     them computed in place (--weights native) the reference's top choice at 80% of the
-#     positions and its perplexity within 1%.
+#     positions and its perplexity within 1%;
+#   - native: llama, qwen2 and phi3 with every matrix Q8_0 (quantize.py) give llama-cli's
+#     greedy ids on the same files (golden/arch_greedy_q8_0.jsonl) with the blocks in
+#     place, panels on and off: both round activations to 8 bits, each its own way, so
+#     the ids must agree for at least 16 and up to the end or to a choice within 0.5 of
+#     a tie.
 # Skips when numpy is absent.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 need_numpy
@@ -44,6 +49,10 @@ pass "greedy ids: $(tail -n 1 "$T/greedy")"
 check nll llama qwen2 qwen3 phi3 phi3-partial gemma gemma2 gemma3 >"$T/nll"
 [ "$(grep -c '^ok ' "$T/nll")" -eq 8 ] || fail "not 8 perplexity checks: $(cat "$T/nll")"
 pass "perplexity: $(tail -n 1 "$T/nll")"
+
+check native "$GOLDEN/arch_greedy_q8_0.jsonl" >"$T/native"
+[ "$(grep -c '^ok ' "$T/native")" -eq 14 ] || fail "not 14 native checks: $(cat "$T/native")"
+pass "Q8_0 in place against llama-cli: $(tail -n 1 "$T/native")"
 
 check quantized >"$T/quant"
 [ "$(grep -c '^ok ' "$T/quant")" -eq 4 ] || fail "not 4 quantized checks: $(cat "$T/quant")"

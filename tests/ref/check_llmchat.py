@@ -5,6 +5,7 @@
     check_llmchat.py --llmchat BIN --work DIR greedy GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR nll --text FILE ARCH...
     check_llmchat.py --llmchat BIN --work DIR quantized
+    check_llmchat.py --llmchat BIN --work DIR native GOLDEN.jsonl...
 
 - greedy: for each golden line (make_llamacpp_goldens.py's: llama-cli's greedy ids, or the
   reference's for qwen3 and gemma3), the model written from its seed (sha256 checked),
@@ -21,6 +22,13 @@
   --weights native (the blocks in place, activations rounded to 8 bits) teacher-forced over
   the text its top choice agrees with the reference's at TOP1_MIN of the positions and its
   mean NLL is within NLL_QUANT_REL of the reference's.
+- native: for each golden line of a Q8_0 file (make_llamacpp_goldens.py greedy-q8_0:
+  llama-cli's greedy ids on the model made Q8_0 by quantize.py, sha256 checked), `llmchat -m
+  generate --weights native --kv-cache f32 -t 0`, with --panels on and off. Both engines
+  round activations to 8 bits, each its own way (llama.cpp's scales in half precision), so
+  a near-tie may go either way: llmchat's ids must be llama-cli's, at least NATIVE_MIN of
+  them, up to the end of either text or to a choice where llama-cli's id is less than
+  NATIVE_MARGIN below llmchat's by llmchat's own logits (its trace's top list).
 
 Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. Python 3
 with numpy.
@@ -43,6 +51,8 @@ NLL_MEAN_TOL = 2e-4
 TOP1_MIN = 0.8
 NLL_QUANT_REL = 0.01
 GREEDY_QUANT = 40
+NATIVE_MARGIN = 0.5      # logits: the two ways of rounding activations differ by ~0.1-0.3 here
+NATIVE_MIN = 16
 
 
 class Checker:
@@ -153,22 +163,58 @@ def check_quantized(c, arch, qtype, text):
                                                      NLL_QUANT_REL * 100))
 
 
+def check_native(c, g):
+    f32 = c.model(g['model'], g['seed'])
+    path = os.path.join(c.work, '%s-seed%d-%s.gguf' % (g['model'], g['seed'], g['quant'].lower()))
+    quantize.quantize(f32, path, g['quant'])
+    if hashlib.sha256(open(path, 'rb').read()).hexdigest() != g['sha256']:
+        raise SystemExit('FAIL %s %s: not the file llama.cpp ran (sha256)' % (g['model'], g['quant']))
+    hp = forward.Model(path, g['ctx']).hp
+    want = g['ids']
+    for panels in ('on', 'off'):
+        recs = c.run(['-m', 'generate', '--weights', 'native', '--panels', panels, '--kv-cache', 'f32',
+                      '-t', '0', '-n', str(len(g['prompt_ids']) + len(want) + 1), '-i', g['prompt'], path])
+        prompt = [r['token'] for r in recs if r['phase'] == 'prompt']
+        new = ids_of(recs)[len(prompt):]
+        agree = next((i for i, (a, b) in enumerate(zip(new, want)) if a != b), min(len(new), len(want)))
+        if agree == len(want):
+            why, ok = 'all of them', True
+        elif agree == len(new) and new and (new[-1] in hp.eog or new[-1] == hp.bos):
+            why, ok = 'then llmchat ends the text at id %d' % new[-1], True
+        elif agree < len(new):
+            # the record that chose new[agree]: how far llama-cli's choice is below it
+            top = recs[len(prompt) - 1 + agree]['top']
+            theirs = next((l for t, l, _ in top if t == want[agree]), None)
+            gap = top[0][1] - theirs if theirs is not None else math.inf
+            why, ok = 'then a near-tie: llama-cli\'s id %d is %.3f below llmchat\'s %d (< %g)' % (
+                want[agree], gap, new[agree], NATIVE_MARGIN), gap < NATIVE_MARGIN
+        else:
+            why, ok = 'then llmchat stops', False
+        ok = ok and prompt == g['prompt_ids'] and agree >= NATIVE_MIN
+        c.result(ok, 'native     %-13s %-5s panels %-3s %2d prompt ids %s, %2d/%2d ids agree with llama-cli (>= %d), %s'
+                 % (g['model'], g['quant'], panels, len(prompt),
+                    'as the golden' if prompt == g['prompt_ids'] else 'DIFFER', agree, len(want), NATIVE_MIN,
+                    why))
+        if not ok:
+            print('     want %s %s\n     got  %s %s' % (g['prompt_ids'], want, prompt, new))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--llmchat', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--text', help='nll, quantized: the text scored')
-    ap.add_argument('what', choices=('greedy', 'nll', 'quantized'))
+    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native'))
     ap.add_argument('args', nargs='*')
     a = ap.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
     c = Checker(a.llmchat, a.work)
     try:
-        if a.what == 'greedy':
+        if a.what in ('greedy', 'native'):
             for path in a.args:
                 for line in open(path):
                     if line.strip():
-                        check_greedy(c, json.loads(line))
+                        (check_greedy if a.what == 'greedy' else check_native)(c, json.loads(line))
         elif a.what == 'nll':
             for arch in a.args:
                 check_nll(c, arch, a.text)

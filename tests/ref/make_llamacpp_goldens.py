@@ -7,11 +7,15 @@ where the anchors are (the tests only read its output):
     make_llamacpp_goldens.py ANCHORS greedy     > tests/data/golden/arch_greedy.jsonl
     make_llamacpp_goldens.py ANCHORS perplexity > tests/data/golden/arch_perplexity.jsonl
     make_llamacpp_goldens.py BUILD/bin greedy-new > tests/data/golden/arch_greedy_qwen3_gemma3.jsonl
+    make_llamacpp_goldens.py ANCHORS greedy-q8_0 > tests/data/golden/arch_greedy_q8_0.jsonl
 
 ANCHORS is the directory of llama-cli, llama-perplexity and llama-tokenize
 (/work/shared/anchors/llama.cpp). Each case's model is written into a temporary directory.
 greedy-new is greedy on qwen3 and gemma3, which c392e509 does not know: BUILD is a llama.cpp
 built from the same commit with the two families added (tests/ref/README.md says how).
+greedy-q8_0 is greedy on the models with every matrix made Q8_0 by quantize.py (lines with
+"quant": "Q8_0"; sha256 is the quantized file's): llama.cpp then rounds its activations to
+8 bits as llmchat's --weights native does.
 
 greedy runs  llama-cli -m MODEL -p PROMPT -n N_PREDICT -c CTX --temp 0 -no-cnv --no-warmup
 -t 2 -ctk f32 -ctv f32 --seed 1 -v  (an f32 KV cache; -v logs each batch it evaluates as
@@ -45,6 +49,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf  # noqa: E402
 import make_arch_gguf  # noqa: E402
+import quantize  # noqa: E402
 
 ONCE, LILY, CAT = 'Once upon a time', 'Lily and Tom went to the park. They saw a big dog.', 'The little cat sat on the mat.'
 # (model, ctx, n_predict, prompts). Phi-3 runs with a context over its original 64 (LongRoPE's
@@ -72,6 +77,18 @@ PPL_TEXT = 2 * ('Once upon a time, there was a little girl named Lily. She loved
 GREEDY_NEW = [
     ('qwen3', 4096, 41, ['I think, therefore I am.', 'The capital of France is Paris.']),
     ('gemma3', 4096, 41, ['One day, a girl named Sue found a shiny red ball.', LILY]),
+]
+# Q8_0 copies (quantize.py) of three of them: llama-cli rounds its activations to 8 bits, as
+# llmchat's blocks in place do, each its own way, so near-ties go either way
+# (check_llmchat.py native). Prompts kept where llmchat's text follows llama-cli's for at
+# least 16 ids with panels on and off; tried and dropped there (a near-tie within the first
+# 16 ids): qwen2 on 'Hello, world! 12345 is a number.', 'The capital of France is Paris.',
+# 'I think, therefore I am.' (with panels off only), ONCE, LILY and 'Ben had a big blue
+# boat.', phi3 on CAT, 'Ben had a big blue boat.' and 'The sun was warm and the birds sang.'.
+GREEDY_Q8_0 = [
+    ('llama', 4096, 41, [ONCE, LILY, CAT]),
+    ('qwen2', 4096, 41, ['Rain falls softly on the old stone bridge.', CAT]),
+    ('phi3', 4096, 41, [ONCE, LILY]),
 ]
 # (model, ctx): Phi-3 at 128, over its original context (long factors), and at 64 (short).
 PERPLEXITY = [('llama', 64), ('qwen2', 64), ('phi3', 64), ('phi3', 128), ('phi3-partial', 64),
@@ -131,7 +148,7 @@ def perplexity_case(anchors, model, text_path, ctx):
 
 
 def main(argv):
-    if len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new'):
+    if len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new', 'greedy-q8_0'):
         sys.exit(__doc__)
     anchors, kind = argv
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,11 +156,14 @@ def main(argv):
         with open(text_path, 'w') as f:
             f.write(PPL_TEXT)
         models = {}
-        cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
+        cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW, 'greedy-q8_0': GREEDY_Q8_0}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
         for name, ctx, n_predict, prompts in cases:
             if name not in models:
                 models[name] = os.path.join(tmp, name + '.gguf')
                 make_arch_gguf.make(name, models[name], SEED)
+                if kind == 'greedy-q8_0':
+                    f32, models[name] = models[name], os.path.join(tmp, name + '-q8_0.gguf')
+                    quantize.quantize(f32, models[name], 'Q8_0')
             model = models[name]
             sha = hashlib.sha256(open(model, 'rb').read()).hexdigest()
             for prompt in prompts:
@@ -153,6 +173,10 @@ def main(argv):
                     rec['source'] = rec['source'].replace('(ggerganov/llama.cpp@c392e509)', BACKPORT)
                 rec = dict(model=name, seed=SEED, sha256=sha, **rec)
                 rec['source'] += ' on make_arch_gguf.py %s --seed %d' % (name, SEED)
+                if kind == 'greedy-q8_0':
+                    rec['quant'] = 'Q8_0'
+                    rec['source'] += ', made Q8_0 by quantize.py'
+                    rec['sha256'] = hashlib.sha256(open(model, 'rb').read()).hexdigest()
                 print(json.dumps(rec, ensure_ascii=False), flush=True)
 
 
