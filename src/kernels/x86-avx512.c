@@ -871,25 +871,53 @@ static float *attention_scratch(size_t floats)
     return scratch_floats(&buf, &cap, floats);
 }
 
-/* Scores of NQ queries (rows of q0) against keys 0..keys-1, 16 keys a step from the
- * transposed keys kt (hs, kld): each score is Σ_j q[j] * k[j] summed in j order, times
- * scale, into rows of a0. */
+/* Scores of NQ queries (rows of q0) against keys 0..keys-1 from the key tiles kt (see
+ * attention_avx512), two tiles (32 keys) a step while there are two: each score is
+ * Σ_j q[j] * k[j] summed in j order, times scale, into rows of a0. */
 INLINE void scores_block_avx512(int NQ, float *a0, size_t att_stride, const float *q0,
-                                size_t q_stride, const float *kt, size_t kld, int keys, int hs,
-                                float scale)
+                                size_t q_stride, const float *kt, int keys, int hs, float scale)
 {
     const __m512 vscale = _mm512_set1_ps(scale);
-    for (int t0 = 0; t0 < keys; t0 += 16) {
+    const size_t tile = (size_t)16 * hs;
+    const int tiles = (keys + 15) / 16;
+    int T = 0;
+    for (; T + 2 <= tiles; T += 2) {
+        const float *k0 = kt + (size_t)T * tile, *k1 = k0 + tile;
+        __m512 acc0[ATT_QUERIES], acc1[ATT_QUERIES];
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++)
+            acc0[i] = acc1[i] = _mm512_setzero_ps();
+        for (int j = 0; j < hs; j++) {
+            __m512 kv0 = _mm512_load_ps(k0 + 16 * j), kv1 = _mm512_load_ps(k1 + 16 * j);
+#pragma GCC unroll 8
+            for (int i = 0; i < NQ; i++) {
+                __m512 qv = _mm512_set1_ps(q0[(size_t)i * q_stride + j]);
+                acc0[i] = _mm512_fmadd_ps(qv, kv0, acc0[i]);
+                acc1[i] = _mm512_fmadd_ps(qv, kv1, acc1[i]);
+            }
+        }
+        int t0 = 16 * T;
+        __mmask16 m = keys - t0 >= 32 ? 0xFFFF : (__mmask16)((1u << (keys - t0 - 16)) - 1);
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++) {
+            _mm512_storeu_ps(a0 + (size_t)i * att_stride + t0, _mm512_mul_ps(acc0[i], vscale));
+            _mm512_mask_storeu_ps(a0 + (size_t)i * att_stride + t0 + 16, m,
+                                  _mm512_mul_ps(acc1[i], vscale));
+        }
+    }
+    if (T < tiles) {
+        const float *k0 = kt + (size_t)T * tile;
         __m512 acc[ATT_QUERIES];
 #pragma GCC unroll 8
         for (int i = 0; i < NQ; i++)
             acc[i] = _mm512_setzero_ps();
         for (int j = 0; j < hs; j++) {
-            __m512 kv = _mm512_load_ps(kt + (size_t)j * kld + t0);
+            __m512 kv = _mm512_load_ps(k0 + 16 * j);
 #pragma GCC unroll 8
             for (int i = 0; i < NQ; i++)
                 acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(q0[(size_t)i * q_stride + j]), kv, acc[i]);
         }
+        int t0 = 16 * T;
         __mmask16 m = keys - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (keys - t0)) - 1);
 #pragma GCC unroll 8
         for (int i = 0; i < NQ; i++)
@@ -941,7 +969,8 @@ INLINE void values_block_avx512(int NQ, float *o0, size_t out_stride, const floa
 #define VALUES_CALL(NQ, ...) values_block_avx512(NQ, __VA_ARGS__)
 
 /* Attention in blocks of ATT_QUERIES queries: the keys transposed once per call into
- * scratch (so that 16 keys' scores fill one register, no horizontal sums), scores,
+ * tiles of 16 in scratch (so that 16 keys' scores fill one register, no horizontal
+ * sums), scores,
  * softmax per query, then out = att · V for 4 queries at a time. Falls back to the
  * scalar loop when the scratch cannot be had. */
 static void attention_avx512(float *out, size_t out_stride, float *att, size_t att_stride,
@@ -966,12 +995,16 @@ static void attention_avx512(float *out, size_t out_stride, float *att, size_t a
         }
         return;
     }
-    for (int t = 0; t < all; t++)
+    /* key tiles: 16 keys' values j side by side, tile after tile (each 16 x hs floats,
+     * contiguous, so that a tile's rows do not fall into the same L1 sets) */
+    for (int t = 0; t < all; t++) {
+        float *kc = kt + (size_t)(t / 16) * 16 * hs + t % 16;
         for (int j = 0; j < hs; j++)
-            kt[(size_t)j * kld + t] = k[(size_t)t * kv_stride + j];
-    for (int j = 0; j < hs; j++)
-        for (size_t t = (size_t)all; t < kld; t++)
-            kt[(size_t)j * kld + t] = 0.0f;
+            kc[16 * j] = k[(size_t)t * kv_stride + j];
+    }
+    for (size_t t = (size_t)all; t < kld; t++)
+        for (int j = 0; j < hs; j++)
+            kt[t / 16 * 16 * hs + 16 * (size_t)j + t % 16] = 0.0f;
 
     for (int i0 = 0; i0 < n; i0 += ATT_QUERIES) {
         int nq = n - i0 < ATT_QUERIES ? n - i0 : ATT_QUERIES;
@@ -979,14 +1012,14 @@ static void attention_avx512(float *out, size_t out_stride, float *att, size_t a
         float *a0 = att + (size_t)i0 * att_stride;
         const float *q0 = q + (size_t)i0 * q_stride;
         switch (nq) {
-        case 8: SCORES_CALL(8, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        case 7: SCORES_CALL(7, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        case 6: SCORES_CALL(6, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        case 5: SCORES_CALL(5, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        case 4: SCORES_CALL(4, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        case 3: SCORES_CALL(3, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        case 2: SCORES_CALL(2, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
-        default: SCORES_CALL(1, a0, att_stride, q0, q_stride, kt, kld, keys, hs, scale); break;
+        case 8: SCORES_CALL(8, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        case 7: SCORES_CALL(7, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        case 6: SCORES_CALL(6, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        case 5: SCORES_CALL(5, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        case 4: SCORES_CALL(4, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        case 3: SCORES_CALL(3, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        case 2: SCORES_CALL(2, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
+        default: SCORES_CALL(1, a0, att_stride, q0, q_stride, kt, keys, hs, scale); break;
         }
         for (int i = 0; i < nq; i++) {
             float *a = a0 + (size_t)i * att_stride;
