@@ -8,7 +8,7 @@
  * Shapes: rows that are not a multiple of 16 (and ranges whose last block is short,
  * which reconfigures the tiles), vector counts around the 16-vector blocks (15, 16, 17,
  * 31, 33, 70), groups of 32, 64, 96, 128 and 160 (A tiles of 32 or 64 bytes, one to
- * five of them a group), batches past the 512 KiB vector tile, on the test's two
+ * five of them a group), batches past the 1.5 MiB vector tile, on the test's two
  * OpenMP threads (each configures its own tiles).
  *
  * Twice: on software tiles (this program compiles its own x86-amx.c with
@@ -143,15 +143,18 @@ START_TEST(test_q8_shapes)
 }
 END_TEST
 
-/* Batches past the vector tile (512 KiB of packed values), and a last row range of 24
- * rows (760 rows in ranges of 32 on two threads: a block of 16, then one of 8, the tiles
- * configured again, twice per vector tile). */
+/* Batches past the vector tile (1.5 MiB of packed values: 128 vectors of rows of 11,008
+ * values, so 150 are two tiles), and a last row range of 24 rows (760 rows in ranges of
+ * 32 on two threads: a block of 16, then one of 8, the tiles configured again). */
 START_TEST(test_q8_large)
 {
     rng_state = 0x2545f4914f6cdd1dull;
     q8_tensor a = q8_new(760, 4096, 32);
     check_same_bits(&a.t, 150, true, "Q8_0 760x4096 group 32");
     q8_free(&a);
+    q8_tensor c = q8_new(100, 11008, 32);
+    check_same_bits(&c.t, 150, true, "Q8_0 100x11008 group 32");
+    q8_free(&c);
     q8_tensor b = q8_new(300, 768, 64);
     check_same_bits(&b.t, 300, true, "Q8_0 300x768 group 64");
     q8_free(&b);

@@ -19,7 +19,7 @@
  * Two sets of A, B and C tiles and of sum buffers alternate between groups, the tiles
  * of group g + 1 issued before the epilogue of group g (faster than one set, though on
  * the CPUs measured the tile instructions and the epilogue do not overlap: see
- * docs/performance.md). The vectors are cut into tiles of about 512 KiB of packed
+ * docs/performance.md). The vectors are cut into tiles of about 1.5 MiB of packed
  * bytes that stay in L2 while a row block of 16 rows is reused across a tile's
  * blocks. The weights' scales of a row block are laid out group by group (16 floats,
  * zero past the block's rows) so that a block of fewer than 16 rows reads no row
@@ -106,8 +106,11 @@ static void tile_config_for(tile_config *c, int rows, int kbytes)
 }
 
 /* Packed bytes of activations a row block keeps reading from L2: vector tiles are cut
- * to about this much. */
-enum { AMX_TILE_BYTES = 512 << 10 };
+ * to about this much. Every CPU with AMX has 2 MiB of L2 a core; this leaves room for a
+ * row block of the longest rows (16 x 11,008 values: 176 KiB) and the next one being
+ * prefetched. Each further tile reads the thread's rows again from memory, so a prompt
+ * chunk should be one tile wherever it fits. */
+enum { AMX_TILE_BYTES = 1536 << 10 };
 
 /* The calling thread's buffer of a row block's scales (groups x 16 floats); NULL when
  * out of memory. */
