@@ -11,9 +11,9 @@
  * a row gets the bits of the prefill GEMM, whatever the panel, the batch or the split
  * of rows between threads. One vector reads four whole panels side by side (four
  * streams, x's pieces broadcast once for the four), the rest of the range a panel at
- * a time (a panel the range cuts with its rows masked). Up to four vectors share a panel's loads; more are taken four
- * at a time while the panel is still in cache. Each panel is one stream of 16 x cols
- * bytes, prefetched ahead (prefetch_weights). */
+ * a time (a panel the range cuts with its rows masked). Up to four vectors share a
+ * panel's loads; more are taken four at a time while the panel is still in cache.
+ * Each panel is one stream of 16 x cols bytes, prefetched ahead (prefetch_weights). */
 #include "x86.h"
 
 #include "panels.h"

@@ -871,59 +871,58 @@ static float *attention_scratch(size_t floats)
     return scratch_floats(&buf, &cap, floats);
 }
 
-/* Scores of NQ queries (rows of q0) against keys 0..keys-1 from the key tiles kt (see
- * attention_avx512), two tiles (32 keys) a step while there are two: each score is
- * Σ_j q[j] * k[j] summed in j order, times scale, into rows of a0. */
+/* Scores of NQ queries (rows of q0) against the NT (1 or 2) key tiles at k0 (see
+ * attention_avx512), keys t0..t0 + 16 NT - 1 of which those below `keys` are stored:
+ * each score is Σ_j q[j] * k[j] summed in j order, times scale, into rows of a0. */
+INLINE void scores_tiles_avx512(int NQ, int NT, float *a0, size_t att_stride, const float *q0,
+                                size_t q_stride, const float *k0, int t0, int keys, int hs,
+                                const __m512 vscale)
+{
+    __m512 acc[2][ATT_QUERIES];
+#pragma GCC unroll 2
+    for (int c = 0; c < NT; c++)
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++)
+            acc[c][i] = _mm512_setzero_ps();
+    for (int j = 0; j < hs; j++) {
+        __m512 kv[2];
+#pragma GCC unroll 2
+        for (int c = 0; c < NT; c++)
+            kv[c] = _mm512_load_ps(k0 + (size_t)c * 16 * hs + 16 * j);
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++) {
+            __m512 qv = _mm512_set1_ps(q0[(size_t)i * q_stride + j]);
+#pragma GCC unroll 2
+            for (int c = 0; c < NT; c++)
+                acc[c][i] = _mm512_fmadd_ps(qv, kv[c], acc[c][i]);
+        }
+    }
+#pragma GCC unroll 2
+    for (int c = 0; c < NT; c++) {
+        int left = keys - t0 - 16 * c;
+        __mmask16 m = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+#pragma GCC unroll 8
+        for (int i = 0; i < NQ; i++)
+            _mm512_mask_storeu_ps(a0 + (size_t)i * att_stride + t0 + 16 * c, m,
+                                  _mm512_mul_ps(acc[c][i], vscale));
+    }
+}
+
+/* Scores of NQ queries (rows of q0) against keys 0..keys-1 from the key tiles kt, two
+ * tiles (32 keys) a step while there are two, so that each query value loaded feeds
+ * two FMAs. */
 INLINE void scores_block_avx512(int NQ, float *a0, size_t att_stride, const float *q0,
                                 size_t q_stride, const float *kt, int keys, int hs, float scale)
 {
     const __m512 vscale = _mm512_set1_ps(scale);
-    const size_t tile = (size_t)16 * hs;
     const int tiles = (keys + 15) / 16;
     int T = 0;
-    for (; T + 2 <= tiles; T += 2) {
-        const float *k0 = kt + (size_t)T * tile, *k1 = k0 + tile;
-        __m512 acc0[ATT_QUERIES], acc1[ATT_QUERIES];
-#pragma GCC unroll 8
-        for (int i = 0; i < NQ; i++)
-            acc0[i] = acc1[i] = _mm512_setzero_ps();
-        for (int j = 0; j < hs; j++) {
-            __m512 kv0 = _mm512_load_ps(k0 + 16 * j), kv1 = _mm512_load_ps(k1 + 16 * j);
-#pragma GCC unroll 8
-            for (int i = 0; i < NQ; i++) {
-                __m512 qv = _mm512_set1_ps(q0[(size_t)i * q_stride + j]);
-                acc0[i] = _mm512_fmadd_ps(qv, kv0, acc0[i]);
-                acc1[i] = _mm512_fmadd_ps(qv, kv1, acc1[i]);
-            }
-        }
-        int t0 = 16 * T;
-        __mmask16 m = keys - t0 >= 32 ? 0xFFFF : (__mmask16)((1u << (keys - t0 - 16)) - 1);
-#pragma GCC unroll 8
-        for (int i = 0; i < NQ; i++) {
-            _mm512_storeu_ps(a0 + (size_t)i * att_stride + t0, _mm512_mul_ps(acc0[i], vscale));
-            _mm512_mask_storeu_ps(a0 + (size_t)i * att_stride + t0 + 16, m,
-                                  _mm512_mul_ps(acc1[i], vscale));
-        }
-    }
-    if (T < tiles) {
-        const float *k0 = kt + (size_t)T * tile;
-        __m512 acc[ATT_QUERIES];
-#pragma GCC unroll 8
-        for (int i = 0; i < NQ; i++)
-            acc[i] = _mm512_setzero_ps();
-        for (int j = 0; j < hs; j++) {
-            __m512 kv = _mm512_load_ps(k0 + 16 * j);
-#pragma GCC unroll 8
-            for (int i = 0; i < NQ; i++)
-                acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(q0[(size_t)i * q_stride + j]), kv, acc[i]);
-        }
-        int t0 = 16 * T;
-        __mmask16 m = keys - t0 >= 16 ? 0xFFFF : (__mmask16)((1u << (keys - t0)) - 1);
-#pragma GCC unroll 8
-        for (int i = 0; i < NQ; i++)
-            _mm512_mask_storeu_ps(a0 + (size_t)i * att_stride + t0, m,
-                                  _mm512_mul_ps(acc[i], vscale));
-    }
+    for (; T + 2 <= tiles; T += 2)
+        scores_tiles_avx512(NQ, 2, a0, att_stride, q0, q_stride, kt + (size_t)T * 16 * hs,
+                            16 * T, keys, hs, vscale);
+    if (T < tiles)
+        scores_tiles_avx512(NQ, 1, a0, att_stride, q0, q_stride, kt + (size_t)T * 16 * hs,
+                            16 * T, keys, hs, vscale);
 }
 
 #define SCORES_CALL(NQ, ...) scores_block_avx512(NQ, __VA_ARGS__)
@@ -970,8 +969,7 @@ INLINE void values_block_avx512(int NQ, float *o0, size_t out_stride, const floa
 
 /* Attention in blocks of ATT_QUERIES queries: the keys transposed once per call into
  * tiles of 16 in scratch (so that 16 keys' scores fill one register, no horizontal
- * sums), scores,
- * softmax per query, then out = att · V for 4 queries at a time. Falls back to the
+ * sums), scores, softmax per query, then out = att · V for 4 queries at a time. Falls back to the
  * scalar loop when the scratch cannot be had. */
 static void attention_avx512(float *out, size_t out_stride, float *att, size_t att_stride,
                              const float *q, size_t q_stride, const float *k, const float *v,

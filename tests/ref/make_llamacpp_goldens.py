@@ -176,7 +176,6 @@ def main(argv):
                 if kind == 'greedy-q8_0':
                     rec['quant'] = 'Q8_0'
                     rec['source'] += ', made Q8_0 by quantize.py'
-                    rec['sha256'] = hashlib.sha256(open(model, 'rb').read()).hexdigest()
                 print(json.dumps(rec, ensure_ascii=False), flush=True)
 
 
