@@ -7,8 +7,9 @@
 # file it writes is a model llmchat itself loads and runs; bad options get a message
 # and a non-zero exit; --anchor writes a GGUF file of the shape and reads a llama-bench's
 # JSON back (a stand-in that checks the file); --sweep prints one row per thread count,
-# 1, 2, 4, ... up to -T, each with llama-bench run on that count. Asserts no speed: timing belongs to the
-# benchmark, not to tests.
+# 1, 2, 4, ... up to -T, each with llama-bench run on that count; --quant runs a
+# llama-quantize (a stand-in that copies) on all usable CPUs, or -T's count. Asserts no
+# speed: timing belongs to the benchmark, not to tests.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 BENCH=$(dirname "$LLMCHAT_BIN")/llmchat-bench
@@ -210,6 +211,23 @@ assert_file_contains "sweep table" "$T/out" "llmchat-bench --sweep: 15M"
 rows=$(awk '$1 ~ /^[0-9]+$/ {print $1}' "$T/out" | tr '\n' ' ')
 [ "$rows" = "1 2 " ] || fail "sweep table rows for threads '$rows', expected '1 2 ': $(cat "$T/out")"
 pass "--sweep table without llama.cpp: one row for 1 and for 2 threads"
+
+# ---- --quant: llama-quantize makes the file, on the bench's threads (all CPUs by default) ----
+printf '#!/bin/sh\necho "$*" >>"%s"\ncp "$2" "$3"\n' "$T/quantize_args" >"$T/llama-quantize"
+chmod +x "$T/llama-quantize"
+run_bench --shape 15M --quant q4_k_m --quantize "$T/llama-quantize" --steps 16 --prompt 32 \
+    --cache "$T/cache" </dev/null
+assert_status 0
+[ -s "$T/cache/random-15M-q4_k_m.gguf" ] || fail "--quant q4_k_m: no random-15M-q4_k_m.gguf"
+rm -f "$T/cache/random-15M-q4_k_m.gguf"
+run_bench --shape 15M --quant q4_k_m --quantize "$T/llama-quantize" -T 1 --steps 16 --prompt 32 \
+    --cache "$T/cache" </dev/null
+assert_status 0
+expected="--allow-requantize $T/cache/random-15M-q8_0.gguf $T/cache/random-15M-q4_k_m.gguf.part Q4_K_M $(nproc)
+--allow-requantize $T/cache/random-15M-q8_0.gguf $T/cache/random-15M-q4_k_m.gguf.part Q4_K_M 1"
+[ "$(cat "$T/quantize_args")" = "$expected" ] ||
+    fail "llama-quantize's arguments: $(cat "$T/quantize_args"), expected $expected"
+pass "--quant: llama-quantize on all usable CPUs by default, on -T's count when given"
 
 # without a llama-bench the comparison is skipped with a message, the rest is measured
 unset LLMCHAT_ANCHOR_LLAMA_BENCH
