@@ -337,6 +337,68 @@ START_TEST(test_gemm_shapes)
 }
 END_TEST
 
+/* kernels_gemm_shared: matrices of unequal rows reading one batch, products in one
+ * region from one pack, each with kernels_gemm's bits, on every ISA; also at group 64,
+ * the one matrix twice. */
+START_TEST(test_gemm_shared)
+{
+    rng_state = 0x3c6ef372fe94f82bull;
+    enum { COLS = 512, N = 70, COUNT = 4 };
+    static const int rows[COUNT] = {300, 16, 48, 5};
+    owned w[COUNT];
+    const tensor *wp[COUNT];
+    float *want[COUNT], *got[COUNT];
+    for (int j = 0; j < COUNT; j++) {
+        w[j] = owned_q8(rows[j], COLS, 32, 0.5f);
+        wp[j] = &w[j].t;
+        want[j] = malloc(sizeof(float) * (size_t)N * rows[j]);
+        got[j] = malloc(sizeof(float) * (size_t)N * rows[j]);
+    }
+    owned other = owned_q8(24, COLS, 64, 0.5f); /* group 64: not the same pack */
+    float *x = random_vecs(N, COLS, 2.0f);
+    qbatch *xq = qbatch_new(N, COLS, 32);
+    qbatch_quantize(xq, x, N);
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int i = 0; i < k; i++) {
+        kernels_init(isas[i]);
+        for (int j = 0; j < COUNT; j++)
+            kernels_gemm(want[j], wp[j], NULL, xq, N);
+        for (int c = 1; c <= COUNT; c++) {
+            for (int j = 0; j < c; j++)
+                for (int e = 0; e < N * rows[j]; e++)
+                    got[j][e] = NAN;
+            kernels_gemm_shared(c, got, wp, NULL, xq, N);
+            for (int j = 0; j < c; j++)
+                ck_assert_msg(memcmp(got[j], want[j], sizeof(float) * (size_t)N * rows[j]) == 0,
+                              "%s: matrix %d of %d shared: not kernels_gemm's bits",
+                              kernels_isa_name(isas[i]), j, c);
+        }
+        /* group 64, the same matrix twice into one output */
+        qbatch *xq64 = qbatch_new(N, COLS, 64);
+        qbatch_quantize(xq64, x, N);
+        float *o64 = malloc(sizeof(float) * (size_t)N * 24), *w64 = malloc(sizeof(float) * (size_t)N * 24);
+        kernels_gemm(w64, &other.t, NULL, xq64, N);
+        const tensor *mixed[2] = {&other.t, &other.t};
+        float *outs[2] = {o64, o64};
+        kernels_gemm_shared(2, outs, mixed, NULL, xq64, N);
+        ck_assert(memcmp(o64, w64, sizeof(float) * (size_t)N * 24) == 0);
+        free(o64);
+        free(w64);
+        qbatch_free(xq64);
+    }
+    kernels_init(KERNELS_AUTO);
+    for (int j = 0; j < COUNT; j++) {
+        owned_free(&w[j]);
+        free(want[j]);
+        free(got[j]);
+    }
+    owned_free(&other);
+    free(x);
+    qbatch_free(xq);
+}
+END_TEST
+
 /* The same int8 weights in both layouts: Q8_0 (values, fp32 scales apart) and
  * Q8_0_BLOCKS (ggml's 34-byte blocks, an IEEE half scale each). Scales are halves
  * exactly (10-bit mantissas), so both layouts hold the same numbers. */
@@ -1622,6 +1684,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_quantize_nonfinite);
     tcase_add_test(core, test_matmul_shapes);
     tcase_add_test(core, test_gemm_shapes);
+    tcase_add_test(core, test_gemm_shared);
     tcase_add_test(core, test_swiglu);
     tcase_add_test(core, test_geglu);
     tcase_add_test(core, test_blocks_layout);

@@ -65,6 +65,52 @@ void forward_rmsnorm(float *o, const float *x, const float *weight, int size, fl
         o[j] = weight[j] * (ss * x[j]);
 }
 
+/* RMSNorm of `rows` rows of x (size each, contiguous) into o (may be x), as
+ * forward_rmsnorm does row by row and with its bits: each row's sum of squares still
+ * adds in j order, but NORM_ROWS rows' sums advance side by side, so the adds of one
+ * row no longer wait for each other's latency. */
+enum { NORM_ROWS = 8 };
+static void rmsnorm_rows(float *o, const float *x, const float *weight, int rows, int size,
+                         float eps)
+{
+    for (int r0 = 0; r0 < rows; r0 += NORM_ROWS) {
+        int nr = rows - r0 < NORM_ROWS ? rows - r0 : NORM_ROWS;
+        const float *xr = x + (size_t)r0 * size;
+        float *orow = o + (size_t)r0 * size;
+        if (nr < NORM_ROWS) {
+            for (int r = 0; r < nr; r++)
+                forward_rmsnorm(orow + (size_t)r * size, xr + (size_t)r * size, weight, size,
+                                eps);
+            continue;
+        }
+        const float *x0 = xr, *x1 = x0 + size, *x2 = x1 + size, *x3 = x2 + size,
+                    *x4 = x3 + size, *x5 = x4 + size, *x6 = x5 + size, *x7 = x6 + size;
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f, s4 = 0.0f, s5 = 0.0f, s6 = 0.0f,
+              s7 = 0.0f;
+        for (int j = 0; j < size; j++) {
+            s0 += x0[j] * x0[j];
+            s1 += x1[j] * x1[j];
+            s2 += x2[j] * x2[j];
+            s3 += x3[j] * x3[j];
+            s4 += x4[j] * x4[j];
+            s5 += x5[j] * x5[j];
+            s6 += x6[j] * x6[j];
+            s7 += x7[j] * x7[j];
+        }
+        const float ss[NORM_ROWS] = {s0, s1, s2, s3, s4, s5, s6, s7};
+        for (int r = 0; r < NORM_ROWS; r++) {
+            float s = ss[r];
+            s /= size;
+            s += eps;
+            s = 1.0f / sqrtf(s);
+            const float *xi = xr + (size_t)r * size;
+            float *oi = orow + (size_t)r * size;
+            for (int j = 0; j < size; j++)
+                oi[j] = weight[j] * (s * xi[j]);
+        }
+    }
+}
+
 /* x[i] += y[i] for i < n: a residual. */
 static void add_into(float *x, const float *y, int n)
 {
@@ -221,9 +267,13 @@ static const float *pass_norm(const pass *p, const float *x, const float *w)
         return p->ln->xn;
     }
     float *out = p->t->buf.xn;
+    int blocks = (p->n + NORM_ROWS - 1) / NORM_ROWS;
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-    for (int i = 0; i < p->n; i++)
-        forward_rmsnorm(out + (size_t)i * dim, x + (size_t)i * dim, w, dim, eps);
+    for (int b = 0; b < blocks; b++) {
+        size_t at = (size_t)b * NORM_ROWS * dim;
+        int rows = p->n - b * NORM_ROWS < NORM_ROWS ? p->n - b * NORM_ROWS : NORM_ROWS;
+        rmsnorm_rows(out + at, x + at, w, rows, dim, eps);
+    }
     return out;
 }
 
@@ -265,28 +315,35 @@ static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
 }
 
 /* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
- * Q8_0 weights get x quantized once per distinct (cols, group). */
+ * Q8_0 weights get x quantized once per distinct (cols, group); a batch's neighbours
+ * that read the same quantized x go to the GEMM together (one pack, one region). */
 static void matmul_shared(transformer *t, const float *x, int n, int count,
                           const tensor *const *w, float *const *out)
 {
-    qbatch *done[MAX_QBATCHES];
+    qbatch *done[MAX_QBATCHES], *xq[2 * PROJ_JOBS_MAX];
     int n_done = 0;
     for (int j = 0; j < count; j++) {
-        qbatch *xq = NULL;
+        xq[j] = NULL;
         if (tensor_is_q8(w[j])) {
-            xq = qbatch_for(t, w[j]->cols, w[j]->group);
+            xq[j] = qbatch_for(t, w[j]->cols, w[j]->group);
             bool fresh = true;
             for (int d = 0; d < n_done; d++)
-                fresh = fresh && done[d] != xq;
+                fresh = fresh && done[d] != xq[j];
             if (fresh) {
-                qbatch_quantize(xq, x, n);
-                done[n_done++] = xq;
+                qbatch_quantize(xq[j], x, n);
+                done[n_done++] = xq[j];
             }
         }
-        if (n == 1)
-            kernels_matvec(out[j], w[j], x, xq);
-        else
-            kernels_gemm(out[j], w[j], x, xq, n);
+    }
+    for (int j = 0, run; j < count; j += run) {
+        run = 1;
+        if (n == 1) {
+            kernels_matvec(out[j], w[j], x, xq[j]);
+            continue;
+        }
+        while (xq[j] && j + run < count && xq[j + run] == xq[j] && run < KERNELS_GEMM_SHARED_MAX)
+            run++;
+        kernels_gemm_shared(run, out + j, w + j, x, xq[j], n);
     }
 }
 
@@ -380,17 +437,20 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
             token_norm_add(p, t->buf.proj, post_norm);
         return next_norm ? pass_norm(p, t->buf.x, next_norm) : NULL;
     }
+    int blocks = (p->n + NORM_ROWS - 1) / NORM_ROWS;
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-    for (int i = 0; i < p->n; i++) {
-        float *x = t->buf.x + (size_t)i * dim, *xn = t->buf.xn + (size_t)i * dim;
-        const float *y = t->buf.proj + (size_t)i * dim;
+    for (int b = 0; b < blocks; b++) {
+        size_t at = (size_t)b * NORM_ROWS * dim;
+        int rows = p->n - b * NORM_ROWS < NORM_ROWS ? p->n - b * NORM_ROWS : NORM_ROWS;
+        float *x = t->buf.x + at, *xn = t->buf.xn + at;
+        const float *y = t->buf.proj + at;
         if (post_norm) {
-            forward_rmsnorm(xn, y, post_norm, dim, eps);
+            rmsnorm_rows(xn, y, post_norm, rows, dim, eps);
             y = xn;
         }
-        add_into(x, y, dim);
+        add_into(x, y, rows * dim);
         if (next_norm)
-            forward_rmsnorm(xn, x, next_norm, dim, eps);
+            rmsnorm_rows(xn, x, next_norm, rows, dim, eps);
     }
     return next_norm ? t->buf.xn : NULL;
 }

@@ -604,20 +604,41 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
     }
 }
 
-void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+/* Whether w's product with n vectors goes to the GEMM kernel from a pack of x made for
+ * w0 (the same stride and group). */
+static bool gemm_packs(const kernel_table *k, const tensor *w, const tensor *w0, int n)
 {
-    const kernel_table *k = kernels_active();
-    gemm_pack *p = NULL;
-    if (tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0)
-        p = gemm_pack_for(n, w->stride, w->group, k->gemm_signed);
-    if (!p) {
-        kernels_matmul(out, w, x, xq, n);
-        return;
-    }
+    return tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0 &&
+           w->stride == w0->stride && w->group == w0->group;
+}
+
+/* Rows r0..r1-1 of w's product with the packed vectors, on the calling thread. */
+static void gemm_range(const kernel_table *k, float *out, const tensor *w, const gemm_pack *p,
+                       const float *xsum, int r0, int r1)
+{
+    if (w->type == TENSOR_BLOCKS)
+        blocks_gemm_rows(out, w, p, xsum, r0, r1);
+    else if (w->type == TENSOR_Q8_0_BLOCKS && k->gemm_q8b)
+        k->gemm_q8b(out, w, p, r0, r1);
+    else if (w->type == TENSOR_Q8_0_BLOCKS)
+        blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
+    else
+        k->gemm_q8(out, w, p, r0, r1);
+}
+
+/* The products of count matrices (all gemm_packs with w[0]) with the n vectors of xq, in
+ * one parallel region: the vectors packed once, then the row ranges of every matrix
+ * handed out from one list. False when the pack cannot be had (nothing done). */
+static bool gemm_packed(const kernel_table *k, int count, float *const *out,
+                        const tensor *const *w, const qbatch *xq, int n)
+{
+    gemm_pack *p = gemm_pack_for(n, w[0]->stride, w[0]->group, k->gemm_signed);
+    if (!p)
+        return false;
     const float *xsum = NULL; /* the group sums (n, groups), for the mins */
-    if (w->type == TENSOR_BLOCKS && has_mins(w->btype))
-        xsum = group_sums(xq, n, QUANT_BLOCK);
-    int rows = w->rows;
+    for (int j = 0; j < count && !xsum; j++)
+        if (w[j]->type == TENSOR_BLOCKS && has_mins(w[j]->btype))
+            xsum = group_sums(xq, n, QUANT_BLOCK);
 #pragma omp parallel
     {
         int nt = 1;
@@ -627,23 +648,48 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
 #pragma omp for schedule(static)
         for (int b = 0; b < p->blocks; b++)
             gemm_pack_blocks(p, xq, b, b + 1);
-        /* row ranges as in kernels_matmul, big ones first, in whole row blocks of the
-         * GEMM kernel when it names one */
-        int per = range_rows(rows, nt, BLOCK_ROWS);
+        /* row ranges as in kernels_matmul, sized from all the matrices' rows together,
+         * in whole row blocks of the GEMM kernel when it names one; matrix after matrix
+         * in one list. One size for all: guided hands out ranges by count, so ranges of
+         * unequal sizes would give one thread the big matrix and another the small ones. */
+        int total = 0, first[KERNELS_GEMM_SHARED_MAX + 1];
+        for (int j = 0; j < count; j++)
+            total += w[j]->rows;
+        int per = range_rows(total, nt, BLOCK_ROWS);
         if (k->gemm_rows > 1)
             per = (per + k->gemm_rows - 1) / k->gemm_rows * k->gemm_rows;
-        int ranges = (rows + per - 1) / per;
+        first[0] = 0;
+        for (int j = 0; j < count; j++)
+            first[j + 1] = first[j] + (w[j]->rows + per - 1) / per;
 #pragma omp for schedule(guided, 1)
-        for (int i = 0; i < ranges; i++) {
-            int r0 = i * per, r1 = r0 + per < rows ? r0 + per : rows;
-            if (w->type == TENSOR_BLOCKS)
-                blocks_gemm_rows(out, w, p, xsum, r0, r1);
-            else if (w->type == TENSOR_Q8_0_BLOCKS && k->gemm_q8b)
-                k->gemm_q8b(out, w, p, r0, r1);
-            else if (w->type == TENSOR_Q8_0_BLOCKS)
-                blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
-            else
-                k->gemm_q8(out, w, p, r0, r1);
+        for (int i = 0; i < first[count]; i++) {
+            int j = 0;
+            while (i >= first[j + 1])
+                j++;
+            int rows = w[j]->rows, r0 = (i - first[j]) * per;
+            int r1 = r0 + per < rows ? r0 + per : rows;
+            gemm_range(k, out[j], w[j], p, xsum, r0, r1);
         }
     }
+    return true;
+}
+
+void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+{
+    const kernel_table *k = kernels_active();
+    if (!gemm_packs(k, w, w, n) || !gemm_packed(k, 1, &out, &w, xq, n))
+        kernels_matmul(out, w, x, xq, n);
+}
+
+void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, const float *x,
+                         const qbatch *xq, int n)
+{
+    const kernel_table *k = kernels_active();
+    bool packs = count <= KERNELS_GEMM_SHARED_MAX;
+    for (int j = 0; j < count && packs; j++)
+        packs = gemm_packs(k, w[j], w[0], n);
+    if (packs && gemm_packed(k, count, out, w, xq, n))
+        return;
+    for (int j = 0; j < count; j++)
+        kernels_gemm(out[j], w[j], x, xq, n);
 }

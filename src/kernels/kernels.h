@@ -81,6 +81,15 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
  * thread's own. */
 void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
 
+/* kernels_gemm for count matrices (at most KERNELS_GEMM_SHARED_MAX) that read the same
+ * x and xq (one cols and group): out[j] (n, w[j]->rows). The vectors are packed once and
+ * all the matrices' rows shared out in one parallel region, so q, k and v (or gate and
+ * up) cost one pack and one wait for the last thread, not three; each product has
+ * kernels_gemm's bits. */
+enum { KERNELS_GEMM_SHARED_MAX = 8 };
+void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, const float *x,
+                         const qbatch *xq, int n);
+
 /* Rows r0..r1-1 of kernels_matmul's out (n, rows), on the calling thread only. Ranges
  * that start at a multiple of kernels_row_block_of(w) give the same bits as
  * kernels_matmul, and vector 0 of a batch the same bits as a matvec. */
