@@ -161,6 +161,16 @@ if r["anchor_prompt"] != 32 or r["anchor_gen"] != 128:
     sys.exit("pp%r tg%r" % (r["anchor_prompt"], r["anchor_gen"]))
 PYEOF
 pass "--anchor: a GGUF file of the shape that a llama-bench reads, its figures read back, median ratios"
+run_bench --shape 15M --json --steps 16 --prompt 32 --gen 16 --cache "$T/cache" \
+    --anchor "$T/llama-bench" --rounds 1 --anchor-reps 1 </dev/null
+assert_status 0
+"$PYTHON" - "$T/out" <<'PYEOF' || fail "--gen 16: not the side-by-side decode test's length"
+import json, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").read())
+if r.get("anchor_gen") != 16 or r.get("llamacpp_decode_tok_s") != [100.0]:
+    sys.exit("anchor_gen %r, llama.cpp decode %r" % (r.get("anchor_gen"), r.get("llamacpp_decode_tok_s")))
+PYEOF
+pass "--gen 16: both engines' side-by-side decode test is 16 tokens (llama-bench -n 16)"
 
 # ---- --sweep: one row per thread count, 1, 2, 4, ... up to -T, llama-bench beside it ----
 FAKE_PER_THREAD=1 run_bench --shape 15M --json --sweep -T 3 --prompt 32 --cache "$T/cache" \
@@ -273,6 +283,9 @@ assert_file_contains "message" "$T/err" "llmchat-bench: --against takes llama.cp
 run_bench --prefetch t1 </dev/null
 [ "$rc" -eq 2 ] || fail "--prefetch t1 exited $rc"
 assert_file_contains "message" "$T/err" "llmchat-bench: --prefetch must be t0, nta or none, not 't1'"
+run_bench --gen 0 </dev/null
+[ "$rc" -eq 2 ] || fail "--gen 0 exited $rc"
+assert_file_contains "message" "$T/err" "--gen"
 run_bench --sweep-at 1,x </dev/null
 [ "$rc" -eq 2 ] || fail "--sweep-at 1,x exited $rc"
 assert_file_contains "message" "$T/err" "--sweep-at"

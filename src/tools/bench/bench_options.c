@@ -60,13 +60,15 @@ static void usage(FILE *f)
             "      --quantize PATH that llama-quantize\n"
             "      --against llama.cpp\n"
             "                      also write each shape as a GGUF Q8_0 file and alternate\n"
-            "                      llmchat with llama-bench -p N -n 128 on it, 3 rounds; the\n"
+            "                      llmchat with llama-bench -p N -n G on it, 3 rounds; the\n"
             "                      llama-bench is $LLMCHAT_ANCHOR_LLAMA_BENCH (skipped with a\n"
             "                      message when unset)\n"
             "      --anchor PATH   the same with this llama-bench\n"
             "      --rounds N      side-by-side rounds (default 3, at most 9)\n"
             "      --anchor-reps N repetitions of each test in a round (llama-bench -r;\n"
-            "                      default llama-bench's 5)\n"
+            "                      default llama-bench's 5)\n"            "      --gen G         tokens of the side-by-side decode test, both engines'\n"
+            "                      (llama-bench -n G; default 128): fewer let a big shape's\n"
+            "                      rows on one or two threads fit a short run\n"
             "      --json          one JSON object per shape instead of a table\n"
             "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
             "                      fraction of generate mode's, and both modes' time to first\n"
@@ -199,12 +201,12 @@ static void fill_defaults(bench_options *o)
 
 int bench_options_parse(int argc, char **argv, bench_options *o)
 {
-    *o = (bench_options){.steps = 128, .prompt = 512, .rounds = ROUNDS_DEFAULT};
+    *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT};
     bool any = false;
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
-        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS,
+        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_GEN,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -218,6 +220,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"anchor", required_argument, NULL, OPT_ANCHOR},
         {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
+        {"gen", required_argument, NULL, OPT_GEN},
         {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"quant", required_argument, NULL, OPT_QUANT},
@@ -286,6 +289,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_ANCHOR: o->against = true; o->anchor = optarg; break;
         case OPT_ROUNDS: o->rounds = int_option(optarg, "--rounds", 1, ROUNDS_MAX); break;
         case OPT_ANCHOR_REPS: o->anchor_reps = int_option(optarg, "--anchor-reps", 1, 100); break;
+        case OPT_GEN: o->gen = int_option(optarg, "--gen", 1, MAX_PROMPT); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

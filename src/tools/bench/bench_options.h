@@ -18,6 +18,7 @@ typedef struct {
     int threads;        /* 0: OpenMP's default */
     int steps;          /* decode tokens, split into ROUNDS windows */
     int prompt;         /* prefill tokens (capped by the context) */
+    int gen;            /* side-by-side decode tokens, llama-bench's -n (capped by the context) */
     bool json, long_ctx, scaling;
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */

@@ -9,14 +9,12 @@
 #include "measure.h"
 #include "stats.h"
 
-enum { ANCHOR_GEN = 128 }; /* tokens of the side-by-side decode test (llama-bench -n) */
-
 void side_by_side_run(const bench_options *o, const shape *s, const char *gguf_path,
                       const char *llama_bench, side_result *sr)
 {
     int reps = o->anchor_reps > 0 ? o->anchor_reps : 5; /* llama-bench's default */
     sr->n_prompt = o->prompt < s->seq_len ? o->prompt : s->seq_len;
-    sr->n_gen = ANCHOR_GEN < s->seq_len - 1 ? ANCHOR_GEN : s->seq_len - 1;
+    sr->n_gen = o->gen < s->seq_len - 1 ? o->gen : s->seq_len - 1;
     sr->reps = reps;
     int threads = cpus_threads(o->threads, cpus_usable(), NULL);
     double pr[ROUNDS_MAX], dr[ROUNDS_MAX];
