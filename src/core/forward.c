@@ -53,6 +53,22 @@ typedef struct {
 
 /* ---- the math of run.c ---- */
 
+/* o[j] = weight[j] * (s * x[j]), j < size; o may be x. Each 8 values are read into a
+ * buffer before any is written, so the compiler may do them as vectors. */
+static void scale_row(float *o, const float *x, const float *weight, float s, int size)
+{
+    int j = 0;
+    for (; j + 8 <= size; j += 8) {
+        float t[8];
+        for (int u = 0; u < 8; u++)
+            t[u] = weight[j + u] * (s * x[j + u]);
+        for (int u = 0; u < 8; u++)
+            o[j + u] = t[u];
+    }
+    for (; j < size; j++)
+        o[j] = weight[j] * (s * x[j]);
+}
+
 void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps)
 {
     float ss = 0.0f;
@@ -61,8 +77,7 @@ void forward_rmsnorm(float *o, const float *x, const float *weight, int size, fl
     ss /= size;
     ss += eps;
     ss = 1.0f / sqrtf(ss);
-    for (int j = 0; j < size; j++)
-        o[j] = weight[j] * (ss * x[j]);
+    scale_row(o, x, weight, ss, size);
 }
 
 /* RMSNorm of `rows` rows of x (size each, contiguous) into o (may be x), as
@@ -103,10 +118,7 @@ static void rmsnorm_rows(float *o, const float *x, const float *weight, int rows
             s /= size;
             s += eps;
             s = 1.0f / sqrtf(s);
-            const float *xi = xr + (size_t)r * size;
-            float *oi = orow + (size_t)r * size;
-            for (int j = 0; j < size; j++)
-                oi[j] = weight[j] * (s * xi[j]);
+            scale_row(orow + (size_t)r * size, xr + (size_t)r * size, weight, s, size);
         }
     }
 }
