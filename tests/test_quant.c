@@ -374,16 +374,17 @@ START_TEST(test_gemm_shared)
                               "%s: matrix %d of %d shared: not kernels_gemm's bits",
                               kernels_isa_name(isas[i]), j, c);
         }
-        /* group 64, the same matrix twice into one output */
+        /* group 64, the same matrix twice */
         qbatch *xq64 = qbatch_new(N, COLS, 64);
         qbatch_quantize(xq64, x, N);
-        float *o64 = malloc(sizeof(float) * (size_t)N * 24), *w64 = malloc(sizeof(float) * (size_t)N * 24);
+        size_t bytes64 = sizeof(float) * (size_t)N * 24;
+        float *w64 = malloc(bytes64), *outs[2] = {malloc(bytes64), malloc(bytes64)};
         kernels_gemm(w64, &other.t, NULL, xq64, N);
-        const tensor *mixed[2] = {&other.t, &other.t};
-        float *outs[2] = {o64, o64};
-        kernels_gemm_shared(2, outs, mixed, NULL, xq64, N);
-        ck_assert(memcmp(o64, w64, sizeof(float) * (size_t)N * 24) == 0);
-        free(o64);
+        const tensor *twice[2] = {&other.t, &other.t};
+        kernels_gemm_shared(2, outs, twice, NULL, xq64, N);
+        ck_assert(memcmp(outs[0], w64, bytes64) == 0 && memcmp(outs[1], w64, bytes64) == 0);
+        free(outs[0]);
+        free(outs[1]);
         free(w64);
         qbatch_free(xq64);
     }

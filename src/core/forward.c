@@ -85,6 +85,13 @@ void forward_rmsnorm(float *o, const float *x, const float *weight, int size, fl
  * adds in j order, but NORM_ROWS rows' sums advance side by side, so the adds of one
  * row no longer wait for each other's latency. */
 enum { NORM_ROWS = 8 };
+
+/* The rows of block b (NORM_ROWS rows a block) of a batch of n rows. */
+static int norm_block_rows(int n, int b)
+{
+    return n - b * NORM_ROWS < NORM_ROWS ? n - b * NORM_ROWS : NORM_ROWS;
+}
+
 static void rmsnorm_rows(float *o, const float *x, const float *weight, int rows, int size,
                          float eps)
 {
@@ -292,8 +299,7 @@ static const float *pass_norm(const pass *p, const float *x, const float *w)
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
     for (int b = 0; b < blocks; b++) {
         size_t at = (size_t)b * NORM_ROWS * dim;
-        int rows = p->n - b * NORM_ROWS < NORM_ROWS ? p->n - b * NORM_ROWS : NORM_ROWS;
-        rmsnorm_rows(out + at, x + at, w, rows, dim, eps);
+        rmsnorm_rows(out + at, x + at, w, norm_block_rows(p->n, b), dim, eps);
     }
     return out;
 }
@@ -462,7 +468,7 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
     for (int b = 0; b < blocks; b++) {
         size_t at = (size_t)b * NORM_ROWS * dim;
-        int rows = p->n - b * NORM_ROWS < NORM_ROWS ? p->n - b * NORM_ROWS : NORM_ROWS;
+        int rows = norm_block_rows(p->n, b);
         float *x = t->buf.x + at, *xn = t->buf.xn + at;
         const float *y = t->buf.proj + at;
         if (post_norm) {

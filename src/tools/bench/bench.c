@@ -111,8 +111,8 @@ static void write_files(const bench_options *o, const programs *p, const shape *
         char q8[4096];
         memcpy(q8, f->gguf, sizeof q8);
         snprintf(f->gguf, sizeof f->gguf, "%s/random-%s-%s.gguf", o->cache, s->name, o->quant);
-        if (quantize_file(p->llama_quantize, q8, f->gguf, o->quant, cpus_threads(o->threads, cpus_usable(), NULL),
-                          err, sizeof err) != 0)
+        int threads = cpus_threads(o->threads, cpus_usable(), NULL);
+        if (quantize_file(p->llama_quantize, q8, f->gguf, o->quant, threads, err, sizeof err) != 0)
             die("%s", err);
     }
     if (gguf) /* llmchat times the GGUF file as well: the very file llama-bench reads */
