@@ -9,7 +9,8 @@
  * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
  * 17 and 70 vectors (prefill, across the vector tiles) through kernels_matvec,
  * kernels_matmul and kernels_gemm (from 16 vectors the rows made exact Q8_0 for the
- * GEMM kernel); vector 0 of a matmul batch has the bits of a matvec. */
+ * GEMM kernel); vector 0 of a matmul batch has the bits of a matvec. Every table's
+ * unpack_row (those rows made exact Q8_0) gives the plain-C one's bytes and floats. */
 #include "testutil.h"
 
 #include <math.h>
@@ -20,6 +21,7 @@
 #include "gguf.h"
 #include "kernels.h"
 #include "quant.h"
+#include "table.h"
 
 static const struct {
     ggml_type type;
@@ -256,6 +258,51 @@ START_TEST(test_zero_and_nan)
 }
 END_TEST
 
+/* Every table's unpack_row against the plain-C one, bytes and floats, every part, on
+ * random rows of two super-blocks and more (odd bytes after the row: none read). */
+START_TEST(test_unpack_same_bytes)
+{
+    rng_state = 0x41c64e6d12345ull + (uint64_t)_i;
+    ggml_type type = types[_i].type;
+    static const int col_counts[] = {256, 512, 2048};
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (size_t c = 0; c < sizeof col_counts / sizeof col_counts[0]; c++) {
+        int cols = col_counts[c], groups = cols / 32;
+        size_t row_bytes;
+        uint8_t *data = random_blocks(type, 3, cols, &row_bytes);
+        int8_t *q0 = malloc(cols), *q1 = malloc(cols);
+        float *s0 = malloc(sizeof(float) * groups), *s1 = malloc(sizeof(float) * groups);
+        float *m0 = calloc(groups, sizeof(float)), *m1 = calloc(groups, sizeof(float));
+        for (int part = 0; part < kernels_unpack_parts(type); part++)
+            for (int r = 0; r < 3; r++) {
+                const uint8_t *row = data + (size_t)r * row_bytes;
+                kernels_unpack_row(type, row, cols, part, q0, s0, m0);
+                for (int j = 0; j < k; j++) {
+                    kernels_init(isas[j]);
+                    memset(q1, 0x55, cols);
+                    memset(s1, 0x55, sizeof(float) * groups);
+                    memcpy(m1, m0, sizeof(float) * groups); /* types without mins: untouched */
+                    kernels_active()->unpack_row(type, row, cols, part, q1, s1, m1);
+                    ck_assert_msg(memcmp(q0, q1, cols) == 0 &&
+                                      memcmp(s0, s1, sizeof(float) * groups) == 0 &&
+                                      memcmp(m0, m1, sizeof(float) * groups) == 0,
+                                  "%s %s cols %d part %d row %d: unpacked rows differ",
+                                  kernels_isa_name(isas[j]), ggml_type_name(type), cols, part, r);
+                }
+            }
+        free(data);
+        free(q0);
+        free(q1);
+        free(s0);
+        free(s1);
+        free(m0);
+        free(m1);
+    }
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("kernels_blocks");
@@ -264,6 +311,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(core, test_random_blocks, 0, N_TYPES);
     tcase_add_loop_test(core, test_file_blocks, 0, N_TYPES);
     tcase_add_loop_test(core, test_zero_and_nan, 0, N_TYPES);
+    tcase_add_loop_test(core, test_unpack_same_bytes, 0, N_TYPES);
     suite_add_tcase(s, core);
     return s;
 }

@@ -1439,7 +1439,7 @@ START_TEST(test_quantize_same_bytes)
 {
     /* every ISA's quantizer gives the scalar one's bytes and scales exactly */
     rng_state = 0xbe5466cf34e90c6cull;
-    static const int lens[] = {1, 15, 16, 17, 100, 172, 288, 768};
+    static const int lens[] = {1, 15, 16, 17, 100, 172, 288, 768, 1040, 2048, 4111};
     static const int groups[] = {16, 32, 64, 128};
     kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);

@@ -140,6 +140,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     FILL(dot_q8)
     FILL(quantize_row)
     FILL(dequantize_rows)
+    FILL(unpack_row)
     FILL(rows_dot)
     FILL(rows_axpy)
     FILL(softmax)
@@ -537,10 +538,10 @@ static void add_rows(float *restrict out, size_t ldo, const float *restrict part
     }
 }
 
-/* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (kernels_unpack_row)
- * in the calling thread's buffers, multiplied by the packed vectors with the GEMM kernel;
- * the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's second
- * part are added after. */
+/* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (the table's
+ * unpack_row) in the calling thread's buffers, multiplied by the packed vectors with the
+ * GEMM kernel; the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and
+ * Q6_K's second part are added after. */
 static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
                              const float *xsum, int r0, int r1)
 {
@@ -579,9 +580,9 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
         }
         for (int part_i = 0; part_i < parts; part_i++) {
             for (int i = 0; i < nr; i++)
-                kernels_unpack_row(w->btype, tensor_row_blocks(w, r + i), cols, part_i,
-                                   q + (size_t)i * cols, scale + (size_t)i * groups,
-                                   min + (size_t)i * groups);
+                k->unpack_row(w->btype, tensor_row_blocks(w, r + i), cols, part_i,
+                              q + (size_t)i * cols, scale + (size_t)i * groups,
+                              min + (size_t)i * groups);
             /* part 0 straight into out (rows keep w's count: out + r); the others into
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,

@@ -249,6 +249,7 @@ const kernel_table kernels_scalar = {
     .dot_q8 = kernels_scalar_dot_q8,
     .quantize_row = quantize_row_scalar,
     .dequantize_rows = dequantize_rows_scalar,
+    .unpack_row = kernels_unpack_row,
     .rows_dot = rows_dot_scalar,
     .rows_axpy = kernels_scalar_rows_axpy,
     .softmax = softmax_scalar,

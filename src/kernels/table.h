@@ -119,6 +119,10 @@ struct kernel_table {
     void (*quantize_row)(int8_t *q, float *scale, const float *x, int n, int stride, int group);
     /* quant_dequantize_rows. */
     void (*dequantize_rows)(float *out, const int8_t *q, const float *s, int n_rows, int hs);
+    /* kernels_unpack_row (prefill's rows of ggml blocks made exact Q8_0): the same bytes
+     * and floats. */
+    void (*unpack_row)(int btype, const uint8_t *row, int cols, int part, int8_t *q,
+                       float *scale, float *min);
 
     /* fp32 attention pieces (see kernels.h) */
     void (*rows_dot)(float *out, const float *rows, size_t row_stride, int n_rows, const float *x,
@@ -185,6 +189,10 @@ float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
 int kernels_unpack_parts(int btype);
 void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                         float *scale, float *min);
+/* kernels_unpack_row with 256-bit moves for Q4_K, Q5_K and Q6_K (the other types: the
+ * plain-C one), for both x86 tables (kernels/x86-avx2-blocks.c). */
+void kernels_x86_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
+                            float *scale, float *min);
 /* Scale j (0..7) and min of a Q4_K / Q5_K super-block's 12 bytes of 6-bit pairs. */
 void kernels_k4_scale_min(const uint8_t *s, int j, int *scale, int *min);
 void kernels_scalar_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,

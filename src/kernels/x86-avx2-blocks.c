@@ -6,9 +6,11 @@
  * sums differs from the twins. The half-precision scales convert with F16C (the table
  * requires it). (The AVX-512 table has its own, 64 values a register:
  * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
- * made Q8_0 rows with 32-byte moves and F16C. */
+ * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant rows made
+ * exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats). */
 #include "x86.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 TARGET_BEGIN("avx2,fma,f16c")
@@ -231,6 +233,104 @@ float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs
         }
     }
     return hsum256(_mm256_add_ps(acc0, acc1)) - 32.0f * hsum256(offset);
+}
+
+/* A Q4_K / Q5_K super-block (kernels/scalar-blocks.c: unpack_k45): sub-block 2p the low
+ * nibbles of qs[32p..32p+31], 2p + 1 the high ones, plus 16 where bits 2p, 2p + 1 of
+ * qh[l] are set (Q5_K); scale j = d · sc_j, min j = −(dmin · m_j). */
+INLINE void unpack_k45_block(const uint8_t *b, bool five, int8_t *y, float *scale, float *min)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    const uint8_t *qs = b + (five ? 48 : 16);
+    const __m256i qh =
+        five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; p++) {
+        __m256i c = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
+        __m256i lo = _mm256_and_si256(c, low), hi = _mm256_and_si256(_mm256_srli_epi16(c, 4), low);
+        if (five) { /* bit 2p (2p + 1) of each byte to bit 4: shifts within 16-bit lanes,
+                       masked to one bit of each byte before it moves */
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(
+                                         _mm256_and_si256(_mm256_srli_epi16(qh, 2 * p), one), 4));
+            hi = _mm256_or_si256(
+                hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p + 1), one), 4));
+        }
+        _mm256_storeu_si256((__m256i *)(y + 64 * p), lo);
+        _mm256_storeu_si256((__m256i *)(y + 64 * p + 32), hi);
+    }
+    uint32_t u[4];
+    k4_scales_mins(u, b + 4);
+    __m128i sm = _mm_loadu_si128((const __m128i *)u);
+    __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm));
+    __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)));
+    _mm256_storeu_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_at(b)), sc));
+    _mm256_storeu_ps(min, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(b + 2)), m),
+                                        _mm256_set1_ps(-0.0f)));
+}
+
+/* A Q6_K super-block's part (kernels/scalar-blocks.c: unpack_q6_k): each 32-byte group
+ * is one register, ql's nibble or'ed with qh's two bits moved to bits 4-5 (masked after
+ * the 16-bit shifts), minus 32, the half that is not the part's cleared; scale j =
+ * d · sc[2j + part]. */
+INLINE void unpack_q6_k_block(const uint8_t *b, int part, int8_t *y, float *scale)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f), bits = _mm256_set1_epi8(0x30),
+                  off = _mm256_set1_epi8(32);
+    const __m256i keep =
+        part ? _mm256_set_epi64x(-1, -1, 0, 0) : _mm256_set_epi64x(0, 0, -1, -1);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(b + 64 * h));
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(b + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * h));
+        /* values l, l + 32, l + 64, l + 96: qh's bits 0-1, 2-3, 4-5, 6-7 */
+        const __m256i top[4] = {
+            _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits),
+            _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits),
+            _mm256_and_si256(qh, bits),
+            _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits),
+        };
+        const __m256i nib[4] = {
+            _mm256_and_si256(a, low),
+            _mm256_and_si256(c, low),
+            _mm256_and_si256(_mm256_srli_epi16(a, 4), low),
+            _mm256_and_si256(_mm256_srli_epi16(c, 4), low),
+        };
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++)
+            _mm256_storeu_si256((__m256i *)(y + 128 * h + 32 * i),
+                                _mm256_and_si256(
+                                    _mm256_sub_epi8(_mm256_or_si256(nib[i], top[i]), off), keep));
+    }
+    /* sc[2j + part] for j < 8: every other byte, sign-extended */
+    __m128i sc = _mm_loadu_si128((const __m128i *)(b + 192));
+    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m128i pick = _mm_shuffle_epi8(sc, _mm_add_epi8(even, _mm_set1_epi8((char)part)));
+    _mm256_storeu_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_at(b + 208)),
+                                          _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(pick))));
+}
+
+void kernels_x86_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
+                            float *scale, float *min)
+{
+    switch (btype) {
+    case GGML_TYPE_Q4_K:
+        for (int b = 0; b < cols / 256; b++)
+            unpack_k45_block(row + 144 * (size_t)b, false, q + 256 * b, scale + 8 * b,
+                             min + 8 * b);
+        return;
+    case GGML_TYPE_Q5_K:
+        for (int b = 0; b < cols / 256; b++)
+            unpack_k45_block(row + 176 * (size_t)b, true, q + 256 * b, scale + 8 * b,
+                             min + 8 * b);
+        return;
+    case GGML_TYPE_Q6_K:
+        for (int b = 0; b < cols / 256; b++)
+            unpack_q6_k_block(row + 210 * (size_t)b, part, q + 256 * b, scale + 8 * b);
+        return;
+    default:
+        kernels_unpack_row(btype, row, cols, part, q, scale, min);
+    }
 }
 
 TARGET_END

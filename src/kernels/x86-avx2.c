@@ -486,6 +486,7 @@ const kernel_table kernels_x86_avx2 = {
     .dot_q8 = dot_q8_avx2,
     .quantize_row = NULL, /* the scalar one */
     .dequantize_rows = dequantize_rows_avx2,
+    .unpack_row = kernels_x86_unpack_row,
     .rows_dot = rows_dot_avx2,
     .rows_axpy = rows_axpy_avx2,
     .softmax = softmax_avx2,

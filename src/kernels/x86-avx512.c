@@ -1196,6 +1196,7 @@ const kernel_table kernels_x86_avx512 = {
     .dot_q8 = dot_q8_avx512,
     .quantize_row = quantize_row_avx512,
     .dequantize_rows = dequantize_rows_avx512,
+    .unpack_row = kernels_x86_unpack_row,
     .rows_dot = rows_dot_avx512,
     .rows_axpy = rows_axpy_avx512,
     .softmax = softmax_avx512,
