@@ -338,29 +338,42 @@ static inline __attribute__((always_inline)) int sum_int8(const int8_t *q, int n
     return s;
 }
 
-/* xsum (n, stride / width) of vectors 0..n-1 of xq (group 32): the scale of each piece's
- * group times the sum of the piece's `width` int8 values, in the calling thread's
- * buffer; NULL when out of memory. */
-static const float *group_sums(const qbatch *xq, int n, int width)
+/* The calling thread's buffer for the group sums of n vectors of xq in pieces of
+ * `width` (see group_sums); NULL when out of memory. */
+static float *group_sums_buffer(const qbatch *xq, int n, int width)
 {
     static _Thread_local float *sums;
     static _Thread_local size_t cap;
-    int pieces = xq->stride / width, groups = xq->stride / QUANT_BLOCK;
-    size_t need = (size_t)n * pieces;
+    size_t need = (size_t)n * (xq->stride / width);
     if (need > cap) {
         free(sums);
         sums = malloc(sizeof(float) * need);
         cap = sums ? need : 0;
     }
-    if (!sums)
-        return NULL;
-    for (int v = 0; v < n; v++)
+    return sums;
+}
+
+/* Rows v0..v1-1 of sums (n, stride / width): each piece's `width` int8 values of xq
+ * (group 32) summed, times the scale of the piece's group. */
+static void group_sums_fill(float *sums, const qbatch *xq, int v0, int v1, int width)
+{
+    int pieces = xq->stride / width, groups = xq->stride / QUANT_BLOCK;
+    for (int v = v0; v < v1; v++)
         for (int g = 0; g < pieces; g++) {
             const int8_t *q = xq->q + (size_t)v * xq->stride + (size_t)g * width;
             int s = width == 16 ? sum_int8(q, 16) : sum_int8(q, QUANT_BLOCK);
             sums[(size_t)v * pieces + g] =
                 xq->scale[(size_t)v * groups + g * width / QUANT_BLOCK] * (float)s;
         }
+}
+
+/* xsum (n, stride / width) of vectors 0..n-1 of xq, in the calling thread's buffer;
+ * NULL when out of memory. */
+static const float *group_sums(const qbatch *xq, int n, int width)
+{
+    float *sums = group_sums_buffer(xq, n, width);
+    if (sums)
+        group_sums_fill(sums, xq, 0, n, width);
     return sums;
 }
 
@@ -540,8 +553,9 @@ static void add_rows(float *restrict out, size_t ldo, const float *restrict part
 
 /* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (the table's
  * unpack_row) in the calling thread's buffers, multiplied by the packed vectors with the
- * GEMM kernel; the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and
- * Q6_K's second part are added after. */
+ * GEMM kernel, which is told the next rows' blocks (tensor.ahead) to prefetch while it
+ * works; the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's
+ * second part are added after. */
 static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
                              const float *xsum, int r0, int r1)
 {
@@ -587,6 +601,11 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
                            .stride = cols, .group = QUANT_BLOCK, .q = q, .scale = scale};
+            if (part_i == parts - 1 && r + ROWS < r1) { /* the next rows' blocks */
+                view.ahead = tensor_row_blocks(w, r + ROWS);
+                view.ahead_bytes = (size_t)(r1 - r - ROWS < ROWS ? r1 - r - ROWS : ROWS) *
+                                   w->row_bytes;
+            }
             k->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
             if (part_i)
                 add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
@@ -636,10 +655,10 @@ static bool gemm_packed(const kernel_table *k, int count, float *const *out,
     gemm_pack *p = gemm_pack_for(n, w[0]->stride, w[0]->group, k->gemm_signed);
     if (!p)
         return false;
-    const float *xsum = NULL; /* the group sums (n, groups), for the mins */
+    float *xsum = NULL; /* the group sums (n, groups), for the mins: made beside the pack */
     for (int j = 0; j < count && !xsum; j++)
         if (w[j]->type == TENSOR_BLOCKS && has_mins(w[j]->btype))
-            xsum = group_sums(xq, n, QUANT_BLOCK);
+            xsum = group_sums_buffer(xq, n, QUANT_BLOCK);
 #pragma omp parallel
     {
         int nt = 1;
@@ -647,8 +666,12 @@ static bool gemm_packed(const kernel_table *k, int count, float *const *out,
         nt = omp_get_num_threads();
 #endif
 #pragma omp for schedule(static)
-        for (int b = 0; b < p->blocks; b++)
+        for (int b = 0; b < p->blocks; b++) {
             gemm_pack_blocks(p, xq, b, b + 1);
+            if (xsum)
+                group_sums_fill(xsum, xq, b * GEMM_VECS,
+                                (b + 1) * GEMM_VECS < n ? (b + 1) * GEMM_VECS : n, QUANT_BLOCK);
+        }
         /* row ranges as in kernels_matmul, sized from all the matrices' rows together,
          * in whole row blocks of the GEMM kernel when it names one; matrix after matrix
          * in one list. One size for all: guided hands out ranges by count, so ranges of

@@ -56,6 +56,10 @@ typedef struct {
     size_t row_bytes;    /* BLOCKS: bytes per row (cols / block values * block bytes) */
     const uint8_t *panels; /* Q8_0_BLOCKS: the same values repacked for the decode kernel
                               (kernels_panels_pack), or NULL; the blocks stay valid */
+    const uint8_t *ahead;  /* bytes a GEMM kernel may prefetch while it multiplies this
+                              tensor (ahead_bytes of them): in a K-quant prefill, the next
+                              rows' blocks, which the rows made Q8_0 come from; else NULL */
+    size_t ahead_bytes;
 } tensor;
 
 /* True for the int8 layouts and the block types: the tensor multiplies activations

@@ -278,11 +278,14 @@ static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, i
                 block_scales_fill(wst, w->scale + (size_t)r * groups, R, groups);
             /* the next row block's weights, a slice before each vector block of this
              * one: the scales above are the first touch of a block's rows, and would
-             * otherwise wait for memory */
+             * otherwise wait for memory; after the last block, the bytes w names ahead
+             * (a K-quant prefill's next rows, which it reads to make them Q8_0) */
             const int next_rows = r1 - r - 16 < 16 ? r1 - r - 16 : 16;
             const uint8_t *next = next_rows > 0 ? (const uint8_t *)(w0 + (size_t)(r + 16) * wrow)
-                                                : NULL;
-            const size_t next_bytes = next_rows > 0 ? (size_t)next_rows * wrow : 0;
+                                                : w->ahead;
+            const size_t next_bytes = next_rows > 0 ? (size_t)next_rows * wrow
+                                      : w->ahead ? w->ahead_bytes
+                                                 : 0;
             const size_t nb = (size_t)(b1 - b0);
             size_t slice = ((next_bytes + nb - 1) / nb + 63) / 64 * 64, o = 0;
             for (int b = b0; b < b1; b++) {
