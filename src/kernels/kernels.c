@@ -141,6 +141,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     FILL(quantize_row)
     FILL(dequantize_rows)
     FILL(unpack_row)
+    FILL(gemm_pack16)
     FILL(rows_dot)
     FILL(rows_axpy)
     FILL(softmax)
@@ -427,14 +428,27 @@ int kernels_row_block_of(const tensor *w)
     return w->panels && kernels_active()->matmul_q8p ? PANEL_ROWS : BLOCK_ROWS;
 }
 
-/* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack). */
+/* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack): whole
+ * blocks with the table's gemm_pack16 where it has one, the rest 4 bytes at a time. */
 static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 {
     const int stride = p->stride, groups = stride / p->group;
     const uint32_t offset = p->signed_x ? 0 : 0x80808080u; /* the bytes of a zero value */
+    const kernel_table *k = kernels_active();
     for (int b = b0; b < b1; b++) {
         uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
         float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
+        const bool whole = (b + 1) * GEMM_VECS <= p->n;
+        if (whole && k->gemm_pack16) {
+            const int8_t *rows[GEMM_VECS];
+            for (int v = 0; v < GEMM_VECS; v++)
+                rows[v] = xq->q + (size_t)(b * GEMM_VECS + v) * xq->stride;
+            k->gemm_pack16(dst, rows, stride, offset);
+            for (int v = 0; v < GEMM_VECS; v++)
+                for (int g = 0; g < groups; g++)
+                    ds[g * GEMM_VECS + v] = xq->scale[(size_t)(b * GEMM_VECS + v) * groups + g];
+            continue;
+        }
         for (int v = 0; v < GEMM_VECS; v++) {
             int t = b * GEMM_VECS + v;
             if (t >= p->n) {

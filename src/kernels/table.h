@@ -88,6 +88,12 @@ struct kernel_table {
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
      * whole blocks of them, but the last. */
     int gemm_rows;
+    /* Packs one whole block of GEMM_VECS vectors for gemm_q8 in gemm_pack's layout:
+     * rows[v] the vector's stride int8 values (stride a multiple of 4), each 4-byte piece
+     * xor offset (0x80808080 makes x + 128; 0 keeps x), to dst (stride * GEMM_VECS
+     * bytes). NULL: a C loop (kernels.c). */
+    void (*gemm_pack16)(uint8_t *dst, const int8_t *const rows[GEMM_VECS], int stride,
+                        uint32_t offset);
     /* The prefill's mins part for the block types with mins, for a block of nr <= 16
      * rows: out[v * ldo + i] += Σ_g xsum[v * groups + g] · min_t[g * 16 + i] for v < n,
      * i < nr (min_t: the rows' mins group by group). NULL: rows_f32, then an add. */

@@ -153,41 +153,6 @@ INLINE void group_epilogue(__m512 acc[16], const int32_t *sums, const float *xs,
     }
 }
 
-/* Rows become columns: m[r] lane v becomes m[v] lane r. */
-INLINE void transpose16(__m512 m[16])
-{
-    __m512 t[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(m[2 * i], m[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(m[2 * i], m[2 * i + 1]);
-    }
-    /* m[4i + j], in each 128-bit lane L: rows 4i..4i+3 of column 4L + j */
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        m[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        m[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        m[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        m[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    /* t[j]: rows 0-3 and 4-7 of columns j, 8 + j; t[4 + j]: of 4 + j, 12 + j; t[8..15]
-     * the same for rows 8-15 */
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++)
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            t[8 * h + j] = _mm512_shuffle_f32x4(m[8 * h + j], m[8 * h + 4 + j], 0x88);
-            t[8 * h + 4 + j] = _mm512_shuffle_f32x4(m[8 * h + j], m[8 * h + 4 + j], 0xDD);
-        }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; j++) {
-        m[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-        m[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-        m[4 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0x88);
-        m[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xDD);
-    }
-}
-
 /* The sums of group g into tile C and then into buf: zero, then per kstep values an A
  * tile from the rows and a B tile from the pack, multiplied in. */
 #define GROUP_TILES(C, A, B, buf, g)                                                      \

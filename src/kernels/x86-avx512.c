@@ -805,6 +805,27 @@ static void quantize_row_avx512(int8_t *q, float *scale, const float *x, int n, 
     }
 }
 
+/* gemm_pack16: 64 bytes (16 pieces) of each of the 16 vectors loaded, transposed in
+ * registers (transpose16), so that register k holds piece k of every vector: one
+ * 64-byte row of the pack; a row's last 32 bytes (stride % 64 == 32) masked. */
+void kernels_avx512_gemm_pack16(uint8_t *dst, const int8_t *const rows[16], int stride,
+                                uint32_t offset)
+{
+    const __m512i off = _mm512_set1_epi32((int)offset);
+    for (int c = 0; c < stride; c += 64) {
+        const int pieces = stride - c >= 64 ? 16 : (stride - c) / 4;
+        const __mmask16 m = pieces == 16 ? 0xFFFF : (__mmask16)((1u << pieces) - 1);
+        __m512 t[16];
+#pragma GCC unroll 16
+        for (int v = 0; v < 16; v++)
+            t[v] = _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, rows[v] + c));
+        transpose16(t);
+        for (int k = 0; k < pieces; k++)
+            _mm512_storeu_si512((void *)(dst + (size_t)(c / 4 + k) * 64),
+                                _mm512_xor_si512(_mm512_castps_si512(t[k]), off));
+    }
+}
+
 /* F32 block: R rows x N vectors (vector v at x + v * xstride), 16 floats a step,
  * masked tail. */
 INLINE void f32_block_avx512(int R, int N, float *out, size_t ldo, const float *w,
@@ -1179,6 +1200,7 @@ const kernel_table kernels_x86_avx512 = {
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,
     .gemm_mins = kernels_avx512_gemm_mins,
+    .gemm_pack16 = kernels_avx512_gemm_pack16,
     .matmul_q8p = kernels_avx512_matmul_q8p,
     .matvec_q8b = matvec_q8b_avx512,
     .q8b_to_rows = kernels_x86_q8b_to_rows,

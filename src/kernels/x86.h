@@ -74,6 +74,43 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
+/* Rows become columns: m[r] lane v becomes m[v] lane r (16 x 16 32-bit values in
+ * registers; the AMX GEMM's accumulators, the GEMM pack's pieces). Compiled for
+ * AVX-512F, so that the AVX-512 tables' code can inline it. */
+static inline __attribute__((always_inline, target("avx512f"))) void transpose16(__m512 m[16])
+{
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(m[2 * i], m[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(m[2 * i], m[2 * i + 1]);
+    }
+    /* m[4i + j], in each 128-bit lane L: rows 4i..4i+3 of column 4L + j */
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        m[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        m[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        m[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        m[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    /* t[j]: rows 0-3 and 4-7 of columns j, 8 + j; t[4 + j]: of 4 + j, 12 + j; t[8..15]
+     * the same for rows 8-15 */
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            t[8 * h + j] = _mm512_shuffle_f32x4(m[8 * h + j], m[8 * h + 4 + j], 0x88);
+            t[8 * h + 4 + j] = _mm512_shuffle_f32x4(m[8 * h + j], m[8 * h + 4 + j], 0xDD);
+        }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        m[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+        m[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
+        m[4 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0x88);
+        m[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xDD);
+    }
+}
+
 /* q8b_to_rows of both x86 tables (kernels/x86-avx2-blocks.c): 32-byte moves and F16C. */
 void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, int n);
 
@@ -110,6 +147,9 @@ float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
 /* The product from panels on AVX-512 VNNI (matmul_q8p; kernels/x86-avx512-panels.c). */
 void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, int n, int r0,
                                int r1);
+/* The GEMM pack of 16 vectors on AVX-512 (gemm_pack16; kernels/x86-avx512.c). */
+void kernels_avx512_gemm_pack16(uint8_t *dst, const int8_t *const rows[16], int stride,
+                                uint32_t offset);
 /* The prefill's mins part on AVX-512 (gemm_mins; kernels/x86-avx512-mins.c). */
 void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min_t, int groups,
                               const float *xsum, int n, int nr);
