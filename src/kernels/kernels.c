@@ -434,16 +434,16 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 {
     const int stride = p->stride, groups = stride / p->group;
     const uint32_t offset = p->signed_x ? 0 : 0x80808080u; /* the bytes of a zero value */
-    const kernel_table *k = kernels_active();
+    const kernel_table *table = kernels_active();
     for (int b = b0; b < b1; b++) {
         uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
         float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
         const bool whole = (b + 1) * GEMM_VECS <= p->n;
-        if (whole && k->gemm_pack16) {
+        if (whole && table->gemm_pack16) {
             const int8_t *rows[GEMM_VECS];
             for (int v = 0; v < GEMM_VECS; v++)
                 rows[v] = xq->q + (size_t)(b * GEMM_VECS + v) * xq->stride;
-            k->gemm_pack16(dst, rows, stride, offset);
+            table->gemm_pack16(dst, rows, stride, offset);
             for (int v = 0; v < GEMM_VECS; v++)
                 for (int g = 0; g < groups; g++)
                     ds[g * GEMM_VECS + v] = xq->scale[(size_t)(b * GEMM_VECS + v) * groups + g];
