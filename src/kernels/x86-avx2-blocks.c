@@ -302,9 +302,11 @@ INLINE void unpack_q6_k_block(const uint8_t *b, int part, int8_t *y, float *scal
                                 _mm256_and_si256(
                                     _mm256_sub_epi8(_mm256_or_si256(nib[i], top[i]), off), keep));
     }
-    /* sc[2j + part] for j < 8: every other byte, sign-extended */
+    /* sc[2j + part] for j < 8: every other byte, sign-extended (the upper 8 lanes of
+     * the shuffle select nothing: -128 + part keeps the high bit) */
     __m128i sc = _mm_loadu_si128((const __m128i *)(b + 192));
-    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -128, -128, -128, -128, -128,
+                                       -128, -128, -128);
     __m128i pick = _mm_shuffle_epi8(sc, _mm_add_epi8(even, _mm_set1_epi8((char)part)));
     _mm256_storeu_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_at(b + 208)),
                                           _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(pick))));
