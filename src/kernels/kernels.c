@@ -575,7 +575,7 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
 {
     enum { ROWS = BLOCK_ROWS_CONVERTED };
     static _Thread_local int8_t *q;
-    static _Thread_local float *scale, *min, *min_t, *part;
+    static _Thread_local float *scale, *min, *part;
     static _Thread_local size_t cap, part_cap;
     const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
     const kernel_table *k = kernels_active();
@@ -584,12 +584,10 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
         free(q);
         free(scale);
         free(min);
-        free(min_t);
         q = aligned_alloc(64, (values + 63) / 64 * 64);
         scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
         min = malloc(sizeof(float) * (values / QUANT_BLOCK));
-        min_t = aligned_alloc(64, sizeof(float) * (values / QUANT_BLOCK));
-        cap = q && scale && min && min_t ? values : 0;
+        cap = q && scale && min ? values : 0;
     }
     if ((size_t)n * ROWS > part_cap) {
         free(part);
@@ -624,11 +622,8 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
             if (part_i)
                 add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
-        if (mins && k->gemm_mins) { /* the table's outer product over min_t */
-            for (int g = 0; g < groups; g++)
-                for (int i = 0; i < ROWS; i++)
-                    min_t[(size_t)g * ROWS + i] = i < nr ? min[(size_t)i * groups + g] : 0.0f;
-            k->gemm_mins(out + r, (size_t)w->rows, min_t, groups, xsum, n, nr);
+        if (mins && k->gemm_mins) { /* the table's outer product */
+            k->gemm_mins(out + r, (size_t)w->rows, min, groups, xsum, n, nr);
         } else if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
             tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
                         .f = min};

@@ -95,9 +95,9 @@ struct kernel_table {
     void (*gemm_pack16)(uint8_t *dst, const int8_t *const rows[GEMM_VECS], int stride,
                         uint32_t offset);
     /* The prefill's mins part for the block types with mins, for a block of nr <= 16
-     * rows: out[v * ldo + i] += Σ_g xsum[v * groups + g] · min_t[g * 16 + i] for v < n,
-     * i < nr (min_t: the rows' mins group by group). NULL: rows_f32, then an add. */
-    void (*gemm_mins)(float *out, size_t ldo, const float *min_t, int groups,
+     * rows: out[v * ldo + i] += Σ_g xsum[v * groups + g] · min[i * groups + g] for v < n,
+     * i < nr (min: the rows' mins, a row after another). NULL: rows_f32, then an add. */
+    void (*gemm_mins)(float *out, size_t ldo, const float *min, int groups,
                       const float *xsum, int n, int nr);
     /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
      * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other

@@ -1,10 +1,14 @@
 /* kernels/x86-avx512-mins.c — the mins' part of the K-quant prefill on AVX-512 (the
  * kernel tables' gemm_mins, for the AVX-512 and AMX tables): for a block of up to 16
  * rows, out[v][i] += Σ_g xsum[v][g] · min[i][g] as an outer product. The rows' mins
- * come laid out group by group (16 floats a group), so one FMA adds a group's term to
- * 16 rows of one vector; eight vectors at once keep eight independent sums in flight.
- * Each sum runs over the groups in order, then is added to out. */
+ * (a row after another) are first laid out group by group in the thread's scratch (16
+ * floats a group, zero past the block's rows: 16 x 16 transposes in registers), so
+ * that one FMA adds a group's term to 16 rows of one vector; eight vectors at once keep
+ * eight independent sums in flight. Each sum runs over the groups in order, then is
+ * added to out. */
 #include "x86.h"
+
+#include <math.h>
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx2,fma")
 
@@ -30,9 +34,42 @@ INLINE void mins_block(int N, float *out, size_t ldo, const float *min_t, int gr
     }
 }
 
-void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min_t, int groups,
+/* min_t[g * 16 + i] = min[i * groups + g] for i < nr, 0 for the rows past them. */
+static void mins_by_group(float *min_t, const float *min, int groups, int nr)
+{
+    for (int g = 0; g < groups; g += 16) {
+        const int cols = groups - g < 16 ? groups - g : 16;
+        const __mmask16 m = cols == 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1);
+        __m512 t[16];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            t[i] = i < nr ? _mm512_maskz_loadu_ps(m, min + (size_t)i * groups + g)
+                          : _mm512_setzero_ps();
+        transpose16(t);
+        for (int j = 0; j < cols; j++)
+            _mm512_storeu_ps(min_t + 16 * (size_t)(g + j), t[j]);
+    }
+}
+
+/* The calling thread's scratch for the mins group by group; NULL when out of memory. */
+static float *mins_scratch(size_t floats)
+{
+    static _Thread_local float *buf;
+    static _Thread_local size_t cap;
+    return scratch_floats(&buf, &cap, floats);
+}
+
+void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min, int groups,
                               const float *xsum, int n, int nr)
 {
+    float *min_t = mins_scratch((size_t)groups * 16);
+    if (!min_t) { /* no memory: make the failure visible */
+        for (int v = 0; v < n; v++)
+            for (int i = 0; i < nr; i++)
+                out[(size_t)v * ldo + i] = NAN;
+        return;
+    }
+    mins_by_group(min_t, min, groups, nr);
     const __mmask16 rows = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
     int v = 0;
     for (; v + 8 <= n; v += 8)

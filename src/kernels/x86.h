@@ -151,7 +151,7 @@ void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, in
 void kernels_avx512_gemm_pack16(uint8_t *dst, const int8_t *const rows[16], int stride,
                                 uint32_t offset);
 /* The prefill's mins part on AVX-512 (gemm_mins; kernels/x86-avx512-mins.c). */
-void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min_t, int groups,
+void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min, int groups,
                               const float *xsum, int n, int nr);
 
 #endif
