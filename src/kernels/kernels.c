@@ -428,8 +428,9 @@ int kernels_row_block_of(const tensor *w)
     return w->panels && kernels_active()->matmul_q8p ? PANEL_ROWS : BLOCK_ROWS;
 }
 
-/* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack): whole
- * blocks with the table's gemm_pack16 where it has one, the rest 4 bytes at a time. */
+/* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack): the
+ * values of whole blocks with the table's gemm_pack16 where it has one, the rest 4
+ * bytes at a time; then the scales. */
 static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 {
     const int stride = p->stride, groups = stride / p->group;
@@ -438,35 +439,28 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
     for (int b = b0; b < b1; b++) {
         uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
         float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
-        const bool whole = (b + 1) * GEMM_VECS <= p->n;
-        if (whole && table->gemm_pack16) {
+        if ((b + 1) * GEMM_VECS <= p->n && table->gemm_pack16) {
             const int8_t *rows[GEMM_VECS];
             for (int v = 0; v < GEMM_VECS; v++)
                 rows[v] = xq->q + (size_t)(b * GEMM_VECS + v) * xq->stride;
             table->gemm_pack16(dst, rows, stride, offset);
-            for (int v = 0; v < GEMM_VECS; v++)
-                for (int g = 0; g < groups; g++)
-                    ds[g * GEMM_VECS + v] = xq->scale[(size_t)(b * GEMM_VECS + v) * groups + g];
-            continue;
+        } else {
+            for (int v = 0; v < GEMM_VECS; v++) {
+                int t = b * GEMM_VECS + v;
+                const int8_t *src = xq->q + (size_t)t * xq->stride;
+                for (int k = 0; k < stride / 4; k++) {
+                    uint32_t piece = 0; /* padding: a zero value */
+                    if (t < p->n)
+                        memcpy(&piece, src + 4 * k, 4);
+                    piece ^= offset; /* x + 128 as unsigned bytes, or x */
+                    memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &piece, 4);
+                }
+            }
         }
         for (int v = 0; v < GEMM_VECS; v++) {
             int t = b * GEMM_VECS + v;
-            if (t >= p->n) {
-                for (int k = 0; k < stride / 4; k++)
-                    memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &offset, 4);
-                for (int g = 0; g < groups; g++)
-                    ds[g * GEMM_VECS + v] = 0.0f;
-                continue;
-            }
-            const int8_t *src = xq->q + (size_t)t * xq->stride;
-            for (int k = 0; k < stride / 4; k++) {
-                uint32_t piece;
-                memcpy(&piece, src + 4 * k, 4);
-                piece ^= offset; /* x + 128 as unsigned bytes, or x */
-                memcpy(dst + ((size_t)k * GEMM_VECS + v) * 4, &piece, 4);
-            }
             for (int g = 0; g < groups; g++)
-                ds[g * GEMM_VECS + v] = xq->scale[(size_t)t * groups + g];
+                ds[g * GEMM_VECS + v] = t < p->n ? xq->scale[(size_t)t * groups + g] : 0.0f;
         }
     }
 }

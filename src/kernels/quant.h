@@ -59,7 +59,7 @@ typedef struct {
     const uint8_t *ahead;  /* bytes a GEMM kernel may prefetch while it multiplies this
                               tensor (ahead_bytes of them): in a K-quant prefill, the next
                               rows' blocks, which the rows made Q8_0 come from; else NULL */
-    size_t ahead_bytes;
+    size_t ahead_bytes;    /* 0 when ahead is NULL */
 } tensor;
 
 /* True for the int8 layouts and the block types: the tensor multiplies activations

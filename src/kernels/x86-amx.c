@@ -248,9 +248,7 @@ static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, i
             const int next_rows = r1 - r - 16 < 16 ? r1 - r - 16 : 16;
             const uint8_t *next = next_rows > 0 ? (const uint8_t *)(w0 + (size_t)(r + 16) * wrow)
                                                 : w->ahead;
-            const size_t next_bytes = next_rows > 0 ? (size_t)next_rows * wrow
-                                      : w->ahead ? w->ahead_bytes
-                                                 : 0;
+            const size_t next_bytes = next_rows > 0 ? (size_t)next_rows * wrow : w->ahead_bytes;
             const size_t nb = (size_t)(b1 - b0);
             size_t slice = ((next_bytes + nb - 1) / nb + 63) / 64 * 64, o = 0;
             for (int b = b0; b < b1; b++) {

@@ -75,8 +75,7 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
 }
 
 /* Rows become columns: m[r] lane v becomes m[v] lane r (16 x 16 32-bit values in
- * registers; the AMX GEMM's accumulators, the GEMM pack's pieces). Compiled for
- * AVX-512F, so that the AVX-512 tables' code can inline it. */
+ * registers). Compiled for AVX-512F, so that the AVX-512 tables' code can inline it. */
 static inline __attribute__((always_inline, target("avx512f"))) void transpose16(__m512 m[16])
 {
     __m512 t[16];
