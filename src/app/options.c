@@ -476,7 +476,7 @@ const app_option *options_find(const char *name)
 void options_usage(FILE *f)
 {
     fputs("usage: llmchat [OPTIONS] [MODEL]\n"
-          "Chat with a local Llama 2 model and watch what it does.\n"
+          "Chat with a local language model (Llama, Qwen, Gemma, Phi) and watch what it does.\n"
           "\n",
           f);
     for (const app_option *r = options_rows(); r->name; r++) {
