@@ -1,7 +1,8 @@
 /* fuzz_control_vector.c — libFuzzer target: the control-vector reader on arbitrary
  * bytes. A file it accepts must be what control_vector.h promises (one row per layer up
  * to the highest direction.N, row 0 zero, every value finite), and the steering built
- * from it must sum it without reading past it, at every scale and layer range. */
+ * from it must sum it without reading past it, at every scale and layer range; one whose
+ * directions are all past the model's layers is refused (steering.c, check_vector). */
 #include "fuzz.h"
 
 #include <math.h>
@@ -29,12 +30,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(cv->data[j] == 0.0f);
     for (size_t i = 0; i < (size_t)cv->n_layers * cv->n_embd; i++)
         FUZZ_CHECK(isfinite(cv->data[i]));
-    /* applied to a model of its width and a few layers, over two ranges */
+    /* applied to a model of its width and a few layers, over two ranges; refused (and
+     * freed) exactly when none of its directions is for a layer after which that model
+     * applies one (1 .. layers - 1) */
     int layers = cv->n_layers > 6 ? 6 : cv->n_layers;
+    bool applies = false;
+    for (int l = 1; l < layers; l++)
+        applies = applies || control_vector_has(cv, l);
     steering *s;
     if (steering_new(layers, 2, cv->n_embd, &s, &err) == LLM_OK) {
         int n_embd = cv->n_embd;
-        FUZZ_CHECK(steering_add(s, "fuzz", "fuzz.gguf", cv, -2.5f, &err) == LLM_OK);
+        llm_status st = steering_add(s, "fuzz", "fuzz.gguf", cv, -2.5f, &err);
+        if (!applies) {
+            FUZZ_CHECK(st == LLM_ERR_MISMATCH && steering_sum(s) == NULL);
+            steering_free(s);
+            return 0;
+        }
+        FUZZ_CHECK(st == LLM_OK);
         const float *sum = steering_sum(s);
         FUZZ_CHECK(sum != NULL);
         for (int j = 0; j < n_embd; j++)
