@@ -121,17 +121,10 @@ static float *block_scales(size_t floats)
     return scratch_floats(&buf, &cap, floats);
 }
 
-/* wst[g * 16 + r] = ws[r * groups + g] for the block's R rows, 0 for the rows past it. */
-static void block_scales_fill(float *wst, const float *ws, int R, int groups)
-{
-    for (int g = 0; g < groups; g++)
-        for (int r = 0; r < 16; r++)
-            wst[g * 16 + r] = r < R ? ws[(size_t)r * groups + g] : 0.0f;
-}
-
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
-/* The same from the half scales of R rows of Q8_0_BLOCKS (row 0 at b, row_bytes apart). */
+/* The row scales group by group, as by_group16 (x86.h) lays them out, from the half
+ * scales of R rows of Q8_0_BLOCKS (row 0 at b, row_bytes apart). */
 static void block_scales_fill_halves(float *wst, const uint8_t *b, size_t row_bytes, int R,
                                      int groups)
 {
@@ -170,7 +163,7 @@ INLINE void group_epilogue(__m512 acc[16], const int32_t *sums, const float *xs,
 /* One C tile: the R rows whose first group's values are at w (rows wrow bytes apart,
  * groups wgroup bytes apart within a row: the group itself for Q8_0 rows, a 34-byte
  * block for Q8_0_BLOCKS; the A and C tiles configured with R rows; wst their scales,
- * see block_scales_fill) times block b of xp over every group of `stride` values, into
+ * see by_group16 in x86.h) times block b of xp over every group of `stride` values, into
  * out[v * ldo + r] for the block's real vectors v and r < R. */
 INLINE void gemm_tile_amx(float *out, size_t ldo, const int8_t *w, size_t wrow, size_t wgroup,
                           int stride, const float *wst, const gemm_pack *xp, int b, int group,
@@ -240,7 +233,7 @@ static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, i
             if (in_blocks)
                 block_scales_fill_halves(wst, w->blocks + (size_t)r * wrow, wrow, R, groups);
             else
-                block_scales_fill(wst, w->scale + (size_t)r * groups, R, groups);
+                by_group16(wst, w->scale + (size_t)r * groups, groups, R);
             /* the next row block's weights, a slice before each vector block of this
              * one: the scales above are the first touch of a block's rows, and would
              * otherwise wait for memory; after the last block, the bytes w names ahead

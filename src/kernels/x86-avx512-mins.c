@@ -2,9 +2,9 @@
  * kernel tables' gemm_mins, for the AVX-512 and AMX tables): for a block of up to 16
  * rows, out[v][i] += Σ_g xsum[v][g] · min[i][g] as an outer product. The rows' mins
  * (a row after another) are first laid out group by group in the thread's scratch (16
- * floats a group, zero past the block's rows: 16 x 16 transposes in registers), so
- * that one FMA adds a group's term to 16 rows of one vector; eight vectors at once keep
- * eight independent sums in flight. Each sum runs over the groups in order, then is
+ * floats a group, zero past the block's rows: x86.h's by_group16), so that one FMA
+ * adds a group's term to 16 rows of one vector; eight vectors at once keep eight
+ * independent sums in flight. Each sum runs over the groups in order, then is
  * added to out. */
 #include "x86.h"
 
@@ -34,23 +34,6 @@ INLINE void mins_block(int N, float *out, size_t ldo, const float *min_t, int gr
     }
 }
 
-/* min_t[g * 16 + i] = min[i * groups + g] for i < nr, 0 for the rows past them. */
-static void mins_by_group(float *min_t, const float *min, int groups, int nr)
-{
-    for (int g = 0; g < groups; g += 16) {
-        const int cols = groups - g < 16 ? groups - g : 16;
-        const __mmask16 m = cols == 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1);
-        __m512 t[16];
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++)
-            t[i] = i < nr ? _mm512_maskz_loadu_ps(m, min + (size_t)i * groups + g)
-                          : _mm512_setzero_ps();
-        transpose16(t);
-        for (int j = 0; j < cols; j++)
-            _mm512_storeu_ps(min_t + 16 * (size_t)(g + j), t[j]);
-    }
-}
-
 /* The calling thread's scratch for the mins group by group; NULL when out of memory. */
 static float *mins_scratch(size_t floats)
 {
@@ -69,7 +52,7 @@ void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min, int grou
                 out[(size_t)v * ldo + i] = NAN;
         return;
     }
-    mins_by_group(min_t, min, groups, nr);
+    by_group16(min_t, min, groups, nr);
     const __mmask16 rows = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
     int v = 0;
     for (; v + 8 <= n; v += 8)

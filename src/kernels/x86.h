@@ -110,6 +110,26 @@ static inline __attribute__((always_inline, target("avx512f"))) void transpose16
     }
 }
 
+/* 16 rows of `groups` floats each (a row after another) laid out group by group:
+ * dst[g * 16 + i] = src[i * groups + g] for i < nr, 0 for the rows past them; 16 x 16
+ * at a time through transpose16. The AMX GEMM's row scales, the mins' kernel's mins. */
+static inline __attribute__((always_inline, target("avx512f"))) void by_group16(
+    float *dst, const float *src, int groups, int nr)
+{
+    for (int g = 0; g < groups; g += 16) {
+        const int cols = groups - g < 16 ? groups - g : 16;
+        const __mmask16 m = cols == 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1);
+        __m512 t[16];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            t[i] = i < nr ? _mm512_maskz_loadu_ps(m, src + (size_t)i * groups + g)
+                          : _mm512_setzero_ps();
+        transpose16(t);
+        for (int j = 0; j < cols; j++)
+            _mm512_storeu_ps(dst + 16 * (size_t)(g + j), t[j]);
+    }
+}
+
 /* q8b_to_rows of both x86 tables (kernels/x86-avx2-blocks.c): 32-byte moves and F16C. */
 void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, int n);
 
