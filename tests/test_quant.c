@@ -479,9 +479,19 @@ START_TEST(test_blocks_layout)
                     if (gemm) {
                         kernels_gemm(got_r, &t.rows, NULL, xq, n);
                         kernels_gemm(got_b, &t.blocks, NULL, xq, n);
-                    } else if (n == 1) {
+                    } else if (n == 1) { /* each layout with one decode stream and four */
+                        float r4[2080], b1[2080];
+                        kernels_set_decode_streams(1);
                         kernels_matvec(got_r, &t.rows, NULL, xq);
+                        kernels_matvec(b1, &t.blocks, NULL, xq);
+                        kernels_set_decode_streams(4);
+                        kernels_matvec(r4, &t.rows, NULL, xq);
                         kernels_matvec(got_b, &t.blocks, NULL, xq);
+                        kernels_set_decode_streams(0);
+                        ck_assert_msg(memcmp(r4, got_r, sizeof(float) * rows) == 0 &&
+                                          memcmp(b1, got_b, sizeof(float) * rows) == 0,
+                                      "%s %dx%d: one decode stream and four differ",
+                                      kernels_isa_name(isas[j]), rows, cols);
                     } else {
                         kernels_matmul(got_r, &t.rows, NULL, xq, n);
                         kernels_matmul(got_b, &t.blocks, NULL, xq, n);
@@ -703,10 +713,11 @@ START_TEST(test_matmul_big_parallel)
 END_TEST
 
 /* The one-vector kernel may read rows its own way (AVX-512 reads four side by side, each
- * in its own accumulator, and the rest one at a time) where the batch
- * kernels go in blocks of four; a row's result must not depend on which, nor on the
- * batch it is in: vector 0 of a two-vector matmul equals the matvec bit for bit, on
- * every ISA, for short rows and long, whole groups and half ones. */
+ * in its own accumulator, and the rest one at a time, or all one at a time with one
+ * decode stream) where the batch kernels go in blocks of four; a row's result must not
+ * depend on which, nor on the batch it is in: vector 0 of a two-vector matmul equals
+ * the matvec bit for bit, on every ISA, with one decode stream and with four, for short
+ * rows and long, whole groups and half ones. */
 START_TEST(test_matvec_same_bits_as_matmul)
 {
     rng_state = 0x452821e638d01377ull;
@@ -723,17 +734,20 @@ START_TEST(test_matvec_same_bits_as_matmul)
         qbatch *xq = qbatch_new(2, cols, group);
         qbatch_quantize(xq, x, 2);
         float one[16], two[32];
-        for (int j = 0; j < k; j++) {
-            kernels_init(isas[j]);
-            kernels_matvec(one, &w.t, NULL, xq);
-            kernels_matmul(two, &w.t, NULL, xq, 2);
-            for (int r = 0; r < rows; r++)
-                ck_assert_msg(memcmp(&one[r], &two[r], sizeof(float)) == 0 &&
-                                  memcmp(&two[r], &two[rows + r], sizeof(float)) == 0,
-                              "%s: %dx%d row %d: matvec %.9g, matmul %.9g / %.9g",
-                              kernels_isa_name(isas[j]), rows, cols, r, one[r], two[r],
-                              two[rows + r]);
-        }
+        for (int j = 0; j < k; j++)
+            for (int streams = 1; streams <= 4; streams += 3) {
+                kernels_init(isas[j]);
+                kernels_set_decode_streams(streams);
+                kernels_matvec(one, &w.t, NULL, xq);
+                kernels_matmul(two, &w.t, NULL, xq, 2);
+                for (int r = 0; r < rows; r++)
+                    ck_assert_msg(memcmp(&one[r], &two[r], sizeof(float)) == 0 &&
+                                      memcmp(&two[r], &two[rows + r], sizeof(float)) == 0,
+                                  "%s, %d stream(s): %dx%d row %d: matvec %.9g, matmul %.9g / %.9g",
+                                  kernels_isa_name(isas[j]), streams, rows, cols, r, one[r],
+                                  two[r], two[rows + r]);
+            }
+        kernels_set_decode_streams(0);
         kernels_init(KERNELS_AUTO);
         free(x);
         qbatch_free(xq);

@@ -190,7 +190,7 @@ int load_model(app_options *o, model **out)
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
-    mo.no_panels = o->no_panels;
+    mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
     if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
         mo.progress = progress_show;
         mo.progress_user = (void *)o->model_path;

@@ -49,8 +49,10 @@ int cli_replay_open(app_options *o, trace_reader **out)
     o->model_source = MODEL_FROM_ARGUMENT;
     if (!o->weights_given && h->weights && !model_weights_parse(h->weights, &o->weights))
         o->weights = TENSOR_Q8_0;
-    if (!o->panels_given && h->panels >= 0)
+    if (!o->panels_given && h->panels >= 0) {
         o->no_panels = h->panels == 0;
+        o->panels_given = true; /* the trace's, not this CPU's default */
+    }
     if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)
         o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
     return 0;

@@ -63,6 +63,15 @@ const char *kernels_prefetch_name(kernels_prefetch way);
 /* Parses those names; false, leaving *out alone, for anything else. */
 bool kernels_prefetch_parse(const char *name, kernels_prefetch *out);
 
+/* How many weight streams a decode thread reads side by side (kernels/
+ * decode_streams.c says why the default differs by CPU): 4 (the AVX-512 one-vector
+ * kernels read four rows at once, and GGUF Q8_0 matrices get decode panels unless
+ * asked not to) or 1 (one row after the other, no panels unless asked for). Either
+ * gives the same bits. kernels_set_decode_streams(0) (or any count but 1 and 4)
+ * returns to this CPU's default: 4 on Intel, 1 elsewhere. Not while kernels run. */
+void kernels_set_decode_streams(int streams);
+int kernels_decode_streams(void);
+
 /* out (rows) = w (rows, cols) · x. For Q8_0 and the block types (tensor_is_q8), xq
  * holds x quantized with w's group and stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
  * may be NULL. Parallel over rows. */
@@ -108,6 +117,9 @@ int kernels_row_block_of(const tensor *w);
  * loader packs none otherwise). kernels_panels_pack writes kernels_panels_bytes(w)
  * bytes (64-byte aligned) from w's blocks, parallel over panels. */
 bool kernels_panels_wanted(void);
+/* Whether a load that was not told --panels packs them: the table reads them and
+ * this CPU reads four streams (kernels_decode_streams). */
+bool kernels_panels_by_default(void);
 size_t kernels_panels_bytes(const tensor *w);
 void kernels_panels_pack(uint8_t *dst, const tensor *w);
 

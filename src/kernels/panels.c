@@ -16,6 +16,11 @@ bool kernels_panels_wanted(void)
     return kernels_active()->matmul_q8p != NULL;
 }
 
+bool kernels_panels_by_default(void)
+{
+    return kernels_panels_wanted() && kernels_decode_streams() > 1;
+}
+
 size_t kernels_panels_bytes(const tensor *w)
 {
     size_t panels = ((size_t)w->rows + PANEL_ROWS - 1) / PANEL_ROWS;

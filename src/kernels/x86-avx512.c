@@ -9,8 +9,9 @@
  * when the group is an odd multiple of 32).
  *
  * Batch kernels compute 4 rows x 4 vectors per register block, vectors in cache tiles
- * of 64; the one-vector (decode) kernel reads four rows side by side, each front to
- * back, prefetching ahead (prefetch_weights). The int8 KV-cache attention streams one
+ * of 64; the one-vector (decode) kernel reads four rows side by side, or one after
+ * the other (kernels_decode_streams), each front to back, prefetching ahead
+ * (prefetch_weights). The int8 KV-cache attention streams one
  * head's key rows, then its value rows, converting each byte to fp32 on the fly
  * (sign-extend, convert, FMA), keys 4 at a time, each row prefetched KV_AHEAD bytes
  * ahead. */
@@ -253,9 +254,12 @@ INLINE __m512 decode_chunk_cached(__m512 acc, __m512i wv, const int8_t *x, const
     return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dv), d->xs[c]), ws, acc);
 }
 
-/* Rows a decode kernel reads side by side: four streams a thread keep more of the
- * memory's lines in flight than one, and share the loads of x's part; eight were
- * slower than one (docs/performance.md, "Decode reads four rows at a time"). */
+/* Rows a decode kernel reads side by side where kernels_decode_streams() is 4: four
+ * streams a thread keep more of the memory's lines in flight than one on Intel, and
+ * share the loads of x's part; eight were slower than one (docs/performance.md,
+ * "Decode reads four rows at a time"). Where it is 1, rows go one after the other
+ * with x's part per chunk (decode_chunk_avx512), a single walk the hardware
+ * prefetchers follow. */
 enum { DECODE_ROWS = 4 };
 
 /* Full 64-byte chunk c of R consecutive rows of a Q8_0 w (row w0 first, `stride` bytes
@@ -309,7 +313,7 @@ static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, in
     const int8_t *x = xq->q;
     const float *xs = xq->scale;
     decode_x d;
-    bool cached = decode_x_build(&d, xq, stride, group);
+    bool cached = kernels_decode_streams() > 1 && decode_x_build(&d, xq, stride, group);
     int r = r0;
     for (; cached && stride % 64 == 0 && r + DECODE_ROWS <= r1; r += DECODE_ROWS) {
         __m512 acc[DECODE_ROWS];
@@ -416,7 +420,7 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
     const float *xs = xq->scale;
     const uint8_t *last = w->blocks + (size_t)(blocks - 1) * QUANT_BLOCK_BYTES;
     decode_x d;
-    bool cached = decode_x_build(&d, xq, w->cols, QUANT_BLOCK);
+    bool cached = kernels_decode_streams() > 1 && decode_x_build(&d, xq, w->cols, QUANT_BLOCK);
     int r = r0;
     for (; cached && r + DECODE_ROWS <= r1; r += DECODE_ROWS) {
         __m512 acc[DECODE_ROWS];
@@ -459,8 +463,8 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
 }
 
 /* The one-vector (decode) kernel is rows_q8_one_avx512: the generic kernel's
- * operations for R = N = 1, DECODE_ROWS rows side by side, with x's part computed once
- * a call instead of once a chunk. Both give the same bits as a batch (see hsum1_512),
+ * operations for R = N = 1, DECODE_ROWS rows side by side with x's part computed once
+ * a call, or (one stream) a row at a time with x's part once a chunk. Both give the same bits as a batch (see hsum1_512),
  * so a matvec equals vector 0 of a matmul. */
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {

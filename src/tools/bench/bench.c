@@ -184,6 +184,7 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     kernels_set_prefetch(o.prefetch);
+    kernels_set_decode_streams(o.decode_streams);
     make_dirs(o.cache);
     static programs p;
     if (find_programs(&o, &p) != 0)

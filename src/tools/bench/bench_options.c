@@ -49,7 +49,10 @@ static void usage(FILE *f)
             "                      default), nta (non-temporal) or none; one run a way\n"
             "                      compares them on a machine without a rebuild\n"
             "      --panels on|off whether GGUF Q8_0 files are also packed into the panels\n"
-            "                      decode reads on AVX-512 VNNI CPUs (default on, as llmchat)\n"
+            "                      decode reads on AVX-512 VNNI CPUs (default: as llmchat,\n"
+            "                      on where decode reads four streams)\n"
+            "      --decode-streams N  weight streams a decode thread reads side by side, 1\n"
+            "                      or 4 (default: 4 on Intel, 1 elsewhere, as llmchat)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k, ...) by\n"
@@ -207,7 +210,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
-        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_GEN,
+        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -229,6 +232,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"prefetch", required_argument, NULL, OPT_PREFETCH},
         {"panels", required_argument, NULL, OPT_PANELS},
+        {"decode-streams", required_argument, NULL, OPT_DECODE_STREAMS},
         {"sweep-at", required_argument, NULL, OPT_SWEEP_AT},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
@@ -272,6 +276,15 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
                 return 2;
             }
             o->no_panels = strcmp(optarg, "off") == 0;
+            o->panels_given = true;
+            break;
+        case OPT_DECODE_STREAMS:
+            if (strcmp(optarg, "1") != 0 && strcmp(optarg, "4") != 0) {
+                fprintf(stderr, "llmchat-bench: --decode-streams must be 1 or 4, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            o->decode_streams = atoi(optarg);
             break;
         case OPT_PREFETCH:
             if (!kernels_prefetch_parse(optarg, &o->prefetch)) {

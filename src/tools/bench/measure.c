@@ -297,6 +297,7 @@ static int child_setup(const bench_options *o, int *threads, char *kernel, size_
 #endif
     snprintf(kernel, kernel_size, "%s", kernels_isa_name(kernels_init(o->isa)));
     kernels_set_prefetch(o->prefetch);
+    kernels_set_decode_streams(o->decode_streams);
     return all;
 }
 
@@ -305,7 +306,7 @@ static llm_status open_model(const bench_options *o, const char *path, model **m
 {
     model_options mo;
     model_options_default(&mo);
-    mo.no_panels = o->no_panels;
+    mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
     return model_open(path, &mo, m, err);
 }
 
