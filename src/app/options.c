@@ -404,9 +404,9 @@ static const app_option own_rows[] = {
      .help = "auto | scalar | avx2 | avx512 | amx | neon | neon-dotprod (default auto)",
      .set = set_kernels},
     {.name = "panels", .arg = "on|off", .config = true,
-     .help = "on (default): GGUF Q8_0 weights also kept 16 rows side by side, which\n"
-             "decode reads faster on AVX-512 VNNI CPUs (their memory twice); off: the\n"
-             "file's blocks alone",
+     .help = "on: GGUF Q8_0 weights also kept 16 rows side by side, which decode\n"
+             "reads faster on Intel's AVX-512 VNNI CPUs (their memory twice); off: the\n"
+             "file's blocks alone (default: on on Intel, off elsewhere)",
      .set = set_panels},
     {.name = "kv-cache", .arg = "TYPE", .config = true,
      .help = "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)", .set = set_kv_cache},
