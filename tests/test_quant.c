@@ -480,7 +480,8 @@ START_TEST(test_blocks_layout)
                         kernels_gemm(got_r, &t.rows, NULL, xq, n);
                         kernels_gemm(got_b, &t.blocks, NULL, xq, n);
                     } else if (n == 1) { /* each layout with one decode stream and four */
-                        float r4[2080], b1[2080];
+                        float *r4 = malloc(sizeof(float) * rows);
+                        float *b1 = malloc(sizeof(float) * rows);
                         kernels_set_decode_streams(1);
                         kernels_matvec(got_r, &t.rows, NULL, xq);
                         kernels_matvec(b1, &t.blocks, NULL, xq);
@@ -492,6 +493,8 @@ START_TEST(test_blocks_layout)
                                           memcmp(b1, got_b, sizeof(float) * rows) == 0,
                                       "%s %dx%d: one decode stream and four differ",
                                       kernels_isa_name(isas[j]), rows, cols);
+                        free(r4);
+                        free(b1);
                     } else {
                         kernels_matmul(got_r, &t.rows, NULL, xq, n);
                         kernels_matmul(got_b, &t.blocks, NULL, xq, n);

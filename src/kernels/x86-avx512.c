@@ -11,10 +11,9 @@
  * Batch kernels compute 4 rows x 4 vectors per register block, vectors in cache tiles
  * of 64; the one-vector (decode) kernel reads four rows side by side, or one after
  * the other (kernels_decode_streams), each front to back, prefetching ahead
- * (prefetch_weights). The int8 KV-cache attention streams one
- * head's key rows, then its value rows, converting each byte to fp32 on the fly
- * (sign-extend, convert, FMA), keys 4 at a time, each row prefetched KV_AHEAD bytes
- * ahead. */
+ * (prefetch_weights). The int8 KV-cache attention streams one head's key rows, then
+ * its value rows, converting each byte to fp32 on the fly (sign-extend, convert, FMA),
+ * keys 4 at a time, each row prefetched KV_AHEAD bytes ahead. */
 #include "x86.h"
 
 #include <math.h>
@@ -464,8 +463,8 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
 
 /* The one-vector (decode) kernel is rows_q8_one_avx512: the generic kernel's
  * operations for R = N = 1, DECODE_ROWS rows side by side with x's part computed once
- * a call, or (one stream) a row at a time with x's part once a chunk. Both give the same bits as a batch (see hsum1_512),
- * so a matvec equals vector 0 of a matmul. */
+ * a call, or (one stream) a row at a time with x's part once a chunk. Both give the
+ * same bits as a batch (see hsum1_512), so a matvec equals vector 0 of a matmul. */
 static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
     if (n == 1 && (w->group == 32 || w->group % 64 == 0)) {
