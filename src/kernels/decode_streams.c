@@ -17,10 +17,11 @@
 
 static int chosen; /* 1 or 4; 0: this CPU's default */
 
+/* Read once per product and thread: __builtin_cpu_is is a load of what the runtime's
+ * constructor found (no __builtin_cpu_init needed after constructors have run). */
 static int cpu_default(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
     return __builtin_cpu_is("intel") ? 4 : 1;
 #else
     return 1;
