@@ -148,14 +148,13 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     FILL(swiglu)
     FILL(geglu)
     FILL(attention_q8)
-    FILL(dot_blocks[GGML_TYPE_Q4_0])
-    FILL(dot_blocks[GGML_TYPE_Q4_1])
-    FILL(dot_blocks[GGML_TYPE_Q5_0])
-    FILL(dot_blocks[GGML_TYPE_Q5_1])
-    FILL(dot_blocks[GGML_TYPE_Q4_K])
-    FILL(dot_blocks[GGML_TYPE_Q5_K])
-    FILL(dot_blocks[GGML_TYPE_Q6_K])
 #undef FILL
+    /* a row dot comes with the order it reads x in */
+    for (int t = 0; t < BLOCKS_TYPES; t++)
+        if (!k->dot_blocks[t]) {
+            k->dot_blocks[t] = s->dot_blocks[t];
+            k->blocks_x[t] = s->blocks_x[t];
+        }
 }
 
 kernels_isa kernels_init_table(const kernel_table *t)
@@ -378,21 +377,45 @@ static const float *group_sums(const qbatch *xq, int n, int width)
     return sums;
 }
 
+/* Vectors 0..n-1 of xq (their first cols values) in the order `order` writes, in the
+ * calling thread's buffer (stride xq->stride); NULL when out of memory. */
+static const int8_t *blocks_x_order(blocks_x_fn order, const qbatch *xq, int n, int cols)
+{
+    static _Thread_local int8_t *buf;
+    static _Thread_local size_t cap;
+    size_t need = (size_t)n * xq->stride;
+    if (need > cap) {
+        free(buf);
+        buf = malloc(need);
+        cap = buf ? need : 0;
+    }
+    if (!buf)
+        return NULL;
+    for (int v = 0; v < n; v++)
+        order(buf + (size_t)v * xq->stride, xq->q + (size_t)v * xq->stride, cols);
+    return buf;
+}
+
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
  * vectors in tiles, so that a range's rows are read from cache across a tile. */
 static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
 {
-    blocks_dot_fn dot = kernels_active()->dot_blocks[w->btype];
+    const kernel_table *k = kernels_active();
+    blocks_dot_fn dot = k->dot_blocks[w->btype];
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
     const float *xsum = group_sums(xq, n, width);
     int pieces = xq->stride / width;
+    const int8_t *xv = k->blocks_x[w->btype] ? blocks_x_order(k->blocks_x[w->btype], xq, n, w->cols)
+                                              : xq->q;
+    if (!xv)
+        xsum = NULL; /* no memory */
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = tensor_row_blocks(w, r);
             for (int v = vt; v < ve; v++)
                 out[(size_t)v * w->rows + r] =
-                    xsum ? dot(row, xq->q + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
+                    xsum ? dot(row, xv + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
                                xsum + (size_t)v * pieces, w->cols)
                          : NAN; /* no memory: make the failure visible */
         }

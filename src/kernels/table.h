@@ -61,6 +61,11 @@ typedef struct {
  * See kernels/scalar-blocks.c. */
 typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float *xs,
                                const float *xsum, int cols);
+/* Where a table's row dot of a type reads x in an order of its own (to pair its
+ * sub-blocks without shuffling x per row), the function that writes a vector of cols
+ * values in that order: blocks_rows calls it once a call and vector, and the dot reads
+ * its output as x. xs and xsum stay in the vector's own order. */
+typedef void (*blocks_x_fn)(int8_t *dst, const int8_t *x, int cols);
 /* Entries of a table's dot_blocks: indexed by ggml type number, up to Q6_K. */
 enum { BLOCKS_TYPES = GGML_TYPE_Q6_K + 1 };
 
@@ -116,6 +121,9 @@ struct kernel_table {
     /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
     blocks_dot_fn dot_blocks[BLOCKS_TYPES];
+    /* The order each of those dots reads x in (blocks_x_fn); NULL: the vector's own.
+     * Taken with its dot_blocks entry, never apart from it. */
+    blocks_x_fn blocks_x[BLOCKS_TYPES];
     /* The same for an F32 w and fp32 vectors x (n, w->cols). */
     void (*rows_f32)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
     /* quant_dot_q8 (group a multiple of 32). */

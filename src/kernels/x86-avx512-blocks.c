@@ -8,8 +8,10 @@
  *   shifted down by 4; the fifth bits (Q5_0, Q5_1) are a 64-bit mask that sets bit 4 of
  *   the bytes it selects; the offsets (8, 16) are taken away with the activation's
  *   group sums;
- * - Q4_K / Q5_K: 32 bytes of nibbles in both halves, the upper half shifted down by 4:
- *   low nibbles (sub-block 2p) below, high nibbles (2p + 1) above;
+ * - Q4_K / Q5_K: 64 bytes of nibbles (four sub-blocks), the low and the high nibbles
+ *   gathered into two registers whose 128-bit lane k both hold sub-block k, so that
+ *   both add into one sum; x is read in the matching order, written once a call
+ *   (kernels_avx512_x_k45, the table's blocks_x);
  * - Q6_K: four 16-value pieces, used unsigned (0..63); the −32 is taken away once per
  *   super-block from the activation's per-16 sums.
  * vpdpbusd gives each 4-value lane's exact int32 sum; one FMA per register scales each
@@ -38,8 +40,7 @@ static inline __m256 upper256(__m512 v)
 /* Prefetches the `lines` cache lines KQ_AHEAD bytes after p. */
 INLINE void prefetch_ahead(const uint8_t *p, int lines)
 {
-    for (int i = 0; i < lines; i++)
-        prefetch_weights(p + KQ_AHEAD + 64 * i);
+    prefetch_weight_lines(p + KQ_AHEAD, lines);
 }
 
 /* The 32-value types, two blocks a register: blocks of `bytes`, half d at 0, half m at 2
@@ -129,27 +130,48 @@ float kernels_avx512_dot_q5_1(const uint8_t *row, const int8_t *x, const float *
     return dot_32(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
 }
 
-/* 32 bytes at p in both halves, the upper half shifted down a nibble, masked to 4
- * bits: the low nibbles below, the high nibbles above. */
-static inline __m512i nibbles_both(const uint8_t *p)
+/* The order dot_k45 reads x in: in each 128 values (two 64-value parts p, four
+ * sub-blocks), the first 16 values of each sub-block, then the last 16 of each; the
+ * 16-byte pieces 0, 2, 4, 6, 1, 3, 5, 7. */
+void kernels_avx512_x_k45(int8_t *dst, const int8_t *x, int cols)
 {
-    __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)p));
-    return _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xffff0000u, q, 4), _mm512_set1_epi8(0x0f));
+    static const int piece[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+    for (int c = 0; c < cols; c += 128)
+        for (int i = 0; i < 8; i++)
+            memcpy(dst + c + 16 * i, x + c + 16 * piece[i], 16);
 }
 
-/* Q4_K (five 0) and Q5_K: d·sc_j·xs_j·Σ q·x − dmin·m_j·xsum_j over sub-blocks j. */
+/* Q4_K (five 0) and Q5_K: d·sc_j·xs_j·Σ q·x − dmin·m_j·xsum_j over sub-blocks j, x in
+ * kernels_avx512_x_k45's order. Each half h of a super-block's nibbles (64 bytes,
+ * sub-blocks 4h to 4h + 3) is gathered into two registers whose 128-bit lane k both
+ * hold sub-block 4h + k (values 0-15 in one, 16-31 in the other); both go into one
+ * sum, so one conversion, permute and FMA serve four sub-blocks. */
 INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
                             const float *xsum, int cols, int five)
 {
     const int bytes = five ? 176 : 144;
-    /* lanes 0-7 take factor 2p, lanes 8-15 factor 2p + 1 */
-    const __m512i spread[4] = {
-        _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-        _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),
-        _mm512_set_epi32(5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4),
-        _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 6),
+    /* Words 0-7 the low nibbles', 8-15 the high nibbles': 128-bit lane k of `first`
+     * is the first 16 values of sub-block 4h + k (the low, high, low, high nibbles of
+     * bytes 0-15, 0-15, 32-47, 32-47), of `second` its last 16 (bytes 16-31, 48-63) */
+    const __m512i first = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    /* lane l takes sub-block 4h + l / 4's factor */
+    const __m512i spread[2] = {
+        _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+        _mm512_set_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
     };
-    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    /* Q5_K: bit 4h + k of qh[l] tops value l of sub-block 4h + k */
+    const __m512i top[2] = {
+        _mm512_set_epi32(0x08080808, 0x08080808, 0x08080808, 0x08080808, 0x04040404,
+                         0x04040404, 0x04040404, 0x04040404, 0x02020202, 0x02020202,
+                         0x02020202, 0x02020202, 0x01010101, 0x01010101, 0x01010101,
+                         0x01010101),
+        _mm512_set_epi32((int)0x80808080, (int)0x80808080, (int)0x80808080, (int)0x80808080,
+                         0x40404040, 0x40404040, 0x40404040, 0x40404040, 0x20202020,
+                         0x20202020, 0x20202020, 0x20202020, 0x10101010, 0x10101010,
+                         0x10101010, 0x10101010),
+    };
+    const __m512i m4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     __m256 accm = _mm256_setzero_ps();
     for (int b = 0; b < cols / 256; b++, row += bytes) {
@@ -166,29 +188,27 @@ INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
                                accm);
         __m512 fz = _mm512_castps256_ps512(f);
         const uint8_t *qs = row + (five ? 48 : 16);
-        /* Q5_K: bit j of qh[l] tops value l of sub-block j; the upper half is shifted
-         * down one bit, so bit 2p of both halves tops register p */
-        __m512i qh = _mm512_setzero_si512();
-        if (five) {
-            qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(row + 16)));
-            qh = _mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 1);
+        __m512i h0 = _mm512_setzero_si512(), h1 = _mm512_setzero_si512();
+        if (five) { /* qh[0..15] for values 0-15, qh[16..31] for 16-31, in every lane */
+            h0 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 16)));
+            h1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 32)));
         }
         const int8_t *xb = x + 256 * b;
-#pragma GCC unroll 4
-        for (int p = 0; p < 4; p++) {
-            __m512i q = nibbles_both(qs + 32 * p);
-            if (five) {
-                /* bit 2p to bit 4 */
-                __m512i h = p == 0   ? _mm512_slli_epi16(qh, 4)
-                            : p == 1 ? _mm512_slli_epi16(qh, 2)
-                            : p == 2 ? qh
-                                     : _mm512_srli_epi16(qh, 2);
-                q = _mm512_ternarylogic_epi32(q, h, bit4, 0xf8); /* q | (h & bit4) */
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * h));
+            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            __m512i q0 = _mm512_permutex2var_epi64(lo, first, hi);
+            __m512i q1 = _mm512_permutex2var_epi64(lo, second, hi);
+            if (five) { /* bit 4 is clear in a nibble: adding sets it */
+                q0 = _mm512_mask_add_epi8(q0, _mm512_test_epi8_mask(h0, top[h]), q0, bit4);
+                q1 = _mm512_mask_add_epi8(q1, _mm512_test_epi8_mask(h1, top[h]), q1, bit4);
             }
-            __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q,
-                                            _mm512_loadu_si512((const void *)(xb + 64 * p)));
-            acc[p & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
-                                         _mm512_permutexvar_ps(spread[p], fz), acc[p & 1]);
+            __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0,
+                                            _mm512_loadu_si512((const void *)(xb + 128 * h)));
+            s = _mm512_dpbusd_epi32(s, q1, _mm512_loadu_si512((const void *)(xb + 128 * h + 64)));
+            acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(spread[h], fz),
+                                     acc[h]);
         }
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - hsum256(accm);

@@ -1217,6 +1217,11 @@ const kernel_table kernels_x86_avx512 = {
             [GGML_TYPE_Q5_K] = kernels_avx512_dot_q5_k,
             [GGML_TYPE_Q6_K] = kernels_avx512_dot_q6_k,
         },
+    .blocks_x =
+        {
+            [GGML_TYPE_Q4_K] = kernels_avx512_x_k45,
+            [GGML_TYPE_Q5_K] = kernels_avx512_x_k45,
+        },
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,
     .quantize_row = quantize_row_avx512,
