@@ -405,8 +405,8 @@ static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, in
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
     const float *xsum = group_sums(xq, n, width);
     int pieces = xq->stride / width;
-    const int8_t *xv = k->blocks_x[w->btype] ? blocks_x_order(k->blocks_x[w->btype], xq, n, w->cols)
-                                              : xq->q;
+    blocks_x_fn order = k->blocks_x[w->btype];
+    const int8_t *xv = order ? blocks_x_order(order, xq, n, w->cols) : xq->q;
     if (!xv)
         xsum = NULL; /* no memory */
     for (int vt = 0; vt < n; vt += TILE_VECS) {

@@ -197,7 +197,8 @@ INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
 #pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * h));
-            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            __m512i lo = _mm512_and_si512(q, m4);
+            __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
             __m512i q0 = _mm512_permutex2var_epi64(lo, first, hi);
             __m512i q1 = _mm512_permutex2var_epi64(lo, second, hi);
             if (five) { /* bit 4 is clear in a nibble: adding sets it */
