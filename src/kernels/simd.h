@@ -81,21 +81,11 @@ static inline float *scratch_floats(float **buf, size_t *cap, size_t floats)
 /* The way weights are prefetched (kernels/prefetch.c); read by prefetch_weights. */
 extern kernels_prefetch kernels_weight_prefetch;
 
-/* Prefetches the line at p of a weight stream the way kernels_set_prefetch chose:
- * every weight prefetch of every table goes through here. One predictable branch per
- * prefetch; __builtin_prefetch's locality 3 is prefetcht0 / PLDL1KEEP, 0 is
+/* Prefetches the `lines` cache lines from p, the weights of a stream, the way
+ * kernels_set_prefetch chose: every weight prefetch of every table goes through here.
+ * One predictable test for all the lines: where lines is a constant, the loops unroll
+ * to bare prefetches. __builtin_prefetch's locality 3 is prefetcht0 / PLDL1KEEP, 0 is
  * prefetchnta / PLDL1STRM. */
-static inline __attribute__((always_inline)) void prefetch_weights(const void *p)
-{
-    if (kernels_weight_prefetch == KERNELS_PREFETCH_T0)
-        __builtin_prefetch(p, 0, 3);
-    else if (kernels_weight_prefetch == KERNELS_PREFETCH_NTA)
-        __builtin_prefetch(p, 0, 0);
-}
-
-/* Prefetches the `lines` cache lines from p, like prefetch_weights, with one test of
- * the way for all of them: where lines is a constant, the loops unroll to bare
- * prefetches, and a compute-bound kernel pays no test and branch per line. */
 static inline __attribute__((always_inline)) void prefetch_weight_lines(const void *p, int lines)
 {
     const char *c = (const char *)p;
@@ -108,6 +98,12 @@ static inline __attribute__((always_inline)) void prefetch_weight_lines(const vo
         for (int i = 0; i < lines; i++)
             __builtin_prefetch(c + 64 * i, 0, 0);
     }
+}
+
+/* Prefetches the line at p of a weight stream (prefetch_weight_lines). */
+static inline __attribute__((always_inline)) void prefetch_weights(const void *p)
+{
+    prefetch_weight_lines(p, 1);
 }
 
 /* How far ahead a matvec prefetches its weights: the same offset one row block
