@@ -7,7 +7,8 @@
  * requires it). (The AVX-512 table has its own, 64 values a register:
  * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
  * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant rows made
- * exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats). */
+ * exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats); and the AVX2
+ * table's decode kernel of those Q8_0 blocks, reading them in place (matvec_q8b). */
 #include "x86.h"
 
 #include <stdbool.h>
@@ -34,6 +35,37 @@ void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, i
                                 _mm256_loadu_si256((const __m256i *)(b + 2)));
             sr[g] = half_at(b);
         }
+    }
+}
+
+/* The AVX2 table's matvec_q8b: rows [r0, r1) of a Q8_0_BLOCKS w times vector 0 of xq,
+ * reading ggml's 34-byte blocks in place. Each block is rows_q8's 32-byte chunk (the
+ * sign moved onto x, |w| by it with maddubs) and its half scale made fp32 by F16C, as
+ * q8b_to_rows makes it, times x's: the operations, in the order, of rows_q8 on the
+ * rows q8b_to_rows writes, so the same bits, without writing those rows first. One row
+ * at a time, one stream per thread, as rows_q8 reads long rows. */
+void kernels_avx2_matvec_q8b(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+{
+    const int blocks = w->cols / QUANT_BLOCK;
+    const size_t row_bytes = (size_t)blocks * QUANT_BLOCK_BYTES;
+    const size_t pf = prefetch_bytes(row_bytes);
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int8_t *x = xq->q;
+    const float *xs = xq->scale;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *b = w->blocks + (size_t)r * row_bytes;
+        __m256 acc = _mm256_setzero_ps();
+        for (int g = 0; g < blocks; g++, b += QUANT_BLOCK_BYTES) {
+            if (g % 2 == 0) /* a line per two blocks (68 bytes) */
+                prefetch_weights(b + pf);
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(b + 2));
+            __m256 sc = _mm256_set1_ps(half_at(b) * xs[g]);
+            __m256i sx = _mm256_sign_epi8(
+                _mm256_loadu_si256((const __m256i *)(x + (size_t)g * QUANT_BLOCK)), wv);
+            __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wv), sx), ones);
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc);
+        }
+        out[r] = hsum256(acc);
     }
 }
 

@@ -3,10 +3,11 @@
  *
  * AVX2 has no VNNI: the int8 products move each weight's sign onto the activation
  * (sign_epi8) and multiply |w| (unsigned) by it with maddubs, which cannot saturate as
- * |w| <= 127; madd with ones sums the pairs into int32. Batch kernels compute 4 rows x
+ * |w| <= 128; madd with ones sums the pairs into int32. Batch kernels compute 4 rows x
  * 4 vectors per register block; the one-vector (decode) kernel reads long rows one at a
- * time, one stream per thread. The fp32 attention runs one query at a time over these
- * row kernels (kernels.c). */
+ * time, one stream per thread (GGUF Q8_0 blocks in place: kernels/x86-avx2-blocks.c).
+ * Prefill from 16 vectors on is the GEMM of kernels/x86-avx2-gemm.c. The fp32 attention
+ * runs one query at a time over these row kernels (kernels.c). */
 #include "x86.h"
 
 #include <cpuid.h>
@@ -471,6 +472,9 @@ const kernel_table kernels_x86_avx2 = {
     .name = "avx2",
     .cpu_supports = avx2_supported,
     .rows_q8 = rows_q8_avx2,
+    .gemm_q8 = kernels_avx2_gemm_q8, /* prefill */
+    .gemm_signed = true,
+    .matvec_q8b = kernels_avx2_matvec_q8b,
     .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =
         {

@@ -133,6 +133,12 @@ static inline __attribute__((always_inline, target("avx512f"))) void by_group16(
 /* q8b_to_rows of both x86 tables (kernels/x86-avx2-blocks.c): 32-byte moves and F16C. */
 void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, int n);
 
+/* The AVX2 table's matvec_q8b (kernels/x86-avx2-blocks.c): Q8_0_BLOCKS rows in place. */
+void kernels_avx2_matvec_q8b(float *out, const tensor *w, const qbatch *xq, int r0, int r1);
+
+/* The AVX2 table's gemm_q8 (kernels/x86-avx2-gemm.c), on packs of signed x. */
+void kernels_avx2_gemm_q8(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+
 /* The block-type row dots of kernels/x86-avx2-blocks.c and x86-avx512-blocks.c
  * (blocks_dot_fn). */
 float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
