@@ -441,6 +441,50 @@ static void attention_q8_avx2(float *out, float *att, const float *q, const int8
     }
 }
 
+/* The scalar quantizer's bytes and scales (kernels/scalar.c), 32 values a step: a
+ * group's |x| maximum 8 lanes at a time, then x / scale rounded to nearest even
+ * (cvtps_epi32, as lrintf) and saturated to int8 by two packs. A group that is cut by
+ * n, of a size not a multiple of 32, or that holds a NaN or an infinity goes to the
+ * scalar quantizer. */
+static void quantize_row_avx2(int8_t *q, float *scale, const float *x, int n, int stride,
+                              int group)
+{
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int g = 0; g < stride / group; g++) {
+        const int lo = g * group;
+        __m256 amax = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
+        bool whole = group % 32 == 0 && lo + group <= n;
+        for (int i = lo; whole && i < lo + group; i += 8) {
+            __m256 v = _mm256_loadu_ps(x + i);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+            amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v));
+        }
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        if (!whole || _mm256_movemask_ps(nan) || isinf(_mm_cvtss_f32(m))) {
+            int left = n - lo < group ? n - lo : group;
+            kernels_scalar.quantize_row(q + lo, scale + g, x + lo, left > 0 ? left : 0, group,
+                                        group);
+            continue;
+        }
+        float s = _mm_cvtss_f32(m) / 127.0f;
+        float inv = s > 0.0f ? 1.0f / s : 0.0f;
+        scale[g] = s;
+        const __m256 vinv = _mm256_set1_ps(inv);
+        for (int i = lo; i < lo + group; i += 32) {
+            __m256i v[4];
+            for (int k = 0; k < 4; k++)
+                v[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * k), vinv));
+            /* 4-byte pieces in the order a0 b0 c0 d0 a1 b1 c1 d1 (per 128-bit lane) */
+            __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]),
+                                           _mm256_packs_epi32(v[2], v[3]));
+            _mm256_storeu_si256((__m256i *)(q + i), _mm256_permutevar8x32_epi32(p, order));
+        }
+    }
+}
+
 static void dequantize_rows_avx2(float *out, const int8_t *q, const float *s, int n_rows, int hs)
 {
     for (int r = 0; r < n_rows; r++) {
@@ -488,7 +532,7 @@ const kernel_table kernels_x86_avx2 = {
         },
     .rows_f32 = rows_f32_avx2,
     .dot_q8 = dot_q8_avx2,
-    .quantize_row = NULL, /* the scalar one */
+    .quantize_row = quantize_row_avx2,
     .dequantize_rows = dequantize_rows_avx2,
     .unpack_row = kernels_x86_unpack_row,
     .rows_dot = rows_dot_avx2,
