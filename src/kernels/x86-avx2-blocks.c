@@ -49,7 +49,6 @@ void kernels_avx2_matvec_q8b(float *out, const tensor *w, const qbatch *xq, int 
     const int blocks = w->cols / QUANT_BLOCK;
     const size_t row_bytes = (size_t)blocks * QUANT_BLOCK_BYTES;
     const size_t pf = prefetch_bytes(row_bytes);
-    const __m256i ones = _mm256_set1_epi16(1);
     const int8_t *x = xq->q;
     const float *xs = xq->scale;
     for (int r = r0; r < r1; r++) {
@@ -60,9 +59,8 @@ void kernels_avx2_matvec_q8b(float *out, const tensor *w, const qbatch *xq, int 
                 prefetch_weights(b + pf);
             __m256i wv = _mm256_loadu_si256((const __m256i *)(b + 2));
             __m256 sc = _mm256_set1_ps(half_at(b) * xs[g]);
-            __m256i sx = _mm256_sign_epi8(
-                _mm256_loadu_si256((const __m256i *)(x + (size_t)g * QUANT_BLOCK)), wv);
-            __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wv), sx), ones);
+            __m256i p =
+                dot_s8_avx2(wv, _mm256_loadu_si256((const __m256i *)(x + (size_t)g * QUANT_BLOCK)));
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc);
         }
         out[r] = hsum256(acc);

@@ -1,8 +1,8 @@
 /* kernels/x86-avx2-gemm.c — the AVX2 table's prefill GEMM (gemm_q8, see kernels/table.h):
  * Q8_0 rows times activations packed 16 vectors a block (gemm_pack), asked for as
  * signed x (gemm_signed), since without VNNI the product is maddubs, which multiplies
- * unsigned by signed bytes: each weight's sign is moved onto x (sign_epi8) and |w| is
- * multiplied by it, which cannot saturate (|w| <= 128, |x| <= 127).
+ * unsigned by signed bytes: each weight's sign is moved onto x and |w| is multiplied by
+ * it (dot_s8_avx2), which cannot saturate (|w| <= 128, |x| <= 127).
  *
  * A register block is 4 rows x 16 vectors: a row's 4-byte piece k, broadcast, meets
  * piece k of 8 vectors in one 32-byte load (the pack's layout), so one maddubs + madd
@@ -32,7 +32,6 @@ INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, cons
     const int groups = stride / group, k4 = group / 4;
     const uint8_t *x0 = xp->q + (size_t)b * stride * GEMM_VECS;
     const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 facc[GEMM2_ROWS][2];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
@@ -52,13 +51,9 @@ INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, cons
             for (int r = 0; r < R; r++) {
                 int32_t piece;
                 memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
-                __m256i wv = _mm256_set1_epi32(piece), aw = _mm256_abs_epi8(wv);
-                acc[r][0] = _mm256_add_epi32(
-                    acc[r][0],
-                    _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x_lo, wv)), ones));
-                acc[r][1] = _mm256_add_epi32(
-                    acc[r][1],
-                    _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x_hi, wv)), ones));
+                __m256i wv = _mm256_set1_epi32(piece);
+                acc[r][0] = _mm256_add_epi32(acc[r][0], dot_s8_avx2(wv, x_lo));
+                acc[r][1] = _mm256_add_epi32(acc[r][1], dot_s8_avx2(wv, x_hi));
             }
         }
         __m256 xs_lo = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS);

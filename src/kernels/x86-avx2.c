@@ -2,12 +2,12 @@
  * kernels/table.h.
  *
  * AVX2 has no VNNI: the int8 products move each weight's sign onto the activation
- * (sign_epi8) and multiply |w| (unsigned) by it with maddubs, which cannot saturate as
- * |w| <= 128; madd with ones sums the pairs into int32. Batch kernels compute 4 rows x
- * 4 vectors per register block; the one-vector (decode) kernel reads long rows one at a
- * time, one stream per thread (GGUF Q8_0 blocks in place: kernels/x86-avx2-blocks.c).
- * Prefill from 16 vectors on is the GEMM of kernels/x86-avx2-gemm.c. The fp32 attention
- * runs one query at a time over these row kernels (kernels.c). */
+ * and multiply |w| (unsigned) by it with maddubs, then sum the pairs into int32
+ * (dot_s8_avx2, kernels/x86.h). Batch kernels compute 4 rows x 4 vectors per register
+ * block; the one-vector (decode) kernel reads long rows one at a time, one stream per
+ * thread (GGUF Q8_0 blocks in place: kernels/x86-avx2-blocks.c). Prefill from 16
+ * vectors on is the GEMM of kernels/x86-avx2-gemm.c. The fp32 attention runs one query
+ * at a time over these row kernels (kernels.c). */
 #include "x86.h"
 
 #include <cpuid.h>
@@ -51,7 +51,6 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++)
             acc[r][v] = _mm256_setzero_ps();
-    const __m256i ones = _mm256_set1_epi16(1);
     int groups = stride / group;
     for (int off = 0, g = 0, k = 0; off < stride; off += 32) {
         __m256i xv[BLOCK_VECS];
@@ -61,14 +60,12 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)r * stride + off));
-            __m256i aw = _mm256_abs_epi8(wv);
             if (N == 1 && off % 64 == 0)
                 prefetch_weights(w + (size_t)r * stride + off + prefetch_bytes(stride));
             float wsc = ws[r * groups + g];
             #pragma GCC unroll 4
             for (int v = 0; v < N; v++) {
-                __m256i sx = _mm256_sign_epi8(xv[v], wv);
-                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sx), ones);
+                __m256i p = dot_s8_avx2(wv, xv[v]);
                 __m256 sc = _mm256_set1_ps(wsc * xs[v * groups + g]);
                 acc[r][v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc[r][v]);
             }
@@ -96,7 +93,6 @@ static void rows_q8_one_avx2(float *out, const tensor *w, const qbatch *xq, int 
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     const size_t pf = prefetch_bytes(stride);
-    const __m256i ones = _mm256_set1_epi16(1);
     const int8_t *x = xq->q;
     const float *xs = xq->scale;
     for (int r = r0; r < r1; r++) {
@@ -109,8 +105,7 @@ static void rows_q8_one_avx2(float *out, const tensor *w, const qbatch *xq, int 
                 __m256i wv = _mm256_loadu_si256((const __m256i *)(wr + off));
                 if (off % 64 == 0)
                     prefetch_weights(wr + off + pf);
-                __m256i sx = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(x + off)), wv);
-                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(wv), sx), ones);
+                __m256i p = dot_s8_avx2(wv, _mm256_loadu_si256((const __m256i *)(x + off)));
                 acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc);
             }
         }

@@ -57,6 +57,16 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float hsum256(_
     return _mm_cvtss_f32(s);
 }
 
+/* 8 int32 sums of 4 products w · x of signed bytes, the AVX2 way (no VNNI): w's signs
+ * moved onto x, then maddubs of |w| (unsigned) by it and madd with ones. Exact while
+ * |x| <= 127, which the quantizer keeps: |w| · |x| pairs fit int16. */
+static inline __attribute__((always_inline, target("avx2"))) __m256i dot_s8_avx2(__m256i w,
+                                                                                  __m256i x)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w)),
+                             _mm256_set1_epi16(1));
+}
+
 /* The little-endian half-precision float at p, and the two at p in lanes 0 and 1 (a
  * block's d and its min or dmin), by F16C: compiled for F16C, which both x86 tables
  * require. */
