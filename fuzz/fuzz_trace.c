@@ -54,7 +54,7 @@ static void replay_sequence(const trace_reader *r)
     engine *e;
     FUZZ_CHECK(engine_new(mdl, tok, &eo, &e, &err) == LLM_OK);
     replay_summary s;
-    replay_run(e, seq, n, NULL, NULL, &s, &err);
+    replay_run(e, seq, n, trace_reader_header(r)->has_batch, NULL, NULL, &s, &err);
     int vocab = mdl->config.vocab_size;
     FUZZ_CHECK(s.positions <= n && s.compared <= s.positions && s.top1_same <= s.compared);
     FUZZ_CHECK(s.sampled_same <= s.sampled && s.sampled <= s.positions);

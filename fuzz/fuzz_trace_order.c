@@ -217,7 +217,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     engine *e;
     FUZZ_CHECK(engine_new(mdl, tok, &eo, &e, &err) == LLM_OK);
     replay_summary s;
-    FUZZ_CHECK(replay_run(e, seq, info.n, NULL, NULL, &s, &err) == LLM_OK);
+    bool known = trace_reader_header(r)->has_batch;
+    FUZZ_CHECK(replay_run(e, seq, info.n, known, NULL, NULL, &s, &err) == LLM_OK);
     FUZZ_CHECK(s.positions <= info.n && s.sampled_same <= s.sampled);
     /* what --replay concludes (replay_report.c: print_incomplete, print_unlinked) */
     int missing = 0;

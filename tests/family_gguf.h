@@ -2,7 +2,9 @@
  * qwen2, qwen3, phi3, gemma, gemma2, gemma3), written in C at test time with the keys
  * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
  * without numpy), and with one edit to make hostile variants: a key dropped or set, a
- * tensor dropped, resized, added, or holding a NaN. For the loader's tests
+ * tensor dropped, resized, added, or holding a NaN, or the matrices of another tensor
+ * type (random blocks of Q4_0 ... Q6_K scaled to the float weights' spread). For the
+ * loader's tests
  * (test_model_family) and, through make_family_gguf, the end-to-end ones; with a
  * vocabulary file its tokenizer.* keys (and so its chat template) are copied in.
  *
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dequant.h"
 #include "ggml_type.h"
 #include "gguf.h"
 
@@ -39,8 +42,9 @@ typedef struct {
     uint64_t value_index;
     float value;
     int layers;                      /* this many layers instead of the shape's (0) */
-    uint32_t type;                   /* the matrices' type: GGML_TYPE_F32 (0), F16, BF16
-                                        or Q8_0 */
+    uint32_t type;                   /* the matrices' type: GGML_TYPE_F32 (0), F16, BF16,
+                                        Q8_0 (the values rounded), or a block type of
+                                        family_block_halves (random blocks) */
 } family_edit;
 
 /* The shape of each family's tiny model. */
@@ -55,6 +59,9 @@ typedef struct {
 static const family_shape family_shapes[] = {
     {.name = "llama", .arch = "llama", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
      .head = 16, .ctx = 256},
+    /* rows of 256 and 512: every block type, the K types' super-blocks included */
+    {.name = "llama256", .arch = "llama", .dim = 256, .ff = 512, .layers = 2, .heads = 4,
+     .kv = 2, .head = 64, .ctx = 256},
     {.name = "qwen2", .arch = "qwen2", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
      .head = 16, .ctx = 256, .tied = true, .bias = true, .base = 1e6f},
     {.name = "qwen3", .arch = "qwen3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
@@ -365,6 +372,64 @@ static inline bool family_put(FILE *f, uint32_t type, const float *x, size_t n)
     return ok;
 }
 
+/* Where a block type keeps its half-precision scales (d, and dmin where it has one; -1
+ * none): a block's values are linear in them, so scaling both scales the values. */
+static const struct {
+    uint32_t type;
+    int at[2];
+} family_block_halves[] = {
+    {GGML_TYPE_Q4_0, {0, -1}}, {GGML_TYPE_Q4_1, {0, 2}},  {GGML_TYPE_Q5_0, {0, -1}},
+    {GGML_TYPE_Q5_1, {0, 2}},  {GGML_TYPE_Q2_K, {80, 82}}, {GGML_TYPE_Q3_K, {108, -1}},
+    {GGML_TYPE_Q4_K, {0, 2}},  {GGML_TYPE_Q5_K, {0, 2}},   {GGML_TYPE_Q6_K, {208, -1}},
+};
+
+/* The halves of a block type, or NULL when family_put_blocks cannot write it. */
+static inline const int *family_halves(uint32_t type)
+{
+    for (size_t i = 0; i < sizeof family_block_halves / sizeof family_block_halves[0]; i++)
+        if (family_block_halves[i].type == type)
+            return family_block_halves[i].at;
+    return NULL;
+}
+
+/* n values of block type `type` to f: random bytes from *state, every block's halves
+ * set so that the values' root mean square is about rms. */
+static inline bool family_put_blocks(FILE *f, uint32_t type, size_t n, float rms,
+                                     uint32_t *state)
+{
+    const ggml_type_info *info = ggml_type_get(type);
+    const int *at = family_halves(type);
+    if (!info || !at || n % info->block)
+        return false;
+    size_t blocks = n / info->block, bytes = blocks * info->bytes;
+    unsigned char *b = malloc(bytes);
+    float *x = malloc(sizeof(float) * n);
+    bool ok = b && x;
+    for (size_t i = 0; ok && i < bytes; i++) {
+        *state = *state * 1664525u + 1013904223u;
+        b[i] = (unsigned char)(*state >> 24);
+    }
+    for (int pass = 0; ok && pass < 2; pass++) {
+        float scale = 1.0f;
+        if (pass) { /* from the first pass's values, with halves of 1 */
+            dequant_range(type, b, 0, x, n);
+            double ss = 0.0;
+            for (size_t i = 0; i < n; i++)
+                ss += (double)x[i] * x[i];
+            scale = ss > 0.0 ? (float)(rms / sqrt(ss / (double)n)) : 1.0f;
+        }
+        uint16_t h = ggml_f32_to_fp16(scale);
+        for (size_t k = 0; k < blocks; k++)
+            for (int j = 0; j < 2; j++)
+                if (at[j] >= 0)
+                    memcpy(b + k * info->bytes + at[j], &h, 2);
+    }
+    ok = ok && fwrite(b, 1, bytes, f) == bytes;
+    free(b);
+    free(x);
+    return ok;
+}
+
 /* Writes the tiny model of family shape `name` to path with edit e (NULL: none) and the
  * tokenizer keys of vocab_path (NULL: none, 96 tokens). False when it cannot. */
 static inline bool family_gguf_write(const char *path, const char *name, const family_edit *e,
@@ -425,7 +490,10 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
             family_values(&out[i], &state, x, n);
         if (ok && e->value_tensor && !strcmp(out[i].name, e->value_tensor) && e->value_index < n)
             x[e->value_index] = e->value;
-        if (ok)
+        if (ok && family_halves(out[i].type)) /* uniform in ±gain: rms gain / sqrt 3 */
+            ok = family_put_blocks(f, out[i].type, n, 2.5f / sqrtf((float)out[i].ne0 * 3.0f),
+                                   &state);
+        else if (ok)
             ok = family_put(f, out[i].type, x, n);
         free(x);
         ok = ok && gguf_writer_pad(w, f, bytes[i], path, &err) == LLM_OK;

@@ -303,6 +303,90 @@ START_TEST(test_batch_equals_sequential)
 }
 END_TEST
 
+/* The logits (vocab each) of positions 0..n-1 of e, as engine_logits_of gives them. */
+static float *all_logits(const engine *e, int n)
+{
+    int vocab = m->config.vocab_size;
+    float *out = malloc(sizeof(float) * (size_t)n * vocab);
+    for (int p = 0; p < n; p++)
+        ck_assert_ptr_nonnull(engine_logits_of(e, p, out + (size_t)p * vocab));
+    return out;
+}
+
+/* A position's numbers are fixed by its tokens and the kernels it ran on, never by how
+ * it was batched: on every kernel set, a prompt of 16 tokens or more runs on the batch
+ * kernels, and the same tokens one at a time on them give its bits; a rewind leaves
+ * the logits it returns to as they were (a greedy continuation after it is a fresh
+ * run's, bit for bit); a branch brought back runs each position on its own kernels
+ * and ends with the logits it had. */
+START_TEST(test_kernels_decide_the_bits)
+{
+    int vocab = m->config.vocab_size;
+    size_t row = sizeof(float) * vocab;
+    for (int isa = KERNELS_SCALAR; isa < KERNELS_COUNT; isa++) {
+        if (!kernels_isa_supported((kernels_isa)isa))
+            continue;
+        kernels_init((kernels_isa)isa);
+        const char *name = kernels_isa_name((kernels_isa)isa);
+        int ids[96];
+        int n = prompt_ids("Lily and Tom went to the park to play with a ball. They ran and "
+                           "laughed in the sun, and then they sat down under a big tree.",
+                           ids, 96);
+        ck_assert_int_ge(n, TRANSFORMER_BATCH_MIN);
+        llm_err err;
+        engine *a = new_engine(0, false, 0.0f), *b = new_engine(0, false, 0.0f);
+        ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
+        engine_set_kernels(b, TRANSFORMER_KERNELS_BATCH);
+        for (int i = 0; i < n; i++)
+            ck_assert_int_eq(engine_prefill(b, ids + i, 1, &err), LLM_OK);
+        float *la = all_logits(a, n), *lb = all_logits(b, n);
+        for (int p = 0; p < n; p++) {
+            ck_assert_msg(engine_record(a, p)->batch && engine_record(b, p)->batch,
+                          "%s: position %d of a prompt of %d is not on the batch kernels",
+                          name, p, n);
+            ck_assert_msg(memcmp(la + (size_t)p * vocab, lb + (size_t)p * vocab, row) == 0,
+                          "%s: position %d: one token on the batch kernels is not the "
+                          "prompt's bits", name, p);
+        }
+        free(lb);
+        engine_free(b);
+
+        /* a rewind into the prompt, then greedy steps: a fresh run's tokens and bits */
+        int at = n - 6, steps = 8, tok_a[8], tok_c[8];
+        ck_assert_int_eq(engine_rewind(a, at, &err), LLM_OK);
+        ck_assert_msg(memcmp(engine_logits(a), la + (size_t)(at - 1) * vocab, row) == 0,
+                      "%s: a rewind changed the logits of position %d", name, at - 1);
+        engine *c = new_engine(0, false, 0.0f);
+        ck_assert_int_eq(engine_prefill(c, ids, at, &err), LLM_OK);
+        for (int i = 0; i < steps; i++) {
+            ck_assert_int_eq(engine_step(a, &tok_a[i], &err), LLM_OK);
+            ck_assert_int_eq(engine_step(c, &tok_c[i], &err), LLM_OK);
+            ck_assert_msg(tok_a[i] == tok_c[i] && memcmp(engine_logits(a), engine_logits(c),
+                                                         row) == 0,
+                          "%s: step %d after a rewind is not a fresh run's", name, i);
+            ck_assert(!engine_record(a, at + i)->batch);
+        }
+        engine_free(c);
+
+        /* the steps as a branch: saved, replaced by another token, brought back */
+        step_record saved[9];
+        float *end = malloc(row);
+        memcpy(end, engine_logits(a), row);
+        for (int i = 0; i <= steps; i++)
+            saved[i] = *engine_record(a, at - 1 + i);
+        ck_assert_int_eq(engine_rewind(a, at, &err), LLM_OK);
+        ck_assert_int_eq(engine_force(a, (tok_a[0] + 1) % vocab, &err), LLM_OK);
+        ck_assert_int_eq(engine_restore(a, at, tok_a, steps, saved, &err), LLM_OK);
+        ck_assert_msg(memcmp(engine_logits(a), end, row) == 0,
+                      "%s: a branch brought back does not end with its logits", name);
+        free(end);
+        free(la);
+        engine_free(a);
+    }
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 START_TEST(test_attention_capture)
 {
     engine *e = new_engine(0, true, 0.0f);
@@ -627,6 +711,7 @@ static Suite *engine_suite(void)
     tcase_add_test(core, test_record_entropy);
     tcase_add_test(core, test_candidate_fates);
     tcase_add_test(core, test_batch_equals_sequential);
+    tcase_add_test(core, test_kernels_decide_the_bits);
     tcase_add_test(core, test_attention_capture);
     tcase_add_test(core, test_prompt_records_off);
     suite_add_tcase(s, core);

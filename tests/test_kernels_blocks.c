@@ -112,6 +112,9 @@ static void check_tensor(const tensor *w, int n, const char *what)
     qbatch *xq = qbatch_new(n, w->cols, 32);
     ck_assert_ptr_nonnull(xq);
     qbatch_quantize(xq, x, n);
+    qbatch *x1 = qbatch_new(1, w->cols, 32); /* vector 0 alone */
+    ck_assert_ptr_nonnull(x1);
+    qbatch_quantize(x1, x, 1);
     size_t outs = (size_t)n * w->rows;
     float *want = malloc(sizeof(float) * outs), *bound = malloc(sizeof(float) * outs);
     float *scalar = malloc(sizeof(float) * outs), *got = malloc(sizeof(float) * outs);
@@ -145,6 +148,13 @@ static void check_tensor(const tensor *w, int n, const char *what)
                 ck_assert_msg(memcmp(one, got, sizeof(float) * w->rows) == 0,
                               "%s %s: vector 0 of a batch differs from a matvec",
                               kernels_isa_name(isas[j]), what);
+            } else if (n >= KERNELS_GEMM_MIN_VECS) { /* the GEMM's bits for one vector too */
+                float *const outs1[1] = {one};
+                const tensor *ws1[1] = {w};
+                kernels_gemm_shared(1, outs1, ws1, NULL, x1, 1);
+                ck_assert_msg(memcmp(one, got, sizeof(float) * w->rows) == 0,
+                              "%s %s: the GEMM of one vector differs from vector 0 of %d",
+                              kernels_isa_name(isas[j]), what, n);
             }
         }
     }
@@ -156,6 +166,7 @@ static void check_tensor(const tensor *w, int n, const char *what)
     free(got);
     free(one);
     qbatch_free(xq);
+    qbatch_free(x1);
 }
 
 static tensor blocks_tensor(ggml_type type, const uint8_t *data, int rows, int cols)

@@ -718,41 +718,75 @@ END_TEST
 /* The one-vector kernel may read rows its own way (AVX-512 reads four side by side, each
  * in its own accumulator, and the rest one at a time, or all one at a time with one
  * decode stream) where the batch kernels go in blocks of four; a row's result must not
- * depend on which, nor on the batch it is in: vector 0 of a two-vector matmul equals
- * the matvec bit for bit, on every ISA, with one decode stream and with four, for short
- * rows and long, whole groups and half ones. */
+ * depend on which, nor on the batch it is in: vectors of a matmul of 2 and of 20 equal
+ * their matvecs bit for bit, on every ISA, with one decode stream and with four, for
+ * short rows and long, whole groups and half ones, rows padded past cols. The GEMM
+ * (prefill's batch kernels) has its own bits, also independent of the batch: a GEMM of
+ * 1, 10 or 19 vectors gives each the bits it gets among 20. */
 START_TEST(test_matvec_same_bits_as_matmul)
 {
     rng_state = 0x452821e638d01377ull;
     static const int shapes[][3] = {{9, 288, 32},   {11, 768, 64},  {6, 96, 96},
                                     {9, 2048, 64},  {7, 2080, 32},  {6, 4096, 64},
-                                    {5, 11008, 64}, {5, 1024, 128}, {3, 2112, 64}};
+                                    {5, 11008, 64}, {5, 1024, 128}, {3, 2112, 64},
+                                    {64, 172, 32},  {40, 64, 32},   {33, 100, 64}};
+    enum { N = 20 };
+    static const int checked[] = {0, 1, N - 1}; /* the vectors compared with a matvec */
     kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int rows = shapes[s][0], cols = shapes[s][1], group = shapes[s][2];
         owned w = owned_q8(rows, cols, group, 0.5f);
-        float *x = random_vecs(2, cols, 2.0f);
-        memcpy(x + cols, x, sizeof(float) * cols); /* the same vector twice */
-        qbatch *xq = qbatch_new(2, cols, group);
-        qbatch_quantize(xq, x, 2);
-        float one[16], two[32];
-        for (int j = 0; j < k; j++)
+        float *x = random_vecs(N, cols, 2.0f);
+        qbatch *xq = qbatch_new(N, cols, group), *x1[3];
+        qbatch_quantize(xq, x, N);
+        for (int c = 0; c < 3; c++) {
+            x1[c] = qbatch_new(1, cols, group);
+            qbatch_quantize(x1[c], x + (size_t)checked[c] * cols, 1);
+        }
+        float *one = malloc(sizeof(float) * rows), *many = malloc(sizeof(float) * N * rows);
+        float *gemm = malloc(sizeof(float) * N * rows);
+        for (int j = 0; j < k; j++) {
+            kernels_init(isas[j]);
             for (int streams = 1; streams <= 4; streams += 3) {
-                kernels_init(isas[j]);
                 kernels_set_decode_streams(streams);
-                kernels_matvec(one, &w.t, NULL, xq);
-                kernels_matmul(two, &w.t, NULL, xq, 2);
-                for (int r = 0; r < rows; r++)
-                    ck_assert_msg(memcmp(&one[r], &two[r], sizeof(float)) == 0 &&
-                                      memcmp(&two[r], &two[rows + r], sizeof(float)) == 0,
-                                  "%s, %d stream(s): %dx%d row %d: matvec %.9g, matmul %.9g / %.9g",
-                                  kernels_isa_name(isas[j]), streams, rows, cols, r, one[r],
-                                  two[r], two[rows + r]);
+                for (int n = 2; n <= N; n += N - 2) {
+                    kernels_matmul(many, &w.t, NULL, xq, n);
+                    for (int c = 0; c < 3 && checked[c] < n; c++) {
+                        int v = checked[c];
+                        kernels_matvec(one, &w.t, NULL, x1[c]);
+                        for (int r = 0; r < rows; r++)
+                            ck_assert_msg(memcmp(&one[r], &many[(size_t)v * rows + r],
+                                                 sizeof(float)) == 0,
+                                          "%s, %d stream(s): %dx%d group %d, vector %d of %d, "
+                                          "row %d: matvec %.9g, matmul %.9g",
+                                          kernels_isa_name(isas[j]), streams, rows, cols, group,
+                                          v, n, r, one[r], many[(size_t)v * rows + r]);
+                    }
+                }
             }
+            if (group % 32 != 0)
+                continue;
+            /* the GEMM of v vectors: each has the bits it has among N */
+            kernels_gemm(gemm, &w.t, NULL, xq, N);
+            for (int v = 1; v <= N; v += 9) {
+                float *const outs1[1] = {many};
+                const tensor *ws1[1] = {&w.t};
+                kernels_gemm_shared(1, outs1, ws1, NULL, xq, v);
+                ck_assert_msg(memcmp(many, gemm, sizeof(float) * (size_t)v * rows) == 0,
+                              "%s: %dx%d group %d, the GEMM of %d vectors is not their bits "
+                              "in a GEMM of %d", kernels_isa_name(isas[j]), rows, cols, group,
+                              v, N);
+            }
+        }
         kernels_set_decode_streams(0);
         kernels_init(KERNELS_AUTO);
+        free(one);
+        free(many);
+        free(gemm);
         free(x);
+        for (int c = 0; c < 3; c++)
+            qbatch_free(x1[c]);
         qbatch_free(xq);
         owned_free(&w);
     }

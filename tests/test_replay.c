@@ -102,7 +102,7 @@ START_TEST(test_sampled_run_replays)
     engine *e = new_engine(m, 999); /* another seed: the draws come from the trace */
     seen s = {0};
     replay_summary sum;
-    ck_assert_msg(replay_run(e, seq, len, collect, &s, &sum, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(replay_run(e, seq, len, true, collect, &s, &sum, &err) == LLM_OK, "%s", err.text);
     ck_assert_int_eq(sum.positions, len);
     ck_assert_int_eq(sum.sampled, 10 + 25); /* the sampled tokens that survived the rewind */
     ck_assert_int_eq(sum.sampled_same, sum.sampled);
@@ -116,14 +116,14 @@ START_TEST(test_sampled_run_replays)
     /* a lost record is run from the one before it; one that cannot be known ends it */
     seq[len / 2] = NULL;
     e = new_engine(m, 1);
-    ck_assert_int_eq(replay_run(e, seq, len, NULL, NULL, &sum, &err), LLM_OK);
+    ck_assert_int_eq(replay_run(e, seq, len, true, NULL, NULL, &sum, &err), LLM_OK);
     ck_assert_int_eq(sum.filled, 1);
     ck_assert_int_eq(sum.gap, -1);
     ck_assert_int_eq(memcmp(engine_tokens(e), want, sizeof(int) * len), 0);
     engine_free(e);
     seq[len / 2 - 1] = NULL;
     e = new_engine(m, 1);
-    ck_assert_int_eq(replay_run(e, seq, len, NULL, NULL, &sum, &err), LLM_OK);
+    ck_assert_int_eq(replay_run(e, seq, len, true, NULL, NULL, &sum, &err), LLM_OK);
     ck_assert_int_eq(sum.gap, len / 2);
     ck_assert_int_eq(sum.positions, len / 2);
     engine_free(e);
@@ -136,7 +136,7 @@ START_TEST(test_sampled_run_replays)
     ck_assert_int_eq(model_open(data_path("stories260K_q80.bin"), &mo, &q8, &err), LLM_OK);
     ck_assert_int_eq(trace_reader_final(r, &seq), len);
     e = new_engine(q8, 1);
-    ck_assert_int_eq(replay_run(e, seq, len, NULL, NULL, &sum, &err), LLM_OK);
+    ck_assert_int_eq(replay_run(e, seq, len, true, NULL, NULL, &sum, &err), LLM_OK);
     ck_assert_int_ge(sum.top1_same * 10, sum.compared * 9);
     ck_assert(sum.kl_mean > 0.0 && sum.kl_mean < 0.02);
     engine_free(e);
@@ -165,7 +165,7 @@ START_TEST(test_replay_checks_links_and_steering)
     engine *e = new_engine(m, 1);
     replay_summary sum;
     llm_err err;
-    ck_assert_int_eq(replay_run(e, seq, 4, NULL, NULL, &sum, &err), LLM_OK);
+    ck_assert_int_eq(replay_run(e, seq, 4, true, NULL, NULL, &sum, &err), LLM_OK);
     ck_assert_int_eq(sum.unlinked, 1);
     ck_assert_int_eq(sum.first_unlinked, 2);
     ck_assert_int_eq(sum.first_unlinked_token, 300);
@@ -178,7 +178,7 @@ START_TEST(test_replay_checks_links_and_steering)
     recs[1].next = 300;
     recs[2].intervention = recs[3].intervention = &in;
     e = new_engine(m, 1);
-    ck_assert_int_eq(replay_run(e, seq, 4, NULL, NULL, &sum, &err), LLM_ERR_MISMATCH);
+    ck_assert_int_eq(replay_run(e, seq, 4, true, NULL, NULL, &sum, &err), LLM_ERR_MISMATCH);
     ck_assert_msg(strstr(err.text, "from position 2 on: head [5, 0] is knocked out"), "%s", err.text);
     ck_assert_int_eq(sum.positions, 0);
     ck_assert_int_eq(engine_pos(e), 0);
@@ -195,7 +195,7 @@ START_TEST(test_replay_refuses)
     engine *e = new_engine(m, 1);
     replay_summary sum;
     llm_err err;
-    ck_assert_int_eq(replay_run(e, seq, 1, NULL, NULL, &sum, &err), LLM_ERR_MISMATCH);
+    ck_assert_int_eq(replay_run(e, seq, 1, true, NULL, NULL, &sum, &err), LLM_ERR_MISMATCH);
     ck_assert_int_eq(engine_pos(e), 0);
     engine_free(e);
 }

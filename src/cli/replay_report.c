@@ -227,6 +227,13 @@ static int print_summary(const printer *pr, const step_record *const *seq,
     if (s->sampled > 0)
         printf("sampled tokens chosen again with the trace's draws: %d of %d\n",
                s->sampled_same, s->sampled);
+    if (s->first_logits_diff >= 0)
+        printf("logits: the trace's at %d of %d positions; from position %d they differ by up "
+               "to %.3g (other weights, kernels or build than the trace's)\n", s->logits_same,
+               s->compared, s->first_logits_diff, s->logits_max_diff);
+    else if (s->compared > 0)
+        printf("logits: the trace's, bit for bit, at all %d positions with candidates\n",
+               s->compared);
     int rc = print_incomplete(pr, seq, info, s) | print_unlinked(pr, s);
     if (s->first_choice_diff < 0) {
         if (!o->compare && rc == 0)
@@ -310,7 +317,7 @@ int cli_replay(session *sess)
         printf("\n  pos  phase   token           trace top-1            new top-1              KL\n");
     printer pr = {o, r, sess->tok};
     replay_summary s;
-    llm_status st = replay_run(e, seq, n, print_position, &pr, &s, &err);
+    llm_status st = replay_run(e, seq, n, h->has_batch, print_position, &pr, &s, &err);
     if (s.steer_notice[0])
         fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, s.steer_notice);
     if (st != LLM_OK) {

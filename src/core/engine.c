@@ -39,6 +39,10 @@ struct engine {
                                transformer (or batch_logits): valid until the next forward,
                                which is also when they stop being n-1's. */
     float *batch_logits;    /* (PROMPT_LOGITS_BLOCK, vocab) */
+    float *kept_logits;     /* (vocab) position n-1's logits after a rewind, computed again
+                               from its kept classifier input */
+    transformer_kernels kernels; /* what the positions run from now on compute with
+                                    (engine_set_kernels; AUTO by default) */
     bool *pending;          /* (ctx) prompt positions whose candidates and next_prob are
                                computed when first asked for (engine_record) */
     float *probs;           /* (vocab) softmax of the logits at probs_of */
@@ -121,10 +125,12 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->tokens = malloc(sizeof(int) * e->ctx);
     e->records = calloc(e->ctx, sizeof(step_record));
     e->batch_logits = malloc(sizeof(float) * (size_t)PROMPT_LOGITS_BLOCK * e->vocab);
+    e->kept_logits = malloc(sizeof(float) * e->vocab);
     e->pending = calloc(e->ctx, sizeof(bool));
     e->probs = malloc(sizeof(float) * e->vocab);
     e->attn = calloc(e->ctx, sizeof(float *));
-    if (!e->tokens || !e->records || !e->batch_logits || !e->pending || !e->probs || !e->attn) {
+    if (!e->tokens || !e->records || !e->batch_logits || !e->kept_logits || !e->pending ||
+        !e->probs || !e->attn) {
         engine_free(e);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for a context of %d positions",
                         o->ctx_len);
@@ -214,6 +220,7 @@ void engine_free(engine *e)
     free(e->parts);
     free(e->attrib_head);
     free(e->batch_logits);
+    free(e->kept_logits);
     free(e->pending);
     free(e->probs);
     free(e->records);
@@ -228,6 +235,19 @@ void engine_set_observer(engine *e, engine_observer fn, void *user)
 {
     e->observer = fn;
     e->observer_user = user;
+}
+
+const float *engine_logits_of(const engine *e, int pos, float *out)
+{
+    if (pos < 0 || pos >= e->n)
+        return NULL;
+    transformer_logits(e->tf, pos, 1, out);
+    return out;
+}
+
+void engine_set_kernels(engine *e, transformer_kernels kernels)
+{
+    e->kernels = kernels;
 }
 
 void engine_set_sampler(engine *e, const sampler_config *c)
@@ -325,6 +345,7 @@ static void begin_record(engine *e, int pos, int token, step_phase phase, const 
     r->next_prob = NAN;
     r->next_rank = 0;
     r->forward_ms = forward_ms;
+    r->batch = transformer_ran_batch(e->tf, pos);
     r->attn = e->attn[pos];
     r->lens = NULL;
     r->tensors = NULL;
@@ -481,8 +502,8 @@ static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *er
         any_attn |= attention_row(e, pos0 + i) != NULL;
     }
     /* e->attn holds NULL for rows dropped to stay within the budget */
-    const float *last = transformer_forward_batch(e->tf, tokens, n, pos0, NULL,
-                                                  any_attn ? e->attn + pos0 : NULL);
+    const float *last = transformer_run(e->tf, tokens, n, pos0, e->kernels, NULL,
+                                        any_attn ? e->attn + pos0 : NULL);
     double per = (clock_ms() - t0) / n;
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = check_logits(e, last, 1, pos0 + n - 1, err);
@@ -565,7 +586,8 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     float *attn = attention_row(e, pos);
     sync_steering(e);
     double t0 = clock_ms();
-    const float *logits = transformer_forward(e->tf, token, pos, attn);
+    const float *logits = transformer_run(e->tf, &token, 1, pos, e->kernels, NULL,
+                                          attn ? &attn : NULL);
     double ms = clock_ms() - t0;
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = check_logits(e, logits, 1, pos, err);
@@ -640,16 +662,27 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     e->whatif_of = NULL;
     if (pos == 0)
         return LLM_OK;
-    /* Recompute the logits of pos-1: its KV entries are rewritten with the same values. */
     step_record *r = &e->records[pos - 1];
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
-    sync_steering(e);
-    const float *logits = transformer_forward(e->tf, e->tokens[pos - 1], pos - 1,
-                                              e->attn[pos - 1] ? e->attn[pos - 1] : NULL);
-    e->logits = logits;
+    if (r->intervention == steering_state(e->steer)) {
+        /* its logits as they were: the KV cache is left as it is */
+        transformer_logits(e->tf, pos - 1, 1, e->kept_logits);
+        e->logits = e->kept_logits;
+    } else {
+        /* the vectors or knock-outs changed since: pos-1 runs again with the new ones,
+         * so that the next token is chosen with them */
+        sync_steering(e);
+        const float *logits = transformer_run(e->tf, &e->tokens[pos - 1], 1, pos - 1,
+                                              e->kernels, NULL,
+                                              e->attn[pos - 1] ? &e->attn[pos - 1] : NULL);
+        e->logits = logits;
+        r->intervention = steering_state(e->steer);
+        r->batch = transformer_ran_batch(e->tf, pos - 1);
+        r->n_top = 0;
+    }
     e->probs_of = NULL;
     if (r->n_top == 0)
-        fill_top(e, r, logits);
+        fill_top(e, r, e->logits);
     e->pending[pos - 1] = false;
     r->next = -1;
     r->next_prob = NAN;
@@ -711,8 +744,16 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     }
     sync_steering(e);
     double t0 = clock_ms();
-    const float *last = transformer_forward_batch(e->tf, tokens, n, pos, NULL,
-                                                  any_attn ? e->attn + pos : NULL);
+    const float *last = NULL;
+    for (int i = 0, run; i < n; i += run) { /* on the kernels each position had */
+        bool batch = records[i + 1].batch;
+        run = 1;
+        while (i + run < n && records[i + run + 1].batch == batch)
+            run++;
+        last = transformer_run(e->tf, tokens + i, run, pos + i,
+                               batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN, NULL,
+                               any_attn ? e->attn + pos + i : NULL);
+    }
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = check_logits(e, last, 1, pos + n - 1, err);
     if (st != LLM_OK) {

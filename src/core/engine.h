@@ -85,6 +85,15 @@ const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until 
  * sequence, after a failure). Borrowed: valid until the next call that runs or
  * rewinds. */
 const float *engine_logits(const engine *e);
+/* The kernels the positions run from now on compute with (transformer_kernels): AUTO
+ * (the default: a prompt of TRANSFORMER_BATCH_MIN tokens or more on the batch kernels,
+ * the rest on the token kernels), or TOKEN or BATCH for every position, as a replay
+ * runs each position on the kernels its record says (step_record.batch). */
+void engine_set_kernels(engine *e, transformer_kernels kernels);
+/* The logits (vocab) of position pos (0 <= pos < engine_pos) into out, as the pass that
+ * ran it computed them: again from the classifier input the transformer kept, bit for
+ * bit. Returns out, or NULL for a bad position. */
+const float *engine_logits_of(const engine *e, int pos, float *out);
 /* The next engine_step's sampler uses `draw` instead of its RNG (sampler_set_next_draw):
  * replaying a recorded decision. */
 void engine_set_next_draw(engine *e, float draw);
@@ -99,7 +108,7 @@ const step_record *engine_record(const engine *e, int pos);
  * pos + 1), the record's `attn`. While capture is on, rows that were not captured or
  * that newer ones replaced in the attention block are computed again by one forward
  * pass of pos over the KV cache, which it leaves as it was (bit for bit what decoding
- * wrote; a prompt position's may differ in the last bits from its batch's), and take
+ * or the prompt's batch wrote), and take
  * the place of the oldest rows. NULL with err when capture is off, the rows are larger than the block,
  * on no memory or a bad position. */
 const float *engine_attention(engine *e, int pos, llm_err *err);
@@ -142,8 +151,11 @@ llm_status engine_step(engine *e, int *token, llm_err *err);
 /* Like engine_step with the caller's token instead of a sampled one (phase FORCED). */
 llm_status engine_force(engine *e, int token, llm_err *err);
 
-/* Forgets positions pos..end (0 <= pos <= engine_pos) and recomputes the logits of
- * position pos-1 so that the next step samples for pos again. */
+/* Forgets positions pos..end (0 <= pos <= engine_pos) so that the next step samples
+ * for pos again: from position pos-1's logits as they were (computed again from its
+ * kept classifier input; the KV cache is left as it is), or, when the control vectors
+ * or knock-outs changed since pos-1 ran, from pos-1 run again with the new ones (its
+ * record then says so). */
 llm_status engine_rewind(engine *e, int pos, llm_err *err);
 
 /* Puts tokens[0..n) at positions pos.. in place of what the sequence holds from pos
@@ -151,7 +163,8 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err);
  * new positions are computed, as one batch. When records is not NULL, records[0..n]
  * are saved copies of the records of positions pos-1 .. pos+n-1 (as engine_record
  * gave them when the branch was in the sequence) and the records take their content
- * back (phase, candidates, the sampler's decision, timings); attention rows and lenses
+ * back (phase, candidates, the sampler's decision, timings); each position runs on the
+ * kernels its record names (so it gets the numbers it had); attention rows and lenses
  * are computed anew. Without records the new positions are prompt positions, as after
  * engine_prefill. The observer sees each finished record again. Requires
  * 1 <= pos <= engine_pos; fails with LLM_ERR_CONTEXT, changing nothing, when the

@@ -7,14 +7,20 @@
  * (model_config.arch, the optional tensors of model_layer), never from its name. The
  * math is llama2.c's run.c where llama has it.
  *
- * Two executions of the same steps differ only in which kernels run and how threads
- * share the work:
+ * Two executions of the same steps differ only in how threads share the work:
  *   - one token (decode): every thread runs the whole pass in one parallel region and
  *     takes its share of each step (rows of every matrix, KV heads of attention),
  *     meeting the others at a barrier per data dependence (pass_sync); norms and the
  *     activations' quantization are done by every thread into its own lane;
  *   - a batch (prefill): the steps run one after the other on the calling thread, each
  *     parallel inside (matrix-matrix kernels, loops over tokens, over heads).
+ * and in which kernels do the arithmetic, chosen per call (transformer_kernels): the
+ * token kernels (a matrix-vector product's bits for every vector; an int8 KV cache read
+ * as it is stored) or the batch kernels (prefill's GEMM over packed activations; the
+ * cache's rows made fp32). A position's numbers depend on its tokens, the
+ * interventions and those kernels, never on the batch it ran in: a batch on the token
+ * kernels gives the bits of one token at a time, one token on the batch kernels the
+ * bits it had in its prompt's batch.
  * The steps hand their results to observers at the named hook points (hook.h) and the
  * interventions act at theirs: a knocked-out head's kqv is zeroed, control vectors are
  * added at l_out. A point nobody observes costs one test.
@@ -45,6 +51,8 @@ typedef struct {
     const int *tokens;      /* (n) */
     int pos, n;             /* positions pos..pos+n-1 */
     bool one;               /* one token: every thread runs the pass; else a batch */
+    bool batch;             /* the batch kernels (GEMM products, the int8 cache made
+                               fp32); else the token kernels */
     int tid, nt;            /* this thread, of nt sharing the token (a batch: 0 of 1) */
     struct lane *ln;        /* one token: this thread's lane */
     const pass_hooks *hooks;
@@ -342,9 +350,10 @@ static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
 }
 
 /* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
- * Q8_0 weights get x quantized once per distinct (cols, group); a batch's neighbours
- * that read the same quantized x go to the GEMM together (one pack, one region). */
-static void matmul_shared(transformer *t, const float *x, int n, int count,
+ * Q8_0 weights get x quantized once per distinct (cols, group). On the batch kernels,
+ * neighbours that read the same quantized x go to the GEMM together (one pack, one
+ * region); on the token kernels each is a matrix-vector product per vector. */
+static void matmul_shared(transformer *t, const float *x, int n, bool batch, int count,
                           const tensor *const *w, float *const *out)
 {
     qbatch *done[MAX_QBATCHES], *xq[2 * PROJ_JOBS_MAX];
@@ -364,8 +373,11 @@ static void matmul_shared(transformer *t, const float *x, int n, int count,
     }
     for (int j = 0, run; j < count; j += run) {
         run = 1;
-        if (n == 1) {
-            kernels_matvec(out[j], w[j], x, xq[j]);
+        if (!batch) {
+            if (n == 1)
+                kernels_matvec(out[j], w[j], x, xq[j]);
+            else
+                kernels_matmul(out[j], w[j], x, xq[j], n);
             continue;
         }
         while (xq[j] && j + run < count && xq[j + run] == xq[j] && run < KERNELS_GEMM_SHARED_MAX)
@@ -423,7 +435,7 @@ static void pass_project(const pass *p, const float *x, int len, const proj_job 
         }
         finish = finish || job_follows(&jobs[j]);
     }
-    matmul_shared(p->t, x, p->n, k, w, out);
+    matmul_shared(p->t, x, p->n, p->batch, k, w, out);
     if (!finish)
         return;
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
@@ -610,9 +622,10 @@ static void head_mix(const pass *p, int window, int h, const float *v, size_t st
 }
 
 /* Head h's attention by the kernels (no soft-cap): the weights into att (n, pos + n),
- * the weighted values into its slice of kqv. One token over an int8 cache reads it
- * as it is; otherwise fp32 rows (k, v), a block of queries at once when no window
- * cuts their keys. */
+ * the weighted values into its slice of kqv. On the token kernels an int8 cache is read
+ * as it is, one query at a time; otherwise fp32 rows (k, v), a block of queries at once
+ * when no window cuts their keys (the fp32 kernel's sums for a query do not depend on
+ * its block). */
 static void head_kernel(const pass *p, int l, int h, int window, const float *k,
                         const float *v, size_t stride, float *att)
 {
@@ -622,12 +635,16 @@ static void head_kernel(const pass *p, int l, int h, int window, const float *k,
     float scale = c->arch.query_scale;
     const float *q = t->buf.q + (size_t)h * hs;
     float *out = t->buf.kqv + (size_t)h * hs;
-    if (p->one && t->kv == TRANSFORMER_KV_Q8_0) {
-        int first = first_key(p, window, 0);
-        size_t r = q8_row(t, l, kh, first);
-        kernels_attention_q8(out, att + first, q, t->kq + r * hs, t->ks + r, t->vq + r * hs,
-                             t->vs + r, p->pos + 1 - first, hs, scale);
-        mask_outside(att, first, p->pos, width, 0.0f);
+    if (!p->batch && t->kv == TRANSFORMER_KV_Q8_0) {
+        for (int i = 0; i < p->n; i++) {
+            int first = first_key(p, window, i);
+            size_t r = q8_row(t, l, kh, first);
+            float *a = att + (size_t)i * width;
+            kernels_attention_q8(out + (size_t)i * c->q_dim, a + first, q + (size_t)i * c->q_dim,
+                                 t->kq + r * hs, t->ks + r, t->vq + r * hs, t->vs + r,
+                                 p->pos + i + 1 - first, hs, scale);
+            mask_outside(a, first, p->pos + i, width, 0.0f);
+        }
         return;
     }
     if (first_key(p, window, p->n - 1) == 0) {
@@ -658,7 +675,7 @@ static void head_attend(const pass *p, int l, int h, int slot)
     bool open = c->arch.attn_softcap != 0.0f;
     const float *k = NULL, *v = NULL;
     size_t stride = 0;
-    if (open || !p->one || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
+    if (open || p->batch || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
         head_rows(p, l, kh, first_key(p, window, 0), p->pos + p->n - 1, slot, &k, &v, &stride);
     if (open || (p->watch & HOOK_BIT(HOOK_KQ))) {
         head_scores(p, window, h, k, stride, att);
@@ -866,7 +883,8 @@ static void token_region(const pass *p)
         team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
 }
 
-void forward_pass(transformer *t, const int *tokens, int n, int pos, const pass_hooks *hooks)
+void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
+                  const pass_hooks *hooks)
 {
     pass p = {
         .t = t,
@@ -875,7 +893,8 @@ void forward_pass(transformer *t, const int *tokens, int n, int pos, const pass_
         .tokens = tokens,
         .pos = pos,
         .n = n,
-        .one = n == 1,
+        .one = n == 1 && !batch,
+        .batch = batch,
         .tid = 0,
         .nt = 1,
         .ln = NULL,

@@ -1,8 +1,9 @@
 /* replay.c — replaying a trace's sequence on an engine and comparing predictions
  * (replay.h).
  *
- * Owns a softmax buffer for the duration of a run; borrows the engine and the
- * records. One position at a time, so that each position's logits can be read. */
+ * Owns its buffers for the duration of a run; borrows the engine and the records.
+ * Each position runs on the kernels its record says it ran on, so that a replay on the
+ * same build and kernel table reproduces every position bit for bit. */
 #include "replay.h"
 
 #include <math.h>
@@ -106,6 +107,21 @@ static void compare_position(const float *logits, const step_record *rec, float 
         out->first_top1_diff = r->pos;
         out->first_top1_diff_token = r->token;
     }
+    float worst = 0.0f; /* the trace's logits are written to 9 digits: a float exactly */
+    for (int i = 0; i < rec->n_top; i++) {
+        int id = rec->top[i].id;
+        float d = id >= 0 && id < vocab ? fabsf(logits[id] - rec->top[i].logit) : INFINITY;
+        if (!(d <= worst))
+            worst = d;
+    }
+    if (worst == 0.0f) {
+        out->logits_same++;
+    } else {
+        if (out->first_logits_diff < 0)
+            out->first_logits_diff = r->pos;
+        if (!(worst <= out->logits_max_diff))
+            out->logits_max_diff = worst;
+    }
     *kl_sum += r->kl;
     if (out->kl_max_pos < 0 || r->kl > out->kl_max) {
         out->kl_max = r->kl;
@@ -113,14 +129,35 @@ static void compare_position(const float *logits, const step_record *rec, float 
     }
 }
 
-/* Runs the positions of seq (holes filled) one at a time. */
-static llm_status run_all(engine *e, const step_record *const *seq, int n, float *probs,
-                          replay_observer fn, void *user, replay_summary *out, llm_err *err)
+/* Whether position p of seq counts as a prompt position (position 0 always does). */
+static bool is_prompt(const step_record *const *seq, int p)
+{
+    return p == 0 || seq[p]->phase == STEP_PROMPT;
+}
+
+/* How many positions from p run as one prefill: prompt positions on the same kernels
+ * with the same control vectors. */
+static int prompt_run(const step_record *const *seq, const bool *batch, int p, int n)
+{
+    int k = 1;
+    while (p + k < n && is_prompt(seq, p + k) && batch[p + k] == batch[p] &&
+           seq[p + k]->intervention == seq[p]->intervention)
+        k++;
+    return k;
+}
+
+/* Runs the positions of seq (holes filled) in order, each on the kernels batch[] says:
+ * a run of prompt positions as one prefill (each position's logits computed again
+ * from what the engine kept, bit for bit), the others one at a time. */
+static llm_status run_all(engine *e, const step_record *const *seq, const bool *batch, int n,
+                          int *tokens, float *probs, float *logits_of, replay_observer fn,
+                          void *user, replay_summary *out, llm_err *err)
 {
     int vocab = engine_model(e)->config.vocab_size;
     double kl_sum = 0.0;
     llm_status st = LLM_OK;
     const intervention *applied = NULL;
+    int ran_to = 0; /* positions before it have run */
     for (int p = 0; p < n && st == LLM_OK; p++) {
         if (seq[p]->intervention != applied) { /* the control vectors the trace ran p with */
             applied = seq[p]->intervention;
@@ -139,8 +176,22 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
         r.token = seq[p]->token;
         r.phase = seq[p]->phase;
         r.new_choice = -1;
-        if ((st = run_position(e, seq, p, &r, err)) != LLM_OK)
-            break;
+        if (p >= ran_to) {
+            engine_set_kernels(e, batch[p] ? TRANSFORMER_KERNELS_BATCH
+                                           : TRANSFORMER_KERNELS_TOKEN);
+            int k = is_prompt(seq, p) ? prompt_run(seq, batch, p, n) : 1;
+            if (k > 1) {
+                for (int i = 0; i < k; i++)
+                    tokens[i] = seq[p + i]->token;
+                st = engine_prefill(e, tokens, k, err);
+            } else {
+                st = run_position(e, seq, p, &r, err);
+            }
+            engine_set_kernels(e, TRANSFORMER_KERNELS_AUTO);
+            if (st != LLM_OK)
+                break;
+            ran_to = p + k;
+        }
         out->positions++;
         if (r.redecided) {
             out->sampled++;
@@ -152,6 +203,8 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
             }
         }
         const float *logits = engine_logits(e);
+        if (p < engine_pos(e) - 1)
+            logits = engine_logits_of(e, p, logits_of);
         if (logits && seq[p]->n_top > 0)
             compare_position(logits, seq[p], probs, vocab, &r, out, &kl_sum);
         if (fn)
@@ -159,6 +212,22 @@ static llm_status run_all(engine *e, const step_record *const *seq, int n, float
     }
     out->kl_mean = out->compared ? kl_sum / out->compared : 0.0;
     return st;
+}
+
+/* Which kernels each position of run[0..n) ran on: as the records say, or, for a trace
+ * written before they said it, as the engine chose then (a run of
+ * TRANSFORMER_BATCH_MIN prompt positions or more on the batch kernels). */
+static void kernels_of(const step_record *const *run, int n, bool known, bool *batch)
+{
+    for (int p = 0; p < n;) {
+        int k = 1;
+        if (!known && is_prompt(run, p))
+            while (p + k < n && is_prompt(run, p + k))
+                k++;
+        for (int i = 0; i < k; i++)
+            batch[p + i] = known ? run[p + i]->batch : k >= TRANSFORMER_BATCH_MIN;
+        p += k;
+    }
 }
 
 /* Every control-vector state of run[0..n) against the model, before anything runs; the
@@ -181,11 +250,12 @@ static llm_status check_steering(engine *e, const step_record *const *run, int n
     return LLM_OK;
 }
 
-llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_observer fn,
-                      void *user, replay_summary *out, llm_err *err)
+llm_status replay_run(engine *e, const step_record *const *seq, int n, bool kernels_known,
+                      replay_observer fn, void *user, replay_summary *out, llm_err *err)
 {
     memset(out, 0, sizeof *out);
     out->first_top1_diff = out->first_choice_diff = out->kl_max_pos = out->gap = -1;
+    out->first_logits_diff = -1;
     out->first_unlinked = out->first_unlinked_token = out->first_unlinked_chosen = -1;
     out->first_top1_diff_token = out->first_choice_diff_token = -1;
     int vocab = engine_model(e)->config.vocab_size;
@@ -197,9 +267,11 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
                         engine_ctx(e));
     step_record *filled = calloc(n > 0 ? (size_t)n : 1, sizeof *filled);
     const step_record **run = malloc(sizeof *run * (n > 0 ? (size_t)n : 1));
-    float *probs = malloc(sizeof(float) * vocab);
+    float *probs = malloc(sizeof(float) * vocab), *logits_of = malloc(sizeof(float) * vocab);
+    bool *batch = malloc(sizeof(bool) * (n > 0 ? (size_t)n : 1));
+    int *tokens = malloc(sizeof(int) * (n > 0 ? (size_t)n : 1));
     llm_status st = LLM_OK;
-    if (!filled || !run || !probs) {
+    if (!filled || !run || !probs || !logits_of || !batch || !tokens) {
         st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for the replay");
         goto out;
     }
@@ -215,9 +287,13 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_ob
     }
     if ((st = check_steering(e, run, n, out, err)) != LLM_OK)
         goto out;
-    st = run_all(e, run, n, probs, fn, user, out, err);
+    kernels_of(run, n, kernels_known, batch);
+    st = run_all(e, run, batch, n, tokens, probs, logits_of, fn, user, out, err);
 out:
     free(probs);
+    free(logits_of);
+    free(batch);
+    free(tokens);
     free(filled);
     free(run);
     return st;

@@ -42,6 +42,12 @@ typedef struct {
     int sampled_same;       /* of which the same token was chosen */
     int first_choice_diff;  /* the first position whose token was chosen differently, or -1 */
     int first_choice_diff_token; /* the trace's token there, or -1 */
+    int logits_same;        /* compared positions whose candidates' logits are the trace's
+                               exactly (the same build, kernels and weights reproduce them
+                               bit for bit; the trace holds them to 9 digits, which read
+                               back as the same float) */
+    int first_logits_diff;  /* the first compared position where one differs, or -1 */
+    float logits_max_diff;  /* the largest difference of a candidate's logit */
     double kl_mean, kl_max;
     int kl_max_pos;         /* -1 when nothing was compared */
     int filled;             /* positions without a record, run from the one before's next */
@@ -58,7 +64,9 @@ typedef struct {
 typedef void (*replay_observer)(void *user, const replay_position *p);
 
 /* Runs e, which must be empty, over seq[0..n) with the control vectors each record ran
- * with (its intervention: the files it names are read again) (a trace's final sequence:
+ * with (its intervention: the files it names are read again), each position on the
+ * kernels it ran on (its record's batch when kernels_known, as trace_header.has_batch
+ * says; else as the engine chose for a trace written before records said it) (a trace's final sequence:
  * trace_reader_sequence; NULL for a position without a record), calling fn (when not
  * NULL) after each position. A missing record's token is the previous record's next
  * (it is not compared); where that is unknown too, the replay ends (summary's gap).
@@ -67,8 +75,8 @@ typedef void (*replay_observer)(void *user, const replay_position *p);
  * model cannot take (steering_check: a head it lacks, a vector file changed since, of
  * another width or depth; err says from which position); or when the engine fails
  * (err says where). */
-llm_status replay_run(engine *e, const step_record *const *seq, int n, replay_observer fn,
-                      void *user, replay_summary *out, llm_err *err);
+llm_status replay_run(engine *e, const step_record *const *seq, int n, bool kernels_known,
+                      replay_observer fn, void *user, replay_summary *out, llm_err *err);
 
 /* KL(P || Q) in nats, P the trace's top candidates (probabilities of the raw logits)
  * plus the rest of the mass as one outcome, Q the same outcomes under probs (a whole

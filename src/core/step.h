@@ -75,6 +75,8 @@ typedef struct {
                                 NaN when the position has no candidates */
     step_candidate top[STEP_TOP_MAX]; /* the model's top candidates for pos + 1, by prob */
     double forward_ms;       /* time of the forward pass (a batch's time is shared out) */
+    bool batch;              /* pos ran on the batch kernels (transformer_kernels), else on
+                                the token kernels */
     double sample_ms;        /* time of the sampler's decision */
     const float *attn;       /* (n_layers, n_heads, pos + 1) attention weights of this
                                 query, or NULL when not captured. Borrowed from the

@@ -498,6 +498,7 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
         fputs(",\"sampler\":null", f);
     fputs(",\"ms\":", f);
     put_float(f, rec->forward_ms + rec->sample_ms, 6);
+    fprintf(f, ",\"batch\":%s", rec->batch ? "true" : "false");
     if (t->with_attention && rec->attn && t->has_cfg && rec->pos >= 0)
         write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
     if (t->run.lens && rec->lens && t->has_cfg)

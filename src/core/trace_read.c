@@ -728,6 +728,8 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
         rec.entropy = NAN; /* traces before it, or a damaged value */
     float ms;
     rec.forward_ms = number_or_null(json_get(v, "ms"), &ms) && isfinite(ms) ? ms : 0.0;
+    if (json_as_bool(json_get(v, "batch"), &rec.batch))
+        r->h.has_batch = true;
     const json_value *s = json_get(v, "sampler");
     if (s && s->type == JSON_OBJECT)
         read_sampler(r, &rec, s, line);

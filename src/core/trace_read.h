@@ -40,6 +40,8 @@ typedef struct {
     bool tensors;           /* the run asked for the steps' summaries (--trace-tensors) */
     int tensor_first, tensor_last; /* of these layers */
     int n_vocab;            /* pieces in the header's vocabulary (0: none) */
+    bool has_batch;         /* the records say which kernels ran them ("batch"); traces
+                               before it do not, and their records' batch is false */
 } trace_header;
 
 typedef struct trace_reader trace_reader;

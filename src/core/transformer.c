@@ -222,6 +222,7 @@ void transformer_free(transformer *t)
     free(t->vs);
     free(t->kv_f32);
     free(t->logits);
+    free(t->batch_of);
     qbatch_free(t->cls_q);
     free(t->cls_f);
     free(t->att);
@@ -271,6 +272,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         kv = tensor_is_q8(&m->layers[0].wq) ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
     bool ok = cache_alloc(t, kv);
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
+    t->batch_of = calloc((size_t)t->ctx, 1);
     if (tensor_is_q8(&m->wcls))
         ok = ok && (t->cls_q = qbatch_new(t->ctx, m->wcls.cols, m->wcls.group)) != NULL;
     else
@@ -280,7 +282,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     t->att_slots = 1;
     t->k_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
     t->v_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
-    ok = ok && t->logits && t->att && t->k_new && t->v_new;
+    ok = ok && t->logits && t->batch_of && t->att && t->k_new && t->v_new;
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
         const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
@@ -503,15 +505,18 @@ static void capture_attention(void *user, const hook_tensor *x)
     }
 }
 
-/* Runs tokens (n <= t->cap, or 1) at pos..pos+n-1 with the registered observers and
- * the attention capture when rows is not NULL. */
-static void run(transformer *t, const int *tokens, int n, int pos, float *const *rows)
+/* Runs tokens (n <= t->cap, or 1) at pos..pos+n-1 on the batch kernels or the token
+ * kernels, with the registered observers and the attention capture when rows is not
+ * NULL. */
+static void run(transformer *t, const int *tokens, int n, int pos, bool batch,
+                float *const *rows)
 {
     attention_capture a = {.rows = rows, .pos0 = pos, .n_heads = t->m->config.n_heads};
     hook own = own_hook(capture_attention, &a, HOOK_BIT(HOOK_KQ_SOFT_MAX));
     pass_hooks hooks;
     hooks_collect(t, &own, rows ? 1 : 0, &hooks);
-    forward_pass(t, tokens, n, pos, &hooks);
+    forward_pass(t, tokens, n, pos, batch, &hooks);
+    memset(t->batch_of + pos, batch, (size_t)n);
 }
 
 /* ---- the forward calls ---- */
@@ -526,23 +531,35 @@ static bool tokens_valid(const transformer *t, const int *tokens, int n)
 
 const float *transformer_forward(transformer *t, int token, int pos, float *attn)
 {
-    if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
-        return NULL;
-    run(t, &token, 1, pos, attn ? &attn : NULL);
-    return t->logits;
+    return transformer_run(t, &token, 1, pos, TRANSFORMER_KERNELS_AUTO, NULL,
+                           attn ? &attn : NULL);
 }
 
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn)
 {
+    return transformer_run(t, tokens, n, pos, TRANSFORMER_KERNELS_AUTO, logits, attn);
+}
+
+const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
+                             transformer_kernels kernels, float *logits, float *const *attn)
+{
     if (n <= 0 || pos < 0 || pos > t->ctx - n || !tokens_valid(t, tokens, n))
         return NULL;
+    bool batch = kernels == TRANSFORMER_KERNELS_BATCH ||
+                 (kernels == TRANSFORMER_KERNELS_AUTO && n >= TRANSFORMER_BATCH_MIN);
+    if (n == 1 && !batch) {
+        run(t, tokens, 1, pos, false, attn);
+        if (logits)
+            memcpy(logits, t->logits, sizeof(float) * t->m->config.vocab_size);
+        return t->logits;
+    }
     int want = n < t->chunk ? n : t->chunk;
     if (want > t->cap)
         transformer_reserve(t, want); /* on failure, smaller chunks with what we have */
     for (int done = 0; done < n;) {
         int k = n - done < t->cap ? n - done : t->cap;
-        run(t, tokens + done, k, pos + done, attn ? attn + done : NULL);
+        run(t, tokens + done, k, pos + done, batch, attn ? attn + done : NULL);
         done += k;
     }
     if (logits) {
@@ -553,6 +570,11 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
         transformer_logits(t, pos + n - 1, 1, t->logits);
     }
     return t->logits;
+}
+
+bool transformer_ran_batch(const transformer *t, int pos)
+{
+    return pos >= 0 && pos < t->ctx && t->batch_of[pos];
 }
 
 /* ---- what-ifs: one position again ---- */
@@ -659,7 +681,7 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
                    own_hook(capture_attention, &a, attn ? HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0)};
     pass_hooks hooks;
     hooks_collect(t, own, 2, &hooks);
-    forward_pass(t, &token, 1, pos, &hooks);
+    forward_pass(t, &token, 1, pos, t->batch_of[pos], &hooks);
     position_state_copy(t, pos, kv_save, true);
     memcpy(t->logits, logits_save, sizeof(float) * vocab);
     free(kv_save);
@@ -737,6 +759,7 @@ llm_status transformer_residuals(transformer *t, const int *tokens, int n, float
     pass_hooks hooks;
     hooks_collect(t, &own, 1, &hooks);
     for (int p = 0; p < n; p++)
-        forward_pass(t, &tokens[p], 1, p, &hooks);
+        forward_pass(t, &tokens[p], 1, p, false, &hooks);
+    memset(t->batch_of, 0, (size_t)n);
     return LLM_OK;
 }

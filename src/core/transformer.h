@@ -33,26 +33,45 @@ const model *transformer_model(const transformer *t);
 transformer_kv transformer_kv_type(const transformer *t); /* F32 or Q8_0, never AUTO */
 size_t transformer_kv_bytes(const transformer *t);        /* the whole KV cache */
 
-/* Runs `token` at position pos (0 <= pos < ctx), reading the KV cache for 0..pos-1
- * and writing it at pos. Returns the logits (vocab_size), valid until the next
- * forward call. attn, when not NULL, receives the attention weights of this query:
- * (n_layers, n_heads, pos + 1) floats, densely packed. */
+/* Runs `token` at position pos (0 <= pos < ctx) on the token kernels, reading the KV
+ * cache for 0..pos-1 and writing it at pos. Returns the logits (vocab_size), valid until
+ * the next forward call. attn, when not NULL, receives the attention weights of this
+ * query: (n_layers, n_heads, pos + 1) floats, densely packed. */
 const float *transformer_forward(transformer *t, int token, int pos, float *attn);
 
-/* Runs n tokens at positions pos..pos+n-1 as one batch (matrix-matrix kernels, in
- * chunks of as many positions as the transformer's buffers hold: the one chunking
- * policy of prefill). logits, when not NULL, receives (n, vocab_size): the logits of
- * every position; the returned pointer is always the logits of the last position
- * (valid until the next forward call). attn, when not NULL, is an array of n pointers;
- * attn[i], when not NULL, receives (n_layers, n_heads, pos + i + 1) floats for query
- * pos + i. The same pass as n calls of transformer_forward: with fp32 weights and an
- * fp32 cache the same bits; otherwise equal up to float rounding (prefill's int8 GEMM
- * sums in another order than decode's kernels, and decode reads an int8 cache as it
- * is; with int8 weights a rounding difference can move an activation to the next int8
- * step). */
+/* Which kernels a forward call computes with. The two differ only in the last bits:
+ *   TOKEN: the products a matrix-vector kernel's (decode's) for every vector, an int8
+ *          KV cache read as it is stored;
+ *   BATCH: prefill's GEMM over packed activations (where the weights' type and the
+ *          kernel table have one), the int8 cache's rows made fp32 for attention.
+ * Everything else is the same arithmetic either way, and neither depends on how many
+ * positions share a call: a position's numbers are fixed by its tokens, the
+ * interventions and these kernels. The transformer remembers which each position ran
+ * on (transformer_ran_batch), and runs it on the same again when asked for it once
+ * more (the lens, attention rows, what-ifs, attribution): bit for bit what it was.
+ * AUTO: BATCH for calls of TRANSFORMER_BATCH_MIN positions or more (where the GEMM
+ * pays off), else TOKEN. */
+typedef enum {
+    TRANSFORMER_KERNELS_AUTO = 0,
+    TRANSFORMER_KERNELS_TOKEN,
+    TRANSFORMER_KERNELS_BATCH,
+} transformer_kernels;
+enum { TRANSFORMER_BATCH_MIN = 16 };
+
+/* Runs n tokens at positions pos..pos+n-1 on `kernels` (in chunks of as many positions
+ * as the transformer's buffers hold: the one chunking policy of prefill). logits, when
+ * not NULL, receives (n, vocab_size): the logits of every position; the returned pointer
+ * is always the logits of the last position (valid until the next forward call). attn,
+ * when not NULL, is an array of n pointers; attn[i], when not NULL, receives (n_layers,
+ * n_heads, pos + i + 1) floats for query pos + i. NULL for tokens outside the
+ * vocabulary or positions outside the context. */
+const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
+                             transformer_kernels kernels, float *logits, float *const *attn);
+/* transformer_run with AUTO kernels. */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
-
+/* Whether position pos last ran on the batch kernels. */
+bool transformer_ran_batch(const transformer *t, int pos);
 /* logits (n, vocab_size) of positions pos..pos+n-1, computed again from what the
  * forward calls kept of each position: the classifier's input (its final normed
  * state, a few KB a position, kept like the KV cache). Each equals what the forward

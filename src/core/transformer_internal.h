@@ -63,6 +63,7 @@ struct transformer {
     float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
                                made fp32 again, for batched attention over a Q8_0 cache */
     float *logits;          /* (vocab) of the last position run */
+    unsigned char *batch_of; /* (ctx) 1 where the position last ran on the batch kernels */
     /* The classifier's input of every position run (its final normed state), kept
      * like the KV cache so that transformer_logits can compute any position's logits
      * later; pages are touched only for positions run. */
@@ -104,9 +105,11 @@ typedef struct {
 } pass_hooks;
 
 /* forward.c: runs tokens (n, each < vocab) at positions pos..pos+n-1 (n no more than
- * t->cap, or 1), writing their KV cache entries and kept classifier inputs; for n 1
- * also t->logits. The observers in hooks see every point they ask for. */
-void forward_pass(transformer *t, const int *tokens, int n, int pos, const pass_hooks *hooks);
+ * t->cap, or 1) on the batch kernels (batch) or the token kernels, writing their KV
+ * cache entries and kept classifier inputs; for one token on the token kernels also
+ * t->logits. The observers in hooks see every point they ask for. */
+void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
+                  const pass_hooks *hooks);
 
 /* forward.c, for transformer.c: RMSNorm of x (size) with weight into o (may be x);
  * x = cap·tanh(x / cap). */

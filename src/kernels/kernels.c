@@ -518,13 +518,11 @@ static gemm_pack *gemm_pack_for(int n, int stride, int group, bool signed_x)
     return &pack;
 }
 
-/* Below this many multiply-adds a matmul runs on the calling thread. From
- * GEMM_MIN_VECS vectors on, kernels_gemm packs them for the GEMM kernel. */
+/* Below this many multiply-adds a matmul runs on the calling thread. */
 enum {
     PARALLEL_MIN_WORK = 1 << 16,
     ROW_RANGES_PER_THREAD = 16,
     MIN_RANGE_ROWS = 16,
-    GEMM_MIN_VECS = 16,
 };
 
 /* The rows of one range when nt threads share rows: about ROW_RANGES_PER_THREAD ranges a
@@ -650,12 +648,12 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
     }
 }
 
-/* Whether w's product with n vectors goes to the GEMM kernel from a pack of x made for
- * w0 (the same stride and group). */
-static bool gemm_packs(const kernel_table *k, const tensor *w, const tensor *w0, int n)
+/* Whether w's products go to the GEMM kernel from a pack of x made for w0 (the same
+ * stride and group). */
+static bool gemm_packs(const kernel_table *k, const tensor *w, const tensor *w0)
 {
-    return tensor_is_q8(w) && k->gemm_q8 && n >= GEMM_MIN_VECS && w->group % 32 == 0 &&
-           w->stride == w0->stride && w->group == w0->group;
+    return tensor_is_q8(w) && k->gemm_q8 && w->group % 32 == 0 && w->stride == w0->stride &&
+           w->group == w0->group;
 }
 
 /* Rows r0..r1-1 of w's product with the packed vectors, on the calling thread. */
@@ -724,11 +722,21 @@ static bool gemm_packed(const kernel_table *k, int count, float *const *out,
     return true;
 }
 
-void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+/* w's product by the GEMM kernel where the table and w's type have one, for any n;
+ * else kernels_matmul. */
+static void gemm_any(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
 {
     const kernel_table *k = kernels_active();
-    if (!gemm_packs(k, w, w, n) || !gemm_packed(k, 1, &out, &w, xq, n))
+    if (!gemm_packs(k, w, w) || !gemm_packed(k, 1, &out, &w, xq, n))
         kernels_matmul(out, w, x, xq, n);
+}
+
+void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+{
+    if (n < KERNELS_GEMM_MIN_VECS)
+        kernels_matmul(out, w, x, xq, n);
+    else
+        gemm_any(out, w, x, xq, n);
 }
 
 void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, const float *x,
@@ -737,9 +745,9 @@ void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, c
     const kernel_table *k = kernels_active();
     bool packs = count <= KERNELS_GEMM_SHARED_MAX;
     for (int j = 0; j < count && packs; j++)
-        packs = gemm_packs(k, w[j], w[0], n);
+        packs = gemm_packs(k, w[j], w[0]);
     if (packs && gemm_packed(k, count, out, w, xq, n))
         return;
     for (int j = 0; j < count; j++)
-        kernels_gemm(out[j], w[j], x, xq, n);
+        gemm_any(out[j], w[j], x, xq, n);
 }

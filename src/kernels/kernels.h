@@ -81,20 +81,23 @@ void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *x
  * and xq as kernels_matvec, with n vectors. Parallel over rows. */
 void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
 
-/* The same product for prefill's batches: from 16 vectors on, Q8_0 products pack the
- * vectors (in blocks of 16, once per call) for a GEMM kernel that keeps each group's
- * int32 sums in registers across 16 vectors at once; block-type tensors are made exact
- * Q8_0 a few rows at a time for it (their mins added after). Its results equal
- * kernels_matmul's up to float rounding (the same bits on every kernel set that has a
- * GEMM kernel; the others run kernels_matmul). The packing buffer is the calling
- * thread's own. */
+/* The same product for prefill's batches: from KERNELS_GEMM_MIN_VECS vectors on (where
+ * the GEMM pays off), Q8_0 products pack the vectors (in blocks of 16, once per call) for
+ * a GEMM kernel that keeps each group's int32 sums in registers across 16 vectors at
+ * once; block-type tensors are made exact Q8_0 a few rows at a time for it (their mins
+ * added after). Below, kernels_matmul. Its results equal kernels_matmul's up to float
+ * rounding (the same bits on every kernel set that has a GEMM kernel; the others run
+ * kernels_matmul). The packing buffer is the calling thread's own. */
+enum { KERNELS_GEMM_MIN_VECS = 16 };
 void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
 
-/* kernels_gemm for count matrices (at most KERNELS_GEMM_SHARED_MAX) that read the same
- * x and xq (one cols and group): out[j] (n, w[j]->rows). The vectors are packed once and
- * all the matrices' rows shared out in one parallel region, so q, k and v (or gate and
- * up) cost one pack and one wait for the last thread, not three; each product has
- * kernels_gemm's bits. */
+/* The GEMM for count matrices (at most KERNELS_GEMM_SHARED_MAX) that read the same x
+ * and xq (one cols and group), for ANY n >= 1 (the caller chooses the GEMM's bits: a
+ * vector's result does not depend on how many share the pack): out[j] (n, w[j]->rows).
+ * The vectors are packed once and all the matrices' rows shared out in one parallel
+ * region, so q, k and v (or gate and up) cost one pack and one wait for the last
+ * thread, not three; each product has kernels_gemm's bits (kernels_matmul's where w's
+ * type or the table has no GEMM). */
 enum { KERNELS_GEMM_SHARED_MAX = 8 };
 void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, const float *x,
                          const qbatch *xq, int n);
