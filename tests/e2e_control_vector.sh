@@ -145,7 +145,9 @@ assert_status 0
 assert_file_contains "the default scale" "$T/err" "makes it 10% of the residual stream's norm"
 text_check "$T/out" || fail "with /vector make's default scale the reply is not text"
 cmp -s "$T/plain" "$T/out" && fail "with /vector make's default scale the reply is the unsteered one"
-printf '%s\n%s\n%s\n' "$make_happy" '/vector happy 1' "$stories" >"$T/in"
+# a vector made before is written over with --replace (the same texts: the same vector)
+printf '%s\n%s\n%s\n' "$(printf '%s' "$make_happy" | sed 's/make happy/make --replace happy/')" \
+    '/vector happy 1' "$stories" >"$T/in"
 run_llmchat -m chat -s 7 -n 200 "$model" <"$T/in"
 text_check "$T/out" 2>/dev/null && fail "the text check passes the degenerate reply of scale 1: it checks nothing"
 pass "/vector make's default scale steers chat260K's reply and keeps it text (scale 1 does not)"
@@ -247,7 +249,7 @@ grep -q '"fnv1a64":"[0-9a-f]\{16\}"' "$T/mk.jsonl" || fail "the trace does not r
 run_llmchat --replay "$T/mk.jsonl"
 assert_status 0
 assert_file_contains "replay with the same file" "$T/out" "reproduced: every position ran"
-printf '%s\n' '/vector make mk "The dog ran in the park." "The cat slept."' >"$T/in"
+printf '%s\n' '/vector make --replace mk "The dog ran in the park." "The cat slept."' >"$T/in"
 run_llmchat -m chat -t 0 -n 5 --weights f32 "$model" <"$T/in"
 assert_status 0
 run_llmchat --replay "$T/mk.jsonl"
@@ -304,7 +306,7 @@ wait_for "vectors happy -1.00"
 type_text "/vector layers 2-4"
 keys Enter
 wait_for "vectors happy -1.00, layers 2-4"
-type_text '/vector make mood "She was happy." "She was sad."'
+type_text '/vector make --replace mood "She was happy." "She was sad."'
 keys Enter
 wait_for "mood was made from the"
 wait_for "vectors happy -1.00, mood 0." # the status line: the scale made

@@ -67,6 +67,52 @@ static void models_equal(const model *a, const model *b)
     }
 }
 
+/* The writers through an output, as llmchat-convert uses them: the file opened, written
+ * and committed, or abandoned when the writer fails (nothing left behind). */
+typedef struct {
+    const model *m;
+    const tokenizer *tok;
+    const char *tmpl;
+    model_write_type type;
+    int what; /* 0 GGUF, 1 llama2.c, 2 tokenizer.bin */
+} write_job;
+
+static llm_status write_file(const write_job *j, const char *path, llm_err *err)
+{
+    output_file *out;
+    llm_status st = output_file_open(path, "the test's file", OUTPUT_FILE_MODE, &out, err);
+    if (st != LLM_OK)
+        return st;
+    st = j->what == 0   ? model_write_gguf(j->m, j->tok, j->tmpl, j->type, out, NULL, err)
+         : j->what == 1 ? model_write_llama2c(j->m, j->type, out, NULL, err)
+                        : model_write_tokenizer_bin(j->tok, out, err);
+    if (st != LLM_OK) {
+        output_file_abandon(out);
+        return st;
+    }
+    return output_file_commit(out, err);
+}
+
+static llm_status write_gguf(const model *m, const tokenizer *tok, const char *tmpl,
+                             model_write_type type, const char *path, llm_err *err)
+{
+    write_job j = {m, tok, tmpl, type, 0};
+    return write_file(&j, path, err);
+}
+
+static llm_status write_llama2c(const model *m, model_write_type type, const char *path,
+                                llm_err *err)
+{
+    write_job j = {m, NULL, NULL, type, 1};
+    return write_file(&j, path, err);
+}
+
+static llm_status write_tokenizer(const tokenizer *tok, const char *path, llm_err *err)
+{
+    write_job j = {NULL, tok, NULL, MODEL_WRITE_F32, 2};
+    return write_file(&j, path, err);
+}
+
 START_TEST(test_gguf_f32_round_trip)
 {
     model *m = open_ok(data_path("stories260K.bin"), TENSOR_F32);
@@ -74,7 +120,8 @@ START_TEST(test_gguf_f32_round_trip)
     llm_err err;
     ck_assert(tokenizer_open(data_path("tok512.bin"), 512, &tok, &err) == LLM_OK);
     const char *path = temp_path("w.gguf");
-    ck_assert_msg(model_write_gguf(m, tok, template_kind_jinja(TEMPLATE_CHATML), MODEL_WRITE_F32, path, &err) == LLM_OK,
+    ck_assert_msg(write_gguf(m, tok, template_kind_jinja(TEMPLATE_CHATML), MODEL_WRITE_F32, path,
+                             &err) == LLM_OK,
                   "%s", err.text);
     model *g = open_ok(path, TENSOR_F32);
     ck_assert_int_eq(g->format, MODEL_FORMAT_GGUF);
@@ -102,7 +149,7 @@ START_TEST(test_gguf_f32_round_trip)
 
     /* and on to llama2.c v1: exactly the same numbers again */
     const char *v1 = temp_path("w-v1.bin");
-    ck_assert_msg(model_write_llama2c(g, MODEL_WRITE_F32, v1, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(write_llama2c(g, MODEL_WRITE_F32, v1, &err) == LLM_OK, "%s", err.text);
     model *back = open_ok(v1, TENSOR_F32);
     ck_assert_int_eq(back->format, MODEL_FORMAT_LLAMA2C_V1);
     models_equal(m, back);
@@ -124,7 +171,7 @@ START_TEST(test_gguf_q8_0_and_llama2c_v2)
     llm_err err;
     ck_assert(tokenizer_open(data_path("tok512.bin"), 512, &tok, &err) == LLM_OK);
     const char *path = temp_path("w8.gguf");
-    ck_assert(model_write_gguf(m, tok, NULL, MODEL_WRITE_Q8_0, path, &err) == LLM_OK);
+    ck_assert(write_gguf(m, tok, NULL, MODEL_WRITE_Q8_0, path, &err) == LLM_OK);
 
     /* Q8_0 where rows are whole blocks, F32 for ffn_down (rows of 172) */
     size_t size;
@@ -164,7 +211,7 @@ START_TEST(test_gguf_q8_0_and_llama2c_v2)
      * same int8 values and (in fp32) the same scales */
     model *gq = open_ok(path, TENSOR_Q8_0);
     const char *v2 = temp_path("w-v2.bin");
-    ck_assert_msg(model_write_llama2c(gq, MODEL_WRITE_Q8_0, v2, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(write_llama2c(gq, MODEL_WRITE_Q8_0, v2, &err) == LLM_OK, "%s", err.text);
     model *back = open_ok(v2, TENSOR_Q8_0);
     ck_assert_int_eq(back->format, MODEL_FORMAT_LLAMA2C_V2);
     ck_assert_int_eq(back->file_group, 32);
@@ -197,7 +244,7 @@ START_TEST(test_tokenizer_bin_round_trip)
     llm_err err;
     ck_assert(tokenizer_open(data_path("ggml-vocab-llama-spm.gguf"), 32000, &a, &err) == LLM_OK);
     const char *path = temp_path("tok.bin");
-    ck_assert(model_write_tokenizer_bin(a, path, &err) == LLM_OK);
+    ck_assert(write_tokenizer(a, path, &err) == LLM_OK);
     ck_assert(tokenizer_open(path, 32000, &b, &err) == LLM_OK);
     for (int id = 0; id < 32000; id++) {
         ck_assert_str_eq(tokenizer_piece(a, id), tokenizer_piece(b, id));
@@ -221,17 +268,17 @@ START_TEST(test_refusals)
     model *m = open_ok(data_path("stories260K.bin"), TENSOR_F32);
     m->config.rope_base = 1e6f;
     const char *path = temp_path("refused.bin");
-    ck_assert_int_eq(model_write_llama2c(m, MODEL_WRITE_F32, path, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(write_llama2c(m, MODEL_WRITE_F32, path, &err), LLM_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(err.text, "RoPE base 1e+06"));
     ck_assert_int_ne(access(path, F_OK), 0); /* nothing left behind */
     m->config.rope_base = 10000.0f;
     /* a tokenizer of another size */
     tokenizer *tok;
     ck_assert(tokenizer_open(data_path("tokenizer.bin"), 32000, &tok, &err) == LLM_OK);
-    ck_assert_int_eq(model_write_gguf(m, tok, NULL, MODEL_WRITE_Q8_0, path, &err), LLM_ERR_MISMATCH);
+    ck_assert_int_eq(write_gguf(m, tok, NULL, MODEL_WRITE_Q8_0, path, &err), LLM_ERR_MISMATCH);
     tokenizer_close(tok);
     /* a directory that does not exist */
-    ck_assert_int_eq(model_write_llama2c(m, MODEL_WRITE_F32, "/nonexistent-dir/x.bin", &err), LLM_ERR_IO);
+    ck_assert_int_eq(write_llama2c(m, MODEL_WRITE_F32, "/nonexistent-dir/x.bin", &err), LLM_ERR_IO);
     ck_assert_ptr_nonnull(strstr(err.text, "/nonexistent-dir/x.bin"));
     model_close(m);
 }

@@ -232,7 +232,7 @@ static const command_info table[] = {
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_set},
     {.id = CMD_VECTOR, .name = "vector", .arg = "[ARGS]",
      .help = "control vectors: list; load FILE [SCALE]; NAME SCALE; drop NAME; layers F-L|all; "
-             "make NAME \"A\" \"B\"",
+             "make [--replace] NAME \"A\" \"B\"",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_vector},
     {.id = CMD_THINK, .name = "think",
      .help = "let the model think before it answers (qwen3's template; the default)",

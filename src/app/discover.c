@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "discover.h"
+#include "input_file.h"
 #include "textfmt.h"
 #include "xdg.h"
 
@@ -86,7 +87,7 @@ static bool catalog_lookup(const char *name, char *file, size_t size)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/models.tsv", discover_data_dir());
-    FILE *f = fopen(path, "r");
+    FILE *f = input_file_fopen(path, NULL);
     if (!f)
         return false;
     char *line = NULL;

@@ -19,6 +19,8 @@
 #include "command.h"
 #include "cpus.h"
 #include "discover.h"
+#include "input_file.h"
+#include "output_file.h"
 #include "kernels.h"
 #include "load.h"
 #include "signals.h"
@@ -164,11 +166,20 @@ static int open_chat(session *s)
     return 0;
 }
 
-/* 9. --trace FILE, described and attached to the engine as its observer. */
+/* 9. --trace FILE, described and attached to the engine as its observer. Refused the
+ * place of a file the run reads: those read so far (the model, the tokenizer, the
+ * config, the control vectors: output_file.h) and those the options name for later
+ * (-f, --replay, --view, --resume's chat). */
 static int open_trace(session *s)
 {
     const app_options *o = s->o;
     llm_err err;
+    const char *later[] = {o->file, o->replay_path, o->view_path, o->resume_path};
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (output_file_check_not(o->trace_path, "the trace", later[i], &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            return 1;
+        }
     if (trace_open(o->trace_path, s->tok, &s->m->config, o->trace_attn, &s->trace, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
@@ -302,9 +313,10 @@ char *session_read_input(const app_options *o)
 {
     if (!o->file)
         return strdup(o->prompt ? o->prompt : "");
-    FILE *f = strcmp(o->file, "-") ? fopen(o->file, "rb") : stdin;
+    const char *why = "";
+    FILE *f = strcmp(o->file, "-") ? input_file_fopen(o->file, &why) : stdin;
     if (!f) {
-        fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, strerror(errno));
+        fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, why);
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "control_vector.h"
+#include "output_file.h"
 #include "parse_number.h"
 #include "steering.h"
 #include "vector_files.h"
@@ -116,8 +118,29 @@ static float default_scale(const control_vector *cv, const float *resid_norm)
     return (float)(round(s / unit) * unit);
 }
 
-static llm_status make(engine *e, const char *target, const char *text_a, const char *text_b,
-                       char *said, size_t size, llm_err *err)
+/* Whether make may write path for vector `name`, before anything is computed: a name a
+ * vector can have and none loaded has; a place that is no file this run reads (nor a
+ * directory); and, for a bare name, no vector made before unless `replace` says so. */
+static llm_status make_allowed(const steering *s, const char *target, const char *path,
+                               const char *name, bool replace, llm_err *err)
+{
+    llm_err why;
+    llm_status st = steering_name_check(name, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, "/vector make: %s", why.text);
+    if (steering_has(s, name))
+        return llm_fail(err, LLM_ERR_ARG, "/vector make: a control vector called '%s' is loaded "
+                        "already (/vector drop %s first)", name, name);
+    if (!strchr(target, '/') && !replace && access(path, F_OK) == 0)
+        return llm_fail(err, LLM_ERR_ARG, "/vector make: %s exists (a vector made before): "
+                        "/vector make --replace %s ... writes over it", path, target);
+    if ((st = output_file_check(path, "the control vector", &why)) != LLM_OK)
+        return llm_fail(err, st, "/vector make: %s", why.text);
+    return LLM_OK;
+}
+
+static llm_status make(engine *e, const char *target, bool replace, const char *text_a,
+                       const char *text_b, char *said, size_t size, llm_err *err)
 {
     const tokenizer *tok = engine_tokenizer(e);
     const model *m = engine_model(e);
@@ -125,6 +148,8 @@ static llm_status make(engine *e, const char *target, const char *text_a, const 
         return llm_fail(err, LLM_ERR_ARG, "/vector make needs a tokenizer");
     char path[4096 + 256], name[80];
     llm_status st = vector_files_make_path(target, path, sizeof path, name, sizeof name, err);
+    if (st == LLM_OK)
+        st = make_allowed(engine_steering(e), target, path, name, replace, err);
     if (st != LLM_OK)
         return st;
     float *norms = calloc((size_t)m->config.n_layers, sizeof *norms);
@@ -198,12 +223,14 @@ static llm_status run_words(engine *e, const char **w, int n, char *said, size_t
     if (!strcmp(w[0], "layers") && n == 2)
         return layers(s, w[1], err);
     if (!strcmp(w[0], "make") && n == 4)
-        return make(e, w[1], w[2], w[3], said, size, err);
+        return make(e, w[1], false, w[2], w[3], said, size, err);
+    if (!strcmp(w[0], "make") && n == 5 && !strcmp(w[1], "--replace"))
+        return make(e, w[2], true, w[3], w[4], said, size, err);
     if (n == 2 && parse_float(w[1], &scale))
         return steering_rescale(s, w[0], scale, err);
     return llm_fail(err, LLM_ERR_ARG,
                     "/vector takes: load FILE [SCALE], NAME SCALE, drop NAME, layers FIRST-LAST|all, "
-                    "make NAME \"TEXT A\" \"TEXT B\"");
+                    "make [--replace] NAME \"TEXT A\" \"TEXT B\"");
 }
 
 llm_status vector_command(engine *e, const char *arg, char *msg, size_t size, llm_err *err)

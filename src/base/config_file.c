@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input_file.h"
 #include "xdg.h"
 
 static bool is_blank(char c)
@@ -133,10 +134,11 @@ llm_status config_parse(const char *text, size_t len, config_file *out, llm_err 
 llm_status config_read(const char *path, config_file *out, llm_err *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen(path, &why);
     if (!f) {
         int open_errno = errno;
-        llm_fail(err, LLM_ERR_IO, "cannot read %s: %s", path, strerror(open_errno));
+        llm_fail(err, LLM_ERR_IO, "cannot read %s: %s", path, why);
         errno = open_errno;
         return LLM_ERR_IO;
     }

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input_file.h"
+#include "output_file.h"
 #include "json.h"
 
 void chatfile_init(chatfile *cf)
@@ -444,13 +446,14 @@ done:
 llm_status chatfile_read(const char *path, chatfile *cf, llm_err *err)
 {
     chatfile_init(cf);
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen_document(path, &why);
     if (!f)
-        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, why);
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) != 0) {
         fclose(f);
-        return llm_fail(err, LLM_ERR_IO, "%s: not a regular file", path);
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
     }
     if (sb.st_size > CHATFILE_MAX_BYTES) {
         fclose(f);
@@ -582,66 +585,15 @@ void chatfile_print(FILE *f, const chatfile *cf)
     fputs(cf->n_turns ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
-/* fsyncs the directory holding path, so that a rename in it is durable. */
-static void sync_directory(const char *path)
+static llm_status print_chat(FILE *f, const char *path, const void *ctx, llm_err *err)
 {
-    char *dir = strdup(path);
-    if (!dir)
-        return;
-    char *slash = strrchr(dir, '/');
-    const char *d = ".";
-    if (slash == dir)
-        d = "/";
-    else if (slash) {
-        *slash = '\0';
-        d = dir;
-    }
-    int fd = open(d, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(dir);
+    (void)path;
+    (void)err;
+    chatfile_print(f, ctx);
+    return LLM_OK;
 }
 
 llm_status chatfile_write(const chatfile *cf, const char *path, llm_err *err)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
-    snprintf(tmp, n + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    errno = 0;
-    chatfile_print(f, cf);
-    int e = 0;
-    if (fflush(f) != 0 || ferror(f))
-        e = errno ? errno : EIO;
-    else if (fsync(fd) != 0)
-        e = errno;
-    if (fclose(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        free(tmp);
-        return llm_fail(err, LLM_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    free(tmp);
-    sync_directory(path);
-    return LLM_OK;
+    return output_file_write(path, "the chat", OUTPUT_FILE_PRIVATE, print_chat, cf, err);
 }

@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file_replace.h"
+#include "input_file.h"
+#include "output_file.h"
 #include "finite.h"
 #include "fnv1a.h"
 #include "ggml_type.h"
@@ -158,14 +159,15 @@ llm_status control_vector_parse(const void *buf, size_t size, const char *name,
 llm_status control_vector_load(const char *path, control_vector **out, llm_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen(path, &why);
     if (!f)
-        return llm_fail(err, LLM_ERR_IO, "cannot open control vector %s: %s", path,
-                        strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "cannot open control vector %s: %s", path, why);
     struct stat info;
-    if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode)) {
+    if (fstat(fileno(f), &info) != 0) {
         fclose(f);
-        return llm_fail(err, LLM_ERR_IO, "cannot read control vector %s: not a regular file", path);
+        return llm_fail(err, LLM_ERR_IO, "cannot read control vector %s: %s", path,
+                        strerror(errno));
     }
     long long size = (long long)info.st_size;
     if ((size_t)size > CONTROL_VECTOR_MAX_BYTES) {
@@ -194,10 +196,10 @@ llm_status control_vector_load(const char *path, control_vector **out, llm_err *
 
 llm_status control_vector_hash_file(const char *path, uint64_t *out, llm_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen(path, &why);
     if (!f)
-        return llm_fail(err, LLM_ERR_IO, "cannot open control vector %s: %s", path,
-                        strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "cannot open control vector %s: %s", path, why);
     uint64_t h = FNV1A64_START;
     unsigned char buf[1 << 14];
     size_t n;
@@ -254,7 +256,7 @@ llm_status control_vector_write(const control_vector *cv, const char *path,
     if (cv->n_layers < 2)
         return llm_fail(err, LLM_ERR_ARG, "%s: a control vector needs at least 2 layers", path);
     vector_file vf = {cv, model_hint};
-    return file_replace(path, write_body, &vf, err);
+    return output_file_write(path, "the control vector", OUTPUT_FILE_MODE, write_body, &vf, err);
 }
 
 /* ---- making ---- */

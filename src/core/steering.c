@@ -189,13 +189,24 @@ static const char *name_of(const char *path, char *buf, size_t size)
 
 static bool name_ok(const char *name, llm_err *err)
 {
-    bool ok = *name && strlen(name) <= 64;
+    return steering_name_check(name, err) == LLM_OK;
+}
+
+llm_status steering_name_check(const char *name, llm_err *err)
+{
+    bool ok = *name && strlen(name) <= 64 && strcmp(name, ".") && strcmp(name, "..");
     for (const char *c = name; ok && *c; c++)
-        ok = (unsigned char)*c > ' ' && *c != '"' && *c != '\\' && *c != 0x7f;
+        ok = (unsigned char)*c > ' ' && *c != '"' && *c != '\\' && *c != '/' && *c != 0x7f;
     if (!ok)
-        llm_fail(err, LLM_ERR_ARG, "a control vector's name is 1 to 64 characters without "
-                                   "blanks, quotes or backslashes");
-    return ok;
+        return llm_fail(err, LLM_ERR_ARG, "'%s' is not a control vector's name: 1 to 64 "
+                        "characters without blanks, quotes, slashes or backslashes, not . or ..",
+                        name);
+    return LLM_OK;
+}
+
+bool steering_has(const steering *s, const char *name)
+{
+    return find(s, name) >= 0;
 }
 
 /* The layers l of cv with lo <= l < hi, as "2, 5-7", into buf; how many there are. */

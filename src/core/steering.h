@@ -33,6 +33,11 @@ llm_status steering_load(steering *s, const char *path, const char *name, float 
  * was written. */
 llm_status steering_add(steering *s, const char *name, const char *path, control_vector *cv,
                         float scale, llm_err *err);
+/* Whether name may name a vector (1 to 64 characters without blanks, quotes, slashes or
+ * backslashes, not "." or ".."); LLM_ERR_ARG with why when not. */
+llm_status steering_name_check(const char *name, llm_err *err);
+/* Whether a vector of that name is loaded. */
+bool steering_has(const steering *s, const char *name);
 /* What the last steering_load or steering_add has to tell the user although it
  * succeeded ("happy.gguf: direction.4 ignored: the model has 4 layers (0-3); ..."), or
  * "" (any other change clears it). The front end shows it; valid until the next

@@ -23,6 +23,7 @@
  * (see textfmt.c). Immutable after open, so it may be shared between readers. */
 #include "tokenizer.h"
 
+#include "input_file.h"
 #include "textfmt.h"
 
 #include <errno.h>
@@ -206,9 +207,10 @@ static void tokenizer_finish(tokenizer *t)
 
 static llm_status read_file(const char *path, unsigned char **data, size_t *size, llm_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen(path, &why);
     if (!f)
-        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, why);
     if (fseek(f, 0, SEEK_END) != 0) {
         int e = errno;
         fclose(f);
@@ -649,9 +651,10 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
 /* A GGUF file given to tokenizer_open: mapped, parsed, its vocabulary read. */
 static llm_status open_gguf(const char *path, int vocab_size, tokenizer **out, llm_err *err)
 {
-    int fd = open(path, O_RDONLY);
+    const char *why;
+    int fd = input_file_open(path, &why);
     if (fd < 0)
-        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, why);
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_size <= 0) {
         close(fd);
@@ -675,9 +678,10 @@ static llm_status open_gguf(const char *path, int vocab_size, tokenizer **out, l
 llm_status tokenizer_open(const char *path, int vocab_size, tokenizer **out, llm_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen(path, &why);
     if (!f)
-        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, why);
     unsigned char magic[4] = {0};
     size_t got = fread(magic, 1, 4, f);
     fclose(f);

@@ -1,9 +1,13 @@
 /* trace.c — writes step records as JSON Lines (see trace.h), and names step phases.
  *
- * Owns the trace FILE and its 1 MiB stdio buffer; borrows the tokenizer (pieces) and
- * the model config (attention shape), which must outlive the trace. A write error is
- * remembered (the first one, with its errno) and reported by every later trace_write
- * and by trace_close; nothing is printed.
+ * Owns the trace file and its 1 MiB stdio buffer; borrows the tokenizer (pieces) and
+ * the model config (attention shape), which must outlive the trace. The file is
+ * written under a temporary name beside the trace's (output_file.h) and renamed into
+ * place by trace_close, so that naming a file the run reads (the model, the tokenizer)
+ * is refused before anything is written and an existing trace stays whole until the
+ * new one is. A write error is remembered (the first one, with its errno) and reported
+ * by every later trace_write and by trace_close, which then removes the temporary
+ * file; nothing is printed.
  *
  * JSON details: pieces are written as their raw stored bytes. Valid UTF-8 passes
  * through; quote, backslash and control characters (and DEL) are escaped; a byte that
@@ -21,12 +25,14 @@
 #include <string.h>
 
 #include "json.h"
+#include "output_file.h"
 #include "textfmt.h"
 
 enum { TRACE_BUFFER = 1 << 20 };
 
 struct trace_writer {
-    FILE *f;
+    output_file *out;         /* the file being written (a temporary name until closed) */
+    FILE *f;                  /* its stream */
     char *path;               /* owned copy, for messages */
     char *buf;                /* (TRACE_BUFFER) stdio buffer of f */
     const tokenizer *tok;     /* borrowed; may be NULL (pieces are then "") */
@@ -88,14 +94,14 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
         free(t);
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the trace buffer", path);
     }
-    t->f = fopen(path, "w");
-    if (!t->f) {
-        int e = errno;
+    llm_status st = output_file_open(path, "the trace", OUTPUT_FILE_MODE, &t->out, err);
+    if (st != LLM_OK) {
         free(t->path);
         free(t->buf);
         free(t);
-        return llm_fail(err, LLM_ERR_IO, "%s: cannot write the trace: %s", path, strerror(e));
+        return st;
     }
+    t->f = output_file_stream(t->out);
     setvbuf(t->f, t->buf, _IOFBF, TRACE_BUFFER);
     t->tok = tok;
     if (cfg) {
@@ -526,13 +532,14 @@ llm_status trace_close(trace_writer *t, llm_err *err)
     errno = 0;
     if (fflush(t->f) != 0)
         note_error(t);
-    int e = errno;
-    if (fclose(t->f) != 0 && t->write_errno == 0)
-        t->write_errno = errno ? errno : (e ? e : EIO);
     llm_status st = LLM_OK;
-    if (t->write_errno)
-        st = llm_fail(err, LLM_ERR_IO, "%s: writing the trace failed: %s", t->path,
-                      strerror(t->write_errno));
+    if (t->write_errno) {
+        output_file_abandon(t->out);
+        st = llm_fail(err, LLM_ERR_IO, "%s: writing the trace failed: %s (nothing was written)",
+                      t->path, strerror(t->write_errno));
+    } else {
+        st = output_file_commit(t->out, err);
+    }
     free(t->buf);
     free(t->path);
     free(t->model_path);

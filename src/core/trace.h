@@ -45,6 +45,8 @@ typedef struct {
     const char *template_name;     /* the chat template of a chat ("llama2", "chatml") */
 } trace_run;
 
+/* Opens a trace to be written at path (output_file.h: refused when path is a file this
+ * run reads, a directory or a FIFO; the records go to a temporary file beside it). */
 llm_status trace_open(const char *path, const tokenizer *tok, const model_config *cfg,
                       bool with_attention, trace_writer **out, llm_err *err);
 /* Sets what the first line says; call before the first trace_write (the line is
@@ -55,7 +57,9 @@ void trace_describe(trace_writer *t, const trace_run *run);
 void trace_set_template(trace_writer *t, const char *name);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
 llm_status trace_write(trace_writer *t, const step_record *rec);
-llm_status trace_close(trace_writer *t, llm_err *err); /* flushes; NULL does nothing */
+/* Flushes the trace and renames it into place; after a write error removes it instead
+ * (the file at path is as it was) and says why. NULL does nothing. */
+llm_status trace_close(trace_writer *t, llm_err *err);
 
 /* engine_observer adapter: user is a trace_writer*. (The type is not called "trace":
  * curses declares a function of that name.) */

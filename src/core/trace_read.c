@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fnv1a.h"
+#include "input_file.h"
 #include "json.h"
 #include "trace.h"
 #include "trace_order.h"
@@ -899,9 +900,10 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
 llm_status trace_read_file(const char *path, trace_reader **out, llm_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = input_file_fopen(path, &why);
     if (!f)
-        return llm_fail(err, LLM_ERR_IO, "cannot read the trace %s: %s", path, strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "cannot read the trace %s: %s", path, why);
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap);
     while (buf) {

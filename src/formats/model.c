@@ -23,6 +23,7 @@
 
 #include "finite.h"
 #include "ggml_type.h"
+#include "input_file.h"
 #include "kernels.h"
 #include "gguf.h"
 #include "model_internal.h"
@@ -631,18 +632,15 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
                         "quantization group %d must be a positive multiple of 32, at most %d",
                         group, (int)QUANT_GROUP_MAX);
 
-    int fd = open(path, O_RDONLY);
+    const char *why;
+    int fd = input_file_open(path, &why);
     if (fd < 0)
-        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(errno));
+        return llm_fail(err, LLM_ERR_IO, "%s: %s", path, why);
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
         return llm_fail(err, LLM_ERR_IO, "%s: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return llm_fail(err, LLM_ERR_IO, "%s: not a regular file", path);
     }
     size_t size = (size_t)st.st_size;
     if (size < 4) {

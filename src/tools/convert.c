@@ -7,7 +7,7 @@
  * when written), else in Q8_0 (a quantized input is decoded to Q8_0 as llmchat loads it,
  * then written again: exact for Q8_0 written as Q8_0, up to the scales' half
  * precision). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,6 +25,7 @@
 #include "config.h"
 #include "ggml_type.h"
 #include "gguf.h"
+#include "input_file.h"
 #include "llama2c.h"
 #include "model.h"
 #include "model_write.h"
@@ -155,7 +156,7 @@ static int parse(int argc, char **argv, options *o)
 /* Whether IN's matrices are stored in fp32, F16 or BF16 (then it is opened in fp32). */
 static bool input_is_float(const char *path)
 {
-    int fd = open(path, O_RDONLY);
+    int fd = input_file_open(path, NULL);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 8) {
         if (fd >= 0)
@@ -227,42 +228,119 @@ static int open_tokenizer(const options *o, const model *m, tokenizer **out)
     return 1;
 }
 
-/* Writes tok for a llama2c OUT: to --tokenizer-out, else tok<N>.bin beside OUT unless
- * one with the same pieces and scores is there already. */
-static int write_tokenizer(const options *o, const tokenizer *tok)
+/* Where a llama2c OUT's tokenizer goes: --tokenizer-out, else tok<N>.bin beside OUT
+ * (into path). 0, with *write false when a tok<N>.bin with the same pieces and scores
+ * is there already; 1 (said) when one with others is. */
+static int tokenizer_place(const options *o, const tokenizer *tok, char *path, size_t size,
+                           bool *write)
 {
-    char path[4200];
     int n = tokenizer_vocab_size(tok);
+    *write = true;
     if (o->tokenizer_out) {
-        snprintf(path, sizeof path, "%s", o->tokenizer_out);
-    } else {
-        char dir[4096];
-        dir_of(o->out, dir, sizeof dir);
-        snprintf(path, sizeof path, "%stok%d.bin", dir, n);
-        tokenizer *there;
-        if (access(path, F_OK) == 0) {
-            llm_err err;
-            bool same = tokenizer_open(path, n, &there, &err) == LLM_OK;
-            for (int id = 0; same && id < n; id++)
-                same = !strcmp(tokenizer_piece(there, id), tokenizer_piece(tok, id)) &&
-                       tokenizer_score(there, id) == tokenizer_score(tok, id);
-            if (same)
-                tokenizer_close(there);
-            if (same) {
-                fprintf(stderr, "llmchat-convert: %s already holds this tokenizer\n", path);
-                return 0;
-            }
-            fprintf(stderr, "llmchat-convert: %s exists and holds another tokenizer; give "
-                    "--tokenizer-out FILE\n", path);
-            return 1;
-        }
+        snprintf(path, size, "%s", o->tokenizer_out);
+        return 0;
+    }
+    char dir[4096];
+    dir_of(o->out, dir, sizeof dir);
+    snprintf(path, size, "%stok%d.bin", dir, n);
+    if (access(path, F_OK) != 0)
+        return 0;
+    llm_err err;
+    tokenizer *there;
+    bool same = tokenizer_open(path, n, &there, &err) == LLM_OK;
+    for (int id = 0; same && id < n; id++)
+        same = !strcmp(tokenizer_piece(there, id), tokenizer_piece(tok, id)) &&
+               tokenizer_score(there, id) == tokenizer_score(tok, id);
+    if (same) {
+        tokenizer_close(there);
+        *write = false;
+        return 0;
+    }
+    fprintf(stderr, "llmchat-convert: %s exists and holds another tokenizer; give "
+            "--tokenizer-out FILE\n", path);
+    return 1;
+}
+
+/* Whether two names are one place: the same file, or the same name in the same
+ * directory. */
+static bool same_place(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[4096], db[4096];
+    dir_of(a, da, sizeof da);
+    dir_of(b, db, sizeof db);
+    char *ra = realpath(da, NULL), *rb = realpath(db, NULL);
+    const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+    bool same = ra && rb && !strcmp(ra, rb) && !strcmp(na ? na + 1 : a, nb ? nb + 1 : b);
+    free(ra);
+    free(rb);
+    return same;
+}
+
+/* The progress line while OUT is written (stderr a terminal). */
+static void show_writing(void *user, uint64_t done, uint64_t total)
+{
+    progress_show_verb("writing", user, done, total);
+}
+
+/* Writes the model and, for a llama2c OUT, its tokenizer: both into temporary files,
+ * renamed into place only when both are whole. 0, or 1 with a message. */
+static int write_outputs(const options *o, const model *m, const tokenizer *tok)
+{
+    char tok_path[4200];
+    bool with_tok = false;
+    if (!o->gguf && tokenizer_place(o, tok, tok_path, sizeof tok_path, &with_tok) != 0)
+        return 1;
+    if (with_tok && same_place(tok_path, o->out)) {
+        fprintf(stderr, "llmchat-convert: the tokenizer would be written over OUT (%s); give "
+                "--tokenizer-out another FILE\n", o->out);
+        return 1;
     }
     llm_err err;
-    if (model_write_tokenizer_bin(tok, path, &err) != LLM_OK) {
+    output_file *out = NULL, *tok_out = NULL;
+    llm_status st = output_file_open(o->out, "the model", OUTPUT_FILE_MODE, &out, &err);
+    if (st == LLM_OK && with_tok)
+        st = output_file_open(tok_path, "the tokenizer", OUTPUT_FILE_MODE, &tok_out, &err);
+    struct stat in;
+    bool big = stat(o->in, &in) == 0 && (uint64_t)in.st_size >= MODEL_PROGRESS_MIN_BYTES;
+    model_write_progress progress = {big && isatty(STDERR_FILENO) ? show_writing : NULL,
+                                     (void *)o->out};
+    if (st == LLM_OK && o->gguf) {
+        const char *jinja = m->meta ? gguf_get_string(m->meta, "tokenizer.chat_template", NULL) : NULL;
+        template_kind k;
+        if (o->template_name && template_kind_parse(o->template_name, &k))
+            jinja = template_kind_jinja(k);
+        st = model_write_gguf(m, tok, jinja, o->type, out, &progress, &err);
+    } else if (st == LLM_OK) {
+        st = model_write_llama2c(m, o->type, out, &progress, &err);
+    }
+    if (st == LLM_OK && tok_out)
+        st = model_write_tokenizer_bin(tok, tok_out, &err);
+    if (st != LLM_OK) {
+        output_file_abandon(tok_out);
+        output_file_abandon(out);
+        fprintf(stderr, "llmchat-convert: %s (nothing was written)\n", err.text);
+        return 1;
+    }
+    st = output_file_commit(tok_out, &err);
+    if (st != LLM_OK) {
+        output_file_abandon(out);
+        fprintf(stderr, "llmchat-convert: %s (nothing was written)\n", err.text);
+        return 1;
+    }
+    if (output_file_commit(out, &err) != LLM_OK) {
         fprintf(stderr, "llmchat-convert: %s\n", err.text);
         return 1;
     }
-    fprintf(stderr, "llmchat-convert: wrote the tokenizer to %s\n", path);
+    fprintf(stderr, "llmchat-convert: wrote %s (%s, %s) from %s (%s)\n", o->out,
+            o->gguf ? "GGUF" : "llama2.c", o->type == MODEL_WRITE_Q8_0 ? "Q8_0" : "F32", o->in,
+            m->format_name);
+    if (with_tok)
+        fprintf(stderr, "llmchat-convert: wrote the tokenizer to %s\n", tok_path);
+    else if (!o->gguf)
+        fprintf(stderr, "llmchat-convert: %s already holds this tokenizer\n", tok_path);
     return 0;
 }
 
@@ -288,31 +366,10 @@ static int convert(const options *o)
     }
     tokenizer *tok;
     int rc = open_tokenizer(o, m, &tok);
-    if (rc != 0) {
-        model_close(m);
-        return rc;
+    if (rc == 0) {
+        rc = write_outputs(o, m, tok);
+        tokenizer_close(tok);
     }
-    llm_status st;
-    if (o->gguf) {
-        const char *jinja = m->meta ? gguf_get_string(m->meta, "tokenizer.chat_template", NULL) : NULL;
-        template_kind k;
-        if (o->template_name && template_kind_parse(o->template_name, &k))
-            jinja = template_kind_jinja(k);
-        st = model_write_gguf(m, tok, jinja, o->type, o->out, &err);
-    } else {
-        st = model_write_llama2c(m, o->type, o->out, &err);
-    }
-    if (st != LLM_OK) {
-        fprintf(stderr, "llmchat-convert: %s\n", err.text);
-        rc = 1;
-    } else {
-        fprintf(stderr, "llmchat-convert: wrote %s (%s, %s) from %s (%s)\n", o->out,
-                o->gguf ? "GGUF" : "llama2.c", o->type == MODEL_WRITE_Q8_0 ? "Q8_0" : "F32", o->in,
-                m->format_name);
-        if (!o->gguf)
-            rc = write_tokenizer(o, tok);
-    }
-    tokenizer_close(tok);
     model_close(m);
     return rc;
 }

@@ -9,13 +9,38 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "file_replace.h"
 #include "ggml_type.h"
 #include "gguf.h"
 #include "llama2c.h"
 #include "model_internal.h"
 
-/* ---- writing a file safely ---- */
+/* ---- writing ---- */
+
+/* What a writer reports its progress to: the matrices' values written, of all. */
+typedef struct {
+    const model_write_progress *to;
+    uint64_t done, total;
+} progress_state;
+
+static void progress_add(progress_state *p, uint64_t values)
+{
+    p->done += values;
+    if (p->to && p->to->fn)
+        p->to->fn(p->to->user, p->done, p->total);
+}
+
+/* The values of m's matrices: what progress counts. */
+static uint64_t matrix_values(const model *m)
+{
+    const model_config *c = &m->config;
+    uint64_t layer = 0;
+    const tensor *ts[] = {&m->layers[0].wq, &m->layers[0].wk, &m->layers[0].wv, &m->layers[0].wo,
+                          &m->layers[0].w1, &m->layers[0].w2, &m->layers[0].w3};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        layer += (uint64_t)ts[i]->rows * (uint64_t)ts[i]->cols;
+    uint64_t n = layer * (uint64_t)c->n_layers + (uint64_t)c->vocab_size * (uint64_t)c->dim;
+    return c->shared_classifier ? n : n + (uint64_t)c->vocab_size * (uint64_t)c->dim;
+}
 
 static llm_status put(FILE *f, const void *p, size_t size, size_t n, const char *path, llm_err *err)
 {
@@ -76,7 +101,7 @@ static uint32_t matrix_type(const tensor *t, model_write_type type)
 
 /* Writes matrix t row by row in GGUF type `type`; *bytes receives the count. */
 static llm_status put_matrix(FILE *f, const tensor *t, uint32_t type, const char *path,
-                             uint64_t *bytes, llm_err *err)
+                             uint64_t *bytes, progress_state *progress, llm_err *err)
 {
     float *row = malloc(sizeof(float) * (size_t)t->cols);
     ggml_block_q8_0 *blocks = malloc(sizeof *blocks * (size_t)(t->cols / GGML_BLOCK_32 + 1));
@@ -98,6 +123,7 @@ static llm_status put_matrix(FILE *f, const tensor *t, uint32_t type, const char
             st = put(f, row, sizeof *row, (size_t)t->cols, path, err);
             *bytes += sizeof *row * (size_t)t->cols;
         }
+        progress_add(progress, (uint64_t)t->cols);
     }
     free(row);
     free(blocks);
@@ -111,6 +137,7 @@ typedef struct {
     const tokenizer *tok;
     const char *chat_template;
     model_write_type type;
+    progress_state *progress;
 } gguf_job;
 
 /* The tokenizer's pieces as GGUF spells them: spaces as "▁" (U+2581), control tokens
@@ -229,7 +256,8 @@ static llm_status write_gguf_body(FILE *f, const char *path, const void *ctx, ll
             st = put(f, ws[i].norm, sizeof(float), (size_t)c->dim, path, err);
             bytes = sizeof(float) * (uint64_t)c->dim;
         } else {
-            st = put_matrix(f, ws[i].t, matrix_type(ws[i].t, job->type), path, &bytes, err);
+            st = put_matrix(f, ws[i].t, matrix_type(ws[i].t, job->type), path, &bytes,
+                            job->progress, err);
         }
         if (st == LLM_OK)
             st = gguf_writer_pad(w, f, bytes, path, err);
@@ -240,7 +268,8 @@ static llm_status write_gguf_body(FILE *f, const char *path, const void *ctx, ll
 }
 
 llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *chat_template,
-                            model_write_type type, const char *path, llm_err *err)
+                            model_write_type type, output_file *out,
+                            const model_write_progress *progress, llm_err *err)
 {
     if (strcmp(m->config.arch.name, "llama") != 0)
         return llm_fail(err, LLM_ERR_ARG, "%s: a %s model is written as the GGUF file it came "
@@ -256,8 +285,9 @@ llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *ch
     if (m->config.rope_freqs || (m->config.rope_scale > 0.0f && m->config.rope_scale != 1.0f))
         return llm_fail(err, LLM_ERR_ARG, "%s: the model's RoPE scaling (rope_freqs.weight or "
                         "linear scaling) cannot be written yet", m->path);
-    gguf_job job = {m, tok, chat_template, type};
-    return file_replace(path, write_gguf_body, &job, err);
+    progress_state p = {progress, 0, matrix_values(m)};
+    gguf_job job = {m, tok, chat_template, type, &p};
+    return write_gguf_body(output_file_stream(out), output_file_target(out), &job, err);
 }
 
 /* ---- llama2.c ---- */
@@ -265,6 +295,7 @@ llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *ch
 typedef struct {
     const model *m;
     llama2c_header h;
+    progress_state *progress;
 } llama2c_job;
 
 /* The norm of part p for layer l. */
@@ -299,13 +330,14 @@ static llm_status write_llama2c_body(FILE *f, const char *path, const void *ctx,
             st = h->version == 2 ? llama2c_write_q8(f, x, n, h->group, path, err)
                                  : put(f, x, sizeof(float), n, path, err);
             free(x);
+            progress_add(job->progress, (uint64_t)n);
         }
     }
     return st;
 }
 
-llm_status model_write_llama2c(const model *m, model_write_type type, const char *path,
-                               llm_err *err)
+llm_status model_write_llama2c(const model *m, model_write_type type, output_file *out,
+                               const model_write_progress *progress, llm_err *err)
 {
     const model_config *c = &m->config;
     if (strcmp(c->arch.name, "llama") != 0)
@@ -319,11 +351,13 @@ llm_status model_write_llama2c(const model *m, model_write_type type, const char
                         "cannot be stored in a llama2.c file (it assumes 10000, no scaling and "
                         "1e-5): write GGUF instead",
                         m->path, c->rope_base, c->rms_eps);
+    progress_state p = {progress, 0, matrix_values(m)};
     llama2c_job job = {m, {.version = type == MODEL_WRITE_Q8_0 ? 2 : 1, .dim = c->dim,
                            .hidden_dim = c->hidden_dim, .n_layers = c->n_layers,
                            .n_heads = c->n_heads, .n_kv_heads = c->n_kv_heads,
                            .vocab_size = c->vocab_size, .seq_len = c->seq_len,
-                           .shared = c->shared_classifier, .group = QUANT_GROUP_DEFAULT}};
+                           .shared = c->shared_classifier, .group = QUANT_GROUP_DEFAULT},
+                       &p};
     if (type == MODEL_WRITE_Q8_0) {
         const int64_t counts[3] = {(int64_t)c->vocab_size * c->dim, (int64_t)c->kv_dim * c->dim,
                                    (int64_t)c->hidden_dim * c->dim};
@@ -334,7 +368,7 @@ llm_status model_write_llama2c(const model *m, model_write_type type, const char
                                 "which a llama2.c int8 file needs: write --type f32 instead",
                                 m->path, (long long)counts[i], (int)QUANT_GROUP_DEFAULT);
     }
-    return file_replace(path, write_llama2c_body, &job, err);
+    return write_llama2c_body(output_file_stream(out), output_file_target(out), &job, err);
 }
 
 static llm_status write_tokenizer_body(FILE *f, const char *path, const void *ctx, llm_err *err)
@@ -358,7 +392,7 @@ static llm_status write_tokenizer_body(FILE *f, const char *path, const void *ct
     return st;
 }
 
-llm_status model_write_tokenizer_bin(const tokenizer *tok, const char *path, llm_err *err)
+llm_status model_write_tokenizer_bin(const tokenizer *tok, output_file *out, llm_err *err)
 {
-    return file_replace(path, write_tokenizer_body, tok, err);
+    return write_tokenizer_body(output_file_stream(out), output_file_target(out), tok, err);
 }

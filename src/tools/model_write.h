@@ -12,27 +12,38 @@
  * which the format cannot store. The tokenizer goes to a separate tokenizer.bin.
  *
  * The weights are read back from the model's tensors row by row (quant_dequantize_row),
- * so a model loaded in fp32 is quantized once, here. Files are written under a temporary
- * name, synced and renamed into place. Owns nothing. */
+ * so a model loaded in fp32 is quantized once, here. Each writer writes into an open
+ * output (output_file.h: a temporary file the caller commits, so that several outputs
+ * can be committed together or abandoned together) and fails, writing nothing, when the
+ * model cannot be stored in that format. Owns nothing. */
 #ifndef LLMCHAT_MODEL_WRITE_H
 #define LLMCHAT_MODEL_WRITE_H
 
 #include "model.h"
+#include "output_file.h"
 #include "status.h"
 #include "tokenizer.h"
 
 typedef enum { MODEL_WRITE_Q8_0 = 0, MODEL_WRITE_F32 } model_write_type;
 
+/* Where a writer reports its progress: fn(user, done, total) over the matrices' values,
+ * after every row. */
+typedef struct {
+    model_progress_fn fn;
+    void *user;
+} model_write_progress;
+
 /* Writes m (with tokenizer tok; chat_template, a Jinja string, may be NULL) as a GGUF
- * file at path. */
+ * file into out. progress may be NULL. */
 llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *chat_template,
-                            model_write_type type, const char *path, llm_err *err);
+                            model_write_type type, output_file *out,
+                            const model_write_progress *progress, llm_err *err);
 
-/* Writes m as a llama2.c checkpoint at path (v2 for Q8_0, v1 for F32). */
-llm_status model_write_llama2c(const model *m, model_write_type type, const char *path,
-                               llm_err *err);
+/* Writes m as a llama2.c checkpoint into out (v2 for Q8_0, v1 for F32). */
+llm_status model_write_llama2c(const model *m, model_write_type type, output_file *out,
+                               const model_write_progress *progress, llm_err *err);
 
-/* Writes tok as a llama2.c tokenizer.bin at path. */
-llm_status model_write_tokenizer_bin(const tokenizer *tok, const char *path, llm_err *err);
+/* Writes tok as a llama2.c tokenizer.bin into out. */
+llm_status model_write_tokenizer_bin(const tokenizer *tok, output_file *out, llm_err *err);
 
 #endif

@@ -1,0 +1,136 @@
+/* input_file.c — opening regular files only, and the device and inode of each file
+ * read (input_file.h).
+ *
+ * Owns the list of files read (grown as needed, kept until exit). */
+#define _POSIX_C_SOURCE 200809L
+#include "input_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+static file_id *read_ids;
+static size_t n_read, cap_read;
+
+static void note(dev_t dev, ino_t ino)
+{
+    if (input_file_was_read(dev, ino))
+        return;
+    if (n_read == cap_read) {
+        size_t cap = cap_read ? 2 * cap_read : 16;
+        file_id *grown = realloc(read_ids, sizeof *grown * cap);
+        if (!grown)
+            return; /* the output check then knows one file less: it still refuses the
+                       files noted before */
+        read_ids = grown;
+        cap_read = cap;
+    }
+    read_ids[n_read++] = (file_id){dev, ino};
+}
+
+bool input_file_was_read(dev_t dev, ino_t ino)
+{
+    for (size_t i = 0; i < n_read; i++)
+        if (read_ids[i].dev == dev && read_ids[i].ino == ino)
+            return true;
+    return false;
+}
+
+void input_file_note_fd(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0)
+        note(st.st_dev, st.st_ino);
+}
+
+const char *input_file_kind(mode_t mode)
+{
+    if (S_ISREG(mode))
+        return NULL;
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* input_file_open, noting the file when `noted`. */
+static int open_regular(const char *path, const char **why, bool noted)
+{
+    static char text[96];
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (why)
+            *why = strerror(errno);
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        if (why)
+            *why = strerror(e);
+        return -1;
+    }
+    const char *kind = input_file_kind(st.st_mode);
+    if (kind) {
+        close(fd);
+        snprintf(text, sizeof text, "is %s, not a regular file", kind);
+        if (why)
+            *why = text;
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (noted)
+        note(st.st_dev, st.st_ino);
+    return fd;
+}
+
+int input_file_open(const char *path, const char **why)
+{
+    return open_regular(path, why, true);
+}
+
+static FILE *fopen_regular(const char *path, const char **why, bool noted)
+{
+    int fd = open_regular(path, why, noted);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        if (why)
+            *why = strerror(e);
+    }
+    return f;
+}
+
+FILE *input_file_fopen(const char *path, const char **why)
+{
+    return fopen_regular(path, why, true);
+}
+
+FILE *input_file_fopen_document(const char *path, const char **why)
+{
+    return fopen_regular(path, why, false);
+}
