@@ -30,11 +30,13 @@ static const struct {
     const char *inside[2], *outside[2]; /* [0] at the lower bound, [1] at the upper */
     const char *range;
 } rows[] = {
-    {"temperature", {"0", "3.4e38"}, {"-0.001", "3.5e38"}, "must be a number >= 0"},
+    {"temperature", {"0", "3.4e38"}, {"-0.001", "3.5e38"},
+     "must be a number >= 0 (at most 3.4e+38)"},
     {"top-k", {"0", "2147483647"}, {"-1", "2147483648"}, "must be an integer >= 0"},
     {"top-p", {"0.000001", "1"}, {"0", "1.000001"}, "must be in (0, 1]"},
     {"min-p", {"0", "0.999999"}, {"-0.000001", "1"}, "must be in [0, 1)"},
-    {"repeat-penalty", {"0.000001", "3.4e38"}, {"0", "3.5e38"}, "must be a number > 0"},
+    {"repeat-penalty", {"0.000001", "3.4e38"}, {"0", "3.5e38"},
+     "must be a number > 0 (at most 3.4e+38)"},
     {"repeat-last-n", {"0", "2147483647"}, {"-1", "2147483648"}, "must be an integer >= 0"},
     {"seed", {"0", "18446744073709551615"}, {"-1", "18446744073709551616"},
      "must be a non-negative integer up to 18446744073709551615"},

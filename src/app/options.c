@@ -253,8 +253,7 @@ static const char *set_control_vector(app_options *o, const char *v)
 static const char *set_control_vector_layers(app_options *o, const char *v)
 {
     int first, last;
-    char tail;
-    if (sscanf(v, "%d-%d%c", &first, &last, &tail) != 2 || first < 0 || last < first)
+    if (!parse_index_range(v, INT_MAX, &first, &last))
         return "must be FIRST-LAST with 0 <= FIRST <= LAST (layers numbered from 0, as "
                "llama.cpp's --control-vector-layer-range FIRST LAST)";
     o->vector_first = first;
@@ -265,18 +264,15 @@ static const char *set_control_vector_layers(app_options *o, const char *v)
 /* FIRST-LAST, or one layer N, or "all" (-1 -1), layers from 0. */
 static bool parse_layers(const char *v, int *first, int *last)
 {
-    char tail;
     if (!strcmp(v, "all")) {
         *first = *last = -1;
         return true;
     }
-    int a, b;
-    if (sscanf(v, "%d-%d%c", &a, &b, &tail) == 2 && a >= 0 && b >= a) {
-        *first = a;
-        *last = b;
+    int a;
+    const char *end;
+    if (parse_index_range(v, INT_MAX, first, last))
         return true;
-    }
-    if (parse_int(v, 0, INT_MAX, &a)) {
+    if (parse_index_prefix(v, INT_MAX, &a, &end) && !*end) {
         *first = *last = a;
         return true;
     }
@@ -308,15 +304,16 @@ static const char *set_knock_out(app_options *o, const char *v)
 {
     const char *at = v;
     while (*at) {
-        int layer, head, used = 0;
-        if (sscanf(at, "%d:%d%n", &layer, &head, &used) != 2 || layer < 0 || head < 0 ||
-            (at[used] && at[used] != ','))
+        int layer, head;
+        const char *end;
+        if (!parse_index_prefix(at, INT_MAX, &layer, &end) || *end != ':' ||
+            !parse_index_prefix(end + 1, INT_MAX, &head, &end) || (*end && *end != ','))
             return "must be LAYER:HEAD (from 0), or a comma list of them";
         if (o->n_knocks == CLI_KNOCKS_MAX)
             return "names more than 256 heads";
         o->knocks[o->n_knocks].layer = layer;
         o->knocks[o->n_knocks++].head = head;
-        at += used + (at[used] == ',');
+        at = end + (*end == ',');
     }
     return at == v ? "must be LAYER:HEAD (from 0), or a comma list of them" : NULL;
 }
@@ -628,6 +625,41 @@ static const char *closest_key(const char *key)
     return best;
 }
 
+/* The usage error for a long option getopt did not take: one that abbreviates several
+ * ("--temp": --temperature, --template) names them; a typo names the closest. */
+static int unknown_long_option(const char *arg)
+{
+    char name[64];
+    size_t n = strcspn(arg + 2, "=");
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), arg + 2);
+    const char *match[N_OPTIONS];
+    int prefixed = 0;
+    for (const app_option *r = options_rows(); r->name && strncmp(arg, "--", 2) == 0; r++)
+        if (n > 0 && !strncmp(r->name, name, n))
+            match[prefixed++] = r->name;
+    if (prefixed > 1) {
+        char list[256] = "";
+        for (int i = 0; i < prefixed; i++) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s--%s",
+                     i == 0 ? "" : i == prefixed - 1 ? " or " : ", ", match[i]);
+        }
+        return usage_error("option '--%s' is ambiguous: did you mean %s?", name, list);
+    }
+    const char *best = NULL;
+    int best_d = 3;
+    for (const app_option *r = options_rows(); r->name && strncmp(arg, "--", 2) == 0; r++) {
+        int d = distance(name, r->name);
+        if (d < best_d) {
+            best_d = d;
+            best = r->name;
+        }
+    }
+    if (best)
+        return usage_error("unknown option '%s' (did you mean '--%s'?)", arg, best);
+    return usage_error("unknown option '%s'", arg);
+}
+
 /* A file name from the config file: "~/x" is $HOME/x (a string kept in o), anything
  * else stays as it is. NULL when out of memory. */
 static const char *expand_home(app_options *o, const char *value)
@@ -804,7 +836,7 @@ static int collect_command_line(int argc, char **argv, command_line *cl)
             else if (optopt)
                 rc = usage_error("unknown option '-%c'", optopt);
             else
-                rc = usage_error("unknown option '%s'", argv[optind - 1]);
+                rc = unknown_long_option(argv[optind - 1]);
         } else if (!strcmp(r->name, "help")) {
             options_usage(stdout);
             rc = -1;

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "vector_command.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,9 +201,9 @@ static llm_status layers(steering *s, const char *v, llm_err *err)
     if (!strcmp(v, "all"))
         return steering_layers(s, -1, -1, err);
     int first, last;
-    char tail;
-    if (sscanf(v, "%d-%d%c", &first, &last, &tail) != 2)
-        return llm_fail(err, LLM_ERR_ARG, "/vector layers takes FIRST-LAST or all, got '%s'", v);
+    if (!parse_index_range(v, INT_MAX, &first, &last))
+        return llm_fail(err, LLM_ERR_ARG, "/vector layers takes FIRST-LAST (from 0, FIRST <= "
+                        "LAST) or all, got '%s'", v);
     return steering_layers(s, first, last, err);
 }
 

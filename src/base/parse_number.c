@@ -60,3 +60,31 @@ bool parse_u64(const char *text, uint64_t *out)
     *out = (uint64_t)v;
     return true;
 }
+
+bool parse_index_prefix(const char *text, long max, int *out, const char **end)
+{
+    long v = 0;
+    const char *p = text;
+    for (; isdigit((unsigned char)*p); p++) {
+        v = v * 10 + (*p - '0');
+        if (v > max)
+            return false;
+    }
+    if (p == text)
+        return false;
+    *out = (int)v;
+    *end = p;
+    return true;
+}
+
+bool parse_index_range(const char *text, long max, int *first, int *last)
+{
+    int a, b;
+    const char *p;
+    if (!parse_index_prefix(text, max, &a, &p) || *p != '-' ||
+        !parse_index_prefix(p + 1, max, &b, &p) || *p || b < a)
+        return false;
+    *first = a;
+    *last = b;
+    return true;
+}

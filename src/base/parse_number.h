@@ -20,4 +20,12 @@ bool parse_float(const char *text, float *out);
 /* A base-10 integer from 0 to UINT64_MAX, digits only (no sign, no blanks). */
 bool parse_u64(const char *text, uint64_t *out);
 
+/* An index (a layer, a head, a position) at the start of text: digits only, from 0 to
+ * max; *end receives where the digits stop. For texts that hold several ("2-5",
+ * "1:3,2:0"): a number too large for max is refused, never wrapped. */
+bool parse_index_prefix(const char *text, long max, int *out, const char **end);
+
+/* "FIRST-LAST", the whole text, with 0 <= FIRST <= LAST <= max. */
+bool parse_index_range(const char *text, long max, int *first, int *last);
+
 #endif

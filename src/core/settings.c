@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +122,8 @@ static void describe_range(const setting_info *row, char *buf, size_t size)
     switch (row->type) {
     case SETTING_NUMBER:
         if (isinf(row->max))
-            snprintf(buf, size, "must be a number %s %g", row->min_excluded ? ">" : ">=", row->min);
+            snprintf(buf, size, "must be a number %s %g (at most %.2g)",
+                     row->min_excluded ? ">" : ">=", row->min, (double)FLT_MAX);
         else
             snprintf(buf, size, "must be in %c%g, %g%c", row->min_excluded ? '(' : '[', row->min,
                      row->max, row->max_excluded ? ')' : ']');
