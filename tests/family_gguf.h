@@ -34,6 +34,7 @@ typedef struct {
     float float_value;
     const char *string_key;          /* set (or add) a string */
     const char *string_value;
+    size_t string_len;               /* its bytes (0: strlen; more: NULs inside) */
     const char *drop_tensor;
     const char *resize_tensor;       /* give it dims [ne0] (ne1 0) or [ne0, ne1] */
     uint64_t ne0, ne1;
@@ -240,7 +241,8 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const fami
     if (e->float_key)
         gguf_writer_add_float32(w, e->float_key, e->float_value);
     if (e->string_key)
-        gguf_writer_add_string(w, e->string_key, e->string_value);
+        gguf_writer_add_string_n(w, e->string_key, e->string_value,
+                                 e->string_len ? e->string_len : strlen(e->string_value));
 }
 
 /* Copies the tokenizer.* keys of the vocabulary file at path (strings, numbers, bools,

@@ -325,6 +325,14 @@ static const struct {
      "blk.5.attn_k_norm.weight is missing"},
     {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "yarn"}, LLM_ERR_FORMAT,
      "RoPE scaling 'yarn' (factor 8) is not supported"},
+    /* a name with a NUL inside is not the name before it */
+    {"gemma2", {.string_key = "general.architecture", .string_value = "gemma2\0x",
+                .string_len = 8}, LLM_ERR_FORMAT, "general.architecture holds a NUL byte"},
+    {"gemma2", {.string_key = "general.architecture", .string_value = "gemma2\0",
+                .string_len = 7}, LLM_ERR_FORMAT, "general.architecture holds a NUL byte"},
+    {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "linear\0yarn",
+                .string_len = 11}, LLM_ERR_FORMAT,
+     "gemma3.rope.scaling.type holds a NUL byte"},
     /* llama: no partial rotary */
     {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
      "partial rotary embeddings are not supported by the llama architecture"},

@@ -229,9 +229,10 @@ END_TEST
 /* ---- limits ---- */
 
 /* A small byte-level vocabulary: the 256 byte pieces (GPT-2 mapped), "ab", "<|end|>",
- * with merges and pre as given (NULL: the key is left out). */
-static void write_bpe_vocab(const char *path, const char *pre, const char *const *merges,
-                            int n_merges, int drop_byte)
+ * with merges and pre as given (NULL: the key is left out; a pre of "qwen2" followed by
+ * a NUL is written as those 6 bytes when pre_nul). */
+static void write_bpe_vocab(const char *path, const char *pre, bool pre_nul,
+                            const char *const *merges, int n_merges, int drop_byte)
 {
     static char mapped[258][8];
     const char *pieces[258];
@@ -262,7 +263,7 @@ static void write_bpe_vocab(const char *path, const char *pre, const char *const
     gguf_writer *w = gguf_writer_new(0);
     gguf_writer_add_string(w, "tokenizer.ggml.model", "gpt2");
     if (pre)
-        gguf_writer_add_string(w, "tokenizer.ggml.pre", pre);
+        gguf_writer_add_string_n(w, "tokenizer.ggml.pre", pre, strlen(pre) + (pre_nul ? 1 : 0));
     gguf_writer_add_string_array(w, "tokenizer.ggml.tokens", pieces, lens, (uint64_t)n);
     gguf_writer_add_int32_array(w, "tokenizer.ggml.token_type", types, (uint64_t)n);
     if (merges) {
@@ -285,7 +286,7 @@ START_TEST(test_small_vocab_works)
 {
     const char *path = temp_path("bpe-ok.gguf");
     const char *merges[] = {"a b"};
-    write_bpe_vocab(path, "gpt-2", merges, 1, -1);
+    write_bpe_vocab(path, "gpt-2", false, merges, 1, -1);
     tokenizer *t = NULL;
     llm_err err = {""};
     ck_assert_msg(tokenizer_open(path, 0, &t, &err) == LLM_OK, "%s", err.text);
@@ -312,20 +313,23 @@ START_TEST(test_bad_vocabularies)
     const char *unmapped[] = {"a \x01"};
     const struct {
         const char *pre;
+        bool pre_nul;
         const char *const *merges;
         int n_merges, drop_byte;
         const char *says;
     } cases[] = {
-        {NULL, good, 1, -1, "without tokenizer.ggml.pre"},
-        {"falcon", good, 1, -1, "pre-tokenizer 'falcon' (tokenizer.ggml.pre) is not supported"},
-        {"llama-bpe", NULL, 0, -1, "tokenizer.ggml.merges is missing"},
-        {"llama-bpe", unknown, 3, -1, "tokenizer.ggml.merges[2] 'x yz': its second half is not a token"},
-        {"smollm", no_space, 1, -1, "merges[0] 'ab' is not two pieces"},
-        {"default", unmapped, 1, -1, "not GPT-2 byte-mapped text"},
-        {"gpt-2", good, 1, 'Z', "lacks the tokens of 1 of the 256 bytes (the first: 0x5A)"},
+        {NULL, false, good, 1, -1, "without tokenizer.ggml.pre"},
+        {"qwen2", true, good, 1, -1, "tokenizer.ggml.pre holds a NUL byte"},
+        {"falcon", false, good, 1, -1, "pre-tokenizer 'falcon' (tokenizer.ggml.pre) is not supported"},
+        {"llama-bpe", false, NULL, 0, -1, "tokenizer.ggml.merges is missing"},
+        {"llama-bpe", false, unknown, 3, -1, "tokenizer.ggml.merges[2] 'x yz': its second half is not a token"},
+        {"smollm", false, no_space, 1, -1, "merges[0] 'ab' is not two pieces"},
+        {"default", false, unmapped, 1, -1, "not GPT-2 byte-mapped text"},
+        {"gpt-2", false, good, 1, 'Z', "lacks the tokens of 1 of the 256 bytes (the first: 0x5A)"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        write_bpe_vocab(path, cases[k].pre, cases[k].merges, cases[k].n_merges, cases[k].drop_byte);
+        write_bpe_vocab(path, cases[k].pre, cases[k].pre_nul, cases[k].merges, cases[k].n_merges,
+                        cases[k].drop_byte);
         tokenizer *t = (tokenizer *)&t;
         llm_err err = {""};
         ck_assert_int_eq(tokenizer_open(path, 0, &t, &err), LLM_ERR_FORMAT);

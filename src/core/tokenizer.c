@@ -412,6 +412,9 @@ typedef struct {
 static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, llm_err *err)
 {
     const char *model = gguf_get_string(g, "tokenizer.ggml.model", NULL);
+    if (!model && gguf_string_has_nul(g, "tokenizer.ggml.model"))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.model holds a NUL byte: a "
+                        "corrupt file", name);
     if (!model)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: no tokenizer in the file (tokenizer.ggml.model is missing); give one "
@@ -423,6 +426,9 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
                         "('llama') and byte-level BPE ('gpt2') vocabularies", name, model);
     if (v->bpe) {
         v->pre = gguf_get_string(g, "tokenizer.ggml.pre", NULL);
+        if (!v->pre && gguf_string_has_nul(g, "tokenizer.ggml.pre"))
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.pre holds a NUL byte: a "
+                            "corrupt file", name);
         if (!v->pre)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: a byte-level BPE vocabulary without "
                             "tokenizer.ggml.pre: which pre-tokenizer it needs is unknown", name);

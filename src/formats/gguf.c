@@ -702,10 +702,16 @@ bool gguf_get_bool(const gguf *g, const char *key, bool *out)
     return true;
 }
 
+bool gguf_string_has_nul(const gguf *g, const char *key)
+{
+    const kv_entry *e = find(g, key);
+    return e && e->type == GGUF_TYPE_STRING && memchr(e->str, '\0', (size_t)e->str_len);
+}
+
 const char *gguf_get_string(const gguf *g, const char *key, size_t *len)
 {
     const kv_entry *e = find(g, key);
-    if (!e || e->type != GGUF_TYPE_STRING)
+    if (!e || e->type != GGUF_TYPE_STRING || memchr(e->str, '\0', (size_t)e->str_len))
         return NULL;
     if (len)
         *len = (size_t)e->str_len;

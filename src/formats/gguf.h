@@ -93,12 +93,15 @@ int64_t gguf_find_key(const gguf *g, const char *key);
 
 /* The typed getters return false when the key is absent or its value cannot be
  * represented as asked: gguf_get_uint takes any integer type with a non-negative
- * value, gguf_get_float any float or integer type, gguf_get_string a string (*len,
- * when not NULL, receives its length in bytes; the copy is NUL-terminated). */
+ * value, gguf_get_float any float or integer type, gguf_get_string a string without a
+ * NUL byte in it (*len, when not NULL, receives its length in bytes; the copy is
+ * NUL-terminated), so that "gemma2\0x" is never read as "gemma2";
+ * gguf_string_has_nul says when that is why it returned NULL. */
 bool gguf_get_uint(const gguf *g, const char *key, uint64_t *out);
 bool gguf_get_float(const gguf *g, const char *key, double *out);
 bool gguf_get_bool(const gguf *g, const char *key, bool *out);
 const char *gguf_get_string(const gguf *g, const char *key, size_t *len);
+bool gguf_string_has_nul(const gguf *g, const char *key);
 bool gguf_get_array(const gguf *g, const char *key, gguf_array *out);
 
 /* Element i of a numeric array converted to double / int64 (0 for other types). */
@@ -129,6 +132,8 @@ void gguf_writer_free(gguf_writer *w); /* NULL does nothing */
  * it is not the default). Running out of memory is remembered and reported by
  * gguf_writer_write_header. Strings are NUL-terminated here. */
 void gguf_writer_add_string(gguf_writer *w, const char *key, const char *value);
+/* A string of len bytes, which may hold any byte (a hostile file's NUL, for tests). */
+void gguf_writer_add_string_n(gguf_writer *w, const char *key, const char *value, size_t len);
 void gguf_writer_add_uint32(gguf_writer *w, const char *key, uint32_t value);
 void gguf_writer_add_int32(gguf_writer *w, const char *key, int32_t value);
 void gguf_writer_add_float32(gguf_writer *w, const char *key, float value);

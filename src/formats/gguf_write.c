@@ -100,8 +100,13 @@ void gguf_writer_free(gguf_writer *w)
 
 void gguf_writer_add_string(gguf_writer *w, const char *key, const char *value)
 {
+    gguf_writer_add_string_n(w, key, value, strlen(value));
+}
+
+void gguf_writer_add_string_n(gguf_writer *w, const char *key, const char *value, size_t len)
+{
     put_key(w, key, GGUF_TYPE_STRING);
-    put_string(w, value, strlen(value));
+    put_string(w, value, len);
 }
 
 void gguf_writer_add_uint32(gguf_writer *w, const char *key, uint32_t value)

@@ -110,6 +110,9 @@ static llm_status read_family(const model *m, const gguf *g, const model_family 
                               llm_err *err)
 {
     const char *arch = gguf_get_string(g, "general.architecture", NULL);
+    if (!arch && gguf_string_has_nul(g, "general.architecture"))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: general.architecture holds a NUL byte: a "
+                        "corrupt file", m->path);
     if (!arch)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: GGUF file has no general.architecture: not a model (a vocabulary "
@@ -194,6 +197,9 @@ static llm_status read_reals(family_keys *k, hyper *h, llm_err *err)
      * factor without a type is linear, as llama.cpp reads it; LongRoPE's own scaling is
      * its factor tensors */
     const char *scaling = gguf_get_string(k->g, key(k, "rope.scaling.type"), NULL);
+    if (!scaling && gguf_string_has_nul(k->g, key(k, "rope.scaling.type")))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s holds a NUL byte: a corrupt file",
+                        k->m->path, key(k, "rope.scaling.type"));
     h->linear = !scaling || !strcmp(scaling, "linear") ||
                 (f->longrope && !strcmp(scaling, "longrope"));
     if (!h->linear && strcmp(scaling, "none") != 0)
