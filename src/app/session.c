@@ -314,7 +314,7 @@ char *session_read_input(const app_options *o)
     if (!o->file)
         return strdup(o->prompt ? o->prompt : "");
     const char *why = "";
-    FILE *f = strcmp(o->file, "-") ? input_file_fopen(o->file, &why) : stdin;
+    FILE *f = strcmp(o->file, "-") ? input_file_fopen_stream(o->file, &why) : stdin;
     if (!f) {
         fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, why);
         return NULL;

@@ -68,8 +68,11 @@ const char *input_file_kind(mode_t mode)
     return "not a regular file";
 }
 
-/* input_file_open, noting the file when `noted`. */
-static int open_regular(const char *path, const char **why, bool noted)
+/* How a file may be opened: a regular file only (noted or not), or a stream too. */
+typedef enum { OPEN_NOTED, OPEN_DOCUMENT, OPEN_STREAM } open_kind;
+
+/* input_file_open with `how`. */
+static int open_regular(const char *path, const char **why, open_kind how)
 {
     static char text[96];
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -88,6 +91,16 @@ static int open_regular(const char *path, const char **why, bool noted)
         return -1;
     }
     const char *kind = input_file_kind(st.st_mode);
+    if (how == OPEN_STREAM && S_ISFIFO(st.st_mode)) {
+        /* a stream asked for: wait for its writer, as cat does */
+        close(fd);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && why)
+            *why = strerror(errno);
+        return fd;
+    }
+    if (how == OPEN_STREAM && S_ISCHR(st.st_mode))
+        kind = NULL;
     if (kind) {
         close(fd);
         snprintf(text, sizeof text, "is %s, not a regular file", kind);
@@ -99,19 +112,19 @@ static int open_regular(const char *path, const char **why, bool noted)
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    if (noted)
+    if (how != OPEN_DOCUMENT && S_ISREG(st.st_mode))
         note(st.st_dev, st.st_ino);
     return fd;
 }
 
 int input_file_open(const char *path, const char **why)
 {
-    return open_regular(path, why, true);
+    return open_regular(path, why, OPEN_NOTED);
 }
 
-static FILE *fopen_regular(const char *path, const char **why, bool noted)
+static FILE *fopen_regular(const char *path, const char **why, open_kind how)
 {
-    int fd = open_regular(path, why, noted);
+    int fd = open_regular(path, why, how);
     if (fd < 0)
         return NULL;
     FILE *f = fdopen(fd, "rb");
@@ -127,10 +140,15 @@ static FILE *fopen_regular(const char *path, const char **why, bool noted)
 
 FILE *input_file_fopen(const char *path, const char **why)
 {
-    return fopen_regular(path, why, true);
+    return fopen_regular(path, why, OPEN_NOTED);
 }
 
 FILE *input_file_fopen_document(const char *path, const char **why)
 {
-    return fopen_regular(path, why, false);
+    return fopen_regular(path, why, OPEN_DOCUMENT);
+}
+
+FILE *input_file_fopen_stream(const char *path, const char **why)
+{
+    return fopen_regular(path, why, OPEN_STREAM);
 }

@@ -27,6 +27,10 @@ FILE *input_file_fopen(const char *path, const char **why);
 /* The same for a document the user loads to change and may save over again (a chat):
  * it is not noted, so an output may replace it. */
 FILE *input_file_fopen_document(const char *path, const char **why);
+/* The same for text read as a stream (-f FILE): a FIFO or a character device is taken
+ * too (a pipe from another program, as the shell's <(...) gives), and read as it
+ * comes; a regular file is noted. */
+FILE *input_file_fopen_stream(const char *path, const char **why);
 
 /* Notes a file opened some other way (fd open on it) as read by this run. */
 void input_file_note_fd(int fd);
