@@ -2,6 +2,7 @@
  * replies, EOS in the KV cache, no re-processing of history, stop, step limit,
  * context overflow, system prompt changes, save, rewinding a reply and forcing tokens
  * into it, where each reply token's text starts. */
+#include <math.h>
 #include <string.h>
 
 #include "chat.h"
@@ -454,6 +455,74 @@ START_TEST(test_system_change_and_save)
 }
 END_TEST
 
+/* Records seen by the observer, for the BOS test. */
+typedef struct {
+    int count, last_pos, last_next, last_chosen;
+} seen_records;
+
+static void see_record(void *user, const step_record *r)
+{
+    seen_records *s = user;
+    s->count++;
+    s->last_pos = r->pos;
+    s->last_next = r->next;
+    s->last_chosen = r->sampled ? r->sampler.chosen : -1;
+}
+
+/* The sampler drawing BOS ends the reply: the end token takes BOS's place, and the
+ * record before it says what was drawn (sampled, sampler.chosen BOS) and what came
+ * (next EOS, with EOS's own probability), so that nobody reads it as a forced EOS. The
+ * draw is put inside BOS's share of the distribution (top-k and top-p off: the
+ * candidates in id order). */
+START_TEST(test_bos_drawn_ends_reply)
+{
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    sampler_config sc = *engine_sampler_config(e);
+    sc.temperature = 1.0f;
+    sc.top_k = 0;
+    sc.top_p = 1.0f;
+    sc.min_p = 0.0f;
+    engine_set_sampler(e, &sc);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story.", 0, &err), LLM_OK);
+    int pos = engine_pos(e), vocab = m->config.vocab_size, bos = tokenizer_bos(tok);
+    const float *l = engine_logits(e);
+    double max = l[0], total = 0.0, before = 0.0;
+    for (int i = 1; i < vocab; i++)
+        max = l[i] > max ? l[i] : max;
+    for (int i = 0; i < vocab; i++)
+        total += exp(l[i] - max);
+    for (int i = 0; i < bos; i++)
+        before += exp(l[i] - max);
+    double p_bos = exp(l[bos] - max);
+    ck_assert_msg(p_bos / total > 1e-6, "BOS is too unlikely here to draw: %g", p_bos / total);
+    seen_records seen = {0, -1, -1, -1};
+    engine_set_observer(e, see_record, &seen);
+    engine_set_next_draw(e, (float)((before + 0.5 * p_bos) / total));
+    int token;
+    ck_assert_int_eq(chat_step(c, &token, NULL, &err), CHAT_REPLY_DONE);
+    ck_assert_int_eq(token, bos);
+    const int eos = tokenizer_eos(tok);
+    ck_assert_int_eq(engine_pos(e), pos + 1);
+    ck_assert_int_eq(engine_tokens(e)[pos], eos);
+    const step_record *r = engine_record(e, pos - 1), *end = engine_record(e, pos);
+    ck_assert(r->sampled);
+    ck_assert_int_eq(r->sampler.chosen, bos);
+    ck_assert_int_eq(r->next, eos);
+    ck_assert_float_eq_tol(r->next_prob, exp(l[eos] - max) / total, 1e-6);
+    ck_assert_int_eq(end->phase, STEP_FORCED);
+    ck_assert_int_eq(seen.last_pos, pos - 1); /* written again with what came */
+    ck_assert_int_eq(seen.last_next, eos);
+    ck_assert_int_eq(seen.last_chosen, bos);
+    const chat_turn *t = chat_get_turn(c, 0);
+    ck_assert(t->complete);
+    ck_assert_str_eq(t->reply, "");
+    engine_set_observer(e, NULL, NULL);
+    chat_free(c);
+}
+END_TEST
+
 static Suite *chat_suite(void)
 {
     Suite *s = suite_create("chat");
@@ -464,6 +533,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_golden_replies);
     tcase_add_test(core, test_second_turn_keeps_history);
     tcase_add_test(core, test_stop_and_limit);
+    tcase_add_test(core, test_bos_drawn_ends_reply);
     tcase_add_test(core, test_rewind_and_force);
     tcase_add_test(core, test_reply_spans);
     tcase_add_test(core, test_system_change_and_save);

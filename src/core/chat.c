@@ -513,8 +513,10 @@ static chat_progress advance(chat *c, int forced, int *token, const char **text,
     c->reply_tokens++;
     t->view.end = engine_pos(c->e);
     if (tok == tokenizer_bos(c->tok)) {
-        /* A new sequence would start: the reply is over. Close it with the end token. */
-        engine_rewind(c->e, engine_pos(c->e) - 1, NULL);
+        /* A new sequence would start: the reply is over. The end token takes BOS's place,
+         * the record keeping what the sampler drew. */
+        if (forced >= 0 || engine_replace_sampled(c->e, template_end_token(c->tmpl), NULL) != LLM_OK)
+            engine_rewind(c->e, engine_pos(c->e) - 1, NULL);
         close_reply(c, false);
         return CHAT_REPLY_DONE;
     }

@@ -413,9 +413,9 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         r->sampler = *decision;
         r->next_prob = decision->chosen_model_prob;
         r->next_rank = decision->chosen_rank;
-    } else if (logits) {
-        rate_next(e, r, logits);
     }
+    if ((!decision || decision->chosen != next) && logits)
+        rate_next(e, r, logits);
     r->sample_ms = sample_ms;
     drop_lens(e, pos); /* computed without next: its next_rank is unknown */
     if (e->opt.record_lens)
@@ -635,6 +635,29 @@ llm_status engine_force(engine *e, int token, llm_err *err)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
     if (e->n > 0)
         finish_record(e, e->n - 1, token, e->logits, NULL, 0.0);
+    return run_token(e, token, STEP_FORCED, err);
+}
+
+llm_status engine_replace_sampled(engine *e, int token, llm_err *err)
+{
+    if (token < 0 || token >= e->vocab)
+        return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
+                        token, e->vocab - 1);
+    int pos = e->n - 1;
+    if (pos < 1 || !e->records[pos - 1].sampled || e->records[pos - 1].next != e->tokens[pos])
+        return llm_fail(err, LLM_ERR_ARG, "the newest token was not sampled: nothing to replace");
+    step_record *r = &e->records[pos - 1];
+    sampler_record decision = r->sampler;
+    double ms = r->sample_ms;
+    step_candidate top[STEP_TOP_MAX]; /* the fates the sampler gave the candidates */
+    int n_top = r->n_top;
+    memcpy(top, r->top, sizeof top[0] * (size_t)n_top);
+    llm_status st = engine_rewind(e, pos, err);
+    if (st != LLM_OK)
+        return st;
+    if (r->n_top == n_top) /* the same logits (no steering change): the same candidates */
+        memcpy(r->top, top, sizeof top[0] * (size_t)n_top);
+    finish_record(e, pos - 1, token, e->logits, &decision, ms);
     return run_token(e, token, STEP_FORCED, err);
 }
 

@@ -173,6 +173,14 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err);
 llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
                           const step_record *records, llm_err *err);
 
+/* The newest token, which the sampler chose, gives way to `token` (phase FORCED): the
+ * position is run again with it, and the record before it keeps the sampler's decision
+ * (sampled, sampler.chosen the id drawn, the candidates' fates) with next now `token`
+ * (next_prob and next_rank token's). The chat closes a reply so when the model drew
+ * BOS: the record says what the model chose and what took its place. Fails when the
+ * newest token was not sampled. */
+llm_status engine_replace_sampled(engine *e, int token, llm_err *err);
+
 /* Ends a run: hands the newest record, still unfinished (next = -1), to the observer
  * so that a trace holds every processed position. Call once when nothing more will be
  * generated (end of generate, quitting a chat). */

@@ -109,6 +109,23 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
     snprintf(words[0], LINE_MAX, "kept: top-k %s, top-p %s, min-p %s", k, p, mp);
     snprintf(words[1], LINE_MAX, "kept: k %s, p %s, min-p %s", k, p, mp);
     draw_words(scr, w, y + 1, width, words, 2, A_NORMAL);
+    if (s->chosen != r->next) { /* the chat put the end token in its place */
+        char drawn[64], put[64], how[24];
+        if (s->greedy)
+            snprintf(how, sizeof how, "greedy");
+        else
+            snprintf(how, sizeof how, "draw %.4f", s->draw);
+        source_token(tp->src, s->chosen, drawn, sizeof drawn);
+        source_token(tp->src, r->next, put, sizeof put);
+        snprintf(words[0], LINE_MAX, "%s chose %s (rank %d): it ends the reply, %s closes it", how,
+                 drawn, s->chosen_rank, put);
+        snprintf(words[1], LINE_MAX, "%s chose %s (rank %d): reply ends", how, drawn,
+                 s->chosen_rank);
+        snprintf(words[2], LINE_MAX, "%s chose %s, reply ends", how, drawn);
+        snprintf(words[3], LINE_MAX, "chose %s", drawn);
+        draw_words(scr, w, y + 2, width, words, 4, A_NORMAL);
+        return;
+    }
     tuifmt_prob(s->chosen_prob, pr, sizeof pr);
     if (s->greedy) {
         snprintf(words[0], LINE_MAX, "greedy: chose rank %d", s->chosen_rank);
@@ -168,6 +185,18 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
         return 3;
     }
     wording words;
+    if (prev->sampled && prev->sampler.chosen != r->token) { /* it took a drawn token's place */
+        char drawn[64];
+        source_token(tp->src, prev->sampler.chosen, drawn, sizeof drawn);
+        tuifmt_prob(prev->sampler.chosen_model_prob, p, sizeof p);
+        snprintf(words[0], LINE_MAX, "in place of %s, which the model gave %s and the sampler drew",
+                 drawn, p);
+        snprintf(words[1], LINE_MAX, "in place of %s (model %s, drawn)", drawn, p);
+        snprintf(words[2], LINE_MAX, "for drawn %s (%s)", drawn, p);
+        snprintf(words[3], LINE_MAX, "for %s", drawn);
+        draw_words(scr, w, 2, width, words, 4, A_NORMAL);
+        return 3;
+    }
     tuifmt_prob(prev->next_prob, p, sizeof p);
     snprintf(words[0], LINE_MAX, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
     snprintf(words[1], LINE_MAX, "model gave it %s (rank %d) before sampling", p, prev->next_rank);
