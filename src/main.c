@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "discover.h"
 #include "load.h"
+#include "openmp_wait.h"
 #include "options.h"
 #include "session.h"
 #include "tokenizer.h"
@@ -92,8 +93,11 @@ static int run(app_options *o)
     return rc != 0 ? rc : closed;
 }
 
+OPENMP_WAIT_PREINIT;
+
 int main(int argc, char **argv)
 {
+    openmp_wait_forget();
     app_options o;
     int rc = options_parse(argc, argv, &o);
     if (rc == 0)

@@ -470,10 +470,43 @@ const app_option *options_find(const char *name)
     return NULL;
 }
 
+/* --help's columns: the option, then its text from HELP_INDENT, lines at most HELP_WIDTH
+ * columns (a terminal of 80). */
+enum { HELP_INDENT = 26, HELP_WIDTH = 80 };
+
+/* An option's help text from the column HELP_INDENT (where the cursor is), its words
+ * wrapped to HELP_WIDTH columns (a newline in the text is a blank), then a newline. */
+static void print_wrapped(FILE *f, const char *text)
+{
+    int col = HELP_INDENT;
+    const char *p = text;
+    bool first = true;
+    while (*p) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        size_t len = strcspn(p, " \n");
+        if (!len)
+            break;
+        char word[128];
+        snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
+        int w = textfmt_width(word);
+        if (!first && col + 1 + w > HELP_WIDTH) {
+            fprintf(f, "\n%*s", HELP_INDENT, "");
+            col = HELP_INDENT;
+            first = true;
+        }
+        col += fprintf(f, "%s%s", first ? "" : " ", word) - (int)strlen(word) + w;
+        first = false;
+        p += len;
+    }
+    fputc('\n', f);
+}
+
 void options_usage(FILE *f)
 {
     fputs("usage: llmchat [OPTIONS] [MODEL]\n"
-          "Chat with a local language model (Llama, Qwen, Gemma, Phi) and watch what it does.\n"
+          "Chat with a local language model (Llama, Qwen, Gemma, Phi) and watch what it\n"
+          "does.\n"
           "\n",
           f);
     for (const app_option *r = options_rows(); r->name; r++) {
@@ -486,21 +519,15 @@ void options_usage(FILE *f)
             n = snprintf(left, sizeof left, "      --%s%s%s", r->name, r->arg ? " " : "",
                          r->arg ? r->arg : "");
         fputs(left, f);
-        const char *h = r->help;
-        if (n >= 25)
-            fprintf(f, "\n%26s", "");
+        if (n >= HELP_INDENT - 1)
+            fprintf(f, "\n%*s", HELP_INDENT, "");
         else
-            fprintf(f, "%*s", 26 - n, "");
-        for (; *h; h++) {
-            fputc(*h, f);
-            if (*h == '\n')
-                fprintf(f, "%26s", "");
-        }
-        fputc('\n', f);
+            fprintf(f, "%*s", HELP_INDENT - n, "");
+        print_wrapped(f, r->help);
     }
     fputs("\n"
-          "MODEL is a model file (GGUF in F32, F16, BF16, Q8_0, Q4_0..Q5_1 or Q2_K..Q6_K, or a\n"
-          "llama2.c .bin), or the name of a model fetched with llmchat-fetch\n"
+          "MODEL is a model file (GGUF in F32, F16, BF16, Q8_0, Q4_0..Q5_1 or Q2_K..Q6_K,\n"
+          "or a llama2.c .bin), or the name of a model fetched with llmchat-fetch\n"
           "(llmchat-fetch --list). Without one: $LLMCHAT_MODEL, then the config file's\n"
           "model, then the bundled demo model.\n"
           "\n"

@@ -51,9 +51,13 @@ static void open_threads(session *s)
                  cpus, cpus == 1 ? "" : "s");
     if (over && o->mode != MODE_TUI)
         fprintf(stderr, "llmchat: %s\n", s->threads_said);
-    if (o->verbose)
+    if (o->verbose) {
         fprintf(stderr, "llmchat: %d thread%s (%d CPU%s this process may run on)\n", n,
                 n == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
+        fprintf(stderr, "llmchat: kernels: %s (%s)\n", s->kernels,
+                o->isa == KERNELS_AUTO ? "the best this CPU and build have; --kernels chooses"
+                                       : "chosen with --kernels");
+    }
 }
 
 /* 5. The note that says which model runs (and in the TUI and the REPL, with which

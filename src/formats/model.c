@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -614,6 +615,40 @@ static llm_status pack_panels(model *m, llm_err *err)
 
 /* ---- opening ---- */
 
+/* Whether the file's name says GGUF (".gguf", any case). */
+static bool names_gguf(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 5 && !strcasecmp(path + n - 5, ".gguf");
+}
+
+/* Whether the file's first bytes are text (printable, blanks, UTF-8; no NUL), which no
+ * model's header is: a GGUF file starts with "GGUF" and binary counts, a llama2.c
+ * checkpoint with small integers holding zero bytes. */
+static bool starts_with_text(const unsigned char *p, size_t size)
+{
+    size_t n = size < 64 ? size : 64;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == 0 || (p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' && p[i] != '\t') ||
+            p[i] == 0x7f)
+            return false;
+    return n >= 4;
+}
+
+/* The file's first bytes as a C-string excerpt: printable ASCII as it is, the rest as
+ * \xNN, at most 24 bytes of the file. */
+static void start_shown(const unsigned char *p, size_t size, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < size && i < 24 && o + 5 < cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' &&
+                                                        p[i] != '\\'
+                                                    ? "%c"
+                                                    : "\\x%02x",
+                              p[i]);
+    out[o] = '\0';
+}
+
 llm_status model_open(const char *path, const model_options *opt, model **out, llm_err *err)
 {
     model_options defaults;
@@ -677,6 +712,16 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
     plan.group = group;
     const unsigned char *p = map;
     bool is_gguf = memcmp(p, "GGUF", 4) == 0;
+    if (!is_gguf && (names_gguf(path) || starts_with_text(p, size))) {
+        char shown[80];
+        start_shown(p, size, shown, sizeof shown);
+        llm_fail(err, LLM_ERR_FORMAT, "%s: not a model: it starts with \"%s\"%s", path, shown,
+                 names_gguf(path) ? ", and a GGUF file starts with \"GGUF\""
+                                  : " (text: neither a GGUF file nor a llama2.c checkpoint)");
+        m->load = NULL;
+        model_close(m);
+        return LLM_ERR_FORMAT;
+    }
     if (!is_gguf && plan.weights == TENSOR_BLOCKS)
         plan.weights = TENSOR_Q8_0; /* llama2.c files hold no other block types */
     llm_status s = is_gguf ? model_load_gguf(m, &plan, err) : model_load_llama2c(m, &plan, err);

@@ -29,6 +29,7 @@
 #include "llama2c.h"
 #include "model.h"
 #include "model_write.h"
+#include "openmp_wait.h"
 #include "parse_number.h"
 #include "template.h"
 #include "tokenizer.h"
@@ -374,8 +375,11 @@ static int convert(const options *o)
     return rc;
 }
 
+OPENMP_WAIT_PREINIT;
+
 int main(int argc, char **argv)
 {
+    openmp_wait_forget();
     progress_program("llmchat-convert");
     options o;
     int rc = parse(argc, argv, &o);

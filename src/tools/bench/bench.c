@@ -30,6 +30,7 @@
 #include "bench_options.h"
 #include "cpus.h"
 #include "measure.h"
+#include "openmp_wait.h"
 #include "quantize.h"
 #include "report.h"
 #include "shapes.h"
@@ -177,8 +178,11 @@ static int run_table(const bench_options *o, const programs *p, shape_files *fil
     return failures ? 1 : 0;
 }
 
+OPENMP_WAIT_PREINIT;
+
 int main(int argc, char **argv)
 {
+    openmp_wait_forget();
     static bench_options o;
     int rc = bench_options_parse(argc, argv, &o);
     if (rc >= 0)
