@@ -1,6 +1,7 @@
 #!/bin/sh
 # e2e_chat.sh — llmchat -m chat through a pipe: one user turn per input line, each reply
-# on stdout followed by a newline. Greedy first replies of chat260K.bin with fp32 weights
+# on stdout on one line (its newlines written as \n, backslashes as \\; an empty line
+# for a message that could not be answered). Greedy first replies of chat260K.bin with fp32 weights
 # equal tests/data/golden/chat_greedy.jsonl (made by an fp32 reference); the default Q8_0
 # weights agree on the first sentence; two turns work; /system, /reset, /save, /quit,
 # /help and an unknown command behave; user text never becomes a control token.
@@ -13,6 +14,43 @@ golden=$GOLDEN/chat_greedy.jsonl
 chat() {
     run_llmchat -m chat -t 0 --weights f32 -z "$DATA/tok512.bin" "$@"
 }
+
+# ---- one message, one line: a reply's newlines are escaped on stdout ----
+# stories260K's greedy replies to these two hold newlines; the saved chat holds them as
+# they are. stdout has one line per message, each the reply once \n and \\ are undone.
+printf '%s\n' "hi" "Tell me a story." "/save $T/lines.json" >"$T/in"
+chat -n 100 "$DATA/stories260K.bin" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/out" "$T/lines.json" <<'EOF' || fail "replies are not one line each (see above)"
+import json, re, sys
+out = open(sys.argv[1], encoding="utf-8").read()
+turns = json.load(open(sys.argv[2], encoding="utf-8"))["turns"]
+if not out.endswith("\n"):
+    sys.exit("  stdout does not end with a newline")
+lines = out[:-1].split("\n")
+if len(lines) != len(turns) or len(turns) != 2:
+    sys.exit("  %d lines on stdout for %d replies: %r" % (len(lines), len(turns), out[:300]))
+def unescape(line):
+    def one(m):
+        if m.group(1) not in "n\\":
+            sys.exit("  an unknown escape \\%s in %r" % (m.group(1), line))
+        return "\n" if m.group(1) == "n" else "\\"
+    return re.sub(r"\\(.)", one, line)
+for line, t in zip(lines, turns):
+    if unescape(line) != t["reply"]:
+        sys.exit("  line %r is not the reply %r" % (line, t["reply"]))
+if not any("\n" in t["reply"] for t in turns):
+    sys.exit("  no reply holds a newline: the test checks nothing")
+EOF
+# a message that cannot be answered still has its line, empty
+printf '%s\n' "Tell me a long story about a dog named Max who runs in the park and plays." \
+    "Hi." >"$T/in"
+run_llmchat -m chat -t 0 -n 5 -c 40 -z "$DATA/tok512.bin" "$BUNDLED/chat260K.bin" <"$T/in"
+assert_status 0
+assert_eq "lines for two messages, the first refused" 2 "$(wc -l <"$T/out" | tr -d ' ')"
+assert_eq "the refused message's line" "" "$(head -n 1 "$T/out")"
+assert_file_contains "why the first message was refused" "$T/err" "but the context holds 40"
+pass "one line on stdout per message, a reply's newlines escaped"
 
 # ---- golden first replies ----
 count=$(jsonl_count "$golden")

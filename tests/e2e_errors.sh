@@ -166,6 +166,8 @@ stderr_has "unknown KV cache type" "--kv-cache must be auto, q8_0 or f32"
 expect 2 "option without its argument" -z "$tok" "$model" -i
 expect 2 "two MODELs" -m generate -z "$tok" -i hi "$model" "$model"
 expect 2 "MODEL and --model" -m generate -z "$tok" -i hi --model "$model" "$model"
+expect 2 "a position past the input" -m tensors -z "$tok" -i "" --position 3 "$model"
+stderr_has "a position past the input (one position: singular)" "the input has 1 position \(0-0"
 pass "usage errors exit 2"
 
 # ---- --help and --version ----

@@ -3,7 +3,8 @@
 # verifies a model and the tokenizer it needs, skips what is already there, refuses a
 # file whose size or sha256 is wrong without installing it, records the hash of
 # unpinned files, knows the names in data/models.tsv (the real chat models among them),
-# and puts files by default where llmchat finds a model by its name.
+# puts files by default where llmchat finds a model by its name, and says in one line
+# what failed when a download fails, and that LLMCHAT_MODEL_MIRROR can replace it.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 need_tool sha256sum
@@ -117,3 +118,16 @@ cp "$T/u/free.bin" "$T/mirror2/free.bin"
 run_fetch "$T/mirror2" "$T/data" --dir "$T/u" free.bin
 assert_status 1
 pass "unpinned files: hash recorded, then enforced"
+
+# ---- a download that fails (nothing listens on port 1; no network needed): one line
+# that says what failed and names LLMCHAT_MODEL_MIRROR, nothing left behind ----
+mkdir "$T/data3"
+printf 'name\tfile\turl\tbytes\tsha256\tneeds\tabout\nfar\tfar.bin\thttp://127.0.0.1:1/far.bin\t-\t-\t-\ta test file\n' >"$T/data3/models.tsv"
+run_fetch "" "$T/data3" --dir "$T/f" far
+assert_status 1
+grep -v ': far.bin: fetching from ' "$T/err" >"$T/err-lines" || true
+assert_eq "lines of error (besides 'fetching from')" 1 "$(wc -l <"$T/err-lines" | tr -d ' ')"
+assert_file_contains "the failed download" "$T/err-lines" "could not download http://127.0.0.1:1/far.bin"
+assert_file_contains "the mirror hint" "$T/err-lines" "LLMCHAT_MODEL_MIRROR"
+[ -z "$(ls -A "$T/f")" ] || fail "a failed download left files behind: $(ls -A "$T/f")"
+pass "a failed download: one line naming what failed and LLMCHAT_MODEL_MIRROR"

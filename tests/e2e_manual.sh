@@ -89,8 +89,10 @@ def documented(man):
         names |= set(re.findall(r"\bEv (\w+)", line))
     return names
 bad = False
-groups = [("llmchat.1", glob.glob(os.path.join(src, "src", "*.c")) + glob.glob(os.path.join(src, "src", "tui", "*.c"))),
-          ("llmchat-bench.1", glob.glob(os.path.join(src, "src", "bench", "*.c"))),
+every = glob.glob(os.path.join(src, "src", "**", "*.c"), recursive=True)
+tools = os.path.join(src, "src", "tools", "")
+groups = [("llmchat.1", [f for f in every if not f.startswith(tools)]),
+          ("llmchat-bench.1", glob.glob(os.path.join(src, "src", "tools", "bench", "*.c"))),
           ("llmchat-fetch.1", [os.path.join(src, "scripts", "llmchat-fetch")])]
 for man, files in groups:
     docs = documented(man)
@@ -105,3 +107,100 @@ for man, files in groups:
 sys.exit(1 if bad else 0)
 PYEOF
 pass "every environment variable the source reads is in its manual's ENVIRONMENT"
+
+# The chat templates and the kernel tables the programs know are the ones the manuals
+# and --help list: the names come from the programs' own refusals of an unknown one
+# (the aliases in "(or ...)" may be listed too, nothing else may).
+run_llmchat --template no-such-template -m tokenize -i x </dev/null
+assert_status 2
+cp "$T/err" "$T/template-err"
+run_llmchat --kernels no-such-table -m tokenize -i x </dev/null
+assert_status 2
+cp "$T/err" "$T/kernels-err"
+BIN_DIR=$(dirname "$LLMCHAT_BIN")
+"$BIN_DIR/llmchat-bench" --kernels no-such-table >/dev/null 2>"$T/bench-kernels-err" </dev/null &&
+    fail "llmchat-bench --kernels no-such-table was accepted"
+"$BIN_DIR/llmchat-bench" --help >"$T/bench-help" 2>&1 </dev/null || fail "llmchat-bench --help exited $?"
+"$BIN_DIR/llmchat-convert" --help >"$T/convert-help" 2>&1 </dev/null || fail "llmchat-convert --help exited $?"
+
+"$PYTHON" - "$T" "$MAN" <<'PYEOF' || fail "the manuals or --help list other templates or kernel tables than the programs know (above)"
+import os, re, sys
+t, man = sys.argv[1], sys.argv[2]
+read = lambda name: open(os.path.join(t, name), encoding="utf-8").read()
+page = lambda name: open(os.path.join(man, name), encoding="utf-8").read()
+bad = []
+
+def choices(msg, what):
+    """(names, aliases) from "... must be a, b (or c), d or e, got 'x'"."""
+    m = re.search(r"must be (.*), got '", msg)
+    if not m:
+        sys.exit("%s: no list of choices in [%s]" % (what, msg.strip()))
+    aliases = set(re.findall(r" \(or ([a-z0-9-]+)\)", m.group(1)))
+    names = set(re.split(r", | or ", re.sub(r" \(or [a-z0-9-]+\)", "", m.group(1))))
+    return names, aliases
+
+def item(text, head):
+    """The lines of the .It entry whose line matches head, up to the next .It."""
+    m = re.search(r"^%s\n(.*?)(?=^\.It |^\.El)" % head, text, re.S | re.M)
+    if not m:
+        sys.exit("no entry /%s/" % head)
+    return m.group(1)
+
+MACRO = re.compile(r"^[A-Z][a-z][a-z]?$")
+def cm_words(text):
+    """Every argument of a Cm macro in mdoc text."""
+    words = set()
+    for line in text.splitlines():
+        if not line.startswith("."):
+            continue
+        on = False
+        for tok in line[1:].split():
+            if tok == "Cm":
+                on = True
+            elif MACRO.match(tok):
+                on = False
+            elif on and re.match(r"^[a-z0-9][a-z0-9.-]*$", tok):
+                words.add(tok)
+    return words
+
+def check(what, listed, names, aliases, exact_aliases=False):
+    for n in sorted(names - listed):
+        bad.append("%s does not list %s" % (what, n))
+    for n in sorted(listed - names - aliases):
+        bad.append("%s lists %s, which the program does not know" % (what, n))
+
+templates, t_aliases = choices(read("template-err"), "llmchat --template")
+kernels, k_aliases = choices(read("kernels-err"), "llmchat --kernels")
+llmchat1, convert1, bench1 = page("llmchat.1"), page("llmchat-convert.1"), page("llmchat-bench.1")
+
+check("llmchat.1 --template", cm_words(item(llmchat1, r"\.It Fl -template Ar name")), templates, t_aliases)
+check("llmchat.1 CONFIGURATION template", cm_words(item(llmchat1, r"\.It Cm template")), templates, t_aliases)
+check("llmchat-convert.1 --template", cm_words(item(convert1, r"\.It Fl -template Ar name")), templates, t_aliases)
+for name in ("help", "convert-help"):
+    text = re.sub(r"\s+", " ", read(name))
+    m = re.search(r"--template NAME .*?template: (.*?) \(default", text)
+    if not m:
+        bad.append("%s: no --template entry" % name); continue
+    listed = set(re.split(r", | or ", re.sub(r" \(([a-z0-9-]+)\)", "", m.group(1))))
+    listed |= set(re.findall(r"\(([a-z0-9-]+)\)", m.group(1)))
+    check("%s --template" % name, listed, templates, t_aliases)
+
+def it_line(text, opt):
+    m = re.search(r"^\.It Fl %s Cm (.*)$" % re.escape(opt), text, re.M)
+    return set(m.group(1).split(" | ")) if m else set()
+check("llmchat.1 --kernels", it_line(llmchat1, "-kernels"), kernels, k_aliases)
+check("llmchat.1 CONFIGURATION kernels", cm_words(item(llmchat1, r"\.It Cm kernels")), kernels, k_aliases)
+check("llmchat-bench.1 --kernels", it_line(bench1, "-kernels"), kernels, k_aliases)
+m = re.search(r"--kernels ISA +(.*?) \(default", read("help"))
+check("llmchat --help --kernels", set(m.group(1).split(" | ")) if m else set(), kernels, k_aliases)
+text = re.sub(r"\s+", " ", read("bench-help"))
+m = re.search(r"--kernels NAME force the kernels: (.*?) \(default", text)
+check("llmchat-bench --help --kernels", set(m.group(1).split(", ")) if m else set(), kernels, k_aliases)
+m = re.search(r"unknown kernel set '[^']*' \((.*)\)", read("bench-kernels-err"))
+check("llmchat-bench's refusal of a kernel set", set(m.group(1).split(", ")) if m else set(), kernels, k_aliases)
+
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PYEOF
+pass "the chat templates and kernel tables in llmchat.1, llmchat-convert.1, llmchat-bench.1 and --help are the programs'"

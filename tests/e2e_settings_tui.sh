@@ -128,7 +128,8 @@ keys C-d
 wait_exit
 [ "$rc" -eq 0 ] || fail "the REPL exited $rc"
 assert_file_contains "the REPL's banner" "$T/err" "bundled demo model chat260K.bin"
-assert_file_contains "the REPL's banner (weights and template)" "$T/err" "chatting with chat260K.bin (F32→Q8_0, 299 KB; template llama2)"
+assert_file_contains "the REPL's banner (weights)" "$T/err" "chatting with chat260K.bin (F32→Q8_0, 299 KB)."
+assert_file_contains "the REPL's banner (template)" "$T/err" "chat template llama2 (the default)"
 hist=$STATE/llmchat/chat_history
 [ -f "$hist" ] || fail "no REPL history file $hist"
 history_text "$hist" | cmp -s - "$T/want" || fail "history-size = 2: the REPL history holds [$(cat "$hist")]"

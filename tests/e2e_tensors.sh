@@ -4,7 +4,8 @@
 #   - fp32 (--weights f32) on stories260K.gguf and on the tiny GQA llama that
 #     make_arch_gguf.py writes: every step within 1e-4 relative L2 (the reference's
 #     float32 rounding is at most 4e-6 on these models), at the last position, at
-#     --position 3 and for --layers 2-3;
+#     --position 3 and for --layers 2-3; and on a tiny Gemma 2, whose steps llmchat does
+#     not write (inp_scaled, the post-norms) compare_tensors.py names without failing;
 #   - int8 activations (the pass's Q8_0 quantization of every matrix input): the file's
 #     Q8_0 weights (stories260K-q8_0.gguf), weights llmchat quantized, Q4_K and Q6_K in
 #     place (rand256-q4_k_m.gguf), each with an fp32 KV cache: the first quantized
@@ -73,6 +74,14 @@ check f32-layers "$S" 1e-4 --tensors --layers 2-3 -- --weights f32 --layers 2-3
 "$NUMPY_PYTHON" "$REF/make_arch_gguf.py" llama "$T/llama.gguf" >/dev/null || fail "make_arch_gguf.py llama failed"
 check gqa "$T/llama.gguf" 1e-4 --tensors -- --weights f32
 grep -q '"name": "Vcur", "layer": 2, "pos": 20, "shape": \[2, 16\]' "$T/gqa.jsonl" || fail "GQA: Vcur is not [2, 16]"
+
+# Gemma 2 (26 layers): compare_tensors.py compares llmchat's inp_embd, already scaled by
+# sqrt(dim), as the reference's inp_scaled, and lists the post-norms, which llmchat
+# does not write, without failing on them; every step written agrees.
+"$NUMPY_PYTHON" "$REF/make_arch_gguf.py" gemma2 "$T/gemma2.gguf" >/dev/null || fail "make_arch_gguf.py gemma2 failed"
+check gemma2 "$T/gemma2.gguf" 1e-4 --tensors -- --weights f32 --kv-cache f32
+assert_file_contains "gemma2: the scaled embedding" "$T/gemma2.cmp" "its inp_embd is the embedding already scaled"
+assert_file_contains "gemma2: the post-norms" "$T/gemma2.cmp" "attn_post_norm (26 layers), ffn_post_norm (26 layers)"
 
 # ---- int8 activations ----
 # one quantization: layer 0's projections read attn_norm quantized once

@@ -166,6 +166,37 @@ START_TEST(test_stop_and_limit)
 }
 END_TEST
 
+/* chat_stop_at drops the reply's newest tokens without a branch and closes it: the
+ * reply's text is what it was before them, EOS follows it in the context. */
+START_TEST(test_stop_at)
+{
+    chat *c;
+    llm_err err;
+    int t;
+    char before[4096];
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_stop_at(c, 0, &err), LLM_OK); /* idle: nothing */
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Tom.", 0, &err), LLM_OK);
+    int start = chat_get_turn(c, 0)->reply_start;
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(chat_step(c, &t, NULL, &err), CHAT_GENERATING);
+    snprintf(before, sizeof before, "%s", chat_get_turn(c, 0)->reply);
+    ck_assert_int_eq(chat_step(c, &t, NULL, &err), CHAT_GENERATING);
+    ck_assert_str_ne(chat_get_turn(c, 0)->reply, before);
+    ck_assert_int_eq(chat_stop_at(c, start - 1, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(chat_stop_at(c, start + 6, &err), LLM_ERR_ARG);
+    ck_assert(chat_replying(c));
+    ck_assert_int_eq(chat_stop_at(c, start + 4, &err), LLM_OK);
+    ck_assert(!chat_replying(c));
+    ck_assert_str_eq(chat_get_turn(c, 0)->reply, before);
+    ck_assert_int_eq(engine_pos(e), start + 5);
+    ck_assert_int_eq(engine_tokens(e)[start + 4], TOKEN_EOS);
+    ck_assert(chat_get_turn(c, 0)->cut);
+    ck_assert_int_eq(chat_branch_count(c, 0), 1);
+    chat_free(c);
+}
+END_TEST
+
 /* Rewinding the reply and stepping again with greedy sampling gives the same tokens
  * (the logits recomputed at the rewind point are the ones first seen); forcing
  * another candidate there branches the reply; both keep the reply text in step with
@@ -534,6 +565,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_second_turn_keeps_history);
     tcase_add_test(core, test_stop_and_limit);
     tcase_add_test(core, test_bos_drawn_ends_reply);
+    tcase_add_test(core, test_stop_at);
     tcase_add_test(core, test_rewind_and_force);
     tcase_add_test(core, test_reply_spans);
     tcase_add_test(core, test_system_change_and_save);

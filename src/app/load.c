@@ -86,10 +86,11 @@ static void describe_model(const model *m)
 {
     const model_config *c = &m->config;
     char params[32];
-    fprintf(stderr, "llmchat: %s: %s, %s parameters: dim %d, hidden %d, %d layers, %d heads "
+    fprintf(stderr, "llmchat: %s: %s, %s parameters: dim %d, hidden %d, %d layer%s, %d head%s "
             "(%d KV), vocab %d, context %d, RoPE base %g, RMS epsilon %g%s\n",
             m->path, m->format_name, llm_group_digits(params, sizeof params, m->n_params),
-            c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
+            c->dim, c->hidden_dim, c->n_layers, c->n_layers == 1 ? "" : "s", c->n_heads,
+            c->n_heads == 1 ? "" : "s", c->n_kv_heads, c->vocab_size,
             c->seq_len, c->rope_base, c->rms_eps,
             c->shared_classifier ? ", classifier shared with the embedding" : "");
     fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);

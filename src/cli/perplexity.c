@@ -75,7 +75,8 @@ int cli_perplexity(session *s)
         double mean = sum.nll / sum.count;
         printf("tokens: %ld\nnll: %.6f\nperplexity: %.6f\n", sum.count, mean, exp(mean));
         if (signals_interrupted)
-            fprintf(stderr, "llmchat: interrupted: scored the first %ld tokens only\n", sum.count);
+            fprintf(stderr, "llmchat: interrupted: scored the first %ld token%s only\n", sum.count,
+                    sum.count == 1 ? "" : "s");
     }
     engine_set_observer(e, s->trace ? trace_observe : NULL, s->trace); /* as the session set it */
     free(buf);

@@ -1,7 +1,12 @@
 /* repl.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
- * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history); from a pipe it takes one
- * user turn per input line. Replies stream to stdout, one reply per line. Ctrl-C stops
- * a reply (the chat goes on) or clears the line being typed; twice within a second,
+ * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history; the prompt and the
+ * echo go to the terminal, never to a redirected stdout); from a pipe it takes one
+ * user turn per input line. Replies stream to stdout. Unless stdin and stdout are both
+ * terminals, each message gets exactly one line there: its reply with a newline written
+ * as \n and a backslash as \\ (empty when the message could not be answered), so that
+ * a script reads one reply per line. Ctrl-C stops a reply (the chat goes on; a token
+ * the step in progress made is dropped, unseen) or clears the line being typed; twice
+ * within a second,
  * like SIGTERM and SIGHUP, it saves the chat and leaves (signals.h). On a terminal
  * (or with --autosave always) the chat is autosaved after every turn and every command
  * that changes it (autosave.h). /set slow-motion is kept but has no effect here: the
@@ -41,7 +46,9 @@ typedef struct {
     session *s;           /* the chat, the engine, the live settings, the saved-chat file */
     const app_options *o; /* s->o */
     chat *c;              /* s->c */
-    bool tty;
+    bool tty;             /* stdin is a terminal: readline */
+    bool lines;           /* one line per reply on stdout, newlines escaped */
+    FILE *term;           /* where readline's prompt and echo go (a terminal) */
     bool quit;
     int status;           /* exit status so far */
     int n_asked;          /* user messages sent to the model */
@@ -80,9 +87,28 @@ static void print_help(FILE *f)
 typedef struct {
     bool dim;          /* stdout is a terminal and colours are wanted */
     bool dimmed;       /* the terminal is in dim now */
+    bool escape;       /* one line: a newline written as \n, a backslash as \\ */
     size_t shown;      /* the reply's bytes written so far */
     textfmt_stream ts; /* carries split UTF-8 */
 } reply_out;
+
+/* Writes safe text (textfmt_stream_put's: no control byte but \n and \t), its
+ * newlines and backslashes escaped when the reply must stay on one line. */
+static void put_safe(const reply_out *o, const char *s, size_t n)
+{
+    if (!o->escape) {
+        fwrite(s, 1, n, stdout);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\n')
+            fputs("\\n", stdout);
+        else if (s[i] == '\\')
+            fputs("\\\\", stdout);
+        else
+            putchar(s[i]);
+    }
+}
 
 static void put_bytes(reply_out *o, const char *s, size_t n, bool dim)
 {
@@ -95,7 +121,7 @@ static void put_bytes(reply_out *o, const char *s, size_t n, bool dim)
     char safe[4 * 256 + 16];
     while (n > 0) {
         size_t chunk = n > 256 ? 256 : n; /* each byte grows to at most 4 */
-        fwrite(safe, 1, textfmt_stream_put(&o->ts, s, chunk, safe, sizeof safe), stdout);
+        put_safe(o, safe, textfmt_stream_put(&o->ts, s, chunk, safe, sizeof safe));
         s += chunk;
         n -= chunk;
     }
@@ -141,6 +167,10 @@ static void reply_to(repl *r, const char *user)
     r->n_asked++;
     if (chat_begin(r->c, user, max, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
+        if (r->lines) { /* the message's line, empty: the next reply stays on the next */
+            putchar('\n');
+            fflush(stdout);
+        }
         return;
     }
     r->n_answered++;
@@ -148,7 +178,8 @@ static void reply_to(repl *r, const char *user)
     const char *note = chat_take_notice(r->c);
     if (note)
         fprintf(stderr, "llmchat: %s\n", note);
-    reply_out out = {.dim = isatty(STDOUT_FILENO) && r->o->theme != THEME_MONO};
+    reply_out out = {.dim = isatty(STDOUT_FILENO) && r->o->theme != THEME_MONO,
+                     .escape = r->lines};
     size_t streamed = 0; /* the reply's bytes the steps gave */
     signals_interrupted = 0;
     for (;;) {
@@ -160,7 +191,15 @@ static void reply_to(repl *r, const char *user)
         }
         int token;
         const char *text;
+        int before = chat_reply_limit(r->c);
         chat_progress p = chat_step(r->c, &token, &text, &err);
+        if (p == CHAT_GENERATING && (signals_interrupted || signals_quit)) {
+            /* Ctrl-C came while the step ran: its token is not shown, nor kept */
+            chat_stop_at(r->c, before, &err);
+            put_reply(&out, newest_reply(r->c), streamed, true);
+            fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
+            break;
+        }
         if (p != CHAT_GENERATING) {
             put_reply(&out, newest_reply(r->c), streamed, true);
             if (p == CHAT_REPLY_FULL)
@@ -203,7 +242,7 @@ static void host_quit(command_host *h)
 
 static void host_help(command_host *h)
 {
-    print_help(((repl *)h->user)->tty ? stdout : stderr);
+    print_help(((repl *)h->user)->lines ? stderr : stdout); /* stdout: replies alone */
 }
 
 static command_host command_host_of(repl *r)
@@ -242,7 +281,7 @@ static void take_line(char *line)
 {
     if (!line) {
         active->quit = true;
-        putchar('\n');
+        fputc('\n', active->term);
         return;
     }
     if (*line)
@@ -266,7 +305,7 @@ static void read_lines(repl *r)
         }
         if (!line && errno == EINTR) {
             signals_interrupted = 0;
-            putchar('\n');
+            fputc('\n', r->term);
             continue;
         }
         take_line(line);
@@ -309,18 +348,33 @@ static void read_lines(repl *r)
 }
 #endif
 
+/* Where the prompt and the echo of what is typed go: stdout on a terminal, else (stdout
+ * redirected to a file: only replies go there) stderr when it is the terminal, else
+ * the controlling terminal itself. The caller closes what is not stdout or stderr. */
+static FILE *terminal_out(void)
+{
+    if (isatty(STDOUT_FILENO))
+        return stdout;
+    if (isatty(STDERR_FILENO))
+        return stderr;
+    FILE *f = fopen("/dev/tty", "w");
+    return f ? f : stderr;
+}
+
 static void run_terminal(repl *r)
 {
     active = r;
+    r->term = terminal_out();
+    rl_outstream = r->term;
     char *history_path = r->o->history_size > 0 ? session_state_file("chat_history") : NULL;
     stifle_history(r->o->history_size);
     if (history_path)
         read_history(history_path);
     rl_catch_signals = 0;
     const model *m = r->s->m;
-    fprintf(stderr, "llmchat: chatting with %s (%s, %s; template %s). /help for commands, Ctrl-D to leave.\n",
-            m->name, m->weights_label, m->weights_size, template_name(chat_get_template(r->c)));
-    fprintf(stderr, "llmchat: %s\n", r->s->note);
+    fprintf(stderr, "llmchat: chatting with %s (%s, %s). /help for commands, Ctrl-D to leave.\n",
+            m->name, m->weights_label, m->weights_size);
+    fprintf(stderr, "llmchat: %s\n", r->s->note); /* the model's source and the template */
     if (r->o->prompt)
         reply_to(r, r->o->prompt);
     read_lines(r);
@@ -338,6 +392,8 @@ static void run_terminal(repl *r)
                     strerror(e));
         free(history_path);
     }
+    if (r->term != stdout && r->term != stderr)
+        fclose(r->term);
 }
 
 /* A NUL byte cannot be part of a message (C strings end there): it becomes U+2400
@@ -402,7 +458,8 @@ static void run_pipe(repl *r)
 
 int cli_repl(session *s)
 {
-    repl r = {.s = s, .o = s->o, .c = s->c, .tty = isatty(STDIN_FILENO)};
+    repl r = {.s = s, .o = s->o, .c = s->c, .tty = isatty(STDIN_FILENO), .term = stderr};
+    r.lines = !r.tty || !isatty(STDOUT_FILENO);
     command_host h = command_host_of(&r);
     if (!session_resume(s, &h))
         return 1;

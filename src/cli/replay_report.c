@@ -165,8 +165,8 @@ static int print_incomplete(const printer *pr, const step_record *const *seq,
     if (!*why)
         return 0;
     fflush(stdout);
-    fprintf(stderr, "llmchat: %s: incomplete: %d of its %d positions checked: %s\n",
-            pr->o->replay_path, s->positions - s->filled, n, why);
+    fprintf(stderr, "llmchat: %s: incomplete: %d of its %d position%s checked: %s\n",
+            pr->o->replay_path, s->positions - s->filled, n, n == 1 ? "" : "s", why);
     return 1;
 }
 
@@ -197,8 +197,9 @@ static void print_comparison(const printer *pr, const replay_summary *s)
     else if (s->compared > 0)
         printf("first top-1 difference: none\n");
     if (s->compared > 0) {
-        printf("top-1 agreement: %.2f%% (%d of %d positions)\n",
-               100.0 * s->top1_same / s->compared, s->top1_same, s->compared);
+        printf("top-1 agreement: %.2f%% (%d of %d position%s)\n",
+               100.0 * s->top1_same / s->compared, s->top1_same, s->compared,
+               s->compared == 1 ? "" : "s");
         printf("KL divergence (nats, trace || new, over the trace's candidates and the "
                "rest): mean %.6f, max %.6f at position %d\n", s->kl_mean, s->kl_max,
                s->kl_max_pos);
@@ -303,16 +304,18 @@ int cli_replay(session *sess)
     engine *e = sess->e;
     llm_err err;
     int rc;
-    printf("%s %s: %d positions, traced with %s (%s weights)\n",
-           o->compare ? "comparing" : "replaying", o->replay_path, n,
+    printf("%s %s: %d position%s, traced with %s (%s weights)\n",
+           o->compare ? "comparing" : "replaying", o->replay_path, n, n == 1 ? "" : "s",
            h->model_name ? h->model_name : "an unnamed model", h->weights ? h->weights : "?");
     printf("now: %s (%s weights, %s%s KV cache, %s kernels)\n", m->name,
            model_weights_option(m),
            !model_has_q8_blocks(m) ? "" : m->panel_bytes ? "panels on, " : "panels off, ",
            engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0", sess->kernels);
     if (info.replaced > 0)
-        printf("the run rewound: %d records replaced by later ones for their positions are "
-               "not replayed\n", info.replaced);
+        printf("the run rewound: %d record%s replaced by later ones for %s position%s %s "
+               "not replayed\n", info.replaced, info.replaced == 1 ? "" : "s",
+               info.replaced == 1 ? "its" : "their", info.replaced == 1 ? "" : "s",
+               info.replaced == 1 ? "is" : "are");
     if (o->compare)
         printf("\n  pos  phase   token           trace top-1            new top-1              KL\n");
     printer pr = {o, r, sess->tok};
@@ -325,8 +328,8 @@ int cli_replay(session *sess)
         if (s.positions == 0)
             fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, err.text);
         else
-            fprintf(stderr, "llmchat: replay stopped after %d positions: %s\n", s.positions,
-                    err.text);
+            fprintf(stderr, "llmchat: replay stopped after %d position%s: %s\n", s.positions,
+                    s.positions == 1 ? "" : "s", err.text);
         rc = 1;
     } else {
         rc = print_summary(&pr, seq, &info, &s);

@@ -69,8 +69,8 @@ static int settle_range(const app_options *o, const model_config *c, int n, int 
 {
     *pos = o->position < 0 ? n - 1 : o->position;
     if (*pos >= n) {
-        fprintf(stderr, "llmchat: --position %d: the input has %d positions (0-%d, BOS included)\n",
-                o->position, n, n - 1);
+        fprintf(stderr, "llmchat: --position %d: the input has %d position%s (0-%d, BOS included)\n",
+                o->position, n, n == 1 ? "" : "s", n - 1);
         return 2;
     }
     *first = o->layer_first < 0 ? 0 : o->layer_first;

@@ -588,6 +588,22 @@ static llm_status snapshot_reply(chat *c, const turn *t, reply_branch *out, llm_
     return LLM_OK;
 }
 
+/* Forgets the newest reply's tokens from pos on (engine and text); nothing else. */
+static llm_status cut_reply(chat *c, turn *t, int pos, llm_err *err)
+{
+    llm_status st = engine_rewind(c->e, pos, err);
+    if (st != LLM_OK)
+        return st;
+    const int *seq = engine_tokens(c->e);
+    t->reply_len = 0;
+    t->reply[0] = '\0';
+    for (int i = t->view.reply_start; i < pos; i++)
+        reply_add_token(c, t, seq[i - 1], seq[i]);
+    t->view.end = pos;
+    c->reply_tokens = pos - t->view.reply_start;
+    return LLM_OK;
+}
+
 llm_status chat_rewind(chat *c, int pos, llm_err *err)
 {
     if (n_live(c) == 0)
@@ -605,18 +621,10 @@ llm_status chat_rewind(chat *c, int pos, llm_err *err)
             return st;
         branches_stash(&t->br, &cut_off);
     }
-    st = engine_rewind(c->e, pos, err);
-    if (st != LLM_OK)
+    if ((st = cut_reply(c, t, pos, err)) != LLM_OK)
         return st;
-    const int *seq = engine_tokens(c->e);
-    t->reply_len = 0;
-    t->reply[0] = '\0';
-    for (int i = t->view.reply_start; i < pos; i++)
-        reply_add_token(c, t, seq[i - 1], seq[i]);
-    t->view.end = pos;
     t->view.complete = false;
     t->view.cut = false;
-    c->reply_tokens = pos - t->view.reply_start;
     c->replying = true;
     return LLM_OK;
 }
@@ -625,6 +633,22 @@ llm_status chat_stop(chat *c, llm_err *err)
 {
     if (c->replying)
         close_reply(c, true);
+    return LLM_OK;
+}
+
+llm_status chat_stop_at(chat *c, int pos, llm_err *err)
+{
+    if (!c->replying)
+        return LLM_OK;
+    turn *t = &c->turns[c->n_turns - 1];
+    if (pos < t->view.reply_start || pos > t->view.end)
+        return llm_fail(err, LLM_ERR_ARG,
+                        "cannot stop the reply at position %d: it spans positions %d-%d", pos,
+                        t->view.reply_start, t->view.end);
+    llm_status st;
+    if (pos < t->view.end && (st = cut_reply(c, t, pos, err)) != LLM_OK)
+        return st;
+    close_reply(c, true);
     return LLM_OK;
 }
 

@@ -108,6 +108,13 @@ int chat_reply_limit(const chat *c);
 /* Stops the current reply: closes it with a forced EOS. Nothing when idle. */
 llm_status chat_stop(chat *c, llm_err *err);
 
+/* Stops the current reply with its tokens from pos on forgotten, as if never made: no
+ * branch keeps them (a front end drops the token a step made after the user asked to
+ * stop, which nobody saw). Then closes it as chat_stop does. Fails with LLM_ERR_ARG,
+ * changing nothing, for a position outside the open reply (reply_start .. its end);
+ * nothing when idle. */
+llm_status chat_stop_at(chat *c, int pos, llm_err *err);
+
 bool chat_replying(const chat *c);     /* a turn is open and its reply not closed */
 int chat_turn_count(const chat *c);
 const chat_turn *chat_get_turn(const chat *c, int i);

@@ -270,8 +270,8 @@ static llm_status add_mean(const model *m, int bos, const int *toks, int n, floa
     const model_config *c = &m->config;
     int skip = bos >= 0, total = n + skip;
     if (total > c->seq_len)
-        return llm_fail(err, LLM_ERR_CONTEXT, "a text of %d tokens does not fit the context (%d)",
-                        n, c->seq_len);
+        return llm_fail(err, LLM_ERR_CONTEXT, "a text of %d token%s does not fit the context (%d)",
+                        n, n == 1 ? "" : "s", c->seq_len);
     int *seq = malloc(sizeof(int) * (size_t)total);
     size_t per = (size_t)c->n_layers * c->dim;
     float *resid = malloc(sizeof(float) * per * (size_t)total);

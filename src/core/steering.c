@@ -250,14 +250,15 @@ static llm_status check_vector(const steering *s, const char *path, const contro
         else if (s->n_layers == 2)
             snprintf(after, sizeof after, "layer 1");
         return llm_fail(err, LLM_ERR_MISMATCH,
-                        "%s: its directions are for layers %s, but the model has %d layers "
+                        "%s: its directions are for layer%s %s, but the model has %d layer%s "
                         "(0-%d; a vector applies after %s): it was made for another model",
-                        path, ignored, s->n_layers, s->n_layers - 1, after);
+                        path, n_ignored > 1 ? "s" : "", ignored, s->n_layers,
+                        s->n_layers == 1 ? "" : "s", s->n_layers - 1, after);
     }
     if (n_ignored > 0)
-        snprintf(notice, size, "%s: direction.%s ignored: the model has %d layers (0-%d); "
+        snprintf(notice, size, "%s: direction.%s ignored: the model has %d layer%s (0-%d); "
                  "the vector applies after layer%s %s", path, ignored, s->n_layers,
-                 s->n_layers - 1, n_apply > 1 ? "s" : "", applies);
+                 s->n_layers == 1 ? "" : "s", s->n_layers - 1, n_apply > 1 ? "s" : "", applies);
     return LLM_OK;
 }
 
@@ -356,8 +357,9 @@ llm_status steering_layers(steering *s, int first, int last, llm_err *err)
 llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_err *err)
 {
     if (layer < 0 || layer >= s->n_layers || head < 0 || head >= s->n_heads)
-        return llm_fail(err, LLM_ERR_ARG, "no head %d in layer %d (the model has %d layers of %d heads)",
-                        head + 1, layer + 1, s->n_layers, s->n_heads);
+        return llm_fail(err, LLM_ERR_ARG, "no head %d in layer %d (the model has %d layer%s of %d "
+                        "head%s)", head + 1, layer + 1, s->n_layers, s->n_layers == 1 ? "" : "s",
+                        s->n_heads, s->n_heads == 1 ? "" : "s");
     unsigned char *m = &s->mask[layer * s->n_heads + head];
     s->n_out += (out && !*m) - (!out && *m);
     *m = out;
@@ -379,8 +381,9 @@ static bool head_of(const steering *s, const intervention *want, int i, int *fla
     if (want->heads_out[i] < 0 || layer >= s->n_layers || head >= s->n_heads) {
         llm_fail(err, LLM_ERR_MISMATCH,
                  "head [%d, %d] is knocked out ([layer, head], from 0), but the model has %d "
-                 "layers (0-%d) of %d heads (0-%d)", layer, head, s->n_layers, s->n_layers - 1,
-                 s->n_heads, s->n_heads - 1);
+                 "layer%s (0-%d) of %d head%s (0-%d)", layer, head, s->n_layers,
+                 s->n_layers == 1 ? "" : "s", s->n_layers - 1, s->n_heads,
+                 s->n_heads == 1 ? "" : "s", s->n_heads - 1);
         return false;
     }
     *flat = layer * s->n_heads + head;

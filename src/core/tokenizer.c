@@ -307,7 +307,7 @@ static llm_status check_count(const char *path, int n, int vocab_size, llm_err *
         return llm_fail(err, LLM_ERR_MISMATCH, "%s holds %s tokens, but the model's vocab_size is %s (wrong tokenizer for this model?)",
                         path, llm_group_digits(a, sizeof a, n), llm_group_digits(b, sizeof b, vocab_size));
     if (n < 3)
-        return llm_fail(err, LLM_ERR_FORMAT, "%s holds %d tokens; a tokenizer needs at least <unk>, <s> and </s>", path, n);
+        return llm_fail(err, LLM_ERR_FORMAT, "%s holds %d token%s; a tokenizer needs at least <unk>, <s> and </s>", path, n, n == 1 ? "" : "s");
     return LLM_OK;
 }
 

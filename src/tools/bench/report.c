@@ -97,6 +97,16 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
     }
 }
 
+/* "medians of N pairs", or "one pair" when there was one. */
+static const char *medians_of(int pairs, char *buf, size_t size)
+{
+    if (pairs == 1)
+        snprintf(buf, size, "one pair");
+    else
+        snprintf(buf, size, "medians of %d pairs", pairs);
+    return buf;
+}
+
 void report_row(const shape *s, const shape_result *r, const tui_result *tr, const side_result *sr,
                 bool against)
 {
@@ -104,32 +114,35 @@ void report_row(const shape *s, const shape_result *r, const tui_result *tr, con
         printf("%-6s  error: %s\n", s->name, r->error);
         return;
     }
-    char tui[32] = "-";
+    char tui[32] = "-", pairs[40];
     if (tr->fraction >= 0)
         snprintf(tui, sizeof tui, "%.1f%%", 100 * tr->fraction);
     printf("%-6s %9.1f %9.1f %8.1f%% %7.1f %8.3f %9.1f %8.1f %7.2f %8s\n", s->name,
            r->prefill_tok_s, r->decode_tok_s, 100 * r->decode_roofline, r->bandwidth_gb_s,
            r->ttft_s, r->peak_rss_mb, r->file_mb, r->load_s, tui);
-    printf("       roofline %.1f%% .. %.1f%% over %d windows of %d tokens, "
+    printf("       roofline %.1f%% .. %.1f%% over %d window%s of %d token%s, "
            "bandwidth %.1f .. %.1f GB/s, load average %.2f\n", 100 * r->decode_roofline_min,
-           100 * r->decode_roofline_max, r->decode_rounds, r->decode_window,
-           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, r->load_avg);
+           100 * r->decode_roofline_max, r->decode_rounds, r->decode_rounds == 1 ? "" : "s",
+           r->decode_window, r->decode_window == 1 ? "" : "s", r->bandwidth_min_gb_s,
+           r->bandwidth_max_gb_s, r->load_avg);
     if (r->long_pairs > 0)
         printf("       decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s, far/near %.3f"
-               " (medians of %d pairs)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
-               r->long_tok_s_far, r->long_ratio, r->long_pairs);
+               " (%s)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
+               r->long_tok_s_far, r->long_ratio, medians_of(r->long_pairs, pairs, sizeof pairs));
     if (r->scaling_pairs > 0)
         printf("       decode on 1 thread: %.2f tok/s, on %d: %.2f tok/s, speedup %.3f;"
-               " read bandwidth %.1f GB/s, %.1f GB/s, speedup %.3f (medians of %d pairs)\n",
+               " read bandwidth %.1f GB/s, %.1f GB/s, speedup %.3f (%s)\n",
                r->decode_tok_s_1t, r->threads, r->decode_tok_s_nt, r->thread_speedup,
-               r->stream_gb_s_1t, r->stream_gb_s_nt, r->stream_speedup, r->scaling_pairs);
+               r->stream_gb_s_1t, r->stream_gb_s_nt, r->stream_speedup,
+               medians_of(r->scaling_pairs, pairs, sizeof pairs));
     if (tr->fraction >= 0)
         printf("       TUI: decode %.1f tok/s against generate mode's %.1f, time to first token "
-               "%.3f s against %.3f s (medians of %d pairs)\n", tr->tui_tok_s, tr->gen_tok_s,
-               tr->tui_ttft_s, tr->gen_ttft_s, tr->pairs);
+               "%.3f s against %.3f s (%s)\n", tr->tui_tok_s, tr->gen_tok_s,
+               tr->tui_ttft_s, tr->gen_ttft_s, medians_of(tr->pairs, pairs, sizeof pairs));
     if (against && sr->rounds > 0)
-        printf("       against llama.cpp (pp%d / tg%d, %d rounds): prefill %.2fx (%.2f .. %.2f), "
+        printf("       against llama.cpp (pp%d / tg%d, %d round%s): prefill %.2fx (%.2f .. %.2f), "
                "decode %.2fx (%.2f .. %.2f)\n", sr->n_prompt, sr->n_gen, sr->rounds,
+               sr->rounds == 1 ? "" : "s",
                sr->prefill_ratio, sr->prefill_ratio_min, sr->prefill_ratio_max, sr->decode_ratio,
                sr->decode_ratio_min, sr->decode_ratio_max);
     else if (against)
@@ -141,10 +154,10 @@ void report_row(const shape *s, const shape_result *r, const tui_result *tr, con
 
 void report_table_header(const shape_result *r, double bw_start)
 {
-    printf("llmchat-bench: kernel %s, prefetch %s, %spanels, %d threads, read bandwidth at start "
+    printf("llmchat-bench: kernel %s, prefetch %s, %spanels, %d thread%s, read bandwidth at start "
            "%.2f GB/s (bw: median of the passes paired with decode windows)\n",
            r->ok ? r->kernel : "?", kernels_prefetch_name(kernels_get_prefetch()),
-           r->panels ? "" : "no ", r->threads, bw_start);
+           r->panels ? "" : "no ", r->threads, r->threads == 1 ? "" : "s", bw_start);
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
            "roofline", "bw", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "median",

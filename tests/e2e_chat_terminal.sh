@@ -1,0 +1,56 @@
+#!/bin/sh
+# e2e_chat_terminal.sh — llmchat -m chat typed at a terminal (tmux) with stdout
+# redirected to a file, as in `llmchat -m chat MODEL > out.txt`: the prompt, the echo
+# of what is typed and readline's terminal codes stay on the terminal, and the file
+# holds the replies alone, one line each (the reply a pipe gets for the same message);
+# the banner names the chat template once.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+. "$LLMCHAT_SRCDIR/tests/tui_lib.sh"
+
+MODEL=$BUNDLED/chat260K.bin
+TOK=$BUNDLED/tok512.bin
+MESSAGE="Tell me a story about Tom."
+
+# the reply through pipes, for comparison
+printf '%s\n' "$MESSAGE" >"$T/in"
+run_llmchat -m chat -t 0 --weights f32 -z "$TOK" "$MODEL" <"$T/in"
+assert_status 0
+cp "$T/out" "$T/piped"
+[ "$(wc -l <"$T/piped" | tr -d ' ')" -eq 1 ] || fail "the piped reply is not one line"
+
+# in tmux: stdin and stderr the terminal, stdout a file
+rm -f "$T/exit"
+args=
+for a in "$LLMCHAT_BIN" -m chat -t 0 --weights f32 -z "$TOK" "$MODEL"; do
+    args="$args $(quote "$a")"
+done
+printf 'cd %s && env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen-256color XDG_STATE_HOME=%s%s >%s; echo $? >%s\n' \
+    "$(quote "$T")" "$(quote "$STATE")" "$args" "$(quote "$T/replies.txt")" "$(quote "$T/exit")" >"$T/run.sh"
+last_cmd="llmchat -m chat ... >replies.txt (in tmux)"
+$TM new-session -d -s t -x 120 -y 40 "sh $(quote "$T/run.sh")" || hard_error "tmux cannot start a session"
+: >"$T/err"
+wait_for "Ctrl-D to leave"
+type_text "$MESSAGE"
+keys Enter
+wait_for "> $MESSAGE"
+deadline=$(($(now) + WAIT)) # until the reply is written and the next prompt shows
+until [ -s "$T/replies.txt" ] && [ "$(screen | grep -c '^>')" -ge 2 ]; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "no reply, or no prompt after it"
+    sleep 0.1
+done
+$TM capture-pane -p -J -t t >"$T/screen" # wrapped lines joined
+type_text "/quit"
+keys Enter
+wait_exit
+assert_status 0
+
+cmp -s "$T/piped" "$T/replies.txt" ||
+    fail "the file holds [$(cat -A "$T/replies.txt" | head -c 400)], not the reply alone [$(cat "$T/piped")]"
+pass "stdout redirected: the file holds the reply alone, as a pipe gets it"
+
+grep -q "^> $MESSAGE" "$T/screen" || fail "the typed message is not echoed on the terminal: $(cat "$T/screen")"
+pass "the prompt and the echo are on the terminal"
+
+n=$(grep '^llmchat:' "$T/screen" | grep -o 'template' | wc -l | tr -d ' ')
+[ "$n" -eq 1 ] || fail "the banner names the template $n times, not once: $(cat "$T/screen")"
+pass "the banner names the template once"
