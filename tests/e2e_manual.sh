@@ -191,7 +191,7 @@ def it_line(text, opt):
 check("llmchat.1 --kernels", it_line(llmchat1, "-kernels"), kernels, k_aliases)
 check("llmchat.1 CONFIGURATION kernels", cm_words(item(llmchat1, r"\.It Cm kernels")), kernels, k_aliases)
 check("llmchat-bench.1 --kernels", it_line(bench1, "-kernels"), kernels, k_aliases)
-m = re.search(r"--kernels ISA +(.*?) \(default", read("help"))
+m = re.search(r"--kernels ISA +(.*?) \(default", re.sub(r"\s+", " ", read("help")))
 check("llmchat --help --kernels", set(m.group(1).split(" | ")) if m else set(), kernels, k_aliases)
 text = re.sub(r"\s+", " ", read("bench-help"))
 m = re.search(r"--kernels NAME force the kernels: (.*?) \(default", text)
@@ -204,3 +204,21 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PYEOF
 pass "the chat templates and kernel tables in llmchat.1, llmchat-convert.1, llmchat-bench.1 and --help are the programs'"
+
+# ---- every --help fits an 80-column terminal ----
+BIN_DIR=$(dirname "$LLMCHAT_BIN")
+"$BIN_DIR/llmchat-bench" --help >"$T/bench-help80" 2>&1 || fail "llmchat-bench --help failed"
+"$BIN_DIR/llmchat-convert" --help >"$T/convert-help80" 2>&1 || fail "llmchat-convert --help failed"
+"$PYTHON" - "$HOME" "$T/help" "$T/fetch-help" "$T/bench-help80" "$T/convert-help80" <<'PYEOF' || fail "a --help line is wider than 80 columns (above)"
+import sys, unicodedata
+bad = 0
+for path in sys.argv[2:]:
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        line = line.rstrip("\n").replace(sys.argv[1], "~")  # the test's own home is long
+        width = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+        if width > 80:
+            print("%s line %d: %d columns: %s" % (path.rsplit("/", 1)[1], n, width, line))
+            bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+pass "llmchat, llmchat-bench, llmchat-convert and llmchat-fetch --help fit 80 columns"

@@ -49,13 +49,14 @@ static const char synopsis[] = "usage: llmchat-convert [OPTIONS] IN OUT\n";
 static void usage(FILE *f)
 {
     fputs(synopsis, f);
-    fputs("Writes the model IN (any file llmchat reads) as OUT.\n"
+    fputs("Writes the model IN (a file of the llama architecture that llmchat reads) as\n"
+          "OUT.\n"
           "\n"
           "  -t, --type TYPE         q8_0 (default) or f32\n"
           "  -F, --format FORMAT     gguf or llama2c (default: gguf when OUT ends in .gguf,\n"
           "                          else llama2c)\n"
-          "  -z, --tokenizer FILE    IN's tokenizer (default: IN's own, else tokenizer.bin or\n"
-          "                          tokN.bin beside IN)\n"
+          "  -z, --tokenizer FILE    IN's tokenizer (default: IN's own, else tokenizer.bin\n"
+          "                          or tokN.bin beside IN)\n"
           "      --template NAME     a GGUF OUT's chat template: llama2, mistral, zephyr,\n"
           "                          chatml, llama3, qwen3, gemma, phi3 or phi4-mini\n"
           "                          (default: IN's own, if it has one)\n"
