@@ -150,7 +150,11 @@ START_TEST(test_write_read_back)
     ck_assert_mem_eq(back->data + 8, cv.data + 8, 24 * sizeof(float));
     ck_assert_float_eq(back->suggested_scale, 0.0f); /* none written: none read */
     control_vector_free(back);
-    /* the scale it suggests goes with it; steering_load applies it when asked for NAN */
+    /* the scale it suggests goes with it; steering_load applies it when asked for NAN
+     * (another file: this process has read rt.gguf, so no writer may replace it) */
+    ck_assert_int_eq(control_vector_write(&cv, p, "llama", &err), LLM_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(err.text, "this run reads that file"));
+    p = temp_path("rt-scaled.gguf");
     cv.suggested_scale = 0.34f;
     ck_assert_int_eq(control_vector_write(&cv, p, "llama", &err), LLM_OK);
     ck_assert_msg(control_vector_load(p, &back, &err) == LLM_OK, "%s", err.text);

@@ -493,7 +493,12 @@ START_TEST(test_not_a_model)
     for (size_t i = 0; i < sizeof text; i++)
         text[i] = "The quick brown fox jumps over the lazy dog. "[i % 45];
     write_all(path, text, sizeof text);
-    open_fails(path, LLM_ERR_FORMAT, "not a llama2.c model", NULL);
+    open_fails(path, LLM_ERR_FORMAT, "not a model: it starts with \"The quick brown fox",
+               "(text: neither a GGUF file nor a llama2.c checkpoint)", NULL);
+    const char *named = temp_path("text.gguf"); /* a .gguf that is not GGUF */
+    write_all(named, text, sizeof text);
+    open_fails(named, LLM_ERR_FORMAT, "a GGUF file starts with \"GGUF\"", NULL);
+    unlink(named);
 
     uint32_t rnd = 12345;
     for (size_t i = 0; i < sizeof text; i++) {

@@ -1,7 +1,8 @@
 /* input_file.c — opening regular files only, and the device and inode of each file
  * read (input_file.h).
  *
- * Owns the list of files read (grown as needed, kept until exit). */
+ * Owns the list of files read and a descriptor on each (grown as needed, kept until
+ * exit). */
 #define _POSIX_C_SOURCE 200809L
 #include "input_file.h"
 
@@ -12,15 +13,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A file read: its device and inode, and a descriptor kept open on it, which keeps the
+ * inode from being given to another file should this one be removed (an inode number
+ * freed and reused would otherwise make a new file look like one read). */
 typedef struct {
     dev_t dev;
     ino_t ino;
+    int fd;
 } file_id;
+
+/* Files kept open at most; past it the inode is noted alone. */
+enum { PINNED_MAX = 256 };
 
 static file_id *read_ids;
 static size_t n_read, cap_read;
 
-static void note(dev_t dev, ino_t ino)
+static void note(int fd, dev_t dev, ino_t ino)
 {
     if (input_file_was_read(dev, ino))
         return;
@@ -33,7 +41,8 @@ static void note(dev_t dev, ino_t ino)
         read_ids = grown;
         cap_read = cap;
     }
-    read_ids[n_read++] = (file_id){dev, ino};
+    int pin = n_read < PINNED_MAX ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    read_ids[n_read++] = (file_id){dev, ino, pin};
 }
 
 bool input_file_was_read(dev_t dev, ino_t ino)
@@ -48,7 +57,7 @@ void input_file_note_fd(int fd)
 {
     struct stat st;
     if (fstat(fd, &st) == 0)
-        note(st.st_dev, st.st_ino);
+        note(fd, st.st_dev, st.st_ino);
 }
 
 const char *input_file_kind(mode_t mode)
@@ -113,7 +122,7 @@ static int open_regular(const char *path, const char **why, open_kind how)
     if (flags >= 0)
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     if (how != OPEN_DOCUMENT && S_ISREG(st.st_mode))
-        note(st.st_dev, st.st_ino);
+        note(fd, st.st_dev, st.st_ino);
     return fd;
 }
 

@@ -8,8 +8,10 @@
  *
  * Every file opened here is noted by its device and inode: output_file.h refuses to
  * write over a file this run reads, whatever name it is given (a hard link, a path
- * through another directory). The notes live until the process ends; they are not
- * thread-safe (the program opens its files from one thread). */
+ * through another directory). The notes live until the process ends, each with a
+ * descriptor kept on the file (the first 256), so that a file removed meanwhile cannot
+ * hand its inode number to a new one; they are not thread-safe (the program opens its
+ * files from one thread). */
 #ifndef LLMCHAT_BASE_INPUT_FILE_H
 #define LLMCHAT_BASE_INPUT_FILE_H
 
