@@ -41,6 +41,18 @@ start() {
     $TM new-session -d -s t -x 120 -y 40 "sh $(quote "$T/run.sh")" || hard_error "tmux cannot start a session"
 }
 
+# new_session COMMAND: a fresh 120x40 session "t" running COMMAND, the last one's
+# server gone (it may take a moment to exit).
+new_session() {
+    $TM kill-server >/dev/null 2>&1
+    tries=0
+    until $TM new-session -d -s t -x 120 -y 40 "$1" 2>/dev/null; do
+        tries=$((tries + 1))
+        [ $tries -lt 50 ] || hard_error "tmux cannot start a session"
+        sleep 0.1
+    done
+}
+
 screen() {
     $TM capture-pane -p -t t 2>/dev/null
 }

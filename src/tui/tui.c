@@ -492,8 +492,20 @@ static command_host command_host_of(tui *t)
  * (start_paused: /step's, whose reply waits for steering keys). */
 static void submit(tui *t, const char *line, bool start_paused)
 {
-    while (*line == ' ' || *line == '\t')
+    while (*line == ' ' || *line == '\t' || *line == '\n' || *line == '\r')
         line++;
+    size_t len = strlen(line);
+    if (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
+        /* a paste's last newline (a pasted line's newlines are kept: input_paste) */
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
+        char *trimmed = strndup(line, len);
+        if (!trimmed)
+            tui_die("out of memory");
+        submit(t, trimmed, start_paused);
+        free(trimmed);
+        return;
+    }
     if (!*line)
         return;
     if (line[0] == '/') {
@@ -589,7 +601,8 @@ static void on_input_eof(void *ctx)
 }
 
 /* What a crash writes to the terminal before the default action: leave the
- * alternate screen, cursor back, attributes and keypad mode off, mouse reporting off.
+ * alternate screen, cursor back, attributes, keypad mode and bracketed paste off,
+ * mouse reporting off.
  * Computed while curses runs; the signal handler only writes it. */
 static const char *crash_reset_bytes(bool mouse)
 {
@@ -604,8 +617,8 @@ static const char *crash_reset_bytes(bool mouse)
             n += strlen(s);
         }
     }
-    if (mouse)
-        snprintf(buf + n, sizeof buf - n, "\033[?1000l\033[?1002l\033[?1006l");
+    snprintf(buf + n, sizeof buf - n, "%s%s", BRACKETED_PASTE_OFF,
+             mouse ? "\033[?1000l\033[?1002l\033[?1006l" : "");
     return buf;
 }
 
@@ -674,7 +687,11 @@ static SCREEN *start_terminal(tui *t)
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    /* curses waits this long for the rest of a sequence; the key reader waits longer
+     * for one that comes in pieces (key_reader.h) */
     set_escdelay(25);
+    fputs(BRACKETED_PASTE_ON, stdout); /* a paste comes framed: its newlines do not send it */
+    fflush(stdout);
     if (o->mouse) {
         mousemask(ALL_MOUSE_EVENTS, NULL);
         mouseinterval(0);
@@ -694,6 +711,7 @@ static void open_screen(tui *t)
     tui_make_windows(t);
     input_handler ih = {on_input_line, on_input_eof, t};
     t->input = input_open(&ih, o->history_size);
+    key_reader_init(&t->keys);
     if (t->view)
         view_show_dialog(t->view, t->conv);
     if (t->s)
@@ -710,24 +728,70 @@ static void open_screen(tui *t)
     draw_frame(t);
 }
 
-/* Handles the keys waiting, after waiting up to wait ms for the first. A key that
- * leaves work for the loop (n: a token) ends the reading: the keys after it stay in
- * the terminal's queue until the loop has done it, so that every key acts once and in
- * the order typed. */
+/* Keeps ev to be handled after the events kept before it. */
+static void hold_event(tui *t, const key_event *ev)
+{
+    if (t->n_held == t->held_cap) {
+        int cap = t->held_cap ? 2 * t->held_cap : 64;
+        key_event *grown = realloc(t->held, sizeof *grown * (size_t)cap);
+        if (!grown)
+            tui_die("out of memory");
+        t->held = grown;
+        t->held_cap = cap;
+    }
+    t->held[t->n_held++] = *ev;
+}
+
+/* Handles the kept events, oldest first, until one leaves work for the loop (n: a
+ * token) or quits: the rest wait for the next read_keys, so that every key acts once
+ * and in the order typed. */
+static void handle_held(tui *t)
+{
+    int i = 0;
+    while (i < t->n_held && !t->quit && !t->step_once) {
+        key_event ev = t->held[i++];
+        if (ev.kind == KEY_EVENT_KEY && !ev.pasted)
+            tui_handle_key(t, ev.keycode, ev.key);
+        else
+            tui_paste(t, &ev);
+    }
+    t->n_held -= i;
+    memmove(t->held, t->held + i, sizeof *t->held * (size_t)t->n_held);
+}
+
+/* Hands the n events of the key reader to be handled in turn. */
+static void hold_events(tui *t, const key_event *ev, int n)
+{
+    for (int i = 0; i < n; i++)
+        hold_event(t, &ev[i]);
+}
+
+/* Handles the keys waiting (those kept first), after waiting up to wait ms for the
+ * first, put together by the key reader: a sequence in pieces waits for its rest up to
+ * KEY_READER_ESC_MS, and a lone Esc acts once that wait is over. */
 static void read_keys(tui *t, int wait)
 {
+    handle_held(t);
+    if (t->quit || t->step_once)
+        return;
+    int esc = key_reader_wait_ms(&t->keys, clock_ms());
+    if (esc >= 0 && esc < wait)
+        wait = esc;
     WINDOW *kw = key_window(t);
     wtimeout(kw, wait);
+    key_event ev[KEY_READER_EVENTS_MAX];
     wint_t wc;
-    int r = wget_wch(kw, &wc);
-    while (r != ERR) {
-        tui_handle_key(t, r == KEY_CODE_YES, (int)wc);
+    int r;
+    while ((r = wget_wch(kw, &wc)) != ERR) {
+        hold_events(t, ev, key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev));
+        handle_held(t);
         if (t->quit || t->step_once)
-            break;
+            return;
         kw = key_window(t);
         wtimeout(kw, 0);
-        r = wget_wch(kw, &wc);
     }
+    hold_events(t, ev, key_reader_idle(&t->keys, clock_ms(), ev));
+    handle_held(t);
 }
 
 /* The loop: a reply's next token (or the line queued for when it ended), the keys,
@@ -819,6 +883,7 @@ static int finish(tui *t)
     for (int i = 0; i < t->n_pending; i++)
         free(t->pending[i].line);
     free(t->pending);
+    free(t->held);
     close_panes(t);
     view_close(t->view);
     return rc;
