@@ -39,6 +39,7 @@
 #include "clock.h"
 #include "command.h"
 #include "help.h"
+#include "keys.h"
 #include "view.h"
 #include "tui_state.h"
 
@@ -304,10 +305,15 @@ static void begin_turn(tui *t, const char *text, bool start_paused)
     t->run.state = RUN_GENERATING;
     t->dirty |= DIRTY_ALL;
     draw_frame(t); /* show the message while the prompt is being read */
-    if (chat_begin(t->c, text, t->s->steps, &err) != LLM_OK) {
+    llm_status st = chat_begin(t->c, text, t->s->steps, &err);
+    t->run.prompt_total = 0;
+    if (st != LLM_OK) {
         take_notice(t);
-        tui_notice(t, "[could not start the reply: %s]", err.text);
-        t->run.state = RUN_IDLE; /* the status line and q's question say so too */
+        if (st == LLM_ERR_STOPPED) /* Esc or Ctrl-C while a long prompt was read */
+            tui_notice(t, "[%s of the prompt: the message was not sent]", err.text);
+        else
+            tui_notice(t, "[could not start the reply: %s]", err.text);
+        t->run.state = st == LLM_ERR_STOPPED ? RUN_STOPPED : RUN_IDLE; /* the status line and q's question say so too */
         t->run.paused = false;
         t->dirty |= DIRTY_ALL;
         return;
@@ -623,6 +629,7 @@ static const char *crash_reset_bytes(bool mouse)
 }
 
 static int run_screen(tui *t);
+static bool on_prompt_progress(void *user, int done, int total);
 
 int tui_run(session *s)
 {
@@ -712,6 +719,8 @@ static void open_screen(tui *t)
     input_handler ih = {on_input_line, on_input_eof, t};
     t->input = input_open(&ih, o->history_size);
     key_reader_init(&t->keys);
+    if (t->e)
+        engine_set_progress(t->e, on_prompt_progress, t);
     if (t->view)
         view_show_dialog(t->view, t->conv);
     if (t->s)
@@ -794,6 +803,53 @@ static void read_keys(tui *t, int wait)
     handle_held(t);
 }
 
+/* A key that stops the reply (Esc, Ctrl-C: the key table's), typed rather than pasted. */
+static bool is_stop_key(const key_event *ev)
+{
+    if (ev->kind != KEY_EVENT_KEY || ev->pasted)
+        return false;
+    const key_binding *b = keys_find(KEYS_ANYWHERE, ev->key, ev->keycode);
+    return b && b->action == ACT_STOP;
+}
+
+/* Between the chunks of a long prompt (engine_set_progress): the status line says how
+ * far it is, slow motion waits, the keys typed are kept for after it; Esc, Ctrl-C or a
+ * signal to quit stops it (false). Draws nothing that reads the engine's records. */
+static bool on_prompt_progress(void *user, int done, int total)
+{
+    tui *t = user;
+    t->run.prompt_done = done;
+    t->run.prompt_total = total;
+    t->run.message = NULL;
+    if (t->w_status) {
+        status_draw(t->w_status, &t->screen, t->e, &t->run);
+        wnoutrefresh(t->w_status);
+        doupdate();
+    }
+    double until = clock_ms() + (t->s ? t->s->slow_motion_ms : 0);
+    WINDOW *kw = key_window(t);
+    key_event ev[KEY_READER_EVENTS_MAX];
+    for (;;) {
+        double now = clock_ms();
+        wtimeout(kw, now >= until ? 0 : (int)(until - now) + 1);
+        wint_t wc;
+        int r = wget_wch(kw, &wc);
+        int n = r == ERR ? key_reader_idle(&t->keys, clock_ms(), ev)
+                         : key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev);
+        bool stop = signals_quit || signals_interrupted;
+        for (int i = 0; i < n; i++) {
+            if (is_stop_key(&ev[i]))
+                stop = true;
+            else
+                hold_event(t, &ev[i]);
+        }
+        if (stop)
+            return false;
+        if (r == ERR && clock_ms() >= until)
+            return true;
+    }
+}
+
 /* The loop: a reply's next token (or the line queued for when it ended), the keys,
  * a frame when something changed and the last one is old enough; until q, Ctrl-D or
  * a signal to quit. */
@@ -850,6 +906,8 @@ static void main_loop(tui *t)
  * ended, LLMCHAT_TUI_STATS reported. */
 static void close_screen(tui *t, SCREEN *scr)
 {
+    if (t->e)
+        engine_set_progress(t->e, NULL, NULL);
     int history_errno = input_close(t->input);
     free_windows(t);
     tui_restore_terminal();

@@ -65,8 +65,8 @@ typedef struct tui {
     tui_focus focus;
     key_reader keys;              /* the terminal's keys put together (key_reader.h) */
     key_event *held;              /* (n_held, held_cap) read, not handled yet: those
-                                   after a key that left work for the loop (n), oldest
-                                   first */
+                                   after a key that left work for the loop (n), and
+                                   those typed while a prompt was read, oldest first */
     int n_held, held_cap;
     unsigned dirty;               /* DIRTY_* */
     double attn_drawn_ms;         /* when Attention was last drawn (monotonic ms) */
