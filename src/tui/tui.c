@@ -764,6 +764,8 @@ static void handle_held(tui *t)
         else
             tui_paste(t, &ev);
     }
+    if (i == 0)
+        return;
     t->n_held -= i;
     memmove(t->held, t->held + i, sizeof *t->held * (size_t)t->n_held);
 }
