@@ -15,25 +15,6 @@
 MODEL=$BUNDLED/chat260K.bin
 TOK=$BUNDLED/tok512.bin
 
-# pane TITLE: the inside of the pane titled TITLE on the screen, one line per row.
-pane() {
-    screen | "$PYTHON" -c '
-import sys
-title = "\u250c " + sys.argv[1] + " "
-rows = sys.stdin.read().split("\n")
-for y, row in enumerate(rows):
-    x = row.find(title)
-    if x < 0:
-        continue
-    right = row.find("\u2510", x)
-    for below in rows[y + 1:]:
-        if below[x:x + 1] == "\u2514":
-            break
-        print(below[x + 1:right])
-    break
-' "$1"
-}
-
 # no_cut TITLE WHAT: no line of the pane ends cut ("…").
 no_cut() {
     pane "$1" >"$T/pane"

@@ -12,18 +12,6 @@ MODEL=$BUNDLED/chat260K.bin
 TOK=$BUNDLED/tok512.bin
 CHATS=$STATE/llmchat/chats
 
-# new_session COMMAND: a fresh session "t" running COMMAND, the last one's server gone
-# (it may take a moment to exit).
-new_session() {
-    $TM kill-server >/dev/null 2>&1
-    tries=0
-    until $TM new-session -d -s t -x 120 -y 40 "$1" 2>/dev/null; do
-        tries=$((tries + 1))
-        [ $tries -lt 50 ] || hard_error "tmux cannot start a session"
-        sleep 0.1
-    done
-}
-
 # start_kept ARGS...: llmchat ARGS in session "t" as start() does, but the pane stays
 # after llmchat ends: then `stty -a` of the terminal goes to $T/stty, and llmchat's
 # pid is in $T/pid while it runs.

@@ -1,11 +1,13 @@
 /* test_chat.c — the Llama 2 template strings and the dialog on chat260K: golden
  * replies, EOS in the KV cache, no re-processing of history, stop, step limit,
  * context overflow, system prompt changes, save, rewinding a reply and forcing tokens
- * into it, where each reply token's text starts. */
+ * into it, where each reply token's text starts, a re-reading of the history stopped
+ * by the engine's progress callback, a reply ended by a drawn BOS. */
 #include <math.h>
 #include <string.h>
 
 #include "chat.h"
+#include "chatfile.h"
 #include "jsonl.h"
 #include "testutil.h"
 
@@ -550,6 +552,67 @@ START_TEST(test_bos_drawn_ends_reply)
     ck_assert(t->complete);
     ck_assert_str_eq(t->reply, "");
     engine_set_observer(e, NULL, NULL);
+/* A progress callback that stops the batch at its second call. */
+static bool stop_at_second(void *user, int done, int total)
+{
+    int *calls = user;
+    (void)done;
+    (void)total;
+    return ++*calls != 2;
+}
+
+/* The history's re-reading (here after a system prompt change) stopped by the progress
+ * callback: the turn is not begun, the dialog keeps every reply's ids (a save holds
+ * them), and the next turn reads the whole history again, replies as they were. */
+START_TEST(test_stopped_rereading)
+{
+    chat *c;
+    llm_err err;
+    ck_assert_int_eq(chat_new(e, "Old rules.", &c, &err), LLM_OK);
+    char msg[2048] = "";
+    for (int i = 0; i < 5; i++)
+        strcat(msg, "Tom and Sue went to the park to play with a ball. ");
+    int saved[3][64], saved_n[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(chat_begin(c, msg, 20, &err), LLM_OK);
+        run_reply(c);
+    }
+    ck_assert_int_eq(chat_turn_count(c), 3);
+    for (int i = 0; i < 3; i++) {
+        const chat_turn *t = chat_get_turn(c, i);
+        saved_n[i] = t->end - t->reply_start;
+        ck_assert_int_le(saved_n[i], 64);
+        memcpy(saved[i], engine_tokens(e) + t->reply_start, sizeof(int) * (size_t)saved_n[i]);
+    }
+    ck_assert_int_gt(engine_pos(e), 300); /* more than one of the transformer's chunks */
+    ck_assert_int_eq(chat_set_system(c, "New rules.", &err), LLM_OK);
+    int calls = 0;
+    engine_set_progress(e, stop_at_second, &calls);
+    ck_assert_int_eq(chat_begin(c, "Another one.", 20, &err), LLM_ERR_STOPPED);
+    ck_assert_int_eq(calls, 2);
+    ck_assert(!chat_replying(c));
+    ck_assert_int_eq(chat_turn_count(c), 3);
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c, &cf, &err), LLM_OK);
+    ck_assert_int_eq(cf.n_turns, 3);
+    for (int i = 0; i < 3; i++) { /* the ids without the closing token */
+        ck_assert_int_ge(cf.turns[i].n_reply_tokens, saved_n[i] - 1);
+        ck_assert_mem_eq(cf.turns[i].reply_tokens, saved[i],
+                         sizeof(int) * (size_t)cf.turns[i].n_reply_tokens);
+    }
+    chatfile_clear(&cf);
+
+    engine_set_progress(e, NULL, NULL);
+    ck_assert_int_eq(chat_begin(c, "Another one.", 20, &err), LLM_OK);
+    int ids[256];
+    int n = chat_template_tokens(tok, "New rules.", msg, ids, 256);
+    ck_assert_mem_eq(engine_tokens(e), ids, sizeof(int) * (size_t)n);
+    for (int i = 0; i < 3; i++) {
+        const chat_turn *t = chat_get_turn(c, i);
+        ck_assert_int_eq(t->end - t->reply_start, saved_n[i]);
+        ck_assert_mem_eq(engine_tokens(e) + t->reply_start, saved[i], sizeof(int) * (size_t)saved_n[i]);
+    }
+    run_reply(c);
     chat_free(c);
 }
 END_TEST
@@ -569,6 +632,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_rewind_and_force);
     tcase_add_test(core, test_reply_spans);
     tcase_add_test(core, test_system_change_and_save);
+    tcase_add_test(core, test_stopped_rereading);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, setup_small, teardown);

@@ -1,5 +1,6 @@
 /* test_engine.c — the engine on the real stories260K models: step records of prefill,
- * step, force and rewind; attention capture; context limits; the observer. */
+ * step, force and rewind; attention capture; context limits; the observer; a long
+ * prompt told chunk by chunk to a progress callback, to the same bits, and stopped. */
 #include <math.h>
 #include <string.h>
 
@@ -384,6 +385,97 @@ START_TEST(test_kernels_decide_the_bits)
         engine_free(a);
     }
     kernels_init(KERNELS_AUTO);
+/* What a progress callback was told. */
+typedef struct {
+    int calls, last_done, total;
+    bool in_order;
+    int stop_at; /* the call (from 1) that asks to stop; 0: none */
+} progress_log;
+
+static bool log_progress(void *user, int done, int total)
+{
+    progress_log *p = user;
+    if ((p->calls == 0 && done != 0) || (p->calls > 0 && done <= p->last_done) || done >= total)
+        p->in_order = false;
+    p->last_done = done;
+    p->total = total;
+    return ++p->calls != p->stop_at;
+}
+
+/* BOS and a story long enough for several of the transformer's chunks (256 positions
+ * here), within the 512-position context. */
+static int long_prompt(int *ids, int max)
+{
+    char text[4096] = "";
+    for (int i = 0; i < 22; i++)
+        strcat(text, "Lily and Tom went to the park to play with a ball. ");
+    int n = prompt_ids(text, ids, max);
+    ck_assert_int_gt(n, 300);
+    return n;
+}
+
+/* A long prompt with a progress callback runs chunk by chunk, the callback told before
+ * each, and gives the bits of the same prompt without one (int8 weights and KV cache:
+ * the chunks must be the transformer's own for that); a short prompt is not reported;
+ * a callback that says stop leaves the sequence where it was, and the prompt then runs
+ * whole to the same bits. */
+START_TEST(test_prefill_progress)
+{
+    int ids[512];
+    int n = long_prompt(ids, 512);
+    llm_err err;
+    engine *a = new_engine(0, true, 0.0f), *b = new_engine(0, true, 0.0f);
+    progress_log log = {.in_order = true};
+    engine_set_progress(b, log_progress, &log);
+    ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(b, ids, n, &err), LLM_OK);
+    ck_assert_int_ge(log.calls, 2);
+    ck_assert(log.in_order);
+    ck_assert_int_eq(log.total, n);
+    const model_config *c = &m->config;
+    for (int p = 0; p < n; p++) {
+        const step_record *ra = engine_record(a, p), *rb = engine_record(b, p);
+        ck_assert_int_eq(ra->n_top, rb->n_top);
+        ck_assert_msg(!memcmp(ra->top, rb->top, sizeof ra->top[0] * (size_t)ra->n_top),
+                      "position %d's candidates differ", p);
+        ck_assert(!memcmp(&ra->next_prob, &rb->next_prob, sizeof(float)));
+        size_t rows = (size_t)c->n_layers * c->n_heads * (p + 1);
+        ck_assert_ptr_nonnull(ra->attn);
+        ck_assert_ptr_nonnull(rb->attn);
+        ck_assert_msg(!memcmp(ra->attn, rb->attn, rows * sizeof(float)),
+                      "position %d's attention differs", p);
+    }
+    ck_assert(!memcmp(engine_logits(a), engine_logits(b), sizeof(float) * c->vocab_size));
+    for (int i = 0; i < 8; i++) { /* and what follows is the same */
+        int ta, tb;
+        ck_assert_int_eq(engine_step(a, &ta, &err), LLM_OK);
+        ck_assert_int_eq(engine_step(b, &tb, &err), LLM_OK);
+        ck_assert_int_eq(ta, tb);
+    }
+
+    /* a short prompt: never told */
+    log = (progress_log){.in_order = true};
+    ck_assert_int_eq(engine_rewind(b, 0, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(b, ids, 20, &err), LLM_OK);
+    ck_assert_int_eq(log.calls, 0);
+
+    /* stopped before its second chunk: nothing of it stays */
+    int before = engine_pos(b);
+    log = (progress_log){.in_order = true, .stop_at = 2};
+    ck_assert_int_eq(engine_prefill(b, ids + 20, n - 20, &err), LLM_ERR_STOPPED);
+    ck_assert(strstr(err.text, "stopped") != NULL);
+    ck_assert_int_eq(log.calls, 2);
+    ck_assert_int_eq(engine_pos(b), before);
+    ck_assert_ptr_null(engine_logits(b));
+    /* then all of it, to the same bits as the prompt read at once */
+    ck_assert_int_eq(engine_rewind(b, 0, &err), LLM_OK);
+    log = (progress_log){.in_order = true};
+    engine_rewind(a, 0, &err);
+    ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(b, ids, n, &err), LLM_OK);
+    ck_assert(!memcmp(engine_logits(a), engine_logits(b), sizeof(float) * c->vocab_size));
+    engine_free(a);
+    engine_free(b);
 }
 END_TEST
 
@@ -712,6 +804,7 @@ static Suite *engine_suite(void)
     tcase_add_test(core, test_candidate_fates);
     tcase_add_test(core, test_batch_equals_sequential);
     tcase_add_test(core, test_kernels_decide_the_bits);
+    tcase_add_test(core, test_prefill_progress);
     tcase_add_test(core, test_attention_capture);
     tcase_add_test(core, test_prompt_records_off);
     suite_add_tcase(s, core);

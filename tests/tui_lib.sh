@@ -2,9 +2,9 @@
 # lib.sh, POSIX sh.
 #
 # Owns: a private tmux server (one per test script, killed on exit), starting llmchat
-# in a 120x40 session, sending keys and text, reading the screen, and waits that poll
-# the screen up to a deadline (LLMCHAT_TUI_WAIT seconds, 60 by default): nothing
-# asserts timing. Skips the test when tmux is absent.
+# in a 120x40 session, sending keys and text, reading the screen (or one pane of it),
+# and waits that poll the screen up to a deadline (LLMCHAT_TUI_WAIT seconds, 60 by
+# default): nothing asserts timing. Skips the test when tmux is absent.
 
 need_tool tmux
 
@@ -39,6 +39,18 @@ start() {
     last_cmd="llmchat $* (in tmux)"
     printf '(%s) 2>%s; echo $? >%s\n' "$cmd" "$(quote "$T/err")" "$(quote "$T/exit")" >"$T/run.sh"
     $TM new-session -d -s t -x 120 -y 40 "sh $(quote "$T/run.sh")" || hard_error "tmux cannot start a session"
+}
+
+# new_session COMMAND: a fresh 120x40 session "t" running COMMAND, the last one's
+# server gone (it may take a moment to exit).
+new_session() {
+    $TM kill-server >/dev/null 2>&1
+    tries=0
+    until $TM new-session -d -s t -x 120 -y 40 "$1" 2>/dev/null; do
+        tries=$((tries + 1))
+        [ $tries -lt 50 ] || hard_error "tmux cannot start a session"
+        sleep 0.1
+    done
 }
 
 screen() {
@@ -113,6 +125,25 @@ wait_exit() {
     if grep -q 'Sanitizer\|runtime error:' "$T/err"; then
         fail "a sanitizer reported an error"
     fi
+}
+
+# pane TITLE: the inside of the pane titled TITLE on the screen, one line per row.
+pane() {
+    screen | "$PYTHON" -c '
+import sys
+title = "\u250c " + sys.argv[1] + " "
+rows = sys.stdin.read().split("\n")
+for y, row in enumerate(rows):
+    x = row.find(title)
+    if x < 0:
+        continue
+    right = row.find("\u2510", x)
+    for below in rows[y + 1:]:
+        if below[x:x + 1] == "\u2514":
+            break
+        print(below[x + 1:right])
+    break
+' "$1"
 }
 
 # newest_pos: the position the Tokens pane shows as the newest.

@@ -15,6 +15,7 @@ const char *llm_status_name(llm_status s)
     case LLM_ERR_ARG: return "invalid argument";
     case LLM_ERR_CONTEXT: return "context full";
     case LLM_ERR_NUMERIC: return "numeric error";
+    case LLM_ERR_STOPPED: return "stopped";
     }
     return "unknown error";
 }

@@ -21,6 +21,7 @@ typedef enum {
     LLM_ERR_ARG,      /* an argument is out of range */
     LLM_ERR_CONTEXT,  /* the tokens do not fit in the context window */
     LLM_ERR_NUMERIC,  /* weights or results that are not finite (NaN, Inf): a corrupt model */
+    LLM_ERR_STOPPED,  /* the caller asked to stop (a progress callback said so) */
 } llm_status;
 
 enum { LLM_ERR_TEXT_MAX = 512 };

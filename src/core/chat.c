@@ -188,8 +188,21 @@ void chat_drop_turn(turn *t)
     t->restored = NULL;
 }
 
+/* A copy of ids[0..n) (n > 0) for a turn's `restored`, its count in *count; NULL when
+ * out of memory. */
+static int *keep_ids(const int *ids, int n, int *count)
+{
+    int *copy = malloc(sizeof(int) * (size_t)n);
+    if (copy)
+        memcpy(copy, ids, sizeof(int) * (size_t)n);
+    *count = copy ? n : 0;
+    return copy;
+}
+
 /* Drops the `drop` oldest turns in the context and re-prefills the rest from
- * position 0, the first with the system prompt. */
+ * position 0, the first with the system prompt. When the prefill fails (or its
+ * progress callback stops it), the kept turns hold their reply ids (`restored`) and
+ * the history is marked to be read again by the next turn. */
 llm_status chat_rebuild(chat *c, int drop, llm_err *err)
 {
     const int *seq = engine_tokens(c->e);
@@ -223,16 +236,22 @@ llm_status chat_rebuild(chat *c, int drop, llm_err *err)
     }
     for (int i = c->first; i < first; i++)
         chat_drop_turn(&c->turns[i]);
-    for (int i = first; i < c->n_turns; i++) {
-        free(c->turns[i].restored);
-        c->turns[i].restored = NULL;
-    }
     c->first = first;
     engine_rewind(c->e, 0, NULL);
     if (n > 0)
         st = engine_prefill(c->e, ids, (int)n, err);
+    for (int i = first; i < c->n_turns; i++) {
+        turn *t = &c->turns[i];
+        if (st != LLM_OK) { /* stopped or failed: the next turn reads them again from here */
+            if (!t->restored && reply_count(t) > 0)
+                t->restored = keep_ids(ids + t->view.reply_start, reply_count(t), &t->n_restored);
+            continue;
+        }
+        free(t->restored);
+        t->restored = NULL;
+    }
     free(ids);
-    c->system_stale = false;
+    c->system_stale = st != LLM_OK;
     return st;
 }
 

@@ -12,7 +12,8 @@ typedef struct {
     char *reply;       /* NUL-terminated */
     size_t reply_len, reply_cap;
     int *restored;     /* (n_restored) reply ids to prefill instead of the engine's; set
-                          by chat_restore only until its prefill */
+                          by chat_restore, or by a re-reading of the context that did
+                          not finish, until a prefill of them succeeds */
     int n_restored;
     reply_branches br; /* the reply's other branches (branch.h) */
 } turn;
@@ -24,7 +25,8 @@ struct chat {
     chat_template *own_tmpl;   /* the default (llama2) template, when none was given */
     char *system;        /* "" for none */
     bool no_think;       /* turns rendered from now on ask for no thinking (qwen3) */
-    bool system_stale;   /* the system prompt changed since the history was prefilled */
+    bool system_stale;   /* the history must be prefilled again: the system prompt
+                            changed, or its last re-reading stopped or failed */
     turn *turns;         /* (n_turns) the whole dialog, oldest first */
     int n_turns, cap_turns;
     int first;           /* turns[first..n_turns) are in the context; older ones were

@@ -71,9 +71,9 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
         const turn *t = &c->turns[i];
         const int *ids = NULL;
         int n = 0, end = -1;
-        if (i >= c->first) {
-            ids = seq + t->view.reply_start;
-            n = t->view.end - t->view.reply_start;
+        if (i >= c->first) { /* a context not read again yet holds its ids aside */
+            ids = t->restored ? t->restored : seq + t->view.reply_start;
+            n = t->restored ? t->n_restored : t->view.end - t->view.reply_start;
             end = take_end_token(c, ids, &n);
         }
         if ((st = chatfile_add_turn(cf, t->user, t->reply, ids, n, t->view.complete, t->view.cut,

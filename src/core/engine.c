@@ -77,6 +77,11 @@ struct engine {
     int n_sums;
     engine_observer observer;
     void *observer_user;
+    engine_progress progress; /* told between a long batch's chunks, or NULL */
+    void *progress_user;
+    int progress_done;      /* the batch call under way: its tokens run before the
+                               current prefill_batch ... */
+    int progress_total;     /* ... of this many */
     engine_stats stats;
 };
 
@@ -248,6 +253,12 @@ const float *engine_logits_of(const engine *e, int pos, float *out)
 void engine_set_kernels(engine *e, transformer_kernels kernels)
 {
     e->kernels = kernels;
+}
+
+void engine_set_progress(engine *e, engine_progress fn, void *user)
+{
+    e->progress = fn;
+    e->progress_user = user;
 }
 
 void engine_set_sampler(engine *e, const sampler_config *c)
@@ -487,7 +498,42 @@ static llm_status record_prompt_block(engine *e, int pos, int n, llm_err *err)
     return LLM_OK;
 }
 
-/* Appends n checked tokens and runs them as one batch (the transformer chunks it). */
+/* The kernels of an engine call of n positions: what engine_set_kernels says, AUTO
+ * decided once for the whole call (its chunks and batches all on the same kernels). */
+static transformer_kernels call_kernels(const engine *e, int n)
+{
+    if (e->kernels != TRANSFORMER_KERNELS_AUTO)
+        return e->kernels;
+    return n >= TRANSFORMER_BATCH_MIN ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN;
+}
+
+/* Runs n tokens at pos.. on `kernels` as transformer_run does. When the call under way
+ * (progress_total tokens) is longer than one of the transformer's chunks and a progress
+ * callback listens, as one call per chunk, the callback told before each (the same
+ * chunks on the same kernels: the same bits). NULL, with err, when the callback asked
+ * to stop. */
+static const float *run_batch(engine *e, const int *tokens, int n, int pos,
+                              transformer_kernels kernels, float *const *attn, llm_err *err)
+{
+    int chunk = transformer_batch_chunk(e->tf);
+    if (!e->progress || e->progress_total <= chunk)
+        return transformer_run(e->tf, tokens, n, pos, kernels, NULL, attn);
+    const float *last = NULL;
+    for (int done = 0; done < n; done += chunk) {
+        int ran = e->progress_done + done;
+        if (!e->progress(e->progress_user, ran, e->progress_total)) {
+            llm_fail(err, LLM_ERR_STOPPED, "stopped after %d of %d tokens", ran,
+                     e->progress_total);
+            return NULL;
+        }
+        int k = n - done < chunk ? n - done : chunk;
+        last = transformer_run(e->tf, tokens + done, k, pos + done, kernels, NULL,
+                               attn ? attn + done : NULL);
+    }
+    return last;
+}
+
+/* Appends n checked tokens and runs them as one batch (run_batch). */
 static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *err)
 {
     if (e->n > 0 && e->records[e->n - 1].next < 0)
@@ -502,11 +548,11 @@ static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *er
         any_attn |= attention_row(e, pos0 + i) != NULL;
     }
     /* e->attn holds NULL for rows dropped to stay within the budget */
-    const float *last = transformer_run(e->tf, tokens, n, pos0, e->kernels, NULL,
-                                        any_attn ? e->attn + pos0 : NULL);
+    const float *last = run_batch(e, tokens, n, pos0, call_kernels(e, e->progress_total),
+                                  any_attn ? e->attn + pos0 : NULL, err);
     double per = (clock_ms() - t0) / n;
     e->probs_of = NULL; /* the buffers were rewritten */
-    llm_status st = check_logits(e, last, 1, pos0 + n - 1, err);
+    llm_status st = last ? check_logits(e, last, 1, pos0 + n - 1, err) : LLM_ERR_STOPPED;
     for (int i = 0; i < n && st == LLM_OK; i++) {
         begin_record(e, pos0 + i, tokens[i], STEP_PROMPT, NULL, false, per);
         e->pending[pos0 + i] = i < n - 1;
@@ -559,8 +605,10 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
     bool split = e->observer && e->opt.capture_attention && e->ring;
     double t0 = clock_ms();
     int pos0 = e->n;
+    e->progress_total = n;
     for (int i = 0; i < n;) {
         int k = split ? rows_that_fit(e, pos0 + i, n - i) : n;
+        e->progress_done = i;
         llm_status st = prefill_batch(e, tokens + i, k, err);
         if (st != LLM_OK) {
             drop_attention_from(e, pos0);
@@ -767,18 +815,20 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     }
     sync_steering(e);
     double t0 = clock_ms();
+    e->progress_total = n;
     const float *last = NULL;
-    for (int i = 0, run; i < n; i += run) { /* on the kernels each position had */
+    for (int i = 0, run; i < n && (i == 0 || last); i += run) { /* each position's kernels */
         bool batch = records[i + 1].batch;
         run = 1;
         while (i + run < n && records[i + run + 1].batch == batch)
             run++;
-        last = transformer_run(e->tf, tokens + i, run, pos + i,
-                               batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN, NULL,
-                               any_attn ? e->attn + pos + i : NULL);
+        e->progress_done = i;
+        last = run_batch(e, tokens + i, run, pos + i,
+                         batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN,
+                         any_attn ? e->attn + pos + i : NULL, err);
     }
     e->probs_of = NULL; /* the buffers were rewritten */
-    llm_status st = check_logits(e, last, 1, pos + n - 1, err);
+    llm_status st = last ? check_logits(e, last, 1, pos + n - 1, err) : LLM_ERR_STOPPED;
     if (st != LLM_OK) {
         drop_attention_from(e, pos);
         return st;

@@ -70,6 +70,18 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
 void engine_free(engine *e); /* NULL does nothing */
 
 void engine_set_observer(engine *e, engine_observer fn, void *user);
+
+/* Told how a long batch goes: before each chunk of one that is longer than the
+ * transformer runs at a time (transformer_batch_chunk) — engine_prefill's, and so
+ * chat_begin's and the context's re-reading, and engine_restore's — with the tokens
+ * of that call run so far (done, from 0) and its total. Called in the caller's thread
+ * between chunks; it may read the engine (engine_pos, engine_get_stats, the model) but
+ * must not run, rewind or ask for records. Returning false stops the batch there: the
+ * call fails with LLM_ERR_STOPPED as on any other failure. The chunks are the
+ * transformer's own, so the numbers are those of one uninterrupted batch, bit for
+ * bit. Short batches never call it; fn NULL: no calls. */
+typedef bool (*engine_progress)(void *user, int done, int total);
+void engine_set_progress(engine *e, engine_progress fn, void *user);
 void engine_set_sampler(engine *e, const sampler_config *c);
 const sampler_config *engine_sampler_config(const engine *e);
 void engine_set_capture(engine *e, bool capture_attention);
@@ -133,7 +145,8 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
 const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int layer_last,
                                      llm_err *err);
 
-/* Appends n prompt tokens and runs them as one batch. Records are created for each;
+/* Appends n prompt tokens and runs them as one batch (telling engine_set_progress's
+ * callback between its chunks when long). Records are created for each;
  * the one before the first new token (if any, and not yet finished) is finished with
  * next = tokens[0]. With an observer and attention capture, a prompt whose rows would
  * not fit in half the attention block runs in several batches, whose records the

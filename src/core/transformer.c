@@ -26,6 +26,11 @@ int transformer_ctx(const transformer *t)
     return t->ctx;
 }
 
+int transformer_batch_chunk(const transformer *t)
+{
+    return t->chunk;
+}
+
 transformer_kv transformer_kv_type(const transformer *t)
 {
     return t->kv;

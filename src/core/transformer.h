@@ -29,6 +29,10 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
 void transformer_free(transformer *t); /* NULL does nothing */
 
 int transformer_ctx(const transformer *t);
+/* Positions transformer_forward_batch runs at a time (its chunks). A batch run as
+ * several calls of a multiple of this many positions each (the last one the rest) runs
+ * the same chunks as one call, so it gives the same bits. */
+int transformer_batch_chunk(const transformer *t);
 const model *transformer_model(const transformer *t);
 transformer_kv transformer_kv_type(const transformer *t); /* F32 or Q8_0, never AUTO */
 size_t transformer_kv_bytes(const transformer *t);        /* the whole KV cache */

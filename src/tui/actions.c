@@ -2,7 +2,8 @@
  * key table (keys.c) where it works now (the help overlay, Anywhere, the input line,
  * Any pane, the focused pane) and its row's action runs here, or in the focused pane's
  * act (pane.h), which may first say why it would do nothing. The mouse (--mouse)
- * scrolls and focuses. The quit question's y/n and a resize are handled here too.
+ * scrolls and focuses. The quit question's y/n and a resize are handled here too, and
+ * a bracketed paste (its text into the input line, newlines kept).
  *
  * Owns nothing: it works on the controller's state (tui_state.h) through tui.c's
  * functions (stop the reply, quit, pause, redo the windows) and steer.c's. */
@@ -315,6 +316,26 @@ static void input_line_key(tui *t, const key_binding *b, bool keycode, int key)
     }
     input_key(t->input, key, keycode);
     t->dirty |= DIRTY_INPUT;
+}
+
+void tui_paste(tui *t, const key_event *ev)
+{
+    if (ev->kind == KEY_EVENT_PASTE_BEGIN) { /* whatever was shown: the input line takes it */
+        t->run.message = NULL;
+        t->run.confirm_quit = false;
+        if (t->help)
+            show_help(t, false);
+        if (compute_is_open(t->compute))
+            toggle_compute(t);
+        if (t->focus != FOCUS_INPUT)
+            set_focus(t, FOCUS_INPUT);
+        t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
+        return;
+    }
+    if (ev->kind == KEY_EVENT_KEY) {
+        input_paste(t->input, ev->key, ev->keycode);
+        t->dirty |= DIRTY_INPUT;
+    }
 }
 
 /* One key from curses (keycode: a KEY_* code, else a character), looked up in the

@@ -12,6 +12,9 @@
  *   heads      every head of the selected layer at the selected position: its
  *              weights over the keys, its entropy (or BOS weight), the key it
  *              attends to most.
+ * No view leaves out silently what it shows: at any size, text that does not fit
+ * ends in "…", and rows or columns that do not fit (keys, queries, layers, heads) are
+ * marked with scroll markers, the cursor's kept on screen.
  *   head grid  layers x heads, each head's entropy (or BOS weight) as a heat; Enter
  *              opens the cursor's layer and head in the heatmap.
  *   attribution  what each head, MLP and the embedding wrote toward the logit of a
@@ -30,6 +33,7 @@
 #include "attention_views.h"
 #include "attribution_view.h"
 #include "sampler.h"
+#include "textfmt.h"
 #include "format.h"
 
 
@@ -43,6 +47,8 @@ struct attn_pane {
     int target;         /* the attribution's target (source_attribution_target) */
     bool mean_heads, log_scale, mask_bos;
     bool capture;       /* the engine keeps attention rows */
+    bool lens_cut;      /* the lens view last drawn could not show every layer: the
+                           layer keys scroll it */
     float *row;         /* (row_cap) scratch: one query's weights */
     int row_cap;
 };
@@ -169,8 +175,9 @@ static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h,
             draw_text(scr, w, 2, 1, width, "no tokens yet", A_DIM);
         return;
     }
-    int label_rows = h >= 14 ? 3 : h >= 8 ? 1 : 0;
-    int footer = h >= 10 ? 1 : 0;
+    /* the keys' labels and the footer stay down to a grid of one row */
+    int label_rows = h >= 14 ? 3 : h >= 4 ? 1 : 0;
+    int footer = h >= 4 ? 1 : 0;
     int lw = width >= 30 ? 8 : width >= 16 ? 4 : 0;
     int rows_avail = h - 1 - label_rows - footer, cols_avail = width - lw;
     if (footer)
@@ -181,6 +188,11 @@ static void draw_heatmap(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h,
         return;
     const int *toks = source_tokens(ap->src);
     int gy = 2 + label_rows, gx = 1 + lw; /* grid origin */
+    /* earlier keys and queries than fit: markers in the gap before the grid */
+    if (lw > 0 && win.col0 > 0)
+        draw_scroll_mark(scr, w, label_rows > 0 ? 2 : gy, gx - 1, '<');
+    if (lw > 0 && win.row0 > 0 && (label_rows > 0 || win.col0 == 0))
+        draw_scroll_mark(scr, w, gy, gx - 1, '^');
 
     /* column labels: each key's piece written downwards, one character per row */
     for (int c = 0; c < win.n_cols && label_rows > 0; c++) {
@@ -299,7 +311,7 @@ static const char *attn_why_not(void *state, key_action a)
                  ((a == ACT_CELL_UP || a == ACT_CELL_DOWN) && ap->view != VIEW_HEADS);
     bool head = a == ACT_HEAD_PREV || a == ACT_HEAD_NEXT || (grid && (a == ACT_SEL_PREV || a == ACT_SEL_NEXT)) ||
                 ((a == ACT_CELL_UP || a == ACT_CELL_DOWN) && ap->view == VIEW_HEADS);
-    if ((layer || head) && lens)
+    if ((head || (layer && !ap->lens_cut)) && lens) /* the layer keys scroll cut layers */
         return "the logit lens shows every layer: v goes on to the heatmap and the heads views";
     if (layer && ap->cfg->n_layers == 1)
         return "the model has one layer";
@@ -358,40 +370,77 @@ static void lens_cell(const attn_pane *ap, const tui_screen *scr, int id, float 
     snprintf(out, size, "%s %s", fitted, pct);
 }
 
+/* The layers a lens view shows in `avail` rows: all, or those around the layer cursor
+ * (the layer keys scroll them), with markers at column x of rows y0.. where the others
+ * are. Remembers whether they were cut, for attn_why_not. */
+static void lens_rows(attn_pane *ap, const tui_screen *scr, WINDOW *w, int y0, int x, int avail,
+                      tuifmt_span *rows)
+{
+    tuifmt_span_compute(ap->cfg->n_layers, ap->layer, avail, rows);
+    ap->lens_cut = rows->before || rows->after;
+    if (rows->count > 0 && rows->before)
+        draw_scroll_mark(scr, w, y0, x, '^');
+    if (rows->count > 0 && rows->after)
+        draw_scroll_mark(scr, w, y0 + rows->count - 1, x, 'v');
+}
+
+/* A lens view's row label: the layer (from 1), bold at the cursor when the layers
+ * scroll. */
+static void lens_label(const attn_pane *ap, const tui_screen *scr, WINDOW *w, int y, int width, int l)
+{
+    char label[16];
+    snprintf(label, sizeof label, "%d", l + 1);
+    draw_text(scr, w, y, 1, width, label, ap->lens_cut && l == ap->layer ? A_BOLD : A_DIM);
+}
+
 /* The lens view: for each layer, the top 3 of its prediction for pos + 1, and the rank
- * and probability of the token that came next. */
+ * and probability of the token that came next. Narrower, fewer of the top 3 (the
+ * column heading ends in "…"); the next token's column stays while one candidate
+ * fits beside it. */
 static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
     const step_record *r = source_record(ap->src, focus);
     const int *toks = source_tokens(ap->src);
-    char line[256], piece[64], next[64];
+    const char *arrow = scr->utf8 ? "\xe2\x86\x92" : "->";
+    char full[256], brief[256], piece[64], next[64], line[256];
     source_token(ap->src, toks[focus], piece, sizeof piece);
-    if (r && r->next >= 0) {
+    bool next_known = r && r->next >= 0;
+    if (next_known) {
         source_token(ap->src, r->next, next, sizeof next);
-        snprintf(line, sizeof line, "logit lens  pos %d %s %s %s", focus, piece, scr->utf8 ? "\xe2\x86\x92" : "->", next);
+        snprintf(full, sizeof full, "logit lens  pos %d %s %s %s", focus, piece, arrow, next);
+        snprintf(brief, sizeof brief, "lens pos %d %s%s%s", focus, piece, arrow, next);
     } else {
-        snprintf(line, sizeof line, "logit lens  pos %d %s (next not known yet)", focus, piece);
+        snprintf(full, sizeof full, "logit lens  pos %d %s (next not known yet)", focus, piece);
+        snprintf(brief, sizeof brief, "lens pos %d %s%s? (not yet)", focus, piece, arrow);
     }
-    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    const char *title[] = {full, brief};
+    draw_text(scr, w, 1, 1, width, title[tuifmt_pick(title, 2, width)], A_BOLD);
     const step_lens_layer *L = lens_or_say(ap, scr, w, 2, width, focus);
     if (!L || h < 3)
         return;
-    int n_layers = ap->cfg->n_layers;
-    bool with_next = r && r->next >= 0 && width >= 40;
-    int nw = with_next ? 13 : 0; /* "rank 123 45%" */
-    /* as many of the top 3 as get cells of 13 columns ("␣named 99.8%"), at least one */
+    enum { CELL_MIN = 13, NEXT_W = 13 }; /* "␣named 99.8%" and a gap; "rank 123 45%" */
+    bool with_next = next_known && width >= 4 + CELL_MIN + NEXT_W;
+    int nw = with_next ? NEXT_W : 0;
+    /* as many of the top 3 as get cells of CELL_MIN columns, at least one */
     int avail = width - 4 - nw, shown = 3;
-    while (shown > 1 && avail / shown < 13)
+    while (shown > 1 && avail / shown < CELL_MIN)
         shown--;
     int cw = avail / shown;
     static const char *heads[] = {"top 1", "top 1 / top 2", "top 1 / top 2 / top 3"};
-    snprintf(line, sizeof line, "%-3s %-*s%s", "L", cw * shown, heads[shown - 1], with_next ? " next: rank p" : "");
-    draw_text(scr, w, 2, 1, width, line, A_UNDERLINE);
-    for (int l = 0; l < n_layers && 3 + l <= h; l++) {
-        int y = 3 + l;
-        char label[16];
-        snprintf(label, sizeof label, "%d", l + 1);
-        draw_text(scr, w, y, 1, 3, label, A_DIM);
+    bool cut = shown < 3 || (next_known && !with_next);
+    snprintf(line, sizeof line, "%s%s", heads[shown - 1], cut ? " \xe2\x80\xa6" : "");
+    if (!scr->utf8 && cut)
+        snprintf(line, sizeof line, "%s ~", heads[shown - 1]);
+    char header[300];
+    snprintf(header, sizeof header, "%-3s %s%*s%s", "L", line,
+             cw * shown - textfmt_width(line) > 0 ? cw * shown - textfmt_width(line) : 0, "",
+             with_next ? " next: rank p" : "");
+    draw_text(scr, w, 2, 1, width, header, A_UNDERLINE);
+    tuifmt_span rows;
+    lens_rows(ap, scr, w, 3, 4, h - 2, &rows);
+    for (int i = 0; i < rows.count; i++) {
+        int l = rows.first + i, y = 3 + i;
+        lens_label(ap, scr, w, y, 3, l);
         for (int j = 0; j < shown; j++) {
             char cell[128];
             lens_cell(ap, scr, L[l].id[j], L[l].prob[j], cw - 1, cell, sizeof cell);
@@ -411,19 +460,30 @@ static void draw_lens(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, in
 }
 
 /* The lens grid: each cell the top token of a layer (rows) at a position (columns, the
- * window ending at the selected one), shaded by its probability; underlined where it
- * is the token that came next. */
+ * window ending at the selected one, a marker where earlier ones are), shaded by its
+ * probability; underlined where it is the token that came next. The legend goes below
+ * the rows, or into the title when the rows take every line. */
 static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
     int n_layers = ap->cfg->n_layers, cw = 7, lw = 3;
-    draw_text(scr, w, 1, 1, width,
-              width >= 56 ? "logit lens grid  top token per layer (rows) and position"
-                          : "logit lens grid  top token, layers x positions",
-              A_BOLD);
+    static const char legend[] = "shade: probability; underlined: the token that came next";
+    int legend_lines = (int)strlen(legend) <= width ? 1 : 2;
+    bool legend_below = n_layers + legend_lines <= h - 2;
+    static const char *const titles[] = {"logit lens grid  top token per layer (rows) and position",
+                                         "logit lens grid  top token, layers x positions"};
+    static const char *const titles_legend[] = {"logit lens grid  shade: probability, underlined: next",
+                                                "lens grid  shade: p, underlined: next",
+                                                "lens grid  shade p, _ next"};
+    if (legend_below)
+        draw_text(scr, w, 1, 1, width, titles[tuifmt_pick(titles, 2, width)], A_BOLD);
+    else
+        draw_text(scr, w, 1, 1, width, titles_legend[tuifmt_pick(titles_legend, 3, width)], A_BOLD);
     int n_cols = (width - lw) / cw;
     if (n_cols <= 0 || h < 3)
         return;
     int first = focus - n_cols + 1 < 0 ? 0 : focus - n_cols + 1;
+    if (first > 0)
+        draw_scroll_mark(scr, w, 2, lw, '<');
     const int *toks = source_tokens(ap->src);
     for (int c = 0; first + c <= focus && c < n_cols; c++) { /* the input token of each column */
         int pos = first + c;
@@ -432,17 +492,16 @@ static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int 
         tuifmt_fit(piece, cw - 1, scr->utf8, cell, sizeof cell);
         draw_text(scr, w, 2, 1 + lw + c * cw, cw - 1, cell, pos == focus ? A_BOLD | A_UNDERLINE : A_DIM);
     }
-    for (int l = 0; l < n_layers && 3 + l <= h; l++) {
-        char label[16];
-        snprintf(label, sizeof label, "%d", l + 1);
-        draw_text(scr, w, 3 + l, 1, lw - 1, label, A_DIM);
-    }
+    tuifmt_span rows;
+    lens_rows(ap, scr, w, 3, lw, h - 2, &rows);
+    for (int i = 0; i < rows.count; i++)
+        lens_label(ap, scr, w, 3 + i, lw - 1, rows.first + i);
     for (int c = 0; first + c <= focus && c < n_cols; c++) {
         int pos = first + c;
         const step_lens_layer *L = source_lens(ap->src, pos);
         const step_record *r = source_record(ap->src, pos);
-        for (int l = 0; l < n_layers && 3 + l <= h; l++) {
-            int x = 1 + lw + c * cw, y = 3 + l;
+        for (int i = 0; i < rows.count; i++) {
+            int l = rows.first + i, x = 1 + lw + c * cw, y = 3 + i;
             if (!L) {
                 draw_text(scr, w, y, x, cw - 1, "-", A_DIM);
                 continue;
@@ -460,11 +519,11 @@ static void draw_lens_grid(attn_pane *ap, WINDOW *w, const tui_screen *scr, int 
             wattroff(w, a);
         }
     }
-    /* the legend: one line where it fits, else two */
-    static const char legend[] = "shade: probability; underlined: the token that came next";
-    if (3 + n_layers <= h && (int)strlen(legend) <= width) {
+    if (!legend_below)
+        return;
+    if (legend_lines == 1) {
         draw_text(scr, w, 3 + n_layers, 1, width, legend, A_DIM);
-    } else if (4 + n_layers <= h) {
+    } else {
         draw_text(scr, w, 3 + n_layers, 1, width, "shade: probability", A_DIM);
         draw_text(scr, w, 4 + n_layers, 1, width, "underlined: the token that came next", A_DIM);
     }
@@ -524,51 +583,90 @@ static const step_record *attn_or_say(attn_pane *ap, const tui_screen *scr, WIND
     return r;
 }
 
-/* Every head of the selected layer side by side: its weights over the keys (the
- * window ending at the query), its entropy and the key it attends to most. */
+/* A heads view row's summary in at most width columns: the metric (entropy, or the
+ * weight on BOS) and the key the head attends to most with its weight, "H 1.03
+ * ␣p@57 74.2%"; narrower, without the metric's letter (the title names it), then
+ * with the key's piece cut ("…"), then without the piece. */
+static void head_info(const attn_pane *ap, const tui_screen *scr, const head_summary *s, int width,
+                      char *out, size_t size)
+{
+    char metric[16], piece[64], pct[16], at[16], fitted[64];
+    snprintf(metric, sizeof metric, "%.2f", ap->bos_metric ? s->bos : s->entropy);
+    source_token(ap->src, source_tokens(ap->src)[s->top_key], piece, sizeof piece);
+    tuifmt_prob(s->top_w, pct, sizeof pct);
+    snprintf(at, sizeof at, "@%d", s->top_key);
+    int fixed = (int)strlen(metric) + 1 + (int)strlen(at) + 1 + (int)strlen(pct);
+    int pw = textfmt_width(piece);
+    const char *letter = ap->bos_metric ? "B " : "H ";
+    if (fixed + pw + 2 <= width) {
+        snprintf(out, size, "%s%s %s%s %s", letter, metric, piece, at, pct);
+    } else if (fixed + (pw < 2 ? pw : 2) <= width) {
+        tuifmt_fit(piece, width - fixed, scr->utf8, fitted, sizeof fitted);
+        snprintf(out, size, "%s %s%s %s", metric, fitted, at, pct);
+    } else {
+        snprintf(out, size, "%s %s %s", metric, at, pct);
+    }
+}
+
+/* Every head of the selected layer, one row each: its weights over the keys (the
+ * window ending at the query, a "◀" first where earlier keys are left out), then its
+ * summary (head_info). When not every head fits, those around the head cursor, with
+ * markers where the others are: moving the cursor scrolls them. */
 static void draw_heads(attn_pane *ap, WINDOW *w, const tui_screen *scr, int h, int width, int focus)
 {
-    char line[256], wbuf[32];
-    snprintf(line, sizeof line, "heads of layer %d/%d at pos %d%s  %s  (e)", ap->layer + 1,
-             ap->cfg->n_layers, focus, window_note(ap, ap->layer, wbuf, sizeof wbuf),
-             ap->bos_metric ? "BOS weight" : "entropy");
-    draw_text(scr, w, 1, 1, width, line, A_BOLD);
+    char full[160], shorter[160], shortest[160], wbuf[32];
+    const char *metric = ap->bos_metric ? "BOS weight" : "entropy";
+    const char *win = window_note(ap, ap->layer, wbuf, sizeof wbuf);
+    snprintf(full, sizeof full, "heads of layer %d/%d at pos %d%s  %s  (e)", ap->layer + 1,
+             ap->cfg->n_layers, focus, win, metric);
+    snprintf(shorter, sizeof shorter, "heads L%d/%d pos %d%s  %s (e)", ap->layer + 1,
+             ap->cfg->n_layers, focus, win, metric);
+    snprintf(shortest, sizeof shortest, "L%d/%d pos %d %s", ap->layer + 1, ap->cfg->n_layers, focus,
+             metric);
+    const char *title[] = {full, shorter, shortest};
+    draw_text(scr, w, 1, 1, width, title[tuifmt_pick(title, 3, width)], A_BOLD);
     const step_record *r = attn_or_say(ap, scr, w, width, focus);
     if (!r)
         return;
-    const int *toks = source_tokens(ap->src);
-    int n = r->pos + 1, info = width >= 50 ? 30 : width >= 30 ? 12 : 0;
+    enum { KEYS_MIN = 8 }; /* the narrowest strip of keys beside the summary */
+    int n = r->pos + 1;
+    int info = width - 4 - KEYS_MIN;
+    info = info > 30 ? 30 : info < 10 ? 0 : info;
     int first = first_visible(ap, ap->layer, r->pos);
-    int keys_w = width - 4 - info;
-    int k0 = keys_w > 0 && n > keys_w ? n - keys_w : 0;
-    for (int hd = 0; hd < ap->cfg->n_heads && 2 + hd <= h; hd++) {
-        int y = 2 + hd;
+    int keys_w = width - 4 - info; /* from column 5; the summary from width - info + 2 */
+    bool keys_cut = keys_w > 1 && n > keys_w;
+    int k0 = keys_cut ? n - (keys_w - 1) : 0; /* the first key shown */
+    int kx = keys_cut ? 6 : 5;                /* its column: after the "◀" */
+    tuifmt_span rows;
+    tuifmt_span_compute(ap->cfg->n_heads, ap->head, h - 1, &rows);
+    for (int i = 0; i < rows.count; i++) {
+        int hd = rows.first + i, y = 2 + i;
         const float *row = head_row(ap, r, ap->layer, hd);
         head_summary s = summarize(row, n);
         char label[16];
         snprintf(label, sizeof label, "%s%d", source_head_out(ap->src, ap->layer, hd) ? "x" : "H", hd + 1);
         draw_text(scr, w, y, 1, 3, label,
                   hd == ap->head ? A_REVERSE : draw_shade_attr(scr, head_shade(ap, scr, &s, n - first)));
+        if (i == 0 && rows.before)
+            draw_scroll_mark(scr, w, y, 4, '^');
+        if (i == rows.count - 1 && rows.after)
+            draw_scroll_mark(scr, w, y, 4, 'v');
+        if (keys_cut)
+            draw_scroll_mark(scr, w, y, 5, '<');
         float ref = 0.0f;
         for (int k = ap->mask_bos ? 1 : 0; k < n; k++)
             ref = row[k] > ref ? row[k] : ref;
         for (int k = k0; k < n && keys_w > 0; k++) {
             if (k < first)
-                draw_outside(scr, w, y, 5 + k - k0);
+                draw_outside(scr, w, y, kx + k - k0);
             else if (k == 0 && ap->mask_bos)
-                draw_text(scr, w, y, 5 + k - k0, 1, scr->utf8 ? "\xc2\xb7" : ".", A_DIM);
+                draw_text(scr, w, y, kx + k - k0, 1, scr->utf8 ? "\xc2\xb7" : ".", A_DIM);
             else
-                draw_shade(scr, w, y, 5 + k - k0, tuifmt_shade(row[k], ref, scr->n_shades, ap->log_scale));
+                draw_shade(scr, w, y, kx + k - k0, tuifmt_shade(row[k], ref, scr->n_shades, ap->log_scale));
         }
         if (info > 0) {
-            char piece[64], pct[16];
-            source_token(ap->src, toks[s.top_key], piece, sizeof piece);
-            tuifmt_prob(s.top_w, pct, sizeof pct);
-            if (info >= 30)
-                snprintf(line, sizeof line, "%s %.2f %s@%d %s", ap->bos_metric ? "B" : "H",
-                         ap->bos_metric ? s.bos : s.entropy, piece, s.top_key, pct);
-            else
-                snprintf(line, sizeof line, "%s@%d", piece, s.top_key);
+            char line[160];
+            head_info(ap, scr, &s, info - 1, line, sizeof line);
             draw_text(scr, w, y, 1 + width - info + 1, info - 1, line, A_NORMAL);
         }
     }

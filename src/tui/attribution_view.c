@@ -5,7 +5,8 @@
  * size against the largest part (when not all fit, the layers and heads around the
  * cursor, with scroll markers where the others are); the sum against the logit (and,
  * for a family whose split is not the logit's, by how much: the final soft-cap's
- * residual, the post-norms' scales held); the largest parts. Owns nothing. */
+ * residual, the post-norms' scales held), for which the layers give way; the largest
+ * parts, "…" where more than fit. Owns nothing. */
 #include "attribution_view.h"
 
 #include <math.h>
@@ -67,8 +68,11 @@ static void draw_largest(const tui_screen *scr, WINDOW *w, int y, int y_last, in
         tuifmt_attribution_part(&top[i], item, sizeof item);
         int len = (int)strlen(item);
         if (x + len > width + 1 && x > 1) { /* the next line */
-            if (++y > y_last)
+            if (y + 1 > y_last) { /* no line left: "…" says there are more */
+                draw_text(scr, w, y, x <= width ? x : width, 1, scr->utf8 ? "\xe2\x80\xa6" : "~", A_DIM);
                 return;
+            }
+            y++;
             x = 1;
         }
         draw_text(scr, w, y, x, width + 1 - x, item, draw_signed_attr(scr, top[i].value, ref));
@@ -99,27 +103,49 @@ static void draw_title(const tui_source *src, const tui_screen *scr, WINDOW *w, 
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
 }
 
-/* The parts' sum against the logit, and what the split holds fixed, on lines y..y_last:
- * where a final soft-cap makes the sum the logit before it, the residual (logit − sum)
- * and the cap; where post-norms scale the blocks, that their scales are this
- * position's (the two notes on one line when it is wide enough). Returns the next free
- * line. */
+/* The notes on what the split holds fixed (sum_notes): where a final soft-cap makes
+ * the sum the logit before it, the cap; where post-norms scale the blocks, that their
+ * scales are this position's. */
+static void sum_notes(const step_attribution *a, char *cap, size_t size, const char **post)
+{
+    cap[0] = '\0';
+    if (a->softcap != 0.0f)
+        snprintf(cap, size, "soft-capped: logit = %g tanh(sum / %g)", a->softcap, a->softcap);
+    *post = a->post_norms ? "post-norms: scales as at this position" : "";
+}
+
+/* The lines draw_sum takes: the sum, and its notes (on one line when it is wide
+ * enough). */
+static int sum_lines(const step_attribution *a, int width)
+{
+    char cap[64];
+    const char *post;
+    sum_notes(a, cap, sizeof cap, &post);
+    if (cap[0] && post[0])
+        return (int)(strlen(cap) + strlen(post) + 2) <= width ? 2 : 3;
+    return 1 + (cap[0] != '\0') + (post[0] != '\0');
+}
+
+/* The parts' sum against the logit (with a soft-cap, the residual logit − sum), and
+ * its notes, on lines y..y_last; notes that do not fit there are said to be left out
+ * ("…" after the sum). Returns the next free line. */
 static int draw_sum(const tui_screen *scr, WINDOW *w, int y, int y_last, int width,
                     const step_attribution *a)
 {
-    char line[200], cap[64] = "";
-    const char *post = a->post_norms ? "post-norms: scales as at this position" : "";
+    char line[200], cap[64];
+    const char *post;
     if (y > y_last)
         return y;
+    sum_notes(a, cap, sizeof cap, &post);
     double sum = attribution_sum(a);
-    if (a->softcap == 0.0f) {
+    if (a->softcap == 0.0f)
         snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, norm scale %.3g", sum, a->logit,
                  a->norm_scale);
-    } else {
+    else
         snprintf(line, sizeof line, "parts sum %.3f, logit %.3f, residual %+.3f", sum, a->logit,
                  a->logit - sum);
-        snprintf(cap, sizeof cap, "soft-capped: logit = %g tanh(sum / %g)", a->softcap, a->softcap);
-    }
+    if (y + sum_lines(a, width) - 1 > y_last && (cap[0] || post[0]))
+        strcat(line, scr->utf8 ? " \xe2\x80\xa6" : " ~");
     draw_text(scr, w, y++, 1, width, line, A_DIM);
     if (cap[0] && post[0] && (int)(strlen(cap) + strlen(post) + 2) <= width && y <= y_last) {
         snprintf(line, sizeof line, "%s; %s", cap, post);
@@ -158,9 +184,14 @@ void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW 
                              .reserve = MLP_W};
     tuifmt_grid g;
     tuifmt_grid_columns(&want, width, nh, v->head, &g);
-    int list_min = h >= 10 ? 2 : h >= 7 ? 1 : 0;
+    /* below the layers: the sum (and its notes) and at least one line of the largest
+     * parts; the layers get the rest (at least one, scrolled by the layer cursor) */
+    int list_min = h >= 6 ? 1 : 0, sums = sum_lines(a, width);
+    int layer_rows = h - 3 - sums - list_min;
+    if (layer_rows < 1 && sums > 1) /* the notes give way first (the sum says so) */
+        layer_rows = h - 4 - list_min;
     tuifmt_span rows;
-    tuifmt_span_compute(nl, v->layer, h - 3 - list_min, &rows);
+    tuifmt_span_compute(nl, v->layer, layer_rows, &rows);
     if (g.cols.count < 1 || rows.count < 1)
         return;
     float ref = largest(a);

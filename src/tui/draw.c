@@ -176,6 +176,8 @@ void tui_restore_terminal(void)
     if (curses_active) {
         curses_active = false;
         endwin();
+        fputs(BRACKETED_PASTE_OFF, stdout);
+        fflush(stdout);
     }
 }
 

@@ -64,7 +64,12 @@ attr_t draw_shade_attr(const tui_screen *scr, int b);
 attr_t draw_signed_attr(const tui_screen *scr, float v, float ref);
 /* Restores the terminal, prints the message and exits with status 1. */
 void tui_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-/* endwin() if curses is active; safe to call twice. */
+/* Bracketed paste (xterm's mode 2004): the terminal frames what is pasted in
+ * ESC [200~ ... ESC [201~ (key_reader.h). tui.c turns it on with curses;
+ * tui_restore_terminal and the crash path (signals_terminal_reset) turn it off. */
+#define BRACKETED_PASTE_ON "\033[?2004h"
+#define BRACKETED_PASTE_OFF "\033[?2004l"
+/* endwin() and bracketed paste off if curses is active; safe to call twice. */
 void tui_restore_terminal(void);
 
 #endif

@@ -41,6 +41,7 @@
 
 struct input_line {
     input_handler on;
+    bool pasted_cr;     /* the last pasted key was '\r' (a "\r\n" is one newline) */
     char *history_path; /* NULL: no history file */
     int history_size;   /* the most lines kept (--history-size) */
     int added;          /* history entries added by this run (appended at exit) */
@@ -69,6 +70,9 @@ static void on_line(char *line)
             in->added++;
         }
     }
+#ifndef HAVE_LIBEDIT
+    rl_replace_line("", 0); /* the line is sent: it is not shown while its prompt is read */
+#endif
     in->on.submit(in->on.ctx, line);
     free(line);
 }
@@ -235,6 +239,11 @@ static void char_key(input_line *in, int key)
     edit_type(in, mb, n);
 }
 
+static void insert_text(input_line *in, const char *s, size_t n)
+{
+    edit_type(in, s, n);
+}
+
 bool input_empty(const input_line *in)
 {
     size_t len, point;
@@ -360,6 +369,17 @@ static void command_key(int key)
     }
 }
 
+static void insert_text(input_line *in, const char *s, size_t n)
+{
+    (void)in;
+    char buf[MB_LEN_MAX + 1];
+    if (n >= sizeof buf)
+        return;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    rl_insert_text(buf);
+}
+
 bool input_empty(const input_line *in)
 {
     (void)in;
@@ -399,6 +419,35 @@ static const char *line_now(const input_line *in, int *len, int *point, const ch
 }
 
 #endif
+
+void input_paste(input_line *in, int key, bool keycode)
+{
+    bool cr = in->pasted_cr;
+    in->pasted_cr = !keycode && key == '\r';
+    if (keycode) {
+        if (key == KEY_ENTER)
+            insert_text(in, "\n", 1);
+        return;
+    }
+    if (key == '\r' || (key == '\n' && !cr)) {
+        insert_text(in, "\n", 1);
+        return;
+    }
+    if (key < 0 || (key < 0x20 && key != '\t') || key == 0x7f)
+        return;
+    char mb[MB_LEN_MAX];
+    size_t n = 1;
+    if (key < 0x80) {
+        mb[0] = (char)key;
+    } else {
+        mbstate_t ps;
+        memset(&ps, 0, sizeof ps);
+        n = wcrtomb(mb, (wchar_t)key, &ps);
+        if (n == (size_t)-1)
+            return;
+    }
+    insert_text(in, mb, n);
+}
 
 void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused)
 {
@@ -443,7 +492,11 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
             cursor_x = pw + col - start;
         if (col >= start && col + cw - start <= avail) {
             wmove(w, 0, pw + col - start);
-            if (ctl)
+            if (s[i] == '\n' && scr->utf8) { /* a pasted line's newline */
+                wattron(w, A_DIM);
+                waddstr(w, "\xe2\x86\xb5"); /* ↵ */
+                wattroff(w, A_DIM);
+            } else if (ctl)
                 waddch(w, '?' | A_REVERSE);
             else
                 waddnstr(w, s + i, b);

@@ -31,6 +31,10 @@ int input_close(input_line *in);
 
 /* Feeds one key to readline (a curses key code, or a character). */
 void input_key(input_line *in, int key, bool keycode);
+/* One key of a bracketed paste: inserted as text at the cursor, a newline ('\r',
+ * '\n', "\r\n", keypad Enter) as a newline, tabs as tabs; no key acts as a command
+ * (Enter does not send the line) and other control keys are dropped. */
+void input_paste(input_line *in, int key, bool keycode);
 bool input_empty(const input_line *in);
 /* The prompt and the line, scrolled so that the cursor shows; the cursor is left there. */
 void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused);

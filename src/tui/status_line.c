@@ -55,7 +55,10 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
     tuifmt_rate(st->prefill_tokens, st->prefill_ms, pre, sizeof pre);
     tuifmt_rate((double)st->decode_tokens, st->decode_ms, dec, sizeof dec);
     /* pausing outlasts a reply only when asked for while idle: say so then too */
-    if (v->paused && v->state == RUN_GENERATING)
+    if (v->prompt_total > 0)
+        snprintf(f->text[F_STATE], sizeof f->text[0], "prompt %d/%d tokens (Esc stops)",
+                 v->prompt_done, v->prompt_total);
+    else if (v->paused && v->state == RUN_GENERATING)
         snprintf(f->text[F_STATE], sizeof f->text[0], "paused");
     else
         snprintf(f->text[F_STATE], sizeof f->text[0], "%s%s", state_name(v->state), v->paused ? " (paused)" : "");

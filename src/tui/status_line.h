@@ -1,4 +1,5 @@
-/* status_line.h — the status line, its fields always in one order: run state, the
+/* status_line.h — the status line, its fields always in one order: run state (while a
+ * long prompt is read: how far, "prompt 256/2048 tokens"), the
  * interventions in force (control vectors, heads out), model,
  * size, weights (what they were converted from), KV cache, chat template, threads,
  * position in the context, prefill and decode speed, sampler settings, slow motion,
@@ -26,6 +27,8 @@ typedef struct {
     int slow_motion_ms; /* slow motion (0: off) */
     token_shade_mode shading; /* Conversation's tokens coloured: the legend is shown */
     const char *template_name; /* the chat template ("llama2", "chatml"); NULL: not shown */
+    int prompt_done, prompt_total; /* a long prompt being read: its tokens run so far
+                                      of prompt_total (0: none is) */
     const char *message;  /* said instead of the rest until the next key, or NULL */
     const char *viewing;  /* llmchat --view: what the trace is, shown instead of the
                              engine's figures (e is NULL then) */

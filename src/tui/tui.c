@@ -39,6 +39,7 @@
 #include "clock.h"
 #include "command.h"
 #include "help.h"
+#include "keys.h"
 #include "view.h"
 #include "tui_state.h"
 
@@ -304,10 +305,15 @@ static void begin_turn(tui *t, const char *text, bool start_paused)
     t->run.state = RUN_GENERATING;
     t->dirty |= DIRTY_ALL;
     draw_frame(t); /* show the message while the prompt is being read */
-    if (chat_begin(t->c, text, t->s->steps, &err) != LLM_OK) {
+    llm_status st = chat_begin(t->c, text, t->s->steps, &err);
+    t->run.prompt_total = 0;
+    if (st != LLM_OK) {
         take_notice(t);
-        tui_notice(t, "[could not start the reply: %s]", err.text);
-        t->run.state = RUN_IDLE; /* the status line and q's question say so too */
+        if (st == LLM_ERR_STOPPED) /* Esc or Ctrl-C while a long prompt was read */
+            tui_notice(t, "[%s of the prompt: the message was not sent]", err.text);
+        else
+            tui_notice(t, "[could not start the reply: %s]", err.text);
+        t->run.state = st == LLM_ERR_STOPPED ? RUN_STOPPED : RUN_IDLE; /* the status line and q's question say so too */
         t->run.paused = false;
         t->dirty |= DIRTY_ALL;
         return;
@@ -492,8 +498,20 @@ static command_host command_host_of(tui *t)
  * (start_paused: /step's, whose reply waits for steering keys). */
 static void submit(tui *t, const char *line, bool start_paused)
 {
-    while (*line == ' ' || *line == '\t')
+    while (*line == ' ' || *line == '\t' || *line == '\n' || *line == '\r')
         line++;
+    size_t len = strlen(line);
+    if (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) {
+        /* a paste's last newline (a pasted line's newlines are kept: input_paste) */
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
+        char *trimmed = strndup(line, len);
+        if (!trimmed)
+            tui_die("out of memory");
+        submit(t, trimmed, start_paused);
+        free(trimmed);
+        return;
+    }
     if (!*line)
         return;
     if (line[0] == '/') {
@@ -589,7 +607,8 @@ static void on_input_eof(void *ctx)
 }
 
 /* What a crash writes to the terminal before the default action: leave the
- * alternate screen, cursor back, attributes and keypad mode off, mouse reporting off.
+ * alternate screen, cursor back, attributes, keypad mode and bracketed paste off,
+ * mouse reporting off.
  * Computed while curses runs; the signal handler only writes it. */
 static const char *crash_reset_bytes(bool mouse)
 {
@@ -604,12 +623,13 @@ static const char *crash_reset_bytes(bool mouse)
             n += strlen(s);
         }
     }
-    if (mouse)
-        snprintf(buf + n, sizeof buf - n, "\033[?1000l\033[?1002l\033[?1006l");
+    snprintf(buf + n, sizeof buf - n, "%s%s", BRACKETED_PASTE_OFF,
+             mouse ? "\033[?1000l\033[?1002l\033[?1006l" : "");
     return buf;
 }
 
 static int run_screen(tui *t);
+static bool on_prompt_progress(void *user, int done, int total);
 
 int tui_run(session *s)
 {
@@ -674,7 +694,11 @@ static SCREEN *start_terminal(tui *t)
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    /* curses waits this long for the rest of a sequence; the key reader waits longer
+     * for one that comes in pieces (key_reader.h) */
     set_escdelay(25);
+    fputs(BRACKETED_PASTE_ON, stdout); /* a paste comes framed: its newlines do not send it */
+    fflush(stdout);
     if (o->mouse) {
         mousemask(ALL_MOUSE_EVENTS, NULL);
         mouseinterval(0);
@@ -694,6 +718,9 @@ static void open_screen(tui *t)
     tui_make_windows(t);
     input_handler ih = {on_input_line, on_input_eof, t};
     t->input = input_open(&ih, o->history_size);
+    key_reader_init(&t->keys);
+    if (t->e)
+        engine_set_progress(t->e, on_prompt_progress, t);
     if (t->view)
         view_show_dialog(t->view, t->conv);
     if (t->s)
@@ -710,23 +737,118 @@ static void open_screen(tui *t)
     draw_frame(t);
 }
 
-/* Handles the keys waiting, after waiting up to wait ms for the first. A key that
- * leaves work for the loop (n: a token) ends the reading: the keys after it stay in
- * the terminal's queue until the loop has done it, so that every key acts once and in
- * the order typed. */
+/* Keeps ev to be handled after the events kept before it. */
+static void hold_event(tui *t, const key_event *ev)
+{
+    if (t->n_held == t->held_cap) {
+        int cap = t->held_cap ? 2 * t->held_cap : 64;
+        key_event *grown = realloc(t->held, sizeof *grown * (size_t)cap);
+        if (!grown)
+            tui_die("out of memory");
+        t->held = grown;
+        t->held_cap = cap;
+    }
+    t->held[t->n_held++] = *ev;
+}
+
+/* Handles the kept events, oldest first, until one leaves work for the loop (n: a
+ * token) or quits: the rest wait for the next read_keys, so that every key acts once
+ * and in the order typed. */
+static void handle_held(tui *t)
+{
+    int i = 0;
+    while (i < t->n_held && !t->quit && !t->step_once) {
+        key_event ev = t->held[i++];
+        if (ev.kind == KEY_EVENT_KEY && !ev.pasted)
+            tui_handle_key(t, ev.keycode, ev.key);
+        else
+            tui_paste(t, &ev);
+    }
+    if (i == 0)
+        return;
+    t->n_held -= i;
+    memmove(t->held, t->held + i, sizeof *t->held * (size_t)t->n_held);
+}
+
+/* Hands the n events of the key reader to be handled in turn. */
+static void hold_events(tui *t, const key_event *ev, int n)
+{
+    for (int i = 0; i < n; i++)
+        hold_event(t, &ev[i]);
+}
+
+/* Handles the keys waiting (those kept first), after waiting up to wait ms for the
+ * first, put together by the key reader: a sequence in pieces waits for its rest up to
+ * KEY_READER_ESC_MS, and a lone Esc acts once that wait is over. */
 static void read_keys(tui *t, int wait)
 {
+    handle_held(t);
+    if (t->quit || t->step_once)
+        return;
+    int esc = key_reader_wait_ms(&t->keys, clock_ms());
+    if (esc >= 0 && esc < wait)
+        wait = esc;
     WINDOW *kw = key_window(t);
     wtimeout(kw, wait);
+    key_event ev[KEY_READER_EVENTS_MAX];
     wint_t wc;
-    int r = wget_wch(kw, &wc);
-    while (r != ERR) {
-        tui_handle_key(t, r == KEY_CODE_YES, (int)wc);
+    int r;
+    while ((r = wget_wch(kw, &wc)) != ERR) {
+        hold_events(t, ev, key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev));
+        handle_held(t);
         if (t->quit || t->step_once)
-            break;
+            return;
         kw = key_window(t);
         wtimeout(kw, 0);
-        r = wget_wch(kw, &wc);
+    }
+    hold_events(t, ev, key_reader_idle(&t->keys, clock_ms(), ev));
+    handle_held(t);
+}
+
+/* A key that stops the reply (Esc, Ctrl-C: the key table's), typed rather than pasted. */
+static bool is_stop_key(const key_event *ev)
+{
+    if (ev->kind != KEY_EVENT_KEY || ev->pasted)
+        return false;
+    const key_binding *b = keys_find(KEYS_ANYWHERE, ev->key, ev->keycode);
+    return b && b->action == ACT_STOP;
+}
+
+/* Between the chunks of a long prompt (engine_set_progress): the status line says how
+ * far it is, slow motion waits, the keys typed are kept for after it; Esc, Ctrl-C or a
+ * signal to quit stops it (false). Draws nothing that reads the engine's records. */
+static bool on_prompt_progress(void *user, int done, int total)
+{
+    tui *t = user;
+    t->run.prompt_done = done;
+    t->run.prompt_total = total;
+    t->run.message = NULL;
+    if (t->w_status) {
+        status_draw(t->w_status, &t->screen, t->e, &t->run);
+        wnoutrefresh(t->w_status);
+        doupdate();
+    }
+    double until = clock_ms() + (t->s ? t->s->slow_motion_ms : 0);
+    WINDOW *kw = key_window(t);
+    key_event ev[KEY_READER_EVENTS_MAX];
+    for (;;) {
+        double now = clock_ms();
+        wtimeout(kw, now >= until ? 0 : (int)(until - now) + 1);
+        wint_t wc;
+        int r = wget_wch(kw, &wc);
+        int n = r == ERR ? key_reader_idle(&t->keys, clock_ms(), ev)
+                         : key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev);
+        bool stop = signals_quit || signals_interrupted;
+        for (int i = 0; i < n; i++) {
+            if (is_stop_key(&ev[i]))
+                stop = true;
+            else
+                hold_event(t, &ev[i]);
+        }
+        if (stop)
+            return false;
+        if (r == ERR && clock_ms() >= until)
+            return true;
     }
 }
 
@@ -786,6 +908,8 @@ static void main_loop(tui *t)
  * ended, LLMCHAT_TUI_STATS reported. */
 static void close_screen(tui *t, SCREEN *scr)
 {
+    if (t->e)
+        engine_set_progress(t->e, NULL, NULL);
     int history_errno = input_close(t->input);
     free_windows(t);
     tui_restore_terminal();
@@ -819,6 +943,7 @@ static int finish(tui *t)
     for (int i = 0; i < t->n_pending; i++)
         free(t->pending[i].line);
     free(t->pending);
+    free(t->held);
     close_panes(t);
     view_close(t->view);
     return rc;

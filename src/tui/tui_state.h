@@ -19,6 +19,7 @@
 #include "conversation.h"
 #include "draw.h"
 #include "input.h"
+#include "key_reader.h"
 #include "layout.h"
 #include "pane.h"
 #include "selection.h"
@@ -62,6 +63,11 @@ typedef struct tui {
     tui_source src;               /* what Tokens and Attention read: the engine or the trace */
     tui_selection sel;            /* shared by Tokens and Attention */
     tui_focus focus;
+    key_reader keys;              /* the terminal's keys put together (key_reader.h) */
+    key_event *held;              /* (n_held, held_cap) read, not handled yet: those
+                                   after a key that left work for the loop (n), and
+                                   those typed while a prompt was read, oldest first */
+    int n_held, held_cap;
     unsigned dirty;               /* DIRTY_* */
     double attn_drawn_ms;         /* when Attention was last drawn (monotonic ms) */
     bool help;                    /* the help overlay is shown ... */
@@ -125,6 +131,9 @@ void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3
  * key table: Anywhere first, then the input line's or the panes' bindings; also the
  * quit question's answer, the help overlay's paging, a resize and the mouse. */
 void tui_handle_key(tui *t, bool keycode, int key);
+/* A bracketed paste's begin, end, or one of its keys: what is pasted goes into the
+ * input line as text, newlines included, whatever had the focus (key_reader.h). */
+void tui_paste(tui *t, const key_event *ev);
 
 /* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
 /* Backspace: takes the newest reply token back (with a closing EOS). */
