@@ -552,6 +552,10 @@ START_TEST(test_bos_drawn_ends_reply)
     ck_assert(t->complete);
     ck_assert_str_eq(t->reply, "");
     engine_set_observer(e, NULL, NULL);
+    chat_free(c);
+}
+END_TEST
+
 /* A progress callback that stops the batch at its second call. */
 static bool stop_at_second(void *user, int done, int total)
 {

@@ -385,6 +385,9 @@ START_TEST(test_kernels_decide_the_bits)
         engine_free(a);
     }
     kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 /* What a progress callback was told. */
 typedef struct {
     int calls, last_done, total;
