@@ -517,7 +517,7 @@ static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     }
     if (cv->scroll > 0 && width > 12) {
         char buf[32];
-        snprintf(buf, sizeof buf, " +%d lines ", cv->scroll);
+        snprintf(buf, sizeof buf, " +%d line%s ", cv->scroll, cv->scroll == 1 ? "" : "s");
         draw_text(scr, w, h + 1, width - (int)strlen(buf), (int)strlen(buf), buf, A_REVERSE);
     }
 }

@@ -351,7 +351,8 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
     end_reply(t, RUN_IDLE);
     take_notice(t);
     if (p == CHAT_REPLY_LIMIT) {
-        tui_notice(t, "[reply cut at the step limit of %d tokens]", t->s->steps);
+        tui_notice(t, "[reply cut at the step limit of %d token%s]", t->s->steps,
+                   t->s->steps == 1 ? "" : "s");
     } else if (p == CHAT_REPLY_FULL) {
         tui_notice(t, "[the context is full: the reply was closed%s%s]", err->text[0] ? ": " : "", err->text);
     } else if (err->text[0]) {
@@ -420,7 +421,8 @@ static void queue_line(tui *t, const char *line, bool start_paused)
     if (t->n_pending == 1)
         tui_notice(t, "[queued: sent when this reply ends; Esc stops it now]");
     else
-        tui_notice(t, "[queued: %d lines wait, each sent when the reply before it ends]", t->n_pending);
+        tui_notice(t, "[queued: %d line%s wait%s, each sent when the reply before it ends]",
+                   t->n_pending, t->n_pending == 1 ? "" : "s", t->n_pending == 1 ? "s" : "");
 }
 
 /* The oldest queued line, sent now (the reply before it has ended). */
