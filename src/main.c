@@ -93,11 +93,9 @@ static int run(app_options *o)
     return rc != 0 ? rc : closed;
 }
 
-OPENMP_WAIT_PREINIT;
-
 int main(int argc, char **argv)
 {
-    openmp_wait_forget();
+    openmp_wait_apply(argv);
     app_options o;
     int rc = options_parse(argc, argv, &o);
     if (rc == 0)

@@ -17,7 +17,10 @@ need_tool valgrind
 vg() {
     vg_name=$1
     shift
-    run_program "valgrind llmchat" valgrind --quiet --error-exitcode=99 --leak-check=full \
+    # GOMP_SPINCOUNT set: llmchat does not start itself again with it (openmp_wait.h),
+    # which valgrind would not follow
+    run_program "valgrind llmchat" env GOMP_SPINCOUNT=10000 valgrind --quiet --error-exitcode=99 \
+        --leak-check=full \
         --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
         --track-origins=yes --log-file="$T/vg-$vg_name" "$LLMCHAT_BIN" "$@"
     if [ "$rc" -eq 99 ]; then

@@ -376,11 +376,9 @@ static int convert(const options *o)
     return rc;
 }
 
-OPENMP_WAIT_PREINIT;
-
 int main(int argc, char **argv)
 {
-    openmp_wait_forget();
+    openmp_wait_apply(argv);
     progress_program("llmchat-convert");
     options o;
     int rc = parse(argc, argv, &o);

@@ -178,11 +178,9 @@ static int run_table(const bench_options *o, const programs *p, shape_files *fil
     return failures ? 1 : 0;
 }
 
-OPENMP_WAIT_PREINIT;
-
 int main(int argc, char **argv)
 {
-    openmp_wait_forget();
+    openmp_wait_apply(argv);
     static bench_options o;
     int rc = bench_options_parse(argc, argv, &o);
     if (rc >= 0)
