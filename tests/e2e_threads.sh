@@ -2,7 +2,8 @@
 # e2e_threads.sh — the thread count: by default the CPUs this process may run on (one
 # under `taskset -c N`), said by --verbose; -T above that allowed, said to oversubscribe;
 # and the text the same on any number of threads (a model whose one-token path runs
-# on several threads). Asserts no speed.
+# on several threads); the OpenMP runtime spins briefly, then sleeps (GOMP_SPINCOUNT
+# 10000, what OMP_DISPLAY_ENV shows) unless the user chose. Asserts no speed.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 MODEL=$DATA/babyllama_tok105_model5000.bin
@@ -56,3 +57,18 @@ run_llmchat -T 0 -m generate -i x "$MODEL" </dev/null
 [ "$rc" -eq 2 ] || fail "-T 0 exited $rc"
 assert_file_contains "message" "$T/err" "threads"
 pass "config threads = 1; -T 0 refused"
+
+# ---- the OpenMP wait policy: a short spin unless the user chose (openmp_wait.h) ----
+if "$LLMCHAT_BIN" --version >/dev/null 2>&1 && OMP_DISPLAY_ENV=true "$LLMCHAT_BIN" --version 2>&1 |
+    grep -q "OPENMP DISPLAY ENVIRONMENT"; then
+    OMP_DISPLAY_ENV=verbose "$LLMCHAT_BIN" --version >"$T/out" 2>"$T/err"
+    grep -q "GOMP_SPINCOUNT = '10000'" "$T/err" ||
+        fail "the runtime does not spin 10000: $(grep -i 'spincount\|wait_policy' "$T/err")"
+    OMP_DISPLAY_ENV=verbose GOMP_SPINCOUNT=777 "$LLMCHAT_BIN" --version >"$T/out" 2>"$T/err"
+    grep -q "GOMP_SPINCOUNT = '777'" "$T/err" || fail "the user's GOMP_SPINCOUNT was not kept"
+    OMP_DISPLAY_ENV=verbose OMP_WAIT_POLICY=active "$LLMCHAT_BIN" --version >"$T/out" 2>"$T/err"
+    if grep -q "GOMP_SPINCOUNT = '10000'" "$T/err"; then
+        fail "OMP_WAIT_POLICY=active was overridden"
+    fi
+    pass "the OpenMP threads spin 10000 then sleep, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT says otherwise"
+fi
