@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "control_vector.h"
+#include "control_vectors.h"
 #include "engine.h"
 #include "ggml_type.h"
 #include "gguf.h"
+#include "knock_out.h"
 #include "quant.h"
 #include "steering.h"
 #include "testutil.h"
@@ -338,6 +340,18 @@ static float *some_steer(const model_config *c, int only_layer)
     return v;
 }
 
+/* The control-vector editor (control_vectors.c, as steering.c registers it) on t:
+ * *vectors->sum added at l_out from the next pass on. */
+static void attach_vectors(transformer *t, control_vectors *vectors)
+{
+    const model_config *c = &transformer_model(t)->config;
+    hook h = {.edit = control_vectors_edit, .user = vectors, .points = HOOK_BIT(HOOK_L_OUT),
+              .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    int id;
+    llm_err err;
+    ck_assert_msg(transformer_hook_add(t, &h, &id, &err) == LLM_OK, "%s", err.text);
+}
+
 /* Applying a vector after layer l equals adding it by hand: the residual streams after
  * the layers before l are those of the unsteered run bit for bit, after l they are
  * the unsteered ones plus the vector; and a vector after the last layer gives the
@@ -355,7 +369,9 @@ START_TEST(test_apply_equals_by_hand)
     ck_assert_int_eq(transformer_residuals(t, toks, n, plain, &err), LLM_OK);
     int at = 2;
     float *v = some_steer(c, at);
-    transformer_set_steer(t, v);
+    const float *sum = v;
+    control_vectors vectors = {.sum = &sum, .dim = dim};
+    attach_vectors(t, &vectors);
     ck_assert_int_eq(transformer_residuals(t, toks, 1, steered, &err), LLM_OK);
     for (int l = 0; l < at; l++)
         ck_assert_mem_eq(steered + (size_t)l * dim, plain + (size_t)l * dim, sizeof(float) * dim);
@@ -365,7 +381,7 @@ START_TEST(test_apply_equals_by_hand)
 
     /* after the last layer: the logits by hand */
     v = some_steer(c, L - 1);
-    transformer_set_steer(t, v);
+    sum = v;
     const float *logits = NULL;
     for (int p = 0; p < n; p++)
         logits = transformer_forward(t, toks[p], p, NULL);
@@ -408,8 +424,10 @@ START_TEST(test_batch_equals_one_token)
     ck_assert_int_eq(transformer_new(m, 32, &a, &err), LLM_OK);
     ck_assert_int_eq(transformer_new(m, 32, &b, &err), LLM_OK);
     ck_assert_int_eq(transformer_new(m, 32, &plain, &err), LLM_OK);
-    transformer_set_steer(a, v);
-    transformer_set_steer(b, v);
+    const float *sum = v;
+    control_vectors vectors = {.sum = &sum, .dim = c->dim};
+    attach_vectors(a, &vectors);
+    attach_vectors(b, &vectors);
     const float *la = transformer_forward_batch(a, toks, 12, 0, NULL, NULL);
     const float *lb = NULL, *lp = NULL;
     for (int p = 0; p < 12; p++) {
@@ -446,8 +464,15 @@ START_TEST(test_knock_out_equals_zeroing_by_hand)
     llm_err err;
     ck_assert_int_eq(transformer_new(m, 16, &ko, &err), LLM_OK);
     ck_assert_int_eq(transformer_new(m, 16, &ko_batch, &err), LLM_OK);
-    transformer_set_head_mask(ko, mask);
-    transformer_set_head_mask(ko_batch, mask);
+    const unsigned char *in_force = mask;
+    bool on = true;
+    knock_out heads = {.mask = &in_force, .enabled = &on, .n_heads = c->n_heads,
+                       .head_size = hs};
+    hook h = {.edit = knock_out_edit, .user = &heads, .points = HOOK_BIT(HOOK_KQV),
+              .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    int id;
+    ck_assert_int_eq(transformer_hook_add(ko, &h, &id, &err), LLM_OK);
+    ck_assert_int_eq(transformer_hook_add(ko_batch, &h, &id, &err), LLM_OK);
     float *want = malloc(sizeof(float) * c->vocab_size), *got = malloc(sizeof(float) * c->vocab_size);
     const float *l1 = NULL;
     for (int p = 0; p < n; p++)

@@ -15,7 +15,9 @@
 #endif
 
 #include "attribution.h"
+#include "control_vectors.h"
 #include "hook.h"
+#include "knock_out.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -794,7 +796,7 @@ START_TEST(test_hook_limits)
     for (int i = 0; i < 8; i++)
         ck_assert_int_eq(transformer_hook_add(t, &h, &ids[i], &err), LLM_OK);
     ck_assert_int_eq(transformer_hook_add(t, &h, &id, &err), LLM_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(err.text, "8 observers"));
+    ck_assert_ptr_nonnull(strstr(err.text, "8 hooks"));
     for (int i = 1; i < 8; i++)
         transformer_hook_remove(t, ids[i]);
     transformer_hook_remove(t, 99);
@@ -825,9 +827,37 @@ END_TEST
 
 /* ---- interventions ---- */
 
-/* Knock-out and steering through the batch do what they do through one token (the
- * same bits), change the logits, and show at their points: a knocked-out head's kqv
- * is 0, l_out is ffn_inp + ffn_out + the vector. */
+/* The two interventions as the engine registers them (steering.c): their editors at
+ * kqv and l_out, over a mask and a sum the test owns. */
+typedef struct {
+    const unsigned char *mask;
+    const float *sum;
+    bool on;
+    knock_out heads;
+    control_vectors vectors;
+} test_edits;
+
+static void attach_edits(transformer *t, test_edits *e, const model_config *c)
+{
+    e->on = true;
+    e->heads = (knock_out){.mask = &e->mask, .enabled = &e->on, .n_heads = c->n_heads,
+                           .head_size = c->head_size};
+    e->vectors = (control_vectors){.sum = &e->sum, .dim = c->dim};
+    hook hk = {.edit = knock_out_edit, .user = &e->heads, .points = HOOK_BIT(HOOK_KQV),
+               .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    hook hv = {.edit = control_vectors_edit, .user = &e->vectors,
+               .points = HOOK_BIT(HOOK_L_OUT), .layer_first = 0,
+               .layer_last = c->n_layers - 1, .pos = -1};
+    int id;
+    llm_err err;
+    ck_assert_msg(transformer_hook_add(t, &hk, &id, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(transformer_hook_add(t, &hv, &id, &err) == LLM_OK, "%s", err.text);
+}
+
+/* Knock-out and steering, editors at kqv and l_out, through the batch do what they do
+ * through one token (the same bits, also when one token's threads each edit their
+ * share of the columns), change the logits, and show at their points: a knocked-out
+ * head's kqv is 0, l_out is ffn_inp + ffn_out + the vector. */
 static void check_interventions(const model *m, const char *what, bool against_ref)
 {
     const model_config *c = &m->config;
@@ -851,10 +881,9 @@ static void check_interventions(const model *m, const char *what, bool against_r
     recorder_reset(&rb, c, N - 1);
     add_observer(ta, &ra, HOOK_ALL, 0, L - 1, N - 1);
     add_observer(tb, &rb, HOOK_ALL, 0, L - 1, N - 1);
-    transformer_set_steer(ta, steer);
-    transformer_set_steer(tb, steer);
-    transformer_set_head_mask(ta, mask);
-    transformer_set_head_mask(tb, mask);
+    test_edits ea = {.mask = mask, .sum = steer}, eb = ea;
+    attach_edits(ta, &ea, c);
+    attach_edits(tb, &eb, c);
     run_tokens(ta, ids, N, a);
     run_batch(tb, ids, N, b);
     run_batch(tc, ids, N, plain);
@@ -907,6 +936,56 @@ START_TEST(test_interventions_both_paths)
     check_interventions(&full->m, "toy, every field", true);
     toy_free(plain);
     toy_free(full);
+    /* big enough for the one-token path's threads: 3 share each edit's columns */
+    toy *wide = toy_new(128, 512, 4, 2, 32, &llama, false);
+    set_threads(3);
+    check_interventions(&wide->m, "toy llama, 3 threads", false);
+    set_threads(omp_procs());
+    toy_free(wide);
+}
+END_TEST
+
+/* An editor registered at a point that cannot be edited, or a hook with both functions
+ * or neither, is refused; an editor sees each column of a row once, however the
+ * threads share them. */
+typedef struct {
+    int seen[512]; /* times each column of layer 0's l_out, row 0, was handed */
+} column_count;
+
+static void count_columns(void *user, hook_slice *x)
+{
+    column_count *cc = user;
+    if (x->pos == 0 && x->layer == 0)
+        for (int j = 0; j < x->width; j++)
+            cc->seen[x->col + j]++;
+}
+
+START_TEST(test_editors)
+{
+    model_arch llama = model_arch_llama(32);
+    toy *wide = toy_new(128, 512, 4, 2, 32, &llama, false);
+    transformer *t = new_transformer(&wide->m, 8, TRANSFORMER_KV_F32);
+    static column_count cc;
+    hook h = {.edit = count_columns, .user = &cc, .points = HOOK_BIT(HOOK_L_OUT),
+              .layer_first = 0, .layer_last = 0, .pos = -1};
+    int id;
+    llm_err err;
+    ck_assert_int_eq(transformer_hook_add(t, &h, &id, &err), LLM_OK);
+    set_threads(3);
+    ck_assert_ptr_nonnull(transformer_forward(t, 1, 0, NULL));
+    for (int j = 0; j < wide->m.config.dim; j++)
+        ck_assert_msg(cc.seen[j] == 1, "column %d of l_out was edited %d times", j,
+                      cc.seen[j]);
+    set_threads(omp_procs());
+    hook bad = h;
+    bad.points = HOOK_BIT(HOOK_QCUR);
+    ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(err.text, "Qcur cannot be edited"));
+    bad = h;
+    bad.fn = (hook_fn)1;
+    ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
+    transformer_free(t);
+    toy_free(wide);
 }
 END_TEST
 
@@ -1214,6 +1293,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(paths, 300);
     tcase_add_test(paths, test_batch_is_one_token);
     tcase_add_test(paths, test_interventions_both_paths);
+    tcase_add_test(paths, test_editors);
     suite_add_tcase(s, paths);
     TCase *points = tcase_create("points");
     tcase_set_timeout(points, 300);

@@ -52,8 +52,8 @@ struct engine {
     step_lens_layer **lens; /* (ctx) each position's logit lens (n_layers), or NULL;
                                the array itself is made on the first lens */
     float *lens_logits;     /* (n_layers, vocab) scratch of engine_lens */
-    steering *steer;        /* the control vectors, handed to the transformer before
-                               each forward pass (sync_steering) */
+    steering *steer;        /* the control vectors and knocked-out heads: editors at the
+                               transformer's hook points (steering_attach) */
     step_whatif whatif;     /* the last engine_whatif, valid while whatif_of is the
                                steering state and whatif_n the sequence length */
     const intervention *whatif_of;
@@ -122,7 +122,8 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
         (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
         (st = steering_new(m->config.n_layers, m->config.n_heads, m->config.dim, &e->steer,
-                           err)) != LLM_OK) {
+                           err)) != LLM_OK ||
+        (st = steering_attach(e->steer, e->tf, err)) != LLM_OK) {
         engine_free(e);
         return st;
     }
@@ -277,12 +278,6 @@ const model *engine_model(const engine *e) { return e->m; }
 steering *engine_steering(engine *e) { return e->steer; }
 const intervention *engine_intervention(const engine *e) { return steering_state(e->steer); }
 
-/* The control vectors as they are now, for the forward passes that follow. */
-static void sync_steering(engine *e)
-{
-    transformer_set_steer(e->tf, steering_sum(e->steer));
-    transformer_set_head_mask(e->tf, steering_mask(e->steer));
-}
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
 int engine_ctx(const engine *e) { return e->ctx; }
 transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
@@ -542,7 +537,6 @@ static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *er
     double t0 = clock_ms();
     int pos0 = e->n;
     bool any_attn = false;
-    sync_steering(e);
     for (int i = 0; i < n; i++) {
         e->tokens[pos0 + i] = tokens[i];
         any_attn |= attention_row(e, pos0 + i) != NULL;
@@ -632,7 +626,6 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     int pos = e->n;
     e->tokens[pos] = token;
     float *attn = attention_row(e, pos);
-    sync_steering(e);
     double t0 = clock_ms();
     const float *logits = transformer_run(e->tf, &token, 1, pos, e->kernels, NULL,
                                           attn ? &attn : NULL);
@@ -742,7 +735,6 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     } else {
         /* the vectors or knock-outs changed since: pos-1 runs again with the new ones,
          * so that the next token is chosen with them */
-        sync_steering(e);
         const float *logits = transformer_run(e->tf, &e->tokens[pos - 1], 1, pos - 1,
                                               e->kernels, NULL,
                                               e->attn[pos - 1] ? &e->attn[pos - 1] : NULL);
@@ -813,7 +805,6 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         e->tokens[pos + i] = tokens[i];
         any_attn |= attention_row(e, pos + i) != NULL;
     }
-    sync_steering(e);
     double t0 = clock_ms();
     e->progress_total = n;
     const float *last = NULL;
@@ -962,10 +953,9 @@ const step_whatif *engine_whatif(engine *e, int pos, llm_err *err)
     }
     float *before = e->whatif_logits, *after = before + e->vocab;
     float *pb = after + e->vocab, *pa = pb + e->vocab;
-    sync_steering(e);
-    transformer_set_head_mask(e->tf, NULL);
+    steering_heads_enabled(e->steer, false);
     llm_status st = transformer_forward_again(e->tf, e->tokens[pos], pos, before, err);
-    transformer_set_head_mask(e->tf, mask);
+    steering_heads_enabled(e->steer, true);
     if (st == LLM_OK)
         st = transformer_forward_again(e->tf, e->tokens[pos], pos, after, err);
     if (st != LLM_OK)
@@ -1016,7 +1006,6 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
     }
     e->parts_pos = -1;
     e->attrib_ok = false;
-    sync_steering(e);
     llm_status st = transformer_components(e->tf, e->tokens[pos], pos, e->parts, e->parts_resid,
                                            e->parts_logits, err);
     if (st != LLM_OK)
@@ -1079,7 +1068,6 @@ const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int la
     int id;
     llm_status st = transformer_hook_add(e->tf, &h, &id, err);
     if (st == LLM_OK) {
-        sync_steering(e);
         st = transformer_forward_again(e->tf, e->tokens[pos], pos, NULL, err);
         transformer_hook_remove(e->tf, id);
     }

@@ -21,9 +21,10 @@
  * interventions and those kernels, never on the batch it ran in: a batch on the token
  * kernels gives the bits of one token at a time, one token on the batch kernels the
  * bits it had in its prompt's batch.
- * The steps hand their results to observers at the named hook points (hook.h) and the
- * interventions act at theirs: a knocked-out head's kqv is zeroed, control vectors are
- * added at l_out. A point nobody observes costs one test.
+ * The steps hand their results to the observers at the named hook points (hook.h),
+ * after the editors registered there (the interventions: a knocked-out head's kqv
+ * zeroed, control vectors added at l_out) have changed them. A point nobody observes
+ * or edits costs one test.
  *
  * Owns nothing: the buffers are the transformer's (transformer_internal.h). */
 #include "transformer_internal.h"
@@ -57,6 +58,7 @@ typedef struct {
     struct lane *ln;        /* one token: this thread's lane */
     const pass_hooks *hooks;
     uint32_t watch;         /* hooks->watch */
+    uint32_t edits;         /* hooks->edits */
 } pass;
 
 /* ---- the math of run.c ---- */
@@ -271,6 +273,34 @@ static inline void see_head(const pass *p, hook_point pt, int l, int h, const fl
 {
     if (p->watch & HOOK_BIT(pt))
         see_fire(p, pt, l, h, p->pos, p->n, data, p->pos + p->n, stride);
+}
+
+/* The editors of point pt at layer l change the rows (n, width) at data before anyone
+ * reads them on. One token, inside its parallel region (a lane): every thread hands
+ * its share of the columns, then the barrier (only at a point an editor is registered
+ * at); otherwise the calling thread, every column. */
+static void pass_sync(const pass *p);
+static void pass_share(const pass *p, int total, int *i0, int *i1);
+static void edit(const pass *p, hook_point pt, int l, float *data, int width, size_t stride)
+{
+    if (!(p->edits & HOOK_BIT(pt)))
+        return;
+    bool team = p->one && p->ln;
+    int c0 = 0, c1 = width;
+    if (team)
+        pass_share(p, width, &c0, &c1);
+    for (int i = 0; i < p->hooks->n_edit && c0 < c1; i++) {
+        const hook *e = p->hooks->edit[i];
+        int row, rows;
+        if (!hook_wants(e, pt, l, p->pos, p->n, &row, &rows))
+            continue;
+        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + row, .n = rows, .col = c0,
+                        .width = c1 - c0, .stride = stride,
+                        .data = data + (size_t)row * stride + c0};
+        e->edit(e->user, &x);
+    }
+    if (team)
+        pass_sync(p);
 }
 
 /* ---- how threads share a step ---- */
@@ -494,26 +524,6 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
     return next_norm ? t->buf.xn : NULL;
 }
 
-/* Control vectors: layer l's row added to the stream of every token (at l_out). */
-static void pass_steer(const pass *p, int l)
-{
-    transformer *t = p->t;
-    if (!t->steer)
-        return;
-    int dim = p->c->dim;
-    const float *v = t->steer + (size_t)l * dim;
-    if (p->one) {
-        int i0, i1;
-        pass_share(p, dim, &i0, &i1);
-        add_into(t->buf.x + i0, v + i0, i1 - i0);
-        pass_sync(p);
-        return;
-    }
-#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-    for (int i = 0; i < p->n; i++)
-        add_into(t->buf.x + (size_t)i * dim, v, dim);
-}
-
 /* ---- attention ---- */
 
 /* The first key query i (position pos + i) sees at a layer with this window. */
@@ -664,12 +674,12 @@ static void head_kernel(const pass *p, int l, int h, int window, const float *k,
 }
 
 /* Query head h's attention for the n queries, on the thread owning scratch `slot`:
- * kq, kq_soft_max observed; a knocked-out head's kqv zeroed. */
+ * kq, kq_soft_max observed. */
 static void head_attend(const pass *p, int l, int h, int slot)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
-    int window = p->m->layers[l].window, hs = c->head_size;
+    int window = p->m->layers[l].window;
     int kh = h / (c->n_heads / c->n_kv_heads), width = p->pos + p->n;
     float *att = t->att + (size_t)slot * t->chunk * t->ctx; /* (n, width) */
     bool open = c->arch.attn_softcap != 0.0f;
@@ -686,9 +696,6 @@ static void head_attend(const pass *p, int l, int h, int slot)
     else
         head_kernel(p, l, h, window, k, v, stride, att);
     see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
-    if (t->head_mask && t->head_mask[l * c->n_heads + h])
-        for (int i = 0; i < p->n; i++)
-            memset(t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * hs, 0, sizeof(float) * hs);
 }
 
 /* Layer l's attention: each token's keys and values into the cache, then every head
@@ -750,6 +757,7 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_QCUR, l, t->buf.q, q_dim, q_dim);
     see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
     see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
+    edit(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
     see(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
     xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm,
                         HOOK_KQV_OUT, L->rms_ffn);
@@ -763,7 +771,7 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
     see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
     pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
-    pass_steer(p, l);
+    edit(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
 }
 
@@ -781,6 +789,7 @@ static void pass_embed(const pass *p)
             for (int j = 0; j < dim; j++)
                 x[j] *= scale;
     }
+    edit(p, HOOK_INP_EMBD, -1, t->buf.x, dim, dim);
     see(p, HOOK_INP_EMBD, -1, t->buf.x, dim, dim);
 }
 
@@ -900,6 +909,7 @@ void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
         .ln = NULL,
         .hooks = hooks,
         .watch = hooks->watch,
+        .edits = hooks->edits,
     };
     pass_embed(&p);
     rope_angles(t, pos, n);

@@ -1,12 +1,13 @@
-/* hook.h — the named points of the forward pass (hook points) and what an observer
- * registered at them is handed.
+/* hook.h — the named points of the forward pass (hook points), what an observer
+ * registered at them is handed, and what an editor may change there.
  *
  * The forward pass (forward.c) is one sequence of steps for one token and for a batch;
- * each step's result has a name, the one llama.cpp gives that tensor of its graph, and
- * an observer can read it there (transformer_hook_add). The debugger's interventions act
- * at two of these points (knock-out zeroes a head's kqv; control vectors add to l_out);
- * its captures read at others (the attention rows kq_soft_max, the logit lens l_out,
- * attribution kqv and ffn_out). Owns nothing; no state. */
+ * each step's result has a name, the one llama.cpp gives that tensor of its graph. An
+ * observer reads it there; an editor changes it before anyone reads it (both with
+ * transformer_hook_add). The debugger's captures are observers (the attention rows at
+ * kq_soft_max, the logit lens at l_out, attribution at kqv and ffn_out); its
+ * interventions are editors (knock_out.c zeroes a head's kqv, control_vectors.c adds to
+ * l_out; steering.c registers them). Owns nothing; no state. */
 #ifndef LLMCHAT_HOOK_H
 #define LLMCHAT_HOOK_H
 
@@ -67,8 +68,28 @@ typedef struct {
  * may only write what belongs to the head it is handed. */
 typedef void (*hook_fn)(void *user, const hook_tensor *x);
 
+/* What an editor is handed: columns col..col+width-1 of the rows of positions
+ * pos..pos+n-1 of one point (data points at column col of the first row; stride floats
+ * from a row to the next), which it may change in place, and nothing else. One token
+ * is edited by all the pass's threads at once, each handed its own columns; a batch by
+ * one thread, all the columns. */
 typedef struct {
-    hook_fn fn;
+    hook_point point;
+    int layer;          /* as in hook_tensor */
+    int pos, n;         /* the rows' positions */
+    int col, width;     /* the columns handed */
+    size_t stride;
+    float *data;
+} hook_slice;
+
+/* An editor: changes the values it is handed, before any observer of the point sees
+ * them and before the pass reads them on. The same rules as an observer's otherwise;
+ * it must give the same values whichever columns it is handed at once. */
+typedef void (*hook_edit_fn)(void *user, hook_slice *x);
+
+typedef struct {
+    hook_fn fn;         /* an observer; or */
+    hook_edit_fn edit;  /* an editor (exactly one of the two), at points hook_editable */
     void *user;
     uint32_t points;    /* HOOK_BIT of each point observed */
     int layer_first;    /* the layers observed, first..last (the points outside the */
@@ -84,6 +105,9 @@ bool hook_parse(const char *name, hook_point *out);
 bool hook_in_layer(hook_point p);
 /* True for the points handed one head at a time (kq, kq_soft_max). */
 bool hook_per_head(hook_point p);
+/* True for the points an editor may change: inp_embd, kqv, l_out (each a row per
+ * position that the pass reads on after the point). */
+bool hook_editable(hook_point p);
 /* The values a row has at point p for config c; for the per-head points, the keys of
  * a query at position pos (pos + 1). */
 int hook_width(const model_config *c, hook_point p, int pos);

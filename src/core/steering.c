@@ -1,7 +1,10 @@
-/* steering.c — the loaded control vectors, their sum and the record of every state
- * (steering.h). */
+/* steering.c — the loaded control vectors, their sum, the heads knocked out, the record
+ * of every state, and the editors that apply them (steering.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "steering.h"
+
+#include "control_vectors.h"
+#include "knock_out.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,12 @@ struct steering {
     int n_states;
     char notice[320];       /* what the last steering_add has to say (layers of the vector
                                the model lacks), or "" */
+    /* what the editors read at every pass (steering_attach) */
+    const float *sum_in_force;          /* sum, or NULL when no vector is loaded */
+    const unsigned char *mask_in_force; /* mask, or NULL when no head is out */
+    bool heads_enabled;                 /* false: the knock-outs left out (a what-if) */
+    control_vectors vectors_editor;
+    knock_out heads_editor;
 };
 
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err)
@@ -50,8 +59,38 @@ llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_
     s->n_heads = n_heads;
     s->dim = dim;
     s->first = s->last = -1;
+    s->heads_enabled = true;
+    s->vectors_editor = (control_vectors){.sum = &s->sum_in_force, .dim = dim};
     *out = s;
     return LLM_OK;
+}
+
+llm_status steering_attach(steering *s, transformer *t, llm_err *err)
+{
+    const model_config *c = &transformer_model(t)->config;
+    if (c->n_layers != s->n_layers || c->n_heads != s->n_heads || c->dim != s->dim)
+        return llm_fail(err, LLM_ERR_ARG, "the steering state is for another model's shape");
+    s->heads_editor = (knock_out){.mask = &s->mask_in_force, .enabled = &s->heads_enabled,
+                                  .n_heads = s->n_heads, .head_size = c->head_size};
+    const hook editors[] = {
+        {.edit = knock_out_edit, .user = &s->heads_editor, .points = HOOK_BIT(HOOK_KQV),
+         .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1},
+        {.edit = control_vectors_edit, .user = &s->vectors_editor,
+         .points = HOOK_BIT(HOOK_L_OUT), .layer_first = 0, .layer_last = c->n_layers - 1,
+         .pos = -1},
+    };
+    for (size_t i = 0; i < sizeof editors / sizeof editors[0]; i++) {
+        int id;
+        llm_status st = transformer_hook_add(t, &editors[i], &id, err);
+        if (st != LLM_OK)
+            return st;
+    }
+    return LLM_OK;
+}
+
+void steering_heads_enabled(steering *s, bool on)
+{
+    s->heads_enabled = on;
 }
 
 static void state_free(intervention *in)
@@ -136,6 +175,8 @@ static llm_status changed(steering *s, llm_err *err)
 {
     s->notice[0] = '\0';
     resum(s);
+    s->sum_in_force = s->active ? s->sum : NULL;
+    s->mask_in_force = s->n_out ? s->mask : NULL;
     intervention *in = calloc(1, sizeof *in);
     intervention **grown = realloc(s->states, sizeof *grown * (size_t)(s->n_states + 1));
     if (grown)

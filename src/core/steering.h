@@ -1,12 +1,15 @@
 /* steering.h — what an engine changes in the forward pass on the user's request: the
  * control vectors (which are loaded, by name, their scales, the layers they apply to,
- * and their scaled sum, which the transformer adds to the residual stream after each
- * layer) and the attention heads knocked out (a mask the transformer applies).
+ * and their scaled sum, added to the residual stream after each layer) and the
+ * attention heads knocked out (their output zeroed).
  *
  * Each change makes a new `intervention` record (intervention.h) describing the state;
- * all of them are kept until steering_free, so step records may point to them. Owns the
- * vectors, the sum and the records. Does not run anything: the engine hands the sum to
- * the transformer before each forward pass. No printing. */
+ * all of them are kept until steering_free, so step records may point to them. The
+ * state acts through editors registered at the pass's hook points (steering_attach:
+ * control_vectors.c at l_out, knock_out.c at kqv), which read it as it is at every
+ * pass: a change applies from the next position run on, with nothing to hand over.
+ * Owns the vectors, the sum, the mask, the records and the editors' contexts. No
+ * printing. */
 #ifndef LLMCHAT_STEERING_H
 #define LLMCHAT_STEERING_H
 
@@ -15,12 +18,20 @@
 #include "control_vector.h"
 #include "intervention.h"
 #include "status.h"
+#include "transformer.h"
 
 typedef struct steering steering;
 
 /* For a model of n_layers layers of n_heads heads and dim values. */
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err);
 void steering_free(steering *s); /* NULL does nothing */
+
+/* Registers the editors that apply s on t's forward passes (two of t's hooks), for as
+ * long as both live. t must be of the shape s was made for. */
+llm_status steering_attach(steering *s, transformer *t, llm_err *err);
+/* false: the passes leave every head in (what-ifs compare with and without them);
+ * true (the default): the knocked-out heads are out. */
+void steering_heads_enabled(steering *s, bool on);
 
 /* Reads a control-vector file and applies it with scale (NAN: the file's suggested
  * scale, else 1). name NULL: the file's base name without ".gguf". Fails (changing

@@ -428,27 +428,22 @@ void transformer_logits(transformer *t, int pos, int n, float *logits)
 
 /* ---- interventions and observers ---- */
 
-void transformer_set_steer(transformer *t, const float *steer)
-{
-    t->steer = steer;
-}
-
-void transformer_set_head_mask(transformer *t, const unsigned char *mask)
-{
-    t->head_mask = mask;
-}
-
 llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err *err)
 {
     const model_config *c = &t->m->config;
     int slot = 0;
     while (slot < MAX_HOOKS && t->hook_used[slot])
         slot++;
-    if (!h->fn || (h->points & ~HOOK_ALL) || h->pos < -1 || h->pos >= t->ctx)
-        return llm_fail(err, LLM_ERR_ARG, "an observer needs a function, known points and a "
-                                          "position in 0..%d (or -1)", t->ctx - 1);
+    if (!h->fn == !h->edit || (h->points & ~HOOK_ALL) || h->pos < -1 || h->pos >= t->ctx)
+        return llm_fail(err, LLM_ERR_ARG, "a hook needs an observer's or an editor's function "
+                                          "(one of the two), known points and a position in "
+                                          "0..%d (or -1)", t->ctx - 1);
+    for (int p = 0; h->edit && p < HOOK_COUNT; p++)
+        if ((h->points & HOOK_BIT(p)) && !hook_editable((hook_point)p))
+            return llm_fail(err, LLM_ERR_ARG, "%s cannot be edited (only inp_embd, kqv and "
+                                              "l_out)", hook_name((hook_point)p));
     if (slot == MAX_HOOKS)
-        return llm_fail(err, LLM_ERR_ARG, "%d observers are registered already", MAX_HOOKS);
+        return llm_fail(err, LLM_ERR_ARG, "%d hooks are registered already", MAX_HOOKS);
     if ((h->points & HOOK_BIT(HOOK_FFN_GATE)) && !t->gate_keep &&
         !(t->gate_keep = malloc(sizeof(float) * (size_t)t->chunk * c->hidden_dim)))
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for observing ffn_gate");
@@ -467,16 +462,26 @@ void transformer_hook_remove(transformer *t, int id)
         t->hook_used[id] = false;
 }
 
-/* The observers of a forward call: the registered ones, then the call's own (n). */
+/* The hooks of a forward call: the registered ones, then the call's own observers (n);
+ * the editors apart. */
 static void hooks_collect(const transformer *t, const hook *own, int n, pass_hooks *out)
 {
     out->n = 0;
+    out->n_edit = 0;
     out->watch = 0;
-    for (int i = 0; i < MAX_HOOKS; i++)
-        if (t->hook_used[i]) {
-            out->list[out->n++] = &t->hooks[i];
-            out->watch |= t->hooks[i].points;
+    out->edits = 0;
+    for (int i = 0; i < MAX_HOOKS; i++) {
+        const hook *h = &t->hooks[i];
+        if (!t->hook_used[i])
+            continue;
+        if (h->edit) {
+            out->edit[out->n_edit++] = h;
+            out->edits |= h->points;
+        } else {
+            out->list[out->n++] = h;
+            out->watch |= h->points;
         }
+    }
     for (int i = 0; i < n && i < CALL_HOOKS; i++) {
         out->list[out->n++] = &own[i];
         out->watch |= own[i].points;

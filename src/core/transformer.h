@@ -5,7 +5,8 @@
  * positions. Borrows the model (which must outlive it). Matmuls go through kernels.h
  * and run on OpenMP threads. The pass is the same for one token and for a batch, and
  * hands each step's result to the observers registered at its hook points (hook.h);
- * the interventions (knocked-out heads, control vectors) act at theirs. */
+ * the interventions (knocked-out heads, control vectors) are editors registered at
+ * theirs. */
 #ifndef LLMCHAT_TRANSFORMER_H
 #define LLMCHAT_TRANSFORMER_H
 
@@ -99,25 +100,15 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
 llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
                                        llm_err *err);
 
-/* Control vectors: steer (n_layers, dim), when not NULL, is added to the residual
- * stream after each layer l (row l, at l_out) at every position run from now on; NULL
- * stops it. Borrowed: must stay valid (and unchanged while a forward call runs) until
- * replaced. */
-void transformer_set_steer(transformer *t, const float *steer);
-
-/* Knocked-out heads: mask (n_layers, n_heads), when not NULL, zeroes the attention
- * output (kqv) of every head whose entry is not 0 before the output projection (wo),
- * at every position run from now on; NULL stops it. Borrowed like
- * transformer_set_steer's vector. */
-void transformer_set_head_mask(transformer *t, const unsigned char *mask);
-
-/* Registers an observer (hook.h): every forward call from now on, the what-ifs below
- * included, hands it the points, layers and positions it asks for, on one token as on
- * a batch (a batch's rows may come in several calls). *id is for removing it. Fails
- * when MAX_HOOKS (8) are registered, or out of memory (observing ffn_gate keeps a
- * copy of a chunk's gate values; result_output computes a batch's logits 16 rows at
- * a time). A point nobody observes costs the pass one test. h is copied; h->user is
- * borrowed until removal. */
+/* Registers a hook (hook.h): an observer, handed the points, layers and positions it
+ * asks for on every forward call from now on (the what-ifs below included), on one
+ * token as on a batch (a batch's rows may come in several calls); or an editor, which
+ * changes what it asks for at hook_editable points before the pass reads on (the
+ * interventions: knock_out.c, control_vectors.c). *id is for removing it. Fails when
+ * MAX_HOOKS (8) are registered, on an editor at a point that cannot be edited, or out
+ * of memory (observing ffn_gate keeps a copy of a chunk's gate values; result_output
+ * computes a batch's logits 16 rows at a time). A point nobody observes or edits costs
+ * the pass one test. h is copied; h->user is borrowed until removal. */
 llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err *err);
 void transformer_hook_remove(transformer *t, int id); /* an unknown id does nothing */
 

@@ -88,20 +88,20 @@ struct transformer {
     barrier meet;           /* the one-token path's barrier */
     team team;              /* its thread count beside busy programs (team.h) */
 
-    const float *steer;             /* (n_layers, dim) or NULL: added at l_out (control
-                                       vectors); borrowed (transformer_set_steer) */
-    const unsigned char *head_mask; /* (n_layers, n_heads) or NULL: a head whose entry is
-                                       not 0 has its kqv zeroed (knocked out); borrowed
-                                       (transformer_set_head_mask) */
-    hook hooks[MAX_HOOKS];          /* observers registered (transformer_hook_add) */
+    hook hooks[MAX_HOOKS];          /* observers and editors registered
+                                       (transformer_hook_add) */
     bool hook_used[MAX_HOOKS];
 };
 
-/* The observers of one forward call: the registered ones and the call's own. */
+/* The hooks of one forward call: the observers (the registered ones and the call's
+ * own) and the editors. */
 typedef struct {
     const hook *list[MAX_HOOKS + CALL_HOOKS];
     int n;
     uint32_t watch;         /* the points any of them observes */
+    const hook *edit[MAX_HOOKS];
+    int n_edit;
+    uint32_t edits;         /* the points any of them edits */
 } pass_hooks;
 
 /* forward.c: runs tokens (n, each < vocab) at positions pos..pos+n-1 (n no more than

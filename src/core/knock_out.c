@@ -1,0 +1,23 @@
+/* knock_out.c — zeroing knocked-out heads' attention output at kqv (knock_out.h). */
+#include "knock_out.h"
+
+#include <string.h>
+
+void knock_out_edit(void *user, hook_slice *x)
+{
+    const knock_out *k = user;
+    const unsigned char *mask = *k->mask;
+    if (!mask || !*k->enabled)
+        return;
+    const unsigned char *row = mask + (size_t)x->layer * k->n_heads;
+    int hs = k->head_size, end = x->col + x->width;
+    for (int h = x->col / hs; h < k->n_heads && h * hs < end; h++) {
+        if (!row[h])
+            continue;
+        int c0 = h * hs > x->col ? h * hs : x->col; /* the head's columns handed */
+        int c1 = (h + 1) * hs < end ? (h + 1) * hs : end;
+        for (int i = 0; i < x->n; i++)
+            memset(x->data + (size_t)i * x->stride + (c0 - x->col), 0,
+                   sizeof(float) * (size_t)(c1 - c0));
+    }
+}

@@ -1,0 +1,24 @@
+/* knock_out.h — the knock-out intervention: an editor at kqv (hook.h) that zeroes the
+ * attention output of every head a mask marks, before the output projection reads it.
+ *
+ * It reads the mask the user's choice keeps (steering.c: one byte per layer and head)
+ * at every pass, so a change applies from the next position run on. Owns nothing. */
+#ifndef LLMCHAT_KNOCK_OUT_H
+#define LLMCHAT_KNOCK_OUT_H
+
+#include <stdbool.h>
+
+#include "hook.h"
+
+typedef struct {
+    const unsigned char *const *mask; /* *mask: (n_layers, n_heads), not 0 = out; *mask
+                                         NULL: no head is out */
+    const bool *enabled;              /* *enabled false: leave every head in (a what-if's
+                                         pass without them) */
+    int n_heads, head_size;
+} knock_out;
+
+/* The editor (its user: a knock_out). */
+void knock_out_edit(void *user, hook_slice *x);
+
+#endif
