@@ -59,3 +59,26 @@ if seen < 200:
 sys.exit(1 if bad else 0)
 PY
 pass "every include in src/ goes down the layers"
+
+# The forward pass never calls the transformer back: forward.c calls no function that
+# transformer.c defines (both work in pass_state.c's buffers; transformer.c calls the pass).
+"$PYTHON" - "$LLMCHAT_SRCDIR/src/core" <<'PY' || fail "forward.c calls back into transformer.c (above)"
+import os, re, sys
+core = sys.argv[1]
+def defined(path):
+    text = open(os.path.join(core, path), encoding="utf-8").read()
+    return set(re.findall(r'^[a-z_][\w \*]*?\b(\w+)\(', text, re.M))
+def body(path):
+    text = open(os.path.join(core, path), encoding="utf-8").read()
+    return re.sub(r'/\*.*?\*/', '', text, flags=re.S)
+mine = defined("transformer.c") - {"if", "for", "while", "switch", "return", "sizeof"}
+if len(mine) < 10:
+    print("  found only %d functions in transformer.c" % len(mine), file=sys.stderr)
+    sys.exit(1)
+calls = set(re.findall(r'\b(\w+)\s*\(', body("forward.c")))
+back = sorted(calls & mine)
+for f in back:
+    print("  forward.c calls %s(), which transformer.c defines" % f, file=sys.stderr)
+sys.exit(1 if back else 0)
+PY
+pass "forward.c calls nothing of transformer.c: no circle between the pass and the transformer"

@@ -21,17 +21,23 @@
  * interventions and those kernels, never on the batch it ran in: a batch on the token
  * kernels gives the bits of one token at a time, one token on the batch kernels the
  * bits it had in its prompt's batch.
+ * Every step does the same on either: the residual is added in the products' job, the
+ * pass ends with the final norm kept as the classifier's input (the logits are made
+ * from it afterwards, classifier_logits, the one place of the final soft-cap).
  * The steps hand their results to the observers at the named hook points (hook.h),
  * after the editors registered there (the interventions: a knocked-out head's kqv
  * zeroed, control vectors added at l_out) have changed them. A point nobody observes
  * or edits costs one test.
  *
- * Owns nothing: the buffers are the transformer's (transformer_internal.h). */
-#include "transformer_internal.h"
+ * Owns nothing: it works in the pass state (pass_state.h: the transformer's buffers,
+ * quantized inputs, KV cache and kept classifier inputs) and never calls the
+ * transformer back. */
+#include "forward.h"
 
 #include "clock.h"
 #include "cpus.h"
 #include "kernels.h"
+#include "pass_state.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,12 +160,6 @@ static void add_into(float *x, const float *y, int n)
     }
     for (; i < n; i++)
         x[i] += y[i];
-}
-
-void forward_softcap(float *x, int n, float cap)
-{
-    for (int i = 0; i < n; i++)
-        x[i] = cap * tanhf(x[i] / cap);
 }
 
 /* gate[i] = act(gate[i]) * up[i], i < n: SwiGLU or GELU's tanh form (the kernels). */
@@ -351,13 +351,12 @@ typedef struct {
     float *up_out;          /* gated: (n, w->rows) x · upᵀ */
     float *gate_keep;       /* gated: (n, w->rows) out before the activation, or NULL */
     float *add_to;          /* (n, w->rows) or NULL: add_to += out (a residual) */
-    float softcap;          /* 0, or out = softcap · tanh(out / softcap) */
 } proj_job;
 
 /* True when something follows j's products (else a batch skips that loop). */
 static bool job_follows(const proj_job *j)
 {
-    return j->bias || j->up || j->softcap != 0.0f || j->add_to;
+    return j->bias || j->up || j->add_to;
 }
 
 /* What follows the products in row i (of n), values r0..r1-1. */
@@ -373,8 +372,6 @@ static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
             memcpy(j->gate_keep + at, out, sizeof(float) * len);
         activate(p->c->arch.act, out, j->up_out + at, len);
     }
-    if (j->softcap != 0.0f)
-        forward_softcap(out, len, j->softcap);
     if (j->add_to)
         add_into(j->add_to + at, out, len);
 }
@@ -496,9 +493,9 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
     transformer *t = p->t;
     int dim = p->c->dim;
     float eps = p->c->rms_eps;
-    bool fused = p->one && !post_norm; /* one token: the residual in the rows' job */
+    /* without a post-norm the residual is added in the products' job, row by row */
     proj_job j = {.w = w, .bias = bias, .out = t->buf.proj,
-                  .add_to = fused ? t->buf.x : NULL};
+                  .add_to = post_norm ? NULL : t->buf.x};
     pass_project(p, in, len, &j, 1);
     see(p, point, l, t->buf.proj, dim, dim);
     if (p->one) {
@@ -506,18 +503,18 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
             token_norm_add(p, t->buf.proj, post_norm);
         return next_norm ? pass_norm(p, t->buf.x, next_norm) : NULL;
     }
+    if (!post_norm && !next_norm)
+        return NULL;
     int blocks = (p->n + NORM_ROWS - 1) / NORM_ROWS;
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
     for (int b = 0; b < blocks; b++) {
         size_t at = (size_t)b * NORM_ROWS * dim;
         int rows = norm_block_rows(p->n, b);
         float *x = t->buf.x + at, *xn = t->buf.xn + at;
-        const float *y = t->buf.proj + at;
         if (post_norm) {
-            rmsnorm_rows(xn, y, post_norm, rows, dim, eps);
-            y = xn;
+            rmsnorm_rows(xn, t->buf.proj + at, post_norm, rows, dim, eps);
+            add_into(x, xn, rows * dim);
         }
-        add_into(x, y, rows * dim);
         if (next_norm)
             rmsnorm_rows(xn, x, next_norm, rows, dim, eps);
     }
@@ -606,7 +603,7 @@ static void head_scores(const pass *p, int window, int h, const float *k, size_t
         for (int j = first; j <= last; j++)
             a[j] *= scale;
         if (cap != 0.0f)
-            forward_softcap(a + first, last - first + 1, cap);
+            pass_softcap(a + first, last - first + 1, cap);
         mask_outside(a, first, last, width, -INFINITY);
     }
 }
@@ -793,38 +790,27 @@ static void pass_embed(const pass *p)
     see(p, HOOK_INP_EMBD, -1, t->buf.x, dim, dim);
 }
 
-/* The final RMSNorm, kept as the classifier's input; one token: the classifier's rows
- * too (a batch's logits are computed from the kept inputs: transformer_logits). */
+/* The final RMSNorm, kept as the classifier's input (the logits are computed from the
+ * kept inputs: classifier_logits). One token: thread 0 keeps it. */
 static void pass_final(const pass *p)
 {
     transformer *t = p->t;
-    const model *m = p->m;
     int dim = p->c->dim;
-    const float *xn = pass_norm(p, t->buf.x, m->rms_final);
+    const float *xn = pass_norm(p, t->buf.x, p->m->rms_final);
     see(p, HOOK_RESULT_NORM, -1, xn, dim, dim);
-    if (!p->one) {
-        classifier_keep(t, p->pos, p->n, xn);
-        return;
-    }
-    lane_quantize(t, p->ln, xn, dim);
     if (p->tid == 0)
-        classifier_keep_one(t, p->pos, lane_input(t, p->ln, &m->wcls), xn);
-    proj_job cls = {.w = &m->wcls, .out = t->logits, .softcap = p->c->arch.final_softcap};
-    project_rows(p, xn, &cls, 1);
+        classifier_keep(t, p->pos, p->n, xn);
 }
 
-/* The logits observed at result_output: one token's; a batch's computed again from the
- * kept inputs, OBSERVED_LOGIT_ROWS at a time, for the rows an observer wants. */
+/* The logits observed at result_output: computed from the kept inputs,
+ * OBSERVED_LOGIT_ROWS at a time, for the rows an observer wants (after the pass, on
+ * the calling thread). */
 static void pass_logits_seen(const pass *p)
 {
     transformer *t = p->t;
     int vocab = p->c->vocab_size;
     if (!(p->watch & HOOK_BIT(HOOK_RESULT_OUTPUT)))
         return;
-    if (p->one) {
-        see(p, HOOK_RESULT_OUTPUT, -1, t->logits, vocab, vocab);
-        return;
-    }
     for (int done = 0; done < p->n && t->logit_rows;) {
         int k = p->n - done < OBSERVED_LOGIT_ROWS ? p->n - done : OBSERVED_LOGIT_ROWS;
         bool wanted = false;
@@ -833,7 +819,7 @@ static void pass_logits_seen(const pass *p)
             wanted = wanted || hook_wants(p->hooks->list[i], HOOK_RESULT_OUTPUT, -1,
                                           p->pos + done, k, &row, &rows);
         if (wanted) {
-            transformer_logits(t, p->pos + done, k, t->logit_rows);
+            classifier_logits(t, p->pos + done, k, t->logit_rows);
             see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, p->pos + done, k, t->logit_rows, vocab,
                      vocab);
         }

@@ -1,16 +1,18 @@
-/* transformer.c — the transformer's state and its calls: the KV cache (fp32, or int8
- * rows with one scale per (position, head)), the activation buffers, the classifier's
- * kept inputs, the interventions and observers in force, and the calls that run the
- * forward pass (forward.c) for one token, a batch, or a what-if.
+/* transformer.c — the transformer's public calls: making and freeing its state (the
+ * KV cache, fp32 or int8 rows with one scale per (position, head); the activation
+ * buffers; the kept classifier inputs), the hooks registered on it, and running the
+ * forward pass (forward.c) for one token, a batch, or a what-if, then the logits from
+ * the kept inputs.
  *
- * Owns the KV cache, the activation buffers and the quantized activations for one
- * sequence. Borrows the model. Does not own weights or pick kernels: every matmul
- * goes through kernels.h. A batch of tokens runs in chunks of 64-256 positions. The
- * captures the debugger asks for (attention rows, the logit lens, attribution,
- * what-if logits) are observers at the pass's hook points for the one call. The
- * forward calls return NULL, and do nothing, when a token or a position is out of
- * range. */
-#include "transformer_internal.h"
+ * Owns that state for one sequence. Borrows the model. Does not own weights or pick
+ * kernels: every matmul goes through kernels.h. The buffers themselves are managed by
+ * pass_state.c, which forward.c works in. A batch of tokens runs in chunks of 64-256
+ * positions. The captures the debugger asks for (attention rows, the logit lens,
+ * attribution, what-if logits) are observers at the pass's hook points for the one
+ * call. The forward calls return NULL, and do nothing, when a token or a position is
+ * out of range. */
+#include "forward.h"
+#include "pass_state.h"
 
 #include "kernels.h"
 
@@ -55,165 +57,11 @@ const model *transformer_model(const transformer *t)
     return t->m;
 }
 
-/* ---- buffers ---- */
-
-/* Positions per batch chunk for this shape and context (see CHUNK_BUDGET). */
-static int chunk_positions(const model_config *p, int ctx)
-{
-    size_t per_position = sizeof(float) * (4 * (size_t)p->dim + 2 * (size_t)p->hidden_dim +
-                                           2 * (size_t)p->kv_dim + (size_t)ctx);
-    size_t n = CHUNK_BUDGET / per_position;
-    n -= n % CHUNK_MIN;
-    return n < CHUNK_MIN ? CHUNK_MIN : n > CHUNK_MAX ? CHUNK_MAX : (int)n;
-}
-
-static void buffers_free(batch_buffers *b, int n_qb)
-{
-    free(b->x);
-    free(b->xn);
-    free(b->q);
-    free(b->kqv);
-    free(b->proj);
-    free(b->hb);
-    free(b->hb2);
-    free(b->rope);
-    free(b->rope_swa);
-    for (int i = 0; i < n_qb; i++)
-        qbatch_free(b->qb[i]);
-}
-
-/* Makes the batch buffers hold cap positions. On failure the old ones stay. */
-static bool transformer_reserve(transformer *t, int cap)
-{
-    const model_config *p = &t->m->config;
-    size_t n = (size_t)cap, f = sizeof(float);
-    bool swa = p->arch.rope_base_swa > 0.0f;
-    batch_buffers b = {
-        .x = malloc(f * n * p->dim),
-        .xn = malloc(f * n * p->dim),
-        .q = malloc(f * n * p->q_dim),
-        .kqv = malloc(f * n * p->q_dim),
-        .proj = malloc(f * n * p->dim),
-        .hb = malloc(f * n * p->hidden_dim),
-        .hb2 = malloc(f * n * p->hidden_dim),
-        .rope = malloc(f * n * p->arch.rope_dims),
-        .rope_swa = swa ? malloc(f * n * p->arch.rope_dims) : NULL,
-    };
-    bool ok = b.x && b.xn && b.q && b.kqv && b.proj && b.hb && b.hb2 && b.rope &&
-              (b.rope_swa || !swa);
-    for (int i = 0; i < t->n_qb; i++) {
-        b.qb[i] = ok ? qbatch_new(cap, t->buf.qb[i]->len, t->buf.qb[i]->group) : NULL;
-        ok = ok && b.qb[i];
-    }
-    if (!ok) {
-        buffers_free(&b, t->n_qb);
-        return false;
-    }
-    buffers_free(&t->buf, t->n_qb);
-    t->buf = b;
-    t->cap = cap;
-    return true;
-}
-
-/* Index in buf.qb (and in each lane's qb) of the qbatch for vectors of len values
- * quantized with group, registered at _new; -1 if there is none. */
-static int qbatch_index(const transformer *t, int len, int group)
-{
-    for (int i = 0; i < t->n_qb; i++)
-        if (t->buf.qb[i]->len == len && t->buf.qb[i]->group == group)
-            return i;
-    return -1;
-}
-
-qbatch *qbatch_for(transformer *t, int len, int group)
-{
-    int i = qbatch_index(t, len, group);
-    return i < 0 ? NULL : t->buf.qb[i];
-}
-
-/* Registers the (cols, group) of a Q8_0 weight; returns false when out of room. */
-static bool qbatch_register(transformer *t, const tensor *w)
-{
-    if (!tensor_is_q8(w) || qbatch_for(t, w->cols, w->group))
-        return true;
-    if (t->n_qb == MAX_QBATCHES)
-        return false;
-    qbatch *b = qbatch_new(1, w->cols, w->group);
-    if (!b)
-        return false;
-    t->buf.qb[t->n_qb++] = b;
-    return true;
-}
-
-/* Frees n lanes (those not fully allocated hold NULLs) and the array. */
-static void lanes_destroy(struct lane *lanes, int n, int n_qb)
-{
-    for (int i = 0; lanes && i < n; i++) {
-        free(lanes[i].xn);
-        for (int j = 0; j < n_qb; j++)
-            qbatch_free(lanes[i].qb[j]);
-    }
-    free(lanes);
-}
-
-static void lanes_free(transformer *t)
-{
-    lanes_destroy(t->lanes, t->n_lanes, t->n_qb);
-    t->lanes = NULL;
-    t->n_lanes = 0;
-}
-
-/* Makes one lane per thread the one-token path may use (the OpenMP thread count, at
- * least 1). On failure the old lanes stay and fewer threads are used. */
-int lanes_reserve(transformer *t)
-{
-    int want = 1;
-#ifdef _OPENMP
-    want = omp_get_max_threads();
-#endif
-    if (want <= t->n_lanes)
-        return want;
-    const model_config *p = &t->m->config;
-    struct lane *lanes = calloc((size_t)want, sizeof *lanes);
-    bool ok = lanes != NULL;
-    int big = p->dim > p->hidden_dim ? p->dim : p->hidden_dim;
-    if (p->q_dim > big)
-        big = p->q_dim;
-    for (int i = 0; ok && i < want; i++) {
-        ok = (lanes[i].xn = malloc(sizeof(float) * big)) != NULL;
-        for (int j = 0; ok && j < t->n_qb; j++)
-            ok = (lanes[i].qb[j] = qbatch_new(1, t->buf.qb[j]->len, t->buf.qb[j]->group)) != NULL;
-    }
-    if (!ok) {
-        lanes_destroy(lanes, want, t->n_qb);
-        return t->n_lanes;
-    }
-    lanes_free(t);
-    t->lanes = lanes;
-    t->n_lanes = want;
-    return want;
-}
-
-/* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
-const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w)
-{
-    int i = tensor_is_q8(w) ? qbatch_index(t, w->cols, w->group) : -1;
-    return i < 0 ? NULL : ln->qb[i];
-}
-
-/* Quantizes x (len values) into each of the lane's qbatches for that length. */
-void lane_quantize(const transformer *t, struct lane *ln, const float *x, int len)
-{
-    for (int i = 0; i < t->n_qb; i++)
-        if (t->buf.qb[i]->len == len)
-            qbatch_quantize(ln->qb[i], x, 1);
-}
-
 void transformer_free(transformer *t)
 {
     if (!t)
         return;
-    buffers_free(&t->buf, t->n_qb);
+    pass_buffers_free(&t->buf, t->n_qb);
     lanes_free(t);
     free(t->k_new);
     free(t->v_new);
@@ -282,7 +130,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         ok = ok && (t->cls_q = qbatch_new(t->ctx, m->wcls.cols, m->wcls.group)) != NULL;
     else
         ok = ok && (t->cls_f = malloc(sizeof(float) * (size_t)t->ctx * p->dim)) != NULL;
-    t->chunk = chunk_positions(p, t->ctx);
+    t->chunk = pass_chunk_positions(p, t->ctx);
     t->att = calloc((size_t)t->chunk * t->ctx, sizeof(float));
     t->att_slots = 1;
     t->k_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
@@ -294,7 +142,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
             ok = qbatch_register(t, ws[i]);
     }
-    ok = ok && qbatch_register(t, &m->wcls) && transformer_reserve(t, 1) &&
+    ok = ok && qbatch_register(t, &m->wcls) && pass_buffers_reserve(t, 1) &&
          lanes_reserve(t) > 0;
     if (!ok) {
         transformer_free(t);
@@ -310,123 +158,22 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     return LLM_OK;
 }
 
-/* ---- the KV cache ---- */
-
-/* Row of (layer l, KV head kh, position p) in the Q8_0 cache. */
-size_t q8_row(const transformer *t, int l, int kh, int p)
-{
-    return ((size_t)l * t->m->config.n_kv_heads + kh) * t->ctx + p;
-}
-
-/* Stores the rotated key k and the value v (head_size each) of KV head kh at
- * position pos of layer l. */
-void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v)
-{
-    const model_config *c = &t->m->config;
-    int hs = c->head_size;
-    if (t->kv == TRANSFORMER_KV_F32) {
-        size_t at = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * hs;
-        memcpy(t->key_cache + at, k, sizeof(float) * hs);
-        memcpy(t->value_cache + at, v, sizeof(float) * hs);
-    } else {
-        size_t r = q8_row(t, l, kh, pos);
-        quant_quantize_row(t->kq + r * hs, t->ks + r, k, hs, hs, hs);
-        quant_quantize_row(t->vq + r * hs, t->vs + r, v, hs, hs, hs);
-    }
-}
-
-/* Threads that may run attention: one scratch row of t->att each. Grows t->att to
- * the current OpenMP thread count; if that fails, fewer threads are used. */
-int attention_threads(transformer *t)
-{
-#ifdef _OPENMP
-    int want = omp_get_max_threads();
-    if (want > t->att_slots) {
-        size_t hs = (size_t)t->m->config.head_size;
-        float *grown = realloc(t->att, sizeof(float) * (size_t)want * t->chunk * t->ctx);
-        if (grown)
-            t->att = grown;
-        if (grown && t->kv == TRANSFORMER_KV_Q8_0) {
-            float *kv = realloc(t->kv_f32, sizeof(float) * (size_t)want * 2 * t->ctx * hs);
-            if (kv)
-                t->kv_f32 = kv;
-            else
-                grown = NULL;
-        }
-        if (grown)
-            t->att_slots = want;
-    }
-#endif
-    return t->att_slots;
-}
-
-/* ---- the classifier ---- */
-
-/* Positions pos..pos+n-1 of the kept classifier inputs, as the classifier reads them:
- * *xq a view of t->cls_q's vectors (Q8_0), or *x of t->cls_f's rows (F32). */
-static void classifier_input(const transformer *t, int pos, qbatch *xq, const float **x)
-{
-    *x = NULL;
-    if (t->cls_q) {
-        const qbatch *b = t->cls_q;
-        *xq = *b;
-        xq->q = b->q + (size_t)pos * b->stride;
-        xq->scale = b->scale + (size_t)pos * (b->stride / b->group);
-    } else {
-        *x = t->cls_f + (size_t)pos * t->m->config.dim;
-    }
-}
-
-/* Keeps the classifier inputs xn (n, dim), the final normed states of positions
- * pos..pos+n-1. */
-void classifier_keep(transformer *t, int pos, int n, const float *xn)
-{
-    qbatch view;
-    const float *rows;
-    classifier_input(t, pos, &view, &rows);
-    if (t->cls_q)
-        qbatch_quantize(&view, xn, n);
-    else
-        memcpy((float *)rows, xn, sizeof(float) * (size_t)n * t->m->config.dim);
-}
-
-/* Keeps one position's classifier input from an already quantized copy: xq (Q8_0
- * classifier) or xn (F32). */
-void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const float *xn)
-{
-    qbatch view;
-    const float *rows;
-    classifier_input(t, pos, &view, &rows);
-    if (t->cls_q) {
-        memcpy(view.q, xq->q, (size_t)view.stride);
-        memcpy(view.scale, xq->scale, sizeof(float) * (size_t)(view.stride / view.group));
-    } else {
-        memcpy((float *)rows, xn, sizeof(float) * t->m->config.dim);
-    }
-}
-
-/* The model's final soft-cap on n rows of logits, if it has one. */
-static void logits_cap(const transformer *t, float *logits, int n)
-{
-    float cap = t->m->config.arch.final_softcap;
-    int vocab = t->m->config.vocab_size;
-    if (cap == 0.0f)
-        return;
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < n; i++)
-        forward_softcap(logits + (size_t)i * vocab, vocab, cap);
-}
-
 void transformer_logits(transformer *t, int pos, int n, float *logits)
 {
-    qbatch view;
-    const float *rows;
-    classifier_input(t, pos, &view, &rows);
-    kernels_matmul(logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n);
-    logits_cap(t, logits, n);
+    classifier_logits(t, pos, n, logits);
 }
 
 /* ---- interventions and observers ---- */
+
+/* The buffer result_output's observers are handed a batch's logits in (made when first
+ * wanted); false when out of memory. */
+static bool logit_rows_made(transformer *t)
+{
+    if (!t->logit_rows)
+        t->logit_rows =
+            malloc(sizeof(float) * OBSERVED_LOGIT_ROWS * (size_t)t->m->config.vocab_size);
+    return t->logit_rows != NULL;
+}
 
 llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err *err)
 {
@@ -447,8 +194,7 @@ llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err 
     if ((h->points & HOOK_BIT(HOOK_FFN_GATE)) && !t->gate_keep &&
         !(t->gate_keep = malloc(sizeof(float) * (size_t)t->chunk * c->hidden_dim)))
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for observing ffn_gate");
-    if ((h->points & HOOK_BIT(HOOK_RESULT_OUTPUT)) && !t->logit_rows &&
-        !(t->logit_rows = malloc(sizeof(float) * OBSERVED_LOGIT_ROWS * (size_t)c->vocab_size)))
+    if ((h->points & HOOK_BIT(HOOK_RESULT_OUTPUT)) && !logit_rows_made(t))
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for observing result_output");
     t->hooks[slot] = *h;
     t->hook_used[slot] = true;
@@ -558,26 +304,20 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
         return NULL;
     bool batch = kernels == TRANSFORMER_KERNELS_BATCH ||
                  (kernels == TRANSFORMER_KERNELS_AUTO && n >= TRANSFORMER_BATCH_MIN);
-    if (n == 1 && !batch) {
-        run(t, tokens, 1, pos, false, attn);
-        if (logits)
-            memcpy(logits, t->logits, sizeof(float) * t->m->config.vocab_size);
-        return t->logits;
-    }
     int want = n < t->chunk ? n : t->chunk;
     if (want > t->cap)
-        transformer_reserve(t, want); /* on failure, smaller chunks with what we have */
+        pass_buffers_reserve(t, want); /* on failure, smaller chunks with what we have */
     for (int done = 0; done < n;) {
-        int k = n - done < t->cap ? n - done : t->cap;
+        int k = n == 1 ? 1 : n - done < t->cap ? n - done : t->cap;
         run(t, tokens + done, k, pos + done, batch, attn ? attn + done : NULL);
         done += k;
     }
     if (logits) {
-        transformer_logits(t, pos, n, logits);
+        classifier_logits(t, pos, n, logits);
         memcpy(t->logits, logits + (size_t)(n - 1) * t->m->config.vocab_size,
                sizeof(float) * t->m->config.vocab_size);
     } else {
-        transformer_logits(t, pos + n - 1, 1, t->logits);
+        classifier_logits(t, pos + n - 1, 1, t->logits);
     }
     return t->logits;
 }
@@ -673,16 +413,12 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
     if (pos < 0 || pos >= t->ctx || !tokens_valid(t, &token, 1))
         return llm_fail(err, LLM_ERR_ARG, "%s: token %d at position %d is out of range", what,
                         token, pos);
-    size_t vocab = (size_t)t->m->config.vocab_size;
     unsigned char *kv_save = malloc(position_state_bytes(t));
-    float *logits_save = malloc(sizeof(float) * vocab);
-    if (!kv_save || !logits_save) {
+    if (!kv_save || (cap->logits && !logit_rows_made(t))) {
         free(kv_save);
-        free(logits_save);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
     }
     position_state_copy(t, pos, kv_save, false);
-    memcpy(logits_save, t->logits, sizeof(float) * vocab);
     attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = t->m->config.n_heads};
     uint32_t points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
                       (cap->parts ? HOOK_BIT(HOOK_KQV) | HOOK_BIT(HOOK_FFN_OUT) : 0) |
@@ -693,9 +429,7 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
     hooks_collect(t, own, 2, &hooks);
     forward_pass(t, &token, 1, pos, t->batch_of[pos], &hooks);
     position_state_copy(t, pos, kv_save, true);
-    memcpy(t->logits, logits_save, sizeof(float) * vocab);
     free(kv_save);
-    free(logits_save);
     return LLM_OK;
 }
 
@@ -717,11 +451,7 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
     for (int l = 0; l < c->n_layers && st == LLM_OK; l++) {
         float *out = layer_logits + l * vocab;
         forward_rmsnorm(xn, resid + l * dim, m->rms_final, c->dim, c->rms_eps);
-        qbatch *xq = tensor_is_q8(&m->wcls) ? qbatch_for(t, m->wcls.cols, m->wcls.group) : NULL;
-        if (xq)
-            qbatch_quantize(xq, xn, 1);
-        kernels_matvec(out, &m->wcls, xn, xq);
-        logits_cap(t, out, 1);
+        classifier_logit_rows(t, xn, 1, out);
     }
     free(resid);
     free(xn);

@@ -104,27 +104,4 @@ typedef struct {
     uint32_t edits;         /* the points any of them edits */
 } pass_hooks;
 
-/* forward.c: runs tokens (n, each < vocab) at positions pos..pos+n-1 (n no more than
- * t->cap, or 1) on the batch kernels (batch) or the token kernels, writing their KV
- * cache entries and kept classifier inputs; for one token on the token kernels also
- * t->logits. The observers in hooks see every point they ask for. */
-void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
-                  const pass_hooks *hooks);
-
-/* forward.c, for transformer.c: RMSNorm of x (size) with weight into o (may be x);
- * x = cap·tanh(x / cap). */
-void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps);
-void forward_softcap(float *x, int n, float cap);
-
-/* transformer.c, for forward.c */
-int lanes_reserve(transformer *t);
-int attention_threads(transformer *t);
-const qbatch *lane_input(const transformer *t, const struct lane *ln, const tensor *w);
-void lane_quantize(const transformer *t, struct lane *ln, const float *x, int len);
-qbatch *qbatch_for(transformer *t, int len, int group);
-size_t q8_row(const transformer *t, int l, int kh, int p);
-void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v);
-void classifier_keep(transformer *t, int pos, int n, const float *xn);
-void classifier_keep_one(transformer *t, int pos, const qbatch *xq, const float *xn);
-
 #endif

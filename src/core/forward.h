@@ -1,0 +1,19 @@
+/* forward.h — the forward pass (forward.c), for transformer.c, which calls it; forward.c
+ * works in the pass state (pass_state.h) and never calls the transformer back. Private
+ * to src/core's transformer files. */
+#ifndef LLMCHAT_FORWARD_H
+#define LLMCHAT_FORWARD_H
+
+#include "transformer_internal.h"
+
+/* Runs tokens (n, each < vocab) at positions pos..pos+n-1 (n no more than t->cap, or 1)
+ * on the batch kernels (batch) or the token kernels, writing their KV cache entries and
+ * kept classifier inputs (not the logits: classifier_logits makes them from those). The
+ * observers in hooks see every point they ask for, after its editors. */
+void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
+                  const pass_hooks *hooks);
+
+/* RMSNorm of x (size) with weight into o (may be x). */
+void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps);
+
+#endif
