@@ -1,12 +1,13 @@
 /* test_forward.c — the one forward pass: a batch against one token at a time (the same
- * bits with fp32 weights and cache), every hook point firing on both with the right
+ * bits on the same kernels), every hook point firing on both with the right
  * shapes and the same values, the interventions through both, and the fields of the
  * model description against a plain double-precision reference written here.
  *
  * The description's fields are exercised on toy models of random fp32 weights built in
- * memory (no family loads them yet): each field on its own and all at once, with a
- * head size apart from dim / n_heads, grouped-query attention and windows shorter than
- * the batch. */
+ * memory (the families that set them from GGUF files are test_model_family's and
+ * e2e_families'): each field on its own and all at once, with a head size apart from
+ * dim / n_heads, grouped-query attention and windows shorter than the batch. The
+ * interventions are tested through their editors (knock_out.c, control_vectors.c). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

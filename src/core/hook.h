@@ -17,7 +17,10 @@
 
 #include "model.h"
 
-/* In the order the pass reaches them. The width of a row is in parentheses. */
+/* In the order of the steps that make them; an observer is handed a layer's Qcur,
+ * Kcur and Vcur after its kq and kq_soft_max (attention prepares and reads them head
+ * by head, and hands them whole when it is done). The width of a row is in
+ * parentheses. */
 typedef enum {
     HOOK_INP_EMBD = 0,  /* (dim) the token's embedding, times embed_scale: the stream
                            layer 0 reads */

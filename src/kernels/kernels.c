@@ -6,8 +6,11 @@
  * table, so every entry is callable. Knows which tables this build has (configure
  * defines HAVE_KERNELS_X86 when it builds the x86 files, HAVE_KERNELS_AMX the AMX one,
  * HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
- * each whether the CPU can run it. Holds no kernel code besides the
- * fp32 attention written over the row kernels, for tables without their own. */
+ * each whether the CPU can run it. Beside choosing, it holds what every table shares:
+ * splitting products over threads, the prefill GEMM's packing of the vectors and of
+ * block-type rows (made exact Q8_0 a few at a time, their mins added after), the group
+ * sums and the fp32 attention written over the row kernels, for tables without their
+ * own. */
 #include "config.h"
 
 #include "kernels.h"
@@ -115,8 +118,10 @@ static void attention_by_rows(float *out, size_t out_stride, float *att, size_t 
     }
 }
 
-/* The NULL entries of k taken from s; gemm_q8, matvec_q8b and attention_f32 too when
- * `all` (from a base table: the scalar table's are not fallbacks for those). */
+/* The NULL entries of k taken from s. The GEMM (gemm_q8 with the pack it reads, its
+ * row block and gemm_q8b), matvec_q8b, matmul_q8p, attention_f32 and gemm_mins only when
+ * `all` (from a base table: the scalar table's are not fallbacks for those, kernels.c
+ * has its own). A row dot comes with the order it reads x in. */
 static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
 {
 #define FILL(entry)                                                                       \
