@@ -222,3 +222,13 @@ for path in sys.argv[2:]:
 sys.exit(1 if bad else 0)
 PYEOF
 pass "llmchat, llmchat-bench, llmchat-convert and llmchat-fetch --help fit 80 columns"
+
+# ---- the README says what and how; dated figures live in docs/ ----
+readme="$LLMCHAT_SRCDIR/README.md"
+lines=$(wc -l <"$readme")
+[ "$lines" -le 250 ] || fail "README.md has $lines lines (at most 250: move detail to docs/)"
+# a table row or line with a date (2026-11-28, 11-27) is a measurement: docs/performance.md
+if grep -nE '^\|.*\b(20[0-9]{2}-)?(0[1-9]|1[0-2])-[0-3][0-9]\b' "$readme"; then
+    fail "README.md carries a dated table row (above): dated figures go to docs/performance.md"
+fi
+pass "README.md is $lines lines and carries no dated table"
