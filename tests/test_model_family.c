@@ -361,17 +361,37 @@ START_TEST(test_hostile_files)
 END_TEST
 
 /* Phi-3 files converted before the window had a key get llama.cpp's default for their
- * shape (2047 for Phi-3-mini-4k: 32 layers, a context of 4096), other shapes a refusal. */
+ * shape (2047 for Phi-3-mini-4k: 32 layers, a context of 4096; 131072 for
+ * Phi-3-medium-128k: 40 layers, 131072), other shapes a refusal. */
 START_TEST(test_phi3_window_default)
 {
-    family_edit e = {.drop_key = "phi3.attention.sliding_window"};
+    const struct {
+        int layers;
+        uint32_t ctx;
+        int window; /* 0: refused */
+    } cases[] = {{0, 0, 0}, {32, 4096, 2047}, {40, 4096, 2047}, {40, 131072, 131072},
+                 {32, 8192, 0}, {32, 131072, 0}};
     ck_assert_int_eq(family_shape_find("phi3")->layers, 2);
-    const char *path = write_family("phi3", &e);
-    model *m = (model *)1;
-    llm_err err;
-    ck_assert(model_open(path, NULL, &m, &err) == LLM_ERR_FORMAT);
-    ck_assert_msg(strstr(err.text, "needs its sliding window"), "%s", err.text);
-    remove(path);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        family_edit e = {.drop_key = "phi3.attention.sliding_window", .layers = cases[k].layers,
+                         .uint_key = cases[k].ctx ? "phi3.context_length" : NULL,
+                         .uint_value = cases[k].ctx};
+        const char *path = write_family("phi3", &e);
+        model *m = (model *)1;
+        llm_err err;
+        llm_status st = model_open(path, NULL, &m, &err);
+        if (!cases[k].window) {
+            ck_assert_msg(st == LLM_ERR_FORMAT && strstr(err.text, "needs its sliding window"),
+                          "case %zu: %s", k, st == LLM_OK ? "opened" : err.text);
+        } else {
+            ck_assert_msg(st == LLM_OK, "case %zu: %s", k, err.text);
+            ck_assert_int_eq(m->config.arch.sliding_window, cases[k].window);
+            for (int l = 0; l < m->config.n_layers; l++)
+                ck_assert_int_eq(m->layers[l].window, cases[k].window);
+            model_close(m);
+        }
+        remove(path);
+    }
 }
 END_TEST
 
