@@ -103,12 +103,12 @@ START_TEST(test_descriptions)
         model_rope_layout rope;
         int rope_dims;
         model_activation act;
-        bool bias, qk_norm, post_norms, fused;
+        bool bias, qk_norm, post_norms, fused, llama; /* llama: llama's description */
         float embed_scale, attn_cap, final_cap, base_swa;
         int windows[8]; /* each layer's */
     } want[] = {
         {.name = "llama", .rope = MODEL_ROPE_PAIRS, .rope_dims = 16, .act = MODEL_ACT_SILU,
-         .embed_scale = 1.0f},
+         .embed_scale = 1.0f, .llama = true},
         {.name = "qwen2", .rope = MODEL_ROPE_HALVES, .rope_dims = 16, .bias = true,
          .embed_scale = 1.0f},
         {.name = "qwen3", .rope = MODEL_ROPE_HALVES, .rope_dims = 32, .qk_norm = true,
@@ -143,6 +143,7 @@ START_TEST(test_descriptions)
                       "%s: soft-caps", n);
         ck_assert_msg(a->rope_base_swa == want[i].base_swa, "%s: rope_base_swa %g", n,
                       a->rope_base_swa);
+        ck_assert_msg(model_arch_is_llama(&m->config) == want[i].llama, "%s: llama's or not", n);
         /* 1 / sqrt(head size) for all of these: the 27B Gemmas' own scale is by layers */
         ck_assert_msg(fabsf(a->query_scale - 1.0f / sqrtf((float)m->config.head_size)) < 1e-7f,
                       "%s: query_scale", n);

@@ -159,6 +159,18 @@ model_arch model_arch_llama(int head_size)
     };
 }
 
+bool model_arch_is_llama(const model_config *c)
+{
+    const model_arch *a = &c->arch, l = model_arch_llama(c->head_size);
+    return a->rope_layout == l.rope_layout && a->rope_dims == l.rope_dims &&
+           a->rope_base_swa == l.rope_base_swa && a->act == l.act &&
+           a->embed_scale == l.embed_scale && a->query_scale == l.query_scale &&
+           a->attn_softcap == l.attn_softcap && a->final_softcap == l.final_softcap &&
+           a->attn_bias == l.attn_bias && a->qk_norm == l.qk_norm &&
+           a->post_norms == l.post_norms && a->fused_qkv == l.fused_qkv &&
+           a->fused_gate_up == l.fused_gate_up && a->sliding_window == l.sliding_window;
+}
+
 /* ---- buffers and tensors ---- */
 
 tensor model_tensor_rows(const tensor *w, int r0, int r1)

@@ -191,6 +191,11 @@ typedef struct {
  * fused tensors or windows. */
 model_arch model_arch_llama(int head_size);
 
+/* Whether c's description is llama's (model_arch_llama for its head size), whatever
+ * its family's name: the models a llama2.c file, or a GGUF file of the llama
+ * architecture, can hold. */
+bool model_arch_is_llama(const model_config *c);
+
 /* Rows r0..r1-1 of w as a tensor of their own (a view: no copy), as a loader makes wq,
  * wk, wv of a fused attn_qkv and w1, w3 of a fused gate-up tensor. */
 tensor model_tensor_rows(const tensor *w, int r0, int r1);
