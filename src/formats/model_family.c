@@ -110,11 +110,6 @@ const model_family *model_family_find(const char *name)
     return NULL;
 }
 
-const model_family *model_family_at(int i)
-{
-    return i >= 0 && i < N_FAMILIES ? &families[i] : NULL;
-}
-
 const char *model_family_missing(const char *name)
 {
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)

@@ -79,9 +79,6 @@ typedef struct {
 /* The row of architecture name, or NULL when llmchat does not run it. */
 const model_family *model_family_find(const char *name);
 
-/* The rows, in the table's order: the i-th (from 0), or NULL past the last. */
-const model_family *model_family_at(int i);
-
 /* What llmchat lacks to run architecture name, as a phrase ("mixture-of-experts
  * feed-forward (ffn_gate_inp, ffn_*_exps)"), or NULL when it does not know the name. */
 const char *model_family_missing(const char *name);
