@@ -2,15 +2,20 @@
  * qwen2, qwen3, phi3, gemma, gemma2, gemma3), written in C at test time with the keys
  * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
  * without numpy), and with one edit to make hostile variants: a key dropped or set, a
- * tensor dropped, resized, added, or holding a NaN, or the matrices of another tensor
- * type (random blocks of Q4_0 ... Q6_K scaled to the float weights' spread). For the
- * loader's tests
- * (test_model_family) and, through make_family_gguf, the end-to-end ones; with a
- * vocabulary file its tokenizer.* keys (and so its chat template) are copied in.
+ * tensor dropped, resized, added, or holding a NaN, the matrices of another tensor
+ * type (random blocks of Q4_0 ... Q6_K scaled to the float weights' spread), or the
+ * file of another family with the shape's weights. For the loader's tests
+ * (test_model_family, test_family_row) and, through make_family_gguf, the end-to-end
+ * ones; with a vocabulary file its tokenizer.* keys (and so its chat template) are
+ * copied in.
  *
- * Not a reference: the weights are an LCG's, the checks against llama.cpp and the
- * reference pass are tests/ref's. Independent of the loader it tests (it writes through
- * the GGUF writer, gguf.h, and reads only the vocabulary's keys). */
+ * Which tensors and keys a family's file holds comes from its row (model_family.h),
+ * the description the loader reads; a shape here holds only what a published model
+ * chooses (sizes, head size, window, RoPE base and scaling, a tied classifier, LongRoPE
+ * factors). Not a reference: the weights are an LCG's; what each family's description
+ * must be is test_model_family's, and the checks against llama.cpp and the reference
+ * pass are tests/ref's. It writes through the GGUF writer (gguf.h) and reads only the
+ * vocabulary's keys. */
 #ifndef LLMCHAT_TEST_FAMILY_GGUF_H
 #define LLMCHAT_TEST_FAMILY_GGUF_H
 
@@ -24,6 +29,7 @@
 #include "dequant.h"
 #include "ggml_type.h"
 #include "gguf.h"
+#include "model_family.h"
 
 /* One change to the family's file. */
 typedef struct {
@@ -43,6 +49,8 @@ typedef struct {
     uint64_t value_index;
     float value;
     int layers;                      /* this many layers instead of the shape's (0) */
+    const char *family;              /* the file of this family (its name, keys and
+                                        tensors) instead of the shape's (NULL) */
     uint32_t type;                   /* the matrices' type: GGML_TYPE_F32 (0), F16, BF16,
                                         Q8_0 (the values rounded), or a block type of
                                         family_block_halves (random blocks) */
@@ -50,10 +58,14 @@ typedef struct {
 
 /* The shape of each family's tiny model. */
 typedef struct {
-    const char *name, *arch;
+    const char *name, *arch;         /* arch: the family (model_family.h) */
     int dim, ff, layers, heads, kv, head, ctx;
-    bool key_length, tied, bias, qk_norm, post_norms, fused, longrope, softcaps;
-    int window, rot;                 /* 0: none / the head size */
+    bool key_length;                 /* attention.key_length and value_length written */
+    bool tied;                       /* no output.weight (always, for a tied family) */
+    bool longrope;                   /* LongRoPE's factors and keys (a family that has
+                                        them) */
+    int window, rot;                 /* attention.sliding_window (a family with sliding
+                                        layers); rope.dimension_count (0: the head size) */
     float base, linear;              /* rope.freq_base (0: not written), linear factor */
 } family_shape;
 
@@ -64,21 +76,20 @@ static const family_shape family_shapes[] = {
     {.name = "llama256", .arch = "llama", .dim = 256, .ff = 512, .layers = 2, .heads = 4,
      .kv = 2, .head = 64, .ctx = 256},
     {.name = "qwen2", .arch = "qwen2", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
-     .head = 16, .ctx = 256, .tied = true, .bias = true, .base = 1e6f},
+     .head = 16, .ctx = 256, .tied = true, .base = 1e6f},
     {.name = "qwen3", .arch = "qwen3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
-     .head = 32, .ctx = 256, .key_length = true, .tied = true, .qk_norm = true, .base = 1e6f},
+     .head = 32, .ctx = 256, .key_length = true, .tied = true, .base = 1e6f},
     {.name = "phi3", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
-     .head = 16, .ctx = 256, .fused = true, .longrope = true, .window = 16},
+     .head = 16, .ctx = 256, .longrope = true, .window = 16},
     {.name = "phi3-partial", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4,
-     .kv = 2, .head = 16, .ctx = 256, .fused = true, .window = 0, .rot = 12, .tied = true},
+     .kv = 2, .head = 16, .ctx = 256, .window = 0, .rot = 12, .tied = true},
     {.name = "gemma", .arch = "gemma", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 1,
      .head = 32, .ctx = 256, .key_length = true, .tied = true},
     {.name = "gemma2", .arch = "gemma2", .dim = 64, .ff = 96, .layers = 4, .heads = 4, .kv = 2,
-     .head = 32, .ctx = 256, .key_length = true, .tied = true, .post_norms = true,
-     .softcaps = true, .window = 4},
+     .head = 32, .ctx = 256, .key_length = true, .tied = true, .window = 4},
     {.name = "gemma3", .arch = "gemma3", .dim = 64, .ff = 96, .layers = 7, .heads = 4, .kv = 2,
-     .head = 32, .ctx = 256, .key_length = true, .tied = true, .post_norms = true,
-     .qk_norm = true, .window = 4, .base = 1e6f, .linear = 8.0f},
+     .head = 32, .ctx = 256, .key_length = true, .tied = true, .window = 4, .base = 1e6f,
+     .linear = 8.0f},
 };
 
 static inline const family_shape *family_shape_find(const char *name)
@@ -122,7 +133,9 @@ static inline void family_add(family_tensors *l, const char *name, uint64_t ne0,
     t->type = GGML_TYPE_F32;
 }
 
-static inline void family_layer(family_tensors *l, const family_shape *s, int il)
+/* Layer il's tensors, those family f's files hold. */
+static inline void family_layer(family_tensors *l, const family_shape *s,
+                                const model_family *f, int il)
 {
     uint64_t d = (uint64_t)s->dim, q = (uint64_t)(s->heads * s->head),
              kv = (uint64_t)(s->kv * s->head), ff = (uint64_t)s->ff;
@@ -130,53 +143,55 @@ static inline void family_layer(family_tensors *l, const family_shape *s, int il
 #define FT(part, ne0, ne1, fill) \
     (snprintf(n, sizeof n, "blk.%d.%s", il, part), family_add(l, n, ne0, ne1, fill))
     FT("attn_norm.weight", d, 0, FILL_NORM);
-    if (s->fused) {
+    if (f->fused) {
         FT("attn_qkv.weight", d, q + 2 * kv, FILL_MATRIX);
     } else {
         FT("attn_q.weight", d, q, FILL_MATRIX);
         FT("attn_k.weight", d, kv, FILL_MATRIX);
         FT("attn_v.weight", d, kv, FILL_MATRIX);
     }
-    if (s->bias) {
+    if (f->attn_bias) {
         FT("attn_q.bias", q, 0, FILL_BIAS);
         FT("attn_k.bias", kv, 0, FILL_BIAS);
         FT("attn_v.bias", kv, 0, FILL_BIAS);
     }
     FT("attn_output.weight", q, d, FILL_MATRIX);
-    if (s->qk_norm) {
+    if (f->qk_norm) {
         FT("attn_q_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
         FT("attn_k_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
     }
-    if (s->post_norms)
+    if (f->post_norms)
         FT("post_attention_norm.weight", d, 0, FILL_NORM);
     FT("ffn_norm.weight", d, 0, FILL_NORM);
-    if (s->fused) {
+    if (f->fused) {
         FT("ffn_up.weight", d, 2 * ff, FILL_MATRIX);
     } else {
         FT("ffn_gate.weight", d, ff, FILL_MATRIX);
         FT("ffn_up.weight", d, ff, FILL_MATRIX);
     }
     FT("ffn_down.weight", ff, d, FILL_MATRIX);
-    if (s->post_norms)
+    if (f->post_norms)
         FT("post_ffw_norm.weight", d, 0, FILL_NORM);
 #undef FT
 }
 
-static inline void family_list(family_tensors *l, const family_shape *s, int vocab)
+/* Every tensor of shape s as a file of family f holds it. */
+static inline void family_list(family_tensors *l, const family_shape *s, const model_family *f,
+                               int vocab)
 {
     family_add(l, "token_embd.weight", (uint64_t)s->dim, (uint64_t)vocab, FILL_MATRIX);
     if (vocab > 4096)
         l->t[l->n - 1].type = GGML_TYPE_F16;
     family_add(l, "output_norm.weight", (uint64_t)s->dim, 0, FILL_NORM);
-    if (!s->tied)
+    if (!s->tied && !f->tied)
         family_add(l, "output.weight", (uint64_t)s->dim, (uint64_t)vocab, FILL_MATRIX);
-    if (s->longrope) {
+    if (s->longrope && f->longrope) {
         uint64_t half = (uint64_t)(s->rot ? s->rot : s->head) / 2;
         family_add(l, "rope_factors_long.weight", half, 0, FILL_LONG);
         family_add(l, "rope_factors_short.weight", half, 0, FILL_SHORT);
     }
     for (int il = 0; il < s->layers; il++)
-        family_layer(l, s, il);
+        family_layer(l, s, f, il);
 }
 
 /* ---- the keys ---- */
@@ -189,11 +204,13 @@ static inline bool family_key_kept(const family_edit *e, const char *key)
            !(e->string_key && !strcmp(key, e->string_key));
 }
 
-/* The family's keys, with e applied (the edited keys are added last). */
-static inline void family_keys(gguf_writer *w, const family_shape *s, const family_edit *e)
+/* The keys of shape s in a file of family f, with e applied (the edited keys are added
+ * last). */
+static inline void family_keys(gguf_writer *w, const family_shape *s, const model_family *f,
+                               const family_edit *e)
 {
     char k[96];
-    const char *a = s->arch;
+    const char *a = f->name;
 #define KU(suffix, v) \
     (snprintf(k, sizeof k, "%s.%s", a, suffix), \
      family_key_kept(e, k) ? gguf_writer_add_uint32(w, k, (uint32_t)(v)) : (void)0)
@@ -212,22 +229,22 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const fami
     KF("attention.layer_norm_rms_epsilon", 1e-6);
     if (s->base > 0)
         KF("rope.freq_base", s->base);
-    if (!strcmp(a, "llama") || !strcmp(a, "phi3"))
+    if (f->rope_dims_key)
         KU("rope.dimension_count", s->rot ? s->rot : s->head);
     if (s->key_length) {
         KU("attention.key_length", s->head);
         KU("attention.value_length", s->head);
     }
-    if (!strcmp(a, "phi3") || !strcmp(a, "gemma2") || !strcmp(a, "gemma3"))
+    if (model_family_has_windows(f))
         KU("attention.sliding_window", s->window);
-    if (s->longrope) {
+    if (s->longrope && f->longrope) {
         KU("rope.scaling.original_context_length", 64);
         KF("rope.scaling.attn_factor", 1.19);
     }
-    if (s->softcaps) {
-        KF("attn_logit_softcapping", 50.0);
-        KF("final_logit_softcapping", 30.0);
-    }
+    if (f->attn_softcap > 0.0f)
+        KF("attn_logit_softcapping", f->attn_softcap);
+    if (f->final_softcap > 0.0f)
+        KF("final_logit_softcapping", f->final_softcap);
     if (s->linear > 0) {
         snprintf(k, sizeof k, "%s.rope.scaling.type", a);
         if (family_key_kept(e, k))
@@ -433,7 +450,8 @@ static inline bool family_put_blocks(FILE *f, uint32_t type, size_t n, float rms
 }
 
 /* Writes the tiny model of family shape `name` to path with edit e (NULL: none) and the
- * tokenizer keys of vocab_path (NULL: none, 96 tokens). False when it cannot. */
+ * tokenizer keys of vocab_path (NULL: none, 96 tokens). False when it cannot (no such
+ * shape, or no row of its family). */
 static inline bool family_gguf_write(const char *path, const char *name, const family_edit *e,
                                      const char *vocab_path)
 {
@@ -441,7 +459,8 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
     const family_shape *s = family_shape_find(name);
     if (!e)
         e = &none;
-    gguf_writer *w = s ? gguf_writer_new(0) : NULL;
+    const model_family *fam = s ? model_family_find(e->family ? e->family : s->arch) : NULL;
+    gguf_writer *w = fam ? gguf_writer_new(0) : NULL;
     if (!w)
         return false;
     int vocab = 96;
@@ -449,13 +468,13 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
     if (e->layers > 0)
         shape.layers = e->layers;
     s = &shape;
-    family_keys(w, s, e);
+    family_keys(w, s, fam, e);
     if (vocab_path && !family_vocab(w, vocab_path, &vocab)) {
         gguf_writer_free(w);
         return false;
     }
     family_tensors l = {0};
-    family_list(&l, s, vocab);
+    family_list(&l, s, fam, vocab);
     uint64_t *bytes = malloc(sizeof *bytes * (size_t)(l.n + 1));
     int kept = 0;
     family_tensor *out = malloc(sizeof *out * (size_t)(l.n + 1));

@@ -1,6 +1,5 @@
 /* test_attribution.c — direct logit attribution: with fp32 weights the parts (embedding,
- * every head, every MLP, the control vectors) plus the final norm's offset add up to the
- * logit at every position of a run, for the token that came next and for other
+ * every head, every MLP, the control vectors) add up to the logit at every position of a run, for the token that came next and for other
  * candidates; a knocked-out head's part is 0; computing it leaves the KV cache and the
  * next step alone; the engine keeps it and drops it with its position; the ranking of
  * the parts. */
@@ -80,7 +79,7 @@ static float record_logit(const step_record *r, int id)
 }
 
 /* fp32 weights: at every position, for the token that came next and the top 3, the parts
- * plus the offset are the logit within fp32 rounding, and the logit is the one the
+ * are the logit within fp32 rounding, and the logit is the one the
  * engine gave the record (the decode positions bit for bit; a prompt position's batch
  * may round differently). */
 START_TEST(test_parts_add_up_to_the_logit)
@@ -99,7 +98,6 @@ START_TEST(test_parts_add_up_to_the_logit)
             ck_assert_msg(a != NULL, "%s", err.text);
             ck_assert_int_eq(a->pos, p);
             ck_assert_int_eq(a->target, targets[i]);
-            ck_assert_float_eq(a->offset, 0.0f);
             ck_assert(a->norm_scale > 0.0f);
             ck_assert_float_eq(a->vectors, 0.0f);
             double d = miss(a);

@@ -109,8 +109,6 @@ static toy *toy_new(int dim, int hidden, int heads, int kv_heads, int head_size,
             L->bk = toy_array(t, c->kv_dim, 0.0f, 0.5f);
             L->bv = toy_array(t, c->kv_dim, 0.0f, 0.5f);
         }
-        if (arch->attn_out_bias)
-            L->bo = toy_array(t, dim, 0.0f, 0.5f);
         if (arch->qk_norm) {
             L->q_norm = toy_array(t, head_size, 1.0f, 0.3f);
             L->k_norm = toy_array(t, head_size, 1.0f, 0.3f);
@@ -274,7 +272,7 @@ static void ref_token(ref *r, int token, int pos, float *logits)
             if (r->mask && r->mask[l * c->n_heads + h])
                 memset(o + h * hs, 0, sizeof(double) * hs);
         }
-        ref_matvec(y, &L->wo, o, L->bo);
+        ref_matvec(y, &L->wo, o, NULL);
         ref_residual(x, y, L->post_attn_norm, c);
         ref_norm(xn, x, L->rms_ffn, dim, c->rms_eps);
         ref_matvec(g, &L->w1, xn, NULL);
@@ -445,7 +443,7 @@ static model_arch all_features(int head_size)
     a.query_scale = 0.2f;
     a.attn_softcap = 4.0f;
     a.final_softcap = 6.0f;
-    a.attn_bias = a.attn_out_bias = a.qk_norm = a.post_norms = true;
+    a.attn_bias = a.qk_norm = a.post_norms = true;
     a.sliding_window = 5;
     return a;
 }
@@ -992,7 +990,7 @@ END_TEST
 
 /* ---- the model description ---- */
 
-static void set_biases(model_arch *a) { a->attn_bias = a->attn_out_bias = true; }
+static void set_biases(model_arch *a) { a->attn_bias = true; }
 static void set_qk_norm(model_arch *a) { a->qk_norm = true; }
 static void set_post_norms(model_arch *a) { a->post_norms = true; }
 static void set_attn_cap(model_arch *a) { a->attn_softcap = 1.0f; }
@@ -1185,13 +1183,13 @@ START_TEST(test_llama_values)
         ck_assert(a->embed_scale == 1.0f && a->rope_base_swa == 0.0f);
         ck_assert(a->query_scale == 1.0f / sqrtf((float)c->head_size));
         ck_assert(a->attn_softcap == 0.0f && a->final_softcap == 0.0f);
-        ck_assert(!a->attn_bias && !a->attn_out_bias && !a->qk_norm && !a->post_norms);
+        ck_assert(!a->attn_bias && !a->qk_norm && !a->post_norms);
         ck_assert(!a->fused_qkv && !a->fused_gate_up && a->sliding_window == 0);
         ck_assert_int_eq(c->q_dim, c->dim);
         ck_assert_int_eq(c->head_size * c->n_heads, c->dim);
         for (int l = 0; l < c->n_layers; l++) {
             const model_layer *L = &m->layers[l];
-            ck_assert(!L->bq && !L->bk && !L->bv && !L->bo && !L->q_norm && !L->k_norm);
+            ck_assert(!L->bq && !L->bk && !L->bv && !L->q_norm && !L->k_norm);
             ck_assert(!L->post_attn_norm && !L->post_ffn_norm && L->window == 0);
         }
         model_close(m);
@@ -1241,8 +1239,8 @@ START_TEST(test_fused_views)
 }
 END_TEST
 
-/* Attribution splits the logit of models with post-norms, an attention output bias and
- * a final soft-cap: the parts and the offset add up to the logit before the cap (the
+/* Attribution splits the logit of models with post-norms, biases and a final soft-cap:
+ * the parts add up to the logit before the cap (the
  * post-norms' scales held at the position, as the final norm's), and the cap of that
  * sum is the logit. */
 START_TEST(test_attribution_families)
@@ -1276,7 +1274,6 @@ START_TEST(test_attribution_families)
                           target, sum, want);
             ck_assert(fabs(out.before_cap - sum) <= 1e-5 * (1.0 + fabs(sum)));
             ck_assert(out.softcap == cap && out.post_norms == a.post_norms);
-            ck_assert((out.offset != 0.0f) == a.attn_out_bias);
         }
         free(parts);
         free(resid);

@@ -81,7 +81,7 @@ START_TEST(test_each_family_opens_and_runs)
             ck_assert(m->config.shared_classifier == s->tied);
             /* every value of the file is a parameter, the tied classifier counted once */
             family_tensors l = {0};
-            family_list(&l, s, 96);
+            family_list(&l, s, model_family_find(s->arch), 96);
             long long want = 0;
             for (int t = 0; t < l.n; t++)
                 want += (long long)l.t[t].ne0 * (long long)(l.t[t].ne1 ? l.t[t].ne1 : 1);
@@ -103,12 +103,12 @@ START_TEST(test_descriptions)
         model_rope_layout rope;
         int rope_dims;
         model_activation act;
-        bool bias, qk_norm, post_norms, fused;
+        bool bias, qk_norm, post_norms, fused, llama; /* llama: llama's description */
         float embed_scale, attn_cap, final_cap, base_swa;
         int windows[8]; /* each layer's */
     } want[] = {
         {.name = "llama", .rope = MODEL_ROPE_PAIRS, .rope_dims = 16, .act = MODEL_ACT_SILU,
-         .embed_scale = 1.0f},
+         .embed_scale = 1.0f, .llama = true},
         {.name = "qwen2", .rope = MODEL_ROPE_HALVES, .rope_dims = 16, .bias = true,
          .embed_scale = 1.0f},
         {.name = "qwen3", .rope = MODEL_ROPE_HALVES, .rope_dims = 32, .qk_norm = true,
@@ -143,6 +143,7 @@ START_TEST(test_descriptions)
                       "%s: soft-caps", n);
         ck_assert_msg(a->rope_base_swa == want[i].base_swa, "%s: rope_base_swa %g", n,
                       a->rope_base_swa);
+        ck_assert_msg(model_arch_is_llama(&m->config) == want[i].llama, "%s: llama's or not", n);
         /* 1 / sqrt(head size) for all of these: the 27B Gemmas' own scale is by layers */
         ck_assert_msg(fabsf(a->query_scale - 1.0f / sqrtf((float)m->config.head_size)) < 1e-7f,
                       "%s: query_scale", n);
@@ -361,17 +362,37 @@ START_TEST(test_hostile_files)
 END_TEST
 
 /* Phi-3 files converted before the window had a key get llama.cpp's default for their
- * shape (2047 for Phi-3-mini-4k: 32 layers, a context of 4096), other shapes a refusal. */
+ * shape (2047 for Phi-3-mini-4k: 32 layers, a context of 4096; 131072 for
+ * Phi-3-medium-128k: 40 layers, 131072), other shapes a refusal. */
 START_TEST(test_phi3_window_default)
 {
-    family_edit e = {.drop_key = "phi3.attention.sliding_window"};
+    const struct {
+        int layers;
+        uint32_t ctx;
+        int window; /* 0: refused */
+    } cases[] = {{0, 0, 0}, {32, 4096, 2047}, {40, 4096, 2047}, {40, 131072, 131072},
+                 {32, 8192, 0}, {32, 131072, 0}};
     ck_assert_int_eq(family_shape_find("phi3")->layers, 2);
-    const char *path = write_family("phi3", &e);
-    model *m = (model *)1;
-    llm_err err;
-    ck_assert(model_open(path, NULL, &m, &err) == LLM_ERR_FORMAT);
-    ck_assert_msg(strstr(err.text, "needs its sliding window"), "%s", err.text);
-    remove(path);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        family_edit e = {.drop_key = "phi3.attention.sliding_window", .layers = cases[k].layers,
+                         .uint_key = cases[k].ctx ? "phi3.context_length" : NULL,
+                         .uint_value = cases[k].ctx};
+        const char *path = write_family("phi3", &e);
+        model *m = (model *)1;
+        llm_err err;
+        llm_status st = model_open(path, NULL, &m, &err);
+        if (!cases[k].window) {
+            ck_assert_msg(st == LLM_ERR_FORMAT && strstr(err.text, "needs its sliding window"),
+                          "case %zu: %s", k, st == LLM_OK ? "opened" : err.text);
+        } else {
+            ck_assert_msg(st == LLM_OK, "case %zu: %s", k, err.text);
+            ck_assert_int_eq(m->config.arch.sliding_window, cases[k].window);
+            for (int l = 0; l < m->config.n_layers; l++)
+                ck_assert_int_eq(m->layers[l].window, cases[k].window);
+            model_close(m);
+        }
+        remove(path);
+    }
 }
 END_TEST
 

@@ -3,7 +3,8 @@
  * Q8_0 each value within half a step (and the half-precision scale's rounding) (rows of 172 stay F32, as llama.cpp
  * needs); a llama2.c v1 file holds the numbers exactly, a v2 file the int8 values of a
  * Q8_0 GGUF it was written from; tokenizer.bin round-trips; a model whose RoPE base
- * llama2.c cannot store is refused. */
+ * llama2.c cannot store is refused, and so is any model whose description is not
+ * llama's (each field that differs), whatever its family's name. */
 #include <math.h>
 #include <string.h>
 
@@ -276,6 +277,31 @@ START_TEST(test_refusals)
     tokenizer *tok;
     ck_assert(tokenizer_open(data_path("tokenizer.bin"), 32000, &tok, &err) == LLM_OK);
     ck_assert_int_eq(write_gguf(m, tok, NULL, MODEL_WRITE_Q8_0, path, &err), LLM_ERR_MISMATCH);
+    /* a description other than llama's, by any one field */
+    const model_arch llama = m->config.arch;
+    for (int k = 0; k < 6; k++) {
+        model_arch *a = &m->config.arch;
+        *a = llama;
+        a->name = "qwen9";
+        switch (k) {
+        case 0: a->rope_layout = MODEL_ROPE_HALVES; break;
+        case 1: a->qk_norm = true; break;
+        case 2: a->post_norms = true; break;
+        case 3: a->final_softcap = 30.0f; break;
+        case 4: a->embed_scale = 2.0f; break;
+        case 5: a->sliding_window = 8; break;
+        }
+        ck_assert(!model_arch_is_llama(&m->config));
+        ck_assert_int_eq(write_llama2c(m, MODEL_WRITE_F32, path, &err), LLM_ERR_ARG);
+        ck_assert_msg(strstr(err.text, "a qwen9 model cannot be stored in a llama2.c file"), "%s",
+                      err.text);
+        ck_assert_int_eq(write_gguf(m, tok, NULL, MODEL_WRITE_F32, path, &err), LLM_ERR_ARG);
+        ck_assert_msg(strstr(err.text, "a qwen9 model is written as the GGUF file it came from"),
+                      "%s", err.text);
+        ck_assert_int_ne(access(path, F_OK), 0);
+    }
+    m->config.arch = llama;
+    ck_assert(model_arch_is_llama(&m->config));
     tokenizer_close(tok);
     /* a directory that does not exist */
     ck_assert_int_eq(write_llama2c(m, MODEL_WRITE_F32, "/nonexistent-dir/x.bin", &err), LLM_ERR_IO);

@@ -188,7 +188,7 @@ void discover_model_note(const app_options *o, const model *m, char *buf, size_t
         snprintf(buf, size,
                  "bundled demo model %s, %s parameters: `llmchat-fetch %s` for a real one",
                  m->name, params, REAL_MODEL);
-    else if (m->config.arch.name && strcmp(m->config.arch.name, "llama") != 0)
+    else if (m->config.arch.name && !model_arch_is_llama(&m->config))
         snprintf(buf, size, "model %s (%s, %s parameters, from %s)", o->model_path,
                  m->config.arch.name, params, source_name(o, src, sizeof src));
     else

@@ -42,11 +42,11 @@ static double rms_scale(const double *y, int n, float eps)
     return 1.0 / sqrt(ss / n + eps);
 }
 
-/* Layer l's head parts into head (n_heads), and what its output bias adds (returned):
- * v (q_dim) = woᵀ (u ⊙ p), p the post-norm's weight (1 without one), then each head's
- * slice of v times its output o (q_dim), all times the post-norm's scale when there is
- * one. y (dim: the block's output, for that scale) and row (q_dim) are scratch. */
-static double layer_heads(const model *m, int l, const double *u, const float *o, float *row,
+/* Layer l's head parts into head (n_heads): v (q_dim) = woᵀ (u ⊙ p), p the post-norm's
+ * weight (1 without one), then each head's slice of v times its output o (q_dim), all
+ * times the post-norm's scale when there is one. y (dim: the block's output, for that
+ * scale) and row (q_dim) are scratch. */
+static void layer_heads(const model *m, int l, const double *u, const float *o, float *row,
                           double *v, double *y, float *head)
 {
     const model_config *c = &m->config;
@@ -59,23 +59,20 @@ static double layer_heads(const model *m, int l, const double *u, const float *o
         if (ur == 0.0 && !post)
             continue;
         quant_dequantize_row(row, wo, r);
-        double yr = L->bo ? L->bo[r] : 0.0;
+        double yr = 0.0;
         for (int j = 0; j < wo->cols; j++) {
             v[j] += ur * row[j];
             yr += (double)row[j] * o[j];
         }
         y[r] = yr;
     }
-    double scale = post ? rms_scale(y, c->dim, c->rms_eps) : 1.0, bias = 0.0;
+    double scale = post ? rms_scale(y, c->dim, c->rms_eps) : 1.0;
     for (int h = 0; h < c->n_heads; h++) {
         double s = 0.0;
         for (int j = h * c->head_size; j < (h + 1) * c->head_size; j++)
             s += v[j] * o[j];
         head[h] = (float)(s * scale);
     }
-    for (int r = 0; L->bo && r < c->dim; r++)
-        bias += u[r] * (post ? post[r] : 1.0) * L->bo[r];
-    return bias * scale;
 }
 
 /* Layer l's feed-forward part: u · post(f), f its output (dim); y (dim) scratch. */
@@ -103,14 +100,12 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
         return llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", target,
                         c->vocab_size - 1);
     /* u, then each layer's scratch (the layers run in parallel): v and y (width each),
-     * a row (width), the bias's part */
+     * a row (width) */
     double *u = malloc(sizeof(double) * width * (1 + 2 * (size_t)layers));
     float *rows = malloc(sizeof(float) * width * (1 + (size_t)layers));
-    double *bias = malloc(sizeof(double) * (size_t)layers);
-    if (!u || !rows || !bias) {
+    if (!u || !rows) {
         free(u);
         free(rows);
-        free(bias);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
     }
     float ss = 0.0f; /* the scale as forward.c's rmsnorm computes it */
@@ -123,20 +118,17 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     for (int l = 0; l < layers; l++) {
         const float *parts = in->parts + (size_t)l * part;
         double *v = u + (size_t)(1 + 2 * l) * width, *y = v + width;
-        bias[l] = layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, v, y,
-                              head + (size_t)l * c->n_heads);
+        layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, v, y,
+                    head + (size_t)l * c->n_heads);
         mlp[l] = (float)layer_mlp(m, l, u, parts + c->q_dim, y);
     }
 
     quant_dequantize_row(rows, &m->token_embedding, in->token);
     a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale);
-    double vectors = 0.0, offset = 0.0;
+    double vectors = 0.0;
     for (int l = 0; in->steer && l < layers; l++)
         vectors += dot(u, in->steer + (size_t)l * dim, dim);
-    for (int l = 0; l < layers; l++)
-        offset += bias[l];
     a->vectors = (float)vectors;
-    a->offset = (float)offset;
     a->norm_scale = scale;
     a->target = target;
     a->n_layers = layers;
@@ -148,13 +140,12 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     a->before_cap = (float)attribution_sum(a);
     free(u);
     free(rows);
-    free(bias);
     return LLM_OK;
 }
 
 double attribution_sum(const step_attribution *a)
 {
-    double s = (double)a->embedding + a->vectors + a->offset;
+    double s = (double)a->embedding + a->vectors;
     for (int l = 0; l < a->n_layers; l++) {
         s += a->mlp[l];
         for (int h = 0; h < a->n_heads; h++)

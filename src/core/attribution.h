@@ -27,8 +27,8 @@ typedef struct {
                             stream */
 } attribution_input;
 
-/* Splits target's logit: fills a's parts, norm_scale, offset (the attention output
- * biases), before_cap (their sum), softcap and post_norms, writing head (n_layers,
+/* Splits target's logit: fills a's parts, norm_scale, before_cap (their sum), softcap
+ * and post_norms, writing head (n_layers,
  * n_heads) and mlp (n_layers), which a then points to; a->pos and a->logit are the
  * caller's. Post-norms are held at their scale of this position (the parts add up); a
  * final soft-cap is not split (the parts add up to the logit before it). Fails (no
@@ -36,7 +36,7 @@ typedef struct {
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
                                float *head, float *mlp, step_attribution *a, llm_err *err);
 
-/* Σ of every part plus the offset: the logit again, up to rounding (before the final
+/* Σ of every part: the logit again, up to rounding (before the final
  * soft-cap, where the model has one). */
 double attribution_sum(const step_attribution *a);
 

@@ -122,7 +122,7 @@ typedef struct {
  * each block's part scaled by that norm at this position, its scale held as the final
  * norm's is: the parts still add up. A final soft-cap (Gemma 2) is not linear: the
  * parts add up to the logit before it, `before_cap`, and the logit is
- * softcap · tanh(before_cap / softcap). Biases of the attention output are in offset. */
+ * softcap · tanh(before_cap / softcap). */
 typedef struct {
     int pos;
     int target;          /* the token whose logit is split */
@@ -132,11 +132,8 @@ typedef struct {
     const float *mlp;    /* (n_layers) each layer's feed-forward part; borrowed likewise */
     float embedding;     /* the input token's embedding */
     float vectors;       /* the control vectors added after the layers (0 when none) */
-    float offset;        /* what is in the stream beside the parts: the attention output
-                            biases (through the post-norms where there are any); 0 without
-                            (RMSNorm has no bias: its epsilon is inside the scale) */
     float norm_scale;    /* the final RMSNorm's 1 / sqrt(mean(stream²) + eps) at pos */
-    float before_cap;    /* the parts' sum and offset: target's logit before the final
+    float before_cap;    /* the parts' sum: target's logit before the final
                             soft-cap (its logit when there is none) */
     float softcap;       /* the final soft-cap, 0 when none: logit = softcap ·
                             tanh(before_cap / softcap), and the parts do not add up to it */

@@ -175,7 +175,6 @@ static const char *note_of(const model *m, hook_point step, int layer)
     case HOOK_QCUR: return "Qcur is this after RoPE (and the bias and QK-norm where the model has them)";
     case HOOK_KCUR: return "Kcur is this after RoPE (and the bias and QK-norm where the model has them)";
     case HOOK_VCUR: return m->layers[layer].bv ? "Vcur is this plus the bias" : NULL;
-    case HOOK_KQV_OUT: return m->layers[layer].bo ? "kqv_out is this plus the bias" : NULL;
     case HOOK_RESULT_OUTPUT:
         return m->config.arch.final_softcap != 0.0f ? "the logit is this soft-capped" : NULL;
     default: return NULL;

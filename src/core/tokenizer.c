@@ -402,6 +402,16 @@ static enum piece_kind gguf_kind(int64_t type, int id, int bos, int eos, int unk
     }
 }
 
+/* The vocabularies tokenizer.ggml.model names (the names are the tokenizers', not the
+ * model families' that share them): SentencePiece and byte-level BPE. */
+static const struct {
+    const char *name;
+    bool bpe;
+} vocab_models[] = {
+    {.name = "llama", .bpe = false},
+    {.name = "gpt2", .bpe = true},
+};
+
 /* The GGUF vocabulary's arrays, checked. */
 typedef struct {
     gguf_array tokens, scores, types, merges;
@@ -419,11 +429,14 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: no tokenizer in the file (tokenizer.ggml.model is missing); give one "
                         "with -z FILE", name);
-    v->bpe = !strcmp(model, "gpt2");
-    if (!v->bpe && strcmp(model, "llama") != 0)
+    size_t k = 0;
+    while (k < sizeof vocab_models / sizeof vocab_models[0] && strcmp(vocab_models[k].name, model))
+        k++;
+    if (k == sizeof vocab_models / sizeof vocab_models[0])
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: tokenizer model '%.40s' is not supported: llmchat runs SentencePiece "
                         "('llama') and byte-level BPE ('gpt2') vocabularies", name, model);
+    v->bpe = vocab_models[k].bpe;
     if (v->bpe) {
         v->pre = gguf_get_string(g, "tokenizer.ggml.pre", NULL);
         if (!v->pre && gguf_string_has_nul(g, "tokenizer.ggml.pre"))

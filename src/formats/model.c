@@ -151,13 +151,24 @@ model_arch model_arch_llama(int head_size)
         .attn_softcap = 0.0f,
         .final_softcap = 0.0f,
         .attn_bias = false,
-        .attn_out_bias = false,
         .qk_norm = false,
         .post_norms = false,
         .fused_qkv = false,
         .fused_gate_up = false,
         .sliding_window = 0,
     };
+}
+
+bool model_arch_is_llama(const model_config *c)
+{
+    const model_arch *a = &c->arch, l = model_arch_llama(c->head_size);
+    return a->rope_layout == l.rope_layout && a->rope_dims == l.rope_dims &&
+           a->rope_base_swa == l.rope_base_swa && a->act == l.act &&
+           a->embed_scale == l.embed_scale && a->query_scale == l.query_scale &&
+           a->attn_softcap == l.attn_softcap && a->final_softcap == l.final_softcap &&
+           a->attn_bias == l.attn_bias && a->qk_norm == l.qk_norm &&
+           a->post_norms == l.post_norms && a->fused_qkv == l.fused_qkv &&
+           a->fused_gate_up == l.fused_gate_up && a->sliding_window == l.sliding_window;
 }
 
 /* ---- buffers and tensors ---- */
@@ -405,20 +416,20 @@ static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
  * ("blk.3.attn_q.weight"; the fused tensor a view was made of: "blk.3.attn_qkv.weight"). */
 typedef enum {
     W_EMB, W_CLS, W_FINAL, W_ATT, W_FFN, W_Q, W_K, W_V, W_O, W_1, W_2, W_3,
-    W_BQ, W_BK, W_BV, W_BO, W_QN, W_KN, W_PA, W_PF, W_COUNT
+    W_BQ, W_BK, W_BV, W_QN, W_KN, W_PA, W_PF, W_COUNT
 } weight_id;
 
 static void weight_name(const model *m, weight_id w, int layer, char *out, size_t size)
 {
     static const char *const l2c[W_COUNT] = {
         "token_embedding", "wcls", "rms_final", "rms_att", "rms_ffn", "wq", "wk", "wv", "wo",
-        "w1", "w2", "w3", "bq", "bk", "bv", "bo", "q_norm", "k_norm", "post_attn_norm",
+        "w1", "w2", "w3", "bq", "bk", "bv", "q_norm", "k_norm", "post_attn_norm",
         "post_ffn_norm"};
     static const char *const gg[W_COUNT] = {
         "token_embd.weight", "output.weight", "output_norm.weight", "attn_norm.weight",
         "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
         "attn_output.weight", "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
-        "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "attn_q_norm.weight",
+        "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight",
         "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight"};
     const model_arch *a = &m->config.arch;
     const char *name = gg[w];
@@ -527,7 +538,7 @@ static llm_status check_layer_vectors(const model *m, int l, llm_err *err)
     } vs[] = {
         {.x = y->rms_att, .n = c->dim, .w = W_ATT},   {.x = y->rms_ffn, .n = c->dim, .w = W_FFN},
         {.x = y->bq, .n = c->q_dim, .w = W_BQ},       {.x = y->bk, .n = c->kv_dim, .w = W_BK},
-        {.x = y->bv, .n = c->kv_dim, .w = W_BV},      {.x = y->bo, .n = c->dim, .w = W_BO},
+        {.x = y->bv, .n = c->kv_dim, .w = W_BV},
         {.x = y->q_norm, .n = c->head_size, .w = W_QN}, {.x = y->k_norm, .n = c->head_size, .w = W_KN},
         {.x = y->post_attn_norm, .n = c->dim, .w = W_PA},
         {.x = y->post_ffn_norm, .n = c->dim, .w = W_PF},

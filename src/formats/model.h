@@ -62,7 +62,6 @@ typedef struct {
                                (Gemma 2: 50) */
     float final_softcap;    /* 0, or the logits become cap·tanh(logit / cap) (Gemma 2: 30) */
     bool attn_bias;         /* layers have bq, bk, bv (Qwen2) */
-    bool attn_out_bias;     /* layers have bo */
     bool qk_norm;           /* layers have q_norm, k_norm: RMSNorm of each head of q and k
                                before RoPE (Qwen3, Gemma 3) */
     bool post_norms;        /* layers have post_attn_norm, post_ffn_norm: RMSNorm of each
@@ -113,7 +112,8 @@ typedef struct {
     const float *bq;        /* (q_dim) or NULL: added to the queries (arch.attn_bias) */
     const float *bk;        /* (kv_dim) or NULL */
     const float *bv;        /* (kv_dim) or NULL */
-    const float *bo;        /* (dim) or NULL: added to wo's output (arch.attn_out_bias) */
+    const float *bo;        /* NULL: no family has a bias on wo's output, and no loader
+                               sets it (forward.c still adds it when it is not NULL) */
     const float *q_norm;    /* (head_size) or NULL: each query head's RMSNorm (arch.qk_norm) */
     const float *k_norm;    /* (head_size) or NULL */
     const float *post_attn_norm; /* (dim) or NULL (arch.post_norms) */
@@ -190,6 +190,11 @@ typedef struct {
  * value rotated, SiLU, no scales but 1 / sqrt(head_size), no caps, biases, extra norms,
  * fused tensors or windows. */
 model_arch model_arch_llama(int head_size);
+
+/* Whether c's description is llama's (model_arch_llama for its head size), whatever
+ * its family's name: the models a llama2.c file, or a GGUF file of the llama
+ * architecture, can hold. */
+bool model_arch_is_llama(const model_config *c);
 
 /* Rows r0..r1-1 of w as a tensor of their own (a view: no copy), as a loader makes wq,
  * wk, wv of a fused attn_qkv and w1, w3 of a fused gate-up tensor. */

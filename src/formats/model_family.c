@@ -2,32 +2,64 @@
  * (see model_family.h). The values follow llama.cpp's llama-model.cpp (hyperparameters
  * and tensors per architecture, c392e509, and upstream's for qwen3 and gemma3) and the
  * Hugging Face modeling files; tests/ref/README.md says what each family reads. */
+/* model_family.c — the table of the architectures llmchat runs and of those it refuses
+ * (see model_family.h): the one place that knows a family by its name. The values
+ * follow llama.cpp's llama-model.cpp (hyperparameters and tensors per architecture,
+ * c392e509, and upstream's for qwen3 and gemma3), its convert_hf_to_gguf.py (the keys
+ * each converter writes) and the Hugging Face modeling files; tests/ref/README.md says
+ * what each family reads. A test may build this file with rows of its own
+ * (MODEL_FAMILY_EXTRA_ROWS: tests/test_family_row.c). */
 #include "model_family.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const model_family families[] = {
-    {.name = "llama", .models = "Llama 2, Llama 3, TinyLlama, Mistral, SmolLM2",
-     .rope_layout = MODEL_ROPE_PAIRS, .act = MODEL_ACT_SILU, .full_rotary_only = true},
-    {.name = "qwen2", .models = "Qwen2, Qwen2.5", .rope_layout = MODEL_ROPE_HALVES,
-     .act = MODEL_ACT_SILU, .attn_bias = true, .eps_required = true},
-    {.name = "qwen3", .models = "Qwen3", .rope_layout = MODEL_ROPE_HALVES,
-     .act = MODEL_ACT_SILU, .qk_norm = true, .eps_required = true},
-    {.name = "phi3", .models = "Phi-3, Phi-3.5, Phi-4-mini", .rope_layout = MODEL_ROPE_HALVES,
-     .act = MODEL_ACT_SILU, .fused = true, .swa = FAMILY_SWA_ALL, .swa_zero_none = true,
-     .longrope = true, .eps_required = true},
-    {.name = "gemma", .models = "Gemma", .rope_layout = MODEL_ROPE_HALVES,
-     .act = MODEL_ACT_GELU, .embed_scale_sqrt = true, .tied = true, .eps_required = true},
-    {.name = "gemma2", .models = "Gemma 2", .rope_layout = MODEL_ROPE_HALVES,
-     .act = MODEL_ACT_GELU, .embed_scale_sqrt = true, .tied = true, .post_norms = true,
-     .softcaps = true, .swa = FAMILY_SWA_EVEN, .swa_default = 4096, .big_query_layers = 46,
-     .eps_required = true},
-    {.name = "gemma3", .models = "Gemma 3", .rope_layout = MODEL_ROPE_HALVES,
-     .act = MODEL_ACT_GELU, .embed_scale_sqrt = true, .tied = true, .post_norms = true,
-     .qk_norm = true, .swa = FAMILY_SWA_5_OF_6, .rope_base_swa = 10000.0f,
-     .big_query_layers = 62, .eps_required = true},
+/* Phi-3 files converted before the window had a key: llama.cpp's defaults for their
+ * shapes (llama-model.cpp, "for backward compatibility"); other shapes need the key. */
+static const family_window_rule phi3_windows[] = {
+    {.n_layers = 32, .seq_len = 4096, .window = 2047},                     /* mini-4k */
+    {.n_layers = 40, .seq_len = 4096, .window = 2047},                     /* medium-4k */
+    {.n_layers = 32, .n_kv_heads = 32, .seq_len = 131072, .window = 262144}, /* mini-128k */
+    {.n_layers = 40, .seq_len = 131072, .window = 131072},                 /* medium-128k */
+    {.window = 0},
 };
+
+/* Gemma 2's: 4096 whatever the shape. */
+static const family_window_rule gemma2_windows[] = {{.window = 4096}, {.window = 0}};
+
+static const model_family families[] = {
+    /* Llama 2, Llama 3, TinyLlama, Mistral, SmolLM2 */
+    {.name = "llama", .rope_layout = MODEL_ROPE_PAIRS, .act = MODEL_ACT_SILU,
+     .rope_freqs = true, .full_rotary_only = true, .rope_dims_key = true,
+     .vocab_size_key = true},
+    /* Qwen2, Qwen2.5 */
+    {.name = "qwen2", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .attn_bias = true, .eps_required = true},
+    /* Qwen3 */
+    {.name = "qwen3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .eps_required = true},
+    /* Phi-3, Phi-3.5, Phi-4-mini */
+    {.name = "phi3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU, .fused = true,
+     .longrope = true, .eps_required = true, .swa_period = 1, .swa_local = 1,
+     .swa_defaults = phi3_windows, .swa_zero_none = true, .rope_dims_key = true},
+    /* Gemma */
+    {.name = "gemma", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_GELU,
+     .embed_scale_sqrt = true, .tied = true, .eps_required = true},
+    /* Gemma 2 */
+    {.name = "gemma2", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_GELU,
+     .embed_scale_sqrt = true, .big_query_layers = 46, .post_norms = true, .tied = true,
+     .eps_required = true, .attn_softcap = 50.0f, .final_softcap = 30.0f, .swa_period = 2,
+     .swa_local = 1, .swa_defaults = gemma2_windows},
+    /* Gemma 3 */
+    {.name = "gemma3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_GELU,
+     .embed_scale_sqrt = true, .big_query_layers = 62, .qk_norm = true, .post_norms = true,
+     .tied = true, .eps_required = true, .swa_period = 6, .swa_local = 5,
+     .rope_base_swa = 10000.0f},
+#ifdef MODEL_FAMILY_EXTRA_ROWS
+    MODEL_FAMILY_EXTRA_ROWS
+#endif
+};
+enum { N_FAMILIES = sizeof families / sizeof families[0] };
 
 /* Architectures llama.cpp knows that llmchat does not run, and what they need. */
 static const struct {
@@ -72,7 +104,7 @@ static const struct {
 
 const model_family *model_family_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    for (int i = 0; i < N_FAMILIES; i++)
         if (!strcmp(families[i].name, name))
             return &families[i];
     return NULL;
@@ -88,22 +120,37 @@ const char *model_family_missing(const char *name)
 
 const char *model_family_names(void)
 {
-    static char names[128];
+    static char names[256];
     if (!names[0])
-        for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+        for (int i = 0; i < N_FAMILIES; i++) {
             size_t len = strlen(names);
             snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", families[i].name);
         }
     return names;
 }
 
+bool model_family_has_windows(const model_family *f)
+{
+    return f->swa_period > 0 && f->swa_local > 0;
+}
+
 bool model_family_slides(const model_family *f, int l)
 {
-    switch (f->swa) {
-    case FAMILY_SWA_NONE: return false;
-    case FAMILY_SWA_ALL: return true;
-    case FAMILY_SWA_EVEN: return l % 2 == 0;
-    case FAMILY_SWA_5_OF_6: return l % 6 < 5;
-    }
-    return false;
+    return model_family_has_windows(f) && l % f->swa_period < f->swa_local;
+}
+
+/* Whether count matches a rule's (0: any). */
+static bool matches(int64_t rule, int64_t count)
+{
+    return rule == 0 || rule == count;
+}
+
+int64_t model_family_default_window(const model_family *f, int64_t n_layers,
+                                    int64_t n_kv_heads, int64_t seq_len)
+{
+    for (const family_window_rule *r = f->swa_defaults; r && r->window; r++)
+        if (matches(r->n_layers, n_layers) && matches(r->n_kv_heads, n_kv_heads) &&
+            matches(r->seq_len, seq_len))
+            return r->window;
+    return 0;
 }

@@ -1,32 +1,42 @@
 /* model_family.h — the GGUF architectures (general.architecture) llmchat runs, as data
  * (llama.cpp's llm_arch with its hyperparameters and tensor table per architecture):
- * what each one changes in the forward pass, which keys and tensors its files hold,
- * which of its layers attend over a sliding window; and the architectures llmchat knows
+ * one row per family says what it changes in the forward pass, which tensors and keys
+ * its files hold, which of its layers attend over a sliding window and how wide when a
+ * file does not say, and what its converter writes; and the architectures llmchat knows
  * of but does not run, each with what it lacks, so that a refusal can say so.
  *
- * The loader (model_gguf.c) reads a family's row and sets model_arch from it; the pass
- * never sees a family. Plain constant data; no I/O. */
+ * Every reader of a family reads its row and never tests its name: the loader
+ * (model_gguf.c, model_gguf_weights.c) sets model_arch from it, the benchmark's GGUF
+ * writer (tools/bench/shape_gguf.c) and the tests' fixtures (tests/family_gguf.h,
+ * tests/ref/make_arch_gguf.py) write its tensors and keys from it; the pass never sees a
+ * family. A new family on features that exist is one row. Plain constant data; no I/O. */
 #ifndef LLMCHAT_MODEL_FAMILY_H
 #define LLMCHAT_MODEL_FAMILY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "model.h"
 
-/* Which layers of a family with a window attend over it. */
-typedef enum {
-    FAMILY_SWA_NONE = 0, /* none */
-    FAMILY_SWA_ALL,      /* every layer (Phi-3) */
-    FAMILY_SWA_EVEN,     /* layers 0, 2, 4, ... (Gemma 2) */
-    FAMILY_SWA_5_OF_6,   /* layer l when l % 6 < 5: five local layers, then a global one (Gemma 3) */
-} family_swa;
+/* The sliding window of a family's files that lack {arch}.attention.sliding_window,
+ * for the shapes that match (a count of 0 matches any): llama.cpp's defaults. */
+typedef struct {
+    int64_t n_layers, n_kv_heads, seq_len;
+    int64_t window;            /* 0 ends a list of rules */
+} family_window_rule;
 
 typedef struct {
     const char *name;          /* general.architecture: "qwen2"; also the keys' prefix */
-    const char *models;        /* what users know it as: "Qwen2, Qwen2.5" */
+
+    /* the pass (model_arch) */
     model_rope_layout rope_layout;
     model_activation act;
     bool embed_scale_sqrt;     /* embeddings × sqrt(dim) (Gemma) */
+    int big_query_layers;      /* a model of this many layers scales queries by
+                                  1 / sqrt(dim / n_heads) instead of 1 / sqrt(head_size)
+                                  (Gemma 2 27B: 46; Gemma 3 27B: 62); 0: never */
+
+    /* the tensors of its files (beside every family's, model_gguf_weights.c) */
     bool attn_bias;            /* attn_q, attn_k, attn_v .bias, all required (Qwen2) */
     bool qk_norm;              /* attn_q_norm, attn_k_norm (head_size), required */
     bool post_norms;           /* post_attention_norm, post_ffw_norm (dim), required */
@@ -35,21 +45,35 @@ typedef struct {
                                   the up projection's (Phi-3) */
     bool tied;                 /* the classifier is always token_embd: a file's
                                   output.weight is not part of it (Gemma) */
-    bool softcaps;             /* {arch}.attn_logit_softcapping (default 50) and
-                                  final_logit_softcapping (default 30) (Gemma 2) */
-    family_swa swa;            /* which layers slide */
-    int swa_default;           /* {arch}.attention.sliding_window when absent; 0: required */
+    bool rope_freqs;           /* rope_freqs.weight may be there: per-pair RoPE frequency
+                                  divisors (Llama 3.1+) */
+    bool longrope;             /* rope_factors_long / rope_factors_short (both or
+                                  neither), chosen by the context against
+                                  rope.scaling.original_context_length, and
+                                  rope.scaling.attn_factor (Phi-3) */
+
+    /* its keys */
+    bool eps_required;         /* {arch}.attention.layer_norm_rms_epsilon must be there */
+    bool full_rotary_only;     /* rope.dimension_count must be the head size (llama) */
+    float attn_softcap;        /* {arch}.attn_logit_softcapping when absent (Gemma 2:
+                                  50); 0: the family has no soft-caps, and its files'
+                                  caps keys are not read */
+    float final_softcap;       /* {arch}.final_logit_softcapping when absent (30) */
+    int swa_period, swa_local; /* layer l attends over the sliding window when
+                                  l % swa_period < swa_local (Phi-3: 1, 1: every layer;
+                                  Gemma 2: 2, 1; Gemma 3: 6, 5); period 0: no layer, and
+                                  {arch}.attention.sliding_window is not read */
+    const family_window_rule *swa_defaults; /* the window when the key is absent: the
+                                  first rule the shape matches; NULL or none: the key is
+                                  required */
     bool swa_zero_none;        /* a window of 0 means none (Phi-4); else 0 is refused */
     float rope_base_swa;       /* RoPE base of the sliding layers, unscaled (Gemma 3:
                                   10000); 0: the file's, as the others */
-    bool longrope;             /* rope_factors_long / rope_factors_short, chosen by the
-                                  context against rope.scaling.original_context_length,
-                                  and rope.scaling.attn_factor (Phi-3) */
-    int big_query_layers;      /* a model of this many layers scales queries by
-                                  1 / sqrt(dim / n_heads) instead of 1 / sqrt(head_size)
-                                  (Gemma 2 27B: 46; Gemma 3 27B: 62); 0: never */
-    bool full_rotary_only;     /* rope.dimension_count must be the head size (llama) */
-    bool eps_required;         /* {arch}.attention.layer_norm_rms_epsilon must be there */
+
+    /* what its converter (llama.cpp's convert_hf_to_gguf.py) writes beside the keys
+     * every family has; the loader does not need them, the fixtures write them */
+    bool rope_dims_key;        /* {arch}.rope.dimension_count (llama, Phi-3) */
+    bool vocab_size_key;       /* {arch}.vocab_size (llama) */
 } model_family;
 
 /* The row of architecture name, or NULL when llmchat does not run it. */
@@ -62,7 +86,14 @@ const char *model_family_missing(const char *name);
 /* The architectures llmchat runs, ", "-separated: "llama, qwen2, qwen3, ...". */
 const char *model_family_names(void);
 
-/* Whether layer l of family f attends over a sliding window (when the model has one). */
+/* Whether family f has layers that attend over a sliding window (when the model's
+ * window is not 0), and whether layer l is one of them. */
+bool model_family_has_windows(const model_family *f);
 bool model_family_slides(const model_family *f, int l);
+
+/* The window of a model of family f whose file lacks the key: the first of
+ * f->swa_defaults its shape matches, or 0 (none: the key is required). */
+int64_t model_family_default_window(const model_family *f, int64_t n_layers,
+                                    int64_t n_kv_heads, int64_t seq_len);
 
 #endif

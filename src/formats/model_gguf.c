@@ -98,10 +98,11 @@ static const real_key factor_key = {.suffix = "rope.scaling.factor", .fallback =
                                     .lo = 1e-3, .hi = 1e3, .what = "RoPE scaling factor"};
 static const real_key attn_factor_key = {.suffix = "rope.scaling.attn_factor", .fallback = 1.0,
                                          .lo = 1e-2, .hi = 1e2, .what = "RoPE attention factor"};
-static const real_key attn_cap_key = {.suffix = "attn_logit_softcapping", .fallback = 50.0,
-                                      .lo = 1e-2, .hi = 1e6, .what = "attention soft-cap"};
-static const real_key final_cap_key = {.suffix = "final_logit_softcapping", .fallback = 30.0,
-                                       .lo = 1e-2, .hi = 1e6, .what = "logit soft-cap"};
+/* the soft-caps' fallbacks are the family's (model_family.attn_softcap, final_softcap) */
+static const real_key attn_cap_key = {.suffix = "attn_logit_softcapping", .lo = 1e-2,
+                                      .hi = 1e6, .what = "attention soft-cap"};
+static const real_key final_cap_key = {.suffix = "final_logit_softcapping", .lo = 1e-2,
+                                       .hi = 1e6, .what = "logit soft-cap"};
 
 /* ---- the family ---- */
 
@@ -190,8 +191,13 @@ static llm_status read_reals(family_keys *k, hyper *h, llm_err *err)
         (st = get_real(k, &attn_factor_key, false, &h->attn_factor, err)) != LLM_OK)
         return st;
     h->attn_cap = h->final_cap = 0.0;
-    if (f->softcaps && ((st = get_real(k, &attn_cap_key, false, &h->attn_cap, err)) != LLM_OK ||
-                        (st = get_real(k, &final_cap_key, false, &h->final_cap, err)) != LLM_OK))
+    real_key attn_cap = attn_cap_key, final_cap = final_cap_key;
+    attn_cap.fallback = f->attn_softcap;
+    final_cap.fallback = f->final_softcap;
+    if ((f->attn_softcap > 0.0f &&
+         (st = get_real(k, &attn_cap, false, &h->attn_cap, err)) != LLM_OK) ||
+        (f->final_softcap > 0.0f &&
+         (st = get_real(k, &final_cap, false, &h->final_cap, err)) != LLM_OK))
         return st;
     /* linear scaling divides positions by the factor (llama.cpp's freq_scale); a
      * factor without a type is linear, as llama.cpp reads it; LongRoPE's own scaling is
@@ -216,32 +222,20 @@ static llm_status read_reals(family_keys *k, hyper *h, llm_err *err)
     return LLM_OK;
 }
 
-/* Phi-3 files converted before the window had a key: llama.cpp's defaults for them
- * (llama-model.cpp, "for backward compatibility"), else 0. */
-static int64_t phi3_default_window(const model_shape *s)
-{
-    if ((s->n_layers == 32 || s->n_layers == 40) && s->seq_len == 4096)
-        return 2047; /* Phi-3-mini-4k, Phi-3-medium-4k */
-    if (s->n_layers == 32 && s->n_kv_heads == 32 && s->seq_len == 131072)
-        return 262144; /* Phi-3-mini-128k */
-    if (s->n_layers == 40 && s->seq_len == 131072)
-        return 131072; /* Phi-3-medium-128k */
-    return 0;
-}
-
-/* The sliding window of the family's local layers (0: none). */
+/* The sliding window of the family's local layers (0: none); without the key, the
+ * family's default for the shape. */
 static llm_status read_window(family_keys *k, const model_shape *s, hyper *h, llm_err *err)
 {
     const model_family *f = k->f;
     bool found;
     h->window = 0;
-    if (f->swa == FAMILY_SWA_NONE)
+    if (!model_family_has_windows(f))
         return LLM_OK;
     llm_status st = get_count(k, "attention.sliding_window", &h->window, &found, err);
     if (st != LLM_OK)
         return st;
     if (!found) {
-        h->window = f->swa_default ? f->swa_default : f->longrope ? phi3_default_window(s) : 0;
+        h->window = model_family_default_window(f, s->n_layers, s->n_kv_heads, s->seq_len);
         if (h->window == 0)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is missing (the %s "
                             "architecture needs its sliding window)", k->m->path,

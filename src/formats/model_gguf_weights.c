@@ -385,38 +385,39 @@ static llm_status check_factors(const model *m, const char *name, const float *f
     return LLM_OK;
 }
 
-/* rope_freqs.weight (Llama 3.1+): one F32 divisor of each RoPE pair's frequency, read
- * into the model's config; absent leaves rope_freqs NULL. */
-static llm_status read_rope_freqs(model *m, const gguf *g, llm_err *err)
+/* rope_freqs.weight (Llama 3.1+), in the files of a family that has it: one F32
+ * divisor of each RoPE pair's frequency, read into the model's config; absent leaves
+ * rope_freqs NULL. */
+static llm_status read_rope_freqs(model *m, const gguf *g, const model_family *f, llm_err *err)
 {
     const gguf_tensor *t = gguf_find_tensor(g, "rope_freqs.weight");
     int pairs = m->config.head_size / 2;
-    if (!t || strcmp(m->config.arch.name, "llama") != 0)
+    if (!t || !f->rope_freqs)
         return LLM_OK; /* another family's file holding it is refused as an extra tensor */
     if (t->n_dims != 1 || t->dims[0] != (uint64_t)pairs || !dequant_supported(t->type))
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: GGUF tensor rope_freqs.weight should hold %d numbers (half the head "
                         "size), as F32", m->path, pairs);
-    float *f = model_own(m, sizeof(float) * (size_t)pairs);
-    if (!f)
+    float *div = model_own(m, sizeof(float) * (size_t)pairs);
+    if (!div)
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
-    read_gguf_row(t, 0, pairs, f);
-    m->config.rope_freqs = f;
+    read_gguf_row(t, 0, pairs, div);
+    m->config.rope_freqs = div;
     m->n_params += pairs;
-    return check_factors(m, "rope_freqs.weight", f, pairs, err);
+    return check_factors(m, "rope_freqs.weight", div, pairs, err);
 }
 
 /* ---- what the file holds beside ---- */
 
 /* Every tensor of the file must be one the model uses: a bias, expert or norm tensor
  * llmchat would ignore means a model it would run wrongly. used (n) are the model's. */
-static llm_status check_no_extra_tensors(const model *m, const gguf *g, const weight *used, int n,
-                                         llm_err *err)
+static llm_status check_no_extra_tensors(const model *m, const gguf *g, const model_family *f,
+                                         const weight *used, int n, llm_err *err)
 {
     const char *arch = m->config.arch.name;
     for (uint64_t i = 0; i < gguf_tensor_count(g); i++) {
         const gguf_tensor *t = gguf_tensor_at(g, i);
-        bool known = !strcmp(t->name, "rope_freqs.weight") && !strcmp(arch, "llama");
+        bool known = f->rope_freqs && !strcmp(t->name, "rope_freqs.weight");
         for (int k = 0; k < n && !known; k++)
             known = used[k].t == t;
         if (known)
@@ -432,7 +433,8 @@ static llm_status check_no_extra_tensors(const model *m, const gguf *g, const we
     return LLM_OK;
 }
 
-/* Whether the file's layers hold attn_qkv (Phi-3) rather than attn_q, attn_k, attn_v. */
+/* Whether the file's layers hold attn_qkv (a fused family's) rather than attn_q,
+ * attn_k, attn_v. */
 static bool file_fuses_qkv(const gguf *g, const model_family *f)
 {
     return f->fused && gguf_find_tensor(g, "blk.0.attn_qkv.weight");
@@ -457,18 +459,19 @@ static void view_fused(model *m, const tensor *fused)
     }
 }
 
-/* After every weight of l was found: nothing else is in the file, the RoPE factors are
- * plausible (LongRoPE's, factors: long and short, or NULL); counts the parameters. */
-static llm_status check_file(model *m, const gguf *g, const weight_list *l,
-                             const float *const *factors, llm_err *err)
+/* After every weight of l was found: nothing else is in the file (family f's), the RoPE
+ * factors are plausible (LongRoPE's, factors: long and short, or NULL); counts the
+ * parameters. */
+static llm_status check_file(model *m, const gguf *g, const model_family *f,
+                             const weight_list *l, const float *const *factors, llm_err *err)
 {
     model_config *c = &m->config;
     m->n_params = 0;
     for (int i = 0; i < l->n; i++)
         m->n_params += (long long)l->ws[i].t->n_values;
-    llm_status st = check_no_extra_tensors(m, g, l->ws, l->n, err);
+    llm_status st = check_no_extra_tensors(m, g, f, l->ws, l->n, err);
     if (st == LLM_OK)
-        st = read_rope_freqs(m, g, err);
+        st = read_rope_freqs(m, g, f, err);
     int n = c->arch.rope_dims / 2;
     if (st == LLM_OK && factors[0] &&
         (st = check_factors(m, "rope_factors_long.weight", factors[0], n, err)) == LLM_OK &&
@@ -501,7 +504,7 @@ llm_status model_gguf_weights(model *m, const gguf *g, const model_family *f,
                 !load_vector(m, &l.ws[i]))
                 st = llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
     if (st == LLM_OK)
-        st = check_file(m, g, &l, factors, err);
+        st = check_file(m, g, f, &l, factors, err);
     uint64_t total = 0;
     for (int i = 0; i < l.n && st == LLM_OK; i++)
         total += l.ws[i].vector ? 0 : l.ws[i].t->bytes;

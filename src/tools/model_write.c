@@ -271,7 +271,7 @@ llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *ch
                             model_write_type type, output_file *out,
                             const model_write_progress *progress, llm_err *err)
 {
-    if (strcmp(m->config.arch.name, "llama") != 0)
+    if (!model_arch_is_llama(&m->config))
         return llm_fail(err, LLM_ERR_ARG, "%s: a %s model is written as the GGUF file it came "
                         "from: llmchat-convert writes the llama architecture only", m->path,
                         m->config.arch.name);
@@ -340,7 +340,7 @@ llm_status model_write_llama2c(const model *m, model_write_type type, output_fil
                                const model_write_progress *progress, llm_err *err)
 {
     const model_config *c = &m->config;
-    if (strcmp(c->arch.name, "llama") != 0)
+    if (!model_arch_is_llama(c))
         return llm_fail(err, LLM_ERR_ARG, "%s: a %s model cannot be stored in a llama2.c file "
                         "(it holds the llama architecture only): use its GGUF file", m->path,
                         c->arch.name);

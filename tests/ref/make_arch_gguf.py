@@ -8,8 +8,13 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 
 ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
 can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
-window), gemma, gemma2 or gemma3 (--list prints each one's shape). The
-vocabulary's tokenizer.* keys are copied unchanged: the SentencePiece families take
+window), gemma, gemma2 or gemma3 (--list prints each one's shape). Which tensors and keys a
+family's file holds (biases, q/k norms, post-norms, fused tensors, LongRoPE's, windows,
+soft-caps, the keys its converter writes) is its row of llmchat's family table
+(src/formats/model_family.c, read by family_rows.py), the description llmchat's loader reads;
+a shape here holds what a published model chooses (sizes, head size, epsilon, RoPE base and
+scaling, window, a tied classifier, LongRoPE's factors). The vocabulary's tokenizer.* keys are
+copied unchanged: the SentencePiece families take
 stories260K's 512-token one (tests/data/stories260K.gguf), the byte-level BPE ones (qwen2,
 qwen3) GPT-2's 50,257 tokens (tests/data/gpt2-vocab.gguf.gz, read compressed) with
 tokenizer.ggml.pre set to qwen2 and no BOS, as Qwen's converter writes; --vocab picks
@@ -31,6 +36,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import family_rows  # noqa: E402
 import gguf  # noqa: E402
 from gguf import pack_kv, copy_kv, UINT32, FLOAT32, STRING, BOOL  # noqa: E402
 
@@ -39,15 +45,16 @@ DATA = os.path.join(HERE, '..', 'data')
 SPM_VOCAB = os.path.join(DATA, 'stories260K.gguf')
 BPE_VOCAB = os.path.join(DATA, 'gpt2-vocab.gguf.gz')
 
-# Each family's tiny shape and what it writes. head: the head size (written as key_length /
-# value_length where the family's converter writes them); rot: rope.dimension_count.
+# Each family's tiny shape and what it writes beside what its family's row says. head: the
+# head size (written as key_length / value_length where key_length is set); rot:
+# rope.dimension_count (for a family whose converter writes it); eps: 1e-5 unless set.
 SHAPES = {
     'llama':  dict(arch='llama', vocab='spm', dim=64, ff=160, layers=3, heads=4, kv=2, head=16,
                    ctx=2048, base=10000.0, tied=False),
     'qwen2':  dict(arch='qwen2', vocab='bpe', dim=64, ff=160, layers=2, heads=4, kv=2, head=16,
-                   ctx=32768, base=1000000.0, tied=True, qkv_bias=True),
+                   ctx=32768, base=1000000.0, tied=True, eps=1e-6),
     'qwen3':  dict(arch='qwen3', vocab='bpe', dim=64, ff=160, layers=2, heads=4, kv=2, head=32,
-                   ctx=40960, base=1000000.0, tied=True, qk_norm=True, key_length=True),
+                   ctx=40960, base=1000000.0, tied=True, key_length=True, eps=1e-6),
     'phi3':   dict(arch='phi3', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=2, head=16,
                    ctx=4096, orig_ctx=64, base=10000.0, tied=False, swa=16, longrope=True),
     'phi3-k': dict(arch='phi3', vocab='spm', dim=256, ff=256, layers=2, heads=4, kv=2, head=64,
@@ -55,13 +62,12 @@ SHAPES = {
     'phi3-partial': dict(arch='phi3', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=2, head=16,
                          rot=12, ctx=4096, base=10000.0, tied=False, swa=0),
     'gemma':  dict(embd_std=0.1, out_norm_gain=8.0, arch='gemma', vocab='spm', dim=64, ff=128, layers=2, heads=4, kv=1, head=32,
-                   ctx=8192, tied=True, key_length=True, norm_shift=True),
+                   ctx=8192, tied=True, key_length=True, norm_shift=True, eps=1e-6),
     'gemma2': dict(embd_std=0.1, out_norm_gain=8.0, arch='gemma2', vocab='spm', dim=64, ff=128, layers=26, heads=4, kv=2, head=32,
-                   ctx=8192, tied=True, key_length=True, norm_shift=True, post_norms=True, swa=8,
-                   softcaps=(50.0, 30.0)),
+                   ctx=8192, tied=True, key_length=True, norm_shift=True, swa=8, eps=1e-6),
     'gemma3': dict(embd_std=0.1, out_norm_gain=8.0, qk_norm_gain=3.0, arch='gemma3', vocab='spm', dim=64, ff=128, layers=8, heads=4, kv=2, head=32,
                    ctx=32768, base=1000000.0, tied=True, key_length=True, norm_shift=True,
-                   post_norms=True, qk_norm=True, swa=8, linear_scale=8.0),
+                   swa=8, linear_scale=8.0, eps=1e-6),
 }
 # Gemma multiplies the embeddings by sqrt(dim) and ties the output to them: with N(0, 1)
 # embeddings the residual stream would be mostly the input token's own row and the model
@@ -71,7 +77,8 @@ SHAPES = {
 # times larger.
 # Gains of the matrices (see the docstring); q and k larger so that attention is peaked.
 GAIN = dict(q=2.0, k=2.0, v=1.5, o=1.5, gate=2.0, up=2.0, down=1.5, output=4.0)
-EPS = {'gemma': 1e-6, 'gemma2': 1e-6, 'gemma3': 1e-6, 'qwen2': 1e-6, 'qwen3': 1e-6}
+# The families' rows (src/formats/model_family.c), read once.
+FAMILIES = family_rows.read()
 
 
 class Weights:
@@ -117,40 +124,40 @@ def vocab_records(s, vocab_path):
 def metadata(name, s):
     """The family's keys. general.name leaves the family out: llama.cpp's vocabulary loader
     looks for Phi-3's special tokens in any model whose name says phi3."""
-    a = s['arch']
+    a, f = s['arch'], FAMILIES[s['arch']]
     u32 = lambda k, x: pack_kv('%s.%s' % (a, k), UINT32, int(x))
     f32 = lambda k, x: pack_kv('%s.%s' % (a, k), FLOAT32, float(x))
     m = [pack_kv('general.architecture', STRING, a), pack_kv('general.name', STRING, 'tiny random model'),
          u32('context_length', s['ctx']), u32('embedding_length', s['dim']), u32('block_count', s['layers']),
          u32('feed_forward_length', s['ff']), u32('attention.head_count', s['heads']),
-         u32('attention.head_count_kv', s['kv']), f32('attention.layer_norm_rms_epsilon', EPS.get(a, 1e-5)),
+         u32('attention.head_count_kv', s['kv']), f32('attention.layer_norm_rms_epsilon', s.get('eps', 1e-5)),
          pack_kv('general.file_type', UINT32, 0)]
     if 'base' in s:
         m.append(f32('rope.freq_base', s['base']))
-    if a in ('llama', 'phi3'):
+    if f['rope_dims_key']:
         m.append(u32('rope.dimension_count', s.get('rot', s['head'])))
     if s.get('key_length'):
         m += [u32('attention.key_length', s['head']), u32('attention.value_length', s['head'])]
-    if a == 'phi3':
+    if family_rows.has_windows(f):
         m.append(u32('attention.sliding_window', s['swa']))
-        if s.get('longrope'):   # Phi3MiniModel: LongRoPE's magnitude factor
-            scale = s['ctx'] / s['orig_ctx']
-            m += [u32('rope.scaling.original_context_length', s['orig_ctx']),
-                  f32('rope.scaling.attn_factor', np.sqrt(1 + np.log(scale) / np.log(s['orig_ctx'])))]
-    if a in ('gemma2', 'gemma3'):
-        m.append(u32('attention.sliding_window', s['swa']))
-    if 'softcaps' in s:
-        m += [f32('attn_logit_softcapping', s['softcaps'][0]), f32('final_logit_softcapping', s['softcaps'][1])]
+    if f['longrope'] and s.get('longrope'):   # Phi3MiniModel: LongRoPE's magnitude factor
+        scale = s['ctx'] / s['orig_ctx']
+        m += [u32('rope.scaling.original_context_length', s['orig_ctx']),
+              f32('rope.scaling.attn_factor', np.sqrt(1 + np.log(scale) / np.log(s['orig_ctx'])))]
+    if f['attn_softcap']:
+        m.append(f32('attn_logit_softcapping', f['attn_softcap']))
+    if f['final_softcap']:
+        m.append(f32('final_logit_softcapping', f['final_softcap']))
     if 'linear_scale' in s:
         m += [pack_kv('%s.rope.scaling.type' % a, STRING, 'linear'), f32('rope.scaling.factor', s['linear_scale'])]
     return m
 
 
 def layer_tensors(W, il, s):
-    a, p = s['arch'], 'blk.%d.' % il
+    f, p = FAMILIES[s['arch']], 'blk.%d.' % il
     dim, q_dim, kv_dim, ff = s['dim'], s['heads'] * s['head'], s['kv'] * s['head'], s['ff']
     W.norm(p + 'attn_norm.weight', dim)
-    if a == 'phi3':   # fused q, k, v rows
+    if f['fused']:   # fused q, k, v rows
         qkv = [W.rng.standard_normal((r, dim)) * (GAIN[g] / np.sqrt(dim))
                for r, g in ((q_dim, 'q'), (kv_dim, 'k'), (kv_dim, 'v'))]
         W.tensors.append((p + 'attn_qkv.weight', np.concatenate(qkv).astype(np.float32), 'F32'))
@@ -158,23 +165,23 @@ def layer_tensors(W, il, s):
         W.mat(p + 'attn_q.weight', q_dim, dim, GAIN['q'])
         W.mat(p + 'attn_k.weight', kv_dim, dim, GAIN['k'])
         W.mat(p + 'attn_v.weight', kv_dim, dim, GAIN['v'])
-    if s.get('qkv_bias'):
+    if f['attn_bias']:
         for t, n in (('q', q_dim), ('k', kv_dim), ('v', kv_dim)):
             W.vec(p + 'attn_%s.bias' % t, 0.5 * W.rng.standard_normal(n))
     W.mat(p + 'attn_output.weight', dim, q_dim, GAIN['o'])
-    if s.get('qk_norm'):
+    if f['qk_norm']:
         W.norm(p + 'attn_q_norm.weight', s['head'], s.get('qk_norm_gain', 1.0))
         W.norm(p + 'attn_k_norm.weight', s['head'], s.get('qk_norm_gain', 1.0))
-    if s.get('post_norms'):
+    if f['post_norms']:
         W.norm(p + 'post_attention_norm.weight', dim)
     W.norm(p + 'ffn_norm.weight', dim)
-    if a == 'phi3':   # fused gate rows, then up rows
+    if f['fused']:   # fused gate rows, then up rows
         W.mat(p + 'ffn_up.weight', 2 * ff, dim, GAIN['up'])
     else:
         W.mat(p + 'ffn_gate.weight', ff, dim, GAIN['gate'])
         W.mat(p + 'ffn_up.weight', ff, dim, GAIN['up'])
     W.mat(p + 'ffn_down.weight', dim, ff, GAIN['down'])
-    if s.get('post_norms'):
+    if f['post_norms']:
         W.norm(p + 'post_ffw_norm.weight', dim)
 
 
@@ -182,15 +189,15 @@ def make(name, out, seed=1, vocab=None):
     s = SHAPES[name]
     records, n_vocab = vocab_records(s, vocab or (BPE_VOCAB if s['vocab'] == 'bpe' else SPM_VOCAB))
     meta = metadata(name, s)
-    if s['arch'] == 'llama':
-        meta.append(pack_kv('llama.vocab_size', UINT32, n_vocab))
+    if FAMILIES[s['arch']]['vocab_size_key']:
+        meta.append(pack_kv('%s.vocab_size' % s['arch'], UINT32, n_vocab))
     W = Weights(seed)
     embd = W.rng.standard_normal((n_vocab, s['dim'])) * s.get('embd_std', 1.0)
     W.tensors.append(('token_embd.weight', embd.astype(np.float32), 'F32'))
     W.norm('output_norm.weight', s['dim'], s.get('out_norm_gain', 1.0))
     if not s['tied']:
         W.mat('output.weight', n_vocab, s['dim'], GAIN['output'])
-    if s.get('longrope'):
+    if FAMILIES[s['arch']]['longrope'] and s.get('longrope'):
         half = s['head'] // 2
         W.vec('rope_factors_long.weight', np.geomspace(1.0, 64.0, half) * (1 + 0.1 * W.rng.random_sample(half)))
         W.vec('rope_factors_short.weight', 1.0 + W.rng.random_sample(half))

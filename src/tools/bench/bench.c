@@ -101,7 +101,7 @@ typedef struct {
 static void write_files(const bench_options *o, const programs *p, const shape *s, shape_files *f)
 {
     char err[512];
-    bool gguf = o->gguf || !shape_is_llama(s); /* the other families have no llama2.c file */
+    bool gguf = o->gguf || !shape_has_llama2c(s); /* the other families have none */
     snprintf(f->path, sizeof f->path, "%s/random-%s-q8_0.bin", o->cache, s->name);
     if (!gguf && shape_write_llama2c(s, f->path, err, sizeof err) != 0)
         die("%s", err);

@@ -2,9 +2,10 @@
  * the core's GGUF writer, gguf.h), for llmchat --format gguf and for other engines
  * (llama.cpp's llama-bench) to time the same model (see bench/shapes.h).
  *
- * Metadata: the shape's architecture (llama, or a family's keys and tensors: biases,
- * QK-norms, post-norms, fused attn_qkv and gate-up, head sizes, windows, soft-caps),
- * the shape, and a Llama-style vocabulary of
+ * Metadata: the shape's architecture, with the keys and tensors its family's row
+ * (model_family.h) says its files hold (biases, QK-norms, post-norms, fused attn_qkv and
+ * gate-up, windows, soft-caps, the keys its converter writes), the shape's values
+ * (head size, epsilon, RoPE base, window), and a Llama-style vocabulary of
  * placeholder pieces (<unk>, <s>, </s>, the 256 byte tokens, then "▁t<id>"). The int8
  * values of each Q8_0 block are the ones the llama2.c file of the same shape holds (the
  * same random stream), with the half-precision of that file's group scale, so both
@@ -19,6 +20,7 @@
 
 #include "ggml_type.h"
 #include "gguf.h"
+#include "model_family.h"
 
 /* Piece of token id in the placeholder vocabulary; its GGUF token type (1 normal,
  * 2 unknown, 3 control, 6 byte). */
@@ -120,20 +122,14 @@ static void mat(shape_tensor *t, int *n, const char *name, int layer, uint64_t n
     }
 }
 
-static bool arch_is(const shape *s, const char *a)
-{
-    return s->arch && !strcmp(s->arch, a);
-}
-
-/* Layer l's tensors (the order of the llama files before the families: their bytes
- * are the same). Kinds of shape_rng_for: 1-7 wq wk wv wo w1 w2 w3. */
-static void layer_tensors(const shape *s, int l, shape_tensor *t, int *n)
+/* Layer l's tensors, those family f's files hold (in the order of the llama files
+ * before the families: their bytes are the same). Kinds of shape_rng_for: 1-7 wq wk wv
+ * wo w1 w2 w3. */
+static void layer_tensors(const shape *s, const model_family *f, int l, shape_tensor *t, int *n)
 {
     uint64_t d = s->dim, h = s->hidden_dim, hs = shape_head_size(s);
     uint64_t q = (uint64_t)s->n_heads * hs, kv = (uint64_t)s->n_kv_heads * hs;
-    bool fused = arch_is(s, "phi3"), bias = arch_is(s, "qwen2");
-    bool qk_norm = arch_is(s, "qwen3") || arch_is(s, "gemma3");
-    bool post = arch_is(s, "gemma2") || arch_is(s, "gemma3");
+    bool fused = f->fused, bias = f->attn_bias, qk_norm = f->qk_norm, post = f->post_norms;
     vec(t, n, "attn_norm.weight", l, d, KIND_ONES);
     if (fused) {
         mat(t, n, "attn_qkv.weight", l, d, 3, (const int[]){1, 2, 3}, (const uint64_t[]){q, kv, kv});
@@ -166,16 +162,16 @@ static void layer_tensors(const shape *s, int l, shape_tensor *t, int *n)
         vec(t, n, "post_ffw_norm.weight", l, d, KIND_ONES);
 }
 
-/* The tensors of shape s in file order, into t (tensors_max(s) of them); returns the
- * count. */
-static int shape_tensors(const shape *s, shape_tensor *t)
+/* The tensors of shape s of family f in file order, into t (tensors_max(s) of them);
+ * returns the count. */
+static int shape_tensors(const shape *s, const model_family *f, shape_tensor *t)
 {
     uint64_t d = s->dim, V = s->vocab_size;
     int n = 0;
     mat(t, &n, "token_embd.weight", -1, d, 1, (const int[]){0}, &V);
-    if (shape_is_llama(s)) { /* as before the families: the layers first */
+    if (s->llama2c) { /* as the first benchmarks wrote them: the layers first */
         for (int l = 0; l < s->n_layers; l++)
-            layer_tensors(s, l, t, &n);
+            layer_tensors(s, f, l, t, &n);
         vec(t, &n, "output_norm.weight", -1, d, KIND_ONES);
         if (!s->shared)
             mat(t, &n, "output.weight", -1, d, 1, (const int[]){8}, &V);
@@ -185,48 +181,45 @@ static int shape_tensors(const shape *s, shape_tensor *t)
     if (!s->shared)
         mat(t, &n, "output.weight", -1, d, 1, (const int[]){8}, &V);
     for (int l = 0; l < s->n_layers; l++)
-        layer_tensors(s, l, t, &n);
+        layer_tensors(s, f, l, t, &n);
     return n;
 }
 
-/* The family's keys beside the shape's: head sizes, RoPE, windows, soft-caps, as the
+/* The keys of family f beside every family's: head sizes, windows, soft-caps, as the
  * published models of each family have them. */
-static void family_keys(gguf_writer *w, const shape *s)
+static void family_keys(gguf_writer *w, const shape *s, const model_family *f)
 {
     char k[96];
-    const char *a = s->arch;
+    const char *a = f->name;
 #define KEY(suffix) (snprintf(k, sizeof k, "%s.%s", a, suffix), k)
     if (s->head_size > 0) {
         gguf_writer_add_uint32(w, KEY("attention.key_length"), (uint32_t)s->head_size);
         gguf_writer_add_uint32(w, KEY("attention.value_length"), (uint32_t)s->head_size);
     }
-    if (arch_is(s, "phi3"))
-        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), 2047);
-    if (arch_is(s, "gemma2")) {
-        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), 4096);
-        gguf_writer_add_float32(w, KEY("attn_logit_softcapping"), 50.0f);
-        gguf_writer_add_float32(w, KEY("final_logit_softcapping"), 30.0f);
-    }
-    if (arch_is(s, "gemma3"))
-        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), 512);
+    if (model_family_has_windows(f))
+        gguf_writer_add_uint32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
+    if (f->attn_softcap > 0.0f)
+        gguf_writer_add_float32(w, KEY("attn_logit_softcapping"), f->attn_softcap);
+    if (f->final_softcap > 0.0f)
+        gguf_writer_add_float32(w, KEY("final_logit_softcapping"), f->final_softcap);
 #undef KEY
 }
 
 /* A writer holding the metadata and tensor descriptions of shape s; *n and t get the
- * tensors. NULL when out of memory. */
+ * tensors. NULL when out of memory or when llmchat has no family s->arch. */
 static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
 {
-    gguf_writer *w = gguf_writer_new(0);
+    const model_family *f = model_family_find(s->arch);
+    gguf_writer *w = f ? gguf_writer_new(0) : NULL;
     if (!w)
         return NULL;
     char name[64], k[96];
-    const char *a = s->arch ? s->arch : "llama";
-    bool llama = shape_is_llama(s);
+    const char *a = f->name;
 #define KEY(suffix) (snprintf(k, sizeof k, "%s.%s", a, suffix), k)
     /* llama.cpp's vocabulary loader looks for Phi-3's special tokens in a model whose
-     * name says phi3: the other families' names leave theirs out */
+     * name says phi3: the names of the shapes after the Llama 2 sizes are left out */
     snprintf(name, sizeof name, "llmchat-bench %s (random weights)",
-             llama ? s->name : "shape of another family");
+             s->llama2c ? s->name : "shape of another family");
     gguf_writer_add_string(w, "general.architecture", a);
     gguf_writer_add_string(w, "general.name", name);
     gguf_writer_add_uint32(w, "general.file_type", 7); /* mostly Q8_0 */
@@ -235,23 +228,21 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     gguf_writer_add_uint32(w, KEY("embedding_length"), (uint32_t)s->dim);
     gguf_writer_add_uint32(w, KEY("block_count"), (uint32_t)s->n_layers);
     gguf_writer_add_uint32(w, KEY("feed_forward_length"), (uint32_t)s->hidden_dim);
-    if (llama || arch_is(s, "phi3"))
+    if (f->rope_dims_key)
         gguf_writer_add_uint32(w, KEY("rope.dimension_count"), (uint32_t)shape_head_size(s));
     gguf_writer_add_uint32(w, KEY("attention.head_count"), (uint32_t)s->n_heads);
     gguf_writer_add_uint32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_kv_heads);
-    gguf_writer_add_float32(w, KEY("attention.layer_norm_rms_epsilon"), llama ? 1e-5f : 1e-6f);
-    bool big_base = arch_is(s, "qwen2") || arch_is(s, "qwen3") || arch_is(s, "gemma3");
-    gguf_writer_add_float32(w, KEY("rope.freq_base"), big_base ? 1e6f : 10000.0f);
-    if (llama)
+    gguf_writer_add_float32(w, KEY("attention.layer_norm_rms_epsilon"), s->rms_eps);
+    gguf_writer_add_float32(w, KEY("rope.freq_base"), s->rope_base);
+    if (f->vocab_size_key)
         gguf_writer_add_uint32(w, KEY("vocab_size"), (uint32_t)s->vocab_size);
 #undef KEY
-    if (!llama)
-        family_keys(w, s);
+    family_keys(w, s, f);
     if (!add_vocab(w, s->vocab_size)) {
         gguf_writer_free(w);
         return NULL;
     }
-    *n = shape_tensors(s, t);
+    *n = shape_tensors(s, f, t);
     for (int i = 0; i < *n; i++) {
         uint64_t dims[2] = {t[i].ne0, t[i].ne1};
         gguf_writer_add_tensor(w, t[i].name, t[i].ne1 ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,

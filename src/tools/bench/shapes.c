@@ -1,4 +1,5 @@
-/* bench/shapes.c — the shape table (Llama 2 sizes, then a shape of each other family),
+/* bench/shapes.c — the shape table (Llama 2 sizes, then a shape of each other family, each
+ * with the values its published config has),
  * the weights' random streams and the llama2.c v2 writer (see bench/shapes.h). */
 #include "shapes.h"
 
@@ -11,8 +12,9 @@
 #include <unistd.h>
 
 #define LLAMA(n, d, h, L, H, KV, V, S, sh) \
-    {.name = n, .dim = d, .hidden_dim = h, .n_layers = L, .n_heads = H, .n_kv_heads = KV, \
-     .vocab_size = V, .seq_len = S, .shared = sh}
+    {.name = n, .arch = "llama", .llama2c = true, .dim = d, .hidden_dim = h, .n_layers = L, \
+     .n_heads = H, .n_kv_heads = KV, .vocab_size = V, .seq_len = S, .shared = sh, \
+     .rms_eps = 1e-5f, .rope_base = 10000.0f}
 const shape bench_shapes[] = {
     LLAMA("15M", 288, 768, 6, 6, 6, 32000, 256, 1),
     LLAMA("42M", 512, 1376, 8, 8, 8, 32000, 1024, 1),
@@ -21,21 +23,23 @@ const shape bench_shapes[] = {
     LLAMA("7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0),
     /* the other families, each as its published config (context cut to 4096) */
     {.name = "qwen2-0.5B", .arch = "qwen2", .dim = 896, .hidden_dim = 4864, .n_layers = 24,
-     .n_heads = 14, .n_kv_heads = 2, .vocab_size = 151936, .seq_len = 4096, .shared = 1},
+     .n_heads = 14, .n_kv_heads = 2, .vocab_size = 151936, .seq_len = 4096, .shared = 1,
+     .rms_eps = 1e-6f, .rope_base = 1e6f},
     {.name = "qwen3-0.6B", .arch = "qwen3", .dim = 1024, .hidden_dim = 3072, .n_layers = 28,
      .n_heads = 16, .n_kv_heads = 8, .head_size = 128, .vocab_size = 151936, .seq_len = 4096,
-     .shared = 1},
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e6f},
     {.name = "phi3-3.8B", .arch = "phi3", .dim = 3072, .hidden_dim = 8192, .n_layers = 32,
-     .n_heads = 32, .n_kv_heads = 32, .vocab_size = 32064, .seq_len = 4096, .shared = 0},
+     .n_heads = 32, .n_kv_heads = 32, .vocab_size = 32064, .seq_len = 4096, .shared = 0,
+     .rms_eps = 1e-6f, .rope_base = 10000.0f, .window = 2047},
     {.name = "gemma-2B", .arch = "gemma", .dim = 2048, .hidden_dim = 16384, .n_layers = 18,
      .n_heads = 8, .n_kv_heads = 1, .head_size = 256, .vocab_size = 256000, .seq_len = 4096,
-     .shared = 1},
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 10000.0f},
     {.name = "gemma2-2B", .arch = "gemma2", .dim = 2304, .hidden_dim = 9216, .n_layers = 26,
      .n_heads = 8, .n_kv_heads = 4, .head_size = 256, .vocab_size = 256000, .seq_len = 4096,
-     .shared = 1},
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 10000.0f, .window = 4096},
     {.name = "gemma3-1B", .arch = "gemma3", .dim = 1152, .hidden_dim = 6912, .n_layers = 26,
      .n_heads = 4, .n_kv_heads = 1, .head_size = 256, .vocab_size = 262144, .seq_len = 4096,
-     .shared = 1},
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e6f, .window = 512},
 };
 #undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];
@@ -68,9 +72,9 @@ void shape_rng_int8(shape_rng *r, int8_t *out, size_t n)
     }
 }
 
-bool shape_is_llama(const shape *s)
+bool shape_has_llama2c(const shape *s)
 {
-    return !s->arch || !strcmp(s->arch, "llama");
+    return s->llama2c;
 }
 
 int shape_head_size(const shape *s)

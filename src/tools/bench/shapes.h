@@ -2,8 +2,9 @@
  * writes for them: a llama2.c v2 file (int8 Q8_0, what llmchat opens) and a GGUF file
  * with Q8_0 tensors holding the same weights (what llama.cpp opens). The shapes of the
  * other families (Qwen2.5-0.5B, Qwen3-0.6B, Phi-3-mini, Gemma 2B, Gemma-2-2B,
- * Gemma-3-1B) have the GGUF file only, with their family's keys and tensors (biases,
- * QK-norms, post-norms, fused tensors: ones for norms, zeros for biases).
+ * Gemma-3-1B) have the GGUF file only, with the keys and tensors their family's row
+ * (model_family.h) says its files hold (biases, QK-norms, post-norms, fused tensors:
+ * ones for norms, zeros for biases).
  *
  * Weights: int8 values uniform in [-127, 127] from a seeded stream per tensor, every
  * group scaled by SHAPE_WEIGHT_SCALE (a standard deviation of about 0.02); norms are
@@ -21,9 +22,14 @@ typedef struct {
     const char *name;
     int dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
     int shared; /* classifier shared with the token embedding */
-    const char *arch;  /* general.architecture (shape_gguf.c writes its keys and tensors);
-                          NULL: llama, which has a llama2.c file too */
+    const char *arch;  /* general.architecture: the family (model_family.h) whose keys and
+                          tensors shape_gguf.c writes */
+    bool llama2c;      /* a Llama 2 size, with a llama2.c file too (and its GGUF file as
+                          the first benchmarks wrote it: the layers' tensors first) */
     int head_size;     /* values per head; 0: dim / n_heads */
+    float rms_eps;     /* attention.layer_norm_rms_epsilon */
+    float rope_base;   /* rope.freq_base */
+    int window;        /* attention.sliding_window, for a family whose layers slide */
 } shape;
 
 extern const shape bench_shapes[];
@@ -47,8 +53,8 @@ void shape_rng_int8(shape_rng *r, int8_t *out, size_t n);
 /* The llama2.c file's Q8_0 group: 64, halved until it divides both row lengths. */
 int shape_group(const shape *s);
 uint64_t shape_llama2c_bytes(const shape *s);
-/* Whether shape s is of the llama architecture (it has a llama2.c file). */
-bool shape_is_llama(const shape *s);
+/* Whether shape s has a llama2.c file (s->llama2c). */
+bool shape_has_llama2c(const shape *s);
 /* Values per head of shape s. */
 int shape_head_size(const shape *s);
 
