@@ -482,19 +482,19 @@ static void token_norm_add(const pass *p, const float *y, const float *w)
     pass_sync(p);
 }
 
-/* x += post_norm(w · in + bias): wo after attention, w2 after the feed-forward. The
+/* x += post_norm(w · in): wo after attention, w2 after the feed-forward. The
  * product, before the norm, is observed at `point` (kqv_out, ffn_out). When next_norm
  * is not NULL, returns the RMSNorm of the new x with that weight, as pass_norm does (a
  * batch does both in one loop over rows); else NULL. */
-static const float *pass_out_block(const pass *p, int l, const tensor *w, const float *bias,
-                                   const float *in, int len, const float *post_norm,
-                                   hook_point point, const float *next_norm)
+static const float *pass_out_block(const pass *p, int l, const tensor *w, const float *in,
+                                   int len, const float *post_norm, hook_point point,
+                                   const float *next_norm)
 {
     transformer *t = p->t;
     int dim = p->c->dim;
     float eps = p->c->rms_eps;
     /* without a post-norm the residual is added in the products' job, row by row */
-    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj,
+    proj_job j = {.w = w, .out = t->buf.proj,
                   .add_to = post_norm ? NULL : t->buf.x};
     pass_project(p, in, len, &j, 1);
     see(p, point, l, t->buf.proj, dim, dim);
@@ -756,7 +756,7 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
     edit(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
     see(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
-    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm,
+    xn = pass_out_block(p, l, &L->wo, t->buf.kqv, q_dim, L->post_attn_norm,
                         HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);
@@ -767,7 +767,7 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
     see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
-    pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
+    pass_out_block(p, l, &L->w2, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
     edit(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
 }

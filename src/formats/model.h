@@ -112,8 +112,6 @@ typedef struct {
     const float *bq;        /* (q_dim) or NULL: added to the queries (arch.attn_bias) */
     const float *bk;        /* (kv_dim) or NULL */
     const float *bv;        /* (kv_dim) or NULL */
-    const float *bo;        /* NULL: no family has a bias on wo's output, and no loader
-                               sets it (forward.c still adds it when it is not NULL) */
     const float *q_norm;    /* (head_size) or NULL: each query head's RMSNorm (arch.qk_norm) */
     const float *k_norm;    /* (head_size) or NULL */
     const float *post_attn_norm; /* (dim) or NULL (arch.post_norms) */
