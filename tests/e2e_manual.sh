@@ -77,6 +77,100 @@ sys.exit(1 if bad else 0)
 PYEOF
 pass "llmchat --help, llmchat.1 and llmchat-fetch.1 list the same options and config keys"
 
+# The live settings' defaults: what /set shows in a fresh chat (no config file), what
+# --help says after "(default" and what llmchat.1's OPTIONS item says ("Default 0.9",
+# "0 (the default)") are the same numbers; a default the program chooses as it starts
+# (the seed, the step limit by mode) is given in words by --help, and each number in
+# those words is in the manual's item. The CHAT COMMANDS' /set lists the settings in
+# the program's order. Every other option whose --help states a number as its default
+# states the same number in the manual.
+printf '%s\n' '/set' '/set no-such-setting 1' >"$T/set-in"
+run_llmchat -m chat "$BUNDLED/chat260K_q80.bin" <"$T/set-in"
+assert_status 0
+cp "$T/err" "$T/set-said"
+"$PYTHON" - "$T/help" "$MAN/llmchat.1" "$T/set-said" <<'PYEOF' || fail "the settings' defaults in /set, --help and llmchat.1 disagree (above)"
+import re, sys
+help_path, man_path, said_path = sys.argv[1:4]
+said = open(said_path, encoding="utf-8").read()
+m = re.search(r"unknown setting 'no-such-setting': one of (.*)", said)
+if not m:
+    sys.exit("no list of settings in what /set said: %s" % said)
+names = m.group(1).strip().split(", ")
+m = re.search(r"^llmchat: (temperature .*)$", said, re.M)
+if not m:
+    sys.exit("/set alone showed no settings: %s" % said)
+shown = dict(zip(*[iter(m.group(1).split())] * 2))
+
+def help_texts(path):
+    """{long option: its --help text on one line}"""
+    texts, name = {}, None
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"^  (?:-\w, |    )--([a-z0-9-]+)(?: \S+)?(?:\s+(.*))?$", line)
+        if m:
+            name = m.group(1)
+            texts[name] = (m.group(2) or "").strip()
+        elif name and line.startswith(" " * 26) and line.strip():
+            texts[name] += " " + line.strip()
+        else:
+            name = None
+    return texts
+
+def man_items(path):
+    """{long option: the text of its OPTIONS item, macros' names dropped}"""
+    text = open(path, encoding="utf-8").read()
+    sec = re.search(r"^\.Sh OPTIONS\n(.*?)(?=^\.Sh )", text, re.S | re.M).group(1)
+    items = {}
+    for m in re.finditer(r"^\.It Fl (?:\w , )?-([a-z0-9-]+).*?\n(.*?)(?=^\.It |^\.El)", sec, re.S | re.M):
+        body = re.sub(r"^\.(?:[A-Z][a-z]{1,2} )*", "", m.group(2), flags=re.M)
+        items[m.group(1)] = re.sub(r"\s+", " ", body)
+    return items, text
+
+NUM = r"-?[0-9][0-9.]*(?:e[+-]?[0-9]+)?"
+def man_defaults(item):
+    found = re.findall(r"[Dd]efault:? (%s)" % NUM, item)
+    found += re.findall(r"(%s) \(the default\)" % NUM, item)
+    return [float(x.rstrip(".")) for x in found]
+def stated(defaults):
+    return ", ".join("%g" % d for d in defaults) or "none"
+
+helps = help_texts(help_path)
+items, man = man_items(man_path)
+bad = []
+for name in names:
+    h, item = helps.get(name), items.get(name)
+    if h is None or item is None:
+        bad.append("setting %s: no --help line or no OPTIONS item" % name); continue
+    words = re.search(r"\(default: ([^)]*)\)", h)
+    number = re.search(r"\(default (%s)" % NUM, h)
+    if words:
+        for n in re.findall(NUM, words.group(1)):
+            if float(n) not in man_defaults(item) and not re.search(r"\b%s\b" % re.escape(n), item):
+                bad.append("--%s: --help's default '%s' has %s, llmchat.1 does not" % (name, words.group(1), n))
+    elif number:
+        d = float(number.group(1))
+        if name in shown and float(shown[name]) != d:
+            bad.append("--%s: --help says default %s, /set shows %s" % (name, number.group(1), shown[name]))
+        if d not in man_defaults(item):
+            bad.append("--%s: --help says default %s, llmchat.1's item says %s" % (name, number.group(1), stated(man_defaults(item))))
+    else:
+        bad.append("--%s: --help states no default: %s" % (name, h))
+for name, h in helps.items():
+    number = re.search(r"\(default (%s)[;,)]" % NUM, h)
+    if name not in names and number and name in items and float(number.group(1)) not in man_defaults(items[name]):
+        bad.append("--%s: --help says default %s, llmchat.1's item says %s" % (name, number.group(1), stated(man_defaults(items[name]))))
+m = re.search(r"^\.It Ic /set .*?\n(.*?)\(named as", man, re.S | re.M)
+listed = []
+for line in m.group(1).splitlines() if m else []:
+    if line.startswith(".Cm "):
+        listed += line[4:].replace(",", " ").split()
+if listed != names:
+    bad.append("llmchat.1's /set lists %s; the program's settings are %s" % (", ".join(listed), ", ".join(names)))
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PYEOF
+pass "the settings' defaults in /set, --help and llmchat.1 agree, and llmchat.1's /set lists them"
+
 # Every environment variable the programs read is documented in their manual.
 "$PYTHON" - "$LLMCHAT_SRCDIR" <<'PYEOF' || fail "undocumented environment variables (above)"
 import glob, os, re, sys

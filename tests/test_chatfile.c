@@ -156,7 +156,12 @@ START_TEST(test_refusals)
                 "turn 1: \"end_token\" must be a token id from 0 to 3");
     parse_fails("{\"llmchat_chat\": 1, \"vocab_hash\": 5, \"turns\": []}",
                 "\"vocab_hash\" is a number, not a string");
-    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-p\": 7}, \"turns\": []}", "--top-p");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-p\": 7}, \"turns\": []}",
+                "\"top-p\" must be in (0, 1], got 7");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-k\": \"40\"}, \"turns\": []}",
+                "\"top-k\" must be an integer >= 0, not a string");
+    parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"steps\": 1000001}, \"turns\": []}",
+                "\"steps\" must be an integer from 0 to 1000000, got 1000001");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-k\": -1}, \"turns\": []}", "\"top-k\"");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"temperature\": 1e99}, \"turns\": []}",
                 "\"temperature\" must be a number");

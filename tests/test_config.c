@@ -216,9 +216,11 @@ enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
 START_TEST(test_every_key_is_tested)
 {
-    /* a key added to the table without a row above fails here */
+    /* a key added to the table without a row above fails here; a live setting's key
+     * (a row of settings_table) has its values in test_setting_bounds and
+     * test_settings_table, which fail without it */
     for (const app_option *r = options_rows(); r->name; r++) {
-        if (!r->config)
+        if (!r->config || r->setting)
             continue;
         bool found = false;
         for (int i = 0; i < N_KEYS; i++)

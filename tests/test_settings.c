@@ -103,8 +103,17 @@ START_TEST(test_format_round_trips)
     settings_set_line(&s, "slow-motion 100", &err);
     char text[256];
     settings_format(&s, text, sizeof text);
-    ck_assert_str_eq(text, "temperature 0.25  top-k 7  top-p 0.9  min-p 0  repeat-penalty 1  "
-                           "repeat-last-n 64  seed 42  steps 12  slow-motion 100");
+    /* these pairs, in this order, two spaces apart (the table's other rows between them) */
+    const char *pairs[] = {"temperature 0.25", "top-k 7", "top-p 0.9", "min-p 0",
+                           "repeat-penalty 1", "repeat-last-n 64", "seed 42", "steps 12",
+                           "slow-motion 100"};
+    const char *at = text;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const char *found = strstr(at, pairs[i]);
+        ck_assert_msg(found && (found == text || !strncmp(found - 2, "  ", 2)),
+                      "[%s] lacks [%s] after [%s]", text, pairs[i], at);
+        at = found + strlen(pairs[i]);
+    }
     /* each pair is accepted back and gives the same settings */
     live_settings t = defaults();
     t.sampler.seed = 1;

@@ -449,7 +449,7 @@ const app_option *options_rows(void)
         }
         for (const setting_info *st = settings_table; st->name; st++)
             rows[n++] = (app_option){.name = st->name, .short_name = st->short_name,
-                                     .arg = st->arg, .config = true, .help = st->help,
+                                     .arg = st->arg, .config = true, .help = settings_help(st),
                                      .setting = st};
     }
     return rows;

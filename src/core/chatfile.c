@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <locale.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "input_file.h"
 #include "output_file.h"
 #include "json.h"
+#include "settings.h"
 
 void chatfile_init(chatfile *cf)
 {
@@ -211,19 +211,9 @@ static llm_status read_int(const reader *r, const json_value *obj, const char *m
     return LLM_OK;
 }
 
-static llm_status read_float(const reader *r, const json_value *obj, const char *member,
-                             float *out)
-{
-    const json_value *v = json_get(obj, member);
-    if (!v)
-        return LLM_OK;
-    double x;
-    if (!json_as_double(v, &x) || !isfinite(x) || fabs(x) > 3.4e38)
-        return bad(r, -1, member, "must be a number");
-    *out = (float)x;
-    return LLM_OK;
-}
-
+/* The "settings" object s: each of settings_table's rows with a chat key, under that
+ * key ("top-p"), else under its trace key ("top_p"); what it leaves out keeps its
+ * default. A member that is not a value of its setting is refused, with the range. */
 static llm_status read_settings(const reader *r, const json_value *s, chatfile *cf)
 {
     if (!s)
@@ -231,24 +221,27 @@ static llm_status read_settings(const reader *r, const json_value *s, chatfile *
     if (s->type != JSON_OBJECT)
         return wrong_type(r, -1, "settings", s, "an object");
     cf->has_settings = true;
-    sampler_config *sc = &cf->sampler;
-    llm_status st;
-    if ((st = read_float(r, s, "temperature", &sc->temperature)) != LLM_OK ||
-        (st = read_float(r, s, "top-p", &sc->top_p)) != LLM_OK ||
-        (st = read_int(r, s, "top-k", 0, INT_MAX, &sc->top_k)) != LLM_OK ||
-        (st = read_float(r, s, "min-p", &sc->min_p)) != LLM_OK ||
-        (st = read_float(r, s, "repeat-penalty", &sc->repeat_penalty)) != LLM_OK ||
-        (st = read_int(r, s, "repeat-last-n", 0, INT_MAX, &sc->repeat_last_n)) != LLM_OK ||
-        (st = read_int(r, s, "steps", 0, INT_MAX, &cf->steps)) != LLM_OK ||
-        (st = read_int(r, s, "ctx", 0, INT_MAX, &cf->ctx)) != LLM_OK)
-        return st;
-    const json_value *seed = json_get(s, "seed");
-    if (seed && !json_as_u64(seed, &sc->seed))
-        return bad(r, -1, "seed", "must be a whole number from 0 to 18446744073709551615");
-    llm_err why;
-    if (sampler_config_check(sc, &why) != LLM_OK)
-        return llm_fail(r->err, LLM_ERR_FORMAT, "%s: settings: %s", r->name, why.text);
-    return LLM_OK;
+    live_settings saved = {.sampler = cf->sampler, .steps = cf->steps};
+    for (const setting_info *row = settings_table; row->name; row++) {
+        if (!row->chat_key)
+            continue;
+        const char *key = row->chat_key;
+        const json_value *v = json_get(s, key);
+        if (!v && row->trace_key)
+            v = json_get(s, key = row->trace_key);
+        const char *why = v ? settings_from_json(row, &saved, v) : NULL;
+        if (!why)
+            continue;
+        char what[160];
+        if (v->type == JSON_NUMBER)
+            snprintf(what, sizeof what, "%s, got %s", why, v->text);
+        else
+            snprintf(what, sizeof what, "%s, not %s", why, json_type_name(v->type));
+        return bad(r, -1, key, what);
+    }
+    cf->sampler = saved.sampler;
+    cf->steps = saved.steps;
+    return read_int(r, s, "ctx", 0, INT_MAX, &cf->ctx);
 }
 
 /* Reads an optional array of token ids (member `member` of v; ids only mean something
@@ -539,9 +532,27 @@ static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
     fputc(']', f);
 }
 
+/* The settings as the members of "settings": each of settings_table's rows with a chat
+ * key, in the order of their chat_place. */
+static void put_settings(FILE *f, const chatfile *cf)
+{
+    live_settings saved = {.sampler = cf->sampler, .steps = cf->steps};
+    int n = 0;
+    for (int place = 1; place <= SETTINGS_COUNT; place++)
+        for (const setting_info *row = settings_table; row->name; row++) {
+            if (!row->chat_key || row->chat_place != place)
+                continue;
+            fprintf(f, "%s\"%s\": ", n++ ? ", " : "", row->chat_key);
+            char text[32];
+            if (row->type == SETTING_NUMBER)
+                put_float(f, (float)settings_value(row, &saved));
+            else
+                fputs(settings_value_text(row, &saved, text, sizeof text), f);
+        }
+}
+
 void chatfile_print(FILE *f, const chatfile *cf)
 {
-    const sampler_config *s = &cf->sampler;
     int version = 1; /* older readers read a chat without branches */
     for (int i = 0; i < cf->n_turns; i++)
         if (cf->turns[i].n_branches > 0)
@@ -558,16 +569,9 @@ void chatfile_print(FILE *f, const chatfile *cf)
         fputs(", \"vocab_hash\": ", f);
         json_write_string(f, cf->vocab_hash);
     }
-    fputs(",\n  \"settings\": {\"temperature\": ", f);
-    put_float(f, s->temperature);
-    fputs(", \"top-p\": ", f);
-    put_float(f, s->top_p);
-    fprintf(f, ", \"top-k\": %d, \"min-p\": ", s->top_k);
-    put_float(f, s->min_p);
-    fputs(", \"repeat-penalty\": ", f);
-    put_float(f, s->repeat_penalty);
-    fprintf(f, ", \"repeat-last-n\": %d, \"seed\": %llu, \"steps\": %d, \"ctx\": %d}",
-            s->repeat_last_n, (unsigned long long)s->seed, cf->steps, cf->ctx);
+    fputs(",\n  \"settings\": {", f);
+    put_settings(f, cf);
+    fprintf(f, ", \"ctx\": %d}", cf->ctx);
     fputs(",\n  \"turns\": [", f);
     for (int i = 0; i < cf->n_turns; i++) {
         const chatfile_turn *t = &cf->turns[i];

@@ -50,15 +50,13 @@ enum { FATE_TOP_K = 1, FATE_TOP_P = 2, FATE_FINAL = 3 };
 
 /* ---- configuration ---- */
 
+/* The defaults are the settings table's (settings.c), as a file that leaves a setting
+ * out and --help take them. */
 void sampler_config_default(sampler_config *c)
 {
-    c->temperature = 1.0f;
-    c->top_p = 0.9f;
-    c->top_k = 0;
-    c->min_p = 0.0f;
-    c->repeat_penalty = 1.0f;
-    c->repeat_last_n = 64;
-    c->seed = 0;
+    live_settings s;
+    settings_default(&s);
+    *c = s.sampler;
 }
 
 /* The bounds are the settings table's (settings.c), as /set and the options check them. */

@@ -15,13 +15,15 @@
 
 #include "status.h"
 
+/* Each field is a row of settings_table (settings.c): its bounds, its default, its
+ * keys in traces and saved chats. */
 typedef struct {
-    float temperature;    /* 0 = greedy; default 1.0 */
-    float top_p;          /* (0, 1]; 1 = off; default 0.9 */
+    float temperature;    /* 0 = greedy */
+    float top_p;          /* (0, 1]; 1 = off */
     int top_k;            /* 0 = off */
     float min_p;          /* [0, 1); 0 = off */
-    float repeat_penalty; /* >= 1? any > 0; 1 = off */
-    int repeat_last_n;    /* tokens of history the penalty looks at; default 64 */
+    float repeat_penalty; /* > 0; 1 = off */
+    int repeat_last_n;    /* tokens of history the penalty looks at */
     uint64_t seed;
 } sampler_config;
 
@@ -57,6 +59,7 @@ const char *sampler_cut_name(sampler_cut cut); /* "kept", "top-k", "top-p", "min
 
 typedef struct sampler sampler;
 
+/* The table's defaults (a seed of 0). */
 void sampler_config_default(sampler_config *c);
 /* Checks ranges; on failure err names the option and the allowed range. */
 llm_status sampler_config_check(const sampler_config *c, llm_err *err);

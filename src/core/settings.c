@@ -1,10 +1,11 @@
-/* settings.c — the table of live settings, and parsing, checking and formatting
- * them through it (settings.h).
+/* settings.c — the table of live settings, and their defaults, parsing, checking and
+ * formatting through it (settings.h).
  *
- * Owns the table and the range phrases made from its bounds. Works on the caller's
- * live_settings; never prints. A value must be a whole number or a decimal in its
- * setting's range; the messages are phrases that follow the setting's name, as /set,
- * the command line, the config file and the sampler's check print them. */
+ * Owns the table, and the range phrases and --help texts made from its rows. Works on
+ * the caller's live_settings; never prints. A value must be a whole number or a
+ * decimal in its setting's range, whether it comes as text or as a JSON member; the
+ * messages are phrases that follow the setting's name, as /set, the command line, the
+ * config file, the sampler's check and the saved chat's reader print them. */
 #include "settings.h"
 
 #include <ctype.h>
@@ -15,41 +16,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "parse_number.h"
 
 #define SAMPLER_FIELD(f) (offsetof(live_settings, sampler) + offsetof(sampler_config, f))
 
 const setting_info settings_table[] = {
-    {.name = "temperature", .short_name = 't', .arg = "F", .type = SETTING_NUMBER,
-     .min = 0, .max = INFINITY, .offset = SAMPLER_FIELD(temperature),
-     .help = "0 = greedy (default 1.0)"},
-    {.name = "top-k", .short_name = 'k', .arg = "N", .type = SETTING_INTEGER,
-     .min = 0, .max = INT32_MAX, .offset = SAMPLER_FIELD(top_k),
-     .help = "keep the N most likely tokens (default 0 = off)"},
-    {.name = "top-p", .short_name = 'p', .arg = "F", .type = SETTING_NUMBER,
-     .min = 0, .min_excluded = true, .max = 1, .offset = SAMPLER_FIELD(top_p),
-     .help = "nucleus sampling (default 0.9; 1 = off)"},
-    {.name = "min-p", .arg = "F", .type = SETTING_NUMBER,
-     .min = 0, .max = 1, .max_excluded = true, .offset = SAMPLER_FIELD(min_p),
-     .help = "drop tokens below F x the top probability (default 0 = off)"},
-    {.name = "repeat-penalty", .arg = "F", .type = SETTING_NUMBER,
-     .min = 0, .min_excluded = true, .max = INFINITY, .offset = SAMPLER_FIELD(repeat_penalty),
-     .help = "penalise recent tokens (default 1 = off)"},
-    {.name = "repeat-last-n", .arg = "N", .type = SETTING_INTEGER,
+    {.name = "temperature", .trace_key = "temperature", .chat_key = "temperature",
+     .chat_place = 1, .short_name = 't', .arg = "F", .type = SETTING_NUMBER,
+     .default_value = 1, .brief = "T", .min = 0, .max = INFINITY,
+     .offset = SAMPLER_FIELD(temperature), .help = "0 = greedy"},
+    {.name = "top-k", .trace_key = "top_k", .chat_key = "top-k", .chat_place = 3,
+     .short_name = 'k', .arg = "N", .type = SETTING_INTEGER, .default_value = 0,
+     .has_off = true, .off = 0, .brief = "k", .min = 0, .max = INT32_MAX,
+     .offset = SAMPLER_FIELD(top_k), .help = "keep the N most likely tokens"},
+    {.name = "top-p", .trace_key = "top_p", .chat_key = "top-p", .chat_place = 2,
+     .short_name = 'p', .arg = "F", .type = SETTING_NUMBER, .default_value = 0.9,
+     .has_off = true, .off = 1, .brief = "p", .min = 0, .min_excluded = true, .max = 1,
+     .offset = SAMPLER_FIELD(top_p), .help = "nucleus sampling"},
+    {.name = "min-p", .trace_key = "min_p", .chat_key = "min-p", .chat_place = 4,
+     .arg = "F", .type = SETTING_NUMBER, .default_value = 0, .has_off = true, .off = 0,
+     .brief = "min-p", .min = 0, .max = 1, .max_excluded = true,
+     .offset = SAMPLER_FIELD(min_p), .help = "drop tokens below F x the top probability"},
+    {.name = "repeat-penalty", .trace_key = "repeat_penalty", .chat_key = "repeat-penalty",
+     .chat_place = 5, .arg = "F", .type = SETTING_NUMBER, .default_value = 1,
+     .has_off = true, .off = 1, .brief = "rep", .min = 0, .min_excluded = true,
+     .max = INFINITY, .offset = SAMPLER_FIELD(repeat_penalty),
+     .help = "penalise recent tokens"},
+    {.name = "repeat-last-n", .trace_key = "repeat_last_n", .chat_key = "repeat-last-n",
+     .chat_place = 6, .arg = "N", .type = SETTING_INTEGER, .default_value = 64,
      .min = 0, .max = INT32_MAX, .offset = SAMPLER_FIELD(repeat_last_n),
-     .help = "tokens the penalty looks back over (default 64)"},
-    {.name = "seed", .short_name = 's', .arg = "N", .type = SETTING_SEED,
-     .min = 0, .max = (double)UINT64_MAX, .offset = SAMPLER_FIELD(seed),
-     .help = "random seed (default: time-based, shown in the status)"},
-    {.name = "steps", .short_name = 'n', .arg = "N", .type = SETTING_INTEGER,
+     .help = "tokens the penalty looks back over"},
+    {.name = "seed", .trace_key = "seed", .chat_key = "seed", .chat_place = 7,
+     .short_name = 's', .arg = "N", .type = SETTING_SEED, .default_value = 0,
+     .default_words = "time-based, shown in the status", .min = 0,
+     .max = (double)UINT64_MAX, .offset = SAMPLER_FIELD(seed), .help = "random seed"},
+    {.name = "steps", .trace_key = "steps", .chat_key = "steps", .chat_place = 8,
+     .short_name = 'n', .arg = "N", .type = SETTING_INTEGER, .default_value = 0,
+     .default_words = "generate 256; chat 0 = until the model ends its reply",
      .min = 0, .max = SETTINGS_STEPS_MAX, .offset = offsetof(live_settings, steps),
-     .help = "most new tokens per reply/generation (generate: 256;\nchat: 0 = until the model "
-             "ends its reply)"},
-    {.name = "slow-motion", .arg = "MS", .type = SETTING_INTEGER,
-     .min = 0, .max = SETTINGS_SLOW_MOTION_MAX, .unit = "milliseconds",
-     .offset = offsetof(live_settings, slow_motion_ms),
-     .help = "tui: wait MS milliseconds after each reply token, to\nwatch and steer it (default "
-             "0; also /set slow-motion,\nthe s key, LLMCHAT_STEP_DELAY_MS)"},
+     .help = "most new tokens per reply/generation"},
+    {.name = "slow-motion", .arg = "MS", .type = SETTING_INTEGER, .default_value = 0,
+     .has_off = true, .off = 0, .min = 0, .max = SETTINGS_SLOW_MOTION_MAX,
+     .unit = "milliseconds", .offset = offsetof(live_settings, slow_motion_ms),
+     .help = "tui: wait MS milliseconds after each reply token, to watch and steer it; "
+             "/set slow-motion, the s key and LLMCHAT_STEP_DELAY_MS set it too"},
     {.name = NULL},
 };
 
@@ -82,7 +93,7 @@ static const void *field(const setting_info *row, const live_settings *s)
     return (const char *)s + row->offset;
 }
 
-static double field_value(const setting_info *row, const live_settings *s)
+double settings_value(const setting_info *row, const live_settings *s)
 {
     switch (row->type) {
     case SETTING_NUMBER: return *(const float *)field(row, s);
@@ -107,12 +118,30 @@ bool settings_in_range(const setting_info *row, const live_settings *s)
 {
     if (row->type == SETTING_SEED)
         return true; /* every uint64_t is a seed */
-    double v = field_value(row, s);
+    double v = settings_value(row, s);
     if (!isfinite(v))
         return false;
     bool above = row->min_excluded ? v > row->min : v >= row->min;
     bool below = row->max_excluded ? v < row->max : v <= row->max;
     return above && below;
+}
+
+/* Sets row's field in s to x (a whole number for an integer or the seed). */
+static void set_field(const setting_info *row, live_settings *s, double x)
+{
+    void *to = (char *)s + row->offset;
+    switch (row->type) {
+    case SETTING_NUMBER: *(float *)to = (float)x; break;
+    case SETTING_INTEGER: *(int *)to = (int)x; break;
+    case SETTING_SEED: *(uint64_t *)to = (uint64_t)x; break;
+    }
+}
+
+void settings_default(live_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    for (const setting_info *r = settings_table; r->name; r++)
+        set_field(r, s, r->default_value);
 }
 
 /* ---- what a row allows, in words ---- */
@@ -161,6 +190,40 @@ const char *settings_value_text(const setting_info *row, const live_settings *s,
     return buf;
 }
 
+/* "(default 0.9; 1 = off)": the default as settings_format shows a value, and the
+ * value that turns the setting off. */
+static void describe_default(const setting_info *row, char *buf, size_t size)
+{
+    if (row->default_words) {
+        snprintf(buf, size, "(default: %s)", row->default_words);
+        return;
+    }
+    live_settings s;
+    settings_default(&s);
+    char def[32], off[32];
+    settings_value_text(row, &s, def, sizeof def);
+    set_field(row, &s, row->off);
+    settings_value_text(row, &s, off, sizeof off);
+    if (!row->has_off)
+        snprintf(buf, size, "(default %s)", def);
+    else if (!strcmp(def, off))
+        snprintf(buf, size, "(default %s = off)", def);
+    else
+        snprintf(buf, size, "(default %s; %s = off)", def, off);
+}
+
+const char *settings_help(const setting_info *row)
+{
+    static char helps[SETTINGS_COUNT][256]; /* made once, from the row */
+    char *buf = helps[row - settings_table];
+    if (!*buf) {
+        char def[128];
+        describe_default(row, def, sizeof def);
+        snprintf(buf, sizeof helps[0], "%s %s", row->help, def);
+    }
+    return buf;
+}
+
 /* ---- setting values ---- */
 
 const char *settings_parse(const setting_info *row, live_settings *s, const char *value)
@@ -172,6 +235,28 @@ const char *settings_parse(const setting_info *row, live_settings *s, const char
     case SETTING_NUMBER: ok = parse_float(value, to); break;
     case SETTING_INTEGER: ok = parse_int(value, int_min(row), int_max(row), to); break;
     case SETTING_SEED: ok = parse_u64(value, to); break;
+    }
+    if (!ok || !settings_in_range(row, &next))
+        return settings_range(row);
+    *s = next;
+    return NULL;
+}
+
+const char *settings_from_json(const setting_info *row, live_settings *s,
+                               const struct json_value *v)
+{
+    live_settings next = *s;
+    void *to = (char *)&next + row->offset;
+    double x;
+    bool ok = false;
+    switch (row->type) {
+    case SETTING_NUMBER:
+        ok = json_as_double(v, &x) && isfinite(x) && fabs(x) <= FLT_MAX;
+        if (ok)
+            *(float *)to = (float)x;
+        break;
+    case SETTING_INTEGER: ok = json_as_int(v, to); break;
+    case SETTING_SEED: ok = json_as_u64(v, to); break;
     }
     if (!ok || !settings_in_range(row, &next))
         return settings_range(row);
@@ -254,14 +339,18 @@ int settings_format(const live_settings *s, char *buf, size_t size)
 
 int settings_format_short(const sampler_config *c, char *buf, size_t size)
 {
-    size_t o = (size_t)snprintf(buf, size, "T %g", c->temperature);
-    if (c->top_k > 0 && o < size)
-        o += (size_t)snprintf(buf + o, size - o, " k %d", c->top_k);
-    if (c->top_p < 1.0f && o < size)
-        o += (size_t)snprintf(buf + o, size - o, " p %g", c->top_p);
-    if (c->min_p > 0.0f && o < size)
-        o += (size_t)snprintf(buf + o, size - o, " min-p %g", c->min_p);
-    if (c->repeat_penalty != 1.0f && o < size)
-        o += (size_t)snprintf(buf + o, size - o, " rep %g", c->repeat_penalty);
+    live_settings s = {.sampler = *c};
+    size_t o = 0;
+    if (size)
+        buf[0] = '\0';
+    for (const setting_info *r = settings_table; r->name; r++) {
+        bool off = r->has_off && settings_value(r, &s) == r->off;
+        if (!r->brief || !settings_of_sampler(r) || off)
+            continue;
+        char value[32];
+        settings_value_text(r, &s, value, sizeof value);
+        o += (size_t)snprintf(buf + (o < size ? o : size), o < size ? size - o : 0, "%s%s %s",
+                              o ? " " : "", r->brief, value);
+    }
     return (int)o;
 }

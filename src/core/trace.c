@@ -26,6 +26,7 @@
 
 #include "json.h"
 #include "output_file.h"
+#include "settings.h"
 #include "textfmt.h"
 
 enum { TRACE_BUFFER = 1 << 20 };
@@ -127,18 +128,44 @@ void trace_describe(trace_writer *t, const trace_run *run)
     t->run.sampler = NULL;
 }
 
-/* The sampler settings as JSON members (no braces, no seed). */
-static void write_settings(FILE *f, const sampler_config *c)
+/* Which of settings_table's rows a list of trace members holds. */
+typedef enum {
+    TRACE_RUN,      /* the header's options: every row with a trace key */
+    TRACE_DECISION, /* a record's sampler object, before the decision: the sampler's rows
+                       but the seed */
+    TRACE_SEED,     /* ... and after it: the seed */
+} trace_settings;
+
+static bool in_list(const setting_info *row, trace_settings which, bool has_sampler)
 {
-    fputs("\"temperature\":", f);
-    put_float(f, c->temperature, 6);
-    fprintf(f, ",\"top_k\":%d,\"top_p\":", c->top_k);
-    put_float(f, c->top_p, 6);
-    fputs(",\"min_p\":", f);
-    put_float(f, c->min_p, 6);
-    fputs(",\"repeat_penalty\":", f);
-    put_float(f, c->repeat_penalty, 6);
-    fprintf(f, ",\"repeat_last_n\":%d", c->repeat_last_n);
+    if (!row->trace_key)
+        return false;
+    switch (which) {
+    case TRACE_RUN: return has_sampler || !settings_of_sampler(row);
+    case TRACE_DECISION: return settings_of_sampler(row) && row->type != SETTING_SEED;
+    case TRACE_SEED: return settings_of_sampler(row) && row->type == SETTING_SEED;
+    }
+    return false;
+}
+
+/* The settings of s that `which` holds as JSON members, each under its row's trace
+ * key, in the table's order, the first after `sep`. Returns whether it wrote any. */
+static bool write_settings(FILE *f, const live_settings *s, trace_settings which,
+                           bool has_sampler, const char *sep)
+{
+    bool any = false;
+    for (const setting_info *row = settings_table; row->name; row++) {
+        if (!in_list(row, which, has_sampler))
+            continue;
+        fprintf(f, "%s\"%s\":", any ? "," : sep, row->trace_key);
+        char text[32];
+        if (row->type == SETTING_NUMBER)
+            put_float(f, settings_value(row, s), 6);
+        else
+            fputs(settings_value_text(row, s, text, sizeof text), f);
+        any = true;
+    }
+    return any;
 }
 
 void trace_set_template(trace_writer *t, const char *name)
@@ -204,13 +231,9 @@ static void write_header(trace_writer *t)
     }
     if (t->has_sampler || r->steps || r->ctx) {
         fputs(",\"options\":{", f);
-        const char *sep = "";
-        if (t->has_sampler) {
-            write_settings(f, &t->sampler);
-            fprintf(f, ",\"seed\":%llu", (unsigned long long)t->sampler.seed);
-            sep = ",";
-        }
-        fprintf(f, "%s\"steps\":%d,\"ctx\":%d}", sep, r->steps, r->ctx);
+        live_settings run = {.sampler = t->sampler, .steps = r->steps};
+        bool any = write_settings(f, &run, TRACE_RUN, t->has_sampler, "");
+        fprintf(f, "%s\"ctx\":%d}", any ? "," : "", r->ctx);
     }
     fprintf(f, ",\"attn\":%s,\"lens\":%s", t->with_attention ? "true" : "false",
             r->lens ? "true" : "false");
@@ -235,18 +258,18 @@ static void write_header(trace_writer *t)
 static void write_sampler(FILE *f, const step_record *rec)
 {
     const sampler_record *r = &rec->sampler;
-    const sampler_config *c = &r->config;
+    live_settings in_force = {.sampler = r->config};
     fputs(",\"sampler\":{", f);
-    write_settings(f, c);
-    fprintf(f, ",\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
+    bool any = write_settings(f, &in_force, TRACE_DECISION, true, "");
+    fprintf(f, "%s\"n_penalized\":%d,\"kept_top_k\":%d,\"kept_top_p\":%d,"
                "\"kept_min_p\":%d,\"greedy\":%s,\"draw\":",
-            r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
+            any ? "," : "", r->n_penalized, r->kept_top_k, r->kept_top_p, r->kept_min_p,
             r->greedy ? "true" : "false");
     put_float(f, r->draw, 9);
     fprintf(f, ",\"chosen\":%d,\"chosen_prob\":", r->chosen);
     put_float(f, r->chosen_prob, 9);
-    fprintf(f, ",\"chosen_rank\":%d,\"seed\":%llu", r->chosen_rank,
-            (unsigned long long)c->seed);
+    fprintf(f, ",\"chosen_rank\":%d", r->chosen_rank);
+    write_settings(f, &in_force, TRACE_SEED, true, ",");
     /* per candidate of "top": its final probability and the stage that removed it */
     int n_top = rec->n_top < 0 ? 0 : rec->n_top > STEP_TOP_MAX ? STEP_TOP_MAX : rec->n_top;
     fputs(",\"p_final\":[", f);

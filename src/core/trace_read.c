@@ -19,6 +19,7 @@
 #include "fnv1a.h"
 #include "input_file.h"
 #include "json.h"
+#include "settings.h"
 #include "trace.h"
 #include "trace_order.h"
 
@@ -162,27 +163,26 @@ static int int_field(const json_value *obj, const char *key, long min, long max,
     return get_int(obj, key, min, max, &v) ? (int)v : fallback;
 }
 
-static float float_field(const json_value *obj, const char *key, float fallback)
+/* The settings members of obj into s, which starts at the defaults: a header's
+ * options (every row with a trace key) or a record's sampler object (only the
+ * sampler's rows). Each is read under its trace key ("top_p"), else under its saved
+ * chat's ("top-p"); what is missing keeps its default. Returns false when one of the
+ * sampler's settings is there but not a value of it (wrong type, out of bounds); any
+ * other that is keeps its default. */
+static bool read_settings(const json_value *obj, bool sampler_only, live_settings *s)
 {
-    double v;
-    return get_number(obj, key, &v) ? (float)v : fallback;
-}
-
-/* The sampler settings of a header's options or a record's sampler object; what is
- * missing keeps its default. Returns whether they are in range. */
-static bool read_settings(const json_value *obj, sampler_config *s)
-{
-    sampler_config_default(s);
-    s->temperature = float_field(obj, "temperature", s->temperature);
-    s->top_k = int_field(obj, "top_k", 0, 1 << 30, s->top_k);
-    s->top_p = float_field(obj, "top_p", s->top_p);
-    s->min_p = float_field(obj, "min_p", s->min_p);
-    s->repeat_penalty = float_field(obj, "repeat_penalty", s->repeat_penalty);
-    s->repeat_last_n = int_field(obj, "repeat_last_n", 0, 1 << 30, s->repeat_last_n);
-    uint64_t seed;
-    if (json_as_u64(json_get(obj, "seed"), &seed))
-        s->seed = seed;
-    return sampler_config_check(s, NULL) == LLM_OK;
+    settings_default(s);
+    bool ok = true;
+    for (const setting_info *row = settings_table; row->name; row++) {
+        if (!row->trace_key || (sampler_only && !settings_of_sampler(row)))
+            continue;
+        const json_value *v = json_get(obj, row->trace_key);
+        if (!v && row->chat_key)
+            v = json_get(obj, row->chat_key);
+        if (v && settings_from_json(row, s, v) && settings_of_sampler(row))
+            ok = false;
+    }
+    return ok;
 }
 
 /* The model's "windows" (one per layer, 0: none) into h.windows; a list of another
@@ -253,10 +253,12 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
     }
     const json_value *o = json_get(v, "options");
     if (o && o->type == JSON_OBJECT) {
-        h->has_sampler = read_settings(o, &h->sampler);
+        live_settings run;
+        h->has_sampler = read_settings(o, false, &run);
         if (!h->has_sampler)
             problem(r, line, "the header's sampler options are out of range");
-        h->steps = int_field(o, "steps", 0, 1 << 30, 0);
+        h->sampler = run.sampler;
+        h->steps = run.steps;
         h->ctx = int_field(o, "ctx", 0, POS_MAX, 0);
     }
     const json_value *b = json_get(v, "attn");
@@ -361,7 +363,9 @@ static sampler_cut cut_named(const char *name)
 static void read_sampler(trace_reader *r, step_record *rec, const json_value *s, int line)
 {
     sampler_record *d = &rec->sampler;
-    bool settings_ok = read_settings(s, &d->config);
+    live_settings in_force;
+    bool settings_ok = read_settings(s, true, &in_force);
+    d->config = in_force.sampler;
     long chosen;
     const json_value *greedy = json_get(s, "greedy");
     if (!get_int(s, "chosen", 0, vocab_limit(r) - 1, &chosen) || !greedy ||
