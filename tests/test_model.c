@@ -369,7 +369,7 @@ static void configs_equal(const model_config *a, const model_config *b)
     ck_assert(x->rope_base_swa == y->rope_base_swa && x->embed_scale == y->embed_scale);
     ck_assert(x->query_scale == y->query_scale && x->attn_softcap == y->attn_softcap);
     ck_assert(x->final_softcap == y->final_softcap);
-    ck_assert(x->attn_bias == y->attn_bias && x->attn_out_bias == y->attn_out_bias);
+    ck_assert(x->attn_bias == y->attn_bias);
     ck_assert(x->qk_norm == y->qk_norm && x->post_norms == y->post_norms);
     ck_assert(x->fused_qkv == y->fused_qkv && x->fused_gate_up == y->fused_gate_up);
     ck_assert_int_eq(x->sliding_window, y->sliding_window);
