@@ -675,6 +675,9 @@ static SCREEN *start_terminal(tui *t)
 {
     const app_options *o = t->o;
     setlocale(LC_ALL, "");
+    /* the user's characters, but numbers with a '.': traces, chat files, /set and the
+     * panes write and read them so (strtod and printf follow LC_NUMERIC) */
+    setlocale(LC_NUMERIC, "C");
     t->screen.utf8 = MB_CUR_MAX > 1;
     const char *term_name = getenv("TERM");
     /* no TERM at all: say so without asking curses, whose failed newterm leaks its state */
