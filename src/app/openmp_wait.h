@@ -13,10 +13,10 @@
  *
  * libgomp reads its environment once, when it is loaded, before main runs, and has no
  * call to change the spin count later: so the program starts itself again (execv of
- * /proc/self/exe, the same arguments, a millisecond) with the variable set, and the
- * second start takes it out of its own environment again, so that the programs it
- * starts (llama-bench) see the user's. Built without GCC's OpenMP, or when exec
- * fails, nothing changes. */
+ * the file /proc/self/exe names, the same arguments, a millisecond) with the variable
+ * set, and the second start takes it out of its own environment again, so that the
+ * programs it starts (llama-bench) see the user's. Built without GCC's OpenMP, under
+ * valgrind, or when exec fails, nothing changes. */
 #ifndef LLMCHAT_APP_OPENMP_WAIT_H
 #define LLMCHAT_APP_OPENMP_WAIT_H
 
