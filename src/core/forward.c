@@ -285,9 +285,9 @@ static void edit(const pass *p, hook_point pt, int l, float *data, int width, si
 {
     if (!(p->edits & HOOK_BIT(pt)))
         return;
-    bool team = p->one && p->ln;
+    bool in_lane = p->one && p->ln;
     int c0 = 0, c1 = width;
-    if (team)
+    if (in_lane)
         pass_share(p, width, &c0, &c1);
     for (int i = 0; i < p->hooks->n_edit && c0 < c1; i++) {
         const hook *e = p->hooks->edit[i];
@@ -299,7 +299,7 @@ static void edit(const pass *p, hook_point pt, int l, float *data, int width, si
                         .data = data + (size_t)row * stride + c0};
         e->edit(e->user, &x);
     }
-    if (team)
+    if (in_lane)
         pass_sync(p);
 }
 
