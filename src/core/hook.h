@@ -35,7 +35,7 @@ typedef enum {
     HOOK_KQ_SOFT_MAX,   /* one head (keys): the attention weights; 0 for keys not seen */
     HOOK_KQV,           /* (q_dim) each head's weighted values side by side, before wo; a
                            knocked-out head's are 0 */
-    HOOK_KQV_OUT,       /* (dim) wo's output (bias added), before any post-attention norm */
+    HOOK_KQV_OUT,       /* (dim) wo's output, before any post-attention norm */
     HOOK_FFN_INP,       /* (dim) the stream after the attention block */
     HOOK_FFN_NORM,      /* (dim) the feed-forward's input: the stream RMS-normed */
     HOOK_FFN_GATE,      /* (hidden_dim) w1 x, before the activation */
