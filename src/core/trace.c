@@ -42,7 +42,6 @@ struct trace_writer {
     bool with_attention;
     trace_run run;            /* copy; its pointers are borrowed */
     char *model_path;         /* owned copy of run.m->path (the model may close first) */
-    char *template_name;      /* owned, or NULL */
     sampler_config sampler;   /* copy of *run.sampler */
     bool has_sampler;
     bool header_written;
@@ -168,14 +167,6 @@ static bool write_settings(FILE *f, const live_settings *s, trace_settings which
     return any;
 }
 
-void trace_set_template(trace_writer *t, const char *name)
-{
-    if (!t)
-        return;
-    free(t->template_name);
-    t->template_name = name ? strdup(name) : NULL;
-}
-
 /* The model's architecture and, when any layer has one, each layer's sliding window. */
 static void write_family(FILE *f, const model *m)
 {
@@ -224,10 +215,9 @@ static void write_header(trace_writer *t)
         fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
     if (r->kernels)
         fprintf(f, ",\"kernels\":\"%s\"", r->kernels);
-    const char *tmpl = t->template_name ? t->template_name : r->template_name; /* once */
-    if (tmpl) {
+    if (r->template_name) {
         fputs(",\"template\":", f);
-        json_write_string(f, tmpl);
+        json_write_string(f, r->template_name);
     }
     if (t->has_sampler || r->steps || r->ctx) {
         fputs(",\"options\":{", f);
@@ -566,7 +556,6 @@ llm_status trace_close(trace_writer *t, llm_err *err)
     free(t->buf);
     free(t->path);
     free(t->model_path);
-    free(t->template_name);
     free(t);
     return st;
 }

@@ -52,9 +52,6 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
 /* Sets what the first line says; call before the first trace_write (the line is
  * written with the first record, or at trace_close when there is none). */
 void trace_describe(trace_writer *t, const trace_run *run);
-/* The chat template the dialog is rendered with (a chat's template is known once the
- * chat exists, after the trace is opened). NULL t does nothing. */
-void trace_set_template(trace_writer *t, const char *name);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
 llm_status trace_write(trace_writer *t, const step_record *rec);
 /* Flushes the trace and renames it into place; after a write error removes it instead
