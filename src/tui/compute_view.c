@@ -383,7 +383,7 @@ static void tensor_footer(compute_view *cv, const source_step *s, const float *v
     char num[32], extra[96] = "";
     int flat = cv->head * per_head(s) + cv->elem;
     cfmt_number(cv->elem < n ? v[cv->elem] : NAN, 12, num, sizeof num);
-    if (s->point == HOOK_KQ || s->point == HOOK_KQ_SOFT_MAX) {
+    if (hook_per_head(s->point)) {
         char piece[64];
         source_token(cv->src, source_tokens(cv->src)[cv->elem], piece, sizeof piece);
         snprintf(extra, sizeof extra, " (key %d %s)", cv->elem, piece);
