@@ -4,13 +4,13 @@
  * dispatcher asks first; look-ups find the right rows; every row of an action has
  * the same properties (steers, changes the chat); the help overlay shows every
  * binding, fits the screen (80x24 and others) and needs a single page at 120x40, never
- * splits an entry across columns nor cuts its keys, and names every Attention view. */
+ * splits an entry across columns nor cuts its keys. (That the v / V text names every
+ * Attention view is tests/test_tui_views.c's: the views are a table of the TUI's.) */
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "testutil.h"
-#include "tui/attention_views.h"
 #include "tui/keys.h"
 
 enum { MAX_KEYS = 512 };
@@ -345,24 +345,6 @@ START_TEST(test_help_entries_whole)
 }
 END_TEST
 
-/* The v / V text names every view of the Attention pane, from the pane's own list. */
-START_TEST(test_help_names_every_view)
-{
-    int n;
-    const key_binding *t = keys_table(&n);
-    int found = 0;
-    for (int i = 0; i < n; i++) {
-        if (t[i].action != ACT_VIEW_NEXT && t[i].action != ACT_VIEW_PREV)
-            continue;
-        found++;
-        for (int v = 0; v < VIEW_COUNT; v++)
-            ck_assert_msg(strstr(t[i].help, ATTN_VIEW_NAMES[v]), "%s's text '%s' leaves out the %s view",
-                          t[i].name, t[i].help, ATTN_VIEW_NAMES[v]);
-    }
-    ck_assert_int_eq(found, 2);
-}
-END_TEST
-
 START_TEST(test_help_layout)
 {
     static keys_help_layout l;
@@ -390,7 +372,6 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_action_properties_agree);
     tcase_add_test(tc, test_help_layout);
     tcase_add_test(tc, test_help_entries_whole);
-    tcase_add_test(tc, test_help_names_every_view);
     suite_add_tcase(s, tc);
     return s;
 }

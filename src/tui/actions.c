@@ -1,7 +1,9 @@
-/* actions.c — what the keys and the mouse do in the TUI: a key is looked up in the
- * key table (keys.c) where it works now (the help overlay, Anywhere, the input line,
- * Any pane, the focused pane) and its row's action runs here, or in the focused pane's
- * act (pane.h), which may first say why it would do nothing. The mouse (--mouse)
+/* actions.c — what the keys and the mouse do in the TUI: a key goes to the top overlay
+ * when one is open (overlays.h: its bindings first, then Anywhere's, or, modal, any
+ * other key closes it), else it is looked up in the key table (keys.c) where it works
+ * now (Anywhere, the input line, Any pane, the focused pane) and its row's action runs
+ * here, opens the overlay the action opens, or runs in the focused pane's act
+ * (view_ops.h), which may first say why it would do nothing. The mouse (--mouse)
  * scrolls and focuses. The quit question's y/n and a resize are handled here too, and
  * a bracketed paste (its text into the input line, newlines kept).
  *
@@ -9,7 +11,6 @@
  * functions (stop the reply, quit, pause, redo the windows) and steer.c's. */
 #include <stdio.h>
 
-#include "help.h"
 #include "keys.h"
 #include "tui_state.h"
 
@@ -37,15 +38,28 @@ static void cycle_focus(tui *t, int dir)
     set_focus(t, f);
 }
 
-static void show_help(tui *t, bool on)
+/* The top overlay off the stack: the next frame draws the screen again under it. */
+static void close_overlay(tui *t)
 {
-    t->help = on;
-    t->help_page = 0;
-    if (!on) {
-        touchwin(stdscr);
-        wnoutrefresh(stdscr);
-    }
+    overlays_pop(t->overlays);
+    touchwin(stdscr);
+    wnoutrefresh(stdscr);
     t->dirty |= DIRTY_ALL;
+}
+
+/* Puts the overlay action a opens on top, or says why the screen cannot show it;
+ * false when a opens none. */
+static bool open_overlay(tui *t, key_action a)
+{
+    const view_ops *v = overlays_opened_by(a);
+    if (!v)
+        return false;
+    if (!tui_overlay_fits(t, v))
+        tui_say(t, "the %s needs a screen of at least %d x %d", v->name, v->min_cols, v->min_rows);
+    else
+        overlays_push(t->overlays, a);
+    t->dirty |= DIRTY_ALL;
+    return true;
 }
 
 static bool in_rect(const tui_rect *r, int y, int x)
@@ -117,44 +131,6 @@ static void knock_out(tui *t)
     t->dirty |= DIRTY_ALL;
 }
 
-/* g: opens the compute view at the selected position, or closes it. */
-static void toggle_compute(tui *t)
-{
-    if (compute_is_open(t->compute))
-        compute_act(t->compute, ACT_COMPUTE);
-    else if (!t->w_compute)
-        tui_say(t, "the compute view needs a screen of at least 20 x 4");
-    else
-        compute_open(t->compute);
-    if (!compute_is_open(t->compute)) {
-        touchwin(stdscr);
-        wnoutrefresh(stdscr);
-    }
-    t->dirty |= DIRTY_ALL;
-}
-
-/* A key while the compute view is shown: its own bindings first, then Anywhere's. */
-static bool compute_key(tui *t, bool keycode, int key)
-{
-    const key_binding *b = keys_find(KEYS_COMPUTE, key, keycode);
-    if (!b)
-        return false;
-    if (b->action == ACT_PAUSE || b->action == ACT_STEP || b->action == ACT_HELP ||
-        b->action == ACT_COMPUTE)
-        return false; /* run_action runs these */
-    const char *why = compute_why_not(t->compute, b->action);
-    if (why)
-        tui_say(t, "%s", why);
-    else
-        compute_act(t->compute, b->action);
-    if (!compute_is_open(t->compute)) {
-        touchwin(stdscr);
-        wnoutrefresh(stdscr);
-    }
-    t->dirty |= DIRTY_ALL;
-    return true;
-}
-
 /* Esc, Ctrl-C: stops the reply, or says there is none. */
 static void stop_key(tui *t)
 {
@@ -215,7 +191,7 @@ static void toggle_thinking(tui *t)
  * nothing now. */
 static void pane_action(tui *t, key_action a)
 {
-    const tui_pane *p = &t->pane[t->focus];
+    const view_handle *p = &t->pane[t->focus];
     const char *why = p->ops && p->ops->why_not ? p->ops->why_not(p->state, a) : NULL;
     if (why)
         tui_say(t, "%s", why);
@@ -236,7 +212,6 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_FOCUS_NEXT: cycle_focus(t, 1); break;
     case ACT_FOCUS_PREV: cycle_focus(t, -1); break;
     case ACT_STOP: stop_key(t); break;
-    case ACT_HELP: show_help(t, true); break;
     case ACT_REDRAW:
         clearok(curscr, TRUE);
         t->dirty |= DIRTY_ALL;
@@ -258,38 +233,51 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_BRANCH_NEXT: steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1); break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
     case ACT_KNOCK_OUT: knock_out(t); break;
-    case ACT_COMPUTE: toggle_compute(t); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);
         t->dirty |= DIRTY_CONV;
         break;
-    default: pane_action(t, b->action); break;
+    default:
+        if (!open_overlay(t, b->action))
+            pane_action(t, b->action);
+        break;
     }
     if (b->changes_chat)
         t->save_pending = true; /* autosaved once idle */
 }
 
-/* Help overlay shown: paging keys page, any other key closes it (Esc and Ctrl-C still
- * stop the reply). */
-static void help_key(tui *t, bool keycode, int key)
+/* A key while an overlay is open, to the top one: its binding's action runs there, or
+ * the overlay says why it would do nothing. A key it does not take closes a modal
+ * overlay (Esc and Ctrl-C still stop the reply); otherwise its own binding runs as
+ * the controller's (p, n), or Anywhere's binding, or the status line says it does
+ * nothing there. */
+static void overlay_key(tui *t, bool keycode, int key)
 {
-    const key_binding *b = keys_find(KEYS_HELP, key, keycode);
-    int pages = help_pages(&t->screen);
-    if (b && b->action == ACT_HELP_NEXT_PAGE && t->help_page + 1 < pages) {
-        t->help_page++;
+    view_handle top = overlays_at(t->overlays, overlays_count(t->overlays) - 1);
+    const key_binding *b = keys_find(top.ops->keys, key, keycode);
+    const char *why = b && top.ops->why_not ? top.ops->why_not(top.state, b->action) : NULL;
+    if (why) {
+        tui_say(t, "%s", why);
         t->dirty |= DIRTY_ALL;
         return;
     }
-    if (b && b->action == ACT_HELP_PREV_PAGE && t->help_page > 0) {
-        t->help_page--;
+    if (b && top.ops->act && top.ops->act(top.state, b->action)) {
+        if (top.ops->is_open && !top.ops->is_open(top.state))
+            close_overlay(t);
         t->dirty |= DIRTY_ALL;
         return;
     }
-    show_help(t, false);
-    b = keys_find(KEYS_ANYWHERE, key, keycode);
-    if (b && b->action == ACT_STOP)
-        tui_stop_reply(t);
+    const key_binding *any = keys_find(KEYS_ANYWHERE, key, keycode);
+    if (top.ops->modal) {
+        close_overlay(t);
+        if (any && any->action == ACT_STOP)
+            tui_stop_reply(t);
+    } else if (b || any) {
+        run_action(t, b ? b : any, key);
+    } else {
+        tui_say(t, "that key does nothing in the %s: ? lists its keys", top.ops->name);
+    }
 }
 
 /* A key on the input line, b its binding there (or NULL): '?' and Ctrl-D act on an
@@ -323,10 +311,8 @@ void tui_paste(tui *t, const key_event *ev)
     if (ev->kind == KEY_EVENT_PASTE_BEGIN) { /* whatever was shown: the input line takes it */
         t->run.message = NULL;
         t->run.confirm_quit = false;
-        if (t->help)
-            show_help(t, false);
-        if (compute_is_open(t->compute))
-            toggle_compute(t);
+        while (overlays_count(t->overlays) > 0)
+            close_overlay(t);
         if (t->focus != FOCUS_INPUT)
             set_focus(t, FOCUS_INPUT);
         t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
@@ -338,8 +324,9 @@ void tui_paste(tui *t, const key_event *ev)
     }
 }
 
-/* One key from curses (keycode: a KEY_* code, else a character), looked up in the
- * key table: Anywhere first, then the input line's or the panes' bindings. */
+/* One key from curses (keycode: a KEY_* code, else a character): the top overlay's,
+ * else looked up in the key table: Anywhere first, then the input line's or the
+ * panes' bindings. */
 void tui_handle_key(tui *t, bool keycode, int key)
 {
     /* A resize is not the user's answer to a message: the message stays. */
@@ -362,19 +349,8 @@ void tui_handle_key(tui *t, bool keycode, int key)
         t->dirty |= DIRTY_STATUS | DIRTY_INPUT;
         return;
     }
-    if (t->help) {
-        help_key(t, keycode, key);
-        return;
-    }
-    if (compute_is_open(t->compute)) {
-        if (compute_key(t, keycode, key))
-            return;
-        const key_binding *own = keys_find(KEYS_COMPUTE, key, keycode);
-        const key_binding *any = keys_find(KEYS_ANYWHERE, key, keycode);
-        if (own || any)
-            run_action(t, own ? own : any, key);
-        else
-            tui_say(t, "that key does nothing in the compute view: ? lists its keys");
+    if (overlays_count(t->overlays) > 0) {
+        overlay_key(t, keycode, key);
         return;
     }
     const key_binding *b = keys_find(KEYS_ANYWHERE, key, keycode);
@@ -400,5 +376,5 @@ void tui_handle_key(tui *t, bool keycode, int key)
     else
         snprintf(name, sizeof name, "%s", keycode && keyname(key) ? keyname(key) : "that key");
     tui_say(t, "%s does nothing in %s: ? lists the keys, Tab goes on to the input line", name,
-            t->pane[t->focus].ops->title);
+            t->pane[t->focus].ops->name);
 }

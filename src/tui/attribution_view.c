@@ -1,20 +1,34 @@
-/* attribution_view.c — the Attention pane's direct logit attribution view (see
- * attribution_view.h). Lines from the top: the title (target, position, logit); the
+/* attribution_view.c — the Attention pane's direct logit attribution view (a row of
+ * attention_views.c): for the selected position and a target token, what each head (a
+ * grid of layers by heads), each layer's MLP (a column), the embedding (a row) and the
+ * control vectors wrote toward the target's logit, shaded by sign and size, then the
+ * largest of them listed. 't' steps through the targets, the layer and head keys move
+ * the cursor. Lines from the top: the title (target, position, logit); the
  * heads' labels; the embedding row (and the control vectors when any are in force);
  * one row per layer, its heads' parts then its MLP's, each cell shaded by sign and
  * size against the largest part (when not all fit, the layers and heads around the
  * cursor, with scroll markers where the others are); the sum against the logit (and,
  * for a family whose split is not the logit's, by how much: the final soft-cap's
  * residual, the post-norms' scales held), for which the layers give way; the largest
- * parts, "…" where more than fit. Owns nothing. */
-#include "attribution_view.h"
-
+ * parts, "…" where more than fit.
+ *
+ * Reads the pane's cursor (attention_views.h: the target, the layer and head), which is
+ * its state; owns nothing. The engine computes the attribution when it is drawn
+ * (source_attribution); a trace cannot (it holds no weights). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "attention_views.h"
 #include "attribution.h"
 #include "format.h"
+
+/* What the view shows. */
+typedef struct {
+    int pos;         /* the selected position */
+    int target;      /* which target (source_attribution_target) */
+    int layer, head; /* the cursor, from 0 */
+} attribution_view;
 
 enum {
     LIST_MAX = 24, /* the most parts listed */
@@ -159,8 +173,9 @@ static int draw_sum(const tui_screen *scr, WINDOW *w, int y, int y_last, int wid
     return y;
 }
 
-void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW *w, int h,
-                           int width, const attribution_view *v)
+/* The view v into w's h x width inside (from row 1, column 1). */
+static void draw_attribution(const tui_source *src, const tui_screen *scr, WINDOW *w, int h,
+                             int width, const attribution_view *v)
 {
     const step_record *r = source_record(src, v->pos);
     int id, rank;
@@ -232,3 +247,17 @@ void attribution_view_draw(const tui_source *src, const tui_screen *scr, WINDOW 
     int y = draw_sum(scr, w, 4 + rows.count, h - list_min, width, a);
     draw_largest(scr, w, y, h, width, a, ref);
 }
+
+static void attribution_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
+{
+    const attn_cursor *c = state;
+    attribution_view v = {selection_get(c->sel, c->src), c->target, c->layer, c->head};
+    draw_attribution(c->src, scr, w, getmaxy(w) - 2, getmaxx(w) - 2, &v);
+}
+
+const view_ops attribution_view_ops = {
+    .name = "attribution",
+    .keys = KEYS_ATTN,
+    .place = VIEW_IN_PANE,
+    .draw = attribution_draw,
+};

@@ -15,7 +15,7 @@ enum { STEPS_MAX = 48, CELL_W = 9, INDEX_W = 7 };
 
 typedef enum { LEVEL_LIST = 0, LEVEL_TENSOR, LEVEL_WEIGHT } view_level;
 
-struct compute_view {
+typedef struct {
     const tui_source *src;
     tui_selection *sel;      /* shared with Tokens and Attention */
     bool open;
@@ -37,30 +37,33 @@ struct compute_view {
     const char *why;         /* why there are no steps */
     step_weight weight;
     compute_text text;
-};
+} compute_view;
 
-compute_view *compute_new(const tui_source *src, tui_selection *sel)
+static void *compute_new(const view_env *env)
 {
     compute_view *cv = calloc(1, sizeof *cv);
     if (!cv)
         tui_die("out of memory");
-    cv->src = src;
-    cv->sel = sel;
+    cv->src = env->src;
+    cv->sel = env->sel;
     return cv;
 }
 
-void compute_free(compute_view *cv)
+static void compute_free(void *state)
 {
-    free(cv);
+    free(state);
 }
 
-bool compute_is_open(const compute_view *cv)
+static bool compute_is_open(const void *state)
 {
+    const compute_view *cv = state;
     return cv->open;
 }
 
-void compute_open(compute_view *cv)
+/* Opens the list at the selected position (the layer and step it showed last). */
+static void compute_open(void *state)
 {
+    compute_view *cv = state;
     cv->open = true;
     cv->level = LEVEL_LIST;
     cv->pos = selection_get(cv->sel, cv->src);
@@ -259,8 +262,28 @@ static bool act_weight(compute_view *cv, key_action a)
     return true; /* the scroll is clamped when drawn */
 }
 
-bool compute_act(compute_view *cv, key_action a)
+/* Is a one of the view's actions (the key table's Compute view rows but p and n)? */
+static bool own_action(key_action a)
 {
+    switch (a) {
+    case ACT_COMPUTE: case ACT_COMPUTE_BACK: case ACT_COMPUTE_WEIGHT:
+    case ACT_LAYER_PREV: case ACT_LAYER_NEXT: case ACT_HEAD_PREV: case ACT_HEAD_NEXT:
+    case ACT_CELL_UP: case ACT_CELL_DOWN: case ACT_PAGE_UP: case ACT_PAGE_DOWN:
+    case ACT_SEL_PREV: case ACT_SEL_NEXT: case ACT_SEL_FIRST: case ACT_SEL_NEWEST:
+    case ACT_SEL_BACK10: case ACT_SEL_AHEAD10: case ACT_OPEN_HEAD:
+        return true;
+    default: return false;
+    }
+}
+
+/* Runs one of its actions, whatever the level makes of it (compute_why_not says when
+ * it does nothing); ACT_COMPUTE_BACK at the list, and ACT_COMPUTE, close it. False for
+ * any other action: the controller's. */
+static bool compute_act(void *state, key_action a)
+{
+    compute_view *cv = state;
+    if (!own_action(a))
+        return false;
     switch (a) {
     case ACT_COMPUTE: cv->open = false; return true;
     case ACT_COMPUTE_BACK: back(cv); return true;
@@ -277,12 +300,20 @@ bool compute_act(compute_view *cv, key_action a)
     default: break;
     }
     if (cv->level == LEVEL_LIST)
-        return act_list(cv, a);
-    return cv->level == LEVEL_TENSOR ? act_tensor(cv, a) : act_weight(cv, a);
+        act_list(cv, a);
+    else if (cv->level == LEVEL_TENSOR)
+        act_tensor(cv, a);
+    else
+        act_weight(cv, a);
+    return true;
 }
 
-const char *compute_why_not(compute_view *cv, key_action a)
+/* Why a would change nothing now (the status line says it), or NULL. */
+static const char *compute_why_not(void *state, key_action a)
 {
+    compute_view *cv = state;
+    if (!own_action(a))
+        return NULL;
     load_steps(cv);
     const source_step *s = current(cv);
     bool head = a == ACT_HEAD_PREV || a == ACT_HEAD_NEXT;
@@ -383,7 +414,7 @@ static void tensor_footer(compute_view *cv, const source_step *s, const float *v
     char num[32], extra[96] = "";
     int flat = cv->head * per_head(s) + cv->elem;
     cfmt_number(cv->elem < n ? v[cv->elem] : NAN, 12, num, sizeof num);
-    if (s->point == HOOK_KQ || s->point == HOOK_KQ_SOFT_MAX) {
+    if (hook_per_head(s->point)) {
         char piece[64];
         source_token(cv->src, source_tokens(cv->src)[cv->elem], piece, sizeof piece);
         snprintf(extra, sizeof extra, " (key %d %s)", cv->elem, piece);
@@ -490,8 +521,10 @@ static void draw_weight(compute_view *cv, WINDOW *w, const tui_screen *scr, int 
     draw_text(scr, w, h - 1, 0, width, keys[tuifmt_pick(keys, 3, width)], A_DIM);
 }
 
-void compute_draw(compute_view *cv, WINDOW *w, const tui_screen *scr)
+/* Draws the view into w (the whole screen but the status line). */
+static void compute_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
 {
+    compute_view *cv = state;
     werase(w);
     int h = getmaxy(w), width = getmaxx(w);
     if (h < 3 || width < 20) {
@@ -506,3 +539,18 @@ void compute_draw(compute_view *cv, WINDOW *w, const tui_screen *scr)
     else
         draw_list(cv, w, scr, h, width);
 }
+
+const view_ops compute_view_ops = {
+    .name = "compute view",
+    .keys = KEYS_COMPUTE,
+    .place = VIEW_SCREEN,
+    .min_cols = 20,
+    .min_rows = 5, /* three lines above the status and input lines */
+    .new = compute_new,
+    .free = compute_free,
+    .open = compute_open,
+    .is_open = compute_is_open,
+    .draw = compute_draw,
+    .act = compute_act,
+    .why_not = compute_why_not,
+};

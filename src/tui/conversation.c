@@ -473,7 +473,7 @@ static void draw_line(const conv_pane *cv, const tui_screen *scr, WINDOW *w, int
 static void conv_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
 {
     conv_pane *cv = state;
-    draw_box(scr, w, conv_pane_ops.title, focused);
+    draw_box(scr, w, conv_pane_ops.name, focused);
     int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
     if (h <= 0 || width <= 0)
         return;
@@ -552,4 +552,11 @@ static const char *conv_why_not(void *state, key_action a)
     return NULL;
 }
 
-const pane_ops conv_pane_ops = {"Conversation", KEYS_CONV, conv_draw, conv_act, conv_why_not};
+const view_ops conv_pane_ops = {
+    .name = "Conversation",
+    .keys = KEYS_CONV,
+    .place = VIEW_PANE,
+    .draw = conv_draw,
+    .act = conv_act,
+    .why_not = conv_why_not,
+};

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pane.h"
+#include "view_ops.h"
 #include "selection.h"
 #include "source.h"
 #include "token_shade.h"
@@ -19,7 +19,7 @@ typedef enum { ENTRY_USER, ENTRY_ASSISTANT, ENTRY_NOTICE } conv_kind;
 
 typedef struct conv_pane conv_pane;
 
-extern const pane_ops conv_pane_ops;
+extern const view_ops conv_pane_ops;
 
 /* A pane whose reply tokens are looked up in src's records and highlighted at sel.
  * Exits through tui_die when out of memory. */

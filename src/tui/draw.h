@@ -2,8 +2,8 @@
  * colours), colour pairs, borders, clipped text, heatmap cells, and the one way out on
  * a fatal error.
  *
- * The panes (pane.h) draw into the curses windows tui.c gives them with these; they
- * share nothing else but the selected position (selection.h).
+ * The panes, overlays and views (view_ops.h) draw into the curses windows tui.c gives
+ * them with these; they share nothing else but the selected position (selection.h).
  * Only src/tui/ includes curses. */
 #ifndef LLMCHAT_TUI_DRAW_H
 #define LLMCHAT_TUI_DRAW_H

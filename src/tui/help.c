@@ -1,10 +1,12 @@
 /* help.c — the help overlay (? or F1): the key table (keys.c) drawn in columns over
  * the panes, a page at a time when it does not fit the screen, and the /help notice.
  *
- * Draws into a temporary window; owns nothing. */
+ * Owns the overlay's state (the page, the layout of its text); draws into the window
+ * the frame gives it (help_size, centred). */
 #include "help.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command.h"
@@ -33,39 +35,75 @@ static void draw_column(const tui_screen *scr, WINDOW *win, const keys_help_layo
     }
 }
 
-static keys_help_layout layout; /* large: kept off the stack */
+/* The overlay's state: the page shown, and the text laid out for the screen. */
+typedef struct {
+    const tui_screen *scr;
+    int page;
+    int cols, rows;          /* the screen size the layout is for (0: none yet) */
+    keys_help_layout layout; /* large: kept off the stack */
+} help_view;
 
-int help_pages(const tui_screen *scr)
+/* The key table laid out for a screen of scr's size (again only when the size changed). */
+static const keys_help_layout *layout_for(help_view *hv, const tui_screen *scr)
 {
-    keys_help_layout_compute(scr->cols, scr->rows, &layout);
-    return layout.n_pages;
+    if (hv->cols != scr->cols || hv->rows != scr->rows) {
+        keys_help_layout_compute(scr->cols, scr->rows, &hv->layout);
+        hv->cols = scr->cols;
+        hv->rows = scr->rows;
+    }
+    return &hv->layout;
 }
 
-void help_draw(const tui_screen *scr, int *page)
+static void *help_new(const view_env *env)
 {
-    const keys_help_layout *l = &layout;
-    keys_help_layout_compute(scr->cols, scr->rows, &layout);
-    int h = l->height, w = l->width;
-    if (h > scr->rows)
-        h = scr->rows;
-    if (l->n_pages == 0 || h < 3 || w < 10)
-        return;
-    if (*page >= l->n_pages)
-        *page = l->n_pages - 1;
-    if (*page < 0)
-        *page = 0;
-    WINDOW *win = newwin(h, w, (scr->rows - h) / 2, (scr->cols - w) / 2);
-    if (!win)
-        return;
-    draw_box(scr, win, "Help: keys", true);
-    int colw = (w - 2) / l->n_cols;
+    help_view *hv = calloc(1, sizeof *hv);
+    if (!hv)
+        tui_die("out of memory");
+    hv->scr = env->scr;
+    return hv;
+}
+
+static void help_free(void *state)
+{
+    free(state);
+}
+
+static void help_open(void *state)
+{
+    help_view *hv = state;
+    hv->page = 0;
+}
+
+/* The overlay's size on scr: the layout's, no taller than the screen; 0 rows when it
+ * cannot be drawn. */
+static void help_size(void *state, const tui_screen *scr, int *rows, int *cols)
+{
+    const keys_help_layout *l = layout_for(state, scr);
+    *rows = l->height < scr->rows ? l->height : scr->rows;
+    *cols = l->width;
+    if (l->n_pages == 0 || *rows < 3 || *cols < 10)
+        *rows = *cols = 0;
+}
+
+/* Draws the page shown (brought into range) into w, a window of help_size. */
+static void help_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
+{
+    help_view *hv = state;
+    const keys_help_layout *l = layout_for(hv, scr);
+    int h = getmaxy(w), width = getmaxx(w);
+    if (hv->page >= l->n_pages)
+        hv->page = l->n_pages - 1;
+    if (hv->page < 0)
+        hv->page = 0;
+    draw_box(scr, w, "Help: keys", true);
+    int colw = (width - 2) / l->n_cols;
     for (int c = 0; c < l->n_cols; c++) {
-        int col = *page * l->n_cols + c;
+        int col = hv->page * l->n_cols + c;
         if (col < l->n_columns)
-            draw_column(scr, win, l, col, 1 + c * colw, colw - 1);
+            draw_column(scr, w, l, col, 1 + c * colw, colw - 1);
     }
     char footer[3][160];
-    int p = *page + 1, n = l->n_pages;
+    int p = hv->page + 1, n = l->n_pages;
     if (n > 1) {
         snprintf(footer[0], sizeof footer[0], "Page %d/%d: PgDn or Space next, PgUp back; any other key closes.", p, n);
         snprintf(footer[1], sizeof footer[1], "Page %d/%d: Space next, PgUp back, other keys close", p, n);
@@ -76,10 +114,37 @@ void help_draw(const tui_screen *scr, int *page)
         snprintf(footer[2], sizeof footer[2], "Any key closes.");
     }
     const char *texts[] = {footer[0], footer[1], footer[2]};
-    draw_text(scr, win, h - 2, 2, w - 4, texts[tuifmt_pick(texts, 3, w - 4)], A_DIM);
-    wnoutrefresh(win);
-    delwin(win);
+    draw_text(scr, w, h - 2, 2, width - 4, texts[tuifmt_pick(texts, 3, width - 4)], A_DIM);
 }
+
+/* The paging keys page while there is a page that way; false otherwise, which closes
+ * the overlay (it is modal: any other key closes it too). */
+static bool help_act(void *state, key_action a)
+{
+    help_view *hv = state;
+    if (a == ACT_HELP_NEXT_PAGE && hv->page + 1 < layout_for(hv, hv->scr)->n_pages) {
+        hv->page++;
+        return true;
+    }
+    if (a == ACT_HELP_PREV_PAGE && hv->page > 0) {
+        hv->page--;
+        return true;
+    }
+    return false;
+}
+
+const view_ops help_view_ops = {
+    .name = "help",
+    .keys = KEYS_HELP,
+    .place = VIEW_CENTRED,
+    .modal = true,
+    .new = help_new,
+    .free = help_free,
+    .open = help_open,
+    .size = help_size,
+    .draw = help_draw,
+    .act = help_act,
+};
 
 void help_commands_text(char *buf, size_t size)
 {

@@ -1,18 +1,16 @@
 /* help.h — the help overlay (? or F1): the key table drawn over the panes, a page at
  * a time when the screen is too small; and the text of the /help notice.
  *
- * Keeps no state: the caller keeps whether the overlay is shown and its page. */
+ * The overlay is a row of overlays.c's table; its state is the page shown. */
 #ifndef LLMCHAT_TUI_HELP_H
 #define LLMCHAT_TUI_HELP_H
 
 #include <stddef.h>
 
-#include "draw.h"
+#include "view_ops.h"
 
-/* How many pages the overlay has on scr. */
-int help_pages(const tui_screen *scr);
-/* Draws page *page (brought into range) over the screen. */
-void help_draw(const tui_screen *scr, int *page);
+extern const view_ops help_view_ops;
+
 /* The slash commands (command.c's table) and where the keys are, in one paragraph. */
 void help_commands_text(char *buf, size_t size);
 

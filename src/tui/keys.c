@@ -24,7 +24,7 @@ enum { ESC = 27, DEL = 127 };
 static const char HELP_SEL[] = "move the selection";
 static const char HELP_SEL10[] = "move by 10";
 static const char HELP_SEL_ENDS[] = "first / follow newest";
-/* every view of attention_views.h, in its order (tests/test_tui_keys.c checks) */
+/* every view of attention_views.c's table, in its order (tests/test_tui_views.c checks) */
 static const char HELP_VIEWS[] = "next / previous view: heatmap, lens, lens grid, heads, "
                                  "layers x heads, attribution";
 

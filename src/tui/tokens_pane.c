@@ -322,7 +322,7 @@ static void draw_candidate(const tokens_pane *tp, const tui_screen *scr, WINDOW 
 static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focused)
 {
     tokens_pane *tp = state;
-    draw_box(scr, w, tokens_pane_ops.title, focused);
+    draw_box(scr, w, tokens_pane_ops.name, focused);
     int h = getmaxy(w) - 2, width = getmaxx(w) - 2;
     int pos = selection_get(tp->sel, tp->src);
     if (h <= 0 || width <= 0)
@@ -387,4 +387,11 @@ static const char *tokens_why_not(void *state, key_action a)
     return selection_why_not(tp->sel, tp->src, a);
 }
 
-const pane_ops tokens_pane_ops = {"Tokens", KEYS_TOKENS, tokens_draw, tokens_act, tokens_why_not};
+const view_ops tokens_pane_ops = {
+    .name = "Tokens",
+    .keys = KEYS_TOKENS,
+    .place = VIEW_PANE,
+    .draw = tokens_draw,
+    .act = tokens_act,
+    .why_not = tokens_why_not,
+};

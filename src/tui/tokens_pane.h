@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "source.h"
-#include "pane.h"
+#include "view_ops.h"
 #include "selection.h"
 
 /* Candidates the engine keeps per record for the Tokens pane: room to show more than
@@ -19,7 +19,7 @@ enum { TUI_TOP_N = 32 };
 
 typedef struct tokens_pane tokens_pane;
 
-extern const pane_ops tokens_pane_ops;
+extern const view_ops tokens_pane_ops;
 
 /* A pane over src's records, showing top_k_shown candidates (1..TUI_TOP_N) at sel.
  * Exits through tui_die when out of memory. */

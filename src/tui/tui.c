@@ -14,12 +14,13 @@
  * the digits and /force steer the newest reply by hand (steer.c).
  * Drives the engine and the chat of the session main.c opened for it (session.h:
  * also the trace, autosave and the signal handlers); owns the curses windows and the
- * panes (tui_state.h): Conversation, Tokens and Attention (pane.h: each its own state, draw
- * and actions), the input line, the status line and the help overlay. The loop hands
- * each key to actions.c, which looks it up in the key table (keys.c) and runs its
- * action or the focused pane's; slash commands (command.c) run here through the
- * command_host below. The chat is autosaved when a reply ends and after
- * every other change (autosave.h); SIGTERM, SIGHUP and SIGINT twice within a
+ * panes (tui_state.h): Conversation, Tokens and Attention (view_ops.h: each its own
+ * state, draw and actions), the input line, the status line and the overlays drawn
+ * over them (overlays.h: the help, the compute view). The loop hands each key to
+ * actions.c, which gives it to the top overlay, or looks it up in the key table
+ * (keys.c) and runs its action or the focused pane's; slash commands (command.c) run
+ * here through the command_host below. The chat is autosaved when a reply ends and
+ * after every other change (autosave.h); SIGTERM, SIGHUP and SIGINT twice within a
  * second restore the terminal, save and quit; a crash restores the terminal first
  * (signals.h). */
 #include "tui.h"
@@ -90,9 +91,9 @@ static void free_windows(tui *t)
     if (t->w_status)
         delwin(t->w_status);
     t->w_status = NULL;
-    if (t->w_compute)
-        delwin(t->w_compute);
-    t->w_compute = NULL;
+    if (t->w_over)
+        delwin(t->w_over);
+    t->w_over = NULL;
 }
 
 static WINDOW *window_for(const tui_rect *r)
@@ -112,8 +113,8 @@ void tui_make_windows(tui *t)
     t->win[FOCUS_ATTN] = window_for(&t->lay.attn);
     t->win[FOCUS_INPUT] = window_for(&t->lay.input);
     t->w_status = window_for(&t->lay.status);
-    if (t->lay.status.visible && t->lay.status.y >= 3 && t->screen.cols >= 20)
-        t->w_compute = newwin(t->lay.status.y, t->screen.cols, 0, 0);
+    if (t->lay.status.visible && t->lay.status.y >= 1)
+        t->w_over = newwin(t->lay.status.y, t->screen.cols, 0, 0);
 
     if (t->win[FOCUS_INPUT])
         keypad(t->win[FOCUS_INPUT], TRUE);
@@ -136,12 +137,83 @@ static void sync_views(tui *t)
     t->run.shading = conv_shading(t->conv); /* the legend follows Conversation's colours */
 }
 
+bool tui_overlay_fits(const tui *t, const view_ops *v)
+{
+    if (t->screen.cols < v->min_cols || t->screen.rows < v->min_rows)
+        return false;
+    return v->place != VIEW_SCREEN || t->w_over;
+}
+
+/* What a frame draws of the open overlays. */
+typedef struct {
+    int first;    /* the first one drawn: the top one of those that cover the screen
+                     above the status line, else the bottom one */
+    int shown;    /* how many of them from there fit the screen (0: the input line is
+                     drawn as without overlays) */
+    bool covered; /* the panes are not drawn: an overlay covers them */
+    bool fresh;   /* one is drawn in a window of its own over a fresh frame */
+} overlay_frame;
+
+static overlay_frame overlays_in_frame(const tui *t)
+{
+    overlay_frame f = {0, 0, false, false};
+    int n = overlays_count(t->overlays);
+    for (int i = n - 1; i >= 0 && !f.covered; i--) {
+        const view_ops *v = overlays_at(t->overlays, i).ops;
+        if (v->place == VIEW_SCREEN && tui_overlay_fits(t, v)) {
+            f.first = i;
+            f.covered = true;
+        }
+    }
+    for (int i = f.first; i < n; i++) {
+        const view_ops *v = overlays_at(t->overlays, i).ops;
+        if (!tui_overlay_fits(t, v))
+            continue;
+        f.shown++;
+        f.fresh = f.fresh || v->place == VIEW_CENTRED;
+    }
+    return f;
+}
+
+/* The overlays from the first one drawn up, over the frame: one over the screen above
+ * the status line in that window (on top, the input line waits below it, empty), one
+ * of its own size in a window centred on the screen (the input line is not drawn). */
+static void draw_overlays(tui *t, int first)
+{
+    int n = overlays_count(t->overlays);
+    for (int i = first; i < n; i++) {
+        view_handle o = overlays_at(t->overlays, i);
+        if (!tui_overlay_fits(t, o.ops))
+            continue;
+        if (o.ops->place == VIEW_SCREEN) {
+            o.ops->draw(o.state, t->w_over, &t->screen, true);
+            wnoutrefresh(t->w_over);
+            if (t->win[FOCUS_INPUT] && i == n - 1) {
+                werase(t->win[FOCUS_INPUT]);
+                wnoutrefresh(t->win[FOCUS_INPUT]);
+            }
+            continue;
+        }
+        int rows = 0, cols = 0;
+        o.ops->size(o.state, &t->screen, &rows, &cols);
+        WINDOW *w = rows > 0 && cols > 0 ? newwin(rows, cols, (t->screen.rows - rows) / 2,
+                                                  (t->screen.cols - cols) / 2)
+                                         : NULL;
+        if (!w)
+            continue;
+        o.ops->draw(o.state, w, &t->screen, true);
+        wnoutrefresh(w);
+        delwin(w);
+    }
+}
+
 static void draw_frame(tui *t)
 {
     static int cursor = -1;
     unsigned d = t->dirty, later = 0;
-    if (t->help)
-        d = DIRTY_ALL; /* the overlay is drawn over a fresh frame */
+    overlay_frame over = overlays_in_frame(t);
+    if (over.fresh)
+        d = DIRTY_ALL;
     double now = clock_ms();
     bool streaming = tui_replying(t) && !t->run.paused;
     if (streaming && d != DIRTY_ALL && (d & DIRTY_ATTN) && now - t->attn_drawn_ms < ATTN_FRAME_MS_BUSY) {
@@ -151,13 +223,8 @@ static void draw_frame(tui *t)
     if (d & DIRTY_ATTN)
         t->attn_drawn_ms = now;
     sync_views(t);
-    bool compute = compute_is_open(t->compute) && t->w_compute;
-    if (compute && d) {
-        compute_draw(t->compute, t->w_compute, &t->screen);
-        wnoutrefresh(t->w_compute);
-    }
-    for (int f = FOCUS_CONV; f < FOCUS_COUNT && !compute; f++) {
-        const tui_pane *p = &t->pane[f];
+    for (int f = FOCUS_CONV; f < FOCUS_COUNT && !over.covered; f++) {
+        const view_handle *p = &t->pane[f];
         if ((d & (1u << f)) && t->win[f]) {
             p->ops->draw(p->state, t->win[f], &t->screen, t->focus == (tui_focus)f);
             wnoutrefresh(t->win[f]);
@@ -169,11 +236,9 @@ static void draw_frame(tui *t)
     }
     int want = 0;
     WINDOW *wi = t->win[FOCUS_INPUT];
-    if (t->help) {
-        help_draw(&t->screen, &t->help_page);
-    } else if (wi && compute) { /* the input line waits below the view, empty */
-        werase(wi);
-        wnoutrefresh(wi);
+    if (over.shown > 0) {
+        if (d)
+            draw_overlays(t, over.first);
     } else if (wi) {
         input_draw(t->input, wi, &t->screen, t->focus == FOCUS_INPUT); /* last: the cursor stays there */
         wnoutrefresh(wi);
@@ -581,10 +646,11 @@ static void open_panes(tui *t)
     t->conv = conv_new(&t->src, &t->sel);
     t->tokens = tokens_new(&t->src, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);
     t->attn = attn_new(&t->src, &t->sel);
-    t->compute = compute_new(&t->src, &t->sel);
-    t->pane[FOCUS_CONV] = (tui_pane){&conv_pane_ops, t->conv};
-    t->pane[FOCUS_TOKENS] = (tui_pane){&tokens_pane_ops, t->tokens};
-    t->pane[FOCUS_ATTN] = (tui_pane){&attn_pane_ops, t->attn};
+    t->pane[FOCUS_CONV] = (view_handle){&conv_pane_ops, t->conv};
+    t->pane[FOCUS_TOKENS] = (view_handle){&tokens_pane_ops, t->tokens};
+    t->pane[FOCUS_ATTN] = (view_handle){&attn_pane_ops, t->attn};
+    view_env env = {.src = &t->src, .sel = &t->sel, .scr = &t->screen};
+    t->overlays = overlays_new(&env);
 }
 
 static void close_panes(tui *t)
@@ -592,7 +658,7 @@ static void close_panes(tui *t)
     conv_free(t->conv);
     tokens_free(t->tokens);
     attn_free(t->attn);
-    compute_free(t->compute);
+    overlays_free(t->overlays);
 }
 
 /* The input line's callbacks. */

@@ -1,5 +1,6 @@
 /* tui_state.h — the TUI controller's state: the session whose engine and chat it
- * drives, the panes it owns, the focus, the run state and what needs redrawing.
+ * drives, the panes and overlays it owns, the focus, the run state and what needs
+ * redrawing.
  *
  * Only the controller sees it: tui.c (the loop, the frames, the dialog, commands),
  * actions.c (what keys and the mouse do) and steer.c (steering a reply). The panes never do: each keeps its own state (conversation.h,
@@ -15,17 +16,17 @@
 #include "engine.h"
 #include "session.h"
 #include "attention_pane.h"
-#include "compute_view.h"
 #include "conversation.h"
 #include "draw.h"
 #include "input.h"
 #include "key_reader.h"
 #include "layout.h"
-#include "pane.h"
+#include "overlays.h"
 #include "selection.h"
 #include "status_line.h"
 #include "tokens_pane.h"
 #include "view.h"
+#include "view_ops.h"
 
 /* What has the focus, in Tab's order. */
 typedef enum { FOCUS_INPUT = 0, FOCUS_CONV, FOCUS_TOKENS, FOCUS_ATTN, FOCUS_COUNT } tui_focus;
@@ -49,17 +50,17 @@ typedef struct tui {
 
     tui_screen screen;
     tui_layout lay;
-    tui_pane pane[FOCUS_COUNT];   /* the bordered panes by focus (pane[FOCUS_INPUT] has no ops) */
+    view_handle pane[FOCUS_COUNT];   /* the bordered panes by focus (pane[FOCUS_INPUT] has no ops) */
     WINDOW *win[FOCUS_COUNT];     /* each pane's window and the input line's; NULL when folded */
     WINDOW *w_status;
     conv_pane *conv;              /* owned; also pane[FOCUS_CONV].state */
     tokens_pane *tokens;          /* owned; also pane[FOCUS_TOKENS].state */
     attn_pane *attn;              /* owned; also pane[FOCUS_ATTN].state */
     input_line *input;            /* owned */
-    compute_view *compute;        /* owned: the compute view ('g'), drawn over the panes
-                                     in w_compute while it is open */
-    WINDOW *w_compute;            /* the screen above the status line; NULL when too
-                                     small */
+    overlay_stack *overlays;      /* owned: the help, the compute view; those open are
+                                     drawn over the panes, the top one takes the keys */
+    WINDOW *w_over;               /* the screen above the status line, where a VIEW_SCREEN
+                                     overlay is drawn; NULL without a status line */
     tui_source src;               /* what Tokens and Attention read: the engine or the trace */
     tui_selection sel;            /* shared by Tokens and Attention */
     tui_focus focus;
@@ -70,8 +71,6 @@ typedef struct tui {
     int n_held, held_cap;
     unsigned dirty;               /* DIRTY_* */
     double attn_drawn_ms;         /* when Attention was last drawn (monotonic ms) */
-    bool help;                    /* the help overlay is shown ... */
-    int help_page;                /* ... at this page */
 
     /* run state */
     status_view run;        /* idle/generating/stopped, paused, the quit question, last rate */
@@ -113,6 +112,9 @@ void tui_toggle_pause(tui *t);
 void tui_read_only(tui *t);
 /* The windows again for the terminal's size (at start and on a resize). */
 void tui_make_windows(tui *t);
+/* Overlay v has the room it needs on the screen now (VIEW_SCREEN: the window above the
+ * status line); where it has not, it is not drawn and not opened. */
+bool tui_overlay_fits(const tui *t, const view_ops *v);
 /* After the chat took a reply token (sampled or forced) with progress p: streams
  * its text into Conversation and, when the reply ended, closes it with a notice. */
 void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err);
@@ -127,9 +129,10 @@ void tui_say(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- actions.c: what the keys and the mouse do ---- */
-/* One key from curses (keycode: a KEY_* code, else a character), looked up in the
- * key table: Anywhere first, then the input line's or the panes' bindings; also the
- * quit question's answer, the help overlay's paging, a resize and the mouse. */
+/* One key from curses (keycode: a KEY_* code, else a character): the top overlay's
+ * when one is open, else looked up in the key table: Anywhere first, then the input
+ * line's or the panes' bindings; also the quit question's answer, a resize and the
+ * mouse. */
 void tui_handle_key(tui *t, bool keycode, int key);
 /* A bracketed paste's begin, end, or one of its keys: what is pasted goes into the
  * input line as text, newlines included, whatever had the focus (key_reader.h). */
