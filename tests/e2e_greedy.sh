@@ -57,7 +57,9 @@ esac
 pass "stories260K_q80.bin agrees with fp32 on the first sentence"
 
 # ---- every kernel family this CPU has gives the golden text ----
-for k in scalar avx2 avx512 amx neon neon-dotprod; do
+tables=$(kernel_tables)
+[ -n "$tables" ] || fail "llmchat --help lists no kernel tables"
+for k in $tables; do
     run_llmchat -m generate -t 0 -n 40 --kernels "$k" -z "$DATA/tok512.bin" -i "Once upon a time" \
         "$DATA/stories260K.bin" </dev/null
     if [ "$rc" -ne 0 ]; then

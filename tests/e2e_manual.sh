@@ -225,7 +225,11 @@ page = lambda name: open(os.path.join(man, name), encoding="utf-8").read()
 bad = []
 
 def choices(msg, what):
-    """(names, aliases) from "... must be a, b (or c), d or e, got 'x'"."""
+    """(names, aliases) from "... must be a, b (or c), d or e, got 'x'", or from
+    "... must be one of a | b | c, got 'x'" (no aliases)."""
+    m = re.search(r"must be one of (.*), got '", msg)
+    if m:
+        return set(m.group(1).split(" | ")), set()
     m = re.search(r"must be (.*), got '", msg)
     if not m:
         sys.exit("%s: no list of choices in [%s]" % (what, msg.strip()))
@@ -288,10 +292,10 @@ check("llmchat-bench.1 --kernels", it_line(bench1, "-kernels"), kernels, k_alias
 m = re.search(r"--kernels ISA +(.*?) \(default", re.sub(r"\s+", " ", read("help")))
 check("llmchat --help --kernels", set(m.group(1).split(" | ")) if m else set(), kernels, k_aliases)
 text = re.sub(r"\s+", " ", read("bench-help"))
-m = re.search(r"--kernels NAME force the kernels: (.*?) \(default", text)
-check("llmchat-bench --help --kernels", set(m.group(1).split(", ")) if m else set(), kernels, k_aliases)
+m = re.search(r"--kernels NAME force the kernels, one of (.*?) \(default", text)
+check("llmchat-bench --help --kernels", set(m.group(1).split(" | ")) if m else set(), kernels, k_aliases)
 m = re.search(r"unknown kernel set '[^']*' \((.*)\)", read("bench-kernels-err"))
-check("llmchat-bench's refusal of a kernel set", set(m.group(1).split(", ")) if m else set(), kernels, k_aliases)
+check("llmchat-bench's refusal of a kernel set", set(m.group(1).split(" | ")) if m else set(), kernels, k_aliases)
 
 for b in bad:
     print(b)

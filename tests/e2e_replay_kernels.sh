@@ -12,7 +12,7 @@
 
 prompt="Once upon a time there was a little girl named Lily who loved to play in the park with her dog and her friends every day"
 tables=""
-for k in scalar avx2 avx512 amx neon neon-dotprod; do
+for k in $(kernel_tables); do
     if "$LLMCHAT_BIN" --kernels "$k" -m tokenize -i x -z "$DATA/tok512.bin" "$DATA/stories260K.bin" \
         >/dev/null 2>&1; then
         tables="$tables $k"

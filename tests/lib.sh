@@ -245,3 +245,10 @@ golden_text() {
 trim() {
     "$PYTHON" -c 'import sys; sys.stdout.write(sys.stdin.read().strip())'
 }
+
+# kernel_tables: the kernel tables llmchat knows, auto left out, space-separated: its
+# --help line for --kernels, which kernels.h's one list of names makes.
+kernel_tables() {
+    "$LLMCHAT_BIN" --help 2>/dev/null | tr -s ' \n' '  ' |
+        sed -n 's/.*--kernels ISA auto | \([^(]*\) (default auto).*/\1/p' | sed 's/ | / /g'
+}

@@ -1,7 +1,9 @@
 /* test_engine.c — the engine on the real stories260K models: step records of prefill,
  * step, force and rewind; attention capture; context limits; the observer; a long
- * prompt told chunk by chunk to a progress callback, to the same bits, and stopped. */
+ * prompt told chunk by chunk to a progress callback, to the same bits, and stopped;
+ * running out of memory for the kernels' scratch. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "engine.h"
@@ -762,6 +764,51 @@ START_TEST(test_context_limits)
 }
 END_TEST
 
+/* Out of memory for the kernels' scratch: prefill and a token fail with LLM_ERR_NOMEM and
+ * a sentence saying so, leave the sequence where it was, and the engine runs on once
+ * memory is back, to the bits of an engine that never failed. */
+START_TEST(test_kernels_out_of_memory)
+{
+    /* the scalar table on every machine: the prompt's GEMM packs its vectors in the
+     * scratch, the token kernels (one row after another) need none */
+    ck_assert_int_eq(kernels_init(KERNELS_SCALAR), KERNELS_SCALAR);
+    engine *e = new_engine(0, false, 0.0f), *ref = new_engine(0, false, 0.0f);
+    int ids[64];
+    int n = prompt_ids("Once upon a time there was a little girl named Lily who loved to play "
+                       "in the park", ids, 64);
+    ck_assert_int_ge(n, TRANSFORMER_BATCH_MIN);
+    llm_err err = {{0}};
+    kernels_scratch_limit_bytes(0);
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_ERR_NOMEM);
+    ck_assert_msg(strstr(err.text, "out of memory for the kernels' scratch"), "%s", err.text);
+    ck_assert_int_eq(engine_pos(e), 0);
+    ck_assert_ptr_null(engine_logits(e));
+    engine_set_kernels(e, TRANSFORMER_KERNELS_TOKEN);
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    engine_set_kernels(e, TRANSFORMER_KERNELS_BATCH);
+    err.text[0] = '\0';
+    ck_assert_int_eq(engine_force(e, ids[1], &err), LLM_ERR_NOMEM);
+    ck_assert_msg(strstr(err.text, "out of memory for the kernels' scratch"), "%s", err.text);
+    ck_assert_int_eq(engine_pos(e), n);
+
+    kernels_scratch_limit_bytes(SIZE_MAX);
+    ck_assert_int_eq(engine_rewind(e, 0, &err), LLM_OK);
+    engine_set_kernels(e, TRANSFORMER_KERNELS_AUTO);
+    ck_assert_int_eq(engine_prefill(e, ids, n, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(ref, ids, n, &err), LLM_OK);
+    size_t bytes = sizeof(float) * (size_t)m->config.vocab_size;
+    ck_assert(memcmp(engine_logits(e), engine_logits(ref), bytes) == 0);
+    int a, b;
+    ck_assert_int_eq(engine_step(e, &a, &err), LLM_OK);
+    ck_assert_int_eq(engine_step(ref, &b, &err), LLM_OK);
+    ck_assert_int_eq(a, b);
+    ck_assert(memcmp(engine_logits(e), engine_logits(ref), bytes) == 0);
+    engine_free(e);
+    engine_free(ref);
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 START_TEST(test_step_needs_prompt)
 {
     engine *e = new_engine(0, false, 0.0f);
@@ -819,6 +866,7 @@ static Suite *engine_suite(void)
     tcase_add_checked_fixture(limits, setup_q8, teardown);
     tcase_add_test(limits, test_context_limits);
     tcase_add_test(limits, test_step_needs_prompt);
+    tcase_add_test(limits, test_kernels_out_of_memory);
     tcase_add_test(limits, test_attention_budget);
     tcase_add_test(limits, test_attention_ring_rows_intact);
     tcase_add_test(limits, test_attention_computed_again);

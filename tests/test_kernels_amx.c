@@ -54,7 +54,7 @@ static void gemm_on(kernels_isa isa, float *out, const tensor *w, const qbatch *
         use_amx();
     else
         ck_assert_int_eq(kernels_init(isa), isa);
-    kernels_gemm(out, w, NULL, xq, n);
+    ck_assert(kernels_gemm(NULL, out, w, NULL, xq, n));
     kernels_init(KERNELS_AUTO);
 }
 
@@ -79,8 +79,9 @@ static void check_same_bits(const tensor *w, int n, bool scalar_bits, const char
         gemm_on(isa, want, w, xq, n);
         for (size_t o = 0; o < outs; o++)
             ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,
-                          "%s %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s gives %.9g",
-                          amx_table->name, what, n, o, o / w->rows, o % w->rows, got[o],
+                          "%s (emulated) %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s "
+                          "gives %.9g",
+                          kernels_isa_name(amx_table->isa), what, n, o, o / w->rows, o % w->rows, got[o],
                           kernels_isa_name(isa), want[o]);
     }
     free(x);

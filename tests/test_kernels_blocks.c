@@ -129,9 +129,9 @@ static void check_tensor(const tensor *w, int n, const char *what)
             for (size_t o = 0; o < outs; o++)
                 got[o] = NAN;
             if (gemm)
-                kernels_gemm(got, w, NULL, xq, n);
+                ck_assert(kernels_gemm(NULL, got, w, NULL, xq, n));
             else
-                kernels_matmul(got, w, NULL, xq, n);
+                ck_assert(kernels_matmul(NULL, got, w, NULL, xq, n));
             if (isas[j] == KERNELS_SCALAR && !gemm)
                 memcpy(scalar, got, sizeof(float) * outs);
             for (size_t o = 0; o < outs; o++) {
@@ -144,14 +144,14 @@ static void check_tensor(const tensor *w, int n, const char *what)
                               kernels_isa_name(isas[j]), what, o, got[o], scalar[o], bound[o]);
             }
             if (!gemm) {
-                kernels_matvec(one, w, NULL, xq);
+                ck_assert(kernels_matvec(NULL, one, w, NULL, xq));
                 ck_assert_msg(memcmp(one, got, sizeof(float) * w->rows) == 0,
                               "%s %s: vector 0 of a batch differs from a matvec",
                               kernels_isa_name(isas[j]), what);
             } else if (n >= KERNELS_GEMM_MIN_VECS) { /* the GEMM's bits for one vector too */
                 float *const outs1[1] = {one};
                 const tensor *ws1[1] = {w};
-                kernels_gemm_shared(1, outs1, ws1, NULL, x1, 1);
+                ck_assert(kernels_gemm_shared(NULL, 1, outs1, ws1, NULL, x1, 1));
                 ck_assert_msg(memcmp(one, got, sizeof(float) * w->rows) == 0,
                               "%s %s: the GEMM of one vector differs from vector 0 of %d",
                               kernels_isa_name(isas[j]), what, n);
@@ -249,7 +249,7 @@ START_TEST(test_zero_and_nan)
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
-        kernels_matvec(out, &w, NULL, xq);
+        ck_assert(kernels_matvec(NULL, out, &w, NULL, xq));
         for (int r = 0; r < 4; r++)
             ck_assert_msg(out[r] == 0.0f, "%s %s: %g", kernels_isa_name(isas[j]),
                           ggml_type_name(type), out[r]);
@@ -258,7 +258,7 @@ START_TEST(test_zero_and_nan)
     qbatch_quantize(xq, x, 1);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
-        kernels_matvec(out, &w, NULL, xq);
+        ck_assert(kernels_matvec(NULL, out, &w, NULL, xq));
         for (int r = 0; r < 4; r++)
             ck_assert_msg(isnan(out[r]), "%s %s: NaN hidden: %g", kernels_isa_name(isas[j]),
                           ggml_type_name(type), out[r]);

@@ -113,9 +113,9 @@ static void check_q8_matmul(int rows, int cols, int group, int n)
         for (int i = 0; i < n * rows; i++)
             got[i] = NAN;
         if (n == 1)
-            kernels_matvec(got, &w.t, NULL, xq);
+            ck_assert(kernels_matvec(NULL, got, &w.t, NULL, xq));
         else
-            kernels_matmul(got, &w.t, NULL, xq, n);
+            ck_assert(kernels_matmul(NULL, got, &w.t, NULL, xq, n));
         for (int i = 0; i < n * rows; i++)
             ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
                           "%s: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
@@ -150,26 +150,53 @@ START_TEST(test_isa_names)
 }
 END_TEST
 
-/* One parser for the names --kernels (llmchat) and --isa (llmchat-bench) take. */
+/* One parser for the names --kernels (llmchat) and --isa (llmchat-bench) take, and one
+ * list of them (kernels.h's KERNELS_ISA_LIST) behind the parser, the printed names and
+ * the choices --help shows. */
 START_TEST(test_isa_parse)
 {
     static const struct {
-        const char *name;
         kernels_isa isa;
-    } ok[] = {{"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},
-              {"avx2", KERNELS_AVX2},     {"avx512", KERNELS_AVX512},
-              {"avx512-vnni", KERNELS_AVX512}, {"neon", KERNELS_NEON},
-              {"neon-dotprod", KERNELS_NEON_DOTPROD}};
-    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
-        kernels_isa got = KERNELS_COUNT;
-        ck_assert_msg(kernels_isa_parse(ok[i].name, &got), "%s", ok[i].name);
-        ck_assert_int_eq(got, ok[i].isa);
+        const char *name, *short_name;
+    } rows[] = {
+#define ROW(value, name, short_name) {value, name, short_name},
+        KERNELS_ISA_LIST(ROW)
+#undef ROW
+    };
+    ck_assert_int_eq(sizeof rows / sizeof *rows, KERNELS_COUNT);
+    char choices[256] = "";
+    bool seen[KERNELS_COUNT] = {false};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        kernels_isa got = KERNELS_COUNT, got_short = KERNELS_COUNT;
+        ck_assert_msg(!seen[rows[i].isa], "%s listed twice", rows[i].name);
+        seen[rows[i].isa] = true;
+        ck_assert_msg(kernels_isa_parse(rows[i].name, &got), "%s", rows[i].name);
+        ck_assert_msg(kernels_isa_parse(rows[i].short_name, &got_short), "%s",
+                      rows[i].short_name);
+        ck_assert_int_eq(got, rows[i].isa);
+        ck_assert_int_eq(got_short, rows[i].isa);
+        ck_assert_str_eq(kernels_isa_name(rows[i].isa), rows[i].name);
+        snprintf(choices + strlen(choices), sizeof choices - strlen(choices), "%s%s",
+                 i ? " | " : "", rows[i].short_name);
     }
+    ck_assert_str_eq(kernels_isa_choices(), choices);
+    ck_assert_str_eq(KERNELS_ISA_CHOICES, choices);
     /* every printed name parses back to its set */
     for (int i = KERNELS_AUTO; i < KERNELS_COUNT; i++) {
         kernels_isa got = KERNELS_COUNT;
         ck_assert(kernels_isa_parse(kernels_isa_name((kernels_isa)i), &got));
         ck_assert_int_eq(got, i);
+    }
+    /* a few names as users type them */
+    static const struct {
+        const char *name;
+        kernels_isa isa;
+    } spot[] = {{"avx512", KERNELS_AVX512}, {"avx512-vnni", KERNELS_AVX512},
+                {"amx", KERNELS_AMX},       {"avx512-amx", KERNELS_AMX}};
+    for (size_t i = 0; i < sizeof spot / sizeof *spot; i++) {
+        kernels_isa got = KERNELS_COUNT;
+        ck_assert_msg(kernels_isa_parse(spot[i].name, &got), "%s", spot[i].name);
+        ck_assert_int_eq(got, spot[i].isa);
     }
     static const char *const bad[] = {"", "AVX2", "avx", "sve", "neon-", "avx512 "};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -289,14 +316,14 @@ static void check_gemm(int rows, int cols, int group, int n)
     float *got = malloc(sizeof(float) * (size_t)n * rows);
     ref_matmul_q8(want, bound, &w.t, xq, n);
     kernels_init(KERNELS_SCALAR);
-    kernels_gemm(ref, &w.t, NULL, xq, n);
+    ck_assert(kernels_gemm(NULL, ref, &w.t, NULL, xq, n));
     kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
         for (int i = 0; i < n * rows; i++)
             got[i] = NAN;
-        kernels_gemm(got, &w.t, NULL, xq, n);
+        ck_assert(kernels_gemm(NULL, got, &w.t, NULL, xq, n));
         for (int i = 0; i < n * rows; i++) {
             ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
                           "%s gemm: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
@@ -363,12 +390,12 @@ START_TEST(test_gemm_shared)
     for (int i = 0; i < k; i++) {
         kernels_init(isas[i]);
         for (int j = 0; j < COUNT; j++)
-            kernels_gemm(want[j], wp[j], NULL, xq, N);
+            ck_assert(kernels_gemm(NULL, want[j], wp[j], NULL, xq, N));
         for (int c = 1; c <= COUNT; c++) {
             for (int j = 0; j < c; j++)
                 for (int e = 0; e < N * rows[j]; e++)
                     got[j][e] = NAN;
-            kernels_gemm_shared(c, got, wp, NULL, xq, N);
+            ck_assert(kernels_gemm_shared(NULL, c, got, wp, NULL, xq, N));
             for (int j = 0; j < c; j++)
                 ck_assert_msg(memcmp(got[j], want[j], sizeof(float) * (size_t)N * rows[j]) == 0,
                               "%s: matrix %d of %d shared: not kernels_gemm's bits",
@@ -379,9 +406,9 @@ START_TEST(test_gemm_shared)
         qbatch_quantize(xq64, x, N);
         size_t bytes64 = sizeof(float) * (size_t)N * 24;
         float *w64 = malloc(bytes64), *outs[2] = {malloc(bytes64), malloc(bytes64)};
-        kernels_gemm(w64, &other.t, NULL, xq64, N);
+        ck_assert(kernels_gemm(NULL, w64, &other.t, NULL, xq64, N));
         const tensor *twice[2] = {&other.t, &other.t};
-        kernels_gemm_shared(2, outs, twice, NULL, xq64, N);
+        ck_assert(kernels_gemm_shared(NULL, 2, outs, twice, NULL, xq64, N));
         ck_assert(memcmp(outs[0], w64, bytes64) == 0 && memcmp(outs[1], w64, bytes64) == 0);
         free(outs[0]);
         free(outs[1]);
@@ -477,17 +504,17 @@ START_TEST(test_blocks_layout)
                 kernels_init(isas[j]);
                 for (int gemm = 0; gemm < 2; gemm++) {
                     if (gemm) {
-                        kernels_gemm(got_r, &t.rows, NULL, xq, n);
-                        kernels_gemm(got_b, &t.blocks, NULL, xq, n);
+                        ck_assert(kernels_gemm(NULL, got_r, &t.rows, NULL, xq, n));
+                        ck_assert(kernels_gemm(NULL, got_b, &t.blocks, NULL, xq, n));
                     } else if (n == 1) { /* each layout with one decode stream and four */
                         float *r4 = malloc(sizeof(float) * rows);
                         float *b1 = malloc(sizeof(float) * rows);
                         kernels_set_decode_streams(1);
-                        kernels_matvec(got_r, &t.rows, NULL, xq);
-                        kernels_matvec(b1, &t.blocks, NULL, xq);
+                        ck_assert(kernels_matvec(NULL, got_r, &t.rows, NULL, xq));
+                        ck_assert(kernels_matvec(NULL, b1, &t.blocks, NULL, xq));
                         kernels_set_decode_streams(4);
-                        kernels_matvec(r4, &t.rows, NULL, xq);
-                        kernels_matvec(got_b, &t.blocks, NULL, xq);
+                        ck_assert(kernels_matvec(NULL, r4, &t.rows, NULL, xq));
+                        ck_assert(kernels_matvec(NULL, got_b, &t.blocks, NULL, xq));
                         kernels_set_decode_streams(0);
                         ck_assert_msg(memcmp(r4, got_r, sizeof(float) * rows) == 0 &&
                                           memcmp(b1, got_b, sizeof(float) * rows) == 0,
@@ -496,8 +523,8 @@ START_TEST(test_blocks_layout)
                         free(r4);
                         free(b1);
                     } else {
-                        kernels_matmul(got_r, &t.rows, NULL, xq, n);
-                        kernels_matmul(got_b, &t.blocks, NULL, xq, n);
+                        ck_assert(kernels_matmul(NULL, got_r, &t.rows, NULL, xq, n));
+                        ck_assert(kernels_matmul(NULL, got_b, &t.blocks, NULL, xq, n));
                     }
                     for (int o = 0; o < n * rows; o++) {
                         ck_assert_msg(memcmp(&got_r[o], &got_b[o], sizeof(float)) == 0,
@@ -581,8 +608,8 @@ START_TEST(test_panels)
             for (int j = 0; j < k; j++) {
                 kernels_init(isas[j]);
                 if (!kernels_panels_wanted()) {
-                    kernels_matmul(plain, &t.blocks, NULL, xq, n);
-                    kernels_matmul(got, &wp, NULL, xq, n);
+                    ck_assert(kernels_matmul(NULL, plain, &t.blocks, NULL, xq, n));
+                    ck_assert(kernels_matmul(NULL, got, &wp, NULL, xq, n));
                     ck_assert_msg(memcmp(plain, got, sizeof(float) * outs) == 0,
                                   "%s reads panels it has no kernel for",
                                   kernels_isa_name(isas[j]));
@@ -593,19 +620,19 @@ START_TEST(test_panels)
                     for (size_t o = 0; o < outs; o++)
                         got[o] = NAN;
                     if (way == 0 && n == 1)
-                        kernels_matvec(got, &wp, NULL, xq);
+                        ck_assert(kernels_matvec(NULL, got, &wp, NULL, xq));
                     else if (way == 0)
-                        kernels_matmul(got, &wp, NULL, xq, n);
+                        ck_assert(kernels_matmul(NULL, got, &wp, NULL, xq, n));
                     else if (way == 1) /* ranges of 5 rows: panels cut */
                         for (int r0 = 0; r0 < rows; r0 += 5)
-                            kernels_matmul_rows(got, &wp, NULL, xq, n, r0,
-                                                r0 + 5 < rows ? r0 + 5 : rows);
+                            ck_assert(kernels_matmul_rows(NULL, got, &wp, NULL, xq, n, r0,
+                                                          r0 + 5 < rows ? r0 + 5 : rows));
                     else if (way == 2) /* one range: panels read side by side */
-                        kernels_matmul_rows(got, &wp, NULL, xq, n, 0, rows);
+                        ck_assert(kernels_matmul_rows(NULL, got, &wp, NULL, xq, n, 0, rows));
                     else if (way == 3)
-                        kernels_gemm(got, &wp, NULL, xq, n);
+                        ck_assert(kernels_gemm(NULL, got, &wp, NULL, xq, n));
                     else
-                        kernels_gemm(got, &t.blocks, NULL, xq, n);
+                        ck_assert(kernels_gemm(NULL, got, &t.blocks, NULL, xq, n));
                     if (way == 4 && n < 16)
                         continue; /* below 16 vectors kernels_gemm is kernels_matmul */
                     for (size_t o = 0; o < outs; o++)
@@ -751,10 +778,10 @@ START_TEST(test_matvec_same_bits_as_matmul)
             for (int streams = 1; streams <= 4; streams += 3) {
                 kernels_set_decode_streams(streams);
                 for (int n = 2; n <= N; n += N - 2) {
-                    kernels_matmul(many, &w.t, NULL, xq, n);
+                    ck_assert(kernels_matmul(NULL, many, &w.t, NULL, xq, n));
                     for (int c = 0; c < 3 && checked[c] < n; c++) {
                         int v = checked[c];
-                        kernels_matvec(one, &w.t, NULL, x1[c]);
+                        ck_assert(kernels_matvec(NULL, one, &w.t, NULL, x1[c]));
                         for (int r = 0; r < rows; r++)
                             ck_assert_msg(memcmp(&one[r], &many[(size_t)v * rows + r],
                                                  sizeof(float)) == 0,
@@ -768,11 +795,11 @@ START_TEST(test_matvec_same_bits_as_matmul)
             if (group % 32 != 0)
                 continue;
             /* the GEMM of v vectors: each has the bits it has among N */
-            kernels_gemm(gemm, &w.t, NULL, xq, N);
+            ck_assert(kernels_gemm(NULL, gemm, &w.t, NULL, xq, N));
             for (int v = 1; v <= N; v += 9) {
                 float *const outs1[1] = {many};
                 const tensor *ws1[1] = {&w.t};
-                kernels_gemm_shared(1, outs1, ws1, NULL, xq, v);
+                ck_assert(kernels_gemm_shared(NULL, 1, outs1, ws1, NULL, xq, v));
                 ck_assert_msg(memcmp(many, gemm, sizeof(float) * (size_t)v * rows) == 0,
                               "%s: %dx%d group %d, the GEMM of %d vectors is not their bits "
                               "in a GEMM of %d", kernels_isa_name(isas[j]), rows, cols, group,
@@ -805,9 +832,9 @@ static void check_f32(int rows, int cols, int n)
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
         if (n == 1)
-            kernels_matvec(got, &t, x, NULL);
+            ck_assert(kernels_matvec(NULL, got, &t, x, NULL));
         else
-            kernels_matmul(got, &t, x, NULL, n);
+            ck_assert(kernels_matmul(NULL, got, &t, x, NULL, n));
         for (int i = 0; i < n; i++)
             for (int r = 0; r < rows; r++) {
                 double want = 0.0, mag = 0.0;
@@ -971,7 +998,8 @@ START_TEST(test_attention)
                     kernels_init(isas[j]);
                     for (size_t i = 0; i < n * as; i++)
                         att[i] = NAN;
-                    kernels_attention_f32(out, os, att, as, q, qs, kc, vc, kvs, n, pos, hs, scale);
+                    ck_assert(kernels_attention_f32(NULL, out, os, att, as, q, qs, kc, vc, kvs, n,
+                                                    pos, hs, scale));
                     for (int i = 0; i < n; i++) {
                         int ki = pos + i + 1;
                         double w[256], max = -1e300, sum = 0.0;
@@ -1154,7 +1182,8 @@ START_TEST(test_attention_q8)
                  * (dequantizing rounds each k and v once more) */
                 snprintf(what, sizeof what, "%s vs kernels_attention_f32", kernels_isa_name(isas[j]));
                 float *fout = malloc(sizeof(float) * hs), *fatt = malloc(sizeof(float) * n);
-                kernels_attention_f32(fout, hs, fatt, n, q, hs, h.kd, h.vd, hs, 1, n - 1, hs, scale);
+                ck_assert(kernels_attention_f32(NULL, fout, hs, fatt, n, q, hs, h.kd, h.vd, hs, 1,
+                                                n - 1, hs, scale));
                 check_q8_att(what, &h, att, fatt, rel + 4 * FLT_EPSILON);
                 check_q8_out(what, &h, got, fout, fatt, rel + 4 * FLT_EPSILON);
                 free(fout);
@@ -1424,7 +1453,7 @@ START_TEST(test_zero_rows)
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
-        kernels_matmul(out, &w.t, NULL, xq, 3);
+        ck_assert(kernels_matmul(NULL, out, &w.t, NULL, xq, 3));
         for (int i = 0; i < 3; i++)
             ck_assert_msg(out[i * 9 + 4] == 0.0f, "%s: %g", kernels_isa_name(isas[j]),
                           out[i * 9 + 4]);
@@ -1434,7 +1463,7 @@ START_TEST(test_zero_rows)
     qbatch_quantize(xq, xv, 1);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
-        kernels_matvec(out, &w.t, NULL, xq);
+        ck_assert(kernels_matvec(NULL, out, &w.t, NULL, xq));
         for (int r = 0; r < 9; r++)
             ck_assert_float_eq(out[r], 0.0f);
     }
@@ -1468,7 +1497,7 @@ START_TEST(test_extreme_values)
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
-        kernels_matmul(out, &t, NULL, xq, N);
+        ck_assert(kernels_matmul(NULL, out, &t, NULL, xq, N));
         for (int i = 0; i < N; i++)
             for (int r = 0; r < ROWS; r++) {
                 float sign = (i % 2 ? -1.0f : 1.0f);

@@ -1,6 +1,7 @@
 /* test_transformer.c — the forward pass against llama2.c's golden greedy outputs, Q8_0
  * against F32, the int8 file against the fp32 file, batch against sequential, the
- * attention rows, and the argument limits.
+ * attention rows, the argument limits and running out of memory for the kernels'
+ * scratch.
  *
  * The golden texts are decoded with a small llama2.c tokenizer reader and BPE encoder
  * of its own (below), so these tests do not depend on tokenizer.c. */
@@ -869,6 +870,40 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* Out of memory for the kernels' scratch: transformer_run returns NULL and
+ * transformer_error says why; with memory back, the same transformer runs the same
+ * positions to the bits of one that never failed. */
+START_TEST(test_kernels_out_of_memory)
+{
+    /* the scalar table on every machine: its prompt GEMM packs the vectors in scratch */
+    ck_assert_int_eq(kernels_init(KERNELS_SCALAR), KERNELS_SCALAR);
+    model *m = open_model("stories260K.bin", TENSOR_Q8_0);
+    int vocab = m->config.vocab_size, ids[24];
+    for (int i = 0; i < 24; i++)
+        ids[i] = i == 0 ? 1 : (i * 37) % vocab;
+    transformer *t = new_transformer(m, 64), *ref = new_transformer(m, 64);
+    llm_err err = {{0}};
+    ck_assert_int_eq(transformer_error(t, &err), LLM_OK);
+    kernels_scratch_limit_bytes(0);
+    ck_assert_ptr_null(transformer_run(t, ids, 24, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
+    ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_NOMEM);
+    ck_assert_msg(strstr(err.text, "out of memory for the kernels' scratch"), "%s", err.text);
+    ck_assert_ptr_null(transformer_forward(t, vocab, 0, NULL)); /* a bad token: another why */
+    ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_ARG);
+    kernels_scratch_limit_bytes(SIZE_MAX);
+    const float *got = transformer_run(t, ids, 24, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_int_eq(transformer_error(t, &err), LLM_OK);
+    const float *want = transformer_run(ref, ids, 24, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL);
+    ck_assert_ptr_nonnull(want);
+    ck_assert(memcmp(got, want, sizeof(float) * vocab) == 0);
+    transformer_free(t);
+    transformer_free(ref);
+    model_close(m);
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 START_TEST(test_long_batch)
 {
     /* A whole context in one call (512 positions: several chunks), all logits. fp32
@@ -919,6 +954,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(limits, 60);
     tcase_add_test(limits, test_limits);
     tcase_add_test(limits, test_long_batch);
+    tcase_add_test(limits, test_kernels_out_of_memory);
     suite_add_tcase(s, limits);
     return s;
 }

@@ -151,7 +151,7 @@ static const char *set_kernels(app_options *o, const char *v)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(v, &isa))
-        return "must be auto, scalar, avx2, avx512, amx, neon or neon-dotprod";
+        return "must be one of " KERNELS_ISA_CHOICES;
     if (!kernels_isa_supported(isa))
         return "names kernels this CPU or this build cannot run";
     o->isa = isa;
@@ -398,7 +398,7 @@ static const app_option own_rows[] = {
      .help = "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      .set = set_weights},
     {.name = "kernels", .arg = "ISA", .config = true,
-     .help = "auto | scalar | avx2 | avx512 | amx | neon | neon-dotprod (default auto)",
+     .help = KERNELS_ISA_CHOICES " (default auto)",
      .set = set_kernels},
     {.name = "panels", .arg = "on|off", .config = true,
      .help = "on: GGUF Q8_0 weights also kept 16 rows side by side, which decode\n"

@@ -245,9 +245,8 @@ void engine_set_observer(engine *e, engine_observer fn, void *user)
 
 const float *engine_logits_of(const engine *e, int pos, float *out)
 {
-    if (pos < 0 || pos >= e->n)
+    if (pos < 0 || pos >= e->n || !transformer_logits(e->tf, pos, 1, out))
         return NULL;
-    transformer_logits(e->tf, pos, 1, out);
     return out;
 }
 
@@ -444,14 +443,15 @@ static llm_status check_logits(const engine *e, const float *logits, int n, int 
 
 /* Computes the candidates and the next token's probability of prompt position pos,
  * pending since prefill, from the logits the transformer computes again for it.
- * Positions whose logits are not finite keep no candidates. */
+ * Positions whose logits are not finite, or cannot be had (out of memory for the
+ * kernels' scratch), keep no candidates. */
 static void fill_pending(engine *e, int pos)
 {
     e->pending[pos] = false;
     float *logits = e->batch_logits;
-    transformer_logits(e->tf, pos, 1, logits);
+    bool ok = transformer_logits(e->tf, pos, 1, logits);
     e->probs_of = NULL; /* the buffer was rewritten */
-    if (finite_first_bad(logits, (size_t)e->vocab) >= 0)
+    if (!ok || finite_first_bad(logits, (size_t)e->vocab) >= 0)
         return;
     step_record *r = &e->records[pos];
     fill_top(e, r, logits);
@@ -477,9 +477,10 @@ static llm_status record_prompt_block(engine *e, int pos, int n, llm_err *err)
 {
     for (int done = 0; done < n; done += PROMPT_LOGITS_BLOCK) {
         int c = n - done < PROMPT_LOGITS_BLOCK ? n - done : PROMPT_LOGITS_BLOCK;
-        transformer_logits(e->tf, pos + done, c, e->batch_logits);
+        bool ok = transformer_logits(e->tf, pos + done, c, e->batch_logits);
         e->probs_of = NULL; /* the buffer was rewritten */
-        llm_status st = check_logits(e, e->batch_logits, c, pos + done, err);
+        llm_status st = ok ? check_logits(e, e->batch_logits, c, pos + done, err)
+                           : transformer_error(e->tf, err);
         if (st != LLM_OK)
             return st;
         for (int i = 0; i < c; i++) {
@@ -502,30 +503,30 @@ static transformer_kernels call_kernels(const engine *e, int n)
     return n >= TRANSFORMER_BATCH_MIN ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN;
 }
 
-/* Runs n tokens at pos.. on `kernels` as transformer_run does. When the call under way
- * (progress_total tokens) is longer than one of the transformer's chunks and a progress
- * callback listens, as one call per chunk, the callback told before each (the same
- * chunks on the same kernels: the same bits). NULL, with err, when the callback asked
- * to stop. */
-static const float *run_batch(engine *e, const int *tokens, int n, int pos,
-                              transformer_kernels kernels, float *const *attn, llm_err *err)
+/* Runs n tokens at pos.. on `kernels` as transformer_run does, the last position's
+ * logits in *last. When the call under way (progress_total tokens) is longer than one of
+ * the transformer's chunks and a progress callback listens, as one call per chunk, the
+ * callback told before each (the same chunks on the same kernels: the same bits).
+ * LLM_ERR_STOPPED when the callback asked to stop, or the transformer's failure
+ * (transformer_error: out of memory for the kernels' scratch), with err. */
+static llm_status run_batch(engine *e, const int *tokens, int n, int pos,
+                            transformer_kernels kernels, float *const *attn,
+                            const float **last, llm_err *err)
 {
     int chunk = transformer_batch_chunk(e->tf);
-    if (!e->progress || e->progress_total <= chunk)
-        return transformer_run(e->tf, tokens, n, pos, kernels, NULL, attn);
-    const float *last = NULL;
-    for (int done = 0; done < n; done += chunk) {
+    bool chunked = e->progress && e->progress_total > chunk;
+    for (int done = 0; done < n; done += chunked ? chunk : n) {
         int ran = e->progress_done + done;
-        if (!e->progress(e->progress_user, ran, e->progress_total)) {
-            llm_fail(err, LLM_ERR_STOPPED, "stopped after %d of %d tokens", ran,
-                     e->progress_total);
-            return NULL;
-        }
-        int k = n - done < chunk ? n - done : chunk;
-        last = transformer_run(e->tf, tokens + done, k, pos + done, kernels, NULL,
-                               attn ? attn + done : NULL);
+        if (chunked && !e->progress(e->progress_user, ran, e->progress_total))
+            return llm_fail(err, LLM_ERR_STOPPED, "stopped after %d of %d tokens", ran,
+                            e->progress_total);
+        int k = !chunked || n - done < chunk ? n - done : chunk;
+        *last = transformer_run(e->tf, tokens + done, k, pos + done, kernels, NULL,
+                                attn ? attn + done : NULL);
+        if (!*last)
+            return transformer_error(e->tf, err);
     }
-    return last;
+    return LLM_OK;
 }
 
 /* Appends n checked tokens and runs them as one batch (run_batch). */
@@ -542,11 +543,13 @@ static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *er
         any_attn |= attention_row(e, pos0 + i) != NULL;
     }
     /* e->attn holds NULL for rows dropped to stay within the budget */
-    const float *last = run_batch(e, tokens, n, pos0, call_kernels(e, e->progress_total),
-                                  any_attn ? e->attn + pos0 : NULL, err);
+    const float *last = NULL;
+    llm_status st = run_batch(e, tokens, n, pos0, call_kernels(e, e->progress_total),
+                              any_attn ? e->attn + pos0 : NULL, &last, err);
     double per = (clock_ms() - t0) / n;
     e->probs_of = NULL; /* the buffers were rewritten */
-    llm_status st = last ? check_logits(e, last, 1, pos0 + n - 1, err) : LLM_ERR_STOPPED;
+    if (st == LLM_OK)
+        st = check_logits(e, last, 1, pos0 + n - 1, err);
     for (int i = 0; i < n && st == LLM_OK; i++) {
         begin_record(e, pos0 + i, tokens[i], STEP_PROMPT, NULL, false, per);
         e->pending[pos0 + i] = i < n - 1;
@@ -619,8 +622,9 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err)
     return LLM_OK;
 }
 
-/* Appends token at position e->n and runs it. On non-finite logits nothing is
- * appended, and there are no logits to step from until a rewind. */
+/* Appends token at position e->n and runs it. On non-finite logits, or out of memory for
+ * the kernels' scratch, nothing is appended, and there are no logits to step from until
+ * a rewind. */
 static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err)
 {
     int pos = e->n;
@@ -631,7 +635,7 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
                                           attn ? &attn : NULL);
     double ms = clock_ms() - t0;
     e->probs_of = NULL; /* the buffers were rewritten */
-    llm_status st = check_logits(e, logits, 1, pos, err);
+    llm_status st = logits ? check_logits(e, logits, 1, pos, err) : transformer_error(e->tf, err);
     if (st != LLM_OK) {
         free_attention_row(e, pos);
         e->logits = NULL;
@@ -730,7 +734,8 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
     if (r->intervention == steering_state(e->steer)) {
         /* its logits as they were: the KV cache is left as it is */
-        transformer_logits(e->tf, pos - 1, 1, e->kept_logits);
+        if (!transformer_logits(e->tf, pos - 1, 1, e->kept_logits))
+            return transformer_error(e->tf, err);
         e->logits = e->kept_logits;
     } else {
         /* the vectors or knock-outs changed since: pos-1 runs again with the new ones,
@@ -738,6 +743,8 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
         const float *logits = transformer_run(e->tf, &e->tokens[pos - 1], 1, pos - 1,
                                               e->kernels, NULL,
                                               e->attn[pos - 1] ? &e->attn[pos - 1] : NULL);
+        if (!logits)
+            return transformer_error(e->tf, err);
         e->logits = logits;
         r->intervention = steering_state(e->steer);
         r->batch = transformer_ran_batch(e->tf, pos - 1);
@@ -808,18 +815,20 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     double t0 = clock_ms();
     e->progress_total = n;
     const float *last = NULL;
-    for (int i = 0, run; i < n && (i == 0 || last); i += run) { /* each position's kernels */
+    llm_status st = LLM_OK;
+    for (int i = 0, run; i < n && st == LLM_OK; i += run) { /* each position's kernels */
         bool batch = records[i + 1].batch;
         run = 1;
         while (i + run < n && records[i + run + 1].batch == batch)
             run++;
         e->progress_done = i;
-        last = run_batch(e, tokens + i, run, pos + i,
-                         batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN,
-                         any_attn ? e->attn + pos + i : NULL, err);
+        st = run_batch(e, tokens + i, run, pos + i,
+                       batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN,
+                       any_attn ? e->attn + pos + i : NULL, &last, err);
     }
     e->probs_of = NULL; /* the buffers were rewritten */
-    llm_status st = last ? check_logits(e, last, 1, pos + n - 1, err) : LLM_ERR_STOPPED;
+    if (st == LLM_OK)
+        st = check_logits(e, last, 1, pos + n - 1, err);
     if (st != LLM_OK) {
         drop_attention_from(e, pos);
         return st;

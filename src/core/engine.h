@@ -104,7 +104,8 @@ const float *engine_logits(const engine *e);
 void engine_set_kernels(engine *e, transformer_kernels kernels);
 /* The logits (vocab) of position pos (0 <= pos < engine_pos) into out, as the pass that
  * ran it computed them: again from the classifier input the transformer kept, bit for
- * bit. Returns out, or NULL for a bad position. */
+ * bit. Returns out, or NULL for a bad position or when out of memory for the kernels'
+ * scratch. */
 const float *engine_logits_of(const engine *e, int pos, float *out);
 /* The next engine_step's sampler uses `draw` instead of its RNG (sampler_set_next_draw):
  * replaying a recorded decision. */

@@ -29,9 +29,15 @@
  * zeroed, control vectors added at l_out) have changed them. A point nobody observes
  * or edits costs one test.
  *
+ * The kernels work in the transformer's workspace (t->ws): the products of a batch
+ * hand it whole to the kernels, a thread of the one-token region or of attention uses
+ * its own scratch in it (thread i, scratch i). A kernel out of memory for its scratch
+ * fails the pass (forward_pass returns false); the pass runs on to its end, its
+ * results undefined.
+ *
  * Owns nothing: it works in the pass state (pass_state.h: the transformer's buffers,
- * quantized inputs, KV cache and kept classifier inputs) and never calls the
- * transformer back. */
+ * quantized inputs, KV cache, kept classifier inputs and the kernels' workspace) and
+ * never calls the transformer back. */
 #include "forward.h"
 
 #include "clock.h"
@@ -65,7 +71,14 @@ typedef struct {
     const pass_hooks *hooks;
     uint32_t watch;         /* hooks->watch */
     uint32_t edits;         /* hooks->edits */
+    bool *failed;           /* the call's: set when a kernel ran out of memory */
 } pass;
+
+/* Marks the pass failed (from any thread). */
+static void pass_fail(const pass *p)
+{
+    __atomic_store_n(p->failed, true, __ATOMIC_RELAXED);
+}
 
 /* ---- the math of run.c ---- */
 
@@ -379,10 +392,12 @@ static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
 /* out[j] (n, w[j]->rows) = x (n, cols) · w[j]ᵀ for `count` weights sharing the input x.
  * Q8_0 weights get x quantized once per distinct (cols, group). On the batch kernels,
  * neighbours that read the same quantized x go to the GEMM together (one pack, one
- * region); on the token kernels each is a matrix-vector product per vector. */
-static void matmul_shared(transformer *t, const float *x, int n, bool batch, int count,
+ * region); on the token kernels each is a matrix-vector product per vector. False when
+ * a product ran out of memory. */
+static bool matmul_shared(transformer *t, const float *x, int n, bool batch, int count,
                           const tensor *const *w, float *const *out)
 {
+    bool ok = true;
     qbatch *done[MAX_QBATCHES], *xq[2 * PROJ_JOBS_MAX];
     int n_done = 0;
     for (int j = 0; j < count; j++) {
@@ -398,19 +413,18 @@ static void matmul_shared(transformer *t, const float *x, int n, bool batch, int
             }
         }
     }
-    for (int j = 0, run; j < count; j += run) {
+    for (int j = 0, run; j < count && ok; j += run) {
         run = 1;
         if (!batch) {
-            if (n == 1)
-                kernels_matvec(out[j], w[j], x, xq[j]);
-            else
-                kernels_matmul(out[j], w[j], x, xq[j], n);
+            ok = n == 1 ? kernels_matvec(t->ws, out[j], w[j], x, xq[j])
+                        : kernels_matmul(t->ws, out[j], w[j], x, xq[j], n);
             continue;
         }
         while (xq[j] && j + run < count && xq[j + run] == xq[j] && run < KERNELS_GEMM_SHARED_MAX)
             run++;
-        kernels_gemm_shared(run, out + j, w + j, x, xq[j], n);
+        ok = kernels_gemm_shared(t->ws, run, out + j, w + j, x, xq[j], n);
     }
+    return ok;
 }
 
 /* One token, this thread's rows of the jobs (their input already in its lane): one
@@ -420,6 +434,7 @@ static void matmul_shared(transformer *t, const float *x, int n, bool batch, int
 static void project_rows(const pass *p, const float *x, const proj_job *jobs, int count)
 {
     const transformer *t = p->t;
+    kernels_scratch *s = kernels_workspace_scratch(t->ws, p->tid);
     for (int k = 0; k < count; k++) {
         const proj_job *j = &jobs[k];
         int block = kernels_row_block_of(j->w); /* a panel's rows where w has panels */
@@ -430,9 +445,12 @@ static void project_rows(const pass *p, const float *x, const proj_job *jobs, in
             r1 = rows;
         if (r0 >= r1)
             continue;
-        kernels_matmul_rows(j->out, j->w, x, lane_input(t, p->ln, j->w), 1, r0, r1);
-        if (j->up)
-            kernels_matmul_rows(j->up_out, j->up, x, lane_input(t, p->ln, j->up), 1, r0, r1);
+        bool ok = kernels_matmul_rows(s, j->out, j->w, x, lane_input(t, p->ln, j->w), 1, r0, r1);
+        if (ok && j->up)
+            ok = kernels_matmul_rows(s, j->up_out, j->up, x, lane_input(t, p->ln, j->up), 1, r0,
+                                     r1);
+        if (!ok)
+            pass_fail(p);
         job_finish(p, j, 0, r0, r1);
     }
 }
@@ -462,7 +480,8 @@ static void pass_project(const pass *p, const float *x, int len, const proj_job 
         }
         finish = finish || job_follows(&jobs[j]);
     }
-    matmul_shared(p->t, x, p->n, p->batch, k, w, out);
+    if (!matmul_shared(p->t, x, p->n, p->batch, k, w, out))
+        pass_fail(p);
     if (!finish)
         return;
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
@@ -632,9 +651,9 @@ static void head_mix(const pass *p, int window, int h, const float *v, size_t st
  * the weighted values into its slice of kqv. On the token kernels an int8 cache is read
  * as it is, one query at a time; otherwise fp32 rows (k, v), a block of queries at once
  * when no window cuts their keys (the fp32 kernel's sums for a query do not depend on
- * its block). */
+ * its block), in the kernels' scratch s. */
 static void head_kernel(const pass *p, int l, int h, int window, const float *k,
-                        const float *v, size_t stride, float *att)
+                        const float *v, size_t stride, float *att, kernels_scratch *s)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
@@ -655,23 +674,25 @@ static void head_kernel(const pass *p, int l, int h, int window, const float *k,
         return;
     }
     if (first_key(p, window, p->n - 1) == 0) {
-        kernels_attention_f32(out, c->q_dim, att, width, q, c->q_dim, k, v, stride, p->n, p->pos,
-                              hs, scale);
+        if (!kernels_attention_f32(s, out, c->q_dim, att, width, q, c->q_dim, k, v, stride,
+                                   p->n, p->pos, hs, scale))
+            pass_fail(p);
         return;
     }
     for (int i = 0; i < p->n; i++) {
         int first = first_key(p, window, i);
         float *a = att + (size_t)i * width;
-        kernels_attention_f32(out + (size_t)i * c->q_dim, c->q_dim, a + first, width - first,
-                              q + (size_t)i * c->q_dim, c->q_dim, k + (size_t)first * stride,
-                              v + (size_t)first * stride, stride, 1, p->pos + i - first, hs,
-                              scale);
+        if (!kernels_attention_f32(s, out + (size_t)i * c->q_dim, c->q_dim, a + first,
+                                   width - first, q + (size_t)i * c->q_dim, c->q_dim,
+                                   k + (size_t)first * stride, v + (size_t)first * stride,
+                                   stride, 1, p->pos + i - first, hs, scale))
+            pass_fail(p);
         mask_outside(a, first, p->pos + i, width, 0.0f);
     }
 }
 
-/* Query head h's attention for the n queries, on the thread owning scratch `slot`:
- * kq, kq_soft_max observed. */
+/* Query head h's attention for the n queries, on the thread owning scratch `slot` (its
+ * row of t->att, its scratch of t->ws): kq, kq_soft_max observed. */
 static void head_attend(const pass *p, int l, int h, int slot)
 {
     transformer *t = p->t;
@@ -691,7 +712,7 @@ static void head_attend(const pass *p, int l, int h, int slot)
     if (open)
         head_mix(p, window, h, v, stride, att);
     else
-        head_kernel(p, l, h, window, k, v, stride, att);
+        head_kernel(p, l, h, window, k, v, stride, att, kernels_workspace_scratch(t->ws, slot));
     see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
 }
 
@@ -819,7 +840,10 @@ static void pass_logits_seen(const pass *p)
             wanted = wanted || hook_wants(p->hooks->list[i], HOOK_RESULT_OUTPUT, -1,
                                           p->pos + done, k, &row, &rows);
         if (wanted) {
-            classifier_logits(t, p->pos + done, k, t->logit_rows);
+            if (!classifier_logits(t, p->pos + done, k, t->logit_rows)) {
+                pass_fail(p);
+                return;
+            }
             see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, p->pos + done, k, t->logit_rows, vocab,
                      vocab);
         }
@@ -878,9 +902,10 @@ static void token_region(const pass *p)
         team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
 }
 
-void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
+bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
                   const pass_hooks *hooks)
 {
+    bool failed = false;
     pass p = {
         .t = t,
         .m = t->m,
@@ -896,6 +921,7 @@ void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
         .hooks = hooks,
         .watch = hooks->watch,
         .edits = hooks->edits,
+        .failed = &failed,
     };
     pass_embed(&p);
     rope_angles(t, pos, n);
@@ -907,4 +933,5 @@ void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
         pass_final(&p);
     }
     pass_logits_seen(&p);
+    return !failed;
 }

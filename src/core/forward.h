@@ -9,8 +9,10 @@
 /* Runs tokens (n, each < vocab) at positions pos..pos+n-1 (n no more than t->cap, or 1)
  * on the batch kernels (batch) or the token kernels, writing their KV cache entries and
  * kept classifier inputs (not the logits: classifier_logits makes them from those). The
- * observers in hooks see every point they ask for, after its editors. */
-void forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
+ * observers in hooks see every point they ask for, after its editors. False when a
+ * kernel ran out of memory for its scratch (t->ws): what the pass wrote is then
+ * undefined. */
+bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
                   const pass_hooks *hooks);
 
 /* RMSNorm of x (size) with weight into o (may be x). */

@@ -1,8 +1,9 @@
 /* pass_state.c — the buffers the forward pass works in and what it does with them
  * that is not a step of its own (pass_state.h): the activations of a chunk, the
  * quantized inputs (a batch's qbatches, each one-token thread's lane), the KV cache's
- * rows, the attention scratch per thread, the kept classifier inputs and the logits
- * computed from them, with the model's final soft-cap.
+ * rows, the attention scratch per thread (and the kernels' scratch of the threads of
+ * both, grown beside them), the kept classifier inputs and the logits computed from
+ * them, with the model's final soft-cap.
  *
  * Owns nothing of its own: everything lives in the transformer's struct
  * (transformer_internal.h), made and freed by transformer.c through these calls, and
@@ -125,7 +126,8 @@ void lanes_free(transformer *t)
 }
 
 /* Makes one lane per thread the one-token path may use (the OpenMP thread count, at
- * least 1). On failure the old lanes stay and fewer threads are used. */
+ * least 1), and their scratches. On failure the old lanes stay and fewer threads are
+ * used. */
 int lanes_reserve(transformer *t)
 {
     int want = 1;
@@ -134,6 +136,8 @@ int lanes_reserve(transformer *t)
 #endif
     if (want <= t->n_lanes)
         return want;
+    if (!kernels_workspace_reserve(t->ws, want))
+        return t->n_lanes;
     const model_config *p = &t->m->config;
     struct lane *lanes = calloc((size_t)want, sizeof *lanes);
     bool ok = lanes != NULL;
@@ -195,13 +199,14 @@ void cache_store(transformer *t, int l, int pos, int kh, const float *k, const f
     }
 }
 
-/* Threads that may run attention: one scratch row of t->att each. Grows t->att to
- * the current OpenMP thread count; if that fails, fewer threads are used. */
+/* Threads that may run attention: one scratch row of t->att and a scratch of t->ws
+ * each. Grows both to the current OpenMP thread count; if that fails, fewer threads are
+ * used. */
 int attention_threads(transformer *t)
 {
 #ifdef _OPENMP
     int want = omp_get_max_threads();
-    if (want > t->att_slots) {
+    if (want > t->att_slots && kernels_workspace_reserve(t->ws, want)) {
         size_t hs = (size_t)t->m->config.head_size;
         float *grown = realloc(t->att, sizeof(float) * (size_t)want * t->chunk * t->ctx);
         if (grown)
@@ -268,22 +273,26 @@ static void logits_cap(const transformer *t, float *logits, int n)
         pass_softcap(logits + (size_t)i * vocab, vocab, cap);
 }
 
-void classifier_logits(transformer *t, int pos, int n, float *logits)
+bool classifier_logits(transformer *t, int pos, int n, float *logits)
 {
     qbatch view;
     const float *rows;
     classifier_input(t, pos, &view, &rows);
-    kernels_matmul(logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n);
+    if (!kernels_matmul(t->ws, logits, &t->m->wcls, rows, t->cls_q ? &view : NULL, n))
+        return false;
     logits_cap(t, logits, n);
+    return true;
 }
 
-void classifier_logit_rows(const transformer *t, const float *xn, int n, float *logits)
+bool classifier_logit_rows(const transformer *t, const float *xn, int n, float *logits)
 {
     qbatch *xq = tensor_is_q8(&t->m->wcls) ? qbatch_for((transformer *)t, t->m->wcls.cols,
                                                           t->m->wcls.group)
                                            : NULL;
     if (xq)
         qbatch_quantize(xq, xn, n);
-    kernels_matmul(logits, &t->m->wcls, xn, xq, n);
+    if (!kernels_matmul(t->ws, logits, &t->m->wcls, xn, xq, n))
+        return false;
     logits_cap(t, logits, n);
+    return true;
 }

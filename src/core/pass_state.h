@@ -27,7 +27,8 @@ bool qbatch_register(transformer *t, const tensor *w);
 /* The batch qbatch for vectors of len values quantized with group, or NULL. */
 qbatch *qbatch_for(transformer *t, int len, int group);
 /* One lane per thread the one-token path may use (the OpenMP thread count, at least
- * 1): how many there are; on failure the old lanes stay and fewer threads are used. */
+ * 1), each with its scratch in t->ws: how many there are; on failure the old lanes stay
+ * and fewer threads are used. */
 int lanes_reserve(transformer *t);
 void lanes_free(transformer *t);
 /* Lane ln's quantized copy of x for weight w (NULL for F32 weights). */
@@ -42,8 +43,8 @@ size_t q8_row(const transformer *t, int l, int kh, int p);
 /* Stores the rotated key k and the value v (head_size each) of KV head kh at position
  * pos of layer l. */
 void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v);
-/* Threads that may run attention: one scratch row of t->att each, grown to the OpenMP
- * thread count; if that fails, fewer threads are used. */
+/* Threads that may run attention: one scratch row of t->att and a scratch of t->ws
+ * each, grown to the OpenMP thread count; if that fails, fewer threads are used. */
 int attention_threads(transformer *t);
 
 /* ---- the classifier ---- */
@@ -55,11 +56,12 @@ void classifier_input(const transformer *t, int pos, qbatch *xq, const float **x
  * pos..pos+n-1. */
 void classifier_keep(transformer *t, int pos, int n, const float *xn);
 /* logits (n, vocab) of positions pos..pos+n-1 from their kept inputs, soft-capped where
- * the model caps them: the only place the final soft-cap is applied. */
-void classifier_logits(transformer *t, int pos, int n, float *logits);
+ * the model caps them: the only place the final soft-cap is applied. False when out of
+ * memory for the kernels' scratch (logits undefined). */
+bool classifier_logits(transformer *t, int pos, int n, float *logits);
 /* The same for n normed rows xn (n, dim) that are not kept (the logit lens): quantized
  * as the kept inputs are, so that a row equal to a position's gives its bits. */
-void classifier_logit_rows(const transformer *t, const float *xn, int n, float *logits);
+bool classifier_logit_rows(const transformer *t, const float *xn, int n, float *logits);
 
 /* x = cap · tanh(x / cap), n values. */
 void pass_softcap(float *x, int n, float cap);

@@ -10,7 +10,9 @@
  * positions. The captures the debugger asks for (attention rows, the logit lens,
  * attribution, what-if logits) are observers at the pass's hook points for the one
  * call. The forward calls return NULL, and do nothing, when a token or a position is
- * out of range. */
+ * out of range, and NULL when the kernels ran out of memory for their scratch (the
+ * workspace the transformer owns, made at _new and freed at _free); the transformer
+ * records why (transformer_error). */
 #include "forward.h"
 #include "pass_state.h"
 
@@ -63,6 +65,7 @@ void transformer_free(transformer *t)
         return;
     pass_buffers_free(&t->buf, t->n_qb);
     lanes_free(t);
+    kernels_workspace_free(t->ws);
     free(t->k_new);
     free(t->v_new);
     free(t->gate_keep);
@@ -121,6 +124,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the transformer state");
     t->m = m;
     t->ctx = ctx_len ? ctx_len : p->seq_len;
+    t->ws = kernels_workspace_new();
     if (kv == TRANSFORMER_KV_AUTO)
         kv = tensor_is_q8(&m->layers[0].wq) ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
     bool ok = cache_alloc(t, kv);
@@ -135,7 +139,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     t->att_slots = 1;
     t->k_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
     t->v_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
-    ok = ok && t->logits && t->batch_of && t->att && t->k_new && t->v_new;
+    ok = ok && t->ws && t->logits && t->batch_of && t->att && t->k_new && t->v_new;
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
         const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
@@ -158,9 +162,32 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     return LLM_OK;
 }
 
-void transformer_logits(transformer *t, int pos, int n, float *logits)
+/* Records why a forward call failed (transformer_error) and returns false. */
+static bool failed(transformer *t, llm_status st, const char *what, int pos, int n)
 {
-    classifier_logits(t, pos, n, logits);
+    t->failure = st;
+    if (st == LLM_ERR_NOMEM)
+        llm_fail(&t->failure_text, st, "out of memory for the kernels' scratch (%s positions "
+                                       "%d..%d)", what, pos, pos + n - 1);
+    else
+        llm_fail(&t->failure_text, st, "positions %d..%d or their tokens are out of range "
+                                       "(a context of %d, a vocabulary of %d)",
+                 pos, pos + n - 1, t->ctx, t->m->config.vocab_size);
+    return false;
+}
+
+llm_status transformer_error(const transformer *t, llm_err *err)
+{
+    if (t->failure != LLM_OK && err)
+        *err = t->failure_text;
+    return t->failure;
+}
+
+bool transformer_logits(transformer *t, int pos, int n, float *logits)
+{
+    t->failure = LLM_OK;
+    return classifier_logits(t, pos, n, logits) ||
+           failed(t, LLM_ERR_NOMEM, "the logits of", pos, n);
 }
 
 /* ---- interventions and observers ---- */
@@ -263,16 +290,18 @@ static void capture_attention(void *user, const hook_tensor *x)
 
 /* Runs tokens (n <= t->cap, or 1) at pos..pos+n-1 on the batch kernels or the token
  * kernels, with the registered observers and the attention capture when rows is not
- * NULL. */
-static void run(transformer *t, const int *tokens, int n, int pos, bool batch,
+ * NULL. False when out of memory for the kernels' scratch. */
+static bool run(transformer *t, const int *tokens, int n, int pos, bool batch,
                 float *const *rows)
 {
     attention_capture a = {.rows = rows, .pos0 = pos, .n_heads = t->m->config.n_heads};
     hook own = own_hook(capture_attention, &a, HOOK_BIT(HOOK_KQ_SOFT_MAX));
     pass_hooks hooks;
     hooks_collect(t, &own, rows ? 1 : 0, &hooks);
-    forward_pass(t, tokens, n, pos, batch, &hooks);
+    if (!forward_pass(t, tokens, n, pos, batch, &hooks))
+        return false;
     memset(t->batch_of + pos, batch, (size_t)n);
+    return true;
 }
 
 /* ---- the forward calls ---- */
@@ -300,8 +329,11 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
 const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
                              transformer_kernels kernels, float *logits, float *const *attn)
 {
-    if (n <= 0 || pos < 0 || pos > t->ctx - n || !tokens_valid(t, tokens, n))
+    t->failure = LLM_OK;
+    if (n <= 0 || pos < 0 || pos > t->ctx - n || !tokens_valid(t, tokens, n)) {
+        failed(t, LLM_ERR_ARG, "", pos, n > 0 ? n : 1);
         return NULL;
+    }
     bool batch = kernels == TRANSFORMER_KERNELS_BATCH ||
                  (kernels == TRANSFORMER_KERNELS_AUTO && n >= TRANSFORMER_BATCH_MIN);
     int want = n < t->chunk ? n : t->chunk;
@@ -309,15 +341,22 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
         pass_buffers_reserve(t, want); /* on failure, smaller chunks with what we have */
     for (int done = 0; done < n;) {
         int k = n == 1 ? 1 : n - done < t->cap ? n - done : t->cap;
-        run(t, tokens + done, k, pos + done, batch, attn ? attn + done : NULL);
+        if (!run(t, tokens + done, k, pos + done, batch, attn ? attn + done : NULL)) {
+            failed(t, LLM_ERR_NOMEM, "running", pos + done, k);
+            return NULL;
+        }
         done += k;
     }
     if (logits) {
-        classifier_logits(t, pos, n, logits);
+        if (!classifier_logits(t, pos, n, logits)) {
+            failed(t, LLM_ERR_NOMEM, "the logits of", pos, n);
+            return NULL;
+        }
         memcpy(t->logits, logits + (size_t)(n - 1) * t->m->config.vocab_size,
                sizeof(float) * t->m->config.vocab_size);
-    } else {
-        classifier_logits(t, pos + n - 1, 1, t->logits);
+    } else if (!classifier_logits(t, pos + n - 1, 1, t->logits)) {
+        failed(t, LLM_ERR_NOMEM, "the logits of", pos + n - 1, 1);
+        return NULL;
     }
     return t->logits;
 }
@@ -427,9 +466,12 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
                    own_hook(capture_attention, &a, attn ? HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0)};
     pass_hooks hooks;
     hooks_collect(t, own, 2, &hooks);
-    forward_pass(t, &token, 1, pos, t->batch_of[pos], &hooks);
+    bool ok = forward_pass(t, &token, 1, pos, t->batch_of[pos], &hooks);
     position_state_copy(t, pos, kv_save, true);
     free(kv_save);
+    if (!ok)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the kernels' scratch (the %s of "
+                                            "position %d)", what, pos);
     return LLM_OK;
 }
 
@@ -451,7 +493,9 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
     for (int l = 0; l < c->n_layers && st == LLM_OK; l++) {
         float *out = layer_logits + l * vocab;
         forward_rmsnorm(xn, resid + l * dim, m->rms_final, c->dim, c->rms_eps);
-        classifier_logit_rows(t, xn, 1, out);
+        if (!classifier_logit_rows(t, xn, 1, out))
+            st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for the kernels' scratch (the "
+                                              "logit lens of position %d)", pos);
     }
     free(resid);
     free(xn);
@@ -498,8 +542,12 @@ llm_status transformer_residuals(transformer *t, const int *tokens, int n, float
     hook own = own_hook(capture_residuals, &cap, HOOK_BIT(HOOK_L_OUT));
     pass_hooks hooks;
     hooks_collect(t, &own, 1, &hooks);
-    for (int p = 0; p < n; p++)
-        forward_pass(t, &tokens[p], 1, p, false, &hooks);
+    bool ok = true;
+    for (int p = 0; p < n && ok; p++)
+        ok = forward_pass(t, &tokens[p], 1, p, false, &hooks);
     memset(t->batch_of, 0, (size_t)n);
+    if (!ok)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the kernels' scratch (the "
+                                            "residual streams)");
     return LLM_OK;
 }

@@ -1,8 +1,8 @@
 /* transformer.h — running a model: the forward pass (forward.c) over a KV cache (fp32
  * or int8) for one token or a batch, and the debugger's what-ifs over it.
  *
- * Owns the activation buffers and the KV cache for one sequence of up to ctx_len
- * positions. Borrows the model (which must outlive it). Matmuls go through kernels.h
+ * Owns the activation buffers, the KV cache for one sequence of up to ctx_len
+ * positions and the kernels' scratch (a kernels_workspace, freed with it). Borrows the model (which must outlive it). Matmuls go through kernels.h
  * and run on OpenMP threads. The pass is the same for one token and for a batch, and
  * hands each step's result to the observers registered at its hook points (hook.h);
  * the interventions (knocked-out heads, control vectors) are editors registered at
@@ -41,7 +41,8 @@ size_t transformer_kv_bytes(const transformer *t);        /* the whole KV cache 
 /* Runs `token` at position pos (0 <= pos < ctx) on the token kernels, reading the KV
  * cache for 0..pos-1 and writing it at pos. Returns the logits (vocab_size), valid until
  * the next forward call. attn, when not NULL, receives the attention weights of this
- * query: (n_layers, n_heads, pos + 1) floats, densely packed. */
+ * query: (n_layers, n_heads, pos + 1) floats, densely packed. NULL as transformer_run
+ * (below). */
 const float *transformer_forward(transformer *t, int token, int pos, float *attn);
 
 /* Which kernels a forward call computes with. The two differ only in the last bits:
@@ -69,7 +70,9 @@ enum { TRANSFORMER_BATCH_MIN = 16 };
  * is always the logits of the last position (valid until the next forward call). attn,
  * when not NULL, is an array of n pointers; attn[i], when not NULL, receives (n_layers,
  * n_heads, pos + i + 1) floats for query pos + i. NULL for tokens outside the
- * vocabulary or positions outside the context. */
+ * vocabulary or positions outside the context, and when the kernels ran out of memory
+ * for their scratch (what the call wrote is then undefined): transformer_error says
+ * which. */
 const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
                              transformer_kernels kernels, float *logits, float *const *attn);
 /* transformer_run with AUTO kernels. */
@@ -82,8 +85,16 @@ bool transformer_ran_batch(const transformer *t, int pos);
  * state, a few KB a position, kept like the KV cache). Each equals what the forward
  * call that ran the position returned or wrote, bit for bit, until a forward call runs
  * that position again. The positions must have been run. Parallel over the classifier's
- * rows: prompt positions' logits cost one pass over the classifier per call. */
-void transformer_logits(transformer *t, int pos, int n, float *logits);
+ * rows: prompt positions' logits cost one pass over the classifier per call. False
+ * when the kernels ran out of memory for their scratch (logits undefined; see
+ * transformer_error). */
+bool transformer_logits(transformer *t, int pos, int n, float *logits);
+/* Why the last of transformer_run (and the calls made of it: transformer_forward,
+ * transformer_forward_batch) or transformer_logits failed: LLM_ERR_ARG (tokens or
+ * positions out of range) or LLM_ERR_NOMEM (no memory for the kernels' scratch), with
+ * its sentence copied to err (which may be NULL); LLM_OK, err untouched, when it did
+ * not. */
+llm_status transformer_error(const transformer *t, llm_err *err);
 
 /* The logit lens of position pos: runs `token` at pos over the KV cache of 0..pos-1
  * like transformer_forward, and writes what each layer's residual stream predicts

@@ -6,6 +6,7 @@
 
 #include "barrier.h"
 #include "hook.h"
+#include "kernels.h"
 #include "team.h"
 #include "transformer.h"
 
@@ -85,6 +86,14 @@ struct transformer {
 
     struct lane *lanes;     /* (n_lanes) */
     int n_lanes;
+    /* The kernels' scratch (kernels/scratch.h): scratch i for the pass's thread i (a
+     * lane, an attention slot, a thread of a parallel product); it has a scratch for
+     * every lane and attention slot. */
+    kernels_workspace *ws;
+    /* Why the last forward call failed (transformer_error); LLM_OK after one that did
+     * not. */
+    llm_status failure;
+    llm_err failure_text;
     barrier meet;           /* the one-token path's barrier */
     team team;              /* its thread count beside busy programs (team.h) */
 

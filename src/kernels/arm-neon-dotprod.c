@@ -111,7 +111,8 @@ INLINE void gemm_block_dotprod(int R, float *out, int ldo, int nv, const int8_t 
     }
 }
 
-static void gemm_q8_dotprod(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+static void gemm_q8_dotprod(kernels_scratch *s, float *out, const tensor *w,
+                            const gemm_pack *xp, int r0, int r1)
 {
     const int stride = w->stride, groups = stride / w->group;
     for (int b = 0; b < xp->blocks; b++) {
@@ -148,7 +149,6 @@ static bool neon_dotprod_supported(void)
 
 const kernel_table kernels_arm_neon_dotprod = {
     .isa = KERNELS_NEON_DOTPROD,
-    .name = "neon-dotprod",
     .cpu_supports = neon_dotprod_supported,
     .rows_q8 = rows_q8_dotprod,
     .gemm_q8 = gemm_q8_dotprod,

@@ -8,7 +8,8 @@
 
 #define Q8_CALL(R, N, out, w, xq, r, v) NEON_Q8_CALL(R, N, out, w, xq, r, v, Q8_DOT)
 
-static void Q8_FN(rows_q8)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+static void Q8_FN(rows_q8)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                           int n, int r0, int r1)
 {
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_CALL, R, N, out, w, xq, r, v)
     WALK_BLOCKS(n, r0, r1, CALL, 0);

@@ -315,7 +315,6 @@ static bool neon_supported(void)
 
 const kernel_table kernels_arm_neon = {
     .isa = KERNELS_NEON,
-    .name = "neon",
     .cpu_supports = neon_supported,
     .rows_q8 = rows_q8_neon,
     .gemm_q8 = NULL, /* kernels_gemm is kernels_matmul */

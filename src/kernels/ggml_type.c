@@ -60,6 +60,9 @@ const ggml_type_info *ggml_type_get(uint32_t t)
 
 const char *ggml_type_name(uint32_t t)
 {
+    /* Per thread, so that threads naming unknown types at once (the loader's messages
+     * among them) do not write one buffer: 24 bytes of static storage each, nothing
+     * on the heap and nothing to free. The name of a known type needs none. */
     static _Thread_local char buf[24];
     const ggml_type_info *info = ggml_type_get(t);
     if (info)

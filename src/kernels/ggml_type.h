@@ -62,7 +62,8 @@ typedef struct {
  * longer) define. */
 const ggml_type_info *ggml_type_get(uint32_t t);
 
-/* The type's name, or "type N" (in a static buffer) for an unknown number. */
+/* The type's name, or "type N" (in the calling thread's static buffer, valid until its
+ * next call) for an unknown number. */
 const char *ggml_type_name(uint32_t t);
 
 /* IEEE 754 half precision and bfloat16 to fp32: exact (subnormals, infinities, NaN).

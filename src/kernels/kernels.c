@@ -10,12 +10,17 @@
  * splitting products over threads, the prefill GEMM's packing of the vectors and of
  * block-type rows (made exact Q8_0 a few at a time, their mins added after), the group
  * sums and the fp32 attention written over the row kernels, for tables without their
- * own. */
+ * own; and the instruction sets' names, from kernels.h's one list.
+ *
+ * Every buffer it and the tables work in is a slot of the calling thread's scratch
+ * (kernels/scratch.h), handed down from the caller's workspace: a parallel call gives
+ * OpenMP thread i scratch i, grown before the region. A call made with none makes a
+ * workspace (or scratch) for itself and frees it before it returns. */
 #include "config.h"
 
 #include "kernels.h"
 
-#include <math.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,34 +61,37 @@ static const kernel_table *table_of(kernels_isa isa)
     return NULL;
 }
 
+/* kernels.h's list of names as a table. */
+static const struct {
+    kernels_isa isa;
+    const char *name, *short_name;
+} isa_names[] = {
+#define ROW(value, name, short_name) {value, name, short_name},
+    KERNELS_ISA_LIST(ROW)
+#undef ROW
+};
+enum { ISA_NAMES = sizeof isa_names / sizeof isa_names[0] };
+static_assert((int)ISA_NAMES == (int)KERNELS_COUNT,
+              "KERNELS_ISA_LIST names every kernels_isa once");
+
 const char *kernels_isa_name(kernels_isa isa)
 {
-    switch (isa) {
-    case KERNELS_AUTO: return "auto";
-    case KERNELS_SCALAR: return "scalar";
-    case KERNELS_AVX2: return "avx2";
-    case KERNELS_AVX512: return "avx512-vnni";
-    case KERNELS_NEON: return "neon";
-    case KERNELS_NEON_DOTPROD: return "neon-dotprod";
-    case KERNELS_AMX: return "avx512-amx";
-    default: return "?";
-    }
+    for (int i = 0; i < ISA_NAMES; i++)
+        if (isa_names[i].isa == isa)
+            return isa_names[i].name;
+    return "?";
+}
+
+const char *kernels_isa_choices(void)
+{
+    return KERNELS_ISA_CHOICES;
 }
 
 bool kernels_isa_parse(const char *name, kernels_isa *out)
 {
-    static const struct {
-        const char *name;
-        kernels_isa isa;
-    } names[] = {
-        {"auto", KERNELS_AUTO},     {"scalar", KERNELS_SCALAR},      {"avx2", KERNELS_AVX2},
-        {"avx512", KERNELS_AVX512}, {"avx512-vnni", KERNELS_AVX512},
-        {"neon", KERNELS_NEON},     {"neon-dotprod", KERNELS_NEON_DOTPROD},
-        {"amx", KERNELS_AMX},       {"avx512-amx", KERNELS_AMX},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].isa;
+    for (int i = 0; i < ISA_NAMES; i++)
+        if (strcmp(name, isa_names[i].name) == 0 || strcmp(name, isa_names[i].short_name) == 0) {
+            *out = isa_names[i].isa;
             return true;
         }
     return false;
@@ -98,10 +106,11 @@ bool kernels_isa_supported(kernels_isa isa)
 }
 
 /* fp32 attention one query at a time over the chosen table's row kernels: for tables
- * without a batched one. */
-static void attention_by_rows(float *out, size_t out_stride, float *att, size_t att_stride,
-                              const float *q, size_t q_stride, const float *k, const float *v,
-                              size_t kv_stride, int n, int pos, int hs, float scale)
+ * without a batched one. Needs no scratch. */
+static void attention_by_rows(kernels_scratch *s, float *out, size_t out_stride, float *att,
+                              size_t att_stride, const float *q, size_t q_stride,
+                              const float *k, const float *v, size_t kv_stride, int n, int pos,
+                              int hs, float scale)
 {
     for (int i = 0; i < n; i++) {
         int keys = pos + i + 1;
@@ -225,12 +234,20 @@ void kernels_geglu(float *gate, const float *up, int n)
     kernels_active()->geglu(gate, up, n);
 }
 
-void kernels_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
-                           const float *q, size_t q_stride, const float *k, const float *v,
-                           size_t kv_stride, int n, int pos, int hs, float scale)
+bool kernels_attention_f32(kernels_scratch *s, float *out, size_t out_stride, float *att,
+                           size_t att_stride, const float *q, size_t q_stride, const float *k,
+                           const float *v, size_t kv_stride, int n, int pos, int hs,
+                           float scale)
 {
-    kernels_active()->attention_f32(out, out_stride, att, att_stride, q, q_stride, k, v,
+    kernels_scratch *own = s ? NULL : (s = kernels_scratch_new());
+    if (!s)
+        return false;
+    unsigned failures = kernels_scratch_failures(s);
+    kernels_active()->attention_f32(s, out, out_stride, att, att_stride, q, q_stride, k, v,
                                     kv_stride, n, pos, hs, scale);
+    bool ok = kernels_scratch_failures(s) == failures;
+    kernels_scratch_free(own);
+    return ok;
 }
 
 void kernels_attention_q8(float *out, float *att, const float *q, const int8_t *k,
@@ -252,32 +269,27 @@ float kernels_dot_q8_ref(const int8_t *a, const float *as, const int8_t *b, cons
     return kernels_scalar_dot_q8(a, as, b, bs, len, group);
 }
 
-void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *xq)
+bool kernels_matvec(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                    const qbatch *xq)
 {
-    kernels_matmul(out, w, x, xq, 1);
+    return kernels_matmul(ws, out, w, x, xq, 1);
 }
 
 /* Rows at a time that a Q8_0_BLOCKS tensor is made Q8_0 in (see blocks_as_rows). */
 enum { BLOCK_ROWS_CONVERTED = 16 };
 
 /* Rows r0..r0+n-1 (n <= BLOCK_ROWS_CONVERTED) of the Q8_0_BLOCKS tensor w as a Q8_0
- * tensor in the calling thread's buffer, to be read from row 0; rows keeps w's row count
+ * tensor in the scratch's ROWS slots, to be read from row 0; rows keeps w's row count
  * so that kernels write their results where w's would go (out + r0). NULL when out of
  * memory. */
-static const tensor *blocks_as_rows(const tensor *w, int r0, int n, tensor *view)
+static const tensor *blocks_as_rows(kernels_scratch *s, const tensor *w, int r0, int n,
+                                    tensor *view)
 {
-    static _Thread_local int8_t *q;
-    static _Thread_local float *scale;
-    static _Thread_local size_t cap;
     size_t values = (size_t)BLOCK_ROWS_CONVERTED * w->cols;
-    if (values > cap) {
-        free(q);
-        free(scale);
-        q = aligned_alloc(64, (values + 63) / 64 * 64);
-        scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
-        cap = q && scale ? values : 0;
-    }
-    if (!cap)
+    int8_t *q = kernels_scratch_get(s, SCRATCH_ROWS_Q, values);
+    float *scale = kernels_scratch_get(s, SCRATCH_ROWS_SCALE,
+                                       sizeof(float) * (values / QUANT_BLOCK));
+    if (!q || !scale)
         return NULL;
     kernels_active()->q8b_to_rows(q, scale, w, r0, n);
     *view = (tensor){.type = TENSOR_Q8_0, .rows = w->rows, .cols = w->cols, .stride = w->cols,
@@ -285,21 +297,21 @@ static const tensor *blocks_as_rows(const tensor *w, int r0, int n, tensor *view
     return view;
 }
 
-/* kernel(out, rows-of-w, arg, r0', r1') over rows r0..r1-1 of a Q8_0_BLOCKS w, a few
- * rows at a time made Q8_0: the same values, so the same bits as a Q8_0 tensor. */
-static void blocks_by_rows(float *out, const tensor *w, int r0, int r1,
-                           void (*kernel)(float *, const tensor *, const void *, int, int),
+/* kernel(s, out, rows-of-w, arg, r0', r1') over rows r0..r1-1 of a Q8_0_BLOCKS w, a
+ * few rows at a time made Q8_0: the same values, so the same bits as a Q8_0 tensor.
+ * Stops when out of memory (counted in s). */
+static void blocks_by_rows(kernels_scratch *s, float *out, const tensor *w, int r0, int r1,
+                           void (*kernel)(kernels_scratch *, float *, const tensor *,
+                                          const void *, int, int),
                            const void *arg)
 {
     for (int r = r0; r < r1; r += BLOCK_ROWS_CONVERTED) {
         int n = r1 - r < BLOCK_ROWS_CONVERTED ? r1 - r : BLOCK_ROWS_CONVERTED;
         tensor view;
-        const tensor *t = blocks_as_rows(w, r, n, &view);
-        if (t)
-            kernel(out + r, t, arg, 0, n);
-        else
-            for (int i = r; i < r + n; i++) /* no memory: make the failure visible */
-                out[i] = NAN;
+        const tensor *t = blocks_as_rows(s, w, r, n, &view);
+        if (!t)
+            return;
+        kernel(s, out + r, t, arg, 0, n);
     }
 }
 
@@ -308,15 +320,17 @@ typedef struct {
     int n;
 } rows_arg;
 
-static void rows_q8_kernel(float *out, const tensor *w, const void *arg, int r0, int r1)
+static void rows_q8_kernel(kernels_scratch *s, float *out, const tensor *w, const void *arg,
+                           int r0, int r1)
 {
     const rows_arg *a = arg;
-    kernels_active()->rows_q8(out, w, a->xq, a->n, r0, r1);
+    kernels_active()->rows_q8(s, out, w, a->xq, a->n, r0, r1);
 }
 
-static void gemm_q8_kernel(float *out, const tensor *w, const void *arg, int r0, int r1)
+static void gemm_q8_kernel(kernels_scratch *s, float *out, const tensor *w, const void *arg,
+                           int r0, int r1)
 {
-    kernels_active()->gemm_q8(out, w, arg, r0, r1);
+    kernels_active()->gemm_q8(s, out, w, arg, r0, r1);
 }
 
 /* True for the block types whose dot products read the activations' group sums. */
@@ -343,19 +357,12 @@ static inline __attribute__((always_inline)) int sum_int8(const int8_t *q, int n
     return s;
 }
 
-/* The calling thread's buffer for the group sums of n vectors of xq in pieces of
- * `width` (see group_sums); NULL when out of memory. */
-static float *group_sums_buffer(const qbatch *xq, int n, int width)
+/* The scratch's slot for the group sums of n vectors of xq in pieces of `width` (see
+ * group_sums); NULL when out of memory. */
+static float *group_sums_buffer(kernels_scratch *s, const qbatch *xq, int n, int width)
 {
-    static _Thread_local float *sums;
-    static _Thread_local size_t cap;
     size_t need = (size_t)n * (xq->stride / width);
-    if (need > cap) {
-        free(sums);
-        sums = malloc(sizeof(float) * need);
-        cap = sums ? need : 0;
-    }
-    return sums;
+    return kernels_scratch_get(s, SCRATCH_GROUP_SUMS, sizeof(float) * need);
 }
 
 /* Rows v0..v1-1 of sums (n, stride / width): each piece's `width` int8 values of xq
@@ -372,28 +379,22 @@ static void group_sums_fill(float *sums, const qbatch *xq, int v0, int v1, int w
         }
 }
 
-/* xsum (n, stride / width) of vectors 0..n-1 of xq, in the calling thread's buffer;
- * NULL when out of memory. */
-static const float *group_sums(const qbatch *xq, int n, int width)
+/* xsum (n, stride / width) of vectors 0..n-1 of xq, in the scratch; NULL when out of
+ * memory. */
+static const float *group_sums(kernels_scratch *s, const qbatch *xq, int n, int width)
 {
-    float *sums = group_sums_buffer(xq, n, width);
+    float *sums = group_sums_buffer(s, xq, n, width);
     if (sums)
         group_sums_fill(sums, xq, 0, n, width);
     return sums;
 }
 
 /* Vectors 0..n-1 of xq (their first cols values) in the order `order` writes, in the
- * calling thread's buffer (stride xq->stride); NULL when out of memory. */
-static const int8_t *blocks_x_order(blocks_x_fn order, const qbatch *xq, int n, int cols)
+ * scratch (stride xq->stride); NULL when out of memory. */
+static const int8_t *blocks_x_order(kernels_scratch *s, blocks_x_fn order, const qbatch *xq,
+                                    int n, int cols)
 {
-    static _Thread_local int8_t *buf;
-    static _Thread_local size_t cap;
-    size_t need = (size_t)n * xq->stride;
-    if (need > cap) {
-        free(buf);
-        buf = malloc(need);
-        cap = buf ? need : 0;
-    }
+    int8_t *buf = kernels_scratch_get(s, SCRATCH_X_ORDER, (size_t)n * xq->stride);
     if (!buf)
         return NULL;
     for (int v = 0; v < n; v++)
@@ -403,52 +404,66 @@ static const int8_t *blocks_x_order(blocks_x_fn order, const qbatch *xq, int n, 
 
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
  * vectors in tiles, so that a range's rows are read from cache across a tile. */
-static void blocks_rows(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                        int n, int r0, int r1)
 {
     const kernel_table *k = kernels_active();
     blocks_dot_fn dot = k->dot_blocks[w->btype];
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
-    const float *xsum = group_sums(xq, n, width);
+    const float *xsum = group_sums(s, xq, n, width);
     int pieces = xq->stride / width;
     blocks_x_fn order = k->blocks_x[w->btype];
-    const int8_t *xv = order ? blocks_x_order(order, xq, n, w->cols) : xq->q;
-    if (!xv)
-        xsum = NULL; /* no memory */
+    const int8_t *xv = order ? blocks_x_order(s, order, xq, n, w->cols) : xq->q;
+    if (!xsum || !xv)
+        return; /* out of memory, counted in s */
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = tensor_row_blocks(w, r);
             for (int v = vt; v < ve; v++)
                 out[(size_t)v * w->rows + r] =
-                    xsum ? dot(row, xv + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
-                               xsum + (size_t)v * pieces, w->cols)
-                         : NAN; /* no memory: make the failure visible */
+                    dot(row, xv + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,
+                        xsum + (size_t)v * pieces, w->cols);
         }
     }
 }
 
-void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
-                         int r0, int r1)
+/* kernels_matmul_rows in the scratch s. */
+static void matmul_rows(kernels_scratch *s, float *out, const tensor *w, const float *x,
+                        const qbatch *xq, int n, int r0, int r1)
 {
     const kernel_table *k = kernels_active();
     if (w->type == TENSOR_BLOCKS) {
-        blocks_rows(out, w, xq, n, r0, r1);
+        blocks_rows(s, out, w, xq, n, r0, r1);
     } else if (w->type == TENSOR_F32) {
         k->rows_f32(out, w, x, n, r0, r1);
     } else if (w->type == TENSOR_Q8_0_BLOCKS && w->panels && k->matmul_q8p) {
-        k->matmul_q8p(out, w, xq, n, r0, r1);
+        k->matmul_q8p(s, out, w, xq, n, r0, r1);
     } else if (w->type == TENSOR_Q8_0_BLOCKS) {
         if (n == 1 && k->matvec_q8b) {
-            k->matvec_q8b(out, w, xq, r0, r1);
+            k->matvec_q8b(s, out, w, xq, r0, r1);
         } else {
             rows_arg a = {xq, n};
-            blocks_by_rows(out, w, r0, r1, rows_q8_kernel, &a);
+            blocks_by_rows(s, out, w, r0, r1, rows_q8_kernel, &a);
         }
     } else if (w->group % 32 == 0) {
-        k->rows_q8(out, w, xq, n, r0, r1);
+        k->rows_q8(s, out, w, xq, n, r0, r1);
     } else {
-        kernels_scalar.rows_q8(out, w, xq, n, r0, r1);
+        kernels_scalar.rows_q8(s, out, w, xq, n, r0, r1);
     }
+}
+
+bool kernels_matmul_rows(kernels_scratch *s, float *out, const tensor *w, const float *x,
+                         const qbatch *xq, int n, int r0, int r1)
+{
+    kernels_scratch *own = s ? NULL : (s = kernels_scratch_new());
+    if (!s)
+        return false;
+    unsigned failures = kernels_scratch_failures(s);
+    matmul_rows(s, out, w, x, xq, n, r0, r1);
+    bool ok = kernels_scratch_failures(s) == failures;
+    kernels_scratch_free(own);
+    return ok;
 }
 
 int kernels_row_block_of(const tensor *w)
@@ -493,34 +508,20 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
     }
 }
 
-/* The packing buffer of the calling thread, grown to hold n vectors of stride values
- * (as signed x when signed_x); NULL when out of memory. Kept between calls: prefill packs
- * once per matrix. */
-static gemm_pack *gemm_pack_for(int n, int stride, int group, bool signed_x)
+/* *pack in the calling thread's scratch s (its PACK slots), to hold n vectors of
+ * stride values (as signed x when signed_x); false when out of memory. The slots are
+ * kept between calls: prefill packs once per matrix. */
+static bool gemm_pack_for(kernels_scratch *s, gemm_pack *pack, int n, int stride, int group,
+                          bool signed_x)
 {
-    static _Thread_local gemm_pack pack;
-    static _Thread_local size_t q_cap, s_cap;
     int blocks = (n + GEMM_VECS - 1) / GEMM_VECS;
     size_t q_bytes = (size_t)blocks * stride * GEMM_VECS;
     size_t s_bytes = sizeof(float) * (size_t)blocks * (stride / group) * GEMM_VECS;
-    if (q_bytes > q_cap) {
-        free(pack.q);
-        pack.q = aligned_alloc(64, (q_bytes + 63) / 64 * 64);
-        q_cap = pack.q ? q_bytes : 0;
-    }
-    if (s_bytes > s_cap) {
-        free(pack.scale);
-        pack.scale = malloc(s_bytes);
-        s_cap = pack.scale ? s_bytes : 0;
-    }
-    if (!pack.q || !pack.scale)
-        return NULL;
-    pack.n = n;
-    pack.blocks = blocks;
-    pack.stride = stride;
-    pack.group = group;
-    pack.signed_x = signed_x;
-    return &pack;
+    *pack = (gemm_pack){.n = n, .blocks = blocks, .stride = stride, .group = group,
+                        .signed_x = signed_x,
+                        .q = kernels_scratch_get(s, SCRATCH_PACK_Q, q_bytes),
+                        .scale = kernels_scratch_get(s, SCRATCH_PACK_SCALE, s_bytes)};
+    return pack->q && pack->scale;
 }
 
 /* Below this many multiply-adds a matmul runs on the calling thread. */
@@ -539,33 +540,92 @@ static int range_rows(int rows, int nt, int block)
     return per < MIN_RANGE_ROWS ? MIN_RANGE_ROWS : per;
 }
 
-void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+/* The threads a parallel region of ours may have (its scratches are reserved for). */
+static int max_threads(void)
 {
-    kernels_active();
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* This thread's number in the innermost region, and the threads there. */
+static void thread_of(int *tid, int *nt)
+{
+    *tid = 0;
+    *nt = 1;
+#ifdef _OPENMP
+    *tid = omp_get_thread_num();
+    *nt = omp_get_num_threads();
+#endif
+}
+
+/* The workspace a parallel call runs in: ws, or one made for the call (*own, which the
+ * caller frees) when ws is NULL or the call comes from inside a parallel region (whose
+ * threads would all be thread 0 of their nested regions, in one scratch). NULL when
+ * out of memory. */
+static kernels_workspace *workspace_for(kernels_workspace *ws, kernels_workspace **own)
+{
+    *own = NULL;
+#ifdef _OPENMP
+    if (omp_in_parallel())
+        ws = NULL;
+#endif
+    if (!ws)
+        ws = *own = kernels_workspace_new();
+    return ws;
+}
+
+/* kernels_matmul in ws (not NULL). */
+static bool matmul_in(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                      const qbatch *xq, int n)
+{
     if (n <= 0 || w->rows <= 0)
-        return;
+        return true;
+    if (!kernels_workspace_reserve(ws, max_threads()))
+        return false;
     int rows = w->rows;
     long long work = (long long)rows * w->stride * n;
     (void)work; /* unused without OpenMP */
+    bool failed = false;
 
 #pragma omp parallel if (work >= PARALLEL_MIN_WORK)
     {
-        int nt = 1;
-#ifdef _OPENMP
-        nt = omp_get_num_threads();
-#endif
+        int tid, nt;
+        thread_of(&tid, &nt);
+        kernels_scratch *s = kernels_workspace_scratch(ws, tid);
+        unsigned failures = kernels_scratch_failures(s);
         /* Row ranges handed out as threads come free, big ones first (guided): a
          * thread slowed by another process on its core takes fewer, and the last
          * ones are small so nobody waits long at the end. Each range is contiguous,
          * a multiple of the row block, and streams front to back. */
         int per = range_rows(rows, nt, kernels_row_block_of(w));
         int ranges = (rows + per - 1) / per;
-#pragma omp for schedule(guided, 1)
+        /* nowait: each thread then looks at its own scratch, and the region's end is
+         * the one barrier (a barrier more would cost a futex call per product) */
+#pragma omp for schedule(guided, 1) nowait
         for (int i = 0; i < ranges; i++) {
             int r0 = i * per;
-            kernels_matmul_rows(out, w, x, xq, n, r0, r0 + per < rows ? r0 + per : rows);
+            matmul_rows(s, out, w, x, xq, n, r0, r0 + per < rows ? r0 + per : rows);
+        }
+        if (kernels_scratch_failures(s) != failures) {
+#pragma omp atomic write
+            failed = true;
         }
     }
+    return !failed;
+}
+
+bool kernels_matmul(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                    const qbatch *xq, int n)
+{
+    kernels_active();
+    kernels_workspace *own;
+    ws = workspace_for(ws, &own);
+    bool ok = ws && matmul_in(ws, out, w, x, xq, n);
+    kernels_workspace_free(own);
+    return ok;
 }
 
 /* out[v * ldo + i] += part[v * ld + i] for v < n, i < nr; vectorized by the compiler
@@ -586,44 +646,30 @@ static void add_rows(float *restrict out, size_t ldo, const float *restrict part
 }
 
 /* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (the table's
- * unpack_row) in the calling thread's buffers, multiplied by the packed vectors with the
+ * unpack_row) in the scratch's UNPACK slots, multiplied by the packed vectors with the
  * GEMM kernel, which is told the next rows' blocks (tensor.ahead) to prefetch while it
  * works; the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's
- * second part are added after. */
-static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
-                             const float *xsum, int r0, int r1)
+ * second part are added after. xsum: the group sums of p's vectors for the types with
+ * mins. Stops when out of memory (counted in s). */
+static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
+                             const gemm_pack *p, const float *xsum, int r0, int r1)
 {
     enum { ROWS = BLOCK_ROWS_CONVERTED };
-    static _Thread_local int8_t *q;
-    static _Thread_local float *scale, *min, *part;
-    static _Thread_local size_t cap, part_cap;
     const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
     const kernel_table *k = kernels_active();
     size_t values = (size_t)ROWS * cols;
-    if (values > cap) {
-        free(q);
-        free(scale);
-        free(min);
-        q = aligned_alloc(64, (values + 63) / 64 * 64);
-        scale = malloc(sizeof(float) * (values / QUANT_BLOCK));
-        min = malloc(sizeof(float) * (values / QUANT_BLOCK));
-        cap = q && scale && min ? values : 0;
-    }
-    if ((size_t)n * ROWS > part_cap) {
-        free(part);
-        part = malloc(sizeof(float) * (size_t)n * ROWS);
-        part_cap = part ? (size_t)n * ROWS : 0;
-    }
+    int8_t *q = kernels_scratch_get(s, SCRATCH_UNPACK_Q, values);
+    float *scale = kernels_scratch_get(s, SCRATCH_UNPACK_SCALE,
+                                       sizeof(float) * (values / QUANT_BLOCK));
+    float *min = kernels_scratch_get(s, SCRATCH_UNPACK_MIN,
+                                     sizeof(float) * (values / QUANT_BLOCK));
+    float *part = kernels_scratch_get(s, SCRATCH_UNPACK_PART, sizeof(float) * (size_t)n * ROWS);
+    if (!q || !scale || !min || !part)
+        return;
     const int parts = kernels_unpack_parts(w->btype);
     const bool mins = has_mins(w->btype);
     for (int r = r0; r < r1; r += ROWS) {
         int nr = r1 - r < ROWS ? r1 - r : ROWS;
-        if (!cap || !part_cap || (mins && !xsum)) { /* no memory: make the failure visible */
-            for (int v = 0; v < n; v++)
-                for (int i = r; i < r + nr; i++)
-                    out[(size_t)v * w->rows + i] = NAN;
-            continue;
-        }
         for (int part_i = 0; part_i < parts; part_i++) {
             for (int i = 0; i < nr; i++)
                 k->unpack_row(w->btype, tensor_row_blocks(w, r + i), cols, part_i,
@@ -638,12 +684,12 @@ static void blocks_gemm_rows(float *out, const tensor *w, const gemm_pack *p,
                 view.ahead_bytes = (size_t)(r1 - r - ROWS < ROWS ? r1 - r - ROWS : ROWS) *
                                    w->row_bytes;
             }
-            k->gemm_q8(part_i ? part : out + r, &view, p, 0, nr);
+            k->gemm_q8(s, part_i ? part : out + r, &view, p, 0, nr);
             if (part_i)
                 add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
         if (mins && k->gemm_mins) { /* the table's outer product */
-            k->gemm_mins(out + r, (size_t)w->rows, min, groups, xsum, n, nr);
+            k->gemm_mins(s, out + r, (size_t)w->rows, min, groups, xsum, n, nr);
         } else if (mins) { /* part (n, ROWS) = xsum (n, groups) · minᵀ: the fp32 row kernel */
             tensor m = {.type = TENSOR_F32, .rows = ROWS, .cols = groups, .stride = groups,
                         .f = min};
@@ -661,39 +707,46 @@ static bool gemm_packs(const kernel_table *k, const tensor *w, const tensor *w0)
            w->group == w0->group;
 }
 
-/* Rows r0..r1-1 of w's product with the packed vectors, on the calling thread. */
-static void gemm_range(const kernel_table *k, float *out, const tensor *w, const gemm_pack *p,
-                       const float *xsum, int r0, int r1)
+/* Rows r0..r1-1 of w's product with the packed vectors, on the calling thread, in its
+ * scratch s. */
+static void gemm_range(const kernel_table *k, kernels_scratch *s, float *out, const tensor *w,
+                       const gemm_pack *p, const float *xsum, int r0, int r1)
 {
     if (w->type == TENSOR_BLOCKS)
-        blocks_gemm_rows(out, w, p, xsum, r0, r1);
+        blocks_gemm_rows(s, out, w, p, xsum, r0, r1);
     else if (w->type == TENSOR_Q8_0_BLOCKS && k->gemm_q8b)
-        k->gemm_q8b(out, w, p, r0, r1);
+        k->gemm_q8b(s, out, w, p, r0, r1);
     else if (w->type == TENSOR_Q8_0_BLOCKS)
-        blocks_by_rows(out, w, r0, r1, gemm_q8_kernel, p);
+        blocks_by_rows(s, out, w, r0, r1, gemm_q8_kernel, p);
     else
-        k->gemm_q8(out, w, p, r0, r1);
+        k->gemm_q8(s, out, w, p, r0, r1);
 }
 
 /* The products of count matrices (all gemm_packs with w[0]) with the n vectors of xq, in
- * one parallel region: the vectors packed once, then the row ranges of every matrix
- * handed out from one list. False when the pack cannot be had (nothing done). */
-static bool gemm_packed(const kernel_table *k, int count, float *const *out,
-                        const tensor *const *w, const qbatch *xq, int n)
+ * one parallel region: the vectors packed once (in scratch 0 of ws, the calling
+ * thread's), then the row ranges of every matrix handed out from one list. False when
+ * out of memory. */
+static bool gemm_packed(kernels_workspace *ws, const kernel_table *k, int count,
+                        float *const *out, const tensor *const *w, const qbatch *xq, int n)
 {
-    gemm_pack *p = gemm_pack_for(n, w[0]->stride, w[0]->group, k->gemm_signed);
-    if (!p)
+    if (!kernels_workspace_reserve(ws, max_threads()))
+        return false;
+    kernels_scratch *s0 = kernels_workspace_scratch(ws, 0);
+    gemm_pack pack, *p = &pack;
+    if (!gemm_pack_for(s0, p, n, w[0]->stride, w[0]->group, k->gemm_signed))
         return false;
     float *xsum = NULL; /* the group sums (n, groups), for the mins: made beside the pack */
     for (int j = 0; j < count && !xsum; j++)
-        if (w[j]->type == TENSOR_BLOCKS && has_mins(w[j]->btype))
-            xsum = group_sums_buffer(xq, n, QUANT_BLOCK);
+        if (w[j]->type == TENSOR_BLOCKS && has_mins(w[j]->btype) &&
+            !(xsum = group_sums_buffer(s0, xq, n, QUANT_BLOCK)))
+            return false;
+    bool failed = false;
 #pragma omp parallel
     {
-        int nt = 1;
-#ifdef _OPENMP
-        nt = omp_get_num_threads();
-#endif
+        int tid, nt;
+        thread_of(&tid, &nt);
+        kernels_scratch *s = kernels_workspace_scratch(ws, tid);
+        unsigned failures = kernels_scratch_failures(s);
 #pragma omp for schedule(static)
         for (int b = 0; b < p->blocks; b++) {
             gemm_pack_blocks(p, xq, b, b + 1);
@@ -714,45 +767,60 @@ static bool gemm_packed(const kernel_table *k, int count, float *const *out,
         first[0] = 0;
         for (int j = 0; j < count; j++)
             first[j + 1] = first[j] + (w[j]->rows + per - 1) / per;
-#pragma omp for schedule(guided, 1)
+#pragma omp for schedule(guided, 1) nowait /* as in matmul_in */
         for (int i = 0; i < first[count]; i++) {
             int j = 0;
             while (i >= first[j + 1])
                 j++;
             int rows = w[j]->rows, r0 = (i - first[j]) * per;
             int r1 = r0 + per < rows ? r0 + per : rows;
-            gemm_range(k, out[j], w[j], p, xsum, r0, r1);
+            gemm_range(k, s, out[j], w[j], p, xsum, r0, r1);
+        }
+        if (kernels_scratch_failures(s) != failures) {
+#pragma omp atomic write
+            failed = true;
         }
     }
-    return true;
+    return !failed;
 }
 
 /* w's product by the GEMM kernel where the table and w's type have one, for any n;
- * else kernels_matmul. */
-static void gemm_any(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+ * else kernels_matmul's. In ws (not NULL). */
+static bool gemm_any(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                     const qbatch *xq, int n)
 {
     const kernel_table *k = kernels_active();
-    if (!gemm_packs(k, w, w) || !gemm_packed(k, 1, &out, &w, xq, n))
-        kernels_matmul(out, w, x, xq, n);
+    if (!gemm_packs(k, w, w))
+        return matmul_in(ws, out, w, x, xq, n);
+    return gemm_packed(ws, k, 1, &out, &w, xq, n);
 }
 
-void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n)
+bool kernels_gemm(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                  const qbatch *xq, int n)
 {
-    if (n < KERNELS_GEMM_MIN_VECS)
-        kernels_matmul(out, w, x, xq, n);
-    else
-        gemm_any(out, w, x, xq, n);
+    kernels_active();
+    kernels_workspace *own;
+    ws = workspace_for(ws, &own);
+    bool ok = ws && (n < KERNELS_GEMM_MIN_VECS ? matmul_in(ws, out, w, x, xq, n)
+                                               : gemm_any(ws, out, w, x, xq, n));
+    kernels_workspace_free(own);
+    return ok;
 }
 
-void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, const float *x,
-                         const qbatch *xq, int n)
+bool kernels_gemm_shared(kernels_workspace *ws, int count, float *const *out,
+                         const tensor *const *w, const float *x, const qbatch *xq, int n)
 {
     const kernel_table *k = kernels_active();
-    bool packs = count <= KERNELS_GEMM_SHARED_MAX;
+    kernels_workspace *own;
+    ws = workspace_for(ws, &own);
+    bool packs = count <= KERNELS_GEMM_SHARED_MAX, ok = ws != NULL;
     for (int j = 0; j < count && packs; j++)
         packs = gemm_packs(k, w[j], w[0]);
-    if (packs && gemm_packed(k, count, out, w, xq, n))
-        return;
-    for (int j = 0; j < count; j++)
-        gemm_any(out[j], w[j], x, xq, n);
+    if (ok && packs)
+        ok = gemm_packed(ws, k, count, out, w, xq, n);
+    else
+        for (int j = 0; j < count && ok; j++)
+            ok = gemm_any(ws, out[j], w[j], x, xq, n);
+    kernels_workspace_free(own);
+    return ok;
 }

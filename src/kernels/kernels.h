@@ -6,11 +6,18 @@
  * One table of kernels per instruction set (src/kernels/: scalar.c, the plain-C
  * reference that always builds; x86-avx2.c, x86-avx512.c and x86-amx.c, or arm-neon.c
  * and arm-neon-dotprod.c, when configure builds them); kernels_init picks one table at
- * start, the best the CPU supports unless told otherwise. Every SIMD kernel has its plain-C twin in the scalar table, and tests
- * compare them. kernels_matmul / kernels_matvec split their rows over OpenMP threads
- * themselves (call them from outside any parallel region); every other function here
- * runs on the calling thread only, for callers that run their own parallel region.
- * Owns no tensors. */
+ * start, the best the CPU supports unless told otherwise. Every SIMD kernel has its
+ * plain-C twin in the scalar table, and tests compare them. kernels_matmul,
+ * kernels_matvec and the GEMMs split their rows over OpenMP threads themselves (call
+ * them from outside any parallel region); every other function here runs on the
+ * calling thread only, for callers that run their own parallel region.
+ *
+ * The kernels' scratch memory is the caller's (kernels/scratch.h): the calls that split
+ * over threads take a kernels_workspace (one scratch per thread), the per-thread calls
+ * that need scratch a kernels_scratch. Either may be NULL: the call then makes its own
+ * and frees it before it returns (for tests and tools; an owner that runs many calls
+ * keeps one, as the transformer does). Out of memory for the scratch, a call returns
+ * false and its outputs are undefined. Owns no tensors. */
 #ifndef LLMCHAT_KERNELS_H
 #define LLMCHAT_KERNELS_H
 
@@ -19,6 +26,7 @@
 #include <stdint.h>
 
 #include "quant.h"
+#include "scratch.h"
 
 typedef enum {
     KERNELS_AUTO = 0,   /* the best the CPU supports */
@@ -36,12 +44,30 @@ typedef enum {
  * actually chosen. Safe to call more than once (not while kernels run). Without a call,
  * the first kernel used chooses KERNELS_AUTO. */
 kernels_isa kernels_init(kernels_isa wanted);
-/* "auto", "scalar", "avx2", "avx512-vnni", "neon", "neon-dotprod", "avx512-amx". */
+
+/* The one list of the names: X(value, name, short name) for auto, then for every
+ * instruction set, in the order --help and the manuals show them. The name is what
+ * kernels_isa_name prints; kernels_isa_parse (--kernels, --isa) takes either. */
+#define KERNELS_ISA_LIST(X) X(KERNELS_AUTO, "auto", "auto") KERNELS_ISA_SETS(X)
+#define KERNELS_ISA_SETS(X)                                                               \
+    X(KERNELS_SCALAR, "scalar", "scalar")                                                 \
+    X(KERNELS_AVX2, "avx2", "avx2")                                                       \
+    X(KERNELS_AVX512, "avx512-vnni", "avx512")                                            \
+    X(KERNELS_AMX, "avx512-amx", "amx")                                                   \
+    X(KERNELS_NEON, "neon", "neon")                                                       \
+    X(KERNELS_NEON_DOTPROD, "neon-dotprod", "neon-dotprod")
+/* The short names joined by " | ", a string literal (for static --help text):
+ * "auto | scalar | avx2 | avx512 | amx | neon | neon-dotprod". */
+#define KERNELS_ISA_SHORT_(value, name, short_name) " | " short_name
+#define KERNELS_ISA_CHOICES "auto" KERNELS_ISA_SETS(KERNELS_ISA_SHORT_)
+
+/* "auto", "scalar", "avx2", "avx512-vnni", "avx512-amx", "neon", "neon-dotprod". */
 const char *kernels_isa_name(kernels_isa isa);
+/* KERNELS_ISA_CHOICES. */
+const char *kernels_isa_choices(void);
 /* True when this build has the set and this CPU can run it (AUTO and SCALAR always). */
 bool kernels_isa_supported(kernels_isa isa);
-/* Parses a set's name as --kernels takes it: auto, scalar, avx2, avx512 (or
- * avx512-vnni), neon, neon-dotprod, amx (or avx512-amx). Returns false, leaving *out
+/* Parses a set's name or short name (KERNELS_ISA_LIST). Returns false, leaving *out
  * alone, for anything else. */
 bool kernels_isa_parse(const char *name, kernels_isa *out);
 
@@ -73,13 +99,19 @@ void kernels_set_decode_streams(int streams);
 int kernels_decode_streams(void);
 
 /* out (rows) = w (rows, cols) · x. For Q8_0 and the block types (tensor_is_q8), xq
- * holds x quantized with w's group and stride (vector 0 of xq is used) and x may be NULL; for F32, x (cols) is used and xq
- * may be NULL. Parallel over rows. */
-void kernels_matvec(float *out, const tensor *w, const float *x, const qbatch *xq);
+ * holds x quantized with w's group and stride (vector 0 of xq is used) and x may be
+ * NULL; for F32, x (cols) is used and xq may be NULL. Parallel over rows, each thread
+ * in its scratch of ws (grown to omp_get_max_threads() scratches; NULL: a workspace for
+ * the call). False when out of memory for the scratch: out is then undefined. Called
+ * from inside a parallel region, it runs in a workspace made for the call (the
+ * threads of nested regions cannot be told apart). */
+bool kernels_matvec(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                    const qbatch *xq);
 
-/* out (n, rows) = x (n, cols) · wᵀ: the batched form used by prefill. Same rules for x
- * and xq as kernels_matvec, with n vectors. Parallel over rows. */
-void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
+/* out (n, rows) = x (n, cols) · wᵀ: the batched form used by prefill. Same rules for x,
+ * xq and ws as kernels_matvec, with n vectors. Parallel over rows. */
+bool kernels_matmul(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                    const qbatch *xq, int n);
 
 /* The same product for prefill's batches: from KERNELS_GEMM_MIN_VECS vectors on (where
  * the GEMM pays off), Q8_0 products pack the vectors (in blocks of 16, once per call) for
@@ -87,9 +119,11 @@ void kernels_matmul(float *out, const tensor *w, const float *x, const qbatch *x
  * once; block-type tensors are made exact Q8_0 a few rows at a time for it (their mins
  * added after). Below, kernels_matmul. Its results equal kernels_matmul's up to float
  * rounding (the same bits on every kernel set that has a GEMM kernel; the others run
- * kernels_matmul). The packing buffer is the calling thread's own. */
+ * kernels_matmul). The pack is in scratch 0 of ws (the calling thread's); ws and the
+ * result as kernels_matmul's. */
 enum { KERNELS_GEMM_MIN_VECS = 16 };
-void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq, int n);
+bool kernels_gemm(kernels_workspace *ws, float *out, const tensor *w, const float *x,
+                  const qbatch *xq, int n);
 
 /* The GEMM for count matrices (at most KERNELS_GEMM_SHARED_MAX) that read the same x
  * and xq (one cols and group), for ANY n >= 1 (the caller chooses the GEMM's bits: a
@@ -97,16 +131,19 @@ void kernels_gemm(float *out, const tensor *w, const float *x, const qbatch *xq,
  * The vectors are packed once and all the matrices' rows shared out in one parallel
  * region, so q, k and v (or gate and up) cost one pack and one wait for the last
  * thread, not three; each product has kernels_gemm's bits (kernels_matmul's where w's
- * type or the table has no GEMM). */
+ * type or the table has no GEMM). ws and the result as kernels_matmul's (false: every
+ * out[j] undefined). */
 enum { KERNELS_GEMM_SHARED_MAX = 8 };
-void kernels_gemm_shared(int count, float *const *out, const tensor *const *w, const float *x,
-                         const qbatch *xq, int n);
+bool kernels_gemm_shared(kernels_workspace *ws, int count, float *const *out,
+                         const tensor *const *w, const float *x, const qbatch *xq, int n);
 
-/* Rows r0..r1-1 of kernels_matmul's out (n, rows), on the calling thread only. Ranges
- * that start at a multiple of kernels_row_block_of(w) give the same bits as
- * kernels_matmul, and vector 0 of a batch the same bits as a matvec. */
-void kernels_matmul_rows(float *out, const tensor *w, const float *x, const qbatch *xq, int n,
-                         int r0, int r1);
+/* Rows r0..r1-1 of kernels_matmul's out (n, rows), on the calling thread only, in its
+ * scratch s (NULL: one made for the call). Ranges that start at a multiple of
+ * kernels_row_block_of(w) give the same bits as kernels_matmul, and vector 0 of a
+ * batch the same bits as a matvec. False when out of memory (counted in s, see
+ * kernels_scratch_failures): those rows of out are then undefined. */
+bool kernels_matmul_rows(kernels_scratch *s, float *out, const tensor *w, const float *x,
+                         const qbatch *xq, int n, int r0, int r1);
 /* The row block of w's products: the kernels' blocks of rows, or a panel's 16 rows when
  * w is read from panels (ranges starting at its multiples then read no panel twice). */
 int kernels_row_block_of(const tensor *w);
@@ -162,10 +199,14 @@ void kernels_geglu(float *gate, const float *up, int n);
  *   out: (n, hs), row i at out + i * out_stride (overwritten)
  *   att: scratch (n, att_stride), att_stride >= pos + n; on return row i holds
  *        query i's softmaxed weights over keys 0..pos+i, zeros after them.
- * Scores are scale * q·k. Query blocks share each key and value row they load. */
-void kernels_attention_f32(float *out, size_t out_stride, float *att, size_t att_stride,
-                           const float *q, size_t q_stride, const float *k, const float *v,
-                           size_t kv_stride, int n, int pos, int hs, float scale);
+ * Scores are scale * q·k. Query blocks share each key and value row they load (the
+ * AVX-512 kernel transposes the keys into s, the calling thread's scratch; NULL: one
+ * made for the call). False when out of memory (counted in s): out and att are then
+ * undefined. */
+bool kernels_attention_f32(kernels_scratch *s, float *out, size_t out_stride, float *att,
+                           size_t att_stride, const float *q, size_t q_stride, const float *k,
+                           const float *v, size_t kv_stride, int n, int pos, int hs,
+                           float scale);
 
 /* Attention of one query over one head's int8 KV cache (a decode step). The cache
  * holds, per layer and KV head, key rows k (n_keys, hs) int8, row t at k + t * hs,

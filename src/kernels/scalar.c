@@ -47,7 +47,8 @@ float kernels_scalar_dot_q8(const int8_t *a, const float *as, const int8_t *b, c
     return sum;
 }
 
-static void rows_q8_scalar(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+static void rows_q8_scalar(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                           int n, int r0, int r1)
 {
     int groups = w->stride / w->group;
     for (int r = r0; r < r1; r++) {
@@ -62,7 +63,8 @@ static void rows_q8_scalar(float *out, const tensor *w, const qbatch *xq, int n,
 
 /* rows_q8_scalar's sum over a Q8_0_BLOCKS row, block by block: the same operations on
  * the same values (each block's half scale made fp32), so the same bits. */
-static void matvec_q8b_scalar(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+static void matvec_q8b_scalar(kernels_scratch *s, float *out, const tensor *w,
+                              const qbatch *xq, int r0, int r1)
 {
     for (int r = r0; r < r1; r++) {
         float sum = 0.0f;
@@ -95,7 +97,8 @@ static void q8b_to_rows_scalar(int8_t *q, float *scale, const tensor *w, int r0,
  * gemm_pack): per vector and row, groups in order, each group's int32 sum of
  * (x + 128) * w less 128 * Σ w, then one fused multiply-add of it times x's and w's
  * scales (their product rounded first) into the float sum. */
-static void gemm_q8_scalar(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+static void gemm_q8_scalar(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                           int r0, int r1)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     for (int r = r0; r < r1; r++) {
@@ -229,7 +232,6 @@ static void dequantize_rows_scalar(float *out, const int8_t *q, const float *s, 
 
 const kernel_table kernels_scalar = {
     .isa = KERNELS_SCALAR,
-    .name = "scalar",
     .cpu_supports = scalar_supported,
     .rows_q8 = rows_q8_scalar,
     .gemm_q8 = gemm_q8_scalar,

@@ -1,8 +1,9 @@
 /* kernels/simd.h — what the SIMD kernel files of every instruction set share (x86-64
  * and Arm alike): compiling a file for an instruction set the build does not assume, the
  * loops that walk register blocks, how far ahead a matvec prefetches its weights, the
- * byte unpacking of the K-quant scales, the constants of the SIMD exp and the threads'
- * scratch buffers. Included by the files in src/kernels/ only. */
+ * byte unpacking of the K-quant scales and the constants of the SIMD exp. (A kernel's
+ * scratch memory is the caller's: kernels/scratch.h.) Included by the files in
+ * src/kernels/ only. */
 #ifndef LLMCHAT_KERNELS_SIMD_H
 #define LLMCHAT_KERNELS_SIMD_H
 
@@ -24,19 +25,6 @@
 #define TARGET_BEGIN(isa) _Pragma("GCC push_options") _Pragma(TARGET_STR(GCC target(isa)))
 #define TARGET_END _Pragma("GCC pop_options")
 #endif
-
-/* A thread's scratch of `floats` floats, 64-byte aligned: *buf and *cap are the
- * caller's _Thread_local statics; grown (contents lost) when too small. NULL when out
- * of memory. */
-static inline float *scratch_floats(float **buf, size_t *cap, size_t floats)
-{
-    if (floats > *cap) {
-        free(*buf);
-        *buf = aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-        *cap = *buf ? floats : 0;
-    }
-    return *buf;
-}
 
 /* Calls block(R, N, ...) with literal R in {1, BLOCK_ROWS} and N in 1..BLOCK_VECS, so
  * each call site is specialised and its loops over R and N unroll into registers. */

@@ -11,7 +11,12 @@
  * (without one, kernels_gemm is kernels_matmul), matvec_q8b (without one,
  * Q8_0_BLOCKS rows are made Q8_0 a few at a time for rows_q8) and matmul_q8p (without
  * one, panels are neither packed nor read). Every kernel is
- * single-threaded: src/kernels/kernels.c splits the work over threads. */
+ * single-threaded: src/kernels/kernels.c splits the work over threads.
+ *
+ * The entries that may need scratch memory take the calling thread's kernels_scratch
+ * first (kernels/scratch.h: one named slot per use); those of a table that needs none
+ * ignore it. A kernel whose kernels_scratch_get fails returns at once, its outputs
+ * undefined: the failure is counted in the scratch, and kernels.c reports it. */
 #ifndef LLMCHAT_KERNELS_TABLE_H
 #define LLMCHAT_KERNELS_TABLE_H
 
@@ -71,23 +76,25 @@ enum { BLOCKS_TYPES = GGML_TYPE_Q6_K + 1 };
 
 typedef struct kernel_table kernel_table;
 struct kernel_table {
-    kernels_isa isa;
-    const char *name;          /* as printed and as --kernels takes it */
+    kernels_isa isa;           /* its names: kernels_isa_name (KERNELS_ISA_LIST) */
     bool (*cpu_supports)(void);
     /* The table whose entries this one's NULL entries take (NULL: none). */
     const kernel_table *base;
 
     /* out[v * w->rows + r] = w[r] · vector v of xq, r in [r0, r1), v in [0, n); w is
      * Q8_0 with a group that is a multiple of 32. */
-    void (*rows_q8)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
+    void (*rows_q8)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq, int n,
+                    int r0, int r1);
     /* The same from packed activations (all of xp's vectors): the prefill GEMM. w is
      * Q8_0 (kernels.c hands Q8_0_BLOCKS tensors to gemm_q8b, or without one over a few
      * rows at a time, made Q8_0). */
-    void (*gemm_q8)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+    void (*gemm_q8)(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                    int r0, int r1);
     /* gemm_q8 for a Q8_0_BLOCKS w, reading the blocks in place: the bits of gemm_q8 on
      * the same values in the Q8_0 layout. NULL: rows made Q8_0 a few at a time, then
      * gemm_q8 (kernels.c). */
-    void (*gemm_q8b)(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+    void (*gemm_q8b)(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                     int r0, int r1);
     /* gemm_q8 reads packs of signed x (gemm_pack's signed_x): kernels_gemm packs so. */
     bool gemm_signed;
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
@@ -102,13 +109,14 @@ struct kernel_table {
     /* The prefill's mins part for the block types with mins, for a block of nr <= 16
      * rows: out[v * ldo + i] += Σ_g xsum[v * groups + g] · min[i * groups + g] for v < n,
      * i < nr (min: the rows' mins, a row after another). NULL: rows_f32, then an add. */
-    void (*gemm_mins)(float *out, size_t ldo, const float *min, int groups,
-                      const float *xsum, int n, int nr);
+    void (*gemm_mins)(kernels_scratch *s, float *out, size_t ldo, const float *min,
+                      int groups, const float *xsum, int n, int nr);
     /* rows_q8 with one vector for a Q8_0_BLOCKS w: the decode kernel, reading the
      * blocks in place; the bits of rows_q8 on the same values in the Q8_0 layout. Other
      * products of Q8_0_BLOCKS tensors go through gemm_q8b, or rows_q8 and gemm_q8 a few
      * rows at a time made Q8_0 (kernels.c). */
-    void (*matvec_q8b)(float *out, const tensor *w, const qbatch *xq, int r0, int r1);
+    void (*matvec_q8b)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                       int r0, int r1);
     /* Rows [r0, r0 + n) of a Q8_0_BLOCKS w made Q8_0, the conversion those other
      * products go through: the values to q (rows of w->cols), each block's half scale
      * made fp32 to scale (rows of w->cols / 32). */
@@ -117,7 +125,8 @@ struct kernel_table {
      * Q8_0_BLOCKS w with panels (kernels/panels.h): the bits of the scalar GEMM
      * (gemm_q8_scalar) for every n. Taken from a base, never from the scalar table: a
      * table without one reads the blocks, and the loader packs no panels for it. */
-    void (*matmul_q8p)(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1);
+    void (*matmul_q8p)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                       int n, int r0, int r1);
     /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
     blocks_dot_fn dot_blocks[BLOCKS_TYPES];
@@ -148,9 +157,10 @@ struct kernel_table {
     void (*swiglu)(float *gate, const float *up, int n);
     /* kernels_geglu */
     void (*geglu)(float *gate, const float *up, int n);
-    void (*attention_f32)(float *out, size_t out_stride, float *att, size_t att_stride,
-                          const float *q, size_t q_stride, const float *k, const float *v,
-                          size_t kv_stride, int n, int pos, int hs, float scale);
+    void (*attention_f32)(kernels_scratch *s, float *out, size_t out_stride, float *att,
+                          size_t att_stride, const float *q, size_t q_stride, const float *k,
+                          const float *v, size_t kv_stride, int n, int pos, int hs,
+                          float scale);
     void (*attention_q8)(float *out, float *att, const float *q, const int8_t *k,
                          const float *ks, const int8_t *v, const float *vs, int n_keys, int hs,
                          float scale);

@@ -30,6 +30,10 @@ typedef struct {
     uint8_t t[EMU_TILES][EMU_ROWS][EMU_COLSB];
 } emu_tiles;
 
+/* The calling thread's tiles. Thread-local because the hardware's are: tile registers
+ * and their configuration are per-thread state, which LDTILECFG sets and TILERELEASE
+ * clears, not memory a caller could own and pass in (a kernel's scratch memory is its
+ * caller's: kernels/scratch.h). */
 static _Thread_local emu_tiles emu;
 
 static inline void emu_fault(const char *fault, const char *what, int tile)

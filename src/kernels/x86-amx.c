@@ -36,7 +36,6 @@
 #include "x86-amx.h"
 #include "x86.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +65,6 @@ _Static_assert(sizeof(tile_config) == 64, "LDTILECFG reads 64 bytes");
 #define TILE_STORE_(t, base, stride) emu_store(t, base, (long)(stride))
 #define TILE_RELEASE() emu_release()
 #define AMX_TABLE kernels_x86_amx_emulated
-#define AMX_NAME "avx512-amx (emulated)"
 #else
 #define TILE_CONFIG(cfg) __asm__ volatile("ldtilecfg %0" ::"m"(*(const tile_config *)(cfg)))
 #define TILE_ZERO_(t) __asm__ volatile("tilezero %%tmm" #t ::)
@@ -81,7 +79,6 @@ _Static_assert(sizeof(tile_config) == 64, "LDTILECFG reads 64 bytes");
                      : "memory")
 #define TILE_RELEASE() __asm__ volatile("tilerelease" ::)
 #define AMX_TABLE kernels_x86_amx
-#define AMX_NAME "avx512-amx"
 #endif
 /* One more expansion, so that TILE_A0 becomes 0 before the instruction text is made. */
 #define TILE_ZERO(t) TILE_ZERO_(t)
@@ -111,15 +108,6 @@ static void tile_config_for(tile_config *c, int rows, int kbytes)
  * prefetched. Each further tile reads the thread's rows again from memory, so a prompt
  * chunk should be one tile wherever it fits. */
 enum { AMX_TILE_BYTES = 1536 << 10 };
-
-/* The calling thread's buffer of a row block's scales (groups x 16 floats); NULL when
- * out of memory. */
-static float *block_scales(size_t floats)
-{
-    static _Thread_local float *buf;
-    static _Thread_local size_t cap;
-    return scratch_floats(&buf, &cap, floats);
-}
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
@@ -200,7 +188,8 @@ INLINE void gemm_tile_amx(float *out, size_t ldo, const int8_t *w, size_t wrow, 
 
 /* gemm_q8 (or gemm_q8b: a Q8_0_BLOCKS w, its blocks read in place, the tile rows a
  * row's length of blocks apart and each group 2 bytes into its block) on tiles. */
-static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+static void gemm_amx(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                     int r0, int r1)
 {
     const bool in_blocks = w->type == TENSOR_Q8_0_BLOCKS;
     const int stride = w->stride, group = w->group, groups = stride / group;
@@ -208,13 +197,10 @@ static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, i
     const size_t wgroup = in_blocks ? QUANT_BLOCK_BYTES : (size_t)group;
     const int8_t *w0 = in_blocks ? (const int8_t *)quant_block_values(w->blocks) : w->q;
     const int kstep = group % 64 == 0 ? 64 : 32;
-    float *wst = block_scales((size_t)groups * 16);
-    if (!wst) { /* no memory: make the failure visible */
-        for (int v = 0; v < xp->n; v++)
-            for (int r = r0; r < r1; r++)
-                out[(size_t)v * w->rows + r] = NAN;
-        return;
-    }
+    /* a row block's scales, groups x 16 floats */
+    float *wst = kernels_scratch_get(s, SCRATCH_AMX_SCALES, sizeof(float) * (size_t)groups * 16);
+    if (!wst)
+        return; /* out of memory, counted in s */
     _Alignas(64) int32_t sums[2][256] = {{0}};
     tile_config cfg;
     int configured = 0; /* the rows of the A and C tiles as configured; 0: not yet */
@@ -256,13 +242,14 @@ static void gemm_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, i
         TILE_RELEASE();
 }
 
-static void gemm_q8_amx(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+static void gemm_q8_amx(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                        int r0, int r1)
 {
     if (!xp->signed_x) { /* a pack for the other tables (not made by kernels_gemm for us) */
-        kernels_x86_avx512.gemm_q8(out, w, xp, r0, r1);
+        kernels_x86_avx512.gemm_q8(s, out, w, xp, r0, r1);
         return;
     }
-    gemm_amx(out, w, xp, r0, r1);
+    gemm_amx(s, out, w, xp, r0, r1);
 }
 
 TARGET_END
@@ -283,7 +270,6 @@ static bool amx_supported(void)
 
 const kernel_table AMX_TABLE = {
     .isa = KERNELS_AMX,
-    .name = AMX_NAME,
     .cpu_supports = amx_supported,
     .base = &kernels_x86_avx512,
     .gemm_q8 = gemm_q8_amx,

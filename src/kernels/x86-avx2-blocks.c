@@ -44,7 +44,8 @@ void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, i
  * q8b_to_rows makes it, times x's: the operations, in the order, of rows_q8 on the
  * rows q8b_to_rows writes, so the same bits, without writing those rows first. One row
  * at a time, one stream per thread, as rows_q8 reads long rows. */
-void kernels_avx2_matvec_q8b(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+void kernels_avx2_matvec_q8b(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                             int r0, int r1)
 {
     const int blocks = w->cols / QUANT_BLOCK;
     const size_t row_bytes = (size_t)blocks * QUANT_BLOCK_BYTES;

@@ -80,7 +80,8 @@ INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, cons
     }
 }
 
-void kernels_avx2_gemm_q8(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                          int r0, int r1)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     const size_t ldo = (size_t)w->rows;

@@ -119,7 +119,8 @@ static void rows_q8_one_avx2(float *out, const tensor *w, const qbatch *xq, int 
  * four interleaved (docs/performance.md). */
 enum { AVX2_ONE_ROW_BYTES = 2048 };
 
-static void rows_q8_avx2(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+static void rows_q8_avx2(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                         int n, int r0, int r1)
 {
     if (n == 1 && w->stride >= AVX2_ONE_ROW_BYTES) {
         rows_q8_one_avx2(out, w, xq, r0, r1);
@@ -508,7 +509,6 @@ static bool avx2_supported(void)
 
 const kernel_table kernels_x86_avx2 = {
     .isa = KERNELS_AVX2,
-    .name = "avx2",
     .cpu_supports = avx2_supported,
     .rows_q8 = rows_q8_avx2,
     .gemm_q8 = kernels_avx2_gemm_q8, /* prefill */

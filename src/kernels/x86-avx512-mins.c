@@ -1,14 +1,14 @@
 /* kernels/x86-avx512-mins.c — the mins' part of the K-quant prefill on AVX-512 (the
  * kernel tables' gemm_mins, for the AVX-512 and AMX tables): for a block of up to 16
  * rows, out[v][i] += Σ_g xsum[v][g] · min[i][g] as an outer product. The rows' mins
- * (a row after another) are first laid out group by group in the thread's scratch (16
- * floats a group, zero past the block's rows: x86.h's by_group16), so that one FMA
+ * (a row after another) are first laid out group by group in the thread's scratch (its
+ * MINS slot: 16 floats a group, zero past the block's rows: x86.h's by_group16), so that
+ * one FMA
  * adds a group's term to 16 rows of one vector; eight vectors at once keep eight
  * independent sums in flight. Each sum runs over the groups in order, then is
  * added to out. */
 #include "x86.h"
 
-#include <math.h>
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx2,fma")
 
@@ -34,24 +34,12 @@ INLINE void mins_block(int N, float *out, size_t ldo, const float *min_t, int gr
     }
 }
 
-/* The calling thread's scratch for the mins group by group; NULL when out of memory. */
-static float *mins_scratch(size_t floats)
+void kernels_avx512_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const float *min,
+                              int groups, const float *xsum, int n, int nr)
 {
-    static _Thread_local float *buf;
-    static _Thread_local size_t cap;
-    return scratch_floats(&buf, &cap, floats);
-}
-
-void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min, int groups,
-                              const float *xsum, int n, int nr)
-{
-    float *min_t = mins_scratch((size_t)groups * 16);
-    if (!min_t) { /* no memory: make the failure visible */
-        for (int v = 0; v < n; v++)
-            for (int i = 0; i < nr; i++)
-                out[(size_t)v * ldo + i] = NAN;
-        return;
-    }
+    float *min_t = kernels_scratch_get(s, SCRATCH_MINS, sizeof(float) * (size_t)groups * 16);
+    if (!min_t)
+        return; /* out of memory, counted in s */
     by_group16(min_t, min, groups, nr);
     const __mmask16 rows = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
     int v = 0;

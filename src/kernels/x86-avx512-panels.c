@@ -18,7 +18,6 @@
 
 #include "panels.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
@@ -133,17 +132,12 @@ static void panel_streams(float *out, const uint8_t *p0, size_t bytes, size_t bl
         _mm512_storeu_ps(out + PANEL_ROWS * q, acc[q]);
 }
 
-/* 128 Σ x over each block of the first n vectors of xq, into the calling thread's
- * buffer ((n, blocks), kept for its next call); NULL when out of memory. */
-static int32_t *block_sums(const qbatch *xq, int n, size_t blocks)
+/* 128 Σ x over each block of the first n vectors of xq, into the PANEL_SUMS slot of
+ * `scratch` ((n, blocks)); NULL when out of memory (counted there). */
+static int32_t *block_sums(kernels_scratch *scratch, const qbatch *xq, int n, size_t blocks)
 {
-    static _Thread_local int32_t *buf;
-    static _Thread_local size_t cap;
-    if ((size_t)n * blocks > cap) {
-        free(buf);
-        buf = malloc(sizeof(int32_t) * (size_t)n * blocks);
-        cap = buf ? (size_t)n * blocks : 0;
-    }
+    int32_t *buf = kernels_scratch_get(scratch, SCRATCH_PANEL_SUMS,
+                                       sizeof(int32_t) * (size_t)n * blocks);
     if (!buf)
         return NULL;
     const __m256i ones = _mm256_set1_epi8(1);
@@ -165,16 +159,18 @@ static int32_t *block_sums(const qbatch *xq, int n, size_t blocks)
 /* out[v * w->rows + r] = row r of w · vector v of xq, v < n, r in [r0, r1), from w's
  * panels. A range that does not start or end on a panel computes the panels it touches
  * and stores its rows alone. */
-void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, int n, int r0,
-                               int r1)
+void kernels_avx512_matmul_q8p(kernels_scratch *s, float *out, const tensor *w,
+                               const qbatch *xq, int n, int r0, int r1)
 {
     const size_t blocks = (size_t)w->cols / QUANT_BLOCK;
     const size_t bytes = panel_bytes(blocks);
     const size_t pf = PANEL_AHEAD;
-    const int32_t *sums = block_sums(xq, n, blocks);
+    const int32_t *sums = block_sums(s, xq, n, blocks);
+    if (!sums)
+        return;
     for (int p = r0 / PANEL_ROWS; p * PANEL_ROWS < r1;) {
         /* one vector: PANEL_STREAMS whole panels of the range side by side */
-        if (n == 1 && sums && p * PANEL_ROWS >= r0 && (p + PANEL_STREAMS) * PANEL_ROWS <= r1) {
+        if (n == 1 && p * PANEL_ROWS >= r0 && (p + PANEL_STREAMS) * PANEL_ROWS <= r1) {
             panel_streams(out + (size_t)p * PANEL_ROWS, w->panels + (size_t)p * bytes, bytes,
                           blocks, xq->q, xq->scale, sums, pf);
             p += PANEL_STREAMS;
@@ -192,14 +188,9 @@ void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, in
             for (int j = 0; j < nv; j++) {
                 x[j] = xq->q + (size_t)(v0 + j) * xq->stride;
                 xs[j] = xq->scale + (size_t)(v0 + j) * (xq->stride / xq->group);
-                c128[j] = sums ? sums + (size_t)(v0 + j) * blocks : NULL;
+                c128[j] = sums + (size_t)(v0 + j) * blocks;
             }
             float *o = out + (size_t)v0 * w->rows + (size_t)p * PANEL_ROWS;
-            if (!sums) { /* no memory: make the failure visible */
-                for (int j = 0; j < nv; j++)
-                    _mm512_mask_storeu_ps(o + (size_t)j * w->rows, keep, _mm512_set1_ps(NAN));
-                continue;
-            }
             switch (nv) {
             case 1: panel_vectors(1, o, w->rows, panel, blocks, x, xs, c128, keep, pf); break;
             case 2: panel_vectors(2, o, w->rows, panel, blocks, x, xs, c128, keep, pf); break;

@@ -204,25 +204,19 @@ INLINE __m512 scale_pair(const float *s)
 
 /* What every row's 64-byte chunk c needs from the one vector x, the same for all rows:
  * -128 * the sums of x's 4-byte pieces (the unsigned trick's correction) and x's scales
- * across the chunk. Built once per call into the calling thread's buffer (kept for the
- * thread's next call); false when out of memory, and the kernels then compute x's part
- * chunk by chunk. group is 32 or a multiple of 64; a last half chunk (an odd number of
- * 32-groups) gets its correction from its 32 bytes alone. */
+ * across the chunk. Built once per call into the scratch's DECODE_X slot; false when out
+ * of memory (counted in s). group is 32 or a multiple of 64; a last half chunk (an odd
+ * number of 32-groups) gets its correction from its 32 bytes alone. */
 typedef struct {
     __m512i *negcx; /* (chunks) */
     __m512 *xs;     /* (chunks) */
 } decode_x;
 
-static bool decode_x_build(decode_x *d, const qbatch *xq, int stride, int group)
+static bool decode_x_build(kernels_scratch *s, decode_x *d, const qbatch *xq, int stride,
+                           int group)
 {
-    static _Thread_local __m512i *buf;
-    static _Thread_local size_t cap;
     size_t chunks = (size_t)(stride + 63) / 64;
-    if (2 * chunks > cap) {
-        free(buf);
-        buf = aligned_alloc(64, sizeof(__m512i) * 2 * chunks);
-        cap = buf ? 2 * chunks : 0;
-    }
+    __m512i *buf = kernels_scratch_get(s, SCRATCH_DECODE_X, sizeof(__m512i) * 2 * chunks);
     if (!buf)
         return false;
     d->negcx = buf;
@@ -305,14 +299,17 @@ INLINE void q8_rows_cached(int R, __m512 acc[DECODE_ROWS], const int8_t *w0, con
 
 /* Rows [r0, r1) of w times vector 0 of xq, DECODE_ROWS rows side by side and the rest
  * one after the other (see rows_q8_avx512 for why); group 32 or a multiple of 64. */
-static void rows_q8_one_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+static void rows_q8_one_avx512(kernels_scratch *s, float *out, const tensor *w,
+                               const qbatch *xq, int r0, int r1)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     const size_t pf = prefetch_bytes(stride);
     const int8_t *x = xq->q;
     const float *xs = xq->scale;
     decode_x d;
-    bool cached = kernels_decode_streams() > 1 && decode_x_build(&d, xq, stride, group);
+    bool cached = kernels_decode_streams() > 1;
+    if (cached && !decode_x_build(s, &d, xq, stride, group))
+        return;
     int r = r0;
     for (; cached && stride % 64 == 0 && r + DECODE_ROWS <= r1; r += DECODE_ROWS) {
         __m512 acc[DECODE_ROWS];
@@ -410,7 +407,8 @@ INLINE __m512 q8b_last_block(__m512 acc, const uint8_t *b0, const int8_t *x, flo
  * (decode_chunk_avx512 on the same bytes): the bits of the Q8_0 layout with those
  * scales. DECODE_ROWS rows side by side, the rest one after the other; each row's
  * 34-byte blocks stream front to back, prefetched ahead like rows. */
-static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int r0, int r1)
+static void matvec_q8b_avx512(kernels_scratch *s, float *out, const tensor *w,
+                              const qbatch *xq, int r0, int r1)
 {
     const int blocks = w->cols / QUANT_BLOCK;
     const size_t row_bytes = (size_t)blocks * QUANT_BLOCK_BYTES;
@@ -419,7 +417,9 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
     const float *xs = xq->scale;
     const uint8_t *last = w->blocks + (size_t)(blocks - 1) * QUANT_BLOCK_BYTES;
     decode_x d;
-    bool cached = kernels_decode_streams() > 1 && decode_x_build(&d, xq, w->cols, QUANT_BLOCK);
+    bool cached = kernels_decode_streams() > 1;
+    if (cached && !decode_x_build(s, &d, xq, w->cols, QUANT_BLOCK))
+        return;
     int r = r0;
     for (; cached && r + DECODE_ROWS <= r1; r += DECODE_ROWS) {
         __m512 acc[DECODE_ROWS];
@@ -465,10 +465,11 @@ static void matvec_q8b_avx512(float *out, const tensor *w, const qbatch *xq, int
  * operations for R = N = 1, DECODE_ROWS rows side by side with x's part computed once
  * a call, or (one stream) a row at a time with x's part once a chunk. Both give the
  * same bits as a batch (see hsum1_512), so a matvec equals vector 0 of a matmul. */
-static void rows_q8_avx512(float *out, const tensor *w, const qbatch *xq, int n, int r0, int r1)
+static void rows_q8_avx512(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                           int n, int r0, int r1)
 {
     if (n == 1 && (w->group == 32 || w->group % 64 == 0)) {
-        rows_q8_one_avx512(out, w, xq, r0, r1);
+        rows_q8_one_avx512(s, out, w, xq, r0, r1);
         return;
     }
 #define CALL(r, R, v, N) BLOCK_DISPATCH(Q8_AVX512_CALL, R, N, out, w, xq, r, v)
@@ -571,15 +572,6 @@ INLINE void gemm_block_avx512(int R, int T, float *out, size_t ldo, const int8_t
  * to about this much. */
 enum { GEMM_TILE_BYTES = 512 << 10 };
 
-/* The calling thread's staging tile for gemm_q8_avx512, grown to `floats`; NULL when
- * out of memory. */
-static float *gemm_tile(size_t floats)
-{
-    static _Thread_local float *tile;
-    static _Thread_local size_t cap;
-    return scratch_floats(&tile, &cap, floats);
-}
-
 /* L1 sets that the results of 16 vectors, rows `ld` floats apart, fall into (of 64). */
 static int l1_sets_hit(size_t ld)
 {
@@ -591,29 +583,31 @@ static int l1_sets_hit(size_t ld)
 
 /* Results are scattered to 16 vectors' rows at once; when out's row length would put
  * those 16 lines in fewer than 4 L1 sets (an 8-way set then overflows: rows of 1, 2 or
- * 4 KiB), they go to a staging tile (vectors, rows of the range) whose rows are an odd
- * number of lines long, then row by row into out. */
-static void gemm_q8_avx512(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1)
+ * 4 KiB), they go to a staging tile (vectors, rows of the range; the scratch's
+ * GEMM_TILE slot) whose rows are an odd number of lines long, then row by row into out.
+ * A row block's sums (gemm_row_bias) are on the stack, or for rows of more than 512
+ * groups in the GEMM_BIAS slot. */
+static void gemm_q8_avx512(kernels_scratch *s, float *out, const tensor *w,
+                           const gemm_pack *xp, int r0, int r1)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     bool staged = l1_sets_hit((size_t)w->rows) < 4;
     size_t ld = (size_t)(r1 - r0 + 15) / 16 * 16;
     if ((ld / 16) % 2 == 0)
         ld += 16;
-    float *tile = staged ? gemm_tile(ld * (size_t)xp->blocks * GEMM_VECS) : out + r0;
+    float *tile = staged ? kernels_scratch_get(s, SCRATCH_GEMM_TILE,
+                                               sizeof(float) * ld * (size_t)xp->blocks *
+                                                   GEMM_VECS)
+                         : out + r0;
     if (!staged)
         ld = (size_t)w->rows;
     int32_t bias[GEMM_ROWS * 512]; /* (rows, groups) of a row block */
-    int32_t *heap = NULL, *bs = bias;
-    if ((size_t)GEMM_ROWS * groups > sizeof bias / sizeof bias[0]) {
-        heap = malloc(sizeof(int32_t) * GEMM_ROWS * (size_t)groups);
-        bs = heap;
-    }
-    if (!tile || !bs) {
-        free(heap);
-        kernels_scalar.gemm_q8(out, w, xp, r0, r1);
+    int32_t *bs = bias;
+    if ((size_t)GEMM_ROWS * groups > sizeof bias / sizeof bias[0])
+        bs = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
+                                 sizeof(int32_t) * GEMM_ROWS * (size_t)groups);
+    if (!tile || !bs)
         return;
-    }
     int tile_blocks = (int)(GEMM_TILE_BYTES / ((size_t)stride * GEMM_VECS));
     tile_blocks = tile_blocks < GEMM_TILE ? GEMM_TILE : tile_blocks / GEMM_TILE * GEMM_TILE;
     for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
@@ -642,7 +636,6 @@ static void gemm_q8_avx512(float *out, const tensor *w, const gemm_pack *xp, int
     }
     for (int v = 0; staged && v < xp->n; v++)
         memcpy(out + (size_t)v * w->rows + r0, tile + (size_t)v * ld, sizeof(float) * (r1 - r0));
-    free(heap);
 }
 
 static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, const float *bs,
@@ -886,15 +879,6 @@ static void rows_f32_avx512(float *out, const tensor *w, const float *x, int n, 
 /* Queries per block of the batched attention's scores (8 accumulators of 16 keys). */
 enum { ATT_QUERIES = 8 };
 
-/* The calling thread's scratch for attention_avx512, grown to `floats`; NULL when out
- * of memory. */
-static float *attention_scratch(size_t floats)
-{
-    static _Thread_local float *buf;
-    static _Thread_local size_t cap;
-    return scratch_floats(&buf, &cap, floats);
-}
-
 /* Scores of NQ queries (rows of q0) against the NT (1 or 2) key tiles at k0 (see
  * attention_avx512), keys t0..t0 + 16 NT - 1 of which those below `keys` are stored:
  * each score is Σ_j q[j] * k[j] summed in j order, times scale, into rows of a0. */
@@ -992,31 +976,19 @@ INLINE void values_block_avx512(int NQ, float *o0, size_t out_stride, const floa
 #define VALUES_CALL(NQ, ...) values_block_avx512(NQ, __VA_ARGS__)
 
 /* Attention in blocks of ATT_QUERIES queries: the keys transposed once per call into
- * tiles of 16 in scratch (so that 16 keys' scores fill one register, no horizontal
- * sums), scores, softmax per query, then out = att · V for 4 queries at a time. Falls back to the
- * scalar loop when the scratch cannot be had. */
-static void attention_avx512(float *out, size_t out_stride, float *att, size_t att_stride,
-                             const float *q, size_t q_stride, const float *k, const float *v,
-                             size_t kv_stride, int n, int pos, int hs, float scale)
+ * tiles of 16 in the scratch's ATTENTION slot (so that 16 keys' scores fill one
+ * register, no horizontal sums), scores, softmax per query, then out = att · V for 4
+ * queries at a time. Returns at once when the slot cannot be had (counted in s). */
+static void attention_avx512(kernels_scratch *s, float *out, size_t out_stride, float *att,
+                             size_t att_stride, const float *q, size_t q_stride,
+                             const float *k, const float *v, size_t kv_stride, int n, int pos,
+                             int hs, float scale)
 {
     const int all = pos + n;
     const size_t kld = (size_t)(all + 15) / 16 * 16;
-    float *kt = attention_scratch(kld * hs);
-    if (!kt) {
-        for (int i = 0; i < n; i++) {
-            int keys = pos + i + 1;
-            float *a = att + (size_t)i * att_stride, *o = out + (size_t)i * out_stride;
-            rows_dot_avx512(a, k, kv_stride, keys, q + (size_t)i * q_stride, hs);
-            for (int t = 0; t < keys; t++)
-                a[t] *= scale;
-            softmax_avx512(a, keys);
-            for (int t = keys; t < all; t++)
-                a[t] = 0.0f;
-            memset(o, 0, sizeof(float) * hs);
-            rows_axpy_avx512(o, v, kv_stride, keys, a, hs);
-        }
+    float *kt = kernels_scratch_get(s, SCRATCH_ATTENTION, sizeof(float) * kld * hs);
+    if (!kt)
         return;
-    }
     /* key tiles: 16 keys' values j side by side, tile after tile (each 16 x hs floats,
      * contiguous, so that a tile's rows do not fall into the same L1 sets) */
     for (int t = 0; t < all; t++) {
@@ -1198,7 +1170,6 @@ static bool avx512_supported(void)
 
 const kernel_table kernels_x86_avx512 = {
     .isa = KERNELS_AVX512,
-    .name = "avx512-vnni",
     .cpu_supports = avx512_supported,
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,

@@ -144,10 +144,12 @@ static inline __attribute__((always_inline, target("avx512f"))) void by_group16(
 void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, int n);
 
 /* The AVX2 table's matvec_q8b (kernels/x86-avx2-blocks.c): Q8_0_BLOCKS rows in place. */
-void kernels_avx2_matvec_q8b(float *out, const tensor *w, const qbatch *xq, int r0, int r1);
+void kernels_avx2_matvec_q8b(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                             int r0, int r1);
 
 /* The AVX2 table's gemm_q8 (kernels/x86-avx2-gemm.c), on packs of signed x. */
-void kernels_avx2_gemm_q8(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1);
+void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                          int r0, int r1);
 
 /* The block-type row dots of kernels/x86-avx2-blocks.c and x86-avx512-blocks.c
  * (blocks_dot_fn). */
@@ -182,13 +184,13 @@ float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *
 float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
 /* The product from panels on AVX-512 VNNI (matmul_q8p; kernels/x86-avx512-panels.c). */
-void kernels_avx512_matmul_q8p(float *out, const tensor *w, const qbatch *xq, int n, int r0,
-                               int r1);
+void kernels_avx512_matmul_q8p(kernels_scratch *s, float *out, const tensor *w,
+                               const qbatch *xq, int n, int r0, int r1);
 /* The GEMM pack of 16 vectors on AVX-512 (gemm_pack16; kernels/x86-avx512.c). */
 void kernels_avx512_gemm_pack16(uint8_t *dst, const int8_t *const rows[16], int stride,
                                 uint32_t offset);
 /* The prefill's mins part on AVX-512 (gemm_mins; kernels/x86-avx512-mins.c). */
-void kernels_avx512_gemm_mins(float *out, size_t ldo, const float *min, int groups,
-                              const float *xsum, int n, int nr);
+void kernels_avx512_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const float *min,
+                              int groups, const float *xsum, int n, int nr);
 
 #endif

@@ -52,6 +52,9 @@ static double now_s(void)
 /* What runs now, for the fault handler. */
 static const char *volatile stage = "start";
 
+/* The kernels' scratch of every GEMM here (made in main). */
+static kernels_workspace *work;
+
 static void say(const char *s)
 {
     ssize_t r = write(STDERR_FILENO, s, strlen(s));
@@ -157,14 +160,15 @@ static bool check(const tensor *w, int n, int threads)
              w->rows, w->cols, w->group, n, threads, threads == 1 ? "" : "s");
     kernels_init(ref);
     stage = "the reference GEMM";
-    kernels_gemm(want, w, NULL, xq, n);
+    bool ok = kernels_gemm(work, want, w, NULL, xq, n);
     kernels_init(KERNELS_AMX);
     for (size_t i = 0; i < outs; i++)
         got[i] = NAN;
     stage = label;
-    kernels_gemm(got, w, NULL, xq, n);
+    ok = kernels_gemm(work, got, w, NULL, xq, n) && ok;
     stage = "between checks";
-    const char *d = first_difference(got, want, n, w->rows, diff, sizeof diff);
+    const char *d = ok ? first_difference(got, want, n, w->rows, diff, sizeof diff)
+                       : "out of memory for the kernels' scratch";
     printf("%s  %s (against %s)%s%s\n", *d ? "FAIL" : "PASS", label, kernels_isa_name(ref),
            *d ? ": " : "", d);
     fflush(stdout);
@@ -182,7 +186,7 @@ static double time_gemm(kernels_isa isa, const tensor *w, const qbatch *xq, floa
     double best = INFINITY;
     for (int i = 0; i < 4; i++) { /* the first run warms up */
         double t0 = now_s();
-        kernels_gemm(out, w, NULL, xq, n);
+        kernels_gemm(work, out, w, NULL, xq, n);
         double t = now_s() - t0;
         if (i && t < best)
             best = t;
@@ -258,6 +262,11 @@ int main(int argc, char **argv)
         );
         return 2;
     }
+    work = kernels_workspace_new();
+    if (!work) {
+        fprintf(stderr, "amx-smoke: out of memory\n");
+        return 1;
+    }
     struct sigaction sa = {.sa_handler = on_fault};
     sigaction(SIGILL, &sa, NULL);
     sigaction(SIGSEGV, &sa, NULL);
@@ -294,5 +303,6 @@ int main(int argc, char **argv)
            total);
     if (!failed && !no_bench)
         bench(threads);
+    kernels_workspace_free(work);
     return failed ? 1 : 0;
 }

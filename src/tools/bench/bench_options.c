@@ -42,9 +42,9 @@ static void usage(FILE *f)
             "                      --against, llama.cpp beside it and the ratios\n"
             "      --sweep-at LIST the same on these thread counts only (a comma list, such\n"
             "                      as 1,4,16)\n"
-            "      --kernels NAME  force the kernels: auto, scalar, avx2, avx512, amx, neon,\n"
-            "                      neon-dotprod (default: auto, the best the CPU has; --isa\n"
-            "                      is a synonym)\n"
+            "      --kernels NAME  force the kernels, one of\n"
+            "                      " KERNELS_ISA_CHOICES "\n"
+            "                      (default: auto, the best the CPU has; --isa is a synonym)\n"
             "      --prefetch WAY  how the kernels prefetch the weights they stream: t0 (the\n"
             "                      default), nta (non-temporal) or none; one run a way\n"
             "                      compares them on a machine without a rebuild\n"
@@ -140,9 +140,8 @@ static kernels_isa parse_isa(const char *name)
 {
     kernels_isa isa;
     if (!kernels_isa_parse(name, &isa)) {
-        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (auto, scalar, avx2, avx512, amx, "
-                "neon, neon-dotprod)\n",
-                name);
+        fprintf(stderr, "llmchat-bench: unknown kernel set '%s' (%s)\n", name,
+                kernels_isa_choices());
         exit(2);
     }
     if (!kernels_isa_supported(isa)) {

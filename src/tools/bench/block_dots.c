@@ -25,6 +25,9 @@ static const ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1
                                   GGML_TYPE_Q5_1, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
                                   GGML_TYPE_Q6_K};
 
+/* The kernels' scratch of every product here (made in main). */
+static kernels_workspace *work;
+
 /* Best seconds of 5 passes of `reps` matvecs over w. */
 static double best_of_5(const tensor *w, const qbatch *xq, float *out, int reps)
 {
@@ -32,7 +35,7 @@ static double best_of_5(const tensor *w, const qbatch *xq, float *out, int reps)
     for (int pass = 0; pass < 5; pass++) {
         double t0 = stats_now_s();
         for (int r = 0; r < reps; r++)
-            kernels_matvec(out, w, NULL, xq);
+            kernels_matvec(work, out, w, NULL, xq);
         double dt = stats_now_s() - t0;
         if (dt < best)
             best = dt;
@@ -94,7 +97,8 @@ int main(int argc, char **argv)
 #endif
     float *x = malloc(sizeof(float) * cols);
     qbatch *xq = qbatch_new(1, cols, 32);
-    if (!x || !xq) {
+    work = kernels_workspace_new();
+    if (!x || !xq || !work) {
         fprintf(stderr, "bench-block-dots: out of memory\n");
         return 1;
     }
@@ -111,6 +115,7 @@ int main(int argc, char **argv)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
             time_type(types[t], cols, xq);
     }
+    kernels_workspace_free(work);
     qbatch_free(xq);
     free(x);
     return 0;

@@ -31,9 +31,9 @@ static void *alloc_or_die(size_t bytes)
     return p;
 }
 
-/* Best seconds of 5 passes of kernels_gemm(w, x) on `threads` threads. */
-static double best_of_5(const tensor *w, const float *x, const qbatch *xq, int n, float *out,
-                        int threads)
+/* Best seconds of 5 passes of kernels_gemm(w, x) on `threads` threads, in work. */
+static double best_of_5(kernels_workspace *work, const tensor *w, const float *x,
+                        const qbatch *xq, int n, float *out, int threads)
 {
 #ifdef _OPENMP
     omp_set_num_threads(threads);
@@ -43,7 +43,7 @@ static double best_of_5(const tensor *w, const float *x, const qbatch *xq, int n
     double best = INFINITY;
     for (int pass = 0; pass < 5; pass++) {
         double t0 = stats_now_s();
-        kernels_gemm(out, w, x, xq, n);
+        kernels_gemm(work, out, w, x, xq, n);
         double dt = stats_now_s() - t0;
         if (dt < best)
             best = dt;
@@ -81,7 +81,8 @@ int main(int argc, char **argv)
         scale[i] = ldexpf(1.0f + (float)(random_u32() % 1000) / 2000.0f, -8);
     size_t k_row_bytes;
     uint8_t *k = random_rows(GGML_TYPE_Q4_K, rows, cols, &k_row_bytes);
-    if (!xq || !k) {
+    kernels_workspace *work = kernels_workspace_new();
+    if (!xq || !k || !work) {
         fprintf(stderr, "bench-gemm: out of memory\n");
         return 1;
     }
@@ -100,13 +101,14 @@ int main(int argc, char **argv)
         const tensor *ws[] = {&w8, &w4};
         const char *names[] = {"Q8_0", "Q4_K"};
         for (int t = 0; t < 2; t++) {
-            double one = best_of_5(ws[t], x, xq, n, out, 1);
-            double many = best_of_5(ws[t], x, xq, n, out, all);
+            double one = best_of_5(work, ws[t], x, xq, n, out, 1);
+            double many = best_of_5(work, ws[t], x, xq, n, out, all);
             printf("  %-14s %-5s %8.1f GOPS 1 thread %9.1f GOPS %d threads\n",
                    kernels_isa_name((kernels_isa)isa), names[t], ops / one / 1e9,
                    ops / many / 1e9, all);
         }
     }
+    kernels_workspace_free(work);
     qbatch_free(xq);
     free(x);
     free(out);

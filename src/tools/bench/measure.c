@@ -247,13 +247,22 @@ static void scaling_pairs(engine *e, int w, const uint64_t *sbuf, shape_result *
 }
 
 /* Decodes n tokens greedily with the transformer alone from pos, starting with *tok
- * and leaving the next token there; returns the seconds taken. */
+ * and leaving the next token there; returns the seconds taken. Exits when the
+ * transformer fails (out of memory). */
 static double forward_window(transformer *t, int *tok, int pos, int n)
 {
     int vocab = transformer_model(t)->config.vocab_size;
     double t0 = stats_now_s();
-    for (int i = 0; i < n; i++)
-        *tok = argmax(transformer_forward(t, *tok, pos + i, NULL), vocab);
+    for (int i = 0; i < n; i++) {
+        const float *logits = transformer_forward(t, *tok, pos + i, NULL);
+        if (!logits) {
+            llm_err err;
+            transformer_error(t, &err);
+            fprintf(stderr, "llmchat-bench: %s\n", err.text);
+            exit(1);
+        }
+        *tok = argmax(logits, vocab);
+    }
     return stats_now_s() - t0;
 }
 
