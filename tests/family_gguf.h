@@ -1,5 +1,6 @@
 /* family_gguf.h — tiny random-weight GGUF models of each family llmchat runs (llama,
- * qwen2, qwen3, phi3, gemma, gemma2, gemma3), written in C at test time with the keys
+ * qwen2, qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3; mixtral: llama with
+ * experts), written in C at test time with the keys
  * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
  * without numpy), and with one edit to make hostile variants: a key dropped or set, a
  * tensor dropped, resized, added, or holding a NaN, the matrices of another tensor
@@ -42,8 +43,9 @@ typedef struct {
     const char *string_value;
     size_t string_len;               /* its bytes (0: strlen; more: NULs inside) */
     const char *drop_tensor;
-    const char *resize_tensor;       /* give it dims [ne0] (ne1 0) or [ne0, ne1] */
-    uint64_t ne0, ne1;
+    const char *resize_tensor;       /* give it dims [ne0] (ne1 0), [ne0, ne1] or
+                                        [ne0, ne1, ne2] */
+    uint64_t ne0, ne1, ne2;
     const char *extra_tensor;        /* add an F32 vector of 64 values */
     const char *value_tensor;        /* value value_index of an F32 tensor becomes value */
     uint64_t value_index;
@@ -67,6 +69,9 @@ typedef struct {
     int window, rot;                 /* attention.sliding_window (a family with sliding
                                         layers); rope.dimension_count (0: the head size) */
     float base, linear;              /* rope.freq_base (0: not written), linear factor */
+    int experts, used, expert_ff;    /* a mixture of experts (0: dense): expert_count,
+                                        expert_used_count, an expert's hidden size (its key
+                                        where the family has one; else ff is it) */
 } family_shape;
 
 static const family_shape family_shapes[] = {
@@ -79,6 +84,17 @@ static const family_shape family_shapes[] = {
      .head = 16, .ctx = 256, .tied = true, .base = 1e6f},
     {.name = "qwen3", .arch = "qwen3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
      .head = 32, .ctx = 256, .key_length = true, .tied = true, .base = 1e6f},
+    {.name = "qwen3moe", .arch = "qwen3moe", .dim = 64, .ff = 96, .layers = 2, .heads = 4,
+     .kv = 2, .head = 32, .ctx = 256, .key_length = true, .tied = true, .base = 1e6f,
+     .experts = 8, .used = 2, .expert_ff = 32},
+    /* wide enough that one token runs on several threads */
+    {.name = "qwen3moe-wide", .arch = "qwen3moe", .dim = 256, .ff = 512, .layers = 2,
+     .heads = 4, .kv = 2, .head = 64, .ctx = 256, .key_length = true, .tied = true,
+     .base = 1e6f, .experts = 8, .used = 4, .expert_ff = 256},
+    {.name = "olmoe", .arch = "olmoe", .dim = 64, .ff = 32, .layers = 2, .heads = 4, .kv = 4,
+     .head = 16, .ctx = 256, .experts = 8, .used = 3, .expert_ff = 32},
+    {.name = "mixtral", .arch = "llama", .dim = 64, .ff = 64, .layers = 2, .heads = 4, .kv = 2,
+     .head = 16, .ctx = 256, .experts = 4, .used = 2, .expert_ff = 64},
     {.name = "phi3", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
      .head = 16, .ctx = 256, .longrope = true, .window = 16},
     {.name = "phi3-partial", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4,
@@ -107,6 +123,7 @@ typedef enum { FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_LONG, FILL_SHORT } family
 typedef struct {
     char name[64];
     uint64_t ne0, ne1;  /* ne1 0: a vector */
+    uint64_t ne2;       /* 0: 1-D or 2-D; else a stack of ne2 matrices (the experts) */
     family_fill fill;
     uint32_t type;      /* GGML_TYPE_F32, or F16 for a large embedding */
 } family_tensor;
@@ -129,6 +146,7 @@ static inline void family_add(family_tensors *l, const char *name, uint64_t ne0,
     snprintf(t->name, sizeof t->name, "%s", name);
     t->ne0 = ne0;
     t->ne1 = ne1;
+    t->ne2 = 0;
     t->fill = fill;
     t->type = GGML_TYPE_F32;
 }
@@ -157,19 +175,29 @@ static inline void family_layer(family_tensors *l, const family_shape *s,
     }
     FT("attn_output.weight", q, d, FILL_MATRIX);
     if (f->qk_norm) {
-        FT("attn_q_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
-        FT("attn_k_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
+        FT("attn_q_norm.weight", f->qk_norm_whole ? q : (uint64_t)s->head, 0, FILL_NORM);
+        FT("attn_k_norm.weight", f->qk_norm_whole ? kv : (uint64_t)s->head, 0, FILL_NORM);
     }
     if (f->post_norms)
         FT("post_attention_norm.weight", d, 0, FILL_NORM);
     FT("ffn_norm.weight", d, 0, FILL_NORM);
-    if (f->fused) {
+    if (s->experts > 0) {
+        uint64_t ef = (uint64_t)s->expert_ff, ne = (uint64_t)s->experts;
+        FT("ffn_gate_inp.weight", d, ne, FILL_MATRIX);
+        FT("ffn_gate_exps.weight", d, ef, FILL_MATRIX);
+        l->t[l->n - 1].ne2 = ne;
+        FT("ffn_up_exps.weight", d, ef, FILL_MATRIX);
+        l->t[l->n - 1].ne2 = ne;
+        FT("ffn_down_exps.weight", ef, d, FILL_MATRIX);
+        l->t[l->n - 1].ne2 = ne;
+    } else if (f->fused) {
         FT("ffn_up.weight", d, 2 * ff, FILL_MATRIX);
     } else {
         FT("ffn_gate.weight", d, ff, FILL_MATRIX);
         FT("ffn_up.weight", d, ff, FILL_MATRIX);
     }
-    FT("ffn_down.weight", ff, d, FILL_MATRIX);
+    if (s->experts == 0)
+        FT("ffn_down.weight", ff, d, FILL_MATRIX);
     if (f->post_norms)
         FT("post_ffw_norm.weight", d, 0, FILL_NORM);
 #undef FT
@@ -245,6 +273,12 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const mode
         KF("attn_logit_softcapping", f->attn_softcap);
     if (f->final_softcap > 0.0f)
         KF("final_logit_softcapping", f->final_softcap);
+    if (s->experts > 0) {
+        KU("expert_count", s->experts);
+        KU("expert_used_count", s->used);
+        if (f->expert_ff_key)
+            KU("expert_feed_forward_length", s->expert_ff);
+    }
     if (s->linear > 0) {
         snprintf(k, sizeof k, "%s.rope.scaling.type", a);
         if (family_key_kept(e, k))
@@ -485,6 +519,7 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
         if (e->resize_tensor && !strcmp(t.name, e->resize_tensor)) {
             t.ne0 = e->ne0;
             t.ne1 = e->ne1;
+            t.ne2 = e->ne2;
         }
         out[kept++] = t;
     }
@@ -494,17 +529,19 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
         out[kept++] = x;
     }
     for (int i = 0; i < kept; i++) {
-        if (out[i].ne1 && e->type != GGML_TYPE_F32)
-            out[i].type = e->type;
-        uint64_t dims[2] = {out[i].ne0, out[i].ne1};
-        bytes[i] = gguf_writer_add_tensor(w, out[i].name, out[i].type, out[i].ne1 ? 2 : 1, dims);
+        if (out[i].ne1 && e->type != GGML_TYPE_F32 && !strstr(out[i].name, "ffn_gate_inp"))
+            out[i].type = e->type; /* the router stays F32, as llama-quantize leaves it */
+        uint64_t dims[3] = {out[i].ne0, out[i].ne1, out[i].ne2};
+        bytes[i] = gguf_writer_add_tensor(w, out[i].name, out[i].type,
+                                          out[i].ne2 ? 3 : out[i].ne1 ? 2 : 1, dims);
     }
     FILE *f = fopen(path, "wb");
     llm_err err;
     bool ok = f && gguf_writer_write_header(w, f, path, &err) == LLM_OK;
     uint32_t state = 12345;
     for (int i = 0; i < kept && ok; i++) {
-        size_t n = (size_t)out[i].ne0 * (size_t)(out[i].ne1 ? out[i].ne1 : 1);
+        size_t n = (size_t)out[i].ne0 * (size_t)(out[i].ne1 ? out[i].ne1 : 1) *
+                   (size_t)(out[i].ne2 ? out[i].ne2 : 1);
         float *x = malloc(sizeof(float) * n);
         ok = x != NULL;
         if (ok)

@@ -85,7 +85,7 @@ START_TEST(test_steps_order_and_shapes)
     ck_assert_msg(cap != NULL, "%s", err.text);
     int per_layer = 0;
     for (int p = 0; p < HOOK_COUNT; p++)
-        per_layer += hook_in_layer((hook_point)p);
+        per_layer += hook_in_layer((hook_point)p) && hook_fires(c, (hook_point)p);
     ck_assert_int_eq(cap->n_steps, 3 + c->n_layers * per_layer);
     ck_assert_int_eq(cap->steps[0].point, HOOK_INP_EMBD);
     ck_assert_int_eq(cap->steps[cap->n_steps - 2].point, HOOK_RESULT_NORM);
@@ -321,7 +321,7 @@ static void observe(void *user, const step_record *r)
     (void)user;
     int per_layer = 0;
     for (int p = 0; p < HOOK_COUNT; p++)
-        per_layer += hook_in_layer((hook_point)p);
+        per_layer += hook_in_layer((hook_point)p) && hook_fires(&m->config, (hook_point)p);
     observed++;
     with_tensors += r->tensors != NULL && r->n_tensors == 3 + 2 * per_layer;
     trace_write(tw, r);

@@ -1,8 +1,9 @@
 /* test_family_row.c — a new family on features that exist is one row. This program builds
  * the family table (src/formats/model_family.c, included below: the library's own copy
  * is then not linked) with rows added as a developer adds a family, each a copy of an
- * existing family's row under another name: "llama-twin", "qwen2-twin", "phi3-twin",
- * "gemma2-twin" and "gemma3-twin" (between them every field a row has). Nothing else
+ * existing family's row under another name: "llama-twin", "qwen2-twin", "qwen3moe-twin",
+ * "olmoe-twin", "phi3-twin", "gemma2-twin" and "gemma3-twin" (between them every field a
+ * row has). Nothing else
  * changes: each twin's file is written from its row (family_gguf.h: its tensors, and
  * its keys named "phi3-twin.*"), loads with the description of the family it copies,
  * layer for layer, and computes the same logits bit for bit from the same weights; the
@@ -13,7 +14,14 @@
 #define MODEL_FAMILY_EXTRA_ROWS                                                               \
     {.name = "llama-twin", .rope_layout = MODEL_ROPE_PAIRS, .act = MODEL_ACT_SILU,             \
      .rope_freqs = true, .full_rotary_only = true, .rope_dims_key = true,                      \
-     .vocab_size_key = true},                                                                  \
+     .vocab_size_key = true, .experts = FAMILY_EXPERTS_OPTIONAL,                               \
+     .expert_norm_weights = true},                                                             \
+    {.name = "qwen3moe-twin", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,         \
+     .qk_norm = true, .eps_required = true, .experts = FAMILY_EXPERTS_REQUIRED,                \
+     .expert_norm_weights = true, .expert_ff_key = true},                                      \
+    {.name = "olmoe-twin", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,            \
+     .qk_norm = true, .qk_norm_whole = true, .eps_required = true,                             \
+     .experts = FAMILY_EXPERTS_REQUIRED},                                                      \
     {.name = "qwen2-twin", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,            \
      .attn_bias = true, .eps_required = true},                                                 \
     {.name = "phi3-twin", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,             \
@@ -38,7 +46,8 @@
 static const struct {
     const char *twin, *shape;
 } twins[] = {
-    {"llama-twin", "llama"}, {"llama-twin", "llama256"}, {"qwen2-twin", "qwen2"},
+    {"llama-twin", "llama"}, {"llama-twin", "llama256"}, {"llama-twin", "mixtral"},
+    {"qwen2-twin", "qwen2"}, {"qwen3moe-twin", "qwen3moe"}, {"olmoe-twin", "olmoe"},
     {"phi3-twin", "phi3"},   {"phi3-twin", "phi3-partial"}, {"gemma2-twin", "gemma2"},
     {"gemma3-twin", "gemma3"},
 };
@@ -100,8 +109,9 @@ START_TEST(test_twin_rows_copy_their_family)
     model *m = (model *)1;
     llm_err err;
     ck_assert_int_eq(model_open(path, NULL, &m, &err), LLM_ERR_FORMAT);
-    ck_assert_msg(strstr(err.text, "llmchat runs llama, qwen2, qwen3, phi3, gemma, gemma2, "
-                                   "gemma3, llama-twin, qwen2-twin, phi3-twin, gemma2-twin, "
+    ck_assert_msg(strstr(err.text, "llmchat runs llama, qwen2, qwen3, qwen3moe, olmoe, phi3, "
+                                   "gemma, gemma2, gemma3, llama-twin, qwen3moe-twin, "
+                                   "olmoe-twin, qwen2-twin, phi3-twin, gemma2-twin, "
                                    "gemma3-twin"), "%s", err.text);
     remove(path);
 }

@@ -17,6 +17,7 @@
 
 #include "attribution.h"
 #include "control_vectors.h"
+#include "family_gguf.h"
 #include "hook.h"
 #include "knock_out.h"
 #include "model.h"
@@ -577,8 +578,8 @@ static void check_rows(const recorder *r, const model_config *c, int n, const ch
 {
     ck_assert_msg(r->bad == 0, "%s: %d bad calls, first: %s", what, r->bad, r->why);
     for (int p = 0; p < HOOK_COUNT; p++) {
-        int want = n * (hook_in_layer(p) ? c->n_layers : 1) *
-                   (hook_per_head(p) ? c->n_heads : 1);
+        int want = !hook_fires(c, p) ? 0
+                   : n * (hook_in_layer(p) ? c->n_layers : 1) * (hook_per_head(p) ? c->n_heads : 1);
         ck_assert_msg(r->rows[p] == want, "%s: %s was handed %d rows, not %d", what,
                       hook_name(p), r->rows[p], want);
     }
@@ -716,8 +717,8 @@ static void check_points(const model *m, const char *what, bool relations)
         run_tokens(a, ids, N, logits);
         run_batch(b, ids, N, logits + (size_t)N * c->vocab_size);
         for (int p = 0; p < HOOK_COUNT; p++)
-            for (int l = hook_in_layer(p) ? 0 : -1; l < (hook_in_layer(p) ? c->n_layers : 0);
-                 l++)
+            for (int l = hook_in_layer(p) ? 0 : -1;
+                 hook_fires(c, p) && l < (hook_in_layer(p) ? c->n_layers : 0); l++)
                 for (int h = 0; h < (hook_per_head(p) ? c->n_heads : 1); h++) {
                     int n = hook_per_head(p) ? P + 1 : hook_width(c, p, P);
                     ck_assert_msg(memcmp(kept(&one, p, l, h), kept(&bat, p, l, h),
@@ -747,6 +748,35 @@ START_TEST(test_points_fire)
     check_points(&full->m, "toy, every field, 3 threads", false);
     set_threads(omp_procs());
     toy_free(full);
+}
+END_TEST
+
+/* The mixtures of experts' points (the router's logits, probabilities, choices and
+ * weights, the experts' sum) fire for a batch and for one token, on fp32 and Q8_0
+ * weights, on one thread and on three, with the same bits either way. */
+START_TEST(test_expert_points_fire)
+{
+    const char *shapes[] = {"qwen3moe", "olmoe", "mixtral", "qwen3moe-wide"};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int k = 0; k < 4; k++) {
+            const char *path = temp_path("moe.gguf");
+            ck_assert(family_gguf_write(path, shapes[i], NULL, NULL));
+            model_options opt;
+            model_options_default(&opt);
+            opt.weights = k % 2 ? TENSOR_BLOCKS : TENSOR_F32;
+            model *m = NULL;
+            llm_err err;
+            ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s", err.text);
+            remove(path);
+            ck_assert_int_gt(m->config.n_experts, 0);
+            char what[96];
+            snprintf(what, sizeof what, "%s, %s, %d threads", shapes[i], k % 2 ? "Q8_0" : "F32",
+                     k < 2 ? 1 : 3);
+            set_threads(k < 2 ? 1 : 3);
+            check_points(m, what, false);
+            set_threads(omp_procs());
+            model_close(m);
+        }
 }
 END_TEST
 
@@ -1296,6 +1326,7 @@ static Suite *make_suite(void)
     TCase *points = tcase_create("points");
     tcase_set_timeout(points, 300);
     tcase_add_test(points, test_points_fire);
+    tcase_add_test(points, test_expert_points_fire);
     tcase_add_test(points, test_points_chosen);
     tcase_add_test(points, test_hook_limits);
     suite_add_tcase(s, points);

@@ -84,7 +84,8 @@ START_TEST(test_each_family_opens_and_runs)
             family_list(&l, s, model_family_find(s->arch), 96);
             long long want = 0;
             for (int t = 0; t < l.n; t++)
-                want += (long long)l.t[t].ne0 * (long long)(l.t[t].ne1 ? l.t[t].ne1 : 1);
+                want += (long long)l.t[t].ne0 * (long long)(l.t[t].ne1 ? l.t[t].ne1 : 1) *
+                        (long long)(l.t[t].ne2 ? l.t[t].ne2 : 1);
             free(l.t);
             ck_assert_msg(m->n_params == want, "%s: %lld parameters, %lld in the file",
                           s->name, m->n_params, want);
@@ -259,9 +260,42 @@ static const struct {
      "qwen2.attention.layer_norm_rms_epsilon is missing"},
     {"qwen2", {.extra_tensor = "blk.0.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
      "blk.0.ffn_gate_exps.weight is not part of the qwen2 architecture llmchat runs "
-     "(mixture-of-experts feed-forward is not supported)"},
+     "(expert tensors, but the file's keys say no experts)"},
     {"qwen2", {.uint_key = "qwen2.expert_count", .uint_value = 8}, LLM_ERR_FORMAT,
-     "a mixture-of-experts model (qwen2.expert_count 8) is not supported"},
+     "qwen2.expert_count is 8, but the qwen2 architecture has no mixture of experts"},
+    /* mixtures of experts: counts against shapes, the router, the experts */
+    {"qwen3moe", {.uint_key = "qwen3moe.expert_count", .uint_value = 16}, LLM_ERR_FORMAT,
+     "blk.0.ffn_gate_inp.weight has dims [64, 8], expected [64, 16]"},
+    {"qwen3moe", {.uint_key = "qwen3moe.expert_used_count", .uint_value = 9}, LLM_ERR_FORMAT,
+     "qwen3moe.expert_used_count is 9, more than the 8 experts of qwen3moe.expert_count"},
+    {"qwen3moe", {.uint_key = "qwen3moe.expert_used_count", .uint_value = 0}, LLM_ERR_FORMAT,
+     "qwen3moe.expert_used_count is 0: a mixture of experts must say how many experts a "
+     "token uses"},
+    {"qwen3moe", {.drop_key = "qwen3moe.expert_count"}, LLM_ERR_FORMAT,
+     "qwen3moe.expert_count is missing (the qwen3moe architecture is a mixture of experts)"},
+    {"qwen3moe", {.uint_key = "qwen3moe.expert_count", .uint_value = 4096}, LLM_ERR_FORMAT,
+     "qwen3moe.expert_count is 4096, more than the 512 experts this program accepts"},
+    {"qwen3moe", {.uint_key = "qwen3moe.expert_feed_forward_length", .uint_value = 0},
+     LLM_ERR_FORMAT, "an expert's hidden size is 0 (qwen3moe.expert_feed_forward_length)"},
+    {"qwen3moe", {.resize_tensor = "blk.1.ffn_gate_inp.weight", .ne0 = 32, .ne1 = 8},
+     LLM_ERR_FORMAT, "blk.1.ffn_gate_inp.weight has dims [32, 8], expected [64, 8]"},
+    {"qwen3moe", {.resize_tensor = "blk.0.ffn_up_exps.weight", .ne0 = 64, .ne1 = 32, .ne2 = 4},
+     LLM_ERR_FORMAT, "blk.0.ffn_up_exps.weight has dims [64, 32, 4], expected [64, 32, 8] "
+                     "(from the qwen3moe.* keys: 8 experts)"},
+    {"qwen3moe", {.resize_tensor = "blk.0.ffn_down_exps.weight", .ne0 = 32, .ne1 = 64},
+     LLM_ERR_FORMAT, "blk.0.ffn_down_exps.weight has dims [32, 64], expected [32, 64, 8]"},
+    {"qwen3moe", {.drop_tensor = "blk.1.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.ffn_gate_exps.weight is missing"},
+    {"qwen3moe", {.extra_tensor = "blk.0.ffn_up_shexp.weight"}, LLM_ERR_FORMAT,
+     "blk.0.ffn_up_shexp.weight is not part of the qwen3moe architecture llmchat runs (shared "
+     "experts beside the routed ones are not supported)"},
+    {"qwen3moe", {.value_tensor = "blk.0.ffn_gate_inp.weight", .value_index = 70, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.0.ffn_gate_inp.weight holds NaN or infinite values (row 1)"},
+    {"mixtral", {.extra_tensor = "blk.0.ffn_gate.0.weight"}, LLM_ERR_FORMAT,
+     "blk.0.ffn_gate.0.weight is not part of the llama architecture llmchat runs (a dense "
+     "feed-forward in a layer of experts"},
+    {"olmoe", {.resize_tensor = "blk.0.attn_q_norm.weight", .ne0 = 16}, LLM_ERR_FORMAT,
+     "blk.0.attn_q_norm.weight has dims [16], expected [64]"},
     {"qwen2", {.extra_tensor = "blk.0.attn_output.bias"}, LLM_ERR_FORMAT,
      "blk.0.attn_output.bias is not part of the qwen2 architecture"},
     /* qwen3: its norms and head size */
@@ -401,14 +435,16 @@ START_TEST(test_refused_architectures)
     const struct {
         const char *arch, *says;
     } cases[] = {
-        {"qwen2moe", "architecture 'qwen2moe' is not supported: mixture-of-experts feed-forward "
-                     "(ffn_gate_inp, ffn_*_exps) (llmchat runs llama, qwen2, qwen3, phi3, gemma, "
-                     "gemma2, gemma3)"},
+        {"qwen2moe", "architecture 'qwen2moe' is not supported: shared experts beside the "
+                     "routed ones (ffn_*_shexp, ffn_gate_inp_shexp) (llmchat runs llama, qwen2, "
+                     "qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3)"},
+        {"gpt-oss", "architecture 'gpt-oss' is not supported: attention sinks"},
+        {"deepseek2", "multi-head latent attention (MLA), shared experts and expert groups"},
         {"mamba", "architecture 'mamba' is not supported: a state-space model: no attention"},
         {"bert", "architecture 'bert' is not supported: an encoder"},
         {"gpt2", "learned position embeddings (position_embd)"},
         {"frobnicator", "architecture 'frobnicator' is not supported: llmchat runs llama, qwen2, "
-                        "qwen3, phi3, gemma, gemma2, gemma3"},
+                        "qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         family_edit e = {.string_key = "general.architecture", .string_value = cases[k].arch};

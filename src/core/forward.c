@@ -542,6 +542,25 @@ static const float *pass_out_block(const pass *p, int l, const tensor *w, const 
 
 /* ---- attention ---- */
 
+/* The RMSNorm of each token's whole query and key vectors (arch.qk_norm_whole: OLMoE),
+ * before attention splits them into heads. One token: thread 0, then the barrier. */
+static void pass_qk_norm_whole(const pass *p, const model_layer *L)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    if (p->one && p->tid != 0) {
+        pass_sync(p);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (!p->one && p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++) {
+        float *q = t->buf.q + (size_t)i * c->q_dim, *k = t->k_new + (size_t)i * c->kv_dim;
+        forward_rmsnorm(q, q, L->q_norm, c->q_dim, c->rms_eps);
+        forward_rmsnorm(k, k, L->k_norm, c->kv_dim, c->rms_eps);
+    }
+    pass_sync(p);
+}
+
 /* The first key query i (position pos + i) sees at a layer with this window. */
 static int first_key(const pass *p, int window, int i)
 {
@@ -561,13 +580,13 @@ static void head_prepare(const pass *p, int l, int i, int kh)
     const float *table = L->window > 0 && t->buf.rope_swa ? t->buf.rope_swa : t->buf.rope;
     const float *r = table + (size_t)i * rot;
     float *k = t->k_new + (size_t)i * c->kv_dim + (size_t)kh * hs;
-    if (L->k_norm)
+    if (L->k_norm && !c->arch.qk_norm_whole)
         forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
     rope_head(k, r, rot, layout);
     cache_store(t, l, p->pos + i, kh, k, t->v_new + (size_t)i * c->kv_dim + (size_t)kh * hs);
     for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
         float *q = t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs;
-        if (L->q_norm)
+        if (L->q_norm && !c->arch.qk_norm_whole)
             forward_rmsnorm(q, q, L->q_norm, hs, c->rms_eps);
         rope_head(q, r, rot, layout);
     }
@@ -754,14 +773,204 @@ static void pass_attend(const pass *p, int l)
     }
 }
 
+/* ---- a mixture of experts ---- */
+
+/* Token i's routing from its router logits (row i of buf.moe_logits): the softmax into
+ * moe_probs, the n_experts_used most probable experts (the first of equals first) into
+ * moe_sel and, as floats, moe_topk, and their weights into moe_weights: the
+ * probabilities, renormalised to sum 1 where the model does (the sum kept from 0, as
+ * llama.cpp clamps it). */
+static void route(const pass *p, int i)
+{
+    const model_config *c = p->c;
+    batch_buffers *b = &p->t->buf;
+    int E = c->n_experts, K = c->n_experts_used;
+    float *pr = b->moe_probs + (size_t)i * E;
+    int *sel = b->moe_sel + (size_t)i * K;
+    float *w = b->moe_weights + (size_t)i * K, *top = b->moe_topk + (size_t)i * K;
+    memcpy(pr, b->moe_logits + (size_t)i * E, sizeof(float) * E);
+    kernels_softmax(pr, E);
+    float sum = 0.0f;
+    for (int s = 0; s < K; s++) {
+        int best = -1;
+        for (int e = 0; e < E; e++) {
+            bool taken = false;
+            for (int r = 0; r < s && !taken; r++)
+                taken = sel[r] == e;
+            if (!taken && (best < 0 || pr[e] > pr[best]))
+                best = e;
+        }
+        sel[s] = best;
+        top[s] = (float)best;
+        w[s] = pr[best];
+        sum += w[s];
+    }
+    if (c->arch.expert_norm_weights) {
+        if (sum < 6.103515625e-5f)
+            sum = 6.103515625e-5f;
+        for (int s = 0; s < K; s++)
+            w[s] /= sum;
+    }
+}
+
+/* Row i's share r0..r1-1 of the experts' weighted sum into buf.proj: for each chosen
+ * expert in order, its weight times its down projection's row `rows[s]` of moe_down. */
+static void combine(const pass *p, int i, const int *rows, int r0, int r1)
+{
+    const model_config *c = p->c;
+    batch_buffers *b = &p->t->buf;
+    int K = c->n_experts_used, dim = c->dim;
+    float *out = b->proj + (size_t)i * dim;
+    const float *w = b->moe_weights + (size_t)i * K;
+    for (int r = r0; r < r1; r++)
+        out[r] = 0.0f;
+    for (int s = 0; s < K; s++) {
+        const float *d = b->moe_down + (size_t)rows[s] * dim;
+        for (int r = r0; r < r1; r++)
+            out[r] += w[s] * d[r];
+    }
+}
+
+/* One token: the chosen experts' gate and up products, then their down products, each
+ * thread its rows of every expert's matrices (the lane quantizes each expert's input
+ * itself), then each its share of the weighted sum and the residual. */
+static void token_experts(const pass *p, const model_layer *L, const float *xn)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    batch_buffers *b = &t->buf;
+    int K = c->n_experts_used, eh = c->expert_hidden_dim, dim = c->dim;
+    const int *sel = b->moe_sel;
+    lane_quantize(t, p->ln, xn, dim);
+    for (int s = 0; s < K; s++) {
+        proj_job j = {.w = &L->expert_gate[sel[s]], .out = b->moe_gate + (size_t)s * eh,
+                      .up = &L->expert_up[sel[s]], .up_out = b->moe_up + (size_t)s * eh};
+        project_rows(p, xn, &j, 1);
+    }
+    pass_sync(p);
+    for (int s = 0; s < K; s++) {
+        const float *h = b->moe_gate + (size_t)s * eh;
+        proj_job j = {.w = &L->expert_down[sel[s]], .out = b->moe_down + (size_t)s * dim};
+        lane_quantize(t, p->ln, h, eh);
+        project_rows(p, h, &j, 1);
+    }
+    pass_sync(p);
+    int i0, i1;
+    pass_share(p, dim, &i0, &i1);
+    combine(p, 0, b->moe_row, i0, i1);
+    if (!L->post_ffn_norm)
+        add_into(t->buf.x + i0, b->proj + i0, i1 - i0);
+    pass_sync(p);
+}
+
+/* A batch: the tokens grouped by expert (each expert's rows of moe_x in token order),
+ * each expert's products run once over its group, then each token's weighted sum and
+ * the residual. */
+static void batch_experts(const pass *p, const model_layer *L, const float *xn)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    batch_buffers *b = &t->buf;
+    int E = c->n_experts, K = c->n_experts_used, eh = c->expert_hidden_dim, dim = c->dim;
+    int n = p->n;
+    int *start = b->moe_start; /* (E + 1) */
+    memset(start, 0, sizeof(int) * (size_t)(E + 1));
+    for (int i = 0; i < n * K; i++)
+        start[b->moe_sel[i] + 1]++;
+    for (int e = 0; e < E; e++)
+        start[e + 1] += start[e];
+    int *fill = b->moe_fill; /* (E) */
+    memset(fill, 0, sizeof(int) * (size_t)E);
+    for (int i = 0; i < n * K; i++) {
+        int e = b->moe_sel[i], r = start[e] + fill[e]++;
+        b->moe_row[i] = r;
+        memcpy(b->moe_x + (size_t)r * dim, xn + (size_t)(i / K) * dim, sizeof(float) * dim);
+    }
+    for (int e = 0; e < E; e++) {
+        int m = start[e + 1] - start[e];
+        if (m == 0)
+            continue;
+        size_t r = (size_t)start[e];
+        const tensor *gu[2] = {&L->expert_gate[e], &L->expert_up[e]};
+        float *gu_out[2] = {b->moe_gate + r * eh, b->moe_up + r * eh};
+        if (!matmul_shared(t, b->moe_x + r * dim, m, p->batch, 2, gu, gu_out))
+            pass_fail(p);
+#pragma omp parallel for schedule(static) if (m >= PARALLEL_TOKENS)
+        for (int i = 0; i < m; i++)
+            activate(c->arch.act, gu_out[0] + (size_t)i * eh, gu_out[1] + (size_t)i * eh, eh);
+        const tensor *down = &L->expert_down[e];
+        float *down_out = b->moe_down + r * dim;
+        if (!matmul_shared(t, gu_out[0], m, p->batch, 1, &down, &down_out))
+            pass_fail(p);
+    }
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
+    for (int i = 0; i < n; i++) {
+        combine(p, i, b->moe_row + (size_t)i * K, 0, dim);
+        if (!L->post_ffn_norm)
+            add_into(t->buf.x + (size_t)i * dim, b->proj + (size_t)i * dim, dim);
+    }
+}
+
+/* Layer l's mixture of experts on the normed rows xn: the router's logits (edited
+ * there: a knocked-out expert), the routing, the chosen experts, their weighted sum
+ * added to the stream (after the post-norm where the model has one). */
+static void pass_experts(const pass *p, int l, const float *xn)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    const model_layer *L = &p->m->layers[l];
+    batch_buffers *b = &t->buf;
+    int E = c->n_experts, K = c->n_experts_used, dim = c->dim;
+    proj_job router = {.w = &L->router, .out = b->moe_logits};
+    pass_project(p, xn, dim, &router, 1);
+    edit(p, HOOK_FFN_MOE_LOGITS, l, b->moe_logits, E, E);
+    see(p, HOOK_FFN_MOE_LOGITS, l, b->moe_logits, E, E);
+    if (p->one) {
+        if (p->tid == 0) {
+            route(p, 0);
+            see(p, HOOK_FFN_MOE_PROBS, l, b->moe_probs, E, E);
+            see(p, HOOK_FFN_MOE_TOPK, l, b->moe_topk, K, K);
+            see(p, HOOK_FFN_MOE_WEIGHTS, l, b->moe_weights, K, K);
+            for (int s = 0; s < K; s++)
+                b->moe_row[s] = s;
+        }
+        pass_sync(p);
+        token_experts(p, L, xn);
+    } else {
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+        for (int i = 0; i < p->n; i++)
+            route(p, i);
+        see(p, HOOK_FFN_MOE_PROBS, l, b->moe_probs, E, E);
+        see(p, HOOK_FFN_MOE_TOPK, l, b->moe_topk, K, K);
+        see(p, HOOK_FFN_MOE_WEIGHTS, l, b->moe_weights, K, K);
+        batch_experts(p, L, xn);
+    }
+    see(p, HOOK_FFN_MOE_OUT, l, b->proj, dim, dim);
+    see(p, HOOK_FFN_OUT, l, b->proj, dim, dim);
+    if (L->post_ffn_norm) {
+        if (p->one) {
+            token_norm_add(p, b->proj, L->post_ffn_norm);
+            return;
+        }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+        for (int i = 0; i < p->n; i++) {
+            float *xn_i = t->buf.xn + (size_t)i * dim;
+            forward_rmsnorm(xn_i, b->proj + (size_t)i * dim, L->post_ffn_norm, dim, c->rms_eps);
+            add_into(t->buf.x + (size_t)i * dim, xn_i, dim);
+        }
+    }
+}
+
 /* ---- the pass ---- */
+
+static void pass_ffn(const pass *p, int l, const float *xn);
 
 /* Layer l, for one token or a batch: the steps in order, observed at their points. */
 static void layer_pass(const pass *p, int l)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    int dim = p->c->dim, q_dim = p->c->q_dim, kv_dim = p->c->kv_dim, hidden = p->c->hidden_dim;
+    int dim = p->c->dim, q_dim = p->c->q_dim, kv_dim = p->c->kv_dim;
 
     const float *xn = pass_norm(p, t->buf.x, L->rms_att);
     see(p, HOOK_ATTN_NORM, l, xn, dim, dim);
@@ -771,6 +980,8 @@ static void layer_pass(const pass *p, int l)
         {.w = &L->wv, .bias = L->bv, .out = t->v_new},
     };
     pass_project(p, xn, dim, qkv, 3);
+    if (p->c->arch.qk_norm_whole)
+        pass_qk_norm_whole(p, L);
     pass_attend(p, l);
     see(p, HOOK_QCUR, l, t->buf.q, q_dim, q_dim);
     see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
@@ -781,6 +992,20 @@ static void layer_pass(const pass *p, int l)
                         HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);
+    if (p->c->n_experts > 0)
+        pass_experts(p, l, xn);
+    else
+        pass_ffn(p, l, xn);
+    edit(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
+    see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
+}
+
+/* Layer l's dense feed-forward on the normed rows xn, added to the stream. */
+static void pass_ffn(const pass *p, int l, const float *xn)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    int dim = p->c->dim, hidden = p->c->hidden_dim;
     bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
     proj_job ffn = {.w = &L->w1, .out = t->buf.hb, .up = &L->w3, .up_out = t->buf.hb2,
                     .gate_keep = keep ? t->gate_keep : NULL};
@@ -789,8 +1014,6 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
     see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
     pass_out_block(p, l, &L->w2, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
-    edit(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
-    see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
 }
 
 /* The token embeddings (scaled) into the stream. */
@@ -864,7 +1087,8 @@ static void token_region(const pass *p)
     int slots = attention_threads(t);
     if (slots < threads)
         threads = slots;
-    if ((double)c->dim * c->hidden_dim * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
+    int ffn = c->n_experts > 0 ? c->expert_hidden_dim * c->n_experts_used : c->hidden_dim;
+    if ((double)c->dim * ffn * 3 * c->n_layers < ONE_TOKEN_PARALLEL_MIN_BYTES)
         threads = 1;
     /* The OpenMP team always has `most` threads (a team whose size changes makes
      * libgomp end and start threads); `act` of them work this token. */

@@ -5,12 +5,19 @@
 #include <string.h>
 
 /* What the pass hands at a point: its name and the values a row has. */
-typedef enum { WIDTH_DIM, WIDTH_Q, WIDTH_KV, WIDTH_HIDDEN, WIDTH_VOCAB, WIDTH_KEYS } width_of;
+typedef enum {
+    WIDTH_DIM, WIDTH_Q, WIDTH_KV, WIDTH_HIDDEN, WIDTH_VOCAB, WIDTH_KEYS, WIDTH_EXPERTS,
+    WIDTH_USED
+} width_of;
+
+/* Which layers the pass hands a point at. */
+typedef enum { LAYERS_ALL = 0, LAYERS_DENSE, LAYERS_EXPERTS } layer_kind;
 
 static const struct {
     const char *name;
     bool in_layer;
     width_of width;
+    layer_kind only;
 } points[HOOK_COUNT] = {
     [HOOK_INP_EMBD] = {.name = "inp_embd", .in_layer = false, .width = WIDTH_DIM},
     [HOOK_ATTN_NORM] = {.name = "attn_norm", .in_layer = true, .width = WIDTH_DIM},
@@ -23,9 +30,22 @@ static const struct {
     [HOOK_KQV_OUT] = {.name = "kqv_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_FFN_INP] = {.name = "ffn_inp", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_FFN_NORM] = {.name = "ffn_norm", .in_layer = true, .width = WIDTH_DIM},
-    [HOOK_FFN_GATE] = {.name = "ffn_gate", .in_layer = true, .width = WIDTH_HIDDEN},
-    [HOOK_FFN_UP] = {.name = "ffn_up", .in_layer = true, .width = WIDTH_HIDDEN},
-    [HOOK_FFN_GATE_PAR] = {.name = "ffn_gate_par", .in_layer = true, .width = WIDTH_HIDDEN},
+    [HOOK_FFN_MOE_LOGITS] = {.name = "ffn_moe_logits", .in_layer = true,
+                             .width = WIDTH_EXPERTS, .only = LAYERS_EXPERTS},
+    [HOOK_FFN_MOE_PROBS] = {.name = "ffn_moe_probs", .in_layer = true, .width = WIDTH_EXPERTS,
+                            .only = LAYERS_EXPERTS},
+    [HOOK_FFN_MOE_TOPK] = {.name = "ffn_moe_topk", .in_layer = true, .width = WIDTH_USED,
+                           .only = LAYERS_EXPERTS},
+    [HOOK_FFN_MOE_WEIGHTS] = {.name = "ffn_moe_weights", .in_layer = true,
+                              .width = WIDTH_USED, .only = LAYERS_EXPERTS},
+    [HOOK_FFN_MOE_OUT] = {.name = "ffn_moe_out", .in_layer = true, .width = WIDTH_DIM,
+                          .only = LAYERS_EXPERTS},
+    [HOOK_FFN_GATE] = {.name = "ffn_gate", .in_layer = true, .width = WIDTH_HIDDEN,
+                       .only = LAYERS_DENSE},
+    [HOOK_FFN_UP] = {.name = "ffn_up", .in_layer = true, .width = WIDTH_HIDDEN,
+                     .only = LAYERS_DENSE},
+    [HOOK_FFN_GATE_PAR] = {.name = "ffn_gate_par", .in_layer = true, .width = WIDTH_HIDDEN,
+                           .only = LAYERS_DENSE},
     [HOOK_FFN_OUT] = {.name = "ffn_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_L_OUT] = {.name = "l_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_RESULT_NORM] = {.name = "result_norm", .in_layer = false, .width = WIDTH_DIM},
@@ -52,6 +72,18 @@ bool hook_in_layer(hook_point p)
     return (unsigned)p < HOOK_COUNT && points[p].in_layer;
 }
 
+bool hook_fires(const model_config *c, hook_point p)
+{
+    if ((unsigned)p >= HOOK_COUNT)
+        return false;
+    switch (points[p].only) {
+    case LAYERS_DENSE: return c->n_experts == 0;
+    case LAYERS_EXPERTS: return c->n_experts > 0;
+    case LAYERS_ALL: break;
+    }
+    return true;
+}
+
 bool hook_per_head(hook_point p)
 {
     return (unsigned)p < HOOK_COUNT && points[p].width == WIDTH_KEYS;
@@ -70,6 +102,10 @@ int hook_width(const model_config *c, hook_point p, int pos)
         return c->vocab_size;
     case WIDTH_KEYS:
         return pos + 1;
+    case WIDTH_EXPERTS:
+        return c->n_experts;
+    case WIDTH_USED:
+        return c->n_experts_used;
     case WIDTH_DIM:
         break;
     }
@@ -100,7 +136,7 @@ int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
 
 bool hook_editable(hook_point p)
 {
-    return p == HOOK_INP_EMBD || p == HOOK_KQV || p == HOOK_L_OUT;
+    return p == HOOK_INP_EMBD || p == HOOK_KQV || p == HOOK_FFN_MOE_LOGITS || p == HOOK_L_OUT;
 }
 
 bool hook_wants(const hook *h, hook_point p, int l, int pos, int n, int *row, int *rows)

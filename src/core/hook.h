@@ -38,10 +38,21 @@ typedef enum {
     HOOK_KQV_OUT,       /* (dim) wo's output, before any post-attention norm */
     HOOK_FFN_INP,       /* (dim) the stream after the attention block */
     HOOK_FFN_NORM,      /* (dim) the feed-forward's input: the stream RMS-normed */
+    /* a layer of experts (config.n_experts > 0) instead of ffn_gate .. ffn_gate_par: */
+    HOOK_FFN_MOE_LOGITS,  /* (n_experts) the router's logits; -INFINITY for an expert
+                             knocked out */
+    HOOK_FFN_MOE_PROBS,   /* (n_experts) their softmax */
+    HOOK_FFN_MOE_TOPK,    /* (n_experts_used) the chosen experts' numbers (as floats),
+                             the most probable first */
+    HOOK_FFN_MOE_WEIGHTS, /* (n_experts_used) the weight of each chosen expert's output:
+                             its probability, renormalised where the model does */
+    HOOK_FFN_MOE_OUT,     /* (dim) the weighted sum of the chosen experts' outputs */
+    /* a dense layer: */
     HOOK_FFN_GATE,      /* (hidden_dim) w1 x, before the activation */
     HOOK_FFN_UP,        /* (hidden_dim) w3 x */
     HOOK_FFN_GATE_PAR,  /* (hidden_dim) act(w1 x) * w3 x: what w2 reads */
-    HOOK_FFN_OUT,       /* (dim) w2's output, before any post-feed-forward norm */
+    HOOK_FFN_OUT,       /* (dim) w2's output (a layer of experts: ffn_moe_out), before any
+                           post-feed-forward norm */
     HOOK_L_OUT,         /* (dim) the stream after the layer, control vectors added */
     HOOK_RESULT_NORM,   /* (dim) the final RMSNorm's output: the classifier's input */
     HOOK_RESULT_OUTPUT, /* (vocab_size) the logits (soft-capped where the model caps them) */
@@ -106,10 +117,14 @@ const char *hook_name(hook_point p);
 bool hook_parse(const char *name, hook_point *out);
 /* True for the points of a layer (attn_norm .. l_out). */
 bool hook_in_layer(hook_point p);
+/* True when the pass hands point p for a model of config c: the experts' points on a
+ * mixture of experts' layers, ffn_gate, ffn_up and ffn_gate_par on dense ones, every
+ * other point on both. */
+bool hook_fires(const model_config *c, hook_point p);
 /* True for the points handed one head at a time (kq, kq_soft_max). */
 bool hook_per_head(hook_point p);
-/* True for the points an editor may change: inp_embd, kqv, l_out (each a row per
- * position that the pass reads on after the point). */
+/* True for the points an editor may change: inp_embd, kqv, ffn_moe_logits, l_out (each
+ * a row per position that the pass reads on after the point). */
 bool hook_editable(hook_point p);
 /* The values a row has at point p for config c; for the per-head points, the keys of
  * a query at position pos (pos + 1). */

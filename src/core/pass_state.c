@@ -23,7 +23,10 @@
 int pass_chunk_positions(const model_config *p, int ctx)
 {
     size_t per_position = sizeof(float) * (4 * (size_t)p->dim + 2 * (size_t)p->hidden_dim +
-                                           2 * (size_t)p->kv_dim + (size_t)ctx);
+                                           2 * (size_t)p->kv_dim + (size_t)ctx +
+                                           (size_t)p->n_experts_used *
+                                               (2 * (size_t)p->dim +
+                                                2 * (size_t)p->expert_hidden_dim));
     size_t n = CHUNK_BUDGET / per_position;
     n -= n % CHUNK_MIN;
     return n < CHUNK_MIN ? CHUNK_MIN : n > CHUNK_MAX ? CHUNK_MAX : (int)n;
@@ -40,8 +43,45 @@ void pass_buffers_free(batch_buffers *b, int n_qb)
     free(b->hb2);
     free(b->rope);
     free(b->rope_swa);
+    free(b->moe_logits);
+    free(b->moe_probs);
+    free(b->moe_topk);
+    free(b->moe_weights);
+    free(b->moe_sel);
+    free(b->moe_row);
+    free(b->moe_start);
+    free(b->moe_fill);
+    free(b->moe_x);
+    free(b->moe_gate);
+    free(b->moe_up);
+    free(b->moe_down);
     for (int i = 0; i < n_qb; i++)
         qbatch_free(b->qb[i]);
+}
+
+/* The buffers of a mixture of experts for n positions into b (none for a dense
+ * model); false when out of memory. */
+static bool experts_reserve(batch_buffers *b, const model_config *p, size_t n)
+{
+    size_t E = (size_t)p->n_experts, K = (size_t)p->n_experts_used, f = sizeof(float),
+           H = (size_t)p->expert_hidden_dim, i = sizeof(int);
+    if (E == 0)
+        return true;
+    b->moe_logits = malloc(f * n * E);
+    b->moe_probs = malloc(f * n * E);
+    b->moe_topk = malloc(f * n * K);
+    b->moe_weights = malloc(f * n * K);
+    b->moe_sel = malloc(i * n * K);
+    b->moe_row = malloc(i * n * K);
+    b->moe_start = malloc(i * (E + 1));
+    b->moe_fill = malloc(i * E);
+    b->moe_x = malloc(f * n * K * p->dim);
+    b->moe_gate = malloc(f * n * K * H);
+    b->moe_up = malloc(f * n * K * H);
+    b->moe_down = malloc(f * n * K * p->dim);
+    return b->moe_logits && b->moe_probs && b->moe_topk && b->moe_weights && b->moe_sel &&
+           b->moe_row && b->moe_start && b->moe_fill && b->moe_x && b->moe_gate && b->moe_up &&
+           b->moe_down;
 }
 
 /* Makes the batch buffers hold cap positions. On failure the old ones stay. */
@@ -62,7 +102,7 @@ bool pass_buffers_reserve(transformer *t, int cap)
         .rope_swa = swa ? malloc(f * n * p->arch.rope_dims) : NULL,
     };
     bool ok = b.x && b.xn && b.q && b.kqv && b.proj && b.hb && b.hb2 && b.rope &&
-              (b.rope_swa || !swa);
+              (b.rope_swa || !swa) && experts_reserve(&b, p, n);
     for (int i = 0; i < t->n_qb; i++) {
         b.qb[i] = ok ? qbatch_new(cap, t->buf.qb[i]->len, t->buf.qb[i]->group) : NULL;
         ok = ok && b.qb[i];

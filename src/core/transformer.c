@@ -145,6 +145,9 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
         for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
             ok = qbatch_register(t, ws[i]);
+        for (int e = 0; ok && e < p->n_experts; e++)
+            ok = qbatch_register(t, &L->expert_gate[e]) && qbatch_register(t, &L->expert_up[e]) &&
+                 qbatch_register(t, &L->expert_down[e]);
     }
     ok = ok && qbatch_register(t, &m->wcls) && pass_buffers_reserve(t, 1) &&
          lanes_reserve(t) > 0;

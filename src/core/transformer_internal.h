@@ -41,6 +41,20 @@ typedef struct {
     float *rope;            /* (cap, rope_dims) cos, sin of each pair at each position */
     float *rope_swa;        /* (cap, rope_dims) the same for the layers with a window, when
                                arch.rope_base_swa is set; else NULL */
+    /* A mixture of experts (config.n_experts > 0; else NULL), E experts, K used, each
+     * of expert_hidden_dim (H) values: */
+    float *moe_logits;      /* (cap, E) the router's logits */
+    float *moe_probs;       /* (cap, E) their softmax */
+    float *moe_topk;        /* (cap, K) the chosen experts, as floats (ffn_moe_topk) */
+    float *moe_weights;     /* (cap, K) their weights */
+    int *moe_sel;           /* (cap, K) the chosen experts */
+    int *moe_row;           /* (cap, K) the row of moe_x .. moe_down of each choice */
+    int *moe_start;         /* (E + 1) a batch's first row of each expert's group */
+    int *moe_fill;          /* (E) rows given to each expert so far */
+    float *moe_x;           /* (cap K, dim) a batch's inputs grouped by expert */
+    float *moe_gate;        /* (cap K, H) the gate products, then the gated ones */
+    float *moe_up;          /* (cap K, H) the up products */
+    float *moe_down;        /* (cap K, dim) the down products */
     /* Quantized activations, one per distinct (len, group) among the Q8_0 weights
      * (transformer.n_qb of them): each holds cap vectors. */
     qbatch *qb[MAX_QBATCHES];

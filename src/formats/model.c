@@ -416,7 +416,7 @@ static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
  * ("blk.3.attn_q.weight"; the fused tensor a view was made of: "blk.3.attn_qkv.weight"). */
 typedef enum {
     W_EMB, W_CLS, W_FINAL, W_ATT, W_FFN, W_Q, W_K, W_V, W_O, W_1, W_2, W_3,
-    W_BQ, W_BK, W_BV, W_QN, W_KN, W_PA, W_PF, W_COUNT
+    W_BQ, W_BK, W_BV, W_QN, W_KN, W_PA, W_PF, W_ROUTER, W_EGATE, W_EUP, W_EDOWN, W_COUNT
 } weight_id;
 
 static void weight_name(const model *m, weight_id w, int layer, char *out, size_t size)
@@ -424,13 +424,15 @@ static void weight_name(const model *m, weight_id w, int layer, char *out, size_
     static const char *const l2c[W_COUNT] = {
         "token_embedding", "wcls", "rms_final", "rms_att", "rms_ffn", "wq", "wk", "wv", "wo",
         "w1", "w2", "w3", "bq", "bk", "bv", "q_norm", "k_norm", "post_attn_norm",
-        "post_ffn_norm"};
+        "post_ffn_norm", "router", "expert_gate", "expert_up", "expert_down"};
     static const char *const gg[W_COUNT] = {
         "token_embd.weight", "output.weight", "output_norm.weight", "attn_norm.weight",
         "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
         "attn_output.weight", "ffn_gate.weight", "ffn_down.weight", "ffn_up.weight",
         "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight",
-        "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight"};
+        "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight",
+        "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
+        "ffn_down_exps.weight"};
     const model_arch *a = &m->config.arch;
     const char *name = gg[w];
     if (a->fused_qkv && (w == W_Q || w == W_K || w == W_V))
@@ -489,8 +491,8 @@ static ptrdiff_t first_bad_ggml_row(const tensor *t)
 
 /* Fails when tensor t holds NaN or infinity: for Q8_0, in its scales (a group
  * quantized from non-finite values has a non-finite scale too), for F32 in its values. */
-static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int layer,
-                               llm_err *err)
+static llm_status check_tensor_of(const model *m, const tensor *t, weight_id w, int layer,
+                                  int expert, llm_err *err)
 {
     ptrdiff_t bad = t->type == TENSOR_BLOCKS        ? first_bad_ggml_row(t)
                     : t->type == TENSOR_Q8_0_BLOCKS ? first_bad_block_row(t)
@@ -507,9 +509,29 @@ static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int
         bad += c->q_dim + (w == W_V ? c->kv_dim : 0);
     if (c->arch.fused_gate_up && w == W_3)
         bad += c->hidden_dim;
+    if (w == W_EGATE || w == W_EUP || w == W_EDOWN) /* expert `expert` of the stack */
+        bad += (ptrdiff_t)expert * t->rows;
     return llm_fail(err, LLM_ERR_NUMERIC,
                     "%s: %s holds NaN or infinite values (row %td): the file is corrupt",
                     m->path, name, bad);
+}
+
+static llm_status check_tensor(const model *m, const tensor *t, weight_id w, int layer,
+                               llm_err *err)
+{
+    return check_tensor_of(m, t, w, layer, 0, err);
+}
+
+/* Layer l's router and each expert's matrices (a mixture of experts' layer). */
+static llm_status check_experts(const model *m, int l, llm_err *err)
+{
+    const model_layer *y = &m->layers[l];
+    llm_status st = check_tensor(m, &y->router, W_ROUTER, l, err);
+    for (int e = 0; e < m->config.n_experts && st == LLM_OK; e++)
+        if ((st = check_tensor_of(m, &y->expert_gate[e], W_EGATE, l, e, err)) == LLM_OK &&
+            (st = check_tensor_of(m, &y->expert_up[e], W_EUP, l, e, err)) == LLM_OK)
+            st = check_tensor_of(m, &y->expert_down[e], W_EDOWN, l, e, err);
+    return st;
 }
 
 /* Fails when the vector x (n values; NULL: absent, fine) holds NaN or infinity. */
@@ -539,7 +561,8 @@ static llm_status check_layer_vectors(const model *m, int l, llm_err *err)
         {.x = y->rms_att, .n = c->dim, .w = W_ATT},   {.x = y->rms_ffn, .n = c->dim, .w = W_FFN},
         {.x = y->bq, .n = c->q_dim, .w = W_BQ},       {.x = y->bk, .n = c->kv_dim, .w = W_BK},
         {.x = y->bv, .n = c->kv_dim, .w = W_BV},
-        {.x = y->q_norm, .n = c->head_size, .w = W_QN}, {.x = y->k_norm, .n = c->head_size, .w = W_KN},
+        {.x = y->q_norm, .n = c->arch.qk_norm_whole ? c->q_dim : c->head_size, .w = W_QN},
+        {.x = y->k_norm, .n = c->arch.qk_norm_whole ? c->kv_dim : c->head_size, .w = W_KN},
         {.x = y->post_attn_norm, .n = c->dim, .w = W_PA},
         {.x = y->post_ffn_norm, .n = c->dim, .w = W_PF},
     };
@@ -566,7 +589,8 @@ static llm_status check_weights(const model *m, llm_err *err)
         } ts[] = {{.t = &y->wq, .w = W_Q}, {.t = &y->wk, .w = W_K}, {.t = &y->wv, .w = W_V},
                   {.t = &y->wo, .w = W_O}, {.t = &y->w1, .w = W_1}, {.t = &y->w2, .w = W_2},
                   {.t = &y->w3, .w = W_3}};
-        if ((st = check_layer_vectors(m, l, err)) != LLM_OK)
+        if ((st = check_layer_vectors(m, l, err)) != LLM_OK ||
+            (m->config.n_experts > 0 && (st = check_experts(m, l, err)) != LLM_OK))
             return st;
         for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
             if ((st = check_tensor(m, ts[i].t, ts[i].w, l, err)) != LLM_OK)

@@ -72,6 +72,11 @@ typedef struct {
                                projection's: the loader makes w1, w3 views (Phi-3) */
     int sliding_window;     /* keys a layer with a window sees, its own included; which
                                layers have one is model_layer.window: 0, none */
+    bool qk_norm_whole;     /* with qk_norm: q_norm (q_dim) and k_norm (kv_dim) normalise
+                               the whole query and key vectors, not each head (OLMoE) */
+    bool expert_norm_weights; /* a mixture of experts renormalises the chosen experts'
+                               router probabilities to sum 1 (Qwen3 MoE, Mixtral); else
+                               they weigh the experts as they are (OLMoE) */
 } model_arch;
 
 typedef struct {
@@ -95,6 +100,10 @@ typedef struct {
     float rope_attn_factor; /* cos and sin of every RoPE angle times this (LongRoPE's
                                rope.scaling.attn_factor); 0 or 1: none */
     float rms_eps;          /* RMSNorm epsilon (llama2.c files: 1e-5) */
+    /* A mixture of experts (0: a dense feed-forward): the router's softmax over
+     * n_experts chooses the n_experts_used most probable per token, each a gated
+     * feed-forward of expert_hidden_dim values (model_layer.router, expert_*). */
+    int n_experts, n_experts_used, expert_hidden_dim;
 } model_config;
 
 /* One layer's weights. The pointers marked "or NULL" are there when the family's
@@ -118,6 +127,13 @@ typedef struct {
     const float *post_ffn_norm;  /* (dim) or NULL */
     int window;             /* 0: attends to every earlier position; else to the last
                                `window` (arch.sliding_window), itself included */
+    /* A mixture of experts' layer (config.n_experts > 0) has these instead of w1, w2,
+     * w3 (which are then empty: rows 0, no data): */
+    tensor router;          /* (n_experts, dim) F32: the router's logits (ffn_gate_inp) */
+    tensor *expert_gate;    /* (n_experts) each (expert_hidden_dim, dim): views of the
+                               file's ffn_gate_exps; NULL for a dense layer */
+    tensor *expert_up;      /* (n_experts) each (expert_hidden_dim, dim) */
+    tensor *expert_down;    /* (n_experts) each (dim, expert_hidden_dim) */
 } model_layer;
 
 typedef enum {

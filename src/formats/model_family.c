@@ -1,11 +1,8 @@
 /* model_family.c — the table of the architectures llmchat runs and of those it refuses
- * (see model_family.h). The values follow llama.cpp's llama-model.cpp (hyperparameters
- * and tensors per architecture, c392e509, and upstream's for qwen3 and gemma3) and the
- * Hugging Face modeling files; tests/ref/README.md says what each family reads. */
-/* model_family.c — the table of the architectures llmchat runs and of those it refuses
  * (see model_family.h): the one place that knows a family by its name. The values
  * follow llama.cpp's llama-model.cpp (hyperparameters and tensors per architecture,
- * c392e509, and upstream's for qwen3 and gemma3), its convert_hf_to_gguf.py (the keys
+ * c392e509; upstream's for qwen3 and gemma3; 0.4.0's for qwen3moe, olmoe and Mixtral's
+ * experts), its convert_hf_to_gguf.py (the keys
  * each converter writes) and the Hugging Face modeling files; tests/ref/README.md says
  * what each family reads. A test may build this file with rows of its own
  * (MODEL_FAMILY_EXTRA_ROWS: tests/test_family_row.c). */
@@ -28,16 +25,24 @@ static const family_window_rule phi3_windows[] = {
 static const family_window_rule gemma2_windows[] = {{.window = 4096}, {.window = 0}};
 
 static const model_family families[] = {
-    /* Llama 2, Llama 3, TinyLlama, Mistral, SmolLM2 */
+    /* Llama 2, Llama 3, TinyLlama, Mistral, SmolLM2; Mixtral (experts) */
     {.name = "llama", .rope_layout = MODEL_ROPE_PAIRS, .act = MODEL_ACT_SILU,
      .rope_freqs = true, .full_rotary_only = true, .rope_dims_key = true,
-     .vocab_size_key = true},
+     .vocab_size_key = true, .experts = FAMILY_EXPERTS_OPTIONAL, .expert_norm_weights = true},
     /* Qwen2, Qwen2.5 */
     {.name = "qwen2", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .attn_bias = true, .eps_required = true},
     /* Qwen3 */
     {.name = "qwen3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .eps_required = true},
+    /* Qwen3 MoE (Qwen3-30B-A3B, Qwen3-235B-A22B) */
+    {.name = "qwen3moe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .eps_required = true, .experts = FAMILY_EXPERTS_REQUIRED,
+     .expert_norm_weights = true, .expert_ff_key = true},
+    /* OLMoE */
+    {.name = "olmoe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .qk_norm_whole = true, .eps_required = true,
+     .experts = FAMILY_EXPERTS_REQUIRED},
     /* Phi-3, Phi-3.5, Phi-4-mini */
     {.name = "phi3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU, .fused = true,
      .longrope = true, .eps_required = true, .swa_period = 1, .swa_local = 1,
@@ -65,15 +70,18 @@ enum { N_FAMILIES = sizeof families / sizeof families[0] };
 static const struct {
     const char *name, *missing;
 } refused[] = {
-    {.name = "qwen2moe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "qwen3moe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "phimoe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "olmoe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "granitemoe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "deepseek", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "deepseek2", .missing = "multi-head latent attention and mixture-of-experts "
-                                     "feed-forward"},
-    {.name = "dbrx", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
+    {.name = "qwen2moe", .missing = "shared experts beside the routed ones (ffn_*_shexp, "
+                                    "ffn_gate_inp_shexp)"},
+    {.name = "gpt-oss", .missing = "attention sinks, experts with biases, the clamped SwiGLU "
+                                   "and MXFP4 experts"},
+    {.name = "qwen35moe", .missing = "Gated DeltaNet layers and shared experts"},
+    {.name = "phimoe", .missing = "LayerNorm with biases and its router's sparse mixer"},
+    {.name = "granitemoe", .missing = "Granite's embedding, residual and attention multipliers"},
+    {.name = "deepseek", .missing = "shared experts beside the routed ones (ffn_*_shexp) and "
+                                    "dense leading layers"},
+    {.name = "deepseek2", .missing = "multi-head latent attention (MLA), shared experts and "
+                                     "expert groups"},
+    {.name = "dbrx", .missing = "LayerNorm and clamped fused attention (attn_qkv with a clip)"},
     {.name = "gemma3n", .missing = "per-layer embeddings and AltUp (the MatFormer blocks)"},
     {.name = "qwen2vl", .missing = "multimodal RoPE (rope.dimension_sections)"},
     {.name = "qwen", .missing = "Qwen 1's fused attn_qkv with a bias"},
@@ -92,7 +100,7 @@ static const struct {
     {.name = "mamba2", .missing = "a state-space model: no attention (ssm_* tensors)"},
     {.name = "rwkv6", .missing = "a recurrent model: no attention (time_mix_* tensors)"},
     {.name = "rwkv7", .missing = "a recurrent model: no attention (time_mix_* tensors)"},
-    {.name = "jamba", .missing = "state-space layers and mixture-of-experts feed-forward"},
+    {.name = "jamba", .missing = "state-space layers (ssm_* tensors)"},
     {.name = "bert", .missing = "an encoder (bidirectional attention, no text generation)"},
     {.name = "nomic-bert", .missing = "an encoder (bidirectional attention, no text generation)"},
     {.name = "jina-bert-v2", .missing = "an encoder (bidirectional attention, no text "

@@ -25,6 +25,13 @@ typedef struct {
     int64_t window;            /* 0 ends a list of rules */
 } family_window_rule;
 
+/* Whether a family's layers may hold a mixture of experts instead of one feed-forward. */
+typedef enum {
+    FAMILY_EXPERTS_NONE = 0,   /* never: {arch}.expert_count is refused */
+    FAMILY_EXPERTS_OPTIONAL,   /* when {arch}.expert_count > 0 (llama: Mixtral) */
+    FAMILY_EXPERTS_REQUIRED,   /* always (Qwen3 MoE, OLMoE) */
+} family_experts;
+
 typedef struct {
     const char *name;          /* general.architecture: "qwen2"; also the keys' prefix */
 
@@ -39,6 +46,16 @@ typedef struct {
     /* the tensors of its files (beside every family's, model_gguf_weights.c) */
     bool attn_bias;            /* attn_q, attn_k, attn_v .bias, all required (Qwen2) */
     bool qk_norm;              /* attn_q_norm, attn_k_norm (head_size), required */
+    bool qk_norm_whole;        /* with qk_norm: they are (q_dim) and (kv_dim), each an
+                                  RMSNorm of the whole vector (OLMoE) */
+    family_experts experts;    /* blk.N.ffn_gate_inp (the router, (n_experts, dim)) and
+                                  ffn_gate_exps, ffn_up_exps, ffn_down_exps (n_experts
+                                  matrices each) instead of ffn_gate, ffn_up, ffn_down,
+                                  with the keys {arch}.expert_count, expert_used_count */
+    bool expert_norm_weights;  /* the chosen experts' probabilities are renormalised */
+    bool expert_ff_key;        /* an expert's hidden size is {arch}.expert_feed_forward_length
+                                  (else feed_forward_length; without the key,
+                                  feed_forward_length / expert_used_count, as llama.cpp) */
     bool post_norms;           /* post_attention_norm, post_ffw_norm (dim), required */
     bool fused;                /* attn_qkv (q, then k, then v rows; separate attn_q/k/v
                                   are read too) and ffn_up holding the gate's rows, then

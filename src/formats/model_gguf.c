@@ -1,9 +1,10 @@
 /* model_gguf.c — the loader of GGUF models: the family from general.architecture
- * (model_family.h: llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3; any other is
- * refused by name, with what it lacks), the shape and the hyperparameters from the
- * family's keys ({arch}.embedding_length, ...), checked for sane values before anything
- * is allocated, and the model's description (model_arch: RoPE layout, partial rotary,
- * biases, norms, soft-caps, windows, scales) set from them. The weights are
+ * (model_family.h: llama, qwen2, qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3;
+ * any other is refused by name, with what it lacks), the shape and the hyperparameters
+ * from the family's keys ({arch}.embedding_length, ..., the experts' counts), checked
+ * for sane values before anything is allocated, and the model's description
+ * (model_arch: RoPE layout, partial rotary, biases, norms, soft-caps, windows, scales,
+ * experts) set from them. The weights are
  * model_gguf_weights.c's.
  *
  * Owns nothing itself: the parsed metadata and the buffers belong to the model. */
@@ -138,6 +139,7 @@ typedef struct {
     int64_t long_after;      /* LongRoPE's original context */
     double base, eps, factor, attn_factor, attn_cap, final_cap;
     bool linear;             /* the RoPE factor scales positions linearly */
+    int64_t experts, experts_used, expert_hidden; /* a mixture of experts; 0: dense */
 } hyper;
 
 /* The shape's counts, from the family's keys (vocab_size from token_embd). */
@@ -167,10 +169,7 @@ static llm_status read_counts(family_keys *k, model_shape *s, hyper *h, llm_err 
     h->value_length = has_value ? value_length : 0;
     if (!has_rot)
         h->rope_dims = 0;
-    if (has_experts && experts > 0)
-        return llm_fail(err, LLM_ERR_FORMAT,
-                        "%s: a mixture-of-experts model (%s %" PRId64 ") is not supported",
-                        k->m->path, key(k, "expert_count"), experts);
+    h->experts = has_experts ? experts : 0;
     const gguf_tensor *emb = gguf_find_tensor(k->g, "token_embd.weight");
     if (!emb)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor token_embd.weight is missing",
@@ -250,6 +249,58 @@ static llm_status read_window(family_keys *k, const model_shape *s, hyper *h, ll
     return LLM_OK;
 }
 
+/* A mixture of experts' keys: how many experts, how many a token uses, and an
+ * expert's hidden size, checked against each other and the family (h->experts was
+ * read with the counts). */
+static llm_status read_experts(family_keys *k, const model_shape *s, hyper *h, llm_err *err)
+{
+    const model_family *f = k->f;
+    const char *path = k->m->path;
+    bool found;
+    llm_status st;
+    h->experts_used = h->expert_hidden = 0;
+    if (h->experts == 0 && f->experts == FAMILY_EXPERTS_REQUIRED)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is %s (the %s architecture is a "
+                        "mixture of experts)", path, key(k, "expert_count"),
+                        gguf_find_key(k->g, key(k, "expert_count")) < 0 ? "missing" : "0",
+                        f->name);
+    if (h->experts == 0)
+        return LLM_OK;
+    if (f->experts == FAMILY_EXPERTS_NONE)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %" PRId64 ", but the %s architecture "
+                        "has no mixture of experts", path, key(k, "expert_count"), h->experts,
+                        f->name);
+    if (h->experts > MODEL_MAX_EXPERTS)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %" PRId64 ", more than the %d experts "
+                        "this program accepts", path, key(k, "expert_count"), h->experts,
+                        (int)MODEL_MAX_EXPERTS);
+    if ((st = get_count(k, "expert_used_count", &h->experts_used, &found, err)) != LLM_OK)
+        return st;
+    if (!found || h->experts_used == 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is %s: a mixture of experts "
+                        "must say how many experts a token uses", path,
+                        key(k, "expert_used_count"), found ? "0" : "missing");
+    if (h->experts_used > h->experts)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s.expert_used_count is %" PRId64 ", more "
+                        "than the %" PRId64 " experts of %s.expert_count", path, f->name,
+                        h->experts_used, h->experts, f->name);
+    h->expert_hidden = s->hidden_dim;
+    if (f->expert_ff_key) {
+        if ((st = get_count(k, "expert_feed_forward_length", &h->expert_hidden, &found, err)) !=
+            LLM_OK)
+            return st;
+        if (!found)
+            h->expert_hidden = s->hidden_dim / h->experts_used;
+    }
+    if (h->expert_hidden <= 0 || h->expert_hidden > MODEL_MAX_HIDDEN)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: an expert's hidden size is %" PRId64 " (%s): "
+                        "not 1 to %d", path, h->expert_hidden,
+                        f->expert_ff_key ? key(k, "expert_feed_forward_length")
+                                         : key(k, "feed_forward_length"),
+                        (int)MODEL_MAX_HIDDEN);
+    return LLM_OK;
+}
+
 /* Reads the family's keys into shape and h, and checks the shape. */
 static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *err)
 {
@@ -260,7 +311,7 @@ static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *
     if (!model_shape_ok(s, why, sizeof why))
         return llm_fail(err, LLM_ERR_FORMAT, "%s: bad shape in the %s.* keys: %s", k->m->path,
                         k->f->name, why);
-    if ((st = read_window(k, s, h, err)) != LLM_OK)
+    if ((st = read_window(k, s, h, err)) != LLM_OK || (st = read_experts(k, s, h, err)) != LLM_OK)
         return st;
     int64_t head = s->head_size > 0 ? s->head_size : s->dim / s->n_heads;
     if (h->value_length > 0 && h->value_length != head)
@@ -309,6 +360,11 @@ static void describe(model *m, const model_family *f, const hyper *h)
     a->final_softcap = (float)h->final_cap;
     a->attn_bias = f->attn_bias;
     a->qk_norm = f->qk_norm;
+    a->qk_norm_whole = f->qk_norm_whole;
+    a->expert_norm_weights = f->expert_norm_weights;
+    c->n_experts = (int)h->experts;
+    c->n_experts_used = (int)h->experts_used;
+    c->expert_hidden_dim = (int)h->expert_hidden;
     a->post_norms = f->post_norms;
     a->sliding_window = (int)h->window;
     a->rope_base_swa = h->window > 0 ? f->rope_base_swa : 0.0f;

@@ -13,6 +13,11 @@
  *   Gemma 2, 3: blk.N.post_attention_norm,     (head_size)
  *     post_ffw_norm (dim)                    Phi-3: rope_factors_long, rope_factors_short
  *   llama: rope_freqs.weight (Llama 3.1+)      (rope_dims / 2), both or neither
+ *   OLMoE: attn_q_norm (q_dim), attn_k_norm (kv_dim)
+ *   experts (Qwen3 MoE, OLMoE, Mixtral), instead of ffn_gate, ffn_up, ffn_down:
+ *     blk.N.ffn_gate_inp (n_experts, dim): the router, always made fp32
+ *     blk.N.ffn_gate_exps, ffn_up_exps (n_experts, expert_hidden, dim), ffn_down_exps
+ *       (n_experts, dim, expert_hidden): 3-D, loaded as one matrix and viewed per expert
  * (shapes as (rows, cols); GGUF lists dims[0] = cols first). Llama's q and k rows are
  * stored in the interleaved-pair RoPE layout llama2.c uses, the others' in the NEOX one
  * (model_arch.rope_layout says which), so every matrix is used as it is. A fused tensor
@@ -41,7 +46,10 @@
 /* ---- the table ---- */
 
 /* A size of the shape. */
-typedef enum { SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP } shape_size;
+typedef enum {
+    SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP, SZ_EXPERTS, SZ_EXPERT_HIDDEN,
+    SZ_Q_NORM, SZ_K_NORM
+} shape_size;
 
 /* When a layer's file holds a part. */
 typedef enum {
@@ -53,11 +61,17 @@ typedef enum {
     IF_POST_NORMS,
     IF_SEPARATE_FFN, /* ffn_gate and ffn_up */
     IF_FUSED_FFN,    /* ffn_up holding both (Phi-3) */
+    IF_DENSE,        /* one feed-forward: ffn_down */
+    IF_EXPERTS,      /* a mixture of experts: the router and the experts' stacks */
 } part_when;
 
 /* Where a part goes: a tensor or an fp32 vector of model_layer (at offset), or one of
- * the layer's two fused tensors (0: attn_qkv, 1: ffn_up), viewed after loading. */
-enum { NOT_FUSED = -1, FUSED_QKV = 0, FUSED_FFN = 1 };
+ * the layer's tensors that are viewed after loading (LAYER_VIEWED of them): the two
+ * fused ones (attn_qkv, ffn_up) and the experts' three stacks (n_experts matrices
+ * each, a 3-D tensor loaded as one matrix of their rows). */
+enum {
+    NOT_FUSED = -1, FUSED_QKV = 0, FUSED_FFN, EXPS_GATE, EXPS_UP, EXPS_DOWN, LAYER_VIEWED
+};
 
 static const struct layer_part {
     const char *name;   /* blk.N.{name} */
@@ -66,6 +80,8 @@ static const struct layer_part {
     shape_size rows, cols;
     size_t offset;      /* in model_layer */
     int fused;
+    bool stacked;       /* 3-D: one (rows, cols) matrix per expert */
+    bool f32;           /* always fp32, whatever the weights' type (the router) */
 } layer_parts[] = {
     {.name = "attn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, rms_att), .fused = NOT_FUSED},
@@ -83,9 +99,9 @@ static const struct layer_part {
      .offset = offsetof(model_layer, bk), .fused = NOT_FUSED},
     {.name = "attn_v.bias", .when = IF_BIAS, .vector = true, .cols = SZ_KV,
      .offset = offsetof(model_layer, bv), .fused = NOT_FUSED},
-    {.name = "attn_q_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_HEAD,
+    {.name = "attn_q_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_Q_NORM,
      .offset = offsetof(model_layer, q_norm), .fused = NOT_FUSED},
-    {.name = "attn_k_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_HEAD,
+    {.name = "attn_k_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_K_NORM,
      .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED},
     {.name = "attn_output.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_Q,
      .offset = offsetof(model_layer, wo), .fused = NOT_FUSED},
@@ -99,8 +115,16 @@ static const struct layer_part {
      .offset = offsetof(model_layer, w3), .fused = NOT_FUSED},
     {.name = "ffn_up.weight", .when = IF_FUSED_FFN, .rows = SZ_GATE_UP, .cols = SZ_DIM,
      .fused = FUSED_FFN},
-    {.name = "ffn_down.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_HIDDEN,
+    {.name = "ffn_down.weight", .when = IF_DENSE, .rows = SZ_DIM, .cols = SZ_HIDDEN,
      .offset = offsetof(model_layer, w2), .fused = NOT_FUSED},
+    {.name = "ffn_gate_inp.weight", .when = IF_EXPERTS, .rows = SZ_EXPERTS, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, router), .fused = NOT_FUSED, .f32 = true},
+    {.name = "ffn_gate_exps.weight", .when = IF_EXPERTS, .rows = SZ_EXPERT_HIDDEN,
+     .cols = SZ_DIM, .fused = EXPS_GATE, .stacked = true},
+    {.name = "ffn_up_exps.weight", .when = IF_EXPERTS, .rows = SZ_EXPERT_HIDDEN,
+     .cols = SZ_DIM, .fused = EXPS_UP, .stacked = true},
+    {.name = "ffn_down_exps.weight", .when = IF_EXPERTS, .rows = SZ_DIM,
+     .cols = SZ_EXPERT_HIDDEN, .fused = EXPS_DOWN, .stacked = true},
     {.name = "post_ffw_norm.weight", .when = IF_POST_NORMS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, post_ffn_norm), .fused = NOT_FUSED},
 };
@@ -116,12 +140,18 @@ static int size_of(const model_config *c, shape_size s)
     case SZ_HEAD: return c->head_size;
     case SZ_QKV: return c->q_dim + 2 * c->kv_dim;
     case SZ_GATE_UP: return 2 * c->hidden_dim;
+    case SZ_EXPERTS: return c->n_experts;
+    case SZ_EXPERT_HIDDEN: return c->expert_hidden_dim;
+    case SZ_Q_NORM: return c->arch.qk_norm_whole ? c->q_dim : c->head_size;
+    case SZ_K_NORM: return c->arch.qk_norm_whole ? c->kv_dim : c->head_size;
     }
     return 0;
 }
 
-static bool part_in_file(const model_arch *a, part_when when)
+static bool part_in_file(const model_config *c, part_when when)
 {
+    const model_arch *a = &c->arch;
+    bool experts = c->n_experts > 0;
     switch (when) {
     case IF_ALWAYS: return true;
     case IF_SEPARATE_QKV: return !a->fused_qkv;
@@ -129,8 +159,10 @@ static bool part_in_file(const model_arch *a, part_when when)
     case IF_BIAS: return a->attn_bias;
     case IF_QK_NORM: return a->qk_norm;
     case IF_POST_NORMS: return a->post_norms;
-    case IF_SEPARATE_FFN: return !a->fused_gate_up;
-    case IF_FUSED_FFN: return a->fused_gate_up;
+    case IF_SEPARATE_FFN: return !a->fused_gate_up && !experts;
+    case IF_FUSED_FFN: return a->fused_gate_up && !experts;
+    case IF_DENSE: return !experts;
+    case IF_EXPERTS: return experts;
     }
     return false;
 }
@@ -140,7 +172,11 @@ static bool part_in_file(const model_arch *a, part_when when)
 /* One tensor of the file the model uses: its name and shape, and where it goes. */
 typedef struct {
     char name[64];
-    int rows, cols;           /* cols = dims[0]; rows = 1 for a vector (1-D) */
+    int rows, cols;           /* cols = dims[0]; rows = 1 for a vector (1-D); a stack's
+                                 rows are one matrix's */
+    int stack;                /* 3-D: the matrices (dims[2]), loaded as one of stack * rows
+                                 rows; 0: 2-D */
+    bool f32;                 /* made fp32 whatever the weights' type */
     bool vector;
     const float **vec_out;    /* vectors */
     tensor *out;              /* matrices */
@@ -171,14 +207,15 @@ static weight *add(weight_list *l, const char *name)
     return w;
 }
 
-static void add_matrix(weight_list *l, const char *name, int rows, int cols, tensor *out)
+static weight *add_matrix(weight_list *l, const char *name, int rows, int cols, tensor *out)
 {
     weight *w = add(l, name);
     if (!w)
-        return;
+        return NULL;
     w->rows = rows;
     w->cols = cols;
     w->out = out;
+    return w;
 }
 
 static void add_vector(weight_list *l, const char *name, int n, const float **out)
@@ -192,8 +229,8 @@ static void add_vector(weight_list *l, const char *name, int n, const float **ou
     w->vec_out = out;
 }
 
-/* Every tensor the model's description implies, into l; the fused ones go to fused
- * (n_layers, 2). rope_factors (2) receive LongRoPE's long and short factors when
+/* Every tensor the model's description implies, into l; the viewed ones go to fused
+ * (n_layers, LAYER_VIEWED). rope_factors (2) receive LongRoPE's long and short factors when
  * the family has them and the file holds them. */
 static void list_weights(model *m, const gguf *g, const model_family *f, tensor *fused,
                          const float **rope_factors, weight_list *l)
@@ -212,16 +249,22 @@ static void list_weights(model *m, const gguf *g, const model_family *f, tensor 
         unsigned char *layer = (unsigned char *)&m->layers[L];
         for (int p = 0; p < LAYER_PARTS; p++) {
             const struct layer_part *part = &layer_parts[p];
-            if (!part_in_file(&c->arch, part->when))
+            if (!part_in_file(c, part->when))
                 continue;
             char name[64];
             snprintf(name, sizeof name, "blk.%d.%s", L, part->name);
             if (part->vector)
                 add_vector(l, name, size_of(c, part->cols), (const float **)(layer + part->offset));
-            else
-                add_matrix(l, name, size_of(c, part->rows), size_of(c, part->cols),
-                           part->fused != NOT_FUSED ? &fused[2 * L + part->fused]
-                                                    : (tensor *)(layer + part->offset));
+            else {
+                weight *w = add_matrix(l, name, size_of(c, part->rows), size_of(c, part->cols),
+                                       part->fused != NOT_FUSED
+                                           ? &fused[LAYER_VIEWED * L + part->fused]
+                                           : (tensor *)(layer + part->offset));
+                if (w) {
+                    w->stack = part->stacked ? c->n_experts : 0;
+                    w->f32 = part->f32;
+                }
+            }
         }
     }
 }
@@ -236,8 +279,11 @@ static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err 
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor %s is missing (the %s "
                         "architecture has it)", m->path, w->name, arch);
     bool shape_ok = w->vector ? t->n_dims == 1 && t->dims[0] == (uint64_t)w->cols
-                              : t->n_dims == 2 && t->dims[0] == (uint64_t)w->cols &&
-                                    t->dims[1] == (uint64_t)w->rows;
+                    : w->stack ? t->n_dims == 3 && t->dims[0] == (uint64_t)w->cols &&
+                                     t->dims[1] == (uint64_t)w->rows &&
+                                     t->dims[2] == (uint64_t)w->stack
+                               : t->n_dims == 2 && t->dims[0] == (uint64_t)w->cols &&
+                                     t->dims[1] == (uint64_t)w->rows;
     /* LongRoPE factors: those of the whole head do too (llama.cpp's older layout) */
     if (!shape_ok && w->vector && !strncmp(w->name, "rope_factors_", 13) && t->n_dims == 1 &&
         t->dims[0] == (uint64_t)m->config.head_size / 2)
@@ -251,6 +297,11 @@ static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err 
             return llm_fail(err, LLM_ERR_FORMAT,
                             "%s: GGUF tensor %s has dims [%s], expected [%d] (from the %s.* "
                             "keys)", m->path, w->name, dims, w->cols, arch);
+        if (w->stack)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: GGUF tensor %s has dims [%s], expected [%d, %d, %d] (from the "
+                            "%s.* keys: %d experts)", m->path, w->name, dims, w->cols, w->rows,
+                            w->stack, arch, w->stack);
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: GGUF tensor %s has dims [%s], expected [%d, %d] (from the %s.* "
                         "keys)", m->path, w->name, dims, w->cols, w->rows, arch);
@@ -339,34 +390,35 @@ static bool load_weight(model *m, const weight *w, const model_options *opt)
     bool f32_aligned = t->type == GGML_TYPE_F32 && (uintptr_t)t->data % _Alignof(float) == 0;
     if (w->vector)
         return load_vector(m, w);
+    int rows = w->rows * (w->stack ? w->stack : 1);
     bool ok;
-    if (opt->weights == TENSOR_F32 && f32_aligned) {
-        *w->out = model_tensor_view(t->data, w->rows, w->cols);
+    if ((opt->weights == TENSOR_F32 || w->f32) && f32_aligned) {
+        *w->out = model_tensor_view(t->data, rows, w->cols);
         m->mapped_bytes += (size_t)t->bytes;
         model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
         return true;
     }
-    if (opt->weights == TENSOR_BLOCKS && native_type(t, w->cols)) {
-        *w->out = tensor_in_place(t, w->rows, w->cols);
+    if (opt->weights == TENSOR_BLOCKS && native_type(t, w->cols) && !w->f32) {
+        *w->out = tensor_in_place(t, rows, w->cols);
         m->mapped_bytes += (size_t)t->bytes;
         m->n_native++;
         model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
         return true;
     }
     /* everything else as for --weights q8_0 */
-    tensor_type want = opt->weights == TENSOR_BLOCKS ? TENSOR_Q8_0 : opt->weights;
+    tensor_type want = w->f32 ? TENSOR_F32
+                       : opt->weights == TENSOR_BLOCKS ? TENSOR_Q8_0 : opt->weights;
     model_treatment how = MODEL_CONVERTED;
     if (want == TENSOR_Q8_0 && t->type == GGML_TYPE_Q8_0) {
-        ok = tensor_from_q8_0(m, w->out, t, w->rows, w->cols, opt->group);
+        ok = tensor_from_q8_0(m, w->out, t, rows, w->cols, opt->group);
         if (w->cols % GGML_BLOCK_32 == 0) {
             how = MODEL_IN_PLACE;
             m->mapped_bytes += (size_t)t->bytes;
         }
     } else if (want == TENSOR_Q8_0 && f32_aligned)
-        ok = model_tensor_quantize(m, w->out, t->data, w->rows, w->cols, opt->group);
+        ok = model_tensor_quantize(m, w->out, t->data, rows, w->cols, opt->group);
     else
-        ok = model_tensor_convert(m, w->out, want, opt->group, w->rows, w->cols, read_gguf_row,
-                                  t);
+        ok = model_tensor_convert(m, w->out, want, opt->group, rows, w->cols, read_gguf_row, t);
     model_note_tensor(m, from, how, t->bytes);
     return ok;
 }
@@ -422,8 +474,18 @@ static llm_status check_no_extra_tensors(const model *m, const gguf *g, const mo
             known = used[k].t == t;
         if (known)
             continue;
-        const char *why = strstr(t->name, "_exps") || strstr(t->name, "ffn_gate_inp")
-                              ? "mixture-of-experts feed-forward is not supported"
+        const char *why = strstr(t->name, "_shexp")
+                              ? "shared experts beside the routed ones are not supported"
+                          : strstr(t->name, "_exps") || strstr(t->name, "ffn_gate_inp")
+                              ? m->config.n_experts ? "an expert tensor the family does not have"
+                                                    : "expert tensors, but the file's keys say "
+                                                      "no experts"
+                          : strstr(t->name, "ffn_gate.") || strstr(t->name, "ffn_up.") ||
+                                  strstr(t->name, "ffn_down.")
+                              ? m->config.n_experts ? "a dense feed-forward in a layer of experts "
+                                                      "(per-expert tensors of old Mixtral "
+                                                      "files are not read: convert it again)"
+                                                    : "llmchat would run the model without it"
                           : strstr(t->name, ".bias") ? "biases the architecture does not have are "
                                                        "not supported"
                                                      : "llmchat would run the model without it";
@@ -440,23 +502,42 @@ static bool file_fuses_qkv(const gguf *g, const model_family *f)
     return f->fused && gguf_find_tensor(g, "blk.0.attn_qkv.weight");
 }
 
-/* The matrices of each layer's fused tensors, as views of their rows. */
-static void view_fused(model *m, const tensor *fused)
+/* The experts' matrices of a stack (n_experts of rows each), as views of its rows, in
+ * an array the model owns; NULL when out of memory. */
+static tensor *view_stack(model *m, const tensor *stack, int rows)
+{
+    int n = m->config.n_experts;
+    tensor *e = model_own(m, sizeof *e * (size_t)n);
+    for (int i = 0; e && i < n; i++)
+        e[i] = model_tensor_rows(stack, i * rows, (i + 1) * rows);
+    return e;
+}
+
+/* The matrices of each layer's fused tensors and expert stacks, as views of their rows;
+ * false when out of memory. */
+static bool view_fused(model *m, const tensor *fused)
 {
     const model_config *c = &m->config;
     for (int l = 0; l < c->n_layers; l++) {
         model_layer *y = &m->layers[l];
-        const tensor *qkv = &fused[2 * l + FUSED_QKV], *up = &fused[2 * l + FUSED_FFN];
+        const tensor *v = &fused[LAYER_VIEWED * l];
         if (c->arch.fused_qkv) {
-            y->wq = model_tensor_rows(qkv, 0, c->q_dim);
-            y->wk = model_tensor_rows(qkv, c->q_dim, c->q_dim + c->kv_dim);
-            y->wv = model_tensor_rows(qkv, c->q_dim + c->kv_dim, c->q_dim + 2 * c->kv_dim);
+            y->wq = model_tensor_rows(&v[FUSED_QKV], 0, c->q_dim);
+            y->wk = model_tensor_rows(&v[FUSED_QKV], c->q_dim, c->q_dim + c->kv_dim);
+            y->wv = model_tensor_rows(&v[FUSED_QKV], c->q_dim + c->kv_dim,
+                                      c->q_dim + 2 * c->kv_dim);
         }
-        if (c->arch.fused_gate_up) {
-            y->w1 = model_tensor_rows(up, 0, c->hidden_dim);
-            y->w3 = model_tensor_rows(up, c->hidden_dim, 2 * c->hidden_dim);
+        if (c->arch.fused_gate_up && c->n_experts == 0) {
+            y->w1 = model_tensor_rows(&v[FUSED_FFN], 0, c->hidden_dim);
+            y->w3 = model_tensor_rows(&v[FUSED_FFN], c->hidden_dim, 2 * c->hidden_dim);
         }
+        if (c->n_experts > 0 &&
+            (!(y->expert_gate = view_stack(m, &v[EXPS_GATE], c->expert_hidden_dim)) ||
+             !(y->expert_up = view_stack(m, &v[EXPS_UP], c->expert_hidden_dim)) ||
+             !(y->expert_down = view_stack(m, &v[EXPS_DOWN], c->dim))))
+            return false;
     }
+    return true;
 }
 
 /* After every weight of l was found: nothing else is in the file (family f's), the RoPE
@@ -488,7 +569,7 @@ llm_status model_gguf_weights(model *m, const gguf *g, const model_family *f,
     model_config *c = &m->config;
     c->arch.fused_qkv = file_fuses_qkv(g, f);
     c->arch.fused_gate_up = f->fused;
-    tensor *fused = calloc((size_t)c->n_layers * 2, sizeof *fused); /* (n_layers, 2) */
+    tensor *fused = calloc((size_t)c->n_layers * LAYER_VIEWED, sizeof *fused);
     const float *factors[2] = {NULL, NULL};
     weight_list l = {0};
     if (fused)
@@ -514,8 +595,9 @@ llm_status model_gguf_weights(model *m, const gguf *g, const model_family *f,
         if (!l.ws[i].vector && !load_weight(m, &l.ws[i], opt))
             st = llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory while loading the weights (%s)",
                           m->path, l.ws[i].name);
+    if (st == LLM_OK && !view_fused(m, fused))
+        st = llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
     if (st == LLM_OK) {
-        view_fused(m, fused);
         if (c->shared_classifier)
             m->wcls = m->token_embedding;
     }

@@ -18,6 +18,7 @@ enum {
     MODEL_MAX_LAYERS = 1024,
     MODEL_MAX_VOCAB = 1 << 20,
     MODEL_MAX_SEQ = 1 << 20,
+    MODEL_MAX_EXPERTS = 512, /* experts of a layer (Qwen3 MoE: 128; DeepSeek V3: 256) */
     MODEL_MAX_HEAD = 1024, /* head size (dim / n_heads); Llama models use 64..256 */
 };
 
