@@ -205,9 +205,9 @@ typedef struct {
  * fused tensors or windows. */
 model_arch model_arch_llama(int head_size);
 
-/* Whether c's description is llama's (model_arch_llama for its head size), whatever
- * its family's name: the models a llama2.c file, or a GGUF file of the llama
- * architecture, can hold. */
+/* Whether c's description is llama's (model_arch_llama for its head size) and its
+ * feed-forward dense, whatever its family's name: the models a llama2.c file, or a GGUF
+ * file of the llama architecture without experts, can hold. */
 bool model_arch_is_llama(const model_config *c);
 
 /* Rows r0..r1-1 of w as a tensor of their own (a view: no copy), as a loader makes wq,

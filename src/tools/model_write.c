@@ -272,9 +272,10 @@ llm_status model_write_gguf(const model *m, const tokenizer *tok, const char *ch
                             const model_write_progress *progress, llm_err *err)
 {
     if (!model_arch_is_llama(&m->config))
-        return llm_fail(err, LLM_ERR_ARG, "%s: a %s model is written as the GGUF file it came "
-                        "from: llmchat-convert writes the llama architecture only", m->path,
-                        m->config.arch.name);
+        return llm_fail(err, LLM_ERR_ARG, "%s: a %s model%s is written as the GGUF file it "
+                        "came from: llmchat-convert writes the llama architecture without "
+                        "experts only", m->path, m->config.arch.name,
+                        m->config.n_experts ? " with experts" : "");
     if (tokenizer_vocab_size(tok) != m->config.vocab_size)
         return llm_fail(err, LLM_ERR_MISMATCH, "the tokenizer holds %d tokens, the model %d",
                         tokenizer_vocab_size(tok), m->config.vocab_size);
@@ -342,7 +343,7 @@ llm_status model_write_llama2c(const model *m, model_write_type type, output_fil
     const model_config *c = &m->config;
     if (!model_arch_is_llama(c))
         return llm_fail(err, LLM_ERR_ARG, "%s: a %s model cannot be stored in a llama2.c file "
-                        "(it holds the llama architecture only): use its GGUF file", m->path,
+                        "(it holds dense llama models only): use its GGUF file", m->path,
                         c->arch.name);
     if (c->rope_base != 10000.0f || c->rms_eps != 1e-5f || c->rope_freqs ||
         (c->rope_scale > 0.0f && c->rope_scale != 1.0f))
