@@ -31,13 +31,17 @@ static const model_family families[] = {
     /* Llama 2, Llama 3, TinyLlama, Mistral, SmolLM2 */
     {.name = "llama", .rope_layout = MODEL_ROPE_PAIRS, .act = MODEL_ACT_SILU,
      .rope_freqs = true, .full_rotary_only = true, .rope_dims_key = true,
-     .vocab_size_key = true},
+     .vocab_size_key = true, .experts = FAMILY_EXPERTS_OPTIONAL, .expert_norm_weights = true},
     /* Qwen2, Qwen2.5 */
     {.name = "qwen2", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .attn_bias = true, .eps_required = true},
     /* Qwen3 */
     {.name = "qwen3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .eps_required = true},
+    /* Qwen3 MoE (Qwen3-30B-A3B, 235B-A22B) */
+    {.name = "qwen3moe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .eps_required = true, .experts = FAMILY_EXPERTS_REQUIRED,
+     .expert_norm_weights = true, .expert_ff_key = true},
     /* Phi-3, Phi-3.5, Phi-4-mini */
     {.name = "phi3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU, .fused = true,
      .longrope = true, .eps_required = true, .swa_period = 1, .swa_local = 1,
@@ -55,6 +59,10 @@ static const model_family families[] = {
      .embed_scale_sqrt = true, .big_query_layers = 62, .qk_norm = true, .post_norms = true,
      .tied = true, .eps_required = true, .swa_period = 6, .swa_local = 5,
      .rope_base_swa = 10000.0f},
+    /* OLMoE */
+    {.name = "olmoe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .qk_norm_whole = true, .eps_required = true,
+     .experts = FAMILY_EXPERTS_REQUIRED},
 #ifdef MODEL_FAMILY_EXTRA_ROWS
     MODEL_FAMILY_EXTRA_ROWS
 #endif
@@ -66,9 +74,7 @@ static const struct {
     const char *name, *missing;
 } refused[] = {
     {.name = "qwen2moe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "qwen3moe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
     {.name = "phimoe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
-    {.name = "olmoe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
     {.name = "granitemoe", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
     {.name = "deepseek", .missing = "mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"},
     {.name = "deepseek2", .missing = "multi-head latent attention and mixture-of-experts "

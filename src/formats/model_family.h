@@ -25,6 +25,14 @@ typedef struct {
     int64_t window;            /* 0 ends a list of rules */
 } family_window_rule;
 
+/* Whether a family's files hold a mixture-of-experts feed-forward ({arch}.expert_count,
+ * {arch}.expert_used_count, ffn_gate_inp and ffn_{gate,up,down}_exps per layer). */
+typedef enum {
+    FAMILY_EXPERTS_NONE = 0,
+    FAMILY_EXPERTS_OPTIONAL,   /* when expert_count > 0 (llama: Mixtral) */
+    FAMILY_EXPERTS_REQUIRED,   /* always (qwen3moe, olmoe) */
+} family_experts;
+
 typedef struct {
     const char *name;          /* general.architecture: "qwen2"; also the keys' prefix */
 
@@ -39,6 +47,15 @@ typedef struct {
     /* the tensors of its files (beside every family's, model_gguf_weights.c) */
     bool attn_bias;            /* attn_q, attn_k, attn_v .bias, all required (Qwen2) */
     bool qk_norm;              /* attn_q_norm, attn_k_norm (head_size), required */
+    bool qk_norm_whole;        /* the q/k norms are (q_dim) and (kv_dim): one RMSNorm over
+                                  the whole q / k vector before the heads (OLMoE) */
+    family_experts experts;    /* a mixture-of-experts feed-forward instead of
+                                  ffn_gate/ffn_up/ffn_down */
+    bool expert_norm_weights;  /* the chosen experts' softmax probabilities are
+                                  renormalised to sum 1 (llama.cpp's norm_w) */
+    bool expert_ff_key;        /* the experts' hidden size is
+                                  {arch}.expert_feed_forward_length (else
+                                  feed_forward_length) */
     bool post_norms;           /* post_attention_norm, post_ffw_norm (dim), required */
     bool fused;                /* attn_qkv (q, then k, then v rows; separate attn_q/k/v
                                   are read too) and ffn_up holding the gate's rows, then
