@@ -11,7 +11,7 @@
  * routes every position, not only the last one: llama.cpp otherwise drops the other rows
  * before that layer's feed-forward), then appends the argmax of the logits N_PREDICT times,
  * evaluating each new id but the last, and stopping after an end-of-generation id (not
- * evaluated). An f32 KV cache, 2 threads, CTX (default 4096) of context. Prints JSON Lines
+ * evaluated). An f32 KV cache, 1 thread, CTX (default 4096) of context. Prints JSON Lines
  * on stdout:
  *     {"prompt_ids": [...], "ids": [...], "eog": false}
  *     {"layer": L, "pos": P, "topk": [e0, e1, ...]}      one a layer and position
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
     struct llama_context_params cp = llama_context_default_params();
     cp.n_ctx = n_ctx;
     cp.n_batch = cp.n_ubatch = n_ctx;
-    cp.n_threads = cp.n_threads_batch = 2;
+    cp.n_threads = cp.n_threads_batch = 1;   /* 2 threads without a threadpool: seconds a token on a busy machine */
     cp.type_k = cp.type_v = GGML_TYPE_F32;
     cp.cb_eval = on_tensor;
     cp.cb_eval_user_data = &st;
