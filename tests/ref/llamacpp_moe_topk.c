@@ -11,13 +11,15 @@
  * routes every position, not only the last one: llama.cpp otherwise drops the other rows
  * before that layer's feed-forward), then appends the argmax of the logits N_PREDICT times,
  * evaluating each new id but the last, and stopping after an end-of-generation id (not
- * evaluated). An f32 KV cache, 1 thread, CTX (default 4096) of context. Prints JSON Lines
+ * evaluated). An f32 KV cache, no flash attention (llama-completion -fa off), 1 thread, CTX (default 4096) of context. Prints JSON Lines
  * on stdout:
  *     {"prompt_ids": [...], "ids": [...], "eog": false}
  *     {"layer": L, "pos": P, "topk": [e0, e1, ...]}      one a layer and position
  * ids are all the chosen ids (eog: the last is an end-of-generation id); topk the chosen
  * experts in llama.cpp's order (ggml_argsort_top_k: descending probability). Positions
- * 0 .. len(prompt_ids) + len(ids) - 2 are routed.
+ * 0 .. len(prompt_ids) + len(ids) - 2 are routed. With LLAMACPP_DUMP=NAME set, the F32
+ * tensors named NAME-N (a graph name: ffn_moe_logits, ffn_moe_probs, ffn_inp, ...) are
+ * printed too, {"name", "layer", "pos", "values"} a line (a diagnosis aid).
  *
  * Build (the npm package's prebuilt libraries and the same release's headers):
  *     B=/work/npm/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64
@@ -48,9 +50,34 @@ typedef struct {
     FILE *out;
 } route_state;
 
+/* The F32 tensors named $LLAMACPP_DUMP-N (a diagnosis aid): one line a position,
+ * {"name", "layer", "pos", "values"}. */
+static void dump(const struct ggml_tensor *t, const route_state *st)
+{
+    const char *dash = strrchr(t->name, '-');
+    for (int64_t j = 0; j < t->ne[1]; j++) {
+        fprintf(st->out, "{\"name\": \"%.*s\", \"layer\": %s, \"pos\": %d, \"values\": [",
+                (int)(dash - t->name), t->name, dash + 1, st->pos0 + (int)j);
+        for (int64_t i = 0; i < t->ne[0]; i++) {
+            float v;
+            ggml_backend_tensor_get(t, &v, i * t->nb[0] + j * t->nb[1], sizeof v);
+            fprintf(st->out, "%s%.9g", i ? ", " : "", v);
+        }
+        fprintf(st->out, "]}\n");
+    }
+}
+
 /* cb_eval: asks for the ffn_moe_topk-N tensors and prints them, one line a position. */
 static bool on_tensor(struct ggml_tensor *t, bool ask, void *user)
 {
+    const char *extra = getenv("LLAMACPP_DUMP");
+    const char *dash = strrchr(t->name, '-');
+    if (extra && dash && t->type == GGML_TYPE_F32 && strlen(extra) == (size_t)(dash - t->name) &&
+        !strncmp(t->name, extra, strlen(extra)) && t->ne[2] == 1) {
+        if (!ask)
+            dump(t, user);
+        return true;
+    }
     if (strncmp(t->name, TOPK_NAME, strlen(TOPK_NAME)) != 0)
         return ask ? false : true;
     if (ask)
@@ -135,6 +162,9 @@ int main(int argc, char **argv)
     cp.n_threads = cp.n_threads_batch = 1;   /* 2 threads without a threadpool: seconds a token on a busy machine */
     cp.type_k = cp.type_v = GGML_TYPE_F32;
     cp.cb_eval = on_tensor;
+    /* flash attention (on by default, "auto") rounds q and k through half precision on the
+     * CPU: 1e-4 relative on every attention output, enough to flip close routes */
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     cp.cb_eval_user_data = &st;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) {
