@@ -12,6 +12,12 @@ file llama.cpp ran, byte for byte. Then:
   llama-cli's token for token; where llama-cli stopped on an end-of-generation id, the
   reference's next choice is one too. Printed: the ids agreeing and the smallest margin of
   the reference's choices (top logit minus the runner-up: how far the case is from a tie).
+- mixture-of-experts lines (moe_greedy.jsonl, llama.cpp 0.4.0; they have "routes"): the
+  reference's greedy ids equal llama.cpp's (all n_predict of them), and over the prompt and
+  the ids its chosen experts (ffn_moe_topk) at every position and layer are llama.cpp's, in
+  the same order. Printed: the ids and routes agreeing, the smallest margin and the
+  smallest routing gap (the log-probability between consecutive chosen experts, and
+  between the last chosen and the first left out: how far the routing is from a tie).
 - perplexity lines (arch_perplexity.jsonl): the reference scores the ids as
   llama-perplexity does (chunks of ctx, BOS in each chunk's first place when the
   vocabulary adds one, the second half of each chunk scored) and its running perplexity
@@ -29,6 +35,8 @@ import math
 import os
 import sys
 import tempfile
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import forward  # noqa: E402
@@ -51,6 +59,42 @@ def greedy(g, path):
           % ('ok  ' if ok else 'FAIL', g['model'], g['ctx'], len(g['prompt_ids']), agree, len(want), tail, min(margins)))
     if agree < len(want):
         print('     llama.cpp: %s\n     reference: %s' % (want, got[:len(want)]))
+    return ok
+
+
+def moe(g, path):
+    model = forward.Model(path, g['ctx'])
+    want, seq = g['ids'], g['prompt_ids'] + g['ids']
+    p, probs, margins, got = forward.Pass(model), {}, [], []
+
+    def emit(name, layer, value):
+        if name == 'ffn_moe_probs':
+            probs[(p.pos, layer)] = value
+    for i, tok in enumerate(seq[:-1]):
+        logits = p.step(tok, emit)
+        if i >= len(g['prompt_ids']) - 1:
+            top2 = np.argsort(logits)[-2:]
+            got.append(int(top2[1]))
+            margins.append(float(logits[top2[1]] - logits[top2[0]]))
+    agree = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), len(want))
+    k = model.hp.n_expert_used
+    ref = {(pos, il): experts for pos, il, experts, _ in p.routes}
+    routes = [((pos, il), r) for pos, layers in enumerate(g['routes']) for il, r in enumerate(layers)]
+    same = sum(1 for key, r in routes if ref.get(key) == r)
+    gaps = []
+    for pr in probs.values():
+        lp = np.sort(np.log(pr))[::-1][:k + 1]
+        gaps.append(float(np.min(lp[:-1] - lp[1:])))
+    ok = agree == len(want) and same == len(routes) and len(routes) == len(ref)
+    print('%s moe        %-13s ctx %-5d %2d prompt ids: %2d/%2d ids agree, %3d/%3d routes (positions x layers) '
+          'agree; smallest margin %.3f, smallest routing gap %.1e'
+          % ('ok  ' if ok else 'FAIL', g['model'], g['ctx'], len(g['prompt_ids']), agree, len(want), same,
+             len(routes), min(margins), min(gaps)))
+    if agree < len(want):
+        print('     llama.cpp: %s\n     reference: %s' % (want, got))
+    for key, r in routes:
+        if ref.get(key) != r:
+            print('     position %d layer %d: llama.cpp chose %s, the reference %s' % (key + (r, ref.get(key))))
     return ok
 
 
@@ -101,7 +145,8 @@ def check(lines, workdir, only=None):
                       % (g['model'], g['seed'], sha[:16], g['sha256'][:16]))
                 return 1
             made[key] = path
-        ok = perplexity(g, made[key]) if 'ppl' in g else greedy(g, made[key])
+        ok = (perplexity(g, made[key]) if 'ppl' in g else moe(g, made[key]) if 'routes' in g
+              else greedy(g, made[key]))
         total += 1
         bad += not ok
     print('%d of %d cases agree with llama.cpp' % (total - bad, total))

@@ -6,6 +6,7 @@
     check_llmchat.py --llmchat BIN --work DIR nll --text FILE ARCH...
     check_llmchat.py --llmchat BIN --work DIR quantized
     check_llmchat.py --llmchat BIN --work DIR native GOLDEN.jsonl...
+    check_llmchat.py --llmchat BIN --work DIR moe GOLDEN.jsonl...
 
 - greedy: for each golden line (make_llamacpp_goldens.py's: llama-cli's greedy ids, or the
   reference's for qwen3 and gemma3), the model written from its seed (sha256 checked),
@@ -30,6 +31,17 @@
   them, up to the end of either text or to a choice where llama-cli's id is less than
   NATIVE_MARGIN below llmchat's by llmchat's own logits (its trace's top list).
 
+- moe: for each line of llama.cpp 0.4.0's mixture-of-experts goldens (moe_greedy.jsonl:
+  qwen3moe, olmoe, mixtral; make_llamacpp_goldens.py moe), the fixture written from its seed
+  (sha256 checked): (1) greedy as above (`-m generate --weights f32 --kv-cache f32 -t 0`):
+  the prompt's ids and all the golden's ids; (2) routing: `llmchat -m tensors --weights f32
+  --position P -i PROMPT` at every prompt position P, its ffn_moe_topk steps (one a layer:
+  the chosen experts' ids as numbers, in llmchat's order) against llama.cpp's, in the same
+  order. A route may differ only where the reference (forward.py on the golden's ids) has
+  two of the experts involved within ROUTE_TIE of each other in log-probability (a tie
+  single-precision rounding may break either way); at least ROUTES_MIN of the routes must
+  agree exactly, and a layer without an ffn_moe_topk step fails.
+
 Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. Python 3
 with numpy.
 """
@@ -40,6 +52,8 @@ import math
 import os
 import subprocess
 import sys
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import forward  # noqa: E402
@@ -53,6 +67,8 @@ NLL_QUANT_REL = 0.01
 GREEDY_QUANT = 40
 NATIVE_MARGIN = 0.5      # logits: the two ways of rounding activations differ by ~0.1-0.3 here
 NATIVE_MIN = 16
+ROUTE_TIE = 1e-3         # log-probability: the goldens' closest routes are 2e-4 apart
+ROUTES_MIN = 0.99
 
 
 class Checker:
@@ -199,22 +215,66 @@ def check_native(c, g):
             print('     want %s %s\n     got  %s %s' % (g['prompt_ids'], want, prompt, new))
 
 
+def check_moe(c, g):
+    want = g['ids'][:-1] if g['eog'] else g['ids']
+    check_greedy(c, dict(g, ids=want))
+    path = c.model(g['model'], g['seed'], g['sha256'])
+    model = forward.Model(path, g['ctx'])
+    k, n_prompt = model.hp.n_expert_used, len(g['prompt_ids'])
+    p, probs = forward.Pass(model), {}
+
+    def emit(name, layer, value):
+        if name == 'ffn_moe_probs':
+            probs[(p.pos, layer)] = value
+    for tok in g['prompt_ids']:
+        p.step(tok, emit)
+    same, ties, bad = 0, 0, []
+    for pos in range(n_prompt):
+        r = subprocess.run([c.llmchat, '--no-config', '-m', 'tensors', '--weights', 'f32', '--kv-cache', 'f32',
+                            '--position', str(pos), '-i', g['prompt'], path],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError('llmchat -m tensors --position %d: exit %d: %s' % (pos, r.returncode, r.stderr.strip()[-400:]))
+        got = {rec['layer']: [int(round(v)) for v in rec['values']]
+               for rec in map(json.loads, r.stdout.splitlines()) if rec['name'] == 'ffn_moe_topk'}
+        for il, theirs in enumerate(g['routes'][pos]):
+            mine = got.get(il)
+            if mine == theirs:
+                same += 1
+                continue
+            lp = np.log(probs[(pos, il)])
+            involved = sorted(set(mine or []) ^ set(theirs)) or [e for e, f in zip(mine or [], theirs) if e != f]
+            near = mine is not None and len(mine) == k and any(
+                abs(lp[a] - lp[b]) < ROUTE_TIE for a in involved for b in set(mine) | set(theirs) if a != b)
+            ties += near
+            if not near:
+                bad.append('position %d layer %d: llmchat %s, llama.cpp %s' % (pos, il, mine, theirs))
+    total = n_prompt * len(g['routes'][0])
+    ok = not bad and same >= ROUTES_MIN * total
+    c.result(ok, 'moe routes %-13s %2d prompt positions: %3d/%3d routes agree with llama.cpp%s (>= %d%%)'
+             % (g['model'], n_prompt, same, total, ', %d near-ties (< %g apart) differ' % (ties, ROUTE_TIE) if ties else '',
+                ROUTES_MIN * 100))
+    for line in bad[:8]:
+        print('     ' + line)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--llmchat', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--text', help='nll, quantized: the text scored')
-    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native'))
+    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native', 'moe'))
     ap.add_argument('args', nargs='*')
     a = ap.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
     c = Checker(a.llmchat, a.work)
     try:
-        if a.what in ('greedy', 'native'):
+        if a.what in ('greedy', 'native', 'moe'):
+            check = {'greedy': check_greedy, 'native': check_native, 'moe': check_moe}[a.what]
             for path in a.args:
                 for line in open(path):
                     if line.strip():
-                        (check_greedy if a.what == 'greedy' else check_native)(c, json.loads(line))
+                        check(c, json.loads(line))
         elif a.what == 'nll':
             for arch in a.args:
                 check_nll(c, arch, a.text)

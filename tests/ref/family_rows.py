@@ -7,7 +7,8 @@ models (make_arch_gguf.py) to write what the loader reads, from the one descript
 
 Each row is a dict of the designated initializer's fields: booleans, numbers, strings and C
 identifiers (as strings); a field the row leaves out is False (booleans and numbers alike:
-C's zero). Fails (ValueError) when the table cannot be found or read, or holds no llama row.
+C's zero). The mixture-of-experts fields: experts (an identifier, read through experts()),
+expert_norm_weights, expert_ff_key, qk_norm_whole (booleans). Fails (ValueError) when the table cannot be found or read, or holds no llama row.
 Python 3; no numpy.
 """
 import os
@@ -57,6 +58,19 @@ def read(path=TABLE):
     if 'llama' not in rows:
         raise ValueError('%s: no llama row among %s' % (path, ', '.join(rows) or 'none'))
     return rows
+
+
+EXPERTS = {False: 'none', 'FAMILY_EXPERTS_NONE': 'none', 'FAMILY_EXPERTS_OPTIONAL': 'optional',
+           'FAMILY_EXPERTS_REQUIRED': 'required'}
+
+
+def experts(row):
+    """Whether the family's files hold a mixture-of-experts feed-forward (model_family.h's
+    family_experts): 'none', 'optional' (when {arch}.expert_count > 0: llama's Mixtral) or
+    'required'. Fails on a value it does not know."""
+    if row['experts'] not in EXPERTS:
+        raise ValueError('%s: family %s: unknown .experts = %r' % (TABLE, row['name'], row['experts']))
+    return EXPERTS[row['experts']]
 
 
 def has_windows(row):

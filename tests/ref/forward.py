@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """forward.py — an independent reference forward pass (numpy, float64 arithmetic on the file's
-weights) for the GGUF families llama, qwen2, qwen3, phi3, gemma, gemma2 and gemma3, written
+weights) for the GGUF families llama (Mixtral's experts included), qwen2, qwen3, qwen3moe, phi3,
+gemma, gemma2, gemma3 and olmoe, written
 from the published model definitions (Hugging Face transformers' modeling files, the Gemma
 and Phi-3 reports) with llama.cpp's graph as a cross-check of what GGUF stores. It is what
 llmchat's C pass is compared with; it shares no code with llmchat.
@@ -40,8 +41,17 @@ import gguf  # noqa: E402
 
 # What each family changes, as data (llama.cpp's llm_arch tables and graph builders; HF's
 # modeling_*.py). rope: 'norm' rotates pairs (2i, 2i+1), 'neox' pairs (i, i + n_rot/2).
+# qk_norm: 'whole' normalises the whole q / k vector before the heads (OLMoE), True each
+# head's. experts: 'optional' (a mixture-of-experts feed-forward when {arch}.expert_count > 0:
+# Mixtral), 'required', or absent; norm_w: the chosen experts' probabilities renormalised to
+# sum 1 (llama.cpp's build_moe_ffn norm_w; HF's norm_topk_prob).
 FAMILIES = {
-    'llama':  dict(rope='norm', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
+    'llama':  dict(rope='norm', act='silu', embd_scale=False, qk_norm=False, post_norms=False,
+                   experts='optional', norm_w=True),
+    'qwen3moe': dict(rope='neox', act='silu', embd_scale=False, qk_norm=True, post_norms=False,
+                     experts='required', norm_w=True),
+    'olmoe':  dict(rope='neox', act='silu', embd_scale=False, qk_norm='whole', post_norms=False,
+                   experts='required', norm_w=False),
     'qwen2':  dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
     'qwen3':  dict(rope='neox', act='silu', embd_scale=False, qk_norm=True,  post_norms=False),
     'phi3':   dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
@@ -78,6 +88,17 @@ class Hparams:
         self.n_head = int(need('attention.head_count'))
         self.n_head_kv = int(key('attention.head_count_kv', self.n_head))
         self.n_ff = int(need('feed_forward_length'))
+        self.n_expert = int(key('expert_count', 0)) if self.fam.get('experts') else 0
+        self.n_expert_used = int(key('expert_used_count', 0)) if self.n_expert else 0
+        if self.fam.get('experts') == 'required' and not (self.n_expert > 0 and self.n_expert_used > 0):
+            raise ModelError('%s: %s needs %s.expert_count and %s.expert_used_count > 0' % (f.path, a, a, a))
+        if self.n_expert_used > self.n_expert:
+            raise ModelError('%s: %d experts used of %d' % (f.path, self.n_expert_used, self.n_expert))
+        # the experts' hidden size: qwen3moe's own key (else n_ff / n_expert_used, as
+        # llama.cpp), the others' feed_forward_length
+        self.n_ff_exp = self.n_ff
+        if a == 'qwen3moe':
+            self.n_ff_exp = int(key('expert_feed_forward_length', 0)) or self.n_ff // self.n_expert_used
         self.eps = float(need('attention.layer_norm_rms_epsilon'))
         self.head_k = int(key('attention.key_length', self.n_embd // self.n_head))
         self.head_v = int(key('attention.value_length', self.n_embd // self.n_head))
@@ -197,13 +218,24 @@ class Model:
             raise ModelError('%s: qwen2 needs the q, k and v biases of layer %d' % (self.path, il))
         L.wo = need(p + 'attn_output.weight', (hp.n_embd, hp.n_head * hp.head_v))
         L.bo = t(p + 'attn_output.bias')
-        if hp.fam['qk_norm']:
+        if hp.fam['qk_norm'] == 'whole':
+            L.q_norm = need(p + 'attn_q_norm.weight', (q_dim,))
+            L.k_norm = need(p + 'attn_k_norm.weight', (kv_dim,))
+        elif hp.fam['qk_norm']:
             L.q_norm = need(p + 'attn_q_norm.weight', (hp.head_k,))
             L.k_norm = need(p + 'attn_k_norm.weight', (hp.head_k,))
         if hp.fam['post_norms']:
             L.attn_post_norm = need(p + 'post_attention_norm.weight', (hp.n_embd,))
             L.ffn_post_norm = need(p + 'post_ffw_norm.weight', (hp.n_embd,))
         L.ffn_norm = need(p + 'ffn_norm.weight', (hp.n_embd,))
+        L.moe = hp.n_expert > 0
+        if L.moe:   # numpy shapes: the reverse of GGUF's dims ([dim, n_ff_exp, n_expert] ...)
+            ne, ff = hp.n_expert, hp.n_ff_exp
+            L.gate_inp = need(p + 'ffn_gate_inp.weight', (ne, hp.n_embd))
+            L.gate_exps = need(p + 'ffn_gate_exps.weight', (ne, ff, hp.n_embd))
+            L.up_exps = need(p + 'ffn_up_exps.weight', (ne, ff, hp.n_embd))
+            L.down_exps = need(p + 'ffn_down_exps.weight', (ne, hp.n_embd, ff))
+            return L
         if hp.arch == 'phi3':
             up = need(p + 'ffn_up.weight', (2 * hp.n_ff, hp.n_embd))  # gate rows, then up rows
             L.ffn_gate, L.ffn_up = up[:hp.n_ff], up[hp.n_ff:]
@@ -271,6 +303,7 @@ class Pass:
         self.m, self.pos = model, 0
         self.k_cache = [[] for _ in model.layers]   # per layer: (n_head_kv, head_k) per position
         self.v_cache = [[] for _ in model.layers]
+        self.routes = []                            # (pos, layer, experts, gap): _moe
 
     def step(self, token, emit=None):
         m, hp = self.m, self.m.hp
@@ -302,10 +335,15 @@ class Pass:
             k = k + L.bk
         if L.bv is not None:
             v = v + L.bv
+        if hp.fam['qk_norm'] == 'whole':   # OLMoE: the whole vectors, before the heads
+            q, k = rms_norm(q, L.q_norm, hp.eps), rms_norm(k, L.k_norm, hp.eps)
         q = q.reshape(hp.n_head, hp.head_k)
         k = k.reshape(hp.n_head_kv, hp.head_k)
         v = v.reshape(hp.n_head_kv, hp.head_v)
-        if hp.fam['qk_norm']:
+        if hp.fam['qk_norm'] == 'whole':
+            e('Qcur_normed', il, q)
+            e('Kcur_normed', il, k)
+        elif hp.fam['qk_norm']:
             q, k = rms_norm(q, L.q_norm, hp.eps), rms_norm(k, L.k_norm, hp.eps)
             e('Qcur_normed', il, q)
             e('Kcur_normed', il, k)
@@ -355,6 +393,10 @@ class Pass:
         hp = self.m.hp
         h = rms_norm(x, L.ffn_norm, hp.eps)
         e('ffn_norm', il, h)
+        if L.moe:
+            x = x + self._moe(il, L, h, e)
+            e('l_out', il, x)
+            return x
         gate, up = L.ffn_gate @ h, L.ffn_up @ h
         e('ffn_gate', il, gate)
         e('ffn_up', il, up)
@@ -369,6 +411,38 @@ class Pass:
         x = x + out
         e('l_out', il, x)
         return x
+
+
+    def _moe(self, il, L, h, e):
+        """The mixture-of-experts feed-forward (llama.cpp's build_moe_ffn, softmax gating):
+        softmax over every expert's logit, the n_expert_used most probable in descending
+        order, their probabilities as weights (renormalised to sum 1 where the family does:
+        llama.cpp clamps the sum at 6.1e-5), and the weighted sum of each chosen expert's
+        SwiGLU feed-forward. Records the route in self.routes: (pos, layer, chosen ids, the
+        log-probability gap between the last chosen expert and the next: how far the
+        choice is from a tie)."""
+        hp = self.m.hp
+        logits = L.gate_inp @ h
+        e('ffn_moe_logits', il, logits)
+        probs = np.exp(logits - logits.max())
+        probs = probs / probs.sum()
+        e('ffn_moe_probs', il, probs)
+        order = np.argsort(-probs, kind='stable')
+        topk = order[:hp.n_expert_used]
+        e('ffn_moe_topk', il, topk.astype(np.float64))
+        nxt = probs[order[hp.n_expert_used]] if hp.n_expert_used < hp.n_expert else 0.0
+        gap = math.log(probs[topk[-1]]) - math.log(nxt) if nxt > 0 else math.inf
+        self.routes.append((self.pos, il, [int(i) for i in topk], gap))
+        w = probs[topk]
+        if hp.fam['norm_w']:
+            w = w / max(w.sum(), 6.103515625e-5)
+        e('ffn_moe_weights', il, w)
+        out = np.zeros(hp.n_embd, h.dtype)
+        for j, ex in enumerate(topk):
+            gate, up = L.gate_exps[ex] @ h, L.up_exps[ex] @ h
+            out = out + w[j] * (L.down_exps[ex] @ (silu(gate) * up))
+        e('ffn_moe_out', il, out)
+        return out
 
 
 # ---- front end ----

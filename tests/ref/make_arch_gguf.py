@@ -8,7 +8,8 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 
 ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
 can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
-window), gemma, gemma2 or gemma3 (--list prints each one's shape). Which tensors and keys a
+window), gemma, gemma2, gemma3, or one of the mixture-of-experts fixtures qwen3moe, olmoe and
+mixtral (a llama file with experts) (--list prints each one's shape). Which tensors and keys a
 family's file holds (biases, q/k norms, post-norms, fused tensors, LongRoPE's, windows,
 soft-caps, the keys its converter writes) is its row of llmchat's family table
 (src/formats/model_family.c, read by family_rows.py), the description llmchat's loader reads;
@@ -27,6 +28,15 @@ N(0, (gain / sqrt(cols))^2), with gains large enough that attention is peaked an
 logits have clear winners (greedy choices are not near-ties), norm weights 1 + N(0, 0.1^2),
 biases N(0, 0.5^2). For other tensor types, quantize the file with llama.cpp's
 llama-quantize (rows of 64 values are too short for the K-quants, which it then replaces).
+
+The mixture-of-experts fixtures are not random: they are the trained stories260K
+(tests/data/stories260K.gguf: dim 64, 5 layers, 8 heads / 4 KV heads of 8, hidden 172, its
+512-token SentencePiece vocabulary) arranged into the family's layout (moe_from_trained
+below): its embeddings, attention, norms and classifier as they are (q and k rows reordered
+from llama's interleaved pairs to the halves of NEOX for qwen3moe and olmoe, which add q/k
+norm weights), and each layer's feed-forward turned into experts that differ (each one a
+seeded random subset of the trained hidden units, its weights perturbed) behind a random
+router large enough that routing is decisive.
 Python 3 with numpy.
 """
 import argparse
@@ -43,6 +53,7 @@ from gguf import pack_kv, copy_kv, UINT32, FLOAT32, STRING, BOOL  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, '..', 'data')
 SPM_VOCAB = os.path.join(DATA, 'stories260K.gguf')
+TRAINED = os.path.join(DATA, 'stories260K.gguf')
 BPE_VOCAB = os.path.join(DATA, 'gpt2-vocab.gguf.gz')
 
 # Each family's tiny shape and what it writes beside what its family's row says. head: the
@@ -69,6 +80,30 @@ SHAPES = {
                    ctx=32768, base=1000000.0, tied=True, key_length=True, norm_shift=True,
                    swa=8, linear_scale=8.0, eps=1e-6),
 }
+# The mixture-of-experts fixtures (from TRAINED, see moe_from_trained): experts, the experts
+# each token uses, their hidden size (a multiple of 32: Q8_0 blocks), and what the file says
+# of the dense size (qwen3moe: feed_forward_length is the trained 172, the experts' size is
+# expert_feed_forward_length, as Qwen3-30B-A3B's 6144 and 768). dim, layers, heads, kv,
+# head, ctx, base and eps are the trained model's, except olmoe's 8 KV heads: llama.cpp's
+# OLMoE has no grouped-query attention (attn_k_norm is n_embd wide), so each trained KV
+# head's k and v rows are there twice (the same attention).
+MOE = dict(vocab='spm', dim=64, layers=5, heads=8, kv=4, head=8, ctx=2048, base=10000.0, tied=False,
+           eps=float(np.float32(1e-5)), trained=True)
+SHAPES.update({
+    'qwen3moe': dict(MOE, arch='qwen3moe', experts=16, used=4, ff_exp=96, ff=172, key_length=True),
+    'olmoe':    dict(MOE, arch='olmoe', kv=8, experts=8, used=4, ff_exp=96, ff=96),
+    'mixtral':  dict(MOE, arch='llama', experts=8, used=2, ff_exp=128, ff=128),
+})
+# Each expert: EXPERT_NOISE relative noise on its weights; its down projection scaled by
+# 172 / ff_exp (it holds only part of the hidden units). The router: rows
+# N(0, (ROUTER_GAIN / sqrt(dim))^2): logits of a few units (ffn_norm's output has an RMS of
+# 0.55-0.97 in the trained model), so that the top experts stand clear of the rest. The q/k
+# norm weights: Q_NORM_GAIN / K_NORM_GAIN per layer (the RMS of the trained q and k per
+# head, measured on a story: unit-RMS q and k would make the attention flat) × (1 + 0.05 N).
+EXPERT_NOISE = 0.1
+ROUTER_GAIN = 6.0
+Q_NORM_GAIN = (3.5, 5.3, 3.9, 5.3, 3.3)
+K_NORM_GAIN = (4.7, 6.7, 4.7, 5.6, 3.7)
 # Gemma multiplies the embeddings by sqrt(dim) and ties the output to them: with N(0, 1)
 # embeddings the residual stream would be mostly the input token's own row and the model
 # would repeat it. Its embeddings are N(0, 0.1^2) instead, and its final norm weights 8
@@ -148,6 +183,10 @@ def metadata(name, s):
         m.append(f32('attn_logit_softcapping', f['attn_softcap']))
     if f['final_softcap']:
         m.append(f32('final_logit_softcapping', f['final_softcap']))
+    if s.get('experts'):   # TextModel.set_gguf_parameters: num_local_experts, num_experts_per_tok
+        m += [u32('expert_count', s['experts']), u32('expert_used_count', s['used'])]
+        if f['expert_ff_key']:   # Qwen2MoeModel: moe_intermediate_size
+            m.append(u32('expert_feed_forward_length', s['ff_exp']))
     if 'linear_scale' in s:
         m += [pack_kv('%s.rope.scaling.type' % a, STRING, 'linear'), f32('rope.scaling.factor', s['linear_scale'])]
     return m
@@ -185,8 +224,71 @@ def layer_tensors(W, il, s):
         W.norm(p + 'post_ffw_norm.weight', dim)
 
 
+def neox_rows(w, n_head):
+    """Rows of a q or k matrix in llama's GGUF order (each head's pairs (2i, 2i+1)
+    interleaved, as LlamaModel.permute leaves them) reordered into NEOX's halves (i,
+    i + head/2): the inverse of the converter's permute, so that a NEOX family's RoPE
+    rotates the pairs the trained model rotated."""
+    rows, cols = w.shape
+    return w.reshape(n_head, rows // n_head // 2, 2, cols).transpose(0, 2, 1, 3).reshape(rows, cols)
+
+
+def moe_from_trained(W, s, T):
+    """The tensors of a mixture-of-experts fixture made of the trained model T (a GGUFFile)."""
+    f, rng = FAMILIES[s['arch']], W.rng
+    t = lambda name: T.tensor(name).astype(np.float64)
+    add = lambda name, w: W.tensors.append((name, np.asarray(w, np.float32), 'F32'))
+    neox = f['rope_layout'] != 'MODEL_ROPE_PAIRS'
+    n_exp, ff_exp = s['experts'], s['ff_exp']
+    add('token_embd.weight', t('token_embd.weight'))
+    add('output_norm.weight', t('output_norm.weight'))
+    add('output.weight', t('output.weight'))
+    for il in range(s['layers']):
+        p = 'blk.%d.' % il
+        add(p + 'attn_norm.weight', t(p + 'attn_norm.weight'))
+        q, k, v = t(p + 'attn_q.weight'), t(p + 'attn_k.weight'), t(p + 'attn_v.weight')
+        kv = k.shape[0] // s['head']
+        if s['kv'] != kv:   # each KV head repeated for the query heads that read it
+            k = np.repeat(k.reshape(kv, s['head'], -1), s['kv'] // kv, axis=0).reshape(-1, s['dim'])
+            v = np.repeat(v.reshape(kv, s['head'], -1), s['kv'] // kv, axis=0).reshape(-1, s['dim'])
+        add(p + 'attn_q.weight', neox_rows(q, s['heads']) if neox else q)
+        add(p + 'attn_k.weight', neox_rows(k, s['kv']) if neox else k)
+        add(p + 'attn_v.weight', v)
+        add(p + 'attn_output.weight', t(p + 'attn_output.weight'))
+        if f['qk_norm']:
+            nq = s['heads'] * s['head'] if f['qk_norm_whole'] else s['head']
+            nk = s['kv'] * s['head'] if f['qk_norm_whole'] else s['head']
+            W.norm(p + 'attn_q_norm.weight', nq, Q_NORM_GAIN[il])
+            W.norm(p + 'attn_k_norm.weight', nk, K_NORM_GAIN[il])
+        add(p + 'ffn_norm.weight', t(p + 'ffn_norm.weight'))
+        gate, up, down = t(p + 'ffn_gate.weight'), t(p + 'ffn_up.weight'), t(p + 'ffn_down.weight')
+        n_ff = gate.shape[0]
+        W.mat(p + 'ffn_gate_inp.weight', n_exp, s['dim'], ROUTER_GAIN)
+        exps = {'gate': [], 'up': [], 'down': []}
+        for _ in range(n_exp):
+            units = np.sort(rng.choice(n_ff, ff_exp, replace=False))
+            noise = lambda w: w * (1.0 + EXPERT_NOISE * rng.standard_normal(w.shape))
+            exps['gate'].append(noise(gate[units]))
+            exps['up'].append(noise(up[units]))
+            exps['down'].append(noise(down[:, units]) * (n_ff / ff_exp))
+        for which in ('gate', 'up', 'down'):   # numpy (n_expert, rows, cols): GGUF [cols, rows, n_expert]
+            add(p + 'ffn_%s_exps.weight' % which, np.stack(exps[which]))
+
+
 def make(name, out, seed=1, vocab=None):
     s = SHAPES[name]
+    if s.get('trained'):
+        T = gguf.GGUFFile(TRAINED)
+        records, n_vocab = vocab_records(s, vocab or TRAINED)
+        meta = metadata(name, s)
+        if FAMILIES[s['arch']]['vocab_size_key']:
+            meta.append(pack_kv('%s.vocab_size' % s['arch'], UINT32, n_vocab))
+        if family_rows.experts(FAMILIES[s['arch']]) == 'none':
+            raise SystemExit('%s: family %s has no experts in model_family.c' % (name, s['arch']))
+        W = Weights(seed)
+        moe_from_trained(W, s, T)
+        gguf.write_gguf(out, meta + records, W.tensors)
+        return
     records, n_vocab = vocab_records(s, vocab or (BPE_VOCAB if s['vocab'] == 'bpe' else SPM_VOCAB))
     meta = metadata(name, s)
     if FAMILIES[s['arch']]['vocab_size_key']:

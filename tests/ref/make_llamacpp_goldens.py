@@ -8,6 +8,7 @@ where the anchors are (the tests only read its output):
     make_llamacpp_goldens.py ANCHORS perplexity > tests/data/golden/arch_perplexity.jsonl
     make_llamacpp_goldens.py BUILD/bin greedy-new > tests/data/golden/arch_greedy_qwen3_gemma3.jsonl
     make_llamacpp_goldens.py ANCHORS greedy-q8_0 > tests/data/golden/arch_greedy_q8_0.jsonl
+    make_llamacpp_goldens.py ANCHORS-0.4.0 moe TOPK > tests/data/golden/moe_greedy.jsonl
 
 ANCHORS is the directory of llama-cli, llama-perplexity and llama-tokenize
 (/work/shared/anchors/llama.cpp). Each case's model is written into a temporary directory.
@@ -35,6 +36,22 @@ PPL_TEXT below and writes {"model", "seed", "sha256", "ctx", "text", "ids", "add
 it cuts them into chunks of CTX, puts BOS in each chunk's first place when the vocabulary
 adds one, and scores the second half of each chunk), ppl the running perplexity it prints
 after each chunk ([1]..., [2]...).
+
+moe runs llama.cpp 0.4.0 (ANCHORS-0.4.0: /work/shared/anchors/llama.cpp-0.4.0, its
+llama-completion; TOPK: tests/ref/llamacpp_moe_topk.c built against the same release's
+libraries, its header says how) on the mixture-of-experts fixtures (qwen3moe, olmoe,
+mixtral): TOPK gives the greedy ids and, for every position evaluated, the experts each
+layer chose (ffn_moe_topk); llama-completion -m MODEL -p PROMPT -n N_PREDICT -c CTX --temp 0
+-no-cnv --no-warmup -t 1 -fa off -ctk f32 -ctv f32 --seed 1 --no-display-prompt (0.4.0's
+llama-completion logs no ids) must print the text of those ids, byte for byte (checked
+here: the same greedy run by the tool; tried up to 5 times, since llama-completion prints
+through its asynchronous log, which at times loses the end of the text at exit). Flash attention is off in both: 0.4.0 turns it on by
+default, and its CPU kernel rounds through half precision (1e-4 relative on the attention
+output), enough to flip close routes. One line a case: {"model", "seed", "sha256", "ctx",
+"prompt", "prompt_ids", "n_predict", "ids", "eog", "text", "routes", "source"}: ids all
+N_PREDICT chosen ids (eog: the last is an end-of-generation id), routes[pos][layer] the
+chosen experts in llama.cpp's order (descending probability) for positions 0 ..
+len(prompt_ids) + len(ids) - 2 (the last id is never evaluated).
 
 Nothing here runs the reference: check_llamacpp.py compares it with these lines.
 """
@@ -93,6 +110,15 @@ GREEDY_Q8_0 = [
 # (model, ctx): Phi-3 at 128, over its original context (long factors), and at 64 (short).
 PERPLEXITY = [('llama', 64), ('qwen2', 64), ('phi3', 64), ('phi3', 128), ('phi3-partial', 64),
               ('gemma', 64), ('gemma2', 64)]
+# The mixture-of-experts fixtures (llama.cpp 0.4.0): the two prompts of each whose greedy
+# choices and routes are farthest from ties among six candidates (by the reference: the
+# smallest top-1 margin and the smallest log-probability gap between consecutive chosen
+# experts and the first one left out).
+MOE = [
+    ('qwen3moe', 2048, 40, [ONCE, CAT]),
+    ('olmoe', 2048, 40, ['Ben had a big blue boat.', 'One day, a girl named Sue found a shiny red ball.']),
+    ('mixtral', 2048, 40, ['The sun was warm and the birds sang.', ONCE]),
+]
 SEED = 1
 BACKPORT = ('built from ggerganov/llama.cpp@c392e509 with qwen3 and gemma3 added by hand after upstream\'s '
             'graphs (tests/ref/README.md)')
@@ -147,8 +173,59 @@ def perplexity_case(anchors, model, text_path, ctx):
                        '; ids from llama-tokenize -m MODEL -f TEXT --ids')
 
 
+def spm_text(model, ids):
+    """The bytes llama.cpp prints for ids of a SentencePiece vocabulary: each piece with
+    U+2581 as a space, byte tokens <0xHH> as their byte, control tokens as nothing."""
+    f = gguf.GGUFFile(model)
+    tokens, types = f.meta['tokenizer.ggml.tokens'], f.meta['tokenizer.ggml.token_type']
+    out = b''
+    for i in ids:
+        if types[i] == 6:
+            out += bytes([int(tokens[i][3:5], 16)])
+        elif types[i] != 3:
+            out += tokens[i].replace('\u2581', ' ').encode('utf-8')
+    return out
+
+
+def moe_case(anchors, topk, model, prompt, n_predict, ctx):
+    r = run([topk, model, prompt, str(n_predict), str(ctx)])
+    lines = [json.loads(l) for l in r.stdout.decode().splitlines()]
+    head, routes = lines[0], {}
+    for l in lines[1:]:
+        routes.setdefault(l['pos'], {})[l['layer']] = l['topk']
+    n_pos = len(head['prompt_ids']) + len(head['ids']) - 1
+    if sorted(routes) != list(range(n_pos)):
+        sys.exit('%s: routes for positions %s, expected 0..%d' % (model, sorted(routes), n_pos - 1))
+    cmd = [os.path.join(anchors, 'llama-completion'), '-m', model, '-p', prompt, '-n', str(n_predict),
+           '-c', str(ctx), '--temp', '0', '-no-cnv', '--no-warmup', '-t', '1', '-fa', 'off', '-ctk', 'f32',
+           '-ctv', 'f32', '--seed', '1', '--no-display-prompt']
+    want = spm_text(model, head['ids'])
+    for _ in range(5):   # its text goes through the asynchronous log, whose end is at times lost at exit
+        out = run(cmd).stdout
+        out = out[:-2] if out.endswith(b'\n\n') else out
+        eog = out.endswith(b' [end of text]\n')
+        out = out[:-len(b' [end of text]\n')] if eog else out
+        if out == want and eog == head['eog']:
+            break
+    else:
+        sys.exit('%s %r: llama-completion printed %r (eog %s), the tool\'s ids say %r (eog %s)'
+                 % (model, prompt, out, eog, want, head['eog']))
+    try:
+        text, exact = out.decode('utf-8'), True
+    except UnicodeDecodeError:
+        text, exact = out.decode('utf-8', errors='replace'), False
+    return dict(ctx=ctx, prompt=prompt, prompt_ids=head['prompt_ids'], n_predict=n_predict, ids=head['ids'],
+                eog=head['eog'], text=text, text_exact=exact,
+                routes=[[routes[p][l] for l in sorted(routes[p])] for p in range(n_pos)],
+                source='llama.cpp 0.4.0: ids and routes from tests/ref/llamacpp_moe_topk.c (libllama.v0.4.0.so, '
+                       'node-llama-cpp@3.21.1) MODEL PROMPT %d %d; its text printed by llama-completion %s'
+                       % (n_predict, ctx, ' '.join(cmd[3:]).replace(prompt, 'PROMPT')))
+
+
 def main(argv):
-    if len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new', 'greedy-q8_0'):
+    if len(argv) == 3 and argv[1] == 'moe':
+        argv, topk = argv[:2], argv[2]
+    elif len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new', 'greedy-q8_0'):
         sys.exit(__doc__)
     anchors, kind = argv
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,7 +233,7 @@ def main(argv):
         with open(text_path, 'w') as f:
             f.write(PPL_TEXT)
         models = {}
-        cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW, 'greedy-q8_0': GREEDY_Q8_0}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
+        cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW, 'greedy-q8_0': GREEDY_Q8_0, 'moe': MOE}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
         for name, ctx, n_predict, prompts in cases:
             if name not in models:
                 models[name] = os.path.join(tmp, name + '.gguf')
@@ -168,6 +245,7 @@ def main(argv):
             sha = hashlib.sha256(open(model, 'rb').read()).hexdigest()
             for prompt in prompts:
                 rec = (perplexity_case(anchors, model, text_path, ctx) if kind == 'perplexity'
+                       else moe_case(anchors, topk, model, prompt, n_predict, ctx) if kind == 'moe'
                        else greedy_case(anchors, model, prompt, n_predict, ctx))
                 if kind == 'greedy-new':
                     rec['source'] = rec['source'].replace('(ggerganov/llama.cpp@c392e509)', BACKPORT)
