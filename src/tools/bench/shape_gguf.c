@@ -76,6 +76,7 @@ enum { KIND_ONES = -1, KIND_ZEROS = -2, PARTS_MAX = 3 };
 typedef struct {
     char name[48];
     uint64_t ne0, ne1; /* ne1 = 0: a vector */
+    uint64_t ne2;      /* 0; or the experts of a stack (ne1 the rows of one) */
     int layer;
     int n_parts;
     int kind[PARTS_MAX];
@@ -151,13 +152,28 @@ static void layer_tensors(const shape *s, const model_family *f, int l, shape_te
     if (post)
         vec(t, n, "post_attention_norm.weight", l, d, KIND_ONES);
     vec(t, n, "ffn_norm.weight", l, d, KIND_ONES);
-    if (fused)
-        mat(t, n, "ffn_up.weight", l, d, 2, (const int[]){5, 7}, (const uint64_t[]){h, h});
-    else
-        mat(t, n, "ffn_gate.weight", l, d, 1, (const int[]){5}, &h);
-    mat(t, n, "ffn_down.weight", l, h, 1, (const int[]){6}, &d);
-    if (!fused)
-        mat(t, n, "ffn_up.weight", l, d, 1, (const int[]){7}, &h);
+    if (s->experts > 0) { /* each stack's rows one stream, then viewed as ne2 matrices */
+        uint64_t E = (uint64_t)s->experts, ef = (uint64_t)s->expert_ff;
+        uint64_t gate_rows = E * ef, down_rows = E * d;
+        mat(t, n, "ffn_gate_inp.weight", l, d, 1, (const int[]){9}, &E);
+        mat(t, n, "ffn_gate_exps.weight", l, d, 1, (const int[]){10}, &gate_rows);
+        t[*n - 1].ne1 = ef;
+        t[*n - 1].ne2 = E;
+        mat(t, n, "ffn_up_exps.weight", l, d, 1, (const int[]){11}, &gate_rows);
+        t[*n - 1].ne1 = ef;
+        t[*n - 1].ne2 = E;
+        mat(t, n, "ffn_down_exps.weight", l, ef, 1, (const int[]){12}, &down_rows);
+        t[*n - 1].ne1 = d;
+        t[*n - 1].ne2 = E;
+    } else {
+        if (fused)
+            mat(t, n, "ffn_up.weight", l, d, 2, (const int[]){5, 7}, (const uint64_t[]){h, h});
+        else
+            mat(t, n, "ffn_gate.weight", l, d, 1, (const int[]){5}, &h);
+        mat(t, n, "ffn_down.weight", l, h, 1, (const int[]){6}, &d);
+        if (!fused)
+            mat(t, n, "ffn_up.weight", l, d, 1, (const int[]){7}, &h);
+    }
     if (post)
         vec(t, n, "post_ffw_norm.weight", l, d, KIND_ONES);
 }
@@ -202,6 +218,12 @@ static void family_keys(gguf_writer *w, const shape *s, const model_family *f)
         gguf_writer_add_float32(w, KEY("attn_logit_softcapping"), f->attn_softcap);
     if (f->final_softcap > 0.0f)
         gguf_writer_add_float32(w, KEY("final_logit_softcapping"), f->final_softcap);
+    if (s->experts > 0) {
+        gguf_writer_add_uint32(w, KEY("expert_count"), (uint32_t)s->experts);
+        gguf_writer_add_uint32(w, KEY("expert_used_count"), (uint32_t)s->used);
+        if (f->expert_ff_key)
+            gguf_writer_add_uint32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+    }
 #undef KEY
 }
 
@@ -244,9 +266,9 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     }
     *n = shape_tensors(s, f, t);
     for (int i = 0; i < *n; i++) {
-        uint64_t dims[2] = {t[i].ne0, t[i].ne1};
+        uint64_t dims[3] = {t[i].ne0, t[i].ne1, t[i].ne2};
         gguf_writer_add_tensor(w, t[i].name, t[i].ne1 ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
-                               t[i].ne1 ? 2 : 1, dims);
+                               t[i].ne2 ? 3 : t[i].ne1 ? 2 : 1, dims);
     }
     return w;
 }
@@ -287,7 +309,7 @@ static int put_tensor(FILE *f, const shape *s, const shape_tensor *x, uint64_t *
         if (put_q8_tensor(f, x->ne0 * x->rows[p], &r) != 0)
             return -1;
     }
-    *bytes = x->ne0 * x->ne1 / 32 * sizeof(ggml_block_q8_0);
+    *bytes = x->ne0 * x->ne1 * (x->ne2 ? x->ne2 : 1) / 32 * sizeof(ggml_block_q8_0);
     return 0;
 }
 
@@ -322,7 +344,9 @@ uint64_t shape_gguf_bytes(const shape *s)
     if (ok) {
         bytes = head;
         for (int i = 0; i < n; i++) {
-            uint64_t b = t[i].ne1 ? t[i].ne0 * t[i].ne1 / 32 * sizeof(ggml_block_q8_0) : 4 * t[i].ne0;
+            uint64_t b = t[i].ne1 ? t[i].ne0 * t[i].ne1 * (t[i].ne2 ? t[i].ne2 : 1) / 32 *
+                                        sizeof(ggml_block_q8_0)
+                                  : 4 * t[i].ne0;
             bytes += (b + GGUF_DEFAULT_ALIGNMENT - 1) / GGUF_DEFAULT_ALIGNMENT * GGUF_DEFAULT_ALIGNMENT;
         }
     }

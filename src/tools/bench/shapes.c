@@ -40,6 +40,16 @@ const shape bench_shapes[] = {
     {.name = "gemma3-1B", .arch = "gemma3", .dim = 1152, .hidden_dim = 6912, .n_layers = 26,
      .n_heads = 4, .n_kv_heads = 1, .head_size = 256, .vocab_size = 262144, .seq_len = 4096,
      .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e6f, .window = 512},
+    /* mixtures of experts: a small one whose experts fit any machine (1.0B parameters,
+     * 0.29B a token), and Qwen3-30B-A3B's published shape */
+    {.name = "qwen3moe-1B-A0.3B", .arch = "qwen3moe", .dim = 1024, .hidden_dim = 3072,
+     .n_layers = 12, .n_heads = 16, .n_kv_heads = 4, .head_size = 64, .vocab_size = 32000,
+     .seq_len = 4096, .shared = 0, .rms_eps = 1e-6f, .rope_base = 1e6f, .experts = 32,
+     .used = 8, .expert_ff = 768},
+    {.name = "qwen3moe-30B-A3B", .arch = "qwen3moe", .dim = 2048, .hidden_dim = 6144,
+     .n_layers = 48, .n_heads = 32, .n_kv_heads = 4, .head_size = 128, .vocab_size = 151936,
+     .seq_len = 4096, .shared = 0, .rms_eps = 1e-6f, .rope_base = 1e6f, .experts = 128,
+     .used = 8, .expert_ff = 768},
 };
 #undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];

@@ -30,6 +30,9 @@ typedef struct {
     float rms_eps;     /* attention.layer_norm_rms_epsilon */
     float rope_base;   /* rope.freq_base */
     int window;        /* attention.sliding_window, for a family whose layers slide */
+    int experts, used, expert_ff; /* a mixture of experts (0: dense): expert_count,
+                          expert_used_count and an expert's hidden size; the router and the
+                          experts' stacks are Q8_0 like the other matrices */
 } shape;
 
 extern const shape bench_shapes[];
@@ -43,8 +46,9 @@ typedef struct {
     uint64_t state;
 } shape_rng;
 
-/* The stream of tensor `kind` (0 embedding, 1-7 wq wk wv wo w1 w2 w3, 8 classifier)
- * of layer `layer` of shape s. */
+/* The stream of tensor `kind` (0 embedding, 1-7 wq wk wv wo w1 w2 w3, 8 classifier;
+ * 9 the router, 10-12 the experts' gate, up and down stacks) of layer `layer` of shape
+ * s. */
 shape_rng shape_rng_for(const shape *s, int kind, int layer);
 uint64_t shape_rng_next(shape_rng *r);
 /* The next n int8 weights of the stream. */
