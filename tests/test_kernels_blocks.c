@@ -3,8 +3,8 @@
  *
  * For every type, on real blocks (tests/data/gguf-types/rand256-*.gguf, made by
  * llama-quantize) and on random blocks (every bit pattern of the quants and small
- * scales, negative Q6_K scales, MXFP4 exponents 2^-10..2^-1), and for every ISA this CPU and build support: the
- * plain-C kernel against "decode the row (dequant.h), then an fp32 dot with the
+ * scales, negative Q6_K scales, MXFP4 exponents 2^-10..2^-1), and for every ISA this
+ * CPU and build support: the plain-C kernel against "decode the row (dequant.h), then an fp32 dot with the
  * dequantized activation" in double precision, and every SIMD kernel against the
  * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
  * 17 and 70 vectors (prefill, across the vector tiles) through kernels_matvec,

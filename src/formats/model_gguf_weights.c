@@ -258,8 +258,8 @@ static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err 
     if (!dequant_supported(t->type))
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: GGUF tensor %s is of type %s, which llmchat cannot decode (it reads "
-                        "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K to Q6_K and MXFP4)", m->path,
-                        w->name, ggml_type_name(t->type));
+                        "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K to Q6_K and MXFP4)",
+                        m->path, w->name, ggml_type_name(t->type));
     return LLM_OK;
 }
 
