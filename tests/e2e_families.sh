@@ -8,8 +8,8 @@
 #     know, the reference's checked against a patched one (arch_greedy_qwen3_gemma3.jsonl);
 #   - perplexity: each token's probability within 5e-3 nats of the reference pass
 #     (tests/ref/forward.py, float64), the mean within 2e-4;
-#   - quantized: phi3 with rows of 256 (its fused attn_qkv and gate-up tensors as Q4_K)
-#     and qwen2 (Q8_0) give the reference's greedy ids with the blocks decoded, and with
+#   - quantized: phi3 with rows of 256 (its fused attn_qkv and gate-up tensors as Q4_K),
+#     qwen2 (Q8_0) and llama (MXFP4) give the reference's greedy ids with the blocks decoded, and with
 #     them computed in place (--weights native) the reference's top choice at 80% of the
 #     positions and its perplexity within 1%;
 #   - native: llama, qwen2 and phi3 with every matrix Q8_0 (quantize.py) give llama-cli's
@@ -55,5 +55,5 @@ check native "$GOLDEN/arch_greedy_q8_0.jsonl" >"$T/native"
 pass "Q8_0 in place against llama-cli: $(tail -n 1 "$T/native")"
 
 check quantized >"$T/quant"
-[ "$(grep -c '^ok ' "$T/quant")" -eq 4 ] || fail "not 4 quantized checks: $(cat "$T/quant")"
+[ "$(grep -c '^ok ' "$T/quant")" -eq 6 ] || fail "not 6 quantized checks: $(cat "$T/quant")"
 pass "quantized: $(tail -n 1 "$T/quant")"

@@ -21,7 +21,7 @@ done
 [ -n "$tables" ] || fail "no kernel table runs here, not even scalar"
 
 models=""
-for type in F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K; do
+for type in F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K MXFP4; do
     "${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" llama256 "$T/$type.gguf" \
         "$DATA/stories260K.gguf" --type "$type" || fail "make_family_gguf --type $type failed"
     models="$models $T/$type.gguf"

@@ -8,7 +8,9 @@
 #     not write (inp_scaled, the post-norms) compare_tensors.py names without failing;
 #   - int8 activations (the pass's Q8_0 quantization of every matrix input): the file's
 #     Q8_0 weights (stories260K-q8_0.gguf), weights llmchat quantized, Q4_K and Q6_K in
-#     place (rand256-q4_k_m.gguf), each with an fp32 KV cache: the first quantized
+#     place (rand256-q4_k_m.gguf), MXFP4 in place (stories260K made MXFP4 by
+#     tests/ref/quantize.py; its ffn_down, rows of 172, stays F32 and is made Q8_0), each
+#     with an fp32 KV cache: the first quantized
 #     products (layer 0's Qcur, Kcur, Vcur) within 1.2e-2 and every step within 6e-2;
 #     with the int8 KV cache too, every step within 0.25 (docs/testing.md derives these);
 #   - the interventions: a knocked-out head's kqv is 0 and nothing before its layer
@@ -93,8 +95,10 @@ first_products() {
             fail "$1: layer 0's $step is $rel from the reference: one quantization should give ~5e-3"
     done
 }
+"$NUMPY_PYTHON" "$REF/quantize.py" "$S" "$T/stories260K-mxfp4.gguf" MXFP4 ||
+    fail "quantize.py MXFP4 failed"
 for spec in "q8_0-file|$DATA/stories260K-q8_0.gguf|" "q8_0-made|$S|--weights q8_0" \
-    "q4_k_m|$DATA/rand256-q4_k_m.gguf|"; do
+    "q4_k_m|$DATA/rand256-q4_k_m.gguf|" "mxfp4|$T/stories260K-mxfp4.gguf|"; do
     name=${spec%%|*} rest=${spec#*|}
     model=${rest%%|*} opts=${rest#*|}
     # shellcheck disable=SC2086

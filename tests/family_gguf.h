@@ -4,7 +4,7 @@
  * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
  * without numpy), and with one edit to make hostile variants: a key dropped or set, a
  * tensor dropped, resized, added, or holding a NaN, the matrices of another tensor
- * type (random blocks of Q4_0 ... Q6_K scaled to the float weights' spread), or the
+ * type (random blocks of Q4_0 ... Q6_K or MXFP4 scaled to the float weights' spread), or the
  * file of another family with the shape's weights. For the loader's tests
  * (test_model_family, test_family_row) and, through make_family_gguf, the end-to-end
  * ones; with a vocabulary file its tokenizer.* keys (and so its chat template) are
@@ -434,6 +434,7 @@ static const struct {
     {GGML_TYPE_Q4_0, {0, -1}}, {GGML_TYPE_Q4_1, {0, 2}},  {GGML_TYPE_Q5_0, {0, -1}},
     {GGML_TYPE_Q5_1, {0, 2}},  {GGML_TYPE_Q2_K, {80, 82}}, {GGML_TYPE_Q3_K, {108, -1}},
     {GGML_TYPE_Q4_K, {0, 2}},  {GGML_TYPE_Q5_K, {0, 2}},   {GGML_TYPE_Q6_K, {208, -1}},
+    {GGML_TYPE_MXFP4, {-1, -1}}, /* no halves: its E8M0 byte (byte 0) is set instead */
 };
 
 /* The halves of a block type, or NULL when family_put_blocks cannot write it. */
@@ -472,10 +473,15 @@ static inline bool family_put_blocks(FILE *f, uint32_t type, size_t n, float rms
             scale = ss > 0.0 ? (float)(rms / sqrt(ss / (double)n)) : 1.0f;
         }
         uint16_t h = ggml_f32_to_fp16(scale);
-        for (size_t k = 0; k < blocks; k++)
+        /* MXFP4: the power of two nearest the scale (2^0 in the first pass) */
+        uint8_t e = (uint8_t)(128 + (int)lroundf(log2f(scale)));
+        for (size_t k = 0; k < blocks; k++) {
+            if (type == GGML_TYPE_MXFP4)
+                b[k * info->bytes] = e;
             for (int j = 0; j < 2; j++)
                 if (at[j] >= 0)
                     memcpy(b + k * info->bytes + at[j], &h, 2);
+        }
     }
     ok = ok && fwrite(b, 1, bytes, f) == bytes;
     free(b);

@@ -5,7 +5,7 @@
  * phi3-partial, gemma, gemma2, gemma3); VOCAB's tokenizer.* keys (and chat template) are
  * copied in; --arch writes another general.architecture (a file llmchat must refuse);
  * --type writes the matrices as TYPE (F32, F16, BF16, Q8_0, or random blocks of Q4_0,
- * Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K: a name as llama.cpp writes it). Exit status 0, or 1
+ * Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K, MXFP4: a name as llama.cpp writes it). Exit status 0, or 1
  * with a message. */
 #include <stdio.h>
 
@@ -23,11 +23,9 @@ int main(int argc, char **argv)
         while (t < GGML_TYPE_LIMIT &&
                !(ggml_type_get(t) && !strcmp(ggml_type_get(t)->name, argv[argc - 1])))
             t++;
-        if (t == GGML_TYPE_LIMIT || !(t <= GGML_TYPE_BF16 && (family_halves(t) ||
-                                                              t == GGML_TYPE_F32 ||
-                                                              t == GGML_TYPE_F16 ||
-                                                              t == GGML_TYPE_BF16 ||
-                                                              t == GGML_TYPE_Q8_0))) {
+        bool writable = family_halves(t) || t == GGML_TYPE_F32 || t == GGML_TYPE_F16 ||
+                        t == GGML_TYPE_BF16 || t == GGML_TYPE_Q8_0;
+        if (t == GGML_TYPE_LIMIT || !writable) {
             fprintf(stderr, "make_family_gguf: cannot write type '%s'\n", argv[argc - 1]);
             return 1;
         }

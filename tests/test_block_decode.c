@@ -1,7 +1,7 @@
 /* test_block_decode.c — the compute view's block decoder (src/kernels/block_decode.c)
  * against the reference dequantization: for every tensor of golden/gguf_dequant.jsonl
  * (every type: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
- * Q6_K), each block's values rebuilt from the decoded fields equal dequant.c's bit for
+ * Q6_K, MXFP4), each block's values rebuilt from the decoded fields equal dequant.c's bit for
  * bit over the whole tensor, and the first 16 equal llama.cpp's (the golden file); the
  * fields lie in their formats' ranges. And the partial dot products: the groups' parts
  * of a row, added in order, are the plain-C row kernel's result bit for bit, and each
@@ -108,7 +108,7 @@ START_TEST(test_blocks_equal_the_reference)
     static const uint32_t types[] = {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0,
                                      GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
                                      GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                                     GGML_TYPE_Q6_K};
+                                     GGML_TYPE_Q6_K, GGML_TYPE_MXFP4};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         ck_assert_msg(seen[types[i]], "no golden tensor of type %s", ggml_type_name(types[i]));
 }
@@ -161,6 +161,7 @@ START_TEST(test_partials_add_up_to_the_row)
         {"gguf-types/rand256-q4_k_m.gguf", GGML_TYPE_Q4_K, kernels_scalar_dot_q4_k},
         {"gguf-types/rand256-q5_k_m.gguf", GGML_TYPE_Q5_K, kernels_scalar_dot_q5_k},
         {"gguf-types/rand256-q6_k.gguf", GGML_TYPE_Q6_K, kernels_scalar_dot_q6_k},
+        {"gguf-types/rand256-mxfp4.gguf", GGML_TYPE_MXFP4, kernels_scalar_dot_mxfp4},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t size;

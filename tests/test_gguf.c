@@ -246,7 +246,7 @@ START_TEST(test_every_decoder_has_a_golden)
     static const uint32_t decoded[] = {
         GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
         GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K,
-        GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+        GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_MXFP4,
     };
     size_t size;
     unsigned char *text = read_whole_file(data_path("golden/gguf_dequant.jsonl"), &size);
@@ -270,6 +270,53 @@ START_TEST(test_every_decoder_has_a_golden)
     ck_assert_ptr_null(ggml_type_get(4));
     ck_assert_str_eq(ggml_type_name(99), "type 99");
     ck_assert_str_eq(ggml_type_name(GGML_TYPE_Q4_K), "Q4_K");
+}
+END_TEST
+
+/* golden/mxfp4_blocks.txt: every e2m1 code in both nibbles under exponents from 0 to 255,
+ * and llama.cpp's values: dequant's are the same fp32 bits, infinities included. */
+START_TEST(test_mxfp4_every_code)
+{
+    FILE *f = fopen(data_path("golden/mxfp4_blocks.txt"), "r");
+    ck_assert_msg(f != NULL, "cannot open golden/mxfp4_blocks.txt");
+    char line[1024];
+    int blocks = 0;
+    bool seen_e[256] = {false}, seen_code[16] = {false};
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        uint8_t block[GGML_MXFP4_BYTES];
+        const char *p = line;
+        int used;
+        unsigned e;
+        ck_assert_int_eq(sscanf(p, "%2x%n", &e, &used), 1);
+        block[0] = (uint8_t)e;
+        p += used + 1;
+        for (int j = 0; j < 16; j++, p += 2) {
+            unsigned byte;
+            ck_assert_int_eq(sscanf(p, "%2x", &byte), 1);
+            block[1 + j] = (uint8_t)byte;
+            seen_code[byte & 0x0f] = seen_code[byte >> 4] = true;
+        }
+        float got[32];
+        dequant_range(GGML_TYPE_MXFP4, block, 0, got, 32);
+        for (int i = 0; i < 32; i++) {
+            unsigned want;
+            ck_assert_int_eq(sscanf(p, " %8x%n", &want, &used), 1);
+            p += used;
+            uint32_t bits;
+            memcpy(&bits, &got[i], 4);
+            ck_assert_msg(bits == want, "e %u value %d: 0x%08x (%g), llama.cpp 0x%08x", e, i,
+                          (unsigned)bits, got[i], want);
+        }
+        seen_e[e] = true;
+        blocks++;
+    }
+    fclose(f);
+    ck_assert_int_ge(blocks, 16);
+    ck_assert(seen_e[0] && seen_e[1] && seen_e[127] && seen_e[254] && seen_e[255]);
+    for (int c = 0; c < 16; c++)
+        ck_assert(seen_code[c]);
 }
 END_TEST
 
@@ -710,6 +757,7 @@ static Suite *gguf_suite(void)
     tcase_add_test(core, test_stories_q8_0_and_vocab);
     tcase_add_test(core, test_dequant_goldens);
     tcase_add_test(core, test_every_decoder_has_a_golden);
+    tcase_add_test(core, test_mxfp4_every_code);
     tcase_add_test(core, test_half_precision);
     tcase_add_test(core, test_quantize_q8_0);
     tcase_add_test(core, test_writer_round_trip);

@@ -1,10 +1,10 @@
 /* test_kernels_blocks.c — the products of ggml block tensors used in place
- * (TENSOR_BLOCKS: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) with Q8_0 activations.
+ * (TENSOR_BLOCKS: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4) with Q8_0 activations.
  *
  * For every type, on real blocks (tests/data/gguf-types/rand256-*.gguf, made by
  * llama-quantize) and on random blocks (every bit pattern of the quants and small
- * scales, negative Q6_K scales), and for every ISA this CPU and build support: the
- * plain-C kernel against "decode the row (dequant.h), then an fp32 dot with the
+ * scales, negative Q6_K scales, MXFP4 exponents 2^-10..2^-1), and for every ISA this
+ * CPU and build support: the plain-C kernel against "decode the row (dequant.h), then an fp32 dot with the
  * dequantized activation" in double precision, and every SIMD kernel against the
  * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
  * 17 and 70 vectors (prefill, across the vector tiles) through kernels_matvec,
@@ -34,13 +34,14 @@ static const struct {
     {.type = GGML_TYPE_Q4_K, .file = "rand256-q4_k_m.gguf"},
     {.type = GGML_TYPE_Q5_K, .file = "rand256-q5_k_m.gguf"},
     {.type = GGML_TYPE_Q6_K, .file = "rand256-q6_k.gguf"},
+    {.type = GGML_TYPE_MXFP4, .file = "rand256-mxfp4.gguf"},
 };
 enum { N_TYPES = sizeof types / sizeof types[0] };
 
 #include "test_rng.h"
 
 /* Random blocks of `type` for (rows, cols): random bytes, then every half (scales and
- * mins) a finite value of about 2^-8. */
+ * mins) a finite value of about 2^-8; MXFP4's exponents a scale 2^-10..2^-1. */
 static uint8_t *random_blocks(ggml_type type, int rows, int cols, size_t *row_bytes)
 {
     const ggml_type_info *info = ggml_type_get(type);
@@ -66,6 +67,9 @@ static uint8_t *random_blocks(ggml_type type, int rows, int cols, size_t *row_by
                     memcpy(b + blk * info->bytes + halves[k].at[h], &v, 2);
                 }
     }
+    if (type == GGML_TYPE_MXFP4)
+        for (size_t blk = 0; blk < per_row * rows / info->bytes; blk++)
+            b[blk * info->bytes] = (uint8_t)(118 + rng_u32() % 10);
     *row_bytes = per_row;
     return b;
 }

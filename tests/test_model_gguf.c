@@ -406,6 +406,7 @@ START_TEST(test_every_type_loads_and_runs)
         {"gguf-types/rand256-q5_1.gguf", "Q5_1"}, {"gguf-types/rand256-q2_k.gguf", "Q2_K"},
         {"gguf-types/rand256-q3_k_m.gguf", "Q3_K"}, {"gguf-types/rand256-q4_k_m.gguf", "Q4_K"},
         {"gguf-types/rand256-q5_k_m.gguf", "Q5_K"}, {"gguf-types/rand256-q6_k.gguf", "Q6_K"},
+        {"gguf-types/rand256-mxfp4.gguf", "MXFP4"},
     };
     const char *path = temp_path("type-model.gguf");
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {

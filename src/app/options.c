@@ -395,7 +395,7 @@ static const app_option own_rows[] = {
      .set = set_view},
     {.name = "pieces", .help = "tokenize: print pieces instead of ids", .set = set_pieces},
     {.name = "weights", .arg = "TYPE", .config = true,
-     .help = "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, Q8_0; others become Q8_0), or convert all to int8 / fp32",
+     .help = "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, MXFP4, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      .set = set_weights},
     {.name = "kernels", .arg = "ISA", .config = true,
      .help = KERNELS_ISA_CHOICES " (default auto)",
@@ -526,10 +526,10 @@ void options_usage(FILE *f)
         print_wrapped(f, r->help);
     }
     fputs("\n"
-          "MODEL is a model file (GGUF in F32, F16, BF16, Q8_0, Q4_0..Q5_1 or Q2_K..Q6_K,\n"
-          "or a llama2.c .bin), or the name of a model fetched with llmchat-fetch\n"
-          "(llmchat-fetch --list). Without one: $LLMCHAT_MODEL, then the config file's\n"
-          "model, then the bundled demo model.\n"
+          "MODEL is a model file (GGUF in F32, F16, BF16, Q8_0, Q4_0..Q5_1, Q2_K..Q6_K\n"
+          "or MXFP4, or a llama2.c .bin), or the name of a model fetched with\n"
+          "llmchat-fetch (llmchat-fetch --list). Without one: $LLMCHAT_MODEL, then the\n"
+          "config file's model, then the bundled demo model.\n"
           "\n"
           "The config file ($XDG_CONFIG_HOME/llmchat/config, else ~/.config/llmchat/config)\n"
           "holds 'key = value' lines; options on the command line override it. Keys:\n",

@@ -462,10 +462,33 @@ static ptrdiff_t first_bad_block_row(const tensor *t)
     return -1;
 }
 
+/* The first row of an MXFP4 BLOCKS tensor with a value that decodes to infinity, or -1.
+ * Its scales are powers of two and always finite; only the largest exponents (253 and
+ * up: 2^125 · 8 overflows) make values too large for fp32. */
+static ptrdiff_t first_bad_mxfp4_row(const tensor *t)
+{
+    size_t blocks = t->row_bytes / GGML_MXFP4_BYTES;
+    for (int r = 0; r < t->rows; r++) {
+        const uint8_t *b = tensor_row_blocks(t, r);
+        for (size_t k = 0; k < blocks; k++, b += GGML_MXFP4_BYTES) {
+            if (b[0] < 253)
+                continue;
+            float d = ggml_e8m0_half_to_f32(b[0]);
+            for (int j = 1; j < GGML_MXFP4_BYTES; j++)
+                if (isinf((float)ggml_kvalues_mxfp4[b[j] & 0x0f] * d) ||
+                    isinf((float)ggml_kvalues_mxfp4[b[j] >> 4] * d))
+                    return r;
+        }
+    }
+    return -1;
+}
+
 /* The first row of a BLOCKS tensor with a block whose half scale (d, and dmin or m for
- * the types with mins) is NaN or infinite, or -1. */
+ * the types with mins) is NaN or infinite, or -1; for MXFP4, first_bad_mxfp4_row. */
 static ptrdiff_t first_bad_ggml_row(const tensor *t)
 {
+    if (t->btype == GGML_TYPE_MXFP4)
+        return first_bad_mxfp4_row(t);
     static const struct {
         int type, at[2]; /* byte offsets of the halves in the block; -1: none */
     } halves[] = {

@@ -3,12 +3,12 @@
  * Reads llama2.c checkpoints (legacy v0 fp32, v1 fp32 "ak42", v2 int8 Q8_0 "ak42") and
  * GGUF files (v2, v3) of the llama, qwen2, qwen3, phi3, gemma, gemma2 and gemma3
  * architectures (model_family.h) in F32, F16, BF16, Q8_0, Q4_0, Q4_1,
- * Q5_0, Q5_1 and the K types Q2_K..Q6_K (see docs/formats.md). The file is
+ * Q5_0, Q5_1, MXFP4 and the K types Q2_K..Q6_K (see docs/formats.md). The file is
  * mmap'd and validated before any weight is touched: magic, version, a sane shape, and
  * that every tensor the shape implies is there, whole, with the right size. Weights
  * are then exposed as tensors of the type asked for:
  *   - TENSOR_BLOCKS (native, the default): GGUF Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K,
- *     Q6_K and Q8_0 tensors whose rows are whole blocks are used in place from the
+ *     Q6_K, MXFP4 and Q8_0 tensors whose rows are whole blocks are used in place from the
  *     mapping; everything else as for TENSOR_Q8_0.
  *   - TENSOR_Q8_0: fp32 weights are quantized at load into owned buffers;
  *     llama2.c int8 files are used in place when their groups align with rows,

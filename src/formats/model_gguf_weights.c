@@ -24,8 +24,8 @@
  * is loaded once and its rows viewed as the matrices it holds (model_tensor_rows).
  *
  * Conversion: Q8_0 tensors are used in place (TENSOR_Q8_0_BLOCKS, tensor_from_q8_0);
- * with --weights native (TENSOR_BLOCKS) so are Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and
- * Q6_K whose rows are whole blocks (TENSOR_BLOCKS, tensor_in_place); every other type
+ * with --weights native (TENSOR_BLOCKS) so are Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K
+ * and MXFP4 whose rows are whole blocks (TENSOR_BLOCKS, tensor_in_place); every other type
  * is decoded (dequant.h) and quantized to Q8_0 row by row, in parallel, or decoded to
  * fp32 for --weights f32; F32 tensors are used in place for fp32. Vectors (norms,
  * biases, RoPE factors) are fp32, in place when stored as F32.
@@ -309,8 +309,8 @@ static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err 
     if (!dequant_supported(t->type))
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: GGUF tensor %s is of type %s, which llmchat cannot decode (it reads "
-                        "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q2_K to Q6_K)", m->path,
-                        w->name, ggml_type_name(t->type));
+                        "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K to Q6_K and MXFP4)",
+                        m->path, w->name, ggml_type_name(t->type));
     return LLM_OK;
 }
 
@@ -347,6 +347,7 @@ static bool native_type(const gguf_tensor *t, int cols)
     case GGML_TYPE_Q4_1:
     case GGML_TYPE_Q5_0:
     case GGML_TYPE_Q5_1:
+    case GGML_TYPE_MXFP4:
         return cols % GGML_BLOCK_32 == 0;
     case GGML_TYPE_Q4_K:
     case GGML_TYPE_Q5_K:

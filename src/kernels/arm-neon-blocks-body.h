@@ -1,5 +1,5 @@
 /* kernels/arm-neon-blocks-body.h — the AArch64 row dots of ggml block types (Q4_0, Q4_1,
- * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; see kernels/table.h's blocks_dot_fn), written once and
+ * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4; see kernels/table.h's blocks_dot_fn), written once and
  * included by both NEON tables' files: kernels/arm-neon.c (the int8 products by
  * widening multiplies) and kernels/arm-neon-dotprod.c (sdot, inside its dot-product
  * region). The includer defines
@@ -95,6 +95,31 @@ static float BLK(dot_q5_1)(const uint8_t *row, const int8_t *x, const float *xs,
                            const float *xsum, int cols)
 {
     return BLK(dot_32)(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
+}
+
+/* MXFP4: 17-byte blocks (E8M0 e, 16 bytes of e2m1 codes, nibbles as Q4_0's): each code's
+ * doubled e2m1 value by a table lookup (ggml_kvalues_mxfp4, |v| <= 12):
+ * 2^(e - 128)·xs·Σ v·x. */
+static float BLK(dot_mxfp4)(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    (void)xsum;
+    const int8x16_t table = vld1q_s8(ggml_kvalues_mxfp4);
+    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0;
+    int blocks = cols / 32;
+    for (int b = 0; b < blocks; b++, row += GGML_MXFP4_BYTES) {
+        uint8x16_t q = vld1q_u8(row + 1);
+        int8x16_t lo = vqtbl1q_s8(table, vandq_u8(q, vdupq_n_u8(0x0f)));
+        int8x16_t hi = vqtbl1q_s8(table, vshrq_n_u8(q, 4));
+        int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(x + 32 * b));
+        s = BLK_DOT(s, hi, vld1q_s8(x + 32 * b + 16));
+        float f = ggml_e8m0_half_to_f32(row[0]) * xs[b];
+        if (b & 1)
+            acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s), f);
+        else
+            acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), f);
+    }
+    return vaddvq_f32(vaddq_f32(acc0, acc1));
 }
 
 /* 8 bytes as fp32, in two halves. */

@@ -80,7 +80,7 @@ INLINE void neon_q8_block(int R, int N, float *out, int ldo, const int8_t *w, co
         [GGML_TYPE_Q4_0] = prefix##_dot_q4_0, [GGML_TYPE_Q4_1] = prefix##_dot_q4_1,       \
         [GGML_TYPE_Q5_0] = prefix##_dot_q5_0, [GGML_TYPE_Q5_1] = prefix##_dot_q5_1,       \
         [GGML_TYPE_Q4_K] = prefix##_dot_q4_k, [GGML_TYPE_Q5_K] = prefix##_dot_q5_k,       \
-        [GGML_TYPE_Q6_K] = prefix##_dot_q6_k,                                             \
+        [GGML_TYPE_Q6_K] = prefix##_dot_q6_k, [GGML_TYPE_MXFP4] = prefix##_dot_mxfp4,     \
     }
 
 /* The plain-NEON kernels (arm-neon.c) that the dot-product table uses as they are:

@@ -98,6 +98,28 @@ static void decode_small(uint32_t type, const uint8_t *p, block_decoded *o)
                       : "qs[j] low nibble: value j, high nibble: value j+16";
 }
 
+/* MXFP4: the E8M0 exponent e, then 16 bytes of e2m1 codes packed as Q4_0's nibbles;
+ * value = kvalue[q] * 2^(e - 128) (dequant.c's operations). */
+static void decode_mxfp4(const uint8_t *p, block_decoded *o)
+{
+    o->has_d = o->d_e8m0 = true;
+    o->d_bits = p[0];
+    o->d = ggml_e8m0_half_to_f32(p[0]);
+    o->n = 32;
+    o->n_sub = 1;
+    o->sub_len = 32;
+    o->low_bits = 4;
+    o->levels = ggml_kvalues_mxfp4;
+    for (int j = 0; j < 32; j++) {
+        o->quant[j] = j < 16 ? p[1 + j] & 0x0f : p[1 + j - 16] >> 4;
+        o->value[j] = (float)o->levels[o->quant[j]] * o->d;
+    }
+    o->formula = "kvalue[q] * d, d = 2^(e - 128); kvalue: the e2m1 value doubled (0, 1, 2, 3, "
+                 "4, 6, 8, 12; q >= 8 the negatives)";
+    o->packing = "e (E8M0) first; qs[j] low nibble: value j, high nibble: value j+16; bit 3 of "
+                 "a code: its sign";
+}
+
 static void decode_q8_0(const uint8_t *p, block_decoded *o)
 {
     set_d(o, p, NULL);
@@ -273,7 +295,7 @@ bool block_decode_supported(uint32_t type)
     case GGML_TYPE_F32: case GGML_TYPE_F16: case GGML_TYPE_BF16: case GGML_TYPE_Q8_0:
     case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
     case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
-    case GGML_TYPE_Q6_K:
+    case GGML_TYPE_Q6_K: case GGML_TYPE_MXFP4:
         return true;
     default:
         return false;
@@ -314,6 +336,7 @@ void block_decode(uint32_t type, const void *block, block_decoded *out)
     case GGML_TYPE_Q4_K: decode_k45(p, false, out); break;
     case GGML_TYPE_Q5_K: decode_k45(p, true, out); break;
     case GGML_TYPE_Q6_K: decode_q6_k(p, out); break;
+    case GGML_TYPE_MXFP4: decode_mxfp4(p, out); break;
     default: break;
     }
 }
@@ -353,7 +376,9 @@ int block_group_sums(const block_decoded *b, int g, const int8_t *xq, int32_t su
     for (int k = 0; k < n && k < 2; k++) {
         int32_t s = 0;
         for (int i = 0; i < per; i++)
-            s += (b->quant[first + k * per + i] - b->offset) * xq[k * per + i];
+            s += (b->levels ? b->levels[b->quant[first + k * per + i]]
+                            : b->quant[first + k * per + i] - b->offset) *
+                 xq[k * per + i];
         sums[k] = s;
     }
     return n < 2 ? n : 2;
@@ -389,6 +414,7 @@ float block_partial_dot(uint32_t type, const void *block, int g, const int8_t *x
     case GGML_TYPE_Q4_K: dot = kernels_scalar_dot_q4_k; break;
     case GGML_TYPE_Q5_K: dot = kernels_scalar_dot_q5_k; break;
     case GGML_TYPE_Q6_K: dot = kernels_scalar_dot_q6_k; break;
+    case GGML_TYPE_MXFP4: dot = kernels_scalar_dot_mxfp4; break;
     default: return NAN; /* not computed in place: converted at load */
     }
     int n = block_decode_values(type), groups = n / 32;

@@ -7,7 +7,7 @@
  * kernels themselves are called, with the other groups zero).
  *
  * Types: the ggml blocks F32, F16, BF16 (a run of 32 values), Q8_0, Q4_0, Q4_1, Q5_0,
- * Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; and llmchat's own Q8_0 rows (int8 values with
+ * Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, MXFP4; and llmchat's own Q8_0 rows (int8 values with
  * one fp32 scale per group, what the loader converts other types to). Owns nothing;
  * reads blocks at any alignment; no printing. */
 #ifndef LLMCHAT_BLOCK_DECODE_H
@@ -30,7 +30,9 @@ typedef struct {
     int n;                  /* values in the block */
     bool has_d, has_min;    /* the block stores a scale d, and a min (Q4_1, Q5_1: m;
                                the K types with mins: dmin) */
-    uint32_t d_bits, min_bits; /* as stored: a half's 16 bits (Q8 rows: the fp32's) */
+    uint32_t d_bits, min_bits; /* as stored: a half's 16 bits (Q8 rows: the fp32's;
+                                  MXFP4: the E8M0 exponent byte e, d = 2^(e - 128)) */
+    bool d_e8m0;            /* MXFP4: d_bits is an E8M0 byte, not a half */
     float d, dmin;          /* decoded (NaN when absent) */
     int n_sub, sub_len;     /* sub-blocks with integer scales: Q4_K, Q5_K 8 x 32; Q2_K,
                                Q3_K, Q6_K 16 x 16; the others 1 x n (no integer scale) */
@@ -42,6 +44,9 @@ typedef struct {
     int low_bits, high_bits; /* bits of a value's quant in the packed low part (qs) and
                                 in the high part (qh, hmask); 0 and 0 for F32..BF16 */
     int offset;             /* what the format takes from a quant: 8, 16, 32, 4; 0 */
+    const int8_t *levels;   /* MXFP4: the integer each 4-bit quant stands for (its e2m1
+                               value doubled, ggml_kvalues_mxfp4), which the kernels
+                               multiply; NULL: quant - offset */
     int quant[BLOCK_VALUES_MAX]; /* each value's whole quant: low | high << low_bits
                                     (Q8_0: the signed int8) */
     int high[BLOCK_VALUES_MAX];  /* its high bits alone (0 without them) */
@@ -69,7 +74,8 @@ void block_decode_q8_rows(const int8_t *q, float scale, int n, block_decoded *ou
 /* The integer sums of activation group g (values 32g..32g+31 of the block) with int8
  * activations xq (32): the quants with their offsets taken times xq, one sum per
  * sub-block inside the group (Q2_K, Q3_K, Q6_K: two of 16 values; else one), into
- * sums; returns how many. For F32..BF16 there are none (0). */
+ * sums; returns how many. For F32..BF16 there are none (0). MXFP4's quants count as
+ * their levels. */
 int block_group_sums(const block_decoded *b, int g, const int8_t *xq, int32_t sums[2]);
 
 /* The term group g of the block at `block` (type; for BLOCK_Q8_ROWS, the group's int8

@@ -3,10 +3,11 @@
  * Written from the GGUF / ggml descriptions of the block layouts. Every block type
  * stores a half-precision scale d (and for the "_1" and K types with mins, a second
  * half dmin or m); the K types group 256 values in a super-block whose sub-blocks
- * carry small integer scales. The arithmetic is done in fp32 in the reference's
- * order: where it computes (d * sc) * q - (dmin * m), so does this file. Floating
- * point contraction into fused multiply-adds would change the last bit, so it is
- * switched off here.
+ * carry small integer scales; MXFP4 instead stores a power-of-two scale (one E8M0 byte)
+ * and 4-bit codes that stand for the e2m1 values (ggml_type.h). The arithmetic is done
+ * in fp32 in the reference's order: where it computes (d * sc) * q - (dmin * m), so does
+ * this file. Floating point contraction into fused multiply-adds would change the last
+ * bit, so it is switched off here.
  *
  * Owns nothing. Does not handle the types it does not list (dequant_supported). */
 #include "dequant.h"
@@ -152,6 +153,18 @@ static void block_to_f32_q5_1(const void *src, float *out)
         int hi = (b.qs[j] >> 4) | (int)((high >> (j + 16)) & 1) << 4;
         out[j] = (float)lo * d + m;
         out[j + 16] = (float)hi * d + m;
+    }
+}
+
+/* MXFP4: e, then 16 bytes of e2m1 codes; kvalue * d as the reference computes it (the
+ * int8 made fp32, times d). */
+static void block_to_f32_mxfp4(const void *src, float *out)
+{
+    const uint8_t *b = src;
+    float d = ggml_e8m0_half_to_f32(b[0]);
+    for (int j = 0; j < 16; j++) {
+        out[j] = (float)ggml_kvalues_mxfp4[b[1 + j] & 0x0f] * d;
+        out[j + 16] = (float)ggml_kvalues_mxfp4[b[1 + j] >> 4] * d;
     }
 }
 
@@ -333,6 +346,7 @@ static block_fn decoder(uint32_t type)
     case GGML_TYPE_Q5_0: return block_to_f32_q5_0;
     case GGML_TYPE_Q5_1: return block_to_f32_q5_1;
     case GGML_TYPE_Q8_0: return block_to_f32_q8_0;
+    case GGML_TYPE_MXFP4: return block_to_f32_mxfp4;
     case GGML_TYPE_Q2_K: return block_to_f32_q2_k;
     case GGML_TYPE_Q3_K: return block_to_f32_q3_k;
     case GGML_TYPE_Q4_K: return block_to_f32_q4_k;

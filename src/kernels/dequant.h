@@ -1,5 +1,5 @@
 /* dequant.h — decoding ggml tensor data to fp32: F32, F16, BF16, Q4_0, Q4_1, Q5_0,
- * Q5_1, Q8_0 and the K types Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+ * Q5_1, Q8_0, MXFP4 and the K types Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
  *
  * Each value comes out as the reference implementation computes it in fp32 (the same
  * operations in the same order), so results match llama.cpp's bit for bit. Plain C,

@@ -9,6 +9,7 @@
  *   Q5_1 (24)  half d, m; 4 bytes of 5th bits; 16     x = q d + m
  *   Q8_0 (34)  half d; 32 int8                        x = q d
  *   Q8_1 (36)  half d, s; 32 int8
+ *   MXFP4 (17) u8 e (E8M0); 16 bytes of 4-bit e2m1 codes  x = kvalue[q] 2^(e - 128)
  *   K types: super-blocks of 256 values, see dequant.c for their layouts;
  *   Q8_K (292) float d; 256 int8; 16 int16 sums
  *   IQ and TQ types: lattice / ternary codes, listed for their sizes only. */
@@ -52,6 +53,9 @@ static const ggml_type_info types[GGML_TYPE_LIMIT] = {
     [GGML_TYPE_TQ2_0] = {"TQ2_0", 256, 66},
     [GGML_TYPE_MXFP4] = {"MXFP4", 32, 17},
 };
+
+/* The e2m1 values doubled (OCP MX 1.0: 0, 0.5, 1, 1.5, 2, 3, 4, 6, and their negatives). */
+const int8_t ggml_kvalues_mxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 const ggml_type_info *ggml_type_get(uint32_t t)
 {

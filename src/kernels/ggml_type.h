@@ -1,6 +1,7 @@
 /* ggml_type.h — the tensor types of ggml / GGUF files: their numbers, names, block
  * sizes and bytes per block, and the scalar encodings they are built from (IEEE half,
- * bfloat16). Also the one encoder the writers need: fp32 to Q8_0 blocks.
+ * bfloat16, MXFP4's E8M0 scale and e2m1 values). Also the one encoder the writers need:
+ * fp32 to Q8_0 blocks.
  *
  * Owns nothing. Decoding blocks to fp32 is dequant.h; reading files is gguf.h. */
 #ifndef LLMCHAT_GGML_TYPE_H
@@ -90,6 +91,22 @@ static inline float ggml_fp16_to_f32(uint16_t h)
 float ggml_bf16_to_f32(uint16_t b);
 /* fp32 to half, rounding to nearest even; overflow gives infinity, NaN stays NaN. */
 uint16_t ggml_f32_to_fp16(float f);
+
+/* MXFP4 (OCP microscaling FP4, as ggml stores it): blocks of 32 values, one byte e (an
+ * E8M0 exponent) then 16 bytes of 4-bit e2m1 codes (value j the low nibble of qs[j],
+ * value j + 16 the high one). ggml_kvalues_mxfp4 holds each code's e2m1 value doubled
+ * (integers: 0, ±1, ±2, ±3, ±4, ±6, ±8, ±12), so a value is kvalue * 2^(e - 128), which
+ * ggml_e8m0_half_to_f32 gives exactly (e 0 and 1: the fp32 subnormals 2^-128, 2^-127;
+ * every e is a number, none is NaN). Bit 3 of a code is its sign. */
+enum { GGML_MXFP4_BYTES = 17 };
+extern const int8_t ggml_kvalues_mxfp4[16];
+static inline float ggml_e8m0_half_to_f32(uint8_t e)
+{
+    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
 
 /* Q8_0 block: 32 values as int8 with one half-precision scale. */
 typedef struct {

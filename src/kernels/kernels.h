@@ -1,5 +1,5 @@
 /* kernels.h — the compute kernels: matrix products over weight tensors (fp32, Q8_0, or
- * ggml blocks used in place: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K),
+ * ggml blocks used in place: Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4),
  * fp32 softmax and attention, attention over the int8 KV cache; and the choice of the
  * instruction set they run on.
  *

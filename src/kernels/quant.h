@@ -29,7 +29,8 @@ enum {
  * values together and its fp32 scales apart (llama2.c's layout, and what the loader
  * builds); Q8_0_BLOCKS is ggml's block_q8_0, used in place from a GGUF file: each row is
  * cols / 32 blocks of QUANT_BLOCK_BYTES. BLOCKS is any other ggml block type used in
- * place (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K: `btype`), each row whole blocks.
+ * place (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4: `btype`), each row whole
+ * blocks.
  *
  * As a model option (model_options.weights), TENSOR_BLOCKS means "native": every
  * tensor whose type has kernels is used in place, the others become Q8_0. */

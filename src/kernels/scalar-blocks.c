@@ -1,5 +1,5 @@
 /* kernels/scalar-blocks.c — the plain-C dot products of one row of ggml blocks (Q4_0,
- * Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), used in place from a GGUF file, with one
+ * Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4), used in place from a GGUF file, with one
  * activation vector quantized to Q8_0 in groups of 32 (a qbatch vector): the reference
  * every SIMD block kernel is tested against, and itself tested against "decode the row
  * (dequant.h), then an fp32 dot product".
@@ -96,6 +96,30 @@ float kernels_scalar_dot_q5_1(const uint8_t *row, const int8_t *x, const float *
     for (int b = 0; b < cols / 32; b++, row += 24) {
         unpack_32(q, row + 8, row + 4, 0);
         sum += half_at(row) * xs[b] * (float)idot(q, x + 32 * b, 32) + half_at(row + 2) * xsum[b];
+    }
+    return sum;
+}
+
+/* The 32 values of an MXFP4 block's 16 bytes of e2m1 codes (low nibbles first) as
+ * their doubled values (ggml_kvalues_mxfp4: integers in [-12, 12]). */
+static void unpack_mxfp4(int *q, const uint8_t *qs)
+{
+    for (int j = 0; j < 16; j++) {
+        q[j] = ggml_kvalues_mxfp4[qs[j] & 0x0f];
+        q[j + 16] = ggml_kvalues_mxfp4[qs[j] >> 4];
+    }
+}
+
+/* MXFP4: 17-byte blocks (E8M0 e, 16 bytes of codes): 2^(e - 128)·xs·Σ kvalue·x. */
+float kernels_scalar_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                               const float *xsum, int cols)
+{
+    (void)xsum;
+    float sum = 0.0f;
+    int q[32];
+    for (int b = 0; b < cols / 32; b++, row += GGML_MXFP4_BYTES) {
+        unpack_mxfp4(q, row + 1);
+        sum += ggml_e8m0_half_to_f32(row[0]) * xs[b] * (float)idot(q, x + 32 * b, 32);
     }
     return sum;
 }
@@ -265,18 +289,19 @@ void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_
     default:
         break;
     }
-    /* the 32-value types: Q4_0, Q4_1, Q5_0, Q5_1 */
+    /* the 32-value types: Q4_0, Q4_1, Q5_0, Q5_1, MXFP4 (its scale a power of two) */
     bool has_min = btype == GGML_TYPE_Q4_1 || btype == GGML_TYPE_Q5_1;
     for (int b = 0; b < cols / 32; b++, row += info->bytes) {
         switch (btype) {
         case GGML_TYPE_Q4_0: unpack_32(v, row + 2, NULL, -8); break;
         case GGML_TYPE_Q4_1: unpack_32(v, row + 4, NULL, 0); break;
         case GGML_TYPE_Q5_0: unpack_32(v, row + 6, row + 2, -16); break;
+        case GGML_TYPE_MXFP4: unpack_mxfp4(v, row + 1); break;
         default: unpack_32(v, row + 8, row + 4, 0); break;
         }
         for (int i = 0; i < 32; i++)
             q[32 * b + i] = (int8_t)v[i];
-        scale[b] = half_at(row);
+        scale[b] = btype == GGML_TYPE_MXFP4 ? ggml_e8m0_half_to_f32(row[0]) : half_at(row);
         if (has_min)
             min[b] = half_at(row + 2);
     }

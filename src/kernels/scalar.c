@@ -246,6 +246,7 @@ const kernel_table kernels_scalar = {
             [GGML_TYPE_Q4_K] = kernels_scalar_dot_q4_k,
             [GGML_TYPE_Q5_K] = kernels_scalar_dot_q5_k,
             [GGML_TYPE_Q6_K] = kernels_scalar_dot_q6_k,
+            [GGML_TYPE_MXFP4] = kernels_scalar_dot_mxfp4,
         },
     .rows_f32 = rows_f32_scalar,
     .dot_q8 = kernels_scalar_dot_q8,

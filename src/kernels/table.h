@@ -71,8 +71,9 @@ typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float 
  * values in that order: blocks_rows calls it once a call and vector, and the dot reads
  * its output as x. xs and xsum stay in the vector's own order. */
 typedef void (*blocks_x_fn)(int8_t *dst, const int8_t *x, int cols);
-/* Entries of a table's dot_blocks: indexed by ggml type number, up to Q6_K. */
-enum { BLOCKS_TYPES = GGML_TYPE_Q6_K + 1 };
+/* Entries of a table's dot_blocks: indexed by ggml type number, up to MXFP4 (the
+ * numbers between Q6_K and MXFP4 stay NULL). */
+enum { BLOCKS_TYPES = GGML_TYPE_MXFP4 + 1 };
 
 typedef struct kernel_table kernel_table;
 struct kernel_table {
@@ -127,7 +128,7 @@ struct kernel_table {
      * table without one reads the blocks, and the loader packs no panels for it. */
     void (*matmul_q8p)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
                        int n, int r0, int r1);
-    /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): the row dot of
+    /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
     blocks_dot_fn dot_blocks[BLOCKS_TYPES];
     /* The order each of those dots reads x in (blocks_x_fn); NULL: the vector's own.
@@ -205,6 +206,8 @@ float kernels_scalar_dot_q5_k(const uint8_t *row, const int8_t *x, const float *
                               const float *xsum, int cols);
 float kernels_scalar_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
+float kernels_scalar_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                               const float *xsum, int cols);
 /* Prefill: one row of ggml blocks (btype, cols values) as exact Q8_0 values q (cols),
  * one fp32 scale per 32 values (cols / 32) and, for the types with mins, one fp32 offset
  * per 32 (min, cols / 32: the row's values are q * scale + min). Q6_K has two parts

@@ -1,5 +1,5 @@
 /* kernels/x86-avx2-blocks.c — the AVX2 row dots of the ggml block types used in place
- * (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), for the x86-avx2 table (blocks_dot_fn in
+ * (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4), for the x86-avx2 table (blocks_dot_fn in
  * kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c). 256-bit
  * registers: a 32-value activation group is one register; maddubs + madd give each
  * 4-value lane's exact int32 sum. Every integer sum is exact; only the order of the fp32
@@ -141,6 +141,36 @@ float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs
                             const float *xsum, int cols)
 {
     return dot_32(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
+}
+
+/* MXFP4: 17-byte blocks (E8M0 e, 16 bytes of e2m1 codes, nibbles as Q4_0's). Each code
+ * becomes its doubled e2m1 value (signed, |v| <= 12) by one byte shuffle of
+ * ggml_kvalues_mxfp4, then the signed-by-signed dot of rows_q8 (dot_s8_avx2):
+ * 2^(e - 128)·xs·Σ v·x per block, two blocks alternating between two sums. */
+INLINE __m256 block_mxfp4(__m256 acc, __m256i table, const uint8_t *blk, const int8_t *x,
+                          float xs)
+{
+    __m256i v = _mm256_shuffle_epi8(table, unpack32(blk + 1, NULL));
+    __m256i s = dot_s8_avx2(v, _mm256_loadu_si256((const __m256i *)x));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s),
+                           _mm256_set1_ps(ggml_e8m0_half_to_f32(blk[0]) * xs), acc);
+}
+
+float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                             const float *xsum, int cols)
+{
+    (void)xsum;
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ggml_kvalues_mxfp4));
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int blocks = cols / 32, b = 0;
+    for (; b + 1 < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES) {
+        acc0 = block_mxfp4(acc0, table, row, x + 32 * b, xs[b]);
+        acc1 = block_mxfp4(acc1, table, row + GGML_MXFP4_BYTES, x + 32 * b + 32, xs[b + 1]);
+    }
+    if (b < blocks)
+        acc0 = block_mxfp4(acc0, table, row, x + 32 * b, xs[b]);
+    return hsum256(_mm256_add_ps(acc0, acc1));
 }
 
 /* Q4_K (five 0) and Q5_K: 144- / 176-byte super-blocks (half d, half dmin, 12 bytes of

@@ -1,5 +1,5 @@
 /* kernels/x86-avx512-blocks.c — the AVX-512 VNNI row dots of the ggml block types used
- * in place (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K), for the x86-avx512 table
+ * in place (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4), for the x86-avx512 table
  * (blocks_dot_fn in kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c).
  *
  * 512-bit registers hold 64 values, in the activation's own order, so the int8
@@ -13,7 +13,9 @@
  *   both add into one sum; x is read in the matching order, written once a call
  *   (kernels_avx512_x_k45, the table's blocks_x);
  * - Q6_K: four 16-value pieces, used unsigned (0..63); the −32 is taken away once per
- *   super-block from the activation's per-16 sums.
+ *   super-block from the activation's per-16 sums;
+ * - MXFP4: two blocks' codes as Q4_0's nibbles; a byte shuffle gives each code's
+ *   magnitude (|e2m1| doubled, 0..12) and its sign bit negates the activation instead.
  * vpdpbusd gives each 4-value lane's exact int32 sum; one FMA per register scales each
  * lane by its block's or sub-block's d · scale · activation scale (a super-block's 8 or
  * 16 factors computed at once, then spread over the lanes by one permute). The
@@ -128,6 +130,48 @@ float kernels_avx512_dot_q5_1(const uint8_t *row, const int8_t *x, const float *
                               const float *xsum, int cols)
 {
     return dot_32(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
+}
+
+/* MXFP4, blocks a and b (= a + 1 when `two`; else b's lanes get zero activations):
+ * vpdpbusd of the codes' magnitudes (`mags`: ggml_kvalues_mxfp4's, unsigned) by x
+ * negated where the code's sign bit (bit 3) is set, exact; each block's lanes scaled by
+ * 2^(e - 128)·xs. */
+INLINE void pair_mxfp4(__m512 *acc, __m512i mags, const uint8_t *a, const int8_t *x,
+                       const float *xs, bool two)
+{
+    const uint8_t *b = two ? a + GGML_MXFP4_BYTES : a;
+    __m256i qa = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + 1)));
+    __m256i qb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + 1)));
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(qa), qb, 1);
+    q = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xff00ff00u, q, 4), _mm512_set1_epi8(0x0f));
+    __mmask64 neg = _mm512_test_epi8_mask(q, _mm512_set1_epi8(8));
+    __m512i xv = two ? _mm512_loadu_si512((const void *)x)
+                     : _mm512_maskz_loadu_epi8(0xffffffffu, (const void *)x);
+    xv = _mm512_mask_sub_epi8(xv, neg, _mm512_setzero_si512(), xv);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(mags, q), xv);
+    float fb = two ? ggml_e8m0_half_to_f32(b[0]) * xs[1] : 0.0f;
+    __m128 f2 = _mm_setr_ps(ggml_e8m0_half_to_f32(a[0]) * xs[0], fb, 0.0f, 0.0f);
+    /* lanes 0-7 take block a's factor, 8-15 block b's */
+    const __m512i spread = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                           _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f2)), *acc);
+}
+
+float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                               const float *xsum, int cols)
+{
+    (void)xsum;
+    const __m512i mags = _mm512_set4_epi32(0x0c080604, 0x03020100, 0x0c080604, 0x03020100);
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    int blocks = cols / 32, b = 0;
+    for (; b + 4 <= blocks; b += 4, row += 4 * GGML_MXFP4_BYTES) {
+        prefetch_ahead(row, 2);
+        pair_mxfp4(&acc[0], mags, row, x + 32 * b, xs + b, true);
+        pair_mxfp4(&acc[1], mags, row + 2 * GGML_MXFP4_BYTES, x + 32 * b + 64, xs + b + 2, true);
+    }
+    for (; b < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES)
+        pair_mxfp4(&acc[0], mags, row, x + 32 * b, xs + b, b + 1 < blocks);
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
 }
 
 /* The order dot_k45 reads x in: in each 128 values (two 64-value parts p, four

@@ -1187,6 +1187,7 @@ const kernel_table kernels_x86_avx512 = {
             [GGML_TYPE_Q4_K] = kernels_avx512_dot_q4_k,
             [GGML_TYPE_Q5_K] = kernels_avx512_dot_q5_k,
             [GGML_TYPE_Q6_K] = kernels_avx512_dot_q6_k,
+            [GGML_TYPE_MXFP4] = kernels_avx512_dot_mxfp4,
         },
     .blocks_x =
         {

@@ -167,6 +167,8 @@ float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs
                             const float *xsum, int cols);
 float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                             const float *xsum, int cols);
+float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                             const float *xsum, int cols);
 /* The order the AVX-512 Q4_K and Q5_K dots read x in (blocks_x_fn). */
 void kernels_avx512_x_k45(int8_t *dst, const int8_t *x, int cols);
 float kernels_avx512_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
@@ -183,6 +185,8 @@ float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *
                               const float *xsum, int cols);
 float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
+float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                               const float *xsum, int cols);
 /* The product from panels on AVX-512 VNNI (matmul_q8p; kernels/x86-avx512-panels.c). */
 void kernels_avx512_matmul_q8p(kernels_scratch *s, float *out, const tensor *w,
                                const qbatch *xq, int n, int r0, int r1);

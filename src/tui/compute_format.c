@@ -343,6 +343,8 @@ static void tb_block(text_builder *b, const block_decoded *k, int v0, int len)
             cfmt_number(k->dmin, 10, m, sizeof m);
             tb_line(b, 4, "  d = %s (half 0x%04x)   %s = %s (half 0x%04x)", d, k->d_bits,
                     k->n > 32 ? "dmin" : "m", m, k->min_bits);
+        } else if (k->d_e8m0) {
+            tb_line(b, 4, "  d = %s (E8M0 e = 0x%02x: 2^(e - 128))", d, k->d_bits);
         } else {
             tb_line(b, 4, "  d = %s (half 0x%04x)", d, k->d_bits);
         }
@@ -413,6 +415,10 @@ static void tb_partial(text_builder *b, const step_weight *w)
         tb_line(b, 4, "part: d * xs * S + m * xsum, S = %d (sum of q * xq), xsum = xs * "
                       "sum(xq) = %s: %s * %s * %d + %s * %s = %s",
                 w->sums[0], xsum, d, xs, w->sums[0], m, xsum, part);
+    } else if (k->levels) {
+        tb_line(b, 4, "part: d * xs * S, S = %d (sum of kvalue[q] * xq, in int32): %s * %s * %d "
+                      "= %s",
+                w->sums[0], d, xs, w->sums[0], part);
     } else {
         tb_line(b, 4, "part: S * d * xs, S = %d (sum of (q - %d) * xq, in int32): %d * %s * %s "
                       "= %s",

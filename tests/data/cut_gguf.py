@@ -18,6 +18,16 @@ shared reference set (models/gguf-types/):
             tests/data/gguf-types/rand256-$t.gguf blk.0.attn_q.weight
     done
 
+MXFP4 (not in the shared set) was made from the same F32 model by llama.cpp 0.4.0's
+llama-quantize, every layer matrix overridden to MXFP4 (token_embd and output stay Q8_0):
+
+    Q=/work/shared/anchors/llama.cpp-0.4.0/llama-quantize
+    $Q $(for t in attn_q attn_k attn_v attn_output ffn_gate ffn_up ffn_down; do
+           printf -- '--tensor-type %s=mxfp4 ' $t; done) \
+        ../shared/models/gguf-types/rand256-f32.gguf /tmp/rand256-mxfp4.gguf Q8_0 1
+    python3 tests/data/cut_gguf.py /tmp/rand256-mxfp4.gguf \
+        tests/data/gguf-types/rand256-mxfp4.gguf blk.0.attn_q.weight
+
 Python 3 standard library only. Same input, same output, byte for byte.
 """
 import os
@@ -29,7 +39,7 @@ SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 # ggml type: (values per block, bytes per block), for the types the fixtures use
 BLOCKS = {0: (1, 4), 1: (1, 2), 30: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22),
           7: (32, 24), 8: (32, 34), 10: (256, 84), 11: (256, 110), 12: (256, 144),
-          13: (256, 176), 14: (256, 210)}
+          13: (256, 176), 14: (256, 210), 39: (32, 17)}
 
 
 class Reader:

@@ -17,8 +17,9 @@
   probability of each next token against the reference's log-softmax on the same ids:
   every token within NLL_TOKEN_TOL nats, the mean within NLL_MEAN_TOL (tokens below 1e-30,
   which the trace rounds, are left out and counted).
-- quantized: phi3-k (fused attn_qkv and gate-up, rows of 256) with every matrix Q4_K and
-  qwen2 (biases) with every matrix Q8_0, written by quantize.py: with --weights f32 (the
+- quantized: phi3-k (fused attn_qkv and gate-up, rows of 256) with every matrix Q4_K,
+  qwen2 (biases) with every matrix Q8_0 and llama with every matrix MXFP4, written by
+  quantize.py: with --weights f32 (the
   blocks decoded exactly) llmchat's greedy ids are the reference's on the same file; with
   --weights native (the blocks in place, activations rounded to 8 bits) teacher-forced over
   the text its top choice agrees with the reference's at TOP1_MIN of the positions and its
@@ -281,6 +282,7 @@ def main(argv):
         else:
             check_quantized(c, 'phi3-k', 'Q4_K', a.text)
             check_quantized(c, 'qwen2', 'Q8_0', a.text)
+            check_quantized(c, 'llama', 'MXFP4', a.text)
     except RuntimeError as e:
         c.result(False, str(e))
     print('%d of %d checks agree' % (c.total - c.bad, c.total))

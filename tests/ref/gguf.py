@@ -3,7 +3,8 @@ dequantizer of ggml's block types, for the reference checks (not used by llmchat
 
 Owns: parsing the header, the typed metadata and the tensor table; turning a tensor's bytes
 into float32 values (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
-Q6_K) following the block layouts ggml publishes in ggml-common.h; writing a GGUF v3 file
+Q6_K, MXFP4) following the block layouts ggml publishes in ggml-common.h (MXFP4's values
+from the OCP Microscaling Formats (MX) v1.0 specification's E8M0 and E2M1); writing a GGUF v3 file
 from typed metadata and F32 / F16 tensors. Does not: run a model (forward.py does), or
 quantize (llama-quantize does).
 
@@ -35,7 +36,11 @@ TYPES = {
     6: ('Q5_0', 32, 22), 7: ('Q5_1', 32, 24), 8: ('Q8_0', 32, 34),
     10: ('Q2_K', QK_K, 84), 11: ('Q3_K', QK_K, 110), 12: ('Q4_K', QK_K, 144),
     13: ('Q5_K', QK_K, 176), 14: ('Q6_K', QK_K, 210), 30: ('BF16', 1, 2),
+    39: ('MXFP4', 32, 17),
 }
+# MXFP4's 4-bit codes (OCP MX v1.0, E2M1): bit 3 the sign, then 2 exponent bits, 1 mantissa bit
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                 -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
 TYPE_ID = {v[0]: k for k, v in TYPES.items()}
 
 
@@ -323,8 +328,17 @@ def _q6_k(b):
     return out.reshape(-1, QK_K)
 
 
+def _mxfp4(b):
+    """MXFP4: byte 0 the E8M0 scale 2^(e - 127), then 16 bytes of E2M1 codes packed as
+    Q4_0's nibbles; value = E2M1[code] * scale, made float32 (e2m1 zero's sign is dropped,
+    as ggml's integer table does; the largest scales overflow to infinity)."""
+    scale = np.ldexp(1.0, b[:, 0].astype(np.int64) - 127)
+    with np.errstate(over='ignore'):
+        return (E2M1[_nibbles(b[:, 1:17])] * scale[:, None] + 0.0).astype(np.float32)
+
+
 _DECODERS = {2: _q4_0, 3: _q4_1, 6: _q5_0, 7: _q5_1, 8: _q8_0,
-             10: _q2_k, 11: _q3_k, 12: _q4_k, 13: _q5_k, 14: _q6_k}
+             10: _q2_k, 11: _q3_k, 12: _q4_k, 13: _q5_k, 14: _q6_k, 39: _mxfp4}
 
 
 def dequantize(raw, type_id, n):

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""quantize.py — writes a copy of a GGUF model with its matrices quantized to Q8_0 or Q4_K,
+"""quantize.py — writes a copy of a GGUF model with its matrices quantized to Q8_0, Q4_K or
+MXFP4,
 from ggml's published block layouts (ggml-common.h), for tests that need quantized files of
 the tiny models without llama.cpp's llama-quantize:
 
-    quantize.py IN.gguf OUT.gguf Q8_0|Q4_K
+    quantize.py IN.gguf OUT.gguf Q8_0|Q4_K|MXFP4
 
-Every 2-D tensor whose rows are whole blocks (32 values for Q8_0, 256 for Q4_K) is
+Every 2-D tensor whose rows are whole blocks (32 values for Q8_0 and MXFP4, 256 for Q4_K) is
 quantized; vectors (norms, biases, RoPE factors) and other matrices stay as they are. The
 encoders are simple (ggml's Q8_0 rounding; Q4_K with each group's scale and minimum from
-its range, not llama.cpp's search for the best ones): what a test needs is valid blocks,
+its range, not llama.cpp's search for the best ones; MXFP4 with each block's power of two
+from its largest value, each value the nearest E2M1): what a test needs is valid blocks,
 which gguf.py decodes independently of llmchat. Python 3 with numpy.
 """
 import struct
@@ -20,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf  # noqa: E402
 
-BLOCK = {'Q8_0': 32, 'Q4_K': gguf.QK_K}
+BLOCK = {'Q8_0': 32, 'Q4_K': gguf.QK_K, 'MXFP4': 32}
 
 
 def q8_0(x):
@@ -61,7 +63,23 @@ def q4_k(x):
     return out.tobytes()
 
 
-ENCODE = {'Q8_0': q8_0, 'Q4_K': q4_k}
+def mxfp4(x):
+    """(n,) float32, n a multiple of 32 -> MXFP4 bytes: per block the E8M0 exponent e (scale
+    2^(e - 127), the largest value at most 6 scales: 4 <= max|x| / scale < 8, clipped to 6),
+    16 bytes of E2M1 codes (value j the low nibble of byte j, j + 16 the high one)."""
+    b = x.reshape(-1, 32).astype(np.float64)
+    amax = np.abs(b).max(axis=1)
+    e = np.where(amax > 0, np.floor(np.log2(np.where(amax > 0, amax, 1.0))) - 2 + 127, 0)
+    e = np.clip(e, 0, 254).astype(np.int64)
+    v = b / np.ldexp(1.0, e - 127)[:, None]
+    codes = np.abs(v[:, :, None] - gguf.E2M1[None, None, :]).argmin(axis=2).astype(np.uint8)
+    out = np.zeros((b.shape[0], 17), np.uint8)
+    out[:, 0] = e.astype(np.uint8)
+    out[:, 1:17] = codes[:, :16] | (codes[:, 16:] << 4)
+    return out.tobytes()
+
+
+ENCODE = {'Q8_0': q8_0, 'Q4_K': q4_k, 'MXFP4': mxfp4}
 
 
 def quantize(src, dst, qtype):
@@ -87,7 +105,7 @@ def quantize(src, dst, qtype):
 
 def main(argv):
     if len(argv) != 3 or argv[2] not in ENCODE:
-        print('usage: quantize.py IN.gguf OUT.gguf Q8_0|Q4_K', file=sys.stderr)
+        print('usage: quantize.py IN.gguf OUT.gguf Q8_0|Q4_K|MXFP4', file=sys.stderr)
         return 2
     quantize(argv[0], argv[1], argv[2])
     return 0
