@@ -47,7 +47,9 @@ static uint64_t tensor_bytes(const tensor *t)
     return (uint64_t)t->rows * t->stride + (uint64_t)t->rows * (t->stride / t->group) * 4;
 }
 
-/* Weight bytes one decoded token reads: every matrix once, norms, one embedding row. */
+/* Weight bytes one decoded token reads: every matrix once (of a mixture of experts, the
+ * router and expert_used_count experts' matrices: the random weights choose experts
+ * alike on average), norms, one embedding row. */
 static double decode_bytes(const model *m)
 {
     const model_config *c = &m->config;
@@ -57,6 +59,11 @@ static double decode_bytes(const model *m)
         const tensor *ts[7] = {&ly->wq, &ly->wk, &ly->wv, &ly->wo, &ly->w1, &ly->w2, &ly->w3};
         for (int i = 0; i < 7; i++)
             b += tensor_bytes(ts[i]);
+        if (c->n_experts > 0)
+            b += tensor_bytes(&ly->router) +
+                 (double)c->n_experts_used * (tensor_bytes(&ly->expert_gate[0]) +
+                                              tensor_bytes(&ly->expert_up[0]) +
+                                              tensor_bytes(&ly->expert_down[0]));
     }
     return b + (double)tensor_bytes(&m->token_embedding) / c->vocab_size;
 }

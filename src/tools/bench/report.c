@@ -125,6 +125,10 @@ void report_row(const shape *s, const shape_result *r, const tui_result *tr, con
            100 * r->decode_roofline_max, r->decode_rounds, r->decode_rounds == 1 ? "" : "s",
            r->decode_window, r->decode_window == 1 ? "" : "s", r->bandwidth_min_gb_s,
            r->bandwidth_max_gb_s, r->load_avg);
+    if (s->experts > 0)
+        printf("       a token reads %.1f MB of the %.1f MB of weights (the router and %d of %d "
+               "experts a layer)\n", r->weight_bytes_per_token / 1e6, r->file_mb, s->used,
+               s->experts);
     if (r->long_pairs > 0)
         printf("       decode at pos %.0f: %.2f tok/s, at pos %.0f: %.2f tok/s, far/near %.3f"
                " (%s)\n", r->long_pos_near, r->long_tok_s_near, r->long_pos_far,
