@@ -124,7 +124,7 @@ pass "qwen3, gemma3 and phi3 (Phi-4-mini-shaped) chat with their files' template
 run_llmchat --no-config -m generate -n 4 -i "Hello" "$T/moe.gguf" </dev/null
 assert_status 1
 [ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line: $(cat "$T/err")"
-assert_file_contains "refusal" "$T/err" "architecture 'qwen2moe' is not supported: mixture-of-experts feed-forward (ffn_gate_inp, ffn_*_exps)"
+assert_file_contains "refusal" "$T/err" "architecture 'qwen2moe' is not supported: shared experts beside the routed ones (ffn_*_shexp, ffn_gate_inp_shexp)"
 pass "an unsupported architecture gets one line naming what it lacks: $(cat "$T/err")"
 
 # ---- llmchat-convert writes the llama architecture only ----
