@@ -94,6 +94,8 @@ llm_status steering_attach(steering *s, transformer *t, llm_err *err)
          .points = HOOK_BIT(HOOK_L_OUT), .layer_first = 0, .layer_last = c->n_layers - 1,
          .pos = -1},
     };
+    /* the experts' editor (the first) only where the layers have experts: a dense
+     * model's pass never hands ffn_moe_logits, and hooks are few (MAX_HOOKS) */
     for (size_t i = s->n_experts > 0 ? 0 : 1; i < sizeof editors / sizeof editors[0]; i++) {
         int id;
         st = transformer_hook_add(t, &editors[i], &id, err);
