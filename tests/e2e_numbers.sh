@@ -4,7 +4,7 @@
 # in every option that takes an integer or a layer, head or position, 1e39 (past a
 # float's range) in those that take a number, the same keys in
 # the config file (a warning naming the line, the run goes on with the default), and
-# the slash commands that take numbers (/set, /vector layers, /resume). --knock-out
+# the slash commands that take numbers (/set, /vector layers, /resume, /knock). --knock-out
 # 4294967296:1 used to knock out head [0,1] and record it so; --layers
 # 4294967296-4294967297 dumped layers 0-1.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -32,6 +32,9 @@ refused --temperature 1e999
 refused --knock-out "$big:1"
 refused --knock-out "1:$next"
 refused --knock-out "0:1,$big:0"
+refused --knock-out-expert "$big:1"
+refused --knock-out-expert "1:$next"
+refused --knock-out-expert "0:1,$big:0"
 refused --layers "$big-$next"
 refused --layers "0-$next"
 refused --layers "$big"
@@ -49,6 +52,7 @@ mkdir -p "$XDG_CONFIG_HOME/llmchat"
     for key in temperature top-p min-p repeat-penalty; do
         printf '%s = 1e39\n' "$key"
     done
+    printf 'knock-out-expert = %s:1\n' "$big"
     printf 'knock-out = %s:1\ncontrol-vector-layers = %s-%s\nseed = 18446744073709551616\n' \
         "$big" "$big" "$next"
 } >"$XDG_CONFIG_HOME/llmchat/config"
@@ -62,11 +66,12 @@ pass "the config file's numeric keys past 2^32 are warned about, line by line"
 
 # the slash commands
 printf '%s\n' "/set top-k $big" "/set steps $next" "/vector layers $big-$next" \
-    "/vector layers 0-$next" "/resume $big" >"$T/in"
+    "/vector layers 0-$next" "/resume $big" "/knock head $big:1" "/knock head 0:$next" \
+    >"$T/in"
 run_llmchat -m chat "$model" <"$T/in"
 assert_status 0
-[ "$(grep -c '^llmchat: ' "$T/err")" -eq 5 ] || fail "not five refusals: $(cat "$T/err")"
-if grep -q 'top-k = \|layers 0-1\|after layers 0' "$T/err"; then
+[ "$(grep -c '^llmchat: ' "$T/err")" -eq 7 ] || fail "not seven refusals: $(cat "$T/err")"
+if grep -q 'top-k = \|layers 0-1\|after layers 0\|knocked out (' "$T/err"; then
     fail "a number wrapped: $(cat "$T/err")"
 fi
-pass "/set, /vector layers and /resume refuse numbers past 2^32"
+pass "/set, /vector layers, /resume and /knock refuse numbers past 2^32"

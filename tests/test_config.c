@@ -211,6 +211,7 @@ static const struct {
     {"control-vector", "happy.gguf:0.5", ":0.5"},
     {"control-vector-layers", "2-4", "4-2"},
     {"knock-out", "2:3,0:1", "2"},
+    {"knock-out-expert", "1:2,0:7", "4294967296:1"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
@@ -277,6 +278,11 @@ START_TEST(test_every_key_good_value)
     ck_assert_float_eq(o.vectors[0].scale, 0.5f);
     ck_assert_int_eq(o.vector_first, 2);
     ck_assert_int_eq(o.vector_last, 4);
+    ck_assert_int_eq(o.n_expert_knocks, 2);
+    ck_assert_int_eq(o.expert_knocks[0].layer, 1);
+    ck_assert_int_eq(o.expert_knocks[0].expert, 2);
+    ck_assert_int_eq(o.expert_knocks[1].layer, 0);
+    ck_assert_int_eq(o.expert_knocks[1].expert, 7);
     options_free(&o); /* FILE:SCALE keeps a copy of FILE */
 }
 END_TEST
@@ -304,7 +310,7 @@ START_TEST(test_every_key_bad_value)
                           o.isa == defaults.isa && o.kv_cache == defaults.kv_cache &&
                           o.theme == defaults.theme && !o.mouse && o.history_size == defaults.history_size &&
                           !o.verbose && !o.template_name && o.n_vectors == 0 &&
-                          o.vector_first == -1,
+                          o.vector_first == -1 && o.n_knocks == 0 && o.n_expert_knocks == 0,
                       "%s = %s changed a setting", keys[i].key, keys[i].bad);
     }
 }
@@ -483,6 +489,32 @@ START_TEST(test_command_line_errors_still_usage_errors)
 }
 END_TEST
 
+/* --knock-out-expert: repeatable and a comma list, added to the config file's; a number
+ * past INT_MAX (2^32 used to wrap to 0) or a malformed pair is a usage error. Whether the
+ * model has that layer and expert is the session's to check (e2e_moe_knock.sh). */
+START_TEST(test_knock_out_expert_on_the_command_line)
+{
+    write_config("knock-out-expert = 1:1\n");
+    app_options o;
+    ck_assert_int_eq(parse_args(&o, "--knock-out-expert", "0:3", "--knock-out-expert", "1:0,1:7"), 0);
+    ck_assert_int_eq(o.n_expert_knocks, 4);
+    const int want[4][2] = {{1, 1}, {0, 3}, {1, 0}, {1, 7}};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(o.expert_knocks[i].layer, want[i][0]);
+        ck_assert_int_eq(o.expert_knocks[i].expert, want[i][1]);
+    }
+    ck_assert_int_eq(o.n_knocks, 0); /* not heads */
+    options_free(&o);
+    const char *bad[] = {"4294967296:1", "1:4294967297", "0:1,4294967296:0", "2147483648:0",
+                         "-1:0", "1", "1:", ":1", "1:2:3", "a:b", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(parse_args(&o, "--knock-out-expert", bad[i], NULL, NULL) == 2,
+                      "--knock-out-expert '%s' was taken", bad[i]);
+        options_free(&o);
+    }
+}
+END_TEST
+
 START_TEST(test_flags_on_the_command_line)
 {
     write_config("mouse = yes\ntheme = light\n");
@@ -518,6 +550,7 @@ static Suite *config_suite(void)
     tcase_add_test(prec, test_config_and_no_config);
     tcase_add_test(prec, test_command_line_errors_still_usage_errors);
     tcase_add_test(prec, test_flags_on_the_command_line);
+    tcase_add_test(prec, test_knock_out_expert_on_the_command_line);
     suite_add_tcase(s, prec);
     return s;
 }

@@ -263,6 +263,83 @@ START_TEST(test_steering_sum)
 }
 END_TEST
 
+/* Experts knocked out: refused on dense layers, out of range, or past what the router
+ * needs (n_experts_used left in a layer); each change a new state listing [layer,
+ * expert] in order; steering_check and steering_set take a state back (a trace's), and
+ * refuse one this model cannot run, changing nothing. */
+START_TEST(test_steering_experts)
+{
+    steering *s;
+    llm_err err;
+    ck_assert_int_eq(steering_new(3, 2, 4, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 1, true, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "the model has no experts"), "%s", err.text);
+    ck_assert_ptr_null(steering_state(s));
+    ck_assert_int_eq(steering_experts(s, 4, 5, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(steering_experts(s, 4, 2, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out_expert(s, 3, 0, true, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "no expert 0 in layer 3: the model has layers 0-2 of 4 experts "
+                                   "(0-3; numbered from 0)"), "%s", err.text);
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 4, true, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(steering_knock_out_expert(s, 2, 3, true, &err), LLM_OK);
+    const intervention *one = steering_state(s);
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 1, true, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 2, true, &err), LLM_OK);
+    /* 2 of layer 0's 4 left: a third is refused, the same one again is no change */
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 0, true, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "cannot knock expert 0 of layer 0 out: 1 of the layer's 4 "
+                                   "experts would be left, but the router chooses 2"), "%s", err.text);
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 2, true, &err), LLM_OK);
+    const intervention *three = steering_state(s);
+    ck_assert_int_eq(one->n_experts_out, 1); /* an old state stays as it was */
+    ck_assert_int_eq(three->n_experts_out, 3);
+    const int want[3][2] = {{0, 1}, {0, 2}, {2, 3}};
+    for (int i = 0; i < 3; i++)
+        ck_assert(three->experts_out[i].layer == want[i][0] &&
+                  three->experts_out[i].expert == want[i][1]);
+    ck_assert(steering_expert_is_out(s, 0, 2) && !steering_expert_is_out(s, 0, 0) &&
+              !steering_expert_is_out(s, 9, 0));
+    char shown[128];
+    ck_assert_int_eq(steering_knock_out(s, 1, 0, true, &err), LLM_OK);
+    steering_format(steering_state(s), shown, sizeof shown);
+    ck_assert_str_eq(shown, "heads out L2H1 | experts out L1E2 L1E3 L3E4");
+    ck_assert_int_eq(steering_knock_out(s, 1, 0, false, &err), LLM_OK);
+    /* back in, one by one; then the three again from the old state */
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 1, false, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 0, true, &err), LLM_OK); /* room now */
+    ck_assert_int_eq(steering_check(s, three, NULL, 0, &err), LLM_OK);
+    ck_assert_int_eq(steering_set(s, three, &err), LLM_OK);
+    ck_assert(steering_expert_is_out(s, 0, 1) && !steering_expert_is_out(s, 0, 0));
+    ck_assert_int_eq(steering_state(s)->n_experts_out, 3);
+    ck_assert_int_eq(steering_set(s, NULL, &err), LLM_OK);
+    ck_assert_int_eq(steering_state(s)->n_experts_out, 0);
+    ck_assert(!steering_expert_is_out(s, 2, 3));
+    /* a state this model cannot run: refused by both, nothing changed */
+    intervention_expert too_many[3] = {{1, 0}, {1, 1}, {1, 2}}, missing[1] = {{1, 7}};
+    intervention bad = {.first_layer = -1, .last_layer = -1, .n_experts_out = 3,
+                        .experts_out = too_many};
+    const intervention *before = steering_state(s);
+    ck_assert_int_eq(steering_check(s, &bad, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "cannot knock expert 2 of layer 1 out"), "%s", err.text);
+    ck_assert_int_eq(steering_set(s, &bad, &err), LLM_ERR_MISMATCH);
+    bad.n_experts_out = 1;
+    bad.experts_out = missing;
+    ck_assert_int_eq(steering_check(s, &bad, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "no expert 7 in layer 1"), "%s", err.text);
+    ck_assert_ptr_eq(steering_state(s), before);
+    ck_assert(!steering_expert_is_out(s, 1, 0));
+    steering_free(s);
+    /* a dense model refuses a state with experts out */
+    intervention_expert some[1] = {{0, 1}};
+    bad.experts_out = some;
+    ck_assert_int_eq(steering_new(3, 2, 4, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_set(s, &bad, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "expert [0, 1] is knocked out ([layer, expert], from 0), but "
+                                   "the model has no experts"), "%s", err.text);
+    steering_free(s);
+}
+END_TEST
+
 /* A vector for other layers than the model's: the layers it lacks are named; one none
  * of whose layers the model has is refused; loading says nothing when all apply. */
 START_TEST(test_vector_depth)
@@ -631,6 +708,7 @@ static Suite *control_vector_suite(void)
     tcase_add_test(file, test_write_read_back);
     tcase_add_test(file, test_steering_sum);
     tcase_add_test(file, test_vector_depth);
+    tcase_add_test(file, test_steering_experts);
     suite_add_tcase(s, file);
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup, teardown);

@@ -17,6 +17,7 @@
 
 #include "attribution.h"
 #include "control_vectors.h"
+#include "expert_knock_out.h"
 #include "family_gguf.h"
 #include "hook.h"
 #include "knock_out.h"
@@ -974,6 +975,180 @@ START_TEST(test_interventions_both_paths)
 }
 END_TEST
 
+/* ---- the expert knock-out ---- */
+
+/* What the router did at every position and layer: its logits (as observed: after the
+ * editors), probabilities, choices and weights. */
+enum { ROUTE_N = 16, ROUTE_L = 4, ROUTE_E = 64 };
+typedef struct {
+    int E, K;
+    float logits[ROUTE_L][ROUTE_N][ROUTE_E], probs[ROUTE_L][ROUTE_N][ROUTE_E];
+    float topk[ROUTE_L][ROUTE_N][ROUTE_E], weights[ROUTE_L][ROUTE_N][ROUTE_E];
+} routes;
+
+static void record_route(void *user, const hook_tensor *x)
+{
+    routes *r = user;
+    float (*dst)[ROUTE_N][ROUTE_E] = x->point == HOOK_FFN_MOE_LOGITS ? r->logits
+                                     : x->point == HOOK_FFN_MOE_PROBS ? r->probs
+                                     : x->point == HOOK_FFN_MOE_TOPK  ? r->topk
+                                                                      : r->weights;
+    for (int i = 0; i < x->n; i++)
+        memcpy(dst[x->layer][x->pos + i], x->data + (size_t)i * x->stride,
+               sizeof(float) * (size_t)x->width);
+}
+
+static void observe_routes(transformer *t, routes *r, const model_config *c)
+{
+    *r = (routes){.E = c->n_experts, .K = c->n_experts_used};
+    hook h = {.fn = record_route, .user = r,
+              .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS) | HOOK_BIT(HOOK_FFN_MOE_PROBS) |
+                        HOOK_BIT(HOOK_FFN_MOE_TOPK) | HOOK_BIT(HOOK_FFN_MOE_WEIGHTS),
+              .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    int id;
+    llm_err err;
+    ck_assert_msg(transformer_hook_add(t, &h, &id, &err) == LLM_OK, "%s", err.text);
+}
+
+/* Row `pos` of layer l: the knocked-out experts' logits are -inf and their
+ * probabilities 0; the others' probabilities are the softmax of `want` (the logits the
+ * router would have made, unedited) over the experts left in; the top-k never holds a
+ * knocked-out expert; the weights are the chosen probabilities (renormalised over the
+ * chosen where the model does). */
+static void check_route(const routes *r, const model_config *c, int l, int pos,
+                        const unsigned char *out, const float *want, const char *what)
+{
+    int E = r->E, K = r->K;
+    const float *lg = r->logits[l][pos], *pr = r->probs[l][pos];
+    double max = -INFINITY, sum = 0.0;
+    for (int e = 0; e < E; e++)
+        if (!out[e])
+            max = fmax(max, want[e]);
+    for (int e = 0; e < E; e++)
+        if (!out[e])
+            sum += exp(want[e] - max);
+    for (int e = 0; e < E; e++) {
+        if (out[e]) {
+            ck_assert_msg(lg[e] == -INFINITY, "%s: L%d pos %d expert %d out, logit %g", what, l,
+                          pos, e, lg[e]);
+            ck_assert_msg(pr[e] == 0.0f, "%s: L%d pos %d expert %d out, probability %g", what,
+                          l, pos, e, pr[e]);
+            continue;
+        }
+        double p = exp(want[e] - max) / sum;
+        ck_assert_msg(fabs(pr[e] - p) < 1e-6, "%s: L%d pos %d expert %d: probability %.9g, "
+                      "the softmax over the rest %.9g", what, l, pos, e, pr[e], p);
+    }
+    double chosen = 0.0;
+    for (int s = 0; s < K; s++) {
+        int e = (int)r->topk[l][pos][s];
+        ck_assert_msg(e >= 0 && e < E && !out[e], "%s: L%d pos %d chose expert %d, knocked out",
+                      what, l, pos, e);
+        chosen += pr[e];
+    }
+    for (int s = 0; s < K; s++) {
+        double w = pr[(int)r->topk[l][pos][s]];
+        if (c->arch.expert_norm_weights)
+            w /= chosen;
+        ck_assert_msg(fabs(r->weights[l][pos][s] - w) < 1e-6, "%s: L%d pos %d weight %d is %g, "
+                      "not %g", what, l, pos, s, r->weights[l][pos][s], w);
+    }
+}
+
+/* The expert knock-out (expert_knock_out.c at ffn_moe_logits): in each layer the
+ * expert the unedited run chose first most often is out (in layer 0 the runner-up
+ * too); through the batch and one token at a time (3 threads sharing the router's
+ * columns), a knocked-out expert gets probability 0 and is never chosen, and the
+ * others' probabilities are the softmax over the rest: in layer 0, of the unedited
+ * run's logits (nothing before the router changed); after it, of the logits the
+ * router made (the earlier layers' routes changed them). */
+static void check_expert_knock_out(const char *shape)
+{
+    const char *path = temp_path("moe-knock.gguf");
+    ck_assert(family_gguf_write(path, shape, NULL, NULL));
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = TENSOR_F32;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s", err.text);
+    remove(path);
+    const model_config *c = &m->config;
+    int L = c->n_layers, E = c->n_experts, vocab = c->vocab_size, ids[ROUTE_N];
+    ck_assert(L <= ROUTE_L && E <= ROUTE_E && E - 2 >= c->n_experts_used);
+    make_ids(ids, ROUTE_N, vocab);
+    size_t n = (size_t)ROUTE_N * vocab;
+    float *plain = malloc(sizeof(float) * n), *a = malloc(sizeof(float) * n),
+          *b = malloc(sizeof(float) * n);
+    static routes rp, ra, rb;
+    transformer *tp = new_transformer(m, ROUTE_N, TRANSFORMER_KV_F32);
+    observe_routes(tp, &rp, c);
+    run_batch(tp, ids, ROUTE_N, plain);
+    /* the experts to knock out: the most chosen first (and layer 0's runner-up) */
+    unsigned char *mask = calloc((size_t)L * E, 1);
+    for (int l = 0; l < L; l++) {
+        int count[ROUTE_E] = {0};
+        for (int p = 0; p < ROUTE_N; p++)
+            count[(int)rp.topk[l][p][0]]++;
+        for (int k = 0; k < (l == 0 ? 2 : 1); k++) {
+            int best = -1;
+            for (int e = 0; e < E; e++)
+                if (!mask[l * E + e] && (best < 0 || count[e] > count[best]))
+                    best = e;
+            mask[l * E + best] = 1;
+        }
+    }
+    const unsigned char *in_force = mask;
+    expert_knock_out ko = {.mask = &in_force, .n_experts = E};
+    hook edit = {.edit = expert_knock_out_edit, .user = &ko,
+                 .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS), .layer_first = 0,
+                 .layer_last = L - 1, .pos = -1};
+    transformer *ta = new_transformer(m, ROUTE_N, TRANSFORMER_KV_F32);
+    transformer *tb = new_transformer(m, ROUTE_N, TRANSFORMER_KV_F32);
+    int id;
+    ck_assert(transformer_hook_add(ta, &edit, &id, &err) == LLM_OK);
+    ck_assert(transformer_hook_add(tb, &edit, &id, &err) == LLM_OK);
+    observe_routes(ta, &ra, c);
+    observe_routes(tb, &rb, c);
+    set_threads(3);
+    run_tokens(ta, ids, ROUTE_N, a);
+    set_threads(omp_procs());
+    run_batch(tb, ids, ROUTE_N, b);
+    ck_assert_msg(rel_diff(a, b, n) < 1e-5, "%s: the knock-out acts otherwise through a batch",
+                  shape);
+    ck_assert_msg(rel_diff(plain, b, n) > 1e-4, "%s: knocking experts out changes nothing",
+                  shape);
+    const routes *rs[2] = {&ra, &rb};
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < L; l++)
+            for (int p = 0; p < ROUTE_N; p++) {
+                char what[64];
+                snprintf(what, sizeof what, "%s, %s", shape, k ? "a batch" : "one token");
+                check_route(rs[k], c, l, p, mask + l * E, l == 0 ? rp.logits[0][p]
+                                                                 : rs[k]->logits[l][p], what);
+            }
+    /* nothing out: the editor leaves the logits as they are */
+    in_force = NULL;
+    run_batch(tb, ids, ROUTE_N, b);
+    ck_assert_msg(memcmp(plain, b, sizeof(float) * n) == 0, "%s: an empty mask changed the "
+                  "logits", shape);
+    transformer_free(tp);
+    transformer_free(ta);
+    transformer_free(tb);
+    free(mask);
+    free(plain);
+    free(a);
+    free(b);
+    model_close(m);
+}
+
+START_TEST(test_expert_knock_out)
+{
+    check_expert_knock_out("qwen3moe"); /* the chosen weights renormalised */
+    check_expert_knock_out("olmoe");    /* the chosen probabilities as they are */
+}
+END_TEST
+
 /* An editor registered at a point that cannot be edited, or a hook with both functions
  * or neither, is refused; an editor sees each column of a row once, however the
  * threads share them. */
@@ -1321,6 +1496,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(paths, 300);
     tcase_add_test(paths, test_batch_is_one_token);
     tcase_add_test(paths, test_interventions_both_paths);
+    tcase_add_test(paths, test_expert_knock_out);
     tcase_add_test(paths, test_editors);
     suite_add_tcase(s, paths);
     TCase *points = tcase_create("points");

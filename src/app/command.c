@@ -14,6 +14,7 @@
 
 #include "parse_number.h"
 #include "textfmt.h"
+#include "knock_command.h"
 #include "vector_command.h"
 
 /* Says a formatted line through the host. */
@@ -168,6 +169,19 @@ static void run_vector(command_host *h, const char *arg)
     h->changed(h, COMMAND_CHANGED_SETTINGS);
 }
 
+/* /knock: the heads and experts knocked out, or a change to them (knock_command.h). */
+static void run_knock(command_host *h, const char *arg)
+{
+    llm_err err;
+    char shown[1024];
+    if (knock_command(h->s->e, arg, shown, sizeof shown, &err) != LLM_OK) {
+        say(h, "%s", err.text);
+        return;
+    }
+    say(h, "%s%s", *arg ? "from the next token: " : "", shown);
+    h->changed(h, COMMAND_CHANGED_SETTINGS);
+}
+
 /* /think and /no_think: the chat template's thinking switch (qwen3's enable_thinking). */
 static void set_thinking(command_host *h, bool on)
 {
@@ -234,6 +248,10 @@ static const command_info table[] = {
      .help = "control vectors: list; load FILE [SCALE]; NAME SCALE; drop NAME; layers F-L|all; "
              "make [--replace] NAME \"A\" \"B\"",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_vector},
+    {.id = CMD_KNOCK, .name = "knock", .arg = "[ARGS]",
+     .help = "knock-outs (from 0): list; head L:H; expert L:E (the router never chooses it); "
+             "restore head|expert L:N",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_knock},
     {.id = CMD_THINK, .name = "think",
      .help = "let the model think before it answers (qwen3's template; the default)",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_think},

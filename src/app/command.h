@@ -28,6 +28,7 @@ typedef enum {
     CMD_FORCE,
     CMD_SET,
     CMD_VECTOR,
+    CMD_KNOCK,
     CMD_HELP,
     CMD_QUIT,
     CMD_STEP,

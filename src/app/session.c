@@ -156,6 +156,13 @@ static int open_engine(session *s)
             return 1;
         }
     }
+    for (int i = 0; i < o->n_expert_knocks; i++) {
+        int l = o->expert_knocks[i].layer, x = o->expert_knocks[i].expert;
+        if (steering_knock_out_expert(st, l, x, true, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --knock-out-expert %d:%d: %s\n", l, x, err.text);
+            return 2;
+        }
+    }
     return 0;
 }
 

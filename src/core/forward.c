@@ -776,8 +776,8 @@ static void pass_attend(const pass *p, int l)
 /* ---- a mixture of experts ---- */
 
 /* Token i's routing from its router logits (row i of buf.moe_logits): the softmax into
- * moe_probs, the n_experts_used most probable experts (the first of equals first) into
- * moe_sel and, as floats, moe_topk, and their weights into moe_weights: the
+ * moe_probs (0 for a knocked-out expert's -INFINITY), the n_experts_used most probable
+ * experts (the first of equals first, a knocked-out expert last) into moe_sel and, as floats, moe_topk, and their weights into moe_weights: the
  * probabilities, renormalised to sum 1 where the model does (the sum kept from 0, as
  * llama.cpp clamps it). */
 static void route(const pass *p, int i)
@@ -786,10 +786,14 @@ static void route(const pass *p, int i)
     batch_buffers *b = &p->t->buf;
     int E = c->n_experts, K = c->n_experts_used;
     float *pr = b->moe_probs + (size_t)i * E;
+    const float *lg = b->moe_logits + (size_t)i * E;
     int *sel = b->moe_sel + (size_t)i * K;
     float *w = b->moe_weights + (size_t)i * K, *top = b->moe_topk + (size_t)i * K;
-    memcpy(pr, b->moe_logits + (size_t)i * E, sizeof(float) * E);
+    memcpy(pr, lg, sizeof(float) * E);
     kernels_softmax(pr, E);
+    for (int e = 0; e < E; e++) /* the SIMD exp makes -INFINITY a denormal, not 0 */
+        if (lg[e] == -INFINITY)
+            pr[e] = 0.0f;
     float sum = 0.0f;
     for (int s = 0; s < K; s++) {
         int best = -1;
@@ -797,7 +801,9 @@ static void route(const pass *p, int i)
             bool taken = false;
             for (int r = 0; r < s && !taken; r++)
                 taken = sel[r] == e;
-            if (!taken && (best < 0 || pr[e] > pr[best]))
+            /* a knocked-out expert (-INFINITY) loses even a tie at probability 0 */
+            if (!taken && (best < 0 || pr[e] > pr[best] ||
+                           (pr[e] == pr[best] && lg[best] == -INFINITY && lg[e] > -INFINITY)))
                 best = e;
         }
         sel[s] = best;

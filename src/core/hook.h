@@ -6,8 +6,9 @@
  * observer reads it there; an editor changes it before anyone reads it (both with
  * transformer_hook_add). The debugger's captures are observers (the attention rows at
  * kq_soft_max, the logit lens at l_out, attribution at kqv and ffn_out); its
- * interventions are editors (knock_out.c zeroes a head's kqv, control_vectors.c adds to
- * l_out; steering.c registers them). Owns nothing; no state. */
+ * interventions are editors (knock_out.c zeroes a head's kqv, expert_knock_out.c sets a
+ * knocked-out expert's ffn_moe_logits to -INFINITY, control_vectors.c adds to l_out;
+ * steering.c registers them). Owns nothing; no state. */
 #ifndef LLMCHAT_HOOK_H
 #define LLMCHAT_HOOK_H
 

@@ -1,11 +1,14 @@
 /* intervention.h — what changes the forward pass on the user's request, as plain data:
- * the control vectors in force (name, file, scale), the layers they apply to, and the
- * attention heads knocked out (their output zeroed before the output projection).
+ * the control vectors in force (name, file, scale), the layers they apply to, the
+ * attention heads knocked out (their output zeroed before the output projection) and
+ * the experts knocked out (the router's logit -INFINITY: never chosen, the others'
+ * probabilities renormalised over the rest).
  *
  * The engine keeps one such record for every state it has been in (a new one each
- * time the user loads, rescales or drops a vector, or changes the layers) and never
- * frees them before engine_free, so a step record can point to the one its position
- * ran with; the trace writes it where it changes and --replay sets it again. */
+ * time the user loads, rescales or drops a vector, changes the layers, or knocks a head
+ * or an expert out or back in) and never frees them before engine_free, so a step
+ * record can point to the one its position ran with; the trace writes it where it
+ * changes and --replay sets it again. */
 #ifndef LLMCHAT_INTERVENTION_H
 #define LLMCHAT_INTERVENTION_H
 
@@ -18,6 +21,10 @@ typedef struct {
     uint64_t fnv1a; /* FNV-1a (64 bits) of the file's bytes as read or written; 0: not
                        known (a trace written before it) */
 } intervention_vector;
+
+typedef struct {
+    int layer, expert; /* from 0 */
+} intervention_expert;
 
 typedef struct intervention {
     int n_vectors;
@@ -32,6 +39,9 @@ typedef struct intervention {
     int n_heads_out;
     int *heads_out;               /* (n_heads_out) layer * n_heads + head of each head
                                      knocked out, ascending (layers and heads from 0) */
+    int n_experts_out;
+    intervention_expert *experts_out; /* (n_experts_out) the experts knocked out, by
+                                         layer then expert, ascending */
 } intervention;
 
 #endif

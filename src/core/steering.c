@@ -1,9 +1,10 @@
-/* steering.c — the loaded control vectors, their sum, the heads knocked out, the record
- * of every state, and the editors that apply them (steering.h). */
+/* steering.c — the loaded control vectors, their sum, the heads and experts knocked
+ * out, the record of every state, and the editors that apply them (steering.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "steering.h"
 
 #include "control_vectors.h"
+#include "expert_knock_out.h"
 #include "knock_out.h"
 
 #include <math.h>
@@ -27,6 +28,10 @@ struct steering {
     bool active;            /* sum holds something (n > 0) */
     unsigned char *mask;    /* (n_layers, n_heads) 1 = knocked out */
     int n_out;              /* heads knocked out */
+    int n_experts, n_used;  /* the experts a layer and how many a token is routed to
+                               (0 0: dense layers) */
+    unsigned char *experts_mask; /* (n_layers, n_experts) 1 = knocked out, or NULL */
+    int n_experts_out;      /* experts knocked out */
     intervention **states;  /* (n_states) every state there has been, newest last */
     int n_states;
     char notice[320];       /* what the last steering_add has to say (layers of the vector
@@ -34,9 +39,11 @@ struct steering {
     /* what the editors read at every pass (steering_attach) */
     const float *sum_in_force;          /* sum, or NULL when no vector is loaded */
     const unsigned char *mask_in_force; /* mask, or NULL when no head is out */
+    const unsigned char *experts_in_force; /* experts_mask, or NULL when none is out */
     bool heads_enabled;                 /* false: the knock-outs left out (a what-if) */
     control_vectors vectors_editor;
     knock_out heads_editor;
+    expert_knock_out experts_editor;
 };
 
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err)
@@ -70,21 +77,48 @@ llm_status steering_attach(steering *s, transformer *t, llm_err *err)
     const model_config *c = &transformer_model(t)->config;
     if (c->n_layers != s->n_layers || c->n_heads != s->n_heads || c->dim != s->dim)
         return llm_fail(err, LLM_ERR_ARG, "the steering state is for another model's shape");
+    llm_status st = steering_experts(s, c->n_experts, c->n_experts_used, err);
+    if (st != LLM_OK)
+        return st;
     s->heads_editor = (knock_out){.mask = &s->mask_in_force, .enabled = &s->heads_enabled,
                                   .n_heads = s->n_heads, .head_size = c->head_size};
+    s->experts_editor = (expert_knock_out){.mask = &s->experts_in_force,
+                                           .n_experts = s->n_experts};
     const hook editors[] = {
+        {.edit = expert_knock_out_edit, .user = &s->experts_editor,
+         .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS), .layer_first = 0,
+         .layer_last = c->n_layers - 1, .pos = -1},
         {.edit = knock_out_edit, .user = &s->heads_editor, .points = HOOK_BIT(HOOK_KQV),
          .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1},
         {.edit = control_vectors_edit, .user = &s->vectors_editor,
          .points = HOOK_BIT(HOOK_L_OUT), .layer_first = 0, .layer_last = c->n_layers - 1,
          .pos = -1},
     };
-    for (size_t i = 0; i < sizeof editors / sizeof editors[0]; i++) {
+    /* the experts' editor (the first) only where the layers have experts: a dense
+     * model's pass never hands ffn_moe_logits, and hooks are few (MAX_HOOKS) */
+    for (size_t i = s->n_experts > 0 ? 0 : 1; i < sizeof editors / sizeof editors[0]; i++) {
         int id;
-        llm_status st = transformer_hook_add(t, &editors[i], &id, err);
+        st = transformer_hook_add(t, &editors[i], &id, err);
         if (st != LLM_OK)
             return st;
     }
+    return LLM_OK;
+}
+
+llm_status steering_experts(steering *s, int n_experts, int n_used, llm_err *err)
+{
+    if (n_experts < 0 || n_used < 0 || n_used > n_experts || (n_experts > 0 && n_used < 1))
+        return llm_fail(err, LLM_ERR_ARG, "%d experts of which %d are used is no mixture of "
+                        "experts", n_experts, n_used);
+    unsigned char *m = n_experts ? calloc((size_t)s->n_layers * n_experts, 1) : NULL;
+    if (n_experts && !m)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the experts' knock-outs");
+    free(s->experts_mask);
+    s->experts_mask = m;
+    s->n_experts = n_experts;
+    s->n_used = n_used;
+    s->n_experts_out = 0;
+    s->experts_in_force = NULL;
     return LLM_OK;
 }
 
@@ -103,6 +137,7 @@ static void state_free(intervention *in)
     }
     free(in->vectors);
     free(in->heads_out);
+    free(in->experts_out);
     free(in);
 }
 
@@ -125,6 +160,7 @@ void steering_free(steering *s)
     free(s->states);
     free(s->sum);
     free(s->mask);
+    free(s->experts_mask);
     free(s);
 }
 
@@ -177,6 +213,7 @@ static llm_status changed(steering *s, llm_err *err)
     resum(s);
     s->sum_in_force = s->active ? s->sum : NULL;
     s->mask_in_force = s->n_out ? s->mask : NULL;
+    s->experts_in_force = s->n_experts_out ? s->experts_mask : NULL;
     intervention *in = calloc(1, sizeof *in);
     intervention **grown = realloc(s->states, sizeof *grown * (size_t)(s->n_states + 1));
     if (grown)
@@ -197,6 +234,12 @@ static llm_status changed(steering *s, llm_err *err)
     for (int i = 0; ok && i < s->n_layers * s->n_heads; i++)
         if (s->mask[i])
             in->heads_out[in->n_heads_out++] = i;
+    if (ok && s->n_experts_out)
+        ok = (in->experts_out = malloc(sizeof *in->experts_out * (size_t)s->n_experts_out)) != NULL;
+    for (int i = 0; ok && s->n_experts_out && i < s->n_layers * s->n_experts; i++)
+        if (s->experts_mask[i])
+            in->experts_out[in->n_experts_out++] =
+                (intervention_expert){i / s->n_experts, i % s->n_experts};
     if (!ok) {
         state_free(in);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
@@ -413,6 +456,76 @@ bool steering_is_out(const steering *s, int layer, int head)
            s->mask[layer * s->n_heads + head];
 }
 
+/* Whether expert `expert` of layer `layer` may be knocked out (or back in: out false) in
+ * mask (the steering's experts_mask or a copy): LLM_OK, else err says why (kind: the
+ * status to fail with). */
+static llm_status expert_ok(const steering *s, const unsigned char *mask, int layer,
+                            int expert, bool out, llm_status kind, llm_err *err)
+{
+    if (s->n_experts == 0)
+        return llm_fail(err, kind, "the model has no experts (its feed-forward layers are "
+                        "dense): no expert to knock out");
+    if (layer < 0 || layer >= s->n_layers || expert < 0 || expert >= s->n_experts)
+        return llm_fail(err, kind, "no expert %d in layer %d: the model has layers 0-%d of %d "
+                        "experts (0-%d; numbered from 0)", expert, layer, s->n_layers - 1,
+                        s->n_experts, s->n_experts - 1);
+    const unsigned char *row = mask + (size_t)layer * s->n_experts;
+    int left = 0;
+    for (int e = 0; e < s->n_experts; e++)
+        left += !row[e];
+    if (out && !row[expert] && left - 1 < s->n_used)
+        return llm_fail(err, kind, "cannot knock expert %d of layer %d out: %d of the layer's "
+                        "%d experts would be left, but the router chooses %d for each token",
+                        expert, layer, left - 1, s->n_experts, s->n_used);
+    return LLM_OK;
+}
+
+llm_status steering_knock_out_expert(steering *s, int layer, int expert, bool out,
+                                     llm_err *err)
+{
+    llm_status st = expert_ok(s, s->experts_mask, layer, expert, out, LLM_ERR_ARG, err);
+    if (st != LLM_OK)
+        return st;
+    unsigned char *m = &s->experts_mask[(size_t)layer * s->n_experts + expert];
+    s->n_experts_out += (out && !*m) - (!out && *m);
+    *m = out;
+    return changed(s, err);
+}
+
+bool steering_expert_is_out(const steering *s, int layer, int expert)
+{
+    return s->n_experts > 0 && layer >= 0 && layer < s->n_layers && expert >= 0 &&
+           expert < s->n_experts && s->experts_mask[(size_t)layer * s->n_experts + expert];
+}
+
+/* The experts of want as a mask (n_layers, n_experts) in *out (owned; NULL when the
+ * model has no experts and want knocks none out); LLM_ERR_MISMATCH naming the first
+ * one the model lacks or that leaves too few of its layer's in. */
+static llm_status experts_of(const steering *s, const intervention *want, unsigned char **out,
+                             llm_err *err)
+{
+    *out = NULL;
+    if (!want || want->n_experts_out == 0)
+        return LLM_OK;
+    unsigned char *m = s->n_experts ? calloc((size_t)s->n_layers * s->n_experts, 1) : NULL;
+    if (s->n_experts && !m)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the experts' knock-outs");
+    for (int i = 0; i < want->n_experts_out; i++) {
+        const intervention_expert *x = &want->experts_out[i];
+        llm_status st = m ? expert_ok(s, m, x->layer, x->expert, true, LLM_ERR_MISMATCH, err)
+                          : llm_fail(err, LLM_ERR_MISMATCH, "expert [%d, %d] is knocked out "
+                                     "([layer, expert], from 0), but the model has no experts",
+                                     x->layer, x->expert);
+        if (st != LLM_OK) {
+            free(m);
+            return st;
+        }
+        m[(size_t)x->layer * s->n_experts + x->expert] = 1;
+    }
+    *out = m;
+    return LLM_OK;
+}
+
 /* Head i of want as [layer, head] of this model: false (err naming it, numbered from 0
  * as a trace writes it) when the model has no such layer or head. */
 static bool head_of(const steering *s, const intervention *want, int i, int *flat, llm_err *err)
@@ -468,6 +581,11 @@ llm_status steering_check(const steering *s, const intervention *want, char *not
     for (int i = 0; want && i < want->n_heads_out; i++)
         if (!head_of(s, want, i, &flat, err))
             return LLM_ERR_MISMATCH;
+    unsigned char *experts;
+    llm_status es = experts_of(s, want, &experts, err);
+    free(experts);
+    if (es != LLM_OK)
+        return es;
     for (int j = 0; want && j < want->n_vectors; j++) {
         const intervention_vector *w = &want->vectors[j];
         int i = find(s, w->name);
@@ -495,9 +613,20 @@ llm_status steering_set(steering *s, const intervention *want, llm_err *err)
     static const intervention none = {.first_layer = -1, .last_layer = -1};
     if (!want)
         want = &none;
-    llm_status hs = set_heads(s, want, err);
+    unsigned char *experts;
+    llm_status hs = experts_of(s, want, &experts, err);
+    if (hs == LLM_OK && (hs = set_heads(s, want, err)) != LLM_OK)
+        free(experts);
     if (hs != LLM_OK)
         return hs;
+    if (s->n_experts) {
+        s->n_experts_out = 0;
+        for (int i = 0; i < s->n_layers * s->n_experts; i++) {
+            s->experts_mask[i] = experts && experts[i];
+            s->n_experts_out += s->experts_mask[i];
+        }
+    }
+    free(experts);
     /* drop what want does not hold from the same file, as it was */
     for (int i = s->n - 1; i >= 0; i--) {
         bool keep = false;
@@ -542,5 +671,9 @@ int steering_format(const intervention *in, char *buf, size_t size)
     for (int i = 0; in && i < in->n_heads_out && o < size; i++)
         o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d", i ? " " : o ? " | heads out " : "heads out ",
                               in->heads_out[i] / in->n_heads + 1, in->heads_out[i] % in->n_heads + 1);
+    for (int i = 0; in && i < in->n_experts_out && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%sL%dE%d",
+                              i ? " " : o ? " | experts out " : "experts out ",
+                              in->experts_out[i].layer + 1, in->experts_out[i].expert + 1);
     return (int)o;
 }

@@ -1,15 +1,16 @@
 /* steering.h — what an engine changes in the forward pass on the user's request: the
  * control vectors (which are loaded, by name, their scales, the layers they apply to,
- * and their scaled sum, added to the residual stream after each layer) and the
- * attention heads knocked out (their output zeroed).
+ * and their scaled sum, added to the residual stream after each layer), the attention
+ * heads knocked out (their output zeroed) and, on a mixture of experts, the experts
+ * knocked out (never routed to).
  *
  * Each change makes a new `intervention` record (intervention.h) describing the state;
  * all of them are kept until steering_free, so step records may point to them. The
  * state acts through editors registered at the pass's hook points (steering_attach:
- * control_vectors.c at l_out, knock_out.c at kqv), which read it as it is at every
- * pass: a change applies from the next position run on, with nothing to hand over.
- * Owns the vectors, the sum, the mask, the records and the editors' contexts. No
- * printing. */
+ * control_vectors.c at l_out, knock_out.c at kqv, expert_knock_out.c at
+ * ffn_moe_logits), which read it as it is at every pass: a change applies from the
+ * next position run on, with nothing to hand over. Owns the vectors, the sum, the
+ * masks, the records and the editors' contexts. No printing. */
 #ifndef LLMCHAT_STEERING_H
 #define LLMCHAT_STEERING_H
 
@@ -26,9 +27,13 @@ typedef struct steering steering;
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err);
 void steering_free(steering *s); /* NULL does nothing */
 
-/* Registers the editors that apply s on t's forward passes (two of t's hooks), for as
- * long as both live. t must be of the shape s was made for. */
+/* Registers the editors that apply s on t's forward passes (three of t's hooks), for as
+ * long as both live. t must be of the shape s was made for; its experts are taken as
+ * steering_experts does. */
 llm_status steering_attach(steering *s, transformer *t, llm_err *err);
+/* The model's experts a layer (0: dense layers, the default) and how many the router
+ * chooses for a token (n_experts_used), before any is knocked out. */
+llm_status steering_experts(steering *s, int n_experts, int n_used, llm_err *err);
 /* false: the passes leave every head in (what-ifs compare with and without them);
  * true (the default): the knocked-out heads are out. */
 void steering_heads_enabled(steering *s, bool on);
@@ -67,17 +72,26 @@ bool steering_is_out(const steering *s, int layer, int head);
  * Valid until the next change. */
 const unsigned char *steering_mask(const steering *s);
 
+/* Knocks expert `expert` of layer `layer` (both from 0) out of the router's choice (out
+ * true) or back in. Refused (LLM_ERR_ARG, changing nothing) on a model without experts,
+ * a layer or expert it lacks, or when fewer than n_experts_used of the layer's experts
+ * would be left in. */
+llm_status steering_knock_out_expert(steering *s, int layer, int expert, bool out,
+                                     llm_err *err);
+bool steering_expert_is_out(const steering *s, int layer, int expert);
+
 /* Makes the state equal want (NULL: no vectors, every layer): vectors want names that
  * are loaded from the same file (with the same checksum, when want knows it) are
  * rescaled, the others read from their files. A knocked-out head is read as [layer,
  * head] with want's row width (want->n_heads). --replay uses it to apply what a trace
- * recorded. Fails (LLM_ERR_MISMATCH) on a head the model lacks or a file whose checksum
- * is not want's. */
+ * recorded. Fails (LLM_ERR_MISMATCH) on a head or an expert the model lacks, a layer
+ * left with fewer experts than the router chooses, or a file whose checksum is not
+ * want's. */
 llm_status steering_set(steering *s, const intervention *want, llm_err *err);
-/* Checks, changing nothing, that steering_set(s, want) can succeed: every head of want
- * is one of the model's, every vector file reads, has the model's width and one of its
- * layers, and is as want's checksum says. The message names the head or the file. What
- * a vector has to say although it passes (layers the model lacks, as steering_notice)
+/* Checks, changing nothing, that steering_set(s, want) can succeed: every head and
+ * expert of want is one of the model's (with enough experts left in), every vector file
+ * reads, has the model's width and one of its layers, and is as want's checksum says.
+ * The message names the head, the expert or the file. What a vector has to say although it passes (layers the model lacks, as steering_notice)
  * goes to notice[0..size) ("" when nothing). */
 llm_status steering_check(const steering *s, const intervention *want, char *notice,
                           size_t size, llm_err *err);
@@ -88,9 +102,9 @@ const intervention *steering_state(const steering *s);
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);
 
-/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1" (the heads' layers
- * and heads from 1, as the TUI shows them; nothing: "") into buf; the length, as
- * snprintf. */
+/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1 | experts out L1E5"
+ * (the layers, heads and experts from 1, as the TUI shows them; nothing: "") into buf;
+ * the length, as snprintf. */
 int steering_format(const intervention *in, char *buf, size_t size);
 
 #endif

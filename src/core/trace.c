@@ -456,10 +456,12 @@ static void write_tensors(FILE *f, const step_tensor *s, int n)
     putc(']', f);
 }
 
-/* What a record ran with (control vectors, knocked-out heads), when it differs from
- * the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
+/* What a record ran with (control vectors, knocked-out heads and experts), when it
+ * differs from the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
  * "fnv1a64":"16 hex digits of the file's FNV-1a, when known"}, ...],
- * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0). */
+ * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0), and
+ * "experts_out":[[layer,expert], ...] before the closing brace when an expert is out
+ * (absent otherwise, so a dense model's traces are as they were). */
 static void write_intervention(trace_writer *t, const intervention *in)
 {
     FILE *f = t->f;
@@ -484,7 +486,11 @@ static void write_intervention(trace_writer *t, const intervention *in)
     for (int i = 0; i < in->n_heads_out && in->n_heads > 0; i++)
         fprintf(f, "%s[%d,%d]", i ? "," : "", in->heads_out[i] / in->n_heads,
                 in->heads_out[i] % in->n_heads);
-    fputs("]}", f);
+    putc(']', f);
+    for (int i = 0; i < in->n_experts_out; i++)
+        fprintf(f, "%s[%d,%d]", i ? "," : ",\"experts_out\":[", in->experts_out[i].layer,
+                in->experts_out[i].expert);
+    fputs(in->n_experts_out ? "]}" : "}", f);
 }
 
 llm_status trace_write(trace_writer *t, const step_record *rec)

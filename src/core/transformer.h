@@ -5,8 +5,8 @@
  * positions and the kernels' scratch (a kernels_workspace, freed with it). Borrows the model (which must outlive it). Matmuls go through kernels.h
  * and run on OpenMP threads. The pass is the same for one token and for a batch, and
  * hands each step's result to the observers registered at its hook points (hook.h);
- * the interventions (knocked-out heads, control vectors) are editors registered at
- * theirs. */
+ * the interventions (knocked-out heads and experts, control vectors) are editors
+ * registered at theirs. */
 #ifndef LLMCHAT_TRANSFORMER_H
 #define LLMCHAT_TRANSFORMER_H
 
@@ -115,10 +115,10 @@ llm_status transformer_attention_again(transformer *t, int token, int pos, float
  * asks for on every forward call from now on (the what-ifs below included), on one
  * token as on a batch (a batch's rows may come in several calls); or an editor, which
  * changes what it asks for at hook_editable points before the pass reads on (the
- * interventions: knock_out.c, control_vectors.c). *id is for removing it. Fails when
- * MAX_HOOKS (8) are registered, on an editor at a point that cannot be edited, or out
- * of memory (observing ffn_gate keeps a copy of a chunk's gate values; result_output
- * computes a batch's logits 16 rows at a time). A point nobody observes or edits costs
+ * interventions: knock_out.c, expert_knock_out.c, control_vectors.c). *id is for
+ * removing it. Fails when MAX_HOOKS (8) are registered, on an editor at a point that
+ * cannot be edited, or out of memory (observing ffn_gate keeps a copy of a chunk's gate
+ * values; result_output computes a batch's logits 16 rows at a time). A point nobody observes or edits costs
  * the pass one test. h is copied; h->user is borrowed until removal. */
 llm_status transformer_hook_add(transformer *t, const hook *h, int *id, llm_err *err);
 void transformer_hook_remove(transformer *t, int id); /* an unknown id does nothing */

@@ -1,0 +1,102 @@
+/* knock_command.c — /knock's words, parsed and run on an engine (knock_command.h).
+ *
+ * Owns nothing beyond a call: the argument is at most three blank-separated words, the
+ * engine's steering does the rest (and refuses what the model cannot take). */
+#include "knock_command.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parse_number.h"
+#include "steering.h"
+
+enum { MAX_WORDS = 3, WORD_MAX = 64 };
+
+static const char USAGE[] = "/knock takes: head LAYER:HEAD, expert LAYER:EXPERT, "
+                            "restore head|expert LAYER:N (numbered from 0)";
+
+void knock_describe(const engine *e, char *msg, size_t size)
+{
+    const intervention *in = engine_intervention(e);
+    if (!in || (in->n_heads_out == 0 && in->n_experts_out == 0)) {
+        snprintf(msg, size, "nothing is knocked out (/knock head LAYER:HEAD, /knock expert "
+                 "LAYER:EXPERT)");
+        return;
+    }
+    size_t o = (size_t)snprintf(msg, size, "knocked out (LAYER:N, from 0):");
+    for (int i = 0; i < in->n_heads_out && o < size; i++)
+        o += (size_t)snprintf(msg + o, size - o, "%s%d:%d", i ? " " : " heads ",
+                              in->heads_out[i] / in->n_heads, in->heads_out[i] % in->n_heads);
+    for (int i = 0; i < in->n_experts_out && o < size; i++)
+        o += (size_t)snprintf(msg + o, size - o, "%s%d:%d",
+                              i ? " " : in->n_heads_out ? "; experts " : " experts ",
+                              in->experts_out[i].layer, in->experts_out[i].expert);
+}
+
+/* Splits arg into at most MAX_WORDS words of fewer than WORD_MAX characters. */
+static bool split(const char *arg, char w[MAX_WORDS][WORD_MAX], int *n)
+{
+    *n = 0;
+    for (const char *p = arg; *p;) {
+        p += strspn(p, " \t");
+        size_t len = strcspn(p, " \t");
+        if (!len)
+            break;
+        if (*n == MAX_WORDS || len >= WORD_MAX)
+            return false;
+        memcpy(w[*n], p, len);
+        w[(*n)++][len] = '\0';
+        p += len;
+    }
+    return true;
+}
+
+/* "LAYER:N", the whole word, from 0 (a number too large is refused, never wrapped). */
+static bool pair(const char *word, int *layer, int *n)
+{
+    const char *end;
+    return parse_index_prefix(word, INT_MAX, layer, &end) && *end == ':' &&
+           parse_index_prefix(end + 1, INT_MAX, n, &end) && !*end;
+}
+
+/* head|expert LAYER:N out (out true) or back in. */
+static llm_status knock(engine *e, const char *what, const char *where, bool out,
+                        llm_err *err)
+{
+    int layer, n;
+    bool head = !strcmp(what, "head"), expert = !strcmp(what, "expert");
+    if ((!head && !expert) || !pair(where, &layer, &n))
+        return llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
+    const model_config *c = &engine_model(e)->config;
+    if (head && (layer >= c->n_layers || n >= c->n_heads)) /* steering's words count from 1 */
+        return llm_fail(err, LLM_ERR_ARG, "/knock: no head %d in layer %d: the model has layers "
+                        "0-%d of %d heads (0-%d; numbered from 0)", n, layer, c->n_layers - 1,
+                        c->n_heads, c->n_heads - 1);
+    steering *s = engine_steering(e);
+    llm_err why;
+    llm_status st = head ? steering_knock_out(s, layer, n, out, &why)
+                         : steering_knock_out_expert(s, layer, n, out, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, "/knock: %s", why.text);
+    return LLM_OK;
+}
+
+llm_status knock_command(engine *e, const char *arg, char *msg, size_t size, llm_err *err)
+{
+    char w[MAX_WORDS][WORD_MAX];
+    int n;
+    llm_status st = LLM_OK;
+    if (!split(arg, w, &n))
+        st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
+    else if (n == 2)
+        st = knock(e, w[0], w[1], true, err);
+    else if (n == 3 && !strcmp(w[0], "restore"))
+        st = knock(e, w[1], w[2], false, err);
+    else if (n != 0)
+        st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
+    if (st == LLM_OK)
+        knock_describe(e, msg, size);
+    return st;
+}
