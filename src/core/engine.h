@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "capture.h"
+#include "expert_routes.h"
 #include "model.h"
 #include "sampler.h"
 #include "status.h"
@@ -145,6 +146,12 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
  * on failure (no memory, bad position). */
 const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int layer_last,
                                      llm_err *err);
+
+/* A mixture of experts' routes (expert_routes.h): each position's chosen experts and
+ * their weights at every layer, as the sequence ran them (prefill, steps, a rewind's
+ * run again; not the what-ifs), forgotten on a rewind past them. NULL for a model
+ * without experts. Borrowed: valid until engine_free. */
+const expert_routes *engine_routes(const engine *e);
 
 /* Appends n prompt tokens and runs them as one batch (telling engine_set_progress's
  * callback between its chunks when long). Records are created for each;
