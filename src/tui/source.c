@@ -60,6 +60,11 @@ bool source_live(const tui_source *s)
     return s->e != NULL;
 }
 
+const expert_routes *source_routes(const tui_source *s)
+{
+    return s->e ? engine_routes(s->e) : NULL;
+}
+
 bool source_head_out(const tui_source *s, int layer, int head)
 {
     return s->e && steering_is_out(engine_steering(s->e), layer, head);

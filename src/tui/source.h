@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "engine.h"
+#include "expert_routes.h"
 #include "hook.h"
 #include "model.h"
 #include "step.h"
@@ -63,6 +64,9 @@ const step_whatif *source_whatif(const tui_source *s, int pos);
 /* The direct logit attribution of token's logit at pos (engine_attribution); NULL for a
  * trace (it needs the model's weights) or on failure. */
 const step_attribution *source_attribution(const tui_source *s, int pos, int token);
+/* The experts each position chose at each layer (engine_routes): NULL for a trace (it
+ * keeps no routes) and for a model without experts. */
+const expert_routes *source_routes(const tui_source *s);
 /* One step of the forward pass at a position, as the compute view lists it. */
 typedef struct {
     step_tensor sum;       /* its summary */

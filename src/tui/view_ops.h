@@ -66,6 +66,10 @@ typedef struct {
     /* An overlay put on the stack: it starts over (the compute view at the selected
      * position, the help at its first page). May be NULL. */
     void (*open)(void *state);
+    /* An overlay: why it cannot open now, as the status line says it ("experts: this
+     * model has no mixture of experts"); NULL when it can. May be NULL (it always
+     * can). */
+    const char *(*why_closed)(void *state);
     /* An overlay after one of its actions: is it still open? NULL: it stays open until
      * a key it does not take closes it (modal). */
     bool (*is_open)(const void *state);
