@@ -477,6 +477,11 @@ static void fill_pending(engine *e, int pos)
         rate_next(e, r, logits);
 }
 
+step_phase engine_phase(const engine *e, int pos)
+{
+    return pos >= 0 && pos < e->n ? e->records[pos].phase : STEP_PROMPT;
+}
+
 /* Logically const: a pending record is completed to what prefill would have made it
  * (engine.h), so callers holding a const engine see the same record either way. */
 const step_record *engine_record(const engine *e, int pos)

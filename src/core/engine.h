@@ -118,6 +118,10 @@ void engine_set_next_draw(engine *e, float draw);
  * calls on the same engine. */
 const step_record *engine_record(const engine *e, int pos);
 
+/* How pos's token got there (its record's phase), without completing a pending
+ * record as engine_record does; STEP_PROMPT outside the sequence. */
+step_phase engine_phase(const engine *e, int pos);
+
 /* The attention rows of position pos (0 <= pos < engine_pos): (n_layers, n_heads,
  * pos + 1), the record's `attn`. While capture is on, rows that were not captured or
  * that newer ones replaced in the attention block are computed again by one forward

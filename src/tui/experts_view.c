@@ -118,10 +118,8 @@ static void ensure(experts_view *ev)
         ev->prompt = grow(ev->prompt, sizeof(bool) * cap);
         ev->cap_pos = cap;
     }
-    for (int p = 0; p < n; p++) {
-        const step_record *rec = source_record(ev->src, p);
-        ev->prompt[p] = !rec || rec->phase == STEP_PROMPT;
-    }
+    for (int p = 0; p < n; p++) /* the phases only: no pending record is completed */
+        ev->prompt[p] = source_phase(ev->src, p) == STEP_PROMPT;
     ev->pos = selection_get(ev->sel, ev->src);
     ev->reply = ev->pos >= 0 && experts_range(ev->prompt, n, ev->pos, ev->all, &ev->first,
                                               &ev->last);

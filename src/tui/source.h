@@ -34,6 +34,9 @@ typedef struct {
 int source_count(const tui_source *s);
 /* The record of pos, NULL when out of range or lost. */
 const step_record *source_record(const tui_source *s, int pos);
+/* How pos's token got there; cheap (a live engine's pending prompt records are not
+ * completed for it); STEP_PROMPT where the record is out of range or lost. */
+step_phase source_phase(const tui_source *s, int pos);
 /* (source_count) the token at each position. */
 const int *source_tokens(const tui_source *s);
 /* pos's logit lens (n_layers): the engine computes it on demand; a trace has it when it
