@@ -6,8 +6,9 @@
  *   panes     Conversation, Tokens, Attention: bordered rectangles that layout.c
  *             places; tui.c holds one view_handle per pane, draws it and sends it the
  *             actions of its bindings.
- *   overlays  the help and the compute view: a stack over the panes (overlays.c, one
- *             table row each), the top one drawn last and handed every key first.
+ *   overlays  the help, the compute and the experts views: a stack over the panes
+ *             (overlays.c, one table row each), the top one drawn last and handed
+ *             every key first.
  *   views in a pane  the Attention pane's views (attention_views.c, one table row
  *             each, cycled by v / V), drawn inside the pane's border from the pane's
  *             cursor.
