@@ -317,12 +317,18 @@ static void draw_layers(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
     snprintf(line, sizeof line, "chosen, weight");
     draw_text(scr, w, 1, 1 + label_w, route_w, line, A_DIM);
     if (f.cells > 0) {
-        char head[160];
+        char head[3][160], fold[32] = "";
+        const char *kind = ev->all ? "all" : ev->reply ? "reply" : "prompt";
         if (f.per > 1)
-            snprintf(head, sizeof head, "times chosen, %s (%d experts a column)", range, f.per);
+            snprintf(fold, sizeof fold, ", %d a column", f.per);
+        if (f.per > 1)
+            snprintf(head[0], sizeof head[0], "times chosen, %s (%d experts a column)", range, f.per);
         else
-            snprintf(head, sizeof head, "times chosen, %s", range);
-        draw_text(scr, w, 1, strip_x, strip_room, head, A_DIM);
+            snprintf(head[0], sizeof head[0], "times chosen, %s", range);
+        snprintf(head[1], sizeof head[1], "times chosen, %s %d-%d%s", kind, ev->first, ev->last, fold);
+        snprintf(head[2], sizeof head[2], "%s %d-%d%s", kind, ev->first, ev->last, fold);
+        const char *const heads[] = {head[0], head[1], head[2]};
+        draw_text(scr, w, 1, strip_x, strip_room, heads[tuifmt_pick(heads, 3, strip_room)], A_DIM);
         experts_scale(&f, E, line, sizeof line);
         draw_text(scr, w, 2, strip_x, strip_room, line, A_DIM);
     }
