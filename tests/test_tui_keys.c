@@ -180,8 +180,8 @@ END_TEST
 
 /* The dispatcher asks Anywhere first, then the input line's or the panes' bindings
  * (Any pane before the focused pane's): a key bound in both would never reach the
- * second. The overlay's and the compute view's own keys are asked first, and only,
- * while they are shown. */
+ * second. The overlay's, the compute view's and the experts view's own keys are asked
+ * first, and only, while they are shown. */
 START_TEST(test_no_binding_is_shadowed)
 {
     int n;
@@ -196,8 +196,9 @@ START_TEST(test_no_binding_is_shadowed)
                 continue;
             keys_context a = t[i].ctx, b = t[j].ctx;
             ck_assert_msg(a != b, "key %s is bound twice in %s", t[i].name, keys_context_get(a)->title);
-            /* the help overlay and the compute view ask their own keys first */
-            bool shadows = (a == KEYS_ANYWHERE && b != KEYS_HELP && b != KEYS_COMPUTE) ||
+            /* the help overlay, the compute and the experts views ask their own keys first */
+            bool shadows = (a == KEYS_ANYWHERE && b != KEYS_HELP && b != KEYS_COMPUTE &&
+                            b != KEYS_EXPERTS) ||
                            (a == KEYS_PANES && (b == KEYS_CONV || b == KEYS_TOKENS || b == KEYS_ATTN));
             ck_assert_msg(!shadows, "%s in %s hides the same key in %s", t[i].name, keys_context_get(a)->title,
                           keys_context_get(b)->title);
@@ -353,7 +354,14 @@ START_TEST(test_help_layout)
     ck_assert_int_eq(l.n_cols, 2);
     keys_help_layout_compute(120, 40, &l);
     check_layout_shows_all(&l, 120, 40);
-    ck_assert_int_eq(l.n_pages, 1);
+    /* two pages since the experts view's keys; the panes' sections (up to the compute
+     * view's) all on the first */
+    ck_assert_int_eq(l.n_pages, 2);
+    int compute = 0;
+    while (compute < l.n_lines && !(l.lines[compute].heading &&
+                                    !strcmp(l.lines[compute].heading, "Compute view")))
+        compute++;
+    ck_assert_int_ge(l.col_start[2], compute);
     keys_help_layout_compute(50, 12, &l);
     check_layout_shows_all(&l, 50, 12);
     ck_assert_int_eq(l.n_cols, 1);

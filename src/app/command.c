@@ -206,6 +206,13 @@ static void run_no_think(command_host *h, const char *arg)
     set_thinking(h, false);
 }
 
+static void run_experts(command_host *h, const char *arg)
+{
+    (void)arg;
+    if (!h->open_view || !h->open_view(h, "experts"))
+        say(h, "/experts: this front end has no experts view");
+}
+
 static void run_help(command_host *h, const char *arg)
 {
     (void)arg;
@@ -258,6 +265,9 @@ static const command_info table[] = {
     {.id = CMD_NO_THINK, .name = "no_think",
      .help = "ask for answers without thinking (qwen3's enable_thinking=false)",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_no_think},
+    {.id = CMD_EXPERTS, .name = "experts",
+     .help = "the experts view: the experts each layer chose for the selected token",
+     .front_ends = COMMAND_TUI, .run = run_experts},
     {.id = CMD_HELP, .name = "help", .help = "list the commands",
      .front_ends = COMMAND_EVERYWHERE, .run = run_help},
     {.id = CMD_QUIT, .name = "quit", .aliases = "exit q", .help = "leave, as Ctrl-D does",

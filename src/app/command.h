@@ -34,6 +34,7 @@ typedef enum {
     CMD_STEP,
     CMD_THINK,
     CMD_NO_THINK,
+    CMD_EXPERTS,
 } command_id;
 
 /* Which front ends run a command (command_info.front_ends). */
@@ -70,6 +71,10 @@ struct command_host {
     /* Sends text as a message whose reply waits at its first token (/step); NULL where
      * the front end cannot pause a reply. */
     void (*send_paused)(command_host *h, const char *text);
+    /* Opens the front end's view of that name ("experts"), or says why it cannot;
+     * false (nothing said) where the front end has no such view; NULL where it has
+     * no views. */
+    bool (*open_view)(command_host *h, const char *name);
 };
 
 typedef struct {

@@ -13,6 +13,7 @@
 
 #include "attention_ring.h"
 #include "attribution.h"
+#include "expert_routes.h"
 #include "clock.h"
 #include "finite.h"
 #include "kernels.h"
@@ -68,6 +69,9 @@ struct engine {
     const intervention *parts_of;
     float *attrib_head;     /* (n_layers, n_heads) */
     float *attrib_mlp;      /* (n_layers) */
+    expert_routes *routes;  /* each position's chosen experts per layer (a model with
+                               experts; else NULL): its observer records the sequence's
+                               runs, not the what-ifs */
     step_attribution attrib; /* valid while attrib_ok, for parts_pos */
     bool attrib_ok;
     tensor_capture *cap;    /* the last engine_tensors, run with the steering state cap_of */
@@ -128,6 +132,16 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
         return st;
     }
     e->ctx = transformer_ctx(e->tf);
+    if (m->config.n_experts > 0) {
+        int id;
+        hook h;
+        if ((st = expert_routes_new(&m->config, e->ctx, &e->routes, err)) != LLM_OK ||
+            (h = expert_routes_hook(e->routes),
+             (st = transformer_hook_add(e->tf, &h, &id, err)) != LLM_OK)) {
+            engine_free(e);
+            return st;
+        }
+    }
     e->tokens = malloc(sizeof(int) * e->ctx);
     e->records = calloc(e->ctx, sizeof(step_record));
     e->batch_logits = malloc(sizeof(float) * (size_t)PROMPT_LOGITS_BLOCK * e->vocab);
@@ -204,6 +218,8 @@ static void drop_attention_from(engine *e, int pos)
         capture_free(e->cap);
         e->cap = NULL;
     }
+    if (e->routes)
+        expert_routes_forget_from(e->routes, pos);
     for (int p = pos; p < e->ctx; p++) {
         free_attention_row(e, p);
         drop_lens(e, p);
@@ -218,6 +234,7 @@ void engine_free(engine *e)
         drop_attention_from(e, 0);
     free(e->attn);
     capture_free(e->cap);
+    expert_routes_free(e->routes);
     free(e->sums);
     attention_ring_free(e->ring);
     free(e->lens);
@@ -278,6 +295,7 @@ steering *engine_steering(engine *e) { return e->steer; }
 const intervention *engine_intervention(const engine *e) { return steering_state(e->steer); }
 
 const tokenizer *engine_tokenizer(const engine *e) { return e->tok; }
+const expert_routes *engine_routes(const engine *e) { return e->routes; }
 int engine_ctx(const engine *e) { return e->ctx; }
 transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
 size_t engine_kv_bytes(const engine *e) { return transformer_kv_bytes(e->tf); }
@@ -459,6 +477,11 @@ static void fill_pending(engine *e, int pos)
         rate_next(e, r, logits);
 }
 
+step_phase engine_phase(const engine *e, int pos)
+{
+    return pos >= 0 && pos < e->n ? e->records[pos].phase : STEP_PROMPT;
+}
+
 /* Logically const: a pending record is completed to what prefill would have made it
  * (engine.h), so callers holding a const engine see the same record either way. */
 const step_record *engine_record(const engine *e, int pos)
@@ -503,6 +526,18 @@ static transformer_kernels call_kernels(const engine *e, int n)
     return n >= TRANSFORMER_BATCH_MIN ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN;
 }
 
+/* transformer_run of n tokens at pos for the sequence: the experts' routes of those
+ * positions are recorded (without memory for them they are not, and the run goes on). */
+static const float *run_recorded(engine *e, const int *tokens, int n, int pos,
+                                 transformer_kernels kernels, float *const *attn)
+{
+    bool routes = e->routes && expert_routes_begin(e->routes, pos, n, NULL) == LLM_OK;
+    const float *out = transformer_run(e->tf, tokens, n, pos, kernels, NULL, attn);
+    if (routes)
+        expert_routes_end(e->routes);
+    return out;
+}
+
 /* Runs n tokens at pos.. on `kernels` as transformer_run does, the last position's
  * logits in *last. When the call under way (progress_total tokens) is longer than one of
  * the transformer's chunks and a progress callback listens, as one call per chunk, the
@@ -521,8 +556,8 @@ static llm_status run_batch(engine *e, const int *tokens, int n, int pos,
             return llm_fail(err, LLM_ERR_STOPPED, "stopped after %d of %d tokens", ran,
                             e->progress_total);
         int k = !chunked || n - done < chunk ? n - done : chunk;
-        *last = transformer_run(e->tf, tokens + done, k, pos + done, kernels, NULL,
-                                attn ? attn + done : NULL);
+        *last = run_recorded(e, tokens + done, k, pos + done, kernels,
+                             attn ? attn + done : NULL);
         if (!*last)
             return transformer_error(e->tf, err);
     }
@@ -631,8 +666,7 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     e->tokens[pos] = token;
     float *attn = attention_row(e, pos);
     double t0 = clock_ms();
-    const float *logits = transformer_run(e->tf, &token, 1, pos, e->kernels, NULL,
-                                          attn ? &attn : NULL);
+    const float *logits = run_recorded(e, &token, 1, pos, e->kernels, attn ? &attn : NULL);
     double ms = clock_ms() - t0;
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = logits ? check_logits(e, logits, 1, pos, err) : transformer_error(e->tf, err);
@@ -740,9 +774,8 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     } else {
         /* the vectors or knock-outs changed since: pos-1 runs again with the new ones,
          * so that the next token is chosen with them */
-        const float *logits = transformer_run(e->tf, &e->tokens[pos - 1], 1, pos - 1,
-                                              e->kernels, NULL,
-                                              e->attn[pos - 1] ? &e->attn[pos - 1] : NULL);
+        const float *logits = run_recorded(e, &e->tokens[pos - 1], 1, pos - 1, e->kernels,
+                                           e->attn[pos - 1] ? &e->attn[pos - 1] : NULL);
         if (!logits)
             return transformer_error(e->tf, err);
         e->logits = logits;

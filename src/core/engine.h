@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "capture.h"
+#include "expert_routes.h"
 #include "model.h"
 #include "sampler.h"
 #include "status.h"
@@ -117,6 +118,10 @@ void engine_set_next_draw(engine *e, float draw);
  * calls on the same engine. */
 const step_record *engine_record(const engine *e, int pos);
 
+/* How pos's token got there (its record's phase), without completing a pending
+ * record as engine_record does; STEP_PROMPT outside the sequence. */
+step_phase engine_phase(const engine *e, int pos);
+
 /* The attention rows of position pos (0 <= pos < engine_pos): (n_layers, n_heads,
  * pos + 1), the record's `attn`. While capture is on, rows that were not captured or
  * that newer ones replaced in the attention block are computed again by one forward
@@ -145,6 +150,12 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
  * on failure (no memory, bad position). */
 const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int layer_last,
                                      llm_err *err);
+
+/* A mixture of experts' routes (expert_routes.h): each position's chosen experts and
+ * their weights at every layer, as the sequence ran them (prefill, steps, a rewind's
+ * run again; not the what-ifs), forgotten on a rewind past them. NULL for a model
+ * without experts. Borrowed: valid until engine_free. */
+const expert_routes *engine_routes(const engine *e);
 
 /* Appends n prompt tokens and runs them as one batch (telling engine_set_progress's
  * callback between its chunks when long). Records are created for each;

@@ -54,12 +54,21 @@ static bool open_overlay(tui *t, key_action a)
     const view_ops *v = overlays_opened_by(a);
     if (!v)
         return false;
-    if (!tui_overlay_fits(t, v))
+    const char *why = overlays_why_closed(t->overlays, a);
+    if (why)
+        tui_say(t, "%s", why);
+    else if (!tui_overlay_fits(t, v))
         tui_say(t, "the %s needs a screen of at least %d x %d", v->name, v->min_cols, v->min_rows);
     else
         overlays_push(t->overlays, a);
     t->dirty |= DIRTY_ALL;
     return true;
+}
+
+bool tui_open_view(tui *t, const char *name)
+{
+    key_action a = overlays_command(name);
+    return a != ACT_NONE && open_overlay(t, a);
 }
 
 static bool in_rect(const tui_rect *r, int y, int x)

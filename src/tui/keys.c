@@ -21,6 +21,10 @@ enum { ESC = 27, DEL = 127 };
 #define HELP_COMPUTE_OPEN "values (Enter), weight (w)"
 #define HELP_COMPUTE_BACK "back; from the list: close"
 
+#define HELP_EXPERTS_UPDOWN "layer (router, tokens: a row)"
+#define HELP_EXPERTS_OPEN "router of the layer; who chose"
+#define HELP_EXPERTS_BACK "back; from the layers: close"
+
 static const char HELP_SEL[] = "move the selection";
 static const char HELP_SEL10[] = "move by 10";
 static const char HELP_SEL_ENDS[] = "first / follow newest";
@@ -117,6 +121,8 @@ static const key_binding table[] = {
      .help = "slow motion: off/100/300/1000 ms"},
     {.ctx = KEYS_PANES, .code = 'g', .action = ACT_COMPUTE, .name = "g",
      .help = "compute view of the position"},
+    {.ctx = KEYS_PANES, .code = 'E', .action = ACT_EXPERTS, .name = "E",
+     .help = "experts view of the position"},
     {.ctx = KEYS_PANES, .code = 'C', .action = ACT_SHADE_TOKENS, .name = "C",
      .help = "colour reply: prob/entropy/off"},
 
@@ -217,6 +223,38 @@ static const key_binding table[] = {
     {.ctx = KEYS_COMPUTE, .code = 'n', .action = ACT_STEP, .steers = true, .name = "n",
      .help = "pause / step the reply"},
 
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_UP), .action = ACT_CELL_UP, .name = "Up",
+     .help = HELP_EXPERTS_UPDOWN},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_DOWN), .action = ACT_CELL_DOWN, .name = "Down",
+     .help = HELP_EXPERTS_UPDOWN},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_PPAGE), .action = ACT_PAGE_UP, .name = "PgUp",
+     .help = "a page"},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_NPAGE), .action = ACT_PAGE_DOWN, .name = "PgDn",
+     .help = "a page"},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_LEFT), .action = ACT_SEL_PREV, .name = "Left",
+     .help = "previous / next position"},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_RIGHT), .action = ACT_SEL_NEXT, .name = "Right",
+     .help = "previous / next position"},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_HOME), .action = ACT_SEL_FIRST, .name = "Home",
+     .help = "first / newest position"},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_END), .action = ACT_SEL_NEWEST, .name = "End",
+     .help = "first / newest position"},
+    {.ctx = KEYS_EXPERTS, .code = '\r', .action = ACT_OPEN_HEAD, .name = "Enter",
+     .help = HELP_EXPERTS_OPEN},
+    {.ctx = KEYS_EXPERTS, KEYCODE(KEY_ENTER), .action = ACT_OPEN_HEAD, .name = "Enter",
+     .help = HELP_EXPERTS_OPEN},
+    {.ctx = KEYS_EXPERTS, .code = 'a', .action = ACT_EXPERTS_RANGE, .name = "a",
+     .help = "counts: the reply / all"},
+    {.ctx = KEYS_EXPERTS, .code = ESC, .action = ACT_EXPERTS_BACK, .name = "Esc",
+     .help = HELP_EXPERTS_BACK},
+    {.ctx = KEYS_EXPERTS, .code = 'q', .action = ACT_EXPERTS_BACK, .name = "q",
+     .help = HELP_EXPERTS_BACK},
+    {.ctx = KEYS_EXPERTS, .code = 'E', .action = ACT_EXPERTS, .name = "E", .help = HELP_EXPERTS_BACK},
+    {.ctx = KEYS_EXPERTS, .code = 'p', .action = ACT_PAUSE, .steers = true, .name = "p",
+     .help = "pause / step the reply"},
+    {.ctx = KEYS_EXPERTS, .code = 'n', .action = ACT_STEP, .steers = true, .name = "n",
+     .help = "pause / step the reply"},
+
     {.ctx = KEYS_HELP, KEYCODE(KEY_NPAGE), .action = ACT_HELP_NEXT_PAGE, .name = "PgDn", .help = "next page"},
     {.ctx = KEYS_HELP, .code = ' ', .action = ACT_HELP_NEXT_PAGE, .name = "Space", .help = "next page"},
     {.ctx = KEYS_HELP, KEYCODE(KEY_PPAGE), .action = ACT_HELP_PREV_PAGE, .name = "PgUp",
@@ -233,6 +271,7 @@ static const keys_context_info contexts[KEYS_CONTEXT_COUNT] = {
     [KEYS_TOKENS] = {"Tokens"},
     [KEYS_ATTN] = {"Attention"},
     [KEYS_COMPUTE] = {"Compute view"},
+    [KEYS_EXPERTS] = {"Experts view"},
 };
 
 const key_binding *keys_table(int *n)

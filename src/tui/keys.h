@@ -27,6 +27,7 @@ typedef enum {
     KEYS_TOKENS,     /* the Tokens pane has the focus */
     KEYS_ATTN,       /* the Attention pane has the focus */
     KEYS_COMPUTE,    /* the compute view is shown (asked before Anywhere) */
+    KEYS_EXPERTS,    /* the experts view is shown (asked before Anywhere) */
     KEYS_CONTEXT_COUNT
 } keys_context;
 
@@ -68,6 +69,8 @@ typedef enum {
     ACT_SHOW_THINKING,
     /* the compute view: open or close it; back one level; the weight behind a step */
     ACT_COMPUTE, ACT_COMPUTE_BACK, ACT_COMPUTE_WEIGHT,
+    /* the experts view: open or close it; back one level; the range its counts are over */
+    ACT_EXPERTS, ACT_EXPERTS_BACK, ACT_EXPERTS_RANGE,
 } key_action;
 
 typedef struct {

@@ -4,8 +4,10 @@
 #include "overlays.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "compute_view.h"
+#include "experts_view.h"
 #include "help.h"
 
 /* Every overlay, and the key action that opens it (from a pane, or over another
@@ -13,6 +15,7 @@
 static const overlay_row table[] = {
     {.ops = &help_view_ops, .opens = ACT_HELP},
     {.ops = &compute_view_ops, .opens = ACT_COMPUTE},
+    {.ops = &experts_view_ops, .opens = ACT_EXPERTS, .command = "experts"},
 };
 enum { N_TABLE = sizeof table / sizeof table[0] };
 
@@ -60,6 +63,20 @@ const view_ops *overlays_opened_by(key_action a)
 {
     int r = row_of(a);
     return r < 0 ? NULL : table[r].ops;
+}
+
+key_action overlays_command(const char *name)
+{
+    for (int i = 0; i < N_TABLE; i++)
+        if (table[i].command && !strcmp(table[i].command, name))
+            return table[i].opens;
+    return ACT_NONE;
+}
+
+const char *overlays_why_closed(const overlay_stack *s, key_action a)
+{
+    int r = row_of(a);
+    return r < 0 || !table[r].ops->why_closed ? NULL : table[r].ops->why_closed(s->state[r]);
 }
 
 void overlays_push(overlay_stack *s, key_action a)

@@ -19,6 +19,7 @@
 typedef struct {
     const view_ops *ops;
     key_action opens;
+    const char *command; /* the slash command that opens it too ("experts"), or NULL */
 } overlay_row;
 
 /* The table; *n receives its length. */
@@ -33,6 +34,10 @@ void overlays_free(overlay_stack *s);
 
 /* The overlay action a opens, NULL when it opens none. */
 const view_ops *overlays_opened_by(key_action a);
+/* The action that opens the overlay of slash command name, ACT_NONE when none does. */
+key_action overlays_command(const char *name);
+/* Why the overlay a opens cannot open now (its why_closed), NULL when it can. */
+const char *overlays_why_closed(const overlay_stack *s, key_action a);
 /* Puts the overlay a opens on top of the stack (from where it was, if it was open),
  * started over (its open). */
 void overlays_push(overlay_stack *s, key_action a);

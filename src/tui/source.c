@@ -19,6 +19,14 @@ const step_record *source_record(const tui_source *s, int pos)
     return pos >= 0 && pos < s->n ? s->seq[pos] : NULL;
 }
 
+step_phase source_phase(const tui_source *s, int pos)
+{
+    if (s->e)
+        return engine_phase(s->e, pos);
+    const step_record *r = source_record(s, pos);
+    return r ? r->phase : STEP_PROMPT;
+}
+
 const int *source_tokens(const tui_source *s)
 {
     return s->e ? engine_tokens(s->e) : s->tokens;
@@ -58,6 +66,11 @@ int source_window(const tui_source *s, int layer)
 bool source_live(const tui_source *s)
 {
     return s->e != NULL;
+}
+
+const expert_routes *source_routes(const tui_source *s)
+{
+    return s->e ? engine_routes(s->e) : NULL;
 }
 
 bool source_head_out(const tui_source *s, int layer, int head)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "engine.h"
+#include "expert_routes.h"
 #include "hook.h"
 #include "model.h"
 #include "step.h"
@@ -33,6 +34,9 @@ typedef struct {
 int source_count(const tui_source *s);
 /* The record of pos, NULL when out of range or lost. */
 const step_record *source_record(const tui_source *s, int pos);
+/* How pos's token got there; cheap (a live engine's pending prompt records are not
+ * completed for it); STEP_PROMPT where the record is out of range or lost. */
+step_phase source_phase(const tui_source *s, int pos);
 /* (source_count) the token at each position. */
 const int *source_tokens(const tui_source *s);
 /* pos's logit lens (n_layers): the engine computes it on demand; a trace has it when it
@@ -63,6 +67,9 @@ const step_whatif *source_whatif(const tui_source *s, int pos);
 /* The direct logit attribution of token's logit at pos (engine_attribution); NULL for a
  * trace (it needs the model's weights) or on failure. */
 const step_attribution *source_attribution(const tui_source *s, int pos, int token);
+/* The experts each position chose at each layer (engine_routes): NULL for a trace (it
+ * keeps no routes) and for a model without experts. */
+const expert_routes *source_routes(const tui_source *s);
 /* One step of the forward pass at a position, as the compute view lists it. */
 typedef struct {
     step_tensor sum;       /* its summary */

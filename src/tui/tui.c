@@ -553,12 +553,18 @@ static void host_send_paused(command_host *h, const char *text)
     submit(h->user, text, true);
 }
 
+static bool host_open_view(command_host *h, const char *name)
+{
+    return tui_open_view(h->user, name);
+}
+
 static command_host command_host_of(tui *t)
 {
     return (command_host){.front_end = COMMAND_TUI, .s = t->s, .user = t, .say = host_say,
                           .stop_reply = host_stop_reply, .changed = host_changed,
                           .quit = host_quit, .help = host_help, .force = host_force,
-                          .read_only = host_read_only, .send_paused = host_send_paused};
+                          .read_only = host_read_only, .send_paused = host_send_paused,
+                          .open_view = host_open_view};
 }
 
 /* A finished line from the input line, or the -i prompt: a command or a message

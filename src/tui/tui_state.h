@@ -137,6 +137,9 @@ void tui_handle_key(tui *t, bool keycode, int key);
 /* A bracketed paste's begin, end, or one of its keys: what is pasted goes into the
  * input line as text, newlines included, whatever had the focus (key_reader.h). */
 void tui_paste(tui *t, const key_event *ev);
+/* Opens the overlay of slash command name (/experts), or says why it cannot open;
+ * false when no overlay has that command. */
+bool tui_open_view(tui *t, const char *name);
 
 /* ---- steer.c: steering the newest reply (each leaves it paused) ---- */
 /* Backspace: takes the newest reply token back (with a closing EOS). */

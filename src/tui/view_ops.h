@@ -6,8 +6,9 @@
  *   panes     Conversation, Tokens, Attention: bordered rectangles that layout.c
  *             places; tui.c holds one view_handle per pane, draws it and sends it the
  *             actions of its bindings.
- *   overlays  the help and the compute view: a stack over the panes (overlays.c, one
- *             table row each), the top one drawn last and handed every key first.
+ *   overlays  the help, the compute and the experts views: a stack over the panes
+ *             (overlays.c, one table row each), the top one drawn last and handed
+ *             every key first.
  *   views in a pane  the Attention pane's views (attention_views.c, one table row
  *             each, cycled by v / V), drawn inside the pane's border from the pane's
  *             cursor.
@@ -66,6 +67,10 @@ typedef struct {
     /* An overlay put on the stack: it starts over (the compute view at the selected
      * position, the help at its first page). May be NULL. */
     void (*open)(void *state);
+    /* An overlay: why it cannot open now, as the status line says it ("experts: this
+     * model has no mixture of experts"); NULL when it can. May be NULL (it always
+     * can). */
+    const char *(*why_closed)(void *state);
     /* An overlay after one of its actions: is it still open? NULL: it stays open until
      * a key it does not take closes it (modal). */
     bool (*is_open)(const void *state);
