@@ -69,6 +69,8 @@ typedef struct {
     int window, rot;                 /* attention.sliding_window (a family with sliding
                                         layers); rope.dimension_count (0: the head size) */
     float base, linear;              /* rope.freq_base (0: not written), linear factor */
+    float yarn;                      /* YaRN's factor (rope.scaling.type "yarn", the
+                                        original context 64); 0: none */
     int experts, used, expert_ff;    /* a mixture of experts (0: dense): expert_count,
                                         expert_used_count, an expert's hidden size (its key
                                         where the family has one; else ff is it) */
@@ -93,6 +95,9 @@ static const family_shape family_shapes[] = {
      .base = 1e6f, .experts = 8, .used = 4, .expert_ff = 256},
     {.name = "olmoe", .arch = "olmoe", .dim = 64, .ff = 32, .layers = 2, .heads = 4, .kv = 4,
      .head = 16, .ctx = 256, .experts = 8, .used = 3, .expert_ff = 32},
+    {.name = "gpt-oss", .arch = "gpt-oss", .dim = 64, .ff = 64, .layers = 2, .heads = 4,
+     .kv = 2, .head = 16, .ctx = 256, .key_length = true, .window = 8, .base = 150000.0f,
+     .yarn = 32.0f, .experts = 8, .used = 2, .expert_ff = 64},
     {.name = "mixtral", .arch = "llama", .dim = 64, .ff = 64, .layers = 2, .heads = 4, .kv = 2,
      .head = 16, .ctx = 256, .experts = 4, .used = 2, .expert_ff = 64},
     {.name = "phi3", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 2,
@@ -174,16 +179,32 @@ static inline void family_layer(family_tensors *l, const family_shape *s,
         FT("attn_v.bias", kv, 0, FILL_BIAS);
     }
     FT("attn_output.weight", q, d, FILL_MATRIX);
+    if (f->attn_out_bias)
+        FT("attn_output.bias", d, 0, FILL_BIAS);
+    if (f->attn_sinks)
+        FT("attn_sinks.weight", (uint64_t)s->heads, 0, FILL_BIAS);
     if (f->qk_norm) {
         FT("attn_q_norm.weight", f->qk_norm_whole ? q : (uint64_t)s->head, 0, FILL_NORM);
         FT("attn_k_norm.weight", f->qk_norm_whole ? kv : (uint64_t)s->head, 0, FILL_NORM);
     }
     if (f->post_norms)
         FT("post_attention_norm.weight", d, 0, FILL_NORM);
-    FT("ffn_norm.weight", d, 0, FILL_NORM);
+    if (f->ffn_norm_name) {
+        char norm[48];
+        snprintf(norm, sizeof norm, "%s.weight", f->ffn_norm_name);
+        FT(norm, d, 0, FILL_NORM);
+    } else {
+        FT("ffn_norm.weight", d, 0, FILL_NORM);
+    }
     if (s->experts > 0) {
         uint64_t ef = (uint64_t)s->expert_ff, ne = (uint64_t)s->experts;
         FT("ffn_gate_inp.weight", d, ne, FILL_MATRIX);
+        if (f->expert_biases) {
+            FT("ffn_gate_inp.bias", ne, 0, FILL_BIAS);
+            FT("ffn_gate_exps.bias", ef, ne, FILL_BIAS);
+            FT("ffn_up_exps.bias", ef, ne, FILL_BIAS);
+            FT("ffn_down_exps.bias", d, ne, FILL_BIAS);
+        }
         FT("ffn_gate_exps.weight", d, ef, FILL_MATRIX);
         l->t[l->n - 1].ne2 = ne;
         FT("ffn_up_exps.weight", d, ef, FILL_MATRIX);
@@ -284,6 +305,13 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const mode
         if (family_key_kept(e, k))
             gguf_writer_add_string(w, k, "linear");
         KF("rope.scaling.factor", s->linear);
+    }
+    if (s->yarn > 0) {
+        snprintf(k, sizeof k, "%s.rope.scaling.type", a);
+        if (family_key_kept(e, k))
+            gguf_writer_add_string(w, k, "yarn");
+        KF("rope.scaling.factor", s->yarn);
+        KU("rope.scaling.original_context_length", 64);
     }
 #undef KU
 #undef KF

@@ -753,11 +753,12 @@ START_TEST(test_points_fire)
 END_TEST
 
 /* The mixtures of experts' points (the router's logits, probabilities, choices and
- * weights, the experts' sum) fire for a batch and for one token, on fp32 and Q8_0
+ * weights, the experts' sum) fire for a batch and for one token (gpt-oss: with its
+ * sinks and biases on both paths), on fp32 and Q8_0
  * weights, on one thread and on three, with the same bits either way. */
 START_TEST(test_expert_points_fire)
 {
-    const char *shapes[] = {"qwen3moe", "olmoe", "mixtral", "qwen3moe-wide"};
+    const char *shapes[] = {"qwen3moe", "olmoe", "mixtral", "qwen3moe-wide", "gpt-oss"};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (int k = 0; k < 4; k++) {
             const char *path = temp_path("moe.gguf");

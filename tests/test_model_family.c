@@ -160,6 +160,44 @@ START_TEST(test_descriptions)
 }
 END_TEST
 
+/* gpt-oss: the layers slide in turns, each has its sinks, output bias and experts'
+ * biases, and YaRN's frequencies are ggml's (ggml_rope_yarn_corr_dims, rope_yarn: here
+ * from the published formula in double precision): head 16, base 150000, original
+ * context 64, factor 32, betas 32 and 1. */
+START_TEST(test_gpt_oss_description)
+{
+    model *m = open_family("gpt-oss", TENSOR_F32);
+    const model_config *c = &m->config;
+    ck_assert_int_eq(c->arch.act, MODEL_ACT_SWIGLU_OAI);
+    ck_assert(c->arch.attn_sinks && c->arch.attn_out_bias && c->arch.expert_biases);
+    ck_assert(c->arch.expert_norm_weights);
+    ck_assert_int_eq(m->layers[0].window, 8);
+    ck_assert_int_eq(m->layers[1].window, 0);
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        ck_assert(L->sinks && L->bo && L->router_bias && L->expert_gate_bias &&
+                  L->expert_up_bias && L->expert_down_bias && L->bq);
+    }
+    ck_assert(c->rope_yarn && c->rope_freqs);
+    ck_assert(c->rope_scale == 1.0f);
+    int rot = c->arch.rope_dims;
+    double dim_of = rot / (2 * log(150000.0));
+    double lo = fmax(0.0, floor(dim_of * log(64 / (32 * 2 * M_PI))));
+    double hi = fmin(rot - 1, ceil(dim_of * log(64 / (1 * 2 * M_PI))));
+    for (int i = 0; i < rot / 2; i++) {
+        double ramp = 1.0 - fmin(1.0, fmax(0.0, (i - lo) / fmax(0.001, hi - lo)));
+        double mix = (1.0 / 32) * (1.0 - ramp) + ramp;
+        ck_assert_msg(fabs(c->rope_freqs[i] * mix - 1.0) < 1e-6, "pair %d: divisor %g, mix %g", i,
+                      c->rope_freqs[i], mix);
+    }
+    /* the first pairs turn as before (extrapolated), the last are interpolated */
+    ck_assert(fabsf(c->rope_freqs[0] - 1.0f) < 1e-6f);
+    ck_assert(fabsf(c->rope_freqs[rot / 2 - 1] - 32.0f) < 1e-4f);
+    ck_assert(fabsf(c->rope_attn_factor - (float)(1.0 + 0.1 * log(32.0))) < 1e-5f);
+    model_close(m);
+}
+END_TEST
+
 /* Gemma 2's 27B (46 layers) scales queries by 1 / sqrt(dim / n_heads), as llama.cpp;
  * its other sizes by 1 / sqrt(head size). */
 START_TEST(test_big_gemma_query_scale)
@@ -358,8 +396,34 @@ static const struct {
      "gemma3.attention.sliding_window is missing"},
     {"gemma3", {.drop_tensor = "blk.5.attn_k_norm.weight"}, LLM_ERR_FORMAT,
      "blk.5.attn_k_norm.weight is missing"},
-    {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "yarn"}, LLM_ERR_FORMAT,
-     "RoPE scaling 'yarn' (factor 8) is not supported"},
+    {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "dynamic"},
+     LLM_ERR_FORMAT, "RoPE scaling 'dynamic' (factor 8) is not supported"},
+    /* YaRN: DeepSeek's log multiplier is not run; a factor below 1 shrinks nothing */
+    {"gpt-oss", {.float_key = "gpt-oss.rope.scaling.yarn_log_multiplier", .float_value = 0.1f},
+     LLM_ERR_FORMAT, "gpt-oss.rope.scaling.yarn_log_multiplier is not supported"},
+    {"gpt-oss", {.float_key = "gpt-oss.rope.scaling.factor", .float_value = 0.5f},
+     LLM_ERR_FORMAT, "gpt-oss.rope.scaling.factor is 0.5: YaRN extends a context"},
+    /* gpt-oss: sinks, the output bias, the experts' biases, its norm's name, its pattern */
+    {"gpt-oss", {.drop_tensor = "blk.1.attn_sinks.weight"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.attn_sinks.weight is missing (the gpt-oss architecture has it)"},
+    {"gpt-oss", {.resize_tensor = "blk.0.attn_sinks.weight", .ne0 = 2}, LLM_ERR_FORMAT,
+     "blk.0.attn_sinks.weight has dims [2], expected [4]"},
+    {"gpt-oss", {.drop_tensor = "blk.0.attn_output.bias"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.0.attn_output.bias is missing"},
+    {"gpt-oss", {.resize_tensor = "blk.0.ffn_up_exps.bias", .ne0 = 64, .ne1 = 4},
+     LLM_ERR_FORMAT, "blk.0.ffn_up_exps.bias has dims [64, 4], expected [64, 8]"},
+    {"gpt-oss", {.drop_tensor = "blk.1.ffn_gate_inp.bias"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.ffn_gate_inp.bias is missing"},
+    {"gpt-oss", {.drop_tensor = "blk.0.post_attention_norm.weight"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.0.post_attention_norm.weight is missing"},
+    {"gpt-oss", {.extra_tensor = "blk.0.ffn_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.0.ffn_norm.weight is not part of the gpt-oss architecture"},
+    {"gpt-oss", {.uint_key = "gpt-oss.attention.sliding_window_pattern", .uint_value = 3},
+     LLM_ERR_FORMAT, "gpt-oss.attention.sliding_window_pattern says another pattern of "
+                     "sliding layers than the gpt-oss architecture's (layer l slides when l % 2 "
+                     "< 1)"},
+    {"gpt-oss", {.drop_key = "gpt-oss.attention.sliding_window"}, LLM_ERR_FORMAT,
+     "GGUF key gpt-oss.attention.sliding_window is missing"},
     /* a name with a NUL inside is not the name before it */
     {"gemma2", {.string_key = "general.architecture", .string_value = "gemma2\0x",
                 .string_len = 8}, LLM_ERR_FORMAT, "general.architecture holds a NUL byte"},
@@ -437,14 +501,13 @@ START_TEST(test_refused_architectures)
     } cases[] = {
         {"qwen2moe", "architecture 'qwen2moe' is not supported: shared experts beside the "
                      "routed ones (ffn_*_shexp, ffn_gate_inp_shexp) (llmchat runs llama, qwen2, "
-                     "qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3)"},
-        {"gpt-oss", "architecture 'gpt-oss' is not supported: attention sinks"},
+                     "qwen3, qwen3moe, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3)"},
         {"deepseek2", "multi-head latent attention (MLA), shared experts and expert groups"},
         {"mamba", "architecture 'mamba' is not supported: a state-space model: no attention"},
         {"bert", "architecture 'bert' is not supported: an encoder"},
         {"gpt2", "learned position embeddings (position_embd)"},
         {"frobnicator", "architecture 'frobnicator' is not supported: llmchat runs llama, qwen2, "
-                        "qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3"},
+                        "qwen3, qwen3moe, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         family_edit e = {.string_key = "general.architecture", .string_value = cases[k].arch};
@@ -474,6 +537,7 @@ static Suite *model_family_suite(void)
     tcase_set_timeout(limits, 120);
     tcase_add_test(limits, test_hostile_files);
     tcase_add_test(limits, test_big_gemma_query_scale);
+    tcase_add_test(limits, test_gpt_oss_description);
     tcase_add_test(limits, test_phi3_window_default);
     tcase_add_test(limits, test_refused_architectures);
     suite_add_tcase(s, limits);

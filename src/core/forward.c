@@ -175,13 +175,27 @@ static void add_into(float *x, const float *y, int n)
         x[i] += y[i];
 }
 
-/* gate[i] = act(gate[i]) * up[i], i < n: SwiGLU or GELU's tanh form (the kernels). */
+/* gpt-oss's clamped SwiGLU (ggml's swiglu_oai with its alpha and limit): the gate x
+ * clamped above at 7, the up value y to [-7, 7], x * sigmoid(1.702 x) * (y + 1). */
+static void swiglu_oai(float *gate, const float *up, int n)
+{
+    const float alpha = 1.702f, limit = 7.0f;
+    for (int i = 0; i < n; i++) {
+        float x = fminf(gate[i], limit), y = fminf(fmaxf(up[i], -limit), limit);
+        gate[i] = x / (1.0f + expf(alpha * -x)) * (y + 1.0f);
+    }
+}
+
+/* gate[i] = act(gate[i]) * up[i], i < n: SwiGLU or GELU's tanh form (the kernels), or
+ * the clamped SwiGLU. */
 static void activate(model_activation act, float *gate, const float *up, int n)
 {
     if (act == MODEL_ACT_SILU)
         kernels_swiglu(gate, up, n);
-    else
+    else if (act == MODEL_ACT_GELU)
         kernels_geglu(gate, up, n);
+    else
+        swiglu_oai(gate, up, n);
 }
 
 /* cos and sin of every RoPE pair for positions pos..pos+n-1 into t->buf.rope, as run.c
@@ -362,6 +376,8 @@ typedef struct {
     float *out;             /* (n, w->rows) */
     const tensor *up;       /* or NULL; gated: out = act(out) * (x · upᵀ) */
     float *up_out;          /* gated: (n, w->rows) x · upᵀ */
+    const float *up_bias;   /* gated: (w->rows) added to up_out before the activation, or
+                               NULL */
     float *gate_keep;       /* gated: (n, w->rows) out before the activation, or NULL */
     float *add_to;          /* (n, w->rows) or NULL: add_to += out (a residual) */
 } proj_job;
@@ -381,6 +397,8 @@ static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
     if (j->bias)
         add_into(out, j->bias + r0, len);
     if (j->up) {
+        if (j->up_bias)
+            add_into(j->up_out + at, j->up_bias + r0, len);
         if (j->gate_keep)
             memcpy(j->gate_keep + at, out, sizeof(float) * len);
         activate(p->c->arch.act, out, j->up_out + at, len);
@@ -501,19 +519,20 @@ static void token_norm_add(const pass *p, const float *y, const float *w)
     pass_sync(p);
 }
 
-/* x += post_norm(w · in): wo after attention, w2 after the feed-forward. The
- * product, before the norm, is observed at `point` (kqv_out, ffn_out). When next_norm
+/* x += post_norm(w · in + bias): wo after attention (its bias, where the model has
+ * one), w2 after the feed-forward. The product, before the norm, is observed at `point`
+ * (kqv_out, ffn_out). When next_norm
  * is not NULL, returns the RMSNorm of the new x with that weight, as pass_norm does (a
  * batch does both in one loop over rows); else NULL. */
-static const float *pass_out_block(const pass *p, int l, const tensor *w, const float *in,
-                                   int len, const float *post_norm, hook_point point,
-                                   const float *next_norm)
+static const float *pass_out_block(const pass *p, int l, const tensor *w, const float *bias,
+                                   const float *in, int len, const float *post_norm,
+                                   hook_point point, const float *next_norm)
 {
     transformer *t = p->t;
     int dim = p->c->dim;
     float eps = p->c->rms_eps;
     /* without a post-norm the residual is added in the products' job, row by row */
-    proj_job j = {.w = w, .out = t->buf.proj,
+    proj_job j = {.w = w, .bias = bias, .out = t->buf.proj,
                   .add_to = post_norm ? NULL : t->buf.x};
     pass_project(p, in, len, &j, 1);
     see(p, point, l, t->buf.proj, dim, dim);
@@ -646,11 +665,28 @@ static void head_scores(const pass *p, int window, int h, const float *k, size_t
     }
 }
 
-/* The rest of attention from head h's scores in att (head_scores): the softmax, and
- * the weighted values into its slice of kqv. For soft-capped models, whose scores
- * the kernels cannot cap. */
-static void head_mix(const pass *p, int window, int h, const float *v, size_t stride,
-                     float *att)
+/* The softmax of a (n values) with one more logit, the sink, in its denominator
+ * alone (ggml's soft_max with sinks): the weights sum to less than 1 by the sink's
+ * share. */
+static void softmax_sink(float *a, int n, float sink)
+{
+    float max = sink, sum = 0.0f;
+    for (int j = 0; j < n; j++)
+        max = fmaxf(max, a[j]);
+    for (int j = 0; j < n; j++) {
+        a[j] = expf(a[j] - max);
+        sum += a[j];
+    }
+    sum += expf(sink - max);
+    for (int j = 0; j < n; j++)
+        a[j] /= sum;
+}
+
+/* The rest of attention from head h's scores in att (head_scores): the softmax (with
+ * the head's sink where the layer has sinks), and the weighted values into its slice
+ * of kqv. For soft-capped models and sinks, which the kernels do not compute. */
+static void head_mix(const pass *p, int window, int h, const float *sinks, const float *v,
+                     size_t stride, float *att)
 {
     const model_config *c = p->c;
     int width = p->pos + p->n, hs = c->head_size;
@@ -658,7 +694,10 @@ static void head_mix(const pass *p, int window, int h, const float *v, size_t st
         float *a = att + (size_t)i * width;
         float *out = p->t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * hs;
         int first = first_key(p, window, i), last = p->pos + i;
-        kernels_softmax(a + first, last - first + 1);
+        if (sinks)
+            softmax_sink(a + first, last - first + 1, sinks[h]);
+        else
+            kernels_softmax(a + first, last - first + 1);
         mask_outside(a, first, last, width, 0.0f);
         memset(out, 0, sizeof(float) * hs);
         kernels_rows_axpy(out, v + (size_t)first * stride, stride, last - first + 1, a + first,
@@ -719,7 +758,8 @@ static void head_attend(const pass *p, int l, int h, int slot)
     int window = p->m->layers[l].window;
     int kh = h / (c->n_heads / c->n_kv_heads), width = p->pos + p->n;
     float *att = t->att + (size_t)slot * t->chunk * t->ctx; /* (n, width) */
-    bool open = c->arch.attn_softcap != 0.0f;
+    const float *sinks = p->m->layers[l].sinks;
+    bool open = c->arch.attn_softcap != 0.0f || sinks;
     const float *k = NULL, *v = NULL;
     size_t stride = 0;
     if (open || p->batch || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
@@ -729,7 +769,7 @@ static void head_attend(const pass *p, int l, int h, int slot)
         see_head(p, HOOK_KQ, l, h, att, width);
     }
     if (open)
-        head_mix(p, window, h, v, stride, att);
+        head_mix(p, window, h, sinks, v, stride, att);
     else
         head_kernel(p, l, h, window, k, v, stride, att, kernels_workspace_scratch(t->ws, slot));
     see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
@@ -837,6 +877,12 @@ static void combine(const pass *p, int i, const int *rows, int r0, int r1)
     }
 }
 
+/* Expert e's row of a table of per-expert biases (width values each), or NULL. */
+static const float *expert_row(const float *table, int e, int width)
+{
+    return table ? table + (size_t)e * width : NULL;
+}
+
 /* One token: the chosen experts' gate and up products, then their down products, each
  * thread its rows of every expert's matrices (the lane quantizes each expert's input
  * itself), then each its share of the weighted sum and the residual. */
@@ -850,13 +896,16 @@ static void token_experts(const pass *p, const model_layer *L, const float *xn)
     lane_quantize(t, p->ln, xn, dim);
     for (int s = 0; s < K; s++) {
         proj_job j = {.w = &L->expert_gate[sel[s]], .out = b->moe_gate + (size_t)s * eh,
-                      .up = &L->expert_up[sel[s]], .up_out = b->moe_up + (size_t)s * eh};
+                      .up = &L->expert_up[sel[s]], .up_out = b->moe_up + (size_t)s * eh,
+                      .bias = expert_row(L->expert_gate_bias, sel[s], eh),
+                      .up_bias = expert_row(L->expert_up_bias, sel[s], eh)};
         project_rows(p, xn, &j, 1);
     }
     pass_sync(p);
     for (int s = 0; s < K; s++) {
         const float *h = b->moe_gate + (size_t)s * eh;
-        proj_job j = {.w = &L->expert_down[sel[s]], .out = b->moe_down + (size_t)s * dim};
+        proj_job j = {.w = &L->expert_down[sel[s]], .out = b->moe_down + (size_t)s * dim,
+                      .bias = expert_row(L->expert_down_bias, sel[s], dim)};
         lane_quantize(t, p->ln, h, eh);
         project_rows(p, h, &j, 1);
     }
@@ -901,13 +950,24 @@ static void batch_experts(const pass *p, const model_layer *L, const float *xn)
         float *gu_out[2] = {b->moe_gate + r * eh, b->moe_up + r * eh};
         if (!matmul_shared(t, b->moe_x + r * dim, m, p->batch, 2, gu, gu_out))
             pass_fail(p);
+        const float *gate_bias = expert_row(L->expert_gate_bias, e, eh);
+        const float *up_bias = expert_row(L->expert_up_bias, e, eh);
 #pragma omp parallel for schedule(static) if (m >= PARALLEL_TOKENS)
-        for (int i = 0; i < m; i++)
-            activate(c->arch.act, gu_out[0] + (size_t)i * eh, gu_out[1] + (size_t)i * eh, eh);
+        for (int i = 0; i < m; i++) {
+            float *g = gu_out[0] + (size_t)i * eh, *u = gu_out[1] + (size_t)i * eh;
+            if (gate_bias)
+                add_into(g, gate_bias, eh);
+            if (up_bias)
+                add_into(u, up_bias, eh);
+            activate(c->arch.act, g, u, eh);
+        }
         const tensor *down = &L->expert_down[e];
         float *down_out = b->moe_down + r * dim;
         if (!matmul_shared(t, gu_out[0], m, p->batch, 1, &down, &down_out))
             pass_fail(p);
+        const float *down_bias = expert_row(L->expert_down_bias, e, dim);
+        for (int i = 0; down_bias && i < m; i++)
+            add_into(down_out + (size_t)i * dim, down_bias, dim);
     }
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
@@ -927,7 +987,7 @@ static void pass_experts(const pass *p, int l, const float *xn)
     const model_layer *L = &p->m->layers[l];
     batch_buffers *b = &t->buf;
     int E = c->n_experts, K = c->n_experts_used, dim = c->dim;
-    proj_job router = {.w = &L->router, .out = b->moe_logits};
+    proj_job router = {.w = &L->router, .bias = L->router_bias, .out = b->moe_logits};
     pass_project(p, xn, dim, &router, 1);
     edit(p, HOOK_FFN_MOE_LOGITS, l, b->moe_logits, E, E);
     see(p, HOOK_FFN_MOE_LOGITS, l, b->moe_logits, E, E);
@@ -994,7 +1054,7 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
     edit(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
     see(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
-    xn = pass_out_block(p, l, &L->wo, t->buf.kqv, q_dim, L->post_attn_norm,
+    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm,
                         HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);
@@ -1019,7 +1079,7 @@ static void pass_ffn(const pass *p, int l, const float *xn)
     see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
     see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
-    pass_out_block(p, l, &L->w2, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
+    pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
 }
 
 /* The token embeddings (scaled) into the stream. */

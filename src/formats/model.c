@@ -169,7 +169,8 @@ bool model_arch_is_llama(const model_config *c)
            a->attn_bias == l.attn_bias && a->qk_norm == l.qk_norm &&
            a->post_norms == l.post_norms && a->fused_qkv == l.fused_qkv &&
            a->fused_gate_up == l.fused_gate_up && a->sliding_window == l.sliding_window &&
-           a->qk_norm_whole == l.qk_norm_whole && c->n_experts == 0;
+           a->qk_norm_whole == l.qk_norm_whole && a->attn_out_bias == l.attn_out_bias &&
+           a->attn_sinks == l.attn_sinks && c->n_experts == 0;
 }
 
 /* ---- buffers and tensors ---- */

@@ -35,11 +35,13 @@ typedef enum {
     MODEL_ROPE_HALVES,
 } model_rope_layout;
 
-/* The gate's activation in the feed-forward act(w1 x) * (w3 x): SiLU (llama, Qwen, Phi)
- * or GELU with the tanh approximation (Gemma). */
+/* The gate's activation in the feed-forward act(w1 x) * (w3 x): SiLU (llama, Qwen, Phi),
+ * GELU with the tanh approximation (Gemma), or gpt-oss's clamped SwiGLU: with the gate
+ * g clamped above at 7 and the up value u to [-7, 7], g * sigmoid(1.702 g) * (u + 1). */
 typedef enum {
     MODEL_ACT_SILU = 0,
     MODEL_ACT_GELU,
+    MODEL_ACT_SWIGLU_OAI,
 } model_activation;
 
 /* What a model family changes in the forward pass (llama.cpp's llm_arch and hparams):
@@ -75,8 +77,15 @@ typedef struct {
     bool qk_norm_whole;     /* with qk_norm: q_norm (q_dim) and k_norm (kv_dim) normalise
                                the whole query and key vectors, not each head (OLMoE) */
     bool expert_norm_weights; /* a mixture of experts renormalises the chosen experts'
-                               router probabilities to sum 1 (Qwen3 MoE, Mixtral); else
-                               they weigh the experts as they are (OLMoE) */
+                               router probabilities to sum 1 (Qwen3 MoE, Mixtral, gpt-oss:
+                               its softmax over the chosen logits is the same); else they
+                               weigh the experts as they are (OLMoE) */
+    bool attn_out_bias;     /* layers have bo, added to the attention's output (gpt-oss) */
+    bool attn_sinks;        /* layers have sinks: each head's softmax has one more logit,
+                               in its denominator only, which takes a share of the weight
+                               and gives no value (gpt-oss) */
+    bool expert_biases;     /* a mixture of experts' router and experts have biases:
+                               router_bias, expert_*_bias (gpt-oss) */
 } model_arch;
 
 typedef struct {
@@ -98,7 +107,10 @@ typedef struct {
                               * context is longer than rope_long_after; or NULL */
     int rope_long_after;    /* rope.scaling.original_context_length (with rope_freqs_long) */
     float rope_attn_factor; /* cos and sin of every RoPE angle times this (LongRoPE's
-                               rope.scaling.attn_factor); 0 or 1: none */
+                               rope.scaling.attn_factor; YaRN's 1 + 0.1 ln(factor)); 0 or
+                               1: none */
+    bool rope_yarn;         /* rope_freqs are YaRN's (rope.scaling.type "yarn"): each pair's
+                               mix of the interpolated and the original frequency */
     float rms_eps;          /* RMSNorm epsilon (llama2.c files: 1e-5) */
     /* A mixture of experts (0: a dense feed-forward): the router's softmax over
      * n_experts chooses the n_experts_used most probable per token, each a gated
@@ -125,6 +137,8 @@ typedef struct {
     const float *k_norm;    /* (head_size) or NULL */
     const float *post_attn_norm; /* (dim) or NULL (arch.post_norms) */
     const float *post_ffn_norm;  /* (dim) or NULL */
+    const float *bo;        /* (dim) or NULL: added to the attention's output (arch.attn_out_bias) */
+    const float *sinks;     /* (n_heads) or NULL: each head's sink logit (arch.attn_sinks) */
     int window;             /* 0: attends to every earlier position; else to the last
                                `window` (arch.sliding_window), itself included */
     /* A mixture of experts' layer (config.n_experts > 0) has these instead of w1, w2,
@@ -134,6 +148,12 @@ typedef struct {
                                file's ffn_gate_exps; NULL for a dense layer */
     tensor *expert_up;      /* (n_experts) each (expert_hidden_dim, dim) */
     tensor *expert_down;    /* (n_experts) each (dim, expert_hidden_dim) */
+    const float *router_bias;      /* (n_experts) or NULL: added to the router's logits
+                                      (arch.expert_biases) */
+    const float *expert_gate_bias; /* (n_experts, expert_hidden_dim) or NULL: expert e's
+                                      row added to its gate's products */
+    const float *expert_up_bias;   /* (n_experts, expert_hidden_dim) or NULL */
+    const float *expert_down_bias; /* (n_experts, dim) or NULL */
 } model_layer;
 
 typedef enum {

@@ -45,6 +45,11 @@ typedef struct {
 
     /* the tensors of its files (beside every family's, model_gguf_weights.c) */
     bool attn_bias;            /* attn_q, attn_k, attn_v .bias, all required (Qwen2) */
+    bool attn_out_bias;        /* attn_output.bias (dim), required (gpt-oss) */
+    bool attn_sinks;           /* attn_sinks.weight (n_heads), required: each head's sink
+                                  logit (gpt-oss) */
+    const char *ffn_norm_name; /* the feed-forward's RMSNorm is blk.N.{this}.weight (gpt-oss:
+                                  "post_attention_norm"); NULL: ffn_norm */
     bool qk_norm;              /* attn_q_norm, attn_k_norm (head_size), required */
     bool qk_norm_whole;        /* with qk_norm: they are (q_dim) and (kv_dim), each an
                                   RMSNorm of the whole vector (OLMoE) */
@@ -53,6 +58,9 @@ typedef struct {
                                   matrices each) instead of ffn_gate, ffn_up, ffn_down,
                                   with the keys {arch}.expert_count, expert_used_count */
     bool expert_norm_weights;  /* the chosen experts' probabilities are renormalised */
+    bool expert_biases;        /* ffn_gate_inp.bias (n_experts), ffn_gate_exps.bias and
+                                  ffn_up_exps.bias (n_experts, expert_hidden),
+                                  ffn_down_exps.bias (n_experts, dim), all required (gpt-oss) */
     bool expert_ff_key;        /* an expert's hidden size is {arch}.expert_feed_forward_length
                                   (else feed_forward_length; without the key,
                                   feed_forward_length / expert_used_count, as llama.cpp) */

@@ -99,6 +99,10 @@ static const real_key factor_key = {.suffix = "rope.scaling.factor", .fallback =
                                     .lo = 1e-3, .hi = 1e3, .what = "RoPE scaling factor"};
 static const real_key attn_factor_key = {.suffix = "rope.scaling.attn_factor", .fallback = 1.0,
                                          .lo = 1e-2, .hi = 1e2, .what = "RoPE attention factor"};
+static const real_key beta_fast_key = {.suffix = "rope.scaling.yarn_beta_fast", .fallback = 32.0,
+                                       .lo = 1e-3, .hi = 1e4, .what = "YaRN beta"};
+static const real_key beta_slow_key = {.suffix = "rope.scaling.yarn_beta_slow", .fallback = 1.0,
+                                       .lo = 1e-3, .hi = 1e4, .what = "YaRN beta"};
 /* the soft-caps' fallbacks are the family's (model_family.attn_softcap, final_softcap) */
 static const real_key attn_cap_key = {.suffix = "attn_logit_softcapping", .lo = 1e-2,
                                       .hi = 1e6, .what = "attention soft-cap"};
@@ -139,6 +143,9 @@ typedef struct {
     int64_t long_after;      /* LongRoPE's original context */
     double base, eps, factor, attn_factor, attn_cap, final_cap;
     bool linear;             /* the RoPE factor scales positions linearly */
+    bool yarn;               /* YaRN: the factor mixes each pair's frequency (rope_yarn) */
+    int64_t yarn_orig;       /* YaRN's original context (0: the training context) */
+    double beta_fast, beta_slow; /* YaRN's correction range, in rotations */
     int64_t experts, experts_used, expert_hidden; /* a mixture of experts; 0: dense */
 } hyper;
 
@@ -207,18 +214,58 @@ static llm_status read_reals(family_keys *k, hyper *h, llm_err *err)
                         k->m->path, key(k, "rope.scaling.type"));
     h->linear = !scaling || !strcmp(scaling, "linear") ||
                 (f->longrope && !strcmp(scaling, "longrope"));
-    if (!h->linear && strcmp(scaling, "none") != 0)
+    h->yarn = scaling && !strcmp(scaling, "yarn");
+    if (!h->linear && !h->yarn && strcmp(scaling, "none") != 0)
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: RoPE scaling '%.40s' (factor %g) is not supported: llmchat applies "
-                        "linear scaling, rope_freqs.weight and Phi-3's LongRoPE", k->m->path,
-                        scaling, h->factor);
+                        "linear scaling, YaRN, rope_freqs.weight and Phi-3's LongRoPE",
+                        k->m->path, scaling, h->factor);
     bool found;
+    h->yarn_orig = 0;
+    if (h->yarn) {
+        double log_mul = 0.0;
+        const char *mul_key = key(k, "rope.scaling.yarn_log_multiplier");
+        if (gguf_find_key(k->g, mul_key) >= 0 &&
+            (!gguf_get_float(k->g, mul_key, &log_mul) || log_mul != 0.0))
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is not supported: llmchat applies "
+                            "YaRN's magnitude 1 + 0.1 ln(factor) alone (DeepSeek's variant "
+                            "is not run)", k->m->path, mul_key);
+        if ((st = get_real(k, &beta_fast_key, false, &h->beta_fast, err)) != LLM_OK ||
+            (st = get_real(k, &beta_slow_key, false, &h->beta_slow, err)) != LLM_OK ||
+            (st = get_count(k, "rope.scaling.original_context_length", &h->yarn_orig, &found,
+                            err)) != LLM_OK)
+            return st;
+        if (h->factor < 1.0)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %g: YaRN extends a context, its "
+                            "factor is at least 1", k->m->path, key(k, "rope.scaling.factor"),
+                            h->factor);
+    }
     h->long_after = 0;
     if (f->longrope &&
         (st = get_count(k, "rope.scaling.original_context_length", &h->long_after, &found, err)) !=
             LLM_OK)
         return st;
     return LLM_OK;
+}
+
+/* Whether {arch}.attention.sliding_window_pattern, where the file has it, says the
+ * family's pattern: its period (a count), or each layer's flag (an array, one per layer). */
+static bool pattern_is_family(family_keys *k, const model_shape *s)
+{
+    const model_family *f = k->f;
+    const char *name = key(k, "attention.sliding_window_pattern");
+    uint64_t period;
+    gguf_array a;
+    if (gguf_find_key(k->g, name) < 0)
+        return true;
+    if (gguf_get_uint(k->g, name, &period))
+        return period == (uint64_t)f->swa_period;
+    if (!gguf_get_array(k->g, name, &a) || a.n != (uint64_t)s->n_layers)
+        return false;
+    for (int l = 0; l < s->n_layers; l++)
+        if ((gguf_array_int(&a, (uint64_t)l) != 0) != model_family_slides(f, l))
+            return false;
+    return true;
 }
 
 /* The sliding window of the family's local layers (0: none); without the key, the
@@ -233,6 +280,12 @@ static llm_status read_window(family_keys *k, const model_shape *s, hyper *h, ll
     llm_status st = get_count(k, "attention.sliding_window", &h->window, &found, err);
     if (st != LLM_OK)
         return st;
+    if (!pattern_is_family(k, s))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s says another pattern of sliding layers "
+                        "than the %s architecture's (layer l slides when l %% %d < %d), which "
+                        "llmchat runs alone", k->m->path,
+                        key(k, "attention.sliding_window_pattern"), f->name, f->swa_period,
+                        f->swa_local);
     if (!found) {
         h->window = model_family_default_window(f, s->n_layers, s->n_kv_heads, s->seq_len);
         if (h->window == 0)
@@ -333,6 +386,8 @@ static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *
                         head);
     if (k->f->longrope && h->long_after == 0)
         h->long_after = s->seq_len; /* llama.cpp's n_ctx_orig_yarn: the training context */
+    if (h->yarn && h->yarn_orig == 0)
+        h->yarn_orig = s->seq_len;
     return LLM_OK;
 }
 
@@ -359,6 +414,9 @@ static void describe(model *m, const model_family *f, const hyper *h)
     a->attn_softcap = (float)h->attn_cap;
     a->final_softcap = (float)h->final_cap;
     a->attn_bias = f->attn_bias;
+    a->attn_out_bias = f->attn_out_bias;
+    a->attn_sinks = f->attn_sinks;
+    a->expert_biases = f->expert_biases;
     a->qk_norm = f->qk_norm;
     a->qk_norm_whole = f->qk_norm_whole;
     a->expert_norm_weights = f->expert_norm_weights;
@@ -370,6 +428,39 @@ static void describe(model *m, const model_family *f, const hyper *h)
     a->rope_base_swa = h->window > 0 ? f->rope_base_swa : 0.0f;
     for (int l = 0; l < c->n_layers; l++)
         m->layers[l].window = h->window > 0 && model_family_slides(f, l) ? (int)h->window : 0;
+}
+
+/* YaRN (rope.scaling.type "yarn"), as ggml's rope computes it: pair i's angle is the
+ * original one times a mix of 1 / factor (interpolation) and 1 (extrapolation), all
+ * interpolated below the correction range (pairs turning fewer than beta_slow times
+ * over the original context), all original above it (beta_fast), linear between; cos
+ * and sin times 1 + 0.1 ln(factor). Kept as each pair's frequency divisor (rope_freqs,
+ * times the file's where it has rope_freqs.weight) and the attention factor. */
+static llm_status apply_yarn(model *m, const hyper *h, llm_err *err)
+{
+    model_config *c = &m->config;
+    int rot = c->arch.rope_dims, pairs = rot / 2;
+    float *div = model_own(m, sizeof(float) * (size_t)pairs);
+    if (!div)
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    float base = c->rope_base, orig = (float)h->yarn_orig;
+    float corr_fast = rot * logf(orig / ((float)h->beta_fast * 2 * (float)M_PI)) / (2 * logf(base));
+    float corr_slow = rot * logf(orig / ((float)h->beta_slow * 2 * (float)M_PI)) / (2 * logf(base));
+    float lo = fmaxf(0.0f, floorf(corr_fast)), hi = fminf((float)(rot - 1), ceilf(corr_slow));
+    float freq_scale = (float)(1.0 / h->factor);
+    for (int i = 0; i < pairs; i++) {
+        float y = (i - lo) / fmaxf(0.001f, hi - lo);
+        float ramp = 1.0f - fminf(1.0f, fmaxf(0.0f, y));
+        float mix = freq_scale * (1.0f - ramp) + ramp;
+        div[i] = (c->rope_freqs ? c->rope_freqs[i] : 1.0f) / mix;
+    }
+    c->rope_freqs = div;
+    c->rope_yarn = true;
+    /* llama.cpp's yarn_attn_factor (1 for these files, in float) times ggml's magnitude */
+    float ln = logf((float)h->factor);
+    float attn = (0.1f * ln + 1.0f) * (1.0f / (1.0f + 0.1f * ln)) * (float)h->attn_factor;
+    c->rope_attn_factor = attn * (1.0f + 0.1f * logf(1.0f / freq_scale));
+    return LLM_OK;
 }
 
 llm_status model_load_gguf(model *m, const model_options *opt, llm_err *err)
@@ -394,5 +485,7 @@ llm_status model_load_gguf(model *m, const model_options *opt, llm_err *err)
     if (!m->layers)
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
     describe(m, k.f, &h);
-    return model_gguf_weights(m, g, k.f, opt, err);
+    if ((st = model_gguf_weights(m, g, k.f, opt, err)) != LLM_OK)
+        return st;
+    return h.yarn ? apply_yarn(m, &h, err) : LLM_OK;
 }

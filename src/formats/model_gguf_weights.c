@@ -14,6 +14,10 @@
  *     post_ffw_norm (dim)                    Phi-3: rope_factors_long, rope_factors_short
  *   llama: rope_freqs.weight (Llama 3.1+)      (rope_dims / 2), both or neither
  *   OLMoE: attn_q_norm (q_dim), attn_k_norm (kv_dim)
+ *   gpt-oss: attn_output.bias (dim), attn_sinks (n_heads), the feed-forward's norm
+ *     named post_attention_norm, and the experts' biases: ffn_gate_inp.bias (n_experts),
+ *     ffn_gate_exps.bias, ffn_up_exps.bias (n_experts, expert_hidden), ffn_down_exps.bias
+ *     (n_experts, dim)
  *   experts (Qwen3 MoE, OLMoE, Mixtral), instead of ffn_gate, ffn_up, ffn_down:
  *     blk.N.ffn_gate_inp (n_experts, dim): the router, always made fp32
  *     blk.N.ffn_gate_exps, ffn_up_exps (n_experts, expert_hidden, dim), ffn_down_exps
@@ -48,7 +52,7 @@
 /* A size of the shape. */
 typedef enum {
     SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP, SZ_EXPERTS, SZ_EXPERT_HIDDEN,
-    SZ_Q_NORM, SZ_K_NORM
+    SZ_Q_NORM, SZ_K_NORM, SZ_HEADS
 } shape_size;
 
 /* When a layer's file holds a part. */
@@ -57,12 +61,15 @@ typedef enum {
     IF_SEPARATE_QKV, /* attn_q, attn_k, attn_v */
     IF_FUSED_QKV,    /* attn_qkv (Phi-3) */
     IF_BIAS,         /* arch.attn_bias */
+    IF_OUT_BIAS,     /* arch.attn_out_bias */
+    IF_SINKS,        /* arch.attn_sinks */
     IF_QK_NORM,
     IF_POST_NORMS,
     IF_SEPARATE_FFN, /* ffn_gate and ffn_up */
     IF_FUSED_FFN,    /* ffn_up holding both (Phi-3) */
     IF_DENSE,        /* one feed-forward: ffn_down */
     IF_EXPERTS,      /* a mixture of experts: the router and the experts' stacks */
+    IF_EXPERT_BIASES, /* and arch.expert_biases */
 } part_when;
 
 /* Where a part goes: a tensor or an fp32 vector of model_layer (at offset), or one of
@@ -76,12 +83,15 @@ enum {
 static const struct layer_part {
     const char *name;   /* blk.N.{name} */
     part_when when;
-    bool vector;        /* 1-D: cols values */
+    bool vector;        /* 1-D: cols values; fp32 */
+    bool table;         /* a vector of rows × cols values, 2-D in the file (an expert's
+                           bias per row) */
     shape_size rows, cols;
     size_t offset;      /* in model_layer */
     int fused;
     bool stacked;       /* 3-D: one (rows, cols) matrix per expert */
     bool f32;           /* always fp32, whatever the weights' type (the router) */
+    bool renamed;       /* the family may name it otherwise (model_family.ffn_norm_name) */
 } layer_parts[] = {
     {.name = "attn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, rms_att), .fused = NOT_FUSED},
@@ -105,10 +115,14 @@ static const struct layer_part {
      .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED},
     {.name = "attn_output.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_Q,
      .offset = offsetof(model_layer, wo), .fused = NOT_FUSED},
+    {.name = "attn_output.bias", .when = IF_OUT_BIAS, .vector = true, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, bo), .fused = NOT_FUSED},
+    {.name = "attn_sinks.weight", .when = IF_SINKS, .vector = true, .cols = SZ_HEADS,
+     .offset = offsetof(model_layer, sinks), .fused = NOT_FUSED},
     {.name = "post_attention_norm.weight", .when = IF_POST_NORMS, .vector = true,
      .cols = SZ_DIM, .offset = offsetof(model_layer, post_attn_norm), .fused = NOT_FUSED},
     {.name = "ffn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, rms_ffn), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, rms_ffn), .fused = NOT_FUSED, .renamed = true},
     {.name = "ffn_gate.weight", .when = IF_SEPARATE_FFN, .rows = SZ_HIDDEN, .cols = SZ_DIM,
      .offset = offsetof(model_layer, w1), .fused = NOT_FUSED},
     {.name = "ffn_up.weight", .when = IF_SEPARATE_FFN, .rows = SZ_HIDDEN, .cols = SZ_DIM,
@@ -125,6 +139,17 @@ static const struct layer_part {
      .cols = SZ_DIM, .fused = EXPS_UP, .stacked = true},
     {.name = "ffn_down_exps.weight", .when = IF_EXPERTS, .rows = SZ_DIM,
      .cols = SZ_EXPERT_HIDDEN, .fused = EXPS_DOWN, .stacked = true},
+    {.name = "ffn_gate_inp.bias", .when = IF_EXPERT_BIASES, .vector = true,
+     .cols = SZ_EXPERTS, .offset = offsetof(model_layer, router_bias), .fused = NOT_FUSED},
+    {.name = "ffn_gate_exps.bias", .when = IF_EXPERT_BIASES, .vector = true, .table = true,
+     .rows = SZ_EXPERTS, .cols = SZ_EXPERT_HIDDEN,
+     .offset = offsetof(model_layer, expert_gate_bias), .fused = NOT_FUSED},
+    {.name = "ffn_up_exps.bias", .when = IF_EXPERT_BIASES, .vector = true, .table = true,
+     .rows = SZ_EXPERTS, .cols = SZ_EXPERT_HIDDEN,
+     .offset = offsetof(model_layer, expert_up_bias), .fused = NOT_FUSED},
+    {.name = "ffn_down_exps.bias", .when = IF_EXPERT_BIASES, .vector = true, .table = true,
+     .rows = SZ_EXPERTS, .cols = SZ_DIM, .offset = offsetof(model_layer, expert_down_bias),
+     .fused = NOT_FUSED},
     {.name = "post_ffw_norm.weight", .when = IF_POST_NORMS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, post_ffn_norm), .fused = NOT_FUSED},
 };
@@ -144,6 +169,7 @@ static int size_of(const model_config *c, shape_size s)
     case SZ_EXPERT_HIDDEN: return c->expert_hidden_dim;
     case SZ_Q_NORM: return c->arch.qk_norm_whole ? c->q_dim : c->head_size;
     case SZ_K_NORM: return c->arch.qk_norm_whole ? c->kv_dim : c->head_size;
+    case SZ_HEADS: return c->n_heads;
     }
     return 0;
 }
@@ -157,12 +183,15 @@ static bool part_in_file(const model_config *c, part_when when)
     case IF_SEPARATE_QKV: return !a->fused_qkv;
     case IF_FUSED_QKV: return a->fused_qkv;
     case IF_BIAS: return a->attn_bias;
+    case IF_OUT_BIAS: return a->attn_out_bias;
+    case IF_SINKS: return a->attn_sinks;
     case IF_QK_NORM: return a->qk_norm;
     case IF_POST_NORMS: return a->post_norms;
     case IF_SEPARATE_FFN: return !a->fused_gate_up && !experts;
     case IF_FUSED_FFN: return a->fused_gate_up && !experts;
     case IF_DENSE: return !experts;
     case IF_EXPERTS: return experts;
+    case IF_EXPERT_BIASES: return experts && a->expert_biases;
     }
     return false;
 }
@@ -172,12 +201,13 @@ static bool part_in_file(const model_config *c, part_when when)
 /* One tensor of the file the model uses: its name and shape, and where it goes. */
 typedef struct {
     char name[64];
-    int rows, cols;           /* cols = dims[0]; rows = 1 for a vector (1-D); a stack's
-                                 rows are one matrix's */
+    int rows, cols;           /* cols = dims[0]; rows = 1 for a vector (1-D), dims[1] for
+                                 a table; a stack's rows are one matrix's */
     int stack;                /* 3-D: the matrices (dims[2]), loaded as one of stack * rows
                                  rows; 0: 2-D */
     bool f32;                 /* made fp32 whatever the weights' type */
-    bool vector;
+    bool vector;              /* fp32 values: a vector, or a table (2-D) */
+    bool table;
     const float **vec_out;    /* vectors */
     tensor *out;              /* matrices */
     const gguf_tensor *t;
@@ -218,15 +248,26 @@ static weight *add_matrix(weight_list *l, const char *name, int rows, int cols, 
     return w;
 }
 
-static void add_vector(weight_list *l, const char *name, int n, const float **out)
+static weight *add_vector(weight_list *l, const char *name, int n, const float **out)
 {
     weight *w = add(l, name);
     if (!w)
-        return;
+        return NULL;
     w->rows = 1;
     w->cols = n;
     w->vector = true;
     w->vec_out = out;
+    return w;
+}
+
+/* A vector of rows × cols values, 2-D in the file. */
+static void add_table(weight_list *l, const char *name, int rows, int cols, const float **out)
+{
+    weight *w = add_vector(l, name, cols, out);
+    if (w) {
+        w->rows = rows;
+        w->table = true;
+    }
 }
 
 /* Every tensor the model's description implies, into l; the viewed ones go to fused
@@ -252,8 +293,14 @@ static void list_weights(model *m, const gguf *g, const model_family *f, tensor 
             if (!part_in_file(c, part->when))
                 continue;
             char name[64];
-            snprintf(name, sizeof name, "blk.%d.%s", L, part->name);
-            if (part->vector)
+            if (part->renamed && f->ffn_norm_name)
+                snprintf(name, sizeof name, "blk.%d.%s.weight", L, f->ffn_norm_name);
+            else
+                snprintf(name, sizeof name, "blk.%d.%s", L, part->name);
+            if (part->table)
+                add_table(l, name, size_of(c, part->rows), size_of(c, part->cols),
+                          (const float **)(layer + part->offset));
+            else if (part->vector)
                 add_vector(l, name, size_of(c, part->cols), (const float **)(layer + part->offset));
             else {
                 weight *w = add_matrix(l, name, size_of(c, part->rows), size_of(c, part->cols),
@@ -278,7 +325,9 @@ static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err 
     if (!t)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF tensor %s is missing (the %s "
                         "architecture has it)", m->path, w->name, arch);
-    bool shape_ok = w->vector ? t->n_dims == 1 && t->dims[0] == (uint64_t)w->cols
+    bool shape_ok = w->table ? t->n_dims == 2 && t->dims[0] == (uint64_t)w->cols &&
+                                   t->dims[1] == (uint64_t)w->rows
+                    : w->vector ? t->n_dims == 1 && t->dims[0] == (uint64_t)w->cols
                     : w->stack ? t->n_dims == 3 && t->dims[0] == (uint64_t)w->cols &&
                                      t->dims[1] == (uint64_t)w->rows &&
                                      t->dims[2] == (uint64_t)w->stack
@@ -293,6 +342,10 @@ static llm_status find_weight(const model *m, const gguf *g, weight *w, llm_err 
         for (uint32_t d = 0; d < t->n_dims; d++)
             snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%" PRIu64, d ? ", " : "",
                      t->dims[d]);
+        if (w->table)
+            return llm_fail(err, LLM_ERR_FORMAT,
+                            "%s: GGUF tensor %s has dims [%s], expected [%d, %d] (from the %s.* "
+                            "keys)", m->path, w->name, dims, w->cols, w->rows, arch);
         if (w->vector)
             return llm_fail(err, LLM_ERR_FORMAT,
                             "%s: GGUF tensor %s has dims [%s], expected [%d] (from the %s.* "
@@ -375,10 +428,11 @@ static bool load_vector(model *m, const weight *w)
         *w->vec_out = t->data;
         return true;
     }
-    float *f = model_own(m, sizeof(float) * (size_t)w->cols);
+    size_t n = (size_t)w->rows * (size_t)w->cols;
+    float *f = model_own(m, sizeof(float) * n);
     if (!f)
         return false;
-    read_gguf_row(t, 0, w->cols, f);
+    dequant_range(t->type, t->data, 0, f, n);
     *w->vec_out = f;
     return true;
 }
