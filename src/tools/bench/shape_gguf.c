@@ -77,6 +77,7 @@ typedef struct {
     char name[48];
     uint64_t ne0, ne1; /* ne1 = 0: a vector */
     uint64_t ne2;      /* 0; or the experts of a stack (ne1 the rows of one) */
+    bool table;        /* ne1 rows of zeros in F32 (the experts' biases), not a matrix */
     int layer;
     int n_parts;
     int kind[PARTS_MAX];
@@ -86,7 +87,7 @@ typedef struct {
 /* Room for the tensors of shape s. */
 static size_t tensors_max(const shape *s)
 {
-    return 4 + 16 * (size_t)s->n_layers;
+    return 4 + 24 * (size_t)s->n_layers;
 }
 
 static shape_tensor *put(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0)
@@ -108,6 +109,15 @@ static void vec(shape_tensor *t, int *n, const char *name, int layer, uint64_t n
     shape_tensor *x = put(t, n, name, layer, ne0);
     x->n_parts = 1;
     x->kind[0] = kind;
+}
+
+/* ne1 rows of ne0 zeros in F32 (one bias per expert). */
+static void zeros_table(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0,
+                        uint64_t ne1)
+{
+    vec(t, n, name, layer, ne0, KIND_ZEROS);
+    t[*n - 1].ne1 = ne1;
+    t[*n - 1].table = true;
 }
 
 /* A matrix of rows from up to three streams (kinds), rows[i] from kind[i]. */
@@ -145,17 +155,33 @@ static void layer_tensors(const shape *s, const model_family *f, int l, shape_te
         vec(t, n, "attn_v.bias", l, kv, KIND_ZEROS);
     }
     mat(t, n, "attn_output.weight", l, q, 1, (const int[]){4}, &d);
+    if (f->attn_out_bias)
+        vec(t, n, "attn_output.bias", l, d, KIND_ZEROS);
+    if (f->attn_sinks)
+        vec(t, n, "attn_sinks.weight", l, (uint64_t)s->n_heads, KIND_ZEROS);
     if (qk_norm) {
         vec(t, n, "attn_q_norm.weight", l, hs, KIND_ONES);
         vec(t, n, "attn_k_norm.weight", l, hs, KIND_ONES);
     }
     if (post)
         vec(t, n, "post_attention_norm.weight", l, d, KIND_ONES);
-    vec(t, n, "ffn_norm.weight", l, d, KIND_ONES);
+    if (f->ffn_norm_name) {
+        char norm[48];
+        snprintf(norm, sizeof norm, "%s.weight", f->ffn_norm_name);
+        vec(t, n, norm, l, d, KIND_ONES);
+    } else {
+        vec(t, n, "ffn_norm.weight", l, d, KIND_ONES);
+    }
     if (s->experts > 0) { /* each stack's rows one stream, then viewed as ne2 matrices */
         uint64_t E = (uint64_t)s->experts, ef = (uint64_t)s->expert_ff;
         uint64_t gate_rows = E * ef, down_rows = E * d;
         mat(t, n, "ffn_gate_inp.weight", l, d, 1, (const int[]){9}, &E);
+        if (f->expert_biases) {
+            vec(t, n, "ffn_gate_inp.bias", l, E, KIND_ZEROS);
+            zeros_table(t, n, "ffn_gate_exps.bias", l, ef, E);
+            zeros_table(t, n, "ffn_up_exps.bias", l, ef, E);
+            zeros_table(t, n, "ffn_down_exps.bias", l, d, E);
+        }
         mat(t, n, "ffn_gate_exps.weight", l, d, 1, (const int[]){10}, &gate_rows);
         t[*n - 1].ne1 = ef;
         t[*n - 1].ne2 = E;
@@ -218,6 +244,12 @@ static void family_keys(gguf_writer *w, const shape *s, const model_family *f)
         gguf_writer_add_float32(w, KEY("attn_logit_softcapping"), f->attn_softcap);
     if (f->final_softcap > 0.0f)
         gguf_writer_add_float32(w, KEY("final_logit_softcapping"), f->final_softcap);
+    if (s->yarn > 0.0f) {
+        gguf_writer_add_string(w, KEY("rope.scaling.type"), "yarn");
+        gguf_writer_add_float32(w, KEY("rope.scaling.factor"), s->yarn);
+        gguf_writer_add_uint32(w, KEY("rope.scaling.original_context_length"),
+                               (uint32_t)s->yarn_orig);
+    }
     if (s->experts > 0) {
         gguf_writer_add_uint32(w, KEY("expert_count"), (uint32_t)s->experts);
         gguf_writer_add_uint32(w, KEY("expert_used_count"), (uint32_t)s->used);
@@ -267,7 +299,8 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     *n = shape_tensors(s, f, t);
     for (int i = 0; i < *n; i++) {
         uint64_t dims[3] = {t[i].ne0, t[i].ne1, t[i].ne2};
-        gguf_writer_add_tensor(w, t[i].name, t[i].ne1 ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
+        bool q8 = t[i].ne1 && !t[i].table;
+        gguf_writer_add_tensor(w, t[i].name, q8 ? GGML_TYPE_Q8_0 : GGML_TYPE_F32,
                                t[i].ne2 ? 3 : t[i].ne1 ? 2 : 1, dims);
     }
     return w;
@@ -296,12 +329,13 @@ static int put_q8_tensor(FILE *f, uint64_t n, shape_rng *rng)
 /* Tensor x's data: a vector's ones or zeros, a matrix's rows from its streams. */
 static int put_tensor(FILE *f, const shape *s, const shape_tensor *x, uint64_t *bytes)
 {
-    if (!x->ne1) {
+    if (!x->ne1 || x->table) {
         const float v = x->kind[0] == KIND_ONES ? 1.0f : 0.0f;
-        for (uint64_t j = 0; j < x->ne0; j++)
+        uint64_t count = x->ne0 * (x->table ? x->ne1 : 1);
+        for (uint64_t j = 0; j < count; j++)
             if (fwrite(&v, 4, 1, f) != 1)
                 return -1;
-        *bytes = 4 * x->ne0;
+        *bytes = 4 * count;
         return 0;
     }
     for (int p = 0; p < x->n_parts; p++) {
@@ -344,9 +378,10 @@ uint64_t shape_gguf_bytes(const shape *s)
     if (ok) {
         bytes = head;
         for (int i = 0; i < n; i++) {
-            uint64_t b = t[i].ne1 ? t[i].ne0 * t[i].ne1 * (t[i].ne2 ? t[i].ne2 : 1) / 32 *
-                                        sizeof(ggml_block_q8_0)
-                                  : 4 * t[i].ne0;
+            uint64_t b = t[i].table ? 4 * t[i].ne0 * t[i].ne1
+                         : t[i].ne1 ? t[i].ne0 * t[i].ne1 * (t[i].ne2 ? t[i].ne2 : 1) / 32 *
+                                          sizeof(ggml_block_q8_0)
+                                    : 4 * t[i].ne0;
             bytes += (b + GGUF_DEFAULT_ALIGNMENT - 1) / GGUF_DEFAULT_ALIGNMENT * GGUF_DEFAULT_ALIGNMENT;
         }
     }

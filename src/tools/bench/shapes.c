@@ -50,6 +50,16 @@ const shape bench_shapes[] = {
      .n_layers = 48, .n_heads = 32, .n_kv_heads = 4, .head_size = 128, .vocab_size = 151936,
      .seq_len = 4096, .shared = 0, .rms_eps = 1e-6f, .rope_base = 1e6f, .experts = 128,
      .used = 8, .expert_ff = 768},
+    /* gpt-oss: a small one (1.3B parameters, 0.23B a token) and gpt-oss-20b's published
+     * shape (its experts in Q8_0 here, 22 GB: MXFP4 in the published file) */
+    {.name = "gpt-oss-1B-A0.2B", .arch = "gpt-oss", .dim = 1024, .hidden_dim = 1024,
+     .n_layers = 12, .n_heads = 16, .n_kv_heads = 4, .head_size = 64, .vocab_size = 32000,
+     .seq_len = 4096, .shared = 0, .rms_eps = 1e-5f, .rope_base = 150000.0f, .window = 128,
+     .experts = 32, .used = 4, .expert_ff = 1024, .yarn = 32.0f, .yarn_orig = 4096},
+    {.name = "gpt-oss-20b", .arch = "gpt-oss", .dim = 2880, .hidden_dim = 2880,
+     .n_layers = 24, .n_heads = 64, .n_kv_heads = 8, .head_size = 64, .vocab_size = 201088,
+     .seq_len = 4096, .shared = 0, .rms_eps = 1e-5f, .rope_base = 150000.0f, .window = 128,
+     .experts = 32, .used = 4, .expert_ff = 2880, .yarn = 32.0f, .yarn_orig = 4096},
 };
 #undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];

@@ -33,6 +33,9 @@ typedef struct {
     int experts, used, expert_ff; /* a mixture of experts (0: dense): expert_count,
                           expert_used_count and an expert's hidden size; the router and the
                           experts' stacks are Q8_0 like the other matrices */
+    float yarn;        /* YaRN's rope.scaling.factor (rope.scaling.type "yarn", the
+                          original context yarn_orig); 0: no scaling */
+    int yarn_orig;
 } shape;
 
 extern const shape bench_shapes[];
