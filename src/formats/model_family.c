@@ -43,6 +43,12 @@ static const model_family families[] = {
     {.name = "olmoe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .qk_norm_whole = true, .eps_required = true,
      .experts = FAMILY_EXPERTS_REQUIRED},
+    /* gpt-oss (gpt-oss-20b, gpt-oss-120b) */
+    {.name = "gpt-oss", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SWIGLU_OAI,
+     .attn_bias = true, .attn_out_bias = true, .attn_sinks = true,
+     .ffn_norm_name = "post_attention_norm", .eps_required = true,
+     .experts = FAMILY_EXPERTS_REQUIRED, .expert_biases = true, .expert_norm_weights = true,
+     .expert_ff_key = true, .swa_period = 2, .swa_local = 1},
     /* Phi-3, Phi-3.5, Phi-4-mini */
     {.name = "phi3", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU, .fused = true,
      .longrope = true, .eps_required = true, .swa_period = 1, .swa_local = 1,
@@ -72,8 +78,6 @@ static const struct {
 } refused[] = {
     {.name = "qwen2moe", .missing = "shared experts beside the routed ones (ffn_*_shexp, "
                                     "ffn_gate_inp_shexp)"},
-    {.name = "gpt-oss", .missing = "attention sinks, experts with biases, the clamped SwiGLU "
-                                   "and MXFP4 experts"},
     {.name = "qwen35moe", .missing = "Gated DeltaNet layers and shared experts"},
     {.name = "phimoe", .missing = "LayerNorm with biases and its router's sparse mixer"},
     {.name = "granitemoe", .missing = "Granite's embedding, residual and attention multipliers"},
