@@ -33,7 +33,7 @@
   NATIVE_MARGIN below llmchat's by llmchat's own logits (its trace's top list).
 
 - moe: for each line of llama.cpp 0.4.0's mixture-of-experts goldens (moe_greedy.jsonl:
-  qwen3moe, olmoe, mixtral; make_llamacpp_goldens.py moe), the fixture written from its seed
+  qwen3moe, olmoe, mixtral, gpt-oss; make_llamacpp_goldens.py moe), the fixture written from its seed
   (sha256 checked): (1) greedy as above (`-m generate --weights f32 --kv-cache f32 -t 0`):
   the prompt's ids and all the golden's ids; (2) routing: `llmchat -m tensors --weights f32
   --position P -i PROMPT` at every prompt position P, its ffn_moe_topk steps (one a layer:
@@ -43,8 +43,9 @@
   single-precision rounding may break either way); at least ROUTES_MIN of the routes must
   agree exactly, and a layer without an ffn_moe_topk step fails.
 
-Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. Python 3
-with numpy.
+Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. A golden
+line whose run llmchat refuses (it exits non-zero) is one FAIL line; the lines after it
+are still checked. Python 3 with numpy.
 """
 import argparse
 import hashlib
@@ -275,7 +276,11 @@ def main(argv):
             for path in a.args:
                 for line in open(path):
                     if line.strip():
-                        check(c, json.loads(line))
+                        g = json.loads(line)
+                        try:   # a case llmchat cannot run fails alone; the others still run
+                            check(c, g)
+                        except RuntimeError as e:
+                            c.result(False, '%-10s %-13s %s' % (a.what, g['model'], e))
         elif a.what == 'nll':
             for arch in a.args:
                 check_nll(c, arch, a.text)

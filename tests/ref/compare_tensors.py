@@ -15,8 +15,9 @@ missing from OTHER (unless --allow-missing). Records only OTHER has are listed, 
 judged. Python 3 with numpy.
 
 Some steps of llama.cpp's graph exist only in some families (FAMILY_STEPS: Gemma's
-inp_scaled, the q/k norms of Qwen3 and Gemma 3, the post-norms of Gemma 2 and 3), and
-not every writer has them: llmchat's -m tensors writes none of them today. A family
+inp_scaled, the q/k norms of Qwen3 and Gemma 3, the post-norms of Gemma 2 and 3, gpt-oss's
+router logits plus its bias), and not every writer has them: llmchat's -m tensors writes
+none of them today. A family
 step only REFERENCE holds is listed as not written, and not judged unless --strict. A
 file without inp_scaled whose inp_embd is the other's inp_scaled (llmchat names Gemma's
 embedding row inp_embd after its scaling by sqrt(n_embd)) has it compared as
@@ -29,7 +30,8 @@ import sys
 import numpy as np
 
 # Steps only some families' graphs have (tests/ref/README.md, "The step records").
-FAMILY_STEPS = ('inp_scaled', 'Qcur_normed', 'Kcur_normed', 'attn_post_norm', 'ffn_post_norm')
+FAMILY_STEPS = ('inp_scaled', 'Qcur_normed', 'Kcur_normed', 'attn_post_norm', 'ffn_post_norm',
+                'ffn_moe_logits_biased')
 
 
 def load(path):

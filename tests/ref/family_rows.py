@@ -8,7 +8,9 @@ models (make_arch_gguf.py) to write what the loader reads, from the one descript
 Each row is a dict of the designated initializer's fields: booleans, numbers, strings and C
 identifiers (as strings); a field the row leaves out is False (booleans and numbers alike:
 C's zero). The mixture-of-experts fields: experts (an identifier, read through experts()),
-expert_norm_weights, expert_ff_key, qk_norm_whole (booleans). Fails (ValueError) when the table cannot be found or read, or holds no llama row.
+expert_norm_weights, expert_ff_key, qk_norm_whole, expert_biases (booleans); gpt-oss's
+others: attn_out_bias, attn_sinks (booleans) and ffn_norm_name (a string: the norm before
+the feed-forward, where it is not ffn_norm). Fails (ValueError) when the table cannot be found or read, or holds no llama row.
 Python 3; no numpy.
 """
 import os

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """forward.py — an independent reference forward pass (numpy, float64 arithmetic on the file's
 weights) for the GGUF families llama (Mixtral's experts included), qwen2, qwen3, qwen3moe, phi3,
-gemma, gemma2, gemma3 and olmoe, written
+gemma, gemma2, gemma3, olmoe and gpt-oss (attention sinks, YaRN as ggml computes it, the
+clamped SwiGLU), written
 from the published model definitions (Hugging Face transformers' modeling files, the Gemma
 and Phi-3 reports) with llama.cpp's graph as a cross-check of what GGUF stores. It is what
 llmchat's C pass is compared with; it shares no code with llmchat.
@@ -44,7 +45,12 @@ import gguf  # noqa: E402
 # qk_norm: 'whole' normalises the whole q / k vector before the heads (OLMoE), True each
 # head's. experts: 'optional' (a mixture-of-experts feed-forward when {arch}.expert_count > 0:
 # Mixtral), 'required', or absent; norm_w: the chosen experts' probabilities renormalised to
-# sum 1 (llama.cpp's build_moe_ffn norm_w; HF's norm_topk_prob).
+# sum 1 (llama.cpp's build_moe_ffn norm_w; HF's norm_topk_prob); gating 'softmax_weight':
+# the experts with the largest logits, weighted by a softmax over their k logits only
+# (gpt-oss; the others: 'softmax', probabilities over all experts). sinks: a learned logit
+# per head in each softmax's denominator (attn_sinks). ffn_norm: the name of the norm
+# before the feed-forward. swa_period: layers il % period == 0 slide (gpt-oss's even ones).
+# act 'swiglu_oai': gpt-oss's clamped SwiGLU (see swiglu_oai).
 FAMILIES = {
     'llama':  dict(rope='norm', act='silu', embd_scale=False, qk_norm=False, post_norms=False,
                    experts='optional', norm_w=True),
@@ -52,6 +58,9 @@ FAMILIES = {
                      experts='required', norm_w=True),
     'olmoe':  dict(rope='neox', act='silu', embd_scale=False, qk_norm='whole', post_norms=False,
                    experts='required', norm_w=False),
+    'gpt-oss': dict(rope='neox', act='swiglu_oai', embd_scale=False, qk_norm=False, post_norms=False,
+                    experts='required', norm_w=False, gating='softmax_weight', sinks=True,
+                    ffn_norm='post_attention_norm', swa_period=2),
     'qwen2':  dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
     'qwen3':  dict(rope='neox', act='silu', embd_scale=False, qk_norm=True,  post_norms=False),
     'phi3':   dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False),
@@ -99,6 +108,8 @@ class Hparams:
         self.n_ff_exp = self.n_ff
         if a == 'qwen3moe':
             self.n_ff_exp = int(key('expert_feed_forward_length', 0)) or self.n_ff // self.n_expert_used
+        if a == 'gpt-oss':
+            self.n_ff_exp = int(need('expert_feed_forward_length'))
         self.eps = float(need('attention.layer_norm_rms_epsilon'))
         self.head_k = int(key('attention.key_length', self.n_embd // self.n_head))
         self.head_v = int(key('attention.value_length', self.n_embd // self.n_head))
@@ -109,11 +120,18 @@ class Hparams:
         self.rope_base = float(key('rope.freq_base', 10000.0))
         scaling = key('rope.scaling.type', 'linear')
         factor = float(key('rope.scaling.factor', key('rope.scale_linear', 0.0)) or 0.0)
-        if scaling not in ('none', 'linear', 'longrope') and factor not in (0.0, 1.0):
+        if scaling not in ('none', 'linear', 'longrope', 'yarn') and factor not in (0.0, 1.0):
             raise ModelError('%s: RoPE scaling %r is not supported by the reference' % (f.path, scaling))
         self.freq_scale = 1.0 if (scaling == 'none' or factor == 0.0) else 1.0 / factor
         self.attn_factor = float(key('rope.scaling.attn_factor', 1.0))
+        self.yarn = None
+        if scaling == 'yarn' and self.freq_scale != 1.0:
+            self.yarn = yarn_params(self.n_rot, self.n_ctx_orig, self.rope_base, self.freq_scale,
+                                    float(key('rope.scaling.yarn_beta_fast', 32.0)),
+                                    float(key('rope.scaling.yarn_beta_slow', 1.0)))
         self.n_swa = int(key('attention.sliding_window', 4096 if a == 'gemma2' else 0))
+        if a == 'gpt-oss' and key('attention.sliding_window') is None:
+            raise ModelError('%s: gpt-oss.attention.sliding_window is missing' % f.path)
         if a == 'phi3' and key('attention.sliding_window') is None:
             raise ModelError('%s: phi3.attention.sliding_window is missing' % f.path)
         if a == 'gemma3' and key('attention.sliding_window') is None:
@@ -139,6 +157,8 @@ class Hparams:
             return il % 2 == 0
         if self.arch == 'gemma3':
             return il % GEMMA3_SWA_PATTERN < GEMMA3_SWA_PATTERN - 1
+        if self.fam.get('swa_period'):
+            return il % self.fam['swa_period'] == 0
         return self.arch == 'phi3'
 
     def sliding(self, il):
@@ -227,7 +247,13 @@ class Model:
         if hp.fam['post_norms']:
             L.attn_post_norm = need(p + 'post_attention_norm.weight', (hp.n_embd,))
             L.ffn_post_norm = need(p + 'post_ffw_norm.weight', (hp.n_embd,))
-        L.ffn_norm = need(p + 'ffn_norm.weight', (hp.n_embd,))
+        L.sinks = None
+        if hp.fam.get('sinks'):   # gpt-oss: every bias and the sinks are required (llama.cpp)
+            L.sinks = need(p + 'attn_sinks.weight', (hp.n_head,))
+            L.bq, L.bk, L.bv = (need(p + 'attn_q.bias', (q_dim,)), need(p + 'attn_k.bias', (kv_dim,)),
+                                need(p + 'attn_v.bias', (v_dim,)))
+            L.bo = need(p + 'attn_output.bias', (hp.n_embd,))
+        L.ffn_norm = need(p + '%s.weight' % hp.fam.get('ffn_norm', 'ffn_norm'), (hp.n_embd,))
         L.moe = hp.n_expert > 0
         if L.moe:   # numpy shapes: the reverse of GGUF's dims ([dim, n_ff_exp, n_expert] ...)
             ne, ff = hp.n_expert, hp.n_ff_exp
@@ -235,6 +261,12 @@ class Model:
             L.gate_exps = need(p + 'ffn_gate_exps.weight', (ne, ff, hp.n_embd))
             L.up_exps = need(p + 'ffn_up_exps.weight', (ne, ff, hp.n_embd))
             L.down_exps = need(p + 'ffn_down_exps.weight', (ne, hp.n_embd, ff))
+            L.gate_inp_b = L.gate_b = L.up_b = L.down_b = None
+            if hp.arch == 'gpt-oss':
+                L.gate_inp_b = need(p + 'ffn_gate_inp.bias', (ne,))
+                L.gate_b = need(p + 'ffn_gate_exps.bias', (ne, ff))
+                L.up_b = need(p + 'ffn_up_exps.bias', (ne, ff))
+                L.down_b = need(p + 'ffn_down_exps.bias', (ne, hp.n_embd))
             return L
         if hp.arch == 'phi3':
             up = need(p + 'ffn_up.weight', (2 * hp.n_ff, hp.n_embd))  # gate rows, then up rows
@@ -272,6 +304,38 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
+SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT = 1.702, 7.0
+
+
+def swiglu_oai(gate, up):
+    """gpt-oss's clamped SwiGLU (HF modeling_gpt_oss.py GptOssExperts; ggml_swiglu_oai with
+    llama.cpp's alpha 1.702 and limit 7): the gate clamped above at 7, up to [-7, 7],
+    gate * sigmoid(1.702 * gate) * (up + 1)."""
+    x = np.minimum(gate, SWIGLU_OAI_LIMIT)
+    y = np.clip(up, -SWIGLU_OAI_LIMIT, SWIGLU_OAI_LIMIT)
+    return x / (1.0 + np.exp(-SWIGLU_OAI_ALPHA * x)) * (y + 1.0)
+
+
+def yarn_params(n_rot, n_ctx_orig, base, freq_scale, beta_fast, beta_slow):
+    """YaRN as ggml computes it (ggml.c ggml_rope_yarn_corr_dims, ggml-cpu rope_yarn, with the
+    attention factor llama-context.cpp passes): (ramp, mscale). ramp[i] is how much of pair
+    i keeps its original angle (1: all, extrapolated; 0: all divided by the factor,
+    interpolated): 1 - clamp((i - low) / max(0.001, high - low), 0, 1), where low and high
+    are the pairs that turn beta_fast and beta_slow times in the original context, rounded
+    outwards (floor, ceil) and clamped to [0, n_rot - 1]. mscale multiplies cos and sin:
+    1 + 0.1 ln(factor) (llama.cpp sets its attn_factor so that the net scale is that).
+    The rounding is llama.cpp's: HF's YaRN rounds only when the config's truncate is true,
+    and gpt-oss's config says false (for gpt-oss-20b ggml's [8, 18] against HF's
+    [8.09, 17.4]). beta_fast and beta_slow are the file's keys (default 32 and 1);
+    llama.cpp 0.4.0's gpt-oss does not read them and uses 32 and 1."""
+    def corr_dim(n_turns):
+        return n_rot * math.log(n_ctx_orig / (n_turns * 2 * math.pi)) / (2 * math.log(base))
+    low = max(0.0, math.floor(corr_dim(beta_fast)))
+    high = min(n_rot - 1.0, math.ceil(corr_dim(beta_slow)))
+    ramp = 1.0 - np.clip((np.arange(n_rot // 2) - low) / max(0.001, high - low), 0.0, 1.0)
+    return ramp, 1.0 + 0.1 * math.log(1.0 / freq_scale)
+
+
 def rope(x, pos, hp, base, freq_scale, factors):
     """Rotates the first n_rot values of each head (rows of x) for position pos."""
     n_rot, half = hp.n_rot, hp.n_rot // 2
@@ -279,8 +343,13 @@ def rope(x, pos, hp, base, freq_scale, factors):
     if factors is not None:
         inv_freq = inv_freq / factors
     theta = pos * inv_freq * freq_scale
-    cos = (np.cos(theta) * hp.attn_factor).astype(x.dtype)
-    sin = (np.sin(theta) * hp.attn_factor).astype(x.dtype)
+    mscale = hp.attn_factor
+    if hp.yarn is not None:   # each pair's angle between the extrapolated and interpolated one
+        ramp, yarn_mscale = hp.yarn
+        theta = theta * (1.0 - ramp) + (pos * inv_freq) * ramp
+        mscale = mscale * yarn_mscale
+    cos = (np.cos(theta) * mscale).astype(x.dtype)
+    sin = (np.sin(theta) * mscale).astype(x.dtype)
     y = x.copy()
     if hp.fam['rope'] == 'norm':
         a, b = x[:, 0:n_rot:2], x[:, 1:n_rot:2]
@@ -304,6 +373,8 @@ class Pass:
         self.k_cache = [[] for _ in model.layers]   # per layer: (n_head_kv, head_k) per position
         self.v_cache = [[] for _ in model.layers]
         self.routes = []                            # (pos, layer, experts, gap): _moe
+        self.sink_share = []                        # (pos, layer, (n_head,) the sinks' share)
+        self.clamps = {'gate': 0, 'up': 0}          # chosen experts' values past the clamp
 
     def step(self, token, emit=None):
         m, hp = self.m, self.m.hp
@@ -368,8 +439,10 @@ class Pass:
         return self._ffn(il, L, x, e)
 
     def _attention(self, il, q, e):
-        """Scores over keys 0..pos (keys outside a sliding window are masked), softmax,
-        weighted values; returns kqv (n_head, head_v)."""
+        """Scores over keys 0..pos (keys outside a sliding window are masked: a query at p
+        sees p - n_swa + 1 .. p), softmax, weighted values; returns kqv (n_head, head_v).
+        With sinks (gpt-oss), each head's sink is one more logit in its softmax's
+        denominator, beside the scaled scores, and weighs no value."""
         hp, pos = self.m.hp, self.pos
         K = np.stack(self.k_cache[il], axis=1)   # (n_head_kv, pos + 1, head_k)
         V = np.stack(self.v_cache[il], axis=1)   # (n_head_kv, pos + 1, head_v)
@@ -382,8 +455,16 @@ class Pass:
             visible = (pos - np.arange(pos + 1)) < hp.n_swa
         masked = np.where(visible[None, :], scores, -np.inf)
         e('kq', il, np.where(visible[None, :], scores, np.nan))
-        w = np.exp(masked - masked.max(axis=1, keepdims=True))
-        w = w / w.sum(axis=1, keepdims=True)
+        L = self.m.layers[il]
+        if L.sinks is None:
+            w = np.exp(masked - masked.max(axis=1, keepdims=True))
+            w = w / w.sum(axis=1, keepdims=True)
+        else:
+            top = np.maximum(masked.max(axis=1), L.sinks)[:, None]
+            w = np.exp(masked - top)
+            sink = np.exp(L.sinks[:, None] - top)
+            w = w / (w.sum(axis=1, keepdims=True) + sink)
+            self.sink_share.append((self.pos, il, 1.0 - w.sum(axis=1)))
         e('kq_soft_max', il, w)
         kqv = np.einsum('ht,htd->hd', w, V[kv_of])
         e('kqv', il, kqv)
@@ -420,10 +501,20 @@ class Pass:
         llama.cpp clamps the sum at 6.1e-5), and the weighted sum of each chosen expert's
         SwiGLU feed-forward. Records the route in self.routes: (pos, layer, chosen ids, the
         log-probability gap between the last chosen expert and the next: how far the
-        choice is from a tie)."""
+        choice is from a tie).
+
+        gpt-oss (gating 'softmax_weight', HF GptOssTopKRouter, llama.cpp's
+        LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT): the router's logits plus its bias,
+        the n_expert_used largest, weighted by a softmax over those k logits; each expert
+        gate and up plus their biases, swiglu_oai, down plus its bias. ffn_moe_probs is
+        still the softmax over all the experts (the same order, and log-probability gaps
+        that are the logits' gaps)."""
         hp = self.m.hp
         logits = L.gate_inp @ h
         e('ffn_moe_logits', il, logits)
+        if L.gate_inp_b is not None:
+            logits = logits + L.gate_inp_b
+            e('ffn_moe_logits_biased', il, logits)
         probs = np.exp(logits - logits.max())
         probs = probs / probs.sum()
         e('ffn_moe_probs', il, probs)
@@ -434,13 +525,23 @@ class Pass:
         gap = math.log(probs[topk[-1]]) - math.log(nxt) if nxt > 0 else math.inf
         self.routes.append((self.pos, il, [int(i) for i in topk], gap))
         w = probs[topk]
+        if hp.fam.get('gating') == 'softmax_weight':
+            w = np.exp(logits[topk] - logits[topk].max())
+            w = w / w.sum()
         if hp.fam['norm_w']:
             w = w / max(w.sum(), 6.103515625e-5)
         e('ffn_moe_weights', il, w)
         out = np.zeros(hp.n_embd, h.dtype)
         for j, ex in enumerate(topk):
             gate, up = L.gate_exps[ex] @ h, L.up_exps[ex] @ h
-            out = out + w[j] * (L.down_exps[ex] @ (silu(gate) * up))
+            if hp.fam['act'] == 'swiglu_oai':
+                gate, up = gate + L.gate_b[ex], up + L.up_b[ex]
+                self.clamps['gate'] += int((gate > SWIGLU_OAI_LIMIT).sum())
+                self.clamps['up'] += int((np.abs(up) > SWIGLU_OAI_LIMIT).sum())
+                y = L.down_exps[ex] @ swiglu_oai(gate, up) + L.down_b[ex]
+            else:
+                y = L.down_exps[ex] @ (silu(gate) * up)
+            out = out + w[j] * y
         e('ffn_moe_out', il, out)
         return out
 

@@ -8,8 +8,8 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 
 ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
 can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
-window), gemma, gemma2, gemma3, or one of the mixture-of-experts fixtures qwen3moe, olmoe and
-mixtral (a llama file with experts) (--list prints each one's shape). Which tensors and keys a
+window), gemma, gemma2, gemma3, or one of the mixture-of-experts fixtures qwen3moe, olmoe,
+mixtral (a llama file with experts) and gpt-oss (--list prints each one's shape). Which tensors and keys a
 family's file holds (biases, q/k norms, post-norms, fused tensors, LongRoPE's, windows,
 soft-caps, the keys its converter writes) is its row of llmchat's family table
 (src/formats/model_family.c, read by family_rows.py), the description llmchat's loader reads;
@@ -36,7 +36,15 @@ below): its embeddings, attention, norms and classifier as they are (q and k row
 from llama's interleaved pairs to the halves of NEOX for qwen3moe and olmoe, which add q/k
 norm weights), and each layer's feed-forward turned into experts that differ (each one a
 seeded random subset of the trained hidden units, its weights perturbed) behind a random
-router large enough that routing is decisive.
+router large enough that routing is decisive. gpt-oss adds what its row of the family
+table asks for (llama.cpp 0.4.0's src/models/openai-moe.cpp loads all of it; its
+conversion/gpt_oss.py and base.py write the keys): q/k/v and attn_output biases, attention
+sinks (attn_sinks, one logit per head), the trained ffn_norm under the name
+post_attention_norm, a router bias and the experts' gate, up and down biases; the keys
+sliding_window (8: layers 0, 2, 4 slide), expert_feed_forward_length, key_length /
+value_length and YaRN's (rope.scaling.type yarn, factor 8, original_context_length 64,
+yarn_beta_fast 32 and yarn_beta_slow 1, as gpt-oss's config has them; context_length 512).
+BIAS_GAIN and what follows it say the sizes.
 Python 3 with numpy.
 """
 import argparse
@@ -83,7 +91,10 @@ SHAPES = {
 # The mixture-of-experts fixtures (from TRAINED, see moe_from_trained): experts, the experts
 # each token uses, their hidden size (a multiple of 32: Q8_0 blocks), and what the file says
 # of the dense size (qwen3moe: feed_forward_length is the trained 172, the experts' size is
-# expert_feed_forward_length, as Qwen3-30B-A3B's 6144 and 768). dim, layers, heads, kv,
+# expert_feed_forward_length, as Qwen3-30B-A3B's 6144 and 768; gpt-oss writes its
+# intermediate_size as both, as its converter does). gpt-oss: swa is the window of its
+# even layers, yarn the YaRN factor over orig_ctx (ctx = orig_ctx x yarn, as gpt-oss's
+# 131072 = 32 x 4096). dim, layers, heads, kv,
 # head, ctx, base and eps are the trained model's, except olmoe's 8 KV heads: llama.cpp's
 # OLMoE has no grouped-query attention (attn_k_norm is n_embd wide), so each trained KV
 # head's k and v rows are there twice (the same attention).
@@ -93,6 +104,8 @@ SHAPES.update({
     'qwen3moe': dict(MOE, arch='qwen3moe', experts=16, used=4, ff_exp=96, ff=172, key_length=True),
     'olmoe':    dict(MOE, arch='olmoe', kv=8, experts=8, used=4, ff_exp=96, ff=96),
     'mixtral':  dict(MOE, arch='llama', experts=8, used=2, ff_exp=128, ff=128),
+    'gpt-oss':  dict(MOE, arch='gpt-oss', experts=16, used=4, ff_exp=96, ff=96, key_length=True, ctx=512,
+                     swa=8, yarn=8.0, orig_ctx=64),
 })
 # Each expert: EXPERT_NOISE relative noise on its weights; its down projection scaled by
 # 172 / ff_exp (it holds only part of the hidden units). The router: rows
@@ -104,6 +117,18 @@ EXPERT_NOISE = 0.1
 ROUTER_GAIN = 6.0
 Q_NORM_GAIN = (3.5, 5.3, 3.9, 5.3, 3.3)
 K_NORM_GAIN = (4.7, 6.7, 4.7, 5.6, 3.7)
+# gpt-oss (the same trained model; what its row adds, in moe_from_trained): each bias
+# N(0, (BIAS_GAIN[t] x the RMS of its matrix's row lengths)^2), an output's size for an
+# input of unit RMS (up's biases are -1 + N(0, 0.1^2) instead, so that the clamped
+# SwiGLU's (up + 1) is about the trained up); the router's bias N(0, OSS_ROUTER_BIAS^2);
+# in each layer OSS_LOUD experts (seeded) with gate and up rows OSS_LOUD_GAIN times larger
+# and down rows that squared smaller, so that some gate and up values pass the clamp at
+# +-7; the sinks OSS_SINKS in every layer, each layer's own order of heads: beside scores
+# of a few units, a head's sink takes from under 1% to over 95% of its softmax.
+BIAS_GAIN = dict(q=0.3, k=0.3, v=0.3, o=0.3, gate=0.3, down=0.3)
+OSS_LOUD, OSS_LOUD_GAIN = 4, 3.0
+OSS_SINKS = (-1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
+OSS_ROUTER_BIAS = 1.0
 # Gemma multiplies the embeddings by sqrt(dim) and ties the output to them: with N(0, 1)
 # embeddings the residual stream would be mostly the input token's own row and the model
 # would repeat it. Its embeddings are N(0, 0.1^2) instead, and its final norm weights 8
@@ -187,6 +212,10 @@ def metadata(name, s):
         m += [u32('expert_count', s['experts']), u32('expert_used_count', s['used'])]
         if f['expert_ff_key']:   # Qwen2MoeModel: moe_intermediate_size
             m.append(u32('expert_feed_forward_length', s['ff_exp']))
+    if 'yarn' in s:   # TextModel.set_gguf_parameters: rope_scaling of type yarn (gpt-oss's)
+        m += [pack_kv('%s.rope.scaling.type' % a, STRING, 'yarn'), f32('rope.scaling.factor', s['yarn']),
+              u32('rope.scaling.original_context_length', s['orig_ctx']),
+              f32('rope.scaling.yarn_beta_fast', 32.0), f32('rope.scaling.yarn_beta_slow', 1.0)]
     if 'linear_scale' in s:
         m += [pack_kv('%s.rope.scaling.type' % a, STRING, 'linear'), f32('rope.scaling.factor', s['linear_scale'])]
     return m
@@ -243,6 +272,9 @@ def moe_from_trained(W, s, T):
     add('token_embd.weight', t('token_embd.weight'))
     add('output_norm.weight', t('output_norm.weight'))
     add('output.weight', t('output.weight'))
+    # a bias of a matrix's outputs: gain x the RMS of its rows' lengths (the size of an
+    # output for an input of unit RMS) x N(0, 1) each
+    bias = lambda name, w, gain: add(name, gain * np.sqrt((w * w).sum(axis=-1).mean()) * rng.standard_normal(w.shape[:-1]))
     for il in range(s['layers']):
         p = 'blk.%d.' % il
         add(p + 'attn_norm.weight', t(p + 'attn_norm.weight'))
@@ -251,19 +283,27 @@ def moe_from_trained(W, s, T):
         if s['kv'] != kv:   # each KV head repeated for the query heads that read it
             k = np.repeat(k.reshape(kv, s['head'], -1), s['kv'] // kv, axis=0).reshape(-1, s['dim'])
             v = np.repeat(v.reshape(kv, s['head'], -1), s['kv'] // kv, axis=0).reshape(-1, s['dim'])
-        add(p + 'attn_q.weight', neox_rows(q, s['heads']) if neox else q)
-        add(p + 'attn_k.weight', neox_rows(k, s['kv']) if neox else k)
-        add(p + 'attn_v.weight', v)
+        q, k = (neox_rows(q, s['heads']), neox_rows(k, s['kv'])) if neox else (q, k)
+        for which, w in (('q', q), ('k', k), ('v', v)):
+            add(p + 'attn_%s.weight' % which, w)
+            if f['attn_bias']:
+                bias(p + 'attn_%s.bias' % which, w, BIAS_GAIN[which])
         add(p + 'attn_output.weight', t(p + 'attn_output.weight'))
+        if f['attn_out_bias']:
+            bias(p + 'attn_output.bias', t(p + 'attn_output.weight'), BIAS_GAIN['o'])
+        if f['attn_sinks']:   # the same sinks in every layer, each layer's own order of heads
+            add(p + 'attn_sinks.weight', rng.permutation(OSS_SINKS))
         if f['qk_norm']:
             nq = s['heads'] * s['head'] if f['qk_norm_whole'] else s['head']
             nk = s['kv'] * s['head'] if f['qk_norm_whole'] else s['head']
             W.norm(p + 'attn_q_norm.weight', nq, Q_NORM_GAIN[il])
             W.norm(p + 'attn_k_norm.weight', nk, K_NORM_GAIN[il])
-        add(p + 'ffn_norm.weight', t(p + 'ffn_norm.weight'))
+        add(p + '%s.weight' % (f['ffn_norm_name'] or 'ffn_norm'), t(p + 'ffn_norm.weight'))
         gate, up, down = t(p + 'ffn_gate.weight'), t(p + 'ffn_up.weight'), t(p + 'ffn_down.weight')
         n_ff = gate.shape[0]
         W.mat(p + 'ffn_gate_inp.weight', n_exp, s['dim'], ROUTER_GAIN)
+        if f['expert_biases']:
+            add(p + 'ffn_gate_inp.bias', OSS_ROUTER_BIAS * rng.standard_normal(n_exp))
         exps = {'gate': [], 'up': [], 'down': []}
         for _ in range(n_exp):
             units = np.sort(rng.choice(n_ff, ff_exp, replace=False))
@@ -271,8 +311,18 @@ def moe_from_trained(W, s, T):
             exps['gate'].append(noise(gate[units]))
             exps['up'].append(noise(up[units]))
             exps['down'].append(noise(down[:, units]) * (n_ff / ff_exp))
+        exps = {which: np.stack(ws) for which, ws in exps.items()}
+        if f['expert_biases']:   # gpt-oss: the loud experts, then the biases (see OSS_LOUD)
+            for e in rng.choice(n_exp, OSS_LOUD, replace=False):
+                exps['gate'][e] *= OSS_LOUD_GAIN
+                exps['up'][e] *= OSS_LOUD_GAIN
+                exps['down'][e] /= OSS_LOUD_GAIN ** 2
         for which in ('gate', 'up', 'down'):   # numpy (n_expert, rows, cols): GGUF [cols, rows, n_expert]
-            add(p + 'ffn_%s_exps.weight' % which, np.stack(exps[which]))
+            add(p + 'ffn_%s_exps.weight' % which, exps[which])
+            if f['expert_biases'] and which == 'up':
+                add(p + 'ffn_up_exps.bias', -1.0 + 0.1 * rng.standard_normal((n_exp, ff_exp)))
+            elif f['expert_biases']:
+                bias(p + 'ffn_%s_exps.bias' % which, exps[which], BIAS_GAIN[which])
 
 
 def make(name, out, seed=1, vocab=None):
