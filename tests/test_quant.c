@@ -968,6 +968,26 @@ START_TEST(test_softmax)
                           "%s: exp(%g): %g vs %g", kernels_isa_name(isas[j]), t, v[0], e / (1 + e));
         }
     }
+    /* -INFINITY (a masked key, a knocked-out expert) weighs exactly 0 at every lane and
+     * tail position, and the rest share 1 */
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        for (int n = 2; n <= 37; n++) {
+            float v[37];
+            for (int i = 0; i < n; i++)
+                v[i] = i % 3 == 1 ? -INFINITY : 0.25f * (float)(i % 5);
+            kernels_softmax(v, n);
+            double sum = 0.0;
+            for (int i = 0; i < n; i++) {
+                if (i % 3 == 1)
+                    ck_assert_msg(v[i] == 0.0f, "%s n %d: exp(-inf) at %d gives %g",
+                                  kernels_isa_name(isas[j]), n, i, v[i]);
+                sum += v[i];
+            }
+            ck_assert_msg(fabs(sum - 1.0) < 1e-6, "%s n %d: sum %g", kernels_isa_name(isas[j]),
+                          n, sum);
+        }
+    }
     kernels_init(KERNELS_AUTO);
 }
 END_TEST

@@ -831,9 +831,6 @@ static void route(const pass *p, int i)
     float *w = b->moe_weights + (size_t)i * K, *top = b->moe_topk + (size_t)i * K;
     memcpy(pr, lg, sizeof(float) * E);
     kernels_softmax(pr, E);
-    for (int e = 0; e < E; e++) /* the SIMD exp makes -INFINITY a denormal, not 0 */
-        if (lg[e] == -INFINITY)
-            pr[e] = 0.0f;
     float sum = 0.0f;
     for (int s = 0; s < K; s++) {
         int best = -1;

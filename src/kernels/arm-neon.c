@@ -199,7 +199,10 @@ void kernels_neon_softmax(float *x, int n)
             max = x[i];
     float32x4_t vm = vdupq_n_f32(max), vsum = vdupq_n_f32(0.0f);
     for (i = 0; i + 4 <= n; i += 4) {
-        float32x4_t e = exp_neon(vsubq_f32(vld1q_f32(x + i), vm));
+        float32x4_t xi = vld1q_f32(x + i);
+        /* exp(-inf) is 0, as expf gives it (exp_neon stops at exp(-87.3)) */
+        uint32x4_t inf = vceqq_f32(xi, vdupq_n_f32(-INFINITY));
+        float32x4_t e = vbslq_f32(inf, vdupq_n_f32(0.0f), exp_neon(vsubq_f32(xi, vm)));
         vst1q_f32(x + i, e);
         vsum = vaddq_f32(vsum, e);
     }

@@ -313,7 +313,10 @@ static void softmax_avx2(float *x, int n)
             max = x[i];
     __m256 vm = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        __m256 xi = _mm256_loadu_ps(x + i);
+        /* exp(-inf) is 0, as expf gives it (exp256 stops at exp(-87.3)) */
+        __m256 e = _mm256_and_ps(_mm256_cmp_ps(xi, _mm256_set1_ps(-INFINITY), _CMP_NEQ_UQ),
+                                 exp256(_mm256_sub_ps(xi, vm)));
         _mm256_storeu_ps(x + i, e);
         vsum = _mm256_add_ps(vsum, e);
     }

@@ -762,7 +762,11 @@ static void softmax_avx512(float *x, int n)
     __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax)), vsum = _mm512_setzero_ps();
     for (int i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
-        __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vm));
+        __m512 xi = _mm512_maskz_loadu_ps(m, x + i);
+        /* exp(-inf) is 0, as expf gives it (exp512 stops at exp(-87.3)) */
+        __m512 e = _mm512_maskz_mov_ps(
+            _mm512_cmp_ps_mask(xi, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ),
+            exp512(_mm512_sub_ps(xi, vm)));
         _mm512_mask_storeu_ps(x + i, m, e);
         vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
     }
