@@ -5,8 +5,9 @@
 # is Qwen3's token); Conversation folds the thinking into one line and shows the
 # answer, z unfolds it (dimmed: --theme mono draws dim as dim), the selection's reverse
 # video lands on the thinking token selected in Tokens, and on the fold line when
-# folded again; C shades the unfolded thinking like the rest of the reply. A random
-# model does not think by itself, hence the saved chat.
+# folded again; C shades the unfolded thinking like the rest of the reply. Then
+# gpt-oss's harmony: a saved reply's analysis channel folds the same way, up to the final
+# channel's header. A random model does not think by itself, hence the saved chats.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -75,5 +76,32 @@ screen_colors | grep -F "The user says" | grep -Eq "$ESC\\[([0-9]+;)*4(;[0-9]+)*
     show_screen_and_fail "C does not shade the unfolded thinking (mono: underlined levels)"
 pass "C shades the unfolded thinking's tokens"
 
+keys q
+wait_exit
+
+# gpt-oss's harmony: the analysis channel, up to the final channel's header, folds the
+# same way (the fold is found in the reply's text; this model's vocabulary spells the
+# markers as text pieces).
+cat >"$T/harmony.json" <<'JSON'
+{"llmchat_chat": 1, "template": "harmony",
+ "turns": [{"user": "Hello there",
+            "reply": "<|channel|>analysis<|message|>Greetings.<|end|><|start|>assistant<|channel|>final<|message|>Hello, friend. It is a fine day for a long walk in the park, is it not?",
+            "complete": true, "cut": false}]}
+JSON
+start -- --no-config -s 1 -t 0 -n 4 --theme mono --template harmony "$LLMCHAT_SRCDIR/tests/data/stories260K.gguf"
+wait_for " idle |"
+type_text "/load $T/harmony.json"
+keys Enter
+wait_for "[loaded "
+wait_for "Hello, friend."
+screen | grep -Eq 'Assistant: ▸ thought for [0-9]+ tokens \(z: unfold\)' ||
+    show_screen_and_fail "harmony's analysis is not folded into one line"
+screen | grep -q "Greetings\|<|channel|>\|<|start|>" &&
+    show_screen_and_fail "the folded analysis or a channel header is on the screen"
+keys Tab z
+wait_for "Greetings."
+dim "Greetings" || show_screen_and_fail "the unfolded analysis is not dim"
+dim "is it not?" && show_screen_and_fail "the final answer is dim"
+pass "harmony's analysis channel is folded, z unfolds it dimmed, the final answer not"
 keys q
 wait_exit

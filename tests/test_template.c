@@ -122,7 +122,7 @@ END_TEST
 START_TEST(test_names)
 {
     const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3",
-                           "qwen3", "gemma", "phi3", "phi4-mini"};
+                           "qwen3", "gemma", "phi3", "phi4-mini", "harmony"};
     for (int k = 0; k < TEMPLATE_COUNT; k++) {
         template_kind got;
         ck_assert(template_kind_parse(names[k], &got));
@@ -133,6 +133,7 @@ START_TEST(test_names)
     template_kind got;
     ck_assert(template_kind_parse("tinyllama", &got) && got == TEMPLATE_ZEPHYR);
     ck_assert(template_kind_parse("chatml-think", &got) && got == TEMPLATE_QWEN3);
+    ck_assert(template_kind_parse("gpt-oss", &got) && got == TEMPLATE_HARMONY);
     ck_assert(!template_kind_parse("Llama2", &got));
     ck_assert(!template_kind_parse("vicuna", &got));
     ck_assert(!template_kind_parse("", &got));
@@ -452,6 +453,191 @@ START_TEST(test_detect_families)
 }
 END_TEST
 
+/* ---- harmony (gpt-oss) ---- */
+
+/* o200k_harmony as a vocabulary file: phi4-mini-vocab.gguf's ids 0-199997 (o200k_base),
+ * then o200k_harmony's special tokens 199998-201087 as control tokens (gpt-tokenizer
+ * 4.0.0's list: <|startoftext|>, <|endoftext|>, <|return|> 200002, <|constrain|>,
+ * <|channel|> 200005, <|start|>, <|end|>, <|message|>, <|call|> 200012, <|endofprompt|>
+ * 200018, the rest "<|reserved_N|>"); BOS <|startoftext|>, EOS <|return|>; gpt-oss's
+ * chat template. make_harmony_template.py makes the same file for llama-tokenize. */
+static const char *write_harmony_vocab(void)
+{
+    enum { N_BASE = 199998, N_VOCAB = 201088 };
+    static const struct {
+        int id;
+        const char *piece;
+    } named[] = {{199998, "<|startoftext|>"}, {199999, "<|endoftext|>"}, {200002, "<|return|>"},
+                 {200003, "<|constrain|>"}, {200005, "<|channel|>"}, {200006, "<|start|>"},
+                 {200007, "<|end|>"}, {200008, "<|message|>"}, {200012, "<|call|>"},
+                 {200018, "<|endofprompt|>"}};
+    static char reserved[N_VOCAB - N_BASE][24];
+    const char *path = temp_path("harmony-vocab.gguf");
+    size_t size, jsize;
+    unsigned char *buf = read_whole_file(built_file("phi4-mini-vocab.gguf"), &size);
+    char *jinja = (char *)read_whole_file(data_path("gpt-oss-chat-template.jinja"), &jsize);
+    gguf *g;
+    llm_err err;
+    ck_assert(gguf_parse(buf, size, "phi4-mini", &g, &err) == LLM_OK);
+    gguf_writer *w = gguf_writer_new(0);
+    const char **v = malloc(N_VOCAB * sizeof *v);
+    size_t *lens = malloc(N_VOCAB * sizeof *lens);
+    int32_t *types = malloc(N_VOCAB * sizeof *types);
+    gguf_array a;
+    ck_assert(gguf_get_array(g, "tokenizer.ggml.tokens", &a));
+    const unsigned char *cur = NULL;
+    for (int k = 0; k < N_BASE; k++) {
+        uint64_t len = 0;
+        ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
+        lens[k] = (size_t)len;
+        types[k] = 1;
+    }
+    for (int k = N_BASE; k < N_VOCAB; k++) {
+        snprintf(reserved[k - N_BASE], sizeof reserved[0], "<|reserved_%d|>", k);
+        v[k] = reserved[k - N_BASE];
+        for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+            if (named[i].id == k)
+                v[k] = named[i].piece;
+        lens[k] = strlen(v[k]);
+        types[k] = 3;
+    }
+    for (uint64_t i = 0; i < gguf_kv_count(g); i++) {
+        const char *key = gguf_kv_key(g, i);
+        if (!strcmp(key, "tokenizer.ggml.tokens"))
+            gguf_writer_add_string_array(w, key, v, lens, N_VOCAB);
+        else if (!strcmp(key, "tokenizer.ggml.token_type"))
+            gguf_writer_add_int32_array(w, key, types, N_VOCAB);
+        else if (strstr(key, "_token_id") == NULL && strcmp(key, "tokenizer.chat_template") &&
+                 strcmp(key, "general.name"))
+            gguf_copy_kv(w, g, i);
+    }
+    gguf_writer_add_string(w, "general.name", "harmony-vocab");
+    gguf_writer_add_uint32(w, "tokenizer.ggml.bos_token_id", 199998);
+    gguf_writer_add_uint32(w, "tokenizer.ggml.eos_token_id", 200002);
+    gguf_writer_add_uint32(w, "tokenizer.ggml.padding_token_id", 199999);
+    gguf_writer_add_string(w, "tokenizer.chat_template", jinja);
+    FILE *out = fopen(path, "wb");
+    ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
+    fclose(out);
+    gguf_writer_free(w);
+    gguf_free(g);
+    free(v), free(lens), free(types), free(buf), free(jinja);
+    return path;
+}
+
+/* The vocabulary: harmony's markers are single tokens; <|return|> and <|call|> end a
+ * generation, <|end|> does not (llama.cpp 0.4.0's EOG set); the reply's headers and
+ * <|end|> decode as their text, <|return|> as nothing; typed text never yields them. The
+ * template: recognised from gpt-oss's own, and its stops are <|return|> and <|call|>. */
+START_TEST(test_harmony_vocab)
+{
+    const char *path = write_harmony_vocab();
+    tokenizer *tok;
+    llm_err err;
+    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(tokenizer_vocab_size(tok), 201088);
+    static const struct {
+        const char *piece;
+        int id;
+        bool eog, text;
+    } marks[] = {{"<|start|>", 200006, false, true}, {"<|channel|>", 200005, false, true},
+                 {"<|message|>", 200008, false, true}, {"<|constrain|>", 200003, false, true},
+                 {"<|end|>", 200007, false, true}, {"<|return|>", 200002, true, false},
+                 {"<|call|>", 200012, true, false}, {"<|endoftext|>", 199999, true, false},
+                 {"<|startoftext|>", 199998, false, false}};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        int id = tokenizer_special(tok, marks[i].piece);
+        ck_assert_msg(id == marks[i].id, "%s: %d", marks[i].piece, id);
+        ck_assert_msg(tokenizer_is_eog(tok, id) == marks[i].eog, "%s", marks[i].piece);
+        char buf[64];
+        size_t n = tokenizer_decode(tok, 0, id, buf, sizeof buf);
+        ck_assert_msg(marks[i].text ? n == strlen(marks[i].piece) && !strcmp(buf, marks[i].piece)
+                                    : n == 0, "%s decodes as [%s]", marks[i].piece, buf);
+        int ids[32];
+        int k = tokenizer_encode(tok, marks[i].piece, ids, 32);
+        ck_assert_int_gt(k, 1);
+        for (int j = 0; j < k; j++)
+            ck_assert_int_lt(ids[j], 199998);
+    }
+
+    size_t size;
+    char *jinja = (char *)read_whole_file(data_path("gpt-oss-chat-template.jinja"), &size);
+    template_kind k = TEMPLATE_COUNT;
+    ck_assert(template_kind_detect(jinja, &k) && k == TEMPLATE_HARMONY);
+    free(jinja);
+    ck_assert(template_kind_parse("gpt-oss", &k) && k == TEMPLATE_HARMONY);
+    ck_assert_str_eq(template_kind_name(TEMPLATE_HARMONY), "harmony");
+    ck_assert(template_kind_detect(template_kind_jinja(TEMPLATE_HARMONY), &k) &&
+              k == TEMPLATE_HARMONY);
+    chat_template *t;
+    ck_assert(template_new(TEMPLATE_HARMONY, tok, &t, &err) == LLM_OK);
+    for (int id = 199998; id < 201088; id++) {
+        bool want = id == 200002 || id == 200012 || id == 199999;
+        ck_assert_msg(template_is_stop(t, id) == want, "%d", id);
+    }
+    ck_assert_int_eq(template_end_token(t), 200002);
+    ck_assert(!template_can_think(t));
+    template_free(t);
+    tokenizer_close(tok);
+    remove(path);
+}
+END_TEST
+
+/* Each turn of golden/template_harmony.jsonl (make_harmony_template.py: gpt-oss's own
+ * template rendered by jinja2 with its defaults and the date 2025-08-05; ids from
+ * gpt-tokenizer's o200k_harmony, which llama.cpp 0.4.0's llama-tokenize matched): llmchat
+ * renders the same text and the same ids, and a second turn follows the first turn, the
+ * reply's final message and <|end|> exactly as Jinja renders the whole conversation. */
+START_TEST(test_harmony_matches_jinja)
+{
+    const char *path = write_harmony_vocab();
+    tokenizer *tok;
+    llm_err err;
+    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
+    chat_template *t;
+    ck_assert(template_new(TEMPLATE_HARMONY, tok, &t, &err) == LLM_OK);
+    template_set_date(t, "2025-08-05");
+    FILE *f = fopen(data_path("golden/template_harmony.jsonl"), "r");
+    ck_assert_ptr_nonnull(f);
+    static char line[16384], text[4096], before[4096], jinja[8192];
+    int checked = 0, second = 0;
+    while (fgets(line, sizeof line, f)) {
+        char system[256], user[256];
+        ck_assert(jsonl_string(line, "system", system, sizeof system));
+        ck_assert(jsonl_string(line, "user", user, sizeof user));
+        ck_assert(jsonl_string(line, "text", text, sizeof text));
+        bool first = jsonl_bool(line, "first");
+        double want[512];
+        int n_want = jsonl_numbers(line, "ids", want, 512);
+        ck_assert_int_gt(n_want, 0);
+        char *got = template_render_text(t, system, user, first);
+        ck_assert_msg(!strcmp(got, text), "first=%d: renders\n[%s]\nnot\n[%s]", first, got, text);
+        free(got);
+        int ids[512];
+        int n = template_render(t, system, user, first, ids, 512);
+        ck_assert_msg(n == n_want, "first=%d: %d ids, the reference gives %d", first, n, n_want);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(ids[i] == (int)want[i], "first=%d: id %d is %d, the reference gives %d",
+                          first, i, ids[i], (int)want[i]);
+        if (!first) {
+            ck_assert(jsonl_string(line, "before", before, sizeof before));
+            ck_assert(jsonl_string(line, "jinja", jinja, sizeof jinja));
+            ck_assert(strlen(before) + strlen(text) == strlen(jinja));
+            ck_assert(!strncmp(jinja, before, strlen(before)) &&
+                      !strcmp(jinja + strlen(before), text));
+            second++;
+        }
+        checked++;
+    }
+    fclose(f);
+    ck_assert_int_eq(checked, 6);
+    ck_assert_int_eq(second, 3);
+    template_free(t);
+    tokenizer_close(tok);
+    remove(path);
+}
+END_TEST
+
 /* Qwen3: thinking off ends the turn with an empty span (tokens <think> "\n\n" </think>
  * "\n\n"); a reply's span is found by its tokens, open or closed; <think> and </think>
  * do not end a reply. */
@@ -706,6 +892,8 @@ static Suite *template_suite(void)
     tcase_add_test(core, test_chat_in_chatml);
     tcase_add_test(core, test_families_match_jinja);
     tcase_add_test(core, test_detect_families);
+    tcase_add_test(core, test_harmony_vocab);
+    tcase_add_test(core, test_harmony_matches_jinja);
     tcase_add_test(core, test_think_span);
     tcase_add_test(core, test_chat_thinking);
     suite_add_tcase(s, core);

@@ -1,6 +1,7 @@
 /* test_think.c — the thinking span of a reply's text (think.h): closed, open while a
  * reply streams (every prefix of one), absent, empty (as /no_think renders it), and
- * found the same whether <think> is Qwen3's token, decoded, or plain text pieces. */
+ * found the same whether <think> is Qwen3's token, decoded, or plain text pieces; and
+ * harmony's analysis channel (gpt-oss), up to the final channel's header. */
 #include <string.h>
 
 #include "template.h"
@@ -33,6 +34,62 @@ START_TEST(test_closed)
     ck_assert_uint_eq(sp.start, 2);
     ck_assert_uint_eq(sp.body_end, 10);
     ck_assert_uint_eq(sp.end, 18);
+}
+END_TEST
+
+/* gpt-oss's reply: the analysis message, then the final message's header; the span covers
+ * both, so that what is left is the answer. */
+START_TEST(test_harmony)
+{
+    const char *r = "<|channel|>analysis<|message|>User greets.<|end|><|start|>assistant"
+                    "<|channel|>final<|message|>Hello!";
+    think_span sp = find(r);
+    ck_assert_int_eq(sp.state, THINK_CLOSED);
+    ck_assert_uint_eq(sp.start, 0);
+    ck_assert_uint_eq(sp.body, strlen("<|channel|>analysis<|message|>"));
+    ck_assert_uint_eq(sp.body_end, (size_t)(strstr(r, "<|end|>") - r));
+    ck_assert_uint_eq(sp.end, (size_t)(strstr(r, "Hello") - r));
+    ck_assert(!sp.empty);
+    /* two analysis messages are one span */
+    r = "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>analysis<|message|>b"
+        "<|end|><|start|>assistant<|channel|>final<|message|>c";
+    sp = find(r);
+    ck_assert_int_eq(sp.state, THINK_CLOSED);
+    ck_assert_uint_eq(sp.end, strlen(r) - 1);
+    /* only the final channel: an empty span, the header hidden */
+    r = "<|channel|>final<|message|>Hi.";
+    sp = find(r);
+    ck_assert_int_eq(sp.state, THINK_CLOSED);
+    ck_assert(sp.empty);
+    ck_assert_uint_eq(sp.end, strlen(r) - 3);
+    /* after the analysis, something other than a final message is not hidden */
+    r = "<|channel|>analysis<|message|>a<|end|>x";
+    sp = find(r);
+    ck_assert_int_eq(sp.state, THINK_CLOSED);
+    ck_assert_uint_eq(sp.end, strlen(r) - 1);
+    ck_assert_int_eq(find("<|channel|>commentary<|message|>x").state, THINK_NONE);
+}
+END_TEST
+
+/* Every prefix of a harmony reply as it streams: unsure until the header is whole, open
+ * through the analysis, closed with the answer empty until the final header is whole. */
+START_TEST(test_harmony_streaming)
+{
+    const char *r = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant"
+                    "<|channel|>final<|message|>Answer.";
+    size_t len = strlen(r), head = strlen("<|channel|>analysis<|message|>");
+    size_t end = (size_t)(strstr(r, "<|end|>") - r), answer = (size_t)(strstr(r, "Answer") - r);
+    for (size_t n = 0; n <= len; n++) {
+        think_span sp;
+        think_state st = think_find(r, n, &sp);
+        if (n < head)
+            ck_assert_msg(st == THINK_UNSURE, "%zu: %d", n, st);
+        else if (n < end + strlen("<|end|>"))
+            ck_assert_msg(st == THINK_OPEN && sp.end == n, "%zu: %d", n, st);
+        else
+            ck_assert_msg(st == THINK_CLOSED && sp.end == (n < answer ? n : answer), "%zu: %d %zu",
+                          n, st, sp.end);
+    }
 }
 END_TEST
 
@@ -158,6 +215,8 @@ static Suite *make_suite(void)
     Suite *s = suite_create("think");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_closed);
+    tcase_add_test(tc, test_harmony);
+    tcase_add_test(tc, test_harmony_streaming);
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_none);
     tcase_add_test(tc, test_streaming_pieces);

@@ -200,7 +200,7 @@ static const char *set_template(app_options *o, const char *v)
     template_kind k;
     if (!template_kind_parse(v, &k))
         return "must be llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or "
-               "chatml-think), gemma, phi3 or phi4-mini";
+               "chatml-think), gemma, phi3, phi4-mini or harmony (or gpt-oss)";
     o->template_name = v;
     return NULL;
 }
@@ -371,7 +371,7 @@ static const app_option own_rows[] = {
      .set = set_system},
     {.name = "template", .arg = "NAME", .config = true,
      .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml, llama3, qwen3, gemma, "
-             "phi3 or phi4-mini\n(default: the model's, else llama2)",
+             "phi3, phi4-mini or harmony (gpt-oss)\n(default: the model's, else llama2)",
      .set = set_template},
     {.settings = true}, /* settings_table's rows (settings.h) go here */
     {.name = "ctx", .short_name = 'c', .arg = "N", .config = true,

@@ -6,11 +6,13 @@
  * special token becomes its id; one it lacks becomes text. Consecutive text is
  * tokenized in one call, as llama.cpp tokenizes the text between special tokens.
  * Owns the template object; borrows the tokenizer. */
+#define _POSIX_C_SOURCE 200809L /* localtime_r */
 #include "template.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_LLAMA2] = "llama2",
@@ -22,6 +24,7 @@ static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_GEMMA] = "gemma",
     [TEMPLATE_PHI3] = "phi3",
     [TEMPLATE_PHI4_MINI] = "phi4-mini",
+    [TEMPLATE_HARMONY] = "harmony",
 };
 
 /* Jinja templates in the style of the models' own (Hugging Face chat templates). */
@@ -90,6 +93,19 @@ static const char *const kind_jinja[TEMPLATE_COUNT] = {
         "{% for message in messages %}"
         "{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}{% endif %}",
+    [TEMPLATE_HARMONY] =
+        "{{ '<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\\n'"
+        " + 'Knowledge cutoff: 2024-06\\nCurrent date: ' + strftime_now('%Y-%m-%d') + '\\n\\n'"
+        " + 'Reasoning: medium\\n\\n# Valid channels: analysis, commentary, final. '"
+        " + 'Channel must be included for every message.<|end|>' }}"
+        "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+        "{{ '<|start|>developer<|message|># Instructions\\n\\n' + messages[0]['content'] + '\\n\\n<|end|>' }}"
+        "{% else %}{% set loop_messages = messages %}{% endif %}"
+        "{% for message in loop_messages %}"
+        "{% if message['role'] == 'assistant' %}"
+        "{{ '<|start|>assistant<|channel|>final<|message|>' + message['content'] + '<|end|>' }}"
+        "{% else %}{{ '<|start|>' + message['role'] + '<|message|>' + message['content'] + '<|end|>' }}"
+        "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|start|>assistant' }}{% endif %}",
 };
 
 const char *template_kind_name(template_kind k)
@@ -112,13 +128,17 @@ bool template_kind_parse(const char *name, template_kind *out)
         *out = TEMPLATE_QWEN3;
         return true;
     }
+    if (!strcmp(name, "gpt-oss")) {
+        *out = TEMPLATE_HARMONY;
+        return true;
+    }
     return false;
 }
 
 const char *template_kind_list(void)
 {
     return "llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or chatml-think), "
-           "gemma, phi3, phi4-mini";
+           "gemma, phi3, phi4-mini, harmony (or gpt-oss)";
 }
 
 /* The role marker followed by a newline, in the Jinja source (an escaped "\n" in a
@@ -135,7 +155,9 @@ bool template_kind_detect(const char *jinja, template_kind *out)
 {
     if (!jinja)
         return false;
-    if (strstr(jinja, "<|im_start|>"))
+    if (strstr(jinja, "<|channel|>") && strstr(jinja, "<|start|>") && strstr(jinja, "<|message|>"))
+        *out = TEMPLATE_HARMONY;
+    else if (strstr(jinja, "<|im_start|>"))
         *out = strstr(jinja, "enable_thinking") || strstr(jinja, "<think>") ? TEMPLATE_QWEN3
                                                                            : TEMPLATE_CHATML;
     else if (strstr(jinja, "<|start_header_id|>") && strstr(jinja, "<|end_header_id|>"))
@@ -181,21 +203,27 @@ const char *template_kind_jinja(template_kind k)
 
 /* The markers a template uses, by the piece a vocabulary gives them. */
 enum { M_IM_START, M_IM_END, M_SYSTEM, M_USER, M_ASSISTANT, M_START_HEADER, M_END_HEADER,
-       M_EOT, M_START_OF_TURN, M_END_OF_TURN, M_END, M_THINK, M_END_THINK, N_MARKERS };
+       M_EOT, M_START_OF_TURN, M_END_OF_TURN, M_END, M_THINK, M_END_THINK, M_START, M_MESSAGE,
+       M_CHANNEL, M_RETURN, M_CALL, N_MARKERS };
 static const char *const marker_text[N_MARKERS] = {
     [M_IM_START] = "<|im_start|>", [M_IM_END] = "<|im_end|>", [M_SYSTEM] = "<|system|>",
     [M_USER] = "<|user|>", [M_ASSISTANT] = "<|assistant|>",
     [M_START_HEADER] = "<|start_header_id|>", [M_END_HEADER] = "<|end_header_id|>",
     [M_EOT] = "<|eot_id|>", [M_START_OF_TURN] = "<start_of_turn>",
     [M_END_OF_TURN] = "<end_of_turn>", [M_END] = "<|end|>", [M_THINK] = "<think>",
-    [M_END_THINK] = "</think>",
+    [M_END_THINK] = "</think>", [M_START] = "<|start|>", [M_MESSAGE] = "<|message|>",
+    [M_CHANNEL] = "<|channel|>", [M_RETURN] = "<|return|>", [M_CALL] = "<|call|>",
 };
 
-/* The markers that end a reply when the model writes them: all but the thinking span's
- * own, which open and close the reasoning inside a reply. */
-static bool marker_stops(int m)
+/* The markers that end a reply when the model writes them. Harmony: <|return|> (the
+ * answer is complete) and <|call|> (a tool call), not <|end|>, which closes each message
+ * of a reply (the analysis before the answer). The others: all but those that structure
+ * a reply from inside, the thinking span's and harmony's headers. */
+static bool marker_stops(template_kind k, int m)
 {
-    return m != M_THINK && m != M_END_THINK;
+    if (k == TEMPLATE_HARMONY)
+        return m == M_RETURN || m == M_CALL;
+    return m != M_THINK && m != M_END_THINK && m != M_START && m != M_MESSAGE && m != M_CHANNEL;
 }
 
 struct chat_template {
@@ -203,6 +231,7 @@ struct chat_template {
     const tokenizer *tok;    /* borrowed */
     int bos, eos;
     int marker[N_MARKERS];   /* token id, or -1 when the marker is text */
+    char date[11];           /* harmony's "Current date": YYYY-MM-DD */
 };
 
 llm_status template_new(template_kind k, const tokenizer *tok, chat_template **out, llm_err *err)
@@ -219,6 +248,11 @@ llm_status template_new(template_kind k, const tokenizer *tok, chat_template **o
     t->eos = tokenizer_eos(tok);
     for (int i = 0; i < N_MARKERS; i++)
         t->marker[i] = tokenizer_special(tok, marker_text[i]);
+    time_t now = time(NULL);
+    struct tm local;
+    if (now == (time_t)-1 || !localtime_r(&now, &local) ||
+        strftime(t->date, sizeof t->date, "%Y-%m-%d", &local) == 0)
+        snprintf(t->date, sizeof t->date, "1970-01-01");
     *out = t;
     return LLM_OK;
 }
@@ -226,6 +260,11 @@ llm_status template_new(template_kind k, const tokenizer *tok, chat_template **o
 void template_free(chat_template *t)
 {
     free(t);
+}
+
+void template_set_date(chat_template *t, const char *date)
+{
+    snprintf(t->date, sizeof t->date, "%s", date);
 }
 
 template_kind template_kind_of(const chat_template *t) { return t->kind; }
@@ -236,7 +275,7 @@ bool template_is_stop(const chat_template *t, int id)
     if (id == t->eos || tokenizer_is_eog(t->tok, id))
         return true;
     for (int i = 0; i < N_MARKERS; i++)
-        if (t->marker[i] >= 0 && id == t->marker[i] && marker_stops(i))
+        if (t->marker[i] >= 0 && id == t->marker[i] && marker_stops(t->kind, i))
             return true;
     return false;
 }
@@ -247,6 +286,7 @@ int template_end_token(const chat_template *t)
         [TEMPLATE_LLAMA2] = -1, [TEMPLATE_MISTRAL] = -1, [TEMPLATE_ZEPHYR] = -1,
         [TEMPLATE_CHATML] = M_IM_END, [TEMPLATE_LLAMA3] = M_EOT, [TEMPLATE_QWEN3] = M_IM_END,
         [TEMPLATE_GEMMA] = M_END_OF_TURN, [TEMPLATE_PHI3] = M_END, [TEMPLATE_PHI4_MINI] = M_END,
+        [TEMPLATE_HARMONY] = M_RETURN,
     };
     int m = end_marker[t->kind];
     return m >= 0 && t->marker[m] >= 0 ? t->marker[m] : t->eos;
@@ -465,6 +505,44 @@ static void build_phi(turn_builder *b, const char *system, const char *user, boo
     add_text(b, nl);
 }
 
+/* One harmony message: <|start|> role <|message|> text <|end|>. */
+static void harmony_message(turn_builder *b, const char *role, const char *text)
+{
+    add_marker(b, M_START);
+    add_text(b, role);
+    add_marker(b, M_MESSAGE);
+    add_text(b, text);
+    add_marker(b, M_END);
+}
+
+/* gpt-oss's template with its defaults (no tools, reasoning effort medium): a system
+ * message naming the model, its knowledge cutoff, the date and the channels; the system
+ * prompt as the developer's instructions; the user's message; the assistant's header
+ * without a channel, which the model writes itself. No BOS: the template has none. */
+static void build_harmony(turn_builder *b, const char *system, const char *user, bool first)
+{
+    if (first) {
+        char head[512];
+        snprintf(head, sizeof head, "You are ChatGPT, a large language model trained by OpenAI.\n"
+                 "Knowledge cutoff: 2024-06\nCurrent date: %s\n\nReasoning: medium\n\n"
+                 "# Valid channels: analysis, commentary, final. Channel must be included for "
+                 "every message.", b->t->date);
+        harmony_message(b, "system", head);
+        if (system && *system) {
+            add_marker(b, M_START);
+            add_text(b, "developer");
+            add_marker(b, M_MESSAGE);
+            add_text(b, "# Instructions\n\n");
+            add_text(b, system);
+            add_text(b, "\n\n");
+            add_marker(b, M_END);
+        }
+    }
+    harmony_message(b, "user", user);
+    add_marker(b, M_START);
+    add_text(b, "assistant");
+}
+
 static void build(turn_builder *b, const char *system, const char *user, bool first)
 {
     const chat_template *t = b->t;
@@ -553,6 +631,9 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
     case TEMPLATE_PHI3:
     case TEMPLATE_PHI4_MINI:
         build_phi(b, system, user, first);
+        break;
+    case TEMPLATE_HARMONY:
+        build_harmony(b, system, user, first);
         break;
     case TEMPLATE_COUNT:
         break;

@@ -31,6 +31,20 @@
  *            with <|end|>.
  *   phi4-mini  <|system|> "{system}" <|end|> <|user|> "{user}" <|end|> <|assistant|>, no
  *            newlines (Phi-4-mini); replies end with <|end|>.
+ *   harmony  (gpt-oss) <|start|> "system" <|message|> "You are ChatGPT, a large language
+ *            model trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: {date}\n\n
+ *            Reasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel
+ *            must be included for every message." <|end|>, then the system prompt as the
+ *            developer's: <|start|> "developer" <|message|> "# Instructions\n\n{system}\n\n"
+ *            <|end|>, then <|start|> "user" <|message|> "{user}" <|end|> <|start|>
+ *            "assistant" (gpt-oss's template with its defaults: no tools, reasoning effort
+ *            medium; no BOS). Later turns start with <|start|> "user". The model writes
+ *            its channels itself: <|channel|> "analysis" <|message|> ... <|end|> <|start|>
+ *            "assistant" <|channel|> "final" <|message|> ... and ends with <|return|> (or
+ *            <|call|>); <|end|> does not end a reply. Earlier replies stay in the context
+ *            as the model wrote them, analysis and <|return|> included (the Jinja template
+ *            re-renders them as their final message closed by <|end|>; llmchat does not
+ *            re-render replies). The date is the local date when the template is made.
  * BOS opens the context for every template but llama2 when the vocabulary asks for it
  * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
  *
@@ -61,23 +75,24 @@ typedef enum {
     TEMPLATE_GEMMA,
     TEMPLATE_PHI3,
     TEMPLATE_PHI4_MINI,
+    TEMPLATE_HARMONY,
     TEMPLATE_COUNT
 } template_kind;
 
 /* "llama2", "mistral", "zephyr", "chatml", "llama3", "qwen3", "gemma", "phi3",
- * "phi4-mini". */
+ * "phi4-mini", "harmony". */
 const char *template_kind_name(template_kind k);
 
 /* A name as --template takes it (the names above; "tinyllama" is zephyr, "chatml-think"
- * qwen3); false when unknown. */
+ * qwen3, "gpt-oss" harmony); false when unknown. */
 bool template_kind_parse(const char *name, template_kind *out);
 
 /* The names --template takes, for messages: "llama2, mistral, zephyr (or tinyllama),
- * chatml, llama3, qwen3 (or chatml-think), gemma, phi3, phi4-mini". */
+ * chatml, llama3, qwen3 (or chatml-think), gemma, phi3, phi4-mini, harmony (or gpt-oss)". */
 const char *template_kind_list(void);
 
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
- * structure: <|im_start|> is chatml (SmolLM2's, Qwen2.5's), qwen3 when it also speaks
+ * structure: <|channel|> with <|start|> and <|message|> is harmony; <|im_start|> is chatml (SmolLM2's, Qwen2.5's), qwen3 when it also speaks
  * of enable_thinking or <think>; <|start_header_id|> with <|end_header_id|> is llama3;
  * <start_of_turn> with <end_of_turn> is gemma; <|end|> with <|assistant|> is phi3 when
  * the marker is followed by a newline, else phi4-mini; <|user|> with <|assistant|> (and
@@ -102,6 +117,10 @@ typedef struct chat_template chat_template;
  * token ids where the vocabulary has them. */
 llm_status template_new(template_kind k, const tokenizer *tok, chat_template **out, llm_err *err);
 void template_free(chat_template *t); /* NULL does nothing */
+
+/* Harmony's "Current date" from now on: date is "YYYY-MM-DD" (tests and replays ask for
+ * a fixed one). */
+void template_set_date(chat_template *t, const char *date);
 
 template_kind template_kind_of(const chat_template *t);
 const char *template_name(const chat_template *t);
@@ -148,12 +167,13 @@ bool template_think_span(const chat_template *t, const int *reply, int n, templa
 
 /* True for a token that ends a reply (EOS, the vocabulary's end-of-generation ids such
  * as <|eot_id|>; <|im_end|> for chatml, and the template's other markers when they
- * are tokens, but not <think> and </think>). */
+ * are tokens, but not <think>, </think> and harmony's headers; for harmony only
+ * <|return|> and <|call|> of its markers). */
 bool template_is_stop(const chat_template *t, int id);
 
 /* The token that closes a reply cut short (EOS; <|im_end|> for chatml and qwen3,
- * <|eot_id|> for llama3, <end_of_turn> for gemma, <|end|> for phi3 and phi4-mini, when
- * the vocabulary has it). */
+ * <|eot_id|> for llama3, <end_of_turn> for gemma, <|end|> for phi3 and phi4-mini,
+ * <|return|> for harmony, when the vocabulary has it). */
 int template_end_token(const chat_template *t);
 
 #endif

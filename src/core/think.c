@@ -1,4 +1,5 @@
-/* think.c — the thinking span of a reply's text (see think.h). */
+/* think.c — the thinking span of a reply's text (see think.h): Qwen3's <think> block
+ * or harmony's analysis channel. */
 #include "think.h"
 
 #include <string.h>
@@ -6,18 +7,87 @@
 static const char OPEN_TAG[] = "<think>", CLOSE_TAG[] = "</think>";
 enum { OPEN_LEN = sizeof OPEN_TAG - 1, CLOSE_LEN = sizeof CLOSE_TAG - 1 };
 
+/* Harmony's headers and the end of a message, as the reply's text spells them. */
+static const char ANALYSIS[] = "<|channel|>analysis<|message|>",
+                  FINAL[] = "<|channel|>final<|message|>", END[] = "<|end|>",
+                  NEXT[] = "<|start|>assistant";
+
 static bool is_space(char c)
 {
     return c == ' ' || c == '\n' || c == '\t' || c == '\r';
 }
 
-/* The first "</think>" in text[from, len), or len. */
-static size_t find_close(const char *text, size_t from, size_t len)
+/* The first occurrence of tag in text[from, len), or len. */
+static size_t find_tag(const char *text, size_t from, size_t len, const char *tag)
 {
-    for (size_t i = from; i + CLOSE_LEN <= len; i++)
-        if (text[i] == '<' && !memcmp(text + i, CLOSE_TAG, CLOSE_LEN))
+    size_t n = strlen(tag);
+    for (size_t i = from; i + n <= len; i++)
+        if (text[i] == tag[0] && !memcmp(text + i, tag, n))
             return i;
     return len;
+}
+
+/* How text[at, len) stands to tag: 1 when it starts with it, 0 when it is a shorter
+ * prefix of it (it may still become tag), -1 when it cannot. */
+static int starts_with(const char *text, size_t at, size_t len, const char *tag)
+{
+    size_t n = strlen(tag), have = len - at;
+    if (have >= n)
+        return memcmp(text + at, tag, n) ? -1 : 1;
+    return memcmp(text + at, tag, have) ? -1 : 0;
+}
+
+static bool all_space(const char *text, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (!is_space(text[i]))
+            return false;
+    return true;
+}
+
+/* A harmony reply from s: analysis messages (each "<|channel|>analysis<|message|>" up to
+ * "<|end|>", later ones after "<|start|>assistant"), then the final message's header.
+ * The span covers the analysis and the headers, so that what follows is the answer. */
+static think_state find_harmony(const char *text, size_t s, size_t len, think_span *out)
+{
+    out->start = s;
+    out->empty = true;
+    if (starts_with(text, s, len, FINAL) == 1) { /* no analysis: only the header to hide */
+        out->body = out->body_end = out->end = s + strlen(FINAL);
+        out->state = THINK_CLOSED;
+        return out->state;
+    }
+    out->body = s + strlen(ANALYSIS);
+    size_t at = out->body;
+    for (;;) {
+        size_t end = find_tag(text, at, len, END);
+        out->empty = out->empty && all_space(text, at, end);
+        out->body_end = end;
+        if (end == len) {
+            out->end = len;
+            out->state = THINK_OPEN;
+            return out->state;
+        }
+        size_t e = end + strlen(END);
+        out->end = e;
+        out->state = THINK_CLOSED;
+        int next = starts_with(text, e, len, NEXT);
+        if (next <= 0) {
+            out->end = next == 0 ? len : e; /* a header on its way is not the answer yet */
+            return out->state;
+        }
+        e += strlen(NEXT);
+        int more = starts_with(text, e, len, ANALYSIS), fin = starts_with(text, e, len, FINAL);
+        if (more == 1) {
+            at = e + strlen(ANALYSIS);
+            continue;
+        }
+        if (fin == 1)
+            out->end = e + strlen(FINAL);
+        else
+            out->end = more == 0 || fin == 0 ? len : end + strlen(END);
+        return out->state;
+    }
 }
 
 think_state think_find(const char *text, size_t len, think_span *out)
@@ -26,20 +96,22 @@ think_state think_find(const char *text, size_t len, think_span *out)
     size_t s = 0;
     while (s < len && is_space(text[s]))
         s++;
+    if (starts_with(text, s, len, ANALYSIS) == 1 || starts_with(text, s, len, FINAL) == 1)
+        return find_harmony(text, s, len, out);
     size_t have = len - s;
-    if (have < OPEN_LEN) {
-        if (have == 0 || !memcmp(text + s, OPEN_TAG, have))
+    if (have < OPEN_LEN || have < strlen(ANALYSIS)) {
+        if (have == 0 || starts_with(text, s, len, OPEN_TAG) == 0 ||
+            starts_with(text, s, len, ANALYSIS) == 0 || starts_with(text, s, len, FINAL) == 0) {
             out->state = THINK_UNSURE;
-        return out->state;
+            return out->state;
+        }
     }
-    if (memcmp(text + s, OPEN_TAG, OPEN_LEN) != 0)
+    if (have < OPEN_LEN || memcmp(text + s, OPEN_TAG, OPEN_LEN) != 0)
         return out->state;
     out->start = s;
     out->body = s + OPEN_LEN;
-    out->body_end = find_close(text, out->body, len);
-    out->empty = true;
-    for (size_t i = out->body; i < out->body_end && out->empty; i++)
-        out->empty = is_space(text[i]);
+    out->body_end = find_tag(text, out->body, len, CLOSE_TAG);
+    out->empty = all_space(text, out->body, out->body_end);
     if (out->body_end == len) {
         out->end = len;
         out->state = THINK_OPEN;

@@ -64,7 +64,7 @@ struct tokenizer {
     int *user_ids;         /* (n_user) the user-defined tokens, longest piece first */
     int n_user;
     int eot;               /* end of turn (<|eot_id|>, <|im_end|>), or -1 */
-    int eog[8];            /* (n_eog) the ids that end a generation: EOS, EOT, EOM, ... */
+    int eog[16];           /* (n_eog) the ids that end a generation: EOS, EOT, EOM, ... */
     int n_eog;
 };
 
@@ -555,11 +555,13 @@ static bool collect_user(tokenizer *t)
 }
 
 /* The ids that end a generation, as llama.cpp collects them: EOS, the EOT and EOM keys,
- * and the control tokens spelt as the end-of-turn markers of the common templates. */
+ * and the control tokens spelt as the end-of-turn markers of the common templates
+ * (harmony's <|return|> and <|call|> among them). */
 static void collect_eog(tokenizer *t, int eot, int eom)
 {
     static const char *const texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                        "<|endoftext|>", "<|eom_id|>", "<EOT>"};
+                                        "<|endoftext|>", "<|eom_id|>", "<EOT>", "<|return|>",
+                                        "<|call|>"};
     t->eot = eot;
     for (size_t k = 0; k < sizeof texts / sizeof texts[0] && t->eot < 0; k++)
         t->eot = tokenizer_special(t, texts[k]);
@@ -578,6 +580,39 @@ static void collect_eog(tokenizer *t, int eot, int eom)
         if (!dup && t->n_eog < (int)(sizeof t->eog / sizeof t->eog[0]))
             t->eog[t->n_eog++] = cand[i];
     }
+}
+
+/* o200k_harmony (gpt-oss), as llama.cpp 0.4.0 adjusts it: the headers a reply is made of
+ * (<|channel|>, <|message|>, <|start|>, <|constrain|>) are written as text, like
+ * user-defined tokens, so that a reply's text shows its channels; and when the vocabulary
+ * ends a generation with <|return|> and <|call|>, <|end|>, which only closes one message
+ * of a reply, is not an end of generation, and is written as text too. Typed text still
+ * never yields them (splits_text leaves markers out). */
+static void adjust_harmony(tokenizer *t)
+{
+    static const char *const headers[] = {"<|channel|>", "<|message|>", "<|start|>",
+                                          "<|constrain|>"};
+    for (size_t k = 0; k < sizeof headers / sizeof headers[0]; k++) {
+        int id = tokenizer_special(t, headers[k]);
+        if (id >= 0)
+            t->kinds[id] = KIND_USER;
+    }
+    int end = tokenizer_special(t, "<|end|>");
+    bool has_return = false, has_call = false, has_end = false;
+    for (int i = 0; i < t->n_eog; i++) {
+        const char *p = t->pieces[t->eog[i]];
+        has_return |= !strcmp(p, "<|return|>");
+        has_call |= !strcmp(p, "<|call|>");
+        has_end |= t->eog[i] == end;
+    }
+    if (!(has_return && has_call && has_end))
+        return;
+    int kept = 0;
+    for (int i = 0; i < t->n_eog; i++)
+        if (t->eog[i] != end)
+            t->eog[kept++] = t->eog[i];
+    t->n_eog = kept;
+    t->kinds[end] = KIND_USER;
 }
 
 static int lookup_vocab(const void *vocab, const char *s, size_t len)
@@ -663,6 +698,7 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory for the user-defined tokens", name);
     }
     collect_eog(t, eot, eom);
+    adjust_harmony(t);
     *out = t;
     return LLM_OK;
 }
