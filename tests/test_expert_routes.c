@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "attribution.h"
 #include "capture.h"
 #include "engine.h"
 #include "expert_routes.h"
@@ -132,6 +133,60 @@ START_TEST(test_routes_are_the_pass)
     check_counts(r, 3, 9);
     check_counts(r, 12, engine_pos(e) - 1); /* the steps only */
     engine_free(e);
+}
+END_TEST
+
+/* Attribution by expert (fp32 weights): at every position, for the next token and two
+ * other candidates, the parts add up to the logit, each layer's experts' parts add up to
+ * its feed-forward part, they are the experts the routes say in their order, and
+ * gpt-oss's attention biases are a part of their own. */
+START_TEST(test_attribution_by_expert)
+{
+    const char *shapes[] = {"qwen3moe", "olmoe", "mixtral", "gpt-oss"};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        open_shape(shapes[s]);
+        engine *e = run(10, 5);
+        const model_config *c = &m->config;
+        const expert_routes *r = engine_routes(e);
+        llm_err err;
+        for (int p = 0; p < engine_pos(e); p++) {
+            const step_record *rec = engine_record(e, p);
+            int targets[3] = {rec->top[0].id, rec->top[1].id, (p * 13 + 5) % c->vocab_size};
+            for (int i = 0; i < 3; i++) {
+                const step_attribution *a = engine_attribution(e, p, targets[i], &err);
+                ck_assert_msg(a, "%s", err.text);
+                double sum = attribution_sum(a);
+                ck_assert_msg(fabs(sum - a->logit) <= 1e-4 * (1.0 + fabs(a->logit)),
+                              "%s pos %d token %d: parts %.7f, logit %.7f", shapes[s], p,
+                              targets[i], sum, a->logit);
+                ck_assert_int_eq(a->n_used, c->n_experts_used);
+                ck_assert(a->expert && a->expert_id);
+                ck_assert_msg((a->biases != 0.0f) == !strcmp(shapes[s], "gpt-oss"),
+                              "%s: biases %g", shapes[s], a->biases);
+                for (int l = 0; l < c->n_layers; l++) {
+                    int ex[64];
+                    float w[64];
+                    ck_assert(expert_routes_of(r, p, l, ex, w));
+                    double experts = 0.0;
+                    for (int k = 0; k < a->n_used; k++) {
+                        experts += a->expert[l * a->n_used + k];
+                        ck_assert_int_eq(a->expert_id[l * a->n_used + k], ex[k]);
+                    }
+                    ck_assert_msg(fabs(experts - a->mlp[l]) <= 1e-5 * (1.0 + fabs(a->mlp[l])),
+                                  "%s pos %d layer %d: experts %g, mlp %g", shapes[s], p, l,
+                                  experts, a->mlp[l]);
+                }
+                /* the ranking lists experts, not whole layers */
+                attribution_part top[64];
+                int n = attribution_top(a, 64, top);
+                for (int k = 0; k < n; k++)
+                    ck_assert(top[k].kind != ATTRIBUTION_MLP);
+            }
+        }
+        engine_free(e);
+        model_close(m);
+        m = NULL;
+    }
 }
 END_TEST
 
@@ -256,6 +311,7 @@ static Suite *routes_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_routes_are_the_pass);
     tcase_add_test(tc, test_wide);
+    tcase_add_test(tc, test_attribution_by_expert);
     tcase_add_test(tc, test_what_ifs_and_rewind);
     tcase_add_test(tc, test_dense_has_none);
     suite_add_tcase(s, tc);

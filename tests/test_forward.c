@@ -1462,7 +1462,7 @@ START_TEST(test_attribution_families)
         make_ids(ids, 8, c->vocab_size);
         for (int i = 0; i < 7; i++)
             ck_assert_ptr_nonnull(transformer_forward(tf, ids[i], i, NULL));
-        float *parts = malloc(sizeof(float) * (size_t)c->n_layers * (c->q_dim + c->dim));
+        float *parts = malloc(sizeof(float) * (size_t)c->n_layers * transformer_parts_width(c));
         float *resid = malloc(sizeof(float) * (size_t)c->n_layers * c->dim);
         float *logits = malloc(sizeof(float) * (size_t)c->vocab_size);
         llm_err err;
@@ -1472,7 +1472,9 @@ START_TEST(test_attribution_families)
         float cap = a.final_softcap, head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
         for (int target = 0; target < c->vocab_size; target += 31) {
             step_attribution out;
-            ck_assert_int_eq(attribution_compute(&t->m, &in, target, head, mlp, &out, &err), LLM_OK);
+            ck_assert_int_eq(attribution_compute(&t->m, &in, target, head, mlp, NULL, NULL, &out,
+                                                 &err),
+                             LLM_OK);
             double sum = attribution_sum(&out), logit = logits[target];
             double want = cap != 0.0f ? cap * atanh(logit / cap) : logit;
             ck_assert_msg(fabs(sum - want) <= 1e-4 * (1.0 + fabs(want)),

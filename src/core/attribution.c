@@ -8,13 +8,18 @@
  * so one pass over wo's rows per layer gives every head's part. Where a post-norm
  * (weight p, scale s = 1 / rms of the block's output at this position) sits between a
  * block and the stream, u becomes u ⊙ p · s for that block: the same pass computes the
- * block's output row by row for s, and scales the parts once it is known. Sums are in
+ * block's output row by row for s, and scales the parts once it is known. The
+ * attention's output bias (gpt-oss) is a part of its own, u · bo. A layer of experts
+ * adds Σ_s w_s · d_s (d_s each chosen expert's output, w_s its weight), so expert s's
+ * part is w_s · (u · d_s); they add up to the layer's feed-forward part. Sums are in
  * double; the parts are stored as float. */
 #include "attribution.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "transformer.h"
 
 /* u (dim) = wcls[target] · rms_final · scale; row is (dim) scratch. */
 static void target_direction(const model *m, int target, float scale, float *row, double *u)
@@ -44,27 +49,31 @@ static double rms_scale(const double *y, int n, float eps)
 
 /* Layer l's head parts into head (n_heads): v (q_dim) = woᵀ (u ⊙ p), p the post-norm's
  * weight (1 without one), then each head's slice of v times its output o (q_dim), all
- * times the post-norm's scale when there is one. y (dim: the block's output, for that
- * scale) and row (q_dim) are scratch. */
-static void layer_heads(const model *m, int l, const double *u, const float *o, float *row,
+ * times the post-norm's scale when there is one. y (dim: the block's output, its bias
+ * included, for that scale) and row (q_dim) are scratch. Returns the output bias's part
+ * (0 without one). */
+static double layer_heads(const model *m, int l, const double *u, const float *o, float *row,
                           double *v, double *y, float *head)
 {
     const model_config *c = &m->config;
     const model_layer *L = &m->layers[l];
     const tensor *wo = &L->wo;
-    const float *post = L->post_attn_norm;
+    const float *post = L->post_attn_norm, *bo = L->bo;
+    double bias = 0.0;
     memset(v, 0, sizeof(double) * c->q_dim);
     for (int r = 0; r < wo->rows; r++) {
         double ur = post ? u[r] * post[r] : u[r];
         if (ur == 0.0 && !post)
             continue;
         quant_dequantize_row(row, wo, r);
-        double yr = 0.0;
+        double yr = bo ? bo[r] : 0.0;
         for (int j = 0; j < wo->cols; j++) {
             v[j] += ur * row[j];
             yr += (double)row[j] * o[j];
         }
         y[r] = yr;
+        if (bo)
+            bias += ur * bo[r];
     }
     double scale = post ? rms_scale(y, c->dim, c->rms_eps) : 1.0;
     for (int h = 0; h < c->n_heads; h++) {
@@ -73,29 +82,46 @@ static void layer_heads(const model *m, int l, const double *u, const float *o, 
             s += v[j] * o[j];
         head[h] = (float)(s * scale);
     }
+    return bias * scale;
 }
 
-/* Layer l's feed-forward part: u · post(f), f its output (dim); y (dim) scratch. */
-static double layer_mlp(const model *m, int l, const double *u, const float *f, double *y)
+/* Layer l's feed-forward part: u · post(f), f its output (dim); y (dim) scratch. A
+ * layer of experts also splits it: experts (n_used) and ids from the chosen experts'
+ * numbers, weights and outputs that follow f in the layer's parts. */
+static double layer_mlp(const model *m, int l, const double *u, const float *f, double *y,
+                        float *experts, int *ids)
 {
     const model_config *c = &m->config;
     const float *post = m->layers[l].post_ffn_norm;
-    if (!post)
-        return dot(u, f, c->dim);
-    double s = 0.0;
+    double s = 0.0, scale = 1.0;
     for (int i = 0; i < c->dim; i++) {
         y[i] = f[i];
-        s += u[i] * post[i] * f[i];
+        s += u[i] * (post ? post[i] : 1.0f) * f[i];
     }
-    return s * rms_scale(y, c->dim, c->rms_eps);
+    if (post)
+        scale = rms_scale(y, c->dim, c->rms_eps);
+    int K = c->n_experts_used;
+    const float *topk = f + c->dim, *w = topk + K, *down = w + K;
+    for (int k = 0; experts && k < K; k++) {
+        const float *d = down + (size_t)k * c->dim;
+        double e = 0.0;
+        for (int i = 0; i < c->dim; i++)
+            e += u[i] * (post ? post[i] : 1.0f) * d[i];
+        experts[k] = (float)(w[k] * e * scale);
+        ids[k] = (int)topk[k];
+    }
+    return s * scale;
 }
 
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
-                               float *head, float *mlp, step_attribution *a, llm_err *err)
+                               float *head, float *mlp, float *expert, int *expert_id,
+                               step_attribution *a, llm_err *err)
 {
     const model_config *c = &m->config;
-    int dim = c->dim, layers = c->n_layers;
-    size_t width = (size_t)(dim > c->q_dim ? dim : c->q_dim), part = (size_t)c->q_dim + dim;
+    int dim = c->dim, layers = c->n_layers, used = c->n_experts > 0 ? c->n_experts_used : 0;
+    size_t width = (size_t)(dim > c->q_dim ? dim : c->q_dim);
+    size_t part = (size_t)transformer_parts_width(c);
+    double *biases = malloc(sizeof(double) * (size_t)layers);
     if (target < 0 || target >= c->vocab_size)
         return llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", target,
                         c->vocab_size - 1);
@@ -103,9 +129,10 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
      * a row (width) */
     double *u = malloc(sizeof(double) * width * (1 + 2 * (size_t)layers));
     float *rows = malloc(sizeof(float) * width * (1 + (size_t)layers));
-    if (!u || !rows) {
+    if (!u || !rows || !biases) {
         free(u);
         free(rows);
+        free(biases);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
     }
     float ss = 0.0f; /* the scale as forward.c's rmsnorm computes it */
@@ -118,10 +145,19 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     for (int l = 0; l < layers; l++) {
         const float *parts = in->parts + (size_t)l * part;
         double *v = u + (size_t)(1 + 2 * l) * width, *y = v + width;
-        layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, v, y,
-                    head + (size_t)l * c->n_heads);
-        mlp[l] = (float)layer_mlp(m, l, u, parts + c->q_dim, y);
+        biases[l] = layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, v, y,
+                                head + (size_t)l * c->n_heads);
+        mlp[l] = (float)layer_mlp(m, l, u, parts + c->q_dim, y,
+                                  used ? expert + (size_t)l * used : NULL,
+                                  used ? expert_id + (size_t)l * used : NULL);
     }
+    double bias_sum = 0.0;
+    for (int l = 0; l < layers; l++)
+        bias_sum += biases[l];
+    a->biases = (float)bias_sum;
+    a->n_used = used;
+    a->expert = used ? expert : NULL;
+    a->expert_id = used ? expert_id : NULL;
 
     quant_dequantize_row(rows, &m->token_embedding, in->token);
     a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale);
@@ -140,12 +176,13 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     a->before_cap = (float)attribution_sum(a);
     free(u);
     free(rows);
+    free(biases);
     return LLM_OK;
 }
 
 double attribution_sum(const step_attribution *a)
 {
-    double s = (double)a->embedding + a->vectors;
+    double s = (double)a->embedding + a->vectors + a->biases;
     for (int l = 0; l < a->n_layers; l++) {
         s += a->mlp[l];
         for (int h = 0; h < a->n_heads; h++)
@@ -182,9 +219,17 @@ int attribution_top(const step_attribution *a, int k, attribution_part *out)
         for (int h = 0; h < a->n_heads; h++)
             n = keep_largest(out, n, k,
                              part_of(ATTRIBUTION_HEAD, l, h, a->head[(size_t)l * a->n_heads + h]));
-        n = keep_largest(out, n, k, part_of(ATTRIBUTION_MLP, l, -1, a->mlp[l]));
+        if (!a->expert)
+            n = keep_largest(out, n, k, part_of(ATTRIBUTION_MLP, l, -1, a->mlp[l]));
+        for (int e = 0; a->expert && e < a->n_used; e++) {
+            size_t at = (size_t)l * a->n_used + e;
+            n = keep_largest(out, n, k, part_of(ATTRIBUTION_EXPERT, l, a->expert_id[at],
+                                                a->expert[at]));
+        }
     }
     if (a->vectors != 0.0f)
         n = keep_largest(out, n, k, part_of(ATTRIBUTION_VECTORS, -1, -1, a->vectors));
+    if (a->biases != 0.0f)
+        n = keep_largest(out, n, k, part_of(ATTRIBUTION_BIASES, -1, -1, a->biases));
     return n;
 }

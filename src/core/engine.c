@@ -62,13 +62,16 @@ struct engine {
     float *whatif_logits;   /* (2, vocab) scratch: without and with the knock-outs */
     /* engine_attribution: what position parts_pos's forward pass left (-1: nothing),
      * run with the steering state parts_of, and the last attribution made from it */
-    float *parts;           /* (n_layers, q_dim + dim) transformer_components' parts */
+    float *parts;           /* (n_layers, transformer_parts_width) transformer_components'
+                               parts */
     float *parts_resid;     /* (n_layers, dim) the residual stream after each layer */
     float *parts_logits;    /* (vocab) */
     int parts_pos;
     const intervention *parts_of;
     float *attrib_head;     /* (n_layers, n_heads) */
     float *attrib_mlp;      /* (n_layers) */
+    float *attrib_expert;   /* (n_layers, n_experts_used): a mixture of experts' parts */
+    int *attrib_expert_id;  /* (n_layers, n_experts_used) */
     expert_routes *routes;  /* each position's chosen experts per layer (a model with
                                experts; else NULL): its observer records the sequence's
                                runs, not the what-ifs */
@@ -242,6 +245,7 @@ void engine_free(engine *e)
     free(e->whatif_logits);
     free(e->parts);
     free(e->attrib_head);
+    free(e->attrib_expert_id);
     free(e->batch_logits);
     free(e->kept_logits);
     free(e->pending);
@@ -1032,19 +1036,24 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
     const intervention *now = steering_state(e->steer);
     if (e->parts_pos == pos && e->parts_of == now)
         return LLM_OK;
-    size_t dim = (size_t)c->dim, layers = (size_t)c->n_layers, part = (size_t)c->q_dim + dim;
+    size_t dim = (size_t)c->dim, layers = (size_t)c->n_layers;
+    size_t part = (size_t)transformer_parts_width(c), used = (size_t)c->n_experts_used;
     if (!e->parts) {
         e->parts = malloc(sizeof(float) * (layers * (part + dim) + (size_t)e->vocab));
-        e->attrib_head = malloc(sizeof(float) * layers * (c->n_heads + 1));
-        if (!e->parts || !e->attrib_head) {
+        e->attrib_head = malloc(sizeof(float) * layers * (c->n_heads + 1 + used));
+        e->attrib_expert_id = malloc(sizeof(int) * (layers * used + 1));
+        if (!e->parts || !e->attrib_head || !e->attrib_expert_id) {
             free(e->parts);
             free(e->attrib_head);
+            free(e->attrib_expert_id);
             e->parts = e->attrib_head = NULL;
+            e->attrib_expert_id = NULL;
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the attribution");
         }
         e->parts_resid = e->parts + layers * part;
         e->parts_logits = e->parts_resid + layers * dim;
         e->attrib_mlp = e->attrib_head + layers * c->n_heads;
+        e->attrib_expert = e->attrib_mlp + layers;
     }
     e->parts_pos = -1;
     e->attrib_ok = false;
@@ -1078,7 +1087,8 @@ const step_attribution *engine_attribution(engine *e, int pos, int token, llm_er
                             .final = e->parts_resid + (size_t)(c->n_layers - 1) * c->dim,
                             .steer = steering_sum(e->steer),
                             .token = e->tokens[pos]};
-    if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, &e->attrib, err) !=
+    if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, e->attrib_expert,
+                            e->attrib_expert_id, &e->attrib, err) !=
         LLM_OK)
         return NULL;
     e->attrib.pos = pos;

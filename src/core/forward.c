@@ -883,7 +883,7 @@ static const float *expert_row(const float *table, int e, int width)
 /* One token: the chosen experts' gate and up products, then their down products, each
  * thread its rows of every expert's matrices (the lane quantizes each expert's input
  * itself), then each its share of the weighted sum and the residual. */
-static void token_experts(const pass *p, const model_layer *L, const float *xn)
+static void token_experts(const pass *p, int l, const model_layer *L, const float *xn)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
@@ -907,6 +907,7 @@ static void token_experts(const pass *p, const model_layer *L, const float *xn)
         project_rows(p, h, &j, 1);
     }
     pass_sync(p);
+    see(p, HOOK_FFN_MOE_DOWN, l, b->moe_down, K * dim, (size_t)K * dim);
     int i0, i1;
     pass_share(p, dim, &i0, &i1);
     combine(p, 0, b->moe_row, i0, i1);
@@ -916,9 +917,10 @@ static void token_experts(const pass *p, const model_layer *L, const float *xn)
 }
 
 /* A batch: the tokens grouped by expert (each expert's rows of moe_x in token order),
- * each expert's products run once over its group, then each token's weighted sum and
- * the residual. */
-static void batch_experts(const pass *p, const model_layer *L, const float *xn)
+ * each expert's products run once over its group, then (when watched) each token's
+ * experts' outputs in its order at ffn_moe_down, each token's weighted sum and the
+ * residual. */
+static void batch_experts(const pass *p, int l, const model_layer *L, const float *xn)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
@@ -966,6 +968,13 @@ static void batch_experts(const pass *p, const model_layer *L, const float *xn)
         for (int i = 0; down_bias && i < m; i++)
             add_into(down_out + (size_t)i * dim, down_bias, dim);
     }
+    if (p->watch & HOOK_BIT(HOOK_FFN_MOE_DOWN)) { /* each token's experts in order, in
+                                                    moe_x (read: free again) */
+        for (int i = 0; i < n * K; i++)
+            memcpy(b->moe_x + (size_t)i * dim, b->moe_down + (size_t)b->moe_row[i] * dim,
+                   sizeof(float) * dim);
+        see(p, HOOK_FFN_MOE_DOWN, l, b->moe_x, K * dim, (size_t)K * dim);
+    }
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
         combine(p, i, b->moe_row + (size_t)i * K, 0, dim);
@@ -998,7 +1007,7 @@ static void pass_experts(const pass *p, int l, const float *xn)
                 b->moe_row[s] = s;
         }
         pass_sync(p);
-        token_experts(p, L, xn);
+        token_experts(p, l, L, xn);
     } else {
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
         for (int i = 0; i < p->n; i++)
@@ -1006,7 +1015,7 @@ static void pass_experts(const pass *p, int l, const float *xn)
         see(p, HOOK_FFN_MOE_PROBS, l, b->moe_probs, E, E);
         see(p, HOOK_FFN_MOE_TOPK, l, b->moe_topk, K, K);
         see(p, HOOK_FFN_MOE_WEIGHTS, l, b->moe_weights, K, K);
-        batch_experts(p, L, xn);
+        batch_experts(p, l, L, xn);
     }
     see(p, HOOK_FFN_MOE_OUT, l, b->proj, dim, dim);
     see(p, HOOK_FFN_OUT, l, b->proj, dim, dim);

@@ -7,7 +7,7 @@
 /* What the pass hands at a point: its name and the values a row has. */
 typedef enum {
     WIDTH_DIM, WIDTH_Q, WIDTH_KV, WIDTH_HIDDEN, WIDTH_VOCAB, WIDTH_KEYS, WIDTH_EXPERTS,
-    WIDTH_USED
+    WIDTH_USED, WIDTH_USED_DIM
 } width_of;
 
 /* Which layers the pass hands a point at. */
@@ -38,6 +38,8 @@ static const struct {
                            .only = LAYERS_EXPERTS},
     [HOOK_FFN_MOE_WEIGHTS] = {.name = "ffn_moe_weights", .in_layer = true,
                               .width = WIDTH_USED, .only = LAYERS_EXPERTS},
+    [HOOK_FFN_MOE_DOWN] = {.name = "ffn_moe_down", .in_layer = true, .width = WIDTH_USED_DIM,
+                           .only = LAYERS_EXPERTS},
     [HOOK_FFN_MOE_OUT] = {.name = "ffn_moe_out", .in_layer = true, .width = WIDTH_DIM,
                           .only = LAYERS_EXPERTS},
     [HOOK_FFN_GATE] = {.name = "ffn_gate", .in_layer = true, .width = WIDTH_HIDDEN,
@@ -106,6 +108,8 @@ int hook_width(const model_config *c, hook_point p, int pos)
         return c->n_experts;
     case WIDTH_USED:
         return c->n_experts_used;
+    case WIDTH_USED_DIM:
+        return c->n_experts_used * c->dim;
     case WIDTH_DIM:
         break;
     }
@@ -126,6 +130,10 @@ int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
     case WIDTH_KEYS:
         dims[0] = c->n_heads;
         dims[1] = pos + 1;
+        return 2;
+    case WIDTH_USED_DIM:
+        dims[0] = c->n_experts_used;
+        dims[1] = c->dim;
         return 2;
     default:
         dims[0] = hook_width(c, p, pos);

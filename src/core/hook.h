@@ -47,6 +47,9 @@ typedef enum {
                              the most probable first */
     HOOK_FFN_MOE_WEIGHTS, /* (n_experts_used) the weight of each chosen expert's output:
                              its probability, renormalised where the model does */
+    HOOK_FFN_MOE_DOWN,    /* (n_experts_used, dim) each chosen expert's output (its down
+                             projection, with its bias), in ffn_moe_topk's order, before
+                             its weight */
     HOOK_FFN_MOE_OUT,     /* (dim) the weighted sum of the chosen experts' outputs */
     /* a dense layer: */
     HOOK_FFN_GATE,      /* (hidden_dim) w1 x, before the activation */

@@ -130,7 +130,13 @@ typedef struct {
     const float *head;   /* (n_layers, n_heads) each head's part; borrowed from the engine,
                             valid until the next engine_attribution or engine_free */
     const float *mlp;    /* (n_layers) each layer's feed-forward part; borrowed likewise */
+    int n_used;          /* a mixture of experts: the experts a token uses (0: dense) */
+    const float *expert; /* (n_layers, n_used) each chosen expert's part, its weight
+                            included (a layer's add up to its mlp part), or NULL; borrowed */
+    const int *expert_id; /* (n_layers, n_used) which expert each is, in the router's order */
     float embedding;     /* the input token's embedding */
+    float biases;        /* the attention outputs' biases of every layer (gpt-oss), 0 when
+                            the model has none */
     float vectors;       /* the control vectors added after the layers (0 when none) */
     float norm_scale;    /* the final RMSNorm's 1 / sqrt(mean(stream²) + eps) at pos */
     float before_cap;    /* the parts' sum: target's logit before the final

@@ -427,20 +427,35 @@ static void position_state_copy(transformer *t, int pos, unsigned char *save, bo
 typedef struct {
     const model_config *c;
     float *resid;           /* (n_layers, dim) l_out of each layer */
-    float *parts;           /* (n_layers, q_dim + dim) kqv, then ffn_out */
+    float *parts;           /* (n_layers, transformer_parts_width) kqv, ffn_out, experts */
     float *logits;          /* (vocab) result_output */
 } what_if_capture;
+
+int transformer_parts_width(const model_config *c)
+{
+    int experts = c->n_experts > 0 ? c->n_experts_used * (c->dim + 2) : 0;
+    return c->q_dim + c->dim + experts;
+}
 
 static void capture_what_if(void *user, const hook_tensor *x)
 {
     const what_if_capture *w = user;
-    size_t row = (size_t)w->c->q_dim + w->c->dim, bytes = sizeof(float) * (size_t)x->width;
+    const model_config *c = w->c;
+    size_t bytes = sizeof(float) * (size_t)x->width;
+    float *parts = w->parts ? w->parts + (size_t)x->layer * transformer_parts_width(c) : NULL;
+    size_t experts = (size_t)c->q_dim + c->dim, used = (size_t)c->n_experts_used;
     if (x->point == HOOK_L_OUT && w->resid)
-        memcpy(w->resid + (size_t)x->layer * w->c->dim, x->data, bytes);
-    else if (x->point == HOOK_KQV && w->parts)
-        memcpy(w->parts + (size_t)x->layer * row, x->data, bytes);
-    else if (x->point == HOOK_FFN_OUT && w->parts)
-        memcpy(w->parts + (size_t)x->layer * row + w->c->q_dim, x->data, bytes);
+        memcpy(w->resid + (size_t)x->layer * c->dim, x->data, bytes);
+    else if (x->point == HOOK_KQV && parts)
+        memcpy(parts, x->data, bytes);
+    else if (x->point == HOOK_FFN_OUT && parts)
+        memcpy(parts + c->q_dim, x->data, bytes);
+    else if (x->point == HOOK_FFN_MOE_TOPK && parts)
+        memcpy(parts + experts, x->data, bytes);
+    else if (x->point == HOOK_FFN_MOE_WEIGHTS && parts)
+        memcpy(parts + experts + used, x->data, bytes);
+    else if (x->point == HOOK_FFN_MOE_DOWN && parts)
+        memcpy(parts + experts + 2 * used, x->data, bytes);
     else if (x->point == HOOK_RESULT_OUTPUT && w->logits)
         memcpy(w->logits, x->data, bytes);
 }
@@ -463,7 +478,11 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
     position_state_copy(t, pos, kv_save, false);
     attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = t->m->config.n_heads};
     uint32_t points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
-                      (cap->parts ? HOOK_BIT(HOOK_KQV) | HOOK_BIT(HOOK_FFN_OUT) : 0) |
+                      (cap->parts ? HOOK_BIT(HOOK_KQV) | HOOK_BIT(HOOK_FFN_OUT) |
+                                        HOOK_BIT(HOOK_FFN_MOE_TOPK) |
+                                        HOOK_BIT(HOOK_FFN_MOE_WEIGHTS) |
+                                        HOOK_BIT(HOOK_FFN_MOE_DOWN)
+                                  : 0) |
                       (cap->logits ? HOOK_BIT(HOOK_RESULT_OUTPUT) : 0);
     hook own[2] = {own_hook(capture_what_if, (void *)cap, points),
                    own_hook(capture_attention, &a, attn ? HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0)};

@@ -131,14 +131,20 @@ llm_status transformer_forward_again(transformer *t, int token, int pos, float *
 
 /* What position pos's residual stream is made of (direct logit attribution): runs
  * `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
- * vectors and the head mask set now) and writes parts (n_layers, q_dim + dim): for
- * each layer its attention output before the output projection wo (kqv: head h's
- * values at h * head_size; a knocked-out head's are 0), then its feed-forward output
- * (ffn_out); resid (n_layers, dim): the residual stream after each layer (l_out; the
+ * vectors and the head mask set now) and writes parts (n_layers,
+ * transformer_parts_width): for each layer its attention output before the output
+ * projection wo (kqv: head h's values at h * head_size; a knocked-out head's are 0),
+ * then its feed-forward output (ffn_out), then its experts' (see below); resid (n_layers, dim): the residual stream after each layer (l_out; the
  * last row is what the final RMSNorm reads); logits (vocab). Any of the three may be
  * NULL. Leaves the KV cache, the kept classifier inputs and the logits as they were. */
 llm_status transformer_components(transformer *t, int token, int pos, float *parts,
                                   float *resid, float *logits, llm_err *err);
+
+/* Values of one layer's parts in transformer_components: kqv (q_dim), ffn_out (dim),
+ * and for a mixture of experts, n_experts_used × (dim + 2): the chosen experts' numbers
+ * and their weights (as ffn_moe_topk and ffn_moe_weights give them), then each one's
+ * output (ffn_moe_down). */
+int transformer_parts_width(const model_config *c);
 
 /* Runs tokens (n) at positions 0..n-1, one at a time, and writes the residual stream
  * after each layer of each: resid (n, n_layers, dim). Overwrites the KV cache of those
