@@ -6,6 +6,9 @@
 #     float32 rounding is at most 4e-6 on these models), at the last position, at
 #     --position 3 and for --layers 2-3; and on a tiny Gemma 2, whose steps llmchat does
 #     not write (inp_scaled, the post-norms) compare_tensors.py names without failing;
+#     and on the gpt-oss fixture (make_arch_gguf.py gpt-oss: sinks, biases, YaRN, window 8,
+#     the clamped SwiGLU, 16 experts), whose router logits llmchat writes with the bias
+#     added, which compare_tensors.py compares as the reference's ffn_moe_logits_biased;
 #   - int8 activations (the pass's Q8_0 quantization of every matrix input): the file's
 #     Q8_0 weights (stories260K-q8_0.gguf), weights llmchat quantized, Q4_K and Q6_K in
 #     place (rand256-q4_k_m.gguf), MXFP4 in place (stories260K made MXFP4 by
@@ -84,6 +87,16 @@ grep -q '"name": "Vcur", "layer": 2, "pos": 20, "shape": \[2, 16\]' "$T/gqa.json
 check gemma2 "$T/gemma2.gguf" 1e-4 --tensors -- --weights f32 --kv-cache f32
 assert_file_contains "gemma2: the scaled embedding" "$T/gemma2.cmp" "its inp_embd is the embedding already scaled"
 assert_file_contains "gemma2: the post-norms" "$T/gemma2.cmp" "attn_post_norm (26 layers), ffn_post_norm (26 layers)"
+
+# gpt-oss: every step within 1e-4 (measured 3.5e-6), the biased router logits included.
+# Against llama.cpp 0.4.0 these steps agree as well (tests/ref/README.md, measured by hand).
+"$NUMPY_PYTHON" "$REF/make_arch_gguf.py" gpt-oss "$T/gpt-oss.gguf" >/dev/null || fail "make_arch_gguf.py gpt-oss failed"
+check gpt-oss "$T/gpt-oss.gguf" 1e-4 --tensors -- --weights f32 --kv-cache f32
+assert_file_contains "gpt-oss: the biased router logits" "$T/gpt-oss.cmp" "compared as ffn_moe_logits_biased"
+grep -q '^ok   ffn_moe_logits_biased layer   4' "$T/gpt-oss.cmp" || fail "gpt-oss: layer 4's biased router logits not compared"
+for step in kq_soft_max ffn_moe_topk ffn_moe_weights ffn_moe_out; do
+    grep -q "^ok   $step  *layer   4" "$T/gpt-oss.cmp" || fail "gpt-oss: no $step of layer 4"
+done
 
 # ---- int8 activations ----
 # one quantization: layer 0's projections read attn_norm quantized once

@@ -41,7 +41,11 @@
   order. A route may differ only where the reference (forward.py on the golden's ids) has
   two of the experts involved within ROUTE_TIE of each other in log-probability (a tie
   single-precision rounding may break either way); at least ROUTES_MIN of the routes must
-  agree exactly, and a layer without an ffn_moe_topk step fails.
+  agree exactly, and a layer without an ffn_moe_topk step fails. A line with "quant"
+  (moe_greedy_mxfp4.jsonl: gpt-oss made MXFP4_MOE by quantize.py, sha256 checked) is
+  checked instead by (1) --weights f32: the greedy ids are the reference's on the same file,
+  all of them, and (2) --weights native, panels on and off: llama.cpp's ids by the native
+  rule above.
 
 Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. A golden
 line whose run llmchat refuses (it exits non-zero) is one FAIL line; the lines after it
@@ -181,17 +185,24 @@ def check_quantized(c, arch, qtype, text):
                                                      NLL_QUANT_REL * 100))
 
 
-def check_native(c, g):
+def quantized_model(c, g):
+    """The quantized file a golden line's llama.cpp ran: its fixture written from the seed,
+    then quantize.py's g['quant']; sha256 checked."""
     f32 = c.model(g['model'], g['seed'])
     path = os.path.join(c.work, '%s-seed%d-%s.gguf' % (g['model'], g['seed'], g['quant'].lower()))
     quantize.quantize(f32, path, g['quant'])
     if hashlib.sha256(open(path, 'rb').read()).hexdigest() != g['sha256']:
         raise SystemExit('FAIL %s %s: not the file llama.cpp ran (sha256)' % (g['model'], g['quant']))
-    hp = forward.Model(path, g['ctx']).hp
-    want = g['ids']
+    return path
+
+
+def native_vs_golden(c, g, path, hp, who='llama-cli', ctx=()):
+    """`--weights native` greedy with panels on and off against the golden's ids, by the
+    native rule (NATIVE_MIN ids, then the end or a choice within NATIVE_MARGIN)."""
+    want = g['ids'][:-1] if g['eog'] else g['ids']
     for panels in ('on', 'off'):
         recs = c.run(['-m', 'generate', '--weights', 'native', '--panels', panels, '--kv-cache', 'f32',
-                      '-t', '0', '-n', str(len(g['prompt_ids']) + len(want) + 1), '-i', g['prompt'], path])
+                      '-t', '0', '-n', str(len(g['prompt_ids']) + len(want) + 1)] + list(ctx) + ['-i', g['prompt'], path])
         prompt = [r['token'] for r in recs if r['phase'] == 'prompt']
         new = ids_of(recs)[len(prompt):]
         agree = next((i for i, (a, b) in enumerate(zip(new, want)) if a != b), min(len(new), len(want)))
@@ -200,24 +211,55 @@ def check_native(c, g):
         elif agree == len(new) and new and (new[-1] in hp.eog or new[-1] == hp.bos):
             why, ok = 'then llmchat ends the text at id %d' % new[-1], True
         elif agree < len(new):
-            # the record that chose new[agree]: how far llama-cli's choice is below it
+            # the record that chose new[agree]: how far the golden's choice is below it
             top = recs[len(prompt) - 1 + agree]['top']
             theirs = next((l for t, l, _ in top if t == want[agree]), None)
             gap = top[0][1] - theirs if theirs is not None else math.inf
-            why, ok = 'then a near-tie: llama-cli\'s id %d is %.3f below llmchat\'s %d (< %g)' % (
-                want[agree], gap, new[agree], NATIVE_MARGIN), gap < NATIVE_MARGIN
+            why, ok = 'then a near-tie: %s\'s id %d is %.3f below llmchat\'s %d (< %g)' % (
+                who, want[agree], gap, new[agree], NATIVE_MARGIN), gap < NATIVE_MARGIN
         else:
             why, ok = 'then llmchat stops', False
         ok = ok and prompt == g['prompt_ids'] and agree >= NATIVE_MIN
-        c.result(ok, 'native     %-13s %-5s panels %-3s %2d prompt ids %s, %2d/%2d ids agree with llama-cli (>= %d), %s'
+        c.result(ok, 'native     %-13s %-9s panels %-3s %2d prompt ids %s, %2d/%2d ids agree with %s (>= %d), %s'
                  % (g['model'], g['quant'], panels, len(prompt),
-                    'as the golden' if prompt == g['prompt_ids'] else 'DIFFER', agree, len(want), NATIVE_MIN,
+                    'as the golden' if prompt == g['prompt_ids'] else 'DIFFER', agree, len(want), who, NATIVE_MIN,
                     why))
         if not ok:
             print('     want %s %s\n     got  %s %s' % (g['prompt_ids'], want, prompt, new))
 
 
+def check_native(c, g):
+    path = quantized_model(c, g)
+    native_vs_golden(c, g, path, forward.Model(path, g['ctx']).hp)
+
+
+def check_moe_quant(c, g):
+    """A golden line of a quantized fixture (moe_greedy_mxfp4.jsonl: gpt-oss made MXFP4_MOE,
+    its expert stacks MXFP4 and its other matrices Q8_0): the blocks decoded (--weights f32), llmchat's greedy ids are the
+    reference's on the same file, all of them; in place (--weights native), llama.cpp's by
+    the native rule."""
+    path = quantized_model(c, g)
+    model = forward.Model(path, g['ctx'])
+    n = len(g['ids']) - (1 if g['eog'] else 0)
+    recs = c.run(['-m', 'generate', '--weights', 'f32', '--kv-cache', 'f32', '-t', '0', '-n', str(n),
+                  '-c', str(g['ctx']), '-i', g['prompt'], path])
+    prompt = [r['token'] for r in recs if r['phase'] == 'prompt']
+    new = ids_of(recs)[len(prompt):]
+    want, margins = forward.run_greedy(model, g['prompt_ids'], n, stop=False)
+    agree = next((i for i, (a, b) in enumerate(zip(new, want)) if a != b), min(len(new), len(want)))
+    ok = prompt == g['prompt_ids'] and agree == len(want)
+    c.result(ok, 'quantized  %-13s %-9s --weights f32: %2d prompt ids %s, %2d/%2d greedy ids agree with the '
+             'reference on the same file (smallest margin %.3f)'
+             % (g['model'], g['quant'], len(prompt), 'as the golden' if prompt == g['prompt_ids'] else 'DIFFER',
+                agree, len(want), min(margins)))
+    if not ok:
+        print('     want %s %s\n     got  %s %s' % (g['prompt_ids'], want, prompt, new))
+    native_vs_golden(c, g, path, model.hp, 'llama.cpp', ['-c', str(g['ctx'])])
+
+
 def check_moe(c, g):
+    if g.get('quant'):
+        return check_moe_quant(c, g)
     want = g['ids'][:-1] if g['eog'] else g['ids']
     check_greedy(c, dict(g, ids=want))
     path = c.model(g['model'], g['seed'], g['sha256'])

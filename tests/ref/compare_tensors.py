@@ -21,7 +21,10 @@ none of them today. A family
 step only REFERENCE holds is listed as not written, and not judged unless --strict. A
 file without inp_scaled whose inp_embd is the other's inp_scaled (llmchat names Gemma's
 embedding row inp_embd after its scaling by sqrt(n_embd)) has it compared as
-inp_scaled, and says so.
+inp_scaled, and says so; likewise a file without ffn_moe_logits_biased whose
+ffn_moe_logits is the other's ffn_moe_logits_biased (llmchat's gpt-oss router logits
+hold the bias already) has it compared as ffn_moe_logits_biased, the unbiased step then
+listed as not written.
 """
 import argparse
 import json
@@ -64,25 +67,44 @@ def compare(ref, got):
     return float(rel), float(np.max(np.abs(d))) if d.size else 0.0, None
 
 
+def settle_renamed(has, lacks, plain, family):
+    """When lacks has no `family` step where has has one, and lacks's `plain` step at that
+    layer and position is closer to has's `family` than to has's `plain`, lacks's `plain` is
+    renamed `family`. Returns the keys of the `plain` steps renamed."""
+    renamed = set()
+    for key in [k for k in has if k[0] == family and k not in lacks]:
+        other = (plain,) + key[1:]
+        if other not in lacks or other not in has:
+            continue
+        as_family = compare(has[key], lacks[other])[0]
+        as_plain = compare(has[other], lacks[other])[0]
+        if as_family is not None and (as_plain is None or as_family < as_plain):
+            lacks[key] = dict(lacks.pop(other), name=family)
+            renamed.add(other)
+    return renamed
+
+
 def settle_scaled_embedding(has, lacks, lacks_path):
     """When lacks has no inp_scaled but has has one, and lacks's inp_embd is closer to
     has's inp_scaled than to has's inp_embd, lacks's inp_embd is renamed inp_scaled.
     Returns a note saying so (or None) and the inp_embd keys renamed."""
-    renamed = set()
-    for key in [k for k in has if k[0] == 'inp_scaled' and k not in lacks]:
-        embd = ('inp_embd',) + key[1:]
-        if embd not in lacks or embd not in has:
-            continue
-        as_scaled = compare(has[key], lacks[embd])[0]
-        as_embd = compare(has[embd], lacks[embd])[0]
-        if as_scaled is not None and (as_embd is None or as_scaled < as_embd):
-            lacks[key] = dict(lacks.pop(embd), name='inp_scaled')
-            renamed.add(embd)
+    renamed = settle_renamed(has, lacks, 'inp_embd', 'inp_scaled')
     if not renamed:
         return None, renamed
     return ('note: %s has no inp_scaled; its inp_embd is the embedding already scaled by '
             'sqrt(n_embd), compared as inp_scaled (the unscaled row is not written)'
             % lacks_path), renamed
+
+
+def settle_biased_router(has, lacks, lacks_path):
+    """The same for gpt-oss's router: llmchat's ffn_moe_logits already holds the bias
+    (llama.cpp's and the reference's ffn_moe_logits_biased)."""
+    renamed = settle_renamed(has, lacks, 'ffn_moe_logits', 'ffn_moe_logits_biased')
+    if not renamed:
+        return None, renamed
+    return ('note: %s has no ffn_moe_logits_biased; its ffn_moe_logits already holds the '
+            "router's bias, compared as ffn_moe_logits_biased (the unbiased logits are not "
+            'written)' % lacks_path), renamed
 
 
 def unwritten_summary(keys):
@@ -107,7 +129,9 @@ def main(argv):
     ref, got = load(a.reference), load(a.other)
     note, scaled_only = settle_scaled_embedding(ref, got, a.other)
     note2, _ = settle_scaled_embedding(got, ref, a.reference)
-    for n in (note, note2):
+    note3, biased_only = settle_biased_router(ref, got, a.other)
+    scaled_only |= biased_only
+    for n in (note, note2, note3):
         if n:
             print(n)
     bad = missing = 0

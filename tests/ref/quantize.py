@@ -4,10 +4,14 @@ MXFP4,
 from ggml's published block layouts (ggml-common.h), for tests that need quantized files of
 the tiny models without llama.cpp's llama-quantize:
 
-    quantize.py IN.gguf OUT.gguf Q8_0|Q4_K|MXFP4
+    quantize.py IN.gguf OUT.gguf Q8_0|Q4_K|MXFP4|MXFP4_MOE
 
 Every 2-D tensor whose rows are whole blocks (32 values for Q8_0 and MXFP4, 256 for Q4_K) is
-quantized; vectors (norms, biases, RoPE factors) and other matrices stay as they are. The
+quantized; vectors (norms, biases, RoPE factors) and other matrices stay as they are.
+MXFP4_MOE is the layout llama-quantize's type of that name writes (llama.cpp 0.4.0's
+llama-quant.cpp), gpt-oss's: the mixture-of-experts stacks (3-D `*_exps.weight`) MXFP4,
+every other matrix (`*.weight`) Q8_0 except the router (`ffn_gate_inp`), which stays as it
+is, as do the biases. The
 encoders are simple (ggml's Q8_0 rounding; Q4_K with each group's scale and minimum from
 its range, not llama.cpp's search for the best ones; MXFP4 with each block's power of two
 from its largest value, each value the nearest E2M1): what a test needs is valid blocks,
@@ -22,7 +26,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf  # noqa: E402
 
-BLOCK = {'Q8_0': 32, 'Q4_K': gguf.QK_K, 'MXFP4': 32}
+BLOCK = {'Q8_0': 32, 'Q4_K': gguf.QK_K, 'MXFP4': 32, 'MXFP4_MOE': 32}
 
 
 def q8_0(x):
@@ -79,7 +83,20 @@ def mxfp4(x):
     return out.tobytes()
 
 
-ENCODE = {'Q8_0': q8_0, 'Q4_K': q4_k, 'MXFP4': mxfp4}
+ENCODE = {'Q8_0': q8_0, 'Q4_K': q4_k, 'MXFP4': mxfp4, 'MXFP4_MOE': None}
+
+
+def choose(name, ne, qtype):
+    """The type a tensor is written as (None: as it is)."""
+    if qtype != 'MXFP4_MOE':
+        return qtype if len(ne) == 2 and ne[0] % BLOCK[qtype] == 0 else None
+    if len(ne) == 3 and name.endswith('_exps.weight'):
+        if ne[0] % 32:
+            raise SystemExit('%s: rows of %d values, not whole MXFP4 blocks' % (name, ne[0]))
+        return 'MXFP4'
+    if len(ne) == 2 and ne[0] % 32 == 0 and name.endswith('.weight') and 'ffn_gate_inp' not in name:
+        return 'Q8_0'
+    return None
 
 
 def quantize(src, dst, qtype):
@@ -87,8 +104,9 @@ def quantize(src, dst, qtype):
     records = [gguf.copy_kv(f, k) for k in f.meta]
     infos, blobs, offset, align = [], [], 0, 32
     for name, ti in f.tensors.items():
-        if len(ti.ne) == 2 and ti.ne[0] % BLOCK[qtype] == 0:
-            data, type_id = ENCODE[qtype](f.tensor(name).reshape(-1)), gguf.TYPE_ID[qtype]
+        t = choose(name, ti.ne, qtype)
+        if t:
+            data, type_id = ENCODE[t](f.tensor(name).reshape(-1)), gguf.TYPE_ID[t]
         else:
             data, type_id = bytes(f.raw(name)), ti.type_id
         infos.append(gguf._pack_str(name) + struct.pack('<I', len(ti.ne)) +
@@ -105,7 +123,7 @@ def quantize(src, dst, qtype):
 
 def main(argv):
     if len(argv) != 3 or argv[2] not in ENCODE:
-        print('usage: quantize.py IN.gguf OUT.gguf Q8_0|Q4_K|MXFP4', file=sys.stderr)
+        print('usage: quantize.py IN.gguf OUT.gguf Q8_0|Q4_K|MXFP4|MXFP4_MOE', file=sys.stderr)
         return 2
     quantize(argv[0], argv[1], argv[2])
     return 0
