@@ -58,7 +58,8 @@ static void usage(FILE *f)
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k,\n"
-            "                      ...) by llama-quantize from the Q8_0 one, and timed by\n"
+            "                      mxfp4_moe: experts MXFP4, ...) by llama-quantize from\n"
+            "                      the Q8_0 one, and timed by\n"
             "                      both engines (implies --format gguf); llama-quantize is\n"
             "                      --quantize PATH, $LLMCHAT_ANCHOR_LLAMA_QUANTIZE, or the\n"
             "                      one beside the llama-bench (says so and stops when\n"
@@ -266,7 +267,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_QUANT:
             if (!quantize_type_ok(optarg)) {
                 fprintf(stderr, "llmchat-bench: --quant must be q4_0, q4_1, q5_0, q5_1, q4_k_m, "
-                        "q4_k_s, q5_k_m, q5_k_s or q6_k, not '%s'\n", optarg);
+                        "q4_k_s, q5_k_m, q5_k_s, q6_k or mxfp4_moe, not '%s'\n", optarg);
                 return 2;
             }
             o->quant = optarg;

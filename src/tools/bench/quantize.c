@@ -38,7 +38,7 @@ const char *quantize_find(const char *path, const char *llama_bench, char *why, 
 int quantize_type_ok(const char *type)
 {
     static const char *const types[] = {"q4_0",   "q4_1",   "q5_0",   "q5_1", "q4_k_m",
-                                        "q4_k_s", "q5_k_m", "q5_k_s", "q6_k"};
+                                        "q4_k_s", "q5_k_m", "q5_k_s", "q6_k", "mxfp4_moe"};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (!strcmp(type, types[i]))
             return 1;
