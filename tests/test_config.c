@@ -212,6 +212,7 @@ static const struct {
     {"control-vector-layers", "2-4", "4-2"},
     {"knock-out", "2:3,0:1", "2"},
     {"knock-out-expert", "1:2,0:7", "4294967296:1"},
+    {"force-expert", "0:5,1:3", "1:4294967296"},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
@@ -283,6 +284,11 @@ START_TEST(test_every_key_good_value)
     ck_assert_int_eq(o.expert_knocks[0].expert, 2);
     ck_assert_int_eq(o.expert_knocks[1].layer, 0);
     ck_assert_int_eq(o.expert_knocks[1].expert, 7);
+    ck_assert_int_eq(o.n_expert_forces, 2);
+    ck_assert_int_eq(o.expert_forces[0].layer, 0);
+    ck_assert_int_eq(o.expert_forces[0].expert, 5);
+    ck_assert_int_eq(o.expert_forces[1].layer, 1);
+    ck_assert_int_eq(o.expert_forces[1].expert, 3);
     options_free(&o); /* FILE:SCALE keeps a copy of FILE */
 }
 END_TEST
@@ -310,7 +316,8 @@ START_TEST(test_every_key_bad_value)
                           o.isa == defaults.isa && o.kv_cache == defaults.kv_cache &&
                           o.theme == defaults.theme && !o.mouse && o.history_size == defaults.history_size &&
                           !o.verbose && !o.template_name && o.n_vectors == 0 &&
-                          o.vector_first == -1 && o.n_knocks == 0 && o.n_expert_knocks == 0,
+                          o.vector_first == -1 && o.n_knocks == 0 && o.n_expert_knocks == 0 &&
+                          o.n_expert_forces == 0,
                       "%s = %s changed a setting", keys[i].key, keys[i].bad);
     }
 }
@@ -515,6 +522,32 @@ START_TEST(test_knock_out_expert_on_the_command_line)
 }
 END_TEST
 
+/* --force-expert: repeatable and a comma list, after the config file's (a later one at
+ * a layer replaces an earlier one: the session's to do, e2e_moe_force.sh); the same
+ * malformed pairs and numbers past INT_MAX as --knock-out-expert are usage errors. */
+START_TEST(test_force_expert_on_the_command_line)
+{
+    write_config("force-expert = 1:1\n");
+    app_options o;
+    ck_assert_int_eq(parse_args(&o, "--force-expert", "0:3", "--force-expert", "1:0,1:7"), 0);
+    ck_assert_int_eq(o.n_expert_forces, 4);
+    const int want[4][2] = {{1, 1}, {0, 3}, {1, 0}, {1, 7}};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(o.expert_forces[i].layer, want[i][0]);
+        ck_assert_int_eq(o.expert_forces[i].expert, want[i][1]);
+    }
+    ck_assert_int_eq(o.n_expert_knocks, 0); /* not knock-outs */
+    options_free(&o);
+    const char *bad[] = {"4294967296:1", "1:4294967297", "0:1,4294967296:0", "2147483648:0",
+                         "-1:0", "1", "1:", ":1", "1:2:3", "a:b", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(parse_args(&o, "--force-expert", bad[i], NULL, NULL) == 2,
+                      "--force-expert '%s' was taken", bad[i]);
+        options_free(&o);
+    }
+}
+END_TEST
+
 START_TEST(test_flags_on_the_command_line)
 {
     write_config("mouse = yes\ntheme = light\n");
@@ -551,6 +584,7 @@ static Suite *config_suite(void)
     tcase_add_test(prec, test_command_line_errors_still_usage_errors);
     tcase_add_test(prec, test_flags_on_the_command_line);
     tcase_add_test(prec, test_knock_out_expert_on_the_command_line);
+    tcase_add_test(prec, test_force_expert_on_the_command_line);
     suite_add_tcase(s, prec);
     return s;
 }

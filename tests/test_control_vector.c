@@ -340,6 +340,97 @@ START_TEST(test_steering_experts)
 }
 END_TEST
 
+/* Experts forced: refused on dense layers, out of range, or for an expert knocked out
+ * (and a forced one cannot be knocked out); one a layer, a second replacing the first
+ * with a notice; each change a new state listing [layer, expert] by layer; -1 lets a
+ * layer go; steering_check and steering_set take a state back and refuse one with an
+ * expert both forced and knocked out, two at a layer, or one the model lacks. */
+START_TEST(test_steering_forced_experts)
+{
+    steering *s;
+    llm_err err;
+    ck_assert_int_eq(steering_new(3, 2, 4, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_force_expert(s, 0, 1, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "the model has no experts"), "%s", err.text);
+    ck_assert_int_eq(steering_expert_forced(s, 0), -1);
+    ck_assert_int_eq(steering_experts(s, 4, 2, &err), LLM_OK);
+    ck_assert_int_eq(steering_force_expert(s, 3, 0, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "no expert 0 in layer 3: the model has layers 0-2 of 4 experts "
+                                   "(0-3; numbered from 0)"), "%s", err.text);
+    ck_assert_int_eq(steering_force_expert(s, 0, 4, &err), LLM_ERR_ARG);
+    ck_assert_int_eq(steering_force_expert(s, 0, -2, &err), LLM_ERR_ARG);
+    ck_assert_ptr_null(steering_state(s));
+    ck_assert_int_eq(steering_force_expert(s, 2, 3, &err), LLM_OK);
+    ck_assert_str_eq(steering_notice(s), "");
+    const intervention *one = steering_state(s);
+    ck_assert_int_eq(steering_force_expert(s, 0, 1, &err), LLM_OK);
+    ck_assert_int_eq(steering_force_expert(s, 0, 2, &err), LLM_OK); /* replaces 1 */
+    ck_assert_str_eq(steering_notice(s), "expert 2 of layer 0 is forced instead of expert 1 "
+                                         "(one expert a layer)");
+    const intervention *two = steering_state(s);
+    ck_assert_int_eq(one->n_experts_forced, 1);
+    ck_assert_int_eq(two->n_experts_forced, 2);
+    ck_assert(two->experts_forced[0].layer == 0 && two->experts_forced[0].expert == 2 &&
+              two->experts_forced[1].layer == 2 && two->experts_forced[1].expert == 3);
+    ck_assert_int_eq(steering_expert_forced(s, 0), 2);
+    ck_assert_int_eq(steering_expert_forced(s, 1), -1);
+    ck_assert_int_eq(steering_expert_forced(s, 9), -1);
+    /* forced and knocked out: refused both ways, nothing changed */
+    ck_assert_int_eq(steering_knock_out_expert(s, 0, 2, true, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "cannot knock expert 2 of layer 0 out: it is the layer's forced "
+                                   "expert"), "%s", err.text);
+    ck_assert_int_eq(steering_knock_out_expert(s, 1, 0, true, &err), LLM_OK);
+    ck_assert_int_eq(steering_force_expert(s, 1, 0, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "cannot force expert 0 of layer 1: it is knocked out"), "%s",
+                  err.text);
+    ck_assert_int_eq(steering_expert_forced(s, 1), -1);
+    char shown[128];
+    steering_format(steering_state(s), shown, sizeof shown);
+    ck_assert_str_eq(shown, "experts out L2E1 | experts forced L1E3 L3E4");
+    /* let go, then the old state again */
+    ck_assert_int_eq(steering_force_expert(s, 0, -1, &err), LLM_OK);
+    ck_assert_int_eq(steering_expert_forced(s, 0), -1);
+    ck_assert_int_eq(steering_state(s)->n_experts_forced, 1);
+    ck_assert_int_eq(steering_check(s, two, NULL, 0, &err), LLM_OK);
+    ck_assert_int_eq(steering_set(s, two, &err), LLM_OK);
+    ck_assert(steering_expert_forced(s, 0) == 2 && steering_expert_forced(s, 2) == 3 &&
+              !steering_expert_is_out(s, 1, 0));
+    ck_assert_int_eq(steering_set(s, NULL, &err), LLM_OK);
+    ck_assert_int_eq(steering_state(s)->n_experts_forced, 0);
+    ck_assert_int_eq(steering_expert_forced(s, 2), -1);
+    /* states this model cannot run: refused by both, nothing changed */
+    intervention_expert pair[2] = {{1, 0}, {1, 2}}, out[1] = {{1, 2}}, missing[1] = {{1, 7}};
+    intervention bad = {.first_layer = -1, .last_layer = -1, .n_experts_forced = 2,
+                        .experts_forced = pair};
+    const intervention *before = steering_state(s);
+    ck_assert_int_eq(steering_check(s, &bad, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "experts 0 and 2 are both forced at layer 1"), "%s", err.text);
+    ck_assert_int_eq(steering_set(s, &bad, &err), LLM_ERR_MISMATCH);
+    bad.n_experts_forced = 1;
+    bad.experts_forced = out;
+    bad.n_experts_out = 1;
+    bad.experts_out = out;
+    ck_assert_int_eq(steering_check(s, &bad, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "expert [1, 2] is both forced and knocked out"), "%s",
+                  err.text);
+    ck_assert_int_eq(steering_set(s, &bad, &err), LLM_ERR_MISMATCH);
+    bad.n_experts_out = 0;
+    bad.experts_forced = missing;
+    ck_assert_int_eq(steering_check(s, &bad, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "expert [1, 7] is forced"), "%s", err.text);
+    ck_assert_ptr_eq(steering_state(s), before);
+    ck_assert(!steering_expert_is_out(s, 1, 2) && steering_expert_forced(s, 1) == -1);
+    steering_free(s);
+    /* a dense model refuses a state with experts forced */
+    bad.experts_forced = out;
+    ck_assert_int_eq(steering_new(3, 2, 4, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_set(s, &bad, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "expert [1, 2] is forced ([layer, expert], from 0), but the "
+                                   "model has no experts"), "%s", err.text);
+    steering_free(s);
+}
+END_TEST
+
 /* A vector for other layers than the model's: the layers it lacks are named; one none
  * of whose layers the model has is refused; loading says nothing when all apply. */
 START_TEST(test_vector_depth)
@@ -709,6 +800,7 @@ static Suite *control_vector_suite(void)
     tcase_add_test(file, test_steering_sum);
     tcase_add_test(file, test_vector_depth);
     tcase_add_test(file, test_steering_experts);
+    tcase_add_test(file, test_steering_forced_experts);
     suite_add_tcase(s, file);
     TCase *core = tcase_create("core");
     tcase_add_checked_fixture(core, setup, teardown);

@@ -7,7 +7,8 @@
  * memory (the families that set them from GGUF files are test_model_family's and
  * e2e_families'): each field on its own and all at once, with a head size apart from
  * dim / n_heads, grouped-query attention and windows shorter than the batch. The
- * interventions are tested through their editors (knock_out.c, control_vectors.c). */
+ * interventions are tested through their editors (knock_out.c, control_vectors.c,
+ * expert_knock_out.c, expert_force.c). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "attribution.h"
 #include "control_vectors.h"
+#include "expert_force.h"
 #include "expert_knock_out.h"
 #include "family_gguf.h"
 #include "hook.h"
@@ -1150,6 +1152,179 @@ START_TEST(test_expert_knock_out)
 }
 END_TEST
 
+/* ---- the expert forcing ---- */
+
+/* A pass of ids through a new transformer of m with the knock-out (ko) and the forcing
+ * (ef, at layers first..last) as editors, the routes observed into r and the logits
+ * into logits: one token at a time on 3 threads (tokens true: the threads share the
+ * router's columns), else one batch. n positions (one token at a time only; a batch:
+ * ROUTE_N). */
+static void run_forced(const model *m, expert_knock_out *ko, expert_force *ef, int first,
+                       int last, routes *r, const int *ids, int n, bool tokens, float *logits)
+{
+    const model_config *c = &m->config;
+    transformer *t = new_transformer(m, ROUTE_N, TRANSFORMER_KV_F32);
+    hook edits[2] = {
+        {.edit = expert_knock_out_edit, .user = ko, .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS),
+         .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1},
+        {.edit = expert_force_edit, .user = ef, .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS),
+         .layer_first = first, .layer_last = last, .pos = -1},
+    };
+    int id;
+    llm_err err;
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(transformer_hook_add(t, &edits[i], &id, &err) == LLM_OK, "%s", err.text);
+    observe_routes(t, r, c);
+    if (tokens) {
+        set_threads(3);
+        run_tokens(t, ids, n, logits);
+        set_threads(omp_procs());
+    } else {
+        run_batch(t, ids, ROUTE_N, logits);
+    }
+    transformer_free(t);
+}
+
+/* Row pos of layer l in a and b: the same bits at every point of the router. */
+static bool same_route(const routes *a, const routes *b, int l, int pos)
+{
+    size_t E = sizeof(float) * (size_t)a->E, K = sizeof(float) * (size_t)a->K;
+    return !memcmp(a->logits[l][pos], b->logits[l][pos], E) &&
+           !memcmp(a->probs[l][pos], b->probs[l][pos], E) &&
+           !memcmp(a->topk[l][pos], b->topk[l][pos], K) &&
+           !memcmp(a->weights[l][pos], b->weights[l][pos], K);
+}
+
+/* The expert forcing (expert_force.c at ffn_moe_logits), at layer 0 (beside a knock-out
+ * of the expert the unedited run chose first most often there) and at the last layer:
+ * the expert the unedited run chose first least often is forced. Through the batch and
+ * one token at a time (3 threads sharing the router's columns), at every position:
+ * the layers before the forced one have the unedited run's bits; at the forced layer
+ * the other experts' logits are the unedited ones (-inf for the knocked-out), the
+ * forced expert's is the smallest float above the largest of them (or its own where
+ * it was above already), it is chosen first, and without a knock-out the others follow
+ * in the unedited run's order (its last drops out unless the forced was among them);
+ * every layer's probabilities are the softmax of its logits and the weights the
+ * chosen probabilities, renormalised where the model does (check_route). The editor
+ * acting at every layer gives the bits of one acting at the forced layer only (it
+ * leaves a layer without a forced expert as it is), and forcing an expert the router
+ * chose first anyway changes no bit. */
+static void check_expert_force(const char *shape)
+{
+    const char *path = temp_path("moe-force.gguf");
+    ck_assert(family_gguf_write(path, shape, NULL, NULL));
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = TENSOR_F32;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s", err.text);
+    remove(path);
+    const model_config *c = &m->config;
+    int L = c->n_layers, E = c->n_experts, K = c->n_experts_used, vocab = c->vocab_size;
+    int ids[ROUTE_N];
+    ck_assert(L <= ROUTE_L && E <= ROUTE_E && K >= 1 && E - 1 >= K);
+    make_ids(ids, ROUTE_N, vocab);
+    size_t n = (size_t)ROUTE_N * vocab;
+    float *plain[2] = {malloc(sizeof(float) * n), malloc(sizeof(float) * n)};
+    float *a = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
+    static routes rp[2], rf, rr;
+    int *force = malloc(sizeof(int) * (size_t)L);
+    unsigned char *mask = calloc((size_t)L * E, 1), zeros[ROUTE_E] = {0};
+    const int *force_in = NULL;
+    const unsigned char *out_in = NULL;
+    expert_knock_out ko = {.mask = &out_in, .n_experts = E};
+    expert_force ef = {.forced = &force_in, .out = &out_in, .n_experts = E};
+    for (int k = 0; k < 2; k++) /* k 0: one token at a time; 1: a batch */
+        run_forced(m, &ko, &ef, 0, L - 1, &rp[k], ids, ROUTE_N, k == 0, plain[k]);
+    int layers[2] = {0, L - 1};
+    for (int j = 0; j < (L > 1 ? 2 : 1); j++) {
+        int lf = layers[j], count[ROUTE_E] = {0}, least = 0, most = 0;
+        for (int p = 0; p < ROUTE_N; p++)
+            count[(int)rp[1].topk[lf][p][0]]++;
+        for (int e = 1; e < E; e++) {
+            least = count[e] < count[least] ? e : least;
+            most = count[e] > count[most] ? e : most;
+        }
+        for (int l = 0; l < L; l++)
+            force[l] = l == lf ? least : -1;
+        memset(mask, 0, (size_t)L * E);
+        bool knock = j == 0 && most != least;
+        if (knock)
+            mask[lf * E + most] = 1;
+        force_in = force;
+        out_in = knock ? mask : NULL;
+        for (int k = 0; k < 2; k++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s, expert %d forced at layer %d%s, %s", shape, least,
+                     lf, knock ? " beside a knock-out" : "", k ? "a batch" : "one token");
+            run_forced(m, &ko, &ef, 0, L - 1, &rf, ids, ROUTE_N, k == 0, a);
+            run_forced(m, &ko, &ef, lf, lf, &rr, ids, ROUTE_N, k == 0, b);
+            ck_assert_msg(!memcmp(a, b, sizeof(float) * n), "%s: the editor changed a layer "
+                          "without a forced expert", what);
+            ck_assert_msg(rel_diff(plain[k], a, n) > 1e-4, "%s: forcing changed nothing", what);
+            for (int p = 0; p < ROUTE_N; p++) {
+                for (int l = 0; l < L; l++) {
+                    ck_assert_msg(same_route(&rf, &rr, l, p), "%s: L%d pos %d: the editor "
+                                  "acted outside the forced layer", what, l, p);
+                    ck_assert_msg(l >= lf || same_route(&rf, &rp[k], l, p), "%s: L%d pos %d "
+                                  "before the forced layer changed", what, l, p);
+                    check_route(&rf, c, l, p, out_in ? mask + l * E : zeros, rf.logits[l][p],
+                                what);
+                }
+                const float *lg = rf.logits[lf][p], *was = rp[k].logits[lf][p];
+                float max = -INFINITY;
+                for (int e = 0; e < E; e++) {
+                    if (e == least)
+                        continue;
+                    float want = mask[lf * E + e] ? -INFINITY : was[e];
+                    ck_assert_msg(!memcmp(&lg[e], &want, sizeof want), "%s: pos %d: expert "
+                                  "%d's logit %.9g, not %.9g", what, p, e, lg[e], want);
+                    max = fmaxf(max, want);
+                }
+                float want = was[least] > max ? was[least] : nextafterf(max, INFINITY);
+                ck_assert_msg(!memcmp(&lg[least], &want, sizeof want), "%s: pos %d: the forced "
+                              "logit %.9g, not %.9g (the others' largest %.9g)", what, p,
+                              lg[least], want, max);
+                ck_assert_msg((int)rf.topk[lf][p][0] == least, "%s: pos %d: expert %d chosen "
+                              "first, not the forced %d", what, p, (int)rf.topk[lf][p][0], least);
+                for (int s = 1, r = 0; !knock && s < K; s++, r++) {
+                    r += (int)rp[k].topk[lf][p][r] == least;
+                    ck_assert_msg(rf.topk[lf][p][s] == rp[k].topk[lf][p][r], "%s: pos %d: "
+                                  "choice %d is expert %d, not %d (the router's order)", what,
+                                  p, s, (int)rf.topk[lf][p][s], (int)rp[k].topk[lf][p][r]);
+                }
+            }
+        }
+    }
+    /* the expert the router chose first at position 0 anyway: the same bits */
+    for (int l = 0; l < L; l++)
+        force[l] = l == L - 1 ? (int)rp[0].topk[L - 1][0][0] : -1;
+    out_in = NULL;
+    run_forced(m, &ko, &ef, 0, L - 1, &rf, ids, 1, true, a);
+    for (int l = 0; l < L; l++)
+        ck_assert_msg(same_route(&rf, &rp[0], l, 0), "%s: forcing the router's first choice "
+                      "changed layer %d", shape, l);
+    ck_assert_msg(!memcmp(a, plain[0], sizeof(float) * vocab), "%s: forcing the router's "
+                  "first choice changed the logits", shape);
+    free(force);
+    free(mask);
+    free(plain[0]);
+    free(plain[1]);
+    free(a);
+    free(b);
+    model_close(m);
+}
+
+START_TEST(test_expert_force)
+{
+    check_expert_force("qwen3moe"); /* the chosen weights renormalised */
+    check_expert_force("olmoe");    /* the chosen probabilities as they are */
+    check_expert_force("mixtral");
+    check_expert_force("gpt-oss");  /* the router's bias, the weights renormalised */
+}
+END_TEST
+
 /* An editor registered at a point that cannot be edited, or a hook with both functions
  * or neither, is refused; an editor sees each column of a row once, however the
  * threads share them. */
@@ -1500,6 +1675,7 @@ static Suite *make_suite(void)
     tcase_add_test(paths, test_batch_is_one_token);
     tcase_add_test(paths, test_interventions_both_paths);
     tcase_add_test(paths, test_expert_knock_out);
+    tcase_add_test(paths, test_expert_force);
     tcase_add_test(paths, test_editors);
     suite_add_tcase(s, paths);
     TCase *points = tcase_create("points");

@@ -515,6 +515,67 @@ START_TEST(test_steer_experts)
 }
 END_TEST
 
+/* Forced experts come back as the [layer, expert] pairs written, beside the experts
+ * out; a steer without experts_forced (a trace written before it) has none; a
+ * malformed experts_forced drops the steer with a problem line. */
+START_TEST(test_steer_forced_experts)
+{
+    const char *moe =
+        "{\"llmchat_trace\":1,\"model\":{\"n_layers\":2,\"n_heads\":4,\"dim\":64,\"vocab_size\":4}}\n"
+        "{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":2,\"top\":[],"
+        "\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[[0,3]],"
+        "\"experts_out\":[[0,5]],\"experts_forced\":[[0,1],[1,6]]}}\n"
+        "{\"pos\":1,\"token\":2,\"phase\":\"prompt\",\"next\":-1,\"top\":[],"
+        "\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[],"
+        "\"experts_out\":[[1,2]]}}\n";
+    trace_reader *r;
+    llm_err err;
+    ck_assert_int_eq(trace_read_buffer(moe, strlen(moe), &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_reader_problem_count(r), 0);
+    const intervention *in = trace_reader_record(r, 0)->intervention;
+    ck_assert_ptr_nonnull(in);
+    ck_assert_int_eq(in->n_heads_out, 1);
+    ck_assert_int_eq(in->heads_out[0], 3);
+    ck_assert_int_eq(in->n_experts_out, 1);
+    ck_assert(in->experts_out[0].layer == 0 && in->experts_out[0].expert == 5);
+    ck_assert_int_eq(in->n_experts_forced, 2);
+    ck_assert(in->experts_forced[0].layer == 0 && in->experts_forced[0].expert == 1);
+    ck_assert(in->experts_forced[1].layer == 1 && in->experts_forced[1].expert == 6);
+    const intervention *old = trace_reader_record(r, 1)->intervention;
+    ck_assert_ptr_nonnull(old);
+    ck_assert_int_eq(old->n_experts_forced, 0);
+    ck_assert_int_eq(old->n_experts_out, 1);
+    steering *s;
+    ck_assert_int_eq(steering_new(2, 4, 64, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_experts(s, 8, 2, &err), LLM_OK);
+    ck_assert_msg(steering_set(s, in, &err) == LLM_OK, "%s", err.text);
+    ck_assert(steering_expert_forced(s, 0) == 1 && steering_expert_forced(s, 1) == 6 &&
+              steering_expert_is_out(s, 0, 5));
+    ck_assert_int_eq(steering_set(s, old, &err), LLM_OK);
+    ck_assert(steering_expert_forced(s, 0) == -1 && steering_expert_forced(s, 1) == -1);
+    steering_free(s);
+    trace_reader_free(r);
+
+    const char *bad[] = {"\"experts_forced\":[[0]]", "\"experts_forced\":3",
+                         "\"experts_forced\":[[2,0]]", "\"experts_forced\":[[0,-1]]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"llmchat_trace\":1,\"model\":{\"n_layers\":2,\"n_heads\":4,\"dim\":64,"
+                 "\"vocab_size\":4}}\n{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":-1,"
+                 "\"top\":[],\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[],%s}}\n",
+                 bad[i]);
+        ck_assert_int_eq(trace_read_buffer(text, strlen(text), &r, &err), LLM_OK);
+        ck_assert_msg(trace_reader_problem_count(r) == 1 &&
+                          strstr(trace_reader_problem(r, 0), "\"experts_forced\" ([layer, expert])"),
+                      "%s: %s", bad[i],
+                      trace_reader_problem_count(r) ? trace_reader_problem(r, 0) : "no problem");
+        ck_assert_ptr_null(trace_reader_record(r, 0)->intervention);
+        trace_reader_free(r);
+    }
+}
+END_TEST
+
 /* What is not a trace says so in one line; an empty file says it is empty. */
 START_TEST(test_usable)
 {
@@ -612,6 +673,7 @@ static Suite *reader_suite(void)
     tcase_add_test(c, test_sequence_rewinds_and_conflicts);
     tcase_add_test(c, test_steer_heads_stay_pairs);
     tcase_add_test(c, test_steer_experts);
+    tcase_add_test(c, test_steer_forced_experts);
     tcase_add_test(c, test_usable);
     tcase_add_test(c, test_damage_never_crashes);
     suite_add_tcase(s, c);

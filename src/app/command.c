@@ -14,6 +14,7 @@
 
 #include "parse_number.h"
 #include "textfmt.h"
+#include "force_expert_command.h"
 #include "knock_command.h"
 #include "vector_command.h"
 
@@ -182,6 +183,19 @@ static void run_knock(command_host *h, const char *arg)
     h->changed(h, COMMAND_CHANGED_SETTINGS);
 }
 
+/* /force_expert: the experts forced, or a change to them (force_expert_command.h). */
+static void run_force_expert(command_host *h, const char *arg)
+{
+    llm_err err;
+    char shown[1024];
+    if (force_expert_command(h->s->e, arg, shown, sizeof shown, &err) != LLM_OK) {
+        say(h, "%s", err.text);
+        return;
+    }
+    say(h, "%s%s", *arg ? "from the next token: " : "", shown);
+    h->changed(h, COMMAND_CHANGED_SETTINGS);
+}
+
 /* /think and /no_think: the chat template's thinking switch (qwen3's enable_thinking). */
 static void set_thinking(command_host *h, bool on)
 {
@@ -259,6 +273,10 @@ static const command_info table[] = {
      .help = "knock-outs (from 0): list; head L:H; expert L:E (the router never chooses it); "
              "restore head|expert L:N",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_knock},
+    {.id = CMD_FORCE_EXPERT, .name = "force_expert", .arg = "[ARGS]",
+     .help = "forced experts (from 0): list; L:E (the router chooses it first at layer L; "
+             "one a layer); off [L]",
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_force_expert},
     {.id = CMD_THINK, .name = "think",
      .help = "let the model think before it answers (qwen3's template; the default)",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_think},

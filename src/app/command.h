@@ -29,6 +29,7 @@ typedef enum {
     CMD_SET,
     CMD_VECTOR,
     CMD_KNOCK,
+    CMD_FORCE_EXPERT,
     CMD_HELP,
     CMD_QUIT,
     CMD_STEP,

@@ -337,6 +337,25 @@ static const char *set_knock_out_expert(app_options *o, const char *v)
     return at == v ? "must be LAYER:EXPERT (from 0), or a comma list of them" : NULL;
 }
 
+/* LAYER:EXPERT, or several as a comma list; from 0, as a trace's experts_forced. */
+static const char *set_force_expert(app_options *o, const char *v)
+{
+    const char *at = v;
+    while (*at) {
+        int layer, expert;
+        const char *end;
+        if (!parse_index_prefix(at, INT_MAX, &layer, &end) || *end != ':' ||
+            !parse_index_prefix(end + 1, INT_MAX, &expert, &end) || (*end && *end != ','))
+            return "must be LAYER:EXPERT (from 0), or a comma list of them";
+        if (o->n_expert_forces == CLI_KNOCKS_MAX)
+            return "names more than 256 experts";
+        o->expert_forces[o->n_expert_forces].layer = layer;
+        o->expert_forces[o->n_expert_forces++].expert = expert;
+        at = end + (*end == ',');
+    }
+    return at == v ? "must be LAYER:EXPERT (from 0), or a comma list of them" : NULL;
+}
+
 static const char *set_autosave(app_options *o, const char *v)
 {
     if (!strcmp(v, "interactive")) o->autosave = AUTOSAVE_INTERACTIVE;
@@ -393,6 +412,9 @@ static const app_option own_rows[] = {
     {.name = "knock-out-expert", .arg = "LAYER:EXPERT", .config = true,
      .help = "a mixture of experts: the router never chooses that\nexpert (its logit -inf; the others renormalised); from\n0; repeatable or a comma list",
      .set = set_knock_out_expert},
+    {.name = "force-expert", .arg = "LAYER:EXPERT", .config = true,
+     .help = "a mixture of experts: the router chooses that expert\nfirst for every token (its logit just above the\nothers'); one a layer; from 0; repeatable or a comma\nlist",
+     .set = set_force_expert},
     {.name = "trace", .arg = "FILE", .help = "write one JSON line per step record", .set = set_trace},
     {.name = "trace-attn", .help = "include attention weights in the trace", .set = set_trace_attn},
     {.name = "trace-lens", .help = "include the logit lens of every position in the trace",

@@ -28,8 +28,8 @@ enum { CLI_HISTORY_MAX = 1000000, CLI_HISTORY_DEFAULT = 1000 };
  * line's together). */
 enum { CLI_VECTORS_MAX = 16 };
 
-/* --knock-out may name this many heads, --knock-out-expert this many experts (the
- * config file's and the command line's together). */
+/* --knock-out may name this many heads, --knock-out-expert and --force-expert this
+ * many experts each (the config file's and the command line's together). */
 enum { CLI_KNOCKS_MAX = 256 };
 
 typedef enum {
@@ -118,6 +118,11 @@ typedef struct {
         int layer, expert;       /* from 0 */
     } expert_knocks[CLI_KNOCKS_MAX]; /* --knock-out-expert: experts the router never chooses */
     int n_expert_knocks;
+    struct {
+        int layer, expert;       /* from 0 */
+    } expert_forces[CLI_KNOCKS_MAX]; /* --force-expert: experts the router chooses first, in
+                                        the order given (a later one at a layer replaces) */
+    int n_expert_forces;
     autosave_policy autosave; /* --autosave */
     int keep_chats;              /* --keep-chats */
     const char *resume_path;     /* that chat's file (set by session_open), NULL without

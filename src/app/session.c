@@ -163,6 +163,15 @@ static int open_engine(session *s)
             return 2;
         }
     }
+    for (int i = 0; i < o->n_expert_forces; i++) {
+        int l = o->expert_forces[i].layer, x = o->expert_forces[i].expert;
+        if (steering_force_expert(st, l, x, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --force-expert %d:%d: %s\n", l, x, err.text);
+            return 2;
+        }
+        if (*steering_notice(st))
+            fprintf(stderr, "llmchat: --force-expert %d:%d: %s\n", l, x, steering_notice(st));
+    }
     return 0;
 }
 

@@ -817,7 +817,9 @@ static void pass_attend(const pass *p, int l)
 
 /* Token i's routing from its router logits (row i of buf.moe_logits): the softmax into
  * moe_probs (0 for a knocked-out expert's -INFINITY), the n_experts_used most probable
- * experts (the first of equals first, a knocked-out expert last) into moe_sel and, as floats, moe_topk, and their weights into moe_weights: the
+ * experts into moe_sel and, as floats, moe_topk (of equal probabilities the larger
+ * logit first: a forced expert, one ulp above the top, or one not knocked out; of equal
+ * logits the first), and their weights into moe_weights: the
  * probabilities, renormalised to sum 1 where the model does (the sum kept from 0, as
  * llama.cpp clamps it). */
 static void route(const pass *p, int i)
@@ -838,9 +840,11 @@ static void route(const pass *p, int i)
             bool taken = false;
             for (int r = 0; r < s && !taken; r++)
                 taken = sel[r] == e;
-            /* a knocked-out expert (-INFINITY) loses even a tie at probability 0 */
+            /* a tie of probabilities goes to the larger logit: a knocked-out expert
+             * (-INFINITY) loses even at probability 0, a forced one (expert_force.c)
+             * wins where its one ulp above the top is lost in the softmax's rounding */
             if (!taken && (best < 0 || pr[e] > pr[best] ||
-                           (pr[e] == pr[best] && lg[best] == -INFINITY && lg[e] > -INFINITY)))
+                           (pr[e] == pr[best] && lg[e] > lg[best])))
                 best = e;
         }
         sel[s] = best;

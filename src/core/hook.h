@@ -7,8 +7,9 @@
  * transformer_hook_add). The debugger's captures are observers (the attention rows at
  * kq_soft_max, the logit lens at l_out, attribution at kqv and ffn_out); its
  * interventions are editors (knock_out.c zeroes a head's kqv, expert_knock_out.c sets a
- * knocked-out expert's ffn_moe_logits to -INFINITY, control_vectors.c adds to l_out;
- * steering.c registers them). Owns nothing; no state. */
+ * knocked-out expert's ffn_moe_logits to -INFINITY, expert_force.c raises a forced
+ * expert's just above the others', control_vectors.c adds to l_out; steering.c
+ * registers them). Owns nothing; no state. */
 #ifndef LLMCHAT_HOOK_H
 #define LLMCHAT_HOOK_H
 
@@ -41,7 +42,7 @@ typedef enum {
     HOOK_FFN_NORM,      /* (dim) the feed-forward's input: the stream RMS-normed */
     /* a layer of experts (config.n_experts > 0) instead of ffn_gate .. ffn_gate_par: */
     HOOK_FFN_MOE_LOGITS,  /* (n_experts) the router's logits; -INFINITY for an expert
-                             knocked out */
+                             knocked out, one ulp above the others' for one forced */
     HOOK_FFN_MOE_PROBS,   /* (n_experts) their softmax */
     HOOK_FFN_MOE_TOPK,    /* (n_experts_used) the chosen experts' numbers (as floats),
                              the most probable first */
@@ -90,7 +91,9 @@ typedef void (*hook_fn)(void *user, const hook_tensor *x);
  * pos..pos+n-1 of one point (data points at column col of the first row; stride floats
  * from a row to the next), which it may change in place, and nothing else. One token
  * is edited by all the pass's threads at once, each handed its own columns; a batch by
- * one thread, all the columns. */
+ * one thread, all the columns. It may read the rest of its rows where no editor
+ * writes them: every value the pass made there is ready (expert_force.c reads the
+ * other experts' logits, skipping those expert_knock_out.c writes). */
 typedef struct {
     hook_point point;
     int layer;          /* as in hook_tensor */

@@ -2,11 +2,12 @@
  * the control vectors in force (name, file, scale), the layers they apply to, the
  * attention heads knocked out (their output zeroed before the output projection) and
  * the experts knocked out (the router's logit -INFINITY: never chosen, the others'
- * probabilities renormalised over the rest).
+ * probabilities renormalised over the rest) and the experts forced (at most one a
+ * layer: the router's logit raised just above the others', so it is chosen first).
  *
  * The engine keeps one such record for every state it has been in (a new one each
- * time the user loads, rescales or drops a vector, changes the layers, or knocks a head
- * or an expert out or back in) and never frees them before engine_free, so a step
+ * time the user loads, rescales or drops a vector, changes the layers, knocks a head
+ * or an expert out or back in, or forces an expert or stops forcing it) and never frees them before engine_free, so a step
  * record can point to the one its position ran with; the trace writes it where it
  * changes and --replay sets it again. */
 #ifndef LLMCHAT_INTERVENTION_H
@@ -42,6 +43,9 @@ typedef struct intervention {
     int n_experts_out;
     intervention_expert *experts_out; /* (n_experts_out) the experts knocked out, by
                                          layer then expert, ascending */
+    int n_experts_forced;
+    intervention_expert *experts_forced; /* (n_experts_forced) the experts forced, one a
+                                            layer at most, by layer ascending */
 } intervention;
 
 #endif

@@ -1,9 +1,11 @@
 /* steering.c — the loaded control vectors, their sum, the heads and experts knocked
- * out, the record of every state, and the editors that apply them (steering.h). */
+ * out, the experts forced, the record of every state, and the editors that apply them
+ * (steering.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "steering.h"
 
 #include "control_vectors.h"
+#include "expert_force.h"
 #include "expert_knock_out.h"
 #include "knock_out.h"
 
@@ -32,6 +34,9 @@ struct steering {
                                (0 0: dense layers) */
     unsigned char *experts_mask; /* (n_layers, n_experts) 1 = knocked out, or NULL */
     int n_experts_out;      /* experts knocked out */
+    int *forced;            /* (n_layers) the expert forced at each layer, -1 for none;
+                               NULL on dense layers */
+    int n_forced;           /* layers with an expert forced */
     intervention **states;  /* (n_states) every state there has been, newest last */
     int n_states;
     char notice[320];       /* what the last steering_add has to say (layers of the vector
@@ -40,10 +45,12 @@ struct steering {
     const float *sum_in_force;          /* sum, or NULL when no vector is loaded */
     const unsigned char *mask_in_force; /* mask, or NULL when no head is out */
     const unsigned char *experts_in_force; /* experts_mask, or NULL when none is out */
+    const int *forced_in_force;         /* forced, or NULL when none is forced */
     bool heads_enabled;                 /* false: the knock-outs left out (a what-if) */
     control_vectors vectors_editor;
     knock_out heads_editor;
     expert_knock_out experts_editor;
+    expert_force force_editor;
 };
 
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err)
@@ -84,8 +91,13 @@ llm_status steering_attach(steering *s, transformer *t, llm_err *err)
                                   .n_heads = s->n_heads, .head_size = c->head_size};
     s->experts_editor = (expert_knock_out){.mask = &s->experts_in_force,
                                            .n_experts = s->n_experts};
+    s->force_editor = (expert_force){.forced = &s->forced_in_force,
+                                     .out = &s->experts_in_force, .n_experts = s->n_experts};
     const hook editors[] = {
         {.edit = expert_knock_out_edit, .user = &s->experts_editor,
+         .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS), .layer_first = 0,
+         .layer_last = c->n_layers - 1, .pos = -1},
+        {.edit = expert_force_edit, .user = &s->force_editor,
          .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS), .layer_first = 0,
          .layer_last = c->n_layers - 1, .pos = -1},
         {.edit = knock_out_edit, .user = &s->heads_editor, .points = HOOK_BIT(HOOK_KQV),
@@ -94,9 +106,9 @@ llm_status steering_attach(steering *s, transformer *t, llm_err *err)
          .points = HOOK_BIT(HOOK_L_OUT), .layer_first = 0, .layer_last = c->n_layers - 1,
          .pos = -1},
     };
-    /* the experts' editor (the first) only where the layers have experts: a dense
+    /* the experts' editors (the first two) only where the layers have experts: a dense
      * model's pass never hands ffn_moe_logits, and hooks are few (MAX_HOOKS) */
-    for (size_t i = s->n_experts > 0 ? 0 : 1; i < sizeof editors / sizeof editors[0]; i++) {
+    for (size_t i = s->n_experts > 0 ? 0 : 2; i < sizeof editors / sizeof editors[0]; i++) {
         int id;
         st = transformer_hook_add(t, &editors[i], &id, err);
         if (st != LLM_OK)
@@ -111,14 +123,24 @@ llm_status steering_experts(steering *s, int n_experts, int n_used, llm_err *err
         return llm_fail(err, LLM_ERR_ARG, "%d experts of which %d are used is no mixture of "
                         "experts", n_experts, n_used);
     unsigned char *m = n_experts ? calloc((size_t)s->n_layers * n_experts, 1) : NULL;
-    if (n_experts && !m)
+    int *f = n_experts ? malloc(sizeof(int) * (size_t)s->n_layers) : NULL;
+    if (n_experts && (!m || !f)) {
+        free(m);
+        free(f);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the experts' knock-outs");
+    }
+    for (int l = 0; f && l < s->n_layers; l++)
+        f[l] = -1;
     free(s->experts_mask);
+    free(s->forced);
     s->experts_mask = m;
+    s->forced = f;
     s->n_experts = n_experts;
     s->n_used = n_used;
     s->n_experts_out = 0;
+    s->n_forced = 0;
     s->experts_in_force = NULL;
+    s->forced_in_force = NULL;
     return LLM_OK;
 }
 
@@ -138,6 +160,7 @@ static void state_free(intervention *in)
     free(in->vectors);
     free(in->heads_out);
     free(in->experts_out);
+    free(in->experts_forced);
     free(in);
 }
 
@@ -161,6 +184,7 @@ void steering_free(steering *s)
     free(s->sum);
     free(s->mask);
     free(s->experts_mask);
+    free(s->forced);
     free(s);
 }
 
@@ -214,6 +238,7 @@ static llm_status changed(steering *s, llm_err *err)
     s->sum_in_force = s->active ? s->sum : NULL;
     s->mask_in_force = s->n_out ? s->mask : NULL;
     s->experts_in_force = s->n_experts_out ? s->experts_mask : NULL;
+    s->forced_in_force = s->n_forced ? s->forced : NULL;
     intervention *in = calloc(1, sizeof *in);
     intervention **grown = realloc(s->states, sizeof *grown * (size_t)(s->n_states + 1));
     if (grown)
@@ -240,6 +265,11 @@ static llm_status changed(steering *s, llm_err *err)
         if (s->experts_mask[i])
             in->experts_out[in->n_experts_out++] =
                 (intervention_expert){i / s->n_experts, i % s->n_experts};
+    if (ok && s->n_forced)
+        ok = (in->experts_forced = malloc(sizeof *in->experts_forced * (size_t)s->n_forced)) != NULL;
+    for (int l = 0; ok && s->n_forced && l < s->n_layers; l++)
+        if (s->forced[l] >= 0)
+            in->experts_forced[in->n_experts_forced++] = (intervention_expert){l, s->forced[l]};
     if (!ok) {
         state_free(in);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for control vectors");
@@ -457,10 +487,10 @@ bool steering_is_out(const steering *s, int layer, int head)
 }
 
 /* Whether expert `expert` of layer `layer` may be knocked out (or back in: out false) in
- * mask (the steering's experts_mask or a copy): LLM_OK, else err says why (kind: the
- * status to fail with). */
-static llm_status expert_ok(const steering *s, const unsigned char *mask, int layer,
-                            int expert, bool out, llm_status kind, llm_err *err)
+ * mask (the steering's experts_mask or a copy) with the experts forced (n_layers; -1
+ * none; NULL: none is): LLM_OK, else err says why (kind: the status to fail with). */
+static llm_status expert_ok(const steering *s, const unsigned char *mask, const int *forced,
+                            int layer, int expert, bool out, llm_status kind, llm_err *err)
 {
     if (s->n_experts == 0)
         return llm_fail(err, kind, "the model has no experts (its feed-forward layers are "
@@ -473,6 +503,10 @@ static llm_status expert_ok(const steering *s, const unsigned char *mask, int la
     int left = 0;
     for (int e = 0; e < s->n_experts; e++)
         left += !row[e];
+    if (out && forced && forced[layer] == expert)
+        return llm_fail(err, kind, "cannot knock expert %d of layer %d out: it is the layer's "
+                        "forced expert (an expert is forced or knocked out, not both)", expert,
+                        layer);
     if (out && !row[expert] && left - 1 < s->n_used)
         return llm_fail(err, kind, "cannot knock expert %d of layer %d out: %d of the layer's "
                         "%d experts would be left, but the router chooses %d for each token",
@@ -483,7 +517,8 @@ static llm_status expert_ok(const steering *s, const unsigned char *mask, int la
 llm_status steering_knock_out_expert(steering *s, int layer, int expert, bool out,
                                      llm_err *err)
 {
-    llm_status st = expert_ok(s, s->experts_mask, layer, expert, out, LLM_ERR_ARG, err);
+    llm_status st = expert_ok(s, s->experts_mask, s->forced, layer, expert, out, LLM_ERR_ARG,
+                              err);
     if (st != LLM_OK)
         return st;
     unsigned char *m = &s->experts_mask[(size_t)layer * s->n_experts + expert];
@@ -496,6 +531,75 @@ bool steering_expert_is_out(const steering *s, int layer, int expert)
 {
     return s->n_experts > 0 && layer >= 0 && layer < s->n_layers && expert >= 0 &&
            expert < s->n_experts && s->experts_mask[(size_t)layer * s->n_experts + expert];
+}
+
+llm_status steering_force_expert(steering *s, int layer, int expert, llm_err *err)
+{
+    if (s->n_experts == 0)
+        return llm_fail(err, LLM_ERR_ARG, "the model has no experts (its feed-forward layers are "
+                        "dense): no expert to force");
+    if (layer < 0 || layer >= s->n_layers || expert < -1 || expert >= s->n_experts)
+        return llm_fail(err, LLM_ERR_ARG, "no expert %d in layer %d: the model has layers 0-%d of %d "
+                        "experts (0-%d; numbered from 0)", expert, layer, s->n_layers - 1,
+                        s->n_experts, s->n_experts - 1);
+    if (expert >= 0 && s->experts_mask[(size_t)layer * s->n_experts + expert])
+        return llm_fail(err, LLM_ERR_ARG, "cannot force expert %d of layer %d: it is knocked out "
+                        "(an expert is forced or knocked out, not both)", expert, layer);
+    int was = s->forced[layer];
+    s->n_forced += (expert >= 0) - (was >= 0);
+    s->forced[layer] = expert;
+    llm_status st = changed(s, err);
+    if (st == LLM_OK && was >= 0 && expert >= 0 && was != expert)
+        snprintf(s->notice, sizeof s->notice, "expert %d of layer %d is forced instead of expert "
+                 "%d (one expert a layer)", expert, layer, was);
+    return st;
+}
+
+int steering_expert_forced(const steering *s, int layer)
+{
+    return s->forced && layer >= 0 && layer < s->n_layers ? s->forced[layer] : -1;
+}
+
+/* The experts want forces, as the expert of each layer (n_layers; -1 none) in *out
+ * (owned; NULL when want forces none), knocked (want's knock-outs as experts_of makes
+ * them, or NULL) beside them; LLM_ERR_MISMATCH naming the first the model lacks, one
+ * knocked out too, or a second at the same layer. */
+static llm_status forced_of(const steering *s, const intervention *want,
+                            const unsigned char *knocked, int **out, llm_err *err)
+{
+    *out = NULL;
+    if (!want || want->n_experts_forced == 0)
+        return LLM_OK;
+    if (s->n_experts == 0)
+        return llm_fail(err, LLM_ERR_MISMATCH, "expert [%d, %d] is forced ([layer, expert], from "
+                        "0), but the model has no experts", want->experts_forced[0].layer,
+                        want->experts_forced[0].expert);
+    int *f = malloc(sizeof(int) * (size_t)s->n_layers);
+    if (!f)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the experts forced");
+    for (int l = 0; l < s->n_layers; l++)
+        f[l] = -1;
+    for (int i = 0; i < want->n_experts_forced; i++) {
+        int l = want->experts_forced[i].layer, e = want->experts_forced[i].expert;
+        llm_status st = LLM_OK;
+        if (l < 0 || l >= s->n_layers || e < 0 || e >= s->n_experts)
+            st = llm_fail(err, LLM_ERR_MISMATCH, "expert [%d, %d] is forced ([layer, expert], from "
+                          "0), but the model has layers 0-%d of %d experts (0-%d)", l, e,
+                          s->n_layers - 1, s->n_experts, s->n_experts - 1);
+        else if (f[l] >= 0)
+            st = llm_fail(err, LLM_ERR_MISMATCH, "experts %d and %d are both forced at layer %d "
+                          "(one expert a layer)", f[l], e, l);
+        else if (knocked && knocked[(size_t)l * s->n_experts + e])
+            st = llm_fail(err, LLM_ERR_MISMATCH, "expert [%d, %d] is both forced and knocked out "
+                          "([layer, expert], from 0)", l, e);
+        if (st != LLM_OK) {
+            free(f);
+            return st;
+        }
+        f[l] = e;
+    }
+    *out = f;
+    return LLM_OK;
 }
 
 /* The experts of want as a mask (n_layers, n_experts) in *out (owned; NULL when the
@@ -512,7 +616,8 @@ static llm_status experts_of(const steering *s, const intervention *want, unsign
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the experts' knock-outs");
     for (int i = 0; i < want->n_experts_out; i++) {
         const intervention_expert *x = &want->experts_out[i];
-        llm_status st = m ? expert_ok(s, m, x->layer, x->expert, true, LLM_ERR_MISMATCH, err)
+        llm_status st = m ? expert_ok(s, m, NULL, x->layer, x->expert, true, LLM_ERR_MISMATCH,
+                                      err)
                           : llm_fail(err, LLM_ERR_MISMATCH, "expert [%d, %d] is knocked out "
                                      "([layer, expert], from 0), but the model has no experts",
                                      x->layer, x->expert);
@@ -582,8 +687,12 @@ llm_status steering_check(const steering *s, const intervention *want, char *not
         if (!head_of(s, want, i, &flat, err))
             return LLM_ERR_MISMATCH;
     unsigned char *experts;
+    int *forced = NULL;
     llm_status es = experts_of(s, want, &experts, err);
+    if (es == LLM_OK)
+        es = forced_of(s, want, experts, &forced, err);
     free(experts);
+    free(forced);
     if (es != LLM_OK)
         return es;
     for (int j = 0; want && j < want->n_vectors; j++) {
@@ -614,19 +723,31 @@ llm_status steering_set(steering *s, const intervention *want, llm_err *err)
     if (!want)
         want = &none;
     unsigned char *experts;
+    int *forced = NULL;
     llm_status hs = experts_of(s, want, &experts, err);
-    if (hs == LLM_OK && (hs = set_heads(s, want, err)) != LLM_OK)
+    if (hs == LLM_OK)
+        hs = forced_of(s, want, experts, &forced, err);
+    if (hs == LLM_OK)
+        hs = set_heads(s, want, err);
+    if (hs != LLM_OK) {
         free(experts);
-    if (hs != LLM_OK)
+        free(forced);
         return hs;
+    }
     if (s->n_experts) {
         s->n_experts_out = 0;
         for (int i = 0; i < s->n_layers * s->n_experts; i++) {
             s->experts_mask[i] = experts && experts[i];
             s->n_experts_out += s->experts_mask[i];
         }
+        s->n_forced = 0;
+        for (int l = 0; l < s->n_layers; l++) {
+            s->forced[l] = forced ? forced[l] : -1;
+            s->n_forced += s->forced[l] >= 0;
+        }
     }
     free(experts);
+    free(forced);
     /* drop what want does not hold from the same file, as it was */
     for (int i = s->n - 1; i >= 0; i--) {
         bool keep = false;
@@ -675,5 +796,9 @@ int steering_format(const intervention *in, char *buf, size_t size)
         o += (size_t)snprintf(buf + o, size - o, "%sL%dE%d",
                               i ? " " : o ? " | experts out " : "experts out ",
                               in->experts_out[i].layer + 1, in->experts_out[i].expert + 1);
+    for (int i = 0; in && i < in->n_experts_forced && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%sL%dE%d",
+                              i ? " " : o ? " | experts forced " : "experts forced ",
+                              in->experts_forced[i].layer + 1, in->experts_forced[i].expert + 1);
     return (int)o;
 }

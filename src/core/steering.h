@@ -2,13 +2,14 @@
  * control vectors (which are loaded, by name, their scales, the layers they apply to,
  * and their scaled sum, added to the residual stream after each layer), the attention
  * heads knocked out (their output zeroed) and, on a mixture of experts, the experts
- * knocked out (never routed to).
+ * knocked out (never routed to) and the experts forced (one a layer at most, always
+ * routed to first).
  *
  * Each change makes a new `intervention` record (intervention.h) describing the state;
  * all of them are kept until steering_free, so step records may point to them. The
  * state acts through editors registered at the pass's hook points (steering_attach:
- * control_vectors.c at l_out, knock_out.c at kqv, expert_knock_out.c at
- * ffn_moe_logits), which read it as it is at every pass: a change applies from the
+ * control_vectors.c at l_out, knock_out.c at kqv, expert_knock_out.c and then
+ * expert_force.c at ffn_moe_logits), which read it as it is at every pass: a change applies from the
  * next position run on, with nothing to hand over. Owns the vectors, the sum, the
  * masks, the records and the editors' contexts. No printing. */
 #ifndef LLMCHAT_STEERING_H
@@ -27,7 +28,8 @@ typedef struct steering steering;
 llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_err *err);
 void steering_free(steering *s); /* NULL does nothing */
 
-/* Registers the editors that apply s on t's forward passes (three of t's hooks), for as
+/* Registers the editors that apply s on t's forward passes (three of t's hooks, five
+ * on a mixture of experts), for as
  * long as both live. t must be of the shape s was made for; its experts are taken as
  * steering_experts does. */
 llm_status steering_attach(steering *s, transformer *t, llm_err *err);
@@ -54,9 +56,9 @@ llm_status steering_add(steering *s, const char *name, const char *path, control
 llm_status steering_name_check(const char *name, llm_err *err);
 /* Whether a vector of that name is loaded. */
 bool steering_has(const steering *s, const char *name);
-/* What the last steering_load or steering_add has to tell the user although it
- * succeeded ("happy.gguf: direction.4 ignored: the model has 4 layers (0-3); ..."), or
- * "" (any other change clears it). The front end shows it; valid until the next
+/* What the last steering_load, steering_add or steering_force_expert has to tell the
+ * user although it succeeded ("happy.gguf: direction.4 ignored: the model has 4 layers
+ * (0-3); ...", a forced expert replaced), or "" (any other change clears it). The front end shows it; valid until the next
  * change. */
 const char *steering_notice(const steering *s);
 llm_status steering_rescale(steering *s, const char *name, float scale, llm_err *err);
@@ -74,22 +76,33 @@ const unsigned char *steering_mask(const steering *s);
 
 /* Knocks expert `expert` of layer `layer` (both from 0) out of the router's choice (out
  * true) or back in. Refused (LLM_ERR_ARG, changing nothing) on a model without experts,
- * a layer or expert it lacks, or when fewer than n_experts_used of the layer's experts
- * would be left in. */
+ * a layer or expert it lacks, the layer's forced expert, or when fewer than
+ * n_experts_used of the layer's experts would be left in. */
 llm_status steering_knock_out_expert(steering *s, int layer, int expert, bool out,
                                      llm_err *err);
 bool steering_expert_is_out(const steering *s, int layer, int expert);
+
+/* Forces expert `expert` of layer `layer` (both from 0) as the router's first choice for
+ * every token (expert_force.h); expert -1: none is forced at the layer any more. A
+ * layer has one forced expert at most: forcing another replaces it, and
+ * steering_notice says so ("expert 5 of layer 1 is forced instead of expert 3 (one
+ * expert a layer)"). Refused (LLM_ERR_ARG, changing nothing) on a model without
+ * experts, a layer or expert it lacks, or an expert knocked out. */
+llm_status steering_force_expert(steering *s, int layer, int expert, llm_err *err);
+/* The expert forced at layer, or -1. */
+int steering_expert_forced(const steering *s, int layer);
 
 /* Makes the state equal want (NULL: no vectors, every layer): vectors want names that
  * are loaded from the same file (with the same checksum, when want knows it) are
  * rescaled, the others read from their files. A knocked-out head is read as [layer,
  * head] with want's row width (want->n_heads). --replay uses it to apply what a trace
  * recorded. Fails (LLM_ERR_MISMATCH) on a head or an expert the model lacks, a layer
- * left with fewer experts than the router chooses, or a file whose checksum is not
- * want's. */
+ * left with fewer experts than the router chooses, an expert both forced and knocked
+ * out, two forced at one layer, or a file whose checksum is not want's. */
 llm_status steering_set(steering *s, const intervention *want, llm_err *err);
 /* Checks, changing nothing, that steering_set(s, want) can succeed: every head and
- * expert of want is one of the model's (with enough experts left in), every vector file
+ * expert of want is one of the model's (with enough experts left in, none forced and
+ * knocked out, one forced a layer at most), every vector file
  * reads, has the model's width and one of its layers, and is as want's checksum says.
  * The message names the head, the expert or the file. What a vector has to say although it passes (layers the model lacks, as steering_notice)
  * goes to notice[0..size) ("" when nothing). */
@@ -102,8 +115,9 @@ const intervention *steering_state(const steering *s);
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);
 
-/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1 | experts out L1E5"
- * (the layers, heads and experts from 1, as the TUI shows them; nothing: "") into buf;
+/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1 | experts out L1E5 |
+ * experts forced L2E3" (the layers, heads and experts from 1, as the TUI shows them;
+ * nothing: "") into buf;
  * the length, as snprintf. */
 int steering_format(const intervention *in, char *buf, size_t size);
 

@@ -456,12 +456,14 @@ static void write_tensors(FILE *f, const step_tensor *s, int n)
     putc(']', f);
 }
 
-/* What a record ran with (control vectors, knocked-out heads and experts), when it
+/* What a record ran with (control vectors, knocked-out heads and experts, experts
+ * forced), when it
  * differs from the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
  * "fnv1a64":"16 hex digits of the file's FNV-1a, when known"}, ...],
  * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0), and
- * "experts_out":[[layer,expert], ...] before the closing brace when an expert is out
- * (absent otherwise, so a dense model's traces are as they were). */
+ * "experts_out":[[layer,expert], ...] before the closing brace when an expert is out,
+ * then "experts_forced":[[layer,expert], ...] when one is forced (each absent otherwise,
+ * so a dense model's traces are as they were). */
 static void write_intervention(trace_writer *t, const intervention *in)
 {
     FILE *f = t->f;
@@ -490,7 +492,12 @@ static void write_intervention(trace_writer *t, const intervention *in)
     for (int i = 0; i < in->n_experts_out; i++)
         fprintf(f, "%s[%d,%d]", i ? "," : ",\"experts_out\":[", in->experts_out[i].layer,
                 in->experts_out[i].expert);
-    fputs(in->n_experts_out ? "]}" : "}", f);
+    if (in->n_experts_out)
+        putc(']', f);
+    for (int i = 0; i < in->n_experts_forced; i++)
+        fprintf(f, "%s[%d,%d]", i ? "," : ",\"experts_forced\":[", in->experts_forced[i].layer,
+                in->experts_forced[i].expert);
+    fputs(in->n_experts_forced ? "]}" : "}", f);
 }
 
 llm_status trace_write(trace_writer *t, const step_record *rec)

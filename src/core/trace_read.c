@@ -578,10 +578,10 @@ static bool checksum_of(const json_value *vector, uint64_t *out)
 
 /* Checks a "steer" object's parts; *bytes: the size of the block read_steer makes. */
 static bool steer_ok(trace_reader *r, const json_value *list, const json_value *layers,
-                     const json_value *heads, const json_value *experts, long *first,
-                     long *last, size_t *bytes)
+                     const json_value *heads, const json_value *experts,
+                     const json_value *forced, long *first, long *last, size_t *bytes)
 {
-    int n = length(list), nh = length(heads), ne = length(experts);
+    int n = length(list), nh = length(heads), ne = length(experts), nf = length(forced);
     int L = r->h.has_config ? r->h.config.n_layers : 4096;
     int H = r->h.has_config ? r->h.config.n_heads : 4096;
     if (!list || !heads || !layers)
@@ -590,10 +590,10 @@ static bool steer_ok(trace_reader *r, const json_value *list, const json_value *
         !(length(layers) == 2 && int_in(&layers->items[0], 0, L - 1, first) &&
           int_in(&layers->items[1], *first, L - 1, last)))
         return false;
-    if (experts && experts->type != JSON_ARRAY)
+    if ((experts && experts->type != JSON_ARRAY) || (forced && forced->type != JSON_ARRAY))
         return false;
     *bytes = sizeof(intervention) + sizeof(intervention_vector) * (size_t)n +
-             sizeof(intervention_expert) * (size_t)ne + sizeof(int) * (size_t)nh;
+             sizeof(intervention_expert) * (size_t)(ne + nf) + sizeof(int) * (size_t)nh;
     for (int i = 0; i < n; i++) {
         const char *name = get_string(&list->items[i], "name"), *path = get_string(&list->items[i], "path");
         double scale;
@@ -609,19 +609,21 @@ static bool steer_ok(trace_reader *r, const json_value *list, const json_value *
         if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) || !int_in(&p->items[1], 0, H - 1, &h))
             return false;
     }
-    for (int i = 0; i < ne; i++) {
-        const json_value *p = &experts->items[i];
-        long l, e;
-        if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) ||
-            !int_in(&p->items[1], 0, 1 << 20, &e))
-            return false;
-    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < (k ? nf : ne); i++) {
+            const json_value *p = &(k ? forced : experts)->items[i];
+            long l, e;
+            if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) ||
+                !int_in(&p->items[1], 0, 1 << 20, &e))
+                return false;
+        }
     return true;
 }
 
-/* A record's "steer" (trace-format.md): the control vectors and knocked-out heads and
- * experts from this record on, as one owned block (the intervention, its vectors,
- * experts, heads, strings; a trace written before experts_out has none).
+/* A record's "steer" (trace-format.md): the control vectors, knocked-out heads and
+ * experts and experts forced from this record on, as one owned block (the intervention,
+ * its vectors, experts out, experts forced, heads, strings; a trace written before
+ * experts_out or experts_forced has none).
  * A knocked-out head is kept as layer * H + head with H in the block (the header's
  * heads a layer, else 4096), so [layer, head] comes back whole whatever the model
  * that replays it. Returns the block, or NULL when the object was dropped. */
@@ -629,15 +631,17 @@ static const intervention *read_steer(trace_reader *r, const json_value *v, int 
 {
     const json_value *list = get_array(v, "vectors"), *layers = json_get(v, "layers");
     const json_value *heads = get_array(v, "heads_out"), *experts = json_get(v, "experts_out");
+    const json_value *forced = json_get(v, "experts_forced");
     long first = -1, last = -1;
     size_t bytes = 0;
-    if (!steer_ok(r, list, layers, heads, experts, &first, &last, &bytes)) {
+    if (!steer_ok(r, list, layers, heads, experts, forced, &first, &last, &bytes)) {
         problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale, fnv1a64), \"layers\" "
                          "(null or [first, last]) and \"heads_out\" ([layer, head] of this model), "
-                         "and may have \"experts_out\" ([layer, expert]); dropped");
+                         "and may have \"experts_out\" ([layer, expert]) and \"experts_forced\" "
+                         "([layer, expert]); dropped");
         return NULL;
     }
-    int n = length(list), nh = length(heads), ne = length(experts);
+    int n = length(list), nh = length(heads), ne = length(experts), nf = length(forced);
     int H = r->h.has_config ? r->h.config.n_heads : 4096;
     intervention *in = malloc(bytes);
     if (!own(r, in))
@@ -655,8 +659,16 @@ static const intervention *read_steer(trace_reader *r, const json_value *v, int 
         int_in(&experts->items[i].items[1], 0, 1 << 20, &e);
         in->experts_out[i] = (intervention_expert){(int)l, (int)e};
     }
+    in->n_experts_forced = nf;
+    in->experts_forced = in->experts_out + ne;
+    for (int i = 0; i < nf; i++) {
+        long l = 0, e = 0;
+        int_in(&forced->items[i].items[0], 0, 1 << 20, &l);
+        int_in(&forced->items[i].items[1], 0, 1 << 20, &e);
+        in->experts_forced[i] = (intervention_expert){(int)l, (int)e};
+    }
     in->n_heads_out = nh;
-    in->heads_out = (int *)(in->experts_out + ne);
+    in->heads_out = (int *)(in->experts_forced + nf);
     for (int i = 0; i < nh; i++) {
         long l = 0, h = 0;
         int_in(&heads->items[i].items[0], 0, 1 << 20, &l);
