@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "expert_routes.h"
 #include "family_gguf.h"
+#include "step_weight.h"
 #include "testutil.h"
 
 static model *m;
@@ -190,6 +191,39 @@ START_TEST(test_attribution_by_expert)
 }
 END_TEST
 
+/* The compute view's weight of the router: a row of ffn_gate_inp times ffn_norm is the
+ * expert's logit, plus the router's bias where the model has one (gpt-oss). */
+START_TEST(test_router_weight)
+{
+    const char *shapes[] = {"qwen3moe", "gpt-oss"};
+    for (size_t s = 0; s < 2; s++) {
+        open_shape(shapes[s]);
+        engine *e = run(6, 2);
+        llm_err err;
+        for (int l = 0; l < m->config.n_layers; l++) {
+            const tensor_capture *cap = engine_tensors(e, engine_pos(e) - 1, l, l, &err);
+            ck_assert_msg(cap, "%s", err.text);
+            for (int row = 0; row < m->config.n_experts; row += 3) {
+                step_weight w;
+                ck_assert_msg(step_weight_explain(m, cap, HOOK_FFN_MOE_LOGITS, l, row, 0, &w,
+                                                  &err) == LLM_OK, "%s", err.text);
+                const float *bias = m->layers[l].router_bias;
+                float want = w.row_total + (bias ? bias[row] : 0.0f);
+                ck_assert_msg(fabsf(want - w.step_value) <= 1e-5f * (1 + fabsf(w.step_value)),
+                              "%s layer %d expert %d: %g, the pass %g", shapes[s], l, row, want,
+                              w.step_value);
+                ck_assert_int_eq(w.input, HOOK_FFN_NORM);
+                ck_assert(strstr(w.tensor, "ffn_gate_inp.weight"));
+                ck_assert(w.note && (strstr(w.note, "bias") != NULL) == (bias != NULL));
+            }
+        }
+        engine_free(e);
+        model_close(m);
+        m = NULL;
+    }
+}
+END_TEST
+
 START_TEST(test_wide)
 {
     open_shape("qwen3moe-wide");
@@ -312,6 +346,7 @@ static Suite *routes_suite(void)
     tcase_add_test(tc, test_routes_are_the_pass);
     tcase_add_test(tc, test_wide);
     tcase_add_test(tc, test_attribution_by_expert);
+    tcase_add_test(tc, test_router_weight);
     tcase_add_test(tc, test_what_ifs_and_rewind);
     tcase_add_test(tc, test_dense_has_none);
     suite_add_tcase(s, tc);

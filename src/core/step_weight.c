@@ -13,7 +13,7 @@
 #include "kernels.h"
 #include "quant.h"
 
-typedef enum { W_Q, W_K, W_V, W_O, W_GATE, W_UP, W_DOWN, W_OUTPUT } which_weight;
+typedef enum { W_Q, W_K, W_V, W_O, W_GATE, W_UP, W_DOWN, W_ROUTER, W_OUTPUT } which_weight;
 
 static const struct {
     hook_point step, input;
@@ -27,6 +27,7 @@ static const struct {
     {.step = HOOK_FFN_GATE, .input = HOOK_FFN_NORM, .w = W_GATE, .part = "ffn_gate"},
     {.step = HOOK_FFN_UP, .input = HOOK_FFN_NORM, .w = W_UP, .part = "ffn_up"},
     {.step = HOOK_FFN_OUT, .input = HOOK_FFN_GATE_PAR, .w = W_DOWN, .part = "ffn_down"},
+    {.step = HOOK_FFN_MOE_LOGITS, .input = HOOK_FFN_NORM, .w = W_ROUTER, .part = "ffn_gate_inp"},
     {.step = HOOK_RESULT_OUTPUT, .input = HOOK_RESULT_NORM, .w = W_OUTPUT, .part = "output"},
 };
 enum { N_WEIGHTS = sizeof weights / sizeof weights[0] };
@@ -50,7 +51,8 @@ static const tensor *tensor_of(const model *m, which_weight w, int layer)
         return &m->wcls;
     const model_layer *L = &m->layers[layer];
     const tensor *t[] = {[W_Q] = &L->wq, [W_K] = &L->wk, [W_V] = &L->wv, [W_O] = &L->wo,
-                         [W_GATE] = &L->w1, [W_UP] = &L->w3, [W_DOWN] = &L->w2};
+                         [W_GATE] = &L->w1, [W_UP] = &L->w3, [W_DOWN] = &L->w2,
+                         [W_ROUTER] = &L->router};
     return t[w];
 }
 
@@ -175,6 +177,12 @@ static const char *note_of(const model *m, hook_point step, int layer)
     case HOOK_QCUR: return "Qcur is this after RoPE (and the bias and QK-norm where the model has them)";
     case HOOK_KCUR: return "Kcur is this after RoPE (and the bias and QK-norm where the model has them)";
     case HOOK_VCUR: return m->layers[layer].bv ? "Vcur is this plus the bias" : NULL;
+    case HOOK_KQV_OUT: return m->layers[layer].bo ? "kqv_out is this plus the bias" : NULL;
+    case HOOK_FFN_MOE_LOGITS:
+        return m->layers[layer].router_bias
+                   ? "ffn_moe_logits is this plus the router's bias (-inf: knocked out; "
+                     "raised: forced)"
+                   : "ffn_moe_logits is this (-inf: knocked out; raised: forced)";
     case HOOK_RESULT_OUTPUT:
         return m->config.arch.final_softcap != 0.0f ? "the logit is this soft-capped" : NULL;
     default: return NULL;

@@ -1,7 +1,8 @@
 /* heads_view.c — the Attention pane's two views of the heads (rows of
  * attention_views.c) at the selected position:
  *   heads      every head of the cursor's layer: its weights over the keys, its entropy
- *              (or its weight on BOS), the key it attends to most;
+ *              (or its weight on BOS), the key it attends to most, and where the model
+ *              has attention sinks (gpt-oss) the sink's share, what the keys do not get;
  *   head grid  layers x heads ("layers x heads"), each head's entropy (or BOS weight)
  *              as a heat; Enter opens the cursor's layer and head in the heatmap.
  * Both keep the head cursor on screen: when not every head or layer fits, those around
@@ -21,13 +22,15 @@ typedef struct {
     float bos;       /* weight on key 0 */
     int top_key;     /* the most attended key */
     float top_w;
+    float sink;      /* 1 - the weights' sum: the sink's share (0 without sinks) */
 } head_summary;
 
 static head_summary summarize(const float *row, int n)
 {
-    head_summary s = {0.0f, n > 0 ? row[0] : 0.0f, 0, n > 0 ? row[0] : 0.0f};
-    double ent = 0.0;
+    head_summary s = {0.0f, n > 0 ? row[0] : 0.0f, 0, n > 0 ? row[0] : 0.0f, 0.0f};
+    double ent = 0.0, sum = 0.0;
     for (int k = 0; k < n; k++) {
+        sum += row[k];
         if (row[k] > 0.0f)
             ent -= row[k] * log(row[k]);
         if (row[k] > s.top_w) {
@@ -36,6 +39,7 @@ static head_summary summarize(const float *row, int n)
         }
     }
     s.entropy = (float)ent;
+    s.sink = sum < 1.0 ? (float)(1.0 - sum) : 0.0f;
     return s;
 }
 
@@ -72,8 +76,9 @@ static const step_record *attn_or_say(const attn_cursor *c, const tui_screen *sc
 
 /* A heads view row's summary in at most width columns: the metric (entropy, or the
  * weight on BOS) and the key the head attends to most with its weight, "H 1.03
- * ␣p@57 74.2%"; narrower, without the metric's letter (the title names it), then
- * with the key's piece cut ("…"), then without the piece. */
+ * ␣p@57 74.2%", and "s 61.0%" after it where the model has sinks and it fits; narrower,
+ * without the metric's letter (the title names it), then with the key's piece cut
+ * ("…"), then without the piece. */
 static void head_info(const attn_cursor *c, const tui_screen *scr, const head_summary *s, int width,
                       char *out, size_t size)
 {
@@ -85,7 +90,15 @@ static void head_info(const attn_cursor *c, const tui_screen *scr, const head_su
     int fixed = (int)strlen(metric) + 1 + (int)strlen(at) + 1 + (int)strlen(pct);
     int pw = textfmt_width(piece);
     const char *letter = c->bos_metric ? "B " : "H ";
-    if (fixed + pw + 2 <= width) {
+    char sink[24] = "";
+    if (c->cfg->arch.attn_sinks) {
+        char sp[16];
+        tuifmt_prob(s->sink, sp, sizeof sp);
+        snprintf(sink, sizeof sink, " s %s", sp);
+    }
+    if (fixed + pw + 2 + (int)strlen(sink) <= width) {
+        snprintf(out, size, "%s%s %s%s %s%s", letter, metric, piece, at, pct, sink);
+    } else if (fixed + pw + 2 <= width) {
         snprintf(out, size, "%s%s %s%s %s", letter, metric, piece, at, pct);
     } else if (fixed + (pw < 2 ? pw : 2) <= width) {
         tuifmt_fit(piece, width - fixed, scr->utf8, fitted, sizeof fitted);
@@ -106,8 +119,8 @@ static void heads_draw(void *state, WINDOW *w, const tui_screen *scr, bool focus
     char full[160], shorter[160], shortest[160], wbuf[32];
     const char *metric = c->bos_metric ? "BOS weight" : "entropy";
     const char *win = attn_window_note(c, c->layer, wbuf, sizeof wbuf);
-    snprintf(full, sizeof full, "heads of layer %d/%d at pos %d%s  %s  (e)", c->layer + 1,
-             c->cfg->n_layers, focus, win, metric);
+    snprintf(full, sizeof full, "heads of layer %d/%d at pos %d%s  %s%s  (e)", c->layer + 1,
+             c->cfg->n_layers, focus, win, metric, c->cfg->arch.attn_sinks ? ", s: sink" : "");
     snprintf(shorter, sizeof shorter, "heads L%d/%d pos %d%s  %s (e)", c->layer + 1,
              c->cfg->n_layers, focus, win, metric);
     snprintf(shortest, sizeof shortest, "L%d/%d pos %d %s", c->layer + 1, c->cfg->n_layers, focus,
