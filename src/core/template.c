@@ -120,18 +120,20 @@ bool template_kind_parse(const char *name, template_kind *out)
             *out = (template_kind)k;
             return true;
         }
-    if (!strcmp(name, "tinyllama")) {
-        *out = TEMPLATE_ZEPHYR;
-        return true;
-    }
-    if (!strcmp(name, "chatml-think")) {
-        *out = TEMPLATE_QWEN3;
-        return true;
-    }
-    if (!strcmp(name, "gpt-oss")) {
-        *out = TEMPLATE_HARMONY;
-        return true;
-    }
+    /* other names a user may know a template by */
+    static const struct {
+        const char *name;
+        template_kind kind;
+    } aliases[] = {
+        {"tinyllama", TEMPLATE_ZEPHYR},
+        {"chatml-think", TEMPLATE_QWEN3},
+        {"gpt-oss", TEMPLATE_HARMONY},
+    };
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (!strcmp(name, aliases[i].name)) {
+            *out = aliases[i].kind;
+            return true;
+        }
     return false;
 }
 
