@@ -568,8 +568,8 @@ START_TEST(test_refused_files)
          "not a multiple of n_heads 7"},
         {{.uint_key = "llama.expert_count", .uint_value = 8}, LLM_ERR_FORMAT,
          "llama.expert_used_count is missing: a mixture of experts must say how many"},
-        {{.string_key = "llama.rope.scaling.type", .string_value = "yarn"}, LLM_ERR_FORMAT,
-         "RoPE scaling 'yarn' (factor 1) is not supported"},
+        {{.string_key = "llama.rope.scaling.type", .string_value = "dynamic"}, LLM_ERR_FORMAT,
+         "RoPE scaling 'dynamic' (factor 1) is not supported"},
         {{.float_key = "llama.rope.freq_base", .float_value = -1.0f}, LLM_ERR_FORMAT,
          "llama.rope.freq_base is not a positive number"},
         /* values that load but would compute nonsense: an infinite RoPE scale (uniform
