@@ -6,8 +6,9 @@
  * sums differs from the twins. The half-precision scales convert with F16C (the table
  * requires it). (The AVX-512 table has its own, 64 values a register:
  * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
- * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant rows made
- * exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats); and the AVX2
+ * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant, Q4_0 and
+ * MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats:
+ * MXFP4's scale is its power of two halved, its values doubled); and the AVX2
  * table's decode kernel of those Q8_0 blocks, reading them in place (matvec_q8b). */
 #include "x86.h"
 
@@ -373,10 +374,37 @@ INLINE void unpack_q6_k_block(const uint8_t *b, int part, int8_t *y, float *scal
                                           _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(pick))));
 }
 
+/* A 32-value block's 16 bytes of nibbles (low nibbles first, as Q4_0 and MXFP4 store
+ * them) as 32 int8 values: each nibble looked up in the 16 bytes of table (Q4_0: the
+ * nibble minus 8; MXFP4: ggml_kvalues_mxfp4), into q. */
+INLINE void unpack_nibbles(const uint8_t *qs, __m128i table, int8_t *q)
+{
+    __m128i b = _mm_loadu_si128((const __m128i *)qs), low = _mm_set1_epi8(0x0f);
+    __m128i lo = _mm_and_si128(b, low), hi = _mm_and_si128(_mm_srli_epi16(b, 4), low);
+    _mm_storeu_si128((__m128i *)q, _mm_shuffle_epi8(table, lo));
+    _mm_storeu_si128((__m128i *)(q + 16), _mm_shuffle_epi8(table, hi));
+}
+
 void kernels_x86_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                             float *scale, float *min)
 {
     switch (btype) {
+    case GGML_TYPE_MXFP4: {
+        __m128i table = _mm_loadu_si128((const __m128i *)ggml_kvalues_mxfp4);
+        for (int b = 0; b < cols / 32; b++, row += GGML_MXFP4_BYTES) {
+            unpack_nibbles(row + 1, table, q + 32 * b);
+            scale[b] = ggml_e8m0_half_to_f32(row[0]);
+        }
+        return;
+    }
+    case GGML_TYPE_Q4_0: {
+        __m128i table = _mm_setr_epi8(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+        for (int b = 0; b < cols / 32; b++, row += 18) {
+            unpack_nibbles(row + 2, table, q + 32 * b);
+            scale[b] = half_at(row);
+        }
+        return;
+    }
     case GGML_TYPE_Q4_K:
         for (int b = 0; b < cols / 256; b++)
             unpack_k45_block(row + 144 * (size_t)b, false, q + 256 * b, scale + 8 * b,

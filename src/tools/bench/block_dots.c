@@ -23,7 +23,7 @@
 
 static const ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0,
                                   GGML_TYPE_Q5_1, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K,
-                                  GGML_TYPE_Q6_K};
+                                  GGML_TYPE_Q6_K, GGML_TYPE_MXFP4};
 
 /* The kernels' scratch of every product here (made in main). */
 static kernels_workspace *work;

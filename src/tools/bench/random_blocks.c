@@ -19,7 +19,7 @@ uint32_t random_u32(void)
 /* The byte offsets of a block's half scales (d, and dmin or m; -1: none). */
 static void half_offsets(ggml_type type, int at[2])
 {
-    at[0] = type == GGML_TYPE_Q6_K ? 208 : 0;
+    at[0] = type == GGML_TYPE_Q6_K ? 208 : type == GGML_TYPE_MXFP4 ? -1 : 0; /* MXFP4: E8M0 */
     at[1] = type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_1 || type == GGML_TYPE_Q4_K ||
                     type == GGML_TYPE_Q5_K
                 ? 2
@@ -45,5 +45,8 @@ uint8_t *random_rows(ggml_type type, int rows, int cols, size_t *row_bytes)
                     ldexpf(1.0f + (float)(random_u32() % 1000) / 2000.0f, -8));
                 memcpy(b + blk * info->bytes + at[h], &v, 2);
             }
+    if (type == GGML_TYPE_MXFP4) /* exponents near 2^0, as a model's: no subnormals, no inf */
+        for (size_t blk = 0; blk < bytes / info->bytes; blk++)
+            b[blk * info->bytes] = (uint8_t)(120 + random_u32() % 12);
     return b;
 }
