@@ -515,7 +515,7 @@ static const char *write_harmony_vocab(void)
     gguf_writer_add_uint32(w, "tokenizer.ggml.bos_token_id", 199998);
     gguf_writer_add_uint32(w, "tokenizer.ggml.eos_token_id", 200002);
     gguf_writer_add_uint32(w, "tokenizer.ggml.padding_token_id", 199999);
-    gguf_writer_add_string(w, "tokenizer.chat_template", jinja);
+    gguf_writer_add_string_n(w, "tokenizer.chat_template", jinja, jsize); /* no NUL read */
     FILE *out = fopen(path, "wb");
     ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
     fclose(out);

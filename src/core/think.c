@@ -31,10 +31,12 @@ static size_t find_tag(const char *text, size_t from, size_t len, const char *ta
  * prefix of it (it may still become tag), -1 when it cannot. */
 static int starts_with(const char *text, size_t at, size_t len, const char *tag)
 {
-    size_t n = strlen(tag), have = len - at;
+    size_t n = strlen(tag), have = at < len ? len - at : 0;
     if (have >= n)
         return memcmp(text + at, tag, n) ? -1 : 1;
-    return memcmp(text + at, tag, have) ? -1 : 0;
+    if (have > 0 && memcmp(text + at, tag, have) != 0) /* nothing (text may be NULL): 0 */
+        return -1;
+    return 0;
 }
 
 static bool all_space(const char *text, size_t from, size_t to)
