@@ -404,3 +404,20 @@ void command_describe(const command_info *ci, char *buf, size_t size)
         p += strspn(p, " ");
     }
 }
+
+bool command_words(const char *arg, char (*w)[COMMAND_WORD_MAX], int max, int *n)
+{
+    *n = 0;
+    for (const char *p = arg; *p;) {
+        p += strspn(p, " \t");
+        size_t len = strcspn(p, " \t");
+        if (!len)
+            break;
+        if (*n == max || len >= COMMAND_WORD_MAX)
+            return false;
+        memcpy(w[*n], p, len);
+        w[(*n)++][len] = '\0';
+        p += len;
+    }
+    return true;
+}

@@ -124,6 +124,12 @@ bool command_load(command_host *h, const char *path);
  * Returns the length it needed, as snprintf. */
 int command_usage(const command_info *ci, char *buf, size_t size);
 
+/* A command's argument split at spaces and tabs into at most max words of fewer than
+ * COMMAND_WORD_MAX characters each (w[i], NUL-terminated), their count in *n; false
+ * when there are more, or one is longer. */
+enum { COMMAND_WORD_MAX = 64 };
+bool command_words(const char *arg, char (*w)[COMMAND_WORD_MAX], int max, int *n);
+
 /* The front end that runs ci when it is not everywhere ("the TUI", "-m chat"), else NULL. */
 const char *command_only_in(const command_info *ci);
 

@@ -10,10 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "command.h"
 #include "parse_number.h"
 #include "steering.h"
 
-enum { MAX_WORDS = 2, WORD_MAX = 64 };
+enum { MAX_WORDS = 2 };
 
 static const char USAGE[] = "/force_expert takes: LAYER:EXPERT, off [LAYER] (numbered from 0)";
 
@@ -28,24 +29,6 @@ void force_expert_describe(const engine *e, char *msg, size_t size)
     for (int i = 0; i < in->n_experts_forced && o < size; i++)
         o += (size_t)snprintf(msg + o, size - o, " %d:%d", in->experts_forced[i].layer,
                               in->experts_forced[i].expert);
-}
-
-/* Splits arg into at most MAX_WORDS words of fewer than WORD_MAX characters. */
-static bool split(const char *arg, char w[MAX_WORDS][WORD_MAX], int *n)
-{
-    *n = 0;
-    for (const char *p = arg; *p;) {
-        p += strspn(p, " \t");
-        size_t len = strcspn(p, " \t");
-        if (!len)
-            break;
-        if (*n == MAX_WORDS || len >= WORD_MAX)
-            return false;
-        memcpy(w[*n], p, len);
-        w[(*n)++][len] = '\0';
-        p += len;
-    }
-    return true;
 }
 
 /* "LAYER:EXPERT" (expert not NULL) or "LAYER", the whole word, from 0 (a number
@@ -75,12 +58,13 @@ static llm_status all_off(steering *s, int n_layers, llm_err *err)
 llm_status force_expert_command(engine *e, const char *arg, char *msg, size_t size,
                                 llm_err *err)
 {
-    char w[MAX_WORDS][WORD_MAX];
+    char w[MAX_WORDS][COMMAND_WORD_MAX];
     int n, layer = -1, expert = -1;
     steering *s = engine_steering(e);
     llm_err why;
     llm_status st = LLM_OK;
-    bool words = split(arg, w, &n), off = words && n > 0 && !strcmp(w[0], "off");
+    bool words = command_words(arg, w, MAX_WORDS, &n);
+    bool off = words && n > 0 && !strcmp(w[0], "off");
     if (!words || (off ? n == 2 && !numbers(w[1], &layer, NULL)
                        : n > 1 || (n == 1 && !numbers(w[0], &layer, &expert))))
         return llm_fail(err, LLM_ERR_ARG, "%s", USAGE);

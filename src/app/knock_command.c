@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "command.h"
 #include "parse_number.h"
 #include "steering.h"
 
-enum { MAX_WORDS = 3, WORD_MAX = 64 };
+enum { MAX_WORDS = 3 };
 
 static const char USAGE[] = "/knock takes: head LAYER:HEAD, expert LAYER:EXPERT, "
                             "restore head|expert LAYER:N (numbered from 0)";
@@ -33,24 +34,6 @@ void knock_describe(const engine *e, char *msg, size_t size)
         o += (size_t)snprintf(msg + o, size - o, "%s%d:%d",
                               i ? " " : in->n_heads_out ? "; experts " : " experts ",
                               in->experts_out[i].layer, in->experts_out[i].expert);
-}
-
-/* Splits arg into at most MAX_WORDS words of fewer than WORD_MAX characters. */
-static bool split(const char *arg, char w[MAX_WORDS][WORD_MAX], int *n)
-{
-    *n = 0;
-    for (const char *p = arg; *p;) {
-        p += strspn(p, " \t");
-        size_t len = strcspn(p, " \t");
-        if (!len)
-            break;
-        if (*n == MAX_WORDS || len >= WORD_MAX)
-            return false;
-        memcpy(w[*n], p, len);
-        w[(*n)++][len] = '\0';
-        p += len;
-    }
-    return true;
 }
 
 /* "LAYER:N", the whole word, from 0 (a number too large is refused, never wrapped). */
@@ -85,10 +68,10 @@ static llm_status knock(engine *e, const char *what, const char *where, bool out
 
 llm_status knock_command(engine *e, const char *arg, char *msg, size_t size, llm_err *err)
 {
-    char w[MAX_WORDS][WORD_MAX];
+    char w[MAX_WORDS][COMMAND_WORD_MAX];
     int n;
     llm_status st = LLM_OK;
-    if (!split(arg, w, &n))
+    if (!command_words(arg, w, MAX_WORDS, &n))
         st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
     else if (n == 2)
         st = knock(e, w[0], w[1], true, err);

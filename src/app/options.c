@@ -299,21 +299,30 @@ static const char *set_position(app_options *o, const char *v)
     return parse_int(v, 0, INT_MAX, &o->position) ? NULL : "must be a position >= 0";
 }
 
+/* The pair "A:B" (from 0) at *at of a comma list, into *a and *b; moves *at past it and
+ * its comma. False when *at does not start with one. */
+static bool next_pair(const char **at, int *a, int *b)
+{
+    const char *end;
+    if (!parse_index_prefix(*at, INT_MAX, a, &end) || *end != ':' ||
+        !parse_index_prefix(end + 1, INT_MAX, b, &end) || (*end && *end != ','))
+        return false;
+    *at = end + (*end == ',');
+    return true;
+}
+
 /* LAYER:HEAD, or several as a comma list; from 0, as a trace's heads_out. */
 static const char *set_knock_out(app_options *o, const char *v)
 {
     const char *at = v;
     while (*at) {
         int layer, head;
-        const char *end;
-        if (!parse_index_prefix(at, INT_MAX, &layer, &end) || *end != ':' ||
-            !parse_index_prefix(end + 1, INT_MAX, &head, &end) || (*end && *end != ','))
+        if (!next_pair(&at, &layer, &head))
             return "must be LAYER:HEAD (from 0), or a comma list of them";
         if (o->n_knocks == CLI_KNOCKS_MAX)
             return "names more than 256 heads";
         o->knocks[o->n_knocks].layer = layer;
         o->knocks[o->n_knocks++].head = head;
-        at = end + (*end == ',');
     }
     return at == v ? "must be LAYER:HEAD (from 0), or a comma list of them" : NULL;
 }
@@ -324,15 +333,12 @@ static const char *set_knock_out_expert(app_options *o, const char *v)
     const char *at = v;
     while (*at) {
         int layer, expert;
-        const char *end;
-        if (!parse_index_prefix(at, INT_MAX, &layer, &end) || *end != ':' ||
-            !parse_index_prefix(end + 1, INT_MAX, &expert, &end) || (*end && *end != ','))
+        if (!next_pair(&at, &layer, &expert))
             return "must be LAYER:EXPERT (from 0), or a comma list of them";
         if (o->n_expert_knocks == CLI_KNOCKS_MAX)
             return "names more than 256 experts";
         o->expert_knocks[o->n_expert_knocks].layer = layer;
         o->expert_knocks[o->n_expert_knocks++].expert = expert;
-        at = end + (*end == ',');
     }
     return at == v ? "must be LAYER:EXPERT (from 0), or a comma list of them" : NULL;
 }
@@ -343,15 +349,12 @@ static const char *set_force_expert(app_options *o, const char *v)
     const char *at = v;
     while (*at) {
         int layer, expert;
-        const char *end;
-        if (!parse_index_prefix(at, INT_MAX, &layer, &end) || *end != ':' ||
-            !parse_index_prefix(end + 1, INT_MAX, &expert, &end) || (*end && *end != ','))
+        if (!next_pair(&at, &layer, &expert))
             return "must be LAYER:EXPERT (from 0), or a comma list of them";
         if (o->n_expert_forces == CLI_KNOCKS_MAX)
             return "names more than 256 experts";
         o->expert_forces[o->n_expert_forces].layer = layer;
         o->expert_forces[o->n_expert_forces++].expert = expert;
-        at = end + (*end == ',');
     }
     return at == v ? "must be LAYER:EXPERT (from 0), or a comma list of them" : NULL;
 }
