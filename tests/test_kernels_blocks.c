@@ -186,7 +186,7 @@ START_TEST(test_random_blocks)
     rng_state = 0x9e3779b97f4a7c15ull + (uint64_t)_i;
     ggml_type type = types[_i].type;
     bool k_type = ggml_type_get(type)->block == 256;
-    static const int shapes[][2] = {{5, 256}, {17, 512}, {3, 2048}, {9, 64}, {4, 96}};
+    static const int shapes[][2] = {{5, 256}, {17, 512}, {3, 2048}, {9, 64}, {4, 96}, {3, 2880}, {2, 160}};
     static const int ns[] = {1, 3, 17, 70};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int rows = shapes[s][0], cols = shapes[s][1];

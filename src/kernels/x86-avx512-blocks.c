@@ -11,11 +11,12 @@
  * - Q4_K / Q5_K: 64 bytes of nibbles (four sub-blocks), the low and the high nibbles
  *   gathered into two registers whose 128-bit lane k both hold sub-block k, so that
  *   both add into one sum; x is read in the matching order, written once a call
- *   (kernels_avx512_x_k45, the table's blocks_x);
+ *   (kernels_avx512_x_halves, the table's blocks_x);
  * - Q6_K: four 16-value pieces, used unsigned (0..63); the −32 is taken away once per
  *   super-block from the activation's per-16 sums;
- * - MXFP4: two blocks' codes as Q4_0's nibbles; a byte shuffle gives each code's
- *   magnitude (|e2m1| doubled, 0..12) and its sign bit negates the activation instead.
+ * - MXFP4: four blocks' codes gathered as Q4_K's sub-blocks are (x in the same order);
+ *   a byte shuffle gives each code's magnitude (|e2m1| doubled, 0..12) and its sign
+ *   bit negates the activation instead.
  * vpdpbusd gives each 4-value lane's exact int32 sum; one FMA per register scales each
  * lane by its block's or sub-block's d · scale · activation scale (a super-block's 8 or
  * 16 factors computed at once, then spread over the lanes by one permute). The
@@ -157,6 +158,41 @@ INLINE void pair_mxfp4(__m512 *acc, __m512i mags, const uint8_t *a, const int8_t
                            _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f2)), *acc);
 }
 
+/* MXFP4, the four blocks at row, x in kernels_avx512_x_halves's order (the four
+ * blocks' first 16 values, then their last 16): 128-bit lane k of one register holds
+ * block k's codes, its low nibbles for the first 16 values and its high ones for the
+ * last 16, so both vpdpbusd add into one sum and one conversion, permute and FMA serve
+ * four blocks; the four exponents are converted at once. */
+INLINE __m512 quad_mxfp4(__m512 acc, __m512i mags, const uint8_t *row, const int8_t *x,
+                         const float *xs)
+{
+    const int B = GGML_MXFP4_BYTES;
+    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(row + 1)));
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)(row + B + 1)), 1);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)(row + 2 * B + 1)), 2);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)(row + 3 * B + 1)), 3);
+    const __m512i nibble = _mm512_set1_epi8(0x0f), sign = _mm512_set1_epi8(8);
+    __m512i lo = _mm512_and_si512(q, nibble);
+    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
+    __m512i xlo = _mm512_loadu_si512((const void *)x);
+    __m512i xhi = _mm512_loadu_si512((const void *)(x + 64));
+    xlo = _mm512_mask_sub_epi8(xlo, _mm512_test_epi8_mask(lo, sign), _mm512_setzero_si512(), xlo);
+    xhi = _mm512_mask_sub_epi8(xhi, _mm512_test_epi8_mask(hi, sign), _mm512_setzero_si512(), xhi);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(mags, lo), xlo);
+    s = _mm512_dpbusd_epi32(s, _mm512_shuffle_epi8(mags, hi), xhi);
+    /* ggml_e8m0_half_to_f32 of the four exponents: (e - 1) << 23, below 2 a subnormal */
+    __m128i e = _mm_setr_epi32(row[0], row[B], row[2 * B], row[3 * B]);
+    __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);
+    __m128i tiny = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);
+    __m128i bits = _mm_mask_blend_epi32(_mm_cmplt_epu32_mask(e, _mm_set1_epi32(2)), normal, tiny);
+    __m128 f = _mm_mul_ps(_mm_castsi128_ps(bits), _mm_loadu_ps(xs));
+    const __m512i spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                           _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f)), acc);
+}
+
+/* MXFP4: four blocks at a time (quad_mxfp4), the last one to three (x there in its own
+ * order) two at a time. */
 float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
                                const float *xsum, int cols)
 {
@@ -164,29 +200,37 @@ float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float 
     const __m512i mags = _mm512_set4_epi32(0x0c080604, 0x03020100, 0x0c080604, 0x03020100);
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     int blocks = cols / 32, b = 0;
-    for (; b + 4 <= blocks; b += 4, row += 4 * GGML_MXFP4_BYTES) {
+    for (; b + 8 <= blocks; b += 8, row += 8 * GGML_MXFP4_BYTES) {
         prefetch_ahead(row, 2);
-        pair_mxfp4(&acc[0], mags, row, x + 32 * b, xs + b, true);
-        pair_mxfp4(&acc[1], mags, row + 2 * GGML_MXFP4_BYTES, x + 32 * b + 64, xs + b + 2, true);
+        prefetch_ahead(row + 4 * GGML_MXFP4_BYTES, 2);
+        acc[0] = quad_mxfp4(acc[0], mags, row, x + 32 * b, xs + b);
+        acc[1] = quad_mxfp4(acc[1], mags, row + 4 * GGML_MXFP4_BYTES, x + 32 * b + 128, xs + b + 4);
+    }
+    if (b + 4 <= blocks) {
+        acc[0] = quad_mxfp4(acc[0], mags, row, x + 32 * b, xs + b);
+        b += 4, row += 4 * GGML_MXFP4_BYTES;
     }
     for (; b < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES)
-        pair_mxfp4(&acc[0], mags, row, x + 32 * b, xs + b, b + 1 < blocks);
+        pair_mxfp4(&acc[1], mags, row, x + 32 * b, xs + b, b + 1 < blocks);
     return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
 }
 
-/* The order dot_k45 reads x in: in each 128 values (two 64-value parts p, four
- * sub-blocks), the first 16 values of each sub-block, then the last 16 of each; the
- * 16-byte pieces 0, 2, 4, 6, 1, 3, 5, 7. */
-void kernels_avx512_x_k45(int8_t *dst, const int8_t *x, int cols)
+/* The order dot_k45 and quad_mxfp4 read x in: in each whole 128 values (two 64-value
+ * parts, four blocks or sub-blocks of 32), the first 16 values of each block, then the
+ * last 16 of each: the 16-byte pieces 0, 2, 4, 6, 1, 3, 5, 7; the values after the
+ * last whole 128 as they are. */
+void kernels_avx512_x_halves(int8_t *dst, const int8_t *x, int cols)
 {
     static const int piece[8] = {0, 2, 4, 6, 1, 3, 5, 7};
-    for (int c = 0; c < cols; c += 128)
+    int c = 0;
+    for (; c + 128 <= cols; c += 128)
         for (int i = 0; i < 8; i++)
             memcpy(dst + c + 16 * i, x + c + 16 * piece[i], 16);
+    memcpy(dst + c, x + c, (size_t)(cols - c));
 }
 
 /* Q4_K (five 0) and Q5_K: d·sc_j·xs_j·Σ q·x − dmin·m_j·xsum_j over sub-blocks j, x in
- * kernels_avx512_x_k45's order. Each half h of a super-block's nibbles (64 bytes,
+ * kernels_avx512_x_halves's order. Each half h of a super-block's nibbles (64 bytes,
  * sub-blocks 4h to 4h + 3) is gathered into two registers whose 128-bit lane k both
  * hold sub-block 4h + k (values 0-15 in one, 16-31 in the other); both go into one
  * sum, so one conversion, permute and FMA serve four sub-blocks. */

@@ -1195,8 +1195,9 @@ const kernel_table kernels_x86_avx512 = {
         },
     .blocks_x =
         {
-            [GGML_TYPE_Q4_K] = kernels_avx512_x_k45,
-            [GGML_TYPE_Q5_K] = kernels_avx512_x_k45,
+            [GGML_TYPE_Q4_K] = kernels_avx512_x_halves,
+            [GGML_TYPE_Q5_K] = kernels_avx512_x_halves,
+            [GGML_TYPE_MXFP4] = kernels_avx512_x_halves,
         },
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,

@@ -169,8 +169,8 @@ float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs
                             const float *xsum, int cols);
 float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
                              const float *xsum, int cols);
-/* The order the AVX-512 Q4_K and Q5_K dots read x in (blocks_x_fn). */
-void kernels_avx512_x_k45(int8_t *dst, const int8_t *x, int cols);
+/* The order the AVX-512 Q4_K, Q5_K and MXFP4 dots read x in (blocks_x_fn). */
+void kernels_avx512_x_halves(int8_t *dst, const int8_t *x, int cols);
 float kernels_avx512_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
 float kernels_avx512_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
