@@ -1,5 +1,6 @@
 /* gguf_copy.h — copying a GGUF file's metadata through the writer, for tests that
- * make variants of a real file (test_model_gguf, test_template, test_chatfile). */
+ * make variants of a real file (test_model_gguf, test_template, test_chatfile,
+ * test_tokenizer_bpe). */
 #ifndef LLMCHAT_TEST_GGUF_COPY_H
 #define LLMCHAT_TEST_GGUF_COPY_H
 
@@ -136,6 +137,33 @@ static inline const char *write_chatml_variant(const char *src, const char *dst,
     ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
     gguf_copy_tensor_data(w, g, out, path);
     fclose(out);
+    gguf_writer_free(w);
+    gguf_free(g);
+    free(buf);
+    return path;
+}
+
+/* A copy of GGUF file src (a path) at dst (in the test's temporary directory) with the
+ * string key `key` set to value (added when src lacks it); tensors copied as they are. */
+static inline const char *write_string_variant(const char *src, const char *dst,
+                                               const char *key, const char *value)
+{
+    const char *path = temp_path(dst);
+    size_t size;
+    unsigned char *buf = read_whole_file(src, &size);
+    gguf *g;
+    llm_err err;
+    ck_assert(gguf_parse(buf, size, src, &g, &err) == LLM_OK);
+    gguf_writer *w = gguf_writer_new(0);
+    for (uint64_t i = 0; i < gguf_kv_count(g); i++)
+        if (strcmp(gguf_kv_key(g, i), key))
+            gguf_copy_kv(w, g, i);
+    gguf_writer_add_string(w, key, value);
+    gguf_copy_tensor_infos(w, g);
+    FILE *out = fopen(path, "wb");
+    ck_assert(gguf_writer_write_header(w, out, path, &err) == LLM_OK);
+    gguf_copy_tensor_data(w, g, out, path);
+    ck_assert_int_eq(fclose(out), 0);
     gguf_writer_free(w);
     gguf_free(g);
     free(buf);

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gguf.h"
+#include "gguf_copy.h"
 #include "jsonl.h"
 #include "testutil.h"
 #include "tokenizer.h"
@@ -36,7 +38,7 @@ static tokenizer *open_vocab(const char *name)
 {
     tokenizer *t = NULL;
     llm_err err = {""};
-    llm_status st = tokenizer_open(built_vocab(name), 0, &t, &err);
+    llm_status st = tokenizer_open(name[0] == '/' ? name : built_vocab(name), 0, &t, &err);
     ck_assert_msg(st == LLM_OK, "%s", err.text);
     return t;
 }
@@ -116,6 +118,55 @@ static void check_golden_file(const char *vocab, const char *golden, int n_lines
     tokenizer_close(t);
 }
 
+/* llama.cpp's own tokenizer test cases (its models/ggml-vocab-NAME.gguf.inp and .out:
+ * texts separated by "\n__ggml_vocab_test__\n", then one line of ids each, no BOS) give
+ * the same ids with vocabulary `vocab` (a path); there are n_cases. */
+static void check_llamacpp_cases(const char *vocab, const char *cases, int n_cases)
+{
+    char name[512];
+    snprintf(name, sizeof name, "%s.inp", cases);
+    size_t in_size, out_size;
+    char *in = (char *)read_whole_file(data_path(name), &in_size);
+    snprintf(name, sizeof name, "%s.out", cases);
+    char *out = (char *)read_whole_file(data_path(name), &out_size);
+    tokenizer *t = NULL;
+    llm_err err = {""};
+    ck_assert_msg(tokenizer_open(vocab, 0, &t, &err) == LLM_OK, "%s", err.text);
+    static const char sep[] = "\n__ggml_vocab_test__\n"; /* ends every text */
+    char *text = in, *line = out, *end;
+    int cases_seen = 0, matched = 0;
+    while ((end = strstr(text, sep)) != NULL) {
+        char *eol = strchr(line, '\n');
+        ck_assert_msg(eol != NULL, "%s.out: fewer lines than texts", cases);
+        *end = '\0', *eol = '\0';
+        int n, want[4096], n_want = 0;
+        for (char *p = line, *q; n_want < 4096; p = q) {
+            long v = strtol(p, &q, 10);
+            if (q == p)
+                break;
+            want[n_want++] = (int)v;
+        }
+        int *ids = encode_alloc(t, text, &n);
+        bool ok = n == n_want;
+        for (int i = 0; ok && i < n; i++)
+            ok = ids[i] == want[i];
+        if (!ok)
+            fprintf(stderr, "%s case %d: %d ids, llama.cpp's test gives %d\n", cases,
+                    cases_seen + 1, n, n_want);
+        matched += ok;
+        cases_seen++;
+        free(ids);
+        text = end + strlen(sep);
+        line = eol + 1;
+    }
+    fprintf(stderr, "%s: %d/%d of llama.cpp's cases match\n", cases, matched, cases_seen);
+    ck_assert_int_eq(cases_seen, n_cases);
+    ck_assert_int_eq(matched, cases_seen);
+    tokenizer_close(t);
+    free(in);
+    free(out);
+}
+
 static void check_goldens(const char *vocab, const char *golden)
 {
     check_golden_file(vocab, data_path(golden), 2420);
@@ -149,6 +200,23 @@ END_TEST
 START_TEST(test_qwen3_goldens)
 {
     check_golden_file("qwen3-vocab.gguf", built_path("qwen3_tok.jsonl"), 2444);
+}
+END_TEST
+
+/* Qwen 3.5's pre-tokenizer ("qwen35": a word keeps its combining marks) on Qwen3's
+ * vocabulary, which llama.cpp's own Qwen 3.5 test vocabulary shares (tokens and merges):
+ * the ids llama.cpp 0.4.0's llama-tokenize gives for the 2,444 strings (312 of them
+ * differ from qwen2's), and llama.cpp's own test cases for that vocabulary
+ * (tests/data/llamacpp-vocab/ggml-vocab-qwen35.gguf.inp and .out). */
+START_TEST(test_qwen35_goldens)
+{
+    write_string_variant(built_path("qwen3-vocab.gguf"), "qwen35-vocab.gguf", "tokenizer.ggml.pre",
+                         "qwen35");
+    char vocab[4096];
+    snprintf(vocab, sizeof vocab, "%s", temp_path("qwen35-vocab.gguf"));
+    check_golden_file(vocab, built_path("qwen35_tok.jsonl"), 2444);
+    check_llamacpp_cases(vocab, "llamacpp-vocab/ggml-vocab-qwen35.gguf", 50);
+    unlink(vocab);
 }
 END_TEST
 
@@ -374,6 +442,7 @@ static Suite *tokenizer_bpe_suite(void)
     tcase_add_test(core, test_gpt2_goldens);
     tcase_add_test(core, test_smollm_goldens);
     tcase_add_test(core, test_qwen3_goldens);
+    tcase_add_test(core, test_qwen35_goldens);
     tcase_add_test(core, test_phi4_mini_goldens);
     tcase_add_test(core, test_gemma3_goldens);
     tcase_add_test(core, test_llama3_ids_from_the_file);

@@ -118,6 +118,11 @@ int bpe_unmap(char *out, const char *s, size_t len)
 #define RE_QWEN2 "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|" \
                  "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^" WS "\\p{L}\\p{N}]+[\\r\\n]*|" \
                  "[" WS "]*[\\r\\n]+|[" WS "]+(?![^" WS "])|[" WS "]+"
+/* Qwen 3.5's: Qwen2's with combining marks (\p{M}) counted as letters, so that a word
+ * keeps its marks */
+#define RE_QWEN35 "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|" \
+                  "[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^" WS "\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|" \
+                  "[" WS "]*[\\r\\n]+|[" WS "]+(?![^" WS "])|[" WS "]+"
 /* o200k (GPT-4o, Phi-4-mini): words split before capitals, a contraction kept with its
  * word (any case, as tiktoken's (?i:) matches it), digits by threes, "/" kept with
  * punctuation */
@@ -139,6 +144,7 @@ static const pre_kind pre_kinds[] = {
     {.names = {"llama-bpe", "llama3", "llama-v3"}, .re = {RE_LLAMA3}, .ignore_merges = true,
      .add_bos = true},
     {.names = {"qwen2", "deepseek-r1-qwen", "megrez", "stablelm2"}, .re = {RE_QWEN2}},
+    {.names = {"qwen35"}, .re = {RE_QWEN35}},
     {.names = {"gpt-4o", "llama4"}, .re = {RE_O200K}},
     {.names = {"smollm", "starcoder", "refact"}, .re = {"\\p{N}", RE_GPT2}},
     {.names = {"gpt-2", "phi-2", "mpt", "olmo"}, .re = {RE_GPT2}},
@@ -255,7 +261,7 @@ llm_status tokenizer_bpe_new(const char *name, const char *pre, const gguf_array
     const pre_kind *k = pre_find(pre);
     if (!k)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: pre-tokenizer '%.40s' (tokenizer.ggml.pre) is "
-                        "not supported: llmchat runs llama-bpe (Llama 3), qwen2, gpt-4o, smollm, "
+                        "not supported: llmchat runs llama-bpe (Llama 3), qwen2, qwen35, gpt-4o, smollm, "
                         "gpt-2 and default", name, pre);
     if (merges->type != GGUF_TYPE_STRING || merges->n > (uint64_t)INT32_MAX / 4)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.merges is not an array of "

