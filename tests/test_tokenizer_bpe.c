@@ -118,6 +118,18 @@ static void check_golden_file(const char *vocab, const char *golden, int n_lines
     tokenizer_close(t);
 }
 
+/* The whole file at path, NUL-terminated; *size its bytes. */
+static char *text_of(const char *path, size_t *size)
+{
+    unsigned char *raw = read_whole_file(path, size);
+    char *text = malloc(*size + 1);
+    ck_assert_ptr_nonnull(text);
+    memcpy(text, raw, *size);
+    text[*size] = '\0';
+    free(raw);
+    return text;
+}
+
 /* llama.cpp's own tokenizer test cases (its models/ggml-vocab-NAME.gguf.inp and .out:
  * texts separated by "\n__ggml_vocab_test__\n", then one line of ids each, no BOS) give
  * the same ids with vocabulary `vocab` (a path); there are n_cases. */
@@ -126,18 +138,22 @@ static void check_llamacpp_cases(const char *vocab, const char *cases, int n_cas
     char name[512];
     snprintf(name, sizeof name, "%s.inp", cases);
     size_t in_size, out_size;
-    char *in = (char *)read_whole_file(data_path(name), &in_size);
+    char *in = text_of(data_path(name), &in_size);
     snprintf(name, sizeof name, "%s.out", cases);
-    char *out = (char *)read_whole_file(data_path(name), &out_size);
+    char *out = text_of(data_path(name), &out_size);
     tokenizer *t = NULL;
     llm_err err = {""};
     ck_assert_msg(tokenizer_open(vocab, 0, &t, &err) == LLM_OK, "%s", err.text);
-    static const char sep[] = "\n__ggml_vocab_test__\n"; /* ends every text */
-    char *text = in, *line = out, *end;
+    /* as llama.cpp's test-tokenizer-0 reads them: texts separated by sep, the last one
+     * (when not empty) ended by the file */
+    static const char sep[] = "\n__ggml_vocab_test__\n";
+    char *text = in, *line = out, *stop = in + in_size;
     int cases_seen = 0, matched = 0;
-    while ((end = strstr(text, sep)) != NULL) {
-        char *eol = strchr(line, '\n');
+    while (text < stop) {
+        char *end = strstr(text, sep), *eol = strchr(line, '\n');
         ck_assert_msg(eol != NULL, "%s.out: fewer lines than texts", cases);
+        if (!end)
+            end = stop;
         *end = '\0', *eol = '\0';
         int n, want[4096], n_want = 0;
         for (char *p = line, *q; n_want < 4096; p = q) {
@@ -156,7 +172,7 @@ static void check_llamacpp_cases(const char *vocab, const char *cases, int n_cas
         matched += ok;
         cases_seen++;
         free(ids);
-        text = end + strlen(sep);
+        text = end == stop ? stop : end + strlen(sep);
         line = eol + 1;
     }
     fprintf(stderr, "%s: %d/%d of llama.cpp's cases match\n", cases, matched, cases_seen);
@@ -217,6 +233,34 @@ START_TEST(test_qwen35_goldens)
     check_golden_file(vocab, built_path("qwen35_tok.jsonl"), 2444);
     check_llamacpp_cases(vocab, "llamacpp-vocab/ggml-vocab-qwen35.gguf", 50);
     unlink(vocab);
+}
+END_TEST
+
+/* Gemma 4's BPE over SentencePiece's pieces (tokenizer.ggml.model "gemma4": "▁" for a
+ * space, merges of UTF-8 characters, "<0xNN>" byte tokens, words split at newlines
+ * only), on its vocabulary cut to what the texts reach (tests/data/make_reduced_vocab.py;
+ * llama.cpp tokenizes every golden string on it as on the full one): the 2,444 strings'
+ * ids from llama.cpp 0.4.0's llama-tokenize, and llama.cpp's own 46 test cases for
+ * Gemma 4 (whose ids it made on the full vocabulary). */
+START_TEST(test_gemma4_goldens)
+{
+    check_golden_file("gemma4-vocab.gguf", built_path("gemma4_tok.jsonl"), 2444);
+    char vocab[4096];
+    snprintf(vocab, sizeof vocab, "%s", built_vocab("gemma4-vocab.gguf"));
+    check_llamacpp_cases(vocab, "llamacpp-vocab/ggml-vocab-gemma-4.gguf", 46);
+    tokenizer *t = open_vocab("gemma4-vocab.gguf");
+    ck_assert(tokenizer_adds_bos(t)); /* llama.cpp 0.4.0 adds Gemma 4's BOS whatever the file says */
+    ck_assert_int_eq(tokenizer_bos(t), 2);
+    ck_assert_int_eq(tokenizer_eot(t), 106); /* <turn|> */
+    tokenizer_close(t);
+
+    /* a gemma4 vocabulary without the <0xNN> byte tokens is refused, saying so */
+    const char *bad = write_string_variant(built_path("qwen3-vocab.gguf"), "gemma4-bad.gguf",
+                                           "tokenizer.ggml.model", "gemma4");
+    llm_err err = {""};
+    ck_assert(tokenizer_open(bad, 0, &t, &err) != LLM_OK);
+    ck_assert_msg(strstr(err.text, "lacks the tokens of 256 of the 256 bytes"), "%s", err.text);
+    unlink(bad);
 }
 END_TEST
 
@@ -443,6 +487,7 @@ static Suite *tokenizer_bpe_suite(void)
     tcase_add_test(core, test_smollm_goldens);
     tcase_add_test(core, test_qwen3_goldens);
     tcase_add_test(core, test_qwen35_goldens);
+    tcase_add_test(core, test_gemma4_goldens);
     tcase_add_test(core, test_phi4_mini_goldens);
     tcase_add_test(core, test_gemma3_goldens);
     tcase_add_test(core, test_llama3_ids_from_the_file);

@@ -403,19 +403,24 @@ static enum piece_kind gguf_kind(int64_t type, int id, int bos, int eos, int unk
 }
 
 /* The vocabularies tokenizer.ggml.model names (the names are the tokenizers', not the
- * model families' that share them): SentencePiece and byte-level BPE. */
+ * model families' that share them): SentencePiece, byte-level BPE, and Gemma 4's BPE
+ * over SentencePiece's pieces ("▁" for a space, "<0xNN>" byte tokens, no GPT-2 byte
+ * mapping), whose pre-tokenizer is always "gemma4" (as llama.cpp sets it). */
 static const struct {
     const char *name;
-    bool bpe;
+    bool bpe, spm_pieces;
+    const char *pre; /* the pre-tokenizer the model implies, or NULL: tokenizer.ggml.pre */
 } vocab_models[] = {
     {.name = "llama", .bpe = false},
     {.name = "gpt2", .bpe = true},
+    {.name = "gemma4", .bpe = true, .spm_pieces = true, .pre = "gemma4"},
 };
 
 /* The GGUF vocabulary's arrays, checked. */
 typedef struct {
     gguf_array tokens, scores, types, merges;
     bool has_scores, has_types, bpe;
+    bool spm_pieces; /* BPE whose pieces are SentencePiece's (gemma4) */
     const char *pre;
 } gguf_vocab;
 
@@ -435,10 +440,13 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
     if (k == sizeof vocab_models / sizeof vocab_models[0])
         return llm_fail(err, LLM_ERR_FORMAT,
                         "%s: tokenizer model '%.40s' is not supported: llmchat runs SentencePiece "
-                        "('llama') and byte-level BPE ('gpt2') vocabularies", name, model);
+                        "('llama'), byte-level BPE ('gpt2') and Gemma 4's ('gemma4') "
+                        "vocabularies", name, model);
     v->bpe = vocab_models[k].bpe;
+    v->spm_pieces = vocab_models[k].spm_pieces;
     if (v->bpe) {
-        v->pre = gguf_get_string(g, "tokenizer.ggml.pre", NULL);
+        v->pre = vocab_models[k].pre ? vocab_models[k].pre
+                                     : gguf_get_string(g, "tokenizer.ggml.pre", NULL);
         if (!v->pre && gguf_string_has_nul(g, "tokenizer.ggml.pre"))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.pre holds a NUL byte: a "
                             "corrupt file", name);
@@ -447,8 +455,8 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
                             "tokenizer.ggml.pre: which pre-tokenizer it needs is unknown", name);
         if (!bpe_pre_known(v->pre, NULL))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: pre-tokenizer '%.40s' (tokenizer.ggml.pre) "
-                            "is not supported: llmchat runs llama-bpe (Llama 3), qwen2, gpt-4o, smollm, "
-                            "gpt-2 and default", name, v->pre);
+                            "is not supported: llmchat runs llama-bpe (Llama 3), qwen2, qwen35, gpt-4o, "
+                            "smollm, gpt-2 and default", name, v->pre);
         if (!gguf_get_array(g, "tokenizer.ggml.merges", &v->merges) ||
             v->merges.type != GGUF_TYPE_STRING)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: tokenizer.ggml.merges is missing or not an "
@@ -473,9 +481,9 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
     return LLM_OK;
 }
 
-/* Reads every piece into t: SentencePiece's "▁" becomes a space; a byte-level BPE
- * normal piece becomes the bytes it stands for (one that is not GPT-2 byte-mapped
- * text is kept as it is and never produced). */
+/* Reads every piece into t: SentencePiece's "▁" becomes a space (in Gemma 4's BPE
+ * pieces too); a byte-level BPE normal piece becomes the bytes it stands for (one that
+ * is not GPT-2 byte-mapped text is kept as it is and never produced). */
 static llm_status read_pieces(tokenizer *t, const gguf_vocab *v, const char *name, int unk,
                               char *piece, llm_err *err)
 {
@@ -487,19 +495,20 @@ static llm_status read_pieces(tokenizer *t, const gguf_vocab *v, const char *nam
         gguf_array_string(&v->tokens, &cur, &s, &len);
         int64_t type = v->has_types ? gguf_array_int(&v->types, (uint64_t)id) : 0;
         int plen = -1;
-        if (v->bpe && (type == GGUF_TOKEN_NORMAL || !v->has_types))
+        bool byte_level = v->bpe && !v->spm_pieces;
+        if (byte_level && (type == GGUF_TOKEN_NORMAL || !v->has_types))
             plen = bpe_unmap(piece, s, (size_t)len);
         bool raw = plen < 0;
         if (raw)
-            plen = v->bpe ? (int)len : (int)unescape_spaces(piece, s, (size_t)len);
+            plen = byte_level ? (int)len : (int)unescape_spaces(piece, s, (size_t)len);
         if (len > 4 * (uint64_t)TOKENIZER_PIECE_MAX || plen > TOKENIZER_PIECE_MAX)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: token %d of tokenizer.ggml.tokens has %llu "
                             "bytes, more than the %d a piece may have", name, id,
                             (unsigned long long)len, TOKENIZER_PIECE_MAX);
-        if (v->bpe && raw)
+        if (byte_level && raw)
             memcpy(piece, s, (size_t)plen);
         enum piece_kind kind = gguf_kind(type, id, t->bos, t->eos, unk, piece, plen);
-        if (v->bpe && kind == KIND_NORMAL && raw)
+        if (byte_level && kind == KIND_NORMAL && raw)
             kind = KIND_UNUSED;
         float score = v->has_scores ? (float)gguf_array_float(&v->scores, (uint64_t)id) : 0.0f;
         tokenizer_set(t, id, piece, plen, score, kind, &used);
@@ -561,7 +570,7 @@ static void collect_eog(tokenizer *t, int eot, int eom)
 {
     static const char *const texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
                                         "<|endoftext|>", "<|eom_id|>", "<EOT>", "<|return|>",
-                                        "<|call|>"};
+                                        "<|call|>", "<turn|>"};
     t->eot = eot;
     for (size_t k = 0; k < sizeof texts / sizeof texts[0] && t->eot < 0; k++)
         t->eot = tokenizer_special(t, texts[k]);
@@ -620,19 +629,21 @@ static int lookup_vocab(const void *vocab, const char *s, size_t len)
     return lookup(vocab, s, len);
 }
 
-/* The byte-level BPE half: every byte must be a token; the merges and pre-tokenizer. */
+/* The BPE half: every byte must be a token (byte-level: its one-byte piece; Gemma 4:
+ * its "<0xNN>", found as the pieces were read); the merges and pre-tokenizer. */
 static llm_status finish_bpe(tokenizer *t, const gguf_vocab *v, const char *name, llm_err *err)
 {
     int missing = 0, first = -1;
     for (int b = 0; b < 256; b++) {
         char c = (char)b;
-        t->byte_id[b] = lookup(t, &c, 1);
+        if (!v->spm_pieces)
+            t->byte_id[b] = lookup(t, &c, 1);
         if (t->byte_id[b] < 0 && missing++ == 0)
             first = b;
     }
     if (missing)
-        return llm_fail(err, LLM_ERR_FORMAT, "%s: the byte-level BPE vocabulary lacks the tokens "
-                        "of %d of the 256 bytes (the first: 0x%02X): it cannot encode every text",
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: the BPE vocabulary lacks the tokens of %d of "
+                        "the 256 bytes (the first: 0x%02X): it cannot encode every text",
                         name, missing, first);
     t->n_byte_tokens = 256;
     return tokenizer_bpe_new(name, v->pre, &v->merges, lookup_vocab, t, &t->bpe, err);
@@ -682,6 +693,8 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
     if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &flag) && !v.bpe)
         t->space_prefix = flag;
     t->add_bos = gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &flag) ? flag : add_bos;
+    if (v.spm_pieces) /* llama.cpp 0.4.0 always adds Gemma 4's BOS, whatever the file says */
+        t->add_bos = true;
 
     st = read_pieces(t, &v, name, unk, piece, err);
     free(piece);

