@@ -345,23 +345,6 @@ static llm_status open_bin(const char *path, const unsigned char *data, size_t s
 enum { GGUF_TOKEN_NORMAL = 1, GGUF_TOKEN_UNKNOWN, GGUF_TOKEN_CONTROL, GGUF_TOKEN_USER_DEFINED,
        GGUF_TOKEN_UNUSED, GGUF_TOKEN_BYTE };
 
-/* Copies piece s (len bytes) into out with SentencePiece's "▁" (U+2581) turned into the
- * space the encoder works with; returns the new length. */
-static size_t unescape_spaces(char *out, const char *s, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (i + 2 < len && (unsigned char)s[i] == 0xe2 && (unsigned char)s[i + 1] == 0x96 &&
-            (unsigned char)s[i + 2] == 0x81) {
-            out[o++] = ' ';
-            i += 2;
-        } else {
-            out[o++] = s[i];
-        }
-    }
-    return o;
-}
-
 /* An id key: absent gives fallback; present must be an id inside the vocabulary
  * (0xFFFFFFFF, "none", gives -1). */
 static llm_status special_id(const gguf *g, const char *name, const char *key, int n, int fallback,
@@ -500,7 +483,7 @@ static llm_status read_pieces(tokenizer *t, const gguf_vocab *v, const char *nam
             plen = bpe_unmap(piece, s, (size_t)len);
         bool raw = plen < 0;
         if (raw)
-            plen = byte_level ? (int)len : (int)unescape_spaces(piece, s, (size_t)len);
+            plen = byte_level ? (int)len : (int)spaces_unescaped(piece, s, (size_t)len);
         if (len > 4 * (uint64_t)TOKENIZER_PIECE_MAX || plen > TOKENIZER_PIECE_MAX)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: token %d of tokenizer.ggml.tokens has %llu "
                             "bytes, more than the %d a piece may have", name, id,

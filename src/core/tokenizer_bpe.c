@@ -177,8 +177,7 @@ bool bpe_pre_known(const char *pre, bool *add_bos)
     return k != NULL;
 }
 
-/* s (len bytes) with each "▁" (U+2581) written as a space, into out; its length. */
-static size_t spaces_unescaped(char *out, const char *s, size_t len)
+size_t spaces_unescaped(char *out, const char *s, size_t len)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {

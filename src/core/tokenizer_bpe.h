@@ -28,6 +28,10 @@ typedef int (*bpe_lookup_fn)(const void *vocab, const char *s, size_t len);
 /* Gemma 4's pieces and merges are SentencePiece's instead: a space is "▁", stored and
  * merged as a space, and merging starts from UTF-8 characters, not bytes. */
 
+/* Copies s (len bytes) into out with each "▁" (U+2581, SentencePiece's space) written
+ * as a space; returns the length (at most len; out may be s). */
+size_t spaces_unescaped(char *out, const char *s, size_t len);
+
 /* Copies GPT-2-mapped text s (len bytes) as the raw bytes it stands for into out (room
  * for len bytes); returns the length, or -1 when s has a character outside the
  * mapping (or is not UTF-8). */
