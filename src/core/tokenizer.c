@@ -386,24 +386,25 @@ static enum piece_kind gguf_kind(int64_t type, int id, int bos, int eos, int unk
 }
 
 /* The vocabularies tokenizer.ggml.model names (the names are the tokenizers', not the
- * model families' that share them): SentencePiece, byte-level BPE, and Gemma 4's BPE
- * over SentencePiece's pieces ("▁" for a space, "<0xNN>" byte tokens, no GPT-2 byte
- * mapping), whose pre-tokenizer is always "gemma4" (as llama.cpp sets it). */
+ * model families' that share them): SentencePiece, byte-level BPE, and Gemma 4's BPE,
+ * whose pre-tokenizer is always "gemma4" (as llama.cpp sets it), which reads
+ * SentencePiece's pieces ("▁" for a space, "<0xNN>" byte tokens, no GPT-2 byte
+ * mapping). */
 static const struct {
     const char *name;
-    bool bpe, spm_pieces;
+    bool bpe;
     const char *pre; /* the pre-tokenizer the model implies, or NULL: tokenizer.ggml.pre */
 } vocab_models[] = {
     {.name = "llama", .bpe = false},
     {.name = "gpt2", .bpe = true},
-    {.name = "gemma4", .bpe = true, .spm_pieces = true, .pre = "gemma4"},
+    {.name = "gemma4", .bpe = true, .pre = "gemma4"},
 };
 
 /* The GGUF vocabulary's arrays, checked. */
 typedef struct {
     gguf_array tokens, scores, types, merges;
     bool has_scores, has_types, bpe;
-    bool spm_pieces; /* BPE whose pieces are SentencePiece's (gemma4) */
+    bool spm_pieces; /* BPE whose pieces are SentencePiece's (its pre-tokenizer says) */
     const char *pre;
 } gguf_vocab;
 
@@ -426,7 +427,6 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
                         "('llama'), byte-level BPE ('gpt2') and Gemma 4's ('gemma4') "
                         "vocabularies", name, model);
     v->bpe = vocab_models[k].bpe;
-    v->spm_pieces = vocab_models[k].spm_pieces;
     if (v->bpe) {
         v->pre = vocab_models[k].pre ? vocab_models[k].pre
                                      : gguf_get_string(g, "tokenizer.ggml.pre", NULL);
@@ -436,7 +436,7 @@ static llm_status vocab_arrays(const gguf *g, const char *name, gguf_vocab *v, l
         if (!v->pre)
             return llm_fail(err, LLM_ERR_FORMAT, "%s: a byte-level BPE vocabulary without "
                             "tokenizer.ggml.pre: which pre-tokenizer it needs is unknown", name);
-        if (!bpe_pre_known(v->pre, NULL))
+        if (!bpe_pre_known(v->pre, NULL, &v->spm_pieces))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: pre-tokenizer '%.40s' (tokenizer.ggml.pre) "
                             "is not supported: llmchat runs llama-bpe (Llama 3), qwen2, qwen35, gpt-4o, "
                             "smollm, gpt-2 and default", name, v->pre);
@@ -671,7 +671,7 @@ llm_status tokenizer_from_gguf(const gguf *g, const char *name, int vocab_size, 
     t->unk = unk >= 0 ? unk : v.bpe ? -1 : TOKEN_UNK;
     bool flag, add_bos = true;
     if (v.bpe)
-        bpe_pre_known(v.pre, &add_bos);
+        bpe_pre_known(v.pre, &add_bos, NULL);
     t->space_prefix = !v.bpe;
     if (gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &flag) && !v.bpe)
         t->space_prefix = flag;

@@ -169,11 +169,13 @@ static const pre_kind *pre_find(const char *pre)
     return NULL;
 }
 
-bool bpe_pre_known(const char *pre, bool *add_bos)
+bool bpe_pre_known(const char *pre, bool *add_bos, bool *spm_pieces)
 {
     const pre_kind *k = pre_find(pre);
     if (k && add_bos)
         *add_bos = k->add_bos;
+    if (k && spm_pieces)
+        *spm_pieces = k->spm_spaces;
     return k != NULL;
 }
 

@@ -37,8 +37,10 @@ size_t spaces_unescaped(char *out, const char *s, size_t len);
  * mapping (or is not UTF-8). */
 int bpe_unmap(char *out, const char *s, size_t len);
 
-/* Whether pre names a pre-tokenizer llmchat runs; *add_bos receives its BOS default. */
-bool bpe_pre_known(const char *pre, bool *add_bos);
+/* Whether pre names a pre-tokenizer llmchat runs; *add_bos receives its BOS default,
+ * *spm_pieces whether its pieces are SentencePiece's (gemma4: "▁" for a space, not
+ * GPT-2 byte-mapped, "<0xNN>" byte tokens); either may be NULL. */
+bool bpe_pre_known(const char *pre, bool *add_bos, bool *spm_pieces);
 
 /* Builds the merges table and the pre-tokenizer: merges is tokenizer.ggml.merges
  * ("a b" strings, rank = index), both halves of each must be normal pieces (lookup
