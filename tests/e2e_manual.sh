@@ -233,8 +233,8 @@ def choices(msg, what):
     m = re.search(r"must be (.*), got '", msg)
     if not m:
         sys.exit("%s: no list of choices in [%s]" % (what, msg.strip()))
-    aliases = set(re.findall(r" \(or ([a-z0-9-]+)\)", m.group(1)))
-    names = set(re.split(r", | or ", re.sub(r" \(or [a-z0-9-]+\)", "", m.group(1))))
+    aliases = set(re.findall(r" \(or ([a-z0-9.-]+)\)", m.group(1)))
+    names = set(re.split(r", | or ", re.sub(r" \(or [a-z0-9.-]+\)", "", m.group(1))))
     return names, aliases
 
 def item(text, head):

@@ -1,6 +1,6 @@
 /* family_gguf.h — tiny random-weight GGUF models of each family llmchat runs (llama,
- * qwen2, qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3; mixtral: llama with
- * experts), written in C at test time with the keys
+ * qwen2, qwen3, qwen3moe, olmoe, gpt-oss, qwen35, phi3, gemma, gemma2, gemma3; mixtral:
+ * llama with experts), written in C at test time with the keys
  * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
  * without numpy), and with one edit to make hostile variants: a key dropped or set, a
  * tensor dropped, resized, added, or holding a NaN, the matrices of another tensor
@@ -53,6 +53,8 @@ typedef struct {
     int layers;                      /* this many layers instead of the shape's (0) */
     const char *family;              /* the file of this family (its name, keys and
                                         tensors) instead of the shape's (NULL) */
+    int recurrent_layers;            /* write {arch}.attention.recurrent_layers with this
+                                        many flags (the shape's layer kinds, then 0s) */
     uint32_t type;                   /* the matrices' type: GGML_TYPE_F32 (0), F16, BF16,
                                         Q8_0 (the values rounded), or a block type of
                                         family_block_halves (random blocks) */
@@ -74,6 +76,11 @@ typedef struct {
     int experts, used, expert_ff;    /* a mixture of experts (0: dense): expert_count,
                                         expert_used_count, an expert's hidden size (its key
                                         where the family has one; else ff is it) */
+    /* a hybrid family (model_family.delta_net): every attn_every-th layer gated
+     * attention, the others Gated DeltaNets of dn_k q/k heads and dn_v value heads of
+     * `head` values, convolved over dn_conv tokens; RoPE's sections; mtp blocks of
+     * multi-token prediction after the layers */
+    int attn_every, dn_conv, dn_k, dn_v, sections[4], mtp;
 } family_shape;
 
 static const family_shape family_shapes[] = {
@@ -104,6 +111,14 @@ static const family_shape family_shapes[] = {
      .head = 16, .ctx = 256, .longrope = true, .window = 16},
     {.name = "phi3-partial", .arch = "phi3", .dim = 64, .ff = 96, .layers = 2, .heads = 4,
      .kv = 2, .head = 16, .ctx = 256, .window = 0, .rot = 12, .tied = true},
+    {.name = "qwen35", .arch = "qwen35", .dim = 64, .ff = 96, .layers = 4, .heads = 4, .kv = 2,
+     .head = 16, .ctx = 256, .key_length = true, .tied = true, .base = 1e7f, .rot = 8,
+     .attn_every = 2, .dn_conv = 4, .dn_k = 2, .dn_v = 4, .sections = {2, 1, 1, 0}},
+    /* with a multi-token-prediction block, wide enough that one token runs on several
+     * threads, every 4th layer attention; sections that leave RoPE's pair 4 unturned */
+    {.name = "qwen35-mtp", .arch = "qwen35", .dim = 256, .ff = 512, .layers = 4, .heads = 4,
+     .kv = 2, .head = 64, .ctx = 256, .key_length = true, .base = 1e7f, .rot = 16,
+     .attn_every = 4, .dn_conv = 4, .dn_k = 2, .dn_v = 4, .sections = {3, 1, 2, 0}, .mtp = 1},
     {.name = "gemma", .arch = "gemma", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 1,
      .head = 32, .ctx = 256, .key_length = true, .tied = true},
     {.name = "gemma2", .arch = "gemma2", .dim = 64, .ff = 96, .layers = 4, .heads = 4, .kv = 2,
@@ -123,7 +138,7 @@ static inline const family_shape *family_shape_find(const char *name)
 
 /* ---- the tensors ---- */
 
-typedef enum { FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_LONG, FILL_SHORT } family_fill;
+typedef enum { FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_LONG, FILL_SHORT, FILL_DECAY } family_fill;
 
 typedef struct {
     char name[64];
@@ -166,24 +181,47 @@ static inline void family_layer(family_tensors *l, const family_shape *s,
 #define FT(part, ne0, ne1, fill) \
     (snprintf(n, sizeof n, "blk.%d.%s", il, part), family_add(l, n, ne0, ne1, fill))
     FT("attn_norm.weight", d, 0, FILL_NORM);
-    if (f->fused) {
+    bool mtp = il >= s->layers; /* a multi-token-prediction block: attention */
+    if (f->delta_net && !mtp && (il + 1) % s->attn_every != 0) { /* a Gated DeltaNet */
+        uint64_t hd = (uint64_t)s->head, kd = (uint64_t)s->dn_k * hd, nv = (uint64_t)s->dn_v,
+                 vd = nv * hd;
+        FT("attn_qkv.weight", d, 2 * kd + vd, FILL_MATRIX);
+        FT("attn_gate.weight", d, vd, FILL_MATRIX);
+        FT("ssm_conv1d.weight", (uint64_t)s->dn_conv, 2 * kd + vd, FILL_MATRIX);
+        FT("ssm_dt.bias", nv, 0, FILL_BIAS);
+        FT("ssm_a", nv, 0, FILL_DECAY);
+        FT("ssm_beta.weight", d, nv, FILL_MATRIX);
+        FT("ssm_alpha.weight", d, nv, FILL_MATRIX);
+        FT("ssm_norm.weight", hd, 0, FILL_NORM);
+        FT("ssm_out.weight", vd, d, FILL_MATRIX);
+    } else if (f->delta_net) { /* gated attention: each head's query rows, then its gate's */
+        FT("attn_q.weight", d, 2 * q, FILL_MATRIX);
+        FT("attn_k.weight", d, kv, FILL_MATRIX);
+        FT("attn_v.weight", d, kv, FILL_MATRIX);
+        FT("attn_output.weight", q, d, FILL_MATRIX);
+        FT("attn_q_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
+        FT("attn_k_norm.weight", (uint64_t)s->head, 0, FILL_NORM);
+    }
+    if (f->delta_net) {
+    } else if (f->fused) {
         FT("attn_qkv.weight", d, q + 2 * kv, FILL_MATRIX);
     } else {
         FT("attn_q.weight", d, q, FILL_MATRIX);
         FT("attn_k.weight", d, kv, FILL_MATRIX);
         FT("attn_v.weight", d, kv, FILL_MATRIX);
     }
-    if (f->attn_bias) {
+    if (f->attn_bias && !f->delta_net) {
         FT("attn_q.bias", q, 0, FILL_BIAS);
         FT("attn_k.bias", kv, 0, FILL_BIAS);
         FT("attn_v.bias", kv, 0, FILL_BIAS);
     }
-    FT("attn_output.weight", q, d, FILL_MATRIX);
+    if (!f->delta_net)
+        FT("attn_output.weight", q, d, FILL_MATRIX);
     if (f->attn_out_bias)
         FT("attn_output.bias", d, 0, FILL_BIAS);
     if (f->attn_sinks)
         FT("attn_sinks.weight", (uint64_t)s->heads, 0, FILL_BIAS);
-    if (f->qk_norm) {
+    if (f->qk_norm && !f->delta_net) {
         FT("attn_q_norm.weight", f->qk_norm_whole ? q : (uint64_t)s->head, 0, FILL_NORM);
         FT("attn_k_norm.weight", f->qk_norm_whole ? kv : (uint64_t)s->head, 0, FILL_NORM);
     }
@@ -239,7 +277,7 @@ static inline void family_list(family_tensors *l, const family_shape *s, const m
         family_add(l, "rope_factors_long.weight", half, 0, FILL_LONG);
         family_add(l, "rope_factors_short.weight", half, 0, FILL_SHORT);
     }
-    for (int il = 0; il < s->layers; il++)
+    for (int il = 0; il < s->layers + (f->delta_net ? s->mtp : 0); il++)
         family_layer(l, s, f, il);
 }
 
@@ -271,7 +309,7 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const mode
     gguf_writer_add_string(w, "general.name", "tiny random model");
     KU("context_length", s->ctx);
     KU("embedding_length", s->dim);
-    KU("block_count", s->layers);
+    KU("block_count", s->layers + (f->delta_net ? s->mtp : 0));
     KU("feed_forward_length", s->ff);
     KU("attention.head_count", s->heads);
     KU("attention.head_count_kv", s->kv);
@@ -299,6 +337,27 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const mode
         KU("expert_used_count", s->used);
         if (f->expert_ff_key)
             KU("expert_feed_forward_length", s->expert_ff);
+    }
+    if (f->delta_net) {
+        if (s->mtp)
+            KU("nextn_predict_layers", s->mtp);
+        KU("ssm.conv_kernel", s->dn_conv);
+        KU("ssm.state_size", s->head);
+        KU("ssm.group_count", s->dn_k);
+        KU("ssm.time_step_rank", s->dn_v);
+        KU("ssm.inner_size", s->dn_v * s->head);
+        KU("full_attention_interval", s->attn_every);
+        snprintf(k, sizeof k, "%s.rope.dimension_sections", a);
+        int32_t sec[4] = {s->sections[0], s->sections[1], s->sections[2], s->sections[3]};
+        if (family_key_kept(e, k))
+            gguf_writer_add_int32_array(w, k, sec, 4);
+        if (e->recurrent_layers > 0) {
+            int32_t flags[64] = {0};
+            for (int il = 0; il < s->layers && il < 64; il++)
+                flags[il] = (il + 1) % s->attn_every != 0;
+            snprintf(k, sizeof k, "%s.attention.recurrent_layers", a);
+            gguf_writer_add_int32_array(w, k, flags, (uint64_t)e->recurrent_layers);
+        }
     }
     if (s->linear > 0) {
         snprintf(k, sizeof k, "%s.rope.scaling.type", a);
@@ -416,6 +475,7 @@ static inline void family_values(const family_tensor *t, uint32_t *state, float 
         case FILL_BIAS: x[i] = 0.5f * r; break;
         case FILL_LONG: x[i] = powf(64.0f, (float)i / (float)(n > 1 ? n - 1 : 1)) * (1.05f + 0.05f * r); break;
         case FILL_SHORT: x[i] = 1.5f + 0.5f * r; break;
+        case FILL_DECAY: x[i] = -0.3f + 0.25f * r; break; /* ssm_a: -A, A in (0.05, 0.55) */
         }
     }
 }
@@ -563,8 +623,10 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
         out[kept++] = x;
     }
     for (int i = 0; i < kept; i++) {
-        if (out[i].ne1 && e->type != GGML_TYPE_F32 && !strstr(out[i].name, "ffn_gate_inp"))
-            out[i].type = e->type; /* the router stays F32, as llama-quantize leaves it */
+        if (out[i].ne1 && e->type != GGML_TYPE_F32 && !strstr(out[i].name, "ffn_gate_inp") &&
+            !strstr(out[i].name, "ssm_conv1d"))
+            out[i].type = e->type; /* the router and the convolution stay F32, as
+                                      llama-quantize leaves them */
         uint64_t dims[3] = {out[i].ne0, out[i].ne1, out[i].ne2};
         bytes[i] = gguf_writer_add_tensor(w, out[i].name, out[i].type,
                                           out[i].ne2 ? 3 : out[i].ne1 ? 2 : 1, dims);

@@ -79,12 +79,14 @@ START_TEST(test_each_family_opens_and_runs)
             ck_assert_int_eq(m->config.q_dim, s->heads * s->head);
             ck_assert_int_eq(m->config.kv_dim, s->kv * s->head);
             ck_assert(m->config.shared_classifier == s->tied);
-            /* every value of the file is a parameter, the tied classifier counted once */
+            /* every value of the file is a parameter, the tied classifier counted once,
+             * but those of multi-token-prediction blocks (not run) */
             family_tensors l = {0};
             family_list(&l, s, model_family_find(s->arch), 96);
             long long want = 0;
-            for (int t = 0; t < l.n; t++)
-                want += (long long)l.t[t].ne0 * (long long)(l.t[t].ne1 ? l.t[t].ne1 : 1) *
+            for (int t = 0, b; t < l.n; t++)
+                if (sscanf(l.t[t].name, "blk.%d.", &b) != 1 || b < s->layers)
+                    want += (long long)l.t[t].ne0 * (long long)(l.t[t].ne1 ? l.t[t].ne1 : 1) *
                         (long long)(l.t[t].ne2 ? l.t[t].ne2 : 1);
             free(l.t);
             ck_assert_msg(m->n_params == want, "%s: %lld parameters, %lld in the file",
@@ -432,6 +434,38 @@ static const struct {
     {"gemma3", {.string_key = "gemma3.rope.scaling.type", .string_value = "linear\0yarn",
                 .string_len = 11}, LLM_ERR_FORMAT,
      "gemma3.rope.scaling.type holds a NUL byte"},
+    /* qwen35: the Gated DeltaNets' sizes against each other and the tensors, the layer
+     * kinds, the convolution, RoPE's sections, the blocks */
+    {"qwen35", {.recurrent_layers = 3}, LLM_ERR_FORMAT,
+     "qwen35.attention.recurrent_layers holds 3 flags, but the file has 4 blocks"},
+    {"qwen35", {.uint_key = "qwen35.ssm.conv_kernel", .uint_value = 0}, LLM_ERR_FORMAT,
+     "GGUF key qwen35.ssm.conv_kernel is 0, not 1 to 64"},
+    {"qwen35", {.uint_key = "qwen35.ssm.inner_size", .uint_value = 48}, LLM_ERR_FORMAT,
+     "qwen35.ssm.inner_size is 48, but 4 value heads of qwen35.ssm.state_size 16 make 64"},
+    {"qwen35", {.uint_key = "qwen35.ssm.state_size", .uint_value = 8}, LLM_ERR_FORMAT,
+     "qwen35.ssm.inner_size is 64, but 4 value heads of qwen35.ssm.state_size 8 make 32"},
+    {"qwen35", {.uint_key = "qwen35.ssm.time_step_rank", .uint_value = 3}, LLM_ERR_FORMAT,
+     "qwen35.ssm.time_step_rank is 3, not a multiple of qwen35.ssm.group_count (2)"},
+    {"qwen35", {.drop_key = "qwen35.ssm.group_count"}, LLM_ERR_FORMAT,
+     "GGUF key qwen35.ssm.group_count is missing (the qwen35 architecture needs it)"},
+    {"qwen35", {.uint_key = "qwen35.ssm.conv_kernel", .uint_value = 3}, LLM_ERR_FORMAT,
+     "blk.0.ssm_conv1d.weight has dims [4, 128], expected [3, 128]"},
+    {"qwen35", {.resize_tensor = "blk.2.ssm_a", .ne0 = 2}, LLM_ERR_FORMAT,
+     "blk.2.ssm_a has dims [2], expected [4]"},
+    {"qwen35", {.drop_tensor = "blk.0.ssm_dt.bias"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.0.ssm_dt.bias is missing (the qwen35 architecture has it)"},
+    {"qwen35", {.resize_tensor = "blk.1.attn_q.weight", .ne0 = 64, .ne1 = 64}, LLM_ERR_FORMAT,
+     "blk.1.attn_q.weight has dims [64, 64], expected [64, 128]"},
+    {"qwen35", {.extra_tensor = "blk.0.attn_q_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.0.attn_q_norm.weight is not part of the qwen35 architecture"},
+    {"qwen35", {.drop_key = "qwen35.rope.dimension_sections"}, LLM_ERR_FORMAT,
+     "qwen35.rope.dimension_sections is missing or not 3 or 4 counts"},
+    {"qwen35", {.uint_key = "qwen35.full_attention_interval", .uint_value = 0}, LLM_ERR_FORMAT,
+     "GGUF key qwen35.full_attention_interval is 0"},
+    {"qwen35", {.uint_key = "qwen35.nextn_predict_layers", .uint_value = 4}, LLM_ERR_FORMAT,
+     "qwen35.nextn_predict_layers is 4, but the file has 4 blocks in all"},
+    {"qwen35-mtp", {.extra_tensor = "blk.5.attn_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.5.attn_norm.weight is not part of the qwen35 architecture"},
     /* llama: no partial rotary */
     {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
      "partial rotary embeddings are not supported by the llama architecture"},
@@ -494,6 +528,57 @@ START_TEST(test_phi3_window_default)
 }
 END_TEST
 
+/* Qwen 3.5: the layer kinds from full_attention_interval or recurrent_layers (the same
+ * here), the Gated DeltaNets' sizes, the multi-token-prediction block left unread, and
+ * interleaved multimodal RoPE's sections: qwen35-mtp's (3, 1, 2) over 8 pairs leave pair 4
+ * (sector 4: 4 % 3 = 1, not below 3 x 1) unturned, as ggml's rope_multi does on text. */
+START_TEST(test_qwen35_description)
+{
+    const char *names[] = {"qwen35", "qwen35-mtp"};
+    for (int k = 0; k < 3; k++) {
+        family_edit e = {.recurrent_layers = k == 2 ? 4 : 0};
+        const char *path = write_family(names[k % 2], &e);
+        model *m = NULL;
+        llm_err err;
+        ck_assert_msg(model_open(path, NULL, &m, &err) == LLM_OK, "%s", err.text);
+        remove(path);
+        const model_config *c = &m->config;
+        const family_shape *s = family_shape_find(names[k % 2]);
+        ck_assert_int_eq(c->n_layers, s->layers);
+        ck_assert_int_eq(c->mtp_layers, s->mtp);
+        ck_assert(c->arch.gated_attention && c->arch.qk_norm);
+        ck_assert_int_eq(c->dn_conv_width, 4);
+        ck_assert_int_eq(c->dn_k_heads, 2);
+        ck_assert_int_eq(c->dn_v_heads, 4);
+        ck_assert_int_eq(c->dn_head_k, s->head);
+        ck_assert_int_eq(c->dn_conv_dim, 2 * 2 * s->head + 4 * s->head);
+        ck_assert_int_eq(model_mixer_width(c), 4 * s->head > c->q_dim ? 4 * s->head : c->q_dim);
+        ck_assert_int_eq(c->arch.rope_dims, s->rot);
+        int dn = 0;
+        for (int l = 0; l < c->n_layers; l++) {
+            const model_layer *L = &m->layers[l];
+            bool recurrent = (l + 1) % s->attn_every != 0;
+            dn += recurrent;
+            ck_assert_int_eq(L->kind, recurrent ? MODEL_LAYER_DELTA_NET
+                                                : MODEL_LAYER_GATED_ATTENTION);
+            ck_assert((L->dn_conv != NULL) == recurrent && (L->q_norm != NULL) == !recurrent);
+            ck_assert_int_eq(L->wo.cols, recurrent ? c->dn_value_dim : c->q_dim);
+            ck_assert_int_eq(L->wq.rows, recurrent ? 0 : 2 * c->q_dim);
+        }
+        ck_assert_int_eq(c->dn_layers, dn);
+        if (k % 2 == 0) {
+            ck_assert_ptr_null(c->rope_freqs); /* (2, 1, 1) turns all 4 pairs */
+        } else {
+            ck_assert_ptr_nonnull(c->rope_freqs);
+            for (int i = 0; i < c->arch.rope_dims / 2; i++)
+                ck_assert_msg(i == 4 ? isinf(c->rope_freqs[i]) : c->rope_freqs[i] == 1.0f,
+                              "pair %d: %g", i, c->rope_freqs[i]);
+        }
+        model_close(m);
+    }
+}
+END_TEST
+
 START_TEST(test_refused_architectures)
 {
     const struct {
@@ -501,13 +586,13 @@ START_TEST(test_refused_architectures)
     } cases[] = {
         {"qwen2moe", "architecture 'qwen2moe' is not supported: shared experts beside the "
                      "routed ones (ffn_*_shexp, ffn_gate_inp_shexp) (llmchat runs llama, qwen2, "
-                     "qwen3, qwen3moe, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3)"},
+                     "qwen3, qwen3moe, qwen35, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3)"},
         {"deepseek2", "multi-head latent attention (MLA), shared experts and expert groups"},
         {"mamba", "architecture 'mamba' is not supported: a state-space model: no attention"},
         {"bert", "architecture 'bert' is not supported: an encoder"},
         {"gpt2", "learned position embeddings (position_embd)"},
         {"frobnicator", "architecture 'frobnicator' is not supported: llmchat runs llama, qwen2, "
-                        "qwen3, qwen3moe, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3"},
+                        "qwen3, qwen3moe, qwen35, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         family_edit e = {.string_key = "general.architecture", .string_value = cases[k].arch};
@@ -538,6 +623,7 @@ static Suite *model_family_suite(void)
     tcase_add_test(limits, test_hostile_files);
     tcase_add_test(limits, test_big_gemma_query_scale);
     tcase_add_test(limits, test_gpt_oss_description);
+    tcase_add_test(limits, test_qwen35_description);
     tcase_add_test(limits, test_phi3_window_default);
     tcase_add_test(limits, test_refused_architectures);
     suite_add_tcase(s, limits);

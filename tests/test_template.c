@@ -122,7 +122,7 @@ END_TEST
 START_TEST(test_names)
 {
     const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3",
-                           "qwen3", "gemma", "phi3", "phi4-mini", "harmony"};
+                           "qwen3", "gemma", "phi3", "phi4-mini", "harmony", "qwen35"};
     for (int k = 0; k < TEMPLATE_COUNT; k++) {
         template_kind got;
         ck_assert(template_kind_parse(names[k], &got));
@@ -134,6 +134,7 @@ START_TEST(test_names)
     ck_assert(template_kind_parse("tinyllama", &got) && got == TEMPLATE_ZEPHYR);
     ck_assert(template_kind_parse("chatml-think", &got) && got == TEMPLATE_QWEN3);
     ck_assert(template_kind_parse("gpt-oss", &got) && got == TEMPLATE_HARMONY);
+    ck_assert(template_kind_parse("qwen3.5", &got) && got == TEMPLATE_QWEN35);
     ck_assert(!template_kind_parse("Llama2", &got));
     ck_assert(!template_kind_parse("vicuna", &got));
     ck_assert(!template_kind_parse("", &got));
@@ -354,63 +355,69 @@ START_TEST(test_families_match_jinja)
                            phi3_path, built_file("phi4-mini-vocab.gguf")};
     for (int i = 0; i < 4; i++)
         ck_assert_msg(tokenizer_open(paths[i], 0, &toks[i], &err) == LLM_OK, "%s", err.text);
-    FILE *f = fopen(data_path("golden/template_families.jsonl"), "r");
-    ck_assert_ptr_nonnull(f);
+    /* then template_qwen35.jsonl (make_qwen35_template.py): Qwen 3.5's first turns,
+     * thinking on and off */
+    const char *goldens[] = {"golden/template_families.jsonl", "golden/template_qwen35.jsonl"};
     static char line[16384], text[4096], before[4096], jinja[8192];
     int checked = 0, second = 0, by_kind[TEMPLATE_COUNT] = {0};
-    while (fgets(line, sizeof line, f)) {
-        char vocab[64], name[16], system[256], user[256];
-        ck_assert(jsonl_string(line, "vocab", vocab, sizeof vocab));
-        ck_assert(jsonl_string(line, "template", name, sizeof name));
-        ck_assert(jsonl_string(line, "system", system, sizeof system));
-        ck_assert(jsonl_string(line, "user", user, sizeof user));
-        ck_assert(jsonl_string(line, "text", text, sizeof text));
-        bool first = jsonl_bool(line, "first");
-        template_flags flags = {.no_think = jsonl_bool(line, "no_think")};
-        double want[512];
-        int n_want = jsonl_numbers(line, "ids", want, 512);
-        ck_assert_int_gt(n_want, 0);
-        const tokenizer *tok = NULL;
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(vocab, names[i]))
-                tok = toks[i];
-        ck_assert_msg(tok != NULL, "vocabulary %s", vocab);
-        template_kind kind;
-        ck_assert(template_kind_parse(name, &kind));
-        chat_template *t;
-        ck_assert(template_new(kind, tok, &t, &err) == LLM_OK);
-        char *got = template_render_text_with(t, system, user, first, flags);
-        ck_assert_msg(!strcmp(got, text), "%s %s first=%d: renders\n[%s]\nnot\n[%s]", vocab, name,
-                      first, got, text);
-        free(got);
-        int ids[512];
-        int n = template_render_with(t, system, user, first, flags, ids, 512);
-        ck_assert_msg(n == n_want, "%s %s first=%d: %d ids, the reference gives %d", vocab, name,
-                      first, n, n_want);
-        for (int i = 0; i < n; i++)
-            ck_assert_msg(ids[i] == (int)want[i], "%s %s first=%d: id %d is %d, the reference "
-                          "gives %d", vocab, name, first, i, ids[i], (int)want[i]);
-        if (!first) {
-            ck_assert(jsonl_string(line, "before", before, sizeof before));
-            ck_assert(jsonl_string(line, "jinja", jinja, sizeof jinja));
-            ck_assert(strlen(before) + strlen(text) == strlen(jinja));
-            ck_assert(!strncmp(jinja, before, strlen(before)) &&
-                      !strcmp(jinja + strlen(before), text));
-            /* the reply's end marker is the token llmchat closes a reply with */
-            const char *end = tokenizer_piece(tok, template_end_token(t));
-            ck_assert_msg(strlen(before) > strlen(end) &&
-                          !strcmp(before + strlen(before) - strlen(end), end), "%s: ends with %s",
-                          name, end);
-            second++;
+    for (int file = 0; file < 2; file++) {
+        FILE *f = fopen(data_path(goldens[file]), "r");
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof line, f)) {
+            char vocab[64], name[16], system[256], user[256];
+            ck_assert(jsonl_string(line, "vocab", vocab, sizeof vocab));
+            ck_assert(jsonl_string(line, "template", name, sizeof name));
+            ck_assert(jsonl_string(line, "system", system, sizeof system));
+            ck_assert(jsonl_string(line, "user", user, sizeof user));
+            ck_assert(jsonl_string(line, "text", text, sizeof text));
+            bool first = jsonl_bool(line, "first");
+            template_flags flags = {.no_think = jsonl_bool(line, "no_think")};
+            double want[512];
+            int n_want = jsonl_numbers(line, "ids", want, 512);
+            ck_assert_int_gt(n_want, 0);
+            const tokenizer *tok = NULL;
+            for (int i = 0; i < 4; i++)
+                if (!strcmp(vocab, names[i]))
+                    tok = toks[i];
+            ck_assert_msg(tok != NULL, "vocabulary %s", vocab);
+            template_kind kind;
+            ck_assert(template_kind_parse(name, &kind));
+            chat_template *t;
+            ck_assert(template_new(kind, tok, &t, &err) == LLM_OK);
+            char *got = template_render_text_with(t, system, user, first, flags);
+            ck_assert_msg(!strcmp(got, text), "%s %s first=%d: renders\n[%s]\nnot\n[%s]", vocab, name,
+                          first, got, text);
+            free(got);
+            int ids[512];
+            int n = template_render_with(t, system, user, first, flags, ids, 512);
+            ck_assert_msg(n == n_want, "%s %s first=%d: %d ids, the reference gives %d", vocab, name,
+                          first, n, n_want);
+            for (int i = 0; i < n; i++)
+                ck_assert_msg(ids[i] == (int)want[i], "%s %s first=%d: id %d is %d, the reference "
+                              "gives %d", vocab, name, first, i, ids[i], (int)want[i]);
+            if (!first) {
+                ck_assert(jsonl_string(line, "before", before, sizeof before));
+                ck_assert(jsonl_string(line, "jinja", jinja, sizeof jinja));
+                ck_assert(strlen(before) + strlen(text) == strlen(jinja));
+                ck_assert(!strncmp(jinja, before, strlen(before)) &&
+                          !strcmp(jinja + strlen(before), text));
+                /* the reply's end marker is the token llmchat closes a reply with */
+                const char *end = tokenizer_piece(tok, template_end_token(t));
+                ck_assert_msg(strlen(before) > strlen(end) &&
+                              !strcmp(before + strlen(before) - strlen(end), end), "%s: ends with %s",
+                              name, end);
+                second++;
+            }
+            by_kind[kind]++;
+            template_free(t);
+            checked++;
         }
-        by_kind[kind]++;
-        template_free(t);
-        checked++;
+        fclose(f);
     }
-    fclose(f);
-    ck_assert_int_eq(checked, 29);
+    ck_assert_int_eq(checked, 29 + 6);
     ck_assert_int_eq(second, 13);
     ck_assert_int_eq(by_kind[TEMPLATE_QWEN3], 9);
+    ck_assert_int_eq(by_kind[TEMPLATE_QWEN35], 6);
     ck_assert_int_eq(by_kind[TEMPLATE_GEMMA], 8);
     ck_assert_int_eq(by_kind[TEMPLATE_PHI3], 6);
     ck_assert_int_eq(by_kind[TEMPLATE_PHI4_MINI], 6);
@@ -450,6 +457,11 @@ START_TEST(test_detect_families)
     ck_assert(template_kind_detect(gemma_it, &k) && k == TEMPLATE_GEMMA);
     ck_assert(template_kind_detect(qwen25_instruct, &k) && k == TEMPLATE_CHATML);
     ck_assert(template_kind_detect(tinyllama_chat, &k) && k == TEMPLATE_ZEPHYR);
+    /* Qwen 3.5's own (llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja) */
+    size_t size;
+    char *qwen35 = (char *)read_whole_file(data_path("qwen35-chat-template.jinja"), &size);
+    ck_assert(template_kind_detect(qwen35, &k) && k == TEMPLATE_QWEN35);
+    free(qwen35);
 }
 END_TEST
 
@@ -673,6 +685,22 @@ START_TEST(test_think_span)
     ck_assert(template_think_span(t, reply + 1, 7, &sp)); /* opened by the prompt */
     ck_assert(sp.start == 0 && sp.end == 4 && sp.closed);
     ck_assert(!template_think_span(t, reply + 5, 3, &sp)); /* no span */
+    template_free(t);
+    /* Qwen 3.5: thinking on, the turn ends with <think> "\n" and the reply starts in the
+     * span; off, qwen3's empty span */
+    ck_assert(template_new(TEMPLATE_QWEN35, tok, &t, &err) == LLM_OK);
+    ck_assert(template_can_think(t));
+    ck_assert(template_opens_think(t, (template_flags){0}));
+    ck_assert(!template_opens_think(t, (template_flags){.no_think = true}));
+    int q_on[64], q_off[64];
+    int nq_on = template_render_with(t, NULL, "hi", true, (template_flags){0}, q_on, 64);
+    int nq_off = template_render_with(t, NULL, "hi", true, (template_flags){.no_think = true},
+                                      q_off, 64);
+    ck_assert_int_eq(nq_on, n_on + 2);
+    ck_assert_int_eq(q_on[n_on], think);
+    ck_assert_int_eq(nq_off, n_off);
+    ck_assert(!memcmp(q_off, off, (size_t)n_off * sizeof *off));
+    ck_assert_int_eq(template_end_token(t), 151645);
     template_free(t);
     /* a template without the switch, a vocabulary without the tokens */
     ck_assert(template_new(TEMPLATE_CHATML, tok, &t, &err) == LLM_OK);

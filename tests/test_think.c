@@ -17,6 +17,31 @@ static think_span find(const char *text)
     return sp;
 }
 
+/* A span the prompt opened (Qwen 3.5's template ends the turn with "<think>\n"): the
+ * reply's text starts inside it; the first "</think>" closes it; every prefix before
+ * that is OPEN (no UNSURE: nothing has to open it), and an empty body is empty. */
+START_TEST(test_opened_by_prompt)
+{
+    const char *r = "Let me see.\n</think>\n\nHello there.";
+    think_span sp;
+    ck_assert_int_eq(think_find_in(r, strlen(r), true, &sp), THINK_CLOSED);
+    ck_assert_uint_eq(sp.start, 0);
+    ck_assert_uint_eq(sp.body, 0);
+    ck_assert_uint_eq(sp.body_end, (size_t)(strstr(r, "</think>") - r));
+    ck_assert_uint_eq(sp.end, (size_t)(strstr(r, "Hello") - r));
+    ck_assert(!sp.empty);
+    size_t close = (size_t)(strstr(r, "</think>") - r);
+    for (size_t n = 0; n < close + 7; n++) {
+        ck_assert_int_eq(think_find_in(r, n, true, &sp), THINK_OPEN);
+        ck_assert_uint_eq(sp.end, n);
+    }
+    ck_assert_int_eq(think_find_in("\n\n</think>\n\nHi", 15, true, &sp), THINK_CLOSED);
+    ck_assert(sp.empty);
+    /* not opened: the same text has no span */
+    ck_assert_int_eq(think_find_in(r, strlen(r), false, &sp), THINK_NONE);
+}
+END_TEST
+
 START_TEST(test_closed)
 {
     const char *r = "<think>\nLet me see.\n</think>\n\nHello there.";
@@ -215,6 +240,7 @@ static Suite *make_suite(void)
     Suite *s = suite_create("think");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_closed);
+    tcase_add_test(tc, test_opened_by_prompt);
     tcase_add_test(tc, test_harmony);
     tcase_add_test(tc, test_harmony_streaming);
     tcase_add_test(tc, test_empty);

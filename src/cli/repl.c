@@ -89,6 +89,7 @@ typedef struct {
     bool dimmed;       /* the terminal is in dim now */
     bool escape;       /* one line: a newline written as \n, a backslash as \\ */
     size_t shown;      /* the reply's bytes written so far */
+    bool think_opened; /* the reply starts inside its thinking span (qwen35) */
     textfmt_stream ts; /* carries split UTF-8 */
 } reply_out;
 
@@ -140,7 +141,7 @@ static void put_reply(reply_out *o, const char *reply, size_t len, bool done)
     if (len > have)
         len = have;
     think_span sp;
-    think_state st = think_find(reply, len, &sp);
+    think_state st = think_find_in(reply, len, o->think_opened, &sp);
     if (st == THINK_UNSURE && !done)
         return;
     bool span = st == THINK_OPEN || st == THINK_CLOSED;
@@ -179,7 +180,8 @@ static void reply_to(repl *r, const char *user)
     if (note)
         fprintf(stderr, "llmchat: %s\n", note);
     reply_out out = {.dim = isatty(STDOUT_FILENO) && r->o->theme != THEME_MONO,
-                     .escape = r->lines};
+                     .escape = r->lines,
+                     .think_opened = chat_get_turn(r->c, chat_turn_count(r->c) - 1)->think_opened};
     size_t streamed = 0; /* the reply's bytes the steps gave */
     signals_interrupted = 0;
     for (;;) {

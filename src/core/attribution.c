@@ -47,11 +47,12 @@ static double rms_scale(const double *y, int n, float eps)
     return 1.0 / sqrt(ss / n + eps);
 }
 
-/* Layer l's head parts into head (n_heads): v (q_dim) = woᵀ (u ⊙ p), p the post-norm's
- * weight (1 without one), then each head's slice of v times its output o (q_dim), all
- * times the post-norm's scale when there is one. y (dim: the block's output, its bias
- * included, for that scale) and row (q_dim) are scratch. Returns the output bias's part
- * (0 without one). */
+/* Layer l's head parts into head (model_heads_max: the layer's heads, then 0s): v (wo's
+ * columns) = woᵀ (u ⊙ p), p the post-norm's weight (1 without one), then each head's
+ * slice of v times its output o (an attention head's head_size values, a Gated
+ * DeltaNet's value head's dn_head_v), all times the post-norm's scale when there is one.
+ * y (dim: the block's output, its bias included, for that scale) and row (wo's columns)
+ * are scratch. Returns the output bias's part (0 without one). */
 static double layer_heads(const model *m, int l, const double *u, const float *o, float *row,
                           double *v, double *y, float *head)
 {
@@ -60,7 +61,7 @@ static double layer_heads(const model *m, int l, const double *u, const float *o
     const tensor *wo = &L->wo;
     const float *post = L->post_attn_norm, *bo = L->bo;
     double bias = 0.0;
-    memset(v, 0, sizeof(double) * c->q_dim);
+    memset(v, 0, sizeof(double) * (size_t)wo->cols);
     for (int r = 0; r < wo->rows; r++) {
         double ur = post ? u[r] * post[r] : u[r];
         if (ur == 0.0 && !post)
@@ -76,9 +77,11 @@ static double layer_heads(const model *m, int l, const double *u, const float *o
             bias += ur * bo[r];
     }
     double scale = post ? rms_scale(y, c->dim, c->rms_eps) : 1.0;
-    for (int h = 0; h < c->n_heads; h++) {
+    bool dn = L->kind == MODEL_LAYER_DELTA_NET;
+    int heads = dn ? c->dn_v_heads : c->n_heads, size = dn ? c->dn_head_v : c->head_size;
+    for (int h = 0; h < model_heads_max(c); h++) {
         double s = 0.0;
-        for (int j = h * c->head_size; j < (h + 1) * c->head_size; j++)
+        for (int j = h * size; h < heads && j < (h + 1) * size; j++)
             s += v[j] * o[j];
         head[h] = (float)(s * scale);
     }
@@ -119,7 +122,8 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
 {
     const model_config *c = &m->config;
     int dim = c->dim, layers = c->n_layers, used = c->n_experts > 0 ? c->n_experts_used : 0;
-    size_t width = (size_t)(dim > c->q_dim ? dim : c->q_dim);
+    int mix = model_mixer_width(c), heads = model_heads_max(c);
+    size_t width = (size_t)(dim > mix ? dim : mix);
     size_t part = (size_t)transformer_parts_width(c);
     double *biases = malloc(sizeof(double) * (size_t)layers);
     if (target < 0 || target >= c->vocab_size)
@@ -146,8 +150,8 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
         const float *parts = in->parts + (size_t)l * part;
         double *v = u + (size_t)(1 + 2 * l) * width, *y = v + width;
         biases[l] = layer_heads(m, l, u, parts, rows + (size_t)(1 + l) * width, v, y,
-                                head + (size_t)l * c->n_heads);
-        mlp[l] = (float)layer_mlp(m, l, u, parts + c->q_dim, y,
+                                head + (size_t)l * heads);
+        mlp[l] = (float)layer_mlp(m, l, u, parts + mix, y,
                                   used ? expert + (size_t)l * used : NULL,
                                   used ? expert_id + (size_t)l * used : NULL);
     }
@@ -168,7 +172,7 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     a->norm_scale = scale;
     a->target = target;
     a->n_layers = layers;
-    a->n_heads = c->n_heads;
+    a->n_heads = heads;
     a->head = head;
     a->mlp = mlp;
     a->softcap = c->arch.final_softcap;

@@ -29,7 +29,7 @@ typedef struct {
 } attribution_input;
 
 /* Splits target's logit: fills a's parts, norm_scale, before_cap (their sum), softcap
- * and post_norms, writing head (n_layers, n_heads), mlp (n_layers) and, for a mixture
+ * and post_norms, writing head (n_layers, model_heads_max), mlp (n_layers) and, for a mixture
  * of experts, expert and expert_id (n_layers, n_experts_used; NULL for a dense model),
  * which a then points to; a->pos and a->logit are the caller's. Post-norms are held at their scale of this position (the parts add up); a
  * final soft-cap is not split (the parts add up to the logit before it). Fails (no

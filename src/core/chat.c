@@ -343,6 +343,7 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
     t->view.start = engine_pos(c->e);
+    t->view.think_opened = template_opens_think(c->tmpl, (template_flags){.no_think = c->no_think});
     st = engine_prefill(c->e, ids, n, err);
     free(ids);
     if (st != LLM_OK) {

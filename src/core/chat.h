@@ -43,6 +43,8 @@ typedef struct {
     int end;            /* one past the last position of the turn (after its end token) */
     bool complete;      /* the reply was closed with a stop token (EOS, <|im_end|>) */
     bool cut;           /* the reply was cut short (step limit, user stop, context) */
+    bool think_opened;  /* the turn's template opened the reply's thinking span in the
+                           prompt (qwen35): the reply starts inside it (think_find_in) */
 } chat_turn;
 
 typedef enum {

@@ -267,6 +267,8 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
         t->view.user = t->user;
         t->view.reply = t->reply;
         t->view.start = t->view.reply_start = t->view.end = -1;
+        t->view.think_opened = /* as the history is rendered again */
+            template_opens_think(c->tmpl, (template_flags){.no_think = c->no_think});
         t->view.complete = closed;
         t->view.cut = ft->cut || !ft->complete;
         c->n_turns = i + 1;

@@ -68,7 +68,7 @@ struct engine {
     float *parts_logits;    /* (vocab) */
     int parts_pos;
     const intervention *parts_of;
-    float *attrib_head;     /* (n_layers, n_heads) */
+    float *attrib_head;     /* (n_layers, model_heads_max) */
     float *attrib_mlp;      /* (n_layers) */
     float *attrib_expert;   /* (n_layers, n_experts_used): a mixture of experts' parts */
     int *attrib_expert_id;  /* (n_layers, n_experts_used) */
@@ -1040,7 +1040,7 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
     size_t part = (size_t)transformer_parts_width(c), used = (size_t)c->n_experts_used;
     if (!e->parts) {
         e->parts = malloc(sizeof(float) * (layers * (part + dim) + (size_t)e->vocab));
-        e->attrib_head = malloc(sizeof(float) * layers * (c->n_heads + 1 + used));
+        e->attrib_head = malloc(sizeof(float) * layers * (model_heads_max(c) + 1 + used));
         e->attrib_expert_id = malloc(sizeof(int) * (layers * used + 1));
         if (!e->parts || !e->attrib_head || !e->attrib_expert_id) {
             free(e->parts);
@@ -1052,7 +1052,7 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
         }
         e->parts_resid = e->parts + layers * part;
         e->parts_logits = e->parts_resid + layers * dim;
-        e->attrib_mlp = e->attrib_head + layers * c->n_heads;
+        e->attrib_mlp = e->attrib_head + layers * (size_t)model_heads_max(c);
         e->attrib_expert = e->attrib_mlp + layers;
     }
     e->parts_pos = -1;

@@ -42,6 +42,7 @@
 
 #include "clock.h"
 #include "cpus.h"
+#include "delta_net.h"
 #include "kernels.h"
 #include "pass_state.h"
 
@@ -54,7 +55,7 @@
 
 /* Below this many weight bytes per token the one-token path runs on one thread:
  * barriers would cost more than the rows they share (the 260K toy models). */
-enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19, PROJ_JOBS_MAX = 3 };
+enum { ONE_TOKEN_PARALLEL_MIN_BYTES = 1 << 19, PROJ_JOBS_MAX = 4 };
 
 /* One forward call's state, and (one token) one thread's view of it. */
 typedef struct {
@@ -599,6 +600,13 @@ static void head_prepare(const pass *p, int l, int i, int kh)
     const float *table = L->window > 0 && t->buf.rope_swa ? t->buf.rope_swa : t->buf.rope;
     const float *r = table + (size_t)i * rot;
     float *k = t->k_new + (size_t)i * c->kv_dim + (size_t)kh * hs;
+    if (L->kind == MODEL_LAYER_GATED_ATTENTION) /* wq's rows: each head's query, then gate */
+        for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
+            const float *qg = t->buf.qg + (size_t)i * 2 * c->q_dim + (size_t)h * 2 * hs;
+            memcpy(t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs, qg, sizeof(float) * hs);
+            memcpy(t->buf.gate + (size_t)i * c->q_dim + (size_t)h * hs, qg + hs,
+                   sizeof(float) * hs);
+        }
     if (L->k_norm && !c->arch.qk_norm_whole)
         forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
     rope_head(k, r, rot, layout);
@@ -773,6 +781,13 @@ static void head_attend(const pass *p, int l, int h, int slot)
     else
         head_kernel(p, l, h, window, k, v, stride, att, kernels_workspace_scratch(t->ws, slot));
     see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
+    if (p->m->layers[l].kind == MODEL_LAYER_GATED_ATTENTION)
+        for (int i = 0; i < p->n; i++) { /* attn_gated: times sigmoid(gate) */
+            float *out = t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * c->head_size;
+            const float *g = t->buf.gate + (size_t)i * c->q_dim + (size_t)h * c->head_size;
+            for (int j = 0; j < c->head_size; j++)
+                out[j] *= 1.0f / (1.0f + expf(-g[j]));
+        }
 }
 
 /* Layer l's attention: each token's keys and values into the cache, then every head
@@ -1037,21 +1052,16 @@ static void pass_experts(const pass *p, int l, const float *xn)
     }
 }
 
-/* ---- the pass ---- */
-
-static void pass_ffn(const pass *p, int l, const float *xn);
-
-/* Layer l, for one token or a batch: the steps in order, observed at their points. */
-static void layer_pass(const pass *p, int l)
+/* Layer l's attention on the normed rows xn (plain or gated): the projections, the KV
+ * cache, every head, into kqv. */
+static void pass_attention(const pass *p, int l, const float *xn)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
     int dim = p->c->dim, q_dim = p->c->q_dim, kv_dim = p->c->kv_dim;
-
-    const float *xn = pass_norm(p, t->buf.x, L->rms_att);
-    see(p, HOOK_ATTN_NORM, l, xn, dim, dim);
+    bool gated = L->kind == MODEL_LAYER_GATED_ATTENTION;
     proj_job qkv[3] = {
-        {.w = &L->wq, .bias = L->bq, .out = t->buf.q},
+        {.w = &L->wq, .bias = L->bq, .out = gated ? t->buf.qg : t->buf.q},
         {.w = &L->wk, .bias = L->bk, .out = t->k_new},
         {.w = &L->wv, .bias = L->bv, .out = t->v_new},
     };
@@ -1062,9 +1072,180 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_QCUR, l, t->buf.q, q_dim, q_dim);
     see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
     see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
-    edit(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
-    see(p, HOOK_KQV, l, t->buf.kqv, q_dim, q_dim);
-    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, q_dim, L->post_attn_norm,
+}
+
+/* ---- a Gated DeltaNet ---- */
+
+/* The convolution (width W) of rows i0..i1-1 of the batch, channels c0..c1-1: each
+ * channel's kernel over its last W inputs in dn_ext (oldest first, as ggml's ssm_conv
+ * adds them), then SiLU, into dn_conv. */
+static void dn_convolve(const pass *p, const model_layer *L, int i0, int i1, int c0, int c1)
+{
+    const model_config *c = p->c;
+    batch_buffers *b = &p->t->buf;
+    int W = c->dn_conv_width, cd = c->dn_conv_dim;
+    for (int i = i0; i < i1; i++) {
+        float *out = b->dn_conv + (size_t)i * cd;
+        for (int ch = c0; ch < c1; ch++) {
+            const float *w = L->dn_conv + (size_t)ch * W;
+            float sum = 0.0f;
+            for (int j = 0; j < W; j++)
+                sum += b->dn_ext[(size_t)(i + j) * cd + ch] * w[j];
+            out[ch] = sum / (1.0f + expf(-sum));
+        }
+    }
+}
+
+/* Where the checkpoint of the state after position `after` keeps layer l's part, or
+ * NULL when no checkpoint is taken there. */
+static float *dn_mark(const pass *p, int l, int after)
+{
+    const transformer *t = p->t;
+    if (!t->dn_marking || (after + 1) % DN_MARK_EVERY != 0)
+        return NULL;
+    size_t slot = (size_t)(after + 1) / DN_MARK_EVERY;
+    return t->dn_marks + (slot * p->c->dn_layers + t->dn_index[l]) * t->dn_floats;
+}
+
+/* Channels c0..c1-1 of layer l's convolution state (its last W - 1 inputs, in `state`)
+ * after the call, and at each checkpoint the call passes, from dn_ext: after row i - 1
+ * of the call they are rows i .. i + W - 2 of dn_ext. */
+static void dn_keep_inputs(const pass *p, int l, float *state, int c0, int c1)
+{
+    const model_config *c = p->c;
+    const float *ext = p->t->buf.dn_ext;
+    int W = c->dn_conv_width, cd = c->dn_conv_dim;
+    for (int i = 1; i <= p->n; i++) {
+        float *to[2] = {dn_mark(p, l, p->pos + i - 1), i == p->n ? state : NULL};
+        for (int k = 0; k < 2; k++)
+            for (int r = 0; to[k] && r < W - 1; r++)
+                memcpy(to[k] + (size_t)r * cd + c0, ext + (size_t)(i + r) * cd + c0,
+                       sizeof(float) * (size_t)(c1 - c0));
+    }
+}
+
+/* x / sqrt(sum x^2), the root at least eps (ggml's l2_norm), n values into o. */
+static void l2_normed(float *o, const float *x, int n, float eps)
+{
+    float ss = 0.0f;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    float s = 1.0f / fmaxf(sqrtf(ss), eps);
+    for (int i = 0; i < n; i++)
+        o[i] = x[i] * s;
+}
+
+/* Value head h of layer l over the call's rows, from its state in `state` (updated in
+ * place): the query and key of its q/k head L2-normed, beta = sigmoid, the log-decay
+ * softplus(alpha + dt_bias) times a, the delta rule's step, then the head's output
+ * RMSNormed and times silu(z), into its slice of kqv. A checkpoint of the head's state
+ * at each one the call passes. */
+static void dn_head(const pass *p, int l, int h, float *state)
+{
+    const model_config *c = p->c;
+    const model_layer *L = &p->m->layers[l];
+    batch_buffers *b = &p->t->buf;
+    int dk = c->dn_head_k, dv = c->dn_head_v, nv = c->dn_v_heads, kh = h % c->dn_k_heads;
+    int cd = c->dn_conv_dim, vd = c->dn_value_dim;
+    size_t head_floats = (size_t)dk * dv;
+    size_t conv_floats = (size_t)(c->dn_conv_width - 1) * cd;
+    float *S = state + conv_floats + (size_t)h * head_floats;
+    float qk[2 * MODEL_DN_HEAD_MAX]; /* the loader's bound on dn_head_k */
+    for (int i = 0; i < p->n; i++) {
+        const float *row = b->dn_conv + (size_t)i * cd;
+        l2_normed(qk, row + (size_t)kh * dk, dk, c->rms_eps);
+        l2_normed(qk + dk, row + c->dn_key_dim + (size_t)kh * dk, dk, c->rms_eps);
+        float *beta = &b->dn_beta[(size_t)i * nv + h], *g = &b->dn_g[(size_t)i * nv + h];
+        *beta = 1.0f / (1.0f + expf(-*beta));
+        float a = *g + L->dn_dt_bias[h];
+        *g = (a > 20.0f ? a : log1pf(expf(a))) * L->dn_a[h];
+        delta_net_run r = {.q = qk, .k = qk + dk, .v = row + 2 * c->dn_key_dim + (size_t)h * dv,
+                           .g = g, .beta = beta, .dk = dk, .dv = dv,
+                           .scale = 1.0f / sqrtf((float)dk)};
+        float *out = b->kqv + (size_t)i * vd + (size_t)h * dv;
+        delta_net_step(&r, 0, S, out);
+        float *mark = dn_mark(p, l, p->pos + i);
+        if (mark)
+            memcpy(mark + conv_floats + (size_t)h * head_floats, S, sizeof(float) * head_floats);
+        const float *z = b->dn_z + (size_t)i * vd + (size_t)h * dv;
+        forward_rmsnorm(out, out, L->dn_norm, dv, c->rms_eps);
+        for (int j = 0; j < dv; j++)
+            out[j] *= z[j] / (1.0f + expf(-z[j]));
+    }
+}
+
+/* Layer l's Gated DeltaNet on the normed rows xn, into kqv (dn_value_dim a row): the
+ * projections (attn_qkv into the convolution's inputs after the layer's last W - 1, the
+ * gate z, beta, alpha), the convolution, then every value head through its state. One
+ * token: each thread its channels, then its heads, a barrier after each; a batch:
+ * parallel over rows, then over heads. */
+static void pass_delta_net(const pass *p, int l, const float *xn)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    const model_layer *L = &p->m->layers[l];
+    batch_buffers *b = &t->buf;
+    int W = c->dn_conv_width, cd = c->dn_conv_dim, nv = c->dn_v_heads;
+    float *state = t->dn_live + (size_t)t->dn_index[l] * t->dn_floats;
+    int c0 = 0, c1 = cd;
+    if (p->one)
+        pass_share(p, cd, &c0, &c1);
+    for (int r = 0; r < W - 1; r++) /* read after pass_project's barrier */
+        memcpy(b->dn_ext + (size_t)r * cd + c0, state + (size_t)r * cd + c0,
+               sizeof(float) * (size_t)(c1 - c0));
+    proj_job jobs[4] = {
+        {.w = &L->dn_qkv, .out = b->dn_ext + (size_t)(W - 1) * cd},
+        {.w = &L->dn_z, .out = b->dn_z},
+        {.w = &L->dn_beta, .out = b->dn_beta},
+        {.w = &L->dn_alpha, .out = b->dn_g},
+    };
+    pass_project(p, xn, c->dim, jobs, 4);
+    if (p->one) {
+        dn_convolve(p, L, 0, 1, c0, c1);
+        dn_keep_inputs(p, l, state, c0, c1);
+        pass_sync(p);
+        int h0, h1;
+        pass_share(p, nv, &h0, &h1);
+        for (int h = h0; h < h1; h++)
+            dn_head(p, l, h, state);
+        pass_sync(p);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        dn_convolve(p, L, i, i + 1, 0, cd);
+    dn_keep_inputs(p, l, state, 0, cd);
+    int threads = (long)p->n * nv * c->dn_head_k * c->dn_head_v >= 65536 ? nv : 1;
+    (void)threads;
+#pragma omp parallel for schedule(dynamic, 1) if (threads > 1)
+    for (int h = 0; h < nv; h++)
+        dn_head(p, l, h, state);
+}
+
+/* ---- the pass ---- */
+
+static void pass_ffn(const pass *p, int l, const float *xn);
+
+/* Layer l, for one token or a batch: the steps in order, observed at their points. The
+ * mixer is the layer's kind's (attention, gated attention, a Gated DeltaNet), its output
+ * kqv as wide as that kind's (mix). */
+static void layer_pass(const pass *p, int l)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    int dim = p->c->dim;
+    bool dn = L->kind == MODEL_LAYER_DELTA_NET;
+    int mix = dn ? p->c->dn_value_dim : p->c->q_dim;
+
+    const float *xn = pass_norm(p, t->buf.x, L->rms_att);
+    see(p, HOOK_ATTN_NORM, l, xn, dim, dim);
+    if (dn)
+        pass_delta_net(p, l, xn);
+    else
+        pass_attention(p, l, xn);
+    edit(p, HOOK_KQV, l, t->buf.kqv, mix, mix);
+    see(p, HOOK_KQV, l, t->buf.kqv, mix, mix);
+    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, mix, L->post_attn_norm,
                         HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);

@@ -55,6 +55,13 @@ void pass_buffers_free(batch_buffers *b, int n_qb)
     free(b->moe_gate);
     free(b->moe_up);
     free(b->moe_down);
+    free(b->qg);
+    free(b->gate);
+    free(b->dn_ext);
+    free(b->dn_conv);
+    free(b->dn_z);
+    free(b->dn_beta);
+    free(b->dn_g);
     for (int i = 0; i < n_qb; i++)
         qbatch_free(b->qb[i]);
 }
@@ -84,6 +91,27 @@ static bool experts_reserve(batch_buffers *b, const model_config *p, size_t n)
            b->moe_down;
 }
 
+/* The buffers of gated attention and of Gated DeltaNet layers for n positions into b
+ * (none for a model without them); false when out of memory. */
+static bool hybrid_reserve(batch_buffers *b, const model_config *p, size_t n)
+{
+    size_t f = sizeof(float);
+    if (p->arch.gated_attention) {
+        b->qg = malloc(f * n * 2 * p->q_dim);
+        b->gate = malloc(f * n * p->q_dim);
+        if (!b->qg || !b->gate)
+            return false;
+    }
+    if (p->dn_layers == 0)
+        return true;
+    b->dn_ext = malloc(f * (n + (size_t)p->dn_conv_width - 1) * p->dn_conv_dim);
+    b->dn_conv = malloc(f * n * p->dn_conv_dim);
+    b->dn_z = malloc(f * n * p->dn_value_dim);
+    b->dn_beta = malloc(f * n * p->dn_v_heads);
+    b->dn_g = malloc(f * n * p->dn_v_heads);
+    return b->dn_ext && b->dn_conv && b->dn_z && b->dn_beta && b->dn_g;
+}
+
 /* Makes the batch buffers hold cap positions. On failure the old ones stay. */
 bool pass_buffers_reserve(transformer *t, int cap)
 {
@@ -94,7 +122,7 @@ bool pass_buffers_reserve(transformer *t, int cap)
         .x = malloc(f * n * p->dim),
         .xn = malloc(f * n * p->dim),
         .q = malloc(f * n * p->q_dim),
-        .kqv = malloc(f * n * p->q_dim),
+        .kqv = malloc(f * n * model_mixer_width(p)),
         .proj = malloc(f * n * p->dim),
         .hb = malloc(f * n * p->hidden_dim),
         .hb2 = malloc(f * n * p->hidden_dim),
@@ -102,7 +130,7 @@ bool pass_buffers_reserve(transformer *t, int cap)
         .rope_swa = swa ? malloc(f * n * p->arch.rope_dims) : NULL,
     };
     bool ok = b.x && b.xn && b.q && b.kqv && b.proj && b.hb && b.hb2 && b.rope &&
-              (b.rope_swa || !swa) && experts_reserve(&b, p, n);
+              (b.rope_swa || !swa) && experts_reserve(&b, p, n) && hybrid_reserve(&b, p, n);
     for (int i = 0; i < t->n_qb; i++) {
         b.qb[i] = ok ? qbatch_new(cap, t->buf.qb[i]->len, t->buf.qb[i]->group) : NULL;
         ok = ok && b.qb[i];

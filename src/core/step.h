@@ -127,7 +127,8 @@ typedef struct {
     int pos;
     int target;          /* the token whose logit is split */
     int n_layers, n_heads;
-    const float *head;   /* (n_layers, n_heads) each head's part; borrowed from the engine,
+    const float *head;   /* (n_layers, n_heads) each head's part (n_heads: model_heads_max;
+                            a layer with fewer has 0 for the rest); borrowed from the engine,
                             valid until the next engine_attribution or engine_free */
     const float *mlp;    /* (n_layers) each layer's feed-forward part; borrowed likewise */
     int n_used;          /* a mixture of experts: the experts a token uses (0: dense) */

@@ -25,6 +25,7 @@ static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_PHI3] = "phi3",
     [TEMPLATE_PHI4_MINI] = "phi4-mini",
     [TEMPLATE_HARMONY] = "harmony",
+    [TEMPLATE_QWEN35] = "qwen35",
 };
 
 /* Jinja templates in the style of the models' own (Hugging Face chat templates). */
@@ -106,6 +107,12 @@ static const char *const kind_jinja[TEMPLATE_COUNT] = {
         "{{ '<|start|>assistant<|channel|>final<|message|>' + message['content'] + '<|end|>' }}"
         "{% else %}{{ '<|start|>' + message['role'] + '<|message|>' + message['content'] + '<|end|>' }}"
         "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|start|>assistant' }}{% endif %}",
+    [TEMPLATE_QWEN35] =
+        "{% for message in messages %}"
+        "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+        "{% if enable_thinking is defined and enable_thinking is false %}"
+        "{{- '<think>\\n\\n</think>\\n\\n' }}{% else %}{{- '<think>\\n' }}{% endif %}{% endif %}",
 };
 
 const char *template_kind_name(template_kind k)
@@ -128,6 +135,7 @@ bool template_kind_parse(const char *name, template_kind *out)
         {"tinyllama", TEMPLATE_ZEPHYR},
         {"chatml-think", TEMPLATE_QWEN3},
         {"gpt-oss", TEMPLATE_HARMONY},
+        {"qwen3.5", TEMPLATE_QWEN35},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (!strcmp(name, aliases[i].name)) {
@@ -140,7 +148,7 @@ bool template_kind_parse(const char *name, template_kind *out)
 const char *template_kind_list(void)
 {
     return "llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or chatml-think), "
-           "gemma, phi3, phi4-mini, harmony (or gpt-oss)";
+           "qwen35 (or qwen3.5), gemma, phi3, phi4-mini, harmony (or gpt-oss)";
 }
 
 /* The role marker followed by a newline, in the Jinja source (an escaped "\n" in a
@@ -160,7 +168,8 @@ bool template_kind_detect(const char *jinja, template_kind *out)
     if (strstr(jinja, "<|channel|>") && strstr(jinja, "<|start|>") && strstr(jinja, "<|message|>"))
         *out = TEMPLATE_HARMONY;
     else if (strstr(jinja, "<|im_start|>"))
-        *out = strstr(jinja, "enable_thinking") || strstr(jinja, "<think>") ? TEMPLATE_QWEN3
+        *out = strstr(jinja, "<think>\\n' }}") ? TEMPLATE_QWEN35
+               : strstr(jinja, "enable_thinking") || strstr(jinja, "<think>") ? TEMPLATE_QWEN3
                                                                            : TEMPLATE_CHATML;
     else if (strstr(jinja, "<|start_header_id|>") && strstr(jinja, "<|end_header_id|>"))
         *out = TEMPLATE_LLAMA3;
@@ -288,7 +297,7 @@ int template_end_token(const chat_template *t)
         [TEMPLATE_LLAMA2] = -1, [TEMPLATE_MISTRAL] = -1, [TEMPLATE_ZEPHYR] = -1,
         [TEMPLATE_CHATML] = M_IM_END, [TEMPLATE_LLAMA3] = M_EOT, [TEMPLATE_QWEN3] = M_IM_END,
         [TEMPLATE_GEMMA] = M_END_OF_TURN, [TEMPLATE_PHI3] = M_END, [TEMPLATE_PHI4_MINI] = M_END,
-        [TEMPLATE_HARMONY] = M_RETURN,
+        [TEMPLATE_HARMONY] = M_RETURN, [TEMPLATE_QWEN35] = M_IM_END,
     };
     int m = end_marker[t->kind];
     return m >= 0 && t->marker[m] >= 0 ? t->marker[m] : t->eos;
@@ -296,7 +305,12 @@ int template_end_token(const chat_template *t)
 
 bool template_can_think(const chat_template *t)
 {
-    return t->kind == TEMPLATE_QWEN3;
+    return t->kind == TEMPLATE_QWEN3 || t->kind == TEMPLATE_QWEN35;
+}
+
+bool template_opens_think(const chat_template *t, template_flags flags)
+{
+    return t->kind == TEMPLATE_QWEN35 && !flags.no_think;
 }
 
 bool template_think_span(const chat_template *t, const int *reply, int n, template_span *out)
@@ -439,21 +453,29 @@ static void open_context(turn_builder *b, bool first)
         add_id(b, b->t->bos, bos_text(b->t));
 }
 
+/* ChatML; Qwen 3.5's template trims the system prompt and the user's text ("| trim"). */
 static void build_chatml(turn_builder *b, const char *system, const char *user, bool first)
 {
+    bool trim = b->t->kind == TEMPLATE_QWEN35;
     open_context(b, first);
     if (!first)
         add_text(b, "\n");
     if (first && system && *system) {
         add_marker(b, M_IM_START);
         add_text(b, "system\n");
-        add_text(b, system);
+        if (trim)
+            add_trimmed(b, system);
+        else
+            add_text(b, system);
         add_marker(b, M_IM_END);
         add_text(b, "\n");
     }
     add_marker(b, M_IM_START);
     add_text(b, "user\n");
-    add_text(b, user);
+    if (trim)
+        add_trimmed(b, user);
+    else
+        add_text(b, user);
     add_marker(b, M_IM_END);
     add_text(b, "\n");
     add_marker(b, M_IM_START);
@@ -619,8 +641,12 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         add_text(b, "\n\n");
         break;
     case TEMPLATE_QWEN3:
+    case TEMPLATE_QWEN35:
         build_chatml(b, system, user, first);
-        if (b->no_think) {
+        if (t->kind == TEMPLATE_QWEN35 && !b->no_think) {
+            add_marker(b, M_THINK);
+            add_text(b, "\n");
+        } else if (b->no_think) {
             add_marker(b, M_THINK);
             add_text(b, "\n\n");
             add_marker(b, M_END_THINK);

@@ -45,6 +45,10 @@
  *            as the model wrote them, analysis and <|return|> included (the Jinja template
  *            re-renders them as their final message closed by <|end|>; llmchat does not
  *            re-render replies). The date is the local date when the template is made.
+ *   qwen35   (Qwen 3.5) qwen3's, but thinking on, the turn also opens the thinking span:
+ *            the assistant's header, then <think> "\n", so the model's reply starts
+ *            inside it and closes it with </think> (chat_turn.think_opened); off, the
+ *            same empty span as qwen3's.
  * BOS opens the context for every template but llama2 when the vocabulary asks for it
  * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
  *
@@ -76,24 +80,27 @@ typedef enum {
     TEMPLATE_PHI3,
     TEMPLATE_PHI4_MINI,
     TEMPLATE_HARMONY,
+    TEMPLATE_QWEN35,
     TEMPLATE_COUNT
 } template_kind;
 
 /* "llama2", "mistral", "zephyr", "chatml", "llama3", "qwen3", "gemma", "phi3",
- * "phi4-mini", "harmony". */
+ * "phi4-mini", "harmony", "qwen35". */
 const char *template_kind_name(template_kind k);
 
 /* A name as --template takes it (the names above; "tinyllama" is zephyr, "chatml-think"
- * qwen3, "gpt-oss" harmony); false when unknown. */
+ * qwen3, "gpt-oss" harmony, "qwen3.5" qwen35); false when unknown. */
 bool template_kind_parse(const char *name, template_kind *out);
 
 /* The names --template takes, for messages: "llama2, mistral, zephyr (or tinyllama),
- * chatml, llama3, qwen3 (or chatml-think), gemma, phi3, phi4-mini, harmony (or gpt-oss)". */
+ * chatml, llama3, qwen3 (or chatml-think), qwen35 (or qwen3.5), gemma, phi3, phi4-mini,
+ * harmony (or gpt-oss)". */
 const char *template_kind_list(void);
 
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
- * structure: <|channel|> with <|start|> and <|message|> is harmony; <|im_start|> is chatml (SmolLM2's, Qwen2.5's), qwen3 when it also speaks
- * of enable_thinking or <think>; <|start_header_id|> with <|end_header_id|> is llama3;
+ * structure: <|channel|> with <|start|> and <|message|> is harmony; <|im_start|> is chatml
+ * (SmolLM2's, Qwen2.5's), qwen35 when its generation prompt ends in '<think>\n' (Qwen 3.5's,
+ * QwQ's), qwen3 when it speaks of enable_thinking or <think> otherwise; <|start_header_id|> with <|end_header_id|> is llama3;
  * <start_of_turn> with <end_of_turn> is gemma; <|end|> with <|assistant|> is phi3 when
  * the marker is followed by a newline, else phi4-mini; <|user|> with <|assistant|> (and
  * no <|end|>) is zephyr; [INST] with a <<SYS>> block is llama2, without one mistral.
@@ -139,7 +146,7 @@ char *template_render_text(const chat_template *t, const char *system, const cha
 
 /* What a turn may ask of templates that have the switch (template_render is all false). */
 typedef struct {
-    bool no_think; /* qwen3: thinking off (enable_thinking=false) */
+    bool no_think; /* qwen3, qwen35: thinking off (enable_thinking=false) */
 } template_flags;
 
 int template_render_with(const chat_template *t, const char *system, const char *user,
@@ -147,8 +154,12 @@ int template_render_with(const chat_template *t, const char *system, const char 
 char *template_render_text_with(const chat_template *t, const char *system, const char *user,
                                 bool first, template_flags flags);
 
-/* Whether the template has a thinking switch (qwen3). */
+/* Whether the template has a thinking switch (qwen3, qwen35). */
 bool template_can_think(const chat_template *t);
+
+/* Whether a turn rendered with flags ends inside an open thinking span, so that the
+ * reply starts in it (qwen35 with thinking on). */
+bool template_opens_think(const chat_template *t, template_flags flags);
 
 /* Where a reply's thinking is, in token positions of the reply. */
 typedef struct {

@@ -92,6 +92,30 @@ static think_state find_harmony(const char *text, size_t s, size_t len, think_sp
     }
 }
 
+/* A span the prompt opened: from the reply's start to "</think>". */
+static think_state find_opened(const char *text, size_t len, think_span *out)
+{
+    *out = (think_span){.start = 0, .body = 0};
+    out->body_end = find_tag(text, 0, len, CLOSE_TAG);
+    out->empty = all_space(text, 0, out->body_end);
+    if (out->body_end == len) {
+        out->end = len;
+        out->state = THINK_OPEN;
+        return out->state;
+    }
+    size_t e = out->body_end + CLOSE_LEN;
+    while (e < len && is_space(text[e]))
+        e++;
+    out->end = e;
+    out->state = THINK_CLOSED;
+    return out->state;
+}
+
+think_state think_find_in(const char *text, size_t len, bool opened, think_span *out)
+{
+    return opened ? find_opened(text, len, out) : think_find(text, len, out);
+}
+
 think_state think_find(const char *text, size_t len, think_span *out)
 {
     *out = (think_span){.state = THINK_NONE};

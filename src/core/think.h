@@ -1,5 +1,6 @@
 /* think.h — where a reply's thinking is, found in its text. A reasoning model (Qwen3)
- * opens its reply with "<think>", reasons, writes "</think>" and then answers. The
+ * opens its reply with "<think>", reasons, writes "</think>" and then answers (Qwen 3.5's
+ * template writes the "<think>" itself, at the end of the prompt). The
  * span is found in the reply's text, as llama.cpp's reasoning parser finds it, so one
  * definition holds whether <think> came as one token (Qwen3's vocabulary has it as a
  * user-defined token, decoded as its text) or as pieces of text ("<", "think", ">").
@@ -37,5 +38,10 @@ typedef struct {
  * "<think>" that opens it (after whitespace, if any) up to the first "</think>" after
  * it. Fills *out (its state: NONE, UNSURE, OPEN or CLOSED) and returns the state. */
 think_state think_find(const char *text, size_t len, think_span *out);
+
+/* think_find, or, when opened (the template opened the span in the prompt: Qwen 3.5's
+ * "<think>\n" after the assistant's header), the span from the reply's start to the first
+ * "</think>": OPEN until it comes, then CLOSED. */
+think_state think_find_in(const char *text, size_t len, bool opened, think_span *out);
 
 #endif

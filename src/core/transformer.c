@@ -82,7 +82,44 @@ void transformer_free(transformer *t)
     qbatch_free(t->cls_q);
     free(t->cls_f);
     free(t->att);
+    free(t->dn_live);
+    free(t->dn_marks);
+    free(t->dn_index);
+    free(t->tokens_at);
     free(t);
+}
+
+/* The recurrent state of a hybrid model's Gated DeltaNet layers (none for others): the
+ * live state, its checkpoints (zeros: the state before position 0) and the tokens that
+ * made it; false when out of memory. */
+static bool recurrent_alloc(transformer *t)
+{
+    const model_config *c = &t->m->config;
+    if (c->dn_layers == 0)
+        return true;
+    t->dn_floats = (size_t)(c->dn_conv_width - 1) * c->dn_conv_dim +
+                   (size_t)c->dn_v_heads * c->dn_head_k * c->dn_head_v;
+    size_t state = t->dn_floats * c->dn_layers, marks = (size_t)t->ctx / DN_MARK_EVERY + 1;
+    t->dn_live = calloc(state, sizeof(float));
+    t->dn_marks = calloc(state * marks, sizeof(float)); /* pages touched when first passed */
+    t->dn_index = malloc(sizeof(int) * (size_t)c->n_layers);
+    t->tokens_at = calloc((size_t)t->ctx, sizeof(int));
+    if (!t->dn_live || !t->dn_marks || !t->dn_index || !t->tokens_at)
+        return false;
+    for (int l = 0, d = 0; l < c->n_layers; l++)
+        t->dn_index[l] = t->m->layers[l].kind == MODEL_LAYER_DELTA_NET ? d++ : -1;
+    return true;
+}
+
+/* The checkpoint of the state after position s DN_MARK_EVERY - 1. */
+static float *recurrent_mark(const transformer *t, int s)
+{
+    return t->dn_marks + (size_t)s * t->m->config.dn_layers * t->dn_floats;
+}
+
+static size_t recurrent_bytes(const transformer *t)
+{
+    return sizeof(float) * t->dn_floats * t->m->config.dn_layers;
 }
 
 llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_err *err)
@@ -125,8 +162,8 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     t->m = m;
     t->ctx = ctx_len ? ctx_len : p->seq_len;
     t->ws = kernels_workspace_new();
-    if (kv == TRANSFORMER_KV_AUTO)
-        kv = tensor_is_q8(&m->layers[0].wq) ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
+    if (kv == TRANSFORMER_KV_AUTO) /* wo: every layer kind has one */
+        kv = tensor_is_q8(&m->layers[0].wo) ? TRANSFORMER_KV_Q8_0 : TRANSFORMER_KV_F32;
     bool ok = cache_alloc(t, kv);
     t->logits = calloc((size_t)p->vocab_size, sizeof(float));
     t->batch_of = calloc((size_t)t->ctx, 1);
@@ -139,10 +176,13 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
     t->att_slots = 1;
     t->k_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
     t->v_new = malloc(sizeof(float) * t->chunk * p->kv_dim);
-    ok = ok && t->ws && t->logits && t->batch_of && t->att && t->k_new && t->v_new;
+    ok = ok && t->ws && t->logits && t->batch_of && t->att && t->k_new && t->v_new &&
+         recurrent_alloc(t);
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
-        const tensor *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w1, &L->w2, &L->w3};
+        const tensor *ws[] = {&L->wq,     &L->wk, &L->wv,      &L->wo,      &L->w1,
+                              &L->w2,     &L->w3, &L->dn_qkv,  &L->dn_z,    &L->dn_beta,
+                              &L->dn_alpha};
         for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
             ok = qbatch_register(t, ws[i]);
         for (int e = 0; ok && e < p->n_experts; e++)
@@ -307,6 +347,62 @@ static bool run(transformer *t, const int *tokens, int n, int pos, bool batch,
     return true;
 }
 
+/* ---- the recurrent state ---- */
+
+/* Makes the recurrent state the one after position pos - 1 (pos <= t->dn_known): the
+ * checkpoint at or before pos, then the positions from it to pos run again with their
+ * tokens, on the kernels each ran on, with the interventions (no observers: what they
+ * saw is not new). Nothing for a model without recurrent layers or a state already
+ * there. False when out of memory for the kernels' scratch. */
+static bool recurrent_seek(transformer *t, int pos)
+{
+    if (!t->dn_live || t->dn_at == pos)
+        return true;
+    int from = pos / DN_MARK_EVERY * DN_MARK_EVERY;
+    memcpy(t->dn_live, recurrent_mark(t, from / DN_MARK_EVERY), recurrent_bytes(t));
+    t->dn_at = from;
+    pass_hooks hooks;
+    hooks_collect(t, NULL, 0, &hooks);
+    hooks.n = 0;
+    hooks.watch = 0;
+    bool marking = t->dn_marking;
+    t->dn_marking = true;
+    bool ok = true;
+    for (int p = from, k; p < pos && ok; p += k) {
+        bool batch = t->batch_of[p];
+        for (k = 1; p + k < pos && k < t->cap && t->batch_of[p + k] == batch;)
+            k++;
+        ok = forward_pass(t, t->tokens_at + p, k, p, batch, &hooks);
+        t->dn_at = p + k;
+    }
+    t->dn_marking = marking;
+    return ok;
+}
+
+/* Before positions pos..pos+n-1 run (tokens): the recurrent state after pos - 1, and
+ * the history from pos on replaced by these tokens. False (with t's failure set) when
+ * pos follows positions not run yet, or out of memory. */
+static bool recurrent_before(transformer *t, const int *tokens, int n, int pos)
+{
+    if (!t->dn_live)
+        return true;
+    if (pos > t->dn_known)
+        return failed(t, LLM_ERR_ARG, "", pos, n);
+    t->dn_marking = true;
+    if (!recurrent_seek(t, pos))
+        return failed(t, LLM_ERR_NOMEM, "running again", pos, n);
+    t->dn_known = pos;
+    memcpy(t->tokens_at + pos, tokens, sizeof(int) * (size_t)n);
+    return true;
+}
+
+/* After positions up to end - 1 ran in order. */
+static void recurrent_after(transformer *t, int end)
+{
+    if (t->dn_live)
+        t->dn_at = t->dn_known = end;
+}
+
 /* ---- the forward calls ---- */
 
 static bool tokens_valid(const transformer *t, const int *tokens, int n)
@@ -342,13 +438,17 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
     int want = n < t->chunk ? n : t->chunk;
     if (want > t->cap)
         pass_buffers_reserve(t, want); /* on failure, smaller chunks with what we have */
+    if (!recurrent_before(t, tokens, n, pos))
+        return NULL;
     for (int done = 0; done < n;) {
         int k = n == 1 ? 1 : n - done < t->cap ? n - done : t->cap;
         if (!run(t, tokens + done, k, pos + done, batch, attn ? attn + done : NULL)) {
+            recurrent_after(t, pos + done);
             failed(t, LLM_ERR_NOMEM, "running", pos + done, k);
             return NULL;
         }
         done += k;
+        recurrent_after(t, pos + done);
     }
     if (logits) {
         if (!classifier_logits(t, pos, n, logits)) {
@@ -434,7 +534,7 @@ typedef struct {
 int transformer_parts_width(const model_config *c)
 {
     int experts = c->n_experts > 0 ? c->n_experts_used * (c->dim + 2) : 0;
-    return c->q_dim + c->dim + experts;
+    return model_mixer_width(c) + c->dim + experts;
 }
 
 static void capture_what_if(void *user, const hook_tensor *x)
@@ -443,13 +543,14 @@ static void capture_what_if(void *user, const hook_tensor *x)
     const model_config *c = w->c;
     size_t bytes = sizeof(float) * (size_t)x->width;
     float *parts = w->parts ? w->parts + (size_t)x->layer * transformer_parts_width(c) : NULL;
-    size_t experts = (size_t)c->q_dim + c->dim, used = (size_t)c->n_experts_used;
+    size_t mix = (size_t)model_mixer_width(c), experts = mix + c->dim,
+           used = (size_t)c->n_experts_used;
     if (x->point == HOOK_L_OUT && w->resid)
         memcpy(w->resid + (size_t)x->layer * c->dim, x->data, bytes);
     else if (x->point == HOOK_KQV && parts)
         memcpy(parts, x->data, bytes);
     else if (x->point == HOOK_FFN_OUT && parts)
-        memcpy(parts + c->q_dim, x->data, bytes);
+        memcpy(parts + mix, x->data, bytes);
     else if (x->point == HOOK_FFN_MOE_TOPK && parts)
         memcpy(parts + experts, x->data, bytes);
     else if (x->point == HOOK_FFN_MOE_WEIGHTS && parts)
@@ -475,6 +576,19 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
         free(kv_save);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
     }
+    float *dn_save = NULL;
+    if (t->dn_live && (pos > t->dn_known || !(dn_save = malloc(recurrent_bytes(t))) ||
+                       !recurrent_seek(t, pos))) {
+        free(kv_save);
+        free(dn_save);
+        return pos > t->dn_known
+                   ? llm_fail(err, LLM_ERR_ARG, "%s: position %d follows positions not run yet",
+                              what, pos)
+                   : llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
+    }
+    if (dn_save)
+        memcpy(dn_save, t->dn_live, recurrent_bytes(t));
+    t->dn_marking = false;
     position_state_copy(t, pos, kv_save, false);
     attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = t->m->config.n_heads};
     uint32_t points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
@@ -491,6 +605,9 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
     bool ok = forward_pass(t, &token, 1, pos, t->batch_of[pos], &hooks);
     position_state_copy(t, pos, kv_save, true);
     free(kv_save);
+    if (dn_save)
+        memcpy(t->dn_live, dn_save, recurrent_bytes(t));
+    free(dn_save);
     if (!ok)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the kernels' scratch (the %s of "
                                             "position %d)", what, pos);
@@ -565,9 +682,15 @@ llm_status transformer_residuals(transformer *t, const int *tokens, int n, float
     pass_hooks hooks;
     hooks_collect(t, &own, 1, &hooks);
     bool ok = true;
+    if (t->dn_live) { /* from the state before position 0 */
+        memset(t->dn_live, 0, recurrent_bytes(t));
+        memcpy(t->tokens_at, tokens, sizeof(int) * (size_t)n);
+        t->dn_marking = true;
+    }
     for (int p = 0; p < n && ok; p++)
         ok = forward_pass(t, &tokens[p], 1, p, false, &hooks);
     memset(t->batch_of, 0, (size_t)n);
+    recurrent_after(t, n);
     if (!ok)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the kernels' scratch (the "
                                             "residual streams)");

@@ -133,14 +133,16 @@ llm_status transformer_forward_again(transformer *t, int token, int pos, float *
  * `token` at pos over the KV cache of 0..pos-1 like transformer_forward (with the
  * vectors and the head mask set now) and writes parts (n_layers,
  * transformer_parts_width): for each layer its attention output before the output
- * projection wo (kqv: head h's values at h * head_size; a knocked-out head's are 0),
+ * projection wo (kqv: head h's values at h * head_size, a Gated DeltaNet's value head
+ * h's at h * dn_head_v; a knocked-out head's are 0; model_mixer_width values),
  * then its feed-forward output (ffn_out), then its experts' (see below); resid (n_layers, dim): the residual stream after each layer (l_out; the
  * last row is what the final RMSNorm reads); logits (vocab). Any of the three may be
  * NULL. Leaves the KV cache, the kept classifier inputs and the logits as they were. */
 llm_status transformer_components(transformer *t, int token, int pos, float *parts,
                                   float *resid, float *logits, llm_err *err);
 
-/* Values of one layer's parts in transformer_components: kqv (q_dim), ffn_out (dim),
+/* Values of one layer's parts in transformer_components: kqv (model_mixer_width),
+ * ffn_out (dim),
  * and for a mixture of experts, n_experts_used × (dim + 2): the chosen experts' numbers
  * and their weights (as ffn_moe_topk and ffn_moe_weights give them), then each one's
  * output (ffn_moe_down). */

@@ -26,6 +26,9 @@ enum {
     MAX_HOOKS = 8,
     CALL_HOOKS = 4,
     OBSERVED_LOGIT_ROWS = 16,
+    DN_MARK_EVERY = 32,     /* positions between checkpoints of the recurrent state: at
+                               most 2 states' memory per 64 positions, at most 31
+                               positions run again to rewind */
 };
 #define CHUNK_BUDGET ((size_t)32 << 20)
 
@@ -34,7 +37,8 @@ typedef struct {
     float *x;               /* (cap, dim) residual stream */
     float *xn;              /* (cap, dim) a batch's normed block input (one token's: lanes) */
     float *q;               /* (cap, q_dim) queries */
-    float *kqv;             /* (cap, q_dim) attention output, the heads side by side */
+    float *kqv;             /* (cap, model_mixer_width) attention output, the heads side by side (a
+                               Gated DeltaNet's: dn_value_dim, each head normed and gated) */
     float *proj;            /* (cap, dim) wo's or w2's output */
     float *hb;              /* (cap, hidden_dim) w1 x, then the gated product */
     float *hb2;             /* (cap, hidden_dim) w3 x */
@@ -55,6 +59,17 @@ typedef struct {
     float *moe_gate;        /* (cap K, H) the gate products, then the gated ones */
     float *moe_up;          /* (cap K, H) the up products */
     float *moe_down;        /* (cap K, dim) the down products */
+    /* Gated attention (arch.gated_attention; else NULL): */
+    float *qg;              /* (cap, 2 q_dim) wq's products: each head's query, then its gate */
+    float *gate;            /* (cap, q_dim) the gates */
+    /* Gated DeltaNet layers (config.dn_layers > 0; else NULL), W the convolution's width: */
+    float *dn_ext;          /* (W - 1 + cap, dn_conv_dim) the convolution's inputs: the
+                               layer's last W - 1 from before the call, then attn_qkv's
+                               products */
+    float *dn_conv;         /* (cap, dn_conv_dim) convolved, then SiLU: q, k, v */
+    float *dn_z;            /* (cap, dn_value_dim) the output gate z */
+    float *dn_beta;         /* (cap, dn_v_heads) ssm_beta's products, then their sigmoid */
+    float *dn_g;            /* (cap, dn_v_heads) ssm_alpha's, then the log-decay */
     /* Quantized activations, one per distinct (len, group) among the Q8_0 weights
      * (transformer.n_qb of them): each holds cap vectors. */
     qbatch *qb[MAX_QBATCHES];
@@ -97,6 +112,23 @@ struct transformer {
                                ffn_gate is observed; else NULL */
     float *logit_rows;      /* (OBSERVED_LOGIT_ROWS, vocab) a batch's logits while
                                result_output is observed; else NULL */
+
+    /* The recurrent state of the Gated DeltaNet layers (config.dn_layers > 0; else NULL
+     * and 0): for each such layer (dn_index), its convolution's last W - 1 inputs
+     * (dn_conv_dim each), then each value head's state matrix (dn_head_k x dn_head_v):
+     * dn_floats floats a layer. A forward call at pos needs the state after pos - 1:
+     * recurrent_seek (recurrent_state.h) makes it from the nearest checkpoint. */
+    float *dn_live;         /* (dn_layers, dn_floats) the state after position dn_at - 1 */
+    float *dn_marks;        /* (ctx / DN_MARK_EVERY + 1, dn_layers, dn_floats) checkpoint s:
+                               the state after position s DN_MARK_EVERY - 1 (0: zeros) */
+    int *dn_index;          /* (n_layers) a layer's index among the DeltaNets, or -1 */
+    size_t dn_floats;
+    int dn_at;              /* positions the live state has taken in */
+    int dn_known;           /* positions 0..dn_known - 1 ran in order since the state was
+                               last reset: their tokens (tokens_at) and the checkpoints up
+                               to it hold */
+    int *tokens_at;         /* (ctx) the token each position last ran (hybrid models) */
+    bool dn_marking;        /* the pass writes the checkpoints it passes (not a what-if's) */
 
     struct lane *lanes;     /* (n_lanes) */
     int n_lanes;

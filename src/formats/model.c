@@ -159,6 +159,16 @@ model_arch model_arch_llama(int head_size)
     };
 }
 
+int model_mixer_width(const model_config *c)
+{
+    return c->dn_layers > 0 && c->dn_value_dim > c->q_dim ? c->dn_value_dim : c->q_dim;
+}
+
+int model_heads_max(const model_config *c)
+{
+    return c->dn_layers > 0 && c->dn_v_heads > c->n_heads ? c->dn_v_heads : c->n_heads;
+}
+
 bool model_arch_is_llama(const model_config *c)
 {
     const model_arch *a = &c->arch, l = model_arch_llama(c->head_size);
@@ -170,7 +180,8 @@ bool model_arch_is_llama(const model_config *c)
            a->post_norms == l.post_norms && a->fused_qkv == l.fused_qkv &&
            a->fused_gate_up == l.fused_gate_up && a->sliding_window == l.sliding_window &&
            a->qk_norm_whole == l.qk_norm_whole && a->attn_out_bias == l.attn_out_bias &&
-           a->attn_sinks == l.attn_sinks && c->n_experts == 0;
+           a->attn_sinks == l.attn_sinks && c->n_experts == 0 && c->dn_layers == 0 &&
+           a->gated_attention == l.gated_attention;
 }
 
 /* ---- buffers and tensors ---- */

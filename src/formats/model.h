@@ -49,6 +49,21 @@ typedef enum {
  * these values plus the tensors its loader fills (model_layer's optional ones). Every
  * loader starts from model_arch_llama's values (model_set_shape) and changes what its
  * family changes. */
+/* The most values of a Gated DeltaNet head's key or value (model_config.dn_head_k). */
+enum { MODEL_DN_HEAD_MAX = 1024 };
+
+/* What a layer mixes its tokens with, before its feed-forward: attention over the KV
+ * cache; gated attention (Qwen 3.5's: wq gives each head's query, then as many values
+ * of an output gate, sigmoid(gate) times the head's attention output); or a Gated
+ * DeltaNet (Qwen 3.5's linear attention: a short causal convolution, then a recurrent
+ * state per head written by the gated delta rule; delta_net.h), which has no KV cache
+ * and no attention matrix. */
+typedef enum {
+    MODEL_LAYER_ATTENTION = 0,
+    MODEL_LAYER_GATED_ATTENTION,
+    MODEL_LAYER_DELTA_NET,
+} model_layer_kind;
+
 typedef struct {
     const char *name;       /* general.architecture: "llama" */
     model_rope_layout rope_layout;
@@ -86,6 +101,8 @@ typedef struct {
                                and gives no value (gpt-oss) */
     bool expert_biases;     /* a mixture of experts' router and experts have biases:
                                router_bias, expert_*_bias (gpt-oss) */
+    bool gated_attention;   /* the attention layers are MODEL_LAYER_GATED_ATTENTION
+                               (Qwen 3.5), the others Gated DeltaNets (model_config.dn_*) */
 } model_arch;
 
 typedef struct {
@@ -116,17 +133,29 @@ typedef struct {
      * n_experts chooses the n_experts_used most probable per token, each a gated
      * feed-forward of expert_hidden_dim values (model_layer.router, expert_*). */
     int n_experts, n_experts_used, expert_hidden_dim;
+    /* Gated DeltaNet layers (model_layer.kind; dn_layers 0: none): dn_k_heads heads of
+     * queries and keys of dn_head_k values, dn_v_heads heads of values of dn_head_v (v
+     * head h reads q/k head h % dn_k_heads, as llama.cpp tiles them), each convolved over
+     * the last dn_conv_width tokens. dn_key_dim = dn_k_heads dn_head_k, dn_value_dim =
+     * dn_v_heads dn_head_v, dn_conv_dim = 2 dn_key_dim + dn_value_dim: the convolved
+     * channels (q, k, v). */
+    int dn_layers, dn_conv_width, dn_k_heads, dn_v_heads, dn_head_k, dn_head_v;
+    int dn_key_dim, dn_value_dim, dn_conv_dim;
+    int mtp_layers;         /* the file's multi-token-prediction blocks after the
+                               n_layers run (Qwen 3.5), left unread */
 } model_config;
 
 /* One layer's weights. The pointers marked "or NULL" are there when the family's
  * model_arch says so (NULL for llama). */
 typedef struct {
+    model_layer_kind kind;  /* attention unless the family says (model_family.delta_net) */
     const float *rms_att;   /* (dim) */
     const float *rms_ffn;   /* (dim) */
-    tensor wq;              /* (q_dim, dim) */
+    tensor wq;              /* (q_dim, dim); gated attention: (2 q_dim, dim), each head's
+                               query rows then its gate's */
     tensor wk;              /* (kv_dim, dim) */
     tensor wv;              /* (kv_dim, dim) */
-    tensor wo;              /* (dim, q_dim) */
+    tensor wo;              /* (dim, q_dim); a Gated DeltaNet's ssm_out: (dim, dn_value_dim) */
     tensor w1;              /* (hidden_dim, dim) the gate */
     tensor w2;              /* (dim, hidden_dim) down */
     tensor w3;              /* (hidden_dim, dim) up */
@@ -154,6 +183,20 @@ typedef struct {
                                       row added to its gate's products */
     const float *expert_up_bias;   /* (n_experts, expert_hidden_dim) or NULL */
     const float *expert_down_bias; /* (n_experts, dim) or NULL */
+    /* A Gated DeltaNet layer (kind MODEL_LAYER_DELTA_NET) has these instead of wq, wk,
+     * wv, q_norm and k_norm (empty or NULL): */
+    tensor dn_qkv;          /* (dn_conv_dim, dim) attn_qkv: the channels convolved */
+    tensor dn_z;            /* (dn_value_dim, dim) attn_gate: the output gate z */
+    tensor dn_beta;         /* (dn_v_heads, dim) ssm_beta: each head's write strength
+                               before its sigmoid */
+    tensor dn_alpha;        /* (dn_v_heads, dim) ssm_alpha: its decay before softplus */
+    const float *dn_conv;   /* (dn_conv_dim, dn_conv_width) ssm_conv1d: each channel's
+                               kernel, oldest token first */
+    const float *dn_dt_bias; /* (dn_v_heads) ssm_dt.bias, added to alpha */
+    const float *dn_a;      /* (dn_v_heads) ssm_a: -exp(A_log); the log-decay is
+                               softplus(alpha + dt_bias) times it */
+    const float *dn_norm;   /* (dn_head_v) ssm_norm: the RMSNorm of each head's output,
+                               then times silu(z) */
 } model_layer;
 
 typedef enum {
@@ -224,6 +267,14 @@ typedef struct {
  * value rotated, SiLU, no scales but 1 / sqrt(head_size), no caps, biases, extra norms,
  * fused tensors or windows. */
 model_arch model_arch_llama(int head_size);
+
+/* The widest output of a layer's mixer before wo (kqv's width): q_dim, or a Gated
+ * DeltaNet's dn_value_dim when that is wider. */
+int model_mixer_width(const model_config *c);
+
+/* The most heads a layer has: n_heads, or a Gated DeltaNet's dn_v_heads when that is
+ * more (the debugger's views of a layer's heads are this wide). */
+int model_heads_max(const model_config *c);
 
 /* Whether c's description is llama's (model_arch_llama for its head size) and its
  * feed-forward dense, whatever its family's name: the models a llama2.c file, or a GGUF

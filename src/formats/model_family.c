@@ -1,8 +1,8 @@
 /* model_family.c — the table of the architectures llmchat runs and of those it refuses
  * (see model_family.h): the one place that knows a family by its name. The values
  * follow llama.cpp's llama-model.cpp (hyperparameters and tensors per architecture,
- * c392e509; upstream's for qwen3 and gemma3; 0.4.0's for qwen3moe, olmoe, gpt-oss and
- * Mixtral's experts), its convert_hf_to_gguf.py (the keys
+ * c392e509; upstream's for qwen3 and gemma3; 0.4.0's for qwen3moe, olmoe, gpt-oss,
+ * Mixtral's experts and qwen35), its convert_hf_to_gguf.py (the keys
  * each converter writes) and the Hugging Face modeling files; tests/ref/README.md says
  * what each family reads. A test may build this file with rows of its own
  * (MODEL_FAMILY_EXTRA_ROWS: tests/test_family_row.c). */
@@ -39,6 +39,10 @@ static const model_family families[] = {
     {.name = "qwen3moe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .eps_required = true, .experts = FAMILY_EXPERTS_REQUIRED,
      .expert_norm_weights = true, .expert_ff_key = true},
+    /* Qwen 3.5 (dense: 0.8B, 2B, 4B, 9B, 27B) */
+    {.name = "qwen35", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .eps_required = true, .ffn_norm_name = "post_attention_norm",
+     .delta_net = true, .rope_dims_key = true},
     /* OLMoE */
     {.name = "olmoe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .qk_norm_whole = true, .eps_required = true,
@@ -78,7 +82,8 @@ static const struct {
 } refused[] = {
     {.name = "qwen2moe", .missing = "shared experts beside the routed ones (ffn_*_shexp, "
                                     "ffn_gate_inp_shexp)"},
-    {.name = "qwen35moe", .missing = "Gated DeltaNet layers and shared experts"},
+    {.name = "qwen35moe", .missing = "shared experts beside the routed ones (ffn_*_shexp) "
+                                     "in its Gated DeltaNet layers' model"},
     {.name = "phimoe", .missing = "LayerNorm with biases and its router's sparse mixer"},
     {.name = "granitemoe", .missing = "Granite's embedding, residual and attention multipliers"},
     {.name = "deepseek", .missing = "shared experts beside the routed ones (ffn_*_shexp) and "

@@ -77,6 +77,16 @@ typedef struct {
                                   rope.scaling.original_context_length, and
                                   rope.scaling.attn_factor (Phi-3) */
 
+    bool delta_net;            /* hybrid (Qwen 3.5): every layer is a Gated DeltaNet (attn_qkv,
+                                  attn_gate, ssm_conv1d, ssm_dt.bias, ssm_a, ssm_beta,
+                                  ssm_alpha, ssm_norm, ssm_out; the ssm.* keys) but those
+                                  {arch}.attention.recurrent_layers marks 0, or without it
+                                  every full_attention_interval-th (4), which are gated
+                                  attention (attn_q twice as tall); RoPE's pairs follow
+                                  rope.dimension_sections; {arch}.nextn_predict_layers
+                                  blocks after the others are multi-token prediction,
+                                  not run */
+
     /* its keys */
     bool eps_required;         /* {arch}.attention.layer_norm_rms_epsilon must be there */
     bool full_rotary_only;     /* rope.dimension_count must be the head size (llama) */

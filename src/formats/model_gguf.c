@@ -1,10 +1,11 @@
 /* model_gguf.c — the loader of GGUF models: the family from general.architecture
- * (model_family.h: llama, qwen2, qwen3, qwen3moe, olmoe, phi3, gemma, gemma2, gemma3;
+ * (model_family.h: llama, qwen2, qwen3, qwen3moe, olmoe, gpt-oss, qwen35, phi3, gemma,
+ * gemma2, gemma3;
  * any other is refused by name, with what it lacks), the shape and the hyperparameters
  * from the family's keys ({arch}.embedding_length, ..., the experts' counts), checked
  * for sane values before anything is allocated, and the model's description
  * (model_arch: RoPE layout, partial rotary, biases, norms, soft-caps, windows, scales,
- * experts) set from them. The weights are
+ * experts, a hybrid's Gated DeltaNet layers) set from them. The weights are
  * model_gguf_weights.c's.
  *
  * Owns nothing itself: the parsed metadata and the buffers belong to the model. */
@@ -147,6 +148,13 @@ typedef struct {
     int64_t yarn_orig;       /* YaRN's original context (0: the training context) */
     double beta_fast, beta_slow; /* YaRN's correction range, in rotations */
     int64_t experts, experts_used, expert_hidden; /* a mixture of experts; 0: dense */
+    /* a hybrid family's Gated DeltaNets (model_family.delta_net): */
+    int64_t dn_conv, dn_head, dn_k_heads, dn_v_heads, dn_inner;
+    int64_t attn_every;      /* full_attention_interval, without recurrent_layers */
+    bool has_recurrent;      /* recurrent_layers (one flag per block) is in the file */
+    gguf_array recurrent;
+    int64_t sections[4];     /* rope.dimension_sections */
+    int64_t mtp;             /* multi-token-prediction blocks after the others */
 } hyper;
 
 /* The shape's counts, from the family's keys (vocab_size from token_embd). */
@@ -354,11 +362,85 @@ static llm_status read_experts(family_keys *k, const model_shape *s, hyper *h, l
     return LLM_OK;
 }
 
+/* A count that must be there, 1 to max. */
+static llm_status require_range(family_keys *k, const char *suffix, int64_t max, int64_t *out,
+                                llm_err *err)
+{
+    llm_status st = require_count(k, suffix, out, err);
+    if (st == LLM_OK && (*out < 1 || *out > max))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is %" PRId64 ", not 1 to %"
+                        PRId64, k->m->path, key(k, suffix), *out, max);
+    return st;
+}
+
+/* A hybrid family's keys (model_family.delta_net): the multi-token-prediction blocks
+ * (taken off s->n_layers: they are not run), the Gated DeltaNets' sizes (ssm.*), which
+ * layers they are, and RoPE's sections. */
+static llm_status read_delta_net(family_keys *k, model_shape *s, hyper *h, llm_err *err)
+{
+    const char *path = k->m->path;
+    int64_t nextn = 0;
+    bool found;
+    llm_status st;
+    if ((st = get_count(k, "nextn_predict_layers", &nextn, &found, err)) != LLM_OK)
+        return st;
+    if (nextn >= s->n_layers)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %" PRId64 ", but the file has %" PRId64
+                        " blocks in all: none would be left to run", path,
+                        key(k, "nextn_predict_layers"), nextn, s->n_layers);
+    if ((st = require_range(k, "ssm.conv_kernel", 64, &h->dn_conv, err)) != LLM_OK ||
+        (st = require_range(k, "ssm.state_size", MODEL_DN_HEAD_MAX, &h->dn_head, err)) != LLM_OK ||
+        (st = require_range(k, "ssm.group_count", MODEL_MAX_DIM, &h->dn_k_heads, err)) != LLM_OK ||
+        (st = require_range(k, "ssm.time_step_rank", MODEL_MAX_DIM, &h->dn_v_heads, err)) !=
+            LLM_OK ||
+        (st = require_range(k, "ssm.inner_size", MODEL_MAX_HIDDEN, &h->dn_inner, err)) != LLM_OK)
+        return st;
+    const char *a = k->f->name; /* (key() keeps one name at a time) */
+    if (h->dn_v_heads % h->dn_k_heads != 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s.ssm.time_step_rank is %" PRId64 ", not a "
+                        "multiple of %s.ssm.group_count (%" PRId64 "): each value head reads "
+                        "one query and key head", path, a, h->dn_v_heads, a, h->dn_k_heads);
+    if (h->dn_inner != h->dn_v_heads * h->dn_head)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s.ssm.inner_size is %" PRId64 ", but %" PRId64
+                        " value heads of %s.ssm.state_size %" PRId64 " make %" PRId64 ": a state "
+                        "of another size is not supported", path, a, h->dn_inner, h->dn_v_heads,
+                        a, h->dn_head, h->dn_v_heads * h->dn_head);
+    h->has_recurrent = gguf_get_array(k->g, key(k, "attention.recurrent_layers"), &h->recurrent);
+    if (h->has_recurrent && h->recurrent.n != (uint64_t)s->n_layers)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s holds %" PRIu64 " flags, but the file has %"
+                        PRId64 " blocks", path, key(k, "attention.recurrent_layers"),
+                        h->recurrent.n, s->n_layers);
+    h->attn_every = 4;
+    if ((st = get_count(k, "full_attention_interval", &h->attn_every, &found, err)) != LLM_OK)
+        return st;
+    if (h->attn_every < 1)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is 0", path,
+                        key(k, "full_attention_interval"));
+    gguf_array sec;
+    if (!gguf_get_array(k->g, key(k, "rope.dimension_sections"), &sec) || sec.n < 3 ||
+        sec.n > 4)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is missing or not 3 or 4 counts "
+                        "(the %s architecture needs it)", path, key(k, "rope.dimension_sections"),
+                        k->f->name);
+    for (uint64_t i = 0; i < 4; i++) {
+        h->sections[i] = i < sec.n ? gguf_array_int(&sec, i) : 0;
+        if (h->sections[i] < 0 || h->sections[i] > MODEL_MAX_HEAD)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s[%d] is %" PRId64 ", not 0 to %d", path,
+                            key(k, "rope.dimension_sections"), (int)i, h->sections[i],
+                            (int)MODEL_MAX_HEAD);
+    }
+    s->n_layers -= nextn;
+    h->mtp = nextn;
+    return LLM_OK;
+}
+
 /* Reads the family's keys into shape and h, and checks the shape. */
 static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *err)
 {
     llm_status st;
     if ((st = read_counts(k, s, h, err)) != LLM_OK || (st = read_reals(k, h, err)) != LLM_OK)
+        return st;
+    if (k->f->delta_net && s->n_layers > 0 && (st = read_delta_net(k, s, h, err)) != LLM_OK)
         return st;
     char why[160];
     if (!model_shape_ok(s, why, sizeof why))
@@ -428,6 +510,55 @@ static void describe(model *m, const model_family *f, const hyper *h)
     a->rope_base_swa = h->window > 0 ? f->rope_base_swa : 0.0f;
     for (int l = 0; l < c->n_layers; l++)
         m->layers[l].window = h->window > 0 && model_family_slides(f, l) ? (int)h->window : 0;
+    if (!f->delta_net)
+        return;
+    a->gated_attention = true;
+    c->mtp_layers = (int)h->mtp;
+    c->dn_conv_width = (int)h->dn_conv;
+    c->dn_k_heads = (int)h->dn_k_heads;
+    c->dn_v_heads = (int)h->dn_v_heads;
+    c->dn_head_k = c->dn_head_v = (int)h->dn_head;
+    c->dn_key_dim = c->dn_k_heads * c->dn_head_k;
+    c->dn_value_dim = c->dn_v_heads * c->dn_head_v;
+    c->dn_conv_dim = 2 * c->dn_key_dim + c->dn_value_dim;
+    c->dn_layers = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        bool recurrent = h->has_recurrent ? gguf_array_int(&h->recurrent, (uint64_t)l) != 0
+                                          : (l + 1) % h->attn_every != 0;
+        m->layers[l].kind = recurrent ? MODEL_LAYER_DELTA_NET : MODEL_LAYER_GATED_ATTENTION;
+        c->dn_layers += recurrent;
+    }
+}
+
+/* Interleaved multimodal RoPE (llama.cpp's IMROPE, Qwen 3.5) on text: a pair turns with
+ * the position when its sector (pair % the sections' sum) falls in the first three
+ * sections' interleaving (sector % 3 == i, sector < 3 sections[i]); else with position 0,
+ * which text gives the fourth: it does not turn. Kept as a frequency divisor of infinity
+ * for those pairs (rope_freqs), none when every pair turns. */
+static llm_status apply_sections(model *m, const hyper *h, llm_err *err)
+{
+    model_config *c = &m->config;
+    int pairs = c->arch.rope_dims / 2;
+    int64_t sum = h->sections[0] + h->sections[1] + h->sections[2] + h->sections[3];
+    if (sum == 0 || sum > c->head_size)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s.rope.dimension_sections add up to %" PRId64
+                        ", not 1 to the head size %d", m->path, c->arch.name, sum, c->head_size);
+    bool all = true;
+    for (int i = 0; i < pairs && all; i++) {
+        int64_t sector = i % sum, part = sector % 3;
+        all = sector < 3 * h->sections[part];
+    }
+    if (all)
+        return LLM_OK;
+    float *div = model_own(m, sizeof(float) * (size_t)pairs);
+    if (!div)
+        return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    for (int i = 0; i < pairs; i++) {
+        int64_t sector = i % sum, part = sector % 3;
+        div[i] = sector < 3 * h->sections[part] ? 1.0f : INFINITY;
+    }
+    c->rope_freqs = div;
+    return LLM_OK;
 }
 
 /* YaRN (rope.scaling.type "yarn"), as ggml's rope computes it: pair i's angle is the
@@ -486,6 +617,8 @@ llm_status model_load_gguf(model *m, const model_options *opt, llm_err *err)
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
     describe(m, k.f, &h);
     if ((st = model_gguf_weights(m, g, k.f, opt, err)) != LLM_OK)
+        return st;
+    if (k.f->delta_net && (st = apply_sections(m, &h, err)) != LLM_OK)
         return st;
     return h.yarn ? apply_yarn(m, &h, err) : LLM_OK;
 }

@@ -52,7 +52,8 @@
 /* A size of the shape. */
 typedef enum {
     SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP, SZ_EXPERTS, SZ_EXPERT_HIDDEN,
-    SZ_Q_NORM, SZ_K_NORM, SZ_HEADS
+    SZ_Q_NORM, SZ_K_NORM, SZ_HEADS, SZ_Q_ROWS, SZ_DN_CONV, SZ_DN_VALUE, SZ_DN_V_HEADS,
+    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH
 } shape_size;
 
 /* When a layer's file holds a part. */
@@ -70,6 +71,7 @@ typedef enum {
     IF_DENSE,        /* one feed-forward: ffn_down */
     IF_EXPERTS,      /* a mixture of experts: the router and the experts' stacks */
     IF_EXPERT_BIASES, /* and arch.expert_biases */
+    IF_DELTA_NET,    /* a Gated DeltaNet layer's own */
 } part_when;
 
 /* Where a part goes: a tensor or an fp32 vector of model_layer (at offset), or one of
@@ -92,33 +94,34 @@ static const struct layer_part {
     bool stacked;       /* 3-D: one (rows, cols) matrix per expert */
     bool f32;           /* always fp32, whatever the weights' type (the router) */
     bool renamed;       /* the family may name it otherwise (model_family.ffn_norm_name) */
+    bool attention;     /* an attention layer's: not in a Gated DeltaNet layer */
 } layer_parts[] = {
     {.name = "attn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, rms_att), .fused = NOT_FUSED},
-    {.name = "attn_q.weight", .when = IF_SEPARATE_QKV, .rows = SZ_Q, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, wq), .fused = NOT_FUSED},
+    {.name = "attn_q.weight", .when = IF_SEPARATE_QKV, .rows = SZ_Q_ROWS, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, wq), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_k.weight", .when = IF_SEPARATE_QKV, .rows = SZ_KV, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, wk), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, wk), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_v.weight", .when = IF_SEPARATE_QKV, .rows = SZ_KV, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, wv), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, wv), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_qkv.weight", .when = IF_FUSED_QKV, .rows = SZ_QKV, .cols = SZ_DIM,
-     .fused = FUSED_QKV},
+     .fused = FUSED_QKV, .attention = true},
     {.name = "attn_q.bias", .when = IF_BIAS, .vector = true, .cols = SZ_Q,
-     .offset = offsetof(model_layer, bq), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, bq), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_k.bias", .when = IF_BIAS, .vector = true, .cols = SZ_KV,
-     .offset = offsetof(model_layer, bk), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, bk), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_v.bias", .when = IF_BIAS, .vector = true, .cols = SZ_KV,
-     .offset = offsetof(model_layer, bv), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, bv), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_q_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_Q_NORM,
-     .offset = offsetof(model_layer, q_norm), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, q_norm), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_k_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_K_NORM,
-     .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_output.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_Q,
-     .offset = offsetof(model_layer, wo), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, wo), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_output.bias", .when = IF_OUT_BIAS, .vector = true, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, bo), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, bo), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_sinks.weight", .when = IF_SINKS, .vector = true, .cols = SZ_HEADS,
-     .offset = offsetof(model_layer, sinks), .fused = NOT_FUSED},
+     .offset = offsetof(model_layer, sinks), .fused = NOT_FUSED, .attention = true},
     {.name = "post_attention_norm.weight", .when = IF_POST_NORMS, .vector = true,
      .cols = SZ_DIM, .offset = offsetof(model_layer, post_attn_norm), .fused = NOT_FUSED},
     {.name = "ffn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
@@ -152,12 +155,38 @@ static const struct layer_part {
      .fused = NOT_FUSED},
     {.name = "post_ffw_norm.weight", .when = IF_POST_NORMS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, post_ffn_norm), .fused = NOT_FUSED},
+    {.name = "attn_qkv.weight", .when = IF_DELTA_NET, .rows = SZ_DN_CONV, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, dn_qkv), .fused = NOT_FUSED},
+    {.name = "attn_gate.weight", .when = IF_DELTA_NET, .rows = SZ_DN_VALUE, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, dn_z), .fused = NOT_FUSED},
+    {.name = "ssm_beta.weight", .when = IF_DELTA_NET, .rows = SZ_DN_V_HEADS, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, dn_beta), .fused = NOT_FUSED},
+    {.name = "ssm_alpha.weight", .when = IF_DELTA_NET, .rows = SZ_DN_V_HEADS, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, dn_alpha), .fused = NOT_FUSED},
+    {.name = "ssm_conv1d.weight", .when = IF_DELTA_NET, .vector = true, .table = true,
+     .rows = SZ_DN_CONV, .cols = SZ_DN_CONV_WIDTH, .offset = offsetof(model_layer, dn_conv),
+     .fused = NOT_FUSED},
+    {.name = "ssm_dt.bias", .when = IF_DELTA_NET, .vector = true, .cols = SZ_DN_V_HEADS,
+     .offset = offsetof(model_layer, dn_dt_bias), .fused = NOT_FUSED},
+    {.name = "ssm_a", .when = IF_DELTA_NET, .vector = true, .cols = SZ_DN_V_HEADS,
+     .offset = offsetof(model_layer, dn_a), .fused = NOT_FUSED},
+    {.name = "ssm_norm.weight", .when = IF_DELTA_NET, .vector = true, .cols = SZ_DN_HEAD_V,
+     .offset = offsetof(model_layer, dn_norm), .fused = NOT_FUSED},
+    {.name = "ssm_out.weight", .when = IF_DELTA_NET, .rows = SZ_DIM, .cols = SZ_DN_VALUE,
+     .offset = offsetof(model_layer, wo), .fused = NOT_FUSED},
 };
 enum { LAYER_PARTS = sizeof layer_parts / sizeof layer_parts[0] };
 
-static int size_of(const model_config *c, shape_size s)
+/* Size s of layer y of a model of config c. */
+static int size_of(const model_config *c, const model_layer *y, shape_size s)
 {
     switch (s) {
+    case SZ_Q_ROWS: return y->kind == MODEL_LAYER_GATED_ATTENTION ? 2 * c->q_dim : c->q_dim;
+    case SZ_DN_CONV: return c->dn_conv_dim;
+    case SZ_DN_VALUE: return c->dn_value_dim;
+    case SZ_DN_V_HEADS: return c->dn_v_heads;
+    case SZ_DN_HEAD_V: return c->dn_head_v;
+    case SZ_DN_CONV_WIDTH: return c->dn_conv_width;
     case SZ_DIM: return c->dim;
     case SZ_Q: return c->q_dim;
     case SZ_KV: return c->kv_dim;
@@ -174,11 +203,15 @@ static int size_of(const model_config *c, shape_size s)
     return 0;
 }
 
-static bool part_in_file(const model_config *c, part_when when)
+/* Whether layer y's file holds part p. */
+static bool part_in_file(const model_config *c, const model_layer *y, const struct layer_part *p)
 {
     const model_arch *a = &c->arch;
-    bool experts = c->n_experts > 0;
-    switch (when) {
+    bool experts = c->n_experts > 0, dn = y->kind == MODEL_LAYER_DELTA_NET;
+    if (p->attention && dn)
+        return false;
+    switch (p->when) {
+    case IF_DELTA_NET: return dn;
     case IF_ALWAYS: return true;
     case IF_SEPARATE_QKV: return !a->fused_qkv;
     case IF_FUSED_QKV: return a->fused_qkv;
@@ -290,7 +323,8 @@ static void list_weights(model *m, const gguf *g, const model_family *f, tensor 
         unsigned char *layer = (unsigned char *)&m->layers[L];
         for (int p = 0; p < LAYER_PARTS; p++) {
             const struct layer_part *part = &layer_parts[p];
-            if (!part_in_file(c, part->when))
+            const model_layer *y = &m->layers[L];
+            if (!part_in_file(c, y, part))
                 continue;
             char name[64];
             if (part->renamed && f->ffn_norm_name)
@@ -298,12 +332,14 @@ static void list_weights(model *m, const gguf *g, const model_family *f, tensor 
             else
                 snprintf(name, sizeof name, "blk.%d.%s", L, part->name);
             if (part->table)
-                add_table(l, name, size_of(c, part->rows), size_of(c, part->cols),
+                add_table(l, name, size_of(c, y, part->rows), size_of(c, y, part->cols),
                           (const float **)(layer + part->offset));
             else if (part->vector)
-                add_vector(l, name, size_of(c, part->cols), (const float **)(layer + part->offset));
+                add_vector(l, name, size_of(c, y, part->cols),
+                           (const float **)(layer + part->offset));
             else {
-                weight *w = add_matrix(l, name, size_of(c, part->rows), size_of(c, part->cols),
+                weight *w = add_matrix(l, name, size_of(c, y, part->rows),
+                                       size_of(c, y, part->cols),
                                        part->fused != NOT_FUSED
                                            ? &fused[LAYER_VIEWED * L + part->fused]
                                            : (tensor *)(layer + part->offset));
@@ -516,6 +552,16 @@ static llm_status read_rope_freqs(model *m, const gguf *g, const model_family *f
 
 /* ---- what the file holds beside ---- */
 
+/* Whether a tensor's name is of a multi-token-prediction block (model_config.mtp_layers:
+ * the blocks after those run), which the model keeps in the file unread. */
+static bool mtp_block(const model *m, const char *name)
+{
+    int b, len = 0;
+    if (sscanf(name, "blk.%d.%n", &b, &len) != 1 || len == 0)
+        return false;
+    return b >= m->config.n_layers && b < m->config.n_layers + m->config.mtp_layers;
+}
+
 /* Every tensor of the file must be one the model uses: a bias, expert or norm tensor
  * llmchat would ignore means a model it would run wrongly. used (n) are the model's. */
 static llm_status check_no_extra_tensors(const model *m, const gguf *g, const model_family *f,
@@ -524,7 +570,8 @@ static llm_status check_no_extra_tensors(const model *m, const gguf *g, const mo
     const char *arch = m->config.arch.name;
     for (uint64_t i = 0; i < gguf_tensor_count(g); i++) {
         const gguf_tensor *t = gguf_tensor_at(g, i);
-        bool known = f->rope_freqs && !strcmp(t->name, "rope_freqs.weight");
+        bool known = (f->rope_freqs && !strcmp(t->name, "rope_freqs.weight")) ||
+                     mtp_block(m, t->name);
         for (int k = 0; k < n && !known; k++)
             known = used[k].t == t;
         if (known)

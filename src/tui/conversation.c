@@ -25,6 +25,7 @@ typedef struct {
     int *span_pos;
     size_t *span_off;
     int n_spans, cap_spans;
+    bool think_opened; /* a reply that starts inside its thinking span (qwen35) */
 } conv_entry;
 
 struct conv_pane {
@@ -108,6 +109,12 @@ conv_pane *conv_new(const tui_source *src, const tui_selection *sel)
     cv->src = src;
     cv->sel = sel;
     return cv;
+}
+
+void conv_set_think_opened(conv_pane *cv, bool opened)
+{
+    if (cv->stream_entry >= 0)
+        cv->entries[cv->stream_entry].think_opened = opened;
 }
 
 void conv_add(conv_pane *cv, conv_kind kind, const char *text)
@@ -357,7 +364,8 @@ static void entry_view_of(conv_pane *cv, const tui_screen *scr, const conv_entry
     think_span sp;
     if (en->kind != ENTRY_ASSISTANT)
         return;
-    think_state st = think_find(en->text + en->label_len, en->len - en->label_len, &sp);
+    think_state st = think_find_in(en->text + en->label_len, en->len - en->label_len,
+                                   en->think_opened, &sp);
     if (st != THINK_OPEN && st != THINK_CLOSED)
         return;
     v->think_from = en->label_len + sp.start;

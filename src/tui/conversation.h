@@ -29,6 +29,9 @@ void conv_free(conv_pane *cv);
 /* Adds an entry (an assistant entry becomes the one replies stream into) and follows
  * the end again. */
 void conv_add(conv_pane *cv, conv_kind kind, const char *text);
+/* Whether the newest assistant entry's reply starts inside its thinking span (the
+ * template opened it: chat_turn.think_opened), for folding it. */
+void conv_set_think_opened(conv_pane *cv, bool opened);
 /* Appends the text of the reply token at position pos to the newest assistant entry
  * (made terminal-safe; notices added meanwhile stay above or below it): the span it
  * covers is shaded and highlighted as pos. */

@@ -324,6 +324,7 @@ static void show_dialog(tui *t)
         if (i >= dropped)
             show_tokens(t, i - dropped, ENTRY_USER);
         conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
+        conv_set_think_opened(t->conv, turn->think_opened);
         if (i >= dropped)
             show_tokens(t, i - dropped, ENTRY_ASSISTANT);
         if (i >= dropped)
@@ -390,6 +391,7 @@ static void begin_turn(tui *t, const char *text, bool start_paused)
     if (t->run.paused) /* /step, or p while idle: until p resumes or the reply ends */
         tui_notice(t, "%s", PAUSE_HINT);
     conv_add(t->conv, ENTRY_ASSISTANT, "");
+    conv_set_think_opened(t->conv, chat_get_turn(t->c, chat_turn_count(t->c) - 1)->think_opened);
     t->run.state = RUN_GENERATING;
     t->reply_t0 = clock_ms();
     t->reply_tokens = 0;

@@ -56,7 +56,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import family_rows  # noqa: E402
 import gguf  # noqa: E402
-from gguf import pack_kv, copy_kv, UINT32, FLOAT32, STRING, BOOL  # noqa: E402
+from gguf import pack_kv, copy_kv, UINT32, INT32, FLOAT32, STRING, BOOL, ARRAY  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, '..', 'data')
@@ -107,6 +107,24 @@ SHAPES.update({
     'gpt-oss':  dict(MOE, arch='gpt-oss', experts=16, used=4, ff_exp=96, ff=96, key_length=True, ctx=512,
                      swa=8, yarn=8.0, orig_ctx=64),
 })
+# The hybrid fixture (Qwen 3.5's qwen35, from TRAINED, see hybrid_from_trained): every
+# attn_every-th layer gated attention (the trained attention; RoPE over rot of the head's 8
+# values, in sections of 1 and 1 pair: interleaved multimodal RoPE turns both with the
+# position), the others Gated DeltaNets of dn_k q/k heads and dn_v value heads of 8 values,
+# convolved over dn_conv tokens. Nothing else differs from the trained model.
+SHAPES.update({
+    'qwen35': dict(MOE, arch='qwen35', ff=172, key_length=True, rot=4, sections=(1, 1, 0, 0),
+                   attn_every=2, dn_conv=4, dn_k=4, dn_v=8),
+})
+# A DeltaNet layer: q, k, v from the trained layer's (q: the query heads reading KV heads
+# 0-3, k and v the KV heads', v twice as llama.cpp tiles value heads over q/k heads, the
+# second copy with DN_V_NOISE relative noise), ssm_out the trained output's columns of the
+# query head each value head stands for; the output gate z N(0, (DN_Z_GAIN / sqrt(dim))^2);
+# beta and alpha N(0, (1 / sqrt(dim))^2); dt_bias N(0, 0.5^2); a = -A with A uniform in
+# DN_A: decays exp(-A softplus(.)) from about 0.98 to 0.4 a token, so that the state
+# remembers some tokens for long and others briefly; the convolution's last tap 1 + N(0,
+# 0.1^2) (the token itself), the others N(0, DN_CONV_GAIN^2); ssm_norm 1 + N(0, 0.1^2).
+DN_V_NOISE, DN_Z_GAIN, DN_CONV_GAIN, DN_A = 0.2, 3.0, 0.3, (0.02, 1.0)
 # Each expert: EXPERT_NOISE relative noise on its weights; its down projection scaled by
 # 172 / ff_exp (it holds only part of the hidden units). The router: rows
 # N(0, (ROUTER_GAIN / sqrt(dim))^2): logits of a few units (ffn_norm's output has an RMS of
@@ -325,6 +343,62 @@ def moe_from_trained(W, s, T):
                 bias(p + 'ffn_%s_exps.bias' % which, exps[which], BIAS_GAIN[which])
 
 
+def hybrid_from_trained(W, s, T):
+    """The tensors of the hybrid fixture made of the trained model T (see SHAPES' qwen35)."""
+    rng, dim, hd = W.rng, s['dim'], s['head']
+    t = lambda name: T.tensor(name).astype(np.float64)
+    add = lambda name, w: W.tensors.append((name, np.asarray(w, np.float32), 'F32'))
+    add('token_embd.weight', t('token_embd.weight'))
+    add('output_norm.weight', t('output_norm.weight'))
+    add('output.weight', t('output.weight'))
+    heads = lambda w: w.reshape(-1, hd, w.shape[-1])
+    for il in range(s['layers']):
+        p = 'blk.%d.' % il
+        add(p + 'attn_norm.weight', t(p + 'attn_norm.weight'))
+        q, k, v, o = (t(p + 'attn_%s.weight' % w) for w in ('q', 'k', 'v', 'output'))
+        if (il + 1) % s['attn_every'] == 0:   # gated attention: each head's q rows, then its gate's
+            qh = heads(neox_rows(q, s['heads']))
+            gate = rng.standard_normal(qh.shape) * (GAIN['q'] / np.sqrt(dim))
+            add(p + 'attn_q.weight', np.concatenate([qh, gate], axis=1).reshape(-1, dim))
+            add(p + 'attn_k.weight', neox_rows(k, s['kv']))
+            add(p + 'attn_v.weight', v)
+            add(p + 'attn_output.weight', o)
+            W.norm(p + 'attn_q_norm.weight', hd, Q_NORM_GAIN[il])
+            W.norm(p + 'attn_k_norm.weight', hd, K_NORM_GAIN[il])
+        else:
+            nk, nv, per = s['dn_k'], s['dn_v'], s['heads'] // s['kv']
+            dq = heads(q)[::per][:nk].reshape(-1, dim)   # the query heads reading KV heads 0..nk-1
+            vh = heads(v)[:nk]
+            vv = np.concatenate([vh, vh * (1 + DN_V_NOISE * rng.standard_normal(vh.shape))])[:nv]
+            add(p + 'attn_qkv.weight', np.concatenate([dq, k[:nk * hd], vv.reshape(-1, dim)]))
+            W.mat(p + 'attn_gate.weight', nv * hd, dim, DN_Z_GAIN)
+            conv_dim = 2 * nk * hd + nv * hd
+            conv = DN_CONV_GAIN * rng.standard_normal((conv_dim, s['dn_conv']))
+            conv[:, -1] = 1.0 + 0.1 * rng.standard_normal(conv_dim)
+            add(p + 'ssm_conv1d.weight', conv)
+            add(p + 'ssm_dt.bias', 0.5 * rng.standard_normal(nv))
+            add(p + 'ssm_a', -rng.uniform(DN_A[0], DN_A[1], nv))
+            W.mat(p + 'ssm_beta.weight', nv, dim, 1.0)
+            W.mat(p + 'ssm_alpha.weight', nv, dim, 1.0)
+            W.norm(p + 'ssm_norm.weight', hd)
+            cols = [(j % nk) * per + j // nk for j in range(nv)]   # the query head value head j stands for
+            add(p + 'ssm_out.weight', np.concatenate([o[:, c * hd:(c + 1) * hd] for c in cols], axis=1))
+        add(p + 'post_attention_norm.weight', t(p + 'ffn_norm.weight'))
+        for w in ('gate', 'up', 'down'):
+            add(p + 'ffn_%s.weight' % w, t(p + 'ffn_%s.weight' % w))
+
+
+def hybrid_metadata(s):
+    """The keys a hybrid family's converter writes beside the others (Qwen3NextModel,
+    _Qwen35MRopeMixin)."""
+    a = s['arch']
+    u32 = lambda k, x: pack_kv('%s.%s' % (a, k), UINT32, int(x))
+    return [u32('ssm.conv_kernel', s['dn_conv']), u32('ssm.state_size', s['head']),
+            u32('ssm.group_count', s['dn_k']), u32('ssm.time_step_rank', s['dn_v']),
+            u32('ssm.inner_size', s['dn_v'] * s['head']), u32('full_attention_interval', s['attn_every']),
+            pack_kv('%s.rope.dimension_sections' % a, ARRAY, list(s['sections']), INT32)]
+
+
 def make(name, out, seed=1, vocab=None):
     s = SHAPES[name]
     if s.get('trained'):
@@ -333,10 +407,14 @@ def make(name, out, seed=1, vocab=None):
         meta = metadata(name, s)
         if FAMILIES[s['arch']]['vocab_size_key']:
             meta.append(pack_kv('%s.vocab_size' % s['arch'], UINT32, n_vocab))
-        if family_rows.experts(FAMILIES[s['arch']]) == 'none':
-            raise SystemExit('%s: family %s has no experts in model_family.c' % (name, s['arch']))
         W = Weights(seed)
-        moe_from_trained(W, s, T)
+        if FAMILIES[s['arch']]['delta_net']:
+            meta += hybrid_metadata(s)
+            hybrid_from_trained(W, s, T)
+        elif family_rows.experts(FAMILIES[s['arch']]) == 'none':
+            raise SystemExit('%s: family %s has no experts in model_family.c' % (name, s['arch']))
+        else:
+            moe_from_trained(W, s, T)
         gguf.write_gguf(out, meta + records, W.tensors)
         return
     records, n_vocab = vocab_records(s, vocab or (BPE_VOCAB if s['vocab'] == 'bpe' else SPM_VOCAB))

@@ -10,6 +10,7 @@ where the anchors are (the tests only read its output):
     make_llamacpp_goldens.py ANCHORS greedy-q8_0 > tests/data/golden/arch_greedy_q8_0.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 moe TOPK > tests/data/golden/moe_greedy.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 moe-mxfp4 TOPK > tests/data/golden/moe_greedy_mxfp4.jsonl
+    make_llamacpp_goldens.py ANCHORS-0.4.0 hybrid TOPK > tests/data/golden/hybrid_greedy.jsonl
 
 ANCHORS is the directory of llama-cli, llama-perplexity and llama-tokenize
 (/work/shared/anchors/llama.cpp). Each case's model is written into a temporary directory.
@@ -59,6 +60,13 @@ layout of that name, gpt-oss's: expert stacks MXFP4, the other matrices Q8_0, th
 F32; lines with "quant": "MXFP4_MOE", sha256 the quantized file's): llama.cpp then rounds
 the activations to 8 bits for those matrices (MXFP4's and Q8_0's dot products take Q8_0
 activations), as llmchat's --weights native does.
+
+hybrid is moe on the hybrid fixture (qwen35: Gated DeltaNet and gated attention layers),
+which has no experts: TOPK's greedy ids alone, checked against llama-completion's text the
+same way; the lines are greedy's ({"model", "seed", "sha256", "ctx", "prompt",
+"prompt_ids", "n_predict", "ids", "eog", "text", "text_exact", "source"}, ids without an
+end-of-generation id, eog saying whether one came after them), prompts of 40 tokens or
+more, so that the recurrent state carries many tokens before the first choice.
 
 Nothing here runs the reference: check_llamacpp.py compares it with these lines.
 """
@@ -139,6 +147,16 @@ MOE = [
 MOE_MXFP4 = [
     ('gpt-oss', 512, 40, ['Mia saw a bird in the sky.']),
 ]
+# The hybrid fixture (llama.cpp 0.4.0): prompts of 40+ tokens (55-75) of stories. Dropped:
+# those on which the model chooses BOS (id 1) within 40 ids, where llmchat ends the text
+# and llama.cpp goes on (the PPL_TEXT's opening sentences, two ways).
+HYBRID = [
+    ('qwen35', 2048, 40, ['Lily was sad, but then the dog came back and dropped the ball at her feet. They '
+                          'played together all afternoon, and when the sun went down, Lily went home happy.',
+                          'One day, a girl named Sue found a shiny red ball. She wanted to show it to her '
+                          'friend Tom, so she ran to his house. Tom was happy to see her and the ball.',
+                          'Ben had a big blue boat. He liked to sail it on the lake with his dad. One sunny '
+                          'morning, they took the boat out and saw a family of ducks swimming near the shore.']),]
 SEED = 1
 BACKPORT = ('built from ggerganov/llama.cpp@c392e509 with qwen3 and gemma3 added by hand after upstream\'s '
             'graphs (tests/ref/README.md)')
@@ -214,7 +232,7 @@ def moe_case(anchors, topk, model, prompt, n_predict, ctx):
     for l in lines[1:]:
         routes.setdefault(l['pos'], {})[l['layer']] = l['topk']
     n_pos = len(head['prompt_ids']) + len(head['ids']) - 1
-    if sorted(routes) != list(range(n_pos)):
+    if routes and sorted(routes) != list(range(n_pos)):
         sys.exit('%s: routes for positions %s, expected 0..%d' % (model, sorted(routes), n_pos - 1))
     cmd = [os.path.join(anchors, 'llama-completion'), '-m', model, '-p', prompt, '-n', str(n_predict),
            '-c', str(ctx), '--temp', '0', '-no-cnv', '--no-warmup', '-t', '1', '-fa', 'off', '-ctk', 'f32',
@@ -234,6 +252,13 @@ def moe_case(anchors, topk, model, prompt, n_predict, ctx):
         text, exact = out.decode('utf-8'), True
     except UnicodeDecodeError:
         text, exact = out.decode('utf-8', errors='replace'), False
+    if not routes:   # no experts: a greedy line (ids without the end-of-generation id)
+        return dict(ctx=ctx, prompt=prompt, prompt_ids=head['prompt_ids'], n_predict=n_predict,
+                    ids=head['ids'][:-1] if head['eog'] else head['ids'], eog=head['eog'], text=text,
+                    text_exact=exact,
+                    source='llama.cpp 0.4.0: ids from tests/ref/llamacpp_moe_topk.c (libllama.v0.4.0.so, '
+                           'node-llama-cpp@3.21.1) MODEL PROMPT %d %d; its text printed by llama-completion %s'
+                           % (n_predict, ctx, ' '.join(cmd[3:]).replace(prompt, 'PROMPT')))
     return dict(ctx=ctx, prompt=prompt, prompt_ids=head['prompt_ids'], n_predict=n_predict, ids=head['ids'],
                 eog=head['eog'], text=text, text_exact=exact,
                 routes=[[routes[p][l] for l in sorted(routes[p])] for p in range(n_pos)],
@@ -243,7 +268,7 @@ def moe_case(anchors, topk, model, prompt, n_predict, ctx):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] in ('moe', 'moe-mxfp4'):
+    if len(argv) == 3 and argv[1] in ('moe', 'moe-mxfp4', 'hybrid'):
         argv, topk = argv[:2], argv[2]
     elif len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new', 'greedy-q8_0'):
         sys.exit(__doc__)
@@ -254,7 +279,7 @@ def main(argv):
             f.write(PPL_TEXT)
         models = {}
         cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW, 'greedy-q8_0': GREEDY_Q8_0, 'moe': MOE,
-                 'moe-mxfp4': MOE_MXFP4}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
+                 'moe-mxfp4': MOE_MXFP4, 'hybrid': HYBRID}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
         for name, ctx, n_predict, prompts in cases:
             if name not in models:
                 models[name] = os.path.join(tmp, name + '.gguf')
@@ -269,7 +294,8 @@ def main(argv):
             sha = hashlib.sha256(open(model, 'rb').read()).hexdigest()
             for prompt in prompts:
                 rec = (perplexity_case(anchors, model, text_path, ctx) if kind == 'perplexity'
-                       else moe_case(anchors, topk, model, prompt, n_predict, ctx) if kind.startswith('moe')
+                       else moe_case(anchors, topk, model, prompt, n_predict, ctx)
+                       if kind.startswith('moe') or kind == 'hybrid'
                        else greedy_case(anchors, model, prompt, n_predict, ctx))
                 if kind == 'greedy-new':
                     rec['source'] = rec['source'].replace('(ggerganov/llama.cpp@c392e509)', BACKPORT)

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""make_qwen35_template.py — writes golden/template_qwen35.jsonl: Qwen 3.5's chat template
+rendered by Jinja for the dialogs of make_family_templates.py, each first turn with
+thinking on (the generation prompt opens the thinking span: "<think>\\n") and off
+(enable_thinking false: an empty span), with the token ids a reference tokenizer gives
+each turn's text (special tokens parsed):
+
+    make_qwen35_template.py TEMPLATE.jinja LLAMA_TOKENIZE QWEN3_VOCAB.gguf OUT.jsonl
+
+TEMPLATE.jinja is llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja (Qwen/Qwen3.5-4B's
+chat template, from node-llama-cpp@3.21.1's llama.cpp source; tests/data keeps a copy,
+qwen35-chat-template.jinja), rendered by Debian's python3-jinja2 set up as Hugging Face's
+apply_chat_template sets it up (a sandbox, trim_blocks and lstrip_blocks). Ids: llama.cpp
+0.4.0's llama-tokenize (the anchors' build) on tests/data/qwen3-vocab.gguf.gz decompressed
+(Qwen3's vocabulary, whose <|im_start|>, <|im_end|>, <think> and </think> Qwen 3.5's
+template writes; --no-bos). Only first turns: the template drops an earlier reply's
+thinking from the history it renders again, which llmchat keeps as the model wrote it
+(docs/formats.md). A line: {"vocab", "template", "jinja_of", "system", "user", "first",
+"no_think", "text", "ids"}, as template_families.jsonl's. Python 3 with jinja2.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import jinja2
+import jinja2.sandbox
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_family_templates import DIALOGS  # noqa: E402
+
+
+def render(template, messages, no_think):
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+
+    def raise_exception(msg):
+        raise jinja2.exceptions.TemplateError(msg)
+    env.globals['raise_exception'] = raise_exception
+    kw = {'enable_thinking': False} if no_think else {}
+    return env.from_string(template).render(messages=messages, add_generation_prompt=True, **kw)
+
+
+def ids(tool, vocab, text):
+    r = subprocess.run([tool, '-m', vocab, '--stdin', '--ids', '--no-bos', '--log-disable'],
+                       input=text.encode(), capture_output=True, check=True)
+    return json.loads(r.stdout.decode().strip().splitlines()[-1])
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    template_path, tool, vocab, out = sys.argv[1:]
+    template = open(template_path, encoding='utf-8').read()
+    lines = []
+    for system, user, _, _ in DIALOGS:
+        for no_think in (False, True):
+            msgs = ([{'role': 'system', 'content': system}] if system else []) + \
+                   [{'role': 'user', 'content': user}]
+            text = render(template, msgs, no_think)
+            lines.append({'vocab': 'qwen3-vocab', 'template': 'qwen35', 'jinja_of': 'qwen35',
+                          'system': system, 'no_think': no_think, 'user': user, 'first': True,
+                          'text': text, 'ids': ids(tool, vocab, text)})
+    with open(out, 'w') as f:
+        for l in lines:
+            f.write(json.dumps(l, ensure_ascii=False) + '\n')
+    print('%d lines' % len(lines), file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,256 @@
+/* test_hybrid.c — the forward pass on a hybrid model (Qwen 3.5's qwen35: Gated DeltaNet
+ * layers beside gated attention, family_gguf.h's tiny random files): the recurrent state
+ * keeps the pass's promises the KV cache keeps.
+ *
+ *   - the kernels decide a position's numbers, never the batch it runs in: a batch on
+ *     the token kernels gives one token's bits, one token on the batch kernels the
+ *     batch's (fp32 weights: all the same), on one thread and on three;
+ *   - rewinding (running a position again) and branching (another token there) give
+ *     the bits of a fresh run of the same tokens on the same kernels, before, at and
+ *     after a checkpoint of the state (every 32 positions), from positions that ran
+ *     one at a time and from ones a batch ran;
+ *   - a what-if (transformer_forward_again, the logit lens) at an earlier position gives
+ *     a fresh run's logits there and leaves the state as it was;
+ *   - a position after ones not run yet is refused, not run on a stale state.
+ * What the pass computes is checked against llama.cpp in e2e_hybrid.sh. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "family_gguf.h"
+#include "model.h"
+#include "testutil.h"
+#include "transformer.h"
+
+enum { N = 80 }; /* positions: past the checkpoints at 32 and 64 */
+
+static model *open_shape(const char *shape, tensor_type type)
+{
+    const char *path = temp_path("hybrid.gguf");
+    ck_assert(family_gguf_write(path, shape, NULL, NULL));
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = type;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s", err.text);
+    remove(path);
+    ck_assert_int_gt(m->config.dn_layers, 0);
+    return m;
+}
+
+static transformer *new_transformer(const model *m)
+{
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(transformer_new_kv(m, 128, TRANSFORMER_KV_F32, &t, &err) == LLM_OK, "%s",
+                  err.text);
+    return t;
+}
+
+static void make_ids(int *ids, int n, int vocab, int salt)
+{
+    for (int i = 0; i < n; i++)
+        ids[i] = i == 0 ? 1 : (i * 37 + 11 + salt * 13) % vocab;
+}
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+static int procs(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_procs();
+#else
+    return 1;
+#endif
+}
+
+/* Runs ids[p] at p for p = from..to-1 on `kernels`, one call each (n 1) or one call for
+ * all (n 0), the logits into logits + p * vocab. */
+static void run_range(transformer *t, const int *ids, int from, int to, transformer_kernels k,
+                      bool one_call, float *logits)
+{
+    int vocab = transformer_model(t)->config.vocab_size;
+    if (one_call) {
+        ck_assert_ptr_nonnull(transformer_run(t, ids + from, to - from, from, k,
+                                              logits + (size_t)from * vocab, NULL));
+        return;
+    }
+    for (int p = from; p < to; p++)
+        ck_assert_msg(transformer_run(t, ids + p, 1, p, k, logits + (size_t)p * vocab, NULL),
+                      "position %d", p);
+}
+
+static bool same(const float *a, const float *b, int from, int to, int vocab)
+{
+    return memcmp(a + (size_t)from * vocab, b + (size_t)from * vocab,
+                  sizeof(float) * (size_t)(to - from) * vocab) == 0;
+}
+
+/* ---- batch against one token ---- */
+
+START_TEST(test_hybrid_paths)
+{
+    const char *shapes[] = {"qwen35", "qwen35-mtp"};
+    for (int k = 0; k < 8; k++) {
+        model *m = open_shape(shapes[k % 2], k / 2 % 2 ? TENSOR_BLOCKS : TENSOR_F32);
+        set_threads(k < 4 ? 1 : 3);
+        int vocab = m->config.vocab_size, ids[N];
+        make_ids(ids, N, vocab, 0);
+        size_t bytes = sizeof(float) * N * vocab;
+        float *run[4];
+        for (int i = 0; i < 4; i++)
+            run[i] = malloc(bytes);
+        transformer *t = new_transformer(m);
+        run_range(t, ids, 0, N, TRANSFORMER_KERNELS_TOKEN, false, run[0]);
+        run_range(t, ids, 0, N, TRANSFORMER_KERNELS_TOKEN, true, run[1]);
+        run_range(t, ids, 0, N, TRANSFORMER_KERNELS_BATCH, true, run[2]);
+        run_range(t, ids, 0, N, TRANSFORMER_KERNELS_BATCH, false, run[3]);
+        const char *what = k / 2 % 2 ? "Q8_0" : "F32";
+        ck_assert_msg(same(run[0], run[1], 0, N, vocab), "%s %s: a batch on the token kernels "
+                      "is not one token's bits", shapes[k % 2], what);
+        ck_assert_msg(same(run[2], run[3], 0, N, vocab), "%s %s: one token on the batch "
+                      "kernels is not the batch's bits", shapes[k % 2], what);
+        if (k / 2 % 2 == 0)
+            ck_assert_msg(same(run[0], run[2], 0, N, vocab), "%s: fp32, yet the kernels differ",
+                          shapes[k % 2]);
+        for (size_t i = 0; i < (size_t)N * vocab; i++)
+            ck_assert_msg(isfinite(run[2][i]), "logit %zu is not finite", i);
+        transformer_free(t);
+        for (int i = 0; i < 4; i++)
+            free(run[i]);
+        model_close(m);
+    }
+    set_threads(procs());
+}
+END_TEST
+
+/* ---- rewind and branch ---- */
+
+/* The run of ids where positions 0..split-1 ran as one batch on the batch kernels and
+ * the rest one token at a time on the token kernels, fresh. */
+static void fresh_run(const model *m, const int *ids, int split, int n, float *logits)
+{
+    transformer *t = new_transformer(m);
+    if (split > 0)
+        run_range(t, ids, 0, split, TRANSFORMER_KERNELS_BATCH, true, logits);
+    run_range(t, ids, split, n, TRANSFORMER_KERNELS_TOKEN, false, logits);
+    transformer_free(t);
+}
+
+START_TEST(test_hybrid_rewind_and_branch)
+{
+    const int at[] = {3, 31, 32, 33, 45, 64, 70}; /* around the checkpoints */
+    for (int w = 0; w < 2; w++) {
+        model *m = open_shape("qwen35", w ? TENSOR_BLOCKS : TENSOR_F32);
+        int vocab = m->config.vocab_size, ids[N], alt[N];
+        make_ids(ids, N, vocab, 0);
+        make_ids(alt, N, vocab, 5);
+        size_t bytes = sizeof(float) * N * vocab;
+        float *got = malloc(bytes), *want = malloc(bytes);
+        for (int split = 0; split <= 50; split += 50)
+            for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+                int p = at[a];
+                /* ran to N, then back to p: the same tokens again, then others */
+                transformer *t = new_transformer(m);
+                if (split > 0)
+                    run_range(t, ids, 0, split, TRANSFORMER_KERNELS_BATCH, true, got);
+                run_range(t, ids, split, N, TRANSFORMER_KERNELS_TOKEN, false, got);
+                int kernels_at_p = p < split ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN;
+                run_range(t, ids, p, p + 1, kernels_at_p, false, got);
+                fresh_run(m, ids, split, N, want);
+                ck_assert_msg(same(got, want, p, p + 1, vocab), "split %d: position %d run "
+                              "again differs from the fresh run", split, p);
+                /* a branch: other tokens from p on, one at a time */
+                int branch[N];
+                memcpy(branch, ids, sizeof branch);
+                memcpy(branch + p, alt + p, sizeof(int) * (size_t)(N - p));
+                run_range(t, branch, p, N, TRANSFORMER_KERNELS_TOKEN, false, got);
+                fresh_run(m, branch, split < p ? split : p, N, want);
+                ck_assert_msg(same(got, want, p, N, vocab), "split %d: the branch at %d "
+                              "differs from a fresh run of its tokens", split, p);
+                /* the kept logits of the positions before p are the first run's */
+                float *kept = malloc(sizeof(float) * (size_t)p * vocab);
+                ck_assert(transformer_logits(t, 0, p, kept));
+                fresh_run(m, ids, split, N, want);
+                ck_assert(memcmp(kept, want, sizeof(float) * (size_t)p * vocab) == 0);
+                free(kept);
+                transformer_free(t);
+            }
+        free(got);
+        free(want);
+        model_close(m);
+    }
+}
+END_TEST
+
+/* ---- what-ifs ---- */
+
+START_TEST(test_hybrid_what_if)
+{
+    model *m = open_shape("qwen35", TENSOR_F32);
+    const model_config *c = &m->config;
+    int vocab = c->vocab_size, ids[N];
+    make_ids(ids, N, vocab, 0);
+    size_t bytes = sizeof(float) * N * vocab;
+    float *plain = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+    float *again = malloc(sizeof(float) * vocab), *lens = malloc(sizeof(float) * c->n_layers * vocab);
+    fresh_run(m, ids, 0, N, plain);
+    transformer *t = new_transformer(m);
+    run_range(t, ids, 0, 70, TRANSFORMER_KERNELS_TOKEN, false, got);
+    llm_err err;
+    int other = (ids[50] + 7) % vocab;
+    ck_assert_msg(transformer_forward_again(t, other, 50, again, &err) == LLM_OK, "%s", err.text);
+    int branch[N];
+    memcpy(branch, ids, sizeof branch);
+    branch[50] = other;
+    fresh_run(m, branch, 0, 51, want);
+    ck_assert_msg(memcmp(again, want + (size_t)50 * vocab, sizeof(float) * vocab) == 0,
+                  "a what-if at 50 is not a fresh run's logits there");
+    ck_assert_msg(transformer_logit_lens(t, ids[40], 40, lens, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(memcmp(lens + (size_t)(c->n_layers - 1) * vocab, plain + (size_t)40 * vocab,
+                         sizeof(float) * vocab) == 0, "the lens' last layer at 40 is not its logits");
+    /* the state was left as it was: the run goes on as if nothing happened */
+    run_range(t, ids, 70, N, TRANSFORMER_KERNELS_TOKEN, false, got);
+    ck_assert_msg(same(got, plain, 70, N, vocab), "after the what-ifs the run differs");
+    /* a position after ones not run is refused */
+    transformer *u = new_transformer(m);
+    run_range(u, ids, 0, 10, TRANSFORMER_KERNELS_TOKEN, false, got);
+    ck_assert_ptr_null(transformer_forward(u, ids[12], 12, NULL));
+    ck_assert_int_eq(transformer_error(u, &err), LLM_ERR_ARG);
+    ck_assert_int_ne(transformer_forward_again(u, ids[12], 12, again, &err), LLM_OK);
+    ck_assert_ptr_nonnull(transformer_forward(u, ids[10], 10, NULL));
+    transformer_free(u);
+    transformer_free(t);
+    free(plain);
+    free(got);
+    free(want);
+    free(again);
+    free(lens);
+    model_close(m);
+}
+END_TEST
+
+static Suite *hybrid_suite(void)
+{
+    Suite *s = suite_create("hybrid");
+    TCase *tc = tcase_create("state");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_hybrid_paths);
+    tcase_add_test(tc, test_hybrid_rewind_and_branch);
+    tcase_add_test(tc, test_hybrid_what_if);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(hybrid_suite)
