@@ -635,7 +635,7 @@ START_TEST(test_knock_out_equals_zeroing_by_hand)
     const unsigned char *in_force = mask;
     bool on = true;
     knock_out heads = {.mask = &in_force, .enabled = &on, .n_heads = c->n_heads,
-                       .head_size = hs};
+                       .attn_heads = c->n_heads, .head_size = hs};
     hook h = {.edit = knock_out_edit, .user = &heads, .points = HOOK_BIT(HOOK_KQV),
               .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
     int id;

@@ -874,7 +874,7 @@ static void attach_edits(transformer *t, test_edits *e, const model_config *c)
 {
     e->on = true;
     e->heads = (knock_out){.mask = &e->mask, .enabled = &e->on, .n_heads = c->n_heads,
-                           .head_size = c->head_size};
+                           .attn_heads = c->n_heads, .head_size = c->head_size};
     e->vectors = (control_vectors){.sum = &e->sum, .dim = c->dim};
     hook hk = {.edit = knock_out_edit, .user = &e->heads, .points = HOOK_BIT(HOOK_KQV),
                .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};

@@ -53,10 +53,12 @@ static llm_status knock(engine *e, const char *what, const char *where, bool out
     if ((!head && !expert) || !pair(where, &layer, &n))
         return llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
     const model_config *c = &engine_model(e)->config;
-    if (head && (layer >= c->n_layers || n >= c->n_heads)) /* steering's words count from 1 */
+    const model *m = engine_model(e);
+    int heads = head && layer < c->n_layers ? model_layer_heads(m, layer) : c->n_heads;
+    if (head && (layer >= c->n_layers || n >= heads)) /* steering's words count from 1 */
         return llm_fail(err, LLM_ERR_ARG, "/knock: no head %d in layer %d: the model has layers "
-                        "0-%d of %d heads (0-%d; numbered from 0)", n, layer, c->n_layers - 1,
-                        c->n_heads, c->n_heads - 1);
+                        "0-%d, this one of %d heads (0-%d; numbered from 0)", n, layer,
+                        c->n_layers - 1, heads, heads - 1);
     steering *s = engine_steering(e);
     llm_err why;
     llm_status st = head ? steering_knock_out(s, layer, n, out, &why)

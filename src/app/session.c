@@ -146,9 +146,10 @@ static int open_engine(session *s)
     const model_config *c = &s->m->config;
     for (int i = 0; i < o->n_knocks; i++) {
         int l = o->knocks[i].layer, h = o->knocks[i].head;
-        if (l >= c->n_layers || h >= c->n_heads) {
+        if (l >= c->n_layers || h >= model_layer_heads(s->m, l)) {
             fprintf(stderr, "llmchat: --knock-out %d:%d: the model has layers 0-%d and heads "
-                            "0-%d (numbered from 0)\n", l, h, c->n_layers - 1, c->n_heads - 1);
+                            "0-%d (numbered from 0)\n", l, h, c->n_layers - 1,
+                    (l < c->n_layers ? model_layer_heads(s->m, l) : c->n_heads) - 1);
             return 2;
         }
         if (steering_knock_out(st, l, h, true, &err) != LLM_OK) {

@@ -125,8 +125,13 @@ void delta_net_chunk(const delta_net_run *r, int n, float *state, float *out, si
 
 void delta_net_effective(const delta_net_run *r, int t, float *weight, float *m)
 {
+    delta_net_effective_of(r, t, r->q + (size_t)t * r->qk_stride, weight, m);
+}
+
+void delta_net_effective_of(const delta_net_run *r, int t, const float *q, float *weight,
+                            float *m)
+{
     const int dk = r->dk;
-    const float *q = r->q + (size_t)t * r->qk_stride;
     for (int a = 0; a < dk; a++)
         m[a] = q[a] * r->scale;
     for (int s = t; s >= 0; s--) {

@@ -59,4 +59,9 @@ void delta_net_chunk(const delta_net_run *r, int n, float *state, float *out, si
  * out. m: dk floats of work space. Cost O(t * dk). */
 void delta_net_effective(const delta_net_run *r, int t, float *weight, float *m);
 
+/* The same for the query q (dk, not yet scaled) given apart from r's: r's q is not read
+ * (a pass keeps each token's keys, decays and strengths, not its queries). */
+void delta_net_effective_of(const delta_net_run *r, int t, const float *q, float *weight,
+                            float *m);
+
 #endif

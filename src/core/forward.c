@@ -1135,50 +1135,93 @@ static void l2_normed(float *o, const float *x, int n, float eps)
         o[i] = x[i] * s;
 }
 
+/* Layer l's history of position t (transformer.dn_hist): its keys, then each value
+ * head's log-decay, then its beta. */
+static float *dn_history(const pass *p, int l, int t)
+{
+    const transformer *tf = p->t;
+    return tf->dn_hist + ((size_t)t * p->c->dn_layers + tf->dn_index[l]) * tf->dn_hist_floats;
+}
+
+/* The L2-normed keys of rows i0..i1-1, q/k heads h0..h1-1, into layer l's history. */
+static void dn_keys(const pass *p, int l, int i0, int i1, int h0, int h1)
+{
+    const model_config *c = p->c;
+    int dk = c->dn_head_k;
+    for (int i = i0; i < i1; i++) {
+        const float *row = p->t->buf.dn_conv + (size_t)i * c->dn_conv_dim + c->dn_key_dim;
+        float *k = dn_history(p, l, p->pos + i);
+        for (int h = h0; h < h1; h++)
+            l2_normed(k + (size_t)h * dk, row + (size_t)h * dk, dk, c->rms_eps);
+    }
+}
+
 /* Value head h of layer l over the call's rows, from its state in `state` (updated in
- * place): the query and key of its q/k head L2-normed, beta = sigmoid, the log-decay
- * softplus(alpha + dt_bias) times a, the delta rule's step, then the head's output
- * RMSNormed and times silu(z), into its slice of kqv. A checkpoint of the head's state
- * at each one the call passes. */
-static void dn_head(const pass *p, int l, int h, float *state)
+ * place): its q/k head's query L2-normed (its key is in the history, dn_keys), beta =
+ * sigmoid, the log-decay softplus(alpha + dt_bias) times a (both kept in the history),
+ * the delta rule's step, then the head's output RMSNormed and times silu(z), into its
+ * slice of kqv. A checkpoint of the head's state at each one the call passes. When
+ * kq_soft_max is observed, each row's effective attention (delta_net_effective: the
+ * weight of every earlier position's value in the head's output, before the norm) into
+ * att (the call's rows, pos + n wide), handed to the observers as the head's rows. */
+static void dn_head(const pass *p, int l, int h, float *state, float *att)
 {
     const model_config *c = p->c;
     const model_layer *L = &p->m->layers[l];
     batch_buffers *b = &p->t->buf;
     int dk = c->dn_head_k, dv = c->dn_head_v, nv = c->dn_v_heads, kh = h % c->dn_k_heads;
-    int cd = c->dn_conv_dim, vd = c->dn_value_dim;
+    int cd = c->dn_conv_dim, vd = c->dn_value_dim, width = p->pos + p->n;
     size_t head_floats = (size_t)dk * dv;
     size_t conv_floats = (size_t)(c->dn_conv_width - 1) * cd;
+    size_t hist = (size_t)c->dn_layers * p->t->dn_hist_floats; /* a position's */
     float *S = state + conv_floats + (size_t)h * head_floats;
-    float qk[2 * MODEL_DN_HEAD_MAX]; /* the loader's bound on dn_head_k */
+    bool watched = p->watch & HOOK_BIT(HOOK_KQ_SOFT_MAX);
+    float q[MODEL_DN_HEAD_MAX], m[MODEL_DN_HEAD_MAX]; /* the loader's bound on dn_head_k */
+    const float *h0 = dn_history(p, l, 0);
+    /* the history as a run: position s's key, log-decay and beta */
+    delta_net_run past = {.k = h0 + (size_t)kh * dk, .g = h0 + c->dn_key_dim + h,
+                          .beta = h0 + c->dn_key_dim + nv + h, .qk_stride = hist,
+                          .gb_stride = hist, .dk = dk, .dv = dv,
+                          .scale = 1.0f / sqrtf((float)dk)};
     for (int i = 0; i < p->n; i++) {
+        int t = p->pos + i;
         const float *row = b->dn_conv + (size_t)i * cd;
-        l2_normed(qk, row + (size_t)kh * dk, dk, c->rms_eps);
-        l2_normed(qk + dk, row + c->dn_key_dim + (size_t)kh * dk, dk, c->rms_eps);
+        float *at = dn_history(p, l, t);
+        l2_normed(q, row + (size_t)kh * dk, dk, c->rms_eps);
         float *beta = &b->dn_beta[(size_t)i * nv + h], *g = &b->dn_g[(size_t)i * nv + h];
         *beta = 1.0f / (1.0f + expf(-*beta));
         float a = *g + L->dn_dt_bias[h];
         *g = (a > 20.0f ? a : log1pf(expf(a))) * L->dn_a[h];
-        delta_net_run r = {.q = qk, .k = qk + dk, .v = row + 2 * c->dn_key_dim + (size_t)h * dv,
-                           .g = g, .beta = beta, .dk = dk, .dv = dv,
-                           .scale = 1.0f / sqrtf((float)dk)};
+        at[c->dn_key_dim + h] = *g;
+        at[c->dn_key_dim + nv + h] = *beta;
+        delta_net_run r = {.q = q, .k = at + (size_t)kh * dk,
+                           .v = row + 2 * c->dn_key_dim + (size_t)h * dv, .g = g, .beta = beta,
+                           .dk = dk, .dv = dv, .scale = past.scale};
         float *out = b->kqv + (size_t)i * vd + (size_t)h * dv;
         delta_net_step(&r, 0, S, out);
-        float *mark = dn_mark(p, l, p->pos + i);
+        float *mark = dn_mark(p, l, t);
         if (mark)
             memcpy(mark + conv_floats + (size_t)h * head_floats, S, sizeof(float) * head_floats);
         const float *z = b->dn_z + (size_t)i * vd + (size_t)h * dv;
         forward_rmsnorm(out, out, L->dn_norm, dv, c->rms_eps);
         for (int j = 0; j < dv; j++)
             out[j] *= z[j] / (1.0f + expf(-z[j]));
+        if (watched) {
+            float *w = att + (size_t)i * width;
+            delta_net_effective_of(&past, t, q, w, m);
+            mask_outside(w, 0, t, width, 0.0f);
+        }
     }
+    if (watched)
+        see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
 }
 
 /* Layer l's Gated DeltaNet on the normed rows xn, into kqv (dn_value_dim a row): the
  * projections (attn_qkv into the convolution's inputs after the layer's last W - 1, the
- * gate z, beta, alpha), the convolution, then every value head through its state. One
- * token: each thread its channels, then its heads, a barrier after each; a batch:
- * parallel over rows, then over heads. */
+ * gate z, beta, alpha), the convolution and the keys' norms, then every value head
+ * through its state. One token: each thread its channels, its q/k heads, then its value
+ * heads, a barrier after each; a batch: parallel over rows, then over heads (each head on
+ * the thread of an attention slot: its effective rows go in that slot's t->att). */
 static void pass_delta_net(const pass *p, int l, const float *xn)
 {
     transformer *t = p->t;
@@ -1205,21 +1248,32 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
         dn_keep_inputs(p, l, state, c0, c1);
         pass_sync(p);
         int h0, h1;
+        pass_share(p, c->dn_k_heads, &h0, &h1);
+        dn_keys(p, l, 0, 1, h0, h1);
+        pass_sync(p);
         pass_share(p, nv, &h0, &h1);
         for (int h = h0; h < h1; h++)
-            dn_head(p, l, h, state);
+            dn_head(p, l, h, state, t->att + (size_t)p->tid * t->chunk * t->ctx);
         pass_sync(p);
         return;
     }
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-    for (int i = 0; i < p->n; i++)
+    for (int i = 0; i < p->n; i++) {
         dn_convolve(p, L, i, i + 1, 0, cd);
+        dn_keys(p, l, i, i + 1, 0, c->dn_k_heads);
+    }
     dn_keep_inputs(p, l, state, 0, cd);
-    int threads = (long)p->n * nv * c->dn_head_k * c->dn_head_v >= 65536 ? nv : 1;
+    long work = (long)p->n * nv * c->dn_head_k * c->dn_head_v;
+    int threads = work >= 65536 ? attention_threads(t) : 1; /* a row of t->att each */
     (void)threads;
-#pragma omp parallel for schedule(dynamic, 1) if (threads > 1)
-    for (int h = 0; h < nv; h++)
-        dn_head(p, l, h, state);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (int h = 0; h < nv; h++) {
+        int slot = 0;
+#ifdef _OPENMP
+        slot = omp_get_thread_num();
+#endif
+        dn_head(p, l, h, state, t->att + (size_t)slot * t->chunk * t->ctx);
+    }
 }
 
 /* ---- the pass ---- */

@@ -10,8 +10,10 @@ void knock_out_edit(void *user, hook_slice *x)
     if (!mask || !*k->enabled)
         return;
     const unsigned char *row = mask + (size_t)x->layer * k->n_heads;
-    int hs = k->head_size, end = x->col + x->width;
-    for (int h = x->col / hs; h < k->n_heads && h * hs < end; h++) {
+    bool dn = k->layers && k->layers[x->layer].kind == MODEL_LAYER_DELTA_NET;
+    int hs = dn ? k->dn_head_size : k->head_size, heads = dn ? k->dn_heads : k->attn_heads;
+    int end = x->col + x->width;
+    for (int h = x->col / hs; h < heads && h * hs < end; h++) {
         if (!row[h])
             continue;
         int c0 = h * hs > x->col ? h * hs : x->col; /* the head's columns handed */

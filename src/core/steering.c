@@ -82,13 +82,16 @@ llm_status steering_new(int n_layers, int n_heads, int dim, steering **out, llm_
 llm_status steering_attach(steering *s, transformer *t, llm_err *err)
 {
     const model_config *c = &transformer_model(t)->config;
-    if (c->n_layers != s->n_layers || c->n_heads != s->n_heads || c->dim != s->dim)
+    if (c->n_layers != s->n_layers || model_heads_max(c) != s->n_heads || c->dim != s->dim)
         return llm_fail(err, LLM_ERR_ARG, "the steering state is for another model's shape");
     llm_status st = steering_experts(s, c->n_experts, c->n_experts_used, err);
     if (st != LLM_OK)
         return st;
     s->heads_editor = (knock_out){.mask = &s->mask_in_force, .enabled = &s->heads_enabled,
-                                  .n_heads = s->n_heads, .head_size = c->head_size};
+                                  .n_heads = s->n_heads, .attn_heads = c->n_heads,
+                                  .head_size = c->head_size, .dn_heads = c->dn_v_heads,
+                                  .dn_head_size = c->dn_head_v,
+                                  .layers = transformer_model(t)->layers};
     s->experts_editor = (expert_knock_out){.mask = &s->experts_in_force,
                                            .n_experts = s->n_experts};
     s->force_editor = (expert_force){.forced = &s->forced_in_force,

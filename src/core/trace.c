@@ -173,6 +173,12 @@ static void write_family(FILE *f, const model *m)
     const model_config *c = &m->config;
     fputs(",\"arch\":", f);
     json_write_string(f, c->arch.name ? c->arch.name : "llama");
+    if (c->dn_layers > 0) { /* a hybrid: which layers are Gated DeltaNets, of how many heads */
+        fprintf(f, ",\"dn_heads\":%d,\"recurrent\":[", c->dn_v_heads);
+        for (int l = 0; l < c->n_layers; l++)
+            fprintf(f, "%s%d", l ? "," : "", m->layers[l].kind == MODEL_LAYER_DELTA_NET);
+        putc(']', f);
+    }
     if (c->arch.sliding_window <= 0)
         return;
     fputs(",\"windows\":[", f);
@@ -207,6 +213,8 @@ static void write_header(trace_writer *t)
                    "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d",
                 c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size,
                 c->seq_len);
+        if (model_heads_max(c) != c->n_heads) /* a hybrid's: the records' heads a layer */
+            fprintf(f, ",\"heads\":%d", model_heads_max(c));
         if (r->m)
             write_family(f, r->m);
         putc('}', f);
@@ -532,7 +540,7 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     put_float(f, rec->forward_ms + rec->sample_ms, 6);
     fprintf(f, ",\"batch\":%s", rec->batch ? "true" : "false");
     if (t->with_attention && rec->attn && t->has_cfg && rec->pos >= 0)
-        write_attention(f, rec->attn, t->cfg.n_layers, t->cfg.n_heads, rec->pos + 1);
+        write_attention(f, rec->attn, t->cfg.n_layers, model_heads_max(&t->cfg), rec->pos + 1);
     if (t->run.lens && rec->lens && t->has_cfg)
         write_lens(f, rec->lens, t->cfg.n_layers);
     if (t->run.tensors && rec->tensors && rec->n_tensors > 0)

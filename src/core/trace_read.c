@@ -30,6 +30,7 @@ struct trace_reader {
     char *strings[8];         /* owned: mode, model path, name, weights, kv, kernels,
                                  template, architecture */
     int *windows;             /* (h.config.n_layers) owned: h.windows */
+    int *recurrent;           /* (h.config.n_layers) owned: h.recurrent */
     char **vocab;             /* (h.n_vocab) owned pieces */
     char **learned;           /* (n_learned) pieces known from records, by id, or NULL */
     int n_learned;
@@ -202,12 +203,38 @@ static void read_windows(trace_reader *r, const json_value *m, int line)
         if (!json_as_u64(&w->items[l], &v) || v > POS_MAX) {
             problem(r, line, "the header's window of layer %d is not a count", l);
             free(r->windows);
+    free(r->recurrent);
             r->windows = NULL;
             return;
         }
         r->windows[l] = (int)v;
     }
     r->h.windows = r->windows;
+}
+
+/* A hybrid's layers: "recurrent" (one 0 or 1 a layer) and "dn_heads". */
+static void read_recurrent(trace_reader *r, const json_value *m, int line)
+{
+    const json_value *k = get_array(m, "recurrent");
+    int n = r->h.config.n_layers;
+    if (!k)
+        return;
+    r->h.dn_heads = int_field(m, "dn_heads", 1, SHAPE_MAX, r->h.config.n_heads);
+    if (length(k) != n || !(r->recurrent = calloc((size_t)n, sizeof *r->recurrent))) {
+        problem(r, line, "the header's recurrent layers are not one flag per layer (%d)", n);
+        return;
+    }
+    for (int l = 0; l < n; l++) {
+        uint64_t v;
+        if (!json_as_u64(&k->items[l], &v) || v > 1) {
+            problem(r, line, "the header's recurrent flag of layer %d is not 0 or 1", l);
+            free(r->recurrent);
+            r->recurrent = NULL;
+            return;
+        }
+        r->recurrent[l] = (int)v;
+    }
+    r->h.recurrent = r->recurrent;
 }
 
 static llm_status read_header(trace_reader *r, const json_value *v, int line, llm_err *err)
@@ -238,6 +265,9 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
         c->n_layers = int_field(m, "n_layers", 1, SHAPE_MAX, 0);
         c->n_heads = int_field(m, "n_heads", 1, SHAPE_MAX, 0);
         c->n_kv_heads = int_field(m, "n_kv_heads", 1, SHAPE_MAX, c->n_heads);
+        /* a hybrid's records carry more heads a layer than its attention has */
+        h->attn_heads = c->n_heads;
+        c->n_heads = int_field(m, "heads", 1, SHAPE_MAX, c->n_heads);
         c->vocab_size = int_field(m, "vocab_size", 1, 1 << 24, 0);
         c->seq_len = int_field(m, "seq_len", 1, POS_MAX, 0);
         if (c->n_layers > 0 && c->n_heads > 0) {
@@ -246,6 +276,7 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
             c->kv_dim = c->n_kv_heads * c->head_size;
             h->arch = keep_string(r, 7, m, "arch");
             read_windows(r, m, line);
+            read_recurrent(r, m, line);
         } else {
             problem(r, line, "the header's model has no usable shape (n_layers, n_heads)");
             memset(c, 0, sizeof *c);

@@ -33,6 +33,11 @@ typedef struct {
     const char *arch;       /* the model's architecture ("gemma2"), or NULL */
     const int *windows;     /* (config.n_layers) each layer's sliding window (0: none), or
                                NULL when the header lists none */
+    const int *recurrent;   /* (config.n_layers) 1 for a Gated DeltaNet layer (a hybrid
+                               model's), or NULL when the header lists none */
+    int attn_heads;         /* an attention layer's heads (config.n_heads is the most a
+                               layer's records hold: a hybrid's may be more) */
+    int dn_heads;           /* a Gated DeltaNet layer's value heads (0: none) */
     bool has_sampler;
     sampler_config sampler; /* the settings at the start */
     int steps, ctx;

@@ -86,6 +86,7 @@ void transformer_free(transformer *t)
     free(t->dn_marks);
     free(t->dn_index);
     free(t->tokens_at);
+    free(t->dn_hist);
     free(t);
 }
 
@@ -104,7 +105,9 @@ static bool recurrent_alloc(transformer *t)
     t->dn_marks = calloc(state * marks, sizeof(float)); /* pages touched when first passed */
     t->dn_index = malloc(sizeof(int) * (size_t)c->n_layers);
     t->tokens_at = calloc((size_t)t->ctx, sizeof(int));
-    if (!t->dn_live || !t->dn_marks || !t->dn_index || !t->tokens_at)
+    t->dn_hist_floats = (size_t)c->dn_key_dim + 2 * (size_t)c->dn_v_heads;
+    t->dn_hist = calloc((size_t)t->ctx * c->dn_layers * t->dn_hist_floats, sizeof(float));
+    if (!t->dn_live || !t->dn_marks || !t->dn_index || !t->tokens_at || !t->dn_hist)
         return false;
     for (int l = 0, d = 0; l < c->n_layers; l++)
         t->dn_index[l] = t->m->layers[l].kind == MODEL_LAYER_DELTA_NET ? d++ : -1;
@@ -334,10 +337,24 @@ static void capture_attention(void *user, const hook_tensor *x)
 /* Runs tokens (n <= t->cap, or 1) at pos..pos+n-1 on the batch kernels or the token
  * kernels, with the registered observers and the attention capture when rows is not
  * NULL. False when out of memory for the kernels' scratch. */
+/* Zeroes the attention rows of a call (rows[i], when not NULL, for query pos + i): in a
+ * hybrid model a layer may have fewer heads than a row holds (model_heads_max), whose
+ * rows the pass leaves alone. */
+static void rows_clear(const transformer *t, float *const *rows, int pos, int n)
+{
+    const model_config *c = &t->m->config;
+    for (int i = 0; rows && c->dn_layers > 0 && i < n; i++)
+        if (rows[i])
+            memset(rows[i], 0, sizeof(float) * (size_t)c->n_layers * model_heads_max(c) *
+                                   (size_t)(pos + i + 1));
+}
+
 static bool run(transformer *t, const int *tokens, int n, int pos, bool batch,
                 float *const *rows)
 {
-    attention_capture a = {.rows = rows, .pos0 = pos, .n_heads = t->m->config.n_heads};
+    const model_config *c = &t->m->config;
+    attention_capture a = {.rows = rows, .pos0 = pos, .n_heads = model_heads_max(c)};
+    rows_clear(t, rows, pos, n);
     hook own = own_hook(capture_attention, &a, HOOK_BIT(HOOK_KQ_SOFT_MAX));
     pass_hooks hooks;
     hooks_collect(t, &own, rows ? 1 : 0, &hooks);
@@ -472,7 +489,8 @@ bool transformer_ran_batch(const transformer *t, int pos)
 /* ---- what-ifs: one position again ---- */
 
 /* What running position pos writes besides scratch: its KV cache entries (every
- * layer and KV head) and its kept classifier input. position_state_copy saves them
+ * layer and KV head), its kept classifier input and, in a hybrid model, the DeltaNets'
+ * history of it (the recurrent state is saved apart). position_state_copy saves them
  * into save (position_state_bytes) or restores them from it. */
 static size_t position_state_bytes(const transformer *t)
 {
@@ -483,7 +501,7 @@ static size_t position_state_bytes(const transformer *t)
     size_t cls = t->cls_q ? (size_t)t->cls_q->stride +
                                 sizeof(float) * (size_t)(t->cls_q->stride / t->cls_q->group)
                           : sizeof(float) * (size_t)c->dim;
-    return kv + cls;
+    return kv + cls + sizeof(float) * (size_t)c->dn_layers * t->dn_hist_floats;
 }
 
 /* Copies n bytes between a place in the transformer and the save buffer at *at. */
@@ -521,6 +539,9 @@ static void position_state_copy(transformer *t, int pos, unsigned char *save, bo
     } else {
         state_copy((float *)rows, &at, sizeof(float) * (size_t)c->dim, restore);
     }
+    if (t->dn_hist) /* the DeltaNets' keys, decays and strengths of pos */
+        state_copy(t->dn_hist + (size_t)pos * c->dn_layers * t->dn_hist_floats, &at,
+                   sizeof(float) * (size_t)c->dn_layers * t->dn_hist_floats, restore);
 }
 
 /* Where a what-if's observers copy to (each NULL when not asked for). */
@@ -590,7 +611,8 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
         memcpy(dn_save, t->dn_live, recurrent_bytes(t));
     t->dn_marking = false;
     position_state_copy(t, pos, kv_save, false);
-    attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = t->m->config.n_heads};
+    attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = model_heads_max(&t->m->config)};
+    rows_clear(t, &attn, pos, 1);
     uint32_t points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
                       (cap->parts ? HOOK_BIT(HOOK_KQV) | HOOK_BIT(HOOK_FFN_OUT) |
                                         HOOK_BIT(HOOK_FFN_MOE_TOPK) |

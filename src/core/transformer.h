@@ -41,7 +41,10 @@ size_t transformer_kv_bytes(const transformer *t);        /* the whole KV cache 
 /* Runs `token` at position pos (0 <= pos < ctx) on the token kernels, reading the KV
  * cache for 0..pos-1 and writing it at pos. Returns the logits (vocab_size), valid until
  * the next forward call. attn, when not NULL, receives the attention weights of this
- * query: (n_layers, n_heads, pos + 1) floats, densely packed. NULL as transformer_run
+ * query: (n_layers, model_heads_max, pos + 1) floats, densely packed (a Gated DeltaNet
+ * layer's rows are its value heads' effective attention: the weight of each earlier
+ * position's value in the head's output, which may be negative and need not add up to 1;
+ * a layer with fewer heads than the rest has 0 rows after its own). NULL as transformer_run
  * (below). */
 const float *transformer_forward(transformer *t, int token, int pos, float *attn);
 
@@ -69,7 +72,7 @@ enum { TRANSFORMER_BATCH_MIN = 16 };
  * not NULL, receives (n, vocab_size): the logits of every position; the returned pointer
  * is always the logits of the last position (valid until the next forward call). attn,
  * when not NULL, is an array of n pointers; attn[i], when not NULL, receives (n_layers,
- * n_heads, pos + i + 1) floats for query pos + i. NULL for tokens outside the
+ * model_heads_max, pos + i + 1) floats for query pos + i. NULL for tokens outside the
  * vocabulary or positions outside the context, and when the kernels ran out of memory
  * for their scratch (what the call wrote is then undefined): transformer_error says
  * which. */
@@ -105,8 +108,8 @@ llm_status transformer_logit_lens(transformer *t, int token, int pos, float *lay
                                   llm_err *err);
 
 /* The attention rows of position pos computed again: runs `token` at pos over the KV
- * cache of 0..pos-1 like transformer_forward and writes attn (n_layers, n_heads, pos +
- * 1), what transformer_forward at pos writes (bit for bit for a position it ran). Leaves
+ * cache of 0..pos-1 like transformer_forward and writes attn (n_layers, model_heads_max,
+ * pos + 1), what transformer_forward at pos writes (bit for bit for a position it ran). Leaves
  * the KV cache, the kept classifier inputs and the logits as they were. */
 llm_status transformer_attention_again(transformer *t, int token, int pos, float *attn,
                                        llm_err *err);

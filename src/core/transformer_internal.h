@@ -128,6 +128,11 @@ struct transformer {
                                last reset: their tokens (tokens_at) and the checkpoints up
                                to it hold */
     int *tokens_at;         /* (ctx) the token each position last ran (hybrid models) */
+    float *dn_hist;         /* (ctx, dn_layers, dn_hist_floats) what the DeltaNets' effective
+                               attention reads of each position: its L2-normed keys (each
+                               q/k head's dn_head_k), then each value head's log-decay, then
+                               its beta */
+    size_t dn_hist_floats;
     bool dn_marking;        /* the pass writes the checkpoints it passes (not a what-if's) */
 
     struct lane *lanes;     /* (n_lanes) */

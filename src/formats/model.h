@@ -272,6 +272,9 @@ model_arch model_arch_llama(int head_size);
  * DeltaNet's dn_value_dim when that is wider. */
 int model_mixer_width(const model_config *c);
 
+/* The heads of layer l: n_heads, or a Gated DeltaNet's dn_v_heads (its value heads). */
+int model_layer_heads(const model *m, int l);
+
 /* The most heads a layer has: n_heads, or a Gated DeltaNet's dn_v_heads when that is
  * more (the debugger's views of a layer's heads are this wide). */
 int model_heads_max(const model_config *c);

@@ -85,10 +85,19 @@ static bool attn_act(void *state, key_action a)
     if (v->ops->act && v->ops->act(ap->state[ap->view], a))
         return true;
     switch (a) {
-    case ACT_LAYER_NEXT: c->layer = (c->layer + 1) % cfg->n_layers; return true;
-    case ACT_LAYER_PREV: c->layer = (c->layer + cfg->n_layers - 1) % cfg->n_layers; return true;
-    case ACT_HEAD_NEXT: c->head = (c->head + 1) % cfg->n_heads; c->mean_heads = false; return true;
-    case ACT_HEAD_PREV: c->head = (c->head + cfg->n_heads - 1) % cfg->n_heads; c->mean_heads = false; return true;
+    case ACT_LAYER_NEXT:
+    case ACT_LAYER_PREV: /* a hybrid's layers may have fewer heads than the head chosen */
+        c->layer = (c->layer + (a == ACT_LAYER_NEXT ? 1 : cfg->n_layers - 1)) % cfg->n_layers;
+        if (c->head >= source_layer_heads(c->src, c->layer))
+            c->head = source_layer_heads(c->src, c->layer) - 1;
+        return true;
+    case ACT_HEAD_NEXT:
+    case ACT_HEAD_PREV: {
+        int own = source_layer_heads(c->src, c->layer);
+        c->head = (c->head + (a == ACT_HEAD_NEXT ? 1 : own - 1)) % own;
+        c->mean_heads = false;
+        return true;
+    }
     case ACT_HEAD_MEAN: c->mean_heads = !c->mean_heads; return true;
     case ACT_LOG_SCALE: c->log_scale = !c->log_scale; return true;
     case ACT_MASK_BOS: c->mask_bos = !c->mask_bos; return true;

@@ -25,7 +25,7 @@ typedef struct {
     float sink;      /* 1 - the weights' sum: the sink's share (0 without sinks) */
 } head_summary;
 
-static head_summary summarize(const float *row, int n)
+static head_summary summarize_softmax(const float *row, int n)
 {
     head_summary s = {0.0f, n > 0 ? row[0] : 0.0f, 0, n > 0 ? row[0] : 0.0f, 0.0f};
     double ent = 0.0, sum = 0.0;
@@ -41,6 +41,35 @@ static head_summary summarize(const float *row, int n)
     s.entropy = (float)ent;
     s.sink = sum < 1.0 ? (float)(1.0 - sum) : 0.0f;
     return s;
+}
+
+/* A Gated DeltaNet head's effective attention (signed, any sum): summarized as the
+ * shares of its weights' magnitudes, so that its entropy and BOS weight read as a
+ * softmax head's would; no sink. */
+static head_summary summarize_linear(const float *row, int n)
+{
+    double total = 0.0, ent = 0.0;
+    for (int k = 0; k < n; k++)
+        total += fabs(row[k]);
+    head_summary s = {0.0f, 0.0f, 0, 0.0f, 0.0f};
+    for (int k = 0; k < n && total > 0.0; k++) {
+        double p = fabs(row[k]) / total;
+        if (p > 0.0)
+            ent -= p * log(p);
+        if (p > s.top_w) {
+            s.top_w = (float)p;
+            s.top_key = k;
+        }
+    }
+    s.entropy = (float)ent;
+    s.bos = n > 0 && total > 0.0 ? (float)(fabs(row[0]) / total) : 0.0f;
+    return s;
+}
+
+/* The summary of layer l's head row (n keys), by the layer's kind. */
+static head_summary summarize(const attn_cursor *c, int l, const float *row, int n)
+{
+    return source_recurrent(c->src, l) ? summarize_linear(row, n) : summarize_softmax(row, n);
 }
 
 /* The heads views' shade of a head: its entropy against the most a row of n keys can
@@ -119,6 +148,8 @@ static void heads_draw(void *state, WINDOW *w, const tui_screen *scr, bool focus
     char full[160], shorter[160], shortest[160], wbuf[32];
     const char *metric = c->bos_metric ? "BOS weight" : "entropy";
     const char *win = attn_window_note(c, c->layer, wbuf, sizeof wbuf);
+    if (source_recurrent(c->src, c->layer)) /* its rows: the effective attention's |weights| */
+        win = "  linear attention (effective)";
     snprintf(full, sizeof full, "heads of layer %d/%d at pos %d%s  %s%s  (e)", c->layer + 1,
              c->cfg->n_layers, focus, win, metric, c->cfg->arch.attn_sinks ? ", s: sink" : "");
     snprintf(shorter, sizeof shorter, "heads L%d/%d pos %d%s  %s (e)", c->layer + 1,
@@ -140,11 +171,11 @@ static void heads_draw(void *state, WINDOW *w, const tui_screen *scr, bool focus
     int k0 = keys_cut ? n - (keys_w - 1) : 0; /* the first key shown */
     int kx = keys_cut ? 6 : 5;                /* its column: after the "◀" */
     tuifmt_span rows;
-    tuifmt_span_compute(c->cfg->n_heads, c->head, h - 1, &rows);
+    tuifmt_span_compute(source_layer_heads(c->src, c->layer), c->head, h - 1, &rows);
     for (int i = 0; i < rows.count; i++) {
         int hd = rows.first + i, y = 2 + i;
         const float *row = head_row(c, r, c->layer, hd);
-        head_summary s = summarize(row, n);
+        head_summary s = summarize(c, c->layer, row, n);
         char label[16];
         snprintf(label, sizeof label, "%s%d", source_head_out(c->src, c->layer, hd) ? "x" : "H", hd + 1);
         draw_text(scr, w, y, 1, 3, label,
@@ -237,7 +268,9 @@ static void head_grid_draw(void *state, WINDOW *w, const tui_screen *scr, bool f
             draw_scroll_mark(scr, w, y, lw, 'v');
         for (int j = 0; j < g.cols.count; j++) {
             int hd = h0 + j;
-            head_summary s = summarize(head_row(c, r, l, hd), n);
+            if (hd >= source_layer_heads(c->src, l))
+                continue; /* a hybrid's layer with fewer heads than the widest */
+            head_summary s = summarize(c, l, head_row(c, r, l, hd), n);
             char cell[16], fitted[16];
             head_cell(c, &s, source_head_out(c->src, l, hd), cw - 1, cell, sizeof cell);
             int cols = tuifmt_fit(cell, cw - 1, scr->utf8, fitted, sizeof fitted);

@@ -8,6 +8,7 @@
  * scroll markers.
  *
  * Reads the pane's cursor (attention_views.h); owns a scratch row for the footer. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,17 +41,22 @@ static void heatmap_free(void *state)
     free(hv);
 }
 
-/* Weight the query of r gave key k in the chosen layer and head (or head mean). */
+/* Weight the query of r gave key k in the chosen layer and head (or the mean of the
+ * layer's heads). A Gated DeltaNet's effective attention is signed: its magnitude is
+ * shown. */
 static float weight(const attn_cursor *c, const step_record *r, int k)
 {
-    int nh = c->cfg->n_heads, q1 = r->pos + 1;
+    int nh = c->cfg->n_heads, q1 = r->pos + 1, own = source_layer_heads(c->src, c->layer);
+    bool linear = source_recurrent(c->src, c->layer);
     const float *a = r->attn + (size_t)c->layer * nh * q1;
-    if (!c->mean_heads)
-        return a[(size_t)c->head * q1 + k];
+    if (!c->mean_heads) {
+        float w = a[(size_t)c->head * q1 + k];
+        return linear ? fabsf(w) : w;
+    }
     float s = 0.0f;
-    for (int h = 0; h < nh; h++)
-        s += a[(size_t)h * q1 + k];
-    return s / (float)nh;
+    for (int h = 0; h < own; h++)
+        s += linear ? fabsf(a[(size_t)h * q1 + k]) : a[(size_t)h * q1 + k];
+    return s / (float)own;
 }
 
 /* The footer: the keys the selected query attends to most (true weights, BOS included). */
@@ -101,19 +107,23 @@ static void heatmap_draw(void *state, WINDOW *w, const tui_screen *scr, bool foc
     const char *win_note = attn_window_note(c, c->layer, wbuf, sizeof wbuf);
     if (source_window(c->src, c->layer) > 0)
         snprintf(wshort, sizeof wshort, " w%d", source_window(c->src, c->layer));
+    int own = source_layer_heads(c->src, c->layer);
+    if (source_recurrent(c->src, c->layer)) /* no softmax: the values' weights through the state */
+        win_note = width >= 90 ? "  linear attention (effective, |weight|)"
+                   : width >= 60 ? "  linear attention (effective)" : " linear";
     if (width >= 44 && c->mean_heads)
         snprintf(line, sizeof line, "layer %d/%d  mean of %d heads%s  %s%s", c->layer + 1,
-                 cfg->n_layers, cfg->n_heads, win_note, scale, bos);
+                 cfg->n_layers, own, win_note, scale, bos);
     else if (width >= 44)
         snprintf(line, sizeof line, "layer %d/%d  head %d/%d%s  %s%s", c->layer + 1, cfg->n_layers,
-                 c->head + 1, cfg->n_heads, win_note, scale, bos);
+                 c->head + 1, own, win_note, scale, bos);
     else if (c->mean_heads)
         snprintf(line, sizeof line, "L%d/%d mean of %d%s %s%s", c->layer + 1, cfg->n_layers,
-                 cfg->n_heads, wshort,
+                 own, source_recurrent(c->src, c->layer) ? " lin" : wshort,
                  c->log_scale ? "log" : "lin", !c->capture ? " off" : c->mask_bos ? " -BOS" : "");
     else
         snprintf(line, sizeof line, "L%d/%d H%d/%d%s %s%s", c->layer + 1, cfg->n_layers,
-                 c->head + 1, cfg->n_heads, wshort,
+                 c->head + 1, own, source_recurrent(c->src, c->layer) ? " lin" : wshort,
                  c->log_scale ? "log" : "lin", !c->capture ? " off" : c->mask_bos ? " -BOS" : "");
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
     if (focus < 0) {

@@ -63,6 +63,29 @@ int source_window(const tui_source *s, int layer)
     return h && h->windows && layer < h->config.n_layers ? h->windows[layer] : 0;
 }
 
+bool source_recurrent(const tui_source *s, int layer)
+{
+    if (layer < 0 || layer >= s->cfg->n_layers)
+        return false;
+    if (s->e)
+        return engine_model(s->e)->layers[layer].kind == MODEL_LAYER_DELTA_NET;
+    const trace_header *h = s->trace ? trace_reader_header(s->trace) : NULL;
+    return h && h->recurrent && layer < h->config.n_layers && h->recurrent[layer];
+}
+
+int source_layer_heads(const tui_source *s, int layer)
+{
+    if (layer < 0 || layer >= s->cfg->n_layers)
+        return s->cfg->n_heads;
+    if (s->e)
+        return model_layer_heads(engine_model(s->e), layer);
+    const trace_header *h = s->trace ? trace_reader_header(s->trace) : NULL;
+    if (!h || !h->recurrent)
+        return s->cfg->n_heads;
+    int n = source_recurrent(s, layer) ? h->dn_heads : h->attn_heads;
+    return n > 0 && n <= s->cfg->n_heads ? n : s->cfg->n_heads;
+}
+
 bool source_live(const tui_source *s)
 {
     return s->e != NULL;

@@ -57,6 +57,13 @@ const sampler_config *source_sampler(const tui_source *s);
 /* The sliding window of layer `layer`: its queries see the last that many keys (their
  * own included); 0 when they see every earlier key (or the trace does not say). */
 int source_window(const tui_source *s, int layer);
+/* Whether layer `layer` is a Gated DeltaNet (a hybrid model's linear attention): its
+ * attention rows are its value heads' effective attention (signed weights of the
+ * earlier values), not a softmax. */
+bool source_recurrent(const tui_source *s, int layer);
+/* The heads layer `layer` has (its rows in a position's attention: cfg->n_heads is the
+ * most any layer has). */
+int source_layer_heads(const tui_source *s, int layer);
 /* A running engine (steering, capture and the lens work); false for a trace. */
 bool source_live(const tui_source *s);
 /* Head `head` of layer `layer` (from 0) is knocked out of the engine's forward pass. */

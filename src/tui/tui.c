@@ -648,8 +648,11 @@ static void open_panes(tui *t)
 {
     if (t->view)
         t->src = view_source(t->view);
-    else
-        t->src = (tui_source){.e = t->e, .cfg = &engine_model(t->e)->config, .tok = engine_tokenizer(t->e)};
+    else {
+        t->view_cfg = engine_model(t->e)->config;
+        t->view_cfg.n_heads = model_heads_max(&t->view_cfg);
+        t->src = (tui_source){.e = t->e, .cfg = &t->view_cfg, .tok = engine_tokenizer(t->e)};
+    }
     t->sel.pos = -1;
     t->conv = conv_new(&t->src, &t->sel);
     t->tokens = tokens_new(&t->src, &t->sel, t->o->top_k_shown > 0 ? t->o->top_k_shown : 10);

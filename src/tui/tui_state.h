@@ -62,6 +62,8 @@ typedef struct tui {
     WINDOW *w_over;               /* the screen above the status line, where a VIEW_SCREEN
                                      overlay is drawn; NULL without a status line */
     tui_source src;               /* what Tokens and Attention read: the engine or the trace */
+    model_config view_cfg;        /* the engine's model's, n_heads the most heads a layer
+                                     has (model_heads_max: a hybrid's attention rows) */
     tui_selection sel;            /* shared by Tokens and Attention */
     tui_focus focus;
     key_reader keys;              /* the terminal's keys put together (key_reader.h) */

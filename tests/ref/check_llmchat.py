@@ -7,6 +7,7 @@
     check_llmchat.py --llmchat BIN --work DIR quantized
     check_llmchat.py --llmchat BIN --work DIR native GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR moe GOLDEN.jsonl...
+    check_llmchat.py --llmchat BIN --work DIR effective GOLDEN.jsonl...
 
 - greedy: for each golden line (make_llamacpp_goldens.py's: llama-cli's greedy ids, or the
   reference's for qwen3 and gemma3), the model written from its seed (sha256 checked),
@@ -47,6 +48,15 @@
   all of them, and (2) --weights native, panels on and off: llama.cpp's ids by the native
   rule above.
 
+- effective: for each line of a hybrid model's goldens (hybrid_greedy.jsonl: qwen35), the
+  fixture written from its seed (sha256 checked), `llmchat -m generate --weights f32
+  --kv-cache f32 -t 0 --trace-attn` on the prompt: at every EFFECTIVE_EVERY-th position, each
+  Gated DeltaNet layer's value heads' attention rows (the effective attention) against the
+  reference's finite differences (forward.Pass.effective: the recurrence run again in
+  float64 with one value changed at a time), every weight within EFFECTIVE_TOL of the row's
+  largest; and every attention layer's rows against the reference's softmax within the
+  same tolerance, so that the rows are the layers' own.
+
 Prints one line a check, 'ok' or 'FAIL', then a summary; exits 1 on any failure. A golden
 line whose run llmchat refuses (it exits non-zero) is one FAIL line; the lines after it
 are still checked. Python 3 with numpy.
@@ -75,6 +85,8 @@ NATIVE_MARGIN = 0.5      # logits: the two ways of rounding activations differ b
 NATIVE_MIN = 16
 ROUTE_TIE = 1e-3         # log-probability: the goldens' closest routes are 2e-4 apart
 ROUTES_MIN = 0.99
+EFFECTIVE_TOL = 1e-4     # of a row's largest weight: fp32 against float64 (3e-5 seen)
+EFFECTIVE_EVERY = 4
 
 
 class Checker:
@@ -302,19 +314,49 @@ def check_moe(c, g):
         print('     ' + line)
 
 
+def check_effective(c, g):
+    path = c.model(g['model'], g['seed'], g['sha256'])
+    recs = c.run(['-m', 'generate', '--weights', 'f32', '--kv-cache', 'f32', '-t', '0', '-n', '4',
+                  '--trace-attn', '-i', g['prompt'], path])
+    model = forward.Model(path, g['ctx'])
+    p, soft = forward.Pass(model), {}
+
+    def emit(name, layer, value):
+        if name == 'kq_soft_max':
+            soft[(p.pos, layer)] = value
+    for r in recs:
+        p.step(r['token'], emit)
+    worst = {True: 0.0, False: 0.0}
+    rows = {True: 0, False: 0}
+    for r in recs[::EFFECTIVE_EVERY]:
+        t, attn = r['pos'], np.array(r['attn'])   # (layers, heads, t + 1)
+        for il, L in enumerate(model.layers):
+            heads = model.hp.dn_v_heads if L.recurrent else model.hp.n_head
+            for j in range(heads):
+                want = p.effective(il, j, t) if L.recurrent else soft[(t, il)][j]
+                d = np.max(np.abs(attn[il][j] - want)) / max(np.max(np.abs(want)), 1e-30)
+                worst[L.recurrent] = max(worst[L.recurrent], d)
+                rows[L.recurrent] += 1
+    ok = rows[True] > 0 and max(worst.values()) <= EFFECTIVE_TOL
+    c.result(ok, 'effective  %-13s %3d DeltaNet rows (finite differences) within %.1e, %3d softmax rows '
+             'within %.1e of the row\'s largest (<= %g)'
+             % (g['model'], rows[True], worst[True], rows[False], worst[False], EFFECTIVE_TOL))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--llmchat', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--text', help='nll, quantized: the text scored')
-    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native', 'moe'))
+    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native', 'moe', 'effective'))
     ap.add_argument('args', nargs='*')
     a = ap.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
     c = Checker(a.llmchat, a.work)
     try:
-        if a.what in ('greedy', 'native', 'moe'):
-            check = {'greedy': check_greedy, 'native': check_native, 'moe': check_moe}[a.what]
+        if a.what in ('greedy', 'native', 'moe', 'effective'):
+            check = {'greedy': check_greedy, 'native': check_native, 'moe': check_moe,
+                     'effective': check_effective}[a.what]
             for path in a.args:
                 for line in open(path):
                     if line.strip():

@@ -50,7 +50,9 @@ import gguf  # noqa: E402
 # (gpt-oss; the others: 'softmax', probabilities over all experts). sinks: a learned logit
 # per head in each softmax's denominator (attn_sinks). ffn_norm: the name of the norm
 # before the feed-forward. swa_period: layers il % period == 0 slide (gpt-oss's even ones).
-# act 'swiglu_oai': gpt-oss's clamped SwiGLU (see swiglu_oai).
+# act 'swiglu_oai': gpt-oss's clamped SwiGLU (see swiglu_oai). delta_net: hybrid (Qwen 3.5,
+# llama.cpp's qwen35.cpp and delta-net-base.cpp): Gated DeltaNet layers and gated attention
+# (see Pass._delta_net, Pass._block).
 FAMILIES = {
     'llama':  dict(rope='norm', act='silu', embd_scale=False, qk_norm=False, post_norms=False,
                    experts='optional', norm_w=True),
@@ -67,6 +69,8 @@ FAMILIES = {
     'gemma':  dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=False, post_norms=False),
     'gemma2': dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=False, post_norms=True),
     'gemma3': dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=True,  post_norms=True),
+    'qwen35': dict(rope='neox', act='silu', embd_scale=False, qk_norm=True, post_norms=False,
+                   ffn_norm='post_attention_norm', delta_net=True),
 }
 GEMMA3_SWA_PATTERN = 6     # layers il % 6 < 5 slide, every sixth is global (llama.cpp, HF)
 GEMMA3_LOCAL_BASE = 10000.0
@@ -139,6 +143,17 @@ class Hparams:
         self.attn_softcap = key('attn_logit_softcapping', 50.0 if a == 'gemma2' else None)
         self.final_softcap = key('final_logit_softcapping', 30.0 if a == 'gemma2' else None)
         self.kq_scale = self._kq_scale()
+        self.recurrent = [False] * self.n_layer
+        self.sections = None
+        if self.fam.get('delta_net'):   # the multi-token-prediction blocks are not run
+            self.n_layer -= int(key('nextn_predict_layers', 0))
+            self.dn_conv, self.dn_head = int(need('ssm.conv_kernel')), int(need('ssm.state_size'))
+            self.dn_k_heads, self.dn_v_heads = int(need('ssm.group_count')), int(need('ssm.time_step_rank'))
+            flags = key('attention.recurrent_layers')
+            every = int(key('full_attention_interval', 4))
+            self.recurrent = [bool(flags[i]) if flags is not None else (i + 1) % every != 0
+                              for i in range(self.n_layer)]
+            self.sections = [int(x) for x in need('rope.dimension_sections')] + [0] * 4
         self.bos = f.get('tokenizer.ggml.bos_token_id')
         self.eog = {int(f.get(k)) for k in ('tokenizer.ggml.eos_token_id', 'tokenizer.ggml.eot_token_id')
                     if f.get(k) is not None}
@@ -203,6 +218,11 @@ class Model:
         out = t('output.weight')
         self.output = out if out is not None else self.tok_embd   # tied embeddings
         self.rope_factors = self._rope_factors(f, t)
+        if hp.sections is not None:   # interleaved multimodal RoPE on text: a pair turns with the
+            sec, total = hp.sections[:4], sum(hp.sections[:4])   # position unless its sector
+            turns = [(i % total) < 3 * sec[(i % total) % 3] for i in range(hp.n_rot // 2)]
+            if not all(turns):   # falls outside the interleaving (ggml's ggml_mrope_cache_init)
+                self.rope_factors = np.array([1.0 if u else np.inf for u in turns])
         self.layers = [self._layer(il, t, need) for il in range(hp.n_layer)]
 
     def _rope_factors(self, f, t):
@@ -221,11 +241,46 @@ class Model:
             raise ModelError('%s: %d RoPE factors, %d needed' % (f.path, len(ff), hp.n_rot // 2))
         return ff[:hp.n_rot // 2]
 
+    def _delta_net_layer(self, L, p, need):
+        """A Gated DeltaNet layer's tensors (numpy shapes: rows, cols)."""
+        hp = self.hp
+        kd, vd = hp.dn_k_heads * hp.dn_head, hp.dn_v_heads * hp.dn_head
+        L.dn_qkv = need(p + 'attn_qkv.weight', (2 * kd + vd, hp.n_embd))
+        L.dn_z = need(p + 'attn_gate.weight', (vd, hp.n_embd))
+        L.dn_conv = need(p + 'ssm_conv1d.weight', (2 * kd + vd, hp.dn_conv))
+        L.dn_dt = need(p + 'ssm_dt.bias', (hp.dn_v_heads,))
+        L.dn_a = need(p + 'ssm_a', (hp.dn_v_heads,))
+        L.dn_beta = need(p + 'ssm_beta.weight', (hp.dn_v_heads, hp.n_embd))
+        L.dn_alpha = need(p + 'ssm_alpha.weight', (hp.dn_v_heads, hp.n_embd))
+        L.dn_norm = need(p + 'ssm_norm.weight', (hp.dn_head,))
+        L.wo = need(p + 'ssm_out.weight', (hp.n_embd, vd))
+
     def _layer(self, il, t, need):
         hp, L = self.hp, Layer()
         p = 'blk.%d.' % il
         q_dim, kv_dim, v_dim = hp.n_head * hp.head_k, hp.n_head_kv * hp.head_k, hp.n_head_kv * hp.head_v
         L.attn_norm = need(p + 'attn_norm.weight', (hp.n_embd,))
+        L.recurrent, L.gated, L.moe, L.sinks, L.bo = hp.recurrent[il], bool(hp.fam.get('delta_net')), False, None, None
+        if L.recurrent:
+            self._delta_net_layer(L, p, need)
+        elif L.gated:   # each head's query rows, then its gate's
+            qg = need(p + 'attn_q.weight', (2 * q_dim, hp.n_embd)).reshape(hp.n_head, 2, hp.head_k, hp.n_embd)
+            L.wq, L.wgate = qg[:, 0].reshape(q_dim, hp.n_embd), qg[:, 1].reshape(q_dim, hp.n_embd)
+        if L.recurrent or L.gated:
+            L.ffn_norm = need(p + '%s.weight' % hp.fam.get('ffn_norm', 'ffn_norm'), (hp.n_embd,))
+            L.ffn_gate = need(p + 'ffn_gate.weight', (hp.n_ff, hp.n_embd))
+            L.ffn_up = need(p + 'ffn_up.weight', (hp.n_ff, hp.n_embd))
+            L.ffn_down = need(p + 'ffn_down.weight', (hp.n_embd, hp.n_ff))
+        if L.recurrent:
+            return L
+        if L.gated:
+            L.wk = need(p + 'attn_k.weight', (kv_dim, hp.n_embd))
+            L.wv = need(p + 'attn_v.weight', (v_dim, hp.n_embd))
+            L.bq = L.bk = L.bv = None
+            L.wo = need(p + 'attn_output.weight', (hp.n_embd, q_dim))
+            L.q_norm = need(p + 'attn_q_norm.weight', (hp.head_k,))
+            L.k_norm = need(p + 'attn_k_norm.weight', (hp.head_k,))
+            return L
         if hp.arch == 'phi3' and t(p + 'attn_qkv.weight') is not None:
             qkv = need(p + 'attn_qkv.weight', (q_dim + kv_dim + v_dim, hp.n_embd))
             L.wq, L.wk, L.wv = qkv[:q_dim], qkv[q_dim:q_dim + kv_dim], qkv[q_dim + kv_dim:]
@@ -375,6 +430,13 @@ class Pass:
         self.routes = []                            # (pos, layer, experts, gap): _moe
         self.sink_share = []                        # (pos, layer, (n_head,) the sinks' share)
         self.clamps = {'gate': 0, 'up': 0}          # chosen experts' values past the clamp
+        hp = model.hp
+        # a Gated DeltaNet layer's convolution inputs and each value head's state; and what
+        # each position gave each value head (q, k, v, g, beta), for its effective attention
+        self.dn_inputs = [[] for _ in model.layers]
+        self.dn_state = [np.zeros((hp.dn_v_heads, hp.dn_head, hp.dn_head)) if L.recurrent else None
+                         for L in model.layers]
+        self.dn_seen = [[] for _ in model.layers]
 
     def step(self, token, emit=None):
         m, hp = self.m, self.m.hp
@@ -395,10 +457,80 @@ class Pass:
         self.pos += 1
         return logits
 
+    def _delta_net(self, il, L, h, e):
+        """A Gated DeltaNet (llama.cpp 0.4.0's qwen35.cpp build_layer_attn_linear and its
+        fused gated_delta_net op): attn_qkv's channels convolved causally over the last
+        conv_kernel tokens (oldest first, zeros before the first), SiLU; q and k L2-normed
+        per head (the root at least eps); value head h reads q/k head h % group_count;
+        beta = sigmoid, g = softplus(alpha + dt_bias) * a; the state S (head x head):
+        S <- e^g S, u = beta (v - S^T k), S <- S + k u^T, o = S^T q / sqrt(head); each
+        head's o RMSNormed with ssm_norm, times silu(z); ssm_out."""
+        hp, m = self.m.hp, self.m
+        nk, nv, d = hp.dn_k_heads, hp.dn_v_heads, hp.dn_head
+        mixed = L.dn_qkv @ h
+        ins = self.dn_inputs[il]
+        ins.append(mixed)
+        window = ins[-hp.dn_conv:]
+        window = [np.zeros_like(mixed)] * (hp.dn_conv - len(window)) + window
+        conv = silu(sum(L.dn_conv[:, j] * window[j] for j in range(hp.dn_conv)))
+        e('conv_output_silu', il, conv)
+        l2 = lambda x: x / np.maximum(np.sqrt(np.sum(x * x, axis=-1, keepdims=True)), hp.eps)
+        q = l2(conv[:nk * d].reshape(nk, d))
+        k = l2(conv[nk * d:2 * nk * d].reshape(nk, d))
+        v = conv[2 * nk * d:].reshape(nv, d)
+        beta = 1.0 / (1.0 + np.exp(-(L.dn_beta @ h)))
+        a = L.dn_alpha @ h + L.dn_dt
+        g = np.where(a > 20.0, a, np.log1p(np.exp(np.minimum(a, 20.0)))) * L.dn_a
+        z = L.dn_z @ h
+        S, out = self.dn_state[il], np.zeros((nv, d))
+        seen = []
+        for j in range(nv):
+            qj, kj = q[j % nk], k[j % nk]
+            S[j] *= math.exp(g[j])
+            u = beta[j] * (v[j] - S[j].T @ kj)
+            S[j] += np.outer(kj, u)
+            out[j] = S[j].T @ qj / math.sqrt(d)
+            seen.append((qj, kj, v[j], g[j], beta[j]))
+        self.dn_seen[il].append(seen)
+        e('attn_output', il, out)
+        out = rms_norm(out, L.dn_norm, hp.eps) * silu(z.reshape(nv, d))
+        e('attn_gated', il, out)
+        return L.wo @ out.reshape(-1)
+
+    def effective(self, il, j, t):
+        """Value head j of Gated DeltaNet layer il at position t (run): how much each
+        position s's value adds to the head's output o_t (before its norm), by finite
+        differences: the recurrence again from the state at 0 (zeros) with q, k, g, beta as
+        the pass had them and one value changed by 1 at a time (o_t is linear in the values:
+        the difference is the weight, exact in float64). Returns (t + 1,) weights."""
+        seen = [self.dn_seen[il][s][j] for s in range(t + 1)]
+        d = self.m.hp.dn_head
+
+        def out_t(vs):
+            S = np.zeros((d, d))
+            for (q, k, _, g, beta), v in zip(seen, vs):
+                S = math.exp(g) * S
+                S = S + np.outer(k, beta * (v - S.T @ k))
+            return S.T @ seen[t][0] / math.sqrt(d)
+        vs = [s[2].copy() for s in seen]
+        base = out_t(vs)
+        w = np.zeros(t + 1)
+        for s in range(t + 1):
+            vs[s][0] += 1.0
+            w[s] = out_t(vs)[0] - base[0]
+            vs[s][0] -= 1.0
+        return w
+
     def _block(self, il, L, x, e):
         hp, pos = self.m.hp, self.pos
         h = rms_norm(x, L.attn_norm, hp.eps)
         e('attn_norm', il, h)
+        if L.recurrent:
+            out = self._delta_net(il, L, h, e)
+            e('kqv_out', il, out)
+            x = x + out
+            e('ffn_inp', il, x)
+            return self._ffn(il, L, x, e)
         q, k, v = L.wq @ h, L.wk @ h, L.wv @ h
         if L.bq is not None:
             q = q + L.bq
@@ -427,6 +559,10 @@ class Pass:
         self.k_cache[il].append(k)
         self.v_cache[il].append(v)
         kqv = self._attention(il, q, e)
+        if L.gated:   # Qwen 3.5's output gate: sigmoid of the gate rows' products
+            gate = (L.wgate @ h).reshape(hp.n_head, hp.head_k)
+            kqv = kqv / (1.0 + np.exp(-gate))
+            e('attn_gated', il, kqv)
         out = L.wo @ kqv.reshape(-1)
         if L.bo is not None:
             out = out + L.bo

@@ -1,0 +1,41 @@
+#!/bin/sh
+# e2e_hybrid_tui.sh — what the debugger shows of a hybrid model's layers, driven in tmux
+# as a user would, on a tiny qwen35 (tests/make_family_gguf: layers 1 and 3 gated
+# attention, 0 and 2 Gated DeltaNets of 4 value heads; stories260K's vocabulary), greedy:
+#   - the heatmap of a Gated DeltaNet layer says what its rows are, "linear attention
+#     (effective)", and an attention layer's does not;
+#   - the heads view of a DeltaNet layer lists its value heads, each with the position
+#     its output weighs most ("@N"), as an attention head's most attended key.
+# What the rows hold is checked against the reference in e2e_hybrid.sh. Nothing asserts
+# timing.
+# shellcheck source=lib.sh
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+# shellcheck source=tui_lib.sh
+. "$LLMCHAT_SRCDIR/tests/tui_lib.sh"
+
+MODEL=$T/qwen35.gguf
+"${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" qwen35 "$MODEL" "$DATA/stories260K.gguf" ||
+    fail "make_family_gguf failed"
+
+start -- --no-config -s 1 -t 0 -n 12 -i "Tell me a story." "$MODEL"
+wait_for " idle |"
+$TM resize-window -t t -x 140 -y 40
+keys Tab Tab Tab # the Attention pane
+screen | grep -q "layer 1/4 .*linear attention (effective)" ||
+    show_screen_and_fail "no heatmap of layer 1 saying linear attention (effective)"
+keys ']'
+wait_for "layer 2/4 "
+screen | grep -q "layer 2/4 .*linear attention" &&
+    show_screen_and_fail "layer 2 (gated attention) called linear attention"
+pass "the heatmap says which layers' rows are a DeltaNet's effective attention"
+
+keys '['
+wait_for "layer 1/4 "
+for _ in 1 2 3 4 5 6 7 8; do
+    case $(screen) in *"heads of layer 1/4"* | *"heads L1/4 "*) break ;; esac
+    keys v
+    sleep 0.3
+done
+screen | grep -Eq "heads (of layer |L)1/4" || show_screen_and_fail "no heads view of layer 1"
+screen | grep -Eq "H4 .*@[0-9]+" || show_screen_and_fail "no row of value head 4 with its strongest position"
+pass "the heads view lists a DeltaNet layer's value heads"
