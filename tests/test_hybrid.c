@@ -21,6 +21,7 @@
 #endif
 
 #include "family_gguf.h"
+#include "knock_out.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -241,6 +242,116 @@ START_TEST(test_hybrid_what_if)
 }
 END_TEST
 
+/* ---- the DeltaNet's points, its attention rows, a knocked-out head ---- */
+
+enum { PT_N = 24 };
+typedef struct {
+    float rows[5][PT_N][256]; /* q_conv, v_conv, beta, state_norm, kqv of layer 0 */
+} seen_points;
+
+static void see_points(void *user, const hook_tensor *x)
+{
+    seen_points *s = user;
+    const hook_point pts[5] = {HOOK_Q_CONV, HOOK_V_CONV, HOOK_DN_BETA, HOOK_DN_STATE, HOOK_KQV};
+    for (int k = 0; k < 5; k++)
+        if (x->point == pts[k] && x->layer == 0)
+            for (int i = 0; i < x->n; i++)
+                memcpy(s->rows[k][x->pos + i], x->data + (size_t)i * x->stride,
+                       sizeof(float) * (size_t)x->width);
+}
+
+/* q_conv .. state_norm and kqv of a DeltaNet layer and its effective attention rows
+ * are the same bits for a batch on the token kernels and one token at a time (on one
+ * thread and on three); a knocked-out value head's kqv slice is 0 (the others' are
+ * the run's without it) and the logits change. */
+START_TEST(test_hybrid_points_and_knock_out)
+{
+    model *m = open_shape("qwen35-mtp", TENSOR_F32);
+    const model_config *c = &m->config;
+    int vocab = c->vocab_size, ids[PT_N], heads = model_heads_max(c);
+    make_ids(ids, PT_N, vocab, 0);
+    static seen_points s[2];
+    size_t row_floats = (size_t)c->n_layers * heads * PT_N;
+    float *attn[2][PT_N], *logits[2];
+    for (int r = 0; r < 2; r++) {
+        memset(&s[r], 0, sizeof s[r]);
+        logits[r] = malloc(sizeof(float) * PT_N * vocab);
+        for (int i = 0; i < PT_N; i++)
+            attn[r][i] = malloc(sizeof(float) * row_floats);
+        set_threads(r ? 3 : 1);
+        transformer *t = new_transformer(m);
+        hook h = {.fn = see_points, .user = &s[r],
+                  .points = HOOK_BIT(HOOK_Q_CONV) | HOOK_BIT(HOOK_V_CONV) | HOOK_BIT(HOOK_DN_BETA) |
+                            HOOK_BIT(HOOK_DN_STATE) | HOOK_BIT(HOOK_KQV),
+                  .layer_first = 0, .layer_last = 0, .pos = -1};
+        int id;
+        llm_err err;
+        ck_assert(transformer_hook_add(t, &h, &id, &err) == LLM_OK);
+        if (r == 0) {
+            ck_assert_ptr_nonnull(transformer_run(t, ids, PT_N, 0, TRANSFORMER_KERNELS_TOKEN,
+                                                  logits[r], attn[r]));
+        } else {
+            for (int p = 0; p < PT_N; p++)
+                ck_assert_ptr_nonnull(transformer_run(t, ids + p, 1, p, TRANSFORMER_KERNELS_TOKEN,
+                                                      logits[r] + (size_t)p * vocab, &attn[r][p]));
+        }
+        transformer_free(t);
+    }
+    set_threads(procs());
+    ck_assert(memcmp(&s[0].rows, &s[1].rows, sizeof s[0].rows) == 0);
+    for (int p = 0; p < PT_N; p++)
+        ck_assert_msg(memcmp(attn[0][p], attn[1][p],
+                             sizeof(float) * (size_t)c->n_layers * heads * (size_t)(p + 1)) == 0,
+                      "position %d's attention rows differ between a batch and one token", p);
+    /* beta holds sigmoids; a state has a norm after the first token */
+    for (int h = 0; h < c->dn_v_heads; h++) {
+        ck_assert(s[0].rows[2][5][h] > 0.0f && s[0].rows[2][5][h] < 1.0f);
+        ck_assert(s[0].rows[3][5][h] > 0.0f);
+    }
+    /* value head 1 of layer 0 out */
+    unsigned char *mask = calloc((size_t)c->n_layers * heads, 1);
+    mask[1] = 1;
+    const unsigned char *in_force = mask;
+    bool on = true;
+    knock_out ko = {.mask = &in_force, .enabled = &on, .n_heads = heads, .attn_heads = c->n_heads,
+                    .head_size = c->head_size, .dn_heads = c->dn_v_heads,
+                    .dn_head_size = c->dn_head_v, .layers = m->layers};
+    transformer *t = new_transformer(m);
+    hook edit = {.edit = knock_out_edit, .user = &ko, .points = HOOK_BIT(HOOK_KQV),
+                 .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    static seen_points k;
+    memset(&k, 0, sizeof k);
+    hook see = {.fn = see_points, .user = &k, .points = HOOK_BIT(HOOK_KQV), .layer_first = 0,
+                .layer_last = 0, .pos = -1};
+    int id;
+    llm_err err;
+    ck_assert(transformer_hook_add(t, &edit, &id, &err) == LLM_OK);
+    ck_assert(transformer_hook_add(t, &see, &id, &err) == LLM_OK);
+    float *out = malloc(sizeof(float) * PT_N * vocab);
+    ck_assert_ptr_nonnull(transformer_run(t, ids, PT_N, 0, TRANSFORMER_KERNELS_TOKEN, out, NULL));
+    int dv = c->dn_head_v;
+    for (int p = 0; p < PT_N; p++) {
+        for (int j = dv; j < 2 * dv; j++)
+            ck_assert_msg(k.rows[4][p][j] == 0.0f, "position %d value %d", p, j);
+        /* layer 0 is the first: nothing before it changed, the other heads are the same */
+        ck_assert(memcmp(k.rows[4][p], s[0].rows[4][p], sizeof(float) * dv) == 0);
+        ck_assert(memcmp(k.rows[4][p] + 2 * dv, s[0].rows[4][p] + 2 * dv,
+                         sizeof(float) * (size_t)(c->dn_value_dim - 2 * dv)) == 0);
+    }
+    ck_assert(memcmp(out + (size_t)(PT_N - 1) * vocab, logits[0] + (size_t)(PT_N - 1) * vocab,
+                     sizeof(float) * vocab) != 0);
+    transformer_free(t);
+    free(out);
+    free(mask);
+    for (int r = 0; r < 2; r++) {
+        free(logits[r]);
+        for (int i = 0; i < PT_N; i++)
+            free(attn[r][i]);
+    }
+    model_close(m);
+}
+END_TEST
+
 static Suite *hybrid_suite(void)
 {
     Suite *s = suite_create("hybrid");
@@ -249,6 +360,7 @@ static Suite *hybrid_suite(void)
     tcase_add_test(tc, test_hybrid_paths);
     tcase_add_test(tc, test_hybrid_rewind_and_branch);
     tcase_add_test(tc, test_hybrid_what_if);
+    tcase_add_test(tc, test_hybrid_points_and_knock_out);
     suite_add_tcase(s, tc);
     return s;
 }

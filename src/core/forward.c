@@ -1206,6 +1206,12 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
         forward_rmsnorm(out, out, L->dn_norm, dv, c->rms_eps);
         for (int j = 0; j < dv; j++)
             out[j] *= z[j] / (1.0f + expf(-z[j]));
+        if (p->watch & HOOK_BIT(HOOK_DN_STATE)) {
+            double ss = 0.0;
+            for (size_t e = 0; e < head_floats; e++)
+                ss += (double)S[e] * S[e];
+            b->dn_snorm[(size_t)i * nv + h] = (float)sqrt(ss);
+        }
         if (watched) {
             float *w = att + (size_t)i * width;
             delta_net_effective_of(&past, t, q, w, m);
@@ -1214,6 +1220,27 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
     }
     if (watched)
         see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
+}
+
+/* The convolved queries, keys and values to their observers (q_conv, k_conv, v_conv). */
+static void dn_see_conv(const pass *p, int l)
+{
+    const model_config *c = p->c;
+    const float *conv = p->t->buf.dn_conv;
+    size_t cd = (size_t)c->dn_conv_dim;
+    see(p, HOOK_Q_CONV, l, conv, c->dn_key_dim, cd);
+    see(p, HOOK_K_CONV, l, conv + c->dn_key_dim, c->dn_key_dim, cd);
+    see(p, HOOK_V_CONV, l, conv + 2 * c->dn_key_dim, c->dn_value_dim, cd);
+}
+
+/* What the value heads made of each row to its observers (beta, gate, state_norm). */
+static void dn_see_heads(const pass *p, int l)
+{
+    const batch_buffers *b = &p->t->buf;
+    int nv = p->c->dn_v_heads;
+    see(p, HOOK_DN_BETA, l, b->dn_beta, nv, (size_t)nv);
+    see(p, HOOK_DN_GATE, l, b->dn_g, nv, (size_t)nv);
+    see(p, HOOK_DN_STATE, l, b->dn_snorm, nv, (size_t)nv);
 }
 
 /* Layer l's Gated DeltaNet on the normed rows xn, into kqv (dn_value_dim a row): the
@@ -1243,10 +1270,12 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
         {.w = &L->dn_alpha, .out = b->dn_g},
     };
     pass_project(p, xn, c->dim, jobs, 4);
+    see(p, HOOK_DN_Z, l, b->dn_z, c->dn_value_dim, (size_t)c->dn_value_dim);
     if (p->one) {
         dn_convolve(p, L, 0, 1, c0, c1);
         dn_keep_inputs(p, l, state, c0, c1);
         pass_sync(p);
+        dn_see_conv(p, l);
         int h0, h1;
         pass_share(p, c->dn_k_heads, &h0, &h1);
         dn_keys(p, l, 0, 1, h0, h1);
@@ -1255,6 +1284,7 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
         for (int h = h0; h < h1; h++)
             dn_head(p, l, h, state, t->att + (size_t)p->tid * t->chunk * t->ctx);
         pass_sync(p);
+        dn_see_heads(p, l);
         return;
     }
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
@@ -1274,6 +1304,8 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
 #endif
         dn_head(p, l, h, state, t->att + (size_t)slot * t->chunk * t->ctx);
     }
+    dn_see_conv(p, l);
+    dn_see_heads(p, l);
 }
 
 /* ---- the pass ---- */

@@ -7,11 +7,11 @@
 /* What the pass hands at a point: its name and the values a row has. */
 typedef enum {
     WIDTH_DIM, WIDTH_Q, WIDTH_KV, WIDTH_HIDDEN, WIDTH_VOCAB, WIDTH_KEYS, WIDTH_EXPERTS,
-    WIDTH_USED, WIDTH_USED_DIM
+    WIDTH_USED, WIDTH_USED_DIM, WIDTH_MIX, WIDTH_DN_KEYS, WIDTH_DN_VALUES, WIDTH_DN_HEADS
 } width_of;
 
 /* Which layers the pass hands a point at. */
-typedef enum { LAYERS_ALL = 0, LAYERS_DENSE, LAYERS_EXPERTS } layer_kind;
+typedef enum { LAYERS_ALL = 0, LAYERS_DENSE, LAYERS_EXPERTS, LAYERS_DELTA_NET } layer_kind;
 
 static const struct {
     const char *name;
@@ -26,7 +26,21 @@ static const struct {
     [HOOK_VCUR] = {.name = "Vcur", .in_layer = true, .width = WIDTH_KV},
     [HOOK_KQ] = {.name = "kq", .in_layer = true, .width = WIDTH_KEYS},
     [HOOK_KQ_SOFT_MAX] = {.name = "kq_soft_max", .in_layer = true, .width = WIDTH_KEYS},
-    [HOOK_KQV] = {.name = "kqv", .in_layer = true, .width = WIDTH_Q},
+    [HOOK_Q_CONV] = {.name = "q_conv", .in_layer = true, .width = WIDTH_DN_KEYS,
+                     .only = LAYERS_DELTA_NET},
+    [HOOK_K_CONV] = {.name = "k_conv", .in_layer = true, .width = WIDTH_DN_KEYS,
+                     .only = LAYERS_DELTA_NET},
+    [HOOK_V_CONV] = {.name = "v_conv", .in_layer = true, .width = WIDTH_DN_VALUES,
+                     .only = LAYERS_DELTA_NET},
+    [HOOK_DN_Z] = {.name = "z", .in_layer = true, .width = WIDTH_DN_VALUES,
+                   .only = LAYERS_DELTA_NET},
+    [HOOK_DN_BETA] = {.name = "beta", .in_layer = true, .width = WIDTH_DN_HEADS,
+                      .only = LAYERS_DELTA_NET},
+    [HOOK_DN_GATE] = {.name = "gate", .in_layer = true, .width = WIDTH_DN_HEADS,
+                      .only = LAYERS_DELTA_NET},
+    [HOOK_DN_STATE] = {.name = "state_norm", .in_layer = true, .width = WIDTH_DN_HEADS,
+                       .only = LAYERS_DELTA_NET},
+    [HOOK_KQV] = {.name = "kqv", .in_layer = true, .width = WIDTH_MIX},
     [HOOK_KQV_OUT] = {.name = "kqv_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_FFN_INP] = {.name = "ffn_inp", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_FFN_NORM] = {.name = "ffn_norm", .in_layer = true, .width = WIDTH_DIM},
@@ -81,6 +95,7 @@ bool hook_fires(const model_config *c, hook_point p)
     switch (points[p].only) {
     case LAYERS_DENSE: return c->n_experts == 0;
     case LAYERS_EXPERTS: return c->n_experts > 0;
+    case LAYERS_DELTA_NET: return c->dn_layers > 0;
     case LAYERS_ALL: break;
     }
     return true;
@@ -110,6 +125,14 @@ int hook_width(const model_config *c, hook_point p, int pos)
         return c->n_experts_used;
     case WIDTH_USED_DIM:
         return c->n_experts_used * c->dim;
+    case WIDTH_MIX:
+        return model_mixer_width(c);
+    case WIDTH_DN_KEYS:
+        return c->dn_key_dim;
+    case WIDTH_DN_VALUES:
+        return c->dn_value_dim;
+    case WIDTH_DN_HEADS:
+        return c->dn_v_heads;
     case WIDTH_DIM:
         break;
     }
@@ -123,12 +146,29 @@ int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
         dims[0] = c->n_heads;
         dims[1] = c->head_size;
         return 2;
+    case WIDTH_MIX: /* a hybrid's layers differ: the widest, flat */
+        if (c->dn_layers > 0) {
+            dims[0] = model_mixer_width(c);
+            dims[1] = 1;
+            return 1;
+        }
+        dims[0] = c->n_heads;
+        dims[1] = c->head_size;
+        return 2;
+    case WIDTH_DN_KEYS:
+        dims[0] = c->dn_k_heads;
+        dims[1] = c->dn_head_k;
+        return 2;
+    case WIDTH_DN_VALUES:
+        dims[0] = c->dn_v_heads;
+        dims[1] = c->dn_head_v;
+        return 2;
     case WIDTH_KV:
         dims[0] = c->n_kv_heads;
         dims[1] = c->head_size;
         return 2;
     case WIDTH_KEYS:
-        dims[0] = c->n_heads;
+        dims[0] = model_heads_max(c);
         dims[1] = pos + 1;
         return 2;
     case WIDTH_USED_DIM:

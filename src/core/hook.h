@@ -34,9 +34,21 @@ typedef enum {
     HOOK_KQ,            /* one head (keys): the scores the softmax reads, q·k times
                            query_scale, soft-capped; -INFINITY for keys the query does
                            not see (later positions, outside its window) */
-    HOOK_KQ_SOFT_MAX,   /* one head (keys): the attention weights; 0 for keys not seen */
+    HOOK_KQ_SOFT_MAX,   /* one head (keys): the attention weights; 0 for keys not seen; a
+                           Gated DeltaNet's value head: its effective attention (the
+                           weight of each earlier position's value in its output) */
+    /* a Gated DeltaNet layer (model_layer.kind) instead of Qcur .. kq: */
+    HOOK_Q_CONV,        /* (dn_key_dim) the convolved queries after SiLU, before their norm */
+    HOOK_K_CONV,        /* (dn_key_dim) the convolved keys, the same */
+    HOOK_V_CONV,        /* (dn_value_dim) the convolved values */
+    HOOK_DN_Z,          /* (dn_value_dim) the output gate z, before its SiLU */
+    HOOK_DN_BETA,       /* (dn_v_heads) each value head's write strength, after its sigmoid */
+    HOOK_DN_GATE,       /* (dn_v_heads) each value head's log-decay (llama.cpp's gate) */
+    HOOK_DN_STATE,      /* (dn_v_heads) the Frobenius norm of each value head's state after
+                           the position */
     HOOK_KQV,           /* (q_dim) each head's weighted values side by side, before wo; a
-                           knocked-out head's are 0 */
+                           knocked-out head's are 0; a Gated DeltaNet's: (dn_value_dim) each
+                           value head's output RMS-normed and times silu(z) (attn_gated) */
     HOOK_KQV_OUT,       /* (dim) wo's output, before any post-attention norm */
     HOOK_FFN_INP,       /* (dim) the stream after the attention block */
     HOOK_FFN_NORM,      /* (dim) the feed-forward's input: the stream RMS-normed */

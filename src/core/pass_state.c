@@ -62,6 +62,7 @@ void pass_buffers_free(batch_buffers *b, int n_qb)
     free(b->dn_z);
     free(b->dn_beta);
     free(b->dn_g);
+    free(b->dn_snorm);
     for (int i = 0; i < n_qb; i++)
         qbatch_free(b->qb[i]);
 }
@@ -109,7 +110,8 @@ static bool hybrid_reserve(batch_buffers *b, const model_config *p, size_t n)
     b->dn_z = malloc(f * n * p->dn_value_dim);
     b->dn_beta = malloc(f * n * p->dn_v_heads);
     b->dn_g = malloc(f * n * p->dn_v_heads);
-    return b->dn_ext && b->dn_conv && b->dn_z && b->dn_beta && b->dn_g;
+    b->dn_snorm = malloc(f * n * p->dn_v_heads);
+    return b->dn_ext && b->dn_conv && b->dn_z && b->dn_beta && b->dn_g && b->dn_snorm;
 }
 
 /* Makes the batch buffers hold cap positions. On failure the old ones stay. */

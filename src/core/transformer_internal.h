@@ -70,6 +70,8 @@ typedef struct {
     float *dn_z;            /* (cap, dn_value_dim) the output gate z */
     float *dn_beta;         /* (cap, dn_v_heads) ssm_beta's products, then their sigmoid */
     float *dn_g;            /* (cap, dn_v_heads) ssm_alpha's, then the log-decay */
+    float *dn_snorm;        /* (cap, dn_v_heads) each head's state's norm after the row,
+                               while state_norm is observed */
     /* Quantized activations, one per distinct (len, group) among the Q8_0 weights
      * (transformer.n_qb of them): each holds cap vectors. */
     qbatch *qb[MAX_QBATCHES];
