@@ -39,23 +39,71 @@ static void state_times(const float *state, const float *x, float f, int dk, int
     }
 }
 
+/* row = row * f, then acc += x * row, over n values (a pass of the step), 8 at a time
+ * through buffers in loops of a fixed count, which the compiler makes vectors of at -O2:
+ * each value's arithmetic in its own order, the bits of the plain loop. */
+static void decay_pass(float *row, float f, float x, float *acc, int n)
+{
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        float t[8], a[8];
+        for (int e = 0; e < 8; e++)
+            t[e] = row[j + e] * f;
+        for (int e = 0; e < 8; e++)
+            a[e] = acc[j + e] + x * t[e];
+        for (int e = 0; e < 8; e++) {
+            row[j + e] = t[e];
+            acc[j + e] = a[e];
+        }
+    }
+    for (; j < n; j++) {
+        row[j] *= f;
+        acc[j] += x * row[j];
+    }
+}
+
+/* row = row + c * add, then acc += x * row, over n values, the same way. */
+static void update_pass(float *row, float c, const float *add, float x, float *acc, int n)
+{
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        float t[8], a[8];
+        for (int e = 0; e < 8; e++)
+            t[e] = row[j + e] + c * add[j + e];
+        for (int e = 0; e < 8; e++)
+            a[e] = acc[j + e] + x * t[e];
+        for (int e = 0; e < 8; e++) {
+            row[j + e] = t[e];
+            acc[j + e] = a[e];
+        }
+    }
+    for (; j < n; j++) {
+        row[j] += c * add[j];
+        acc[j] += x * row[j];
+    }
+}
+
+/* The step in two passes over the state, each row decayed (or updated) and then added
+ * into its product with k (or q) while it is in the cache: the arithmetic, and so the
+ * bits, of decaying all of S, then S^T k, then the update, then S^T q. */
 void delta_net_step(const delta_net_run *r, int s, float *state, float *out)
 {
     const int dk = r->dk, dv = r->dv;
     const float *q = r->q + (size_t)s * r->qk_stride, *k = r->k + (size_t)s * r->qk_stride;
     const float *v = r->v + (size_t)s * r->v_stride;
     float decay = expf(r->g[(size_t)s * r->gb_stride]), beta = r->beta[(size_t)s * r->gb_stride];
-    for (size_t i = 0; i < (size_t)dk * dv; i++)
-        state[i] *= decay;
-    state_times(state, k, 1.0f, dk, dv, out); /* out = S^T k, then u in place */
+    float u[DELTA_NET_DV_MAX], o[DELTA_NET_DV_MAX];
     for (int j = 0; j < dv; j++)
-        out[j] = beta * (v[j] - out[j]);
-    for (int a = 0; a < dk; a++) {
-        float *row = state + (size_t)a * dv;
-        for (int j = 0; j < dv; j++)
-            row[j] += k[a] * out[j];
+        u[j] = 0.0f;
+    for (int a = 0; a < dk; a++) /* S <- e^g S; u = S^T k */
+        decay_pass(state + (size_t)a * dv, decay, k[a], u, dv);
+    for (int j = 0; j < dv; j++) {
+        u[j] = beta * (v[j] - u[j]);
+        o[j] = 0.0f;
     }
-    state_times(state, q, r->scale, dk, dv, out);
+    for (int a = 0; a < dk; a++) /* S <- S + k u^T; o = S^T q */
+        update_pass(state + (size_t)a * dv, k[a], u, q[a] * r->scale, o, dv);
+    memcpy(out, o, sizeof(float) * (size_t)dv);
 }
 
 size_t delta_net_chunk_work(const delta_net_run *r)

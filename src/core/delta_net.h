@@ -28,8 +28,9 @@
 
 #include <stddef.h>
 
-/* The tokens the chunked form takes at once (llama.cpp's chunk size). */
-enum { DELTA_NET_CHUNK = 64 };
+/* The tokens the chunked form takes at once (llama.cpp's chunk size); the most values
+ * of a head's value (delta_net_step's work space). */
+enum { DELTA_NET_CHUNK = 64, DELTA_NET_DV_MAX = 1024 };
 
 typedef struct {
     const float *q, *k; /* token s: q + s * qk_stride, k + s * qk_stride (dk each) */

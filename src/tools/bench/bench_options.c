@@ -26,9 +26,9 @@ static void usage(FILE *f)
             "  -s, --shape NAME    15M, 42M, 110M, 1B, 7B, or a family's: qwen2-0.5B,\n"
             "                      qwen3-0.6B, phi3-3.8B, gemma-2B, gemma2-2B, gemma3-1B;\n"
             "                      mixtures of experts: qwen3moe-1B-A0.3B,\n"
-            "                      qwen3moe-30B-A3B, gpt-oss-1B-A0.2B, gpt-oss-20b (GGUF\n"
-            "                      files); repeatable or a comma\n"
-            "                      list (default 15M,110M)\n"
+            "                      qwen3moe-30B-A3B, gpt-oss-1B-A0.2B, gpt-oss-20b;\n"
+            "                      hybrids: qwen3.5-0.8B, qwen3.5-4B (GGUF files);\n"
+            "                      repeatable or a comma list (default 15M,110M)\n"
             "  -T, --threads N     threads (default: the CPUs this process may run on)\n"
             "  -n, --steps N       decode tokens from position 1, split into 8 windows\n"
             "                      (default 128; windows are lengthened to last >= 50 ms\n"
@@ -211,6 +211,11 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
 {
     *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT};
     bool any = false;
+    if (bench_n_shapes > BENCH_SHAPES_MAX) { /* a row added to shapes.c beyond o->want */
+        fprintf(stderr, "llmchat-bench: %d shapes, room for %d: raise BENCH_SHAPES_MAX\n",
+                bench_n_shapes, (int)BENCH_SHAPES_MAX);
+        return 1;
+    }
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,

@@ -11,7 +11,7 @@
 enum {
     MAX_PROMPT = 4096,
     ROUNDS_MAX = 9,      /* side-by-side rounds, at most */
-    BENCH_SHAPES_MAX = 16, /* rows of bench_shapes (shapes.h) an option set can name */
+    BENCH_SHAPES_MAX = 32, /* rows of bench_shapes (shapes.h) an option set can name */
 };
 
 typedef struct {

@@ -136,13 +136,48 @@ static void mat(shape_tensor *t, int *n, const char *name, int layer, uint64_t n
 /* Layer l's tensors, those family f's files hold (in the order of the llama files
  * before the families: their bytes are the same). Kinds of shape_rng_for: 1-7 wq wk wv
  * wo w1 w2 w3. */
+/* A hybrid's layer l before its feed-forward (kinds 13-17 for a Gated DeltaNet's
+ * matrices): a Gated DeltaNet, its convolution's kernel ones (each channel the sum of its
+ * last inputs) and a = 0 (no decay: the state stays bounded, the delta rule writes over
+ * it), or gated attention, attn_q twice as tall. */
+static void hybrid_mixer(const shape *s, int l, shape_tensor *t, int *n)
+{
+    uint64_t d = s->dim, hs = shape_head_size(s);
+    uint64_t q = (uint64_t)s->n_heads * hs, kv = (uint64_t)s->n_kv_heads * hs;
+    uint64_t kd = (uint64_t)s->dn_k * s->dn_head, vd = (uint64_t)s->dn_v * s->dn_head;
+    uint64_t nv = (uint64_t)s->dn_v, conv = 2 * kd + vd, q2 = 2 * q;
+    if ((l + 1) % s->attn_every != 0) {
+        mat(t, n, "attn_qkv.weight", l, d, 1, (const int[]){13}, &conv);
+        mat(t, n, "attn_gate.weight", l, d, 1, (const int[]){14}, &vd);
+        vec(t, n, "ssm_conv1d.weight", l, 4, KIND_ONES);
+        t[*n - 1].ne1 = conv;
+        t[*n - 1].table = true;
+        vec(t, n, "ssm_dt.bias", l, nv, KIND_ZEROS);
+        vec(t, n, "ssm_a", l, nv, KIND_ZEROS);
+        mat(t, n, "ssm_beta.weight", l, d, 1, (const int[]){15}, &nv);
+        mat(t, n, "ssm_alpha.weight", l, d, 1, (const int[]){16}, &nv);
+        vec(t, n, "ssm_norm.weight", l, (uint64_t)s->dn_head, KIND_ONES);
+        mat(t, n, "ssm_out.weight", l, vd, 1, (const int[]){17}, &d);
+        return;
+    }
+    mat(t, n, "attn_q.weight", l, d, 1, (const int[]){1}, &q2);
+    mat(t, n, "attn_k.weight", l, d, 1, (const int[]){2}, &kv);
+    mat(t, n, "attn_v.weight", l, d, 1, (const int[]){3}, &kv);
+    mat(t, n, "attn_output.weight", l, q, 1, (const int[]){4}, &d);
+    vec(t, n, "attn_q_norm.weight", l, hs, KIND_ONES);
+    vec(t, n, "attn_k_norm.weight", l, hs, KIND_ONES);
+}
+
 static void layer_tensors(const shape *s, const model_family *f, int l, shape_tensor *t, int *n)
 {
     uint64_t d = s->dim, h = s->hidden_dim, hs = shape_head_size(s);
     uint64_t q = (uint64_t)s->n_heads * hs, kv = (uint64_t)s->n_kv_heads * hs;
     bool fused = f->fused, bias = f->attn_bias, qk_norm = f->qk_norm, post = f->post_norms;
     vec(t, n, "attn_norm.weight", l, d, KIND_ONES);
-    if (fused) {
+    if (f->delta_net) {
+        hybrid_mixer(s, l, t, n);
+        qk_norm = false;
+    } else if (fused) {
         mat(t, n, "attn_qkv.weight", l, d, 3, (const int[]){1, 2, 3}, (const uint64_t[]){q, kv, kv});
     } else {
         mat(t, n, "attn_q.weight", l, d, 1, (const int[]){1}, &q);
@@ -154,7 +189,8 @@ static void layer_tensors(const shape *s, const model_family *f, int l, shape_te
         vec(t, n, "attn_k.bias", l, kv, KIND_ZEROS);
         vec(t, n, "attn_v.bias", l, kv, KIND_ZEROS);
     }
-    mat(t, n, "attn_output.weight", l, q, 1, (const int[]){4}, &d);
+    if (!f->delta_net)
+        mat(t, n, "attn_output.weight", l, q, 1, (const int[]){4}, &d);
     if (f->attn_out_bias)
         vec(t, n, "attn_output.bias", l, d, KIND_ZEROS);
     if (f->attn_sinks)
@@ -250,6 +286,18 @@ static void family_keys(gguf_writer *w, const shape *s, const model_family *f)
         gguf_writer_add_uint32(w, KEY("rope.scaling.original_context_length"),
                                (uint32_t)s->yarn_orig);
     }
+    if (f->delta_net) {
+        gguf_writer_add_uint32(w, KEY("ssm.conv_kernel"), 4);
+        gguf_writer_add_uint32(w, KEY("ssm.state_size"), (uint32_t)s->dn_head);
+        gguf_writer_add_uint32(w, KEY("ssm.group_count"), (uint32_t)s->dn_k);
+        gguf_writer_add_uint32(w, KEY("ssm.time_step_rank"), (uint32_t)s->dn_v);
+        gguf_writer_add_uint32(w, KEY("ssm.inner_size"), (uint32_t)(s->dn_v * s->dn_head));
+        gguf_writer_add_uint32(w, KEY("full_attention_interval"), (uint32_t)s->attn_every);
+        int rot = s->rot ? s->rot : shape_head_size(s); /* Qwen 3.5's sections for 32 pairs */
+        const int32_t sections[4] = {rot / 2 * 11 / 32, rot / 2 * 11 / 32,
+                                     rot / 2 - 2 * (rot / 2 * 11 / 32), 0};
+        gguf_writer_add_int32_array(w, KEY("rope.dimension_sections"), sections, 4);
+    }
     if (s->experts > 0) {
         gguf_writer_add_uint32(w, KEY("expert_count"), (uint32_t)s->experts);
         gguf_writer_add_uint32(w, KEY("expert_used_count"), (uint32_t)s->used);
@@ -283,7 +331,8 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     gguf_writer_add_uint32(w, KEY("block_count"), (uint32_t)s->n_layers);
     gguf_writer_add_uint32(w, KEY("feed_forward_length"), (uint32_t)s->hidden_dim);
     if (f->rope_dims_key)
-        gguf_writer_add_uint32(w, KEY("rope.dimension_count"), (uint32_t)shape_head_size(s));
+        gguf_writer_add_uint32(w, KEY("rope.dimension_count"),
+                               (uint32_t)(s->rot ? s->rot : shape_head_size(s)));
     gguf_writer_add_uint32(w, KEY("attention.head_count"), (uint32_t)s->n_heads);
     gguf_writer_add_uint32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_kv_heads);
     gguf_writer_add_float32(w, KEY("attention.layer_norm_rms_epsilon"), s->rms_eps);

@@ -60,6 +60,16 @@ const shape bench_shapes[] = {
      .n_layers = 24, .n_heads = 64, .n_kv_heads = 8, .head_size = 64, .vocab_size = 201088,
      .seq_len = 4096, .shared = 0, .rms_eps = 1e-5f, .rope_base = 150000.0f, .window = 128,
      .experts = 32, .used = 4, .expert_ff = 2880, .yarn = 32.0f, .yarn_orig = 4096},
+    /* hybrids: Qwen3.5-0.8B's and Qwen3.5-4B's published configs (three layers in four
+     * Gated DeltaNets, RoPE over 64 of each head's 256 values, tied embeddings) */
+    {.name = "qwen3.5-0.8B", .arch = "qwen35", .dim = 1024, .hidden_dim = 3584, .n_layers = 24,
+     .n_heads = 8, .n_kv_heads = 2, .head_size = 256, .vocab_size = 248320, .seq_len = 4096,
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e7f, .rot = 64, .attn_every = 4, .dn_k = 16,
+     .dn_v = 16, .dn_head = 128},
+    {.name = "qwen3.5-4B", .arch = "qwen35", .dim = 2560, .hidden_dim = 9216, .n_layers = 32,
+     .n_heads = 16, .n_kv_heads = 4, .head_size = 256, .vocab_size = 248320, .seq_len = 4096,
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e7f, .rot = 64, .attn_every = 4, .dn_k = 16,
+     .dn_v = 32, .dn_head = 128},
 };
 #undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];

@@ -36,6 +36,10 @@ typedef struct {
     float yarn;        /* YaRN's rope.scaling.factor (rope.scaling.type "yarn", the
                           original context yarn_orig); 0: no scaling */
     int yarn_orig;
+    int rot;           /* rope.dimension_count (0: the head size) */
+    /* a hybrid (model_family.delta_net): every attn_every-th layer gated attention, the
+     * others Gated DeltaNets of dn_k q/k heads and dn_v value heads of dn_head values */
+    int attn_every, dn_k, dn_v, dn_head;
 } shape;
 
 extern const shape bench_shapes[];
@@ -50,8 +54,8 @@ typedef struct {
 } shape_rng;
 
 /* The stream of tensor `kind` (0 embedding, 1-7 wq wk wv wo w1 w2 w3, 8 classifier;
- * 9 the router, 10-12 the experts' gate, up and down stacks) of layer `layer` of shape
- * s. */
+ * 9 the router, 10-12 the experts' gate, up and down stacks; 13-17 a Gated DeltaNet's
+ * attn_qkv, attn_gate, ssm_beta, ssm_alpha, ssm_out) of layer `layer` of shape s. */
 shape_rng shape_rng_for(const shape *s, int kind, int layer);
 uint64_t shape_rng_next(shape_rng *r);
 /* The next n int8 weights of the stream. */
