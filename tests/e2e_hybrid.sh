@@ -8,6 +8,10 @@
 #     (golden/hybrid_greedy.jsonl);
 #   - nll: teacher-forced over a story, every token's probability within 5e-3 nats of the
 #     float64 reference's (tests/ref/forward.py);
+#   - quantized: the fixture made Q8_0 by quantize.py, decoded (--weights f32) the greedy
+#     ids the reference's on the same file, in place (--weights native, activations
+#     rounded to 8 bits) its top choice the reference's at 80% of a story's positions and
+#     its mean NLL within 1%;
 #   - effective: the attention rows of every Gated DeltaNet head (its effective attention:
 #     the weight of each earlier value in the head's output) equal the reference's finite
 #     differences (the recurrence run again in float64 with one value changed at a time),
@@ -43,6 +47,11 @@ pass "qwen35 greedy ids as llama.cpp 0.4.0's: $(tail -n 1 "$T/greedy")"
 check nll qwen35 >"$T/nll"
 grep -q '^ok   nll        qwen35 ' "$T/nll" || fail "no qwen35 perplexity check: $(cat "$T/nll")"
 pass "qwen35 teacher-forced against the reference: $(head -n 1 "$T/nll")"
+
+check quantized qwen35:Q8_0 >"$T/quantized"
+[ "$(grep -c '^ok   quantized  qwen35 ' "$T/quantized")" -eq 2 ] ||
+    fail "not 2 quantized qwen35 checks: $(cat "$T/quantized")"
+pass "qwen35 in Q8_0: $(grep -c '^ok ' "$T/quantized") checks agree"
 
 check effective "$GOLDEN/hybrid_greedy.jsonl" >"$T/effective"
 [ "$(grep -c '^ok   effective  qwen35 ' "$T/effective")" -eq 3 ] ||

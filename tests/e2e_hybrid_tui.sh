@@ -2,6 +2,8 @@
 # e2e_hybrid_tui.sh — what the debugger shows of a hybrid model's layers, driven in tmux
 # as a user would, on a tiny qwen35 (tests/make_family_gguf: layers 1 and 3 gated
 # attention, 0 and 2 Gated DeltaNets of 4 value heads; stories260K's vocabulary), greedy:
+#   - the status line says what stepping back one position costs (the positions run
+#     again from the state's checkpoint);
 #   - the heatmap of a Gated DeltaNet layer says what its rows are, "linear attention
 #     (effective)", and an attention layer's does not;
 #   - the heads view of a DeltaNet layer lists its value heads, each with the position
@@ -19,6 +21,12 @@ MODEL=$T/qwen35.gguf
 
 start -- --no-config -s 1 -t 0 -n 12 -i "Tell me a story." "$MODEL"
 wait_for " idle |"
+$TM resize-window -t t -x 140 -y 40
+$TM resize-window -t t -x 220 -y 40 # room for every field of the status line
+sleep 0.5
+screen | grep -Eq "KV [A-Z0-9_]+ \+ state \(rewind 1: [0-9]+ rerun\)" ||
+    show_screen_and_fail "no status of what a rewind costs"
+pass "the status line says what a rewind costs"
 $TM resize-window -t t -x 140 -y 40
 keys Tab Tab Tab # the Attention pane
 screen | grep -q "layer 1/4 .*linear attention (effective)" ||

@@ -304,6 +304,7 @@ int engine_ctx(const engine *e) { return e->ctx; }
 transformer_kv engine_kv_cache(const engine *e) { return transformer_kv_type(e->tf); }
 size_t engine_kv_bytes(const engine *e) { return transformer_kv_bytes(e->tf); }
 int engine_pos(const engine *e) { return e->n; }
+int engine_rewind_cost(const engine *e, int pos) { return transformer_rerun_cost(e->tf, pos); }
 const int *engine_tokens(const engine *e) { return e->tokens; }
 const engine_stats *engine_get_stats(const engine *e) { return &e->stats; }
 

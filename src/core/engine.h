@@ -91,6 +91,9 @@ const model *engine_model(const engine *e);
 const tokenizer *engine_tokenizer(const engine *e);
 int engine_ctx(const engine *e);          /* context length in positions */
 transformer_kv engine_kv_cache(const engine *e); /* the KV cache's type (F32 or Q8_0) */
+/* Positions a rewind to pos runs again before it (transformer_rerun_cost: a hybrid
+ * model's recurrent state from its checkpoint; 0 for others). */
+int engine_rewind_cost(const engine *e, int pos);
 size_t engine_kv_bytes(const engine *e);         /* the KV cache's size */
 int engine_pos(const engine *e);          /* tokens in the sequence so far */
 const int *engine_tokens(const engine *e);/* (engine_pos) borrowed, valid until the next call that changes the sequence */

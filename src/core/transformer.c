@@ -481,6 +481,11 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
     return t->logits;
 }
 
+int transformer_rerun_cost(const transformer *t, int pos)
+{
+    return !t->dn_live || pos == t->dn_at ? 0 : pos % DN_MARK_EVERY;
+}
+
 bool transformer_ran_batch(const transformer *t, int pos)
 {
     return pos >= 0 && pos < t->ctx && t->batch_of[pos];

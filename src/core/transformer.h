@@ -81,6 +81,11 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
 /* transformer_run with AUTO kernels. */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
+/* The positions running position pos again runs first (a hybrid model's recurrent
+ * state made again from its checkpoint at or before pos: at most 31); 0 for a model
+ * without recurrent layers or when the state after pos - 1 is the live one. */
+int transformer_rerun_cost(const transformer *t, int pos);
+
 /* Whether position pos last ran on the batch kernels. */
 bool transformer_ran_batch(const transformer *t, int pos);
 /* logits (n, vocab_size) of positions pos..pos+n-1, computed again from what the

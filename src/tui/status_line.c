@@ -72,7 +72,12 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
     snprintf(f->text[F_MODEL], sizeof f->text[0], "%s", name);
     snprintf(f->text[F_PARAMS], sizeof f->text[0], "%s params", params);
     snprintf(f->text[F_WEIGHTS], sizeof f->text[0], "%s (%s)", m->weights_label, m->weights_size);
-    snprintf(f->text[F_KV], sizeof f->text[0], "KV %s", engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0");
+    const char *kv = engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "F32" : "Q8_0";
+    if (m->config.dn_layers > 0 && engine_pos(e) > 0) /* a hybrid: what a step back costs */
+        snprintf(f->text[F_KV], sizeof f->text[0], "KV %s + state (rewind 1: %d rerun)", kv,
+                 engine_rewind_cost(e, engine_pos(e) - 1));
+    else
+        snprintf(f->text[F_KV], sizeof f->text[0], "KV %s", kv);
     if (v->template_name)
         snprintf(f->text[F_TEMPLATE], sizeof f->text[0], "%s", v->template_name);
     snprintf(f->text[F_THREADS], sizeof f->text[0], "%d thread%s", threads, threads == 1 ? "" : "s");

@@ -4,7 +4,7 @@
 
     check_llmchat.py --llmchat BIN --work DIR greedy GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR nll --text FILE ARCH...
-    check_llmchat.py --llmchat BIN --work DIR quantized
+    check_llmchat.py --llmchat BIN --work DIR quantized [ARCH:TYPE...]
     check_llmchat.py --llmchat BIN --work DIR native GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR moe GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR effective GOLDEN.jsonl...
@@ -20,7 +20,7 @@
   which the trace rounds, are left out and counted).
 - quantized: phi3-k (fused attn_qkv and gate-up, rows of 256) with every matrix Q4_K,
   qwen2 (biases) with every matrix Q8_0 and llama with every matrix MXFP4, written by
-  quantize.py: with --weights f32 (the
+  quantize.py (or the ARCH:TYPE pairs given, such as qwen35:Q8_0): with --weights f32 (the
   blocks decoded exactly) llmchat's greedy ids are the reference's on the same file; with
   --weights native (the blocks in place, activations rounded to 8 bits) teacher-forced over
   the text its top choice agrees with the reference's at TOP1_MIN of the positions and its
@@ -368,6 +368,10 @@ def main(argv):
         elif a.what == 'nll':
             for arch in a.args:
                 check_nll(c, arch, a.text)
+        elif a.args:   # ARCH:TYPE each
+            for arg in a.args:
+                arch, qtype = arg.split(':')
+                check_quantized(c, arch, qtype, a.text)
         else:
             check_quantized(c, 'phi3-k', 'Q4_K', a.text)
             check_quantized(c, 'qwen2', 'Q8_0', a.text)
