@@ -10,7 +10,8 @@
  *     after a checkpoint of the state (every 32 positions), from positions that ran
  *     one at a time and from ones a batch ran;
  *   - a what-if (transformer_forward_again, the logit lens) at an earlier position gives
- *     a fresh run's logits there and leaves the state as it was;
+ *     a fresh run's logits there and leaves the state as it was, also when it runs the
+ *     positions from the checkpoint again under other interventions;
  *   - a position after ones not run yet is refused, not run on a stale state.
  * What the pass computes is checked against llama.cpp in e2e_hybrid.sh. */
 #include <math.h>
@@ -352,6 +353,54 @@ START_TEST(test_hybrid_points_and_knock_out)
 }
 END_TEST
 
+/* A what-if at an earlier position runs the positions from the state's checkpoint
+ * again with the interventions set now (here: a knock-out switched off for it); it
+ * puts back what they wrote, so the run goes on as if it had not happened. */
+START_TEST(test_hybrid_what_if_leaves_no_trace)
+{
+    model *m = open_shape("qwen35", TENSOR_F32);
+    const model_config *c = &m->config;
+    int vocab = c->vocab_size, ids[N], heads = model_heads_max(c);
+    make_ids(ids, N, vocab, 0);
+    unsigned char *mask = calloc((size_t)c->n_layers * heads, 1);
+    mask[0] = mask[(size_t)1 * heads + 1] = 1; /* a DeltaNet head and an attention head */
+    const unsigned char *in_force = mask;
+    bool on = true;
+    knock_out ko = {.mask = &in_force, .enabled = &on, .n_heads = heads, .attn_heads = c->n_heads,
+                    .head_size = c->head_size, .dn_heads = c->dn_v_heads,
+                    .dn_head_size = c->dn_head_v, .layers = m->layers};
+    hook edit = {.edit = knock_out_edit, .user = &ko, .points = HOOK_BIT(HOOK_KQV),
+                 .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    size_t bytes = sizeof(float) * N * vocab;
+    float *plain = malloc(bytes), *got = malloc(bytes), *again = malloc(sizeof(float) * vocab);
+    int id;
+    llm_err err;
+    transformer *t = new_transformer(m), *u = new_transformer(m);
+    ck_assert(transformer_hook_add(t, &edit, &id, &err) == LLM_OK);
+    ck_assert(transformer_hook_add(u, &edit, &id, &err) == LLM_OK);
+    run_range(u, ids, 0, N, TRANSFORMER_KERNELS_TOKEN, false, plain);
+    run_range(t, ids, 0, 70, TRANSFORMER_KERNELS_TOKEN, false, got);
+    on = false;
+    ck_assert_msg(transformer_forward_again(t, ids[50], 50, again, &err) == LLM_OK, "%s", err.text);
+    on = true;
+    ck_assert(memcmp(again, plain + (size_t)50 * vocab, sizeof(float) * vocab) != 0);
+    run_range(t, ids, 70, N, TRANSFORMER_KERNELS_TOKEN, false, got);
+    ck_assert_msg(same(got, plain, 70, N, vocab), "a what-if without the knock-out changed "
+                  "what followed");
+    float *kept = malloc(sizeof(float) * 70 * (size_t)vocab);
+    ck_assert(transformer_logits(t, 0, 70, kept));
+    ck_assert(memcmp(kept, plain, sizeof(float) * 70 * (size_t)vocab) == 0);
+    free(kept);
+    transformer_free(t);
+    transformer_free(u);
+    free(plain);
+    free(got);
+    free(again);
+    free(mask);
+    model_close(m);
+}
+END_TEST
+
 static Suite *hybrid_suite(void)
 {
     Suite *s = suite_create("hybrid");
@@ -361,6 +410,7 @@ static Suite *hybrid_suite(void)
     tcase_add_test(tc, test_hybrid_rewind_and_branch);
     tcase_add_test(tc, test_hybrid_what_if);
     tcase_add_test(tc, test_hybrid_points_and_knock_out);
+    tcase_add_test(tc, test_hybrid_what_if_leaves_no_trace);
     suite_add_tcase(s, tc);
     return s;
 }

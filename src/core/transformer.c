@@ -587,6 +587,22 @@ static void capture_what_if(void *user, const hook_tensor *x)
         memcpy(w->logits, x->data, bytes);
 }
 
+/* Puts back what a what-if's replay wrote of positions from..pos-1 (saved, when not
+ * NULL) and the live state (live, when not NULL) as it was at position at; frees both. */
+static void what_if_restore(transformer *t, int from, int pos, unsigned char *saved,
+                            float *live, int at)
+{
+    size_t row = position_state_bytes(t);
+    for (int p = from; saved && live && p < pos; p++)
+        position_state_copy(t, p, saved + row * (size_t)(p - from), true);
+    if (live) {
+        memcpy(t->dn_live, live, recurrent_bytes(t));
+        t->dn_at = at;
+    }
+    free(saved);
+    free(live);
+}
+
 /* Runs token at pos once more over the KV cache of 0..pos-1, its observers copying
  * into cap (and the attention rows into attn when not NULL), and leaves the KV
  * cache, the kept classifier input and the logits as they were. `what` names the
@@ -602,18 +618,33 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
         free(kv_save);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
     }
-    float *dn_save = NULL;
-    if (t->dn_live && (pos > t->dn_known || !(dn_save = malloc(recurrent_bytes(t))) ||
-                       !recurrent_seek(t, pos))) {
-        free(kv_save);
-        free(dn_save);
-        return pos > t->dn_known
-                   ? llm_fail(err, LLM_ERR_ARG, "%s: position %d follows positions not run yet",
-                              what, pos)
-                   : llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
+    /* A hybrid: the live state, and what the positions run again to make the state before
+     * pos write (from its checkpoint up to pos: no other checkpoint lies between), are
+     * put back afterwards, so that a what-if leaves everything as it was. */
+    size_t row = position_state_bytes(t);
+    int from = pos, at0 = t->dn_at;
+    float *live_save = NULL;
+    unsigned char *replay_save = NULL;
+    if (t->dn_live) {
+        if (pos > t->dn_known) {
+            free(kv_save);
+            return llm_fail(err, LLM_ERR_ARG, "%s: position %d follows positions not run yet",
+                            what, pos);
+        }
+        from = pos == t->dn_at ? pos : pos / DN_MARK_EVERY * DN_MARK_EVERY;
+        live_save = malloc(recurrent_bytes(t));
+        replay_save = malloc(row * (size_t)(pos - from) + 1);
+        if (live_save && replay_save) {
+            memcpy(live_save, t->dn_live, recurrent_bytes(t));
+            for (int p = from; p < pos; p++)
+                position_state_copy(t, p, replay_save + row * (size_t)(p - from), false);
+        }
+        if (!live_save || !replay_save || !recurrent_seek(t, pos)) {
+            what_if_restore(t, from, pos, replay_save, live_save, at0);
+            free(kv_save);
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
+        }
     }
-    if (dn_save)
-        memcpy(dn_save, t->dn_live, recurrent_bytes(t));
     t->dn_marking = false;
     position_state_copy(t, pos, kv_save, false);
     attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = model_heads_max(&t->m->config)};
@@ -632,9 +663,8 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
     bool ok = forward_pass(t, &token, 1, pos, t->batch_of[pos], &hooks);
     position_state_copy(t, pos, kv_save, true);
     free(kv_save);
-    if (dn_save)
-        memcpy(t->dn_live, dn_save, recurrent_bytes(t));
-    free(dn_save);
+    if (t->dn_live)
+        what_if_restore(t, from, pos, replay_save, live_save, at0);
     if (!ok)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the kernels' scratch (the %s of "
                                             "position %d)", what, pos);
