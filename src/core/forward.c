@@ -1,11 +1,14 @@
 /* forward.c — the forward pass, written once for one token and for a batch of them.
  *
- * A layer is one sequence of steps (layer_pass): RMSNorm, the q/k/v projections
- * (biases), QK-norm and RoPE, the KV cache, attention (windows, soft-capping), the
- * output projection (post-norm), the residual, the gated feed-forward (SiLU or GELU),
- * control vectors. What a model family changes is read from the model's description
- * (model_config.arch, the optional tensors of model_layer), never from its name. The
- * math is llama2.c's run.c where llama has it.
+ * A layer is one sequence of steps (layer_pass): RMSNorm, its mixer — attention (the
+ * q/k/v projections and biases, QK-norm and RoPE, the KV cache, windows, soft-capping,
+ * a gated attention's output gate) or a Gated DeltaNet (the projections, a causal
+ * convolution, each value head's recurrent state: delta_net.h), as the layer's kind
+ * says — the output projection (post-norm), the residual, the gated feed-forward (SiLU
+ * or GELU) or a mixture of experts, control vectors. What a model family changes is
+ * read from the model's description (model_config.arch, the layer kinds, the optional
+ * tensors of model_layer), never from its name. The math is llama2.c's run.c where
+ * llama has it.
  *
  * Two executions of the same steps differ only in how threads share the work:
  *   - one token (decode): every thread runs the whole pass in one parallel region and

@@ -2,7 +2,10 @@
  * or int8) for one token or a batch, and the debugger's what-ifs over it.
  *
  * Owns the activation buffers, the KV cache for one sequence of up to ctx_len
- * positions and the kernels' scratch (a kernels_workspace, freed with it). Borrows the model (which must outlive it). Matmuls go through kernels.h
+ * positions, a hybrid model's recurrent state (its Gated DeltaNet layers', checkpointed
+ * every 32 positions: running a position again first runs the positions from the
+ * checkpoint before it again) and the kernels' scratch (a kernels_workspace, freed with
+ * it). Borrows the model (which must outlive it). Matmuls go through kernels.h
  * and run on OpenMP threads. The pass is the same for one token and for a batch, and
  * hands each step's result to the observers registered at its hook points (hook.h);
  * the interventions (knocked-out heads and experts, control vectors) are editors
