@@ -48,7 +48,8 @@ struct engine {
                                computed when first asked for (engine_record) */
     float *probs;           /* (vocab) softmax of the logits at probs_of */
     const float *probs_of;  /* the logits probs was computed from, or NULL */
-    float **attn;           /* (ctx) rows of (n_layers, model_heads_max, pos+1) in `ring`, or NULL */
+    float **attn;           /* (ctx) rows of (n_layers, model_heads_max, pos+1) in `ring`,
+                               or NULL */
     attention_ring *ring;   /* where the rows live; made when capture is first on */
     step_lens_layer **lens; /* (ctx) each position's logit lens (n_layers), or NULL;
                                the array itself is made on the first lens */
@@ -128,8 +129,8 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->parts_pos = -1;
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
         (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
-        (st = steering_new(m->config.n_layers, model_heads_max(&m->config), m->config.dim, &e->steer,
-                           err)) != LLM_OK ||
+        (st = steering_new(m->config.n_layers, model_heads_max(&m->config), m->config.dim,
+                           &e->steer, err)) != LLM_OK ||
         (st = steering_attach(e->steer, e->tf, err)) != LLM_OK) {
         engine_free(e);
         return st;
@@ -167,7 +168,8 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
 /* Bytes of the attention row of query pos: (n_layers, model_heads_max, pos + 1) floats. */
 static size_t attention_row_bytes(const engine *e, int pos)
 {
-    return (size_t)e->m->config.n_layers * model_heads_max(&e->m->config) * (pos + 1) * sizeof(float);
+    return (size_t)e->m->config.n_layers * model_heads_max(&e->m->config) * (pos + 1) *
+           sizeof(float);
 }
 
 /* The ring overwrote pos's row. */
@@ -192,7 +194,8 @@ static void make_ring(engine *e)
 {
     if (e->ring)
         return;
-    size_t per_key = (size_t)e->m->config.n_layers * model_heads_max(&e->m->config) * sizeof(float);
+    size_t per_key =
+        (size_t)e->m->config.n_layers * model_heads_max(&e->m->config) * sizeof(float);
     size_t all = per_key * (size_t)e->ctx * ((size_t)e->ctx + 1) / 2 + (size_t)64 * e->ctx;
     size_t bytes = e->opt.attention_budget < all ? e->opt.attention_budget : all;
     e->ring = attention_ring_new(bytes, e->ctx);

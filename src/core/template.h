@@ -100,7 +100,8 @@ const char *template_kind_list(void);
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
  * structure: <|channel|> with <|start|> and <|message|> is harmony; <|im_start|> is chatml
  * (SmolLM2's, Qwen2.5's), qwen35 when its generation prompt ends in '<think>\n' (Qwen 3.5's,
- * QwQ's), qwen3 when it speaks of enable_thinking or <think> otherwise; <|start_header_id|> with <|end_header_id|> is llama3;
+ * QwQ's), qwen3 when it speaks of enable_thinking or <think> otherwise; <|start_header_id|>
+ * with <|end_header_id|> is llama3;
  * <start_of_turn> with <end_of_turn> is gemma; <|end|> with <|assistant|> is phi3 when
  * the marker is followed by a newline, else phi4-mini; <|user|> with <|assistant|> (and
  * no <|end|>) is zephyr; [INST] with a <<SYS>> block is llama2, without one mistral.
