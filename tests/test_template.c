@@ -457,9 +457,13 @@ START_TEST(test_detect_families)
     ck_assert(template_kind_detect(gemma_it, &k) && k == TEMPLATE_GEMMA);
     ck_assert(template_kind_detect(qwen25_instruct, &k) && k == TEMPLATE_CHATML);
     ck_assert(template_kind_detect(tinyllama_chat, &k) && k == TEMPLATE_ZEPHYR);
-    /* Qwen 3.5's own (llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja) */
+    /* Qwen 3.5's own (llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja), as a string */
     size_t size;
-    char *qwen35 = (char *)read_whole_file(data_path("qwen35-chat-template.jinja"), &size);
+    unsigned char *bytes = read_whole_file(data_path("qwen35-chat-template.jinja"), &size);
+    char *qwen35 = calloc(size + 1, 1);
+    ck_assert_ptr_nonnull(qwen35);
+    memcpy(qwen35, bytes, size);
+    free(bytes);
     ck_assert(template_kind_detect(qwen35, &k) && k == TEMPLATE_QWEN35);
     free(qwen35);
 }
@@ -573,7 +577,11 @@ START_TEST(test_harmony_vocab)
     }
 
     size_t size;
-    char *jinja = (char *)read_whole_file(data_path("gpt-oss-chat-template.jinja"), &size);
+    unsigned char *bytes = read_whole_file(data_path("gpt-oss-chat-template.jinja"), &size);
+    char *jinja = calloc(size + 1, 1); /* a string */
+    ck_assert_ptr_nonnull(jinja);
+    memcpy(jinja, bytes, size);
+    free(bytes);
     template_kind k = TEMPLATE_COUNT;
     ck_assert(template_kind_detect(jinja, &k) && k == TEMPLATE_HARMONY);
     free(jinja);
