@@ -92,12 +92,15 @@ static think_state find_harmony(const char *text, size_t s, size_t len, think_sp
     }
 }
 
-/* A span the prompt opened: from the reply's start to "</think>". */
-static think_state find_opened(const char *text, size_t len, think_span *out)
+/* The span whose "<think>" (or the prompt's) starts at start and whose thinking starts
+ * at body: up to the first "</think>" and the whitespace after it, or open. */
+static think_state close_span(const char *text, size_t start, size_t body, size_t len,
+                              think_span *out)
 {
-    *out = (think_span){.start = 0, .body = 0};
-    out->body_end = find_tag(text, 0, len, CLOSE_TAG);
-    out->empty = all_space(text, 0, out->body_end);
+    out->start = start;
+    out->body = body;
+    out->body_end = find_tag(text, body, len, CLOSE_TAG);
+    out->empty = all_space(text, body, out->body_end);
     if (out->body_end == len) {
         out->end = len;
         out->state = THINK_OPEN;
@@ -113,7 +116,10 @@ static think_state find_opened(const char *text, size_t len, think_span *out)
 
 think_state think_find_in(const char *text, size_t len, bool opened, think_span *out)
 {
-    return opened ? find_opened(text, len, out) : think_find(text, len, out);
+    if (!opened)
+        return think_find(text, len, out);
+    *out = (think_span){.state = THINK_NONE};
+    return close_span(text, 0, 0, len, out); /* the prompt opened it */
 }
 
 think_state think_find(const char *text, size_t len, think_span *out)
@@ -134,19 +140,5 @@ think_state think_find(const char *text, size_t len, think_span *out)
     }
     if (have < OPEN_LEN || memcmp(text + s, OPEN_TAG, OPEN_LEN) != 0)
         return out->state;
-    out->start = s;
-    out->body = s + OPEN_LEN;
-    out->body_end = find_tag(text, out->body, len, CLOSE_TAG);
-    out->empty = all_space(text, out->body, out->body_end);
-    if (out->body_end == len) {
-        out->end = len;
-        out->state = THINK_OPEN;
-        return out->state;
-    }
-    size_t e = out->body_end + CLOSE_LEN;
-    while (e < len && is_space(text[e]))
-        e++;
-    out->end = e;
-    out->state = THINK_CLOSED;
-    return out->state;
+    return close_span(text, s, s + OPEN_LEN, len, out);
 }

@@ -337,16 +337,21 @@ static void capture_attention(void *user, const hook_tensor *x)
 /* Runs tokens (n <= t->cap, or 1) at pos..pos+n-1 on the batch kernels or the token
  * kernels, with the registered observers and the attention capture when rows is not
  * NULL. False when out of memory for the kernels' scratch. */
-/* Zeroes the attention rows of a call (rows[i], when not NULL, for query pos + i): in a
- * hybrid model a layer may have fewer heads than a row holds (model_heads_max), whose
- * rows the pass leaves alone. */
+/* Zeroes what the pass leaves alone in the attention rows of a call (rows[i], when not
+ * NULL, for query pos + i): in a hybrid model a layer may have fewer heads than a row
+ * holds (model_heads_max); their rows. */
 static void rows_clear(const transformer *t, float *const *rows, int pos, int n)
 {
     const model_config *c = &t->m->config;
-    for (int i = 0; rows && c->dn_layers > 0 && i < n; i++)
-        if (rows[i])
-            memset(rows[i], 0, sizeof(float) * (size_t)c->n_layers * model_heads_max(c) *
-                                   (size_t)(pos + i + 1));
+    int heads = model_heads_max(c);
+    for (int i = 0; rows && c->dn_layers > 0 && i < n; i++) {
+        size_t keys = (size_t)(pos + i + 1);
+        for (int l = 0; rows[i] && l < c->n_layers; l++) {
+            int own = model_layer_heads(t->m, l);
+            memset(rows[i] + ((size_t)l * heads + own) * keys, 0,
+                   sizeof(float) * (size_t)(heads - own) * keys);
+        }
+    }
 }
 
 static bool run(transformer *t, const int *tokens, int n, int pos, bool batch,

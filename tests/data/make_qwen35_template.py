@@ -20,30 +20,10 @@ thinking from the history it renders again, which llmchat keeps as the model wro
 """
 import json
 import os
-import subprocess
 import sys
 
-import jinja2
-import jinja2.sandbox
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_family_templates import DIALOGS  # noqa: E402
-
-
-def render(template, messages, no_think):
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-
-    def raise_exception(msg):
-        raise jinja2.exceptions.TemplateError(msg)
-    env.globals['raise_exception'] = raise_exception
-    kw = {'enable_thinking': False} if no_think else {}
-    return env.from_string(template).render(messages=messages, add_generation_prompt=True, **kw)
-
-
-def ids(tool, vocab, text):
-    r = subprocess.run([tool, '-m', vocab, '--stdin', '--ids', '--no-bos', '--log-disable'],
-                       input=text.encode(), capture_output=True, check=True)
-    return json.loads(r.stdout.decode().strip().splitlines()[-1])
+from make_family_templates import DIALOGS, llama_ids, render  # noqa: E402
 
 
 def main():
@@ -56,10 +36,10 @@ def main():
         for no_think in (False, True):
             msgs = ([{'role': 'system', 'content': system}] if system else []) + \
                    [{'role': 'user', 'content': user}]
-            text = render(template, msgs, no_think)
+            text = render(template, msgs, '', '', no_think)   # the template writes no BOS or EOS
             lines.append({'vocab': 'qwen3-vocab', 'template': 'qwen35', 'jinja_of': 'qwen35',
                           'system': system, 'no_think': no_think, 'user': user, 'first': True,
-                          'text': text, 'ids': ids(tool, vocab, text)})
+                          'text': text, 'ids': llama_ids(tool, vocab, text)})
     with open(out, 'w') as f:
         for l in lines:
             f.write(json.dumps(l, ensure_ascii=False) + '\n')
