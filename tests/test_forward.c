@@ -123,6 +123,7 @@ static toy *toy_new(int dim, int hidden, int heads, int kv_heads, int head_size,
         }
         L->window = windows && l != 1 ? arch->sliding_window : 0;
     }
+    model_layers_default(&t->m);
     t->m.rms_final = toy_array(t, dim, 1.0f, 0.2f);
     t->m.token_embedding = toy_matrix(t, c->vocab_size, dim);
     t->m.wcls = toy_matrix(t, c->vocab_size, dim);
@@ -1427,6 +1428,7 @@ static void as_llama(const model *m, model *out, model_layer *layers)
                                   .w2 = L->w2, .w3 = L->w3};
     }
     out->layers = layers;
+    model_layers_default(out);
 }
 
 /* Each field on its own, and all of them, on a toy whose head size (16) is not dim /

@@ -586,7 +586,7 @@ START_TEST(test_refused_architectures)
     } cases[] = {
         {"qwen2moe", "architecture 'qwen2moe' is not supported: shared experts beside the "
                      "routed ones (ffn_*_shexp, ffn_gate_inp_shexp) (llmchat runs llama, qwen2, "
-                     "qwen3, qwen3moe, qwen35, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3)"},
+                     "qwen3, qwen3moe, qwen35, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3, gemma4)"},
         {"deepseek2", "multi-head latent attention (MLA), shared experts and expert groups"},
         {"mamba", "architecture 'mamba' is not supported: a state-space model: no attention"},
         {"bert", "architecture 'bert' is not supported: an encoder"},

@@ -78,7 +78,7 @@ static double layer_heads(const model *m, int l, const double *u, const float *o
     }
     double scale = post ? rms_scale(y, c->dim, c->rms_eps) : 1.0;
     bool dn = L->kind == MODEL_LAYER_DELTA_NET;
-    int heads = dn ? c->dn_v_heads : c->n_heads, size = dn ? c->dn_head_v : c->head_size;
+    int heads = dn ? c->dn_v_heads : c->n_heads, size = dn ? c->dn_head_v : L->head_size;
     for (int h = 0; h < model_heads_max(c); h++) {
         double s = 0.0;
         for (int j = h * size; h < heads && j < (h + 1) * size; j++)

@@ -46,6 +46,7 @@
 #include "clock.h"
 #include "cpus.h"
 #include "delta_net.h"
+#include "dequant.h"
 #include "kernels.h"
 #include "pass_state.h"
 
@@ -209,11 +210,10 @@ static void activate(model_activation act, float *gate, const float *up, int n)
  * context is longer than the original one, else the short), multiplied by the linear
  * scale (1 / rope.scaling.factor), and cos and sin by LongRoPE's attention factor. The
  * layers with a window get t->buf.rope_swa when the model sets arch.rope_base_swa (that
- * base, no factors, no scale). */
-static void rope_table(float *table, const model_config *c, float base, float scale,
-                       const float *factors, float mag, int pos, int n)
+ * base, no factors, no scale, over arch.rope_dims_swa values). */
+static void rope_table(float *table, int rot, float base, float scale, const float *factors,
+                       float mag, int pos, int n)
 {
-    int rot = c->arch.rope_dims;
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
         float *r = table + (size_t)i * rot;
@@ -235,9 +235,10 @@ static void rope_angles(transformer *t, int pos, int n)
     float mag = c->rope_attn_factor > 0.0f ? c->rope_attn_factor : 1.0f;
     const float *factors = c->rope_freqs_long && t->ctx > c->rope_long_after ? c->rope_freqs_long
                                                                              : c->rope_freqs;
-    rope_table(t->buf.rope, c, c->rope_base, scale, factors, mag, pos, n);
+    rope_table(t->buf.rope, c->arch.rope_dims, c->rope_base, scale, factors, mag, pos, n);
     if (t->buf.rope_swa)
-        rope_table(t->buf.rope_swa, c, c->arch.rope_base_swa, 1.0f, NULL, 1.0f, pos, n);
+        rope_table(t->buf.rope_swa, model_swa_rope_dims(&c->arch), c->arch.rope_base_swa, 1.0f,
+                   NULL, 1.0f, pos, n);
 }
 
 /* Rotates the first rot values of one head v by the angles r (rot: cos, sin of each
@@ -383,13 +384,16 @@ typedef struct {
     const float *up_bias;   /* gated: (w->rows) added to up_out before the activation, or
                                NULL */
     float *gate_keep;       /* gated: (n, w->rows) out before the activation, or NULL */
+    const float *times;     /* or NULL: out = act(out) * times (row i at i * times_stride;
+                               a per-layer input) */
+    size_t times_stride;
     float *add_to;          /* (n, w->rows) or NULL: add_to += out (a residual) */
 } proj_job;
 
 /* True when something follows j's products (else a batch skips that loop). */
 static bool job_follows(const proj_job *j)
 {
-    return j->bias || j->up || j->add_to;
+    return j->bias || j->up || j->times || j->add_to;
 }
 
 /* What follows the products in row i (of n), values r0..r1-1. */
@@ -407,6 +411,8 @@ static void job_finish(const pass *p, const proj_job *j, int i, int r0, int r1)
             memcpy(j->gate_keep + at, out, sizeof(float) * len);
         activate(p->c->arch.act, out, j->up_out + at, len);
     }
+    if (j->times)
+        activate(p->c->arch.act, out, j->times + (size_t)i * j->times_stride + r0, len);
     if (j->add_to)
         add_into(j->add_to + at, out, len);
 }
@@ -577,9 +583,9 @@ static void pass_qk_norm_whole(const pass *p, const model_layer *L)
     }
 #pragma omp parallel for schedule(static) if (!p->one && p->n >= PARALLEL_TOKENS)
     for (int i = 0; i < p->n; i++) {
-        float *q = t->buf.q + (size_t)i * c->q_dim, *k = t->k_new + (size_t)i * c->kv_dim;
-        forward_rmsnorm(q, q, L->q_norm, c->q_dim, c->rms_eps);
-        forward_rmsnorm(k, k, L->k_norm, c->kv_dim, c->rms_eps);
+        float *q = t->buf.q + (size_t)i * L->q_dim, *k = t->k_new + (size_t)i * L->kv_dim;
+        forward_rmsnorm(q, q, L->q_norm, L->q_dim, c->rms_eps);
+        forward_rmsnorm(k, k, L->k_norm, L->kv_dim, c->rms_eps);
     }
     pass_sync(p);
 }
@@ -591,31 +597,52 @@ static int first_key(const pass *p, int window, int i)
     return window > 0 && q >= window ? q - window + 1 : 0;
 }
 
+/* The RMSNorm of x (size values) without a weight, in place (arch.value_norm). */
+static void rmsnorm_plain(float *x, int size, float eps)
+{
+    float ss = 0.0f;
+    for (int j = 0; j < size; j++)
+        ss += x[j] * x[j];
+    ss = 1.0f / sqrtf(ss / size + eps);
+    for (int j = 0; j < size; j++)
+        x[j] *= ss;
+}
+
 /* Token i's KV head kh at layer l and the query heads that read it: QK-norm and RoPE
- * of the key and the queries, the key and the value into the cache. */
+ * of the key and the queries, the key and the value into the cache; a layer sharing
+ * another's cache (kv_layer) has only the queries. */
 static void head_prepare(const pass *p, int l, int i, int kh)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
     const model_layer *L = &p->m->layers[l];
-    int hs = c->head_size, rot = c->arch.rope_dims, kv_mul = c->n_heads / c->n_kv_heads;
+    int hs = L->head_size, kv_mul = c->n_heads / L->n_kv_heads;
     model_rope_layout layout = c->arch.rope_layout;
-    const float *table = L->window > 0 && t->buf.rope_swa ? t->buf.rope_swa : t->buf.rope;
+    bool swa = L->window > 0 && t->buf.rope_swa;
+    const float *table = swa ? t->buf.rope_swa : t->buf.rope;
+    int rot = swa ? model_swa_rope_dims(&c->arch) : c->arch.rope_dims;
     const float *r = table + (size_t)i * rot;
-    float *k = t->k_new + (size_t)i * c->kv_dim + (size_t)kh * hs;
     if (L->kind == MODEL_LAYER_GATED_ATTENTION) /* wq's rows: each head's query, then gate */
         for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
-            const float *qg = t->buf.qg + (size_t)i * 2 * c->q_dim + (size_t)h * 2 * hs;
-            memcpy(t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs, qg, sizeof(float) * hs);
-            memcpy(t->buf.gate + (size_t)i * c->q_dim + (size_t)h * hs, qg + hs,
+            const float *qg = t->buf.qg + (size_t)i * 2 * L->q_dim + (size_t)h * 2 * hs;
+            memcpy(t->buf.q + (size_t)i * L->q_dim + (size_t)h * hs, qg, sizeof(float) * hs);
+            memcpy(t->buf.gate + (size_t)i * L->q_dim + (size_t)h * hs, qg + hs,
                    sizeof(float) * hs);
         }
-    if (L->k_norm && !c->arch.qk_norm_whole)
-        forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
-    rope_head(k, r, rot, layout);
-    cache_store(t, l, p->pos + i, kh, k, t->v_new + (size_t)i * c->kv_dim + (size_t)kh * hs);
+    if (L->kv_layer == l) {
+        float *k = t->k_new + (size_t)i * L->kv_dim + (size_t)kh * hs;
+        float *v = t->v_new + (size_t)i * L->kv_dim + (size_t)kh * hs;
+        if (!L->wv.rows) /* no wv (arch.value_norm): the keys as they came are the values */
+            memcpy(v, k, sizeof(float) * hs);
+        if (c->arch.value_norm)
+            rmsnorm_plain(v, hs, c->rms_eps);
+        if (L->k_norm && !c->arch.qk_norm_whole)
+            forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
+        rope_head(k, r, rot, layout);
+        cache_store(t, l, p->pos + i, kh, k, v);
+    }
     for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
-        float *q = t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs;
+        float *q = t->buf.q + (size_t)i * L->q_dim + (size_t)h * hs;
         if (L->q_norm && !c->arch.qk_norm_whole)
             forward_rmsnorm(q, q, L->q_norm, hs, c->rms_eps);
         rope_head(q, r, rot, layout);
@@ -628,19 +655,20 @@ static void head_rows(const pass *p, int l, int kh, int first, int last, int slo
                       const float **k, const float **v, size_t *stride)
 {
     transformer *t = p->t;
-    const model_config *c = p->c;
-    size_t hs = (size_t)c->head_size;
+    const model_layer *L = &p->m->layers[l];
+    size_t hs = (size_t)L->head_size;
     if (t->kv == TRANSFORMER_KV_F32) {
-        size_t off = (size_t)l * t->ctx * c->kv_dim + (size_t)kh * hs;
+        size_t off = cache_f32_at(t, l, kh, 0);
         *k = t->key_cache + off;
         *v = t->value_cache + off;
-        *stride = (size_t)c->kv_dim;
+        *stride = (size_t)L->kv_dim;
         return;
     }
-    float *kf = t->kv_f32 + (size_t)slot * 2 * t->ctx * hs, *vf = kf + (size_t)t->ctx * hs;
-    size_t r = q8_row(t, l, kh, first);
-    quant_dequantize_rows(kf + first * hs, t->kq + r * hs, t->ks + r, last - first + 1, (int)hs);
-    quant_dequantize_rows(vf + first * hs, t->vq + r * hs, t->vs + r, last - first + 1, (int)hs);
+    float *kf = t->kv_f32 + (size_t)slot * 2 * t->ctx * p->c->head_size;
+    float *vf = kf + (size_t)t->ctx * hs;
+    size_t r = q8_row(t, l, kh, first), at = q8_at(t, l, kh, first);
+    quant_dequantize_rows(kf + first * hs, t->kq + at, t->ks + r, last - first + 1, (int)hs);
+    quant_dequantize_rows(vf + first * hs, t->vq + at, t->vs + r, last - first + 1, (int)hs);
     *k = kf;
     *v = vf;
     *stride = hs;
@@ -657,17 +685,17 @@ static void mask_outside(float *a, int first, int last, int width, float fill)
 
 /* Head h's scores for the n queries into att (n, pos + n): query_scale · q·k over
  * the keys each sees, soft-capped where the model caps them, -INFINITY elsewhere. */
-static void head_scores(const pass *p, int window, int h, const float *k, size_t stride,
-                        float *att)
+static void head_scores(const pass *p, const model_layer *L, int h, const float *k,
+                        size_t stride, float *att)
 {
     const model_config *c = p->c;
-    int width = p->pos + p->n, hs = c->head_size;
+    int width = p->pos + p->n, hs = L->head_size, window = L->window;
     float scale = c->arch.query_scale, cap = c->arch.attn_softcap;
     for (int i = 0; i < p->n; i++) {
         float *a = att + (size_t)i * width;
         int first = first_key(p, window, i), last = p->pos + i;
         kernels_rows_dot(a + first, k + (size_t)first * stride, stride, last - first + 1,
-                         p->t->buf.q + (size_t)i * c->q_dim + (size_t)h * hs, hs);
+                         p->t->buf.q + (size_t)i * L->q_dim + (size_t)h * hs, hs);
         for (int j = first; j <= last; j++)
             a[j] *= scale;
         if (cap != 0.0f)
@@ -696,14 +724,14 @@ static void softmax_sink(float *a, int n, float sink)
 /* The rest of attention from head h's scores in att (head_scores): the softmax (with
  * the head's sink where the layer has sinks), and the weighted values into its slice
  * of kqv. For soft-capped models and sinks, which the kernels do not compute. */
-static void head_mix(const pass *p, int window, int h, const float *sinks, const float *v,
+static void head_mix(const pass *p, const model_layer *L, int h, const float *v,
                      size_t stride, float *att)
 {
-    const model_config *c = p->c;
-    int width = p->pos + p->n, hs = c->head_size;
+    int width = p->pos + p->n, hs = L->head_size, window = L->window;
+    const float *sinks = L->sinks;
     for (int i = 0; i < p->n; i++) {
         float *a = att + (size_t)i * width;
-        float *out = p->t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * hs;
+        float *out = p->t->buf.kqv + (size_t)i * L->q_dim + (size_t)h * hs;
         int first = first_key(p, window, i), last = p->pos + i;
         if (sinks)
             softmax_sink(a + first, last - first + 1, sinks[h]);
@@ -721,38 +749,40 @@ static void head_mix(const pass *p, int window, int h, const float *sinks, const
  * as it is, one query at a time; otherwise fp32 rows (k, v), a block of queries at once
  * when no window cuts their keys (the fp32 kernel's sums for a query do not depend on
  * its block), in the kernels' scratch s. */
-static void head_kernel(const pass *p, int l, int h, int window, const float *k,
-                        const float *v, size_t stride, float *att, kernels_scratch *s)
+static void head_kernel(const pass *p, int l, int h, const float *k, const float *v,
+                        size_t stride, float *att, kernels_scratch *s)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
-    int hs = c->head_size, width = p->pos + p->n, kh = h / (c->n_heads / c->n_kv_heads);
+    const model_layer *L = &p->m->layers[l];
+    int hs = L->head_size, width = p->pos + p->n, kh = h / (c->n_heads / L->n_kv_heads);
+    int window = L->window, qd = L->q_dim;
     float scale = c->arch.query_scale;
     const float *q = t->buf.q + (size_t)h * hs;
     float *out = t->buf.kqv + (size_t)h * hs;
     if (!p->batch && t->kv == TRANSFORMER_KV_Q8_0) {
         for (int i = 0; i < p->n; i++) {
             int first = first_key(p, window, i);
-            size_t r = q8_row(t, l, kh, first);
+            size_t r = q8_row(t, l, kh, first), at = q8_at(t, l, kh, first);
             float *a = att + (size_t)i * width;
-            kernels_attention_q8(out + (size_t)i * c->q_dim, a + first, q + (size_t)i * c->q_dim,
-                                 t->kq + r * hs, t->ks + r, t->vq + r * hs, t->vs + r,
+            kernels_attention_q8(out + (size_t)i * qd, a + first, q + (size_t)i * qd,
+                                 t->kq + at, t->ks + r, t->vq + at, t->vs + r,
                                  p->pos + i + 1 - first, hs, scale);
             mask_outside(a, first, p->pos + i, width, 0.0f);
         }
         return;
     }
     if (first_key(p, window, p->n - 1) == 0) {
-        if (!kernels_attention_f32(s, out, c->q_dim, att, width, q, c->q_dim, k, v, stride,
-                                   p->n, p->pos, hs, scale))
+        if (!kernels_attention_f32(s, out, qd, att, width, q, qd, k, v, stride, p->n, p->pos,
+                                   hs, scale))
             pass_fail(p);
         return;
     }
     for (int i = 0; i < p->n; i++) {
         int first = first_key(p, window, i);
         float *a = att + (size_t)i * width;
-        if (!kernels_attention_f32(s, out + (size_t)i * c->q_dim, c->q_dim, a + first,
-                                   width - first, q + (size_t)i * c->q_dim, c->q_dim,
+        if (!kernels_attention_f32(s, out + (size_t)i * qd, qd, a + first,
+                                   width - first, q + (size_t)i * qd, qd,
                                    k + (size_t)first * stride, v + (size_t)first * stride,
                                    stride, 1, p->pos + i - first, hs, scale))
             pass_fail(p);
@@ -766,29 +796,29 @@ static void head_attend(const pass *p, int l, int h, int slot)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
-    int window = p->m->layers[l].window;
-    int kh = h / (c->n_heads / c->n_kv_heads), width = p->pos + p->n;
+    const model_layer *L = &p->m->layers[l];
+    int window = L->window, hs = L->head_size;
+    int kh = h / (c->n_heads / L->n_kv_heads), width = p->pos + p->n;
     float *att = t->att + (size_t)slot * t->chunk * t->ctx; /* (n, width) */
-    const float *sinks = p->m->layers[l].sinks;
-    bool open = c->arch.attn_softcap != 0.0f || sinks;
+    bool open = c->arch.attn_softcap != 0.0f || L->sinks;
     const float *k = NULL, *v = NULL;
     size_t stride = 0;
     if (open || p->batch || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
         head_rows(p, l, kh, first_key(p, window, 0), p->pos + p->n - 1, slot, &k, &v, &stride);
     if (open || (p->watch & HOOK_BIT(HOOK_KQ))) {
-        head_scores(p, window, h, k, stride, att);
+        head_scores(p, L, h, k, stride, att);
         see_head(p, HOOK_KQ, l, h, att, width);
     }
     if (open)
-        head_mix(p, window, h, sinks, v, stride, att);
+        head_mix(p, L, h, v, stride, att);
     else
-        head_kernel(p, l, h, window, k, v, stride, att, kernels_workspace_scratch(t->ws, slot));
+        head_kernel(p, l, h, k, v, stride, att, kernels_workspace_scratch(t->ws, slot));
     see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
-    if (p->m->layers[l].kind == MODEL_LAYER_GATED_ATTENTION)
+    if (L->kind == MODEL_LAYER_GATED_ATTENTION)
         for (int i = 0; i < p->n; i++) { /* attn_gated: times sigmoid(gate) */
-            float *out = t->buf.kqv + (size_t)i * c->q_dim + (size_t)h * c->head_size;
-            const float *g = t->buf.gate + (size_t)i * c->q_dim + (size_t)h * c->head_size;
-            for (int j = 0; j < c->head_size; j++)
+            float *out = t->buf.kqv + (size_t)i * L->q_dim + (size_t)h * hs;
+            const float *g = t->buf.gate + (size_t)i * L->q_dim + (size_t)h * hs;
+            for (int j = 0; j < hs; j++)
                 out[j] *= 1.0f / (1.0f + expf(-g[j]));
         }
 }
@@ -801,10 +831,11 @@ static void pass_attend(const pass *p, int l)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
-    int kv_mul = c->n_heads / c->n_kv_heads;
+    const model_layer *L = &p->m->layers[l];
+    int kv_heads = L->n_kv_heads, kv_mul = c->n_heads / kv_heads;
     if (p->one) {
         int kh0, kh1;
-        pass_share(p, c->n_kv_heads, &kh0, &kh1);
+        pass_share(p, kv_heads, &kh0, &kh1);
         for (int kh = kh0; kh < kh1; kh++) {
             head_prepare(p, l, 0, kh);
             for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++)
@@ -815,10 +846,10 @@ static void pass_attend(const pass *p, int l)
     }
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
     for (int i = 0; i < p->n; i++)
-        for (int kh = 0; kh < c->n_kv_heads; kh++)
+        for (int kh = 0; kh < kv_heads; kh++)
             head_prepare(p, l, i, kh);
     /* Threads only pay off with enough work: a parallel region costs microseconds. */
-    long work = (long)p->n * c->n_heads * (p->pos + p->n) * c->head_size;
+    long work = (long)p->n * c->n_heads * (p->pos + p->n) * L->head_size;
     int threads = work >= 65536 ? attention_threads(t) : 1;
     (void)threads; /* unused without OpenMP */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
@@ -1061,20 +1092,24 @@ static void pass_attention(const pass *p, int l, const float *xn)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    int dim = p->c->dim, q_dim = p->c->q_dim, kv_dim = p->c->kv_dim;
-    bool gated = L->kind == MODEL_LAYER_GATED_ATTENTION;
+    int dim = p->c->dim, q_dim = L->q_dim, kv_dim = L->kv_dim;
+    bool gated = L->kind == MODEL_LAYER_GATED_ATTENTION, writes = L->kv_layer == l;
     proj_job qkv[3] = {
         {.w = &L->wq, .bias = L->bq, .out = gated ? t->buf.qg : t->buf.q},
         {.w = &L->wk, .bias = L->bk, .out = t->k_new},
         {.w = &L->wv, .bias = L->bv, .out = t->v_new},
     };
-    pass_project(p, xn, dim, qkv, 3);
+    /* a layer sharing another's cache projects the queries alone; one without wv
+     * takes its keys as values (head_prepare) */
+    pass_project(p, xn, dim, qkv, !writes ? 1 : L->wv.rows ? 3 : 2);
     if (p->c->arch.qk_norm_whole)
         pass_qk_norm_whole(p, L);
     pass_attend(p, l);
     see(p, HOOK_QCUR, l, t->buf.q, q_dim, q_dim);
-    see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
-    see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
+    if (writes) {
+        see(p, HOOK_KCUR, l, t->k_new, kv_dim, kv_dim);
+        see(p, HOOK_VCUR, l, t->v_new, kv_dim, kv_dim);
+    }
 }
 
 /* ---- a Gated DeltaNet ---- */
@@ -1315,6 +1350,69 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
 
 static void pass_ffn(const pass *p, int l, const float *xn);
 
+/* A step whose result no hook point names (what pass_out_block observes nothing at):
+ * no observer's watch has this bit. */
+#define NO_POINT HOOK_COUNT
+_Static_assert(HOOK_COUNT < 32, "NO_POINT is a bit of the 32 of a watch");
+
+/* The per-layer inputs of the call's tokens (config.ple_dim > 0), into buf.ple_in (n,
+ * n_layers, ple_dim), as llama.cpp's Gemma 4 makes them: for layer l, (RMSNorm(slice l
+ * of ple_model_proj · x / sqrt(dim)) with ple_proj_norm + sqrt(ple_dim) · slice l of
+ * the token's row of ple_embd) / sqrt(2), x the token's scaled embedding as inp_embd's
+ * editors left it. On the calling thread, before the layers. */
+static void pass_layer_inputs(const pass *p)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    int ple = c->ple_dim, width = c->n_layers * ple;
+    const tensor *w = &p->m->ple_model_proj;
+    float *proj = t->buf.ple_proj;
+    if (!matmul_shared(t, t->buf.x, p->n, p->batch, 1, &w, &proj))
+        pass_fail(p);
+    float down = 1.0f / sqrtf((float)c->dim), up = sqrtf((float)ple), half = 1.0f / sqrtf(2.0f);
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++) {
+        float *in = t->buf.ple_in + (size_t)i * width, *pr = proj + (size_t)i * width;
+        dequant_range(p->m->ple_embd_type, p->m->ple_embd, (uint64_t)p->tokens[i] * width, in,
+                      (size_t)width);
+        for (int j = 0; j < width; j++)
+            pr[j] *= down;
+        for (int l = 0; l < c->n_layers; l++) {
+            float *s = pr + (size_t)l * ple, *e = in + (size_t)l * ple;
+            forward_rmsnorm(s, s, p->m->ple_proj_norm, ple, c->rms_eps);
+            for (int j = 0; j < ple; j++)
+                e[j] = (s[j] + e[j] * up) * half;
+        }
+    }
+}
+
+/* Layer l's per-layer input gated into the stream: x += RMSNorm(ple_proj (act(ple_gate
+ * x) * the input)) with ple_norm. */
+static void pass_layer_input(const pass *p, int l)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    int ple = p->c->ple_dim;
+    proj_job gate = {.w = &L->ple_gate, .out = t->buf.ple_g,
+                     .times = t->buf.ple_in + (size_t)l * ple,
+                     .times_stride = (size_t)p->c->n_layers * ple};
+    pass_project(p, t->buf.x, p->c->dim, &gate, 1);
+    pass_out_block(p, l, &L->ple_proj, NULL, t->buf.ple_g, ple, L->ple_norm, NO_POINT, NULL);
+}
+
+/* The stream times s (a layer's output scale). One token: each thread its share, then
+ * the barrier. */
+static void pass_scale(const pass *p, float s)
+{
+    int dim = p->c->dim, i0 = 0, i1 = p->n * dim;
+    if (p->one)
+        pass_share(p, dim, &i0, &i1);
+#pragma omp parallel for schedule(static) if (!p->one && p->n >= PARALLEL_TOKENS)
+    for (int i = i0; i < i1; i++)
+        p->t->buf.x[i] *= s;
+    pass_sync(p);
+}
+
 /* Layer l, for one token or a batch: the steps in order, observed at their points. The
  * mixer is the layer's kind's (attention, gated attention, a Gated DeltaNet), its output
  * kqv as wide as that kind's (mix). */
@@ -1324,7 +1422,7 @@ static void layer_pass(const pass *p, int l)
     const model_layer *L = &p->m->layers[l];
     int dim = p->c->dim;
     bool dn = L->kind == MODEL_LAYER_DELTA_NET;
-    int mix = dn ? p->c->dn_value_dim : p->c->q_dim;
+    int mix = dn ? p->c->dn_value_dim : L->q_dim;
 
     const float *xn = pass_norm(p, t->buf.x, L->rms_att);
     see(p, HOOK_ATTN_NORM, l, xn, dim, dim);
@@ -1342,6 +1440,10 @@ static void layer_pass(const pass *p, int l)
         pass_experts(p, l, xn);
     else
         pass_ffn(p, l, xn);
+    if (p->c->ple_dim > 0)
+        pass_layer_input(p, l);
+    if (L->out_scale)
+        pass_scale(p, *L->out_scale);
     edit(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
 }
@@ -1351,7 +1453,7 @@ static void pass_ffn(const pass *p, int l, const float *xn)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    int dim = p->c->dim, hidden = p->c->hidden_dim;
+    int dim = p->c->dim, hidden = L->hidden_dim;
     bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
     proj_job ffn = {.w = &L->w1, .out = t->buf.hb, .up = &L->w3, .up_out = t->buf.hb2,
                     .gate_keep = keep ? t->gate_keep : NULL};
@@ -1494,6 +1596,8 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
         .failed = &failed,
     };
     pass_embed(&p);
+    if (p.c->ple_dim > 0)
+        pass_layer_inputs(&p);
     rope_angles(t, pos, n);
     if (p.one) {
         token_region(&p);

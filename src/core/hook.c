@@ -143,11 +143,13 @@ int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
 {
     switch ((unsigned)p < HOOK_COUNT ? points[p].width : WIDTH_DIM) {
     case WIDTH_Q:
+        if (c->layers_vary)
+            break;
         dims[0] = c->n_heads;
         dims[1] = c->head_size;
         return 2;
     case WIDTH_MIX: /* a hybrid's layers differ: the widest, flat */
-        if (c->dn_layers > 0) {
+        if (c->dn_layers > 0 || c->layers_vary) {
             dims[0] = model_mixer_width(c);
             dims[1] = 1;
             return 1;
@@ -164,6 +166,8 @@ int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
         dims[1] = c->dn_head_v;
         return 2;
     case WIDTH_KV:
+        if (c->layers_vary)
+            break;
         dims[0] = c->n_kv_heads;
         dims[1] = c->head_size;
         return 2;
@@ -175,11 +179,12 @@ int hook_shape(const model_config *c, hook_point p, int pos, int dims[2])
         dims[0] = c->n_experts_used;
         dims[1] = c->dim;
         return 2;
-    default:
-        dims[0] = hook_width(c, p, pos);
-        dims[1] = 1;
-        return 1;
+    default: /* flat; also the points whose widths differ by layer (layers_vary) */
+        break;
     }
+    dims[0] = hook_width(c, p, pos);
+    dims[1] = 1;
+    return 1;
 }
 
 bool hook_editable(hook_point p)

@@ -11,7 +11,8 @@ void knock_out_edit(void *user, hook_slice *x)
         return;
     const unsigned char *row = mask + (size_t)x->layer * k->n_heads;
     bool dn = k->layers && k->layers[x->layer].kind == MODEL_LAYER_DELTA_NET;
-    int hs = dn ? k->dn_head_size : k->head_size, heads = dn ? k->dn_heads : k->attn_heads;
+    int hs = dn ? k->dn_head_size : k->layers ? k->layers[x->layer].head_size : k->head_size;
+    int heads = dn ? k->dn_heads : k->attn_heads;
     int end = x->col + x->width;
     for (int h = x->col / hs; h < heads && h * hs < end; h++) {
         if (!row[h])

@@ -24,6 +24,7 @@ int pass_chunk_positions(const model_config *p, int ctx)
 {
     size_t per_position = sizeof(float) * (4 * (size_t)p->dim + 2 * (size_t)p->hidden_dim +
                                            2 * (size_t)p->kv_dim + (size_t)ctx +
+                                           (2 * (size_t)p->n_layers + 1) * p->ple_dim +
                                            (size_t)p->n_experts_used *
                                                (2 * (size_t)p->dim +
                                                 2 * (size_t)p->expert_hidden_dim));
@@ -63,6 +64,9 @@ void pass_buffers_free(batch_buffers *b, int n_qb)
     free(b->dn_beta);
     free(b->dn_g);
     free(b->dn_snorm);
+    free(b->ple_in);
+    free(b->ple_proj);
+    free(b->ple_g);
     for (int i = 0; i < n_qb; i++)
         qbatch_free(b->qb[i]);
 }
@@ -114,6 +118,19 @@ static bool hybrid_reserve(batch_buffers *b, const model_config *p, size_t n)
     return b->dn_ext && b->dn_conv && b->dn_z && b->dn_beta && b->dn_g && b->dn_snorm;
 }
 
+/* The buffers of per-layer inputs for n positions into b (none without them); false
+ * when out of memory. */
+static bool layer_inputs_reserve(batch_buffers *b, const model_config *p, size_t n)
+{
+    size_t f = sizeof(float), width = (size_t)p->n_layers * p->ple_dim;
+    if (p->ple_dim == 0)
+        return true;
+    b->ple_in = malloc(f * n * width);
+    b->ple_proj = malloc(f * n * width);
+    b->ple_g = malloc(f * n * p->ple_dim);
+    return b->ple_in && b->ple_proj && b->ple_g;
+}
+
 /* Makes the batch buffers hold cap positions. On failure the old ones stay. */
 bool pass_buffers_reserve(transformer *t, int cap)
 {
@@ -129,10 +146,11 @@ bool pass_buffers_reserve(transformer *t, int cap)
         .hb = malloc(f * n * p->hidden_dim),
         .hb2 = malloc(f * n * p->hidden_dim),
         .rope = malloc(f * n * p->arch.rope_dims),
-        .rope_swa = swa ? malloc(f * n * p->arch.rope_dims) : NULL,
+        .rope_swa = swa ? malloc(f * n * model_swa_rope_dims(&p->arch)) : NULL,
     };
     bool ok = b.x && b.xn && b.q && b.kqv && b.proj && b.hb && b.hb2 && b.rope &&
-              (b.rope_swa || !swa) && experts_reserve(&b, p, n) && hybrid_reserve(&b, p, n);
+              (b.rope_swa || !swa) && experts_reserve(&b, p, n) && hybrid_reserve(&b, p, n) &&
+              layer_inputs_reserve(&b, p, n);
     for (int i = 0; i < t->n_qb; i++) {
         b.qb[i] = ok ? qbatch_new(cap, t->buf.qb[i]->len, t->buf.qb[i]->group) : NULL;
         ok = ok && b.qb[i];
@@ -246,26 +264,38 @@ void lane_quantize(const transformer *t, struct lane *ln, const float *x, int le
 
 /* ---- the KV cache ---- */
 
-/* Row of (layer l, KV head kh, position p) in the Q8_0 cache. */
+/* Layer l's cache is that of layer kv_layer (itself, or the one it shares), at
+ * t->kv_base (values) and t->kv_rows (rows of one KV head at one position). */
+
 size_t q8_row(const transformer *t, int l, int kh, int p)
 {
-    return ((size_t)l * t->m->config.n_kv_heads + kh) * t->ctx + p;
+    int src = t->m->layers[l].kv_layer;
+    return t->kv_rows[src] + (size_t)kh * t->ctx + p;
 }
 
-/* Stores the rotated key k and the value v (head_size each) of KV head kh at
- * position pos of layer l. */
+size_t q8_at(const transformer *t, int l, int kh, int p)
+{
+    const model_layer *L = &t->m->layers[l];
+    return t->kv_base[L->kv_layer] + ((size_t)kh * t->ctx + p) * L->head_size;
+}
+
+size_t cache_f32_at(const transformer *t, int l, int kh, int p)
+{
+    const model_layer *L = &t->m->layers[l];
+    return t->kv_base[L->kv_layer] + (size_t)p * L->kv_dim + (size_t)kh * L->head_size;
+}
+
 void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v)
 {
-    const model_config *c = &t->m->config;
-    int hs = c->head_size;
+    int hs = t->m->layers[l].head_size;
     if (t->kv == TRANSFORMER_KV_F32) {
-        size_t at = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * hs;
+        size_t at = cache_f32_at(t, l, kh, pos);
         memcpy(t->key_cache + at, k, sizeof(float) * hs);
         memcpy(t->value_cache + at, v, sizeof(float) * hs);
     } else {
-        size_t r = q8_row(t, l, kh, pos);
-        quant_quantize_row(t->kq + r * hs, t->ks + r, k, hs, hs, hs);
-        quant_quantize_row(t->vq + r * hs, t->vs + r, v, hs, hs, hs);
+        size_t r = q8_row(t, l, kh, pos), at = q8_at(t, l, kh, pos);
+        quant_quantize_row(t->kq + at, t->ks + r, k, hs, hs, hs);
+        quant_quantize_row(t->vq + at, t->vs + r, v, hs, hs, hs);
     }
 }
 

@@ -38,10 +38,15 @@ void lane_quantize(const transformer *t, struct lane *ln, const float *x, int le
 
 /* ---- the KV cache and attention's scratch ---- */
 
-/* Row of (layer l, KV head kh, position p) in the Q8_0 cache. */
+/* Where (layer l, KV head kh, position p) is in the cache layer l reads (its own or
+ * the one it shares, model_layer.kv_layer): its Q8_0 row (the index of its scale in
+ * ks, vs), the row's first value in kq, vq, and its first value in the F32
+ * key_cache, value_cache. */
 size_t q8_row(const transformer *t, int l, int kh, int p);
-/* Stores the rotated key k and the value v (head_size each) of KV head kh at position
- * pos of layer l. */
+size_t q8_at(const transformer *t, int l, int kh, int p);
+size_t cache_f32_at(const transformer *t, int l, int kh, int p);
+/* Stores the rotated key k and the value v (the layer's head_size each) of KV head kh
+ * at position pos of layer l. */
 void cache_store(transformer *t, int l, int pos, int kh, const float *k, const float *v);
 /* Threads that may run attention: one scratch row of t->att and a scratch of t->ws
  * each, grown to the OpenMP thread count; if that fails, fewer threads are used. */

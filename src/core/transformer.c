@@ -40,18 +40,39 @@ transformer_kv transformer_kv_type(const transformer *t)
     return t->kv;
 }
 
-/* Bytes of the KV cache for ctx positions of config p. */
-static size_t kv_bytes(const model_config *p, int ctx, transformer_kv kv)
+/* Whether layer l of m writes a KV cache of its own (an attention layer that shares
+ * none). */
+static bool owns_cache(const model *m, int l)
 {
-    size_t values = 2 * (size_t)p->n_layers * ctx * p->kv_dim;
+    const model_layer *L = &m->layers[l];
+    return L->kind != MODEL_LAYER_DELTA_NET && L->kv_layer == l;
+}
+
+/* Values (keys or values alike) and rows of one KV head at one position in the KV
+ * cache of m for ctx positions: the layers' that own one. */
+static void cache_size(const model *m, int ctx, size_t *values, size_t *rows)
+{
+    *values = *rows = 0;
+    for (int l = 0; l < m->config.n_layers; l++)
+        if (owns_cache(m, l)) {
+            *values += (size_t)ctx * m->layers[l].kv_dim;
+            *rows += (size_t)ctx * m->layers[l].n_kv_heads;
+        }
+}
+
+/* Bytes of the KV cache of m for ctx positions of type kv. */
+static size_t kv_bytes(const model *m, int ctx, transformer_kv kv)
+{
+    size_t values, rows;
+    cache_size(m, ctx, &values, &rows);
     if (kv == TRANSFORMER_KV_F32)
-        return values * sizeof(float);
-    return values + 2 * (size_t)p->n_layers * ctx * p->n_kv_heads * sizeof(float);
+        return 2 * values * sizeof(float);
+    return 2 * values + 2 * rows * sizeof(float);
 }
 
 size_t transformer_kv_bytes(const transformer *t)
 {
-    return kv_bytes(&t->m->config, t->ctx, t->kv);
+    return kv_bytes(t->m, t->ctx, t->kv);
 }
 
 const model *transformer_model(const transformer *t)
@@ -77,6 +98,8 @@ void transformer_free(transformer *t)
     free(t->ks);
     free(t->vs);
     free(t->kv_f32);
+    free(t->kv_base);
+    free(t->kv_rows);
     free(t->logits);
     free(t->batch_of);
     qbatch_free(t->cls_q);
@@ -134,8 +157,23 @@ llm_status transformer_new(const model *m, int ctx_len, transformer **out, llm_e
 static bool cache_alloc(transformer *t, transformer_kv kv)
 {
     const model_config *p = &t->m->config;
-    size_t cache = (size_t)p->n_layers * t->ctx * p->kv_dim;
-    size_t rows = (size_t)p->n_layers * p->n_kv_heads * t->ctx;
+    size_t cache, rows;
+    cache_size(t->m, t->ctx, &cache, &rows);
+    t->kv_base = calloc((size_t)p->n_layers, sizeof *t->kv_base);
+    t->kv_rows = calloc((size_t)p->n_layers, sizeof *t->kv_rows);
+    if (!t->kv_base || !t->kv_rows)
+        return false;
+    size_t base = 0, row = 0;
+    for (int l = 0; l < p->n_layers; l++) {
+        t->kv_base[l] = base;
+        t->kv_rows[l] = row;
+        if (owns_cache(t->m, l)) {
+            base += (size_t)t->ctx * t->m->layers[l].kv_dim;
+            row += (size_t)t->ctx * t->m->layers[l].n_kv_heads;
+        }
+    }
+    cache = cache ? cache : 1; /* calloc(0) may give NULL */
+    rows = rows ? rows : 1;
     t->kv = kv;
     if (kv == TRANSFORMER_KV_F32) {
         t->key_cache = calloc(cache, sizeof(float));
@@ -183,9 +221,10 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
          recurrent_alloc(t);
     for (int l = 0; ok && l < p->n_layers; l++) {
         const model_layer *L = &m->layers[l];
-        const tensor *ws[] = {&L->wq,     &L->wk, &L->wv,      &L->wo,      &L->w1,
-                              &L->w2,     &L->w3, &L->dn_qkv,  &L->dn_z,    &L->dn_beta,
-                              &L->dn_alpha};
+        const tensor *ws[] = {&L->wq,       &L->wk,      &L->wv,     &L->wo,
+                              &L->w1,       &L->w2,      &L->w3,     &L->dn_qkv,
+                              &L->dn_z,     &L->dn_beta, &L->dn_alpha, &L->ple_gate,
+                              &L->ple_proj, &m->ple_model_proj};
         for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
             ok = qbatch_register(t, ws[i]);
         for (int e = 0; ok && e < p->n_experts; e++)
@@ -201,7 +240,7 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
                         "out of memory for a context of %d positions (KV cache %s MiB)",
                         ctx_len ? ctx_len : p->seq_len,
                         llm_group_digits(mb, sizeof mb,
-                                         (long long)(kv_bytes(p, ctx_len ? ctx_len : p->seq_len,
+                                         (long long)(kv_bytes(m, ctx_len ? ctx_len : p->seq_len,
                                                               kv) >> 20)));
     }
     *out = t;
@@ -505,9 +544,13 @@ bool transformer_ran_batch(const transformer *t, int pos)
 static size_t position_state_bytes(const transformer *t)
 {
     const model_config *c = &t->m->config;
-    size_t rows = (size_t)c->n_layers * c->n_kv_heads * 2;
-    size_t kv = t->kv == TRANSFORMER_KV_F32 ? rows * c->head_size * sizeof(float)
-                                            : rows * (c->head_size + sizeof(float));
+    size_t kv = 0;
+    for (int l = 0; l < c->n_layers; l++) /* a key and a value of each of its KV heads */
+        if (owns_cache(t->m, l))
+            kv += 2 * (t->kv == TRANSFORMER_KV_F32
+                           ? (size_t)t->m->layers[l].kv_dim * sizeof(float)
+                           : (size_t)t->m->layers[l].kv_dim +
+                                 (size_t)t->m->layers[l].n_kv_heads * sizeof(float));
     size_t cls = t->cls_q ? (size_t)t->cls_q->stride +
                                 sizeof(float) * (size_t)(t->cls_q->stride / t->cls_q->group)
                           : sizeof(float) * (size_t)c->dim;
@@ -524,22 +567,23 @@ static void state_copy(void *place, unsigned char **at, size_t n, bool restore)
 static void position_state_copy(transformer *t, int pos, unsigned char *save, bool restore)
 {
     const model_config *c = &t->m->config;
-    size_t hs = (size_t)c->head_size;
     unsigned char *at = save;
-    for (int l = 0; l < c->n_layers; l++)
-        for (int kh = 0; kh < c->n_kv_heads; kh++) {
+    for (int l = 0; l < c->n_layers; l++) {
+        size_t hs = (size_t)t->m->layers[l].head_size;
+        for (int kh = 0; owns_cache(t->m, l) && kh < t->m->layers[l].n_kv_heads; kh++) {
             if (t->kv == TRANSFORMER_KV_F32) {
-                size_t off = ((size_t)l * t->ctx + pos) * c->kv_dim + (size_t)kh * hs;
+                size_t off = cache_f32_at(t, l, kh, pos);
                 state_copy(t->key_cache + off, &at, hs * sizeof(float), restore);
                 state_copy(t->value_cache + off, &at, hs * sizeof(float), restore);
             } else {
-                size_t r = q8_row(t, l, kh, pos);
-                state_copy(t->kq + r * hs, &at, hs, restore);
+                size_t r = q8_row(t, l, kh, pos), q = q8_at(t, l, kh, pos);
+                state_copy(t->kq + q, &at, hs, restore);
                 state_copy(t->ks + r, &at, sizeof(float), restore);
-                state_copy(t->vq + r * hs, &at, hs, restore);
+                state_copy(t->vq + q, &at, hs, restore);
                 state_copy(t->vs + r, &at, sizeof(float), restore);
             }
         }
+    }
     qbatch view;
     const float *rows;
     classifier_input(t, pos, &view, &rows);

@@ -72,6 +72,10 @@ typedef struct {
     float *dn_g;            /* (cap, dn_v_heads) ssm_alpha's, then the log-decay */
     float *dn_snorm;        /* (cap, dn_v_heads) each head's state's norm after the row,
                                while state_norm is observed */
+    /* Per-layer inputs (config.ple_dim > 0; else NULL): */
+    float *ple_in;          /* (cap, n_layers, ple_dim) each position's input of each layer */
+    float *ple_proj;        /* (cap, n_layers x ple_dim) ple_model_proj's products */
+    float *ple_g;           /* (cap, ple_dim) a layer's gate, times its input */
     /* Quantized activations, one per distinct (len, group) among the Q8_0 weights
      * (transformer.n_qb of them): each holds cap vectors. */
     qbatch *qb[MAX_QBATCHES];
@@ -88,10 +92,14 @@ struct transformer {
     const model *m;         /* borrowed; must outlive the transformer */
     int ctx;                /* positions the KV cache holds */
     transformer_kv kv;      /* F32: key_cache / value_cache; Q8_0: kq, ks, vq, vs */
-    float *key_cache;       /* (layer, ctx, kv_dim) */
-    float *value_cache;     /* (layer, ctx, kv_dim) */
-    int8_t *kq, *vq;        /* (layer, kv_head, ctx, head_size) int8 rows */
-    float *ks, *vs;         /* (layer, kv_head, ctx) their scales */
+    /* Each attention layer that writes its own cache (model_layer.kv_layer) has ctx
+     * positions of its kv_dim values at kv_base[l] (a Gated DeltaNet layer and a layer
+     * sharing another's, none: cache_bytes_of): */
+    float *key_cache;       /* (layer, ctx, its kv_dim) */
+    float *value_cache;     /* (layer, ctx, its kv_dim) */
+    int8_t *kq, *vq;        /* (layer, its kv_head, ctx, its head_size) int8 rows */
+    float *ks, *vs;         /* (layer, its kv_head, ctx) their scales, from kv_rows[l] */
+    size_t *kv_base, *kv_rows; /* (n_layers) */
     float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
                                made fp32 again, for batched attention over a Q8_0 cache */
     float *logits;          /* (vocab) of the last position run */

@@ -138,6 +138,21 @@ void model_set_shape(model *m, const model_shape *s, bool shared_classifier)
     m->n_params = emb + c->n_layers * layer + dim + (shared_classifier ? 0 : emb);
 }
 
+void model_layers_default(model *m)
+{
+    const model_config *c = &m->config;
+    for (int l = 0; l < c->n_layers; l++) {
+        model_layer *L = &m->layers[l];
+        L->head_size = c->head_size;
+        L->n_kv_heads = c->n_kv_heads;
+        L->q_dim = c->q_dim;
+        L->kv_dim = c->kv_dim;
+        L->hidden_dim = c->hidden_dim;
+        L->kv_layer = l;
+        L->out_scale = NULL;
+    }
+}
+
 model_arch model_arch_llama(int head_size)
 {
     return (model_arch){
@@ -186,7 +201,8 @@ bool model_arch_is_llama(const model_config *c)
            a->fused_gate_up == l.fused_gate_up && a->sliding_window == l.sliding_window &&
            a->qk_norm_whole == l.qk_norm_whole && a->attn_out_bias == l.attn_out_bias &&
            a->attn_sinks == l.attn_sinks && c->n_experts == 0 && c->dn_layers == 0 &&
-           a->gated_attention == l.gated_attention;
+           a->gated_attention == l.gated_attention && a->value_norm == l.value_norm &&
+           !c->layers_vary && c->ple_dim == 0;
 }
 
 /* ---- buffers and tensors ---- */

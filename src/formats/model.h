@@ -103,6 +103,12 @@ typedef struct {
                                router_bias, expert_*_bias (gpt-oss) */
     bool gated_attention;   /* the attention layers are MODEL_LAYER_GATED_ATTENTION
                                (Qwen 3.5), the others Gated DeltaNets (model_config.dn_*) */
+    int rope_dims_swa;      /* with rope_base_swa: values of each head RoPE turns in a layer
+                               with a window, whose heads may be narrower (Gemma 4); 0 or
+                               rope_dims: the same (model_swa_rope_dims) */
+    bool value_norm;        /* each value head is RMS-normed (no weight) before the cache;
+                               a layer without wv takes its keys, before their norm and
+                               RoPE, as values (Gemma 4) */
 } model_arch;
 
 typedef struct {
@@ -143,12 +149,30 @@ typedef struct {
     int dn_key_dim, dn_value_dim, dn_conv_dim;
     int mtp_layers;         /* the file's multi-token-prediction blocks after the
                                n_layers run (Qwen 3.5), left unread */
+    /* Layers of their own shapes (Gemma 4: a global layer's heads are wider and fewer
+     * KV heads read them; the layers that share another's KV cache have a feed-forward
+     * twice as wide): model_layer's head_size .. hidden_dim say each layer's, and
+     * head_size, q_dim, kv_dim, n_kv_heads and hidden_dim above are the largest. */
+    bool layers_vary;
+    /* Per-layer inputs (Gemma 4's per-layer embeddings; ple_dim 0: none): each token
+     * has, for each layer, ple_dim values made of its row of model.ple_embd and a
+     * projection of its embedding (model.ple_model_proj), which the layer gates in
+     * after its feed-forward (model_layer.ple_gate, ple_proj, ple_norm). */
+    int ple_dim;
 } model_config;
 
 /* One layer's weights. The pointers marked "or NULL" are there when the family's
  * model_arch says so (NULL for llama). */
 typedef struct {
     model_layer_kind kind;  /* attention unless the family says (model_family.delta_net) */
+    /* Its shape: the config's unless config.layers_vary. */
+    int head_size, n_kv_heads, q_dim, kv_dim; /* as model_config's, for this layer */
+    int hidden_dim;         /* its dense feed-forward's */
+    int kv_layer;           /* the layer whose KV cache it attends over: itself, or an
+                               earlier one whose keys and values it shares (Gemma 4's last
+                               layers: wk, wv, k_norm empty), when it writes none */
+    const float *out_scale; /* (1) or NULL: its output (the stream after it) times this
+                               (Gemma 4's layer_output_scale) */
     const float *rms_att;   /* (dim) */
     const float *rms_ffn;   /* (dim) */
     tensor wq;              /* (q_dim, dim); gated attention: (2 q_dim, dim), each head's
@@ -197,6 +221,12 @@ typedef struct {
                                softplus(alpha + dt_bias) times it */
     const float *dn_norm;   /* (dn_head_v) ssm_norm: the RMSNorm of each head's output,
                                then times silu(z) */
+    /* Per-layer inputs (config.ple_dim > 0; else empty): after the feed-forward the
+     * stream x gains ple_norm(ple_proj (act(ple_gate x) * the token's input of this
+     * layer)). */
+    tensor ple_gate;        /* (ple_dim, dim) inp_gate */
+    tensor ple_proj;        /* (dim, ple_dim) proj */
+    const float *ple_norm;  /* (dim) post_norm */
 } model_layer;
 
 typedef enum {
@@ -254,6 +284,13 @@ typedef struct {
     tensor token_embedding;    /* (vocab_size, dim) */
     tensor wcls;               /* (vocab_size, dim); a copy of token_embedding's view when shared */
     model_layer *layers;       /* (n_layers) */
+    /* Per-layer inputs (config.ple_dim > 0; else NULL / empty): */
+    const void *ple_embd;      /* (vocab_size, n_layers * ple_dim) per_layer_token_embd in
+                                  the file's type (ple_embd_type, a ggml type), in place: a
+                                  token's row is decoded when it runs */
+    unsigned ple_embd_type;
+    tensor ple_model_proj;     /* (n_layers * ple_dim, dim) per_layer_model_proj */
+    const float *ple_proj_norm; /* (ple_dim) per_layer_proj_norm */
 
     /* private to model*.c */
     void *map;                 /* the whole file, read-only mapping */
@@ -262,6 +299,17 @@ typedef struct {
     int n_owned, cap_owned;
     struct model_load_state *load; /* while loading: progress and the conversion tally */
 } model;
+
+/* The values of a head RoPE turns in a layer with a window and its own RoPE base. */
+static inline int model_swa_rope_dims(const model_arch *a)
+{
+    return a->rope_dims_swa > 0 ? a->rope_dims_swa : a->rope_dims;
+}
+
+/* Sets each layer's shape (model_layer.head_size .. out_scale) to the config's, its
+ * KV cache its own: what a loader, or code that builds a model by hand, does before
+ * a family changes some layers'. */
+void model_layers_default(model *m);
 
 /* Llama's values of the description for a head of head_size values: pairs, every
  * value rotated, SiLU, no scales but 1 / sqrt(head_size), no caps, biases, extra norms,

@@ -70,6 +70,12 @@ static const model_family families[] = {
      .embed_scale_sqrt = true, .big_query_layers = 62, .qk_norm = true, .post_norms = true,
      .tied = true, .eps_required = true, .swa_period = 6, .swa_local = 5,
      .rope_base_swa = 10000.0f},
+    /* Gemma 4 (dense: E2B, E4B, 31B) */
+    {.name = "gemma4", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_GELU,
+     .embed_scale_sqrt = true, .qk_norm = true, .post_norms = true, .eps_required = true,
+     .rope_freqs = true, .swa_period = 5, .swa_local = 4, .rope_base_swa = 10000.0f,
+     .layer_shapes = true, .value_norm = true, .layer_scale = true, .per_layer_inputs = true,
+     .final_softcap_key = true, .rope_dims_key = true},
 #ifdef MODEL_FAMILY_EXTRA_ROWS
     MODEL_FAMILY_EXTRA_ROWS
 #endif
@@ -150,6 +156,7 @@ bool model_family_has_windows(const model_family *f)
 {
     return f->swa_period > 0 && f->swa_local > 0;
 }
+
 
 bool model_family_slides(const model_family *f, int l)
 {

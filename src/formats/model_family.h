@@ -87,6 +87,27 @@ typedef struct {
                                   blocks after the others are multi-token prediction,
                                   not run */
 
+    bool layer_shapes;         /* layers of their own shapes (Gemma 4): the sliding layers'
+                                  heads are {arch}.attention.key_length_swa wide, RoPE turns
+                                  rope.dimension_count_swa of them with base
+                                  rope.freq_base_swa; the others' (key_length,
+                                  rope.dimension_count) with rope_freqs.weight; which layers
+                                  slide is attention.sliding_window_pattern (one flag per
+                                  layer; swa_period, swa_local only say what writers write);
+                                  head_count_kv and feed_forward_length may be one per
+                                  layer; the last attention.shared_kv_layers layers attend
+                                  over the KV cache of the last earlier layer of their kind
+                                  (no attn_k, attn_v, attn_k_norm); queries are not scaled */
+    bool value_norm;           /* values are RMS-normed (no weight); attn_v may be absent,
+                                  the keys then serve (Gemma 4) */
+    bool layer_scale;          /* blk.N.layer_output_scale.weight (1) may be there: the
+                                  layer's output times it (Gemma 4) */
+    bool per_layer_inputs;     /* {arch}.embedding_length_per_layer_input (ple) > 0 gives
+                                  per_layer_token_embd (vocab, layers x ple),
+                                  per_layer_model_proj (layers x ple, dim),
+                                  per_layer_proj_norm (ple) and per layer inp_gate (ple,
+                                  dim), proj (dim, ple), post_norm (dim) (Gemma 4) */
+
     /* its keys */
     bool eps_required;         /* {arch}.attention.layer_norm_rms_epsilon must be there */
     bool full_rotary_only;     /* rope.dimension_count must be the head size (llama) */
@@ -94,6 +115,8 @@ typedef struct {
                                   50); 0: the family has no soft-caps, and its files'
                                   caps keys are not read */
     float final_softcap;       /* {arch}.final_logit_softcapping when absent (30) */
+    bool final_softcap_key;    /* with final_softcap 0: the key is read where a file has it
+                                  (Gemma 4), none without */
     int swa_period, swa_local; /* layer l attends over the sliding window when
                                   l % swa_period < swa_local (Phi-3: 1, 1: every layer;
                                   Gemma 2: 2, 1; Gemma 3: 6, 5); period 0: no layer, and

@@ -155,7 +155,38 @@ typedef struct {
     gguf_array recurrent;
     int64_t sections[4];     /* rope.dimension_sections */
     int64_t mtp;             /* multi-token-prediction blocks after the others */
+    /* a family of per-layer shapes (model_family.layer_shapes): */
+    int64_t swa_head, swa_rot;   /* a sliding layer's head size and values RoPE turns */
+    double base_swa;             /* its RoPE base */
+    int64_t shared_kv;           /* the last layers that share an earlier one's KV cache */
+    int64_t ple;                 /* per-layer inputs' width (model_family.per_layer_inputs) */
+    bool has_kv_arr, has_ff_arr; /* head_count_kv, feed_forward_length: one per layer */
+    gguf_array kv_arr, ff_arr, pattern;
 } hyper;
+
+/* A count a family of per-layer shapes may give one per layer (an array): *has_arr
+ * says whether it did, *max is then the largest (each must be 1 to INT32_MAX; their
+ * number is checked once the layers are known). */
+static llm_status per_layer_count(family_keys *k, const char *suffix, gguf_array *arr,
+                                  bool *has_arr, int64_t *max, llm_err *err)
+{
+    *has_arr = gguf_get_array(k->g, key(k, suffix), arr);
+    if (!*has_arr)
+        return LLM_OK;
+    *max = 0;
+    for (uint64_t i = 0; i < arr->n; i++) {
+        int64_t v = gguf_array_int(arr, i);
+        if (v < 1 || v > INT32_MAX)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s[%" PRIu64 "] is %" PRId64 ", not a "
+                            "positive count", k->m->path, key(k, suffix), i, v);
+        if (v > *max)
+            *max = v;
+    }
+    if (arr->n == 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is an empty array", k->m->path,
+                        key(k, suffix));
+    return LLM_OK;
+}
 
 /* The shape's counts, from the family's keys (vocab_size from token_embd). */
 static llm_status read_counts(family_keys *k, model_shape *s, hyper *h, llm_err *err)
@@ -163,18 +194,27 @@ static llm_status read_counts(family_keys *k, model_shape *s, hyper *h, llm_err 
     llm_status st;
     int64_t experts = 0, value_length = 0;
     bool has_kv, has_rot, has_experts, has_key, has_value;
+    h->has_kv_arr = h->has_ff_arr = false;
+    if (k->f->layer_shapes &&
+        ((st = per_layer_count(k, "feed_forward_length", &h->ff_arr, &h->has_ff_arr,
+                               &s->hidden_dim, err)) != LLM_OK ||
+         (st = per_layer_count(k, "attention.head_count_kv", &h->kv_arr, &h->has_kv_arr,
+                               &s->n_kv_heads, err)) != LLM_OK))
+        return st;
     if ((st = require_count(k, "embedding_length", &s->dim, err)) != LLM_OK ||
-        (st = require_count(k, "feed_forward_length", &s->hidden_dim, err)) != LLM_OK ||
+        (!h->has_ff_arr &&
+         (st = require_count(k, "feed_forward_length", &s->hidden_dim, err)) != LLM_OK) ||
         (st = require_count(k, "block_count", &s->n_layers, err)) != LLM_OK ||
         (st = require_count(k, "attention.head_count", &s->n_heads, err)) != LLM_OK ||
         (st = require_count(k, "context_length", &s->seq_len, err)) != LLM_OK ||
-        (st = get_count(k, "attention.head_count_kv", &s->n_kv_heads, &has_kv, err)) != LLM_OK ||
+        (!h->has_kv_arr &&
+         (st = get_count(k, "attention.head_count_kv", &s->n_kv_heads, &has_kv, err)) != LLM_OK) ||
         (st = get_count(k, "rope.dimension_count", &h->rope_dims, &has_rot, err)) != LLM_OK ||
         (st = get_count(k, "attention.key_length", &s->head_size, &has_key, err)) != LLM_OK ||
         (st = get_count(k, "attention.value_length", &value_length, &has_value, err)) != LLM_OK ||
         (st = get_count(k, "expert_count", &experts, &has_experts, err)) != LLM_OK)
         return st;
-    if (!has_kv)
+    if (!has_kv && !h->has_kv_arr)
         s->n_kv_heads = s->n_heads;
     if (!has_key)
         s->head_size = 0;
@@ -210,7 +250,7 @@ static llm_status read_reals(family_keys *k, hyper *h, llm_err *err)
     final_cap.fallback = f->final_softcap;
     if ((f->attn_softcap > 0.0f &&
          (st = get_real(k, &attn_cap, false, &h->attn_cap, err)) != LLM_OK) ||
-        (f->final_softcap > 0.0f &&
+        ((f->final_softcap > 0.0f || f->final_softcap_key) &&
          (st = get_real(k, &final_cap, false, &h->final_cap, err)) != LLM_OK))
         return st;
     /* linear scaling divides positions by the factor (llama.cpp's freq_scale); a
@@ -288,7 +328,7 @@ static llm_status read_window(family_keys *k, const model_shape *s, hyper *h, ll
     llm_status st = get_count(k, "attention.sliding_window", &h->window, &found, err);
     if (st != LLM_OK)
         return st;
-    if (!pattern_is_family(k, s))
+    if (!f->layer_shapes && !pattern_is_family(k, s))
         return llm_fail(err, LLM_ERR_FORMAT, "%s: %s says another pattern of sliding layers "
                         "than the %s architecture's (layer l slides when l %% %d < %d), which "
                         "llmchat runs alone", k->m->path,
@@ -434,6 +474,94 @@ static llm_status read_delta_net(family_keys *k, model_shape *s, hyper *h, llm_e
     return LLM_OK;
 }
 
+/* One per layer: an array key of a family of per-layer shapes must hold n_layers. */
+static llm_status check_per_layer(family_keys *k, const char *suffix, const gguf_array *a,
+                                  int64_t n_layers, llm_err *err)
+{
+    if (a->n == (uint64_t)n_layers)
+        return LLM_OK;
+    return llm_fail(err, LLM_ERR_FORMAT, "%s: %s holds %" PRIu64 " values, but the file has %"
+                    PRId64 " blocks", k->m->path, key(k, suffix), a->n, n_layers);
+}
+
+/* A family of per-layer shapes' keys (model_family.layer_shapes): which layers slide,
+ * a sliding layer's head and RoPE, the layers sharing a KV cache, the per-layer
+ * inputs; the per-layer arrays' lengths. */
+static llm_status read_layer_shapes(family_keys *k, const model_shape *s, hyper *h,
+                                    llm_err *err)
+{
+    const char *path = k->m->path;
+    bool found;
+    llm_status st;
+    if ((h->has_kv_arr &&
+         (st = check_per_layer(k, "attention.head_count_kv", &h->kv_arr, s->n_layers, err)) !=
+             LLM_OK) ||
+        (h->has_ff_arr &&
+         (st = check_per_layer(k, "feed_forward_length", &h->ff_arr, s->n_layers, err)) != LLM_OK))
+        return st;
+    for (uint64_t l = 0; h->has_kv_arr && l < h->kv_arr.n; l++) {
+        int64_t kv = gguf_array_int(&h->kv_arr, l);
+        if (s->n_heads % kv != 0)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s[%" PRIu64 "] is %" PRId64 ", which does "
+                            "not divide the %" PRId64 " heads", path,
+                            key(k, "attention.head_count_kv"), l, kv, s->n_heads);
+    }
+    if (!gguf_get_array(k->g, key(k, "attention.sliding_window_pattern"), &h->pattern))
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is missing or not an array (the "
+                        "%s architecture needs its layers' flags)", path,
+                        key(k, "attention.sliding_window_pattern"), k->f->name);
+    if ((st = check_per_layer(k, "attention.sliding_window_pattern", &h->pattern, s->n_layers,
+                              err)) != LLM_OK)
+        return st;
+    int64_t head = s->head_size > 0 ? s->head_size : s->dim / s->n_heads;
+    h->swa_head = head;
+    if ((st = get_count(k, "attention.key_length_swa", &h->swa_head, &found, err)) != LLM_OK)
+        return st;
+    int64_t value_swa = h->swa_head;
+    if ((st = get_count(k, "attention.value_length_swa", &value_swa, &found, err)) != LLM_OK)
+        return st;
+    if (h->swa_head < 2 || h->swa_head % 2 != 0 || h->swa_head > MODEL_MAX_HEAD ||
+        value_swa != h->swa_head || s->n_heads * h->swa_head > MODEL_MAX_DIM)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s.attention.key_length_swa is %" PRId64
+                        " and value_length_swa %" PRId64 ": a sliding layer's heads need an even "
+                        "size up to %d, the same for keys and values", path, k->f->name,
+                        h->swa_head, value_swa, (int)MODEL_MAX_HEAD);
+    h->swa_rot = h->swa_head;
+    if ((st = get_count(k, "rope.dimension_count_swa", &h->swa_rot, &found, err)) != LLM_OK)
+        return st;
+    if (h->swa_rot > h->swa_head || h->swa_rot % 2 != 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %" PRId64 ", but RoPE turns an even "
+                        "number of a sliding head's %" PRId64 " values", path,
+                        key(k, "rope.dimension_count_swa"), h->swa_rot, h->swa_head);
+    real_key base_swa = {.suffix = "rope.freq_base_swa", .fallback = k->f->rope_base_swa,
+                         .lo = 2.0, .hi = 1e12, .what = "RoPE base"};
+    if ((st = get_real(k, &base_swa, false, &h->base_swa, err)) != LLM_OK)
+        return st;
+    h->shared_kv = 0;
+    if ((st = get_count(k, "attention.shared_kv_layers", &h->shared_kv, &found, err)) != LLM_OK)
+        return st;
+    if (h->shared_kv > 0) {
+        int64_t own = s->n_layers - h->shared_kv; /* layers 0..own-1 write their caches */
+        bool last_slides = own >= 2 && gguf_array_int(&h->pattern, (uint64_t)(own - 2)) != 0;
+        bool last_full = own >= 2 && gguf_array_int(&h->pattern, (uint64_t)(own - 1)) == 0;
+        if (own < 2 || !last_slides || !last_full)
+            return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %" PRId64 " of %" PRId64 " blocks: "
+                            "the layers that share a KV cache read the last sliding and the "
+                            "last global layer before them, which must be blocks %" PRId64
+                            " and %" PRId64, path, key(k, "attention.shared_kv_layers"),
+                            h->shared_kv, s->n_layers, own - 2, own - 1);
+    }
+    h->ple = 0;
+    if (k->f->per_layer_inputs &&
+        (st = get_count(k, "embedding_length_per_layer_input", &h->ple, &found, err)) != LLM_OK)
+        return st;
+    if (h->ple > MODEL_MAX_DIM || h->ple * s->n_layers > MODEL_MAX_HIDDEN)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: %s is %" PRId64 ": more per-layer inputs than "
+                        "this program accepts", path, key(k, "embedding_length_per_layer_input"),
+                        h->ple);
+    return LLM_OK;
+}
+
 /* Reads the family's keys into shape and h, and checks the shape. */
 static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *err)
 {
@@ -447,6 +575,8 @@ static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *
         return llm_fail(err, LLM_ERR_FORMAT, "%s: bad shape in the %s.* keys: %s", k->m->path,
                         k->f->name, why);
     if ((st = read_window(k, s, h, err)) != LLM_OK || (st = read_experts(k, s, h, err)) != LLM_OK)
+        return st;
+    if (k->f->layer_shapes && (st = read_layer_shapes(k, s, h, err)) != LLM_OK)
         return st;
     int64_t head = s->head_size > 0 ? s->head_size : s->dim / s->n_heads;
     if (h->value_length > 0 && h->value_length != head)
@@ -474,6 +604,42 @@ static llm_status read_shape(family_keys *k, model_shape *s, hyper *h, llm_err *
 }
 
 /* ---- the description ---- */
+
+/* A family of per-layer shapes (model_family.layer_shapes): each layer's heads, KV
+ * heads, RoPE and feed-forward, the cache it reads, its per-layer inputs; the config's
+ * sizes become the largest. */
+static void describe_layer_shapes(model *m, const model_family *f, const hyper *h)
+{
+    model_config *c = &m->config;
+    model_arch *a = &c->arch;
+    int full_head = c->head_size, own = c->n_layers - (int)h->shared_kv;
+    a->rope_dims_swa = (int)h->swa_rot;
+    a->rope_base_swa = (float)h->base_swa;
+    a->query_scale = 1.0f;
+    a->value_norm = f->value_norm;
+    c->layers_vary = true;
+    c->ple_dim = (int)h->ple;
+    c->head_size = c->q_dim = c->kv_dim = c->n_kv_heads = c->hidden_dim = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        model_layer *L = &m->layers[l];
+        bool slides = gguf_array_int(&h->pattern, (uint64_t)l) != 0;
+        L->head_size = slides ? (int)h->swa_head : full_head;
+        L->n_kv_heads = h->has_kv_arr ? (int)gguf_array_int(&h->kv_arr, (uint64_t)l)
+                                      : L->n_kv_heads;
+        L->hidden_dim = h->has_ff_arr ? (int)gguf_array_int(&h->ff_arr, (uint64_t)l)
+                                      : L->hidden_dim;
+        L->q_dim = c->n_heads * L->head_size;
+        L->kv_dim = L->n_kv_heads * L->head_size;
+        L->kv_layer = l < own ? l : own - (slides ? 2 : 1);
+#define WIDEST(field) c->field = L->field > c->field ? L->field : c->field
+        WIDEST(head_size);
+        WIDEST(q_dim);
+        WIDEST(kv_dim);
+        WIDEST(n_kv_heads);
+        WIDEST(hidden_dim);
+#undef WIDEST
+    }
+}
 
 /* m->config's description and RoPE settings from the family and the keys; each
  * layer's window. */
@@ -508,8 +674,14 @@ static void describe(model *m, const model_family *f, const hyper *h)
     a->post_norms = f->post_norms;
     a->sliding_window = (int)h->window;
     a->rope_base_swa = h->window > 0 ? f->rope_base_swa : 0.0f;
-    for (int l = 0; l < c->n_layers; l++)
-        m->layers[l].window = h->window > 0 && model_family_slides(f, l) ? (int)h->window : 0;
+    model_layers_default(m);
+    for (int l = 0; l < c->n_layers; l++) {
+        bool slides = f->layer_shapes ? gguf_array_int(&h->pattern, (uint64_t)l) != 0
+                                      : model_family_slides(f, l);
+        m->layers[l].window = h->window > 0 && slides ? (int)h->window : 0;
+    }
+    if (f->layer_shapes)
+        describe_layer_shapes(m, f, h);
     if (!f->delta_net)
         return;
     a->gated_attention = true;

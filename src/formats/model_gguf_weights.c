@@ -35,6 +35,7 @@
  * biases, RoPE factors) are fp32, in place when stored as F32.
  *
  * Owns nothing itself: the buffers belong to the model. */
+#include <float.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@
 typedef enum {
     SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP, SZ_EXPERTS, SZ_EXPERT_HIDDEN,
     SZ_Q_NORM, SZ_K_NORM, SZ_HEADS, SZ_Q_ROWS, SZ_DN_CONV, SZ_DN_VALUE, SZ_DN_V_HEADS,
-    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH
+    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH, SZ_ONE, SZ_PLE
 } shape_size;
 
 /* When a layer's file holds a part. */
@@ -72,6 +73,8 @@ typedef enum {
     IF_EXPERTS,      /* a mixture of experts: the router and the experts' stacks */
     IF_EXPERT_BIASES, /* and arch.expert_biases */
     IF_DELTA_NET,    /* a Gated DeltaNet layer's own */
+    IF_LAYER_SCALE,  /* model_family.layer_scale, where the file has it */
+    IF_PER_LAYER_INPUTS, /* config.ple_dim > 0 */
 } part_when;
 
 /* Where a part goes: a tensor or an fp32 vector of model_layer (at offset), or one of
@@ -95,15 +98,20 @@ static const struct layer_part {
     bool f32;           /* always fp32, whatever the weights' type (the router) */
     bool renamed;       /* the family may name it otherwise (model_family.ffn_norm_name) */
     bool attention;     /* an attention layer's: not in a Gated DeltaNet layer */
+    bool kv;            /* makes the keys or values: not in a layer sharing another's
+                           KV cache (model_layer.kv_layer) */
+    bool values;        /* attn_v: may be absent where values are normed (arch.value_norm:
+                           the keys serve) */
 } layer_parts[] = {
     {.name = "attn_norm.weight", .when = IF_ALWAYS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, rms_att), .fused = NOT_FUSED},
     {.name = "attn_q.weight", .when = IF_SEPARATE_QKV, .rows = SZ_Q_ROWS, .cols = SZ_DIM,
      .offset = offsetof(model_layer, wq), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_k.weight", .when = IF_SEPARATE_QKV, .rows = SZ_KV, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, wk), .fused = NOT_FUSED, .attention = true},
+     .offset = offsetof(model_layer, wk), .fused = NOT_FUSED, .attention = true, .kv = true},
     {.name = "attn_v.weight", .when = IF_SEPARATE_QKV, .rows = SZ_KV, .cols = SZ_DIM,
-     .offset = offsetof(model_layer, wv), .fused = NOT_FUSED, .attention = true},
+     .offset = offsetof(model_layer, wv), .fused = NOT_FUSED, .attention = true, .kv = true,
+     .values = true},
     {.name = "attn_qkv.weight", .when = IF_FUSED_QKV, .rows = SZ_QKV, .cols = SZ_DIM,
      .fused = FUSED_QKV, .attention = true},
     {.name = "attn_q.bias", .when = IF_BIAS, .vector = true, .cols = SZ_Q,
@@ -115,7 +123,8 @@ static const struct layer_part {
     {.name = "attn_q_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_Q_NORM,
      .offset = offsetof(model_layer, q_norm), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_k_norm.weight", .when = IF_QK_NORM, .vector = true, .cols = SZ_K_NORM,
-     .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED, .attention = true},
+     .offset = offsetof(model_layer, k_norm), .fused = NOT_FUSED, .attention = true,
+     .kv = true},
     {.name = "attn_output.weight", .when = IF_ALWAYS, .rows = SZ_DIM, .cols = SZ_Q,
      .offset = offsetof(model_layer, wo), .fused = NOT_FUSED, .attention = true},
     {.name = "attn_output.bias", .when = IF_OUT_BIAS, .vector = true, .cols = SZ_DIM,
@@ -174,6 +183,14 @@ static const struct layer_part {
      .offset = offsetof(model_layer, dn_norm), .fused = NOT_FUSED},
     {.name = "ssm_out.weight", .when = IF_DELTA_NET, .rows = SZ_DIM, .cols = SZ_DN_VALUE,
      .offset = offsetof(model_layer, wo), .fused = NOT_FUSED},
+    {.name = "inp_gate.weight", .when = IF_PER_LAYER_INPUTS, .rows = SZ_PLE, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, ple_gate), .fused = NOT_FUSED},
+    {.name = "proj.weight", .when = IF_PER_LAYER_INPUTS, .rows = SZ_DIM, .cols = SZ_PLE,
+     .offset = offsetof(model_layer, ple_proj), .fused = NOT_FUSED},
+    {.name = "post_norm.weight", .when = IF_PER_LAYER_INPUTS, .vector = true, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, ple_norm), .fused = NOT_FUSED},
+    {.name = "layer_output_scale.weight", .when = IF_LAYER_SCALE, .vector = true,
+     .cols = SZ_ONE, .offset = offsetof(model_layer, out_scale), .fused = NOT_FUSED},
 };
 enum { LAYER_PARTS = sizeof layer_parts / sizeof layer_parts[0] };
 
@@ -181,36 +198,44 @@ enum { LAYER_PARTS = sizeof layer_parts / sizeof layer_parts[0] };
 static int size_of(const model_config *c, const model_layer *y, shape_size s)
 {
     switch (s) {
-    case SZ_Q_ROWS: return y->kind == MODEL_LAYER_GATED_ATTENTION ? 2 * c->q_dim : c->q_dim;
+    case SZ_Q_ROWS: return y->kind == MODEL_LAYER_GATED_ATTENTION ? 2 * y->q_dim : y->q_dim;
+    case SZ_ONE: return 1;
+    case SZ_PLE: return c->ple_dim;
     case SZ_DN_CONV: return c->dn_conv_dim;
     case SZ_DN_VALUE: return c->dn_value_dim;
     case SZ_DN_V_HEADS: return c->dn_v_heads;
     case SZ_DN_HEAD_V: return c->dn_head_v;
     case SZ_DN_CONV_WIDTH: return c->dn_conv_width;
     case SZ_DIM: return c->dim;
-    case SZ_Q: return c->q_dim;
-    case SZ_KV: return c->kv_dim;
-    case SZ_HIDDEN: return c->hidden_dim;
-    case SZ_HEAD: return c->head_size;
-    case SZ_QKV: return c->q_dim + 2 * c->kv_dim;
-    case SZ_GATE_UP: return 2 * c->hidden_dim;
+    case SZ_Q: return y->q_dim;
+    case SZ_KV: return y->kv_dim;
+    case SZ_HIDDEN: return y->hidden_dim;
+    case SZ_HEAD: return y->head_size;
+    case SZ_QKV: return y->q_dim + 2 * y->kv_dim;
+    case SZ_GATE_UP: return 2 * y->hidden_dim;
     case SZ_EXPERTS: return c->n_experts;
     case SZ_EXPERT_HIDDEN: return c->expert_hidden_dim;
-    case SZ_Q_NORM: return c->arch.qk_norm_whole ? c->q_dim : c->head_size;
-    case SZ_K_NORM: return c->arch.qk_norm_whole ? c->kv_dim : c->head_size;
+    case SZ_Q_NORM: return c->arch.qk_norm_whole ? y->q_dim : y->head_size;
+    case SZ_K_NORM: return c->arch.qk_norm_whole ? y->kv_dim : y->head_size;
     case SZ_HEADS: return c->n_heads;
     }
     return 0;
 }
 
-/* Whether layer y's file holds part p. */
-static bool part_in_file(const model_config *c, const model_layer *y, const struct layer_part *p)
+/* Whether layer y (the l-th) of family f's file g holds part p, named name. */
+static bool part_in_file(const gguf *g, const model_family *f, const model_config *c,
+                         const model_layer *y, int l, const struct layer_part *p,
+                         const char *name)
 {
     const model_arch *a = &c->arch;
     bool experts = c->n_experts > 0, dn = y->kind == MODEL_LAYER_DELTA_NET;
-    if (p->attention && dn)
+    if ((p->attention && dn) || (p->kv && y->kv_layer != l))
+        return false;
+    if (p->values && a->value_norm && !gguf_find_tensor(g, name))
         return false;
     switch (p->when) {
+    case IF_LAYER_SCALE: return f->layer_scale && gguf_find_tensor(g, name);
+    case IF_PER_LAYER_INPUTS: return c->ple_dim > 0;
     case IF_DELTA_NET: return dn;
     case IF_ALWAYS: return true;
     case IF_SEPARATE_QKV: return !a->fused_qkv;
@@ -241,6 +266,7 @@ typedef struct {
     bool f32;                 /* made fp32 whatever the weights' type */
     bool vector;              /* fp32 values: a vector, or a table (2-D) */
     bool table;
+    bool raw;                 /* kept in the file's type, in place (model.ple_embd) */
     const float **vec_out;    /* vectors */
     tensor *out;              /* matrices */
     const gguf_tensor *t;
@@ -319,18 +345,26 @@ static void list_weights(model *m, const gguf *g, const model_family *f, tensor 
         add_vector(l, "rope_factors_long.weight", c->arch.rope_dims / 2, &rope_factors[0]);
         add_vector(l, "rope_factors_short.weight", c->arch.rope_dims / 2, &rope_factors[1]);
     }
+    if (c->ple_dim > 0) {
+        int width = c->n_layers * c->ple_dim;
+        weight *w = add_matrix(l, "per_layer_token_embd.weight", c->vocab_size, width, NULL);
+        if (w)
+            w->raw = true;
+        add_matrix(l, "per_layer_model_proj.weight", width, c->dim, &m->ple_model_proj);
+        add_vector(l, "per_layer_proj_norm.weight", c->ple_dim, &m->ple_proj_norm);
+    }
     for (int L = 0; L < c->n_layers; L++) {
         unsigned char *layer = (unsigned char *)&m->layers[L];
         for (int p = 0; p < LAYER_PARTS; p++) {
             const struct layer_part *part = &layer_parts[p];
             const model_layer *y = &m->layers[L];
-            if (!part_in_file(c, y, part))
-                continue;
             char name[64];
             if (part->renamed && f->ffn_norm_name)
                 snprintf(name, sizeof name, "blk.%d.%s.weight", L, f->ffn_norm_name);
             else
                 snprintf(name, sizeof name, "blk.%d.%s", L, part->name);
+            if (!part_in_file(g, f, c, y, L, part, name))
+                continue;
             if (part->table)
                 add_table(l, name, size_of(c, y, part->rows), size_of(c, y, part->cols),
                           (const float **)(layer + part->offset));
@@ -481,6 +515,13 @@ static bool load_weight(model *m, const weight *w, const model_options *opt)
     bool f32_aligned = t->type == GGML_TYPE_F32 && (uintptr_t)t->data % _Alignof(float) == 0;
     if (w->vector)
         return load_vector(m, w);
+    if (w->raw) { /* decoded a row at a time where the pass needs it */
+        m->ple_embd = t->data;
+        m->ple_embd_type = t->type;
+        m->mapped_bytes += (size_t)t->bytes;
+        model_note_tensor(m, from, MODEL_IN_PLACE, t->bytes);
+        return true;
+    }
     int rows = w->rows * (w->stack ? w->stack : 1);
     bool ok;
     if ((opt->weights == TENSOR_F32 || w->f32) && f32_aligned) {
@@ -517,14 +558,16 @@ static bool load_weight(model *m, const weight *w, const model_options *opt)
 /* ---- RoPE factors ---- */
 
 /* Fails unless every one of the n factors f of a RoPE table (rope_freqs.weight,
- * LongRoPE's) is plausible. */
+ * LongRoPE's) is plausible: 0.001 to 1000, or at least 1e20, which stops the pair
+ * from turning (Gemma 4's proportional RoPE writes 1e30 for the pairs it leaves). */
 static llm_status check_factors(const model *m, const char *name, const float *f, int n,
                                 llm_err *err)
 {
     for (int i = 0; i < n; i++)
-        if (!(f[i] >= 1e-3f && f[i] <= 1e3f))
+        if (!(f[i] >= 1e-3f && f[i] <= 1e3f) && !(f[i] >= 1e20f && f[i] <= FLT_MAX))
             return llm_fail(err, LLM_ERR_FORMAT, "%s: %s[%d] is %g, not a plausible RoPE "
-                            "frequency factor (0.001 to 1000)", m->path, name, i, f[i]);
+                            "frequency factor (0.001 to 1000, or 1e20 and above for a pair "
+                            "that does not turn)", m->path, name, i, f[i]);
     return LLM_OK;
 }
 
@@ -534,13 +577,13 @@ static llm_status check_factors(const model *m, const char *name, const float *f
 static llm_status read_rope_freqs(model *m, const gguf *g, const model_family *f, llm_err *err)
 {
     const gguf_tensor *t = gguf_find_tensor(g, "rope_freqs.weight");
-    int pairs = m->config.head_size / 2;
+    int pairs = m->config.arch.rope_dims / 2;
     if (!t || !f->rope_freqs)
         return LLM_OK; /* another family's file holding it is refused as an extra tensor */
     if (t->n_dims != 1 || t->dims[0] != (uint64_t)pairs || !dequant_supported(t->type))
         return llm_fail(err, LLM_ERR_FORMAT,
-                        "%s: GGUF tensor rope_freqs.weight should hold %d numbers (half the head "
-                        "size), as F32", m->path, pairs);
+                        "%s: GGUF tensor rope_freqs.weight should hold %d numbers (half the "
+                        "values RoPE turns), as F32", m->path, pairs);
     float *div = model_own(m, sizeof(float) * (size_t)pairs);
     if (!div)
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
@@ -624,14 +667,14 @@ static bool view_fused(model *m, const tensor *fused)
         model_layer *y = &m->layers[l];
         const tensor *v = &fused[LAYER_VIEWED * l];
         if (c->arch.fused_qkv) {
-            y->wq = model_tensor_rows(&v[FUSED_QKV], 0, c->q_dim);
-            y->wk = model_tensor_rows(&v[FUSED_QKV], c->q_dim, c->q_dim + c->kv_dim);
-            y->wv = model_tensor_rows(&v[FUSED_QKV], c->q_dim + c->kv_dim,
-                                      c->q_dim + 2 * c->kv_dim);
+            y->wq = model_tensor_rows(&v[FUSED_QKV], 0, y->q_dim);
+            y->wk = model_tensor_rows(&v[FUSED_QKV], y->q_dim, y->q_dim + y->kv_dim);
+            y->wv = model_tensor_rows(&v[FUSED_QKV], y->q_dim + y->kv_dim,
+                                      y->q_dim + 2 * y->kv_dim);
         }
         if (c->arch.fused_gate_up && c->n_experts == 0) {
-            y->w1 = model_tensor_rows(&v[FUSED_FFN], 0, c->hidden_dim);
-            y->w3 = model_tensor_rows(&v[FUSED_FFN], c->hidden_dim, 2 * c->hidden_dim);
+            y->w1 = model_tensor_rows(&v[FUSED_FFN], 0, y->hidden_dim);
+            y->w3 = model_tensor_rows(&v[FUSED_FFN], y->hidden_dim, 2 * y->hidden_dim);
         }
         if (c->n_experts > 0 &&
             (!(y->expert_gate = view_stack(m, &v[EXPS_GATE], c->expert_hidden_dim)) ||

@@ -213,6 +213,7 @@ llm_status model_load_llama2c(model *m, const model_options *opt, llm_err *err)
     m->layers = calloc((size_t)h.n_layers, sizeof *m->layers);
     if (!m->layers)
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", m->path);
+    model_layers_default(m);
 
     const unsigned char *p = (const unsigned char *)m->map +
                              (h.version == 0 ? LLAMA2C_V0_HEADER_BYTES : LLAMA2C_AK42_HEADER_BYTES);

@@ -116,6 +116,33 @@ SHAPES.update({
     'qwen35': dict(MOE, arch='qwen35', ff=172, key_length=True, rot=4, sections=(1, 1, 0, 0),
                    attn_every=2, dn_conv=4, dn_k=4, dn_v=8),
 })
+# The Gemma 4 fixture (gemma4, from TRAINED, see gemma4_from_trained): layers whose
+# sliding flags are `slides` (window swa), the sliding ones with the trained heads (8 of 8
+# values, 4 KV heads, RoPE over all 8 with base base_swa), the global ones with heads of
+# head_full values (the trained head's 8 and 8 more) read by kv_full KV heads, RoPE over
+# them with base base and rope_freqs that leave all but the first rot_pairs pairs unturned
+# (Gemma 4's proportional RoPE); the last `shared` layers read the KV caches of the last
+# earlier sliding and global layer; layer 2 (global, its own cache) has no attn_v (its keys
+# are its values); ff per layer (the shared layers' feed-forward twice as wide: the trained
+# units twice, the copies perturbed, down halved); per-layer inputs of ple values;
+# layer_output_scale on layers out_scaled; the final logits soft-capped at softcap.
+SHAPES.update({
+    'gemma4': dict(MOE, arch='gemma4', key_length=True, slides=(1, 1, 0, 1, 0), swa=16,
+                   head_full=16, kv_full=2, rot_pairs=2, base=1000000.0, base_swa=10000.0,
+                   shared=2, ff=(172, 172, 172, 344, 344), ple=8, out_scaled=(0, 1, 3),
+                   softcap=30.0, no_v=(2,)),
+})
+# Its sizes: q/k norm weights Q_NORM_GAIN / K_NORM_GAIN over 8^(1/4) (queries are not
+# scaled: with q and k of the trained RMS the scores would be sqrt(8) times the trained
+# ones); the global heads' 8 extra rows N(0, (G4_EXTRA / sqrt(dim))^2); post-norms
+# G4_POST x (1 + N(0, 0.1^2)) (about the RMS of the trained blocks' outputs); the
+# per-layer inputs: per_layer_token_embd N(0, 1), the projections at gain 1, their
+# post-norm G4_PLE_NORM; layer_output_scale G4_OUT_SCALE; the embeddings divided by
+# sqrt(dim), which Gemma multiplies back.
+G4_EXTRA, G4_PLE_NORM, G4_OUT_SCALE = 0.5, 0.05, (0.9, 0.95, 0.85)
+G4_POST_ATTN = (0.18, 0.14, 0.14, 0.21, 0.30)
+G4_POST_FFN = (0.32, 0.24, 0.30, 0.47, 1.05)
+G4_GELU = 1.702
 # A DeltaNet layer: q, k, v from the trained layer's (q: the query heads reading KV heads
 # 0-3, k and v the KV heads', v twice as llama.cpp tiles value heads over q/k heads, the
 # second copy with DN_V_NOISE relative noise), ssm_out the trained output's columns of the
@@ -188,13 +215,13 @@ def vocab_records(s, vocab_path):
     for k in keys:
         if s['vocab'] == 'bpe' and k in ('tokenizer.ggml.pre', 'tokenizer.ggml.add_bos_token'):
             continue
-        if s.get('norm_shift') and k == 'tokenizer.ggml.add_space_prefix':
+        if (s.get('norm_shift') or s['arch'] == 'gemma4') and k == 'tokenizer.ggml.add_space_prefix':
             continue
         records.append(copy_kv(v, k))
     if s['vocab'] == 'bpe':   # Qwen2Model.set_vocab: the qwen2 pre-tokenizer, no BOS added
         records.append(pack_kv('tokenizer.ggml.pre', STRING, 'qwen2'))
         records.append(pack_kv('tokenizer.ggml.add_bos_token', BOOL, False))
-    if s.get('norm_shift'):   # Gemma's set_vocab: no dummy-prefix space
+    if s.get('norm_shift') or s['arch'] == 'gemma4':   # Gemma's set_vocab: no dummy-prefix space
         records.append(pack_kv('tokenizer.ggml.add_space_prefix', BOOL, False))
     return records, len(v.meta['tokenizer.ggml.tokens'])
 
@@ -388,6 +415,102 @@ def hybrid_from_trained(W, s, T):
             add(p + 'ffn_%s.weight' % w, t(p + 'ffn_%s.weight' % w))
 
 
+def gemma4_head_rows(w, n_head, hd, full, rng, dim):
+    """Rows of a q or k matrix (llama's order, heads of hd) as NEOX heads of `full` values:
+    each trained head's pairs (i, i + hd/2) become pairs (i, i + full/2), the other rows
+    small noise."""
+    h = neox_rows(w, n_head).reshape(n_head, hd, -1)
+    out = rng.standard_normal((n_head, full, dim)) * (G4_EXTRA / np.sqrt(dim))
+    half, fh = hd // 2, full // 2
+    out[:, :half], out[:, fh:fh + half] = h[:, :half], h[:, half:]
+    return out.reshape(n_head * full, dim)
+
+
+def gemma4_from_trained(W, s, T):
+    """The tensors of the Gemma 4 fixture made of the trained model T (see SHAPES' gemma4)."""
+    rng, dim, hd, hf = W.rng, s['dim'], s['head'], s['head_full']
+    t = lambda name: T.tensor(name).astype(np.float64)
+    add = lambda name, w: W.tensors.append((name, np.asarray(w, np.float32), 'F32'))
+    n, ple, own = s['layers'], s['ple'], s['layers'] - s['shared']
+    add('token_embd.weight', t('token_embd.weight') / np.sqrt(dim))
+    add('output_norm.weight', t('output_norm.weight'))
+    add('output.weight', t('output.weight'))
+    pairs = hf // 2
+    add('rope_freqs.weight', [1.0] * s['rot_pairs'] + [1e30] * (pairs - s['rot_pairs']))
+    W.vec('per_layer_token_embd.weight', rng.standard_normal((T.tensor('token_embd.weight').shape[0], n * ple)))
+    W.mat('per_layer_model_proj.weight', n * ple, dim, 1.0)
+    W.norm('per_layer_proj_norm.weight', ple)
+    scales = iter(G4_OUT_SCALE)
+    for il in range(n):
+        p, slides = 'blk.%d.' % il, s['slides'][il]
+        add(p + 'attn_norm.weight', t(p + 'attn_norm.weight'))
+        q, k, v, o = (t(p + 'attn_%s.weight' % w) for w in ('q', 'k', 'v', 'output'))
+        if slides:
+            add(p + 'attn_q.weight', neox_rows(q, s['heads']))
+            if il < own:
+                add(p + 'attn_k.weight', neox_rows(k, s['kv']))
+                add(p + 'attn_v.weight', v)
+            add(p + 'attn_output.weight', o)
+            head = hd
+        else:
+            add(p + 'attn_q.weight', gemma4_head_rows(q, s['heads'], hd, hf, rng, dim))
+            if il < own:
+                per = s['kv'] // s['kv_full']
+                kk = k.reshape(s['kv'], hd, dim)[::per].reshape(-1, dim)
+                add(p + 'attn_k.weight', gemma4_head_rows(kk, s['kv_full'], hd, hf, rng, dim))
+                if il not in s['no_v']:
+                    vv = v.reshape(s['kv'], hd, dim)[::per]
+                    vf = rng.standard_normal((s['kv_full'], hf, dim)) * (G4_EXTRA / np.sqrt(dim))
+                    vf[:, :hd] = vv
+                    add(p + 'attn_v.weight', vf.reshape(-1, dim))
+            of = rng.standard_normal((dim, s['heads'], hf)) * (G4_EXTRA / np.sqrt(hf))
+            of[:, :, :hd // 2] = o.reshape(dim, s['heads'], hd)[:, :, :hd // 2]
+            of[:, :, hf // 2:hf // 2 + hd // 2] = o.reshape(dim, s['heads'], hd)[:, :, hd // 2:]
+            add(p + 'attn_output.weight', of.reshape(dim, -1))
+            head = hf
+        W.norm(p + 'attn_q_norm.weight', head, Q_NORM_GAIN[il])
+        if il < own:
+            W.norm(p + 'attn_k_norm.weight', head, K_NORM_GAIN[il])
+        W.norm(p + 'post_attention_norm.weight', dim, G4_POST_ATTN[il])
+        add(p + 'ffn_norm.weight', t(p + 'ffn_norm.weight'))
+        gate, up, down = t(p + 'ffn_gate.weight'), t(p + 'ffn_up.weight'), t(p + 'ffn_down.weight')
+        if s['ff'][il] == 2 * gate.shape[0]:   # twice as wide: the units twice, perturbed
+            noise = lambda w: w * (1.0 + 0.1 * rng.standard_normal(w.shape))
+            gate, up = np.concatenate([gate, noise(gate)]), np.concatenate([up, noise(up)])
+            down = 0.5 * np.concatenate([down, noise(down)], axis=1)
+        add(p + 'ffn_gate.weight', gate / G4_GELU)   # gelu(x / 1.702) 1.702 is about silu(x)
+        add(p + 'ffn_up.weight', up)
+        add(p + 'ffn_down.weight', down * G4_GELU)
+        W.norm(p + 'post_ffw_norm.weight', dim, G4_POST_FFN[il])
+        W.mat(p + 'inp_gate.weight', ple, dim, 1.0)
+        W.mat(p + 'proj.weight', dim, ple, 1.0)
+        W.norm(p + 'post_norm.weight', dim, G4_PLE_NORM)
+        if il in s['out_scaled']:
+            add(p + 'layer_output_scale.weight', [next(scales)])
+
+
+def gemma4_metadata(s):
+    """Gemma 4's keys (Gemma4Model.set_gguf_parameters over Gemma3Model's)."""
+    a = s['arch']
+    u32 = lambda k, x: pack_kv('%s.%s' % (a, k), UINT32, int(x))
+    f32 = lambda k, x: pack_kv('%s.%s' % (a, k), FLOAT32, float(x))
+    arr = lambda k, xs, t: pack_kv('%s.%s' % (a, k), ARRAY, list(xs), t)
+    kv = [s['kv'] if sl else s['kv_full'] for sl in s['slides']]
+    return [pack_kv('general.architecture', STRING, a), pack_kv('general.name', STRING, 'tiny model'),
+            pack_kv('general.file_type', UINT32, 0),
+            u32('context_length', s['ctx']), u32('embedding_length', s['dim']), u32('block_count', s['layers']),
+            arr('feed_forward_length', s['ff'], UINT32), u32('attention.head_count', s['heads']),
+            arr('attention.head_count_kv', kv, UINT32), f32('attention.layer_norm_rms_epsilon', s['eps']),
+            u32('attention.key_length', s['head_full']), u32('attention.value_length', s['head_full']),
+            u32('attention.key_length_swa', s['head']), u32('attention.value_length_swa', s['head']),
+            f32('rope.freq_base', s['base']), f32('rope.freq_base_swa', s['base_swa']),
+            u32('rope.dimension_count', s['head_full']), u32('rope.dimension_count_swa', s['head']),
+            u32('attention.sliding_window', s['swa']),
+            arr('attention.sliding_window_pattern', [bool(x) for x in s['slides']], BOOL),
+            u32('attention.shared_kv_layers', s['shared']), u32('embedding_length_per_layer_input', s['ple']),
+            f32('final_logit_softcapping', s['softcap'])]
+
+
 def hybrid_metadata(s):
     """The keys a hybrid family's converter writes beside the others (Qwen3NextModel,
     _Qwen35MRopeMixin)."""
@@ -404,6 +527,11 @@ def make(name, out, seed=1, vocab=None):
     if s.get('trained'):
         T = gguf.GGUFFile(TRAINED)
         records, n_vocab = vocab_records(s, vocab or TRAINED)
+        if FAMILIES[s['arch']]['layer_shapes']:
+            W = Weights(seed)
+            gemma4_from_trained(W, s, T)
+            gguf.write_gguf(out, gemma4_metadata(s) + records, W.tensors)
+            return
         meta = metadata(name, s)
         if FAMILIES[s['arch']]['vocab_size_key']:
             meta.append(pack_kv('%s.vocab_size' % s['arch'], UINT32, n_vocab))
