@@ -81,6 +81,13 @@ typedef struct {
      * `head` values, convolved over dn_conv tokens; RoPE's sections; mtp blocks of
      * multi-token prediction after the layers */
     int attn_every, dn_conv, dn_k, dn_v, sections[4], mtp;
+    /* a family of per-layer shapes (model_family.layer_shapes): which layers slide
+     * ("SSGSG": S slides, G is global), a sliding layer's head size (head is a global
+     * one's), a global layer's KV heads, the last layers sharing KV caches (twice as
+     * wide a feed-forward), per-layer inputs' width; the global layers that write their
+     * cache have no attn_v */
+    const char *pattern;
+    int swa_head, kv_full, shared, ple;
 } family_shape;
 
 static const family_shape family_shapes[] = {
@@ -126,6 +133,9 @@ static const family_shape family_shapes[] = {
     {.name = "gemma3", .arch = "gemma3", .dim = 64, .ff = 96, .layers = 7, .heads = 4, .kv = 2,
      .head = 32, .ctx = 256, .key_length = true, .tied = true, .window = 4, .base = 1e6f,
      .linear = 8.0f},
+    {.name = "gemma4", .arch = "gemma4", .dim = 64, .ff = 96, .layers = 5, .heads = 4, .kv = 2,
+     .head = 32, .ctx = 256, .key_length = true, .window = 4, .base = 1e6f, .pattern = "SSGSG",
+     .swa_head = 16, .kv_full = 1, .shared = 2, .ple = 8},
 };
 
 static inline const family_shape *family_shape_find(const char *name)
@@ -138,7 +148,12 @@ static inline const family_shape *family_shape_find(const char *name)
 
 /* ---- the tensors ---- */
 
-typedef enum { FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_LONG, FILL_SHORT, FILL_DECAY } family_fill;
+typedef enum {
+    FILL_MATRIX, FILL_NORM, FILL_BIAS, FILL_LONG, FILL_SHORT, FILL_DECAY,
+    FILL_PROPORTIONAL, /* rope_freqs of Gemma 4's global layers: the first quarter of the
+                          pairs 1 (they turn), the others 1e30 */
+    FILL_SCALE,        /* a layer's output scale, 0.5 to 1 */
+} family_fill;
 
 typedef struct {
     char name[64];
@@ -171,10 +186,79 @@ static inline void family_add(family_tensors *l, const char *name, uint64_t ne0,
     t->type = GGML_TYPE_F32;
 }
 
+/* Whether layer il of shape s (family f) slides: its pattern's letter, or the family's
+ * rule. */
+static inline bool family_layer_slides(const family_shape *s, const model_family *f, int il)
+{
+    if (s->pattern && il < (int)strlen(s->pattern))
+        return s->pattern[il] == 'S';
+    return model_family_slides(f, il);
+}
+
+/* The first layer of shape s that reads an earlier layer's KV cache (layers: none). */
+static inline int family_first_shared(const family_shape *s)
+{
+    return s->layers - s->shared;
+}
+
+/* Layer il's KV heads and feed-forward width (a family of per-layer shapes: the global
+ * layers' KV heads, the sharing layers' twice as wide). */
+static inline int family_layer_kv(const family_shape *s, const model_family *f, int il)
+{
+    return f->layer_shapes && !family_layer_slides(s, f, il) ? s->kv_full : s->kv;
+}
+static inline int family_layer_ff(const family_shape *s, const model_family *f, int il)
+{
+    return f->layer_shapes && il >= family_first_shared(s) ? 2 * s->ff : s->ff;
+}
+
+/* Layer il of a family of per-layer shapes (Gemma 4): its own head size and KV heads,
+ * no keys or values where it shares a cache, none of attn_v where it is a global layer
+ * with its own cache, per-layer inputs, an output scale. */
+static inline void family_layer_shapes(family_tensors *l, const family_shape *s,
+                                       const model_family *f, int il)
+{
+    bool slides = family_layer_slides(s, f, il), own = il < family_first_shared(s);
+    uint64_t d = (uint64_t)s->dim, hs = (uint64_t)(slides ? s->swa_head : s->head);
+    uint64_t q = (uint64_t)s->heads * hs, kv = (uint64_t)family_layer_kv(s, f, il) * hs;
+    uint64_t ff = (uint64_t)family_layer_ff(s, f, il), ple = (uint64_t)s->ple;
+    char n[64];
+#define FT(part, ne0, ne1, fill) \
+    (snprintf(n, sizeof n, "blk.%d.%s", il, part), family_add(l, n, ne0, ne1, fill))
+    FT("attn_norm.weight", d, 0, FILL_NORM);
+    FT("attn_q.weight", d, q, FILL_MATRIX);
+    if (own) {
+        FT("attn_k.weight", d, kv, FILL_MATRIX);
+        if (slides)
+            FT("attn_v.weight", d, kv, FILL_MATRIX);
+    }
+    FT("attn_output.weight", q, d, FILL_MATRIX);
+    FT("attn_q_norm.weight", hs, 0, FILL_NORM);
+    if (own)
+        FT("attn_k_norm.weight", hs, 0, FILL_NORM);
+    FT("post_attention_norm.weight", d, 0, FILL_NORM);
+    FT("ffn_norm.weight", d, 0, FILL_NORM);
+    FT("ffn_gate.weight", d, ff, FILL_MATRIX);
+    FT("ffn_up.weight", d, ff, FILL_MATRIX);
+    FT("ffn_down.weight", ff, d, FILL_MATRIX);
+    FT("post_ffw_norm.weight", d, 0, FILL_NORM);
+    if (ple > 0) {
+        FT("inp_gate.weight", d, ple, FILL_MATRIX);
+        FT("proj.weight", ple, d, FILL_MATRIX);
+        FT("post_norm.weight", d, 0, FILL_NORM);
+    }
+    FT("layer_output_scale.weight", 1, 0, FILL_SCALE);
+#undef FT
+}
+
 /* Layer il's tensors, those family f's files hold. */
 static inline void family_layer(family_tensors *l, const family_shape *s,
                                 const model_family *f, int il)
 {
+    if (f->layer_shapes) {
+        family_layer_shapes(l, s, f, il);
+        return;
+    }
     uint64_t d = (uint64_t)s->dim, q = (uint64_t)(s->heads * s->head),
              kv = (uint64_t)(s->kv * s->head), ff = (uint64_t)s->ff;
     char n[64];
@@ -277,6 +361,15 @@ static inline void family_list(family_tensors *l, const family_shape *s, const m
         family_add(l, "rope_factors_long.weight", half, 0, FILL_LONG);
         family_add(l, "rope_factors_short.weight", half, 0, FILL_SHORT);
     }
+    if (f->layer_shapes) {
+        family_add(l, "rope_freqs.weight", (uint64_t)s->head / 2, 0, FILL_PROPORTIONAL);
+        if (s->ple > 0) {
+            uint64_t all = (uint64_t)s->layers * s->ple;
+            family_add(l, "per_layer_token_embd.weight", all, (uint64_t)vocab, FILL_MATRIX);
+            family_add(l, "per_layer_model_proj.weight", (uint64_t)s->dim, all, FILL_MATRIX);
+            family_add(l, "per_layer_proj_norm.weight", (uint64_t)s->ple, 0, FILL_NORM);
+        }
+    }
     for (int il = 0; il < s->layers + (f->delta_net ? s->mtp : 0); il++)
         family_layer(l, s, f, il);
 }
@@ -310,9 +403,33 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const mode
     KU("context_length", s->ctx);
     KU("embedding_length", s->dim);
     KU("block_count", s->layers + (f->delta_net ? s->mtp : 0));
-    KU("feed_forward_length", s->ff);
+    if (f->layer_shapes) { /* one per layer */
+        int32_t ffs[64], kvs[64], slides[64];
+        int n_l = s->layers < 64 ? s->layers : 64;
+        for (int il = 0; il < n_l; il++) {
+            ffs[il] = family_layer_ff(s, f, il);
+            kvs[il] = family_layer_kv(s, f, il);
+            slides[il] = family_layer_slides(s, f, il);
+        }
+#define KA(suffix, v) \
+    (snprintf(k, sizeof k, "%s.%s", a, suffix), \
+     family_key_kept(e, k) ? gguf_writer_add_int32_array(w, k, v, (uint64_t)n_l) : (void)0)
+        KA("feed_forward_length", ffs);
+        KA("attention.head_count_kv", kvs);
+        KA("attention.sliding_window_pattern", slides);
+#undef KA
+        KU("attention.key_length_swa", s->swa_head);
+        KU("attention.value_length_swa", s->swa_head);
+        KU("rope.dimension_count_swa", s->swa_head);
+        KF("rope.freq_base_swa", 10000.0f);
+        KU("attention.shared_kv_layers", s->shared);
+        KU("embedding_length_per_layer_input", s->ple);
+        KF("final_logit_softcapping", 30.0f);
+    } else {
+        KU("feed_forward_length", s->ff);
+        KU("attention.head_count_kv", s->kv);
+    }
     KU("attention.head_count", s->heads);
-    KU("attention.head_count_kv", s->kv);
     KF("attention.layer_norm_rms_epsilon", 1e-6);
     if (s->base > 0)
         KF("rope.freq_base", s->base);
@@ -476,6 +593,8 @@ static inline void family_values(const family_tensor *t, uint32_t *state, float 
         case FILL_LONG: x[i] = powf(64.0f, (float)i / (float)(n > 1 ? n - 1 : 1)) * (1.05f + 0.05f * r); break;
         case FILL_SHORT: x[i] = 1.5f + 0.5f * r; break;
         case FILL_DECAY: x[i] = -0.3f + 0.25f * r; break; /* ssm_a: -A, A in (0.05, 0.55) */
+        case FILL_PROPORTIONAL: x[i] = i < (n + 3) / 4 ? 1.0f : 1e30f; break;
+        case FILL_SCALE: x[i] = 0.75f + 0.25f * r; break;
         }
     }
 }

@@ -77,7 +77,8 @@ START_TEST(test_each_family_opens_and_runs)
             ck_assert_str_eq(m->config.arch.name, s->arch);
             ck_assert_int_eq(m->config.head_size, s->head);
             ck_assert_int_eq(m->config.q_dim, s->heads * s->head);
-            ck_assert_int_eq(m->config.kv_dim, s->kv * s->head);
+            if (!s->pattern) /* per-layer shapes: test_gemma4_description */
+                ck_assert_int_eq(m->config.kv_dim, s->kv * s->head);
             ck_assert(m->config.shared_classifier == s->tied);
             /* every value of the file is a parameter, the tied classifier counted once,
              * but those of multi-token-prediction blocks (not run) */
@@ -159,6 +160,48 @@ START_TEST(test_descriptions)
         }
         model_close(m);
     }
+}
+END_TEST
+
+/* Gemma 4: each layer's heads, KV heads, feed-forward and cache as the family_gguf.h
+ * shape has them (SSGSG, the last two sharing the caches of layers 1 and 2; sliding heads
+ * of 16, global of 32 with one KV head and no attn_v); the KV cache holds only the layers
+ * that write one; the proportional RoPE's divisors. */
+START_TEST(test_gemma4_description)
+{
+    model *m = open_family("gemma4", TENSOR_F32);
+    const model_config *c = &m->config;
+    const int head[] = {16, 16, 32, 16, 32}, kv[] = {2, 2, 1, 2, 1}, from[] = {0, 1, 2, 1, 2};
+    const int ff[] = {96, 96, 96, 192, 192}, window[] = {4, 4, 0, 4, 0};
+    ck_assert(c->layers_vary && c->arch.value_norm);
+    ck_assert_int_eq(c->ple_dim, 8);
+    ck_assert(c->arch.query_scale == 1.0f);
+    ck_assert_int_eq(c->arch.rope_dims, 32);
+    ck_assert_int_eq(c->arch.rope_dims_swa, 16);
+    ck_assert(c->arch.rope_base_swa == 10000.0f && c->rope_base == 1e6f);
+    ck_assert(c->arch.final_softcap == 30.0f);
+    ck_assert_int_eq(c->kv_dim, 32);
+    ck_assert_int_eq(c->hidden_dim, 192);
+    for (int l = 0; l < 5; l++) {
+        const model_layer *L = &m->layers[l];
+        ck_assert_msg(L->head_size == head[l] && L->n_kv_heads == kv[l] &&
+                          L->kv_layer == from[l] && L->hidden_dim == ff[l] &&
+                          L->window == window[l] && L->q_dim == 4 * head[l] &&
+                          L->kv_dim == kv[l] * head[l], "layer %d's shape", l);
+        ck_assert_msg((L->wk.rows > 0) == (l < 3) && (L->wv.rows > 0) == (l < 2) &&
+                          (L->k_norm != NULL) == (l < 3), "layer %d's keys and values", l);
+        ck_assert_msg(L->out_scale && *L->out_scale > 0.4f && L->ple_gate.rows == 8 &&
+                          L->ple_proj.cols == 8 && L->ple_norm, "layer %d's output", l);
+    }
+    for (int i = 0; i < 16; i++)
+        ck_assert_msg(c->rope_freqs[i] == (i < 4 ? 1.0f : 1e30f), "pair %d", i);
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_int_eq(transformer_new_kv(m, 16, TRANSFORMER_KV_F32, &t, &err), LLM_OK);
+    /* per position: layers 0 and 1 (2 KV heads of 16), 2 (1 of 32); keys and values */
+    ck_assert_uint_eq(transformer_kv_bytes(t), (size_t)16 * (32 + 32 + 32) * 2 * sizeof(float));
+    transformer_free(t);
+    model_close(m);
 }
 END_TEST
 
@@ -466,6 +509,29 @@ static const struct {
      "qwen35.nextn_predict_layers is 4, but the file has 4 blocks in all"},
     {"qwen35-mtp", {.extra_tensor = "blk.5.attn_norm.weight"}, LLM_ERR_FORMAT,
      "blk.5.attn_norm.weight is not part of the qwen35 architecture"},
+    /* gemma4: the layers' flags, the shared caches, a sliding head, the proportional
+     * RoPE, the per-layer inputs, the tensors of a sharing layer */
+    {"gemma4", {.drop_key = "gemma4.attention.sliding_window_pattern"}, LLM_ERR_FORMAT,
+     "gemma4.attention.sliding_window_pattern is missing or not an array"},
+    {"gemma4", {.uint_key = "gemma4.attention.shared_kv_layers", .uint_value = 3},
+     LLM_ERR_FORMAT, "gemma4.attention.shared_kv_layers is 3 of 5 blocks: the layers that "
+                     "share a KV cache read the last sliding and the last global layer before "
+                     "them, which must be blocks 0 and 1"},
+    {"gemma4", {.uint_key = "gemma4.attention.key_length_swa", .uint_value = 15},
+     LLM_ERR_FORMAT, "gemma4.attention.key_length_swa is 15 and value_length_swa 16"},
+    {"gemma4", {.uint_key = "gemma4.rope.dimension_count_swa", .uint_value = 18},
+     LLM_ERR_FORMAT, "gemma4.rope.dimension_count_swa is 18, but RoPE turns an even number "
+                     "of a sliding head's 16 values"},
+    {"gemma4", {.value_tensor = "rope_freqs.weight", .value_index = 5, .value = 1e10f},
+     LLM_ERR_FORMAT, "rope_freqs.weight[5] is 1e+10, not a plausible RoPE frequency factor"},
+    {"gemma4", {.drop_tensor = "per_layer_token_embd.weight"}, LLM_ERR_FORMAT,
+     "GGUF tensor per_layer_token_embd.weight is missing (the gemma4 architecture has it)"},
+    {"gemma4", {.resize_tensor = "blk.2.attn_q.weight", .ne0 = 64, .ne1 = 64}, LLM_ERR_FORMAT,
+     "blk.2.attn_q.weight has dims [64, 64], expected [64, 128]"},
+    {"gemma4", {.extra_tensor = "blk.3.attn_k_norm.weight"}, LLM_ERR_FORMAT,
+     "blk.3.attn_k_norm.weight is not part of the gemma4 architecture"},
+    {"gemma4", {.uint_key = "gemma4.embedding_length_per_layer_input", .uint_value = 4},
+     LLM_ERR_FORMAT, "per_layer_token_embd.weight has dims [40, 96], expected [20, 96]"},
     /* llama: no partial rotary */
     {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
      "partial rotary embeddings are not supported by the llama architecture"},
@@ -623,6 +689,7 @@ static Suite *model_family_suite(void)
     tcase_add_test(limits, test_hostile_files);
     tcase_add_test(limits, test_big_gemma_query_scale);
     tcase_add_test(limits, test_gpt_oss_description);
+    tcase_add_test(limits, test_gemma4_description);
     tcase_add_test(limits, test_qwen35_description);
     tcase_add_test(limits, test_phi3_window_default);
     tcase_add_test(limits, test_refused_architectures);

@@ -130,7 +130,7 @@ SHAPES.update({
     'gemma4': dict(MOE, arch='gemma4', key_length=True, slides=(1, 1, 0, 1, 0), swa=16,
                    head_full=16, kv_full=2, rot_pairs=2, base=1000000.0, base_swa=10000.0,
                    shared=2, ff=(172, 172, 172, 344, 344), ple=8, out_scaled=(0, 1, 3),
-                   softcap=30.0, no_v=(2,)),
+                   softcap=30.0, no_v=(2,), no_space_prefix=True),
 })
 # Its sizes: q/k norm weights Q_NORM_GAIN / K_NORM_GAIN over 8^(1/4) (queries are not
 # scaled: with q and k of the trained RMS the scores would be sqrt(8) times the trained
@@ -215,13 +215,13 @@ def vocab_records(s, vocab_path):
     for k in keys:
         if s['vocab'] == 'bpe' and k in ('tokenizer.ggml.pre', 'tokenizer.ggml.add_bos_token'):
             continue
-        if (s.get('norm_shift') or s['arch'] == 'gemma4') and k == 'tokenizer.ggml.add_space_prefix':
+        if (s.get('norm_shift') or s.get('no_space_prefix')) and k == 'tokenizer.ggml.add_space_prefix':
             continue
         records.append(copy_kv(v, k))
     if s['vocab'] == 'bpe':   # Qwen2Model.set_vocab: the qwen2 pre-tokenizer, no BOS added
         records.append(pack_kv('tokenizer.ggml.pre', STRING, 'qwen2'))
         records.append(pack_kv('tokenizer.ggml.add_bos_token', BOOL, False))
-    if s.get('norm_shift') or s['arch'] == 'gemma4':   # Gemma's set_vocab: no dummy-prefix space
+    if s.get('norm_shift') or s.get('no_space_prefix'):   # Gemma's set_vocab: no dummy-prefix space
         records.append(pack_kv('tokenizer.ggml.add_space_prefix', BOOL, False))
     return records, len(v.meta['tokenizer.ggml.tokens'])
 
