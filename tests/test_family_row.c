@@ -111,7 +111,7 @@ START_TEST(test_twin_rows_copy_their_family)
     ck_assert_int_eq(model_open(path, NULL, &m, &err), LLM_ERR_FORMAT);
     ck_assert_msg(strstr(err.text, "llmchat runs llama, qwen2, qwen3, qwen3moe, qwen35, olmoe, "
                                    "gpt-oss, phi3, "
-                                   "gemma, gemma2, gemma3, llama-twin, qwen3moe-twin, "
+                                   "gemma, gemma2, gemma3, gemma4, llama-twin, qwen3moe-twin, "
                                    "olmoe-twin, qwen2-twin, phi3-twin, gemma2-twin, "
                                    "gemma3-twin"), "%s", err.text);
     remove(path);

@@ -122,7 +122,8 @@ END_TEST
 START_TEST(test_names)
 {
     const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3",
-                           "qwen3", "gemma", "phi3", "phi4-mini", "harmony", "qwen35"};
+                           "qwen3", "gemma", "phi3", "phi4-mini", "harmony", "qwen35",
+                           "gemma4"};
     for (int k = 0; k < TEMPLATE_COUNT; k++) {
         template_kind got;
         ck_assert(template_kind_parse(names[k], &got));
@@ -135,6 +136,7 @@ START_TEST(test_names)
     ck_assert(template_kind_parse("chatml-think", &got) && got == TEMPLATE_QWEN3);
     ck_assert(template_kind_parse("gpt-oss", &got) && got == TEMPLATE_HARMONY);
     ck_assert(template_kind_parse("qwen3.5", &got) && got == TEMPLATE_QWEN35);
+    ck_assert(template_kind_parse("gemma-4", &got) && got == TEMPLATE_GEMMA4);
     ck_assert(!template_kind_parse("Llama2", &got));
     ck_assert(!template_kind_parse("vicuna", &got));
     ck_assert(!template_kind_parse("", &got));
@@ -347,20 +349,25 @@ static const char *write_phi3_vocab(void)
  * conversation. */
 START_TEST(test_families_match_jinja)
 {
-    const char *names[] = {"qwen3-vocab", "gemma3-vocab", "phi3-vocab", "phi4-mini-vocab"};
-    tokenizer *toks[4];
+    const char *names[] = {"qwen3-vocab", "gemma3-vocab", "phi3-vocab", "phi4-mini-vocab",
+                           "gemma4-vocab"};
+    enum { VOCABS = sizeof names / sizeof names[0] };
+    tokenizer *toks[VOCABS];
     llm_err err;
     const char *phi3_path = write_phi3_vocab();
     const char *paths[] = {built_file("qwen3-vocab.gguf"), built_file("gemma3-vocab.gguf"),
-                           phi3_path, built_file("phi4-mini-vocab.gguf")};
-    for (int i = 0; i < 4; i++)
+                           phi3_path, built_file("phi4-mini-vocab.gguf"),
+                           built_file("gemma4-vocab.gguf")};
+    for (int i = 0; i < VOCABS; i++)
         ck_assert_msg(tokenizer_open(paths[i], 0, &toks[i], &err) == LLM_OK, "%s", err.text);
-    /* then template_qwen35.jsonl (make_qwen35_template.py): Qwen 3.5's first turns,
-     * thinking on and off */
-    const char *goldens[] = {"golden/template_families.jsonl", "golden/template_qwen35.jsonl"};
+    /* then template_qwen35.jsonl (make_qwen35_template.py) and template_gemma4.jsonl
+     * (make_gemma4_template.py): Qwen 3.5's and Gemma 4's first turns, thinking on and
+     * off */
+    const char *goldens[] = {"golden/template_families.jsonl", "golden/template_qwen35.jsonl",
+                             "golden/template_gemma4.jsonl"};
     static char line[16384], text[4096], before[4096], jinja[8192];
     int checked = 0, second = 0, by_kind[TEMPLATE_COUNT] = {0};
-    for (int file = 0; file < 2; file++) {
+    for (int file = 0; file < 3; file++) {
         FILE *f = fopen(data_path(goldens[file]), "r");
         ck_assert_ptr_nonnull(f);
         while (fgets(line, sizeof line, f)) {
@@ -376,7 +383,7 @@ START_TEST(test_families_match_jinja)
             int n_want = jsonl_numbers(line, "ids", want, 512);
             ck_assert_int_gt(n_want, 0);
             const tokenizer *tok = NULL;
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < VOCABS; i++)
                 if (!strcmp(vocab, names[i]))
                     tok = toks[i];
             ck_assert_msg(tok != NULL, "vocabulary %s", vocab);
@@ -414,14 +421,15 @@ START_TEST(test_families_match_jinja)
         }
         fclose(f);
     }
-    ck_assert_int_eq(checked, 29 + 6);
+    ck_assert_int_eq(checked, 29 + 6 + 6);
     ck_assert_int_eq(second, 13);
     ck_assert_int_eq(by_kind[TEMPLATE_QWEN3], 9);
     ck_assert_int_eq(by_kind[TEMPLATE_QWEN35], 6);
+    ck_assert_int_eq(by_kind[TEMPLATE_GEMMA4], 6);
     ck_assert_int_eq(by_kind[TEMPLATE_GEMMA], 8);
     ck_assert_int_eq(by_kind[TEMPLATE_PHI3], 6);
     ck_assert_int_eq(by_kind[TEMPLATE_PHI4_MINI], 6);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < VOCABS; i++)
         tokenizer_close(toks[i]);
     remove(phi3_path);
 }
@@ -466,6 +474,14 @@ START_TEST(test_detect_families)
     free(bytes);
     ck_assert(template_kind_detect(qwen35, &k) && k == TEMPLATE_QWEN35);
     free(qwen35);
+    /* Gemma 4's (llama.cpp 0.4.0's models/templates/google-gemma-4-31B-it.jinja) */
+    bytes = read_whole_file(data_path("gemma4-chat-template.jinja"), &size);
+    char *gemma4 = calloc(size + 1, 1);
+    ck_assert_ptr_nonnull(gemma4);
+    memcpy(gemma4, bytes, size);
+    free(bytes);
+    ck_assert(template_kind_detect(gemma4, &k) && k == TEMPLATE_GEMMA4);
+    free(gemma4);
 }
 END_TEST
 

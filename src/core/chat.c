@@ -80,6 +80,7 @@ llm_status chat_new_template(engine *e, const chat_template *tmpl, const char *s
     if (!tmpl && (st = template_new(TEMPLATE_LLAMA2, c->tok, &c->own_tmpl, err)) == LLM_OK)
         c->tmpl = c->own_tmpl;
     c->system = strdup(system ? system : "");
+    c->no_think = c->tmpl && !template_thinks_by_default(c->tmpl);
     if (st != LLM_OK || !c->system) {
         template_free(c->own_tmpl);
         free(c->system);

@@ -24,7 +24,8 @@ struct chat {
     const chat_template *tmpl; /* how turns are rendered, and which tokens end a reply */
     chat_template *own_tmpl;   /* the default (llama2) template, when none was given */
     char *system;        /* "" for none */
-    bool no_think;       /* turns rendered from now on ask for no thinking (qwen3) */
+    bool no_think;       /* turns rendered from now on ask for no thinking (qwen3; from the
+                            start where the template does not think by default: gemma4) */
     bool system_stale;   /* the history must be prefilled again: the system prompt
                             changed, or its last re-reading stopped or failed */
     turn *turns;         /* (n_turns) the whole dialog, oldest first */

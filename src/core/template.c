@@ -26,6 +26,7 @@ static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_PHI4_MINI] = "phi4-mini",
     [TEMPLATE_HARMONY] = "harmony",
     [TEMPLATE_QWEN35] = "qwen35",
+    [TEMPLATE_GEMMA4] = "gemma4",
 };
 
 /* Jinja templates in the style of the models' own (Hugging Face chat templates). */
@@ -113,6 +114,17 @@ static const char *const kind_jinja[TEMPLATE_COUNT] = {
         "{% endfor %}{% if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
         "{% if enable_thinking is defined and enable_thinking is false %}"
         "{{- '<think>\\n\\n</think>\\n\\n' }}{% else %}{{- '<think>\\n' }}{% endif %}{% endif %}",
+    [TEMPLATE_GEMMA4] =
+        "{{ bos_token }}{% set thinking = enable_thinking is defined and enable_thinking %}"
+        "{% if thinking or messages[0]['role'] == 'system' %}{{ '<|turn>system\\n' }}"
+        "{% if thinking %}{{ '<|think|>\\n' }}{% endif %}"
+        "{% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] | trim }}"
+        "{% endif %}{{ '<turn|>\\n' }}{% endif %}"
+        "{% for message in messages %}{% if message['role'] != 'system' %}"
+        "{{ '<|turn>' + ('model' if message['role'] == 'assistant' else message['role']) + '\\n' }}"
+        "{{ message['content'] | trim }}{{ '<turn|>\\n' }}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|turn>model\\n' }}"
+        "{% if not thinking %}{{ '<|channel>thought\\n<channel|>' }}{% endif %}{% endif %}",
 };
 
 const char *template_kind_name(template_kind k)
@@ -136,6 +148,7 @@ bool template_kind_parse(const char *name, template_kind *out)
         {"chatml-think", TEMPLATE_QWEN3},
         {"gpt-oss", TEMPLATE_HARMONY},
         {"qwen3.5", TEMPLATE_QWEN35},
+        {"gemma-4", TEMPLATE_GEMMA4},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (!strcmp(name, aliases[i].name)) {
@@ -148,7 +161,8 @@ bool template_kind_parse(const char *name, template_kind *out)
 const char *template_kind_list(void)
 {
     return "llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or chatml-think), "
-           "qwen35 (or qwen3.5), gemma, phi3, phi4-mini, harmony (or gpt-oss)";
+           "qwen35 (or qwen3.5), gemma, gemma4 (or gemma-4), phi3, phi4-mini, harmony (or "
+           "gpt-oss)";
 }
 
 /* The role marker followed by a newline, in the Jinja source (an escaped "\n" in a
@@ -167,6 +181,8 @@ bool template_kind_detect(const char *jinja, template_kind *out)
         return false;
     if (strstr(jinja, "<|channel|>") && strstr(jinja, "<|start|>") && strstr(jinja, "<|message|>"))
         *out = TEMPLATE_HARMONY;
+    else if (strstr(jinja, "<|turn>") && strstr(jinja, "<turn|>"))
+        *out = TEMPLATE_GEMMA4;
     else if (strstr(jinja, "<|im_start|>"))
         *out = strstr(jinja, "<think>\\n' }}") ? TEMPLATE_QWEN35
                : strstr(jinja, "enable_thinking") || strstr(jinja, "<think>") ? TEMPLATE_QWEN3
@@ -215,7 +231,8 @@ const char *template_kind_jinja(template_kind k)
 /* The markers a template uses, by the piece a vocabulary gives them. */
 enum { M_IM_START, M_IM_END, M_SYSTEM, M_USER, M_ASSISTANT, M_START_HEADER, M_END_HEADER,
        M_EOT, M_START_OF_TURN, M_END_OF_TURN, M_END, M_THINK, M_END_THINK, M_START, M_MESSAGE,
-       M_CHANNEL, M_RETURN, M_CALL, N_MARKERS };
+       M_CHANNEL, M_RETURN, M_CALL, M_TURN, M_END_TURN, M_THINK_ON, M_CHANNEL_OPEN,
+       M_CHANNEL_CLOSE, N_MARKERS };
 static const char *const marker_text[N_MARKERS] = {
     [M_IM_START] = "<|im_start|>", [M_IM_END] = "<|im_end|>", [M_SYSTEM] = "<|system|>",
     [M_USER] = "<|user|>", [M_ASSISTANT] = "<|assistant|>",
@@ -224,6 +241,8 @@ static const char *const marker_text[N_MARKERS] = {
     [M_END_OF_TURN] = "<end_of_turn>", [M_END] = "<|end|>", [M_THINK] = "<think>",
     [M_END_THINK] = "</think>", [M_START] = "<|start|>", [M_MESSAGE] = "<|message|>",
     [M_CHANNEL] = "<|channel|>", [M_RETURN] = "<|return|>", [M_CALL] = "<|call|>",
+    [M_TURN] = "<|turn>", [M_END_TURN] = "<turn|>", [M_THINK_ON] = "<|think|>",
+    [M_CHANNEL_OPEN] = "<|channel>", [M_CHANNEL_CLOSE] = "<channel|>",
 };
 
 /* The markers that end a reply when the model writes them. Harmony: <|return|> (the
@@ -234,7 +253,8 @@ static bool marker_stops(template_kind k, int m)
 {
     if (k == TEMPLATE_HARMONY)
         return m == M_RETURN || m == M_CALL;
-    return m != M_THINK && m != M_END_THINK && m != M_START && m != M_MESSAGE && m != M_CHANNEL;
+    return m != M_THINK && m != M_END_THINK && m != M_START && m != M_MESSAGE && m != M_CHANNEL &&
+           m != M_THINK_ON && m != M_CHANNEL_OPEN && m != M_CHANNEL_CLOSE;
 }
 
 struct chat_template {
@@ -298,6 +318,7 @@ int template_end_token(const chat_template *t)
         [TEMPLATE_CHATML] = M_IM_END, [TEMPLATE_LLAMA3] = M_EOT, [TEMPLATE_QWEN3] = M_IM_END,
         [TEMPLATE_GEMMA] = M_END_OF_TURN, [TEMPLATE_PHI3] = M_END, [TEMPLATE_PHI4_MINI] = M_END,
         [TEMPLATE_HARMONY] = M_RETURN, [TEMPLATE_QWEN35] = M_IM_END,
+        [TEMPLATE_GEMMA4] = M_END_TURN,
     };
     int m = end_marker[t->kind];
     return m >= 0 && t->marker[m] >= 0 ? t->marker[m] : t->eos;
@@ -305,7 +326,12 @@ int template_end_token(const chat_template *t)
 
 bool template_can_think(const chat_template *t)
 {
-    return t->kind == TEMPLATE_QWEN3 || t->kind == TEMPLATE_QWEN35;
+    return t->kind == TEMPLATE_QWEN3 || t->kind == TEMPLATE_QWEN35 || t->kind == TEMPLATE_GEMMA4;
+}
+
+bool template_thinks_by_default(const chat_template *t)
+{
+    return template_can_think(t) && t->kind != TEMPLATE_GEMMA4;
 }
 
 bool template_opens_think(const chat_template *t, template_flags flags)
@@ -315,7 +341,9 @@ bool template_opens_think(const chat_template *t, template_flags flags)
 
 bool template_think_span(const chat_template *t, const int *reply, int n, template_span *out)
 {
-    int open = t->marker[M_THINK], close = t->marker[M_END_THINK];
+    bool channel = t->kind == TEMPLATE_GEMMA4;
+    int open = t->marker[channel ? M_CHANNEL_OPEN : M_THINK];
+    int close = t->marker[channel ? M_CHANNEL_CLOSE : M_END_THINK];
     *out = (template_span){.start = -1, .end = -1};
     if (open < 0 || close < 0)
         return false;
@@ -503,6 +531,41 @@ static void build_gemma(turn_builder *b, const char *system, const char *user, b
     add_text(b, "model\n");
 }
 
+/* Gemma 4: a system block when there is a system prompt or thinking is on (which it
+ * opens with <|think|>), the user's turn, the model's header, then, thinking off, the
+ * empty thought channel. System and user trimmed, as the template's "| trim". */
+static void build_gemma4(turn_builder *b, const char *system, const char *user, bool first)
+{
+    bool think = !b->no_think, with_system = first && system && *system;
+    open_context(b, first);
+    if (!first)
+        add_text(b, "\n");
+    if (first && (think || with_system)) {
+        add_marker(b, M_TURN);
+        add_text(b, "system\n");
+        if (think) {
+            add_marker(b, M_THINK_ON);
+            add_text(b, "\n");
+        }
+        if (with_system)
+            add_trimmed(b, system);
+        add_marker(b, M_END_TURN);
+        add_text(b, "\n");
+    }
+    add_marker(b, M_TURN);
+    add_text(b, "user\n");
+    add_trimmed(b, user);
+    add_marker(b, M_END_TURN);
+    add_text(b, "\n");
+    add_marker(b, M_TURN);
+    add_text(b, "model\n");
+    if (!think) {
+        add_marker(b, M_CHANNEL_OPEN);
+        add_text(b, "thought\n");
+        add_marker(b, M_CHANNEL_CLOSE);
+    }
+}
+
 /* Phi-3 / 3.5: each role marker and each <|end|> followed by a newline; Phi-4-mini:
  * the same without the newlines. */
 static void build_phi(turn_builder *b, const char *system, const char *user, bool first)
@@ -655,6 +718,9 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         break;
     case TEMPLATE_GEMMA:
         build_gemma(b, system, user, first);
+        break;
+    case TEMPLATE_GEMMA4:
+        build_gemma4(b, system, user, first);
         break;
     case TEMPLATE_PHI3:
     case TEMPLATE_PHI4_MINI:

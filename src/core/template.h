@@ -49,6 +49,14 @@
  *            the assistant's header, then <think> "\n", so the model's reply starts
  *            inside it and closes it with </think> (chat_turn.think_opened); off, the
  *            same empty span as qwen3's.
+ *   gemma4   (Gemma 4) BOS <|turn> "system\n{system}" <turn|> "\n" <|turn> "user\n{user}"
+ *            <turn|> "\n" <|turn> "model\n" (system and user trimmed), later turns start
+ *            with "\n"; replies end with <turn|>. Thinking is off unless asked for (the
+ *            template's enable_thinking defaults to false): off, the turn ends with an
+ *            empty thought channel, <|channel> "thought\n" <channel|>; on, the first turn's
+ *            system block (there even without a system prompt) opens with <|think|> "\n"
+ *            and the model writes its channel itself: <|channel> "thought\n" ...
+ *            <channel|>, then the answer.
  * BOS opens the context for every template but llama2 when the vocabulary asks for it
  * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
  *
@@ -81,27 +89,28 @@ typedef enum {
     TEMPLATE_PHI4_MINI,
     TEMPLATE_HARMONY,
     TEMPLATE_QWEN35,
+    TEMPLATE_GEMMA4,
     TEMPLATE_COUNT
 } template_kind;
 
 /* "llama2", "mistral", "zephyr", "chatml", "llama3", "qwen3", "gemma", "phi3",
- * "phi4-mini", "harmony", "qwen35". */
+ * "phi4-mini", "harmony", "qwen35", "gemma4". */
 const char *template_kind_name(template_kind k);
 
 /* A name as --template takes it (the names above; "tinyllama" is zephyr, "chatml-think"
- * qwen3, "gpt-oss" harmony, "qwen3.5" qwen35); false when unknown. */
+ * qwen3, "gpt-oss" harmony, "qwen3.5" qwen35, "gemma-4" gemma4); false when unknown. */
 bool template_kind_parse(const char *name, template_kind *out);
 
 /* The names --template takes, for messages: "llama2, mistral, zephyr (or tinyllama),
- * chatml, llama3, qwen3 (or chatml-think), qwen35 (or qwen3.5), gemma, phi3, phi4-mini,
- * harmony (or gpt-oss)". */
+ * chatml, llama3, qwen3 (or chatml-think), qwen35 (or qwen3.5), gemma, gemma4 (or
+ * gemma-4), phi3, phi4-mini, harmony (or gpt-oss)". */
 const char *template_kind_list(void);
 
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
  * structure: <|channel|> with <|start|> and <|message|> is harmony; <|im_start|> is chatml
  * (SmolLM2's, Qwen2.5's), qwen35 when its generation prompt ends in '<think>\n' (Qwen 3.5's,
  * QwQ's), qwen3 when it speaks of enable_thinking or <think> otherwise; <|start_header_id|>
- * with <|end_header_id|> is llama3;
+ * with <|end_header_id|> is llama3; <|turn> with <turn|> is gemma4;
  * <start_of_turn> with <end_of_turn> is gemma; <|end|> with <|assistant|> is phi3 when
  * the marker is followed by a newline, else phi4-mini; <|user|> with <|assistant|> (and
  * no <|end|>) is zephyr; [INST] with a <<SYS>> block is llama2, without one mistral.
@@ -147,7 +156,7 @@ char *template_render_text(const chat_template *t, const char *system, const cha
 
 /* What a turn may ask of templates that have the switch (template_render is all false). */
 typedef struct {
-    bool no_think; /* qwen3, qwen35: thinking off (enable_thinking=false) */
+    bool no_think; /* qwen3, qwen35, gemma4: thinking off (enable_thinking=false) */
 } template_flags;
 
 int template_render_with(const chat_template *t, const char *system, const char *user,
@@ -155,14 +164,18 @@ int template_render_with(const chat_template *t, const char *system, const char 
 char *template_render_text_with(const chat_template *t, const char *system, const char *user,
                                 bool first, template_flags flags);
 
-/* Whether the template has a thinking switch (qwen3, qwen35). */
+/* Whether the template has a thinking switch (qwen3, qwen35, gemma4), and whether
+ * thinking is on when nobody asks (its template's enable_thinking default: qwen3's and
+ * qwen35's on, gemma4's off). */
 bool template_can_think(const chat_template *t);
+bool template_thinks_by_default(const chat_template *t);
 
 /* Whether a turn rendered with flags ends inside an open thinking span, so that the
  * reply starts in it (qwen35 with thinking on). */
 bool template_opens_think(const chat_template *t, template_flags flags);
 
-/* Where a reply's thinking is, in token positions of the reply. */
+/* Where a reply's thinking is, in token positions of the reply (gemma4's: <|channel>
+ * and <channel|> for <think> and </think>). */
 typedef struct {
     int start;   /* the <think> token, or 0 when the prompt opened the span */
     int end;     /* one past </think>; n when the span is still open */

@@ -1,11 +1,14 @@
-/* think.c — the thinking span of a reply's text (see think.h): Qwen3's <think> block
- * or harmony's analysis channel. */
+/* think.c — the thinking span of a reply's text (see think.h): Qwen3's <think> block,
+ * Gemma 4's thought channel or harmony's analysis channel. */
 #include "think.h"
 
 #include <string.h>
 
-static const char OPEN_TAG[] = "<think>", CLOSE_TAG[] = "</think>";
-enum { OPEN_LEN = sizeof OPEN_TAG - 1, CLOSE_LEN = sizeof CLOSE_TAG - 1 };
+/* The spans a tag opens and a tag closes: Qwen3's, Gemma 4's thought channel. */
+static const struct {
+    const char *open, *close;
+} SPANS[] = {{"<think>", "</think>"}, {"<|channel>thought", "<channel|>"}};
+enum { N_SPANS = sizeof SPANS / sizeof SPANS[0] };
 
 /* Harmony's headers and the end of a message, as the reply's text spells them. */
 static const char ANALYSIS[] = "<|channel|>analysis<|message|>",
@@ -92,21 +95,21 @@ static think_state find_harmony(const char *text, size_t s, size_t len, think_sp
     }
 }
 
-/* The span whose "<think>" (or the prompt's) starts at start and whose thinking starts
- * at body: up to the first "</think>" and the whitespace after it, or open. */
+/* The span whose opening tag (or the prompt's) starts at start and whose thinking starts
+ * at body: up to the first closing tag and the whitespace after it, or open. */
 static think_state close_span(const char *text, size_t start, size_t body, size_t len,
-                              think_span *out)
+                              const char *close, think_span *out)
 {
     out->start = start;
     out->body = body;
-    out->body_end = find_tag(text, body, len, CLOSE_TAG);
+    out->body_end = find_tag(text, body, len, close);
     out->empty = all_space(text, body, out->body_end);
     if (out->body_end == len) {
         out->end = len;
         out->state = THINK_OPEN;
         return out->state;
     }
-    size_t e = out->body_end + CLOSE_LEN;
+    size_t e = out->body_end + strlen(close);
     while (e < len && is_space(text[e]))
         e++;
     out->end = e;
@@ -119,7 +122,7 @@ think_state think_find_in(const char *text, size_t len, bool opened, think_span 
     if (!opened)
         return think_find(text, len, out);
     *out = (think_span){.state = THINK_NONE};
-    return close_span(text, 0, 0, len, out); /* the prompt opened it */
+    return close_span(text, 0, 0, len, SPANS[0].close, out); /* the prompt opened it */
 }
 
 think_state think_find(const char *text, size_t len, think_span *out)
@@ -130,15 +133,15 @@ think_state think_find(const char *text, size_t len, think_span *out)
         s++;
     if (starts_with(text, s, len, ANALYSIS) == 1 || starts_with(text, s, len, FINAL) == 1)
         return find_harmony(text, s, len, out);
-    size_t have = len - s;
-    if (have < OPEN_LEN || have < strlen(ANALYSIS)) {
-        if (have == 0 || starts_with(text, s, len, OPEN_TAG) == 0 ||
-            starts_with(text, s, len, ANALYSIS) == 0 || starts_with(text, s, len, FINAL) == 0) {
-            out->state = THINK_UNSURE;
-            return out->state;
-        }
+    bool unsure = s == len || starts_with(text, s, len, ANALYSIS) == 0 ||
+                  starts_with(text, s, len, FINAL) == 0;
+    for (int k = 0; k < N_SPANS; k++) {
+        int at = starts_with(text, s, len, SPANS[k].open);
+        if (at == 1)
+            return close_span(text, s, s + strlen(SPANS[k].open), len, SPANS[k].close, out);
+        unsure = unsure || at == 0;
     }
-    if (have < OPEN_LEN || memcmp(text + s, OPEN_TAG, OPEN_LEN) != 0)
-        return out->state;
-    return close_span(text, s, s + OPEN_LEN, len, out);
+    if (unsure)
+        out->state = THINK_UNSURE;
+    return out->state;
 }

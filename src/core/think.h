@@ -1,6 +1,8 @@
 /* think.h — where a reply's thinking is, found in its text. A reasoning model (Qwen3)
  * opens its reply with "<think>", reasons, writes "</think>" and then answers (Qwen 3.5's
- * template writes the "<think>" itself, at the end of the prompt). The
+ * template writes the "<think>" itself, at the end of the prompt); Gemma 4 opens a
+ * thought channel, "<|channel>thought", and closes it with "<channel|>"; gpt-oss writes
+ * harmony's analysis channel. Below, "<think>" and "</think>" stand for either pair. The
  * span is found in the reply's text, as llama.cpp's reasoning parser finds it, so one
  * definition holds whether <think> came as one token (Qwen3's vocabulary has it as a
  * user-defined token, decoded as its text) or as pieces of text ("<", "think", ">").
