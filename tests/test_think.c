@@ -235,10 +235,58 @@ START_TEST(test_special_tokens)
 }
 END_TEST
 
+/* Gemma 4's thought channel: <|channel> and <channel|> are user-defined tokens, decoded
+ * as their text; "<|channel>thought" opens the span, "<channel|>" closes it, the same
+ * span in the text and in the tokens (template_think_span of gemma4); a prefix of
+ * "<|channel>thought" is unsure, and an empty channel (the prompt's, with thinking off)
+ * is empty. */
+START_TEST(test_gemma4_channel)
+{
+    tokenizer *tok;
+    llm_err err;
+    ck_assert(tokenizer_open(built_file("gemma4-vocab.gguf"), 0, &tok, &err) == LLM_OK);
+    int open = tokenizer_special(tok, "<|channel>"), close = tokenizer_special(tok, "<channel|>");
+    ck_assert(open >= 0 && close >= 0);
+    int ids[96], n = 0;
+    ids[n++] = open;
+    n += tokenizer_encode(tok, "thought\nThe user greets me.\n", ids + n, 96 - n);
+    ids[n++] = close;
+    n += tokenizer_encode(tok, "Hello!", ids + n, 96 - n);
+    ck_assert_int_lt(n, 96);
+    char text[256] = "";
+    size_t off[96], len = 0;
+    for (int i = 0; i < n; i++) {
+        off[i] = len;
+        len += tokenizer_decode(tok, i ? ids[i - 1] : -1, ids[i], text + len, sizeof text - len);
+    }
+    ck_assert_str_eq(text, "<|channel>thought\nThe user greets me.\n<channel|>Hello!");
+    think_span sp = find(text);
+    ck_assert_int_eq(sp.state, THINK_CLOSED);
+    ck_assert(!sp.empty);
+    chat_template *t;
+    ck_assert(template_new(TEMPLATE_GEMMA4, tok, &t, &err) == LLM_OK);
+    template_span ts;
+    ck_assert(template_think_span(t, ids, n, &ts) && ts.closed);
+    ck_assert_uint_eq(sp.start, off[ts.start]);
+    ck_assert_uint_eq(sp.body_end, off[ts.end - 1]);
+    ck_assert_uint_eq(sp.end, (size_t)(strstr(text, "Hello") - text));
+    ck_assert(!template_is_stop(t, open) && !template_is_stop(t, close));
+    ck_assert(template_is_stop(t, template_end_token(t)));
+    template_free(t);
+    tokenizer_close(tok);
+    ck_assert_int_eq(find("<|chan").state, THINK_UNSURE);
+    ck_assert_int_eq(find("<|channel>thou").state, THINK_UNSURE);
+    ck_assert_int_eq(find("<|channel>thought\nhm").state, THINK_OPEN);
+    ck_assert(find("<|channel>thought\n<channel|>").empty);
+    ck_assert_int_eq(find("<|channel>final").state, THINK_NONE);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("think");
     TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_gemma4_channel);
     tcase_add_test(tc, test_closed);
     tcase_add_test(tc, test_opened_by_prompt);
     tcase_add_test(tc, test_harmony);
