@@ -824,7 +824,9 @@ static void head_attend(const pass *p, int l, int h, int slot)
 }
 
 /* Layer l's attention: each token's keys and values into the cache, then every head
- * over it. One token: this thread's KV heads and their query heads, then the barrier;
+ * over it. One token: this thread's KV heads and their query heads, then the barrier
+ * (with fewer KV heads than threads: the KV heads, a barrier, a share of the query
+ * heads, so that every thread attends);
  * a batch: parallel over tokens, then over heads (each head a block of queries, so
  * each key and value row it loads serves them all). */
 static void pass_attend(const pass *p, int l)
@@ -833,6 +835,18 @@ static void pass_attend(const pass *p, int l)
     const model_config *c = p->c;
     const model_layer *L = &p->m->layers[l];
     int kv_heads = L->n_kv_heads, kv_mul = c->n_heads / kv_heads;
+    if (p->one && kv_heads < p->nt) { /* too few KV heads to share: then the queries */
+        int kh0, kh1, h0, h1;
+        pass_share(p, kv_heads, &kh0, &kh1);
+        for (int kh = kh0; kh < kh1; kh++)
+            head_prepare(p, l, 0, kh);
+        pass_sync(p);
+        pass_share(p, c->n_heads, &h0, &h1);
+        for (int h = h0; h < h1; h++)
+            head_attend(p, l, h, p->tid);
+        pass_sync(p);
+        return;
+    }
     if (p->one) {
         int kh0, kh1;
         pass_share(p, kv_heads, &kh0, &kh1);

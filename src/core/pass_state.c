@@ -368,9 +368,17 @@ static void logits_cap(const transformer *t, float *logits, int n)
     int vocab = t->m->config.vocab_size;
     if (cap == 0.0f)
         return;
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < n; i++)
-        pass_softcap(logits + (size_t)i * vocab, vocab, cap);
+    /* in blocks of a row, so that one row's cap (tanhf over a 262,144-token vocabulary
+     * takes milliseconds) is shared by the threads too */
+    enum { CAP_BLOCK = 8192 };
+    long blocks = ((long)vocab + CAP_BLOCK - 1) / CAP_BLOCK * n;
+    long per_row = ((long)vocab + CAP_BLOCK - 1) / CAP_BLOCK;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (long b = 0; b < blocks; b++) {
+        long row = b / per_row, at = b % per_row * CAP_BLOCK;
+        int len = vocab - at < CAP_BLOCK ? (int)(vocab - at) : CAP_BLOCK;
+        pass_softcap(logits + (size_t)row * vocab + at, len, cap);
+    }
 }
 
 bool classifier_logits(transformer *t, int pos, int n, float *logits)

@@ -87,7 +87,7 @@ typedef struct {
 /* Room for the tensors of shape s. */
 static size_t tensors_max(const shape *s)
 {
-    return 4 + 24 * (size_t)s->n_layers;
+    return 8 + 24 * (size_t)s->n_layers;
 }
 
 static shape_tensor *put(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0)
@@ -168,8 +168,47 @@ static void hybrid_mixer(const shape *s, int l, shape_tensor *t, int *n)
     vec(t, n, "attn_k_norm.weight", l, hs, KIND_ONES);
 }
 
+/* A layer of a family of per-layer shapes (Gemma 4): its head size and KV heads by
+ * whether it slides, no keys or values where it reads an earlier layer's cache, its
+ * feed-forward twice as wide there, per-layer inputs, its output scale (1). */
+static void layer_shapes_tensors(const shape *s, const model_family *f, int l, shape_tensor *t,
+                                 int *n)
+{
+    bool slides = model_family_slides(f, l), own = l < s->n_layers - s->shared_kv;
+    uint64_t d = s->dim, hs = (uint64_t)(slides ? s->swa_head : s->head_size);
+    uint64_t q = (uint64_t)s->n_heads * hs;
+    uint64_t kv = (uint64_t)(slides ? s->n_kv_heads : s->kv_full) * hs;
+    uint64_t h = (uint64_t)s->hidden_dim * (own ? 1 : 2), ple = (uint64_t)s->ple;
+    vec(t, n, "attn_norm.weight", l, d, KIND_ONES);
+    mat(t, n, "attn_q.weight", l, d, 1, (const int[]){1}, &q);
+    if (own) {
+        mat(t, n, "attn_k.weight", l, d, 1, (const int[]){2}, &kv);
+        mat(t, n, "attn_v.weight", l, d, 1, (const int[]){3}, &kv);
+    }
+    mat(t, n, "attn_output.weight", l, q, 1, (const int[]){4}, &d);
+    vec(t, n, "attn_q_norm.weight", l, hs, KIND_ONES);
+    if (own)
+        vec(t, n, "attn_k_norm.weight", l, hs, KIND_ONES);
+    vec(t, n, "post_attention_norm.weight", l, d, KIND_ONES);
+    vec(t, n, "ffn_norm.weight", l, d, KIND_ONES);
+    mat(t, n, "ffn_gate.weight", l, d, 1, (const int[]){5}, &h);
+    mat(t, n, "ffn_down.weight", l, h, 1, (const int[]){6}, &d);
+    mat(t, n, "ffn_up.weight", l, d, 1, (const int[]){7}, &h);
+    vec(t, n, "post_ffw_norm.weight", l, d, KIND_ONES);
+    if (ple > 0) {
+        mat(t, n, "inp_gate.weight", l, d, 1, (const int[]){20}, &ple);
+        mat(t, n, "proj.weight", l, ple, 1, (const int[]){21}, &d);
+        vec(t, n, "post_norm.weight", l, d, KIND_ONES);
+    }
+    vec(t, n, "layer_output_scale.weight", l, 1, KIND_ONES);
+}
+
 static void layer_tensors(const shape *s, const model_family *f, int l, shape_tensor *t, int *n)
 {
+    if (f->layer_shapes) {
+        layer_shapes_tensors(s, f, l, t, n);
+        return;
+    }
     uint64_t d = s->dim, h = s->hidden_dim, hs = shape_head_size(s);
     uint64_t q = (uint64_t)s->n_heads * hs, kv = (uint64_t)s->n_kv_heads * hs;
     bool fused = f->fused, bias = f->attn_bias, qk_norm = f->qk_norm, post = f->post_norms;
@@ -258,6 +297,15 @@ static int shape_tensors(const shape *s, const model_family *f, shape_tensor *t)
     vec(t, &n, "output_norm.weight", -1, d, KIND_ONES);
     if (!s->shared)
         mat(t, &n, "output.weight", -1, d, 1, (const int[]){8}, &V);
+    if (f->layer_shapes) { /* RoPE factors of ones (every pair turns), per-layer inputs */
+        vec(t, &n, "rope_freqs.weight", -1, (uint64_t)s->head_size / 2, KIND_ONES);
+        if (s->ple > 0) {
+            uint64_t all = (uint64_t)s->ple * s->n_layers;
+            mat(t, &n, "per_layer_token_embd.weight", -1, all, 1, (const int[]){18}, &V);
+            mat(t, &n, "per_layer_model_proj.weight", -1, d, 1, (const int[]){19}, &all);
+            vec(t, &n, "per_layer_proj_norm.weight", -1, (uint64_t)s->ple, KIND_ONES);
+        }
+    }
     for (int l = 0; l < s->n_layers; l++)
         layer_tensors(s, f, l, t, &n);
     return n;
@@ -298,6 +346,26 @@ static void family_keys(gguf_writer *w, const shape *s, const model_family *f)
                                      rot / 2 - 2 * (rot / 2 * 11 / 32), 0};
         gguf_writer_add_int32_array(w, KEY("rope.dimension_sections"), sections, 4);
     }
+    if (f->layer_shapes) {
+        int32_t kv[1024], ff[1024], slides[1024];
+        int L = s->n_layers < 1024 ? s->n_layers : 1024;
+        for (int l = 0; l < L; l++) {
+            slides[l] = model_family_slides(f, l);
+            kv[l] = slides[l] ? s->n_kv_heads : s->kv_full;
+            ff[l] = s->hidden_dim * (l < s->n_layers - s->shared_kv ? 1 : 2);
+        }
+        gguf_writer_add_int32_array(w, KEY("attention.head_count_kv"), kv, (uint64_t)L);
+        gguf_writer_add_int32_array(w, KEY("feed_forward_length"), ff, (uint64_t)L);
+        gguf_writer_add_int32_array(w, KEY("attention.sliding_window_pattern"), slides,
+                                    (uint64_t)L);
+        gguf_writer_add_uint32(w, KEY("attention.key_length_swa"), (uint32_t)s->swa_head);
+        gguf_writer_add_uint32(w, KEY("attention.value_length_swa"), (uint32_t)s->swa_head);
+        gguf_writer_add_uint32(w, KEY("rope.dimension_count_swa"), (uint32_t)s->swa_head);
+        gguf_writer_add_float32(w, KEY("rope.freq_base_swa"), f->rope_base_swa);
+        gguf_writer_add_uint32(w, KEY("attention.shared_kv_layers"), (uint32_t)s->shared_kv);
+        gguf_writer_add_uint32(w, KEY("embedding_length_per_layer_input"), (uint32_t)s->ple);
+        gguf_writer_add_float32(w, KEY("final_logit_softcapping"), 30.0f);
+    }
     if (s->experts > 0) {
         gguf_writer_add_uint32(w, KEY("expert_count"), (uint32_t)s->experts);
         gguf_writer_add_uint32(w, KEY("expert_used_count"), (uint32_t)s->used);
@@ -329,12 +397,14 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
     gguf_writer_add_uint32(w, KEY("context_length"), (uint32_t)s->seq_len);
     gguf_writer_add_uint32(w, KEY("embedding_length"), (uint32_t)s->dim);
     gguf_writer_add_uint32(w, KEY("block_count"), (uint32_t)s->n_layers);
-    gguf_writer_add_uint32(w, KEY("feed_forward_length"), (uint32_t)s->hidden_dim);
+    if (!f->layer_shapes) /* else one per layer (family_keys) */
+        gguf_writer_add_uint32(w, KEY("feed_forward_length"), (uint32_t)s->hidden_dim);
     if (f->rope_dims_key)
         gguf_writer_add_uint32(w, KEY("rope.dimension_count"),
                                (uint32_t)(s->rot ? s->rot : shape_head_size(s)));
     gguf_writer_add_uint32(w, KEY("attention.head_count"), (uint32_t)s->n_heads);
-    gguf_writer_add_uint32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_kv_heads);
+    if (!f->layer_shapes)
+        gguf_writer_add_uint32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_kv_heads);
     gguf_writer_add_float32(w, KEY("attention.layer_norm_rms_epsilon"), s->rms_eps);
     gguf_writer_add_float32(w, KEY("rope.freq_base"), s->rope_base);
     if (f->vocab_size_key)

@@ -70,6 +70,13 @@ const shape bench_shapes[] = {
      .n_heads = 16, .n_kv_heads = 4, .head_size = 256, .vocab_size = 248320, .seq_len = 4096,
      .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e7f, .rot = 64, .attn_every = 4, .dn_k = 16,
      .dn_v = 32, .dn_head = 128},
+    /* Gemma-4-E2B's published config: four sliding layers (heads of 256) to one global
+     * (512), one KV head, the last 20 layers reading the caches of layers 13 and 14 with
+     * feed-forwards twice as wide, per-layer inputs of 256, tied embeddings */
+    {.name = "gemma-4-E2B", .arch = "gemma4", .dim = 1536, .hidden_dim = 6144, .n_layers = 35,
+     .n_heads = 8, .n_kv_heads = 1, .head_size = 512, .vocab_size = 262144, .seq_len = 4096,
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e6f, .window = 512, .swa_head = 256,
+     .kv_full = 1, .shared_kv = 20, .ple = 256},
 };
 #undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];

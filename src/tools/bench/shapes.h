@@ -40,6 +40,12 @@ typedef struct {
     /* a hybrid (model_family.delta_net): every attn_every-th layer gated attention, the
      * others Gated DeltaNets of dn_k q/k heads and dn_v value heads of dn_head values */
     int attn_every, dn_k, dn_v, dn_head;
+    /* a family of per-layer shapes (model_family.layer_shapes; the family's rule says
+     * which layers slide): head_size is a global layer's head, swa_head a sliding
+     * layer's (RoPE turns all of it), the global layers' KV heads kv_full, the last
+     * shared_kv layers read earlier layers' caches (their feed-forward twice as wide),
+     * per-layer inputs of ple values */
+    int swa_head, kv_full, shared_kv, ple;
 } shape;
 
 extern const shape bench_shapes[];
@@ -55,7 +61,9 @@ typedef struct {
 
 /* The stream of tensor `kind` (0 embedding, 1-7 wq wk wv wo w1 w2 w3, 8 classifier;
  * 9 the router, 10-12 the experts' gate, up and down stacks; 13-17 a Gated DeltaNet's
- * attn_qkv, attn_gate, ssm_beta, ssm_alpha, ssm_out) of layer `layer` of shape s. */
+ * attn_qkv, attn_gate, ssm_beta, ssm_alpha, ssm_out; 18-21 per-layer inputs'
+ * per_layer_token_embd, per_layer_model_proj, inp_gate, proj) of layer `layer` of
+ * shape s. */
 shape_rng shape_rng_for(const shape *s, int kind, int layer);
 uint64_t shape_rng_next(shape_rng *r);
 /* The next n int8 weights of the stream. */
