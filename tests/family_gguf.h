@@ -136,6 +136,10 @@ static const family_shape family_shapes[] = {
     {.name = "gemma4", .arch = "gemma4", .dim = 64, .ff = 96, .layers = 5, .heads = 4, .kv = 2,
      .head = 32, .ctx = 256, .key_length = true, .window = 4, .base = 1e6f, .pattern = "SSGSG",
      .swa_head = 16, .kv_full = 1, .shared = 2, .ple = 8},
+    /* as the 31B: no per-layer inputs, no layer sharing a cache */
+    {.name = "gemma4-31b", .arch = "gemma4", .dim = 64, .ff = 96, .layers = 5, .heads = 4,
+     .kv = 2, .head = 32, .ctx = 256, .key_length = true, .window = 4, .base = 1e6f,
+     .pattern = "SSGSG", .swa_head = 16, .kv_full = 1},
 };
 
 static inline const family_shape *family_shape_find(const char *name)

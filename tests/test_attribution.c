@@ -9,6 +9,7 @@
 #include "attribution.h"
 #include "chat.h"
 #include "engine.h"
+#include "family_gguf.h"
 #include "named_lily.h"
 #include "testutil.h"
 
@@ -69,6 +70,16 @@ static double miss(const step_attribution *a)
     return fabs(attribution_sum(a) - a->logit) / (1.0 + fabs(a->logit));
 }
 
+/* The same where the model soft-caps its logits: the parts add up to the logit before
+ * the cap (step.h). */
+static double capped_miss(const step_attribution *a)
+{
+    double logit = a->softcap != 0.0f ? a->softcap * tanh(attribution_sum(a) / a->softcap)
+                                      : attribution_sum(a);
+    ck_assert(a->softcap == 0.0f || fabs(a->before_cap - attribution_sum(a)) < 1e-4);
+    return fabs(logit - a->logit) / (1.0 + fabs(a->logit));
+}
+
 /* The logit of id among r's top candidates, NAN when it is not there. */
 static float record_logit(const step_record *r, int id)
 {
@@ -112,6 +123,64 @@ START_TEST(test_parts_add_up_to_the_logit)
     }
     fprintf(stderr, "fp32: the parts miss the logit by at most %.2g (relative)\n", worst);
     engine_free(e);
+}
+END_TEST
+
+/* Gemma 4 without per-layer inputs (the 31B's layout, family_gguf.h's gemma4-31b): every
+ * layer scales the stream after it (layer_output_scale), so what a layer writes reaches
+ * the logit scaled by its scale and the later ones': the parts still add up, with a
+ * control vector in force too. With per-layer inputs the attribution is refused with a
+ * reason, not given wrong. */
+START_TEST(test_gemma4_layer_scales)
+{
+    const char *path = temp_path("gemma4.gguf");
+    ck_assert(family_gguf_write(path, "gemma4-31b", NULL, data_path("stories260K.gguf")));
+    model_close(m);
+    tokenizer_close(tok);
+    llm_err err;
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = TENSOR_F32;
+    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
+    ck_assert(m->layers[0].out_scale && *m->layers[0].out_scale != 1.0f);
+    engine *e = new_engine(0.0f);
+    run(e, "The dog ran to the park", 8);
+    for (int p = 0; p < engine_pos(e); p++) {
+        const step_record *r = engine_record(e, p);
+        const step_attribution *a = engine_attribution(e, p, r->top[1].id, &err);
+        ck_assert_msg(a != NULL, "%s", err.text);
+        ck_assert_msg(capped_miss(a) < 1e-4, "pos %d: parts %.7f, logit %.7f", p,
+                      attribution_sum(a), a->logit);
+    }
+    steering *s = engine_steering(e);
+    control_vector *cv = calloc(1, sizeof *cv);
+    cv->n_embd = m->config.dim;
+    cv->n_layers = m->config.n_layers;
+    cv->data = calloc((size_t)cv->n_layers * cv->n_embd, sizeof(float));
+    for (int l = 0; l < cv->n_layers; l++)
+        for (int i = 0; i < cv->n_embd; i++)
+            cv->data[(size_t)l * cv->n_embd + i] = 0.1f * (float)((i * 5 + l) % 7 - 3);
+    ck_assert_msg(steering_add(s, "test", "test.gguf", cv, 1.0f, &err) == LLM_OK, "%s", err.text);
+    int p = engine_pos(e) - 2;
+    const step_attribution *a = engine_attribution(e, p, engine_record(e, p)->next, &err);
+    ck_assert_msg(a != NULL, "%s", err.text);
+    ck_assert(a->vectors != 0.0f);
+    ck_assert_msg(capped_miss(a) < 1e-4, "steered: parts %.7f, logit %.7f", attribution_sum(a),
+                  a->logit);
+    engine_free(e);
+    model_close(m);
+    tokenizer_close(tok);
+    /* per-layer inputs: refused */
+    ck_assert(family_gguf_write(path, "gemma4", NULL, data_path("stories260K.gguf")));
+    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
+    e = new_engine(0.0f);
+    run(e, "The dog", 2);
+    ck_assert_ptr_null(engine_attribution(e, 1, 5, &err));
+    ck_assert_ptr_nonnull(strstr(err.text, "per-layer inputs"));
+    engine_free(e);
+    remove(path);
 }
 END_TEST
 
@@ -290,6 +359,7 @@ static Suite *attribution_suite(void)
     tcase_add_test(f32, test_interventions_are_parts);
     tcase_add_test(f32, test_kept_and_harmless);
     tcase_add_test(f32, test_top);
+    tcase_add_test(f32, test_gemma4_layer_scales);
     suite_add_tcase(s, f32);
     TCase *q8 = tcase_create("int8");
     tcase_add_checked_fixture(q8, setup_stories_q8, teardown);

@@ -11,8 +11,11 @@
  * block's output row by row for s, and scales the parts once it is known. The
  * attention's output bias (gpt-oss) is a part of its own, u · bo. A layer of experts
  * adds Σ_s w_s · d_s (d_s each chosen expert's output, w_s its weight), so expert s's
- * part is w_s · (u · d_s); they add up to the layer's feed-forward part. Sums are in
- * double; the parts are stored as float. */
+ * part is w_s · (u · d_s); they add up to the layer's feed-forward part. Where layers
+ * scale the stream after them (Gemma 4's layer_output_scale), what a layer writes is
+ * scaled by its scale and every later one's, the embedding by all, a control vector
+ * (added after its layer's scale) by the later ones'. Sums are in double; the parts are
+ * stored as float. */
 #include "attribution.h"
 
 #include <math.h>
@@ -125,10 +128,14 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     int mix = model_mixer_width(c), heads = model_heads_max(c);
     size_t width = (size_t)(dim > mix ? dim : mix);
     size_t part = (size_t)transformer_parts_width(c);
-    double *biases = malloc(sizeof(double) * (size_t)layers);
     if (target < 0 || target >= c->vocab_size)
         return llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", target,
                         c->vocab_size - 1);
+    if (c->ple_dim > 0)
+        return llm_fail(err, LLM_ERR_ARG, "attribution does not split %s's per-layer inputs "
+                        "(what each layer's own embedding of the token adds): not offered for "
+                        "this model", c->arch.name);
+    double *biases = malloc(sizeof(double) * (size_t)layers);
     /* u, then each layer's scratch (the layers run in parallel): v and y (width each),
      * a row (width) */
     double *u = malloc(sizeof(double) * width * (1 + 2 * (size_t)layers));
@@ -155,6 +162,20 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
                                   used ? expert + (size_t)l * used : NULL,
                                   used ? expert_id + (size_t)l * used : NULL);
     }
+    /* the layers' output scales: after[l] those of layer l and the later ones */
+    double *after = u + width; /* (layers + 1): the layers' scratch is done with */
+    after[layers] = 1.0;
+    for (int l = layers - 1; l >= 0; l--) {
+        after[l] = after[l + 1] * (m->layers[l].out_scale ? *m->layers[l].out_scale : 1.0);
+        if (after[l] == 1.0)
+            continue;
+        biases[l] *= after[l];
+        mlp[l] = (float)(mlp[l] * after[l]);
+        for (int h = 0; h < heads; h++)
+            head[(size_t)l * heads + h] = (float)(head[(size_t)l * heads + h] * after[l]);
+        for (int k = 0; k < used; k++)
+            expert[(size_t)l * used + k] = (float)(expert[(size_t)l * used + k] * after[l]);
+    }
     double bias_sum = 0.0;
     for (int l = 0; l < layers; l++)
         bias_sum += biases[l];
@@ -164,10 +185,10 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     a->expert_id = used ? expert_id : NULL;
 
     quant_dequantize_row(rows, &m->token_embedding, in->token);
-    a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale);
+    a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale * after[0]);
     double vectors = 0.0;
     for (int l = 0; in->steer && l < layers; l++)
-        vectors += dot(u, in->steer + (size_t)l * dim, dim);
+        vectors += dot(u, in->steer + (size_t)l * dim, dim) * after[l + 1];
     a->vectors = (float)vectors;
     a->norm_scale = scale;
     a->target = target;

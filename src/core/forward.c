@@ -1369,35 +1369,45 @@ static void pass_ffn(const pass *p, int l, const float *xn);
 #define NO_POINT HOOK_COUNT
 _Static_assert(HOOK_COUNT < 32, "NO_POINT is a bit of the 32 of a watch");
 
+/* Token i's per-layer inputs of layers l0..l1-1 from its projections (buf.ple_proj). */
+static void layer_inputs_of(const pass *p, int i, int l0, int l1)
+{
+    const model_config *c = p->c;
+    int ple = c->ple_dim, width = c->n_layers * ple;
+    float down = 1.0f / sqrtf((float)c->dim), up = sqrtf((float)ple), half = 1.0f / sqrtf(2.0f);
+    float *in = p->t->buf.ple_in + (size_t)i * width, *pr = p->t->buf.ple_proj + (size_t)i * width;
+    for (int l = l0; l < l1; l++) {
+        float *s = pr + (size_t)l * ple, *e = in + (size_t)l * ple;
+        dequant_range(p->m->ple_embd_type, p->m->ple_embd,
+                      (uint64_t)p->tokens[i] * width + (uint64_t)l * ple, e, (size_t)ple);
+        for (int j = 0; j < ple; j++)
+            s[j] *= down;
+        forward_rmsnorm(s, s, p->m->ple_proj_norm, ple, c->rms_eps);
+        for (int j = 0; j < ple; j++)
+            e[j] = (s[j] + e[j] * up) * half;
+    }
+}
+
 /* The per-layer inputs of the call's tokens (config.ple_dim > 0), into buf.ple_in (n,
  * n_layers, ple_dim), as llama.cpp's Gemma 4 makes them: for layer l, (RMSNorm(slice l
  * of ple_model_proj · x / sqrt(dim)) with ple_proj_norm + sqrt(ple_dim) · slice l of
  * the token's row of ple_embd) / sqrt(2), x the token's scaled embedding as inp_embd's
- * editors left it. On the calling thread, before the layers. */
+ * editors left it. Before the layers; one token: each thread its rows of the
+ * projection, then its share of the layers, then the barrier. */
 static void pass_layer_inputs(const pass *p)
 {
-    transformer *t = p->t;
-    const model_config *c = p->c;
-    int ple = c->ple_dim, width = c->n_layers * ple;
-    const tensor *w = &p->m->ple_model_proj;
-    float *proj = t->buf.ple_proj;
-    if (!matmul_shared(t, t->buf.x, p->n, p->batch, 1, &w, &proj))
-        pass_fail(p);
-    float down = 1.0f / sqrtf((float)c->dim), up = sqrtf((float)ple), half = 1.0f / sqrtf(2.0f);
-#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-    for (int i = 0; i < p->n; i++) {
-        float *in = t->buf.ple_in + (size_t)i * width, *pr = proj + (size_t)i * width;
-        dequant_range(p->m->ple_embd_type, p->m->ple_embd, (uint64_t)p->tokens[i] * width, in,
-                      (size_t)width);
-        for (int j = 0; j < width; j++)
-            pr[j] *= down;
-        for (int l = 0; l < c->n_layers; l++) {
-            float *s = pr + (size_t)l * ple, *e = in + (size_t)l * ple;
-            forward_rmsnorm(s, s, p->m->ple_proj_norm, ple, c->rms_eps);
-            for (int j = 0; j < ple; j++)
-                e[j] = (s[j] + e[j] * up) * half;
-        }
+    proj_job j = {.w = &p->m->ple_model_proj, .out = p->t->buf.ple_proj};
+    pass_project(p, p->t->buf.x, p->c->dim, &j, 1);
+    if (p->one) {
+        int l0, l1;
+        pass_share(p, p->c->n_layers, &l0, &l1);
+        layer_inputs_of(p, 0, l0, l1);
+        pass_sync(p);
+        return;
     }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        layer_inputs_of(p, i, 0, p->c->n_layers);
 }
 
 /* Layer l's per-layer input gated into the stream: x += RMSNorm(ple_proj (act(ple_gate
@@ -1576,6 +1586,8 @@ static void token_region(const pass *p)
             mine.tid = tid;
             mine.nt = workers;
             mine.ln = &t->lanes[tid];
+            if (c->ple_dim > 0)
+                pass_layer_inputs(&mine);
             for (int l = 0; l < c->n_layers; l++)
                 layer_pass(&mine, l);
             pass_final(&mine);
@@ -1610,12 +1622,12 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
         .failed = &failed,
     };
     pass_embed(&p);
-    if (p.c->ple_dim > 0)
-        pass_layer_inputs(&p);
     rope_angles(t, pos, n);
     if (p.one) {
         token_region(&p);
     } else {
+        if (p.c->ple_dim > 0)
+            pass_layer_inputs(&p);
         for (int l = 0; l < p.c->n_layers; l++)
             layer_pass(&p, l);
         pass_final(&p);

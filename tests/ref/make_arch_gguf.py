@@ -9,7 +9,8 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
 can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
 window), gemma, gemma2, gemma3, or one of the mixture-of-experts fixtures qwen3moe, olmoe,
-mixtral (a llama file with experts) and gpt-oss (--list prints each one's shape). Which tensors and keys a
+mixtral (a llama file with experts) and gpt-oss, the hybrid qwen35 or gemma4 (--list
+prints each one's shape). Which tensors and keys a
 family's file holds (biases, q/k norms, post-norms, fused tensors, LongRoPE's, windows,
 soft-caps, the keys its converter writes) is its row of llmchat's family table
 (src/formats/model_family.c, read by family_rows.py), the description llmchat's loader reads;
@@ -132,13 +133,16 @@ SHAPES.update({
                    shared=2, ff=(172, 172, 172, 344, 344), ple=8, out_scaled=(0, 1, 3),
                    softcap=30.0, no_v=(2,), no_space_prefix=True),
 })
-# Its sizes: q/k norm weights Q_NORM_GAIN / K_NORM_GAIN over 8^(1/4) (queries are not
-# scaled: with q and k of the trained RMS the scores would be sqrt(8) times the trained
-# ones); the global heads' 8 extra rows N(0, (G4_EXTRA / sqrt(dim))^2); post-norms
-# G4_POST x (1 + N(0, 0.1^2)) (about the RMS of the trained blocks' outputs); the
-# per-layer inputs: per_layer_token_embd N(0, 1), the projections at gain 1, their
-# post-norm G4_PLE_NORM; layer_output_scale G4_OUT_SCALE; the embeddings divided by
-# sqrt(dim), which Gemma multiplies back.
+# Its sizes: q/k norm weights Q_NORM_GAIN / K_NORM_GAIN (queries are not scaled: the
+# scores come out larger than the trained ones, which made the text more like the trained
+# model's than smaller ones did); the global heads' 8 extra rows N(0, (G4_EXTRA /
+# sqrt(dim))^2); each layer's post-norms G4_POST_ATTN and G4_POST_FFN x (1 + N(0, 0.1^2)):
+# the RMS of the trained layer's attention and feed-forward outputs (llmchat -m tensors,
+# kqv_out and ffn_out on a story); the feed-forward's gate rows divided by G4_GELU and
+# down rows multiplied by it, gelu(x / 1.702) 1.702 being about silu(x); the per-layer
+# inputs: per_layer_token_embd N(0, 1), the projections at gain 1, their post-norm
+# G4_PLE_NORM; layer_output_scale G4_OUT_SCALE; the embeddings divided by sqrt(dim),
+# which Gemma multiplies back.
 G4_EXTRA, G4_PLE_NORM, G4_OUT_SCALE = 0.5, 0.05, (0.9, 0.95, 0.85)
 G4_POST_ATTN = (0.18, 0.14, 0.14, 0.21, 0.30)
 G4_POST_FFN = (0.32, 0.24, 0.30, 0.47, 1.05)
