@@ -170,6 +170,8 @@ static void capture_observe(void *user, const hook_tensor *x)
     }
     int w = x->width < s->n ? x->width : s->n;
     memcpy(s->values, x->data, sizeof(float) * (size_t)w);
+    if (s->n_dims == 1 && w < s->n) /* a layer narrower than the widest (hook_shape) */
+        s->n = s->shape[0] = w;
     s->seen = true;
 }
 
