@@ -193,7 +193,7 @@ static llm_status read_counts(family_keys *k, model_shape *s, hyper *h, llm_err 
 {
     llm_status st;
     int64_t experts = 0, value_length = 0;
-    bool has_kv, has_rot, has_experts, has_key, has_value;
+    bool has_kv = false, has_rot, has_experts, has_key, has_value;
     h->has_kv_arr = h->has_ff_arr = false;
     if (k->f->layer_shapes &&
         ((st = per_layer_count(k, "feed_forward_length", &h->ff_arr, &h->has_ff_arr,
