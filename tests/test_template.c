@@ -438,6 +438,18 @@ END_TEST
 /* The templates the vocabulary files carry (Qwen3's and Gemma 3's from their npm
  * packages, Phi-4-mini's) are recognised as their families; so are Phi-3.5's and
  * Gemma 2's, and Qwen2.5's ChatML stays chatml. */
+/* The file at path as a NUL-terminated string (a Jinja template). */
+static char *read_text(const char *path)
+{
+    size_t size;
+    unsigned char *bytes = read_whole_file(path, &size);
+    char *text = calloc(size + 1, 1);
+    ck_assert_ptr_nonnull(text);
+    memcpy(text, bytes, size);
+    free(bytes);
+    return text;
+}
+
 START_TEST(test_detect_families)
 {
     const struct {
@@ -465,23 +477,18 @@ START_TEST(test_detect_families)
     ck_assert(template_kind_detect(gemma_it, &k) && k == TEMPLATE_GEMMA);
     ck_assert(template_kind_detect(qwen25_instruct, &k) && k == TEMPLATE_CHATML);
     ck_assert(template_kind_detect(tinyllama_chat, &k) && k == TEMPLATE_ZEPHYR);
-    /* Qwen 3.5's own (llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja), as a string */
-    size_t size;
-    unsigned char *bytes = read_whole_file(data_path("qwen35-chat-template.jinja"), &size);
-    char *qwen35 = calloc(size + 1, 1);
-    ck_assert_ptr_nonnull(qwen35);
-    memcpy(qwen35, bytes, size);
-    free(bytes);
-    ck_assert(template_kind_detect(qwen35, &k) && k == TEMPLATE_QWEN35);
-    free(qwen35);
-    /* Gemma 4's (llama.cpp 0.4.0's models/templates/google-gemma-4-31B-it.jinja) */
-    bytes = read_whole_file(data_path("gemma4-chat-template.jinja"), &size);
-    char *gemma4 = calloc(size + 1, 1);
-    ck_assert_ptr_nonnull(gemma4);
-    memcpy(gemma4, bytes, size);
-    free(bytes);
-    ck_assert(template_kind_detect(gemma4, &k) && k == TEMPLATE_GEMMA4);
-    free(gemma4);
+    /* Qwen 3.5's and Gemma 4's own (llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja
+     * and google-gemma-4-31B-it.jinja) */
+    const struct {
+        const char *file;
+        template_kind want;
+    } own[] = {{"qwen35-chat-template.jinja", TEMPLATE_QWEN35},
+               {"gemma4-chat-template.jinja", TEMPLATE_GEMMA4}};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        char *jinja = read_text(data_path(own[i].file));
+        ck_assert(template_kind_detect(jinja, &k) && k == own[i].want);
+        free(jinja);
+    }
 }
 END_TEST
 

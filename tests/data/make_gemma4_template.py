@@ -23,17 +23,8 @@ import json
 import os
 import sys
 
-import jinja2
-import jinja2.sandbox
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_family_templates import DIALOGS, llama_ids  # noqa: E402
-
-
-def render(template, messages, think):
-    env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    return env.from_string(template).render(messages=messages, bos_token='<bos>', eos_token='<eos>',
-                                            add_generation_prompt=True, enable_thinking=think)
+from make_family_templates import DIALOGS, llama_ids, render  # noqa: E402
 
 
 def main():
@@ -46,7 +37,7 @@ def main():
         for no_think in (True, False):
             msgs = ([{'role': 'system', 'content': system}] if system else []) + \
                    [{'role': 'user', 'content': user}]
-            text = render(template, msgs, not no_think)
+            text = render(template, msgs, '<bos>', '<eos>', no_think, ask_think=True)
             lines.append({'vocab': 'gemma4-vocab', 'template': 'gemma4', 'jinja_of': 'gemma4',
                           'system': system, 'no_think': no_think, 'user': user, 'first': True,
                           'text': text, 'ids': llama_ids(tool, vocab, text)})
