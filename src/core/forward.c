@@ -835,24 +835,20 @@ static void pass_attend(const pass *p, int l)
     const model_config *c = p->c;
     const model_layer *L = &p->m->layers[l];
     int kv_heads = L->n_kv_heads, kv_mul = c->n_heads / kv_heads;
-    if (p->one && kv_heads < p->nt) { /* too few KV heads to share: then the queries */
-        int kh0, kh1, h0, h1;
-        pass_share(p, kv_heads, &kh0, &kh1);
-        for (int kh = kh0; kh < kh1; kh++)
-            head_prepare(p, l, 0, kh);
-        pass_sync(p);
-        pass_share(p, c->n_heads, &h0, &h1);
-        for (int h = h0; h < h1; h++)
-            head_attend(p, l, h, p->tid);
-        pass_sync(p);
-        return;
-    }
     if (p->one) {
         int kh0, kh1;
+        bool by_query = kv_heads < p->nt; /* too few KV heads to share: then the queries */
         pass_share(p, kv_heads, &kh0, &kh1);
         for (int kh = kh0; kh < kh1; kh++) {
             head_prepare(p, l, 0, kh);
-            for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++)
+            for (int h = kh * kv_mul; !by_query && h < (kh + 1) * kv_mul; h++)
+                head_attend(p, l, h, p->tid);
+        }
+        if (by_query) {
+            int h0, h1;
+            pass_sync(p);
+            pass_share(p, c->n_heads, &h0, &h1);
+            for (int h = h0; h < h1; h++)
                 head_attend(p, l, h, p->tid);
         }
         pass_sync(p);
