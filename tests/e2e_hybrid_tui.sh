@@ -8,6 +8,8 @@
 #     (effective)", and an attention layer's does not;
 #   - the heads view of a DeltaNet layer lists its value heads, each with the position
 #     its output weighs most ("@N"), as an attention head's most attended key.
+#   - X in the heads view knocks a DeltaNet head out with its state reset (the status
+#     line says "(reset)"), X again puts it back; an attention layer refuses it.
 # What the rows hold is checked against the reference in e2e_hybrid.sh. Nothing asserts
 # timing.
 # shellcheck source=lib.sh
@@ -47,3 +49,20 @@ done
 screen | grep -Eq "heads (of layer |L)1/4" || show_screen_and_fail "no heads view of layer 1"
 screen | grep -Eq "H4 .*@[0-9]+" || show_screen_and_fail "no row of value head 4 with its strongest position"
 pass "the heads view lists a DeltaNet layer's value heads"
+
+# X on a DeltaNet head: out with its state reset, as the status line says; X again puts
+# it back; on an attention layer it is refused (no state)
+keys X
+sleep 0.5
+$TM resize-window -t t -x 220 -y 40
+sleep 0.5
+screen | grep -Eq "heads out L1H[0-9]+\(reset\)" || show_screen_and_fail "no reset head in the status line"
+$TM resize-window -t t -x 140 -y 40
+keys X
+sleep 0.5
+screen | grep -q "(reset)" && show_screen_and_fail "X again left the head out"
+keys ']'
+wait_for "heads of layer 2/4"
+keys X
+wait_for "no state to reset"
+pass "X knocks a DeltaNet head out with its state reset, puts it back, and refuses attention"

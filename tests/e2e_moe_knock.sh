@@ -84,7 +84,7 @@ assert_file_contains "/knock expert" "$T/err" "llmchat: from the next token: kno
 assert_file_contains "/knock lists" "$T/err" "llmchat: knocked out (LAYER:N, from 0): experts 1:2"
 assert_file_contains "/knock restore" "$T/err" "llmchat: from the next token: nothing is knocked out"
 assert_file_contains "/knock out of range" "$T/err" "llmchat: /knock: no expert 9 in layer 0: the model has layers 0-1 of 8 experts (0-7; numbered from 0)"
-assert_file_contains "/knock bad pair" "$T/err" "llmchat: /knock takes: head LAYER:HEAD, expert LAYER:EXPERT"
+assert_file_contains "/knock bad pair" "$T/err" "llmchat: /knock takes: head LAYER:HEAD [reset], expert LAYER:EXPERT"
 assert_eq "the chat's first record" "heads=[];experts=[[1, 2]]" "$(steer_of "$T/chat.jsonl")"
 pass "/knock expert knocks one out from the next token on; the trace records it"
 

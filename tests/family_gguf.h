@@ -1,5 +1,6 @@
 /* family_gguf.h — tiny random-weight GGUF models of each family llmchat runs (llama,
- * qwen2, qwen3, qwen3moe, olmoe, gpt-oss, qwen35, phi3, gemma, gemma2, gemma3; mixtral:
+ * qwen2, qwen3, qwen3moe, qwen2moe, olmoe, gpt-oss, qwen35, qwen35moe, phi3, gemma, gemma2, gemma3,
+ * gemma4; mixtral:
  * llama with experts), written in C at test time with the keys
  * and tensor names llama.cpp's converter writes (as tests/ref/make_arch_gguf.py does,
  * without numpy), and with one edit to make hostile variants: a key dropped or set, a
@@ -76,6 +77,8 @@ typedef struct {
     int experts, used, expert_ff;    /* a mixture of experts (0: dense): expert_count,
                                         expert_used_count, an expert's hidden size (its key
                                         where the family has one; else ff is it) */
+    int shexp_ff;                    /* a shared expert's hidden size (a family that has
+                                        one: expert_shared_feed_forward_length) */
     /* a hybrid family (model_family.delta_net): every attn_every-th layer gated
      * attention, the others Gated DeltaNets of dn_k q/k heads and dn_v value heads of
      * `head` values, convolved over dn_conv tokens; RoPE's sections; mtp blocks of
@@ -126,6 +129,16 @@ static const family_shape family_shapes[] = {
     {.name = "qwen35-mtp", .arch = "qwen35", .dim = 256, .ff = 512, .layers = 4, .heads = 4,
      .kv = 2, .head = 64, .ctx = 256, .key_length = true, .base = 1e7f, .rot = 16,
      .attn_every = 4, .dn_conv = 4, .dn_k = 2, .dn_v = 4, .sections = {3, 1, 2, 0}, .mtp = 1},
+    /* Qwen2-MoE: Qwen2's attention, experts and a shared expert */
+    {.name = "qwen2moe", .arch = "qwen2moe", .dim = 64, .ff = 96, .layers = 2, .heads = 4,
+     .kv = 2, .head = 16, .ctx = 256, .base = 1e6f, .experts = 8, .used = 2, .expert_ff = 32,
+     .shexp_ff = 96},
+    /* Qwen 3.5 MoE: qwen35's layers with experts and a shared expert, wide enough that
+     * one token runs on several threads */
+    {.name = "qwen35moe", .arch = "qwen35moe", .dim = 256, .ff = 96, .layers = 4, .heads = 4,
+     .kv = 2, .head = 64, .ctx = 256, .key_length = true, .tied = true, .base = 1e7f, .rot = 16,
+     .attn_every = 2, .dn_conv = 4, .dn_k = 2, .dn_v = 4, .sections = {3, 1, 2, 0},
+     .experts = 8, .used = 2, .expert_ff = 64, .shexp_ff = 96},
     {.name = "gemma", .arch = "gemma", .dim = 64, .ff = 96, .layers = 2, .heads = 4, .kv = 1,
      .head = 32, .ctx = 256, .key_length = true, .tied = true},
     {.name = "gemma2", .arch = "gemma2", .dim = 64, .ff = 96, .layers = 4, .heads = 4, .kv = 2,
@@ -337,6 +350,13 @@ static inline void family_layer(family_tensors *l, const family_shape *s,
         l->t[l->n - 1].ne2 = ne;
         FT("ffn_down_exps.weight", ef, d, FILL_MATRIX);
         l->t[l->n - 1].ne2 = ne;
+        if (f->shared_expert) {
+            uint64_t sh = (uint64_t)s->shexp_ff;
+            FT("ffn_gate_shexp.weight", d, sh, FILL_MATRIX);
+            FT("ffn_up_shexp.weight", d, sh, FILL_MATRIX);
+            FT("ffn_down_shexp.weight", sh, d, FILL_MATRIX);
+            FT("ffn_gate_inp_shexp.weight", d, 0, FILL_BIAS);
+        }
     } else if (f->fused) {
         FT("ffn_up.weight", d, 2 * ff, FILL_MATRIX);
     } else {
@@ -458,6 +478,8 @@ static inline void family_keys(gguf_writer *w, const family_shape *s, const mode
         KU("expert_used_count", s->used);
         if (f->expert_ff_key)
             KU("expert_feed_forward_length", s->expert_ff);
+        if (f->shared_expert)
+            KU("expert_shared_feed_forward_length", s->shexp_ff);
     }
     if (f->delta_net) {
         if (s->mtp)

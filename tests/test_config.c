@@ -548,6 +548,32 @@ START_TEST(test_force_expert_on_the_command_line)
 }
 END_TEST
 
+/* --knock-out: LAYER:HEAD, with :reset for a head whose state is emptied too (whether
+ * the layer has a state is the session's to check, e2e_hybrid_knock.sh); other
+ * suffixes and malformed pairs are usage errors. */
+START_TEST(test_knock_out_reset_on_the_command_line)
+{
+    write_config("knock-out = 2:1:reset\n");
+    app_options o;
+    ck_assert_int_eq(parse_args(&o, "--knock-out", "0:3,1:2:reset", NULL, NULL), 0);
+    ck_assert_int_eq(o.n_knocks, 3);
+    const int want[3][3] = {{2, 1, 1}, {0, 3, 0}, {1, 2, 1}};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(o.knocks[i].layer, want[i][0]);
+        ck_assert_int_eq(o.knocks[i].head, want[i][1]);
+        ck_assert_int_eq(o.knocks[i].reset, want[i][2]);
+    }
+    options_free(&o);
+    const char *bad[] = {"0:1:rest", "0:1:", "0:1:reset:", "0:1:resetx", ":reset", "0:reset",
+                         "0:1reset", "0:1,:reset", "4294967296:1:reset"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(parse_args(&o, "--knock-out", bad[i], NULL, NULL) == 2,
+                      "--knock-out '%s' was taken", bad[i]);
+        options_free(&o);
+    }
+}
+END_TEST
+
 START_TEST(test_flags_on_the_command_line)
 {
     write_config("mouse = yes\ntheme = light\n");
@@ -585,6 +611,7 @@ static Suite *config_suite(void)
     tcase_add_test(prec, test_flags_on_the_command_line);
     tcase_add_test(prec, test_knock_out_expert_on_the_command_line);
     tcase_add_test(prec, test_force_expert_on_the_command_line);
+    tcase_add_test(prec, test_knock_out_reset_on_the_command_line);
     suite_add_tcase(s, prec);
     return s;
 }

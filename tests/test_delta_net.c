@@ -8,7 +8,9 @@
  * - delta_net_effective's weights, from a zero state, rebuild each output from the
  *   values (the output is linear in them), and equal the reference's finite
  *   differences: moving one value of token s by h moves token t's output by
- *   weight[s] * h in that coordinate and nowhere else. */
+ *   weight[s] * h in that coordinate and nowhere else;
+ * - a span of tokens with beta 0 and the knock-out's emptying log-decay leaves the state
+ *   empty in every form, with no value that is not finite. */
 #include "testutil.h"
 
 #include <math.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "delta_net.h"
+#include "knock_out.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -194,12 +197,66 @@ START_TEST(test_effective_attention)
 }
 END_TEST
 
+/* A head knocked out with its state reset (knock_out.h: beta 0 and the log-decay
+ * KNOCK_OUT_EMPTY_GATE over a span of tokens, here across a chunk's edge): step and
+ * chunk give a zero state and zero outputs over the span, nothing not finite, and after
+ * it the outputs of the same head started from a zero state at the span's end; the
+ * effective attention gives the tokens before the span's end 0. */
+START_TEST(test_emptied_span)
+{
+    enum { N = 100, A = 50, B = 70, DK = 16, DV = 16 };
+    head h = random_head(N, DK, DV, true);
+    for (int s = A; s < B; s++) {
+        h.g[s] = KNOCK_OUT_EMPTY_GATE;
+        h.beta[s] = 0.0f;
+    }
+    head after = random_head(N - B, DK, DV, false); /* tokens B.. from a zero state */
+    memcpy(after.q, h.q + (size_t)B * 2 * DK, sizeof(float) * (N - B) * 2 * DK);
+    memcpy(after.k, h.k + (size_t)B * 2 * DK, sizeof(float) * (N - B) * 2 * DK);
+    memcpy(after.v, h.v + (size_t)B * DV, sizeof(float) * (N - B) * DV);
+    memcpy(after.g, h.g + B, sizeof(float) * (N - B));
+    memcpy(after.beta, h.beta + B, sizeof(float) * (N - B));
+    double *want = malloc(sizeof(double) * (N - B) * DV), *want_state = malloc(sizeof(double) * DK * DV);
+    reference(&after, -1, 0, 0, want, want_state);
+    float s1[DK * DV], s2[DK * DV], o1[N * DV], o2[N * DV], w[N], m[DK];
+    memcpy(s1, h.state0, sizeof s1);
+    memcpy(s2, h.state0, sizeof s2);
+    float *work = malloc(sizeof(float) * delta_net_chunk_work(&h.run));
+    for (int s = 0; s < N; s++) {
+        delta_net_step(&h.run, s, s1, o1 + (size_t)s * DV);
+        if (s == A)
+            for (int i = 0; i < DK * DV; i++)
+                ck_assert_msg(s1[i] == 0.0f, "the state at the span's start: %g", s1[i]);
+    }
+    delta_net_chunk(&h.run, N, s2, o2, DV, work);
+    for (int s = 0; s < N; s++)
+        for (int j = 0; j < DV; j++) {
+            float a = o1[s * DV + j], b = o2[s * DV + j];
+            ck_assert(isfinite(a) && isfinite(b));
+            if (s >= A && s < B)
+                ck_assert_msg(a == 0.0f && b == 0.0f, "token %d: %g %g", s, a, b);
+            if (s >= B) {
+                near(a, want[(s - B) * DV + j], 4, "step after the span", s * DV + j);
+                near(b, want[(s - B) * DV + j], 4, "chunk after the span", s * DV + j);
+            }
+        }
+    for (int t = B; t < N; t += 7) {
+        delta_net_effective(&h.run, t, w, m);
+        for (int s = 0; s < B; s++)
+            ck_assert_msg(w[s] == 0.0f, "token %d gives %d weight %g", t, s, w[s]);
+    }
+    free(want), free(want_state), free(work);
+    free_head(&h), free_head(&after);
+}
+END_TEST
+
 static Suite *delta_net_suite(void)
 {
     Suite *s = suite_create("delta_net");
     TCase *core = tcase_create("core");
     tcase_add_test(core, test_step_and_chunk_equal_the_rule);
     tcase_add_test(core, test_effective_attention);
+    tcase_add_test(core, test_emptied_span);
     suite_add_tcase(s, core);
     return s;
 }

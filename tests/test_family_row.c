@@ -109,7 +109,8 @@ START_TEST(test_twin_rows_copy_their_family)
     model *m = (model *)1;
     llm_err err;
     ck_assert_int_eq(model_open(path, NULL, &m, &err), LLM_ERR_FORMAT);
-    ck_assert_msg(strstr(err.text, "llmchat runs llama, qwen2, qwen3, qwen3moe, qwen35, olmoe, "
+    ck_assert_msg(strstr(err.text, "llmchat runs llama, qwen2, qwen3, qwen3moe, qwen35, "
+                                   "qwen2moe, qwen35moe, olmoe, "
                                    "gpt-oss, phi3, "
                                    "gemma, gemma2, gemma3, gemma4, llama-twin, qwen3moe-twin, "
                                    "olmoe-twin, qwen2-twin, phi3-twin, gemma2-twin, "

@@ -13,7 +13,9 @@
  *   - a what-if (transformer_forward_again, the logit lens) at an earlier position gives
  *     a fresh run's logits there and leaves the state as it was, also when it runs the
  *     positions from the checkpoint again under other interventions;
- *   - a position after ones not run yet is refused, not run on a stale state.
+ *   - a position after ones not run yet is refused, not run on a stale state;
+ *   - a DeltaNet head knocked out with its state reset starts from nothing when it is
+ *     let back in (kept: it speaks with its whole history).
  * What the pass computes is checked against llama.cpp in e2e_hybrid.sh. */
 #include <math.h>
 #include <stdint.h>
@@ -25,6 +27,7 @@
 #include "family_gguf.h"
 #include "knock_out.h"
 #include "model.h"
+#include "steering.h"
 #include "testutil.h"
 #include "transformer.h"
 
@@ -104,7 +107,7 @@ static bool same(const float *a, const float *b, int from, int to, int vocab)
 
 START_TEST(test_hybrid_paths)
 {
-    const char *shapes[] = {"qwen35", "qwen35-mtp", "gemma4"};
+    const char *shapes[] = {"qwen35", "qwen35-mtp", "gemma4", "qwen35moe"};
     enum { S = sizeof shapes / sizeof shapes[0] };
     for (int k = 0; k < 4 * S; k++) {
         model *m = open_shape(shapes[k % S], k / S % 2 ? TENSOR_BLOCKS : TENSOR_F32);
@@ -403,6 +406,146 @@ START_TEST(test_hybrid_what_if_leaves_no_trace)
 }
 END_TEST
 
+/* ---- a DeltaNet head knocked out with its state kept or reset ---- */
+
+enum { KR_N = 24, KR_OUT = 8, KR_BACK = 16, KR_HEAD = 1 };
+typedef struct {
+    float v[KR_N][256], beta[KR_N][64], state[KR_N][64];
+    float eff[KR_N][KR_N]; /* head KR_HEAD's effective attention row at each position */
+} seen_head;
+
+static void see_head(void *user, const hook_tensor *x)
+{
+    seen_head *s = user;
+    if (x->layer != 0)
+        return;
+    for (int i = 0; i < x->n; i++) {
+        const float *row = x->data + (size_t)i * x->stride;
+        int p = x->pos + i;
+        float *to = x->point == HOOK_V_CONV ? s->v[p] : x->point == HOOK_DN_BETA ? s->beta[p]
+                  : x->point == HOOK_DN_STATE ? s->state[p] : NULL;
+        if (x->point == HOOK_KQ_SOFT_MAX && x->head == KR_HEAD)
+            memcpy(s->eff[p], row, sizeof(float) * (size_t)(p + 1));
+        else if (to)
+            memcpy(to, row, sizeof(float) * (size_t)x->width);
+    }
+}
+
+/* Runs the KR_N positions one at a time with value head KR_HEAD of layer 0 out for
+ * positions KR_OUT..KR_BACK-1 (how: 0 never, 1 state kept, 2 state reset), through the
+ * steering a session uses; the logits and layer 0's points into *logits and *s. */
+static void run_knocked(const model *m, const int *ids, int how, float *logits, seen_head *s)
+{
+    const model_config *c = &m->config;
+    transformer *t = new_transformer(m);
+    steering *st;
+    llm_err err;
+    ck_assert(steering_new(c->n_layers, model_heads_max(c), c->dim, &st, &err) == LLM_OK);
+    ck_assert_msg(steering_attach(st, t, &err) == LLM_OK, "%s", err.text);
+    hook h = {.fn = see_head, .user = s,
+              .points = HOOK_BIT(HOOK_V_CONV) | HOOK_BIT(HOOK_DN_BETA) | HOOK_BIT(HOOK_DN_STATE) |
+                        HOOK_BIT(HOOK_KQ_SOFT_MAX),
+              .layer_first = 0, .layer_last = 0, .pos = -1};
+    int id;
+    ck_assert(transformer_hook_add(t, &h, &id, &err) == LLM_OK);
+    for (int p = 0; p < KR_N; p++) {
+        if (p == KR_OUT && how == 1)
+            ck_assert(steering_knock_out(st, 0, KR_HEAD, true, &err) == LLM_OK);
+        if (p == KR_OUT && how == 2)
+            ck_assert_msg(steering_knock_out_reset(st, 0, KR_HEAD, &err) == LLM_OK, "%s", err.text);
+        if (p == KR_BACK && how)
+            ck_assert(steering_knock_out(st, 0, KR_HEAD, false, &err) == LLM_OK);
+        ck_assert(transformer_run(t, ids + p, 1, p, TRANSFORMER_KERNELS_TOKEN,
+                                  logits + (size_t)p * c->vocab_size, NULL));
+    }
+    steering_free(st);
+    transformer_free(t);
+}
+
+/* Kept and reset zero the head's output alike while it is out (the same logits, both
+ * not the plain run's); reset empties its state (norm 0) where kept goes on filling it;
+ * let back in, the reset head starts from nothing: its state after the first position
+ * back is that position's write alone (norm beta |v|, the key being unit length), its
+ * effective attention gives the positions before it 0, and the logits differ from kept's.
+ * A reset head cannot be asked of an attention layer; a batch runs it as one token does. */
+START_TEST(test_hybrid_knock_out_reset)
+{
+    model *m = open_shape("qwen35-mtp", TENSOR_F32);
+    const model_config *c = &m->config;
+    ck_assert(m->layers[0].kind == MODEL_LAYER_DELTA_NET && c->dn_v_heads <= 64 &&
+              c->dn_value_dim <= 256);
+    int vocab = c->vocab_size, ids[KR_N], dv = c->dn_head_v;
+    make_ids(ids, KR_N, vocab, 3);
+    static seen_head s[3];
+    float *logits[3];
+    for (int how = 0; how < 3; how++) {
+        memset(&s[how], 0, sizeof s[how]);
+        logits[how] = malloc(sizeof(float) * KR_N * vocab);
+        run_knocked(m, ids, how, logits[how], &s[how]);
+    }
+    ck_assert(same(logits[0], logits[1], 0, KR_OUT, vocab));
+    ck_assert(same(logits[0], logits[2], 0, KR_OUT, vocab));
+    ck_assert_msg(same(logits[1], logits[2], KR_OUT, KR_BACK, vocab),
+                  "a head out changes nothing else whether its state is kept or reset");
+    ck_assert(!same(logits[0], logits[1], KR_BACK - 1, KR_BACK, vocab));
+    for (int p = KR_OUT; p < KR_BACK; p++) {
+        ck_assert_msg(s[2].state[p][KR_HEAD] == 0.0f, "position %d: the reset state's norm is %g",
+                      p, s[2].state[p][KR_HEAD]);
+        ck_assert(s[1].state[p][KR_HEAD] > 0.0f);
+        ck_assert(s[2].state[p][KR_HEAD - 1] == s[1].state[p][KR_HEAD - 1]); /* another head */
+    }
+    double vv = 0.0;
+    for (int j = 0; j < dv; j++)
+        vv += (double)s[2].v[KR_BACK][KR_HEAD * dv + j] * s[2].v[KR_BACK][KR_HEAD * dv + j];
+    double want = s[2].beta[KR_BACK][KR_HEAD] * sqrt(vv), got = s[2].state[KR_BACK][KR_HEAD];
+    ck_assert_msg(fabs(got - want) <= 1e-5 * want, "the state after coming back: %g, want %g",
+                  got, want);
+    for (int p = KR_BACK; p < KR_N; p++) {
+        bool kept_reaches = false;
+        for (int q = 0; q < KR_BACK; q++) {
+            ck_assert_msg(s[2].eff[p][q] == 0.0f, "position %d gives %d weight %g", p, q,
+                          s[2].eff[p][q]);
+            kept_reaches |= s[1].eff[p][q] != 0.0f;
+        }
+        ck_assert(kept_reaches);
+        ck_assert(s[2].eff[p][p] != 0.0f);
+    }
+    ck_assert(!same(logits[1], logits[2], KR_N - 1, KR_N, vocab));
+    /* an attention layer has no state; a batch with a head reset is one token's bits */
+    transformer *t = new_transformer(m), *u = new_transformer(m);
+    steering *st, *su;
+    llm_err err;
+    ck_assert(steering_new(c->n_layers, model_heads_max(c), c->dim, &st, &err) == LLM_OK);
+    ck_assert(steering_new(c->n_layers, model_heads_max(c), c->dim, &su, &err) == LLM_OK);
+    ck_assert(steering_knock_out_reset(st, 0, KR_HEAD, &err) == LLM_ERR_ARG); /* not attached */
+    ck_assert(steering_attach(st, t, &err) == LLM_OK && steering_attach(su, u, &err) == LLM_OK);
+    int attn = 0;
+    while (m->layers[attn].kind == MODEL_LAYER_DELTA_NET)
+        attn++;
+    ck_assert_int_eq(steering_knock_out_reset(st, attn, 0, &err), LLM_ERR_ARG);
+    ck_assert(strstr(err.text, "no state") && !steering_is_out(st, attn, 0));
+    ck_assert(steering_knock_out_reset(st, 0, KR_HEAD, &err) == LLM_OK &&
+              steering_knock_out_reset(su, 0, KR_HEAD, &err) == LLM_OK);
+    ck_assert(steering_is_reset(st, 0, KR_HEAD) && steering_is_out(st, 0, KR_HEAD));
+    const intervention *in = steering_state(st);
+    ck_assert(in->n_heads_out == 1 && in->n_heads_reset == 1 &&
+              in->heads_reset[0] == in->heads_out[0]);
+    run_range(t, ids, 0, KR_N, TRANSFORMER_KERNELS_TOKEN, true, logits[0]);
+    run_range(u, ids, 0, KR_N, TRANSFORMER_KERNELS_TOKEN, false, logits[1]);
+    ck_assert_msg(same(logits[0], logits[1], 0, KR_N, vocab), "a batch with a reset head is not "
+                  "one token's bits");
+    for (int k = 0; k < 2; k++)
+        ck_assert(isfinite(logits[k][(size_t)KR_N * vocab - 1]));
+    steering_free(st);
+    steering_free(su);
+    transformer_free(t);
+    transformer_free(u);
+    for (int how = 0; how < 3; how++)
+        free(logits[how]);
+    model_close(m);
+}
+END_TEST
+
 static Suite *hybrid_suite(void)
 {
     Suite *s = suite_create("hybrid");
@@ -413,6 +556,7 @@ static Suite *hybrid_suite(void)
     tcase_add_test(tc, test_hybrid_what_if);
     tcase_add_test(tc, test_hybrid_points_and_knock_out);
     tcase_add_test(tc, test_hybrid_what_if_leaves_no_trace);
+    tcase_add_test(tc, test_hybrid_knock_out_reset);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -370,8 +370,18 @@ static const struct {
     {"qwen3moe", {.drop_tensor = "blk.1.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
      "GGUF tensor blk.1.ffn_gate_exps.weight is missing"},
     {"qwen3moe", {.extra_tensor = "blk.0.ffn_up_shexp.weight"}, LLM_ERR_FORMAT,
-     "blk.0.ffn_up_shexp.weight is not part of the qwen3moe architecture llmchat runs (shared "
-     "experts beside the routed ones are not supported)"},
+     "blk.0.ffn_up_shexp.weight is not part of the qwen3moe architecture llmchat runs (a "
+     "shared expert, which the family does not have)"},
+    /* a shared expert beside the routed ones: its size, its tensors */
+    {"qwen2moe", {.uint_key = "qwen2moe.expert_shared_feed_forward_length", .uint_value = 0},
+     LLM_ERR_FORMAT, "the shared expert's hidden size is 0 "
+                     "(qwen2moe.expert_shared_feed_forward_length)"},
+    {"qwen2moe", {.uint_key = "qwen2moe.expert_shared_feed_forward_length", .uint_value = 64},
+     LLM_ERR_FORMAT, "blk.0.ffn_gate_shexp.weight has dims [64, 96], expected [64, 64]"},
+    {"qwen2moe", {.drop_tensor = "blk.1.ffn_gate_inp_shexp.weight"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.ffn_gate_inp_shexp.weight is missing"},
+    {"qwen35moe", {.resize_tensor = "blk.2.ffn_down_shexp.weight", .ne0 = 64, .ne1 = 256},
+     LLM_ERR_FORMAT, "blk.2.ffn_down_shexp.weight has dims [64, 256], expected [96, 256]"},
     {"qwen3moe", {.value_tensor = "blk.0.ffn_gate_inp.weight", .value_index = 70, .value = NAN},
      LLM_ERR_NUMERIC, "blk.0.ffn_gate_inp.weight holds NaN or infinite values (row 1)"},
     {"mixtral", {.extra_tensor = "blk.0.ffn_gate.0.weight"}, LLM_ERR_FORMAT,
@@ -650,15 +660,17 @@ START_TEST(test_refused_architectures)
     const struct {
         const char *arch, *says;
     } cases[] = {
-        {"qwen2moe", "architecture 'qwen2moe' is not supported: shared experts beside the "
-                     "routed ones (ffn_*_shexp, ffn_gate_inp_shexp) (llmchat runs llama, qwen2, "
-                     "qwen3, qwen3moe, qwen35, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3, gemma4)"},
+        {"deepseek", "architecture 'deepseek' is not supported: shared experts beside the "
+                     "routed ones (ffn_*_shexp) and dense leading layers (llmchat runs llama, "
+                     "qwen2, qwen3, qwen3moe, qwen35, qwen2moe, qwen35moe, olmoe, gpt-oss, phi3, "
+                     "gemma, gemma2, gemma3, gemma4)"},
         {"deepseek2", "multi-head latent attention (MLA), shared experts and expert groups"},
         {"mamba", "architecture 'mamba' is not supported: a state-space model: no attention"},
         {"bert", "architecture 'bert' is not supported: an encoder"},
         {"gpt2", "learned position embeddings (position_embd)"},
         {"frobnicator", "architecture 'frobnicator' is not supported: llmchat runs llama, qwen2, "
-                        "qwen3, qwen3moe, qwen35, olmoe, gpt-oss, phi3, gemma, gemma2, gemma3"},
+                        "qwen3, qwen3moe, qwen35, qwen2moe, qwen35moe, olmoe, gpt-oss, phi3, "
+                        "gemma, gemma2, gemma3"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         family_edit e = {.string_key = "general.architecture", .string_value = cases[k].arch};

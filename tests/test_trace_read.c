@@ -457,6 +457,54 @@ START_TEST(test_steer_heads_stay_pairs)
 }
 END_TEST
 
+/* A head knocked out with its state reset comes back as heads_reset's [layer, head],
+ * beside heads_out; a malformed heads_reset drops the steer with a problem line; a
+ * model whose layer has no state (here: a steering not attached to a hybrid's pass,
+ * so every layer is taken as attention) refuses it by name. */
+START_TEST(test_steer_heads_reset)
+{
+    const char *text =
+        "{\"llmchat_trace\":1,\"model\":{\"n_layers\":3,\"n_heads\":8,\"dim\":64,\"vocab_size\":4}}\n"
+        "{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":-1,\"top\":[],"
+        "\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[[0,1],[2,5]],"
+        "\"heads_reset\":[[2,5]]}}\n";
+    trace_reader *r;
+    llm_err err;
+    ck_assert_int_eq(trace_read_buffer(text, strlen(text), &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_reader_problem_count(r), 0);
+    const intervention *in = trace_reader_record(r, 0)->intervention;
+    ck_assert_ptr_nonnull(in);
+    ck_assert(in->n_heads_out == 2 && in->heads_out[1] == 2 * 8 + 5);
+    ck_assert(in->n_heads_reset == 1 && in->heads_reset[0] == 2 * 8 + 5);
+    steering *s;
+    ck_assert_int_eq(steering_new(3, 8, 64, &s, &err), LLM_OK);
+    ck_assert_int_eq(steering_check(s, in, NULL, 0, &err), LLM_ERR_MISMATCH);
+    ck_assert_msg(strstr(err.text, "head [2, 5] is knocked out with its state reset"), "%s", err.text);
+    ck_assert_int_eq(steering_set(s, in, &err), LLM_ERR_MISMATCH);
+    ck_assert_ptr_null(steering_mask(s));
+    steering_free(s);
+    trace_reader_free(r);
+
+    const char *bad[] = {"\"heads_reset\":3", "\"heads_reset\":[[0]]", "\"heads_reset\":[[3,0]]",
+                         "\"heads_reset\":[[0,8]]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[512];
+        snprintf(line, sizeof line,
+                 "{\"llmchat_trace\":1,\"model\":{\"n_layers\":3,\"n_heads\":8,\"dim\":64,"
+                 "\"vocab_size\":4}}\n{\"pos\":0,\"token\":1,\"phase\":\"prompt\",\"next\":-1,"
+                 "\"top\":[],\"steer\":{\"vectors\":[],\"layers\":null,\"heads_out\":[],%s}}\n",
+                 bad[i]);
+        ck_assert_int_eq(trace_read_buffer(line, strlen(line), &r, &err), LLM_OK);
+        ck_assert_msg(trace_reader_problem_count(r) == 1 &&
+                          strstr(trace_reader_problem(r, 0), "\"heads_reset\""),
+                      "%s: %s", bad[i],
+                      trace_reader_problem_count(r) ? trace_reader_problem(r, 0) : "no problem");
+        ck_assert_ptr_null(trace_reader_record(r, 0)->intervention);
+        trace_reader_free(r);
+    }
+}
+END_TEST
+
 /* Knocked-out experts come back as the [layer, expert] pairs written, beside the heads;
  * a steer without experts_out (a trace written before it) has none; a malformed
  * experts_out drops the steer with a problem line. */
@@ -673,6 +721,7 @@ static Suite *reader_suite(void)
     tcase_add_test(c, test_sequence_rewinds_and_conflicts);
     tcase_add_test(c, test_steer_heads_stay_pairs);
     tcase_add_test(c, test_steer_experts);
+    tcase_add_test(c, test_steer_heads_reset);
     tcase_add_test(c, test_steer_forced_experts);
     tcase_add_test(c, test_usable);
     tcase_add_test(c, test_damage_never_crashes);

@@ -15,7 +15,7 @@
 
 enum { MAX_WORDS = 3 };
 
-static const char USAGE[] = "/knock takes: head LAYER:HEAD, expert LAYER:EXPERT, "
+static const char USAGE[] = "/knock takes: head LAYER:HEAD [reset], expert LAYER:EXPERT, "
                             "restore head|expert LAYER:N (numbered from 0)";
 
 void knock_describe(const engine *e, char *msg, size_t size)
@@ -27,9 +27,13 @@ void knock_describe(const engine *e, char *msg, size_t size)
         return;
     }
     size_t o = (size_t)snprintf(msg, size, "knocked out (LAYER:N, from 0):");
-    for (int i = 0; i < in->n_heads_out && o < size; i++)
-        o += (size_t)snprintf(msg + o, size - o, "%s%d:%d", i ? " " : " heads ",
-                              in->heads_out[i] / in->n_heads, in->heads_out[i] % in->n_heads);
+    for (int i = 0, r = 0; i < in->n_heads_out && o < size; i++) {
+        bool reset = r < in->n_heads_reset && in->heads_reset[r] == in->heads_out[i];
+        r += reset;
+        o += (size_t)snprintf(msg + o, size - o, "%s%d:%d%s", i ? " " : " heads ",
+                              in->heads_out[i] / in->n_heads, in->heads_out[i] % in->n_heads,
+                              reset ? " (state reset)" : "");
+    }
     for (int i = 0; i < in->n_experts_out && o < size; i++)
         o += (size_t)snprintf(msg + o, size - o, "%s%d:%d",
                               i ? " " : in->n_heads_out ? "; experts " : " experts ",
@@ -44,8 +48,8 @@ static bool pair(const char *word, int *layer, int *n)
            parse_index_prefix(end + 1, INT_MAX, n, &end) && !*end;
 }
 
-/* head|expert LAYER:N out (out true) or back in. */
-static llm_status knock(engine *e, const char *what, const char *where, bool out,
+/* head|expert LAYER:N out (out true; reset: a head's state emptied too) or back in. */
+static llm_status knock(engine *e, const char *what, const char *where, bool out, bool reset,
                         llm_err *err)
 {
     int layer, n;
@@ -61,8 +65,11 @@ static llm_status knock(engine *e, const char *what, const char *where, bool out
                         c->n_layers - 1, heads, heads - 1);
     steering *s = engine_steering(e);
     llm_err why;
-    llm_status st = head ? steering_knock_out(s, layer, n, out, &why)
-                         : steering_knock_out_expert(s, layer, n, out, &why);
+    if (reset && !head)
+        return llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
+    llm_status st = reset  ? steering_knock_out_reset(s, layer, n, &why)
+                    : head ? steering_knock_out(s, layer, n, out, &why)
+                           : steering_knock_out_expert(s, layer, n, out, &why);
     if (st != LLM_OK)
         return llm_fail(err, st, "/knock: %s", why.text);
     return LLM_OK;
@@ -76,9 +83,11 @@ llm_status knock_command(engine *e, const char *arg, char *msg, size_t size, llm
     if (!command_words(arg, w, MAX_WORDS, &n))
         st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
     else if (n == 2)
-        st = knock(e, w[0], w[1], true, err);
+        st = knock(e, w[0], w[1], true, false, err);
     else if (n == 3 && !strcmp(w[0], "restore"))
-        st = knock(e, w[1], w[2], false, err);
+        st = knock(e, w[1], w[2], false, false, err);
+    else if (n == 3 && !strcmp(w[2], "reset"))
+        st = knock(e, w[0], w[1], true, true, err);
     else if (n != 0)
         st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
     if (st == LLM_OK)

@@ -3,6 +3,8 @@
  *
  *   /knock                                  list the heads and experts knocked out
  *   /knock head LAYER:HEAD                  zero that head's attention output
+ *   /knock head LAYER:HEAD reset            a Gated DeltaNet head: its output zeroed and
+ *                                           its state emptied while it is out
  *   /knock expert LAYER:EXPERT              the router never chooses that expert (a
  *                                           mixture of experts; the others renormalised)
  *   /knock restore head|expert LAYER:N      put it back in

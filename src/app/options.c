@@ -312,20 +312,30 @@ static bool next_pair(const char **at, int *a, int *b)
     return true;
 }
 
-/* LAYER:HEAD, or several as a comma list; from 0, as a trace's heads_out. */
+/* LAYER:HEAD[:reset], or several as a comma list; from 0, as a trace's heads_out. */
 static const char *set_knock_out(app_options *o, const char *v)
 {
+    static const char usage[] = "must be LAYER:HEAD or LAYER:HEAD:reset (from 0), or a comma "
+                                "list of them";
     const char *at = v;
     while (*at) {
         int layer, head;
-        if (!next_pair(&at, &layer, &head))
-            return "must be LAYER:HEAD (from 0), or a comma list of them";
+        const char *end;
+        if (!parse_index_prefix(at, INT_MAX, &layer, &end) || *end != ':' ||
+            !parse_index_prefix(end + 1, INT_MAX, &head, &end))
+            return usage;
+        bool reset = !strncmp(end, ":reset", 6);
+        end += reset ? 6 : 0;
+        if (*end && *end != ',')
+            return usage;
+        at = end + (*end == ',');
         if (o->n_knocks == CLI_KNOCKS_MAX)
             return "names more than 256 heads";
         o->knocks[o->n_knocks].layer = layer;
+        o->knocks[o->n_knocks].reset = reset;
         o->knocks[o->n_knocks++].head = head;
     }
-    return at == v ? "must be LAYER:HEAD (from 0), or a comma list of them" : NULL;
+    return at == v ? usage : NULL;
 }
 
 /* LAYER:EXPERT, or several as a comma list; from 0, as a trace's experts_out. */
@@ -411,8 +421,8 @@ static const app_option own_rows[] = {
     {.name = "control-vector-layers", .arg = "FIRST-LAST", .config = true,
      .help = "apply control vectors after layers FIRST..LAST only\n(numbered from 0, as llama.cpp does)",
      .set = set_control_vector_layers},
-    {.name = "knock-out", .arg = "LAYER:HEAD", .config = true,
-     .help = "zero that head's attention output (kqv) before the\noutput projection; from 0; repeatable or a comma list",
+    {.name = "knock-out", .arg = "LAYER:HEAD[:reset]", .config = true,
+     .help = "zero that head's attention output (kqv) before the\noutput projection; from 0; repeatable or a comma list;\n:reset (a Gated DeltaNet head) also empties its state",
      .set = set_knock_out},
     {.name = "knock-out-expert", .arg = "LAYER:EXPERT", .config = true,
      .help = "a mixture of experts: the router never chooses that\nexpert (its logit -inf; the others renormalised); from\n0; repeatable or a comma list",

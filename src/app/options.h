@@ -112,6 +112,7 @@ typedef struct {
     int vector_first, vector_last; /* --control-vector-layers; -1 -1: every layer */
     struct {
         int layer, head;         /* from 0 */
+        bool reset;              /* :reset: a Gated DeltaNet head's state emptied too */
     } knocks[CLI_KNOCKS_MAX];    /* --knock-out: heads whose attention output is zeroed */
     int n_knocks;
     struct {

@@ -152,9 +152,12 @@ static int open_engine(session *s)
                     (l < c->n_layers ? model_layer_heads(s->m, l) : c->n_heads) - 1);
             return 2;
         }
-        if (steering_knock_out(st, l, h, true, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: --knock-out: %s\n", err.text);
-            return 1;
+        llm_status ks = o->knocks[i].reset ? steering_knock_out_reset(st, l, h, &err)
+                                           : steering_knock_out(st, l, h, true, &err);
+        if (ks != LLM_OK) {
+            fprintf(stderr, "llmchat: --knock-out %d:%d%s: %s\n", l, h,
+                    o->knocks[i].reset ? ":reset" : "", err.text);
+            return ks == LLM_ERR_ARG ? 2 : 1;
         }
     }
     for (int i = 0; i < o->n_expert_knocks; i++) {

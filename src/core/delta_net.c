@@ -8,7 +8,8 @@
  *     S   = e^{G_last} S0 + sum_j e^{G_last - G_j} k_j u_j^T
  * (the first line is the forward substitution of llama.cpp's triangular solve). It is
  * the recurrence with the state's history written out, so the two differ by rounding
- * only.
+ * only. A chunk ends early after a token whose log-decay is steep (STEEP_DECAY), so no
+ * sum G of a token after it has to hold it.
  *
  * The effective attention: a token's step is S_s = P_s S_{s-1} + beta_s k_s v_s^T with
  * P_s = e^{g_s} (I - beta_s k_s k_s^T) (symmetric), so token t's output
@@ -163,12 +164,21 @@ static void one_chunk(const delta_net_run *r, int c0, int n, float *state, float
 #undef Q_
 }
 
+/* A log-decay below this ends its chunk: it is summed into G last, so the others' sums
+ * keep their precision (a knocked-out head's -1e30 would swallow them). */
+#define STEEP_DECAY (-64.0f)
+
 void delta_net_chunk(const delta_net_run *r, int n, float *state, float *out, size_t out_stride,
                      float *work)
 {
-    for (int c0 = 0; c0 < n; c0 += DELTA_NET_CHUNK)
-        one_chunk(r, c0, n - c0 < DELTA_NET_CHUNK ? n - c0 : DELTA_NET_CHUNK, state, out,
-                  out_stride, work);
+    for (int c0 = 0; c0 < n;) {
+        int len = 0;
+        while (c0 + len < n && len < DELTA_NET_CHUNK &&
+               !(len > 0 && r->g[(size_t)(c0 + len - 1) * r->gb_stride] < STEEP_DECAY))
+            len++;
+        one_chunk(r, c0, len, state, out, out_stride, work);
+        c0 += len;
+    }
 }
 
 void delta_net_effective(const delta_net_run *r, int t, float *weight, float *m)

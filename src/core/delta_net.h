@@ -2,7 +2,7 @@
  * rule as llama.cpp 0.4.0's delta-net-base.cpp computes it), three ways that agree:
  *
  * - delta_net_step: one token, the state updated in place (decode);
- * - delta_net_chunk: many tokens, 64 at a time in the chunked form (prefill): within a
+ * - delta_net_chunk: many tokens, up to 64 at a time in the chunked form: within a
  *   chunk the new values come from one triangular solve against the chunk's keys and
  *   the state only enters through products with the chunk's queries and keys, so the
  *   work is matrix products; equal to delta_net_step token by token within fp32

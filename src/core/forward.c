@@ -335,6 +335,24 @@ static void edit(const pass *p, hook_point pt, int l, float *data, int width, si
         pass_sync(p);
 }
 
+/* The editors of point pt at layer l change column col of the call's rows (data: row 0's
+ * column 0, stride floats a row), from the thread that owns the column, with no barrier:
+ * a Gated DeltaNet's beta and gate, a value head at a time, before its state reads them. */
+static void edit_column(const pass *p, hook_point pt, int l, float *data, int col, size_t stride)
+{
+    if (!(p->edits & HOOK_BIT(pt)))
+        return;
+    for (int i = 0; i < p->hooks->n_edit; i++) {
+        const hook *e = p->hooks->edit[i];
+        int row, rows;
+        if (!hook_wants(e, pt, l, p->pos, p->n, &row, &rows))
+            continue;
+        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + row, .n = rows, .col = col,
+                        .width = 1, .stride = stride, .data = data + (size_t)row * stride + col};
+        e->edit(e->user, &x);
+    }
+}
+
 /* ---- how threads share a step ---- */
 
 /* One token: waits for the others (every write before it is seen after it). */
@@ -974,7 +992,7 @@ static void token_experts(const pass *p, int l, const model_layer *L, const floa
     int i0, i1;
     pass_share(p, dim, &i0, &i1);
     combine(p, 0, b->moe_row, i0, i1);
-    if (!L->post_ffn_norm)
+    if (!L->post_ffn_norm && c->shexp_hidden == 0)
         add_into(t->buf.x + i0, b->proj + i0, i1 - i0);
     pass_sync(p);
 }
@@ -1041,14 +1059,46 @@ static void batch_experts(const pass *p, int l, const model_layer *L, const floa
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
         combine(p, i, b->moe_row + (size_t)i * K, 0, dim);
-        if (!L->post_ffn_norm)
+        if (!L->post_ffn_norm && c->shexp_hidden == 0)
             add_into(t->buf.x + (size_t)i * dim, b->proj + (size_t)i * dim, dim);
     }
 }
 
+/* Layer l's shared expert (config.shexp_hidden > 0) on the normed rows xn, after the
+ * routed ones: its gate and up products and their gated product into buf.hb, its down
+ * projection into moe_x (free once the routed experts are summed). */
+static void shared_expert(const pass *p, const model_layer *L, const float *xn)
+{
+    batch_buffers *b = &p->t->buf;
+    proj_job gu = {.w = &L->shexp_gate, .out = b->hb, .up = &L->shexp_up, .up_out = b->hb2};
+    pass_project(p, xn, p->c->dim, &gu, 1);
+    proj_job down = {.w = &L->shexp_down, .out = b->moe_x};
+    pass_project(p, b->hb, p->c->shexp_hidden, &down, 1);
+}
+
+/* Row i's values r0..r1-1 of proj (the routed experts' sum) += sigmoid(shexp_gate_inp ·
+ * xn_i) times the shared expert's output, as llama.cpp's qwen35moe adds them; into the
+ * stream too unless a post-norm follows. */
+static void shared_add(const pass *p, const model_layer *L, const float *xn, int i, int r0,
+                       int r1)
+{
+    batch_buffers *b = &p->t->buf;
+    int dim = p->c->dim;
+    const float *x = xn + (size_t)i * dim, *so = b->moe_x + (size_t)i * dim;
+    float g = 0.0f, *out = b->proj + (size_t)i * dim;
+    for (int j = 0; j < dim; j++)
+        g += L->shexp_gate_inp[j] * x[j];
+    g = 1.0f / (1.0f + expf(-g));
+    for (int r = r0; r < r1; r++)
+        out[r] += g * so[r];
+    if (!L->post_ffn_norm)
+        add_into(b->x + (size_t)i * dim + r0, out + r0, r1 - r0);
+}
+
 /* Layer l's mixture of experts on the normed rows xn: the router's logits (edited
  * there: a knocked-out expert), the routing, the chosen experts, their weighted sum
- * added to the stream (after the post-norm where the model has one). */
+ * (ffn_moe_out) and a shared expert's gated output where the model has one (together:
+ * ffn_out) added to the stream (after the post-norm where the model has one). */
 static void pass_experts(const pass *p, int l, const float *xn)
 {
     transformer *t = p->t;
@@ -1081,6 +1131,19 @@ static void pass_experts(const pass *p, int l, const float *xn)
         batch_experts(p, l, L, xn);
     }
     see(p, HOOK_FFN_MOE_OUT, l, b->proj, dim, dim);
+    if (c->shexp_hidden > 0) { /* proj is read at ffn_moe_out until shared_expert's barrier */
+        shared_expert(p, L, xn);
+        if (p->one) {
+            int i0, i1;
+            pass_share(p, dim, &i0, &i1);
+            shared_add(p, L, xn, 0, i0, i1);
+            pass_sync(p);
+        } else {
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+            for (int i = 0; i < p->n; i++)
+                shared_add(p, L, xn, i, 0, dim);
+        }
+    }
     see(p, HOOK_FFN_OUT, l, b->proj, dim, dim);
     if (L->post_ffn_norm) {
         if (p->one) {
@@ -1205,9 +1268,10 @@ static void dn_keys(const pass *p, int l, int i0, int i1, int h0, int h1)
 }
 
 /* Value head h of layer l over the call's rows, from its state in `state` (updated in
- * place): its q/k head's query L2-normed (its key is in the history, dn_keys), beta =
- * sigmoid, the log-decay softplus(alpha + dt_bias) times a (both kept in the history),
- * the delta rule's step, then the head's output RMSNormed and times silu(z), into its
+ * place): beta = sigmoid and the log-decay softplus(alpha + dt_bias) times a of every
+ * row, handed to their editors (kept in the history as they leave them), then row by
+ * row its q/k head's query L2-normed (its key is in the history, dn_keys), the delta
+ * rule's step, then the head's output RMSNormed and times silu(z), into its
  * slice of kqv. A checkpoint of the head's state at each one the call passes. When
  * kq_soft_max is observed, each row's effective attention (delta_net_effective: the
  * weight of every earlier position's value in the head's output, before the norm) into
@@ -1232,14 +1296,19 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
                           .gb_stride = hist, .dk = dk, .dv = dv,
                           .scale = 1.0f / sqrtf((float)dk)};
     for (int i = 0; i < p->n; i++) {
+        float *beta = &b->dn_beta[(size_t)i * nv + h], *g = &b->dn_g[(size_t)i * nv + h];
+        *beta = 1.0f / (1.0f + expf(-*beta));
+        float a = *g + L->dn_dt_bias[h];
+        *g = (a > 20.0f ? a : log1pf(expf(a))) * L->dn_a[h];
+    }
+    edit_column(p, HOOK_DN_BETA, l, b->dn_beta, h, (size_t)nv);
+    edit_column(p, HOOK_DN_GATE, l, b->dn_g, h, (size_t)nv);
+    for (int i = 0; i < p->n; i++) {
         int t = p->pos + i;
         const float *row = b->dn_conv + (size_t)i * cd;
         float *at = dn_history(p, l, t);
         l2_normed(q, row + (size_t)kh * dk, dk, c->rms_eps);
         float *beta = &b->dn_beta[(size_t)i * nv + h], *g = &b->dn_g[(size_t)i * nv + h];
-        *beta = 1.0f / (1.0f + expf(-*beta));
-        float a = *g + L->dn_dt_bias[h];
-        *g = (a > 20.0f ? a : log1pf(expf(a))) * L->dn_a[h];
         at[c->dn_key_dim + h] = *g;
         at[c->dn_key_dim + nv + h] = *beta;
         delta_net_run r = {.q = q, .k = at + (size_t)kh * dk,

@@ -6,7 +6,8 @@
  * observer reads it there; an editor changes it before anyone reads it (both with
  * transformer_hook_add). The debugger's captures are observers (the attention rows at
  * kq_soft_max, the logit lens at l_out, attribution at kqv and ffn_out); its
- * interventions are editors (knock_out.c zeroes a head's kqv, expert_knock_out.c sets a
+ * interventions are editors (knock_out.c zeroes a head's kqv, and empties a Gated
+ * DeltaNet head's state through its beta and gate, expert_knock_out.c sets a
  * knocked-out expert's ffn_moe_logits to -INFINITY, expert_force.c raises a forced
  * expert's just above the others', control_vectors.c adds to l_out; steering.c
  * registers them). Owns nothing; no state. */
@@ -103,7 +104,10 @@ typedef void (*hook_fn)(void *user, const hook_tensor *x);
  * pos..pos+n-1 of one point (data points at column col of the first row; stride floats
  * from a row to the next), which it may change in place, and nothing else. One token
  * is edited by all the pass's threads at once, each handed its own columns; a batch by
- * one thread, all the columns. It may read the rest of its rows where no editor
+ * one thread, all the columns; a Gated DeltaNet's beta and gate are edited a value head
+ * at a time (one column, the call's rows) by the thread that runs the head, before its
+ * state reads them, from several threads at once for different heads. It may read the
+ * rest of its rows where no editor
  * writes them: every value the pass made there is ready (expert_force.c reads the
  * other experts' logits, skipping those expert_knock_out.c writes). */
 typedef struct {
@@ -142,8 +146,8 @@ bool hook_in_layer(hook_point p);
 bool hook_fires(const model_config *c, hook_point p);
 /* True for the points handed one head at a time (kq, kq_soft_max). */
 bool hook_per_head(hook_point p);
-/* True for the points an editor may change: inp_embd, kqv, ffn_moe_logits, l_out (each
- * a row per position that the pass reads on after the point). */
+/* True for the points an editor may change: inp_embd, beta, gate, kqv, ffn_moe_logits,
+ * l_out (each a row per position that the pass reads on after the point). */
 bool hook_editable(hook_point p);
 /* The values a row has at point p for config c; for the per-head points, the keys of
  * a query at position pos (pos + 1). */

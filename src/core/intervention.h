@@ -40,6 +40,10 @@ typedef struct intervention {
     int n_heads_out;
     int *heads_out;               /* (n_heads_out) layer * n_heads + head of each head
                                      knocked out, ascending (layers and heads from 0) */
+    int n_heads_reset;
+    int *heads_reset;             /* (n_heads_reset) those of heads_out knocked out with
+                                     their state reset (a Gated DeltaNet's value heads,
+                                     knock_out.h), the same way, ascending */
     int n_experts_out;
     intervention_expert *experts_out; /* (n_experts_out) the experts knocked out, by
                                          layer then expert, ascending */

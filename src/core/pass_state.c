@@ -143,8 +143,8 @@ bool pass_buffers_reserve(transformer *t, int cap)
         .q = malloc(f * n * p->q_dim),
         .kqv = malloc(f * n * model_mixer_width(p)),
         .proj = malloc(f * n * p->dim),
-        .hb = malloc(f * n * p->hidden_dim),
-        .hb2 = malloc(f * n * p->hidden_dim),
+        .hb = malloc(f * n * model_ffn_width(p)),
+        .hb2 = malloc(f * n * model_ffn_width(p)),
         .rope = malloc(f * n * p->arch.rope_dims),
         .rope_swa = swa ? malloc(f * n * model_swa_rope_dims(&p->arch)) : NULL,
     };
@@ -229,7 +229,7 @@ int lanes_reserve(transformer *t)
     const model_config *p = &t->m->config;
     struct lane *lanes = calloc((size_t)want, sizeof *lanes);
     bool ok = lanes != NULL;
-    int big = p->dim > p->hidden_dim ? p->dim : p->hidden_dim;
+    int big = p->dim > model_ffn_width(p) ? p->dim : model_ffn_width(p);
     if (p->q_dim > big)
         big = p->q_dim;
     for (int i = 0; ok && i < want; i++) {

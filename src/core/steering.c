@@ -28,8 +28,10 @@ struct steering {
     int first, last;        /* -1 -1: every layer */
     float *sum;             /* (n_layers, dim) */
     bool active;            /* sum holds something (n > 0) */
-    unsigned char *mask;    /* (n_layers, n_heads) 1 = knocked out */
+    unsigned char *mask;    /* (n_layers, n_heads) KNOCK_IN, KNOCK_OUT, KNOCK_OUT_RESET */
     int n_out;              /* heads knocked out */
+    int n_reset;            /* of them, with the state reset */
+    const model_layer *layers; /* the attached model's (their kinds), or NULL before */
     int n_experts, n_used;  /* the experts a layer and how many a token is routed to
                                (0 0: dense layers) */
     unsigned char *experts_mask; /* (n_layers, n_experts) 1 = knocked out, or NULL */
@@ -92,6 +94,7 @@ llm_status steering_attach(steering *s, transformer *t, llm_err *err)
                                   .head_size = c->head_size, .dn_heads = c->dn_v_heads,
                                   .dn_head_size = c->dn_head_v,
                                   .layers = transformer_model(t)->layers};
+    s->layers = transformer_model(t)->layers;
     s->experts_editor = (expert_knock_out){.mask = &s->experts_in_force,
                                            .n_experts = s->n_experts};
     s->force_editor = (expert_force){.forced = &s->forced_in_force,
@@ -103,7 +106,9 @@ llm_status steering_attach(steering *s, transformer *t, llm_err *err)
         {.edit = expert_force_edit, .user = &s->force_editor,
          .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS), .layer_first = 0,
          .layer_last = c->n_layers - 1, .pos = -1},
-        {.edit = knock_out_edit, .user = &s->heads_editor, .points = HOOK_BIT(HOOK_KQV),
+        {.edit = knock_out_edit, .user = &s->heads_editor,
+         .points = HOOK_BIT(HOOK_KQV) | (c->dn_layers > 0 ? HOOK_BIT(HOOK_DN_BETA) |
+                                                                HOOK_BIT(HOOK_DN_GATE) : 0),
          .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1},
         {.edit = control_vectors_edit, .user = &s->vectors_editor,
          .points = HOOK_BIT(HOOK_L_OUT), .layer_first = 0, .layer_last = c->n_layers - 1,
@@ -162,6 +167,7 @@ static void state_free(intervention *in)
     }
     free(in->vectors);
     free(in->heads_out);
+    free(in->heads_reset);
     free(in->experts_out);
     free(in->experts_forced);
     free(in);
@@ -262,6 +268,11 @@ static llm_status changed(steering *s, llm_err *err)
     for (int i = 0; ok && i < s->n_layers * s->n_heads; i++)
         if (s->mask[i])
             in->heads_out[in->n_heads_out++] = i;
+    if (ok && s->n_reset)
+        ok = (in->heads_reset = malloc(sizeof(int) * (size_t)s->n_reset)) != NULL;
+    for (int i = 0; ok && s->n_reset && i < s->n_layers * s->n_heads; i++)
+        if (s->mask[i] == KNOCK_OUT_RESET)
+            in->heads_reset[in->n_heads_reset++] = i;
     if (ok && s->n_experts_out)
         ok = (in->experts_out = malloc(sizeof *in->experts_out * (size_t)s->n_experts_out)) != NULL;
     for (int i = 0; ok && s->n_experts_out && i < s->n_layers * s->n_experts; i++)
@@ -479,7 +490,29 @@ llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_er
                         s->n_heads, s->n_heads == 1 ? "" : "s");
     unsigned char *m = &s->mask[layer * s->n_heads + head];
     s->n_out += (out && !*m) - (!out && *m);
-    *m = out;
+    s->n_reset -= *m == KNOCK_OUT_RESET;
+    *m = out ? KNOCK_OUT : KNOCK_IN;
+    return changed(s, err);
+}
+
+/* Whether layer `layer`'s heads have a state to reset: a Gated DeltaNet's. */
+static bool has_state(const steering *s, int layer)
+{
+    return s->layers && s->layers[layer].kind == MODEL_LAYER_DELTA_NET;
+}
+
+llm_status steering_knock_out_reset(steering *s, int layer, int head, llm_err *err)
+{
+    if (layer < 0 || layer >= s->n_layers || head < 0 || head >= s->n_heads)
+        return steering_knock_out(s, layer, head, true, err); /* its message */
+    if (!has_state(s, layer))
+        return llm_fail(err, LLM_ERR_ARG, "that head has no state to reset: its layer is "
+                        "attention (a KV cache, not a recurrent state); knock it out without "
+                        "reset");
+    unsigned char *m = &s->mask[layer * s->n_heads + head];
+    s->n_out += !*m;
+    s->n_reset += *m != KNOCK_OUT_RESET;
+    *m = KNOCK_OUT_RESET;
     return changed(s, err);
 }
 
@@ -487,6 +520,12 @@ bool steering_is_out(const steering *s, int layer, int head)
 {
     return layer >= 0 && layer < s->n_layers && head >= 0 && head < s->n_heads &&
            s->mask[layer * s->n_heads + head];
+}
+
+bool steering_is_reset(const steering *s, int layer, int head)
+{
+    return layer >= 0 && layer < s->n_layers && head >= 0 && head < s->n_heads &&
+           s->mask[layer * s->n_heads + head] == KNOCK_OUT_RESET;
 }
 
 /* Whether expert `expert` of layer `layer` may be knocked out (or back in: out false) in
@@ -634,13 +673,16 @@ static llm_status experts_of(const steering *s, const intervention *want, unsign
     return LLM_OK;
 }
 
-/* Head i of want as [layer, head] of this model: false (err naming it, numbered from 0
- * as a trace writes it) when the model has no such layer or head. */
-static bool head_of(const steering *s, const intervention *want, int i, int *flat, llm_err *err)
+/* Head i of want's heads_out (reset false) or heads_reset (true) as [layer, head] of this
+ * model: false (err naming it, numbered from 0 as a trace writes it) when the model has
+ * no such layer or head, or a reset head no state. */
+static bool head_of(const steering *s, const intervention *want, int i, bool reset, int *flat,
+                    llm_err *err)
 {
     int row = want->n_heads > 0 ? want->n_heads : s->n_heads;
-    int layer = want->heads_out[i] / row, head = want->heads_out[i] % row;
-    if (want->heads_out[i] < 0 || layer >= s->n_layers || head >= s->n_heads) {
+    int at = reset ? want->heads_reset[i] : want->heads_out[i];
+    int layer = at / row, head = at % row;
+    if (at < 0 || layer >= s->n_layers || head >= s->n_heads) {
         llm_fail(err, LLM_ERR_MISMATCH,
                  "head [%d, %d] is knocked out ([layer, head], from 0), but the model has %d "
                  "layer%s (0-%d) of %d head%s (0-%d)", layer, head, s->n_layers,
@@ -648,7 +690,24 @@ static bool head_of(const steering *s, const intervention *want, int i, int *fla
                  s->n_heads == 1 ? "" : "s", s->n_heads - 1);
         return false;
     }
+    if (reset && !has_state(s, layer)) {
+        llm_fail(err, LLM_ERR_MISMATCH, "head [%d, %d] is knocked out with its state reset "
+                 "([layer, head], from 0), but layer %d of this model is attention, with no "
+                 "state", layer, head, layer);
+        return false;
+    }
     *flat = layer * s->n_heads + head;
+    return true;
+}
+
+/* Whether every head of want is one of the model's (a reset one with a state). */
+static bool heads_ok(const steering *s, const intervention *want, llm_err *err)
+{
+    int flat;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < (k ? want->n_heads_reset : want->n_heads_out); i++)
+            if (!head_of(s, want, i, k, &flat, err))
+                return false;
     return true;
 }
 
@@ -656,16 +715,17 @@ static bool head_of(const steering *s, const intervention *want, int i, int *fla
 static llm_status set_heads(steering *s, const intervention *want, llm_err *err)
 {
     int flat;
-    for (int i = 0; i < want->n_heads_out; i++)
-        if (!head_of(s, want, i, &flat, err))
-            return LLM_ERR_MISMATCH;
+    if (!heads_ok(s, want, err))
+        return LLM_ERR_MISMATCH;
     memset(s->mask, 0, (size_t)s->n_layers * s->n_heads);
-    s->n_out = 0;
-    for (int i = 0; i < want->n_heads_out; i++) {
-        head_of(s, want, i, &flat, err);
-        s->n_out += !s->mask[flat];
-        s->mask[flat] = 1;
-    }
+    s->n_out = s->n_reset = 0;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < (k ? want->n_heads_reset : want->n_heads_out); i++) {
+            head_of(s, want, i, k, &flat, err);
+            s->n_out += !s->mask[flat];
+            s->n_reset += k && s->mask[flat] != KNOCK_OUT_RESET;
+            s->mask[flat] = k ? KNOCK_OUT_RESET : KNOCK_OUT;
+        }
     return LLM_OK;
 }
 
@@ -685,10 +745,8 @@ llm_status steering_check(const steering *s, const intervention *want, char *not
 {
     if (size)
         notice[0] = '\0';
-    int flat;
-    for (int i = 0; want && i < want->n_heads_out; i++)
-        if (!head_of(s, want, i, &flat, err))
-            return LLM_ERR_MISMATCH;
+    if (want && !heads_ok(s, want, err))
+        return LLM_ERR_MISMATCH;
     unsigned char *experts;
     int *forced = NULL;
     llm_status es = experts_of(s, want, &experts, err);
@@ -792,9 +850,14 @@ int steering_format(const intervention *in, char *buf, size_t size)
     if (in && in->n_vectors && in->first_layer >= 0 && o < size)
         o += (size_t)snprintf(buf + o, size - o, ", layers %d-%d", in->first_layer,
                               in->last_layer);
-    for (int i = 0; in && i < in->n_heads_out && o < size; i++)
-        o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d", i ? " " : o ? " | heads out " : "heads out ",
-                              in->heads_out[i] / in->n_heads + 1, in->heads_out[i] % in->n_heads + 1);
+    for (int i = 0, r = 0; in && i < in->n_heads_out && o < size; i++) {
+        bool reset = r < in->n_heads_reset && in->heads_reset[r] == in->heads_out[i];
+        r += reset;
+        o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d%s",
+                              i ? " " : o ? " | heads out " : "heads out ",
+                              in->heads_out[i] / in->n_heads + 1,
+                              in->heads_out[i] % in->n_heads + 1, reset ? "(reset)" : "");
+    }
     for (int i = 0; in && i < in->n_experts_out && o < size; i++)
         o += (size_t)snprintf(buf + o, size - o, "%sL%dE%d",
                               i ? " " : o ? " | experts out " : "experts out ",

@@ -8,7 +8,8 @@
  * Each change makes a new `intervention` record (intervention.h) describing the state;
  * all of them are kept until steering_free, so step records may point to them. The
  * state acts through editors registered at the pass's hook points (steering_attach:
- * control_vectors.c at l_out, knock_out.c at kqv, expert_knock_out.c and then
+ * control_vectors.c at l_out, knock_out.c at kqv and a hybrid's beta and gate,
+ * expert_knock_out.c and then
  * expert_force.c at ffn_moe_logits), which read it as it is at every pass: a change applies from the
  * next position run on, with nothing to hand over. Owns the vectors, the sum, the
  * masks, the records and the editors' contexts. No printing. */
@@ -70,7 +71,15 @@ llm_status steering_layers(steering *s, int first, int last, llm_err *err);
 /* Knocks head `head` of layer `layer` (both from 0) out (out true) or back in. */
 llm_status steering_knock_out(steering *s, int layer, int head, bool out, llm_err *err);
 bool steering_is_out(const steering *s, int layer, int head);
-/* The knocked-out heads (n_layers, n_heads; not 0 = out), or NULL when none is out.
+/* Knocks value head `head` of Gated DeltaNet layer `layer` out with its state reset
+ * (knock_out.h: its output zeroed and its state emptied while it is out, so it starts
+ * from nothing when it is let back in; steering_knock_out(.., false, ..) lets it back).
+ * Refused (LLM_ERR_ARG, changing nothing) on a head the model lacks, on an attention
+ * layer (a KV cache, no state) and before steering_attach (the layers' kinds unknown). */
+llm_status steering_knock_out_reset(steering *s, int layer, int head, llm_err *err);
+bool steering_is_reset(const steering *s, int layer, int head);
+/* The knocked-out heads (n_layers, n_heads; not 0 = out: KNOCK_OUT, or KNOCK_OUT_RESET
+ * with the state reset, knock_out.h), or NULL when none is out.
  * Valid until the next change. */
 const unsigned char *steering_mask(const steering *s);
 
@@ -115,7 +124,7 @@ const intervention *steering_state(const steering *s);
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);
 
-/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1 | experts out L1E5 |
+/* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1(reset) | experts out L1E5 |
  * experts forced L2E3" (the layers, heads and experts from 1, as the TUI shows them;
  * nothing: "") into buf;
  * the length, as snprintf. */

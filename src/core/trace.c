@@ -469,7 +469,8 @@ static void write_tensors(FILE *f, const step_tensor *s, int n)
  * differs from the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
  * "fnv1a64":"16 hex digits of the file's FNV-1a, when known"}, ...],
  * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0), and
- * "experts_out":[[layer,expert], ...] before the closing brace when an expert is out,
+ * "heads_reset":[[layer,head], ...] (those of heads_out whose state is reset) when one
+ * is, "experts_out":[[layer,expert], ...] before the closing brace when an expert is out,
  * then "experts_forced":[[layer,expert], ...] when one is forced (each absent otherwise,
  * so a dense model's traces are as they were). */
 static void write_intervention(trace_writer *t, const intervention *in)
@@ -497,6 +498,11 @@ static void write_intervention(trace_writer *t, const intervention *in)
         fprintf(f, "%s[%d,%d]", i ? "," : "", in->heads_out[i] / in->n_heads,
                 in->heads_out[i] % in->n_heads);
     putc(']', f);
+    for (int i = 0; i < in->n_heads_reset && in->n_heads > 0; i++)
+        fprintf(f, "%s[%d,%d]", i ? "," : ",\"heads_reset\":[", in->heads_reset[i] / in->n_heads,
+                in->heads_reset[i] % in->n_heads);
+    if (in->n_heads_reset && in->n_heads > 0)
+        putc(']', f);
     for (int i = 0; i < in->n_experts_out; i++)
         fprintf(f, "%s[%d,%d]", i ? "," : ",\"experts_out\":[", in->experts_out[i].layer,
                 in->experts_out[i].expert);

@@ -609,10 +609,12 @@ static bool checksum_of(const json_value *vector, uint64_t *out)
 
 /* Checks a "steer" object's parts; *bytes: the size of the block read_steer makes. */
 static bool steer_ok(trace_reader *r, const json_value *list, const json_value *layers,
-                     const json_value *heads, const json_value *experts,
-                     const json_value *forced, long *first, long *last, size_t *bytes)
+                     const json_value *heads, const json_value *reset,
+                     const json_value *experts, const json_value *forced, long *first,
+                     long *last, size_t *bytes)
 {
     int n = length(list), nh = length(heads), ne = length(experts), nf = length(forced);
+    int nr = length(reset);
     int L = r->h.has_config ? r->h.config.n_layers : 4096;
     int H = r->h.has_config ? r->h.config.n_heads : 4096;
     if (!list || !heads || !layers)
@@ -621,10 +623,11 @@ static bool steer_ok(trace_reader *r, const json_value *list, const json_value *
         !(length(layers) == 2 && int_in(&layers->items[0], 0, L - 1, first) &&
           int_in(&layers->items[1], *first, L - 1, last)))
         return false;
-    if ((experts && experts->type != JSON_ARRAY) || (forced && forced->type != JSON_ARRAY))
+    if ((experts && experts->type != JSON_ARRAY) || (forced && forced->type != JSON_ARRAY) ||
+        (reset && reset->type != JSON_ARRAY))
         return false;
     *bytes = sizeof(intervention) + sizeof(intervention_vector) * (size_t)n +
-             sizeof(intervention_expert) * (size_t)(ne + nf) + sizeof(int) * (size_t)nh;
+             sizeof(intervention_expert) * (size_t)(ne + nf) + sizeof(int) * (size_t)(nh + nr);
     for (int i = 0; i < n; i++) {
         const char *name = get_string(&list->items[i], "name"), *path = get_string(&list->items[i], "path");
         double scale;
@@ -636,6 +639,12 @@ static bool steer_ok(trace_reader *r, const json_value *list, const json_value *
     }
     for (int i = 0; i < nh; i++) {
         const json_value *p = &heads->items[i];
+        long l, h;
+        if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) || !int_in(&p->items[1], 0, H - 1, &h))
+            return false;
+    }
+    for (int i = 0; i < nr; i++) { /* a reset head is out whether heads_out lists it or not */
+        const json_value *p = &reset->items[i];
         long l, h;
         if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) || !int_in(&p->items[1], 0, H - 1, &h))
             return false;
@@ -662,17 +671,18 @@ static const intervention *read_steer(trace_reader *r, const json_value *v, int 
 {
     const json_value *list = get_array(v, "vectors"), *layers = json_get(v, "layers");
     const json_value *heads = get_array(v, "heads_out"), *experts = json_get(v, "experts_out");
-    const json_value *forced = json_get(v, "experts_forced");
+    const json_value *forced = json_get(v, "experts_forced"), *reset = json_get(v, "heads_reset");
     long first = -1, last = -1;
     size_t bytes = 0;
-    if (!steer_ok(r, list, layers, heads, experts, forced, &first, &last, &bytes)) {
+    if (!steer_ok(r, list, layers, heads, reset, experts, forced, &first, &last, &bytes)) {
         problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale, fnv1a64), \"layers\" "
                          "(null or [first, last]) and \"heads_out\" ([layer, head] of this model), "
-                         "and may have \"experts_out\" ([layer, expert]) and \"experts_forced\" "
-                         "([layer, expert]); dropped");
+                         "and may have \"heads_reset\", \"experts_out\" ([layer, expert]) and "
+                         "\"experts_forced\" ([layer, expert]); dropped");
         return NULL;
     }
     int n = length(list), nh = length(heads), ne = length(experts), nf = length(forced);
+    int nr = length(reset);
     int H = r->h.has_config ? r->h.config.n_heads : 4096;
     intervention *in = malloc(bytes);
     if (!own(r, in))
@@ -706,7 +716,15 @@ static const intervention *read_steer(trace_reader *r, const json_value *v, int 
         int_in(&heads->items[i].items[1], 0, 1 << 20, &h);
         in->heads_out[i] = (int)(l * H + h);
     }
-    char *s = (char *)(in->heads_out + nh);
+    in->n_heads_reset = nr;
+    in->heads_reset = in->heads_out + nh;
+    for (int i = 0; i < nr; i++) {
+        long l = 0, h = 0;
+        int_in(&reset->items[i].items[0], 0, 1 << 20, &l);
+        int_in(&reset->items[i].items[1], 0, 1 << 20, &h);
+        in->heads_reset[i] = (int)(l * H + h);
+    }
+    char *s = (char *)(in->heads_reset + nr);
     for (int i = 0; i < n; i++) {
         const json_value *e = &list->items[i];
         double scale = 0;

@@ -224,7 +224,8 @@ llm_status transformer_new_kv(const model *m, int ctx_len, transformer_kv kv, tr
         const tensor *ws[] = {&L->wq,       &L->wk,      &L->wv,     &L->wo,
                               &L->w1,       &L->w2,      &L->w3,     &L->dn_qkv,
                               &L->dn_z,     &L->dn_beta, &L->dn_alpha, &L->ple_gate,
-                              &L->ple_proj, &m->ple_model_proj};
+                              &L->ple_proj, &m->ple_model_proj, &L->shexp_gate,
+                              &L->shexp_up, &L->shexp_down};
         for (size_t i = 0; ok && i < sizeof ws / sizeof ws[0]; i++)
             ok = qbatch_register(t, ws[i]);
         for (int e = 0; ok && e < p->n_experts; e++)

@@ -40,8 +40,9 @@ typedef struct {
     float *kqv;             /* (cap, model_mixer_width) attention output, the heads side by side (a
                                Gated DeltaNet's: dn_value_dim, each head normed and gated) */
     float *proj;            /* (cap, dim) wo's or w2's output */
-    float *hb;              /* (cap, hidden_dim) w1 x, then the gated product */
-    float *hb2;             /* (cap, hidden_dim) w3 x */
+    float *hb;              /* (cap, model_ffn_width) w1 x, then the gated product (a
+                               shared expert's too) */
+    float *hb2;             /* (cap, model_ffn_width) w3 x */
     float *rope;            /* (cap, rope_dims) cos, sin of each pair at each position */
     float *rope_swa;        /* (cap, rope_dims) the same for the layers with a window, when
                                arch.rope_base_swa is set; else NULL */

@@ -179,6 +179,11 @@ int model_mixer_width(const model_config *c)
     return c->dn_layers > 0 && c->dn_value_dim > c->q_dim ? c->dn_value_dim : c->q_dim;
 }
 
+int model_ffn_width(const model_config *c)
+{
+    return c->shexp_hidden > c->hidden_dim ? c->shexp_hidden : c->hidden_dim;
+}
+
 int model_layer_heads(const model *m, int l)
 {
     return m->layers[l].kind == MODEL_LAYER_DELTA_NET ? m->config.dn_v_heads : m->config.n_heads;

@@ -139,6 +139,9 @@ typedef struct {
      * n_experts chooses the n_experts_used most probable per token, each a gated
      * feed-forward of expert_hidden_dim values (model_layer.router, expert_*). */
     int n_experts, n_experts_used, expert_hidden_dim;
+    /* A shared expert beside them (0: none): a gated feed-forward of shexp_hidden values
+     * every token runs, its output times sigmoid(shexp_gate_inp · x) added to theirs. */
+    int shexp_hidden;
     /* Gated DeltaNet layers (model_layer.kind; dn_layers 0: none): dn_k_heads heads of
      * queries and keys of dn_head_k values, dn_v_heads heads of values of dn_head_v (v
      * head h reads q/k head h % dn_k_heads, as llama.cpp tiles them), each convolved over
@@ -207,6 +210,11 @@ typedef struct {
                                       row added to its gate's products */
     const float *expert_up_bias;   /* (n_experts, expert_hidden_dim) or NULL */
     const float *expert_down_bias; /* (n_experts, dim) or NULL */
+    tensor shexp_gate;      /* (shexp_hidden, dim) the shared expert's (config.shexp_hidden
+                               > 0; else empty) */
+    tensor shexp_up;        /* (shexp_hidden, dim) */
+    tensor shexp_down;      /* (dim, shexp_hidden) */
+    const float *shexp_gate_inp; /* (dim) its output's gate: sigmoid of this · x */
     /* A Gated DeltaNet layer (kind MODEL_LAYER_DELTA_NET) has these instead of wq, wk,
      * wv, q_norm and k_norm (empty or NULL): */
     tensor dn_qkv;          /* (dn_conv_dim, dim) attn_qkv: the channels convolved */
@@ -319,6 +327,10 @@ model_arch model_arch_llama(int head_size);
 /* The widest output of a layer's mixer before wo (kqv's width): q_dim, or a Gated
  * DeltaNet's dn_value_dim when that is wider. */
 int model_mixer_width(const model_config *c);
+
+/* The widest hidden layer of a feed-forward (the buffers of its gate and up products):
+ * hidden_dim, or a shared expert's shexp_hidden when that is wider. */
+int model_ffn_width(const model_config *c);
 
 /* The heads of layer l: n_heads, or a Gated DeltaNet's dn_v_heads (its value heads). */
 int model_layer_heads(const model *m, int l);

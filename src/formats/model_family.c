@@ -2,7 +2,7 @@
  * (see model_family.h): the one place that knows a family by its name. The values
  * follow llama.cpp's llama-model.cpp (hyperparameters and tensors per architecture,
  * c392e509; upstream's for qwen3 and gemma3; 0.4.0's for qwen3moe, olmoe, gpt-oss,
- * Mixtral's experts and qwen35), its convert_hf_to_gguf.py (the keys
+ * Mixtral's experts, qwen35, qwen35moe and gemma4), its convert_hf_to_gguf.py (the keys
  * each converter writes) and the Hugging Face modeling files; tests/ref/README.md says
  * what each family reads. A test may build this file with rows of its own
  * (MODEL_FAMILY_EXTRA_ROWS: tests/test_family_row.c). */
@@ -43,6 +43,17 @@ static const model_family families[] = {
     {.name = "qwen35", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .eps_required = true, .ffn_norm_name = "post_attention_norm",
      .delta_net = true, .rope_dims_key = true},
+    /* Qwen1.5-MoE, Qwen2-MoE (Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B): Qwen2's attention,
+     * experts (their weights not renormalised) and a shared expert */
+    {.name = "qwen2moe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .attn_bias = true, .eps_required = true, .experts = FAMILY_EXPERTS_REQUIRED,
+     .expert_ff_key = true, .shared_expert = true},
+    /* Qwen 3.5 MoE (Qwen3.5-35B-A3B, 122B-A10B, 397B-A17B): qwen35's layers, experts and a
+     * shared expert */
+    {.name = "qwen35moe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
+     .qk_norm = true, .eps_required = true, .ffn_norm_name = "post_attention_norm",
+     .delta_net = true, .rope_dims_key = true, .experts = FAMILY_EXPERTS_REQUIRED,
+     .expert_norm_weights = true, .expert_ff_key = true, .shared_expert = true},
     /* OLMoE */
     {.name = "olmoe", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_SILU,
      .qk_norm = true, .qk_norm_whole = true, .eps_required = true,
@@ -86,10 +97,6 @@ enum { N_FAMILIES = sizeof families / sizeof families[0] };
 static const struct {
     const char *name, *missing;
 } refused[] = {
-    {.name = "qwen2moe", .missing = "shared experts beside the routed ones (ffn_*_shexp, "
-                                    "ffn_gate_inp_shexp)"},
-    {.name = "qwen35moe", .missing = "shared experts beside the routed ones (ffn_*_shexp) "
-                                     "in its Gated DeltaNet layers' model"},
     {.name = "phimoe", .missing = "LayerNorm with biases and its router's sparse mixer"},
     {.name = "granitemoe", .missing = "Granite's embedding, residual and attention multipliers"},
     {.name = "deepseek", .missing = "shared experts beside the routed ones (ffn_*_shexp) and "

@@ -61,6 +61,12 @@ typedef struct {
     bool expert_biases;        /* ffn_gate_inp.bias (n_experts), ffn_gate_exps.bias and
                                   ffn_up_exps.bias (n_experts, expert_hidden),
                                   ffn_down_exps.bias (n_experts, dim), all required (gpt-oss) */
+    bool shared_expert;        /* beside the routed experts, a shared one every token runs:
+                                  ffn_gate_shexp, ffn_up_shexp (shexp_hidden, dim),
+                                  ffn_down_shexp (dim, shexp_hidden), its output times the
+                                  sigmoid of ffn_gate_inp_shexp (dim) · x; shexp_hidden is
+                                  {arch}.expert_shared_feed_forward_length, else
+                                  feed_forward_length (Qwen 3.5 MoE, qwen35moe) */
     bool expert_ff_key;        /* an expert's hidden size is {arch}.expert_feed_forward_length
                                   (else feed_forward_length; without the key,
                                   feed_forward_length / expert_used_count, as llama.cpp) */

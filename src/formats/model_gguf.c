@@ -148,6 +148,7 @@ typedef struct {
     int64_t yarn_orig;       /* YaRN's original context (0: the training context) */
     double beta_fast, beta_slow; /* YaRN's correction range, in rotations */
     int64_t experts, experts_used, expert_hidden; /* a mixture of experts; 0: dense */
+    int64_t shexp_hidden;   /* its shared expert's; 0: none */
     /* a hybrid family's Gated DeltaNets (model_family.delta_net): */
     int64_t dn_conv, dn_head, dn_k_heads, dn_v_heads, dn_inner;
     int64_t attn_every;      /* full_attention_interval, without recurrent_layers */
@@ -359,7 +360,7 @@ static llm_status read_experts(family_keys *k, const model_shape *s, hyper *h, l
     const char *path = k->m->path;
     bool found;
     llm_status st;
-    h->experts_used = h->expert_hidden = 0;
+    h->experts_used = h->expert_hidden = h->shexp_hidden = 0;
     if (h->experts == 0 && f->experts == FAMILY_EXPERTS_REQUIRED)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: GGUF key %s is %s (the %s architecture is a "
                         "mixture of experts)", path, key(k, "expert_count"),
@@ -398,6 +399,19 @@ static llm_status read_experts(family_keys *k, const model_shape *s, hyper *h, l
                         "not 1 to %d", path, h->expert_hidden,
                         f->expert_ff_key ? key(k, "expert_feed_forward_length")
                                          : key(k, "feed_forward_length"),
+                        (int)MODEL_MAX_HIDDEN);
+    if (!f->shared_expert)
+        return LLM_OK;
+    if ((st = get_count(k, "expert_shared_feed_forward_length", &h->shexp_hidden, &found,
+                        err)) != LLM_OK)
+        return st;
+    if (!found) /* llama.cpp's default */
+        h->shexp_hidden = s->hidden_dim;
+    if (h->shexp_hidden <= 0 || h->shexp_hidden > MODEL_MAX_HIDDEN)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s: the shared expert's hidden size is %" PRId64
+                        " (%s): not 1 to %d", path, h->shexp_hidden,
+                        found ? key(k, "expert_shared_feed_forward_length")
+                              : key(k, "feed_forward_length"),
                         (int)MODEL_MAX_HIDDEN);
     return LLM_OK;
 }
@@ -671,6 +685,7 @@ static void describe(model *m, const model_family *f, const hyper *h)
     c->n_experts = (int)h->experts;
     c->n_experts_used = (int)h->experts_used;
     c->expert_hidden_dim = (int)h->expert_hidden;
+    c->shexp_hidden = (int)h->shexp_hidden;
     a->post_norms = f->post_norms;
     a->sliding_window = (int)h->window;
     a->rope_base_swa = h->window > 0 ? f->rope_base_swa : 0.0f;

@@ -18,6 +18,8 @@
  *     named post_attention_norm, and the experts' biases: ffn_gate_inp.bias (n_experts),
  *     ffn_gate_exps.bias, ffn_up_exps.bias (n_experts, expert_hidden), ffn_down_exps.bias
  *     (n_experts, dim)
+ *   a shared expert beside them (Qwen 3.5 MoE): blk.N.ffn_gate_shexp, ffn_up_shexp
+ *     (shexp_hidden, dim), ffn_down_shexp (dim, shexp_hidden), ffn_gate_inp_shexp (dim)
  *   experts (Qwen3 MoE, OLMoE, Mixtral), instead of ffn_gate, ffn_up, ffn_down:
  *     blk.N.ffn_gate_inp (n_experts, dim): the router, always made fp32
  *     blk.N.ffn_gate_exps, ffn_up_exps (n_experts, expert_hidden, dim), ffn_down_exps
@@ -54,7 +56,7 @@
 typedef enum {
     SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP, SZ_EXPERTS, SZ_EXPERT_HIDDEN,
     SZ_Q_NORM, SZ_K_NORM, SZ_HEADS, SZ_Q_ROWS, SZ_DN_CONV, SZ_DN_VALUE, SZ_DN_V_HEADS,
-    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH, SZ_ONE, SZ_PLE
+    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH, SZ_ONE, SZ_PLE, SZ_SHEXP
 } shape_size;
 
 /* When a layer's file holds a part. */
@@ -72,6 +74,7 @@ typedef enum {
     IF_DENSE,        /* one feed-forward: ffn_down */
     IF_EXPERTS,      /* a mixture of experts: the router and the experts' stacks */
     IF_EXPERT_BIASES, /* and arch.expert_biases */
+    IF_SHARED_EXPERT, /* and a shared expert (config.shexp_hidden > 0) */
     IF_DELTA_NET,    /* a Gated DeltaNet layer's own */
     IF_LAYER_SCALE,  /* model_family.layer_scale, where the file has it */
     IF_PER_LAYER_INPUTS, /* config.ple_dim > 0 */
@@ -162,6 +165,14 @@ static const struct layer_part {
     {.name = "ffn_down_exps.bias", .when = IF_EXPERT_BIASES, .vector = true, .table = true,
      .rows = SZ_EXPERTS, .cols = SZ_DIM, .offset = offsetof(model_layer, expert_down_bias),
      .fused = NOT_FUSED},
+    {.name = "ffn_gate_shexp.weight", .when = IF_SHARED_EXPERT, .rows = SZ_SHEXP,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, shexp_gate), .fused = NOT_FUSED},
+    {.name = "ffn_up_shexp.weight", .when = IF_SHARED_EXPERT, .rows = SZ_SHEXP,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, shexp_up), .fused = NOT_FUSED},
+    {.name = "ffn_down_shexp.weight", .when = IF_SHARED_EXPERT, .rows = SZ_DIM,
+     .cols = SZ_SHEXP, .offset = offsetof(model_layer, shexp_down), .fused = NOT_FUSED},
+    {.name = "ffn_gate_inp_shexp.weight", .when = IF_SHARED_EXPERT, .vector = true,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, shexp_gate_inp), .fused = NOT_FUSED},
     {.name = "post_ffw_norm.weight", .when = IF_POST_NORMS, .vector = true, .cols = SZ_DIM,
      .offset = offsetof(model_layer, post_ffn_norm), .fused = NOT_FUSED},
     {.name = "attn_qkv.weight", .when = IF_DELTA_NET, .rows = SZ_DN_CONV, .cols = SZ_DIM,
@@ -200,6 +211,7 @@ static int size_of(const model_config *c, const model_layer *y, shape_size s)
     switch (s) {
     case SZ_Q_ROWS: return y->kind == MODEL_LAYER_GATED_ATTENTION ? 2 * y->q_dim : y->q_dim;
     case SZ_ONE: return 1;
+    case SZ_SHEXP: return c->shexp_hidden;
     case SZ_PLE: return c->ple_dim;
     case SZ_DN_CONV: return c->dn_conv_dim;
     case SZ_DN_VALUE: return c->dn_value_dim;
@@ -250,6 +262,7 @@ static bool part_in_file(const gguf *g, const model_family *f, const model_confi
     case IF_DENSE: return !experts;
     case IF_EXPERTS: return experts;
     case IF_EXPERT_BIASES: return experts && a->expert_biases;
+    case IF_SHARED_EXPERT: return experts && c->shexp_hidden > 0;
     }
     return false;
 }
@@ -620,7 +633,7 @@ static llm_status check_no_extra_tensors(const model *m, const gguf *g, const mo
         if (known)
             continue;
         const char *why = strstr(t->name, "_shexp")
-                              ? "shared experts beside the routed ones are not supported"
+                              ? "a shared expert, which the family does not have"
                           : strstr(t->name, "_exps") || strstr(t->name, "ffn_gate_inp")
                               ? m->config.n_experts ? "an expert tensor the family does not have"
                                                     : "expert tensors, but the file's keys say "

@@ -117,8 +117,9 @@ static void handle_mouse(tui *t)
     }
 }
 
-/* x in the heads and attribution views: the cursor's head out of the forward pass, or back in. */
-static void knock_out(tui *t)
+/* x in the heads and attribution views: the cursor's head out of the forward pass, or
+ * back in; X (reset): a Gated DeltaNet head out with its state emptied (again: back in). */
+static void knock_out(tui *t, bool reset)
 {
     int l, h;
     if (!t->e) {
@@ -126,14 +127,21 @@ static void knock_out(tui *t)
         return;
     }
     if (!attn_head_cursor(t->attn, &l, &h)) {
-        tui_say(t, "x knocks a head out in the heads and attribution views: v shows them");
+        tui_say(t, reset ? "X knocks a DeltaNet head out with its state reset in the heads and "
+                           "attribution views: v shows them"
+                         : "x knocks a head out in the heads and attribution views: v shows them");
         return;
     }
     steering *s = engine_steering(t->e);
-    bool out = !steering_is_out(s, l, h);
+    bool out = reset ? !steering_is_reset(s, l, h) : !steering_is_out(s, l, h);
     llm_err err;
-    if (steering_knock_out(s, l, h, out, &err) != LLM_OK)
+    llm_status st = out && reset ? steering_knock_out_reset(s, l, h, &err)
+                                 : steering_knock_out(s, l, h, out, &err);
+    if (st != LLM_OK)
         tui_notice(t, "[%s]", err.text);
+    else if (out && reset)
+        tui_notice(t, "[L%d H%d knocked out, its state emptied, from the next token on; back in, it starts from nothing; X restores it]",
+                   l + 1, h + 1);
     else
         tui_notice(t, out ? "[L%d H%d knocked out from the next token on; Tokens shows what it changes at the selection; x restores it]"
                           : "[L%d H%d back in from the next token on]", l + 1, h + 1);
@@ -241,7 +249,8 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_BRANCH_PREV:
     case ACT_BRANCH_NEXT: steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1); break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
-    case ACT_KNOCK_OUT: knock_out(t); break;
+    case ACT_KNOCK_OUT: knock_out(t, false); break;
+    case ACT_KNOCK_OUT_RESET: knock_out(t, true); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);

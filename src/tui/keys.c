@@ -167,6 +167,8 @@ static const key_binding table[] = {
      .help = "heads grid: open in heatmap"},
     {.ctx = KEYS_ATTN, .code = 'x', .action = ACT_KNOCK_OUT, .name = "x",
      .help = "heads, attrib: knock head out/in"},
+    {.ctx = KEYS_ATTN, .code = 'X', .action = ACT_KNOCK_OUT_RESET, .name = "X",
+     .help = "DeltaNet head out, state reset"},
     {.ctx = KEYS_ATTN, .code = 't', .action = ACT_TARGET_NEXT, .name = "t",
      .help = "attribution: next / prev target"},
     {.ctx = KEYS_ATTN, .code = 'T', .action = ACT_TARGET_PREV, .name = "T",

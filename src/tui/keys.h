@@ -55,8 +55,8 @@ typedef enum {
      * attribution */
     ACT_VIEW_NEXT, ACT_VIEW_PREV, ACT_HEAD_METRIC, ACT_OPEN_HEAD,
     /* the heads and attribution views: knock the cursor's head out of the forward
-     * pass, or back in */
-    ACT_KNOCK_OUT,
+     * pass, or back in; a Gated DeltaNet head out with its state emptied */
+    ACT_KNOCK_OUT, ACT_KNOCK_OUT_RESET,
     /* the attribution view: the token whose logit is split */
     ACT_TARGET_NEXT, ACT_TARGET_PREV,
     /* Attention's Up/Down: the layer (the heads view: the head) */

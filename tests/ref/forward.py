@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """forward.py — an independent reference forward pass (numpy, float64 arithmetic on the file's
 weights) for the GGUF families llama (Mixtral's experts included), qwen2, qwen3, qwen3moe, phi3,
-gemma, gemma2, gemma3, olmoe and gpt-oss (attention sinks, YaRN as ggml computes it, the
-clamped SwiGLU), written
+gemma, gemma2, gemma3, olmoe, gpt-oss (attention sinks, YaRN as ggml computes it, the
+clamped SwiGLU), qwen35, qwen2moe and qwen35moe (Gated DeltaNet layers; a shared expert), written
 from the published model definitions (Hugging Face transformers' modeling files, the Gemma
 and Phi-3 reports) with llama.cpp's graph as a cross-check of what GGUF stores. It is what
 llmchat's C pass is compared with; it shares no code with llmchat.
@@ -71,6 +71,11 @@ FAMILIES = {
     'gemma3': dict(rope='neox', act='gelu', embd_scale=True,  qk_norm=True,  post_norms=True),
     'qwen35': dict(rope='neox', act='silu', embd_scale=False, qk_norm=True, post_norms=False,
                    ffn_norm='post_attention_norm', delta_net=True),
+    'qwen2moe': dict(rope='neox', act='silu', embd_scale=False, qk_norm=False, post_norms=False,
+                     experts='required', norm_w=False, shexp=True),
+    'qwen35moe': dict(rope='neox', act='silu', embd_scale=False, qk_norm=True, post_norms=False,
+                      ffn_norm='post_attention_norm', delta_net=True, experts='required', norm_w=True,
+                      shexp=True),
 }
 GEMMA3_SWA_PATTERN = 6     # layers il % 6 < 5 slide, every sixth is global (llama.cpp, HF)
 GEMMA3_LOCAL_BASE = 10000.0
@@ -110,8 +115,11 @@ class Hparams:
         # the experts' hidden size: qwen3moe's own key (else n_ff / n_expert_used, as
         # llama.cpp), the others' feed_forward_length
         self.n_ff_exp = self.n_ff
-        if a == 'qwen3moe':
+        if a in ('qwen3moe', 'qwen2moe', 'qwen35moe'):
             self.n_ff_exp = int(key('expert_feed_forward_length', 0)) or self.n_ff // self.n_expert_used
+        # a shared expert's (shexp: Qwen 3.5 MoE, llama.cpp's qwen35moe.cpp): its own key, else
+        # feed_forward_length
+        self.n_ff_shexp = int(key('expert_shared_feed_forward_length', 0)) or self.n_ff
         if a == 'gpt-oss':
             self.n_ff_exp = int(need('expert_feed_forward_length'))
         self.eps = float(need('attention.layer_norm_rms_epsilon'))
@@ -255,6 +263,40 @@ class Model:
         L.dn_norm = need(p + 'ssm_norm.weight', (hp.dn_head,))
         L.wo = need(p + 'ssm_out.weight', (hp.n_embd, vd))
 
+    def _ffn_layer(self, L, p, need):
+        """Layer L's feed-forward: its norm, then a dense one or a mixture of experts."""
+        hp = self.hp
+        L.ffn_norm = need(p + '%s.weight' % hp.fam.get('ffn_norm', 'ffn_norm'), (hp.n_embd,))
+        L.moe = hp.n_expert > 0
+        if L.moe:   # numpy shapes: the reverse of GGUF's dims ([dim, n_ff_exp, n_expert] ...)
+            ne, ff = hp.n_expert, hp.n_ff_exp
+            L.gate_inp = need(p + 'ffn_gate_inp.weight', (ne, hp.n_embd))
+            L.gate_exps = need(p + 'ffn_gate_exps.weight', (ne, ff, hp.n_embd))
+            L.up_exps = need(p + 'ffn_up_exps.weight', (ne, ff, hp.n_embd))
+            L.down_exps = need(p + 'ffn_down_exps.weight', (ne, hp.n_embd, ff))
+            L.gate_inp_b = L.gate_b = L.up_b = L.down_b = None
+            if hp.arch == 'gpt-oss':
+                L.gate_inp_b = need(p + 'ffn_gate_inp.bias', (ne,))
+                L.gate_b = need(p + 'ffn_gate_exps.bias', (ne, ff))
+                L.up_b = need(p + 'ffn_up_exps.bias', (ne, ff))
+                L.down_b = need(p + 'ffn_down_exps.bias', (ne, hp.n_embd))
+            L.shexp = bool(hp.fam.get('shexp'))
+            if L.shexp:
+                sh = hp.n_ff_shexp
+                L.gate_shexp = need(p + 'ffn_gate_shexp.weight', (sh, hp.n_embd))
+                L.up_shexp = need(p + 'ffn_up_shexp.weight', (sh, hp.n_embd))
+                L.down_shexp = need(p + 'ffn_down_shexp.weight', (hp.n_embd, sh))
+                L.gate_inp_shexp = need(p + 'ffn_gate_inp_shexp.weight', (hp.n_embd,))
+            return L
+        if hp.arch == 'phi3':
+            up = need(p + 'ffn_up.weight', (2 * hp.n_ff, hp.n_embd))  # gate rows, then up rows
+            L.ffn_gate, L.ffn_up = up[:hp.n_ff], up[hp.n_ff:]
+        else:
+            L.ffn_gate = need(p + 'ffn_gate.weight', (hp.n_ff, hp.n_embd))
+            L.ffn_up = need(p + 'ffn_up.weight', (hp.n_ff, hp.n_embd))
+        L.ffn_down = need(p + 'ffn_down.weight', (hp.n_embd, hp.n_ff))
+        return L
+
     def _layer(self, il, t, need):
         hp, L = self.hp, Layer()
         p = 'blk.%d.' % il
@@ -267,10 +309,7 @@ class Model:
             qg = need(p + 'attn_q.weight', (2 * q_dim, hp.n_embd)).reshape(hp.n_head, 2, hp.head_k, hp.n_embd)
             L.wq, L.wgate = qg[:, 0].reshape(q_dim, hp.n_embd), qg[:, 1].reshape(q_dim, hp.n_embd)
         if L.recurrent or L.gated:
-            L.ffn_norm = need(p + '%s.weight' % hp.fam.get('ffn_norm', 'ffn_norm'), (hp.n_embd,))
-            L.ffn_gate = need(p + 'ffn_gate.weight', (hp.n_ff, hp.n_embd))
-            L.ffn_up = need(p + 'ffn_up.weight', (hp.n_ff, hp.n_embd))
-            L.ffn_down = need(p + 'ffn_down.weight', (hp.n_embd, hp.n_ff))
+            self._ffn_layer(L, p, need)
         if L.recurrent:
             return L
         if L.gated:
@@ -308,29 +347,7 @@ class Model:
             L.bq, L.bk, L.bv = (need(p + 'attn_q.bias', (q_dim,)), need(p + 'attn_k.bias', (kv_dim,)),
                                 need(p + 'attn_v.bias', (v_dim,)))
             L.bo = need(p + 'attn_output.bias', (hp.n_embd,))
-        L.ffn_norm = need(p + '%s.weight' % hp.fam.get('ffn_norm', 'ffn_norm'), (hp.n_embd,))
-        L.moe = hp.n_expert > 0
-        if L.moe:   # numpy shapes: the reverse of GGUF's dims ([dim, n_ff_exp, n_expert] ...)
-            ne, ff = hp.n_expert, hp.n_ff_exp
-            L.gate_inp = need(p + 'ffn_gate_inp.weight', (ne, hp.n_embd))
-            L.gate_exps = need(p + 'ffn_gate_exps.weight', (ne, ff, hp.n_embd))
-            L.up_exps = need(p + 'ffn_up_exps.weight', (ne, ff, hp.n_embd))
-            L.down_exps = need(p + 'ffn_down_exps.weight', (ne, hp.n_embd, ff))
-            L.gate_inp_b = L.gate_b = L.up_b = L.down_b = None
-            if hp.arch == 'gpt-oss':
-                L.gate_inp_b = need(p + 'ffn_gate_inp.bias', (ne,))
-                L.gate_b = need(p + 'ffn_gate_exps.bias', (ne, ff))
-                L.up_b = need(p + 'ffn_up_exps.bias', (ne, ff))
-                L.down_b = need(p + 'ffn_down_exps.bias', (ne, hp.n_embd))
-            return L
-        if hp.arch == 'phi3':
-            up = need(p + 'ffn_up.weight', (2 * hp.n_ff, hp.n_embd))  # gate rows, then up rows
-            L.ffn_gate, L.ffn_up = up[:hp.n_ff], up[hp.n_ff:]
-        else:
-            L.ffn_gate = need(p + 'ffn_gate.weight', (hp.n_ff, hp.n_embd))
-            L.ffn_up = need(p + 'ffn_up.weight', (hp.n_ff, hp.n_embd))
-        L.ffn_down = need(p + 'ffn_down.weight', (hp.n_embd, hp.n_ff))
-        return L
+        return self._ffn_layer(L, p, need)
 
 
 # ---- the arithmetic ----
@@ -611,7 +628,13 @@ class Pass:
         h = rms_norm(x, L.ffn_norm, hp.eps)
         e('ffn_norm', il, h)
         if L.moe:
-            x = x + self._moe(il, L, h, e)
+            out = self._moe(il, L, h, e)
+            if L.shexp:   # qwen35moe: the shared expert, times the sigmoid of its gate
+                s = L.down_shexp @ (silu(L.gate_shexp @ h) * (L.up_shexp @ h))
+                e('ffn_shexp', il, s)
+                out = out + s / (1.0 + math.exp(-float(L.gate_inp_shexp @ h)))
+                e('ffn_out', il, out)
+            x = x + out
             e('l_out', il, x)
             return x
         gate, up = L.ffn_gate @ h, L.ffn_up @ h

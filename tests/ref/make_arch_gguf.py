@@ -9,7 +9,7 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
 can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
 window), gemma, gemma2, gemma3, or one of the mixture-of-experts fixtures qwen3moe, olmoe,
-mixtral (a llama file with experts) and gpt-oss, the hybrid qwen35 or gemma4 (--list
+mixtral (a llama file with experts) and gpt-oss, the hybrid qwen35 (qwen35moe: with experts and a shared expert) or gemma4 (--list
 prints each one's shape). Which tensors and keys a
 family's file holds (biases, q/k norms, post-norms, fused tensors, LongRoPE's, windows,
 soft-caps, the keys its converter writes) is its row of llmchat's family table
@@ -105,6 +105,7 @@ SHAPES.update({
     'qwen3moe': dict(MOE, arch='qwen3moe', experts=16, used=4, ff_exp=96, ff=172, key_length=True),
     'olmoe':    dict(MOE, arch='olmoe', kv=8, experts=8, used=4, ff_exp=96, ff=96),
     'mixtral':  dict(MOE, arch='llama', experts=8, used=2, ff_exp=128, ff=128),
+    'qwen2moe': dict(MOE, arch='qwen2moe', experts=8, used=2, ff_exp=96, ff=172, ff_shexp=128),
     'gpt-oss':  dict(MOE, arch='gpt-oss', experts=16, used=4, ff_exp=96, ff=96, key_length=True, ctx=512,
                      swa=8, yarn=8.0, orig_ctx=64),
 })
@@ -117,6 +118,11 @@ SHAPES.update({
     'qwen35': dict(MOE, arch='qwen35', ff=172, key_length=True, rot=4, sections=(1, 1, 0, 0),
                    attn_every=2, dn_conv=4, dn_k=4, dn_v=8),
 })
+# Qwen 3.5 MoE (qwen35moe): the hybrid fixture with the feed-forward of the MoE fixtures
+# (experts of ff_exp units, the experts each token uses) and a shared expert of ff_shexp
+# units beside them (see hybrid_from_trained).
+SHAPES['qwen35moe'] = dict(SHAPES['qwen35'], arch='qwen35moe', experts=8, used=2, ff_exp=96, ff_shexp=128)
+SHEXP_GATE_GAIN = 2.0   # the shared expert's gate: sigmoids across most of (0, 1)
 # The Gemma 4 fixture (gemma4, from TRAINED, see gemma4_from_trained): layers whose
 # sliding flags are `slides` (window swa), the sliding ones with the trained heads (8 of 8
 # values, 4 KV heads, RoPE over all 8 with base base_swa), the global ones with heads of
@@ -261,6 +267,8 @@ def metadata(name, s):
         m += [u32('expert_count', s['experts']), u32('expert_used_count', s['used'])]
         if f['expert_ff_key']:   # Qwen2MoeModel: moe_intermediate_size
             m.append(u32('expert_feed_forward_length', s['ff_exp']))
+        if f['shared_expert']:   # Qwen2MoeModel: shared_expert_intermediate_size
+            m.append(u32('expert_shared_feed_forward_length', s['ff_shexp']))
     if 'yarn' in s:   # TextModel.set_gguf_parameters: rope_scaling of type yarn (gpt-oss's)
         m += [pack_kv('%s.rope.scaling.type' % a, STRING, 'yarn'), f32('rope.scaling.factor', s['yarn']),
               u32('rope.scaling.original_context_length', s['orig_ctx']),
@@ -311,6 +319,47 @@ def neox_rows(w, n_head):
     return w.reshape(n_head, rows // n_head // 2, 2, cols).transpose(0, 2, 1, 3).reshape(rows, cols)
 
 
+def experts_from_trained(W, s, f, p, gate, up, down, add, bias):
+    """Layer p's router and experts, each of ff_exp of the trained feed-forward's units (gate,
+    up, down) with noise, its down scaled by their share."""
+    rng, n_exp, ff_exp = W.rng, s['experts'], s['ff_exp']
+    n_ff = gate.shape[0]
+    W.mat(p + 'ffn_gate_inp.weight', n_exp, s['dim'], ROUTER_GAIN)
+    if f['expert_biases']:
+        add(p + 'ffn_gate_inp.bias', OSS_ROUTER_BIAS * rng.standard_normal(n_exp))
+    exps = {'gate': [], 'up': [], 'down': []}
+    for _ in range(n_exp):
+        units = np.sort(rng.choice(n_ff, ff_exp, replace=False))
+        noise = lambda w: w * (1.0 + EXPERT_NOISE * rng.standard_normal(w.shape))
+        exps['gate'].append(noise(gate[units]))
+        exps['up'].append(noise(up[units]))
+        exps['down'].append(noise(down[:, units]) * (n_ff / ff_exp))
+    exps = {which: np.stack(ws) for which, ws in exps.items()}
+    if f['expert_biases']:   # gpt-oss: the loud experts, then the biases (see OSS_LOUD)
+        for e in rng.choice(n_exp, OSS_LOUD, replace=False):
+            exps['gate'][e] *= OSS_LOUD_GAIN
+            exps['up'][e] *= OSS_LOUD_GAIN
+            exps['down'][e] /= OSS_LOUD_GAIN ** 2
+    for which in ('gate', 'up', 'down'):   # numpy (n_expert, rows, cols): GGUF [cols, rows, n_expert]
+        add(p + 'ffn_%s_exps.weight' % which, exps[which])
+        if f['expert_biases'] and which == 'up':
+            add(p + 'ffn_up_exps.bias', -1.0 + 0.1 * rng.standard_normal((n_exp, ff_exp)))
+        elif f['expert_biases']:
+            bias(p + 'ffn_%s_exps.bias' % which, exps[which], BIAS_GAIN[which])
+
+
+def shared_expert_from_trained(W, s, p, gate, up, down, add):
+    """Layer p's shared expert (qwen2moe, qwen35moe): ff_shexp of the trained feed-forward's
+    units, its down halved (the routed experts carry the other half) and scaled by their
+    share, its output gated by the sigmoid of a random direction's product with the input."""
+    rng, n_ff = W.rng, gate.shape[0]
+    units = np.sort(rng.choice(n_ff, s['ff_shexp'], replace=False))
+    add(p + 'ffn_gate_shexp.weight', gate[units])
+    add(p + 'ffn_up_shexp.weight', up[units])
+    add(p + 'ffn_down_shexp.weight', 0.5 * down[:, units] * (n_ff / s['ff_shexp']))
+    add(p + 'ffn_gate_inp_shexp.weight', SHEXP_GATE_GAIN / np.sqrt(s['dim']) * rng.standard_normal(s['dim']))
+
+
 def moe_from_trained(W, s, T):
     """The tensors of a mixture-of-experts fixture made of the trained model T (a GGUFFile)."""
     f, rng = FAMILIES[s['arch']], W.rng
@@ -349,29 +398,9 @@ def moe_from_trained(W, s, T):
             W.norm(p + 'attn_k_norm.weight', nk, K_NORM_GAIN[il])
         add(p + '%s.weight' % (f['ffn_norm_name'] or 'ffn_norm'), t(p + 'ffn_norm.weight'))
         gate, up, down = t(p + 'ffn_gate.weight'), t(p + 'ffn_up.weight'), t(p + 'ffn_down.weight')
-        n_ff = gate.shape[0]
-        W.mat(p + 'ffn_gate_inp.weight', n_exp, s['dim'], ROUTER_GAIN)
-        if f['expert_biases']:
-            add(p + 'ffn_gate_inp.bias', OSS_ROUTER_BIAS * rng.standard_normal(n_exp))
-        exps = {'gate': [], 'up': [], 'down': []}
-        for _ in range(n_exp):
-            units = np.sort(rng.choice(n_ff, ff_exp, replace=False))
-            noise = lambda w: w * (1.0 + EXPERT_NOISE * rng.standard_normal(w.shape))
-            exps['gate'].append(noise(gate[units]))
-            exps['up'].append(noise(up[units]))
-            exps['down'].append(noise(down[:, units]) * (n_ff / ff_exp))
-        exps = {which: np.stack(ws) for which, ws in exps.items()}
-        if f['expert_biases']:   # gpt-oss: the loud experts, then the biases (see OSS_LOUD)
-            for e in rng.choice(n_exp, OSS_LOUD, replace=False):
-                exps['gate'][e] *= OSS_LOUD_GAIN
-                exps['up'][e] *= OSS_LOUD_GAIN
-                exps['down'][e] /= OSS_LOUD_GAIN ** 2
-        for which in ('gate', 'up', 'down'):   # numpy (n_expert, rows, cols): GGUF [cols, rows, n_expert]
-            add(p + 'ffn_%s_exps.weight' % which, exps[which])
-            if f['expert_biases'] and which == 'up':
-                add(p + 'ffn_up_exps.bias', -1.0 + 0.1 * rng.standard_normal((n_exp, ff_exp)))
-            elif f['expert_biases']:
-                bias(p + 'ffn_%s_exps.bias' % which, exps[which], BIAS_GAIN[which])
+        experts_from_trained(W, s, f, p, gate, up, down, add, bias)
+        if f['shared_expert']:
+            shared_expert_from_trained(W, s, p, gate, up, down, add)
 
 
 def hybrid_from_trained(W, s, T):
@@ -415,8 +444,14 @@ def hybrid_from_trained(W, s, T):
             cols = [(j % nk) * per + j // nk for j in range(nv)]   # the query head value head j stands for
             add(p + 'ssm_out.weight', np.concatenate([o[:, c * hd:(c + 1) * hd] for c in cols], axis=1))
         add(p + 'post_attention_norm.weight', t(p + 'ffn_norm.weight'))
-        for w in ('gate', 'up', 'down'):
-            add(p + 'ffn_%s.weight' % w, t(p + 'ffn_%s.weight' % w))
+        gate, up, down = (t(p + 'ffn_%s.weight' % w) for w in ('gate', 'up', 'down'))
+        if not s.get('experts'):
+            for w, m in (('gate', gate), ('up', up), ('down', down)):
+                add(p + 'ffn_%s.weight' % w, m)
+            continue
+        # qwen35moe: experts as the MoE fixtures' and a shared expert
+        experts_from_trained(W, s, FAMILIES[s['arch']], p, gate, up, down, add, None)
+        shared_expert_from_trained(W, s, p, gate, up, down, add)
 
 
 def gemma4_head_rows(w, n_head, hd, full, rng, dim):

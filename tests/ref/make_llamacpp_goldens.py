@@ -11,6 +11,7 @@ where the anchors are (the tests only read its output):
     make_llamacpp_goldens.py ANCHORS-0.4.0 moe TOPK > tests/data/golden/moe_greedy.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 moe-mxfp4 TOPK > tests/data/golden/moe_greedy_mxfp4.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 hybrid TOPK > tests/data/golden/hybrid_greedy.jsonl
+    make_llamacpp_goldens.py ANCHORS-0.4.0 shexp TOPK > tests/data/golden/moe_shexp_greedy.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 gemma4 TOPK > tests/data/golden/gemma4_greedy.jsonl
 
 ANCHORS is the directory of llama-cli, llama-perplexity and llama-tokenize
@@ -67,7 +68,9 @@ which has no experts: TOPK's greedy ids alone, checked against llama-completion'
 same way; the lines are greedy's ({"model", "seed", "sha256", "ctx", "prompt",
 "prompt_ids", "n_predict", "ids", "eog", "text", "text_exact", "source"}, ids without an
 end-of-generation id, eog saying whether one came after them), prompts of 40 tokens or
-more, so that the recurrent state carries many tokens before the first choice. gemma4 is
+more, so that the recurrent state carries many tokens before the first choice. shexp is
+moe on the fixtures with a shared expert beside the routed ones (qwen2moe; qwen35moe: the
+hybrid's layers with experts), with routes. gemma4 is
 the same on the Gemma 4 fixture (per-layer head sizes and KV heads, layers sharing KV
 caches, per-layer inputs).
 
@@ -160,6 +163,16 @@ HYBRID = [
                           'friend Tom, so she ran to his house. Tom was happy to see her and the ball.',
                           'Ben had a big blue boat. He liked to sail it on the lake with his dad. One sunny '
                           'morning, they took the boat out and saw a family of ducks swimming near the shore.']),]
+# The fixtures with a shared expert beside the routed ones (llama.cpp 0.4.0; the lines carry
+# the routes, moe_case): qwen2moe (Qwen2's attention), on the qwen3moe fixture's prompts,
+# and qwen35moe (the hybrid's layers), on prompts of 55-75 tokens. Dropped for qwen35moe, as
+# for the hybrid: 'One day, a girl named Sue ...' (the model chooses BOS second).
+SHARED_EXPERTS = [('qwen2moe', 2048, 40, [ONCE, CAT]), ('qwen35moe', 2048, 40, [HYBRID[0][3][0], HYBRID[0][3][2],
+                                       'Once upon a time, there was a little girl named Lily. She loved to play '
+                                       'outside in the park with her friends. One day, she saw a big red ball under '
+                                       'a tree.',
+                                       'Tom and his mom went to the store to buy some food. Tom saw a big red apple '
+                                       'and wanted it very much. His mom said he could have it if he was good.'])]
 # The Gemma 4 fixture (llama.cpp 0.4.0; per-layer heads, shared KV caches, per-layer
 # inputs): prompts of 57-75 tokens. Dropped: 'Lily was sad, ... Lily went home happy.',
 # where the fifth id is a near-tie (by llmchat's logits 365 at 10.7077, llama.cpp's 299
@@ -284,7 +297,7 @@ def moe_case(anchors, topk, model, prompt, n_predict, ctx):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] in ('moe', 'moe-mxfp4', 'hybrid', 'gemma4'):
+    if len(argv) == 3 and argv[1] in ('moe', 'moe-mxfp4', 'hybrid', 'shexp', 'gemma4'):
         argv, topk = argv[:2], argv[2]
     elif len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new', 'greedy-q8_0'):
         sys.exit(__doc__)
@@ -295,7 +308,8 @@ def main(argv):
             f.write(PPL_TEXT)
         models = {}
         cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW, 'greedy-q8_0': GREEDY_Q8_0, 'moe': MOE,
-                 'moe-mxfp4': MOE_MXFP4, 'hybrid': HYBRID, 'gemma4': GEMMA4}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
+                 'moe-mxfp4': MOE_MXFP4, 'hybrid': HYBRID, 'shexp': SHARED_EXPERTS,
+                 'gemma4': GEMMA4}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
         for name, ctx, n_predict, prompts in cases:
             if name not in models:
                 models[name] = os.path.join(tmp, name + '.gguf')
@@ -311,7 +325,7 @@ def main(argv):
             for prompt in prompts:
                 rec = (perplexity_case(anchors, model, text_path, ctx) if kind == 'perplexity'
                        else moe_case(anchors, topk, model, prompt, n_predict, ctx)
-                       if kind.startswith('moe') or kind in ('hybrid', 'gemma4')
+                       if kind.startswith('moe') or kind in ('hybrid', 'shexp', 'gemma4')
                        else greedy_case(anchors, model, prompt, n_predict, ctx))
                 if kind == 'greedy-new':
                     rec['source'] = rec['source'].replace('(ggerganov/llama.cpp@c392e509)', BACKPORT)
