@@ -70,6 +70,8 @@ static const front_end front_ends[] = {
                                    .signals = SESSION_SIGNALS_STOP}},
     [MODE_TENSORS] = {.run = cli_tensors,
                       .needs = {.engine = true, .top_n = 0, .signals = SESSION_SIGNALS_STOP}},
+    [MODE_PATCH] = {.run = cli_patch,
+                    .needs = {.engine = true, .top_n = 0, .signals = SESSION_SIGNALS_STOP}},
     [MODE_REPLAY] = {.run = cli_replay,
                      .needs = {.engine = true, .top_n = 10, .prepare = cli_replay_open}},
 };

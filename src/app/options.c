@@ -10,6 +10,8 @@
  * line, and the setting keeps its earlier value. */
 #include "options.h"
 
+#include "patching.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -80,14 +82,14 @@ static const char *set_mode(app_options *o, const char *v)
     static const struct { const char *name; app_mode mode; } modes[] = {
         {"tui", MODE_TUI}, {"chat", MODE_CHAT}, {"generate", MODE_GENERATE},
         {"tokenize", MODE_TOKENIZE}, {"perplexity", MODE_PERPLEXITY},
-        {"tensors", MODE_TENSORS},
+        {"tensors", MODE_TENSORS}, {"patch", MODE_PATCH},
     };
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (!strcmp(v, modes[i].name)) {
             o->mode = modes[i].mode;
             return NULL;
         }
-    return "must be tui, chat, generate, tokenize, perplexity or tensors";
+    return "must be tui, chat, generate, tokenize, perplexity, tensors or patch";
 }
 
 SET_STRING(set_prompt, prompt)
@@ -95,6 +97,33 @@ SET_STRING(set_prompt, prompt)
 SET_STRING(set_file, file)
 
 SET_STRING(set_system, system)
+
+SET_STRING(set_patch_clean, patch_clean)
+
+SET_STRING(set_patch_corrupt, patch_corrupt)
+
+SET_STRING(set_patch_answer, patch_answer)
+
+SET_STRING(set_patch_wrong, patch_wrong)
+
+SET_CONSTANT(set_json, json, true)
+
+static const char *set_patch_site(app_options *o, const char *v)
+{
+    patch_site s;
+    if (!patch_site_parse(v, &s))
+        return "must be resid_pre, attn_out, mlp_out or head";
+    o->patch_site = (int)s;
+    return NULL;
+}
+
+static const char *set_patch_metric(app_options *o, const char *v)
+{
+    if (strcmp(v, "logit-diff") && strcmp(v, "kl"))
+        return "must be logit-diff or kl";
+    o->patch_kl = !strcmp(v, "kl");
+    return NULL;
+}
 
 /* A live setting (settings_table's row): parsed and checked by settings.c, so that the
  * command line, the config file and /set agree. */
@@ -394,7 +423,7 @@ static const app_option own_rows[] = {
      .help = "tokenizer.bin or GGUF vocabulary (default: the GGUF\nmodel's own, else tokenizer.bin or tokN.bin beside\nthe model, then the data directory)",
      .set = set_tokenizer},
     {.name = "mode", .short_name = 'm', .arg = "MODE",
-     .help = "tui | chat | generate | tokenize | perplexity | tensors\n(default: tui on a terminal that can draw, else chat)",
+     .help = "tui | chat | generate | tokenize | perplexity | tensors |\npatch (default: tui on a terminal that can draw, else chat)",
      .set = set_mode},
     {.name = "prompt", .short_name = 'i', .arg = "TEXT",
      .help = "generate/tokenize: the input; chat/tui: the first message", .set = set_prompt},
@@ -441,8 +470,24 @@ static const app_option own_rows[] = {
      .help = "tensors: the position whose steps are written (from 0;\ndefault: the last)",
      .set = set_position},
     {.name = "layers", .arg = "LAYERS",
-     .help = "tensors: only these layers' steps (FIRST-LAST, N or all;\nfrom 0)",
+     .help = "tensors: only these layers' steps; patch: these layers'\nrows (FIRST-LAST, N or all; from 0)",
      .set = set_layers},
+    {.name = "clean", .arg = "TEXT", .help = "patch: the clean prompt", .set = set_patch_clean},
+    {.name = "corrupt", .arg = "TEXT",
+     .help = "patch: the corrupted prompt (as many tokens as the clean)",
+     .set = set_patch_corrupt},
+    {.name = "answer", .arg = "WORD",
+     .help = "patch: the clean answer, one token as it reads after a\nspace, or #ID (default: the clean run's top token)",
+     .set = set_patch_answer},
+    {.name = "wrong", .arg = "WORD",
+     .help = "patch: the corrupted answer, the same way (default: the\ncorrupted run's top token)",
+     .set = set_patch_wrong},
+    {.name = "site", .arg = "SITE",
+     .help = "patch: resid_pre (default), attn_out, mlp_out or head", .set = set_patch_site},
+    {.name = "metric", .arg = "NAME",
+     .help = "patch: logit-diff (default: normalised, 0 corrupted, 1\nclean) or kl (from the clean distribution)",
+     .set = set_patch_metric},
+    {.name = "json", .help = "patch: print one JSON object", .set = set_json},
     {.name = "replay", .arg = "TRACE",
      .help = "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
      .set = set_replay},
@@ -956,9 +1001,19 @@ static int settle(app_options *o, bool model_given)
         return usage_error("--trace-lens needs --trace FILE");
     if (o->trace_tensors && !o->trace_path)
         return usage_error("--trace-tensors needs --trace FILE");
-    bool tensors_options = o->position >= 0 || o->layer_first >= 0;
-    if (tensors_options && o->mode != MODE_TENSORS)
-        return usage_error("--position and --layers are for -m tensors");
+    if (o->position >= 0 && o->mode != MODE_TENSORS)
+        return usage_error("--position is for -m tensors");
+    if (o->layer_first >= 0 && o->mode != MODE_TENSORS && o->mode != MODE_PATCH)
+        return usage_error("--layers is for -m tensors and -m patch");
+    bool patch_options = o->patch_clean || o->patch_corrupt || o->patch_answer ||
+                         o->patch_wrong || o->patch_site || o->patch_kl || o->json;
+    if (patch_options && o->mode != MODE_PATCH)
+        return usage_error("--clean, --corrupt, --answer, --wrong, --site, --metric and --json "
+                           "are for -m patch");
+    if (o->mode == MODE_PATCH && (!o->patch_clean || !o->patch_corrupt))
+        return usage_error("-m patch needs --clean TEXT and --corrupt TEXT");
+    if (o->mode == MODE_PATCH && o->patch_kl && (o->patch_answer || o->patch_wrong))
+        return usage_error("--answer and --wrong are for the logit difference, not --metric kl");
     if (o->replay_path && o->mode != MODE_AUTO)
         return usage_error("--replay is a mode of its own: drop -m");
     if (o->replay_path)

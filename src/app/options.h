@@ -35,6 +35,7 @@ enum { CLI_KNOCKS_MAX = 256 };
 typedef enum {
     MODE_AUTO = 0, MODE_TUI, MODE_CHAT, MODE_GENERATE, MODE_TOKENIZE, MODE_PERPLEXITY,
     MODE_TENSORS, /* -m tensors */
+    MODE_PATCH,   /* -m patch */
     MODE_REPLAY, /* --replay TRACE */
     MODE_VIEW,   /* --view TRACE */
 } app_mode;
@@ -86,7 +87,14 @@ typedef struct {
     bool trace_tensors;          /* --trace-tensors FIRST-LAST: the steps of these layers */
     int trace_tensor_first, trace_tensor_last;
     int position;                /* -m tensors --position; -1: the last */
-    int layer_first, layer_last; /* -m tensors --layers; -1 -1: every layer */
+    int layer_first, layer_last; /* -m tensors, patch --layers; -1 -1: every layer */
+    const char *patch_clean;     /* -m patch --clean TEXT */
+    const char *patch_corrupt;   /* --corrupt TEXT */
+    const char *patch_answer;    /* --answer WORD|#ID; NULL: the clean run's top token */
+    const char *patch_wrong;     /* --wrong WORD|#ID; NULL: the corrupted run's */
+    int patch_site;              /* --site (patching.h's patch_site) */
+    bool patch_kl;               /* --metric kl */
+    bool json;                   /* -m patch --json */
     const char *replay_path;     /* --replay TRACE */
     bool compare;                /* --compare */
     const char *view_path;       /* --view TRACE */

@@ -17,6 +17,9 @@ int cli_perplexity(session *s);
 /* -m tensors: runs the input (with BOS as generate does) and writes every step of the
  * forward pass at the last position (--position P), one JSON object a line. */
 int cli_tensors(session *s);
+/* -m patch: activation patching of --clean against --corrupt (patching.h); prints the
+ * grid, or one JSON object with --json. */
+int cli_patch(session *s);
 
 /* --replay: reads the trace (printing its problems) and, when the command line does
  * not say, takes the model path, weights and KV cache type from its header. Returns

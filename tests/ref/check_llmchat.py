@@ -8,6 +8,7 @@
     check_llmchat.py --llmchat BIN --work DIR native GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR moe GOLDEN.jsonl...
     check_llmchat.py --llmchat BIN --work DIR effective GOLDEN.jsonl...
+    check_llmchat.py --llmchat BIN --work DIR patch MODEL.gguf|ARCH...
 
 - greedy: for each golden line (make_llamacpp_goldens.py's: llama-cli's greedy ids, or the
   reference's for qwen3 and gemma3), the model written from its seed (sha256 checked),
@@ -343,12 +344,110 @@ def check_effective(c, g):
              % (g['model'], rows[True], worst[True], rows[False], worst[False], EFFECTIVE_TOL))
 
 
+# Activation patching: a clean and a corrupted prompt of the same length (the two names
+# swapped), the clean answer against the corrupted one.
+PATCH_CLEAN = 'Lily and Tim went to the park. Lily said to'
+PATCH_CORRUPT = 'Tim and Lily went to the park. Lily said to'
+PATCH_ANSWER, PATCH_WRONG = 'Tim', 'Lily'
+PATCH_TOL = 1e-4         # a cell's logit difference (or KL): fp32 against float64
+
+
+def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
+    """The patching grid by the reference pass, from the definitions: each cell a fresh
+    corrupted run with the clean run's activation (Pass.patch) put in at one layer and
+    position (head: one head's slice of kqv at every position). Returns (the cells'
+    logit differences or KLs, the clean and corrupted runs' LD)."""
+    hp = model.hp
+    name = {'resid_pre': 'resid_pre', 'attn_out': 'attn_out', 'mlp_out': 'mlp_out', 'head': 'kqv'}[site]
+    kept = {}
+
+    def keep(s, il, pos, value):
+        kept[(s, il, pos)] = value.copy()
+        return value
+
+    def run(ids, patch=None):
+        p = forward.Pass(model)
+        p.patch = patch
+        for t in ids:
+            logits = p.step(t)
+        return logits
+
+    def softmax_log(x):
+        x = x - x.max()
+        return x - math.log(np.exp(x).sum())
+
+    lc, lx = run(clean, keep), run(corrupt)
+    pc = softmax_log(lc)
+    measure = (lambda lg: float(np.sum(np.exp(pc) * (pc - softmax_log(lg))))) if kl else \
+        (lambda lg: float(lg[answer] - lg[wrong]))
+    grid = []
+    for il in range(layers[0], layers[1] + 1):
+        row = []
+        if site == 'head':
+            size = hp.dn_head if hp.recurrent[il] else hp.head_v
+            heads = hp.dn_v_heads if hp.recurrent[il] else hp.n_head
+            for h in range(max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0)):
+                if h >= heads:
+                    row.append(None)
+                    continue
+                def put(s, l, pos, v, h=h, il=il):
+                    if s != name or l != il:
+                        return v
+                    v = v.copy()
+                    v[h * size:(h + 1) * size] = kept[(s, l, pos)][h * size:(h + 1) * size]
+                    return v
+                row.append(measure(run(corrupt, put)))
+        else:
+            for pos in range(len(clean)):
+                def put(s, l, at, v, il=il, pos=pos):
+                    return kept[(s, l, at)] if (s, l, at) == (name, il, pos) else v
+                row.append(measure(run(corrupt, put)))
+        grid.append(row)
+    return grid, measure(lc), measure(lx)
+
+
+def check_patch(c, spec):
+    """`-m patch --json` on model spec (an arch of make_arch_gguf.py, or a GGUF path) for
+    every site, against reference_patch: each cell's logit difference (normalised back
+    from the grid with the baselines) and, for heads, its KL within PATCH_TOL."""
+    path = spec if spec.endswith('.gguf') else c.model(spec)
+    model = forward.Model(path, 64)
+    name = os.path.basename(spec) if spec.endswith('.gguf') else spec
+    for site, kl in (('resid_pre', False), ('attn_out', False), ('mlp_out', False), ('head', False),
+                     ('head', True)):
+        args = ['--no-config', '-m', 'patch', '--json', '--weights', 'f32', '--kv-cache', 'f32',
+                '--site', site, '--clean', PATCH_CLEAN, '--corrupt', PATCH_CORRUPT, path]
+        args += ['--metric', 'kl'] if kl else ['--answer', PATCH_ANSWER, '--wrong', PATCH_WRONG]
+        r = subprocess.run([c.llmchat] + args, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError('llmchat -m patch --site %s: exit %d: %s' % (site, r.returncode, r.stderr.strip()[-400:]))
+        got = json.loads(r.stdout)
+        answer = got.get('answer', {}).get('id', 0)
+        wrong = got.get('wrong', {}).get('id', 0)
+        want, lc, lx = reference_patch(model, got['ids'], got['corrupt_ids'], site, got['layers'],
+                                       answer, wrong, kl)
+        worst, cells = 0.0, 0
+        for row_got, row_want in zip(got['grid'], want):
+            for g, w in zip(row_got, row_want):
+                if w is None or g is None:
+                    worst = max(worst, 0.0 if w is None and g is None else math.inf)
+                    continue
+                value = g if kl else g * (got['clean'] - got['corrupt']) + got['corrupt']
+                worst = max(worst, abs(value - w))
+                cells += 1
+        base = 0.0 if kl else max(abs(got['clean'] - lc), abs(got['corrupt'] - lx))
+        ok = worst <= PATCH_TOL and base <= PATCH_TOL and len(got['grid']) == len(want) and cells > 0
+        c.result(ok, 'patch      %-13s %-9s %-10s %3d cells: largest |cell - reference| %.1e, baselines %.1e (<= %g)'
+                 % (name, site, 'KL' if kl else 'logit diff', cells, worst, base, PATCH_TOL))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--llmchat', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--text', help='nll, quantized: the text scored')
-    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native', 'moe', 'effective'))
+    ap.add_argument('what', choices=('greedy', 'nll', 'quantized', 'native', 'moe', 'effective',
+                                     'patch'))
     ap.add_argument('args', nargs='*')
     a = ap.parse_args(argv)
     os.makedirs(a.work, exist_ok=True)
@@ -368,6 +467,9 @@ def main(argv):
         elif a.what == 'nll':
             for arch in a.args:
                 check_nll(c, arch, a.text)
+        elif a.what == 'patch':
+            for spec in a.args:
+                check_patch(c, spec)
         elif a.args:   # ARCH:TYPE each
             for arg in a.args:
                 arch, qtype = arg.split(':')

@@ -454,6 +454,15 @@ class Pass:
         self.dn_state = [np.zeros((hp.dn_v_heads, hp.dn_head, hp.dn_head)) if L.recurrent else None
                          for L in model.layers]
         self.dn_seen = [[] for _ in model.layers]
+        self.patch = None                           # activation patching: _patched
+
+    def _patched(self, site, il, value):
+        """value, or what self.patch (site, layer, position, value) -> value puts in its
+        place (activation patching: resid_pre, the stream entering layer il, il = the
+        layer count: after the last; attn_out and mlp_out, what the attention and the
+        feed-forward block add to the stream; kqv, the heads' outputs side by side before
+        the output projection)."""
+        return value if self.patch is None else self.patch(site, il, self.pos, value)
 
     def step(self, token, emit=None):
         m, hp = self.m, self.m.hp
@@ -466,8 +475,8 @@ class Pass:
             x = x * math.sqrt(hp.n_embd)
             e('inp_scaled', -1, x)
         for il, L in enumerate(m.layers):
-            x = self._block(il, L, x, e)
-        x = rms_norm(x, m.output_norm, hp.eps)
+            x = self._block(il, L, self._patched('resid_pre', il, x), e)
+        x = rms_norm(self._patched('resid_pre', len(m.layers), x), m.output_norm, hp.eps)
         e('result_norm', -1, x)
         logits = softcap(m.output @ x, hp.final_softcap)
         e('result_output', -1, logits)
@@ -512,7 +521,8 @@ class Pass:
         e('attn_output', il, out)
         out = rms_norm(out, L.dn_norm, hp.eps) * silu(z.reshape(nv, d))
         e('attn_gated', il, out)
-        return L.wo @ out.reshape(-1)
+        out = self._patched('kqv', il, out.reshape(-1))
+        return L.wo @ out
 
     def effective(self, il, j, t):
         """Value head j of Gated DeltaNet layer il at position t (run): how much each
@@ -545,7 +555,7 @@ class Pass:
         if L.recurrent:
             out = self._delta_net(il, L, h, e)
             e('kqv_out', il, out)
-            x = x + out
+            x = x + self._patched('attn_out', il, out)
             e('ffn_inp', il, x)
             return self._ffn(il, L, x, e)
         q, k, v = L.wq @ h, L.wk @ h, L.wv @ h
@@ -580,14 +590,14 @@ class Pass:
             gate = (L.wgate @ h).reshape(hp.n_head, hp.head_k)
             kqv = kqv / (1.0 + np.exp(-gate))
             e('attn_gated', il, kqv)
-        out = L.wo @ kqv.reshape(-1)
+        out = L.wo @ self._patched('kqv', il, kqv.reshape(-1))
         if L.bo is not None:
             out = out + L.bo
         e('kqv_out', il, out)
         if hp.fam['post_norms']:
             out = rms_norm(out, L.attn_post_norm, hp.eps)
             e('attn_post_norm', il, out)
-        x = x + out
+        x = x + self._patched('attn_out', il, out)
         e('ffn_inp', il, x)
         return self._ffn(il, L, x, e)
 
@@ -634,7 +644,7 @@ class Pass:
                 e('ffn_shexp', il, s)
                 out = out + s / (1.0 + math.exp(-float(L.gate_inp_shexp @ h)))
                 e('ffn_out', il, out)
-            x = x + out
+            x = x + self._patched('mlp_out', il, out)
             e('l_out', il, x)
             return x
         gate, up = L.ffn_gate @ h, L.ffn_up @ h
@@ -648,7 +658,7 @@ class Pass:
         if hp.fam['post_norms']:
             out = rms_norm(out, L.ffn_post_norm, hp.eps)
             e('ffn_post_norm', il, out)
-        x = x + out
+        x = x + self._patched('mlp_out', il, out)
         e('l_out', il, x)
         return x
 

@@ -1,0 +1,328 @@
+/* patch.c — `-m patch`: activation patching from the command line (patching.h). The
+ * clean and corrupted prompts (--clean, --corrupt: raw text, with BOS where the
+ * vocabulary adds one, as generate reads its input) must be as many tokens; the answer
+ * and wrong tokens (--answer, --wrong: a word as one token after a space, or #ID)
+ * default to the two runs' top tokens. Prints the grid with its baselines, positions
+ * (or heads) across and layers down, or with --json one object:
+ *
+ *   {"site", "metric", "tokens", "corrupt_tokens", "ids", "corrupt_ids", "layers",
+ *    "answer", "wrong", "clean", "corrupt", "grid", "runs", "positions_run"}
+ *
+ * grid[layer][position] (or [layer][head], null where the layer has no such head);
+ * clean and corrupt are the two runs' logit differences (KL: 0 and the corrupted run's
+ * divergence from the clean). The runs are on a transformer of their own, without
+ * interventions (a control vector or a knock-out on the command line is refused). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "json.h"
+#include "parse_number.h"
+#include "patching.h"
+#include "session.h"
+#include "signals.h"
+
+enum { CELL = 7 }; /* the text grid's columns */
+
+/* text as ids (with BOS where the vocabulary adds one); NULL after a message. */
+static int *encode(const tokenizer *tok, const char *text, int *n)
+{
+    bool bos = tokenizer_adds_bos(tok);
+    int need = tokenizer_encode(tok, text, NULL, 0);
+    int *ids = need >= 0 ? malloc(sizeof(int) * (size_t)(need + 1)) : NULL;
+    if (!ids) {
+        fprintf(stderr, "llmchat: out of memory tokenizing the prompts\n");
+        return NULL;
+    }
+    if (bos)
+        ids[0] = tokenizer_bos(tok);
+    *n = bos + tokenizer_encode(tok, text, ids + bos, need);
+    return ids;
+}
+
+/* The token --answer or --wrong names: "#ID", or a word whose piece (after a space, or
+ * as it is) is one token of the vocabulary. -1 after a message. */
+static int word_token(const tokenizer *tok, const char *option, const char *word)
+{
+    int vocab = tokenizer_vocab_size(tok), id;
+    if (word[0] == '#') {
+        if (parse_int(word + 1, 0, vocab - 1, &id))
+            return id;
+        fprintf(stderr, "llmchat: --%s %s: not a token id of the vocabulary (0-%d)\n", option,
+                word, vocab - 1);
+        return -1;
+    }
+    if (!*word) {
+        fprintf(stderr, "llmchat: --%s: an empty word\n", option);
+        return -1;
+    }
+    for (int pass = 0; pass < 2; pass++) /* " word" first, then "word" */
+        for (int i = 0; i < vocab; i++) {
+            const char *p = tokenizer_piece(tok, i);
+            if (pass == 0 ? p[0] == ' ' && !strcmp(p + 1, word) : !strcmp(p, word))
+                return i;
+        }
+    char spaced[512];
+    snprintf(spaced, sizeof spaced, " %s", word);
+    int n = tokenizer_encode(tok, spaced, NULL, 0);
+    fprintf(stderr, "llmchat: --%s '%s' is not one token of the vocabulary (after a space it is "
+                    "%d tokens); give one that is, or #ID\n", option, word, n);
+    return -1;
+}
+
+/* Writes piece as at most `cells` characters (spaces as '_', control bytes as '?'),
+ * padded to them when pad. */
+static void put_piece(FILE *f, const char *piece, int cells, bool pad)
+{
+    int used = 0;
+    for (const unsigned char *c = (const unsigned char *)piece; *c && used < cells;) {
+        int len = *c < 0x80 ? 1 : *c >= 0xf0 ? 4 : *c >= 0xe0 ? 3 : *c >= 0xc0 ? 2 : 1;
+        if (*c == ' ')
+            putc('_', f);
+        else if (*c < 0x20 || *c == 0x7f)
+            putc('?', f);
+        else
+            fwrite(c, 1, (size_t)len, f);
+        for (int k = 0; k < len && *c; k++)
+            c++;
+        used++;
+    }
+    for (; pad && used < cells; used++)
+        putc(' ', f);
+}
+
+static void put_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fputs("null", f);
+}
+
+static void put_tokens(FILE *f, const tokenizer *tok, const int *ids, int n)
+{
+    putc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputs(", ", f);
+        json_write_string(f, tokenizer_piece(tok, ids[i]));
+    }
+    putc(']', f);
+}
+
+static void print_json(FILE *f, const tokenizer *tok, const patch_spec *sp, const patch_result *r,
+                       const int *clean, const int *corrupt, int n)
+{
+    fprintf(f, "{\"site\": \"%s\", \"metric\": \"%s\", \"tokens\": ", patch_site_name(sp->site),
+            sp->metric == PATCH_KL ? "kl" : "logit_diff");
+    put_tokens(f, tok, clean, n);
+    fputs(", \"corrupt_tokens\": ", f);
+    put_tokens(f, tok, corrupt, n);
+    for (int k = 0; k < 2; k++) {
+        fputs(k ? ", \"corrupt_ids\": [" : ", \"ids\": [", f);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s%d", i ? ", " : "", (k ? corrupt : clean)[i]);
+        putc(']', f);
+    }
+    fprintf(f, ", \"layers\": [%d, %d]", sp->layer_first, sp->layer_last);
+    if (sp->metric == PATCH_LOGIT_DIFF) {
+        fprintf(f, ", \"answer\": {\"id\": %d, \"piece\": ", sp->answer);
+        json_write_string(f, tokenizer_piece(tok, sp->answer));
+        fprintf(f, "}, \"wrong\": {\"id\": %d, \"piece\": ", sp->wrong);
+        json_write_string(f, tokenizer_piece(tok, sp->wrong));
+        putc('}', f);
+    }
+    fputs(", \"clean\": ", f);
+    put_number(f, r->clean);
+    fputs(", \"corrupt\": ", f);
+    put_number(f, r->corrupt);
+    fputs(", \"grid\": [", f);
+    for (int l = 0; l < r->rows; l++) {
+        fputs(l ? ", [" : "[", f);
+        for (int c = 0; c < r->cols; c++) {
+            if (c)
+                fputs(", ", f);
+            put_number(f, r->grid[(size_t)l * r->cols + c]);
+        }
+        putc(']', f);
+    }
+    fprintf(f, "], \"runs\": %d, \"positions_run\": %ld}\n", r->runs, r->positions_run);
+}
+
+static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, const patch_result *r,
+                       const int *clean, const int *corrupt, int n)
+{
+    bool heads = sp->site == PATCH_HEAD;
+    fprintf(f, "patching %s, layers %d-%d: ", patch_site_name(sp->site), sp->layer_first,
+            sp->layer_last);
+    if (sp->metric == PATCH_KL) {
+        fprintf(f, "KL divergence from the clean run's next token (nats; 0 = the clean run)\n");
+        fprintf(f, "clean 0, corrupted %.4f\n", r->corrupt);
+    } else {
+        fputs("normalised logit difference of '", f);
+        put_piece(f, tokenizer_piece(tok, sp->answer), 24, false);
+        fprintf(f, "' (#%d) over '", sp->answer);
+        put_piece(f, tokenizer_piece(tok, sp->wrong), 24, false);
+        fprintf(f, "' (#%d)\nclean %.4f, corrupted %.4f (1 = the clean run, 0 = the corrupted)\n",
+                sp->wrong, r->clean, r->corrupt);
+    }
+    fprintf(f, "%-5s", heads ? "head" : "pos");
+    for (int c = 0; c < r->cols; c++)
+        fprintf(f, " %*d", CELL, c);
+    putc('\n', f);
+    for (int row = 0; row < (heads ? 0 : 2); row++) { /* the two prompts' tokens */
+        fprintf(f, "%-5s", row ? "corr" : "clean");
+        for (int c = 0; c < n; c++) {
+            putc(' ', f);
+            put_piece(f, tokenizer_piece(tok, (row ? corrupt : clean)[c]), CELL, true);
+        }
+        putc('\n', f);
+    }
+    for (int l = 0; l < r->rows; l++) {
+        fprintf(f, "L%-4d", sp->layer_first + l);
+        for (int c = 0; c < r->cols; c++) {
+            float v = r->grid[(size_t)l * r->cols + c];
+            if (isfinite(v))
+                fprintf(f, " %*.3f", CELL, v);
+            else
+                fprintf(f, " %*s", CELL, "-");
+        }
+        putc('\n', f);
+    }
+    fprintf(f, "%d patched runs, %ld positions run\n", r->runs, r->positions_run);
+}
+
+/* The index of the largest logit. */
+static int top_token(const float *logits, int vocab)
+{
+    int best = 0;
+    for (int i = 1; i < vocab; i++)
+        if (logits[i] > logits[best])
+            best = i;
+    return best;
+}
+
+/* The runs, with the answer and wrong tokens settled (the defaults need the two runs'
+ * logits: a first call finds them). */
+static int patch_runs(session *s, transformer *t, const int *clean, const int *corrupt, int n,
+                      patch_spec *sp, patch_result *r)
+{
+    const app_options *o = s->o;
+    int vocab = s->m->config.vocab_size;
+    llm_err err;
+    if (sp->metric == PATCH_LOGIT_DIFF && (!o->patch_answer || !o->patch_wrong)) {
+        /* the two runs' top tokens: a KL run of no layers would do, but one forward each
+         * is all it takes */
+        float *a = malloc(sizeof(float) * vocab), *b = malloc(sizeof(float) * vocab);
+        const float *out = a && b ? transformer_run(t, clean, n, 0, TRANSFORMER_KERNELS_BATCH,
+                                                    NULL, NULL)
+                                  : NULL;
+        if (out)
+            memcpy(a, out, sizeof(float) * vocab);
+        out = out ? transformer_run(t, corrupt, n, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL) : NULL;
+        if (out)
+            memcpy(b, out, sizeof(float) * vocab);
+        if (!out) {
+            if (transformer_error(t, &err) == LLM_OK)
+                snprintf(err.text, sizeof err.text, "out of memory for the logits");
+            fprintf(stderr, "llmchat: %s\n", err.text);
+            free(a), free(b);
+            return 1;
+        }
+        if (!o->patch_answer)
+            sp->answer = top_token(a, vocab);
+        if (!o->patch_wrong)
+            sp->wrong = top_token(b, vocab);
+        free(a), free(b);
+        if (sp->answer == sp->wrong) {
+            fprintf(stderr, "llmchat: the answer and the wrong token are both '%s' (#%d): give "
+                            "--answer and --wrong, or --metric kl\n",
+                    tokenizer_piece(s->tok, sp->answer), sp->answer);
+            return 2;
+        }
+    }
+    llm_status st = patching_run(t, clean, corrupt, n, sp, r, &err);
+    if (st != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return st == LLM_ERR_ARG ? 2 : 1;
+    }
+    return 0;
+}
+
+int cli_patch(session *s)
+{
+    const app_options *o = s->o;
+    const model_config *c = &s->m->config;
+    int n_clean = 0, n_corrupt = 0, rc = 0;
+    int *clean = encode(s->tok, o->patch_clean, &n_clean);
+    int *corrupt = clean ? encode(s->tok, o->patch_corrupt, &n_corrupt) : NULL;
+    patch_spec sp = {.site = (patch_site)o->patch_site,
+                     .metric = o->patch_kl ? PATCH_KL : PATCH_LOGIT_DIFF,
+                     .layer_first = o->layer_first < 0 ? 0 : o->layer_first,
+                     .layer_last = o->layer_first < 0 ? c->n_layers - 1 : o->layer_last,
+                     .stop = &signals_interrupted};
+    int top = sp.site == PATCH_RESID_PRE ? c->n_layers : c->n_layers - 1;
+    if (!clean || !corrupt)
+        rc = 1;
+    else if (o->n_vectors || o->n_knocks || o->n_expert_knocks || o->n_expert_forces) {
+        fprintf(stderr, "llmchat: -m patch runs the model as it is: drop --control-vector, "
+                        "--knock-out, --knock-out-expert and --force-expert (or their config "
+                        "keys)\n");
+        rc = 2;
+    }
+    else if (n_clean <= (int)tokenizer_adds_bos(s->tok) || n_corrupt <= (int)tokenizer_adds_bos(s->tok)) {
+        fprintf(stderr, "llmchat: -m patch: the %s prompt is empty\n",
+                n_clean <= (int)tokenizer_adds_bos(s->tok) ? "clean" : "corrupted");
+        rc = 2;
+    } else if (n_clean != n_corrupt) {
+        fprintf(stderr, "llmchat: -m patch: the clean prompt is %d tokens and the corrupted %d "
+                        "(BOS included): patching needs them the same length\n",
+                n_clean, n_corrupt);
+        rc = 2;
+    } else if (sp.layer_last > top) {
+        fprintf(stderr, "llmchat: --layers %d-%d: the model has layers 0-%d%s\n", sp.layer_first,
+                sp.layer_last, c->n_layers - 1,
+                sp.site == PATCH_RESID_PRE ? " (resid_pre: also the stream after the last, "
+                                             "numbered as the layer count)" : "");
+        rc = 2;
+    } else if (n_clean > 4096) {
+        fprintf(stderr, "llmchat: -m patch: the prompts are %d tokens; patching takes at most "
+                        "4096\n", n_clean);
+        rc = 2;
+    }
+    if (rc == 0 && !o->patch_kl) {
+        if (o->patch_answer && (sp.answer = word_token(s->tok, "answer", o->patch_answer)) < 0)
+            rc = 2;
+        if (rc == 0 && o->patch_wrong && (sp.wrong = word_token(s->tok, "wrong", o->patch_wrong)) < 0)
+            rc = 2;
+    }
+    transformer *t = NULL;
+    llm_err err;
+    if (rc == 0 && transformer_new_kv(s->m, n_clean, engine_kv_cache(s->e), &t, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        rc = 1;
+    }
+    patch_result r = {0};
+    if (rc == 0)
+        rc = patch_runs(s, t, clean, corrupt, n_clean, &sp, &r);
+    if (rc == 0) {
+        if (o->json)
+            print_json(stdout, s->tok, &sp, &r, clean, corrupt, n_clean);
+        else
+            print_text(stdout, s->tok, &sp, &r, clean, corrupt, n_clean);
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "llmchat: writing the grid failed: %s\n", strerror(errno ? errno : EIO));
+            rc = 1;
+        }
+    }
+    patch_result_free(&r);
+    transformer_free(t);
+    free(clean);
+    free(corrupt);
+    return rc;
+}

@@ -1,0 +1,351 @@
+/* patching.c — activation patching: the clean run's activations captured by an
+ * observer, then one corrupted run per cell with an editor that puts one of them back
+ * (patching.h). */
+#include "patching.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook.h"
+
+static const char *const SITE_NAMES[PATCH_SITE_COUNT] = {
+    [PATCH_RESID_PRE] = "resid_pre",
+    [PATCH_ATTN_OUT] = "attn_out",
+    [PATCH_MLP_OUT] = "mlp_out",
+    [PATCH_HEAD] = "head",
+};
+
+const char *patch_site_name(patch_site s)
+{
+    return s >= 0 && s < PATCH_SITE_COUNT ? SITE_NAMES[s] : NULL;
+}
+
+bool patch_site_parse(const char *name, patch_site *out)
+{
+    for (int s = 0; s < PATCH_SITE_COUNT; s++)
+        if (!strcmp(name, SITE_NAMES[s])) {
+            *out = (patch_site)s;
+            return true;
+        }
+    return false;
+}
+
+/* What the clean run left and what a patched run puts back. The clean run's rows of
+ * the site, layer l - first at position p: clean + ((l - first) * n + p) * width. */
+typedef struct {
+    const model *m;
+    patch_site site;
+    int first, n, width;   /* rows of clean: (layers, n, width) */
+    float *clean;
+    float *ffn_inp;        /* mlp_out: the clean run's ffn_inp (layers, n, dim); then,
+                              in a patched run, its own at the patched position (dim) */
+    /* the patched run's cell */
+    int layer, pos, head;  /* pos -1: every position (head) */
+    int c0, c1;            /* the columns put back */
+} patcher;
+
+static float *clean_row(const patcher *q, int l, int p)
+{
+    return q->clean + ((size_t)(l - q->first) * q->n + p) * q->width;
+}
+
+/* The clean run: keeps the site's rows of layers first..last. */
+static void capture(void *user, const hook_tensor *x)
+{
+    patcher *q = user;
+    int dim = q->m->config.dim;
+    for (int i = 0; i < x->n; i++) {
+        const float *row = x->data + (size_t)i * x->stride;
+        int p = x->pos + i;
+        if (p >= q->n)
+            continue;
+        switch (x->point) {
+        case HOOK_INP_EMBD: /* resid_pre of layer 0 */
+            if (q->first == 0)
+                memcpy(clean_row(q, 0, p), row, sizeof(float) * dim);
+            break;
+        case HOOK_L_OUT:
+            if (q->site == PATCH_RESID_PRE && x->layer + 1 >= q->first)
+                memcpy(clean_row(q, x->layer + 1, p), row, sizeof(float) * dim);
+            else if (q->site == PATCH_MLP_OUT) { /* what the block added: l_out - ffn_inp */
+                float *out = clean_row(q, x->layer, p);
+                const float *in = q->ffn_inp + ((size_t)(x->layer - q->first) * q->n + p) * dim;
+                for (int j = 0; j < dim; j++)
+                    out[j] = row[j] - in[j];
+            }
+            break;
+        case HOOK_FFN_INP:
+            memcpy(q->ffn_inp + ((size_t)(x->layer - q->first) * q->n + p) * dim, row,
+                   sizeof(float) * dim);
+            break;
+        case HOOK_KQV:
+            memcpy(clean_row(q, x->layer, p), row, sizeof(float) * (size_t)x->width);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* mlp_out's patched run: its own ffn_inp at the patched position. */
+static void see_ffn_inp(void *user, const hook_tensor *x)
+{
+    patcher *q = user;
+    for (int i = 0; i < x->n; i++)
+        if (x->pos + i == q->pos)
+            memcpy(q->ffn_inp, x->data + (size_t)i * x->stride,
+                   sizeof(float) * (size_t)q->m->config.dim);
+}
+
+/* The editor: the cell's columns c0..c1 of its rows as the clean run had them (mlp_out:
+ * the patched run's ffn_inp plus what the clean run's block added). */
+static void put_back(void *user, hook_slice *x)
+{
+    const patcher *q = user;
+    int a = x->col > q->c0 ? x->col : q->c0;
+    int b = x->col + x->width < q->c1 ? x->col + x->width : q->c1;
+    for (int i = 0; i < x->n && a < b; i++) {
+        int p = x->pos + i;
+        const float *src = clean_row(q, q->layer, p);
+        float *dst = x->data + (size_t)i * x->stride - x->col;
+        if (q->site == PATCH_MLP_OUT)
+            for (int j = a; j < b; j++)
+                dst[j] = q->ffn_inp[j] + src[j];
+        else
+            memcpy(dst + a, src + a, sizeof(float) * (size_t)(b - a));
+    }
+}
+
+void patch_result_free(patch_result *r)
+{
+    if (!r)
+        return;
+    free(r->grid);
+    free(r->clean_logits);
+    free(r->corrupt_logits);
+    memset(r, 0, sizeof *r);
+}
+
+/* log-softmax of logits (vocab) into out (double). */
+static void log_softmax(const float *logits, int vocab, double *out)
+{
+    double max = -INFINITY, sum = 0.0;
+    for (int i = 0; i < vocab; i++)
+        max = logits[i] > max ? logits[i] : max;
+    for (int i = 0; i < vocab; i++)
+        sum += exp((double)logits[i] - max);
+    double lse = max + log(sum);
+    for (int i = 0; i < vocab; i++)
+        out[i] = (double)logits[i] - lse;
+}
+
+/* KL(clean || other) in nats. */
+static double kl_from_clean(const float *clean, const float *other, int vocab)
+{
+    double *a = malloc(sizeof(double) * 2 * (size_t)vocab), kl = 0.0;
+    if (!a)
+        return NAN;
+    double *b = a + vocab;
+    log_softmax(clean, vocab, a);
+    log_softmax(other, vocab, b);
+    for (int i = 0; i < vocab; i++)
+        kl += exp(a[i]) * (a[i] - b[i]);
+    free(a);
+    return kl;
+}
+
+double patching_metric(const patch_spec *s, const patch_result *r, const float *logits,
+                       int vocab)
+{
+    if (s->metric == PATCH_KL)
+        return kl_from_clean(r->clean_logits, logits, vocab);
+    double ld = (double)logits[s->answer] - logits[s->wrong];
+    return (ld - r->corrupt) / (r->clean - r->corrupt) + 0.0; /* + 0: no -0 */
+}
+
+/* The hook point where layer l's site is edited (and observed in the clean run), and
+ * the layer the hook names. */
+static hook_point site_point(patch_site s, int l, int *layer)
+{
+    *layer = l;
+    switch (s) {
+    case PATCH_RESID_PRE:
+        *layer = l - 1;
+        return l == 0 ? HOOK_INP_EMBD : HOOK_L_OUT;
+    case PATCH_MLP_OUT: return HOOK_L_OUT;
+    default: return HOOK_KQV;
+    }
+}
+
+/* Checks s against the model and the prompts. */
+static llm_status spec_ok(const model *m, const int *clean, const int *corrupt, int n,
+                          const patch_spec *s, int ctx, llm_err *err)
+{
+    const model_config *c = &m->config;
+    int top = s->site == PATCH_RESID_PRE ? c->n_layers : c->n_layers - 1;
+    if (s->site < 0 || s->site >= PATCH_SITE_COUNT)
+        return llm_fail(err, LLM_ERR_ARG, "no such patching site");
+    if (n < 1 || n > ctx)
+        return llm_fail(err, LLM_ERR_ARG, "the prompts are %d tokens: patching needs 1 to %d", n,
+                        ctx);
+    if (s->layer_first < 0 || s->layer_last < s->layer_first || s->layer_last > top)
+        return llm_fail(err, LLM_ERR_ARG, "layers %d-%d: %s has layers 0-%d", s->layer_first,
+                        s->layer_last, patch_site_name(s->site), top);
+    for (int i = 0; i < n; i++)
+        if (clean[i] < 0 || clean[i] >= c->vocab_size || corrupt[i] < 0 ||
+            corrupt[i] >= c->vocab_size)
+            return llm_fail(err, LLM_ERR_ARG, "position %d: a token outside the vocabulary", i);
+    if (s->metric == PATCH_LOGIT_DIFF &&
+        (s->answer < 0 || s->answer >= c->vocab_size || s->wrong < 0 || s->wrong >= c->vocab_size))
+        return llm_fail(err, LLM_ERR_ARG, "the answer and wrong tokens must be in the vocabulary");
+    return LLM_OK;
+}
+
+/* Runs ids[from..n-1] at from on the batch kernels with hooks (count) registered; the
+ * last position's logits into logits (vocab). */
+static llm_status run_with(transformer *t, const int *ids, int from, int n, const hook *hooks,
+                           int count, float *logits, llm_err *err)
+{
+    int id[3] = {-1, -1, -1};
+    llm_status st = LLM_OK;
+    for (int i = 0; i < count && st == LLM_OK; i++)
+        st = transformer_hook_add(t, &hooks[i], &id[i], err);
+    if (st == LLM_OK) {
+        const float *out = transformer_run(t, ids + from, n - from, from,
+                                           TRANSFORMER_KERNELS_BATCH, NULL, NULL);
+        if (out)
+            memcpy(logits, out, sizeof(float) * (size_t)transformer_model(t)->config.vocab_size);
+        else
+            st = transformer_error(t, err);
+    }
+    for (int i = 0; i < count; i++)
+        transformer_hook_remove(t, id[i]);
+    return st;
+}
+
+/* The columns of layer l's kqv that head h holds, or false when the layer has no head h. */
+static bool head_columns(const model *m, int l, int h, int *c0, int *c1)
+{
+    const model_layer *L = &m->layers[l];
+    int size = L->kind == MODEL_LAYER_DELTA_NET ? m->config.dn_head_v : L->head_size;
+    if (h >= model_layer_heads(m, l))
+        return false;
+    *c0 = h * size;
+    *c1 = *c0 + size;
+    return true;
+}
+
+/* One cell: the corrupted prompt from `from` with the clean activation put back. */
+static llm_status cell(transformer *t, patcher *q, const int *corrupt, int from,
+                       const patch_spec *s, patch_result *r, float *logits, float *value,
+                       llm_err *err)
+{
+    const model_config *c = &q->m->config;
+    int hl;
+    hook_point pt = site_point(q->site, q->layer, &hl);
+    hook h[2] = {
+        {.edit = put_back, .user = q, .points = HOOK_BIT(pt), .layer_first = hl,
+         .layer_last = hl, .pos = q->pos},
+        {.fn = see_ffn_inp, .user = q, .points = HOOK_BIT(HOOK_FFN_INP),
+         .layer_first = q->layer, .layer_last = q->layer, .pos = q->pos},
+    };
+    llm_status st = run_with(t, corrupt, from, q->n, h, q->site == PATCH_MLP_OUT ? 2 : 1,
+                             logits, err);
+    if (st != LLM_OK)
+        return st;
+    r->runs++;
+    r->positions_run += q->n - from;
+    *value = (float)patching_metric(s, r, logits, c->vocab_size);
+    return LLM_OK;
+}
+
+llm_status patching_run(transformer *t, const int *clean, const int *corrupt, int n,
+                        const patch_spec *s, patch_result *out, llm_err *err)
+{
+    const model *m = transformer_model(t);
+    const model_config *c = &m->config;
+    memset(out, 0, sizeof *out);
+    llm_status st = spec_ok(m, clean, corrupt, n, s, transformer_ctx(t), err);
+    if (st != LLM_OK)
+        return st;
+    int rows = s->layer_last - s->layer_first + 1, vocab = c->vocab_size;
+    bool heads = s->site == PATCH_HEAD;
+    patcher q = {.m = m, .site = s->site, .first = s->layer_first, .n = n,
+                 .width = s->site == PATCH_ATTN_OUT || heads ? model_mixer_width(c) : c->dim};
+    out->rows = rows;
+    out->cols = heads ? model_heads_max(c) : n;
+    out->grid = malloc(sizeof(float) * (size_t)rows * out->cols);
+    out->clean_logits = malloc(sizeof(float) * vocab);
+    out->corrupt_logits = malloc(sizeof(float) * vocab);
+    float *logits = malloc(sizeof(float) * vocab);
+    q.clean = malloc(sizeof(float) * (size_t)rows * n * q.width);
+    if (s->site == PATCH_MLP_OUT)
+        q.ffn_inp = malloc(sizeof(float) * (size_t)rows * n * c->dim);
+    if (!out->grid || !out->clean_logits || !out->corrupt_logits || !logits || !q.clean ||
+        (s->site == PATCH_MLP_OUT && !q.ffn_inp)) {
+        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
+        goto done;
+    }
+    /* the clean run, its site captured; then the corrupted run */
+    int first_hl, last_hl;
+    hook_point pt = site_point(s->site, s->layer_first, &first_hl);
+    uint32_t points = HOOK_BIT(pt) | HOOK_BIT(site_point(s->site, s->layer_last, &last_hl));
+    if (s->site == PATCH_MLP_OUT)
+        points |= HOOK_BIT(HOOK_FFN_INP);
+    hook cap = {.fn = capture, .user = &q, .points = points,
+                .layer_first = first_hl < 0 ? 0 : first_hl, .layer_last = last_hl, .pos = -1};
+    if ((st = run_with(t, clean, 0, n, &cap, 1, out->clean_logits, err)) != LLM_OK ||
+        (st = run_with(t, corrupt, 0, n, NULL, 0, out->corrupt_logits, err)) != LLM_OK)
+        goto done;
+    if (s->metric == PATCH_KL) {
+        out->clean = 0.0;
+        out->corrupt = kl_from_clean(out->clean_logits, out->corrupt_logits, vocab);
+    } else {
+        out->clean = (double)out->clean_logits[s->answer] - out->clean_logits[s->wrong];
+        out->corrupt = (double)out->corrupt_logits[s->answer] - out->corrupt_logits[s->wrong];
+        if (out->clean == out->corrupt) {
+            st = llm_fail(err, LLM_ERR_ARG, "the clean and corrupted prompts give the same logit "
+                          "difference (%.4g): there is nothing for a patch to bring back",
+                          out->clean);
+            goto done;
+        }
+    }
+    if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim) */
+        memset(q.ffn_inp, 0, sizeof(float) * c->dim);
+    if (heads) {
+        for (int l = s->layer_first; l <= s->layer_last && st == LLM_OK; l++)
+            for (int h = 0; h < out->cols && st == LLM_OK; h++) {
+                float *v = &out->grid[(size_t)(l - s->layer_first) * out->cols + h];
+                q.layer = l, q.pos = -1, q.head = h;
+                if (!head_columns(m, l, h, &q.c0, &q.c1))
+                    *v = NAN;
+                else if (s->stop && *s->stop)
+                    st = llm_fail(err, LLM_ERR_STOPPED, "interrupted");
+                else
+                    st = cell(t, &q, corrupt, 0, s, out, logits, v, err);
+            }
+        goto done;
+    }
+    /* positions from the last: each run's cache before its position is the corrupted
+     * run's (a run writes only its position and after) */
+    for (int p = n - 1; p >= 0 && st == LLM_OK; p--)
+        for (int l = s->layer_first; l <= s->layer_last && st == LLM_OK; l++) {
+            q.layer = l, q.pos = p, q.head = -1;
+            q.c0 = 0;
+            q.c1 = s->site == PATCH_ATTN_OUT ? (m->layers[l].kind == MODEL_LAYER_DELTA_NET
+                                                    ? c->dn_value_dim
+                                                    : m->layers[l].q_dim)
+                                             : c->dim;
+            if (s->stop && *s->stop)
+                st = llm_fail(err, LLM_ERR_STOPPED, "interrupted");
+            else
+                st = cell(t, &q, corrupt, p, s, out, logits,
+                          &out->grid[(size_t)(l - s->layer_first) * n + p], err);
+        }
+done:
+    free(logits);
+    free(q.clean);
+    free(q.ffn_inp);
+    return st;
+}

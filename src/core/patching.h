@@ -1,0 +1,91 @@
+/* patching.h — activation patching (causal tracing): a clean and a corrupted prompt of
+ * the same length are run; then one corrupted run per cell of a grid, each with one
+ * activation copied from the clean run, through editors at the forward pass's hook
+ * points (hook.h); each cell says how much of the clean run's answer that activation
+ * brings back. The sites (TransformerLens's names):
+ *
+ *   resid_pre  the residual stream entering layer l at position p (inp_embd's editor
+ *              for layer 0, layer l - 1's l_out after it; layer n_layers: the stream
+ *              after the last layer, what the final norm reads); grid (layer, position)
+ *   attn_out   layer l's mixer output at p: kqv, every head side by side (what wo reads:
+ *              the attention's output is wo of it; a Gated DeltaNet's value heads' too)
+ *   mlp_out    what layer l's feed-forward block adds to the stream at p (l_out -
+ *              ffn_inp of the clean run, added to the patched run's ffn_inp at l_out)
+ *   head       head h of layer l at every position: its slice of kqv; grid (layer, head)
+ *
+ * The metric of a run is taken at the last position: the logit difference LD =
+ * logit(answer) - logit(wrong), normalised (LD - LD_corrupt) / (LD_clean - LD_corrupt)
+ * (0: the corrupted run's, 1: the clean run's), or the KL divergence of the clean run's
+ * next-token distribution from the patched run's (0: the clean run's).
+ *
+ * A patched run at position p runs positions p..n-1 again over the corrupted run's KV
+ * cache (and, on a hybrid model, its recurrent state at p): the positions before p are
+ * the corrupted run's. Runs go from the last position to the first, so the cache
+ * before each run's position is always the corrupted run's. Every run is on the batch
+ * kernels, so a position's numbers do not depend on how the runs split the prompt
+ * (transformer.h): a cell whose patch changes nothing is exactly 0.
+ *
+ * Owns the grid and the logits it returns; the transformer is the caller's (its KV
+ * cache is overwritten; the hooks it registers are removed before it returns). No
+ * printing. */
+#ifndef LLMCHAT_PATCHING_H
+#define LLMCHAT_PATCHING_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "status.h"
+#include "transformer.h"
+
+typedef enum {
+    PATCH_RESID_PRE,
+    PATCH_ATTN_OUT,
+    PATCH_MLP_OUT,
+    PATCH_HEAD,
+    PATCH_SITE_COUNT
+} patch_site;
+
+typedef enum { PATCH_LOGIT_DIFF, PATCH_KL } patch_metric;
+
+typedef struct {
+    patch_site site;
+    patch_metric metric;
+    int answer, wrong;           /* PATCH_LOGIT_DIFF: the two tokens' ids */
+    int layer_first, layer_last; /* the grid's rows (from 0); resid_pre's may reach
+                                    n_layers (the stream after the last layer) */
+    const volatile sig_atomic_t *stop; /* not NULL: *stop != 0 ends the runs early
+                                          (Ctrl-C): patching_run fails, LLM_ERR_STOPPED */
+} patch_spec;
+
+typedef struct {
+    int rows, cols;         /* layer_last - layer_first + 1; positions (n) or heads
+                               (model_heads_max) */
+    float *grid;            /* (rows, cols): the metric of each cell's run (see the top);
+                               NAN where layer l has no head h */
+    double clean, corrupt;  /* the two runs' LD; for KL: 0 and the corrupted run's KL */
+    float *clean_logits;    /* (vocab) at the last position */
+    float *corrupt_logits;  /* (vocab) */
+    int runs;               /* patched runs made */
+    long positions_run;     /* positions they ran (the clean and corrupted runs not
+                               counted) */
+} patch_result;
+
+/* "resid_pre", "attn_out", "mlp_out", "head"; NULL outside the enum. */
+const char *patch_site_name(patch_site s);
+bool patch_site_parse(const char *name, patch_site *out);
+
+/* Runs the clean and corrupted prompts (n ids each, the same length, n <= the
+ * transformer's context) and every cell's patched run on t, into *out (freed with
+ * patch_result_free, also after a failure). Fails (LLM_ERR_ARG) on layers the model
+ * lacks, token ids outside the vocabulary, n < 1, and for the logit difference when
+ * the two runs' LD are equal (nothing to normalise by); as transformer_run fails. */
+llm_status patching_run(transformer *t, const int *clean, const int *corrupt, int n,
+                        const patch_spec *s, patch_result *out, llm_err *err);
+void patch_result_free(patch_result *r);
+
+/* The metric of logits (vocab) against the clean and corrupted runs of r, as the grid
+ * holds it. */
+double patching_metric(const patch_spec *s, const patch_result *r, const float *logits,
+                       int vocab);
+
+#endif

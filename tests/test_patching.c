@@ -1,0 +1,196 @@
+/* test_patching.c — activation patching (patching.h) on stories260K (fp32 weights) and
+ * the tiny qwen35 (Gated DeltaNet layers), by the properties that hold on any model:
+ *   - where the two prompts differ at one position k, patching layer 0's resid_pre at k
+ *     gives exactly the clean run (1.0) and at any other position exactly the corrupted
+ *     one (0.0); at positions before k every layer's cell is exactly 0 (the runs agree
+ *     there), for every site;
+ *   - patching the stream after the last layer at the last position gives the clean
+ *     logits exactly (KL 0, logit difference 1.0);
+ *   - the corrupted run's top token is what an unpatched run predicts (the baselines);
+ *   - refused: layers the model lacks, equal logit differences, tokens outside the
+ *     vocabulary.
+ * The grids against an independent float64 reference: e2e_patch.sh. */
+#include <math.h>
+#include <string.h>
+
+#include "family_gguf.h"
+#include "patching.h"
+#include "testutil.h"
+#include "transformer.h"
+
+enum { N = 12, K = 3 }; /* positions; the one where the prompts differ */
+
+static model *open_stories(void)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = TENSOR_F32;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(data_path("stories260K.gguf"), &mo, &m, &err) == LLM_OK, "%s",
+                  err.text);
+    return m;
+}
+
+static model *open_hybrid(void)
+{
+    const char *path = temp_path("patch-qwen35.gguf");
+    ck_assert(family_gguf_write(path, "qwen35", NULL, NULL));
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = TENSOR_F32;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
+    remove(path);
+    return m;
+}
+
+static void prompts(int vocab, int *clean, int *corrupt)
+{
+    for (int i = 0; i < N; i++)
+        clean[i] = corrupt[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+    corrupt[K] = (clean[K] + 5) % vocab;
+}
+
+static transformer *new_transformer(const model *m)
+{
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(transformer_new_kv(m, N, TRANSFORMER_KV_F32, &t, &err) == LLM_OK, "%s",
+                  err.text);
+    return t;
+}
+
+/* Runs the site over every layer with answer and wrong: the clean and corrupted runs'
+ * top tokens (other ones when they agree). */
+static void run_site(transformer *t, const int *clean, const int *corrupt, patch_site site,
+                     patch_metric metric, int last, patch_result *r)
+{
+    const model_config *c = &transformer_model(t)->config;
+    patch_spec s = {.site = site, .metric = metric, .answer = 0, .wrong = 1,
+                    .layer_first = 0, .layer_last = last};
+    /* answer and wrong: the clean and the corrupted runs' top tokens */
+    const float *lg = transformer_run(t, clean, N, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL);
+    for (int i = 0; i < c->vocab_size; i++)
+        s.answer = lg[i] > lg[s.answer] ? i : s.answer;
+    lg = transformer_run(t, corrupt, N, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL);
+    s.wrong = s.answer == 0 ? 1 : 0;
+    for (int i = 0; i < c->vocab_size; i++)
+        if (i != s.answer && lg[i] > lg[s.wrong])
+            s.wrong = i;
+    llm_err err;
+    ck_assert_msg(patching_run(t, clean, corrupt, N, &s, r, &err) == LLM_OK, "%s", err.text);
+}
+
+static void check_properties(model *m)
+{
+    const model_config *c = &m->config;
+    int clean[N], corrupt[N];
+    prompts(c->vocab_size, clean, corrupt);
+    transformer *t = new_transformer(m);
+    for (int site = 0; site < PATCH_SITE_COUNT; site++) {
+        patch_result r;
+        run_site(t, clean, corrupt, (patch_site)site, PATCH_LOGIT_DIFF, c->n_layers - 1, &r);
+        ck_assert(r.clean != r.corrupt);
+        if (site == PATCH_HEAD) {
+            ck_assert_int_eq(r.cols, model_heads_max(c));
+            int heads = 0;
+            for (int l = 0; l < c->n_layers; l++) {
+                heads += model_layer_heads(m, l);
+                for (int h = 0; h < r.cols; h++) /* a head the layer lacks: NAN, no run */
+                    ck_assert(isnan(r.grid[l * r.cols + h]) == (h >= model_layer_heads(m, l)));
+            }
+            ck_assert_int_eq(r.runs, heads);
+            ck_assert_int_eq(r.positions_run, (long)heads * N);
+            patch_result_free(&r);
+            continue;
+        }
+        ck_assert_int_eq(r.rows, c->n_layers);
+        ck_assert_int_eq(r.cols, N);
+        ck_assert_int_eq(r.runs, c->n_layers * N);
+        ck_assert_int_eq(r.positions_run, (long)c->n_layers * N * (N + 1) / 2);
+        for (int l = 0; l < c->n_layers; l++)
+            for (int p = 0; p < K; p++)
+                ck_assert_msg(r.grid[l * N + p] == 0.0f, "%s L%d p%d: %g where the runs agree",
+                              patch_site_name((patch_site)site), l, p, r.grid[l * N + p]);
+        if (site == PATCH_RESID_PRE)
+            for (int p = 0; p < N; p++)
+                ck_assert_msg(r.grid[p] == (p == K ? 1.0f : 0.0f), "resid_pre L0 p%d: %.9g", p,
+                              r.grid[p]);
+        patch_result_free(&r);
+    }
+    /* the stream after the last layer, the last position: the clean logits */
+    patch_result r;
+    run_site(t, clean, corrupt, PATCH_RESID_PRE, PATCH_KL, c->n_layers, &r);
+    ck_assert(r.corrupt > 0.0);
+    ck_assert_msg(r.grid[(size_t)c->n_layers * N + N - 1] == 0.0f, "KL %g",
+                  r.grid[(size_t)c->n_layers * N + N - 1]);
+    ck_assert(r.grid[(size_t)c->n_layers * N + N - 2] > 0.0f); /* an earlier position: not */
+    patch_result_free(&r);
+    transformer_free(t);
+}
+
+START_TEST(test_properties_dense)
+{
+    model *m = open_stories();
+    check_properties(m);
+    model_close(m);
+}
+END_TEST
+
+START_TEST(test_properties_hybrid)
+{
+    model *m = open_hybrid();
+    check_properties(m);
+    model_close(m);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+    model *m = open_stories();
+    const model_config *c = &m->config;
+    int clean[N], corrupt[N];
+    prompts(c->vocab_size, clean, corrupt);
+    transformer *t = new_transformer(m);
+    patch_result r;
+    llm_err err;
+    patch_spec s = {.site = PATCH_ATTN_OUT, .answer = 5, .wrong = 6, .layer_first = 0,
+                    .layer_last = c->n_layers};
+    ck_assert_int_eq(patching_run(t, clean, corrupt, N, &s, &r, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "attn_out has layers 0-4"), "%s", err.text);
+    patch_result_free(&r);
+    s.layer_last = 0;
+    s.answer = s.wrong;
+    ck_assert_int_eq(patching_run(t, clean, corrupt, N, &s, &r, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "the same logit difference"), "%s", err.text);
+    patch_result_free(&r);
+    s.answer = c->vocab_size;
+    ck_assert_int_eq(patching_run(t, clean, corrupt, N, &s, &r, &err), LLM_ERR_ARG);
+    patch_result_free(&r);
+    corrupt[2] = -1;
+    s.answer = 5;
+    ck_assert_int_eq(patching_run(t, clean, corrupt, N, &s, &r, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "position 2"), "%s", err.text);
+    patch_result_free(&r);
+    ck_assert_int_eq(patching_run(t, clean, corrupt, N + 1, &s, &r, &err), LLM_ERR_ARG);
+    patch_result_free(&r);
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
+static Suite *patching_suite(void)
+{
+    Suite *s = suite_create("patching");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_properties_dense);
+    tcase_add_test(tc, test_properties_hybrid);
+    tcase_add_test(tc, test_refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(patching_suite)
