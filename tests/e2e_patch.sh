@@ -11,7 +11,7 @@
 #   - refused with one line and exit 2: prompts of different lengths (both counts said),
 #     an empty prompt, an --answer that is no token or several, #ID outside the
 #     vocabulary, layers the model lacks, a missing --corrupt, the patch options in
-#     another mode, interventions on the command line.
+#     another mode, interventions on the command line, --trace (no trace is written).
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 need_numpy
 
@@ -75,4 +75,8 @@ assert_file_contains "no --corrupt" "$T/err" "llmchat: -m patch needs --clean TE
 run_llmchat -m generate --clean "$CLEAN" -i x "$M" </dev/null
 assert_status 2
 assert_file_contains "another mode" "$T/err" "are for -m patch"
+run_llmchat -m patch --clean "$CLEAN" --corrupt "$CORRUPT" --trace "$T/t.jsonl" "$M" </dev/null
+assert_status 2
+assert_file_contains "a trace" "$T/err" "-m patch writes no trace"
+[ ! -e "$T/t.jsonl" ] || fail "-m patch --trace wrote a file"
 pass "bad input: one clear line and exit 2"
