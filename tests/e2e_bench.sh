@@ -290,3 +290,18 @@ run_bench --sweep-at 1,x </dev/null
 [ "$rc" -eq 2 ] || fail "--sweep-at 1,x exited $rc"
 assert_file_contains "message" "$T/err" "--sweep-at"
 pass "bad options: a message naming the problem, non-zero exit"
+
+# ---- --patch: the activation-patching grid against one forward pass ----
+run_bench -s 15M -c "$T/cache" --patch 6 --json </dev/null
+assert_status 0
+"$PYTHON" - "$T/out" <<'PY' || fail "--patch --json: $(cat "$T/out")"
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["shape"] == "15M" and o["positions"] == 6 and o["layers"] == 6, o
+assert o["runs"] == 36 and o["positions_run"] == 6 * 21, o   # every layer x position, p..5 again
+assert o["forward_s"] > 0 and o["grid_s"] > 0 and o["patch_ratio"] > 0, o
+PY
+run_bench --patch 1 </dev/null
+[ "$rc" -eq 2 ] || fail "--patch 1 exited $rc"
+assert_file_contains "message" "$T/err" "--patch"
+pass "--patch: the grid's runs and the ratio to one forward pass"

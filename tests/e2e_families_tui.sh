@@ -120,11 +120,11 @@ pass "qwen3, gemma3 and phi3 (Phi-4-mini-shaped) chat with their files' template
 
 # ---- an architecture llmchat does not run: one line, exit 1 ----
 "${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" qwen2 "$T/moe.gguf" "$DATA/stories260K.gguf" \
-    --arch qwen2moe || fail "make_family_gguf --arch failed"
+    --arch deepseek || fail "make_family_gguf --arch failed"
 run_llmchat --no-config -m generate -n 4 -i "Hello" "$T/moe.gguf" </dev/null
 assert_status 1
 [ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line: $(cat "$T/err")"
-assert_file_contains "refusal" "$T/err" "architecture 'qwen2moe' is not supported: shared experts beside the routed ones (ffn_*_shexp, ffn_gate_inp_shexp)"
+assert_file_contains "refusal" "$T/err" "architecture 'deepseek' is not supported: shared experts beside the routed ones (ffn_*_shexp) and dense leading layers"
 pass "an unsupported architecture gets one line naming what it lacks: $(cat "$T/err")"
 
 # ---- llmchat-convert writes the llama architecture only ----

@@ -2,8 +2,9 @@
 # e2e_patch.sh — `llmchat -m patch` (activation patching) end to end:
 #   - against an independent float64 reference (tests/ref/check_llmchat.py patch: the
 #     reference pass, forward.py, with the clean run's activation put in at one layer and
-#     position, each cell a fresh run): every cell of the resid_pre, attn_out, mlp_out and
-#     head grids (logit difference; heads also KL) within 1e-4, on stories260K (dense),
+#     position, each cell a fresh run): every cell of the resid_pre, attn_out, mlp_out,
+#     head, head_q, head_k and head_v grids (logit difference; heads also KL; the
+#     reference patches q, k and v before RoPE) within 1e-4, on stories260K (dense),
 #     the trained qwen3moe fixture (experts), qwen35 (Gated DeltaNet layers) and
 #     qwen35moe;
 #   - the text grid labels the positions with both prompts' tokens and says the
@@ -19,7 +20,7 @@ REF=$LLMCHAT_SRCDIR/tests/ref
 "$NUMPY_PYTHON" "$REF/check_llmchat.py" --llmchat "$LLMCHAT_BIN" --work "$T/models" \
     patch "$DATA/stories260K.gguf" qwen3moe qwen35 qwen35moe >"$T/check.out" 2>"$T/check.err" ||
     fail "patch: $(grep -E '^FAIL|Error' "$T/check.out" "$T/check.err" | head -n 12)"
-[ "$(grep -c '^ok   patch ' "$T/check.out")" -eq 20 ] || fail "not 20 patching checks: $(cat "$T/check.out")"
+[ "$(grep -c '^ok   patch ' "$T/check.out")" -eq 32 ] || fail "not 32 patching checks: $(cat "$T/check.out")"
 pass "patching grids as the float64 reference's: $(tail -n 1 "$T/check.out")"
 
 M=$DATA/stories260K.gguf

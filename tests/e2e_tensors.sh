@@ -199,7 +199,10 @@ for args in "--position 99" "--layers 3-9" "--knock-out 9:0" "--knock-out 1:x" "
 done
 run_llmchat -m generate --no-config -i "$TEXT" --position 1 "$S"
 assert_status 2
-assert_file_contains "--position elsewhere" "$T/err" "--position and --layers are for -m tensors"
+assert_file_contains "--position elsewhere" "$T/err" "--position is for -m tensors"
+run_llmchat -m generate --no-config -i "$TEXT" --layers 0-1 "$S"
+assert_status 2
+assert_file_contains "--layers elsewhere" "$T/err" "--layers is for -m tensors and -m patch"
 run_llmchat -m generate --no-config -i "$TEXT" --trace-tensors 0-1 "$S"
 assert_status 2
 assert_file_contains "--trace-tensors alone" "$T/err" "--trace-tensors needs --trace FILE"

@@ -1359,9 +1359,9 @@ START_TEST(test_editors)
                       cc.seen[j]);
     set_threads(omp_procs());
     hook bad = h;
-    bad.points = HOOK_BIT(HOOK_QCUR);
+    bad.points = HOOK_BIT(HOOK_KQ_SOFT_MAX);
     ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(err.text, "Qcur cannot be edited"));
+    ck_assert_msg(strstr(err.text, "kq_soft_max cannot be edited"), "%s", err.text);
     bad = h;
     bad.fn = (hook_fn)1;
     ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);

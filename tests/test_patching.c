@@ -93,13 +93,20 @@ static void check_properties(model *m)
         patch_result r;
         run_site(t, clean, corrupt, (patch_site)site, PATCH_LOGIT_DIFF, c->n_layers - 1, &r);
         ck_assert(r.clean != r.corrupt);
-        if (site == PATCH_HEAD) {
-            ck_assert_int_eq(r.cols, model_heads_max(c));
+        if (site >= PATCH_HEAD) {
+            bool kv = site == PATCH_HEAD_K || site == PATCH_HEAD_V;
+            ck_assert_int_eq(r.cols, kv ? c->n_kv_heads : model_heads_max(c));
             int heads = 0;
             for (int l = 0; l < c->n_layers; l++) {
-                heads += model_layer_heads(m, l);
+                bool attn = m->layers[l].kind != MODEL_LAYER_DELTA_NET;
+                int has = site == PATCH_HEAD ? model_layer_heads(m, l)
+                          : !attn            ? 0
+                          : kv               ? m->layers[l].n_kv_heads
+                                             : c->n_heads;
+                heads += has;
                 for (int h = 0; h < r.cols; h++) /* a head the layer lacks: NAN, no run */
-                    ck_assert(isnan(r.grid[l * r.cols + h]) == (h >= model_layer_heads(m, l)));
+                    ck_assert_msg(isnan(r.grid[l * r.cols + h]) == (h >= has), "%s L%d H%d",
+                                  patch_site_name((patch_site)site), l, h);
             }
             ck_assert_int_eq(r.runs, heads);
             ck_assert_int_eq(r.positions_run, (long)heads * N);

@@ -8,7 +8,8 @@
  *   {"site", "metric", "tokens", "corrupt_tokens", "ids", "corrupt_ids", "layers",
  *    "answer", "wrong", "clean", "corrupt", "grid", "runs", "positions_run"}
  *
- * grid[layer][position] (or [layer][head], null where the layer has no such head);
+ * grid[layer][position] (or [layer][head], null where the layer has no such head: a
+ * Gated DeltaNet layer has no Qcur, Kcur, Vcur);
  * clean and corrupt are the two runs' logit differences (KL: 0 and the corrupted run's
  * divergence from the clean). The runs are on a transformer of their own, without
  * interventions (a control vector or a knock-out on the command line is refused). */

@@ -353,6 +353,24 @@ static void edit_column(const pass *p, hook_point pt, int l, float *data, int co
     }
 }
 
+/* The editors of pt (Qcur, Kcur, Vcur) at layer l change one head's columns c0..c0+w-1
+ * of row i (row: that row's column 0), from the thread that prepares the head, before
+ * the scores or the cache read them. */
+static void edit_head(const pass *p, hook_point pt, int l, int i, float *row, int c0, int w)
+{
+    if (!(p->edits & HOOK_BIT(pt)))
+        return;
+    for (int k = 0; k < p->hooks->n_edit; k++) {
+        const hook *e = p->hooks->edit[k];
+        int first, rows;
+        if (!hook_wants(e, pt, l, p->pos + i, 1, &first, &rows))
+            continue;
+        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + i, .n = 1, .col = c0,
+                        .width = w, .stride = (size_t)w, .data = row + c0};
+        e->edit(e->user, &x);
+    }
+}
+
 /* ---- how threads share a step ---- */
 
 /* One token: waits for the others (every write before it is seen after it). */
@@ -657,6 +675,8 @@ static void head_prepare(const pass *p, int l, int i, int kh)
         if (L->k_norm && !c->arch.qk_norm_whole)
             forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
         rope_head(k, r, rot, layout);
+        edit_head(p, HOOK_KCUR, l, i, k - (size_t)kh * hs, kh * hs, hs);
+        edit_head(p, HOOK_VCUR, l, i, v - (size_t)kh * hs, kh * hs, hs);
         cache_store(t, l, p->pos + i, kh, k, v);
     }
     for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
@@ -664,6 +684,7 @@ static void head_prepare(const pass *p, int l, int i, int kh)
         if (L->q_norm && !c->arch.qk_norm_whole)
             forward_rmsnorm(q, q, L->q_norm, hs, c->rms_eps);
         rope_head(q, r, rot, layout);
+        edit_head(p, HOOK_QCUR, l, i, q - (size_t)h * hs, h * hs, hs);
     }
 }
 

@@ -106,7 +106,9 @@ typedef void (*hook_fn)(void *user, const hook_tensor *x);
  * is edited by all the pass's threads at once, each handed its own columns; a batch by
  * one thread, all the columns; a Gated DeltaNet's beta and gate are edited a value head
  * at a time (one column, the call's rows) by the thread that runs the head, before its
- * state reads them, from several threads at once for different heads. It may read the
+ * state reads them, and Qcur, Kcur and Vcur a head's columns of one row at a time (after
+ * RoPE; before the scores and the KV cache read them) by the thread that prepares the
+ * head: from several threads at once for different heads. It may read the
  * rest of its rows where no editor
  * writes them: every value the pass made there is ready (expert_force.c reads the
  * other experts' logits, skipping those expert_knock_out.c writes). */
@@ -146,8 +148,9 @@ bool hook_in_layer(hook_point p);
 bool hook_fires(const model_config *c, hook_point p);
 /* True for the points handed one head at a time (kq, kq_soft_max). */
 bool hook_per_head(hook_point p);
-/* True for the points an editor may change: inp_embd, beta, gate, kqv, ffn_moe_logits,
- * l_out (each a row per position that the pass reads on after the point). */
+/* True for the points an editor may change: inp_embd, Qcur, Kcur, Vcur, beta, gate, kqv,
+ * ffn_moe_logits, l_out (each a row per position that the pass reads on after the
+ * point). */
 bool hook_editable(hook_point p);
 /* The values a row has at point p for config c; for the per-head points, the keys of
  * a query at position pos (pos + 1). */

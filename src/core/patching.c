@@ -14,6 +14,9 @@ static const char *const SITE_NAMES[PATCH_SITE_COUNT] = {
     [PATCH_ATTN_OUT] = "attn_out",
     [PATCH_MLP_OUT] = "mlp_out",
     [PATCH_HEAD] = "head",
+    [PATCH_HEAD_Q] = "head_q",
+    [PATCH_HEAD_K] = "head_k",
+    [PATCH_HEAD_V] = "head_v",
 };
 
 const char *patch_site_name(patch_site s)
@@ -80,6 +83,9 @@ static void capture(void *user, const hook_tensor *x)
                    sizeof(float) * dim);
             break;
         case HOOK_KQV:
+        case HOOK_QCUR:
+        case HOOK_KCUR:
+        case HOOK_VCUR:
             memcpy(clean_row(q, x->layer, p), row, sizeof(float) * (size_t)x->width);
             break;
         default:
@@ -174,6 +180,9 @@ static hook_point site_point(patch_site s, int l, int *layer)
         *layer = l - 1;
         return l == 0 ? HOOK_INP_EMBD : HOOK_L_OUT;
     case PATCH_MLP_OUT: return HOOK_L_OUT;
+    case PATCH_HEAD_Q: return HOOK_QCUR;
+    case PATCH_HEAD_K: return HOOK_KCUR;
+    case PATCH_HEAD_V: return HOOK_VCUR;
     default: return HOOK_KQV;
     }
 }
@@ -224,12 +233,23 @@ static llm_status run_with(transformer *t, const int *ids, int from, int n, cons
     return st;
 }
 
-/* The columns of layer l's kqv that head h holds, or false when the layer has no head h. */
-static bool head_columns(const model *m, int l, int h, int *c0, int *c1)
+/* Whether a site patches one head at every position (a grid of layers x heads). */
+static bool head_site(patch_site s)
+{
+    return s == PATCH_HEAD || s == PATCH_HEAD_Q || s == PATCH_HEAD_K || s == PATCH_HEAD_V;
+}
+
+/* The columns head h of layer l holds at the site's point (kqv; Qcur; Kcur, Vcur: KV
+ * head h), or false when the layer has no such head there. */
+static bool head_columns(const model *m, patch_site s, int l, int h, int *c0, int *c1)
 {
     const model_layer *L = &m->layers[l];
-    int size = L->kind == MODEL_LAYER_DELTA_NET ? m->config.dn_head_v : L->head_size;
-    if (h >= model_layer_heads(m, l))
+    bool dn = L->kind == MODEL_LAYER_DELTA_NET;
+    int size = dn && s == PATCH_HEAD ? m->config.dn_head_v : L->head_size;
+    int heads = s == PATCH_HEAD ? model_layer_heads(m, l) : s == PATCH_HEAD_Q ? m->config.n_heads
+                                                                             : L->n_kv_heads;
+    if (h >= heads || (dn && s != PATCH_HEAD) ||
+        ((s == PATCH_HEAD_K || s == PATCH_HEAD_V) && L->kv_layer != l))
         return false;
     *c0 = h * size;
     *c1 = *c0 + size;
@@ -270,11 +290,16 @@ llm_status patching_run(transformer *t, const int *clean, const int *corrupt, in
     if (st != LLM_OK)
         return st;
     int rows = s->layer_last - s->layer_first + 1, vocab = c->vocab_size;
-    bool heads = s->site == PATCH_HEAD;
-    patcher q = {.m = m, .site = s->site, .first = s->layer_first, .n = n,
-                 .width = s->site == PATCH_ATTN_OUT || heads ? model_mixer_width(c) : c->dim};
+    bool heads = head_site(s->site);
+    int width = s->site == PATCH_ATTN_OUT || s->site == PATCH_HEAD ? model_mixer_width(c)
+                : s->site == PATCH_HEAD_Q ? c->q_dim
+                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->kv_dim
+                                                                   : c->dim;
+    patcher q = {.m = m, .site = s->site, .first = s->layer_first, .n = n, .width = width};
     out->rows = rows;
-    out->cols = heads ? model_heads_max(c) : n;
+    out->cols = !heads ? n
+                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->n_kv_heads
+                                                                   : model_heads_max(c);
     out->grid = malloc(sizeof(float) * (size_t)rows * out->cols);
     out->clean_logits = malloc(sizeof(float) * vocab);
     out->corrupt_logits = malloc(sizeof(float) * vocab);
@@ -318,7 +343,7 @@ llm_status patching_run(transformer *t, const int *clean, const int *corrupt, in
             for (int h = 0; h < out->cols && st == LLM_OK; h++) {
                 float *v = &out->grid[(size_t)(l - s->layer_first) * out->cols + h];
                 q.layer = l, q.pos = -1, q.head = h;
-                if (!head_columns(m, l, h, &q.c0, &q.c1))
+                if (!head_columns(m, s->site, l, h, &q.c0, &q.c1))
                     *v = NAN;
                 else if (s->stop && *s->stop)
                     st = llm_fail(err, LLM_ERR_STOPPED, "interrupted");

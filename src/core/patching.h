@@ -12,6 +12,12 @@
  *   mlp_out    what layer l's feed-forward block adds to the stream at p (l_out -
  *              ffn_inp of the clean run, added to the patched run's ffn_inp at l_out)
  *   head       head h of layer l at every position: its slice of kqv; grid (layer, head)
+ *   head_q     query head h of layer l at every position: its slice of Qcur (after RoPE,
+ *              which turns both runs' alike: patching it is patching the query)
+ *   head_k     KV head h: its keys (Kcur, as the cache holds them); grid (layer, KV head)
+ *   head_v     KV head h: its values (Vcur)
+ *   The last three are an attention layer's: a Gated DeltaNet layer's cells, and a layer
+ *   reading another's KV cache's head_k and head_v cells, are NAN.
  *
  * The metric of a run is taken at the last position: the logit difference LD =
  * logit(answer) - logit(wrong), normalised (LD - LD_corrupt) / (LD_clean - LD_corrupt)
@@ -42,6 +48,9 @@ typedef enum {
     PATCH_ATTN_OUT,
     PATCH_MLP_OUT,
     PATCH_HEAD,
+    PATCH_HEAD_Q,
+    PATCH_HEAD_K,
+    PATCH_HEAD_V,
     PATCH_SITE_COUNT
 } patch_site;
 
@@ -59,7 +68,7 @@ typedef struct {
 
 typedef struct {
     int rows, cols;         /* layer_last - layer_first + 1; positions (n) or heads
-                               (model_heads_max) */
+                               (head, head_q: model_heads_max; head_k, head_v: n_kv_heads) */
     float *grid;            /* (rows, cols): the metric of each cell's run (see the top);
                                NAN where layer l has no head h */
     double clean, corrupt;  /* the two runs' LD; for KL: 0 and the corrupted run's KL */
@@ -70,7 +79,8 @@ typedef struct {
                                counted) */
 } patch_result;
 
-/* "resid_pre", "attn_out", "mlp_out", "head"; NULL outside the enum. */
+/* "resid_pre", "attn_out", "mlp_out", "head", "head_q", "head_k", "head_v"; NULL outside
+ * the enum. */
 const char *patch_site_name(patch_site s);
 bool patch_site_parse(const char *name, patch_site *out);
 

@@ -358,7 +358,8 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
     position (head: one head's slice of kqv at every position). Returns (the cells'
     logit differences or KLs, the clean and corrupted runs' LD)."""
     hp = model.hp
-    name = {'resid_pre': 'resid_pre', 'attn_out': 'attn_out', 'mlp_out': 'mlp_out', 'head': 'kqv'}[site]
+    name = {'resid_pre': 'resid_pre', 'attn_out': 'attn_out', 'mlp_out': 'mlp_out', 'head': 'kqv',
+            'head_q': 'q', 'head_k': 'k', 'head_v': 'v'}[site]
     kept = {}
 
     def keep(s, il, pos, value):
@@ -397,6 +398,21 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
                     v[h * size:(h + 1) * size] = kept[(s, l, pos)][h * size:(h + 1) * size]
                     return v
                 row.append(measure(run(corrupt, put)))
+        elif site in ('head_q', 'head_k', 'head_v'):   # rows of (heads, head size)
+            cols = max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0) \
+                if site == 'head_q' else hp.n_head_kv
+            heads = hp.n_head if site == 'head_q' else hp.n_head_kv
+            for h in range(cols):
+                if h >= heads or hp.recurrent[il]:
+                    row.append(None)
+                    continue
+                def put(s, l, pos, v, h=h, il=il):
+                    if s != name or l != il:
+                        return v
+                    v = v.copy()
+                    v[h] = kept[(s, l, pos)][h]
+                    return v
+                row.append(measure(run(corrupt, put)))
         else:
             for pos in range(len(clean)):
                 def put(s, l, at, v, il=il, pos=pos):
@@ -414,7 +430,7 @@ def check_patch(c, spec):
     model = forward.Model(path, 64)
     name = os.path.basename(spec) if spec.endswith('.gguf') else spec
     for site, kl in (('resid_pre', False), ('attn_out', False), ('mlp_out', False), ('head', False),
-                     ('head', True)):
+                     ('head', True), ('head_q', False), ('head_k', False), ('head_v', False)):
         args = ['--no-config', '-m', 'patch', '--json', '--weights', 'f32', '--kv-cache', 'f32',
                 '--site', site, '--clean', PATCH_CLEAN, '--corrupt', PATCH_CORRUPT, path]
         args += ['--metric', 'kl'] if kl else ['--answer', PATCH_ANSWER, '--wrong', PATCH_WRONG]

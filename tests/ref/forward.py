@@ -461,7 +461,8 @@ class Pass:
         place (activation patching: resid_pre, the stream entering layer il, il = the
         layer count: after the last; attn_out and mlp_out, what the attention and the
         feed-forward block add to the stream; kqv, the heads' outputs side by side before
-        the output projection)."""
+        the output projection; q, k and v, an attention layer's heads (n_head or n_head_kv
+        rows) after their norms, before RoPE: TransformerLens's hook_q, hook_k, hook_v)."""
         return value if self.patch is None else self.patch(site, il, self.pos, value)
 
     def step(self, token, emit=None):
@@ -578,6 +579,7 @@ class Pass:
             e('Qcur_normed', il, q)
             e('Kcur_normed', il, k)
         base, freq_scale = hp.rope_params(il)
+        q, k, v = self._patched('q', il, q), self._patched('k', il, k), self._patched('v', il, v)
         q = rope(q, pos, hp, base, freq_scale, self.m.rope_factors)
         k = rope(k, pos, hp, base, freq_scale, self.m.rope_factors)
         e('Qcur', il, q)

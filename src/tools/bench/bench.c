@@ -12,7 +12,8 @@
  * alternates llmchat's prefill and decode with llama.cpp's llama-bench, both on that
  * file (side_by_side.h, anchor.h), reporting the medians of the per-round ratios; with
  * --llmchat, the TUI's share of the decode speed (tui_timing.h); with --sweep, rounds
- * on 1, 2, 4, ... threads instead (sweep.h). Prints a table, or one JSON object per
+ * on 1, 2, 4, ... threads instead (sweep.h); with --patch N, an activation-patching
+ * grid against one forward pass (measure_patch). Prints a table, or one JSON object per
  * shape with --json (report.h).
  *
  * This file is the program's steps: the options (bench_options.h), the other programs
@@ -178,6 +179,44 @@ static int run_table(const bench_options *o, const programs *p, shape_files *fil
     return failures ? 1 : 0;
 }
 
+/* --patch: each shape's activation-patching grid against one forward pass. */
+static int run_patch_table(const bench_options *o, shape_files *files)
+{
+    int failures = 0;
+    if (!o->json)
+        printf("activation patching: -m patch's resid_pre grid (every layer x %d positions, "
+               "KL) against one forward pass of the %d-token prompt (batch kernels)\n",
+               o->patch, o->patch);
+    for (int i = 0; i < bench_n_shapes; i++) {
+        if (!o->want[i])
+            continue;
+        patch_timing r;
+        if (measure_patch(o, files[i].path, o->patch, &r) != 0) {
+            memset(&r, 0, sizeof r);
+            snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
+        }
+        failures += !r.ok;
+        const char *name = bench_shapes[i].name;
+        if (!r.ok && o->json)
+            printf("{\"shape\": \"%s\", \"error\": \"%s\"}\n", name, r.error);
+        else if (!r.ok)
+            printf("%-12s failed: %s\n", name, r.error);
+        else if (o->json)
+            printf("{\"shape\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"positions\": %d, "
+                   "\"layers\": %d, \"runs\": %d, \"positions_run\": %ld, \"forward_s\": %.6f, "
+                   "\"grid_s\": %.4f, \"patch_ratio\": %.1f}\n",
+                   name, r.threads, r.kernel, r.positions, r.layers, r.runs, r.positions_run,
+                   r.forward_s, r.grid_s, r.ratio);
+        else
+            printf("%-12s %d layers x %d positions: %d runs (%ld positions) in %.2f s; one "
+                   "forward pass %.1f ms; %.1fx (%d threads, %s)\n",
+                   name, r.layers, r.positions, r.runs, r.positions_run, r.grid_s,
+                   r.forward_s * 1e3, r.ratio, r.threads, r.kernel);
+        fflush(stdout);
+    }
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     openmp_wait_apply(argv);
@@ -195,6 +234,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < bench_n_shapes; i++)
         if (o.want[i])
             write_files(&o, &p, &bench_shapes[i], &files[i]);
+    if (o.patch)
+        return run_patch_table(&o, files);
     if (!o.sweep)
         return run_table(&o, &p, files);
     int failures = 0;

@@ -78,6 +78,9 @@ static void usage(FILE *f)
             "      --gen G         tokens of the side-by-side decode test, both engines'\n"
             "                      (llama-bench -n G; default 128): fewer let a big shape's\n"
             "                      rows on one or two threads fit a short run\n"
+            "      --patch N       instead of the table: activation patching (-m patch's\n"
+            "                      resid_pre grid, every layer x N positions, KL) against\n"
+            "                      one forward pass of the N-token prompt, as a ratio\n"
             "      --json          one JSON object per shape instead of a table\n"
             "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
             "                      fraction of generate mode's, and both modes' time to first\n"
@@ -221,6 +224,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
+        OPT_PATCH,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -235,6 +239,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
         {"gen", required_argument, NULL, OPT_GEN},
+        {"patch", required_argument, NULL, OPT_PATCH},
         {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"quant", required_argument, NULL, OPT_QUANT},
@@ -314,6 +319,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_ROUNDS: o->rounds = int_option(optarg, "--rounds", 1, ROUNDS_MAX); break;
         case OPT_ANCHOR_REPS: o->anchor_reps = int_option(optarg, "--anchor-reps", 1, 100); break;
         case OPT_GEN: o->gen = int_option(optarg, "--gen", 1, MAX_PROMPT); break;
+        case OPT_PATCH: o->patch = int_option(optarg, "--patch", 2, 256); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -19,6 +19,8 @@ typedef struct {
     int steps;          /* decode tokens, split into ROUNDS windows */
     int prompt;         /* prefill tokens (capped by the context) */
     int gen;            /* side-by-side decode tokens, llama-bench's -n (capped by the context) */
+    int patch;          /* --patch N: time an activation-patching grid of N positions
+                           instead (0: not) */
     bool json, long_ctx, scaling;
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */

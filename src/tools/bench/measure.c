@@ -31,6 +31,7 @@
 #include "kernels.h"
 #include "machine.h"
 #include "model.h"
+#include "patching.h"
 #include "probe.h"
 #include "shapes.h"
 #include "stats.h"
@@ -503,6 +504,62 @@ static void run_round(const bench_options *o, const char *path, int n_prompt, in
     model_close(m);
 }
 
+/* The patching grid against one forward pass, into r (measure_patch). */
+static void run_patch(const bench_options *o, const char *path, int n, patch_timing *r)
+{
+    model *m;
+    llm_err err;
+    child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
+    if (open_model(o, path, &m, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        return;
+    }
+    transformer *t = NULL;
+    int *clean = malloc(sizeof(int) * 2 * (size_t)n), *corrupt = clean ? clean + n : NULL;
+    if (!clean || transformer_new_kv(m, n, TRANSFORMER_KV_AUTO, &t, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", clean ? err.text : "out of memory");
+        free(clean);
+        model_close(m);
+        return;
+    }
+    prompt_tokens(clean, n, m->config.vocab_size);
+    memcpy(corrupt, clean, sizeof(int) * (size_t)n);
+    corrupt[n / 3] = (clean[n / 3] + 1) % m->config.vocab_size;
+    r->positions = n;
+    r->layers = m->config.n_layers;
+    r->forward_s = 1e30;
+    for (int k = 0; k < 4; k++) { /* a warm-up, then the best of 3 */
+        double t0 = stats_now_s();
+        if (!transformer_run(t, clean, n, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL)) {
+            transformer_error(t, &err);
+            snprintf(r->error, sizeof r->error, "%s", err.text);
+            goto done;
+        }
+        double dt = stats_now_s() - t0;
+        if (k > 0 && dt < r->forward_s)
+            r->forward_s = dt;
+    }
+    patch_spec s = {.site = PATCH_RESID_PRE, .metric = PATCH_KL, .layer_first = 0,
+                    .layer_last = m->config.n_layers - 1};
+    patch_result pr;
+    double t0 = stats_now_s();
+    if (patching_run(t, clean, corrupt, n, &s, &pr, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        patch_result_free(&pr);
+        goto done;
+    }
+    r->grid_s = stats_now_s() - t0;
+    r->runs = pr.runs;
+    r->positions_run = pr.positions_run;
+    r->ratio = r->grid_s / r->forward_s;
+    r->ok = 1;
+    patch_result_free(&pr);
+done:
+    transformer_free(t);
+    free(clean);
+    model_close(m);
+}
+
 /* ---------------------------------------------------------------- children */
 
 /* Runs fn in a child process; the child writes `size` bytes of result to a pipe. */
@@ -554,6 +611,17 @@ static void child_round(const bench_options *o, const void *arg, void *out)
     run_round(o, a->path, a->n_prompt, a->n_gen, a->reps, out);
 }
 
+typedef struct {
+    const char *path;
+    int n;
+} patch_arg;
+
+static void child_patch(const bench_options *o, const void *arg, void *out)
+{
+    const patch_arg *a = arg;
+    run_patch(o, a->path, a->n, out);
+}
+
 static void child_bandwidth(const bench_options *o, const void *arg, void *out)
 {
     (void)o;
@@ -578,6 +646,12 @@ int measure_round(const bench_options *o, const char *path, int n_prompt, int n_
 {
     round_arg a = {path, n_prompt, n_gen, reps};
     return in_child(child_round, o, &a, r, sizeof *r);
+}
+
+int measure_patch(const bench_options *o, const char *path, int n, patch_timing *r)
+{
+    patch_arg a = {path, n};
+    return in_child(child_patch, o, &a, r, sizeof *r);
 }
 
 int measure_bandwidth(const bench_options *o, double *gb_s)

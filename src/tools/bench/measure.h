@@ -53,6 +53,23 @@ int measure_shape(const bench_options *o, const char *path, shape_result *r);
 int measure_round(const bench_options *o, const char *path, int n_prompt, int n_gen, int reps,
                   round_result *r);
 
+/* An activation-patching grid against one forward pass (--patch). */
+typedef struct {
+    int ok;
+    char error[512];
+    char kernel[32];
+    int threads, positions, layers, runs;
+    long positions_run;
+    double forward_s;   /* one forward pass of the prompt on the batch kernels, best of 3 */
+    double grid_s;      /* patching_run's resid_pre grid over every layer (KL) */
+    double ratio;       /* grid_s / forward_s */
+} patch_timing;
+
+/* Times the grid of -m patch (patching.h: resid_pre, every layer, n positions, the KL
+ * metric) on the model file at path against one forward pass of its n-token prompt
+ * (a random prompt and the same with one token changed). Returns as measure_shape. */
+int measure_patch(const bench_options *o, const char *path, int n, patch_timing *r);
+
 /* The machine's read bandwidth at the start: the best of 8 passes over 1 GiB on every
  * CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
 int measure_bandwidth(const bench_options *o, double *gb_s);
