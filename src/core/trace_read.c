@@ -203,7 +203,6 @@ static void read_windows(trace_reader *r, const json_value *m, int line)
         if (!json_as_u64(&w->items[l], &v) || v > POS_MAX) {
             problem(r, line, "the header's window of layer %d is not a count", l);
             free(r->windows);
-    free(r->recurrent);
             r->windows = NULL;
             return;
         }
@@ -860,6 +859,7 @@ void trace_reader_free(trace_reader *r)
         free(r->vocab[i]);
     free(r->vocab);
     free(r->windows);
+    free(r->recurrent);
     for (int i = 0; i < r->n_learned; i++)
         free(r->learned[i]);
     free(r->learned);

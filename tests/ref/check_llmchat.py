@@ -381,38 +381,30 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
     pc = softmax_log(lc)
     measure = (lambda lg: float(np.sum(np.exp(pc) * (pc - softmax_log(lg))))) if kl else \
         (lambda lg: float(lg[answer] - lg[wrong]))
+    def one_head(il, part):
+        """A patch of layer il's head: the clean run's part (a slice of the flat kqv, or a
+        row of the (heads, size) q, k, v) at every position."""
+        def put(s, l, pos, v):
+            if s != name or l != il:
+                return v
+            v = v.copy()
+            v[part] = kept[(s, l, pos)][part]
+            return v
+        return put
+
+    heads_max = max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0)
     grid = []
     for il in range(layers[0], layers[1] + 1):
         row = []
-        if site == 'head':
-            size = hp.dn_head if hp.recurrent[il] else hp.head_v
-            heads = hp.dn_v_heads if hp.recurrent[il] else hp.n_head
-            for h in range(max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0)):
-                if h >= heads:
-                    row.append(None)
-                    continue
-                def put(s, l, pos, v, h=h, il=il):
-                    if s != name or l != il:
-                        return v
-                    v = v.copy()
-                    v[h * size:(h + 1) * size] = kept[(s, l, pos)][h * size:(h + 1) * size]
-                    return v
-                row.append(measure(run(corrupt, put)))
-        elif site in ('head_q', 'head_k', 'head_v'):   # rows of (heads, head size)
-            cols = max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0) \
-                if site == 'head_q' else hp.n_head_kv
-            heads = hp.n_head if site == 'head_q' else hp.n_head_kv
+        if site.startswith('head'):
+            dn = hp.recurrent[il]
+            size = hp.dn_head if dn else hp.head_v
+            cols = hp.n_head_kv if site in ('head_k', 'head_v') else heads_max
+            heads = (hp.dn_v_heads if dn else hp.n_head) if site == 'head' else \
+                0 if dn else hp.n_head if site == 'head_q' else hp.n_head_kv
             for h in range(cols):
-                if h >= heads or hp.recurrent[il]:
-                    row.append(None)
-                    continue
-                def put(s, l, pos, v, h=h, il=il):
-                    if s != name or l != il:
-                        return v
-                    v = v.copy()
-                    v[h] = kept[(s, l, pos)][h]
-                    return v
-                row.append(measure(run(corrupt, put)))
+                part = slice(h * size, (h + 1) * size) if site == 'head' else h
+                row.append(measure(run(corrupt, one_head(il, part))) if h < heads else None)
         else:
             for pos in range(len(clean)):
                 def put(s, l, at, v, il=il, pos=pos):
