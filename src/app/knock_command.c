@@ -27,13 +27,10 @@ void knock_describe(const engine *e, char *msg, size_t size)
         return;
     }
     size_t o = (size_t)snprintf(msg, size, "knocked out (LAYER:N, from 0):");
-    for (int i = 0, r = 0; i < in->n_heads_out && o < size; i++) {
-        bool reset = r < in->n_heads_reset && in->heads_reset[r] == in->heads_out[i];
-        r += reset;
+    for (int i = 0; i < in->n_heads_out && o < size; i++)
         o += (size_t)snprintf(msg + o, size - o, "%s%d:%d%s", i ? " " : " heads ",
                               in->heads_out[i] / in->n_heads, in->heads_out[i] % in->n_heads,
-                              reset ? " (state reset)" : "");
-    }
+                              steering_head_reset(in, in->heads_out[i]) ? " (state reset)" : "");
     for (int i = 0; i < in->n_experts_out && o < size; i++)
         o += (size_t)snprintf(msg + o, size - o, "%s%d:%d",
                               i ? " " : in->n_heads_out ? "; experts " : " experts ",

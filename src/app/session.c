@@ -376,21 +376,26 @@ char *session_read_input(const app_options *o)
     return buf;
 }
 
-int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n)
+int *session_encode_text(const tokenizer *tok, const char *text, bool bos, int *n)
 {
-    char *text = session_read_input(o);
-    if (!text)
-        return NULL;
     int need = tokenizer_encode(tok, text, NULL, 0);
     int *ids = need >= 0 ? malloc(sizeof(int) * (need + 1)) : NULL;
     if (!ids) {
         fprintf(stderr, "llmchat: out of memory tokenizing the input\n");
-        free(text);
         return NULL;
     }
     if (bos)
         ids[0] = tokenizer_bos(tok);
     *n = bos + tokenizer_encode(tok, text, ids + bos, need);
+    return ids;
+}
+
+int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n)
+{
+    char *text = session_read_input(o);
+    if (!text)
+        return NULL;
+    int *ids = session_encode_text(tok, text, bos, n);
     free(text);
     return ids;
 }

@@ -119,8 +119,10 @@ int session_quit_on_signal(session *s);
  * frees it. NULL with a message printed on failure. */
 char *session_read_input(const app_options *o);
 
-/* Reads the input (-i/-f) and tokenizes it, with a leading BOS when bos is true.
- * Returns a malloc'd array and its length in *n, or NULL with a message printed. */
+/* Tokenizes text, with a leading BOS when bos is true. Returns a malloc'd array and its
+ * length in *n, or NULL with a message printed. */
+int *session_encode_text(const tokenizer *tok, const char *text, bool bos, int *n);
+/* The same with the input (-i/-f). */
 int *session_encode_input(const app_options *o, const tokenizer *tok, bool bos, int *n);
 /* The input as a prompt the model runs (-m generate, -m tensors): a leading BOS when the
  * vocabulary asks for one (llama.cpp's rule; SmolLM2's does not), and BOS alone for an

@@ -26,24 +26,9 @@
 #include "patching.h"
 #include "session.h"
 #include "signals.h"
+#include "textfmt.h"
 
 enum { CELL = 7 }; /* the text grid's columns */
-
-/* text as ids (with BOS where the vocabulary adds one); NULL after a message. */
-static int *encode(const tokenizer *tok, const char *text, int *n)
-{
-    bool bos = tokenizer_adds_bos(tok);
-    int need = tokenizer_encode(tok, text, NULL, 0);
-    int *ids = need >= 0 ? malloc(sizeof(int) * (size_t)(need + 1)) : NULL;
-    if (!ids) {
-        fprintf(stderr, "llmchat: out of memory tokenizing the prompts\n");
-        return NULL;
-    }
-    if (bos)
-        ids[0] = tokenizer_bos(tok);
-    *n = bos + tokenizer_encode(tok, text, ids + bos, need);
-    return ids;
-}
 
 /* The token --answer or --wrong names: "#ID", or a word whose piece (after a space, or
  * as it is) is one token of the vocabulary. -1 after a message. */
@@ -75,21 +60,25 @@ static int word_token(const tokenizer *tok, const char *option, const char *word
     return -1;
 }
 
-/* Writes piece as at most `cells` characters (spaces as '_', control bytes as '?'),
- * padded to them when pad. */
-static void put_piece(FILE *f, const char *piece, int cells, bool pad)
+/* Writes token id's piece as every front end shows it (textfmt_token_piece: a control
+ * token without the newlines around it, control bytes escaped), spaces as '_' so that
+ * the grid's columns stay apart, as at most `cells` characters, padded to them when
+ * pad. */
+static void put_piece(FILE *f, const tokenizer *tok, int id, int cells, bool pad)
 {
+    char shown[256];
+    textfmt_token_piece(tokenizer_piece(tok, id), tokenizer_is_control(tok, id), false, shown,
+                        sizeof shown);
     int used = 0;
-    for (const unsigned char *c = (const unsigned char *)piece; *c && used < cells;) {
-        int len = *c < 0x80 ? 1 : *c >= 0xf0 ? 4 : *c >= 0xe0 ? 3 : *c >= 0xc0 ? 2 : 1;
-        if (*c == ' ')
+    size_t at = 0, len = strlen(shown);
+    while (at < len && used < cells) {
+        int k = textfmt_utf8_len((const unsigned char *)shown + at, len - at);
+        k = k > 0 ? k : 1;
+        if (shown[at] == ' ')
             putc('_', f);
-        else if (*c < 0x20 || *c == 0x7f)
-            putc('?', f);
         else
-            fwrite(c, 1, (size_t)len, f);
-        for (int k = 0; k < len && *c; k++)
-            c++;
+            fwrite(shown + at, 1, (size_t)k, f);
+        at += (size_t)k;
         used++;
     }
     for (; pad && used < cells; used++)
@@ -131,10 +120,10 @@ static void print_json(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
     }
     fprintf(f, ", \"layers\": [%d, %d]", sp->layer_first, sp->layer_last);
     if (sp->metric == PATCH_LOGIT_DIFF) {
-        fprintf(f, ", \"answer\": {\"id\": %d, \"piece\": ", sp->answer);
-        json_write_string(f, tokenizer_piece(tok, sp->answer));
-        fprintf(f, "}, \"wrong\": {\"id\": %d, \"piece\": ", sp->wrong);
-        json_write_string(f, tokenizer_piece(tok, sp->wrong));
+        fprintf(f, ", \"answer\": {\"id\": %d, \"piece\": ", r->answer);
+        json_write_string(f, tokenizer_piece(tok, r->answer));
+        fprintf(f, "}, \"wrong\": {\"id\": %d, \"piece\": ", r->wrong);
+        json_write_string(f, tokenizer_piece(tok, r->wrong));
         putc('}', f);
     }
     fputs(", \"clean\": ", f);
@@ -165,11 +154,11 @@ static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
         fprintf(f, "clean 0, corrupted %.4f\n", r->corrupt);
     } else {
         fputs("normalised logit difference of '", f);
-        put_piece(f, tokenizer_piece(tok, sp->answer), 24, false);
-        fprintf(f, "' (#%d) over '", sp->answer);
-        put_piece(f, tokenizer_piece(tok, sp->wrong), 24, false);
+        put_piece(f, tok, r->answer, 24, false);
+        fprintf(f, "' (#%d) over '", r->answer);
+        put_piece(f, tok, r->wrong, 24, false);
         fprintf(f, "' (#%d)\nclean %.4f, corrupted %.4f (1 = the clean run, 0 = the corrupted)\n",
-                sp->wrong, r->clean, r->corrupt);
+                r->wrong, r->clean, r->corrupt);
     }
     fprintf(f, "%-5s", heads ? "head" : "pos");
     for (int c = 0; c < r->cols; c++)
@@ -179,7 +168,7 @@ static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
         fprintf(f, "%-5s", row ? "corr" : "clean");
         for (int c = 0; c < n; c++) {
             putc(' ', f);
-            put_piece(f, tokenizer_piece(tok, (row ? corrupt : clean)[c]), CELL, true);
+            put_piece(f, tok, (row ? corrupt : clean)[c], CELL, true);
         }
         putc('\n', f);
     }
@@ -197,72 +186,17 @@ static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
     fprintf(f, "%d patched runs, %ld positions run\n", r->runs, r->positions_run);
 }
 
-/* The index of the largest logit. */
-static int top_token(const float *logits, int vocab)
-{
-    int best = 0;
-    for (int i = 1; i < vocab; i++)
-        if (logits[i] > logits[best])
-            best = i;
-    return best;
-}
-
-/* The runs, with the answer and wrong tokens settled (the defaults need the two runs'
- * logits: a first call finds them). */
-static int patch_runs(session *s, transformer *t, const int *clean, const int *corrupt, int n,
-                      patch_spec *sp, patch_result *r)
-{
-    const app_options *o = s->o;
-    int vocab = s->m->config.vocab_size;
-    llm_err err;
-    if (sp->metric == PATCH_LOGIT_DIFF && (!o->patch_answer || !o->patch_wrong)) {
-        /* the two runs' top tokens: a KL run of no layers would do, but one forward each
-         * is all it takes */
-        float *a = malloc(sizeof(float) * vocab), *b = malloc(sizeof(float) * vocab);
-        const float *out = a && b ? transformer_run(t, clean, n, 0, TRANSFORMER_KERNELS_BATCH,
-                                                    NULL, NULL)
-                                  : NULL;
-        if (out)
-            memcpy(a, out, sizeof(float) * vocab);
-        out = out ? transformer_run(t, corrupt, n, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL) : NULL;
-        if (out)
-            memcpy(b, out, sizeof(float) * vocab);
-        if (!out) {
-            if (transformer_error(t, &err) == LLM_OK)
-                snprintf(err.text, sizeof err.text, "out of memory for the logits");
-            fprintf(stderr, "llmchat: %s\n", err.text);
-            free(a), free(b);
-            return 1;
-        }
-        if (!o->patch_answer)
-            sp->answer = top_token(a, vocab);
-        if (!o->patch_wrong)
-            sp->wrong = top_token(b, vocab);
-        free(a), free(b);
-        if (sp->answer == sp->wrong) {
-            fprintf(stderr, "llmchat: the answer and the wrong token are both '%s' (#%d): give "
-                            "--answer and --wrong, or --metric kl\n",
-                    tokenizer_piece(s->tok, sp->answer), sp->answer);
-            return 2;
-        }
-    }
-    llm_status st = patching_run(t, clean, corrupt, n, sp, r, &err);
-    if (st != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        return st == LLM_ERR_ARG ? 2 : 1;
-    }
-    return 0;
-}
-
 int cli_patch(session *s)
 {
     const app_options *o = s->o;
     const model_config *c = &s->m->config;
     int n_clean = 0, n_corrupt = 0, rc = 0;
-    int *clean = encode(s->tok, o->patch_clean, &n_clean);
-    int *corrupt = clean ? encode(s->tok, o->patch_corrupt, &n_corrupt) : NULL;
+    bool bos = tokenizer_adds_bos(s->tok);
+    int *clean = session_encode_text(s->tok, o->patch_clean, bos, &n_clean);
+    int *corrupt = clean ? session_encode_text(s->tok, o->patch_corrupt, bos, &n_corrupt) : NULL;
     patch_spec sp = {.site = (patch_site)o->patch_site,
                      .metric = o->patch_kl ? PATCH_KL : PATCH_LOGIT_DIFF,
+                     .answer = -1, .wrong = -1, /* the runs' top tokens */
                      .layer_first = o->layer_first < 0 ? 0 : o->layer_first,
                      .layer_last = o->layer_first < 0 ? c->n_layers - 1 : o->layer_last,
                      .stop = &signals_interrupted};
@@ -274,10 +208,9 @@ int cli_patch(session *s)
                         "--knock-out, --knock-out-expert and --force-expert (or their config "
                         "keys)\n");
         rc = 2;
-    }
-    else if (n_clean <= (int)tokenizer_adds_bos(s->tok) || n_corrupt <= (int)tokenizer_adds_bos(s->tok)) {
+    } else if (n_clean <= bos || n_corrupt <= bos) {
         fprintf(stderr, "llmchat: -m patch: the %s prompt is empty\n",
-                n_clean <= (int)tokenizer_adds_bos(s->tok) ? "clean" : "corrupted");
+                n_clean <= bos ? "clean" : "corrupted");
         rc = 2;
     } else if (n_clean != n_corrupt) {
         fprintf(stderr, "llmchat: -m patch: the clean prompt is %d tokens and the corrupted %d "
@@ -308,8 +241,11 @@ int cli_patch(session *s)
         rc = 1;
     }
     patch_result r = {0};
-    if (rc == 0)
-        rc = patch_runs(s, t, clean, corrupt, n_clean, &sp, &r);
+    llm_status st = rc == 0 ? patching_run(t, clean, corrupt, n_clean, &sp, &r, &err) : LLM_OK;
+    if (st != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        rc = st == LLM_ERR_ARG ? 2 : 1;
+    }
     if (rc == 0) {
         if (o->json)
             print_json(stdout, s->tok, &sp, &r, clean, corrupt, n_clean);

@@ -313,6 +313,30 @@ static inline void see_head(const pass *p, hook_point pt, int l, int h, const fl
  * at); otherwise the calling thread, every column. */
 static void pass_sync(const pass *p);
 static void pass_share(const pass *p, int total, int *i0, int *i1);
+
+/* The editors of pt at layer l change columns col..col+width-1 of the call's rows
+ * i0..i0+n-1 (data: row i0's column 0, stride floats a row), on the calling thread,
+ * with no barrier: what edit() shares out, and the points edited a head at a time by
+ * the thread that runs the head (a Gated DeltaNet's beta and gate, a value head's column
+ * of every row, before its state reads them; Qcur, Kcur, Vcur, a head's columns of one
+ * row, before the scores and the cache read them). */
+static void edit_span(const pass *p, hook_point pt, int l, int i0, int n, float *data,
+                      size_t stride, int col, int width)
+{
+    if (!(p->edits & HOOK_BIT(pt)) || width <= 0)
+        return;
+    for (int i = 0; i < p->hooks->n_edit; i++) {
+        const hook *e = p->hooks->edit[i];
+        int row, rows;
+        if (!hook_wants(e, pt, l, p->pos + i0, n, &row, &rows))
+            continue;
+        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + i0 + row, .n = rows,
+                        .col = col, .width = width, .stride = stride,
+                        .data = data + (size_t)row * stride + col};
+        e->edit(e->user, &x);
+    }
+}
+
 static void edit(const pass *p, hook_point pt, int l, float *data, int width, size_t stride)
 {
     if (!(p->edits & HOOK_BIT(pt)))
@@ -321,54 +345,9 @@ static void edit(const pass *p, hook_point pt, int l, float *data, int width, si
     int c0 = 0, c1 = width;
     if (in_lane)
         pass_share(p, width, &c0, &c1);
-    for (int i = 0; i < p->hooks->n_edit && c0 < c1; i++) {
-        const hook *e = p->hooks->edit[i];
-        int row, rows;
-        if (!hook_wants(e, pt, l, p->pos, p->n, &row, &rows))
-            continue;
-        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + row, .n = rows, .col = c0,
-                        .width = c1 - c0, .stride = stride,
-                        .data = data + (size_t)row * stride + c0};
-        e->edit(e->user, &x);
-    }
+    edit_span(p, pt, l, 0, p->n, data, stride, c0, c1 - c0);
     if (in_lane)
         pass_sync(p);
-}
-
-/* The editors of point pt at layer l change column col of the call's rows (data: row 0's
- * column 0, stride floats a row), from the thread that owns the column, with no barrier:
- * a Gated DeltaNet's beta and gate, a value head at a time, before its state reads them. */
-static void edit_column(const pass *p, hook_point pt, int l, float *data, int col, size_t stride)
-{
-    if (!(p->edits & HOOK_BIT(pt)))
-        return;
-    for (int i = 0; i < p->hooks->n_edit; i++) {
-        const hook *e = p->hooks->edit[i];
-        int row, rows;
-        if (!hook_wants(e, pt, l, p->pos, p->n, &row, &rows))
-            continue;
-        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + row, .n = rows, .col = col,
-                        .width = 1, .stride = stride, .data = data + (size_t)row * stride + col};
-        e->edit(e->user, &x);
-    }
-}
-
-/* The editors of pt (Qcur, Kcur, Vcur) at layer l change one head's columns c0..c0+w-1
- * of row i (row: that row's column 0), from the thread that prepares the head, before
- * the scores or the cache read them. */
-static void edit_head(const pass *p, hook_point pt, int l, int i, float *row, int c0, int w)
-{
-    if (!(p->edits & HOOK_BIT(pt)))
-        return;
-    for (int k = 0; k < p->hooks->n_edit; k++) {
-        const hook *e = p->hooks->edit[k];
-        int first, rows;
-        if (!hook_wants(e, pt, l, p->pos + i, 1, &first, &rows))
-            continue;
-        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + i, .n = 1, .col = c0,
-                        .width = w, .stride = (size_t)w, .data = row + c0};
-        e->edit(e->user, &x);
-    }
 }
 
 /* ---- how threads share a step ---- */
@@ -675,8 +654,8 @@ static void head_prepare(const pass *p, int l, int i, int kh)
         if (L->k_norm && !c->arch.qk_norm_whole)
             forward_rmsnorm(k, k, L->k_norm, hs, c->rms_eps);
         rope_head(k, r, rot, layout);
-        edit_head(p, HOOK_KCUR, l, i, k - (size_t)kh * hs, kh * hs, hs);
-        edit_head(p, HOOK_VCUR, l, i, v - (size_t)kh * hs, kh * hs, hs);
+        edit_span(p, HOOK_KCUR, l, i, 1, k - (size_t)kh * hs, L->kv_dim, kh * hs, hs);
+        edit_span(p, HOOK_VCUR, l, i, 1, v - (size_t)kh * hs, L->kv_dim, kh * hs, hs);
         cache_store(t, l, p->pos + i, kh, k, v);
     }
     for (int h = kh * kv_mul; h < (kh + 1) * kv_mul; h++) {
@@ -684,7 +663,7 @@ static void head_prepare(const pass *p, int l, int i, int kh)
         if (L->q_norm && !c->arch.qk_norm_whole)
             forward_rmsnorm(q, q, L->q_norm, hs, c->rms_eps);
         rope_head(q, r, rot, layout);
-        edit_head(p, HOOK_QCUR, l, i, q - (size_t)h * hs, h * hs, hs);
+        edit_span(p, HOOK_QCUR, l, i, 1, q - (size_t)h * hs, L->q_dim, h * hs, hs);
     }
 }
 
@@ -1322,8 +1301,8 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
         float a = *g + L->dn_dt_bias[h];
         *g = (a > 20.0f ? a : log1pf(expf(a))) * L->dn_a[h];
     }
-    edit_column(p, HOOK_DN_BETA, l, b->dn_beta, h, (size_t)nv);
-    edit_column(p, HOOK_DN_GATE, l, b->dn_g, h, (size_t)nv);
+    edit_span(p, HOOK_DN_BETA, l, 0, p->n, b->dn_beta, (size_t)nv, h, 1);
+    edit_span(p, HOOK_DN_GATE, l, 0, p->n, b->dn_g, (size_t)nv, h, 1);
     for (int i = 0; i < p->n; i++) {
         int t = p->pos + i;
         const float *row = b->dn_conv + (size_t)i * cd;

@@ -44,7 +44,7 @@ typedef struct {
     float *ffn_inp;        /* mlp_out: the clean run's ffn_inp (layers, n, dim); then,
                               in a patched run, its own at the patched position (dim) */
     /* the patched run's cell */
-    int layer, pos, head;  /* pos -1: every position (head) */
+    int layer, pos;        /* pos -1: every position (a head site) */
     int c0, c1;            /* the columns put back */
 } patcher;
 
@@ -146,6 +146,16 @@ static void log_softmax(const float *logits, int vocab, double *out)
         out[i] = (double)logits[i] - lse;
 }
 
+/* The index of the largest of logits (vocab); the first of equals. */
+static int top_token(const float *logits, int vocab)
+{
+    int best = 0;
+    for (int i = 1; i < vocab; i++)
+        if (logits[i] > logits[best])
+            best = i;
+    return best;
+}
+
 /* KL(clean || other) in nats. */
 static double kl_from_clean(const float *clean, const float *other, int vocab)
 {
@@ -166,7 +176,7 @@ double patching_metric(const patch_spec *s, const patch_result *r, const float *
 {
     if (s->metric == PATCH_KL)
         return kl_from_clean(r->clean_logits, logits, vocab);
-    double ld = (double)logits[s->answer] - logits[s->wrong];
+    double ld = (double)logits[r->answer] - logits[r->wrong];
     return (ld - r->corrupt) / (r->clean - r->corrupt) + 0.0; /* + 0: no -0 */
 }
 
@@ -206,7 +216,8 @@ static llm_status spec_ok(const model *m, const int *clean, const int *corrupt, 
             corrupt[i] >= c->vocab_size)
             return llm_fail(err, LLM_ERR_ARG, "position %d: a token outside the vocabulary", i);
     if (s->metric == PATCH_LOGIT_DIFF &&
-        (s->answer < 0 || s->answer >= c->vocab_size || s->wrong < 0 || s->wrong >= c->vocab_size))
+        (s->answer < -1 || s->answer >= c->vocab_size || s->wrong < -1 ||
+         s->wrong >= c->vocab_size))
         return llm_fail(err, LLM_ERR_ARG, "the answer and wrong tokens must be in the vocabulary");
     return LLM_OK;
 }
@@ -327,8 +338,16 @@ llm_status patching_run(transformer *t, const int *clean, const int *corrupt, in
         out->clean = 0.0;
         out->corrupt = kl_from_clean(out->clean_logits, out->corrupt_logits, vocab);
     } else {
-        out->clean = (double)out->clean_logits[s->answer] - out->clean_logits[s->wrong];
-        out->corrupt = (double)out->corrupt_logits[s->answer] - out->corrupt_logits[s->wrong];
+        out->answer = s->answer >= 0 ? s->answer : top_token(out->clean_logits, vocab);
+        out->wrong = s->wrong >= 0 ? s->wrong : top_token(out->corrupt_logits, vocab);
+        if (out->answer == out->wrong && (s->answer < 0 || s->wrong < 0)) {
+            st = llm_fail(err, LLM_ERR_ARG, "the answer and the wrong token are both #%d (the "
+                          "%s run's most probable): name the two tokens, or measure the KL "
+                          "divergence", out->answer, s->answer < 0 ? "clean" : "corrupted");
+            goto done;
+        }
+        out->clean = (double)out->clean_logits[out->answer] - out->clean_logits[out->wrong];
+        out->corrupt = (double)out->corrupt_logits[out->answer] - out->corrupt_logits[out->wrong];
         if (out->clean == out->corrupt) {
             st = llm_fail(err, LLM_ERR_ARG, "the clean and corrupted prompts give the same logit "
                           "difference (%.4g): there is nothing for a patch to bring back",
@@ -342,7 +361,7 @@ llm_status patching_run(transformer *t, const int *clean, const int *corrupt, in
         for (int l = s->layer_first; l <= s->layer_last && st == LLM_OK; l++)
             for (int h = 0; h < out->cols && st == LLM_OK; h++) {
                 float *v = &out->grid[(size_t)(l - s->layer_first) * out->cols + h];
-                q.layer = l, q.pos = -1, q.head = h;
+                q.layer = l, q.pos = -1;
                 if (!head_columns(m, s->site, l, h, &q.c0, &q.c1))
                     *v = NAN;
                 else if (s->stop && *s->stop)
@@ -356,7 +375,7 @@ llm_status patching_run(transformer *t, const int *clean, const int *corrupt, in
      * run's (a run writes only its position and after) */
     for (int p = n - 1; p >= 0 && st == LLM_OK; p--)
         for (int l = s->layer_first; l <= s->layer_last && st == LLM_OK; l++) {
-            q.layer = l, q.pos = p, q.head = -1;
+            q.layer = l, q.pos = p;
             q.c0 = 0;
             q.c1 = s->site == PATCH_ATTN_OUT ? (m->layers[l].kind == MODEL_LAYER_DELTA_NET
                                                     ? c->dn_value_dim

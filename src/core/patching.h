@@ -59,7 +59,9 @@ typedef enum { PATCH_LOGIT_DIFF, PATCH_KL } patch_metric;
 typedef struct {
     patch_site site;
     patch_metric metric;
-    int answer, wrong;           /* PATCH_LOGIT_DIFF: the two tokens' ids */
+    int answer, wrong;           /* PATCH_LOGIT_DIFF: the two tokens' ids; -1: the clean
+                                    run's most probable next token (answer), the
+                                    corrupted run's (wrong) */
     int layer_first, layer_last; /* the grid's rows (from 0); resid_pre's may reach
                                     n_layers (the stream after the last layer) */
     const volatile sig_atomic_t *stop; /* not NULL: *stop != 0 ends the runs early
@@ -72,6 +74,8 @@ typedef struct {
     float *grid;            /* (rows, cols): the metric of each cell's run (see the top);
                                NAN where layer l has no head h */
     double clean, corrupt;  /* the two runs' LD; for KL: 0 and the corrupted run's KL */
+    int answer, wrong;      /* PATCH_LOGIT_DIFF: the tokens measured (the spec's, or the
+                               runs' top tokens it left to them) */
     float *clean_logits;    /* (vocab) at the last position */
     float *corrupt_logits;  /* (vocab) */
     int runs;               /* patched runs made */
@@ -88,7 +92,8 @@ bool patch_site_parse(const char *name, patch_site *out);
  * transformer's context) and every cell's patched run on t, into *out (freed with
  * patch_result_free, also after a failure). Fails (LLM_ERR_ARG) on layers the model
  * lacks, token ids outside the vocabulary, n < 1, and for the logit difference when
- * the two runs' LD are equal (nothing to normalise by); as transformer_run fails. */
+ * the answer and the wrong token are one token or the two runs' LD are equal (nothing
+ * to normalise by); as transformer_run fails. */
 llm_status patching_run(transformer *t, const int *clean, const int *corrupt, int n,
                         const patch_spec *s, patch_result *out, llm_err *err);
 void patch_result_free(patch_result *r);

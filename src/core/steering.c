@@ -839,6 +839,14 @@ llm_status steering_set(steering *s, const intervention *want, llm_err *err)
                : steering_layers(s, want->first_layer, want->last_layer, err);
 }
 
+bool steering_head_reset(const intervention *in, int flat)
+{
+    for (int i = 0; in && i < in->n_heads_reset; i++)
+        if (in->heads_reset[i] == flat)
+            return true;
+    return false;
+}
+
 int steering_format(const intervention *in, char *buf, size_t size)
 {
     size_t o = 0;
@@ -850,14 +858,12 @@ int steering_format(const intervention *in, char *buf, size_t size)
     if (in && in->n_vectors && in->first_layer >= 0 && o < size)
         o += (size_t)snprintf(buf + o, size - o, ", layers %d-%d", in->first_layer,
                               in->last_layer);
-    for (int i = 0, r = 0; in && i < in->n_heads_out && o < size; i++) {
-        bool reset = r < in->n_heads_reset && in->heads_reset[r] == in->heads_out[i];
-        r += reset;
+    for (int i = 0; in && i < in->n_heads_out && o < size; i++)
         o += (size_t)snprintf(buf + o, size - o, "%sL%dH%d%s",
                               i ? " " : o ? " | heads out " : "heads out ",
                               in->heads_out[i] / in->n_heads + 1,
-                              in->heads_out[i] % in->n_heads + 1, reset ? "(reset)" : "");
-    }
+                              in->heads_out[i] % in->n_heads + 1,
+                              steering_head_reset(in, in->heads_out[i]) ? "(reset)" : "");
     for (int i = 0; in && i < in->n_experts_out && o < size; i++)
         o += (size_t)snprintf(buf + o, size - o, "%sL%dE%d",
                               i ? " " : o ? " | experts out " : "experts out ",

@@ -124,6 +124,10 @@ const intervention *steering_state(const steering *s);
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);
 
+/* Whether in knocks the head at flat (layer * in->n_heads + head) out with its state
+ * reset. */
+bool steering_head_reset(const intervention *in, int flat);
+
 /* "vectors happy 0.60, sad -1.00, layers 2-4 | heads out L2H3 L4H1(reset) | experts out L1E5 |
  * experts forced L2E3" (the layers, heads and experts from 1, as the TUI shows them;
  * nothing: "") into buf;
