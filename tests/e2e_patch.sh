@@ -12,7 +12,8 @@
 #   - refused with one line and exit 2: prompts of different lengths (both counts said),
 #     an empty prompt, an --answer that is no token or several, #ID outside the
 #     vocabulary, layers the model lacks, a missing --corrupt, the patch options in
-#     another mode, interventions on the command line, --trace (no trace is written).
+#     another mode, interventions on the command line, --trace-lens (a patching trace
+#     holds the grid, no step records: e2e_patch_trace.sh).
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 need_numpy
 
@@ -76,8 +77,8 @@ assert_file_contains "no --corrupt" "$T/err" "llmchat: -m patch needs --clean TE
 run_llmchat -m generate --clean "$CLEAN" -i x "$M" </dev/null
 assert_status 2
 assert_file_contains "another mode" "$T/err" "are for -m patch"
-run_llmchat -m patch --clean "$CLEAN" --corrupt "$CORRUPT" --trace "$T/t.jsonl" "$M" </dev/null
+run_llmchat -m patch --clean "$CLEAN" --corrupt "$CORRUPT" --trace "$T/t.jsonl" --trace-lens "$M" </dev/null
 assert_status 2
-assert_file_contains "a trace" "$T/err" "-m patch writes no trace"
-[ ! -e "$T/t.jsonl" ] || fail "-m patch --trace wrote a file"
+assert_file_contains "a trace of step records" "$T/err" "-m patch traces its grid, not step records"
+[ ! -e "$T/t.jsonl" ] || fail "-m patch --trace --trace-lens wrote a file"
 pass "bad input: one clear line and exit 2"

@@ -142,6 +142,50 @@ START_TEST(test_second_turn_keeps_history)
 }
 END_TEST
 
+/* /patch's prompts: the newest turn's prompt as the engine holds it, and the same with
+ * its message replaced (the first turn with its system prompt, a later one without);
+ * none before a turn, none for an empty message. */
+START_TEST(test_patch_prompts)
+{
+    chat *c;
+    llm_err err;
+    int *clean, *corrupt, n_clean, n_corrupt;
+    ck_assert_int_eq(chat_new(e, "You tell short, happy stories.", &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_patch_prompts(c, "Tom", &clean, &n_clean, &corrupt, &n_corrupt, &err),
+                     LLM_ERR_ARG);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about Tom.", 0, &err), LLM_OK);
+    run_reply(c);
+    ck_assert_int_eq(chat_patch_prompts(c, "", &clean, &n_clean, &corrupt, &n_corrupt, &err),
+                     LLM_ERR_ARG);
+    ck_assert_int_eq(chat_patch_prompts(c, "Tell me a story about Sam.", &clean, &n_clean,
+                                        &corrupt, &n_corrupt, &err), LLM_OK);
+    const chat_turn *t1 = chat_get_turn(c, 0);
+    ck_assert_int_eq(n_clean, t1->reply_start);
+    ck_assert_mem_eq(clean, engine_tokens(e), sizeof(int) * n_clean);
+    int ids[256];
+    int n = chat_template_tokens(tok, "You tell short, happy stories.", "Tell me a story about Sam.",
+                                 ids, 256);
+    ck_assert_int_eq(n_corrupt, n);
+    ck_assert_mem_eq(corrupt, ids, sizeof(int) * n);
+    free(clean);
+    free(corrupt);
+    ck_assert_int_eq(chat_begin(c, "Now one about a dog named Max.", 0, &err), LLM_OK);
+    run_reply(c);
+    ck_assert_int_eq(chat_patch_prompts(c, "Now one about a cat named Max.", &clean, &n_clean,
+                                        &corrupt, &n_corrupt, &err), LLM_OK);
+    const chat_turn *t2 = chat_get_turn(c, 1);
+    ck_assert_int_eq(n_clean, t2->reply_start);
+    ck_assert_mem_eq(clean, engine_tokens(e), sizeof(int) * n_clean);
+    ck_assert_mem_eq(corrupt, engine_tokens(e), sizeof(int) * t2->start); /* the history */
+    n = chat_template_tokens(tok, NULL, "Now one about a cat named Max.", ids, 256);
+    ck_assert_int_eq(n_corrupt, t2->start + n);
+    ck_assert_mem_eq(corrupt + t2->start, ids, sizeof(int) * n);
+    free(clean);
+    free(corrupt);
+    chat_free(c);
+}
+END_TEST
+
 START_TEST(test_stop_and_limit)
 {
     chat *c;
@@ -630,6 +674,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_template_tokens_no_control);
     tcase_add_test(core, test_golden_replies);
     tcase_add_test(core, test_second_turn_keeps_history);
+    tcase_add_test(core, test_patch_prompts);
     tcase_add_test(core, test_stop_and_limit);
     tcase_add_test(core, test_bos_drawn_ends_reply);
     tcase_add_test(core, test_stop_at);

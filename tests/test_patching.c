@@ -7,10 +7,13 @@
  *   - patching the stream after the last layer at the last position gives the clean
  *     logits exactly (KL 0, logit difference 1.0);
  *   - the corrupted run's top token is what an unpatched run predicts (the baselines);
+ *   - a cell at a time, with cells run again out of order in between, gives the same
+ *     grid bit for bit, and a cell's logits its value;
  *   - refused: layers the model lacks, equal logit differences, tokens outside the
  *     vocabulary.
  * The grids against an independent float64 reference: e2e_patch.sh. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "family_gguf.h"
@@ -138,6 +141,72 @@ static void check_properties(model *m)
     transformer_free(t);
 }
 
+/* A cell at a time (patching_step), with cells run again out of order in between
+ * (patching_cell_logits, as Enter on a cell does): the grid is patching_run's bit for
+ * bit, and each cell's logits give its grid value; cells report whether they ran. */
+static void check_stepping(model *m, patch_site site)
+{
+    const model_config *c = &m->config;
+    int clean[N], corrupt[N];
+    prompts(c->vocab_size, clean, corrupt);
+    transformer *t = new_transformer(m);
+    patch_result whole;
+    run_site(t, clean, corrupt, site, PATCH_LOGIT_DIFF, c->n_layers - 1, &whole);
+    patch_spec s = {.site = site, .metric = PATCH_LOGIT_DIFF, .answer = whole.answer,
+                    .wrong = whole.wrong, .layer_first = 0, .layer_last = c->n_layers - 1};
+    patching *p = NULL;
+    llm_err err;
+    ck_assert_msg(patching_begin(t, clean, corrupt, N, &s, &p, &err) == LLM_OK, "%s", err.text);
+    const patch_result *r = patching_result(p);
+    ck_assert_int_eq(patching_cell_count(p), whole.rows * whole.cols);
+    ck_assert(!patching_cell_ran(p, 0, 0) && isnan(r->grid[0]));
+    float *logits = malloc(sizeof(float) * c->vocab_size);
+    ck_assert_ptr_nonnull(logits);
+    int steps = 0;
+    while (!patching_finished(p)) {
+        ck_assert_msg(patching_step(p, &err) == LLM_OK, "%s", err.text);
+        steps++;
+        ck_assert_int_eq(patching_cells_done(p), steps);
+        if (steps % 5 == 0) { /* a cell run again out of order: cell (steps % rows, 2) */
+            int row = steps % r->rows, col = 2 % r->cols;
+            llm_status st = patching_cell_logits(p, row, col, logits, &err);
+            if (isnan(whole.grid[row * whole.cols + col])) {
+                ck_assert_int_eq(st, LLM_ERR_ARG);
+                continue;
+            }
+            ck_assert_msg(st == LLM_OK, "%s", err.text);
+            ck_assert_float_eq((float)patching_metric(&s, r, logits, c->vocab_size),
+                               whole.grid[row * whole.cols + col]);
+        }
+    }
+    ck_assert_int_eq(r->runs, whole.runs);
+    for (int i = 0; i < whole.rows * whole.cols; i++) {
+        ck_assert(patching_cell_ran(p, i / whole.cols, i % whole.cols));
+        ck_assert_msg(isnan(whole.grid[i]) ? isnan(r->grid[i]) : r->grid[i] == whole.grid[i],
+                      "%s cell %d: %g stepped, %g whole", patch_site_name(site), i, r->grid[i],
+                      whole.grid[i]);
+    }
+    ck_assert_int_eq(patching_cell_logits(p, r->rows, 0, logits, &err), LLM_ERR_ARG);
+    free(logits);
+    patching_free(p);
+    patch_result_free(&whole);
+    transformer_free(t);
+}
+
+START_TEST(test_stepping)
+{
+    model *m = open_stories();
+    check_stepping(m, PATCH_RESID_PRE);
+    check_stepping(m, PATCH_MLP_OUT);
+    check_stepping(m, PATCH_HEAD);
+    model_close(m);
+    m = open_hybrid();
+    check_stepping(m, PATCH_ATTN_OUT);
+    check_stepping(m, PATCH_HEAD_K);
+    model_close(m);
+}
+END_TEST
+
 START_TEST(test_properties_dense)
 {
     model *m = open_stories();
@@ -196,6 +265,7 @@ static Suite *patching_suite(void)
     tcase_add_test(tc, test_properties_dense);
     tcase_add_test(tc, test_properties_hybrid);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_stepping);
     suite_add_tcase(s, tc);
     return s;
 }

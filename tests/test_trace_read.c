@@ -4,11 +4,13 @@
  * (version 0) traces still read; a newer version is refused; a rewound run's final
  * sequence is the one on screen, records in any other order are read by position or
  * refused naming both lines of a position held twice; what is not a trace says so in
- * one line; and no damage to a buffer makes it crash. */
+ * one line; a patching run's line reads back exactly, a malformed one is skipped with
+ * its problem; and no damage to a buffer makes it crash. */
 #include <math.h>
 #include <string.h>
 
 #include "engine.h"
+#include "patching.h"
 #include "steering.h"
 #include "testutil.h"
 #include "trace.h"
@@ -655,6 +657,152 @@ START_TEST(test_usable)
 }
 END_TEST
 
+/* A patching run written by trace_write_patch reads back as it was: the prompts, the
+ * site, the metric, the tokens and every cell bit for bit (null for a NAN cell), the
+ * baselines to 9 digits; a trace of the header and that line is usable. */
+START_TEST(test_patch_round_trip)
+{
+    static const int clean[] = {1, 317, 269, 326, 263, 377, 267};
+    static const int corrupt[] = {1, 326, 269, 317, 263, 377, 267};
+    int n = 7;
+    for (int kl = 0; kl < 2; kl++) {
+        transformer *t;
+        llm_err err;
+        ck_assert_int_eq(transformer_new(m, n, &t, &err), LLM_OK);
+        patch_spec sp = {.site = kl ? PATCH_HEAD_K : PATCH_RESID_PRE,
+                         .metric = kl ? PATCH_KL : PATCH_LOGIT_DIFF, .answer = 326,
+                         .wrong = 317, .layer_first = 1, .layer_last = kl ? 4 : 5};
+        patch_result res;
+        ck_assert_msg(patching_run(t, clean, corrupt, n, &sp, &res, &err) == LLM_OK, "%s",
+                      err.text);
+        res.grid[1] = NAN; /* as a layer without such a head has it */
+        const char *path = temp_path("patch.jsonl");
+        trace_writer *w;
+        ck_assert_int_eq(trace_open(path, tok, &m->config, false, &w, &err), LLM_OK);
+        trace_describe(w, &(trace_run){.mode = "patch", .m = m, .ctx = n});
+        ck_assert_int_eq(trace_write_patch(w, &sp, &res, clean, corrupt, n), LLM_OK);
+        ck_assert_int_eq(trace_close(w, &err), LLM_OK);
+        trace_reader *r;
+        ck_assert_int_eq(trace_read_file(path, &r, &err), LLM_OK);
+        ck_assert_int_eq(trace_reader_problem_count(r), 0);
+        ck_assert_int_eq(trace_reader_count(r), 0);
+        ck_assert_int_eq(trace_reader_usable(r, path, &err), LLM_OK);
+        ck_assert_str_eq(trace_reader_header(r)->mode, "patch");
+        const trace_patch *p = trace_reader_patch(r);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(p->site, sp.site);
+        ck_assert_int_eq(p->metric, sp.metric);
+        ck_assert_int_eq(p->layer_first, 1);
+        ck_assert_int_eq(p->layer_last, sp.layer_last);
+        ck_assert_int_eq(p->n, n);
+        ck_assert_mem_eq(p->ids, clean, sizeof clean);
+        ck_assert_mem_eq(p->corrupt_ids, corrupt, sizeof corrupt);
+        ck_assert_int_eq(p->answer, kl ? -1 : res.answer);
+        ck_assert_int_eq(p->wrong, kl ? -1 : res.wrong);
+        ck_assert_int_eq(p->rows, res.rows);
+        ck_assert_int_eq(p->cols, kl ? m->config.n_kv_heads : n);
+        ck_assert_int_eq(p->runs, res.runs);
+        ck_assert_int_eq(p->positions_run, res.positions_run);
+        ck_assert(isnan(p->grid[1]));
+        for (int i = 0; i < res.rows * res.cols; i++)
+            ck_assert_msg(i == 1 || memcmp(&p->grid[i], &res.grid[i], sizeof(float)) == 0,
+                          "cell %d: %.9g, written %.9g", i, p->grid[i], res.grid[i]);
+        ck_assert_double_eq_tol(p->clean, res.clean, 1e-8 * fmax(1, fabs(res.clean)));
+        ck_assert_double_eq_tol(p->corrupt, res.corrupt, 1e-8 * fmax(1, fabs(res.corrupt)));
+        trace_reader_free(r);
+        unlink(path);
+        patch_result_free(&res);
+        transformer_free(t);
+    }
+}
+END_TEST
+
+/* resid_pre of the header's one layer (0-1), two tokens; %s: the grid */
+#define PATCH_LINE(site, ids, answer, rows, grid) \
+    "{\"patch\":{\"site\":\"" site "\",\"metric\":\"logit_diff\",\"layers\":[0,1]," \
+    "\"ids\":" ids ",\"corrupt_ids\":[0,2],\"answer\":" answer ",\"wrong\":2," \
+    "\"clean\":1.5,\"corrupt\":-0.25,\"rows\":" rows ",\"cols\":2,\"grid\":" grid "}}\n"
+#define PATCH_GOOD PATCH_LINE("resid_pre", "[0,1]", "1", "2", "[[0,0.5],[null,1]]")
+
+/* A good patch line is read exactly; a malformed one is skipped with a problem on its
+ * line (the trace then holds nothing usable, and says why); a second is skipped. */
+START_TEST(test_patch_bad_lines)
+{
+    trace_reader *r;
+    llm_err err;
+    const char *good = HEADER PATCH_GOOD;
+    ck_assert_int_eq(trace_read_buffer(good, strlen(good), &r, &err), LLM_OK);
+    ck_assert_int_eq(trace_reader_problem_count(r), 0);
+    ck_assert_int_eq(trace_reader_usable(r, "t.jsonl", &err), LLM_OK);
+    const trace_patch *p = trace_reader_patch(r);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(p->site, PATCH_RESID_PRE);
+    ck_assert_int_eq(p->metric, PATCH_LOGIT_DIFF);
+    ck_assert(p->layer_first == 0 && p->layer_last == 1 && p->rows == 2 && p->cols == 2);
+    ck_assert(p->n == 2 && p->ids[1] == 1 && p->corrupt_ids[1] == 2);
+    ck_assert(p->answer == 1 && p->wrong == 2 && p->clean == 1.5 && p->corrupt == -0.25);
+    ck_assert(p->grid[0] == 0 && p->grid[1] == 0.5f && isnan(p->grid[2]) && p->grid[3] == 1);
+    trace_reader_free(r);
+
+    const struct {
+        const char *line;
+        const char *says;
+    } cases[] = {
+        {PATCH_LINE("nowhere", "[0,1]", "1", "2", "[[0,0.5],[null,1]]"), "\"site\" is not a patching site"},
+        {PATCH_LINE("head", "[0,1]", "1", "2", "[[0,0.5],[null,1]]"), "\"layers\" are not [first, last] of layers 0-0"},
+        {PATCH_LINE("resid_pre", "[0,7]", "1", "2", "[[0,0.5],[null,1]]"), "an id outside the vocabulary (0-3)"},
+        {PATCH_LINE("resid_pre", "[0,1,2]", "1", "2", "[[0,0.5],[null,1]]"), "are not two prompts of one length"},
+        {PATCH_LINE("resid_pre", "[0,1]", "2", "2", "[[0,0.5],[null,1]]"), "\"answer\" and \"wrong\" are not two token ids"},
+        {PATCH_LINE("resid_pre", "[0,1]", "null", "2", "[[0,0.5],[null,1]]"), "\"answer\" and \"wrong\""},
+        {PATCH_LINE("resid_pre", "[0,1]", "1", "3", "[[0,0.5],[null,1]]"), "\"rows\" and \"cols\" are not 2 layers x 2 positions"},
+        {PATCH_LINE("resid_pre", "[0,1]", "1", "2", "[[0,0.5],[1]]"), "\"grid\" is not 2 rows x 2 columns"},
+        {PATCH_LINE("resid_pre", "[0,1]", "1", "2", "[[0,0.5]]"), "\"grid\" is not 2 rows x 2 columns"},
+        {PATCH_LINE("resid_pre", "[0,1]", "1", "2", "[[0,\"x\"],[null,1]]"), "cell (0, 1) of the patch line's \"grid\" is not a number"},
+        {PATCH_LINE("resid_pre", "[0,1]", "1", "2", "{}"), "\"grid\" is not 2 rows"},
+        {"{\"patch\":5}\n", "\"patch\" is not an object"},
+        {"{\"patch\":{\"site\":\"mlp_out\",\"metric\":\"l2\"}}\n", "\"metric\" is not logit_diff or kl"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", HEADER, cases[i].line);
+        ck_assert_int_eq(trace_read_buffer(text, strlen(text), &r, &err), LLM_OK);
+        ck_assert_ptr_null(trace_reader_patch(r));
+        ck_assert_int_eq(trace_reader_problem_count(r), 1);
+        ck_assert_int_eq(trace_reader_lines_skipped(r), 1);
+        ck_assert_msg(strncmp(trace_reader_problem(r, 0), "line 2: ", 8) == 0 &&
+                          strstr(trace_reader_problem(r, 0), cases[i].says),
+                      "case %zu: %s", i, trace_reader_problem(r, 0));
+        ck_assert_int_eq(trace_reader_usable(r, "t.jsonl", &err), LLM_ERR_FORMAT);
+        ck_assert_msg(strstr(err.text, "t.jsonl holds no step records that could be read (line 2: "),
+                      "case %zu: %s", i, err.text);
+        trace_reader_free(r);
+    }
+    const char *twice = HEADER PATCH_GOOD PATCH_LINE("mlp_out", "[0,1]", "1", "2", "[[0,0.5],[null,1]]");
+    ck_assert_int_eq(trace_read_buffer(twice, strlen(twice), &r, &err), LLM_OK);
+    ck_assert_ptr_nonnull(trace_reader_patch(r));
+    ck_assert_int_eq(trace_reader_patch(r)->site, PATCH_RESID_PRE);
+    ck_assert_str_eq(trace_reader_problem(r, 0), "line 3: a second patch line; skipped");
+    trace_reader_free(r);
+    size_t len = strlen(good); /* every prefix and damaged copies: no crash, no leak */
+    char copy[1024];
+    unsigned x = 777;
+    for (size_t round = 0; round < len + 400; round++) {
+        size_t n = round <= len ? round : len;
+        memcpy(copy, good, n);
+        for (int k = 0; round > len && k < 1 + (int)(round % 4); k++) {
+            x = x * 1103515245u + 12345u;
+            copy[(x >> 8) % len] = "{}[],:\"0123456789-.enul "[(x >> 16) % 24];
+        }
+        if (trace_read_buffer(copy, n, &r, &err) == LLM_OK) {
+            const trace_patch *q = trace_reader_patch(r);
+            if (q)
+                ck_assert(q->rows * q->cols >= 1 && q->n >= 1 && q->ids && q->grid);
+            trace_reader_free(r);
+        }
+    }
+}
+END_TEST
+
 /* Every prefix of a real trace, and many damaged copies, read without a crash (the
  * sanitizer build makes this a memory-safety check) and never report more records
  * than lines. */
@@ -724,6 +872,8 @@ static Suite *reader_suite(void)
     tcase_add_test(c, test_steer_heads_reset);
     tcase_add_test(c, test_steer_forced_experts);
     tcase_add_test(c, test_usable);
+    tcase_add_test(c, test_patch_round_trip);
+    tcase_add_test(c, test_patch_bad_lines);
     tcase_add_test(c, test_damage_never_crashes);
     suite_add_tcase(s, c);
     return s;

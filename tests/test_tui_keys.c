@@ -196,9 +196,10 @@ START_TEST(test_no_binding_is_shadowed)
                 continue;
             keys_context a = t[i].ctx, b = t[j].ctx;
             ck_assert_msg(a != b, "key %s is bound twice in %s", t[i].name, keys_context_get(a)->title);
-            /* the help overlay, the compute and the experts views ask their own keys first */
+            /* the help overlay, the compute, experts and patching views ask their own
+             * keys first */
             bool shadows = (a == KEYS_ANYWHERE && b != KEYS_HELP && b != KEYS_COMPUTE &&
-                            b != KEYS_EXPERTS) ||
+                            b != KEYS_EXPERTS && b != KEYS_PATCH) ||
                            (a == KEYS_PANES && (b == KEYS_CONV || b == KEYS_TOKENS || b == KEYS_ATTN));
             ck_assert_msg(!shadows, "%s in %s hides the same key in %s", t[i].name, keys_context_get(a)->title,
                           keys_context_get(b)->title);

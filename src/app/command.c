@@ -220,6 +220,14 @@ static void run_no_think(command_host *h, const char *arg)
     set_thinking(h, false);
 }
 
+static void run_patch(command_host *h, const char *arg)
+{
+    if (!h->patch)
+        say(h, "/patch: this front end has no patching view (llmchat -m patch)");
+    else
+        h->patch(h, arg);
+}
+
 static void run_experts(command_host *h, const char *arg)
 {
     (void)arg;
@@ -283,6 +291,10 @@ static const command_info table[] = {
     {.id = CMD_NO_THINK, .name = "no_think",
      .help = "ask for answers without thinking (qwen3's enable_thinking=false)",
      .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_no_think},
+    {.id = CMD_PATCH, .name = "patch", .arg = "[TEXT]",
+     .help = "activation patching: the newest message against TEXT in its place (the "
+             "patching view; alone: the last grid)",
+     .front_ends = COMMAND_TUI, .needs_model = true, .stops_reply = true, .run = run_patch},
     {.id = CMD_EXPERTS, .name = "experts",
      .help = "the experts view: the experts each layer chose for the selected token",
      .front_ends = COMMAND_TUI, .run = run_experts},

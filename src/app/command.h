@@ -36,6 +36,7 @@ typedef enum {
     CMD_THINK,
     CMD_NO_THINK,
     CMD_EXPERTS,
+    CMD_PATCH,
 } command_id;
 
 /* Which front ends run a command (command_info.front_ends). */
@@ -76,6 +77,10 @@ struct command_host {
      * false (nothing said) where the front end has no such view; NULL where it has
      * no views. */
     bool (*open_view)(command_host *h, const char *name);
+    /* /patch: starts a patching grid of the newest message against text in its place
+     * and shows it (text NULL or "": shows the last one); NULL where the front end has
+     * no patching view. */
+    void (*patch)(command_host *h, const char *text);
 };
 
 typedef struct {

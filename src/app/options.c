@@ -1013,8 +1013,9 @@ static int settle(app_options *o, bool model_given)
                            "are for -m patch");
     if (o->mode == MODE_PATCH && (!o->patch_clean || !o->patch_corrupt))
         return usage_error("-m patch needs --clean TEXT and --corrupt TEXT");
-    if (o->mode == MODE_PATCH && o->trace_path)
-        return usage_error("-m patch writes no trace: --trace is for the other modes");
+    if (o->mode == MODE_PATCH && (o->trace_attn || o->trace_lens || o->trace_tensors))
+        return usage_error("-m patch traces its grid, not step records: drop --trace-attn, "
+                           "--trace-lens and --trace-tensors");
     if (o->mode == MODE_PATCH && o->patch_kl && (o->patch_answer || o->patch_wrong))
         return usage_error("--answer and --wrong are for the logit difference, not --metric kl");
     if (o->replay_path && o->mode != MODE_AUTO)

@@ -211,6 +211,7 @@ static int open_trace(session *s)
     static const char *const mode_names[] = {
         [MODE_TUI] = "tui", [MODE_CHAT] = "chat", [MODE_GENERATE] = "generate",
         [MODE_PERPLEXITY] = "perplexity", [MODE_REPLAY] = "replay", [MODE_TENSORS] = "tensors",
+        [MODE_PATCH] = "patch",
     };
     trace_run run = {
         .mode = o->mode < (int)(sizeof mode_names / sizeof mode_names[0]) ? mode_names[o->mode] : NULL,

@@ -28,5 +28,8 @@ int cli_patch(session *s);
 struct trace_reader;
 int cli_replay_open(app_options *o, struct trace_reader **out);
 int cli_replay(session *s);
+/* --replay of a patching run (s->replay has a patch line): runs it again and checks the
+ * grid (replay_patch.c); cli_replay hands such a trace to it. */
+int cli_replay_patch(session *s);
 
 #endif

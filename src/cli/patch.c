@@ -12,7 +12,10 @@
  * Gated DeltaNet layer has no Qcur, Kcur, Vcur);
  * clean and corrupt are the two runs' logit differences (KL: 0 and the corrupted run's
  * divergence from the clean). The runs are on a transformer of their own, without
- * interventions (a control vector or a knock-out on the command line is refused). */
+ * interventions (a control vector or a knock-out on the command line is refused).
+ * With --trace FILE the run is also written as a trace: the header (mode "patch") and
+ * the patch line (trace.h), which --replay checks (replay_patch.c); a run that fails
+ * leaves no file. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@
 #include "session.h"
 #include "signals.h"
 #include "textfmt.h"
+#include "trace.h"
 
 enum { CELL = 7 }; /* the text grid's columns */
 
@@ -186,6 +190,35 @@ static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
     fprintf(f, "%d patched runs, %ld positions run\n", r->runs, r->positions_run);
 }
 
+/* --trace FILE: the session opened the trace as it does for every mode, but no engine
+ * runs here, so the trace is taken from the session (closed here, not by session_close),
+ * described as a patching run and given the patch line; removed instead when the run
+ * failed (rc != 0). Returns rc, or 1 when writing the trace failed (said in one line). */
+static int write_trace(session *s, const patch_spec *sp, const patch_result *r,
+                       const int *clean, const int *corrupt, int n, int rc)
+{
+    trace_writer *t = s->trace;
+    s->trace = NULL;
+    engine_set_observer(s->e, NULL, NULL);
+    if (rc != 0) {
+        trace_abandon(t);
+        return rc;
+    }
+    trace_run run = {.mode = "patch",
+                     .m = s->m,
+                     .kernels = s->kernels,
+                     .kv_cache = engine_kv_cache(s->e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
+                     .ctx = n};
+    trace_describe(t, &run);
+    trace_write_patch(t, sp, r, clean, corrupt, n); /* an error is kept for trace_close */
+    llm_err err;
+    if (trace_close(t, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        return 1;
+    }
+    return 0;
+}
+
 int cli_patch(session *s)
 {
     const app_options *o = s->o;
@@ -257,6 +290,8 @@ int cli_patch(session *s)
             rc = 1;
         }
     }
+    if (s->trace)
+        rc = write_trace(s, &sp, &r, clean, corrupt, n_clean, rc);
     patch_result_free(&r);
     transformer_free(t);
     free(clean);

@@ -6,7 +6,8 @@
  * divergence between their distributions, then the top-1 agreement and the mean and
  * largest KL. The work is replay.c's; this file reads the trace and prints. Without
  * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
- * the command line names them; a MODEL given runs with that file's own defaults. */
+ * the command line names them; a MODEL given runs with that file's own defaults. A
+ * trace of a patching run is replay_patch.c's. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -296,6 +297,8 @@ int cli_replay(session *sess)
     const model *m = sess->m;
     trace_reader *r = sess->replay;
     const trace_header *h = trace_reader_header(r);
+    if (trace_reader_patch(r)) /* a patching run: its grid is checked, not records */
+        return cli_replay_patch(sess);
     trace_sequence_info info;
     const step_record **seq = replayable(o, m, r, &info);
     if (!seq)

@@ -123,6 +123,36 @@ static void free_turn(turn *t)
 static turn *live(const chat *c, int i) { return &c->turns[c->first + i]; }
 static int n_live(const chat *c) { return c->n_turns - c->first; }
 
+llm_status chat_patch_prompts(const chat *c, const char *user, int **clean, int *n_clean,
+                              int **corrupt, int *n_corrupt, llm_err *err)
+{
+    *clean = *corrupt = NULL;
+    if (n_live(c) == 0 || c->turns[c->n_turns - 1].view.start < 0)
+        return llm_fail(err, LLM_ERR_ARG, "no message in the context to patch: send one first");
+    if (!user || !*user)
+        return llm_fail(err, LLM_ERR_ARG, "an empty message");
+    const chat_turn *v = &c->turns[c->n_turns - 1].view;
+    const int *ctx = engine_tokens(c->e);
+    int n_turn = 0;
+    int *turn_ids = render_turn(c, user, c->n_turns - 1 == c->first, &n_turn);
+    *clean = malloc(sizeof(int) * (size_t)(v->reply_start > 0 ? v->reply_start : 1));
+    *corrupt = malloc(sizeof(int) * (size_t)(v->start + n_turn + 1));
+    if (!turn_ids || !*clean || !*corrupt || engine_pos(c->e) < v->reply_start) {
+        free(turn_ids);
+        free(*clean);
+        free(*corrupt);
+        *clean = *corrupt = NULL;
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the prompts");
+    }
+    memcpy(*clean, ctx, sizeof(int) * (size_t)v->reply_start);
+    memcpy(*corrupt, ctx, sizeof(int) * (size_t)v->start);
+    memcpy(*corrupt + v->start, turn_ids, sizeof(int) * (size_t)n_turn);
+    free(turn_ids);
+    *n_clean = v->reply_start;
+    *n_corrupt = v->start + n_turn;
+    return LLM_OK;
+}
+
 void chat_free(chat *c)
 {
     if (!c)

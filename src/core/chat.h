@@ -131,6 +131,14 @@ int chat_reply_spans(const chat *c, int i, int *pos, size_t *offset, int max);
  * cannot be found there (nothing is coloured then). */
 int chat_message_spans(const chat *c, int i, int *pos, size_t *offset, int max);
 
+/* What /patch compares: the newest turn's prompt as the model read it (the context from
+ * its start to the assistant's first token; *clean, *n_clean) and the same with that
+ * turn's message replaced by user (the template rendered alike; *corrupt, *n_corrupt).
+ * Two malloc'd arrays, which may differ in length. Fails (LLM_ERR_ARG) with no turn in
+ * the context or an empty user; LLM_ERR_NOMEM. */
+llm_status chat_patch_prompts(const chat *c, const char *user, int **clean, int *n_clean,
+                              int **corrupt, int *n_corrupt, llm_err *err);
+
 /* A message for the user produced by the last call (e.g. "context full: dropped the
  * 2 oldest turns"), or NULL. Returns it once, then NULL. */
 const char *chat_take_notice(chat *c);

@@ -267,129 +267,282 @@ static bool head_columns(const model *m, patch_site s, int l, int h, int *c0, in
     return true;
 }
 
-/* One cell: the corrupted prompt from `from` with the clean activation put back. */
-static llm_status cell(transformer *t, patcher *q, const int *corrupt, int from,
-                       const patch_spec *s, patch_result *r, float *logits, float *value,
-                       llm_err *err)
+struct patching {
+    transformer *t;
+    patch_spec spec;
+    int n;
+    int *clean, *corrupt; /* (n) each */
+    patcher q;
+    float *logits;        /* (vocab) a patched run's */
+    patch_result r;
+    int cells, next;      /* the grid's cells in the order they run; the next one's index */
+    int corrupt_below;    /* the KV cache holds the corrupted run's rows of the positions
+                             below it (a patched run writes its position and after) */
+};
+
+/* Whether the spec's cells are (layer, head) rather than (layer, position). */
+static bool by_head(const patching *pt)
 {
-    const model_config *c = &q->m->config;
-    int hl;
-    hook_point pt = site_point(q->site, q->layer, &hl);
+    return head_site(pt->spec.site);
+}
+
+/* Cell k of the run order: heads row by row; positions from the last (so that each
+ * run's cache before its position is the corrupted run's), the layers of a position
+ * together. */
+static void cell_at(const patching *pt, int k, int *row, int *col)
+{
+    if (by_head(pt)) {
+        *row = k / pt->r.cols;
+        *col = k % pt->r.cols;
+    } else {
+        *row = k % pt->r.rows;
+        *col = pt->n - 1 - k / pt->r.rows;
+    }
+}
+
+/* The run order's index of cell (row, col). */
+static int cell_index(const patching *pt, int row, int col)
+{
+    return by_head(pt) ? row * pt->r.cols + col : (pt->n - 1 - col) * pt->r.rows + row;
+}
+
+/* Sets the patcher to cell (row, col); false when the cell's layer has no such head. */
+static bool aim(patching *pt, int row, int col)
+{
+    const model *m = pt->q.m;
+    const model_config *c = &m->config;
+    patcher *q = &pt->q;
+    q->layer = pt->spec.layer_first + row;
+    if (by_head(pt)) {
+        q->pos = -1;
+        return head_columns(m, pt->spec.site, q->layer, col, &q->c0, &q->c1);
+    }
+    q->pos = col;
+    q->c0 = 0;
+    q->c1 = pt->spec.site != PATCH_ATTN_OUT ? c->dim
+            : m->layers[q->layer].kind == MODEL_LAYER_DELTA_NET ? c->dn_value_dim
+                                                               : m->layers[q->layer].q_dim;
+    return true;
+}
+
+/* Runs the cell the patcher is aimed at: the corrupted prompt from the cell's position
+ * (a head site: from the start) with the clean activation put back; its last
+ * position's logits into pt->logits. */
+static llm_status run_cell(patching *pt, llm_err *err)
+{
+    patcher *q = &pt->q;
+    int from = q->pos < 0 ? 0 : q->pos, hl;
+    if (pt->corrupt_below < from) { /* a cell run out of order wrote positions below it */
+        llm_status st = run_with(pt->t, pt->corrupt, pt->corrupt_below, pt->n, NULL, 0,
+                                 pt->logits, err);
+        if (st != LLM_OK)
+            return st;
+        pt->corrupt_below = pt->n;
+    }
+    hook_point point = site_point(q->site, q->layer, &hl);
     hook h[2] = {
-        {.edit = put_back, .user = q, .points = HOOK_BIT(pt), .layer_first = hl,
+        {.edit = put_back, .user = q, .points = HOOK_BIT(point), .layer_first = hl,
          .layer_last = hl, .pos = q->pos},
         {.fn = see_ffn_inp, .user = q, .points = HOOK_BIT(HOOK_FFN_INP),
          .layer_first = q->layer, .layer_last = q->layer, .pos = q->pos},
     };
-    llm_status st = run_with(t, corrupt, from, q->n, h, q->site == PATCH_MLP_OUT ? 2 : 1,
-                             logits, err);
+    llm_status st = run_with(pt->t, pt->corrupt, from, pt->n, h,
+                             q->site == PATCH_MLP_OUT ? 2 : 1, pt->logits, err);
+    pt->corrupt_below = from;
+    if (st == LLM_OK) {
+        pt->r.runs++;
+        pt->r.positions_run += pt->n - from;
+    }
+    return st;
+}
+
+/* Checks the spec, runs the clean and corrupted prompts and settles the baselines. */
+static llm_status start(patching *pt, llm_err *err)
+{
+    const patch_spec *s = &pt->spec;
+    const model *m = transformer_model(pt->t);
+    const model_config *c = &m->config;
+    int n = pt->n, vocab = c->vocab_size, rows = s->layer_last - s->layer_first + 1;
+    patch_result *out = &pt->r;
+    int width = s->site == PATCH_ATTN_OUT || s->site == PATCH_HEAD ? model_mixer_width(c)
+                : s->site == PATCH_HEAD_Q ? c->q_dim
+                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->kv_dim
+                                                                   : c->dim;
+    pt->q = (patcher){.m = m, .site = s->site, .first = s->layer_first, .n = n, .width = width};
+    out->rows = rows;
+    out->cols = !by_head(pt) ? n
+                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->n_kv_heads
+                                                                   : model_heads_max(c);
+    pt->cells = rows * out->cols;
+    out->grid = malloc(sizeof(float) * (size_t)pt->cells);
+    out->clean_logits = malloc(sizeof(float) * vocab);
+    out->corrupt_logits = malloc(sizeof(float) * vocab);
+    pt->logits = malloc(sizeof(float) * vocab);
+    pt->q.clean = malloc(sizeof(float) * (size_t)rows * n * width);
+    if (s->site == PATCH_MLP_OUT)
+        pt->q.ffn_inp = malloc(sizeof(float) * (size_t)rows * n * c->dim);
+    if (!out->grid || !out->clean_logits || !out->corrupt_logits || !pt->logits ||
+        !pt->q.clean || (s->site == PATCH_MLP_OUT && !pt->q.ffn_inp))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
+    for (int i = 0; i < pt->cells; i++)
+        out->grid[i] = NAN;
+    /* the clean run, its site captured; then the corrupted run */
+    int first_hl, last_hl;
+    hook_point first = site_point(s->site, s->layer_first, &first_hl);
+    uint32_t points = HOOK_BIT(first) | HOOK_BIT(site_point(s->site, s->layer_last, &last_hl));
+    if (s->site == PATCH_MLP_OUT)
+        points |= HOOK_BIT(HOOK_FFN_INP);
+    hook cap = {.fn = capture, .user = &pt->q, .points = points,
+                .layer_first = first_hl < 0 ? 0 : first_hl, .layer_last = last_hl, .pos = -1};
+    llm_status st;
+    if ((st = run_with(pt->t, pt->clean, 0, n, &cap, 1, out->clean_logits, err)) != LLM_OK ||
+        (st = run_with(pt->t, pt->corrupt, 0, n, NULL, 0, out->corrupt_logits, err)) != LLM_OK)
+        return st;
+    pt->corrupt_below = n;
+    if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim) */
+        memset(pt->q.ffn_inp, 0, sizeof(float) * c->dim);
+    if (s->metric == PATCH_KL) {
+        out->clean = 0.0;
+        out->corrupt = kl_from_clean(out->clean_logits, out->corrupt_logits, vocab);
+        return LLM_OK;
+    }
+    out->answer = s->answer >= 0 ? s->answer : top_token(out->clean_logits, vocab);
+    out->wrong = s->wrong >= 0 ? s->wrong : top_token(out->corrupt_logits, vocab);
+    if (out->answer == out->wrong && (s->answer < 0 || s->wrong < 0))
+        return llm_fail(err, LLM_ERR_ARG, "the answer and the wrong token are both #%d (the %s "
+                        "run's most probable): name the two tokens, or measure the KL "
+                        "divergence", out->answer, s->answer < 0 ? "clean" : "corrupted");
+    out->clean = (double)out->clean_logits[out->answer] - out->clean_logits[out->wrong];
+    out->corrupt = (double)out->corrupt_logits[out->answer] - out->corrupt_logits[out->wrong];
+    if (out->clean == out->corrupt)
+        return llm_fail(err, LLM_ERR_ARG, "the clean and corrupted prompts give the same logit "
+                        "difference (%.4g): there is nothing for a patch to bring back",
+                        out->clean);
+    return LLM_OK;
+}
+
+llm_status patching_begin(transformer *t, const int *clean, const int *corrupt, int n,
+                          const patch_spec *s, patching **out, llm_err *err)
+{
+    *out = NULL;
+    const model *m = transformer_model(t);
+    llm_status st = spec_ok(m, clean, corrupt, n, s, transformer_ctx(t), err);
     if (st != LLM_OK)
         return st;
-    r->runs++;
-    r->positions_run += q->n - from;
-    *value = (float)patching_metric(s, r, logits, c->vocab_size);
+    patching *pt = calloc(1, sizeof *pt);
+    if (!pt || !(pt->clean = malloc(sizeof(int) * 2 * (size_t)n))) {
+        free(pt);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
+    }
+    pt->t = t;
+    pt->spec = *s;
+    pt->n = n;
+    pt->corrupt = pt->clean + n;
+    memcpy(pt->clean, clean, sizeof(int) * n);
+    memcpy(pt->corrupt, corrupt, sizeof(int) * n);
+    if ((st = start(pt, err)) != LLM_OK) {
+        patching_free(pt);
+        return st;
+    }
+    *out = pt;
     return LLM_OK;
+}
+
+llm_status patching_step(patching *pt, llm_err *err)
+{
+    if (pt->next >= pt->cells)
+        return LLM_OK;
+    int row, col;
+    cell_at(pt, pt->next, &row, &col);
+    float *v = &pt->r.grid[(size_t)row * pt->r.cols + col];
+    if (aim(pt, row, col)) {
+        llm_status st = run_cell(pt, err);
+        if (st != LLM_OK)
+            return st;
+        *v = (float)patching_metric(&pt->spec, &pt->r, pt->logits,
+                                    pt->q.m->config.vocab_size);
+    }
+    pt->next++;
+    return LLM_OK;
+}
+
+bool patching_finished(const patching *pt)
+{
+    return pt->next >= pt->cells;
+}
+
+int patching_cells_done(const patching *pt)
+{
+    return pt->next;
+}
+
+int patching_cell_count(const patching *pt)
+{
+    return pt->cells;
+}
+
+bool patching_cell_ran(const patching *pt, int row, int col)
+{
+    return row >= 0 && row < pt->r.rows && col >= 0 && col < pt->r.cols &&
+           cell_index(pt, row, col) < pt->next;
+}
+
+const patch_result *patching_result(const patching *pt)
+{
+    return &pt->r;
+}
+
+const patch_spec *patching_spec(const patching *pt)
+{
+    return &pt->spec;
+}
+
+llm_status patching_cell_logits(patching *pt, int row, int col, float *logits, llm_err *err)
+{
+    if (row < 0 || row >= pt->r.rows || col < 0 || col >= pt->r.cols)
+        return llm_fail(err, LLM_ERR_ARG, "no cell %d, %d in a %d x %d grid", row, col,
+                        pt->r.rows, pt->r.cols);
+    patcher keep = pt->q;
+    if (!aim(pt, row, col)) {
+        pt->q = keep;
+        return llm_fail(err, LLM_ERR_ARG, "layer %d has no %s head %d",
+                        pt->spec.layer_first + row, patch_site_name(pt->spec.site), col);
+    }
+    int runs = pt->r.runs;
+    long positions = pt->r.positions_run;
+    llm_status st = run_cell(pt, err);
+    pt->r.runs = runs, pt->r.positions_run = positions; /* the grid's counts */
+    pt->q = keep;
+    if (st == LLM_OK)
+        memcpy(logits, pt->logits, sizeof(float) * (size_t)pt->q.m->config.vocab_size);
+    return st;
+}
+
+void patching_free(patching *pt)
+{
+    if (!pt)
+        return;
+    patch_result_free(&pt->r);
+    free(pt->logits);
+    free(pt->q.clean);
+    free(pt->q.ffn_inp);
+    free(pt->clean);
+    free(pt);
 }
 
 llm_status patching_run(transformer *t, const int *clean, const int *corrupt, int n,
                         const patch_spec *s, patch_result *out, llm_err *err)
 {
-    const model *m = transformer_model(t);
-    const model_config *c = &m->config;
     memset(out, 0, sizeof *out);
-    llm_status st = spec_ok(m, clean, corrupt, n, s, transformer_ctx(t), err);
-    if (st != LLM_OK)
-        return st;
-    int rows = s->layer_last - s->layer_first + 1, vocab = c->vocab_size;
-    bool heads = head_site(s->site);
-    int width = s->site == PATCH_ATTN_OUT || s->site == PATCH_HEAD ? model_mixer_width(c)
-                : s->site == PATCH_HEAD_Q ? c->q_dim
-                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->kv_dim
-                                                                   : c->dim;
-    patcher q = {.m = m, .site = s->site, .first = s->layer_first, .n = n, .width = width};
-    out->rows = rows;
-    out->cols = !heads ? n
-                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->n_kv_heads
-                                                                   : model_heads_max(c);
-    out->grid = malloc(sizeof(float) * (size_t)rows * out->cols);
-    out->clean_logits = malloc(sizeof(float) * vocab);
-    out->corrupt_logits = malloc(sizeof(float) * vocab);
-    float *logits = malloc(sizeof(float) * vocab);
-    q.clean = malloc(sizeof(float) * (size_t)rows * n * q.width);
-    if (s->site == PATCH_MLP_OUT)
-        q.ffn_inp = malloc(sizeof(float) * (size_t)rows * n * c->dim);
-    if (!out->grid || !out->clean_logits || !out->corrupt_logits || !logits || !q.clean ||
-        (s->site == PATCH_MLP_OUT && !q.ffn_inp)) {
-        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
-        goto done;
+    patching *pt;
+    llm_status st = patching_begin(t, clean, corrupt, n, s, &pt, err);
+    while (st == LLM_OK && !patching_finished(pt))
+        st = s->stop && *s->stop ? llm_fail(err, LLM_ERR_STOPPED, "interrupted")
+                                 : patching_step(pt, err);
+    if (pt) {
+        *out = pt->r; /* the result moves to the caller */
+        memset(&pt->r, 0, sizeof pt->r);
     }
-    /* the clean run, its site captured; then the corrupted run */
-    int first_hl, last_hl;
-    hook_point pt = site_point(s->site, s->layer_first, &first_hl);
-    uint32_t points = HOOK_BIT(pt) | HOOK_BIT(site_point(s->site, s->layer_last, &last_hl));
-    if (s->site == PATCH_MLP_OUT)
-        points |= HOOK_BIT(HOOK_FFN_INP);
-    hook cap = {.fn = capture, .user = &q, .points = points,
-                .layer_first = first_hl < 0 ? 0 : first_hl, .layer_last = last_hl, .pos = -1};
-    if ((st = run_with(t, clean, 0, n, &cap, 1, out->clean_logits, err)) != LLM_OK ||
-        (st = run_with(t, corrupt, 0, n, NULL, 0, out->corrupt_logits, err)) != LLM_OK)
-        goto done;
-    if (s->metric == PATCH_KL) {
-        out->clean = 0.0;
-        out->corrupt = kl_from_clean(out->clean_logits, out->corrupt_logits, vocab);
-    } else {
-        out->answer = s->answer >= 0 ? s->answer : top_token(out->clean_logits, vocab);
-        out->wrong = s->wrong >= 0 ? s->wrong : top_token(out->corrupt_logits, vocab);
-        if (out->answer == out->wrong && (s->answer < 0 || s->wrong < 0)) {
-            st = llm_fail(err, LLM_ERR_ARG, "the answer and the wrong token are both #%d (the "
-                          "%s run's most probable): name the two tokens, or measure the KL "
-                          "divergence", out->answer, s->answer < 0 ? "clean" : "corrupted");
-            goto done;
-        }
-        out->clean = (double)out->clean_logits[out->answer] - out->clean_logits[out->wrong];
-        out->corrupt = (double)out->corrupt_logits[out->answer] - out->corrupt_logits[out->wrong];
-        if (out->clean == out->corrupt) {
-            st = llm_fail(err, LLM_ERR_ARG, "the clean and corrupted prompts give the same logit "
-                          "difference (%.4g): there is nothing for a patch to bring back",
-                          out->clean);
-            goto done;
-        }
-    }
-    if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim) */
-        memset(q.ffn_inp, 0, sizeof(float) * c->dim);
-    if (heads) {
-        for (int l = s->layer_first; l <= s->layer_last && st == LLM_OK; l++)
-            for (int h = 0; h < out->cols && st == LLM_OK; h++) {
-                float *v = &out->grid[(size_t)(l - s->layer_first) * out->cols + h];
-                q.layer = l, q.pos = -1;
-                if (!head_columns(m, s->site, l, h, &q.c0, &q.c1))
-                    *v = NAN;
-                else if (s->stop && *s->stop)
-                    st = llm_fail(err, LLM_ERR_STOPPED, "interrupted");
-                else
-                    st = cell(t, &q, corrupt, 0, s, out, logits, v, err);
-            }
-        goto done;
-    }
-    /* positions from the last: each run's cache before its position is the corrupted
-     * run's (a run writes only its position and after) */
-    for (int p = n - 1; p >= 0 && st == LLM_OK; p--)
-        for (int l = s->layer_first; l <= s->layer_last && st == LLM_OK; l++) {
-            q.layer = l, q.pos = p;
-            q.c0 = 0;
-            q.c1 = s->site == PATCH_ATTN_OUT ? (m->layers[l].kind == MODEL_LAYER_DELTA_NET
-                                                    ? c->dn_value_dim
-                                                    : m->layers[l].q_dim)
-                                             : c->dim;
-            if (s->stop && *s->stop)
-                st = llm_fail(err, LLM_ERR_STOPPED, "interrupted");
-            else
-                st = cell(t, &q, corrupt, p, s, out, logits,
-                          &out->grid[(size_t)(l - s->layer_first) * n + p], err);
-        }
-done:
-    free(logits);
-    free(q.clean);
-    free(q.ffn_inp);
+    patching_free(pt);
     return st;
 }

@@ -98,6 +98,30 @@ llm_status patching_run(transformer *t, const int *clean, const int *corrupt, in
                         const patch_spec *s, patch_result *out, llm_err *err);
 void patch_result_free(patch_result *r);
 
+/* The same a cell at a time, for a front end that draws the grid as it fills (and
+ * stops between cells): patching_begin checks the spec and runs the two prompts (the
+ * grid all NAN, the baselines set; fails as patching_run does); each patching_step
+ * runs the next cell in the run order (heads row by row; positions from the last, the
+ * layers of a position together) until patching_finished. The spec's stop is not
+ * read. The patching borrows t until patching_free. */
+typedef struct patching patching;
+llm_status patching_begin(transformer *t, const int *clean, const int *corrupt, int n,
+                          const patch_spec *s, patching **out, llm_err *err);
+llm_status patching_step(patching *p, llm_err *err);
+bool patching_finished(const patching *p);
+int patching_cells_done(const patching *p);
+int patching_cell_count(const patching *p);
+/* Whether cell (row, col) has run (its grid value is its metric, or NAN for a head the
+ * layer lacks). */
+bool patching_cell_ran(const patching *p, int row, int col);
+const patch_result *patching_result(const patching *p); /* valid until patching_free */
+const patch_spec *patching_spec(const patching *p);
+/* Runs cell (row, col) again and writes its patched run's next-token logits (vocab)
+ * into logits (what Enter on a cell shows); the grid and its counts are unchanged.
+ * Fails (LLM_ERR_ARG) on a cell outside the grid or a head its layer lacks. */
+llm_status patching_cell_logits(patching *p, int row, int col, float *logits, llm_err *err);
+void patching_free(patching *p); /* NULL does nothing */
+
 /* The metric of logits (vocab) against the clean and corrupted runs of r, as the grid
  * holds it. */
 double patching_metric(const patch_spec *s, const patch_result *r, const float *logits,

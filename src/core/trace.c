@@ -1,4 +1,5 @@
-/* trace.c — writes step records as JSON Lines (see trace.h), and names step phases.
+/* trace.c — writes step records as JSON Lines (see trace.h), a patching run's grid as
+ * one line, and names step phases.
  *
  * Owns the trace file and its 1 MiB stdio buffer; borrows the tokenizer (pieces) and
  * the model config (attention shape), which must outlive the trace. The file is
@@ -558,9 +559,67 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     return t->write_errno ? LLM_ERR_IO : LLM_OK;
 }
 
+llm_status trace_write_patch(trace_writer *t, const patch_spec *s, const patch_result *r,
+                             const int *clean, const int *corrupt, int n)
+{
+    if (t->write_errno)
+        return LLM_ERR_IO;
+    FILE *f = t->f;
+    if (!t->header_written)
+        write_header(t);
+    const char *site = patch_site_name(s->site);
+    fprintf(f, "{\"patch\":{\"site\":\"%s\",\"metric\":\"%s\",\"layers\":[%d,%d]",
+            site ? site : "?", s->metric == PATCH_KL ? "kl" : "logit_diff", s->layer_first,
+            s->layer_last);
+    for (int k = 0; k < 2; k++) {
+        const int *ids = k ? corrupt : clean;
+        fputs(k ? ",\"corrupt_ids\":[" : ",\"ids\":[", f);
+        for (int i = 0; i < n; i++)
+            fprintf(f, i ? ",%d" : "%d", ids[i]);
+        putc(']', f);
+    }
+    if (s->metric == PATCH_KL)
+        fputs(",\"answer\":null,\"wrong\":null", f);
+    else
+        fprintf(f, ",\"answer\":%d,\"wrong\":%d", r->answer, r->wrong);
+    fputs(",\"clean\":", f);
+    put_float(f, r->clean, 9);
+    fputs(",\"corrupt\":", f);
+    put_float(f, r->corrupt, 9);
+    fprintf(f, ",\"rows\":%d,\"cols\":%d,\"grid\":[", r->rows, r->cols);
+    for (int row = 0; row < r->rows; row++) {
+        fputs(row ? ",[" : "[", f);
+        for (int c = 0; c < r->cols; c++) {
+            if (c)
+                putc(',', f);
+            put_float(f, r->grid[(size_t)row * r->cols + c], 9);
+        }
+        putc(']', f);
+    }
+    fprintf(f, "],\"runs\":%d,\"positions_run\":%ld}}\n", r->runs, r->positions_run);
+    note_error(t);
+    return t->write_errno ? LLM_ERR_IO : LLM_OK;
+}
+
 void trace_observe(void *user, const step_record *rec)
 {
     trace_write((trace_writer *)user, rec); /* an error is kept in the trace for trace_close */
+}
+
+static void free_writer(trace_writer *t)
+{
+    free(t->buf);
+    free(t->path);
+    free(t->model_path);
+    free(t);
+}
+
+void trace_abandon(trace_writer *t)
+{
+    if (!t)
+        return;
+    output_file_abandon(t->out);
+    free_writer(t);
 }
 
 llm_status trace_close(trace_writer *t, llm_err *err)
@@ -580,9 +639,6 @@ llm_status trace_close(trace_writer *t, llm_err *err)
     } else {
         st = output_file_commit(t->out, err);
     }
-    free(t->buf);
-    free(t->path);
-    free(t->model_path);
-    free(t);
+    free_writer(t);
     return st;
 }

@@ -13,6 +13,10 @@
  * layer] when the run asked for the lens and the record has it, and "tensors":[{"name",
  * "layer", "shape", "min", "max", "mean", "l2", "masked", "first", "hist"} per step of
  * the pass] when the run asked for them (--trace-tensors).
+ * A patching run (-m patch) writes, after the header, one line instead of records:
+ * {"patch":{"site", "metric", "layers":[first, last], "ids", "corrupt_ids", "answer",
+ *  "wrong" (ids, or null with the KL metric), "clean", "corrupt", "rows", "cols",
+ *  "grid":[[cell, ...] per row] (null for a NAN cell), "runs", "positions_run"}}.
  * The trace owns its FILE; it borrows the tokenizer and model config for pieces and
  * shapes. */
 #ifndef LLMCHAT_TRACE_H
@@ -22,6 +26,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "patching.h"
 #include "status.h"
 #include "step.h"
 #include "tokenizer.h"
@@ -32,7 +37,7 @@ typedef struct trace_writer trace_writer;
 
 /* What the first line says about the run. Every field may be left 0 / NULL. */
 typedef struct {
-    const char *mode;              /* "generate", "chat", "tui", "replay" */
+    const char *mode;              /* "generate", "chat", "tui", "replay", "patch" */
     const model *m;                /* path, shape and weight type */
     const char *kernels;           /* the kernels in use (kernels_isa_name) */
     const char *kv_cache;          /* "q8_0" or "f32" */
@@ -54,9 +59,18 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
 void trace_describe(trace_writer *t, const trace_run *run);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
 llm_status trace_write(trace_writer *t, const step_record *rec);
+/* Writes a patching run as the patch line (see the top): s and r as patching_run took
+ * and gave them, clean and corrupt its prompts (n ids each). Returns LLM_ERR_IO once
+ * writing fails. */
+llm_status trace_write_patch(trace_writer *t, const patch_spec *s, const patch_result *r,
+                             const int *clean, const int *corrupt, int n);
 /* Flushes the trace and renames it into place; after a write error removes it instead
  * (the file at path is as it was) and says why. NULL does nothing. */
 llm_status trace_close(trace_writer *t, llm_err *err);
+
+/* Removes the trace's temporary file and frees t: the file at path is as it was (a run
+ * that failed leaves no trace). NULL does nothing. */
+void trace_abandon(trace_writer *t);
 
 /* engine_observer adapter: user is a trace_writer*. (The type is not called "trace":
  * curses declares a function of that name.) */

@@ -5,7 +5,8 @@
  * rows and lenses, the pieces and the problem messages. A record's numbers are
  * checked against what they can be (ids in the vocabulary, attention of the
  * header's shape); what does not fit is dropped with a problem noted, and a line
- * whose required fields are missing or wrong is skipped whole. Once every line is
+ * whose required fields are missing or wrong is skipped whole. A patching run's line
+ * ("patch") is read whole or skipped whole. Once every line is
  * read, trace_order.c decides which record holds each position of the sequence. */
 #include "trace_read.h"
 
@@ -19,6 +20,7 @@
 #include "fnv1a.h"
 #include "input_file.h"
 #include "json.h"
+#include "patching.h"
 #include "settings.h"
 #include "trace.h"
 #include "trace_order.h"
@@ -49,6 +51,8 @@ struct trace_reader {
     int lines_skipped;        /* lines that gave no record (not JSON, cut short, ...) */
     int skipped_since_record; /* of which since the last record read */
     int records_partial;      /* records whose "sampler" or "steer" was dropped */
+    trace_patch patch;        /* the patching run; its arrays owned */
+    bool has_patch;
     trace_order order;        /* the record in force at each position (order.at NULL:
                                  order_error says why there is none) */
     llm_status order_status;
@@ -847,6 +851,141 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
     return true;
 }
 
+/* ---- the patching run ---- */
+
+/* n ids of the vocabulary from the array v into a new array; NULL when one is not. */
+static int *read_ids(const trace_reader *r, const json_value *v, int n)
+{
+    int *ids = malloc(sizeof *ids * (size_t)n);
+    for (int i = 0; ids && i < n; i++) {
+        long id;
+        if (!int_in(&v->items[i], 0, vocab_limit(r) - 1, &id)) {
+            free(ids);
+            return NULL;
+        }
+        ids[i] = (int)id;
+    }
+    return ids;
+}
+
+/* The grid's columns the site has on the header's model: n positions, or its heads;
+ * 0 when the header gives no shape (any count is taken). */
+static int patch_cols(const trace_reader *r, patch_site site, int n)
+{
+    if (site == PATCH_RESID_PRE || site == PATCH_ATTN_OUT || site == PATCH_MLP_OUT)
+        return n;
+    if (!r->h.has_config)
+        return 0;
+    return site == PATCH_HEAD_K || site == PATCH_HEAD_V ? r->h.config.n_kv_heads
+                                                       : r->h.config.n_heads;
+}
+
+/* The patch line's object v into p (its arrays allocated); false with a problem noted
+ * when a field is missing, of the wrong type or does not fit the header. */
+static bool parse_patch(trace_reader *r, const json_value *v, int line, trace_patch *p)
+{
+    const char *site = get_string(v, "site"), *metric = get_string(v, "metric");
+    patch_site ps;
+    if (!site || !patch_site_parse(site, &ps))
+        return problem(r, line, "the patch line's \"site\" is not a patching site; skipped");
+    p->site = (int)ps;
+    if (!metric || (strcmp(metric, "logit_diff") != 0 && strcmp(metric, "kl") != 0))
+        return problem(r, line, "the patch line's \"metric\" is not logit_diff or kl; skipped");
+    p->metric = strcmp(metric, "kl") == 0 ? PATCH_KL : PATCH_LOGIT_DIFF;
+    const json_value *layers = get_array(v, "layers");
+    int top = !r->h.has_config ? SHAPE_MAX
+              : ps == PATCH_RESID_PRE ? r->h.config.n_layers : r->h.config.n_layers - 1;
+    long first, last;
+    if (length(layers) != 2 || !int_in(&layers->items[0], 0, top, &first) ||
+        !int_in(&layers->items[1], first, top, &last))
+        return problem(r, line, "the patch line's \"layers\" are not [first, last] of layers "
+                                "0-%d; skipped", top);
+    p->layer_first = (int)first;
+    p->layer_last = (int)last;
+    const json_value *ids = get_array(v, "ids"), *corrupt = get_array(v, "corrupt_ids");
+    p->n = length(ids);
+    if (p->n < 1 || p->n > pos_limit(r) || length(corrupt) != p->n)
+        return problem(r, line, "the patch line's \"ids\" and \"corrupt_ids\" are not two "
+                                "prompts of one length (1-%d); skipped", pos_limit(r));
+    p->answer = p->wrong = -1;
+    long answer, wrong;
+    if (p->metric == PATCH_LOGIT_DIFF) {
+        if (!get_int(v, "answer", 0, vocab_limit(r) - 1, &answer) ||
+            !get_int(v, "wrong", 0, vocab_limit(r) - 1, &wrong) || answer == wrong)
+            return problem(r, line, "the patch line's \"answer\" and \"wrong\" are not two "
+                                    "token ids (0-%d); skipped", vocab_limit(r) - 1);
+        p->answer = (int)answer;
+        p->wrong = (int)wrong;
+    }
+    float clean, corrupted;
+    if (!number_or_null(json_get(v, "clean"), &clean) ||
+        !number_or_null(json_get(v, "corrupt"), &corrupted))
+        return problem(r, line, "the patch line has no \"clean\" and \"corrupt\" baselines; "
+                                "skipped");
+    double d;
+    p->clean = get_number(v, "clean", &d) ? d : NAN; /* as written, not rounded to a float */
+    p->corrupt = get_number(v, "corrupt", &d) ? d : NAN;
+    long rows, cols;
+    int want = patch_cols(r, ps, p->n);
+    if (!get_int(v, "rows", 1, SHAPE_MAX + 1, &rows) || rows != last - first + 1 ||
+        !get_int(v, "cols", 1, SHAPE_MAX, &cols) || (want > 0 && cols != want))
+        return problem(r, line, "the patch line's \"rows\" and \"cols\" are not %ld layers x "
+                                "%d %s; skipped", last - first + 1, want,
+                       want == p->n ? "positions" : "heads");
+    p->rows = (int)rows;
+    p->cols = (int)cols;
+    const json_value *grid = get_array(v, "grid");
+    bool shaped = length(grid) == p->rows;
+    for (int l = 0; shaped && l < p->rows; l++)
+        shaped = length(&grid->items[l]) == p->cols;
+    if (!shaped)
+        return problem(r, line, "the patch line's \"grid\" is not %d rows x %d columns; skipped",
+                       p->rows, p->cols);
+    p->runs = int_field(v, "runs", 0, 1 << 30, 0);
+    long positions;
+    p->positions_run = get_int(v, "positions_run", 0, 1L << 30, &positions) ? positions : 0;
+    p->ids = read_ids(r, ids, p->n);
+    p->corrupt_ids = p->ids ? read_ids(r, corrupt, p->n) : NULL;
+    if (!p->corrupt_ids)
+        return problem(r, line, "the patch line's prompts hold an id outside the vocabulary "
+                                "(0-%d); skipped", vocab_limit(r) - 1);
+    p->grid = malloc(sizeof *p->grid * (size_t)p->rows * (size_t)p->cols);
+    if (!p->grid)
+        return problem(r, line, "out of memory; skipped");
+    for (int l = 0; l < p->rows; l++)
+        for (int c = 0; c < p->cols; c++)
+            if (!number_or_null(&grid->items[l].items[c], &p->grid[(size_t)l * p->cols + c]))
+                return problem(r, line, "cell (%d, %d) of the patch line's \"grid\" is not a "
+                                        "number; skipped", l, c);
+    return true;
+}
+
+static void free_patch(trace_patch *p)
+{
+    free(p->ids);
+    free(p->corrupt_ids);
+    free(p->grid);
+    memset(p, 0, sizeof *p);
+}
+
+/* The patch line; false when it was skipped (the problem is noted). */
+static bool read_patch(trace_reader *r, const json_value *v, int line)
+{
+    if (r->has_patch)
+        return problem(r, line, "a second patch line; skipped");
+    if (v->type != JSON_OBJECT)
+        return problem(r, line, "\"patch\" is not an object; skipped");
+    trace_patch p;
+    memset(&p, 0, sizeof p);
+    if (!parse_patch(r, v, line, &p)) {
+        free_patch(&p);
+        return false;
+    }
+    r->patch = p;
+    r->has_patch = true;
+    return true;
+}
+
 /* ---- the whole buffer ---- */
 
 void trace_reader_free(trace_reader *r)
@@ -872,6 +1011,7 @@ void trace_reader_free(trace_reader *r)
     free(r->record_line);
     free(r->entry);
     free(r->own_steer);
+    free_patch(&r->patch);
     trace_order_free(&r->order);
     free(r);
 }
@@ -912,6 +1052,9 @@ static llm_status read_line(trace_reader *r, const char *text, size_t n, bool la
         } else {
             st = read_header(r, v, line, err);
         }
+    } else if (json_get(v, "patch")) {
+        if (!read_patch(r, json_get(v, "patch"), line))
+            skipped(r);
     } else if (!read_record(r, v, line, fnv1a64(FNV1A64_START, text, n))) {
         skipped(r);
     }
@@ -969,7 +1112,7 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
         st = read_line(r, text, n, !nl, line, first, err);
         first = false;
     }
-    if (st == LLM_OK && r->n == 0 && r->h.version == 0)
+    if (st == LLM_OK && r->n == 0 && !r->has_patch && r->h.version == 0)
         problem(r, line > 0 ? line : 1, "no records: %s", line ? "nothing could be read"
                                                               : "the trace is empty");
     if (st == LLM_OK)
@@ -1020,6 +1163,7 @@ llm_status trace_read_file(const char *path, trace_reader **out, llm_err *err)
 }
 
 const trace_header *trace_reader_header(const trace_reader *r) { return &r->h; }
+const trace_patch *trace_reader_patch(const trace_reader *r) { return r->has_patch ? &r->patch : NULL; }
 int trace_reader_count(const trace_reader *r) { return r->n; }
 int trace_reader_problem_count(const trace_reader *r) { return r->n_problems; }
 
@@ -1116,8 +1260,11 @@ llm_status trace_reader_sequence(const trace_reader *r, const step_record ***out
 
 llm_status trace_reader_usable(const trace_reader *r, const char *path, llm_err *err)
 {
-    if (r->n > 0)
+    if (r->n > 0 || r->has_patch)
         return LLM_OK;
+    if (r->h.version > 0 && r->lines_skipped > 0)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s holds no step records that could be read "
+                        "(%s)", path, trace_reader_problem(r, 0));
     if (r->h.version > 0)
         return llm_fail(err, LLM_ERR_FORMAT, "%s holds no step records", path);
     if (r->lines_skipped == 0)

@@ -1,9 +1,10 @@
 /* trace_read.h — reads a JSON Lines trace (docs/trace-format.md) back into step
- * records: for --replay, --compare and --view.
+ * records (or a patching run's grid): for --replay, --compare and --view.
  *
- * Reads version 1 (a header line, then records) and the headerless traces written
- * before versioning (version 0). A line that is not JSON, is cut short or lacks a
- * record's fields is skipped and reported with its line number; the rest is read.
+ * Reads version 1 (a header line, then records, or a patching run's one line) and the
+ * headerless traces written before versioning (version 0). A line that is not JSON, is
+ * cut short or lacks a record's (or the patch line's) fields is skipped and reported
+ * with its line number; the rest is read.
  * Only an unreadable file, a newer format version or no memory fail as a whole.
  * The reader owns everything it returns; nothing is printed. */
 #ifndef LLMCHAT_TRACE_READ_H
@@ -49,6 +50,22 @@ typedef struct {
                                before it do not, and their records' batch is false */
 } trace_header;
 
+/* A patching run (-m patch --trace: the trace's "patch" line; patching.h says what the
+ * grid holds). */
+typedef struct {
+    int site;                 /* patch_site */
+    int metric;               /* patch_metric */
+    int layer_first, layer_last; /* the grid's rows */
+    int n;                    /* tokens of each prompt */
+    int *ids, *corrupt_ids;   /* (n) each: the clean and the corrupted prompt */
+    int answer, wrong;        /* the logit difference's tokens; -1 with the KL metric */
+    int rows, cols;           /* layer_last - layer_first + 1; positions (n) or heads */
+    float *grid;              /* (rows, cols); NAN where the trace has null */
+    double clean, corrupt;    /* the two runs' baselines */
+    int runs;                 /* patched runs made (0 when the line does not say) */
+    long positions_run;       /* positions they ran (0 when the line does not say) */
+} trace_patch;
+
 typedef struct trace_reader trace_reader;
 
 /* Reads a trace from buf[0..len) (need not be NUL-terminated). */
@@ -69,6 +86,10 @@ int trace_reader_line(const trace_reader *r, int i);
  * it was; NULL when the trace does not say. */
 const char *trace_reader_piece(const trace_reader *r, int id);
 
+/* The trace's patching run (-m patch --trace), or NULL when it has none. Valid until
+ * trace_reader_free. */
+const trace_patch *trace_reader_patch(const trace_reader *r);
+
 /* Lines skipped or partly read, each "line N: why" (at most the first 100 are kept;
  * trace_reader_problem_count counts them all). */
 int trace_reader_problem_count(const trace_reader *r);
@@ -82,9 +103,10 @@ int trace_reader_lines_skipped(const trace_reader *r);
  * cannot run them as they ran. */
 int trace_reader_records_partial(const trace_reader *r);
 
-/* LLM_OK when r holds step records; otherwise LLM_ERR_FORMAT and one line for the
- * user: path is empty, is not an llmchat trace (the first problem, when no line was a
- * header or a record) or holds no step records. */
+/* LLM_OK when r holds step records or a patching run; otherwise LLM_ERR_FORMAT and one
+ * line for the user: path is empty, is not an llmchat trace (the first problem, when no
+ * line was a header or a record) or holds neither (with the first problem when a line
+ * was skipped). */
 llm_status trace_reader_usable(const trace_reader *r, const char *path, llm_err *err);
 
 /* How the sequence was put together (trace-format.md, "Order, rewinds and

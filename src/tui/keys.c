@@ -25,6 +25,12 @@ enum { ESC = 27, DEL = 127 };
 #define HELP_EXPERTS_OPEN "router of the layer; who chose"
 #define HELP_EXPERTS_BACK "back; from the layers: close"
 
+#define HELP_PATCH_UPDOWN "layer"
+#define HELP_PATCH_SIDE "position (heads: head)"
+#define HELP_PATCH_ENDS "first / last position"
+#define HELP_PATCH_OPEN "the cell's top tokens"
+#define HELP_PATCH_BACK "stop the grid; back; close"
+
 static const char HELP_SEL[] = "move the selection";
 static const char HELP_SEL10[] = "move by 10";
 static const char HELP_SEL_ENDS[] = "first / follow newest";
@@ -123,6 +129,8 @@ static const key_binding table[] = {
      .help = "compute view of the position"},
     {.ctx = KEYS_PANES, .code = 'E', .action = ACT_EXPERTS, .name = "E",
      .help = "experts view of the position"},
+    {.ctx = KEYS_PANES, .code = 'P', .action = ACT_PATCH, .name = "P",
+     .help = "patching view (/patch TEXT)"},
     {.ctx = KEYS_PANES, .code = 'C', .action = ACT_SHADE_TOKENS, .name = "C",
      .help = "colour reply: prob/entropy/off"},
 
@@ -257,6 +265,38 @@ static const key_binding table[] = {
     {.ctx = KEYS_EXPERTS, .code = 'n', .action = ACT_STEP, .steers = true, .name = "n",
      .help = "pause / step the reply"},
 
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_UP), .action = ACT_CELL_UP, .name = "Up",
+     .help = HELP_PATCH_UPDOWN},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_DOWN), .action = ACT_CELL_DOWN, .name = "Down",
+     .help = HELP_PATCH_UPDOWN},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_PPAGE), .action = ACT_PAGE_UP, .name = "PgUp",
+     .help = "a page of layers"},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_NPAGE), .action = ACT_PAGE_DOWN, .name = "PgDn",
+     .help = "a page of layers"},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_LEFT), .action = ACT_SEL_PREV, .name = "Left",
+     .help = HELP_PATCH_SIDE},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_RIGHT), .action = ACT_SEL_NEXT, .name = "Right",
+     .help = HELP_PATCH_SIDE},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_HOME), .action = ACT_SEL_FIRST, .name = "Home",
+     .help = HELP_PATCH_ENDS},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_END), .action = ACT_SEL_NEWEST, .name = "End",
+     .help = HELP_PATCH_ENDS},
+    {.ctx = KEYS_PATCH, .code = '\r', .action = ACT_OPEN_HEAD, .name = "Enter",
+     .help = HELP_PATCH_OPEN},
+    {.ctx = KEYS_PATCH, KEYCODE(KEY_ENTER), .action = ACT_OPEN_HEAD, .name = "Enter",
+     .help = HELP_PATCH_OPEN},
+    {.ctx = KEYS_PATCH, .code = 's', .action = ACT_PATCH_SITE, .name = "s",
+     .help = "next site"},
+    {.ctx = KEYS_PATCH, .code = 'm', .action = ACT_PATCH_METRIC, .name = "m",
+     .help = "logit difference / KL"},
+    {.ctx = KEYS_PATCH, .code = ESC, .action = ACT_PATCH_BACK, .name = "Esc",
+     .help = HELP_PATCH_BACK},
+    {.ctx = KEYS_PATCH, .code = CTRL('c'), .action = ACT_PATCH_BACK, .name = "Ctrl-C",
+     .help = HELP_PATCH_BACK},
+    {.ctx = KEYS_PATCH, .code = 'q', .action = ACT_PATCH_BACK, .name = "q",
+     .help = HELP_PATCH_BACK},
+    {.ctx = KEYS_PATCH, .code = 'P', .action = ACT_PATCH, .name = "P", .help = "close"},
+
     {.ctx = KEYS_HELP, KEYCODE(KEY_NPAGE), .action = ACT_HELP_NEXT_PAGE, .name = "PgDn", .help = "next page"},
     {.ctx = KEYS_HELP, .code = ' ', .action = ACT_HELP_NEXT_PAGE, .name = "Space", .help = "next page"},
     {.ctx = KEYS_HELP, KEYCODE(KEY_PPAGE), .action = ACT_HELP_PREV_PAGE, .name = "PgUp",
@@ -274,6 +314,7 @@ static const keys_context_info contexts[KEYS_CONTEXT_COUNT] = {
     [KEYS_ATTN] = {"Attention"},
     [KEYS_COMPUTE] = {"Compute view"},
     [KEYS_EXPERTS] = {"Experts view"},
+    [KEYS_PATCH] = {"Patching view"},
 };
 
 const key_binding *keys_table(int *n)

@@ -28,6 +28,7 @@ typedef enum {
     KEYS_ATTN,       /* the Attention pane has the focus */
     KEYS_COMPUTE,    /* the compute view is shown (asked before Anywhere) */
     KEYS_EXPERTS,    /* the experts view is shown (asked before Anywhere) */
+    KEYS_PATCH,      /* the patching view is shown (asked before Anywhere) */
     KEYS_CONTEXT_COUNT
 } keys_context;
 
@@ -71,6 +72,9 @@ typedef enum {
     ACT_COMPUTE, ACT_COMPUTE_BACK, ACT_COMPUTE_WEIGHT,
     /* the experts view: open or close it; back one level; the range its counts are over */
     ACT_EXPERTS, ACT_EXPERTS_BACK, ACT_EXPERTS_RANGE,
+    /* the patching view: open or close it; stop the grid, else back; the site, the
+     * metric (each runs the grid again) */
+    ACT_PATCH, ACT_PATCH_BACK, ACT_PATCH_SITE, ACT_PATCH_METRIC,
 } key_action;
 
 typedef struct {
@@ -106,7 +110,7 @@ const keys_context_info *keys_context_get(keys_context ctx);
 const key_binding *keys_find(keys_context ctx, int code, bool keycode);
 
 /* ---- the help overlay's text, laid out for a screen size (help.c draws it) ---- */
-enum { KEYS_HELP_LINES_MAX = 160, KEYS_HELP_COLS_MAX = 24 };
+enum { KEYS_HELP_LINES_MAX = 224, KEYS_HELP_COLS_MAX = 32 };
 
 typedef struct {
     const char *heading; /* a context's title, else NULL */

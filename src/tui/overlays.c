@@ -9,6 +9,7 @@
 #include "compute_view.h"
 #include "experts_view.h"
 #include "help.h"
+#include "patch_view.h"
 
 /* Every overlay, and the key action that opens it (from a pane, or over another
  * overlay). */
@@ -16,6 +17,7 @@ static const overlay_row table[] = {
     {.ops = &help_view_ops, .opens = ACT_HELP},
     {.ops = &compute_view_ops, .opens = ACT_COMPUTE},
     {.ops = &experts_view_ops, .opens = ACT_EXPERTS, .command = "experts"},
+    {.ops = &patch_view_ops, .opens = ACT_PATCH, .command = "patch"},
 };
 enum { N_TABLE = sizeof table / sizeof table[0] };
 

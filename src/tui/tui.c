@@ -560,13 +560,42 @@ static bool host_open_view(command_host *h, const char *name)
     return tui_open_view(h->user, name);
 }
 
+/* /patch TEXT: a grid of the newest message against TEXT in its place, its cells run
+ * between the keys (main_loop) while the patching view shows them; /patch alone opens
+ * the view of the last grid. */
+static void host_patch(command_host *h, const char *text)
+{
+    tui *t = h->user;
+    if (!text || !*text) {
+        tui_open_view(t, "patch");
+        return;
+    }
+    int *clean = NULL, *corrupt = NULL, n_clean = 0, n_corrupt = 0;
+    char note[300];
+    llm_err err;
+    llm_status st = chat_patch_prompts(t->c, text, &clean, &n_clean, &corrupt, &n_corrupt, &err);
+    if (st == LLM_OK)
+        st = patch_board_start(t->patch, engine_model(t->e), engine_kv_cache(t->e), clean, n_clean,
+                               corrupt, n_corrupt, PATCH_RESID_PRE, PATCH_LOGIT_DIFF, note,
+                               sizeof note, &err);
+    free(clean);
+    free(corrupt);
+    if (st != LLM_OK) {
+        tui_notice(t, "[/patch: %s]", err.text);
+        return;
+    }
+    if (*note)
+        tui_notice(t, "[/patch: %s]", note);
+    tui_open_view(t, "patch");
+}
+
 static command_host command_host_of(tui *t)
 {
     return (command_host){.front_end = COMMAND_TUI, .s = t->s, .user = t, .say = host_say,
                           .stop_reply = host_stop_reply, .changed = host_changed,
                           .quit = host_quit, .help = host_help, .force = host_force,
                           .read_only = host_read_only, .send_paused = host_send_paused,
-                          .open_view = host_open_view};
+                          .open_view = host_open_view, .patch = host_patch};
 }
 
 /* A finished line from the input line, or the -i prompt: a command or a message
@@ -660,7 +689,9 @@ static void open_panes(tui *t)
     t->pane[FOCUS_CONV] = (view_handle){&conv_pane_ops, t->conv};
     t->pane[FOCUS_TOKENS] = (view_handle){&tokens_pane_ops, t->tokens};
     t->pane[FOCUS_ATTN] = (view_handle){&attn_pane_ops, t->attn};
-    view_env env = {.src = &t->src, .sel = &t->sel, .scr = &t->screen};
+    if (!(t->patch = patch_board_new()))
+        tui_die("out of memory");
+    view_env env = {.src = &t->src, .sel = &t->sel, .scr = &t->screen, .patch = t->patch};
     t->overlays = overlays_new(&env);
 }
 
@@ -670,6 +701,7 @@ static void close_panes(tui *t)
     tokens_free(t->tokens);
     attn_free(t->attn);
     overlays_free(t->overlays);
+    patch_board_free(t->patch);
 }
 
 /* The input line's callbacks. */
@@ -805,6 +837,10 @@ static void open_screen(tui *t)
         engine_set_progress(t->e, on_prompt_progress, t);
     if (t->view)
         view_show_dialog(t->view, t->conv);
+    if (t->view && view_patch(t->view)) { /* a patching trace: its grid, shown */
+        patch_board_show_trace(t->patch, view_patch(t->view));
+        tui_open_view(t, "patch");
+    }
     if (t->s)
         tui_notice(t, "[%s]", t->s->note);
     if (o->system && *o->system && !o->resume_path)
@@ -947,6 +983,8 @@ static void main_loop(tui *t)
         if (signals_interrupted) {
             signals_interrupted = 0;
             tui_stop_reply(t);
+            if (t->patch)
+                patch_board_stop(t->patch);
         }
         bool busy = tui_replying(t) && !t->run.confirm_quit && (!t->run.paused || t->step_once);
         if (t->save_pending && !busy)
@@ -965,10 +1003,20 @@ static void main_loop(tui *t)
             send_queued(t);
             continue;
         }
+        /* a patching grid's next cell, between replies' tokens and the keys */
+        bool patching = !busy && t->patch && patch_board_running(t->patch);
+        if (patching) {
+            llm_err err;
+            if (patch_board_step(t->patch, &err) != LLM_OK)
+                tui_say(t, "patching stopped: %s", err.text);
+            t->dirty |= DIRTY_ALL;
+        }
         double now = clock_ms();
         int wait = IDLE_WAIT_MS;
         if (busy)
             wait = now >= next_step ? 0 : (int)(next_step - now) + 1; /* 0: poll between tokens */
+        else if (patching)
+            wait = 0; /* poll between cells */
         else if (t->dirty)
             wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
         read_keys(t, wait);

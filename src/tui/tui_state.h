@@ -22,6 +22,7 @@
 #include "key_reader.h"
 #include "layout.h"
 #include "overlays.h"
+#include "patch_board.h"
 #include "selection.h"
 #include "status_line.h"
 #include "tokens_pane.h"
@@ -59,6 +60,8 @@ typedef struct tui {
     input_line *input;            /* owned */
     overlay_stack *overlays;      /* owned: the help, the compute view; those open are
                                      drawn over the panes, the top one takes the keys */
+    patch_board *patch;           /* owned: the patching view's grid (/patch, or a
+                                     patching trace's); its cells run between the keys */
     WINDOW *w_over;               /* the screen above the status line, where a VIEW_SCREEN
                                      overlay is drawn; NULL without a status line */
     tui_source src;               /* what Tokens and Attention read: the engine or the trace */

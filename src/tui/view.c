@@ -76,6 +76,11 @@ llm_status view_open(const char *path, trace_view **out, llm_err *err)
     return LLM_OK;
 }
 
+const trace_patch *view_patch(const trace_view *v)
+{
+    return trace_reader_patch(v->r);
+}
+
 tui_source view_source(const trace_view *v)
 {
     return (tui_source){.seq = v->seq, .n = v->n, .tokens = v->tokens, .cfg = &v->cfg, .trace = v->r};

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "status.h"
+#include "trace_read.h"
 #include "conversation.h"
 #include "source.h"
 
@@ -26,6 +27,9 @@ tui_source view_source(const trace_view *v);
  * and the dialog: the prompt's text as user turns, sampled and forced tokens as
  * replies. */
 void view_show_dialog(const trace_view *v, conv_pane *cv);
+/* The trace's patching run (-m patch --trace), NULL when it has none (valid until
+ * view_close). */
+const trace_patch *view_patch(const trace_view *v);
 /* One line for the status line: the file, model, template, shape, positions and
  * what the records carry. */
 void view_describe(const trace_view *v, char *out, size_t size);

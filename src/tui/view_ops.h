@@ -41,6 +41,8 @@ typedef struct {
     const tui_screen *scr;  /* the screen: its size, UTF-8, colours */
     void *host;             /* a view in a pane: its pane's state that the views share
                                (the Attention pane's attn_cursor); else NULL */
+    struct patch_board *patch; /* the patching grid the controller runs or a trace holds
+                                  (the patching view's; patch_board.h) */
 } view_env;
 
 typedef struct {
