@@ -21,7 +21,7 @@ REF=$LLMCHAT_SRCDIR/tests/ref
 "$NUMPY_PYTHON" "$REF/check_llmchat.py" --llmchat "$LLMCHAT_BIN" --work "$T/models" \
     patch "$DATA/stories260K.gguf" qwen3moe qwen35 qwen35moe >"$T/check.out" 2>"$T/check.err" ||
     fail "patch: $(grep -E '^FAIL|Error' "$T/check.out" "$T/check.err" | head -n 12)"
-[ "$(grep -c '^ok   patch ' "$T/check.out")" -eq 32 ] || fail "not 32 patching checks: $(cat "$T/check.out")"
+[ "$(grep -c '^ok   patch ' "$T/check.out")" -eq 36 ] || fail "not 36 patching checks: $(cat "$T/check.out")"
 pass "patching grids as the float64 reference's: $(tail -n 1 "$T/check.out")"
 
 M=$DATA/stories260K.gguf

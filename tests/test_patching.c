@@ -93,6 +93,8 @@ static void check_properties(model *m)
     prompts(c->vocab_size, clean, corrupt);
     transformer *t = new_transformer(m);
     for (int site = 0; site < PATCH_SITE_COUNT; site++) {
+        if (site == PATCH_EXPERT) /* test_expert_site */
+            continue;
         patch_result r;
         run_site(t, clean, corrupt, (patch_site)site, PATCH_LOGIT_DIFF, c->n_layers - 1, &r);
         ck_assert(r.clean != r.corrupt);
@@ -207,6 +209,79 @@ START_TEST(test_stepping)
 }
 END_TEST
 
+/* Which experts the router chose at each layer, at any position (chosen[l * E + e]). */
+static void see_chosen(void *user, const hook_tensor *x)
+{
+    bool *chosen = user;
+    for (int i = 0; i < x->n; i++)
+        for (int k = 0; k < x->width; k++)
+            chosen[x->layer * 64 + (int)x->data[(size_t)i * x->stride + k]] = true;
+}
+
+/* Expert 0 is never chosen: its router logit is -INFINITY (data[0] is column 0 when
+ * the slice holds it). */
+static void never_expert_0(void *user, hook_slice *x)
+{
+    (void)user;
+    for (int i = 0; x->col == 0 && x->width > 0 && i < x->n; i++)
+        x->data[(size_t)i * x->stride] = -INFINITY;
+}
+
+/* The expert site on the tiny qwen3moe (2 layers, 8 experts, 2 a token), expert 0 kept
+ * out by the router: a cell of an expert that neither run's router chose at that layer
+ * is exactly 0 (its output is 0 in both: expert 0's at least), a chosen one's is not
+ * all 0; the grid is layers x experts. The cells against the float64 reference:
+ * e2e_patch.sh. */
+START_TEST(test_expert_site)
+{
+    const char *path = temp_path("patch-qwen3moe.gguf");
+    ck_assert(family_gguf_write(path, "qwen3moe", NULL, NULL));
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = TENSOR_F32;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
+    remove(path);
+    const model_config *c = &m->config;
+    ck_assert(c->n_experts > 0 && c->n_experts <= 64 && c->n_layers <= 8);
+    int clean[N], corrupt[N];
+    prompts(c->vocab_size, clean, corrupt);
+    transformer *t = new_transformer(m);
+    bool chosen[8 * 64] = {false};
+    hook h = {.fn = see_chosen, .user = chosen, .points = HOOK_BIT(HOOK_FFN_MOE_TOPK),
+              .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    hook out = {.edit = never_expert_0, .points = HOOK_BIT(HOOK_FFN_MOE_LOGITS),
+                .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    int id, out_id;
+    ck_assert_msg(transformer_hook_add(t, &out, &out_id, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(transformer_hook_add(t, &h, &id, &err) == LLM_OK, "%s", err.text);
+    ck_assert_ptr_nonnull(transformer_run(t, clean, N, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
+    ck_assert_ptr_nonnull(transformer_run(t, corrupt, N, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
+    transformer_hook_remove(t, id);
+    patch_result r;
+    run_site(t, clean, corrupt, PATCH_EXPERT, PATCH_LOGIT_DIFF, c->n_layers - 1, &r);
+    ck_assert_int_eq(r.rows, c->n_layers);
+    ck_assert_int_eq(r.cols, c->n_experts);
+    int unchosen = 0, moved = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int e = 0; e < c->n_experts; e++) {
+            float v = r.grid[l * r.cols + e];
+            if (!chosen[l * 64 + e]) {
+                ck_assert_msg(v == 0.0f, "L%d expert %d, chosen by neither run: %g", l, e, v);
+                unchosen++;
+            } else
+                moved += v != 0.0f;
+        }
+    ck_assert_int_gt(moved, 0);
+    ck_assert_int_ge(unchosen, c->n_layers); /* expert 0 at each layer, at least */
+    transformer_hook_remove(t, out_id);
+    patch_result_free(&r);
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
 START_TEST(test_properties_dense)
 {
     model *m = open_stories();
@@ -252,6 +327,11 @@ START_TEST(test_refusals)
     patch_result_free(&r);
     ck_assert_int_eq(patching_run(t, clean, corrupt, N + 1, &s, &r, &err), LLM_ERR_ARG);
     patch_result_free(&r);
+    corrupt[2] = clean[2];
+    s.site = PATCH_EXPERT;
+    ck_assert_int_eq(patching_run(t, clean, corrupt, N, &s, &r, &err), LLM_ERR_ARG);
+    ck_assert_msg(strstr(err.text, "needs a mixture of experts"), "%s", err.text);
+    patch_result_free(&r);
     transformer_free(t);
     model_close(m);
 }
@@ -266,6 +346,7 @@ static Suite *patching_suite(void)
     tcase_add_test(tc, test_properties_hybrid);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_stepping);
+    tcase_add_test(tc, test_expert_site);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -112,7 +112,7 @@ static const char *set_patch_site(app_options *o, const char *v)
 {
     patch_site s;
     if (!patch_site_parse(v, &s))
-        return "must be resid_pre, attn_out, mlp_out, head, head_q, head_k or head_v";
+        return "must be resid_pre, attn_out, mlp_out, head, head_q, head_k, head_v or expert";
     o->patch_site = (int)s;
     return NULL;
 }
@@ -483,7 +483,7 @@ static const app_option own_rows[] = {
      .help = "patch: the corrupted answer, the same way (default: the\ncorrupted run's top token)",
      .set = set_patch_wrong},
     {.name = "site", .arg = "SITE",
-     .help = "patch: resid_pre (default), attn_out, mlp_out, head,\nhead_q, head_k or head_v",
+     .help = "patch: resid_pre (default), attn_out, mlp_out, head,\nhead_q, head_k, head_v or expert",
      .set = set_patch_site},
     {.name = "metric", .arg = "NAME",
      .help = "patch: logit-diff (default: normalised, 0 corrupted, 1\nclean) or kl (from the clean distribution)",

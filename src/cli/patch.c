@@ -150,7 +150,7 @@ static void print_json(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
 static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, const patch_result *r,
                        const int *clean, const int *corrupt, int n)
 {
-    bool heads = sp->site == PATCH_HEAD;
+    bool heads = !patch_site_positions(sp->site);
     fprintf(f, "patching %s, layers %d-%d: ", patch_site_name(sp->site), sp->layer_first,
             sp->layer_last);
     if (sp->metric == PATCH_KL) {
@@ -164,7 +164,7 @@ static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
         fprintf(f, "' (#%d)\nclean %.4f, corrupted %.4f (1 = the clean run, 0 = the corrupted)\n",
                 r->wrong, r->clean, r->corrupt);
     }
-    fprintf(f, "%-5s", heads ? "head" : "pos");
+    fprintf(f, "%-5s", heads ? (sp->site == PATCH_EXPERT ? "exp" : "head") : "pos");
     for (int c = 0; c < r->cols; c++)
         fprintf(f, " %*d", CELL, c);
     putc('\n', f);

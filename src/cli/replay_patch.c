@@ -33,16 +33,12 @@ static bool agrees(double then, double now)
     return fabs(now - then) <= PATCH_REPLAY_TOLERANCE * fmax(1.0, fabs(then));
 }
 
-static bool heads_across(int site)
-{
-    return site != PATCH_RESID_PRE && site != PATCH_ATTN_OUT && site != PATCH_MLP_OUT;
-}
 
 /* "layer 2, position 7" (or "head 3") for cell (row, col) of p's grid. */
 static void cell_name(const trace_patch *p, int row, int col, char *buf, size_t size)
 {
     snprintf(buf, size, "layer %d, %s %d", p->layer_first + row,
-             heads_across(p->site) ? "head" : "position", col);
+             patch_site_column((patch_site)p->site), col);
 }
 
 /* What of the trace's run the model cannot run (one line printed): 2; else 0. */
@@ -60,16 +56,14 @@ static int check_model(const app_options *o, const trace_reader *r, const model 
         return 2;
     }
     int top = p->site == PATCH_RESID_PRE ? c->n_layers : c->n_layers - 1;
-    int cols = !heads_across(p->site) ? p->n
-               : p->site == PATCH_HEAD_K || p->site == PATCH_HEAD_V ? c->n_kv_heads
-                                                                   : model_heads_max(c);
+    int cols = patch_site_cols((patch_site)p->site, c, p->n);
     bool ids_fit = p->answer < c->vocab_size && p->wrong < c->vocab_size;
     for (int i = 0; i < p->n; i++)
         ids_fit = ids_fit && p->ids[i] < c->vocab_size && p->corrupt_ids[i] < c->vocab_size;
     if (p->layer_last > top || p->cols != cols || !ids_fit) {
-        fprintf(stderr, "llmchat: %s: the patching run's grid (layers %d-%d, %d %s) or tokens "
+        fprintf(stderr, "llmchat: %s: the patching run's grid (layers %d-%d, %d %ss) or tokens "
                         "do not fit %s\n", o->replay_path, p->layer_first, p->layer_last, p->cols,
-                heads_across(p->site) ? "heads" : "positions", m->name);
+                patch_site_column((patch_site)p->site), m->name);
         return 2;
     }
     if (o->compare) {

@@ -964,6 +964,15 @@ static const float *expert_row(const float *table, int e, int width)
 /* One token: the chosen experts' gate and up products, then their down products, each
  * thread its rows of every expert's matrices (the lane quantizes each expert's input
  * itself), then each its share of the weighted sum and the residual. */
+/* Whether the experts' weighted sum goes into the stream as each token's sum is made:
+ * where nothing follows it (no post-norm, no shared expert) and no editor waits for it
+ * at ffn_moe_out (then pass_experts adds it after the edit). */
+static bool moe_adds_now(const pass *p, const model_layer *L)
+{
+    return !L->post_ffn_norm && p->c->shexp_hidden == 0 &&
+           !(p->edits & HOOK_BIT(HOOK_FFN_MOE_OUT));
+}
+
 static void token_experts(const pass *p, int l, const model_layer *L, const float *xn)
 {
     transformer *t = p->t;
@@ -992,7 +1001,7 @@ static void token_experts(const pass *p, int l, const model_layer *L, const floa
     int i0, i1;
     pass_share(p, dim, &i0, &i1);
     combine(p, 0, b->moe_row, i0, i1);
-    if (!L->post_ffn_norm && c->shexp_hidden == 0)
+    if (moe_adds_now(p, L))
         add_into(t->buf.x + i0, b->proj + i0, i1 - i0);
     pass_sync(p);
 }
@@ -1056,10 +1065,11 @@ static void batch_experts(const pass *p, int l, const model_layer *L, const floa
                    sizeof(float) * dim);
         see(p, HOOK_FFN_MOE_DOWN, l, b->moe_x, K * dim, (size_t)K * dim);
     }
+    bool add = moe_adds_now(p, L);
 #pragma omp parallel for schedule(static) if (n >= PARALLEL_TOKENS)
     for (int i = 0; i < n; i++) {
         combine(p, i, b->moe_row + (size_t)i * K, 0, dim);
-        if (!L->post_ffn_norm && c->shexp_hidden == 0)
+        if (add)
             add_into(t->buf.x + (size_t)i * dim, b->proj + (size_t)i * dim, dim);
     }
 }
@@ -1129,6 +1139,19 @@ static void pass_experts(const pass *p, int l, const float *xn)
         see(p, HOOK_FFN_MOE_TOPK, l, b->moe_topk, K, K);
         see(p, HOOK_FFN_MOE_WEIGHTS, l, b->moe_weights, K, K);
         batch_experts(p, l, L, xn);
+    }
+    if (p->edits & HOOK_BIT(HOOK_FFN_MOE_OUT)) {
+        edit(p, HOOK_FFN_MOE_OUT, l, b->proj, dim, dim);
+        if (!L->post_ffn_norm && c->shexp_hidden == 0) { /* the add moe_adds_now put off */
+            if (p->one) {
+                int i0, i1;
+                pass_share(p, dim, &i0, &i1);
+                add_into(t->buf.x + i0, b->proj + i0, i1 - i0);
+                pass_sync(p);
+            } else
+                for (int i = 0; i < p->n; i++)
+                    add_into(t->buf.x + (size_t)i * dim, b->proj + (size_t)i * dim, dim);
+        }
     }
     see(p, HOOK_FFN_MOE_OUT, l, b->proj, dim, dim);
     if (c->shexp_hidden > 0) { /* proj is read at ffn_moe_out until shared_expert's barrier */

@@ -191,7 +191,7 @@ bool hook_editable(hook_point p)
 {
     return p == HOOK_INP_EMBD || p == HOOK_QCUR || p == HOOK_KCUR || p == HOOK_VCUR ||
            p == HOOK_DN_BETA || p == HOOK_DN_GATE || p == HOOK_KQV || p == HOOK_FFN_MOE_LOGITS ||
-           p == HOOK_L_OUT;
+           p == HOOK_FFN_MOE_OUT || p == HOOK_L_OUT;
 }
 
 bool hook_wants(const hook *h, hook_point p, int l, int pos, int n, int *row, int *rows)

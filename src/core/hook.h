@@ -149,8 +149,8 @@ bool hook_fires(const model_config *c, hook_point p);
 /* True for the points handed one head at a time (kq, kq_soft_max). */
 bool hook_per_head(hook_point p);
 /* True for the points an editor may change: inp_embd, Qcur, Kcur, Vcur, beta, gate, kqv,
- * ffn_moe_logits, l_out (each a row per position that the pass reads on after the
- * point). */
+ * ffn_moe_logits, ffn_moe_out, l_out (each a row per position that the pass reads on
+ * after the point). */
 bool hook_editable(hook_point p);
 /* The values a row has at point p for config c; for the per-head points, the keys of
  * a query at position pos (pos + 1). */

@@ -9,6 +9,9 @@
 
 #include "hook.h"
 
+/* The most the clean run's activations of a site may take (bytes). */
+#define PATCH_CLEAN_MAX (4.0 * 1024 * 1024 * 1024)
+
 static const char *const SITE_NAMES[PATCH_SITE_COUNT] = {
     [PATCH_RESID_PRE] = "resid_pre",
     [PATCH_ATTN_OUT] = "attn_out",
@@ -17,6 +20,7 @@ static const char *const SITE_NAMES[PATCH_SITE_COUNT] = {
     [PATCH_HEAD_Q] = "head_q",
     [PATCH_HEAD_K] = "head_k",
     [PATCH_HEAD_V] = "head_v",
+    [PATCH_EXPERT] = "expert",
 };
 
 const char *patch_site_name(patch_site s)
@@ -34,6 +38,24 @@ bool patch_site_parse(const char *name, patch_site *out)
     return false;
 }
 
+bool patch_site_positions(patch_site s)
+{
+    return s == PATCH_RESID_PRE || s == PATCH_ATTN_OUT || s == PATCH_MLP_OUT;
+}
+
+const char *patch_site_column(patch_site s)
+{
+    return patch_site_positions(s) ? "position" : s == PATCH_EXPERT ? "expert" : "head";
+}
+
+int patch_site_cols(patch_site s, const model_config *c, int n)
+{
+    return patch_site_positions(s)                    ? n
+           : s == PATCH_EXPERT                        ? c->n_experts
+           : s == PATCH_HEAD_K || s == PATCH_HEAD_V   ? c->n_kv_heads
+                                                      : model_heads_max(c);
+}
+
 /* What the clean run left and what a patched run puts back. The clean run's rows of
  * the site, layer l - first at position p: clean + ((l - first) * n + p) * width. */
 typedef struct {
@@ -43,9 +65,15 @@ typedef struct {
     float *clean;
     float *ffn_inp;        /* mlp_out: the clean run's ffn_inp (layers, n, dim); then,
                               in a patched run, its own at the patched position (dim) */
+    /* expert: clean holds each position's chosen experts' outputs (width K * dim, in
+     * ffn_moe_topk's order); these their numbers and weights (layers, n, K) */
+    int K;
+    float *clean_ids, *clean_w;
+    float *now_ids, *now_w, *now_down; /* the patched run's at the cell's layer: (n, K),
+                                          (n, K), (n, K * dim) */
     /* the patched run's cell */
-    int layer, pos;        /* pos -1: every position (a head site) */
-    int c0, c1;            /* the columns put back */
+    int layer, pos;        /* pos -1: every position (a head or expert site) */
+    int c0, c1;            /* the columns put back; expert: c0 is the expert */
 } patcher;
 
 static float *clean_row(const patcher *q, int l, int p)
@@ -86,8 +114,16 @@ static void capture(void *user, const hook_tensor *x)
         case HOOK_QCUR:
         case HOOK_KCUR:
         case HOOK_VCUR:
+        case HOOK_FFN_MOE_DOWN:
             memcpy(clean_row(q, x->layer, p), row, sizeof(float) * (size_t)x->width);
             break;
+        case HOOK_FFN_MOE_TOPK:
+        case HOOK_FFN_MOE_WEIGHTS: {
+            size_t at = ((size_t)(x->layer - q->first) * q->n + p) * q->K;
+            memcpy((x->point == HOOK_FFN_MOE_TOPK ? q->clean_ids : q->clean_w) + at, row,
+                   sizeof(float) * q->K);
+            break;
+        }
         default:
             break;
         }
@@ -104,11 +140,59 @@ static void see_ffn_inp(void *user, const hook_tensor *x)
                    sizeof(float) * (size_t)q->m->config.dim);
 }
 
+/* expert's patched run: its own chosen experts, weights and outputs at the cell's layer. */
+static void see_experts(void *user, const hook_tensor *x)
+{
+    patcher *q = user;
+    float *to = x->point == HOOK_FFN_MOE_TOPK ? q->now_ids
+                : x->point == HOOK_FFN_MOE_WEIGHTS ? q->now_w : q->now_down;
+    for (int i = 0; i < x->n; i++)
+        if (x->pos + i < q->n)
+            memcpy(to + (size_t)(x->pos + i) * x->width, x->data + (size_t)i * x->stride,
+                   sizeof(float) * (size_t)x->width);
+}
+
+/* The slot of expert e among a position's K chosen (ids), -1 when it was not chosen. */
+static int slot_of(const float *ids, int K, int e)
+{
+    for (int k = 0; k < K; k++)
+        if ((int)ids[k] == e)
+            return k;
+    return -1;
+}
+
+/* expert's editor: at each position, the expert's weighted output as the clean run had
+ * it (0 where it was not chosen) in place of the patched run's own. */
+static void put_back_expert(const patcher *q, hook_slice *x)
+{
+    int K = q->K, dim = q->m->config.dim, e = q->c0;
+    for (int i = 0; i < x->n; i++) {
+        int p = x->pos + i;
+        size_t at = ((size_t)(q->layer - q->first) * q->n + p) * K;
+        int kc = slot_of(q->clean_ids + at, K, e), kn = slot_of(q->now_ids + (size_t)p * K, K, e);
+        float *dst = x->data + (size_t)i * x->stride;
+        for (int j = 0; j < x->width; j++) {
+            int c = x->col + j;
+            float d = 0.0f;
+            if (kc >= 0)
+                d += q->clean_w[at + kc] * clean_row(q, q->layer, p)[(size_t)kc * dim + c];
+            if (kn >= 0)
+                d -= q->now_w[(size_t)p * K + kn] * q->now_down[((size_t)p * K + kn) * dim + c];
+            dst[j] += d;
+        }
+    }
+}
+
 /* The editor: the cell's columns c0..c1 of its rows as the clean run had them (mlp_out:
- * the patched run's ffn_inp plus what the clean run's block added). */
+ * the patched run's ffn_inp plus what the clean run's block added; expert:
+ * put_back_expert). */
 static void put_back(void *user, hook_slice *x)
 {
     const patcher *q = user;
+    if (q->site == PATCH_EXPERT) {
+        put_back_expert(q, x);
+        return;
+    }
     int a = x->col > q->c0 ? x->col : q->c0;
     int b = x->col + x->width < q->c1 ? x->col + x->width : q->c1;
     for (int i = 0; i < x->n && a < b; i++) {
@@ -193,6 +277,7 @@ static hook_point site_point(patch_site s, int l, int *layer)
     case PATCH_HEAD_Q: return HOOK_QCUR;
     case PATCH_HEAD_K: return HOOK_KCUR;
     case PATCH_HEAD_V: return HOOK_VCUR;
+    case PATCH_EXPERT: return HOOK_FFN_MOE_OUT;
     default: return HOOK_KQV;
     }
 }
@@ -208,6 +293,9 @@ static llm_status spec_ok(const model *m, const int *clean, const int *corrupt, 
     if (n < 1 || n > ctx)
         return llm_fail(err, LLM_ERR_ARG, "the prompts are %d tokens: patching needs 1 to %d", n,
                         ctx);
+    if (s->site == PATCH_EXPERT && c->n_experts == 0)
+        return llm_fail(err, LLM_ERR_ARG, "the expert site needs a mixture of experts: this "
+                        "model's layers have none");
     if (s->layer_first < 0 || s->layer_last < s->layer_first || s->layer_last > top)
         return llm_fail(err, LLM_ERR_ARG, "layers %d-%d: %s has layers 0-%d", s->layer_first,
                         s->layer_last, patch_site_name(s->site), top);
@@ -244,11 +332,7 @@ static llm_status run_with(transformer *t, const int *ids, int from, int n, cons
     return st;
 }
 
-/* Whether a site patches one head at every position (a grid of layers x heads). */
-static bool head_site(patch_site s)
-{
-    return s == PATCH_HEAD || s == PATCH_HEAD_Q || s == PATCH_HEAD_K || s == PATCH_HEAD_V;
-}
+
 
 /* The columns head h of layer l holds at the site's point (kqv; Qcur; Kcur, Vcur: KV
  * head h), or false when the layer has no such head there. */
@@ -267,6 +351,10 @@ static bool head_columns(const model *m, patch_site s, int l, int h, int *c0, in
     return true;
 }
 
+/* What the expert site reads of each run. */
+#define EXPERT_POINTS                                                                      \
+    (HOOK_BIT(HOOK_FFN_MOE_TOPK) | HOOK_BIT(HOOK_FFN_MOE_WEIGHTS) | HOOK_BIT(HOOK_FFN_MOE_DOWN))
+
 struct patching {
     transformer *t;
     patch_spec spec;
@@ -283,7 +371,7 @@ struct patching {
 /* Whether the spec's cells are (layer, head) rather than (layer, position). */
 static bool by_head(const patching *pt)
 {
-    return head_site(pt->spec.site);
+    return !patch_site_positions(pt->spec.site);
 }
 
 /* Cell k of the run order: heads row by row; positions from the last (so that each
@@ -313,6 +401,11 @@ static bool aim(patching *pt, int row, int col)
     const model_config *c = &m->config;
     patcher *q = &pt->q;
     q->layer = pt->spec.layer_first + row;
+    if (pt->spec.site == PATCH_EXPERT) {
+        q->pos = -1;
+        q->c0 = col;
+        return true;
+    }
     if (by_head(pt)) {
         q->pos = -1;
         return head_columns(m, pt->spec.site, q->layer, col, &q->c0, &q->c1);
@@ -340,14 +433,16 @@ static llm_status run_cell(patching *pt, llm_err *err)
         pt->corrupt_below = pt->n;
     }
     hook_point point = site_point(q->site, q->layer, &hl);
+    bool expert = q->site == PATCH_EXPERT;
     hook h[2] = {
         {.edit = put_back, .user = q, .points = HOOK_BIT(point), .layer_first = hl,
          .layer_last = hl, .pos = q->pos},
-        {.fn = see_ffn_inp, .user = q, .points = HOOK_BIT(HOOK_FFN_INP),
-         .layer_first = q->layer, .layer_last = q->layer, .pos = q->pos},
+        {.fn = expert ? see_experts : see_ffn_inp, .user = q,
+         .points = expert ? EXPERT_POINTS : HOOK_BIT(HOOK_FFN_INP), .layer_first = q->layer,
+         .layer_last = q->layer, .pos = q->pos},
     };
     llm_status st = run_with(pt->t, pt->corrupt, from, pt->n, h,
-                             q->site == PATCH_MLP_OUT ? 2 : 1, pt->logits, err);
+                             q->site == PATCH_MLP_OUT || expert ? 2 : 1, pt->logits, err);
     pt->corrupt_below = from;
     if (st == LLM_OK) {
         pt->r.runs++;
@@ -364,15 +459,21 @@ static llm_status start(patching *pt, llm_err *err)
     const model_config *c = &m->config;
     int n = pt->n, vocab = c->vocab_size, rows = s->layer_last - s->layer_first + 1;
     patch_result *out = &pt->r;
+    int K = c->n_experts_used;
     int width = s->site == PATCH_ATTN_OUT || s->site == PATCH_HEAD ? model_mixer_width(c)
                 : s->site == PATCH_HEAD_Q ? c->q_dim
                 : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->kv_dim
-                                                                   : c->dim;
-    pt->q = (patcher){.m = m, .site = s->site, .first = s->layer_first, .n = n, .width = width};
+                : s->site == PATCH_EXPERT ? K * c->dim
+                                          : c->dim;
+    if ((double)rows * n * width * sizeof(float) > (double)PATCH_CLEAN_MAX)
+        return llm_fail(err, LLM_ERR_ARG, "the clean run's %s activations of %d layers and %d "
+                        "positions would take %.1f GB: patch fewer layers (--layers)",
+                        patch_site_name(s->site), rows, n,
+                        (double)rows * n * width * sizeof(float) / 1e9);
+    pt->q = (patcher){.m = m, .site = s->site, .first = s->layer_first, .n = n, .width = width,
+                      .K = K};
     out->rows = rows;
-    out->cols = !by_head(pt) ? n
-                : s->site == PATCH_HEAD_K || s->site == PATCH_HEAD_V ? c->n_kv_heads
-                                                                   : model_heads_max(c);
+    out->cols = patch_site_cols(s->site, c, n);
     pt->cells = rows * out->cols;
     out->grid = malloc(sizeof(float) * (size_t)pt->cells);
     out->clean_logits = malloc(sizeof(float) * vocab);
@@ -381,8 +482,17 @@ static llm_status start(patching *pt, llm_err *err)
     pt->q.clean = malloc(sizeof(float) * (size_t)rows * n * width);
     if (s->site == PATCH_MLP_OUT)
         pt->q.ffn_inp = malloc(sizeof(float) * (size_t)rows * n * c->dim);
+    bool expert = s->site == PATCH_EXPERT;
+    if (expert) {
+        pt->q.clean_ids = malloc(sizeof(float) * 2 * (size_t)rows * n * K);
+        pt->q.now_ids = malloc(sizeof(float) * 2 * (size_t)n * K);
+        pt->q.now_down = malloc(sizeof(float) * (size_t)n * K * c->dim);
+        pt->q.clean_w = pt->q.clean_ids ? pt->q.clean_ids + (size_t)rows * n * K : NULL;
+        pt->q.now_w = pt->q.now_ids ? pt->q.now_ids + (size_t)n * K : NULL;
+    }
     if (!out->grid || !out->clean_logits || !out->corrupt_logits || !pt->logits ||
-        !pt->q.clean || (s->site == PATCH_MLP_OUT && !pt->q.ffn_inp))
+        !pt->q.clean || (s->site == PATCH_MLP_OUT && !pt->q.ffn_inp) ||
+        (expert && (!pt->q.clean_ids || !pt->q.now_ids || !pt->q.now_down)))
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
     for (int i = 0; i < pt->cells; i++)
         out->grid[i] = NAN;
@@ -392,6 +502,8 @@ static llm_status start(patching *pt, llm_err *err)
     uint32_t points = HOOK_BIT(first) | HOOK_BIT(site_point(s->site, s->layer_last, &last_hl));
     if (s->site == PATCH_MLP_OUT)
         points |= HOOK_BIT(HOOK_FFN_INP);
+    if (expert)
+        points = EXPERT_POINTS;
     hook cap = {.fn = capture, .user = &pt->q, .points = points,
                 .layer_first = first_hl < 0 ? 0 : first_hl, .layer_last = last_hl, .pos = -1};
     llm_status st;
@@ -526,6 +638,9 @@ void patching_free(patching *pt)
     free(pt->logits);
     free(pt->q.clean);
     free(pt->q.ffn_inp);
+    free(pt->q.clean_ids);
+    free(pt->q.now_ids);
+    free(pt->q.now_down);
     free(pt->clean);
     free(pt);
 }

@@ -18,6 +18,11 @@
  *   head_v     KV head h: its values (Vcur)
  *   The last three are an attention layer's: a Gated DeltaNet layer's cells, and a layer
  *   reading another's KV cache's head_k and head_v cells, are NAN.
+ *   expert     expert e of layer l at every position: its weighted output as the clean
+ *              run had it (0 where the clean run's router did not choose it) in place
+ *              of the patched run's own (0 where its router did not), in the routed
+ *              experts' sum (ffn_moe_out, before a shared expert is added); grid
+ *              (layer, expert). A mixture of experts' only.
  *
  * The metric of a run is taken at the last position: the logit difference LD =
  * logit(answer) - logit(wrong), normalised (LD - LD_corrupt) / (LD_clean - LD_corrupt)
@@ -51,6 +56,7 @@ typedef enum {
     PATCH_HEAD_Q,
     PATCH_HEAD_K,
     PATCH_HEAD_V,
+    PATCH_EXPERT,
     PATCH_SITE_COUNT
 } patch_site;
 
@@ -69,8 +75,8 @@ typedef struct {
 } patch_spec;
 
 typedef struct {
-    int rows, cols;         /* layer_last - layer_first + 1; positions (n) or heads
-                               (head, head_q: model_heads_max; head_k, head_v: n_kv_heads) */
+    int rows, cols;         /* layer_last - layer_first + 1; patch_site_cols: positions,
+                               heads or experts */
     float *grid;            /* (rows, cols): the metric of each cell's run (see the top);
                                NAN where layer l has no head h */
     double clean, corrupt;  /* the two runs' LD; for KL: 0 and the corrupted run's KL */
@@ -83,15 +89,25 @@ typedef struct {
                                counted) */
 } patch_result;
 
-/* "resid_pre", "attn_out", "mlp_out", "head", "head_q", "head_k", "head_v"; NULL outside
- * the enum. */
+/* "resid_pre", "attn_out", "mlp_out", "head", "head_q", "head_k", "head_v", "expert";
+ * NULL outside the enum. */
 const char *patch_site_name(patch_site s);
 bool patch_site_parse(const char *name, patch_site *out);
+/* Whether the site's grid runs across positions (resid_pre, attn_out, mlp_out), else
+ * across heads or experts (each cell patches every position). */
+bool patch_site_positions(patch_site s);
+/* What a column of the site's grid is: "position", "head" or "expert". */
+const char *patch_site_column(patch_site s);
+/* The grid's columns for site s on a model of config c and prompts of n tokens: n, the
+ * heads (model_heads_max; head_k, head_v: n_kv_heads) or the experts. */
+int patch_site_cols(patch_site s, const model_config *c, int n);
 
 /* Runs the clean and corrupted prompts (n ids each, the same length, n <= the
  * transformer's context) and every cell's patched run on t, into *out (freed with
  * patch_result_free, also after a failure). Fails (LLM_ERR_ARG) on layers the model
- * lacks, token ids outside the vocabulary, n < 1, and for the logit difference when
+ * lacks, token ids outside the vocabulary, n < 1, the expert site on a model without
+ * experts, a site whose clean activations would take more than 4 GiB (fewer layers
+ * then), and for the logit difference when
  * the answer and the wrong token are one token or the two runs' LD are equal (nothing
  * to normalise by); as transformer_run fails. */
 llm_status patching_run(transformer *t, const int *clean, const int *corrupt, int n,

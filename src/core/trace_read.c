@@ -869,12 +869,13 @@ static int *read_ids(const trace_reader *r, const json_value *v, int n)
 }
 
 /* The grid's columns the site has on the header's model: n positions, or its heads;
- * 0 when the header gives no shape (any count is taken). */
+ * 0 when the header does not say (any count is taken: the header gives no shape, or
+ * the site is expert, whose count the header does not give). */
 static int patch_cols(const trace_reader *r, patch_site site, int n)
 {
-    if (site == PATCH_RESID_PRE || site == PATCH_ATTN_OUT || site == PATCH_MLP_OUT)
+    if (patch_site_positions(site))
         return n;
-    if (!r->h.has_config)
+    if (!r->h.has_config || site == PATCH_EXPERT)
         return 0;
     return site == PATCH_HEAD_K || site == PATCH_HEAD_V ? r->h.config.n_kv_heads
                                                        : r->h.config.n_heads;

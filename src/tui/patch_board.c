@@ -50,27 +50,32 @@ void patch_board_free(patch_board *b)
     free(b);
 }
 
-/* Begins the patching of the board's prompts with the board's spec; where the logit
- * difference has no two tokens to measure (the runs' top tokens agree) it measures the
- * KL divergence instead and says so in note. */
-static llm_status begin(patch_board *b, char *note, size_t note_size, llm_err *err)
+/* Begins the patching of the board's prompts with spec; where the logit difference has
+ * no two tokens to measure (the runs' top tokens agree) it measures the KL divergence
+ * instead and says so in note. The grid before stays when this fails. */
+static llm_status begin(patch_board *b, patch_spec spec, char *note, size_t note_size,
+                        llm_err *err)
 {
     if (note_size)
         note[0] = '\0';
-    patching_free(b->p);
-    b->p = NULL;
-    b->stopped = false;
-    llm_status st = patching_begin(b->t, b->clean, b->corrupt, b->n, &b->spec, &b->p, err);
-    if (st == LLM_ERR_ARG && b->spec.metric == PATCH_LOGIT_DIFF) {
+    patching *p = NULL;
+    llm_status st = patching_begin(b->t, b->clean, b->corrupt, b->n, &spec, &p, err);
+    if (st == LLM_ERR_ARG && spec.metric == PATCH_LOGIT_DIFF) {
         llm_err why = *err;
-        b->spec.metric = PATCH_KL;
-        st = patching_begin(b->t, b->clean, b->corrupt, b->n, &b->spec, &b->p, err);
+        spec.metric = PATCH_KL;
+        st = patching_begin(b->t, b->clean, b->corrupt, b->n, &spec, &p, err);
         char *colon = strchr(why.text, ':'); /* the reason, without its advice */
         if (colon)
             *colon = '\0';
         if (st == LLM_OK && note_size)
             snprintf(note, note_size, "%s: the grid measures the KL divergence instead",
                      why.text);
+    }
+    if (st == LLM_OK) {
+        patching_free(b->p);
+        b->p = p;
+        b->spec = spec;
+        b->stopped = false;
     }
     return st;
 }
@@ -97,12 +102,12 @@ llm_status patch_board_start(patch_board *b, const model *m, transformer_kv kv, 
     b->n = n_clean;
     b->m = m;
     b->kv = kv;
-    b->spec = (patch_spec){.site = site, .metric = metric, .answer = -1, .wrong = -1,
-                           .layer_first = 0,
-                           .layer_last = m->config.n_layers - (site == PATCH_RESID_PRE ? 0 : 1)};
+    patch_spec spec = {.site = site, .metric = metric, .answer = -1, .wrong = -1,
+                       .layer_first = 0,
+                       .layer_last = m->config.n_layers - (site == PATCH_RESID_PRE ? 0 : 1)};
     llm_status st = transformer_new_kv(m, n_clean, kv, &b->t, err);
     if (st == LLM_OK)
-        st = begin(b, note, note_size, err);
+        st = begin(b, spec, note, note_size, err);
     if (st != LLM_OK)
         clear(b);
     return st;
@@ -113,10 +118,11 @@ llm_status patch_board_restart(patch_board *b, patch_site site, patch_metric met
 {
     if (!b->t)
         return llm_fail(err, LLM_ERR_ARG, "a trace's grid cannot run again: it needs the model");
-    b->spec.site = site;
-    b->spec.metric = metric;
-    b->spec.layer_last = b->m->config.n_layers - (site == PATCH_RESID_PRE ? 0 : 1);
-    return begin(b, note, note_size, err);
+    patch_spec spec = b->spec;
+    spec.site = site;
+    spec.metric = metric;
+    spec.layer_last = b->m->config.n_layers - (site == PATCH_RESID_PRE ? 0 : 1);
+    return begin(b, spec, note, note_size, err);
 }
 
 void patch_board_show_trace(patch_board *b, const trace_patch *tp)

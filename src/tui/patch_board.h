@@ -48,7 +48,8 @@ void patch_board_free(patch_board *b); /* NULL does nothing */
 llm_status patch_board_start(patch_board *b, const model *m, transformer_kv kv, const int *clean,
                              int n_clean, const int *corrupt, int n_corrupt, patch_site site,
                              patch_metric metric, char *note, size_t note_size, llm_err *err);
-/* The same prompts again with another site or metric (a live grid only). */
+/* The same prompts again with another site or metric (a live grid only); the grid
+ * before stays when this fails. */
 llm_status patch_board_restart(patch_board *b, patch_site site, patch_metric metric, char *note,
                                size_t note_size, llm_err *err);
 

@@ -131,12 +131,18 @@ static int clamp(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* s and m: the same prompts again with the next site or the other metric. */
+/* s and m: the same prompts again with the next site the model has (the expert site
+ * only with experts) or the other metric. */
 static void run_again(patch_view *pv, const patch_grid *g, bool next_site)
 {
-    patch_site site = next_site ? (patch_site)((g->site + 1) % PATCH_SITE_COUNT) : g->site;
-    patch_metric metric = next_site ? g->metric
-                                    : g->metric == PATCH_KL ? PATCH_LOGIT_DIFF : PATCH_KL;
+    patch_site site = g->site;
+    patch_metric metric = g->metric;
+    if (next_site) {
+        site = (patch_site)((site + 1) % PATCH_SITE_COUNT);
+        if (site == PATCH_EXPERT && pv->src->cfg->n_experts == 0)
+            site = (patch_site)((site + 1) % PATCH_SITE_COUNT);
+    } else
+        metric = metric == PATCH_KL ? PATCH_LOGIT_DIFF : PATCH_KL;
     char note[sizeof pv->why];
     llm_err err;
     pv->list = false;
@@ -215,10 +221,6 @@ static const char *patch_why_not(void *state, key_action a)
 
 /* ---- drawing ---- */
 
-static bool head_site(patch_site s)
-{
-    return s == PATCH_HEAD || s == PATCH_HEAD_Q || s == PATCH_HEAD_K || s == PATCH_HEAD_V;
-}
 
 /* Token id's piece as the grid's labels show it: terminal-safe, spaces as '_' so that
  * the columns stay apart, fitted to width columns. */
@@ -286,9 +288,10 @@ static void draw_title(const patch_view *pv, const patch_grid *g, WINDOW *w, con
 static void draw_labels(const patch_view *pv, const patch_grid *g, const tuifmt_grid *cg, WINDOW *w,
                         const tui_screen *scr)
 {
-    bool heads = head_site(g->site);
+    bool heads = !patch_site_positions(g->site);
     bool roomy = cg->label_w >= 5;
-    draw_text(scr, w, 1, 0, cg->label_w, heads ? "head" : roomy ? "clean" : "cln", A_DIM);
+    draw_text(scr, w, 1, 0, cg->label_w,
+              heads ? (g->site == PATCH_EXPERT ? "exp" : "head") : roomy ? "clean" : "cln", A_DIM);
     if (!heads)
         draw_text(scr, w, 2, 0, cg->label_w, roomy ? "corr" : "cor", A_DIM);
     for (int i = 0; i < cg->cols.count; i++) {
@@ -296,7 +299,7 @@ static void draw_labels(const patch_view *pv, const patch_grid *g, const tuifmt_
         char text[128];
         attr_t at = c == pv->col ? A_BOLD | A_UNDERLINE : A_NORMAL;
         if (heads) {
-            snprintf(text, sizeof text, "H%d", c);
+            snprintf(text, sizeof text, g->site == PATCH_EXPERT ? "E%d" : "H%d", c);
             draw_text(scr, w, 1, x, cg->cell_w - 1, text, at);
             continue;
         }
@@ -368,9 +371,9 @@ static void draw_list(const patch_view *pv, const patch_grid *g, WINDOW *w, cons
                       int y, int width)
 {
     char heading[96];
-    if (head_site(g->site))
-        snprintf(heading, sizeof heading, "patched L%d H%d", g->layer_first + pv->list_row,
-                 pv->list_col);
+    if (!patch_site_positions(g->site))
+        snprintf(heading, sizeof heading, "patched L%d %s%d", g->layer_first + pv->list_row,
+                 g->site == PATCH_EXPERT ? "E" : "H", pv->list_col);
     else
         snprintf(heading, sizeof heading, "patched L%d pos %d", g->layer_first + pv->list_row,
                  pv->list_col);
@@ -409,7 +412,7 @@ static void patch_draw(void *state, WINDOW *w, const tui_screen *scr, bool focus
     pv->row = clamp(pv->row, 0, g.rows - 1);
     pv->col = clamp(pv->col, 0, g.cols - 1);
     draw_title(pv, &g, w, scr, width);
-    bool heads = head_site(g.site);
+    bool heads = !patch_site_positions(g.site);
     int y0 = heads ? 2 : 3;
     int list_h = pv->list && h - y0 - 1 - LIST_ROWS >= 3 ? LIST_ROWS : 0;
     int avail = h - y0 - 1 - list_h;

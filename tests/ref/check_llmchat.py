@@ -359,7 +359,7 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
     logit differences or KLs, the clean and corrupted runs' LD)."""
     hp = model.hp
     name = {'resid_pre': 'resid_pre', 'attn_out': 'attn_out', 'mlp_out': 'mlp_out', 'head': 'kqv',
-            'head_q': 'q', 'head_k': 'k', 'head_v': 'v'}[site]
+            'head_q': 'q', 'head_k': 'k', 'head_v': 'v', 'expert': 'expert'}[site]
     kept = {}
 
     def keep(s, il, pos, value):
@@ -396,7 +396,9 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
     grid = []
     for il in range(layers[0], layers[1] + 1):
         row = []
-        if site.startswith('head'):
+        if site == 'expert':   # expert e's weighted output at every position
+            row = [measure(run(corrupt, one_head(il, e))) for e in range(hp.n_expert)]
+        elif site.startswith('head'):
             dn = hp.recurrent[il]
             size = hp.dn_head if dn else hp.head_v
             cols = hp.n_head_kv if site in ('head_k', 'head_v') else heads_max
@@ -421,8 +423,11 @@ def check_patch(c, spec):
     path = spec if spec.endswith('.gguf') else c.model(spec)
     model = forward.Model(path, 64)
     name = os.path.basename(spec) if spec.endswith('.gguf') else spec
-    for site, kl in (('resid_pre', False), ('attn_out', False), ('mlp_out', False), ('head', False),
-                     ('head', True), ('head_q', False), ('head_k', False), ('head_v', False)):
+    sites = [('resid_pre', False), ('attn_out', False), ('mlp_out', False), ('head', False),
+             ('head', True), ('head_q', False), ('head_k', False), ('head_v', False)]
+    if getattr(model.hp, 'n_expert', 0):
+        sites += [('expert', False), ('expert', True)]
+    for site, kl in sites:
         args = ['--no-config', '-m', 'patch', '--json', '--weights', 'f32', '--kv-cache', 'f32',
                 '--site', site, '--clean', PATCH_CLEAN, '--corrupt', PATCH_CORRUPT, path]
         args += ['--metric', 'kl'] if kl else ['--answer', PATCH_ANSWER, '--wrong', PATCH_WRONG]

@@ -703,6 +703,7 @@ class Pass:
             w = w / max(w.sum(), 6.103515625e-5)
         e('ffn_moe_weights', il, w)
         out = np.zeros(hp.n_embd, h.dtype)
+        each = np.zeros((hp.n_expert, hp.n_embd), h.dtype) if self.patch else None
         for j, ex in enumerate(topk):
             gate, up = L.gate_exps[ex] @ h, L.up_exps[ex] @ h
             if hp.fam['act'] == 'swiglu_oai':
@@ -713,6 +714,10 @@ class Pass:
             else:
                 y = L.down_exps[ex] @ (silu(gate) * up)
             out = out + w[j] * y
+            if each is not None:
+                each[ex] = w[j] * y
+        if each is not None:   # activation patching: each expert's weighted output, 0 unchosen
+            out = self._patched('expert', il, each).sum(axis=0)
         e('ffn_moe_out', il, out)
         return out
 
