@@ -6,7 +6,7 @@
  * (or heads) across and layers down, or with --json one object:
  *
  *   {"site", "metric", "tokens", "corrupt_tokens", "ids", "corrupt_ids", "layers",
- *    "answer", "wrong", "clean", "corrupt", "grid", "runs", "positions_run"}
+ *    "answer", "wrong", "clean", "corrupt", "grid", "runs", "passes", "positions_run"}
  *
  * grid[layer][position] (or [layer][head], null where the layer has no such head: a
  * Gated DeltaNet layer has no Qcur, Kcur, Vcur);
@@ -144,7 +144,8 @@ static void print_json(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
         }
         putc(']', f);
     }
-    fprintf(f, "], \"runs\": %d, \"positions_run\": %ld}\n", r->runs, r->positions_run);
+    fprintf(f, "], \"runs\": %d, \"passes\": %d, \"positions_run\": %ld}\n", r->runs,
+            r->passes, r->positions_run);
 }
 
 static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, const patch_result *r,
@@ -187,7 +188,8 @@ static void print_text(FILE *f, const tokenizer *tok, const patch_spec *sp, cons
         }
         putc('\n', f);
     }
-    fprintf(f, "%d patched runs, %ld positions run\n", r->runs, r->positions_run);
+    fprintf(f, "%d patched runs in %d passes, %ld positions run\n", r->runs, r->passes,
+            r->positions_run);
 }
 
 /* --trace FILE: the session opened the trace as it does for every mode, but no engine
@@ -269,7 +271,7 @@ int cli_patch(session *s)
     }
     transformer *t = NULL;
     llm_err err;
-    if (rc == 0 && transformer_new_kv(s->m, n_clean, engine_kv_cache(s->e), &t, &err) != LLM_OK) {
+    if (rc == 0 && transformer_new_kv(s->m, patching_ctx(s->m, n_clean), engine_kv_cache(s->e), &t, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         rc = 1;
     }

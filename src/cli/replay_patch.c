@@ -140,7 +140,7 @@ int cli_replay_patch(session *s)
     transformer *t = NULL;
     patch_result now = {0};
     llm_err err;
-    if (transformer_new_kv(s->m, p->n, engine_kv_cache(s->e), &t, &err) != LLM_OK ||
+    if (transformer_new_kv(s->m, patching_ctx(s->m, p->n), engine_kv_cache(s->e), &t, &err) != LLM_OK ||
         patching_run(t, p->ids, p->corrupt_ids, p->n, &sp, &now, &err) != LLM_OK) {
         fflush(stdout);
         fprintf(stderr, "llmchat: %s: %s\n", o->replay_path, err.text);

@@ -68,6 +68,11 @@ typedef struct {
     const model_config *c;
     const int *tokens;      /* (n) */
     int pos, n;             /* positions pos..pos+n-1 */
+    int seq;                /* rows per sequence: n; in a pass of several sequences
+                               (forward_pass_sequences) each one's m: row r is position
+                               pos + r % m of sequence r / m, kept at cache place pos + r */
+    int row0;               /* a sequence's view of the pass (head_attend): its first row,
+                               pos its first position, n its rows */
     bool one;               /* one token: every thread runs the pass; else a batch */
     bool batch;             /* the batch kernels (GEMM products, the int8 cache made
                                fp32); else the token kernels */
@@ -713,7 +718,7 @@ static void head_scores(const pass *p, const model_layer *L, int h, const float 
         float *a = att + (size_t)i * width;
         int first = first_key(p, window, i), last = p->pos + i;
         kernels_rows_dot(a + first, k + (size_t)first * stride, stride, last - first + 1,
-                         p->t->buf.q + (size_t)i * L->q_dim + (size_t)h * hs, hs);
+                         p->t->buf.q + (size_t)(p->row0 + i) * L->q_dim + (size_t)h * hs, hs);
         for (int j = first; j <= last; j++)
             a[j] *= scale;
         if (cap != 0.0f)
@@ -749,7 +754,7 @@ static void head_mix(const pass *p, const model_layer *L, int h, const float *v,
     const float *sinks = L->sinks;
     for (int i = 0; i < p->n; i++) {
         float *a = att + (size_t)i * width;
-        float *out = p->t->buf.kqv + (size_t)i * L->q_dim + (size_t)h * hs;
+        float *out = p->t->buf.kqv + (size_t)(p->row0 + i) * L->q_dim + (size_t)h * hs;
         int first = first_key(p, window, i), last = p->pos + i;
         if (sinks)
             softmax_sink(a + first, last - first + 1, sinks[h]);
@@ -776,8 +781,8 @@ static void head_kernel(const pass *p, int l, int h, const float *k, const float
     int hs = L->head_size, width = p->pos + p->n, kh = h / (c->n_heads / L->n_kv_heads);
     int window = L->window, qd = L->q_dim;
     float scale = c->arch.query_scale;
-    const float *q = t->buf.q + (size_t)h * hs;
-    float *out = t->buf.kqv + (size_t)h * hs;
+    const float *q = t->buf.q + (size_t)p->row0 * qd + (size_t)h * hs;
+    float *out = t->buf.kqv + (size_t)p->row0 * qd + (size_t)h * hs;
     if (!p->batch && t->kv == TRANSFORMER_KV_Q8_0) {
         for (int i = 0; i < p->n; i++) {
             int first = first_key(p, window, i);
@@ -808,9 +813,45 @@ static void head_kernel(const pass *p, int l, int h, const float *k, const float
     }
 }
 
-/* Query head h's attention for the n queries, on the thread owning scratch `slot` (its
- * row of t->att, its scratch of t->ws): kq, kq_soft_max observed. */
-static void head_attend(const pass *p, int l, int h, int slot)
+/* A sequence's keys and values (the view of one sequence of a pass of several): its
+ * positions first..pos-1 from the cache places they share, then its own rows (at
+ * places pos + row0 ..) as positions pos..pos+n-1, fp32 in slot's seq_kv, so that they
+ * read as one sequence's cache: *k, *v (row j at + j * *stride). */
+static void head_rows_seq(const pass *p, int l, int kh, int first, int slot, const float **k,
+                          const float **v, size_t *stride)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    size_t hs = (size_t)L->head_size;
+    float *kf = t->seq_kv + (size_t)slot * 2 * t->ctx * p->c->head_size;
+    float *vf = kf + (size_t)t->ctx * hs;
+    int own = p->pos + p->row0, end = p->pos + p->n;
+    if (t->kv == TRANSFORMER_KV_F32) {
+        size_t off = cache_f32_at(t, l, kh, 0);
+        for (int j = first; j < end; j++) {
+            size_t at = off + (size_t)(j < p->pos ? j : own + j - p->pos) * L->kv_dim;
+            memcpy(kf + j * hs, t->key_cache + at, sizeof(float) * hs);
+            memcpy(vf + j * hs, t->value_cache + at, sizeof(float) * hs);
+        }
+    } else {
+        if (first < p->pos) {
+            size_t r = q8_row(t, l, kh, first), at = q8_at(t, l, kh, first);
+            quant_dequantize_rows(kf + first * hs, t->kq + at, t->ks + r, p->pos - first, (int)hs);
+            quant_dequantize_rows(vf + first * hs, t->vq + at, t->vs + r, p->pos - first, (int)hs);
+        }
+        size_t r = q8_row(t, l, kh, own), at = q8_at(t, l, kh, own);
+        quant_dequantize_rows(kf + (size_t)p->pos * hs, t->kq + at, t->ks + r, p->n, (int)hs);
+        quant_dequantize_rows(vf + (size_t)p->pos * hs, t->vq + at, t->vs + r, p->n, (int)hs);
+    }
+    *k = kf;
+    *v = vf;
+    *stride = hs;
+}
+
+/* Query head h's attention for the n queries of one sequence (rows row0..row0+n-1), on
+ * the thread owning scratch `slot` (its row of t->att, its scratch of t->ws): kq,
+ * kq_soft_max observed (not in a pass of several sequences). */
+static void head_attend_seq(const pass *p, int l, int h, int slot)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
@@ -818,10 +859,12 @@ static void head_attend(const pass *p, int l, int h, int slot)
     int window = L->window, hs = L->head_size;
     int kh = h / (c->n_heads / L->n_kv_heads), width = p->pos + p->n;
     float *att = t->att + (size_t)slot * t->chunk * t->ctx; /* (n, width) */
-    bool open = c->arch.attn_softcap != 0.0f || L->sinks;
+    bool open = c->arch.attn_softcap != 0.0f || L->sinks, several = p->seq < p->n || p->row0;
     const float *k = NULL, *v = NULL;
     size_t stride = 0;
-    if (open || p->batch || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
+    if (several)
+        head_rows_seq(p, l, kh, first_key(p, window, 0), slot, &k, &v, &stride);
+    else if (open || p->batch || t->kv == TRANSFORMER_KV_F32 || (p->watch & HOOK_BIT(HOOK_KQ)))
         head_rows(p, l, kh, first_key(p, window, 0), p->pos + p->n - 1, slot, &k, &v, &stride);
     if (open || (p->watch & HOOK_BIT(HOOK_KQ))) {
         head_scores(p, L, h, k, stride, att);
@@ -833,12 +876,27 @@ static void head_attend(const pass *p, int l, int h, int slot)
         head_kernel(p, l, h, k, v, stride, att, kernels_workspace_scratch(t->ws, slot));
     see_head(p, HOOK_KQ_SOFT_MAX, l, h, att, width);
     if (L->kind == MODEL_LAYER_GATED_ATTENTION)
-        for (int i = 0; i < p->n; i++) { /* attn_gated: times sigmoid(gate) */
+        for (int i = p->row0; i < p->row0 + p->n; i++) { /* attn_gated: times sigmoid(gate) */
             float *out = t->buf.kqv + (size_t)i * L->q_dim + (size_t)h * hs;
             const float *g = t->buf.gate + (size_t)i * L->q_dim + (size_t)h * hs;
             for (int j = 0; j < hs; j++)
                 out[j] *= 1.0f / (1.0f + expf(-g[j]));
         }
+}
+
+/* Query head h's attention for the pass's queries: each sequence's over its own keys. */
+static void head_attend(const pass *p, int l, int h, int slot)
+{
+    if (p->seq >= p->n) {
+        head_attend_seq(p, l, h, slot);
+        return;
+    }
+    for (int s = 0; s < p->n / p->seq; s++) {
+        pass view = *p;
+        view.n = p->seq;
+        view.row0 = s * p->seq;
+        head_attend_seq(&view, l, h, slot);
+    }
 }
 
 /* Layer l's attention: each token's keys and values into the cache, then every head
@@ -1688,10 +1746,28 @@ static void token_region(const pass *p)
         team_update(&t->team, used, most, waited, (long long)clock_ns() - started);
 }
 
-bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
-                  const pass_hooks *hooks)
+/* The RoPE angles of a pass of sequences of m rows: each sequence's positions
+ * pos..pos+m-1, the first sequence's rows copied to the others. */
+static void rope_angles_seq(transformer *t, int pos, int n, int m)
+{
+    const model_config *c = &t->m->config;
+    rope_angles(t, pos, m);
+    int rot = c->arch.rope_dims, rot_swa = model_swa_rope_dims(&c->arch);
+    for (int r = m; r < n; r += m) {
+        memcpy(t->buf.rope + (size_t)r * rot, t->buf.rope, sizeof(float) * (size_t)m * rot);
+        if (t->buf.rope_swa)
+            memcpy(t->buf.rope_swa + (size_t)r * rot_swa, t->buf.rope_swa,
+                   sizeof(float) * (size_t)m * rot_swa);
+    }
+}
+
+/* The pass of n rows at pos, in sequences of m rows (m = n: one). */
+static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, bool batch,
+                     const pass_hooks *hooks)
 {
     bool failed = false;
+    bool several = m < n;
+    uint32_t unseen = several ? HOOK_BIT(HOOK_KQ) | HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0;
     pass p = {
         .t = t,
         .m = t->m,
@@ -1699,18 +1775,22 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
         .tokens = tokens,
         .pos = pos,
         .n = n,
+        .seq = m,
         .one = n == 1 && !batch,
         .batch = batch,
         .tid = 0,
         .nt = 1,
         .ln = NULL,
         .hooks = hooks,
-        .watch = hooks->watch,
+        .watch = hooks->watch & ~unseen,
         .edits = hooks->edits,
         .failed = &failed,
     };
     pass_embed(&p);
-    rope_angles(t, pos, n);
+    if (several)
+        rope_angles_seq(t, pos, n, m);
+    else
+        rope_angles(t, pos, n);
     if (p.one) {
         token_region(&p);
     } else {
@@ -1722,4 +1802,16 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
     }
     pass_logits_seen(&p);
     return !failed;
+}
+
+bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
+                  const pass_hooks *hooks)
+{
+    return pass_run(t, tokens, n, pos, n, batch, hooks);
+}
+
+bool forward_pass_sequences(transformer *t, const int *tokens, int n, int pos, int m,
+                            const pass_hooks *hooks)
+{
+    return pass_run(t, tokens, n, pos, m, true, hooks);
 }

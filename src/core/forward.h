@@ -14,6 +14,15 @@
  * undefined. */
 bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
                   const pass_hooks *hooks);
+/* The same on the batch kernels for n / m sequences of m rows side by side (m divides
+ * n): row r is position pos + r % m of sequence r / m, over the cache's positions
+ * 0..pos-1, which they share, and its own earlier rows; its KV cache entries and kept
+ * classifier input go to place pos + r, where the hooks see it. Each sequence's numbers
+ * are those of a forward_pass of its rows alone at pos, bit for bit. kq and kq_soft_max
+ * are not observed. No recurrent layers (their state is one sequence's); t->seq_kv
+ * holds t->att_slots sequences' keys and values. */
+bool forward_pass_sequences(transformer *t, const int *tokens, int n, int pos, int m,
+                            const pass_hooks *hooks);
 
 /* RMSNorm of x (size) with weight into o (may be x). */
 void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps);

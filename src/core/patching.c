@@ -9,6 +9,9 @@
 
 #include "hook.h"
 
+/* The places past the prompt a position's cells run in together (a batch chunk's most). */
+enum { PATCH_GROUP_PLACES = 256 };
+
 /* The most the clean run's activations of a site may take (bytes). */
 #define PATCH_CLEAN_MAX (4.0 * 1024 * 1024 * 1024)
 
@@ -36,6 +39,12 @@ bool patch_site_parse(const char *name, patch_site *out)
             return true;
         }
     return false;
+}
+
+int patching_ctx(const model *m, int n)
+{
+    int most = m->config.seq_len;
+    return n + PATCH_GROUP_PLACES < most ? n + PATCH_GROUP_PLACES : n > most ? n : most;
 }
 
 bool patch_site_positions(patch_site s)
@@ -74,6 +83,9 @@ typedef struct {
     /* the patched run's cell */
     int layer, pos;        /* pos -1: every position (a head or expert site) */
     int c0, c1;            /* the columns put back; expert: c0 is the expert */
+    /* or a group of cells run together (transformer_run_sequences): layers
+     * layer..layer+seqs-1 at position pos, sequence s's rows at places pos + s * seq_m */
+    int seqs, seq_m;
 } patcher;
 
 static float *clean_row(const patcher *q, int l, int p)
@@ -130,14 +142,26 @@ static void capture(void *user, const hook_tensor *x)
     }
 }
 
-/* mlp_out's patched run: its own ffn_inp at the patched position. */
+/* In a group, the sequence whose patched position is at place `at`, or -1 (another
+ * position of a sequence). */
+static int group_seq(const patcher *q, int at)
+{
+    int r = at - q->pos;
+    return r >= 0 && r % q->seq_m == 0 && r / q->seq_m < q->seqs ? r / q->seq_m : -1;
+}
+
+/* mlp_out's patched run: its own ffn_inp at the patched position (a group: each
+ * sequence's at its layer, ffn_inp + s * dim). */
 static void see_ffn_inp(void *user, const hook_tensor *x)
 {
     patcher *q = user;
-    for (int i = 0; i < x->n; i++)
-        if (x->pos + i == q->pos)
-            memcpy(q->ffn_inp, x->data + (size_t)i * x->stride,
-                   sizeof(float) * (size_t)q->m->config.dim);
+    int dim = q->m->config.dim;
+    for (int i = 0; i < x->n; i++) {
+        int s = q->seqs ? group_seq(q, x->pos + i) : x->pos + i == q->pos ? 0 : -1;
+        if (s >= 0 && (!q->seqs || x->layer == q->layer + s))
+            memcpy(q->ffn_inp + (size_t)s * dim, x->data + (size_t)i * x->stride,
+                   sizeof(float) * (size_t)dim);
+    }
 }
 
 /* expert's patched run: its own chosen experts, weights and outputs at the cell's layer. */
@@ -183,12 +207,49 @@ static void put_back_expert(const patcher *q, hook_slice *x)
     }
 }
 
+static hook_point site_point(patch_site s, int l, int *layer);
+
+/* The columns of layer l's site a cell puts back (attn_out: the layer's mixer width). */
+static int site_width(const patcher *q, int l)
+{
+    const model *m = q->m;
+    if (q->site != PATCH_ATTN_OUT)
+        return m->config.dim;
+    return m->layers[l].kind == MODEL_LAYER_DELTA_NET ? m->config.dn_value_dim
+                                                      : m->layers[l].q_dim;
+}
+
+/* A group's editor: each sequence's patched position, at its own layer's point, as the
+ * clean run had it there (mlp_out: its ffn_inp plus what the clean block added). */
+static void put_back_group(const patcher *q, hook_slice *x)
+{
+    int dim = q->m->config.dim;
+    for (int i = 0; i < x->n; i++) {
+        int s = group_seq(q, x->pos + i), hl;
+        if (s < 0 || site_point(q->site, q->layer + s, &hl) != x->point || hl != x->layer)
+            continue;
+        int a = x->col, b = x->col + x->width, w = site_width(q, q->layer + s);
+        b = b < w ? b : w;
+        const float *src = clean_row(q, q->layer + s, q->pos);
+        float *dst = x->data + (size_t)i * x->stride - x->col;
+        if (q->site == PATCH_MLP_OUT)
+            for (int j = a; j < b; j++)
+                dst[j] = q->ffn_inp[(size_t)s * dim + j] + src[j];
+        else if (a < b)
+            memcpy(dst + a, src + a, sizeof(float) * (size_t)(b - a));
+    }
+}
+
 /* The editor: the cell's columns c0..c1 of its rows as the clean run had them (mlp_out:
  * the patched run's ffn_inp plus what the clean run's block added; expert:
- * put_back_expert). */
+ * put_back_expert; a group: put_back_group). */
 static void put_back(void *user, hook_slice *x)
 {
     const patcher *q = user;
+    if (q->seqs) {
+        put_back_group(q, x);
+        return;
+    }
     if (q->site == PATCH_EXPERT) {
         put_back_expert(q, x);
         return;
@@ -366,6 +427,9 @@ struct patching {
     int cells, next;      /* the grid's cells in the order they run; the next one's index */
     int corrupt_below;    /* the KV cache holds the corrupted run's rows of the positions
                              below it (a patched run writes its position and after) */
+    bool groups;          /* a position's cells run together (transformer_run_sequences) */
+    int *group_tokens;    /* (rows * n) a group's sequences' tokens */
+    float *group_logits;  /* (rows, vocab) each sequence's last logits */
 };
 
 /* Whether the spec's cells are (layer, head) rather than (layer, position). */
@@ -398,8 +462,8 @@ static int cell_index(const patching *pt, int row, int col)
 static bool aim(patching *pt, int row, int col)
 {
     const model *m = pt->q.m;
-    const model_config *c = &m->config;
     patcher *q = &pt->q;
+    q->seqs = 0;
     q->layer = pt->spec.layer_first + row;
     if (pt->spec.site == PATCH_EXPERT) {
         q->pos = -1;
@@ -412,9 +476,7 @@ static bool aim(patching *pt, int row, int col)
     }
     q->pos = col;
     q->c0 = 0;
-    q->c1 = pt->spec.site != PATCH_ATTN_OUT ? c->dim
-            : m->layers[q->layer].kind == MODEL_LAYER_DELTA_NET ? c->dn_value_dim
-                                                               : m->layers[q->layer].q_dim;
+    q->c1 = site_width(q, q->layer);
     return true;
 }
 
@@ -446,9 +508,72 @@ static llm_status run_cell(patching *pt, llm_err *err)
     pt->corrupt_below = from;
     if (st == LLM_OK) {
         pt->r.runs++;
+        pt->r.passes++;
         pt->r.positions_run += pt->n - from;
     }
     return st;
+}
+
+/* How many cells of position col from row on run together: as many of its layers as
+ * one batch chunk and the context's places past col hold (below 2: one at a time). */
+static int group_size(const patching *pt, int row, int col)
+{
+    if (!pt->groups)
+        return 1;
+    int m = pt->n - col, fit = transformer_batch_chunk(pt->t) / m;
+    int room = (transformer_ctx(pt->t) - col) / m, left = pt->r.rows - row;
+    fit = fit < room ? fit : room;
+    return fit < left ? fit : left;
+}
+
+/* Runs the cells of rows row..row+seqs-1 at position col together: one sequence each,
+ * the corrupted prompt from col with that cell's activation put back; their metrics
+ * into the grid. */
+static llm_status run_group(patching *pt, int row, int col, int seqs, llm_err *err)
+{
+    patcher *q = &pt->q;
+    const model_config *c = &q->m->config;
+    int m = pt->n - col, lo = c->n_layers, hi = 0;
+    uint32_t points = 0;
+    q->layer = pt->spec.layer_first + row;
+    q->pos = col;
+    q->seqs = seqs;
+    q->seq_m = m;
+    for (int s = 0; s < seqs; s++) {
+        int hl;
+        points |= HOOK_BIT(site_point(q->site, q->layer + s, &hl));
+        hl = hl < 0 ? 0 : hl;
+        lo = hl < lo ? hl : lo;
+        hi = hl > hi ? hl : hi;
+    }
+    for (int s = 0; s < seqs; s++)
+        memcpy(pt->group_tokens + (size_t)s * m, pt->corrupt + col, sizeof(int) * (size_t)m);
+    hook h[2] = {
+        {.edit = put_back, .user = q, .points = points, .layer_first = lo, .layer_last = hi,
+         .pos = -1},
+        {.fn = see_ffn_inp, .user = q, .points = HOOK_BIT(HOOK_FFN_INP),
+         .layer_first = q->layer, .layer_last = q->layer + seqs - 1, .pos = -1},
+    };
+    int id[2] = {-1, -1}, count = q->site == PATCH_MLP_OUT ? 2 : 1;
+    llm_status st = LLM_OK;
+    for (int i = 0; i < count && st == LLM_OK; i++)
+        st = transformer_hook_add(pt->t, &h[i], &id[i], err);
+    if (st == LLM_OK && !transformer_run_sequences(pt->t, pt->group_tokens, m, seqs, col,
+                                                   pt->group_logits))
+        st = transformer_error(pt->t, err);
+    for (int i = 0; i < count; i++)
+        transformer_hook_remove(pt->t, id[i]);
+    q->seqs = 0;
+    pt->corrupt_below = col;
+    if (st != LLM_OK)
+        return st;
+    for (int s = 0; s < seqs; s++)
+        pt->r.grid[(size_t)(row + s) * pt->r.cols + col] = (float)patching_metric(
+            &pt->spec, &pt->r, pt->group_logits + (size_t)s * c->vocab_size, c->vocab_size);
+    pt->r.runs += seqs;
+    pt->r.passes++;
+    pt->r.positions_run += (long)seqs * m;
+    return LLM_OK;
 }
 
 /* Checks the spec, runs the clean and corrupted prompts and settles the baselines. */
@@ -511,8 +636,18 @@ static llm_status start(patching *pt, llm_err *err)
         (st = run_with(pt->t, pt->corrupt, 0, n, NULL, 0, out->corrupt_logits, err)) != LLM_OK)
         return st;
     pt->corrupt_below = n;
-    if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim) */
+    if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim each) */
         memset(pt->q.ffn_inp, 0, sizeof(float) * c->dim);
+    /* a position's cells together where the model has no recurrent state and there is
+     * room (patching_ctx) */
+    pt->groups = patch_site_positions(s->site) && c->dn_layers == 0 && rows > 1 &&
+                 transformer_ctx(pt->t) >= n + 2;
+    if (pt->groups) {
+        pt->group_tokens = malloc(sizeof(int) * (size_t)rows * n);
+        pt->group_logits = malloc(sizeof(float) * (size_t)rows * vocab);
+        if (!pt->group_tokens || !pt->group_logits)
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
+    }
     if (s->metric == PATCH_KL) {
         out->clean = 0.0;
         out->corrupt = kl_from_clean(out->clean_logits, out->corrupt_logits, vocab);
@@ -566,6 +701,19 @@ llm_status patching_step(patching *pt, llm_err *err)
         return LLM_OK;
     int row, col;
     cell_at(pt, pt->next, &row, &col);
+    int seqs = by_head(pt) ? 1 : group_size(pt, row, col);
+    if (seqs > 1) {
+        if (pt->corrupt_below < col) { /* a cell run out of order wrote positions below */
+            llm_status st = run_with(pt->t, pt->corrupt, pt->corrupt_below, pt->n, NULL, 0,
+                                     pt->logits, err);
+            if (st != LLM_OK)
+                return st;
+        }
+        llm_status st = run_group(pt, row, col, seqs, err);
+        if (st == LLM_OK)
+            pt->next += seqs;
+        return st;
+    }
     float *v = &pt->r.grid[(size_t)row * pt->r.cols + col];
     if (aim(pt, row, col)) {
         llm_status st = run_cell(pt, err);
@@ -620,10 +768,10 @@ llm_status patching_cell_logits(patching *pt, int row, int col, float *logits, l
         return llm_fail(err, LLM_ERR_ARG, "layer %d has no %s head %d",
                         pt->spec.layer_first + row, patch_site_name(pt->spec.site), col);
     }
-    int runs = pt->r.runs;
+    int runs = pt->r.runs, passes = pt->r.passes;
     long positions = pt->r.positions_run;
     llm_status st = run_cell(pt, err);
-    pt->r.runs = runs, pt->r.positions_run = positions; /* the grid's counts */
+    pt->r.runs = runs, pt->r.passes = passes, pt->r.positions_run = positions; /* the grid's */
     pt->q = keep;
     if (st == LLM_OK)
         memcpy(logits, pt->logits, sizeof(float) * (size_t)pt->q.m->config.vocab_size);
@@ -641,6 +789,8 @@ void patching_free(patching *pt)
     free(pt->q.clean_ids);
     free(pt->q.now_ids);
     free(pt->q.now_down);
+    free(pt->group_tokens);
+    free(pt->group_logits);
     free(pt->clean);
     free(pt);
 }

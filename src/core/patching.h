@@ -84,7 +84,9 @@ typedef struct {
                                runs' top tokens it left to them) */
     float *clean_logits;    /* (vocab) at the last position */
     float *corrupt_logits;  /* (vocab) */
-    int runs;               /* patched runs made */
+    int runs;               /* patched runs made (cells run) */
+    int passes;             /* forward passes they took: a position's cells run together
+                               are one (patching_ctx) */
     long positions_run;     /* positions they ran (the clean and corrupted runs not
                                counted) */
 } patch_result;
@@ -101,6 +103,13 @@ const char *patch_site_column(patch_site s);
 /* The grid's columns for site s on a model of config c and prompts of n tokens: n, the
  * heads (model_heads_max; head_k, head_v: n_kv_heads) or the experts. */
 int patch_site_cols(patch_site s, const model_config *c, int n);
+
+/* The context a transformer of m for prompts of n tokens needs so that patching runs a
+ * position's cells together, one sequence each in one pass over the weights
+ * (transformer_run_sequences: a model without recurrent layers): n and a batch chunk's
+ * places more, as far as the model's context allows. With a context of n, or on a
+ * hybrid model, each cell is its own run. */
+int patching_ctx(const model *m, int n);
 
 /* Runs the clean and corrupted prompts (n ids each, the same length, n <= the
  * transformer's context) and every cell's patched run on t, into *out (freed with

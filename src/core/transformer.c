@@ -98,6 +98,7 @@ void transformer_free(transformer *t)
     free(t->ks);
     free(t->vs);
     free(t->kv_f32);
+    free(t->seq_kv);
     free(t->kv_base);
     free(t->kv_rows);
     free(t->logits);
@@ -524,6 +525,38 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
         return NULL;
     }
     return t->logits;
+}
+
+bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seqs, int pos,
+                               float *logits)
+{
+    t->failure = LLM_OK;
+    int n = m * seqs, vocab = t->m->config.vocab_size;
+    if (m <= 0 || seqs <= 0 || n > t->chunk || t->dn_live || pos < 0 || pos > t->ctx - n ||
+        !tokens_valid(t, tokens, n))
+        return failed(t, LLM_ERR_ARG, "", pos, n > 0 ? n : 1);
+    if (n > t->cap)
+        pass_buffers_reserve(t, n);
+    int slots = attention_threads(t);
+    if (slots > t->seq_kv_slots) {
+        float *kv = realloc(t->seq_kv, sizeof(float) * (size_t)slots * 2 * t->ctx *
+                                           (size_t)t->m->config.head_size);
+        if (kv) {
+            t->seq_kv = kv;
+            t->seq_kv_slots = slots;
+        }
+    }
+    if (n > t->cap || slots > t->seq_kv_slots)
+        return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
+    pass_hooks hooks;
+    hooks_collect(t, NULL, 0, &hooks);
+    if (!forward_pass_sequences(t, tokens, n, pos, m, &hooks))
+        return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
+    memset(t->batch_of + pos, 1, (size_t)n);
+    for (int s = 0; s < seqs; s++)
+        if (!classifier_logits(t, pos + s * m + m - 1, 1, logits + (size_t)s * vocab))
+            return failed(t, LLM_ERR_NOMEM, "the logits of", pos + s * m + m - 1, 1);
+    return true;
 }
 
 int transformer_rerun_cost(const transformer *t, int pos)

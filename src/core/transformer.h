@@ -84,6 +84,20 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
 /* transformer_run with AUTO kernels. */
 const float *transformer_forward_batch(transformer *t, const int *tokens, int n, int pos,
                                        float *logits, float *const *attn);
+/* Runs seqs sequences side by side in one pass on the batch kernels: sequence s is
+ * tokens[s * m .. s * m + m - 1] at positions pos..pos+m-1 over the KV cache's positions
+ * 0..pos-1, which they share. Its rows are kept at the cache's places pos + s * m ..
+ * (what those held is overwritten): the hooks see row r of the pass (sequence r / m,
+ * position pos + r % m) at position pos + r, and kq, kq_soft_max not at all. Each
+ * sequence's numbers are those of transformer_run of its tokens at pos on the batch
+ * kernels, bit for bit: the pass reads the weights once for all of them (activation
+ * patching's cells of one position). Writes each sequence's last position's logits to
+ * logits (seqs, vocab). False, with transformer_error saying why, on a model with
+ * recurrent layers (their state is one sequence's), more than transformer_batch_chunk
+ * rows, places past the context, or out of memory. */
+bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seqs, int pos,
+                               float *logits);
+
 /* The positions running position pos again runs first (a hybrid model's recurrent
  * state made again from its checkpoint at or before pos: at most 31); 0 for a model
  * without recurrent layers or when the state after pos - 1 is the live one. */

@@ -103,6 +103,10 @@ struct transformer {
     size_t *kv_base, *kv_rows; /* (n_layers) */
     float *kv_f32;          /* (att_slots, 2, ctx, head_size) one head's keys and values
                                made fp32 again, for batched attention over a Q8_0 cache */
+    float *seq_kv;          /* (seq_kv_slots, 2, ctx, head_size) one sequence's keys and
+                               values gathered, for a pass of several sequences
+                               (transformer_run_sequences); NULL until one runs */
+    int seq_kv_slots;
     float *logits;          /* (vocab) of the last position run */
     unsigned char *batch_of; /* (ctx) 1 where the position last ran on the batch kernels */
     /* The classifier's input of every position run (its final normed state), kept

@@ -105,7 +105,7 @@ llm_status patch_board_start(patch_board *b, const model *m, transformer_kv kv, 
     patch_spec spec = {.site = site, .metric = metric, .answer = -1, .wrong = -1,
                        .layer_first = 0,
                        .layer_last = m->config.n_layers - (site == PATCH_RESID_PRE ? 0 : 1)};
-    llm_status st = transformer_new_kv(m, n_clean, kv, &b->t, err);
+    llm_status st = transformer_new_kv(m, patching_ctx(m, n_clean), kv, &b->t, err);
     if (st == LLM_OK)
         st = begin(b, spec, note, note_size, err);
     if (st != LLM_OK)

@@ -203,14 +203,14 @@ static int run_patch_table(const bench_options *o, shape_files *files)
             printf("%-12s failed: %s\n", name, r.error);
         else if (o->json)
             printf("{\"shape\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"positions\": %d, "
-                   "\"layers\": %d, \"runs\": %d, \"positions_run\": %ld, \"forward_s\": %.6f, "
-                   "\"grid_s\": %.4f, \"patch_ratio\": %.1f}\n",
-                   name, r.threads, r.kernel, r.positions, r.layers, r.runs, r.positions_run,
-                   r.forward_s, r.grid_s, r.ratio);
+                   "\"layers\": %d, \"runs\": %d, \"passes\": %d, \"positions_run\": %ld, "
+                   "\"forward_s\": %.6f, \"grid_s\": %.4f, \"patch_ratio\": %.1f}\n",
+                   name, r.threads, r.kernel, r.positions, r.layers, r.runs, r.passes,
+                   r.positions_run, r.forward_s, r.grid_s, r.ratio);
         else
-            printf("%-12s %d layers x %d positions: %d runs (%ld positions) in %.2f s; one "
-                   "forward pass %.1f ms; %.1fx (%d threads, %s)\n",
-                   name, r.layers, r.positions, r.runs, r.positions_run, r.grid_s,
+            printf("%-12s %d layers x %d positions: %d runs in %d passes (%ld positions) in "
+                   "%.2f s; one forward pass %.1f ms; %.1fx (%d threads, %s)\n",
+                   name, r.layers, r.positions, r.runs, r.passes, r.positions_run, r.grid_s,
                    r.forward_s * 1e3, r.ratio, r.threads, r.kernel);
         fflush(stdout);
     }

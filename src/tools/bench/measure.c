@@ -516,7 +516,7 @@ static void run_patch(const bench_options *o, const char *path, int n, patch_tim
     }
     transformer *t = NULL;
     int *clean = malloc(sizeof(int) * 2 * (size_t)n), *corrupt = clean ? clean + n : NULL;
-    if (!clean || transformer_new_kv(m, n, TRANSFORMER_KV_AUTO, &t, &err) != LLM_OK) {
+    if (!clean || transformer_new_kv(m, patching_ctx(m, n), TRANSFORMER_KV_AUTO, &t, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", clean ? err.text : "out of memory");
         free(clean);
         model_close(m);
@@ -550,6 +550,7 @@ static void run_patch(const bench_options *o, const char *path, int n, patch_tim
     }
     r->grid_s = stats_now_s() - t0;
     r->runs = pr.runs;
+    r->passes = pr.passes;
     r->positions_run = pr.positions_run;
     r->ratio = r->grid_s / r->forward_s;
     r->ok = 1;

@@ -58,7 +58,7 @@ typedef struct {
     int ok;
     char error[512];
     char kernel[32];
-    int threads, positions, layers, runs;
+    int threads, positions, layers, runs, passes;
     long positions_run;
     double forward_s;   /* one forward pass of the prompt on the batch kernels, best of 3 */
     double grid_s;      /* patching_run's resid_pre grid over every layer (KL) */
