@@ -3,7 +3,9 @@
  * same shared prefix on the batch kernels — on stories260K (an fp32 and an int8 KV
  * cache) and on the tiny family fixtures whose attention differs: grouped queries and
  * QK-norm (qwen3), a soft-cap and sliding windows (gemma2), sinks, windows and experts
- * (gpt-oss), layers sharing another's cache and per-layer inputs (gemma4). Refused:
+ * (gpt-oss), layers sharing another's cache and per-layer inputs (gemma4). Sequences
+ * that begin at later layers, given their stream there, give their runs' logits too.
+ * Refused:
  * a model with recurrent layers (qwen35), more rows than a batch chunk, places past the
  * context. */
 #include <stdlib.h>
@@ -49,7 +51,7 @@ static void check_model(model *m, transformer_kv kv, const char *what)
     float *together = malloc(sizeof(float) * (size_t)S * vocab);
     ck_assert_ptr_nonnull(together);
     ck_assert_ptr_nonnull(transformer_run(t, prefix, P, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
-    ck_assert_msg(transformer_run_sequences(t, rows, M, S, P, together), "%s: %s", what,
+    ck_assert_msg(transformer_run_sequences(t, rows, M, S, P, NULL, together), "%s: %s", what,
                   transformer_error(t, &err) != LLM_OK ? err.text : "");
     for (int s = 0; s < S; s++) {
         const float *alone = transformer_run(t, rows + s * M, M, P, TRANSFORMER_KERNELS_BATCH,
@@ -61,12 +63,12 @@ static void check_model(model *m, transformer_kv kv, const char *what)
                           alone[v], together[(size_t)s * vocab + v]);
     }
     /* refused: places past the context, more rows than a chunk */
-    ck_assert(!transformer_run_sequences(t, rows, M, S, P + 1, together));
+    ck_assert(!transformer_run_sequences(t, rows, M, S, P + 1, NULL, together));
     ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_ARG);
     int chunk = transformer_batch_chunk(t);
     int *many = calloc((size_t)chunk + 1, sizeof(int));
     ck_assert_ptr_nonnull(many);
-    ck_assert(!transformer_run_sequences(t, many, chunk + 1, 1, 0, together));
+    ck_assert(!transformer_run_sequences(t, many, chunk + 1, 1, 0, NULL, together));
     free(many);
     free(together);
     transformer_free(t);
@@ -96,6 +98,99 @@ START_TEST(test_families)
 }
 END_TEST
 
+/* Each sequence's stream after every layer (at l_out of layer l: stream[l + 1]), from a
+ * run of it alone, for the entering rows of the run together. */
+typedef struct {
+    int dim, layers, pos, seq; /* the run alone: its sequence */
+    float *stream;             /* (S, layers + 1, M, dim) */
+    const int *enter;          /* the run together: each sequence's first layer */
+} streams;
+
+static float *stream_at(const streams *st, int s, int l, int i)
+{
+    return st->stream + (((size_t)s * (st->layers + 1) + l) * M + i) * st->dim;
+}
+
+static void keep_stream(void *user, const hook_tensor *x)
+{
+    streams *st = user;
+    for (int i = 0; i < x->n; i++)
+        memcpy(stream_at(st, st->seq, x->layer + 1, x->pos + i - P),
+               x->data + (size_t)i * x->stride, sizeof(float) * st->dim);
+}
+
+/* Writes a sequence's rows at the layer it begins at with its stream from the run
+ * alone (the pass hands them once, at l_out of the layer before). */
+static void put_stream(void *user, hook_slice *x)
+{
+    const streams *st = user;
+    for (int i = 0; i < x->n; i++) {
+        int r = x->pos + i - P, s = r / M;
+        if (s < S && st->enter[s] == x->layer + 1)
+            memcpy(x->data + (size_t)i * x->stride, stream_at(st, s, x->layer + 1, r % M) + x->col,
+                   sizeof(float) * x->width);
+    }
+}
+
+/* Sequences that begin at later layers (enter): given each one's stream where it
+ * begins (from its run alone), the logits are its run alone's, bit for bit; the one
+ * beginning after the last layer is its stream's final norm. Out of order, refused. */
+START_TEST(test_enter)
+{
+    model *m = open_model(NULL, TENSOR_F32);
+    const model_config *c = &m->config;
+    int vocab = c->vocab_size;
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(transformer_new_kv(m, P + S * M, TRANSFORMER_KV_F32, &t, &err) == LLM_OK, "%s",
+                  err.text);
+    int prefix[P], rows[S * M], enter[S] = {0, 2, c->n_layers};
+    for (int i = 0; i < P; i++)
+        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+    for (int s = 0; s < S; s++)
+        for (int i = 0; i < M; i++)
+            rows[s * M + i] = (s * 101 + i * 53 + 7) % vocab;
+    streams st = {.dim = c->dim, .layers = c->n_layers, .enter = enter};
+    st.stream = malloc(sizeof(float) * (size_t)S * (c->n_layers + 1) * M * c->dim);
+    float *alone = malloc(sizeof(float) * (size_t)S * vocab);
+    float *together = malloc(sizeof(float) * (size_t)S * vocab);
+    ck_assert(st.stream && alone && together);
+    ck_assert_ptr_nonnull(transformer_run(t, prefix, P, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
+    hook keep = {.fn = keep_stream, .user = &st, .points = HOOK_BIT(HOOK_L_OUT),
+                 .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    int id;
+    ck_assert(transformer_hook_add(t, &keep, &id, &err) == LLM_OK);
+    for (int s = 0; s < S; s++) {
+        st.seq = s;
+        const float *lg = transformer_run(t, rows + s * M, M, P, TRANSFORMER_KERNELS_BATCH,
+                                          NULL, NULL);
+        ck_assert_ptr_nonnull(lg);
+        memcpy(alone + (size_t)s * vocab, lg, sizeof(float) * vocab);
+    }
+    transformer_hook_remove(t, id);
+    hook put = {.edit = put_stream, .user = &st, .points = HOOK_BIT(HOOK_L_OUT),
+                .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+    ck_assert(transformer_hook_add(t, &put, &id, &err) == LLM_OK);
+    ck_assert_msg(transformer_run_sequences(t, rows, M, S, P, enter, together), "%s",
+                  transformer_error(t, &err) != LLM_OK ? err.text : "");
+    for (int s = 0; s < S; s++)
+        for (int v = 0; v < vocab; v++)
+            ck_assert_msg(alone[(size_t)s * vocab + v] == together[(size_t)s * vocab + v],
+                          "sequence %d (from layer %d), logit %d: %.9g alone, %.9g together", s,
+                          enter[s], v, alone[(size_t)s * vocab + v],
+                          together[(size_t)s * vocab + v]);
+    int backwards[S] = {2, 1, 0};
+    ck_assert(!transformer_run_sequences(t, rows, M, S, P, backwards, together));
+    ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_ARG);
+    transformer_hook_remove(t, id);
+    free(st.stream);
+    free(alone);
+    free(together);
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
 START_TEST(test_recurrent_refused)
 {
     model *m = open_model("qwen35", TENSOR_F32);
@@ -105,7 +200,7 @@ START_TEST(test_recurrent_refused)
                   err.text);
     int rows[S * M] = {0};
     float *logits = malloc(sizeof(float) * (size_t)S * m->config.vocab_size);
-    ck_assert(!transformer_run_sequences(t, rows, M, S, 0, logits));
+    ck_assert(!transformer_run_sequences(t, rows, M, S, 0, NULL, logits));
     ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_ARG);
     free(logits);
     transformer_free(t);
@@ -120,6 +215,7 @@ static Suite *sequences_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_stories);
     tcase_add_test(tc, test_families);
+    tcase_add_test(tc, test_enter);
     tcase_add_test(tc, test_recurrent_refused);
     suite_add_tcase(s, tc);
     return s;

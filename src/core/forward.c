@@ -73,6 +73,8 @@ typedef struct {
                                pos + r % m of sequence r / m, kept at cache place pos + r */
     int row0;               /* a sequence's view of the pass (head_attend): its first row,
                                pos its first position, n its rows */
+    const int *enter;       /* a pass of sequences: the layer each begins at (ascending), or
+                               NULL (all at 0); a layer runs the rows of those begun */
     bool one;               /* one token: every thread runs the pass; else a batch */
     bool batch;             /* the batch kernels (GEMM products, the int8 cache made
                                fp32); else the token kernels */
@@ -1761,9 +1763,43 @@ static void rope_angles_seq(transformer *t, int pos, int n, int m)
     }
 }
 
-/* The pass of n rows at pos, in sequences of m rows (m = n: one). */
+/* The rows of the sequences that have begun by layer l (enter: all). */
+static int rows_begun(const pass *p, int l)
+{
+    if (!p->enter)
+        return p->n;
+    int s = 0;
+    while (s < p->n / p->seq && p->enter[s] <= l)
+        s++;
+    return s * p->seq;
+}
+
+/* The layers of a batch; with p->enter, each on the rows of the sequences begun by it,
+ * a sequence's rows handed to the editors at the point before its first layer (l_out of
+ * the one before it, or after the last layer: the final norm's input) to be written
+ * whole. */
+static void pass_layers(const pass *p)
+{
+    int dim = p->c->dim, begun = rows_begun(p, 0);
+    for (int l = 0; l <= p->c->n_layers; l++) {
+        int now = l < p->c->n_layers ? rows_begun(p, l) : p->n;
+        if (now > begun) /* sequences beginning at l: their stream, from the editors */
+            edit_span(p, HOOK_L_OUT, l - 1, begun, now - begun,
+                      p->t->buf.x + (size_t)begun * dim, dim, 0, dim);
+        begun = now;
+        if (l == p->c->n_layers)
+            break;
+        pass view = *p;
+        view.n = now;
+        if (now > 0)
+            layer_pass(&view, l);
+    }
+}
+
+/* The pass of n rows at pos, in sequences of m rows (m = n: one), each beginning at
+ * its layer of enter (NULL: all at 0). */
 static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, bool batch,
-                     const pass_hooks *hooks)
+                     const int *enter, const pass_hooks *hooks)
 {
     bool failed = false;
     bool several = m < n;
@@ -1776,6 +1812,7 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
         .pos = pos,
         .n = n,
         .seq = m,
+        .enter = enter,
         .one = n == 1 && !batch,
         .batch = batch,
         .tid = 0,
@@ -1796,8 +1833,11 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
     } else {
         if (p.c->ple_dim > 0)
             pass_layer_inputs(&p);
-        for (int l = 0; l < p.c->n_layers; l++)
-            layer_pass(&p, l);
+        if (enter)
+            pass_layers(&p);
+        else
+            for (int l = 0; l < p.c->n_layers; l++)
+                layer_pass(&p, l);
         pass_final(&p);
     }
     pass_logits_seen(&p);
@@ -1807,11 +1847,11 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
 bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
                   const pass_hooks *hooks)
 {
-    return pass_run(t, tokens, n, pos, n, batch, hooks);
+    return pass_run(t, tokens, n, pos, n, batch, NULL, hooks);
 }
 
 bool forward_pass_sequences(transformer *t, const int *tokens, int n, int pos, int m,
-                            const pass_hooks *hooks)
+                            const int *enter, const pass_hooks *hooks)
 {
-    return pass_run(t, tokens, n, pos, m, true, hooks);
+    return pass_run(t, tokens, n, pos, m, true, enter, hooks);
 }

@@ -20,9 +20,13 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
  * classifier input go to place pos + r, where the hooks see it. Each sequence's numbers
  * are those of a forward_pass of its rows alone at pos, bit for bit. kq and kq_soft_max
  * are not observed. No recurrent layers (their state is one sequence's); t->seq_kv
- * holds t->att_slots sequences' keys and values. */
+ * holds t->att_slots sequences' keys and values. enter (n / m, ascending; NULL: all
+ * 0): sequence s runs the layers from enter[s] on (n_layers: none); its rows are handed
+ * to the editors once at l_out of layer enter[s] - 1, before any layer runs them, and
+ * must be written whole there (nothing computed them: no layer may read another's KV
+ * cache then). */
 bool forward_pass_sequences(transformer *t, const int *tokens, int n, int pos, int m,
-                            const pass_hooks *hooks);
+                            const int *enter, const pass_hooks *hooks);
 
 /* RMSNorm of x (size) with weight into o (may be x). */
 void forward_rmsnorm(float *o, const float *x, const float *weight, int size, float eps);

@@ -12,6 +12,10 @@
 /* The places past the prompt a position's cells run in together (a batch chunk's most). */
 enum { PATCH_GROUP_PLACES = 256 };
 
+/* The most the corrupted run's stream may take (bytes) for a group's cells to skip the
+ * layers before theirs. */
+#define PATCH_STREAM_MAX (1024.0 * 1024 * 1024)
+
 /* The most the clean run's activations of a site may take (bytes). */
 #define PATCH_CLEAN_MAX (4.0 * 1024 * 1024 * 1024)
 
@@ -84,8 +88,13 @@ typedef struct {
     int layer, pos;        /* pos -1: every position (a head or expert site) */
     int c0, c1;            /* the columns put back; expert: c0 is the expert */
     /* or a group of cells run together (transformer_run_sequences): layers
-     * layer..layer+seqs-1 at position pos, sequence s's rows at places pos + s * seq_m */
+     * layer..layer+seqs-1 at position pos, sequence s's rows at places pos + s * seq_m,
+     * each beginning at its cell's layer (enter, or NULL: all at 0) with the corrupted
+     * run's stream there (corrupt_stream: (n_layers + 1, n, dim), the stream entering
+     * each layer and the one after the last) */
     int seqs, seq_m;
+    const int *enter;
+    float *corrupt_stream;
 } patcher;
 
 static float *clean_row(const patcher *q, int l, int p)
@@ -148,6 +157,17 @@ static int group_seq(const patcher *q, int at)
 {
     int r = at - q->pos;
     return r >= 0 && r % q->seq_m == 0 && r / q->seq_m < q->seqs ? r / q->seq_m : -1;
+}
+
+/* The corrupted run: the stream entering each layer and the one after the last. */
+static void keep_stream(void *user, const hook_tensor *x)
+{
+    patcher *q = user;
+    int dim = q->m->config.dim;
+    for (int i = 0; i < x->n; i++)
+        if (x->pos + i < q->n)
+            memcpy(q->corrupt_stream + ((size_t)(x->layer + 1) * q->n + x->pos + i) * dim,
+                   x->data + (size_t)i * x->stride, sizeof(float) * (size_t)dim);
 }
 
 /* mlp_out's patched run: its own ffn_inp at the patched position (a group: each
@@ -225,7 +245,14 @@ static void put_back_group(const patcher *q, hook_slice *x)
 {
     int dim = q->m->config.dim;
     for (int i = 0; i < x->n; i++) {
-        int s = group_seq(q, x->pos + i), hl;
+        int r = x->pos + i - q->pos, hl;
+        if (q->enter && x->point == HOOK_L_OUT && r >= 0 && r / q->seq_m < q->seqs &&
+            x->layer == q->enter[r / q->seq_m] - 1) /* the rows of a sequence beginning here */
+            memcpy(x->data + (size_t)i * x->stride,
+                   q->corrupt_stream + ((size_t)(x->layer + 1) * q->n + q->pos + r % q->seq_m) *
+                                           dim + x->col,
+                   sizeof(float) * (size_t)x->width);
+        int s = group_seq(q, x->pos + i);
         if (s < 0 || site_point(q->site, q->layer + s, &hl) != x->point || hl != x->layer)
             continue;
         int a = x->col, b = x->col + x->width, w = site_width(q, q->layer + s);
@@ -428,6 +455,9 @@ struct patching {
     int corrupt_below;    /* the KV cache holds the corrupted run's rows of the positions
                              below it (a patched run writes its position and after) */
     bool groups;          /* a position's cells run together (transformer_run_sequences) */
+    int *group_enter;     /* (rows) each sequence's first layer, when the later layers of
+                             a group begin at their cells' (skipping the layers before, the
+                             corrupted run's); NULL when they run from the embedding */
     int *group_tokens;    /* (rows * n) a group's sequences' tokens */
     float *group_logits;  /* (rows, vocab) each sequence's last logits */
 };
@@ -539,12 +569,18 @@ static llm_status run_group(patching *pt, int row, int col, int seqs, llm_err *e
     q->pos = col;
     q->seqs = seqs;
     q->seq_m = m;
+    q->enter = pt->group_enter ? pt->group_enter + row : NULL;
     for (int s = 0; s < seqs; s++) {
         int hl;
         points |= HOOK_BIT(site_point(q->site, q->layer + s, &hl));
         hl = hl < 0 ? 0 : hl;
         lo = hl < lo ? hl : lo;
         hi = hl > hi ? hl : hi;
+        if (q->enter && q->enter[s] > 0) { /* where its rows begin: l_out before */
+            points |= HOOK_BIT(HOOK_L_OUT);
+            lo = q->enter[s] - 1 < lo ? q->enter[s] - 1 : lo;
+            hi = q->enter[s] - 1 > hi ? q->enter[s] - 1 : hi;
+        }
     }
     for (int s = 0; s < seqs; s++)
         memcpy(pt->group_tokens + (size_t)s * m, pt->corrupt + col, sizeof(int) * (size_t)m);
@@ -559,11 +595,12 @@ static llm_status run_group(patching *pt, int row, int col, int seqs, llm_err *e
     for (int i = 0; i < count && st == LLM_OK; i++)
         st = transformer_hook_add(pt->t, &h[i], &id[i], err);
     if (st == LLM_OK && !transformer_run_sequences(pt->t, pt->group_tokens, m, seqs, col,
-                                                   pt->group_logits))
+                                                   q->enter, pt->group_logits))
         st = transformer_error(pt->t, err);
     for (int i = 0; i < count; i++)
         transformer_hook_remove(pt->t, id[i]);
     q->seqs = 0;
+    q->enter = NULL;
     pt->corrupt_below = col;
     if (st != LLM_OK)
         return st;
@@ -632,22 +669,40 @@ static llm_status start(patching *pt, llm_err *err)
     hook cap = {.fn = capture, .user = &pt->q, .points = points,
                 .layer_first = first_hl < 0 ? 0 : first_hl, .layer_last = last_hl, .pos = -1};
     llm_status st;
+    /* a position's cells together where the model has no recurrent state and there is
+     * room (patching_ctx); each beginning at its cell's layer where no layer reads
+     * another's KV cache and the corrupted run's stream is not too big to keep */
+    pt->groups = patch_site_positions(s->site) && c->dn_layers == 0 && rows > 1 &&
+                 transformer_ctx(pt->t) >= n + 2;
+    bool own_caches = true;
+    for (int l = 0; l < c->n_layers; l++)
+        own_caches = own_caches && m->layers[l].kv_layer == l;
+    size_t stream_bytes = sizeof(float) * (size_t)(c->n_layers + 1) * n * c->dim;
+    if (pt->groups) {
+        pt->group_tokens = malloc(sizeof(int) * (size_t)rows * n);
+        pt->group_logits = malloc(sizeof(float) * (size_t)rows * vocab);
+        if (own_caches && stream_bytes <= PATCH_STREAM_MAX) {
+            pt->group_enter = malloc(sizeof(int) * (size_t)rows);
+            pt->q.corrupt_stream = malloc(stream_bytes);
+        }
+        if (!pt->group_tokens || !pt->group_logits ||
+            (own_caches && stream_bytes <= PATCH_STREAM_MAX &&
+             (!pt->group_enter || !pt->q.corrupt_stream)))
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
+        for (int r = 0; pt->group_enter && r < rows; r++)
+            pt->group_enter[r] = s->layer_first + r;
+    }
+    hook keep = {.fn = keep_stream, .user = &pt->q,
+                 .points = HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_L_OUT), .layer_first = 0,
+                 .layer_last = c->n_layers - 1, .pos = -1};
+    bool keeping = pt->q.corrupt_stream != NULL;
     if ((st = run_with(pt->t, pt->clean, 0, n, &cap, 1, out->clean_logits, err)) != LLM_OK ||
-        (st = run_with(pt->t, pt->corrupt, 0, n, NULL, 0, out->corrupt_logits, err)) != LLM_OK)
+        (st = run_with(pt->t, pt->corrupt, 0, n, keeping ? &keep : NULL, keeping ? 1 : 0,
+                       out->corrupt_logits, err)) != LLM_OK)
         return st;
     pt->corrupt_below = n;
     if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim each) */
         memset(pt->q.ffn_inp, 0, sizeof(float) * c->dim);
-    /* a position's cells together where the model has no recurrent state and there is
-     * room (patching_ctx) */
-    pt->groups = patch_site_positions(s->site) && c->dn_layers == 0 && rows > 1 &&
-                 transformer_ctx(pt->t) >= n + 2;
-    if (pt->groups) {
-        pt->group_tokens = malloc(sizeof(int) * (size_t)rows * n);
-        pt->group_logits = malloc(sizeof(float) * (size_t)rows * vocab);
-        if (!pt->group_tokens || !pt->group_logits)
-            return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the patching runs");
-    }
     if (s->metric == PATCH_KL) {
         out->clean = 0.0;
         out->corrupt = kl_from_clean(out->clean_logits, out->corrupt_logits, vocab);
@@ -790,6 +845,8 @@ void patching_free(patching *pt)
     free(pt->q.now_ids);
     free(pt->q.now_down);
     free(pt->group_tokens);
+    free(pt->group_enter);
+    free(pt->q.corrupt_stream);
     free(pt->group_logits);
     free(pt->clean);
     free(pt);

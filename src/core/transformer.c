@@ -527,13 +527,28 @@ const float *transformer_run(transformer *t, const int *tokens, int n, int pos,
     return t->logits;
 }
 
+/* Whether enter (seqs, or NULL) is ascending within 0..n_layers and, where a sequence
+ * begins after layer 0, no layer reads another's KV cache. */
+static bool enter_valid(const transformer *t, const int *enter, int seqs)
+{
+    const model_config *c = &t->m->config;
+    for (int s = 0; enter && s < seqs; s++)
+        if (enter[s] < (s ? enter[s - 1] : 0) || enter[s] > c->n_layers)
+            return false;
+    if (enter && enter[seqs - 1] > 0)
+        for (int l = 0; l < c->n_layers; l++)
+            if (t->m->layers[l].kv_layer != l)
+                return false;
+    return true;
+}
+
 bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seqs, int pos,
-                               float *logits)
+                               const int *enter, float *logits)
 {
     t->failure = LLM_OK;
     int n = m * seqs, vocab = t->m->config.vocab_size;
     if (m <= 0 || seqs <= 0 || n > t->chunk || t->dn_live || pos < 0 || pos > t->ctx - n ||
-        !tokens_valid(t, tokens, n))
+        !tokens_valid(t, tokens, n) || !enter_valid(t, enter, seqs))
         return failed(t, LLM_ERR_ARG, "", pos, n > 0 ? n : 1);
     if (n > t->cap)
         pass_buffers_reserve(t, n);
@@ -550,7 +565,7 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
         return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
     pass_hooks hooks;
     hooks_collect(t, NULL, 0, &hooks);
-    if (!forward_pass_sequences(t, tokens, n, pos, m, &hooks))
+    if (!forward_pass_sequences(t, tokens, n, pos, m, enter, &hooks))
         return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
     memset(t->batch_of + pos, 1, (size_t)n);
     for (int s = 0; s < seqs; s++)

@@ -92,11 +92,18 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
  * sequence's numbers are those of transformer_run of its tokens at pos on the batch
  * kernels, bit for bit: the pass reads the weights once for all of them (activation
  * patching's cells of one position). Writes each sequence's last position's logits to
- * logits (seqs, vocab). False, with transformer_error saying why, on a model with
- * recurrent layers (their state is one sequence's), more than transformer_batch_chunk
- * rows, places past the context, or out of memory. */
+ * logits (seqs, vocab).
+ * enter (seqs, ascending within 0..n_layers; NULL: all 0): sequence s runs only the
+ * layers from enter[s] on. Nothing computes its rows before: an editor registered at
+ * l_out of layer enter[s] - 1 (after the last layer for n_layers) is handed them once,
+ * before the layer reads them, and must write them whole (the stream that layer reads:
+ * the numbers are then those of a run whose stream there was that). A model whose
+ * layers read another's KV cache refuses a sequence that begins after layer 0.
+ * False, with transformer_error saying why, on a model with recurrent layers (their
+ * state is one sequence's), more than transformer_batch_chunk rows, places past the
+ * context, enter out of order, or out of memory. */
 bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seqs, int pos,
-                               float *logits);
+                               const int *enter, float *logits);
 
 /* The positions running position pos again runs first (a hybrid model's recurrent
  * state made again from its checkpoint at or before pos: at most 31); 0 for a model
