@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The longest prompt a grid is run for here: a grid has layers x tokens cells and
+ * keeps two runs' streams. */
+enum { PATCH_BOARD_TOKENS_MAX = 1024 };
+
 struct patch_board {
     const model *m;         /* a live grid's */
     transformer_kv kv;
@@ -90,6 +94,10 @@ llm_status patch_board_start(patch_board *b, const model *m, transformer_kv kv, 
                         "patching needs them the same length", n_clean, n_corrupt);
     if (n_clean < 1)
         return llm_fail(err, LLM_ERR_ARG, "an empty prompt");
+    if (n_clean > PATCH_BOARD_TOKENS_MAX)
+        return llm_fail(err, LLM_ERR_ARG, "the prompt is %d tokens: the patching view takes at "
+                        "most %d (/reset for a shorter context, or llmchat -m patch)", n_clean,
+                        PATCH_BOARD_TOKENS_MAX);
     b->clean = malloc(sizeof(int) * 2 * (size_t)n_clean);
     b->cell_logits = malloc(sizeof(float) * (size_t)m->config.vocab_size);
     if (!b->clean || !b->cell_logits) {

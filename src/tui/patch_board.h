@@ -39,9 +39,9 @@ typedef struct {
 patch_board *patch_board_new(void); /* NULL when out of memory */
 void patch_board_free(patch_board *b); /* NULL does nothing */
 
-/* Starts a grid of every layer on m (a transformer of n positions, KV cache kv) for the
- * prompts clean and corrupt (n_clean, n_corrupt ids: refused with both counts when
- * they differ), site and metric; the answer and wrong tokens are the two runs' top
+/* Starts a grid of every layer on m (a transformer of patching_ctx positions, KV cache
+ * kv) for the prompts clean and corrupt (n_clean, n_corrupt ids: refused with both
+ * counts when they differ, and above 1024 tokens), site and metric; the answer and wrong tokens are the two runs' top
  * tokens, and where those agree the metric becomes the KL divergence (*note says so;
  * else ""). Runs the two prompts now; the cells run in patch_board_step. The grid
  * before is dropped, also when this fails. */
