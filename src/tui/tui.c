@@ -1004,8 +1004,8 @@ static void main_loop(tui *t)
             continue;
         }
         /* a patching grid's next cell, between replies' tokens and the keys */
-        bool patching = !busy && t->patch && patch_board_running(t->patch);
-        if (patching) {
+        bool cells_due = !busy && t->patch && patch_board_running(t->patch);
+        if (cells_due) {
             llm_err err;
             if (patch_board_step(t->patch, &err) != LLM_OK)
                 tui_say(t, "patching stopped: %s", err.text);
@@ -1015,7 +1015,7 @@ static void main_loop(tui *t)
         int wait = IDLE_WAIT_MS;
         if (busy)
             wait = now >= next_step ? 0 : (int)(next_step - now) + 1; /* 0: poll between tokens */
-        else if (patching)
+        else if (cells_due)
             wait = 0; /* poll between cells */
         else if (t->dirty)
             wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
