@@ -35,10 +35,11 @@ static model *open_stories(void)
     return m;
 }
 
-static model *open_hybrid(void)
+/* A tiny family fixture (tests/family_gguf.h), fp32 weights. */
+static model *open_family(const char *family)
 {
-    const char *path = temp_path("patch-qwen35.gguf");
-    ck_assert(family_gguf_write(path, "qwen35", NULL, NULL));
+    const char *path = temp_path("patch-family.gguf");
+    ck_assert(family_gguf_write(path, family, NULL, NULL));
     model_options mo;
     model_options_default(&mo);
     mo.weights = TENSOR_F32;
@@ -227,7 +228,7 @@ START_TEST(test_stepping)
     check_stepping(m, PATCH_MLP_OUT);
     check_stepping(m, PATCH_HEAD);
     model_close(m);
-    m = open_hybrid();
+    m = open_family("qwen35");
     check_stepping(m, PATCH_ATTN_OUT);
     check_stepping(m, PATCH_HEAD_K);
     model_close(m);
@@ -259,15 +260,8 @@ static void never_expert_0(void *user, hook_slice *x)
  * e2e_patch.sh. */
 START_TEST(test_expert_site)
 {
-    const char *path = temp_path("patch-qwen3moe.gguf");
-    ck_assert(family_gguf_write(path, "qwen3moe", NULL, NULL));
-    model_options mo;
-    model_options_default(&mo);
-    mo.weights = TENSOR_F32;
-    model *m = NULL;
+    model *m = open_family("qwen3moe");
     llm_err err;
-    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
-    remove(path);
     const model_config *c = &m->config;
     ck_assert(c->n_experts > 0 && c->n_experts <= 64 && c->n_layers <= 8);
     int clean[N], corrupt[N];
@@ -317,7 +311,7 @@ END_TEST
 
 START_TEST(test_properties_hybrid)
 {
-    model *m = open_hybrid();
+    model *m = open_family("qwen35");
     check_properties(m);
     model_close(m);
 }

@@ -510,6 +510,19 @@ static bool aim(patching *pt, int row, int col)
     return true;
 }
 
+/* Makes the KV cache before position from the corrupted run's again where a cell run out
+ * of order wrote positions below it (the corrupted prompt run again from there). */
+static llm_status corrupt_cache_below(patching *pt, int from, llm_err *err)
+{
+    if (pt->corrupt_below >= from)
+        return LLM_OK;
+    llm_status st = run_with(pt->t, pt->corrupt, pt->corrupt_below, pt->n, NULL, 0, pt->logits,
+                             err);
+    if (st == LLM_OK)
+        pt->corrupt_below = pt->n;
+    return st;
+}
+
 /* Runs the cell the patcher is aimed at: the corrupted prompt from the cell's position
  * (a head site: from the start) with the clean activation put back; its last
  * position's logits into pt->logits. */
@@ -517,13 +530,9 @@ static llm_status run_cell(patching *pt, llm_err *err)
 {
     patcher *q = &pt->q;
     int from = q->pos < 0 ? 0 : q->pos, hl;
-    if (pt->corrupt_below < from) { /* a cell run out of order wrote positions below it */
-        llm_status st = run_with(pt->t, pt->corrupt, pt->corrupt_below, pt->n, NULL, 0,
-                                 pt->logits, err);
-        if (st != LLM_OK)
-            return st;
-        pt->corrupt_below = pt->n;
-    }
+    llm_status st0 = corrupt_cache_below(pt, from, err);
+    if (st0 != LLM_OK)
+        return st0;
     hook_point point = site_point(q->site, q->layer, &hl);
     bool expert = q->site == PATCH_EXPERT;
     hook h[2] = {
@@ -758,13 +767,10 @@ llm_status patching_step(patching *pt, llm_err *err)
     cell_at(pt, pt->next, &row, &col);
     int seqs = by_head(pt) ? 1 : group_size(pt, row, col);
     if (seqs > 1) {
-        if (pt->corrupt_below < col) { /* a cell run out of order wrote positions below */
-            llm_status st = run_with(pt->t, pt->corrupt, pt->corrupt_below, pt->n, NULL, 0,
-                                     pt->logits, err);
-            if (st != LLM_OK)
-                return st;
-        }
-        llm_status st = run_group(pt, row, col, seqs, err);
+        llm_status st = corrupt_cache_below(pt, col, err);
+        if (st != LLM_OK)
+            return st;
+        st = run_group(pt, row, col, seqs, err);
         if (st == LLM_OK)
             pt->next += seqs;
         return st;
