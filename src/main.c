@@ -72,6 +72,8 @@ static const front_end front_ends[] = {
                       .needs = {.engine = true, .top_n = 0, .signals = SESSION_SIGNALS_STOP}},
     [MODE_PATCH] = {.run = cli_patch,
                     .needs = {.engine = true, .top_n = 0, .signals = SESSION_SIGNALS_STOP}},
+    [MODE_COMPARE_SERVER] = {.run = cli_compare_server,
+                             .needs = {.engine = true, .top_n = 0, .signals = SESSION_SIGNALS_STOP}},
     [MODE_REPLAY] = {.run = cli_replay,
                      .needs = {.engine = true, .top_n = 10, .prepare = cli_replay_open}},
 };
@@ -83,6 +85,8 @@ static int run(app_options *o)
         return rc;
     if (o->mode == MODE_VIEW) /* no model: the trace holds what is shown */
         return tui_view(o);
+    if (o->server_url) /* no model: the server runs it */
+        return cli_remote_generate(o);
     const front_end *fe = &front_ends[o->mode];
     session s;
     rc = session_open(&s, o, &fe->needs);

@@ -168,6 +168,46 @@ SET_CONSTANT(set_compare, compare, true)
 
 SET_CONSTANT(set_pieces, pieces, true)
 
+SET_STRING(set_server_model, server_model)
+
+static const char *check_url(const char *v)
+{
+    return strncmp(v, "http://", 7) == 0 || strncmp(v, "https://", 8) == 0
+               ? NULL
+               : "must be an http:// or https:// URL";
+}
+
+static const char *set_server(app_options *o, const char *v)
+{
+    o->server_url = v;
+    return check_url(v);
+}
+
+static const char *set_compare_server(app_options *o, const char *v)
+{
+    o->compare_server = v;
+    return check_url(v);
+}
+
+static const char *set_api_key_env(app_options *o, const char *v)
+{
+    o->api_key_env = v;
+    for (const char *p = v; *p; p++)
+        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+              (p > v && *p >= '0' && *p <= '9')))
+            return "must name an environment variable (letters, digits, _)";
+    return *v ? NULL : "must name an environment variable (letters, digits, _)";
+}
+
+static const char *set_server_timeout(app_options *o, const char *v)
+{
+    float s;
+    if (!parse_float(v, &s) || !(s >= 1 && s <= 86400))
+        return "must be a number of seconds from 1 to 86400";
+    o->server_timeout = s;
+    return NULL;
+}
+
 static const char *set_weights(app_options *o, const char *v)
 {
     if (!model_weights_parse(v, &o->weights))
@@ -488,7 +528,8 @@ static const app_option own_rows[] = {
     {.name = "metric", .arg = "NAME",
      .help = "patch: logit-diff (default: normalised, 0 corrupted, 1\nclean) or kl (from the clean distribution)",
      .set = set_patch_metric},
-    {.name = "json", .help = "patch: print one JSON object", .set = set_json},
+    {.name = "json", .help = "patch, --compare-server: print one JSON object; --server -m\ngenerate: one JSON line per token (id, bytes, log-probability, top)",
+     .set = set_json},
     {.name = "replay", .arg = "TRACE",
      .help = "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
      .set = set_replay},
@@ -499,6 +540,21 @@ static const app_option own_rows[] = {
      .help = "browse a trace in the TUI, read-only, with no model\n(Conversation, Tokens, Attention, the logit lens)",
      .set = set_view},
     {.name = "pieces", .help = "tokenize: print pieces instead of ids", .set = set_pieces},
+    {.name = "server", .arg = "URL", .config = true,
+     .help = "generate with the model a server runs (llama-server, vLLM,\nollama: docs/remote.md) instead of a local one",
+     .set = set_server},
+    {.name = "compare-server", .arg = "URL",
+     .help = "run MODEL and the server's model on the same tokens and compare\ntheir distributions per position (KL, top-1 agreement)",
+     .set = set_compare_server},
+    {.name = "server-model", .arg = "NAME", .config = true,
+     .help = "the model to ask the server for (default: the first it serves)",
+     .set = set_server_model},
+    {.name = "api-key-env", .arg = "NAME", .config = true,
+     .help = "read the server's API key from the environment variable NAME\n(sent as a bearer token, written nowhere)",
+     .set = set_api_key_env},
+    {.name = "server-timeout", .arg = "S", .config = true,
+     .help = "fail when the server sends nothing for S seconds (default 300)",
+     .set = set_server_timeout},
     {.name = "weights", .arg = "TYPE", .config = true,
      .help = "native (default), q8_0 or f32: compute the file's block types in place\n(Q4_0..Q6_K, MXFP4, Q8_0; others become Q8_0), or convert all to int8 / fp32",
      .set = set_weights},
@@ -687,6 +743,7 @@ void options_default(app_options *o)
     o->position = -1;
     o->layer_first = o->layer_last = -1;
     o->keep_chats = OPTIONS_KEEP_CHATS_DEFAULT;
+    o->server_timeout = 300;
 }
 
 static const char *keep(app_options *o, char *s)
@@ -1007,10 +1064,10 @@ static int settle(app_options *o, bool model_given)
     if (o->layer_first >= 0 && o->mode != MODE_TENSORS && o->mode != MODE_PATCH)
         return usage_error("--layers is for -m tensors and -m patch");
     bool patch_options = o->patch_clean || o->patch_corrupt || o->patch_answer ||
-                         o->patch_wrong || o->patch_site || o->patch_kl || o->json;
+                         o->patch_wrong || o->patch_site || o->patch_kl;
     if (patch_options && o->mode != MODE_PATCH)
-        return usage_error("--clean, --corrupt, --answer, --wrong, --site, --metric and --json "
-                           "are for -m patch");
+        return usage_error("--clean, --corrupt, --answer, --wrong, --site and --metric are for "
+                           "-m patch");
     if (o->mode == MODE_PATCH && (!o->patch_clean || !o->patch_corrupt))
         return usage_error("-m patch needs --clean TEXT and --corrupt TEXT");
     if (o->mode == MODE_PATCH && (o->trace_attn || o->trace_lens || o->trace_tensors))
@@ -1030,6 +1087,33 @@ static int settle(app_options *o, bool model_given)
         o->mode = MODE_VIEW;
     if (o->compare && !o->replay_path)
         return usage_error("--compare needs --replay TRACE");
+    if (o->server_url && model_given && !o->server_given)
+        o->server_url = NULL; /* MODEL on the command line outranks the config's server */
+    if (o->compare_server) {
+        if (o->server_url && o->server_given)
+            return usage_error("--compare-server names the server: drop --server");
+        if (o->mode != MODE_AUTO && o->mode != MODE_GENERATE)
+            return usage_error("--compare-server generates from -i on the server and compares: "
+                               "drop -m");
+        if (o->replay_path || o->view_path)
+            return usage_error("--compare-server does not take --replay or --view");
+        o->server_url = NULL;
+        o->mode = MODE_COMPARE_SERVER;
+    }
+    if (o->server_url) {
+        if (model_given)
+            return usage_error("give MODEL or --server, not both (--compare-server URL compares "
+                               "MODEL with the server's)");
+        if (o->replay_path || o->view_path)
+            return usage_error("--server does not take --replay or --view yet");
+        if (o->mode != MODE_GENERATE)
+            return usage_error("--server works with -m generate (and --compare-server with a "
+                               "MODEL); the chat and the TUI over a server are not there yet");
+        if (o->trace_path)
+            return usage_error("--trace does not record a served model yet: use --json");
+    }
+    if (o->json && o->mode != MODE_PATCH && o->mode != MODE_COMPARE_SERVER && !o->server_url)
+        return usage_error("--json is for -m patch, --compare-server and --server -m generate");
     if (o->prompt && o->file)
         return usage_error("give the input with -i or -f, not both");
     if (!o->seed_given)
@@ -1059,6 +1143,9 @@ int options_parse(int argc, char **argv, app_options *o)
         if (why)
             rc = usage_error("--%s %s, got '%s'", cl.given[i].row->name, why, cl.given[i].value);
     }
+    for (int i = 0; i < cl.n_given; i++)
+        if (cl.given[i].row->set == set_server)
+            o->server_given = true;
     free(cl.given);
     if (rc != 0)
         return rc;

@@ -38,6 +38,7 @@ typedef enum {
     MODE_PATCH,   /* -m patch */
     MODE_REPLAY, /* --replay TRACE */
     MODE_VIEW,   /* --view TRACE */
+    MODE_COMPARE_SERVER, /* --compare-server URL */
 } app_mode;
 typedef enum { THEME_DARK = 0, THEME_LIGHT, THEME_MONO } app_theme;
 /* --autosave: which sessions save their chat under the state directory. */
@@ -99,6 +100,14 @@ typedef struct {
     bool compare;                /* --compare */
     const char *view_path;       /* --view TRACE */
     bool pieces;                 /* tokenize --pieces */
+    const char *server_url;      /* --server URL: a served model instead of a local one */
+    bool server_given;           /* ... given on the command line (the config's is ignored
+                                    when MODEL is) */
+    const char *compare_server;  /* --compare-server URL */
+    const char *server_model;    /* --server-model NAME: the model asked of the server */
+    const char *api_key_env;     /* --api-key-env NAME: the environment variable holding the
+                                    server's API key */
+    double server_timeout;       /* --server-timeout S: the most a server may stay silent */
     tensor_type weights;         /* --weights q8_0|f32 */
     bool weights_given;          /* --weights was set (command line or config) */
     bool no_panels;              /* --panels off: GGUF Q8_0 read from the file's blocks alone;

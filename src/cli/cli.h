@@ -20,6 +20,12 @@ int cli_tensors(session *s);
 /* -m patch: activation patching of --clean against --corrupt (patching.h); prints the
  * grid, or one JSON object with --json. */
 int cli_patch(session *s);
+/* --server URL -m generate: the prompt continued by a served model (remote.h); no
+ * local model. */
+int cli_remote_generate(const app_options *o);
+/* MODEL --compare-server URL: the local model against the served one on the server's
+ * greedy continuation of the prompt (remote_compare.h). */
+int cli_compare_server(session *s);
 
 /* --replay: reads the trace (printing its problems) and, when the command line does
  * not say, takes the model path, weights and KV cache type from its header. Returns

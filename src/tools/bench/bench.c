@@ -36,6 +36,7 @@
 #include "report.h"
 #include "shapes.h"
 #include "side_by_side.h"
+#include "served.h"
 #include "sweep.h"
 #include "tui_timing.h"
 
@@ -226,6 +227,8 @@ int main(int argc, char **argv)
         return rc;
     kernels_set_prefetch(o.prefetch);
     kernels_set_decode_streams(o.decode_streams);
+    if (o.server) /* a served model: no shape, no file */
+        return served_run(&o);
     make_dirs(o.cache);
     static programs p;
     if (find_programs(&o, &p) != 0)

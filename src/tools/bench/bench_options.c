@@ -81,6 +81,12 @@ static void usage(FILE *f)
             "      --patch N       instead of the table: activation patching (-m patch's\n"
             "                      resid_pre grid, every layer x N positions, KL) against\n"
             "                      one forward pass of the N-token prompt, as a ratio\n"
+            "      --server URL    instead of the table: a served model (llama-server, vLLM,\n"
+            "                      ollama): time to first token of a -p N token prompt and\n"
+            "                      decode tok/s of --gen G tokens, --rounds R requests\n"
+            "                      (default 3), each prompt new to the server's cache\n"
+            "      --server-model NAME, --api-key-env NAME\n"
+            "                      the served model, and the variable holding the API key\n"
             "      --json          one JSON object per shape instead of a table\n"
             "      --llmchat PATH  the llmchat program: measure the TUI's decode speed as a\n"
             "                      fraction of generate mode's, and both modes' time to first\n"
@@ -224,7 +230,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
-        OPT_PATCH,
+        OPT_PATCH, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -240,6 +246,9 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
         {"gen", required_argument, NULL, OPT_GEN},
         {"patch", required_argument, NULL, OPT_PATCH},
+        {"server", required_argument, NULL, OPT_SERVER},
+        {"server-model", required_argument, NULL, OPT_SERVER_MODEL},
+        {"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
         {"tui-script", required_argument, NULL, OPT_TUI_SCRIPT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"quant", required_argument, NULL, OPT_QUANT},
@@ -320,6 +329,16 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_ANCHOR_REPS: o->anchor_reps = int_option(optarg, "--anchor-reps", 1, 100); break;
         case OPT_GEN: o->gen = int_option(optarg, "--gen", 1, MAX_PROMPT); break;
         case OPT_PATCH: o->patch = int_option(optarg, "--patch", 2, 256); break;
+        case OPT_SERVER:
+            if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
+                fprintf(stderr, "llmchat-bench: --server must be an http:// or https:// URL, not "
+                                "'%s'\n", optarg);
+                return 2;
+            }
+            o->server = optarg;
+            break;
+        case OPT_SERVER_MODEL: o->server_model = optarg; break;
+        case OPT_API_KEY_ENV: o->api_key_env = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -41,6 +41,9 @@ typedef struct {
     bool sweep;         /* --sweep: rounds on 1, 2, 4, ... threads instead of the table */
     int sweep_at[16];   /* --sweep-at: the sweep's thread counts instead (0 ends the list) */
     bool want[BENCH_SHAPES_MAX]; /* the shapes to time, by their row in bench_shapes */
+    const char *server; /* --server URL: time a served model instead (served.h) */
+    const char *server_model; /* --server-model NAME */
+    const char *api_key_env;  /* --api-key-env NAME */
 } bench_options;
 
 /* Parses argv into o, with the defaults of what it leaves out: the shapes 15M and
