@@ -123,7 +123,8 @@ int cli_remote_generate(const app_options *o)
         rc = 1;
     }
     double gen_s = (res.total_ms - res.first_token_ms) / 1e3;
-    fprintf(stderr, "prompt: %d tok; generated: %d tok, first after %.0f ms, %.1f tok/s%s%s%s\n",
+    if (rc == 0 || res.generated > 0)
+        fprintf(stderr, "prompt: %d tok; generated: %d tok, first after %.0f ms, %.1f tok/s%s%s%s\n",
             res.prompt_tokens ? res.prompt_tokens : n, res.generated, res.first_token_ms,
             res.generated > 1 && gen_s > 0 ? (res.generated - 1) / gen_s : 0.0,
             interrupted ? " (interrupted)" : "", res.stop[0] && !interrupted ? "; stop: " : "",

@@ -1,0 +1,239 @@
+#!/bin/sh
+# e2e_remote.sh — the served-model client (--server, --compare-server, llmchat-bench
+# --server) against tests/fake_server answering as llama-server 0.4.0 did (its recorded
+# answers), and as vLLM and ollama answer by their documented shapes
+# (tests/data/remote): the tokens, ids and top log-probabilities each gives, the request
+# llmchat sends each (ids as the prompt, the top-k asked for, the sampler), the API key
+# sent as a bearer token and written nowhere else, the comparison of the local
+# stories260K with the server's answer; and the failures, each one line and exit 1: an
+# error status with the server's message, an answer that is not HTTP, a stream cut in
+# the middle (the tokens before it kept), a server that says nothing (--server-timeout),
+# nothing listening, a key variable that is not set; Ctrl-C stopping a reply; the
+# option errors (exit 2) and the config file's server key.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+REC=$DATA/remote
+MODEL=$(model_file stories260K.gguf)
+"$LLMCHAT_BIN" --help | grep -q -- '--server URL' || hard_error "no --server in --help"
+
+# token_ids FILE: the ids of the --json token lines, space-separated.
+token_ids() {
+    "$PYTHON" -c '
+import json, sys
+ids = []
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if "i" in o:
+        ids.append(str(o["id"]))
+print(" ".join(ids))' "$1"
+}
+
+# recorded_ids FILE: the ids of llama-server's recorded stream, in order.
+recorded_ids() {
+    "$PYTHON" -c '
+import json, sys
+ids = []
+for line in open(sys.argv[1]):
+    if line.startswith("data: "):
+        for p in json.loads(line[6:]).get("completion_probabilities", []):
+            ids.append(str(p["id"]))
+print(" ".join(ids))' "$1"
+}
+
+# ---- llama-server (recorded) ----
+start_fake_server --routes "$REC/llama-server" --log "$T/llama.log"
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 8 --temperature 0 --json
+assert_status 0
+want=$(recorded_ids "$REC/llama-server/completion")
+got=$(token_ids "$T/out")
+assert_eq "llama-server: the token ids" "$want" "$got"
+# every token's top list is the recorded one: ids and log-probabilities
+"$PYTHON" -c '
+import json, sys
+rec = []
+for line in open(sys.argv[1]):
+    if line.startswith("data: "):
+        rec += json.loads(line[6:]).get("completion_probabilities", [])
+got = [json.loads(l) for l in open(sys.argv[2])]
+toks = [g for g in got if "i" in g]
+assert len(toks) == len(rec), (len(toks), len(rec))
+for g, r in zip(toks, rec):
+    assert abs(g["logprob"] - r["logprob"]) < 1e-6, (g, r)
+    assert [t[0] for t in g["top"]] == [t["id"] for t in r["top_logprobs"]], (g, r)
+    for t, rt in zip(g["top"], r["top_logprobs"]):
+        assert abs(t[2] - rt["logprob"]) < 1e-6 and t[1] == rt["token"], (t, rt)
+last = got[-1]
+assert last["stop"] == "limit" and last["generated"] == len(rec), last
+' "$REC/llama-server/completion" "$T/out" || fail "the --json lines are not the recorded answer"
+assert_contains "line 68" "$(cat "$T/err")" "server: llama-server at $FAKE_URL, model stories260K.gguf (ctx 512)"
+# the request: the server's ids as the prompt, the top 10, greedy
+body=$(grep '^BODY: {"prompt"' "$T/llama.log")
+assert_contains "line 71" "$body" '"prompt":[1,410,403,407,261,378]'
+assert_contains "line 72" "$body" '"n_probs":10'
+assert_contains "line 73" "$body" '"stream":true'
+assert_contains "line 74" "$body" '"temperature":0'
+assert_contains "line 75" "$body" '"n_predict":8'
+grep -q '^BODY: {"content":"Once upon a time","add_special":true}' "$T/llama.log" ||
+    fail "POST /tokenize did not ask for BOS: $(grep '^BODY' "$T/llama.log")"
+# the text as -m generate prints it
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 8 --temperature 0
+assert_status 0
+assert_eq "llama-server: the text" "Once upon a time, there was a little girl" "$(cat "$T/out")"
+pass "llama-server: 8 tokens, their ids and top-10 log-probabilities as recorded; the request"
+
+# ---- the local model against the recorded answer ----
+run_llmchat "$MODEL" --weights f32 --compare-server "$FAKE_URL" -i "Once upon a time" -n 8 --json
+assert_status 0
+"$PYTHON" -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+s = o["summary"]
+assert s["positions"] == 8 and s["top1_agree"] == 8, s
+assert s["kl_max"] < 1e-5, s
+assert [p["pos"] for p in o["positions"]] == list(range(4, 12)), o["positions"]
+print("kl_max %.3g" % s["kl_max"])' "$T/out" >"$T/kl" || fail "--compare-server: $(cat "$T/out")"
+run_llmchat "$MODEL" --weights f32 --compare-server "$FAKE_URL" -i "Once upon a time" -n 8
+assert_status 0
+assert_contains "line 97" "$(cat "$T/out")" "top-1 agreement 8/8 (100.0%)"
+pass "--compare-server: f32 stories260K against llama-server's answer, 8/8 top-1, $(cat "$T/kl")"
+
+# ---- the API key: a bearer token, and nowhere else ----
+LLMCHAT_TEST_KEY=sekrit-42 run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" \
+    -n 2 --api-key-env LLMCHAT_TEST_KEY
+assert_status 0
+grep -q '^Authorization: Bearer sekrit-42' "$T/llama.log" || fail "the key was not sent"
+assert_not_contains "line 105" "$(cat "$T/out" "$T/err")" "sekrit"
+run_llmchat --server "$FAKE_URL" -m generate -i x --api-key-env LLMCHAT_TEST_UNSET_KEY
+assert_status 1
+assert_eq "unset key" "llmchat: the environment variable LLMCHAT_TEST_UNSET_KEY (--api-key-env) is not set" "$(cat "$T/err")"
+pass "--api-key-env: sent as Authorization: Bearer, not printed; an unset variable said"
+
+# ---- Ctrl-C stops the reply: the tokens so far printed, exit 0 ----
+start_fake_server --routes "$REC/llama-server" --chunk-delay-ms 400
+"$LLMCHAT_BIN" --server "$FAKE_URL" -m generate -i "Once upon a time" -n 8 --json \
+    >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+n=0
+while [ "$(grep -c '"i":' "$T/int.out")" -lt 1 ] && [ "$n" -lt 200 ]; do
+    sleep 0.05
+    n=$((n + 1))
+done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+last_cmd="llmchat --server $FAKE_URL -m generate (SIGINT after the first token)"
+assert_eq "Ctrl-C: exit status" 0 "$rc"
+grep -q '"stop":"interrupted"' "$T/int.out" || fail "Ctrl-C: no interrupted line: $(cat "$T/int.out")"
+grep -q '(interrupted)' "$T/int.err" || fail "Ctrl-C: stderr: $(cat "$T/int.err")"
+pass "Ctrl-C: the request cancelled after $(grep -c '"i":' "$T/int.out") token(s), exit 0"
+
+# ---- vLLM (documented shape) ----
+start_fake_server --routes "$REC/vllm" --log "$T/vllm.log"
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 3 --temperature 0 --json
+assert_status 0
+assert_eq "vLLM: the token ids" "432 383 286" "$(token_ids "$T/out")"
+"$PYTHON" -c '
+import json, sys
+toks = [json.loads(l) for l in open(sys.argv[1])][:3]
+assert [t["piece"] for t in toks] == [",", " there", " was"], toks
+for t in toks:
+    lps = [x[2] for x in t["top"]]
+    assert lps == sorted(lps, reverse=True), t     # most probable first
+    assert t["top"][0][0] == t["id"], t
+' "$T/out" || fail "vLLM: $(cat "$T/out")"
+assert_contains "line 144" "$(cat "$T/err")" "server: openai at $FAKE_URL, model stories260K (ctx 512)"
+body=$(grep '^BODY: {"model":"stories260K","prompt":\[' "$T/vllm.log")
+assert_contains "line 146" "$body" '"prompt":[1,403,407,261,378]'
+assert_contains "line 147" "$body" '"return_tokens_as_token_ids":true'
+assert_contains "line 148" "$body" '"logprobs":10'
+grep -q '"add_special_tokens":true' "$T/vllm.log" || fail "vLLM: /tokenize without add_special_tokens"
+pass "vLLM: ids from token_id:N, alternatives sorted, the chunk's text as the piece"
+
+# ---- ollama (documented shape): text only ----
+start_fake_server --routes "$REC/ollama" --log "$T/ollama.log"
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 3 --server-model stories260K --json
+assert_status 0
+assert_eq "ollama: no ids" "-1 -1 -1" "$(token_ids "$T/out")"
+assert_contains "line 157" "$(head -n 1 "$T/out")" '"piece":","'
+body=$(grep '^BODY: ' "$T/ollama.log")
+assert_contains "line 159" "$body" '"prompt":"Once upon a time","raw":true'
+assert_contains "line 160" "$body" '"top_logprobs":10'
+run_llmchat "$MODEL" --compare-server "$FAKE_URL" --server-model stories260K -i "Once upon a time"
+assert_status 1
+assert_contains "line 163" "$(cat "$T/err")" "needs a server that answers with token ids"
+pass "ollama: pieces and log-probabilities without ids; --compare-server refuses it"
+
+# ---- failures: one line, exit 1 ----
+# assert_one_line WHAT TEXT: the run failed with one message on stderr ("llmchat: ...")
+# holding TEXT (the server line and the speed of the tokens before may come with it).
+assert_one_line() {
+    assert_status 1
+    [ "$(grep -c '^llmchat: ' "$T/err")" -eq 1 ] || fail "$1: not one message: $(cat "$T/err")"
+    assert_contains "$1" "$(grep '^llmchat: ' "$T/err")" "$2"
+}
+mkdir "$T/r500"
+cp "$REC/llama-server/props" "$REC/llama-server/tokenize" "$T/r500/"
+cp "$REC/llama-server/error_500.json" "$T/r500/completion"
+echo 500 >"$T/r500/completion.status"
+start_fake_server --routes "$T/r500"
+run_llmchat --server "$FAKE_URL" -m generate -i x --json
+assert_one_line "500" "/completion answered 500: [json.exception.parse_error.101]"
+
+start_fake_server --garbage
+run_llmchat --server "$FAKE_URL" -m generate -i x
+assert_one_line "garbage" "answered something that is not HTTP"
+
+start_fake_server --routes "$REC/llama-server" --cut-after 3000
+run_llmchat --server "$FAKE_URL" -m generate -i x --json
+assert_one_line "cut" "closed the connection in the middle of its answer"
+[ "$(grep -c '"i":' "$T/out")" -ge 1 ] || fail "cut: the tokens before the cut were lost"
+
+start_fake_server --stall
+run_llmchat --server "$FAKE_URL" --server-timeout 1 -m generate -i x
+assert_one_line "stall" "did not answer within 1 s (--server-timeout)"
+
+start_fake_server --routes "$REC/ollama"
+run_llmchat --server "$FAKE_URL" -m generate -i x
+assert_one_line "ollama without a model" "/api/tags answered 404"
+
+url=$FAKE_URL
+stop_fake_server
+run_llmchat --server "$url" -m generate -i x
+assert_one_line "nothing listening" "cannot connect to $url/props (is the server running?)"
+pass "failures: 500 with the server's message, not HTTP, cut (tokens kept), silent, 404, refused"
+
+# ---- options ----
+run_llmchat --server "$url" "$MODEL" -m generate -i x
+assert_status 2
+assert_contains "line 207" "$(cat "$T/err")" "give MODEL or --server, not both"
+run_llmchat --server "$url" -m chat
+assert_status 2
+assert_contains "line 210" "$(cat "$T/err")" "the chat and the TUI over a server are not there yet"
+run_llmchat --server ftp://x -m generate -i x
+assert_status 2
+run_llmchat --server "$url" -m generate -i x --trace "$T/t.jsonl"
+assert_status 2
+run_llmchat "$MODEL" -m generate -i x --json
+assert_status 2
+run_llmchat "$MODEL" --compare-server "$url" -m chat
+assert_status 2
+# the config file's server serves -m generate; MODEL on the command line outranks it
+start_fake_server --routes "$REC/llama-server"
+printf 'server = %s\n' "$FAKE_URL" >"$T/llmchat.conf"
+run_llmchat --config "$T/llmchat.conf" -m generate -i "Once upon a time" -n 3 --temperature 0
+assert_status 0
+assert_eq "config server (the recorded 8 tokens)" "Once upon a time, there was a little girl" "$(cat "$T/out")"
+run_llmchat --config "$T/llmchat.conf" "$MODEL" -m generate -i "Once upon a time" -n 3 --temperature 0
+assert_status 0
+assert_not_contains "line 227" "$(cat "$T/err")" "server:"
+pass "options: MODEL with --server, -m chat, ftp://, --trace, --json alone refused; config server"
+
+# ---- llmchat-bench --server ----
+run_program llmchat-bench "$(dirname "$LLMCHAT_BIN")/llmchat-bench" --server "$FAKE_URL" -p 16 --gen 8 --rounds 2 --json
+assert_status 0
+"$PYTHON" -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["api"] == "llama-server" and o["rounds"] == 2 and o["prompt"] == 16, o
+assert o["first_token_ms"] >= 0 and o["decode_tok_s"] > 0, o' "$T/out" || fail "bench: $(cat "$T/out")"
+pass "llmchat-bench --server: time to first token and decode tok/s, as JSON"
