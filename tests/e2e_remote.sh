@@ -15,6 +15,8 @@
 REC=$DATA/remote
 MODEL=$(model_file stories260K.gguf)
 "$LLMCHAT_BIN" --help | grep -q -- '--server URL' || hard_error "no --server in --help"
+"$LLMCHAT_BIN" --server http://127.0.0.1:1 -m generate -i x 2>&1 | grep -q 'built without' &&
+    skip "this llmchat was built without libcurl (configure found no libcurl4-openssl-dev)"
 
 # token_ids FILE: the ids of the --json token lines, space-separated.
 token_ids() {
