@@ -111,6 +111,7 @@ int cli_compare_server(session *s)
     remote_request q = {.prompt = ids, .n_prompt = n_prompt, .max_tokens = steps,
                         .top_n = COMPARE_TOP, .sampler = o->sampler};
     q.sampler.temperature = 0; /* greedy: the server's choices are its top-1 */
+    q.uncached = true;         /* the numbers of one pass, whatever the server ran before */
     remote_result res;
     llm_status st = remote_complete(r, &q, collect, &got, &res, &err);
     if (st != LLM_OK && !(st == LLM_ERR_STOPPED && signals_interrupted && got.n > 0)) {

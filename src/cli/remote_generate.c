@@ -26,7 +26,7 @@ static void put_number(float x)
     if (isnan(x))
         fputs("null", stdout);
     else
-        printf("%.7g", (double)x);
+        printf("%.9g", (double)x); /* round-trips a float */
 }
 
 /* The piece as a JSON string (json_write_string keeps bytes that are not UTF-8). */

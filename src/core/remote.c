@@ -420,8 +420,8 @@ static char *completion_body(const remote *r, const remote_request *q)
             put_ids(f, q->prompt, q->n_prompt);
         else
             json_write_string(f, q->text);
-        fprintf(f, ",\"n_predict\":%d,\"n_probs\":%d,\"stream\":true,\"cache_prompt\":true",
-                q->max_tokens > 0 ? q->max_tokens : -1, top_n);
+        fprintf(f, ",\"n_predict\":%d,\"n_probs\":%d,\"stream\":true,\"cache_prompt\":%s",
+                q->max_tokens > 0 ? q->max_tokens : -1, top_n, q->uncached ? "false" : "true");
         fputs(",\"post_sampling_probs\":false", f);
         if (q->ignore_eos)
             fputs(",\"ignore_eos\":true", f);
@@ -491,11 +491,13 @@ typedef struct {
     remote_token tok;
 } stream_state;
 
-static bool bad_event(stream_state *s, const char *fmt, const char *what)
+/* The stream cannot be read on: why (what, with detail when not NULL). */
+static bool bad_event(stream_state *s, const char *what, const char *detail)
 {
-    char short_what[200];
-    snprintf(short_what, sizeof short_what, "%.150s", what);
-    snprintf(s->why.text, sizeof s->why.text, fmt, short_what);
+    if (detail)
+        snprintf(s->why.text, sizeof s->why.text, "%s (%.200s)", what, detail);
+    else
+        snprintf(s->why.text, sizeof s->why.text, "%s", what);
     s->bad = true;
     return false;
 }
@@ -633,7 +635,7 @@ static bool llama_event(stream_state *s, const json_value *v)
     for (size_t i = 0; probs && probs->type == JSON_ARRAY && i < probs->count; i++) {
         memset(&s->tok, 0, sizeof s->tok);
         if (!token_object(json_at(probs, i), &s->tok))
-            return bad_event(s, "%s", "a token without id or text");
+            return bad_event(s, "a token without id or text", NULL);
         if (!deliver(s))
             return false;
     }
@@ -664,7 +666,7 @@ static bool openai_event(stream_state *s, const json_value *v)
         for (size_t i = 0; i < content->count; i++) {
             memset(&s->tok, 0, sizeof s->tok);
             if (!token_object(json_at(content, i), &s->tok))
-                return bad_event(s, "%s", "a token without id or text");
+                return bad_event(s, "a token without id or text", NULL);
             if (!deliver(s))
                 return false;
         }
@@ -698,7 +700,7 @@ static bool ollama_event(stream_state *s, const json_value *v)
         for (size_t i = 0; i < lps->count; i++) {
             memset(&s->tok, 0, sizeof s->tok);
             if (!token_object(json_at(lps, i), &s->tok))
-                return bad_event(s, "%s", "a token without text");
+                return bad_event(s, "a token without text", NULL);
             if (!deliver(s))
                 return false;
         }
@@ -734,7 +736,7 @@ static bool on_event(void *user, const char *event, const char *data, size_t n)
     json_value *v = NULL;
     llm_err perr;
     if (json_parse(data, n, &v, &perr) != LLM_OK)
-        return bad_event(s, "the stream holds something that is not JSON (%s)", perr.text);
+        return bad_event(s, "the stream holds something that is not JSON", perr.text);
     bool ok;
     const json_value *e = json_get(v, "error");
     if (e || strcmp(event, "error") == 0) {

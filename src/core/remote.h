@@ -96,6 +96,9 @@ typedef struct {
     sampler_config sampler;  /* temperature 0 = greedy */
     bool ignore_eos;         /* go on past the end of text (a benchmark's fixed length;
                                 llama-server and vLLM) */
+    bool uncached;           /* llama-server: the whole prompt computed again, not taken
+                                from its prompt cache (whose reuse moves log-probabilities
+                                by about 1e-6: a comparison wants them as one pass gives) */
 } remote_request;
 
 /* Gets each token as it arrives; false stops the request (it then fails with
