@@ -29,6 +29,29 @@ bool http_available(void)
     return false;
 }
 
+llm_status http_stream_open(const char *method, const char *url, const char *body,
+                            const http_options *o, http_sink sink, void *user, http_response *res,
+                            http_stream **out, llm_err *err)
+{
+    (void)method, (void)body, (void)o, (void)sink, (void)user;
+    *out = NULL;
+    *res = (http_response){0};
+    return llm_fail(err, LLM_ERR_ARG, "cannot reach %s: this llmchat was built without libcurl "
+                                      "(install libcurl4-openssl-dev and build again)", url);
+}
+
+llm_status http_stream_poll(http_stream *s, int timeout_ms, bool *done, llm_err *err)
+{
+    (void)s, (void)timeout_ms, (void)err;
+    *done = true;
+    return LLM_ERR_ARG;
+}
+
+void http_stream_close(http_stream *s)
+{
+    (void)s;
+}
+
 llm_status http_request(const char *method, const char *url, const char *body,
                         const http_options *o, http_sink sink, void *user, http_response *res,
                         llm_err *err)
@@ -171,90 +194,178 @@ static bool curl_ready(llm_err *err)
     return ok;
 }
 
-llm_status http_request(const char *method, const char *url, const char *body,
-                        const http_options *o, http_sink sink, void *user, http_response *res,
-                        llm_err *err)
+struct http_stream {
+    CURLM *multi;
+    CURL *curl;
+    struct curl_slist *headers;
+    http_options o;
+    transfer x;
+    char *url;
+    char *body;
+    char curl_err[CURL_ERROR_SIZE];
+    int attempt;
+    double t0;
+    bool done;
+    llm_status st;
+    llm_err err;
+};
+
+void http_stream_close(http_stream *s)
 {
-    http_options defaults;
-    if (!o) {
-        http_options_default(&defaults);
-        o = &defaults;
+    if (!s)
+        return;
+    if (s->multi && s->curl)
+        curl_multi_remove_handle(s->multi, s->curl);
+    if (s->curl)
+        curl_easy_cleanup(s->curl);
+    if (s->multi)
+        curl_multi_cleanup(s->multi);
+    curl_slist_free_all(s->headers);
+    free(s->url);
+    free(s->body);
+    free(s);
+}
+
+/* The stream's headers: JSON, and the bearer key when there is one. */
+static bool set_headers(http_stream *s)
+{
+    s->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    struct curl_slist *h = s->headers ? curl_slist_append(s->headers, "Accept: application/json, text/event-stream") : NULL;
+    if (!h)
+        return false;
+    s->headers = h;
+    if (s->o.bearer && *s->o.bearer) {
+        char auth[1024];
+        int w = snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->o.bearer);
+        h = w > 0 && (size_t)w < sizeof auth ? curl_slist_append(s->headers, auth) : NULL;
+        memset(auth, 0, sizeof auth);
+        if (!h)
+            return false;
+        s->headers = h;
     }
+    return true;
+}
+
+static void start_try(http_stream *s)
+{
+    s->curl_err[0] = '\0';
+    s->x.received = 0;
+    s->x.res->length = 0;
+    s->x.sent_ms = clock_ms();
+    curl_multi_add_handle(s->multi, s->curl);
+}
+
+llm_status http_stream_open(const char *method, const char *url, const char *body,
+                            const http_options *o, http_sink sink, void *user, http_response *res,
+                            http_stream **out, llm_err *err)
+{
+    *out = NULL;
     *res = (http_response){0};
     if (!curl_ready(err))
         return LLM_ERR_IO;
-    CURL *curl = curl_easy_init();
-    if (!curl)
+    http_stream *s = calloc(1, sizeof *s);
+    if (!s)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for an HTTP request");
-    struct curl_slist *headers = NULL;
-    char auth[1024];
-    headers = curl_slist_append(headers, "Content-Type: application/json");
-    headers = curl_slist_append(headers, "Accept: application/json, text/event-stream");
-    if (o->bearer && *o->bearer) {
-        int w = snprintf(auth, sizeof auth, "Authorization: Bearer %s", o->bearer);
-        struct curl_slist *h = w > 0 && (size_t)w < sizeof auth ? curl_slist_append(headers, auth)
-                                                                : NULL;
-        memset(auth, 0, sizeof auth);
-        if (!h) {
-            curl_slist_free_all(headers);
-            curl_easy_cleanup(curl);
-            return llm_fail(err, LLM_ERR_ARG, "the API key is too long or out of memory");
-        }
-        headers = h;
+    if (o)
+        s->o = *o;
+    else
+        http_options_default(&s->o);
+    s->url = strdup(url);
+    s->body = body ? strdup(body) : NULL;
+    s->multi = curl_multi_init();
+    s->curl = curl_easy_init();
+    if (!s->url || (body && !s->body) || !s->multi || !s->curl || !set_headers(s)) {
+        http_stream_close(s);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for an HTTP request (or the API key "
+                                            "is too long)");
     }
-    char curl_err[CURL_ERROR_SIZE];
-    transfer x = {.curl = curl, .o = o, .sink = sink, .user = user, .res = res};
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    s->x = (transfer){.curl = s->curl, .o = &s->o, .sink = sink, .user = user, .res = res};
+    CURL *curl = s->curl;
+    curl_easy_setopt(curl, CURLOPT_URL, s->url);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, s->headers);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "llmchat/" PACKAGE_VERSION);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, s->curl_err);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &s->x);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &x);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout_s * 1e3));
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &s->x);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->o.connect_timeout_s * 1e3));
     /* idle: under 1 byte/s for idle_timeout_s seconds */
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(o->idle_timeout_s + 0.5));
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(s->o.idle_timeout_s + 0.5));
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
     if (strcmp(method, "GET") != 0)
         curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
-    if (body)
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    if (s->body)
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, s->body);
     else if (strcmp(method, "GET") == 0)
         curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    s->t0 = clock_ms();
+    start_try(s);
+    *out = s;
+    return LLM_OK;
+}
 
-    double t0 = clock_ms(), backoff = 0.25;
-    CURLcode rc = CURLE_OK;
-    for (int attempt = 0;; attempt++) {
-        curl_err[0] = '\0';
-        x.received = 0;
-        x.sent_ms = clock_ms();
-        res->length = 0;
-        rc = curl_easy_perform(curl);
-        if (rc == CURLE_OK || !cannot_connect(rc) || attempt >= o->retries)
-            break;
-        if (o->cancelled && o->cancelled(o->cancel_user))
-            break;
-        sleep_s(backoff);
-        backoff *= 2;
+/* The transfer ended with rc: another try, or the outcome. */
+static void transfer_ended(http_stream *s, CURLcode rc)
+{
+    curl_multi_remove_handle(s->multi, s->curl);
+    bool cancelled = s->o.cancelled && s->o.cancelled(s->o.cancel_user);
+    if (cannot_connect(rc) && s->attempt < s->o.retries && !cancelled) {
+        sleep_s(0.25 * (double)(1 << s->attempt));
+        s->attempt++;
+        start_try(s);
+        return;
     }
-    res->total_ms = clock_ms() - t0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &res->status);
-    llm_status st = LLM_OK;
-    if (x.nomem)
-        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for %s's answer", url);
-    else if (x.sink_stopped || rc == CURLE_ABORTED_BY_CALLBACK)
-        st = llm_fail(err, LLM_ERR_STOPPED, "stopped");
+    http_response *res = s->x.res;
+    res->total_ms = clock_ms() - s->t0;
+    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &res->status);
+    s->done = true;
+    s->st = LLM_OK;
+    if (s->x.nomem)
+        s->st = llm_fail(&s->err, LLM_ERR_NOMEM, "out of memory for %s's answer", s->url);
+    else if (s->x.sink_stopped || rc == CURLE_ABORTED_BY_CALLBACK)
+        s->st = llm_fail(&s->err, LLM_ERR_STOPPED, "stopped");
     else if (rc != CURLE_OK)
-        st = transfer_failure(rc, url, curl_err, o, x.received, err);
-    else if (!res->body && !sink && !keep(&x, "", 0))
-        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory for %s's answer", url);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
+        s->st = transfer_failure(rc, s->url, s->curl_err, &s->o, s->x.received, &s->err);
+    else if (!res->body && !s->x.sink && !keep(&s->x, "", 0))
+        s->st = llm_fail(&s->err, LLM_ERR_NOMEM, "out of memory for %s's answer", s->url);
+}
+
+llm_status http_stream_poll(http_stream *s, int timeout_ms, bool *done, llm_err *err)
+{
+    if (!s->done) {
+        int running = 0;
+        curl_multi_perform(s->multi, &running);
+        if (running && timeout_ms > 0) {
+            curl_multi_poll(s->multi, NULL, 0, timeout_ms, NULL);
+            curl_multi_perform(s->multi, &running);
+        }
+        int left;
+        CURLMsg *m;
+        while (!s->done && (m = curl_multi_info_read(s->multi, &left)) != NULL)
+            if (m->msg == CURLMSG_DONE)
+                transfer_ended(s, m->data.result);
+    }
+    *done = s->done;
+    if (s->done && s->st != LLM_OK && err)
+        *err = s->err;
+    return s->done ? s->st : LLM_OK;
+}
+
+llm_status http_request(const char *method, const char *url, const char *body,
+                        const http_options *o, http_sink sink, void *user, http_response *res,
+                        llm_err *err)
+{
+    http_stream *s;
+    llm_status st = http_stream_open(method, url, body, o, sink, user, res, &s, err);
+    bool done = false;
+    while (st == LLM_OK && !done)
+        st = http_stream_poll(s, 100, &done, err);
+    http_stream_close(s);
     return st;
 }
 

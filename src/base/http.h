@@ -60,6 +60,20 @@ llm_status http_request(const char *method, const char *url, const char *body,
                         llm_err *err);
 void http_response_free(http_response *res);
 
+/* The same request without waiting for it: open it, then poll it between other work
+ * (a TUI's keys) until *done; the sink gets the body as it arrives, *res is filled
+ * when it is done. http_request is this with a poll every 100 ms. */
+typedef struct http_stream http_stream;
+llm_status http_stream_open(const char *method, const char *url, const char *body,
+                            const http_options *o, http_sink sink, void *user, http_response *res,
+                            http_stream **out, llm_err *err);
+/* Waits up to timeout_ms (0: not at all) for the answer to go on, hands what came to
+ * the sink; *done once it ended, and then returns http_request's outcome (LLM_OK while
+ * it runs). A connection refused is tried again here, after the back-off. */
+llm_status http_stream_poll(http_stream *s, int timeout_ms, bool *done, llm_err *err);
+/* Ends the request (cancels it when it still runs). NULL does nothing. */
+void http_stream_close(http_stream *s);
+
 /* Whether this build talks HTTP (configure found libcurl). */
 bool http_available(void);
 

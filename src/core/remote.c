@@ -478,7 +478,6 @@ static char *completion_body(const remote *r, const remote_request *q)
 
 typedef struct {
     remote *r;
-    const remote_request *q;
     remote_token_fn fn;
     void *user;
     remote_result *res;
@@ -769,48 +768,114 @@ static const char *completion_path(remote_api api)
                                       : "/api/generate";
 }
 
-llm_status remote_complete(remote *r, const remote_request *q, remote_token_fn fn, void *user,
-                           remote_result *res, llm_err *err)
+struct remote_stream {
+    stream_state s;
+    remote_result *res;
+    char *body, *url;
+    http_stream *http;
+    http_response hr;
+    bool done;
+    llm_status st;
+    llm_err err;
+};
+
+void remote_stream_close(remote_stream *rs)
 {
+    if (!rs)
+        return;
+    http_stream_close(rs->http);
+    event_stream_free(&rs->s.events);
+    http_response_free(&rs->hr);
+    free(rs->body);
+    free(rs->url);
+    free(rs);
+}
+
+llm_status remote_stream_open(remote *r, const remote_request *q, remote_token_fn fn, void *user,
+                              remote_result *res, remote_stream **out, llm_err *err)
+{
+    *out = NULL;
     *res = (remote_result){0};
     if (!q->prompt && !q->text)
         return llm_fail(err, LLM_ERR_ARG, "no prompt");
     if (r->info.api == REMOTE_OLLAMA && !q->text)
         return llm_fail(err, LLM_ERR_ARG, "ollama takes a prompt as text, not ids");
-    char *body = completion_body(r, q);
-    char *url = url_of(r, completion_path(r->info.api));
-    if (!body || !url) {
-        free(body);
-        free(url);
+    remote_stream *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    rs->res = res;
+    rs->body = completion_body(r, q);
+    rs->url = url_of(r, completion_path(r->info.api));
+    if (!rs->body || !rs->url) {
+        remote_stream_close(rs);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
-    stream_state s = {.r = r, .q = q, .fn = fn, .user = user, .res = res, .t0 = clock_ms()};
-    event_stream_init(&s.events, r->info.api == REMOTE_OLLAMA ? EVENT_STREAM_LINES : EVENT_STREAM_SSE,
-                      on_event, &s);
-    http_response hr;
-    llm_status st = http_request("POST", url, body, &r->http, on_bytes, &s, &hr, err);
-    if (st == LLM_OK && hr.status >= 200 && hr.status < 300)
-        event_stream_end(&s.events);
-    res->total_ms = clock_ms() - s.t0;
+    rs->s = (stream_state){.r = r, .fn = fn, .user = user, .res = res, .t0 = clock_ms()};
+    event_stream_init(&rs->s.events, r->info.api == REMOTE_OLLAMA ? EVENT_STREAM_LINES : EVENT_STREAM_SSE,
+                      on_event, &rs->s);
+    llm_status st = http_stream_open("POST", rs->url, rs->body, &r->http, on_bytes, &rs->s, &rs->hr,
+                                     &rs->http, err);
+    if (st != LLM_OK) {
+        remote_stream_close(rs);
+        return st;
+    }
+    *out = rs;
+    return LLM_OK;
+}
+
+/* The request ended (http's outcome st): the stream's outcome. */
+static llm_status stream_outcome(remote_stream *rs, llm_status st, llm_err *err)
+{
+    stream_state *s = &rs->s;
+    remote_result *res = rs->res;
+    const char *url = rs->url;
+    http_response *hr = &rs->hr;
+    if (st == LLM_OK && hr->status >= 200 && hr->status < 300)
+        event_stream_end(&s->events);
+    res->total_ms = clock_ms() - s->t0;
     if (st == LLM_OK)
-        r->info.rtt_ms = hr.first_byte_ms;
-    if (s.stopped) {
+        s->r->info.rtt_ms = hr->first_byte_ms;
+    if (s->stopped) {
         st = llm_fail(err, LLM_ERR_STOPPED, "stopped");
-    } else if (s.bad) {
-        st = llm_fail(err, LLM_ERR_FORMAT, "%s: %s", url, s.why.text);
-    } else if (st == LLM_ERR_STOPPED && s.events.too_long) {
+    } else if (s->bad) {
+        st = llm_fail(err, LLM_ERR_FORMAT, "%s: %s", url, s->why.text);
+    } else if (st == LLM_ERR_STOPPED && s->events.too_long) {
         st = llm_fail(err, LLM_ERR_FORMAT, "%s: an event of the stream is larger than %d MiB", url,
                       EVENT_STREAM_MAX >> 20);
-    } else if (st == LLM_OK && (hr.status >= 300 || hr.status < 200)) {
-        st = status_failure(url, &hr, err);
-    } else if (st == LLM_OK && !s.done) {
+    } else if (st == LLM_OK && (hr->status >= 300 || hr->status < 200)) {
+        st = status_failure(url, hr, err);
+    } else if (st == LLM_OK && !s->done) {
         st = llm_fail(err, LLM_ERR_IO, "%s: the stream ended before the reply did (%d tokens in)",
                       url, res->generated);
     }
-    event_stream_free(&s.events);
-    http_response_free(&hr);
-    free(body);
-    free(url);
+    return st;
+}
+
+llm_status remote_stream_poll(remote_stream *rs, int timeout_ms, bool *done, llm_err *err)
+{
+    if (!rs->done) {
+        bool ended = false;
+        llm_status st = http_stream_poll(rs->http, timeout_ms, &ended, &rs->err);
+        if (ended) {
+            rs->done = true;
+            rs->st = stream_outcome(rs, st, &rs->err);
+        }
+    }
+    *done = rs->done;
+    if (rs->done && rs->st != LLM_OK && err)
+        *err = rs->err;
+    return rs->done ? rs->st : LLM_OK;
+}
+
+llm_status remote_complete(remote *r, const remote_request *q, remote_token_fn fn, void *user,
+                           remote_result *res, llm_err *err)
+{
+    remote_stream *rs;
+    llm_status st = remote_stream_open(r, q, fn, user, res, &rs, err);
+    bool done = false;
+    while (st == LLM_OK && !done)
+        st = remote_stream_poll(rs, 100, &done, err);
+    remote_stream_close(rs);
     return st;
 }
 

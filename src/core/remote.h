@@ -119,6 +119,17 @@ typedef struct {
 llm_status remote_complete(remote *r, const remote_request *q, remote_token_fn fn, void *user,
                            remote_result *res, llm_err *err);
 
+/* The same without waiting: open the request, then poll it between other work (a
+ * TUI's keys) until *done; tokens go to fn as they arrive. remote_stream_poll waits up
+ * to timeout_ms and returns LLM_OK while the reply goes on, remote_complete's outcome
+ * once it is done. res is filled as it goes and must outlive the stream. Closing a
+ * stream that runs cancels the request. */
+typedef struct remote_stream remote_stream;
+llm_status remote_stream_open(remote *r, const remote_request *q, remote_token_fn fn, void *user,
+                              remote_result *res, remote_stream **out, llm_err *err);
+llm_status remote_stream_poll(remote_stream *rs, int timeout_ms, bool *done, llm_err *err);
+void remote_stream_close(remote_stream *rs); /* NULL does nothing */
+
 /* The step record of the position before a served token: pos and its input token
  * `input`, with next = t's id (-1 when the server gave none), next_prob its
  * probability, next_rank its place among the alternatives (0 when not among them), the
