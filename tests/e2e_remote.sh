@@ -210,7 +210,7 @@ assert_status 2
 assert_contains "line 207" "$(cat "$T/err")" "give MODEL or --server, not both"
 run_llmchat --server "$url" -m chat
 assert_status 2
-assert_contains "line 210" "$(cat "$T/err")" "the chat and the TUI over a server are not there yet"
+assert_contains "-m chat" "$(cat "$T/err")" "-m chat over a server is not there yet"
 run_llmchat --server ftp://x -m generate -i x
 assert_status 2
 run_llmchat --server "$url" -m generate -i x --trace "$T/t.jsonl"

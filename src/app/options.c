@@ -1106,9 +1106,10 @@ static int settle(app_options *o, bool model_given)
                                "MODEL with the server's)");
         if (o->replay_path || o->view_path)
             return usage_error("--server does not take --replay or --view yet");
-        if (o->mode != MODE_GENERATE)
-            return usage_error("--server works with -m generate (and --compare-server with a "
-                               "MODEL); the chat and the TUI over a server are not there yet");
+        if (o->mode != MODE_GENERATE && o->mode != MODE_TUI && o->mode != MODE_AUTO)
+            return usage_error("--server works in the TUI and with -m generate (and "
+                               "--compare-server with a MODEL); -m chat over a server is not "
+                               "there yet");
         if (o->trace_path)
             return usage_error("--trace does not record a served model yet: use --json");
     }
@@ -1123,6 +1124,9 @@ static int settle(app_options *o, bool model_given)
         const char *term = getenv("TERM");
         bool drawable = term && *term && strcmp(term, "dumb") != 0;
         o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && drawable ? MODE_TUI : MODE_CHAT;
+        if (o->server_url && o->mode == MODE_CHAT)
+            return usage_error("--server: the chat over a server runs in the TUI (a terminal), "
+                               "or give -m generate; -m chat over a server is not there yet");
     }
     return 0;
 }

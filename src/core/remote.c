@@ -405,6 +405,163 @@ llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **
     return LLM_OK;
 }
 
+/* A piece of a /tokenize answer: a string, or (llama-server, for bytes that are not
+ * UTF-8) a list of bytes; vLLM's raw vocabulary pieces with SentencePiece's U+2581 as a
+ * space. malloc'd ("" when there is none); NULL when out of memory. */
+static char *piece_of(const json_value *v)
+{
+    const char *text = NULL;
+    if (json_as_string(v, &text)) {
+        size_t n = strlen(text);
+        char *out = malloc(n + 1), *o = out;
+        if (!out)
+            return NULL;
+        for (size_t i = 0; i < n;) {
+            if (i + 2 < n && (unsigned char)text[i] == 0xe2 && (unsigned char)text[i + 1] == 0x96 &&
+                (unsigned char)text[i + 2] == 0x81) {
+                *o++ = ' ';
+                i += 3;
+            } else {
+                *o++ = text[i++];
+            }
+        }
+        *o = '\0';
+        return out;
+    }
+    char *out = malloc(v && v->type == JSON_ARRAY ? v->count + 1 : 1);
+    size_t n = 0;
+    for (size_t i = 0; out && v && v->type == JSON_ARRAY && i < v->count; i++) {
+        int c;
+        if (json_as_int(json_at(v, i), &c) && c > 0 && c < 256)
+            out[n++] = (char)c;
+    }
+    if (out)
+        out[n] = '\0';
+    return out;
+}
+
+void remote_pieces_free(char **pieces, int n)
+{
+    for (int i = 0; pieces && i < n; i++)
+        free(pieces[i]);
+    free(pieces);
+}
+
+static void put_messages(FILE *f, const remote_message *m, int n)
+{
+    fputs("\"messages\":[", f);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ",{\"role\":" : "{\"role\":", f);
+        json_write_string(f, m[i].role);
+        fputs(",\"content\":", f);
+        json_write_string(f, m[i].content);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+/* A /tokenize answer's ids and pieces: {"tokens": [{id, piece}] } (llama-server with
+ * with_pieces) or {"tokens": [ids], "token_strs": [...]} (vLLM). */
+static llm_status tokens_with_pieces(const remote *r, const json_value *v, int **ids, char ***pieces,
+                                     int *n, llm_err *err)
+{
+    const json_value *list = json_get(v, "tokens"), *strs = json_get(v, "token_strs");
+    if (!list || list->type != JSON_ARRAY)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s/tokenize answered without \"tokens\"", r->base);
+    int *out = malloc((list->count + 1) * sizeof *out);
+    char **ps = calloc(list->count + 1, sizeof *ps);
+    if (!out || !ps) {
+        free(out);
+        free(ps);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        const json_value *t = json_at(list, i);
+        if (!json_as_int(t, &out[i]) && !json_as_int(json_get(t, "id"), &out[i])) {
+            free(out);
+            remote_pieces_free(ps, (int)i);
+            return llm_fail(err, LLM_ERR_FORMAT, "%s/tokenize: token %zu is not an id", r->base, i);
+        }
+        ps[i] = piece_of(json_get(t, "piece") ? json_get(t, "piece") : json_at(strs, i));
+        if (!ps[i]) {
+            free(out);
+            remote_pieces_free(ps, (int)i);
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        }
+    }
+    *ids = out;
+    *pieces = ps;
+    *n = (int)list->count;
+    return LLM_OK;
+}
+
+llm_status remote_render_chat(remote *r, const remote_message *m, int n, int **ids, char ***pieces,
+                              int *n_ids, llm_err *err)
+{
+    *ids = NULL;
+    *pieces = NULL;
+    *n_ids = 0;
+    if (r->info.api == REMOTE_OLLAMA)
+        return llm_fail(err, LLM_ERR_ARG, "ollama renders and tokenizes chats only inside a "
+                                          "request: a chat over ollama is not there yet (-m "
+                                          "generate is)");
+    body_buf b;
+    if (!body_begin(&b))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    fputc('{', b.f);
+    if (r->info.api == REMOTE_OPENAI) {
+        fputs("\"model\":", b.f);
+        json_write_string(b.f, r->model);
+        fputc(',', b.f);
+    }
+    put_messages(b.f, m, n);
+    if (r->info.api == REMOTE_OPENAI)
+        fputs(",\"add_generation_prompt\":true,\"return_token_strs\":true", b.f);
+    fputc('}', b.f);
+    char *body = body_end(&b);
+    if (!body)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    json_value *v = NULL;
+    llm_status st;
+    if (r->info.api == REMOTE_OPENAI) { /* vLLM renders and tokenizes in one request */
+        st = request_json(r, "POST", "/tokenize", body, &v, NULL, err);
+    } else { /* llama-server: the template's text, then its tokens */
+        st = request_json(r, "POST", "/apply-template", body, &v, NULL, err);
+        const char *prompt = NULL;
+        if (st == LLM_OK && !json_as_string(json_get(v, "prompt"), &prompt))
+            st = llm_fail(err, LLM_ERR_FORMAT, "%s/apply-template answered without \"prompt\"",
+                          r->base);
+        body_buf t;
+        char *tbody = NULL;
+        if (st == LLM_OK && body_begin(&t)) {
+            fputs("{\"content\":", t.f);
+            json_write_string(t.f, prompt);
+            fputs(",\"add_special\":true,\"with_pieces\":true}", t.f);
+            tbody = body_end(&t);
+        }
+        json_free(v);
+        v = NULL;
+        if (st == LLM_OK && !tbody)
+            st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        if (st == LLM_OK)
+            st = request_json(r, "POST", "/tokenize", tbody, &v, NULL, err);
+        free(tbody);
+    }
+    free(body);
+    if (st == LLM_OK)
+        st = tokens_with_pieces(r, v, ids, pieces, n_ids, err);
+    json_free(v);
+    /* a template that writes BOS itself, tokenized with BOS added: one BOS */
+    if (st == LLM_OK && *n_ids >= 2 && (*ids)[0] == (*ids)[1] && strcmp((*pieces)[0], (*pieces)[1]) == 0 &&
+        (*pieces)[0][0] == '<') {
+        free((*pieces)[0]);
+        memmove(*ids, *ids + 1, (size_t)(*n_ids - 1) * sizeof **ids);
+        memmove(*pieces, *pieces + 1, (size_t)(*n_ids - 1) * sizeof **pieces);
+        (*n_ids)--;
+    }
+    return st;
+}
+
 static char *completion_body(const remote *r, const remote_request *q)
 {
     body_buf b;

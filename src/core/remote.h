@@ -68,6 +68,20 @@ const remote_info *remote_describe(const remote *r);
 llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **ids, int *n,
                            llm_err *err);
 
+/* A dialog rendered by the server's chat template and tokenized by the server, ready
+ * for the assistant's reply: llama-server's POST /apply-template then POST /tokenize
+ * (with BOS, once), vLLM's POST /tokenize with the messages. m[i].role is "system",
+ * "user" or "assistant". *ids and *pieces (each token's text; free with
+ * remote_pieces_free) are malloc'd. Fails (LLM_ERR_ARG) for ollama, which renders only
+ * inside a request. */
+typedef struct {
+    const char *role;
+    const char *content;
+} remote_message;
+llm_status remote_render_chat(remote *r, const remote_message *m, int n, int **ids, char ***pieces,
+                              int *n_ids, llm_err *err);
+void remote_pieces_free(char **pieces, int n);
+
 /* One token as the server gave it. */
 enum { REMOTE_PIECE_MAX = 256 };
 typedef struct {

@@ -159,6 +159,14 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     draw_box(scr, w, attn_pane_ops.name, focused);
     if (getmaxy(w) - 2 <= 0 || getmaxx(w) - 2 <= 0)
         return;
+    if (ap->c.src->rc) { /* a served model sends its tokens' probabilities, nothing inside */
+        static const char *said[] = {"The attention, the logit lens, the heads",
+                                     "and the attribution need the weights:",
+                                     "this chat runs on a server (--server)."};
+        for (int i = 0; i < 3 && i < getmaxy(w) - 2; i++)
+            draw_text(scr, w, 1 + i, 1, getmaxx(w) - 2, said[i], A_DIM);
+        return;
+    }
     int focus = selection_get(ap->c.sel, ap->c.src);
     int shown = focus < 0 ? ATTN_VIEW_HEATMAP : ap->view; /* no positions: it says so */
     const attn_view_row *v = &attn_views[shown];

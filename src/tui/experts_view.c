@@ -70,6 +70,8 @@ static const expert_routes *routes(const experts_view *ev)
 static const char *experts_why_closed(void *state)
 {
     experts_view *ev = state;
+    if (ev->src->rc)
+        return "experts: a served model's routes stay on the server (the view needs a local model)";
     if (!source_live(ev->src))
         return "experts: a trace keeps no routes (the experts view needs the model)";
     if (!routes(ev))

@@ -9,11 +9,15 @@
 
 int source_count(const tui_source *s)
 {
+    if (s->rc)
+        return remote_chat_count(s->rc);
     return s->e ? engine_pos(s->e) : s->n;
 }
 
 const step_record *source_record(const tui_source *s, int pos)
 {
+    if (s->rc)
+        return remote_chat_record(s->rc, pos);
     if (s->e)
         return engine_record(s->e, pos);
     return pos >= 0 && pos < s->n ? s->seq[pos] : NULL;
@@ -29,6 +33,8 @@ step_phase source_phase(const tui_source *s, int pos)
 
 const int *source_tokens(const tui_source *s)
 {
+    if (s->rc)
+        return remote_chat_tokens(s->rc);
     return s->e ? engine_tokens(s->e) : s->tokens;
 }
 
@@ -50,6 +56,8 @@ const float *source_attention(const tui_source *s, int pos)
 
 const sampler_config *source_sampler(const tui_source *s)
 {
+    if (s->rc)
+        return remote_chat_sampler(s->rc);
     return s->e ? engine_sampler_config(s->e) : NULL;
 }
 
@@ -147,7 +155,9 @@ size_t source_token(const tui_source *s, int id, char *out, size_t size)
 {
     if (s->tok)
         return tuifmt_token(s->tok, id, out, size);
-    const char *piece = s->trace ? trace_reader_piece(s->trace, id) : NULL;
+    const char *piece = s->trace ? trace_reader_piece(s->trace, id)
+                        : s->rc  ? remote_chat_piece(s->rc, id)
+                                 : NULL;
     return tuifmt_piece(piece ? piece : "", piece && source_piece_is_control(piece), out, size);
 }
 
@@ -195,6 +205,10 @@ int source_steps(const tui_source *s, int pos, int layer, int near, source_step 
         return 0;
     if (s->e)
         return live_steps(s, pos, layer, near, out, max, why);
+    if (s->rc) {
+        *why = "a served model's steps are on the server: the compute view needs a local model";
+        return 0;
+    }
     const step_record *r = source_record(s, pos);
     if (!r || !r->tensors) {
         *why = "this trace has no steps here (write it with --trace-tensors LAYERS)";

@@ -19,6 +19,7 @@
 #include "step_weight.h"
 #include "tokenizer.h"
 #include "trace_read.h"
+#include "remote_chat.h"
 
 typedef struct {
     engine *e;                   /* the running engine, or NULL for a trace */
@@ -28,6 +29,8 @@ typedef struct {
     const model_config *cfg;     /* n_layers, n_heads (a trace's header, or the model) */
     const tokenizer *tok;        /* the engine's; NULL for a trace */
     const trace_reader *trace;   /* a trace's pieces come from its vocabulary */
+    const remote_chat *rc;       /* a served model's dialog (--server): positions, records
+                                    and pieces from the server; no weights */
 } tui_source;
 
 /* Positions there are. */

@@ -9,6 +9,7 @@
  * only; owns how many candidates it shows. */
 #include "tokens_pane.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,16 @@ static void draw_sampler(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
         snprintf(words[0], LINE_MAX, "sampler: waiting for the next token (%s)", samp);
         snprintf(words[1], LINE_MAX, "sampler: waiting (%s)", samp);
         snprintf(words[2], LINE_MAX, "sampler: %s", samp);
+        draw_words(scr, w, y, width, words, 3, A_DIM);
+        return;
+    }
+    if (!r->sampled && tp->src->rc && r->n_top > 0) { /* a served reply's token */
+        const sampler_config *sc = source_sampler(tp->src);
+        char settings[160];
+        settings_format_short(sc, settings, sizeof settings);
+        snprintf(words[0], LINE_MAX, "sampler: the server's, with %s", settings);
+        snprintf(words[1], LINE_MAX, "sampler: the server's (%s)", settings);
+        snprintf(words[2], LINE_MAX, "sampler: the server's");
         draw_words(scr, w, y, width, words, 3, A_DIM);
         return;
     }
@@ -195,6 +206,12 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
         snprintf(words[2], LINE_MAX, "for drawn %s (%s)", drawn, p);
         snprintf(words[3], LINE_MAX, "for %s", drawn);
         draw_words(scr, w, 2, width, words, 4, A_NORMAL);
+        return 3;
+    }
+    if (tp->src->rc && isnan(prev->next_prob)) { /* beyond the alternatives it sent */
+        const char *said[] = {"the server sent no probability for it (not among its top)",
+                              "the server sent no probability for it", "probability not sent"};
+        draw_wording(scr, w, 2, width, said, 3, A_DIM);
         return 3;
     }
     tuifmt_prob(prev->next_prob, p, sizeof p);

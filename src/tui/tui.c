@@ -42,6 +42,7 @@
 #include "help.h"
 #include "keys.h"
 #include "view.h"
+#include "remote_connect.h"
 #include "tui_state.h"
 
 enum {
@@ -56,7 +57,7 @@ enum {
 /* A reply runs (never while viewing a trace: there is no chat). */
 bool tui_replying(const tui *t)
 {
-    return t->c && chat_replying(t->c);
+    return (t->c && chat_replying(t->c)) || (t->rc && remote_chat_replying(t->rc));
 }
 
 /* The notice shown while a reply waits for steering keys; removed when it goes on. */
@@ -75,7 +76,8 @@ void tui_say(tui *t, const char *fmt, ...)
 /* What a key or command that would generate or steer says while viewing a trace. */
 void tui_read_only(tui *t)
 {
-    t->run.message = "read-only: viewing a trace";
+    t->run.message = t->rc ? "this needs a local model: the chat runs on a server (--server)"
+                           : "read-only: viewing a trace";
     t->dirty |= DIRTY_STATUS;
 }
 
@@ -431,8 +433,76 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
     }
 }
 
+/* The served model's status line: the server, its model and the last round trip. */
+static void describe_remote(tui *t)
+{
+    const remote_info *in = remote_describe(t->rem);
+    char state[64];
+    if (remote_chat_replying(t->rc))
+        snprintf(state, sizeof state, "replying %lld tok", (long long)t->reply_tokens);
+    else
+        snprintf(state, sizeof state, "%s", t->run.state == RUN_STOPPED ? "stopped" : "idle");
+    snprintf(t->view_line, sizeof t->view_line, "served %s | %s | %s at %s | rtt %.0f ms", in->model,
+             state, remote_api_name(in->api), in->base_url, in->rtt_ms);
+    t->run.viewing = t->view_line;
+    t->dirty |= DIRTY_STATUS;
+}
+
+/* A message to the served model: its dialog rendered and tokenized on the server, the
+ * reply's request opened (remote_chat_begin); the reply streams in remote_one. */
+static void begin_remote_turn(tui *t, const char *text)
+{
+    llm_err err;
+    conv_add(t->conv, ENTRY_USER, text);
+    t->dirty |= DIRTY_ALL;
+    draw_frame(t);
+    int steps = t->o->steps < 0 ? 0 : t->o->steps;
+    if (remote_chat_begin(t->rc, text, steps, &err) != LLM_OK) {
+        tui_notice(t, "[could not send it: %s]", err.text);
+        t->run.state = RUN_IDLE;
+        return;
+    }
+    conv_add(t->conv, ENTRY_ASSISTANT, "");
+    t->run.state = RUN_GENERATING;
+    t->reply_t0 = clock_ms();
+    t->reply_tokens = 0;
+    describe_remote(t);
+}
+
+/* What came of the served reply since the last call (waiting a little for it): its
+ * tokens into Conversation, its end and what ended it. */
+static void remote_one(tui *t)
+{
+    int n_new;
+    llm_err err;
+    err.text[0] = '\0';
+    remote_chat_progress p = remote_chat_step(t->rc, 20, &n_new, &err);
+    int count = remote_chat_count(t->rc);
+    const int *ids = remote_chat_tokens(t->rc);
+    for (int pos = count - n_new; pos < count; pos++) {
+        const char *piece = remote_chat_piece(t->rc, ids[pos]);
+        if (piece && *piece)
+            conv_stream_token(t->conv, pos, piece, strlen(piece));
+    }
+    if (n_new > 0) {
+        t->reply_tokens += n_new;
+        t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
+        describe_remote(t);
+    }
+    if (p == REMOTE_CHAT_GENERATING)
+        return;
+    end_reply(t, p == REMOTE_CHAT_DONE ? RUN_IDLE : RUN_STOPPED);
+    describe_remote(t);
+    if (p == REMOTE_CHAT_ERROR)
+        tui_notice(t, "[the server failed: %s]", err.text);
+}
+
 static void generate_one(tui *t)
 {
+    if (t->rc) {
+        remote_one(t);
+        return;
+    }
     int token = -1;
     const char *text = NULL;
     llm_err err;
@@ -445,6 +515,13 @@ void tui_stop_reply(tui *t)
 {
     if (!tui_replying(t))
         return;
+    if (t->rc) {
+        remote_chat_stop(t->rc);
+        end_reply(t, RUN_STOPPED);
+        describe_remote(t);
+        tui_notice(t, "[stopped]");
+        return;
+    }
     llm_err err;
     chat_stop(t->c, &err); /* it cannot fail */
     end_reply(t, RUN_STOPPED);
@@ -629,7 +706,7 @@ static void submit(tui *t, const char *line, bool start_paused)
         free(copy);
         return;
     }
-    if (!t->c) {
+    if (!t->c && !t->rc) {
         tui_read_only(t);
         return;
     }
@@ -637,7 +714,10 @@ static void submit(tui *t, const char *line, bool start_paused)
         queue_line(t, line, start_paused);
         return;
     }
-    begin_turn(t, line, start_paused);
+    if (t->rc)
+        begin_remote_turn(t, line);
+    else
+        begin_turn(t, line, start_paused);
 }
 
 /* ---- set-up and the loop ---- */
@@ -665,8 +745,8 @@ static void print_stats(const tui *t, const char *where)
                 "drawing %.1f ms in %lld frames, other %.1f ms, ui_fraction %.4f, prefill %d tok %.1f ms\n",
                 t->stat_tokens, t->stat_busy_ms, t->stat_tokens * 1000.0 / t->stat_busy_ms, t->stat_step_ms,
                 t->stat_tokens * 1000.0 / t->stat_step_ms, t->stat_draw_ms, t->stat_frames,
-                ui - t->stat_draw_ms, ui / t->stat_busy_ms, engine_get_stats(t->e)->prefill_tokens,
-                engine_get_stats(t->e)->prefill_ms);
+                ui - t->stat_draw_ms, ui / t->stat_busy_ms, t->e ? engine_get_stats(t->e)->prefill_tokens : 0,
+                t->e ? engine_get_stats(t->e)->prefill_ms : 0.0);
     }
     if (f != stderr)
         fclose(f);
@@ -675,9 +755,13 @@ static void print_stats(const tui *t, const char *where)
 /* The panes, over the session's engine or the trace being viewed. */
 static void open_panes(tui *t)
 {
-    if (t->view)
+    if (t->view) {
         t->src = view_source(t->view);
-    else {
+    } else if (t->rc) { /* no weights: one layer, one head, no attention rows */
+        t->view_cfg = (model_config){.n_layers = 1, .n_heads = 1, .n_kv_heads = 1,
+                                     .vocab_size = remote_describe(t->rem)->n_vocab};
+        t->src = (tui_source){.rc = t->rc, .cfg = &t->view_cfg};
+    } else {
         t->view_cfg = engine_model(t->e)->config;
         t->view_cfg.n_heads = model_heads_max(&t->view_cfg);
         t->src = (tui_source){.e = t->e, .cfg = &t->view_cfg, .tok = engine_tokenizer(t->e)};
@@ -772,6 +856,36 @@ int tui_view(const app_options *o)
     }
     view_describe(t->view, t->view_line, sizeof t->view_line);
     t->run.viewing = t->view_line;
+    signals_install(); /* before curses: it keeps the terminal modes a crash restores */
+    return run_screen(t);
+}
+
+int tui_remote(const app_options *o)
+{
+    tui state;
+    tui *t = &state;
+    memset(t, 0, sizeof *t);
+    t->o = o;
+    if (!(t->rem = remote_connect(o, o->server_url)))
+        return 1;
+    llm_err err;
+    if (remote_describe(t->rem)->api == REMOTE_OLLAMA) {
+        fprintf(stderr, "llmchat: the TUI over ollama is not there yet (it renders and tokenizes "
+                        "chats only inside a request): -m generate works\n");
+        remote_close(t->rem);
+        return 1;
+    }
+    if (remote_chat_new(t->rem, o->system, &o->sampler, &t->rc, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: %s\n", err.text);
+        remote_close(t->rem);
+        return 1;
+    }
+    if (!session_have_terminal()) {
+        remote_chat_free(t->rc);
+        remote_close(t->rem);
+        return 2;
+    }
+    describe_remote(t);
     signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     return run_screen(t);
 }
@@ -998,7 +1112,7 @@ static void main_loop(tui *t)
             generate_one(t);
             t->stat_tokens++;
             t->stat_step_ms += clock_ms() - t0;
-            next_step = clock_ms() + t->s->slow_motion_ms;
+            next_step = clock_ms() + (t->s ? t->s->slow_motion_ms : 0);
         } else if (t->n_pending > 0 && !tui_replying(t)) {
             send_queued(t);
             continue;
@@ -1029,7 +1143,7 @@ static void main_loop(tui *t)
                 t->stat_draw_ms += clock_ms() - now;
             }
         }
-        if (busy && !t->s->slow_motion_ms)
+        if (busy && !(t->s && t->s->slow_motion_ms))
             t->stat_busy_ms += clock_ms() - t0;
     }
 }
@@ -1066,7 +1180,7 @@ static int finish(tui *t)
         rc = session_quit_on_signal(t->s); /* the terminal is back: said on stderr */
     else if (t->save_pending)
         autosave(t);
-    if (tui_replying(t)) {
+    if (tui_replying(t) && t->c) {
         llm_err err;
         chat_stop(t->c, &err);
     }
@@ -1076,6 +1190,8 @@ static int finish(tui *t)
     free(t->held);
     close_panes(t);
     view_close(t->view);
+    remote_chat_free(t->rc); /* a reply still running is cancelled */
+    remote_close(t->rem);
     return rc;
 }
 
@@ -1086,6 +1202,8 @@ static int run_screen(tui *t)
     SCREEN *scr = start_terminal(t);
     if (!scr) {
         view_close(t->view);
+        remote_chat_free(t->rc);
+        remote_close(t->rem);
         return 1;
     }
     open_screen(t);

@@ -11,5 +11,10 @@ int tui_run(session *s);
 /* llmchat --view TRACE: the TUI over a trace, read-only, with no model. Returns the
  * exit status (1 when the file is not a readable trace, 2 without a terminal). */
 int tui_view(const app_options *o);
+/* llmchat --server URL in a terminal: the TUI over a served model (remote_chat.h): a
+ * chat whose Tokens pane shows the server's top alternatives; what needs the weights
+ * says so. Returns the exit status (1 when the server cannot be reached, 2 without a
+ * terminal). */
+int tui_remote(const app_options *o);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "chat.h"
+#include "remote_chat.h"
 #include "options.h"
 #include "engine.h"
 #include "session.h"
@@ -47,6 +48,9 @@ typedef struct tui {
     engine *e;          /* s->e, borrowed; NULL with --view */
     chat *c;            /* s->c, borrowed; NULL with --view */
     trace_view *view;   /* owned; llmchat --view TRACE (then s, e and c are NULL) */
+    remote *rem;        /* owned; llmchat --server URL: the served model (then s, e and c
+                           are NULL) */
+    remote_chat *rc;    /* owned; its dialog */
     char view_line[400]; /* the status line while viewing */
 
     tui_screen screen;

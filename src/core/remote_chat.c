@@ -1,0 +1,371 @@
+/* remote_chat.c — a dialog with a served model: turns, the sequence, its records (see
+ * remote_chat.h). */
+#include "remote_chat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REMOTE_CHAT_TOP = 20 }; /* alternatives asked per token (vLLM's default cap) */
+
+typedef struct {
+    char *user;
+    char *reply;
+    size_t reply_len, reply_cap;
+    int *span_pos;
+    size_t *span_off;
+    int n_spans, cap_pos, cap_off;
+    remote_turn view; /* what remote_chat_turn hands out */
+} turn;
+
+struct remote_chat {
+    remote *r;
+    char *system;
+    sampler_config sampler;
+    turn *turns;
+    int n_turns, cap_turns;
+    int *seq;
+    step_record *recs;
+    int n, cap_seq, cap_recs;
+    char **pieces; /* by id */
+    int n_pieces;
+    remote_stream *stream;
+    remote_result res;
+    int arrived;   /* tokens since the last step */
+    bool nomem;    /* a token could not be kept */
+};
+
+llm_status remote_chat_new(remote *r, const char *system, const sampler_config *s,
+                           remote_chat **out, llm_err *err)
+{
+    remote_chat *c = calloc(1, sizeof *c);
+    if (!c || (system && *system && !(c->system = strdup(system)))) {
+        free(c);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    c->r = r;
+    if (s)
+        c->sampler = *s;
+    else
+        sampler_config_default(&c->sampler);
+    *out = c;
+    return LLM_OK;
+}
+
+void remote_chat_free(remote_chat *c)
+{
+    if (!c)
+        return;
+    remote_stream_close(c->stream);
+    for (int i = 0; i < c->n_turns; i++) {
+        free(c->turns[i].user);
+        free(c->turns[i].reply);
+        free(c->turns[i].span_pos);
+        free(c->turns[i].span_off);
+    }
+    free(c->turns);
+    for (int i = 0; i < c->n_pieces; i++)
+        free(c->pieces[i]);
+    free(c->pieces);
+    free(c->seq);
+    free(c->recs);
+    free(c->system);
+    free(c);
+}
+
+void remote_chat_set_sampler(remote_chat *c, const sampler_config *s)
+{
+    c->sampler = *s;
+}
+
+const sampler_config *remote_chat_sampler(const remote_chat *c)
+{
+    return &c->sampler;
+}
+
+remote *remote_chat_remote(const remote_chat *c)
+{
+    return c->r;
+}
+
+bool remote_chat_replying(const remote_chat *c)
+{
+    return c->stream != NULL;
+}
+
+int remote_chat_turn_count(const remote_chat *c)
+{
+    return c->n_turns;
+}
+
+const remote_turn *remote_chat_turn(const remote_chat *c, int i)
+{
+    if (i < 0 || i >= c->n_turns)
+        return NULL;
+    turn *t = &c->turns[i];
+    t->view.user = t->user;
+    t->view.reply = t->reply ? t->reply : "";
+    return &t->view;
+}
+
+int remote_chat_reply_spans(const remote_chat *c, int i, int *pos, size_t *off, int max)
+{
+    if (i < 0 || i >= c->n_turns)
+        return 0;
+    const turn *t = &c->turns[i];
+    for (int k = 0; k < t->n_spans && k < max; k++) {
+        pos[k] = t->span_pos[k];
+        off[k] = t->span_off[k];
+    }
+    return t->n_spans;
+}
+
+int remote_chat_count(const remote_chat *c)
+{
+    return c->n;
+}
+
+const int *remote_chat_tokens(const remote_chat *c)
+{
+    return c->seq;
+}
+
+const step_record *remote_chat_record(const remote_chat *c, int pos)
+{
+    return pos >= 0 && pos < c->n ? &c->recs[pos] : NULL;
+}
+
+const char *remote_chat_piece(const remote_chat *c, int id)
+{
+    return id >= 0 && id < c->n_pieces ? c->pieces[id] : NULL;
+}
+
+/* ---- growing ---- */
+
+static bool grow(void **p, int *cap, int need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    int n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, (size_t)n * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+/* Keeps id's text (the first the server gave). */
+static bool set_piece(remote_chat *c, int id, const char *bytes, size_t len)
+{
+    if (id < 0 || id >= (1 << 24))
+        return true;
+    if (id >= c->n_pieces) {
+        int n = c->n_pieces ? c->n_pieces : 1024;
+        while (n <= id)
+            n *= 2;
+        char **p = realloc(c->pieces, (size_t)n * sizeof *p);
+        if (!p)
+            return false;
+        memset(p + c->n_pieces, 0, (size_t)(n - c->n_pieces) * sizeof *p);
+        c->pieces = p;
+        c->n_pieces = n;
+    }
+    if (!c->pieces[id] && !(c->pieces[id] = strndup(bytes, len)))
+        return false;
+    return true;
+}
+
+/* A prompt position at the end of the sequence: no candidates yet. */
+static bool push(remote_chat *c, int id, step_phase phase)
+{
+    if (!grow((void **)&c->seq, &c->cap_seq, c->n + 1, sizeof *c->seq) ||
+        !grow((void **)&c->recs, &c->cap_recs, c->n + 1, sizeof *c->recs))
+        return false;
+    step_record *r = &c->recs[c->n];
+    memset(r, 0, sizeof *r);
+    r->pos = c->n;
+    r->token = id;
+    r->phase = phase;
+    r->next = -1;
+    r->next_prob = NAN;
+    r->entropy = NAN;
+    r->forward_ms = r->sample_ms = NAN;
+    c->seq[c->n++] = id;
+    return true;
+}
+
+/* The record of pos learns that next follows it. */
+static void set_next(step_record *r, int next)
+{
+    r->next = next;
+    r->next_prob = NAN;
+    r->next_rank = 0;
+    for (int k = 0; k < r->n_top; k++)
+        if (r->top[k].id == next) {
+            r->next_prob = r->top[k].prob;
+            r->next_rank = k + 1;
+            break;
+        }
+}
+
+/* ---- a message and its reply ---- */
+
+static bool on_token(void *user, const remote_token *t)
+{
+    remote_chat *c = user;
+    turn *tn = &c->turns[c->n_turns - 1];
+    int pos = c->n - 1;
+    step_record *r = &c->recs[pos];
+    remote_record(t, pos, r->token, r->phase, r);
+    bool ok = set_piece(c, t->id, t->piece, t->piece_len);
+    for (int k = 0; ok && k < t->n_top; k++)
+        ok = set_piece(c, t->top[k].id, t->top[k].piece, t->top[k].piece_len);
+    ok = ok && push(c, t->id, STEP_GEN);
+    ok = ok && grow((void **)&tn->span_pos, &tn->cap_pos, tn->n_spans + 1, sizeof *tn->span_pos);
+    ok = ok && grow((void **)&tn->span_off, &tn->cap_off, tn->n_spans + 1, sizeof *tn->span_off);
+    if (ok && tn->reply_len + t->piece_len + 1 > tn->reply_cap) {
+        size_t n = tn->reply_cap ? tn->reply_cap : 256;
+        while (n < tn->reply_len + t->piece_len + 1)
+            n *= 2;
+        char *p = realloc(tn->reply, n);
+        ok = p != NULL;
+        if (ok) {
+            tn->reply = p;
+            tn->reply_cap = n;
+        }
+    }
+    if (!ok) {
+        c->nomem = true;
+        return false;
+    }
+    tn->span_pos[tn->n_spans] = c->n - 1;
+    tn->span_off[tn->n_spans++] = tn->reply_len;
+    memcpy(tn->reply + tn->reply_len, t->piece, t->piece_len);
+    tn->reply_len += t->piece_len;
+    tn->reply[tn->reply_len] = '\0';
+    tn->view.end = c->n;
+    c->arrived++;
+    return true;
+}
+
+/* The dialog so far and the new message, as messages. */
+static remote_message *messages(const remote_chat *c, const char *user, int *n)
+{
+    remote_message *m = malloc((size_t)(2 * c->n_turns + 2) * sizeof *m);
+    if (!m)
+        return NULL;
+    int k = 0;
+    if (c->system)
+        m[k++] = (remote_message){"system", c->system};
+    for (int i = 0; i < c->n_turns; i++) {
+        m[k++] = (remote_message){"user", c->turns[i].user};
+        m[k++] = (remote_message){"assistant", c->turns[i].reply ? c->turns[i].reply : ""};
+    }
+    m[k++] = (remote_message){"user", user};
+    *n = k;
+    return m;
+}
+
+llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, llm_err *err)
+{
+    if (c->stream)
+        return llm_fail(err, LLM_ERR_ARG, "a reply is being written");
+    int n_msg;
+    remote_message *m = messages(c, user, &n_msg);
+    if (!m)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    int *ids, n_ids;
+    char **pieces;
+    llm_status st = remote_render_chat(c->r, m, n_msg, &ids, &pieces, &n_ids, err);
+    free(m);
+    if (st != LLM_OK)
+        return st;
+    const remote_info *in = remote_describe(c->r);
+    if (in->n_ctx > 0 && n_ids >= in->n_ctx) {
+        st = llm_fail(err, LLM_ERR_CONTEXT, "the dialog is %d tokens and the server's context %d: "
+                                            "no room for a reply", n_ids, in->n_ctx);
+        goto out;
+    }
+    if (!grow((void **)&c->turns, &c->cap_turns, c->n_turns + 1, sizeof *c->turns)) {
+        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n_ids; i++)
+        if (!set_piece(c, ids[i], pieces[i], strlen(pieces[i]))) {
+            st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+    /* the positions the new prompt shares with the sequence keep their records */
+    int same = 0;
+    while (same < c->n && same < n_ids && c->seq[same] == ids[same])
+        same++;
+    c->n = same;
+    if (same > 0)
+        set_next(&c->recs[same - 1], same < n_ids ? ids[same] : -1);
+    for (int i = same; i < n_ids; i++) {
+        if (!push(c, ids[i], STEP_PROMPT)) {
+            st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        if (i > 0)
+            c->recs[i - 1].next = ids[i];
+    }
+    turn *t = &c->turns[c->n_turns];
+    memset(t, 0, sizeof *t);
+    if (!(t->user = strdup(user))) {
+        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    t->view.reply_start = t->view.end = n_ids;
+    c->n_turns++;
+    remote_request q = {.prompt = ids, .n_prompt = n_ids, .top_n = REMOTE_CHAT_TOP,
+                        .sampler = c->sampler};
+    q.max_tokens = max_reply > 0 ? max_reply : in->n_ctx > 0 ? in->n_ctx - n_ids : 0;
+    c->arrived = 0;
+    c->nomem = false;
+    st = remote_stream_open(c->r, &q, on_token, c, &c->res, &c->stream, err);
+    if (st != LLM_OK) {
+        c->n_turns--;
+        free(t->user);
+    }
+out:
+    free(ids);
+    remote_pieces_free(pieces, n_ids);
+    return st;
+}
+
+remote_chat_progress remote_chat_step(remote_chat *c, int timeout_ms, int *n_new, llm_err *err)
+{
+    *n_new = 0;
+    if (!c->stream)
+        return REMOTE_CHAT_DONE;
+    bool done = false;
+    c->arrived = 0;
+    llm_status st = remote_stream_poll(c->stream, timeout_ms, &done, err);
+    *n_new = c->arrived;
+    if (!done)
+        return REMOTE_CHAT_GENERATING;
+    remote_stream_close(c->stream);
+    c->stream = NULL;
+    turn *t = &c->turns[c->n_turns - 1];
+    if (st == LLM_OK) {
+        t->view.complete = true;
+        return REMOTE_CHAT_DONE;
+    }
+    if (c->nomem)
+        llm_fail(err, LLM_ERR_NOMEM, "out of memory for the reply's tokens");
+    t->view.cut = true;
+    return REMOTE_CHAT_ERROR;
+}
+
+void remote_chat_stop(remote_chat *c)
+{
+    if (!c->stream)
+        return;
+    remote_stream_close(c->stream);
+    c->stream = NULL;
+    c->turns[c->n_turns - 1].view.cut = true;
+}

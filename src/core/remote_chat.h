@@ -1,0 +1,72 @@
+/* remote_chat.h — a dialog with a served model (remote.h), as the TUI shows it: the
+ * turns, the token sequence the server ran and a step record per position.
+ *
+ * Each message renders the whole dialog with the server's chat template and tokenizes
+ * it there (remote_render_chat), then streams the reply (remote_stream), polled
+ * between the front end's keys. The positions the new prompt shares with the sequence
+ * before keep their records (an earlier reply's candidates); the others are prompt
+ * positions without candidates. Each reply token makes the record of the position
+ * before it (remote_record: the server's top alternatives) and a new position.
+ * Pieces come from the server (its tokenizer's and its tokens' bytes), kept by id.
+ * Borrows the connection; owns the texts, the sequence and the records. No printing. */
+#ifndef LLMCHAT_REMOTE_CHAT_H
+#define LLMCHAT_REMOTE_CHAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "remote.h"
+#include "sampler.h"
+#include "status.h"
+#include "step.h"
+
+typedef struct remote_chat remote_chat;
+
+typedef struct {
+    const char *user;   /* the message */
+    const char *reply;  /* the reply so far */
+    int reply_start;    /* the position of the reply's first token */
+    int end;            /* one past its last */
+    bool complete;      /* the model ended it (EOS, a stop string, the step limit) */
+    bool cut;           /* stopped by the user, or by a failure */
+} remote_turn;
+
+typedef enum {
+    REMOTE_CHAT_GENERATING = 0, /* the reply goes on (tokens may have come) */
+    REMOTE_CHAT_DONE,           /* it ended: the server stopped it */
+    REMOTE_CHAT_ERROR,          /* it failed (err says why; the tokens before stay) */
+} remote_chat_progress;
+
+llm_status remote_chat_new(remote *r, const char *system, const sampler_config *s,
+                           remote_chat **out, llm_err *err);
+void remote_chat_free(remote_chat *c); /* NULL does nothing */
+
+void remote_chat_set_sampler(remote_chat *c, const sampler_config *s);
+const sampler_config *remote_chat_sampler(const remote_chat *c);
+remote *remote_chat_remote(const remote_chat *c);
+
+/* Sends a message: renders and tokenizes the dialog with it on the server and opens the
+ * reply's request (max_reply tokens at most; 0: until the model stops or the context
+ * is full). Fails, adding no turn, when the server cannot render, tokenize or take
+ * the request, or the prompt does not fit the server's context. */
+llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, llm_err *err);
+/* Waits up to timeout_ms for the reply to go on; the tokens that came are in the
+ * sequence (and *n_new says how many) when it returns. */
+remote_chat_progress remote_chat_step(remote_chat *c, int timeout_ms, int *n_new, llm_err *err);
+/* Stops the reply being written (the request cancelled; the turn is cut). */
+void remote_chat_stop(remote_chat *c);
+bool remote_chat_replying(const remote_chat *c);
+
+int remote_chat_turn_count(const remote_chat *c);
+const remote_turn *remote_chat_turn(const remote_chat *c, int i);
+/* Where each reply token's text starts in turn i's reply: pos and byte offset, at most
+ * max; returns the count (as chat_reply_spans). */
+int remote_chat_reply_spans(const remote_chat *c, int i, int *pos, size_t *off, int max);
+
+int remote_chat_count(const remote_chat *c);          /* positions */
+const int *remote_chat_tokens(const remote_chat *c);   /* (count) their ids */
+const step_record *remote_chat_record(const remote_chat *c, int pos); /* NULL out of range */
+/* The text of token id as the server gave it; NULL when it never did. */
+const char *remote_chat_piece(const remote_chat *c, int id);
+
+#endif

@@ -1,0 +1,103 @@
+#!/bin/sh
+# e2e_remote_tui.sh — the TUI over a served model (llmchat --server URL in a terminal),
+# driven in tmux against tests/fake_server answering with llama-server 0.4.0's recorded
+# bytes (tests/data/remote/llama-server): a message is rendered by the server's chat
+# template (POST /apply-template) and tokenized there, the reply streams into
+# Conversation, the status line names the server and its model, the Tokens pane shows
+# the server's top alternatives of a reply token with their probabilities, C colours
+# the reply; keys that need the weights say so in one line; Esc stops a slow reply; a
+# server that fails in the middle is said in Conversation and the chat goes on; q quits
+# with status 0. Nothing asserts timing.
+# shellcheck source=lib.sh
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+# shellcheck source=tui_lib.sh
+. "$LLMCHAT_SRCDIR/tests/tui_lib.sh"
+
+REC=$DATA/remote/llama-server
+"$LLMCHAT_BIN" --server http://127.0.0.1:1 -m generate -i x 2>&1 | grep -q 'built without' &&
+    skip "this llmchat was built without libcurl"
+
+start_fake_server --routes "$REC" --log "$T/fake.log"
+url=$FAKE_URL
+start -- --no-config --server "$url" -t 0 -n 8 -i "Once upon a time"
+wait_for "Assistant: , there was a little girl"
+wait_for "served stories260K.gguf | idle | llama-server at $url | rtt"
+grep -q '^BODY: {"messages":\[{"role":"user","content":"Once upon a time"}\]}' "$T/fake.log" ||
+    fail "POST /apply-template: $(grep '^BODY' "$T/fake.log")"
+grep -q '"prompt":\[1,410,403,407,261,378\],"n_predict":8,"n_probs":20' "$T/fake.log" ||
+    fail "POST /completion: $(grep '^BODY: {"prompt' "$T/fake.log")"
+pass "a message rendered and tokenized by the server, its reply streamed, the status line"
+
+# Tokens: the prompt's last position predicts the reply's first token: the recorded top 5
+keys Tab Tab # Conversation, then Tokens
+wait_for "pos 13 (newest)"
+i=0
+while [ "$i" -lt 8 ]; do
+    keys Left
+    i=$((i + 1))
+done
+wait_for "pos 5 of 0-13"
+tokens=$(pane Tokens)
+assert_contains "Tokens" "$tokens" "next (pos 6): ,"
+assert_contains "Tokens" "$tokens" "96.9%"     # exp(-0.0318) for ","
+assert_contains "Tokens" "$tokens" "␣there"
+assert_contains "Tokens" "$tokens" "2.88%"     # exp(-3.547) for " there"
+keys Right
+wait_for "sampler: the server's"
+pass "Tokens: the server's top alternatives and probabilities of a reply token"
+
+keys C
+wait_for "prob"
+wait_for "The attention, the logit lens"
+keys r
+wait_for "this needs a local model: the chat runs on a server"
+keys g
+wait_for "the compute view needs a local model"
+keys Escape
+pass "C colours the reply; Attention, r and the compute view say they need a local model"
+
+# a second turn: the dialog rendered again, the reply after it
+keys Tab Tab # the input line
+type_text "The end"
+keys Enter
+wait_for "You: The end"
+n=$(grep -c '^POST /apply-template' "$T/fake.log")
+[ "$n" -eq 2 ] || fail "the second message did not render the dialog ($n renders)"
+grep -q '"content":"The end"' "$T/fake.log" || fail "the second render lacks the message"
+wait_for "served stories260K.gguf | idle"
+pass "a second message renders the whole dialog again"
+keys Tab q # from the input line to Conversation, then quit
+wait_exit
+assert_eq "exit status" 0 "$(cat "$T/exit")"
+
+# Esc stops a slow reply
+start_fake_server --routes "$REC" --chunk-delay-ms 400
+start -- --no-config --server "$FAKE_URL" -t 0 -i "Once upon a time"
+wait_for "replying 1 tok"
+keys Escape
+wait_for "[stopped]"
+wait_for "served stories260K.gguf | stopped"
+keys Tab q
+wait_exit
+pass "Esc stops a reply: the request cancelled"
+
+# a server that fails: said in Conversation, the chat goes on
+mkdir "$T/r500"
+cp "$REC/props" "$REC/v1_models" "$REC/tokenize" "$REC/apply-template" "$T/r500/"
+cp "$REC/error_500.json" "$T/r500/completion"
+echo 500 >"$T/r500/completion.status"
+start_fake_server --routes "$T/r500"
+start -- --no-config --server "$FAKE_URL" -i "Once upon a time"
+wait_for "[the server failed: $FAKE_URL/completion answered"
+wait_for "500: [json.exception.parse_error.101]"
+keys Tab q
+wait_exit
+assert_eq "exit status after a failed reply" 0 "$(cat "$T/exit")"
+pass "a 500 in the middle of a chat: one notice, q quits with 0"
+
+# nothing listening: one line before the screen opens, exit 1
+stop_fake_server
+run_llmchat --no-config --server "$FAKE_URL" -m tui
+assert_status 1
+assert_contains "stderr" "$(cat "$T/err")" "cannot connect to $FAKE_URL/props"
+pass "nothing listening: one line, exit 1"
