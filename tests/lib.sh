@@ -381,14 +381,11 @@ stop_fake_server() {
 }
 
 # need_llama_server: sets LLAMA_SERVER to llama.cpp's llama-server: $LLAMA_SERVER if it
-# is an executable, else the shared anchors' build of 0.4.0 beside the checkout, else
-# llama-server on PATH; skips the test when there is none.
+# is an executable, else llama-server on PATH; skips the test when there is none (the
+# tests read nothing outside the repository that the environment does not name).
 need_llama_server() {
-    lib_anchor=$LLMCHAT_SRCDIR/../shared/anchors/llama.cpp-0.4.0/llama-server
     if [ -n "${LLAMA_SERVER:-}" ] && [ -x "$LLAMA_SERVER" ] && [ ! -d "$LLAMA_SERVER" ]; then
         :
-    elif [ -x "$lib_anchor" ]; then
-        LLAMA_SERVER=$lib_anchor
     elif command -v llama-server >/dev/null 2>&1; then
         LLAMA_SERVER=$(command -v llama-server)
     else
@@ -397,14 +394,11 @@ need_llama_server() {
 }
 
 # need_rpc_server: sets RPC_SERVER to llama.cpp's RPC server: $RPC_SERVER if it is an
-# executable, else the shared anchors' ggml-rpc-server, else rpc-server or
-# ggml-rpc-server on PATH; skips the test when there is none.
+# executable, else rpc-server or ggml-rpc-server on PATH; skips the test when there is
+# none.
 need_rpc_server() {
-    lib_anchor=$LLMCHAT_SRCDIR/../shared/anchors/llama.cpp-0.4.0/ggml-rpc-server
     if [ -n "${RPC_SERVER:-}" ] && [ -x "$RPC_SERVER" ] && [ ! -d "$RPC_SERVER" ]; then
         :
-    elif [ -x "$lib_anchor" ]; then
-        RPC_SERVER=$lib_anchor
     elif command -v rpc-server >/dev/null 2>&1; then
         RPC_SERVER=$(command -v rpc-server)
     elif command -v ggml-rpc-server >/dev/null 2>&1; then

@@ -208,6 +208,10 @@ static const struct {
     {"slow-motion", "300", "10001"},
     {"autosave", "always", "sometimes"},
     {"keep-chats", "10", "-1"},
+    {"server", "http://127.0.0.1:8080", "ftp://127.0.0.1"},
+    {"server-model", "qwen3:8b", NULL}, /* any name the server knows */
+    {"api-key-env", "LLMCHAT_KEY", "MY-KEY"},
+    {"server-timeout", "30", "0"},
     {"control-vector", "happy.gguf:0.5", ":0.5"},
     {"control-vector-layers", "2-4", "4-2"},
     {"knock-out", "2:3,0:1", "2"},
@@ -274,6 +278,10 @@ START_TEST(test_every_key_good_value)
     ck_assert_int_eq(o.history_size, 5);
     ck_assert(o.verbose);
     ck_assert_str_eq(o.template_name, "chatml");
+    ck_assert_str_eq(o.server_url, "http://127.0.0.1:8080");
+    ck_assert_str_eq(o.server_model, "qwen3:8b");
+    ck_assert_str_eq(o.api_key_env, "LLMCHAT_KEY");
+    ck_assert_double_eq(o.server_timeout, 30);
     ck_assert_int_eq(o.n_vectors, 1);
     ck_assert_str_eq(o.vectors[0].path, "happy.gguf");
     ck_assert_float_eq(o.vectors[0].scale, 0.5f);
