@@ -56,16 +56,24 @@ wait_for "the compute view needs a local model"
 keys Escape
 pass "C colours the reply; Attention, r and the compute view say they need a local model"
 
-# a second turn: the dialog rendered again, the reply after it
+# /set changes what the next request asks; a second turn renders the dialog again
 keys Tab Tab # the input line
+type_text "/set temperature 0.5"
+keys Enter
+wait_for "from the next token: "
+type_text "/vector"
+keys Enter
+wait_for "this needs a local model"
 type_text "The end"
 keys Enter
 wait_for "You: The end"
 n=$(grep -c '^POST /apply-template' "$T/fake.log")
 [ "$n" -eq 2 ] || fail "the second message did not render the dialog ($n renders)"
 grep -q '"content":"The end"' "$T/fake.log" || fail "the second render lacks the message"
+grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 | grep -q '"temperature":0.5,' ||
+    fail "/set temperature 0.5 did not reach the request: $(grep '^BODY: {"prompt' "$T/fake.log")"
 wait_for "served stories260K.gguf | idle"
-pass "a second message renders the whole dialog again"
+pass "/set reaches the next request, /vector needs a local model, a second message renders the dialog again"
 keys Tab q # from the input line to Conversation, then quit
 wait_exit
 assert_eq "exit status" 0 "$(cat "$T/exit")"

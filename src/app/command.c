@@ -146,12 +146,19 @@ static void run_set(command_host *h, const char *arg)
 {
     llm_err err;
     char shown[256];
-    live_settings now = session_settings(h->s); /* the sampler's own: /load may have set them */
+    live_settings now;
+    if (h->s)
+        now = session_settings(h->s); /* the sampler's own: /load may have set them */
+    else
+        h->get_settings(h, &now);
     if (*arg && settings_set_line(&now, arg, &err) != LLM_OK) {
         say(h, "/set: %s", err.text);
         return;
     }
-    session_set_settings(h->s, &now);
+    if (h->s)
+        session_set_settings(h->s, &now);
+    else
+        h->put_settings(h, &now);
     settings_format(&now, shown, sizeof shown);
     say(h, "%s%s", *arg ? "from the next token: " : "", shown);
     h->changed(h, COMMAND_CHANGED_SETTINGS);
@@ -376,7 +383,8 @@ void command_run(command_host *h, const command_call *call)
         say(h, "/%s works only in %s", call->name, command_only_in(ci));
         return;
     }
-    if (ci->needs_model && (!h->s || !h->s->c)) {
+    bool own_settings = ci->id == CMD_SET && !h->s && h->get_settings && h->put_settings;
+    if (ci->needs_model && (!h->s || !h->s->c) && !own_settings) {
         if (h->read_only)
             h->read_only(h);
         else

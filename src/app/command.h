@@ -81,6 +81,10 @@ struct command_host {
      * and shows it (text NULL or "": shows the last one); NULL where the front end has
      * no patching view. */
     void (*patch)(command_host *h, const char *text);
+    /* The live settings of a front end without a session (the TUI over a served model:
+     * they go with each request), so that /set works there; NULL: the session's. */
+    void (*get_settings)(command_host *h, live_settings *out);
+    void (*put_settings)(command_host *h, const live_settings *in);
 };
 
 typedef struct {

@@ -541,7 +541,7 @@ static const app_option own_rows[] = {
      .set = set_view},
     {.name = "pieces", .help = "tokenize: print pieces instead of ids", .set = set_pieces},
     {.name = "server", .arg = "URL", .config = true,
-     .help = "generate with the model a server runs (llama-server, vLLM,\nollama: docs/remote.md) instead of a local one",
+     .help = "chat (TUI) or generate with the model a server runs (llama-server,\nvLLM, ollama: docs/remote.md) instead of a local one",
      .set = set_server},
     {.name = "compare-server", .arg = "URL",
      .help = "run MODEL and the server's model on the same tokens and compare\ntheir distributions per position (KL, top-1 agreement)",

@@ -456,8 +456,7 @@ static void begin_remote_turn(tui *t, const char *text)
     conv_add(t->conv, ENTRY_USER, text);
     t->dirty |= DIRTY_ALL;
     draw_frame(t);
-    int steps = t->o->steps < 0 ? 0 : t->o->steps;
-    if (remote_chat_begin(t->rc, text, steps, &err) != LLM_OK) {
+    if (remote_chat_begin(t->rc, text, t->remote_steps, &err) != LLM_OK) {
         tui_notice(t, "[could not send it: %s]", err.text);
         t->run.state = RUN_IDLE;
         return;
@@ -666,13 +665,30 @@ static void host_patch(command_host *h, const char *text)
     tui_open_view(t, "patch");
 }
 
+/* /set over a served model: the sampler's settings go with each request, the step
+ * limit is the reply's; no slow motion (the server streams at its own pace). */
+static void host_get_settings(command_host *h, live_settings *out)
+{
+    tui *t = h->user;
+    *out = (live_settings){.sampler = *remote_chat_sampler(t->rc), .steps = t->remote_steps};
+}
+
+static void host_put_settings(command_host *h, const live_settings *in)
+{
+    tui *t = h->user;
+    remote_chat_set_sampler(t->rc, &in->sampler);
+    t->remote_steps = in->steps;
+}
+
 static command_host command_host_of(tui *t)
 {
     return (command_host){.front_end = COMMAND_TUI, .s = t->s, .user = t, .say = host_say,
                           .stop_reply = host_stop_reply, .changed = host_changed,
                           .quit = host_quit, .help = host_help, .force = host_force,
                           .read_only = host_read_only, .send_paused = host_send_paused,
-                          .open_view = host_open_view, .patch = host_patch};
+                          .open_view = host_open_view, .patch = host_patch,
+                          .get_settings = t->rc ? host_get_settings : NULL,
+                          .put_settings = t->rc ? host_put_settings : NULL};
 }
 
 /* A finished line from the input line, or the -i prompt: a command or a message
@@ -885,6 +901,7 @@ int tui_remote(const app_options *o)
         remote_close(t->rem);
         return 2;
     }
+    t->remote_steps = o->steps < 0 ? 0 : o->steps;
     describe_remote(t);
     signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     return run_screen(t);

@@ -51,6 +51,7 @@ typedef struct tui {
     remote *rem;        /* owned; llmchat --server URL: the served model (then s, e and c
                            are NULL) */
     remote_chat *rc;    /* owned; its dialog */
+    int remote_steps;   /* the served replies' step limit (/set steps; 0: none) */
     char view_line[400]; /* the status line while viewing */
 
     tui_screen screen;
