@@ -404,7 +404,7 @@ need_rpc_server() {
     elif command -v ggml-rpc-server >/dev/null 2>&1; then
         RPC_SERVER=$(command -v ggml-rpc-server)
     else
-        skip "ggml-rpc-server (llama.cpp 0.4.0) is not here: build llama.cpp 0.4.0 with -DGGML_RPC=ON (target ggml-rpc-server) and set RPC_SERVER"
+        skip "ggml-rpc-server (llama.cpp 0.4.0) is not here: build it with scripts/build-llama-cpp DIR ggml-rpc-server and set RPC_SERVER"
     fi
 }
 
