@@ -208,9 +208,8 @@ pass "failures: 500 with the server's message, not HTTP, cut (tokens kept), sile
 run_llmchat --server "$url" "$MODEL" -m generate -i x
 assert_status 2
 assert_contains "line 207" "$(cat "$T/err")" "give MODEL or --server, not both"
-run_llmchat --server "$url" -m chat
+run_llmchat --server "$url" -m perplexity -i x
 assert_status 2
-assert_contains "-m chat" "$(cat "$T/err")" "-m chat over a server is not there yet"
 run_llmchat --server ftp://x -m generate -i x
 assert_status 2
 run_llmchat --server "$url" -m generate -i x --trace "$T/t.jsonl"
@@ -228,9 +227,36 @@ assert_eq "config server (the recorded 8 tokens)" "Once upon a time, there was a
 run_llmchat --config "$T/llmchat.conf" "$MODEL" -m generate -i "Once upon a time" -n 3 --temperature 0
 assert_status 0
 assert_not_contains "line 227" "$(cat "$T/err")" "server:"
-pass "options: MODEL with --server, -m chat, ftp://, --trace, --json alone refused; config server"
+pass "options: MODEL with --server, -m perplexity, ftp://, --trace, --json alone refused; config server"
+
+# ---- -m chat over the server: one reply a line; /set; a failed message's empty line ----
+start_fake_server --routes "$REC/llama-server" --log "$T/chat.log"
+printf 'Once upon a time\n/set temperature 0.5\n/vector\nTom had a dog\n' >"$T/in"
+run_llmchat --no-config --server "$FAKE_URL" -m chat -n 8 <"$T/in"
+assert_status 0
+assert_eq "-m chat: one line a reply" ", there was a little girl
+, there was a little girl" "$(cat "$T/out")"
+assert_contains "/set" "$(cat "$T/err")" "from the next token: temperature 0.5"
+assert_contains "/vector" "$(cat "$T/err")" "this needs a local model: the chat runs on a server"
+[ "$(grep -c '^POST /apply-template' "$T/chat.log")" -eq 2 ] || fail "-m chat: not two renders"
+grep '^BODY: {"messages"' "$T/chat.log" | tail -n 1 | grep -q '"role":"assistant","content":", there was a little girl"' ||
+    fail "-m chat: the second render lacks the first reply: $(grep '^BODY: {"messages"' "$T/chat.log")"
+grep '^BODY: {"prompt"' "$T/chat.log" | tail -n 1 | grep -q '"temperature":0.5,' ||
+    fail "-m chat: /set did not reach the request"
+mkdir "$T/rchat500"
+cp "$REC/llama-server/props" "$REC/llama-server/tokenize" "$REC/llama-server/apply-template" "$T/rchat500/"
+cp "$REC/llama-server/error_500.json" "$T/rchat500/completion"
+echo 500 >"$T/rchat500/completion.status"
+start_fake_server --routes "$T/rchat500"
+printf 'one\ntwo\n' >"$T/in"
+run_llmchat --no-config --server "$FAKE_URL" -m chat <"$T/in"
+assert_status 1
+assert_eq "-m chat: failed replies are empty lines (bytes)" 2 "$(wc -c <"$T/out" | tr -d ' ')"
+[ "$(grep -c 'answered 500' "$T/err")" -eq 2 ] || fail "-m chat: $(cat "$T/err")"
+pass "-m chat over a server: a reply a line, /set, the dialog rendered again, failures said"
 
 # ---- llmchat-bench --server ----
+start_fake_server --routes "$REC/llama-server"
 run_program llmchat-bench "$(dirname "$LLMCHAT_BIN")/llmchat-bench" --server "$FAKE_URL" -p 16 --gen 8 --rounds 2 --json
 assert_status 0
 "$PYTHON" -c '

@@ -541,7 +541,7 @@ static const app_option own_rows[] = {
      .set = set_view},
     {.name = "pieces", .help = "tokenize: print pieces instead of ids", .set = set_pieces},
     {.name = "server", .arg = "URL", .config = true,
-     .help = "chat (TUI) or generate with the model a server runs (llama-server,\nvLLM, ollama: docs/remote.md) instead of a local one",
+     .help = "chat (TUI, -m chat) or generate with the model a server runs\n(llama-server, vLLM, ollama: docs/remote.md) instead of a local one",
      .set = set_server},
     {.name = "compare-server", .arg = "URL",
      .help = "run MODEL and the server's model on the same tokens and compare\ntheir distributions per position (KL, top-1 agreement)",
@@ -1106,10 +1106,10 @@ static int settle(app_options *o, bool model_given)
                                "MODEL with the server's)");
         if (o->replay_path || o->view_path)
             return usage_error("--server does not take --replay or --view yet");
-        if (o->mode != MODE_GENERATE && o->mode != MODE_TUI && o->mode != MODE_AUTO)
-            return usage_error("--server works in the TUI and with -m generate (and "
-                               "--compare-server with a MODEL); -m chat over a server is not "
-                               "there yet");
+        if (o->mode != MODE_GENERATE && o->mode != MODE_TUI && o->mode != MODE_CHAT &&
+            o->mode != MODE_AUTO)
+            return usage_error("--server works in the TUI, -m chat and -m generate (and "
+                               "--compare-server with a MODEL)");
         if (o->trace_path)
             return usage_error("--trace does not record a served model yet: use --json");
     }
@@ -1124,9 +1124,6 @@ static int settle(app_options *o, bool model_given)
         const char *term = getenv("TERM");
         bool drawable = term && *term && strcmp(term, "dumb") != 0;
         o->mode = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && drawable ? MODE_TUI : MODE_CHAT;
-        if (o->server_url && o->mode == MODE_CHAT)
-            return usage_error("--server: the chat over a server runs in the TUI (a terminal), "
-                               "or give -m generate; -m chat over a server is not there yet");
     }
     return 0;
 }

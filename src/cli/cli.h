@@ -23,6 +23,8 @@ int cli_patch(session *s);
 /* --server URL -m generate: the prompt continued by a served model (remote.h); no
  * local model. */
 int cli_remote_generate(const app_options *o);
+/* --server URL -m chat: the plain chat over a served model (remote_chat.h). */
+int cli_remote_repl(const app_options *o);
 /* MODEL --compare-server URL: the local model against the served one on the server's
  * greedy continuation of the prompt (remote_compare.h). */
 int cli_compare_server(session *s);
