@@ -110,11 +110,14 @@ END_TEST
 static void token_from(const float *logits, int n, int k, int chosen, remote_token *t)
 {
     memset(t, 0, sizeof *t);
-    double m = -INFINITY, z = 0;
+    /* the maximum as remote_compare.c finds it: gcc 12's AArch64 vectorizer fails on
+       an fmax reduction here (an internal compiler error) */
+    double m = logits[0], z = 0;
+    for (int i = 1; i < n; i++)
+        if (logits[i] > m)
+            m = logits[i];
     for (int i = 0; i < n; i++)
-        m = fmax(m, logits[i]);
-    for (int i = 0; i < n; i++)
-        z += exp(logits[i] - m);
+        z += exp((double)logits[i] - m);
     bool used[64] = {0};
     for (int j = 0; j < k; j++) {
         int best = -1;
