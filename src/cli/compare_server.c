@@ -60,12 +60,13 @@ static void json_piece(const tokenizer *tok, int id)
     json_write_string(stdout, piece);
 }
 
+/* ,"key":x (null for NaN): a member after the first. */
 static void json_num(const char *key, double x)
 {
     if (isnan(x))
-        printf("\"%s\":null", key);
+        printf(",\"%s\":null", key);
     else
-        printf("\"%s\":%.6g", key, x);
+        printf(",\"%s\":%.6g", key, x);
 }
 
 int cli_compare_server(session *s)
@@ -177,11 +178,8 @@ int cli_compare_server(session *s)
             const remote_comparison *c = &cmp[i];
             printf("%s{\"pos\":%d,\"token\":%d,\"piece\":", i ? "," : "", c->pos, c->token);
             json_piece(tok, c->token);
-            putchar(',');
             json_num("p_server", c->p_server);
-            putchar(',');
             json_num("p_local", c->p_local);
-            putchar(',');
             json_num("kl", c->kl);
             printf(",\"top1_agree\":%s,\"server_top1\":%d,\"local_top1\":%d,\"max_dp\":",
                    c->top1_agree ? "true" : "false", c->server_top1, c->local_top1);
@@ -190,19 +188,16 @@ int cli_compare_server(session *s)
             } else {
                 printf("{\"id\":%d,\"piece\":", c->diff_id);
                 json_piece(tok, c->diff_id);
-                putchar(',');
                 json_num("server", c->diff_server);
-                putchar(',');
                 json_num("local", c->diff_local);
                 putchar('}');
             }
             putchar('}');
         }
-        printf("],\"summary\":{\"positions\":%d,\"top1_agree\":%d,", got.n, agree);
+        printf("],\"summary\":{\"positions\":%d,\"top1_agree\":%d", got.n, agree);
         json_num("kl_mean", kl_mean);
-        putchar(',');
         json_num("kl_max", cmp[worst_kl].kl);
-        printf(",\"kl_max_pos\":%d,", cmp[worst_kl].pos);
+        printf(",\"kl_max_pos\":%d", cmp[worst_kl].pos);
         json_num("max_dp", fabsf(cmp[worst_dp].diff_server - cmp[worst_dp].diff_local));
         printf(",\"max_dp_pos\":%d}}\n", cmp[worst_dp].pos);
     } else {

@@ -352,6 +352,9 @@ static void put_ids(FILE *f, const int *ids, int n)
     fputc(']', f);
 }
 
+static llm_status tokens_with_pieces(const remote *r, const json_value *v, int **ids, char ***pieces,
+                                     int *n, llm_err *err);
+
 llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **ids, int *n,
                            llm_err *err)
 {
@@ -383,26 +386,11 @@ llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **
     free(body);
     if (st != LLM_OK)
         return st;
-    const json_value *list = json_get(v, "tokens");
-    int *out = list && list->type == JSON_ARRAY ? malloc((list->count + 1) * sizeof *out) : NULL;
-    if (!out) {
-        json_free(v);
-        return list ? llm_fail(err, LLM_ERR_NOMEM, "out of memory")
-                    : llm_fail(err, LLM_ERR_FORMAT, "%s/tokenize answered without \"tokens\"",
-                               r->base);
-    }
-    for (size_t i = 0; i < list->count; i++) {
-        const json_value *t = json_at(list, i);
-        if (!json_as_int(t, &out[i]) && !json_as_int(json_get(t, "id"), &out[i])) {
-            free(out);
-            json_free(v);
-            return llm_fail(err, LLM_ERR_FORMAT, "%s/tokenize: token %zu is not an id", r->base, i);
-        }
-    }
-    *ids = out;
-    *n = (int)list->count;
+    char **pieces = NULL;
+    st = tokens_with_pieces(r, v, ids, &pieces, n, err);
+    remote_pieces_free(pieces, *n);
     json_free(v);
-    return LLM_OK;
+    return st;
 }
 
 /* A piece of a /tokenize answer: a string, or (llama-server, for bytes that are not
@@ -784,17 +772,43 @@ static void set_stop(stream_state *s, const char *why)
     snprintf(s->res->stop, sizeof s->res->stop, "%s", why);
 }
 
-/* llama-server's /completion events. */
-static bool llama_event(stream_state *s, const json_value *v)
+/* Each token object of list (token_object's shape) delivered in order; false when one
+ * has neither id nor text or fn said stop. */
+static bool deliver_objects(stream_state *s, const json_value *list)
 {
-    const json_value *probs = json_get(v, "completion_probabilities");
-    for (size_t i = 0; probs && probs->type == JSON_ARRAY && i < probs->count; i++) {
+    for (size_t i = 0; list && list->type == JSON_ARRAY && i < list->count; i++) {
         memset(&s->tok, 0, sizeof s->tok);
-        if (!token_object(json_at(probs, i), &s->tok))
+        if (!token_object(json_at(list, i), &s->tok))
             return bad_event(s, "a token without id or text", NULL);
         if (!deliver(s))
             return false;
     }
+    return true;
+}
+
+/* A chunk of text without log-probabilities, delivered as one token without an id. */
+static bool deliver_text(stream_state *s, const char *text)
+{
+    if (!text || !*text)
+        return true;
+    memset(&s->tok, 0, sizeof s->tok);
+    s->tok.id = -1;
+    take_piece(NULL, text, s->tok.piece, &s->tok.piece_len);
+    s->tok.logprob = NAN;
+    return deliver(s);
+}
+
+/* An OpenAI-style finish reason ("length", "stop", ...) in remote_result's words. */
+static const char *stop_word(const char *why)
+{
+    return strcmp(why, "length") == 0 ? "limit" : strcmp(why, "stop") == 0 ? "eos" : why;
+}
+
+/* llama-server's /completion events. */
+static bool llama_event(stream_state *s, const json_value *v)
+{
+    if (!deliver_objects(s, json_get(v, "completion_probabilities")))
+        return false;
     bool stop = false;
     json_as_bool(json_get(v, "stop"), &stop);
     if (stop) {
@@ -818,29 +832,20 @@ static bool openai_event(stream_state *s, const json_value *v)
     const char *text = NULL;
     json_as_string(json_get(c, "text"), &text);
     const json_value *content = json_get(lp, "content");
+    bool ok;
     if (content && content->type == JSON_ARRAY) { /* llama-server's own /v1 shape */
-        for (size_t i = 0; i < content->count; i++) {
-            memset(&s->tok, 0, sizeof s->tok);
-            if (!token_object(json_at(content, i), &s->tok))
-                return bad_event(s, "a token without id or text", NULL);
-            if (!deliver(s))
-                return false;
-        }
+        ok = deliver_objects(s, content);
     } else if (lp && lp->type == JSON_OBJECT) {
         memset(&s->tok, 0, sizeof s->tok);
-        if (!legacy_tokens(s, lp, text))
-            return false;
-    } else if (text && *text) {
-        memset(&s->tok, 0, sizeof s->tok);
-        s->tok.id = -1;
-        take_piece(NULL, text, s->tok.piece, &s->tok.piece_len);
-        s->tok.logprob = NAN;
-        if (!deliver(s))
-            return false;
+        ok = legacy_tokens(s, lp, text);
+    } else {
+        ok = deliver_text(s, text);
     }
+    if (!ok)
+        return false;
     const char *finish = NULL;
     if (json_as_string(json_get(c, "finish_reason"), &finish)) {
-        set_stop(s, strcmp(finish, "length") == 0 ? "limit" : strcmp(finish, "stop") == 0 ? "eos" : finish);
+        set_stop(s, stop_word(finish));
         json_as_int(json_get(json_get(v, "usage"), "prompt_tokens"), &s->res->prompt_tokens);
     }
     return true;
@@ -852,28 +857,12 @@ static bool ollama_event(stream_state *s, const json_value *v)
     const json_value *lps = json_get(v, "logprobs");
     const char *text = NULL;
     json_as_string(json_get(v, "response"), &text);
-    if (lps && lps->type == JSON_ARRAY) {
-        for (size_t i = 0; i < lps->count; i++) {
-            memset(&s->tok, 0, sizeof s->tok);
-            if (!token_object(json_at(lps, i), &s->tok))
-                return bad_event(s, "a token without text", NULL);
-            if (!deliver(s))
-                return false;
-        }
-    } else if (text && *text) {
-        memset(&s->tok, 0, sizeof s->tok);
-        s->tok.id = -1;
-        take_piece(NULL, text, s->tok.piece, &s->tok.piece_len);
-        s->tok.logprob = NAN;
-        if (!deliver(s))
-            return false;
-    }
+    if (!(lps && lps->type == JSON_ARRAY ? deliver_objects(s, lps) : deliver_text(s, text)))
+        return false;
     bool done = false;
     if (json_as_bool(json_get(v, "done"), &done) && done) {
         const char *why = NULL;
-        set_stop(s, json_as_string(json_get(v, "done_reason"), &why)
-                        ? (strcmp(why, "length") == 0 ? "limit" : strcmp(why, "stop") == 0 ? "eos" : why)
-                        : "eos");
+        set_stop(s, json_as_string(json_get(v, "done_reason"), &why) ? stop_word(why) : "eos");
         json_as_int(json_get(v, "prompt_eval_count"), &s->res->prompt_tokens);
         s->done = true;
     }
