@@ -85,6 +85,9 @@ static int run(app_options *o)
         return rc;
     if (o->mode == MODE_VIEW) /* no model: the trace holds what is shown */
         return tui_view(o);
+    /* --resume first: a served chat's file names its server */
+    if (o->resume && (rc = load_resume(o)) != 0)
+        return rc;
     if (o->server_url) /* no model: the server runs it */
         return o->mode == MODE_TUI ? tui_remote(o)
                : o->mode == MODE_CHAT ? cli_remote_repl(o)

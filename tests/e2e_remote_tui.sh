@@ -7,7 +7,8 @@
 # the server's top alternatives of a reply token with their probabilities, C colours
 # the reply; keys that need the weights say so in one line; Esc stops a slow reply; a
 # server that fails in the middle is said in Conversation and the chat goes on; q quits
-# with status 0. Nothing asserts timing.
+# with status 0; /save writes the served chat and it is autosaved; --resume reopens it
+# on its server with --trace writing the server's records. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -74,9 +75,38 @@ grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 | grep -q '"temperature":0.5,'
     fail "/set temperature 0.5 did not reach the request: $(grep '^BODY: {"prompt' "$T/fake.log")"
 wait_for "served stories260K.gguf | idle"
 pass "/set reaches the next request, /vector needs a local model, a second message renders the dialog again"
+type_text "/save $T/tui.json"
+keys Enter
+wait_for "saved to $T/tui.json"
 keys Tab q # from the input line to Conversation, then quit
 wait_exit
 assert_eq "exit status" 0 "$(cat "$T/exit")"
+"$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["server"]["url"] == sys.argv[2], d["server"]
+assert [t["user"] for t in d["turns"]] == ["Once upon a time", "The end"], d["turns"]
+' "$T/tui.json" "$url" || fail "/save in the TUI: $(cat "$T/tui.json")"
+set -- "$STATE"/llmchat/chats/*.json
+[ "$#" -eq 1 ] && [ -f "$1" ] || fail "the TUI did not autosave the served chat: $*"
+pass "/save in the TUI; the served chat autosaved"
+
+# --resume reopens it on its server: the turns shown, the trace written as it goes
+start -- --no-config --resume -t 0 -n 8 --trace "$T/tui.jsonl"
+wait_for "(2 turns)]"
+wait_for "You: The end"
+wait_for "served stories260K.gguf | idle | llama-server at $url"
+type_text "Go on"
+keys Enter
+wait_for "You: Go on"
+wait_for "served stories260K.gguf | idle"
+keys Tab q
+wait_exit
+assert_eq "exit status after --resume" 0 "$(cat "$T/exit")"
+head -n 1 "$T/tui.jsonl" | grep -q "\"mode\":\"tui\",\"server\":{\"url\":\"$url\"" ||
+    fail "the TUI's trace header: $(head -c 300 "$T/tui.jsonl")"
+grep -q '"phase":"gen"' "$T/tui.jsonl" || fail "the TUI's trace has no reply records"
+pass "--resume reopens a served chat on its server in the TUI; --trace writes its records"
 
 # Esc stops a slow reply
 start_fake_server --routes "$REC" --chunk-delay-ms 400

@@ -130,6 +130,37 @@ START_TEST(test_minimal_and_unknown_members)
 }
 END_TEST
 
+/* A served chat: the server object round-trips, no template or model is written. */
+START_TEST(test_served_chat)
+{
+    chatfile cf, back;
+    llm_err err;
+    chatfile_init(&cf);
+    ck_assert_int_eq(chatfile_set(&cf.server, "http://gpu:8080", &err), LLM_OK);
+    ck_assert_int_eq(chatfile_set(&cf.server_api, "llama-server", &err), LLM_OK);
+    ck_assert_int_eq(chatfile_set(&cf.server_model, "m \"q4\".gguf", &err), LLM_OK);
+    ck_assert_int_eq(chatfile_add_turn(&cf, "hi", "hello", NULL, 0, true, false, true, &err), LLM_OK);
+    const char *path = temp_path("served.json");
+    ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_OK);
+    ck_assert_msg(chatfile_read(path, &back, &err) == LLM_OK, "%s", err.text);
+    unlink(path);
+    ck_assert_str_eq(back.server, "http://gpu:8080");
+    ck_assert_str_eq(back.server_api, "llama-server");
+    ck_assert_str_eq(back.server_model, "m \"q4\".gguf");
+    ck_assert_ptr_null(back.model);
+    ck_assert_ptr_null(back.template_name); /* the server's template, not llama2 */
+    ck_assert_int_eq(back.n_turns, 1);
+    ck_assert_ptr_null(back.turns[0].reply_tokens);
+    chatfile_clear(&back);
+    chatfile_clear(&cf);
+    /* a local chat names no server */
+    const char *local = "{\"llmchat_chat\": 1, \"model\": \"m.bin\", \"turns\": []}";
+    ck_assert_int_eq(chatfile_parse("l.json", local, strlen(local), &back, &err), LLM_OK);
+    ck_assert_ptr_null(back.server);
+    chatfile_clear(&back);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
     parse_fails("", "not a saved chat: line 1");
@@ -167,6 +198,12 @@ START_TEST(test_refusals)
                 "\"temperature\" must be a number");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"seed\": -1}, \"turns\": []}", "\"seed\"");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": [], \"turns\": []}", "\"settings\" is an array");
+    parse_fails("{\"llmchat_chat\": 1, \"server\": \"http://x\", \"turns\": []}",
+                "\"server\" is a string, not an object");
+    parse_fails("{\"llmchat_chat\": 1, \"server\": {\"api\": \"openai\"}, \"turns\": []}",
+                "\"server\" has no \"url\"");
+    parse_fails("{\"llmchat_chat\": 1, \"server\": {\"url\": 3}, \"turns\": []}",
+                "\"url\" is a number, not a string");
 
     chatfile cf;
     llm_err err;
@@ -648,6 +685,7 @@ static Suite *chatfile_suite(void)
     tcase_add_test(core, test_round_trip);
     tcase_add_test(core, test_minimal_and_unknown_members);
     tcase_add_test(core, test_atomic_write);
+    tcase_add_test(core, test_served_chat);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_refusals);

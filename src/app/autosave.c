@@ -142,12 +142,11 @@ static void prune(int keep, const char *current)
     free(list);
 }
 
-bool autosave_now(session *s, char *msg, size_t size)
+bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size)
 {
-    autosave_file *a = &s->save;
     if (size)
         msg[0] = '\0';
-    if (a->off || !s->c || (!a->path && chat_turn_count(s->c) + chat_dropped_count(s->c) == 0))
+    if (a->off || (!a->path && cf->n_turns == 0))
         return true;
     llm_err err;
     llm_status st;
@@ -157,7 +156,7 @@ bool autosave_now(session *s, char *msg, size_t size)
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else
-        st = autosave_save_chat(s, a->path, true, &err);
+        st = chatfile_write(cf, a->path, &err);
     if (st == LLM_OK && fresh)
         prune(a->keep, a->path);
     if (st == LLM_OK)
@@ -167,6 +166,27 @@ bool autosave_now(session *s, char *msg, size_t size)
                  "saves it elsewhere", err.text);
     a->warned = true;
     return false;
+}
+
+bool autosave_now(session *s, char *msg, size_t size)
+{
+    autosave_file *a = &s->save;
+    if (size)
+        msg[0] = '\0';
+    if (a->off || !s->c || (!a->path && chat_turn_count(s->c) + chat_dropped_count(s->c) == 0))
+        return true;
+    chatfile cf;
+    llm_err err;
+    if (autosave_chat_to_file(s, true, &cf, &err) != LLM_OK) {
+        if (!a->warned && size)
+            snprintf(msg, size, "cannot autosave the chat (%s); it goes on, but unsaved: "
+                     "/save FILE saves it elsewhere", err.text);
+        a->warned = true;
+        return false;
+    }
+    bool saved = autosave_write(a, &cf, msg, size);
+    chatfile_clear(&cf);
+    return saved;
 }
 
 void autosave_use(autosave_file *a, const char *path)
@@ -214,6 +234,10 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice
         size_t o = 0;
         if (cf.model && !same_file(cf.model, current) && size)
             o = (size_t)snprintf(notice, size, "saved with %s; it goes on with %s", cf.model, current);
+        else if (cf.server && size)
+            o = (size_t)snprintf(notice, size, "saved with %s at %s; it goes on with %s",
+                                 cf.server_model ? cf.server_model : "a served model", cf.server,
+                                 current);
         if (dropped && o < size)
             snprintf(notice + o, size - o, "%s%s", o ? "; " : "", dropped);
     }

@@ -41,6 +41,10 @@ void autosave_init(autosave_file *a, const app_options *o, bool interactive);
  * into msg ("" for later ones: warn once, and the chat goes on); msg is "" on
  * success. */
 bool autosave_now(struct session *s, char *msg, size_t size);
+/* Writes cf to a's file as autosave_now does (nothing when a is off, or when there is
+ * no file yet and cf has no turns): the front ends without a session (a served chat)
+ * build cf themselves. */
+bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size);
 /* Makes path the session's file from now on (a chat resumed from it): a resumed chat
  * is saved whatever --autosave says, unless it says never. */
 void autosave_use(autosave_file *a, const char *path);

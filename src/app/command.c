@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "parse_number.h"
+#include "served.h"
 #include "textfmt.h"
 #include "force_expert_command.h"
 #include "knock_command.h"
@@ -39,12 +40,16 @@ bool command_load(command_host *h, const char *path)
 {
     llm_err err;
     char notice[1200];
-    if (autosave_load_chat(h->s->c, h->s->e, path, notice, sizeof notice, &err) != LLM_OK) {
+    llm_status st = h->served
+                        ? served_load_chat(h->served, path, notice, sizeof notice, &err)
+                        : autosave_load_chat(h->s->c, h->s->e, path, notice, sizeof notice, &err);
+    if (st != LLM_OK) {
         say(h, "%s", err.text);
         return false;
     }
     h->changed(h, COMMAND_CHANGED_DIALOG);
-    int turns = chat_turn_count(h->s->c) + chat_dropped_count(h->s->c);
+    int turns = h->served ? remote_chat_turn_count(h->served->rc)
+                          : chat_turn_count(h->s->c) + chat_dropped_count(h->s->c);
     say(h, "loaded %s (%d turn%s)", path, turns, plural(turns));
     if (*notice)
         say(h, "%s", notice);
@@ -54,7 +59,10 @@ bool command_load(command_host *h, const char *path)
 static void run_reset(command_host *h, const char *arg)
 {
     (void)arg;
-    chat_reset(h->s->c);
+    if (h->served)
+        remote_chat_reset(h->served->rc);
+    else
+        chat_reset(h->s->c);
     h->changed(h, COMMAND_CHANGED_DIALOG);
     say(h, "the conversation was reset");
 }
@@ -62,7 +70,9 @@ static void run_reset(command_host *h, const char *arg)
 static void run_system(command_host *h, const char *arg)
 {
     llm_err err;
-    if (chat_set_system(h->s->c, *arg ? arg : NULL, &err) != LLM_OK) {
+    llm_status st = h->served ? remote_chat_set_system(h->served->rc, *arg ? arg : NULL, &err)
+                              : chat_set_system(h->s->c, *arg ? arg : NULL, &err);
+    if (st != LLM_OK) {
         say(h, "/system: %s", err.text);
         return;
     }
@@ -80,7 +90,8 @@ static void run_save(command_host *h, const char *arg)
     const char *file = autosave_save_args(arg, &all);
     if (!*file)
         say(h, "/save needs a file name: /save [--all] FILE");
-    else if (autosave_save_chat(h->s, file, all, &err) != LLM_OK)
+    else if ((h->served ? served_save_chat(h->served, file, &err)
+                        : autosave_save_chat(h->s, file, all, &err)) != LLM_OK)
         say(h, "/save: %s", err.text);
     else
         say(h, "saved%s to %s", all ? " with every branch" : "", file);
@@ -98,7 +109,8 @@ static void run_load(command_host *h, const char *arg)
 static void run_resume(command_host *h, const char *arg)
 {
     saved_chat list[AUTOSAVE_RECENT_MAX];
-    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, h->s->save.path);
+    autosave_file *own = h->served ? &h->served->save : &h->s->save;
+    int n = autosave_recent(list, AUTOSAVE_RECENT_MAX, own->path);
     if (!*arg) {
         if (n == 0) {
             say(h, "no saved chats yet");
@@ -125,7 +137,7 @@ static void run_resume(command_host *h, const char *arg)
         return;
     }
     if (command_load(h, list[k - 1].path))
-        autosave_use(&h->s->save, list[k - 1].path);
+        autosave_use(own, list[k - 1].path);
 }
 
 static void run_force(command_host *h, const char *arg)
@@ -147,18 +159,18 @@ static void run_set(command_host *h, const char *arg)
     llm_err err;
     char shown[256];
     live_settings now;
-    if (h->s)
-        now = session_settings(h->s); /* the sampler's own: /load may have set them */
+    if (h->served)
+        now = served_settings(h->served);
     else
-        h->get_settings(h, &now);
+        now = session_settings(h->s); /* the sampler's own: /load may have set them */
     if (*arg && settings_set_line(&now, arg, &err) != LLM_OK) {
         say(h, "/set: %s", err.text);
         return;
     }
-    if (h->s)
-        session_set_settings(h->s, &now);
+    if (h->served)
+        served_set_settings(h->served, &now);
     else
-        h->put_settings(h, &now);
+        session_set_settings(h->s, &now);
     settings_format(&now, shown, sizeof shown);
     say(h, "%s%s", *arg ? "from the next token: " : "", shown);
     h->changed(h, COMMAND_CHANGED_SETTINGS);
@@ -256,21 +268,21 @@ static void run_quit(command_host *h, const char *arg)
 
 static const command_info table[] = {
     {.id = CMD_RESET, .name = "reset", .help = "forget the dialog; the system prompt stays",
-     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .stops_reply = true,
-     .run = run_reset},
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .served = true,
+     .stops_reply = true, .run = run_reset},
     {.id = CMD_SYSTEM, .name = "system", .arg = "TEXT",
      .help = "set the system prompt; without TEXT, clear it", .front_ends = COMMAND_EVERYWHERE,
-     .needs_model = true, .run = run_system},
+     .needs_model = true, .served = true, .run = run_system},
     {.id = CMD_SAVE, .name = "save", .arg = "[--all] FILE",
      .help = "write the dialog to FILE; --all: every branch", .front_ends = COMMAND_EVERYWHERE,
-     .needs_model = true, .run = run_save},
+     .needs_model = true, .served = true, .run = run_save},
     {.id = CMD_LOAD, .name = "load", .arg = "FILE",
      .help = "replace the dialog with the chat saved in FILE", .front_ends = COMMAND_EVERYWHERE,
-     .needs_model = true, .stops_reply = true, .run = run_load},
+     .needs_model = true, .served = true, .stops_reply = true, .run = run_load},
     {.id = CMD_RESUME, .name = "resume", .arg = "[N]",
      .help = "list the recent saved chats; with N, reopen the N-th",
-     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .stops_reply = true,
-     .run = run_resume},
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .served = true,
+     .stops_reply = true, .run = run_resume},
     {.id = CMD_FORCE, .name = "force", .arg = "TEXT",
      .help = "put TEXT's tokens into the newest reply", .front_ends = COMMAND_TUI,
      .needs_model = true, .run = run_force},
@@ -279,7 +291,7 @@ static const command_info table[] = {
      .needs_model = true, .run = run_step},
     {.id = CMD_SET, .name = "set", .arg = "[NAME VALUE]",
      .help = "show the sampler settings, or change one from the next token",
-     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .run = run_set},
+     .front_ends = COMMAND_EVERYWHERE, .needs_model = true, .served = true, .run = run_set},
     {.id = CMD_VECTOR, .name = "vector", .arg = "[ARGS]",
      .help = "control vectors: list; load FILE [SCALE]; NAME SCALE; drop NAME; layers F-L|all; "
              "make [--replace] NAME \"A\" \"B\"",
@@ -383,8 +395,8 @@ void command_run(command_host *h, const command_call *call)
         say(h, "/%s works only in %s", call->name, command_only_in(ci));
         return;
     }
-    bool own_settings = ci->id == CMD_SET && !h->s && h->get_settings && h->put_settings;
-    if (ci->needs_model && (!h->s || !h->s->c) && !own_settings) {
+    bool served = h->served && ci->served;
+    if (ci->needs_model && (!h->s || !h->s->c) && !served) {
         if (h->read_only)
             h->read_only(h);
         else

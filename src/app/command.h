@@ -18,6 +18,8 @@
 
 #include "session.h"
 
+struct served_session;
+
 typedef enum {
     CMD_UNKNOWN = 0, /* a name that no command has */
     CMD_RESET,
@@ -81,10 +83,10 @@ struct command_host {
      * and shows it (text NULL or "": shows the last one); NULL where the front end has
      * no patching view. */
     void (*patch)(command_host *h, const char *text);
-    /* The live settings of a front end without a session (the TUI over a served model:
-     * they go with each request), so that /set works there; NULL: the session's. */
-    void (*get_settings)(command_host *h, live_settings *out);
-    void (*put_settings)(command_host *h, const live_settings *in);
+    /* A chat with a served model (--server; s is NULL then): the commands marked
+     * `served` work on it (/set its settings, /save and /load its dialog); NULL for a
+     * local model or a trace. */
+    struct served_session *served;
 };
 
 typedef struct {
@@ -95,6 +97,7 @@ typedef struct {
     const char *help;     /* one short line for /help */
     unsigned front_ends;  /* COMMAND_REPL | COMMAND_TUI */
     bool needs_model;     /* refused while viewing a trace (no chat) */
+    bool served;          /* runs over a served model too (command_host.served) */
     bool stops_reply;     /* a reply being written stops first */
     /* Runs the command with its argument ("" when none). */
     void (*run)(command_host *h, const char *arg);

@@ -147,6 +147,17 @@ int load_resume(app_options *o)
         return 1;
     }
     bool resumed_model = o->model_source != MODEL_FROM_ARGUMENT && cf.model;
+    /* a served chat goes on with its server, unless the command line names a model or
+     * a server; a local one outranks the config's server */
+    bool resumed_server = o->model_source != MODEL_FROM_ARGUMENT && !o->server_given && cf.server;
+    if (resumed_model && !o->server_given)
+        o->server_url = NULL;
+    if (resumed_server &&
+        (!load_set_owned(o, &o->server_url, cf.server) ||
+         (!o->server_model && cf.server_model && !load_set_owned(o, &o->server_model, cf.server_model)))) {
+        chatfile_clear(&cf);
+        return 1;
+    }
     if (!load_set_owned(o, &o->resume_path, path) ||
         (resumed_model && !load_set_owned(o, &o->model_path, cf.model)) ||
         (!o->tokenizer_path && cf.tokenizer && !load_set_owned(o, &o->tokenizer_path, cf.tokenizer))) {

@@ -1110,8 +1110,12 @@ static int settle(app_options *o, bool model_given)
             o->mode != MODE_AUTO)
             return usage_error("--server works in the TUI, -m chat and -m generate (and "
                                "--compare-server with a MODEL)");
-        if (o->trace_path)
-            return usage_error("--trace does not record a served model yet: use --json");
+        if (o->trace_path && o->mode == MODE_GENERATE)
+            return usage_error("--server -m generate writes no trace: --json gives each token's "
+                               "record");
+        if (o->trace_attn || o->trace_lens || o->trace_tensors)
+            return usage_error("a served model's trace has no attention, lens or tensors "
+                               "(they need the weights)");
     }
     if (o->json && o->mode != MODE_PATCH && o->mode != MODE_COMPARE_SERVER && !o->server_url)
         return usage_error("--json is for -m patch, --compare-server and --server -m generate");

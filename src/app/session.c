@@ -82,7 +82,7 @@ static int open_model(session *s)
 {
     app_options *o = s->o;
     int rc;
-    if (o->resume && (rc = load_resume(o)) != 0)
+    if (o->resume && !o->resume_path && (rc = load_resume(o)) != 0)
         return rc;
     if (s->needs->prepare && (rc = s->needs->prepare(o, &s->replay)) != 0)
         return rc;

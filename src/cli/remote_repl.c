@@ -3,9 +3,12 @@
  * out, and unless stdin and stdout are both terminals on one line (a newline written
  * as \n, a backslash as \\; an empty line when the message could not be answered, why
  * on stderr). The server renders and tokenizes the dialog. /set changes what the next
- * request sends, /help and /quit work; the other commands say that they need a local
- * model. Ctrl-C cancels the reply being written (the chat goes on); the exit status is
- * 1 when a reply failed or no message could be answered. */
+ * request sends; /reset, /system, /save, /load and /resume work on the dialog, which is
+ * autosaved as a local chat is (served.h); /help and /quit work; the other commands
+ * say that they need a local model. --trace writes the server's records. Ctrl-C
+ * cancels the reply being written (the chat goes on); SIGTERM, SIGHUP or Ctrl-C twice
+ * save and quit. The exit status is 1 when a reply failed or no message could be
+ * answered. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +18,13 @@
 #include "cli.h"
 #include "command.h"
 #include "remote_chat.h"
-#include "remote_connect.h"
+#include "served.h"
 #include "signals.h"
 #include "textfmt.h"
 
 typedef struct {
-    remote_chat *rc;
-    int steps;     /* the replies' step limit (-n, /set steps; 0: none) */
+    served_session *served;
+    remote_chat *rc; /* served->rc */
     bool escape;   /* one line a reply */
     bool quit;
     int asked, answered;
@@ -48,7 +51,7 @@ static void reply_to(served_repl *r, const char *user)
 {
     llm_err err;
     r->asked++;
-    if (remote_chat_begin(r->rc, user, r->steps, &err) != LLM_OK) {
+    if (remote_chat_begin(r->rc, user, r->served->steps, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         if (r->escape)
             putchar('\n');
@@ -85,6 +88,9 @@ static void reply_to(served_repl *r, const char *user)
     signals_interrupted = 0;
     putchar('\n');
     fflush(stdout);
+    char msg[700];
+    if (!served_autosave_now(r->served, msg, sizeof msg) && *msg)
+        fprintf(stderr, "llmchat: %s\n", msg);
 }
 
 /* ---- the slash commands (command.c's table) ---- */
@@ -102,7 +108,11 @@ static void host_read_only(command_host *h)
 
 static void host_changed(command_host *h, command_change what)
 {
-    (void)h, (void)what;
+    served_repl *r = h->user;
+    char msg[700];
+    if (what != COMMAND_CHANGED_SETTINGS && !served_autosave_now(r->served, msg, sizeof msg) &&
+        *msg)
+        fprintf(stderr, "llmchat: %s\n", msg);
 }
 
 static void host_quit(command_host *h)
@@ -114,20 +124,16 @@ static void host_help(command_host *h)
 {
     (void)h;
     fprintf(stderr, "llmchat: a chat over a server: type a message; /set NAME VALUE changes the "
-                    "sampler settings the next request sends; /quit leaves\n");
+                    "sampler settings the next request sends; /save FILE, /load FILE, /resume "
+                    "[N], /reset, /system TEXT; /quit leaves\n");
 }
 
-static void host_get_settings(command_host *h, live_settings *out)
+/* The commands' host: the served chat. */
+static command_host host_of(served_repl *r)
 {
-    served_repl *r = h->user;
-    *out = (live_settings){.sampler = *remote_chat_sampler(r->rc), .steps = r->steps};
-}
-
-static void host_put_settings(command_host *h, const live_settings *in)
-{
-    served_repl *r = h->user;
-    remote_chat_set_sampler(r->rc, &in->sampler);
-    r->steps = in->steps;
+    return (command_host){.front_end = COMMAND_REPL, .user = r, .say = host_say,
+                          .changed = host_changed, .quit = host_quit, .help = host_help,
+                          .read_only = host_read_only, .served = r->served};
 }
 
 static void handle_line(served_repl *r, char *line)
@@ -142,26 +148,23 @@ static void handle_line(served_repl *r, char *line)
         reply_to(r, line);
         return;
     }
-    command_host h = {.front_end = COMMAND_REPL, .user = r, .say = host_say,
-                      .changed = host_changed, .quit = host_quit, .help = host_help,
-                      .read_only = host_read_only, .get_settings = host_get_settings,
-                      .put_settings = host_put_settings};
+    command_host h = host_of(r);
     command_run(&h, &cmd);
 }
 
 int cli_remote_repl(const app_options *o)
 {
-    signals_install_sigint();
-    remote *rem = remote_connect(o, o->server_url);
-    if (!rem)
-        return 1;
-    llm_err err;
-    served_repl r = {.steps = o->steps < 0 ? 0 : o->steps,
-                     .escape = !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)};
-    if (remote_chat_new(rem, o->system, &o->sampler, &r.rc, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        remote_close(rem);
-        return 1;
+    bool terminal = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    served_session served;
+    int rc = served_open(&served, o, "chat", terminal);
+    if (rc != 0)
+        return rc;
+    signals_install();
+    served_repl r = {.served = &served, .rc = served.rc, .escape = !terminal};
+    if (o->resume_path) {
+        command_host h = host_of(&r);
+        if (command_load(&h, o->resume_path))
+            autosave_use(&served.save, o->resume_path);
     }
     if (o->prompt)
         reply_to(&r, o->prompt);
@@ -180,11 +183,18 @@ int cli_remote_repl(const app_options *o)
         handle_line(&r, line);
     }
     free(line);
-    remote_chat_free(r.rc);
-    remote_close(rem);
+    int quit = served_quit_on_signal(&served);
+    if (!quit) {
+        char msg[700];
+        if (!served_autosave_now(&served, msg, sizeof msg) && *msg)
+            fprintf(stderr, "llmchat: %s\n", msg);
+    }
+    int closed = served_close(&served);
+    if (quit)
+        return quit;
     if (r.asked > 0 && r.answered == 0) {
         fprintf(stderr, "llmchat: no message could be answered\n");
         return 1;
     }
-    return r.status;
+    return r.status ? r.status : closed;
 }

@@ -56,6 +56,9 @@ void chatfile_clear(chatfile *cf)
     free(cf->template_name);
     free(cf->system);
     free(cf->vocab_hash);
+    free(cf->server);
+    free(cf->server_api);
+    free(cf->server_model);
     chatfile_init(cf);
 }
 
@@ -214,6 +217,23 @@ static llm_status read_int(const reader *r, const json_value *obj, const char *m
 /* The "settings" object s: each of settings_table's rows with a chat key, under that
  * key ("top-p"), else under its trace key ("top_p"); what it leaves out keeps its
  * default. A member that is not a value of its setting is refused, with the range. */
+/* A served chat's "server" object: its URL (required there), API and model. */
+static llm_status read_server(const reader *r, const json_value *s, chatfile *cf)
+{
+    if (!s)
+        return LLM_OK;
+    if (s->type != JSON_OBJECT)
+        return wrong_type(r, -1, "server", s, "an object");
+    llm_status st;
+    if ((st = read_string(r, s, -1, "url", &cf->server)) != LLM_OK ||
+        (st = read_string(r, s, -1, "api", &cf->server_api)) != LLM_OK ||
+        (st = read_string(r, s, -1, "model", &cf->server_model)) != LLM_OK)
+        return st;
+    if (!cf->server || !*cf->server)
+        return bad(r, -1, "server", "has no \"url\"");
+    return LLM_OK;
+}
+
 static llm_status read_settings(const reader *r, const json_value *s, chatfile *cf)
 {
     if (!s)
@@ -411,7 +431,8 @@ llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfi
         (st = read_string(&r, root, -1, "system", &cf->system)) != LLM_OK ||
         (st = read_int(&r, root, "vocab_size", 0, INT_MAX, &cf->vocab_size)) != LLM_OK ||
         (st = read_string(&r, root, -1, "vocab_hash", &cf->vocab_hash)) != LLM_OK ||
-        (st = read_settings(&r, json_get(root, "settings"), cf)) != LLM_OK)
+        (st = read_settings(&r, json_get(root, "settings"), cf)) != LLM_OK ||
+        (st = read_server(&r, json_get(root, "server"), cf)) != LLM_OK)
         goto done;
     if (!cf->system && (st = chatfile_set(&cf->system, "", err)) != LLM_OK)
         goto done;
@@ -562,7 +583,21 @@ void chatfile_print(FILE *f, const chatfile *cf)
         put_member_string(f, "model", cf->model);
     if (cf->tokenizer)
         put_member_string(f, "tokenizer", cf->tokenizer);
-    put_member_string(f, "template", cf->template_name ? cf->template_name : "llama2");
+    if (cf->template_name || !cf->server) /* a served chat's is the server's */
+        put_member_string(f, "template", cf->template_name ? cf->template_name : "llama2");
+    if (cf->server) {
+        fputs(",\n  \"server\": {\"url\": ", f);
+        json_write_string(f, cf->server);
+        if (cf->server_api) {
+            fputs(", \"api\": ", f);
+            json_write_string(f, cf->server_api);
+        }
+        if (cf->server_model) {
+            fputs(", \"model\": ", f);
+            json_write_string(f, cf->server_model);
+        }
+        fputc('}', f);
+    }
     put_member_string(f, "system", cf->system ? cf->system : "");
     fprintf(f, ",\n  \"vocab_size\": %d", cf->vocab_size);
     if (cf->vocab_hash) {

@@ -30,6 +30,12 @@
  * without branches is written as version 1, so that older readers read it; they
  * refuse a version 2 file rather than drop its branches unseen.
  *
+ * A chat with a served model (llmchat --server) names the server instead of a model
+ * file, and its replies carry no ids (the server's vocabulary is not known here):
+ *
+ *    "server": {"url": "http://gpu-box:8080", "api": "llama-server",
+ *               "model": "qwen3-8b-q4_k_m.gguf"}
+ *
  * Extensible: readers ignore members they do not know, so later additions (a
  * template's own text) need no new version; "llmchat_chat" grows only when an old
  * reader would misread or lose part of a new file, and a reader refuses versions
@@ -87,6 +93,9 @@ typedef struct chatfile {
     int vocab_size;       /* vocabulary the reply ids belong to; 0 = none stored */
     char *vocab_hash;     /* that vocabulary's fingerprint, 16 hex digits; NULL = not
                              stored (owned) */
+    char *server;         /* a served chat's server URL; NULL for a local chat (owned) */
+    char *server_api;     /* its API ("llama-server", "openai", "ollama"; owned) */
+    char *server_model;   /* the model it served (owned) */
     sampler_config sampler; /* the file's "settings" (the defaults where it names none) */
     bool has_settings;    /* the file has a "settings" object: a file without one (written
                              by hand) leaves the loading session's settings as they are */
@@ -111,8 +120,8 @@ llm_status chatfile_add_turn(chatfile *cf, const char *user, const char *reply,
 llm_status chatfile_add_branch(chatfile *cf, int turn, const char *reply,
                                const int *reply_tokens, int n_reply_tokens, bool complete,
                                bool cut, llm_err *err);
-/* Sets one of cf's owned strings (model, tokenizer, template_name, system, vocab_hash)
- * to a copy of s
+/* Sets one of cf's owned strings (model, tokenizer, template_name, system, vocab_hash,
+ * server, server_api, server_model) to a copy of s
  * (NULL allowed). */
 llm_status chatfile_set(char **field, const char *s, llm_err *err);
 

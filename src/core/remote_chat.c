@@ -32,6 +32,8 @@ struct remote_chat {
     remote_stream *stream;
     remote_result res;
     int arrived;   /* tokens since the last step */
+    remote_chat_observer observe;
+    void *observe_user;
     bool nomem;    /* a token could not be kept */
 };
 
@@ -52,17 +54,23 @@ llm_status remote_chat_new(remote *r, const char *system, const sampler_config *
     return LLM_OK;
 }
 
-void remote_chat_free(remote_chat *c)
+static void free_turns(remote_chat *c)
 {
-    if (!c)
-        return;
-    remote_stream_close(c->stream);
     for (int i = 0; i < c->n_turns; i++) {
         free(c->turns[i].user);
         free(c->turns[i].reply);
         free(c->turns[i].span_pos);
         free(c->turns[i].span_off);
     }
+    c->n_turns = 0;
+}
+
+void remote_chat_free(remote_chat *c)
+{
+    if (!c)
+        return;
+    remote_stream_close(c->stream);
+    free_turns(c);
     free(c->turns);
     for (int i = 0; i < c->n_pieces; i++)
         free(c->pieces[i]);
@@ -71,6 +79,40 @@ void remote_chat_free(remote_chat *c)
     free(c->recs);
     free(c->system);
     free(c);
+}
+
+const char *remote_chat_system(const remote_chat *c)
+{
+    return c->system;
+}
+
+llm_status remote_chat_set_system(remote_chat *c, const char *system, llm_err *err)
+{
+    char *copy = NULL;
+    if (system && *system && !(copy = strdup(system)))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    free(c->system);
+    c->system = copy;
+    return LLM_OK;
+}
+
+void remote_chat_reset(remote_chat *c)
+{
+    remote_chat_stop(c);
+    free_turns(c);
+    c->n = 0;
+}
+
+void remote_chat_set_observer(remote_chat *c, remote_chat_observer fn, void *user)
+{
+    c->observe = fn;
+    c->observe_user = user;
+}
+
+void remote_chat_finish(remote_chat *c)
+{
+    if (c->observe && c->n > 0 && c->recs[c->n - 1].next < 0)
+        c->observe(c->observe_user, &c->recs[c->n - 1]);
 }
 
 void remote_chat_set_sampler(remote_chat *c, const sampler_config *s)
@@ -223,6 +265,8 @@ static bool on_token(void *user, const remote_token *t)
     bool ok = set_piece(c, t->id, t->piece, t->piece_len);
     for (int k = 0; ok && k < t->n_top; k++)
         ok = set_piece(c, t->top[k].id, t->top[k].piece, t->top[k].piece_len);
+    if (c->observe) /* after the pieces: a trace writes the candidates' */
+        c->observe(c->observe_user, r);
     ok = ok && push(c, t->id, STEP_GEN);
     ok = ok && grow((void **)&tn->span_pos, &tn->cap_pos, tn->n_spans + 1, sizeof *tn->span_pos);
     ok = ok && grow((void **)&tn->span_off, &tn->cap_off, tn->n_spans + 1, sizeof *tn->span_off);
@@ -249,6 +293,30 @@ static bool on_token(void *user, const remote_token *t)
     tn->view.end = c->n;
     c->arrived++;
     return true;
+}
+
+llm_status remote_chat_add_turn(remote_chat *c, const char *user, const char *reply,
+                                bool complete, bool cut, llm_err *err)
+{
+    if (c->stream)
+        return llm_fail(err, LLM_ERR_ARG, "a reply is being written");
+    if (!grow((void **)&c->turns, &c->cap_turns, c->n_turns + 1, sizeof *c->turns))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    turn *t = &c->turns[c->n_turns];
+    memset(t, 0, sizeof *t);
+    t->user = strdup(user);
+    t->reply = strdup(reply ? reply : "");
+    if (!t->user || !t->reply) {
+        free(t->user);
+        free(t->reply);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    t->reply_len = strlen(t->reply);
+    t->reply_cap = t->reply_len + 1;
+    t->view.complete = complete;
+    t->view.cut = cut;
+    c->n_turns++;
+    return LLM_OK;
 }
 
 /* The dialog so far and the new message, as messages. */
@@ -313,6 +381,9 @@ llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, ll
         if (i > 0)
             c->recs[i - 1].next = ids[i];
     }
+    if (c->observe)
+        for (int i = same > 0 ? same - 1 : 0; i < n_ids - 1; i++)
+            c->observe(c->observe_user, &c->recs[i]);
     turn *t = &c->turns[c->n_turns];
     memset(t, 0, sizeof *t);
     if (!(t->user = strdup(user))) {
@@ -352,7 +423,9 @@ remote_chat_progress remote_chat_step(remote_chat *c, int timeout_ms, int *n_new
     c->stream = NULL;
     turn *t = &c->turns[c->n_turns - 1];
     if (st == LLM_OK) {
-        t->view.complete = true;
+        /* the step limit cuts a reply short; the model's end or a stop string ends it */
+        t->view.complete = strcmp(c->res.stop, "limit") != 0;
+        t->view.cut = !t->view.complete;
         return REMOTE_CHAT_DONE;
     }
     if (c->nomem)

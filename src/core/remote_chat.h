@@ -27,8 +27,8 @@ typedef struct {
     const char *reply;  /* the reply so far */
     int reply_start;    /* the position of the reply's first token */
     int end;            /* one past its last */
-    bool complete;      /* the model ended it (EOS, a stop string, the step limit) */
-    bool cut;           /* stopped by the user, or by a failure */
+    bool complete;      /* the model ended it (EOS, a stop string) */
+    bool cut;           /* stopped by the step limit, the user or a failure */
 } remote_turn;
 
 typedef enum {
@@ -40,6 +40,26 @@ typedef enum {
 llm_status remote_chat_new(remote *r, const char *system, const sampler_config *s,
                            remote_chat **out, llm_err *err);
 void remote_chat_free(remote_chat *c); /* NULL does nothing */
+
+/* The system prompt (NULL: none); a change holds from the next message on. */
+const char *remote_chat_system(const remote_chat *c);
+llm_status remote_chat_set_system(remote_chat *c, const char *system, llm_err *err);
+/* Forgets the dialog and the sequence (a reply being written is stopped first); the
+ * system prompt and the sampler stay. */
+void remote_chat_reset(remote_chat *c);
+/* Appends a finished turn by its text only (a saved chat coming back): it has no
+ * positions until the next message renders the dialog again, which holds it. */
+llm_status remote_chat_add_turn(remote_chat *c, const char *user, const char *reply,
+                                bool complete, bool cut, llm_err *err);
+
+/* Called when a position's record is finished (its next token became known: a reply
+ * token arrived, or the next message's prompt follows it), as an engine's observer
+ * is; a position the dialog's new rendering changes is finished again. NULL: none. */
+typedef void (*remote_chat_observer)(void *user, const step_record *rec);
+void remote_chat_set_observer(remote_chat *c, remote_chat_observer fn, void *user);
+/* Hands the newest record, still unfinished (next -1), to the observer: the chat is
+ * over (as engine_finish). */
+void remote_chat_finish(remote_chat *c);
 
 void remote_chat_set_sampler(remote_chat *c, const sampler_config *s);
 const sampler_config *remote_chat_sampler(const remote_chat *c);

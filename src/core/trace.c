@@ -37,7 +37,10 @@ struct trace_writer {
     FILE *f;                  /* its stream */
     char *path;               /* owned copy, for messages */
     char *buf;                /* (TRACE_BUFFER) stdio buffer of f */
-    const tokenizer *tok;     /* borrowed; may be NULL (pieces are then "") */
+    const tokenizer *tok;     /* borrowed; may be NULL (pieces then come from piece_fn,
+                                 else are "") */
+    trace_piece_fn piece_fn;  /* pieces without a tokenizer (a served model's) */
+    void *piece_user;
     model_config cfg;         /* copy: n_layers, n_heads for the attention shape */
     bool has_cfg;
     bool with_attention;
@@ -112,6 +115,21 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
     t->with_attention = with_attention;
     *out = t;
     return LLM_OK;
+}
+
+void trace_set_pieces(trace_writer *t, trace_piece_fn fn, void *user)
+{
+    t->piece_fn = fn;
+    t->piece_user = user;
+}
+
+/* id's piece: the tokenizer's, else piece_fn's, else "". */
+static const char *piece_of(const trace_writer *t, int id)
+{
+    if (t->tok)
+        return tokenizer_piece(t->tok, id);
+    const char *p = t->piece_fn && id >= 0 ? t->piece_fn(t->piece_user, id) : NULL;
+    return p ? p : "";
 }
 
 void trace_describe(trace_writer *t, const trace_run *run)
@@ -219,6 +237,15 @@ static void write_header(trace_writer *t)
         if (r->m)
             write_family(f, r->m);
         putc('}', f);
+    }
+    if (r->server) {
+        fputs(",\"server\":{\"url\":", f);
+        json_write_string(f, r->server);
+        fputs(",\"api\":", f);
+        json_write_string(f, r->server_api ? r->server_api : "");
+        fputs(",\"model\":", f);
+        json_write_string(f, r->server_model ? r->server_model : "");
+        fprintf(f, ",\"ctx\":%d,\"n_vocab\":%d}", r->server_ctx, r->server_vocab);
     }
     if (r->kv_cache)
         fprintf(f, ",\"kv_cache\":\"%s\"", r->kv_cache);
@@ -523,7 +550,7 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     if (!t->header_written)
         write_header(t);
     fprintf(f, "{\"pos\":%d,\"token\":%d,\"piece\":", rec->pos, rec->token);
-    json_write_string(f, t->tok ? tokenizer_piece(t->tok, rec->token) : "");
+    json_write_string(f, piece_of(t, rec->token));
     fprintf(f, ",\"phase\":\"%s\",\"next\":%d,\"next_prob\":", step_phase_name(rec->phase),
             rec->next);
     put_float(f, rec->next_prob, 9);
@@ -539,6 +566,15 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
         putc(']', f);
     }
     putc(']', f);
+    if (!t->tok && t->piece_fn) {
+        fputs(",\"top_pieces\":[", f);
+        for (int i = 0; i < n_top; i++) {
+            if (i)
+                putc(',', f);
+            json_write_string(f, piece_of(t, rec->top[i].id));
+        }
+        putc(']', f);
+    }
     if (rec->sampled)
         write_sampler(f, rec);
     else

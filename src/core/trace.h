@@ -13,6 +13,9 @@
  * layer] when the run asked for the lens and the record has it, and "tensors":[{"name",
  * "layer", "shape", "min", "max", "mean", "l2", "masked", "first", "hist"} per step of
  * the pass] when the run asked for them (--trace-tensors).
+ * A served model's run has no "model" and no "vocab"; its header has "server":{"url",
+ * "api", "model", "ctx", "n_vocab"} instead, and its records "top_pieces":[piece, ...]
+ * (the pieces of "top"'s ids, as the server gave them).
  * A patching run (-m patch) writes, after the header, one line instead of records:
  * {"patch":{"site", "metric", "layers":[first, last], "ids", "corrupt_ids", "answer",
  *  "wrong" (ids, or null with the KL metric), "clean", "corrupt", "rows", "cols",
@@ -48,6 +51,10 @@ typedef struct {
     bool tensors;                  /* records carry "tensors" (--trace-tensors) ... */
     int tensor_first, tensor_last; /* ... of these layers */
     const char *template_name;     /* the chat template of a chat ("llama2", "chatml") */
+    const char *server;            /* a served model's run (--server): its URL ... */
+    const char *server_api;        /* ... API ("llama-server") ... */
+    const char *server_model;      /* ... and model; the header's "server" object */
+    int server_ctx, server_vocab;  /* its context and vocabulary size (0: not said) */
 } trace_run;
 
 /* Opens a trace to be written at path (output_file.h: refused when path is a file this
@@ -57,6 +64,12 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
 /* Sets what the first line says; call before the first trace_write (the line is
  * written with the first record, or at trace_close when there is none). */
 void trace_describe(trace_writer *t, const trace_run *run);
+/* Where pieces come from when the trace has no tokenizer (a served model's: the
+ * server's pieces of the ids it gave): fn(user, id) is id's text, or NULL when not
+ * known. Records then carry "top_pieces" beside "top" too, since the header has no
+ * vocabulary. */
+typedef const char *(*trace_piece_fn)(void *user, int id);
+void trace_set_pieces(trace_writer *t, trace_piece_fn fn, void *user);
 /* Writes one record as one line. Returns LLM_ERR_IO once writing fails. */
 llm_status trace_write(trace_writer *t, const step_record *rec);
 /* Writes a patching run as the patch line (see the top): s and r as patching_run took

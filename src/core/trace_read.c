@@ -825,6 +825,12 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
     const char *piece = get_string(v, "piece");
     if (piece)
         learn_piece(r, rec.token, piece);
+    /* a served model's trace has no vocabulary: its records name the candidates' pieces */
+    const json_value *top_pieces = get_array(v, "top_pieces");
+    if (top_pieces && length(top_pieces) == rec.n_top && length(top) == rec.n_top)
+        for (int i = 0; i < rec.n_top; i++)
+            if (top_pieces->items[i].type == JSON_STRING)
+                learn_piece(r, rec.top[i].id, top_pieces->items[i].text);
     const json_value *attn = get_array(v, "attn");
     if (attn)
         read_attention(r, &rec, attn, line);

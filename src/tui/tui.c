@@ -282,10 +282,11 @@ void tui_notice(tui *t, const char *fmt, ...)
 static void autosave(tui *t)
 {
     t->save_pending = false;
-    if (!t->s)
-        return;
     char msg[700];
-    if (!autosave_now(t->s, msg, sizeof msg) && *msg)
+    bool saved = t->served ? served_autosave_now(t->served, msg, sizeof msg)
+                 : t->s    ? autosave_now(t->s, msg, sizeof msg)
+                           : true;
+    if (!saved && *msg)
         tui_notice(t, "[%s]", msg);
 }
 
@@ -315,9 +316,43 @@ void tui_show_reply(tui *t)
     show_tokens(t, chat_turn_count(t->c) - 1, ENTRY_ASSISTANT);
 }
 
+/* Conversation shows a served chat's dialog again: each reply's tokens at their
+ * positions where the server ran it in this session (a loaded turn has none until
+ * the next message renders the dialog). */
+static void show_remote_dialog(tui *t)
+{
+    conv_clear(t->conv);
+    int n = remote_chat_turn_count(t->rc);
+    for (int i = 0; i < n; i++) {
+        const remote_turn *turn = remote_chat_turn(t->rc, i);
+        conv_add(t->conv, ENTRY_USER, turn->user);
+        conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
+        int k = remote_chat_reply_spans(t->rc, i, NULL, NULL, 0);
+        if (k > 0) {
+            int *pos = malloc(sizeof *pos * (size_t)k);
+            size_t *off = malloc(sizeof *off * (size_t)k);
+            if (!pos || !off)
+                tui_die("out of memory");
+            k = remote_chat_reply_spans(t->rc, i, pos, off, k);
+            conv_set_reply_tokens(t->conv, turn->reply, pos, off, k);
+            free(pos);
+            free(off);
+        }
+        if (turn->cut)
+            conv_add(t->conv, ENTRY_NOTICE, "[stopped]");
+    }
+    t->sel.pos = -1;
+    t->run.state = RUN_IDLE;
+    t->dirty |= DIRTY_ALL;
+}
+
 /* Conversation shows the chat's whole dialog again (after /load, /resume, --resume). */
 static void show_dialog(tui *t)
 {
+    if (t->rc) {
+        show_remote_dialog(t);
+        return;
+    }
     conv_clear(t->conv);
     int dropped = chat_dropped_count(t->c), live = chat_turn_count(t->c);
     for (int i = 0; i < dropped + live; i++) {
@@ -456,7 +491,7 @@ static void begin_remote_turn(tui *t, const char *text)
     conv_add(t->conv, ENTRY_USER, text);
     t->dirty |= DIRTY_ALL;
     draw_frame(t);
-    if (remote_chat_begin(t->rc, text, t->remote_steps, &err) != LLM_OK) {
+    if (remote_chat_begin(t->rc, text, t->served->steps, &err) != LLM_OK) {
         tui_notice(t, "[could not send it: %s]", err.text);
         t->run.state = RUN_IDLE;
         return;
@@ -665,21 +700,6 @@ static void host_patch(command_host *h, const char *text)
     tui_open_view(t, "patch");
 }
 
-/* /set over a served model: the sampler's settings go with each request, the step
- * limit is the reply's; no slow motion (the server streams at its own pace). */
-static void host_get_settings(command_host *h, live_settings *out)
-{
-    tui *t = h->user;
-    *out = (live_settings){.sampler = *remote_chat_sampler(t->rc), .steps = t->remote_steps};
-}
-
-static void host_put_settings(command_host *h, const live_settings *in)
-{
-    tui *t = h->user;
-    remote_chat_set_sampler(t->rc, &in->sampler);
-    t->remote_steps = in->steps;
-}
-
 static command_host command_host_of(tui *t)
 {
     return (command_host){.front_end = COMMAND_TUI, .s = t->s, .user = t, .say = host_say,
@@ -687,8 +707,7 @@ static command_host command_host_of(tui *t)
                           .quit = host_quit, .help = host_help, .force = host_force,
                           .read_only = host_read_only, .send_paused = host_send_paused,
                           .open_view = host_open_view, .patch = host_patch,
-                          .get_settings = t->rc ? host_get_settings : NULL,
-                          .put_settings = t->rc ? host_put_settings : NULL};
+                          .served = t->served};
 }
 
 /* A finished line from the input line, or the -i prompt: a command or a message
@@ -882,29 +901,22 @@ int tui_remote(const app_options *o)
     tui *t = &state;
     memset(t, 0, sizeof *t);
     t->o = o;
-    if (!(t->rem = remote_connect(o, o->server_url)))
-        return 1;
-    llm_err err;
-    if (remote_describe(t->rem)->api == REMOTE_OLLAMA) {
-        fprintf(stderr, "llmchat: the TUI over ollama is not there yet (it renders and tokenizes "
-                        "chats only inside a request): -m generate works\n");
-        remote_close(t->rem);
-        return 1;
-    }
-    if (remote_chat_new(t->rem, o->system, &o->sampler, &t->rc, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
-        remote_close(t->rem);
-        return 1;
-    }
+    served_session served;
+    int rc = served_open(&served, o, "tui", true);
+    if (rc != 0)
+        return rc;
+    t->served = &served;
+    t->rem = served.rem;
+    t->rc = served.rc;
     if (!session_have_terminal()) {
-        remote_chat_free(t->rc);
-        remote_close(t->rem);
+        served_close(&served);
         return 2;
     }
-    t->remote_steps = o->steps < 0 ? 0 : o->steps;
     describe_remote(t);
     signals_install(); /* before curses: it keeps the terminal modes a crash restores */
-    return run_screen(t);
+    rc = run_screen(t);
+    int closed = served_close(&served);
+    return rc != 0 ? rc : closed;
 }
 
 /* Starts curses on the terminal (raw keys, the keypad, the mouse with --mouse) and
@@ -979,6 +991,12 @@ static void open_screen(tui *t)
     if (t->s && o->resume_path) {
         command_host h = command_host_of(t);
         session_resume(t->s, &h); /* what failed is said in Conversation */
+        t->save_pending = false;
+    }
+    if (t->served && o->resume_path) {
+        command_host h = command_host_of(t);
+        if (command_load(&h, o->resume_path)) /* what failed is said in Conversation */
+            autosave_use(&t->served->save, o->resume_path);
         t->save_pending = false;
     }
     if (o->prompt && *o->prompt && !t->view)
@@ -1193,7 +1211,9 @@ static void close_screen(tui *t, SCREEN *scr)
 static int finish(tui *t)
 {
     int rc = 0;
-    if (signals_quit)
+    if (signals_quit && t->served)
+        rc = served_quit_on_signal(t->served);
+    else if (signals_quit)
         rc = session_quit_on_signal(t->s); /* the terminal is back: said on stderr */
     else if (t->save_pending)
         autosave(t);
@@ -1207,8 +1227,8 @@ static int finish(tui *t)
     free(t->held);
     close_panes(t);
     view_close(t->view);
-    remote_chat_free(t->rc); /* a reply still running is cancelled */
-    remote_close(t->rem);
+    if (t->rc)
+        remote_chat_stop(t->rc); /* the request cancelled; tui_remote closes the chat */
     return rc;
 }
 
@@ -1219,8 +1239,6 @@ static int run_screen(tui *t)
     SCREEN *scr = start_terminal(t);
     if (!scr) {
         view_close(t->view);
-        remote_chat_free(t->rc);
-        remote_close(t->rem);
         return 1;
     }
     open_screen(t);

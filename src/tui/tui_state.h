@@ -13,6 +13,7 @@
 
 #include "chat.h"
 #include "remote_chat.h"
+#include "served.h"
 #include "options.h"
 #include "engine.h"
 #include "session.h"
@@ -48,10 +49,10 @@ typedef struct tui {
     engine *e;          /* s->e, borrowed; NULL with --view */
     chat *c;            /* s->c, borrowed; NULL with --view */
     trace_view *view;   /* owned; llmchat --view TRACE (then s, e and c are NULL) */
-    remote *rem;        /* owned; llmchat --server URL: the served model (then s, e and c
-                           are NULL) */
-    remote_chat *rc;    /* owned; its dialog */
-    int remote_steps;   /* the served replies' step limit (/set steps; 0: none) */
+    served_session *served; /* llmchat --server URL: the chat with the served model
+                               (tui_remote's; then s, e and c are NULL) */
+    remote *rem;        /* served->rem, borrowed */
+    remote_chat *rc;    /* served->rc, borrowed: its dialog */
     char view_line[400]; /* the status line while viewing */
 
     tui_screen screen;
