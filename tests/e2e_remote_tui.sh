@@ -8,7 +8,8 @@
 # the reply; keys that need the weights say so in one line; Esc stops a slow reply; a
 # server that fails in the middle is said in Conversation and the chat goes on; q quits
 # with status 0; /save writes the served chat and it is autosaved; --resume reopens it
-# on its server with --trace writing the server's records. Nothing asserts timing.
+# on its server with --trace writing the server's records; over ollama (its documented
+# /api/chat answer) the reply and its alternatives show too. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -107,6 +108,22 @@ head -n 1 "$T/tui.jsonl" | grep -q "\"mode\":\"tui\",\"server\":{\"url\":\"$url\
     fail "the TUI's trace header: $(head -c 300 "$T/tui.jsonl")"
 grep -q '"phase":"gen"' "$T/tui.jsonl" || fail "the TUI's trace has no reply records"
 pass "--resume reopens a served chat on its server in the TUI; --trace writes its records"
+
+# ollama: the dialog rendered inside the request; the reply's tokens numbered by text
+start_fake_server --routes "$DATA/remote/ollama" --log "$T/ollama.log"
+start -- --no-config --server "$FAKE_URL" --server-model stories260K -t 0 -n 3 -i "Once upon a time"
+wait_for "Assistant: , there was"
+wait_for "served stories260K | idle | ollama at $FAKE_URL"
+keys Tab Tab Left Left
+wait_for "pos 1 of 0-3"
+tokens=$(pane Tokens)
+assert_contains "ollama Tokens" "$tokens" "next (pos 2): ␣there"
+assert_contains "ollama Tokens" "$tokens" "93.4%"     # exp(-0.0684) for " there"
+assert_contains "ollama Tokens" "$tokens" "␣in"
+grep -q '^POST /api/chat' "$T/ollama.log" || fail "the TUI over ollama did not POST /api/chat"
+keys Tab q
+wait_exit
+pass "the TUI over ollama: the reply streamed, the server's alternatives in Tokens"
 
 # Esc stops a slow reply
 start_fake_server --routes "$REC" --chunk-delay-ms 400

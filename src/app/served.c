@@ -50,12 +50,6 @@ int served_open(served_session *s, const app_options *o, const char *mode, bool 
     if (!(s->rem = remote_connect(o, o->server_url)))
         return 1;
     llm_err err;
-    if (remote_describe(s->rem)->api == REMOTE_OLLAMA) {
-        fprintf(stderr, "llmchat: a chat over ollama is not there yet (it renders and tokenizes "
-                        "chats only inside a request): -m generate works\n");
-        served_close(s);
-        return 1;
-    }
     if (remote_chat_new(s->rem, o->system, &o->sampler, &s->rc, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
         served_close(s);

@@ -490,9 +490,8 @@ llm_status remote_render_chat(remote *r, const remote_message *m, int n, int **i
     *pieces = NULL;
     *n_ids = 0;
     if (r->info.api == REMOTE_OLLAMA)
-        return llm_fail(err, LLM_ERR_ARG, "ollama renders and tokenizes chats only inside a "
-                                          "request: a chat over ollama is not there yet (-m "
-                                          "generate is)");
+        return llm_fail(err, LLM_ERR_ARG, "ollama renders and tokenizes a dialog only inside a "
+                                          "request (POST /api/chat)");
     body_buf b;
     if (!body_begin(&b))
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
@@ -603,9 +602,22 @@ static char *completion_body(const remote *r, const remote_request *q)
     case REMOTE_OLLAMA:
         fputs("{\"model\":", f);
         json_write_string(f, r->model);
-        fputs(",\"prompt\":", f);
-        json_write_string(f, q->text ? q->text : "");
-        fprintf(f, ",\"raw\":true,\"stream\":true,\"logprobs\":true,\"top_logprobs\":%d", top_n > 20 ? 20 : top_n);
+        if (!q->text && q->messages) { /* POST /api/chat: ollama renders the dialog */
+            fputs(",\"messages\":[", f);
+            for (int i = 0; i < q->n_messages; i++) {
+                fputs(i ? ",{\"role\":" : "{\"role\":", f);
+                json_write_string(f, q->messages[i].role);
+                fputs(",\"content\":", f);
+                json_write_string(f, q->messages[i].content);
+                fputc('}', f);
+            }
+            fputc(']', f);
+        } else {
+            fputs(",\"prompt\":", f);
+            json_write_string(f, q->text ? q->text : "");
+            fputs(",\"raw\":true", f);
+        }
+        fprintf(f, ",\"stream\":true,\"logprobs\":true,\"top_logprobs\":%d", top_n > 20 ? 20 : top_n);
         fputs(",\"options\":{", f);
         fprintf(f, "\"num_predict\":%d", q->max_tokens > 0 ? q->max_tokens : -1);
         put_float(f, "temperature", s->temperature);
@@ -851,12 +863,14 @@ static bool openai_event(stream_state *s, const json_value *v)
     return true;
 }
 
-/* ollama's /api/generate lines: response text, logprobs [token objects], done. */
+/* ollama's /api/generate and /api/chat lines: response text (a chat's
+ * message.content), logprobs [token objects], done. */
 static bool ollama_event(stream_state *s, const json_value *v)
 {
     const json_value *lps = json_get(v, "logprobs");
     const char *text = NULL;
-    json_as_string(json_get(v, "response"), &text);
+    if (!json_as_string(json_get(v, "response"), &text))
+        json_as_string(json_get(json_get(v, "message"), "content"), &text);
     if (!(lps && lps->type == JSON_ARRAY ? deliver_objects(s, lps) : deliver_text(s, text)))
         return false;
     bool done = false;
@@ -907,10 +921,11 @@ static bool on_bytes(void *user, const char *data, size_t n)
     return event_stream_feed(&s->events, data, n);
 }
 
-static const char *completion_path(remote_api api)
+static const char *completion_path(remote_api api, const remote_request *q)
 {
     return api == REMOTE_LLAMA_SERVER ? "/completion"
            : api == REMOTE_OPENAI     ? "/v1/completions"
+           : !q->text && q->messages  ? "/api/chat"
                                       : "/api/generate";
 }
 
@@ -942,16 +957,18 @@ llm_status remote_stream_open(remote *r, const remote_request *q, remote_token_f
 {
     *out = NULL;
     *res = (remote_result){0};
-    if (!q->prompt && !q->text)
+    if (!q->prompt && !q->text && !q->messages)
         return llm_fail(err, LLM_ERR_ARG, "no prompt");
-    if (r->info.api == REMOTE_OLLAMA && !q->text)
+    if (r->info.api == REMOTE_OLLAMA && !q->text && !q->messages)
         return llm_fail(err, LLM_ERR_ARG, "ollama takes a prompt as text, not ids");
+    if (r->info.api != REMOTE_OLLAMA && !q->prompt && !q->text)
+        return llm_fail(err, LLM_ERR_ARG, "only ollama renders a dialog inside a request");
     remote_stream *rs = calloc(1, sizeof *rs);
     if (!rs)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     rs->res = res;
     rs->body = completion_body(r, q);
-    rs->url = url_of(r, completion_path(r->info.api));
+    rs->url = url_of(r, completion_path(r->info.api, q));
     if (!rs->body || !rs->url) {
         remote_stream_close(rs);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");

@@ -68,16 +68,17 @@ const remote_info *remote_describe(const remote *r);
 llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **ids, int *n,
                            llm_err *err);
 
-/* A dialog rendered by the server's chat template and tokenized by the server, ready
- * for the assistant's reply: llama-server's POST /apply-template then POST /tokenize
- * (with BOS, once), vLLM's POST /tokenize with the messages. m[i].role is "system",
- * "user" or "assistant". *ids and *pieces (each token's text; free with
- * remote_pieces_free) are malloc'd. Fails (LLM_ERR_ARG) for ollama, which renders only
- * inside a request. */
+/* One message of a dialog: role is "system", "user" or "assistant". */
 typedef struct {
     const char *role;
     const char *content;
 } remote_message;
+
+/* A dialog rendered by the server's chat template and tokenized by the server, ready
+ * for the assistant's reply: llama-server's POST /apply-template then POST /tokenize
+ * (with BOS, once), vLLM's POST /tokenize with the messages. *ids and *pieces (each
+ * token's text; free with remote_pieces_free) are malloc'd. Fails (LLM_ERR_ARG) for
+ * ollama, which renders a dialog only inside a request (remote_request.messages). */
 llm_status remote_render_chat(remote *r, const remote_message *m, int n, int **ids, char ***pieces,
                               int *n_ids, llm_err *err);
 void remote_pieces_free(char **pieces, int n);
@@ -103,7 +104,10 @@ typedef struct {
                                 them: llama-server, OpenAI-compatible) ... */
     int n_prompt;
     const char *text;        /* ... or its text (ollama: sent raw; used when prompt is
-                                NULL) */
+                                NULL) ... */
+    const remote_message *messages; /* ... or a dialog the server renders (ollama's POST
+                                       /api/chat; used when both above are NULL) */
+    int n_messages;
     int max_tokens;          /* 0: until the model stops or the context is full */
     int top_n;               /* alternatives per token (0..STEP_TOP_MAX; servers cap it:
                                 vLLM 20, OpenAI 5) */

@@ -253,11 +253,54 @@ static void set_next(step_record *r, int next)
         }
 }
 
+/* ---- a server that names tokens by their text (ollama) ---- */
+
+/* Such a server renders the dialog inside the request and says nothing of its tokens:
+ * each message is one position standing for the whole dialog rendered (this id, with
+ * this piece), and the reply's tokens are numbered by their text as they first come. */
+enum { DIALOG_ID = 0 };
+static const char DIALOG_PIECE[] = "<dialog>";
+
+/* The id the chat gives a token the server names by its text: the text's, when
+ * another token had it, else the next free one; -1 on no memory. */
+static int text_id(remote_chat *c, const char *text, size_t len)
+{
+    for (int id = DIALOG_ID + 1; id < c->n_pieces && c->pieces[id]; id++)
+        if (strlen(c->pieces[id]) == len && memcmp(c->pieces[id], text, len) == 0)
+            return id;
+    int id = DIALOG_ID + 1;
+    while (id < c->n_pieces && c->pieces[id])
+        id++;
+    return set_piece(c, id, text, len) ? id : -1;
+}
+
+/* t with the chat's ids in place of the missing ones. */
+static bool number_by_text(remote_chat *c, const remote_token *t, remote_token *out)
+{
+    *out = *t;
+    if (out->id < 0 && (out->id = text_id(c, t->piece, t->piece_len)) < 0)
+        return false;
+    for (int k = 0; k < t->n_top; k++)
+        if (out->top[k].id < 0 &&
+            (out->top[k].id = text_id(c, t->top[k].piece, t->top[k].piece_len)) < 0)
+            return false;
+    return true;
+}
+
 /* ---- a message and its reply ---- */
 
-static bool on_token(void *user, const remote_token *t)
+static bool on_token(void *user, const remote_token *given)
 {
     remote_chat *c = user;
+    remote_token numbered;
+    const remote_token *t = given;
+    if (remote_describe(c->r)->api == REMOTE_OLLAMA) {
+        if (!number_by_text(c, given, &numbered)) {
+            c->nomem = true;
+            return false;
+        }
+        t = &numbered;
+    }
     turn *tn = &c->turns[c->n_turns - 1];
     int pos = c->n - 1;
     step_record *r = &c->recs[pos];
@@ -337,6 +380,52 @@ static remote_message *messages(const remote_chat *c, const char *user, int *n)
     return m;
 }
 
+/* Adds a turn for user's message, its reply at the end of the sequence; false on no
+ * memory. */
+static bool add_open_turn(remote_chat *c, const char *user)
+{
+    if (!grow((void **)&c->turns, &c->cap_turns, c->n_turns + 1, sizeof *c->turns))
+        return false;
+    turn *t = &c->turns[c->n_turns];
+    memset(t, 0, sizeof *t);
+    if (!(t->user = strdup(user)))
+        return false;
+    t->view.reply_start = t->view.end = c->n;
+    c->n_turns++;
+    return true;
+}
+
+/* ollama: the dialog goes as messages and is rendered inside the request; the
+ * sequence gets one position standing for it (DIALOG_ID). Takes m. */
+static llm_status begin_rendered_there(remote_chat *c, const char *user, remote_message *m,
+                                       int n_msg, int max_reply, llm_err *err)
+{
+    int before = c->n;
+    if (!set_piece(c, DIALOG_ID, DIALOG_PIECE, strlen(DIALOG_PIECE)) ||
+        !push(c, DIALOG_ID, STEP_PROMPT) || !add_open_turn(c, user)) {
+        c->n = before;
+        free(m);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    if (before > 0) {
+        c->recs[before - 1].next = DIALOG_ID;
+        if (c->observe)
+            c->observe(c->observe_user, &c->recs[before - 1]);
+    }
+    remote_request q = {.messages = m, .n_messages = n_msg, .top_n = REMOTE_CHAT_TOP,
+                        .sampler = c->sampler, .max_tokens = max_reply};
+    c->arrived = 0;
+    c->nomem = false;
+    llm_status st = remote_stream_open(c->r, &q, on_token, c, &c->res, &c->stream, err);
+    free(m); /* the request's body holds them now */
+    if (st != LLM_OK) {
+        c->n_turns--;
+        free(c->turns[c->n_turns].user);
+        c->n = before;
+    }
+    return st;
+}
+
 llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, llm_err *err)
 {
     if (c->stream)
@@ -345,13 +434,15 @@ llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, ll
     remote_message *m = messages(c, user, &n_msg);
     if (!m)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    const remote_info *in = remote_describe(c->r);
+    if (in->api == REMOTE_OLLAMA)
+        return begin_rendered_there(c, user, m, n_msg, max_reply, err);
     int *ids, n_ids;
     char **pieces;
     llm_status st = remote_render_chat(c->r, m, n_msg, &ids, &pieces, &n_ids, err);
     free(m);
     if (st != LLM_OK)
         return st;
-    const remote_info *in = remote_describe(c->r);
     if (in->n_ctx > 0 && n_ids >= in->n_ctx) {
         st = llm_fail(err, LLM_ERR_CONTEXT, "the dialog is %d tokens and the server's context %d: "
                                             "no room for a reply", n_ids, in->n_ctx);

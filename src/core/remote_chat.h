@@ -8,6 +8,10 @@
  * positions without candidates. Each reply token makes the record of the position
  * before it (remote_record: the server's top alternatives) and a new position.
  * Pieces come from the server (its tokenizer's and its tokens' bytes), kept by id.
+ * ollama renders and tokenizes a dialog only inside a request (POST /api/chat) and
+ * names tokens by their text: there each message adds one position that stands for
+ * the whole dialog rendered (piece "<dialog>", id 0), and the reply's tokens get ids
+ * of the chat's own, one per distinct text, as they come.
  * Borrows the connection; owns the texts, the sequence and the records. No printing. */
 #ifndef LLMCHAT_REMOTE_CHAT_H
 #define LLMCHAT_REMOTE_CHAT_H

@@ -1,6 +1,7 @@
 #!/bin/sh
-# e2e_remote_persist.sh — what a chat with a served model keeps, against tests/fake_server
-# answering with llama-server 0.4.0's recorded bytes: /save writes a saved chat that
+# e2e_remote_chat.sh — a chat with a served model (-m chat; the TUI's is
+# e2e_remote_tui.sh): what it keeps, against tests/fake_server answering with
+# llama-server 0.4.0's recorded bytes: /save writes a saved chat that
 # names the server (URL, API, model) and holds the turns' texts and no ids; autosave
 # writes the session's file in the chats directory; --resume without --server goes on
 # with the saved chat's server, the next render holding the earlier turns; /load of a
@@ -8,7 +9,9 @@
 # it was saved with; --trace writes the server's records (the header's server, a reply
 # token's top alternatives with their pieces, the probabilities the server gave); a damaged
 # "server" object is one line; --trace with -m generate and --trace-attn over a server
-# are refused (exit 2).
+# are refused (exit 2). Then a chat over ollama (its documented /api/chat shape): the
+# dialog sent as messages, each reply streamed, the trace's tokens numbered by their
+# text with the "<dialog>" position before each reply.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 REC=$DATA/remote/llama-server
@@ -147,3 +150,43 @@ run_llmchat --no-config --server "$url" -m chat --trace "$T/g.jsonl" --trace-att
 assert_status 2
 assert_contains "--trace-attn" "$(cat "$T/err")" "need the weights"
 pass "a saved chat whose server has no URL is one line; --trace with generate, --trace-attn refused"
+
+# ---- a chat over ollama: the dialog rendered inside the request (POST /api/chat) ----
+start_fake_server --routes "$DATA/remote/ollama" --log "$T/ollama.log"
+printf 'Once upon a time\nAgain\n' >"$T/in"
+run_llmchat --no-config --server "$FAKE_URL" --server-model stories260K -m chat -n 3 \
+    --temperature 0 --trace "$T/o.jsonl" <"$T/in"
+assert_status 0
+assert_eq "ollama -m chat: a reply a line" ", there was
+, there was" "$(cat "$T/out")"
+[ "$(grep -c '^POST /api/chat' "$T/ollama.log")" -eq 2 ] || fail "ollama: not two POST /api/chat"
+grep '^BODY: {"model":"stories260K","messages"' "$T/ollama.log" | tail -n 1 | grep -q \
+    '"messages":\[{"role":"user","content":"Once upon a time"},{"role":"assistant","content":", there was"},{"role":"user","content":"Again"}\],"stream":true,"logprobs":true,"top_logprobs":20' ||
+    fail "ollama: the second request: $(grep '^BODY' "$T/ollama.log" | tail -n 1)"
+"$PYTHON" - "$T/o.jsonl" <<'EOF' || fail "the trace of a chat over ollama (above)"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+head, recs = lines[0], lines[1:]
+bad = []
+if head["server"]["api"] != "ollama":
+    bad.append("header %r" % head["server"])
+# per reply: the dialog's position, then the reply's 3 tokens, numbered by their text
+shape = [(r["pos"], r["piece"], r["phase"]) for r in recs]
+want = [(0, "<dialog>", "prompt"), (1, ",", "gen"), (2, " there", "gen"), (3, " was", "gen"),
+        (4, "<dialog>", "prompt"), (5, ",", "gen"), (6, " there", "gen"), (7, " was", "gen")]
+if shape != want:
+    bad.append("records %r" % shape)
+else:
+    ids = [r["token"] for r in recs]
+    if ids[1:4] != ids[5:8] or len(set(ids[1:4])) != 3 or ids[0] != ids[4]:
+        bad.append("ids %r: the same text must have the same id, and no other" % ids)
+    first = recs[0]
+    if first["top_pieces"] != [",", " there", " in"] or first["next"] != ids[1]:
+        bad.append("the dialog's record %r" % first)
+    if abs(first["next_prob"] - 0.968718827) > 1e-6:
+        bad.append("next_prob %r, not exp(-0.0317809)" % first["next_prob"])
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+    sys.exit(1)
+EOF
+pass "a chat over ollama: the dialog as messages, its replies, the trace numbered by text"
