@@ -11,7 +11,8 @@
 # "server" object is one line; --trace with -m generate and --trace-attn over a server
 # are refused (exit 2). Then a chat over ollama (its documented /api/chat shape): the
 # dialog sent as messages, each reply streamed, the trace's tokens numbered by their
-# text with the "<dialog>" position before each reply.
+# text with the "<dialog>" position before each reply; the same over an
+# OpenAI-compatible server that does not tokenize (POST /v1/chat/completions).
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 REC=$DATA/remote/llama-server
@@ -190,3 +191,26 @@ if bad:
     sys.exit(1)
 EOF
 pass "a chat over ollama: the dialog as messages, its replies, the trace numbered by text"
+
+# ---- a chat over an OpenAI-compatible server that does not tokenize ----
+start_fake_server --routes "$DATA/remote/openai" --log "$T/openai.log"
+printf 'Once upon a time\nAgain\n' >"$T/in"
+run_llmchat --no-config --server "$FAKE_URL" -m chat -n 3 --temperature 0 --trace "$T/oa.jsonl" <"$T/in"
+assert_status 0
+assert_eq "OpenAI -m chat: a reply a line" '"He
+"He' "$(cat "$T/out")"
+[ "$(grep -c '^POST /v1/chat/completions' "$T/openai.log")" -eq 2 ] ||
+    fail "OpenAI: not two POST /v1/chat/completions: $(grep '^POST' "$T/openai.log")"
+grep '^BODY: {"model":"stories260K","messages"' "$T/openai.log" | tail -n 1 | grep -q \
+    '{"role":"assistant","content":"\\"He"},{"role":"user","content":"Again"}\],"max_tokens":3,"logprobs":true,"top_logprobs":20,"stream":true,"temperature":0,' ||
+    fail "OpenAI: the second request: $(grep '^BODY' "$T/openai.log" | tail -n 1)"
+"$PYTHON" - "$T/oa.jsonl" <<'EOF' || fail "the trace of a chat over an OpenAI-compatible server (above)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])][1:]
+shape = [(r["pos"], r["piece"]) for r in recs[:4]]
+if shape != [(0, "<dialog>"), (1, '"'), (2, "H"), (3, "e")]:
+    sys.exit("records %r" % shape)
+if recs[0]["top_pieces"] != ['"', "H", "T"] or abs(recs[0]["next_prob"] - 0.344078481) > 1e-6:
+    sys.exit("the dialog's record %r" % recs[0])
+EOF
+pass "a chat over an OpenAI-compatible server: POST /v1/chat/completions, the replies, the trace"

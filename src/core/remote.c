@@ -579,6 +579,20 @@ static char *completion_body(const remote *r, const remote_request *q)
     case REMOTE_OPENAI:
         fputs("{\"model\":", f);
         json_write_string(f, r->model);
+        if (!q->prompt && !q->text && q->messages) {
+            /* POST /v1/chat/completions: the server renders the dialog; only the
+               parameters every OpenAI-compatible server takes */
+            fputc(',', f);
+            put_messages(f, q->messages, q->n_messages);
+            if (q->max_tokens > 0)
+                fprintf(f, ",\"max_tokens\":%d", q->max_tokens);
+            fprintf(f, ",\"logprobs\":true,\"top_logprobs\":%d,\"stream\":true",
+                    top_n > 20 ? 20 : top_n);
+            put_float(f, "temperature", s->temperature);
+            put_float(f, "top_p", s->top_p);
+            fprintf(f, ",\"seed\":%u}", (unsigned)(s->seed & 0x7fffffffu));
+            break;
+        }
         fputs(",\"prompt\":", f);
         if (q->prompt)
             put_ids(f, q->prompt, q->n_prompt);
@@ -603,15 +617,8 @@ static char *completion_body(const remote *r, const remote_request *q)
         fputs("{\"model\":", f);
         json_write_string(f, r->model);
         if (!q->text && q->messages) { /* POST /api/chat: ollama renders the dialog */
-            fputs(",\"messages\":[", f);
-            for (int i = 0; i < q->n_messages; i++) {
-                fputs(i ? ",{\"role\":" : "{\"role\":", f);
-                json_write_string(f, q->messages[i].role);
-                fputs(",\"content\":", f);
-                json_write_string(f, q->messages[i].content);
-                fputc('}', f);
-            }
-            fputc(']', f);
+            fputc(',', f);
+            put_messages(f, q->messages, q->n_messages);
         } else {
             fputs(",\"prompt\":", f);
             json_write_string(f, q->text ? q->text : "");
@@ -842,7 +849,8 @@ static bool openai_event(stream_state *s, const json_value *v)
     const json_value *c = json_at(json_get(v, "choices"), 0);
     const json_value *lp = json_get(c, "logprobs");
     const char *text = NULL;
-    json_as_string(json_get(c, "text"), &text);
+    if (!json_as_string(json_get(c, "text"), &text)) /* a chat's chunk: its delta */
+        json_as_string(json_get(json_get(c, "delta"), "content"), &text);
     const json_value *content = json_get(lp, "content");
     bool ok;
     if (content && content->type == JSON_ARRAY) { /* llama-server's own /v1 shape */
@@ -924,7 +932,8 @@ static bool on_bytes(void *user, const char *data, size_t n)
 static const char *completion_path(remote_api api, const remote_request *q)
 {
     return api == REMOTE_LLAMA_SERVER ? "/completion"
-           : api == REMOTE_OPENAI     ? "/v1/completions"
+           : api == REMOTE_OPENAI     ? (!q->prompt && !q->text && q->messages
+                                             ? "/v1/chat/completions" : "/v1/completions")
            : !q->text && q->messages  ? "/api/chat"
                                       : "/api/generate";
 }
@@ -961,8 +970,8 @@ llm_status remote_stream_open(remote *r, const remote_request *q, remote_token_f
         return llm_fail(err, LLM_ERR_ARG, "no prompt");
     if (r->info.api == REMOTE_OLLAMA && !q->text && !q->messages)
         return llm_fail(err, LLM_ERR_ARG, "ollama takes a prompt as text, not ids");
-    if (r->info.api != REMOTE_OLLAMA && !q->prompt && !q->text)
-        return llm_fail(err, LLM_ERR_ARG, "only ollama renders a dialog inside a request");
+    if (r->info.api == REMOTE_LLAMA_SERVER && !q->prompt && !q->text)
+        return llm_fail(err, LLM_ERR_ARG, "llama-server's /completion takes a prompt");
     remote_stream *rs = calloc(1, sizeof *rs);
     if (!rs)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");

@@ -106,7 +106,9 @@ typedef struct {
     const char *text;        /* ... or its text (ollama: sent raw; used when prompt is
                                 NULL) ... */
     const remote_message *messages; /* ... or a dialog the server renders (ollama's POST
-                                       /api/chat; used when both above are NULL) */
+                                       /api/chat, an OpenAI-compatible server's POST
+                                       /v1/chat/completions; used when both above are
+                                       NULL) */
     int n_messages;
     int max_tokens;          /* 0: until the model stops or the context is full */
     int top_n;               /* alternatives per token (0..STEP_TOP_MAX; servers cap it:

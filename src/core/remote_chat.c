@@ -35,6 +35,9 @@ struct remote_chat {
     remote_chat_observer observe;
     void *observe_user;
     bool nomem;    /* a token could not be kept */
+    bool by_text;  /* the server renders the dialog inside the request and names tokens
+                      by their text (ollama; an OpenAI-compatible server that does not
+                      tokenize): the chat numbers them */
 };
 
 llm_status remote_chat_new(remote *r, const char *system, const sampler_config *s,
@@ -46,6 +49,8 @@ llm_status remote_chat_new(remote *r, const char *system, const sampler_config *
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
     c->r = r;
+    const remote_info *in = remote_describe(r);
+    c->by_text = in->api == REMOTE_OLLAMA || (in->api == REMOTE_OPENAI && !in->tokenizes);
     if (s)
         c->sampler = *s;
     else
@@ -253,7 +258,7 @@ static void set_next(step_record *r, int next)
         }
 }
 
-/* ---- a server that names tokens by their text (ollama) ---- */
+/* ---- a server that renders the dialog itself and names tokens by their text ---- */
 
 /* Such a server renders the dialog inside the request and says nothing of its tokens:
  * each message is one position standing for the whole dialog rendered (this id, with
@@ -294,7 +299,7 @@ static bool on_token(void *user, const remote_token *given)
     remote_chat *c = user;
     remote_token numbered;
     const remote_token *t = given;
-    if (remote_describe(c->r)->api == REMOTE_OLLAMA) {
+    if (c->by_text) {
         if (!number_by_text(c, given, &numbered)) {
             c->nomem = true;
             return false;
@@ -395,8 +400,9 @@ static bool add_open_turn(remote_chat *c, const char *user)
     return true;
 }
 
-/* ollama: the dialog goes as messages and is rendered inside the request; the
- * sequence gets one position standing for it (DIALOG_ID). Takes m. */
+/* ollama (POST /api/chat), an OpenAI-compatible server that does not tokenize (POST
+ * /v1/chat/completions): the dialog goes as messages and is rendered inside the
+ * request; the sequence gets one position standing for it (DIALOG_ID). Takes m. */
 static llm_status begin_rendered_there(remote_chat *c, const char *user, remote_message *m,
                                        int n_msg, int max_reply, llm_err *err)
 {
@@ -435,7 +441,7 @@ llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, ll
     if (!m)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     const remote_info *in = remote_describe(c->r);
-    if (in->api == REMOTE_OLLAMA)
+    if (c->by_text)
         return begin_rendered_there(c, user, m, n_msg, max_reply, err);
     int *ids, n_ids;
     char **pieces;

@@ -9,7 +9,9 @@
  * before it (remote_record: the server's top alternatives) and a new position.
  * Pieces come from the server (its tokenizer's and its tokens' bytes), kept by id.
  * ollama renders and tokenizes a dialog only inside a request (POST /api/chat) and
- * names tokens by their text: there each message adds one position that stands for
+ * names tokens by their text, as an OpenAI-compatible server that does not tokenize
+ * (not vLLM) does through POST /v1/chat/completions: there each message adds one
+ * position that stands for
  * the whole dialog rendered (piece "<dialog>", id 0), and the reply's tokens get ids
  * of the chat's own, one per distinct text, as they come.
  * Borrows the connection; owns the texts, the sequence and the records. No printing. */
