@@ -1087,8 +1087,9 @@ static int settle(app_options *o, bool model_given)
         o->mode = MODE_VIEW;
     if (o->compare && !o->replay_path)
         return usage_error("--compare needs --replay TRACE");
-    if (o->server_url && model_given && !o->server_given)
-        o->server_url = NULL; /* MODEL on the command line outranks the config's server */
+    if (o->server_url && (model_given || o->replay_path) && !o->server_given)
+        o->server_url = NULL; /* MODEL on the command line outranks the config's server, and
+                                 a replay compares with a server only when asked to */
     if (o->compare_server) {
         if (o->server_url && o->server_given)
             return usage_error("--compare-server names the server: drop --server");
@@ -1101,20 +1102,22 @@ static int settle(app_options *o, bool model_given)
         o->mode = MODE_COMPARE_SERVER;
     }
     if (o->server_url) {
-        if (model_given)
+        if (model_given && !o->replay_path)
             return usage_error("give MODEL or --server, not both (--compare-server URL compares "
-                               "MODEL with the server's)");
-        if (o->replay_path || o->view_path)
-            return usage_error("--server does not take --replay or --view yet");
+                               "MODEL with the server's; --replay TRACE --server URL the trace's "
+                               "model, or MODEL)");
+        if (o->view_path)
+            return usage_error("--server does not take --view: the trace holds what it shows");
         if (o->mode != MODE_GENERATE && o->mode != MODE_TUI && o->mode != MODE_CHAT &&
-            o->mode != MODE_AUTO)
-            return usage_error("--server works in the TUI, -m chat and -m generate (and "
-                               "--compare-server with a MODEL)");
+            o->mode != MODE_PERPLEXITY && o->mode != MODE_REPLAY && o->mode != MODE_AUTO)
+            return usage_error("--server works in the TUI, -m chat, -m generate, -m perplexity "
+                               "and --replay (and --compare-server with a MODEL)");
         if (o->trace_path)
             return usage_error("--trace does not record a served model yet: use --json");
     }
     if (o->json && o->mode != MODE_PATCH && o->mode != MODE_COMPARE_SERVER && !o->server_url)
-        return usage_error("--json is for -m patch, --compare-server and --server -m generate");
+        return usage_error("--json is for -m patch, --compare-server, --server -m generate and "
+                           "--replay --server");
     if (o->prompt && o->file)
         return usage_error("give the input with -i or -f, not both");
     if (!o->seed_given)

@@ -297,6 +297,8 @@ int cli_replay(session *sess)
     const model *m = sess->m;
     trace_reader *r = sess->replay;
     const trace_header *h = trace_reader_header(r);
+    if (o->server_url) /* compared with a served model */
+        return cli_replay_server(sess);
     if (trace_reader_patch(r)) /* a patching run: its grid is checked, not records */
         return cli_replay_patch(sess);
     trace_sequence_info info;
