@@ -7,7 +7,8 @@
 # sent as a bearer token and written nowhere else, the comparison of the local
 # stories260K with the server's answer; -m perplexity over a server (llama-server: one
 # request a token, the token forced by logit_bias; vLLM: prompt_logprobs; ollama
-# refused; a 500 in the middle); and the failures, each one line and exit 1: an
+# refused; a 500 in the middle); --replay TRACE --server's failures (ollama, the trace's
+# model gone, an answer for another token); and the failures, each one line and exit 1: an
 # error status with the server's message, an answer that is not HTTP, a stream cut in
 # the middle (the tokens before it kept), a server that says nothing (--server-timeout),
 # nothing listening, a key variable that is not set; Ctrl-C stopping a reply; the
@@ -348,6 +349,26 @@ pass "--server -m perplexity: llama-server token by token, vLLM's prompt_logprob
 run_llmchat --no-config --replay "$T/none.jsonl" --server "$url" --trace "$T/t2.jsonl"
 assert_status 2
 assert_contains "line 350" "$(cat "$T/err")" "--trace does not record a served model"
+run_llmchat "$MODEL" -m generate -i "Once upon a time" -n 3 --temperature 0 --trace "$T/g.jsonl"
+assert_status 0
+start_fake_server --routes "$REC/ollama"
+run_llmchat --no-config --replay "$T/g.jsonl" --server "$FAKE_URL" --server-model stories260K
+assert_one_line "--replay --server, ollama" "(ollama) gives no log-probabilities"
+stop_fake_server
+sed 's|"path":"[^"]*"|"path":"/nonexistent/x.gguf"|' "$T/g.jsonl" >"$T/g_gone.jsonl"
+run_llmchat --no-config --replay "$T/g_gone.jsonl" --server "$url"
+assert_one_line "--replay --server, the trace's model gone" "names the model /nonexistent/x.gguf, which cannot be read"
+# the recorded answers score positions 1-4; the fifth answer forced another token than
+# the trace's (fake_server answers completion.1 again): one line, exit 1
+mkdir "$T/rreplay"
+cp "$T/rppl/props" "$T/rppl/v1_models" "$SC"/completion.1 "$SC"/completion.2 "$SC"/completion.3 \
+    "$SC"/completion.4 "$T/rreplay/"
+cp "$SC/completion.1" "$T/rreplay/completion.5"
+start_fake_server --routes "$T/rreplay"
+run_llmchat --no-config --replay "$T/g.jsonl" --server "$FAKE_URL"
+assert_one_line "--replay --server, another token" "generated token 403 where token 432 was forced"
+stop_fake_server
+pass "--replay TRACE --server: --trace refused; ollama, a trace's model that is gone, a wrong token: one line each"
 
 # ---- llmchat-bench --server ----
 start_fake_server --routes "$REC/llama-server"

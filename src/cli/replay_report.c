@@ -8,11 +8,13 @@
  * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
  * the command line names them; a MODEL given runs with that file's own defaults. A
  * trace of a patching run is replay_patch.c's. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "session.h"
@@ -44,6 +46,12 @@ int cli_replay_open(app_options *o, trace_reader **out)
     if (!h->model_path || !*h->model_path) {
         fprintf(stderr, "llmchat: %s does not name its model: give MODEL\n", o->replay_path);
         return 2;
+    }
+    if (o->server_url && access(h->model_path, R_OK) != 0) { /* --server: one line */
+        fprintf(stderr, "llmchat: %s names the model %s, which cannot be read (%s): give MODEL, "
+                        "a local copy of the model the server runs\n", o->replay_path,
+                h->model_path, strerror(errno));
+        return 1;
     }
     /* The trace's model: what the command line leaves open is as the trace says. */
     o->model_path = h->model_path;
