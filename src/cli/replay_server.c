@@ -24,15 +24,33 @@
 
 enum { REPLAY_SERVER_TOP = 10 };
 
+/* What the comparison reads of the server's token at a position (a remote_token
+ * holds pieces too: 17 KB a position). */
 typedef struct {
-    remote_token *toks;  /* toks[p]: the server's score of the token at p (p >= 1) */
-    int n;               /* positions of the sequence */
+    int id;
+    float logprob;
+    int n_top;
+    struct {
+        int id;
+        float logprob;
+    } top[REPLAY_SERVER_TOP];
+} score;
+
+typedef struct {
+    score *at;  /* at[p]: the server's score of the token at p (p >= 1) */
+    int n;      /* positions of the sequence */
 } scores;
 
 static bool keep_score(void *user, int pos, const remote_token *t)
 {
-    scores *s = user;
-    s->toks[pos] = *t;
+    score *s = &((scores *)user)->at[pos];
+    s->id = t->id;
+    s->logprob = t->logprob;
+    s->n_top = t->n_top < REPLAY_SERVER_TOP ? t->n_top : REPLAY_SERVER_TOP;
+    for (int k = 0; k < s->n_top; k++) {
+        s->top[k].id = t->top[k].id;
+        s->top[k].logprob = t->top[k].logprob;
+    }
     return true;
 }
 
@@ -41,6 +59,7 @@ typedef struct {
     const scores *sc;
     int vocab;
     float *logits;
+    remote_token tok;   /* the score being compared, as remote_compare takes it */
     remote_comparison *cmp;
     int n_cmp;
     bool failed;
@@ -59,7 +78,15 @@ static void compare_after(void *user, const replay_position *p)
         c->failed = true;
         return;
     }
-    if (remote_compare(l, c->vocab, &c->sc->toks[p->pos + 1], p->pos, &c->cmp[c->n_cmp]))
+    const score *s = &c->sc->at[p->pos + 1];
+    c->tok.id = s->id;
+    c->tok.logprob = s->logprob;
+    c->tok.n_top = s->n_top;
+    for (int k = 0; k < s->n_top; k++) {
+        c->tok.top[k].id = s->top[k].id;
+        c->tok.top[k].logprob = s->top[k].logprob;
+    }
+    if (remote_compare(l, c->vocab, &c->tok, p->pos, &c->cmp[c->n_cmp]))
         c->n_cmp++;
 }
 
@@ -173,12 +200,12 @@ int cli_replay_server(session *sess)
                 o->replay_path, n, in->n_ctx);
         goto out;
     }
-    sc.toks = calloc((size_t)n, sizeof *sc.toks);
+    sc.at = calloc((size_t)n, sizeof *sc.at);
     sc.n = n;
     c = (comparer){.e = e, .sc = &sc, .vocab = cfg->vocab_size};
     c.logits = malloc((size_t)cfg->vocab_size * sizeof *c.logits);
     c.cmp = calloc((size_t)n, sizeof *c.cmp);
-    if (!sc.toks || !c.logits || !c.cmp) {
+    if (!sc.at || !c.logits || !c.cmp) {
         fprintf(stderr, "llmchat: out of memory\n");
         goto out;
     }
@@ -212,7 +239,7 @@ int cli_replay_server(session *sess)
 out:
     free(c.cmp);
     free(c.logits);
-    free(sc.toks);
+    free(sc.at);
     free(ids);
     free(seq);
     remote_close(r);
