@@ -26,8 +26,8 @@ static bool add_token(void *user, int pos, const remote_token *t)
 {
     (void)pos;
     nll_sum *s = user;
-    double lp = t->logprob > -69.0776f ? (double)t->logprob : -69.0776; /* p >= 1e-30, as
-                                                                           the local one */
+    /* p taken as 1e-30 at least (log 1e-30 = -69.0776), as the local one takes it */
+    double lp = t->logprob > -69.0776f ? (double)t->logprob : -69.0776;
     s->nll -= lp;
     s->count++;
     return true;

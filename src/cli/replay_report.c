@@ -7,7 +7,8 @@
  * largest KL. The work is replay.c's; this file reads the trace and prints. Without
  * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
  * the command line names them; a MODEL given runs with that file's own defaults. A
- * trace of a patching run is replay_patch.c's. */
+ * trace of a patching run is replay_patch.c's; --replay TRACE --server URL (the trace
+ * compared with a served model) is replay_server.c's. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
