@@ -88,10 +88,11 @@ static int run(app_options *o)
     /* --resume first: a served chat's file names its server */
     if (o->resume && (rc = load_resume(o)) != 0)
         return rc;
-    if (o->server_url) /* no model: the server runs it */
-        return o->mode == MODE_TUI ? tui_remote(o)
-               : o->mode == MODE_CHAT ? cli_remote_repl(o)
-                                      : cli_remote_generate(o);
+    if (o->server_url && o->mode != MODE_REPLAY) /* no model: the server runs it */
+        return o->mode == MODE_TUI          ? tui_remote(o)
+               : o->mode == MODE_CHAT       ? cli_remote_repl(o)
+               : o->mode == MODE_PERPLEXITY ? cli_remote_perplexity(o)
+                                            : cli_remote_generate(o);
     const front_end *fe = &front_ends[o->mode];
     session s;
     rc = session_open(&s, o, &fe->needs);

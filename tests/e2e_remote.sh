@@ -5,7 +5,10 @@
 # (tests/data/remote): the tokens, ids and top log-probabilities each gives, the request
 # llmchat sends each (ids as the prompt, the top-k asked for, the sampler), the API key
 # sent as a bearer token and written nowhere else, the comparison of the local
-# stories260K with the server's answer; and the failures, each one line and exit 1: an
+# stories260K with the server's answer; -m perplexity over a server (llama-server: one
+# request a token, the token forced by logit_bias; vLLM: prompt_logprobs; ollama
+# refused; a 500 in the middle); --replay TRACE --server's failures (ollama, the trace's
+# model gone, an answer for another token); and the failures, each one line and exit 1: an
 # error status with the server's message, an answer that is not HTTP, a stream cut in
 # the middle (the tokens before it kept), a server that says nothing (--server-timeout),
 # nothing listening, a key variable that is not set; Ctrl-C stopping a reply; the
@@ -208,7 +211,9 @@ pass "failures: 500 with the server's message, not HTTP, cut (tokens kept), sile
 run_llmchat --server "$url" "$MODEL" -m generate -i x
 assert_status 2
 assert_contains "line 207" "$(cat "$T/err")" "give MODEL or --server, not both"
-run_llmchat --server "$url" -m perplexity -i x
+run_llmchat --server "$url" -m tensors -i x
+assert_status 2
+run_llmchat --server "$url" --view "$T/t.jsonl"
 assert_status 2
 run_llmchat --server ftp://x -m generate -i x
 assert_status 2
@@ -227,7 +232,7 @@ assert_eq "config server (the recorded 8 tokens)" "Once upon a time, there was a
 run_llmchat --config "$T/llmchat.conf" "$MODEL" -m generate -i "Once upon a time" -n 3 --temperature 0
 assert_status 0
 assert_not_contains "line 227" "$(cat "$T/err")" "server:"
-pass "options: MODEL with --server, -m perplexity, ftp://, --trace, --json alone refused; config server"
+pass "options: MODEL with --server, -m tensors, --view, ftp://, --trace, --json alone refused; config server"
 
 # ---- -m chat over the server: one reply a line; /set; a failed message's empty line ----
 start_fake_server --routes "$REC/llama-server" --log "$T/chat.log"
@@ -254,6 +259,116 @@ assert_status 1
 assert_eq "-m chat: failed replies are empty lines (bytes)" 2 "$(wc -c <"$T/out" | tr -d ' ')"
 [ "$(grep -c 'answered 500' "$T/err")" -eq 2 ] || fail "-m chat: $(cat "$T/err")"
 pass "-m chat over a server: a reply a line, /set, the dialog rendered again, failures said"
+
+# ---- -m perplexity over a server: one request a token (llama-server), prompt_logprobs
+# (vLLM); ollama refused; a failure in the middle ----
+SC=$REC/llama-server-score
+# ppl_of FILES...: the lines -m perplexity prints for the recorded answers' logprobs
+ppl_of() {
+    "$PYTHON" -c '
+import json, math, sys
+lps = [json.load(open(f))["completion_probabilities"][0]["logprob"] for f in sys.argv[1:]]
+nll = -sum(lps) / len(lps)
+print("tokens: %d\nnll: %.6f\nperplexity: %.6f" % (len(lps), nll, math.exp(nll)))' "$@"
+}
+# bodies LOG PATH: the JSON bodies of the requests to PATH in a fake_server log, one a line
+bodies() {
+    "$PYTHON" -c '
+import sys
+want, cur = "POST " + sys.argv[2], None
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith(("GET ", "POST ")):
+        cur = line
+    elif line.startswith("BODY: ") and cur == want:
+        print(line[6:])' "$1" "$2"
+}
+mkdir "$T/rppl"
+cp "$REC/llama-server/props" "$REC/llama-server/v1_models" "$SC"/tokenize.1 "$SC"/tokenize.2 \
+    "$SC"/completion.1 "$SC"/completion.2 "$SC"/completion.3 "$SC"/completion.4 "$T/rppl/"
+start_fake_server --routes "$T/rppl" --log "$T/ppl.log"
+run_llmchat --no-config --server "$FAKE_URL" -m perplexity -i "Once upon a time"
+assert_status 0
+want=$(ppl_of "$SC"/completion.1 "$SC"/completion.2 "$SC"/completion.3 "$SC"/completion.4)
+assert_eq "--server -m perplexity (llama-server)" "$want" "$(cat "$T/out")"
+assert_contains "line 293" "$(cat "$T/err")" "server: llama-server at $FAKE_URL"
+# each position one request: the tokens before it as the prompt, its own forced
+bodies "$T/ppl.log" /completion | "$PYTHON" -c '
+import json, sys
+seq = [1, 403, 407, 261, 378]
+got = [json.loads(l) for l in sys.stdin]
+assert len(got) == 4, got
+for i, b in enumerate(got, 1):
+    assert b["prompt"] == seq[:i], (i, b)
+    assert b["logit_bias"] == [[seq[i], 1000]], (i, b)
+    assert b["n_predict"] == 1 and b["temperature"] == 0 and b["stream"] is False, b
+    assert b["cache_prompt"] is True and b["post_sampling_probs"] is False, b' ||
+    fail "--server -m perplexity: the requests to /completion: $(bodies "$T/ppl.log" /completion)"
+stop_fake_server
+
+# vLLM: the text from stdin, one request with prompt_logprobs
+mkdir "$T/vppl"
+cp "$REC/vllm/v1_models" "$T/vppl/"
+cp "$REC/vllm/tokenize" "$T/vppl/tokenize.1"
+cp "$REC/vllm/tokenize_no_bos" "$T/vppl/tokenize.2"
+cp "$REC/vllm/v1_completions_prompt_logprobs" "$T/vppl/v1_completions"
+start_fake_server --routes "$T/vppl" --log "$T/vppl.log"
+printf 'Once upon a time' >"$T/in"
+run_llmchat --no-config --server "$FAKE_URL" -m perplexity -f - <"$T/in"
+assert_status 0
+assert_eq "--server -m perplexity (vLLM)" "$want" "$(cat "$T/out")"
+bodies "$T/vppl.log" /v1/completions | "$PYTHON" -c '
+import json, sys
+got = [json.loads(l) for l in sys.stdin]
+assert len(got) == 1, got
+b = got[0]
+assert b["prompt"] == [1, 403, 407, 261, 378] and b["prompt_logprobs"] == 1, b
+assert b["max_tokens"] == 1 and b["stream"] is False and b["model"] == "stories260K", b' ||
+    fail "vLLM: the request to /v1/completions: $(bodies "$T/vppl.log" /v1/completions)"
+stop_fake_server
+
+start_fake_server --routes "$REC/ollama"
+run_llmchat --no-config --server "$FAKE_URL" --server-model stories260K -m perplexity -i "Once upon a time"
+assert_one_line "ollama" "(ollama) gives no log-probabilities of a given text's tokens"
+stop_fake_server
+
+# the third position's request fails: one line, exit 1, no result printed
+mkdir "$T/rppl500"
+cp "$REC/llama-server/props" "$SC"/tokenize.1 "$SC"/tokenize.2 "$SC"/completion.1 \
+    "$SC"/completion.2 "$T/rppl500/"
+cp "$REC/llama-server/error_500.json" "$T/rppl500/completion.3"
+echo 500 >"$T/rppl500/completion.3.status"
+start_fake_server --routes "$T/rppl500"
+run_llmchat --no-config --server "$FAKE_URL" -m perplexity -i "Once upon a time"
+assert_one_line "perplexity, 500 at the third token" "/completion answered 500"
+assert_eq "perplexity, 500: nothing on stdout" "" "$(cat "$T/out")"
+stop_fake_server
+pass "--server -m perplexity: llama-server token by token, vLLM's prompt_logprobs, ollama refused, a 500 said"
+
+# ---- --replay TRACE --server: options ----
+run_llmchat --no-config --replay "$T/none.jsonl" --server "$url" --trace "$T/t2.jsonl"
+assert_status 2
+assert_contains "line 350" "$(cat "$T/err")" "a served model's trace is written by the TUI and -m chat"
+run_llmchat "$MODEL" -m generate -i "Once upon a time" -n 3 --temperature 0 --trace "$T/g.jsonl"
+assert_status 0
+start_fake_server --routes "$REC/ollama"
+run_llmchat --no-config --replay "$T/g.jsonl" --server "$FAKE_URL" --server-model stories260K
+assert_one_line "--replay --server, ollama" "(ollama) gives no log-probabilities"
+stop_fake_server
+sed 's|"path":"[^"]*"|"path":"/nonexistent/x.gguf"|' "$T/g.jsonl" >"$T/g_gone.jsonl"
+run_llmchat --no-config --replay "$T/g_gone.jsonl" --server "$url"
+assert_one_line "--replay --server, the trace's model gone" "names the model /nonexistent/x.gguf, which cannot be read"
+# the recorded answers score positions 1-4; the fifth answer forced another token than
+# the trace's (fake_server answers completion.1 again): one line, exit 1
+mkdir "$T/rreplay"
+cp "$T/rppl/props" "$T/rppl/v1_models" "$SC"/completion.1 "$SC"/completion.2 "$SC"/completion.3 \
+    "$SC"/completion.4 "$T/rreplay/"
+cp "$SC/completion.1" "$T/rreplay/completion.5"
+start_fake_server --routes "$T/rreplay"
+run_llmchat --no-config --replay "$T/g.jsonl" --server "$FAKE_URL"
+assert_one_line "--replay --server, another token" "generated token 403 where token 432 was forced"
+stop_fake_server
+pass "--replay TRACE --server: --trace refused; ollama, a trace's model that is gone, a wrong token: one line each"
 
 # ---- llmchat-bench --server ----
 start_fake_server --routes "$REC/llama-server"

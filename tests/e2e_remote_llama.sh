@@ -5,7 +5,10 @@
 # ids, in order; each logprob within 1e-6: the JSON's %.9g keeps a float's digits);
 # `--compare-server` finds llmchat's own F32 forward
 # pass in full top-1 agreement with the server's, KL(server||local) under 1e-5 at every
-# position (7.9e-7 measured); a server killed mid-stream makes llmchat exit 1 with one
+# position (7.9e-7 measured); `--server -m perplexity` (one request a token, two
+# windows of a 256-token context) gives the local F32 -m perplexity's mean NLL within
+# 1e-4 relative, and `--replay TRACE --server` of a local greedy trace finds full top-1
+# agreement and KL under 1e-5; a server killed mid-stream makes llmchat exit 1 with one
 # message and keep the token lines it printed; nothing listening: exit 1, "cannot
 # connect"; last, a llama-server whose layers lie on two RPC servers: the same greedy
 # ids as the single one, --compare-server as above. Skips without llama-server, and
@@ -118,7 +121,51 @@ assert_status 0
 kl=$(compare_summary "$T/out" 32) || fail "--compare-server (single server): the summary is off (above)"
 pass "--compare-server: 32/32 top-1 agree, kl_max $kl (< 1e-5)"
 
-# ---- 3. the server killed mid-stream ----
+# ---- 3. -m perplexity over the server against the local F32 one; --replay TRACE
+# --server ----
+# A server with a 256-token context, so that the text (336 tokens) takes two windows.
+# The server scores each token in its own request (the prompt cache reused): the mean
+# NLL within 1e-4 of the local one, relative (1.8e-5 measured).
+start_llama_server "$MODEL" -c 256
+para="Once upon a time, there was a little girl named Lily. She loved to play outside in the sun. One day, she saw a big red ball in the park. She ran to get it, but a dog took it first. Lily was sad. Then the dog came back and gave her the ball. They played together all day and became best friends."
+text="$para $para $para"
+run_llmchat --server "$SERVER_URL" -m perplexity -i "$text" </dev/null
+assert_status 0
+assert_file_contains "the server line (perplexity)" "$T/err" "(ctx 256)"
+cp "$T/out" "$T/ppl_served"
+run_llmchat "$MODEL" --weights f32 -c 256 -m perplexity -i "$text" </dev/null
+assert_status 0
+rel=$("$PYTHON" - "$T/ppl_served" "$T/out" <<'EOF'
+import sys
+def read(path):
+    d = dict(l.split(": ") for l in open(path).read().splitlines())
+    return int(d["tokens"]), float(d["nll"]), float(d["perplexity"])
+(ns, nll_s, ppl_s), (nl, nll_l, ppl_l) = read(sys.argv[1]), read(sys.argv[2])
+if ns != nl or ns <= 255:
+    sys.exit("tokens: served %d, local %d (two windows of 255 expected)" % (ns, nl))
+rel = abs(nll_s - nll_l) / nll_l
+if not rel < 1e-4:
+    sys.exit("nll: served %r, local %r: relative difference %.3g" % (nll_s, nll_l, rel))
+print("%.2g" % rel)
+EOF
+) || fail "--server -m perplexity is not the local one's (above)"
+pass "--server -m perplexity: 336 tokens in two windows, the local F32 NLL within $rel (relative)"
+
+# A trace of a local greedy generation (F32), its tokens scored by the server: the
+# comparison as --compare-server's, every position.
+run_llmchat "$MODEL" --weights f32 -m generate -i "$PROMPT" -n 24 --temperature 0 \
+    --trace "$T/greedy.jsonl" </dev/null
+assert_status 0
+run_llmchat --replay "$T/greedy.jsonl" --server "$single_url" --json </dev/null
+assert_status 0
+n_cmp=$("$PYTHON" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["positions"]))' "$T/out")
+[ "$n_cmp" -ge 28 ] || fail "--replay --server: $n_cmp positions compared, the prompt's and 24 generated expected"
+kl_replay=$(compare_summary "$T/out" "$n_cmp") || fail "--replay --server: the summary is off (above)"
+"$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["trace"] == sys.argv[2], d["trace"]' \
+    "$T/out" "$T/greedy.jsonl" || fail "--replay --server: the JSON does not name the trace"
+pass "--replay TRACE --server: $n_cmp/$n_cmp top-1 agree, kl_max $kl_replay (< 1e-5)"
+
+# ---- 4. the server killed mid-stream ----
 # A long generation (-t 1, a 2048-token context, 2000 tokens: seconds) is caught after
 # its first token line: the server is stopped (SIGSTOP), so the stream pauses however
 # fast it went, then killed (SIGKILL).
@@ -184,7 +231,7 @@ EOF
 [ "$streamed" -lt 2000 ] || fail "all 2000 tokens came before the kill"
 pass "killed mid-stream: exit 1, [$killed_msg]; $before token lines out at the kill, $streamed in all"
 
-# ---- 4. nothing listening ----
+# ---- 5. nothing listening ----
 run_llmchat --server "$kill_url" -m generate -i "$PROMPT" -n 2000 --temperature 0 --json </dev/null
 assert_status 1
 assert_eq "stdout with nothing listening" "" "$(cat "$T/out")"
@@ -200,7 +247,7 @@ pass "nothing listening at $kill_url: exit 1, [$refused_msg]"
 # the single server was untouched by all this
 [ "$(curl -s --max-time 2 "$single_url/health")" = '{"status":"ok"}' ] || fail "$single_url stopped answering"
 
-# ---- 5. distributed: the layers on two RPC servers (last: without an RPC server,
+# ---- 6. distributed: the layers on two RPC servers (last: without an RPC server,
 # the test skips here, the rest checked) ----
 need_rpc_server
 start_rpc_server

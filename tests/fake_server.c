@@ -15,7 +15,10 @@
  * --routes DIR       the body of GET/POST /a/b?q is DIR/a_b, its status DIR/a_b.status if
  *                    that exists (200 otherwise); a body whose first line starts "data: "
  *                    is an SSE stream, sent chunked, one chunk an event; a missing file is
- *                    llama-server's 404
+ *                    llama-server's 404; when DIR/a_b does not exist, the route's Nth
+ *                    request gets DIR/a_b.N (N from 1; its status DIR/a_b.N.status), so
+ *                    that a sequence of requests gets a sequence of answers (one a
+ *                    position of a scored text); past the last N, the 404
  * --status CODE, --body FILE   every request gets that status and that body (JSON)
  * --cut-after N      the connection is closed after N bytes of the body, mid-stream
  * --stall            reads the request and answers nothing, the connection held open
@@ -521,6 +524,25 @@ static int parse_status(const char *s)
     return (end != s && !*end && v >= 100 && v <= 999) ? (int)v : 0;
 }
 
+/* how many requests each route has had: the N of the answers DIR/a_b.N */
+#define MAX_ROUTES 64
+static struct {
+    char name[1024];
+    long count;
+} route_counts[MAX_ROUTES];
+
+static long next_request_of(const char *name)
+{
+    int i = 0;
+    while (i < MAX_ROUTES && route_counts[i].name[0] && strcmp(route_counts[i].name, name) != 0)
+        i++;
+    if (i == MAX_ROUTES)
+        return 0;
+    if (!route_counts[i].name[0])
+        snprintf(route_counts[i].name, sizeof route_counts[i].name, "%s", name);
+    return ++route_counts[i].count;
+}
+
 static void route(const struct options *o, const struct request *rq, struct response *res)
 {
     memset(res, 0, sizeof *res);
@@ -540,6 +562,14 @@ static void route(const struct options *o, const struct request *rq, struct resp
     }
     snprintf(path, sizeof path, "%s/%s", o->routes, name);
     res->body = read_file(path, &res->len);
+    if (!res->body) { /* a sequence of answers: DIR/a_b.N for the route's Nth request */
+        long nth = next_request_of(name);
+        size_t len = strlen(name);
+        int w = snprintf(name + len, sizeof name - len, ".%ld", nth);
+        snprintf(path, sizeof path, "%s/%s", o->routes, name);
+        res->body = nth > 0 && w > 0 && (size_t)w < sizeof name - len ? read_file(path, &res->len)
+                                                                      : NULL;
+    }
     if (!res->body) {
         not_found(res);
         return;

@@ -528,7 +528,7 @@ static const app_option own_rows[] = {
     {.name = "metric", .arg = "NAME",
      .help = "patch: logit-diff (default: normalised, 0 corrupted, 1\nclean) or kl (from the clean distribution)",
      .set = set_patch_metric},
-    {.name = "json", .help = "patch, --compare-server: print one JSON object; --server -m\ngenerate: one JSON line per token (id, bytes, log-probability, top)",
+    {.name = "json", .help = "patch, --compare-server, --replay --server: print one JSON object;\n--server -m generate: one JSON line per token (id, bytes,\nlog-probability, top)",
      .set = set_json},
     {.name = "replay", .arg = "TRACE",
      .help = "run MODEL (default: the trace's) over a trace's tokens\nand check that it makes the same choices",
@@ -541,7 +541,7 @@ static const app_option own_rows[] = {
      .set = set_view},
     {.name = "pieces", .help = "tokenize: print pieces instead of ids", .set = set_pieces},
     {.name = "server", .arg = "URL", .config = true,
-     .help = "chat (TUI, -m chat) or generate with the model a server runs\n(llama-server, vLLM, ollama: docs/remote.md) instead of a local one",
+     .help = "chat (TUI, -m chat), generate or score (-m perplexity) with the model\na server runs (llama-server, vLLM, ollama: docs/remote.md) instead of a\nlocal one; with --replay TRACE, compare the trace's tokens on both",
      .set = set_server},
     {.name = "compare-server", .arg = "URL",
      .help = "run MODEL and the server's model on the same tokens and compare\ntheir distributions per position (KL, top-1 agreement)",
@@ -1087,8 +1087,9 @@ static int settle(app_options *o, bool model_given)
         o->mode = MODE_VIEW;
     if (o->compare && !o->replay_path)
         return usage_error("--compare needs --replay TRACE");
-    if (o->server_url && model_given && !o->server_given)
-        o->server_url = NULL; /* MODEL on the command line outranks the config's server */
+    if (o->server_url && (model_given || o->replay_path) && !o->server_given)
+        o->server_url = NULL; /* MODEL on the command line outranks the config's server, and
+                                 a replay compares with a server only when asked to */
     if (o->compare_server) {
         if (o->server_url && o->server_given)
             return usage_error("--compare-server names the server: drop --server");
@@ -1101,24 +1102,27 @@ static int settle(app_options *o, bool model_given)
         o->mode = MODE_COMPARE_SERVER;
     }
     if (o->server_url) {
-        if (model_given)
+        if (model_given && !o->replay_path)
             return usage_error("give MODEL or --server, not both (--compare-server URL compares "
-                               "MODEL with the server's)");
-        if (o->replay_path || o->view_path)
-            return usage_error("--server does not take --replay or --view yet");
+                               "MODEL with the server's; --replay TRACE --server URL the trace's "
+                               "model, or MODEL)");
+        if (o->view_path)
+            return usage_error("--server does not take --view: the trace holds what it shows");
         if (o->mode != MODE_GENERATE && o->mode != MODE_TUI && o->mode != MODE_CHAT &&
-            o->mode != MODE_AUTO)
-            return usage_error("--server works in the TUI, -m chat and -m generate (and "
-                               "--compare-server with a MODEL)");
-        if (o->trace_path && o->mode == MODE_GENERATE)
-            return usage_error("--server -m generate writes no trace: --json gives each token's "
-                               "record");
+            o->mode != MODE_PERPLEXITY && o->mode != MODE_REPLAY && o->mode != MODE_AUTO)
+            return usage_error("--server works in the TUI, -m chat, -m generate, -m perplexity "
+                               "and --replay (and --compare-server with a MODEL)");
+        if (o->trace_path && (o->mode == MODE_GENERATE || o->mode == MODE_PERPLEXITY ||
+                              o->mode == MODE_REPLAY))
+            return usage_error("a served model's trace is written by the TUI and -m chat: "
+                               "--json gives each token's record");
         if (o->trace_attn || o->trace_lens || o->trace_tensors)
             return usage_error("a served model's trace has no attention, lens or tensors "
                                "(they need the weights)");
     }
     if (o->json && o->mode != MODE_PATCH && o->mode != MODE_COMPARE_SERVER && !o->server_url)
-        return usage_error("--json is for -m patch, --compare-server and --server -m generate");
+        return usage_error("--json is for -m patch, --compare-server, --server -m generate and "
+                           "--replay --server");
     if (o->prompt && o->file)
         return usage_error("give the input with -i or -f, not both");
     if (!o->seed_given)

@@ -25,6 +25,9 @@ int cli_patch(session *s);
 int cli_remote_generate(const app_options *o);
 /* --server URL -m chat: the plain chat over a served model (remote_chat.h). */
 int cli_remote_repl(const app_options *o);
+/* --server URL -m perplexity: the input's perplexity under a served model
+ * (remote_score.h); no local model. */
+int cli_remote_perplexity(const app_options *o);
 /* MODEL --compare-server URL: the local model against the served one on the server's
  * greedy continuation of the prompt (remote_compare.h). */
 int cli_compare_server(session *s);
@@ -36,6 +39,10 @@ int cli_compare_server(session *s);
 struct trace_reader;
 int cli_replay_open(app_options *o, struct trace_reader **out);
 int cli_replay(session *s);
+/* --replay TRACE --server URL: the trace's sequence scored by the server and run by the
+ * local model, compared position by position (replay_server.c); cli_replay hands it
+ * over. */
+int cli_replay_server(session *s);
 /* --replay of a patching run (s->replay has a patch line): runs it again and checks the
  * grid (replay_patch.c); cli_replay hands such a trace to it. */
 int cli_replay_patch(session *s);

@@ -6,14 +6,14 @@
  * (remote_compare.h): the KL divergence over the server's top 10 and the rest, the
  * top-1 agreement, the token whose probability differs most. Printed as a table and a
  * summary, or with --json as one object. Exit 0 when the comparison ran, whatever it
- * found; 1 when it could not run. */
+ * found; 1 when it could not run. The printing is compare_report.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "json.h"
+#include "compare_report.h"
 #include "remote_compare.h"
 #include "remote_connect.h"
 #include "signals.h"
@@ -39,34 +39,6 @@ static bool collect(void *user, const remote_token *t)
     }
     c->toks[c->n++] = *t;
     return true;
-}
-
-/* A token's piece, quoted and made terminal-safe, at most ~24 columns. */
-static void shown_piece(const tokenizer *tok, int id, char *out, size_t size)
-{
-    char piece[TOKENIZER_PIECE_MAX + 1], safe[4 * TOKENIZER_PIECE_MAX + 16];
-    size_t n = id >= 0 ? tokenizer_decode(tok, -1, id, piece, sizeof piece) : 0;
-    textfmt_stream ts = {0};
-    size_t m = textfmt_stream_put(&ts, piece, n, safe, sizeof safe);
-    safe[m] = '\0';
-    snprintf(out, size, "\"%.22s\"", safe);
-}
-
-static void json_piece(const tokenizer *tok, int id)
-{
-    char piece[TOKENIZER_PIECE_MAX + 1];
-    size_t n = id >= 0 ? tokenizer_decode(tok, -1, id, piece, sizeof piece) : 0;
-    piece[n] = '\0';
-    json_write_string(stdout, piece);
-}
-
-/* ,"key":x (null for NaN): a member after the first. */
-static void json_num(const char *key, double x)
-{
-    if (isnan(x))
-        printf(",\"%s\":null", key);
-    else
-        printf(",\"%s\":%.6g", key, x);
 }
 
 int cli_compare_server(session *s)
@@ -146,8 +118,6 @@ int cli_compare_server(session *s)
         fprintf(stderr, "llmchat: %s\n", err.text);
         goto out;
     }
-    int agree = 0, worst_kl = 0, worst_dp = 0;
-    double kl_sum = 0;
     for (int i = 0; i < got.n; i++) {
         int pos = n_prompt - 1 + i;
         if (!engine_logits_of(e, pos, logits)) {
@@ -155,79 +125,11 @@ int cli_compare_server(session *s)
             goto out;
         }
         remote_compare(logits, cfg->vocab_size, &got.toks[i], pos, &cmp[i]);
-        agree += cmp[i].top1_agree;
-        kl_sum += cmp[i].kl;
-        if (cmp[i].kl > cmp[worst_kl].kl)
-            worst_kl = i;
-        if (fabsf(cmp[i].diff_server - cmp[i].diff_local) >
-            fabsf(cmp[worst_dp].diff_server - cmp[worst_dp].diff_local))
-            worst_dp = i;
     }
-    double kl_mean = kl_sum / got.n;
-    if (o->json) {
-        printf("{\"server\":");
-        json_write_string(stdout, where);
-        printf(",\"api\":");
-        json_write_string(stdout, remote_api_name(in->api));
-        printf(",\"server_model\":");
-        json_write_string(stdout, in->model);
-        printf(",\"model\":");
-        json_write_string(stdout, engine_model(e)->path);
-        printf(",\"prompt_tokens\":%d,\"top\":%d,\"positions\":[", n_prompt, COMPARE_TOP);
-        for (int i = 0; i < got.n; i++) {
-            const remote_comparison *c = &cmp[i];
-            printf("%s{\"pos\":%d,\"token\":%d,\"piece\":", i ? "," : "", c->pos, c->token);
-            json_piece(tok, c->token);
-            json_num("p_server", c->p_server);
-            json_num("p_local", c->p_local);
-            json_num("kl", c->kl);
-            printf(",\"top1_agree\":%s,\"server_top1\":%d,\"local_top1\":%d,\"max_dp\":",
-                   c->top1_agree ? "true" : "false", c->server_top1, c->local_top1);
-            if (c->diff_id < 0) {
-                fputs("null", stdout);
-            } else {
-                printf("{\"id\":%d,\"piece\":", c->diff_id);
-                json_piece(tok, c->diff_id);
-                json_num("server", c->diff_server);
-                json_num("local", c->diff_local);
-                putchar('}');
-            }
-            putchar('}');
-        }
-        printf("],\"summary\":{\"positions\":%d,\"top1_agree\":%d", got.n, agree);
-        json_num("kl_mean", kl_mean);
-        json_num("kl_max", cmp[worst_kl].kl);
-        printf(",\"kl_max_pos\":%d", cmp[worst_kl].pos);
-        json_num("max_dp", fabsf(cmp[worst_dp].diff_server - cmp[worst_dp].diff_local));
-        printf(",\"max_dp_pos\":%d}}\n", cmp[worst_dp].pos);
-    } else {
-        printf("server: %s\nlocal:  %s\n", where, engine_model(e)->path);
-        printf("%5s  %-24s %8s %8s %10s  %-5s %s\n", "pos", "server's token", "server", "local",
-               "KL", "top-1", "largest |dp| (server vs local)");
-        for (int i = 0; i < got.n; i++) {
-            const remote_comparison *c = &cmp[i];
-            char piece[64], other[64], local_top[64];
-            shown_piece(tok, c->token, piece, sizeof piece);
-            shown_piece(tok, c->diff_id, other, sizeof other);
-            shown_piece(tok, c->local_top1, local_top, sizeof local_top);
-            printf("%5d  %-24s %8.4f %8.4f %10.3g  %-5s", c->pos, piece, (double)c->p_server,
-                   (double)c->p_local, (double)c->kl, c->top1_agree ? "same" : local_top);
-            if (c->diff_id >= 0)
-                printf(" %s %.4f vs %.4f", other, (double)c->diff_server, (double)c->diff_local);
-            putchar('\n');
-        }
-        char worst[64];
-        shown_piece(tok, cmp[worst_kl].token, worst, sizeof worst);
-        printf("summary: %d positions; top-1 agreement %d/%d (%.1f%%); KL mean %.3g, max %.3g at "
-               "%d (%s); largest |dp| %.4f at %d\n",
-               got.n, agree, got.n, 100.0 * agree / got.n, kl_mean, (double)cmp[worst_kl].kl,
-               cmp[worst_kl].pos, worst,
-               (double)fabsf(cmp[worst_dp].diff_server - cmp[worst_dp].diff_local),
-               cmp[worst_dp].pos);
-        printf("KL(server || local) over the server's top %d tokens and the rest of the vocabulary "
-               "as one: a lower bound of the full KL\n", COMPARE_TOP);
-    }
-    fflush(stdout);
+    compare_report report = {.server = where, .info = in, .model = engine_model(e)->path,
+                             .prompt_tokens = n_prompt, .top = COMPARE_TOP, .tok = tok,
+                             .json = o->json};
+    compare_report_print(&report, cmp, got.n);
     rc = 0;
 out:
     free(cmp);

@@ -7,12 +7,15 @@
  * largest KL. The work is replay.c's; this file reads the trace and prints. Without
  * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
  * the command line names them; a MODEL given runs with that file's own defaults. A
- * trace of a patching run is replay_patch.c's. */
+ * trace of a patching run is replay_patch.c's; --replay TRACE --server URL (the trace
+ * compared with a served model) is replay_server.c's. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "session.h"
@@ -44,6 +47,12 @@ int cli_replay_open(app_options *o, trace_reader **out)
     if (!h->model_path || !*h->model_path) {
         fprintf(stderr, "llmchat: %s does not name its model: give MODEL\n", o->replay_path);
         return 2;
+    }
+    if (o->server_url && access(h->model_path, R_OK) != 0) { /* --server: one line */
+        fprintf(stderr, "llmchat: %s names the model %s, which cannot be read (%s): give MODEL, "
+                        "a local copy of the model the server runs\n", o->replay_path,
+                h->model_path, strerror(errno));
+        return 1;
     }
     /* The trace's model: what the command line leaves open is as the trace says. */
     o->model_path = h->model_path;
@@ -297,6 +306,8 @@ int cli_replay(session *sess)
     const model *m = sess->m;
     trace_reader *r = sess->replay;
     const trace_header *h = trace_reader_header(r);
+    if (o->server_url) /* compared with a served model */
+        return cli_replay_server(sess);
     if (trace_reader_patch(r)) /* a patching run: its grid is checked, not records */
         return cli_replay_patch(sess);
     trace_sequence_info info;

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "event_stream.h"
 #include "json.h"
+#include "remote_internal.h"
 
 struct remote {
     remote_info info;
@@ -1049,6 +1050,34 @@ llm_status remote_complete(remote *r, const remote_request *q, remote_token_fn f
         st = remote_stream_poll(rs, 100, &done, err);
     remote_stream_close(rs);
     return st;
+}
+
+/* ---- for the other files of the client (remote_internal.h) ---- */
+
+llm_status remote_post_json(remote *r, const char *path, const char *body, json_value **out,
+                            llm_err *err)
+{
+    return request_json(r, "POST", path, body, out, NULL, err);
+}
+
+bool remote_cancelled(const remote *r)
+{
+    return r->http.cancelled && r->http.cancelled(r->http.cancel_user);
+}
+
+bool remote_token_object(const json_value *o, remote_token *t)
+{
+    return token_object(o, t);
+}
+
+void remote_piece_of_text(const char *text, char *piece, size_t *len)
+{
+    take_piece(NULL, text, piece, len);
+}
+
+int remote_id_of_text(const char *text)
+{
+    return id_of_text(text);
 }
 
 void remote_record(const remote_token *t, int pos, int input, step_phase phase, step_record *out)
