@@ -9,7 +9,10 @@
 # server that fails in the middle is said in Conversation and the chat goes on; q quits
 # with status 0; /save writes the served chat and it is autosaved; --resume reopens it
 # on its server with --trace writing the server's records; over ollama (its documented
-# /api/chat answer) the reply and its alternatives show too. Nothing asserts timing.
+# /api/chat answer) the reply and its alternatives show too; with a local model and
+# --compare-server -m tui each reply is checked against the server (recorded answers):
+# the strip under it, the server's probability in Tokens, a failing check one notice.
+# Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -124,6 +127,48 @@ grep -q '^POST /api/chat' "$T/ollama.log" || fail "the TUI over ollama did not P
 keys Tab q
 wait_exit
 pass "the TUI over ollama: the reply streamed, the server's alternatives in Tokens"
+
+# --compare-server URL -m tui: each local reply checked against the server (recorded)
+MODEL=$(model_file stories260K.gguf)
+mkdir "$T/check"
+cp "$REC/props" "$REC/v1_models" "$DATA/remote/llama-server-check/"completion.* "$T/check/"
+start_fake_server --routes "$T/check" --log "$T/check.log"
+start -- --no-config "$MODEL" --weights f32 --compare-server "$FAKE_URL" -m tui -t 0 -n 2 \
+    -i "Once upon a time"
+wait_for "Assistant: ."
+wait_for "top-1 3/3"
+wait_for "[vs server: ▁▁▁"
+# the strip may wrap in the pane: its rows joined
+assert_contains "the strip" "$(pane Conversation | tr -s ' \n' '  ')" 'max 1.7e-06 at "</s>"]'
+[ "$(grep -c '^POST /completion' "$T/check.log")" -eq 3 ] || fail "not 3 checks: $(grep '^POST' "$T/check.log")"
+grep '^BODY: ' "$T/check.log" | tail -n 1 | grep -q '"logit_bias":\[\[2,1000\]\]' ||
+    fail "the last check did not force </s>: $(grep '^BODY: ' "$T/check.log" | tail -n 1)"
+keys Tab Tab # Conversation, then Tokens: the newest position, </s>
+wait_for "server <0.01%, KL 1.7e-06"
+keys Tab q
+wait_exit
+assert_eq "exit status after a checked reply" 0 "$(cat "$T/exit")"
+pass "--compare-server -m tui: the reply checked against the server, the strip, the server's probability in Tokens"
+
+# the server fails while checking: one notice, the chat goes on
+mkdir "$T/check500"
+cp "$REC/props" "$REC/v1_models" "$T/check500/"
+cp "$REC/error_500.json" "$T/check500/completion"
+echo 500 >"$T/check500/completion.status"
+start_fake_server --routes "$T/check500"
+start -- --no-config "$MODEL" --compare-server "$FAKE_URL" -m tui -t 0 -n 2 -i "Once upon a time"
+wait_for "[the check against the server stopped:"
+keys Tab q
+wait_exit
+assert_eq "exit status after a failed check" 0 "$(cat "$T/exit")"
+run_llmchat --no-config "$MODEL" --compare-server "$FAKE_URL" -m chat -i x
+assert_status 2
+start_fake_server --routes "$DATA/remote/ollama"
+start -- --no-config "$MODEL" --compare-server "$FAKE_URL" --server-model stories260K -m tui
+wait_exit
+assert_eq "exit status with a server that cannot score" 1 "$(cat "$T/exit")"
+assert_contains "ollama" "$(cat "$T/err")" "gives no log-probabilities of a given text's tokens"
+pass "a check that fails is one notice; -m chat refused; a server that cannot score said before the screen"
 
 # Esc stops a slow reply
 start_fake_server --routes "$REC" --chunk-delay-ms 400

@@ -1,10 +1,12 @@
 /* test_tui_format.c — the TUI's terminal-free parts: piece formatting, fitting and
  * wrapping text, probabilities, bars, shade buckets, heatmap windows and the layout
  * for a range of terminal sizes. Linked without curses. */
+#include <math.h>
 #include <string.h>
 
 #include "testutil.h"
 #include "textfmt.h"
+#include "tui/compare_strip.h"
 #include "tui/format.h"
 #include "tui/layout.h"
 
@@ -484,6 +486,24 @@ START_TEST(test_layout_every_size)
 }
 END_TEST
 
+/* The strip's cells: below 1e-5 nats the lowest, one step a decade (and half), 0.1
+ * and more the highest; NaN (no number) the highest too. */
+START_TEST(test_compare_strip_levels)
+{
+    ck_assert_int_eq(compare_strip_level(0.0), 0);
+    ck_assert_int_eq(compare_strip_level(9.9e-6), 0);
+    ck_assert_int_eq(compare_strip_level(1e-5), 1);
+    ck_assert_int_eq(compare_strip_level(5e-4), 2);
+    ck_assert_int_eq(compare_strip_level(2e-3), 3);
+    ck_assert_int_eq(compare_strip_level(5e-3), 4);
+    ck_assert_int_eq(compare_strip_level(2e-2), 5);
+    ck_assert_int_eq(compare_strip_level(5e-2), 6);
+    ck_assert_int_eq(compare_strip_level(0.1), 7);
+    ck_assert_int_eq(compare_strip_level(3.0), 7);
+    ck_assert_int_eq(compare_strip_level(NAN), 7);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("tui_format");
@@ -503,6 +523,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_fixed_keeps_digits);
     tcase_add_test(tc, test_pick_wording);
     tcase_add_test(tc, test_span);
+    tcase_add_test(tc, test_compare_strip_levels);
     tcase_add_test(tc, test_grid_columns);
     tcase_add_test(tc, test_counts_and_rates);
     tcase_add_test(tc, test_window_start);

@@ -1093,13 +1093,14 @@ static int settle(app_options *o, bool model_given)
     if (o->compare_server) {
         if (o->server_url && o->server_given)
             return usage_error("--compare-server names the server: drop --server");
-        if (o->mode != MODE_AUTO && o->mode != MODE_GENERATE)
-            return usage_error("--compare-server generates from -i on the server and compares: "
-                               "drop -m");
+        if (o->mode != MODE_AUTO && o->mode != MODE_GENERATE && o->mode != MODE_TUI)
+            return usage_error("--compare-server compares -i's continuation, or with -m tui the "
+                               "chat's replies: drop -m");
         if (o->replay_path || o->view_path)
             return usage_error("--compare-server does not take --replay or --view");
         o->server_url = NULL;
-        o->mode = MODE_COMPARE_SERVER;
+        if (o->mode != MODE_TUI) /* the TUI checks each reply against the server */
+            o->mode = MODE_COMPARE_SERVER;
     }
     if (o->server_url) {
         if (model_given && !o->replay_path)

@@ -20,6 +20,7 @@
 #include "tokenizer.h"
 #include "trace_read.h"
 #include "remote_chat.h"
+#include "server_check.h"
 
 typedef struct {
     engine *e;                   /* the running engine, or NULL for a trace */
@@ -31,6 +32,8 @@ typedef struct {
     const trace_reader *trace;   /* a trace's pieces come from its vocabulary */
     const remote_chat *rc;       /* a served model's dialog (--server): positions, records
                                     and pieces from the server; no weights */
+    const server_check *check;   /* the engine's positions checked against a served model
+                                    (--compare-server URL -m tui), or NULL */
 } tui_source;
 
 /* Positions there are. */

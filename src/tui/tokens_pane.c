@@ -215,6 +215,19 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
         return 3;
     }
     tuifmt_prob(prev->next_prob, p, sizeof p);
+    const remote_comparison *vs = tp->src->check ? server_check_at(tp->src->check, pos) : NULL;
+    if (vs) { /* checked against the server (--compare-server): its probability */
+        char ps[32];
+        tuifmt_prob(vs->p_server, ps, sizeof ps);
+        snprintf(words[0], LINE_MAX, "model gave it %s (rank %d); the server %s, KL %.1e", p,
+                 prev->next_rank, ps, vs->kl);
+        snprintf(words[1], LINE_MAX, "model %s (rank %d); server %s, KL %.1e", p, prev->next_rank,
+                 ps, vs->kl);
+        snprintf(words[2], LINE_MAX, "model %s; server %s", p, ps);
+        snprintf(words[3], LINE_MAX, "%s; server %s", p, ps);
+        draw_words(scr, w, 2, width, words, 4, A_NORMAL);
+        return 3;
+    }
     snprintf(words[0], LINE_MAX, "model gave it %s (rank %d) before the sampler", p, prev->next_rank);
     snprintf(words[1], LINE_MAX, "model gave it %s (rank %d) before sampling", p, prev->next_rank);
     snprintf(words[2], LINE_MAX, "model gave it %s (rank %d)", p, prev->next_rank);

@@ -43,6 +43,7 @@
 #include "keys.h"
 #include "view.h"
 #include "remote_connect.h"
+#include "compare_strip.h"
 #include "tui_state.h"
 
 enum {
@@ -387,6 +388,46 @@ static void drop_pause_hint(tui *t)
 
 /* Pausing lasts until the reply ends: the next message starts unpaused unless it
  * asks (/step, or p while idle). */
+/* --compare-server: the newest reply's positions queued to be checked against the
+ * server (between keys, in main_loop), its strip due when they are. */
+static void check_reply(tui *t)
+{
+    if (!t->check || !t->c || chat_turn_count(t->c) == 0)
+        return;
+    int i = chat_turn_count(t->c) - 1, first;
+    size_t off;
+    if (chat_reply_spans(t->c, i, &first, &off, 1) < 1)
+        return;
+    t->check_from = first;
+    t->check_to = engine_pos(t->e);
+    server_check_forget(t->check, first);
+    server_check_queue(t->check, first, t->check_to);
+}
+
+/* The next positions checked against the server; the strip under the reply once all
+ * of it is. */
+static void check_step(tui *t)
+{
+    llm_err err;
+    if (server_check_step(t->check, t->e, &err) != LLM_OK) {
+        tui_notice(t, "[the check against the server stopped: %s]", err.text);
+        t->check_to = 0;
+        return;
+    }
+    t->dirty |= DIRTY_TOKENS;
+    if (server_check_pending(t->check) > 0 || t->check_to <= 0)
+        return;
+    server_check_summary sum;
+    server_check_summarize(t->check, t->check_from, t->check_to, &sum);
+    char piece[128] = "", strip[1024];
+    if (sum.kl_max_pos >= 0)
+        source_token(&t->src, engine_tokens(t->e)[sum.kl_max_pos], piece, sizeof piece);
+    if (compare_strip_text(t->check, t->check_from, t->check_to, piece, t->screen.utf8, strip,
+                           sizeof strip))
+        tui_notice(t, "%s", strip);
+    t->check_to = 0;
+}
+
 static void end_reply(tui *t, tui_run_state st)
 {
     t->run.paused = false;
@@ -397,6 +438,7 @@ static void end_reply(tui *t, tui_run_state st)
     t->run.state = st;
     t->dirty |= DIRTY_ALL;
     t->save_pending = true;
+    check_reply(t);
 }
 
 /* Sends text as a message; start_paused: its reply waits for n, a digit or p. */
@@ -631,6 +673,8 @@ static void host_changed(command_host *h, command_change what)
     tui *t = h->user;
     switch (what) {
     case COMMAND_CHANGED_DIALOG:
+        if (t->check)
+            server_check_forget(t->check, 1);
         show_dialog(t);
         t->save_pending = true;
         break;
@@ -799,7 +843,8 @@ static void open_panes(tui *t)
     } else {
         t->view_cfg = engine_model(t->e)->config;
         t->view_cfg.n_heads = model_heads_max(&t->view_cfg);
-        t->src = (tui_source){.e = t->e, .cfg = &t->view_cfg, .tok = engine_tokenizer(t->e)};
+        t->src = (tui_source){.e = t->e, .cfg = &t->view_cfg, .tok = engine_tokenizer(t->e),
+                              .check = t->check};
     }
     t->sel.pos = -1;
     t->conv = conv_new(&t->src, &t->sel);
@@ -871,7 +916,20 @@ int tui_run(session *s)
     t->e = s->e;
     t->c = s->c;
     t->run.template_name = template_name(chat_get_template(s->c));
-    return run_screen(t);
+    if (s->o->compare_server) { /* each reply checked against the server */
+        if (!(t->check_rem = remote_connect(s->o, s->o->compare_server)))
+            return 1;
+        llm_err err;
+        if (server_check_new(t->check_rem, s->e, &t->check, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --compare-server: %s\n", err.text);
+            remote_close(t->check_rem);
+            return 1;
+        }
+    }
+    int rc = run_screen(t);
+    server_check_free(t->check);
+    remote_close(t->check_rem);
+    return rc;
 }
 
 int tui_view(const app_options *o)
@@ -1160,12 +1218,16 @@ static void main_loop(tui *t)
                 tui_say(t, "patching stopped: %s", err.text);
             t->dirty |= DIRTY_ALL;
         }
+        /* --compare-server: the next positions of a reply checked against the server */
+        bool checks_due = !busy && !cells_due && t->check && server_check_pending(t->check) > 0;
+        if (checks_due)
+            check_step(t);
         double now = clock_ms();
         int wait = IDLE_WAIT_MS;
         if (busy)
             wait = now >= next_step ? 0 : (int)(next_step - now) + 1; /* 0: poll between tokens */
-        else if (cells_due)
-            wait = 0; /* poll between cells */
+        else if (cells_due || checks_due)
+            wait = 0; /* poll between cells, between the server's answers */
         else if (t->dirty)
             wait = now >= next_frame ? 0 : (int)(next_frame - now) + 1;
         read_keys(t, wait);

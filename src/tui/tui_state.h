@@ -53,6 +53,11 @@ typedef struct tui {
                                (tui_remote's; then s, e and c are NULL) */
     remote *rem;        /* served->rem, borrowed */
     remote_chat *rc;    /* served->rc, borrowed: its dialog */
+    remote *check_rem;  /* owned; --compare-server URL -m tui: the server each reply is
+                           checked against ... */
+    server_check *check; /* owned: ... and what it said (NULL without) */
+    int check_from, check_to; /* the reply being checked, its strip due when done (to 0:
+                                 none) */
     char view_line[400]; /* the status line while viewing */
 
     tui_screen screen;
