@@ -2,7 +2,8 @@
 # e2e_fake_server.sh — tests/fake_server, the stand-in for llama-server that the remote
 # client's tests talk to, checked with curl: it answers a route with the recorded body
 # byte for byte (JSON with Content-Length, an SSE stream chunked, event by event), a
-# path it has no file for with llama-server's 404, a fixed status and body; it cuts a
+# path it has no file for with llama-server's 404, a route's Nth request with ROUTE.N
+# (a sequence of answers), a fixed status and body; it cuts a
 # body short, answers bytes that are not HTTP, stalls, stops after --max-requests; its
 # log holds each request's headers and body; a stopped one refuses connections. Its
 # stderr must stay empty (sanitizer reports included) up to its exit.
@@ -78,6 +79,24 @@ took=$(curl -sN -o "$T/slow.body" -w '%{time_total}' --max-time 10 "$FAKE_URL/sl
 cmp -s "$T/slow.body" "$REC/completion" || fail "the paced stream is not the file's"
 # 9 events, 8 pauses of 40 ms: not under 0.3 s (a lower bound only)
 awk -v t="$took" 'BEGIN { exit !(t >= 0.3) }' || fail "the paced stream took ${took}s"
+
+# a sequence of answers: the route's Nth request gets ROUTE.N (and ROUTE.N.status) where
+# there is no ROUTE; past the last, the 404
+mkdir -p "$T/seq"
+printf '{"n":1}' >"$T/seq/completion.1"
+printf '{"n":2}' >"$T/seq/completion.2"
+echo 503 >"$T/seq/completion.2.status"
+printf '{"other":1}' >"$T/seq/tokenize.1"
+start_fake_server --routes "$T/seq"
+get s1 "$FAKE_URL/completion" -d '{}'
+assert_eq "sequence: the first answer" '200 {"n":1}' "$code $(cat "$T/s1.body")"
+get t1 "$FAKE_URL/tokenize" -d '{}'
+assert_eq "sequence: another route counts on its own" '200 {"other":1}' "$code $(cat "$T/t1.body")"
+get s2 "$FAKE_URL/completion" -d '{}'
+assert_eq "sequence: the second answer, its status" '503 {"n":2}' "$code $(cat "$T/s2.body")"
+get s3 "$FAKE_URL/completion" -d '{}'
+assert_eq "sequence: past the last" 404 "$code"
+stop_fake_server
 
 # the first server still answers beside the second
 get again "$routes_url/health"
