@@ -349,6 +349,12 @@ pass "--server -m perplexity: llama-server token by token, vLLM's prompt_logprob
 run_llmchat --no-config --replay "$T/none.jsonl" --server "$url" --trace "$T/t2.jsonl"
 assert_status 2
 assert_contains "line 350" "$(cat "$T/err")" "a served model's trace is written by the TUI and -m chat"
+run_llmchat --no-config --replay "$T/none.jsonl" --server "$url" --compare
+assert_status 2
+assert_contains "--compare" "$(cat "$T/err")" "drop --compare"
+run_llmchat --no-config --server "$url" -m perplexity -i x --json
+assert_status 2
+assert_contains "--json" "$(cat "$T/err")" "--json is for --server -m generate and --replay --server"
 run_llmchat "$MODEL" -m generate -i "Once upon a time" -n 3 --temperature 0 --trace "$T/g.jsonl"
 assert_status 0
 start_fake_server --routes "$REC/ollama"

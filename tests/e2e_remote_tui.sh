@@ -51,15 +51,28 @@ keys Right
 wait_for "sampler: the server's"
 pass "Tokens: the server's top alternatives and probabilities of a reply token"
 
+# 2 at position 5: the server's second candidate (" there") put at position 6, and the
+# reply asked again from there, the whole sequence as ids, 7 tokens left of 8
+keys Left
+wait_for "pos 5 of 0-13"
+keys 2
+wait_for "[position 6 forced; the server goes on from there]"
+wait_for "Assistant:  there, there was a little girl"
+grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 |
+    grep -q '"prompt":\[1,410,403,407,261,378,383\],"n_predict":7,' ||
+    fail "the forced token's request: $(grep '^BODY: {"prompt' "$T/fake.log" | tail -n 1)"
+wait_for "served stories260K.gguf | idle"
+pass "a digit chooses the server's candidate at the selected position; the reply goes on from there"
+
 keys C
 wait_for "prob"
 wait_for "The attention, the logit lens"
-keys r
+keys BSpace
 wait_for "this needs a local model: the chat runs on a server"
 keys g
 wait_for "the compute view needs a local model"
 keys Escape
-pass "C colours the reply; Attention, r and the compute view say they need a local model"
+pass "C colours the reply; Attention, Backspace and the compute view say they need a local model"
 
 # /set changes what the next request asks; a second turn renders the dialog again
 keys Tab Tab # the input line

@@ -1120,6 +1120,11 @@ static int settle(app_options *o, bool model_given)
         if (o->trace_attn || o->trace_lens || o->trace_tensors)
             return usage_error("a served model's trace has no attention, lens or tensors "
                                "(they need the weights)");
+        if (o->json && o->mode != MODE_GENERATE && o->mode != MODE_REPLAY)
+            return usage_error("--json is for --server -m generate and --replay --server");
+        if (o->compare && o->mode == MODE_REPLAY)
+            return usage_error("--replay --server compares the local model with the server: "
+                               "drop --compare (which compares it with the trace)");
     }
     if (o->json && o->mode != MODE_PATCH && o->mode != MODE_COMPARE_SERVER && !o->server_url)
         return usage_error("--json is for -m patch, --compare-server, --server -m generate and "

@@ -294,6 +294,34 @@ static bool number_by_text(remote_chat *c, const remote_token *t, remote_token *
 
 /* ---- a message and its reply ---- */
 
+/* Appends token id (its text piece) to the sequence and to the newest turn's reply;
+ * false on no memory. */
+static bool append_to_reply(remote_chat *c, turn *tn, int id, step_phase phase, const char *piece,
+                            size_t len)
+{
+    if (!push(c, id, phase) ||
+        !grow((void **)&tn->span_pos, &tn->cap_pos, tn->n_spans + 1, sizeof *tn->span_pos) ||
+        !grow((void **)&tn->span_off, &tn->cap_off, tn->n_spans + 1, sizeof *tn->span_off))
+        return false;
+    if (tn->reply_len + len + 1 > tn->reply_cap) {
+        size_t n = tn->reply_cap ? tn->reply_cap : 256;
+        while (n < tn->reply_len + len + 1)
+            n *= 2;
+        char *p = realloc(tn->reply, n);
+        if (!p)
+            return false;
+        tn->reply = p;
+        tn->reply_cap = n;
+    }
+    tn->span_pos[tn->n_spans] = c->n - 1;
+    tn->span_off[tn->n_spans++] = tn->reply_len;
+    memcpy(tn->reply + tn->reply_len, piece, len);
+    tn->reply_len += len;
+    tn->reply[tn->reply_len] = '\0';
+    tn->view.end = c->n;
+    return true;
+}
+
 static bool on_token(void *user, const remote_token *given)
 {
     remote_chat *c = user;
@@ -315,30 +343,10 @@ static bool on_token(void *user, const remote_token *given)
         ok = set_piece(c, t->top[k].id, t->top[k].piece, t->top[k].piece_len);
     if (c->observe) /* after the pieces: a trace writes the candidates' */
         c->observe(c->observe_user, r);
-    ok = ok && push(c, t->id, STEP_GEN);
-    ok = ok && grow((void **)&tn->span_pos, &tn->cap_pos, tn->n_spans + 1, sizeof *tn->span_pos);
-    ok = ok && grow((void **)&tn->span_off, &tn->cap_off, tn->n_spans + 1, sizeof *tn->span_off);
-    if (ok && tn->reply_len + t->piece_len + 1 > tn->reply_cap) {
-        size_t n = tn->reply_cap ? tn->reply_cap : 256;
-        while (n < tn->reply_len + t->piece_len + 1)
-            n *= 2;
-        char *p = realloc(tn->reply, n);
-        ok = p != NULL;
-        if (ok) {
-            tn->reply = p;
-            tn->reply_cap = n;
-        }
-    }
-    if (!ok) {
+    if (!ok || !append_to_reply(c, tn, t->id, STEP_GEN, t->piece, t->piece_len)) {
         c->nomem = true;
         return false;
     }
-    tn->span_pos[tn->n_spans] = c->n - 1;
-    tn->span_off[tn->n_spans++] = tn->reply_len;
-    memcpy(tn->reply + tn->reply_len, t->piece, t->piece_len);
-    tn->reply_len += t->piece_len;
-    tn->reply[tn->reply_len] = '\0';
-    tn->view.end = c->n;
     c->arrived++;
     return true;
 }
@@ -538,4 +546,51 @@ void remote_chat_stop(remote_chat *c)
     remote_stream_close(c->stream);
     c->stream = NULL;
     c->turns[c->n_turns - 1].view.cut = true;
+}
+
+llm_status remote_chat_resume_at(remote_chat *c, int pos, int forced, int max_reply, llm_err *err)
+{
+    if (c->by_text)
+        return llm_fail(err, LLM_ERR_ARG, "the server renders the dialog itself and takes no "
+                                          "token ids: a reply cannot go on from a chosen position");
+    if (c->n_turns == 0)
+        return llm_fail(err, LLM_ERR_ARG, "there is no reply");
+    turn *tn = &c->turns[c->n_turns - 1];
+    if (tn->view.end != c->n || pos < tn->view.reply_start || pos > c->n || pos < 1)
+        return llm_fail(err, LLM_ERR_ARG, "position %d is not in the newest reply (%d-%d)", pos,
+                        tn->view.reply_start, c->n);
+    if (forced >= 0 && !remote_chat_piece(c, forced))
+        return llm_fail(err, LLM_ERR_ARG, "token %d: the server never named it", forced);
+    remote_chat_stop(c);
+    /* the reply from pos on is forgotten */
+    c->n = pos;
+    while (tn->n_spans > 0 && tn->span_pos[tn->n_spans - 1] >= pos)
+        tn->reply_len = tn->span_off[--tn->n_spans];
+    if (tn->reply)
+        tn->reply[tn->reply_len] = '\0';
+    tn->view.end = pos;
+    tn->view.complete = tn->view.cut = false;
+    set_next(&c->recs[pos - 1], forced);
+    if (forced >= 0) {
+        const char *piece = remote_chat_piece(c, forced);
+        if (c->observe)
+            c->observe(c->observe_user, &c->recs[pos - 1]);
+        if (!append_to_reply(c, tn, forced, STEP_FORCED, piece, strlen(piece)))
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    const remote_info *in = remote_describe(c->r);
+    int made = c->n - tn->view.reply_start, left = 0;
+    if (max_reply > 0)
+        left = max_reply - made;
+    else if (in->n_ctx > 0)
+        left = in->n_ctx - c->n;
+    if ((max_reply > 0 || in->n_ctx > 0) && left <= 0) { /* nothing more may come */
+        tn->view.cut = true;
+        return LLM_OK;
+    }
+    remote_request q = {.prompt = c->seq, .n_prompt = c->n, .top_n = REMOTE_CHAT_TOP,
+                        .sampler = c->sampler, .max_tokens = left};
+    c->arrived = 0;
+    c->nomem = false;
+    return remote_stream_open(c->r, &q, on_token, c, &c->res, &c->stream, err);
 }

@@ -221,7 +221,7 @@ static void pane_action(tui *t, key_action a)
  * (then the chat is saved once idle). */
 static void run_action(tui *t, const key_binding *b, int key)
 {
-    if (b->steers && !t->c) {
+    if (b->steers && !t->c && !(t->rc && served_steers(b->action))) {
         tui_read_only(t);
         return;
     }
@@ -244,8 +244,18 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_SHADE_TOKENS: cycle_shading(t); break;
     case ACT_SHOW_THINKING: toggle_thinking(t); break;
     case ACT_TAKE_BACK: steer_back(t); break;
-    case ACT_REWIND: steer_rewind_to_selection(t); break;
-    case ACT_CHOOSE: steer_choose(t, key == '0' ? 10 : key - '0'); break;
+    case ACT_REWIND:
+        if (t->rc)
+            served_rewind_to_selection(t);
+        else
+            steer_rewind_to_selection(t);
+        break;
+    case ACT_CHOOSE:
+        if (t->rc)
+            served_choose(t, key == '0' ? 10 : key - '0');
+        else
+            steer_choose(t, key == '0' ? 10 : key - '0');
+        break;
     case ACT_BRANCH_PREV:
     case ACT_BRANCH_NEXT: steer_branch(t, b->action == ACT_BRANCH_NEXT ? 1 : -1); break;
     case ACT_BRANCH_LIST: steer_list_branches(t); break;

@@ -317,6 +317,27 @@ void tui_show_reply(tui *t)
     show_tokens(t, chat_turn_count(t->c) - 1, ENTRY_ASSISTANT);
 }
 
+/* turn i of the served chat: its reply's tokens at their positions in the newest
+ * Conversation entry of the assistant. */
+static void show_remote_tokens(tui *t, int i)
+{
+    const remote_turn *turn = remote_chat_turn(t->rc, i);
+    int k = remote_chat_reply_spans(t->rc, i, NULL, NULL, 0);
+    int *pos = malloc(sizeof *pos * (size_t)(k + 1));
+    size_t *off = malloc(sizeof *off * (size_t)(k + 1));
+    if (!pos || !off)
+        tui_die("out of memory");
+    k = remote_chat_reply_spans(t->rc, i, pos, off, k);
+    conv_set_reply_tokens(t->conv, turn->reply, pos, off, k);
+    free(pos);
+    free(off);
+}
+
+void tui_show_remote_reply(tui *t)
+{
+    show_remote_tokens(t, remote_chat_turn_count(t->rc) - 1);
+}
+
 /* Conversation shows a served chat's dialog again: each reply's tokens at their
  * positions where the server ran it in this session (a loaded turn has none until
  * the next message renders the dialog). */
@@ -328,17 +349,8 @@ static void show_remote_dialog(tui *t)
         const remote_turn *turn = remote_chat_turn(t->rc, i);
         conv_add(t->conv, ENTRY_USER, turn->user);
         conv_add(t->conv, ENTRY_ASSISTANT, turn->reply);
-        int k = remote_chat_reply_spans(t->rc, i, NULL, NULL, 0);
-        if (k > 0) {
-            int *pos = malloc(sizeof *pos * (size_t)k);
-            size_t *off = malloc(sizeof *off * (size_t)k);
-            if (!pos || !off)
-                tui_die("out of memory");
-            k = remote_chat_reply_spans(t->rc, i, pos, off, k);
-            conv_set_reply_tokens(t->conv, turn->reply, pos, off, k);
-            free(pos);
-            free(off);
-        }
+        if (remote_chat_reply_spans(t->rc, i, NULL, NULL, 0) > 0)
+            show_remote_tokens(t, i);
         if (turn->cut)
             conv_add(t->conv, ENTRY_NOTICE, "[stopped]");
     }
@@ -511,7 +523,7 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
 }
 
 /* The served model's status line: the server, its model and the last round trip. */
-static void describe_remote(tui *t)
+void tui_describe_remote(tui *t)
 {
     const remote_info *in = remote_describe(t->rem);
     char state[64];
@@ -542,7 +554,7 @@ static void begin_remote_turn(tui *t, const char *text)
     t->run.state = RUN_GENERATING;
     t->reply_t0 = clock_ms();
     t->reply_tokens = 0;
-    describe_remote(t);
+    tui_describe_remote(t);
 }
 
 /* What came of the served reply since the last call (waiting a little for it): its
@@ -563,12 +575,12 @@ static void remote_one(tui *t)
     if (n_new > 0) {
         t->reply_tokens += n_new;
         t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
-        describe_remote(t);
+        tui_describe_remote(t);
     }
     if (p == REMOTE_CHAT_GENERATING)
         return;
     end_reply(t, p == REMOTE_CHAT_DONE ? RUN_IDLE : RUN_STOPPED);
-    describe_remote(t);
+    tui_describe_remote(t);
     if (p == REMOTE_CHAT_ERROR)
         tui_notice(t, "[the server failed: %s]", err.text);
 }
@@ -594,7 +606,7 @@ void tui_stop_reply(tui *t)
     if (t->rc) {
         remote_chat_stop(t->rc);
         end_reply(t, RUN_STOPPED);
-        describe_remote(t);
+        tui_describe_remote(t);
         tui_notice(t, "[stopped]");
         return;
     }
@@ -970,7 +982,7 @@ int tui_remote(const app_options *o)
         served_close(&served);
         return 2;
     }
-    describe_remote(t);
+    tui_describe_remote(t);
     signals_install(); /* before curses: it keeps the terminal modes a crash restores */
     rc = run_screen(t);
     int closed = served_close(&served);

@@ -173,4 +173,18 @@ void steer_branch(tui *t, int delta);
  * them, with where they part, when none parts there). */
 void steer_list_branches(tui *t);
 
+/* ---- steer_served.c: steering a served reply (it streams on from the new end) ---- */
+/* The steering keys a served reply takes (r and the digits), for the key table's
+ * check. */
+bool served_steers(key_action a);
+/* r: the reply forgotten after the selected position, the rest asked of the server. */
+void served_rewind_to_selection(tui *t);
+/* 1-9, 0: the selected position's k-th candidate put next, the rest asked of the server. */
+void served_choose(tui *t, int k);
+/* Conversation shows the newest served reply again as the chat has it. */
+void tui_show_remote_reply(tui *t);
+/* The status line of a served chat: the server, its model, what the reply does, the
+ * round trip. */
+void tui_describe_remote(tui *t);
+
 #endif
