@@ -82,6 +82,20 @@ wait_for "from the next token: "
 type_text "/vector"
 keys Enter
 wait_for "this needs a local model"
+# /force: the text tokenized by the server, its tokens put at the reply's end, the
+# reply asked again from there
+type_text "/set steps 40"
+keys Enter
+wait_for "steps 40"
+type_text "/force Once upon a time"
+keys Enter
+wait_for "[the text forced; the server goes on from there]"
+grep '^BODY: {"content":"Once upon a time"' "$T/fake.log" | tail -n 1 |
+    grep -q '"add_special":false,"with_pieces":true}' ||
+    fail "/force's tokenize request: $(grep '^BODY: {"content"' "$T/fake.log" | tail -n 1)"
+grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 | grep -q ',1,410,403,407,261,378\],"n_predict":' ||
+    fail "/force's request does not end with the text's ids: $(grep '^BODY: {"prompt' "$T/fake.log" | tail -n 1)"
+wait_for "served stories260K.gguf | idle"
 type_text "The end"
 keys Enter
 wait_for "You: The end"
@@ -91,7 +105,7 @@ grep -q '"content":"The end"' "$T/fake.log" || fail "the second render lacks the
 grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 | grep -q '"temperature":0.5,' ||
     fail "/set temperature 0.5 did not reach the request: $(grep '^BODY: {"prompt' "$T/fake.log")"
 wait_for "served stories260K.gguf | idle"
-pass "/set reaches the next request, /vector needs a local model, a second message renders the dialog again"
+pass "/set reaches the next request, /vector needs a local model, /force puts the server's tokens of the text in, a second message renders the dialog again"
 type_text "/save $T/tui.json"
 keys Enter
 wait_for "saved to $T/tui.json"

@@ -285,7 +285,7 @@ static const command_info table[] = {
      .stops_reply = true, .run = run_resume},
     {.id = CMD_FORCE, .name = "force", .arg = "TEXT",
      .help = "put TEXT's tokens into the newest reply", .front_ends = COMMAND_TUI,
-     .needs_model = true, .run = run_force},
+     .needs_model = true, .served = true, .run = run_force},
     {.id = CMD_STEP, .name = "step", .arg = "TEXT",
      .help = "send TEXT with its reply paused: n steps, p runs", .front_ends = COMMAND_TUI,
      .needs_model = true, .run = run_step},

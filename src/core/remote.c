@@ -356,11 +356,15 @@ static void put_ids(FILE *f, const int *ids, int n)
 static llm_status tokens_with_pieces(const remote *r, const json_value *v, int **ids, char ***pieces,
                                      int *n, llm_err *err);
 
-llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **ids, int *n,
-                           llm_err *err)
+/* remote_tokenize's and remote_tokenize_pieces' request: the pieces asked for (and
+ * kept) when pieces is not NULL. */
+static llm_status tokenize(remote *r, const char *text, bool add_special, int **ids, char ***pieces,
+                           int *n, llm_err *err)
 {
     *ids = NULL;
     *n = 0;
+    if (pieces)
+        *pieces = NULL;
     if (!r->info.tokenizes)
         return llm_fail(err, LLM_ERR_ARG, "%s (%s) does not tokenize text: open a local model or "
                                           "tokenizer beside it (-z)", r->base,
@@ -377,8 +381,12 @@ llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **
         fputs(",\"prompt\":", b.f);
         json_write_string(b.f, text);
     }
-    fprintf(b.f, ",\"%s\":%s}", r->info.api == REMOTE_LLAMA_SERVER ? "add_special" : "add_special_tokens",
+    fprintf(b.f, ",\"%s\":%s", r->info.api == REMOTE_LLAMA_SERVER ? "add_special" : "add_special_tokens",
             add_special ? "true" : "false");
+    if (pieces)
+        fputs(r->info.api == REMOTE_LLAMA_SERVER ? ",\"with_pieces\":true" : ",\"return_token_strs\":true",
+              b.f);
+    fputc('}', b.f);
     char *body = body_end(&b);
     if (!body)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
@@ -387,11 +395,26 @@ llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **
     free(body);
     if (st != LLM_OK)
         return st;
-    char **pieces = NULL;
-    st = tokens_with_pieces(r, v, ids, &pieces, n, err);
-    remote_pieces_free(pieces, *n);
+    char **got = NULL;
+    st = tokens_with_pieces(r, v, ids, &got, n, err);
+    if (pieces && st == LLM_OK)
+        *pieces = got;
+    else
+        remote_pieces_free(got, *n);
     json_free(v);
     return st;
+}
+
+llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **ids, int *n,
+                           llm_err *err)
+{
+    return tokenize(r, text, add_special, ids, NULL, n, err);
+}
+
+llm_status remote_tokenize_pieces(remote *r, const char *text, bool add_special, int **ids,
+                                  char ***pieces, int *n, llm_err *err)
+{
+    return tokenize(r, text, add_special, ids, pieces, n, err);
 }
 
 /* A piece of a /tokenize answer: a string, or (llama-server, for bytes that are not

@@ -67,6 +67,9 @@ const remote_info *remote_describe(const remote *r);
  * when the server has no tokenizer endpoint. */
 llm_status remote_tokenize(remote *r, const char *text, bool add_special, int **ids, int *n,
                            llm_err *err);
+/* The same with each token's text (*pieces malloc'd; free with remote_pieces_free). */
+llm_status remote_tokenize_pieces(remote *r, const char *text, bool add_special, int **ids,
+                                  char ***pieces, int *n, llm_err *err);
 
 /* One message of a dialog: role is "system", "user" or "assistant". */
 typedef struct {

@@ -548,7 +548,8 @@ void remote_chat_stop(remote_chat *c)
     c->turns[c->n_turns - 1].view.cut = true;
 }
 
-llm_status remote_chat_resume_at(remote_chat *c, int pos, int forced, int max_reply, llm_err *err)
+llm_status remote_chat_resume_at(remote_chat *c, int pos, const int *forced, int n_forced,
+                                 int max_reply, llm_err *err)
 {
     if (c->by_text)
         return llm_fail(err, LLM_ERR_ARG, "the server renders the dialog itself and takes no "
@@ -559,8 +560,9 @@ llm_status remote_chat_resume_at(remote_chat *c, int pos, int forced, int max_re
     if (tn->view.end != c->n || pos < tn->view.reply_start || pos > c->n || pos < 1)
         return llm_fail(err, LLM_ERR_ARG, "position %d is not in the newest reply (%d-%d)", pos,
                         tn->view.reply_start, c->n);
-    if (forced >= 0 && !remote_chat_piece(c, forced))
-        return llm_fail(err, LLM_ERR_ARG, "token %d: the server never named it", forced);
+    for (int i = 0; i < n_forced; i++)
+        if (!remote_chat_piece(c, forced[i]))
+            return llm_fail(err, LLM_ERR_ARG, "token %d: the server never named it", forced[i]);
     remote_chat_stop(c);
     /* the reply from pos on is forgotten */
     c->n = pos;
@@ -570,12 +572,14 @@ llm_status remote_chat_resume_at(remote_chat *c, int pos, int forced, int max_re
         tn->reply[tn->reply_len] = '\0';
     tn->view.end = pos;
     tn->view.complete = tn->view.cut = false;
-    set_next(&c->recs[pos - 1], forced);
-    if (forced >= 0) {
-        const char *piece = remote_chat_piece(c, forced);
+    set_next(&c->recs[pos - 1], n_forced > 0 ? forced[0] : -1);
+    for (int i = 0; i < n_forced; i++) {
+        const char *piece = remote_chat_piece(c, forced[i]);
+        if (i > 0)
+            set_next(&c->recs[c->n - 1], forced[i]);
         if (c->observe)
-            c->observe(c->observe_user, &c->recs[pos - 1]);
-        if (!append_to_reply(c, tn, forced, STEP_FORCED, piece, strlen(piece)))
+            c->observe(c->observe_user, &c->recs[c->n - 1]);
+        if (!append_to_reply(c, tn, forced[i], STEP_FORCED, piece, strlen(piece)))
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
     const remote_info *in = remote_describe(c->r);
@@ -593,4 +597,29 @@ llm_status remote_chat_resume_at(remote_chat *c, int pos, int forced, int max_re
     c->arrived = 0;
     c->nomem = false;
     return remote_stream_open(c->r, &q, on_token, c, &c->res, &c->stream, err);
+}
+
+llm_status remote_chat_force_text(remote_chat *c, const char *text, int max_reply, llm_err *err)
+{
+    if (c->by_text)
+        return llm_fail(err, LLM_ERR_ARG, "the server renders the dialog itself and takes no "
+                                          "token ids: text cannot be forced into a reply");
+    if (c->n_turns == 0)
+        return llm_fail(err, LLM_ERR_ARG, "there is no reply to force text into: send a message "
+                                          "first");
+    int *ids, n;
+    char **pieces;
+    llm_status st = remote_tokenize_pieces(c->r, text, false, &ids, &pieces, &n, err);
+    if (st != LLM_OK)
+        return st;
+    for (int i = 0; st == LLM_OK && i < n; i++)
+        if (!set_piece(c, ids[i], pieces[i], strlen(pieces[i])))
+            st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    if (st == LLM_OK && n == 0)
+        st = llm_fail(err, LLM_ERR_ARG, "the text has no tokens");
+    if (st == LLM_OK)
+        st = remote_chat_resume_at(c, c->turns[c->n_turns - 1].view.end, ids, n, max_reply, err);
+    free(ids);
+    remote_pieces_free(pieces, n);
+    return st;
 }

@@ -80,15 +80,20 @@ llm_status remote_chat_begin(remote_chat *c, const char *user, int max_reply, ll
  * sequence (and *n_new says how many) when it returns. */
 remote_chat_progress remote_chat_step(remote_chat *c, int timeout_ms, int *n_new, llm_err *err);
 /* Steering the newest reply by hand: forgets it from position pos on (reply_start <=
- * pos <= its end; a reply being written is stopped first), puts token `forced` at pos
- * when forced >= 0 (phase FORCED: one of the candidates the server named), and lets
+ * pos <= its end; a reply being written is stopped first), puts the n_forced tokens
+ * `forced` at pos on (phase FORCED: tokens the server named), and lets
  * the reply go on from there in a new request (the whole sequence as ids: llama-server's
  * prompt cache makes that cheap), max_reply tokens in all at most (0: until the model
  * stops or the context is full). A served reply keeps no branches: what was forgotten
  * is gone. Fails (LLM_ERR_ARG) for a server that takes no ids (ollama, an
  * OpenAI-compatible server's chat), a position outside the newest reply or a token the
  * server never named. */
-llm_status remote_chat_resume_at(remote_chat *c, int pos, int forced, int max_reply, llm_err *err);
+llm_status remote_chat_resume_at(remote_chat *c, int pos, const int *forced, int n_forced,
+                                 int max_reply, llm_err *err);
+/* /force TEXT: TEXT tokenized by the server (no BOS) and forced at the end of the
+ * newest reply (a reply being written stops where it is), which then goes on as
+ * remote_chat_resume_at says. */
+llm_status remote_chat_force_text(remote_chat *c, const char *text, int max_reply, llm_err *err);
 /* Stops the reply being written (the request cancelled; the turn is cut). */
 void remote_chat_stop(remote_chat *c);
 bool remote_chat_replying(const remote_chat *c);

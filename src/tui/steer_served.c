@@ -1,12 +1,15 @@
 /* steer_served.c — steering a reply of a served model (llmchat --server URL): r forgets
  * the reply after the selected position, a digit puts the selected position's k-th
- * candidate next (one of the alternatives the server named), and the reply goes on
+ * candidate next (one of the alternatives the server named), /force TEXT puts TEXT's
+ * tokens (the server's tokenization) at the reply's end, and the reply goes on
  * from there in a new request with the whole sequence as ids (remote_chat_resume_at:
  * llama-server and vLLM take ids; llama-server's prompt cache makes it one token's
  * work). Unlike a local reply's steering, the reply streams on at once (no pause:
  * the server decides a request's tokens by itself) and keeps no branches. Owns
  * nothing. */
 #include "tui_state.h"
+
+#include <stdio.h>
 
 #include "clock.h"
 
@@ -15,18 +18,16 @@ bool served_steers(key_action a)
     return a == ACT_REWIND || a == ACT_CHOOSE;
 }
 
-/* The newest reply goes on from pos, `forced` (>= 0) put there first. */
-static void resume_at(tui *t, int pos, int forced)
+/* After a steering call with outcome st (what was done said in done): Conversation
+ * shows the reply as it is now, and it streams on. */
+static void went_on(tui *t, llm_status st, const llm_err *err, const char *done)
 {
-    llm_err err;
-    if (remote_chat_resume_at(t->rc, pos, forced, t->served->steps, &err) != LLM_OK) {
-        tui_notice(t, "[%s]", err.text);
+    if (st != LLM_OK) {
+        tui_notice(t, "[%s]", err->text);
         return;
     }
     tui_show_remote_reply(t);
-    tui_notice(t, forced >= 0 ? "[position %d forced; the server goes on from there]"
-                              : "[rewound to position %d; the server goes on from there]",
-               pos);
+    tui_notice(t, "[%s; the server goes on from there]", done);
     t->run.state = remote_chat_replying(t->rc) ? RUN_GENERATING : RUN_STOPPED;
     t->run.paused = false;
     t->sel.pos = -1;
@@ -57,8 +58,13 @@ static int selected_in_reply(tui *t)
 void served_rewind_to_selection(tui *t)
 {
     int sel = selected_in_reply(t);
-    if (sel >= 0)
-        resume_at(t, sel + 1, -1);
+    if (sel < 0)
+        return;
+    llm_err err;
+    char done[64];
+    snprintf(done, sizeof done, "rewound to position %d", sel + 1);
+    went_on(t, remote_chat_resume_at(t->rc, sel + 1, NULL, 0, t->served->steps, &err), &err,
+            done);
 }
 
 void served_choose(tui *t, int k)
@@ -72,5 +78,20 @@ void served_choose(tui *t, int k)
                    r ? r->n_top : 0, k);
         return;
     }
-    resume_at(t, sel + 1, r->top[k - 1].id);
+    llm_err err;
+    char done[64];
+    snprintf(done, sizeof done, "position %d forced", sel + 1);
+    went_on(t, remote_chat_resume_at(t->rc, sel + 1, &r->top[k - 1].id, 1, t->served->steps, &err),
+            &err, done);
+}
+
+void served_force_text(tui *t, const char *text)
+{
+    if (!*text) {
+        tui_notice(t, "[/force needs text: /force TEXT puts TEXT's tokens into the reply]");
+        return;
+    }
+    llm_err err;
+    went_on(t, remote_chat_force_text(t->rc, text, t->served->steps, &err), &err,
+            "the text forced");
 }

@@ -709,7 +709,11 @@ static void host_help(command_host *h)
 
 static void host_force(command_host *h, const char *text)
 {
-    steer_force_text(h->user, text);
+    tui *t = h->user;
+    if (t->rc)
+        served_force_text(t, text);
+    else
+        steer_force_text(t, text);
 }
 
 static void host_read_only(command_host *h)

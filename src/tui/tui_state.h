@@ -181,6 +181,8 @@ bool served_steers(key_action a);
 void served_rewind_to_selection(tui *t);
 /* 1-9, 0: the selected position's k-th candidate put next, the rest asked of the server. */
 void served_choose(tui *t, int k);
+/* /force TEXT over a server: TEXT's tokens at the newest reply's end, then on. */
+void served_force_text(tui *t, const char *text);
 /* Conversation shows the newest served reply again as the chat has it. */
 void tui_show_remote_reply(tui *t);
 /* The status line of a served chat: the server, its model, what the reply does, the
