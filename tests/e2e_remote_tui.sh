@@ -9,7 +9,8 @@
 # server that fails in the middle is said in Conversation and the chat goes on; q quits
 # with status 0; /save writes the served chat and it is autosaved; --resume reopens it
 # on its server with --trace writing the server's records; over ollama (its documented
-# /api/chat answer) the reply and its alternatives show too; with a local model and
+# /api/chat answer) the reply and its alternatives show too; a digit, Backspace, n, p and
+# /force steer a served reply; with a local model and
 # --compare-server -m tui each reply is checked against the server (recorded answers):
 # the strip under it, the server's probability in Tokens, a failing check one notice.
 # Nothing asserts timing.
@@ -64,15 +65,30 @@ grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 |
 wait_for "served stories260K.gguf | idle"
 pass "a digit chooses the server's candidate at the selected position; the reply goes on from there"
 
+# Backspace takes the newest token back (the reply stays stopped); n asks for one token.
+# The reply has 9 tokens (the forced one and the recording's 8: fake_server ignores
+# n_predict), so after two are taken back 7 of the 8 the step limit allows remain.
+n_before=$(grep -c '^POST /completion' "$T/fake.log")
+keys BSpace
+wait_for "served stories260K.gguf | stopped"
+keys BSpace
+wait_for "pos 12 (newest)"
+[ "$(grep -c '^POST /completion' "$T/fake.log")" -eq "$n_before" ] || fail "Backspace sent a request"
+keys n
+wait_for "served stories260K.gguf | idle"
+grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 | grep -q '"n_predict":1,' ||
+    fail "n did not ask for one token: $(grep '^BODY: {"prompt' "$T/fake.log" | tail -n 1)"
+pass "Backspace takes a served token back, n asks the server for one more"
+
 keys C
 wait_for "prob"
 wait_for "The attention, the logit lens"
-keys BSpace
+keys B
 wait_for "this needs a local model: the chat runs on a server"
 keys g
 wait_for "the compute view needs a local model"
 keys Escape
-pass "C colours the reply; Attention, Backspace and the compute view say they need a local model"
+pass "C colours the reply; Attention, B (branches) and the compute view say they need a local model"
 
 # /set changes what the next request asks; a second turn renders the dialog again
 keys Tab Tab # the input line
@@ -196,6 +212,25 @@ wait_exit
 assert_eq "exit status with a server that cannot score" 1 "$(cat "$T/exit")"
 assert_contains "ollama" "$(cat "$T/err")" "gives no log-probabilities of a given text's tokens"
 pass "a check that fails is one notice; -m chat refused; a server that cannot score said before the screen"
+
+# p pauses a slow served reply (the request stops) and p lets it go on from its end
+start_fake_server --routes "$REC" --chunk-delay-ms 400 --log "$T/slow.log"
+start -- --no-config --server "$FAKE_URL" -t 0 -i "Once upon a time"
+wait_for "replying 1 tok"
+keys Tab # Conversation
+keys p
+wait_for "[paused: p goes on, n asks for one token"
+wait_for "served stories260K.gguf | stopped"
+keys p
+wait_for "[going on; the server goes on from there]"
+[ "$(grep -c '^POST /completion' "$T/slow.log")" -eq 2 ] || fail "p did not ask again: $(grep '^POST' "$T/slow.log")"
+grep '^BODY: {"prompt"' "$T/slow.log" | tail -n 1 | grep -q '"prompt":\[1,410,403,407,261,378,432' ||
+    fail "p's request is not the sequence so far: $(grep '^BODY: {"prompt' "$T/slow.log" | tail -n 1)"
+keys Escape
+wait_for "served stories260K.gguf | stopped"
+keys q
+wait_exit
+pass "p pauses a served reply and lets it go on from where it stopped"
 
 # Esc stops a slow reply
 start_fake_server --routes "$REC" --chunk-delay-ms 400

@@ -549,7 +549,7 @@ void remote_chat_stop(remote_chat *c)
 }
 
 llm_status remote_chat_resume_at(remote_chat *c, int pos, const int *forced, int n_forced,
-                                 int max_reply, llm_err *err)
+                                 int max_reply, int max_new, llm_err *err)
 {
     if (c->by_text)
         return llm_fail(err, LLM_ERR_ARG, "the server renders the dialog itself and takes no "
@@ -583,15 +583,20 @@ llm_status remote_chat_resume_at(remote_chat *c, int pos, const int *forced, int
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
     const remote_info *in = remote_describe(c->r);
+    /* the tokens the request may bring: what the step limit or the context leaves, and
+       at most max_new */
     int made = c->n - tn->view.reply_start, left = 0;
+    bool limited = max_reply > 0 || in->n_ctx > 0;
     if (max_reply > 0)
         left = max_reply - made;
     else if (in->n_ctx > 0)
         left = in->n_ctx - c->n;
-    if ((max_reply > 0 || in->n_ctx > 0) && left <= 0) { /* nothing more may come */
-        tn->view.cut = true;
+    if (max_new < 0 || (limited && left <= 0)) {
+        tn->view.cut = true; /* nothing more comes now: the reply stays stopped */
         return LLM_OK;
     }
+    if (max_new > 0 && (!limited || max_new < left))
+        left = max_new;
     remote_request q = {.prompt = c->seq, .n_prompt = c->n, .top_n = REMOTE_CHAT_TOP,
                         .sampler = c->sampler, .max_tokens = left};
     c->arrived = 0;
@@ -618,7 +623,8 @@ llm_status remote_chat_force_text(remote_chat *c, const char *text, int max_repl
     if (st == LLM_OK && n == 0)
         st = llm_fail(err, LLM_ERR_ARG, "the text has no tokens");
     if (st == LLM_OK)
-        st = remote_chat_resume_at(c, c->turns[c->n_turns - 1].view.end, ids, n, max_reply, err);
+        st = remote_chat_resume_at(c, c->turns[c->n_turns - 1].view.end, ids, n, max_reply, 0,
+                                   err);
     free(ids);
     remote_pieces_free(pieces, n);
     return st;

@@ -84,12 +84,14 @@ remote_chat_progress remote_chat_step(remote_chat *c, int timeout_ms, int *n_new
  * `forced` at pos on (phase FORCED: tokens the server named), and lets
  * the reply go on from there in a new request (the whole sequence as ids: llama-server's
  * prompt cache makes that cheap), max_reply tokens in all at most (0: until the model
- * stops or the context is full). A served reply keeps no branches: what was forgotten
+ * stops or the context is full); max_new limits this request (0: no limit of its own;
+ * n > 0: n tokens at most; -1: no request, the reply stays stopped at its new end). A
+ * served reply keeps no branches: what was forgotten
  * is gone. Fails (LLM_ERR_ARG) for a server that takes no ids (ollama, an
  * OpenAI-compatible server's chat), a position outside the newest reply or a token the
  * server never named. */
 llm_status remote_chat_resume_at(remote_chat *c, int pos, const int *forced, int n_forced,
-                                 int max_reply, llm_err *err);
+                                 int max_reply, int max_new, llm_err *err);
 /* /force TEXT: TEXT tokenized by the server (no BOS) and forced at the end of the
  * newest reply (a reply being written stops where it is), which then goes on as
  * remote_chat_resume_at says. */

@@ -238,12 +238,27 @@ static void run_action(tui *t, const key_binding *b, int key)
         input_key(t->input, key, b->keycode);
         t->dirty |= DIRTY_INPUT;
         break;
-    case ACT_PAUSE: tui_toggle_pause(t); break;
-    case ACT_STEP: step_paused(t); break;
+    case ACT_PAUSE:
+        if (t->rc)
+            served_pause(t);
+        else
+            tui_toggle_pause(t);
+        break;
+    case ACT_STEP:
+        if (t->rc)
+            served_step(t);
+        else
+            step_paused(t);
+        break;
     case ACT_SLOW_MOTION: cycle_slow_motion(t); break;
     case ACT_SHADE_TOKENS: cycle_shading(t); break;
     case ACT_SHOW_THINKING: toggle_thinking(t); break;
-    case ACT_TAKE_BACK: steer_back(t); break;
+    case ACT_TAKE_BACK:
+        if (t->rc)
+            served_back(t);
+        else
+            steer_back(t);
+        break;
     case ACT_REWIND:
         if (t->rc)
             served_rewind_to_selection(t);

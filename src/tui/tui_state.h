@@ -181,6 +181,12 @@ bool served_steers(key_action a);
 void served_rewind_to_selection(tui *t);
 /* 1-9, 0: the selected position's k-th candidate put next, the rest asked of the server. */
 void served_choose(tui *t, int k);
+/* p: stops the served reply being written, or lets the stopped one go on. */
+void served_pause(tui *t);
+/* n: one more token of the stopped served reply. */
+void served_step(tui *t);
+/* Backspace: the newest token of the served reply taken back (it stays stopped). */
+void served_back(tui *t);
 /* /force TEXT over a server: TEXT's tokens at the newest reply's end, then on. */
 void served_force_text(tui *t, const char *text);
 /* Conversation shows the newest served reply again as the chat has it. */
