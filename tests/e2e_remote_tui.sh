@@ -106,12 +106,12 @@ wait_for "steps 40"
 type_text "/force Once upon a time"
 keys Enter
 wait_for "[the text forced; the server goes on from there]"
+wait_for "served stories260K.gguf | idle" # the request answered
 grep '^BODY: {"content":"Once upon a time"' "$T/fake.log" | tail -n 1 |
     grep -q '"add_special":false,"with_pieces":true}' ||
     fail "/force's tokenize request: $(grep '^BODY: {"content"' "$T/fake.log" | tail -n 1)"
 grep '^BODY: {"prompt"' "$T/fake.log" | tail -n 1 | grep -q ',1,410,403,407,261,378\],"n_predict":' ||
     fail "/force's request does not end with the text's ids: $(grep '^BODY: {"prompt' "$T/fake.log" | tail -n 1)"
-wait_for "served stories260K.gguf | idle"
 type_text "The end"
 keys Enter
 wait_for "You: The end"
@@ -223,6 +223,11 @@ wait_for "[paused: p goes on, n asks for one token"
 wait_for "served stories260K.gguf | stopped"
 keys p
 wait_for "[going on; the server goes on from there]"
+i=0 # the request is on its way: until the server has it (10 s at most)
+while [ "$(grep -c '^BODY: {"prompt"' "$T/slow.log")" -lt 2 ] && [ "$i" -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
 [ "$(grep -c '^POST /completion' "$T/slow.log")" -eq 2 ] || fail "p did not ask again: $(grep '^POST' "$T/slow.log")"
 grep '^BODY: {"prompt"' "$T/slow.log" | tail -n 1 | grep -q '"prompt":\[1,410,403,407,261,378,432' ||
     fail "p's request is not the sequence so far: $(grep '^BODY: {"prompt' "$T/slow.log" | tail -n 1)"
