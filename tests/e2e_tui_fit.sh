@@ -63,6 +63,11 @@ for size in 80x24 100x30; do
     wait_for "paused |"
     keys n n n
     wait_for "digit"
+    # "digit" is also in the conversation's pause note: Tokens may be a frame behind it
+    for _ in $(seq 50); do
+        pane Tokens | grep -q "model gave it [0-9.]*% (rank [0-9]*)" && break
+        sleep 0.1
+    done
     no_cut Tokens "$size, paused"
     pane Tokens | grep -q "model gave it [0-9.]*% (rank [0-9]*)" ||
         show_screen_and_fail "$size: Tokens does not say what the model gave the token"
