@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "engine.h"
 #include "parse_number.h"
 #include "template.h"
 #include "settings.h"
@@ -158,6 +159,14 @@ static const char *set_threads(app_options *o, const char *v)
 SET_STRING(set_trace, trace_path)
 
 SET_CONSTANT(set_trace_attn, trace_attn, true)
+
+SET_CONSTANT(set_lookup, lookup, true)
+
+static const char *set_draft_max(app_options *o, const char *v)
+{
+    return parse_int(v, 1, ENGINE_GUESS_MAX, &o->draft_max) ? NULL
+                                                            : "must be an integer from 1 to 16";
+}
 
 SET_CONSTANT(set_trace_lens, trace_lens, true)
 
@@ -506,6 +515,13 @@ static const app_option own_rows[] = {
     {.name = "trace-tensors", .arg = "LAYERS",
      .help = "include a summary of every step of the forward pass\n(FIRST-LAST, N or all) in the trace",
      .set = set_trace_tensors},
+    {.name = "lookup",
+     .help = "generate: speculative decoding with prompt lookup: the\ntokens that followed the last "
+             "match of the newest few\nearlier in the text are guessed and checked in one\npass "
+             "(the output is the same, token for token)",
+     .set = set_lookup},
+    {.name = "draft-max", .arg = "N",
+     .help = "tokens --lookup guesses per step (1..16, default 8)", .set = set_draft_max},
     {.name = "position", .arg = "P",
      .help = "tensors: the position whose steps are written (from 0;\ndefault: the last)",
      .set = set_position},
@@ -733,6 +749,7 @@ void options_default(app_options *o)
     memset(o, 0, sizeof *o);
     sampler_config_default(&o->sampler);
     o->steps = -1;
+    o->draft_max = OPTIONS_DRAFT_MAX_DEFAULT;
     o->weights = TENSOR_BLOCKS;
     o->isa = KERNELS_AUTO;
     o->kv_cache = TRANSFORMER_KV_AUTO;
@@ -1059,6 +1076,10 @@ static int settle(app_options *o, bool model_given)
         return usage_error("--trace-lens needs --trace FILE");
     if (o->trace_tensors && !o->trace_path)
         return usage_error("--trace-tensors needs --trace FILE");
+    if (o->lookup && o->mode != MODE_GENERATE)
+        return usage_error("--lookup is for -m generate");
+    if (o->draft_max != OPTIONS_DRAFT_MAX_DEFAULT && !o->lookup)
+        return usage_error("--draft-max is for --lookup");
     if (o->position >= 0 && o->mode != MODE_TENSORS)
         return usage_error("--position is for -m tensors");
     if (o->layer_first >= 0 && o->mode != MODE_TENSORS && o->mode != MODE_PATCH)

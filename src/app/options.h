@@ -51,6 +51,9 @@ typedef enum {
  * saves); 0 keeps them all. */
 enum { OPTIONS_KEEP_CHATS_DEFAULT = 30, OPTIONS_KEEP_CHATS_MAX = 1000000 };
 
+/* --draft-max: the tokens speculative decoding guesses per step, by default. */
+enum { OPTIONS_DRAFT_MAX_DEFAULT = 8 };
+
 /* Where the model came from (see main.c's model discovery). */
 typedef enum {
     MODEL_FROM_NONE = 0,
@@ -87,6 +90,8 @@ typedef struct {
     bool trace_lens;             /* --trace-lens */
     bool trace_tensors;          /* --trace-tensors FIRST-LAST: the steps of these layers */
     int trace_tensor_first, trace_tensor_last;
+    bool lookup;                 /* --lookup: speculative decoding with prompt lookup */
+    int draft_max;               /* --draft-max N: tokens guessed per step (1..ENGINE_GUESS_MAX) */
     int position;                /* -m tensors --position; -1: the last */
     int layer_first, layer_last; /* -m tensors, patch --layers; -1 -1: every layer */
     const char *patch_clean;     /* -m patch --clean TEXT */

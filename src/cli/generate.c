@@ -1,6 +1,7 @@
 /* generate.c — `-m generate`: one-shot continuation of a prompt, printed as
  * llama2.c's run prints it (the prompt, then the continuation, then a newline), with
- * a speed summary on stderr. Stops at BOS or an end-of-generation token (EOS, EOT), after -n new tokens, at the end of
+ * a speed summary on stderr; with --lookup, speculative decoding (engine_step_guessed)
+ * that prints the same tokens. Stops at BOS or an end-of-generation token (EOS, EOT), after -n new tokens, at the end of
  * the context, or on Ctrl-C (the session installed its handler). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "session.h"
 #include "signals.h"
 #include "engine.h"
+#include "lookup.h"
 #include "textfmt.h"
 
 /* Writes the bytes token adds after prev, made safe for a terminal. */
@@ -50,9 +52,14 @@ int cli_generate(session *s)
 
     int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
     int prev = ids[n - 1], generated = 0;
-    while (generated < steps && !signals_interrupted) {
-        int next;
-        llm_status st = engine_step(e, &next, &err);
+    bool done = false;
+    while (!done && generated < steps && !signals_interrupted) {
+        int got[ENGINE_GUESS_MAX + 1], n_got;
+        int guesses = steps - generated - 1 < o->draft_max ? steps - generated - 1 : o->draft_max;
+        llm_status st = o->lookup ? engine_step_guessed(e, lookup_guesser, NULL, guesses, got,
+                                                        &n_got, &err)
+                                  : engine_step(e, &got[0], &err);
+        n_got = o->lookup ? n_got : st == LLM_OK;
         if (st == LLM_ERR_CONTEXT)
             break; /* the context is full: the generation ends there */
         if (st != LLM_OK) {
@@ -61,12 +68,18 @@ int cli_generate(session *s)
             rc = 1;
             break;
         }
-        if (next == tokenizer_bos(tok) || tokenizer_is_eog(tok, next))
-            break; /* EOS, or another end of generation such as <|eot_id|> */
-        put_token(&ts, tok, prev, next);
+        for (int i = 0; i < n_got && !done; i++) {
+            int next = got[i];
+            /* EOS, or another end of generation such as <|eot_id|>; the guesses after it
+             * (accepted, so the model would have gone on so) are not the output */
+            done = next == tokenizer_bos(tok) || tokenizer_is_eog(tok, next);
+            if (done)
+                break;
+            put_token(&ts, tok, prev, next);
+            prev = next;
+            generated++;
+        }
         fflush(stdout);
-        prev = next;
-        generated++;
     }
     putchar('\n');
     fflush(stdout);
@@ -77,6 +90,11 @@ int cli_generate(session *s)
             stats->prefill_ms > 0 ? stats->prefill_tokens * 1e3 / stats->prefill_ms : 0.0, generated,
             stats->decode_ms > 0 ? stats->decode_tokens * 1e3 / stats->decode_ms : 0.0,
             signals_interrupted ? " (interrupted)" : "");
+    if (o->lookup)
+        fprintf(stderr, "lookup: %lld guessed, %lld accepted (%.0f%%) in %lld checks\n",
+                stats->guessed, stats->accepted,
+                stats->guessed ? 100.0 * stats->accepted / stats->guessed : 0.0,
+                stats->guess_rounds);
 out:
     free(ids);
     return rc;

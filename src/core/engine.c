@@ -42,6 +42,11 @@ struct engine {
     float *batch_logits;    /* (PROMPT_LOGITS_BLOCK, vocab) */
     float *kept_logits;     /* (vocab) position n-1's logits after a rewind, computed again
                                from its kept classifier input */
+    bool chosen;            /* the newest record's next was chosen by the sampler and not
+                               run (engine_step with the context full, a rejected guess):
+                               the next step runs it */
+    float *guess_logits;    /* (ENGINE_GUESS_MAX + 1, vocab) engine_step_guessed's, made on
+                               its first call */
     transformer_kernels kernels; /* what the positions run from now on compute with
                                     (engine_set_kernels; AUTO by default) */
     bool *pending;          /* (ctx) prompt positions whose candidates and next_prob are
@@ -250,6 +255,7 @@ void engine_free(engine *e)
     free(e->attrib_head);
     free(e->attrib_expert_id);
     free(e->batch_logits);
+    free(e->guess_logits);
     free(e->kept_logits);
     free(e->pending);
     free(e->probs);
@@ -575,8 +581,9 @@ static llm_status run_batch(engine *e, const int *tokens, int n, int pos,
 /* Appends n checked tokens and runs them as one batch (run_batch). */
 static llm_status prefill_batch(engine *e, const int *tokens, int n, llm_err *err)
 {
-    if (e->n > 0 && e->records[e->n - 1].next < 0)
+    if (e->n > 0 && e->records[e->n - 1].next != tokens[0])
         finish_record(e, e->n - 1, tokens[0], e->logits, NULL, 0.0);
+    e->chosen = false;
 
     double t0 = clock_ms();
     int pos0 = e->n;
@@ -684,6 +691,7 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
         return st;
     }
     e->logits = logits;
+    e->chosen = false;
     begin_record(e, pos, token, phase, logits, true, ms);
     e->n = pos + 1;
     e->stats.decode_tokens++;
@@ -691,26 +699,151 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     return LLM_OK;
 }
 
+/* The sampler decides the token after position pos (its logits, the history the
+ * sequence up to pos): the candidates' fates and pos's record finished with it. */
+static int decide(engine *e, int pos, const float *logits)
+{
+    int hist = sampler_get_config(e->smp)->repeat_last_n;
+    if (hist > pos + 1)
+        hist = pos + 1;
+    sampler_record rec;
+    double t0 = clock_ms();
+    int next = sampler_choose(e->smp, logits, e->tokens + pos + 1 - hist, hist, &rec);
+    double ms = clock_ms() - t0;
+    e->stats.decode_ms += ms;
+    step_record *r = &e->records[pos];
+    for (int i = 0; i < r->n_top; i++)
+        sampler_fate(e->smp, r->top[i].id, &r->top[i].cut, &r->top[i].p_final);
+    finish_record(e, pos, next, NULL, &rec, ms);
+    return next;
+}
+
+/* The next token: the one chosen and not run, else the sampler's decision now. */
+static int next_token(engine *e)
+{
+    if (e->chosen)
+        return e->records[e->n - 1].next;
+    e->chosen = true;
+    return decide(e, e->n - 1, e->logits);
+}
+
 llm_status engine_step(engine *e, int *token, llm_err *err)
 {
     if (e->n == 0 || !e->logits)
         return llm_fail(err, LLM_ERR_ARG, "nothing to continue: prefill a prompt first");
-    int hist = sampler_get_config(e->smp)->repeat_last_n;
-    if (hist > e->n)
-        hist = e->n;
-    sampler_record rec;
-    double t0 = clock_ms();
-    int next = sampler_choose(e->smp, e->logits, e->tokens + e->n - hist, hist, &rec);
-    double ms = clock_ms() - t0;
-    e->stats.decode_ms += ms;
+    int next = next_token(e);
     *token = next;
-    step_record *r = &e->records[e->n - 1];
-    for (int i = 0; i < r->n_top; i++)
-        sampler_fate(e->smp, r->top[i].id, &r->top[i].cut, &r->top[i].p_final);
-    finish_record(e, e->n - 1, next, NULL, &rec, ms);
     if (e->n >= e->ctx)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
     return run_token(e, next, STEP_GEN, err);
+}
+
+/* Runs x and the guesses after it (n tokens from position e->n) as one call on the token
+ * kernels (those set with engine_set_kernels, if not AUTO), every position's logits into
+ * guess_logits. The sequence then holds them all, each with its record begun. */
+static llm_status run_guesses(engine *e, const int *tokens, int n, llm_err *err)
+{
+    int pos = e->n;
+    float *rows[ENGINE_GUESS_MAX + 1];
+    bool any_attn = false;
+    for (int i = 0; i < n; i++) {
+        e->tokens[pos + i] = tokens[i];
+        rows[i] = attention_row(e, pos + i);
+        any_attn |= rows[i] != NULL;
+    }
+    transformer_kernels k =
+        e->kernels == TRANSFORMER_KERNELS_AUTO ? TRANSFORMER_KERNELS_TOKEN : e->kernels;
+    bool routes = e->routes && expert_routes_begin(e->routes, pos, n, NULL) == LLM_OK;
+    double t0 = clock_ms();
+    const float *last = transformer_run(e->tf, tokens, n, pos, k, e->guess_logits,
+                                        any_attn ? rows : NULL);
+    double ms = clock_ms() - t0;
+    if (routes)
+        expert_routes_end(e->routes);
+    e->probs_of = NULL; /* the buffers were rewritten */
+    llm_status st = last ? check_logits(e, e->guess_logits, n, pos, err)
+                         : transformer_error(e->tf, err);
+    if (st != LLM_OK) {
+        drop_attention_from(e, pos);
+        e->logits = NULL;
+        return st;
+    }
+    e->chosen = false;
+    for (int i = 0; i < n; i++)
+        begin_record(e, pos + i, tokens[i], STEP_GEN, e->guess_logits + (size_t)i * e->vocab,
+                     true, ms / n);
+    e->n = pos + n;
+    e->stats.decode_ms += ms;
+    return LLM_OK;
+}
+
+llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
+                               int *tokens, int *n_appended, llm_err *err)
+{
+    *n_appended = 0;
+    if (!guesser || max_guess <= 0) {
+        llm_status st = engine_step(e, &tokens[0], err);
+        *n_appended = st == LLM_OK;
+        return st;
+    }
+    if (e->n == 0 || !e->logits)
+        return llm_fail(err, LLM_ERR_ARG, "nothing to continue: prefill a prompt first");
+    int x = next_token(e);
+    if (e->n >= e->ctx)
+        return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
+    int room = e->ctx - e->n - 1;
+    if (max_guess > ENGINE_GUESS_MAX)
+        max_guess = ENGINE_GUESS_MAX;
+    if (max_guess > room)
+        max_guess = room;
+    int run[ENGINE_GUESS_MAX + 1];
+    run[0] = x;
+    e->tokens[e->n] = x; /* the guesser reads the sequence with x */
+    int g = max_guess > 0 ? guesser(user, e->tokens, e->n + 1, run + 1, max_guess) : 0;
+    if (g > max_guess)
+        g = max_guess;
+    for (int i = 1; i <= g; i++)
+        if (run[i] < 0 || run[i] >= e->vocab)
+            g = i - 1; /* a guess outside the vocabulary ends the guesses */
+    if (g <= 0) {
+        llm_status st = run_token(e, x, STEP_GEN, err);
+        if (st == LLM_OK)
+            tokens[(*n_appended)++] = x;
+        return st;
+    }
+    if (!e->guess_logits &&
+        !(e->guess_logits = malloc(sizeof(float) * (size_t)(ENGINE_GUESS_MAX + 1) * e->vocab)))
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the guesses' logits");
+    int pos = e->n;
+    llm_status st = run_guesses(e, run, g + 1, err);
+    if (st != LLM_OK)
+        return st;
+    e->stats.guess_rounds++;
+    tokens[(*n_appended)++] = x;
+    e->stats.decode_tokens++;
+    for (int i = 1; i <= g; i++) {
+        const float *logits = e->guess_logits + (size_t)(i - 1) * e->vocab;
+        step_record *r = &e->records[pos + i - 1];
+        r->guessed = true;
+        r->guess = run[i];
+        e->stats.guessed++;
+        /* the history the sampler reads ends at pos + i - 1, as engine_step's would */
+        int next = decide(e, pos + i - 1, logits);
+        if (next != run[i]) {
+            /* forget the guesses from here on; next is chosen, to be run first */
+            drop_attention_from(e, pos + i);
+            e->n = pos + i;
+            e->chosen = true;
+            e->logits = logits;
+            e->stats.guessed += g - i;
+            return LLM_OK;
+        }
+        tokens[(*n_appended)++] = next;
+        e->stats.accepted++;
+        e->stats.decode_tokens++;
+    }
+    e->logits = e->guess_logits + (size_t)g * e->vocab;
+    return LLM_OK;
 }
 
 llm_status engine_force(engine *e, int token, llm_err *err)
@@ -762,8 +895,9 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     if (pos < 0 || pos > e->n)
         return llm_fail(err, LLM_ERR_ARG, "cannot rewind to position %d: the sequence has %d",
                         pos, e->n);
-    if (pos == e->n)
+    if (pos == e->n && !e->chosen)
         return LLM_OK;
+    e->chosen = false; /* a choice not run is forgotten with the rest */
     drop_attention_from(e, pos);
     for (int p = pos; p < e->n; p++)
         e->pending[p] = false;
@@ -799,6 +933,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     r->next_prob = NAN;
     r->next_rank = 0;
     r->sampled = false;
+    r->guessed = false;
     return LLM_OK;
 }
 
@@ -843,6 +978,7 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     }
 
     /* Forget pos.. without recomputing pos-1's logits: the batch brings new ones. */
+    e->chosen = false;
     drop_attention_from(e, pos);
     for (int p = pos; p < e->n; p++)
         e->pending[p] = false;

@@ -173,8 +173,40 @@ llm_status engine_prefill(engine *e, const int *tokens, int n, llm_err *err);
 /* Samples the next token from the newest position's logits, appends it (phase GEN)
  * and runs it. *token receives the id. Requires engine_pos >= 1. Fails with
  * LLM_ERR_CONTEXT when the context is full: then the id is chosen and recorded as
- * the newest record's next, but not run. */
+ * the newest record's next, but not run. When the newest record's next is already
+ * chosen and not run (that failure, or engine_step_guessed's rejected guess), that
+ * token is appended and run without a new decision. engine_rewind to engine_pos
+ * forgets such a choice. */
 llm_status engine_step(engine *e, int *token, llm_err *err);
+
+/* Speculative decoding (docs/speculative.md). A guesser proposes up to max tokens that
+ * may follow tokens[0..n) (the sequence, the token just chosen included) into guess;
+ * returns how many (0..max). user is engine_step_guessed's. */
+typedef int (*engine_guesser)(void *user, const int *tokens, int n, int *guess, int max);
+enum { ENGINE_GUESS_MAX = 16 };
+
+/* One step of speculative decoding: the next token x is chosen as engine_step chooses
+ * it (or is the one an earlier call chose and did not run); guesser proposes up to
+ * max_guess (at most ENGINE_GUESS_MAX, and what the context has room for) tokens to
+ * follow x; x and the guesses run as one call of the transformer on the token kernels
+ * (a matrix-vector product's bits for every position, so each position's numbers are
+ * those one engine_step at a time would give, while the weights are read once for all
+ * of them). Then each guess is checked in order by the sampler deciding its position
+ * as engine_step would (same settings, same history, same draw from the RNG): a guess
+ * the sampler picks stays in the sequence (phase GEN); at the first it does not pick,
+ * the guesses from there on are forgotten and the sampler's pick is chosen as the
+ * newest record's next but not run (the next engine_step or engine_step_guessed runs
+ * it first, as it runs the token engine_step chose when the context was full). So the
+ * sequence is token for token the one engine_step calls make with the same sampler
+ * settings and seed, and every record is as they would have made it, plus `guessed`
+ * and `guess` where a guess was checked. For a guess drawn with certainty (lookup, a
+ * greedy draft) this is the standard accept/reject rule: accepted with probability
+ * p(guess), the rest drawn from p without it. tokens (max_guess + 1) receives the ids
+ * appended (x, then the accepted guesses), *n_appended how many; the observer sees
+ * each finished record. Failures as engine_step's (LLM_ERR_CONTEXT when x does not
+ * fit: x chosen, not run). guesser NULL or max_guess 0: engine_step. */
+llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
+                               int *tokens, int *n_appended, llm_err *err);
 
 /* Like engine_step with the caller's token instead of a sampled one (phase FORCED). */
 llm_status engine_force(engine *e, int token, llm_err *err);
@@ -242,6 +274,9 @@ typedef struct {
     double prefill_ms;        /* its wall time */
     long long decode_tokens;  /* tokens generated or forced since engine_new */
     double decode_ms;         /* their total forward + sampling time */
+    long long guessed;        /* guesses engine_step_guessed ran */
+    long long accepted;       /* ... of which the sampler picked */
+    long long guess_rounds;   /* its calls that ran guesses */
 } engine_stats;
 const engine_stats *engine_get_stats(const engine *e);
 

@@ -70,6 +70,10 @@ typedef struct {
     int next_rank;           /* next's rank among the model's logits, 1 = top */
     bool sampled;            /* next came from the sampler: `sampler` is valid */
     sampler_record sampler;  /* the sampler's decision for next */
+    bool guessed;            /* speculative decoding guessed `guess` for pos + 1 and ran it
+                                before the sampler decided (engine_step_guessed): the guess
+                                was accepted when it equals next, else rejected */
+    int guess;
     int n_top;               /* valid entries in top */
     float entropy;           /* entropy (nats) of the model's raw distribution for pos + 1;
                                 NaN when the position has no candidates */

@@ -582,6 +582,8 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     fputs(",\"ms\":", f);
     put_float(f, rec->forward_ms + rec->sample_ms, 6);
     fprintf(f, ",\"batch\":%s", rec->batch ? "true" : "false");
+    if (rec->guessed)
+        fprintf(f, ",\"guess\":%d", rec->guess);
     if (t->with_attention && rec->attn && t->has_cfg && rec->pos >= 0)
         write_attention(f, rec->attn, t->cfg.n_layers, model_heads_max(&t->cfg), rec->pos + 1);
     if (t->run.lens && rec->lens && t->has_cfg)

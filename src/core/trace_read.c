@@ -822,6 +822,11 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
     const json_value *s = json_get(v, "sampler");
     if (s && s->type == JSON_OBJECT)
         read_sampler(r, &rec, s, line);
+    const json_value *guess = json_get(v, "guess");
+    if (guess && guess->type == JSON_NUMBER) {
+        rec.guess = int_field(v, "guess", 0, 1 << 30, -1);
+        rec.guessed = rec.guess >= 0;
+    }
     const char *piece = get_string(v, "piece");
     if (piece)
         learn_piece(r, rec.token, piece);

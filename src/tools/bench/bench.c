@@ -218,6 +218,56 @@ static int run_patch_table(const bench_options *o, shape_files *files)
     return failures ? 1 : 0;
 }
 
+/* --speculate K: each shape's speculative decoding against plain decoding. */
+static int run_speculate_table(const bench_options *o, shape_files *files)
+{
+    int failures = 0;
+    if (!o->json)
+        printf("speculative decoding: %d guesses a step against plain decoding (greedy), %d "
+               "rounds alternating; each guess right with the probability given\n",
+               o->speculate, SPECULATE_ROUNDS);
+    for (int i = 0; i < bench_n_shapes; i++) {
+        if (!o->want[i])
+            continue;
+        speculate_timing r;
+        if (measure_speculate(o, files[i].path, o->speculate, &r) != 0) {
+            memset(&r, 0, sizeof r);
+            snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
+        }
+        failures += !r.ok || !r.same;
+        const char *name = bench_shapes[i].name;
+        if (!r.ok) {
+            printf(o->json ? "{\"shape\": \"%s\", \"error\": \"%s\"}\n" : "%-12s failed: %s\n",
+                   name, r.error);
+            continue;
+        }
+        if (o->json) {
+            printf("{\"shape\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"guesses\": %d, "
+                   "\"prompt\": %d, \"gen\": %d, \"plain_tok_s\": %.2f, \"same\": %s, \"runs\": [",
+                   name, r.threads, r.kernel, r.guesses, r.prompt, r.gen, r.plain_tok_s,
+                   r.same ? "true" : "false");
+            for (int k = 0; k < SPECULATE_RATES; k++)
+                printf("%s{\"rate\": %.2f, \"accepted\": %.3f, \"tokens_per_check\": %.2f, "
+                       "\"tok_s\": %.2f, \"ratio\": %.3f, \"ratio_min\": %.3f, "
+                       "\"ratio_max\": %.3f}",
+                       k ? ", " : "", r.rate[k], r.accepted[k], r.tokens_per_check[k], r.tok_s[k],
+                       r.ratio[k], r.ratio_min[k], r.ratio_max[k]);
+            printf("]}\n");
+        } else {
+            printf("%-12s plain %.1f tok/s (%d threads, %s; -p %d, %d tokens)%s\n", name,
+                   r.plain_tok_s, r.threads, r.kernel, r.prompt, r.gen,
+                   r.same ? "" : "  THE TOKENS DIFFER FROM PLAIN DECODING");
+            for (int k = 0; k < SPECULATE_RATES; k++)
+                printf("  right %.1f: accepted %4.0f%%, %.2f tokens a check, %7.1f tok/s, "
+                       "%.2fx (%.2f-%.2f)\n",
+                       r.rate[k], 100 * r.accepted[k], r.tokens_per_check[k], r.tok_s[k],
+                       r.ratio[k], r.ratio_min[k], r.ratio_max[k]);
+        }
+        fflush(stdout);
+    }
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     openmp_wait_apply(argv);
@@ -239,6 +289,8 @@ int main(int argc, char **argv)
             write_files(&o, &p, &bench_shapes[i], &files[i]);
     if (o.patch)
         return run_patch_table(&o, files);
+    if (o.speculate)
+        return run_speculate_table(&o, files);
     if (!o.sweep)
         return run_table(&o, &p, files);
     int failures = 0;

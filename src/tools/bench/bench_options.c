@@ -81,6 +81,12 @@ static void usage(FILE *f)
             "      --patch N       instead of the table: activation patching (-m patch's\n"
             "                      resid_pre grid, every layer x N positions, KL) against\n"
             "                      one forward pass of the N-token prompt, as a ratio\n"
+            "      --speculate K   instead of the table: speculative decoding, K guesses a\n"
+            "                      step, against plain decoding of --gen G tokens after a\n"
+            "                      -p N prompt (greedy), alternating, 3 rounds; the guesses\n"
+            "                      are the plain run's own tokens, each kept right with\n"
+            "                      probability 1, 0.8, 0.6 and 0 (the acceptance rate fixed),\n"
+            "                      and the two outputs compared token for token\n"
             "      --server URL    instead of the table: a served model (llama-server, vLLM,\n"
             "                      ollama): time to first token of a -p N token prompt and\n"
             "                      decode tok/s of --gen G tokens, --rounds R requests\n"
@@ -230,7 +236,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
-        OPT_PATCH, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
+        OPT_PATCH, OPT_SPECULATE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -246,6 +252,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"anchor-reps", required_argument, NULL, OPT_ANCHOR_REPS},
         {"gen", required_argument, NULL, OPT_GEN},
         {"patch", required_argument, NULL, OPT_PATCH},
+        {"speculate", required_argument, NULL, OPT_SPECULATE},
         {"server", required_argument, NULL, OPT_SERVER},
         {"server-model", required_argument, NULL, OPT_SERVER_MODEL},
         {"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
@@ -329,6 +336,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_ANCHOR_REPS: o->anchor_reps = int_option(optarg, "--anchor-reps", 1, 100); break;
         case OPT_GEN: o->gen = int_option(optarg, "--gen", 1, MAX_PROMPT); break;
         case OPT_PATCH: o->patch = int_option(optarg, "--patch", 2, 256); break;
+        case OPT_SPECULATE: o->speculate = int_option(optarg, "--speculate", 1, 16); break;
         case OPT_SERVER:
             if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
                 fprintf(stderr, "llmchat-bench: --server must be an http:// or https:// URL, not "

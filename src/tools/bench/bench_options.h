@@ -21,6 +21,8 @@ typedef struct {
     int gen;            /* side-by-side decode tokens, llama-bench's -n (capped by the context) */
     int patch;          /* --patch N: time an activation-patching grid of N positions
                            instead (0: not) */
+    int speculate;      /* --speculate K: time speculative decoding with K guesses a step
+                           at fixed acceptance rates instead (0: not) */
     bool json, long_ctx, scaling;
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */

@@ -561,6 +561,137 @@ done:
     model_close(m);
 }
 
+/* ---------------------------------------------------------------- speculative decoding */
+
+/* The oracle guesser of measure_speculate: the plain run's tokens after the prompt. */
+typedef struct {
+    const int *plain; /* (gen) the plain run's tokens */
+    int gen, prompt, vocab;
+    double rate;
+    shape_rng rng;
+} oracle;
+
+static int oracle_guess(void *user, const int *tokens, int n, int *guess, int max)
+{
+    (void)tokens;
+    oracle *a = user;
+    for (int j = 0; j < max; j++) {
+        int at = n - a->prompt + j; /* the plain token the guess stands for */
+        int right = at < a->gen ? a->plain[at] : 3;
+        double u = (double)(shape_rng_next(&a->rng) >> 11) / 9007199254740992.0;
+        guess[j] = u < a->rate ? right : 3 + (right - 3 + 1) % (a->vocab - 3);
+    }
+    return max;
+}
+
+/* Decodes gen tokens after a prefill of the prompt: plain (a == NULL) or with a's guesses,
+ * k a step. The tokens into out (gen), the seconds into *s, the guesses and the accepted
+ * ones into *guessed, *accepted, the checks into *checks. False on failure (r->error). */
+static bool timed_decode(engine *e, const int *prompt, int n_prompt, int gen, oracle *a, int k,
+                         int *out, double *s, long long *guessed, long long *accepted,
+                         long long *checks, char *why, size_t why_size)
+{
+    llm_err err;
+    if (engine_rewind(e, 0, &err) != LLM_OK || engine_prefill(e, prompt, n_prompt, &err) != LLM_OK) {
+        snprintf(why, why_size, "%s", err.text);
+        return false;
+    }
+    engine_stats before = *engine_get_stats(e);
+    double t0 = stats_now_s();
+    for (int done = 0; done < gen;) {
+        int got[ENGINE_GUESS_MAX + 1], n_got = 0;
+        int g = gen - done - 1 < k ? gen - done - 1 : k;
+        llm_status st = a ? engine_step_guessed(e, oracle_guess, a, g, got, &n_got, &err)
+                          : engine_step(e, &got[0], &err);
+        n_got = a ? n_got : 1;
+        if (st != LLM_OK) {
+            snprintf(why, why_size, "%s", err.text);
+            return false;
+        }
+        for (int i = 0; i < n_got && done < gen; i++)
+            out[done++] = got[i];
+    }
+    *s = stats_now_s() - t0;
+    const engine_stats *after = engine_get_stats(e);
+    *guessed = after->guessed - before.guessed;
+    *accepted = after->accepted - before.accepted;
+    *checks = after->guess_rounds - before.guess_rounds;
+    return true;
+}
+
+static void run_speculate(const bench_options *o, const char *path, int k, speculate_timing *r)
+{
+    static const double rates[SPECULATE_RATES] = {1.0, 0.8, 0.6, 0.0};
+    child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
+    model *m = NULL;
+    engine *e = NULL;
+    llm_err err;
+    if (open_model(o, path, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        model_close(m);
+        return;
+    }
+    int ctx = engine_ctx(e);
+    int n_prompt = o->prompt < ctx / 2 ? o->prompt : ctx / 2;
+    int gen = o->gen < ctx - n_prompt - k - 1 ? o->gen : ctx - n_prompt - k - 1;
+    int vocab = m->config.vocab_size;
+    int *prompt = malloc(sizeof(int) * (size_t)n_prompt);
+    int *plain = malloc(sizeof(int) * (size_t)gen), *got = malloc(sizeof(int) * (size_t)gen);
+    if (!prompt || !plain || !got || n_prompt < 1 || gen < 1) {
+        snprintf(r->error, sizeof r->error, "out of memory, or no room in the context");
+        goto done;
+    }
+    prompt_tokens(prompt, n_prompt, vocab);
+    r->guesses = k;
+    r->prompt = n_prompt;
+    r->gen = gen;
+    r->same = 1;
+    double plain_s[SPECULATE_ROUNDS], spec_s[SPECULATE_RATES][SPECULATE_ROUNDS],
+        ratio[SPECULATE_RATES][SPECULATE_ROUNDS];
+    long long guessed[SPECULATE_RATES] = {0}, accepted[SPECULATE_RATES] = {0},
+              checks[SPECULATE_RATES] = {0};
+    long long g0, a0, c0;
+    /* a warm-up, which also gives the plain tokens the guesses are made of */
+    if (!timed_decode(e, prompt, n_prompt, gen, NULL, 0, plain, &plain_s[0], &g0, &a0, &c0,
+                      r->error, sizeof r->error))
+        goto done;
+    for (int round = 0; round < SPECULATE_ROUNDS; round++) {
+        if (!timed_decode(e, prompt, n_prompt, gen, NULL, 0, got, &plain_s[round], &g0, &a0, &c0,
+                          r->error, sizeof r->error))
+            goto done;
+        r->same &= !memcmp(got, plain, sizeof(int) * (size_t)gen);
+        for (int i = 0; i < SPECULATE_RATES; i++) {
+            oracle a = {plain, gen, n_prompt, vocab, rates[i], {777u + (uint64_t)round}};
+            long long g, acc, c;
+            if (!timed_decode(e, prompt, n_prompt, gen, &a, k, got, &spec_s[i][round], &g, &acc,
+                              &c, r->error, sizeof r->error))
+                goto done;
+            r->same &= !memcmp(got, plain, sizeof(int) * (size_t)gen);
+            guessed[i] += g;
+            accepted[i] += acc;
+            checks[i] += c;
+            ratio[i][round] = plain_s[round] / spec_s[i][round];
+        }
+    }
+    double lo, hi;
+    r->plain_tok_s = gen / stats_median(plain_s, SPECULATE_ROUNDS, &lo, &hi);
+    for (int i = 0; i < SPECULATE_RATES; i++) {
+        r->rate[i] = rates[i];
+        r->accepted[i] = guessed[i] ? (double)accepted[i] / guessed[i] : 0.0;
+        r->tokens_per_check[i] =
+            checks[i] ? (double)(gen * SPECULATE_ROUNDS) / checks[i] : 1.0;
+        r->tok_s[i] = gen / stats_median(spec_s[i], SPECULATE_ROUNDS, &lo, &hi);
+        r->ratio[i] = stats_median(ratio[i], SPECULATE_ROUNDS, &r->ratio_min[i], &r->ratio_max[i]);
+    }
+    r->ok = 1;
+done:
+    free(prompt);
+    free(plain);
+    free(got);
+    engine_free(e);
+    model_close(m);
+}
+
 /* ---------------------------------------------------------------- children */
 
 /* Runs fn in a child process; the child writes `size` bytes of result to a pipe. */
@@ -623,6 +754,17 @@ static void child_patch(const bench_options *o, const void *arg, void *out)
     run_patch(o, a->path, a->n, out);
 }
 
+typedef struct {
+    const char *path;
+    int k;
+} speculate_arg;
+
+static void child_speculate(const bench_options *o, const void *arg, void *out)
+{
+    const speculate_arg *a = arg;
+    run_speculate(o, a->path, a->k, out);
+}
+
 static void child_bandwidth(const bench_options *o, const void *arg, void *out)
 {
     (void)o;
@@ -658,4 +800,10 @@ int measure_patch(const bench_options *o, const char *path, int n, patch_timing 
 int measure_bandwidth(const bench_options *o, double *gb_s)
 {
     return in_child(child_bandwidth, o, NULL, gb_s, sizeof *gb_s);
+}
+
+int measure_speculate(const bench_options *o, const char *path, int k, speculate_timing *r)
+{
+    speculate_arg a = {path, k};
+    return in_child(child_speculate, o, &a, r, sizeof *r);
 }

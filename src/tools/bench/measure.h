@@ -70,6 +70,31 @@ typedef struct {
  * (a random prompt and the same with one token changed). Returns as measure_shape. */
 int measure_patch(const bench_options *o, const char *path, int n, patch_timing *r);
 
+/* Speculative decoding against plain decoding (--speculate). */
+enum { SPECULATE_RATES = 4, SPECULATE_ROUNDS = 3 };
+typedef struct {
+    int ok;
+    char error[512];
+    char kernel[32];
+    int threads, guesses, prompt, gen;
+    double plain_tok_s;                   /* median over the rounds */
+    double rate[SPECULATE_RATES];         /* each guess kept right with this probability */
+    double accepted[SPECULATE_RATES];     /* the share of guesses the sampler took */
+    double tokens_per_check[SPECULATE_RATES]; /* tokens a step of the transformer gave */
+    double tok_s[SPECULATE_RATES];        /* median over the rounds */
+    double ratio[SPECULATE_RATES], ratio_min[SPECULATE_RATES], ratio_max[SPECULATE_RATES];
+                                          /* speculative / plain tok/s, median of rounds */
+    int same;                             /* every run gave the plain run's tokens */
+} speculate_timing;
+
+/* Times greedy decoding of o->gen tokens after an o->prompt-token random prompt, plain
+ * (engine_step) and speculative (engine_step_guessed, k guesses a step) in turn, for
+ * SPECULATE_ROUNDS rounds. The guesses are the plain run's next tokens, each replaced
+ * by a wrong one with probability 1 - rate: the acceptance rate is fixed by the
+ * benchmark, not by a guesser's luck, and the cost of a check is the real one. Returns
+ * as measure_shape. */
+int measure_speculate(const bench_options *o, const char *path, int k, speculate_timing *r);
+
 /* The machine's read bandwidth at the start: the best of 8 passes over 1 GiB on every
  * CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
 int measure_bandwidth(const bench_options *o, double *gb_s);

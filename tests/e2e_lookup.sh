@@ -1,0 +1,59 @@
+#!/bin/sh
+# e2e_lookup.sh — -m generate --lookup (speculative decoding with prompt lookup) end to
+# end: on a prompt that repeats itself, greedy and seeded sampled output are byte for
+# byte what plain decoding prints, some guesses are accepted and stderr says how many;
+# the trace marks the guessed positions ("guess"), each accepted one equal to its next,
+# and --replay reproduces such a trace; bad uses get one line and exit status 2.
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+
+model=$DATA/stories260K.bin
+tok=$DATA/tok512.bin
+prompt="Once upon a time, there was a little girl named Lily. She loved to play outside in the park. Once upon a time, there was a little"
+
+for how in "-t 0" "-t 0.8 -s 3" "-t 1 -p 0.9 -s 11 --repeat-penalty 1.1"; do
+    # shellcheck disable=SC2086 # $how is several options
+    run_llmchat -m generate $how -n 120 -z "$tok" -i "$prompt" "$model" </dev/null
+    assert_status 0
+    cp "$T/out" "$T/plain.txt"
+    # shellcheck disable=SC2086
+    run_llmchat -m generate $how -n 120 -z "$tok" -i "$prompt" --lookup --draft-max 6 \
+        "$model" </dev/null
+    assert_status 0
+    cmp -s "$T/out" "$T/plain.txt" || {
+        diff "$T/plain.txt" "$T/out" | head -5 >&2
+        fail "--lookup ($how) printed other text than plain decoding"
+    }
+    grep -q "^lookup: [0-9]* guessed, [1-9][0-9]* accepted ([0-9]*%) in [0-9]* checks" "$T/err" ||
+        fail "--lookup ($how): no summary with accepted guesses on stderr: $(cat "$T/err")"
+done
+pass "--lookup prints plain decoding's text, greedy and sampled, and says what it accepted"
+
+# ---- the trace: guessed positions, and a replay of it ----
+run_llmchat -m generate -t 0.8 -s 5 -n 100 -z "$tok" -i "$prompt" --lookup \
+    --trace "$T/run.jsonl" "$model" </dev/null
+assert_status 0
+"$PYTHON" - "$T/run.jsonl" <<'PY' || fail "the trace's guesses do not add up"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8") if l.strip()][1:]
+guessed = [r for r in rows if "guess" in r]
+accepted = [r for r in guessed if r["guess"] == r["next"]]
+assert guessed and accepted, (len(guessed), len(accepted))
+assert all(r["phase"] == "gen" and r["sampler"] for r in guessed)
+assert all(r["batch"] is False for r in rows if r["phase"] == "gen")
+PY
+run_llmchat --replay "$T/run.jsonl" -z "$tok"
+assert_status 0
+assert_file_contains "replay of a --lookup trace" "$T/out" "reproduced"
+pass "the trace marks guesses, and a --lookup run replays from it"
+
+# ---- bad uses ----
+run_llmchat -m chat --lookup -z "$tok" "$model" </dev/null
+assert_status 2
+assert_file_contains "--lookup outside generate" "$T/err" "--lookup is for -m generate"
+run_llmchat -m generate --draft-max 4 -z "$tok" -i hi "$model" </dev/null
+assert_status 2
+assert_file_contains "--draft-max alone" "$T/err" "--draft-max is for --lookup"
+run_llmchat -m generate --lookup --draft-max 17 -z "$tok" -i hi "$model" </dev/null
+assert_status 2
+assert_file_contains "--draft-max out of range" "$T/err" "from 1 to 16"
+pass "bad uses of --lookup and --draft-max get one line and exit status 2"

@@ -1,0 +1,497 @@
+/* test_speculate.c — speculative decoding (engine_step_guessed) and prompt lookup
+ * (lookup.h). Greedy decoding with guesses gives the tokens plain decoding gives, and
+ * every position's logits bit for bit, on every tiny family fixture (its weights as
+ * stored and made int8) and on every GGUF tensor type; seeded sampling gives the same
+ * tokens too; over 10,000 draws at one position, the token after an accepted or
+ * rejected guess is distributed as the model's (chi-square); a rejected guess leaves
+ * the sampler's pick chosen and not run, which the next step runs and a rewind
+ * forgets; records say what was guessed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "family_gguf.h"
+#include "lookup.h"
+#include "testutil.h"
+
+enum { PROMPT = 12, GEN = 40, K = 4 };
+
+/* ---- prompt lookup ---- */
+
+START_TEST(test_lookup_guess)
+{
+    lookup_options o = {2, 4};
+    int guess[8];
+    /* ... 5 6 7 8 9 ... 5 6 7: the newest 3 match earlier; 8 9 10 followed */
+    int a[] = {1, 5, 6, 7, 8, 9, 10, 2, 5, 6, 7};
+    ck_assert_int_eq(lookup_guess(&o, a, 11, guess, 8), 7);
+    ck_assert_int_eq(guess[0], 8);
+    ck_assert_int_eq(guess[2], 10);
+    ck_assert_int_eq(guess[6], 7);
+    ck_assert_int_eq(lookup_guess(&o, a, 11, guess, 2), 2);
+    /* the newest earlier match wins: 3 4 then 9 (not 3 4 then 8) */
+    int b[] = {3, 4, 8, 3, 4, 9, 3, 4};
+    ck_assert_int_eq(lookup_guess(&o, b, 8, guess, 1), 1);
+    ck_assert_int_eq(guess[0], 9);
+    /* the longest n first: 1 2 3 matches at 0 (then 4), while 2 3 alone matches later (then 7) */
+    int c[] = {1, 2, 3, 4, 2, 3, 7, 1, 2, 3};
+    ck_assert_int_eq(lookup_guess(&o, c, 10, guess, 1), 1);
+    ck_assert_int_eq(guess[0], 4);
+    /* no earlier match of 2 tokens, and 1 is below ngram_min */
+    int d[] = {1, 2, 3, 4, 5, 3};
+    ck_assert_int_eq(lookup_guess(&o, d, 6, guess, 4), 0);
+    lookup_options one = {1, 4};
+    ck_assert_int_eq(lookup_guess(&one, d, 6, guess, 4), 3);
+    ck_assert_int_eq(guess[0], 4);
+    /* a run of one token predicts more of it; too short a sequence predicts nothing */
+    int e[] = {7, 7, 7};
+    ck_assert_int_eq(lookup_guess(&o, e, 3, guess, 4), 1);
+    ck_assert_int_eq(guess[0], 7);
+    ck_assert_int_eq(lookup_guess(&o, e, 2, guess, 4), 0);
+    ck_assert_int_eq(lookup_guesser(NULL, a, 11, guess, 3), 3);
+}
+END_TEST
+
+/* ---- guessers for the tests ---- */
+
+/* The plain run's tokens, each replaced by a wrong one with probability 1 - rate. */
+typedef struct {
+    const int *plain;
+    int n_plain, start, vocab;
+    double rate;
+    unsigned long long rng;
+} oracle;
+
+static double uniform(unsigned long long *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (double)((*s * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+static int oracle_guess(void *user, const int *tokens, int n, int *guess, int max)
+{
+    (void)tokens;
+    oracle *o = user;
+    for (int j = 0; j < max; j++) {
+        int at = n - o->start + j;
+        int right = at < o->n_plain ? o->plain[at] : 0;
+        guess[j] = uniform(&o->rng) < o->rate ? right : (right + 1) % o->vocab;
+    }
+    return max;
+}
+
+/* Always the same one token. */
+static int fixed_guess(void *user, const int *tokens, int n, int *guess, int max)
+{
+    (void)tokens;
+    (void)n;
+    (void)max;
+    guess[0] = *(const int *)user;
+    return 1;
+}
+
+/* ---- runs ---- */
+
+static engine *new_engine(const model *m, transformer_kv kv, const sampler_config *sc)
+{
+    engine_options o;
+    engine_options_default(&o);
+    o.kv_cache = kv;
+    o.ctx_len = PROMPT + GEN + K + 4;
+    if (sc)
+        o.sampler = *sc;
+    else
+        o.sampler.temperature = 0.0f;
+    engine *e = NULL;
+    llm_err err;
+    ck_assert_msg(engine_new(m, NULL, &o, &e, &err) == LLM_OK, "%s", err.text);
+    return e;
+}
+
+static void prompt_of(int *p, int vocab)
+{
+    for (int i = 0; i < PROMPT; i++)
+        p[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+    p[PROMPT - 3] = p[3]; /* something for the lookup to find */
+    p[PROMPT - 2] = p[4];
+}
+
+/* GEN tokens after the prompt: plain (guesser NULL) or speculative; the tokens into out,
+ * each position's logits into logits ((PROMPT + GEN) x vocab) when not NULL. */
+static void decode(engine *e, engine_guesser guesser, void *user, int *out, float *logits,
+                   const char *what)
+{
+    int vocab = engine_model(e)->config.vocab_size;
+    int prompt[PROMPT];
+    prompt_of(prompt, vocab);
+    llm_err err;
+    ck_assert_msg(engine_prefill(e, prompt, PROMPT, &err) == LLM_OK, "%s: %s", what, err.text);
+    for (int done = 0; done < GEN;) {
+        int got[ENGINE_GUESS_MAX + 1], n = 0;
+        llm_status st = guesser ? engine_step_guessed(e, guesser, user, K, got, &n, &err)
+                                : engine_step(e, &got[0], &err);
+        n = guesser ? n : 1;
+        ck_assert_msg(st == LLM_OK, "%s: %s", what, err.text);
+        ck_assert_msg(n >= 1 && n <= K + 1, "%s: %d tokens from a step", what, n);
+        for (int i = 0; i < n && done < GEN; i++)
+            out[done++] = got[i];
+    }
+    if (!logits)
+        return;
+    int upto = engine_pos(e);
+    ck_assert_int_ge(upto, PROMPT + GEN - 1);
+    for (int p = 0; p < PROMPT + GEN - 1; p++)
+        ck_assert_ptr_nonnull(engine_logits_of(e, p, logits + (size_t)p * vocab));
+}
+
+/* Plain, with the oracle's guesses (mostly right) and with lookup's: the same tokens and
+ * the same logits at every position. Returns the accepted guesses. */
+static long long check_equal(const model *m, transformer_kv kv, const char *what)
+{
+    int vocab = m->config.vocab_size;
+    int plain[GEN], spec[GEN];
+    size_t n_logits = (size_t)(PROMPT + GEN) * vocab;
+    float *want = calloc(n_logits, sizeof(float)), *got = calloc(n_logits, sizeof(float));
+    ck_assert(want && got);
+    engine *e = new_engine(m, kv, NULL);
+    decode(e, NULL, NULL, plain, want, what);
+    engine_free(e);
+    long long accepted = 0;
+    for (int way = 0; way < 2; way++) {
+        oracle o = {plain, GEN, PROMPT, vocab, 0.75, 12345};
+        e = new_engine(m, kv, NULL);
+        decode(e, way ? lookup_guesser : oracle_guess, way ? NULL : &o, spec, got, what);
+        for (int i = 0; i < GEN; i++)
+            ck_assert_msg(spec[i] == plain[i], "%s (%s): token %d is %d, plain decoding's %d",
+                          what, way ? "lookup" : "oracle", i, spec[i], plain[i]);
+        ck_assert_msg(!memcmp(want, got, sizeof(float) * n_logits),
+                      "%s (%s): the logits differ from plain decoding's", what,
+                      way ? "lookup" : "oracle");
+        const engine_stats *st = engine_get_stats(e);
+        ck_assert_int_le(st->accepted, st->guessed);
+        if (!way)
+            ck_assert_msg(st->accepted > 0 && st->accepted < st->guessed,
+                          "%s: %lld of %lld guesses accepted", what, st->accepted, st->guessed);
+        accepted += st->accepted;
+        engine_free(e);
+    }
+    free(want);
+    free(got);
+    return accepted;
+}
+
+static model *open_path(const char *path, tensor_type weights)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = weights;
+    model *m = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s: %s", path, err.text);
+    return m;
+}
+
+START_TEST(test_greedy_stories)
+{
+    for (int w = 0; w < 2; w++) {
+        model *m = open_path(data_path("stories260K.gguf"), w ? TENSOR_Q8_0 : TENSOR_F32);
+        check_equal(m, TRANSFORMER_KV_F32, w ? "stories260K int8" : "stories260K fp32");
+        check_equal(m, TRANSFORMER_KV_Q8_0, w ? "stories260K int8, int8 cache"
+                                              : "stories260K fp32, int8 cache");
+        model_close(m);
+    }
+}
+END_TEST
+
+/* Every family's fixture, its weights as written (fp32) and made int8. */
+START_TEST(test_greedy_families)
+{
+    const char *path = temp_path("speculate-family.gguf");
+    for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++) {
+        const char *name = family_shapes[i].name;
+        ck_assert_msg(family_gguf_write(path, name, NULL, NULL), "%s", name);
+        for (int w = 0; w < 2; w++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %s", name, w ? "int8" : "fp32");
+            model *m = open_path(path, w ? TENSOR_Q8_0 : TENSOR_F32);
+            check_equal(m, TRANSFORMER_KV_AUTO, what);
+            model_close(m);
+        }
+    }
+    remove(path);
+}
+END_TEST
+
+/* Every GGUF tensor type llmchat reads, on rows that hold the K types' super-blocks. */
+START_TEST(test_greedy_types)
+{
+    static const uint32_t types[] = {
+        GGML_TYPE_F16,  GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1,
+        GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K,
+        GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_MXFP4,
+    };
+    const char *path = temp_path("speculate-type.gguf");
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        family_edit ed = {.type = types[i]};
+        const char *name = ggml_type_get(types[i])->name;
+        ck_assert_msg(family_gguf_write(path, "llama256", &ed, NULL), "%s", name);
+        model *m = open_path(path, TENSOR_BLOCKS);
+        check_equal(m, TRANSFORMER_KV_AUTO, name);
+        model_close(m);
+    }
+    remove(path);
+}
+END_TEST
+
+/* Seeded sampling (temperature, top-p, the repetition penalty): the same tokens. */
+START_TEST(test_sampled_same_tokens)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_BLOCKS);
+    int vocab = m->config.vocab_size;
+    for (unsigned seed = 1; seed <= 5; seed++) {
+        sampler_config sc;
+        sampler_config_default(&sc);
+        sc.temperature = 0.9f;
+        sc.top_p = 0.9f;
+        sc.repeat_penalty = 1.1f;
+        sc.seed = seed;
+        int plain[GEN], spec[GEN];
+        engine *e = new_engine(m, TRANSFORMER_KV_AUTO, &sc);
+        decode(e, NULL, NULL, plain, NULL, "sampled");
+        engine_free(e);
+        oracle o = {plain, GEN, PROMPT, vocab, 0.8, seed};
+        e = new_engine(m, TRANSFORMER_KV_AUTO, &sc);
+        decode(e, oracle_guess, &o, spec, NULL, "sampled");
+        ck_assert_int_gt(engine_get_stats(e)->accepted, 0);
+        engine_free(e);
+        for (int i = 0; i < GEN; i++)
+            ck_assert_msg(spec[i] == plain[i], "seed %u: token %d is %d, plain sampling's %d",
+                          seed, i, spec[i], plain[i]);
+    }
+    model_close(m);
+}
+END_TEST
+
+/* ---- the distribution at one position ---- */
+
+/* The upper tail of the chi-square distribution with df degrees of freedom at x
+ * (Wilson-Hilferty: within 1e-3 of the exact value for df >= 3 in the tail). */
+static double chi2_p(double x, int df)
+{
+    double k = df, z = (cbrt(x / k) - (1 - 2 / (9 * k))) / sqrt(2 / (9 * k));
+    return 0.5 * erfc(z / sqrt(2.0));
+}
+
+enum { DRAWS = 10000 };
+
+/* The token after x at temperature 1: DRAWS draws of it, each from a step with one
+ * guess, kept when the step's first token was x (the position is then the one with
+ * x before it); its counts against the model's probabilities there. The guess is the
+ * model's top token there (agree) or its third (disagree). */
+static void check_distribution(bool agree)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
+    int vocab = m->config.vocab_size;
+    sampler_config sc;
+    sampler_config_default(&sc);
+    sc.temperature = 1.0f;
+    sc.top_p = 1.0f;
+    sc.top_k = 0;
+    sc.min_p = 0.0f;
+    sc.repeat_penalty = 1.0f;
+    engine *e = new_engine(m, TRANSFORMER_KV_AUTO, &sc);
+    int prompt[PROMPT];
+    prompt_of(prompt, vocab);
+    llm_err err;
+    ck_assert(engine_prefill(e, prompt, PROMPT, &err) == LLM_OK);
+    /* x: the most likely first token; the model's distribution after it */
+    const float *l0 = engine_logits(e);
+    int x = 0;
+    for (int v = 1; v < vocab; v++)
+        x = l0[v] > l0[x] ? v : x;
+    ck_assert(engine_force(e, x, &err) == LLM_OK);
+    double *p = malloc(sizeof(double) * vocab);
+    const float *l1 = engine_logits(e);
+    double mx = l1[0], sum = 0;
+    for (int v = 1; v < vocab; v++)
+        mx = l1[v] > mx ? l1[v] : mx;
+    for (int v = 0; v < vocab; v++)
+        sum += p[v] = exp(l1[v] - mx);
+    for (int v = 0; v < vocab; v++)
+        p[v] /= sum;
+    int ranked[3];
+    ck_assert_int_eq(sampler_top_k(l1, vocab, 3, ranked), 3);
+    int guess = agree ? ranked[0] : ranked[2];
+    long *count = calloc(vocab, sizeof(long));
+    long kept = 0, accepted = 0;
+    for (unsigned long long seed = 1; kept < DRAWS; seed++) {
+        ck_assert(engine_rewind(e, PROMPT, &err) == LLM_OK);
+        sc.seed = seed;
+        engine_set_sampler(e, &sc);
+        int got[2], n;
+        ck_assert(engine_step_guessed(e, fixed_guess, &guess, 1, got, &n, &err) == LLM_OK);
+        if (got[0] != x)
+            continue;
+        int y = n == 2 ? got[1] : engine_record(e, engine_pos(e) - 1)->next;
+        ck_assert_int_eq(n == 2, y == guess);
+        ck_assert(engine_record(e, PROMPT)->guessed);
+        ck_assert_int_eq(engine_record(e, PROMPT)->guess, guess);
+        accepted += n == 2;
+        count[y]++;
+        kept++;
+    }
+    /* bins of the tokens expected at least 5 times; the rest in one */
+    double chi2 = 0, rest_e = 0;
+    long rest_o = 0;
+    int bins = 0;
+    for (int v = 0; v < vocab; v++) {
+        double ex = p[v] * DRAWS;
+        if (ex >= 5) {
+            chi2 += (count[v] - ex) * (count[v] - ex) / ex;
+            bins++;
+        } else {
+            rest_e += ex;
+            rest_o += count[v];
+        }
+    }
+    if (rest_e >= 5) {
+        chi2 += (rest_o - rest_e) * (rest_o - rest_e) / rest_e;
+        bins++;
+    }
+    double pv = chi2_p(chi2, bins - 1);
+    fprintf(stderr, "speculate: guess %s (p %.4f): %ld of %d accepted; chi-square %.1f over %d "
+                    "bins, p = %.3f\n",
+            agree ? "agrees" : "disagrees", p[guess], accepted, DRAWS, chi2, bins, pv);
+    ck_assert_int_ge(bins, 4);
+    ck_assert_msg(pv > 0.001, "chi-square %.1f over %d bins: p = %.2g", chi2, bins, pv);
+    /* the guess is accepted as often as the model picks it: within 5 standard deviations */
+    double sd = sqrt(DRAWS * p[guess] * (1 - p[guess]));
+    ck_assert_msg(fabs(accepted - DRAWS * p[guess]) <= 5 * sd + 1, "%ld accepted, %.0f expected",
+                  accepted, DRAWS * p[guess]);
+    free(count);
+    free(p);
+    engine_free(e);
+    model_close(m);
+}
+
+START_TEST(test_distribution_agree) { check_distribution(true); }
+END_TEST
+
+START_TEST(test_distribution_disagree) { check_distribution(false); }
+END_TEST
+
+/* ---- the chosen token and the records ---- */
+
+typedef struct {
+    int seen, guessed, accepted;
+} watch;
+
+static void observe(void *user, const step_record *r)
+{
+    watch *w = user;
+    w->seen++;
+    if (r->guessed) {
+        w->guessed++;
+        w->accepted += r->guess == r->next;
+    }
+}
+
+START_TEST(test_rejected_guess_chosen)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
+    int vocab = m->config.vocab_size;
+    engine *e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+    watch w = {0};
+    engine_set_observer(e, observe, &w);
+    int prompt[PROMPT], plain[3];
+    prompt_of(prompt, vocab);
+    llm_err err;
+    ck_assert(engine_prefill(e, prompt, PROMPT, &err) == LLM_OK);
+    for (int i = 0; i < 3; i++)
+        ck_assert(engine_step(e, &plain[i], &err) == LLM_OK);
+    ck_assert(engine_rewind(e, PROMPT, &err) == LLM_OK);
+    /* a wrong guess: x is appended, the sampler's pick after it chosen and not run */
+    int wrong = (plain[1] + 1) % vocab, got[2], n;
+    ck_assert(engine_step_guessed(e, fixed_guess, &wrong, 1, got, &n, &err) == LLM_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(got[0], plain[0]);
+    ck_assert_int_eq(engine_pos(e), PROMPT + 1);
+    const step_record *r = engine_record(e, PROMPT);
+    ck_assert(r->guessed && r->guess == wrong && r->next == plain[1] && r->sampled);
+    ck_assert_int_eq(w.guessed, 1);
+    ck_assert_int_eq(w.accepted, 0);
+    /* the next step runs the chosen token without a new decision */
+    int t;
+    ck_assert(engine_step(e, &t, &err) == LLM_OK);
+    ck_assert_int_eq(t, plain[1]);
+    ck_assert_int_eq(engine_pos(e), PROMPT + 2);
+    ck_assert_int_eq(engine_tokens(e)[PROMPT + 1], plain[1]);
+    ck_assert_int_eq(engine_phase(e, PROMPT + 1), STEP_GEN);
+    /* a right guess: both appended, the record says so */
+    ck_assert(engine_step_guessed(e, fixed_guess, &plain[2], 0, got, &n, &err) == LLM_OK);
+    ck_assert_int_eq(n, 1); /* no guesses asked for: a plain step */
+    ck_assert_int_eq(got[0], plain[2]);
+    ck_assert(engine_rewind(e, PROMPT + 2, &err) == LLM_OK);
+    /* a rewind to the end forgets a chosen token: the next step decides again */
+    ck_assert(engine_step_guessed(e, fixed_guess, &wrong, 1, got, &n, &err) == LLM_OK);
+    ck_assert_int_eq(engine_pos(e), PROMPT + 3);
+    ck_assert(engine_record(e, PROMPT + 2)->next >= 0);
+    ck_assert(engine_rewind(e, PROMPT + 3, &err) == LLM_OK);
+    ck_assert_int_eq(engine_record(e, PROMPT + 2)->next, -1);
+    ck_assert(!engine_record(e, PROMPT + 2)->guessed);
+    ck_assert(engine_step(e, &t, &err) == LLM_OK);
+    ck_assert_int_eq(engine_pos(e), PROMPT + 4);
+    engine_free(e);
+    model_close(m);
+}
+END_TEST
+
+/* Guesses that would not fit the context are not asked for; bad ids end the guesses. */
+START_TEST(test_guesses_bounded)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
+    int vocab = m->config.vocab_size;
+    engine *e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+    int ctx = engine_ctx(e), prompt[PROMPT];
+    prompt_of(prompt, vocab);
+    llm_err err;
+    ck_assert(engine_prefill(e, prompt, PROMPT, &err) == LLM_OK);
+    int t;
+    while (engine_pos(e) < ctx - 2)
+        ck_assert(engine_step(e, &t, &err) == LLM_OK);
+    oracle o = {NULL, 0, 0, vocab, 0.0, 1};
+    int got[ENGINE_GUESS_MAX + 1], n;
+    ck_assert(engine_step_guessed(e, oracle_guess, &o, ENGINE_GUESS_MAX, got, &n, &err) == LLM_OK);
+    ck_assert_int_le(engine_pos(e), ctx);
+    int bad = vocab + 5;
+    ck_assert(engine_rewind(e, PROMPT, &err) == LLM_OK);
+    ck_assert(engine_step_guessed(e, fixed_guess, &bad, 4, got, &n, &err) == LLM_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert(!engine_record(e, PROMPT)->guessed);
+    engine_free(e);
+    model_close(m);
+}
+END_TEST
+
+static Suite *speculate_suite(void)
+{
+    Suite *s = suite_create("speculate");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_lookup_guess);
+    tcase_add_test(tc, test_greedy_stories);
+    tcase_add_test(tc, test_greedy_families);
+    tcase_add_test(tc, test_greedy_types);
+    tcase_add_test(tc, test_sampled_same_tokens);
+    tcase_add_test(tc, test_distribution_agree);
+    tcase_add_test(tc, test_distribution_disagree);
+    tcase_add_test(tc, test_rejected_guess_chosen);
+    tcase_add_test(tc, test_guesses_bounded);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(speculate_suite)
