@@ -54,7 +54,7 @@ INLINE void f32_block_neon(int R, int N, float *out, int ldo, const float *w, in
         for (int r = 0; r < R; r++) {
             const float *wr = w + (size_t)r * wstride + k;
             float32x4_t wv = vld1q_f32(wr);
-            if (N == 1 && k % 16 == 0)
+            if (k % 16 == 0)
                 prefetch_weights((const char *)wr + prefetch_bytes(4 * (size_t)wstride));
 #pragma GCC unroll 4
             for (int v = 0; v < N; v++)

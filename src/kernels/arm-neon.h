@@ -48,7 +48,7 @@ INLINE void neon_q8_block(int R, int N, float *out, int ldo, const int8_t *w, co
         for (int r = 0; r < R; r++) {
             const int8_t *wr = w + (size_t)r * stride + off;
             int8x16_t w0 = vld1q_s8(wr), w1 = vld1q_s8(wr + 16);
-            if (N == 1 && off % 64 == 0)
+            if (off % 64 == 0)
                 prefetch_weights(wr + prefetch_bytes(stride));
             float wsc = ws[r * groups + g];
 #pragma GCC unroll 4

@@ -60,7 +60,7 @@ INLINE void q8_block_avx2(int R, int N, float *out, int ldo, const int8_t *w, co
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m256i wv = _mm256_loadu_si256((const __m256i *)(w + (size_t)r * stride + off));
-            if (N == 1 && off % 64 == 0)
+            if (off % 64 == 0)
                 prefetch_weights(w + (size_t)r * stride + off + prefetch_bytes(stride));
             float wsc = ws[r * groups + g];
             #pragma GCC unroll 4
@@ -160,7 +160,7 @@ INLINE void f32_block_avx2(int R, int N, float *out, int ldo, const float *w, in
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m256 wv = _mm256_loadu_ps(w + (size_t)r * wstride + k);
-            if (N == 1 && k % 16 == 0)
+            if (k % 16 == 0)
                 prefetch_weights((const char *)(w + (size_t)r * wstride + k) +
                                  prefetch_bytes(4 * wstride));
             #pragma GCC unroll 4

@@ -112,8 +112,7 @@ INLINE void q8_chunk_avx512(int R, int N, __m512 acc[BLOCK_ROWS][BLOCK_VECS], in
         __m512i wv = half ? _mm512_maskz_loadu_epi8(m, w + (size_t)r * stride + off)
                           : _mm512_loadu_si512(w + (size_t)r * stride + off);
         __m512i wu = _mm512_xor_si512(wv, c80); /* w + 128, as unsigned */
-        if (N == 1)
-            prefetch_weights(w + (size_t)r * stride + off + prefetch_bytes(stride));
+        prefetch_weights(w + (size_t)r * stride + off + prefetch_bytes(stride));
         __m512 wsv = chunk_scale(ws + r * groups, g0, g1, whole, half);
 #pragma GCC unroll 4
         for (int v = 0; v < N; v++) {
@@ -846,9 +845,8 @@ INLINE void f32_block_avx512(int R, int N, float *out, size_t ldo, const float *
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m512 wv = _mm512_maskz_loadu_ps(m, w + (size_t)r * wstride + k);
-            if (N == 1)
-                prefetch_weights((const char *)(w + (size_t)r * wstride + k) +
-                                 prefetch_bytes(4 * wstride));
+            prefetch_weights((const char *)(w + (size_t)r * wstride + k) +
+                             prefetch_bytes(4 * wstride));
 #pragma GCC unroll 4
             for (int v = 0; v < N; v++)
                 acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
