@@ -5,11 +5,13 @@
  * tokens too; over 10,000 draws at one position, the token after an accepted or
  * rejected guess is distributed as the model's (chi-square); a rejected guess leaves
  * the sampler's pick chosen and not run, which the next step runs and a rewind
- * forgets; records say what was guessed. */
+ * forgets; records say what was guessed; a draft model's guesses (draft.h) give plain
+ * decoding's tokens too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "draft.h"
 #include "engine.h"
 #include "family_gguf.h"
 #include "lookup.h"
@@ -476,6 +478,52 @@ START_TEST(test_guesses_bounded)
 }
 END_TEST
 
+/* A draft model: the same model drafting for itself (every guess right), and its int8
+ * twin (most right): plain decoding's tokens either way, the draft keeping up across
+ * steps that accept some guesses and reject others. */
+START_TEST(test_draft)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
+    model *twin = open_path(data_path("stories260K.gguf"), TENSOR_Q8_0);
+    int plain[GEN], spec[GEN];
+    engine *e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+    decode(e, NULL, NULL, plain, NULL, "plain");
+    int ctx = engine_ctx(e);
+    engine_free(e);
+    for (int w = 0; w < 2; w++) {
+        draft *d = NULL;
+        llm_err err;
+        ck_assert_msg(draft_new(w ? twin : m, ctx, &d, &err) == LLM_OK, "%s", err.text);
+        e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+        decode(e, draft_guesser, d, spec, NULL, w ? "int8 draft" : "self draft");
+        for (int i = 0; i < GEN; i++)
+            ck_assert_msg(spec[i] == plain[i], "%s draft: token %d is %d, plain decoding's %d",
+                          w ? "int8" : "self", i, spec[i], plain[i]);
+        const engine_stats *st = engine_get_stats(e);
+        ck_assert_int_gt(st->accepted, 0);
+        if (!w) /* the model guessing for itself is always right (but for the context's end) */
+            ck_assert_int_eq(st->accepted, st->guessed);
+        /* the draft ran each position about once: what it guessed right is kept */
+        ck_assert_int_le(engine_get_stats(draft_engine(d))->decode_tokens,
+                         st->guessed + st->guess_rounds + 2);
+        engine_free(e);
+        draft_free(d);
+    }
+    /* a draft whose context is full guesses nothing: the model steps alone */
+    draft *d = NULL;
+    llm_err err;
+    ck_assert(draft_new(twin, PROMPT + 2, &d, &err) == LLM_OK);
+    e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+    decode(e, draft_guesser, d, spec, NULL, "short draft");
+    ck_assert_int_eq(memcmp(spec, plain, sizeof spec), 0);
+    ck_assert_int_le(engine_get_stats(e)->guessed, 1);
+    engine_free(e);
+    draft_free(d);
+    model_close(twin);
+    model_close(m);
+}
+END_TEST
+
 static Suite *speculate_suite(void)
 {
     Suite *s = suite_create("speculate");
@@ -490,6 +538,7 @@ static Suite *speculate_suite(void)
     tcase_add_test(tc, test_distribution_disagree);
     tcase_add_test(tc, test_rejected_guess_chosen);
     tcase_add_test(tc, test_guesses_bounded);
+    tcase_add_test(tc, test_draft);
     suite_add_tcase(s, tc);
     return s;
 }

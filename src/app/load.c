@@ -225,3 +225,46 @@ int load_model(app_options *o, model **out)
     return 0;
 }
 
+int load_draft(const app_options *o, const tokenizer *tok, model **out)
+{
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = o->weights;
+    mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    llm_err err;
+    if (model_open(o->draft_path, &mo, out, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: --draft: %s\n", err.text);
+        return 1;
+    }
+    const model *d = *out;
+    int vocab = tokenizer_vocab_size(tok);
+    if (d->config.vocab_size != vocab) {
+        fprintf(stderr, "llmchat: --draft: %s has a vocabulary of %d tokens, the model's has %d: "
+                        "a draft model must share the model's vocabulary\n",
+                o->draft_path, d->config.vocab_size, vocab);
+        return 1;
+    }
+    if (d->meta && gguf_find_key(d->meta, "tokenizer.ggml.model") >= 0) {
+        tokenizer *own;
+        if (tokenizer_from_gguf(d->meta, o->draft_path, vocab, &own, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --draft: %s\n", err.text);
+            return 1;
+        }
+        int differ = -1;
+        for (int id = 0; id < vocab && differ < 0; id++)
+            if (!tokenizer_is_control(tok, id) && !tokenizer_is_control(own, id) &&
+                strcmp(tokenizer_piece(own, id), tokenizer_piece(tok, id)) != 0)
+                differ = id; /* control tokens are spelt differently by the formats */
+        tokenizer_close(own);
+        if (differ >= 0) {
+            fprintf(stderr, "llmchat: --draft: %s names token %d otherwise than the model's "
+                            "vocabulary: a draft model must share the model's vocabulary\n",
+                    o->draft_path, differ);
+            return 1;
+        }
+    }
+    if (o->verbose)
+        fprintf(stderr, "llmchat: draft model: %s (%d layers, dim %d, %s weights)\n",
+                o->draft_path, d->config.n_layers, d->config.dim, model_weights_name(d));
+    return 0;
+}

@@ -33,6 +33,11 @@ int load_model(app_options *o, model **out);
  * models/; the first whose vocabulary matches. */
 int load_tokenizer(const app_options *o, const model *m, tokenizer **out);
 
+/* --draft: the draft model at o->draft_path, opened as the model is (--weights,
+ * --panels), which must have the vocabulary of the model's tokenizer tok: as many
+ * tokens and, where the draft's GGUF file has a vocabulary of its own, the same pieces. */
+int load_draft(const app_options *o, const tokenizer *tok, model **out);
+
 /* The chat template: --template, else the one the model's tokenizer.chat_template
  * renders, else llama2. note receives what was chosen and why (for the first notice,
  * the REPL's banner and --verbose). */

@@ -162,6 +162,8 @@ SET_CONSTANT(set_trace_attn, trace_attn, true)
 
 SET_CONSTANT(set_lookup, lookup, true)
 
+SET_STRING(set_draft, draft_path)
+
 static const char *set_draft_max(app_options *o, const char *v)
 {
     return parse_int(v, 1, ENGINE_GUESS_MAX, &o->draft_max) ? NULL
@@ -520,8 +522,12 @@ static const app_option own_rows[] = {
              "match of the newest few\nearlier in the text are guessed and checked in one\npass "
              "(the output is the same, token for token)",
      .set = set_lookup},
+    {.name = "draft", .arg = "FILE", .path = true,
+     .help = "generate: speculative decoding with FILE, a smaller\nmodel with the same vocabulary, "
+             "guessing greedily\n(the output is the same, token for token)",
+     .set = set_draft},
     {.name = "draft-max", .arg = "N",
-     .help = "tokens --lookup guesses per step (1..16, default 8)", .set = set_draft_max},
+     .help = "tokens --lookup or --draft guesses per step (1..16,\ndefault 8)", .set = set_draft_max},
     {.name = "position", .arg = "P",
      .help = "tensors: the position whose steps are written (from 0;\ndefault: the last)",
      .set = set_position},
@@ -1078,8 +1084,12 @@ static int settle(app_options *o, bool model_given)
         return usage_error("--trace-tensors needs --trace FILE");
     if (o->lookup && o->mode != MODE_GENERATE)
         return usage_error("--lookup is for -m generate");
-    if (o->draft_max != OPTIONS_DRAFT_MAX_DEFAULT && !o->lookup)
-        return usage_error("--draft-max is for --lookup");
+    if (o->draft_path && o->mode != MODE_GENERATE)
+        return usage_error("--draft is for -m generate");
+    if (o->draft_path && o->lookup)
+        return usage_error("give --lookup or --draft FILE, not both");
+    if (o->draft_max != OPTIONS_DRAFT_MAX_DEFAULT && !o->lookup && !o->draft_path)
+        return usage_error("--draft-max is for --lookup and --draft");
     if (o->position >= 0 && o->mode != MODE_TENSORS)
         return usage_error("--position is for -m tensors");
     if (o->layer_first >= 0 && o->mode != MODE_TENSORS && o->mode != MODE_PATCH)

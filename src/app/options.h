@@ -91,6 +91,7 @@ typedef struct {
     bool trace_tensors;          /* --trace-tensors FIRST-LAST: the steps of these layers */
     int trace_tensor_first, trace_tensor_last;
     bool lookup;                 /* --lookup: speculative decoding with prompt lookup */
+    const char *draft_path;      /* --draft FILE: speculative decoding with that draft model */
     int draft_max;               /* --draft-max N: tokens guessed per step (1..ENGINE_GUESS_MAX) */
     int position;                /* -m tensors --position; -1: the last */
     int layer_first, layer_last; /* -m tensors, patch --layers; -1 -1: every layer */

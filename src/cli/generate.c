@@ -1,7 +1,7 @@
 /* generate.c — `-m generate`: one-shot continuation of a prompt, printed as
  * llama2.c's run prints it (the prompt, then the continuation, then a newline), with
- * a speed summary on stderr; with --lookup, speculative decoding (engine_step_guessed)
- * that prints the same tokens. Stops at BOS or an end-of-generation token (EOS, EOT), after -n new tokens, at the end of
+ * a speed summary on stderr; with --lookup or --draft FILE, speculative decoding
+ * (engine_step_guessed) that prints the same tokens. Stops at BOS or an end-of-generation token (EOS, EOT), after -n new tokens, at the end of
  * the context, or on Ctrl-C (the session installed its handler). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,8 @@
 #include "session.h"
 #include "signals.h"
 #include "engine.h"
+#include "draft.h"
+#include "load.h"
 #include "lookup.h"
 #include "textfmt.h"
 
@@ -30,6 +32,8 @@ int cli_generate(session *s)
     llm_err err;
     int n;
     bool bos;
+    model *draft_model = NULL;
+    draft *d = NULL;
     int *ids = session_encode_prompt(o, tok, &n, &bos);
     if (!ids)
         return 1;
@@ -39,6 +43,20 @@ int cli_generate(session *s)
                         "(see -c)\n", n, engine_ctx(e));
         rc = 1;
         goto out;
+    }
+    if (o->draft_path) {
+        if (load_draft(o, tok, &draft_model) != 0) {
+            rc = 1;
+            goto out;
+        }
+        /* as long a context as the model's, where the draft's allows */
+        int ctx = engine_ctx(e) < draft_model->config.seq_len ? engine_ctx(e)
+                                                              : draft_model->config.seq_len;
+        if (draft_new(draft_model, ctx, &d, &err) != LLM_OK) {
+            fprintf(stderr, "llmchat: --draft: %s\n", err.text);
+            rc = 1;
+            goto out;
+        }
     }
     if (engine_prefill(e, ids, n, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
@@ -51,15 +69,18 @@ int cli_generate(session *s)
     fflush(stdout);
 
     int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
+    engine_guesser guesser = o->lookup ? lookup_guesser : d ? draft_guesser : NULL;
+    void *guesser_user = d;
+
     int prev = ids[n - 1], generated = 0;
     bool done = false;
     while (!done && generated < steps && !signals_interrupted) {
         int got[ENGINE_GUESS_MAX + 1], n_got;
         int guesses = steps - generated - 1 < o->draft_max ? steps - generated - 1 : o->draft_max;
-        llm_status st = o->lookup ? engine_step_guessed(e, lookup_guesser, NULL, guesses, got,
-                                                        &n_got, &err)
-                                  : engine_step(e, &got[0], &err);
-        n_got = o->lookup ? n_got : st == LLM_OK;
+        llm_status st = guesser ? engine_step_guessed(e, guesser, guesser_user, guesses, got,
+                                                      &n_got, &err)
+                                : engine_step(e, &got[0], &err);
+        n_got = guesser ? n_got : st == LLM_OK;
         if (st == LLM_ERR_CONTEXT)
             break; /* the context is full: the generation ends there */
         if (st != LLM_OK) {
@@ -90,12 +111,14 @@ int cli_generate(session *s)
             stats->prefill_ms > 0 ? stats->prefill_tokens * 1e3 / stats->prefill_ms : 0.0, generated,
             stats->decode_ms > 0 ? stats->decode_tokens * 1e3 / stats->decode_ms : 0.0,
             signals_interrupted ? " (interrupted)" : "");
-    if (o->lookup)
-        fprintf(stderr, "lookup: %lld guessed, %lld accepted (%.0f%%) in %lld checks\n",
-                stats->guessed, stats->accepted,
+    if (guesser)
+        fprintf(stderr, "%s: %lld guessed, %lld accepted (%.0f%%) in %lld checks\n",
+                o->lookup ? "lookup" : "draft", stats->guessed, stats->accepted,
                 stats->guessed ? 100.0 * stats->accepted / stats->guessed : 0.0,
                 stats->guess_rounds);
 out:
+    draft_free(d);
+    model_close(draft_model);
     free(ids);
     return rc;
 }

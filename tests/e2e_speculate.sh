@@ -1,9 +1,10 @@
 #!/bin/sh
-# e2e_lookup.sh — -m generate --lookup (speculative decoding with prompt lookup) end to
-# end: on a prompt that repeats itself, greedy and seeded sampled output are byte for
-# byte what plain decoding prints, some guesses are accepted and stderr says how many;
-# the trace marks the guessed positions ("guess"), each accepted one equal to its next,
-# and --replay reproduces such a trace; bad uses get one line and exit status 2.
+# e2e_speculate.sh — speculative decoding end to end: -m generate --lookup (prompt
+# lookup) and --draft FILE (a draft model) print, greedy and seeded sampled, byte for
+# byte what plain decoding prints, with some guesses accepted and stderr saying how
+# many; the trace marks the guessed positions ("guess"), each accepted one equal to its
+# next, and --replay reproduces such a trace; a draft with another vocabulary is refused
+# (exit status 1), bad uses get one line and exit status 2.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 model=$DATA/stories260K.bin
@@ -27,6 +28,21 @@ for how in "-t 0" "-t 0.8 -s 3" "-t 1 -p 0.9 -s 11 --repeat-penalty 1.1"; do
         fail "--lookup ($how): no summary with accepted guesses on stderr: $(cat "$T/err")"
 done
 pass "--lookup prints plain decoding's text, greedy and sampled, and says what it accepted"
+
+for how in "-t 0" "-t 0.8 -s 3"; do
+    # shellcheck disable=SC2086 # $how is several options
+    run_llmchat -m generate $how -n 120 -z "$tok" -i "$prompt" "$model" </dev/null
+    assert_status 0
+    cp "$T/out" "$T/plain.txt"
+    # shellcheck disable=SC2086
+    run_llmchat -m generate $how -n 120 -z "$tok" -i "$prompt" --draft "$DATA/stories260K_q80.bin" \
+        --draft-max 4 "$model" </dev/null
+    assert_status 0
+    cmp -s "$T/out" "$T/plain.txt" || fail "--draft ($how) printed other text than plain decoding"
+    grep -q "^draft: [0-9]* guessed, [1-9][0-9]* accepted ([0-9]*%) in [0-9]* checks" "$T/err" ||
+        fail "--draft ($how): no summary with accepted guesses on stderr: $(cat "$T/err")"
+done
+pass "--draft (the int8 twin) prints plain decoding's text, greedy and sampled"
 
 # ---- the trace: guessed positions, and a replay of it ----
 run_llmchat -m generate -t 0.8 -s 5 -n 100 -z "$tok" -i "$prompt" --lookup \
@@ -52,8 +68,22 @@ assert_status 2
 assert_file_contains "--lookup outside generate" "$T/err" "--lookup is for -m generate"
 run_llmchat -m generate --draft-max 4 -z "$tok" -i hi "$model" </dev/null
 assert_status 2
-assert_file_contains "--draft-max alone" "$T/err" "--draft-max is for --lookup"
+assert_file_contains "--draft-max alone" "$T/err" "--draft-max is for --lookup and --draft"
 run_llmchat -m generate --lookup --draft-max 17 -z "$tok" -i hi "$model" </dev/null
 assert_status 2
 assert_file_contains "--draft-max out of range" "$T/err" "from 1 to 16"
-pass "bad uses of --lookup and --draft-max get one line and exit status 2"
+run_llmchat -m generate --lookup --draft "$DATA/stories260K_q80.bin" -z "$tok" -i hi "$model" </dev/null
+assert_status 2
+assert_file_contains "--lookup and --draft" "$T/err" "not both"
+run_llmchat -m chat --draft "$DATA/stories260K_q80.bin" -z "$tok" "$model" </dev/null
+assert_status 2
+assert_file_contains "--draft outside generate" "$T/err" "--draft is for -m generate"
+pass "bad uses of --lookup, --draft and --draft-max get one line and exit status 2"
+
+# ---- a draft with another vocabulary ----
+run_llmchat -m generate --draft "$DATA/babyllama_tok105_model5000.bin" -z "$tok" -i hi \
+    "$model" </dev/null
+assert_status 1
+assert_file_contains "--draft of another vocabulary" "$T/err" "must share the model's vocabulary"
+[ ! -s "$T/out" ] || fail "a refused draft still printed: $(cat "$T/out")"
+pass "a draft model with another vocabulary is refused before anything is printed"
