@@ -266,6 +266,27 @@ assert_file_contains "table" "$T/out" "prefill"
 grep -q '^15M ' "$T/out" || fail "no 15M row in the table"
 pass "table; the cached file is reused"
 
+# ---- --speculate: plain decoding's tokens at every fixed rate, the draft's cost paid ----
+run_bench --shape 15M --speculate 3 --prompt 16 --gen 12 --json --cache "$T/cache" \
+    --draft-shape 15M </dev/null
+assert_status 0
+"$PYTHON" - "$T/out" <<'PY' || fail "--speculate's JSON is not what it should be: $(cat "$T/out")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+assert r["shape"] == "15M" and r["guesses"] == 3 and r["draft"] == "15M", r
+assert r["same"] is True and r["plain_tok_s"] > 0, r
+rates = [x["rate"] for x in r["runs"]]
+assert rates == [1.0, 0.8, 0.6, 0.0], rates
+full, none = r["runs"][0], r["runs"][-1]
+assert full["accepted"] == 1.0 and full["tokens_per_check"] > 3, full
+assert none["accepted"] == 0.0 and none["tokens_per_check"] < 1.5, none
+assert all(x["tok_s"] > 0 and x["ratio_min"] <= x["ratio"] <= x["ratio_max"] for x in r["runs"])
+PY
+run_bench --shape 15M --draft-shape 15M </dev/null
+assert_status 2
+assert_file_contains "--draft-shape alone" "$T/err" "--draft-shape is for --speculate"
+pass "--speculate gives plain decoding's tokens at each fixed acceptance rate, with a draft's cost"
+
 # ---- bad options ----
 run_bench --shape 3B </dev/null
 [ "$rc" -ne 0 ] || fail "an unknown shape exited 0"

@@ -224,13 +224,16 @@ static int run_speculate_table(const bench_options *o, shape_files *files)
     int failures = 0;
     if (!o->json)
         printf("speculative decoding: %d guesses a step against plain decoding (greedy), %d "
-               "rounds alternating; each guess right with the probability given\n",
-               o->speculate, SPECULATE_ROUNDS);
+               "rounds alternating; each guess right with the probability given%s%s\n",
+               o->speculate, SPECULATE_ROUNDS, o->draft_shape >= 0 ? "; the guesses' cost a "
+               "draft model's of shape " : "",
+               o->draft_shape >= 0 ? bench_shapes[o->draft_shape].name : "");
     for (int i = 0; i < bench_n_shapes; i++) {
         if (!o->want[i])
             continue;
         speculate_timing r;
-        if (measure_speculate(o, files[i].path, o->speculate, &r) != 0) {
+        const char *draft = o->draft_shape >= 0 ? files[o->draft_shape].path : NULL;
+        if (measure_speculate(o, files[i].path, draft, o->speculate, &r) != 0) {
             memset(&r, 0, sizeof r);
             snprintf(r.error, sizeof r.error, "the measuring process died (out of memory?)");
         }
@@ -243,9 +246,11 @@ static int run_speculate_table(const bench_options *o, shape_files *files)
         }
         if (o->json) {
             printf("{\"shape\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"guesses\": %d, "
-                   "\"prompt\": %d, \"gen\": %d, \"plain_tok_s\": %.2f, \"same\": %s, \"runs\": [",
-                   name, r.threads, r.kernel, r.guesses, r.prompt, r.gen, r.plain_tok_s,
-                   r.same ? "true" : "false");
+                   "\"prompt\": %d, \"gen\": %d, \"draft\": %s%s%s, \"plain_tok_s\": %.2f, "
+                   "\"same\": %s, \"runs\": [",
+                   name, r.threads, r.kernel, r.guesses, r.prompt, r.gen, draft ? "\"" : "",
+                   draft ? bench_shapes[o->draft_shape].name : "null", draft ? "\"" : "",
+                   r.plain_tok_s, r.same ? "true" : "false");
             for (int k = 0; k < SPECULATE_RATES; k++)
                 printf("%s{\"rate\": %.2f, \"accepted\": %.3f, \"tokens_per_check\": %.2f, "
                        "\"tok_s\": %.2f, \"ratio\": %.3f, \"ratio_min\": %.3f, "
@@ -285,7 +290,7 @@ int main(int argc, char **argv)
         return 1;
     static shape_files files[BENCH_SHAPES_MAX];
     for (int i = 0; i < bench_n_shapes; i++)
-        if (o.want[i])
+        if (o.want[i] || i == o.draft_shape)
             write_files(&o, &p, &bench_shapes[i], &files[i]);
     if (o.patch)
         return run_patch_table(&o, files);

@@ -87,6 +87,10 @@ static void usage(FILE *f)
             "                      are the plain run's own tokens, each kept right with\n"
             "                      probability 1, 0.8, 0.6 and 0 (the acceptance rate fixed),\n"
             "                      and the two outputs compared token for token\n"
+            "      --draft-shape NAME\n"
+            "                      --speculate with a draft model of that shape run for\n"
+            "                      the guesses (its cost paid; its guesses replaced by the\n"
+            "                      fixed-rate ones)\n"
             "      --server URL    instead of the table: a served model (llama-server, vLLM,\n"
             "                      ollama): time to first token of a -p N token prompt and\n"
             "                      decode tok/s of --gen G tokens, --rounds R requests\n"
@@ -225,7 +229,8 @@ static void fill_defaults(bench_options *o)
 
 int bench_options_parse(int argc, char **argv, bench_options *o)
 {
-    *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT};
+    *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT,
+                         .draft_shape = -1};
     bool any = false;
     if (bench_n_shapes > BENCH_SHAPES_MAX) { /* a row added to shapes.c beyond o->want */
         fprintf(stderr, "llmchat-bench: %d shapes, room for %d: raise BENCH_SHAPES_MAX\n",
@@ -236,7 +241,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
-        OPT_PATCH, OPT_SPECULATE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
+        OPT_PATCH, OPT_SPECULATE, OPT_DRAFT_SHAPE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -253,6 +258,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"gen", required_argument, NULL, OPT_GEN},
         {"patch", required_argument, NULL, OPT_PATCH},
         {"speculate", required_argument, NULL, OPT_SPECULATE},
+        {"draft-shape", required_argument, NULL, OPT_DRAFT_SHAPE},
         {"server", required_argument, NULL, OPT_SERVER},
         {"server-model", required_argument, NULL, OPT_SERVER_MODEL},
         {"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
@@ -337,6 +343,14 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_GEN: o->gen = int_option(optarg, "--gen", 1, MAX_PROMPT); break;
         case OPT_PATCH: o->patch = int_option(optarg, "--patch", 2, 256); break;
         case OPT_SPECULATE: o->speculate = int_option(optarg, "--speculate", 1, 16); break;
+        case OPT_DRAFT_SHAPE: {
+            bool one[BENCH_SHAPES_MAX] = {false};
+            add_shapes(optarg, one);
+            for (int i = 0; i < bench_n_shapes; i++)
+                if (one[i])
+                    o->draft_shape = i;
+            break;
+        }
         case OPT_SERVER:
             if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
                 fprintf(stderr, "llmchat-bench: --server must be an http:// or https:// URL, not "
@@ -354,6 +368,10 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     if (optind < argc) {
         fprintf(stderr, "llmchat-bench: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        return 2;
+    }
+    if (o->draft_shape >= 0 && !o->speculate) {
+        fprintf(stderr, "llmchat-bench: --draft-shape is for --speculate\n");
         return 2;
     }
     if (!any)

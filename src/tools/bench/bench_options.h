@@ -23,6 +23,8 @@ typedef struct {
                            instead (0: not) */
     int speculate;      /* --speculate K: time speculative decoding with K guesses a step
                            at fixed acceptance rates instead (0: not) */
+    int draft_shape;    /* --draft-shape NAME: its row in bench_shapes, a draft model run
+                           beside (its cost paid, its guesses replaced); -1: none */
     bool json, long_ctx, scaling;
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */

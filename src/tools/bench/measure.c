@@ -27,6 +27,7 @@
 #endif
 
 #include "cpus.h"
+#include "draft.h"
 #include "engine.h"
 #include "kernels.h"
 #include "machine.h"
@@ -569,12 +570,14 @@ typedef struct {
     int gen, prompt, vocab;
     double rate;
     shape_rng rng;
+    draft *d;         /* asked first, for its cost, or NULL */
 } oracle;
 
 static int oracle_guess(void *user, const int *tokens, int n, int *guess, int max)
 {
-    (void)tokens;
     oracle *a = user;
+    if (a->d)
+        draft_guesser(a->d, tokens, n, guess, max);
     for (int j = 0; j < max; j++) {
         int at = n - a->prompt + j; /* the plain token the guess stands for */
         int right = at < a->gen ? a->plain[at] : 3;
@@ -619,7 +622,8 @@ static bool timed_decode(engine *e, const int *prompt, int n_prompt, int gen, or
     return true;
 }
 
-static void run_speculate(const bench_options *o, const char *path, int k, speculate_timing *r)
+static void run_speculate(const bench_options *o, const char *path, const char *draft_path, int k,
+                          speculate_timing *r)
 {
     static const double rates[SPECULATE_RATES] = {1.0, 0.8, 0.6, 0.0};
     child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
@@ -632,11 +636,21 @@ static void run_speculate(const bench_options *o, const char *path, int k, specu
         return;
     }
     int ctx = engine_ctx(e);
+    model *dm = NULL;
+    draft *d = NULL;
+    int *prompt = NULL, *plain = NULL, *got = NULL;
+    if (draft_path && (open_model(o, draft_path, &dm, &err) != LLM_OK ||
+                       draft_new(dm, dm->config.seq_len < ctx ? dm->config.seq_len : ctx, &d,
+                                 &err) != LLM_OK)) {
+        snprintf(r->error, sizeof r->error, "the draft: %.480s", err.text);
+        goto done;
+    }
     int n_prompt = o->prompt < ctx / 2 ? o->prompt : ctx / 2;
     int gen = o->gen < ctx - n_prompt - k - 1 ? o->gen : ctx - n_prompt - k - 1;
     int vocab = m->config.vocab_size;
-    int *prompt = malloc(sizeof(int) * (size_t)n_prompt);
-    int *plain = malloc(sizeof(int) * (size_t)gen), *got = malloc(sizeof(int) * (size_t)gen);
+    prompt = malloc(sizeof(int) * (size_t)n_prompt);
+    plain = malloc(sizeof(int) * (size_t)gen);
+    got = malloc(sizeof(int) * (size_t)gen);
     if (!prompt || !plain || !got || n_prompt < 1 || gen < 1) {
         snprintf(r->error, sizeof r->error, "out of memory, or no room in the context");
         goto done;
@@ -661,7 +675,7 @@ static void run_speculate(const bench_options *o, const char *path, int k, specu
             goto done;
         r->same &= !memcmp(got, plain, sizeof(int) * (size_t)gen);
         for (int i = 0; i < SPECULATE_RATES; i++) {
-            oracle a = {plain, gen, n_prompt, vocab, rates[i], {777u + (uint64_t)round}};
+            oracle a = {plain, gen, n_prompt, vocab, rates[i], {777u + (uint64_t)round}, d};
             long long g, acc, c;
             if (!timed_decode(e, prompt, n_prompt, gen, &a, k, got, &spec_s[i][round], &g, &acc,
                               &c, r->error, sizeof r->error))
@@ -688,6 +702,8 @@ done:
     free(prompt);
     free(plain);
     free(got);
+    draft_free(d);
+    model_close(dm);
     engine_free(e);
     model_close(m);
 }
@@ -755,14 +771,14 @@ static void child_patch(const bench_options *o, const void *arg, void *out)
 }
 
 typedef struct {
-    const char *path;
+    const char *path, *draft_path;
     int k;
 } speculate_arg;
 
 static void child_speculate(const bench_options *o, const void *arg, void *out)
 {
     const speculate_arg *a = arg;
-    run_speculate(o, a->path, a->k, out);
+    run_speculate(o, a->path, a->draft_path, a->k, out);
 }
 
 static void child_bandwidth(const bench_options *o, const void *arg, void *out)
@@ -802,8 +818,9 @@ int measure_bandwidth(const bench_options *o, double *gb_s)
     return in_child(child_bandwidth, o, NULL, gb_s, sizeof *gb_s);
 }
 
-int measure_speculate(const bench_options *o, const char *path, int k, speculate_timing *r)
+int measure_speculate(const bench_options *o, const char *path, const char *draft_path, int k,
+                      speculate_timing *r)
 {
-    speculate_arg a = {path, k};
+    speculate_arg a = {path, draft_path, k};
     return in_child(child_speculate, o, &a, r, sizeof *r);
 }

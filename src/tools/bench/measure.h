@@ -91,9 +91,12 @@ typedef struct {
  * (engine_step) and speculative (engine_step_guessed, k guesses a step) in turn, for
  * SPECULATE_ROUNDS rounds. The guesses are the plain run's next tokens, each replaced
  * by a wrong one with probability 1 - rate: the acceptance rate is fixed by the
- * benchmark, not by a guesser's luck, and the cost of a check is the real one. Returns
- * as measure_shape. */
-int measure_speculate(const bench_options *o, const char *path, int k, speculate_timing *r);
+ * benchmark, not by a guesser's luck, and the cost of a check is the real one. With
+ * draft_path (not NULL), a draft model of that file (draft.h) is asked for each step's
+ * guesses first, so that its cost is paid; its guesses are then replaced. Returns as
+ * measure_shape. */
+int measure_speculate(const bench_options *o, const char *path, const char *draft_path, int k,
+                      speculate_timing *r);
 
 /* The machine's read bandwidth at the start: the best of 8 passes over 1 GiB on every
  * CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
