@@ -78,6 +78,13 @@ assert_file_contains "--lookup and --draft" "$T/err" "not both"
 run_llmchat -m chat --draft "$DATA/stories260K_q80.bin" -z "$tok" "$model" </dev/null
 assert_status 2
 assert_file_contains "--draft outside generate" "$T/err" "--draft is for -m generate"
+run_llmchat --server http://127.0.0.1:9 -m generate --lookup -i hi </dev/null
+assert_status 2
+assert_file_contains "--lookup with --server" "$T/err" "drop --server"
+run_llmchat -m generate --compare-server http://127.0.0.1:9 --draft "$DATA/stories260K_q80.bin" \
+    -z "$tok" -i hi "$model" </dev/null
+assert_status 2
+assert_file_contains "--draft with --compare-server" "$T/err" "drop --lookup and --draft"
 pass "bad uses of --lookup, --draft and --draft-max get one line and exit status 2"
 
 # ---- a draft with another vocabulary ----

@@ -1130,6 +1130,9 @@ static int settle(app_options *o, bool model_given)
         if (o->replay_path || o->view_path)
             return usage_error("--compare-server does not take --replay or --view");
         o->server_url = NULL;
+        if (o->lookup || o->draft_path)
+            return usage_error("--compare-server runs the model plainly: drop --lookup and "
+                               "--draft");
         if (o->mode != MODE_TUI) /* the TUI checks each reply against the server */
             o->mode = MODE_COMPARE_SERVER;
     }
@@ -1151,6 +1154,8 @@ static int settle(app_options *o, bool model_given)
         if (o->trace_attn || o->trace_lens || o->trace_tensors)
             return usage_error("a served model's trace has no attention, lens or tensors "
                                "(they need the weights)");
+        if (o->lookup || o->draft_path)
+            return usage_error("--lookup and --draft speed up the local model: drop --server");
         if (o->json && o->mode != MODE_GENERATE && o->mode != MODE_REPLAY)
             return usage_error("--json is for --server -m generate and --replay --server");
         if (o->compare && o->mode == MODE_REPLAY)
