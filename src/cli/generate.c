@@ -77,10 +77,8 @@ int cli_generate(session *s)
     while (!done && generated < steps && !signals_interrupted) {
         int got[ENGINE_GUESS_MAX + 1], n_got;
         int guesses = steps - generated - 1 < o->draft_max ? steps - generated - 1 : o->draft_max;
-        llm_status st = guesser ? engine_step_guessed(e, guesser, guesser_user, guesses, got,
-                                                      &n_got, &err)
-                                : engine_step(e, &got[0], &err);
-        n_got = guesser ? n_got : st == LLM_OK;
+        /* without a guesser, engine_step */
+        llm_status st = engine_step_guessed(e, guesser, guesser_user, guesses, got, &n_got, &err);
         if (st == LLM_ERR_CONTEXT)
             break; /* the context is full: the generation ends there */
         if (st != LLM_OK) {

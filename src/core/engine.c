@@ -540,13 +540,14 @@ static transformer_kernels call_kernels(const engine *e, int n)
     return n >= TRANSFORMER_BATCH_MIN ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN;
 }
 
-/* transformer_run of n tokens at pos for the sequence: the experts' routes of those
- * positions are recorded (without memory for them they are not, and the run goes on). */
+/* transformer_run of n tokens at pos for the sequence (every position's logits into
+ * logits when not NULL): the experts' routes of those positions are recorded (without
+ * memory for them they are not, and the run goes on). */
 static const float *run_recorded(engine *e, const int *tokens, int n, int pos,
-                                 transformer_kernels kernels, float *const *attn)
+                                 transformer_kernels kernels, float *logits, float *const *attn)
 {
     bool routes = e->routes && expert_routes_begin(e->routes, pos, n, NULL) == LLM_OK;
-    const float *out = transformer_run(e->tf, tokens, n, pos, kernels, NULL, attn);
+    const float *out = transformer_run(e->tf, tokens, n, pos, kernels, logits, attn);
     if (routes)
         expert_routes_end(e->routes);
     return out;
@@ -570,7 +571,7 @@ static llm_status run_batch(engine *e, const int *tokens, int n, int pos,
             return llm_fail(err, LLM_ERR_STOPPED, "stopped after %d of %d tokens", ran,
                             e->progress_total);
         int k = !chunked || n - done < chunk ? n - done : chunk;
-        *last = run_recorded(e, tokens + done, k, pos + done, kernels,
+        *last = run_recorded(e, tokens + done, k, pos + done, kernels, NULL,
                              attn ? attn + done : NULL);
         if (!*last)
             return transformer_error(e->tf, err);
@@ -681,7 +682,7 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     e->tokens[pos] = token;
     float *attn = attention_row(e, pos);
     double t0 = clock_ms();
-    const float *logits = run_recorded(e, &token, 1, pos, e->kernels, attn ? &attn : NULL);
+    const float *logits = run_recorded(e, &token, 1, pos, e->kernels, NULL, attn ? &attn : NULL);
     double ms = clock_ms() - t0;
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = logits ? check_logits(e, logits, 1, pos, err) : transformer_error(e->tf, err);
@@ -753,13 +754,9 @@ static llm_status run_guesses(engine *e, const int *tokens, int n, llm_err *err)
     }
     transformer_kernels k =
         e->kernels == TRANSFORMER_KERNELS_AUTO ? TRANSFORMER_KERNELS_TOKEN : e->kernels;
-    bool routes = e->routes && expert_routes_begin(e->routes, pos, n, NULL) == LLM_OK;
     double t0 = clock_ms();
-    const float *last = transformer_run(e->tf, tokens, n, pos, k, e->guess_logits,
-                                        any_attn ? rows : NULL);
+    const float *last = run_recorded(e, tokens, n, pos, k, e->guess_logits, any_attn ? rows : NULL);
     double ms = clock_ms() - t0;
-    if (routes)
-        expert_routes_end(e->routes);
     e->probs_of = NULL; /* the buffers were rewritten */
     llm_status st = last ? check_logits(e, e->guess_logits, n, pos, err)
                          : transformer_error(e->tf, err);
@@ -916,7 +913,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     } else {
         /* the vectors or knock-outs changed since: pos-1 runs again with the new ones,
          * so that the next token is chosen with them */
-        const float *logits = run_recorded(e, &e->tokens[pos - 1], 1, pos - 1, e->kernels,
+        const float *logits = run_recorded(e, &e->tokens[pos - 1], 1, pos - 1, e->kernels, NULL,
                                            e->attn[pos - 1] ? &e->attn[pos - 1] : NULL);
         if (!logits)
             return transformer_error(e->tf, err);

@@ -604,9 +604,7 @@ static bool timed_decode(engine *e, const int *prompt, int n_prompt, int gen, or
     for (int done = 0; done < gen;) {
         int got[ENGINE_GUESS_MAX + 1], n_got = 0;
         int g = gen - done - 1 < k ? gen - done - 1 : k;
-        llm_status st = a ? engine_step_guessed(e, oracle_guess, a, g, got, &n_got, &err)
-                          : engine_step(e, &got[0], &err);
-        n_got = a ? n_got : 1;
+        llm_status st = engine_step_guessed(e, a ? oracle_guess : NULL, a, g, got, &n_got, &err);
         if (st != LLM_OK) {
             snprintf(why, why_size, "%s", err.text);
             return false;
