@@ -6,11 +6,13 @@
  * rejected guess is distributed as the model's (chi-square); a rejected guess leaves
  * the sampler's pick chosen and not run, which the next step runs and a rewind
  * forgets; records say what was guessed; a draft model's guesses (draft.h) give plain
- * decoding's tokens too. */
+ * decoding's tokens too; chat replies made with guesses (chat_step_run) are the plain
+ * replies, stop at the first stop token and within the step limit. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chat.h"
 #include "draft.h"
 #include "engine.h"
 #include "family_gguf.h"
@@ -524,6 +526,209 @@ START_TEST(test_draft)
 }
 END_TEST
 
+/* ---- chat replies ---- */
+
+/* Guesses read from a whole sequence made plainly (positions absolute), each right with
+ * probability rate: past a reply's end they guess the next turn's prompt. */
+typedef struct {
+    const int *seq;
+    int n_seq, vocab;
+    double rate;
+    unsigned long long rng;
+} seq_oracle;
+
+static int seq_guess(void *user, const int *tokens, int n, int *guess, int max)
+{
+    (void)tokens;
+    seq_oracle *o = user;
+    for (int j = 0; j < max; j++) {
+        int right = n + j < o->n_seq ? o->seq[n + j] : 1;
+        guess[j] = uniform(&o->rng) < o->rate ? right : (right + 7) % o->vocab;
+    }
+    return max;
+}
+
+static const char *const chat_messages[] = {"Tell me a story about Tom.", "Now one about a dog.",
+                                            "And one more, please."};
+enum { CHAT_TURNS = 3, CHAT_CTX = 512 };
+
+typedef struct {
+    int tokens[CHAT_CTX];
+    int n;
+    char replies[CHAT_TURNS][2048];
+    bool complete[CHAT_TURNS], cut[CHAT_TURNS];
+    long long steps, guessed, accepted;
+} chat_result;
+
+/* Three turns on chat260K (seeded sampling when temperature > 0), each reply at most
+ * max_reply tokens (0: to its end), plain (guesser NULL: chat_step) or with guesses
+ * (chat_step_run): every run's text checked against the reply it grew. */
+static void run_chat(engine_guesser guesser, void *user, float temperature, int max_reply,
+                     chat_result *out)
+{
+    model_options mo;
+    model_options_default(&mo);
+    model *m = NULL;
+    tokenizer *tok = NULL;
+    llm_err err;
+    ck_assert_msg(model_open(data_path("chat260K.bin"), &mo, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(data_path("tok512.bin"), 512, &tok, &err) == LLM_OK, "%s",
+                  err.text);
+    engine_options o;
+    engine_options_default(&o);
+    o.ctx_len = CHAT_CTX;
+    o.sampler.temperature = temperature;
+    o.sampler.seed = 42;
+    engine *e = NULL;
+    ck_assert_msg(engine_new(m, tok, &o, &e, &err) == LLM_OK, "%s", err.text);
+    chat *c = NULL;
+    ck_assert(chat_new(e, "You tell short, happy stories.", &c, &err) == LLM_OK);
+    chat_set_guesser(c, guesser, user, K);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < CHAT_TURNS; i++) {
+        ck_assert_msg(chat_begin(c, chat_messages[i], max_reply, &err) == LLM_OK, "%s", err.text);
+        chat_progress p;
+        size_t len = 0;
+        do {
+            if (!guesser) {
+                int t;
+                p = chat_step(c, &t, NULL, &err);
+                out->steps++;
+                continue;
+            }
+            chat_run run;
+            int before = engine_pos(e);
+            p = chat_step_run(c, &run, &err);
+            out->steps++;
+            ck_assert_int_le(run.n, K + 1);
+            if (run.n == 0)
+                continue;
+            ck_assert_int_eq(run.first, before);
+            ck_assert_int_eq(run.offset[run.n], strlen(run.text));
+            const chat_turn *t = chat_get_turn(c, i);
+            for (int k = 0; k < run.n; k++)
+                ck_assert_int_eq(run.tokens[k], engine_tokens(e)[run.first + k]);
+            ck_assert_int_eq(strncmp(t->reply + len, run.text, strlen(run.text)), 0);
+            len += strlen(run.text);
+            ck_assert_int_eq(len, strlen(t->reply));
+        } while (p == CHAT_GENERATING);
+        ck_assert_msg(p != CHAT_REPLY_ERROR, "%s", err.text);
+        const chat_turn *t = chat_get_turn(c, i);
+        ck_assert_ptr_nonnull(t);
+        snprintf(out->replies[i], sizeof out->replies[i], "%s", t->reply);
+        out->complete[i] = t->complete;
+        out->cut[i] = t->cut;
+        ck_assert_int_eq(t->end, engine_pos(e)); /* nothing run past the reply's end */
+        if (max_reply > 0) /* the closing token is not a reply token when the limit cut it */
+            ck_assert_int_le(t->end - t->reply_start, max_reply + 1);
+    }
+    out->n = engine_pos(e);
+    memcpy(out->tokens, engine_tokens(e), sizeof(int) * (size_t)out->n);
+    const engine_stats *st = engine_get_stats(e);
+    out->guessed = st->guessed;
+    out->accepted = st->accepted;
+    chat_free(c);
+    engine_free(e);
+    tokenizer_close(tok);
+    model_close(m);
+}
+
+static void same_chat(const chat_result *a, const chat_result *b, const char *what)
+{
+    for (int i = 0; i < CHAT_TURNS; i++)
+        if (strcmp(a->replies[i], b->replies[i]) || a->complete[i] != b->complete[i])
+            fprintf(stderr, "%s: turn %d: [%s] %d plainly [%s] %d\n", what, i, b->replies[i],
+                    b->complete[i], a->replies[i], a->complete[i]);
+    ck_assert_msg(a->n == b->n, "%s: %d positions, plainly %d", what, b->n, a->n);
+    for (int p = 0; p < a->n; p++)
+        ck_assert_msg(a->tokens[p] == b->tokens[p], "%s: position %d holds %d, plainly %d", what,
+                      p, b->tokens[p], a->tokens[p]);
+    for (int i = 0; i < CHAT_TURNS; i++) {
+        ck_assert_str_eq(a->replies[i], b->replies[i]);
+        ck_assert_int_eq(a->complete[i], b->complete[i]);
+        ck_assert_int_eq(a->cut[i], b->cut[i]);
+    }
+}
+
+/* Replies with guesses are the plain replies, greedy and sampled, whole or cut at a
+ * step limit; guesses right past a reply's end (the next turn's prompt) are forgotten
+ * at its stop token. */
+START_TEST(test_chat_replies)
+{
+    static const struct { float temp; int max_reply; } runs[] = {{0.0f, 0}, {0.8f, 0}, {0.0f, 9},
+                                                                 {0.9f, 5}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        chat_result *plain = malloc(sizeof *plain), *spec = malloc(sizeof *spec);
+        ck_assert(plain && spec);
+        run_chat(NULL, NULL, runs[r].temp, runs[r].max_reply, plain);
+        int completed = 0;
+        for (int i = 0; i < CHAT_TURNS; i++)
+            completed += plain->complete[i];
+        if (runs[r].max_reply == 0)
+            ck_assert_int_gt(completed, 0); /* some reply ends with its stop token */
+        for (int way = 0; way < 3; way++) {
+            seq_oracle o = {plain->tokens, plain->n, 512, way == 0 ? 1.0 : 0.6, 99};
+            const char *what = way == 0 ? "every guess right" : way == 1 ? "most right" : "lookup";
+            run_chat(way < 2 ? seq_guess : lookup_guesser, way < 2 ? &o : NULL, runs[r].temp,
+                     runs[r].max_reply, spec);
+            same_chat(plain, spec, what);
+            if (way < 2) {
+                ck_assert_int_gt(spec->accepted, 0);
+                ck_assert_int_lt(spec->steps, plain->steps); /* fewer calls of the model */
+            }
+        }
+        free(plain);
+        free(spec);
+    }
+}
+END_TEST
+
+/* The newest round's guesses, for a front end to show: what was guessed, where, how many
+ * the sampler took; a rewind before them forgets them. */
+START_TEST(test_last_guesses)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
+    int vocab = m->config.vocab_size;
+    engine *e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+    int prompt[PROMPT], plain[6], got[ENGINE_GUESS_MAX + 1], n, pos, acc, shown[ENGINE_GUESS_MAX];
+    prompt_of(prompt, vocab);
+    llm_err err;
+    ck_assert(engine_prefill(e, prompt, PROMPT, &err) == LLM_OK);
+    ck_assert_int_eq(engine_last_guesses(e, &pos, shown, ENGINE_GUESS_MAX, &acc), 0);
+    for (int i = 0; i < 6; i++)
+        ck_assert(engine_step(e, &plain[i], &err) == LLM_OK);
+    ck_assert(engine_rewind(e, PROMPT, &err) == LLM_OK);
+    /* guesses: plain[1], plain[2] right, then a wrong one, then one never checked */
+    int guess[4] = {plain[1], plain[2], (plain[3] + 1) % vocab, plain[4]};
+    seq_oracle so = {NULL, 0, vocab, 1.0, 1};
+    int seq[PROMPT + 6];
+    memcpy(seq, prompt, sizeof prompt);
+    seq[PROMPT] = plain[0];
+    memcpy(seq + PROMPT + 1, guess, sizeof guess);
+    so.seq = seq;
+    so.n_seq = PROMPT + 5;
+    ck_assert(engine_step_guessed(e, seq_guess, &so, 4, got, &n, &err) == LLM_OK);
+    ck_assert_int_eq(n, 3); /* x and two accepted */
+    ck_assert_int_eq(engine_last_guesses(e, &pos, shown, ENGINE_GUESS_MAX, &acc), 4);
+    ck_assert_int_eq(pos, PROMPT);
+    ck_assert_int_eq(acc, 2);
+    ck_assert_int_eq(memcmp(shown, guess, sizeof guess), 0);
+    ck_assert_int_eq(engine_last_guesses(e, &pos, shown, 2, &acc), 2);
+    /* the step that runs the chosen token keeps them; a rewind into them forgets them */
+    int t;
+    ck_assert(engine_step(e, &t, &err) == LLM_OK);
+    ck_assert_int_eq(t, plain[3]);
+    ck_assert_int_eq(engine_last_guesses(e, &pos, shown, ENGINE_GUESS_MAX, &acc), 4);
+    ck_assert(engine_rewind(e, PROMPT + 3, &err) == LLM_OK);
+    ck_assert_int_eq(engine_last_guesses(e, &pos, shown, ENGINE_GUESS_MAX, &acc), 4);
+    ck_assert(engine_rewind(e, PROMPT + 2, &err) == LLM_OK);
+    ck_assert_int_eq(engine_last_guesses(e, &pos, shown, ENGINE_GUESS_MAX, &acc), 0);
+    ck_assert_int_eq(pos, -1);
+    engine_free(e);
+    model_close(m);
+}
+END_TEST
+
 static Suite *speculate_suite(void)
 {
     Suite *s = suite_create("speculate");
@@ -539,6 +744,8 @@ static Suite *speculate_suite(void)
     tcase_add_test(tc, test_rejected_guess_chosen);
     tcase_add_test(tc, test_guesses_bounded);
     tcase_add_test(tc, test_draft);
+    tcase_add_test(tc, test_chat_replies);
+    tcase_add_test(tc, test_last_guesses);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -536,6 +536,53 @@ int chat_reply_spans(const chat *c, int i, int *pos, size_t *offset, int max)
     return n;
 }
 
+/* The reply's token tok at position p, which the engine has run (speculative decoding
+ * may have run more after it): counted, and the reply's text, end and state brought up
+ * to it. A stop token closes the reply, BOS ends it (the end token takes its place);
+ * either way what the engine ran after p is forgotten. *text: the bytes it adds. */
+static chat_progress took_token(chat *c, turn *t, int p, int tok, bool forced, const char **text)
+{
+    *text = "";
+    c->reply_tokens++;
+    t->view.end = p + 1;
+    if (tok == tokenizer_bos(c->tok)) {
+        /* A new sequence would start: the reply is over. The end token takes BOS's place,
+         * the record keeping what the sampler drew. */
+        engine_rewind(c->e, p + 1, NULL);
+        if (forced || engine_replace_sampled(c->e, template_end_token(c->tmpl), NULL) != LLM_OK)
+            engine_rewind(c->e, p, NULL);
+        close_reply(c, false);
+        return CHAT_REPLY_DONE;
+    }
+    if (template_is_stop(c->tmpl, tok))
+        engine_rewind(c->e, p + 1, NULL); /* accepted guesses after it, a choice not run */
+    note_token(c, t);
+    if (template_is_stop(c->tmpl, tok)) {
+        t->view.complete = true;
+        c->replying = false;
+        return CHAT_REPLY_DONE;
+    }
+    *text = reply_add_token(c, t, engine_tokens(c->e)[p - 1], tok);
+    return CHAT_GENERATING;
+}
+
+/* Whether the open reply may take another token; closes it (*progress says why) when
+ * not. */
+static bool reply_has_room(chat *c, bool forced, chat_progress *progress)
+{
+    if (!forced && c->max_reply > 0 && c->reply_tokens >= c->max_reply) {
+        close_reply(c, true);
+        *progress = CHAT_REPLY_LIMIT;
+        return false;
+    }
+    if (engine_pos(c->e) >= engine_ctx(c->e)) {
+        close_reply(c, true);
+        *progress = CHAT_REPLY_FULL;
+        return false;
+    }
+    return true;
+}
+
 /* One reply token: sampled (forced < 0) or the caller's. */
 static chat_progress advance(chat *c, int forced, int *token, const char **text, llm_err *err)
 {
@@ -545,15 +592,9 @@ static chat_progress advance(chat *c, int forced, int *token, const char **text,
     if (!c->replying)
         return CHAT_REPLY_DONE;
     turn *t = &c->turns[c->n_turns - 1];
-    if (forced < 0 && c->max_reply > 0 && c->reply_tokens >= c->max_reply) {
-        close_reply(c, true);
-        return CHAT_REPLY_LIMIT;
-    }
-    if (engine_pos(c->e) >= engine_ctx(c->e)) {
-        close_reply(c, true);
-        return CHAT_REPLY_FULL;
-    }
-    int prev = engine_tokens(c->e)[engine_pos(c->e) - 1];
+    chat_progress progress;
+    if (!reply_has_room(c, forced >= 0, &progress))
+        return progress;
     int tok = forced;
     llm_status st = forced < 0 ? engine_step(c->e, &tok, err) : engine_force(c->e, forced, err);
     *token = tok;
@@ -561,26 +602,74 @@ static chat_progress advance(chat *c, int forced, int *token, const char **text,
         close_reply(c, true);
         return st == LLM_ERR_CONTEXT ? CHAT_REPLY_FULL : CHAT_REPLY_ERROR;
     }
-    c->reply_tokens++;
-    t->view.end = engine_pos(c->e);
-    if (tok == tokenizer_bos(c->tok)) {
-        /* A new sequence would start: the reply is over. The end token takes BOS's place,
-         * the record keeping what the sampler drew. */
-        if (forced >= 0 || engine_replace_sampled(c->e, template_end_token(c->tmpl), NULL) != LLM_OK)
-            engine_rewind(c->e, engine_pos(c->e) - 1, NULL);
-        close_reply(c, false);
-        return CHAT_REPLY_DONE;
-    }
-    note_token(c, t);
-    if (template_is_stop(c->tmpl, tok)) {
-        t->view.complete = true;
-        c->replying = false;
-        return CHAT_REPLY_DONE;
-    }
-    const char *s = reply_add_token(c, t, prev, tok);
+    const char *s;
+    progress = took_token(c, t, engine_pos(c->e) - 1, tok, forced >= 0, &s);
     if (text)
         *text = s;
-    return CHAT_GENERATING;
+    return progress;
+}
+
+void chat_set_guesser(chat *c, engine_guesser guesser, void *user, int max_guess)
+{
+    c->guesser = max_guess > 0 ? guesser : NULL;
+    c->guesser_user = user;
+    c->max_guess = guesser ? max_guess : 0;
+}
+
+/* The chat's guesser as the engine calls it: none after a token that ends the reply
+ * (a stop token, BOS), and the guesses cut after the first such one, so that no draw of
+ * the sampler is spent past the reply's end (plain steps spend none there). */
+static int reply_guesser(void *user, const int *tokens, int n, int *guess, int max)
+{
+    chat *c = user;
+    int x = tokens[n - 1];
+    if (template_is_stop(c->tmpl, x) || x == tokenizer_bos(c->tok))
+        return 0;
+    int g = c->guesser(c->guesser_user, tokens, n, guess, max);
+    for (int i = 0; i < g; i++)
+        if (template_is_stop(c->tmpl, guess[i]) || guess[i] == tokenizer_bos(c->tok))
+            return i + 1;
+    return g;
+}
+
+chat_progress chat_step_run(chat *c, chat_run *run, llm_err *err)
+{
+    run->n = 0;
+    run->first = engine_pos(c->e);
+    run->offset[0] = 0;
+    run->text[0] = '\0';
+    if (!c->replying)
+        return CHAT_REPLY_DONE;
+    turn *t = &c->turns[c->n_turns - 1];
+    chat_progress progress;
+    if (!reply_has_room(c, false, &progress))
+        return progress;
+    int max = c->guesser ? c->max_guess : 0;
+    if (c->max_reply > 0 && max > c->max_reply - c->reply_tokens - 1)
+        max = c->max_reply - c->reply_tokens - 1; /* x and the guesses within the limit */
+    int got[ENGINE_GUESS_MAX + 1], n_got;
+    int pos = engine_pos(c->e);
+    llm_status st = engine_step_guessed(c->e, c->guesser ? reply_guesser : NULL, c, max, got,
+                                        &n_got, err);
+    if (st != LLM_OK) {
+        close_reply(c, true);
+        return st == LLM_ERR_CONTEXT ? CHAT_REPLY_FULL : CHAT_REPLY_ERROR;
+    }
+    size_t len = 0;
+    progress = CHAT_GENERATING;
+    for (int i = 0; i < n_got && progress == CHAT_GENERATING; i++) {
+        const char *s;
+        progress = took_token(c, t, pos + i, got[i], false, &s);
+        size_t n = strlen(s);
+        if (len + n >= sizeof run->text)
+            n = sizeof run->text - 1 - len; /* cannot happen: each piece fits its share */
+        memcpy(run->text + len, s, n);
+        len += n;
+        run->text[len] = '\0';
+        run->tokens[run->n++] = got[i];
+        run->offset[run->n] = len;
+    }
+    return progress;
 }
 
 chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err)

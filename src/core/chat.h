@@ -90,6 +90,30 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err);
  * NULL, the bytes it adds to the reply (borrowed, valid until the next call). */
 chat_progress chat_step(chat *c, int *token, const char **text, llm_err *err);
 
+/* Speculative decoding for the replies from now on (docs/speculative.md): each
+ * chat_step_run runs the next token and up to max_guess of guesser's guesses as one
+ * call of the model (engine_step_guessed), the sampler checking them, so that a step
+ * may add several tokens; the reply is token for token the one plain steps make.
+ * guesser NULL or max_guess 0: plain steps. user is the guesser's (borrowed). */
+void chat_set_guesser(chat *c, engine_guesser guesser, void *user, int max_guess);
+
+/* What one chat_step_run added to the reply. */
+typedef struct {
+    int n;          /* tokens added (the closing stop token included); 0 when the reply
+                       ended without a new one (step limit, full context) */
+    int first;      /* the position of the first */
+    int tokens[ENGINE_GUESS_MAX + 1];
+    size_t offset[ENGINE_GUESS_MAX + 2]; /* token i's bytes: text[offset[i] .. offset[i + 1]) */
+    char text[(ENGINE_GUESS_MAX + 1) * TOKENIZER_PIECE_MAX + 1]; /* the bytes they add */
+} chat_run;
+
+/* One call of the model for the open reply: chat_step's token, or with a guesser
+ * (chat_set_guesser) that token and the guesses the sampler accepted after it. Stops
+ * where chat_step would: the first stop token closes the reply (accepted guesses after
+ * it are forgotten), BOS ends it as in chat_step, and the reply never exceeds its step
+ * limit (fewer guesses are asked for near it). */
+chat_progress chat_step_run(chat *c, chat_run *run, llm_err *err);
+
 /* Appends the caller's token to the open reply instead of a sampled one (the step's
  * phase is FORCED) and runs it, like chat_step; *progress says what followed (a forced
  * EOS closes the reply). Fails with LLM_ERR_ARG, changing nothing, when no reply is

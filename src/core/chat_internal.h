@@ -35,6 +35,9 @@ struct chat {
     bool replying;
     int max_reply;       /* 0 = until EOS */
     int reply_tokens;    /* tokens generated in the open reply */
+    engine_guesser guesser; /* speculative decoding for replies (chat_set_guesser), or NULL */
+    void *guesser_user;
+    int max_guess;
     char text[TOKENIZER_PIECE_MAX + 1]; /* bytes of the last token (returned by chat_step) */
     char notice[256];
     bool has_notice;

@@ -47,6 +47,10 @@ struct engine {
                                the next step runs it */
     float *guess_logits;    /* (ENGINE_GUESS_MAX + 1, vocab) engine_step_guessed's, made on
                                its first call */
+    int last_guess[ENGINE_GUESS_MAX]; /* the newest call's guesses that ran ... */
+    int last_guess_n;       /* ... how many (0: none, or forgotten) */
+    int last_guess_pos;     /* ... the position of the token they followed */
+    int last_guess_accepted; /* ... how many of them the sampler picked */
     transformer_kernels kernels; /* what the positions run from now on compute with
                                     (engine_set_kernels; AUTO by default) */
     bool *pending;          /* (ctx) prompt positions whose candidates and next_prob are
@@ -697,6 +701,10 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     e->n = pos + 1;
     e->stats.decode_tokens++;
     e->stats.decode_ms += ms;
+    if (phase == STEP_GEN) {
+        e->stats.single_tokens++;
+        e->stats.single_ms += ms;
+    }
     return LLM_OK;
 }
 
@@ -774,7 +782,8 @@ static llm_status run_guesses(engine *e, const int *tokens, int n, llm_err *err)
     return LLM_OK;
 }
 
-llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
+/* engine_step_guessed without its timing. */
+static llm_status step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
                                int *tokens, int *n_appended, llm_err *err)
 {
     *n_appended = 0;
@@ -816,6 +825,10 @@ llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, in
     if (st != LLM_OK)
         return st;
     e->stats.guess_rounds++;
+    memcpy(e->last_guess, run + 1, sizeof(int) * (size_t)g);
+    e->last_guess_n = g;
+    e->last_guess_pos = pos;
+    e->last_guess_accepted = 0;
     tokens[(*n_appended)++] = x;
     e->stats.decode_tokens++;
     for (int i = 1; i <= g; i++) {
@@ -836,11 +849,34 @@ llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, in
             return LLM_OK;
         }
         tokens[(*n_appended)++] = next;
+        e->last_guess_accepted++;
         e->stats.accepted++;
         e->stats.decode_tokens++;
     }
     e->logits = e->guess_logits + (size_t)g * e->vocab;
     return LLM_OK;
+}
+
+llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
+                               int *tokens, int *n_appended, llm_err *err)
+{
+    double t0 = clock_ms();
+    llm_status st = step_guessed(e, guesser, user, max_guess, tokens, n_appended, err);
+    if (guesser && max_guess > 0) {
+        e->stats.spec_ms += clock_ms() - t0;
+        e->stats.spec_tokens += *n_appended;
+    }
+    return st;
+}
+
+int engine_last_guesses(const engine *e, int *pos, int *guess, int max, int *accepted)
+{
+    int n = e->last_guess_n < max ? e->last_guess_n : max;
+    if (n > 0)
+        memcpy(guess, e->last_guess, sizeof(int) * (size_t)n);
+    *pos = n > 0 ? e->last_guess_pos : -1;
+    *accepted = n > 0 ? e->last_guess_accepted : 0;
+    return n;
 }
 
 llm_status engine_force(engine *e, int token, llm_err *err)
@@ -895,6 +931,8 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     if (pos == e->n && !e->chosen)
         return LLM_OK;
     e->chosen = false; /* a choice not run is forgotten with the rest */
+    if (pos <= e->last_guess_pos + e->last_guess_accepted)
+        e->last_guess_n = 0; /* what it guessed for is gone */
     drop_attention_from(e, pos);
     for (int p = pos; p < e->n; p++)
         e->pending[p] = false;
@@ -976,6 +1014,8 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
 
     /* Forget pos.. without recomputing pos-1's logits: the batch brings new ones. */
     e->chosen = false;
+    if (pos <= e->last_guess_pos + e->last_guess_accepted)
+        e->last_guess_n = 0;
     drop_attention_from(e, pos);
     for (int p = pos; p < e->n; p++)
         e->pending[p] = false;

@@ -208,6 +208,13 @@ enum { ENGINE_GUESS_MAX = 16 };
 llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
                                int *tokens, int *n_appended, llm_err *err);
 
+/* The guesses of the newest engine_step_guessed call that ran any, for a front end to
+ * show: up to max of them into guess (for positions *pos + 1, *pos + 2, ...: *pos is
+ * the position of the token they followed), *accepted how many the sampler picked (the
+ * one after those, if any, it rejected; the rest were not checked). Returns how many
+ * (0, *pos -1: none yet, or a rewind took away what they were checked against). */
+int engine_last_guesses(const engine *e, int *pos, int *guess, int max, int *accepted);
+
 /* Like engine_step with the caller's token instead of a sampled one (phase FORCED). */
 llm_status engine_force(engine *e, int token, llm_err *err);
 
@@ -277,6 +284,11 @@ typedef struct {
     long long guessed;        /* guesses engine_step_guessed ran */
     long long accepted;       /* ... of which the sampler picked */
     long long guess_rounds;   /* its calls that ran guesses */
+    long long spec_tokens;    /* tokens engine_step_guessed appended with a guesser ... */
+    double spec_ms;           /* ... and its wall time, the guesser's included */
+    long long single_tokens;  /* tokens sampled and run one at a time (engine_step, or a
+                                 guessed step without guesses) ... */
+    double single_ms;         /* ... and their forward time: what a token costs plainly */
 } engine_stats;
 const engine_stats *engine_get_stats(const engine *e);
 
