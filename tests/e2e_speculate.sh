@@ -44,6 +44,31 @@ for how in "-t 0" "-t 0.8 -s 3"; do
 done
 pass "--draft (the int8 twin) prints plain decoding's text, greedy and sampled"
 
+# ---- -m chat: the same replies, turn after turn ----
+chat=$BUNDLED/chat260K.bin
+printf '%s\n' "Tell me a story about Tom." "Now one about a dog named Max." \
+    "And one about Lily and her cat." >"$T/messages"
+for how in "-t 0" "-t 0.8 -s 7"; do
+    # shellcheck disable=SC2086 # $how is several options
+    run_llmchat -m chat $how -z "$tok" "$chat" <"$T/messages"
+    assert_status 0
+    cp "$T/out" "$T/plain.txt"
+    for spec in "--lookup" "--draft $BUNDLED/chat260K_q80.bin --draft-max 3"; do
+        # shellcheck disable=SC2086
+        run_llmchat -m chat $how -z "$tok" $spec "$chat" <"$T/messages"
+        assert_status 0
+        cmp -s "$T/out" "$T/plain.txt" || {
+            diff "$T/plain.txt" "$T/out" | head -5 >&2
+            fail "-m chat $spec ($how) replied otherwise than plain decoding"
+        }
+        grep -q "^[a-z]*: [0-9]* guessed, [0-9]* accepted ([0-9]*%) in [0-9]* checks" "$T/err" ||
+            fail "-m chat $spec ($how): no summary on stderr: $(cat "$T/err")"
+    done
+done
+grep -q "^draft: [0-9]* guessed, [1-9][0-9]* accepted" "$T/err" ||
+    fail "-m chat --draft: no guess accepted: $(cat "$T/err")"
+pass "-m chat with --lookup or --draft replies as plain decoding does, greedy and sampled"
+
 # ---- the trace: guessed positions, and a replay of it ----
 run_llmchat -m generate -t 0.8 -s 5 -n 100 -z "$tok" -i "$prompt" --lookup \
     --trace "$T/run.jsonl" "$model" </dev/null
@@ -63,9 +88,9 @@ assert_file_contains "replay of a --lookup trace" "$T/out" "reproduced"
 pass "the trace marks guesses, and a --lookup run replays from it"
 
 # ---- bad uses ----
-run_llmchat -m chat --lookup -z "$tok" "$model" </dev/null
+run_llmchat -m perplexity --lookup -z "$tok" -i hi "$model" </dev/null
 assert_status 2
-assert_file_contains "--lookup outside generate" "$T/err" "--lookup is for -m generate"
+assert_file_contains "--lookup in perplexity" "$T/err" "--lookup is for -m generate, -m chat and the TUI"
 run_llmchat -m generate --draft-max 4 -z "$tok" -i hi "$model" </dev/null
 assert_status 2
 assert_file_contains "--draft-max alone" "$T/err" "--draft-max is for --lookup and --draft"
@@ -75,9 +100,9 @@ assert_file_contains "--draft-max out of range" "$T/err" "from 1 to 16"
 run_llmchat -m generate --lookup --draft "$DATA/stories260K_q80.bin" -z "$tok" -i hi "$model" </dev/null
 assert_status 2
 assert_file_contains "--lookup and --draft" "$T/err" "not both"
-run_llmchat -m chat --draft "$DATA/stories260K_q80.bin" -z "$tok" "$model" </dev/null
+run_llmchat -m tokenize --draft "$DATA/stories260K_q80.bin" -z "$tok" -i hi "$model" </dev/null
 assert_status 2
-assert_file_contains "--draft outside generate" "$T/err" "--draft is for -m generate"
+assert_file_contains "--draft in tokenize" "$T/err" "--draft is for -m generate, -m chat and the TUI"
 run_llmchat --server http://127.0.0.1:9 -m generate --lookup -i hi </dev/null
 assert_status 2
 assert_file_contains "--lookup with --server" "$T/err" "drop --server"

@@ -518,12 +518,12 @@ static const app_option own_rows[] = {
      .help = "include a summary of every step of the forward pass\n(FIRST-LAST, N or all) in the trace",
      .set = set_trace_tensors},
     {.name = "lookup",
-     .help = "generate: speculative decoding with prompt lookup: the\ntokens that followed the last "
+     .help = "generate, chat, tui: speculative decoding with prompt\nlookup: the tokens that followed the last "
              "match of the newest few\nearlier in the text are guessed and checked in one\npass "
              "(the output is the same, token for token)",
      .set = set_lookup},
     {.name = "draft", .arg = "FILE", .path = true,
-     .help = "generate: speculative decoding with FILE, a smaller\nmodel with the same vocabulary, "
+     .help = "generate, chat, tui: speculative decoding with FILE, a\nsmaller model with the same vocabulary, "
              "guessing greedily\n(the output is the same, token for token)",
      .set = set_draft},
     {.name = "draft-max", .arg = "N",
@@ -1082,10 +1082,12 @@ static int settle(app_options *o, bool model_given)
         return usage_error("--trace-lens needs --trace FILE");
     if (o->trace_tensors && !o->trace_path)
         return usage_error("--trace-tensors needs --trace FILE");
-    if (o->lookup && o->mode != MODE_GENERATE)
-        return usage_error("--lookup is for -m generate");
-    if (o->draft_path && o->mode != MODE_GENERATE)
-        return usage_error("--draft is for -m generate");
+    bool speculates = o->mode == MODE_GENERATE || o->mode == MODE_CHAT || o->mode == MODE_TUI ||
+                      (o->mode == MODE_AUTO && !o->replay_path && !o->view_path);
+    if (o->lookup && !speculates)
+        return usage_error("--lookup is for -m generate, -m chat and the TUI");
+    if (o->draft_path && !speculates)
+        return usage_error("--draft is for -m generate, -m chat and the TUI");
     if (o->draft_path && o->lookup)
         return usage_error("give --lookup or --draft FILE, not both");
     if (o->draft_max != OPTIONS_DRAFT_MAX_DEFAULT && !o->lookup && !o->draft_path)

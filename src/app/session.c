@@ -19,6 +19,8 @@
 #include "command.h"
 #include "cpus.h"
 #include "discover.h"
+#include "draft.h"
+#include "lookup.h"
 #include "input_file.h"
 #include "output_file.h"
 #include "kernels.h"
@@ -179,7 +181,36 @@ static int open_engine(session *s)
     return 0;
 }
 
-/* 8. The chat over the engine, with the template and the system prompt. */
+/* 7b. Speculative decoding's guesser: prompt lookup (--lookup), or a draft model
+ * (--draft FILE) in an engine of its own, as long a context as the model's where the
+ * draft's allows. */
+static int open_guesser(session *s)
+{
+    const app_options *o = s->o;
+    llm_err err;
+    if (o->lookup) {
+        s->guesser = lookup_guesser;
+        s->guesser_name = "lookup";
+        return 0;
+    }
+    if (!o->draft_path)
+        return 0;
+    if (load_draft(o, s->tok, &s->draft_model) != 0)
+        return 1;
+    int ctx = engine_ctx(s->e) < s->draft_model->config.seq_len ? engine_ctx(s->e)
+                                                                 : s->draft_model->config.seq_len;
+    if (draft_new(s->draft_model, ctx, &s->draft, &err) != LLM_OK) {
+        fprintf(stderr, "llmchat: --draft: %s\n", err.text);
+        return 1;
+    }
+    s->guesser = draft_guesser;
+    s->guesser_user = s->draft;
+    s->guesser_name = "draft";
+    return 0;
+}
+
+/* 8. The chat over the engine, with the template and the system prompt, guessing with
+ * the session's guesser. */
 static int open_chat(session *s)
 {
     llm_err err;
@@ -187,6 +218,7 @@ static int open_chat(session *s)
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
+    chat_set_guesser(s->c, s->guesser, s->guesser_user, s->o->draft_max);
     return 0;
 }
 
@@ -232,6 +264,16 @@ static int open_trace(session *s)
     return 0;
 }
 
+void session_say_guesses(const session *s)
+{
+    if (!s->guesser || !s->e)
+        return;
+    const engine_stats *st = engine_get_stats(s->e);
+    fprintf(stderr, "%s: %lld guessed, %lld accepted (%.0f%%) in %lld checks\n", s->guesser_name,
+            st->guessed, st->accepted, st->guessed ? 100.0 * st->accepted / st->guessed : 0.0,
+            st->guess_rounds);
+}
+
 bool session_have_terminal(void)
 {
     if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
@@ -252,6 +294,8 @@ int session_open(session *s, app_options *o, const session_needs *needs)
         rc = 2;
     if (rc == 0 && needs->engine)
         rc = open_engine(s);
+    if (rc == 0 && needs->engine)
+        rc = open_guesser(s);
     if (rc == 0 && needs->chat)
         rc = open_chat(s);
     if (rc == 0 && o->trace_path && s->e)
@@ -282,6 +326,8 @@ int session_close(session *s)
         rc = 1;
     }
     engine_free(s->e);
+    draft_free(s->draft);
+    model_close(s->draft_model);
     template_free(s->tmpl);
     tokenizer_close(s->tok);
     model_close(s->m);

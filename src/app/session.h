@@ -12,8 +12,9 @@
  *   5. the model (discover.c finds it), its tokenizer, its chat template, and the note
  *      that says which model runs and why
  *   6. the terminal the TUI needs
- *   7. the engine (the sampler with the options' settings), the control vectors
- *   8. the chat over the engine (chat, tui)
+ *   7. the engine (the sampler with the options' settings), the control vectors, and
+ *      speculative decoding's guesser (--lookup; --draft FILE: its model and engine)
+ *   8. the chat over the engine (chat, tui), guessing with that guesser
  *   9. --trace, attached to the engine as its observer
  *  10. autosave (chat, tui)
  *  11. signal handling (Ctrl-C stops; in chat and tui also SIGTERM, SIGHUP, Ctrl-C
@@ -76,6 +77,12 @@ typedef struct session {
     chat_template *tmpl;            /* owned */
     engine *e;                      /* owned; NULL for tokenize */
     chat *c;                        /* owned; chat and tui only */
+    engine_guesser guesser;         /* --lookup or --draft: speculative decoding's guesses
+                                       (engine.h), else NULL ... */
+    void *guesser_user;             /* ... and what it is given (the draft) */
+    const char *guesser_name;       /* "lookup", "draft", or NULL */
+    model *draft_model;             /* owned; --draft's model, else NULL */
+    struct draft *draft;            /* owned; its engine, else NULL */
     struct trace_writer *trace;     /* owned; NULL without --trace */
     autosave_file save;             /* chat and tui: this session's saved-chat file */
     /* The live settings besides the sampler's, which only the sampler holds
@@ -92,6 +99,10 @@ int session_open(session *s, app_options *o, const session_needs *needs);
  * everything, in the opposite order. Returns 0, or 1 when writing the trace failed
  * (said). */
 int session_close(session *s);
+
+/* With --lookup or --draft: how speculative decoding went, one line on stderr ("lookup:
+ * 40 guessed, 31 accepted (78%) in 12 checks"). Nothing without a guesser. */
+void session_say_guesses(const session *s);
 
 /* Is there a terminal on stdin and stdout? Says what to do instead when not (the TUI
  * needs one). */

@@ -10,9 +10,6 @@
 #include "session.h"
 #include "signals.h"
 #include "engine.h"
-#include "draft.h"
-#include "load.h"
-#include "lookup.h"
 #include "textfmt.h"
 
 /* Writes the bytes token adds after prev, made safe for a terminal. */
@@ -32,8 +29,6 @@ int cli_generate(session *s)
     llm_err err;
     int n;
     bool bos;
-    model *draft_model = NULL;
-    draft *d = NULL;
     int *ids = session_encode_prompt(o, tok, &n, &bos);
     if (!ids)
         return 1;
@@ -43,20 +38,6 @@ int cli_generate(session *s)
                         "(see -c)\n", n, engine_ctx(e));
         rc = 1;
         goto out;
-    }
-    if (o->draft_path) {
-        if (load_draft(o, tok, &draft_model) != 0) {
-            rc = 1;
-            goto out;
-        }
-        /* as long a context as the model's, where the draft's allows */
-        int ctx = engine_ctx(e) < draft_model->config.seq_len ? engine_ctx(e)
-                                                              : draft_model->config.seq_len;
-        if (draft_new(draft_model, ctx, &d, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: --draft: %s\n", err.text);
-            rc = 1;
-            goto out;
-        }
     }
     if (engine_prefill(e, ids, n, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: %s\n", err.text);
@@ -69,8 +50,8 @@ int cli_generate(session *s)
     fflush(stdout);
 
     int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
-    engine_guesser guesser = o->lookup ? lookup_guesser : d ? draft_guesser : NULL;
-    void *guesser_user = d;
+    engine_guesser guesser = s->guesser; /* --lookup, --draft (session.c) */
+    void *guesser_user = s->guesser_user;
 
     int prev = ids[n - 1], generated = 0;
     bool done = false;
@@ -109,14 +90,8 @@ int cli_generate(session *s)
             stats->prefill_ms > 0 ? stats->prefill_tokens * 1e3 / stats->prefill_ms : 0.0, generated,
             stats->decode_ms > 0 ? stats->decode_tokens * 1e3 / stats->decode_ms : 0.0,
             signals_interrupted ? " (interrupted)" : "");
-    if (guesser)
-        fprintf(stderr, "%s: %lld guessed, %lld accepted (%.0f%%) in %lld checks\n",
-                o->lookup ? "lookup" : "draft", stats->guessed, stats->accepted,
-                stats->guessed ? 100.0 * stats->accepted / stats->guessed : 0.0,
-                stats->guess_rounds);
+    session_say_guesses(s);
 out:
-    draft_free(d);
-    model_close(draft_model);
     free(ids);
     return rc;
 }

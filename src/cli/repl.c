@@ -191,18 +191,19 @@ static void reply_to(repl *r, const char *user)
             fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
             break;
         }
-        int token;
-        const char *text;
+        chat_run run; /* with --lookup or --draft, several tokens at a time */
         int before = chat_reply_limit(r->c);
-        chat_progress p = chat_step(r->c, &token, &text, &err);
+        chat_progress p = chat_step_run(r->c, &run, &err);
+        const char *text = run.text;
         if (p == CHAT_GENERATING && (signals_interrupted || signals_quit)) {
-            /* Ctrl-C came while the step ran: its token is not shown, nor kept */
+            /* Ctrl-C came while the step ran: its tokens are not shown, nor kept */
             chat_stop_at(r->c, before, &err);
             put_reply(&out, newest_reply(r->c), streamed, true);
             fprintf(stderr, "%s[stopped]\n", r->tty ? "\n" : "");
             break;
         }
         if (p != CHAT_GENERATING) {
+            streamed += strlen(text); /* a step's tokens may end with the stop token */
             put_reply(&out, newest_reply(r->c), streamed, true);
             if (p == CHAT_REPLY_FULL)
                 fprintf(stderr, "\nllmchat: the context is full: the reply was cut; the next "
@@ -475,6 +476,8 @@ int cli_repl(session *s)
         fputc('\n', stderr);
         r.status = session_quit_on_signal(s);
     }
+    if (r.n_answered > 0)
+        session_say_guesses(s);
     if (r.n_asked > 0 && r.n_answered == 0) {
         fprintf(stderr, "llmchat: no message could be answered\n");
         r.status = 1;
