@@ -64,6 +64,8 @@ wait_for "(newest)"
 walk live-entropy color 8
 wait_for "$ENTROPY_LEGEND"
 keys C
+wait_for "reply tokens coloured by speculative decoding"
+keys C
 wait_for "reply tokens in plain colours"
 keys Left
 wait_gone "reply tokens in plain colours"
@@ -71,7 +73,7 @@ screen | grep -q "probability 90%\|entropy <0.5" && show_screen_and_fail "the le
 keys q
 wait_exit
 assert_status 0
-pass "C colours the reply by probability, then entropy, then not, with the legend on the status line"
+pass "C colours the reply by probability, then entropy, then guesses, then not, with the legend on the status line"
 
 # ---- --view of that trace, without colours: the levels are attributes ----
 start NO_COLOR=1 -- --view "$T/t.jsonl"

@@ -701,10 +701,6 @@ static llm_status run_token(engine *e, int token, step_phase phase, llm_err *err
     e->n = pos + 1;
     e->stats.decode_tokens++;
     e->stats.decode_ms += ms;
-    if (phase == STEP_GEN) {
-        e->stats.single_tokens++;
-        e->stats.single_ms += ms;
-    }
     return LLM_OK;
 }
 
@@ -736,7 +732,8 @@ static int next_token(engine *e)
     return decide(e, e->n - 1, e->logits);
 }
 
-llm_status engine_step(engine *e, int *token, llm_err *err)
+/* engine_step without its timing. */
+static llm_status plain_step(engine *e, int *token, llm_err *err)
 {
     if (e->n == 0 || !e->logits)
         return llm_fail(err, LLM_ERR_ARG, "nothing to continue: prefill a prompt first");
@@ -745,6 +742,22 @@ llm_status engine_step(engine *e, int *token, llm_err *err)
     if (e->n >= e->ctx)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
     return run_token(e, next, STEP_GEN, err);
+}
+
+/* A step that made one token without guesses took ms: what a token costs plainly. */
+static void count_single(engine *e, double ms)
+{
+    e->stats.single_tokens++;
+    e->stats.single_ms += ms;
+}
+
+llm_status engine_step(engine *e, int *token, llm_err *err)
+{
+    double t0 = clock_ms();
+    llm_status st = plain_step(e, token, err);
+    if (st == LLM_OK)
+        count_single(e, clock_ms() - t0);
+    return st;
 }
 
 /* Runs x and the guesses after it (n tokens from position e->n) as one call on the token
@@ -782,13 +795,14 @@ static llm_status run_guesses(engine *e, const int *tokens, int n, llm_err *err)
     return LLM_OK;
 }
 
-/* engine_step_guessed without its timing. */
+/* engine_step_guessed without its timing; *ran: whether guesses ran. */
 static llm_status step_guessed(engine *e, engine_guesser guesser, void *user, int max_guess,
-                               int *tokens, int *n_appended, llm_err *err)
+                               int *tokens, int *n_appended, bool *ran, llm_err *err)
 {
     *n_appended = 0;
+    *ran = false;
     if (!guesser || max_guess <= 0) {
-        llm_status st = engine_step(e, &tokens[0], err);
+        llm_status st = plain_step(e, &tokens[0], err);
         *n_appended = st == LLM_OK;
         return st;
     }
@@ -824,6 +838,7 @@ static llm_status step_guessed(engine *e, engine_guesser guesser, void *user, in
     llm_status st = run_guesses(e, run, g + 1, err);
     if (st != LLM_OK)
         return st;
+    *ran = true;
     e->stats.guess_rounds++;
     memcpy(e->last_guess, run + 1, sizeof(int) * (size_t)g);
     e->last_guess_n = g;
@@ -861,11 +876,16 @@ llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, in
                                int *tokens, int *n_appended, llm_err *err)
 {
     double t0 = clock_ms();
-    llm_status st = step_guessed(e, guesser, user, max_guess, tokens, n_appended, err);
+    bool ran;
+    llm_status st = step_guessed(e, guesser, user, max_guess, tokens, n_appended, &ran, err);
+    double ms = clock_ms() - t0;
     if (guesser && max_guess > 0) {
-        e->stats.spec_ms += clock_ms() - t0;
+        e->stats.spec_ms += ms;
         e->stats.spec_tokens += *n_appended;
+        e->stats.spec_calls += *n_appended > 0;
     }
+    if (st == LLM_OK && !ran)
+        count_single(e, ms);
     return st;
 }
 

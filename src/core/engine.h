@@ -284,11 +284,13 @@ typedef struct {
     long long guessed;        /* guesses engine_step_guessed ran */
     long long accepted;       /* ... of which the sampler picked */
     long long guess_rounds;   /* its calls that ran guesses */
-    long long spec_tokens;    /* tokens engine_step_guessed appended with a guesser ... */
+    long long spec_calls;     /* engine_step_guessed's calls with a guesser that appended ... */
+    long long spec_tokens;    /* ... these tokens ... */
     double spec_ms;           /* ... and its wall time, the guesser's included */
-    long long single_tokens;  /* tokens sampled and run one at a time (engine_step, or a
-                                 guessed step without guesses) ... */
-    double single_ms;         /* ... and their forward time: what a token costs plainly */
+    long long single_tokens;  /* tokens sampled and run one at a time (engine_step, or
+                                 engine_step_guessed when no guess ran) ... */
+    double single_ms;         /* ... and those calls' wall time: what a token costs
+                                 plainly */
 } engine_stats;
 const engine_stats *engine_get_stats(const engine *e);
 

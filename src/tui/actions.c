@@ -181,17 +181,27 @@ static void cycle_slow_motion(tui *t)
         tui_say(t, "slow motion off: full speed");
 }
 
-/* C: Conversation's reply tokens coloured by probability, by entropy, or plain. */
+/* C: Conversation's reply tokens coloured by probability, by entropy, by speculative
+ * decoding's verdict, or plain. */
 static void cycle_shading(tui *t)
 {
     token_shade_mode m = (token_shade_mode)((conv_shading(t->conv) + 1) % SHADE_MODES);
     conv_set_shading(t->conv, m);
-    if (m == SHADE_OFF)
-        tui_say(t, "reply tokens in plain colours (C: by probability)");
-    else
-        tui_say(t, "reply tokens coloured by %s, legend on the status line (C: %s)",
-                m == SHADE_PROB ? "the probability the model gave each" : "the entropy each was drawn from",
-                m == SHADE_PROB ? "by entropy" : "off");
+    switch (m) {
+    case SHADE_PROB:
+        tui_say(t, "reply tokens coloured by the probability the model gave each, legend on the "
+                   "status line (C: by entropy)");
+        break;
+    case SHADE_ENTROPY:
+        tui_say(t, "reply tokens coloured by the entropy each was drawn from, legend on the status "
+                   "line (C: by guesses)");
+        break;
+    case SHADE_GUESS:
+        tui_say(t, "reply tokens coloured by speculative decoding: guesses the sampler accepted, "
+                   "its own picks where it rejected one (--lookup, --draft; C: off)");
+        break;
+    default: tui_say(t, "reply tokens in plain colours (C: by probability)"); break;
+    }
     t->dirty |= DIRTY_ALL;
 }
 

@@ -2,7 +2,9 @@
  * long prompt is read: how far, "prompt 256/2048 tokens"), the
  * interventions in force (control vectors, heads out), model,
  * size, weights (what they were converted from), KV cache, chat template, threads,
- * position in the context, prefill and decode speed, sampler settings, slow motion,
+ * position in the context, prefill and decode speed, speculative decoding (its guesses
+ * accepted, tokens per call of the model, the speed-up over plain steps), sampler
+ * settings, slow motion,
  * seed, the last reply's speed; the least important go first when it is narrow. Or
  * the quit question, a one-off message, or (llmchat --view) what the trace is.
  *
@@ -26,6 +28,7 @@ typedef struct {
     double reply_rate; /* wall-clock tok/s of the last reply (0: unknown) */
     int slow_motion_ms; /* slow motion (0: off) */
     token_shade_mode shading; /* Conversation's tokens coloured: the legend is shown */
+    const char *guesser; /* speculative decoding's guesser ("lookup", "draft"), or NULL */
     const char *template_name; /* the chat template ("llama2", "chatml"); NULL: not shown */
     int prompt_done, prompt_total; /* a long prompt being read: its tokens run so far
                                       of prompt_total (0: none is) */

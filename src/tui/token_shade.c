@@ -1,5 +1,5 @@
-/* token_shade.c — the shading of reply tokens by probability or entropy (see
- * token_shade.h). The levels' bounds are fixed so that the same colour means the same
+/* token_shade.c — the shading of reply tokens by probability, entropy or speculative
+ * decoding's verdict (see token_shade.h). The levels' bounds are fixed so that the same colour means the same
  * thing on every model and in every trace. */
 #include "token_shade.h"
 
@@ -15,6 +15,8 @@ static const float entropy_bounds[SHADE_LEVELS - 1] = {0.5f, 1.5f, 2.5f, 3.5f};
 
 static const char *const prob_labels[SHADE_LEVELS] = {"90%+", "50%+", "20%+", "5%+", "<5%"};
 static const char *const entropy_labels[SHADE_LEVELS] = {"<0.5", "<1.5", "<2.5", "<3.5", "3.5+"};
+static const char *const guess_labels[SHADE_LEVELS] = {"", "accepted", "", "", "rejected"};
+enum { GUESS_ACCEPTED = 1, GUESS_REJECTED = SHADE_LEVELS - 1 };
 
 int token_shade_level(token_shade_mode mode, const step_record *r)
 {
@@ -36,6 +38,8 @@ int token_shade_level(token_shade_mode mode, const step_record *r)
             lv++;
         return lv;
     }
+    if (mode == SHADE_GUESS && r->guessed) /* a token not guessed keeps plain colours */
+        return r->guess == r->next ? GUESS_ACCEPTED : GUESS_REJECTED;
     return -1;
 }
 
@@ -54,14 +58,16 @@ attr_t token_shade_attr(const tui_screen *scr, int lv)
 
 const char *token_shade_name(token_shade_mode mode)
 {
-    return mode == SHADE_ENTROPY ? "entropy" : "probability";
+    return mode == SHADE_ENTROPY ? "entropy" : mode == SHADE_GUESS ? "guesses" : "probability";
 }
 
 const char *token_shade_label(token_shade_mode mode, int lv)
 {
     if (lv < 0 || lv >= SHADE_LEVELS)
         return "";
-    return mode == SHADE_ENTROPY ? entropy_labels[lv] : prob_labels[lv];
+    return mode == SHADE_ENTROPY ? entropy_labels[lv]
+         : mode == SHADE_GUESS   ? guess_labels[lv]
+                                 : prob_labels[lv];
 }
 
 int token_shade_legend_width(token_shade_mode mode)
@@ -70,7 +76,8 @@ int token_shade_legend_width(token_shade_mode mode)
         return 0;
     int w = 1 + textfmt_width(token_shade_name(mode));
     for (int lv = 0; lv < SHADE_LEVELS; lv++)
-        w += 1 + textfmt_width(token_shade_label(mode, lv));
+        if (*token_shade_label(mode, lv))
+            w += 1 + textfmt_width(token_shade_label(mode, lv));
     return w + 1;
 }
 
@@ -85,6 +92,8 @@ void token_shade_legend_draw(const tui_screen *scr, WINDOW *w, int y, int x, tok
     x += 1 + textfmt_width(name);
     for (int lv = 0; lv < SHADE_LEVELS && x < end; lv++) {
         const char *label = token_shade_label(mode, lv);
+        if (!*label)
+            continue;
         draw_text(scr, w, y, x, 1, " ", base);
         draw_text(scr, w, y, x + 1, end - x - 1, label, token_shade_attr(scr, lv));
         x += 1 + textfmt_width(label);

@@ -1,6 +1,8 @@
 /* token_shade.h — how the Conversation shades reply tokens: by the probability the
- * model gave each token, or by the entropy of the distribution it was drawn from (the
- * C key cycles off, probability, entropy). Five levels, from what the model was sure
+ * model gave each token, by the entropy of the distribution it was drawn from, or by
+ * what speculative decoding made of it (a guess the sampler accepted, the sampler's
+ * own pick where it rejected one; the C key cycles off, probability, entropy, guesses).
+ * Five levels, from what the model was sure
  * of to what surprised it, each with its attribute (a colour, or without colours an
  * attribute: dim, plain, underline, bold, bold underlined) and its legend label.
  *
@@ -11,7 +13,7 @@
 #include "draw.h"
 #include "step.h"
 
-typedef enum { SHADE_OFF = 0, SHADE_PROB, SHADE_ENTROPY, SHADE_MODES } token_shade_mode;
+typedef enum { SHADE_OFF = 0, SHADE_PROB, SHADE_ENTROPY, SHADE_GUESS, SHADE_MODES } token_shade_mode;
 
 enum { SHADE_LEVELS = LEVELS_MAX };
 
@@ -21,9 +23,11 @@ enum { SHADE_LEVELS = LEVELS_MAX };
 int token_shade_level(token_shade_mode mode, const step_record *r);
 /* The attribute text of level lv is drawn with (A_NORMAL for -1). */
 attr_t token_shade_attr(const tui_screen *scr, int lv);
-/* "probability" or "entropy". */
+/* "probability", "entropy" or "guesses". */
 const char *token_shade_name(token_shade_mode mode);
-/* The legend's label of level lv: "90%+" ... "<5%", or "<0.5" ... "3.5+" nats. */
+/* The legend's label of level lv: "90%+" ... "<5%", "<0.5" ... "3.5+" nats, or for
+ * guesses "accepted" (level 1) and "rejected" (level 4: the sampler's pick where a guess
+ * was rejected); "" for a level the mode does not use. */
 const char *token_shade_label(token_shade_mode mode, int lv);
 /* Columns the legend takes (" probability 90%+ 50%+ 20%+ 5%+ <5% "). */
 int token_shade_legend_width(token_shade_mode mode);

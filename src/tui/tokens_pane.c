@@ -215,6 +215,26 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
         return 3;
     }
     tuifmt_prob(prev->next_prob, p, sizeof p);
+    if (prev->guessed) { /* speculative decoding checked a guess for this position */
+        char guess[64];
+        source_token(tp->src, prev->guess, guess, sizeof guess);
+        if (prev->guess == r->token) {
+            snprintf(words[0], LINE_MAX, "a guess the sampler accepted; the model gave it %s (rank %d)",
+                     p, prev->next_rank);
+            snprintf(words[1], LINE_MAX, "guessed, accepted; model gave it %s (rank %d)", p,
+                     prev->next_rank);
+            snprintf(words[2], LINE_MAX, "guess accepted (%s)", p);
+            snprintf(words[3], LINE_MAX, "guessed (%s)", p);
+        } else {
+            snprintf(words[0], LINE_MAX, "the sampler's pick, the guess %s rejected; the model gave it %s (rank %d)",
+                     guess, p, prev->next_rank);
+            snprintf(words[1], LINE_MAX, "guess %s rejected; model gave this %s", guess, p);
+            snprintf(words[2], LINE_MAX, "guess %s rejected (%s)", guess, p);
+            snprintf(words[3], LINE_MAX, "not %s (%s)", guess, p);
+        }
+        draw_words(scr, w, 2, width, words, 4, A_NORMAL);
+        return 3;
+    }
     const remote_comparison *vs = tp->src->check ? server_check_at(tp->src->check, pos) : NULL;
     if (vs) { /* checked against the server (--compare-server): its probability */
         char ps[32];
@@ -274,7 +294,16 @@ static void draw_heading(const tokens_pane *tp, const tui_screen *scr, WINDOW *w
     snprintf(top, sizeof top, cut ? "top %d of %d (no room)" : "top %d", pl->n, pl->wanted);
     snprintf(short_top, sizeof short_top, cut ? "top %d/%d" : "top %d", pl->n, pl->wanted);
     const char *digit = tp->choosing ? " (a digit chooses)" : "";
-    if (r->next >= 0) {
+    if (r->next >= 0 && r->guessed && r->guess != r->next) { /* a guess rejected */
+        char guess[64];
+        source_token(tp->src, r->next, piece, sizeof piece);
+        source_token(tp->src, r->guess, guess, sizeof guess);
+        snprintf(words[0], LINE_MAX, "next (pos %d): %s, not the guess %s  %s:", pos + 1, piece,
+                 guess, top);
+        snprintf(words[1], LINE_MAX, "next (pos %d): %s, not %s  %s:", pos + 1, piece, guess,
+                 short_top);
+        snprintf(words[2], LINE_MAX, "next: %s, not %s  %s:", piece, guess, short_top);
+    } else if (r->next >= 0) {
         source_token(tp->src, r->next, piece, sizeof piece);
         snprintf(words[0], LINE_MAX, "next (pos %d): %s  %s:", pos + 1, piece, top);
         snprintf(words[1], LINE_MAX, "next (pos %d): %s  %s:", pos + 1, piece, short_top);

@@ -138,6 +138,7 @@ static void sync_views(tui *t)
     tokens_set_choosing(t->tokens, t->run.paused && tui_replying(t));
     t->run.slow_motion_ms = t->s ? t->s->slow_motion_ms : 0;
     t->run.shading = conv_shading(t->conv); /* the legend follows Conversation's colours */
+    t->run.guesser = t->s ? t->s->guesser_name : NULL;
 }
 
 bool tui_overlay_fits(const tui *t, const view_ops *v)
@@ -497,12 +498,12 @@ void tui_show_branch(tui *t)
     conv_set_branch(t->conv, chat_branch_current(t->c, i) + 1, chat_branch_count(t->c, i));
 }
 
-void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err)
+/* After a step that added n tokens (already in Conversation): the panes redrawn, the
+ * reply's end and what ended it said. */
+static void took_tokens(tui *t, chat_progress p, int n, const llm_err *err)
 {
-    if (text && *text)
-        conv_stream_token(t->conv, engine_pos(t->e) - 1, text, strlen(text));
     tui_show_branch(t);
-    t->reply_tokens++;
+    t->reply_tokens += n;
     t->dirty |= DIRTY_CONV | DIRTY_TOKENS | DIRTY_ATTN | DIRTY_STATUS;
     if (p == CHAT_GENERATING && tui_replying(t) && !err->text[0])
         return;
@@ -520,6 +521,23 @@ void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *er
             chat_stop(t->c, &e2);
         }
     }
+}
+
+void tui_took_token(tui *t, chat_progress p, const char *text, const llm_err *err)
+{
+    if (text && *text)
+        conv_stream_token(t->conv, engine_pos(t->e) - 1, text, strlen(text));
+    took_tokens(t, p, 1, err);
+}
+
+/* After chat_step_run: each token's bytes into Conversation at its position. */
+static void took_run(tui *t, chat_progress p, const chat_run *run, const llm_err *err)
+{
+    for (int i = 0; i < run->n; i++)
+        if (run->offset[i + 1] > run->offset[i])
+            conv_stream_token(t->conv, run->first + i, run->text + run->offset[i],
+                              run->offset[i + 1] - run->offset[i]);
+    took_tokens(t, p, run->n, err);
 }
 
 /* The served model's status line: the server, its model and the last round trip. */
@@ -591,12 +609,11 @@ static void generate_one(tui *t)
         remote_one(t);
         return;
     }
-    int token = -1;
-    const char *text = NULL;
+    chat_run run; /* with --lookup or --draft, several tokens at a time */
     llm_err err;
     err.text[0] = '\0';
-    chat_progress p = chat_step(t->c, &token, &text, &err);
-    tui_took_token(t, p, text, &err);
+    chat_progress p = chat_step_run(t->c, &run, &err);
+    took_run(t, p, &run, &err);
 }
 
 void tui_stop_reply(tui *t)

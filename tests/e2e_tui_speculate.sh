@@ -1,0 +1,114 @@
+#!/bin/sh
+# e2e_tui_speculate.sh — speculative decoding watched in the TUI, driven in tmux as in
+# e2e_tui.sh: with --lookup a greedy reply is token for token the one a plain TUI run
+# gives (compared through both runs' traces), the status line says how many guesses the
+# sampler accepted and how many tokens each call of the model added, C's fourth mode
+# colours the reply by the guesses' verdicts with its legend, and Tokens says of an
+# accepted guess's position that it was guessed and accepted and of a rejected one what
+# was guessed instead. Nothing asserts timing.
+# shellcheck source=lib.sh
+. "$LLMCHAT_SRCDIR/tests/lib.sh"
+# shellcheck source=tui_lib.sh
+. "$LLMCHAT_SRCDIR/tests/tui_lib.sh"
+
+MODEL=$BUNDLED/chat260K.bin
+TOK=$BUNDLED/tok512.bin
+MESSAGE="Tell me a story about Tom and his big red ball. Tom liked his big red ball."
+
+# wait_re REGEX: until a line of the screen matches REGEX (grep's).
+wait_re() {
+    deadline=$(($(now) + WAIT))
+    until screen | grep -q -- "$1"; do
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "waited ${WAIT}s for /$1/ on the screen"
+        sleep 0.1
+    done
+}
+
+# chat_run TAG ARGS...: one reply to MESSAGE in the TUI, traced into $T/TAG.jsonl.
+chat_run() {
+    tag=$1
+    shift
+    start -- -m tui -t 0 --no-config --trace "$T/$tag.jsonl" -z "$TOK" "$@" "$MODEL"
+    wait_for "idle |"
+    type_text "$MESSAGE"
+    keys Enter
+    wait_for "You: Tell me a story about Tom"
+    wait_for " idle |"
+}
+
+chat_run plain
+type_text "/quit"
+keys Enter
+wait_exit
+assert_status 0
+
+chat_run lookup --lookup --draft-max 6
+wait_re "lookup [0-9]*% of [0-9]* accepted, [0-9.]* tok/call"
+keys Tab Tab # Conversation, Tokens
+keys C C C
+wait_for "reply tokens coloured by speculative decoding"
+keys Left
+wait_gone "reply tokens coloured by speculative decoding"
+wait_for "guesses accepted rejected"
+keys q
+wait_exit
+assert_status 0
+
+# the positions whose token was a guess, accepted or rejected (the record before them
+# checked a guess)
+"$PYTHON" - "$T/plain.jsonl" "$T/lookup.jsonl" "$T/where" <<'PY' || fail "the traces disagree (above)"
+import json, sys
+
+def records(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        v = json.loads(line)
+        if "pos" in v:
+            out[v["pos"]] = v
+    return out
+
+plain, spec = records(sys.argv[1]), records(sys.argv[2])
+tokens = lambda rs: [rs[p]["token"] for p in sorted(rs)]
+if tokens(plain) != tokens(spec):
+    print("the --lookup reply is not the plain one")
+    sys.exit(1)
+accepted = [p + 1 for p, r in spec.items() if "guess" in r and r["guess"] == r.get("next")]
+rejected = [p + 1 for p, r in spec.items() if "guess" in r and r["guess"] != r.get("next")]
+print(f"{len(accepted)} accepted, {len(rejected)} rejected guesses")
+if not accepted or not rejected:
+    sys.exit(1)
+with open(sys.argv[3], "w") as f:
+    f.write(f"{max(accepted)} {max(rejected)}\n")
+PY
+read -r acc rej <"$T/where"
+pass "a --lookup reply in the TUI is the plain reply, token for token, with guesses accepted and rejected"
+
+# ---- Tokens on the guessed positions, in --view of that trace ----
+start -- --view "$T/lookup.jsonl"
+wait_for "viewing the trace"
+keys Tab Tab
+keys End
+wait_for "(newest)"
+newest=$(screen | grep -o 'pos [0-9]* (newest)' | grep -o '[0-9][0-9]*')
+[ -n "$newest" ] || show_screen_and_fail "Tokens shows no newest position"
+
+# walk_to P: moves the selection from the newest position back to P.
+walk_to() {
+    k=$((newest - $1))
+    [ "$k" -gt 0 ] || return 0
+    while [ "$k" -gt 0 ]; do
+        keys Left
+        k=$((k - 1))
+    done
+    wait_for "pos $1 of"
+}
+walk_to "$rej"
+wait_re "guess .* rejected"
+keys End
+wait_for "(newest)"
+walk_to "$acc"
+wait_re "a guess the sampler accepted\|guessed, accepted"
+keys q
+wait_exit
+assert_status 0
+pass "the status line counts the guesses, C colours them, Tokens says which were accepted and which rejected"
