@@ -63,6 +63,15 @@ bool tui_replying(const tui *t)
 
 /* The notice shown while a reply waits for steering keys; removed when it goes on. */
 static const char PAUSE_HINT[] = "[paused: n generates a token, a digit chooses one, p resumes]";
+/* The same with speculative decoding, where n runs one call of the model. */
+static const char GUESS_PAUSE_HINT[] =
+    "[paused: n runs one step (the next token and the guesses accepted after it), a digit chooses "
+    "one, p resumes]";
+
+static const char *pause_hint(const tui *t)
+{
+    return t->s && t->s->guesser ? GUESS_PAUSE_HINT : PAUSE_HINT;
+}
 
 void tui_say(tui *t, const char *fmt, ...)
 {
@@ -395,7 +404,7 @@ static void show_dialog(tui *t)
 /* The reply goes on by itself (or there is none): the pause hint goes. */
 static void drop_pause_hint(tui *t)
 {
-    if (conv_drop_notice(t->conv, PAUSE_HINT))
+    if (conv_drop_notice(t->conv, pause_hint(t)))
         t->dirty |= DIRTY_CONV;
 }
 
@@ -481,7 +490,7 @@ static void begin_turn(tui *t, const char *text, bool start_paused)
     if (start_paused)
         t->run.paused = true;
     if (t->run.paused) /* /step, or p while idle: until p resumes or the reply ends */
-        tui_notice(t, "%s", PAUSE_HINT);
+        tui_notice(t, "%s", pause_hint(t));
     conv_add(t->conv, ENTRY_ASSISTANT, "");
     conv_set_think_opened(t->conv, chat_get_turn(t->c, chat_turn_count(t->c) - 1)->think_opened);
     t->run.state = RUN_GENERATING;
@@ -649,7 +658,7 @@ void tui_toggle_pause(tui *t)
     if (!t->run.paused)
         drop_pause_hint(t);
     else if (tui_replying(t))
-        tui_notice(t, "%s", PAUSE_HINT);
+        tui_notice(t, "%s", pause_hint(t));
     else
         tui_say(t, "the next reply starts paused (p again: it runs)");
     t->dirty |= DIRTY_STATUS | DIRTY_TOKENS;
