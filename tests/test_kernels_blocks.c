@@ -9,7 +9,8 @@
  * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
  * 17 and 70 vectors (prefill, across the vector tiles) through kernels_matvec,
  * kernels_matmul and kernels_gemm (from 16 vectors the rows made exact Q8_0 for the
- * GEMM kernel); vector 0 of a matmul batch has the bits of a matvec. Every table's
+ * GEMM kernel); every vector of a matmul batch (several rows' dots at once where a
+ * table has a multi-vector dot) has the bits of a matvec of it alone. Every table's
  * unpack_row (those rows made exact Q8_0) gives the plain-C one's bytes and floats. */
 #include "testutil.h"
 
@@ -152,6 +153,17 @@ static void check_tensor(const tensor *w, int n, const char *what)
                 ck_assert_msg(memcmp(one, got, sizeof(float) * w->rows) == 0,
                               "%s %s: vector 0 of a batch differs from a matvec",
                               kernels_isa_name(isas[j]), what);
+                /* every vector of the batch (several at once where a table's dot takes
+                 * them so) has the bits of a matvec of it alone */
+                for (int v = 1; v < n; v++) {
+                    qbatch_quantize(x1, x + (size_t)v * w->cols, 1);
+                    ck_assert(kernels_matvec(NULL, one, w, NULL, x1));
+                    ck_assert_msg(memcmp(one, got + (size_t)v * w->rows,
+                                         sizeof(float) * w->rows) == 0,
+                                  "%s %s: vector %d of a batch differs from a matvec",
+                                  kernels_isa_name(isas[j]), what, v);
+                }
+                qbatch_quantize(x1, x, 1);
             } else if (n >= KERNELS_GEMM_MIN_VECS) { /* the GEMM's bits for one vector too */
                 float *const outs1[1] = {one};
                 const tensor *ws1[1] = {w};

@@ -168,6 +168,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         if (!k->dot_blocks[t]) {
             k->dot_blocks[t] = s->dot_blocks[t];
             k->blocks_x[t] = s->blocks_x[t];
+            k->dot_blocks_multi[t] = s->dot_blocks_multi[t];
         }
 }
 
@@ -416,10 +417,19 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
     const int8_t *xv = order ? blocks_x_order(s, order, xq, n, w->cols) : xq->q;
     if (!xsum || !xv)
         return; /* out of memory, counted in s */
+    blocks_dot_multi_fn multi = n > 1 ? k->dot_blocks_multi[w->btype] : NULL;
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {
             const uint8_t *row = tensor_row_blocks(w, r);
+            if (multi) { /* the row's weights unpacked once for several vectors */
+                for (int v = vt; v < ve; v += BLOCKS_MULTI_MAX)
+                    multi(row, xv + (size_t)v * xq->stride, (size_t)xq->stride,
+                          xq->scale + (size_t)v * groups, (size_t)groups, xsum + (size_t)v * pieces,
+                          (size_t)pieces, w->cols, ve - v < BLOCKS_MULTI_MAX ? ve - v : BLOCKS_MULTI_MAX,
+                          out + (size_t)v * w->rows + r, (size_t)w->rows);
+                continue;
+            }
             for (int v = vt; v < ve; v++)
                 out[(size_t)v * w->rows + r] =
                     dot(row, xv + (size_t)v * xq->stride, xq->scale + (size_t)v * groups,

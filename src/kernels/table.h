@@ -71,6 +71,16 @@ typedef float (*blocks_dot_fn)(const uint8_t *row, const int8_t *x, const float 
  * values in that order: blocks_rows calls it once a call and vector, and the dot reads
  * its output as x. xs and xsum stay in the vector's own order. */
 typedef void (*blocks_x_fn)(int8_t *dst, const int8_t *x, int cols);
+/* A row dot of several vectors at once (n <= BLOCKS_MULTI_MAX): vector v's x at
+ * x + v * x_stride (in the dot's order), its scales at xs + v * xs_stride, its sums at
+ * xsum + v * xsum_stride, its result into out[v * out_stride], bit for bit what the
+ * table's blocks_dot_fn gives it: the row's weights are unpacked once for all of them
+ * (speculative decoding's positions, a short batch on the token kernels). */
+typedef void (*blocks_dot_multi_fn)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                    const float *xs, size_t xs_stride, const float *xsum,
+                                    size_t xsum_stride, int cols, int n, float *out,
+                                    size_t out_stride);
+enum { BLOCKS_MULTI_MAX = 8 };
 /* Entries of a table's dot_blocks: indexed by ggml type number, up to MXFP4 (the
  * numbers between Q6_K and MXFP4 stay NULL). */
 enum { BLOCKS_TYPES = GGML_TYPE_MXFP4 + 1 };
@@ -134,6 +144,9 @@ struct kernel_table {
     /* The order each of those dots reads x in (blocks_x_fn); NULL: the vector's own.
      * Taken with its dot_blocks entry, never apart from it. */
     blocks_x_fn blocks_x[BLOCKS_TYPES];
+    /* dot_blocks for several vectors at once (blocks_dot_multi_fn), where a table has
+     * one; NULL: dot_blocks a vector at a time. Taken with its dot_blocks entry. */
+    blocks_dot_multi_fn dot_blocks_multi[BLOCKS_TYPES];
     /* The same for an F32 w and fp32 vectors x (n, w->cols). */
     void (*rows_f32)(float *out, const tensor *w, const float *x, int n, int r0, int r1);
     /* quant_dot_q8 (group a multiple of 32). */

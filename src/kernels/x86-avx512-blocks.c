@@ -310,6 +310,96 @@ float kernels_avx512_dot_q5_k(const uint8_t *row, const int8_t *x, const float *
     return dot_k45(row, x, xs, xsum, cols, 1);
 }
 
+/* dot_k45 for n vectors of one row (n <= BLOCKS_MULTI_MAX): each super-block's nibbles
+ * unpacked and its scales and mins made floats once, then every vector's sums made with
+ * exactly dot_k45's operations in its order, so that each result has dot_k45's bits. */
+INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                          size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
+                          float *out, size_t out_stride, int five)
+{
+    const int bytes = five ? 176 : 144;
+    const __m512i first = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+    const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+    const __m512i spread[2] = {
+        _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+        _mm512_set_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
+    };
+    const __m512i top0 = _mm512_set_epi64(0x0808080808080808, 0x0808080808080808,
+                                          0x0404040404040404, 0x0404040404040404,
+                                          0x0202020202020202, 0x0202020202020202,
+                                          0x0101010101010101, 0x0101010101010101);
+    const __m512i top[2] = {top0, _mm512_slli_epi32(top0, 4)};
+    const __m512i m4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    __m512 acc[BLOCKS_MULTI_MAX][2];
+    __m256 accm[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++) {
+        acc[v][0] = acc[v][1] = _mm512_setzero_ps();
+        accm[v] = _mm256_setzero_ps();
+    }
+    for (int b = 0; b < cols / 256; b++, row += bytes) {
+        prefetch_ahead(row, 3);
+        uint32_t u[4];
+        k4_scales_mins(u, row + 4);
+        __m128 dm = two_halves(row);
+        __m512 scmn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)u)));
+        __m256 d = _mm256_broadcastss_ps(dm), dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
+        __m256 dsc = _mm256_mul_ps(d, _mm512_castps512_ps256(scmn));
+        __m256 mins = _mm256_mul_ps(dmin, upper256(scmn));
+        const uint8_t *qs = row + (five ? 48 : 16);
+        __m512i h0 = _mm512_setzero_si512(), h1 = _mm512_setzero_si512();
+        if (five) {
+            h0 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 16)));
+            h1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 32)));
+        }
+        __m512i q0[2], q1[2];
+        for (int h = 0; h < 2; h++) {
+            __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * h));
+            __m512i lo = _mm512_and_si512(q, m4);
+            __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            q0[h] = _mm512_permutex2var_epi64(lo, first, hi);
+            q1[h] = _mm512_permutex2var_epi64(lo, second, hi);
+            if (five) {
+                q0[h] = _mm512_mask_add_epi8(q0[h], _mm512_test_epi8_mask(h0, top[h]), q0[h], bit4);
+                q1[h] = _mm512_mask_add_epi8(q1[h], _mm512_test_epi8_mask(h1, top[h]), q1[h], bit4);
+            }
+        }
+        for (int v = 0; v < n; v++) {
+            __m256 f = _mm256_mul_ps(dsc, _mm256_loadu_ps(xs + v * xs_stride + 8 * b));
+            accm[v] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(xsum + v * xsum_stride + 8 * b), accm[v]);
+            __m512 fz = _mm512_castps256_ps512(f);
+            const int8_t *xb = x + v * x_stride + 256 * b;
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0[h],
+                                                  _mm512_loadu_si512((const void *)(xb + 128 * h)));
+                sum = _mm512_dpbusd_epi32(sum, q1[h],
+                                          _mm512_loadu_si512((const void *)(xb + 128 * h + 64)));
+                acc[v][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
+                                            _mm512_permutexvar_ps(spread[h], fz), acc[v][h]);
+            }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] =
+            _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) - hsum256(accm[v]);
+}
+
+void kernels_avx512_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride)
+{
+    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 0);
+}
+
+void kernels_avx512_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride)
+{
+    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 1);
+}
+
 /* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
  * values 32k + l (k < 4, l < 32) are the low (k = 0, 1) or high (k = 2, 3) nibble of
  * ql[l + 32 (k & 1)] topped with bits 2k, 2k + 1 of qh[l], minus 32; 16-value piece i
@@ -363,6 +453,66 @@ float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) -
            32.0f * _mm512_reduce_add_ps(offset);
+}
+
+/* kernels_avx512_dot_q6_k for n vectors of one row (n <= BLOCKS_MULTI_MAX): each
+ * super-block's values unpacked and its scales made floats once, then every vector's
+ * sums made with exactly that dot's operations in its order (the same bits). */
+void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum16,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride)
+{
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i spread0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    const __m512i four = _mm512_set1_epi32(4);
+    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    __m512i spread[4];
+    spread[0] = spread0;
+    for (int i = 1; i < 4; i++)
+        spread[i] = _mm512_add_epi32(spread[i - 1], four);
+    __m512 acc[BLOCKS_MULTI_MAX][2], offset[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc[v][0] = acc[v][1] = offset[v] = _mm512_setzero_ps();
+    for (int b = 0; b < cols / 256; b++, row += 210) {
+        prefetch_ahead(row, 4);
+        __m128i sc = _mm_loadu_si128((const __m128i *)(row + 192));
+        __m512 ds = _mm512_mul_ps(_mm512_set1_ps(half_at(row + 208)),
+                                  _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
+        __m512i vals[2][2];
+        for (int half = 0; half < 2; half++) {
+            __m512i ql = _mm512_loadu_si512((const void *)(row + 64 * half));
+            __m512i qh = _mm512_broadcast_i64x4(
+                _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * half)));
+            qh = _mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 2);
+            vals[half][0] = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m4),
+                                                      _mm512_slli_epi16(qh, 4), m30, 0xf8);
+            vals[half][1] = _mm512_ternarylogic_epi32(
+                _mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), qh, m30, 0xf8);
+        }
+        for (int v = 0; v < n; v++) {
+            __m512 f = _mm512_mul_ps(
+                ds, _mm512_permutexvar_ps(
+                        pairs, _mm512_castps256_ps512(_mm256_loadu_ps(xs + v * xs_stride + 8 * b))));
+            offset[v] = _mm512_fmadd_ps(ds, _mm512_loadu_ps(xsum16 + v * xsum_stride + 16 * b),
+                                        offset[v]);
+            const int8_t *xb = x + v * x_stride + 256 * b;
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; half++)
+#pragma GCC unroll 2
+                for (int k = 0; k < 2; k++) {
+                    __m512i sum = _mm512_dpbusd_epi32(
+                        _mm512_setzero_si512(), vals[half][k],
+                        _mm512_loadu_si512((const void *)(xb + 128 * half + 64 * k)));
+                    acc[v][k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
+                                                _mm512_permutexvar_ps(spread[2 * half + k], f),
+                                                acc[v][k]);
+                }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) -
+                              32.0f * _mm512_reduce_add_ps(offset[v]);
 }
 
 TARGET_END

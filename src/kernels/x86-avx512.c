@@ -1197,6 +1197,12 @@ const kernel_table kernels_x86_avx512 = {
             [GGML_TYPE_Q5_K] = kernels_avx512_x_halves,
             [GGML_TYPE_MXFP4] = kernels_avx512_x_halves,
         },
+    .dot_blocks_multi =
+        {
+            [GGML_TYPE_Q4_K] = kernels_avx512_dot_q4_k_multi,
+            [GGML_TYPE_Q5_K] = kernels_avx512_dot_q5_k_multi,
+            [GGML_TYPE_Q6_K] = kernels_avx512_dot_q6_k_multi,
+        },
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,
     .quantize_row = quantize_row_avx512,

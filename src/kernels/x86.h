@@ -187,6 +187,19 @@ float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *
                               const float *xsum, int cols);
 float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
                                const float *xsum, int cols);
+/* The same dots for several vectors at once (blocks_dot_multi_fn). */
+void kernels_avx512_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
+void kernels_avx512_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
+void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
 /* The product from panels on AVX-512 VNNI (matmul_q8p; kernels/x86-avx512-panels.c). */
 void kernels_avx512_matmul_q8p(kernels_scratch *s, float *out, const tensor *w,
                                const qbatch *xq, int n, int r0, int r1);
