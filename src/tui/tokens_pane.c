@@ -17,6 +17,7 @@
 #include "settings.h"
 #include "textfmt.h"
 #include "format.h"
+#include "token_shade.h"
 
 struct tokens_pane {
     const tui_source *src; /* the engine, or a trace */
@@ -256,6 +257,36 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
     return 3;
 }
 
+/* The newest call's guesses (speculative decoding, engine_last_guesses) when they touch
+ * pos (its token was checked against them, or was one of them): into guess, *at the
+ * position of the token they followed, *accepted how many the sampler took. 0: none. */
+static int draft_at(const tokens_pane *tp, int pos, int *guess, int *at, int *accepted)
+{
+    if (!tp->src->e)
+        return 0; /* a trace keeps each position's checked guess, not whole drafts */
+    int n = engine_last_guesses(tp->src->e, at, guess, ENGINE_GUESS_MAX, accepted);
+    return n > 0 && pos >= *at && pos <= *at + *accepted + 1 ? n : 0;
+}
+
+/* The draft line at y: "draft at pos 40:" and each guess in the colours of C's guesses
+ * mode: accepted, rejected, and dimmed those after the rejected one (never checked). */
+static void draw_draft(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, int y, int width,
+                       const int *guess, int n, int at, int accepted)
+{
+    char head[48], piece[64];
+    snprintf(head, sizeof head, "draft at pos %d:", at);
+    draw_text(scr, w, y, 1, width, head, A_NORMAL);
+    int x = 1 + textfmt_width(head);
+    for (int i = 0; i < n && x < width; i++) {
+        source_token(tp->src, guess[i], piece, sizeof piece);
+        attr_t a = i < accepted    ? token_shade_attr(scr, 1)
+                 : i == accepted   ? token_shade_attr(scr, SHADE_LEVELS - 1)
+                                   : A_DIM;
+        draw_text(scr, w, y, x + 1, width - x, piece, a);
+        x += 1 + textfmt_width(piece);
+    }
+}
+
 /* How the lines from y to h are shared: the candidates' heading and rows, the line of
  * the token that came next when it is below them, and at the bottom what knocked-out
  * heads change and the sampler's decision (each kept only if there is room). */
@@ -401,19 +432,25 @@ static void tokens_draw(void *state, WINDOW *w, const tui_screen *scr, bool focu
      * says how many rows are shown, and the chosen token's line is kept when it is
      * below them */
     const step_whatif *wi = source_whatif(tp->src, pos);
-    rows_plan pl = plan_rows(tp, r, wi != NULL, y, h);
+    int guess[ENGINE_GUESS_MAX], at, accepted;
+    int drafted = draft_at(tp, pos, guess, &at, &accepted);
+    int draft_lines = drafted && h - y + 1 >= 8 ? 1 : 0; /* above whatif and the sampler */
+    rows_plan pl = plan_rows(tp, r, wi != NULL, y, h - draft_lines);
     if (pl.room >= 0 && y <= h)
         draw_heading(tp, scr, w, y++, width, pos, r, &pl);
     row_columns c = columns_for(r, width);
     for (int i = 0; i < pl.n; i++)
         draw_candidate(tp, scr, w, y++, width, r, i, &c);
-    if (pl.below && y <= h - pl.sampler_lines - pl.whatif_lines) {
+    if (pl.below && y <= h - draft_lines - pl.sampler_lines - pl.whatif_lines) {
         char piece[128], line[512], p[16];
         tuifmt_prob(r->next_prob, p, sizeof p);
         source_token(tp->src, r->next, piece, sizeof piece);
         snprintf(line, sizeof line, "> rank %d: %s %s", r->next_rank, piece, p);
         draw_text(scr, w, y++, 1, width, line, draw_attr(scr, PAIR_CHOSEN, A_REVERSE));
     }
+    if (draft_lines)
+        draw_draft(tp, scr, w, h - pl.sampler_lines - pl.whatif_lines, width, guess, drafted, at,
+                   accepted);
     if (pl.whatif_lines)
         draw_whatif(tp, scr, w, h - pl.sampler_lines - WHATIF_LINES + 1, width, wi);
     if (pl.sampler_lines)
