@@ -235,6 +235,75 @@ float kernels_avx2_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs
     return dot_k45(row, x, xs, xsum, cols, 1);
 }
 
+/* dot_k45 for n vectors of one row (n <= BLOCKS_MULTI_MAX): each super-block's values
+ * unpacked and its scales and mins made floats once, then every vector's sums made with
+ * exactly dot_k45's operations in its order, so that each result has dot_k45's bits. */
+INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                          size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
+                          float *out, size_t out_stride, int five)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+    const int bytes = five ? 176 : 144;
+    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], accm[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc0[v] = acc1[v] = accm[v] = _mm256_setzero_ps();
+    int blocks = cols / 256;
+    for (int b = 0; b < blocks; b++, row += bytes) {
+        uint32_t u[4];
+        k4_scales_mins(u, row + 4);
+        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
+        __m256 mn = _mm256_cvtepi32_ps(
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(u + 2))));
+        __m256 dsc = _mm256_mul_ps(_mm256_set1_ps(half_at(row)), sc);
+        __m256 mins = _mm256_mul_ps(_mm256_set1_ps(half_at(row + 2)), mn);
+        const uint8_t *qs = row + (five ? 48 : 16);
+        __m256i qh = _mm256_setzero_si256();
+        if (five)
+            qh = _mm256_loadu_si256((const __m256i *)(row + 16));
+        __m256i lo[4], hi[4];
+        for (int p = 0; p < 4; p++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
+            lo[p] = _mm256_and_si256(q, m4);
+            hi[p] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if (five) {
+                __m256i h = _mm256_srli_epi16(qh, 2 * p);
+                lo[p] = _mm256_or_si256(lo[p], _mm256_slli_epi16(_mm256_and_si256(h, one), 4));
+                hi[p] = _mm256_or_si256(
+                    hi[p], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 1), one), 4));
+            }
+        }
+        for (int v = 0; v < n; v++) {
+            float f[8];
+            _mm256_storeu_ps(f, _mm256_mul_ps(dsc, _mm256_loadu_ps(xs + v * xs_stride + 8 * b)));
+            accm[v] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(xsum + v * xsum_stride + 8 * b), accm[v]);
+            const int8_t *xb = x + v * x_stride + 256 * b;
+#pragma GCC unroll 4
+            for (int p = 0; p < 4; p++) {
+                __m256i s0 = dot_u8s8(lo[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
+                __m256i s1 = dot_u8s8(hi[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
+                acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(f[2 * p]), acc0[v]);
+                acc1[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_set1_ps(f[2 * p + 1]), acc1[v]);
+            }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v])) - hsum256(accm[v]);
+}
+
+void kernels_avx2_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 0);
+}
+
+void kernels_avx2_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 1);
+}
+
 /* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
  * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and
  * ql[l + 32] topped with bits 0-1, 2-3, 4-5, 6-7 of qh[l], minus 32: four activation
@@ -295,6 +364,77 @@ float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs
         }
     }
     return hsum256(_mm256_add_ps(acc0, acc1)) - 32.0f * hsum256(offset);
+}
+
+/* kernels_avx2_dot_q6_k for n vectors of one row (n <= BLOCKS_MULTI_MAX): each
+ * super-block's values unpacked and its scales made ready once, then every vector's
+ * sums made with exactly that dot's operations in its order (the same bits). */
+void kernels_avx2_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum16,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
+    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], offset[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc0[v] = acc1[v] = offset[v] = _mm256_setzero_ps();
+    int blocks = cols / 256;
+    for (int b = 0; b < blocks; b++, row += 210) {
+        const uint8_t *sc = row + 192;
+        float d = half_at(row + 208);
+        __m256i sc2[2];
+        __m256 ds[2];
+        for (int h = 0; h < 2; h++) {
+            __m256i sc8 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 8 * h)));
+            ds[h] = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sc8));
+            sc2[h] = _mm256_blend_epi16(sc8, _mm256_slli_epi32(sc8, 16), 0xaa);
+        }
+        __m256i vals[2][4];
+        for (int h = 0; h < 2; h++) {
+            __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
+            __m256i qb = _mm256_loadu_si256((const __m256i *)(row + 64 * h + 32));
+            __m256i hb = _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * h));
+            vals[h][0] = _mm256_or_si256(_mm256_and_si256(qa, m4),
+                                         _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
+            vals[h][1] = _mm256_or_si256(
+                _mm256_and_si256(qb, m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
+            vals[h][2] = _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
+            vals[h][3] = _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
+        }
+        for (int v = 0; v < n; v++) {
+            float f[8];
+            _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(d),
+                                              _mm256_loadu_ps(xs + v * xs_stride + 8 * b)));
+            for (int h = 0; h < 2; h++)
+                offset[v] = _mm256_fmadd_ps(
+                    ds[h], _mm256_loadu_ps(xsum16 + v * xsum_stride + 16 * b + 8 * h), offset[v]);
+            const int8_t *xr = x + v * x_stride + 256 * b;
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++)
+#pragma GCC unroll 4
+                for (int k = 0; k < 4; k++) {
+                    int j = 4 * h + k;
+                    __m256i xv = _mm256_loadu_si256((const __m256i *)(xr + 32 * j));
+                    __m256i scales = _mm256_permutevar8x32_epi32(
+                        sc2[h], _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1,
+                                                  2 * k + 1, 2 * k + 1, 2 * k + 1));
+                    __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(vals[h][k], xv), scales);
+                    if (k & 1)
+                        acc1[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]),
+                                                  acc1[v]);
+                    else
+                        acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]),
+                                                  acc0[v]);
+                }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] =
+            hsum256(_mm256_add_ps(acc0[v], acc1[v])) - 32.0f * hsum256(offset[v]);
 }
 
 /* A Q4_K / Q5_K super-block (kernels/scalar-blocks.c: unpack_k45): sub-block 2p the low

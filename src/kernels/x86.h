@@ -167,6 +167,16 @@ float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs
                             const float *xsum, int cols);
 float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
                             const float *xsum, int cols);
+/* The same dots for several vectors at once (blocks_dot_multi_fn). */
+void kernels_avx2_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride);
+void kernels_avx2_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride);
+void kernels_avx2_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride);
 float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
                              const float *xsum, int cols);
 /* The order the AVX-512 Q4_K, Q5_K and MXFP4 dots read x in (blocks_x_fn). */
