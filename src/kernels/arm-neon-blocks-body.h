@@ -1,5 +1,6 @@
 /* kernels/arm-neon-blocks-body.h — the AArch64 row dots of ggml block types (Q4_0, Q4_1,
- * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4; see kernels/table.h's blocks_dot_fn), written once and
+ * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4; see kernels/table.h's blocks_dot_fn; and for
+ * Q4_K, Q5_K and Q6_K the same dots of several vectors at once, blocks_dot_multi_fn), written once and
  * included by both NEON tables' files: kernels/arm-neon.c (the int8 products by
  * widening multiplies) and kernels/arm-neon-dotprod.c (sdot, inside its dot-product
  * region). The includer defines
@@ -198,6 +199,91 @@ static float BLK(dot_q5_k)(const uint8_t *row, const int8_t *x, const float *xs,
     return BLK(dot_k45)(row, x, xs, xsum, cols, 1);
 }
 
+/* dot_k45 for n vectors of one row (n <= BLOCKS_MULTI_MAX, table.h's blocks_dot_multi_fn):
+ * each super-block's values unpacked and its scales and mins made floats once, then
+ * every vector's sums made with exactly dot_k45's operations in its order (its bits). */
+static inline void BLK(dot_k45_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                      const float *xs, size_t xs_stride, const float *xsum,
+                                      size_t xsum_stride, int cols, int n, float *out,
+                                      size_t out_stride, int five)
+{
+    const uint8x16_t m4 = vdupq_n_u8(0x0f);
+    const int bytes = five ? 176 : 144;
+    float32x4_t acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], accm[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc0[v] = acc1[v] = accm[v] = vdupq_n_f32(0.0f);
+    int blocks = cols / 256;
+    for (int b = 0; b < blocks; b++, row += bytes) {
+        uint32_t u[4];
+        k4_scales_mins(u, row + 4);
+        uint8x16_t sm = vld1q_u8((const uint8_t *)u);
+        float32x4_t sc_lo, sc_hi, mn_lo, mn_hi;
+        BLK(u8x8_f32)(vget_low_u8(sm), &sc_lo, &sc_hi);
+        BLK(u8x8_f32)(vget_high_u8(sm), &mn_lo, &mn_hi);
+        float d = BLK(half)(row), dmin = BLK(half)(row + 2);
+        float32x4_t dsc_lo = vmulq_n_f32(sc_lo, d), dsc_hi = vmulq_n_f32(sc_hi, d);
+        float32x4_t dmn_lo = vmulq_n_f32(mn_lo, dmin), dmn_hi = vmulq_n_f32(mn_hi, dmin);
+        const uint8_t *qs = row + (five ? 48 : 16);
+        uint8x16_t qh0 = vdupq_n_u8(0), qh1 = qh0;
+        if (five) {
+            qh0 = vld1q_u8(row + 16);
+            qh1 = vld1q_u8(row + 32);
+        }
+        int8x16_t w[4][4]; /* per p: l0, l1, h0, h1 */
+        for (int p = 0; p < 4; p++) {
+            uint8x16_t q0 = vld1q_u8(qs + 32 * p), q1 = vld1q_u8(qs + 32 * p + 16);
+            uint8x16_t l0 = vandq_u8(q0, m4), l1 = vandq_u8(q1, m4);
+            uint8x16_t h0 = vshrq_n_u8(q0, 4), h1 = vshrq_n_u8(q1, 4);
+            if (five) {
+                uint8x16_t bl = vdupq_n_u8((uint8_t)(1u << 2 * p));
+                uint8x16_t bh = vdupq_n_u8((uint8_t)(2u << 2 * p));
+                l0 = vorrq_u8(l0, BLK(bit16)(qh0, bl));
+                l1 = vorrq_u8(l1, BLK(bit16)(qh1, bl));
+                h0 = vorrq_u8(h0, BLK(bit16)(qh0, bh));
+                h1 = vorrq_u8(h1, BLK(bit16)(qh1, bh));
+            }
+            w[p][0] = vreinterpretq_s8_u8(l0);
+            w[p][1] = vreinterpretq_s8_u8(l1);
+            w[p][2] = vreinterpretq_s8_u8(h0);
+            w[p][3] = vreinterpretq_s8_u8(h1);
+        }
+        for (int v = 0; v < n; v++) {
+            const float *xsv = xs + v * xs_stride + 8 * b, *sumv = xsum + v * xsum_stride + 8 * b;
+            float f[8];
+            vst1q_f32(f, vmulq_f32(dsc_lo, vld1q_f32(xsv)));
+            vst1q_f32(f + 4, vmulq_f32(dsc_hi, vld1q_f32(xsv + 4)));
+            accm[v] = vfmaq_f32(accm[v], dmn_lo, vld1q_f32(sumv));
+            accm[v] = vfmaq_f32(accm[v], dmn_hi, vld1q_f32(sumv + 4));
+            const int8_t *xb = x + v * x_stride + 256 * b;
+            for (int p = 0; p < 4; p++) {
+                const int8_t *xp = xb + 64 * p;
+                int32x4_t s0 = BLK_DOT(vdupq_n_s32(0), w[p][0], vld1q_s8(xp));
+                s0 = BLK_DOT(s0, w[p][1], vld1q_s8(xp + 16));
+                int32x4_t s1 = BLK_DOT(vdupq_n_s32(0), w[p][2], vld1q_s8(xp + 32));
+                s1 = BLK_DOT(s1, w[p][3], vld1q_s8(xp + 48));
+                acc0[v] = vfmaq_n_f32(acc0[v], vcvtq_f32_s32(s0), f[2 * p]);
+                acc1[v] = vfmaq_n_f32(acc1[v], vcvtq_f32_s32(s1), f[2 * p + 1]);
+            }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v])) - vaddvq_f32(accm[v]);
+}
+
+static void BLK(dot_q4_k_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                const float *xs, size_t xs_stride, const float *xsum,
+                                size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    BLK(dot_k45_multi)(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 0);
+}
+
+static void BLK(dot_q5_k_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                const float *xs, size_t xs_stride, const float *xsum,
+                                size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    BLK(dot_k45_multi)(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 1);
+}
+
 /* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
  * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and
  * ql[l + 32] topped with bits 0-1, 2-3, 4-5, 6-7 of qh[l], minus 32: four activation
@@ -243,4 +329,63 @@ static float BLK(dot_q6_k)(const uint8_t *row, const int8_t *x, const float *xs,
         }
     }
     return vaddvq_f32(vaddq_f32(acc0, acc1));
+}
+
+/* dot_q6_k for n vectors of one row (n <= BLOCKS_MULTI_MAX): each super-block's values
+ * unpacked (less 32) once, then every vector's sums made with exactly dot_q6_k's
+ * operations in its order (its bits). */
+static void BLK(dot_q6_k_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                const float *xs, size_t xs_stride, const float *xsum,
+                                size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    (void)xsum;
+    (void)xsum_stride;
+    const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(3);
+    const int8x16_t k32 = vdupq_n_s8(32);
+    float32x4_t acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc0[v] = acc1[v] = vdupq_n_f32(0.0f);
+    int blocks = cols / 256;
+    for (int b = 0; b < blocks; b++, row += 210) {
+        const int8_t *sc = (const int8_t *)(row + 192);
+        float d = BLK(half)(row + 208);
+        int8x16_t w[2][2][4]; /* [h][i][k] */
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = row + 64 * h, *qh = row + 128 + 32 * h;
+            for (int i = 0; i < 2; i++) {
+                uint8x16_t qa = vld1q_u8(ql + 16 * i), qb = vld1q_u8(ql + 32 + 16 * i);
+                uint8x16_t hb = vld1q_u8(qh + 16 * i);
+                uint8x16_t u[4];
+                u[0] = vorrq_u8(vandq_u8(qa, m4), vshlq_n_u8(vandq_u8(hb, m3), 4));
+                u[1] = vorrq_u8(vandq_u8(qb, m4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), m3), 4));
+                u[2] = vorrq_u8(vshrq_n_u8(qa, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), m3), 4));
+                u[3] = vorrq_u8(vshrq_n_u8(qb, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4));
+                for (int k = 0; k < 4; k++)
+                    w[h][i][k] = vsubq_s8(vreinterpretq_s8_u8(u[k]), k32);
+            }
+        }
+        for (int v = 0; v < n; v++) {
+            const int8_t *xv = x + v * x_stride;
+            const float *xsv = xs + v * xs_stride;
+            for (int h = 0; h < 2; h++) {
+                const int8_t *xh = xv + 256 * b + 128 * h;
+                const int8_t *sh = sc + 8 * h;
+                int32x4_t s[4];
+                for (int i = 0; i < 2; i++)
+                    for (int k = 0; k < 4; k++) {
+                        int32x4_t p = BLK_DOT(vdupq_n_s32(0), w[h][i][k], vld1q_s8(xh + 32 * k + 16 * i));
+                        s[k] = i ? vmlaq_n_s32(s[k], p, sh[2 * k + i]) : vmulq_n_s32(p, sh[2 * k]);
+                    }
+                for (int k = 0; k < 4; k++) {
+                    float f = d * xsv[8 * b + 4 * h + k];
+                    if (k & 1)
+                        acc1[v] = vfmaq_n_f32(acc1[v], vcvtq_f32_s32(s[k]), f);
+                    else
+                        acc0[v] = vfmaq_n_f32(acc0[v], vcvtq_f32_s32(s[k]), f);
+                }
+            }
+        }
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v]));
 }

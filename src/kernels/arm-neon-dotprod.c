@@ -154,6 +154,7 @@ const kernel_table kernels_arm_neon_dotprod = {
     .gemm_q8 = gemm_q8_dotprod,
     .matvec_q8b = NULL, /* rows_q8 over rows made Q8_0 a few at a time (kernels.c) */
     .dot_blocks = NEON_DOT_BLOCKS(blocks_dotprod),
+    .dot_blocks_multi = NEON_DOT_BLOCKS_MULTI(blocks_dotprod),
     .rows_f32 = kernels_neon_rows_f32,
     .dot_q8 = dot_q8_dotprod,
     .quantize_row = NULL, /* the scalar one */

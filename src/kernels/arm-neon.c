@@ -323,6 +323,7 @@ const kernel_table kernels_arm_neon = {
     .gemm_q8 = NULL, /* kernels_gemm is kernels_matmul */
     .matvec_q8b = NULL, /* rows_q8 over rows made Q8_0 a few at a time (kernels.c) */
     .dot_blocks = NEON_DOT_BLOCKS(blocks_neon),
+    .dot_blocks_multi = NEON_DOT_BLOCKS_MULTI(blocks_neon),
     .rows_f32 = kernels_neon_rows_f32,
     .dot_q8 = dot_q8_neon,
     .quantize_row = NULL, /* the scalar one */

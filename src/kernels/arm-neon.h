@@ -83,6 +83,13 @@ INLINE void neon_q8_block(int R, int N, float *out, int ldo, const int8_t *w, co
         [GGML_TYPE_Q6_K] = prefix##_dot_q6_k, [GGML_TYPE_MXFP4] = prefix##_dot_mxfp4,     \
     }
 
+/* A table's dot_blocks_multi: the several-vector dots of the same header. */
+#define NEON_DOT_BLOCKS_MULTI(prefix)                                                     \
+    {                                                                                     \
+        [GGML_TYPE_Q4_K] = prefix##_dot_q4_k_multi, [GGML_TYPE_Q5_K] = prefix##_dot_q5_k_multi, \
+        [GGML_TYPE_Q6_K] = prefix##_dot_q6_k_multi,                                       \
+    }
+
 /* The plain-NEON kernels (arm-neon.c) that the dot-product table uses as they are:
  * everything but the int8 products. */
 void kernels_neon_rows_f32(float *out, const tensor *w, const float *x, int n, int r0, int r1);
