@@ -132,7 +132,7 @@ static const key_binding table[] = {
     {.ctx = KEYS_PANES, .code = 'P', .action = ACT_PATCH, .name = "P",
      .help = "patching view (/patch TEXT)"},
     {.ctx = KEYS_PANES, .code = 'C', .action = ACT_SHADE_TOKENS, .name = "C",
-     .help = "colour reply: prob/entropy/guesses/off"},
+     .help = "colour: prob, entropy, guesses, off"},
 
     {.ctx = KEYS_CONV, KEYCODE(KEY_UP), .action = ACT_SCROLL_UP, .name = "Up", .help = "scroll a line"},
     {.ctx = KEYS_CONV, KEYCODE(KEY_DOWN), .action = ACT_SCROLL_DOWN, .name = "Down", .help = "scroll a line"},
