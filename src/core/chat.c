@@ -536,10 +536,10 @@ int chat_reply_spans(const chat *c, int i, int *pos, size_t *offset, int max)
     return n;
 }
 
-/* The reply's token tok at position p, which the engine has run (speculative decoding
- * may have run more after it): counted, and the reply's text, end and state brought up
- * to it. A stop token closes the reply, BOS ends it (the end token takes its place);
- * either way what the engine ran after p is forgotten. *text: the bytes it adds. */
+/* The reply's token tok at position p, which the engine has run: counted, and the
+ * reply's text, end and state brought up to it. A stop token closes the reply, BOS ends
+ * it (the end token takes its place); either is the newest token the engine ran
+ * (reply_guesser asks for no guess past it). *text: the bytes it adds. */
 static chat_progress took_token(chat *c, turn *t, int p, int tok, bool forced, const char **text)
 {
     *text = "";
@@ -548,14 +548,11 @@ static chat_progress took_token(chat *c, turn *t, int p, int tok, bool forced, c
     if (tok == tokenizer_bos(c->tok)) {
         /* A new sequence would start: the reply is over. The end token takes BOS's place,
          * the record keeping what the sampler drew. */
-        engine_rewind(c->e, p + 1, NULL);
         if (forced || engine_replace_sampled(c->e, template_end_token(c->tmpl), NULL) != LLM_OK)
             engine_rewind(c->e, p, NULL);
         close_reply(c, false);
         return CHAT_REPLY_DONE;
     }
-    if (template_is_stop(c->tmpl, tok))
-        engine_rewind(c->e, p + 1, NULL); /* accepted guesses after it, a choice not run */
     note_token(c, t);
     if (template_is_stop(c->tmpl, tok)) {
         t->view.complete = true;

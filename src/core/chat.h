@@ -109,9 +109,9 @@ typedef struct {
 
 /* One call of the model for the open reply: chat_step's token, or with a guesser
  * (chat_set_guesser) that token and the guesses the sampler accepted after it. Stops
- * where chat_step would: the first stop token closes the reply (accepted guesses after
- * it are forgotten), BOS ends it as in chat_step, and the reply never exceeds its step
- * limit (fewer guesses are asked for near it). */
+ * where chat_step would: no guess is asked for past a stop token or BOS, the first
+ * stop token closes the reply, BOS ends it as in chat_step, and the reply never exceeds
+ * its step limit (fewer guesses are asked for near it). */
 chat_progress chat_step_run(chat *c, chat_run *run, llm_err *err);
 
 /* Appends the caller's token to the open reply instead of a sampled one (the step's
