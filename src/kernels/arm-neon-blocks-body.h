@@ -135,73 +135,11 @@ static inline void BLK(u8x8_f32)(uint8x8_t v, float32x4_t *lo, float32x4_t *hi)
  * 6-bit scales and mins, [32 bytes qh,] 128 bytes of nibbles: sub-block 2p the low
  * nibbles of bytes 32p.., 2p + 1 the high ones; Q5_K's fifth bits: bit j of qh[l] for
  * value l of sub-block j). Sub-block j is activation group 8b + j:
- * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. */
-static inline float BLK(dot_k45)(const uint8_t *row, const int8_t *x, const float *xs,
-                                 const float *xsum, int cols, int five)
-{
-    const uint8x16_t m4 = vdupq_n_u8(0x0f);
-    const int bytes = five ? 176 : 144;
-    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0, accm = acc0;
-    int blocks = cols / 256;
-    for (int b = 0; b < blocks; b++, row += bytes) {
-        uint32_t u[4];
-        k4_scales_mins(u, row + 4);
-        uint8x16_t sm = vld1q_u8((const uint8_t *)u);
-        float32x4_t sc_lo, sc_hi, mn_lo, mn_hi;
-        BLK(u8x8_f32)(vget_low_u8(sm), &sc_lo, &sc_hi);
-        BLK(u8x8_f32)(vget_high_u8(sm), &mn_lo, &mn_hi);
-        float d = BLK(half)(row), dmin = BLK(half)(row + 2);
-        float f[8]; /* d·sc_j·xs of the 8 sub-blocks */
-        vst1q_f32(f, vmulq_f32(vmulq_n_f32(sc_lo, d), vld1q_f32(xs + 8 * b)));
-        vst1q_f32(f + 4, vmulq_f32(vmulq_n_f32(sc_hi, d), vld1q_f32(xs + 8 * b + 4)));
-        accm = vfmaq_f32(accm, vmulq_n_f32(mn_lo, dmin), vld1q_f32(xsum + 8 * b));
-        accm = vfmaq_f32(accm, vmulq_n_f32(mn_hi, dmin), vld1q_f32(xsum + 8 * b + 4));
-        const uint8_t *qs = row + (five ? 48 : 16);
-        uint8x16_t qh0 = vdupq_n_u8(0), qh1 = qh0;
-        if (five) {
-            qh0 = vld1q_u8(row + 16);
-            qh1 = vld1q_u8(row + 32);
-        }
-        const int8_t *xb = x + 256 * b;
-        for (int p = 0; p < 4; p++) {
-            uint8x16_t q0 = vld1q_u8(qs + 32 * p), q1 = vld1q_u8(qs + 32 * p + 16);
-            uint8x16_t l0 = vandq_u8(q0, m4), l1 = vandq_u8(q1, m4);
-            uint8x16_t h0 = vshrq_n_u8(q0, 4), h1 = vshrq_n_u8(q1, 4);
-            if (five) {
-                uint8x16_t bl = vdupq_n_u8((uint8_t)(1u << 2 * p));
-                uint8x16_t bh = vdupq_n_u8((uint8_t)(2u << 2 * p));
-                l0 = vorrq_u8(l0, BLK(bit16)(qh0, bl));
-                l1 = vorrq_u8(l1, BLK(bit16)(qh1, bl));
-                h0 = vorrq_u8(h0, BLK(bit16)(qh0, bh));
-                h1 = vorrq_u8(h1, BLK(bit16)(qh1, bh));
-            }
-            const int8_t *xp = xb + 64 * p;
-            int32x4_t s0 = BLK_DOT(vdupq_n_s32(0), vreinterpretq_s8_u8(l0), vld1q_s8(xp));
-            s0 = BLK_DOT(s0, vreinterpretq_s8_u8(l1), vld1q_s8(xp + 16));
-            int32x4_t s1 = BLK_DOT(vdupq_n_s32(0), vreinterpretq_s8_u8(h0), vld1q_s8(xp + 32));
-            s1 = BLK_DOT(s1, vreinterpretq_s8_u8(h1), vld1q_s8(xp + 48));
-            acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s0), f[2 * p]);
-            acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s1), f[2 * p + 1]);
-        }
-    }
-    return vaddvq_f32(vaddq_f32(acc0, acc1)) - vaddvq_f32(accm);
-}
-
-static float BLK(dot_q4_k)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    return BLK(dot_k45)(row, x, xs, xsum, cols, 0);
-}
-
-static float BLK(dot_q5_k)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    return BLK(dot_k45)(row, x, xs, xsum, cols, 1);
-}
-
-/* dot_k45 for n vectors of one row (n <= BLOCKS_MULTI_MAX, table.h's blocks_dot_multi_fn):
- * each super-block's values unpacked and its scales and mins made floats once, then
- * every vector's sums made with exactly dot_k45's operations in its order (its bits). */
+ * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. For n vectors of one row at once (n <=
+ * BLOCKS_MULTI_MAX, table.h's blocks_dot_multi_fn): each super-block's values unpacked
+ * and its scales and mins made floats once, then each vector's sums made in the same
+ * operations and order (a vector's bits alone or among others; the one-vector dots are
+ * n = 1). */
 static inline void BLK(dot_k45_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
                                       const float *xs, size_t xs_stride, const float *xsum,
                                       size_t xsum_stride, int cols, int n, float *out,
@@ -270,6 +208,22 @@ static inline void BLK(dot_k45_multi)(const uint8_t *row, const int8_t *x, size_
         out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v])) - vaddvq_f32(accm[v]);
 }
 
+static float BLK(dot_q4_k)(const uint8_t *row, const int8_t *x, const float *xs,
+                           const float *xsum, int cols)
+{
+    float r;
+    BLK(dot_k45_multi)(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 0);
+    return r;
+}
+
+static float BLK(dot_q5_k)(const uint8_t *row, const int8_t *x, const float *xs,
+                           const float *xsum, int cols)
+{
+    float r;
+    BLK(dot_k45_multi)(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 1);
+    return r;
+}
+
 static void BLK(dot_q4_k_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
                                 const float *xs, size_t xs_stride, const float *xsum,
                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
@@ -288,53 +242,11 @@ static void BLK(dot_q5_k_multi)(const uint8_t *row, const int8_t *x, size_t x_st
  * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and
  * ql[l + 32] topped with bits 0-1, 2-3, 4-5, 6-7 of qh[l], minus 32: four activation
  * groups (k = 0..3 of v), each two 16-value sub-blocks (i = 0, 1: one register each)
- * with their own scale, applied to the sub-block's int32 lanes. */
-static float BLK(dot_q6_k)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    (void)xsum;
-    const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(3);
-    const int8x16_t k32 = vdupq_n_s8(32);
-    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0;
-    int blocks = cols / 256;
-    for (int b = 0; b < blocks; b++, row += 210) {
-        const int8_t *sc = (const int8_t *)(row + 192);
-        float d = BLK(half)(row + 208);
-        for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = row + 64 * h, *qh = row + 128 + 32 * h;
-            const int8_t *xh = x + 256 * b + 128 * h;
-            const int8_t *sh = sc + 8 * h;
-            int32x4_t s[4];
-            for (int i = 0; i < 2; i++) {
-                uint8x16_t qa = vld1q_u8(ql + 16 * i), qb = vld1q_u8(ql + 32 + 16 * i);
-                uint8x16_t hb = vld1q_u8(qh + 16 * i);
-                uint8x16_t v[4];
-                v[0] = vorrq_u8(vandq_u8(qa, m4), vshlq_n_u8(vandq_u8(hb, m3), 4));
-                v[1] = vorrq_u8(vandq_u8(qb, m4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), m3), 4));
-                v[2] = vorrq_u8(vshrq_n_u8(qa, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), m3), 4));
-                v[3] = vorrq_u8(vshrq_n_u8(qb, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4));
-                for (int k = 0; k < 4; k++) {
-                    int8x16_t w = vsubq_s8(vreinterpretq_s8_u8(v[k]), k32);
-                    int32x4_t p = BLK_DOT(vdupq_n_s32(0), w, vld1q_s8(xh + 32 * k + 16 * i));
-                    s[k] = i ? vmlaq_n_s32(s[k], p, sh[2 * k + i]) : vmulq_n_s32(p, sh[2 * k]);
-                }
-            }
-            for (int k = 0; k < 4; k++) {
-                float f = d * xs[8 * b + 4 * h + k];
-                if (k & 1)
-                    acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s[k]), f);
-                else
-                    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s[k]), f);
-            }
-        }
-    }
-    return vaddvq_f32(vaddq_f32(acc0, acc1));
-}
-
-/* dot_q6_k for n vectors of one row (n <= BLOCKS_MULTI_MAX): each super-block's values
- * unpacked (less 32) once, then every vector's sums made with exactly dot_q6_k's
- * operations in its order (its bits). */
-static void BLK(dot_q6_k_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+ * with their own scale, applied to the sub-block's int32 lanes. For n vectors of one
+ * row at once (n <= BLOCKS_MULTI_MAX): each super-block's values unpacked (less 32)
+ * once, then each vector's sums made in the same operations and order (a vector's bits
+ * alone or among others; the one-vector dot is n = 1). */
+static inline void BLK(dot_q6_k_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
                                 const float *xs, size_t xs_stride, const float *xsum,
                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
 {
@@ -388,4 +300,12 @@ static void BLK(dot_q6_k_multi)(const uint8_t *row, const int8_t *x, size_t x_st
     }
     for (int v = 0; v < n; v++)
         out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v]));
+}
+
+static float BLK(dot_q6_k)(const uint8_t *row, const int8_t *x, const float *xs,
+                           const float *xsum, int cols)
+{
+    float r;
+    BLK(dot_q6_k_multi)(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0);
+    return r;
 }

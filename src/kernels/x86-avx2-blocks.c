@@ -178,66 +178,10 @@ float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *x
  * 6-bit scales and mins, [32 bytes qh,] 128 bytes of nibbles: sub-block 2p the low
  * nibbles of bytes 32p.., 2p + 1 the high ones; Q5_K's fifth bits: bit j of qh[l] for
  * value l of sub-block j). Sub-block j is activation group 8b + j:
- * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. */
-INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
-                     int cols, int five)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
-    const int bytes = five ? 176 : 144;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    int blocks = cols / 256;
-    for (int b = 0; b < blocks; b++, row += bytes) {
-        /* the 8 scales (bytes 0-7 of u) and 8 mins (bytes 8-15) as plain bytes */
-        uint32_t u[4];
-        k4_scales_mins(u, row + 4);
-        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
-        __m256 mn = _mm256_cvtepi32_ps(
-            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(u + 2))));
-        float f[8];
-        _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(row)), sc),
-                                          _mm256_loadu_ps(xs + 8 * b)));
-        accm = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(row + 2)), mn),
-                               _mm256_loadu_ps(xsum + 8 * b), accm);
-        const uint8_t *qs = row + (five ? 48 : 16);
-        __m256i qh = _mm256_setzero_si256();
-        if (five)
-            qh = _mm256_loadu_si256((const __m256i *)(row + 16));
-        const int8_t *xb = x + 256 * b;
-#pragma GCC unroll 4
-        for (int p = 0; p < 4; p++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
-            __m256i lo = _mm256_and_si256(q, m4);
-            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            if (five) {
-                __m256i h = _mm256_srli_epi16(qh, 2 * p);
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(h, one), 4));
-                hi = _mm256_or_si256(
-                    hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 1), one), 4));
-            }
-            __m256i s0 = dot_u8s8(lo, _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
-            __m256i s1 = dot_u8s8(hi, _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
-            acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(f[2 * p]), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_set1_ps(f[2 * p + 1]), acc1);
-        }
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1)) - hsum256(accm);
-}
-
-float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    return dot_k45(row, x, xs, xsum, cols, 0);
-}
-
-float kernels_avx2_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    return dot_k45(row, x, xs, xsum, cols, 1);
-}
-
-/* dot_k45 for n vectors of one row (n <= BLOCKS_MULTI_MAX): each super-block's values
- * unpacked and its scales and mins made floats once, then every vector's sums made with
- * exactly dot_k45's operations in its order, so that each result has dot_k45's bits. */
+ * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. For n vectors of one
+ * row at once (n <= BLOCKS_MULTI_MAX): each super-block's values unpacked and its
+ * scales and mins made floats once, then each vector's sums made in the same operations
+ * and order (a vector's bits alone or among others; the one-vector dots are n = 1). */
 INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
                           size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
                           float *out, size_t out_stride, int five)
@@ -290,6 +234,22 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
         out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v])) - hsum256(accm[v]);
 }
 
+float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    float r;
+    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 0);
+    return r;
+}
+
+float kernels_avx2_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    float r;
+    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 1);
+    return r;
+}
+
 void kernels_avx2_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
                                  const float *xs, size_t xs_stride, const float *xsum,
                                  size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
@@ -310,68 +270,13 @@ void kernels_avx2_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_s
  * groups, each two 16-value pieces with their own scale. The values are used unsigned
  * (0..63): maddubs keeps the pair sums in int16 (63 · 127 · 2), madd applies the
  * scales, and the −32 is taken away once per super-block from the activation's per-16
- * sums xsum16[i] = xs[i / 2] · Σ x over piece i. */
-float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum16, int cols)
-{
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), offset = _mm256_setzero_ps();
-    int blocks = cols / 256;
-    for (int b = 0; b < blocks; b++, row += 210) {
-        const uint8_t *sc = row + 192;
-        float d = half_at(row + 208);
-        float f[8];
-        _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_loadu_ps(xs + 8 * b)));
-        /* scales 8h..8h+7 as int32, each also copied into its upper 16 bits (madd's) */
-        __m256i sc2[2];
-        for (int h = 0; h < 2; h++) {
-            __m256i sc8 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 8 * h)));
-            __m256 ds = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sc8));
-            offset = _mm256_fmadd_ps(ds, _mm256_loadu_ps(xsum16 + 16 * b + 8 * h), offset);
-            sc2[h] = _mm256_blend_epi16(sc8, _mm256_slli_epi32(sc8, 16), 0xaa);
-        }
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
-            __m256i qb = _mm256_loadu_si256((const __m256i *)(row + 64 * h + 32));
-            __m256i hb = _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * h));
-            __m256i v[4];
-            v[0] = _mm256_or_si256(_mm256_and_si256(qa, m4),
-                                   _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            v[1] = _mm256_or_si256(
-                _mm256_and_si256(qb, m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            v[2] = _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            v[3] = _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-#pragma GCC unroll 4
-            for (int k = 0; k < 4; k++) {
-                int j = 4 * h + k; /* group within the super-block */
-                __m256i xv = _mm256_loadu_si256((const __m256i *)(x + 256 * b + 32 * j));
-                /* scale 2j in the lower 8 words, 2j + 1 in the upper */
-                __m256i scales = _mm256_permutevar8x32_epi32(
-                    sc2[h], _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1,
-                                              2 * k + 1, 2 * k + 1));
-                __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], xv), scales);
-                if (k & 1)
-                    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc1);
-                else
-                    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]), acc0);
-            }
-        }
-    }
-    return hsum256(_mm256_add_ps(acc0, acc1)) - 32.0f * hsum256(offset);
-}
-
-/* kernels_avx2_dot_q6_k for n vectors of one row (n <= BLOCKS_MULTI_MAX): each
- * super-block's values unpacked and its scales made ready once, then every vector's
- * sums made with exactly that dot's operations in its order (the same bits). */
-void kernels_avx2_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                 const float *xs, size_t xs_stride, const float *xsum16,
-                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+ * sums xsum16[i] = xs[i / 2] · Σ x over piece i. For n vectors of one row at once
+ * (n <= BLOCKS_MULTI_MAX): each super-block's values unpacked and its scales made ready
+ * once, then each vector's sums made in the same operations and order (a vector's bits
+ * alone or among others; the one-vector dot is n = 1). */
+INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                           size_t xs_stride, const float *xsum16, size_t xsum_stride, int cols,
+                           int n, float *out, size_t out_stride)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
     __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], offset[BLOCKS_MULTI_MAX];
@@ -435,6 +340,21 @@ void kernels_avx2_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_s
     for (int v = 0; v < n; v++)
         out[v * out_stride] =
             hsum256(_mm256_add_ps(acc0[v], acc1[v])) - 32.0f * hsum256(offset[v]);
+}
+
+float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum16, int cols)
+{
+    float r;
+    dot_q6_k_multi(row, x, 0, xs, 0, xsum16, 0, cols, 1, &r, 0);
+    return r;
+}
+
+void kernels_avx2_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum16,
+                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
+{
+    dot_q6_k_multi(row, x, x_stride, xs, xs_stride, xsum16, xsum_stride, cols, n, out, out_stride);
 }
 
 /* A Q4_K / Q5_K super-block (kernels/scalar-blocks.c: unpack_k45): sub-block 2p the low

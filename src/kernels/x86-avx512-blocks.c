@@ -215,7 +215,7 @@ float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float 
     return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
 }
 
-/* The order dot_k45 and quad_mxfp4 read x in: in each whole 128 values (two 64-value
+/* The order dot_k45_multi and quad_mxfp4 read x in: in each whole 128 values (two 64-value
  * parts, four blocks or sub-blocks of 32), the first 16 values of each block, then the
  * last 16 of each: the 16-byte pieces 0, 2, 4, 6, 1, 3, 5, 7; the values after the
  * last whole 128 as they are. */
@@ -233,86 +233,11 @@ void kernels_avx512_x_halves(int8_t *dst, const int8_t *x, int cols)
  * kernels_avx512_x_halves's order. Each half h of a super-block's nibbles (64 bytes,
  * sub-blocks 4h to 4h + 3) is gathered into two registers whose 128-bit lane k both
  * hold sub-block 4h + k (values 0-15 in one, 16-31 in the other); both go into one
- * sum, so one conversion, permute and FMA serve four sub-blocks. */
-INLINE float dot_k45(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols, int five)
-{
-    const int bytes = five ? 176 : 144;
-    /* Words 0-7 the low nibbles', 8-15 the high nibbles': 128-bit lane k of `first`
-     * is the first 16 values of sub-block 4h + k (the low, high, low, high nibbles of
-     * bytes 0-15, 0-15, 32-47, 32-47), of `second` its last 16 (bytes 16-31, 48-63) */
-    const __m512i first = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
-    const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
-    /* lane l takes sub-block 4h + l / 4's factor */
-    const __m512i spread[2] = {
-        _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
-        _mm512_set_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
-    };
-    /* Q5_K: bit 4h + k of qh[l] tops value l of sub-block 4h + k; top[1] = top[0] << 4 */
-    const __m512i top0 = _mm512_set_epi64(0x0808080808080808, 0x0808080808080808,
-                                          0x0404040404040404, 0x0404040404040404,
-                                          0x0202020202020202, 0x0202020202020202,
-                                          0x0101010101010101, 0x0101010101010101);
-    const __m512i top[2] = {top0, _mm512_slli_epi32(top0, 4)};
-    const __m512i m4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-    __m256 accm = _mm256_setzero_ps();
-    for (int b = 0; b < cols / 256; b++, row += bytes) {
-        prefetch_ahead(row, 3);
-        uint32_t u[4];
-        k4_scales_mins(u, row + 4);
-        __m128 dm = two_halves(row);
-        /* the 8 scales, then the 8 mins, as floats */
-        __m512 scmn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)u)));
-        __m256 d = _mm256_broadcastss_ps(dm), dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
-        __m256 f = _mm256_mul_ps(_mm256_mul_ps(d, _mm512_castps512_ps256(scmn)),
-                                 _mm256_loadu_ps(xs + 8 * b));
-        accm = _mm256_fmadd_ps(_mm256_mul_ps(dmin, upper256(scmn)), _mm256_loadu_ps(xsum + 8 * b),
-                               accm);
-        __m512 fz = _mm512_castps256_ps512(f);
-        const uint8_t *qs = row + (five ? 48 : 16);
-        __m512i h0 = _mm512_setzero_si512(), h1 = _mm512_setzero_si512();
-        if (five) { /* qh[0..15] for values 0-15, qh[16..31] for 16-31, in every lane */
-            h0 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 16)));
-            h1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 32)));
-        }
-        const int8_t *xb = x + 256 * b;
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * h));
-            __m512i lo = _mm512_and_si512(q, m4);
-            __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            __m512i q0 = _mm512_permutex2var_epi64(lo, first, hi);
-            __m512i q1 = _mm512_permutex2var_epi64(lo, second, hi);
-            if (five) { /* bit 4 is clear in a nibble: adding sets it */
-                q0 = _mm512_mask_add_epi8(q0, _mm512_test_epi8_mask(h0, top[h]), q0, bit4);
-                q1 = _mm512_mask_add_epi8(q1, _mm512_test_epi8_mask(h1, top[h]), q1, bit4);
-            }
-            __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0,
-                                            _mm512_loadu_si512((const void *)(xb + 128 * h)));
-            s = _mm512_dpbusd_epi32(s, q1, _mm512_loadu_si512((const void *)(xb + 128 * h + 64)));
-            acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(spread[h], fz),
-                                     acc[h]);
-        }
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) - hsum256(accm);
-}
-
-float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    return dot_k45(row, x, xs, xsum, cols, 0);
-}
-
-float kernels_avx512_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    return dot_k45(row, x, xs, xsum, cols, 1);
-}
-
-/* dot_k45 for n vectors of one row (n <= BLOCKS_MULTI_MAX): each super-block's nibbles
- * unpacked and its scales and mins made floats once, then every vector's sums made with
- * exactly dot_k45's operations in its order, so that each result has dot_k45's bits. */
+ * sum, so one conversion, permute and FMA serve four sub-blocks. For
+ * n vectors of one row at once (n <= BLOCKS_MULTI_MAX): each super-block's nibbles
+ * unpacked and its scales and mins made floats once, then each vector's sums made in
+ * the same operations and order, so that a vector gets the same bits alone or among
+ * others (the one-vector dots are n = 1). */
 INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
                           size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
                           float *out, size_t out_stride, int five)
@@ -384,6 +309,22 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
             _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) - hsum256(accm[v]);
 }
 
+float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    float r;
+    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 0);
+    return r;
+}
+
+float kernels_avx512_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum, int cols)
+{
+    float r;
+    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 1);
+    return r;
+}
+
 void kernels_avx512_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
                                    const float *xs, size_t xs_stride, const float *xsum,
                                    size_t xsum_stride, int cols, int n, float *out,
@@ -404,64 +345,13 @@ void kernels_avx512_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x
  * values 32k + l (k < 4, l < 32) are the low (k = 0, 1) or high (k = 2, 3) nibble of
  * ql[l + 32 (k & 1)] topped with bits 2k, 2k + 1 of qh[l], minus 32; 16-value piece i
  * has scale i. xsum16[i] = xs[i / 2] · Σ x over piece i:
- * Σ_i d·sc_i·xs·Σ q·x − 32·Σ_i d·sc_i·xsum16[i]. */
-float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum16, int cols)
-{
-    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
-    /* lane l of register k takes piece 4k + l / 4's factor */
-    const __m512i spread0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    const __m512i four = _mm512_set1_epi32(4);
-    /* piece i's activation scale is group i / 2's */
-    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, offset = _mm512_setzero_ps();
-    for (int b = 0; b < cols / 256; b++, row += 210) {
-        prefetch_ahead(row, 4);
-        __m128i sc = _mm_loadu_si128((const __m128i *)(row + 192));
-        __m512 ds = _mm512_mul_ps(_mm512_set1_ps(half_at(row + 208)),
-                                  _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
-        __m512 f = _mm512_mul_ps(
-            ds, _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_loadu_ps(xs + 8 * b))));
-        offset = _mm512_fmadd_ps(ds, _mm512_loadu_ps(xsum16 + 16 * b), offset);
-        const int8_t *xb = x + 256 * b;
-        __m512i spread = spread0;
-#pragma GCC unroll 2
-        for (int half = 0; half < 2; half++) {
-            __m512i ql = _mm512_loadu_si512((const void *)(row + 64 * half));
-            __m512i qh = _mm512_broadcast_i64x4(
-                _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * half)));
-            /* the upper half's bits 2-3 (value k = 1) where the lower has 0-1 (k = 0) */
-            qh = _mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 2);
-            __m512i v[2] = {
-                /* k = 0, 1: (ql & 15) | (qh bits 0-1 << 4) */
-                _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m4), _mm512_slli_epi16(qh, 4), m30,
-                                          0xf8),
-                /* k = 2, 3: (ql >> 4 & 15) | (qh bits 4-5) */
-                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), qh, m30,
-                                          0xf8),
-            };
-#pragma GCC unroll 2
-            for (int k = 0; k < 2; k++) {
-                __m512i s = _mm512_dpbusd_epi32(
-                    _mm512_setzero_si512(), v[k],
-                    _mm512_loadu_si512((const void *)(xb + 128 * half + 64 * k)));
-                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(spread, f),
-                                         acc[k]);
-                spread = _mm512_add_epi32(spread, four);
-            }
-        }
-    }
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) -
-           32.0f * _mm512_reduce_add_ps(offset);
-}
-
-/* kernels_avx512_dot_q6_k for n vectors of one row (n <= BLOCKS_MULTI_MAX): each
- * super-block's values unpacked and its scales made floats once, then every vector's
- * sums made with exactly that dot's operations in its order (the same bits). */
-void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                   const float *xs, size_t xs_stride, const float *xsum16,
-                                   size_t xsum_stride, int cols, int n, float *out,
-                                   size_t out_stride)
+ * Σ_i d·sc_i·xs·Σ q·x − 32·Σ_i d·sc_i·xsum16[i]. For n vectors of one row at once (n <= BLOCKS_MULTI_MAX): each super-block's values
+ * unpacked and its scales made floats once, then each vector's sums made in the same
+ * operations and order (a vector's bits alone or among others; the one-vector dot is
+ * n = 1). */
+INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                           size_t xs_stride, const float *xsum16, size_t xsum_stride, int cols,
+                           int n, float *out, size_t out_stride)
 {
     const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
     const __m512i spread0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
@@ -513,6 +403,22 @@ void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x
     for (int v = 0; v < n; v++)
         out[v * out_stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) -
                               32.0f * _mm512_reduce_add_ps(offset[v]);
+}
+
+float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
+                              const float *xsum16, int cols)
+{
+    float r;
+    dot_q6_k_multi(row, x, 0, xs, 0, xsum16, 0, cols, 1, &r, 0);
+    return r;
+}
+
+void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum16,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride)
+{
+    dot_q6_k_multi(row, x, x_stride, xs, xs_stride, xsum16, xsum_stride, cols, n, out, out_stride);
 }
 
 TARGET_END
