@@ -9,9 +9,12 @@
  * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
  * 17 and 70 vectors (prefill, across the vector tiles) through kernels_matvec,
  * kernels_matmul and kernels_gemm (from 16 vectors the rows made exact Q8_0 for the
- * GEMM kernel); every vector of a matmul batch (several rows' dots at once where a
+ * GEMM kernel, whose bits for the types without mins are the scalar GEMM's on every table);
+ * every vector of a matmul batch (several rows' dots at once where a
  * table has a multi-vector dot) has the bits of a matvec of it alone. Every table's
- * unpack_row (those rows made exact Q8_0) gives the plain-C one's bytes and floats. */
+ * unpack_row (those rows made exact Q8_0) gives the plain-C one's bytes and floats, every
+ * value within [-32, 32] (the AVX2 GEMM for small weights adds two pieces' products in
+ * int16 on that bound). */
 #include "testutil.h"
 
 #include <math.h>
@@ -123,6 +126,13 @@ static void check_tensor(const tensor *w, int n, const char *what)
     size_t outs = (size_t)n * w->rows;
     float *want = malloc(sizeof(float) * outs), *bound = malloc(sizeof(float) * outs);
     float *scalar = malloc(sizeof(float) * outs), *got = malloc(sizeof(float) * outs);
+    float *scalar_gemm = malloc(sizeof(float) * outs);
+    /* the GEMM's products of a type without mins are exact integer sums taken into
+     * floats group by group in one order on every table: the scalar GEMM's bits (the
+     * mins' fp32 part is summed in an order of each table's own) */
+    const bool gemm_bits = n >= KERNELS_GEMM_MIN_VECS && w->btype != GGML_TYPE_Q4_1 &&
+                           w->btype != GGML_TYPE_Q5_1 && w->btype != GGML_TYPE_Q4_K &&
+                           w->btype != GGML_TYPE_Q5_K;
     float *one = malloc(sizeof(float) * w->rows);
     reference(want, bound, w, xq, n);
 
@@ -139,6 +149,12 @@ static void check_tensor(const tensor *w, int n, const char *what)
                 ck_assert(kernels_matmul(NULL, got, w, NULL, xq, n));
             if (isas[j] == KERNELS_SCALAR && !gemm)
                 memcpy(scalar, got, sizeof(float) * outs);
+            if (isas[j] == KERNELS_SCALAR && gemm)
+                memcpy(scalar_gemm, got, sizeof(float) * outs);
+            if (gemm && gemm_bits)
+                ck_assert_msg(memcmp(got, scalar_gemm, sizeof(float) * outs) == 0,
+                              "%s %s: the GEMM differs from the scalar GEMM's bits",
+                              kernels_isa_name(isas[j]), what);
             for (size_t o = 0; o < outs; o++) {
                 ck_assert_msg(fabsf(got[o] - want[o]) <= bound[o],
                               "%s %s %s: out[%zu] = %.9g, reference %.9g (±%g)",
@@ -179,6 +195,7 @@ static void check_tensor(const tensor *w, int n, const char *what)
     free(want);
     free(bound);
     free(scalar);
+    free(scalar_gemm);
     free(got);
     free(one);
     qbatch_free(xq);
@@ -305,6 +322,9 @@ START_TEST(test_unpack_same_bytes)
             for (int r = 0; r < 3; r++) {
                 const uint8_t *row = data + (size_t)r * row_bytes;
                 kernels_unpack_row(type, row, cols, part, q0, s0, m0);
+                for (int i = 0; i < cols; i++) /* what the GEMMs for small weights need */
+                    ck_assert_msg(q0[i] >= -32 && q0[i] <= 32, "%s: unpacked value %d",
+                                  ggml_type_name(type), q0[i]);
                 for (int j = 0; j < k; j++) {
                     kernels_init(isas[j]);
                     memset(q1, 0x55, cols);

@@ -140,6 +140,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         if (!k->gemm_q8) { /* with the pack it reads and its row block */
             k->gemm_q8 = s->gemm_q8;
             k->gemm_q8b = s->gemm_q8b;
+            k->gemm_q8_small = s->gemm_q8_small;
             k->gemm_signed = s->gemm_signed;
             k->gemm_rows = s->gemm_rows;
         }
@@ -694,7 +695,12 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
                 view.ahead_bytes = (size_t)(r1 - r - ROWS < ROWS ? r1 - r - ROWS : ROWS) *
                                    w->row_bytes;
             }
-            k->gemm_q8(s, part_i ? part : out + r, &view, p, 0, nr);
+            /* a pack of unsigned x where the table's gemm_q8 reads signed x: the kernel
+             * for small weights (kernels_gemm packs so only for it) */
+            if (p->signed_x == k->gemm_signed)
+                k->gemm_q8(s, part_i ? part : out + r, &view, p, 0, nr);
+            else
+                k->gemm_q8_small(s, part_i ? part : out + r, &view, p, 0, nr);
             if (part_i)
                 add_rows(out + r, (size_t)w->rows, part, ROWS, n, nr);
         }
@@ -743,7 +749,14 @@ static bool gemm_packed(kernels_workspace *ws, const kernel_table *k, int count,
         return false;
     kernels_scratch *s0 = kernels_workspace_scratch(ws, 0);
     gemm_pack pack, *p = &pack;
-    if (!gemm_pack_for(s0, p, n, w[0]->stride, w[0]->group, k->gemm_signed))
+    /* signed x as the GEMM kernel reads it, but unsigned for a table's kernel for small
+     * weights when every matrix is of ggml blocks (made exact Q8_0 of |w| <= 32) */
+    bool signed_x = k->gemm_signed, all_blocks = true;
+    for (int j = 0; j < count; j++)
+        all_blocks = all_blocks && w[j]->type == TENSOR_BLOCKS;
+    if (k->gemm_q8_small && all_blocks)
+        signed_x = false;
+    if (!gemm_pack_for(s0, p, n, w[0]->stride, w[0]->group, signed_x))
         return false;
     float *xsum = NULL; /* the group sums (n, groups), for the mins: made beside the pack */
     for (int j = 0; j < count && !xsum; j++)

@@ -37,9 +37,9 @@ typedef enum {
     SCRATCH_UNPACK_PART,  /*   and a part's products before they are added */
     SCRATCH_DECODE_X,     /* x86-avx512.c: x's part of the decode kernels */
     SCRATCH_GEMM_TILE,    /* x86-avx512.c: the GEMM's staging tile */
-    SCRATCH_GEMM_BIAS,    /* x86-avx512.c: the GEMM's row sums of long rows */
-    SCRATCH_ATTENTION,    /* x86-avx512.c: the batched attention's key tiles */
-    SCRATCH_MINS,         /* x86-avx512-mins.c: the mins group by group */
+    SCRATCH_GEMM_BIAS,    /* x86-avx512.c, x86-avx2-gemm.c: the GEMM's row sums */
+    SCRATCH_ATTENTION,    /* x86-avx512.c, x86-avx2-attention.c: attention's key tiles */
+    SCRATCH_MINS,         /* x86-avx512-mins.c, x86-avx2-gemm.c: the mins by group */
     SCRATCH_PANEL_SUMS,   /* x86-avx512-panels.c: the vectors' block sums */
     SCRATCH_AMX_SCALES,   /* x86-amx.c: a row block's scales */
     SCRATCH_SLOTS

@@ -108,6 +108,14 @@ struct kernel_table {
                      int r0, int r1);
     /* gemm_q8 reads packs of signed x (gemm_pack's signed_x): kernels_gemm packs so. */
     bool gemm_signed;
+    /* gemm_q8 for weights with |w| <= 32 (every value kernels_unpack_row makes of a
+     * block type is), reading packs of unsigned x + 128 whatever gemm_signed says: the
+     * bits of gemm_q8_scalar. For a table that asks for signed x only because its
+     * product cannot take unsigned x by w of the full range (AVX2's maddubs): where it
+     * has one, kernels.c packs unsigned x for products of BLOCKS tensors only. NULL:
+     * gemm_q8 for those too. */
+    void (*gemm_q8_small)(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                          int r0, int r1);
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
      * whole blocks of them, but the last. */
     int gemm_rows;

@@ -1,8 +1,14 @@
-/* kernels/x86-avx2-gemm.c — the AVX2 table's prefill GEMM (gemm_q8, see kernels/table.h):
- * Q8_0 rows times activations packed 16 vectors a block (gemm_pack), asked for as
- * signed x (gemm_signed), since without VNNI the product is maddubs, which multiplies
- * unsigned by signed bytes: each weight's sign is moved onto x and |w| is multiplied by
- * it (dot_s8_avx2), which cannot saturate (|w| <= 128, |x| <= 127).
+/* kernels/x86-avx2-gemm.c — the AVX2 table's prefill GEMMs (gemm_q8 and gemm_q8_small,
+ * see kernels/table.h): Q8_0 rows times activations packed 16 vectors a block
+ * (gemm_pack). Without VNNI the product is maddubs, which multiplies unsigned by signed
+ * bytes into int16 pairs that saturate:
+ *   gemm_q8 (any w) reads signed x (gemm_signed): each weight's sign is moved onto x
+ *     and |w| is multiplied by it (dot_s8_avx2), which cannot saturate (|w| <= 128,
+ *     |x| <= 127), at three instructions more than a product;
+ *   gemm_q8_small (|w| <= 32: the rows ggml blocks are made exact Q8_0 of) reads
+ *     unsigned x + 128 and multiplies it by w directly: a pair is at most
+ *     2 * 255 * 32 = 16320, so two pieces' pairs add in int16 before one madd widens
+ *     them, and 128 * Σ w of the group, taken away first, leaves Σ x * w exactly.
  *
  * A register block is 4 rows x 16 vectors: a row's 4-byte piece k, broadcast, meets
  * piece k of 8 vectors in one 32-byte load (the pack's layout), so one maddubs + madd
@@ -23,6 +29,40 @@ enum { GEMM2_ROWS = 4 };
 enum { GEMM2_TILE_BYTES = 256 << 10 };
 
 TARGET_BEGIN("avx2,fma")
+
+/* The float part of a register block, the same for both kernels: R rows' int32 sums of
+ * group g (acc) times x's and w's scales into facc, groups in order. */
+INLINE void gemm_scale_avx2(int R, __m256 facc[][2], __m256i acc[][2], const float *ws,
+                            const float *xs0, int g, int groups)
+{
+    __m256 xs_lo = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS);
+    __m256 xs_hi = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS + 8);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        __m256 wsv = _mm256_set1_ps(ws[(size_t)r * groups + g]);
+        facc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][0]), _mm256_mul_ps(xs_lo, wsv),
+                                     facc[r][0]);
+        facc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][1]), _mm256_mul_ps(xs_hi, wsv),
+                                     facc[r][1]);
+    }
+}
+
+/* Block b's real vectors of R rows' float sums to out[v * ldo + r]. */
+INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], const gemm_pack *xp,
+                            int b)
+{
+    int left = xp->n - b * GEMM_VECS;
+    int nv = left < GEMM_VECS ? left : GEMM_VECS;
+    float *o = out + (size_t)b * GEMM_VECS * ldo;
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        float f[GEMM_VECS];
+        _mm256_storeu_ps(f, facc[r][0]);
+        _mm256_storeu_ps(f + 8, facc[r][1]);
+        for (int v = 0; v < nv; v++)
+            o[(size_t)v * ldo + r] = f[v];
+    }
+}
 
 /* R rows from w (stride values, scales ws) x the 16 vectors of block b of xp:
  * out[v * ldo + r] for the block's real vectors. */
@@ -56,28 +96,55 @@ INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, cons
                 acc[r][1] = _mm256_add_epi32(acc[r][1], dot_s8_avx2(wv, x_hi));
             }
         }
-        __m256 xs_lo = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS);
-        __m256 xs_hi = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS + 8);
+        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups);
+    }
+    gemm_store_avx2(R, out, ldo, facc, xp, b);
+}
+
+/* R rows from w (stride values with |w| <= 32, scales ws, wsum[r * groups + g] = Σ w of
+ * row r's group g) x the 16 vectors of block b of an unsigned pack xp. */
+INLINE void gemm_block_small_avx2(int R, float *out, size_t ldo, const int8_t *w,
+                                  const float *ws, const int32_t *wsum, const gemm_pack *xp,
+                                  int b, int stride, int group)
+{
+    const int groups = stride / group, k4 = group / 4;
+    const uint8_t *x0 = xp->q + (size_t)b * stride * GEMM_VECS;
+    const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 facc[GEMM2_ROWS][2];
 #pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            __m256 wsv = _mm256_set1_ps(ws[(size_t)r * groups + g]);
-            facc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][0]), _mm256_mul_ps(xs_lo, wsv),
-                                         facc[r][0]);
-            facc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][1]), _mm256_mul_ps(xs_hi, wsv),
-                                         facc[r][1]);
+    for (int r = 0; r < R; r++)
+        facc[r][0] = facc[r][1] = _mm256_setzero_ps();
+    for (int g = 0; g < groups; g++) {
+        __m256i acc[GEMM2_ROWS][2];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) /* Σ (x + 128) w - 128 Σ w = Σ x w */
+            acc[r][0] = acc[r][1] = _mm256_set1_epi32(-128 * wsum[(size_t)r * groups + g]);
+        const uint8_t *xg = x0 + (size_t)g * k4 * 64;
+        const int8_t *wg = w + (size_t)g * group;
+        for (int k = 0; k < k4; k += 2) {
+            /* pieces k and k + 1 of vectors 0-7 and of 8-15 */
+            __m256i xa_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
+            __m256i xa_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
+            __m256i xb_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 64));
+            __m256i xb_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 96));
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                int32_t pa, pb;
+                memcpy(&pa, wg + (size_t)r * stride + 4 * k, 4);
+                memcpy(&pb, wg + (size_t)r * stride + 4 * k + 4, 4);
+                __m256i wa = _mm256_set1_epi32(pa), wb = _mm256_set1_epi32(pb);
+                __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(xa_lo, wa),
+                                              _mm256_maddubs_epi16(xb_lo, wb));
+                __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(xa_hi, wa),
+                                              _mm256_maddubs_epi16(xb_hi, wb));
+                acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(lo, ones));
+                acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(hi, ones));
+            }
         }
+        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups);
     }
-    int left = xp->n - b * GEMM_VECS;
-    int nv = left < GEMM_VECS ? left : GEMM_VECS;
-    float *o = out + (size_t)b * GEMM_VECS * ldo;
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++) {
-        float f[GEMM_VECS];
-        _mm256_storeu_ps(f, facc[r][0]);
-        _mm256_storeu_ps(f + 8, facc[r][1]);
-        for (int v = 0; v < nv; v++)
-            o[(size_t)v * ldo + r] = f[v];
-    }
+    gemm_store_avx2(R, out, ldo, facc, xp, b);
 }
 
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
@@ -102,6 +169,109 @@ void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const
                 default: gemm_block_avx2(1, out + r, ldo, wr, ws, xp, b, stride, group); break;
                 }
             }
+        }
+    }
+}
+
+/* Σ w over each group of rows [r, r + n) of w to wsum (n rows of groups). */
+static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    for (int i = 0; i < n; i++) {
+        const int8_t *wr = w->q + (size_t)(r + i) * stride;
+        for (int g = 0; g < groups; g++) {
+            __m256i sum = _mm256_setzero_si256();
+            for (int k = 0; k < group; k += 32) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(wr + (size_t)g * group + k));
+                sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v),
+                                                              ones16));
+            }
+            __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum),
+                                      _mm256_extracti128_si256(sum, 1));
+            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+            wsum[(size_t)i * groups + g] = _mm_cvtsi128_si32(h);
+        }
+    }
+}
+
+void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,
+                                const gemm_pack *xp, int r0, int r1)
+{
+    const int stride = w->stride, group = w->group, groups = stride / group;
+    const size_t ldo = (size_t)w->rows;
+    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
+                                        sizeof(int32_t) * GEMM2_ROWS * (size_t)groups);
+    if (!wsum)
+        return; /* out of memory, counted in s */
+    int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)stride * GEMM_VECS));
+    if (tile_blocks < 1)
+        tile_blocks = 1;
+    for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
+        int b1 = b0 + tile_blocks < xp->blocks ? b0 + tile_blocks : xp->blocks;
+        for (int r = r0; r < r1; r += GEMM2_ROWS) {
+            int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
+            const int8_t *wr = w->q + (size_t)r * stride;
+            const float *ws = w->scale + (size_t)r * groups;
+            group_wsums_avx2(wsum, w, r, R);
+            for (int b = b0; b < b1; b++) {
+                switch (R) {
+                case 4:
+                    gemm_block_small_avx2(4, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
+                    break;
+                case 3:
+                    gemm_block_small_avx2(3, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
+                    break;
+                case 2:
+                    gemm_block_small_avx2(2, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
+                    break;
+                default:
+                    gemm_block_small_avx2(1, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* The mins' part of the K-quant prefill (gemm_mins; the AVX-512 one's arithmetic, so its
+ * bits): the block's mins laid out 16 floats a group (zero past its nr rows), then for
+ * four vectors at a time one FMA adds a group's term to 8 rows; each sum runs over the
+ * groups in order, then is added to out. */
+void kernels_avx2_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const float *min,
+                            int groups, const float *xsum, int n, int nr)
+{
+    float *min_t = kernels_scratch_get(s, SCRATCH_MINS, sizeof(float) * (size_t)groups * 16);
+    if (!min_t)
+        return; /* out of memory, counted in s */
+    for (int g = 0; g < groups; g++)
+        for (int i = 0; i < 16; i++)
+            min_t[16 * (size_t)g + i] = i < nr ? min[(size_t)i * groups + g] : 0.0f;
+    for (int v = 0; v < n; v += 4) {
+        const int N = n - v < 4 ? n - v : 4;
+        __m256 acc[4][2];
+        for (int j = 0; j < 4; j++)
+            acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+        const float *xs = xsum + (size_t)v * groups;
+        for (int g = 0; g < groups; g++) {
+            const __m256 m0 = _mm256_loadu_ps(min_t + 16 * (size_t)g);
+            const __m256 m1 = _mm256_loadu_ps(min_t + 16 * (size_t)g + 8);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; j++) {
+                if (j < N) {
+                    __m256 x = _mm256_set1_ps(xs[(size_t)j * groups + g]);
+                    acc[j][0] = _mm256_fmadd_ps(x, m0, acc[j][0]);
+                    acc[j][1] = _mm256_fmadd_ps(x, m1, acc[j][1]);
+                }
+            }
+        }
+        for (int j = 0; j < N; j++) {
+            float f[16], *o = out + (size_t)(v + j) * ldo;
+            _mm256_storeu_ps(f, acc[j][0]);
+            _mm256_storeu_ps(f + 8, acc[j][1]);
+            for (int i = 0; i < nr; i++)
+                o[i] += f[i];
         }
     }
 }

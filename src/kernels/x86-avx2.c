@@ -298,7 +298,7 @@ static void swiglu_avx2(float *gate, const float *up, int n)
     }
 }
 
-static void softmax_avx2(float *x, int n)
+void kernels_avx2_softmax(float *x, int n)
 {
     int i = 0;
     __m256 vmax = _mm256_set1_ps(x[0]);
@@ -433,7 +433,7 @@ static void attention_q8_avx2(float *out, float *att, const float *q, const int8
 {
     prefetch_kv_start(k, v, (size_t)n_keys * hs);
     scores_q8_avx2(att, q, k, ks, n_keys, hs, scale);
-    softmax_avx2(att, n_keys);
+    kernels_avx2_softmax(att, n_keys);
     for (int j0 = 0; j0 < hs; j0 += KV_SLICE) {
         int len = hs - j0 < KV_SLICE ? hs - j0 : KV_SLICE;
         CHUNK_DISPATCH16(VALUES_Q8_AVX2, len / 8, out + j0, att, v + j0, vs, n_keys, hs, len);
@@ -516,6 +516,8 @@ const kernel_table kernels_x86_avx2 = {
     .rows_q8 = rows_q8_avx2,
     .gemm_q8 = kernels_avx2_gemm_q8, /* prefill */
     .gemm_signed = true,
+    .gemm_q8_small = kernels_avx2_gemm_q8_small, /* prefill of ggml blocks */
+    .gemm_mins = kernels_avx2_gemm_mins,
     .matvec_q8b = kernels_avx2_matvec_q8b,
     .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =
@@ -542,9 +544,9 @@ const kernel_table kernels_x86_avx2 = {
     .unpack_row = kernels_x86_unpack_row,
     .rows_dot = rows_dot_avx2,
     .rows_axpy = rows_axpy_avx2,
-    .softmax = softmax_avx2,
+    .softmax = kernels_avx2_softmax,
     .swiglu = swiglu_avx2,
     .geglu = geglu_avx2,
-    .attention_f32 = NULL, /* one query at a time over the row kernels above */
+    .attention_f32 = kernels_avx2_attention_f32, /* x86-avx2-attention.c */
     .attention_q8 = attention_q8_avx2,
 };

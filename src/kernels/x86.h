@@ -151,6 +151,20 @@ void kernels_avx2_matvec_q8b(kernels_scratch *s, float *out, const tensor *w, co
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
                           int r0, int r1);
 
+/* Its gemm_q8_small (the same file), on packs of unsigned x; and its gemm_mins. */
+void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,
+                                const gemm_pack *xp, int r0, int r1);
+void kernels_avx2_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const float *min,
+                            int groups, const float *xsum, int n, int nr);
+
+/* The AVX2 table's softmax (kernels/x86-avx2.c) and its batched attention_f32
+ * (kernels/x86-avx2-attention.c). */
+void kernels_avx2_softmax(float *x, int n);
+void kernels_avx2_attention_f32(kernels_scratch *s, float *out, size_t out_stride, float *att,
+                                size_t att_stride, const float *q, size_t q_stride,
+                                const float *k, const float *v, size_t kv_stride, int n, int pos,
+                                int hs, float scale);
+
 /* The block-type row dots of kernels/x86-avx2-blocks.c and x86-avx512-blocks.c
  * (blocks_dot_fn). */
 float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
