@@ -31,8 +31,13 @@ screen | grep -Eq "KV [A-Z0-9_]+ \+ state \(rewind 1: [0-9]+ rerun\)" ||
 pass "the status line says what a rewind costs"
 $TM resize-window -t t -x 140 -y 40
 keys Tab Tab Tab # the Attention pane
-screen | grep -q "layer 1/4 .*linear attention (effective)" ||
-    show_screen_and_fail "no heatmap of layer 1 saying linear attention (effective)"
+tries=0 # until the TUI has redrawn after the resize and the keys
+until screen | grep -q "layer 1/4 .*linear attention (effective)"; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] ||
+        show_screen_and_fail "no heatmap of layer 1 saying linear attention (effective)"
+    sleep 0.1
+done
 keys ']'
 wait_for "layer 2/4 "
 screen | grep -q "layer 2/4 .*linear attention" &&
