@@ -147,32 +147,6 @@ INLINE void gemm_block_small_avx2(int R, float *out, size_t ldo, const int8_t *w
     gemm_store_avx2(R, out, ldo, facc, xp, b);
 }
 
-void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
-                          int r0, int r1)
-{
-    const int stride = w->stride, group = w->group, groups = stride / group;
-    const size_t ldo = (size_t)w->rows;
-    int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)stride * GEMM_VECS));
-    if (tile_blocks < 1)
-        tile_blocks = 1;
-    for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
-        int b1 = b0 + tile_blocks < xp->blocks ? b0 + tile_blocks : xp->blocks;
-        for (int r = r0; r < r1; r += GEMM2_ROWS) {
-            int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
-            const int8_t *wr = w->q + (size_t)r * stride;
-            const float *ws = w->scale + (size_t)r * groups;
-            for (int b = b0; b < b1; b++) {
-                switch (R) {
-                case 4: gemm_block_avx2(4, out + r, ldo, wr, ws, xp, b, stride, group); break;
-                case 3: gemm_block_avx2(3, out + r, ldo, wr, ws, xp, b, stride, group); break;
-                case 2: gemm_block_avx2(2, out + r, ldo, wr, ws, xp, b, stride, group); break;
-                default: gemm_block_avx2(1, out + r, ldo, wr, ws, xp, b, stride, group); break;
-                }
-            }
-        }
-    }
-}
-
 /* Σ w over each group of rows [r, r + n) of w to wsum (n rows of groups). */
 static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n)
 {
@@ -196,43 +170,62 @@ static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n)
     }
 }
 
-void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,
-                                const gemm_pack *xp, int r0, int r1)
+/* R rows from r of w x block b: the small-weights kernel where there are row sums
+ * (wsum: rows from r0), else the signed one. */
+INLINE void gemm_block_either(int R, float *out, const tensor *w, const gemm_pack *xp, int b,
+                              int r, int r0, const int32_t *wsum)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
-    const size_t ldo = (size_t)w->rows;
-    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
-                                        sizeof(int32_t) * GEMM2_ROWS * (size_t)groups);
-    if (!wsum)
-        return; /* out of memory, counted in s */
-    int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)stride * GEMM_VECS));
+    const int8_t *wr = w->q + (size_t)r * stride;
+    const float *ws = w->scale + (size_t)r * groups;
+    if (wsum)
+        gemm_block_small_avx2(R, out + r, (size_t)w->rows, wr, ws,
+                              wsum + (size_t)(r - r0) * groups, xp, b, stride, group);
+    else
+        gemm_block_avx2(R, out + r, (size_t)w->rows, wr, ws, xp, b, stride, group);
+}
+
+/* Rows [r0, r1) times every vector of xp, in register blocks, the vectors in token
+ * tiles: with the small-weights kernel when wsum (the rows' group sums) is given. */
+static void gemm_rows_avx2(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1,
+                           const int32_t *wsum)
+{
+    int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)w->stride * GEMM_VECS));
     if (tile_blocks < 1)
         tile_blocks = 1;
     for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
         int b1 = b0 + tile_blocks < xp->blocks ? b0 + tile_blocks : xp->blocks;
         for (int r = r0; r < r1; r += GEMM2_ROWS) {
             int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
-            const int8_t *wr = w->q + (size_t)r * stride;
-            const float *ws = w->scale + (size_t)r * groups;
-            group_wsums_avx2(wsum, w, r, R);
             for (int b = b0; b < b1; b++) {
                 switch (R) {
-                case 4:
-                    gemm_block_small_avx2(4, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
-                    break;
-                case 3:
-                    gemm_block_small_avx2(3, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
-                    break;
-                case 2:
-                    gemm_block_small_avx2(2, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
-                    break;
-                default:
-                    gemm_block_small_avx2(1, out + r, ldo, wr, ws, wsum, xp, b, stride, group);
-                    break;
+                case 4: gemm_block_either(4, out, w, xp, b, r, r0, wsum); break;
+                case 3: gemm_block_either(3, out, w, xp, b, r, r0, wsum); break;
+                case 2: gemm_block_either(2, out, w, xp, b, r, r0, wsum); break;
+                default: gemm_block_either(1, out, w, xp, b, r, r0, wsum); break;
                 }
             }
         }
     }
+}
+
+void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
+                          int r0, int r1)
+{
+    (void)s;
+    gemm_rows_avx2(out, w, xp, r0, r1, NULL);
+}
+
+void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,
+                                const gemm_pack *xp, int r0, int r1)
+{
+    const size_t groups = (size_t)(w->stride / w->group);
+    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
+                                        sizeof(int32_t) * (size_t)(r1 - r0) * groups);
+    if (!wsum)
+        return; /* out of memory, counted in s */
+    group_wsums_avx2(wsum, w, r0, r1 - r0); /* once for every token tile */
+    gemm_rows_avx2(out, w, xp, r0, r1, wsum);
 }
 
 /* The mins' part of the K-quant prefill (gemm_mins; the AVX-512 one's arithmetic, so its
