@@ -4,8 +4,11 @@
  * registers: a 32-value activation group is one register; maddubs + madd give each
  * 4-value lane's exact int32 sum. Every integer sum is exact; only the order of the fp32
  * sums differs from the twins. The half-precision scales convert with F16C (the table
- * requires it). (The AVX-512 table has its own, 64 values a register:
- * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
+ * requires it). Each dot prefetches its row's weights prefetch_bytes ahead as it reads
+ * them (at least a line per 64 bytes consumed), as the Q8_0 decode kernel does: with the
+ * hardware prefetchers alone these dots wait on memory; the AVX-512 dots read faster
+ * without (docs/performance.md, "What was tried"). (The AVX-512 table has its own, 64
+ * values a register: kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
  * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant, Q4_0 and
  * MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats:
  * MXFP4's scale is its power of two halved, its values doubled); and the AVX2
@@ -109,7 +112,9 @@ INLINE float dot_32(const uint8_t *row, const int8_t *x, const float *xs, const 
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     float mins0 = 0.0f, mins1 = 0.0f;
     int blocks = cols / 32, b = 0;
+    const size_t pf = prefetch_bytes((size_t)blocks * bytes);
     for (; b + 1 < blocks; b += 2, row += 2 * bytes) {
+        prefetch_weights(row + pf); /* a line per pair (36 to 48 bytes) */
         block_32(&acc0, &mins0, row, x + 32 * b, xs[b], xsum[b], qs_at, qh_at, has_min, offset);
         block_32(&acc1, &mins1, row + bytes, x + 32 * b + 32, xs[b + 1], xsum[b + 1], qs_at, qh_at,
                  has_min, offset);
@@ -165,7 +170,9 @@ float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *x
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ggml_kvalues_mxfp4));
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int blocks = cols / 32, b = 0;
+    const size_t pf = prefetch_bytes((size_t)blocks * GGML_MXFP4_BYTES);
     for (; b + 1 < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES) {
+        prefetch_weights(row + pf); /* a line per pair (34 bytes) */
         acc0 = block_mxfp4(acc0, table, row, x + 32 * b, xs[b]);
         acc1 = block_mxfp4(acc1, table, row + GGML_MXFP4_BYTES, x + 32 * b + 32, xs[b + 1]);
     }
@@ -192,7 +199,9 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
     for (int v = 0; v < n; v++)
         acc0[v] = acc1[v] = accm[v] = _mm256_setzero_ps();
     int blocks = cols / 256;
+    const size_t pf = prefetch_bytes((size_t)blocks * bytes);
     for (int b = 0; b < blocks; b++, row += bytes) {
+        prefetch_weight_lines(row + pf, 3); /* 144 or 176 bytes */
         uint32_t u[4];
         k4_scales_mins(u, row + 4);
         __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
@@ -283,7 +292,9 @@ INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
     for (int v = 0; v < n; v++)
         acc0[v] = acc1[v] = offset[v] = _mm256_setzero_ps();
     int blocks = cols / 256;
+    const size_t pf = prefetch_bytes((size_t)blocks * 210);
     for (int b = 0; b < blocks; b++, row += 210) {
+        prefetch_weight_lines(row + pf, 4);
         const uint8_t *sc = row + 192;
         float d = half_at(row + 208);
         __m256i sc2[2];
