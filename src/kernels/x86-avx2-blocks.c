@@ -8,11 +8,12 @@
  * them (at least a line per 64 bytes consumed), as the Q8_0 decode kernel does: with the
  * hardware prefetchers alone these dots wait on memory; the AVX-512 dots read faster
  * without (docs/performance.md, "What was tried"). (The AVX-512 table has its own, 64
- * values a register: kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
- * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant, Q4_0 and
- * MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats:
- * MXFP4's scale is its power of two halved, its values doubled); and the AVX2
- * table's decode kernel of those Q8_0 blocks, reading them in place (matvec_q8b). */
+ * values a register: kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows:
+ * GGUF Q8_0 blocks made Q8_0 rows with 32-byte moves and F16C, and their unpack_row:
+ * K-quant, Q4_0 and MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's
+ * bytes and floats: MXFP4's scale is its power of two halved, its values doubled); and
+ * the AVX2 table's decode kernel of those Q8_0 blocks, reading them in place
+ * (matvec_q8b). */
 #include "x86.h"
 
 #include <stdbool.h>
@@ -294,7 +295,7 @@ INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
     int blocks = cols / 256;
     const size_t pf = prefetch_bytes((size_t)blocks * 210);
     for (int b = 0; b < blocks; b++, row += 210) {
-        prefetch_weight_lines(row + pf, 4);
+        prefetch_weight_lines(row + pf, 4); /* 210 bytes */
         const uint8_t *sc = row + 192;
         float d = half_at(row + 208);
         __m256i sc2[2];
