@@ -12,7 +12,9 @@
 # error status with the server's message, an answer that is not HTTP, a stream cut in
 # the middle (the tokens before it kept), a server that says nothing (--server-timeout),
 # nothing listening, a key variable that is not set; Ctrl-C stopping a reply; the
-# option errors (exit 2) and the config file's server key.
+# option errors (exit 2) and the config file's server key; a llama-server with a draft
+# model (recorded), whose guessed tokens come without log-probabilities: all delivered,
+# and --compare-server refusing them.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 REC=$DATA/remote
@@ -386,3 +388,34 @@ o = json.load(open(sys.argv[1]))
 assert o["api"] == "llama-server" and o["rounds"] == 2 and o["prompt"] == 16, o
 assert o["first_token_ms"] >= 0 and o["decode_tok_s"] > 0, o' "$T/out" || fail "bench: $(cat "$T/out")"
 pass "llmchat-bench --server: time to first token and decode tok/s, as JSON"
+stop_fake_server
+
+# ---- a llama-server with a draft model (recorded): the draft's tokens come without
+# log-probabilities, ids and text only; every one is delivered ----
+start_fake_server --routes "$REC/llama-server-speculative"
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 8 --temperature 0 --json
+assert_status 0
+want=$("$PYTHON" -c '
+import json, sys
+ids = []
+for line in open(sys.argv[1]):
+    if line.startswith("data: "):
+        ids += [str(i) for i in json.loads(line[6:]).get("tokens", [])]
+print(" ".join(ids))' "$REC/llama-server-speculative/completion")
+assert_eq "speculative llama-server: 8 ids" "432 383 286 261 376 298 315 421" "$want"
+assert_eq "speculative llama-server: the token ids" "$want" "$(token_ids "$T/out")"
+"$PYTHON" -c '
+import json, sys
+toks = [json.loads(l) for l in open(sys.argv[1])]
+toks = [t for t in toks if "i" in t]
+assert len(toks[0]["top"]) == 10, toks[0]
+assert all(t["logprob"] is None and t["top"] == [] for t in toks[1:]), toks
+' "$T/out" || fail "the tokens without log-probabilities are not said so: $(cat "$T/out")"
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 8 --temperature 0
+assert_status 0
+assert_eq "speculative llama-server: the text" "Once upon a time, there was a little girl" "$(cat "$T/out")"
+run_llmchat "$MODEL" --compare-server "$FAKE_URL" -i "Once upon a time" -n 8
+assert_status 1
+assert_contains "compare with a draft's tokens" "$(cat "$T/err")" "the server gave no probabilities for its token 1"
+stop_fake_server
+pass "a llama-server with a draft model: all 8 tokens (7 without log-probabilities), the text; --compare-server refuses them"

@@ -112,6 +112,13 @@ int cli_compare_server(session *s)
                             "vocabulary of %d\n", i, got.toks[i].id, cfg->vocab_size);
             goto out;
         }
+        if (got.toks[i].n_top == 0 && isnan(got.toks[i].logprob)) {
+            fprintf(stderr, "llmchat: the server gave no probabilities for its token %d (a "
+                            "llama-server with a draft model, -md, sends none for the tokens "
+                            "its draft guessed): nothing to compare there; run it without "
+                            "the draft\n", i);
+            goto out;
+        }
         seq[n_prompt + i] = got.toks[i].id;
     }
     if (engine_prefill(e, seq, n_prompt + got.n - 1, &err) != LLM_OK) {

@@ -847,11 +847,40 @@ static const char *stop_word(const char *why)
     return strcmp(why, "length") == 0 ? "limit" : strcmp(why, "stop") == 0 ? "eos" : why;
 }
 
-/* llama-server's /completion events. */
+/* A llama-server event's tokens without log-probabilities: its "tokens" ids, the
+ * event's text the first one's piece (the server sends no piece per id). With
+ * speculative decoding (-md) it sends the tokens its draft guessed right this way. */
+static bool deliver_ids(stream_state *s, const json_value *ids, const char *text)
+{
+    if (!ids || ids->type != JSON_ARRAY || ids->count == 0)
+        return deliver_text(s, text);
+    for (size_t i = 0; i < ids->count; i++) {
+        memset(&s->tok, 0, sizeof s->tok);
+        if (!json_as_int(json_at(ids, i), &s->tok.id))
+            return bad_event(s, "a token id that is not a number", NULL);
+        if (i == 0 && text)
+            take_piece(NULL, text, s->tok.piece, &s->tok.piece_len);
+        s->tok.logprob = NAN;
+        if (!deliver(s))
+            return false;
+    }
+    return true;
+}
+
+/* llama-server's /completion events: a token with its log-probabilities, or (as the
+ * speculative server sends the draft's accepted tokens) its id and text alone. */
 static bool llama_event(stream_state *s, const json_value *v)
 {
-    if (!deliver_objects(s, json_get(v, "completion_probabilities")))
-        return false;
+    const json_value *probs = json_get(v, "completion_probabilities");
+    if (probs && probs->type == JSON_ARRAY && probs->count > 0) {
+        if (!deliver_objects(s, probs))
+            return false;
+    } else {
+        const char *text = NULL;
+        json_as_string(json_get(v, "content"), &text);
+        if (!deliver_ids(s, json_get(v, "tokens"), text))
+            return false;
+    }
     bool stop = false;
     json_as_bool(json_get(v, "stop"), &stop);
     if (stop) {
@@ -862,6 +891,10 @@ static bool llama_event(stream_state *s, const json_value *v)
         else if (json_as_bool(json_get(v, "stopped_eos"), &eos) && eos)
             set_stop(s, "eos");
         json_as_int(json_get(v, "tokens_evaluated"), &s->res->prompt_tokens);
+        const json_value *t = json_get(v, "timings");
+        json_as_double(json_get(t, "predicted_per_second"), &s->res->server_decode_tok_s);
+        json_as_int(json_get(t, "draft_n"), &s->res->server_drafted);
+        json_as_int(json_get(t, "draft_n_accepted"), &s->res->server_draft_accepted);
         s->done = true;
     }
     return true;

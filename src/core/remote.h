@@ -134,6 +134,11 @@ typedef struct {
     char stop[32];           /* why it stopped: "eos", "limit", "stop", or the server's word */
     double first_token_ms;   /* from sending to the first token */
     double total_ms;
+    /* llama-server's own timings of the reply (0: not said): its decode tokens per
+     * second, and with speculative decoding the tokens its draft guessed and the ones
+     * the model accepted */
+    double server_decode_tok_s;
+    int server_drafted, server_draft_accepted;
 } remote_result;
 
 /* Streams a completion of q. Fails with one line on a connection failure, an error
