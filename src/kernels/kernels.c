@@ -128,7 +128,7 @@ static void attention_by_rows(kernels_scratch *s, float *out, size_t out_stride,
 }
 
 /* The NULL entries of k taken from s. The GEMM (gemm_q8 with the pack it reads, its
- * row block and gemm_q8b), matvec_q8b, matmul_q8p, attention_f32 and gemm_mins only when
+ * row block and gemm_q8b), matvec_q8b, matmul_q8b, matmul_q8p, attention_f32 and gemm_mins only when
  * `all` (from a base table: the scalar table's are not fallbacks for those, kernels.c
  * has its own). A row dot comes with the order it reads x in. */
 static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
@@ -145,6 +145,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->gemm_rows = s->gemm_rows;
         }
         FILL(matvec_q8b)
+        FILL(matmul_q8b)
         FILL(matmul_q8p)
         FILL(attention_f32)
         FILL(gemm_mins)
@@ -453,6 +454,8 @@ static void matmul_rows(kernels_scratch *s, float *out, const tensor *w, const f
     } else if (w->type == TENSOR_Q8_0_BLOCKS) {
         if (n == 1 && k->matvec_q8b) {
             k->matvec_q8b(s, out, w, xq, r0, r1);
+        } else if (n <= BLOCKS_MULTI_MAX && k->matmul_q8b) {
+            k->matmul_q8b(s, out, w, xq, n, r0, r1);
         } else {
             rows_arg a = {xq, n};
             blocks_by_rows(s, out, w, r0, r1, rows_q8_kernel, &a);

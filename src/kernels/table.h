@@ -136,6 +136,11 @@ struct kernel_table {
      * rows at a time made Q8_0 (kernels.c). */
     void (*matvec_q8b)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
                        int r0, int r1);
+    /* matvec_q8b for 2..BLOCKS_MULTI_MAX vectors (out[v * w->rows + r]), each vector's
+     * bits those of matvec_q8b on it alone; NULL: rows_q8 on rows made Q8_0 a few at a
+     * time (kernels.c). */
+    void (*matmul_q8b)(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                       int n, int r0, int r1);
     /* Rows [r0, r0 + n) of a Q8_0_BLOCKS w made Q8_0, the conversion those other
      * products go through: the values to q (rows of w->cols), each block's half scale
      * made fp32 to scale (rows of w->cols / 32). */

@@ -12,8 +12,8 @@
  * GGUF Q8_0 blocks made Q8_0 rows with 32-byte moves and F16C, and their unpack_row:
  * K-quant, Q4_0 and MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's
  * bytes and floats: MXFP4's scale is its power of two halved, its values doubled); and
- * the AVX2 table's decode kernel of those Q8_0 blocks, reading them in place
- * (matvec_q8b). */
+ * the AVX2 table's decode kernels of those Q8_0 blocks, reading them in place
+ * (matvec_q8b; matmul_q8b for a few vectors at once). */
 #include "x86.h"
 
 #include <stdbool.h>
@@ -70,6 +70,46 @@ void kernels_avx2_matvec_q8b(kernels_scratch *s, float *out, const tensor *w, co
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc);
         }
         out[r] = hsum256(acc);
+    }
+}
+
+/* The AVX2 table's matmul_q8b: rows [r0, r1) of a Q8_0_BLOCKS w times n (at most
+ * BLOCKS_MULTI_MAX) vectors of xq, the blocks read in place once for all of them: a
+ * block's |w| is made once, then each vector's sum is made as matvec_q8b makes it (its
+ * signs moved onto x, maddubs, madd, one FMA by the block's scale times x's), so
+ * vector v's bits are those of a matvec of it alone. Speculative decoding's checks and
+ * short batches take this instead of converting the rows first. */
+void kernels_avx2_matmul_q8b(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                             int n, int r0, int r1)
+{
+    (void)s;
+    const int blocks = w->cols / QUANT_BLOCK;
+    const size_t row_bytes = (size_t)blocks * QUANT_BLOCK_BYTES;
+    const size_t pf = prefetch_bytes(row_bytes);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *b = w->blocks + (size_t)r * row_bytes;
+        __m256 acc[BLOCKS_MULTI_MAX];
+        for (int v = 0; v < n; v++)
+            acc[v] = _mm256_setzero_ps();
+        for (int g = 0; g < blocks; g++, b += QUANT_BLOCK_BYTES) {
+            if (g % 2 == 0) /* a line per two blocks (68 bytes) */
+                prefetch_weights(b + pf);
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(b + 2));
+            __m256i aw = _mm256_abs_epi8(wv);
+            float d = half_at(b);
+            for (int v = 0; v < n; v++) {
+                const int8_t *x = xq->q + (size_t)v * xq->stride + (size_t)g * QUANT_BLOCK;
+                __m256 sc = _mm256_set1_ps(d * xq->scale[(size_t)v * blocks + g]);
+                __m256i p = _mm256_madd_epi16(
+                    _mm256_maddubs_epi16(aw, _mm256_sign_epi8(
+                                                 _mm256_loadu_si256((const __m256i *)x), wv)),
+                    ones);
+                acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), sc, acc[v]);
+            }
+        }
+        for (int v = 0; v < n; v++)
+            out[(size_t)v * w->rows + r] = hsum256(acc[v]);
     }
 }
 

@@ -519,6 +519,7 @@ const kernel_table kernels_x86_avx2 = {
     .gemm_q8_small = kernels_avx2_gemm_q8_small, /* prefill of ggml blocks */
     .gemm_mins = kernels_avx2_gemm_mins,
     .matvec_q8b = kernels_avx2_matvec_q8b,
+    .matmul_q8b = kernels_avx2_matmul_q8b,
     .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =
         {

@@ -146,6 +146,9 @@ void kernels_x86_q8b_to_rows(int8_t *q, float *scale, const tensor *w, int r0, i
 /* The AVX2 table's matvec_q8b (kernels/x86-avx2-blocks.c): Q8_0_BLOCKS rows in place. */
 void kernels_avx2_matvec_q8b(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
                              int r0, int r1);
+/* ... and its matmul_q8b: the same for up to BLOCKS_MULTI_MAX vectors at once. */
+void kernels_avx2_matmul_q8b(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
+                             int n, int r0, int r1);
 
 /* The AVX2 table's gemm_q8 (kernels/x86-avx2-gemm.c), on packs of signed x. */
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
