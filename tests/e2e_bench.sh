@@ -8,8 +8,10 @@
 # and a non-zero exit; --anchor writes a GGUF file of the shape and reads a llama-bench's
 # JSON back (a stand-in that checks the file); --sweep prints one row per thread count,
 # 1, 2, 4, ... up to -T, each with llama-bench run on that count; --quant runs a
-# llama-quantize (a stand-in that copies) on all usable CPUs, or -T's count. Asserts no
-# speed: timing belongs to the benchmark, not to tests.
+# llama-quantize (a stand-in that copies) on all usable CPUs, or -T's count;
+# --agreeing-draft writes a model and a draft of its first layers that write the same
+# text, and times speculative decoding with it (no llama-server: llmchat alone). Asserts
+# no speed: timing belongs to the benchmark, not to tests.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 BENCH=$(dirname "$LLMCHAT_BIN")/llmchat-bench
@@ -286,6 +288,43 @@ run_bench --shape 15M --draft-shape 15M </dev/null
 assert_status 2
 assert_file_contains "--draft-shape alone" "$T/err" "--draft-shape is for --speculate"
 pass "--speculate gives plain decoding's tokens at each fixed acceptance rate, with a draft's cost"
+
+# ---- --agreeing-draft: a model and a draft of its first layers that agree ----
+run_bench --shape 15M --speculate 3 --agreeing-draft 2 --prompt 16 --gen 12 --rounds 2 --json \
+    --cache "$T/cache" --anchor-server "$T/no-such-llama-server" </dev/null
+assert_status 0
+assert_file_contains "no llama-server" "$T/err" "cannot run llama-server at $T/no-such-llama-server"
+"$PYTHON" - "$T/out" <<'PY' || fail "--agreeing-draft's JSON is not what it should be: $(cat "$T/out")"
+import json, sys
+lines = open(sys.argv[1]).read().strip().splitlines()
+assert len(lines) == 1, lines
+r = json.loads(lines[0])
+assert r["shape"] == "15M" and r["draft_layers"] == 2 and r["guesses"] == 3, r
+assert r["same"] is True and r["rounds"] == 2 and r["gen"] == 12, r
+assert r["plain_tok_s"] > 0 and r["speculative_tok_s"] > 0, r
+assert r["speedup_min"] <= r["speedup"] <= r["speedup_max"], r
+assert r["accepted"] > 0.5, r  # the draft computes the model's own tokens
+assert "llama_cpp" not in r, r
+PY
+# the pair: the model (layers from 2 on add nothing) and the draft (its first 2 layers)
+# write the same text
+for f in quiet-from-2 first-2; do
+    run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 12 -t 0 -i "Once" \
+        "$T/cache/random-15M-$f-q8_0.gguf" </dev/null
+    assert_status 0
+    cp "$T/out" "$T/text-$f"
+done
+cmp -s "$T/text-quiet-from-2" "$T/text-first-2" ||
+    fail "the model and its draft write different text: $(cat "$T/text-quiet-from-2") / $(cat "$T/text-first-2")"
+[ "$(wc -c <"$T/cache/random-15M-first-2-q8_0.gguf")" -lt "$(wc -c <"$T/cache/random-15M-quiet-from-2-q8_0.gguf")" ] ||
+    fail "the draft file is not smaller than the model's"
+run_bench --shape 15M --agreeing-draft 2 </dev/null
+assert_status 2
+assert_file_contains "--agreeing-draft alone" "$T/err" "--agreeing-draft is for --speculate"
+run_bench --shape 15M --speculate 2 --agreeing-draft 6 --cache "$T/cache" </dev/null
+assert_status 1
+assert_file_contains "a draft of every layer" "$T/out" "15M          has 6 layers: a draft of its first 6 is the model"
+pass "--agreeing-draft: a model and its first layers write the same text; speculative decoding with that draft gives plain decoding's tokens"
 
 # ---- bad options ----
 run_bench --shape 3B </dev/null

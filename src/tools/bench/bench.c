@@ -27,7 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agreeing_draft.h"
 #include "anchor.h"
+#include "anchor_server.h"
 #include "bench_options.h"
 #include "cpus.h"
 #include "measure.h"
@@ -273,6 +275,41 @@ static int run_speculate_table(const bench_options *o, shape_files *files)
     return failures ? 1 : 0;
 }
 
+/* --speculate K --agreeing-draft L: each shape's pair (shapes.h: shape_agreeing_pair)
+ * written and timed by llmchat and llama-server. */
+static int run_agreeing_table(const bench_options *o, const programs *p)
+{
+    char why[512];
+    const char *beside = o->anchor ? o->anchor : getenv("LLMCHAT_ANCHOR_LLAMA_BENCH");
+    const char *server = anchor_server_find(o->anchor_server, beside, why, sizeof why);
+    fprintf(o->json ? stderr : stdout,
+            "%sspeculative decoding with a real draft model that agrees with the model, %d "
+            "guesses a step, greedy, %d rounds alternating%s%s\n",
+            o->json ? "llmchat-bench: " : "", o->speculate, o->rounds,
+            server ? "; llama.cpp: " : "; ", server ? server : why);
+    int failures = 0;
+    for (int i = 0; i < bench_n_shapes; i++) {
+        if (!o->want[i])
+            continue;
+        const shape *s = &bench_shapes[i];
+        if (o->agreeing_draft >= s->n_layers) {
+            printf("%-12s has %d layers: a draft of its first %d is the model\n", s->name,
+                   s->n_layers, o->agreeing_draft);
+            failures++;
+            continue;
+        }
+        static char target_name[64], draft_name[64];
+        static shape target, d;
+        static shape_files tf, df;
+        shape_agreeing_pair(s, o->agreeing_draft, &target, target_name, &d, draft_name,
+                            sizeof target_name);
+        write_files(o, p, &target, &tf);
+        write_files(o, p, &d, &df);
+        failures += agreeing_draft_shape(o, s->name, o->agreeing_draft, tf.path, df.path, server);
+    }
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     openmp_wait_apply(argv);
@@ -289,11 +326,13 @@ int main(int argc, char **argv)
     if (find_programs(&o, &p) != 0)
         return 1;
     static shape_files files[BENCH_SHAPES_MAX];
-    for (int i = 0; i < bench_n_shapes; i++)
+    for (int i = 0; i < bench_n_shapes && !o.agreeing_draft; i++)
         if (o.want[i] || i == o.draft_shape)
             write_files(&o, &p, &bench_shapes[i], &files[i]);
     if (o.patch)
         return run_patch_table(&o, files);
+    if (o.speculate && o.agreeing_draft)
+        return run_agreeing_table(&o, &p);
     if (o.speculate)
         return run_speculate_table(&o, files);
     if (!o.sweep)

@@ -91,6 +91,20 @@ static void usage(FILE *f)
             "                      --speculate with a draft model of that shape run for\n"
             "                      the guesses (its cost paid; its guesses replaced by the\n"
             "                      fixed-rate ones)\n"
+            "      --agreeing-draft L\n"
+            "                      --speculate K with a real draft model that agrees with the\n"
+            "                      model: the shape's first L layers (a file of their own),\n"
+            "                      and as the model the shape with every later layer's output\n"
+            "                      projections zero (it reads them all, and gives the tokens\n"
+            "                      of its first L layers); plain and speculative decoding of\n"
+            "                      --gen G tokens by llmchat (--draft's guesser) and by\n"
+            "                      llama.cpp's llama-server (-md, --spec-draft-n-max K) on the\n"
+            "                      same two GGUF files (--quant applies to both), --rounds R\n"
+            "                      rounds alternating (implies --format gguf)\n"
+            "      --anchor-server PATH\n"
+            "                      that llama-server (default: $LLMCHAT_ANCHOR_LLAMA_SERVER, or\n"
+            "                      the one beside --anchor's llama-bench; without one only\n"
+            "                      llmchat is timed)\n"
             "      --server URL    instead of the table: a served model (llama-server, vLLM,\n"
             "                      ollama): time to first token of a -p N token prompt and\n"
             "                      decode tok/s of --gen G tokens, --rounds R requests\n"
@@ -242,6 +256,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
         OPT_PATCH, OPT_SPECULATE, OPT_DRAFT_SHAPE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
+        OPT_AGREEING_DRAFT, OPT_ANCHOR_SERVER,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -259,6 +274,8 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"patch", required_argument, NULL, OPT_PATCH},
         {"speculate", required_argument, NULL, OPT_SPECULATE},
         {"draft-shape", required_argument, NULL, OPT_DRAFT_SHAPE},
+        {"agreeing-draft", required_argument, NULL, OPT_AGREEING_DRAFT},
+        {"anchor-server", required_argument, NULL, OPT_ANCHOR_SERVER},
         {"server", required_argument, NULL, OPT_SERVER},
         {"server-model", required_argument, NULL, OPT_SERVER_MODEL},
         {"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
@@ -359,6 +376,11 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             }
             o->server = optarg;
             break;
+        case OPT_AGREEING_DRAFT:
+            o->agreeing_draft = int_option(optarg, "--agreeing-draft", 1, 1000);
+            o->gguf = true;
+            break;
+        case OPT_ANCHOR_SERVER: o->anchor_server = optarg; break;
         case OPT_SERVER_MODEL: o->server_model = optarg; break;
         case OPT_API_KEY_ENV: o->api_key_env = optarg; break;
         case 'h': usage(stdout); return 0;
@@ -372,6 +394,11 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     }
     if (o->draft_shape >= 0 && !o->speculate) {
         fprintf(stderr, "llmchat-bench: --draft-shape is for --speculate\n");
+        return 2;
+    }
+    if (o->agreeing_draft && (!o->speculate || o->draft_shape >= 0)) {
+        fprintf(stderr, "llmchat-bench: --agreeing-draft is for --speculate, without "
+                        "--draft-shape\n");
         return 2;
     }
     if (!any)

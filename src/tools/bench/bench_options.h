@@ -25,6 +25,10 @@ typedef struct {
                            at fixed acceptance rates instead (0: not) */
     int draft_shape;    /* --draft-shape NAME: its row in bench_shapes, a draft model run
                            beside (its cost paid, its guesses replaced); -1: none */
+    int agreeing_draft; /* --agreeing-draft L: time a real draft model, the shape's first L
+                           layers, against the shape with its later layers quiet, beside
+                           llama-server's speculative decoding on the same pair (0: not) */
+    const char *anchor_server; /* --anchor-server PATH: that llama-server */
     bool json, long_ctx, scaling;
     const char *cache;  /* directory for the model files */
     const char *llmchat;   /* the program, for the TUI column */

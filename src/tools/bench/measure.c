@@ -706,6 +706,89 @@ done:
     model_close(m);
 }
 
+static void run_draft_round(const bench_options *o, const char *path, const char *draft_path,
+                            int k, draft_round *r)
+{
+    child_setup(o, &r->threads, r->kernel, sizeof r->kernel);
+    model *m = NULL, *dm = NULL;
+    engine *e = NULL;
+    draft *d = NULL;
+    int *spec = NULL, *plain = NULL;
+    llm_err err;
+    if (open_model(o, path, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        goto done;
+    }
+    int ctx = engine_ctx(e);
+    if (open_model(o, draft_path, &dm, &err) != LLM_OK ||
+        draft_new(dm, dm->config.seq_len < ctx ? dm->config.seq_len : ctx, &d, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "the draft: %.480s", err.text);
+        goto done;
+    }
+    if (dm->config.vocab_size != m->config.vocab_size) {
+        snprintf(r->error, sizeof r->error, "the draft's vocabulary (%d) is not the model's (%d)",
+                 dm->config.vocab_size, m->config.vocab_size);
+        goto done;
+    }
+    int n_prompt = o->prompt < ctx / 2 ? o->prompt : ctx / 2;
+    int gen = o->gen < ctx - n_prompt - k - 1 ? o->gen : ctx - n_prompt - k - 1;
+    if (gen > DRAFT_TOKENS_MAX)
+        gen = DRAFT_TOKENS_MAX;
+    plain = malloc(sizeof(int) * (size_t)(gen > 0 ? gen : 1));
+    spec = malloc(sizeof(int) * (size_t)(gen > 0 ? gen : 1));
+    if (!plain || !spec || n_prompt < 1 || gen < 1) {
+        snprintf(r->error, sizeof r->error, "out of memory, or no room in the context");
+        goto done;
+    }
+    prompt_tokens(r->prompt_tokens, n_prompt, m->config.vocab_size);
+    r->guesses = k;
+    r->prompt = n_prompt;
+    r->gen = gen;
+    double plain_s, spec_s;
+    long long g, acc, checks;
+    if (!timed_decode(e, r->prompt_tokens, n_prompt, gen, NULL, 0, plain, &plain_s, &g, &acc,
+                      &checks, r->error, sizeof r->error) || /* the warm-up */
+        !timed_decode(e, r->prompt_tokens, n_prompt, gen, NULL, 0, plain, &plain_s, &g, &acc,
+                      &checks, r->error, sizeof r->error))
+        goto done;
+    engine_stats before = *engine_get_stats(e);
+    if (engine_rewind(e, 0, &err) != LLM_OK ||
+        engine_prefill(e, r->prompt_tokens, n_prompt, &err) != LLM_OK) {
+        snprintf(r->error, sizeof r->error, "%s", err.text);
+        goto done;
+    }
+    /* the speculative run's clock starts after its prefill, as the plain run's */
+    double t0 = stats_now_s();
+    for (int done = 0; done < gen;) {
+        int got[ENGINE_GUESS_MAX + 1], n_got = 0;
+        int want = gen - done - 1 < k ? gen - done - 1 : k;
+        if (engine_step_guessed(e, draft_guesser, d, want, got, &n_got, &err) != LLM_OK) {
+            snprintf(r->error, sizeof r->error, "%s", err.text);
+            goto done;
+        }
+        for (int i = 0; i < n_got && done < gen; i++)
+            spec[done++] = got[i];
+    }
+    spec_s = stats_now_s() - t0;
+    const engine_stats *after = engine_get_stats(e);
+    long long guessed = after->guessed - before.guessed;
+    r->accepted = guessed ? (double)(after->accepted - before.accepted) / (double)guessed : 0.0;
+    long long rounds = after->guess_rounds - before.guess_rounds;
+    r->tokens_per_check = rounds ? (double)gen / (double)rounds : 1.0;
+    r->plain_tok_s = gen / plain_s;
+    r->spec_tok_s = gen / spec_s;
+    r->same = !memcmp(spec, plain, sizeof(int) * (size_t)gen);
+    memcpy(r->tokens, plain, sizeof(int) * (size_t)gen);
+    r->ok = 1;
+done:
+    free(plain);
+    free(spec);
+    draft_free(d);
+    model_close(dm);
+    engine_free(e);
+    model_close(m);
+}
+
 /* ---------------------------------------------------------------- children */
 
 /* Runs fn in a child process; the child writes `size` bytes of result to a pipe. */
@@ -779,6 +862,12 @@ static void child_speculate(const bench_options *o, const void *arg, void *out)
     run_speculate(o, a->path, a->draft_path, a->k, out);
 }
 
+static void child_draft_round(const bench_options *o, const void *arg, void *out)
+{
+    const speculate_arg *a = arg;
+    run_draft_round(o, a->path, a->draft_path, a->k, out);
+}
+
 static void child_bandwidth(const bench_options *o, const void *arg, void *out)
 {
     (void)o;
@@ -821,4 +910,11 @@ int measure_speculate(const bench_options *o, const char *path, const char *draf
 {
     speculate_arg a = {path, draft_path, k};
     return in_child(child_speculate, o, &a, r, sizeof *r);
+}
+
+int measure_draft_round(const bench_options *o, const char *path, const char *draft_path, int k,
+                        draft_round *r)
+{
+    speculate_arg a = {path, draft_path, k};
+    return in_child(child_draft_round, o, &a, r, sizeof *r);
 }

@@ -98,6 +98,28 @@ typedef struct {
 int measure_speculate(const bench_options *o, const char *path, const char *draft_path, int k,
                       speculate_timing *r);
 
+/* One round of speculative decoding with a real draft model (--agreeing-draft). */
+enum { DRAFT_TOKENS_MAX = 1024 };
+typedef struct {
+    int ok;
+    char error[512];
+    char kernel[32];
+    int threads, guesses, prompt, gen;
+    int prompt_tokens[MAX_PROMPT]; /* the prompt, for the other engine */
+    double plain_tok_s, spec_tok_s;
+    double accepted;          /* the share of the draft's guesses the sampler took */
+    double tokens_per_check;  /* tokens a step of the transformer gave */
+    int same;                 /* the speculative tokens are the plain run's */
+    int tokens[DRAFT_TOKENS_MAX]; /* the plain run's first tokens (gen of them at most) */
+} draft_round;
+
+/* One round: greedy decoding of o->gen tokens after an o->prompt-token random prompt
+ * on the model at path, plain, then speculative with the draft model at draft_path
+ * making up to k guesses a step (draft.h, the guesser `llmchat --draft` runs), after a
+ * plain warm-up. Returns as measure_shape. */
+int measure_draft_round(const bench_options *o, const char *path, const char *draft_path, int k,
+                        draft_round *r);
+
 /* The machine's read bandwidth at the start: the best of 8 passes over 1 GiB on every
  * CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
 int measure_bandwidth(const bench_options *o, double *gb_s);

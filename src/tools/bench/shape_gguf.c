@@ -426,8 +426,9 @@ static gguf_writer *shape_writer(const shape *s, shape_tensor *t, int *n)
 }
 
 /* Writes one Q8_0 tensor of n values: the shape's int8 stream in blocks of 32, each
- * with the scale the llama2.c file gives every group. */
-static int put_q8_tensor(FILE *f, uint64_t n, shape_rng *rng)
+ * with the scale the llama2.c file gives every group; zeros when rng is NULL, and the
+ * first `zeros` values zeros (the stream still drawn for them). */
+static int put_q8_tensor(FILE *f, uint64_t n, shape_rng *rng, uint64_t zeros)
 {
     enum { BLOCKS = 4096 };
     static ggml_block_q8_0 buf[BLOCKS];
@@ -435,8 +436,14 @@ static int put_q8_tensor(FILE *f, uint64_t n, shape_rng *rng)
     for (uint64_t done = 0; done < n;) {
         uint64_t k = n - done < (uint64_t)BLOCKS * 32 ? n - done : (uint64_t)BLOCKS * 32;
         for (uint64_t b = 0; b < k / 32; b++) {
-            buf[b].d = d;
-            shape_rng_int8(rng, buf[b].qs, 32);
+            if (rng) {
+                buf[b].d = done + 32 * b < zeros ? 0 : d;
+                shape_rng_int8(rng, buf[b].qs, 32);
+                if (!buf[b].d)
+                    memset(buf[b].qs, 0, 32);
+            } else {
+                memset(&buf[b], 0, sizeof buf[b]);
+            }
         }
         if (fwrite(buf, sizeof *buf, (size_t)(k / 32), f) != k / 32)
             return -1;
@@ -459,7 +466,12 @@ static int put_tensor(FILE *f, const shape *s, const shape_tensor *x, uint64_t *
     }
     for (int p = 0; p < x->n_parts; p++) {
         shape_rng r = shape_rng_for(s, x->kind[p], x->layer);
-        if (put_q8_tensor(f, x->ne0 * x->rows[p], &r) != 0)
+        int k = x->kind[p];
+        bool quiet = s->quiet_from > 0 && x->layer >= s->quiet_from &&
+                     (k == 4 || k == 6 || k == 12 || k == 17); /* a layer's outputs */
+        bool classifier = k == 8 || (k == 0 && s->shared);
+        uint64_t zeros = s->text_only && classifier ? x->ne0 * SHAPE_TEXT_FIRST : 0;
+        if (put_q8_tensor(f, x->ne0 * x->rows[p], quiet ? NULL : &r, zeros) != 0)
             return -1;
     }
     *bytes = x->ne0 * x->ne1 * (x->ne2 ? x->ne2 : 1) / 32 * sizeof(ggml_block_q8_0);

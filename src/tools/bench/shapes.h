@@ -46,7 +46,21 @@ typedef struct {
      * shared_kv layers read earlier layers' caches (their feed-forward twice as wide),
      * per-layer inputs of ple values */
     int swa_head, kv_full, shared_kv, ple;
+    /* layers from quiet_from on add nothing to the residual stream: their output
+     * projections (attn_output, ffn_down, the experts' down, ssm_out) are zeros, so the
+     * model's tokens are those of its first quiet_from layers while a token still reads
+     * every layer (0: every layer writes; shape_agreeing_pair) */
+    int quiet_from;
+    /* the classifier's rows of the control and byte tokens (ids below SHAPE_TEXT_FIRST)
+     * zero: their logits 0 lose to the largest of the others', so greedy decoding writes
+     * only text pieces (llama-server, which parses what it writes as text, fails a reply
+     * with a lone byte of UTF-8 in it) */
+    bool text_only;
 } shape;
+
+/* The first id of a text piece in a shape's vocabulary (<unk>, <s>, </s>, then the 256
+ * byte tokens). */
+enum { SHAPE_TEXT_FIRST = 3 + 256 };
 
 extern const shape bench_shapes[];
 extern const int bench_n_shapes;
@@ -68,6 +82,14 @@ shape_rng shape_rng_for(const shape *s, int kind, int layer);
 uint64_t shape_rng_next(shape_rng *r);
 /* The next n int8 weights of the stream. */
 void shape_rng_int8(shape_rng *r, int8_t *out, size_t n);
+
+/* A draft and target with one vocabulary that agree on every greedy token, for timing
+ * speculative decoding with a real draft model (--agreeing-draft): target is s with its
+ * layers from `layers` on quiet (quiet_from), draft is s cut to those first layers
+ * (the same weights: a layer's stream does not depend on the layer count). Both get a
+ * name of their own (for their cache files) in the buffers given. */
+void shape_agreeing_pair(const shape *s, int layers, shape *target, char *target_name,
+                         shape *draft, char *draft_name, size_t name_size);
 
 /* The llama2.c file's Q8_0 group: 64, halved until it divides both row lengths. */
 int shape_group(const shape *s);
