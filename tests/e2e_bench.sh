@@ -306,18 +306,18 @@ assert r["speedup_min"] <= r["speedup"] <= r["speedup_max"], r
 assert r["accepted"] > 0.5, r  # the draft computes the model's own tokens
 assert "llama_cpp" not in r, r
 PY
-# the pair: the model (layers from 2 on add nothing) and the draft (its first 2 layers)
-# write the same text
-for f in quiet-from-2 first-2; do
-    run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 12 -t 0 -i "Once" \
-        "$T/cache/random-15M-$f-q8_0.gguf" </dev/null
+# the pair: the model (layers from 2 on add nothing) and the draft cut from its file
+# (its first 2 layers) write the same text
+model=$T/cache/random-15M-quiet-from-2-q8_0.gguf
+draft=$T/cache/random-15M-quiet-from-2-q8_0-first-2.gguf
+for f in "$model" "$draft"; do
+    run_llmchat -m generate -z "$DATA/tokenizer.bin" -n 12 -t 0 -i "Once" "$f" </dev/null
     assert_status 0
-    cp "$T/out" "$T/text-$f"
+    cp "$T/out" "$f.text"
 done
-cmp -s "$T/text-quiet-from-2" "$T/text-first-2" ||
-    fail "the model and its draft write different text: $(cat "$T/text-quiet-from-2") / $(cat "$T/text-first-2")"
-[ "$(wc -c <"$T/cache/random-15M-first-2-q8_0.gguf")" -lt "$(wc -c <"$T/cache/random-15M-quiet-from-2-q8_0.gguf")" ] ||
-    fail "the draft file is not smaller than the model's"
+cmp -s "$model.text" "$draft.text" ||
+    fail "the model and its draft write different text: $(cat "$model.text") / $(cat "$draft.text")"
+[ "$(wc -c <"$draft")" -lt "$(wc -c <"$model")" ] || fail "the draft file is not smaller than the model's"
 run_bench --shape 15M --agreeing-draft 2 </dev/null
 assert_status 2
 assert_file_contains "--agreeing-draft alone" "$T/err" "--agreeing-draft is for --speculate"

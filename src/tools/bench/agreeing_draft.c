@@ -69,8 +69,10 @@ int agreeing_draft_shape(const bench_options *o, const char *name, int layers,
             vp[i] = lp[i] / cp[i];
             int n = plain.generated < r.gen ? plain.generated : r.gen;
             agree = same_prefix(r.tokens, plain.tokens, n);
-            fprintf(stderr, "; llama.cpp plain %.1f, speculative %.1f tok/s (accepted %.0f%%)",
-                    cp[i], cs[i], 100 * ca[i]);
+            fprintf(stderr, "; llama.cpp plain %.1f, speculative %.1f tok/s (accepted %.0f%%)%s",
+                    cp[i], cs[i], 100 * ca[i],
+                    plain.client_timed || spec.client_timed
+                        ? " (a reply without timings: timed as its tokens arrived)" : "");
         }
         fprintf(stderr, "\n");
     }

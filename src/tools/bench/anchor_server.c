@@ -200,9 +200,15 @@ int anchor_server_run(const char *server, const char *model, const char *draft, 
         out->tok_s = res.server_decode_tok_s;
         out->drafted = res.server_drafted;
         out->accepted = res.server_draft_accepted;
+        out->client_timed = false;
+        if (out->tok_s <= 0 && out->generated > 1 && res.total_ms > res.first_token_ms) {
+            /* no timings in the last event: the tokens' arrival, as --server times them */
+            out->tok_s = (out->generated - 1) / ((res.total_ms - res.first_token_ms) / 1e3);
+            out->client_timed = true;
+        }
     }
     if (out->tok_s <= 0)
-        snprintf(why, why_size, "llama-server gave no timings");
+        snprintf(why, why_size, "llama-server gave no timings and fewer than 2 tokens");
     else
         rc = 0;
 done:

@@ -15,7 +15,9 @@ const char *anchor_server_find(const char *path, const char *llama_bench, char *
                                size_t why_size);
 
 typedef struct {
-    double tok_s;          /* decode tokens per second, as the server timed them */
+    double tok_s;          /* decode tokens per second, as the server timed them (its
+                              last event's timings), else as they arrived */
+    bool client_timed;     /* tok_s from the tokens' arrival: the server gave no timings */
     int drafted, accepted; /* its draft's guesses, and those the model took */
     int generated;         /* tokens that came */
     int tokens[DRAFT_TOKENS_MAX]; /* their ids (-1: not given) */

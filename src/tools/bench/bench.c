@@ -32,6 +32,7 @@
 #include "anchor_server.h"
 #include "bench_options.h"
 #include "cpus.h"
+#include "gguf_cut.h"
 #include "measure.h"
 #include "openmp_wait.h"
 #include "quantize.h"
@@ -298,14 +299,20 @@ static int run_agreeing_table(const bench_options *o, const programs *p)
             failures++;
             continue;
         }
-        static char target_name[64], draft_name[64];
-        static shape target, d;
-        static shape_files tf, df;
-        shape_agreeing_pair(s, o->agreeing_draft, &target, target_name, &d, draft_name,
-                            sizeof target_name);
+        static char target_name[64];
+        static shape target;
+        static shape_files tf;
+        static char draft[4200];
+        char err[512];
+        shape_agreeing_model(s, o->agreeing_draft, &target, target_name, sizeof target_name);
         write_files(o, p, &target, &tf);
-        write_files(o, p, &d, &df);
-        failures += agreeing_draft_shape(o, s->name, o->agreeing_draft, tf.path, df.path, server);
+        /* the draft cut from the very file (quantized, where --quant asks), so that its
+         * layers are the model's bytes whatever type each layer was given */
+        snprintf(draft, sizeof draft, "%.*s-first-%d.gguf", (int)(strlen(tf.path) - 5), tf.path,
+                 o->agreeing_draft);
+        if (gguf_cut_layers(tf.path, draft, o->agreeing_draft, err, sizeof err) != 0)
+            die("%s", err);
+        failures += agreeing_draft_shape(o, s->name, o->agreeing_draft, tf.path, draft, server);
     }
     return failures ? 1 : 0;
 }

@@ -109,19 +109,14 @@ void shape_rng_int8(shape_rng *r, int8_t *out, size_t n)
     }
 }
 
-void shape_agreeing_pair(const shape *s, int layers, shape *target, char *target_name,
-                         shape *draft, char *draft_name, size_t name_size)
+void shape_agreeing_model(const shape *s, int layers, shape *model, char *name,
+                          size_t name_size)
 {
-    snprintf(target_name, name_size, "%s-quiet-from-%d", s->name, layers);
-    snprintf(draft_name, name_size, "%s-first-%d", s->name, layers);
-    *target = *s;
-    target->name = target_name;
-    target->quiet_from = layers;
-    target->text_only = true;
-    *draft = *s;
-    draft->name = draft_name;
-    draft->n_layers = layers;
-    draft->text_only = true;
+    snprintf(name, name_size, "%s-quiet-from-%d", s->name, layers);
+    *model = *s;
+    model->name = name;
+    model->quiet_from = layers;
+    model->text_only = true;
 }
 
 bool shape_has_llama2c(const shape *s)

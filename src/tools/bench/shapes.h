@@ -49,7 +49,7 @@ typedef struct {
     /* layers from quiet_from on add nothing to the residual stream: their output
      * projections (attn_output, ffn_down, the experts' down, ssm_out) are zeros, so the
      * model's tokens are those of its first quiet_from layers while a token still reads
-     * every layer (0: every layer writes; shape_agreeing_pair) */
+     * every layer (0: every layer writes; shape_agreeing_model) */
     int quiet_from;
     /* the classifier's rows of the control and byte tokens (ids below SHAPE_TEXT_FIRST)
      * zero: their logits 0 lose to the largest of the others', so greedy decoding writes
@@ -83,13 +83,12 @@ uint64_t shape_rng_next(shape_rng *r);
 /* The next n int8 weights of the stream. */
 void shape_rng_int8(shape_rng *r, int8_t *out, size_t n);
 
-/* A draft and target with one vocabulary that agree on every greedy token, for timing
- * speculative decoding with a real draft model (--agreeing-draft): target is s with its
- * layers from `layers` on quiet (quiet_from), draft is s cut to those first layers
- * (the same weights: a layer's stream does not depend on the layer count). Both get a
- * name of their own (for their cache files) in the buffers given. */
-void shape_agreeing_pair(const shape *s, int layers, shape *target, char *target_name,
-                         shape *draft, char *draft_name, size_t name_size);
+/* The model of --agreeing-draft: s with its layers from `layers` on quiet
+ * (quiet_from) and text_only, under a name of its own (for its cache files) in the
+ * buffer given. Its first `layers` layers, cut from its file (bench/gguf_cut.h), are a
+ * draft with its vocabulary that agrees with it on every greedy token. */
+void shape_agreeing_model(const shape *s, int layers, shape *model, char *name,
+                          size_t name_size);
 
 /* The llama2.c file's Q8_0 group: 64, halved until it divides both row lengths. */
 int shape_group(const shape *s);
