@@ -14,6 +14,7 @@
 
 #include "ggml_type.h"
 #include "kernels.h"
+#include "table.h"
 #include "testutil.h"
 
 static bool aligned64(const void *p)
@@ -86,8 +87,10 @@ START_TEST(test_workspace)
 END_TEST
 
 /* A Q8_0_BLOCKS tensor of random values (ggml's 34-byte blocks): a product of more than
- * one vector makes its rows Q8_0 in the scratch on every table, and its GEMM packs the
+ * BLOCKS_MULTI_MAX vectors (MM) makes its rows Q8_0 in the scratch on every table (up to
+ * that many, AVX2 reads the blocks in place: matmul_q8b), and its GEMM packs the
  * vectors there. */
+enum { MM = BLOCKS_MULTI_MAX + 1 };
 typedef struct {
     tensor t;
     uint8_t *blocks;
@@ -154,7 +157,7 @@ START_TEST(test_out_of_memory)
         kernels_scratch_limit_bytes(0);
         for (int i = 0; i < N * ROWS; i++)
             got[i] = 1.5f;
-        ck_assert_msg(!kernels_matmul(ws, got, &w.t, NULL, xq, 3), "%s: matmul", name);
+        ck_assert_msg(!kernels_matmul(ws, got, &w.t, NULL, xq, MM), "%s: matmul", name);
         ck_assert(kernels_workspace_failed(ws));
         for (int i = 0; i < N * ROWS; i++) /* no NaN written, nothing at all */
             ck_assert_msg(got[i] == 1.5f, "%s: out[%d] = %g", name, i, got[i]);
@@ -165,9 +168,9 @@ START_TEST(test_out_of_memory)
         ck_assert(kernels_workspace_reserve(ws, 1));
         kernels_scratch *s = kernels_workspace_scratch(ws, 0);
         unsigned before = kernels_scratch_failures(s);
-        ck_assert(!kernels_matmul_rows(s, got, &w.t, NULL, xq, 2, 0, ROWS));
+        ck_assert(!kernels_matmul_rows(s, got, &w.t, NULL, xq, MM, 0, ROWS));
         ck_assert_uint_gt(kernels_scratch_failures(s), before);
-        ck_assert(!kernels_matmul(NULL, got, &w.t, NULL, xq, 3)); /* one made for the call */
+        ck_assert(!kernels_matmul(NULL, got, &w.t, NULL, xq, MM)); /* one made for the call */
 
         /* fp32 attention: the AVX-512 and AVX2 kernels transpose the keys in the scratch */
         enum { HS = 16, KEYS = 9 };
@@ -183,9 +186,9 @@ START_TEST(test_out_of_memory)
 
         kernels_scratch_limit_bytes(SIZE_MAX);
         kernels_workspace_clear(ws);
-        ck_assert(kernels_matmul(ws, got, &w.t, NULL, xq, 3));
-        ck_assert(kernels_matmul(NULL, want, &w.t, NULL, xq, 3));
-        ck_assert_msg(memcmp(got, want, sizeof(float) * 3 * ROWS) == 0, "%s", name);
+        ck_assert(kernels_matmul(ws, got, &w.t, NULL, xq, MM));
+        ck_assert(kernels_matmul(NULL, want, &w.t, NULL, xq, MM));
+        ck_assert_msg(memcmp(got, want, sizeof(float) * MM * ROWS) == 0, "%s", name);
         ck_assert(kernels_gemm(ws, got, &w.t, NULL, xq, N));
         ck_assert(kernels_gemm(NULL, want, &w.t, NULL, xq, N));
         ck_assert_msg(memcmp(got, want, sizeof(float) * N * ROWS) == 0, "%s", name);
@@ -195,7 +198,7 @@ START_TEST(test_out_of_memory)
 
         /* kept: the same shapes again need no allocation at all */
         kernels_scratch_limit_bytes(0);
-        ck_assert_msg(kernels_matmul(ws, got, &w.t, NULL, xq, 3), "%s: kept matmul", name);
+        ck_assert_msg(kernels_matmul(ws, got, &w.t, NULL, xq, MM), "%s: kept matmul", name);
         ck_assert_msg(kernels_gemm(ws, got, &w.t, NULL, xq, N), "%s: kept gemm", name);
         ck_assert_msg(memcmp(got, want, sizeof(float) * N * ROWS) == 0, "%s", name);
         kernels_scratch_limit_bytes(SIZE_MAX);

@@ -612,7 +612,7 @@ static void check_batch(const char *rel, tensor_type type, transformer_kv kv, fl
     fprintf(stderr, "batch vs sequential (%s, weights %s, KV cache %s): max |dlogit| %.3g, "
             "%.4f of the range, argmax agrees %d/%d\n", rel, wname, kvname, worst, worst_rel,
             agree, compared);
-    if (type == TENSOR_F32) {
+    if (type == TENSOR_F32 && kv == TRANSFORMER_KV_F32) {
         ck_assert_msg(worst <= tol, "%s (weights %s, KV cache %s): batch logits differ from "
                       "sequential by %g", rel, wname, kvname, worst);
     } else {
@@ -647,7 +647,7 @@ static void check_batch(const char *rel, tensor_type type, transformer_kv kv, fl
             ck_assert(got_attn[pos * attn_stride + i] == 0.0f); /* wrote nothing past */
     }
     fprintf(stderr, "   attention weights differ by at most %.3g\n", worst_attn);
-    ck_assert_msg(worst_attn <= (type == TENSOR_F32 ? 1e-4 : 0.05),
+    ck_assert_msg(worst_attn <= (type == TENSOR_F32 && kv == TRANSFORMER_KV_F32 ? 1e-4 : 0.05),
                   "%s: batch attention differs by %g", rel, worst_attn);
 
     transformer_free(seq);
@@ -667,10 +667,13 @@ START_TEST(test_batch_equals_sequential)
     check_batch("stories260K_q80.bin", TENSOR_Q8_0, F32, 1e-3f);
     check_batch("aidreams260K.bin", TENSOR_Q8_0, F32, 1e-3f);
     check_batch("babyllama_tok105_model5000.bin", TENSOR_F32, F32, 1e-4f);
-    /* An int8 KV cache: prefill reads the same int8 rows as decode (made fp32 again).
-     * With fp32 weights both paths quantize the same keys; with int8 weights a key
-     * that differs by a rounding error can round to the next int8 step, so that case
-     * is compared in test_kv_q8_vs_f32 by closeness instead. */
+    /* An int8 KV cache: prefill reads the same int8 rows as decode (made fp32 again),
+     * but decode's int8 attention and prefill's batched fp32 attention sum a score in
+     * different orders (AVX2: 8-lane partial sums against one chain per key), so a
+     * layer's output can differ by a rounding error and the next layer's key round to
+     * the next int8 step (seen on AVX2: 0.035 of a logit, 0.2% of the range): these
+     * are compared like int8 weights, by a share of the range and the argmax. With
+     * int8 weights and an int8 cache, test_kv_q8_vs_f32 compares by closeness. */
     check_batch("stories260K.bin", TENSOR_F32, Q8, 1e-3f);
     check_batch("babyllama_tok105_model5000.bin", TENSOR_F32, Q8, 1e-3f);
 }

@@ -262,39 +262,40 @@ INLINE __m256 exp256(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-/* kernels_scalar_geglu's operations, 8 at a time, with exp256 for expf (which holds its
- * argument at 88.3, where g / (1 + e) is already 0 to float). */
+/* A mask of the first `left` lanes of 8 (all from 8 on), for maskload / maskstore: the
+ * last values of a row go through the same lanes' arithmetic as the others, so that a
+ * value's bits do not depend on where the threads split the row. */
+static inline __m256i first_lanes(int left)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* kernels_scalar_geglu's operations, 8 at a time (the last few masked), with exp256 for
+ * expf (which holds its argument at 88.3, where g / (1 + e) is already 0 to float). */
 static void geglu_avx2(float *gate, const float *up, int n)
 {
     const __m256 one = _mm256_set1_ps(1.0f), c = _mm256_set1_ps(0.79788456080286535588f);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 g = _mm256_loadu_ps(gate + i);
+    for (int i = 0; i < n; i += 8) {
+        __m256i m = first_lanes(n - i);
+        __m256 g = _mm256_maskload_ps(gate + i, m);
         __m256 g3 = _mm256_mul_ps(_mm256_mul_ps(g, g), g);
         __m256 u = _mm256_mul_ps(c, _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), g3, g));
         __m256 e = exp256(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
         __m256 s = _mm256_div_ps(g, _mm256_add_ps(one, e));
-        _mm256_storeu_ps(gate + i, _mm256_mul_ps(s, _mm256_loadu_ps(up + i)));
+        _mm256_maskstore_ps(gate + i, m, _mm256_mul_ps(s, _mm256_maskload_ps(up + i, m)));
     }
-    if (i < n)
-        kernels_scalar_geglu(gate + i, up + i, n - i);
 }
 
-/* swiglu_scalar's operations, 8 at a time, with exp256 for expf. */
+/* swiglu_scalar's operations, 8 at a time (the last few masked), with exp256 for expf. */
 static void swiglu_avx2(float *gate, const float *up, int n)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 g = _mm256_loadu_ps(gate + i);
+    for (int i = 0; i < n; i += 8) {
+        __m256i m = first_lanes(n - i);
+        __m256 g = _mm256_maskload_ps(gate + i, m);
         __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), g));
         __m256 s = _mm256_mul_ps(g, _mm256_div_ps(one, _mm256_add_ps(one, e)));
-        _mm256_storeu_ps(gate + i, _mm256_mul_ps(s, _mm256_loadu_ps(up + i)));
-    }
-    for (; i < n; i++) {
-        float val = gate[i];
-        val *= 1.0f / (1.0f + expf(-val));
-        gate[i] = val * up[i];
+        _mm256_maskstore_ps(gate + i, m, _mm256_mul_ps(s, _mm256_maskload_ps(up + i, m)));
     }
 }
 
