@@ -30,7 +30,7 @@ int agreeing_draft_shape(const bench_options *o, const char *name, int layers,
     double lp[ROUNDS_MAX], ls[ROUNDS_MAX], lx[ROUNDS_MAX], la[ROUNDS_MAX];
     double cp[ROUNDS_MAX], cs[ROUNDS_MAX], cx[ROUNDS_MAX], ca[ROUNDS_MAX];
     double vs[ROUNDS_MAX], vp[ROUNDS_MAX];
-    int agree = -1, gen = 0, same = 1;
+    int agree = -1, gen = 0, same = 1, n_ca = 0;
     static draft_round r;
     static anchor_server_result plain, spec;
     char kernel[32] = "";
@@ -64,13 +64,17 @@ int agreeing_draft_shape(const bench_options *o, const char *name, int layers,
             cp[i] = plain.tok_s;
             cs[i] = spec.tok_s;
             cx[i] = spec.tok_s / plain.tok_s;
-            ca[i] = spec.drafted > 0 ? (double)spec.accepted / spec.drafted : 0.0;
+            if (spec.drafted > 0) /* else not said (a reply without timings) */
+                ca[n_ca++] = (double)spec.accepted / spec.drafted;
             vs[i] = ls[i] / cs[i];
             vp[i] = lp[i] / cp[i];
             int n = plain.generated < r.gen ? plain.generated : r.gen;
             agree = same_prefix(r.tokens, plain.tokens, n);
-            fprintf(stderr, "; llama.cpp plain %.1f, speculative %.1f tok/s (accepted %.0f%%)%s",
-                    cp[i], cs[i], 100 * ca[i],
+            char acc[32] = "not said";
+            if (spec.drafted > 0)
+                snprintf(acc, sizeof acc, "%.0f%%", 100 * ca[n_ca - 1]);
+            fprintf(stderr, "; llama.cpp plain %.1f, speculative %.1f tok/s (accepted %s)%s",
+                    cp[i], cs[i], acc,
                     plain.client_timed || spec.client_timed
                         ? " (a reply without timings: timed as its tokens arrived)" : "");
         }
@@ -85,7 +89,7 @@ int agreeing_draft_shape(const bench_options *o, const char *name, int layers,
         m_cp = stats_median(cp, rounds, &lo, &hi);
         m_cs = stats_median(cs, rounds, &lo, &hi);
         m_cx = stats_median(cx, rounds, &c_lo, &c_hi);
-        m_ca = stats_median(ca, rounds, &lo2, &hi2);
+        m_ca = n_ca ? stats_median(ca, n_ca, &lo2, &hi2) : -1;
         m_vs = stats_median(vs, rounds, &vs_lo, &vs_hi);
         m_vp = stats_median(vp, rounds, &vp_lo, &vp_hi);
     }
@@ -115,9 +119,12 @@ int agreeing_draft_shape(const bench_options *o, const char *name, int layers,
            m_lp, m_ls, m_lx, x_lo, x_hi, 100 * m_la,
            same ? "" : "  THE SPECULATIVE TOKENS DIFFER FROM PLAIN DECODING");
     if (server) {
+        char acc[32] = "not said";
+        if (m_ca >= 0)
+            snprintf(acc, sizeof acc, "%.0f%%", 100 * m_ca);
         printf("  llama.cpp  plain %7.1f tok/s, speculative %7.1f tok/s: %.2fx (%.2f-%.2f), "
-               "accepted %.0f%%\n",
-               m_cp, m_cs, m_cx, c_lo, c_hi, 100 * m_ca);
+               "accepted %s\n",
+               m_cp, m_cs, m_cx, c_lo, c_hi, acc);
         printf("  llmchat / llama.cpp: speculative %.2fx (%.2f-%.2f), plain %.2fx (%.2f-%.2f); "
                "greedy tokens the same for the first %d of %d\n",
                m_vs, vs_lo, vs_hi, m_vp, vp_lo, vp_hi, agree, gen);
