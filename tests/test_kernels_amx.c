@@ -333,8 +333,11 @@ int main(void)
            "assembler does not know the tile instructions; %s)\n", why);
 #endif
     fflush(stdout);
-    if (!cases)
-        return 77; /* automake's "skipped" */
+    if (!cases) { /* automake's "skipped"; the suite freed (with a runner: Check has no
+                     suite_free), so that LeakSanitizer finds nothing on a CPU without it */
+        srunner_free(srunner_create(s));
+        return 77;
+    }
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
