@@ -3,7 +3,8 @@
  *
  * For every type, on real blocks (tests/data/gguf-types/rand256-*.gguf, made by
  * llama-quantize) and on random blocks (every bit pattern of the quants and small
- * scales, negative Q6_K scales, MXFP4 exponents 2^-10..2^-1), and for every ISA this
+ * scales, negative Q6_K scales, MXFP4 exponents 2^-10..2^-1; and blocks of the largest
+ * values against activations of +-127, the largest integer sums), and for every ISA this
  * CPU and build support: the plain-C kernel against "decode the row (dequant.h), then an fp32 dot with the
  * dequantized activation" in double precision, and every SIMD kernel against the
  * plain-C one, within a rounding bound (1e-5 of the sum of |terms|). Batches of 1, 3,
@@ -111,13 +112,10 @@ static void reference(float *want, float *bound, const tensor *w, const qbatch *
     free(row);
 }
 
-/* Checks every ISA's products of w with n random vectors against the reference and
- * against the scalar kernels. */
-static void check_tensor(const tensor *w, int n, const char *what)
+/* Checks every ISA's products of w with the n vectors x (n * w->cols values; freed
+ * here) against the reference and against the scalar kernels. */
+static void check_tensor_x(const tensor *w, int n, const char *what, float *x)
 {
-    float *x = malloc(sizeof(float) * (size_t)n * w->cols);
-    for (size_t i = 0; i < (size_t)n * w->cols; i++)
-        x[i] = 2.0f * rng_f();
     qbatch *xq = qbatch_new(n, w->cols, 32);
     ck_assert_ptr_nonnull(xq);
     qbatch_quantize(xq, x, n);
@@ -203,6 +201,15 @@ static void check_tensor(const tensor *w, int n, const char *what)
     qbatch_free(x1);
 }
 
+/* check_tensor_x with n random vectors. */
+static void check_tensor(const tensor *w, int n, const char *what)
+{
+    float *x = malloc(sizeof(float) * (size_t)n * w->cols);
+    for (size_t i = 0; i < (size_t)n * w->cols; i++)
+        x[i] = 2.0f * rng_f();
+    check_tensor_x(w, n, what, x);
+}
+
 static tensor blocks_tensor(ggml_type type, const uint8_t *data, int rows, int cols)
 {
     const ggml_type_info *info = ggml_type_get(type);
@@ -240,6 +247,47 @@ START_TEST(test_random_blocks)
         free(b);
         free(data);
     }
+}
+END_TEST
+
+/* The largest integer sums a block type allows: every quant bit set (the largest
+ * values, Q4_K / Q5_K scales and mins 63; Q6_K's scales 127 and -128 by turns) against
+ * activations that are all +1 or all -1 (int8 +-127), so that a SIMD dot that adds
+ * partial sums in 16-bit lanes (the AVX2 K-quant dots' packs) would wrap or saturate
+ * here if its bound were wrong. */
+START_TEST(test_largest_sums)
+{
+    rng_state = 0x51ed270b27aa3b4full + (uint64_t)_i;
+    ggml_type type = types[_i].type;
+    const ggml_type_info *info = ggml_type_get(type);
+    const int rows = 4, cols = 512, n = 3;
+    size_t row_bytes;
+    uint8_t *data = random_blocks(type, rows, cols, &row_bytes);
+    uint8_t *scales = random_blocks(type, rows, cols, &row_bytes); /* its halves kept */
+    memset(data, 0xff, row_bytes * rows);
+    for (size_t blk = 0; blk < row_bytes * rows / info->bytes; blk++) {
+        uint8_t *b = data + blk * info->bytes, *h = scales + blk * info->bytes;
+        if (type == GGML_TYPE_Q6_K) {
+            memcpy(b + 208, h + 208, 2);
+            for (int i = 0; i < 16; i++)
+                b[192 + i] = i % 2 ? 0x80 : 0x7f;
+        } else if (type == GGML_TYPE_MXFP4) {
+            b[0] = h[0];
+        } else {
+            int halves = type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q5_0 ? 1 : 2;
+            memcpy(b, h, 2 * (size_t)halves);
+        }
+    }
+    tensor w = blocks_tensor(type, data, rows, cols);
+    float *x = malloc(sizeof(float) * (size_t)n * cols);
+    for (int v = 0; v < n; v++)
+        for (int i = 0; i < cols; i++)
+            x[(size_t)v * cols + i] = v == 1 ? -1.0f : v == 2 && i % 64 < 32 ? -1.0f : 1.0f;
+    char what[64];
+    snprintf(what, sizeof what, "%s largest sums", ggml_type_name(type));
+    check_tensor_x(&w, n, what, x);
+    free(scales);
+    free(data);
 }
 END_TEST
 
@@ -357,6 +405,7 @@ static Suite *make_suite(void)
     TCase *core = tcase_create("core");
     tcase_set_timeout(core, 60);
     tcase_add_loop_test(core, test_random_blocks, 0, N_TYPES);
+    tcase_add_loop_test(core, test_largest_sums, 0, N_TYPES);
     tcase_add_loop_test(core, test_file_blocks, 0, N_TYPES);
     tcase_add_loop_test(core, test_zero_and_nan, 0, N_TYPES);
     tcase_add_loop_test(core, test_unpack_same_bytes, 0, N_TYPES);

@@ -222,11 +222,32 @@ float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *x
     return hsum256(_mm256_add_ps(acc0, acc1));
 }
 
+/* The 8 sub-block totals of a super-block, lane j the sum of s[j]'s 8 lanes: s[j] holds
+ * 4-product sums of 32 values (dot_u8s8), each within int16 for 4- and 5-bit weights
+ * (4 · 31 · 128), so two rounds of packs (no saturation: a pair of them is within
+ * 8 · 31 · 128 = 31744) and madd by ones add them up in the lanes the totals need;
+ * each 128-bit half then holds its half of every sub-block, and the halves are added.
+ * Exact, and with no broadcast of a scale per sub-block: the caller multiplies the
+ * totals by its vector of sub-block scales at once. */
+INLINE __m256i sub_block_sums(const __m256i s[8])
+{
+    const __m256i ones16 = _mm256_set1_epi16(1);
+    __m256i s01 = _mm256_madd_epi16(_mm256_packs_epi32(s[0], s[1]), ones16);
+    __m256i s23 = _mm256_madd_epi16(_mm256_packs_epi32(s[2], s[3]), ones16);
+    __m256i s45 = _mm256_madd_epi16(_mm256_packs_epi32(s[4], s[5]), ones16);
+    __m256i s67 = _mm256_madd_epi16(_mm256_packs_epi32(s[6], s[7]), ones16);
+    __m256i q0 = _mm256_madd_epi16(_mm256_packs_epi32(s01, s23), ones16); /* 0-3 | 0-3 */
+    __m256i q1 = _mm256_madd_epi16(_mm256_packs_epi32(s45, s67), ones16); /* 4-7 | 4-7 */
+    return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20),
+                            _mm256_permute2x128_si256(q0, q1, 0x31));
+}
+
 /* Q4_K (five 0) and Q5_K: 144- / 176-byte super-blocks (half d, half dmin, 12 bytes of
  * 6-bit scales and mins, [32 bytes qh,] 128 bytes of nibbles: sub-block 2p the low
  * nibbles of bytes 32p.., 2p + 1 the high ones; Q5_K's fifth bits: bit j of qh[l] for
  * value l of sub-block j). Sub-block j is activation group 8b + j:
- * d·sc_j·xs·Σ q·x − dmin·m_j·xsum. For n vectors of one
+ * d·sc_j·xs·Σ q·x − dmin·m_j·xsum, the eight Σ q·x made in integers (sub_block_sums)
+ * and scaled by the vector of d·sc_j·xs with one FMA a super-block. For n vectors of one
  * row at once (n <= BLOCKS_MULTI_MAX): each super-block's values unpacked and its
  * scales and mins made floats once, then each vector's sums made in the same operations
  * and order (a vector's bits alone or among others; the one-vector dots are n = 1). */
@@ -236,9 +257,9 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
     const int bytes = five ? 176 : 144;
-    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], accm[BLOCKS_MULTI_MAX];
+    __m256 acc0[BLOCKS_MULTI_MAX], accm[BLOCKS_MULTI_MAX];
     for (int v = 0; v < n; v++)
-        acc0[v] = acc1[v] = accm[v] = _mm256_setzero_ps();
+        acc0[v] = accm[v] = _mm256_setzero_ps();
     int blocks = cols / 256;
     const size_t pf = prefetch_bytes((size_t)blocks * bytes);
     for (int b = 0; b < blocks; b++, row += bytes) {
@@ -255,6 +276,7 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
         if (five)
             qh = _mm256_loadu_si256((const __m256i *)(row + 16));
         __m256i lo[4], hi[4];
+#pragma GCC unroll 4
         for (int p = 0; p < 4; p++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * p));
             lo[p] = _mm256_and_si256(q, m4);
@@ -267,21 +289,21 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
             }
         }
         for (int v = 0; v < n; v++) {
-            float f[8];
-            _mm256_storeu_ps(f, _mm256_mul_ps(dsc, _mm256_loadu_ps(xs + v * xs_stride + 8 * b)));
+            __m256 f = _mm256_mul_ps(dsc, _mm256_loadu_ps(xs + v * xs_stride + 8 * b));
             accm[v] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(xsum + v * xsum_stride + 8 * b), accm[v]);
             const int8_t *xb = x + v * x_stride + 256 * b;
+            __m256i s[8];
 #pragma GCC unroll 4
             for (int p = 0; p < 4; p++) {
-                __m256i s0 = dot_u8s8(lo[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
-                __m256i s1 = dot_u8s8(hi[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
-                acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_set1_ps(f[2 * p]), acc0[v]);
-                acc1[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_set1_ps(f[2 * p + 1]), acc1[v]);
+                s[2 * p] = dot_u8s8(lo[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
+                s[2 * p + 1] =
+                    dot_u8s8(hi[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
             }
+            acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sub_block_sums(s)), f, acc0[v]);
         }
     }
     for (int v = 0; v < n; v++)
-        out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v])) - hsum256(accm[v]);
+        out[v * out_stride] = hsum256(acc0[v]) - hsum256(accm[v]);
 }
 
 float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
@@ -317,81 +339,91 @@ void kernels_avx2_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_s
 /* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
  * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and
  * ql[l + 32] topped with bits 0-1, 2-3, 4-5, 6-7 of qh[l], minus 32: four activation
- * groups, each two 16-value pieces with their own scale. The values are used unsigned
- * (0..63): maddubs keeps the pair sums in int16 (63 · 127 · 2), madd applies the
- * scales, and the −32 is taken away once per super-block from the activation's per-16
- * sums xsum16[i] = xs[i / 2] · Σ x over piece i. For n vectors of one row at once
- * (n <= BLOCKS_MULTI_MAX): each super-block's values unpacked and its scales made ready
- * once, then each vector's sums made in the same operations and order (a vector's bits
- * alone or among others; the one-vector dot is n = 1). */
+ * groups, each two 16-value pieces with their own scale (group j: pieces 2j, 2j + 1, the
+ * low and high 128-bit halves of its register). The values are used unsigned (0..63):
+ * maddubs and madd by ones make 4-product sums within int16 (4 · 63 · 128); packs puts
+ * groups j and j + 1 side by side in int16 and madd multiplies them by their pieces'
+ * scales (pair_sc); hadd and the halves added give the group totals, lane j, one
+ * conversion and one FMA by the groups' d · xs a super-block. The −32 is taken away
+ * once per super-block from the activation's per-16 sums xsum16[i] = xs[i / 2] · Σ x
+ * over piece i. For n vectors of one row at once (n <= BLOCKS_MULTI_MAX): each
+ * super-block's values unpacked and its scales made ready once, then each vector's
+ * sums made in the same operations and order (a vector's bits alone or among others;
+ * the one-vector dot is n = 1). */
 INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
                            size_t xs_stride, const float *xsum16, size_t xsum_stride, int cols,
                            int n, float *out, size_t out_stride)
 {
     const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
-    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], offset[BLOCKS_MULTI_MAX];
+    /* int16 lanes of pair i (groups 2i, 2i + 1: pieces 4i..4i + 3) from the 8 scales of
+     * its half of the super-block in both 128-bit halves: low half pieces 4i, 4i + 2,
+     * high half 4i + 1, 4i + 3, each over the 4 int16 lanes its group's sums fill */
+    const __m256i pick0 = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 4, 5, 4, 5, 4, 5, 4, 5, 2, 3,
+                                           2, 3, 2, 3, 2, 3, 6, 7, 6, 7, 6, 7, 6, 7);
+    const __m256i pick1 = _mm256_add_epi8(pick0, _mm256_set1_epi8(8));
+    __m256 acc[BLOCKS_MULTI_MAX], offset[BLOCKS_MULTI_MAX];
     for (int v = 0; v < n; v++)
-        acc0[v] = acc1[v] = offset[v] = _mm256_setzero_ps();
+        acc[v] = offset[v] = _mm256_setzero_ps();
     int blocks = cols / 256;
     const size_t pf = prefetch_bytes((size_t)blocks * 210);
     for (int b = 0; b < blocks; b++, row += 210) {
         prefetch_weight_lines(row + pf, 4); /* 210 bytes */
         const uint8_t *sc = row + 192;
         float d = half_at(row + 208);
-        __m256i sc2[2];
         __m256 ds[2];
+        for (int h = 0; h < 2; h++)
+            ds[h] = _mm256_mul_ps(_mm256_set1_ps(d),
+                                  _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                      _mm_loadl_epi64((const __m128i *)(sc + 8 * h)))));
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc));
+        __m256i pair_sc[4];
         for (int h = 0; h < 2; h++) {
-            __m256i sc8 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 8 * h)));
-            ds[h] = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sc8));
-            sc2[h] = _mm256_blend_epi16(sc8, _mm256_slli_epi32(sc8, 16), 0xaa);
+            __m256i half = _mm256_permute2x128_si256(sc16, sc16, h ? 0x11 : 0x00);
+            pair_sc[2 * h] = _mm256_shuffle_epi8(half, pick0);
+            pair_sc[2 * h + 1] = _mm256_shuffle_epi8(half, pick1);
         }
-        __m256i vals[2][4];
+        __m256i vals[8];
         for (int h = 0; h < 2; h++) {
             __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
             __m256i qb = _mm256_loadu_si256((const __m256i *)(row + 64 * h + 32));
             __m256i hb = _mm256_loadu_si256((const __m256i *)(row + 128 + 32 * h));
-            vals[h][0] = _mm256_or_si256(_mm256_and_si256(qa, m4),
-                                         _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            vals[h][1] = _mm256_or_si256(
+            vals[4 * h] = _mm256_or_si256(_mm256_and_si256(qa, m4),
+                                          _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
+            vals[4 * h + 1] = _mm256_or_si256(
                 _mm256_and_si256(qb, m4),
                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            vals[h][2] = _mm256_or_si256(
+            vals[4 * h + 2] = _mm256_or_si256(
                 _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            vals[h][3] = _mm256_or_si256(
+            vals[4 * h + 3] = _mm256_or_si256(
                 _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
         }
         for (int v = 0; v < n; v++) {
-            float f[8];
-            _mm256_storeu_ps(f, _mm256_mul_ps(_mm256_set1_ps(d),
-                                              _mm256_loadu_ps(xs + v * xs_stride + 8 * b)));
+            __m256 f =
+                _mm256_mul_ps(_mm256_set1_ps(d), _mm256_loadu_ps(xs + v * xs_stride + 8 * b));
             for (int h = 0; h < 2; h++)
                 offset[v] = _mm256_fmadd_ps(
                     ds[h], _mm256_loadu_ps(xsum16 + v * xsum_stride + 16 * b + 8 * h), offset[v]);
             const int8_t *xr = x + v * x_stride + 256 * b;
-#pragma GCC unroll 2
-            for (int h = 0; h < 2; h++)
+            __m256i pair[4];
 #pragma GCC unroll 4
-                for (int k = 0; k < 4; k++) {
-                    int j = 4 * h + k;
-                    __m256i xv = _mm256_loadu_si256((const __m256i *)(xr + 32 * j));
-                    __m256i scales = _mm256_permutevar8x32_epi32(
-                        sc2[h], _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1,
-                                                  2 * k + 1, 2 * k + 1, 2 * k + 1));
-                    __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(vals[h][k], xv), scales);
-                    if (k & 1)
-                        acc1[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]),
-                                                  acc1[v]);
-                    else
-                        acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(f[j]),
-                                                  acc0[v]);
-                }
+            for (int i = 0; i < 4; i++) {
+                __m256i s0 = dot_u8s8(vals[2 * i],
+                                      _mm256_loadu_si256((const __m256i *)(xr + 64 * i)));
+                __m256i s1 = dot_u8s8(vals[2 * i + 1],
+                                      _mm256_loadu_si256((const __m256i *)(xr + 64 * i + 32)));
+                pair[i] = _mm256_madd_epi16(_mm256_packs_epi32(s0, s1), pair_sc[i]);
+            }
+            __m256i h0 = _mm256_hadd_epi32(pair[0], pair[1]); /* groups 0-3, pieces 2j | 2j + 1 */
+            __m256i h1 = _mm256_hadd_epi32(pair[2], pair[3]); /* groups 4-7 */
+            __m256i tot = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                                           _mm256_permute2x128_si256(h0, h1, 0x31));
+            acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot), f, acc[v]);
         }
     }
     for (int v = 0; v < n; v++)
-        out[v * out_stride] =
-            hsum256(_mm256_add_ps(acc0[v], acc1[v])) - 32.0f * hsum256(offset[v]);
+        out[v * out_stride] = hsum256(acc[v]) - 32.0f * hsum256(offset[v]);
 }
 
 float kernels_avx2_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,

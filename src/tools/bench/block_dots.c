@@ -5,11 +5,15 @@
  * streamed from memory (256 MiB of rows, once a pass); Q8_0 also from its decode panels
  * where the table reads them ("Q8_0p"). Rows of 2048 values of random blocks with small finite scales; the
  * best of 5 passes. A developers' tool: kernel-alone figures in docs/results/ come from
- * it. Usage: bench-block-dots [COLS] (a multiple of 256, default 2048). */
+ * it. Usage: bench-block-dots [COLS [NAME ...]]: COLS a multiple of 256 (default 2048);
+ * each NAME an instruction set (--kernels' names) or a type (Q4_K, ...) to time alone,
+ * every set and every type when none of either is named. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -85,12 +89,36 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
     }
 }
 
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench-block-dots [COLS [ISA | TYPE ...]] (COLS a multiple of 256; "
+                    "ISA one of %s; TYPE one of Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K MXFP4)\n",
+            kernels_isa_choices());
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     int cols = argc > 1 ? atoi(argv[1]) : 2048;
-    if (cols <= 0 || cols % 256) {
-        fprintf(stderr, "usage: bench-block-dots [COLS] (a multiple of 256)\n");
-        return 2;
+    if (cols <= 0 || cols % 256)
+        return usage();
+    /* the sets and types named after COLS; none named of either: all of it */
+    bool isa_named[KERNELS_COUNT] = {0}, any_isa = false;
+    bool type_named[sizeof types / sizeof types[0]] = {0}, any_type = false;
+    for (int a = 2; a < argc; a++) {
+        kernels_isa isa;
+        size_t t = 0;
+        while (t < sizeof types / sizeof types[0] && strcasecmp(argv[a], ggml_type_name(types[t])))
+            t++;
+        if (t < sizeof types / sizeof types[0]) {
+            type_named[t] = any_type = true;
+        } else if (kernels_isa_parse(argv[a], &isa) && isa != KERNELS_AUTO) {
+            isa_named[isa] = any_isa = true;
+        } else {
+            fprintf(stderr, "bench-block-dots: '%s' is neither an instruction set nor a type\n",
+                    argv[a]);
+            return usage();
+        }
     }
 #ifdef _OPENMP
     omp_set_num_threads(1);
@@ -108,12 +136,13 @@ int main(int argc, char **argv)
     printf("one thread, rows of %d values: in cache (512 KiB) and from memory (256 MiB)\n",
            cols);
     for (int isa = KERNELS_SCALAR; isa < KERNELS_COUNT; isa++) {
-        if (!kernels_isa_supported((kernels_isa)isa))
+        if (!kernels_isa_supported((kernels_isa)isa) || (any_isa && !isa_named[isa]))
             continue;
         kernels_init((kernels_isa)isa);
         printf("%s\n", kernels_isa_name((kernels_isa)isa));
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
-            time_type(types[t], cols, xq);
+            if (!any_type || type_named[t])
+                time_type(types[t], cols, xq);
     }
     kernels_workspace_free(work);
     qbatch_free(xq);
