@@ -8,7 +8,9 @@
 # by how much they miss the logit (the residual) and that the post-norms' scales are
 # held; a head knocked out shows "out"; the trace records the windows, --view shows
 # them without the model, --replay reproduces the run, and a control vector changes
-# the reply; Qwen3-, Gemma-3- and Phi-4-mini-shaped models with their real vocabularies
+# the reply; on a tiny Gemma 4 with per-layer inputs the attribution grid has a PLE
+# column and the parts still cap to the logit; Qwen3-, Gemma-3- and Phi-4-mini-shaped
+# models with their real vocabularies
 # chat with the templates their files carry; an unsupported architecture gets one line
 # naming what it lacks; llmchat-convert refuses to write one. Nothing asserts timing.
 # shellcheck source=lib.sh
@@ -19,6 +21,9 @@
 MODEL=$T/gemma2-tiny.gguf
 "${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" gemma2 "$MODEL" "$DATA/stories260K.gguf" ||
     fail "make_family_gguf failed"
+# Gemma 4 in small with per-layer inputs (for the attribution's PLE parts)
+"${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" gemma4 "$T/gemma4.gguf" "$DATA/stories260K.gguf" ||
+    fail "make_family_gguf gemma4 failed"
 
 attn() {
     screen | sed -n '/┌ Attention/,/└/p'
@@ -93,6 +98,26 @@ run_llmchat --no-config -m generate -t 0 -n 8 --weights f32 -i "Once upon a time
 assert_status 0
 cmp -s "$T/out" "$T/plain" && fail "the control vector changed nothing"
 pass "a control vector steers the family's reply"
+
+# ---- Gemma 4 with per-layer inputs: a PLE column, and the parts still add up ----
+start -- --no-config -s 1 -t 0 -n 6 --weights f32 --kv-cache f32 \
+    -i "Once upon a time there was a little girl named Lily" "$T/gemma4.gguf"
+wait_for " idle |"
+keys Tab Tab Tab v v v v v
+wait_for "attribution to "
+attn | grep -q 'MLP *PLE' || show_screen_and_fail "the attribution grid has no PLE column"
+attn | grep -q '│L1 .*[-+][0-9]*\.[0-9][0-9] *[-+][0-9]*\.[0-9][0-9] *│' ||
+    show_screen_and_fail "layer 1's row has no MLP and PLE cells"
+line=$(attn | grep -o 'parts sum [-0-9.]*, logit [-0-9.]*, residual [-+0-9.]*' | head -n 1)
+[ -n "$line" ] || show_screen_and_fail "no parts sum, logit and residual"
+set -- $(printf '%s\n' "$line" | sed 's/parts sum \(.*\), logit \(.*\), residual \(.*\)/\1 \2 \3/')
+awk -v s="$1" -v l="$2" 'BEGIN {
+    e = exp(2 * s / 30); capped = 30 * (e - 1) / (e + 1)
+    d = l - capped; d = d < 0 ? -d : d; exit !(d < 0.002) }' ||
+    show_screen_and_fail "with per-layer inputs the parts sum $1 does not cap to the logit $2"
+keys q
+wait_exit
+pass "gemma4's per-layer inputs are attribution parts (a PLE column); the sum $1 caps to the logit $2"
 
 # ---- each family chats with the template its file carries ----
 # chat_template NAME VOCAB TEMPLATE MARKER: a NAME-shaped model with VOCAB's tokenizer

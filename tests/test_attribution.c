@@ -1,5 +1,5 @@
 /* test_attribution.c — direct logit attribution: with fp32 weights the parts (embedding,
- * every head, every MLP, the control vectors) add up to the logit at every position of a run, for the token that came next and for other
+ * every head, every MLP, the per-layer inputs, the control vectors) add up to the logit at every position of a run, for the token that came next and for other
  * candidates; a knocked-out head's part is 0; computing it leaves the KV cache and the
  * next step alone; the engine keeps it and drops it with its position; the ranking of
  * the parts. */
@@ -129,8 +129,7 @@ END_TEST
 /* Gemma 4 without per-layer inputs (the 31B's layout, family_gguf.h's gemma4-31b): every
  * layer scales the stream after it (layer_output_scale), so what a layer writes reaches
  * the logit scaled by its scale and the later ones': the parts still add up, with a
- * control vector in force too. With per-layer inputs the attribution is refused with a
- * reason, not given wrong. */
+ * control vector in force too. */
 START_TEST(test_gemma4_layer_scales)
 {
     const char *path = temp_path("gemma4.gguf");
@@ -169,16 +168,62 @@ START_TEST(test_gemma4_layer_scales)
     ck_assert_msg(capped_miss(a) < 1e-4, "steered: parts %.7f, logit %.7f", attribution_sum(a),
                   a->logit);
     engine_free(e);
+    remove(path);
+}
+END_TEST
+
+/* Gemma 4 with per-layer inputs (family_gguf.h's gemma4: the E2B's layout in small):
+ * each layer's per-layer input is a part of its own (per_layer_embd_out), and with it
+ * the parts add up to the logit at every position, for the next token and another
+ * candidate; leaving the per-layer inputs out misses it (they matter on this file). They
+ * are listed among the largest parts as the layer's. */
+START_TEST(test_gemma4_layer_inputs)
+{
+    const char *path = temp_path("gemma4-ple.gguf");
+    ck_assert(family_gguf_write(path, "gemma4", NULL, data_path("stories260K.gguf")));
     model_close(m);
     tokenizer_close(tok);
-    /* per-layer inputs: refused */
-    ck_assert(family_gguf_write(path, "gemma4", NULL, data_path("stories260K.gguf")));
+    llm_err err;
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = TENSOR_F32;
     ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
     ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
-    e = new_engine(0.0f);
-    run(e, "The dog", 2);
-    ck_assert_ptr_null(engine_attribution(e, 1, 5, &err));
-    ck_assert_ptr_nonnull(strstr(err.text, "per-layer inputs"));
+    ck_assert_int_gt(m->config.ple_dim, 0);
+    engine *e = new_engine(0.0f);
+    run(e, "The dog ran to the park", 8);
+    double worst = 0.0, without_worst = 0.0;
+    for (int p = 0; p < engine_pos(e); p++) {
+        const step_record *r = engine_record(e, p);
+        for (int k = 0; k < 2; k++) {
+            int id = k == 0 ? r->next : r->n_top > 1 ? r->top[1].id : -1;
+            if (id < 0) /* the last position has no next token yet */
+                continue;
+            const step_attribution *a = engine_attribution(e, p, id, &err);
+            ck_assert_msg(a != NULL, "%s", err.text);
+            ck_assert_ptr_nonnull(a->layer_input);
+            double miss = capped_miss(a), inputs = 0.0;
+            ck_assert_msg(miss < 1e-4, "pos %d: parts %.7f, logit %.7f", p, attribution_sum(a),
+                          a->logit);
+            worst = fmax(worst, miss);
+            for (int l = 0; l < a->n_layers; l++)
+                inputs += a->layer_input[l];
+            without_worst = fmax(without_worst, fabs(inputs) / (1.0 + fabs(a->logit)));
+            /* each layer's input is listed as its own part */
+            attribution_part top[256];
+            int n = attribution_top(a, 256, top), seen = 0;
+            for (int i = 0; i < n; i++)
+                seen += top[i].kind == ATTRIBUTION_LAYER_INPUT &&
+                        top[i].value == a->layer_input[top[i].layer];
+            ck_assert_int_lt(n, 256); /* every part listed */
+            ck_assert_int_eq(seen, a->n_layers);
+        }
+    }
+    /* the per-layer inputs carry more of the logit than the sum misses by */
+    ck_assert_msg(without_worst > 100 * worst, "per-layer inputs %.3g of the logit, miss %.3g",
+                  without_worst, worst);
+    fprintf(stderr, "gemma4 with per-layer inputs: the parts miss the logit by at most %.2g "
+                    "(relative); the inputs' parts reach %.2g\n", worst, without_worst);
     engine_free(e);
     remove(path);
 }
@@ -360,6 +405,7 @@ static Suite *attribution_suite(void)
     tcase_add_test(f32, test_kept_and_harmless);
     tcase_add_test(f32, test_top);
     tcase_add_test(f32, test_gemma4_layer_scales);
+    tcase_add_test(f32, test_gemma4_layer_inputs);
     suite_add_tcase(s, f32);
     TCase *q8 = tcase_create("int8");
     tcase_add_checked_fixture(q8, setup_stories_q8, teardown);

@@ -559,7 +559,7 @@ static void record(void *user, const hook_tensor *x)
     }
 }
 
-static int add_observer(transformer *t, recorder *r, uint32_t points, int first, int last,
+static int add_observer(transformer *t, recorder *r, hook_set points, int first, int last,
                         int pos)
 {
     hook h = {.fn = record, .user = r, .points = points, .layer_first = first,
@@ -755,6 +755,77 @@ START_TEST(test_points_fire)
 }
 END_TEST
 
+/* per_layer_embd_out (Gemma 4's per-layer inputs, family_gguf.h's gemma4): handed at
+ * every layer of every position, the same bits for a batch and for one token (one
+ * token: thread 0's normed row; a batch: the batch's rows), on 1 and 3 threads. (That
+ * it is what the layer adds, test_attribution's parts adding up to the logit hold.) */
+typedef struct {
+    int layers, width;
+    float *rows; /* (positions, layers, width) */
+} layer_rows;
+
+static void capture_layer_rows(void *user, const hook_tensor *x)
+{
+    layer_rows *r = user;
+    for (int i = 0; i < x->n; i++)
+        memcpy(r->rows + ((size_t)(x->pos + i) * r->layers + x->layer) * r->width,
+               x->data + (size_t)i * x->stride, sizeof(float) * (size_t)r->width);
+}
+
+START_TEST(test_per_layer_input_point)
+{
+    const char *path = temp_path("gemma4-points.gguf");
+    ck_assert(family_gguf_write(path, "gemma4", NULL, NULL));
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = TENSOR_F32;
+    llm_err err;
+    model *m;
+    ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s", err.text);
+    const model_config *c = &m->config;
+    ck_assert(hook_fires(c, HOOK_PER_LAYER_EMBD_OUT));
+    ck_assert_int_eq(hook_width(c, HOOK_PER_LAYER_EMBD_OUT, 0), c->dim);
+    enum { N = 12 };
+    int ids[N];
+    make_ids(ids, N, c->vocab_size);
+    size_t floats = (size_t)N * c->n_layers * c->dim;
+    layer_rows got[3];
+    float *logits = malloc(sizeof(float) * (size_t)N * c->vocab_size);
+    for (int k = 0; k < 3; k++) { /* one token a call, a batch, a batch on 3 threads */
+        got[k] = (layer_rows){c->n_layers, c->dim, calloc(floats, sizeof(float))};
+        set_threads(k == 2 ? 3 : 1);
+        transformer *t = new_transformer(m, 32, TRANSFORMER_KV_F32);
+        hook h = {.fn = capture_layer_rows, .user = &got[k],
+                  .points = HOOK_BIT(HOOK_PER_LAYER_EMBD_OUT), .layer_first = 0,
+                  .layer_last = c->n_layers - 1, .pos = -1};
+        int id;
+        ck_assert_int_eq(transformer_hook_add(t, &h, &id, &err), LLM_OK);
+        if (k == 0)
+            run_tokens(t, ids, N, logits);
+        else
+            run_batch(t, ids, N, logits);
+        transformer_free(t);
+    }
+    set_threads(omp_procs());
+    for (int p = 0; p < N; p++) /* every layer of every position was handed */
+        for (int l = 0; l < c->n_layers; l++) {
+            double mag = 0.0;
+            for (int i = 0; i < c->dim; i++)
+                mag += fabs(got[0].rows[((size_t)p * c->n_layers + l) * c->dim + i]);
+            ck_assert_msg(mag > 0.0, "per_layer_embd_out of layer %d at %d never handed", l, p);
+        }
+    ck_assert_msg(memcmp(got[0].rows, got[1].rows, sizeof(float) * floats) == 0,
+                  "per_layer_embd_out differs between one token and a batch");
+    ck_assert_msg(memcmp(got[1].rows, got[2].rows, sizeof(float) * floats) == 0,
+                  "per_layer_embd_out differs between 1 and 3 threads");
+    for (int k = 0; k < 3; k++)
+        free(got[k].rows);
+    free(logits);
+    model_close(m);
+    remove(path);
+}
+END_TEST
+
 /* The mixtures of experts' points (the router's logits, probabilities, choices and
  * weights, the experts' sum) fire for a batch and for one token (gpt-oss: with its
  * sinks and biases on both paths), on fp32 and Q8_0
@@ -795,7 +866,7 @@ START_TEST(test_points_chosen)
     transformer *t = new_transformer(m, 32, TRANSFORMER_KV_F32);
     static recorder r;
     recorder_reset(&r, c, 5);
-    uint32_t points = HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_KQ_SOFT_MAX) | HOOK_BIT(HOOK_L_OUT);
+    hook_set points = HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_KQ_SOFT_MAX) | HOOK_BIT(HOOK_L_OUT);
     add_observer(t, &r, points, 1, 2, 5);
     run_batch(t, ids, 10, NULL);
     ck_assert_msg(r.bad == 0, "%s", r.why);
@@ -840,7 +911,7 @@ START_TEST(test_hook_limits)
     ck_assert_ptr_nonnull(transformer_forward(t, 1, 1, NULL));
     ck_assert_int_eq(calls, 1);
     hook bad = h;
-    bad.points = 1u << 31;
+    bad.points = HOOK_BIT(HOOK_COUNT); /* the first bit past the points */
     ck_assert_int_eq(transformer_hook_add(t, &bad, &id, &err), LLM_ERR_ARG);
     bad = h;
     bad.fn = NULL;
@@ -1649,8 +1720,8 @@ START_TEST(test_attribution_families)
         float cap = a.final_softcap, head[TOY_LAYERS * 4], mlp[TOY_LAYERS];
         for (int target = 0; target < c->vocab_size; target += 31) {
             step_attribution out;
-            ck_assert_int_eq(attribution_compute(&t->m, &in, target, head, mlp, NULL, NULL, &out,
-                                                 &err),
+            ck_assert_int_eq(attribution_compute(&t->m, &in, target, head, mlp, NULL, NULL, NULL,
+                                                 &out, &err),
                              LLM_OK);
             double sum = attribution_sum(&out), logit = logits[target];
             double want = cap != 0.0f ? cap * atanh(logit / cap) : logit;
@@ -1683,6 +1754,7 @@ static Suite *make_suite(void)
     TCase *points = tcase_create("points");
     tcase_set_timeout(points, 300);
     tcase_add_test(points, test_points_fire);
+    tcase_add_test(points, test_per_layer_input_point);
     tcase_add_test(points, test_expert_points_fire);
     tcase_add_test(points, test_points_chosen);
     tcase_add_test(points, test_hook_limits);

@@ -14,8 +14,10 @@
  * part is w_s · (u · d_s); they add up to the layer's feed-forward part. Where layers
  * scale the stream after them (Gemma 4's layer_output_scale), what a layer writes is
  * scaled by its scale and every later one's, the embedding by all, a control vector
- * (added after its layer's scale) by the later ones'. Sums are in double; the parts are
- * stored as float. */
+ * (added after its layer's scale) by the later ones'. A per-layer input (Gemma 4's
+ * E2B, E4B) is what the layer adds after its feed-forward, taken as the stream got it
+ * (per_layer_embd_out, its norm applied): its part is u · that, scaled as the layer's
+ * other parts. Sums are in double; the parts are stored as float. */
 #include "attribution.h"
 
 #include <math.h>
@@ -121,20 +123,17 @@ static double layer_mlp(const model *m, int l, const double *u, const float *f, 
 
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
                                float *head, float *mlp, float *expert, int *expert_id,
-                               step_attribution *a, llm_err *err)
+                               float *layer_input, step_attribution *a, llm_err *err)
 {
     const model_config *c = &m->config;
     int dim = c->dim, layers = c->n_layers, used = c->n_experts > 0 ? c->n_experts_used : 0;
     int mix = model_mixer_width(c), heads = model_heads_max(c);
+    bool ple = c->ple_dim > 0;
     size_t width = (size_t)(dim > mix ? dim : mix);
     size_t part = (size_t)transformer_parts_width(c);
     if (target < 0 || target >= c->vocab_size)
         return llm_fail(err, LLM_ERR_ARG, "token %d is outside the vocabulary (0..%d)", target,
                         c->vocab_size - 1);
-    if (c->ple_dim > 0)
-        return llm_fail(err, LLM_ERR_ARG, "attribution does not split %s's per-layer inputs "
-                        "(what each layer's own embedding of the token adds): not offered for "
-                        "this model", c->arch.name);
     double *biases = malloc(sizeof(double) * (size_t)layers);
     /* u, then each layer's scratch (the layers run in parallel): v and y (width each),
      * a row (width) */
@@ -161,6 +160,8 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
         mlp[l] = (float)layer_mlp(m, l, u, parts + mix, y,
                                   used ? expert + (size_t)l * used : NULL,
                                   used ? expert_id + (size_t)l * used : NULL);
+        if (ple) /* per_layer_embd_out, last in the layer's parts */
+            layer_input[l] = (float)dot(u, parts + mix + dim + used * ((size_t)dim + 2), dim);
     }
     /* the layers' output scales: after[l] those of layer l and the later ones */
     double *after = u + width; /* (layers + 1): the layers' scratch is done with */
@@ -175,6 +176,8 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
             head[(size_t)l * heads + h] = (float)(head[(size_t)l * heads + h] * after[l]);
         for (int k = 0; k < used; k++)
             expert[(size_t)l * used + k] = (float)(expert[(size_t)l * used + k] * after[l]);
+        if (ple)
+            layer_input[l] = (float)(layer_input[l] * after[l]);
     }
     double bias_sum = 0.0;
     for (int l = 0; l < layers; l++)
@@ -183,6 +186,7 @@ llm_status attribution_compute(const model *m, const attribution_input *in, int 
     a->n_used = used;
     a->expert = used ? expert : NULL;
     a->expert_id = used ? expert_id : NULL;
+    a->layer_input = ple ? layer_input : NULL;
 
     quant_dequantize_row(rows, &m->token_embedding, in->token);
     a->embedding = (float)(dot(u, rows, dim) * c->arch.embed_scale * after[0]);
@@ -210,6 +214,8 @@ double attribution_sum(const step_attribution *a)
     double s = (double)a->embedding + a->vectors + a->biases;
     for (int l = 0; l < a->n_layers; l++) {
         s += a->mlp[l];
+        if (a->layer_input)
+            s += a->layer_input[l];
         for (int h = 0; h < a->n_heads; h++)
             s += a->head[(size_t)l * a->n_heads + h];
     }
@@ -251,6 +257,9 @@ int attribution_top(const step_attribution *a, int k, attribution_part *out)
             n = keep_largest(out, n, k, part_of(ATTRIBUTION_EXPERT, l, a->expert_id[at],
                                                 a->expert[at]));
         }
+        if (a->layer_input)
+            n = keep_largest(out, n, k,
+                             part_of(ATTRIBUTION_LAYER_INPUT, l, -1, a->layer_input[l]));
     }
     if (a->vectors != 0.0f)
         n = keep_largest(out, n, k, part_of(ATTRIBUTION_VECTORS, -1, -1, a->vectors));

@@ -20,7 +20,8 @@ typedef struct {
     const float *parts;  /* (n_layers, transformer_parts_width) each layer's attention
                             output before wo (kqv), then its feed-forward output
                             (ffn_out), then a mixture of experts' choices, weights and
-                            outputs, as transformer_components writes them */
+                            outputs, then its per-layer input as added
+                            (per_layer_embd_out), as transformer_components writes them */
     const float *final;  /* (dim) the residual stream the final RMSNorm reads */
     const float *steer;  /* (n_layers, dim) the control vectors added after each layer,
                             or NULL when none are in force */
@@ -29,14 +30,15 @@ typedef struct {
 } attribution_input;
 
 /* Splits target's logit: fills a's parts, norm_scale, before_cap (their sum), softcap
- * and post_norms, writing head (n_layers, model_heads_max), mlp (n_layers) and, for a mixture
- * of experts, expert and expert_id (n_layers, n_experts_used; NULL for a dense model),
+ * and post_norms, writing head (n_layers, model_heads_max), mlp (n_layers), for a mixture
+ * of experts expert and expert_id (n_layers, n_experts_used; NULL for a dense model),
+ * and with per-layer inputs (config.ple_dim > 0) layer_input (n_layers; NULL without),
  * which a then points to; a->pos and a->logit are the caller's. Post-norms are held at their scale of this position (the parts add up); a
  * final soft-cap is not split (the parts add up to the logit before it). Fails (no
  * memory, a target outside the vocabulary) with err. */
 llm_status attribution_compute(const model *m, const attribution_input *in, int target,
                                float *head, float *mlp, float *expert, int *expert_id,
-                               step_attribution *a, llm_err *err);
+                               float *layer_input, step_attribution *a, llm_err *err);
 
 /* Σ of every part: the logit again, up to rounding (before the final
  * soft-cap, where the model has one). */
@@ -50,6 +52,7 @@ typedef enum {
     ATTRIBUTION_VECTORS,  /* the control vectors, all layers together */
     ATTRIBUTION_EXPERT,   /* layer, and the expert in head */
     ATTRIBUTION_BIASES,   /* the attention outputs' biases, all layers together */
+    ATTRIBUTION_LAYER_INPUT, /* layer: its per-layer input (Gemma 4's E2B, E4B) */
 } attribution_kind;
 
 typedef struct {
@@ -60,7 +63,8 @@ typedef struct {
 
 /* The k components largest in size (|value|), largest first (ties: the order of the
  * grid, embedding first), into out (k); a mixture of experts' layers by chosen expert
- * rather than whole; the vectors and the biases only when there are any (value not 0).
+ * rather than whole; each layer's per-layer input where the model has them; the
+ * vectors and the biases only when there are any (value not 0).
  * Returns how many were written. */
 int attribution_top(const step_attribution *a, int k, attribution_part *out);
 

@@ -81,6 +81,8 @@ struct engine {
     float *attrib_head;     /* (n_layers, model_heads_max) */
     float *attrib_mlp;      /* (n_layers) */
     float *attrib_expert;   /* (n_layers, n_experts_used): a mixture of experts' parts */
+    float *attrib_layer_input; /* (n_layers): per-layer inputs' parts (in attrib_head's
+                               block, as attrib_mlp and attrib_expert are) */
     int *attrib_expert_id;  /* (n_layers, n_experts_used) */
     expert_routes *routes;  /* each position's chosen experts per layer (a model with
                                experts; else NULL): its observer records the sequence's
@@ -1237,7 +1239,7 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
     size_t part = (size_t)transformer_parts_width(c), used = (size_t)c->n_experts_used;
     if (!e->parts) {
         e->parts = malloc(sizeof(float) * (layers * (part + dim) + (size_t)e->vocab));
-        e->attrib_head = malloc(sizeof(float) * layers * (model_heads_max(c) + 1 + used));
+        e->attrib_head = malloc(sizeof(float) * layers * (model_heads_max(c) + 2 + used));
         e->attrib_expert_id = malloc(sizeof(int) * (layers * used + 1));
         if (!e->parts || !e->attrib_head || !e->attrib_expert_id) {
             free(e->parts);
@@ -1251,6 +1253,7 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
         e->parts_logits = e->parts_resid + layers * dim;
         e->attrib_mlp = e->attrib_head + layers * (size_t)model_heads_max(c);
         e->attrib_expert = e->attrib_mlp + layers;
+        e->attrib_layer_input = e->attrib_expert + layers * used;
     }
     e->parts_pos = -1;
     e->attrib_ok = false;
@@ -1285,7 +1288,7 @@ const step_attribution *engine_attribution(engine *e, int pos, int token, llm_er
                             .steer = steering_sum(e->steer),
                             .token = e->tokens[pos]};
     if (attribution_compute(e->m, &in, token, e->attrib_head, e->attrib_mlp, e->attrib_expert,
-                            e->attrib_expert_id, &e->attrib, err) !=
+                            e->attrib_expert_id, e->attrib_layer_input, &e->attrib, err) !=
         LLM_OK)
         return NULL;
     e->attrib.pos = pos;

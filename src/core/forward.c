@@ -81,8 +81,8 @@ typedef struct {
     int tid, nt;            /* this thread, of nt sharing the token (a batch: 0 of 1) */
     struct lane *ln;        /* one token: this thread's lane */
     const pass_hooks *hooks;
-    uint32_t watch;         /* hooks->watch */
-    uint32_t edits;         /* hooks->edits */
+    hook_set watch;         /* hooks->watch */
+    hook_set edits;         /* hooks->edits */
     bool *failed;           /* the call's: set when a kernel ran out of memory */
 } pass;
 
@@ -1515,7 +1515,7 @@ static void pass_ffn(const pass *p, int l, const float *xn);
 /* A step whose result no hook point names (what pass_out_block observes nothing at):
  * no observer's watch has this bit. */
 #define NO_POINT HOOK_COUNT
-_Static_assert(HOOK_COUNT < 32, "NO_POINT is a bit of the 32 of a watch");
+_Static_assert(HOOK_COUNT < 64, "NO_POINT is a bit of the 64 of a watch");
 
 /* Token i's per-layer inputs of layers l0..l1-1 from its projections (buf.ple_proj). */
 static void layer_inputs_of(const pass *p, int i, int l0, int l1)
@@ -1559,17 +1559,20 @@ static void pass_layer_inputs(const pass *p)
 }
 
 /* Layer l's per-layer input gated into the stream: x += RMSNorm(ple_proj (act(ple_gate
- * x) * the input)) with ple_norm. */
+ * x) * the input)) with ple_norm, observed at per_layer_embd_out as it is added (the
+ * normed rows pass_out_block leaves: one token, thread 0's own; a batch, buf.xn). */
 static void pass_layer_input(const pass *p, int l)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    int ple = p->c->ple_dim;
+    int ple = p->c->ple_dim, dim = p->c->dim;
     proj_job gate = {.w = &L->ple_gate, .out = t->buf.ple_g,
                      .times = t->buf.ple_in + (size_t)l * ple,
                      .times_stride = (size_t)p->c->n_layers * ple};
-    pass_project(p, t->buf.x, p->c->dim, &gate, 1);
+    pass_project(p, t->buf.x, dim, &gate, 1);
     pass_out_block(p, l, &L->ple_proj, NULL, t->buf.ple_g, ple, L->ple_norm, NO_POINT, NULL);
+    const float *added = !L->ple_norm ? t->buf.proj : p->one ? p->ln->xn : t->buf.xn;
+    see(p, HOOK_PER_LAYER_EMBD_OUT, l, added, dim, dim);
 }
 
 /* The stream times s (a layer's output scale). One token: each thread its share, then
@@ -1803,7 +1806,7 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
 {
     bool failed = false;
     bool several = m < n;
-    uint32_t unseen = several ? HOOK_BIT(HOOK_KQ) | HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0;
+    hook_set unseen = several ? HOOK_BIT(HOOK_KQ) | HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0;
     pass p = {
         .t = t,
         .m = t->m,

@@ -11,7 +11,9 @@ typedef enum {
 } width_of;
 
 /* Which layers the pass hands a point at. */
-typedef enum { LAYERS_ALL = 0, LAYERS_DENSE, LAYERS_EXPERTS, LAYERS_DELTA_NET } layer_kind;
+typedef enum {
+    LAYERS_ALL = 0, LAYERS_DENSE, LAYERS_EXPERTS, LAYERS_DELTA_NET, LAYERS_PER_LAYER_INPUT
+} layer_kind;
 
 static const struct {
     const char *name;
@@ -63,6 +65,8 @@ static const struct {
     [HOOK_FFN_GATE_PAR] = {.name = "ffn_gate_par", .in_layer = true, .width = WIDTH_HIDDEN,
                            .only = LAYERS_DENSE},
     [HOOK_FFN_OUT] = {.name = "ffn_out", .in_layer = true, .width = WIDTH_DIM},
+    [HOOK_PER_LAYER_EMBD_OUT] = {.name = "per_layer_embd_out", .in_layer = true,
+                                 .width = WIDTH_DIM, .only = LAYERS_PER_LAYER_INPUT},
     [HOOK_L_OUT] = {.name = "l_out", .in_layer = true, .width = WIDTH_DIM},
     [HOOK_RESULT_NORM] = {.name = "result_norm", .in_layer = false, .width = WIDTH_DIM},
     [HOOK_RESULT_OUTPUT] = {.name = "result_output", .in_layer = false, .width = WIDTH_VOCAB},
@@ -96,6 +100,7 @@ bool hook_fires(const model_config *c, hook_point p)
     case LAYERS_DENSE: return c->n_experts == 0;
     case LAYERS_EXPERTS: return c->n_experts > 0;
     case LAYERS_DELTA_NET: return c->dn_layers > 0;
+    case LAYERS_PER_LAYER_INPUT: return c->ple_dim > 0;
     case LAYERS_ALL: break;
     }
     return true;

@@ -5,7 +5,8 @@
  * each step's result has a name, the one llama.cpp gives that tensor of its graph. An
  * observer reads it there; an editor changes it before anyone reads it (both with
  * transformer_hook_add). The debugger's captures are observers (the attention rows at
- * kq_soft_max, the logit lens at l_out, attribution at kqv and ffn_out); its
+ * kq_soft_max, the logit lens at l_out, attribution at kqv, ffn_out and
+ * per_layer_embd_out); its
  * interventions are editors (knock_out.c zeroes a head's kqv, and empties a Gated
  * DeltaNet head's state through its beta and gate, expert_knock_out.c sets a
  * knocked-out expert's ffn_moe_logits to -INFINITY, expert_force.c raises a forced
@@ -71,14 +72,20 @@ typedef enum {
     HOOK_FFN_GATE_PAR,  /* (hidden_dim) act(w1 x) * w3 x: what w2 reads */
     HOOK_FFN_OUT,       /* (dim) w2's output (a layer of experts: ffn_moe_out), before any
                            post-feed-forward norm */
+    HOOK_PER_LAYER_EMBD_OUT, /* (dim) a layer's per-layer input block (Gemma 4's E2B, E4B:
+                           config.ple_dim > 0) as the stream gets it: per_layer_proj of
+                           gelu(per_layer_inp_gate x) times the layer's own embedding of
+                           the token, after its norm */
     HOOK_L_OUT,         /* (dim) the stream after the layer, control vectors added */
     HOOK_RESULT_NORM,   /* (dim) the final RMSNorm's output: the classifier's input */
     HOOK_RESULT_OUTPUT, /* (vocab_size) the logits (soft-capped where the model caps them) */
     HOOK_COUNT
 } hook_point;
 
-#define HOOK_BIT(p) ((uint32_t)1 << (p))
-#define HOOK_ALL ((uint32_t)((1u << HOOK_COUNT) - 1))
+/* A set of points, a bit each (HOOK_BIT). */
+typedef uint64_t hook_set;
+#define HOOK_BIT(p) ((hook_set)1 << (p))
+#define HOOK_ALL ((hook_set)((HOOK_BIT(HOOK_COUNT)) - 1))
 
 /* What an observer is handed: the rows of positions pos..pos+n-1 of one point. At
  * kq and kq_soft_max a call is one head's: row i holds query pos+i's values over the
@@ -130,7 +137,7 @@ typedef struct {
     hook_fn fn;         /* an observer; or */
     hook_edit_fn edit;  /* an editor (exactly one of the two), at points hook_editable */
     void *user;
-    uint32_t points;    /* HOOK_BIT of each point observed */
+    hook_set points;    /* HOOK_BIT of each point observed */
     int layer_first;    /* the layers observed, first..last (the points outside the */
     int layer_last;     /* layers are observed whatever these are) */
     int pos;            /* -1: every position; else that position's row only (n 1) */
@@ -143,8 +150,9 @@ bool hook_parse(const char *name, hook_point *out);
 /* True for the points of a layer (attn_norm .. l_out). */
 bool hook_in_layer(hook_point p);
 /* True when the pass hands point p for a model of config c: the experts' points on a
- * mixture of experts' layers, ffn_gate, ffn_up and ffn_gate_par on dense ones, every
- * other point on both. */
+ * mixture of experts' layers, ffn_gate, ffn_up and ffn_gate_par on dense ones, a Gated
+ * DeltaNet's on a hybrid, per_layer_embd_out with per-layer inputs, every other point
+ * on all. */
 bool hook_fires(const model_config *c, hook_point p);
 /* True for the points handed one head at a time (kq, kq_soft_max). */
 bool hook_per_head(hook_point p);

@@ -573,7 +573,7 @@ static llm_status run_group(patching *pt, int row, int col, int seqs, llm_err *e
     patcher *q = &pt->q;
     const model_config *c = &q->m->config;
     int m = pt->n - col, lo = c->n_layers, hi = 0;
-    uint32_t points = 0;
+    hook_set points = 0;
     q->layer = pt->spec.layer_first + row;
     q->pos = col;
     q->seqs = seqs;
@@ -670,7 +670,7 @@ static llm_status start(patching *pt, llm_err *err)
     /* the clean run, its site captured; then the corrupted run */
     int first_hl, last_hl;
     hook_point first = site_point(s->site, s->layer_first, &first_hl);
-    uint32_t points = HOOK_BIT(first) | HOOK_BIT(site_point(s->site, s->layer_last, &last_hl));
+    hook_set points = HOOK_BIT(first) | HOOK_BIT(site_point(s->site, s->layer_last, &last_hl));
     if (s->site == PATCH_MLP_OUT)
         points |= HOOK_BIT(HOOK_FFN_INP);
     if (expert)

@@ -115,8 +115,9 @@ typedef struct {
 /* Direct logit attribution at one position: how much each part of the residual stream
  * that the final RMSNorm reads wrote toward one token's logit. The stream is the input
  * token's embedding plus, for each layer, its attention output (the sum of its heads'
- * parts: wo's columns of the head times the head's output) and its feed-forward (MLP)
- * output, plus the control vectors added. Each part is projected onto the token's
+ * parts: wo's columns of the head times the head's output), its feed-forward (MLP)
+ * output and, where the model has them, its per-layer input, plus the control vectors
+ * added. Each part is projected onto the token's
  * classifier row through the final RMSNorm with the norm's scale of this position
  * (1 / rms of the whole stream): logit = Σ_i wcls[target][i] · rms_final[i] · scale ·
  * stream[i], linear in the stream once the scale is fixed, so the parts add up to the
@@ -139,6 +140,10 @@ typedef struct {
     const float *expert; /* (n_layers, n_used) each chosen expert's part, its weight
                             included (a layer's add up to its mlp part), or NULL; borrowed */
     const int *expert_id; /* (n_layers, n_used) which expert each is, in the router's order */
+    const float *layer_input; /* (n_layers) each layer's per-layer input's part (Gemma 4's
+                            E2B, E4B: the gated projection of the layer's own embedding of
+                            the token, as its norm leaves it), or NULL for a model without
+                            them; borrowed likewise */
     float embedding;     /* the input token's embedding */
     float biases;        /* the attention outputs' biases of every layer (gpt-oss), 0 when
                             the model has none */

@@ -349,7 +349,7 @@ static void hooks_collect(const transformer *t, const hook *own, int n, pass_hoo
 }
 
 /* A call's own observer of points at every layer and position. */
-static hook own_hook(hook_fn fn, void *user, uint32_t points)
+static hook own_hook(hook_fn fn, void *user, hook_set points)
 {
     return (hook){.fn = fn, .user = user, .points = points, .layer_first = 0,
                   .layer_last = 1 << 30, .pos = -1};
@@ -658,7 +658,7 @@ typedef struct {
 int transformer_parts_width(const model_config *c)
 {
     int experts = c->n_experts > 0 ? c->n_experts_used * (c->dim + 2) : 0;
-    return model_mixer_width(c) + c->dim + experts;
+    return model_mixer_width(c) + c->dim + experts + (c->ple_dim > 0 ? c->dim : 0);
 }
 
 static void capture_what_if(void *user, const hook_tensor *x)
@@ -668,7 +668,8 @@ static void capture_what_if(void *user, const hook_tensor *x)
     size_t bytes = sizeof(float) * (size_t)x->width;
     float *parts = w->parts ? w->parts + (size_t)x->layer * transformer_parts_width(c) : NULL;
     size_t mix = (size_t)model_mixer_width(c), experts = mix + c->dim,
-           used = (size_t)c->n_experts_used;
+           used = c->n_experts > 0 ? (size_t)c->n_experts_used : 0;
+    size_t ple = experts + used * (c->dim + 2); /* per_layer_embd_out */
     if (x->point == HOOK_L_OUT && w->resid)
         memcpy(w->resid + (size_t)x->layer * c->dim, x->data, bytes);
     else if (x->point == HOOK_KQV && parts)
@@ -681,6 +682,8 @@ static void capture_what_if(void *user, const hook_tensor *x)
         memcpy(parts + experts + used, x->data, bytes);
     else if (x->point == HOOK_FFN_MOE_DOWN && parts)
         memcpy(parts + experts + 2 * used, x->data, bytes);
+    else if (x->point == HOOK_PER_LAYER_EMBD_OUT && parts)
+        memcpy(parts + ple, x->data, bytes);
     else if (x->point == HOOK_RESULT_OUTPUT && w->logits)
         memcpy(w->logits, x->data, bytes);
 }
@@ -747,11 +750,12 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
     position_state_copy(t, pos, kv_save, false);
     attention_capture a = {.rows = &attn, .pos0 = pos, .n_heads = model_heads_max(&t->m->config)};
     rows_clear(t, &attn, pos, 1);
-    uint32_t points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
+    hook_set points = (cap->resid ? HOOK_BIT(HOOK_L_OUT) : 0) |
                       (cap->parts ? HOOK_BIT(HOOK_KQV) | HOOK_BIT(HOOK_FFN_OUT) |
                                         HOOK_BIT(HOOK_FFN_MOE_TOPK) |
                                         HOOK_BIT(HOOK_FFN_MOE_WEIGHTS) |
-                                        HOOK_BIT(HOOK_FFN_MOE_DOWN)
+                                        HOOK_BIT(HOOK_FFN_MOE_DOWN) |
+                                        HOOK_BIT(HOOK_PER_LAYER_EMBD_OUT)
                                   : 0) |
                       (cap->logits ? HOOK_BIT(HOOK_RESULT_OUTPUT) : 0);
     hook own[2] = {own_hook(capture_what_if, (void *)cap, points),

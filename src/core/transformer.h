@@ -167,7 +167,8 @@ llm_status transformer_forward_again(transformer *t, int token, int pos, float *
  * transformer_parts_width): for each layer its attention output before the output
  * projection wo (kqv: head h's values at h * head_size, a Gated DeltaNet's value head
  * h's at h * dn_head_v; a knocked-out head's are 0; model_mixer_width values),
- * then its feed-forward output (ffn_out), then its experts' (see below); resid (n_layers, dim): the residual stream after each layer (l_out; the
+ * then its feed-forward output (ffn_out), then its experts' and its per-layer input's
+ * (see below); resid (n_layers, dim): the residual stream after each layer (l_out; the
  * last row is what the final RMSNorm reads); logits (vocab). Any of the three may be
  * NULL. Leaves the KV cache, the kept classifier inputs and the logits as they were. */
 llm_status transformer_components(transformer *t, int token, int pos, float *parts,
@@ -177,7 +178,8 @@ llm_status transformer_components(transformer *t, int token, int pos, float *par
  * ffn_out (dim),
  * and for a mixture of experts, n_experts_used × (dim + 2): the chosen experts' numbers
  * and their weights (as ffn_moe_topk and ffn_moe_weights give them), then each one's
- * output (ffn_moe_down). */
+ * output (ffn_moe_down); last, with per-layer inputs (config.ple_dim > 0),
+ * per_layer_embd_out (dim). */
 int transformer_parts_width(const model_config *c);
 
 /* Runs tokens (n) at positions 0..n-1, one at a time, and writes the residual stream

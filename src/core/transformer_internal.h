@@ -173,10 +173,10 @@ struct transformer {
 typedef struct {
     const hook *list[MAX_HOOKS + CALL_HOOKS];
     int n;
-    uint32_t watch;         /* the points any of them observes */
+    hook_set watch;         /* the points any of them observes */
     const hook *edit[MAX_HOOKS];
     int n_edit;
-    uint32_t edits;         /* the points any of them edits */
+    hook_set edits;         /* the points any of them edits */
 } pass_hooks;
 
 #endif

@@ -1,7 +1,8 @@
 /* attribution_view.c — the Attention pane's direct logit attribution view (a row of
  * attention_views.c): for the selected position and a target token, what each head (a
- * grid of layers by heads), each layer's MLP (a column), the embedding (a row) and the
- * control vectors wrote toward the target's logit, shaded by sign and size, then the
+ * grid of layers by heads), each layer's MLP (a column) and, on models with per-layer
+ * inputs (Gemma 4's E2B, E4B), its per-layer input (a PLE column), the embedding (a row)
+ * and the control vectors wrote toward the target's logit, shaded by sign and size, then the
  * largest of them listed. 't' steps through the targets, the layer and head keys move
  * the cursor. Lines from the top: the title (target, position, logit); the
  * heads' labels; the embedding row (and the control vectors when any are in force);
@@ -41,6 +42,8 @@ static float largest(const step_attribution *a)
     float ref = fmaxf(fabsf(a->embedding), fabsf(a->vectors));
     for (int l = 0; l < a->n_layers; l++) {
         ref = fmaxf(ref, fabsf(a->mlp[l]));
+        if (a->layer_input)
+            ref = fmaxf(ref, fabsf(a->layer_input[l]));
         for (int h = 0; h < a->n_heads; h++)
             ref = fmaxf(ref, fabsf(a->head[(size_t)l * a->n_heads + h]));
     }
@@ -195,8 +198,9 @@ static void draw_attribution(const tui_source *src, const tui_screen *scr, WINDO
     int nl = a->n_layers, nh = a->n_heads;
     /* the heads' cells: "+2.31" at most, "+.12" at least (fewer heads, around the
      * cursor, when not all fit); the MLP column keeps "+12.34" */
+    bool ple = a->layer_input != NULL; /* a PLE column after the MLP's */
     tuifmt_grid_want want = {.label_min = 4, .label_pref = 4, .cell_min = 5, .cell_max = 7,
-                             .reserve = MLP_W};
+                             .reserve = ple ? 2 * MLP_W : MLP_W};
     tuifmt_grid g;
     tuifmt_grid_columns(&want, width, nh, v->head, &g);
     /* below the layers: the sum (and its notes) and at least one line of the largest
@@ -213,6 +217,8 @@ static void draw_attribution(const tui_source *src, const tui_screen *scr, WINDO
     int lw = g.label_w, cw = g.cell_w, h0 = g.cols.first, shown = g.cols.count;
     int mlp_x = 1 + lw + shown * cw, mw = width + 1 - mlp_x; /* the MLP column: what is left */
     mw = mw > MLP_W ? MLP_W : mw;
+    int ple_x = mlp_x + mw, pw = ple ? width + 1 - ple_x : 0; /* then the PLE column */
+    pw = pw > MLP_W ? MLP_W : pw;
     char label[24];
     for (int hd = h0; hd < h0 + shown; hd++) {
         snprintf(label, sizeof label, cw >= 4 ? "H%d" : "%d", hd + 1);
@@ -224,6 +230,8 @@ static void draw_attribution(const tui_source *src, const tui_screen *scr, WINDO
     if (g.cols.after)
         draw_scroll_mark(scr, w, 2, mlp_x - 1, '>');
     draw_text(scr, w, 2, mlp_x, width + 1 - mlp_x, "MLP", A_DIM);
+    if (pw >= 2)
+        draw_text(scr, w, 2, ple_x, pw, "PLE", A_DIM);
     draw_text(scr, w, 3, 1, lw - 1, "emb", A_DIM);
     draw_cell(scr, w, 3, 1 + lw, MLP_W, a->embedding, ref, false);
     if (a->vectors != 0.0f && 1 + lw + 2 * MLP_W + 8 <= width + 1) {
@@ -243,6 +251,8 @@ static void draw_attribution(const tui_source *src, const tui_screen *scr, WINDO
                       a->head[(size_t)l * nh + hd], ref, source_head_out(src, l, hd));
         if (mw >= 2)
             draw_cell(scr, w, y, mlp_x, mw, a->mlp[l], ref, false);
+        if (pw >= 2)
+            draw_cell(scr, w, y, ple_x, pw, a->layer_input[l], ref, false);
     }
     int y = draw_sum(scr, w, 4 + rows.count, h - list_min, width, a);
     draw_largest(scr, w, y, h, width, a, ref);

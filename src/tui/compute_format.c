@@ -227,6 +227,7 @@ const char *compute_step_about(const char *name)
         {"ffn_up", "the up projection"},
         {"ffn_gate_par", "act(gate) times up: what ffn_down reads"},
         {"ffn_out", "the feed-forward's output: ffn_down times ffn_gate_par"},
+        {"per_layer_embd_out", "the layer's own embedding of the token, gated and normed"},
         {"l_out", "the stream after the layer (control vectors added)"},
         {"result_norm", "the stream RMS-normed: the classifier's input"},
         {"result_output", "the logits, one a token of the vocabulary"},

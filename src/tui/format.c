@@ -310,6 +310,9 @@ void tuifmt_attribution_part(const attribution_part *p, char *out, size_t size)
         snprintf(out, size, "L%d E%d %+.2f", p->layer + 1, p->head, p->value);
         break;
     case ATTRIBUTION_BIASES: snprintf(out, size, "biases %+.2f", p->value); break;
+    case ATTRIBUTION_LAYER_INPUT:
+        snprintf(out, size, "L%d PLE %+.2f", p->layer + 1, p->value);
+        break;
     default: snprintf(out, size, "embedding %+.2f", p->value); break;
     }
 }
