@@ -376,12 +376,12 @@ INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
                                   _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
                                       _mm_loadl_epi64((const __m128i *)(sc + 8 * h)))));
         __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)sc));
-        __m256i pair_sc[4];
-        for (int h = 0; h < 2; h++) {
-            __m256i half = _mm256_permute2x128_si256(sc16, sc16, h ? 0x11 : 0x00);
-            pair_sc[2 * h] = _mm256_shuffle_epi8(half, pick0);
-            pair_sc[2 * h + 1] = _mm256_shuffle_epi8(half, pick1);
-        }
+        /* each half's 8 scales in both 128-bit halves (immediates: a -O0 build too) */
+        const __m256i half0 = _mm256_permute2x128_si256(sc16, sc16, 0x00);
+        const __m256i half1 = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+        const __m256i pair_sc[4] = {
+            _mm256_shuffle_epi8(half0, pick0), _mm256_shuffle_epi8(half0, pick1),
+            _mm256_shuffle_epi8(half1, pick0), _mm256_shuffle_epi8(half1, pick1)};
         __m256i vals[8];
         for (int h = 0; h < 2; h++) {
             __m256i qa = _mm256_loadu_si256((const __m256i *)(row + 64 * h));
