@@ -119,6 +119,38 @@ keys q
 wait_exit
 pass "gemma4's per-layer inputs are attribution parts (a PLE column); the sum $1 caps to the logit $2"
 
+# ---- Gemma 4 with experts beside the dense feed-forward (26B-A4B's layout) ----
+"${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" gemma4-moe "$T/gemma4-moe.gguf" \
+    "$DATA/stories260K.gguf" || fail "make_family_gguf gemma4-moe failed"
+start -- --no-config -s 1 -t 0 -n 6 --weights f32 --kv-cache f32 \
+    -i "Once upon a time there was a little girl named Lily" "$T/gemma4-moe.gguf"
+wait_for " idle |"
+keys Tab Tab Tab v v v v v
+wait_for "attribution to "
+attn | grep -Eq 'L[1-5] E[0-7] [-+][0-9]' ||
+    show_screen_and_fail "the largest parts name no expert"
+line=$(attn | grep -o 'parts sum [-0-9.]*, logit [-0-9.]*' | head -n 1)
+[ -n "$line" ] || show_screen_and_fail "no parts sum and logit"
+set -- $(printf '%s\n' "$line" | sed 's/parts sum \(.*\), logit \(.*\)/\1 \2/')
+awk -v s="$1" -v l="$2" 'BEGIN {
+    e = exp(2 * s / 30); capped = 30 * (e - 1) / (e + 1)
+    d = l - capped; d = d < 0 ? -d : d; exit !(d < 0.002) }' ||
+    show_screen_and_fail "with experts beside the feed-forward the parts sum $1 does not cap to the logit $2"
+keys Tab # back to the input line
+type_text "/experts"
+keys Enter
+wait_for "8 experts, 2 chosen a token"
+for l in 0 1 2 3 4; do
+    screen | grep -Eq "^ L$l  #[0-9] [01]\.[0-9][0-9]  #[0-9] [01]\.[0-9][0-9] " ||
+        show_screen_and_fail "the experts view has no row for layer $l"
+done
+keys q
+wait_gone "experts  pos "
+type_text "/quit"
+keys Enter
+wait_exit
+pass "gemma4 with experts: attribution names them and the sum $1 caps to the logit $2; the experts view has every layer's two"
+
 # ---- each family chats with the template its file carries ----
 # chat_template NAME VOCAB TEMPLATE MARKER: a NAME-shaped model with VOCAB's tokenizer
 # and template; a chat turn's trace names TEMPLATE and its prompt holds MARKER's token.

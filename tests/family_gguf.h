@@ -153,6 +153,13 @@ static const family_shape family_shapes[] = {
     {.name = "gemma4-31b", .arch = "gemma4", .dim = 64, .ff = 96, .layers = 5, .heads = 4,
      .kv = 2, .head = 32, .ctx = 256, .key_length = true, .window = 4, .base = 1e6f,
      .pattern = "SSGSG", .swa_head = 16, .kv_full = 1},
+    /* as the 26B-A4B: the 31B's layout with experts beside each layer's dense
+     * feed-forward (their gate and up stacks as one, a scale per expert), wide enough
+     * that one token runs on several threads */
+    {.name = "gemma4-moe", .arch = "gemma4", .dim = 256, .ff = 96, .layers = 5, .heads = 4,
+     .kv = 2, .head = 32, .ctx = 256, .key_length = true, .window = 4, .base = 1e6f,
+     .pattern = "SSGSG", .swa_head = 16, .kv_full = 1, .experts = 8, .used = 2,
+     .expert_ff = 64},
 };
 
 static inline const family_shape *family_shape_find(const char *name)
@@ -259,6 +266,19 @@ static inline void family_layer_shapes(family_tensors *l, const family_shape *s,
     FT("ffn_up.weight", d, ff, FILL_MATRIX);
     FT("ffn_down.weight", ff, d, FILL_MATRIX);
     FT("post_ffw_norm.weight", d, 0, FILL_NORM);
+    if (s->experts > 0) { /* beside the dense feed-forward (dense_beside_experts) */
+        uint64_t ef = (uint64_t)s->expert_ff, ne = (uint64_t)s->experts;
+        FT("ffn_gate_inp.weight", d, ne, FILL_MATRIX);
+        FT("ffn_gate_inp.scale", d, 0, FILL_NORM);
+        FT("pre_ffw_norm_2.weight", d, 0, FILL_NORM);
+        FT("post_ffw_norm_1.weight", d, 0, FILL_NORM);
+        FT("post_ffw_norm_2.weight", d, 0, FILL_NORM);
+        FT("ffn_gate_up_exps.weight", d, 2 * ef, FILL_MATRIX);
+        l->t[l->n - 1].ne2 = ne;
+        FT("ffn_down_exps.weight", ef, d, FILL_MATRIX);
+        l->t[l->n - 1].ne2 = ne;
+        FT("ffn_down_exps.scale", ne, 0, FILL_SCALE);
+    }
     if (ple > 0) {
         FT("inp_gate.weight", d, ple, FILL_MATRIX);
         FT("proj.weight", ple, d, FILL_MATRIX);

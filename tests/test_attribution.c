@@ -229,6 +229,61 @@ START_TEST(test_gemma4_layer_inputs)
 }
 END_TEST
 
+/* Gemma 4 with experts beside each dense feed-forward (family_gguf.h's gemma4-moe, the
+ * 26B-A4B's layout): the parts add up to the logit at every position, for the next token
+ * and the runner-up; each layer's two chosen experts have parts of their own, which are
+ * not the whole feed-forward's part (the dense one is beside them) and are listed. */
+START_TEST(test_gemma4_experts_beside)
+{
+    const char *path = temp_path("gemma4-moe.gguf");
+    ck_assert(family_gguf_write(path, "gemma4-moe", NULL, data_path("stories260K.gguf")));
+    model_close(m);
+    tokenizer_close(tok);
+    llm_err err;
+    model_options mo;
+    model_options_default(&mo);
+    mo.weights = TENSOR_F32;
+    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
+    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
+    ck_assert(m->config.arch.dense_beside_experts);
+    engine *e = new_engine(0.0f);
+    run(e, "The dog ran to the park", 8);
+    double worst = 0.0, dense = 0.0;
+    for (int p = 0; p < engine_pos(e); p++) {
+        const step_record *r = engine_record(e, p);
+        for (int k = 0; k < 2; k++) {
+            int id = k == 0 ? r->next : r->n_top > 1 ? r->top[1].id : -1;
+            if (id < 0)
+                continue;
+            const step_attribution *a = engine_attribution(e, p, id, &err);
+            ck_assert_msg(a != NULL, "%s", err.text);
+            ck_assert_msg(capped_miss(a) < 1e-4, "pos %d: parts %.7f, logit %.7f", p,
+                          attribution_sum(a), a->logit);
+            worst = fmax(worst, capped_miss(a));
+            ck_assert_int_eq(a->n_used, 2);
+            for (int l = 0; l < a->n_layers; l++) {
+                double experts = 0.0;
+                for (int s = 0; s < 2; s++) {
+                    int at = l * 2 + s;
+                    ck_assert(a->expert_id[at] >= 0 && a->expert_id[at] < 8);
+                    ck_assert(isfinite(a->expert[at]));
+                    experts += a->expert[at];
+                }
+                dense = fmax(dense, fabs(a->mlp[l] - experts));
+            }
+            attribution_part top[256];
+            int n = attribution_top(a, 256, top), listed = 0;
+            for (int i = 0; i < n; i++)
+                listed += top[i].kind == ATTRIBUTION_EXPERT;
+            ck_assert_int_eq(listed, 2 * a->n_layers);
+        }
+    }
+    ck_assert_msg(dense > 100 * worst, "the dense feed-forwards' parts: %.3g", dense);
+    engine_free(e);
+    remove(path);
+}
+END_TEST
+
 /* With a head knocked out and a control vector in force, the sum still holds: the head's
  * part is 0 and the vectors are a part of their own. */
 START_TEST(test_interventions_are_parts)
@@ -406,6 +461,7 @@ static Suite *attribution_suite(void)
     tcase_add_test(f32, test_top);
     tcase_add_test(f32, test_gemma4_layer_scales);
     tcase_add_test(f32, test_gemma4_layer_inputs);
+    tcase_add_test(f32, test_gemma4_experts_beside);
     suite_add_tcase(s, f32);
     TCase *q8 = tcase_create("int8");
     tcase_add_checked_fixture(q8, setup_stories_q8, teardown);

@@ -107,7 +107,7 @@ static bool same(const float *a, const float *b, int from, int to, int vocab)
 
 START_TEST(test_hybrid_paths)
 {
-    const char *shapes[] = {"qwen35", "qwen35-mtp", "gemma4", "qwen35moe"};
+    const char *shapes[] = {"qwen35", "qwen35-mtp", "gemma4", "qwen35moe", "gemma4-moe"};
     enum { S = sizeof shapes / sizeof shapes[0] };
     for (int k = 0; k < 4 * S; k++) {
         model *m = open_shape(shapes[k % S], k / S % 2 ? TENSOR_BLOCKS : TENSOR_F32);

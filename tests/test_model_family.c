@@ -205,6 +205,40 @@ START_TEST(test_gemma4_description)
 }
 END_TEST
 
+/* Gemma 4 with experts (the 26B-A4B's layout, family_gguf.h's gemma4-moe): every layer
+ * keeps its dense feed-forward beside 8 experts, with the parts' norms and the router's
+ * scale; the experts' gate and up matrices are views of the one stack's rows (expert
+ * e's gate rows, then its up rows), its down matrices of their stack. */
+START_TEST(test_gemma4_moe_description)
+{
+    model *m = open_family("gemma4-moe", TENSOR_F32);
+    const model_config *c = &m->config;
+    ck_assert(c->arch.dense_beside_experts);
+    ck_assert_int_eq(c->n_experts, 8);
+    ck_assert_int_eq(c->n_experts_used, 2);
+    ck_assert_int_eq(c->expert_hidden_dim, 64);
+    for (int l = 0; l < c->n_layers; l++) {
+        const model_layer *L = &m->layers[l];
+        ck_assert_msg(L->w1.rows == 96 && L->w3.rows == 96 && L->w2.cols == 96,
+                      "layer %d's dense feed-forward", l);
+        ck_assert_msg(L->router.rows == 8 && L->router_scale && L->pre_experts_norm &&
+                          L->post_dense_norm && L->post_experts_norm && L->post_ffn_norm &&
+                          L->expert_scale && L->gate_up_stack,
+                      "layer %d's parts", l);
+        const float *stack = L->expert_gate[0].f;
+        for (int e = 0; e < 8; e++) {
+            ck_assert(L->expert_gate[e].rows == 64 && L->expert_up[e].rows == 64 &&
+                      L->expert_down[e].rows == 256 && L->expert_down[e].cols == 64);
+            ck_assert_msg(L->expert_gate[e].f == stack + (size_t)e * 128 * 256 &&
+                              L->expert_up[e].f == stack + ((size_t)e * 128 + 64) * 256,
+                          "layer %d expert %d: not the stack's rows", l, e);
+            ck_assert(L->expert_scale[e] >= 0.5f && L->expert_scale[e] <= 1.0f);
+        }
+    }
+    model_close(m);
+}
+END_TEST
+
 /* gpt-oss: the layers slide in turns, each has its sinks, output bias and experts'
  * biases, and YaRN's frequencies are ggml's (ggml_rope_yarn_corr_dims, rope_yarn: here
  * from the published formula in double precision): head 16, base 150000, original
@@ -542,6 +576,20 @@ static const struct {
      "blk.3.attn_k_norm.weight is not part of the gemma4 architecture"},
     {"gemma4", {.uint_key = "gemma4.embedding_length_per_layer_input", .uint_value = 4},
      LLM_ERR_FORMAT, "per_layer_token_embd.weight has dims [40, 96], expected [20, 96]"},
+    /* gemma4 with experts: a part's norm, the counts, the stack's shape, a separate gate
+     * stack beside the joined one */
+    {"gemma4-moe", {.drop_tensor = "blk.1.pre_ffw_norm_2.weight"}, LLM_ERR_FORMAT,
+     "GGUF tensor blk.1.pre_ffw_norm_2.weight is missing (the gemma4 architecture has it)"},
+    {"gemma4-moe", {.drop_key = "gemma4.expert_used_count"}, LLM_ERR_FORMAT,
+     "GGUF key gemma4.expert_used_count is missing: a mixture of experts must say how many"},
+    {"gemma4-moe", {.uint_key = "gemma4.expert_feed_forward_length", .uint_value = 32},
+     LLM_ERR_FORMAT, "blk.0.ffn_gate_up_exps.weight has dims [256, 128, 8], expected [256, 64, "
+                     "8]"},
+    {"gemma4-moe", {.extra_tensor = "blk.2.ffn_gate_exps.weight"}, LLM_ERR_FORMAT,
+     "blk.2.ffn_gate_exps.weight is not part of the gemma4 architecture llmchat runs (an "
+     "expert tensor the family does not have)"},
+    {"gemma4-moe", {.resize_tensor = "blk.3.ffn_down_exps.scale", .ne0 = 4}, LLM_ERR_FORMAT,
+     "blk.3.ffn_down_exps.scale has dims [4], expected [8]"},
     /* llama: no partial rotary */
     {"llama", {.uint_key = "llama.rope.dimension_count", .uint_value = 8}, LLM_ERR_FORMAT,
      "partial rotary embeddings are not supported by the llama architecture"},
@@ -702,6 +750,7 @@ static Suite *model_family_suite(void)
     tcase_add_test(limits, test_big_gemma_query_scale);
     tcase_add_test(limits, test_gpt_oss_description);
     tcase_add_test(limits, test_gemma4_description);
+    tcase_add_test(limits, test_gemma4_moe_description);
     tcase_add_test(limits, test_qwen35_description);
     tcase_add_test(limits, test_phi3_window_default);
     tcase_add_test(limits, test_refused_architectures);

@@ -11,7 +11,10 @@
  * block's output row by row for s, and scales the parts once it is known. The
  * attention's output bias (gpt-oss) is a part of its own, u · bo. A layer of experts
  * adds Σ_s w_s · d_s (d_s each chosen expert's output, w_s its weight), so expert s's
- * part is w_s · (u · d_s); they add up to the layer's feed-forward part. Where layers
+ * part is w_s · (u · d_s); they add up to the layer's feed-forward part. Beside a dense
+ * feed-forward (Gemma 4 26B-A4B) the sum is normed (weight p2, scale s2 of the sum)
+ * before the dense output is added: expert s's part is w_s s2 (u ⊙ p2 · d_s), and the
+ * dense feed-forward's is the layer's part less its experts'. Where layers
  * scale the stream after them (Gemma 4's layer_output_scale), what a layer writes is
  * scaled by its scale and every later one's, the embedding by all, a control vector
  * (added after its layer's scale) by the later ones'. A per-layer input (Gemma 4's
@@ -110,12 +113,24 @@ static double layer_mlp(const model *m, int l, const double *u, const float *f, 
         scale = rms_scale(y, c->dim, c->rms_eps);
     int K = c->n_experts_used;
     const float *topk = f + c->dim, *w = topk + K, *down = w + K;
+    /* beside a dense feed-forward, the experts' sum is normed first: its weight p2 and
+     * scale (of the sum, remade from the chosen experts' outputs into y) */
+    const float *p2 = m->layers[l].post_experts_norm;
+    double sum_scale = 1.0;
+    if (experts && p2) {
+        for (int i = 0; i < c->dim; i++) {
+            y[i] = 0.0;
+            for (int k = 0; k < K; k++)
+                y[i] += (double)w[k] * down[(size_t)k * c->dim + i];
+        }
+        sum_scale = rms_scale(y, c->dim, c->rms_eps);
+    }
     for (int k = 0; experts && k < K; k++) {
         const float *d = down + (size_t)k * c->dim;
         double e = 0.0;
         for (int i = 0; i < c->dim; i++)
-            e += u[i] * (post ? post[i] : 1.0f) * d[i];
-        experts[k] = (float)(w[k] * e * scale);
+            e += u[i] * (post ? post[i] : 1.0f) * (p2 ? p2[i] : 1.0f) * d[i];
+        experts[k] = (float)(w[k] * e * sum_scale * scale);
         ids[k] = (int)topk[k];
     }
     return s * scale;

@@ -171,6 +171,13 @@ static void rmsnorm_rows(float *o, const float *x, const float *weight, int rows
     }
 }
 
+/* x[i] *= s for i < n. */
+static void scale_into(float *x, float s, int n)
+{
+    for (int i = 0; i < n; i++)
+        x[i] *= s;
+}
+
 /* x[i] += y[i] for i < n: a residual. 8 sums at a time through a buffer, as scale_row,
  * so that the compiler may use vectors although y may be x. */
 static void add_into(float *x, const float *y, int n)
@@ -1057,9 +1064,14 @@ static void token_experts(const pass *p, int l, const model_layer *L, const floa
         project_rows(p, h, &j, 1);
     }
     pass_sync(p);
-    see(p, HOOK_FFN_MOE_DOWN, l, b->moe_down, K * dim, (size_t)K * dim);
     int i0, i1;
     pass_share(p, dim, &i0, &i1);
+    if (L->expert_scale) {
+        for (int s = 0; s < K; s++)
+            scale_into(b->moe_down + (size_t)s * dim + i0, L->expert_scale[sel[s]], i1 - i0);
+        pass_sync(p);
+    }
+    see(p, HOOK_FFN_MOE_DOWN, l, b->moe_down, K * dim, (size_t)K * dim);
     combine(p, 0, b->moe_row, i0, i1);
     if (moe_adds_now(p, L))
         add_into(t->buf.x + i0, b->proj + i0, i1 - i0);
@@ -1114,6 +1126,8 @@ static void batch_experts(const pass *p, int l, const model_layer *L, const floa
         float *down_out = b->moe_down + r * dim;
         if (!matmul_shared(t, gu_out[0], m, p->batch, 1, &down, &down_out))
             pass_fail(p);
+        for (int i = 0; L->expert_scale && i < m; i++)
+            scale_into(down_out + (size_t)i * dim, L->expert_scale[e], dim);
         const float *down_bias = expert_row(L->expert_down_bias, e, dim);
         for (int i = 0; down_bias && i < m; i++)
             add_into(down_out + (size_t)i * dim, down_bias, dim);
@@ -1165,11 +1179,24 @@ static void shared_add(const pass *p, const model_layer *L, const float *xn, int
         add_into(b->x + (size_t)i * dim + r0, out + r0, r1 - r0);
 }
 
-/* Layer l's mixture of experts on the normed rows xn: the router's logits (edited
- * there: a knocked-out expert), the routing, the chosen experts, their weighted sum
- * (ffn_moe_out) and a shared expert's gated output where the model has one (together:
- * ffn_out) added to the stream (after the post-norm where the model has one). */
-static void pass_experts(const pass *p, int l, const float *xn)
+/* Row i of the experts' weighted sum in proj, normed by post_experts_norm, plus the
+ * dense feed-forward's normed output (buf.ffn_dense): the feed-forward's output. */
+static void beside_add(const pass *p, const model_layer *L, int i)
+{
+    batch_buffers *b = &p->t->buf;
+    int dim = p->c->dim;
+    float *out = b->proj + (size_t)i * dim;
+    forward_rmsnorm(out, out, L->post_experts_norm, dim, p->c->rms_eps);
+    add_into(out, b->ffn_dense + (size_t)i * dim, dim);
+}
+
+/* Layer l's mixture of experts on the normed rows xn, routed by the rows rin (xn, or
+ * the router's own input): the router's logits (edited there: a knocked-out expert),
+ * the routing, the chosen experts, their weighted sum (ffn_moe_out) and a shared
+ * expert's gated output where the model has one, or the dense feed-forward's output
+ * beside them (together: ffn_out), added to the stream (after the post-norm where the
+ * model has one). */
+static void pass_experts(const pass *p, int l, const float *xn, const float *rin)
 {
     transformer *t = p->t;
     const model_config *c = p->c;
@@ -1177,7 +1204,7 @@ static void pass_experts(const pass *p, int l, const float *xn)
     batch_buffers *b = &t->buf;
     int E = c->n_experts, K = c->n_experts_used, dim = c->dim;
     proj_job router = {.w = &L->router, .bias = L->router_bias, .out = b->moe_logits};
-    pass_project(p, xn, dim, &router, 1);
+    pass_project(p, rin, dim, &router, 1);
     edit(p, HOOK_FFN_MOE_LOGITS, l, b->moe_logits, E, E);
     see(p, HOOK_FFN_MOE_LOGITS, l, b->moe_logits, E, E);
     if (p->one) {
@@ -1225,6 +1252,17 @@ static void pass_experts(const pass *p, int l, const float *xn)
 #pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
             for (int i = 0; i < p->n; i++)
                 shared_add(p, L, xn, i, 0, dim);
+        }
+    }
+    if (L->post_experts_norm) { /* the dense feed-forward beside them */
+        if (p->one) {
+            if (p->tid == 0)
+                beside_add(p, L, 0);
+            pass_sync(p);
+        } else {
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+            for (int i = 0; i < p->n; i++)
+                beside_add(p, L, i);
         }
     }
     see(p, HOOK_FFN_OUT, l, b->proj, dim, dim);
@@ -1511,6 +1549,7 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
 /* ---- the pass ---- */
 
 static void pass_ffn(const pass *p, int l, const float *xn);
+static void pass_dense_and_experts(const pass *p, int l, const float *xn);
 
 /* A step whose result no hook point names (what pass_out_block observes nothing at):
  * no observer's watch has this bit. */
@@ -1611,8 +1650,10 @@ static void layer_pass(const pass *p, int l)
                         HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);
-    if (p->c->n_experts > 0)
-        pass_experts(p, l, xn);
+    if (p->c->arch.dense_beside_experts)
+        pass_dense_and_experts(p, l, xn);
+    else if (p->c->n_experts > 0)
+        pass_experts(p, l, xn, xn);
     else
         pass_ffn(p, l, xn);
     if (p->c->ple_dim > 0)
@@ -1637,6 +1678,59 @@ static void pass_ffn(const pass *p, int l, const float *xn)
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
     see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
     pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
+}
+
+/* Row i's inputs of the parts beside each other (buf.x holds the stream after the
+ * attention): the dense output in ffn_dense normed by post_dense_norm (in place), the
+ * experts' input pre_experts_norm(x) into moe_in, the router's RMSNorm(x) / sqrt(dim)
+ * times router_scale into moe_rin (in llama.cpp's order of the products). */
+static void beside_inputs(const pass *p, const model_layer *L, int i)
+{
+    batch_buffers *b = &p->t->buf;
+    int dim = p->c->dim;
+    size_t o = (size_t)i * dim;
+    const float *x = b->x + o;
+    forward_rmsnorm(b->ffn_dense + o, b->ffn_dense + o, L->post_dense_norm, dim, p->c->rms_eps);
+    forward_rmsnorm(b->moe_in + o, x, L->pre_experts_norm, dim, p->c->rms_eps);
+    float ss = 0.0f, down = 1.0f / sqrtf((float)dim), *r = b->moe_rin + o;
+    for (int j = 0; j < dim; j++)
+        ss += x[j] * x[j];
+    ss = 1.0f / sqrtf(ss / dim + p->c->rms_eps);
+    for (int j = 0; j < dim; j++)
+        r[j] = (x[j] * ss) * down * L->router_scale[j];
+}
+
+/* Layer l's feed-forward where experts sit beside the dense one
+ * (arch.dense_beside_experts, Gemma 4 26B-A4B): the dense feed-forward on xn (the
+ * stream normed by ffn_norm; observed at ffn_gate, ffn_up, ffn_gate_par) into
+ * buf.ffn_dense, each part's input (beside_inputs), then the experts (pass_experts),
+ * which add their normed sum to the dense output and the post-norm of that to the
+ * stream. */
+static void pass_dense_and_experts(const pass *p, int l, const float *xn)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    batch_buffers *b = &t->buf;
+    int dim = p->c->dim, hidden = L->hidden_dim;
+    bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
+    proj_job ffn = {.w = &L->w1, .out = b->hb, .up = &L->w3, .up_out = b->hb2,
+                    .gate_keep = keep ? t->gate_keep : NULL};
+    pass_project(p, xn, dim, &ffn, 1);
+    see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
+    see(p, HOOK_FFN_UP, l, b->hb2, hidden, hidden);
+    see(p, HOOK_FFN_GATE_PAR, l, b->hb, hidden, hidden);
+    proj_job down = {.w = &L->w2, .out = b->ffn_dense};
+    pass_project(p, b->hb, hidden, &down, 1);
+    if (p->one) {
+        if (p->tid == 0)
+            beside_inputs(p, L, 0);
+        pass_sync(p);
+    } else {
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+        for (int i = 0; i < p->n; i++)
+            beside_inputs(p, L, i);
+    }
+    pass_experts(p, l, b->moe_in, b->moe_rin);
 }
 
 /* The token embeddings (scaled) into the stream. */

@@ -27,7 +27,9 @@ int pass_chunk_positions(const model_config *p, int ctx)
                                            (2 * (size_t)p->n_layers + 1) * p->ple_dim +
                                            (size_t)p->n_experts_used *
                                                (2 * (size_t)p->dim +
-                                                2 * (size_t)p->expert_hidden_dim));
+                                                2 * (size_t)p->expert_hidden_dim) +
+                                           (p->arch.dense_beside_experts ? 3 * (size_t)p->dim
+                                                                         : 0));
     size_t n = CHUNK_BUDGET / per_position;
     n -= n % CHUNK_MIN;
     return n < CHUNK_MIN ? CHUNK_MIN : n > CHUNK_MAX ? CHUNK_MAX : (int)n;
@@ -58,6 +60,9 @@ void pass_buffers_free(batch_buffers *b, int n_qb)
     free(b->moe_down);
     free(b->qg);
     free(b->gate);
+    free(b->ffn_dense);
+    free(b->moe_in);
+    free(b->moe_rin);
     free(b->dn_ext);
     free(b->dn_conv);
     free(b->dn_z);
@@ -91,6 +96,13 @@ static bool experts_reserve(batch_buffers *b, const model_config *p, size_t n)
     b->moe_gate = malloc(f * n * K * H);
     b->moe_up = malloc(f * n * K * H);
     b->moe_down = malloc(f * n * K * p->dim);
+    if (p->arch.dense_beside_experts) {
+        b->ffn_dense = malloc(f * n * p->dim);
+        b->moe_in = malloc(f * n * p->dim);
+        b->moe_rin = malloc(f * n * p->dim);
+        if (!b->ffn_dense || !b->moe_in || !b->moe_rin)
+            return false;
+    }
     return b->moe_logits && b->moe_probs && b->moe_topk && b->moe_weights && b->moe_sel &&
            b->moe_row && b->moe_start && b->moe_fill && b->moe_x && b->moe_gate && b->moe_up &&
            b->moe_down;

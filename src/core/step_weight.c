@@ -245,10 +245,15 @@ llm_status step_weight_explain(const model *m, const tensor_capture *cap, hook_p
     if (weights[wi].w != W_OUTPUT && (layer < 0 || layer >= m->config.n_layers))
         return llm_fail(err, LLM_ERR_ARG, "no layer %d", layer);
     which_weight w = weights[wi].w;
-    if (m->config.n_experts > 0 && (w == W_GATE || w == W_UP || w == W_DOWN))
+    if (m->config.n_experts > 0 && !m->config.arch.dense_beside_experts &&
+        (w == W_GATE || w == W_UP || w == W_DOWN))
         return llm_fail(err, LLM_ERR_ARG, "layer %d is a mixture of experts: %s is the sum of "
                         "the chosen experts' products, which this view does not break down",
                         layer, hook_name(step));
+    if (m->config.arch.dense_beside_experts && w == W_DOWN)
+        return llm_fail(err, LLM_ERR_ARG, "layer %d has experts beside its feed-forward: %s is "
+                        "the two parts' normed outputs added, which this view does not break "
+                        "down", layer, hook_name(step));
     const captured_step *s = capture_find(cap, step, weights[wi].w == W_OUTPUT ? -1 : layer);
     const captured_step *in =
         capture_find(cap, weights[wi].input, weights[wi].w == W_OUTPUT ? -1 : layer);

@@ -60,6 +60,10 @@ typedef struct {
     float *moe_gate;        /* (cap K, H) the gate products, then the gated ones */
     float *moe_up;          /* (cap K, H) the up products */
     float *moe_down;        /* (cap K, dim) the down products */
+    /* The dense feed-forward beside them (arch.dense_beside_experts; else NULL): */
+    float *ffn_dense;       /* (cap, dim) its output, then normed (post_dense_norm) */
+    float *moe_in;          /* (cap, dim) the experts' input (pre_experts_norm) */
+    float *moe_rin;         /* (cap, dim) the router's input */
     /* Gated attention (arch.gated_attention; else NULL): */
     float *qg;              /* (cap, 2 q_dim) wq's products: each head's query, then its gate */
     float *gate;            /* (cap, q_dim) the gates */

@@ -455,7 +455,8 @@ static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
  * ("blk.3.attn_q.weight"; the fused tensor a view was made of: "blk.3.attn_qkv.weight"). */
 typedef enum {
     W_EMB, W_CLS, W_FINAL, W_ATT, W_FFN, W_Q, W_K, W_V, W_O, W_1, W_2, W_3,
-    W_BQ, W_BK, W_BV, W_QN, W_KN, W_PA, W_PF, W_ROUTER, W_EGATE, W_EUP, W_EDOWN, W_COUNT
+    W_BQ, W_BK, W_BV, W_QN, W_KN, W_PA, W_PF, W_ROUTER, W_EGATE, W_EUP, W_EDOWN, W_ESCALE,
+    W_RSCALE, W_PRE2, W_POST1, W_POST2, W_COUNT
 } weight_id;
 
 static void weight_name(const model *m, weight_id w, int layer, char *out, size_t size)
@@ -463,7 +464,8 @@ static void weight_name(const model *m, weight_id w, int layer, char *out, size_
     static const char *const l2c[W_COUNT] = {
         "token_embedding", "wcls", "rms_final", "rms_att", "rms_ffn", "wq", "wk", "wv", "wo",
         "w1", "w2", "w3", "bq", "bk", "bv", "q_norm", "k_norm", "post_attn_norm",
-        "post_ffn_norm", "router", "expert_gate", "expert_up", "expert_down"};
+        "post_ffn_norm", "router", "expert_gate", "expert_up", "expert_down", "expert_scale",
+        "router_scale", "pre_experts_norm", "post_dense_norm", "post_experts_norm"};
     static const char *const gg[W_COUNT] = {
         "token_embd.weight", "output.weight", "output_norm.weight", "attn_norm.weight",
         "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
@@ -471,13 +473,16 @@ static void weight_name(const model *m, weight_id w, int layer, char *out, size_
         "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight",
         "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight",
         "ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
-        "ffn_down_exps.weight"};
+        "ffn_down_exps.weight", "ffn_down_exps.scale", "ffn_gate_inp.scale",
+        "pre_ffw_norm_2.weight", "post_ffw_norm_1.weight", "post_ffw_norm_2.weight"};
     const model_arch *a = &m->config.arch;
     const char *name = gg[w];
     if (a->fused_qkv && (w == W_Q || w == W_K || w == W_V))
         name = "attn_qkv.weight";
     if (a->fused_gate_up && (w == W_1 || w == W_3))
         name = "ffn_up.weight";
+    if ((w == W_EGATE || w == W_EUP) && layer >= 0 && m->layers[layer].gate_up_stack)
+        name = "ffn_gate_up_exps.weight";
     if (m->format == MODEL_FORMAT_GGUF && layer >= 0)
         snprintf(out, size, "blk.%d.%s", layer, name);
     else if (m->format == MODEL_FORMAT_GGUF)
@@ -571,7 +576,9 @@ static llm_status check_tensor_of(const model *m, const tensor *t, weight_id w, 
         bad += c->q_dim + (w == W_V ? c->kv_dim : 0);
     if (c->arch.fused_gate_up && w == W_3)
         bad += c->hidden_dim;
-    if (w == W_EGATE || w == W_EUP || w == W_EDOWN) /* expert `expert` of the stack */
+    if ((w == W_EGATE || w == W_EUP) && m->layers[layer].gate_up_stack) /* one stack */
+        bad += (ptrdiff_t)expert * 2 * t->rows + (w == W_EUP ? t->rows : 0);
+    else if (w == W_EGATE || w == W_EUP || w == W_EDOWN) /* expert `expert` of the stack */
         bad += (ptrdiff_t)expert * t->rows;
     return llm_fail(err, LLM_ERR_NUMERIC,
                     "%s: %s holds NaN or infinite values (row %td): the file is corrupt",
@@ -627,6 +634,11 @@ static llm_status check_layer_vectors(const model *m, int l, llm_err *err)
         {.x = y->k_norm, .n = c->arch.qk_norm_whole ? c->kv_dim : c->head_size, .w = W_KN},
         {.x = y->post_attn_norm, .n = c->dim, .w = W_PA},
         {.x = y->post_ffn_norm, .n = c->dim, .w = W_PF},
+        {.x = y->expert_scale, .n = c->n_experts, .w = W_ESCALE},
+        {.x = y->router_scale, .n = c->dim, .w = W_RSCALE},
+        {.x = y->pre_experts_norm, .n = c->dim, .w = W_PRE2},
+        {.x = y->post_dense_norm, .n = c->dim, .w = W_POST1},
+        {.x = y->post_experts_norm, .n = c->dim, .w = W_POST2},
     };
     llm_status st = LLM_OK;
     for (size_t i = 0; i < sizeof vs / sizeof vs[0] && st == LLM_OK; i++)

@@ -106,6 +106,10 @@ typedef struct {
     int rope_dims_swa;      /* with rope_base_swa: values of each head RoPE turns in a layer
                                with a window, whose heads may be narrower (Gemma 4); 0 or
                                rope_dims: the same (model_swa_rope_dims) */
+    bool dense_beside_experts; /* a layer of experts keeps its dense feed-forward (w1, w2,
+                               w3) beside them, each part normed on its own
+                               (model_layer.router_scale .. post_experts_norm; Gemma 4
+                               26B-A4B) */
     bool value_norm;        /* each value head is RMS-normed (no weight) before the cache;
                                a layer without wv takes its keys, before their norm and
                                RoPE, as values (Gemma 4) */
@@ -198,7 +202,8 @@ typedef struct {
     int window;             /* 0: attends to every earlier position; else to the last
                                `window` (arch.sliding_window), itself included */
     /* A mixture of experts' layer (config.n_experts > 0) has these instead of w1, w2,
-     * w3 (which are then empty: rows 0, no data): */
+     * w3 (which are then empty: rows 0, no data; beside them with
+     * arch.dense_beside_experts): */
     tensor router;          /* (n_experts, dim) F32: the router's logits (ffn_gate_inp) */
     tensor *expert_gate;    /* (n_experts) each (expert_hidden_dim, dim): views of the
                                file's ffn_gate_exps; NULL for a dense layer */
@@ -210,6 +215,19 @@ typedef struct {
                                       row added to its gate's products */
     const float *expert_up_bias;   /* (n_experts, expert_hidden_dim) or NULL */
     const float *expert_down_bias; /* (n_experts, dim) or NULL */
+    const float *expert_scale;     /* (n_experts) or NULL: expert e's down products times
+                                      its value (ffn_down_exps.scale) */
+    bool gate_up_stack;     /* the file holds expert_gate and expert_up as one stack
+                               (ffn_gate_up_exps: each expert's gate rows, then its up
+                               rows) */
+    /* With arch.dense_beside_experts (else NULL): the router reads RMSNorm(x) times
+     * router_scale / sqrt(dim), the experts RMSNorm(x) with pre_experts_norm; the dense
+     * output is normed with post_dense_norm, the experts' sum with post_experts_norm,
+     * and their sum is the feed-forward's output (then post_ffn_norm). */
+    const float *router_scale;      /* (dim) ffn_gate_inp.scale */
+    const float *pre_experts_norm;  /* (dim) pre_ffw_norm_2 */
+    const float *post_dense_norm;   /* (dim) post_ffw_norm_1 */
+    const float *post_experts_norm; /* (dim) post_ffw_norm_2 */
     tensor shexp_gate;      /* (shexp_hidden, dim) the shared expert's (config.shexp_hidden
                                > 0; else empty) */
     tensor shexp_up;        /* (shexp_hidden, dim) */

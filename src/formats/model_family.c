@@ -81,8 +81,11 @@ static const model_family families[] = {
      .embed_scale_sqrt = true, .big_query_layers = 62, .qk_norm = true, .post_norms = true,
      .tied = true, .eps_required = true, .swa_period = 6, .swa_local = 5,
      .rope_base_swa = 10000.0f},
-    /* Gemma 4 (dense: E2B, E4B, 31B) */
+    /* Gemma 4 (dense: E2B, E4B, 31B; with experts beside the dense feed-forward:
+     * 26B-A4B) */
     {.name = "gemma4", .rope_layout = MODEL_ROPE_HALVES, .act = MODEL_ACT_GELU,
+     .experts = FAMILY_EXPERTS_OPTIONAL, .expert_norm_weights = true, .expert_ff_key = true,
+     .dense_beside_experts = true,
      .embed_scale_sqrt = true, .qk_norm = true, .post_norms = true, .eps_required = true,
      .rope_freqs = true, .swa_period = 5, .swa_local = 4, .rope_base_swa = 10000.0f,
      .layer_shapes = true, .value_norm = true, .layer_scale = true, .per_layer_inputs = true,

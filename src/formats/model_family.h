@@ -67,6 +67,14 @@ typedef struct {
                                   sigmoid of ffn_gate_inp_shexp (dim) · x; shexp_hidden is
                                   {arch}.expert_shared_feed_forward_length, else
                                   feed_forward_length (Qwen 3.5 MoE, qwen35moe) */
+    bool dense_beside_experts; /* with experts ({arch}.expert_count > 0), every layer keeps
+                                  its dense feed-forward beside them, each part with norms
+                                  of its own: the router reads the stream RMS-normed, times
+                                  ffn_gate_inp.scale (dim) / sqrt(dim); the experts read it
+                                  normed by pre_ffw_norm_2 (dim); the dense output is normed
+                                  by post_ffw_norm_1, the experts' sum by post_ffw_norm_2
+                                  (dim), and their sum goes through post_ffw_norm (Gemma 4
+                                  26B-A4B) */
     bool expert_ff_key;        /* an expert's hidden size is {arch}.expert_feed_forward_length
                                   (else feed_forward_length; without the key,
                                   feed_forward_length / expert_used_count, as llama.cpp) */

@@ -686,6 +686,7 @@ static void describe(model *m, const model_family *f, const hyper *h)
     c->n_experts_used = (int)h->experts_used;
     c->expert_hidden_dim = (int)h->expert_hidden;
     c->shexp_hidden = (int)h->shexp_hidden;
+    a->dense_beside_experts = f->dense_beside_experts && c->n_experts > 0;
     a->post_norms = f->post_norms;
     a->sliding_window = (int)h->window;
     a->rope_base_swa = h->window > 0 ? f->rope_base_swa : 0.0f;

@@ -23,7 +23,12 @@
  *   experts (Qwen3 MoE, OLMoE, Mixtral), instead of ffn_gate, ffn_up, ffn_down:
  *     blk.N.ffn_gate_inp (n_experts, dim): the router, always made fp32
  *     blk.N.ffn_gate_exps, ffn_up_exps (n_experts, expert_hidden, dim), ffn_down_exps
- *       (n_experts, dim, expert_hidden): 3-D, loaded as one matrix and viewed per expert
+ *       (n_experts, dim, expert_hidden): 3-D, loaded as one matrix and viewed per expert;
+ *       or ffn_gate_up_exps (n_experts, 2 expert_hidden, dim) for the first two, each
+ *       expert's gate rows then its up rows; ffn_down_exps.scale (n_experts) where the
+ *       file has it: each expert's output times its value
+ *   Gemma 4's experts keep the dense ffn_gate, ffn_up, ffn_down beside them, with
+ *     blk.N.ffn_gate_inp.scale, pre_ffw_norm_2, post_ffw_norm_1, post_ffw_norm_2 (dim)
  * (shapes as (rows, cols); GGUF lists dims[0] = cols first). Llama's q and k rows are
  * stored in the interleaved-pair RoPE layout llama2.c uses, the others' in the NEOX one
  * (model_arch.rope_layout says which), so every matrix is used as it is. A fused tensor
@@ -56,7 +61,7 @@
 typedef enum {
     SZ_DIM, SZ_Q, SZ_KV, SZ_HIDDEN, SZ_HEAD, SZ_QKV, SZ_GATE_UP, SZ_EXPERTS, SZ_EXPERT_HIDDEN,
     SZ_Q_NORM, SZ_K_NORM, SZ_HEADS, SZ_Q_ROWS, SZ_DN_CONV, SZ_DN_VALUE, SZ_DN_V_HEADS,
-    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH, SZ_ONE, SZ_PLE, SZ_SHEXP
+    SZ_DN_HEAD_V, SZ_DN_CONV_WIDTH, SZ_ONE, SZ_PLE, SZ_SHEXP, SZ_EXPERT_GATE_UP
 } shape_size;
 
 /* When a layer's file holds a part. */
@@ -73,6 +78,10 @@ typedef enum {
     IF_FUSED_FFN,    /* ffn_up holding both (Phi-3) */
     IF_DENSE,        /* one feed-forward: ffn_down */
     IF_EXPERTS,      /* a mixture of experts: the router and the experts' stacks */
+    IF_EXPERT_STACKS, /* and their gate and up stacks apart (ffn_gate_exps, ffn_up_exps) */
+    IF_GATE_UP_STACK, /* or as one (ffn_gate_up_exps), where the file has it */
+    IF_EXPERT_SCALE, /* and ffn_down_exps.scale, where the file has it */
+    IF_DENSE_BESIDE, /* and arch.dense_beside_experts: the parts' norms, the router's scale */
     IF_EXPERT_BIASES, /* and arch.expert_biases */
     IF_SHARED_EXPERT, /* and a shared expert (config.shexp_hidden > 0) */
     IF_DELTA_NET,    /* a Gated DeltaNet layer's own */
@@ -85,7 +94,8 @@ typedef enum {
  * fused ones (attn_qkv, ffn_up) and the experts' three stacks (n_experts matrices
  * each, a 3-D tensor loaded as one matrix of their rows). */
 enum {
-    NOT_FUSED = -1, FUSED_QKV = 0, FUSED_FFN, EXPS_GATE, EXPS_UP, EXPS_DOWN, LAYER_VIEWED
+    NOT_FUSED = -1, FUSED_QKV = 0, FUSED_FFN, EXPS_GATE, EXPS_UP, EXPS_DOWN, EXPS_GATE_UP,
+    LAYER_VIEWED
 };
 
 static const struct layer_part {
@@ -148,12 +158,24 @@ static const struct layer_part {
      .offset = offsetof(model_layer, w2), .fused = NOT_FUSED},
     {.name = "ffn_gate_inp.weight", .when = IF_EXPERTS, .rows = SZ_EXPERTS, .cols = SZ_DIM,
      .offset = offsetof(model_layer, router), .fused = NOT_FUSED, .f32 = true},
-    {.name = "ffn_gate_exps.weight", .when = IF_EXPERTS, .rows = SZ_EXPERT_HIDDEN,
+    {.name = "ffn_gate_exps.weight", .when = IF_EXPERT_STACKS, .rows = SZ_EXPERT_HIDDEN,
      .cols = SZ_DIM, .fused = EXPS_GATE, .stacked = true},
-    {.name = "ffn_up_exps.weight", .when = IF_EXPERTS, .rows = SZ_EXPERT_HIDDEN,
+    {.name = "ffn_up_exps.weight", .when = IF_EXPERT_STACKS, .rows = SZ_EXPERT_HIDDEN,
      .cols = SZ_DIM, .fused = EXPS_UP, .stacked = true},
+    {.name = "ffn_gate_up_exps.weight", .when = IF_GATE_UP_STACK, .rows = SZ_EXPERT_GATE_UP,
+     .cols = SZ_DIM, .fused = EXPS_GATE_UP, .stacked = true},
     {.name = "ffn_down_exps.weight", .when = IF_EXPERTS, .rows = SZ_DIM,
      .cols = SZ_EXPERT_HIDDEN, .fused = EXPS_DOWN, .stacked = true},
+    {.name = "ffn_down_exps.scale", .when = IF_EXPERT_SCALE, .vector = true,
+     .cols = SZ_EXPERTS, .offset = offsetof(model_layer, expert_scale), .fused = NOT_FUSED},
+    {.name = "ffn_gate_inp.scale", .when = IF_DENSE_BESIDE, .vector = true, .cols = SZ_DIM,
+     .offset = offsetof(model_layer, router_scale), .fused = NOT_FUSED},
+    {.name = "pre_ffw_norm_2.weight", .when = IF_DENSE_BESIDE, .vector = true,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, pre_experts_norm), .fused = NOT_FUSED},
+    {.name = "post_ffw_norm_1.weight", .when = IF_DENSE_BESIDE, .vector = true,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, post_dense_norm), .fused = NOT_FUSED},
+    {.name = "post_ffw_norm_2.weight", .when = IF_DENSE_BESIDE, .vector = true,
+     .cols = SZ_DIM, .offset = offsetof(model_layer, post_experts_norm), .fused = NOT_FUSED},
     {.name = "ffn_gate_inp.bias", .when = IF_EXPERT_BIASES, .vector = true,
      .cols = SZ_EXPERTS, .offset = offsetof(model_layer, router_bias), .fused = NOT_FUSED},
     {.name = "ffn_gate_exps.bias", .when = IF_EXPERT_BIASES, .vector = true, .table = true,
@@ -227,6 +249,7 @@ static int size_of(const model_config *c, const model_layer *y, shape_size s)
     case SZ_GATE_UP: return 2 * y->hidden_dim;
     case SZ_EXPERTS: return c->n_experts;
     case SZ_EXPERT_HIDDEN: return c->expert_hidden_dim;
+    case SZ_EXPERT_GATE_UP: return 2 * c->expert_hidden_dim;
     case SZ_Q_NORM: return c->arch.qk_norm_whole ? y->q_dim : y->head_size;
     case SZ_K_NORM: return c->arch.qk_norm_whole ? y->kv_dim : y->head_size;
     case SZ_HEADS: return c->n_heads;
@@ -241,6 +264,7 @@ static bool part_in_file(const gguf *g, const model_family *f, const model_confi
 {
     const model_arch *a = &c->arch;
     bool experts = c->n_experts > 0, dn = y->kind == MODEL_LAYER_DELTA_NET;
+    bool dense = !experts || a->dense_beside_experts;
     if ((p->attention && dn) || (p->kv && y->kv_layer != l))
         return false;
     if (p->values && a->value_norm && !gguf_find_tensor(g, name))
@@ -257,10 +281,14 @@ static bool part_in_file(const gguf *g, const model_family *f, const model_confi
     case IF_SINKS: return a->attn_sinks;
     case IF_QK_NORM: return a->qk_norm;
     case IF_POST_NORMS: return a->post_norms;
-    case IF_SEPARATE_FFN: return !a->fused_gate_up && !experts;
-    case IF_FUSED_FFN: return a->fused_gate_up && !experts;
-    case IF_DENSE: return !experts;
+    case IF_SEPARATE_FFN: return !a->fused_gate_up && dense;
+    case IF_FUSED_FFN: return a->fused_gate_up && dense;
+    case IF_DENSE: return dense;
     case IF_EXPERTS: return experts;
+    case IF_EXPERT_STACKS: return experts && !y->gate_up_stack;
+    case IF_GATE_UP_STACK: return experts && y->gate_up_stack;
+    case IF_EXPERT_SCALE: return experts && gguf_find_tensor(g, name);
+    case IF_DENSE_BESIDE: return experts && a->dense_beside_experts;
     case IF_EXPERT_BIASES: return experts && a->expert_biases;
     case IF_SHARED_EXPERT: return experts && c->shexp_hidden > 0;
     }
@@ -368,6 +396,9 @@ static void list_weights(model *m, const gguf *g, const model_family *f, tensor 
     }
     for (int L = 0; L < c->n_layers; L++) {
         unsigned char *layer = (unsigned char *)&m->layers[L];
+        char stack[64];
+        snprintf(stack, sizeof stack, "blk.%d.ffn_gate_up_exps.weight", L);
+        m->layers[L].gate_up_stack = c->n_experts > 0 && gguf_find_tensor(g, stack);
         for (int p = 0; p < LAYER_PARTS; p++) {
             const struct layer_part *part = &layer_parts[p];
             const model_layer *y = &m->layers[L];
@@ -660,14 +691,14 @@ static bool file_fuses_qkv(const gguf *g, const model_family *f)
     return f->fused && gguf_find_tensor(g, "blk.0.attn_qkv.weight");
 }
 
-/* The experts' matrices of a stack (n_experts of rows each), as views of its rows, in
- * an array the model owns; NULL when out of memory. */
-static tensor *view_stack(model *m, const tensor *stack, int rows)
+/* The experts' matrices of a stack (n_experts of `rows` rows each): rows r0..r1-1 of
+ * each expert's, as views, in an array the model owns; NULL when out of memory. */
+static tensor *view_stack(model *m, const tensor *stack, int rows, int r0, int r1)
 {
     int n = m->config.n_experts;
     tensor *e = model_own(m, sizeof *e * (size_t)n);
     for (int i = 0; e && i < n; i++)
-        e[i] = model_tensor_rows(stack, i * rows, (i + 1) * rows);
+        e[i] = model_tensor_rows(stack, i * rows + r0, i * rows + r1);
     return e;
 }
 
@@ -685,14 +716,20 @@ static bool view_fused(model *m, const tensor *fused)
             y->wv = model_tensor_rows(&v[FUSED_QKV], y->q_dim + y->kv_dim,
                                       y->q_dim + 2 * y->kv_dim);
         }
-        if (c->arch.fused_gate_up && c->n_experts == 0) {
+        if (c->arch.fused_gate_up && (c->n_experts == 0 || c->arch.dense_beside_experts)) {
             y->w1 = model_tensor_rows(&v[FUSED_FFN], 0, y->hidden_dim);
             y->w3 = model_tensor_rows(&v[FUSED_FFN], y->hidden_dim, 2 * y->hidden_dim);
         }
-        if (c->n_experts > 0 &&
-            (!(y->expert_gate = view_stack(m, &v[EXPS_GATE], c->expert_hidden_dim)) ||
-             !(y->expert_up = view_stack(m, &v[EXPS_UP], c->expert_hidden_dim)) ||
-             !(y->expert_down = view_stack(m, &v[EXPS_DOWN], c->dim))))
+        int eh = c->expert_hidden_dim;
+        if (c->n_experts > 0 && y->gate_up_stack &&
+            (!(y->expert_gate = view_stack(m, &v[EXPS_GATE_UP], 2 * eh, 0, eh)) ||
+             !(y->expert_up = view_stack(m, &v[EXPS_GATE_UP], 2 * eh, eh, 2 * eh))))
+            return false;
+        if (c->n_experts > 0 && !y->gate_up_stack &&
+            (!(y->expert_gate = view_stack(m, &v[EXPS_GATE], eh, 0, eh)) ||
+             !(y->expert_up = view_stack(m, &v[EXPS_UP], eh, 0, eh))))
+            return false;
+        if (c->n_experts > 0 && !(y->expert_down = view_stack(m, &v[EXPS_DOWN], c->dim, 0, c->dim)))
             return false;
     }
     return true;

@@ -9,7 +9,8 @@ tables at ggerganov/llama.cpp@c392e509, and upstream's for qwen3 and gemma3):
 ARCH is llama, qwen2, qwen3, phi3, phi3-k (phi3 with rows of 256 values, which llama-quantize
 can make K-quants of), phi3-partial (Phi-4-mini's partial rotary: 3/4 of each head, no sliding
 window), gemma, gemma2, gemma3, or one of the mixture-of-experts fixtures qwen3moe, olmoe,
-mixtral (a llama file with experts) and gpt-oss, the hybrid qwen35 (qwen35moe: with experts and a shared expert) or gemma4 (--list
+mixtral (a llama file with experts) and gpt-oss, the hybrid qwen35 (qwen35moe: with experts and a shared expert), gemma4 or
+gemma4moe (Gemma 4 with experts, in Gemma-4-26B-A4B's layout; its file says gemma4) (--list
 prints each one's shape). Which tensors and keys a
 family's file holds (biases, q/k norms, post-norms, fused tensors, LongRoPE's, windows,
 soft-caps, the keys its converter writes) is its row of llmchat's family table
@@ -139,6 +140,18 @@ SHAPES.update({
                    shared=2, ff=(172, 172, 172, 344, 344), ple=8, out_scaled=(0, 1, 3),
                    softcap=30.0, no_v=(2,), no_space_prefix=True),
 })
+# Gemma 4 with experts (gemma4moe, laid out as Gemma-4-26B-A4B: general.architecture is
+# gemma4): the gemma4 fixture's sliding and global layers, heads, layer 2 without attn_v,
+# layer output scales and soft-cap, but no layer reading another's KV cache (shared 0), no
+# per-layer inputs (ple 0: the key written as 0, no per_layer_* tensors) and every layer's
+# dense feed-forward the trained 172 units (feed_forward_length one number, as the
+# converter writes it without use_double_wide_mlp); every layer a MoE layer: beside the
+# dense feed-forward (26B-A4B's "shared expert") a router over `experts` experts of ff_exp
+# units, `used` of them a token, with the gate and up rows of each expert fused into
+# ffn_gate_up_exps (its ff_exp gate rows, then its ff_exp up rows: the converter's
+# experts.gate_up_proj) and a per-expert output scale ffn_down_exps.scale (HF's
+# router.per_expert_scale). See gemma4_from_trained and the G4_MOE_* sizes.
+SHAPES['gemma4moe'] = dict(SHAPES['gemma4'], shared=0, ple=0, ff=172, experts=8, used=2, ff_exp=96)
 # Its sizes: q/k norm weights Q_NORM_GAIN / K_NORM_GAIN (queries are not scaled: the
 # scores come out larger than the trained ones, which made the text more like the trained
 # model's than smaller ones did); the global heads' 8 extra rows N(0, (G4_EXTRA /
@@ -153,6 +166,23 @@ G4_EXTRA, G4_PLE_NORM, G4_OUT_SCALE = 0.5, 0.05, (0.9, 0.95, 0.85)
 G4_POST_ATTN = (0.18, 0.14, 0.14, 0.21, 0.30)
 G4_POST_FFN = (0.32, 0.24, 0.30, 0.47, 1.05)
 G4_GELU = 1.702
+# gemma4moe's MoE layers (llama.cpp 0.4.0's src/models/gemma4.cpp; x the stream after
+# attention and its residual): mlp = post_ffw_norm_1(the dense GELU feed-forward of
+# ffn_norm(x)); the router's logits ffn_gate_inp . (rms_norm(x) / sqrt(dim) x
+# ffn_gate_inp.scale), softmax, the top `used`, their weights renormalised to sum 1; each
+# chosen expert e on pre_ffw_norm_2(x): down_e(gelu(gate_e h) x up_e h) x
+# ffn_down_exps.scale[e]; moe = post_ffw_norm_2(the weighted sum); x += post_ffw_norm(mlp +
+# moe). Sizes: the dense feed-forward the trained one (gate / G4_GELU, down x G4_GELU, as
+# gemma4's); the experts as the MoE fixtures' (experts_from_trained: each a seeded subset of
+# ff_exp trained units, EXPERT_NOISE, down x 172 / ff_exp) with the same G4_GELU scaling;
+# router rows N(0, (ROUTER_GAIN / sqrt(dim))^2) and ffn_gate_inp.scale sqrt(dim) x (1 +
+# N(0, 0.1^2)): the router sees a unit-RMS x, logits of a few units; ffn_down_exps.scale
+# uniform in G4_MOE_DOWN_SCALE (so that it changes the mix of the two experts);
+# pre_ffw_norm_2 1 x, post_ffw_norm_1 G4_MOE_POST_1 x and post_ffw_norm_2 G4_MOE_POST_2 x
+# (1 + N(0, 0.1^2)): the experts' part of the feed-forward 0.4 of the dense one's (at 0.5,
+# tried first, no prompt of make_llamacpp_goldens.py's GEMMA4 ran free of BOS and of
+# near-ties, at 0.3 one: see GEMMA4_MOE there); post_ffw_norm G4_POST_FFN as gemma4's.
+G4_MOE_POST_1, G4_MOE_POST_2, G4_MOE_DOWN_SCALE = 1.0, 0.4, (0.5, 1.5)
 # A DeltaNet layer: q, k, v from the trained layer's (q: the query heads reading KV heads
 # 0-3, k and v the KV heads', v twice as llama.cpp tiles value heads over q/k heads, the
 # second copy with DN_V_NOISE relative noise), ssm_out the trained output's columns of the
@@ -476,9 +506,10 @@ def gemma4_from_trained(W, s, T):
     add('output.weight', t('output.weight'))
     pairs = hf // 2
     add('rope_freqs.weight', [1.0] * s['rot_pairs'] + [1e30] * (pairs - s['rot_pairs']))
-    W.vec('per_layer_token_embd.weight', rng.standard_normal((T.tensor('token_embd.weight').shape[0], n * ple)))
-    W.mat('per_layer_model_proj.weight', n * ple, dim, 1.0)
-    W.norm('per_layer_proj_norm.weight', ple)
+    if ple:   # per-layer inputs (none in gemma4moe, as in the 26B-A4B)
+        W.vec('per_layer_token_embd.weight', rng.standard_normal((T.tensor('token_embd.weight').shape[0], n * ple)))
+        W.mat('per_layer_model_proj.weight', n * ple, dim, 1.0)
+        W.norm('per_layer_proj_norm.weight', ple)
     scales = iter(G4_OUT_SCALE)
     for il in range(n):
         p, slides = 'blk.%d.' % il, s['slides'][il]
@@ -513,7 +544,7 @@ def gemma4_from_trained(W, s, T):
         W.norm(p + 'post_attention_norm.weight', dim, G4_POST_ATTN[il])
         add(p + 'ffn_norm.weight', t(p + 'ffn_norm.weight'))
         gate, up, down = t(p + 'ffn_gate.weight'), t(p + 'ffn_up.weight'), t(p + 'ffn_down.weight')
-        if s['ff'][il] == 2 * gate.shape[0]:   # twice as wide: the units twice, perturbed
+        if gemma4_ff(s, il) == 2 * gate.shape[0]:   # twice as wide: the units twice, perturbed
             noise = lambda w: w * (1.0 + 0.1 * rng.standard_normal(w.shape))
             gate, up = np.concatenate([gate, noise(gate)]), np.concatenate([up, noise(up)])
             down = 0.5 * np.concatenate([down, noise(down)], axis=1)
@@ -521,11 +552,44 @@ def gemma4_from_trained(W, s, T):
         add(p + 'ffn_up.weight', up)
         add(p + 'ffn_down.weight', down * G4_GELU)
         W.norm(p + 'post_ffw_norm.weight', dim, G4_POST_FFN[il])
-        W.mat(p + 'inp_gate.weight', ple, dim, 1.0)
-        W.mat(p + 'proj.weight', dim, ple, 1.0)
-        W.norm(p + 'post_norm.weight', dim, G4_PLE_NORM)
+        if s.get('experts'):
+            gemma4_experts(W, s, p, gate, up, down, add)
+        if ple:
+            W.mat(p + 'inp_gate.weight', ple, dim, 1.0)
+            W.mat(p + 'proj.weight', dim, ple, 1.0)
+            W.norm(p + 'post_norm.weight', dim, G4_PLE_NORM)
         if il in s['out_scaled']:
             add(p + 'layer_output_scale.weight', [next(scales)])
+
+
+def gemma4_ff(s, il):
+    """Layer il's dense feed-forward width: ff is one per layer, or one for all."""
+    return s['ff'] if isinstance(s['ff'], int) else s['ff'][il]
+
+
+def gemma4_experts(W, s, p, gate, up, down, add):
+    """Layer p's MoE half beside its dense feed-forward (gemma4moe; see G4_MOE_POST_1): the
+    router and its input scale, the norms, and the experts made from the trained units
+    (gate, up, down: the trained layer's, not yet scaled for GELU) as experts_from_trained
+    makes them, gate and up fused into one stack."""
+    rng, dim, n_exp, ff_exp = W.rng, s['dim'], s['experts'], s['ff_exp']
+    n_ff = gate.shape[0]
+    W.norm(p + 'post_ffw_norm_1.weight', dim, G4_MOE_POST_1)
+    W.mat(p + 'ffn_gate_inp.weight', n_exp, dim, ROUTER_GAIN)
+    W.norm(p + 'ffn_gate_inp.scale', dim, np.sqrt(dim))
+    W.norm(p + 'pre_ffw_norm_2.weight', dim)
+    gate_up, downs = [], []
+    for _ in range(n_exp):
+        units = np.sort(rng.choice(n_ff, ff_exp, replace=False))
+        noise = lambda w: w * (1.0 + EXPERT_NOISE * rng.standard_normal(w.shape))
+        g, u = noise(gate[units]) / G4_GELU, noise(up[units])
+        gate_up.append(np.concatenate([g, u]))   # the expert's ff_exp gate rows, then its up rows
+        downs.append(noise(down[:, units]) * (n_ff / ff_exp) * G4_GELU)
+    # numpy (n_expert, rows, cols): GGUF [cols, rows, n_expert]
+    add(p + 'ffn_gate_up_exps.weight', np.stack(gate_up))
+    add(p + 'ffn_down_exps.weight', np.stack(downs))
+    add(p + 'ffn_down_exps.scale', rng.uniform(G4_MOE_DOWN_SCALE[0], G4_MOE_DOWN_SCALE[1], n_exp))
+    W.norm(p + 'post_ffw_norm_2.weight', dim, G4_MOE_POST_2)
 
 
 def gemma4_metadata(s):
@@ -538,7 +602,8 @@ def gemma4_metadata(s):
     return [pack_kv('general.architecture', STRING, a), pack_kv('general.name', STRING, 'tiny model'),
             pack_kv('general.file_type', UINT32, 0),
             u32('context_length', s['ctx']), u32('embedding_length', s['dim']), u32('block_count', s['layers']),
-            arr('feed_forward_length', s['ff'], UINT32), u32('attention.head_count', s['heads']),
+            arr('feed_forward_length', s['ff'], UINT32) if not isinstance(s['ff'], int)
+            else u32('feed_forward_length', s['ff']), u32('attention.head_count', s['heads']),
             arr('attention.head_count_kv', kv, UINT32), f32('attention.layer_norm_rms_epsilon', s['eps']),
             u32('attention.key_length', s['head_full']), u32('attention.value_length', s['head_full']),
             u32('attention.key_length_swa', s['head']), u32('attention.value_length_swa', s['head']),
@@ -547,7 +612,9 @@ def gemma4_metadata(s):
             u32('attention.sliding_window', s['swa']),
             arr('attention.sliding_window_pattern', [bool(x) for x in s['slides']], BOOL),
             u32('attention.shared_kv_layers', s['shared']), u32('embedding_length_per_layer_input', s['ple']),
-            f32('final_logit_softcapping', s['softcap'])]
+            f32('final_logit_softcapping', s['softcap'])] + (
+            [u32('expert_count', s['experts']), u32('expert_used_count', s['used']),
+             u32('expert_feed_forward_length', s['ff_exp'])] if s.get('experts') else [])
 
 
 def hybrid_metadata(s):

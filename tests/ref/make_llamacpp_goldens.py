@@ -13,9 +13,12 @@ where the anchors are (the tests only read its output):
     make_llamacpp_goldens.py ANCHORS-0.4.0 hybrid TOPK > tests/data/golden/hybrid_greedy.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 shexp TOPK > tests/data/golden/moe_shexp_greedy.jsonl
     make_llamacpp_goldens.py ANCHORS-0.4.0 gemma4 TOPK > tests/data/golden/gemma4_greedy.jsonl
+    make_llamacpp_goldens.py ANCHORS-0.4.0 gemma4moe TOPK > tests/data/golden/gemma4_moe_greedy.jsonl
 
 ANCHORS is the directory of llama-cli, llama-perplexity and llama-tokenize
-(/work/shared/anchors/llama.cpp). Each case's model is written into a temporary directory.
+(/work/shared/anchors/llama.cpp); ANCHORS-0.4.0 any directory holding llama.cpp 0.4.0's
+llama-completion (the anchors' llama.cpp-0.4.0, or a native build's bin/), the only tool the
+TOPK kinds run from it. Each case's model is written into a temporary directory.
 greedy-new is greedy on qwen3 and gemma3, which c392e509 does not know: BUILD is a llama.cpp
 built from the same commit with the two families added (tests/ref/README.md says how).
 greedy-q8_0 is greedy on the models with every matrix made Q8_0 by quantize.py (lines with
@@ -72,7 +75,9 @@ more, so that the recurrent state carries many tokens before the first choice. s
 moe on the fixtures with a shared expert beside the routed ones (qwen2moe; qwen35moe: the
 hybrid's layers with experts), with routes. gemma4 is
 the same on the Gemma 4 fixture (per-layer head sizes and KV heads, layers sharing KV
-caches, per-layer inputs).
+caches, per-layer inputs). gemma4moe is the same on the Gemma 4 mixture-of-experts fixture
+(make_arch_gguf.py gemma4moe: Gemma-4-26B-A4B's layout, every layer's dense feed-forward
+beside a router over 8 experts, 2 used), with routes: the lines are moe's.
 
 Nothing here runs the reference: check_llamacpp.py compares it with these lines.
 """
@@ -186,6 +191,17 @@ GEMMA4 = [
                           'the park with her friends. One day, she saw a big red ball under a tree.',
                           'Tom and his mom went to the store to buy some food. Tom saw a big red apple and '
                           'wanted it very much. His mom said he could have it if he was good.']),]
+# The Gemma 4 mixture-of-experts fixture (llama.cpp 0.4.0; the 26B-A4B's layout: a dense
+# feed-forward and experts in every layer, no shared KV caches or per-layer inputs): GEMMA4's
+# prompts of 62 and 65 tokens. Dropped: 'Ben had a big blue boat. ...' and 'Once upon a
+# time, there was a little girl named Lily. ...', on which the model chooses BOS (id 1) as
+# the first and the 21st new id. llmchat's GELU is the formula, ggml's a table of halves
+# (tests/ref/README.md): their router logits part by up to 4e-3 of their size (1e-7 in layer
+# 0, before any GELU), so a route or a greedy choice closer than ~0.05 may go either way,
+# and check_llmchat.py has no reference for gemma4 to tell such a tie: at the fixture's
+# first sizes (post_ffw_norm_2 0.5, make_arch_gguf.py) each of the four prompts met one or
+# BOS; on these two, none (llama.cpp's smallest top-1 margins 0.015 and 0.043).
+GEMMA4_MOE = [('gemma4moe', 2048, 40, [GEMMA4[0][3][0], GEMMA4[0][3][3]])]
 SEED = 1
 BACKPORT = ('built from ggerganov/llama.cpp@c392e509 with qwen3 and gemma3 added by hand after upstream\'s '
             'graphs (tests/ref/README.md)')
@@ -297,7 +313,7 @@ def moe_case(anchors, topk, model, prompt, n_predict, ctx):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] in ('moe', 'moe-mxfp4', 'hybrid', 'shexp', 'gemma4'):
+    if len(argv) == 3 and argv[1] in ('moe', 'moe-mxfp4', 'hybrid', 'shexp', 'gemma4', 'gemma4moe'):
         argv, topk = argv[:2], argv[2]
     elif len(argv) != 2 or argv[1] not in ('greedy', 'perplexity', 'greedy-new', 'greedy-q8_0'):
         sys.exit(__doc__)
@@ -309,7 +325,7 @@ def main(argv):
         models = {}
         cases = {'greedy': GREEDY, 'greedy-new': GREEDY_NEW, 'greedy-q8_0': GREEDY_Q8_0, 'moe': MOE,
                  'moe-mxfp4': MOE_MXFP4, 'hybrid': HYBRID, 'shexp': SHARED_EXPERTS,
-                 'gemma4': GEMMA4}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
+                 'gemma4': GEMMA4, 'gemma4moe': GEMMA4_MOE}.get(kind) or [(m, c, None, [None]) for m, c in PERPLEXITY]
         for name, ctx, n_predict, prompts in cases:
             if name not in models:
                 models[name] = os.path.join(tmp, name + '.gguf')
@@ -325,7 +341,7 @@ def main(argv):
             for prompt in prompts:
                 rec = (perplexity_case(anchors, model, text_path, ctx) if kind == 'perplexity'
                        else moe_case(anchors, topk, model, prompt, n_predict, ctx)
-                       if kind.startswith('moe') or kind in ('hybrid', 'shexp', 'gemma4')
+                       if kind.startswith('moe') or kind in ('hybrid', 'shexp', 'gemma4', 'gemma4moe')
                        else greedy_case(anchors, model, prompt, n_predict, ctx))
                 if kind == 'greedy-new':
                     rec['source'] = rec['source'].replace('(ggerganov/llama.cpp@c392e509)', BACKPORT)
