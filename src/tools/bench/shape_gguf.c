@@ -87,7 +87,7 @@ typedef struct {
 /* Room for the tensors of shape s. */
 static size_t tensors_max(const shape *s)
 {
-    return 8 + 24 * (size_t)s->n_layers;
+    return 8 + 32 * (size_t)s->n_layers;
 }
 
 static shape_tensor *put(shape_tensor *t, int *n, const char *name, int layer, uint64_t ne0)
@@ -170,7 +170,8 @@ static void hybrid_mixer(const shape *s, int l, shape_tensor *t, int *n)
 
 /* A layer of a family of per-layer shapes (Gemma 4): its head size and KV heads by
  * whether it slides, no keys or values where it reads an earlier layer's cache, its
- * feed-forward twice as wide there, per-layer inputs, its output scale (1). */
+ * feed-forward twice as wide there, experts beside it (the 26B-A4B: their gate and up
+ * one stack, the parts' norms and scales ones), per-layer inputs, its output scale (1). */
 static void layer_shapes_tensors(const shape *s, const model_family *f, int l, shape_tensor *t,
                                  int *n)
 {
@@ -195,6 +196,22 @@ static void layer_shapes_tensors(const shape *s, const model_family *f, int l, s
     mat(t, n, "ffn_down.weight", l, h, 1, (const int[]){6}, &d);
     mat(t, n, "ffn_up.weight", l, d, 1, (const int[]){7}, &h);
     vec(t, n, "post_ffw_norm.weight", l, d, KIND_ONES);
+    if (s->experts > 0) {
+        uint64_t E = (uint64_t)s->experts, ef = (uint64_t)s->expert_ff;
+        uint64_t gate_up_rows = E * 2 * ef, down_rows = E * d;
+        mat(t, n, "ffn_gate_inp.weight", l, d, 1, (const int[]){9}, &E);
+        vec(t, n, "ffn_gate_inp.scale", l, d, KIND_ONES);
+        vec(t, n, "pre_ffw_norm_2.weight", l, d, KIND_ONES);
+        vec(t, n, "post_ffw_norm_1.weight", l, d, KIND_ONES);
+        vec(t, n, "post_ffw_norm_2.weight", l, d, KIND_ONES);
+        mat(t, n, "ffn_gate_up_exps.weight", l, d, 1, (const int[]){10}, &gate_up_rows);
+        t[*n - 1].ne1 = 2 * ef;
+        t[*n - 1].ne2 = E;
+        mat(t, n, "ffn_down_exps.weight", l, ef, 1, (const int[]){12}, &down_rows);
+        t[*n - 1].ne1 = d;
+        t[*n - 1].ne2 = E;
+        vec(t, n, "ffn_down_exps.scale", l, E, KIND_ONES);
+    }
     if (ple > 0) {
         mat(t, n, "inp_gate.weight", l, d, 1, (const int[]){20}, &ple);
         mat(t, n, "proj.weight", l, ple, 1, (const int[]){21}, &d);

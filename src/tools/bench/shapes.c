@@ -77,6 +77,14 @@ const shape bench_shapes[] = {
      .n_heads = 8, .n_kv_heads = 1, .head_size = 512, .vocab_size = 262144, .seq_len = 4096,
      .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e6f, .window = 512, .swa_head = 256,
      .kv_full = 1, .shared_kv = 20, .ple = 256},
+    /* Gemma 4 with experts: the 26B-A4B's proportions (the dense feed-forward 3/4 of dim,
+     * 128 experts of 1/4 of dim, 8 a token; no per-layer inputs or shared caches) at a
+     * size any machine holds: 12 layers of 1024, 32 experts (0.68B parameters, 0.45B a
+     * token with the tied 262,144-token classifier) */
+    {.name = "gemma-4-moe-0.7B-A0.5B", .arch = "gemma4", .dim = 1024, .hidden_dim = 768, .n_layers = 12,
+     .n_heads = 8, .n_kv_heads = 4, .head_size = 512, .vocab_size = 262144, .seq_len = 4096,
+     .shared = 1, .rms_eps = 1e-6f, .rope_base = 1e6f, .window = 512, .swa_head = 256,
+     .kv_full = 1, .experts = 32, .used = 8, .expert_ff = 256},
 };
 #undef LLAMA
 const int bench_n_shapes = sizeof bench_shapes / sizeof bench_shapes[0];
