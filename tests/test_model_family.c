@@ -576,6 +576,10 @@ static const struct {
      "blk.3.attn_k_norm.weight is not part of the gemma4 architecture"},
     {"gemma4", {.uint_key = "gemma4.embedding_length_per_layer_input", .uint_value = 4},
      LLM_ERR_FORMAT, "per_layer_token_embd.weight has dims [40, 96], expected [20, 96]"},
+    /* a sliding layer's q norm is as wide as its heads (16), not the widest (32): a NaN
+     * in the k norm after it in the file is the k norm's */
+    {"gemma4", {.value_tensor = "blk.1.attn_k_norm.weight", .value_index = 0, .value = NAN},
+     LLM_ERR_NUMERIC, "blk.1.attn_k_norm.weight holds a NaN or infinite value (index 0)"},
     /* gemma4 with experts: a part's norm, the counts, the stack's shape, a separate gate
      * stack beside the joined one */
     {"gemma4-moe", {.drop_tensor = "blk.1.pre_ffw_norm_2.weight"}, LLM_ERR_FORMAT,

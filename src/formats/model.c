@@ -628,10 +628,10 @@ static llm_status check_layer_vectors(const model *m, int l, llm_err *err)
         weight_id w;
     } vs[] = {
         {.x = y->rms_att, .n = c->dim, .w = W_ATT},   {.x = y->rms_ffn, .n = c->dim, .w = W_FFN},
-        {.x = y->bq, .n = c->q_dim, .w = W_BQ},       {.x = y->bk, .n = c->kv_dim, .w = W_BK},
-        {.x = y->bv, .n = c->kv_dim, .w = W_BV},
-        {.x = y->q_norm, .n = c->arch.qk_norm_whole ? c->q_dim : c->head_size, .w = W_QN},
-        {.x = y->k_norm, .n = c->arch.qk_norm_whole ? c->kv_dim : c->head_size, .w = W_KN},
+        {.x = y->bq, .n = y->q_dim, .w = W_BQ},       {.x = y->bk, .n = y->kv_dim, .w = W_BK},
+        {.x = y->bv, .n = y->kv_dim, .w = W_BV},
+        {.x = y->q_norm, .n = c->arch.qk_norm_whole ? y->q_dim : y->head_size, .w = W_QN},
+        {.x = y->k_norm, .n = c->arch.qk_norm_whole ? y->kv_dim : y->head_size, .w = W_KN},
         {.x = y->post_attn_norm, .n = c->dim, .w = W_PA},
         {.x = y->post_ffn_norm, .n = c->dim, .w = W_PF},
         {.x = y->expert_scale, .n = c->n_experts, .w = W_ESCALE},
