@@ -826,6 +826,106 @@ START_TEST(test_per_layer_input_point)
 }
 END_TEST
 
+/* Gemma 4 with experts beside each layer's dense feed-forward (family_gguf.h's
+ * gemma4-moe): the dense points fire with the experts' (hook_fires), and the steps are
+ * what they are named after, recomputed here from the points and the weights at every
+ * layer of every position: the router's logits are router · (RMSNorm(ffn_inp) / √dim ⊙
+ * ffn_gate_inp.scale), and ffn_out is post_ffw_norm_2(ffn_moe_out) + post_ffw_norm_1(w2 ·
+ * ffn_gate_par); one token a call gives the batch's bits. */
+static float rms_of(const float *x, int n, float eps)
+{
+    float ss = 0.0f;
+    for (int i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    return 1.0f / sqrtf(ss / n + eps);
+}
+
+START_TEST(test_dense_beside_experts_points)
+{
+    const char *path = temp_path("gemma4-moe-points.gguf");
+    ck_assert(family_gguf_write(path, "gemma4-moe", NULL, NULL));
+    model_options opt;
+    model_options_default(&opt);
+    opt.weights = TENSOR_F32;
+    llm_err err;
+    model *m;
+    ck_assert_msg(model_open(path, &opt, &m, &err) == LLM_OK, "%s", err.text);
+    remove(path);
+    const model_config *c = &m->config;
+    const hook_point pts[] = {HOOK_FFN_INP, HOOK_FFN_MOE_LOGITS, HOOK_FFN_GATE_PAR,
+                              HOOK_FFN_MOE_OUT, HOOK_FFN_OUT};
+    enum { P = sizeof pts / sizeof pts[0], N = 9 };
+    int ids[N];
+    make_ids(ids, N, c->vocab_size);
+    float *logits = malloc(sizeof(float) * (size_t)N * c->vocab_size);
+    layer_rows got[2][P];
+    for (int k = 0; k < 2; k++) { /* one token a call, then a batch */
+        transformer *t = new_transformer(m, 32, TRANSFORMER_KV_F32);
+        for (int i = 0; i < P; i++) {
+            ck_assert(hook_fires(c, pts[i]));
+            int w = hook_width(c, pts[i], 0);
+            got[k][i] = (layer_rows){c->n_layers, w,
+                                     calloc((size_t)N * c->n_layers * w, sizeof(float))};
+            hook h = {.fn = capture_layer_rows, .user = &got[k][i], .points = HOOK_BIT(pts[i]),
+                      .layer_first = 0, .layer_last = c->n_layers - 1, .pos = -1};
+            int id;
+            ck_assert_int_eq(transformer_hook_add(t, &h, &id, &err), LLM_OK);
+        }
+        if (k == 0)
+            run_tokens(t, ids, N, logits);
+        else
+            run_batch(t, ids, N, logits);
+        transformer_free(t);
+    }
+    int dim = c->dim, E = c->n_experts;
+    float *xn = malloc(sizeof(float) * dim), *down = malloc(sizeof(float) * dim);
+    double worst_logit = 0.0, worst_out = 0.0;
+    for (int p = 0; p < N; p++)
+        for (int l = 0; l < c->n_layers; l++) {
+            const model_layer *L = &m->layers[l];
+            const float *row[P];
+            for (int i = 0; i < P; i++)
+                row[i] = got[1][i].rows + ((size_t)p * c->n_layers + l) * got[1][i].width;
+            float s = rms_of(row[0], dim, c->rms_eps);
+            for (int j = 0; j < dim; j++)
+                xn[j] = row[0][j] * s / sqrtf((float)dim) * L->router_scale[j];
+            for (int e = 0; e < E; e++) {
+                double want = 0.0;
+                for (int j = 0; j < dim; j++)
+                    want += (double)L->router.f[(size_t)e * dim + j] * xn[j];
+                worst_logit = fmax(worst_logit, fabs(want - row[1][e]) / (1.0 + fabs(want)));
+            }
+            for (int r = 0; r < dim; r++) {
+                double d = 0.0;
+                for (int j = 0; j < L->hidden_dim; j++)
+                    d += (double)L->w2.f[(size_t)r * L->hidden_dim + j] * row[2][j];
+                down[r] = (float)d;
+            }
+            float sd = rms_of(down, dim, c->rms_eps), se = rms_of(row[3], dim, c->rms_eps);
+            for (int r = 0; r < dim; r++) {
+                double want = (double)L->post_experts_norm[r] * se * row[3][r] +
+                              (double)L->post_dense_norm[r] * sd * down[r];
+                worst_out = fmax(worst_out, fabs(want - row[4][r]) / (1.0 + fabs(want)));
+            }
+        }
+    ck_assert_msg(worst_logit < 1e-5, "the router's logits are not its product: %.3g",
+                  worst_logit);
+    ck_assert_msg(worst_out < 1e-5, "ffn_out is not the two normed parts added: %.3g",
+                  worst_out);
+    for (int i = 0; i < P; i++) {
+        ck_assert_msg(memcmp(got[0][i].rows, got[1][i].rows,
+                             sizeof(float) * (size_t)N * c->n_layers * got[0][i].width) == 0,
+                      "%s differs between one token and a batch", hook_name(pts[i]));
+        free(got[0][i].rows);
+        free(got[1][i].rows);
+    }
+    free(xn);
+    free(down);
+    free(logits);
+    model_close(m);
+}
+END_TEST
+
 /* The mixtures of experts' points (the router's logits, probabilities, choices and
  * weights, the experts' sum) fire for a batch and for one token (gpt-oss: with its
  * sinks and biases on both paths), on fp32 and Q8_0
@@ -1756,6 +1856,7 @@ static Suite *make_suite(void)
     tcase_add_test(points, test_points_fire);
     tcase_add_test(points, test_per_layer_input_point);
     tcase_add_test(points, test_expert_points_fire);
+    tcase_add_test(points, test_dense_beside_experts_points);
     tcase_add_test(points, test_points_chosen);
     tcase_add_test(points, test_hook_limits);
     suite_add_tcase(s, points);

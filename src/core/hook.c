@@ -97,7 +97,7 @@ bool hook_fires(const model_config *c, hook_point p)
     if ((unsigned)p >= HOOK_COUNT)
         return false;
     switch (points[p].only) {
-    case LAYERS_DENSE: return c->n_experts == 0;
+    case LAYERS_DENSE: return c->n_experts == 0 || c->arch.dense_beside_experts;
     case LAYERS_EXPERTS: return c->n_experts > 0;
     case LAYERS_DELTA_NET: return c->dn_layers > 0;
     case LAYERS_PER_LAYER_INPUT: return c->ple_dim > 0;

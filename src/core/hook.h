@@ -66,12 +66,13 @@ typedef enum {
                              projection, with its bias), in ffn_moe_topk's order, before
                              its weight */
     HOOK_FFN_MOE_OUT,     /* (dim) the weighted sum of the chosen experts' outputs */
-    /* a dense layer: */
+    /* a dense layer (and the dense feed-forward beside a layer's experts): */
     HOOK_FFN_GATE,      /* (hidden_dim) w1 x, before the activation */
     HOOK_FFN_UP,        /* (hidden_dim) w3 x */
     HOOK_FFN_GATE_PAR,  /* (hidden_dim) act(w1 x) * w3 x: what w2 reads */
-    HOOK_FFN_OUT,       /* (dim) w2's output (a layer of experts: ffn_moe_out), before any
-                           post-feed-forward norm */
+    HOOK_FFN_OUT,       /* (dim) w2's output (a layer of experts: ffn_moe_out; with a dense
+                           feed-forward beside them: the two parts' normed outputs added),
+                           before any post-feed-forward norm */
     HOOK_PER_LAYER_EMBD_OUT, /* (dim) a layer's per-layer input block (Gemma 4's E2B, E4B:
                            config.ple_dim > 0) as the stream gets it: per_layer_proj of
                            gelu(per_layer_inp_gate x) times the layer's own embedding of
@@ -150,7 +151,8 @@ bool hook_parse(const char *name, hook_point *out);
 /* True for the points of a layer (attn_norm .. l_out). */
 bool hook_in_layer(hook_point p);
 /* True when the pass hands point p for a model of config c: the experts' points on a
- * mixture of experts' layers, ffn_gate, ffn_up and ffn_gate_par on dense ones, a Gated
+ * mixture of experts' layers, ffn_gate, ffn_up and ffn_gate_par on dense ones and on
+ * those with a dense feed-forward beside the experts (arch.dense_beside_experts), a Gated
  * DeltaNet's on a hybrid, per_layer_embd_out with per-layer inputs, every other point
  * on all. */
 bool hook_fires(const model_config *c, hook_point p);
