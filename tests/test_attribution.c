@@ -126,14 +126,11 @@ START_TEST(test_parts_add_up_to_the_logit)
 }
 END_TEST
 
-/* Gemma 4 without per-layer inputs (the 31B's layout, family_gguf.h's gemma4-31b): every
- * layer scales the stream after it (layer_output_scale), so what a layer writes reaches
- * the logit scaled by its scale and the later ones': the parts still add up, with a
- * control vector in force too. */
-START_TEST(test_gemma4_layer_scales)
+/* The suite's model and tokenizer replaced by family_gguf.h's shape written to path
+ * (stories260K's vocabulary), fp32 weights. */
+static void open_family(const char *path, const char *shape)
 {
-    const char *path = temp_path("gemma4.gguf");
-    ck_assert(family_gguf_write(path, "gemma4-31b", NULL, data_path("stories260K.gguf")));
+    ck_assert(family_gguf_write(path, shape, NULL, data_path("stories260K.gguf")));
     model_close(m);
     tokenizer_close(tok);
     llm_err err;
@@ -142,6 +139,17 @@ START_TEST(test_gemma4_layer_scales)
     mo.weights = TENSOR_F32;
     ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
     ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
+}
+
+/* Gemma 4 without per-layer inputs (the 31B's layout, family_gguf.h's gemma4-31b): every
+ * layer scales the stream after it (layer_output_scale), so what a layer writes reaches
+ * the logit scaled by its scale and the later ones': the parts still add up, with a
+ * control vector in force too. */
+START_TEST(test_gemma4_layer_scales)
+{
+    const char *path = temp_path("gemma4.gguf");
+    open_family(path, "gemma4-31b");
+    llm_err err;
     ck_assert(m->layers[0].out_scale && *m->layers[0].out_scale != 1.0f);
     engine *e = new_engine(0.0f);
     run(e, "The dog ran to the park", 8);
@@ -180,15 +188,8 @@ END_TEST
 START_TEST(test_gemma4_layer_inputs)
 {
     const char *path = temp_path("gemma4-ple.gguf");
-    ck_assert(family_gguf_write(path, "gemma4", NULL, data_path("stories260K.gguf")));
-    model_close(m);
-    tokenizer_close(tok);
+    open_family(path, "gemma4");
     llm_err err;
-    model_options mo;
-    model_options_default(&mo);
-    mo.weights = TENSOR_F32;
-    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
-    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
     ck_assert_int_gt(m->config.ple_dim, 0);
     engine *e = new_engine(0.0f);
     run(e, "The dog ran to the park", 8);
@@ -236,15 +237,8 @@ END_TEST
 START_TEST(test_gemma4_experts_beside)
 {
     const char *path = temp_path("gemma4-moe.gguf");
-    ck_assert(family_gguf_write(path, "gemma4-moe", NULL, data_path("stories260K.gguf")));
-    model_close(m);
-    tokenizer_close(tok);
+    open_family(path, "gemma4-moe");
     llm_err err;
-    model_options mo;
-    model_options_default(&mo);
-    mo.weights = TENSOR_F32;
-    ck_assert_msg(model_open(path, &mo, &m, &err) == LLM_OK, "%s", err.text);
-    ck_assert_msg(tokenizer_open(path, 0, &tok, &err) == LLM_OK, "%s", err.text);
     ck_assert(m->config.arch.dense_beside_experts);
     engine *e = new_engine(0.0f);
     run(e, "The dog ran to the park", 8);

@@ -1179,6 +1179,22 @@ static void shared_add(const pass *p, const model_layer *L, const float *xn, int
         add_into(b->x + (size_t)i * dim + r0, out + r0, r1 - r0);
 }
 
+/* fn on each row of the call: one token, on thread 0, then the barrier; a batch, the
+ * rows in parallel. */
+static void pass_each_row(const pass *p, const model_layer *L,
+                          void (*fn)(const pass *, const model_layer *, int))
+{
+    if (p->one) {
+        if (p->tid == 0)
+            fn(p, L, 0);
+        pass_sync(p);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        fn(p, L, i);
+}
+
 /* Row i of the experts' weighted sum in proj, normed by post_experts_norm, plus the
  * dense feed-forward's normed output (buf.ffn_dense): the feed-forward's output. */
 static void beside_add(const pass *p, const model_layer *L, int i)
@@ -1254,17 +1270,8 @@ static void pass_experts(const pass *p, int l, const float *xn, const float *rin
                 shared_add(p, L, xn, i, 0, dim);
         }
     }
-    if (L->post_experts_norm) { /* the dense feed-forward beside them */
-        if (p->one) {
-            if (p->tid == 0)
-                beside_add(p, L, 0);
-            pass_sync(p);
-        } else {
-#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-            for (int i = 0; i < p->n; i++)
-                beside_add(p, L, i);
-        }
-    }
+    if (L->post_experts_norm) /* the dense feed-forward beside them */
+        pass_each_row(p, L, beside_add);
     see(p, HOOK_FFN_OUT, l, b->proj, dim, dim);
     if (L->post_ffn_norm) {
         if (p->one) {
@@ -1664,20 +1671,29 @@ static void layer_pass(const pass *p, int l)
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
 }
 
-/* Layer l's dense feed-forward on the normed rows xn, added to the stream. */
-static void pass_ffn(const pass *p, int l, const float *xn)
+/* Layer l's dense gate and up products on the normed rows xn and their gated product
+ * into buf.hb (what w2 reads), observed at ffn_gate, ffn_up and ffn_gate_par. */
+static void pass_gate_up(const pass *p, int l, const float *xn)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    int dim = p->c->dim, hidden = L->hidden_dim;
+    int hidden = L->hidden_dim;
     bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
     proj_job ffn = {.w = &L->w1, .out = t->buf.hb, .up = &L->w3, .up_out = t->buf.hb2,
                     .gate_keep = keep ? t->gate_keep : NULL};
-    pass_project(p, xn, dim, &ffn, 1);
+    pass_project(p, xn, p->c->dim, &ffn, 1);
     see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
     see(p, HOOK_FFN_UP, l, t->buf.hb2, hidden, hidden);
     see(p, HOOK_FFN_GATE_PAR, l, t->buf.hb, hidden, hidden);
-    pass_out_block(p, l, &L->w2, NULL, t->buf.hb, hidden, L->post_ffn_norm, HOOK_FFN_OUT, NULL);
+}
+
+/* Layer l's dense feed-forward on the normed rows xn, added to the stream. */
+static void pass_ffn(const pass *p, int l, const float *xn)
+{
+    const model_layer *L = &p->m->layers[l];
+    pass_gate_up(p, l, xn);
+    pass_out_block(p, l, &L->w2, NULL, p->t->buf.hb, L->hidden_dim, L->post_ffn_norm,
+                   HOOK_FFN_OUT, NULL);
 }
 
 /* Row i's inputs of the parts beside each other (buf.x holds the stream after the
@@ -1708,28 +1724,12 @@ static void beside_inputs(const pass *p, const model_layer *L, int i)
  * stream. */
 static void pass_dense_and_experts(const pass *p, int l, const float *xn)
 {
-    transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    batch_buffers *b = &t->buf;
-    int dim = p->c->dim, hidden = L->hidden_dim;
-    bool keep = p->watch & HOOK_BIT(HOOK_FFN_GATE);
-    proj_job ffn = {.w = &L->w1, .out = b->hb, .up = &L->w3, .up_out = b->hb2,
-                    .gate_keep = keep ? t->gate_keep : NULL};
-    pass_project(p, xn, dim, &ffn, 1);
-    see(p, HOOK_FFN_GATE, l, t->gate_keep, hidden, hidden);
-    see(p, HOOK_FFN_UP, l, b->hb2, hidden, hidden);
-    see(p, HOOK_FFN_GATE_PAR, l, b->hb, hidden, hidden);
+    batch_buffers *b = &p->t->buf;
+    pass_gate_up(p, l, xn);
     proj_job down = {.w = &L->w2, .out = b->ffn_dense};
-    pass_project(p, b->hb, hidden, &down, 1);
-    if (p->one) {
-        if (p->tid == 0)
-            beside_inputs(p, L, 0);
-        pass_sync(p);
-    } else {
-#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
-        for (int i = 0; i < p->n; i++)
-            beside_inputs(p, L, i);
-    }
+    pass_project(p, b->hb, L->hidden_dim, &down, 1);
+    pass_each_row(p, L, beside_inputs);
     pass_experts(p, l, b->moe_in, b->moe_rin);
 }
 

@@ -720,16 +720,16 @@ static bool view_fused(model *m, const tensor *fused)
             y->w1 = model_tensor_rows(&v[FUSED_FFN], 0, y->hidden_dim);
             y->w3 = model_tensor_rows(&v[FUSED_FFN], y->hidden_dim, 2 * y->hidden_dim);
         }
-        int eh = c->expert_hidden_dim;
-        if (c->n_experts > 0 && y->gate_up_stack &&
-            (!(y->expert_gate = view_stack(m, &v[EXPS_GATE_UP], 2 * eh, 0, eh)) ||
-             !(y->expert_up = view_stack(m, &v[EXPS_GATE_UP], 2 * eh, eh, 2 * eh))))
-            return false;
-        if (c->n_experts > 0 && !y->gate_up_stack &&
-            (!(y->expert_gate = view_stack(m, &v[EXPS_GATE], eh, 0, eh)) ||
-             !(y->expert_up = view_stack(m, &v[EXPS_UP], eh, 0, eh))))
-            return false;
-        if (c->n_experts > 0 && !(y->expert_down = view_stack(m, &v[EXPS_DOWN], c->dim, 0, c->dim)))
+        if (c->n_experts == 0)
+            continue;
+        /* gate and up: two stacks, or one of both (each expert's gate rows, then up) */
+        int eh = c->expert_hidden_dim, one = y->gate_up_stack;
+        const tensor *gate = &v[one ? EXPS_GATE_UP : EXPS_GATE];
+        const tensor *up = &v[one ? EXPS_GATE_UP : EXPS_UP];
+        int per = one ? 2 * eh : eh, up0 = one ? eh : 0;
+        if (!(y->expert_gate = view_stack(m, gate, per, 0, eh)) ||
+            !(y->expert_up = view_stack(m, up, per, up0, up0 + eh)) ||
+            !(y->expert_down = view_stack(m, &v[EXPS_DOWN], c->dim, 0, c->dim)))
             return false;
     }
     return true;
