@@ -54,6 +54,23 @@ INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], con
     int left = xp->n - b * GEMM_VECS;
     int nv = left < GEMM_VECS ? left : GEMM_VECS;
     float *o = out + (size_t)b * GEMM_VECS * ldo;
+    if (R == 4 && nv == GEMM_VECS) { /* 4 x 8 transposed: a vector's 4 rows, one store */
+        for (int h = 0; h < 2; h++) {
+            __m256 t0 = _mm256_unpacklo_ps(facc[0][h], facc[1][h]);
+            __m256 t1 = _mm256_unpackhi_ps(facc[0][h], facc[1][h]);
+            __m256 t2 = _mm256_unpacklo_ps(facc[2][h], facc[3][h]);
+            __m256 t3 = _mm256_unpackhi_ps(facc[2][h], facc[3][h]);
+            __m256 u[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                           _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+            float *oh = o + (size_t)h * 8 * ldo;
+#pragma GCC unroll 4
+            for (int v = 0; v < 4; v++) {
+                _mm_storeu_ps(oh + (size_t)v * ldo, _mm256_castps256_ps128(u[v]));
+                _mm_storeu_ps(oh + (size_t)(v + 4) * ldo, _mm256_extractf128_ps(u[v], 1));
+            }
+        }
+        return;
+    }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         float f[GEMM_VECS];
