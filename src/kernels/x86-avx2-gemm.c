@@ -14,9 +14,12 @@
  * piece k of 8 vectors in one 32-byte load (the pack's layout), so one maddubs + madd
  * gives 8 vectors' int32 sums of 4 products. A group's int32 sums then take one fused
  * multiply-add each into the float sums: the scalar GEMM's operations per row and
- * vector (kernels/scalar.c: gemm_q8_scalar), so its bits. Vectors are walked in token
- * tiles, so that a row block reads its tile's packed activations from L2. K-quant and
- * Q8_0 block rows reach this kernel made Q8_0 a few rows at a time (kernels.c). */
+ * vector (kernels/scalar.c: gemm_q8_scalar), so its bits. A full block's sums leave by
+ * a 4 x 8 transpose in registers, a vector's 4 rows in one store (out's vectors are
+ * rows x 4 bytes apart, often a multiple of 4 KB, so their lines share an L1 set: 16
+ * stores, not 64). Vectors are walked in token tiles, so that a row block reads its
+ * tile's packed activations from L2. K-quant and Q8_0 block rows reach this kernel made
+ * Q8_0 a few rows at a time (kernels.c). */
 #include "x86.h"
 
 #include <string.h>
