@@ -37,7 +37,7 @@ grep -q "^clean <s>     _Lily   _and    _Tim " "$T/out" || fail "no clean tokens
 grep -q "^corr  <s>     _Tim    _and    _Lily " "$T/out" || fail "no corrupted tokens"
 [ "$(grep -c '^L[0-2] ' "$T/out")" -eq 3 ] || fail "not 3 layer rows"
 grep -q "^L0  *0\.000 " "$T/out" || fail "BOS's cell is not 0"
-assert_file_contains "the runs" "$T/out" "45 patched runs in 15 passes, 360 positions run"
+assert_file_contains "the runs" "$T/out" "42 patched runs in 14 passes, 315 positions run"
 run_llmchat -m patch --weights f32 --clean "$CLEAN" --corrupt "$CORRUPT" --site head --json \
     --metric kl "$M" </dev/null
 assert_status 0

@@ -3,7 +3,8 @@
  *   - where the two prompts differ at one position k, patching layer 0's resid_pre at k
  *     gives exactly the clean run (1.0) and at any other position exactly the corrupted
  *     one (0.0); at positions before k every layer's cell is exactly 0 (the runs agree
- *     there), for every site;
+ *     there), for every site, and is not run: a run of it (patching_cell_logits) gives
+ *     the corrupted run's logits bit for bit;
  *   - patching the stream after the last layer at the last position gives the clean
  *     logits exactly (KL 0, logit difference 1.0);
  *   - the corrupted run's top token is what an unpatched run predicts (the baselines);
@@ -131,22 +132,22 @@ static void check_properties(model *m)
         }
         ck_assert_int_eq(r.rows, c->n_layers);
         ck_assert_int_eq(r.cols, N);
-        ck_assert_int_eq(r.runs, c->n_layers * N);
+        ck_assert_int_eq(r.runs, c->n_layers * (N - K)); /* not the cells before K */
         { /* a position's cells together (a model without recurrent layers) or one at a
              time: the same grid, bit for bit */
             transformer *one = new_transformer_single(m);
             patch_result single;
             run_site(one, clean, corrupt, (patch_site)site, PATCH_LOGIT_DIFF, c->n_layers - 1,
                      &single);
-            ck_assert_int_eq(single.passes, c->n_layers * N);
-            ck_assert_int_eq(r.passes, c->dn_layers ? c->n_layers * N : N);
+            ck_assert_int_eq(single.passes, c->n_layers * (N - K));
+            ck_assert_int_eq(r.passes, c->dn_layers ? c->n_layers * (N - K) : N - K);
             for (int i = 0; i < r.rows * r.cols; i++)
                 ck_assert_msg(r.grid[i] == single.grid[i], "%s cell %d: %g together, %g alone",
                               patch_site_name((patch_site)site), i, r.grid[i], single.grid[i]);
             patch_result_free(&single);
             transformer_free(one);
         }
-        ck_assert_int_eq(r.positions_run, (long)c->n_layers * N * (N + 1) / 2);
+        ck_assert_int_eq(r.positions_run, (long)c->n_layers * (N - K) * (N - K + 1) / 2);
         for (int l = 0; l < c->n_layers; l++)
             for (int p = 0; p < K; p++)
                 ck_assert_msg(r.grid[l * N + p] == 0.0f, "%s L%d p%d: %g where the runs agree",
@@ -214,6 +215,18 @@ static void check_stepping(model *m, patch_site site)
                       "%s cell %d: %g stepped, %g whole", patch_site_name(site), i, r->grid[i],
                       whole.grid[i]);
     }
+    if (patch_site_positions(site)) /* the cells before K, filled without a run: a run of
+                                       each gives the corrupted run's logits exactly */
+        for (int row = 0; row < r->rows; row++)
+            for (int col = 0; col < K; col++) {
+                ck_assert_msg(patching_cell_logits(p, row, col, logits, &err) == LLM_OK, "%s",
+                              err.text);
+                ck_assert_msg(memcmp(logits, r->corrupt_logits,
+                                     sizeof(float) * c->vocab_size) == 0,
+                              "%s L%d p%d: a run of the cell is not the corrupted run",
+                              patch_site_name(site), row, col);
+                ck_assert(r->grid[row * r->cols + col] == 0.0f);
+            }
     ck_assert_int_eq(patching_cell_logits(p, r->rows, 0, logits, &err), LLM_ERR_ARG);
     free(logits);
     patching_free(p);

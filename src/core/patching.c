@@ -452,6 +452,7 @@ struct patching {
     float *logits;        /* (vocab) a patched run's */
     patch_result r;
     int cells, next;      /* the grid's cells in the order they run; the next one's index */
+    int agree;            /* the first position where the prompts differ (n: none) */
     int corrupt_below;    /* the KV cache holds the corrupted run's rows of the positions
                              below it (a patched run writes its position and after) */
     bool groups;          /* a position's cells run together (transformer_run_sequences) */
@@ -710,6 +711,8 @@ static llm_status start(patching *pt, llm_err *err)
                        out->corrupt_logits, err)) != LLM_OK)
         return st;
     pt->corrupt_below = n;
+    while (pt->agree < n && pt->clean[pt->agree] == pt->corrupt[pt->agree])
+        pt->agree++;
     if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim each) */
         memset(pt->q.ffn_inp, 0, sizeof(float) * c->dim);
     if (s->metric == PATCH_KL) {
@@ -765,6 +768,16 @@ llm_status patching_step(patching *pt, llm_err *err)
         return LLM_OK;
     int row, col;
     cell_at(pt, pt->next, &row, &col);
+    if (!by_head(pt) && col < pt->agree) {
+        /* the prompts agree up to col: the clean run's activations there are the
+           corrupted run's, so each cell of col is the corrupted run, without a run */
+        float v = (float)patching_metric(&pt->spec, &pt->r, pt->r.corrupt_logits,
+                                         pt->q.m->config.vocab_size);
+        for (int r = row; r < pt->r.rows; r++)
+            pt->r.grid[(size_t)r * pt->r.cols + col] = v;
+        pt->next += pt->r.rows - row;
+        return LLM_OK;
+    }
     int seqs = by_head(pt) ? 1 : group_size(pt, row, col);
     if (seqs > 1) {
         llm_status st = corrupt_cache_below(pt, col, err);

@@ -34,7 +34,11 @@
  * the corrupted run's. Runs go from the last position to the first, so the cache
  * before each run's position is always the corrupted run's. Every run is on the batch
  * kernels, so a position's numbers do not depend on how the runs split the prompt
- * (transformer.h): a cell whose patch changes nothing is exactly 0.
+ * (transformer.h): a cell whose patch changes nothing is exactly 0. So the cells of a
+ * position before the first where the two prompts differ (resid_pre, attn_out,
+ * mlp_out) take the corrupted run's value without a run: up to there both runs read the
+ * same tokens, and the clean activation put back would be the corrupted run's own
+ * (patching_cell_logits still runs such a cell, and gives those logits).
  *
  * Owns the grid and the logits it returns; the transformer is the caller's (its KV
  * cache is overwritten; the hooks it registers are removed before it returns). No
@@ -84,7 +88,8 @@ typedef struct {
                                runs' top tokens it left to them) */
     float *clean_logits;    /* (vocab) at the last position */
     float *corrupt_logits;  /* (vocab) */
-    int runs;               /* patched runs made (cells run) */
+    int runs;               /* patched runs made (cells run; not the cells before the
+                               prompts' first difference) */
     int passes;             /* forward passes they took: a position's cells run together
                                are one (patching_ctx) */
     long positions_run;     /* positions they ran (the clean and corrupted runs not
