@@ -191,6 +191,103 @@ START_TEST(test_enter)
 }
 END_TEST
 
+/* What an observer of the last layer's l_out and of result_norm was handed: the rows
+ * of each call, by position. */
+typedef struct {
+    int dim, layers, calls[2], rows[2];
+    float *seen[2]; /* (P + S * M, dim) each: the row handed at each position */
+} last_rows;
+
+static void see_last(void *user, const hook_tensor *x)
+{
+    last_rows *lr = user;
+    int k = x->point == HOOK_RESULT_NORM;
+    lr->calls[k]++;
+    lr->rows[k] += x->n;
+    for (int i = 0; i < x->n; i++)
+        memcpy(lr->seen[k] + (size_t)(x->pos + i) * lr->dim, x->data + (size_t)i * x->stride,
+               sizeof(float) * lr->dim);
+}
+
+/* After the last layer's mixer only each sequence's last row runs on: an observer of
+ * the last layer's l_out and of result_norm is handed those rows alone, one call each,
+ * at their positions, with the values of each sequence's run alone at its last
+ * position; the layer before hands every row. */
+START_TEST(test_last_rows)
+{
+    model *m = open_model(NULL, TENSOR_Q8_0);
+    const model_config *c = &m->config;
+    int vocab = c->vocab_size, places = P + S * M;
+    transformer *t = NULL;
+    llm_err err;
+    ck_assert_msg(transformer_new_kv(m, places, TRANSFORMER_KV_Q8_0, &t, &err) == LLM_OK, "%s",
+                  err.text);
+    int prefix[P], rows[S * M];
+    for (int i = 0; i < P; i++)
+        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+    for (int s = 0; s < S; s++)
+        for (int i = 0; i < M; i++)
+            rows[s * M + i] = (s * 101 + i * 53 + 7) % vocab;
+    last_rows alone = {.dim = c->dim, .layers = c->n_layers}, together = alone;
+    for (int k = 0; k < 2; k++) {
+        alone.seen[k] = calloc((size_t)places * c->dim, sizeof(float));
+        together.seen[k] = calloc((size_t)places * c->dim, sizeof(float));
+        ck_assert(alone.seen[k] && together.seen[k]);
+    }
+    float *logits = malloc(sizeof(float) * (size_t)S * vocab);
+    ck_assert_ptr_nonnull(logits);
+    ck_assert_ptr_nonnull(transformer_run(t, prefix, P, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
+    hook h = {.fn = see_last, .user = &alone,
+              .points = HOOK_BIT(HOOK_L_OUT) | HOOK_BIT(HOOK_RESULT_NORM),
+              .layer_first = c->n_layers - 1, .layer_last = c->n_layers - 1, .pos = -1};
+    int id;
+    /* alone: sequence s's rows at P, its rows handed as positions P + s * M + i */
+    float *kept = malloc(sizeof(float) * (size_t)2 * S * c->dim);
+    ck_assert_ptr_nonnull(kept);
+    ck_assert(transformer_hook_add(t, &h, &id, &err) == LLM_OK);
+    for (int s = 0; s < S; s++) {
+        ck_assert_ptr_nonnull(transformer_run(t, rows + s * M, M, P, TRANSFORMER_KERNELS_BATCH,
+                                              NULL, NULL));
+        for (int k = 0; k < 2; k++)
+            memcpy(kept + ((size_t)k * S + s) * c->dim,
+                   alone.seen[k] + (size_t)(P + M - 1) * c->dim, sizeof(float) * c->dim);
+    }
+    ck_assert_int_eq(alone.rows[0], S * M); /* a run alone hands every row */
+    transformer_hook_remove(t, id);
+    h.user = &together;
+    ck_assert(transformer_hook_add(t, &h, &id, &err) == LLM_OK);
+    ck_assert(transformer_run_sequences(t, rows, M, S, P, NULL, logits));
+    transformer_hook_remove(t, id);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(together.calls[k], S);
+        ck_assert_int_eq(together.rows[k], S);
+        for (int s = 0; s < S; s++)
+            ck_assert_mem_eq(together.seen[k] + (size_t)(P + s * M + M - 1) * c->dim,
+                             kept + ((size_t)k * S + s) * c->dim, sizeof(float) * c->dim);
+    }
+    /* the layer before: every row, in one call */
+    last_rows before = {.dim = c->dim, .layers = c->n_layers};
+    before.seen[0] = together.seen[0];
+    before.seen[1] = together.seen[1];
+    h.user = &before;
+    h.points = HOOK_BIT(HOOK_L_OUT);
+    h.layer_first = h.layer_last = c->n_layers - 2;
+    ck_assert(transformer_hook_add(t, &h, &id, &err) == LLM_OK);
+    ck_assert(transformer_run_sequences(t, rows, M, S, P, NULL, logits));
+    transformer_hook_remove(t, id);
+    ck_assert_int_eq(before.calls[0], 1);
+    ck_assert_int_eq(before.rows[0], S * M);
+    for (int k = 0; k < 2; k++) {
+        free(alone.seen[k]);
+        free(together.seen[k]);
+    }
+    free(kept);
+    free(logits);
+    transformer_free(t);
+    model_close(m);
+}
+END_TEST
+
 START_TEST(test_recurrent_refused)
 {
     model *m = open_model("qwen35", TENSOR_F32);
@@ -216,6 +313,7 @@ static Suite *sequences_suite(void)
     tcase_add_test(tc, test_stories);
     tcase_add_test(tc, test_families);
     tcase_add_test(tc, test_enter);
+    tcase_add_test(tc, test_last_rows);
     tcase_add_test(tc, test_recurrent_refused);
     suite_add_tcase(s, tc);
     return s;

@@ -75,6 +75,9 @@ typedef struct {
                                pos its first position, n its rows */
     const int *enter;       /* a pass of sequences: the layer each begins at (ascending), or
                                NULL (all at 0); a layer runs the rows of those begun */
+    bool lasts;             /* a pass of sequences after its last layer's mixer: the call's
+                               rows are each sequence's last (row i: position pos + i * seq
+                               + seq - 1), the only rows the logits read on from there */
     bool one;               /* one token: every thread runs the pass; else a batch */
     bool batch;             /* the batch kernels (GEMM products, the int8 cache made
                                fp32); else the token kernels */
@@ -303,14 +306,27 @@ static void see_fire(const pass *p, hook_point pt, int l, int h, int pos, int n,
     }
 }
 
-/* The step's rows (n, width) at data to the observers of pt at layer l. One token:
+/* The position of row i of the call. */
+static inline int row_pos(const pass *p, int i)
+{
+    return p->pos + (p->lasts ? i * p->seq + p->seq - 1 : i);
+}
+
+/* The step's rows (n, width) at data to the observers of pt at layer l (each sequence's
+ * last row alone, at its position, after its last layer's mixer). One token:
  * thread 0 hands them, and the caller makes sure no thread writes them before the
  * next barrier (which thread 0 reaches only after its observers return). */
-static inline void see(const pass *p, hook_point pt, int l, const float *data, int width,
-                       size_t stride)
+static void see(const pass *p, hook_point pt, int l, const float *data, int width,
+                size_t stride)
 {
-    if ((p->watch & HOOK_BIT(pt)) && p->tid == 0)
+    if (!(p->watch & HOOK_BIT(pt)) || p->tid != 0)
+        return;
+    if (!p->lasts) {
         see_fire(p, pt, l, -1, p->pos, p->n, data, width, stride);
+        return;
+    }
+    for (int i = 0; i < p->n; i++)
+        see_fire(p, pt, l, -1, row_pos(p, i), 1, data + (size_t)i * stride, width, stride);
 }
 
 /* One head's rows at kq or kq_soft_max, from the thread that ran the head. */
@@ -339,16 +355,19 @@ static void edit_span(const pass *p, hook_point pt, int l, int i0, int n, float 
 {
     if (!(p->edits & HOOK_BIT(pt)) || width <= 0)
         return;
-    for (int i = 0; i < p->hooks->n_edit; i++) {
-        const hook *e = p->hooks->edit[i];
-        int row, rows;
-        if (!hook_wants(e, pt, l, p->pos + i0, n, &row, &rows))
-            continue;
-        hook_slice x = {.point = pt, .layer = l, .pos = p->pos + i0 + row, .n = rows,
-                        .col = col, .width = width, .stride = stride,
-                        .data = data + (size_t)row * stride + col};
-        e->edit(e->user, &x);
-    }
+    /* rows of consecutive positions at once; each sequence's last row alone */
+    int run = p->lasts ? 1 : n;
+    for (int r0 = 0; r0 < n; r0 += run)
+        for (int i = 0; i < p->hooks->n_edit; i++) {
+            const hook *e = p->hooks->edit[i];
+            int row, rows;
+            if (!hook_wants(e, pt, l, row_pos(p, i0 + r0), run, &row, &rows))
+                continue;
+            hook_slice x = {.point = pt, .layer = l, .pos = row_pos(p, i0 + r0) + row,
+                            .n = rows, .col = col, .width = width, .stride = stride,
+                            .data = data + (size_t)(r0 + row) * stride + col};
+            e->edit(e->user, &x);
+        }
 }
 
 static void edit(const pass *p, hook_point pt, int l, float *data, int width, size_t stride)
@@ -1634,27 +1653,42 @@ static void pass_scale(const pass *p, float s)
     pass_sync(p);
 }
 
-/* Layer l, for one token or a batch: the steps in order, observed at their points. The
- * mixer is the layer's kind's (attention, gated attention, a Gated DeltaNet), its output
- * kqv as wide as that kind's (mix). */
-static void layer_pass(const pass *p, int l)
+/* The width of layer l's mixer output (kqv): its kind's (attention, gated attention, a
+ * Gated DeltaNet). */
+static int mixer_width(const pass *p, int l)
+{
+    const model_layer *L = &p->m->layers[l];
+    return L->kind == MODEL_LAYER_DELTA_NET ? p->c->dn_value_dim : L->q_dim;
+}
+
+/* Layer l's steps up to its mixer's output (kqv, edited and observed): the norm, then
+ * attention or a Gated DeltaNet, which write the layer's KV cache or recurrent state. */
+static void layer_mixer(const pass *p, int l)
 {
     transformer *t = p->t;
     const model_layer *L = &p->m->layers[l];
-    int dim = p->c->dim;
-    bool dn = L->kind == MODEL_LAYER_DELTA_NET;
-    int mix = dn ? p->c->dn_value_dim : L->q_dim;
+    int dim = p->c->dim, mix = mixer_width(p, l);
 
     const float *xn = pass_norm(p, t->buf.x, L->rms_att);
     see(p, HOOK_ATTN_NORM, l, xn, dim, dim);
-    if (dn)
+    if (L->kind == MODEL_LAYER_DELTA_NET)
         pass_delta_net(p, l, xn);
     else
         pass_attention(p, l, xn);
     edit(p, HOOK_KQV, l, t->buf.kqv, mix, mix);
     see(p, HOOK_KQV, l, t->buf.kqv, mix, mix);
-    xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, mix, L->post_attn_norm,
-                        HOOK_KQV_OUT, L->rms_ffn);
+}
+
+/* Layer l's steps after its mixer: the output projection, the feed-forward or the
+ * experts, the per-layer input, the output scale, l_out. */
+static void layer_rest(const pass *p, int l)
+{
+    transformer *t = p->t;
+    const model_layer *L = &p->m->layers[l];
+    int dim = p->c->dim, mix = mixer_width(p, l);
+
+    const float *xn = pass_out_block(p, l, &L->wo, L->bo, t->buf.kqv, mix, L->post_attn_norm,
+                                     HOOK_KQV_OUT, L->rms_ffn);
     see(p, HOOK_FFN_INP, l, t->buf.x, dim, dim);
     see(p, HOOK_FFN_NORM, l, xn, dim, dim);
     if (p->c->arch.dense_beside_experts)
@@ -1669,6 +1703,13 @@ static void layer_pass(const pass *p, int l)
         pass_scale(p, *L->out_scale);
     edit(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
     see(p, HOOK_L_OUT, l, t->buf.x, dim, dim);
+}
+
+/* Layer l, for one token or a batch: the steps in order, observed at their points. */
+static void layer_pass(const pass *p, int l)
+{
+    layer_mixer(p, l);
+    layer_rest(p, l);
 }
 
 /* Layer l's dense gate and up products on the normed rows xn and their gated product
@@ -1752,7 +1793,8 @@ static void pass_embed(const pass *p)
 }
 
 /* The final RMSNorm, kept as the classifier's input (the logits are computed from the
- * kept inputs: classifier_logits). One token: thread 0 keeps it. */
+ * kept inputs: classifier_logits) at the rows' places (a pass of sequences: sequence
+ * s's last row's at place pos + s). One token: thread 0 keeps it. */
 static void pass_final(const pass *p)
 {
     transformer *t = p->t;
@@ -1772,7 +1814,21 @@ static void pass_logits_seen(const pass *p)
     int vocab = p->c->vocab_size;
     if (!(p->watch & HOOK_BIT(HOOK_RESULT_OUTPUT)))
         return;
-    for (int done = 0; done < p->n && t->logit_rows;) {
+    for (int i = 0; p->lasts && i < p->n && t->logit_rows; i++) { /* one row at a time */
+        bool wanted = false;
+        int row, rows;
+        for (int h = 0; h < p->hooks->n; h++)
+            wanted = wanted || hook_wants(p->hooks->list[h], HOOK_RESULT_OUTPUT, -1,
+                                          row_pos(p, i), 1, &row, &rows);
+        if (!wanted)
+            continue;
+        if (!classifier_logits(t, p->pos + i, 1, t->logit_rows)) {
+            pass_fail(p);
+            return;
+        }
+        see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, row_pos(p, i), 1, t->logit_rows, vocab, vocab);
+    }
+    for (int done = 0; !p->lasts && done < p->n && t->logit_rows;) {
         int k = p->n - done < OBSERVED_LOGIT_ROWS ? p->n - done : OBSERVED_LOGIT_ROWS;
         bool wanted = false;
         int row, rows;
@@ -1871,32 +1927,69 @@ static int rows_begun(const pass *p, int l)
     return s * p->seq;
 }
 
-/* The layers of a batch; with p->enter, each on the rows of the sequences begun by it,
- * a sequence's rows handed to the editors at the point before its first layer (l_out of
- * the one before it, or after the last layer: the final norm's input) to be written
- * whole. */
+/* Moves each sequence's last row (row s * seq + seq - 1) of sequences from..to-1 to row
+ * s: of the stream, and, before layer l's steps after its mixer (l < n_layers), of its
+ * mixer's output and the per-layer inputs those steps read. A row's place is at or
+ * before its own row and after every earlier sequence's, so in order nothing is
+ * overwritten before it is read. */
+static void keep_lasts(const pass *p, int l, int from, int to)
+{
+    batch_buffers *b = &p->t->buf;
+    int m = p->seq, dim = p->c->dim, ple = p->c->n_layers * p->c->ple_dim;
+    int mix = l < p->c->n_layers ? mixer_width(p, l) : 0;
+    for (int s = from; s < to && m > 1; s++) {
+        size_t last = (size_t)s * m + m - 1;
+        memmove(b->x + (size_t)s * dim, b->x + last * dim, sizeof(float) * (size_t)dim);
+        if (mix > 0)
+            memmove(b->kqv + (size_t)s * mix, b->kqv + last * mix, sizeof(float) * (size_t)mix);
+        if (mix > 0 && ple > 0)
+            memmove(b->ple_in + (size_t)s * ple, b->ple_in + last * ple,
+                    sizeof(float) * (size_t)ple);
+    }
+}
+
+/* The layers of a pass of sequences, each on the rows of the sequences begun by it
+ * (p->enter; NULL: all at layer 0), a sequence's rows handed to the editors at the
+ * point before its first layer (l_out of the one before it, or after the last layer:
+ * the final norm's input) to be written whole. The last layer's mixer runs every row
+ * (their keys and values); only each sequence's last row runs on from there (the
+ * logits read nothing else), moved to the front: on return the stream's row s is
+ * sequence s's last. */
 static void pass_layers(const pass *p)
 {
-    int dim = p->c->dim, begun = rows_begun(p, 0);
-    for (int l = 0; l <= p->c->n_layers; l++) {
-        int now = l < p->c->n_layers ? rows_begun(p, l) : p->n;
+    int dim = p->c->dim, layers = p->c->n_layers, m = p->seq;
+    int begun = rows_begun(p, 0);
+    for (int l = 0; l < layers; l++) {
+        int now = rows_begun(p, l);
         if (now > begun) /* sequences beginning at l: their stream, from the editors */
             edit_span(p, HOOK_L_OUT, l - 1, begun, now - begun,
                       p->t->buf.x + (size_t)begun * dim, dim, 0, dim);
         begun = now;
-        if (l == p->c->n_layers)
-            break;
+        if (now == 0)
+            continue;
         pass view = *p;
         view.n = now;
-        if (now > 0)
+        if (l < layers - 1) {
             layer_pass(&view, l);
+            continue;
+        }
+        layer_mixer(&view, l);
+        keep_lasts(p, l, 0, now / m);
+        view.n = now / m;
+        view.lasts = true;
+        layer_rest(&view, l);
+    }
+    if (p->n > begun) { /* sequences beginning after the last layer */
+        edit_span(p, HOOK_L_OUT, layers - 1, begun, p->n - begun,
+                  p->t->buf.x + (size_t)begun * dim, dim, 0, dim);
+        keep_lasts(p, layers, begun / m, p->n / m);
     }
 }
 
-/* The pass of n rows at pos, in sequences of m rows (m = n: one), each beginning at
- * its layer of enter (NULL: all at 0). */
+/* The pass of n rows at pos; sequences: in sequences of m rows, each beginning at its
+ * layer of enter (NULL: all at 0), ending with each one's last row (pass_layers). */
 static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, bool batch,
-                     const int *enter, const pass_hooks *hooks)
+                     bool sequences, const int *enter, const pass_hooks *hooks)
 {
     bool failed = false;
     bool several = m < n;
@@ -1930,11 +2023,14 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
     } else {
         if (p.c->ple_dim > 0)
             pass_layer_inputs(&p);
-        if (enter)
+        if (sequences) {
             pass_layers(&p);
-        else
+            p.n = n / m;
+            p.lasts = true;
+        } else {
             for (int l = 0; l < p.c->n_layers; l++)
                 layer_pass(&p, l);
+        }
         pass_final(&p);
     }
     pass_logits_seen(&p);
@@ -1944,11 +2040,11 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
 bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
                   const pass_hooks *hooks)
 {
-    return pass_run(t, tokens, n, pos, n, batch, NULL, hooks);
+    return pass_run(t, tokens, n, pos, n, batch, false, NULL, hooks);
 }
 
 bool forward_pass_sequences(transformer *t, const int *tokens, int n, int pos, int m,
                             const int *enter, const pass_hooks *hooks)
 {
-    return pass_run(t, tokens, n, pos, m, true, enter, hooks);
+    return pass_run(t, tokens, n, pos, m, true, true, enter, hooks);
 }

@@ -16,10 +16,13 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
                   const pass_hooks *hooks);
 /* The same on the batch kernels for n / m sequences of m rows side by side (m divides
  * n): row r is position pos + r % m of sequence r / m, over the cache's positions
- * 0..pos-1, which they share, and its own earlier rows; its KV cache entries and kept
- * classifier input go to place pos + r, where the hooks see it. Each sequence's numbers
- * are those of a forward_pass of its rows alone at pos, bit for bit. kq and kq_soft_max
- * are not observed. No recurrent layers (their state is one sequence's); t->seq_kv
+ * 0..pos-1, which they share, and its own earlier rows; its KV cache entries go to
+ * place pos + r, where the hooks see it. Only each sequence's last row runs on after
+ * the last layer's mixer (the others' keys and values are all a later row reads): the
+ * steps from there, and the final norm, have that row alone, and the hooks are handed
+ * it alone; sequence s's kept classifier input goes to place pos + s. Each sequence's
+ * last row's numbers are those of a forward_pass of its rows alone at pos, bit for
+ * bit. kq and kq_soft_max are not observed. No recurrent layers (their state is one sequence's); t->seq_kv
  * holds t->att_slots sequences' keys and values. enter (n / m, ascending; NULL: all
  * 0): sequence s runs the layers from enter[s] on (n_layers: none); its rows are handed
  * to the editors once at l_out of layer enter[s] - 1, before any layer runs them, and

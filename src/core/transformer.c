@@ -546,7 +546,7 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
                                const int *enter, float *logits)
 {
     t->failure = LLM_OK;
-    int n = m * seqs, vocab = t->m->config.vocab_size;
+    int n = m * seqs;
     if (m <= 0 || seqs <= 0 || n > t->chunk || t->dn_live || pos < 0 || pos > t->ctx - n ||
         !tokens_valid(t, tokens, n) || !enter_valid(t, enter, seqs))
         return failed(t, LLM_ERR_ARG, "", pos, n > 0 ? n : 1);
@@ -568,9 +568,8 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
     if (!forward_pass_sequences(t, tokens, n, pos, m, enter, &hooks))
         return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
     memset(t->batch_of + pos, 1, (size_t)n);
-    for (int s = 0; s < seqs; s++)
-        if (!classifier_logits(t, pos + s * m + m - 1, 1, logits + (size_t)s * vocab))
-            return failed(t, LLM_ERR_NOMEM, "the logits of", pos + s * m + m - 1, 1);
+    if (!classifier_logits(t, pos, seqs, logits)) /* the kept rows: each sequence's last */
+        return failed(t, LLM_ERR_NOMEM, "the logits of", pos, seqs);
     return true;
 }
 

@@ -88,11 +88,13 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
  * tokens[s * m .. s * m + m - 1] at positions pos..pos+m-1 over the KV cache's positions
  * 0..pos-1, which they share. Its rows are kept at the cache's places pos + s * m ..
  * (what those held is overwritten): the hooks see row r of the pass (sequence r / m,
- * position pos + r % m) at position pos + r, and kq, kq_soft_max not at all. Each
- * sequence's numbers are those of transformer_run of its tokens at pos on the batch
- * kernels, bit for bit: the pass reads the weights once for all of them (activation
- * patching's cells of one position). Writes each sequence's last position's logits to
- * logits (seqs, vocab).
+ * position pos + r % m) at position pos + r, and kq, kq_soft_max not at all. After the
+ * last layer's attention only each sequence's last row runs on (the rest of that
+ * layer, the final norm: the hooks there see that row alone): nothing else reaches the
+ * logits. Each sequence's last position's numbers are those of transformer_run of its
+ * tokens at pos on the batch kernels, bit for bit: the pass reads the weights once for
+ * all of them (activation patching's cells of one position). Writes each sequence's
+ * last position's logits to logits (seqs, vocab).
  * enter (seqs, ascending within 0..n_layers; NULL: all 0): sequence s runs only the
  * layers from enter[s] on. Nothing computes its rows before: an editor registered at
  * l_out of layer enter[s] - 1 (after the last layer for n_layers) is handed them once,
