@@ -281,6 +281,11 @@ void kernels_avx2_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const fl
         }
         for (int j = 0; j < N; j++) {
             float f[16], *o = out + (size_t)(v + j) * ldo;
+            if (nr == 16) { /* a whole block: the same adds, 8 at a time */
+                _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), acc[j][0]));
+                _mm256_storeu_ps(o + 8, _mm256_add_ps(_mm256_loadu_ps(o + 8), acc[j][1]));
+                continue;
+            }
             _mm256_storeu_ps(f, acc[j][0]);
             _mm256_storeu_ps(f + 8, acc[j][1]);
             for (int i = 0; i < nr; i++)
