@@ -3,11 +3,13 @@
  * same shared prefix on the batch kernels — on stories260K (an fp32 and an int8 KV
  * cache) and on the tiny family fixtures whose attention differs: grouped queries and
  * QK-norm (qwen3), a soft-cap and sliding windows (gemma2), sinks, windows and experts
- * (gpt-oss), layers sharing another's cache and per-layer inputs (gemma4). Sequences
- * that begin at later layers, given their stream there, give their runs' logits too.
- * Refused:
- * a model with recurrent layers (qwen35), more rows than a batch chunk, places past the
- * context. */
+ * (gpt-oss), layers sharing another's cache and per-layer inputs (gemma4), Gated
+ * DeltaNet layers (qwen35, qwen35moe: each sequence from the recurrent state after the
+ * shared prefix, which stays). Sequences that begin at later layers, given their
+ * stream there, give their runs' logits too (stories260K, qwen35). After the last
+ * layer's mixer only each sequence's last row runs on, and the hooks there are handed
+ * it alone, with its run alone's values. Refused: more rows than a batch chunk, places
+ * past the context, a hybrid's position past the positions run. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +90,8 @@ END_TEST
 
 START_TEST(test_families)
 {
-    static const char *const families[] = {"qwen3", "gemma2", "gpt-oss", "gemma4"};
+    static const char *const families[] = {"qwen3", "gemma2", "gpt-oss", "gemma4", "qwen35",
+                                           "qwen35moe"};
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         model *m = open_model(families[i], TENSOR_F32);
         check_model(m, TRANSFORMER_KV_F32, families[i]);
@@ -135,9 +138,8 @@ static void put_stream(void *user, hook_slice *x)
 /* Sequences that begin at later layers (enter): given each one's stream where it
  * begins (from its run alone), the logits are its run alone's, bit for bit; the one
  * beginning after the last layer is its stream's final norm. Out of order, refused. */
-START_TEST(test_enter)
+static void check_enter(model *m)
 {
-    model *m = open_model(NULL, TENSOR_F32);
     const model_config *c = &m->config;
     int vocab = c->vocab_size;
     transformer *t = NULL;
@@ -187,6 +189,15 @@ START_TEST(test_enter)
     free(alone);
     free(together);
     transformer_free(t);
+}
+
+START_TEST(test_enter)
+{
+    model *m = open_model(NULL, TENSOR_F32);
+    check_enter(m);
+    model_close(m);
+    m = open_model("qwen35", TENSOR_F32); /* Gated DeltaNet layers among attention ones */
+    check_enter(m);
     model_close(m);
 }
 END_TEST
@@ -288,17 +299,32 @@ START_TEST(test_last_rows)
 }
 END_TEST
 
-START_TEST(test_recurrent_refused)
+/* A model with recurrent layers: the sequences begin from the state after pos - 1, so
+ * pos must follow positions run in order (refused past them); the state is left as it
+ * was, so a run at pos afterwards needs nothing run again. */
+START_TEST(test_recurrent)
 {
     model *m = open_model("qwen35", TENSOR_F32);
+    int vocab = m->config.vocab_size;
     transformer *t = NULL;
     llm_err err;
     ck_assert_msg(transformer_new_kv(m, P + S * M, TRANSFORMER_KV_F32, &t, &err) == LLM_OK, "%s",
                   err.text);
-    int rows[S * M] = {0};
-    float *logits = malloc(sizeof(float) * (size_t)S * m->config.vocab_size);
-    ck_assert(!transformer_run_sequences(t, rows, M, S, 0, NULL, logits));
+    int prefix[P], rows[S * M];
+    for (int i = 0; i < P; i++)
+        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+    for (int i = 0; i < S * M; i++)
+        rows[i] = (i * 53 + 7) % vocab;
+    float *logits = malloc(sizeof(float) * (size_t)S * vocab);
+    ck_assert_ptr_nonnull(logits);
+    ck_assert(!transformer_run_sequences(t, rows, M, S, 1, NULL, logits)); /* nothing run */
     ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_ARG);
+    ck_assert_ptr_nonnull(transformer_run(t, prefix, P, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
+    ck_assert(!transformer_run_sequences(t, rows, M, S, P + 1, NULL, logits));
+    ck_assert_int_eq(transformer_error(t, &err), LLM_ERR_ARG);
+    ck_assert(transformer_run_sequences(t, rows, M, S, P, NULL, logits));
+    ck_assert_int_eq(transformer_rerun_cost(t, P), 0);
+    ck_assert(transformer_run_sequences(t, rows, M, S, P, NULL, logits)); /* again */
     free(logits);
     transformer_free(t);
     model_close(m);
@@ -314,7 +340,7 @@ static Suite *sequences_suite(void)
     tcase_add_test(tc, test_families);
     tcase_add_test(tc, test_enter);
     tcase_add_test(tc, test_last_rows);
-    tcase_add_test(tc, test_recurrent_refused);
+    tcase_add_test(tc, test_recurrent);
     suite_add_tcase(s, tc);
     return s;
 }

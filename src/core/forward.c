@@ -75,6 +75,9 @@ typedef struct {
                                pos its first position, n its rows */
     const int *enter;       /* a pass of sequences: the layer each begins at (ascending), or
                                NULL (all at 0); a layer runs the rows of those begun */
+    bool sequences;         /* a pass of sequences (forward_pass_sequences): each begins
+                               from the recurrent state after pos - 1, which it leaves as
+                               it is */
     bool lasts;             /* a pass of sequences after its last layer's mixer: the call's
                                rows are each sequence's last (row i: position pos + i * seq
                                + seq - 1), the only rows the logits read on from there */
@@ -1414,16 +1417,17 @@ static void dn_keys(const pass *p, int l, int i0, int i1, int h0, int h1)
     }
 }
 
-/* Value head h of layer l over the call's rows, from its state in `state` (updated in
- * place): beta = sigmoid and the log-decay softplus(alpha + dt_bias) times a of every
- * row, handed to their editors (kept in the history as they leave them), then row by
- * row its q/k head's query L2-normed (its key is in the history, dn_keys), the delta
- * rule's step, then the head's output RMSNormed and times silu(z), into its
- * slice of kqv. A checkpoint of the head's state at each one the call passes. When
- * kq_soft_max is observed, each row's effective attention (delta_net_effective: the
- * weight of every earlier position's value in the head's output, before the norm) into
- * att (the call's rows, pos + n wide), handed to the observers as the head's rows. */
-static void dn_head(const pass *p, int l, int h, float *state, float *att)
+/* Value head h of layer l over the call's rows i0..i1-1, from its state matrix S
+ * (updated in place): beta = sigmoid and the log-decay softplus(alpha + dt_bias) times
+ * a of every row, handed to their editors (kept in the history as they leave them),
+ * then row by row its q/k head's query L2-normed (its key is in the history, dn_keys),
+ * the delta rule's step, then the head's output RMSNormed and times silu(z), into its
+ * slice of kqv. A checkpoint of the head's state at each one the call passes (none in
+ * a pass of sequences). When kq_soft_max is observed, each row's effective attention
+ * (delta_net_effective: the weight of every earlier position's value in the head's
+ * output, before the norm) into att (the call's rows, pos + n wide), handed to the
+ * observers as the head's rows. */
+static void dn_head(const pass *p, int l, int h, float *S, int i0, int i1, float *att)
 {
     const model_config *c = p->c;
     const model_layer *L = &p->m->layers[l];
@@ -1433,7 +1437,6 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
     size_t head_floats = (size_t)dk * dv;
     size_t conv_floats = (size_t)(c->dn_conv_width - 1) * cd;
     size_t hist = (size_t)c->dn_layers * p->t->dn_hist_floats; /* a position's */
-    float *S = state + conv_floats + (size_t)h * head_floats;
     bool watched = p->watch & HOOK_BIT(HOOK_KQ_SOFT_MAX);
     float q[MODEL_DN_HEAD_MAX], m[MODEL_DN_HEAD_MAX]; /* the loader's bound on dn_head_k */
     const float *h0 = dn_history(p, l, 0);
@@ -1442,15 +1445,15 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
                           .beta = h0 + c->dn_key_dim + nv + h, .qk_stride = hist,
                           .gb_stride = hist, .dk = dk, .dv = dv,
                           .scale = 1.0f / sqrtf((float)dk)};
-    for (int i = 0; i < p->n; i++) {
+    for (int i = i0; i < i1; i++) {
         float *beta = &b->dn_beta[(size_t)i * nv + h], *g = &b->dn_g[(size_t)i * nv + h];
         *beta = 1.0f / (1.0f + expf(-*beta));
         float a = *g + L->dn_dt_bias[h];
         *g = (a > 20.0f ? a : log1pf(expf(a))) * L->dn_a[h];
     }
-    edit_span(p, HOOK_DN_BETA, l, 0, p->n, b->dn_beta, (size_t)nv, h, 1);
-    edit_span(p, HOOK_DN_GATE, l, 0, p->n, b->dn_g, (size_t)nv, h, 1);
-    for (int i = 0; i < p->n; i++) {
+    edit_span(p, HOOK_DN_BETA, l, i0, i1 - i0, b->dn_beta + (size_t)i0 * nv, (size_t)nv, h, 1);
+    edit_span(p, HOOK_DN_GATE, l, i0, i1 - i0, b->dn_g + (size_t)i0 * nv, (size_t)nv, h, 1);
+    for (int i = i0; i < i1; i++) {
         int t = p->pos + i;
         const float *row = b->dn_conv + (size_t)i * cd;
         float *at = dn_history(p, l, t);
@@ -1463,7 +1466,7 @@ static void dn_head(const pass *p, int l, int h, float *state, float *att)
                            .dk = dk, .dv = dv, .scale = past.scale};
         float *out = b->kqv + (size_t)i * vd + (size_t)h * dv;
         delta_net_step(&r, 0, S, out);
-        float *mark = dn_mark(p, l, t);
+        float *mark = p->sequences ? NULL : dn_mark(p, l, t);
         if (mark)
             memcpy(mark + conv_floats + (size_t)h * head_floats, S, sizeof(float) * head_floats);
         const float *z = b->dn_z + (size_t)i * vd + (size_t)h * dv;
@@ -1507,6 +1510,51 @@ static void dn_see_heads(const pass *p, int l)
     see(p, HOOK_DN_STATE, l, b->dn_snorm, nv, (size_t)nv);
 }
 
+/* Value head h's state matrix in a layer's recurrent state. */
+static float *head_state(const pass *p, float *state, int h)
+{
+    const model_config *c = p->c;
+    return state + (size_t)(c->dn_conv_width - 1) * c->dn_conv_dim +
+           (size_t)h * c->dn_head_k * c->dn_head_v;
+}
+
+/* A pass of sequences' rows of layer l after the projections: each sequence from the
+ * layer's state after pos - 1 (`state`, which stays as it is), as a run of it alone
+ * would: its convolution over the state's last W - 1 inputs and then its own (written
+ * before its first row in dn_ext, over rows of the sequences before it, convolved
+ * already: the sequences in order), the keys' norms, then each (sequence, value head)
+ * through a copy of the head's state (t->seq_dn, a slot a thread). */
+static void dn_sequences(const pass *p, int l, float *state)
+{
+    transformer *t = p->t;
+    const model_config *c = p->c;
+    const model_layer *L = &p->m->layers[l];
+    batch_buffers *b = &t->buf;
+    int W = c->dn_conv_width, cd = c->dn_conv_dim, nv = c->dn_v_heads, m = p->seq;
+    int seqs = p->n / m;
+    size_t head_floats = (size_t)c->dn_head_k * c->dn_head_v;
+    for (int s = 0; s < seqs; s++) {
+        memcpy(b->dn_ext + (size_t)s * m * cd, state, sizeof(float) * (size_t)(W - 1) * cd);
+        dn_convolve(p, L, s * m, s * m + m, 0, cd);
+    }
+#pragma omp parallel for schedule(static) if (p->n >= PARALLEL_TOKENS)
+    for (int i = 0; i < p->n; i++)
+        dn_keys(p, l, i, i + 1, 0, c->dn_k_heads);
+    long work = (long)p->n * nv * c->dn_head_k * c->dn_head_v;
+    int threads = work >= 65536 ? t->seq_dn_slots : 1;
+    (void)threads;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)
+    for (int k = 0; k < seqs * nv; k++) {
+        int slot = 0, s = k / nv, h = k % nv;
+#ifdef _OPENMP
+        slot = omp_get_thread_num();
+#endif
+        float *S = t->seq_dn + (size_t)slot * head_floats;
+        memcpy(S, head_state(p, state, h), sizeof(float) * head_floats);
+        dn_head(p, l, h, S, s * m, s * m + m, NULL);
+    }
+}
+
 /* Layer l's Gated DeltaNet on the normed rows xn, into kqv (dn_value_dim a row): the
  * projections (attn_qkv into the convolution's inputs after the layer's last W - 1, the
  * gate z, beta, alpha), the convolution and the keys' norms, then every value head
@@ -1546,8 +1594,15 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
         pass_sync(p);
         pass_share(p, nv, &h0, &h1);
         for (int h = h0; h < h1; h++)
-            dn_head(p, l, h, state, t->att + (size_t)p->tid * t->chunk * t->ctx);
+            dn_head(p, l, h, head_state(p, state, h), 0, 1,
+                    t->att + (size_t)p->tid * t->chunk * t->ctx);
         pass_sync(p);
+        dn_see_heads(p, l);
+        return;
+    }
+    if (p->sequences) {
+        dn_sequences(p, l, state);
+        dn_see_conv(p, l);
         dn_see_heads(p, l);
         return;
     }
@@ -1566,7 +1621,8 @@ static void pass_delta_net(const pass *p, int l, const float *xn)
 #ifdef _OPENMP
         slot = omp_get_thread_num();
 #endif
-        dn_head(p, l, h, state, t->att + (size_t)slot * t->chunk * t->ctx);
+        dn_head(p, l, h, head_state(p, state, h), 0, p->n,
+                t->att + (size_t)slot * t->chunk * t->ctx);
     }
     dn_see_conv(p, l);
     dn_see_heads(p, l);
@@ -1993,7 +2049,7 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
 {
     bool failed = false;
     bool several = m < n;
-    hook_set unseen = several ? HOOK_BIT(HOOK_KQ) | HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0;
+    hook_set unseen = several || sequences ? HOOK_BIT(HOOK_KQ) | HOOK_BIT(HOOK_KQ_SOFT_MAX) : 0;
     pass p = {
         .t = t,
         .m = t->m,
@@ -2003,6 +2059,7 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
         .n = n,
         .seq = m,
         .enter = enter,
+        .sequences = sequences,
         .one = n == 1 && !batch,
         .batch = batch,
         .tid = 0,

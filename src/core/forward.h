@@ -22,8 +22,10 @@ bool forward_pass(transformer *t, const int *tokens, int n, int pos, bool batch,
  * steps from there, and the final norm, have that row alone, and the hooks are handed
  * it alone; sequence s's kept classifier input goes to place pos + s. Each sequence's
  * last row's numbers are those of a forward_pass of its rows alone at pos, bit for
- * bit. kq and kq_soft_max are not observed. No recurrent layers (their state is one sequence's); t->seq_kv
- * holds t->att_slots sequences' keys and values. enter (n / m, ascending; NULL: all
+ * bit. kq and kq_soft_max are not observed. A Gated DeltaNet layer runs each sequence
+ * from the live recurrent state (after pos - 1), which it leaves as it is, and writes no
+ * checkpoint; t->seq_kv holds t->att_slots sequences' keys and values, t->seq_dn as many
+ * value heads' states. enter (n / m, ascending; NULL: all
  * 0): sequence s runs the layers from enter[s] on (n_layers: none); its rows are handed
  * to the editors once at l_out of layer enter[s] - 1, before any layer runs them, and
  * must be written whole there (nothing computed them: no layer may read another's KV

@@ -679,11 +679,11 @@ static llm_status start(patching *pt, llm_err *err)
     hook cap = {.fn = capture, .user = &pt->q, .points = points,
                 .layer_first = first_hl < 0 ? 0 : first_hl, .layer_last = last_hl, .pos = -1};
     llm_status st;
-    /* a position's cells together where the model has no recurrent state and there is
-     * room (patching_ctx); each beginning at its cell's layer where no layer reads
-     * another's KV cache and the corrupted run's stream is not too big to keep */
-    pt->groups = patch_site_positions(s->site) && c->dn_layers == 0 && rows > 1 &&
-                 transformer_ctx(pt->t) >= n + 2;
+    /* a position's cells together where there is room (patching_ctx; a hybrid model's
+     * from its recurrent state at the position, which each sequence copies); each
+     * beginning at its cell's layer where no layer reads another's KV cache and the
+     * corrupted run's stream is not too big to keep */
+    pt->groups = patch_site_positions(s->site) && rows > 1 && transformer_ctx(pt->t) >= n + 2;
     bool own_caches = true;
     for (int l = 0; l < c->n_layers; l++)
         own_caches = own_caches && m->layers[l].kv_layer == l;

@@ -31,8 +31,10 @@
  *
  * A patched run at position p runs positions p..n-1 again over the corrupted run's KV
  * cache (and, on a hybrid model, its recurrent state at p): the positions before p are
- * the corrupted run's. Runs go from the last position to the first, so the cache
- * before each run's position is always the corrupted run's. Every run is on the batch
+ * the corrupted run's. A position's cells run together, one sequence each in one pass
+ * (transformer_run_sequences), where the context has room for them (patching_ctx).
+ * Runs go from the last position to the first, so the cache before each run's
+ * position is always the corrupted run's. Every run is on the batch
  * kernels, so a position's numbers do not depend on how the runs split the prompt
  * (transformer.h): a cell whose patch changes nothing is exactly 0. So the cells of a
  * position before the first where the two prompts differ (resid_pre, attn_out,
@@ -111,9 +113,9 @@ int patch_site_cols(patch_site s, const model_config *c, int n);
 
 /* The context a transformer of m for prompts of n tokens needs so that patching runs a
  * position's cells together, one sequence each in one pass over the weights
- * (transformer_run_sequences: a model without recurrent layers): n and a batch chunk's
- * places more, as far as the model's context allows. With a context of n, or on a
- * hybrid model, each cell is its own run. */
+ * (transformer_run_sequences; on a hybrid model each from the recurrent state at the
+ * position): n and a batch chunk's places more, as far as the model's context allows.
+ * With a context of n each cell is its own run. */
 int patching_ctx(const model *m, int n);
 
 /* Runs the clean and corrupted prompts (n ids each, the same length, n <= the

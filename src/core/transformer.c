@@ -106,6 +106,7 @@ void transformer_free(transformer *t)
     qbatch_free(t->cls_q);
     free(t->cls_f);
     free(t->att);
+    free(t->seq_dn);
     free(t->dn_live);
     free(t->dn_marks);
     free(t->dn_index);
@@ -547,8 +548,9 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
 {
     t->failure = LLM_OK;
     int n = m * seqs;
-    if (m <= 0 || seqs <= 0 || n > t->chunk || t->dn_live || pos < 0 || pos > t->ctx - n ||
-        !tokens_valid(t, tokens, n) || !enter_valid(t, enter, seqs))
+    if (m <= 0 || seqs <= 0 || n > t->chunk || pos < 0 || pos > t->ctx - n ||
+        (t->dn_live && pos > t->dn_known) || !tokens_valid(t, tokens, n) ||
+        !enter_valid(t, enter, seqs))
         return failed(t, LLM_ERR_ARG, "", pos, n > 0 ? n : 1);
     if (n > t->cap)
         pass_buffers_reserve(t, n);
@@ -561,11 +563,29 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
             t->seq_kv_slots = slots;
         }
     }
-    if (n > t->cap || slots > t->seq_kv_slots)
+    if (t->dn_live && slots > t->seq_dn_slots) {
+        const model_config *c = &t->m->config;
+        float *S = realloc(t->seq_dn, sizeof(float) * (size_t)slots * c->dn_head_k * c->dn_head_v);
+        if (S) {
+            t->seq_dn = S;
+            t->seq_dn_slots = slots;
+        }
+    }
+    if (n > t->cap || slots > t->seq_kv_slots || (t->dn_live && slots > t->seq_dn_slots))
         return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
+    /* every sequence begins from the recurrent state after pos - 1, which stays; the
+     * positions from pos on are no longer the ones run in order */
+    if (t->dn_live && !recurrent_seek(t, pos))
+        return failed(t, LLM_ERR_NOMEM, "running again", pos, n);
+    if (t->dn_live)
+        t->dn_known = pos;
+    bool marking = t->dn_marking;
+    t->dn_marking = false;
     pass_hooks hooks;
     hooks_collect(t, NULL, 0, &hooks);
-    if (!forward_pass_sequences(t, tokens, n, pos, m, enter, &hooks))
+    bool ran = forward_pass_sequences(t, tokens, n, pos, m, enter, &hooks);
+    t->dn_marking = marking;
+    if (!ran)
         return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
     memset(t->batch_of + pos, 1, (size_t)n);
     if (!classifier_logits(t, pos, seqs, logits)) /* the kept rows: each sequence's last */

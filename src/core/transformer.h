@@ -101,9 +101,12 @@ const float *transformer_forward_batch(transformer *t, const int *tokens, int n,
  * before the layer reads them, and must write them whole (the stream that layer reads:
  * the numbers are then those of a run whose stream there was that). A model whose
  * layers read another's KV cache refuses a sequence that begins after layer 0.
- * False, with transformer_error saying why, on a model with recurrent layers (their
- * state is one sequence's), more than transformer_batch_chunk rows, places past the
- * context, enter out of order, or out of memory. */
+ * On a model with recurrent layers (Gated DeltaNet) every sequence begins from the
+ * state after pos - 1 (made from its checkpoint when it is not the live one), which it
+ * leaves as it is; the positions from pos on are then no longer the ones run in order
+ * (a later call runs from pos or before). False, with transformer_error saying why, on
+ * more than transformer_batch_chunk rows, places past the context, a hybrid's pos past
+ * the positions run, enter out of order, or out of memory. */
 bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seqs, int pos,
                                const int *enter, float *logits);
 

@@ -111,6 +111,9 @@ struct transformer {
                                values gathered, for a pass of several sequences
                                (transformer_run_sequences); NULL until one runs */
     int seq_kv_slots;
+    float *seq_dn;          /* (seq_dn_slots, dn_head_k x dn_head_v) one value head's state
+                               for one sequence of such a pass (hybrid models) */
+    int seq_dn_slots;
     float *logits;          /* (vocab) of the last position run */
     unsigned char *batch_of; /* (ctx) 1 where the position last ran on the batch kernels */
     /* The classifier's input of every position run (its final normed state), kept
