@@ -117,6 +117,10 @@ pass "--api-key-env: sent as Authorization: Bearer, not printed; an unset variab
 
 # ---- Ctrl-C stops the reply: the tokens so far printed, exit 0 ----
 start_fake_server --routes "$REC/llama-server" --chunk-delay-ms 400
+# the file exists before the wait reads it (the background shell may open it later);
+# the signal goes after the first token, when llmchat's handler is in place (before
+# it, a background job of a non-interactive shell ignores SIGINT)
+: >"$T/int.out"
 "$LLMCHAT_BIN" --server "$FAKE_URL" -m generate -i "Once upon a time" -n 8 --json \
     >"$T/int.out" 2>"$T/int.err" &
 pid=$!
