@@ -301,7 +301,8 @@ END_TEST
 
 /* A model with recurrent layers: the sequences begin from the state after pos - 1, so
  * pos must follow positions run in order (refused past them); the state is left as it
- * was, so a run at pos afterwards needs nothing run again. */
+ * was, so a run at pos afterwards needs nothing run again. States kept at every
+ * position spare a run from one of them the checkpoint's rerun, with the same numbers. */
 START_TEST(test_recurrent)
 {
     model *m = open_model("qwen35", TENSOR_F32);
@@ -325,6 +326,30 @@ START_TEST(test_recurrent)
     ck_assert(transformer_run_sequences(t, rows, M, S, P, NULL, logits));
     ck_assert_int_eq(transformer_rerun_cost(t, P), 0);
     ck_assert(transformer_run_sequences(t, rows, M, S, P, NULL, logits)); /* again */
+    /* states kept (transformer_keep_states, as patching keeps them): running from a kept
+     * position needs nothing run first, and gives the numbers of a state made from its
+     * checkpoint */
+    transformer *u = NULL;
+    ck_assert(transformer_new_kv(m, P + S * M, TRANSFORMER_KV_F32, &u, &err) == LLM_OK);
+    ck_assert(transformer_keep_states(t, 1, P));
+    float *kept = malloc(sizeof(float) * (size_t)vocab);
+    ck_assert_ptr_nonnull(kept);
+    for (int k = 0; k < 2; k++) {
+        transformer *x = k == 0 ? t : u;
+        ck_assert_ptr_nonnull(transformer_run(x, prefix, P, 0, TRANSFORMER_KERNELS_BATCH, NULL,
+                                              NULL));
+        ck_assert_int_eq(transformer_rerun_cost(x, 3), k == 0 ? 0 : 3);
+        const float *lg = transformer_run(x, rows, M, 3, TRANSFORMER_KERNELS_BATCH, NULL, NULL);
+        ck_assert_ptr_nonnull(lg);
+        if (k == 0)
+            memcpy(kept, lg, sizeof(float) * (size_t)vocab);
+        else
+            ck_assert_mem_eq(kept, lg, sizeof(float) * (size_t)vocab);
+    }
+    ck_assert(transformer_keep_states(t, 1, 0)); /* none kept now */
+    ck_assert_int_eq(transformer_rerun_cost(t, 3), 3);
+    free(kept);
+    transformer_free(u);
     free(logits);
     transformer_free(t);
     model_close(m);

@@ -1357,15 +1357,32 @@ static void dn_convolve(const pass *p, const model_layer *L, int i0, int i1, int
     }
 }
 
-/* Where the checkpoint of the state after position `after` keeps layer l's part, or
- * NULL when no checkpoint is taken there. */
+/* Where the checkpoint of the state after position `after` keeps layer l's part (or the
+ * kept states', transformer_keep_states, between checkpoints), or NULL when none is
+ * taken there. */
 static float *dn_mark(const pass *p, int l, int after)
 {
     const transformer *t = p->t;
-    if (!t->dn_marking || (after + 1) % DN_MARK_EVERY != 0)
+    size_t at = (size_t)after + 1, layer = (size_t)t->dn_index[l];
+    if (!t->dn_marking)
         return NULL;
-    size_t slot = (size_t)(after + 1) / DN_MARK_EVERY;
-    return t->dn_marks + (slot * p->c->dn_layers + t->dn_index[l]) * t->dn_floats;
+    if (at % DN_MARK_EVERY == 0)
+        return t->dn_marks + (at / DN_MARK_EVERY * p->c->dn_layers + layer) * t->dn_floats;
+    if (t->dn_kept && (int)at >= t->dn_kept_from && (int)at <= t->dn_kept_to)
+        return t->dn_kept + ((at - t->dn_kept_from) * p->c->dn_layers + layer) * t->dn_floats;
+    return NULL;
+}
+
+/* After a pass that wrote the checkpoints it passed: the kept states among them are
+ * written. */
+static void dn_kept_written(const pass *p)
+{
+    transformer *t = p->t;
+    for (int i = 0; t->dn_kept && t->dn_marking && i < p->n; i++) {
+        int at = p->pos + i + 1;
+        if (at >= t->dn_kept_from && at <= t->dn_kept_to)
+            t->dn_kept_ok[at - t->dn_kept_from] = 1;
+    }
 }
 
 /* Channels c0..c1-1 of layer l's convolution state (its last W - 1 inputs, in `state`)
@@ -2091,6 +2108,8 @@ static bool pass_run(transformer *t, const int *tokens, int n, int pos, int m, b
         pass_final(&p);
     }
     pass_logits_seen(&p);
+    if (p.c->dn_layers > 0 && !sequences)
+        dn_kept_written(&p);
     return !failed;
 }
 

@@ -706,13 +706,19 @@ static llm_status start(patching *pt, llm_err *err)
                  .points = HOOK_BIT(HOOK_INP_EMBD) | HOOK_BIT(HOOK_L_OUT), .layer_first = 0,
                  .layer_last = c->n_layers - 1, .pos = -1};
     bool keeping = pt->q.corrupt_stream != NULL;
+    while (pt->agree < n && pt->clean[pt->agree] == pt->corrupt[pt->agree])
+        pt->agree++;
+    /* a hybrid's recurrent state where each group begins, kept as the corrupted run
+     * passes it (no group then runs positions again to make it), where it fits beside
+     * the stream; without it (out of memory) each is made from its checkpoint */
+    if (pt->groups && c->dn_layers > 0 &&
+        (double)(n - pt->agree) * transformer_state_bytes(pt->t) <= PATCH_STREAM_MAX)
+        transformer_keep_states(pt->t, pt->agree, n - 1);
     if ((st = run_with(pt->t, pt->clean, 0, n, &cap, 1, out->clean_logits, err)) != LLM_OK ||
         (st = run_with(pt->t, pt->corrupt, 0, n, keeping ? &keep : NULL, keeping ? 1 : 0,
                        out->corrupt_logits, err)) != LLM_OK)
         return st;
     pt->corrupt_below = n;
-    while (pt->agree < n && pt->clean[pt->agree] == pt->corrupt[pt->agree])
-        pt->agree++;
     if (s->site == PATCH_MLP_OUT) /* from now on: a patched run's own ffn_inp (dim each) */
         memset(pt->q.ffn_inp, 0, sizeof(float) * c->dim);
     if (s->metric == PATCH_KL) {
@@ -856,6 +862,8 @@ void patching_free(patching *pt)
 {
     if (!pt)
         return;
+    if (pt->t)
+        transformer_keep_states(pt->t, 1, 0); /* what start kept, if anything */
     patch_result_free(&pt->r);
     free(pt->logits);
     free(pt->q.clean);

@@ -107,6 +107,8 @@ void transformer_free(transformer *t)
     free(t->cls_f);
     free(t->att);
     free(t->seq_dn);
+    free(t->dn_kept);
+    free(t->dn_kept_ok);
     free(t->dn_live);
     free(t->dn_marks);
     free(t->dn_index);
@@ -422,6 +424,14 @@ static bool recurrent_seek(transformer *t, int pos)
 {
     if (!t->dn_live || t->dn_at == pos)
         return true;
+    if (t->dn_kept && pos >= t->dn_kept_from && pos <= t->dn_kept_to && pos <= t->dn_known &&
+        t->dn_kept_ok[pos - t->dn_kept_from]) { /* kept by the run that took it in */
+        memcpy(t->dn_live,
+               t->dn_kept + (size_t)(pos - t->dn_kept_from) * t->m->config.dn_layers * t->dn_floats,
+               recurrent_bytes(t));
+        t->dn_at = pos;
+        return true;
+    }
     int from = pos / DN_MARK_EVERY * DN_MARK_EVERY;
     memcpy(t->dn_live, recurrent_mark(t, from / DN_MARK_EVERY), recurrent_bytes(t));
     t->dn_at = from;
@@ -595,7 +605,44 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
 
 int transformer_rerun_cost(const transformer *t, int pos)
 {
-    return !t->dn_live || pos == t->dn_at ? 0 : pos % DN_MARK_EVERY;
+    if (!t->dn_live || pos == t->dn_at)
+        return 0;
+    if (t->dn_kept && pos >= t->dn_kept_from && pos <= t->dn_kept_to && pos <= t->dn_known &&
+        t->dn_kept_ok[pos - t->dn_kept_from])
+        return 0;
+    return pos % DN_MARK_EVERY;
+}
+
+bool transformer_keep_states(transformer *t, int from, int to)
+{
+    free(t->dn_kept);
+    free(t->dn_kept_ok);
+    t->dn_kept = NULL;
+    t->dn_kept_ok = NULL;
+    if (!t->dn_live || from > to)
+        return true;
+    from = from < 1 ? 1 : from;
+    to = to > t->ctx ? t->ctx : to;
+    if (from > to)
+        return true;
+    size_t count = (size_t)(to - from + 1);
+    t->dn_kept = malloc(recurrent_bytes(t) * count);
+    t->dn_kept_ok = calloc(count, 1);
+    if (!t->dn_kept || !t->dn_kept_ok) {
+        free(t->dn_kept);
+        free(t->dn_kept_ok);
+        t->dn_kept = NULL;
+        t->dn_kept_ok = NULL;
+        return false;
+    }
+    t->dn_kept_from = from;
+    t->dn_kept_to = to;
+    return true;
+}
+
+size_t transformer_state_bytes(const transformer *t)
+{
+    return t->dn_live ? recurrent_bytes(t) : 0;
 }
 
 bool transformer_ran_batch(const transformer *t, int pos)

@@ -115,6 +115,16 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
  * without recurrent layers or when the state after pos - 1 is the live one. */
 int transformer_rerun_cost(const transformer *t, int pos);
 
+/* Keeps, from the next forward calls on, the recurrent state after each position
+ * from - 1 .. to - 1 that the state passes in order (as the checkpoints are kept), so
+ * that running from any of those positions again needs nothing run first
+ * (transformer_rerun_cost 0): transformer_state_bytes a position. from > to keeps none
+ * (what was kept is freed). Nothing for a model without recurrent layers. False, keeping
+ * none, when out of memory. */
+bool transformer_keep_states(transformer *t, int from, int to);
+/* The bytes of the recurrent state (0 without recurrent layers). */
+size_t transformer_state_bytes(const transformer *t);
+
 /* Whether position pos last ran on the batch kernels. */
 bool transformer_ran_batch(const transformer *t, int pos);
 /* logits (n, vocab_size) of positions pos..pos+n-1, computed again from what the

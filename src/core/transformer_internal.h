@@ -156,6 +156,13 @@ struct transformer {
                                its beta */
     size_t dn_hist_floats;
     bool dn_marking;        /* the pass writes the checkpoints it passes (not a what-if's) */
+    float *dn_kept;         /* (dn_kept_to - dn_kept_from + 1, dn_layers, dn_floats) the state
+                               after positions dn_kept_from - 1 .. dn_kept_to - 1, written as
+                               checkpoints are where no checkpoint is
+                               (transformer_keep_states); NULL: none */
+    unsigned char *dn_kept_ok; /* (the same count) 1 once a pass that writes checkpoints wrote
+                               that state */
+    int dn_kept_from, dn_kept_to;
 
     struct lane *lanes;     /* (n_lanes) */
     int n_lanes;
