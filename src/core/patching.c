@@ -709,8 +709,8 @@ static llm_status start(patching *pt, llm_err *err)
     while (pt->agree < n && pt->clean[pt->agree] == pt->corrupt[pt->agree])
         pt->agree++;
     /* a hybrid's recurrent state where each group begins, kept as the corrupted run
-     * passes it (no group then runs positions again to make it), where it fits beside
-     * the stream; without it (out of memory) each is made from its checkpoint */
+     * passes it (no group then runs positions again to make it), within the stream's
+     * bound; without it (too big, out of memory) each is made from its checkpoint */
     if (pt->groups && c->dn_layers > 0 &&
         (double)(n - pt->agree) * transformer_state_bytes(pt->t) <= PATCH_STREAM_MAX)
         transformer_keep_states(pt->t, pt->agree, n - 1);
