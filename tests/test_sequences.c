@@ -37,6 +37,16 @@ static model *open_model(const char *family, tensor_type weights)
     return m;
 }
 
+/* The shared prefix (BOS first) and the sequences' tokens of every check. */
+static void test_tokens(int vocab, int prefix[P], int rows[S * M])
+{
+    for (int i = 0; i < P; i++)
+        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
+    for (int s = 0; s < S; s++)
+        for (int i = 0; i < M; i++)
+            rows[s * M + i] = (s * 101 + i * 53 + 7) % vocab;
+}
+
 static void check_model(model *m, transformer_kv kv, const char *what)
 {
     const model_config *c = &m->config;
@@ -45,11 +55,7 @@ static void check_model(model *m, transformer_kv kv, const char *what)
     llm_err err;
     ck_assert_msg(transformer_new_kv(m, P + S * M, kv, &t, &err) == LLM_OK, "%s", err.text);
     int prefix[P], rows[S * M];
-    for (int i = 0; i < P; i++)
-        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
-    for (int s = 0; s < S; s++)
-        for (int i = 0; i < M; i++)
-            rows[s * M + i] = (s * 101 + i * 53 + 7) % vocab;
+    test_tokens(vocab, prefix, rows);
     float *together = malloc(sizeof(float) * (size_t)S * vocab);
     ck_assert_ptr_nonnull(together);
     ck_assert_ptr_nonnull(transformer_run(t, prefix, P, 0, TRANSFORMER_KERNELS_BATCH, NULL, NULL));
@@ -147,11 +153,7 @@ static void check_enter(model *m)
     ck_assert_msg(transformer_new_kv(m, P + S * M, TRANSFORMER_KV_F32, &t, &err) == LLM_OK, "%s",
                   err.text);
     int prefix[P], rows[S * M], enter[S] = {0, 2, c->n_layers};
-    for (int i = 0; i < P; i++)
-        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
-    for (int s = 0; s < S; s++)
-        for (int i = 0; i < M; i++)
-            rows[s * M + i] = (s * 101 + i * 53 + 7) % vocab;
+    test_tokens(vocab, prefix, rows);
     streams st = {.dim = c->dim, .layers = c->n_layers, .enter = enter};
     st.stream = malloc(sizeof(float) * (size_t)S * (c->n_layers + 1) * M * c->dim);
     float *alone = malloc(sizeof(float) * (size_t)S * vocab);
@@ -234,11 +236,7 @@ START_TEST(test_last_rows)
     ck_assert_msg(transformer_new_kv(m, places, TRANSFORMER_KV_Q8_0, &t, &err) == LLM_OK, "%s",
                   err.text);
     int prefix[P], rows[S * M];
-    for (int i = 0; i < P; i++)
-        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
-    for (int s = 0; s < S; s++)
-        for (int i = 0; i < M; i++)
-            rows[s * M + i] = (s * 101 + i * 53 + 7) % vocab;
+    test_tokens(vocab, prefix, rows);
     last_rows alone = {.dim = c->dim, .layers = c->n_layers}, together = alone;
     for (int k = 0; k < 2; k++) {
         alone.seen[k] = calloc((size_t)places * c->dim, sizeof(float));
@@ -312,10 +310,7 @@ START_TEST(test_recurrent)
     ck_assert_msg(transformer_new_kv(m, P + S * M, TRANSFORMER_KV_F32, &t, &err) == LLM_OK, "%s",
                   err.text);
     int prefix[P], rows[S * M];
-    for (int i = 0; i < P; i++)
-        prefix[i] = i == 0 ? 1 : (i * 37 + 11) % vocab;
-    for (int i = 0; i < S * M; i++)
-        rows[i] = (i * 53 + 7) % vocab;
+    test_tokens(vocab, prefix, rows);
     float *logits = malloc(sizeof(float) * (size_t)S * vocab);
     ck_assert_ptr_nonnull(logits);
     ck_assert(!transformer_run_sequences(t, rows, M, S, 1, NULL, logits)); /* nothing run */

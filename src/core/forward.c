@@ -315,21 +315,24 @@ static inline int row_pos(const pass *p, int i)
     return p->pos + (p->lasts ? i * p->seq + p->seq - 1 : i);
 }
 
-/* The step's rows (n, width) at data to the observers of pt at layer l (each sequence's
- * last row alone, at its position, after its last layer's mixer). One token:
+/* The call's rows of a step to the observers of pt at layer l: each sequence's last row
+ * alone, at its position, after its last layer's mixer; else all at once. */
+static void see_rows(const pass *p, hook_point pt, int l, const float *data, int width,
+                     size_t stride)
+{
+    int run = p->lasts ? 1 : p->n;
+    for (int i = 0; i < p->n; i += run)
+        see_fire(p, pt, l, -1, row_pos(p, i), run, data + (size_t)i * stride, width, stride);
+}
+
+/* The step's rows (n, width) at data to the observers of pt at layer l. One token:
  * thread 0 hands them, and the caller makes sure no thread writes them before the
  * next barrier (which thread 0 reaches only after its observers return). */
-static void see(const pass *p, hook_point pt, int l, const float *data, int width,
-                size_t stride)
+static inline void see(const pass *p, hook_point pt, int l, const float *data, int width,
+                       size_t stride)
 {
-    if (!(p->watch & HOOK_BIT(pt)) || p->tid != 0)
-        return;
-    if (!p->lasts) {
-        see_fire(p, pt, l, -1, p->pos, p->n, data, width, stride);
-        return;
-    }
-    for (int i = 0; i < p->n; i++)
-        see_fire(p, pt, l, -1, row_pos(p, i), 1, data + (size_t)i * stride, width, stride);
+    if ((p->watch & HOOK_BIT(pt)) && p->tid == 0)
+        see_rows(p, pt, l, data, width, stride);
 }
 
 /* One head's rows at kq or kq_soft_max, from the thread that ran the head. */
@@ -1887,33 +1890,22 @@ static void pass_logits_seen(const pass *p)
     int vocab = p->c->vocab_size;
     if (!(p->watch & HOOK_BIT(HOOK_RESULT_OUTPUT)))
         return;
-    for (int i = 0; p->lasts && i < p->n && t->logit_rows; i++) { /* one row at a time */
-        bool wanted = false;
-        int row, rows;
-        for (int h = 0; h < p->hooks->n; h++)
-            wanted = wanted || hook_wants(p->hooks->list[h], HOOK_RESULT_OUTPUT, -1,
-                                          row_pos(p, i), 1, &row, &rows);
-        if (!wanted)
-            continue;
-        if (!classifier_logits(t, p->pos + i, 1, t->logit_rows)) {
-            pass_fail(p);
-            return;
-        }
-        see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, row_pos(p, i), 1, t->logit_rows, vocab, vocab);
-    }
-    for (int done = 0; !p->lasts && done < p->n && t->logit_rows;) {
-        int k = p->n - done < OBSERVED_LOGIT_ROWS ? p->n - done : OBSERVED_LOGIT_ROWS;
+    /* the kept inputs are at places pos.. (each sequence's last row: one at a time, its
+     * position not its place's) */
+    int most = p->lasts ? 1 : OBSERVED_LOGIT_ROWS;
+    for (int done = 0; done < p->n && t->logit_rows;) {
+        int k = p->n - done < most ? p->n - done : most;
         bool wanted = false;
         int row, rows;
         for (int i = 0; i < p->hooks->n; i++)
             wanted = wanted || hook_wants(p->hooks->list[i], HOOK_RESULT_OUTPUT, -1,
-                                          p->pos + done, k, &row, &rows);
+                                          row_pos(p, done), k, &row, &rows);
         if (wanted) {
             if (!classifier_logits(t, p->pos + done, k, t->logit_rows)) {
                 pass_fail(p);
                 return;
             }
-            see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, p->pos + done, k, t->logit_rows, vocab,
+            see_fire(p, HOOK_RESULT_OUTPUT, -1, -1, row_pos(p, done), k, t->logit_rows, vocab,
                      vocab);
         }
         done += k;

@@ -415,8 +415,18 @@ static bool run(transformer *t, const int *tokens, int n, int pos, bool batch,
 
 /* ---- the recurrent state ---- */
 
+/* The state after position pos - 1 as transformer_keep_states kept it, or NULL: kept
+ * by the run that took pos in, while pos is among the positions run in order. */
+static const float *recurrent_kept(const transformer *t, int pos)
+{
+    if (!t->dn_kept || pos < t->dn_kept_from || pos > t->dn_kept_to || pos > t->dn_known ||
+        !t->dn_kept_ok[pos - t->dn_kept_from])
+        return NULL;
+    return t->dn_kept + (size_t)(pos - t->dn_kept_from) * t->m->config.dn_layers * t->dn_floats;
+}
+
 /* Makes the recurrent state the one after position pos - 1 (pos <= t->dn_known): the
- * checkpoint at or before pos, then the positions from it to pos run again with their
+ * kept one (transformer_keep_states), else the checkpoint at or before pos, then the positions from it to pos run again with their
  * tokens, on the kernels each ran on, with the interventions (no observers: what they
  * saw is not new). Nothing for a model without recurrent layers or a state already
  * there. False when out of memory for the kernels' scratch. */
@@ -424,11 +434,9 @@ static bool recurrent_seek(transformer *t, int pos)
 {
     if (!t->dn_live || t->dn_at == pos)
         return true;
-    if (t->dn_kept && pos >= t->dn_kept_from && pos <= t->dn_kept_to && pos <= t->dn_known &&
-        t->dn_kept_ok[pos - t->dn_kept_from]) { /* kept by the run that took it in */
-        memcpy(t->dn_live,
-               t->dn_kept + (size_t)(pos - t->dn_kept_from) * t->m->config.dn_layers * t->dn_floats,
-               recurrent_bytes(t));
+    const float *kept = recurrent_kept(t, pos);
+    if (kept) {
+        memcpy(t->dn_live, kept, recurrent_bytes(t));
         t->dn_at = pos;
         return true;
     }
@@ -605,12 +613,7 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
 
 int transformer_rerun_cost(const transformer *t, int pos)
 {
-    if (!t->dn_live || pos == t->dn_at)
-        return 0;
-    if (t->dn_kept && pos >= t->dn_kept_from && pos <= t->dn_kept_to && pos <= t->dn_known &&
-        t->dn_kept_ok[pos - t->dn_kept_from])
-        return 0;
-    return pos % DN_MARK_EVERY;
+    return !t->dn_live || pos == t->dn_at || recurrent_kept(t, pos) ? 0 : pos % DN_MARK_EVERY;
 }
 
 bool transformer_keep_states(transformer *t, int from, int to)
@@ -619,22 +622,20 @@ bool transformer_keep_states(transformer *t, int from, int to)
     free(t->dn_kept_ok);
     t->dn_kept = NULL;
     t->dn_kept_ok = NULL;
-    if (!t->dn_live || from > to)
-        return true;
     from = from < 1 ? 1 : from;
     to = to > t->ctx ? t->ctx : to;
-    if (from > to)
+    if (!t->dn_live || from > to)
         return true;
     size_t count = (size_t)(to - from + 1);
-    t->dn_kept = malloc(recurrent_bytes(t) * count);
-    t->dn_kept_ok = calloc(count, 1);
-    if (!t->dn_kept || !t->dn_kept_ok) {
-        free(t->dn_kept);
-        free(t->dn_kept_ok);
-        t->dn_kept = NULL;
-        t->dn_kept_ok = NULL;
+    float *kept = malloc(recurrent_bytes(t) * count);
+    unsigned char *ok = calloc(count, 1);
+    if (!kept || !ok) {
+        free(kept);
+        free(ok);
         return false;
     }
+    t->dn_kept = kept;
+    t->dn_kept_ok = ok;
     t->dn_kept_from = from;
     t->dn_kept_to = to;
     return true;
