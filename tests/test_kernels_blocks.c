@@ -351,7 +351,8 @@ START_TEST(test_zero_and_nan)
 }
 END_TEST
 
-/* Every table's unpack_row against the plain-C one, bytes and floats, every part, on
+/* Every table's unpack_row against the plain-C one, bytes and floats, every part (and
+ * Q6_K's KERNELS_UNPACK_HALVES: the parts' values added, their scales side by side), on
  * random rows of two super-blocks and more (odd bytes after the row: none read). */
 START_TEST(test_unpack_same_bytes)
 {
@@ -365,23 +366,42 @@ START_TEST(test_unpack_same_bytes)
         size_t row_bytes;
         uint8_t *data = random_blocks(type, 3, cols, &row_bytes);
         int8_t *q0 = malloc(cols), *q1 = malloc(cols);
-        float *s0 = malloc(sizeof(float) * groups), *s1 = malloc(sizeof(float) * groups);
+        float *s0 = malloc(sizeof(float) * groups * 2), *s1 = malloc(sizeof(float) * groups * 2);
         float *m0 = calloc(groups, sizeof(float)), *m1 = calloc(groups, sizeof(float));
-        for (int part = 0; part < kernels_unpack_parts(type); part++)
+        const int parts = kernels_unpack_parts(type);
+        const int first = parts == 2 ? KERNELS_UNPACK_HALVES : 0;
+        for (int part = first; part < parts; part++)
             for (int r = 0; r < 3; r++) {
                 const uint8_t *row = data + (size_t)r * row_bytes;
+                const int scales = part == KERNELS_UNPACK_HALVES ? 2 * groups : groups;
                 kernels_unpack_row(type, row, cols, part, q0, s0, m0);
+                if (part == KERNELS_UNPACK_HALVES) { /* the two parts side by side */
+                    int8_t *qp = malloc(cols);
+                    float *sp = malloc(sizeof(float) * groups);
+                    for (int h = 0; h < 2; h++) {
+                        kernels_unpack_row(type, row, cols, h, qp, sp, m1);
+                        for (int i = 0; i < cols; i++)
+                            if ((i % 32 < 16) == (h == 0))
+                                ck_assert_int_eq(qp[i], q0[i]);
+                            else
+                                ck_assert_int_eq(qp[i], 0);
+                        for (int g = 0; g < groups; g++)
+                            ck_assert(memcmp(&sp[g], &s0[2 * g + h], sizeof(float)) == 0);
+                    }
+                    free(qp);
+                    free(sp);
+                }
                 for (int i = 0; i < cols; i++) /* what the GEMMs for small weights need */
                     ck_assert_msg(q0[i] >= -32 && q0[i] <= 32, "%s: unpacked value %d",
                                   ggml_type_name(type), q0[i]);
                 for (int j = 0; j < k; j++) {
                     kernels_init(isas[j]);
                     memset(q1, 0x55, cols);
-                    memset(s1, 0x55, sizeof(float) * groups);
+                    memset(s1, 0x55, sizeof(float) * scales);
                     memcpy(m1, m0, sizeof(float) * groups); /* types without mins: untouched */
                     kernels_active()->unpack_row(type, row, cols, part, q1, s1, m1);
                     ck_assert_msg(memcmp(q0, q1, cols) == 0 &&
-                                      memcmp(s0, s1, sizeof(float) * groups) == 0 &&
+                                      memcmp(s0, s1, sizeof(float) * scales) == 0 &&
                                       memcmp(m0, m1, sizeof(float) * groups) == 0,
                                   "%s %s cols %d part %d row %d: unpacked rows differ",
                                   kernels_isa_name(isas[j]), ggml_type_name(type), cols, part, r);

@@ -141,6 +141,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->gemm_q8 = s->gemm_q8;
             k->gemm_q8b = s->gemm_q8b;
             k->gemm_q8_small = s->gemm_q8_small;
+            k->gemm_q8_halves = s->gemm_q8_halves;
             k->gemm_signed = s->gemm_signed;
             k->gemm_rows = s->gemm_rows;
         }
@@ -663,7 +664,8 @@ static void add_rows(float *restrict out, size_t ldo, const float *restrict part
  * unpack_row) in the scratch's UNPACK slots, multiplied by the packed vectors with the
  * GEMM kernel, which is told the next rows' blocks (tensor.ahead) to prefetch while it
  * works; the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's
- * second part are added after. xsum: the group sums of p's vectors for the types with
+ * second part are added after (or Q6_K's rows go whole to the table's gemm_q8_halves,
+ * the same bits in one pass). xsum: the group sums of p's vectors for the types with
  * mins. Stops when out of memory (counted in s). */
 static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
                              const gemm_pack *p, const float *xsum, int r0, int r1)
@@ -672,23 +674,28 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
     const int cols = w->cols, groups = cols / QUANT_BLOCK, n = p->n;
     const kernel_table *k = kernels_active();
     size_t values = (size_t)ROWS * cols;
+    /* both halves of Q6_K's groups in one pass, where the table can and the pack is the
+     * one its gemm_q8 reads */
+    const bool halves = kernels_unpack_parts(w->btype) == 2 && k->gemm_q8_halves &&
+                        p->signed_x == k->gemm_signed;
     int8_t *q = kernels_scratch_get(s, SCRATCH_UNPACK_Q, values);
     float *scale = kernels_scratch_get(s, SCRATCH_UNPACK_SCALE,
-                                       sizeof(float) * (values / QUANT_BLOCK));
+                                       sizeof(float) * (values / QUANT_BLOCK) * 2);
     float *min = kernels_scratch_get(s, SCRATCH_UNPACK_MIN,
                                      sizeof(float) * (values / QUANT_BLOCK));
     float *part = kernels_scratch_get(s, SCRATCH_UNPACK_PART, sizeof(float) * (size_t)n * ROWS);
     if (!q || !scale || !min || !part)
         return;
-    const int parts = kernels_unpack_parts(w->btype);
+    const int parts = halves ? 1 : kernels_unpack_parts(w->btype);
+    const int per_group = halves ? 2 : 1; /* scales a group */
     const bool mins = has_mins(w->btype);
     for (int r = r0; r < r1; r += ROWS) {
         int nr = r1 - r < ROWS ? r1 - r : ROWS;
         for (int part_i = 0; part_i < parts; part_i++) {
             for (int i = 0; i < nr; i++)
-                k->unpack_row(w->btype, tensor_row_blocks(w, r + i), cols, part_i,
-                              q + (size_t)i * cols, scale + (size_t)i * groups,
-                              min + (size_t)i * groups);
+                k->unpack_row(w->btype, tensor_row_blocks(w, r + i), cols,
+                              halves ? KERNELS_UNPACK_HALVES : part_i, q + (size_t)i * cols,
+                              scale + (size_t)i * groups * per_group, min + (size_t)i * groups);
             /* part 0 straight into out (rows keep w's count: out + r); the others into
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
@@ -700,7 +707,9 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
             }
             /* a pack of unsigned x where the table's gemm_q8 reads signed x: the kernel
              * for small weights (kernels_gemm packs so only for it) */
-            if (p->signed_x == k->gemm_signed)
+            if (halves)
+                k->gemm_q8_halves(s, out + r, &view, p, 0, nr);
+            else if (p->signed_x == k->gemm_signed)
                 k->gemm_q8(s, part_i ? part : out + r, &view, p, 0, nr);
             else
                 k->gemm_q8_small(s, part_i ? part : out + r, &view, p, 0, nr);

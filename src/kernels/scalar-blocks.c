@@ -243,7 +243,8 @@ static void unpack_k45(const uint8_t *restrict row, int cols, bool five, int8_t 
 }
 
 /* Q6_K's groups hold two 16-value sub-blocks with their own scales: part 0 keeps the
- * first sub-block of every group (zeros in the second), part 1 the second. */
+ * first sub-block of every group (zeros in the second), part 1 the second;
+ * KERNELS_UNPACK_HALVES both, with both scales (two a group). */
 static void unpack_q6_k(const uint8_t *restrict row, int cols, int part, int8_t *restrict q,
                         float *restrict scale)
 {
@@ -261,10 +262,14 @@ static void unpack_q6_k(const uint8_t *restrict row, int cols, int part, int8_t 
                 z[l + 96] = (int8_t)(((ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4) - 32);
             }
         }
-        for (int j = 0; j < 8; j++) {
-            memset(y + 32 * j + (part ? 0 : 16), 0, 16);
-            scale[8 * b + j] = d * (float)sc[2 * j + part];
-        }
+        if (part == KERNELS_UNPACK_HALVES)
+            for (int j = 0; j < 16; j++)
+                scale[16 * b + j] = d * (float)sc[j];
+        else
+            for (int j = 0; j < 8; j++) {
+                memset(y + 32 * j + (part ? 0 : 16), 0, 16);
+                scale[8 * b + j] = d * (float)sc[2 * j + part];
+            }
     }
 }
 

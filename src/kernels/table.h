@@ -116,6 +116,12 @@ struct kernel_table {
      * gemm_q8 for those too. */
     void (*gemm_q8_small)(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
                           int r0, int r1);
+    /* gemm_q8 for weights whose 32-value groups are two 16-value halves with a scale
+     * each (Q6_K unpacked as KERNELS_UNPACK_HALVES: w->scale two a group), reading the
+     * pack gemm_q8 reads: the bits of kernels.c's way without it, a gemm_q8 product of
+     * each half (the other half zero), the second added to the first. */
+    void (*gemm_q8_halves)(kernels_scratch *s, float *out, const tensor *w,
+                           const gemm_pack *xp, int r0, int r1);
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
      * whole blocks of them, but the last. */
     int gemm_rows;
@@ -238,7 +244,10 @@ float kernels_scalar_dot_mxfp4(const uint8_t *row, const int8_t *x, const float 
  * one fp32 scale per 32 values (cols / 32) and, for the types with mins, one fp32 offset
  * per 32 (min, cols / 32: the row's values are q * scale + min). Q6_K has two parts
  * (kernels_unpack_parts): each group's two 16-value sub-blocks, the other half zero;
- * the row is the sum of the parts. */
+ * the row is the sum of the parts. Its part KERNELS_UNPACK_HALVES is the whole row, both
+ * halves of each group, with two scales a group (cols / 16: the first half's, then the
+ * second's), for a table's gemm_q8_halves. */
+enum { KERNELS_UNPACK_HALVES = -1 };
 int kernels_unpack_parts(int btype);
 void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                         float *scale, float *min);

@@ -477,13 +477,15 @@ INLINE void unpack_k45_block(const uint8_t *b, bool five, int8_t *y, float *scal
 /* A Q6_K super-block's part (kernels/scalar-blocks.c: unpack_q6_k): each 32-byte group
  * is one register, ql's nibble or'ed with qh's two bits moved to bits 4-5 (masked after
  * the 16-bit shifts), minus 32, the half that is not the part's cleared; scale j =
- * d · sc[2j + part]. */
+ * d · sc[2j + part]. KERNELS_UNPACK_HALVES: nothing cleared, scale j = d · sc[j] for
+ * j < 16. */
 INLINE void unpack_q6_k_block(const uint8_t *b, int part, int8_t *y, float *scale)
 {
     const __m256i low = _mm256_set1_epi8(0x0f), bits = _mm256_set1_epi8(0x30),
                   off = _mm256_set1_epi8(32);
-    const __m256i keep =
-        part ? _mm256_set_epi64x(-1, -1, 0, 0) : _mm256_set_epi64x(0, 0, -1, -1);
+    const __m256i keep = part == KERNELS_UNPACK_HALVES ? _mm256_set1_epi8(-1)
+                         : part ? _mm256_set_epi64x(-1, -1, 0, 0)
+                                : _mm256_set_epi64x(0, 0, -1, -1);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; h++) {
         const __m256i a = _mm256_loadu_si256((const __m256i *)(b + 64 * h));
@@ -508,9 +510,16 @@ INLINE void unpack_q6_k_block(const uint8_t *b, int part, int8_t *y, float *scal
                                 _mm256_and_si256(
                                     _mm256_sub_epi8(_mm256_or_si256(nib[i], top[i]), off), keep));
     }
+    __m128i sc = _mm_loadu_si128((const __m128i *)(b + 192));
+    if (part == KERNELS_UNPACK_HALVES) {
+        __m256 d = _mm256_set1_ps(half_at(b + 208));
+        _mm256_storeu_ps(scale, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
+        _mm256_storeu_ps(scale + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                         _mm_srli_si128(sc, 8)))));
+        return;
+    }
     /* sc[2j + part] for j < 8: every other byte, sign-extended (the upper 8 lanes of
      * the shuffle select nothing: -128 + part keeps the high bit) */
-    __m128i sc = _mm_loadu_si128((const __m128i *)(b + 192));
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -128, -128, -128, -128, -128,
                                        -128, -128, -128);
     __m128i pick = _mm_shuffle_epi8(sc, _mm_add_epi8(even, _mm_set1_epi8((char)part)));
@@ -561,7 +570,8 @@ void kernels_x86_unpack_row(int btype, const uint8_t *row, int cols, int part, i
         return;
     case GGML_TYPE_Q6_K:
         for (int b = 0; b < cols / 256; b++)
-            unpack_q6_k_block(row + 210 * (size_t)b, part, q + 256 * b, scale + 8 * b);
+            unpack_q6_k_block(row + 210 * (size_t)b, part, q + 256 * b,
+                              scale + (part == KERNELS_UNPACK_HALVES ? 16 : 8) * b);
         return;
     default:
         kernels_unpack_row(btype, row, cols, part, q, scale, min);

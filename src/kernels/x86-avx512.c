@@ -483,71 +483,85 @@ static void rows_q8_avx512(kernels_scratch *s, float *out, const tensor *w, cons
  * as many float ones. */
 enum { GEMM_ROWS = 4, GEMM_TILE = 2 };
 
-/* -128 * Σ w over each group of row w (stride values): the int32 sums start there. */
-static void gemm_row_bias(int32_t *bias, const int8_t *w, int stride, int group)
+/* -128 * Σ w over each unit of row w (stride values): the int32 sums start there. A
+ * unit is a group, or with H = 2 (group 32) each half of one. */
+static void gemm_row_bias(int32_t *bias, const int8_t *w, int stride, int group, int H)
 {
     const __m256i ones = _mm256_set1_epi8(1);
     for (int g = 0; g < stride / group; g++) {
         __m256i s = _mm256_setzero_si256();
         for (int i = g * group; i < (g + 1) * group; i += 32)
             s = _mm256_dpbusd_epi32(s, ones, _mm256_loadu_si256((const __m256i *)(w + i)));
-        __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4e));
-        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xb1));
-        bias[g] = -128 * _mm_cvtsi128_si32(h);
+        __m128i lo = _mm256_castsi256_si128(s), hi = _mm256_extracti128_si256(s, 1);
+        __m128i h[2] = {lo, hi}; /* each half's four sums */
+        if (H == 1)
+            h[0] = _mm_add_epi32(lo, hi);
+        for (int u = 0; u < H; u++) {
+            __m128i t = _mm_add_epi32(h[u], _mm_shuffle_epi32(h[u], 0x4e));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
+            bias[g * H + u] = -128 * _mm_cvtsi128_si32(t);
+        }
     }
 }
 
 /* R rows (from w, each with its group biases) x T blocks of 16 vectors (from block b
- * of xp): out[v][r] for the block's real vectors. */
-INLINE void gemm_block_avx512(int R, int T, float *out, size_t ldo, const int8_t *w,
+ * of xp): out[v][r] for the block's real vectors. H: the units a group is cut into,
+ * each with its own weight scale and bias (1; 2 for the halves of gemm_q8_halves: each
+ * half's products summed over the groups apart, the second sum added to the first at
+ * the end, as two gemm_q8 products of the halves would be). */
+INLINE void gemm_block_avx512(int R, int T, int H, float *out, size_t ldo, const int8_t *w,
                               const float *ws, const int32_t *bias, const gemm_pack *xp, int b,
                               int stride, int group)
 {
-    const int groups = stride / group, k4 = group / 4;
+    const int groups = stride / group, k4 = group / 4, units = groups * H;
     const size_t block_bytes = (size_t)stride * GEMM_VECS;
     const uint8_t *x0 = xp->q + (size_t)b * block_bytes;
     const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
-    __m512 facc[GEMM_ROWS][GEMM_TILE];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++)
+    __m512 facc[2][GEMM_ROWS][GEMM_TILE];
 #pragma GCC unroll 2
-        for (int t = 0; t < T; t++)
-            facc[r][t] = _mm512_setzero_ps();
-    for (int g = 0; g < groups; g++) {
-        __m512i acc[GEMM_ROWS][GEMM_TILE];
+    for (int h = 0; h < H; h++)
 #pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            __m512i b0 = _mm512_set1_epi32(bias[r * groups + g]);
+        for (int r = 0; r < R; r++)
 #pragma GCC unroll 2
             for (int t = 0; t < T; t++)
-                acc[r][t] = b0;
-        }
+                facc[h][r][t] = _mm512_setzero_ps();
+    for (int g = 0; g < groups; g++) {
         const uint8_t *xg = x0 + (size_t)g * k4 * 64;
         const int8_t *wg = w + (size_t)g * group;
-        for (int k = 0; k < k4; k++) {
-            __m512i xv[GEMM_TILE];
 #pragma GCC unroll 2
-            for (int t = 0; t < T; t++)
-                xv[t] = _mm512_loadu_si512(xg + t * block_bytes + (size_t)k * 64);
+        for (int h = 0; h < H; h++) {
+            __m512i acc[GEMM_ROWS][GEMM_TILE];
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) {
-                int32_t piece;
-                memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
-                __m512i wv = _mm512_set1_epi32(piece);
+                __m512i b0 = _mm512_set1_epi32(bias[r * units + g * H + h]);
 #pragma GCC unroll 2
                 for (int t = 0; t < T; t++)
-                    acc[r][t] = _mm512_dpbusd_epi32(acc[r][t], xv[t], wv);
+                    acc[r][t] = b0;
             }
-        }
-#pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            __m512 wsv = _mm512_set1_ps(ws[r * groups + g]);
+            for (int k = h * k4 / H; k < (h + 1) * k4 / H; k++) {
+                __m512i xv[GEMM_TILE];
 #pragma GCC unroll 2
-            for (int t = 0; t < T; t++) {
-                __m512 xsv = _mm512_loadu_ps(xs0 + ((size_t)t * groups + g) * GEMM_VECS);
-                facc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][t]),
-                                             _mm512_mul_ps(xsv, wsv), facc[r][t]);
+                for (int t = 0; t < T; t++)
+                    xv[t] = _mm512_loadu_si512(xg + t * block_bytes + (size_t)k * 64);
+#pragma GCC unroll 4
+                for (int r = 0; r < R; r++) {
+                    int32_t piece;
+                    memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
+                    __m512i wv = _mm512_set1_epi32(piece);
+#pragma GCC unroll 2
+                    for (int t = 0; t < T; t++)
+                        acc[r][t] = _mm512_dpbusd_epi32(acc[r][t], xv[t], wv);
+                }
+            }
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                __m512 wsv = _mm512_set1_ps(ws[r * units + g * H + h]);
+#pragma GCC unroll 2
+                for (int t = 0; t < T; t++) {
+                    __m512 xsv = _mm512_loadu_ps(xs0 + ((size_t)t * groups + g) * GEMM_VECS);
+                    facc[h][r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][t]),
+                                                    _mm512_mul_ps(xsv, wsv), facc[h][r][t]);
+                }
             }
         }
     }
@@ -561,11 +575,15 @@ INLINE void gemm_block_avx512(int R, int T, float *out, size_t ldo, const int8_t
         float *o = out + (size_t)(b + t) * GEMM_VECS * ldo;
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
-            _mm512_mask_i32scatter_ps(o + r, m, idx, facc[r][t], 4);
+            _mm512_mask_i32scatter_ps(o + r, m, idx,
+                                      H == 2 ? _mm512_add_ps(facc[0][r][t], facc[1][r][t])
+                                             : facc[0][r][t],
+                                      4);
     }
 }
 
-#define GEMM_CALL(R, T, ...) gemm_block_avx512(R, T, __VA_ARGS__)
+#define GEMM_CALL(R, T, ...)                                                              \
+    (H == 2 ? gemm_block_avx512(R, T, 2, __VA_ARGS__) : gemm_block_avx512(R, T, 1, __VA_ARGS__))
 
 /* Packed bytes of activations a row block keeps reading from L2: token tiles are cut
  * to about this much. */
@@ -586,10 +604,11 @@ static int l1_sets_hit(size_t ld)
  * GEMM_TILE slot) whose rows are an odd number of lines long, then row by row into out.
  * A row block's sums (gemm_row_bias) are on the stack, or for rows of more than 512
  * groups in the GEMM_BIAS slot. */
-static void gemm_q8_avx512(kernels_scratch *s, float *out, const tensor *w,
-                           const gemm_pack *xp, int r0, int r1)
+static void gemm_units_avx512(int H, kernels_scratch *s, float *out, const tensor *w,
+                              const gemm_pack *xp, int r0, int r1)
 {
-    const int stride = w->stride, group = w->group, groups = stride / group;
+    const int stride = w->stride, group = w->group, groups = stride / group,
+              units = groups * H;
     bool staged = l1_sets_hit((size_t)w->rows) < 4;
     size_t ld = (size_t)(r1 - r0 + 15) / 16 * 16;
     if ((ld / 16) % 2 == 0)
@@ -600,11 +619,11 @@ static void gemm_q8_avx512(kernels_scratch *s, float *out, const tensor *w,
                          : out + r0;
     if (!staged)
         ld = (size_t)w->rows;
-    int32_t bias[GEMM_ROWS * 512]; /* (rows, groups) of a row block */
+    int32_t bias[GEMM_ROWS * 512]; /* (rows, units) of a row block */
     int32_t *bs = bias;
-    if ((size_t)GEMM_ROWS * groups > sizeof bias / sizeof bias[0])
+    if ((size_t)GEMM_ROWS * units > sizeof bias / sizeof bias[0])
         bs = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
-                                 sizeof(int32_t) * GEMM_ROWS * (size_t)groups);
+                                 sizeof(int32_t) * GEMM_ROWS * (size_t)units);
     if (!tile || !bs)
         return;
     int tile_blocks = (int)(GEMM_TILE_BYTES / ((size_t)stride * GEMM_VECS));
@@ -614,10 +633,10 @@ static void gemm_q8_avx512(kernels_scratch *s, float *out, const tensor *w,
         for (int r = r0; r < r1; r += GEMM_ROWS) {
             int R = r1 - r < GEMM_ROWS ? r1 - r : GEMM_ROWS;
             const int8_t *wr = w->q + (size_t)r * stride;
-            const float *ws = w->scale + (size_t)r * groups;
+            const float *ws = w->scale + (size_t)r * units;
             float *o = tile + (r - r0);
             for (int i = 0; i < R; i++)
-                gemm_row_bias(bs + i * groups, wr + (size_t)i * stride, stride, group);
+                gemm_row_bias(bs + i * units, wr + (size_t)i * stride, stride, group, H);
             for (int b = b0; b < b1; b += GEMM_TILE) {
                 int T = b1 - b < GEMM_TILE ? b1 - b : GEMM_TILE;
                 switch (R * 2 + T - 2) {
@@ -635,6 +654,19 @@ static void gemm_q8_avx512(kernels_scratch *s, float *out, const tensor *w,
     }
     for (int v = 0; staged && v < xp->n; v++)
         memcpy(out + (size_t)v * w->rows + r0, tile + (size_t)v * ld, sizeof(float) * (r1 - r0));
+}
+
+static void gemm_q8_avx512(kernels_scratch *s, float *out, const tensor *w,
+                           const gemm_pack *xp, int r0, int r1)
+{
+    gemm_units_avx512(1, s, out, w, xp, r0, r1);
+}
+
+/* Q6_K's rows whole (KERNELS_UNPACK_HALVES): a group's halves summed apart. */
+static void gemm_q8_halves_avx512(kernels_scratch *s, float *out, const tensor *w,
+                                  const gemm_pack *xp, int r0, int r1)
+{
+    gemm_units_avx512(2, s, out, w, xp, r0, r1);
 }
 
 static float dot_q8_avx512(const int8_t *a, const float *as, const int8_t *b, const float *bs,
@@ -1175,6 +1207,7 @@ const kernel_table kernels_x86_avx512 = {
     .cpu_supports = avx512_supported,
     .rows_q8 = rows_q8_avx512,
     .gemm_q8 = gemm_q8_avx512,
+    .gemm_q8_halves = gemm_q8_halves_avx512,
     .gemm_mins = kernels_avx512_gemm_mins,
     .gemm_pack16 = kernels_avx512_gemm_pack16,
     .matmul_q8p = kernels_avx512_matmul_q8p,

@@ -1,8 +1,9 @@
 /* gemm_rate.c — bench-gemm (`make bench-kernels`): the prefill product (kernels_gemm)
  * of one weight matrix and a batch of vectors, on every instruction set this build and
  * CPU have, on one thread and on all: int8 multiply-adds per second (GOPS counts a
- * multiply-add as two operations) for a Q8_0 matrix and for a Q4_K one (which the GEMM
- * reaches through rows unpacked to Q8_0). The best of 5 passes; random weights and
+ * multiply-add as two operations) for a Q8_0 matrix, a Q4_K one and a Q6_K one (which
+ * the GEMM reaches through rows unpacked to Q8_0; Q6_K's groups of two scales each in one
+ * pass where the table has gemm_q8_halves, else as two products). The best of 5 passes; random weights and
  * activations. A developers' tool for the question "is prefill bound by the kernel's
  * arithmetic on this CPU": kernel-alone figures in docs/results/ come from it.
  * Usage: bench-gemm [ROWS COLS VECTORS] (COLS a multiple of 256; default 2048 2048 512). */
@@ -81,8 +82,10 @@ int main(int argc, char **argv)
         scale[i] = ldexpf(1.0f + (float)(random_u32() % 1000) / 2000.0f, -8);
     size_t k_row_bytes;
     uint8_t *k = random_rows(GGML_TYPE_Q4_K, rows, cols, &k_row_bytes);
+    size_t k6_row_bytes;
+    uint8_t *k6 = random_rows(GGML_TYPE_Q6_K, rows, cols, &k6_row_bytes);
     kernels_workspace *work = kernels_workspace_new();
-    if (!xq || !k || !work) {
+    if (!xq || !k || !k6 || !work) {
         fprintf(stderr, "bench-gemm: out of memory\n");
         return 1;
     }
@@ -91,6 +94,8 @@ int main(int argc, char **argv)
                  .q = q, .scale = scale};
     tensor w4 = {.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols, .group = 32,
                  .blocks = k, .btype = GGML_TYPE_Q4_K, .row_bytes = k_row_bytes};
+    tensor w6 = {.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols, .group = 32,
+                 .blocks = k6, .btype = GGML_TYPE_Q6_K, .row_bytes = k6_row_bytes};
     const double ops = 2.0 * rows * cols * n;
     printf("prefill GEMM, %d x %d weights times %d vectors: GOPS (a multiply-add is 2), best "
            "of 5, on 1 and %d threads\n", rows, cols, n, all);
@@ -98,9 +103,9 @@ int main(int argc, char **argv)
         if (!kernels_isa_supported((kernels_isa)isa))
             continue;
         kernels_init((kernels_isa)isa);
-        const tensor *ws[] = {&w8, &w4};
-        const char *names[] = {"Q8_0", "Q4_K"};
-        for (int t = 0; t < 2; t++) {
+        const tensor *ws[] = {&w8, &w4, &w6};
+        const char *names[] = {"Q8_0", "Q4_K", "Q6_K"};
+        for (int t = 0; t < 3; t++) {
             double one = best_of_5(work, ws[t], x, xq, n, out, 1);
             double many = best_of_5(work, ws[t], x, xq, n, out, all);
             printf("  %-14s %-5s %8.1f GOPS 1 thread %9.1f GOPS %d threads\n",
@@ -115,5 +120,6 @@ int main(int argc, char **argv)
     free(q);
     free(scale);
     free(k);
+    free(k6);
     return 0;
 }
