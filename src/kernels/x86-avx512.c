@@ -538,6 +538,7 @@ INLINE void gemm_block_avx512(int R, int T, int H, float *out, size_t ldo, const
                 for (int t = 0; t < T; t++)
                     acc[r][t] = b0;
             }
+#pragma GCC unroll 16
             for (int k = h * k4 / H; k < (h + 1) * k4 / H; k++) {
                 __m512i xv[GEMM_TILE];
 #pragma GCC unroll 2
@@ -582,8 +583,15 @@ INLINE void gemm_block_avx512(int R, int T, int H, float *out, size_t ldo, const
     }
 }
 
-#define GEMM_CALL(R, T, ...)                                                              \
-    (H == 2 ? gemm_block_avx512(R, T, 2, __VA_ARGS__) : gemm_block_avx512(R, T, 1, __VA_ARGS__))
+/* A register block's call: groups of 32 (GGUF rows) and 64 (llama2.c's int8 files) as
+ * constants, so that a group's dot steps unroll and each sum stays in one register (with
+ * a group known only at run time, GCC copies the 8 sums between registers around every
+ * step); H 2 only with 32. */
+#define GEMM_CALL(R, T, o, ld, wr, ws, bs, xp, b, stride, group)                            \
+    (group == 64  ? gemm_block_avx512(R, T, 1, o, ld, wr, ws, bs, xp, b, stride, 64)          \
+     : group != 32 ? gemm_block_avx512(R, T, 1, o, ld, wr, ws, bs, xp, b, stride, group)      \
+     : H == 2     ? gemm_block_avx512(R, T, 2, o, ld, wr, ws, bs, xp, b, stride, 32)          \
+                  : gemm_block_avx512(R, T, 1, o, ld, wr, ws, bs, xp, b, stride, 32))
 
 /* Packed bytes of activations a row block keeps reading from L2: token tiles are cut
  * to about this much. */
