@@ -675,9 +675,9 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
     const kernel_table *k = kernels_active();
     size_t values = (size_t)ROWS * cols;
     /* both halves of Q6_K's groups in one pass, where the table can and the pack is the
-     * one its gemm_q8 reads */
+     * one its products of blocks read (gemm_q8_small's, else gemm_q8's) */
     const bool halves = kernels_unpack_parts(w->btype) == 2 && k->gemm_q8_halves &&
-                        p->signed_x == k->gemm_signed;
+                        (k->gemm_q8_small ? !p->signed_x : p->signed_x == k->gemm_signed);
     int8_t *q = kernels_scratch_get(s, SCRATCH_UNPACK_Q, values);
     float *scale = kernels_scratch_get(s, SCRATCH_UNPACK_SCALE,
                                        sizeof(float) * (values / QUANT_BLOCK) * 2);

@@ -118,8 +118,9 @@ struct kernel_table {
                           int r0, int r1);
     /* gemm_q8 for weights whose 32-value groups are two 16-value halves with a scale
      * each (Q6_K unpacked as KERNELS_UNPACK_HALVES: w->scale two a group), reading the
-     * pack gemm_q8 reads: the bits of kernels.c's way without it, a gemm_q8 product of
-     * each half (the other half zero), the second added to the first. */
+     * pack the table's products of ggml blocks read (unsigned x + 128 where it has a
+     * gemm_q8_small, else gemm_q8's): the bits of kernels.c's way without it, a product
+     * of each half (the other half zero), the second added to the first. */
     void (*gemm_q8_halves)(kernels_scratch *s, float *out, const tensor *w,
                            const gemm_pack *xp, int r0, int r1);
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of

@@ -36,13 +36,13 @@ TARGET_BEGIN("avx2,fma")
 /* The float part of a register block, the same for both kernels: R rows' int32 sums of
  * group g (acc) times x's and w's scales into facc, groups in order. */
 INLINE void gemm_scale_avx2(int R, __m256 facc[][2], __m256i acc[][2], const float *ws,
-                            const float *xs0, int g, int groups)
+                            const float *xs0, int g, int groups, int H)
 {
     __m256 xs_lo = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS);
     __m256 xs_hi = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS + 8);
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
-        __m256 wsv = _mm256_set1_ps(ws[(size_t)r * groups + g]);
+        __m256 wsv = _mm256_set1_ps(ws[((size_t)r * groups + g) * H]);
         facc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][0]), _mm256_mul_ps(xs_lo, wsv),
                                      facc[r][0]);
         facc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][1]), _mm256_mul_ps(xs_hi, wsv),
@@ -50,13 +50,25 @@ INLINE void gemm_scale_avx2(int R, __m256 facc[][2], __m256i acc[][2], const flo
     }
 }
 
-/* Block b's real vectors of R rows' float sums to out[v * ldo + r]. */
+/* Block b's real vectors of R rows' float sums to out[v * ldo + r], or added to what
+ * is there (add). */
 INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], const gemm_pack *xp,
-                            int b)
+                            int b, bool add)
 {
     int left = xp->n - b * GEMM_VECS;
     int nv = left < GEMM_VECS ? left : GEMM_VECS;
     float *o = out + (size_t)b * GEMM_VECS * ldo;
+    if (add) {
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            float f[GEMM_VECS];
+            _mm256_storeu_ps(f, facc[r][0]);
+            _mm256_storeu_ps(f + 8, facc[r][1]);
+            for (int v = 0; v < nv; v++)
+                o[(size_t)v * ldo + r] += f[v];
+        }
+        return;
+    }
     if (R == 4 && nv == GEMM_VECS) { /* 4 x 8 transposed: a vector's 4 rows, one store */
         for (int h = 0; h < 2; h++) {
             __m256 t0 = _mm256_unpacklo_ps(facc[0][h], facc[1][h]);
@@ -116,9 +128,35 @@ INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, cons
                 acc[r][1] = _mm256_add_epi32(acc[r][1], dot_s8_avx2(wv, x_hi));
             }
         }
-        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups);
+        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups, 1);
     }
-    gemm_store_avx2(R, out, ldo, facc, xp, b);
+    gemm_store_avx2(R, out, ldo, facc, xp, b, false);
+}
+
+/* Pieces k and k + 1 of R rows from wg (a group's weights, rows stride apart) times
+ * vectors 0-7 and 8-15 of the group's packed x (xg), added to the int32 sums acc:
+ * unsigned x + 128 by w directly, two pieces' pairs added in int16 before one madd. */
+INLINE void small_pieces_avx2(int R, __m256i acc[][2], const uint8_t *xg, const int8_t *wg,
+                              int stride, int k)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i xa_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
+    __m256i xa_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
+    __m256i xb_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 64));
+    __m256i xb_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 96));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        int32_t pa, pb;
+        memcpy(&pa, wg + (size_t)r * stride + 4 * k, 4);
+        memcpy(&pb, wg + (size_t)r * stride + 4 * k + 4, 4);
+        __m256i wa = _mm256_set1_epi32(pa), wb = _mm256_set1_epi32(pb);
+        __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(xa_lo, wa),
+                                      _mm256_maddubs_epi16(xb_lo, wb));
+        __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(xa_hi, wa),
+                                      _mm256_maddubs_epi16(xb_hi, wb));
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(lo, ones));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(hi, ones));
+    }
 }
 
 /* R rows from w (stride values with |w| <= 32, scales ws, wsum[r * groups + g] = Σ w of
@@ -130,7 +168,6 @@ INLINE void gemm_block_small_avx2(int R, float *out, size_t ldo, const int8_t *w
     const int groups = stride / group, k4 = group / 4;
     const uint8_t *x0 = xp->q + (size_t)b * stride * GEMM_VECS;
     const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 facc[GEMM2_ROWS][2];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
@@ -140,35 +177,45 @@ INLINE void gemm_block_small_avx2(int R, float *out, size_t ldo, const int8_t *w
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) /* Σ (x + 128) w - 128 Σ w = Σ x w */
             acc[r][0] = acc[r][1] = _mm256_set1_epi32(-128 * wsum[(size_t)r * groups + g]);
-        const uint8_t *xg = x0 + (size_t)g * k4 * 64;
-        const int8_t *wg = w + (size_t)g * group;
-        for (int k = 0; k < k4; k += 2) {
-            /* pieces k and k + 1 of vectors 0-7 and of 8-15 */
-            __m256i xa_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
-            __m256i xa_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
-            __m256i xb_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 64));
-            __m256i xb_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 96));
-#pragma GCC unroll 4
-            for (int r = 0; r < R; r++) {
-                int32_t pa, pb;
-                memcpy(&pa, wg + (size_t)r * stride + 4 * k, 4);
-                memcpy(&pb, wg + (size_t)r * stride + 4 * k + 4, 4);
-                __m256i wa = _mm256_set1_epi32(pa), wb = _mm256_set1_epi32(pb);
-                __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(xa_lo, wa),
-                                              _mm256_maddubs_epi16(xb_lo, wb));
-                __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(xa_hi, wa),
-                                              _mm256_maddubs_epi16(xb_hi, wb));
-                acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(lo, ones));
-                acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(hi, ones));
-            }
-        }
-        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups);
+        for (int k = 0; k < k4; k += 2)
+            small_pieces_avx2(R, acc, x0 + (size_t)g * k4 * 64, w + (size_t)g * group, stride, k);
+        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups, 1);
     }
-    gemm_store_avx2(R, out, ldo, facc, xp, b);
+    gemm_store_avx2(R, out, ldo, facc, xp, b, false);
 }
 
-/* Σ w over each group of rows [r, r + n) of w to wsum (n rows of groups). */
-static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n)
+/* gemm_block_small_avx2 for gemm_q8_halves (group 32, two units a group, each with its
+ * scale and wsum): first every group's first half, summed and stored, then the second
+ * halves, summed and added — the bits of two products of the halves. */
+INLINE void gemm_block_halves_avx2(int R, float *out, size_t ldo, const int8_t *w,
+                                   const float *ws, const int32_t *wsum, const gemm_pack *xp,
+                                   int b, int stride)
+{
+    const int groups = stride / 32;
+    const uint8_t *x0 = xp->q + (size_t)b * stride * GEMM_VECS;
+    const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
+    for (int h = 0; h < 2; h++) {
+        __m256 facc[GEMM2_ROWS][2];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+            facc[r][0] = facc[r][1] = _mm256_setzero_ps();
+        for (int g = 0; g < groups; g++) {
+            __m256i acc[GEMM2_ROWS][2];
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++)
+                acc[r][0] = acc[r][1] =
+                    _mm256_set1_epi32(-128 * wsum[((size_t)r * groups + g) * 2 + h]);
+            for (int k = 4 * h; k < 4 * h + 4; k += 2)
+                small_pieces_avx2(R, acc, x0 + (size_t)g * 8 * 64, w + (size_t)g * 32, stride, k);
+            gemm_scale_avx2(R, facc, acc, ws + h, xs0, g, groups, 2);
+        }
+        gemm_store_avx2(R, out, ldo, facc, xp, b, h > 0);
+    }
+}
+
+/* Σ w over each unit of rows [r, r + n) of w to wsum (n rows of units: groups, or with
+ * H = 2 (group 32) each group's halves). */
+static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n, int H)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
@@ -181,34 +228,39 @@ static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n)
                 sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v),
                                                               ones16));
             }
-            __m128i h = _mm_add_epi32(_mm256_castsi256_si128(sum),
-                                      _mm256_extracti128_si256(sum, 1));
-            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-            wsum[(size_t)i * groups + g] = _mm_cvtsi128_si32(h);
+            __m128i lo = _mm256_castsi256_si128(sum), hi = _mm256_extracti128_si256(sum, 1);
+            __m128i part[2] = {H == 1 ? _mm_add_epi32(lo, hi) : lo, hi}; /* a unit's 4 sums */
+            for (int u = 0; u < H; u++) {
+                __m128i t = _mm_add_epi32(part[u], _mm_shuffle_epi32(part[u], 0x4E));
+                t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+                wsum[((size_t)i * groups + g) * H + u] = _mm_cvtsi128_si32(t);
+            }
         }
     }
 }
 
 /* R rows from r of w x block b: the small-weights kernel where there are row sums
- * (wsum: rows from r0), else the signed one. */
-INLINE void gemm_block_either(int R, float *out, const tensor *w, const gemm_pack *xp, int b,
-                              int r, int r0, const int32_t *wsum)
+ * (wsum: rows from r0, H units a group), else the signed one. */
+INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const gemm_pack *xp,
+                              int b, int r, int r0, const int32_t *wsum)
 {
-    const int stride = w->stride, group = w->group, groups = stride / group;
+    const int stride = w->stride, group = w->group, units = stride / group * H;
     const int8_t *wr = w->q + (size_t)r * stride;
-    const float *ws = w->scale + (size_t)r * groups;
-    if (wsum)
+    const float *ws = w->scale + (size_t)r * units;
+    if (wsum && H == 2)
+        gemm_block_halves_avx2(R, out + r, (size_t)w->rows, wr, ws,
+                               wsum + (size_t)(r - r0) * units, xp, b, stride);
+    else if (wsum)
         gemm_block_small_avx2(R, out + r, (size_t)w->rows, wr, ws,
-                              wsum + (size_t)(r - r0) * groups, xp, b, stride, group);
+                              wsum + (size_t)(r - r0) * units, xp, b, stride, group);
     else
         gemm_block_avx2(R, out + r, (size_t)w->rows, wr, ws, xp, b, stride, group);
 }
 
 /* Rows [r0, r1) times every vector of xp, in register blocks, the vectors in token
- * tiles: with the small-weights kernel when wsum (the rows' group sums) is given. */
-static void gemm_rows_avx2(float *out, const tensor *w, const gemm_pack *xp, int r0, int r1,
-                           const int32_t *wsum)
+ * tiles: with the small-weights kernel when wsum (the rows' unit sums) is given. */
+static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *xp, int r0,
+                           int r1, const int32_t *wsum)
 {
     int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)w->stride * GEMM_VECS));
     if (tile_blocks < 1)
@@ -218,11 +270,23 @@ static void gemm_rows_avx2(float *out, const tensor *w, const gemm_pack *xp, int
         for (int r = r0; r < r1; r += GEMM2_ROWS) {
             int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
             for (int b = b0; b < b1; b++) {
-                switch (R) {
-                case 4: gemm_block_either(4, out, w, xp, b, r, r0, wsum); break;
-                case 3: gemm_block_either(3, out, w, xp, b, r, r0, wsum); break;
-                case 2: gemm_block_either(2, out, w, xp, b, r, r0, wsum); break;
-                default: gemm_block_either(1, out, w, xp, b, r, r0, wsum); break;
+                switch (R * H) { /* H = 2: 8, 6, 4, 2 */
+                case 8: gemm_block_either(4, 2, out, w, xp, b, r, r0, wsum); break;
+                case 6: gemm_block_either(3, 2, out, w, xp, b, r, r0, wsum); break;
+                case 4:
+                    if (H == 2)
+                        gemm_block_either(2, 2, out, w, xp, b, r, r0, wsum);
+                    else
+                        gemm_block_either(4, 1, out, w, xp, b, r, r0, wsum);
+                    break;
+                case 3: gemm_block_either(3, 1, out, w, xp, b, r, r0, wsum); break;
+                case 2:
+                    if (H == 2)
+                        gemm_block_either(1, 2, out, w, xp, b, r, r0, wsum);
+                    else
+                        gemm_block_either(2, 1, out, w, xp, b, r, r0, wsum);
+                    break;
+                default: gemm_block_either(1, 1, out, w, xp, b, r, r0, wsum); break;
                 }
             }
         }
@@ -233,19 +297,32 @@ void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const
                           int r0, int r1)
 {
     (void)s;
-    gemm_rows_avx2(out, w, xp, r0, r1, NULL);
+    gemm_rows_avx2(1, out, w, xp, r0, r1, NULL);
+}
+
+/* The small-weights kernel with H units a group (gemm_q8_small: 1; gemm_q8_halves: 2). */
+static void gemm_small_units(int H, kernels_scratch *s, float *out, const tensor *w,
+                             const gemm_pack *xp, int r0, int r1)
+{
+    const size_t units = (size_t)(w->stride / w->group) * H;
+    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
+                                        sizeof(int32_t) * (size_t)(r1 - r0) * units);
+    if (!wsum)
+        return; /* out of memory, counted in s */
+    group_wsums_avx2(wsum, w, r0, r1 - r0, H); /* once for every token tile */
+    gemm_rows_avx2(H, out, w, xp, r0, r1, wsum);
 }
 
 void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,
                                 const gemm_pack *xp, int r0, int r1)
 {
-    const size_t groups = (size_t)(w->stride / w->group);
-    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
-                                        sizeof(int32_t) * (size_t)(r1 - r0) * groups);
-    if (!wsum)
-        return; /* out of memory, counted in s */
-    group_wsums_avx2(wsum, w, r0, r1 - r0); /* once for every token tile */
-    gemm_rows_avx2(out, w, xp, r0, r1, wsum);
+    gemm_small_units(1, s, out, w, xp, r0, r1);
+}
+
+void kernels_avx2_gemm_q8_halves(kernels_scratch *s, float *out, const tensor *w,
+                                 const gemm_pack *xp, int r0, int r1)
+{
+    gemm_small_units(2, s, out, w, xp, r0, r1);
 }
 
 /* The mins' part of the K-quant prefill (gemm_mins; the AVX-512 one's arithmetic, so its

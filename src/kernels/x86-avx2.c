@@ -518,6 +518,7 @@ const kernel_table kernels_x86_avx2 = {
     .gemm_q8 = kernels_avx2_gemm_q8, /* prefill */
     .gemm_signed = true,
     .gemm_q8_small = kernels_avx2_gemm_q8_small, /* prefill of ggml blocks */
+    .gemm_q8_halves = kernels_avx2_gemm_q8_halves, /* and of Q6_K's */
     .gemm_mins = kernels_avx2_gemm_mins,
     .matvec_q8b = kernels_avx2_matvec_q8b,
     .matmul_q8b = kernels_avx2_matmul_q8b,
