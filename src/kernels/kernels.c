@@ -678,16 +678,16 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
      * one its products of blocks read (gemm_q8_small's, else gemm_q8's) */
     const bool halves = kernels_unpack_parts(w->btype) == 2 && k->gemm_q8_halves &&
                         (k->gemm_q8_small ? !p->signed_x : p->signed_x == k->gemm_signed);
+    const int per_group = halves ? 2 : 1; /* scales a group */
     int8_t *q = kernels_scratch_get(s, SCRATCH_UNPACK_Q, values);
     float *scale = kernels_scratch_get(s, SCRATCH_UNPACK_SCALE,
-                                       sizeof(float) * (values / QUANT_BLOCK) * 2);
+                                       sizeof(float) * (values / QUANT_BLOCK) * per_group);
     float *min = kernels_scratch_get(s, SCRATCH_UNPACK_MIN,
                                      sizeof(float) * (values / QUANT_BLOCK));
     float *part = kernels_scratch_get(s, SCRATCH_UNPACK_PART, sizeof(float) * (size_t)n * ROWS);
     if (!q || !scale || !min || !part)
         return;
     const int parts = halves ? 1 : kernels_unpack_parts(w->btype);
-    const int per_group = halves ? 2 : 1; /* scales a group */
     const bool mins = has_mins(w->btype);
     for (int r = r0; r < r1; r += ROWS) {
         int nr = r1 - r < ROWS ? r1 - r : ROWS;

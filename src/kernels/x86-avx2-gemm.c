@@ -270,24 +270,18 @@ static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *
         for (int r = r0; r < r1; r += GEMM2_ROWS) {
             int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
             for (int b = b0; b < b1; b++) {
-                switch (R * H) { /* H = 2: 8, 6, 4, 2 */
-                case 8: gemm_block_either(4, 2, out, w, xp, b, r, r0, wsum); break;
-                case 6: gemm_block_either(3, 2, out, w, xp, b, r, r0, wsum); break;
-                case 4:
-                    if (H == 2)
-                        gemm_block_either(2, 2, out, w, xp, b, r, r0, wsum);
-                    else
-                        gemm_block_either(4, 1, out, w, xp, b, r, r0, wsum);
-                    break;
-                case 3: gemm_block_either(3, 1, out, w, xp, b, r, r0, wsum); break;
-                case 2:
-                    if (H == 2)
-                        gemm_block_either(1, 2, out, w, xp, b, r, r0, wsum);
-                    else
-                        gemm_block_either(2, 1, out, w, xp, b, r, r0, wsum);
-                    break;
-                default: gemm_block_either(1, 1, out, w, xp, b, r, r0, wsum); break;
+#define EITHER(R, H) gemm_block_either(R, H, out, w, xp, b, r, r0, wsum)
+                switch (R + 4 * (H - 1)) {
+                case 8: EITHER(4, 2); break;
+                case 7: EITHER(3, 2); break;
+                case 6: EITHER(2, 2); break;
+                case 5: EITHER(1, 2); break;
+                case 4: EITHER(4, 1); break;
+                case 3: EITHER(3, 1); break;
+                case 2: EITHER(2, 1); break;
+                default: EITHER(1, 1); break;
                 }
+#undef EITHER
             }
         }
     }
