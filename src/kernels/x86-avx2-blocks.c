@@ -264,11 +264,9 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
     const size_t pf = prefetch_bytes((size_t)blocks * bytes);
     for (int b = 0; b < blocks; b++, row += bytes) {
         prefetch_weight_lines(row + pf, 3); /* 144 or 176 bytes */
-        uint32_t u[4];
-        k4_scales_mins(u, row + 4);
-        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)u)));
-        __m256 mn = _mm256_cvtepi32_ps(
-            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(u + 2))));
+        __m128i sm = k4_scales_mins_x86(row + 4);
+        __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm));
+        __m256 mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)));
         __m256 dsc = _mm256_mul_ps(_mm256_set1_ps(half_at(row)), sc);
         __m256 mins = _mm256_mul_ps(_mm256_set1_ps(half_at(row + 2)), mn);
         const uint8_t *qs = row + (five ? 48 : 16);
@@ -464,9 +462,7 @@ INLINE void unpack_k45_block(const uint8_t *b, bool five, int8_t *y, float *scal
         _mm256_storeu_si256((__m256i *)(y + 64 * p), lo);
         _mm256_storeu_si256((__m256i *)(y + 64 * p + 32), hi);
     }
-    uint32_t u[4];
-    k4_scales_mins(u, b + 4);
-    __m128i sm = _mm_loadu_si128((const __m128i *)u);
+    __m128i sm = k4_scales_mins_x86(b + 4);
     __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm));
     __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)));
     _mm256_storeu_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_at(b)), sc));

@@ -263,10 +263,8 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
     }
     for (int b = 0; b < cols / 256; b++, row += bytes) {
         prefetch_ahead(row, 3);
-        uint32_t u[4];
-        k4_scales_mins(u, row + 4);
         __m128 dm = two_halves(row);
-        __m512 scmn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)u)));
+        __m512 scmn = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4_scales_mins_x86(row + 4)));
         __m256 d = _mm256_broadcastss_ps(dm), dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
         __m256 dsc = _mm256_mul_ps(d, _mm512_castps512_ps256(scmn));
         __m256 mins = _mm256_mul_ps(dmin, upper256(scmn));

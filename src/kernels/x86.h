@@ -67,6 +67,28 @@ static inline __attribute__((always_inline, target("avx2"))) __m256i dot_s8_avx2
                              _mm256_set1_epi16(1));
 }
 
+/* A Q4_K / Q5_K super-block's 12 bytes of 6-bit scales and mins at s (followed by at
+ * least 4 readable bytes) as 16 bytes: scales 0-7, then mins 0-7 (simd.h:
+ * k4_scales_mins's bytes, in registers). Scale j < 4 is s[j] & 63 and min j < 4 is
+ * s[j + 4] & 63; for j >= 4 the low 4 bits are s[j + 4]'s low (scale) or high (min)
+ * nibble and the top 2 bits those of s[j - 4] (scale) or s[j] (min). */
+static inline __attribute__((always_inline, target("ssse3"))) __m128i k4_scales_mins_x86(
+    const uint8_t *s)
+{
+    const __m128i raw = _mm_loadu_si128((const __m128i *)s);
+    /* the bytes holding each output's low bits, and its top 2 bits */
+    const __m128i a = _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7,
+                                                          8, 9, 10, 11));
+    const __m128i b = _mm_shuffle_epi8(raw, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1,
+                                                          -1, 4, 5, 6, 7));
+    const __m128i low6 = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
+    const __m128i high4 = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+    const __m128i top2 = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
+    return _mm_or_si128(_mm_or_si128(_mm_and_si128(a, low6),
+                                     _mm_and_si128(_mm_srli_epi16(a, 4), high4)),
+                        _mm_and_si128(_mm_srli_epi16(b, 2), top2));
+}
+
 /* The little-endian half-precision float at p, and the two at p in lanes 0 and 1 (a
  * block's d and its min or dmin), by F16C: compiled for F16C, which both x86 tables
  * require. */
