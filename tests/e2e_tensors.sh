@@ -189,8 +189,25 @@ for r in map(json.loads, open(sys.argv[2])):
 PY
 pass "--trace-tensors 1-2: each record holds its steps, the first values and L2 as -m tensors gives them"
 
+# ---- --position FIRST-LAST and all: each position's steps in turn, as one run each ----
+: >"$T/each"
+for pos in 0 1 2 3 4; do
+    run_llmchat -m tensors --no-config -i "Once upon a time" --layers 1-2 --position "$pos" "$S"
+    assert_status 0
+    cat "$T/out" >>"$T/each"
+done
+run_llmchat -m tensors --no-config -i "Once upon a time" --layers 1-2 --position all "$S"
+assert_status 0
+cmp -s "$T/out" "$T/each" || fail "--position all is not the five runs' steps, in order"
+run_llmchat -m tensors --no-config -i "Once upon a time" --layers 1-2 --position 1-3 "$S"
+assert_status 0
+sed -n '/"pos": 1,/,$p' "$T/each" | grep -v '"pos": 4,' | cmp -s "$T/out" - ||
+    fail "--position 1-3 is not positions 1 to 3 of the runs' steps"
+pass "--position all and 1-3: each position's steps in turn, byte for byte those of one run each"
+
 # ---- bad options ----
-for args in "--position 99" "--layers 3-9" "--knock-out 9:0" "--knock-out 1:x" "--layers x"; do
+for args in "--position 99" "--position 2-99" "--position 3-1" "--position x" "--layers 3-9" \
+    "--knock-out 9:0" "--knock-out 1:x" "--layers x"; do
     # shellcheck disable=SC2086
     run_llmchat -m tensors --no-config -i "$TEXT" $args "$S"
     assert_status 2

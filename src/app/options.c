@@ -377,7 +377,17 @@ static const char *set_trace_tensors(app_options *o, const char *v)
 
 static const char *set_position(app_options *o, const char *v)
 {
-    return parse_int(v, 0, INT_MAX, &o->position) ? NULL : "must be a position >= 0";
+    if (!strcmp(v, "all")) {
+        o->position = 0;
+        o->position_last = -1;
+        return NULL;
+    }
+    if (parse_index_range(v, INT_MAX, &o->position, &o->position_last))
+        return NULL;
+    if (!parse_int(v, 0, INT_MAX, &o->position))
+        return "must be a position P >= 0, a range FIRST-LAST or all";
+    o->position_last = o->position;
+    return NULL;
 }
 
 /* The pair "A:B" (from 0) at *at of a comma list, into *a and *b; moves *at past it and
@@ -529,7 +539,8 @@ static const app_option own_rows[] = {
     {.name = "draft-max", .arg = "N",
      .help = "tokens --lookup or --draft guesses per step (1..16,\ndefault 8)", .set = set_draft_max},
     {.name = "position", .arg = "P",
-     .help = "tensors: the position whose steps are written (from 0;\ndefault: the last)",
+     .help = "tensors: the position whose steps are written (from 0;\ndefault: the last), "
+             "FIRST-LAST or all (each in turn)",
      .set = set_position},
     {.name = "layers", .arg = "LAYERS",
      .help = "tensors: only these layers' steps; patch: these layers'\nrows (FIRST-LAST, N or all; from 0)",
@@ -763,7 +774,7 @@ void options_default(app_options *o)
     o->history_size = CLI_HISTORY_DEFAULT;
     o->top_k_shown = 10;
     o->vector_first = o->vector_last = -1;
-    o->position = -1;
+    o->position = o->position_last = -1;
     o->layer_first = o->layer_last = -1;
     o->keep_chats = OPTIONS_KEEP_CHATS_DEFAULT;
     o->server_timeout = 300;

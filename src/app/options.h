@@ -93,7 +93,9 @@ typedef struct {
     bool lookup;                 /* --lookup: speculative decoding with prompt lookup */
     const char *draft_path;      /* --draft FILE: speculative decoding with that draft model */
     int draft_max;               /* --draft-max N: tokens guessed per step (1..ENGINE_GUESS_MAX) */
-    int position;                /* -m tensors --position; -1: the last */
+    int position, position_last; /* -m tensors --position P, A-B or all: the first and the
+                                    last position written; -1 -1: the input's last only,
+                                    position_last -1: through the input's last */
     int layer_first, layer_last; /* -m tensors, patch --layers; -1 -1: every layer */
     const char *patch_clean;     /* -m patch --clean TEXT */
     const char *patch_corrupt;   /* --corrupt TEXT */

@@ -1,6 +1,7 @@
 /* tensors.c — `-m tensors`: runs the input through the model (with BOS where the
  * vocabulary adds one, as generate does) and writes every step of the forward pass at
- * the last position (--position P), one JSON object a line, in the pass's order:
+ * the last position (--position P; FIRST-LAST or all: each position in turn, from one
+ * prefill), one JSON object a line, in the pass's order:
  *
  *   {"name": "Qcur", "layer": 0, "pos": 14, "shape": [8, 8], "values": [...]}
  *
@@ -62,15 +63,16 @@ static void put_chunk(FILE *f, const tensor_capture *cap, bool first, bool last)
     }
 }
 
-/* The position and layers asked for, checked against the input and the model; 0 or 2
+/* The positions and layers asked for, checked against the input and the model; 0 or 2
  * with a message. */
-static int settle_range(const app_options *o, const model_config *c, int n, int *pos, int *first,
-                        int *last)
+static int settle_range(const app_options *o, const model_config *c, int n, int *pos,
+                        int *pos_last, int *first, int *last)
 {
     *pos = o->position < 0 ? n - 1 : o->position;
-    if (*pos >= n) {
+    *pos_last = o->position < 0 || o->position_last < 0 ? n - 1 : o->position_last;
+    if (*pos_last >= n) {
         fprintf(stderr, "llmchat: --position %d: the input has %d position%s (0-%d, BOS included)\n",
-                o->position, n, n == 1 ? "" : "s", n - 1);
+                *pos_last, n, n == 1 ? "" : "s", n - 1);
         return 2;
     }
     *first = o->layer_first < 0 ? 0 : o->layer_first;
@@ -118,7 +120,8 @@ int cli_tensors(session *s)
     int *ids = session_encode_prompt(o, tok, &n, NULL);
     if (!ids)
         return 1;
-    int pos, first, last, rc = settle_range(o, &s->m->config, n, &pos, &first, &last);
+    int pos, pos_last, first, last;
+    int rc = settle_range(o, &s->m->config, n, &pos, &pos_last, &first, &last);
     if (rc == 0 && n > engine_ctx(e)) {
         fprintf(stderr, "llmchat: the input is %d tokens (with BOS), but the context holds %d "
                         "(see -c)\n", n, engine_ctx(e));
@@ -129,8 +132,9 @@ int cli_tensors(session *s)
         rc = 1;
     }
     free(ids);
-    if (rc == 0)
-        rc = write_steps(e, pos, first, last);
+    /* engine_tensors leaves the KV cache as it was: each position sees the prefill's */
+    for (int p = pos; rc == 0 && p <= pos_last; p++)
+        rc = write_steps(e, p, first, last);
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "llmchat: writing the steps failed: %s\n", strerror(errno ? errno : EIO));

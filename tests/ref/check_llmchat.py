@@ -38,7 +38,7 @@
   qwen3moe, olmoe, mixtral, gpt-oss; make_llamacpp_goldens.py moe), the fixture written from its seed
   (sha256 checked): (1) greedy as above (`-m generate --weights f32 --kv-cache f32 -t 0`):
   the prompt's ids and all the golden's ids; (2) routing: `llmchat -m tensors --weights f32
-  --position P -i PROMPT` at every prompt position P, its ffn_moe_topk steps (one a layer:
+  --position all -i PROMPT` (every prompt position in turn), its ffn_moe_topk steps (one a layer:
   the chosen experts' ids as numbers, in llmchat's order) against llama.cpp's, in the same
   order. A route may differ only where the reference (forward.py on the golden's ids) has
   two of the experts involved within ROUTE_TIE of each other in log-probability (a tie
@@ -311,14 +311,18 @@ def check_moe(c, g):
         for tok in g['prompt_ids']:
             p.step(tok, emit)
     same, ties, bad = 0, 0, []
+    r = subprocess.run([c.llmchat, '--no-config', '-m', 'tensors', '--weights', 'f32', '--kv-cache', 'f32',
+                        '--position', 'all', '-i', g['prompt'], path],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError('llmchat -m tensors --position all: exit %d: %s' % (r.returncode, r.stderr.strip()[-400:]))
+    routes = {}  # (position, layer): the chosen experts
+    for line in r.stdout.splitlines():
+        if '"ffn_moe_topk"' in line:
+            rec = json.loads(line)
+            routes[(rec['pos'], rec['layer'])] = [int(round(v)) for v in rec['values']]
     for pos in range(n_prompt):
-        r = subprocess.run([c.llmchat, '--no-config', '-m', 'tensors', '--weights', 'f32', '--kv-cache', 'f32',
-                            '--position', str(pos), '-i', g['prompt'], path],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError('llmchat -m tensors --position %d: exit %d: %s' % (pos, r.returncode, r.stderr.strip()[-400:]))
-        got = {rec['layer']: [int(round(v)) for v in rec['values']]
-               for rec in map(json.loads, r.stdout.splitlines()) if rec['name'] == 'ffn_moe_topk'}
+        got = {il: e for (p_, il), e in routes.items() if p_ == pos}
         for il, theirs in enumerate(g['routes'][pos]):
             mine = got.get(il)
             if mine == theirs:
