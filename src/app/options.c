@@ -342,8 +342,9 @@ static const char *set_control_vector_layers(app_options *o, const char *v)
     return NULL;
 }
 
-/* FIRST-LAST, or one layer N, or "all" (-1 -1), layers from 0. */
-static bool parse_layers(const char *v, int *first, int *last)
+/* FIRST-LAST, or one index N, or "all" (-1 -1), from 0: --layers, --trace-tensors and
+ * --position's spans. */
+static bool parse_span(const char *v, int *first, int *last)
 {
     if (!strcmp(v, "all")) {
         *first = *last = -1;
@@ -362,14 +363,14 @@ static bool parse_layers(const char *v, int *first, int *last)
 
 static const char *set_layers(app_options *o, const char *v)
 {
-    return parse_layers(v, &o->layer_first, &o->layer_last)
+    return parse_span(v, &o->layer_first, &o->layer_last)
                ? NULL
                : "must be FIRST-LAST, one layer N or all (layers numbered from 0)";
 }
 
 static const char *set_trace_tensors(app_options *o, const char *v)
 {
-    if (!parse_layers(v, &o->trace_tensor_first, &o->trace_tensor_last))
+    if (!parse_span(v, &o->trace_tensor_first, &o->trace_tensor_last))
         return "must be FIRST-LAST, one layer N or all (layers numbered from 0)";
     o->trace_tensors = true;
     return NULL;
@@ -377,16 +378,10 @@ static const char *set_trace_tensors(app_options *o, const char *v)
 
 static const char *set_position(app_options *o, const char *v)
 {
-    if (!strcmp(v, "all")) {
-        o->position = 0;
-        o->position_last = -1;
-        return NULL;
-    }
-    if (parse_index_range(v, INT_MAX, &o->position, &o->position_last))
-        return NULL;
-    if (!parse_int(v, 0, INT_MAX, &o->position))
+    if (!parse_span(v, &o->position, &o->position_last))
         return "must be a position P >= 0, a range FIRST-LAST or all";
-    o->position_last = o->position;
+    if (o->position < 0) /* all: from 0 through the input's last */
+        o->position = 0;
     return NULL;
 }
 

@@ -316,13 +316,12 @@ def check_moe(c, g):
                        stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError('llmchat -m tensors --position all: exit %d: %s' % (r.returncode, r.stderr.strip()[-400:]))
-    routes = {}  # (position, layer): the chosen experts
-    for line in r.stdout.splitlines():
-        if '"ffn_moe_topk"' in line:
-            rec = json.loads(line)
-            routes[(rec['pos'], rec['layer'])] = [int(round(v)) for v in rec['values']]
+    routes = {}  # position: {layer: the chosen experts}
+    for rec in map(json.loads, r.stdout.splitlines()):
+        if rec['name'] == 'ffn_moe_topk':
+            routes.setdefault(rec['pos'], {})[rec['layer']] = [int(round(v)) for v in rec['values']]
     for pos in range(n_prompt):
-        got = {il: e for (p_, il), e in routes.items() if p_ == pos}
+        got = routes.get(pos, {})
         for il, theirs in enumerate(g['routes'][pos]):
             mine = got.get(il)
             if mine == theirs:
