@@ -17,8 +17,10 @@
 BENCH=$(dirname "$LLMCHAT_BIN")/llmchat-bench
 [ -x "$BENCH" ] || hard_error "$BENCH is not an executable (was it built?)"
 
+# A 64 MiB bandwidth probe instead of 1 GiB: filling the buffer was most of a 15M run
+# (and more under the sanitizers); the figures here are checked for their form only.
 run_bench() {
-    run_program llmchat-bench "$BENCH" "$@"
+    run_program llmchat-bench "$BENCH" --probe-mib 64 "$@"
 }
 
 # ---- one shape, JSON, with --scaling ----
@@ -42,6 +44,8 @@ for k in positive:
         sys.exit("%s = %r, not a positive number" % (k, v))
 if r.get("bandwidth_way") not in ("plain", "t0", "nta"):
     sys.exit("bandwidth_way = %r" % r.get("bandwidth_way"))
+if r.get("probe_mib") != 64:
+    sys.exit("probe_mib = %r, asked for 64" % r.get("probe_mib"))
 if r["prefill_tokens"] != 32:
     sys.exit("prefill_tokens = %r, asked for 32" % r["prefill_tokens"])
 # decode reads every weight byte once a token: about the file (less its header, plus
@@ -333,6 +337,9 @@ assert_file_contains "message" "$T/err" "llmchat-bench: unknown shape '3B'"
 run_bench --threads 0 </dev/null
 [ "$rc" -ne 0 ] || fail "--threads 0 exited 0"
 assert_file_contains "message" "$T/err" "llmchat-bench: --threads"
+run_bench --probe-mib 1 </dev/null
+[ "$rc" -eq 2 ] || fail "--probe-mib 1 exited $rc"
+assert_file_contains "message" "$T/err" "llmchat-bench: --probe-mib"
 : >"$T/file"
 run_bench --shape 15M --cache "$T/file/sub" </dev/null
 [ "$rc" -ne 0 ] || fail "an impossible cache directory exited 0"

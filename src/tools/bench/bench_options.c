@@ -56,6 +56,11 @@ static void usage(FILE *f)
             "                      on where decode reads four streams)\n"
             "      --decode-streams N  weight streams a decode thread reads side by side, 1\n"
             "                      or 4 (default: 4 on Intel, 1 elsewhere, as llmchat)\n"
+            "      --probe-mib N   the memory bandwidth probe's buffer (default 1024; the\n"
+            "                      passes between decode windows read half of it): a\n"
+            "                      buffer the caches hold reads faster than memory, so keep\n"
+            "                      it several times the last-level cache (a smaller one\n"
+            "                      only makes a quick run, as the tests do)\n"
             "      --format F      the file llmchat times: llama2c (default, int8 v2) or gguf\n"
             "                      (Q8_0, the file --against gives llama-bench)\n"
             "      --quant TYPE    the GGUF file made TYPE (q4_k_m, q4_0, q5_k_m, q6_k,\n"
@@ -123,10 +128,10 @@ static void usage(FILE *f)
             "  -h, --help\n\n"
             "Memory bandwidth may change by 2x within minutes, so speed is compared with it\n"
             "in pairs close in time. The decode runs in 8 windows, each between two\n"
-            "streaming reads of a 512 MiB buffer on all CPUs (4 streams a thread, the widest\n"
-            "loads; of three ways to look ahead, the fastest on this machine:\n"
-            "bandwidth_way); a window's roofline = weight bytes read per token x its tok/s /\n"
-            "the mean bandwidth of the reads before and after it.\n"
+            "streaming reads of a 512 MiB buffer (half --probe-mib) on all CPUs (4 streams a\n"
+            "thread, the widest loads; of three ways to look ahead, the fastest on this\n"
+            "machine: bandwidth_way); a window's roofline = weight bytes read per token x its\n"
+            "tok/s / the mean bandwidth of the reads before and after it.\n"
             "decode roofline and bw are medians over windows and reads (JSON:\n"
             "decode_roofline, bandwidth_gb_s; _min/_max the extremes); decode tok/s is all\n"
             "window tokens over all window time. --long gives long_ratio, the median\n"
@@ -134,10 +139,10 @@ static void usage(FILE *f)
             "tok/s over pairs, and stream_speedup, the same ratio for a streaming read\n"
             "(decode cannot scale better). --against gives prefill_ratio and decode_ratio,\n"
             "the medians of llmchat's over llama.cpp's tok/s in each round. The bandwidth\n"
-            "measured once at the start (1 GiB, best of 8) is bandwidth_start_gb_s. Pairing\n"
-            "cannot undo other programs competing for the cores: cpu_others is their share\n"
-            "of the CPUs while a shape was timed (the table warns above 10%%), load_avg the\n"
-            "load average when it started.\n"
+            "measured once at the start (best of 8 reads of --probe-mib) is\n"
+            "bandwidth_start_gb_s. Pairing cannot undo other programs competing for the\n"
+            "cores: cpu_others is their share of the CPUs while a shape was timed (the table\n"
+            "warns above 10%%), load_avg the load average when it started.\n"
             "JSON adds decode_peak_tok_s, the best 16 consecutive tokens. Files are written\n"
             "once (7B: about 7 GB, and as much again for its GGUF) and reused.\n");
 }
@@ -245,7 +250,7 @@ static void fill_defaults(bench_options *o)
 int bench_options_parse(int argc, char **argv, bench_options *o)
 {
     *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT,
-                         .draft_shape = -1};
+                         .draft_shape = -1, .probe_mib = 1024};
     bool any = false;
     if (bench_n_shapes > BENCH_SHAPES_MAX) { /* a row added to shapes.c beyond o->want */
         fprintf(stderr, "llmchat-bench: %d shapes, room for %d: raise BENCH_SHAPES_MAX\n",
@@ -257,7 +262,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
         OPT_PATCH, OPT_SPECULATE, OPT_DRAFT_SHAPE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
-        OPT_AGREEING_DRAFT, OPT_ANCHOR_SERVER,
+        OPT_AGREEING_DRAFT, OPT_ANCHOR_SERVER, OPT_PROBE_MIB,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -289,6 +294,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"panels", required_argument, NULL, OPT_PANELS},
         {"decode-streams", required_argument, NULL, OPT_DECODE_STREAMS},
         {"sweep-at", required_argument, NULL, OPT_SWEEP_AT},
+        {"probe-mib", required_argument, NULL, OPT_PROBE_MIB},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     int c;
@@ -382,6 +388,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             o->gguf = true;
             break;
         case OPT_ANCHOR_SERVER: o->anchor_server = optarg; break;
+        case OPT_PROBE_MIB: o->probe_mib = int_option(optarg, "--probe-mib", 2, 65536); break;
         case OPT_SERVER_MODEL: o->server_model = optarg; break;
         case OPT_API_KEY_ENV: o->api_key_env = optarg; break;
         case 'h': usage(stdout); return 0;

@@ -39,6 +39,8 @@ typedef struct {
     bool no_panels;     /* --panels off: GGUF Q8_0 without decode panels */
     bool panels_given;  /* --panels given (else the CPU's default, as llmchat) */
     int decode_streams; /* --decode-streams 1|4 (0: the CPU's default) */
+    int probe_mib;      /* --probe-mib: the bandwidth probe's buffer, MiB (the decode
+                           rounds' paired passes read half of it) */
     bool against;       /* --against llama.cpp or --anchor PATH given */
     const char *anchor; /* llama-bench (NULL: $LLMCHAT_ANCHOR_LLAMA_BENCH) */
     int anchor_reps;    /* repetitions of each test per round (0: llama-bench's 5) */

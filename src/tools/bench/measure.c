@@ -5,7 +5,7 @@
  *
  * The machine's memory bandwidth may swing by 2x from minute to minute, so the
  * roofline is measured in pairs: decoding runs in short windows (>= 50 ms), each
- * between two streaming reads of a 512 MiB buffer on all cores, and the figure is
+ * between two streaming reads of a 512 MiB buffer (half --probe-mib) on all cores, and the figure is
  * the median over the windows of weight bytes/s over the mean of those two reads.
  * --long (near vs far in the context: the forward pass alone, at positions the engine
  * would need a long prompt to reach) and --scaling (one thread vs all) alternate their
@@ -84,7 +84,6 @@ enum {
     ROUNDS = 8,        /* decode windows between stream passes for the roofline */
     PAIRS = 5,         /* window pairs for --long and --scaling */
 };
-#define STREAM_BYTES ((size_t)512 << 20) /* the paired passes' buffer */
 #define WINDOW_MIN_S 0.05   /* a decode window lasts at least this long... */
 #define DECODE_BUDGET_S 10.0 /* ...unless ROUNDS windows would take longer than this */
 
@@ -188,21 +187,22 @@ static bool restart(engine *e)
  * passes just before and just after the window (single passes are noisy). Windows
  * walk the positions [1, span] and start again from [BOS] when the next would pass
  * its end. */
-static void decode_rounds(engine *e, int w, int span, int all, const uint64_t *sbuf, shape_result *r)
+static void decode_rounds(engine *e, int w, int span, int all, const uint64_t *sbuf, size_t sbytes,
+                          shape_result *r)
 {
     double ratio[ROUNDS], bw[ROUNDS + 1], win_s[ROUNDS];
     double *dt = malloc(sizeof(double) * ROUNDS * (size_t)w); /* (round, token) */
     double total = 0.0, t_start = stats_now_s();
     int n = 0;
     restart(e);
-    bw[0] = machine_stream_pass(sbuf, STREAM_BYTES, all);
+    bw[0] = machine_stream_pass(sbuf, sbytes, all);
     for (; n < ROUNDS; n++) {
         if (n >= 3 && stats_now_s() - t_start > 2 * DECODE_BUDGET_S)
             break; /* the machine slowed down a lot: 3 rounds will do */
         if (engine_pos(e) + w > span + 1)
             restart(e);
         win_s[n] = decode_window(e, w, dt ? dt + (size_t)n * w : NULL);
-        bw[n + 1] = machine_stream_pass(sbuf, STREAM_BYTES, all);
+        bw[n + 1] = machine_stream_pass(sbuf, sbytes, all);
         total += win_s[n];
     }
     for (int i = 0; i < n; i++)
@@ -230,18 +230,18 @@ static void decode_rounds(engine *e, int w, int span, int all, const uint64_t *s
  * same window on r->threads, each after a stream pass on as many threads. Medians of
  * each and of the per-pair ratios. Decode is bound by memory, so its speedup can be no
  * larger than the stream's. */
-static void scaling_pairs(engine *e, int w, const uint64_t *sbuf, shape_result *r)
+static void scaling_pairs(engine *e, int w, const uint64_t *sbuf, size_t sbytes, shape_result *r)
 {
     double one[PAIRS], many[PAIRS], ratio[PAIRS];
     double bw_one[PAIRS], bw_many[PAIRS], bw_ratio[PAIRS];
     for (int i = 0; i < PAIRS; i++) {
         set_threads(1);
         restart(e);
-        bw_one[i] = machine_stream_pass(sbuf, STREAM_BYTES, 1);
+        bw_one[i] = machine_stream_pass(sbuf, sbytes, 1);
         one[i] = w / decode_window(e, w, NULL);
         set_threads(r->threads);
         restart(e);
-        bw_many[i] = machine_stream_pass(sbuf, STREAM_BYTES, r->threads);
+        bw_many[i] = machine_stream_pass(sbuf, sbytes, r->threads);
         many[i] = w / decode_window(e, w, NULL);
         ratio[i] = many[i] / one[i];
         bw_ratio[i] = bw_many[i] / bw_one[i];
@@ -393,17 +393,19 @@ static bool time_decode(const bench_options *o, engine *e, int all, double first
     *w = window_tokens(steps, first, ctx);
     int span = steps > *w ? steps : *w;
     r->decode_pos = 1;
-    uint64_t *sbuf = probe_new(STREAM_BYTES);
+    size_t sbytes = (size_t)o->probe_mib << 19; /* half the probe's buffer */
+    uint64_t *sbuf = probe_new(sbytes);
     if (!sbuf) {
         snprintf(r->error, sizeof r->error, "cannot map %zu MiB for the bandwidth passes",
-                 STREAM_BYTES >> 20);
+                 sbytes >> 20);
         return false;
     }
-    decode_rounds(e, *w, span, all, sbuf, r);
+    decode_rounds(e, *w, span, all, sbuf, sbytes, r);
     snprintf(r->probe_way, sizeof r->probe_way, "%s", machine_stream_way());
+    r->probe_mib = o->probe_mib;
     if (o->scaling)
-        scaling_pairs(e, *w, sbuf, r);
-    probe_free(sbuf, STREAM_BYTES);
+        scaling_pairs(e, *w, sbuf, sbytes, r);
+    probe_free(sbuf, sbytes);
     return true;
 }
 
@@ -870,14 +872,13 @@ static void child_draft_round(const bench_options *o, const void *arg, void *out
 
 static void child_bandwidth(const bench_options *o, const void *arg, void *out)
 {
-    (void)o;
     (void)arg;
     /* every CPU this process may run on, whatever --threads says, as in the rounds */
     int all = 1;
 #ifdef _OPENMP
     all = cpus_usable();
 #endif
-    *(double *)out = machine_bandwidth((size_t)1 << 30, 8, all);
+    *(double *)out = machine_bandwidth((size_t)o->probe_mib << 20, 8, all);
 }
 
 /* ---------------------------------------------------------------- what the parent calls */

@@ -14,6 +14,7 @@ typedef struct {
     char kernel[32];
     char kv_cache[8];   /* "q8_0" or "f32" */
     char probe_way[8];  /* how the stream passes read (probe.h): "plain", "t0", "nta" */
+    int probe_mib;      /* the probe's buffer (--probe-mib); the stream passes read half */
     int panels;         /* the model's GGUF Q8_0 was read from decode panels */
     int threads, group, prefill_tokens, decode_steps, decode_pos;
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
@@ -120,8 +121,8 @@ typedef struct {
 int measure_draft_round(const bench_options *o, const char *path, const char *draft_path, int k,
                         draft_round *r);
 
-/* The machine's read bandwidth at the start: the best of 8 passes over 1 GiB on every
- * CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
+/* The machine's read bandwidth at the start: the best of 8 passes over --probe-mib
+ * (1 GiB) on every CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
 int measure_bandwidth(const bench_options *o, double *gb_s);
 
 #endif

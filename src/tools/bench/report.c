@@ -45,7 +45,7 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
-           "\"bandwidth_way\":\"%s\",\"prefetch\":\"%s\",\"panels\":%s,\"decode_streams\":%d,"
+           "\"bandwidth_way\":\"%s\",\"probe_mib\":%d,\"prefetch\":\"%s\",\"panels\":%s,\"decode_streams\":%d,"
            "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
@@ -53,7 +53,7 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            r->kv_cache, r->kv_mb, r->load_s, r->decode_peak_tok_s,
            r->weight_bytes_per_token * r->decode_peak_tok_s / (r->bandwidth_gb_s * 1e9),
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
-           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way,
+           r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way, r->probe_mib,
            kernels_prefetch_name(kernels_get_prefetch()), r->panels ? "true" : "false",
            kernels_decode_streams(),
            r->cpu_others,
