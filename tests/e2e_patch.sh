@@ -2,9 +2,10 @@
 # e2e_patch.sh — `llmchat -m patch` (activation patching) end to end:
 #   - against an independent float64 reference (tests/ref/check_llmchat.py patch: the
 #     reference pass, forward.py, with the clean run's activation put in at one layer and
-#     position, each cell a fresh run): every cell of the resid_pre, attn_out, mlp_out,
-#     head, head_q, head_k and head_v grids (logit difference; heads also KL; the
-#     reference patches q, k and v before RoPE) within 1e-4, on stories260K (dense),
+#     position, each cell its own run from a copy of the corrupted run before it): every
+#     cell of the resid_pre, attn_out, mlp_out, head, head_q, head_k and head_v grids
+#     (logit difference; heads also KL; the reference patches q, k and v before RoPE)
+#     within 1e-4, on stories260K (dense),
 #     the trained qwen3moe fixture (experts), qwen35 (Gated DeltaNet layers) and
 #     qwen35moe;
 #   - the text grid labels the positions with both prompts' tokens and says the

@@ -383,11 +383,13 @@ PATCH_ANSWER, PATCH_WRONG = 'Tim', 'Lily'
 PATCH_TOL = 1e-4         # a cell's logit difference (or KL): fp32 against float64
 
 
-def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
-    """The patching grid by the reference pass, from the definitions: each cell a fresh
+def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl, memo):
+    """The patching grid by the reference pass, from the definitions: each cell a
     corrupted run with the clean run's activation (Pass.patch) put in at one layer and
-    position (head: one head's slice of kqv at every position). Returns (the cells'
-    logit differences or KLs, the clean and corrupted runs' LD)."""
+    position (head: one head's slice of kqv at every position). A cell at position p
+    goes on from a copy of the corrupted run before p (Pass.fork), which no patch has
+    touched yet. Returns (the cells' logit differences or KLs, the clean and corrupted
+    runs' LD). memo keeps each cell's logits for the other metric of the same grid."""
     hp = model.hp
     name = {'resid_pre': 'resid_pre', 'attn_out': 'attn_out', 'mlp_out': 'mlp_out', 'head': 'kqv',
             'head_q': 'q', 'head_k': 'k', 'head_v': 'v', 'expert': 'expert'}[site]
@@ -397,8 +399,8 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
         kept[(s, il, pos)] = value.copy()
         return value
 
-    def run(ids, patch=None):
-        p = forward.Pass(model)
+    def run(ids, patch=None, p=None):
+        p = p or forward.Pass(model)
         p.patch = patch
         for t in ids:
             logits = p.step(t)
@@ -423,27 +425,36 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl):
             return v
         return put
 
-    heads_max = max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0)
-    grid = []
-    for il in range(layers[0], layers[1] + 1):
-        row = []
-        if site == 'expert':   # expert e's weighted output at every position
-            row = [measure(run(corrupt, one_head(il, e))) for e in range(hp.n_expert)]
-        elif site.startswith('head'):
-            dn = hp.recurrent[il]
-            size = hp.dn_head if dn else hp.head_v
-            cols = hp.n_head_kv if site in ('head_k', 'head_v') else heads_max
-            heads = (hp.dn_v_heads if dn else hp.n_head) if site == 'head' else \
-                0 if dn else hp.n_head if site == 'head_q' else hp.n_head_kv
-            for h in range(cols):
-                part = slice(h * size, (h + 1) * size) if site == 'head' else h
-                row.append(measure(run(corrupt, one_head(il, part))) if h < heads else None)
-        else:
-            for pos in range(len(clean)):
-                def put(s, l, at, v, il=il, pos=pos):
-                    return kept[(s, l, at)] if (s, l, at) == (name, il, pos) else v
-                row.append(measure(run(corrupt, put)))
-        grid.append(row)
+    key = (site, tuple(clean), tuple(corrupt), tuple(layers))
+    if key not in memo:
+        heads_max = max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0)
+        before = []                    # the corrupted run before each position
+        p = forward.Pass(model)
+        for t in corrupt:
+            before.append(p.fork())
+            p.step(t)
+        grid = []
+        for il in range(layers[0], layers[1] + 1):
+            row = []
+            if site == 'expert':   # expert e's weighted output at every position
+                row = [run(corrupt, one_head(il, e)) for e in range(hp.n_expert)]
+            elif site.startswith('head'):
+                dn = hp.recurrent[il]
+                size = hp.dn_head if dn else hp.head_v
+                cols = hp.n_head_kv if site in ('head_k', 'head_v') else heads_max
+                heads = (hp.dn_v_heads if dn else hp.n_head) if site == 'head' else \
+                    0 if dn else hp.n_head if site == 'head_q' else hp.n_head_kv
+                for h in range(cols):
+                    part = slice(h * size, (h + 1) * size) if site == 'head' else h
+                    row.append(run(corrupt, one_head(il, part)) if h < heads else None)
+            else:
+                for pos in range(len(clean)):
+                    def put(s, l, at, v, il=il, pos=pos):
+                        return kept[(s, l, at)] if (s, l, at) == (name, il, pos) else v
+                    row.append(run(corrupt[pos:], put, before[pos].fork()))
+            grid.append(row)
+        memo[key] = grid
+    grid = [[None if lg is None else measure(lg) for lg in row] for row in memo[key]]
     return grid, measure(lc), measure(lx)
 
 
@@ -453,6 +464,7 @@ def check_patch(c, spec):
     from the grid with the baselines) and, for heads, its KL within PATCH_TOL."""
     path = spec if spec.endswith('.gguf') else c.model(spec)
     model = forward.Model(path, 64)
+    memo = {}
     name = os.path.basename(spec) if spec.endswith('.gguf') else spec
     sites = [('resid_pre', False), ('attn_out', False), ('mlp_out', False), ('head', False),
              ('head', True), ('head_q', False), ('head_k', False), ('head_v', False)]
@@ -469,7 +481,7 @@ def check_patch(c, spec):
         answer = got.get('answer', {}).get('id', 0)
         wrong = got.get('wrong', {}).get('id', 0)
         want, lc, lx = reference_patch(model, got['ids'], got['corrupt_ids'], site, got['layers'],
-                                       answer, wrong, kl)
+                                       answer, wrong, kl, memo)
         worst, cells = 0.0, 0
         for row_got, row_want in zip(got['grid'], want):
             for g, w in zip(row_got, row_want):

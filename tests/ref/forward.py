@@ -456,6 +456,20 @@ class Pass:
         self.dn_seen = [[] for _ in model.layers]
         self.patch = None                           # activation patching: _patched
 
+    def fork(self):
+        """A copy of this pass at its position that runs on alone: what either runs next
+        leaves the other as it was (the caches' lists and the recurrent states are copied;
+        an array a cache holds is never changed once written)."""
+        f = object.__new__(Pass)
+        f.__dict__.update(self.__dict__)
+        f.k_cache = [list(c) for c in self.k_cache]
+        f.v_cache = [list(c) for c in self.v_cache]
+        f.routes, f.sink_share, f.clamps = list(self.routes), list(self.sink_share), dict(self.clamps)
+        f.dn_inputs = [list(c) for c in self.dn_inputs]
+        f.dn_state = [None if s is None else s.copy() for s in self.dn_state]
+        f.dn_seen = [list(c) for c in self.dn_seen]
+        return f
+
     def _patched(self, site, il, value):
         """value, or what self.patch (site, layer, position, value) -> value puts in its
         place (activation patching: resid_pre, the stream entering layer il, il = the
