@@ -59,7 +59,8 @@ assert_file_contains "message" "$T/err" "threads"
 pass "config threads = 1; -T 0 refused"
 
 # ---- the OpenMP wait policy: a short spin unless the user chose (openmp_wait.h) ----
-# (lib.sh gives every other run the spin count: here llmchat must set it itself)
+# (make check gives every other run the spin count, Makefile.am's
+# AM_TESTS_ENVIRONMENT: here llmchat must set it itself)
 unset GOMP_SPINCOUNT OMP_WAIT_POLICY
 if "$LLMCHAT_BIN" --version >/dev/null 2>&1 && OMP_DISPLAY_ENV=true "$LLMCHAT_BIN" --version 2>&1 |
     grep -q "OPENMP DISPLAY ENVIRONMENT"; then

@@ -119,17 +119,6 @@ export HOME XDG_CONFIG_HOME XDG_STATE_HOME XDG_DATA_HOME XDG_CACHE_HOME LLMCHAT_
 unset LLMCHAT_MODEL LLMCHAT_MODEL_MIRROR NO_COLOR
 mkdir -p "$HOME" || hard_error "cannot create $HOME"
 
-# The OpenMP spin count llmchat sets for itself (src/app/openmp_wait.h), given at the
-# start: without it every run starts itself a second time to set it (about 0.02 s a run,
-# 0.06 s under the sanitizers, thousands of runs in the suite). e2e_threads checks that
-# second start, with GOMP_SPINCOUNT unset.
-if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then
-    GOMP_SPINCOUNT=$(sed -n 's/^#define OPENMP_WAIT_SPINS "\([0-9]*\)"$/\1/p' \
-        "$LLMCHAT_SRCDIR/src/app/openmp_wait.h")
-    [ -n "$GOMP_SPINCOUNT" ] || hard_error "no OPENMP_WAIT_SPINS in src/app/openmp_wait.h"
-    export GOMP_SPINCOUNT
-fi
-
 # Every llmchat run is bounded in time, so a hang fails the test instead of the suite.
 LLMCHAT_TEST_TIMEOUT=${LLMCHAT_TEST_TIMEOUT:-120}
 if command -v timeout >/dev/null 2>&1; then
