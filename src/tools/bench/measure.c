@@ -5,8 +5,9 @@
  *
  * The machine's memory bandwidth may swing by 2x from minute to minute, so the
  * roofline is measured in pairs: decoding runs in short windows (>= 50 ms), each
- * between two streaming reads of a 512 MiB buffer (half --probe-mib) on all cores, and the figure is
- * the median over the windows of weight bytes/s over the mean of those two reads.
+ * between two streaming reads of a 512 MiB buffer (half --probe-mib) on all cores, and
+ * the figure is the median over the windows of weight bytes/s over the mean of those
+ * two reads.
  * --long (near vs far in the context: the forward pass alone, at positions the engine
  * would need a long prompt to reach) and --scaling (one thread vs all) alternate their
  * windows the same way and report medians of per-pair ratios. */
