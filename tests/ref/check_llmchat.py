@@ -428,11 +428,12 @@ def reference_patch(model, clean, corrupt, site, layers, answer, wrong, kl, memo
     key = (site, tuple(clean), tuple(corrupt), tuple(layers))
     if key not in memo:
         heads_max = max(hp.n_head, getattr(hp, 'dn_v_heads', 0) if any(hp.recurrent) else 0)
-        before = []                    # the corrupted run before each position
-        p = forward.Pass(model)
-        for t in corrupt:
-            before.append(p.fork())
-            p.step(t)
+        before = []   # a position's site: the corrupted run before each position
+        if site in ('resid_pre', 'attn_out', 'mlp_out'):
+            p = forward.Pass(model)
+            for t in corrupt:
+                before.append(p.fork())
+                p.step(t)
         grid = []
         for il in range(layers[0], layers[1] + 1):
             row = []

@@ -122,7 +122,8 @@ int measure_draft_round(const bench_options *o, const char *path, const char *dr
                         draft_round *r);
 
 /* The machine's read bandwidth at the start: the best of 8 passes over --probe-mib
- * (1 GiB) on every CPU this process may run on, GB/s. Returns 0, or -1 when the child died. */
+ * (1 GiB) on every CPU this process may run on, GB/s. Returns 0, or -1 when the child
+ * died. */
 int measure_bandwidth(const bench_options *o, double *gb_s);
 
 #endif

@@ -45,7 +45,8 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            "\"decode_roofline_peak\":%.3f,\"decode_rounds\":%d,\"decode_window_tokens\":%d,"
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
-           "\"bandwidth_way\":\"%s\",\"probe_mib\":%d,\"prefetch\":\"%s\",\"panels\":%s,\"decode_streams\":%d,"
+           "\"bandwidth_way\":\"%s\",\"probe_mib\":%d,\"prefetch\":\"%s\",\"panels\":%s,"
+           "\"decode_streams\":%d,"
            "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
            r->decode_steps, r->decode_pos, r->decode_tok_s, r->bandwidth_gb_s,
