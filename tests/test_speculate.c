@@ -291,10 +291,58 @@ static double chi2_p(double x, int df)
 
 enum { DRAWS = 10000 };
 
+/* The softmax at temperature 1 of the engine's current logits, into p; its argmax. */
+static int probabilities(const engine *e, double *p)
+{
+    int vocab = engine_model(e)->config.vocab_size;
+    const float *l = engine_logits(e);
+    int top = 0;
+    for (int v = 1; v < vocab; v++)
+        top = l[v] > l[top] ? v : top;
+    double sum = 0;
+    for (int v = 0; v < vocab; v++)
+        sum += p[v] = exp(l[v] - l[top]);
+    for (int v = 0; v < vocab; v++)
+        p[v] /= sum;
+    return top;
+}
+
+/* The tokens of p expected at least 5 times in DRAWS draws. */
+static int bins_of(const double *p, int vocab)
+{
+    int bins = 0;
+    for (int v = 0; v < vocab; v++)
+        bins += p[v] * DRAWS >= 5;
+    return bins;
+}
+
+/* Where the distribution test draws: the first length of the prompt's greedy
+ * continuation whose next token is near-certain (p >= 0.95, so few steps are drawn
+ * in vain) and whose token after that is spread over at least 30 bins (so the
+ * chi-square can tell distributions apart). The engine holds that length's tokens. */
+static int sure_position(engine *e, double *p)
+{
+    int vocab = engine_model(e)->config.vocab_size;
+    llm_err err;
+    for (int len = PROMPT; len < PROMPT + GEN; len++) {
+        int x = probabilities(e, p);
+        bool sure = p[x] >= 0.95;
+        ck_assert_msg(engine_force(e, x, &err) == LLM_OK, "%s", err.text);
+        probabilities(e, p);
+        if (sure && bins_of(p, vocab) >= 30) {
+            ck_assert_msg(engine_rewind(e, len, &err) == LLM_OK, "%s", err.text);
+            return len;
+        }
+    }
+    ck_abort_msg("no position of the greedy continuation with a near-certain next token");
+    return -1;
+}
+
 /* The token after x at temperature 1: DRAWS draws of it, each from a step with one
  * guess, kept when the step's first token was x (the position is then the one with
- * x before it); its counts against the model's probabilities there. The guess is the
- * model's top token there (agree) or its third (disagree). */
+ * x before it); its counts against the model's probabilities there. x is the
+ * near-certain token of sure_position. The guess is the model's top token there
+ * (agree) or its third (disagree). */
 static void check_distribution(bool agree)
 {
     model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
@@ -311,23 +359,14 @@ static void check_distribution(bool agree)
     prompt_of(prompt, vocab);
     llm_err err;
     ck_assert(engine_prefill(e, prompt, PROMPT, &err) == LLM_OK);
-    /* x: the most likely first token; the model's distribution after it */
-    const float *l0 = engine_logits(e);
-    int x = 0;
-    for (int v = 1; v < vocab; v++)
-        x = l0[v] > l0[x] ? v : x;
-    ck_assert(engine_force(e, x, &err) == LLM_OK);
     double *p = malloc(sizeof(double) * vocab);
-    const float *l1 = engine_logits(e);
-    double mx = l1[0], sum = 0;
-    for (int v = 1; v < vocab; v++)
-        mx = l1[v] > mx ? l1[v] : mx;
-    for (int v = 0; v < vocab; v++)
-        sum += p[v] = exp(l1[v] - mx);
-    for (int v = 0; v < vocab; v++)
-        p[v] /= sum;
+    int start = sure_position(e, p);
+    /* x: the most likely first token; the model's distribution after it */
+    int x = probabilities(e, p);
+    ck_assert(engine_force(e, x, &err) == LLM_OK);
+    probabilities(e, p);
     int ranked[3];
-    ck_assert_int_eq(sampler_top_k(l1, vocab, 3, ranked), 3);
+    ck_assert_int_eq(sampler_top_k(engine_logits(e), vocab, 3, ranked), 3);
     int guess = agree ? ranked[0] : ranked[2];
     long *count = calloc(vocab, sizeof(long));
     long kept = 0, accepted = 0, wrong = 0;
@@ -336,7 +375,7 @@ static void check_distribution(bool agree)
     for (unsigned long long seed = 1; kept < DRAWS; seed++) {
         sc.seed = seed;
         int got[2], n;
-        bool ok = engine_rewind(e, PROMPT, &err) == LLM_OK;
+        bool ok = engine_rewind(e, start, &err) == LLM_OK;
         if (ok) {
             engine_set_sampler(e, &sc);
             ok = engine_step_guessed(e, fixed_guess, &guess, 1, got, &n, &err) == LLM_OK;
@@ -346,7 +385,7 @@ static void check_distribution(bool agree)
         if (got[0] != x)
             continue;
         int y = n == 2 ? got[1] : engine_record(e, engine_pos(e) - 1)->next;
-        const step_record *r = engine_record(e, PROMPT);
+        const step_record *r = engine_record(e, start);
         wrong += (n == 2) != (y == guess) || !r->guessed || r->guess != guess;
         accepted += n == 2;
         count[y]++;
