@@ -21,6 +21,12 @@ const shape bench_shapes[] = {
     LLAMA("110M", 768, 2048, 12, 12, 12, 32000, 1024, 1),
     LLAMA("1B", 2048, 5632, 22, 32, 4, 32000, 2048, 0),
     LLAMA("7B", 4096, 11008, 32, 32, 32, 32000, 4096, 0),
+    /* Llama 3.2 1B's published config: 16 layers, grouped-query attention, a
+     * 128,256-token vocabulary, tied embeddings (its "llama3" rope scaling left out: it
+     * changes no operation's cost); a GGUF file only */
+    {.name = "llama3.2-1B", .arch = "llama", .dim = 2048, .hidden_dim = 8192, .n_layers = 16,
+     .n_heads = 32, .n_kv_heads = 8, .vocab_size = 128256, .seq_len = 4096, .shared = 1,
+     .rms_eps = 1e-5f, .rope_base = 500000.0f},
     /* the other families, each as its published config (context cut to 4096) */
     {.name = "qwen2-0.5B", .arch = "qwen2", .dim = 896, .hidden_dim = 4864, .n_layers = 24,
      .n_heads = 14, .n_kv_heads = 2, .vocab_size = 151936, .seq_len = 4096, .shared = 1,
