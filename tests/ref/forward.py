@@ -354,10 +354,7 @@ class Model:
 
 def rms_norm(x, w, eps):
     """x / sqrt(mean(x^2) + eps) * w over the last axis (GGUF stores Gemma's 1 + w already)."""
-    n = x.shape[-1]
-    if x.ndim == 1:
-        return x / math.sqrt(float(np.dot(x, x)) / n + eps) * w
-    return x / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True) / n + eps) * w
+    return x / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True) / x.shape[-1] + eps) * w
 
 
 def gelu_tanh(x):
