@@ -44,6 +44,8 @@ for k in positive:
         sys.exit("%s = %r, not a positive number" % (k, v))
 if r.get("bandwidth_way") not in ("plain", "t0", "nta"):
     sys.exit("bandwidth_way = %r" % r.get("bandwidth_way"))
+if not isinstance(r.get("huge_pages"), bool):
+    sys.exit("huge_pages = %r, not true or false" % r.get("huge_pages"))
 if r.get("probe_mib") != 64:
     sys.exit("probe_mib = %r, asked for 64" % r.get("probe_mib"))
 if r["prefill_tokens"] != 32:
@@ -291,6 +293,9 @@ PY
 run_bench --shape 15M --draft-shape 15M </dev/null
 assert_status 2
 assert_file_contains "--draft-shape alone" "$T/err" "--draft-shape is for --speculate"
+run_bench --shape 15M --huge-pages sometimes </dev/null
+assert_status 2
+assert_file_contains "a bad --huge-pages" "$T/err" "--huge-pages must be auto, on or off, not 'sometimes'"
 pass "--speculate gives plain decoding's tokens at each fixed acceptance rate, with a draft's cost"
 
 # ---- --agreeing-draft: a model and a draft of its first layers that agree ----

@@ -108,6 +108,25 @@ assert_status 0
 assert_file_contains "--verbose on the Q8_0 file" "$T/err" "Q8_0 in place"
 pass "--verbose describes the model, the conversion and the tokenizer"
 
+# ---- --huge-pages: the file read into memory or mapped, the same output ----
+run_llmchat --huge-pages on --verbose -m generate -t 0 -n 8 -i "Once" "$T/alone/stories260K-q8_0.gguf" </dev/null
+assert_status 0
+assert_file_contains "--huge-pages on reads the file in" "$T/err" \
+    "memory: the file read into memory that asked for 2 MiB pages"
+cp "$T/out" "$T/huge.out"
+run_llmchat --huge-pages off --verbose -m generate -t 0 -n 8 -i "Once" "$T/alone/stories260K-q8_0.gguf" </dev/null
+assert_status 0
+assert_file_contains "--huge-pages off maps the file" "$T/err" "memory: the file mapped (4 KiB pages"
+cmp -s "$T/out" "$T/huge.out" || fail "--huge-pages on and off generate different text"
+printf 'huge-pages = off\n' >"$T/huge.conf"
+run_llmchat --config "$T/huge.conf" --verbose -m generate -t 0 -n 8 -i "Once" "$T/alone/stories260K-q8_0.gguf" </dev/null
+assert_status 0
+assert_file_contains "the config key huge-pages" "$T/err" "memory: the file mapped (4 KiB pages"
+run_llmchat --huge-pages maybe -m generate -i "Once" "$T/alone/stories260K-q8_0.gguf" </dev/null
+assert_status 2
+assert_file_contains "a bad --huge-pages is named" "$T/err" "--huge-pages must be auto, on or off"
+pass "--huge-pages on and off give the same text; --verbose says which; a bad value is refused"
+
 # ---- hostile files ----
 maker=${LLMCHAT_BUILDDIR:-}/tests/make_bad_gguf
 [ -x "$maker" ] || hard_error "$maker is not built (run through make check)"

@@ -200,6 +200,7 @@ static const struct {
     {"kernels", "scalar", "sse9"},
     {"kv-cache", "f32", "q4"},
     {"panels", "off", "maybe"},
+    {"huge-pages", "off", "sometimes"},
     {"theme", "light", "blue"},
     {"mouse", "yes", "maybe"},
     {"history-size", "5", "-1"},
@@ -273,6 +274,7 @@ START_TEST(test_every_key_good_value)
     ck_assert_int_eq(o.isa, KERNELS_SCALAR);
     ck_assert_int_eq(o.kv_cache, TRANSFORMER_KV_F32);
     ck_assert(o.no_panels && o.panels_given);
+    ck_assert_int_eq(o.huge_pages, MODEL_HUGE_PAGES_OFF);
     ck_assert_int_eq(o.theme, THEME_LIGHT);
     ck_assert(o.mouse);
     ck_assert_int_eq(o.history_size, 5);

@@ -15,6 +15,7 @@
 #include "gguf.h"
 #include "gguf_copy.h"
 #include "kernels.h"
+#include "huge_pages.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -279,6 +280,89 @@ START_TEST(test_stories_q8_0_gguf)
     model_close(g);
     model_close(b);
     model_close(gf);
+}
+END_TEST
+
+/* --huge-pages: on reads the file into memory of its own (2 MiB-aligned, asked for huge
+ * pages) where the weights are used in place, off maps it; the loaders see the same
+ * bytes, so the logits are the same bits. With the weights converted at load the file
+ * is read once, so it stays mapped and only what loading makes asks for huge pages. */
+START_TEST(test_huge_pages_same_bits)
+{
+    const char *path = data_path("rand256-q4_k_m.gguf");
+    model_options opt;
+    model_options_default(&opt);
+    ck_assert_int_eq(opt.huge_pages, MODEL_HUGE_PAGES_AUTO);
+    model *m[2] = {NULL, NULL};
+    const model_huge_pages want[2] = {MODEL_HUGE_PAGES_ON, MODEL_HUGE_PAGES_OFF};
+    llm_err err;
+    for (int i = 0; i < 2; i++) {
+        opt.huge_pages = want[i];
+        ck_assert_msg(model_open(path, &opt, &m[i], &err) == LLM_OK, "%s", err.text);
+    }
+    ck_assert(m[0]->huge_pages && m[0]->file_read);
+    ck_assert(!m[1]->huge_pages && !m[1]->file_read);
+    ck_assert_uint_eq((uintptr_t)m[0]->map % HUGE_PAGE_BYTES, 0);
+    ck_assert_uint_eq(m[0]->map_bytes, m[1]->map_bytes);
+    ck_assert_int_eq(memcmp(m[0]->map, m[1]->map, m[0]->map_bytes), 0);
+    ck_assert_int_gt(m[0]->n_native, 0);
+    int toks[] = {1, 40, 70, 100, 200};
+    float *a = run(m[0], toks, 5), *b = run(m[1], toks, 5);
+    ck_assert_int_eq(memcmp(a, b, sizeof(float) * (size_t)m[0]->config.vocab_size), 0);
+    free(a);
+    free(b);
+    model_close(m[0]);
+    model_close(m[1]);
+
+    opt.huge_pages = MODEL_HUGE_PAGES_ON;
+    opt.weights = TENSOR_Q8_0;
+    model *q = NULL;
+    ck_assert_msg(model_open(path, &opt, &q, &err) == LLM_OK, "%s", err.text);
+    ck_assert(q->huge_pages && !q->file_read);
+    model_close(q);
+}
+END_TEST
+
+/* The choice auto makes, and the names. */
+START_TEST(test_huge_pages_choice)
+{
+    const uint64_t G = (uint64_t)1 << 30;
+    ck_assert(model_huge_pages_choose(MODEL_HUGE_PAGES_ON, false, 100 * G, 0));
+    ck_assert(!model_huge_pages_choose(MODEL_HUGE_PAGES_OFF, true, 1, 100 * G));
+    ck_assert(model_huge_pages_choose(MODEL_HUGE_PAGES_AUTO, true, 4 * G, 8 * G));
+    ck_assert(!model_huge_pages_choose(MODEL_HUGE_PAGES_AUTO, true, 4 * G + 1, 8 * G));
+    ck_assert(!model_huge_pages_choose(MODEL_HUGE_PAGES_AUTO, false, 1, 8 * G)); /* not offered */
+    ck_assert(!model_huge_pages_choose(MODEL_HUGE_PAGES_AUTO, true, 1, 0));     /* unknown */
+    const char *names[] = {"auto", "on", "off"};
+    for (int i = 0; i < 3; i++) {
+        model_huge_pages h = MODEL_HUGE_PAGES_OFF;
+        ck_assert(model_huge_pages_parse(names[i], &h));
+        ck_assert_str_eq(model_huge_pages_name(h), names[i]);
+    }
+    model_huge_pages h = MODEL_HUGE_PAGES_ON;
+    ck_assert(!model_huge_pages_parse("yes", &h));
+    ck_assert(!model_huge_pages_parse("", &h));
+    ck_assert_int_eq(h, MODEL_HUGE_PAGES_ON);
+}
+END_TEST
+
+/* huge_pages_alloc: 2 MiB-aligned, writable, its length; what it reports is no more than
+ * what the process holds. */
+START_TEST(test_huge_pages_alloc)
+{
+    size_t bytes = 3 * HUGE_PAGE_BYTES + 12345;
+    for (int huge = 0; huge < 2; huge++) {
+        uint8_t *p = huge_pages_alloc(bytes, huge);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq((uintptr_t)p % HUGE_PAGE_BYTES, 0);
+        memset(p, 0x5a, bytes);
+        ck_assert_uint_eq(p[0], 0x5a);
+        ck_assert_uint_eq(p[bytes - 1], 0x5a);
+        ck_assert_uint_le(huge_pages_backing(p, bytes), bytes + HUGE_PAGE_BYTES);
+        huge_pages_free(p, bytes);
+    }
+    if (!huge_pages_offered())
+        printf("test_huge_pages_alloc: this kernel offers no transparent huge pages\n");
 }
 END_TEST
 
@@ -620,6 +704,9 @@ static Suite *model_gguf_suite(void)
     tcase_add_test(core, test_stories_gguf_is_stories_bin);
     tcase_add_test(core, test_stories_q8_0_gguf);
     tcase_add_test(core, test_panels_at_load);
+    tcase_add_test(core, test_huge_pages_same_bits);
+    tcase_add_test(core, test_huge_pages_choice);
+    tcase_add_test(core, test_huge_pages_alloc);
     tcase_add_test(core, test_every_type_loads_and_runs);
     tcase_add_test(core, test_rope_base_and_epsilon_from_file);
     tcase_add_test(core, test_shared_classifier);

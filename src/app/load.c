@@ -3,6 +3,7 @@
  * order. Owns nothing it returns: the caller closes what it got. */
 #include "load.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "chatfile.h"
 #include "discover.h"
 #include "gguf.h"
+#include "huge_pages.h"
 #include "progress.h"
 #include "session.h"
 
@@ -94,6 +96,11 @@ static void describe_model(const model *m)
             c->seq_len, c->rope_base, c->rms_eps,
             c->shared_classifier ? ", classifier shared with the embedding" : "");
     fprintf(stderr, "llmchat: weights: %s\n", m->load_summary);
+    fprintf(stderr, "llmchat: memory: %s; %.0f MB of this process in 2 MiB pages\n",
+            m->file_read     ? "the file read into memory that asked for 2 MiB pages"
+            : m->huge_pages ? "the file mapped, what loading made asked for 2 MiB pages"
+                            : "the file mapped (4 KiB pages; --huge-pages)",
+            (double)huge_pages_backing(NULL, SIZE_MAX) / 1e6);
 }
 
 /* VmRSS and VmHWM of /proc/self/status. */
@@ -203,6 +210,7 @@ int load_model(app_options *o, model **out)
     model_options_default(&mo);
     mo.weights = o->weights;
     mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    mo.huge_pages = o->huge_pages;
     if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
         mo.progress = progress_show;
         mo.progress_user = (void *)o->model_path;
@@ -231,6 +239,7 @@ int load_draft(const app_options *o, const tokenizer *tok, model **out)
     model_options_default(&mo);
     mo.weights = o->weights;
     mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    mo.huge_pages = o->huge_pages;
     llm_err err;
     if (model_open(o->draft_path, &mo, out, &err) != LLM_OK) {
         fprintf(stderr, "llmchat: --draft: %s\n", err.text);

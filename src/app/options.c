@@ -247,6 +247,11 @@ static const char *set_panels(app_options *o, const char *v)
     return NULL;
 }
 
+static const char *set_huge_pages(app_options *o, const char *v)
+{
+    return model_huge_pages_parse(v, &o->huge_pages) ? NULL : "must be auto, on or off";
+}
+
 static const char *set_kv_cache(app_options *o, const char *v)
 {
     if (!strcmp(v, "auto")) o->kv_cache = TRANSFORMER_KV_AUTO;
@@ -594,6 +599,12 @@ static const app_option own_rows[] = {
              "reads faster on Intel's AVX-512 VNNI CPUs (their memory twice); off: the\n"
              "file's blocks alone (default: on on Intel, off elsewhere)",
      .set = set_panels},
+    {.name = "huge-pages", .arg = "auto|on|off", .config = true,
+     .help = "on: the weights in memory of 2 MiB pages (the file read in, not\n"
+             "mapped), which decode streams faster; off: the file mapped (default:\n"
+             "auto, on where the kernel offers them and the file takes at most half\n"
+             "the memory available)",
+     .set = set_huge_pages},
     {.name = "kv-cache", .arg = "TYPE", .config = true,
      .help = "q8_0 or f32 (default: q8_0 with int8 weights, f32 with f32)", .set = set_kv_cache},
     {.name = "theme", .arg = "NAME", .config = true, .help = "tui colours: dark (default), light or mono",

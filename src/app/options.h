@@ -121,6 +121,7 @@ typedef struct {
     bool no_panels;              /* --panels off: GGUF Q8_0 read from the file's blocks alone;
                                     without panels_given, kernels_panels_by_default decides */
     bool panels_given;           /* --panels was set (command line, config or replayed trace) */
+    model_huge_pages huge_pages; /* --huge-pages auto|on|off (default auto) */
     kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512|amx|neon|neon-dotprod */
     transformer_kv kv_cache;     /* --kv-cache auto|q8_0|f32 */
     bool mouse;                  /* tui --mouse */

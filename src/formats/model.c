@@ -1,9 +1,10 @@
-/* model.c — opening a model file: mapping it, handing it to the loader of its format
- * (model_llama2c.c, model_gguf.c), checking the weights it produced for NaN and
+/* model.c — opening a model file: holding its bytes, handing them to the loader of its
+ * format (model_llama2c.c, model_gguf.c), checking the weights it produced for NaN and
  * infinity, and summing up what loading did (see model.h).
  *
- * Owns: the read-only mapping of the file, the parsed GGUF metadata, and every buffer
- * made at load (Q8_0 quantizations, repacked or decoded weights). Also the parts every
+ * Owns: the file's bytes (mapped, or read into memory of huge pages: model_memory.c),
+ * the parsed GGUF metadata, and every buffer made at load (Q8_0 quantizations,
+ * repacked or decoded weights). Also the parts every
  * format shares: shape limits, building tensors (views, quantized, converted row by
  * row in parallel), progress reports. Does not compute anything with the weights:
  * that is the forward pass (core/forward.c), through quant.h. */
@@ -18,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "finite.h"
 #include "ggml_type.h"
+#include "huge_pages.h"
 #include "input_file.h"
 #include "kernels.h"
 #include "gguf.h"
@@ -249,6 +250,8 @@ void *model_own(model *m, size_t bytes)
     void *p = aligned_alloc(64, rounded ? rounded : 64);
     if (!p)
         return NULL;
+    if (m->huge_pages) /* before the first write; a small buffer has no whole huge page */
+        huge_pages_ask(p, rounded);
     m->owned[m->n_owned++] = p;
     m->owned_bytes += bytes;
     return p;
@@ -263,8 +266,7 @@ void model_close(model *m)
     free(m->owned);
     free(m->layers);
     gguf_free((gguf *)m->meta);
-    if (m->map)
-        munmap(m->map, m->map_bytes);
+    model_memory_release(m->map, m->map_bytes, m->file_read);
     free(m->path);
     free(m);
 }
@@ -793,18 +795,26 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
                         llm_group_digits(a, sizeof a, (long long)size),
                         size == 0 ? " (empty file)" : "");
     }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int map_errno = errno;
+    /* in place, the weights are the file's bytes: those are what want huge pages */
+    bool huge = model_huge_pages_choose(opt->huge_pages, huge_pages_offered(), size,
+                                        opt->huge_pages == MODEL_HUGE_PAGES_AUTO
+                                            ? memory_available_bytes()
+                                            : 0);
+    bool read_in = huge && opt->weights == TENSOR_BLOCKS;
+    void *map;
+    llm_status held = model_memory_hold(fd, size, read_in, path, &map, err);
     close(fd);
-    if (map == MAP_FAILED)
-        return llm_fail(err, LLM_ERR_IO, "%s: cannot map: %s", path, strerror(map_errno));
+    if (held != LLM_OK)
+        return held;
 
     model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(path))) {
         free(m);
-        munmap(map, size);
+        model_memory_release(map, size, read_in);
         return llm_fail(err, LLM_ERR_NOMEM, "%s: out of memory", path);
     }
+    m->huge_pages = huge;
+    m->file_read = read_in;
     m->map = map;
     m->map_bytes = size;
     m->file_bytes = size;

@@ -269,6 +269,15 @@ typedef enum {
  * file's weights processed so far of total (done == total at the end). */
 typedef void (*model_progress_fn)(void *user, uint64_t done, uint64_t total);
 
+/* Whether the weights live in memory of 2 MiB pages (base/huge_pages.h): the file read
+ * into such memory instead of mapped, and what loading makes asked for them too. */
+typedef enum {
+    MODEL_HUGE_PAGES_AUTO = 0, /* where the kernel offers them and the file takes at most
+                                  half the memory available (model_huge_pages_choose) */
+    MODEL_HUGE_PAGES_ON,
+    MODEL_HUGE_PAGES_OFF,      /* the file mapped, in the page cache's 4 KiB pages */
+} model_huge_pages;
+
 typedef struct {
     tensor_type weights;  /* type to compute with: TENSOR_BLOCKS (native: the file's block
                              types in place, Q8_0 for the others), TENSOR_Q8_0 or TENSOR_F32
@@ -282,6 +291,7 @@ typedef struct {
                              false (default): where the kernels read panels
                              (kernels_panels_wanted), each is also packed into panels for
                              decode, its bytes twice in memory (--panels off) */
+    model_huge_pages huge_pages; /* --huge-pages (default auto) */
 } model_options;
 
 typedef struct {
@@ -300,6 +310,9 @@ typedef struct {
     size_t owned_bytes;        /* bytes allocated for converted weights */
     size_t mapped_bytes;       /* bytes of the file used as weights in place */
     size_t panel_bytes;        /* bytes of the decode panels (0: none; model_options) */
+    bool huge_pages;           /* the weights asked for 2 MiB pages (model_options.huge_pages) */
+    bool file_read;            /* the file read into memory of its own rather than mapped:
+                                  with huge_pages, where the weights are used in place */
     char weights_label[32];    /* what the weights were and are: "Q8_0", "F32", "Q4_K→Q8_0" */
     char load_summary[224];    /* what loading did: "Q4_K, Q6_K → Q8_0 at load: 7.2 GB resident" */
     char weights_size[32];     /* memory the weights take, converted and mapped: "7.2 GB" */
@@ -319,7 +332,7 @@ typedef struct {
     const float *ple_proj_norm; /* (ple_dim) per_layer_proj_norm */
 
     /* private to model*.c */
-    void *map;                 /* the whole file, read-only mapping */
+    void *map;                 /* the whole file, read-only: mapped, or read in (file_read) */
     size_t map_bytes;
     void **owned;              /* buffers to free at close */
     int n_owned, cap_owned;
@@ -373,6 +386,15 @@ void model_options_default(model_options *opt);
  * wrong, e.g. "m.bin: 1,048,576 bytes, but its header implies 1,056,540 (truncated?)". */
 llm_status model_open(const char *path, const model_options *opt, model **out, llm_err *err);
 void model_close(model *m); /* NULL does nothing */
+
+/* Parses a --huge-pages value (auto, on, off); false for anything else, *out left alone. */
+bool model_huge_pages_parse(const char *name, model_huge_pages *out);
+const char *model_huge_pages_name(model_huge_pages h);
+/* Whether a file of file_bytes gets huge pages: on, yes; off, no; auto, when the kernel
+ * offers them (offered) and the file is at most half the memory available (available
+ * bytes; 0, unknown: no), so that a model that only fits mapped is still mapped. */
+bool model_huge_pages_choose(model_huge_pages want, bool offered, uint64_t file_bytes,
+                             uint64_t available);
 
 /* True when some matrix is a GGUF Q8_0 tensor used in place (TENSOR_Q8_0_BLOCKS): the
  * ones decode panels are packed from. */

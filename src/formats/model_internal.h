@@ -22,6 +22,13 @@ enum {
     MODEL_MAX_HEAD = 1024, /* head size (dim / n_heads); Llama models use 64..256 */
 };
 
+/* The file's bytes, size of them, at *out (model_memory.c): read into memory of 2 MiB
+ * pages when read_in, else mapped; read-only either way. Released by
+ * model_memory_release with the same size and read_in. */
+llm_status model_memory_hold(int fd, size_t size, bool read_in, const char *path, void **out,
+                             llm_err *err);
+void model_memory_release(void *p, size_t size, bool read_in);
+
 /* The shape fields in header order, and the head size. */
 typedef struct {
     int64_t dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;

@@ -358,6 +358,7 @@ static int convert(const options *o)
     model_options_default(&mo);
     mo.weights = o->type == MODEL_WRITE_F32 || input_is_float(o->in) ? TENSOR_F32 : TENSOR_Q8_0;
     mo.no_panels = true; /* converting reads the blocks once */
+    mo.huge_pages = MODEL_HUGE_PAGES_OFF;
     if (isatty(STDERR_FILENO)) {
         mo.progress = progress_show;
         mo.progress_user = (void *)o->in;

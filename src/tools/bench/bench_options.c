@@ -55,6 +55,9 @@ static void usage(FILE *f)
             "      --panels on|off whether GGUF Q8_0 files are also packed into the panels\n"
             "                      decode reads on AVX-512 VNNI CPUs (default: as llmchat,\n"
             "                      on where decode reads four streams)\n"
+            "      --huge-pages auto|on|off  the weights in memory of 2 MiB pages (the\n"
+            "                      file read in) or mapped in 4 KiB pages (default: as\n"
+            "                      llmchat, auto)\n"
             "      --decode-streams N  weight streams a decode thread reads side by side, 1\n"
             "                      or 4 (default: 4 on Intel, 1 elsewhere, as llmchat)\n"
             "      --probe-mib N   the memory bandwidth probe's buffer (default 1024; the\n"
@@ -261,7 +264,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     enum {
         OPT_JSON = 256, OPT_LONG, OPT_LLMCHAT, OPT_ISA, OPT_TOKENIZER, OPT_SCALING, OPT_AGAINST,
         OPT_ANCHOR, OPT_ROUNDS, OPT_ANCHOR_REPS, OPT_TUI_SCRIPT, OPT_FORMAT, OPT_QUANT,
-        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_DECODE_STREAMS, OPT_GEN,
+        OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_HUGE_PAGES, OPT_DECODE_STREAMS, OPT_GEN,
         OPT_PATCH, OPT_SPECULATE, OPT_DRAFT_SHAPE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
         OPT_AGREEING_DRAFT, OPT_ANCHOR_SERVER, OPT_PROBE_MIB,
     };
@@ -293,6 +296,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"sweep", no_argument, NULL, OPT_SWEEP},
         {"prefetch", required_argument, NULL, OPT_PREFETCH},
         {"panels", required_argument, NULL, OPT_PANELS},
+        {"huge-pages", required_argument, NULL, OPT_HUGE_PAGES},
         {"decode-streams", required_argument, NULL, OPT_DECODE_STREAMS},
         {"sweep-at", required_argument, NULL, OPT_SWEEP_AT},
         {"probe-mib", required_argument, NULL, OPT_PROBE_MIB},
@@ -339,6 +343,13 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             }
             o->no_panels = strcmp(optarg, "off") == 0;
             o->panels_given = true;
+            break;
+        case OPT_HUGE_PAGES:
+            if (!model_huge_pages_parse(optarg, &o->huge_pages)) {
+                fprintf(stderr, "llmchat-bench: --huge-pages must be auto, on or off, not '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case OPT_DECODE_STREAMS:
             if (strcmp(optarg, "1") != 0 && strcmp(optarg, "4") != 0) {

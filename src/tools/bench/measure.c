@@ -320,12 +320,13 @@ static int child_setup(const bench_options *o, int *threads, char *kernel, size_
     return all;
 }
 
-/* model_open with what o asks of the loader (--panels). */
+/* model_open with what o asks of the loader (--panels, --huge-pages). */
 static llm_status open_model(const bench_options *o, const char *path, model **m, llm_err *err)
 {
     model_options mo;
     model_options_default(&mo);
     mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    mo.huge_pages = o->huge_pages;
     return model_open(path, &mo, m, err);
 }
 
@@ -343,6 +344,7 @@ static bool open_shape(const bench_options *o, const char *path, shape_result *r
     }
     r->load_s = stats_now_s() - t0;
     r->panels = (*m)->panel_bytes > 0;
+    r->huge_pages = (*m)->huge_pages;
     if (bench_engine(*m, e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         model_close(*m);

@@ -16,6 +16,7 @@ typedef struct {
     char probe_way[8];  /* how the stream passes read (probe.h): "plain", "t0", "nta" */
     int probe_mib;      /* the probe's buffer (--probe-mib); the stream passes read half */
     int panels;         /* the model's GGUF Q8_0 was read from decode panels */
+    int huge_pages;     /* the weights asked for 2 MiB pages (--huge-pages) */
     int threads, group, prefill_tokens, decode_steps, decode_pos;
     double load_s, prefill_tok_s, decode_tok_s, ttft_s, peak_rss_mb, file_mb, kv_mb;
     double decode_peak_tok_s; /* best PEAK_WINDOW consecutive tokens */

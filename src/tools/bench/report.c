@@ -46,6 +46,7 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            "\"decode_roofline_min\":%.3f,\"decode_roofline_max\":%.3f,"
            "\"bandwidth_min_gb_s\":%.2f,\"bandwidth_max_gb_s\":%.2f,\"bandwidth_start_gb_s\":%.2f,"
            "\"bandwidth_way\":\"%s\",\"probe_mib\":%d,\"prefetch\":\"%s\",\"panels\":%s,"
+           "\"huge_pages\":%s,"
            "\"decode_streams\":%d,"
            "\"cpu_others\":%.3f,\"load_avg\":%.2f",
            s->name, r->kernel, r->threads, r->group, r->prefill_tokens, r->prefill_tok_s,
@@ -56,7 +57,7 @@ void report_json(const shape *s, const shape_result *r, const tui_result *tr, co
            r->decode_rounds, r->decode_window, r->decode_roofline_min, r->decode_roofline_max,
            r->bandwidth_min_gb_s, r->bandwidth_max_gb_s, bw_start, r->probe_way, r->probe_mib,
            kernels_prefetch_name(kernels_get_prefetch()), r->panels ? "true" : "false",
-           kernels_decode_streams(),
+           r->huge_pages ? "true" : "false", kernels_decode_streams(),
            r->cpu_others,
            r->load_avg);
     if (r->long_pairs > 0)
@@ -159,10 +160,10 @@ void report_row(const shape *s, const shape_result *r, const tui_result *tr, con
 
 void report_table_header(const shape_result *r, double bw_start)
 {
-    printf("llmchat-bench: kernel %s, prefetch %s, %spanels, %d thread%s, read bandwidth at start "
-           "%.2f GB/s (bw: median of the passes paired with decode windows)\n",
+    printf("llmchat-bench: kernel %s, prefetch %s, %spanels, %s pages, %d thread%s, read "
+           "bandwidth at start %.2f GB/s (bw: median of the passes paired with decode windows)\n",
            r->ok ? r->kernel : "?", kernels_prefetch_name(kernels_get_prefetch()),
-           r->panels ? "" : "no ", r->threads, r->threads == 1 ? "" : "s", bw_start);
+           r->panels ? "" : "no ", r->huge_pages ? "2 MiB" : "4 KiB", r->threads, r->threads == 1 ? "" : "s", bw_start);
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
            "roofline", "bw", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "median",
@@ -177,8 +178,10 @@ static void ours_medians(side_result *sr, double *prefill, double *decode)
     *decode = stats_median(sr->ours_decode, sr->rounds, &lo, &hi);
 }
 
-void report_sweep_row(const shape *s, int threads, side_result *sr, bool theirs, bool json)
+void report_sweep_row(const bench_options *o, const shape *s, int threads, side_result *sr,
+                      bool theirs)
 {
+    bool json = o->json;
     double pp, tg;
     if (sr->rounds == 0) {
         if (json)
@@ -204,8 +207,9 @@ void report_sweep_row(const shape *s, int threads, side_result *sr, bool theirs,
         return;
     }
     printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"rounds\":%d,\"prompt\":%d,\"gen\":%d,"
-           "\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f", s->name, threads, sr->rounds,
-           sr->n_prompt, sr->n_gen, pp, tg);
+           "\"huge_pages_option\":\"%s\",\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f",
+           s->name, threads, sr->rounds, sr->n_prompt, sr->n_gen,
+           model_huge_pages_name(o->huge_pages), pp, tg);
     json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
     json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
     if (theirs) {
@@ -224,8 +228,9 @@ void report_sweep_header(const bench_options *o, const shape *s, const char *pat
 {
     if (o->json)
         return;
-    printf("llmchat-bench --sweep: %s, %s, %d round%s a row (medians)%s%s\n", s->name, path,
-           o->rounds, o->rounds == 1 ? "" : "s",
+    printf("llmchat-bench --sweep: %s, %s, --huge-pages %s, %d round%s a row (medians)%s%s\n",
+           s->name, path, model_huge_pages_name(o->huge_pages), o->rounds,
+           o->rounds == 1 ? "" : "s",
            o->against && !llama_bench ? "; against llama.cpp: not measured: " : "",
            o->against && !llama_bench ? anchor_why : "");
     printf("%7s %10s %10s", "threads", "prefill", "decode");

@@ -30,6 +30,7 @@ void report_row(const shape *s, const shape_result *r, const tui_result *tr, con
  * count's row (JSON: an object); theirs: llama-bench ran beside. */
 void report_sweep_header(const bench_options *o, const shape *s, const char *path,
                          const char *llama_bench, const char *anchor_why);
-void report_sweep_row(const shape *s, int threads, side_result *sr, bool theirs, bool json);
+void report_sweep_row(const bench_options *o, const shape *s, int threads, side_result *sr,
+                      bool theirs);
 
 #endif

@@ -37,7 +37,7 @@ int sweep_shape(const bench_options *o, const shape *s, const char *path, const 
         memset(&sr, 0, sizeof sr);
         side_by_side_run(&one, s, path, llama_bench, &sr);
         failures += sr.rounds == 0;
-        report_sweep_row(s, counts[i], &sr, llama_bench != NULL, o->json);
+        report_sweep_row(o, s, counts[i], &sr, llama_bench != NULL);
         fflush(stdout);
     }
     return failures;
