@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "model.h"
 #include "parse_number.h"
 #include "quantize.h"
 #include "shapes.h"
@@ -344,13 +345,16 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
             o->no_panels = strcmp(optarg, "off") == 0;
             o->panels_given = true;
             break;
-        case OPT_HUGE_PAGES:
-            if (!model_huge_pages_parse(optarg, &o->huge_pages)) {
+        case OPT_HUGE_PAGES: {
+            model_huge_pages huge;
+            if (!model_huge_pages_parse(optarg, &huge)) {
                 fprintf(stderr, "llmchat-bench: --huge-pages must be auto, on or off, not '%s'\n",
                         optarg);
                 return 2;
             }
+            o->huge_pages = (int)huge;
             break;
+        }
         case OPT_DECODE_STREAMS:
             if (strcmp(optarg, "1") != 0 && strcmp(optarg, "4") != 0) {
                 fprintf(stderr, "llmchat-bench: --decode-streams must be 1 or 4, not '%s'\n",

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 
 #include "kernels.h"
-#include "model.h"
 
 enum {
     MAX_PROMPT = 4096,
@@ -39,7 +38,7 @@ typedef struct {
     kernels_prefetch prefetch; /* how the kernels prefetch weights (--prefetch) */
     bool no_panels;     /* --panels off: GGUF Q8_0 without decode panels */
     bool panels_given;  /* --panels given (else the CPU's default, as llmchat) */
-    model_huge_pages huge_pages; /* --huge-pages auto|on|off (default auto, as llmchat) */
+    int huge_pages;     /* --huge-pages: a model_huge_pages (default auto, as llmchat) */
     int decode_streams; /* --decode-streams 1|4 (0: the CPU's default) */
     int probe_mib;      /* --probe-mib: the bandwidth probe's buffer, MiB (the decode
                            rounds' paired passes read half of it) */

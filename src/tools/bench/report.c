@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "kernels.h"
+#include "model.h"
 #include "stats.h"
 
 #define CPU_OTHERS_WARN 0.1  /* the table warns above this share of other processes */
@@ -209,7 +210,7 @@ void report_sweep_row(const bench_options *o, const shape *s, int threads, side_
     printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"rounds\":%d,\"prompt\":%d,\"gen\":%d,"
            "\"huge_pages_option\":\"%s\",\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f",
            s->name, threads, sr->rounds, sr->n_prompt, sr->n_gen,
-           model_huge_pages_name(o->huge_pages), pp, tg);
+           model_huge_pages_name((model_huge_pages)o->huge_pages), pp, tg);
     json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
     json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
     if (theirs) {
@@ -229,7 +230,7 @@ void report_sweep_header(const bench_options *o, const shape *s, const char *pat
     if (o->json)
         return;
     printf("llmchat-bench --sweep: %s, %s, --huge-pages %s, %d round%s a row (medians)%s%s\n",
-           s->name, path, model_huge_pages_name(o->huge_pages), o->rounds,
+           s->name, path, model_huge_pages_name((model_huge_pages)o->huge_pages), o->rounds,
            o->rounds == 1 ? "" : "s",
            o->against && !llama_bench ? "; against llama.cpp: not measured: " : "",
            o->against && !llama_bench ? anchor_why : "");
