@@ -4,9 +4,9 @@
  *
  * Owns: the file's bytes (mapped, or read into memory of huge pages: model_memory.c),
  * the parsed GGUF metadata, and every buffer made at load (Q8_0 quantizations,
- * repacked or decoded weights). Also the parts every
- * format shares: shape limits, building tensors (views, quantized, converted row by
- * row in parallel), progress reports. Does not compute anything with the weights:
+ * repacked or decoded weights). Also the parts every format shares: shape limits,
+ * building tensors (views, quantized, converted row by row in parallel), progress
+ * reports. Does not compute anything with the weights:
  * that is the forward pass (core/forward.c), through quant.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "model.h"
