@@ -795,11 +795,11 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
                         llm_group_digits(a, sizeof a, (long long)size),
                         size == 0 ? " (empty file)" : "");
     }
-    /* in place, the weights are the file's bytes: those are what want huge pages */
-    bool huge = model_huge_pages_choose(opt->huge_pages, huge_pages_offered(), size,
-                                        opt->huge_pages == MODEL_HUGE_PAGES_AUTO
-                                            ? memory_available_bytes()
-                                            : 0);
+    /* in place, the weights are the file's bytes: those are what want huge pages; only
+     * auto asks the kernel what it offers */
+    bool ask = opt->huge_pages == MODEL_HUGE_PAGES_AUTO;
+    bool huge = model_huge_pages_choose(opt->huge_pages, ask && huge_pages_offered(), size,
+                                        ask ? memory_available_bytes() : 0);
     bool read_in = huge && opt->weights == TENSOR_BLOCKS;
     void *map;
     llm_status held = model_memory_hold(fd, size, read_in, path, &map, err);

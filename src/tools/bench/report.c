@@ -164,7 +164,8 @@ void report_table_header(const shape_result *r, double bw_start)
     printf("llmchat-bench: kernel %s, prefetch %s, %spanels, %s pages, %d thread%s, read "
            "bandwidth at start %.2f GB/s (bw: median of the passes paired with decode windows)\n",
            r->ok ? r->kernel : "?", kernels_prefetch_name(kernels_get_prefetch()),
-           r->panels ? "" : "no ", r->huge_pages ? "2 MiB" : "4 KiB", r->threads, r->threads == 1 ? "" : "s", bw_start);
+           r->panels ? "" : "no ", r->huge_pages ? "2 MiB" : "4 KiB", r->threads,
+           r->threads == 1 ? "" : "s", bw_start);
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "shape", "prefill", "decode",
            "roofline", "bw", "ttft_s", "rss_MB", "file_MB", "load_s", "tui");
     printf("%-6s %9s %9s %9s %7s %8s %9s %8s %7s %8s\n", "", "tok/s", "tok/s", "median",
