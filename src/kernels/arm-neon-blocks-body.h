@@ -1,6 +1,6 @@
 /* kernels/arm-neon-blocks-body.h — the AArch64 row dots of ggml block types (Q4_0, Q4_1,
- * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4; see kernels/table.h's blocks_dot_fn; and for
- * Q4_K, Q5_K and Q6_K the same dots of several vectors at once, blocks_dot_multi_fn), written once and
+ * Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4; see kernels/table.h's blocks_dot_fn; and the same
+ * dots of several vectors at once, blocks_dot_multi_fn), written once and
  * included by both NEON tables' files: kernels/arm-neon.c (the int8 products by
  * widening multiplies) and kernels/arm-neon-dotprod.c (sdot, inside its dot-product
  * region). The includer defines
@@ -49,78 +49,119 @@ static inline void BLK(unpack32)(const uint8_t *qs, const uint8_t *qh, int offse
 
 /* The 32-value types: blocks of `bytes`, nibbles at qs_at, fifth bits at qh_at (or
  * none, -1), a min after d (has_min), values offset by `offset` (8, 16 or 0):
- * d·xs·Σ(q − offset)·x [+ m·xsum]. */
-static inline float BLK(dot_32)(const uint8_t *row, const int8_t *x, const float *xs,
-                                const float *xsum, int cols, int bytes, int qs_at, int qh_at,
-                                int has_min, int offset)
+ * d·xs·Σ(q − offset)·x [+ m·xsum]. For n vectors of one row at once (n <=
+ * BLOCKS_MULTI_MAX): each block unpacked and its d and m made floats once, then each
+ * vector's sums made in the same operations and order (a vector's bits alone or among
+ * others; the one-vector dot is n = 1). */
+static inline void BLK(dot_32_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                     const float *xs, size_t xs_stride, const float *xsum,
+                                     size_t xsum_stride, int cols, int n, float *out,
+                                     size_t out_stride, int bytes, int qs_at, int qh_at,
+                                     int has_min, int offset)
 {
-    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0;
-    float mins = 0.0f;
+    float32x4_t acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
+    float mins[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++) {
+        acc0[v] = acc1[v] = vdupq_n_f32(0.0f);
+        mins[v] = 0.0f;
+    }
     int blocks = cols / 32;
     for (int b = 0; b < blocks; b++, row += bytes) {
         int8x16_t lo, hi;
         BLK(unpack32)(row + qs_at, qh_at >= 0 ? row + qh_at : NULL, offset, &lo, &hi);
-        int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(x + 32 * b));
-        s = BLK_DOT(s, hi, vld1q_s8(x + 32 * b + 16));
-        float f = BLK(half)(row) * xs[b];
-        if (b & 1)
-            acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s), f);
-        else
-            acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), f);
-        if (has_min)
-            mins += BLK(half)(row + 2) * xsum[b];
+        float d = BLK(half)(row), m = has_min ? BLK(half)(row + 2) : 0.0f;
+        for (int v = 0; v < n; v++) {
+            const int8_t *xb = x + v * x_stride + 32 * b;
+            int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(xb));
+            s = BLK_DOT(s, hi, vld1q_s8(xb + 16));
+            float f = d * xs[v * xs_stride + b];
+            if (b & 1)
+                acc1[v] = vfmaq_n_f32(acc1[v], vcvtq_f32_s32(s), f);
+            else
+                acc0[v] = vfmaq_n_f32(acc0[v], vcvtq_f32_s32(s), f);
+            if (has_min)
+                mins[v] += m * xsum[v * xsum_stride + b];
+        }
     }
-    return vaddvq_f32(vaddq_f32(acc0, acc1)) + mins;
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v])) + mins[v];
 }
 
-/* Q4_0: 18-byte blocks (half d, 16 bytes of nibbles): d·xs·Σ(q − 8)·x. */
-static float BLK(dot_q4_0)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    return BLK(dot_32)(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
-}
+/* The four types' one-vector and several-vector dots: BLK(dot_q4_0) and
+ * BLK(dot_q4_0_multi), and so on for q4_1, q5_0 and q5_1, from each type's bytes, qs_at,
+ * qh_at, has_min and offset (Q4_0: 18-byte blocks, half d and 16 bytes of nibbles,
+ * d·xs·Σ(q − 8)·x). */
+#define BLK_DOT_32(name, ...)                                                                \
+    static float BLK(dot_##name)(const uint8_t *row, const int8_t *x, const float *xs,       \
+                                 const float *xsum, int cols)                                \
+    {                                                                                        \
+        float r;                                                                             \
+        BLK(dot_32_multi)(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);           \
+        return r;                                                                            \
+    }                                                                                        \
+    static void BLK(dot_##name##_multi)(const uint8_t *row, const int8_t *x, size_t x_stride, \
+                                        const float *xs, size_t xs_stride, const float *xsum, \
+                                        size_t xsum_stride, int cols, int n, float *out,     \
+                                        size_t out_stride)                                   \
+    {                                                                                        \
+        BLK(dot_32_multi)(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out,  \
+                          out_stride, __VA_ARGS__);                                          \
+    }
 
-static float BLK(dot_q4_1)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    return BLK(dot_32)(row, x, xs, xsum, cols, 20, 4, -1, 1, 0);
-}
-
-static float BLK(dot_q5_0)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    return BLK(dot_32)(row, x, xs, xsum, cols, 22, 6, 2, 0, 16);
-}
-
-static float BLK(dot_q5_1)(const uint8_t *row, const int8_t *x, const float *xs,
-                           const float *xsum, int cols)
-{
-    return BLK(dot_32)(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
-}
+BLK_DOT_32(q4_0, 18, 2, -1, 0, 8)
+BLK_DOT_32(q4_1, 20, 4, -1, 1, 0)
+BLK_DOT_32(q5_0, 22, 6, 2, 0, 16)
+BLK_DOT_32(q5_1, 24, 8, 4, 1, 0)
+#undef BLK_DOT_32
 
 /* MXFP4: 17-byte blocks (E8M0 e, 16 bytes of e2m1 codes, nibbles as Q4_0's): each code's
  * doubled e2m1 value by a table lookup (ggml_kvalues_mxfp4, |v| <= 12):
- * 2^(e - 128)·xs·Σ v·x. */
-static float BLK(dot_mxfp4)(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
+ * 2^(e - 128)·xs·Σ v·x. For n vectors at once as dot_32_multi. */
+static inline void BLK(dot_mxfp4_multi_n)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                          const float *xs, size_t xs_stride, int cols, int n,
+                                          float *out, size_t out_stride)
 {
-    (void)xsum;
     const int8x16_t table = vld1q_s8(ggml_kvalues_mxfp4);
-    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0;
+    float32x4_t acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc0[v] = acc1[v] = vdupq_n_f32(0.0f);
     int blocks = cols / 32;
     for (int b = 0; b < blocks; b++, row += GGML_MXFP4_BYTES) {
         uint8x16_t q = vld1q_u8(row + 1);
         int8x16_t lo = vqtbl1q_s8(table, vandq_u8(q, vdupq_n_u8(0x0f)));
         int8x16_t hi = vqtbl1q_s8(table, vshrq_n_u8(q, 4));
-        int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(x + 32 * b));
-        s = BLK_DOT(s, hi, vld1q_s8(x + 32 * b + 16));
-        float f = ggml_e8m0_half_to_f32(row[0]) * xs[b];
-        if (b & 1)
-            acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s), f);
-        else
-            acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), f);
+        float e = ggml_e8m0_half_to_f32(row[0]);
+        for (int v = 0; v < n; v++) {
+            const int8_t *xb = x + v * x_stride + 32 * b;
+            int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(xb));
+            s = BLK_DOT(s, hi, vld1q_s8(xb + 16));
+            float f = e * xs[v * xs_stride + b];
+            if (b & 1)
+                acc1[v] = vfmaq_n_f32(acc1[v], vcvtq_f32_s32(s), f);
+            else
+                acc0[v] = vfmaq_n_f32(acc0[v], vcvtq_f32_s32(s), f);
+        }
     }
-    return vaddvq_f32(vaddq_f32(acc0, acc1));
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v]));
+}
+
+static float BLK(dot_mxfp4)(const uint8_t *row, const int8_t *x, const float *xs,
+                            const float *xsum, int cols)
+{
+    (void)xsum;
+    float r;
+    BLK(dot_mxfp4_multi_n)(row, x, 0, xs, 0, cols, 1, &r, 0);
+    return r;
+}
+
+static void BLK(dot_mxfp4_multi)(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out,
+                                 size_t out_stride)
+{
+    (void)xsum, (void)xsum_stride;
+    BLK(dot_mxfp4_multi_n)(row, x, x_stride, xs, xs_stride, cols, n, out, out_stride);
 }
 
 /* 8 bytes as fp32, in two halves. */

@@ -86,8 +86,10 @@ INLINE void neon_q8_block(int R, int N, float *out, int ldo, const int8_t *w, co
 /* A table's dot_blocks_multi: the several-vector dots of the same header. */
 #define NEON_DOT_BLOCKS_MULTI(prefix)                                                     \
     {                                                                                     \
+        [GGML_TYPE_Q4_0] = prefix##_dot_q4_0_multi, [GGML_TYPE_Q4_1] = prefix##_dot_q4_1_multi, \
+        [GGML_TYPE_Q5_0] = prefix##_dot_q5_0_multi, [GGML_TYPE_Q5_1] = prefix##_dot_q5_1_multi, \
         [GGML_TYPE_Q4_K] = prefix##_dot_q4_k_multi, [GGML_TYPE_Q5_K] = prefix##_dot_q5_k_multi, \
-        [GGML_TYPE_Q6_K] = prefix##_dot_q6_k_multi,                                       \
+        [GGML_TYPE_Q6_K] = prefix##_dot_q6_k_multi, [GGML_TYPE_MXFP4] = prefix##_dot_mxfp4_multi, \
     }
 
 /* The plain-NEON kernels (arm-neon.c) that the dot-product table uses as they are:

@@ -7,7 +7,10 @@
  * requires it). Each dot prefetches its row's weights prefetch_bytes ahead as it reads
  * them (at least a line per 64 bytes consumed), as the Q8_0 decode kernel does: with the
  * hardware prefetchers alone these dots wait on memory; the AVX-512 dots read faster
- * without (docs/performance.md, "What was tried"). (The AVX-512 table has its own, 64
+ * without (docs/performance.md, "What was tried"). Every type also has a dot of up to 8
+ * vectors at once (blocks_dot_multi_fn, a check of speculative decoding's guesses): the
+ * weights unpacked once, then each vector's sums made in the one-vector dot's operations
+ * and order, so that a vector gets the same bits alone or among others. (The AVX-512 table has its own, 64
  * values a register: kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows:
  * GGUF Q8_0 blocks made Q8_0 rows with 32-byte moves and F16C, and their unpack_row:
  * K-quant, Q4_0 and MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's
@@ -134,92 +137,166 @@ static inline __m256i unpack32(const uint8_t *qs, const uint8_t *qh)
 
 /* The 32-value types: blocks of `bytes`, nibbles at qs_at, fifth bits at qh_at (or
  * none, -1), a min after d (has_min), values offset by `offset` (8, 16 or 0):
- * d·xs·Σ q·x + (m or −offset·d)·xsum per block. */
-INLINE void block_32(__m256 *acc, float *mins, const uint8_t *row, const int8_t *x, float xs,
-                     float xsum, int qs_at, int qh_at, int has_min, int offset)
+ * d·xs·Σ q·x + (m or −offset·d)·xsum per block. A block unpacked once: its 32 values,
+ * d, and the factor of xsum (m or −offset·d). */
+typedef struct {
+    __m256i q;
+    float d, mf;
+} block32;
+
+INLINE block32 unpack_block_32(const uint8_t *row, int qs_at, int qh_at, int has_min, int offset)
 {
-    __m256i v = unpack32(row + qs_at, qh_at >= 0 ? row + qh_at : NULL);
-    __m256i s = dot_u8s8(v, _mm256_loadu_si256((const __m256i *)x));
+    block32 u;
+    u.q = unpack32(row + qs_at, qh_at >= 0 ? row + qh_at : NULL);
     __m128 dm = two_halves(row); /* d, and m when has_min */
-    float d = _mm_cvtss_f32(dm);
-    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(d * xs), *acc);
-    *mins += (has_min ? _mm_cvtss_f32(_mm_movehdup_ps(dm)) : -(float)offset * d) * xsum;
+    u.d = _mm_cvtss_f32(dm);
+    u.mf = has_min ? _mm_cvtss_f32(_mm_movehdup_ps(dm)) : -(float)offset * u.d;
+    return u;
 }
 
-INLINE float dot_32(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
-                    int cols, int bytes, int qs_at, int qh_at, int has_min, int offset)
+/* One vector's sums over an unpacked block. */
+INLINE void block_32(__m256 *acc, float *mins, const block32 *u, const int8_t *x, float xs,
+                     float xsum)
 {
-    /* two of each sum, blocks alternating, so that neither chain waits on the other */
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    float mins0 = 0.0f, mins1 = 0.0f;
+    __m256i s = dot_u8s8(u->q, _mm256_loadu_si256((const __m256i *)x));
+    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(u->d * xs), *acc);
+    *mins += u->mf * xsum;
+}
+
+/* The 32-value types for n vectors of one row at once (n <= BLOCKS_MULTI_MAX): two of
+ * each sum, blocks alternating, so that neither chain waits on the other; each block
+ * unpacked once, then each vector's sums made in the same operations and order (a
+ * vector's bits alone or among others; the one-vector dot is n = 1). */
+INLINE void dot_32_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                         size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
+                         float *out, size_t out_stride, int bytes, int qs_at, int qh_at,
+                         int has_min, int offset)
+{
+    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
+    float mins0[BLOCKS_MULTI_MAX], mins1[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++) {
+        acc0[v] = acc1[v] = _mm256_setzero_ps();
+        mins0[v] = mins1[v] = 0.0f;
+    }
     int blocks = cols / 32, b = 0;
     const size_t pf = prefetch_bytes((size_t)blocks * bytes);
     for (; b + 1 < blocks; b += 2, row += 2 * bytes) {
         prefetch_weights(row + pf); /* a line per pair (36 to 48 bytes) */
-        block_32(&acc0, &mins0, row, x + 32 * b, xs[b], xsum[b], qs_at, qh_at, has_min, offset);
-        block_32(&acc1, &mins1, row + bytes, x + 32 * b + 32, xs[b + 1], xsum[b + 1], qs_at, qh_at,
-                 has_min, offset);
+        block32 u0 = unpack_block_32(row, qs_at, qh_at, has_min, offset);
+        block32 u1 = unpack_block_32(row + bytes, qs_at, qh_at, has_min, offset);
+        for (int v = 0; v < n; v++) {
+            const int8_t *xb = x + v * x_stride + 32 * b;
+            const float *xsb = xs + v * xs_stride + b, *xsumb = xsum + v * xsum_stride + b;
+            block_32(&acc0[v], &mins0[v], &u0, xb, xsb[0], xsumb[0]);
+            block_32(&acc1[v], &mins1[v], &u1, xb + 32, xsb[1], xsumb[1]);
+        }
     }
-    if (b < blocks)
-        block_32(&acc0, &mins0, row, x + 32 * b, xs[b], xsum[b], qs_at, qh_at, has_min, offset);
-    return hsum256(_mm256_add_ps(acc0, acc1)) + (mins0 + mins1);
+    if (b < blocks) {
+        block32 u = unpack_block_32(row, qs_at, qh_at, has_min, offset);
+        for (int v = 0; v < n; v++)
+            block_32(&acc0[v], &mins0[v], &u, x + v * x_stride + 32 * b, xs[v * xs_stride + b],
+                     xsum[v * xsum_stride + b]);
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v])) + (mins0[v] + mins1[v]);
 }
 
-float kernels_avx2_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 20, 4, -1, 1, 0);
-}
+/* The four types' one-vector and several-vector dots (blocks_dot_fn, blocks_dot_multi_fn):
+ * kernels_avx2_dot_q4_0 and kernels_avx2_dot_q4_0_multi, and so on for q4_1, q5_0 and
+ * q5_1, from each type's bytes, qs_at, qh_at, has_min and offset (Q4_0: 18-byte blocks,
+ * half d and 16 bytes of nibbles, d·xs·Σ(q − 8)·x). */
+#define DOT_32(name, ...)                                                                        \
+    float kernels_avx2_dot_##name(const uint8_t *row, const int8_t *x, const float *xs,          \
+                                  const float *xsum, int cols)                                   \
+    {                                                                                            \
+        float r;                                                                                 \
+        dot_32_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);                    \
+        return r;                                                                                \
+    }                                                                                            \
+    void kernels_avx2_dot_##name##_multi(const uint8_t *row, const int8_t *x, size_t x_stride,   \
+                                         const float *xs, size_t xs_stride, const float *xsum,   \
+                                         size_t xsum_stride, int cols, int n, float *out,        \
+                                         size_t out_stride)                                      \
+    {                                                                                            \
+        dot_32_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out,           \
+                     out_stride, __VA_ARGS__);                                                   \
+    }
 
-float kernels_avx2_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 22, 6, 2, 0, 16);
-}
-
-float kernels_avx2_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
-}
-
-/* Q4_0: 18-byte blocks (half d, 16 bytes of nibbles): d·xs·Σ(q − 8)·x. */
-float kernels_avx2_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
-}
+DOT_32(q4_0, 18, 2, -1, 0, 8)
+DOT_32(q4_1, 20, 4, -1, 1, 0)
+DOT_32(q5_0, 22, 6, 2, 0, 16)
+DOT_32(q5_1, 24, 8, 4, 1, 0)
 
 /* MXFP4: 17-byte blocks (E8M0 e, 16 bytes of e2m1 codes, nibbles as Q4_0's). Each code
  * becomes its doubled e2m1 value (signed, |v| <= 12) by one byte shuffle of
  * ggml_kvalues_mxfp4, then the signed-by-signed dot of rows_q8 (dot_s8_avx2):
- * 2^(e - 128)·xs·Σ v·x per block, two blocks alternating between two sums. */
-INLINE __m256 block_mxfp4(__m256 acc, __m256i table, const uint8_t *blk, const int8_t *x,
-                          float xs)
+ * 2^(e - 128)·xs·Σ v·x per block, two blocks alternating between two sums. A block
+ * unpacked once: its 32 values and 2^(e - 128). */
+typedef struct {
+    __m256i v;
+    float e;
+} block_mxfp4_unpacked;
+
+INLINE block_mxfp4_unpacked unpack_block_mxfp4(__m256i table, const uint8_t *blk)
 {
-    __m256i v = _mm256_shuffle_epi8(table, unpack32(blk + 1, NULL));
-    __m256i s = dot_s8_avx2(v, _mm256_loadu_si256((const __m256i *)x));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s),
-                           _mm256_set1_ps(ggml_e8m0_half_to_f32(blk[0]) * xs), acc);
+    block_mxfp4_unpacked u = {_mm256_shuffle_epi8(table, unpack32(blk + 1, NULL)),
+                              ggml_e8m0_half_to_f32(blk[0])};
+    return u;
+}
+
+INLINE __m256 block_mxfp4(__m256 acc, const block_mxfp4_unpacked *u, const int8_t *x, float xs)
+{
+    __m256i s = dot_s8_avx2(u->v, _mm256_loadu_si256((const __m256i *)x));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(u->e * xs), acc);
+}
+
+/* MXFP4 for n vectors of one row at once (n <= BLOCKS_MULTI_MAX), as dot_32_multi. */
+INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                            size_t xs_stride, int cols, int n, float *out, size_t out_stride)
+{
+    const __m256i table =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ggml_kvalues_mxfp4));
+    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc0[v] = acc1[v] = _mm256_setzero_ps();
+    int blocks = cols / 32, b = 0;
+    const size_t pf = prefetch_bytes((size_t)blocks * GGML_MXFP4_BYTES);
+    for (; b + 1 < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES) {
+        prefetch_weights(row + pf); /* a line per pair (34 bytes) */
+        block_mxfp4_unpacked u0 = unpack_block_mxfp4(table, row);
+        block_mxfp4_unpacked u1 = unpack_block_mxfp4(table, row + GGML_MXFP4_BYTES);
+        for (int v = 0; v < n; v++) {
+            const int8_t *xb = x + v * x_stride + 32 * b;
+            const float *xsb = xs + v * xs_stride + b;
+            acc0[v] = block_mxfp4(acc0[v], &u0, xb, xsb[0]);
+            acc1[v] = block_mxfp4(acc1[v], &u1, xb + 32, xsb[1]);
+        }
+    }
+    if (b < blocks) {
+        block_mxfp4_unpacked u = unpack_block_mxfp4(table, row);
+        for (int v = 0; v < n; v++)
+            acc0[v] = block_mxfp4(acc0[v], &u, x + v * x_stride + 32 * b, xs[v * xs_stride + b]);
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v]));
 }
 
 float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
                              const float *xsum, int cols)
 {
     (void)xsum;
-    const __m256i table =
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ggml_kvalues_mxfp4));
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int blocks = cols / 32, b = 0;
-    const size_t pf = prefetch_bytes((size_t)blocks * GGML_MXFP4_BYTES);
-    for (; b + 1 < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES) {
-        prefetch_weights(row + pf); /* a line per pair (34 bytes) */
-        acc0 = block_mxfp4(acc0, table, row, x + 32 * b, xs[b]);
-        acc1 = block_mxfp4(acc1, table, row + GGML_MXFP4_BYTES, x + 32 * b + 32, xs[b + 1]);
-    }
-    if (b < blocks)
-        acc0 = block_mxfp4(acc0, table, row, x + 32 * b, xs[b]);
-    return hsum256(_mm256_add_ps(acc0, acc1));
+    float r;
+    dot_mxfp4_multi(row, x, 0, xs, 0, cols, 1, &r, 0);
+    return r;
+}
+
+void kernels_avx2_dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                  const float *xs, size_t xs_stride, const float *xsum,
+                                  size_t xsum_stride, int cols, int n, float *out,
+                                  size_t out_stride)
+{
+    (void)xsum, (void)xsum_stride;
+    dot_mxfp4_multi(row, x, x_stride, xs, xs_stride, cols, n, out, out_stride);
 }
 
 /* The 8 sub-block totals of a super-block, lane j the sum of s[j]'s 8 lanes: s[j] holds

@@ -4,10 +4,12 @@
  *
  * 512-bit registers hold 64 values, in the activation's own order, so the int8
  * activations are read as they are:
- * - Q4_0..Q5_1: two blocks' 16 bytes of nibbles, each in two 128-bit lanes, the second
- *   shifted down by 4; the fifth bits (Q5_0, Q5_1) are a 64-bit mask that sets bit 4 of
- *   the bytes it selects; the offsets (8, 16) are taken away with the activation's
- *   group sums;
+ * - Q4_0..Q5_1: four blocks' 16 bytes of nibbles, the low and the high nibbles in two
+ *   registers whose 128-bit lane k both hold block k (x read in the matching order, as
+ *   for Q4_K); a row's last one to three blocks two a register, each block's 16 bytes
+ *   in two 128-bit lanes, the second shifted down by 4; the fifth bits (Q5_0, Q5_1) are
+ *   a 64-bit mask that sets bit 4 of the bytes it selects; the offsets (8, 16) are
+ *   taken away with the activation's group sums;
  * - Q4_K / Q5_K: 64 bytes of nibbles (four sub-blocks), the low and the high nibbles
  *   gathered into two registers whose 128-bit lane k both hold sub-block k, so that
  *   both add into one sum; x is read in the matching order, written once a call
@@ -23,6 +25,11 @@
  * half-precision scales convert with F16C, which every AVX-512 CPU has. Each
  * super-block (each 4 blocks) prefetches the one KQ_AHEAD bytes on: rows are contiguous,
  * so that reaches every line of a thread's stream.
+ *
+ * Every type also has a dot of up to 8 vectors at once (blocks_dot_multi_fn, a check of
+ * speculative decoding's guesses): the weights unpacked once, then each vector's sums
+ * made in the one-vector dot's operations and order, so that a vector gets the same bits
+ * alone or among others.
  *
  * Every integer sum is exact; only the order of the fp32 sums differs from the twins. */
 #include "x86.h"
@@ -46,15 +53,22 @@ INLINE void prefetch_ahead(const uint8_t *p, int lines)
     prefetch_weight_lines(p + KQ_AHEAD, lines);
 }
 
-/* The 32-value types, two blocks a register: blocks of `bytes`, half d at 0, half m at 2
- * (has_min), fifth bits at qh_at (or none, -1), nibbles at qs_at, values offset by
- * `offset` (8, 16 or 0): Σ_b d_b·xs_b·Σ q·x + (m_b or −offset·d_b)·xsum_b. Blocks b and
- * b + 1 (b + 1 < blocks when `two`; else its lanes get zero activations and factors). */
-INLINE void pair_32(__m512 *acc, __m128 *accm, const uint8_t *a, const int8_t *x,
-                    const float *xs, const float *xsum, bool two, int bytes, int qs_at,
-                    int qh_at, int has_min)
+/* The 32-value types: blocks of `bytes`, half d at 0, half m at 2 (has_min), fifth bits
+ * at qh_at (or none, -1), nibbles at qs_at, values offset by `offset` (8, 16 or 0):
+ * Σ_b d_b·xs_b·Σ q·x + (m_b or −offset·d_b)·xsum_b, four blocks a register (quad32
+ * below), the last one to three two a register: blocks a and b = a + 1 (when `two`;
+ * else b's lanes get zero activations and factors) unpacked once, their 64 values (a's
+ * in the low 256 bits, x as it is), lanes 0 and 1 of d and of m. */
+typedef struct {
+    __m512i q;
+    __m128 d, m;
+} pair32;
+
+INLINE pair32 unpack_pair_32(const uint8_t *a, bool two, int bytes, int qs_at, int qh_at,
+                             int has_min)
 {
     const uint8_t *b = two ? a + bytes : a;
+    pair32 p;
     __m256i qa = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + qs_at)));
     __m256i qb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + qs_at)));
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(qa), qb, 1);
@@ -67,104 +81,200 @@ INLINE void pair_32(__m512 *acc, __m128 *accm, const uint8_t *a, const int8_t *x
         q = _mm512_or_si512(q, _mm512_maskz_mov_epi8((__mmask64)ha | (__mmask64)hb << 32,
                                                      _mm512_set1_epi8(0x10)));
     }
+    p.q = q;
+    uint32_t h2 = (uint32_t)(a[0] | a[1] << 8) | (uint32_t)(b[0] | b[1] << 8) << 16;
+    p.d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h2));
+    p.m = p.d;
+    if (has_min) {
+        uint32_t m2 = (uint32_t)(a[2] | a[3] << 8) | (uint32_t)(b[2] | b[3] << 8) << 16;
+        p.m = _mm_cvtph_ps(_mm_cvtsi32_si128((int)m2));
+    }
+    return p;
+}
+
+/* One vector's sums over an unpacked pair: into acc the blocks' products, into accm
+ * their m (or d) times xsum. */
+INLINE void pair_32(__m512 *acc, __m128 *accm, const pair32 *p, const int8_t *x,
+                    const float *xs, const float *xsum, bool two)
+{
     __m512i xv = two ? _mm512_loadu_si512((const void *)x)
                      : _mm512_maskz_loadu_epi8(0xffffffffu, (const void *)x);
-    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xv);
-    uint32_t h2 = (uint32_t)(a[0] | a[1] << 8) | (uint32_t)(b[0] | b[1] << 8) << 16;
-    __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)h2));
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), p->q, xv);
     __m128 xs2 = two ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)xs)) : _mm_load_ss(xs);
     __m128 xsum2 =
         two ? _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)xsum)) : _mm_load_ss(xsum);
     /* lanes 0-7 take block a's factor, 8-15 block b's */
     const __m512i spread = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    __m512 f = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_mul_ps(d, xs2)));
+    __m512 f = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_mul_ps(p->d, xs2)));
     *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), f, *acc);
+    *accm = _mm_fmadd_ps(p->m, xsum2, *accm);
+}
+
+/* Four 32-value blocks at row unpacked, as quad_mxfp4_unpack's: 128-bit lane k of lo
+ * holds block k's first 16 values, of hi its last 16 (x in kernels_avx512_x_halves's
+ * order), so that both vpdpbusd add into one sum and one conversion, permute and FMA
+ * serve four blocks; d and m hold the four blocks' d and m (or d again). */
+typedef struct {
+    __m512i lo, hi;
+    __m128 d, m;
+} quad32;
+
+INLINE quad32 unpack_quad_32(const uint8_t *row, int bytes, int qs_at, int qh_at, int has_min)
+{
+    __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(row + qs_at)));
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)(row + bytes + qs_at)), 1);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)(row + 2 * bytes + qs_at)), 2);
+    q = _mm512_inserti32x4(q, _mm_loadu_si128((const __m128i *)(row + 3 * bytes + qs_at)), 3);
+    const __m512i nibble = _mm512_set1_epi8(0x0f);
+    quad32 u;
+    u.lo = _mm512_and_si512(q, nibble);
+    u.hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
+    if (qh_at >= 0) {
+        /* bit j of block k's qh is value j's fifth: byte j of lane k of lo (j < 16) or
+         * byte j - 16 of hi. Every lane gets the four qh; a byte shuffle gives byte i of
+         * lane k byte 4k + i / 8 of them (lo; + 2 for hi), a test bit i % 8 of it. */
+        uint32_t h[4];
+        for (int k = 0; k < 4; k++)
+            memcpy(&h[k], row + k * bytes + qh_at, 4);
+        __m512i qh = _mm512_broadcast_i32x4(
+            _mm_setr_epi32((int)h[0], (int)h[1], (int)h[2], (int)h[3]));
+        const __m512i pick = _mm512_set_epi64(0x0d0d0d0d0d0d0d0d, 0x0c0c0c0c0c0c0c0c,
+                                              0x0909090909090909, 0x0808080808080808,
+                                              0x0505050505050505, 0x0404040404040404,
+                                              0x0101010101010101, 0x0000000000000000);
+        const __m512i bits = _mm512_set1_epi64((long long)0x8040201008040201ull);
+        const __m512i bit4 = _mm512_set1_epi8(0x10), two = _mm512_set1_epi8(2);
+        __mmask64 mlo = _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, pick), bits);
+        __mmask64 mhi = _mm512_test_epi8_mask(
+            _mm512_shuffle_epi8(qh, _mm512_add_epi8(pick, two)), bits);
+        u.lo = _mm512_mask_add_epi8(u.lo, mlo, u.lo, bit4);
+        u.hi = _mm512_mask_add_epi8(u.hi, mhi, u.hi, bit4);
+    }
+    /* each block's first 4 bytes: half d, then half m (or the block's next bytes) */
+    uint32_t dm[4];
+    for (int k = 0; k < 4; k++)
+        memcpy(&dm[k], row + k * bytes, 4);
+    /* the four d, then the four m, as eight halves */
+    __m128i h = _mm_shuffle_epi8(_mm_setr_epi32((int)dm[0], (int)dm[1], (int)dm[2], (int)dm[3]),
+                                 _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
     if (has_min) {
-        uint32_t m2 = (uint32_t)(a[2] | a[3] << 8) | (uint32_t)(b[2] | b[3] << 8) << 16;
-        *accm = _mm_fmadd_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)m2)), xsum2, *accm);
+        __m256 f = _mm256_cvtph_ps(h);
+        u.d = _mm256_castps256_ps128(f);
+        u.m = _mm256_extractf128_ps(f, 1);
     } else {
-        *accm = _mm_fmadd_ps(d, xsum2, *accm);
+        u.d = u.m = _mm_cvtph_ps(h);
     }
+    return u;
 }
 
-INLINE float dot_32(const uint8_t *row, const int8_t *x, const float *xs, const float *xsum,
-                    int cols, int bytes, int qs_at, int qh_at, int has_min, int offset)
+/* One vector's sums over an unpacked quad: into acc the blocks' products, into accm
+ * their m (or d) times xsum. */
+INLINE void quad_32(__m512 *acc, __m128 *accm, const quad32 *u, const int8_t *x,
+                    const float *xs, const float *xsum)
 {
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-    __m128 accm = _mm_setzero_ps();
-    int blocks = cols / 32, b = 0;
-    for (; b + 4 <= blocks; b += 4, row += 4 * bytes) {
-        prefetch_ahead(row, 2);
-        pair_32(&acc[0], &accm, row, x + 32 * b, xs + b, xsum + b, true, bytes, qs_at, qh_at,
-                has_min);
-        pair_32(&acc[1], &accm, row + 2 * bytes, x + 32 * b + 64, xs + b + 2, xsum + b + 2, true,
-                bytes, qs_at, qh_at, has_min);
-    }
-    for (; b < blocks; b += 2, row += 2 * bytes)
-        pair_32(&acc[0], &accm, row, x + 32 * b, xs + b, xsum + b, b + 1 < blocks, bytes, qs_at,
-                qh_at, has_min);
-    __m128 m = _mm_add_ps(accm, _mm_movehdup_ps(accm)); /* lane 0: both blocks' */
-    float mins = _mm_cvtss_f32(m);
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) +
-           (has_min ? mins : -(float)offset * mins);
-}
-
-float kernels_avx512_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 18, 2, -1, 0, 8);
-}
-
-float kernels_avx512_dot_q4_1(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 20, 4, -1, 1, 0);
-}
-
-float kernels_avx512_dot_q5_0(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 22, 6, 2, 0, 16);
-}
-
-float kernels_avx512_dot_q5_1(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    return dot_32(row, x, xs, xsum, cols, 24, 8, 4, 1, 0);
-}
-
-/* MXFP4, blocks a and b (= a + 1 when `two`; else b's lanes get zero activations):
- * vpdpbusd of the codes' magnitudes (`mags`: ggml_kvalues_mxfp4's, unsigned) by x
- * negated where the code's sign bit (bit 3) is set, exact; each block's lanes scaled by
- * 2^(e - 128)·xs. */
-INLINE void pair_mxfp4(__m512 *acc, __m512i mags, const uint8_t *a, const int8_t *x,
-                       const float *xs, bool two)
-{
-    const uint8_t *b = two ? a + GGML_MXFP4_BYTES : a;
-    __m256i qa = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + 1)));
-    __m256i qb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + 1)));
-    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(qa), qb, 1);
-    q = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xff00ff00u, q, 4), _mm512_set1_epi8(0x0f));
-    __mmask64 neg = _mm512_test_epi8_mask(q, _mm512_set1_epi8(8));
-    __m512i xv = two ? _mm512_loadu_si512((const void *)x)
-                     : _mm512_maskz_loadu_epi8(0xffffffffu, (const void *)x);
-    xv = _mm512_mask_sub_epi8(xv, neg, _mm512_setzero_si512(), xv);
-    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(mags, q), xv);
-    float fb = two ? ggml_e8m0_half_to_f32(b[0]) * xs[1] : 0.0f;
-    __m128 f2 = _mm_setr_ps(ggml_e8m0_half_to_f32(a[0]) * xs[0], fb, 0.0f, 0.0f);
-    /* lanes 0-7 take block a's factor, 8-15 block b's */
-    const __m512i spread = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->lo,
+                                    _mm512_loadu_si512((const void *)x));
+    s = _mm512_dpbusd_epi32(s, u->hi, _mm512_loadu_si512((const void *)(x + 64)));
+    __m128 f = _mm_mul_ps(u->d, _mm_loadu_ps(xs));
+    const __m512i spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
-                           _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f2)), *acc);
+                           _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f)), *acc);
+    *accm = _mm_fmadd_ps(u->m, _mm_loadu_ps(xsum), *accm);
 }
 
-/* MXFP4, the four blocks at row, x in kernels_avx512_x_halves's order (the four
- * blocks' first 16 values, then their last 16): 128-bit lane k of one register holds
- * block k's codes, its low nibbles for the first 16 values and its high ones for the
- * last 16, so both vpdpbusd add into one sum and one conversion, permute and FMA serve
- * four blocks; the four exponents are converted at once. */
-INLINE __m512 quad_mxfp4(__m512 acc, __m512i mags, const uint8_t *row, const int8_t *x,
-                         const float *xs)
+/* The 32-value types for n vectors of one row at once (n <= BLOCKS_MULTI_MAX): eight
+ * blocks at a time (two quads into two sums), then four, the last one to three two at a
+ * time (x there as it is); each group unpacked once, then each vector's sums made in the
+ * same operations and order (a vector's bits alone or among others; the one-vector dot
+ * is n = 1). */
+INLINE void dot_32_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                         size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
+                         float *out, size_t out_stride, int bytes, int qs_at, int qh_at,
+                         int has_min, int offset)
+{
+    __m512 acc[BLOCKS_MULTI_MAX][2];
+    __m128 accm[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++) {
+        acc[v][0] = acc[v][1] = _mm512_setzero_ps();
+        accm[v] = _mm_setzero_ps();
+    }
+    int blocks = cols / 32, b = 0;
+    for (; b + 8 <= blocks; b += 8, row += 8 * bytes) {
+        prefetch_ahead(row, 2);
+        prefetch_ahead(row + 4 * bytes, 2);
+        quad32 u0 = unpack_quad_32(row, bytes, qs_at, qh_at, has_min);
+        quad32 u1 = unpack_quad_32(row + 4 * bytes, bytes, qs_at, qh_at, has_min);
+        for (int v = 0; v < n; v++) {
+            const int8_t *xb = x + v * x_stride + 32 * b;
+            const float *xsb = xs + v * xs_stride + b, *xsumb = xsum + v * xsum_stride + b;
+            quad_32(&acc[v][0], &accm[v], &u0, xb, xsb, xsumb);
+            quad_32(&acc[v][1], &accm[v], &u1, xb + 128, xsb + 4, xsumb + 4);
+        }
+    }
+    if (b + 4 <= blocks) {
+        quad32 u = unpack_quad_32(row, bytes, qs_at, qh_at, has_min);
+        for (int v = 0; v < n; v++)
+            quad_32(&acc[v][0], &accm[v], &u, x + v * x_stride + 32 * b, xs + v * xs_stride + b,
+                    xsum + v * xsum_stride + b);
+        b += 4, row += 4 * bytes;
+    }
+    for (; b < blocks; b += 2, row += 2 * bytes) {
+        bool two = b + 1 < blocks;
+        pair32 p = unpack_pair_32(row, two, bytes, qs_at, qh_at, has_min);
+        for (int v = 0; v < n; v++)
+            pair_32(&acc[v][1], &accm[v], &p, x + v * x_stride + 32 * b, xs + v * xs_stride + b,
+                    xsum + v * xsum_stride + b, two);
+    }
+    for (int v = 0; v < n; v++) {
+        __m128 m = _mm_add_ps(accm[v], _mm_movehl_ps(accm[v], accm[v]));
+        float mins = _mm_cvtss_f32(_mm_add_ss(m, _mm_movehdup_ps(m)));
+        out[v * out_stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) +
+                              (has_min ? mins : -(float)offset * mins);
+    }
+}
+
+/* The four types' one-vector and several-vector dots (blocks_dot_fn, blocks_dot_multi_fn):
+ * kernels_avx512_dot_q4_0 and kernels_avx512_dot_q4_0_multi, and so on for q4_1, q5_0
+ * and q5_1, from each type's bytes, qs_at, qh_at, has_min and offset. */
+#define DOT_32(name, ...)                                                                        \
+    float kernels_avx512_dot_##name(const uint8_t *row, const int8_t *x, const float *xs,        \
+                                    const float *xsum, int cols)                                 \
+    {                                                                                            \
+        float r;                                                                                 \
+        dot_32_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);                    \
+        return r;                                                                                \
+    }                                                                                            \
+    void kernels_avx512_dot_##name##_multi(const uint8_t *row, const int8_t *x,                  \
+                                           size_t x_stride, const float *xs, size_t xs_stride,   \
+                                           const float *xsum, size_t xsum_stride, int cols,      \
+                                           int n, float *out, size_t out_stride)                 \
+    {                                                                                            \
+        dot_32_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out,           \
+                     out_stride, __VA_ARGS__);                                                   \
+    }
+
+DOT_32(q4_0, 18, 2, -1, 0, 8)
+DOT_32(q4_1, 20, 4, -1, 1, 0)
+DOT_32(q5_0, 22, 6, 2, 0, 16)
+DOT_32(q5_1, 24, 8, 4, 1, 0)
+
+/* MXFP4 blocks unpacked for vpdpbusd: the codes' magnitudes (|e2m1| doubled, 0..12, by
+ * one byte shuffle of `mags`, ggml_kvalues_mxfp4's, unsigned) and a mask of the codes
+ * whose sign bit (bit 3) is set, which negates the activation instead; e holds the
+ * blocks' scales 2^(e - 128) in its lanes. Four blocks (quad_mxfp4_unpack): 128-bit
+ * lane k of lo and hi holds block k's codes, its low nibbles (the first 16 values) in
+ * lo, its high ones in hi, x in kernels_avx512_x_halves's order (the four blocks' first
+ * 16 values, then their last 16), so that both vpdpbusd add into one sum and one
+ * conversion, permute and FMA serve four blocks. Two (pair_mxfp4_unpack): blocks a and
+ * b = a + 1 (when `two`; else b's lanes get zero activations), a's 32 values in the low
+ * 256 bits of lo, x as it is. */
+typedef struct {
+    __m512i lo, hi;
+    __mmask64 neg_lo, neg_hi;
+    __m128 e;
+} mxfp4_unpacked;
+
+INLINE mxfp4_unpacked quad_mxfp4_unpack(__m512i mags, const uint8_t *row)
 {
     const int B = GGML_MXFP4_BYTES;
     __m512i q = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(row + 1)));
@@ -174,48 +284,126 @@ INLINE __m512 quad_mxfp4(__m512 acc, __m512i mags, const uint8_t *row, const int
     const __m512i nibble = _mm512_set1_epi8(0x0f), sign = _mm512_set1_epi8(8);
     __m512i lo = _mm512_and_si512(q, nibble);
     __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), nibble);
-    __m512i xlo = _mm512_loadu_si512((const void *)x);
-    __m512i xhi = _mm512_loadu_si512((const void *)(x + 64));
-    xlo = _mm512_mask_sub_epi8(xlo, _mm512_test_epi8_mask(lo, sign), _mm512_setzero_si512(), xlo);
-    xhi = _mm512_mask_sub_epi8(xhi, _mm512_test_epi8_mask(hi, sign), _mm512_setzero_si512(), xhi);
-    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi8(mags, lo), xlo);
-    s = _mm512_dpbusd_epi32(s, _mm512_shuffle_epi8(mags, hi), xhi);
+    mxfp4_unpacked u;
+    u.neg_lo = _mm512_test_epi8_mask(lo, sign);
+    u.neg_hi = _mm512_test_epi8_mask(hi, sign);
+    u.lo = _mm512_shuffle_epi8(mags, lo);
+    u.hi = _mm512_shuffle_epi8(mags, hi);
     /* ggml_e8m0_half_to_f32 of the four exponents: (e - 1) << 23, below 2 a subnormal */
     __m128i e = _mm_setr_epi32(row[0], row[B], row[2 * B], row[3 * B]);
     __m128i normal = _mm_slli_epi32(_mm_sub_epi32(e, _mm_set1_epi32(1)), 23);
     __m128i tiny = _mm_sllv_epi32(_mm_set1_epi32(0x00200000), e);
-    __m128i bits = _mm_mask_blend_epi32(_mm_cmplt_epu32_mask(e, _mm_set1_epi32(2)), normal, tiny);
-    __m128 f = _mm_mul_ps(_mm_castsi128_ps(bits), _mm_loadu_ps(xs));
+    u.e = _mm_castsi128_ps(
+        _mm_mask_blend_epi32(_mm_cmplt_epu32_mask(e, _mm_set1_epi32(2)), normal, tiny));
+    return u;
+}
+
+INLINE __m512 quad_mxfp4(__m512 acc, const mxfp4_unpacked *u, const int8_t *x, const float *xs)
+{
+    __m512i xlo = _mm512_loadu_si512((const void *)x);
+    __m512i xhi = _mm512_loadu_si512((const void *)(x + 64));
+    xlo = _mm512_mask_sub_epi8(xlo, u->neg_lo, _mm512_setzero_si512(), xlo);
+    xhi = _mm512_mask_sub_epi8(xhi, u->neg_hi, _mm512_setzero_si512(), xhi);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->lo, xlo);
+    s = _mm512_dpbusd_epi32(s, u->hi, xhi);
+    __m128 f = _mm_mul_ps(u->e, _mm_loadu_ps(xs));
     const __m512i spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
                            _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f)), acc);
 }
 
-/* MXFP4: four blocks at a time (quad_mxfp4), the last one to three (x there in its own
- * order) two at a time. */
-float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
-                               const float *xsum, int cols)
+INLINE mxfp4_unpacked pair_mxfp4_unpack(__m512i mags, const uint8_t *a, bool two)
 {
-    (void)xsum;
+    const uint8_t *b = two ? a + GGML_MXFP4_BYTES : a;
+    __m256i qa = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(a + 1)));
+    __m256i qb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b + 1)));
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(qa), qb, 1);
+    q = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xff00ff00u, q, 4), _mm512_set1_epi8(0x0f));
+    mxfp4_unpacked u;
+    u.neg_lo = _mm512_test_epi8_mask(q, _mm512_set1_epi8(8));
+    u.lo = _mm512_shuffle_epi8(mags, q);
+    u.hi = u.lo;
+    u.neg_hi = 0;
+    u.e = _mm_setr_ps(ggml_e8m0_half_to_f32(a[0]), two ? ggml_e8m0_half_to_f32(b[0]) : 0.0f,
+                      0.0f, 0.0f);
+    return u;
+}
+
+INLINE __m512 pair_mxfp4(__m512 acc, const mxfp4_unpacked *u, const int8_t *x, const float *xs,
+                         bool two)
+{
+    __m512i xv = two ? _mm512_loadu_si512((const void *)x)
+                     : _mm512_maskz_loadu_epi8(0xffffffffu, (const void *)x);
+    xv = _mm512_mask_sub_epi8(xv, u->neg_lo, _mm512_setzero_si512(), xv);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->lo, xv);
+    float fb = two ? _mm_cvtss_f32(_mm_movehdup_ps(u->e)) * xs[1] : 0.0f;
+    __m128 f2 = _mm_setr_ps(_mm_cvtss_f32(u->e) * xs[0], fb, 0.0f, 0.0f);
+    /* lanes 0-7 take block a's factor, 8-15 block b's */
+    const __m512i spread = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s),
+                           _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(f2)), acc);
+}
+
+/* MXFP4 for n vectors of one row at once (n <= BLOCKS_MULTI_MAX): eight blocks at a
+ * time (two quads into two sums), then four, the last one to three two at a time; each
+ * group unpacked once, then each vector's sums made in the same operations and order
+ * (the one-vector dot is n = 1). */
+INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
+                            size_t xs_stride, int cols, int n, float *out, size_t out_stride)
+{
     const __m512i mags = _mm512_set4_epi32(0x0c080604, 0x03020100, 0x0c080604, 0x03020100);
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m512 acc[BLOCKS_MULTI_MAX][2];
+    for (int v = 0; v < n; v++)
+        acc[v][0] = acc[v][1] = _mm512_setzero_ps();
     int blocks = cols / 32, b = 0;
     for (; b + 8 <= blocks; b += 8, row += 8 * GGML_MXFP4_BYTES) {
         prefetch_ahead(row, 2);
         prefetch_ahead(row + 4 * GGML_MXFP4_BYTES, 2);
-        acc[0] = quad_mxfp4(acc[0], mags, row, x + 32 * b, xs + b);
-        acc[1] = quad_mxfp4(acc[1], mags, row + 4 * GGML_MXFP4_BYTES, x + 32 * b + 128, xs + b + 4);
+        mxfp4_unpacked u0 = quad_mxfp4_unpack(mags, row);
+        mxfp4_unpacked u1 = quad_mxfp4_unpack(mags, row + 4 * GGML_MXFP4_BYTES);
+        for (int v = 0; v < n; v++) {
+            const int8_t *xb = x + v * x_stride + 32 * b;
+            const float *xsb = xs + v * xs_stride + b;
+            acc[v][0] = quad_mxfp4(acc[v][0], &u0, xb, xsb);
+            acc[v][1] = quad_mxfp4(acc[v][1], &u1, xb + 128, xsb + 4);
+        }
     }
     if (b + 4 <= blocks) {
-        acc[0] = quad_mxfp4(acc[0], mags, row, x + 32 * b, xs + b);
+        mxfp4_unpacked u = quad_mxfp4_unpack(mags, row);
+        for (int v = 0; v < n; v++)
+            acc[v][0] = quad_mxfp4(acc[v][0], &u, x + v * x_stride + 32 * b, xs + v * xs_stride + b);
         b += 4, row += 4 * GGML_MXFP4_BYTES;
     }
-    for (; b < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES)
-        pair_mxfp4(&acc[1], mags, row, x + 32 * b, xs + b, b + 1 < blocks);
-    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+    for (; b < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES) {
+        bool two = b + 1 < blocks;
+        mxfp4_unpacked u = pair_mxfp4_unpack(mags, row, two);
+        for (int v = 0; v < n; v++)
+            acc[v][1] = pair_mxfp4(acc[v][1], &u, x + v * x_stride + 32 * b,
+                                   xs + v * xs_stride + b, two);
+    }
+    for (int v = 0; v < n; v++)
+        out[v * out_stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1]));
 }
 
-/* The order dot_k45_multi and quad_mxfp4 read x in: in each whole 128 values (two 64-value
+float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
+                               const float *xsum, int cols)
+{
+    (void)xsum;
+    float r;
+    dot_mxfp4_multi(row, x, 0, xs, 0, cols, 1, &r, 0);
+    return r;
+}
+
+void kernels_avx512_dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                    const float *xs, size_t xs_stride, const float *xsum,
+                                    size_t xsum_stride, int cols, int n, float *out,
+                                    size_t out_stride)
+{
+    (void)xsum, (void)xsum_stride;
+    dot_mxfp4_multi(row, x, x_stride, xs, xs_stride, cols, n, out, out_stride);
+}
+
+/* The order dot_k45_multi, quad_32 and quad_mxfp4 read x in: in each whole 128 values (two 64-value
  * parts, four blocks or sub-blocks of 32), the first 16 values of each block, then the
  * last 16 of each: the 16-byte pieces 0, 2, 4, 6, 1, 3, 5, 7; the values after the
  * last whole 128 as they are. */

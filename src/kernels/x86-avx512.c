@@ -1234,15 +1234,24 @@ const kernel_table kernels_x86_avx512 = {
         },
     .blocks_x =
         {
+            [GGML_TYPE_Q4_0] = kernels_avx512_x_halves,
+            [GGML_TYPE_Q4_1] = kernels_avx512_x_halves,
+            [GGML_TYPE_Q5_0] = kernels_avx512_x_halves,
+            [GGML_TYPE_Q5_1] = kernels_avx512_x_halves,
             [GGML_TYPE_Q4_K] = kernels_avx512_x_halves,
             [GGML_TYPE_Q5_K] = kernels_avx512_x_halves,
             [GGML_TYPE_MXFP4] = kernels_avx512_x_halves,
         },
     .dot_blocks_multi =
         {
+            [GGML_TYPE_Q4_0] = kernels_avx512_dot_q4_0_multi,
+            [GGML_TYPE_Q4_1] = kernels_avx512_dot_q4_1_multi,
+            [GGML_TYPE_Q5_0] = kernels_avx512_dot_q5_0_multi,
+            [GGML_TYPE_Q5_1] = kernels_avx512_dot_q5_1_multi,
             [GGML_TYPE_Q4_K] = kernels_avx512_dot_q4_k_multi,
             [GGML_TYPE_Q5_K] = kernels_avx512_dot_q5_k_multi,
             [GGML_TYPE_Q6_K] = kernels_avx512_dot_q6_k_multi,
+            [GGML_TYPE_MXFP4] = kernels_avx512_dot_mxfp4_multi,
         },
     .rows_f32 = rows_f32_avx512,
     .dot_q8 = dot_q8_avx512,

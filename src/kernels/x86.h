@@ -221,7 +221,28 @@ void kernels_avx2_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_s
                                  size_t xsum_stride, int cols, int n, float *out, size_t out_stride);
 float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
                              const float *xsum, int cols);
-/* The order the AVX-512 Q4_K, Q5_K and MXFP4 dots read x in (blocks_x_fn). */
+/* ... and of the 32-value types (blocks_dot_multi_fn). */
+void kernels_avx2_dot_q4_0_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out,
+                                 size_t out_stride);
+void kernels_avx2_dot_q4_1_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out,
+                                 size_t out_stride);
+void kernels_avx2_dot_q5_0_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out,
+                                 size_t out_stride);
+void kernels_avx2_dot_q5_1_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                 const float *xs, size_t xs_stride, const float *xsum,
+                                 size_t xsum_stride, int cols, int n, float *out,
+                                 size_t out_stride);
+void kernels_avx2_dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                  const float *xs, size_t xs_stride, const float *xsum,
+                                  size_t xsum_stride, int cols, int n, float *out,
+                                  size_t out_stride);
+/* The order the AVX-512 dots of every block type but Q6_K read x in (blocks_x_fn). */
 void kernels_avx512_x_halves(int8_t *dst, const int8_t *x, int cols);
 float kernels_avx512_dot_q4_0(const uint8_t *row, const int8_t *x, const float *xs,
                               const float *xsum, int cols);
@@ -252,6 +273,26 @@ void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x
                                    const float *xs, size_t xs_stride, const float *xsum,
                                    size_t xsum_stride, int cols, int n, float *out,
                                    size_t out_stride);
+void kernels_avx512_dot_q4_0_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
+void kernels_avx512_dot_q4_1_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
+void kernels_avx512_dot_q5_0_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
+void kernels_avx512_dot_q5_1_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                   const float *xs, size_t xs_stride, const float *xsum,
+                                   size_t xsum_stride, int cols, int n, float *out,
+                                   size_t out_stride);
+void kernels_avx512_dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
+                                    const float *xs, size_t xs_stride, const float *xsum,
+                                    size_t xsum_stride, int cols, int n, float *out,
+                                    size_t out_stride);
 /* The product from panels on AVX-512 VNNI (matmul_q8p; kernels/x86-avx512-panels.c). */
 void kernels_avx512_matmul_q8p(kernels_scratch *s, float *out, const tensor *w,
                                const qbatch *xq, int n, int r0, int r1);

@@ -7,7 +7,10 @@
  * best of 5 passes. A developers' tool: kernel-alone figures in docs/results/ come from
  * it. Usage: bench-block-dots [COLS [NAME ...]]: COLS a multiple of 256 (default 2048);
  * each NAME an instruction set (--kernels' names) or a type (Q4_K, ...) to time alone,
- * every set and every type when none of either is named. */
+ * every set and every type when none of either is named, or vN: the product of N
+ * vectors at once (kernels_matmul, 2 <= N <= 8: a check of speculative decoding's
+ * guesses), its time still given per 256 weight values, so that it reads against the
+ * one-vector figure as what the check costs in decoded tokens. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,14 +35,20 @@ static const ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1
 /* The kernels' scratch of every product here (made in main). */
 static kernels_workspace *work;
 
-/* Best seconds of 5 passes of `reps` matvecs over w. */
+/* The vectors of each product (vN; 1: kernels_matvec). */
+static int vectors = 1;
+
+/* Best seconds of 5 passes of `reps` products over w. */
 static double best_of_5(const tensor *w, const qbatch *xq, float *out, int reps)
 {
     double best = INFINITY;
     for (int pass = 0; pass < 5; pass++) {
         double t0 = stats_now_s();
         for (int r = 0; r < reps; r++)
-            kernels_matvec(work, out, w, NULL, xq);
+            if (vectors == 1)
+                kernels_matvec(work, out, w, NULL, xq);
+            else
+                kernels_matmul(work, out, w, NULL, xq, vectors);
         double dt = stats_now_s() - t0;
         if (dt < best)
             best = dt;
@@ -58,7 +67,7 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
         size_t row_bytes = (size_t)cols / ggml_type_get(type)->block * ggml_type_get(type)->bytes;
         int rows = (int)(runs[k].bytes / row_bytes);
         uint8_t *data = random_rows(type, rows, cols, &row_bytes);
-        float *out = malloc(sizeof(float) * rows);
+        float *out = malloc(sizeof(float) * rows * (size_t)vectors);
         if (!data || !out) {
             fprintf(stderr, "bench-block-dots: out of memory\n");
             exit(1);
@@ -92,7 +101,8 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench-block-dots [COLS [ISA | TYPE ...]] (COLS a multiple of 256; "
-                    "ISA one of %s; TYPE one of Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K MXFP4)\n",
+                    "ISA one of %s; TYPE one of Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K MXFP4; "
+                    "vN: N vectors at once, 2 <= N <= 8)\n",
             kernels_isa_choices());
     return 2;
 }
@@ -110,8 +120,14 @@ int main(int argc, char **argv)
         size_t t = 0;
         while (t < sizeof types / sizeof types[0] && strcasecmp(argv[a], ggml_type_name(types[t])))
             t++;
+        char *end;
         if (t < sizeof types / sizeof types[0]) {
             type_named[t] = any_type = true;
+        } else if (argv[a][0] == 'v' && (vectors = (int)strtol(argv[a] + 1, &end, 10), !*end)) {
+            if (vectors < 2 || vectors > 8) {
+                fprintf(stderr, "bench-block-dots: '%s': N must be 2 to 8\n", argv[a]);
+                return usage();
+            }
         } else if (kernels_isa_parse(argv[a], &isa) && isa != KERNELS_AUTO) {
             isa_named[isa] = any_isa = true;
         } else {
@@ -123,18 +139,20 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
     omp_set_num_threads(1);
 #endif
-    float *x = malloc(sizeof(float) * cols);
-    qbatch *xq = qbatch_new(1, cols, 32);
+    float *x = malloc(sizeof(float) * cols * (size_t)vectors);
+    qbatch *xq = qbatch_new(vectors, cols, 32);
     work = kernels_workspace_new();
     if (!x || !xq || !work) {
         fprintf(stderr, "bench-block-dots: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < cols; i++)
+    for (int i = 0; i < cols * vectors; i++)
         x[i] = (float)((int)(random_u32() % 2001) - 1000) / 1000.0f;
-    qbatch_quantize(xq, x, 1);
-    printf("one thread, rows of %d values: in cache (512 KiB) and from memory (256 MiB)\n",
-           cols);
+    qbatch_quantize(xq, x, vectors);
+    printf("one thread, rows of %d values: in cache (512 KiB) and from memory (256 MiB)", cols);
+    if (vectors > 1)
+        printf("; %d vectors a product, the time per 256 weight values", vectors);
+    printf("\n");
     for (int isa = KERNELS_SCALAR; isa < KERNELS_COUNT; isa++) {
         if (!kernels_isa_supported((kernels_isa)isa) || (any_isa && !isa_named[isa]))
             continue;
