@@ -1,22 +1,23 @@
 /* kernels/x86-avx2-blocks.c — the AVX2 row dots of the ggml block types used in place
- * (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4), for the x86-avx2 table (blocks_dot_fn in
- * kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c). 256-bit
- * registers: a 32-value activation group is one register; maddubs + madd give each
- * 4-value lane's exact int32 sum. Every integer sum is exact; only the order of the fp32
- * sums differs from the twins. The half-precision scales convert with F16C (the table
- * requires it). Each dot prefetches its row's weights prefetch_bytes ahead as it reads
- * them (at least a line per 64 bytes consumed), as the Q8_0 decode kernel does: with the
- * hardware prefetchers alone these dots wait on memory; the AVX-512 dots read faster
- * without (docs/performance.md, "What was tried"). Every type also has a dot of up to 8
- * vectors at once (blocks_dot_multi_fn, a check of speculative decoding's guesses): the
- * weights unpacked once, then each vector's sums made in the one-vector dot's operations
- * and order, so that a vector gets the same bits alone or among others. (The AVX-512 table has its own, 64
- * values a register: kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows:
- * GGUF Q8_0 blocks made Q8_0 rows with 32-byte moves and F16C, and their unpack_row:
- * K-quant, Q4_0 and MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's
- * bytes and floats: MXFP4's scale is its power of two halved, its values doubled); and
- * the AVX2 table's decode kernels of those Q8_0 blocks, reading them in place
- * (matvec_q8b; matmul_q8b for a few vectors at once). */
+ * (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4), for the x86-avx2 table
+ * (blocks_dot_fn in kernels/table.h; the plain-C twins are in kernels/scalar-blocks.c).
+ * 256-bit registers: a 32-value activation group is one register; maddubs + madd give
+ * each 4-value lane's exact int32 sum. Every integer sum is exact; only the order of
+ * the fp32 sums differs from the twins. The half-precision scales convert with F16C
+ * (the table requires it). Each dot prefetches its row's weights prefetch_bytes ahead
+ * as it reads them (at least a line per 64 bytes consumed), as the Q8_0 decode kernel
+ * does: with the hardware prefetchers alone these dots wait on memory; the AVX-512 dots
+ * read faster without (docs/performance.md, "What was tried"). Every type also has a
+ * dot of up to 8 vectors at once (blocks_dot_multi_fn, a check of speculative
+ * decoding's guesses): the weights unpacked once, then each vector's sums made in the
+ * one-vector dot's operations and order, so that a vector gets the same bits alone or
+ * among others. (The AVX-512 table has its own, 64 values a register:
+ * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
+ * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant, Q4_0 and
+ * MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats:
+ * MXFP4's scale is its power of two halved, its values doubled); and the AVX2 table's
+ * decode kernels of those Q8_0 blocks, reading them in place (matvec_q8b; matmul_q8b
+ * for a few vectors at once). */
 #include "x86.h"
 
 #include <stdbool.h>

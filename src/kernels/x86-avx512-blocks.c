@@ -155,8 +155,9 @@ INLINE quad32 unpack_quad_32(const uint8_t *row, int bytes, int qs_at, int qh_at
     for (int k = 0; k < 4; k++)
         memcpy(&dm[k], row + k * bytes, 4);
     /* the four d, then the four m, as eight halves */
-    __m128i h = _mm_shuffle_epi8(_mm_setr_epi32((int)dm[0], (int)dm[1], (int)dm[2], (int)dm[3]),
-                                 _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+    const __m128i halves = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    __m128i h = _mm_shuffle_epi8(
+        _mm_setr_epi32((int)dm[0], (int)dm[1], (int)dm[2], (int)dm[3]), halves);
     if (has_min) {
         __m256 f = _mm256_cvtph_ps(h);
         u.d = _mm256_castps256_ps128(f);
@@ -371,7 +372,8 @@ INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride
     if (b + 4 <= blocks) {
         mxfp4_unpacked u = quad_mxfp4_unpack(mags, row);
         for (int v = 0; v < n; v++)
-            acc[v][0] = quad_mxfp4(acc[v][0], &u, x + v * x_stride + 32 * b, xs + v * xs_stride + b);
+            acc[v][0] =
+                quad_mxfp4(acc[v][0], &u, x + v * x_stride + 32 * b, xs + v * xs_stride + b);
         b += 4, row += 4 * GGML_MXFP4_BYTES;
     }
     for (; b < blocks; b += 2, row += 2 * GGML_MXFP4_BYTES) {
