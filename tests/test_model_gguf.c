@@ -547,6 +547,58 @@ START_TEST(test_every_type_loads_and_runs)
 }
 END_TEST
 
+/* A block scale that is NaN (or, for MXFP4, an exponent that makes values infinite) in
+ * a matrix used in place is refused at open, naming the first such row: rows 200 and 37
+ * poisoned (in their second block where they have two), row 37 named, whatever the order
+ * the rows are scanned in (in parallel). */
+START_TEST(test_bad_block_scales_refused)
+{
+    static const char *const cuts[] = {
+        "gguf-types/rand256-q8_0.gguf", "gguf-types/rand256-q4_0.gguf",
+        "gguf-types/rand256-q4_1.gguf", "gguf-types/rand256-q5_0.gguf",
+        "gguf-types/rand256-q5_1.gguf", "gguf-types/rand256-q4_k_m.gguf",
+        "gguf-types/rand256-q5_k_m.gguf", "gguf-types/rand256-q6_k.gguf",
+        "gguf-types/rand256-mxfp4.gguf",
+    };
+    const char *path = temp_path("bad-scale-model.gguf");
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        write_type_model(cuts[k], path);
+        size_t size;
+        unsigned char *buf = read_whole_file(path, &size);
+        gguf *g;
+        llm_err err;
+        ck_assert(gguf_parse(buf, size, path, &g, &err) == LLM_OK);
+        const gguf_tensor *t = gguf_find_tensor(g, "blk.0.ffn_down.weight");
+        ck_assert_ptr_nonnull(t);
+        const ggml_type_info *info = ggml_type_get(t->type);
+        size_t row_bytes = t->bytes / 256;
+        unsigned char *data = (unsigned char *)t->data;
+        int rows[] = {200, 37};
+        for (int i = 0; i < 2; i++) {
+            /* the row's second block where it has two (a K-quant row of 256 has one) */
+            size_t second = row_bytes > info->bytes ? info->bytes : 0;
+            unsigned char *blk = data + (size_t)rows[i] * row_bytes + second;
+            if (t->type == GGML_TYPE_MXFP4) {
+                blk[0] = 255; /* 2^127: every non-zero code overflows */
+                blk[1] |= 0x02;
+            } else { /* the half d: 0x7e00, a NaN */
+                size_t d_at = t->type == GGML_TYPE_Q6_K ? 208 : 0;
+                blk[d_at] = 0x00;
+                blk[d_at + 1] = 0x7e;
+            }
+        }
+        gguf_free(g);
+        FILE *f = fopen(path, "wb");
+        ck_assert_uint_eq(fwrite(buf, 1, size, f), size);
+        fclose(f);
+        free(buf);
+        open_fails(path, LLM_ERR_NUMERIC,
+                   "blk.0.ffn_down.weight holds NaN or infinite values (row 37)");
+    }
+    remove(path);
+}
+END_TEST
+
 /* llama.rope.freq_base and the RMS epsilon come from the file and are used: position 0
  * is not rotated, so its logits stay; later positions change. */
 START_TEST(test_rope_base_and_epsilon_from_file)
@@ -708,6 +760,7 @@ static Suite *model_gguf_suite(void)
     tcase_add_test(core, test_huge_pages_choice);
     tcase_add_test(core, test_huge_pages_alloc);
     tcase_add_test(core, test_every_type_loads_and_runs);
+    tcase_add_test(core, test_bad_block_scales_refused);
     tcase_add_test(core, test_rope_base_and_epsilon_from_file);
     tcase_add_test(core, test_shared_classifier);
     tcase_add_test(core, test_progress);

@@ -432,9 +432,20 @@ static void summarize(model *m, const struct model_load_state *s)
 
 /* ---- corrupt weights ---- */
 
-/* The first row of (rows, per_row) floats x that holds NaN or infinity, or -1; the
- * rows are scanned in parallel. */
-static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
+/* What a scan for the first bad row looks at: one of the row tests below, and its
+ * tensor (or floats, per_row a row). */
+typedef struct row_scan row_scan;
+struct row_scan {
+    bool (*bad)(const row_scan *s, int r);
+    const tensor *t;
+    const float *x;
+    size_t per_row;
+    int half_at[2]; /* the BLOCKS test's half scales (byte offsets in a block; -1: none) */
+};
+
+/* The first of rows 0..rows-1 that s->bad finds bad, or -1; the rows are scanned in
+ * parallel, and a row after one already found bad is skipped. */
+static ptrdiff_t first_bad_row_of(const row_scan *s, int rows)
 {
     ptrdiff_t first = -1;
 #pragma omp parallel for schedule(static)
@@ -444,13 +455,26 @@ static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
         known = first;
         if (known >= 0 && known < r)
             continue;
-        if (finite_first_bad(x + (size_t)r * per_row, per_row) >= 0) {
+        if (s->bad(s, r)) {
 #pragma omp critical(model_first_bad_row)
             if (first < 0 || r < first)
                 first = r;
         }
     }
     return first;
+}
+
+/* Row r of floats holds NaN or infinity. */
+static bool floats_row_bad(const row_scan *s, int r)
+{
+    return finite_first_bad(s->x + (size_t)r * s->per_row, s->per_row) >= 0;
+}
+
+/* The first of (rows, per_row) floats x that holds NaN or infinity, or -1. */
+static ptrdiff_t first_bad_row(const float *x, int rows, size_t per_row)
+{
+    row_scan s = {.bad = floats_row_bad, .x = x, .per_row = per_row};
+    return first_bad_row_of(&s, rows);
 }
 
 /* The weights by the names the file uses: llama2.c's ("wq of layer 3") or GGUF's
@@ -495,45 +519,54 @@ static void weight_name(const model *m, weight_id w, int layer, char *out, size_
         snprintf(out, size, "%s", l2c[w]);
 }
 
-/* The first row of a Q8_0_BLOCKS tensor with a block whose half scale is NaN or
- * infinite (all exponent bits set), or -1. */
-static ptrdiff_t first_bad_block_row(const tensor *t)
+/* Row r of a Q8_0_BLOCKS tensor has a block whose half scale is NaN or infinite (all
+ * exponent bits set). */
+static bool q8_0_blocks_row_bad(const row_scan *s, int r)
 {
-    int blocks = t->cols / QUANT_BLOCK;
-    for (int r = 0; r < t->rows; r++)
-        for (int g = 0; g < blocks; g++)
-            if ((tensor_block(t, r, g)[1] & 0x7c) == 0x7c)
-                return r;
-    return -1;
+    for (int g = 0; g < s->t->cols / QUANT_BLOCK; g++)
+        if ((tensor_block(s->t, r, g)[1] & 0x7c) == 0x7c)
+            return true;
+    return false;
 }
 
-/* The first row of an MXFP4 BLOCKS tensor with a value that decodes to infinity, or -1.
- * Its scales are powers of two and always finite; only the largest exponents (253 and
- * up: 2^125 · 8 overflows) make values too large for fp32. */
-static ptrdiff_t first_bad_mxfp4_row(const tensor *t)
+/* Row r of an MXFP4 BLOCKS tensor has a value that decodes to infinity. Its scales are
+ * powers of two and always finite; only the largest exponents (253 and up: 2^125 · 8
+ * overflows) make values too large for fp32. */
+static bool mxfp4_row_bad(const row_scan *s, int r)
 {
-    size_t blocks = t->row_bytes / GGML_MXFP4_BYTES;
-    for (int r = 0; r < t->rows; r++) {
-        const uint8_t *b = tensor_row_blocks(t, r);
-        for (size_t k = 0; k < blocks; k++, b += GGML_MXFP4_BYTES) {
-            if (b[0] < 253)
-                continue;
-            float d = ggml_e8m0_half_to_f32(b[0]);
-            for (int j = 1; j < GGML_MXFP4_BYTES; j++)
-                if (isinf((float)ggml_kvalues_mxfp4[b[j] & 0x0f] * d) ||
-                    isinf((float)ggml_kvalues_mxfp4[b[j] >> 4] * d))
-                    return r;
-        }
+    size_t blocks = s->t->row_bytes / GGML_MXFP4_BYTES;
+    const uint8_t *b = tensor_row_blocks(s->t, r);
+    for (size_t k = 0; k < blocks; k++, b += GGML_MXFP4_BYTES) {
+        if (b[0] < 253)
+            continue;
+        float d = ggml_e8m0_half_to_f32(b[0]);
+        for (int j = 1; j < GGML_MXFP4_BYTES; j++)
+            if (isinf((float)ggml_kvalues_mxfp4[b[j] & 0x0f] * d) ||
+                isinf((float)ggml_kvalues_mxfp4[b[j] >> 4] * d))
+                return true;
     }
-    return -1;
+    return false;
+}
+
+/* Row r of a BLOCKS tensor has a block whose half scale (at s->half_at) is NaN or
+ * infinite. */
+static bool ggml_blocks_row_bad(const row_scan *s, int r)
+{
+    size_t bytes = ggml_type_get((uint32_t)s->t->btype)->bytes;
+    size_t blocks = s->t->row_bytes / bytes;
+    const uint8_t *row = tensor_row_blocks(s->t, r);
+    for (size_t b = 0; b < blocks; b++)
+        for (int h = 0; h < 2; h++)
+            if (s->half_at[h] >= 0 && (row[b * bytes + (size_t)s->half_at[h] + 1] & 0x7c) == 0x7c)
+                return true;
+    return false;
 }
 
 /* The first row of a BLOCKS tensor with a block whose half scale (d, and dmin or m for
- * the types with mins) is NaN or infinite, or -1; for MXFP4, first_bad_mxfp4_row. */
+ * the types with mins) is NaN or infinite, or for MXFP4 with a value that decodes to
+ * infinity; or -1. */
 static ptrdiff_t first_bad_ggml_row(const tensor *t)
 {
-    if (t->btype == GGML_TYPE_MXFP4)
-        return first_bad_mxfp4_row(t);
     static const struct {
         int type, at[2]; /* byte offsets of the halves in the block; -1: none */
     } halves[] = {
@@ -542,20 +575,25 @@ static ptrdiff_t first_bad_ggml_row(const tensor *t)
         {.type = GGML_TYPE_Q4_K, .at = {0, 2}},  {.type = GGML_TYPE_Q5_K, .at = {0, 2}},
         {.type = GGML_TYPE_Q6_K, .at = {208, -1}},
     };
-    const ggml_type_info *info = ggml_type_get((uint32_t)t->btype);
-    size_t k = 0;
-    while (k < sizeof halves / sizeof halves[0] - 1 && halves[k].type != t->btype)
-        k++;
-    size_t blocks = t->row_bytes / info->bytes;
-    for (int r = 0; r < t->rows; r++) {
-        const uint8_t *row = tensor_row_blocks(t, r);
-        for (size_t b = 0; b < blocks; b++)
-            for (int h = 0; h < 2; h++)
-                if (halves[k].at[h] >= 0 &&
-                    (row[b * info->bytes + (size_t)halves[k].at[h] + 1] & 0x7c) == 0x7c)
-                    return r;
+    row_scan s = {.bad = ggml_blocks_row_bad, .t = t};
+    if (t->btype == GGML_TYPE_MXFP4) {
+        s.bad = mxfp4_row_bad;
+    } else {
+        size_t k = 0;
+        while (k < sizeof halves / sizeof halves[0] - 1 && halves[k].type != t->btype)
+            k++;
+        s.half_at[0] = halves[k].at[0];
+        s.half_at[1] = halves[k].at[1];
     }
-    return -1;
+    return first_bad_row_of(&s, t->rows);
+}
+
+/* The first row of a Q8_0_BLOCKS tensor with a block whose half scale is NaN or
+ * infinite, or -1. */
+static ptrdiff_t first_bad_block_row(const tensor *t)
+{
+    row_scan s = {.bad = q8_0_blocks_row_bad, .t = t};
+    return first_bad_row_of(&s, t->rows);
 }
 
 /* Fails when tensor t holds NaN or infinity: for Q8_0, in its scales (a group
