@@ -164,42 +164,75 @@ INLINE void block_32(__m256 *acc, float *mins, const block32 *u, const int8_t *x
     *mins += u->mf * xsum;
 }
 
-/* The 32-value types for n vectors of one row at once (n <= BLOCKS_MULTI_MAX): two of
- * each sum, blocks alternating, so that neither chain waits on the other; each block
- * unpacked once, then each vector's sums made in the same operations and order (a
- * vector's bits alone or among others; the one-vector dot is n = 1). */
+/* The d and the factors of xsum (m or −offset·d) of the eight blocks at row, at once. */
+INLINE void scales_8(const uint8_t *row, int bytes, int has_min, int offset, __m256 *d8,
+                     __m256 *mf8)
+{
+    /* each block's first 4 bytes: half d, then half m (or the block's next bytes) */
+    const __m128i halves = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    __m128i lo = _mm_shuffle_epi8(four_words(row, (size_t)bytes), halves);
+    __m128i hi = _mm_shuffle_epi8(four_words(row + 4 * bytes, (size_t)bytes), halves);
+    *d8 = _mm256_cvtph_ps(_mm_unpacklo_epi64(lo, hi));
+    *mf8 = has_min ? _mm256_cvtph_ps(_mm_unpackhi_epi64(lo, hi))
+                   : _mm256_mul_ps(_mm256_set1_ps(-(float)offset), *d8);
+}
+
+/* The 32-value types for n vectors of one row at once (n <= BLOCKS_MULTI_MAX): eight
+ * blocks at a time, their eight d·xs made at once (then each block's broadcast from
+ * memory) and their mins' terms with one FMA, the blocks' products two sums, blocks
+ * alternating, so that neither chain waits on the other; the row's last one to seven
+ * blocks one at a time. Each block unpacked once, then each vector's sums made in the
+ * same operations and order (a vector's bits alone or among others; the one-vector dot
+ * is n = 1). */
 INLINE void dot_32_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
                          size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
                          float *out, size_t out_stride, int bytes, int qs_at, int qh_at,
                          int has_min, int offset)
 {
-    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
-    float mins0[BLOCKS_MULTI_MAX], mins1[BLOCKS_MULTI_MAX];
+    __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX], accm[BLOCKS_MULTI_MAX];
+    float mins[BLOCKS_MULTI_MAX];
     for (int v = 0; v < n; v++) {
-        acc0[v] = acc1[v] = _mm256_setzero_ps();
-        mins0[v] = mins1[v] = 0.0f;
+        acc0[v] = acc1[v] = accm[v] = _mm256_setzero_ps();
+        mins[v] = 0.0f;
     }
     int blocks = cols / 32, b = 0;
     const size_t pf = prefetch_bytes((size_t)blocks * bytes);
-    for (; b + 1 < blocks; b += 2, row += 2 * bytes) {
-        prefetch_weights(row + pf); /* a line per pair (36 to 48 bytes) */
-        block32 u0 = unpack_block_32(row, qs_at, qh_at, has_min, offset);
-        block32 u1 = unpack_block_32(row + bytes, qs_at, qh_at, has_min, offset);
+    for (; b + 8 <= blocks; b += 8, row += 8 * bytes) {
+        __m256 d8, mf8;
+        scales_8(row, bytes, has_min, offset, &d8, &mf8);
+        __m256 f[BLOCKS_MULTI_MAX]; /* each vector's d·xs of the eight blocks */
         for (int v = 0; v < n; v++) {
-            const int8_t *xb = x + v * x_stride + 32 * b;
-            const float *xsb = xs + v * xs_stride + b, *xsumb = xsum + v * xsum_stride + b;
-            block_32(&acc0[v], &mins0[v], &u0, xb, xsb[0], xsumb[0]);
-            block_32(&acc1[v], &mins1[v], &u1, xb + 32, xsb[1], xsumb[1]);
+            f[v] = _mm256_mul_ps(d8, _mm256_loadu_ps(xs + v * xs_stride + b));
+            accm[v] = _mm256_fmadd_ps(mf8, _mm256_loadu_ps(xsum + v * xsum_stride + b), accm[v]);
+        }
+#pragma GCC unroll 4
+        for (int k = 0; k < 8; k += 2) {
+            const uint8_t *b0 = row + k * bytes, *b1 = b0 + bytes;
+            prefetch_weights(b0 + pf); /* a line per pair (36 to 48 bytes) */
+            __m256i q0 = unpack32(b0 + qs_at, qh_at >= 0 ? b0 + qh_at : NULL);
+            __m256i q1 = unpack32(b1 + qs_at, qh_at >= 0 ? b1 + qh_at : NULL);
+            for (int v = 0; v < n; v++) {
+                const int8_t *xb = x + v * x_stride + 32 * (b + k);
+                __m256i s0 = dot_u8s8(q0, _mm256_loadu_si256((const __m256i *)xb));
+                __m256i s1 = dot_u8s8(q1, _mm256_loadu_si256((const __m256i *)(xb + 32)));
+                acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0),
+                                          _mm256_permutevar8x32_ps(f[v], _mm256_set1_epi32(k)),
+                                          acc0[v]);
+                acc1[v] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(s1),
+                    _mm256_permutevar8x32_ps(f[v], _mm256_set1_epi32(k + 1)), acc1[v]);
+            }
         }
     }
-    if (b < blocks) {
+    for (; b < blocks; b++, row += bytes) {
         block32 u = unpack_block_32(row, qs_at, qh_at, has_min, offset);
         for (int v = 0; v < n; v++)
-            block_32(&acc0[v], &mins0[v], &u, x + v * x_stride + 32 * b, xs[v * xs_stride + b],
+            block_32(&acc0[v], &mins[v], &u, x + v * x_stride + 32 * b, xs[v * xs_stride + b],
                      xsum[v * xsum_stride + b]);
     }
     for (int v = 0; v < n; v++)
-        out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v])) + (mins0[v] + mins1[v]);
+        out[v * out_stride] =
+            hsum256(_mm256_add_ps(acc0[v], acc1[v])) + (hsum256(accm[v]) + mins[v]);
 }
 
 /* The four types' one-vector and several-vector dots (blocks_dot_fn, blocks_dot_multi_fn):

@@ -133,11 +133,7 @@ INLINE quad32 unpack_quad_32(const uint8_t *row, int bytes, int qs_at, int qh_at
         /* bit j of block k's qh is value j's fifth: byte j of lane k of lo (j < 16) or
          * byte j - 16 of hi. Every lane gets the four qh; a byte shuffle gives byte i of
          * lane k byte 4k + i / 8 of them (lo; + 2 for hi), a test bit i % 8 of it. */
-        uint32_t h[4];
-        for (int k = 0; k < 4; k++)
-            memcpy(&h[k], row + k * bytes + qh_at, 4);
-        __m512i qh = _mm512_broadcast_i32x4(
-            _mm_setr_epi32((int)h[0], (int)h[1], (int)h[2], (int)h[3]));
+        __m512i qh = _mm512_broadcast_i32x4(four_words(row + qh_at, (size_t)bytes));
         const __m512i pick = _mm512_set_epi64(0x0d0d0d0d0d0d0d0d, 0x0c0c0c0c0c0c0c0c,
                                               0x0909090909090909, 0x0808080808080808,
                                               0x0505050505050505, 0x0404040404040404,
@@ -150,14 +146,10 @@ INLINE quad32 unpack_quad_32(const uint8_t *row, int bytes, int qs_at, int qh_at
         u.lo = _mm512_mask_add_epi8(u.lo, mlo, u.lo, bit4);
         u.hi = _mm512_mask_add_epi8(u.hi, mhi, u.hi, bit4);
     }
-    /* each block's first 4 bytes: half d, then half m (or the block's next bytes) */
-    uint32_t dm[4];
-    for (int k = 0; k < 4; k++)
-        memcpy(&dm[k], row + k * bytes, 4);
-    /* the four d, then the four m, as eight halves */
+    /* each block's first 4 bytes (half d, then half m or the block's next bytes): the
+     * four d, then the four m, as eight halves */
     const __m128i halves = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    __m128i h = _mm_shuffle_epi8(
-        _mm_setr_epi32((int)dm[0], (int)dm[1], (int)dm[2], (int)dm[3]), halves);
+    __m128i h = _mm_shuffle_epi8(four_words(row, (size_t)bytes), halves);
     if (has_min) {
         __m256 f = _mm256_cvtph_ps(h);
         u.d = _mm256_castps256_ps128(f);

@@ -106,6 +106,22 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
+/* The four little-endian 32-bit words at p, p + stride, p + 2 stride, p + 3 stride, in
+ * one register: moved in through general registers, so that no 16-byte load has to be
+ * served from four 4-byte stores (a store-forwarding stall the compiler's own
+ * _mm_setr_epi32 of memcpy'd words can make). */
+static inline __attribute__((always_inline, target("sse4.1"))) __m128i four_words(
+    const uint8_t *p, size_t stride)
+{
+    uint32_t w[4];
+    for (int k = 0; k < 4; k++)
+        memcpy(&w[k], p + (size_t)k * stride, 4);
+    __m128i v = _mm_cvtsi32_si128((int)w[0]);
+    v = _mm_insert_epi32(v, (int)w[1], 1);
+    v = _mm_insert_epi32(v, (int)w[2], 2);
+    return _mm_insert_epi32(v, (int)w[3], 3);
+}
+
 /* Rows become columns: m[r] lane v becomes m[v] lane r (16 x 16 32-bit values in
  * registers). Compiled for AVX-512F, so that the AVX-512 tables' code can inline it. */
 static inline __attribute__((always_inline, target("avx512f"))) void transpose16(__m512 m[16])
