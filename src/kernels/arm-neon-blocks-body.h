@@ -47,6 +47,20 @@ static inline void BLK(unpack32)(const uint8_t *qs, const uint8_t *qh, int offse
     *hi = vsubq_s8(vreinterpretq_s8_u8(h), vdupq_n_s8((int8_t)offset));
 }
 
+/* One vector's sums of block b of the 32-value types and MXFP4: its values lo (the first
+ * 16) and hi by xb's 32, exact in int32 lanes, scaled by f into acc1 (b odd) or acc0,
+ * so that neither chain waits on the other. */
+static inline void BLK(block_32)(float32x4_t *acc0, float32x4_t *acc1, int8x16_t lo,
+                                 int8x16_t hi, const int8_t *xb, float f, int b)
+{
+    int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(xb));
+    s = BLK_DOT(s, hi, vld1q_s8(xb + 16));
+    if (b & 1)
+        *acc1 = vfmaq_n_f32(*acc1, vcvtq_f32_s32(s), f);
+    else
+        *acc0 = vfmaq_n_f32(*acc0, vcvtq_f32_s32(s), f);
+}
+
 /* The 32-value types: blocks of `bytes`, nibbles at qs_at, fifth bits at qh_at (or
  * none, -1), a min after d (has_min), values offset by `offset` (8, 16 or 0):
  * d·xs·Σ(q − offset)·x [+ m·xsum]. For n vectors of one row at once (n <=
@@ -71,14 +85,8 @@ static inline void BLK(dot_32_multi)(const uint8_t *row, const int8_t *x, size_t
         BLK(unpack32)(row + qs_at, qh_at >= 0 ? row + qh_at : NULL, offset, &lo, &hi);
         float d = BLK(half)(row), m = has_min ? BLK(half)(row + 2) : 0.0f;
         for (int v = 0; v < n; v++) {
-            const int8_t *xb = x + v * x_stride + 32 * b;
-            int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(xb));
-            s = BLK_DOT(s, hi, vld1q_s8(xb + 16));
-            float f = d * xs[v * xs_stride + b];
-            if (b & 1)
-                acc1[v] = vfmaq_n_f32(acc1[v], vcvtq_f32_s32(s), f);
-            else
-                acc0[v] = vfmaq_n_f32(acc0[v], vcvtq_f32_s32(s), f);
+            BLK(block_32)(&acc0[v], &acc1[v], lo, hi, x + v * x_stride + 32 * b,
+                          d * xs[v * xs_stride + b], b);
             if (has_min)
                 mins[v] += m * xsum[v * xsum_stride + b];
         }
@@ -131,16 +139,9 @@ static inline void BLK(dot_mxfp4_multi_n)(const uint8_t *row, const int8_t *x, s
         int8x16_t lo = vqtbl1q_s8(table, vandq_u8(q, vdupq_n_u8(0x0f)));
         int8x16_t hi = vqtbl1q_s8(table, vshrq_n_u8(q, 4));
         float e = ggml_e8m0_half_to_f32(row[0]);
-        for (int v = 0; v < n; v++) {
-            const int8_t *xb = x + v * x_stride + 32 * b;
-            int32x4_t s = BLK_DOT(vdupq_n_s32(0), lo, vld1q_s8(xb));
-            s = BLK_DOT(s, hi, vld1q_s8(xb + 16));
-            float f = e * xs[v * xs_stride + b];
-            if (b & 1)
-                acc1[v] = vfmaq_n_f32(acc1[v], vcvtq_f32_s32(s), f);
-            else
-                acc0[v] = vfmaq_n_f32(acc0[v], vcvtq_f32_s32(s), f);
-        }
+        for (int v = 0; v < n; v++)
+            BLK(block_32)(&acc0[v], &acc1[v], lo, hi, x + v * x_stride + 32 * b,
+                          e * xs[v * xs_stride + b], b);
     }
     for (int v = 0; v < n; v++)
         out[v * out_stride] = vaddvq_f32(vaddq_f32(acc0[v], acc1[v]));

@@ -178,8 +178,8 @@ INLINE void scales_8(const uint8_t *row, int bytes, int has_min, int offset, __m
 }
 
 /* The 32-value types for n vectors of one row at once (n <= BLOCKS_MULTI_MAX): eight
- * blocks at a time, their eight d·xs made at once (then each block's broadcast from
- * memory) and their mins' terms with one FMA, the blocks' products two sums, blocks
+ * blocks at a time, their eight d·xs made at once (then each block's taken out by a
+ * permute) and their mins' terms with one FMA, the blocks' products two sums, blocks
  * alternating, so that neither chain waits on the other; the row's last one to seven
  * blocks one at a time. Each block unpacked once, then each vector's sums made in the
  * same operations and order (a vector's bits alone or among others; the one-vector dot
@@ -235,31 +235,12 @@ INLINE void dot_32_multi(const uint8_t *row, const int8_t *x, size_t x_stride, c
             hsum256(_mm256_add_ps(acc0[v], acc1[v])) + (hsum256(accm[v]) + mins[v]);
 }
 
-/* The four types' one-vector and several-vector dots (blocks_dot_fn, blocks_dot_multi_fn):
- * kernels_avx2_dot_q4_0 and kernels_avx2_dot_q4_0_multi, and so on for q4_1, q5_0 and
- * q5_1, from each type's bytes, qs_at, qh_at, has_min and offset (Q4_0: 18-byte blocks,
- * half d and 16 bytes of nibbles, d·xs·Σ(q − 8)·x). */
-#define DOT_32(name, ...)                                                                        \
-    float kernels_avx2_dot_##name(const uint8_t *row, const int8_t *x, const float *xs,          \
-                                  const float *xsum, int cols)                                   \
-    {                                                                                            \
-        float r;                                                                                 \
-        dot_32_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);                    \
-        return r;                                                                                \
-    }                                                                                            \
-    void kernels_avx2_dot_##name##_multi(const uint8_t *row, const int8_t *x, size_t x_stride,   \
-                                         const float *xs, size_t xs_stride, const float *xsum,   \
-                                         size_t xsum_stride, int cols, int n, float *out,        \
-                                         size_t out_stride)                                      \
-    {                                                                                            \
-        dot_32_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out,           \
-                     out_stride, __VA_ARGS__);                                                   \
-    }
-
-DOT_32(q4_0, 18, 2, -1, 0, 8)
-DOT_32(q4_1, 20, 4, -1, 1, 0)
-DOT_32(q5_0, 22, 6, 2, 0, 16)
-DOT_32(q5_1, 24, 8, 4, 1, 0)
+/* The four types' dots, from each type's bytes, qs_at, qh_at, has_min and offset (Q4_0:
+ * 18-byte blocks, half d and 16 bytes of nibbles, d·xs·Σ(q − 8)·x). */
+X86_BLOCK_DOTS(avx2, q4_0, dot_32_multi, 18, 2, -1, 0, 8)
+X86_BLOCK_DOTS(avx2, q4_1, dot_32_multi, 20, 4, -1, 1, 0)
+X86_BLOCK_DOTS(avx2, q5_0, dot_32_multi, 22, 6, 2, 0, 16)
+X86_BLOCK_DOTS(avx2, q5_1, dot_32_multi, 24, 8, 4, 1, 0)
 
 /* MXFP4: 17-byte blocks (E8M0 e, 16 bytes of e2m1 codes, nibbles as Q4_0's). Each code
  * becomes its doubled e2m1 value (signed, |v| <= 12) by one byte shuffle of
@@ -415,35 +396,8 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
         out[v * out_stride] = hsum256(acc0[v]) - hsum256(accm[v]);
 }
 
-float kernels_avx2_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    float r;
-    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 0);
-    return r;
-}
-
-float kernels_avx2_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
-                            const float *xsum, int cols)
-{
-    float r;
-    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 1);
-    return r;
-}
-
-void kernels_avx2_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                 const float *xs, size_t xs_stride, const float *xsum,
-                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
-{
-    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 0);
-}
-
-void kernels_avx2_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                 const float *xs, size_t xs_stride, const float *xsum,
-                                 size_t xsum_stride, int cols, int n, float *out, size_t out_stride)
-{
-    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 1);
-}
+X86_BLOCK_DOTS(avx2, q4_k, dot_k45_multi, 0)
+X86_BLOCK_DOTS(avx2, q5_k, dot_k45_multi, 1)
 
 /* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
  * values l, l + 32, l + 64, l + 96 (l < 32) are the low / high nibbles of ql[l] and

@@ -226,30 +226,12 @@ INLINE void dot_32_multi(const uint8_t *row, const int8_t *x, size_t x_stride, c
     }
 }
 
-/* The four types' one-vector and several-vector dots (blocks_dot_fn, blocks_dot_multi_fn):
- * kernels_avx512_dot_q4_0 and kernels_avx512_dot_q4_0_multi, and so on for q4_1, q5_0
- * and q5_1, from each type's bytes, qs_at, qh_at, has_min and offset. */
-#define DOT_32(name, ...)                                                                        \
-    float kernels_avx512_dot_##name(const uint8_t *row, const int8_t *x, const float *xs,        \
-                                    const float *xsum, int cols)                                 \
-    {                                                                                            \
-        float r;                                                                                 \
-        dot_32_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);                    \
-        return r;                                                                                \
-    }                                                                                            \
-    void kernels_avx512_dot_##name##_multi(const uint8_t *row, const int8_t *x,                  \
-                                           size_t x_stride, const float *xs, size_t xs_stride,   \
-                                           const float *xsum, size_t xsum_stride, int cols,      \
-                                           int n, float *out, size_t out_stride)                 \
-    {                                                                                            \
-        dot_32_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out,           \
-                     out_stride, __VA_ARGS__);                                                   \
-    }
-
-DOT_32(q4_0, 18, 2, -1, 0, 8)
-DOT_32(q4_1, 20, 4, -1, 1, 0)
-DOT_32(q5_0, 22, 6, 2, 0, 16)
-DOT_32(q5_1, 24, 8, 4, 1, 0)
+/* The four types' dots, from each type's bytes, qs_at, qh_at, has_min and offset (Q4_0:
+ * 18-byte blocks, half d and 16 bytes of nibbles, d·xs·Σ(q − 8)·x). */
+X86_BLOCK_DOTS(avx512, q4_0, dot_32_multi, 18, 2, -1, 0, 8)
+X86_BLOCK_DOTS(avx512, q4_1, dot_32_multi, 20, 4, -1, 1, 0)
+X86_BLOCK_DOTS(avx512, q5_0, dot_32_multi, 22, 6, 2, 0, 16)
+X86_BLOCK_DOTS(avx512, q5_1, dot_32_multi, 24, 8, 4, 1, 0)
 
 /* MXFP4 blocks unpacked for vpdpbusd: the codes' magnitudes (|e2m1| doubled, 0..12, by
  * one byte shuffle of `mags`, ggml_kvalues_mxfp4's, unsigned) and a mask of the codes
@@ -489,37 +471,8 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
             _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) - hsum256(accm[v]);
 }
 
-float kernels_avx512_dot_q4_k(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    float r;
-    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 0);
-    return r;
-}
-
-float kernels_avx512_dot_q5_k(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum, int cols)
-{
-    float r;
-    dot_k45_multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, 1);
-    return r;
-}
-
-void kernels_avx512_dot_q4_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                   const float *xs, size_t xs_stride, const float *xsum,
-                                   size_t xsum_stride, int cols, int n, float *out,
-                                   size_t out_stride)
-{
-    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 0);
-}
-
-void kernels_avx512_dot_q5_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                   const float *xs, size_t xs_stride, const float *xsum,
-                                   size_t xsum_stride, int cols, int n, float *out,
-                                   size_t out_stride)
-{
-    dot_k45_multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride, 1);
-}
+X86_BLOCK_DOTS(avx512, q4_k, dot_k45_multi, 0)
+X86_BLOCK_DOTS(avx512, q5_k, dot_k45_multi, 1)
 
 /* Q6_K: 210-byte super-blocks (128 bytes ql, 64 qh, 16 int8 scales, half d). In half h,
  * values 32k + l (k < 4, l < 32) are the low (k = 0, 1) or high (k = 2, 3) nibble of

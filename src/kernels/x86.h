@@ -106,6 +106,27 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
     return _mm_cvtph_ps(_mm_cvtsi32_si128((int)v));
 }
 
+/* A block type's one-vector and several-vector row dots, kernels_<isa>_dot_<name> and
+ * kernels_<isa>_dot_<name>_multi (blocks_dot_fn, blocks_dot_multi_fn), both made by the
+ * includer's several-vector dot `multi` (the one-vector dot is n = 1, so that a vector
+ * gets the same bits alone or among others), the type's own arguments after its own. */
+#define X86_BLOCK_DOTS(isa, name, multi, ...)                                                    \
+    float kernels_##isa##_dot_##name(const uint8_t *row, const int8_t *x, const float *xs,       \
+                                     const float *xsum, int cols)                                \
+    {                                                                                            \
+        float r;                                                                                 \
+        multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);                           \
+        return r;                                                                                \
+    }                                                                                            \
+    void kernels_##isa##_dot_##name##_multi(const uint8_t *row, const int8_t *x,                 \
+                                            size_t x_stride, const float *xs, size_t xs_stride,  \
+                                            const float *xsum, size_t xsum_stride, int cols,     \
+                                            int n, float *out, size_t out_stride)                \
+    {                                                                                            \
+        multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride,      \
+              __VA_ARGS__);                                                                      \
+    }
+
 /* The four little-endian 32-bit words at p, p + stride, p + 2 stride, p + 3 stride, in
  * one register: moved in through general registers, so that no 16-byte load has to be
  * served from four 4-byte stores (a store-forwarding stall the compiler's own
