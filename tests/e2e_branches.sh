@@ -16,7 +16,7 @@
 save() {
     type_text "/save $1 $T/$2"
     keys Enter
-    wait_for "$T/$2]"
+    wait_for_wrapped "$T/$2]"
 }
 
 # The focus starts on the input line; Tab Tab reaches Tokens, Tab Tab from there
@@ -64,7 +64,7 @@ keys Enter
 wait_for "[the conversation was reset]"
 type_text "/load $T/all.json"
 keys Enter
-wait_for "[loaded $T/all.json (1 turn)]"
+wait_for_wrapped "[loaded $T/all.json (1 turn)]"
 wait_for "Assistant [branch 1/2]: "
 keys Tab Tab '>'
 wait_for "Assistant [branch 2/2]: "

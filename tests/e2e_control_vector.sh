@@ -308,7 +308,7 @@ keys Enter
 wait_for "vectors happy -1.00, layers 2-4"
 type_text '/vector make --replace mood "She was happy." "She was sad."'
 keys Enter
-wait_for "mood was made from the"
+wait_for_wrapped "mood was made from the"
 wait_for "vectors happy -1.00, mood 0." # the status line: the scale made
 keys C-d
 wait_exit

@@ -126,7 +126,7 @@ wait_for "served stories260K.gguf | idle"
 pass "/set reaches the next request, /vector needs a local model, /force puts the server's tokens of the text in, a second message renders the dialog again"
 type_text "/save $T/tui.json"
 keys Enter
-wait_for "saved to $T/tui.json"
+wait_for_wrapped "saved to $T/tui.json"
 keys Tab q # from the input line to Conversation, then quit
 wait_exit
 assert_eq "exit status" 0 "$(cat "$T/exit")"
@@ -142,7 +142,7 @@ pass "/save in the TUI; the served chat autosaved"
 
 # --resume reopens it on its server: the turns shown, the trace written as it goes
 start -- --no-config --resume -t 0 -n 8 --trace "$T/tui.jsonl"
-wait_for "(2 turns)]"
+wait_for_wrapped "(2 turns)]"
 wait_for "You: The end"
 wait_for "served stories260K.gguf | idle | llama-server at $url"
 type_text "Go on"

@@ -17,7 +17,7 @@
 save() {
     type_text "/save $T/$1"
     keys Enter
-    wait_for "[saved to $T/$1]"
+    wait_for_wrapped "[saved to $T/$1]"
 }
 
 # The focus starts on the input line; Tab Tab reaches Tokens, Tab Tab from there

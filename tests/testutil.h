@@ -1,11 +1,15 @@
 /* testutil.h — helpers shared by the Check test programs: where the test fixtures and
- * golden files are (tests/data/, see its README), and a main() that runs one suite. */
+ * golden files are (tests/data/, see its README), temporary files in a directory of the
+ * program's own, and a main() that runs one suite. */
 #ifndef LLMCHAT_TESTUTIL_H
 #define LLMCHAT_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The source tree's top directory: LLMCHAT_SRCDIR (set by make check), else the one
@@ -30,7 +34,9 @@ static inline const char *data_path(const char *name)
     return b;
 }
 
-/* A temporary file path unique to this process. */
+/* A temporary file path unique to this process, in TMPDIR: TEST_MAIN points TMPDIR at a
+ * directory of the test program's own, removed with everything in it when the program
+ * ends, so a test that fails before its cleanup leaves nothing behind. */
 static inline const char *temp_path(const char *name)
 {
     static char bufs[4][4096];
@@ -58,13 +64,58 @@ static inline unsigned char *read_whole_file(const char *path, size_t *size)
     return b;
 }
 
+/* Removes path and, when it is a directory, everything under it (links are removed,
+ * not followed). Quietly does what it can: it only tidies up after tests. */
+static inline void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                    continue;
+                char child[4096];
+                if (snprintf(child, sizeof child, "%s/%s", path, e->d_name) < (int)sizeof child)
+                    remove_tree(child);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Makes dir (a buffer of 4096) a new private directory in TMPDIR (or /tmp) and points
+ * TMPDIR at it, for temp_path and for the programs the tests start. Returns 0, or -1
+ * with a message when it cannot be made. */
+static inline int enter_private_temp_dir(char *dir)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, 4096, "%s/llmchat-test.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        perror(dir);
+        return -1;
+    }
+    setenv("TMPDIR", dir, 1);
+    return 0;
+}
+
 #define TEST_MAIN(suite_fn)                                         \
     int main(void)                                                  \
     {                                                               \
+        char temp_dir[4096];                                        \
+        if (enter_private_temp_dir(temp_dir) != 0)                  \
+            return 99;                                              \
         SRunner *sr = srunner_create(suite_fn());                   \
         srunner_run_all(sr, CK_NORMAL);                             \
         int failed = srunner_ntests_failed(sr);                     \
         srunner_free(sr);                                           \
+        remove_tree(temp_dir);                                      \
         return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;           \
     }
 

@@ -10,7 +10,23 @@ need_tool tmux
 
 SOCK=llmchat-test-$$
 TM="tmux -L $SOCK -f /dev/null"
-trap '$TM kill-server >/dev/null 2>&1; rm -rf "$T"' EXIT
+# finish: the tmux server killed and its socket removed (tmux leaves it), then $T
+# removed once the last llmchat started has ended: the hangup makes it save its
+# history under $T, which must not come back after the removal.
+finish() {
+    $TM kill-server >/dev/null 2>&1
+    rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
+    if [ -s "$T/pid" ]; then
+        pid=$(cat "$T/pid")
+        tries=0
+        while kill -0 "$pid" 2>/dev/null && [ $tries -lt 100 ]; do
+            sleep 0.1
+            tries=$((tries + 1))
+        done
+    fi
+    rm -rf "$T"
+}
+trap finish EXIT
 STATE=$T/state
 mkdir -p "$STATE"
 WAIT=${LLMCHAT_TUI_WAIT:-60} # seconds any one wait may take before the test fails
@@ -30,7 +46,9 @@ start() {
     done
     shift
     rm -f "$T/exit"
-    cmd="cd $(quote "$T") && exec env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=${LLMCHAT_TUI_TERM:-screen-256color}"
+    # the process's id goes to $T/pid: sh -c writes its own and becomes llmchat (or the
+    # timeout that waits for it)
+    cmd="cd $(quote "$T") && exec sh -c 'echo \$\$ >\"\$0\"; exec \"\$@\"' $(quote "$T/pid") env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=${LLMCHAT_TUI_TERM:-screen-256color}"
     cmd="$cmd XDG_STATE_HOME=$(quote "$STATE")$envs ${run_timeout:+timeout --foreground $LLMCHAT_TEST_TIMEOUT}"
     cmd="$cmd $(quote "$LLMCHAT_BIN")"
     for a in "$@"; do
@@ -89,6 +107,19 @@ wait_for() {
     while :; do
         case $(screen) in *"$1"*) return 0 ;; esac
         [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "waited ${WAIT}s for [$1] on the screen"
+        sleep 0.1
+    done
+}
+
+# wait_for_wrapped TEXT: until TEXT is in the Conversation pane, where the pane may
+# have wrapped it over lines (a path in TMPDIR can be longer than the pane is wide):
+# the pane's lines and TEXT are compared with their spaces taken out.
+wait_for_wrapped() {
+    want=$(printf '%s' "$1" | tr -d ' ')
+    deadline=$(($(now) + WAIT))
+    while :; do
+        case $(pane Conversation | tr -d ' \n') in *"$want"*) return 0 ;; esac
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "waited ${WAIT}s for [$1] in the conversation"
         sleep 0.1
     done
 }
