@@ -87,7 +87,7 @@ soak_chat() {
 rm -f "$T/fifo"
 mkfifo "$T/fifo"
 # shellcheck disable=SC2086 # ARGS is words
-XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat $ARGS <"$T/fifo" >"$T/out" 2>"$T/err" &
+XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat --autosave always $ARGS <"$T/fifo" >"$T/out" 2>"$T/err" &
 pid=$!
 exec 3>"$T/fifo"
 start_s=$(date +%s)
