@@ -267,8 +267,10 @@ INLINE __m256 block_mxfp4(__m256 acc, const block_mxfp4_unpacked *u, const int8_
 
 /* MXFP4 for n vectors of one row at once (n <= BLOCKS_MULTI_MAX), as dot_32_multi. */
 INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
-                            size_t xs_stride, int cols, int n, float *out, size_t out_stride)
+                            size_t xs_stride, const float *xsum, size_t xsum_stride, int cols,
+                            int n, float *out, size_t out_stride)
 {
+    (void)xsum, (void)xsum_stride; /* no mins */
     const __m256i table =
         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ggml_kvalues_mxfp4));
     __m256 acc0[BLOCKS_MULTI_MAX], acc1[BLOCKS_MULTI_MAX];
@@ -296,23 +298,7 @@ INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride
         out[v * out_stride] = hsum256(_mm256_add_ps(acc0[v], acc1[v]));
 }
 
-float kernels_avx2_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
-                             const float *xsum, int cols)
-{
-    (void)xsum;
-    float r;
-    dot_mxfp4_multi(row, x, 0, xs, 0, cols, 1, &r, 0);
-    return r;
-}
-
-void kernels_avx2_dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                  const float *xs, size_t xs_stride, const float *xsum,
-                                  size_t xsum_stride, int cols, int n, float *out,
-                                  size_t out_stride)
-{
-    (void)xsum, (void)xsum_stride;
-    dot_mxfp4_multi(row, x, x_stride, xs, xs_stride, cols, n, out, out_stride);
-}
+X86_BLOCK_DOTS(avx2, mxfp4, dot_mxfp4_multi)
 
 /* The 8 sub-block totals of a super-block, lane j the sum of s[j]'s 8 lanes: s[j] holds
  * 4-product sums of 32 values (dot_u8s8), each within int16 for 4- and 5-bit weights

@@ -324,8 +324,10 @@ INLINE __m512 pair_mxfp4(__m512 acc, const mxfp4_unpacked *u, const int8_t *x, c
  * group unpacked once, then each vector's sums made in the same operations and order
  * (the one-vector dot is n = 1). */
 INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
-                            size_t xs_stride, int cols, int n, float *out, size_t out_stride)
+                            size_t xs_stride, const float *xsum, size_t xsum_stride, int cols,
+                            int n, float *out, size_t out_stride)
 {
+    (void)xsum, (void)xsum_stride; /* no mins */
     const __m512i mags = _mm512_set4_epi32(0x0c080604, 0x03020100, 0x0c080604, 0x03020100);
     __m512 acc[BLOCKS_MULTI_MAX][2];
     for (int v = 0; v < n; v++)
@@ -361,23 +363,7 @@ INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride
         out[v * out_stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1]));
 }
 
-float kernels_avx512_dot_mxfp4(const uint8_t *row, const int8_t *x, const float *xs,
-                               const float *xsum, int cols)
-{
-    (void)xsum;
-    float r;
-    dot_mxfp4_multi(row, x, 0, xs, 0, cols, 1, &r, 0);
-    return r;
-}
-
-void kernels_avx512_dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                    const float *xs, size_t xs_stride, const float *xsum,
-                                    size_t xsum_stride, int cols, int n, float *out,
-                                    size_t out_stride)
-{
-    (void)xsum, (void)xsum_stride;
-    dot_mxfp4_multi(row, x, x_stride, xs, xs_stride, cols, n, out, out_stride);
-}
+X86_BLOCK_DOTS(avx512, mxfp4, dot_mxfp4_multi)
 
 /* The order dot_k45_multi, quad_32 and quad_mxfp4 read x in: in each whole 128 values (two 64-value
  * parts, four blocks or sub-blocks of 32), the first 16 values of each block, then the

@@ -109,13 +109,14 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
 /* A block type's one-vector and several-vector row dots, kernels_<isa>_dot_<name> and
  * kernels_<isa>_dot_<name>_multi (blocks_dot_fn, blocks_dot_multi_fn), both made by the
  * includer's several-vector dot `multi` (the one-vector dot is n = 1, so that a vector
- * gets the same bits alone or among others), the type's own arguments after its own. */
+ * gets the same bits alone or among others), the type's own arguments, if any, after
+ * its own. */
 #define X86_BLOCK_DOTS(isa, name, multi, ...)                                                    \
     float kernels_##isa##_dot_##name(const uint8_t *row, const int8_t *x, const float *xs,       \
                                      const float *xsum, int cols)                                \
     {                                                                                            \
         float r;                                                                                 \
-        multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, __VA_ARGS__);                           \
+        multi(row, x, 0, xs, 0, xsum, 0, cols, 1, &r, 0, ##__VA_ARGS__);                         \
         return r;                                                                                \
     }                                                                                            \
     void kernels_##isa##_dot_##name##_multi(const uint8_t *row, const int8_t *x,                 \
@@ -124,7 +125,7 @@ static inline __attribute__((always_inline, target("f16c"))) __m128 two_halves(c
                                             int n, float *out, size_t out_stride)                \
     {                                                                                            \
         multi(row, x, x_stride, xs, xs_stride, xsum, xsum_stride, cols, n, out, out_stride,      \
-              __VA_ARGS__);                                                                      \
+              ##__VA_ARGS__);                                                                    \
     }
 
 /* The four little-endian 32-bit words at p, p + stride, p + 2 stride, p + 3 stride, in
