@@ -143,6 +143,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->gemm_q8_small = s->gemm_q8_small;
             k->gemm_q8_halves = s->gemm_q8_halves;
             k->gemm_signed = s->gemm_signed;
+            k->gemm_wide = s->gemm_wide;
             k->gemm_rows = s->gemm_rows;
         }
         FILL(matvec_q8b)
@@ -486,9 +487,26 @@ int kernels_row_block_of(const tensor *w)
     return w->panels && kernels_active()->matmul_q8p ? PANEL_ROWS : BLOCK_ROWS;
 }
 
+/* Block b of a wide pack (gemm_pack's wide_x): each vector's pairs of values as int16,
+ * 16 vectors' pair p side by side; padding vectors zero. */
+static void gemm_pack_wide(gemm_pack *p, const qbatch *xq, int b)
+{
+    const int stride = p->stride;
+    int16_t *dst = (int16_t *)(void *)p->q + (size_t)b * stride * GEMM_VECS;
+    for (int v = 0; v < GEMM_VECS; v++) {
+        int t = b * GEMM_VECS + v;
+        const int8_t *src = xq->q + (size_t)t * xq->stride;
+        int16_t *d = dst + 2 * v;
+        for (int i = 0; i < stride; i += 2, d += 2 * GEMM_VECS) {
+            d[0] = t < p->n ? src[i] : 0;
+            d[1] = t < p->n ? src[i + 1] : 0;
+        }
+    }
+}
+
 /* Packs vectors [b0 * GEMM_VECS, b1 * GEMM_VECS) of xq into p (see gemm_pack): the
  * values of whole blocks with the table's gemm_pack16 where it has one, the rest 4
- * bytes at a time; then the scales. */
+ * bytes at a time (or as int16 pairs); then the scales. */
 static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 {
     const int stride = p->stride, groups = stride / p->group;
@@ -497,7 +515,9 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
     for (int b = b0; b < b1; b++) {
         uint8_t *dst = p->q + (size_t)b * stride * GEMM_VECS;
         float *ds = p->scale + (size_t)b * groups * GEMM_VECS;
-        if ((b + 1) * GEMM_VECS <= p->n && table->gemm_pack16) {
+        if (p->wide_x) {
+            gemm_pack_wide(p, xq, b);
+        } else if ((b + 1) * GEMM_VECS <= p->n && table->gemm_pack16) {
             const int8_t *rows[GEMM_VECS];
             for (int v = 0; v < GEMM_VECS; v++)
                 rows[v] = xq->q + (size_t)(b * GEMM_VECS + v) * xq->stride;
@@ -524,16 +544,18 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 }
 
 /* *pack in the calling thread's scratch s (its PACK slots), to hold n vectors of
- * stride values (as signed x when signed_x); false when out of memory. The slots are
- * kept between calls: prefill packs once per matrix. */
+ * stride values (as signed x when signed_x, int16 pairs when the table's gemm_wide
+ * too); false when out of memory. The slots are kept between calls: prefill packs once
+ * per matrix. */
 static bool gemm_pack_for(kernels_scratch *s, gemm_pack *pack, int n, int stride, int group,
                           bool signed_x)
 {
+    const bool wide_x = signed_x && kernels_active()->gemm_wide;
     int blocks = (n + GEMM_VECS - 1) / GEMM_VECS;
-    size_t q_bytes = (size_t)blocks * stride * GEMM_VECS;
+    size_t q_bytes = (size_t)blocks * stride * GEMM_VECS * (wide_x ? sizeof(int16_t) : 1);
     size_t s_bytes = sizeof(float) * (size_t)blocks * (stride / group) * GEMM_VECS;
     *pack = (gemm_pack){.n = n, .blocks = blocks, .stride = stride, .group = group,
-                        .signed_x = signed_x,
+                        .signed_x = signed_x, .wide_x = wide_x,
                         .q = kernels_scratch_get(s, SCRATCH_PACK_Q, q_bytes),
                         .scale = kernels_scratch_get(s, SCRATCH_PACK_SCALE, s_bytes)};
     return pack->q && pack->scale;

@@ -44,13 +44,18 @@ enum { BLOCK_ROWS = 4, BLOCK_VECS = 4, TILE_VECS = 64 };
  * 128 * Σ w of the group away, then adds the group's int32 sum times x's and w's scales
  * to a float accumulator, groups in order: so every kernel gives the same bits.
  * For a table with gemm_signed (AMX: signed by signed products) q holds x itself as
- * int8, signed_x is set and the int32 sum is Σ x * w directly: the same integer. */
+ * int8, signed_x is set and the int32 sum is Σ x * w directly: the same integer. With
+ * gemm_wide as well (AVX2, whose int16 products need no sign trick), wide_x is set and
+ * q holds x as int16 (twice the bytes), pairs of values interleaved:
+ *   ((int16_t *)q)[((b * (stride / 2) + p) * GEMM_VECS + v) * 2 + j] = x[b * GEMM_VECS + v][2p + j]
+ * so one 32-byte load holds pair p of 8 vectors, and the int32 sum is again Σ x * w. */
 enum { GEMM_VECS = 16 };
 typedef struct {
     int n;          /* vectors */
     int blocks;     /* ceil(n / GEMM_VECS) */
     int stride, group;
     bool signed_x;  /* q holds x (int8), not x + 128 */
+    bool wide_x;    /* signed_x, as int16 pairs */
     uint8_t *q;     /* (blocks, stride / 4, GEMM_VECS, 4) */
     float *scale;   /* (blocks, stride / group, GEMM_VECS) */
 } gemm_pack;
@@ -108,12 +113,14 @@ struct kernel_table {
                      int r0, int r1);
     /* gemm_q8 reads packs of signed x (gemm_pack's signed_x): kernels_gemm packs so. */
     bool gemm_signed;
+    /* With gemm_signed: those packs hold x as int16 pairs (gemm_pack's wide_x). */
+    bool gemm_wide;
     /* gemm_q8 for weights with |w| <= 32 (every value kernels_unpack_row makes of a
      * block type is), reading packs of unsigned x + 128 whatever gemm_signed says: the
-     * bits of gemm_q8_scalar. For a table that asks for signed x only because its
-     * product cannot take unsigned x by w of the full range (AVX2's maddubs): where it
-     * has one, kernels.c packs unsigned x for products of BLOCKS tensors only. NULL:
-     * gemm_q8 for those too. */
+     * bits of gemm_q8_scalar. For a table whose gemm_q8 reads signed x because no
+     * product of its takes unsigned x by w of the full range at speed (AVX2: maddubs
+     * saturates, its gemm_q8 multiplies int16): where it has one, kernels.c packs
+     * unsigned x for products of BLOCKS tensors only. NULL: gemm_q8 for those too. */
     void (*gemm_q8_small)(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
                           int r0, int r1);
     /* gemm_q8 for weights whose 32-value groups are two 16-value halves with a scale

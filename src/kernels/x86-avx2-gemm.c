@@ -1,31 +1,36 @@
 /* kernels/x86-avx2-gemm.c — the AVX2 table's prefill GEMMs (gemm_q8 and gemm_q8_small,
  * see kernels/table.h): Q8_0 rows times activations packed 16 vectors a block
- * (gemm_pack). Without VNNI the product is maddubs, which multiplies unsigned by signed
- * bytes into int16 pairs that saturate:
- *   gemm_q8 (any w) reads signed x (gemm_signed): each weight's sign is moved onto x
- *     and |w| is multiplied by it (dot_s8_avx2), which cannot saturate (|w| <= 128,
- *     |x| <= 127), at three instructions more than a product;
+ * (gemm_pack). Without VNNI there are two integer products: maddubs multiplies
+ * unsigned by signed bytes into int16 pairs that saturate, madd multiplies int16 by
+ * int16 into int32 pairs that do not:
+ *   gemm_q8 (any w) reads a wide pack (gemm_wide: signed x as int16 pairs) and the
+ *     rows made int16 WIDE_ROWS at a time: one madd gives 8 vectors' int32 sums of a
+ *     pair of products, exact for any int8 values. (maddubs would need each weight's
+ *     sign moved onto x first: three instructions a product where madd takes one, for
+ *     twice the products; on Zen 4 the wide kernel is about a fifth faster.)
  *   gemm_q8_small (|w| <= 32: the rows ggml blocks are made exact Q8_0 of) reads
- *     unsigned x + 128 and multiplies it by w directly: a pair is at most
+ *     unsigned x + 128 and multiplies it by w directly with maddubs: a pair is at most
  *     2 * 255 * 32 = 16320, so two pieces' pairs add in int16 before one madd widens
  *     them, and 128 * Σ w of the group, taken away first, leaves Σ x * w exactly.
  *
- * A register block is 4 rows x 16 vectors: a row's 4-byte piece k, broadcast, meets
- * piece k of 8 vectors in one 32-byte load (the pack's layout), so one maddubs + madd
- * gives 8 vectors' int32 sums of 4 products. A group's int32 sums then take one fused
- * multiply-add each into the float sums: the scalar GEMM's operations per row and
- * vector (kernels/scalar.c: gemm_q8_scalar), so its bits. A full block's sums leave by
- * a 4 x 8 transpose in registers, a vector's 4 rows in one store (out's vectors are
- * rows x 4 bytes apart, often a multiple of 4 KB, so their lines share an L1 set: 16
- * stores, not 64). Vectors are walked in token tiles, so that a row block reads its
- * tile's packed activations from L2. K-quant and Q8_0 block rows reach this kernel made
- * Q8_0 a few rows at a time (kernels.c). */
+ * A register block is 4 rows x 16 vectors: a row's 4-byte piece k (or pair p),
+ * broadcast, meets piece k (pair p) of 8 vectors in one 32-byte load (the pack's
+ * layout). A group's int32 sums then take one fused multiply-add each into the float
+ * sums: the scalar GEMM's operations per row and vector (kernels/scalar.c:
+ * gemm_q8_scalar), so its bits. A full block's sums leave by a 4 x 8 transpose in
+ * registers, a vector's 4 rows in one store (out's vectors are rows x 4 bytes apart,
+ * often a multiple of 4 KB, so their lines share an L1 set: 16 stores, not 64). Vectors
+ * are walked in token tiles, so that a row block reads its tile's packed activations
+ * from L2. K-quant and Q8_0 block rows reach this kernel made Q8_0 a few rows at a
+ * time (kernels.c). */
 #include "x86.h"
 
 #include <string.h>
 
-/* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. */
-enum { GEMM2_ROWS = 4 };
+/* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. Rows the
+ * wide kernel makes int16 at once: kernels.c's BLOCK_ROWS_CONVERTED, the rows it hands
+ * Q8_0 blocks over in. */
+enum { GEMM2_ROWS = 4, WIDE_ROWS = 16 };
 
 /* Packed bytes of activations a row block keeps reading: token tiles are cut to about
  * this much (the L2 of the smallest AVX2 cores, less the rows and the results). */
@@ -96,13 +101,27 @@ INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], con
     }
 }
 
-/* R rows from w (stride values, scales ws) x the 16 vectors of block b of xp:
- * out[v * ldo + r] for the block's real vectors. */
-INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, const float *ws,
-                            const gemm_pack *xp, int b, int stride, int group)
+/* acc + madd(a, b): the pairs' int32 sums added to acc, in one register. Written out
+ * because GCC, given the intrinsics in an unrolled group, keeps the products apart and
+ * adds them as a tree (spilling them), or copies each sum between two registers after
+ * every add: either way the loop runs at about two thirds of this one's speed. */
+INLINE __m256i madd_add_avx2(__m256i acc, __m256i a, __m256i b)
 {
-    const int groups = stride / group, k4 = group / 4;
-    const uint8_t *x0 = xp->q + (size_t)b * stride * GEMM_VECS;
+    __m256i t;
+    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(a), "x"(b));
+    return acc;
+}
+
+/* R rows of int16 weights (w16, rows stride values apart; scales ws) x the 16 vectors
+ * of block b of a wide pack xp: out[v * ldo + r] for the block's real vectors. A row's
+ * pair p, broadcast, meets pair p of 8 vectors in one 32-byte load, and one madd gives
+ * their int32 sums of 2 exact products (int16 by int16: no saturation, no sign trick). */
+INLINE void gemm_block_wide_avx2(int R, float *out, size_t ldo, const int16_t *w16,
+                                 const float *ws, const gemm_pack *xp, int b, int stride,
+                                 int group)
+{
+    const int groups = stride / group, pairs = group / 2;
+    const int16_t *x0 = (const int16_t *)(const void *)xp->q + (size_t)b * stride * GEMM_VECS;
     const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
     __m256 facc[GEMM2_ROWS][2];
 #pragma GCC unroll 4
@@ -113,24 +132,40 @@ INLINE void gemm_block_avx2(int R, float *out, size_t ldo, const int8_t *w, cons
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
             acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-        const uint8_t *xg = x0 + (size_t)g * k4 * 64;
-        const int8_t *wg = w + (size_t)g * group;
-        for (int k = 0; k < k4; k++) {
-            /* piece k of vectors 0-7 and of 8-15 */
-            __m256i x_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
-            __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
+        const int16_t *xg = x0 + (size_t)g * group * GEMM_VECS;
+        const int16_t *wg = w16 + (size_t)g * group;
+#pragma GCC unroll 16
+        for (int p = 0; p < pairs; p++) {
+            /* pair p of vectors 0-7 and of 8-15 */
+            __m256i x_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)p * 2 * GEMM_VECS));
+            __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)p * 2 * GEMM_VECS + 16));
+            /* kept in registers: GCC would load them again for every row */
+            __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) {
-                int32_t piece;
-                memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
-                __m256i wv = _mm256_set1_epi32(piece);
-                acc[r][0] = _mm256_add_epi32(acc[r][0], dot_s8_avx2(wv, x_lo));
-                acc[r][1] = _mm256_add_epi32(acc[r][1], dot_s8_avx2(wv, x_hi));
+                int32_t pair;
+                memcpy(&pair, wg + (size_t)r * stride + 2 * p, 4);
+                __m256i wv = _mm256_set1_epi32(pair);
+                acc[r][0] = madd_add_avx2(acc[r][0], wv, x_lo);
+                acc[r][1] = madd_add_avx2(acc[r][1], wv, x_hi);
             }
         }
         gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups, 1);
     }
     gemm_store_avx2(R, out, ldo, facc, xp, b, false);
+}
+
+/* Rows [r, r + n) of w (int8, stride values) as int16 to w16. */
+static void rows_to_int16_avx2(int16_t *w16, const tensor *w, int r, int n)
+{
+    const int stride = w->stride;
+    for (int i = 0; i < n; i++) {
+        const int8_t *src = w->q + (size_t)(r + i) * stride;
+        int16_t *dst = w16 + (size_t)i * stride;
+        for (int c = 0; c < stride; c += 16) /* stride is a multiple of 32 */
+            _mm256_storeu_si256((__m256i *)(dst + c),
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(src + c))));
+    }
 }
 
 /* Pieces k and k + 1 of R rows from wg (a group's weights, rows stride apart) times
@@ -240,12 +275,14 @@ static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n, int H
 }
 
 /* R rows from r of w x block b: the small-weights kernel where there are row sums
- * (wsum: rows from r0, H units a group), else the signed one. */
+ * (wsum: rows from r0, H units a group), else the wide one on the rows as int16 (w16:
+ * rows from r0). */
 INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const gemm_pack *xp,
-                              int b, int r, int r0, const int32_t *wsum)
+                              int b, int r, int r0, const int32_t *wsum, const int16_t *w16)
 {
     const int stride = w->stride, group = w->group, units = stride / group * H;
     const int8_t *wr = w->q + (size_t)r * stride;
+    const int16_t *wr16 = w16 + (size_t)(r - r0) * stride;
     const float *ws = w->scale + (size_t)r * units;
     if (wsum && H == 2)
         gemm_block_halves_avx2(R, out + r, (size_t)w->rows, wr, ws,
@@ -253,16 +290,22 @@ INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const g
     else if (wsum)
         gemm_block_small_avx2(R, out + r, (size_t)w->rows, wr, ws,
                               wsum + (size_t)(r - r0) * units, xp, b, stride, group);
+    else if (group == 32) /* a constant: the pairs' loop unrolls, each sum in a register */
+        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, wr16, ws, xp, b, stride, 32);
+    else if (group == 64)
+        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, wr16, ws, xp, b, stride, 64);
     else
-        gemm_block_avx2(R, out + r, (size_t)w->rows, wr, ws, xp, b, stride, group);
+        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, wr16, ws, xp, b, stride, group);
 }
 
 /* Rows [r0, r1) times every vector of xp, in register blocks, the vectors in token
- * tiles: with the small-weights kernel when wsum (the rows' unit sums) is given. */
+ * tiles: with the small-weights kernel when wsum (the rows' unit sums) is given, else
+ * with the wide one on the rows made int16 (w16). */
 static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *xp, int r0,
-                           int r1, const int32_t *wsum)
+                           int r1, const int32_t *wsum, int16_t *w16)
 {
-    int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)w->stride * GEMM_VECS));
+    size_t x_bytes = (size_t)w->stride * GEMM_VECS * (xp->wide_x ? sizeof(int16_t) : 1);
+    int tile_blocks = (int)(GEMM2_TILE_BYTES / x_bytes);
     if (tile_blocks < 1)
         tile_blocks = 1;
     for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
@@ -270,7 +313,7 @@ static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *
         for (int r = r0; r < r1; r += GEMM2_ROWS) {
             int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
             for (int b = b0; b < b1; b++) {
-#define EITHER(R, H) gemm_block_either(R, H, out, w, xp, b, r, r0, wsum)
+#define EITHER(R, H) gemm_block_either(R, H, out, w, xp, b, r, r0, wsum, w16)
                 switch (R + 4 * (H - 1)) {
                 case 8: EITHER(4, 2); break;
                 case 7: EITHER(3, 2); break;
@@ -287,11 +330,21 @@ static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *
     }
 }
 
+/* gemm_q8: Q8_0 rows of any values by a wide pack (the table's gemm_wide), WIDE_ROWS
+ * rows at a time made int16 once for every vector (kernels.c hands Q8_0 blocks over
+ * that many rows at a time). */
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
                           int r0, int r1)
 {
-    (void)s;
-    gemm_rows_avx2(1, out, w, xp, r0, r1, NULL);
+    int16_t *w16 = kernels_scratch_get(s, SCRATCH_GEMM_WIDE_ROWS,
+                                       sizeof(int16_t) * WIDE_ROWS * (size_t)w->stride);
+    if (!w16)
+        return; /* out of memory, counted in s */
+    for (int c0 = r0; c0 < r1; c0 += WIDE_ROWS) {
+        int c1 = c0 + WIDE_ROWS < r1 ? c0 + WIDE_ROWS : r1;
+        rows_to_int16_avx2(w16, w, c0, c1 - c0);
+        gemm_rows_avx2(1, out, w, xp, c0, c1, NULL, w16);
+    }
 }
 
 /* The small-weights kernel with H units a group (gemm_q8_small: 1; gemm_q8_halves: 2). */
@@ -304,7 +357,7 @@ static void gemm_small_units(int H, kernels_scratch *s, float *out, const tensor
     if (!wsum)
         return; /* out of memory, counted in s */
     group_wsums_avx2(wsum, w, r0, r1 - r0, H); /* once for every token tile */
-    gemm_rows_avx2(H, out, w, xp, r0, r1, wsum);
+    gemm_rows_avx2(H, out, w, xp, r0, r1, wsum, NULL);
 }
 
 void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,

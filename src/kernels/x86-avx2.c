@@ -517,6 +517,7 @@ const kernel_table kernels_x86_avx2 = {
     .rows_q8 = rows_q8_avx2,
     .gemm_q8 = kernels_avx2_gemm_q8, /* prefill */
     .gemm_signed = true,
+    .gemm_wide = true, /* as int16 pairs */
     .gemm_q8_small = kernels_avx2_gemm_q8_small, /* prefill of ggml blocks */
     .gemm_q8_halves = kernels_avx2_gemm_q8_halves, /* and of Q6_K's */
     .gemm_mins = kernels_avx2_gemm_mins,
