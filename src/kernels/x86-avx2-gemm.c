@@ -63,17 +63,6 @@ INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], con
     int left = xp->n - b * GEMM_VECS;
     int nv = left < GEMM_VECS ? left : GEMM_VECS;
     float *o = out + (size_t)b * GEMM_VECS * ldo;
-    if (add) {
-#pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            float f[GEMM_VECS];
-            _mm256_storeu_ps(f, facc[r][0]);
-            _mm256_storeu_ps(f + 8, facc[r][1]);
-            for (int v = 0; v < nv; v++)
-                o[(size_t)v * ldo + r] += f[v];
-        }
-        return;
-    }
     if (R == 4 && nv == GEMM_VECS) { /* 4 x 8 transposed: a vector's 4 rows, one store */
         for (int h = 0; h < 2; h++) {
             __m256 t0 = _mm256_unpacklo_ps(facc[0][h], facc[1][h]);
@@ -85,8 +74,14 @@ INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], con
             float *oh = o + (size_t)h * 8 * ldo;
 #pragma GCC unroll 4
             for (int v = 0; v < 4; v++) {
-                _mm_storeu_ps(oh + (size_t)v * ldo, _mm256_castps256_ps128(u[v]));
-                _mm_storeu_ps(oh + (size_t)(v + 4) * ldo, _mm256_extractf128_ps(u[v], 1));
+                float *p0 = oh + (size_t)v * ldo, *p1 = oh + (size_t)(v + 4) * ldo;
+                __m128 lo = _mm256_castps256_ps128(u[v]), hi = _mm256_extractf128_ps(u[v], 1);
+                if (add) { /* each value added to its own, as the loop below does */
+                    lo = _mm_add_ps(_mm_loadu_ps(p0), lo);
+                    hi = _mm_add_ps(_mm_loadu_ps(p1), hi);
+                }
+                _mm_storeu_ps(p0, lo);
+                _mm_storeu_ps(p1, hi);
             }
         }
         return;
@@ -97,7 +92,7 @@ INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], con
         _mm256_storeu_ps(f, facc[r][0]);
         _mm256_storeu_ps(f + 8, facc[r][1]);
         for (int v = 0; v < nv; v++)
-            o[(size_t)v * ldo + r] = f[v];
+            o[(size_t)v * ldo + r] = add ? o[(size_t)v * ldo + r] + f[v] : f[v];
     }
 }
 
