@@ -300,22 +300,30 @@ INLINE void dot_mxfp4_multi(const uint8_t *row, const int8_t *x, size_t x_stride
 
 X86_BLOCK_DOTS(avx2, mxfp4, dot_mxfp4_multi)
 
-/* The 8 sub-block totals of a super-block, lane j the sum of s[j]'s 8 lanes: s[j] holds
- * 4-product sums of 32 values (dot_u8s8), each within int16 for 4- and 5-bit weights
- * (4 · 31 · 128), so two rounds of packs (no saturation: a pair of them is within
- * 8 · 31 · 128 = 31744) and madd by ones add them up in the lanes the totals need;
- * each 128-bit half then holds its half of every sub-block, and the halves are added.
- * Exact, and with no broadcast of a scale per sub-block: the caller multiplies the
- * totals by its vector of sub-block scales at once. */
-INLINE __m256i sub_block_sums(const __m256i s[8])
+/* The 8 sub-block totals of a super-block, lane j the sum of t[j]'s 16 lanes: t[j] holds
+ * maddubs's int16 pair sums of sub-block j's 32 values, each within 2 · 31 · 128 = 7936
+ * for 4- and 5-bit weights. Adds of interleaved halves do the work the multiply pipes
+ * would (a madd by ones a sub-block costs a multiply slot each, and there are only two
+ * such pipes): the 32-bit pieces of two sub-blocks interleaved and added (int16 sums of
+ * 2 values, within 15872), then their 64-bit pieces (sums of 4, within 31744: still no
+ * saturation), then one madd by ones widens each sub-block's two int16 a 128-bit half
+ * to int32, and the halves are added. Exact, and with no broadcast of a scale per
+ * sub-block: the caller multiplies the totals by its vector of sub-block scales at once. */
+INLINE __m256i sub_block_sums(const __m256i t[8])
 {
     const __m256i ones16 = _mm256_set1_epi16(1);
-    __m256i s01 = _mm256_madd_epi16(_mm256_packs_epi32(s[0], s[1]), ones16);
-    __m256i s23 = _mm256_madd_epi16(_mm256_packs_epi32(s[2], s[3]), ones16);
-    __m256i s45 = _mm256_madd_epi16(_mm256_packs_epi32(s[4], s[5]), ones16);
-    __m256i s67 = _mm256_madd_epi16(_mm256_packs_epi32(s[6], s[7]), ones16);
-    __m256i q0 = _mm256_madd_epi16(_mm256_packs_epi32(s01, s23), ones16); /* 0-3 | 0-3 */
-    __m256i q1 = _mm256_madd_epi16(_mm256_packs_epi32(s45, s67), ones16); /* 4-7 | 4-7 */
+    __m256i a[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) /* a half: j's, j + 1's, j's, j + 1's two sums (j = 2i) */
+        a[i] = _mm256_add_epi16(_mm256_unpacklo_epi32(t[2 * i], t[2 * i + 1]),
+                                _mm256_unpackhi_epi32(t[2 * i], t[2 * i + 1]));
+    /* a half: sub-blocks 4k .. 4k + 3, two int16 sums each */
+    __m256i b0 = _mm256_add_epi16(_mm256_unpacklo_epi64(a[0], a[1]),
+                                  _mm256_unpackhi_epi64(a[0], a[1]));
+    __m256i b1 = _mm256_add_epi16(_mm256_unpacklo_epi64(a[2], a[3]),
+                                  _mm256_unpackhi_epi64(a[2], a[3]));
+    __m256i q0 = _mm256_madd_epi16(b0, ones16); /* 0-3 | 0-3 */
+    __m256i q1 = _mm256_madd_epi16(b1, ones16); /* 4-7 | 4-7 */
     return _mm256_add_epi32(_mm256_permute2x128_si256(q0, q1, 0x20),
                             _mm256_permute2x128_si256(q0, q1, 0x31));
 }
@@ -368,14 +376,15 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
             __m256 f = _mm256_mul_ps(dsc, _mm256_loadu_ps(xs + v * xs_stride + 8 * b));
             accm[v] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(xsum + v * xsum_stride + 8 * b), accm[v]);
             const int8_t *xb = x + v * x_stride + 256 * b;
-            __m256i s[8];
+            __m256i t[8];
 #pragma GCC unroll 4
             for (int p = 0; p < 4; p++) {
-                s[2 * p] = dot_u8s8(lo[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
-                s[2 * p + 1] =
-                    dot_u8s8(hi[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
+                t[2 * p] = _mm256_maddubs_epi16(lo[p],
+                                                _mm256_loadu_si256((const __m256i *)(xb + 64 * p)));
+                t[2 * p + 1] = _mm256_maddubs_epi16(
+                    hi[p], _mm256_loadu_si256((const __m256i *)(xb + 64 * p + 32)));
             }
-            acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sub_block_sums(s)), f, acc0[v]);
+            acc0[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sub_block_sums(t)), f, acc0[v]);
         }
     }
     for (int v = 0; v < n; v++)

@@ -132,8 +132,9 @@ INLINE void gemm_block_wide_avx2(int R, float *out, size_t ldo, const int16_t *w
 #pragma GCC unroll 16
         for (int p = 0; p < pairs; p++) {
             /* pair p of vectors 0-7 and of 8-15 */
-            __m256i x_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)p * 2 * GEMM_VECS));
-            __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)p * 2 * GEMM_VECS + 16));
+            const int16_t *xp2 = xg + (size_t)p * 2 * GEMM_VECS;
+            __m256i x_lo = _mm256_loadu_si256((const __m256i *)xp2);
+            __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xp2 + 16));
             /* kept in registers: GCC would load them again for every row */
             __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
