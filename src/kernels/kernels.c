@@ -495,11 +495,16 @@ static void gemm_pack_wide(gemm_pack *p, const qbatch *xq, int b)
     int16_t *dst = (int16_t *)(void *)p->q + (size_t)b * stride * GEMM_VECS;
     for (int v = 0; v < GEMM_VECS; v++) {
         int t = b * GEMM_VECS + v;
-        const int8_t *src = xq->q + (size_t)t * xq->stride;
         int16_t *d = dst + 2 * v;
+        if (t >= p->n) {
+            for (int i = 0; i < stride; i += 2, d += 2 * GEMM_VECS)
+                d[0] = d[1] = 0;
+            continue;
+        }
+        const int8_t *src = xq->q + (size_t)t * xq->stride;
         for (int i = 0; i < stride; i += 2, d += 2 * GEMM_VECS) {
-            d[0] = t < p->n ? src[i] : 0;
-            d[1] = t < p->n ? src[i + 1] : 0;
+            d[0] = src[i];
+            d[1] = src[i + 1];
         }
     }
 }

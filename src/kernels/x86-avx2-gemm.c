@@ -6,8 +6,9 @@
  *   gemm_q8 (any w) reads a wide pack (gemm_wide: signed x as int16 pairs) and the
  *     rows made int16 WIDE_ROWS at a time: one madd gives 8 vectors' int32 sums of a
  *     pair of products, exact for any int8 values. (maddubs would need each weight's
- *     sign moved onto x first: three instructions a product where madd takes one, for
- *     twice the products; on Zen 4 the wide kernel is about a fifth faster.)
+ *     sign moved onto x first: sign, maddubs and madd, three instructions on the two
+ *     multiply pipes for four products a lane, where madd takes one for two; on Zen 4
+ *     the wide kernel is about a fifth faster.)
  *   gemm_q8_small (|w| <= 32: the rows ggml blocks are made exact Q8_0 of) reads
  *     unsigned x + 128 and multiplies it by w directly with maddubs: a pair is at most
  *     2 * 255 * 32 = 16320, so two pieces' pairs add in int16 before one madd widens
