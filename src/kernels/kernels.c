@@ -280,9 +280,6 @@ bool kernels_matvec(kernels_workspace *ws, float *out, const tensor *w, const fl
     return kernels_matmul(ws, out, w, x, xq, 1);
 }
 
-/* Rows at a time that a Q8_0_BLOCKS tensor is made Q8_0 in (see blocks_as_rows). */
-enum { BLOCK_ROWS_CONVERTED = 16 };
-
 /* Rows r0..r0+n-1 (n <= BLOCK_ROWS_CONVERTED) of the Q8_0_BLOCKS tensor w as a Q8_0
  * tensor in the scratch's ROWS slots, to be read from row 0; rows keeps w's row count
  * so that kernels write their results where w's would go (out + r0). NULL when out of

@@ -34,6 +34,11 @@
  * cache across a tile. Row ranges handed to a kernel start at multiples of BLOCK_ROWS. */
 enum { BLOCK_ROWS = 4, BLOCK_VECS = 4, TILE_VECS = 64 };
 
+/* Rows at a time that kernels.c makes a Q8_0_BLOCKS tensor or block-type rows Q8_0 in
+ * (blocks_as_rows, blocks_gemm_rows) before a kernel reads them; AVX2's wide GEMM makes
+ * its rows int16 as many at a time. */
+enum { BLOCK_ROWS_CONVERTED = 16 };
+
 /* Activations packed for the GEMM kernels (prefill): vectors in blocks of GEMM_VECS,
  * the last block padded with zero vectors. In block b the vectors' 4-byte pieces are
  * interleaved and offset to unsigned, so that one 64-byte load holds piece k of all 16

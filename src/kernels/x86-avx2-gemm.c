@@ -4,7 +4,7 @@
  * unsigned by signed bytes into int16 pairs that saturate, madd multiplies int16 by
  * int16 into int32 pairs that do not:
  *   gemm_q8 (any w) reads a wide pack (gemm_wide: signed x as int16 pairs) and the
- *     rows made int16 WIDE_ROWS at a time: one madd gives 8 vectors' int32 sums of a
+ *     rows made int16 BLOCK_ROWS_CONVERTED at a time: one madd gives 8 vectors' int32 sums of a
  *     pair of products, exact for any int8 values. (maddubs would need each weight's
  *     sign moved onto x first: sign, maddubs and madd, three instructions on the two
  *     multiply pipes for four products a lane, where madd takes one for two; on Zen 4
@@ -28,10 +28,8 @@
 
 #include <string.h>
 
-/* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. Rows the
- * wide kernel makes int16 at once: kernels.c's BLOCK_ROWS_CONVERTED, the rows it hands
- * Q8_0 blocks over in. */
-enum { GEMM2_ROWS = 4, WIDE_ROWS = 16 };
+/* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. */
+enum { GEMM2_ROWS = 4 };
 
 /* Packed bytes of activations a row block keeps reading: token tiles are cut to about
  * this much (the L2 of the smallest AVX2 cores, less the rows and the results). */
@@ -279,7 +277,6 @@ INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const g
 {
     const int stride = w->stride, group = w->group, units = stride / group * H;
     const int8_t *wr = w->q + (size_t)r * stride;
-    const int16_t *wr16 = w16 + (size_t)(r - r0) * stride;
     const float *ws = w->scale + (size_t)r * units;
     if (wsum && H == 2)
         gemm_block_halves_avx2(R, out + r, (size_t)w->rows, wr, ws,
@@ -288,11 +285,14 @@ INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const g
         gemm_block_small_avx2(R, out + r, (size_t)w->rows, wr, ws,
                               wsum + (size_t)(r - r0) * units, xp, b, stride, group);
     else if (group == 32) /* a constant: the pairs' loop unrolls, each sum in a register */
-        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, wr16, ws, xp, b, stride, 32);
+        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, w16 + (size_t)(r - r0) * stride, ws,
+                             xp, b, stride, 32);
     else if (group == 64)
-        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, wr16, ws, xp, b, stride, 64);
+        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, w16 + (size_t)(r - r0) * stride, ws,
+                             xp, b, stride, 64);
     else
-        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, wr16, ws, xp, b, stride, group);
+        gemm_block_wide_avx2(R, out + r, (size_t)w->rows, w16 + (size_t)(r - r0) * stride, ws,
+                             xp, b, stride, group);
 }
 
 /* Rows [r0, r1) times every vector of xp, in register blocks, the vectors in token
@@ -327,18 +327,18 @@ static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *
     }
 }
 
-/* gemm_q8: Q8_0 rows of any values by a wide pack (the table's gemm_wide), WIDE_ROWS
- * rows at a time made int16 once for every vector (kernels.c hands Q8_0 blocks over
- * that many rows at a time). */
+/* gemm_q8: Q8_0 rows of any values by a wide pack (the table's gemm_wide),
+ * BLOCK_ROWS_CONVERTED rows at a time made int16 once for every vector (kernels.c hands
+ * Q8_0 blocks over that many rows at a time). */
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
                           int r0, int r1)
 {
     int16_t *w16 = kernels_scratch_get(s, SCRATCH_GEMM_WIDE_ROWS,
-                                       sizeof(int16_t) * WIDE_ROWS * (size_t)w->stride);
+                                       sizeof(int16_t) * BLOCK_ROWS_CONVERTED * (size_t)w->stride);
     if (!w16)
         return; /* out of memory, counted in s */
-    for (int c0 = r0; c0 < r1; c0 += WIDE_ROWS) {
-        int c1 = c0 + WIDE_ROWS < r1 ? c0 + WIDE_ROWS : r1;
+    for (int c0 = r0; c0 < r1; c0 += BLOCK_ROWS_CONVERTED) {
+        int c1 = c0 + BLOCK_ROWS_CONVERTED < r1 ? c0 + BLOCK_ROWS_CONVERTED : r1;
         rows_to_int16_avx2(w16, w, c0, c1 - c0);
         gemm_rows_avx2(1, out, w, xp, c0, c1, NULL, w16);
     }

@@ -524,20 +524,6 @@ INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
                               32.0f * _mm512_reduce_add_ps(offset[v]);
 }
 
-float kernels_avx512_dot_q6_k(const uint8_t *row, const int8_t *x, const float *xs,
-                              const float *xsum16, int cols)
-{
-    float r;
-    dot_q6_k_multi(row, x, 0, xs, 0, xsum16, 0, cols, 1, &r, 0);
-    return r;
-}
-
-void kernels_avx512_dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
-                                   const float *xs, size_t xs_stride, const float *xsum16,
-                                   size_t xsum_stride, int cols, int n, float *out,
-                                   size_t out_stride)
-{
-    dot_q6_k_multi(row, x, x_stride, xs, xs_stride, xsum16, xsum_stride, cols, n, out, out_stride);
-}
+X86_BLOCK_DOTS(avx512, q6_k, dot_q6_k_multi)
 
 TARGET_END
