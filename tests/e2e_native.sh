@@ -5,7 +5,9 @@
 # llama.cpp keeps it in f16, not int8); --verbose says the Q4_K and Q6_K tensors were
 # used in place and nothing converted, and --weights q8_0 that they were converted;
 # resident memory at its peak (VmHWM, from /proc/self/status) stays within the file, the
-# KV cache and 64 MB; the logit lens and a trace replay work on the file.
+# KV cache and 64 MB; on the AVX2 kernels --panels on packs the Q4_K matrices (said by
+# --verbose) and leaves the greedy text as it was; the logit lens and a trace replay work
+# on the file.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 model=$DATA/rand256-q4_k_m.gguf
@@ -69,6 +71,20 @@ run_llmchat --verbose -m generate -t 0 -n 8 -i "Once" --weights q8_0 "$model" </
 assert_status 0
 assert_file_contains "--weights q8_0 converts" "$T/err" "Q4_K, Q6_K → Q8_0 at load"
 pass "--verbose says what was in place and what was converted"
+
+# ---- Q4_K decode panels (--panels on, the AVX2 kernels): said, and the same text ----
+if "$LLMCHAT_BIN" --kernels avx2 -m tokenize -i x "$model" >/dev/null 2>&1; then
+    run_llmchat --kernels avx2 -m generate -t 0 -n 48 --kv-cache f32 -i "Once upon a time" \
+        "$model" </dev/null
+    assert_status 0
+    cp "$T/out" "$T/plain"
+    run_llmchat --verbose --kernels avx2 --panels on -m generate -t 0 -n 48 --kv-cache f32 \
+        -i "Once upon a time" "$model" </dev/null
+    assert_status 0
+    assert_file_contains "the Q4_K matrices are packed" "$T/err" "Q4_K again as decode panels"
+    cmp -s "$T/out" "$T/plain" || fail "--panels on changes the AVX2 kernels' greedy text"
+    pass "--panels on packs the Q4_K matrices for the AVX2 kernels, same greedy text"
+fi
 
 # ---- the rest works on the file: a trace with the lens and attention, its replay ----
 run_llmchat -m generate -t 0 -n 12 -i "Once upon a time" --trace "$T/run.jsonl" --trace-lens \

@@ -316,6 +316,119 @@ START_TEST(test_file_blocks)
 }
 END_TEST
 
+/* Q4_K panels (kernels/panels.h: 8 rows side by side, the AVX2 table's decode). A
+ * tensor's panels are packed from its blocks, then the blocks of its whole groups
+ * overwritten: on a table that reads Q4_K panels, a matvec and row ranges that cut
+ * groups (3 or 4 rows at a time) give the bits of the untouched tensor's matvec, which only
+ * the panels can (the rows past the last whole group, still the file's, read from the
+ * blocks); on any other table the panels are ignored (the overwritten blocks' bits).
+ * Random blocks, blocks of the largest sums (every nibble 15, scales 63) against
+ * activations of +-127 (the int16 sums of 8 pieces at their bound), and the file's. */
+static void check_k4_panels(const uint8_t *data, int rows, int cols, const char *what,
+                            bool largest, int *readers)
+{
+    tensor w = blocks_tensor(GGML_TYPE_Q4_K, data, rows, cols);
+    const size_t bytes = w.row_bytes * rows;
+    const int whole = rows / 8 * 8;
+    uint8_t *other = malloc(bytes), *panels = NULL;
+    memcpy(other, data, bytes);
+    size_t pb = kernels_panels_bytes(&w);
+    ck_assert_uint_eq(pb, (size_t)(rows / 8) * (cols / 256) * 1184);
+    if (pb) {
+        panels = aligned_alloc(64, (pb + 63) / 64 * 64);
+        ck_assert_ptr_nonnull(panels);
+        kernels_panels_pack(panels, &w);
+    }
+    for (size_t i = 0; i < w.row_bytes * whole; i++) /* the groups' blocks overwritten */
+        other[i] = (uint8_t)(other[i] * 7 + 3);
+    tensor wp = blocks_tensor(GGML_TYPE_Q4_K, other, rows, cols);
+    wp.panels = panels;
+    tensor wo = wp; /* the overwritten blocks alone */
+    wo.panels = NULL;
+    float *x = malloc(sizeof(float) * cols);
+    for (int i = 0; i < cols; i++)
+        x[i] = largest ? (i % 64 < 32 ? 1.0f : -1.0f) : 2.0f * rng_f();
+    qbatch *xq = qbatch_new(1, cols, 32);
+    ck_assert_ptr_nonnull(xq);
+    qbatch_quantize(xq, x, 1);
+    float *want = malloc(sizeof(float) * rows), *plain = malloc(sizeof(float) * rows);
+    float *got = malloc(sizeof(float) * rows);
+    kernels_isa isas[KERNELS_COUNT];
+    int k = supported_isas(isas);
+    for (int j = 0; j < k; j++) {
+        kernels_init(isas[j]);
+        ck_assert(kernels_matvec(NULL, want, &w, NULL, xq));
+        ck_assert(kernels_matvec(NULL, plain, &wo, NULL, xq));
+        const bool reads = kernels_panels_read(&wp);
+        ck_assert_int_eq(reads, kernels_active()->matvec_k4p != NULL && rows >= 8);
+        ck_assert_int_eq(kernels_row_block_of(&wp), reads ? 8 : 4);
+        *readers += reads;
+        for (int way = 0; way < 3; way++) {
+            for (int r = 0; r < rows; r++)
+                got[r] = NAN;
+            if (way == 0)
+                ck_assert(kernels_matvec(NULL, got, &wp, NULL, xq));
+            else /* ranges of 3 (way 1) or 4 (way 2) rows: groups cut */
+                for (int r0 = 0; r0 < rows; r0 += 2 + way)
+                    ck_assert(kernels_matmul_rows(NULL, got, &wp, NULL, xq, 1, r0,
+                                                  r0 + 2 + way < rows ? r0 + 2 + way : rows));
+            const float *expect = reads ? want : plain;
+            for (int r = 0; r < rows; r++)
+                ck_assert_msg(memcmp(&got[r], &expect[r], sizeof(float)) == 0,
+                              "%s %s way %d: row %d = %.9g, want %.9g (%s)",
+                              kernels_isa_name(isas[j]), what, way, r, got[r], expect[r],
+                              reads ? "the row dot's bits on the packed rows"
+                                    : "panels ignored: the blocks' bits");
+        }
+    }
+    kernels_init(KERNELS_AUTO);
+    free(x);
+    free(want);
+    free(plain);
+    free(got);
+    free(other);
+    free(panels);
+    qbatch_free(xq);
+}
+
+START_TEST(test_k4_panels)
+{
+    rng_state = 0x2f6b1d3c5a7e9081ull;
+    static const int shapes[][2] = {{8, 256}, {17, 512}, {40, 2048}, {3, 256}, {15, 768}};
+    int readers = 0;
+    char what[64];
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        size_t row_bytes;
+        uint8_t *data = random_blocks(GGML_TYPE_Q4_K, rows, cols, &row_bytes);
+        snprintf(what, sizeof what, "Q4_K panels %dx%d", rows, cols);
+        check_k4_panels(data, rows, cols, what, false, &readers);
+        for (size_t b = 0; b < row_bytes * rows / 144; b++) { /* the largest sums */
+            memset(data + 144 * b + 4, 0xff, 140);
+        }
+        snprintf(what, sizeof what, "Q4_K panels %dx%d, largest sums", rows, cols);
+        check_k4_panels(data, rows, cols, what, true, &readers);
+        free(data);
+    }
+    size_t size;
+    unsigned char *buf = read_whole_file(data_path("gguf-types/rand256-q4_k_m.gguf"), &size);
+    ck_assert_ptr_nonnull(buf);
+    gguf *g;
+    llm_err err;
+    ck_assert_int_eq(gguf_parse(buf, size, "rand256-q4_k_m.gguf", &g, &err), LLM_OK);
+    const gguf_tensor *t = gguf_find_tensor(g, "blk.0.attn_q.weight");
+    ck_assert_ptr_nonnull(t);
+    check_k4_panels(t->data, 256, 256, "Q4_K panels of the file", false, &readers);
+    gguf_free(g);
+    free(buf);
+    if (kernels_isa_supported(KERNELS_AVX2))
+        ck_assert_msg(readers > 0, "the AVX2 table read no Q4_K panels");
+    else
+        printf("test_k4_panels: no table here reads Q4_K panels (AVX2); only the tables "
+               "that ignore them were checked\n");
+}
+END_TEST
+
 /* Zero activations give exact zeros; a NaN activation scale is not hidden. */
 START_TEST(test_zero_and_nan)
 {
@@ -429,6 +542,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(core, test_file_blocks, 0, N_TYPES);
     tcase_add_loop_test(core, test_zero_and_nan, 0, N_TYPES);
     tcase_add_loop_test(core, test_unpack_same_bytes, 0, N_TYPES);
+    tcase_add_test(core, test_k4_panels);
     suite_add_tcase(s, core);
     return s;
 }

@@ -430,6 +430,67 @@ START_TEST(test_panels_at_load)
 }
 END_TEST
 
+/* Q4_K decode panels: on the AVX2 kernels a load that is not told no_panels packs every
+ * Q4_K matrix (and only those: the Q6_K ones and the embedding stay as they are), counts
+ * the bytes apart from the Q8_0 panels' (which the trace records) and says them; decoded
+ * logits are the same bits with and without. A table without the kernel packs none. */
+START_TEST(test_k4_panels_at_load)
+{
+    const char *path = data_path("rand256-q4_k_m.gguf");
+    if (!kernels_isa_supported(KERNELS_AVX2)) {
+        printf("test_k4_panels_at_load: no AVX2 here; nothing reads Q4_K panels\n");
+        return;
+    }
+    model_options opt;
+    model_options_default(&opt);
+    llm_err err;
+    model *m[2] = {NULL, NULL};
+    kernels_init(KERNELS_AVX2);
+    for (int i = 0; i < 2; i++) {
+        opt.no_panels = i == 1;
+        ck_assert_msg(model_open(path, &opt, &m[i], &err) == LLM_OK, "%s", err.text);
+    }
+    size_t want = 0;
+    int packed = 0, q4k = 0;
+    for (int l = 0; l < m[0]->config.n_layers; l++) {
+        const model_layer *y = &m[0]->layers[l], *z = &m[1]->layers[l];
+        const tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
+        const tensor *zs[] = {&z->wq, &z->wk, &z->wv, &z->wo, &z->w1, &z->w2, &z->w3};
+        for (int i = 0; i < 7; i++) {
+            ck_assert_ptr_null(zs[i]->panels);
+            bool is_q4k = ts[i]->type == TENSOR_BLOCKS && ts[i]->btype == GGML_TYPE_Q4_K;
+            q4k += is_q4k;
+            ck_assert_int_eq(ts[i]->panels != NULL, is_q4k);
+            if (ts[i]->panels) {
+                want += kernels_panels_bytes(ts[i]);
+                packed++;
+            }
+        }
+    }
+    ck_assert_ptr_null(m[0]->wcls.panels); /* Q6_K */
+    ck_assert_int_eq(packed, 12); /* the file's 13 Q4_K tensors but the embedding */
+    ck_assert_int_eq(packed, q4k);
+    ck_assert_uint_eq(m[0]->k4_panel_bytes, want);
+    ck_assert_uint_eq(m[0]->panel_bytes, 0);
+    ck_assert_uint_eq(m[1]->k4_panel_bytes, 0);
+    ck_assert_ptr_nonnull(strstr(m[0]->load_summary, "Q4_K again as decode panels"));
+    ck_assert_ptr_null(strstr(m[1]->load_summary, "panels"));
+    int toks[] = {1, 40, 70, 100, 200};
+    float *a = run(m[0], toks, 5), *b = run(m[1], toks, 5);
+    ck_assert_int_eq(memcmp(a, b, sizeof(float) * (size_t)m[0]->config.vocab_size), 0);
+    free(a);
+    free(b);
+    model_close(m[0]);
+    model_close(m[1]);
+    kernels_init(KERNELS_SCALAR);
+    opt.no_panels = false;
+    ck_assert_msg(model_open(path, &opt, &m[0], &err) == LLM_OK, "%s", err.text);
+    ck_assert_uint_eq(m[0]->k4_panel_bytes, 0);
+    model_close(m[0]);
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
 /* A one-layer model (dim 256, every matrix the 256 x 256 tensor of a gguf-types/ file)
  * written for one type: loads as Q8_0 and F32; F32 holds exactly the decoded values, Q8_0
  * those values within half a step; both run. */
@@ -756,6 +817,7 @@ static Suite *model_gguf_suite(void)
     tcase_add_test(core, test_stories_gguf_is_stories_bin);
     tcase_add_test(core, test_stories_q8_0_gguf);
     tcase_add_test(core, test_panels_at_load);
+    tcase_add_test(core, test_k4_panels_at_load);
     tcase_add_test(core, test_huge_pages_same_bits);
     tcase_add_test(core, test_huge_pages_choice);
     tcase_add_test(core, test_huge_pages_alloc);

@@ -418,7 +418,12 @@ static void summarize(model *m, const struct model_load_state *s)
         format_bytes(size, sizeof size, (double)m->panel_bytes);
         PART("%sQ8_0 again as decode panels (%s)", len ? "; " : "", size);
     }
-    format_bytes(size, sizeof size, (double)(m->owned_bytes + m->mapped_bytes + m->panel_bytes));
+    if (m->k4_panel_bytes) {
+        format_bytes(size, sizeof size, (double)m->k4_panel_bytes);
+        PART("%sQ4_K again as decode panels (%s)", len ? "; " : "", size);
+    }
+    format_bytes(size, sizeof size,
+                 (double)(m->owned_bytes + m->mapped_bytes + m->panel_bytes + m->k4_panel_bytes));
     PART("%s%s resident", len ? ": " : "", size);
     snprintf(m->weights_size, sizeof m->weights_size, "%s", size);
 #undef PART
@@ -733,22 +738,23 @@ bool model_has_q8_blocks(const model *m)
     return false;
 }
 
-/* Packs every GGUF Q8_0 matrix into panels for the chosen kernels' decode product
- * (kernels.h), in memory the model owns. The classifier shared with the embedding is
- * packed once, as wcls (the embedding itself is read a row at a time, not multiplied).
- * Out of memory fails the load: leaving some matrices without panels would give
- * results that depend on how much memory was free. */
+/* Packs every matrix the chosen kernels' decode product reads panels of (GGUF Q8_0 on
+ * the AVX-512 tables, Q4_K on the AVX2 one: kernels.h) into panels, in memory the model
+ * owns. The classifier shared with the embedding is packed once, as wcls (the embedding
+ * itself is read a row at a time, not multiplied). Out of memory fails the load:
+ * leaving some matrices without Q8_0 panels would give results that depend on how much
+ * memory was free (and the same rule for Q4_K keeps one answer to what was packed). */
 static llm_status pack_panels(model *m, llm_err *err)
 {
     for (int i = 0; i < 1 + 7 * m->config.n_layers; i++) {
         tensor *t = model_matrix(m, i);
-        if (t->type != TENSOR_Q8_0_BLOCKS || t->panels)
+        if (t->panels || !kernels_panels_read(t))
             continue;
         size_t bytes = kernels_panels_bytes(t);
         uint8_t *p = model_own(m, bytes);
         if (!p) {
             char a[32];
-            format_bytes(a, sizeof a, (double)(m->panel_bytes + bytes));
+            format_bytes(a, sizeof a, (double)(m->panel_bytes + m->k4_panel_bytes + bytes));
             return llm_fail(err, LLM_ERR_NOMEM,
                             "%s: out of memory for the decode panels (%s so far); "
                             "--panels off reads the file's blocks alone",
@@ -757,7 +763,10 @@ static llm_status pack_panels(model *m, llm_err *err)
         m->owned_bytes -= bytes; /* owned_bytes counts converted weights */
         kernels_panels_pack(p, t);
         t->panels = p;
-        m->panel_bytes += bytes;
+        if (t->type == TENSOR_Q8_0_BLOCKS)
+            m->panel_bytes += bytes;
+        else
+            m->k4_panel_bytes += bytes;
     }
     return LLM_OK;
 }
@@ -887,7 +896,7 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
         m->weights = plan.weights == TENSOR_BLOCKS && m->n_native == 0 ? TENSOR_Q8_0 : plan.weights;
         m->group = m->weights != TENSOR_F32 ? m->layers[0].wq.group : 0;
         s = check_weights(m, err);
-        if (s == LLM_OK && !opt->no_panels && kernels_panels_wanted())
+        if (s == LLM_OK && !opt->no_panels)
             s = pack_panels(m, err);
     }
     m->load = NULL;

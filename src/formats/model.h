@@ -287,10 +287,10 @@ typedef struct {
     void *progress_user;
     uint64_t progress_min_bytes; /* report only for files at least this big
                                     (default MODEL_PROGRESS_MIN_BYTES) */
-    bool no_panels;       /* true: GGUF Q8_0 matrices are read from the file's blocks alone;
-                             false (default): where the kernels read panels
-                             (kernels_panels_wanted), each is also packed into panels for
-                             decode, its bytes twice in memory (--panels off) */
+    bool no_panels;       /* true: GGUF Q8_0 and Q4_K matrices are read from the file's
+                             blocks alone; false (default): where the kernels read panels
+                             of a matrix (kernels_panels_read), it is also packed into
+                             panels for decode, its bytes twice in memory (--panels off) */
     model_huge_pages huge_pages; /* --huge-pages (default auto) */
 } model_options;
 
@@ -309,7 +309,10 @@ typedef struct {
     size_t file_bytes;
     size_t owned_bytes;        /* bytes allocated for converted weights */
     size_t mapped_bytes;       /* bytes of the file used as weights in place */
-    size_t panel_bytes;        /* bytes of the decode panels (0: none; model_options) */
+    size_t panel_bytes;        /* bytes of the GGUF Q8_0 decode panels (0: none;
+                                  model_options), which give decode the GEMM's bits */
+    size_t k4_panel_bytes;     /* bytes of the Q4_K decode panels (0: none), which give
+                                  the row dots' bits */
     bool huge_pages;           /* the weights asked for 2 MiB pages (model_options.huge_pages) */
     bool file_read;            /* the file read into memory of its own rather than mapped:
                                   with huge_pages, where the weights are used in place */

@@ -173,6 +173,8 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->dot_blocks[t] = s->dot_blocks[t];
             k->blocks_x[t] = s->blocks_x[t];
             k->dot_blocks_multi[t] = s->dot_blocks_multi[t];
+            if (t == GGML_TYPE_Q4_K) /* the panel kernel has its dot's bits */
+                k->matvec_k4p = s->matvec_k4p;
         }
 }
 
@@ -404,6 +406,36 @@ static const int8_t *blocks_x_order(kernels_scratch *s, blocks_x_fn order, const
     return buf;
 }
 
+/* Rows r0..r1-1 of a Q4_K w with panels times one vector x (its scales xs, sums xsum):
+ * every row of a whole group of K4_PANEL_ROWS from the panels (a group the range cuts
+ * made whole, then the range's rows of it kept), the rows past the last whole group by
+ * the row dot. The panel kernel has the row dot's bits, so a row's value does not
+ * depend on which of the two made it. */
+static void k4_panel_rows(float *out, const tensor *w, blocks_dot_fn dot, const int8_t *x,
+                          const float *xs, const float *xsum, int r0, int r1)
+{
+    const kernel_table *k = kernels_active();
+    const int g = K4_PANEL_ROWS, whole = w->rows / g * g; /* rows in whole groups */
+    const int end = r1 < whole ? r1 : whole;
+    int r = r0;
+    while (r < end) {
+        int group = r / g * g;
+        if (r == group && end - r >= g) { /* whole groups, in one stream */
+            int n = (end - r) / g * g;
+            k->matvec_k4p(out + r, w, x, xs, xsum, r, r + n);
+            r += n;
+            continue;
+        }
+        float rows[K4_PANEL_ROWS];
+        k->matvec_k4p(rows, w, x, xs, xsum, group, group + g);
+        int stop = group + g < end ? group + g : end;
+        memcpy(out + r, rows + (r - group), sizeof(float) * (size_t)(stop - r));
+        r = stop;
+    }
+    for (; r < r1; r++)
+        out[r] = dot(tensor_row_blocks(w, r), x, xs, xsum, w->cols);
+}
+
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
  * vectors in tiles, so that a range's rows are read from cache across a tile. */
 static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const qbatch *xq,
@@ -419,6 +451,10 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
     if (!xsum || !xv)
         return; /* out of memory, counted in s */
     blocks_dot_multi_fn multi = n > 1 ? k->dot_blocks_multi[w->btype] : NULL;
+    if (n == 1 && w->panels && w->btype == GGML_TYPE_Q4_K && k->matvec_k4p && !order) {
+        k4_panel_rows(out, w, dot, xv, xq->scale, xsum, r0, r1);
+        return;
+    }
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {
@@ -481,7 +517,14 @@ bool kernels_matmul_rows(kernels_scratch *s, float *out, const tensor *w, const 
 
 int kernels_row_block_of(const tensor *w)
 {
-    return w->panels && kernels_active()->matmul_q8p ? PANEL_ROWS : BLOCK_ROWS;
+    const kernel_table *k = kernels_active();
+    if (!w->panels)
+        return BLOCK_ROWS;
+    if (w->type == TENSOR_Q8_0_BLOCKS && k->matmul_q8p)
+        return PANEL_ROWS;
+    if (w->type == TENSOR_BLOCKS && w->btype == GGML_TYPE_Q4_K && k->matvec_k4p)
+        return K4_PANEL_ROWS;
+    return BLOCK_ROWS;
 }
 
 /* Block b of a wide pack (gemm_pack's wide_x): each vector's pairs of values as int16,

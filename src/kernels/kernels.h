@@ -144,21 +144,30 @@ bool kernels_gemm_shared(kernels_workspace *ws, int count, float *const *out,
  * kernels_scratch_failures): those rows of out are then undefined. */
 bool kernels_matmul_rows(kernels_scratch *s, float *out, const tensor *w, const float *x,
                          const qbatch *xq, int n, int r0, int r1);
-/* The row block of w's products: the kernels' blocks of rows, or a panel's 16 rows when
- * w is read from panels (ranges starting at its multiples then read no panel twice). */
+/* The row block of w's products: the kernels' blocks of rows, or a panel's rows (16 for
+ * Q8_0, 8 for Q4_K) when w is read from panels (ranges starting at its multiples then
+ * read no panel twice, and cut no Q4_K group). */
 int kernels_row_block_of(const tensor *w);
 
-/* Panels (kernels/panels.h): a GGUF Q8_0 tensor's values repacked, 16 rows side by
- * side, for the AVX-512 tables' decode kernel. A tensor with panels (tensor.panels) is
- * multiplied from them by kernels_matvec and kernels_matmul with the bits of
- * kernels_gemm (the scalar GEMM's): a product rounds the same in decode and in a
- * prompt's batch. kernels_gemm still reads the blocks. Panels are a copy:
- * the tensor's memory twice. kernels_panels_wanted: the chosen table reads panels (the
- * loader packs none otherwise). kernels_panels_pack writes kernels_panels_bytes(w)
- * bytes (64-byte aligned) from w's blocks, parallel over panels. */
+/* Panels (kernels/panels.h): a matrix's values repacked several rows side by side for
+ * a table's decode kernel, a copy: the tensor's memory twice. Two kinds:
+ *  - a GGUF Q8_0 tensor's, 16 rows a panel, for the AVX-512 tables: a tensor with them
+ *    (tensor.panels) is multiplied from them by kernels_matvec and kernels_matmul with
+ *    the bits of kernels_gemm (the scalar GEMM's), so a product rounds the same in
+ *    decode and in a prompt's batch. kernels_gemm still reads the blocks.
+ *  - a Q4_K tensor's, 8 rows a group, for the AVX2 table: its one-vector products read
+ *    them with the bits of the table's row dot (the same bits as without panels); all
+ *    other products, and rows past the last whole group, read the blocks.
+ * kernels_panels_wanted: the chosen table reads Q8_0 panels. kernels_panels_read: it
+ * reads panels of w (the loader packs those of such matrices only). kernels_panels_pack
+ * writes kernels_panels_bytes(w) bytes (64-byte aligned) from w's blocks, parallel over
+ * panels. */
 bool kernels_panels_wanted(void);
-/* Whether a load that was not told --panels packs them: the table reads them and
- * this CPU reads four streams (kernels_decode_streams). */
+bool kernels_panels_read(const tensor *w);
+/* Whether a load that was not told --panels packs them: the table reads Q8_0 panels
+ * and this CPU reads four streams (kernels_decode_streams). Q4_K panels are packed only
+ * when asked for (--panels on): they pay where decode is bound by the dot rather than
+ * by memory (docs/performance.md, "Q4_K decode panels"). */
 bool kernels_panels_by_default(void);
 size_t kernels_panels_bytes(const tensor *w);
 void kernels_panels_pack(uint8_t *dst, const tensor *w);

@@ -1,10 +1,12 @@
-/* kernels/panels.h — the panel layout of a GGUF Q8_0 tensor (tensor.panels), internal
- * to the kernels: its values repacked at load so that the decode kernel reads 16 rows
- * with one load and one multiply-add per 4 columns (kernels/panels.c packs them,
- * kernels/x86-avx512-panels.c reads them).
+/* kernels/panels.h — the panel layouts (tensor.panels), internal to the kernels: a
+ * matrix's values repacked at load so that a decode kernel reads several rows side by
+ * side with one load and one multiply-add per 4 columns (kernels/panels.c packs them).
+ * Two layouts: a GGUF Q8_0 tensor's (kernels/x86-avx512-panels.c reads them) and a
+ * Q4_K tensor's (kernels/x86-avx2-k4-panels.c).
  *
- * Rows are taken 16 at a time (a panel; the last one padded with zero rows). Panel p
- * of a tensor with B = cols / 32 blocks a row is PANEL bytes at p * panel_bytes(B):
+ * GGUF Q8_0: rows are taken 16 at a time (a panel; the last one padded with zero rows).
+ * Panel p of a tensor with B = cols / 32 blocks a row is PANEL bytes at
+ * p * panel_bytes(B):
  *   scales: B x 16 IEEE halves, block b's 16 rows at 16 b (the file's halves, as they
  *           are), padded to a multiple of 64 bytes;
  *   values: B x 512 bytes, block b at 512 b: 8 pieces of 64 bytes, piece k holding
@@ -31,6 +33,28 @@ static inline size_t panel_scale_bytes(size_t blocks)
 static inline size_t panel_bytes(size_t blocks)
 {
     return panel_scale_bytes(blocks) + blocks * PANEL_BLOCK_VALUES;
+}
+
+/* Q4_K (a BLOCKS tensor of ggml type Q4_K): rows taken 8 at a time (a group); a
+ * tensor's last rows % 8 get no group and are read from the blocks. Group g of a
+ * tensor with B = cols / 256 super-blocks is B x K4_PANEL_BLOCK bytes at
+ * g * k4_panel_bytes(B), super-block b at b * K4_PANEL_BLOCK:
+ *   d, dmin:  8 IEEE halves each (the file's, rows 0..7 in order), bytes 0 and 16;
+ *   scales:   8 x 8 bytes at 32, sub-block j's 6-bit scale of rows 0..7 at 32 + 8 j;
+ *   mins:     the same at 96;
+ *   values:   32 pieces of 32 bytes at 160: piece 8 p + k holds qs[32 p + 4 k ..
+ *             32 p + 4 k + 3] of row 0, then row 1, ... row 7 (the file's bytes): its low
+ *             nibbles are values 4 k..4 k + 3 of sub-block 2 p, its high ones of 2 p + 1.
+ * So a piece's nibbles times 4 values of x (broadcast) are 8 rows' products at once, and
+ * a sub-block's 8 sums land in the 8 lanes of one vector. 1184 bytes for 8 rows' 1152. */
+enum {
+    K4_PANEL_ROWS = 8,
+    K4_PANEL_BLOCK = 160 + 32 * 32,
+};
+
+static inline size_t k4_panel_bytes(size_t superblocks)
+{
+    return superblocks * K4_PANEL_BLOCK;
 }
 
 #endif

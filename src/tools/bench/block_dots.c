@@ -2,8 +2,9 @@
  * the decode product (kernels_matvec, one vector) of Q8_0 and each K/legacy block type used in place,
  * on every instruction set this build and CPU have: ns per 256 values and GB/s of weights
  * read, with the rows in cache (512 KiB of rows, repeated: in L2 on most CPUs) and
- * streamed from memory (256 MiB of rows, once a pass); Q8_0 also from its decode panels
- * where the table reads them ("Q8_0p"). Rows of 2048 values of random blocks with small finite scales; the
+ * streamed from memory (256 MiB of rows, once a pass); Q8_0 and Q4_K also from their
+ * decode panels where the table reads them ("Q8_0p", "Q4_Kp", GB/s counting the blocks'
+ * bytes). Rows of 2048 values of random blocks with small finite scales; the
  * best of 5 passes. A developers' tool: kernel-alone figures in docs/results/ come from
  * it. Usage: bench-block-dots [COLS [NAME ...]]: COLS a multiple of 256 (default 2048);
  * each NAME an instruction set (--kernels' names) or a type (Q4_K, ...) to time alone,
@@ -81,15 +82,19 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
         printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", ggml_type_name(type), runs[k].where,
                s / values * 256 * 1e9, (double)runs[k].reps * rows * row_bytes / s / 1e9);
         uint8_t *panels = NULL;
-        if (type == GGML_TYPE_Q8_0 && kernels_panels_wanted() &&
+        if (kernels_panels_read(&w) &&
             (panels = aligned_alloc(64, (kernels_panels_bytes(&w) + 63) / 64 * 64))) {
             kernels_panels_pack(panels, &w);
-            free(data); /* the panels alone are read */
-            data = NULL;
-            w.blocks = NULL;
+            if (type == GGML_TYPE_Q8_0) { /* the panels alone are read */
+                free(data); /* (Q4_K's rows past the last group of 8 are read from data) */
+                data = NULL;
+                w.blocks = NULL;
+            }
             w.panels = panels;
             s = best_of_5(&w, xq, out, runs[k].reps);
-            printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", "Q8_0p", runs[k].where,
+            char name[16];
+            snprintf(name, sizeof name, "%sp", ggml_type_name(type));
+            printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", name, runs[k].where,
                    s / values * 256 * 1e9, (double)runs[k].reps * rows * row_bytes / s / 1e9);
         }
         free(panels);

@@ -343,7 +343,7 @@ static bool open_shape(const bench_options *o, const char *path, shape_result *r
         return false;
     }
     r->load_s = stats_now_s() - t0;
-    r->panels = (*m)->panel_bytes > 0;
+    r->panels = (*m)->panel_bytes + (*m)->k4_panel_bytes > 0;
     r->huge_pages = (*m)->huge_pages;
     if (bench_engine(*m, e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
