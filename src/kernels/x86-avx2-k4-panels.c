@@ -17,7 +17,10 @@
  * minus accm's. There a sub-block is a lane of one vector and rows follow one another;
  * here a row is a lane and each sub-block has its own vector: the same operations on
  * the same values, so a row gets the row dot's bits, with or without panels. Each group
- * is one stream of cols / 256 · 1184 bytes, prefetched ahead (prefetch_weight_lines). */
+ * is one stream of cols / 256 · 1184 bytes, prefetched K4_AHEAD bytes ahead
+ * (prefetch_weight_lines), 5 lines at each quarter of a super-block: the 19 lines at
+ * once made two threads' streams slower than the row dots' (docs/performance.md, "Q4_K
+ * decode panels"). */
 #include "x86.h"
 
 #include "panels.h"
@@ -27,7 +30,7 @@
 TARGET_BEGIN("avx2,fma,f16c")
 
 /* How far ahead of its loads a group's stream is prefetched: the row dots' distance
- * (prefetch_bytes, at least 8 KiB) for one stream. */
+ * (prefetch_bytes, at least 8 KiB); 4 and 16 KiB were no faster. */
 enum { K4_AHEAD = 8192 };
 
 /* 4 bytes of x, broadcast to every 32-bit lane. */
@@ -48,13 +51,13 @@ INLINE void group_dot(float *out, const uint8_t *p, const int8_t *x, const float
     for (int j = 0; j < 8; j++)
         acc[j] = accm[j] = _mm256_setzero_ps();
     for (int b = 0; b < superblocks; b++, p += K4_PANEL_BLOCK) {
-        prefetch_weight_lines(p + K4_AHEAD, K4_PANEL_BLOCK / 64 + 1);
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
         const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
         const int8_t *xb = x + 256 * b;
 #pragma GCC unroll 4
         for (int q = 0; q < 4; q++) {
             const uint8_t *piece = p + 160 + 256 * q;
+            prefetch_weight_lines(p + K4_AHEAD + 320 * q, 5);
             __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
 #pragma GCC unroll 8
             for (int k = 0; k < 8; k++) {

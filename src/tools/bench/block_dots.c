@@ -11,7 +11,9 @@
  * every set and every type when none of either is named, or vN: the product of N
  * vectors at once (kernels_matmul, 2 <= N <= 8: a check of speculative decoding's
  * guesses), its time still given per 256 weight values, so that it reads against the
- * one-vector figure as what the check costs in decoded tokens. */
+ * one-vector figure as what the check costs in decoded tokens; or tN: each product on N
+ * threads (the rows split as decode splits them; the time is the product's wall time,
+ * so that two threads streaming side by side show what memory gives them). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +40,9 @@ static kernels_workspace *work;
 
 /* The vectors of each product (vN; 1: kernels_matvec). */
 static int vectors = 1;
+
+/* The threads each product is split over (tN; the rows shared as decode shares them). */
+static int threads = 1;
 
 /* Best seconds of 5 passes of `reps` products over w. */
 static double best_of_5(const tensor *w, const qbatch *xq, float *out, int reps)
@@ -107,7 +112,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench-block-dots [COLS [ISA | TYPE ...]] (COLS a multiple of 256; "
                     "ISA one of %s; TYPE one of Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K MXFP4; "
-                    "vN: N vectors at once, 2 <= N <= 8)\n",
+                    "vN: N vectors at once, 2 <= N <= 8; tN: on N threads, 1 <= N <= 64)\n",
             kernels_isa_choices());
     return 2;
 }
@@ -133,6 +138,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench-block-dots: '%s': N must be 2 to 8\n", argv[a]);
                 return usage();
             }
+        } else if (argv[a][0] == 't' && (threads = (int)strtol(argv[a] + 1, &end, 10), !*end)) {
+            if (threads < 1 || threads > 64) {
+                fprintf(stderr, "bench-block-dots: '%s': N must be 1 to 64\n", argv[a]);
+                return usage();
+            }
         } else if (kernels_isa_parse(argv[a], &isa) && isa != KERNELS_AUTO) {
             isa_named[isa] = any_isa = true;
         } else {
@@ -142,7 +152,7 @@ int main(int argc, char **argv)
         }
     }
 #ifdef _OPENMP
-    omp_set_num_threads(1);
+    omp_set_num_threads(threads);
 #endif
     float *x = malloc(sizeof(float) * cols * (size_t)vectors);
     qbatch *xq = qbatch_new(vectors, cols, 32);
@@ -154,7 +164,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < cols * vectors; i++)
         x[i] = (float)((int)(random_u32() % 2001) - 1000) / 1000.0f;
     qbatch_quantize(xq, x, vectors);
-    printf("one thread, rows of %d values: in cache (512 KiB) and from memory (256 MiB)", cols);
+    if (threads > 1)
+        printf("%d threads", threads);
+    else
+        printf("one thread");
+    printf(", rows of %d values: in cache (512 KiB) and from memory (256 MiB)", cols);
     if (vectors > 1)
         printf("; %d vectors a product, the time per 256 weight values", vectors);
     printf("\n");
