@@ -154,6 +154,28 @@ else # no panel kernel on this CPU: none read
 fi
 pass "a trace says whether decode read panels, and the replay follows it"
 
+# ---- a Q4_K run with --panels on: the header says k4_panels, the replay packs them
+# (where the kernels read them, the AVX-512 tables' products then round as the AVX2
+# row dot does) and reproduces every logit; --panels off on the replay is its own
+# choice, said ----
+k4=$DATA/rand256-q4_k_m.gguf
+run_llmchat -m generate --panels on -t 0.8 -s 3 -n 24 -i "Once upon a time" \
+    --trace "$T/k4.jsonl" "$k4" </dev/null
+assert_status 0
+if head -n 1 "$T/k4.jsonl" | grep -q '"k4_panels":"on"'; then
+    run_llmchat --replay "$T/k4.jsonl"
+    assert_status 0
+    assert_file_contains "the replay packs Q4_K panels, as the run" "$T/out" "Q4_K panels on,"
+    assert_file_contains "k4 replay verdict" "$T/out" "reproduced"
+    run_llmchat --replay "$T/k4.jsonl" --panels off
+    assert_file_contains "--panels off on the replay is said" "$T/out" "Q4_K panels off,"
+    pass "a trace says whether decode read Q4_K panels, and the replay follows it"
+else # no kernel here reads Q4_K panels (not x86)
+    head -n 1 "$T/k4.jsonl" | grep -q '"k4_panels":"off"' ||
+        fail "the header of a Q4_K run does not say k4_panels"
+    pass "no Q4_K panel kernel here: the trace says k4_panels off"
+fi
+
 # records of two runs spliced: the position named
 run_llmchat -m generate --weights f32 -t 0.8 -s 2 -n 120 -z "$tok" -i "Once upon a time" \
     --trace "$T/other.jsonl" "$model" </dev/null

@@ -353,14 +353,30 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
     qbatch_quantize(xq, x, 1);
     float *want = malloc(sizeof(float) * rows), *plain = malloc(sizeof(float) * rows);
     float *got = malloc(sizeof(float) * rows);
+    float *xsum = malloc(sizeof(float) * (cols / 32)); /* as kernels.c makes them */
+    for (int g = 0; g < cols / 32; g++) {
+        int sum = 0;
+        for (int i = 0; i < 32; i++)
+            sum += xq->q[32 * g + i];
+        xsum[g] = xq->scale[g] * (float)sum;
+    }
     kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
-        ck_assert(kernels_matvec(NULL, want, &w, NULL, xq));
+        const kernel_table *t = kernels_active();
         ck_assert(kernels_matvec(NULL, plain, &wo, NULL, xq));
         const bool reads = kernels_panels_read(&wp);
-        ck_assert_int_eq(reads, kernels_active()->matvec_k4p != NULL && rows >= 8);
+        ck_assert_int_eq(reads, t->matvec_k4p != NULL && rows >= 8);
+        if (reads) { /* the bits of the panel kernel's row dot, on the untouched rows */
+            ck_assert_ptr_nonnull(t->k4p_dot);
+            for (int r = 0; r < rows; r++)
+                want[r] = t->k4p_dot(w.blocks + w.row_bytes * r, xq->q, xq->scale, xsum, cols);
+            if (t->k4p_dot == t->dot_blocks[GGML_TYPE_Q4_K]) { /* the same as its matvec */
+                ck_assert(kernels_matvec(NULL, got, &w, NULL, xq));
+                ck_assert(memcmp(got, want, sizeof(float) * rows) == 0);
+            }
+        }
         ck_assert_int_eq(kernels_row_block_of(&wp), reads ? 8 : 4);
         *readers += reads;
         for (int way = 0; way < 3; way++) {
@@ -380,6 +396,28 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
                               reads ? "the row dot's bits on the packed rows"
                                     : "panels ignored: the blocks' bits");
         }
+        if (panels) { /* several vectors of a tensor with panels: each a matvec's bits */
+            tensor wb = w;
+            wb.panels = panels;
+            enum { N = 3 };
+            float *xn = malloc(sizeof(float) * N * cols), *outn = malloc(sizeof(float) * N * rows);
+            for (int i = 0; i < N * cols; i++)
+                xn[i] = 2.0f * rng_f();
+            qbatch *qn = qbatch_new(N, cols, 32), *q1 = qbatch_new(1, cols, 32);
+            qbatch_quantize(qn, xn, N);
+            ck_assert(kernels_matmul(NULL, outn, &wb, NULL, qn, N));
+            for (int v = 0; v < N; v++) {
+                qbatch_quantize(q1, xn + (size_t)v * cols, 1);
+                ck_assert(kernels_matvec(NULL, got, &wb, NULL, q1));
+                ck_assert_msg(memcmp(got, outn + (size_t)v * rows, sizeof(float) * rows) == 0,
+                              "%s %s: vector %d of 3 differs from its matvec",
+                              kernels_isa_name(isas[j]), what, v);
+            }
+            free(xn);
+            free(outn);
+            qbatch_free(qn);
+            qbatch_free(q1);
+        }
     }
     kernels_init(KERNELS_AUTO);
     free(x);
@@ -388,6 +426,7 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
     free(got);
     free(other);
     free(panels);
+    free(xsum);
     qbatch_free(xq);
 }
 

@@ -430,8 +430,9 @@ START_TEST(test_panels_at_load)
 }
 END_TEST
 
-/* Q4_K decode panels: on the AVX2 kernels a load that is not told no_panels packs every
- * Q4_K matrix (and only those: the Q6_K ones and the embedding stay as they are), counts
+/* Q4_K decode panels: on the AVX2 kernels a load asked for them (k4_panels, --panels on;
+ * not by default) packs every Q4_K matrix (and only those: the Q6_K ones and the
+ * embedding stay as they are), counts
  * the bytes apart from the Q8_0 panels' (which the trace records) and says them; decoded
  * logits are the same bits with and without. A table without the kernel packs none. */
 START_TEST(test_k4_panels_at_load)
@@ -446,10 +447,28 @@ START_TEST(test_k4_panels_at_load)
     llm_err err;
     model *m[2] = {NULL, NULL};
     kernels_init(KERNELS_AVX2);
+    ck_assert(!opt.k4_panels); /* asked for only */
+    ck_assert_msg(model_open(path, &opt, &m[0], &err) == LLM_OK, "%s", err.text);
+    ck_assert_uint_eq(m[0]->k4_panel_bytes, 0);
+    model_close(m[0]);
+    opt.k4_panels = true;
+    opt.huge_pages = MODEL_HUGE_PAGES_ON;
     for (int i = 0; i < 2; i++) {
         opt.no_panels = i == 1;
         ck_assert_msg(model_open(path, &opt, &m[i], &err) == LLM_OK, "%s", err.text);
     }
+    /* the panels in one buffer, on a 2 MiB boundary where the weights ask for 2 MiB
+       pages (a matrix's panels each in its own buffer left their ends in 4 KiB pages) */
+    const uint8_t *first = NULL;
+    for (int l = 0; l < m[0]->config.n_layers; l++) {
+        const model_layer *y = &m[0]->layers[l];
+        const tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
+        for (int i = 0; i < 7; i++)
+            if (ts[i]->panels && (!first || ts[i]->panels < first))
+                first = ts[i]->panels;
+    }
+    ck_assert_ptr_nonnull(first);
+    ck_assert_uint_eq((uintptr_t)first % HUGE_PAGE_BYTES, 0);
     size_t want = 0;
     int packed = 0, q4k = 0;
     for (int l = 0; l < m[0]->config.n_layers; l++) {

@@ -100,6 +100,7 @@ START_TEST(test_round_trip)
     ck_assert_str_eq(h->model_name, "stories260K.bin");
     ck_assert_str_eq(h->weights, "q8_0");
     ck_assert_int_eq(h->panels, -1); /* a llama2.c file has no GGUF Q8_0 to pack */
+    ck_assert_int_eq(h->k4_panels, -1); /* nor Q4_K */
     ck_assert(h->has_config && h->config.n_layers == 5 && h->config.n_heads == 8);
     ck_assert(h->has_sampler && h->sampler.top_k == 20 && h->sampler.seed == 5);
     ck_assert(h->attn && h->lens);
@@ -272,6 +273,25 @@ START_TEST(test_versions)
     ck_assert_msg(strstr(trace_reader_problem(r, 1), "\"attn\"") != NULL, "%s",
                   trace_reader_problem(r, 1));
     trace_reader_free(r);
+
+    /* the panels a header says: Q8_0's and Q4_K's, on, off or not said (-1) */
+    static const struct {
+        const char *model;
+        int panels, k4;
+    } said[] = {
+        {"{\"panels\":\"on\",\"k4_panels\":\"off\"}", 1, 0},
+        {"{\"k4_panels\":\"on\"}", -1, 1},
+        {"{\"panels\":\"off\",\"k4_panels\":\"maybe\"}", 0, -1},
+    };
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "{\"llmchat_trace\":1,\"model\":%s}\n", said[i].model);
+        ck_assert_int_eq(trace_read_buffer(buf, strlen(buf), &r, &err), LLM_OK);
+        h = trace_reader_header(r);
+        ck_assert_int_eq(h->panels, said[i].panels);
+        ck_assert_int_eq(h->k4_panels, said[i].k4);
+        trace_reader_free(r);
+    }
 
     const char *v9 = "{\"llmchat_trace\":9}\n";
     ck_assert_int_eq(trace_read_buffer(v9, strlen(v9), &r, &err), LLM_ERR_FORMAT);

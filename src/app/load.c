@@ -210,6 +210,7 @@ int load_model(app_options *o, model **out)
     model_options_default(&mo);
     mo.weights = o->weights;
     mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    mo.k4_panels = o->panels_given && o->k4_panels;
     mo.huge_pages = o->huge_pages;
     if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
         mo.progress = progress_show;
@@ -239,6 +240,7 @@ int load_draft(const app_options *o, const tokenizer *tok, model **out)
     model_options_default(&mo);
     mo.weights = o->weights;
     mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    mo.k4_panels = o->panels_given && o->k4_panels;
     mo.huge_pages = o->huge_pages;
     llm_err err;
     if (model_open(o->draft_path, &mo, out, &err) != LLM_OK) {

@@ -240,8 +240,8 @@ static const char *set_kernels(app_options *o, const char *v)
 
 static const char *set_panels(app_options *o, const char *v)
 {
-    if (!strcmp(v, "on")) o->no_panels = false;
-    else if (!strcmp(v, "off")) o->no_panels = true;
+    if (!strcmp(v, "on")) o->no_panels = false, o->k4_panels = true;
+    else if (!strcmp(v, "off")) o->no_panels = true, o->k4_panels = false;
     else return "must be on or off";
     o->panels_given = true;
     return NULL;

@@ -120,6 +120,8 @@ typedef struct {
     bool weights_given;          /* --weights was set (command line or config) */
     bool no_panels;              /* --panels off: GGUF Q8_0 read from the file's blocks alone;
                                     without panels_given, kernels_panels_by_default decides */
+    bool k4_panels;              /* --panels on (or a replayed trace's k4_panels): Q4_K
+                                    matrices get panels too */
     bool panels_given;           /* --panels was set (command line, config or replayed trace) */
     model_huge_pages huge_pages; /* --huge-pages auto|on|off (default auto) */
     kernels_isa isa;               /* --kernels auto|scalar|avx2|avx512|amx|neon|neon-dotprod */

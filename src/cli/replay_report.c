@@ -59,9 +59,12 @@ int cli_replay_open(app_options *o, trace_reader **out)
     o->model_source = MODEL_FROM_ARGUMENT;
     if (!o->weights_given && h->weights && !model_weights_parse(h->weights, &o->weights))
         o->weights = TENSOR_Q8_0;
-    if (!o->panels_given && h->panels >= 0) {
-        o->no_panels = h->panels == 0;
-        o->panels_given = true; /* the trace's, not this CPU's default */
+    if (!o->panels_given && (h->panels >= 0 || h->k4_panels >= 0)) {
+        /* the trace's, not this CPU's default; Q4_K panels need the Q8_0 ones' switch on
+           (a run packs both or neither of what the kernels read, unless by default) */
+        o->k4_panels = h->k4_panels == 1;
+        o->no_panels = h->panels == 0 && !o->k4_panels;
+        o->panels_given = true;
     }
     if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)
         o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
@@ -321,9 +324,10 @@ int cli_replay(session *sess)
     printf("%s %s: %d position%s, traced with %s (%s weights)\n",
            o->compare ? "comparing" : "replaying", o->replay_path, n, n == 1 ? "" : "s",
            h->model_name ? h->model_name : "an unnamed model", h->weights ? h->weights : "?");
-    printf("now: %s (%s weights, %s%s KV cache, %s kernels)\n", m->name,
+    printf("now: %s (%s weights, %s%s%s KV cache, %s kernels)\n", m->name,
            model_weights_option(m),
            !model_has_q8_blocks(m) ? "" : m->panel_bytes ? "panels on, " : "panels off, ",
+           !model_has_k4_blocks(m) ? "" : m->k4_panel_bytes ? "Q4_K panels on, " : "Q4_K panels off, ",
            engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0", sess->kernels);
     if (info.replaced > 0)
         printf("the run rewound: %d record%s replaced by later ones for %s position%s %s "

@@ -227,6 +227,8 @@ static void write_header(trace_writer *t)
             fprintf(f, ",\"weights\":\"%s\",", model_weights_option(r->m));
             if (model_has_q8_blocks(r->m))
                 fprintf(f, "\"panels\":\"%s\",", r->m->panel_bytes ? "on" : "off");
+            if (model_has_k4_blocks(r->m))
+                fprintf(f, "\"k4_panels\":\"%s\",", r->m->k4_panel_bytes ? "on" : "off");
         }
         fprintf(f, "\"dim\":%d,\"hidden_dim\":%d,\"n_layers\":%d,\"n_heads\":%d,"
                    "\"n_kv_heads\":%d,\"vocab_size\":%d,\"seq_len\":%d",

@@ -262,6 +262,8 @@ static llm_status read_header(trace_reader *r, const json_value *v, int line, ll
         h->weights = keep_string(r, 3, m, "weights");
         const char *panels = get_string(m, "panels");
         h->panels = !panels ? -1 : strcmp(panels, "on") == 0 ? 1 : strcmp(panels, "off") == 0 ? 0 : -1;
+        const char *k4 = get_string(m, "k4_panels");
+        h->k4_panels = !k4 ? -1 : strcmp(k4, "on") == 0 ? 1 : strcmp(k4, "off") == 0 ? 0 : -1;
         model_config *c = &h->config;
         c->dim = int_field(m, "dim", 1, 1 << 20, 0);
         c->hidden_dim = int_field(m, "hidden_dim", 1, 1 << 22, 0);
@@ -1105,6 +1107,7 @@ llm_status trace_read_buffer(const char *buf, size_t len, trace_reader **out, ll
     if (!r)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory reading the trace");
     r->h.panels = -1;
+    r->h.k4_panels = -1;
     size_t start = 0;
     int line = 0;
     bool first = true;

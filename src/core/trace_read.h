@@ -26,6 +26,8 @@ typedef struct {
     const char *weights;    /* "q8_0" / "f32" or NULL */
     int panels;             /* the model's GGUF Q8_0 read from decode panels: 1, 0, or -1
                                when the header does not say (older traces, llama2.c files) */
+    int k4_panels;          /* its Q4_K read from decode panels (--panels on): 1, 0, or -1
+                               when the header does not say (older traces, no Q4_K) */
     const char *kv_cache;
     const char *kernels;
     const char *template_name; /* the chat template ("llama2", ...), or NULL */

@@ -236,7 +236,9 @@ tensor model_tensor_rows(const tensor *w, int r0, int r1)
     return v;
 }
 
-void *model_own(model *m, size_t bytes)
+/* model_own with the memory aligned to `align` (a power of two, at least 64), its
+ * size rounded up to a multiple of it. */
+static void *own_aligned(model *m, size_t bytes, size_t align)
 {
     if (m->n_owned == m->cap_owned) {
         int cap = m->cap_owned ? 2 * m->cap_owned : 32;
@@ -246,8 +248,8 @@ void *model_own(model *m, size_t bytes)
         m->owned = grown;
         m->cap_owned = cap;
     }
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    size_t rounded = (bytes + align - 1) / align * align;
+    void *p = aligned_alloc(align, rounded ? rounded : align);
     if (!p)
         return NULL;
     if (m->huge_pages) /* before the first write; a small buffer has no whole huge page */
@@ -255,6 +257,11 @@ void *model_own(model *m, size_t bytes)
     m->owned[m->n_owned++] = p;
     m->owned_bytes += bytes;
     return p;
+}
+
+void *model_own(model *m, size_t bytes)
+{
+    return own_aligned(m, bytes, 64);
 }
 
 void model_close(model *m)
@@ -738,35 +745,63 @@ bool model_has_q8_blocks(const model *m)
     return false;
 }
 
+bool model_has_k4_blocks(const model *m)
+{
+    for (int i = 0; i < 1 + 7 * m->config.n_layers; i++) {
+        const tensor *t = model_matrix((model *)m, i);
+        if (t->type == TENSOR_BLOCKS && t->btype == GGML_TYPE_Q4_K)
+            return true;
+    }
+    return false;
+}
+
 /* Packs every matrix the chosen kernels' decode product reads panels of (GGUF Q8_0 on
- * the AVX-512 tables, Q4_K on the AVX2 one: kernels.h) into panels, in memory the model
- * owns. The classifier shared with the embedding is packed once, as wcls (the embedding
+ * the AVX-512 tables; Q4_K, when k4 asks, on the x86 ones: kernels.h) into panels, in
+ * memory the model owns. The classifier shared with the embedding is packed once, as wcls (the embedding
  * itself is read a row at a time, not multiplied). Out of memory fails the load:
  * leaving some matrices without Q8_0 panels would give results that depend on how much
  * memory was free (and the same rule for Q4_K keeps one answer to what was packed). */
-static llm_status pack_panels(model *m, llm_err *err)
+static llm_status pack_panels(model *m, bool k4, llm_err *err)
 {
-    for (int i = 0; i < 1 + 7 * m->config.n_layers; i++) {
-        tensor *t = model_matrix(m, i);
-        if (t->panels || !kernels_panels_read(t))
-            continue;
-        size_t bytes = kernels_panels_bytes(t);
-        uint8_t *p = model_own(m, bytes);
-        if (!p) {
-            char a[32];
-            format_bytes(a, sizeof a, (double)(m->panel_bytes + m->k4_panel_bytes + bytes));
-            return llm_fail(err, LLM_ERR_NOMEM,
-                            "%s: out of memory for the decode panels (%s so far); "
-                            "--panels off reads the file's blocks alone",
-                            m->path, a);
+    const int matrices = 1 + 7 * m->config.n_layers;
+    size_t total = 0; /* every matrix's panels, each from a 64-byte boundary */
+    for (int pass = 0; pass < 2; pass++) {
+        uint8_t *arena = NULL;
+        if (pass == 1) {
+            if (!total)
+                return LLM_OK;
+            /* one buffer, in 2 MiB pages where the weights are: a matrix's panels each
+               in memory of their own would leave its ends in 4 KiB pages */
+            arena = own_aligned(m, total, m->huge_pages ? HUGE_PAGE_BYTES : 64);
+            if (!arena) {
+                char a[32];
+                format_bytes(a, sizeof a, (double)total);
+                return llm_fail(err, LLM_ERR_NOMEM,
+                                "%s: out of memory for the decode panels (%s); "
+                                "--panels off reads the file's blocks alone",
+                                m->path, a);
+            }
+            m->owned_bytes -= total; /* owned_bytes counts converted weights */
         }
-        m->owned_bytes -= bytes; /* owned_bytes counts converted weights */
-        kernels_panels_pack(p, t);
-        t->panels = p;
-        if (t->type == TENSOR_Q8_0_BLOCKS)
-            m->panel_bytes += bytes;
-        else
-            m->k4_panel_bytes += bytes;
+        size_t at = 0;
+        for (int i = 0; i < matrices; i++) {
+            tensor *t = model_matrix(m, i);
+            if (t->panels || !kernels_panels_read(t) || (t->type == TENSOR_BLOCKS && !k4))
+                continue;
+            size_t bytes = kernels_panels_bytes(t);
+            if (pass == 0) {
+                total += (bytes + 63) / 64 * 64;
+                continue;
+            }
+            uint8_t *p = arena + at;
+            at += (bytes + 63) / 64 * 64;
+            kernels_panels_pack(p, t);
+            t->panels = p;
+            if (t->type == TENSOR_Q8_0_BLOCKS)
+                m->panel_bytes += bytes;
+            else
+                m->k4_panel_bytes += bytes;
+        }
     }
     return LLM_OK;
 }
@@ -897,7 +932,7 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
         m->group = m->weights != TENSOR_F32 ? m->layers[0].wq.group : 0;
         s = check_weights(m, err);
         if (s == LLM_OK && !opt->no_panels)
-            s = pack_panels(m, err);
+            s = pack_panels(m, opt->k4_panels, err);
     }
     m->load = NULL;
     if (s != LLM_OK) {

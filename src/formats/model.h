@@ -287,10 +287,13 @@ typedef struct {
     void *progress_user;
     uint64_t progress_min_bytes; /* report only for files at least this big
                                     (default MODEL_PROGRESS_MIN_BYTES) */
-    bool no_panels;       /* true: GGUF Q8_0 and Q4_K matrices are read from the file's
-                             blocks alone; false (default): where the kernels read panels
-                             of a matrix (kernels_panels_read), it is also packed into
-                             panels for decode, its bytes twice in memory (--panels off) */
+    bool no_panels;       /* true: every matrix is read from the file's blocks alone
+                             (--panels off); false (default): where the kernels read
+                             panels of a GGUF Q8_0 matrix (kernels_panels_read), it is also
+                             packed into panels for decode, its bytes twice in memory */
+    bool k4_panels;       /* with no_panels false, Q4_K matrices too (--panels on; default
+                             false): on the AVX-512 tables their products then round as
+                             the AVX2 row dot does (kernels/table.h, k4p_dot) */
     model_huge_pages huge_pages; /* --huge-pages (default auto) */
 } model_options;
 
@@ -402,6 +405,8 @@ bool model_huge_pages_choose(model_huge_pages want, bool offered, uint64_t file_
 /* True when some matrix is a GGUF Q8_0 tensor used in place (TENSOR_Q8_0_BLOCKS): the
  * ones decode panels are packed from. */
 bool model_has_q8_blocks(const model *m);
+/* Whether any of m's matrices is Q4_K used in place (the ones Q4_K panels are made of). */
+bool model_has_k4_blocks(const model *m);
 
 /* The type the weights are computed in: "native" (the file's block types, in place,
  * with Q8_0 for the types converted at load), "Q8_0" or "F32". */

@@ -149,6 +149,11 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         FILL(matvec_q8b)
         FILL(matmul_q8b)
         FILL(matmul_q8p)
+        if (!k->matvec_k4p) { /* with the row dots whose bits it has */
+            k->matvec_k4p = s->matvec_k4p;
+            k->k4p_dot = s->k4p_dot;
+            k->k4p_dot_multi = s->k4p_dot_multi;
+        }
         FILL(attention_f32)
         FILL(gemm_mins)
     }
@@ -173,8 +178,6 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->dot_blocks[t] = s->dot_blocks[t];
             k->blocks_x[t] = s->blocks_x[t];
             k->dot_blocks_multi[t] = s->dot_blocks_multi[t];
-            if (t == GGML_TYPE_Q4_K) /* the panel kernel has its dot's bits */
-                k->matvec_k4p = s->matvec_k4p;
         }
 }
 
@@ -442,16 +445,19 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
                         int n, int r0, int r1)
 {
     const kernel_table *k = kernels_active();
-    blocks_dot_fn dot = k->dot_blocks[w->btype];
+    /* a Q4_K tensor with panels: every product with the panel kernel's row dots */
+    const bool panels = w->panels && w->btype == GGML_TYPE_Q4_K && k->matvec_k4p;
+    blocks_dot_fn dot = panels ? k->k4p_dot : k->dot_blocks[w->btype];
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
     const float *xsum = group_sums(s, xq, n, width);
     int pieces = xq->stride / width;
-    blocks_x_fn order = k->blocks_x[w->btype];
+    blocks_x_fn order = panels ? NULL : k->blocks_x[w->btype];
     const int8_t *xv = order ? blocks_x_order(s, order, xq, n, w->cols) : xq->q;
     if (!xsum || !xv)
         return; /* out of memory, counted in s */
-    blocks_dot_multi_fn multi = n > 1 ? k->dot_blocks_multi[w->btype] : NULL;
-    if (n == 1 && w->panels && w->btype == GGML_TYPE_Q4_K && k->matvec_k4p && !order) {
+    blocks_dot_multi_fn multi =
+        n == 1 ? NULL : panels ? k->k4p_dot_multi : k->dot_blocks_multi[w->btype];
+    if (n == 1 && panels) {
         k4_panel_rows(out, w, dot, xv, xq->scale, xsum, r0, r1);
         return;
     }

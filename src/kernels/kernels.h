@@ -155,19 +155,20 @@ int kernels_row_block_of(const tensor *w);
  *    (tensor.panels) is multiplied from them by kernels_matvec and kernels_matmul with
  *    the bits of kernels_gemm (the scalar GEMM's), so a product rounds the same in
  *    decode and in a prompt's batch. kernels_gemm still reads the blocks.
- *  - a Q4_K tensor's, 8 rows a group, for the AVX2 table: its one-vector products read
- *    them with the bits of the table's row dot (the same bits as without panels); all
- *    other products, and rows past the last whole group, read the blocks.
+ *  - a Q4_K tensor's, 8 rows a group, for the x86 tables: its one-vector products read
+ *    them with the bits of the AVX2 row dot (the AVX2 table's own; the AVX-512 tables'
+ *    own rounds otherwise); all its other products, and rows past the last whole group,
+ *    read the blocks with that row dot, so the tensor's rows have one set of bits.
  * kernels_panels_wanted: the chosen table reads Q8_0 panels. kernels_panels_read: it
  * reads panels of w (the loader packs those of such matrices only). kernels_panels_pack
  * writes kernels_panels_bytes(w) bytes (64-byte aligned) from w's blocks, parallel over
  * panels. */
 bool kernels_panels_wanted(void);
 bool kernels_panels_read(const tensor *w);
-/* Whether a load that was not told --panels packs them: the table reads Q8_0 panels
+/* Whether a load that was not told --panels packs Q8_0 panels: the table reads them
  * and this CPU reads four streams (kernels_decode_streams). Q4_K panels are packed only
- * when asked for (--panels on): they pay where decode is bound by the dot rather than
- * by memory (docs/performance.md, "Q4_K decode panels"). */
+ * when asked for (model_options.k4_panels, --panels on): they pay where decode is bound
+ * by the dot rather than by memory (docs/performance.md, "Q4_K decode panels"). */
 bool kernels_panels_by_default(void);
 size_t kernels_panels_bytes(const tensor *w);
 void kernels_panels_pack(uint8_t *dst, const tensor *w);

@@ -1,6 +1,6 @@
 /* kernels/panels.c — packs a matrix's values into panels (kernels/panels.h): a GGUF
  * Q8_0 tensor's for the decode kernel of the AVX-512 tables, a Q4_K tensor's for the
- * AVX2 table's; and tells the loader which matrices the chosen kernels read panels of.
+ * x86 tables'; and tells the loader which matrices the chosen kernels read panels of.
  * The packing is a reordering: a Q8_0 panel's values are the file's plus 128, its
  * scales the file's halves, so a product read from panels has the same integer sums and
  * scales as one read from the blocks; a Q4_K panel holds the file's bytes, its 6-bit

@@ -2,7 +2,7 @@
  * matrix's values repacked at load so that a decode kernel reads several rows side by
  * side with one load and one multiply-add per 4 columns (kernels/panels.c packs them).
  * Two layouts: a GGUF Q8_0 tensor's (kernels/x86-avx512-panels.c reads them) and a
- * Q4_K tensor's (kernels/x86-avx2-k4-panels.c).
+ * Q4_K tensor's (kernels/x86-k4-panels.c).
  *
  * GGUF Q8_0: rows are taken 16 at a time (a panel; the last one padded with zero rows).
  * Panel p of a tensor with B = cols / 32 blocks a row is PANEL bytes at

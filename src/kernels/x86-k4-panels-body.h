@@ -1,0 +1,79 @@
+/* kernels/x86-k4-panels-body.h — the decode product of a Q4_K tensor read from its
+ * panels (kernels/panels.h), written once and included by kernels/x86-k4-panels.c in
+ * each of its two target regions (AVX2; AVX-512 VNNI). The includer defines
+ *   K4P(name)             the function's name for its instruction set (all static)
+ *   K4P_STEP(acc, w, x)   acc plus the products of w's unsigned bytes (nibbles) by x's
+ *                         signed ones, 4 to a 32-bit lane: int16 pair sums added in
+ *                         int16 (AVX2: vpmaddubsw), or int32 (VNNI: vpdpbusd)
+ *   K4P_TOTAL(acc)        acc's 8 int32 lane sums (AVX2: vpmaddwd by ones; VNNI: acc)
+ * and an all-zero acc is the start of a sub-block's sums. Either way each lane ends as
+ * the row's exact integer sum of the sub-block (8 steps: at most 8 · 2 · 15 · 128 =
+ * 30720 in an int16 lane), so both give the same bits. */
+
+/* 4 bytes of x, broadcast to every 32-bit lane. */
+INLINE __m256i K4P(x_piece)(const int8_t *x)
+{
+    int32_t v;
+    memcpy(&v, x, 4);
+    return _mm256_set1_epi32(v);
+}
+
+/* The 8 rows of one group (its panel bytes at p) times x: out[0..7]. */
+INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const float *xs,
+                           const float *xsum, int superblocks)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    /* acc[j], accm[j]: sub-block j's sums of the 8 rows (the row dot's lane j) */
+    __m256 acc[8], accm[8];
+    for (int j = 0; j < 8; j++)
+        acc[j] = accm[j] = _mm256_setzero_ps();
+    for (int b = 0; b < superblocks; b++, p += K4_PANEL_BLOCK) {
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+        const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
+        const int8_t *xb = x + 256 * b;
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            const uint8_t *piece = p + 160 + 256 * q;
+            prefetch_weight_lines(p + K4_AHEAD + 320 * q, 5);
+            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(piece + 32 * k));
+                lo = K4P_STEP(lo, _mm256_and_si256(v, low), K4P(x_piece)(xb + 64 * q + 4 * k));
+                hi = K4P_STEP(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
+                              K4P(x_piece)(xb + 64 * q + 32 + 4 * k));
+            }
+            for (int h = 0; h < 2; h++) {
+                const int j = 2 * q + h, g = 8 * b + j;
+                __m256i sum = K4P_TOTAL(h ? hi : lo);
+                __m256 sc = _mm256_cvtepi32_ps(
+                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 32 + 8 * j))));
+                __m256 m = _mm256_cvtepi32_ps(
+                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 96 + 8 * j))));
+                __m256 f = _mm256_mul_ps(_mm256_mul_ps(d, sc), _mm256_set1_ps(xs[g]));
+                acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), f, acc[j]);
+                accm[j] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, m), _mm256_set1_ps(xsum[g]), accm[j]);
+            }
+        }
+    }
+    /* hsum256's order: (lanes 0 + 4) + (2 + 6), plus (1 + 5) + (3 + 7) */
+    __m256 a = _mm256_add_ps(
+        _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6])),
+        _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7])));
+    __m256 m = _mm256_add_ps(
+        _mm256_add_ps(_mm256_add_ps(accm[0], accm[4]), _mm256_add_ps(accm[2], accm[6])),
+        _mm256_add_ps(_mm256_add_ps(accm[1], accm[5]), _mm256_add_ps(accm[3], accm[7])));
+    _mm256_storeu_ps(out, _mm256_sub_ps(a, m));
+}
+
+/* matvec_k4p (kernels/table.h): rows r0..r1 - 1, whole groups, to out[0..r1 - r0). */
+static void K4P(matvec)(float *out, const tensor *w, const int8_t *x, const float *xs,
+                             const float *xsum, int r0, int r1)
+{
+    const int superblocks = w->cols / 256;
+    const size_t bytes = k4_panel_bytes((size_t)superblocks);
+    for (int r = r0; r < r1; r += K4_PANEL_ROWS)
+        K4P(group_dot)(out + (r - r0), w->panels + (size_t)(r / K4_PANEL_ROWS) * bytes, x, xs, xsum,
+                  superblocks);
+}
+
