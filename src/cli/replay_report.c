@@ -327,7 +327,9 @@ int cli_replay(session *sess)
     printf("now: %s (%s weights, %s%s%s KV cache, %s kernels)\n", m->name,
            model_weights_option(m),
            !model_has_q8_blocks(m) ? "" : m->panel_bytes ? "panels on, " : "panels off, ",
-           !model_has_k4_blocks(m) ? "" : m->k4_panel_bytes ? "Q4_K panels on, " : "Q4_K panels off, ",
+           !model_has_k4_blocks(m) ? ""
+           : m->k4_panel_bytes     ? "Q4_K panels on, "
+                                   : "Q4_K panels off, ",
            engine_kv_cache(e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0", sess->kernels);
     if (info.replaced > 0)
         printf("the run rewound: %d record%s replaced by later ones for %s position%s %s "

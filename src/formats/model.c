@@ -756,11 +756,11 @@ bool model_has_k4_blocks(const model *m)
 }
 
 /* Packs every matrix the chosen kernels' decode product reads panels of (GGUF Q8_0 on
- * the AVX-512 tables; Q4_K, when k4 asks, on the x86 ones: kernels.h) into panels, in
- * memory the model owns. The classifier shared with the embedding is packed once, as wcls (the embedding
- * itself is read a row at a time, not multiplied). Out of memory fails the load:
- * leaving some matrices without Q8_0 panels would give results that depend on how much
- * memory was free (and the same rule for Q4_K keeps one answer to what was packed). */
+ * the AVX-512 tables; Q4_K, when k4 asks, on the x86 ones: kernels.h) into panels, all
+ * in one buffer the model owns. The classifier shared with the embedding is packed
+ * once, as wcls (the embedding itself is read a row at a time, not multiplied). Out of
+ * memory fails the load: leaving some matrices without panels would give results that
+ * depend on how much memory was free. */
 static llm_status pack_panels(model *m, bool k4, llm_err *err)
 {
     const int matrices = 1 + 7 * m->config.n_layers;

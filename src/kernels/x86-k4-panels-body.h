@@ -52,7 +52,8 @@ INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const 
                     _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 96 + 8 * j))));
                 __m256 f = _mm256_mul_ps(_mm256_mul_ps(d, sc), _mm256_set1_ps(xs[g]));
                 acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), f, acc[j]);
-                accm[j] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, m), _mm256_set1_ps(xsum[g]), accm[j]);
+                accm[j] =
+                    _mm256_fmadd_ps(_mm256_mul_ps(dmin, m), _mm256_set1_ps(xsum[g]), accm[j]);
             }
         }
     }
@@ -68,12 +69,12 @@ INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const 
 
 /* matvec_k4p (kernels/table.h): rows r0..r1 - 1, whole groups, to out[0..r1 - r0). */
 static void K4P(matvec)(float *out, const tensor *w, const int8_t *x, const float *xs,
-                             const float *xsum, int r0, int r1)
+                        const float *xsum, int r0, int r1)
 {
     const int superblocks = w->cols / 256;
     const size_t bytes = k4_panel_bytes((size_t)superblocks);
     for (int r = r0; r < r1; r += K4_PANEL_ROWS)
-        K4P(group_dot)(out + (r - r0), w->panels + (size_t)(r / K4_PANEL_ROWS) * bytes, x, xs, xsum,
-                  superblocks);
+        K4P(group_dot)(out + (r - r0), w->panels + (size_t)(r / K4_PANEL_ROWS) * bytes, x, xs,
+                       xsum, superblocks);
 }
 
