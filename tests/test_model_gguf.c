@@ -155,6 +155,16 @@ static float *run(const model *m, const int *toks, int n)
     return out;
 }
 
+/* The logits of one token sequence on a and on b are the same bits. */
+static void assert_same_logits(const model *a, const model *b)
+{
+    int toks[] = {1, 40, 70, 100, 200};
+    float *la = run(a, toks, 5), *lb = run(b, toks, 5);
+    ck_assert_int_eq(memcmp(la, lb, sizeof(float) * (size_t)a->config.vocab_size), 0);
+    free(la);
+    free(lb);
+}
+
 static void tensors_equal(const tensor *a, const tensor *b, const char *what)
 {
     ck_assert_int_eq(a->type, b->type);
@@ -306,11 +316,7 @@ START_TEST(test_huge_pages_same_bits)
     ck_assert_uint_eq(m[0]->map_bytes, m[1]->map_bytes);
     ck_assert_int_eq(memcmp(m[0]->map, m[1]->map, m[0]->map_bytes), 0);
     ck_assert_int_gt(m[0]->n_native, 0);
-    int toks[] = {1, 40, 70, 100, 200};
-    float *a = run(m[0], toks, 5), *b = run(m[1], toks, 5);
-    ck_assert_int_eq(memcmp(a, b, sizeof(float) * (size_t)m[0]->config.vocab_size), 0);
-    free(a);
-    free(b);
+    assert_same_logits(m[0], m[1]);
     model_close(m[0]);
     model_close(m[1]);
 
@@ -494,11 +500,7 @@ START_TEST(test_k4_panels_at_load)
     ck_assert_uint_eq(m[1]->k4_panel_bytes, 0);
     ck_assert_ptr_nonnull(strstr(m[0]->load_summary, "Q4_K again as decode panels"));
     ck_assert_ptr_null(strstr(m[1]->load_summary, "panels"));
-    int toks[] = {1, 40, 70, 100, 200};
-    float *a = run(m[0], toks, 5), *b = run(m[1], toks, 5);
-    ck_assert_int_eq(memcmp(a, b, sizeof(float) * (size_t)m[0]->config.vocab_size), 0);
-    free(a);
-    free(b);
+    assert_same_logits(m[0], m[1]);
     model_close(m[0]);
     model_close(m[1]);
     kernels_init(KERNELS_SCALAR);

@@ -755,6 +755,13 @@ bool model_has_k4_blocks(const model *m)
     return false;
 }
 
+/* Whether matrix t gets panels: it has none yet, the kernels read panels of it, and a
+ * Q4_K one only when k4 asks. */
+static bool gets_panels(const tensor *t, bool k4)
+{
+    return !t->panels && kernels_panels_read(t) && (t->type != TENSOR_BLOCKS || k4);
+}
+
 /* Packs every matrix the chosen kernels' decode product reads panels of (GGUF Q8_0 on
  * the AVX-512 tables; Q4_K, when k4 asks, on the x86 ones: kernels.h) into panels, all
  * in one buffer the model owns. The classifier shared with the embedding is packed
@@ -765,43 +772,35 @@ static llm_status pack_panels(model *m, bool k4, llm_err *err)
 {
     const int matrices = 1 + 7 * m->config.n_layers;
     size_t total = 0; /* every matrix's panels, each from a 64-byte boundary */
-    for (int pass = 0; pass < 2; pass++) {
-        uint8_t *arena = NULL;
-        if (pass == 1) {
-            if (!total)
-                return LLM_OK;
-            /* one buffer, in 2 MiB pages where the weights are: a matrix's panels each
-               in memory of their own would leave its ends in 4 KiB pages */
-            arena = own_aligned(m, total, m->huge_pages ? HUGE_PAGE_BYTES : 64);
-            if (!arena) {
-                char a[32];
-                format_bytes(a, sizeof a, (double)total);
-                return llm_fail(err, LLM_ERR_NOMEM,
-                                "%s: out of memory for the decode panels (%s); "
-                                "--panels off reads the file's blocks alone",
-                                m->path, a);
-            }
-            m->owned_bytes -= total; /* owned_bytes counts converted weights */
-        }
-        size_t at = 0;
-        for (int i = 0; i < matrices; i++) {
-            tensor *t = model_matrix(m, i);
-            if (t->panels || !kernels_panels_read(t) || (t->type == TENSOR_BLOCKS && !k4))
-                continue;
-            size_t bytes = kernels_panels_bytes(t);
-            if (pass == 0) {
-                total += (bytes + 63) / 64 * 64;
-                continue;
-            }
-            uint8_t *p = arena + at;
-            at += (bytes + 63) / 64 * 64;
-            kernels_panels_pack(p, t);
-            t->panels = p;
-            if (t->type == TENSOR_Q8_0_BLOCKS)
-                m->panel_bytes += bytes;
-            else
-                m->k4_panel_bytes += bytes;
-        }
+    for (int i = 0; i < matrices; i++)
+        if (gets_panels(model_matrix(m, i), k4))
+            total += (kernels_panels_bytes(model_matrix(m, i)) + 63) / 64 * 64;
+    if (!total)
+        return LLM_OK;
+    /* one buffer, in 2 MiB pages where the weights are: a matrix's panels each in
+       memory of their own would leave its ends in 4 KiB pages */
+    uint8_t *p = own_aligned(m, total, m->huge_pages ? HUGE_PAGE_BYTES : 64);
+    if (!p) {
+        char a[32];
+        format_bytes(a, sizeof a, (double)total);
+        return llm_fail(err, LLM_ERR_NOMEM,
+                        "%s: out of memory for the decode panels (%s); "
+                        "--panels off reads the file's blocks alone",
+                        m->path, a);
+    }
+    m->owned_bytes -= total; /* owned_bytes counts converted weights */
+    for (int i = 0; i < matrices; i++) {
+        tensor *t = model_matrix(m, i);
+        if (!gets_panels(t, k4))
+            continue;
+        size_t bytes = kernels_panels_bytes(t);
+        kernels_panels_pack(p, t);
+        t->panels = p;
+        p += (bytes + 63) / 64 * 64;
+        if (t->type == TENSOR_Q8_0_BLOCKS)
+            m->panel_bytes += bytes;
+        else
+            m->k4_panel_bytes += bytes;
     }
     return LLM_OK;
 }

@@ -446,7 +446,7 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
 {
     const kernel_table *k = kernels_active();
     /* a Q4_K tensor with panels: every product with the panel kernel's row dots */
-    const bool panels = w->panels && w->btype == GGML_TYPE_Q4_K && k->matvec_k4p;
+    const bool panels = w->panels && kernels_panels_read(w);
     blocks_dot_fn dot = panels ? k->k4p_dot : k->dot_blocks[w->btype];
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
     const float *xsum = group_sums(s, xq, n, width);
@@ -523,14 +523,9 @@ bool kernels_matmul_rows(kernels_scratch *s, float *out, const tensor *w, const 
 
 int kernels_row_block_of(const tensor *w)
 {
-    const kernel_table *k = kernels_active();
-    if (!w->panels)
+    if (!w->panels || !kernels_panels_read(w))
         return BLOCK_ROWS;
-    if (w->type == TENSOR_Q8_0_BLOCKS && k->matmul_q8p)
-        return PANEL_ROWS;
-    if (w->type == TENSOR_BLOCKS && w->btype == GGML_TYPE_Q4_K && k->matvec_k4p)
-        return K4_PANEL_ROWS;
-    return BLOCK_ROWS;
+    return w->type == TENSOR_Q8_0_BLOCKS ? PANEL_ROWS : K4_PANEL_ROWS;
 }
 
 /* Block b of a wide pack (gemm_pack's wide_x): each vector's pairs of values as int16,

@@ -1,14 +1,16 @@
 /* kernels/x86-k4-panels-body.h — the decode product of a Q4_K tensor read from its
  * panels (kernels/panels.h), written once and included by kernels/x86-k4-panels.c in
  * each of its two target regions (AVX2; AVX-512 VNNI). The includer defines
- *   K4P(name)             the function's name for its instruction set (all static)
+ *   K4P(name)             a helper's name for its instruction set (static)
+ *   K4P_MATVEC            the name of the table entry it defines (matvec_k4p)
  *   K4P_STEP(acc, w, x)   acc plus the products of w's unsigned bytes (nibbles) by x's
  *                         signed ones, 4 to a 32-bit lane: int16 pair sums added in
  *                         int16 (AVX2: vpmaddubsw), or int32 (VNNI: vpdpbusd)
  *   K4P_TOTAL(acc)        acc's 8 int32 lane sums (AVX2: vpmaddwd by ones; VNNI: acc)
- * and an all-zero acc is the start of a sub-block's sums. Either way each lane ends as
- * the row's exact integer sum of the sub-block (8 steps: at most 8 · 2 · 15 · 128 =
- * 30720 in an int16 lane), so both give the same bits. */
+ * and an all-zero acc is the start of a sub-block's sums; the body undefines the four
+ * at its end, for the next includer. Either way each lane ends as the row's exact
+ * integer sum of the sub-block (8 steps: at most 8 · 2 · 15 · 128 = 30720 in an int16
+ * lane), so both give the same bits. */
 
 /* 4 bytes of x, broadcast to every 32-bit lane. */
 INLINE __m256i K4P(x_piece)(const int8_t *x)
@@ -68,8 +70,8 @@ INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const 
 }
 
 /* matvec_k4p (kernels/table.h): rows r0..r1 - 1, whole groups, to out[0..r1 - r0). */
-static void K4P(matvec)(float *out, const tensor *w, const int8_t *x, const float *xs,
-                        const float *xsum, int r0, int r1)
+void K4P_MATVEC(float *out, const tensor *w, const int8_t *x, const float *xs, const float *xsum,
+                int r0, int r1)
 {
     const int superblocks = w->cols / 256;
     const size_t bytes = k4_panel_bytes((size_t)superblocks);
@@ -78,3 +80,7 @@ static void K4P(matvec)(float *out, const tensor *w, const int8_t *x, const floa
                        xsum, superblocks);
 }
 
+#undef K4P
+#undef K4P_MATVEC
+#undef K4P_STEP
+#undef K4P_TOTAL

@@ -35,35 +35,19 @@ enum { K4_AHEAD = 8192 };
 TARGET_BEGIN("avx2,fma,f16c")
 
 #define K4P(name) name##_avx2
+#define K4P_MATVEC kernels_avx2_matvec_k4p
 #define K4P_STEP(acc, w, x) _mm256_add_epi16((acc), _mm256_maddubs_epi16((w), (x)))
 #define K4P_TOTAL(acc) _mm256_madd_epi16((acc), _mm256_set1_epi16(1))
 #include "x86-k4-panels-body.h"
-#undef K4P
-#undef K4P_STEP
-#undef K4P_TOTAL
-
-void kernels_avx2_matvec_k4p(float *out, const tensor *w, const int8_t *x, const float *xs,
-                             const float *xsum, int r0, int r1)
-{
-    matvec_avx2(out, w, x, xs, xsum, r0, r1);
-}
 
 TARGET_END
 
 TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
 #define K4P(name) name##_vnni
+#define K4P_MATVEC kernels_avx512_matvec_k4p
 #define K4P_STEP(acc, w, x) _mm256_dpbusd_epi32((acc), (w), (x))
 #define K4P_TOTAL(acc) (acc)
 #include "x86-k4-panels-body.h"
-#undef K4P
-#undef K4P_STEP
-#undef K4P_TOTAL
-
-void kernels_avx512_matvec_k4p(float *out, const tensor *w, const int8_t *x, const float *xs,
-                               const float *xsum, int r0, int r1)
-{
-    matvec_vnni(out, w, x, xs, xsum, r0, r1);
-}
 
 TARGET_END
