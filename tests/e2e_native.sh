@@ -72,18 +72,22 @@ assert_status 0
 assert_file_contains "--weights q8_0 converts" "$T/err" "Q4_K, Q6_K → Q8_0 at load"
 pass "--verbose says what was in place and what was converted"
 
-# ---- Q4_K decode panels (--panels on, the AVX2 kernels): said, and the same text ----
+# ---- Q4_K decode panels (the AVX2 kernels' default; --panels off): said, the same text ----
 if "$LLMCHAT_BIN" --kernels avx2 -m tokenize -i x "$model" >/dev/null 2>&1; then
-    run_llmchat --kernels avx2 -m generate -t 0 -n 48 --kv-cache f32 -i "Once upon a time" \
-        "$model" </dev/null
-    assert_status 0
-    cp "$T/out" "$T/plain"
-    run_llmchat --verbose --kernels avx2 --panels on -m generate -t 0 -n 48 --kv-cache f32 \
+    run_llmchat --verbose --kernels avx2 --panels off -m generate -t 0 -n 48 --kv-cache f32 \
         -i "Once upon a time" "$model" </dev/null
     assert_status 0
-    assert_file_contains "the Q4_K matrices are packed" "$T/err" "Q4_K again as decode panels"
-    cmp -s "$T/out" "$T/plain" || fail "--panels on changes the AVX2 kernels' greedy text"
-    pass "--panels on packs the Q4_K matrices for the AVX2 kernels, same greedy text"
+    assert_not_contains "--panels off packs no Q4_K panels" "$(cat "$T/err")" "Q4_K as decode panels"
+    cp "$T/out" "$T/plain"
+    for pages in on off; do
+        run_llmchat --verbose --kernels avx2 --huge-pages $pages -m generate -t 0 -n 48 \
+            --kv-cache f32 -i "Once upon a time" "$model" </dev/null
+        assert_status 0
+        assert_file_contains "the Q4_K matrices are held as panels (--huge-pages $pages)" \
+            "$T/err" "Q4_K as decode panels, in place of"
+        cmp -s "$T/out" "$T/plain" || fail "Q4_K panels change the AVX2 kernels' greedy text"
+    done
+    pass "the AVX2 kernels hold the Q4_K matrices as panels by default, the same greedy text"
 fi
 
 # ---- the rest works on the file: a trace with the lens and attention, its replay ----

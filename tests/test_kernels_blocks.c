@@ -316,43 +316,65 @@ START_TEST(test_file_blocks)
 }
 END_TEST
 
-/* Q4_K panels (kernels/panels.h: 8 rows side by side, the AVX2 table's decode). A
- * tensor's panels are packed from its blocks, then the blocks of its whole groups
- * overwritten: on a table that reads Q4_K panels, a matvec and row ranges that cut
- * groups (3 or 4 rows at a time) give the bits of the untouched tensor's matvec, which only
- * the panels can (the rows past the last whole group, still the file's, read from the
- * blocks); on any other table the panels are ignored (the overwritten blocks' bits).
- * Random blocks, blocks of the largest sums (every nibble 15, scales 63) against
- * activations of +-127 (the int16 sums of 8 pieces at their bound), and the file's. */
+/* Q4_K panels (kernels/panels.h: 8 rows side by side, which take the place of those
+ * rows' blocks). A tensor's panels are packed twice: into memory of their own, the
+ * blocks of its whole groups then overwritten, and in place over its blocks. Either
+ * way every row read back (tensor_row_read, tensor_blocks_read, quant_dequantize_row)
+ * is the file's, and on every table a matvec and row ranges that cut groups (3 or 4
+ * rows at a time) give the untouched tensor's bits: on a table that reads the panels
+ * those of its panel kernel's row dot (the AVX2 row dot), on any other its own
+ * matvec's (the rows gathered back); several vectors give each its matvec's bits, and
+ * the GEMM (prefill, 17 vectors) the untouched tensor's. Random blocks, blocks of the
+ * largest sums (every nibble 15, scales 63) against activations of +-127 (the int16
+ * sums of 8 pieces at their bound), and the file's. */
 static void check_k4_panels(const uint8_t *data, int rows, int cols, const char *what,
                             bool largest, int *readers)
 {
     tensor w = blocks_tensor(GGML_TYPE_Q4_K, data, rows, cols);
     const size_t bytes = w.row_bytes * rows;
     const int whole = rows / 8 * 8;
-    uint8_t *other = malloc(bytes), *panels = NULL;
+    uint8_t *other = malloc(bytes), *in_place = malloc(bytes), *panels = NULL;
     memcpy(other, data, bytes);
+    memcpy(in_place, data, bytes);
     size_t pb = kernels_panels_bytes(&w);
-    ck_assert_uint_eq(pb, (size_t)(rows / 8) * (cols / 256) * 1184);
+    ck_assert_uint_eq(pb, (size_t)whole * w.row_bytes); /* a group is its rows' size */
+    tensor wp = blocks_tensor(GGML_TYPE_Q4_K, other, rows, cols); /* panels of their own */
+    tensor wi = blocks_tensor(GGML_TYPE_Q4_K, in_place, rows, cols); /* panels in place */
     if (pb) {
         panels = aligned_alloc(64, (pb + 63) / 64 * 64);
         ck_assert_ptr_nonnull(panels);
-        kernels_panels_pack(panels, &w);
+        ck_assert(kernels_panels_pack(panels, &w));
+        ck_assert(kernels_panels_pack(in_place, &wi));
+        ck_assert_msg(memcmp(in_place, panels, pb) == 0, "%s: in place packs otherwise", what);
+        ck_assert(memcmp(in_place + pb, data + pb, bytes - pb) == 0); /* the rest as it was */
+        wp.panels = panels;
+        wi.panels = in_place;
     }
     for (size_t i = 0; i < w.row_bytes * whole; i++) /* the groups' blocks overwritten */
         other[i] = (uint8_t)(other[i] * 7 + 3);
-    tensor wp = blocks_tensor(GGML_TYPE_Q4_K, other, rows, cols);
-    wp.panels = panels;
-    tensor wo = wp; /* the overwritten blocks alone */
-    wo.panels = NULL;
+    uint8_t *row = malloc(w.row_bytes), block[TENSOR_K4_BLOCK_BYTES];
+    float *deq = malloc(sizeof(float) * cols), *deq_want = malloc(sizeof(float) * cols);
+    for (int r = 0; r < rows; r++) { /* every row read back is the file's */
+        const uint8_t *file_row = data + w.row_bytes * r;
+        ck_assert_int_eq(tensor_row_in_panels(&wp, r), r < whole);
+        ck_assert_msg(memcmp(tensor_row_read(&wp, r, row), file_row, w.row_bytes) == 0,
+                      "%s: row %d gathered from panels of their own", what, r);
+        ck_assert_msg(memcmp(tensor_row_read(&wi, r, row), file_row, w.row_bytes) == 0,
+                      "%s: row %d gathered from panels in place", what, r);
+        int b = r % (cols / 256);
+        ck_assert(memcmp(tensor_blocks_read(&wi, r, b, 1, block), file_row + 144 * (size_t)b,
+                         144) == 0);
+        quant_dequantize_row(deq_want, &w, r);
+        quant_dequantize_row(deq, &wi, r);
+        ck_assert(memcmp(deq, deq_want, sizeof(float) * cols) == 0);
+    }
     float *x = malloc(sizeof(float) * cols);
     for (int i = 0; i < cols; i++)
         x[i] = largest ? (i % 64 < 32 ? 1.0f : -1.0f) : 2.0f * rng_f();
     qbatch *xq = qbatch_new(1, cols, 32);
     ck_assert_ptr_nonnull(xq);
     qbatch_quantize(xq, x, 1);
-    float *want = malloc(sizeof(float) * rows), *plain = malloc(sizeof(float) * rows);
-    float *got = malloc(sizeof(float) * rows);
+    float *want = malloc(sizeof(float) * rows), *got = malloc(sizeof(float) * rows);
     float *xsum = malloc(sizeof(float) * (cols / 32)); /* as kernels.c makes them */
     for (int g = 0; g < cols / 32; g++) {
         int sum = 0;
@@ -360,12 +382,20 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
             sum += xq->q[32 * g + i];
         xsum[g] = xq->scale[g] * (float)sum;
     }
+    enum { N = 3, PREFILL = 17 };
+    float *xn = malloc(sizeof(float) * PREFILL * cols);
+    float *outn = malloc(sizeof(float) * PREFILL * rows), *gemm = malloc(sizeof(float) * PREFILL * rows);
+    for (int i = 0; i < PREFILL * cols; i++)
+        xn[i] = 2.0f * rng_f();
+    qbatch *qn = qbatch_new(N, cols, 32), *q1 = qbatch_new(1, cols, 32);
+    qbatch *qp = qbatch_new(PREFILL, cols, 32);
+    qbatch_quantize(qn, xn, N);
+    qbatch_quantize(qp, xn, PREFILL);
     kernels_isa isas[KERNELS_COUNT];
     int k = supported_isas(isas);
     for (int j = 0; j < k; j++) {
         kernels_init(isas[j]);
         const kernel_table *t = kernels_active();
-        ck_assert(kernels_matvec(NULL, plain, &wo, NULL, xq));
         const bool reads = kernels_panels_read(&wp);
         ck_assert_int_eq(reads, t->matvec_k4p != NULL && rows >= 8);
         if (reads) { /* the bits of the panel kernel's row dot, on the untouched rows */
@@ -376,57 +406,64 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
                 ck_assert(kernels_matvec(NULL, got, &w, NULL, xq));
                 ck_assert(memcmp(got, want, sizeof(float) * rows) == 0);
             }
+        } else { /* the table's own matvec of the untouched tensor */
+            ck_assert(kernels_matvec(NULL, want, &w, NULL, xq));
         }
         ck_assert_int_eq(kernels_row_block_of(&wp), reads ? 8 : 4);
         *readers += reads;
-        for (int way = 0; way < 3; way++) {
+        for (int way = 0; way < 6; way++) {
+            const tensor *wt = way < 3 ? &wp : &wi;
+            int range = 2 + way % 3; /* rows at a time: 3 or 4 cut groups (2: all of them) */
             for (int r = 0; r < rows; r++)
                 got[r] = NAN;
-            if (way == 0)
-                ck_assert(kernels_matvec(NULL, got, &wp, NULL, xq));
-            else /* ranges of 3 (way 1) or 4 (way 2) rows: groups cut */
-                for (int r0 = 0; r0 < rows; r0 += 2 + way)
-                    ck_assert(kernels_matmul_rows(NULL, got, &wp, NULL, xq, 1, r0,
-                                                  r0 + 2 + way < rows ? r0 + 2 + way : rows));
-            const float *expect = reads ? want : plain;
+            if (way % 3 == 0)
+                ck_assert(kernels_matvec(NULL, got, wt, NULL, xq));
+            else
+                for (int r0 = 0; r0 < rows; r0 += range)
+                    ck_assert(kernels_matmul_rows(NULL, got, wt, NULL, xq, 1, r0,
+                                                  r0 + range < rows ? r0 + range : rows));
             for (int r = 0; r < rows; r++)
-                ck_assert_msg(memcmp(&got[r], &expect[r], sizeof(float)) == 0,
+                ck_assert_msg(memcmp(&got[r], &want[r], sizeof(float)) == 0,
                               "%s %s way %d: row %d = %.9g, want %.9g (%s)",
-                              kernels_isa_name(isas[j]), what, way, r, got[r], expect[r],
+                              kernels_isa_name(isas[j]), what, way, r, got[r], want[r],
                               reads ? "the row dot's bits on the packed rows"
-                                    : "panels ignored: the blocks' bits");
+                                    : "the table's matvec of the untouched rows");
         }
-        if (panels) { /* several vectors of a tensor with panels: each a matvec's bits */
-            tensor wb = w;
-            wb.panels = panels;
-            enum { N = 3 };
-            float *xn = malloc(sizeof(float) * N * cols), *outn = malloc(sizeof(float) * N * rows);
-            for (int i = 0; i < N * cols; i++)
-                xn[i] = 2.0f * rng_f();
-            qbatch *qn = qbatch_new(N, cols, 32), *q1 = qbatch_new(1, cols, 32);
-            qbatch_quantize(qn, xn, N);
-            ck_assert(kernels_matmul(NULL, outn, &wb, NULL, qn, N));
-            for (int v = 0; v < N; v++) {
-                qbatch_quantize(q1, xn + (size_t)v * cols, 1);
-                ck_assert(kernels_matvec(NULL, got, &wb, NULL, q1));
-                ck_assert_msg(memcmp(got, outn + (size_t)v * rows, sizeof(float) * rows) == 0,
-                              "%s %s: vector %d of 3 differs from its matvec",
-                              kernels_isa_name(isas[j]), what, v);
-            }
-            free(xn);
-            free(outn);
-            qbatch_free(qn);
-            qbatch_free(q1);
+        /* several vectors: each a matvec's bits */
+        ck_assert(kernels_matmul(NULL, outn, &wi, NULL, qn, N));
+        for (int v = 0; v < N; v++) {
+            qbatch_quantize(q1, xn + (size_t)v * cols, 1);
+            ck_assert(kernels_matvec(NULL, got, &wi, NULL, q1));
+            ck_assert_msg(memcmp(got, outn + (size_t)v * rows, sizeof(float) * rows) == 0,
+                          "%s %s: vector %d of 3 differs from its matvec",
+                          kernels_isa_name(isas[j]), what, v);
         }
+        /* prefill: the untouched tensor's GEMM */
+        ck_assert(kernels_gemm(NULL, gemm, &w, NULL, qp, PREFILL));
+        ck_assert(kernels_gemm(NULL, outn, &wi, NULL, qp, PREFILL));
+        ck_assert_msg(memcmp(gemm, outn, sizeof(float) * PREFILL * rows) == 0,
+                      "%s %s: the GEMM of a tensor with panels differs", kernels_isa_name(isas[j]),
+                      what);
+        ck_assert(kernels_gemm(NULL, outn, &wp, NULL, qp, PREFILL));
+        ck_assert(memcmp(gemm, outn, sizeof(float) * PREFILL * rows) == 0);
     }
     kernels_init(KERNELS_AUTO);
     free(x);
+    free(xn);
+    free(outn);
+    free(gemm);
+    qbatch_free(qn);
+    qbatch_free(q1);
+    qbatch_free(qp);
     free(want);
-    free(plain);
     free(got);
     free(other);
+    free(in_place);
     free(panels);
     free(xsum);
+    free(row);
+    free(deq);
+    free(deq_want);
     qbatch_free(xq);
 }
 
@@ -464,7 +501,7 @@ START_TEST(test_k4_panels)
         ck_assert_msg(readers > 0, "the AVX2 table read no Q4_K panels");
     else
         printf("test_k4_panels: no table here reads Q4_K panels (AVX2); only the tables "
-               "that ignore them were checked\n");
+               "that gather their rows back were checked\n");
 }
 END_TEST
 

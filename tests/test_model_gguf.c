@@ -436,11 +436,42 @@ START_TEST(test_panels_at_load)
 }
 END_TEST
 
-/* Q4_K decode panels: on the AVX2 kernels a load asked for them (k4_panels, --panels on;
- * not by default) packs every Q4_K matrix (and only those: the Q6_K ones and the
- * embedding stay as they are), counts
- * the bytes apart from the Q8_0 panels' (which the trace records) and says them; decoded
- * logits are the same bits with and without. A table without the kernel packs none. */
+static const char *write_type_model(const char *cut, const char *path);
+
+/* The Q4_K matrices of m[0] and m[1] (opened with and without Q4_K panels): every one of
+ * m[0] has panels, in place of its blocks (in_place) or in one buffer of their own, and
+ * none of m[1]; returns how many, their bytes in *bytes. */
+static int k4_panelled(model *const m[2], bool in_place, size_t *bytes)
+{
+    int packed = 0;
+    *bytes = 0;
+    for (int l = 0; l < m[0]->config.n_layers; l++) {
+        const model_layer *y = &m[0]->layers[l], *z = &m[1]->layers[l];
+        const tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
+        const tensor *zs[] = {&z->wq, &z->wk, &z->wv, &z->wo, &z->w1, &z->w2, &z->w3};
+        for (int i = 0; i < 7; i++) {
+            ck_assert_ptr_null(zs[i]->panels);
+            bool is_q4k = ts[i]->type == TENSOR_BLOCKS && ts[i]->btype == GGML_TYPE_Q4_K;
+            ck_assert_int_eq(ts[i]->panels != NULL, is_q4k);
+            if (!ts[i]->panels)
+                continue;
+            ck_assert_int_eq(ts[i]->panels == ts[i]->blocks, in_place);
+            *bytes += kernels_panels_bytes(ts[i]);
+            packed++;
+        }
+    }
+    return packed;
+}
+
+/* Q4_K decode panels: on the AVX2 kernels a load asked for them (k4_panels: --panels on,
+ * and the AVX2 table's default) holds every Q4_K matrix's whole groups of rows as panels
+ * (and only those: the Q6_K ones and the embedding stay as they are), in place of their
+ * blocks where the file was read in (--huge-pages on), else in a buffer of their own, the
+ * mapping's pages of those rows given back; the bytes are counted apart from the Q8_0
+ * panels' (which the trace records), said, and not counted again in what is resident;
+ * decoded logits are the same bits with and without. A classifier shared with a Q4_K
+ * embedding is packed once and the embedding reads its rows from the same panels. A
+ * table without the kernel packs none. */
 START_TEST(test_k4_panels_at_load)
 {
     const char *path = data_path("rand256-q4_k_m.gguf");
@@ -453,58 +484,48 @@ START_TEST(test_k4_panels_at_load)
     llm_err err;
     model *m[2] = {NULL, NULL};
     kernels_init(KERNELS_AVX2);
-    ck_assert(!opt.k4_panels); /* asked for only */
-    ck_assert_msg(model_open(path, &opt, &m[0], &err) == LLM_OK, "%s", err.text);
-    ck_assert_uint_eq(m[0]->k4_panel_bytes, 0);
-    model_close(m[0]);
-    opt.k4_panels = true;
+    ck_assert(!opt.k4_panels); /* the loader's default: asked for */
+    ck_assert_msg(model_open(path, &opt, &m[1], &err) == LLM_OK, "%s", err.text);
+    ck_assert_uint_eq(m[1]->k4_panel_bytes, 0);
+    ck_assert_ptr_null(strstr(m[1]->load_summary, "panels"));
+    for (int in_place = 1; in_place >= 0; in_place--) {
+        opt.k4_panels = true;
+        opt.huge_pages = in_place ? MODEL_HUGE_PAGES_ON : MODEL_HUGE_PAGES_OFF;
+        ck_assert_msg(model_open(path, &opt, &m[0], &err) == LLM_OK, "%s", err.text);
+        ck_assert_int_eq(m[0]->file_read, in_place);
+        size_t want;
+        ck_assert_int_eq(k4_panelled(m, in_place, &want), 12); /* 13 Q4_K but the embedding */
+        ck_assert_ptr_null(m[0]->wcls.panels); /* Q6_K */
+        ck_assert_ptr_null(m[0]->token_embedding.panels);
+        ck_assert_uint_eq(m[0]->k4_panel_bytes, want);
+        ck_assert_int_eq(m[0]->k4_panels_in_place, in_place);
+        ck_assert_uint_eq(m[0]->panel_bytes, 0);
+        ck_assert_ptr_nonnull(strstr(m[0]->load_summary,
+                                     in_place ? "Q4_K as decode panels, in place of their blocks"
+                                              : "Q4_K as decode panels, in place of the mapped"));
+        ck_assert_str_eq(m[0]->weights_size, m[1]->weights_size); /* no memory more */
+        assert_same_logits(m[0], m[1]);
+        model_close(m[0]);
+    }
+    model_close(m[1]);
+    /* a classifier shared with a Q4_K embedding: one set of panels, read by both */
+    const char *tied = temp_path("k4-tied.gguf");
+    write_type_model("gguf-types/rand256-q4_k_m.gguf", tied);
     opt.huge_pages = MODEL_HUGE_PAGES_ON;
     for (int i = 0; i < 2; i++) {
-        opt.no_panels = i == 1;
-        ck_assert_msg(model_open(path, &opt, &m[i], &err) == LLM_OK, "%s", err.text);
+        opt.k4_panels = i == 0;
+        ck_assert_msg(model_open(tied, &opt, &m[i], &err) == LLM_OK, "%s", err.text);
     }
-    /* the panels in one buffer, on a 2 MiB boundary where the weights ask for 2 MiB
-       pages (a matrix's panels each in its own buffer left their ends in 4 KiB pages) */
-    const uint8_t *first = NULL;
-    for (int l = 0; l < m[0]->config.n_layers; l++) {
-        const model_layer *y = &m[0]->layers[l];
-        const tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
-        for (int i = 0; i < 7; i++)
-            if (ts[i]->panels && (!first || ts[i]->panels < first))
-                first = ts[i]->panels;
-    }
-    ck_assert_ptr_nonnull(first);
-    ck_assert_uint_eq((uintptr_t)first % HUGE_PAGE_BYTES, 0);
-    size_t want = 0;
-    int packed = 0, q4k = 0;
-    for (int l = 0; l < m[0]->config.n_layers; l++) {
-        const model_layer *y = &m[0]->layers[l], *z = &m[1]->layers[l];
-        const tensor *ts[] = {&y->wq, &y->wk, &y->wv, &y->wo, &y->w1, &y->w2, &y->w3};
-        const tensor *zs[] = {&z->wq, &z->wk, &z->wv, &z->wo, &z->w1, &z->w2, &z->w3};
-        for (int i = 0; i < 7; i++) {
-            ck_assert_ptr_null(zs[i]->panels);
-            bool is_q4k = ts[i]->type == TENSOR_BLOCKS && ts[i]->btype == GGML_TYPE_Q4_K;
-            q4k += is_q4k;
-            ck_assert_int_eq(ts[i]->panels != NULL, is_q4k);
-            if (ts[i]->panels) {
-                want += kernels_panels_bytes(ts[i]);
-                packed++;
-            }
-        }
-    }
-    ck_assert_ptr_null(m[0]->wcls.panels); /* Q6_K */
-    ck_assert_int_eq(packed, 12); /* the file's 13 Q4_K tensors but the embedding */
-    ck_assert_int_eq(packed, q4k);
-    ck_assert_uint_eq(m[0]->k4_panel_bytes, want);
-    ck_assert_uint_eq(m[0]->panel_bytes, 0);
-    ck_assert_uint_eq(m[1]->k4_panel_bytes, 0);
-    ck_assert_ptr_nonnull(strstr(m[0]->load_summary, "Q4_K again as decode panels"));
-    ck_assert_ptr_null(strstr(m[1]->load_summary, "panels"));
+    ck_assert_ptr_nonnull(m[0]->wcls.panels);
+    ck_assert_ptr_eq(m[0]->token_embedding.panels, m[0]->wcls.panels);
+    ck_assert_ptr_eq(m[0]->wcls.panels, m[0]->wcls.blocks);
     assert_same_logits(m[0], m[1]);
     model_close(m[0]);
     model_close(m[1]);
+    unlink(tied);
+    /* a table without the kernel: none */
     kernels_init(KERNELS_SCALAR);
-    opt.no_panels = false;
+    opt.k4_panels = true;
     ck_assert_msg(model_open(path, &opt, &m[0], &err) == LLM_OK, "%s", err.text);
     ck_assert_uint_eq(m[0]->k4_panel_bytes, 0);
     model_close(m[0]);

@@ -204,13 +204,19 @@ int load_template(const app_options *o, const model *m, const tokenizer *tok,
     return 0;
 }
 
+/* --panels into mo: as given (or as a replayed trace says), else this CPU's defaults. */
+static void panels_from_options(model_options *mo, const app_options *o)
+{
+    mo->no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
+    mo->k4_panels = o->panels_given ? o->k4_panels : kernels_k4_panels_by_default();
+}
+
 int load_model(app_options *o, model **out)
 {
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
-    mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
-    mo.k4_panels = o->panels_given && o->k4_panels;
+    panels_from_options(&mo, o);
     mo.huge_pages = o->huge_pages;
     if (isatty(STDERR_FILENO)) { /* a log gets the --verbose summary instead */
         mo.progress = progress_show;
@@ -239,8 +245,7 @@ int load_draft(const app_options *o, const tokenizer *tok, model **out)
     model_options mo;
     model_options_default(&mo);
     mo.weights = o->weights;
-    mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
-    mo.k4_panels = o->panels_given && o->k4_panels;
+    panels_from_options(&mo, o);
     mo.huge_pages = o->huge_pages;
     llm_err err;
     if (model_open(o->draft_path, &mo, out, &err) != LLM_OK) {

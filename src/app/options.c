@@ -596,9 +596,9 @@ static const app_option own_rows[] = {
      .set = set_kernels},
     {.name = "panels", .arg = "on|off", .config = true,
      .help = "on: GGUF Q8_0 weights also kept 16 rows side by side, which decode\n"
-             "reads faster on Intel's AVX-512 VNNI CPUs, and Q4_K ones 8 rows side by\n"
-             "side on x86 (their memory twice); off: the file's blocks alone (default:\n"
-             "Q8_0 on Intel, nothing elsewhere)",
+             "reads faster on Intel's AVX-512 VNNI CPUs (their memory twice), and Q4_K\n"
+             "ones held 8 rows side by side on x86 (no memory more); off: the file's\n"
+             "blocks alone (default: Q8_0 on Intel, Q4_K with --kernels avx2)",
      .set = set_panels},
     {.name = "huge-pages", .arg = "auto|on|off", .config = true,
      .help = "on: the weights in memory of 2 MiB pages (the file read in, not\n"

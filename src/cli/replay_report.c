@@ -60,10 +60,9 @@ int cli_replay_open(app_options *o, trace_reader **out)
     if (!o->weights_given && h->weights && !model_weights_parse(h->weights, &o->weights))
         o->weights = TENSOR_Q8_0;
     if (!o->panels_given && (h->panels >= 0 || h->k4_panels >= 0)) {
-        /* the trace's, not this CPU's default; Q4_K panels need the Q8_0 ones' switch on
-           (a run packs both or neither of what the kernels read, unless by default) */
+        /* the trace's, not this CPU's defaults */
         o->k4_panels = h->k4_panels == 1;
-        o->no_panels = h->panels == 0 && !o->k4_panels;
+        o->no_panels = h->panels == 0;
         o->panels_given = true;
     }
     if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)

@@ -164,8 +164,8 @@ static float decode_group(const tensor *t, int r, int g, const int8_t *xq, const
         return block_partial_dot(GGML_TYPE_Q8_0, blk, 0, xq + (size_t)g * G, xs[g], NULL);
     }
     int bv = block_decode_values((uint32_t)t->btype);
-    const uint8_t *blk =
-        tensor_row_blocks(t, r) + (size_t)(g * G / bv) * block_decode_bytes((uint32_t)t->btype);
+    uint8_t gathered[TENSOR_K4_BLOCK_BYTES]; /* the block of a row held in Q4_K panels */
+    const uint8_t *blk = tensor_blocks_read(t, r, g * G / bv, 1, gathered);
     block_decode((uint32_t)t->btype, blk, &out->block);
     return block_partial_dot((uint32_t)t->btype, blk, (g * G % bv) / 32, xq + (size_t)g * G,
                              xs[g], NULL);

@@ -427,10 +427,11 @@ static void summarize(model *m, const struct model_load_state *s)
     }
     if (m->k4_panel_bytes) {
         format_bytes(size, sizeof size, (double)m->k4_panel_bytes);
-        PART("%sQ4_K again as decode panels (%s)", len ? "; " : "", size);
+        PART("%sQ4_K as decode panels, in place of %s blocks (%s)", len ? "; " : "",
+             m->k4_panels_in_place ? "their" : "the mapped", size);
     }
-    format_bytes(size, sizeof size,
-                 (double)(m->owned_bytes + m->mapped_bytes + m->panel_bytes + m->k4_panel_bytes));
+    /* Q4_K panels take no memory more: their blocks are packed over, or given back */
+    format_bytes(size, sizeof size, (double)(m->owned_bytes + m->mapped_bytes + m->panel_bytes));
     PART("%s%s resident", len ? ": " : "", size);
     snprintf(m->weights_size, sizeof m->weights_size, "%s", size);
 #undef PART
@@ -755,54 +756,86 @@ bool model_has_k4_blocks(const model *m)
     return false;
 }
 
-/* Whether matrix t gets panels: it has none yet, the kernels read panels of it, and a
- * Q4_K one only when k4 asks. */
-static bool gets_panels(const tensor *t, bool k4)
+/* Whether matrix t gets panels: it has none yet, the kernels read panels of it, and its
+ * kind is asked for (q8: GGUF Q8_0; k4: Q4_K). */
+static bool gets_panels(const tensor *t, bool q8, bool k4)
 {
-    return !t->panels && kernels_panels_read(t) && (t->type != TENSOR_BLOCKS || k4);
+    return !t->panels && kernels_panels_read(t) && (t->type == TENSOR_BLOCKS ? k4 : q8);
 }
 
-/* Packs every matrix the chosen kernels' decode product reads panels of (GGUF Q8_0 on
- * the AVX-512 tables; Q4_K, when k4 asks, on the x86 ones: kernels.h) into panels, all
- * in one buffer the model owns. The classifier shared with the embedding is packed
- * once, as wcls (the embedding itself is read a row at a time, not multiplied). Out of
- * memory fails the load: leaving some matrices without panels would give results that
- * depend on how much memory was free. */
-static llm_status pack_panels(model *m, bool k4, llm_err *err)
+/* Whether matrix t's panels take its blocks' place: Q4_K ones, where the weights are
+ * memory of the model's own (the file read in) rather than a read-only mapping. */
+static bool packs_in_place(const model *m, const tensor *t)
+{
+    return t->type == TENSOR_BLOCKS && m->file_read;
+}
+
+/* Packs every matrix the chosen kernels' decode product reads panels of and whose kind
+ * is asked for (GGUF Q8_0 on the AVX-512 tables, q8; Q4_K on the x86 ones, k4:
+ * kernels.h) into panels. Q8_0 panels are a copy, all in one buffer the model owns. Q4_K
+ * panels take the place of the rows they hold: packed in place where the file was read
+ * in, else into that buffer, the mapping's pages of those rows given back. The
+ * classifier shared with the embedding is packed once, as wcls, and the embedding reads
+ * its rows from the same panels. Out of memory fails the load: leaving some matrices
+ * without panels would give results that depend on how much memory was free. */
+static llm_status pack_panels(model *m, bool q8, bool k4, llm_err *err)
 {
     const int matrices = 1 + 7 * m->config.n_layers;
-    size_t total = 0; /* every matrix's panels, each from a 64-byte boundary */
-    for (int i = 0; i < matrices; i++)
-        if (gets_panels(model_matrix(m, i), k4))
-            total += (kernels_panels_bytes(model_matrix(m, i)) + 63) / 64 * 64;
-    if (!total)
-        return LLM_OK;
+    size_t total = 0; /* the copies' bytes, each from a 64-byte boundary */
+    for (int i = 0; i < matrices; i++) {
+        const tensor *t = model_matrix(m, i);
+        if (gets_panels(t, q8, k4) && !packs_in_place(m, t))
+            total += (kernels_panels_bytes(t) + 63) / 64 * 64;
+    }
     /* one buffer, in 2 MiB pages where the weights are: a matrix's panels each in
        memory of their own would leave its ends in 4 KiB pages */
-    uint8_t *p = own_aligned(m, total, m->huge_pages ? HUGE_PAGE_BYTES : 64);
-    if (!p) {
-        char a[32];
-        format_bytes(a, sizeof a, (double)total);
-        return llm_fail(err, LLM_ERR_NOMEM,
-                        "%s: out of memory for the decode panels (%s); "
-                        "--panels off reads the file's blocks alone",
-                        m->path, a);
-    }
+    uint8_t *p = total ? own_aligned(m, total, m->huge_pages ? HUGE_PAGE_BYTES : 64) : NULL;
+    size_t wanted = total; /* what was out of memory */
+    if (total && !p)
+        goto out_of_memory;
     m->owned_bytes -= total; /* owned_bytes counts converted weights */
+    bool opened = false; /* the read-in file made writable, for panels in place */
     for (int i = 0; i < matrices; i++) {
         tensor *t = model_matrix(m, i);
-        if (!gets_panels(t, k4))
+        if (!gets_panels(t, q8, k4))
             continue;
         size_t bytes = kernels_panels_bytes(t);
-        kernels_panels_pack(p, t);
-        t->panels = p;
-        p += (bytes + 63) / 64 * 64;
-        if (t->type == TENSOR_Q8_0_BLOCKS)
+        bool in_place = packs_in_place(m, t);
+        if (in_place && !opened && !(opened = model_memory_writable(m->map, m->map_bytes, true)))
+            return llm_fail(err, LLM_ERR_IO, "%s: cannot write the memory the file was read "
+                            "into, for the Q4_K panels: %s; --panels off reads the blocks",
+                            m->path, strerror(errno));
+        uint8_t *at = in_place ? (uint8_t *)t->blocks : p;
+        if (!kernels_panels_pack(at, t)) { /* a group copied aside, in each thread */
+            wanted = (size_t)TENSOR_K4_GROUP_ROWS * t->row_bytes;
+            goto out_of_memory;
+        }
+        t->panels = at;
+        if (t->type == TENSOR_Q8_0_BLOCKS) {
             m->panel_bytes += bytes;
-        else
+        } else {
             m->k4_panel_bytes += bytes;
+            m->k4_panels_in_place = in_place;
+            if (!in_place) /* the rows it holds are not read again */
+                model_memory_give_back(t->blocks, (size_t)(t->rows / TENSOR_K4_GROUP_ROWS) *
+                                                      TENSOR_K4_GROUP_ROWS * t->row_bytes);
+        }
+        if (!in_place)
+            p += (bytes + 63) / 64 * 64;
     }
+    if (opened)
+        (void)model_memory_writable(m->map, m->map_bytes, false);
+    tensor *e = &m->token_embedding;
+    if (e->type == TENSOR_BLOCKS && e->blocks == m->wcls.blocks && e->rows == m->wcls.rows)
+        e->panels = m->wcls.panels;
     return LLM_OK;
+out_of_memory:;
+    char a[32];
+    format_bytes(a, sizeof a, (double)wanted);
+    return llm_fail(err, LLM_ERR_NOMEM,
+                    "%s: out of memory for the decode panels (%s); "
+                    "--panels off reads the file's blocks alone",
+                    m->path, a);
 }
 
 /* ---- opening ---- */
@@ -930,8 +963,8 @@ llm_status model_open(const char *path, const model_options *opt, model **out, l
         m->weights = plan.weights == TENSOR_BLOCKS && m->n_native == 0 ? TENSOR_Q8_0 : plan.weights;
         m->group = m->weights != TENSOR_F32 ? m->layers[0].wq.group : 0;
         s = check_weights(m, err);
-        if (s == LLM_OK && !opt->no_panels)
-            s = pack_panels(m, opt->k4_panels, err);
+        if (s == LLM_OK)
+            s = pack_panels(m, !opt->no_panels, opt->k4_panels, err);
     }
     m->load = NULL;
     if (s != LLM_OK) {

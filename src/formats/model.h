@@ -287,13 +287,16 @@ typedef struct {
     void *progress_user;
     uint64_t progress_min_bytes; /* report only for files at least this big
                                     (default MODEL_PROGRESS_MIN_BYTES) */
-    bool no_panels;       /* true: every matrix is read from the file's blocks alone
-                             (--panels off); false (default): where the kernels read
-                             panels of a GGUF Q8_0 matrix (kernels_panels_read), it is also
-                             packed into panels for decode, its bytes twice in memory */
-    bool k4_panels;       /* with no_panels false, Q4_K matrices too (--panels on; default
-                             false): on the AVX-512 tables their products then round as
-                             the AVX2 row dot does (kernels/table.h, k4p_dot) */
+    bool no_panels;       /* true: GGUF Q8_0 matrices are read from the file's blocks
+                             alone (--panels off); false (default): where the kernels read
+                             panels of one (kernels_panels_read), it is also packed into
+                             panels for decode, its bytes twice in memory */
+    bool k4_panels;       /* true: where the kernels read panels of a Q4_K matrix, its
+                             whole groups of 8 rows are held as panels instead of blocks
+                             (--panels on, and by default where that changes no result:
+                             kernels_k4_panels_by_default); on the AVX-512 tables their
+                             products then round as the AVX2 row dot does (kernels/table.h,
+                             k4p_dot) */
     model_huge_pages huge_pages; /* --huge-pages (default auto) */
 } model_options;
 
@@ -315,7 +318,9 @@ typedef struct {
     size_t panel_bytes;        /* bytes of the GGUF Q8_0 decode panels (0: none;
                                   model_options), which give decode the GEMM's bits */
     size_t k4_panel_bytes;     /* bytes of the Q4_K decode panels (0: none), which give
-                                  the row dots' bits */
+                                  the row dots' bits and take the place of the rows they
+                                  hold: no memory more */
+    bool k4_panels_in_place;   /* they were packed over those rows' blocks (file_read) */
     bool huge_pages;           /* the weights asked for 2 MiB pages (model_options.huge_pages) */
     bool file_read;            /* the file read into memory of its own rather than mapped:
                                   with huge_pages, where the weights are used in place */

@@ -28,6 +28,12 @@ enum {
 llm_status model_memory_hold(int fd, size_t size, bool read_in, const char *path, void **out,
                              llm_err *err);
 void model_memory_release(void *p, size_t size, bool read_in);
+/* Makes memory that model_memory_hold read the file into (all size bytes of it) writable,
+ * or read-only again; false where the system refuses. */
+bool model_memory_writable(void *p, size_t size, bool writable);
+/* Gives back the whole pages of n bytes at p of a mapped file, which are not read again
+ * (read, the file fills them again). */
+void model_memory_give_back(const void *p, size_t n);
 
 /* The shape fields in header order, and the head size. */
 typedef struct {

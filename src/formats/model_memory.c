@@ -7,8 +7,10 @@
  * every 4 KiB. Memory of its own, 2 MiB-aligned and asked for huge pages, takes a copy
  * of the file at open (from the page cache, or from the disk as the mapping would on
  * the first step) and then reads at the memory's speed. Either way the bytes are
- * read-only once the file is in them, and the loaders see the same bytes. */
+ * read-only once the file is in them (but for the Q4_K panels the loader packs in place
+ * of their blocks: model.c), and the loaders see the same bytes. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1 /* madvise */
 #include "model_internal.h"
 
 #include "huge_pages.h"
@@ -106,4 +108,18 @@ void model_memory_release(void *p, size_t size, bool read_in)
         huge_pages_free(p, size);
     else
         munmap(p, size);
+}
+
+bool model_memory_writable(void *p, size_t size, bool writable)
+{
+    return mprotect(p, size, writable ? PROT_READ | PROT_WRITE : PROT_READ) == 0;
+}
+
+void model_memory_give_back(const void *p, size_t n)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)p + page - 1) / page * page;
+    uintptr_t to = ((uintptr_t)p + n) / page * page;
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED);
 }

@@ -445,8 +445,13 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
                         int n, int r0, int r1)
 {
     const kernel_table *k = kernels_active();
-    /* a Q4_K tensor with panels: every product with the panel kernel's row dots */
+    /* a Q4_K tensor with panels, on a table with their kernel: every product with the
+       panel kernel's row dots; on any table, rows held in panels gathered back */
     const bool panels = w->panels && kernels_panels_read(w);
+    uint8_t *gathered = NULL;
+    if (w->panels && !(n == 1 && panels) &&
+        !(gathered = kernels_scratch_get(s, SCRATCH_ROW_GATHERED, w->row_bytes)))
+        return; /* out of memory, counted in s */
     blocks_dot_fn dot = panels ? k->k4p_dot : k->dot_blocks[w->btype];
     int groups = xq->stride / QUANT_BLOCK, width = sums_width(w->btype);
     const float *xsum = group_sums(s, xq, n, width);
@@ -464,7 +469,7 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {
-            const uint8_t *row = tensor_row_blocks(w, r);
+            const uint8_t *row = tensor_row_read(w, r, gathered);
             if (multi) { /* the row's weights unpacked once for several vectors */
                 for (int v = vt; v < ve; v += BLOCKS_MULTI_MAX)
                     multi(row, xv + (size_t)v * xq->stride, (size_t)xq->stride,
@@ -753,7 +758,9 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
     float *min = kernels_scratch_get(s, SCRATCH_UNPACK_MIN,
                                      sizeof(float) * (values / QUANT_BLOCK));
     float *part = kernels_scratch_get(s, SCRATCH_UNPACK_PART, sizeof(float) * (size_t)n * ROWS);
-    if (!q || !scale || !min || !part)
+    uint8_t *gathered = w->panels ? kernels_scratch_get(s, SCRATCH_ROW_GATHERED, w->row_bytes)
+                                  : NULL;
+    if (!q || !scale || !min || !part || (w->panels && !gathered))
         return;
     const int parts = halves ? 1 : kernels_unpack_parts(w->btype);
     const bool mins = has_mins(w->btype);
@@ -761,15 +768,17 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
         int nr = r1 - r < ROWS ? r1 - r : ROWS;
         for (int part_i = 0; part_i < parts; part_i++) {
             for (int i = 0; i < nr; i++)
-                k->unpack_row(w->btype, tensor_row_blocks(w, r + i), cols,
+                k->unpack_row(w->btype, tensor_row_read(w, r + i, gathered), cols,
                               halves ? KERNELS_UNPACK_HALVES : part_i, q + (size_t)i * cols,
                               scale + (size_t)i * groups * per_group, min + (size_t)i * groups);
             /* part 0 straight into out (rows keep w's count: out + r); the others into
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,
                            .stride = cols, .group = QUANT_BLOCK, .q = q, .scale = scale};
-            if (part_i == parts - 1 && r + ROWS < r1) { /* the next rows' blocks */
-                view.ahead = tensor_row_blocks(w, r + ROWS);
+            if (part_i == parts - 1 && r + ROWS < r1) { /* the next rows' bytes: a Q4_K
+                                                           group takes its rows' place */
+                view.ahead = (tensor_row_in_panels(w, r + ROWS) ? w->panels : w->blocks) +
+                             (size_t)(r + ROWS) * w->row_bytes;
                 view.ahead_bytes = (size_t)(r1 - r - ROWS < ROWS ? r1 - r - ROWS : ROWS) *
                                    w->row_bytes;
             }

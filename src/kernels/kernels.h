@@ -150,28 +150,34 @@ bool kernels_matmul_rows(kernels_scratch *s, float *out, const tensor *w, const 
 int kernels_row_block_of(const tensor *w);
 
 /* Panels (kernels/panels.h): a matrix's values repacked several rows side by side for
- * a table's decode kernel, a copy: the tensor's memory twice. Two kinds:
- *  - a GGUF Q8_0 tensor's, 16 rows a panel, for the AVX-512 tables: a tensor with them
- *    (tensor.panels) is multiplied from them by kernels_matvec and kernels_matmul with
- *    the bits of kernels_gemm (the scalar GEMM's), so a product rounds the same in
- *    decode and in a prompt's batch. kernels_gemm still reads the blocks.
- *  - a Q4_K tensor's, 8 rows a group, for the x86 tables: its one-vector products read
- *    them with the bits of the AVX2 row dot (the AVX2 table's own; the AVX-512 tables'
- *    own rounds otherwise); all its other products, and rows past the last whole group,
- *    read the blocks with that row dot, so the tensor's rows have one set of bits.
+ * a table's decode kernel. Two kinds:
+ *  - a GGUF Q8_0 tensor's, 16 rows a panel, for the AVX-512 tables, a copy (the
+ *    tensor's memory twice): a tensor with them (tensor.panels) is multiplied from them
+ *    by kernels_matvec and kernels_matmul with the bits of kernels_gemm (the scalar
+ *    GEMM's), so a product rounds the same in decode and in a prompt's batch.
+ *    kernels_gemm still reads the blocks.
+ *  - a Q4_K tensor's, 8 rows a group, for the x86 tables: the group's rows' bytes
+ *    reordered, which take the place of those rows (the loader packs them in place where
+ *    the weights are its own memory). Its one-vector products read them with the bits of
+ *    the AVX2 row dot (the AVX2 table's own; the AVX-512 tables' own rounds otherwise);
+ *    every other product gathers the rows back (tensor_row_read) and reads them with
+ *    that row dot, or unpacks them for the GEMM, so the tensor's rows have one set of
+ *    bits. A table with no such kernel (kernels_panels_read false) reads every row so.
  * kernels_panels_wanted: the chosen table reads Q8_0 panels. kernels_panels_read: it
  * reads panels of w (the loader packs those of such matrices only). kernels_panels_pack
- * writes kernels_panels_bytes(w) bytes (64-byte aligned) from w's blocks, parallel over
- * panels. */
+ * writes kernels_panels_bytes(w) bytes from w's blocks, parallel over panels; for a
+ * Q4_K w, dst may be w's blocks. False: out of memory (in place, a group is copied
+ * aside), and w's rows are then neither blocks nor panels. */
 bool kernels_panels_wanted(void);
 bool kernels_panels_read(const tensor *w);
 /* Whether a load that was not told --panels packs Q8_0 panels: the table reads them
- * and this CPU reads four streams (kernels_decode_streams). Q4_K panels are packed only
- * when asked for (model_options.k4_panels, --panels on): they pay where decode is bound
- * by the dot rather than by memory (docs/performance.md, "Q4_K decode panels"). */
+ * and this CPU reads four streams (kernels_decode_streams). */
 bool kernels_panels_by_default(void);
+/* Whether a load that was not told --panels packs Q4_K panels: the table's panel
+ * kernel gives its own row dot's bits (the AVX2 table), so they change no result. */
+bool kernels_k4_panels_by_default(void);
 size_t kernels_panels_bytes(const tensor *w);
-void kernels_panels_pack(uint8_t *dst, const tensor *w);
+bool kernels_panels_pack(uint8_t *dst, const tensor *w);
 
 /* The int8 dot product of one Q8_0 row with one quantized vector: sum over groups of
  * (Σ a·b) * as * bs. `len` is a multiple of group. */

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "quant.h"
+
 enum {
     PANEL_ROWS = 16,
     PANEL_BLOCK_VALUES = PANEL_ROWS * 32, /* bytes of one block's values in a panel */
@@ -36,20 +38,23 @@ static inline size_t panel_bytes(size_t blocks)
 }
 
 /* Q4_K (a BLOCKS tensor of ggml type Q4_K): rows taken 8 at a time (a group); a
- * tensor's last rows % 8 get no group and are read from the blocks. Group g of a
- * tensor with B = cols / 256 super-blocks is B x K4_PANEL_BLOCK bytes at
+ * tensor's last rows % 8 get no group and stay blocks. A group is its 8 rows' bytes
+ * reordered, the same size (8 x 144 bytes a super-block), so it can take their place:
+ * group g of a tensor with B = cols / 256 super-blocks is B x K4_PANEL_BLOCK bytes at
  * g * k4_panel_bytes(B), super-block b at b * K4_PANEL_BLOCK:
  *   d, dmin:  8 IEEE halves each (the file's, rows 0..7 in order), bytes 0 and 16;
- *   scales:   8 x 8 bytes at 32, sub-block j's 6-bit scale of rows 0..7 at 32 + 8 j;
- *   mins:     the same at 96;
- *   values:   32 pieces of 32 bytes at 160: piece 8 p + k holds qs[32 p + 4 k ..
+ *   scales:   the file's 12 bytes of 6-bit scales and mins, byte k of row i at 32 + 8 k + i
+ *             (so bytes 0-3, 4-7 and 8-11 of the 8 rows are one 32-byte load each);
+ *   values:   32 pieces of 32 bytes at 128: piece 8 p + k holds qs[32 p + 4 k ..
  *             32 p + 4 k + 3] of row 0, then row 1, ... row 7 (the file's bytes): its low
  *             nibbles are values 4 k..4 k + 3 of sub-block 2 p, its high ones of 2 p + 1.
  * So a piece's nibbles times 4 values of x (broadcast) are 8 rows' products at once, and
- * a sub-block's 8 sums land in the 8 lanes of one vector. 1184 bytes for 8 rows' 1152. */
+ * a sub-block's 8 sums land in the 8 lanes of one vector. */
 enum {
-    K4_PANEL_ROWS = 8,
-    K4_PANEL_BLOCK = 160 + 32 * 32,
+    K4_PANEL_ROWS = TENSOR_K4_GROUP_ROWS,
+    K4_PANEL_SCALES = 32,
+    K4_PANEL_VALUES = 128,
+    K4_PANEL_BLOCK = K4_PANEL_VALUES + 32 * 32, /* == 8 x 144, a super-block of 8 rows */
 };
 
 static inline size_t k4_panel_bytes(size_t superblocks)

@@ -78,6 +78,13 @@ void quant_dequantize_row(float *out, const tensor *w, int row)
         memcpy(out, w->f + (size_t)row * w->stride, sizeof(float) * w->cols);
         return;
     }
+    if (tensor_row_in_panels(w, row)) { /* a Q4_K block at a time, gathered */
+        uint8_t block[TENSOR_K4_BLOCK_BYTES];
+        for (int b = 0; b < w->cols / 256; b++)
+            dequant_range((uint32_t)w->btype, tensor_blocks_read(w, row, b, 1, block), 0,
+                          out + (size_t)b * 256, 256);
+        return;
+    }
     if (w->type == TENSOR_BLOCKS) {
         dequant_range((uint32_t)w->btype, tensor_row_blocks(w, row), 0, out, (size_t)w->cols);
         return;

@@ -55,8 +55,11 @@ typedef struct {
                               BLOCKS: (rows, row_bytes) */
     int btype;           /* BLOCKS: the ggml type of the blocks (ggml_type.h) */
     size_t row_bytes;    /* BLOCKS: bytes per row (cols / block values * block bytes) */
-    const uint8_t *panels; /* Q8_0_BLOCKS: the same values repacked for the decode kernel
-                              (kernels_panels_pack), or NULL; the blocks stay valid */
+    const uint8_t *panels; /* the values repacked for a decode kernel (kernels_panels_pack),
+                              or NULL. Q8_0_BLOCKS: all rows, and the blocks stay valid.
+                              Q4_K BLOCKS: the rows of whole groups of TENSOR_K4_GROUP_ROWS,
+                              which are read from here alone (tensor_row_read): their
+                              blocks may be these same bytes, packed in place */
     const uint8_t *ahead;  /* bytes a GEMM kernel may prefetch while it multiplies this
                               tensor (ahead_bytes of them): in a K-quant prefill, the next
                               rows' blocks, which the rows made Q8_0 come from; else NULL */
@@ -70,11 +73,28 @@ static inline bool tensor_is_q8(const tensor *t)
     return t->type == TENSOR_Q8_0 || t->type == TENSOR_Q8_0_BLOCKS || t->type == TENSOR_BLOCKS;
 }
 
-/* Row r of a BLOCKS tensor. */
+enum { TENSOR_K4_GROUP_ROWS = 8 }; /* rows of a Q4_K panel (kernels/panels.h) */
+
+/* Whether row r of t is held in Q4_K panels, not as blocks. */
+static inline bool tensor_row_in_panels(const tensor *t, int r)
+{
+    return t->type == TENSOR_BLOCKS && t->panels &&
+           r < t->rows / TENSOR_K4_GROUP_ROWS * TENSOR_K4_GROUP_ROWS;
+}
+
+/* Row r of a BLOCKS tensor, where its blocks are (not a row held in panels). */
 static inline const uint8_t *tensor_row_blocks(const tensor *t, int r)
 {
     return t->blocks + (size_t)r * t->row_bytes;
 }
+
+/* Blocks [b, b + n) of row r of a BLOCKS tensor as the file's bytes: of a row held in
+ * panels gathered into buf (n Q4_K blocks, n x TENSOR_K4_BLOCK_BYTES), of any other row
+ * its blocks in place (kernels/panels.c). tensor_row_read: the whole row (buf of
+ * t->row_bytes). */
+enum { TENSOR_K4_BLOCK_BYTES = 144 };
+const uint8_t *tensor_blocks_read(const tensor *t, int r, int b, int n, uint8_t *buf);
+const uint8_t *tensor_row_read(const tensor *t, int r, uint8_t *buf);
 
 /* The block of row r, group g of a Q8_0_BLOCKS tensor; its scale and values. */
 static inline const uint8_t *tensor_block(const tensor *t, int r, int g)

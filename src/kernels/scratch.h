@@ -43,6 +43,7 @@ typedef enum {
     SCRATCH_MINS,         /* x86-avx512-mins.c, x86-avx2-gemm.c: the mins by group */
     SCRATCH_PANEL_SUMS,   /* x86-avx512-panels.c: the vectors' block sums */
     SCRATCH_AMX_SCALES,   /* x86-amx.c: a row block's scales */
+    SCRATCH_ROW_GATHERED, /* kernels.c: a row held in Q4_K panels, as the file's blocks */
     SCRATCH_SLOTS
 } scratch_slot;
 

@@ -20,6 +20,30 @@ INLINE __m256i K4P(x_piece)(const int8_t *x)
     return _mm256_set1_epi32(v);
 }
 
+/* A super-block's 6-bit scales and mins of the 8 rows (the file's 12 bytes a row, byte
+ * k of the rows at s + 8 k: kernels/panels.h) as bytes, sub-block j's of rows 0..7 at
+ * scales + 8 j and mins + 8 j. As ggml unpacks a row's (get_scale_min_k4): sub-blocks
+ * 0-3 are the low 6 bits of bytes 0-3 (scales) and 4-7 (mins); 4-7 take their low 4
+ * bits from bytes 8-11 (scales the low nibble, mins the high) and their top 2 from the
+ * top bits of bytes 0-3 and 4-7. Three loads give all 8 rows' bytes 0-3, 4-7, 8-11. */
+INLINE void K4P(unpack_scales)(uint8_t *scales, uint8_t *mins, const uint8_t *s)
+{
+    const __m256i b0 = _mm256_loadu_si256((const __m256i *)s);
+    const __m256i b4 = _mm256_loadu_si256((const __m256i *)(s + 32));
+    const __m256i b8 = _mm256_loadu_si256((const __m256i *)(s + 64));
+    const __m256i six = _mm256_set1_epi8(0x3f), four = _mm256_set1_epi8(0x0f);
+    const __m256i top = _mm256_set1_epi8(0x30); /* bits 6-7 of a byte moved to 4-5 */
+    _mm256_store_si256((__m256i *)scales, _mm256_and_si256(b0, six));
+    _mm256_store_si256((__m256i *)mins, _mm256_and_si256(b4, six));
+    _mm256_store_si256((__m256i *)(scales + 32),
+                       _mm256_or_si256(_mm256_and_si256(b8, four),
+                                       _mm256_and_si256(_mm256_srli_epi16(b0, 2), top)));
+    _mm256_store_si256(
+        (__m256i *)(mins + 32),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b8, 4), four),
+                        _mm256_and_si256(_mm256_srli_epi16(b4, 2), top)));
+}
+
 /* The 8 rows of one group (its panel bytes at p) times x: out[0..7]. */
 INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const float *xs,
                            const float *xsum, int superblocks)
@@ -29,14 +53,16 @@ INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const 
     __m256 acc[8], accm[8];
     for (int j = 0; j < 8; j++)
         acc[j] = accm[j] = _mm256_setzero_ps();
+    _Alignas(32) uint8_t scales[64], mins[64]; /* sub-block j's of rows 0..7 at 8 j */
     for (int b = 0; b < superblocks; b++, p += K4_PANEL_BLOCK) {
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
         const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
+        K4P(unpack_scales)(scales, mins, p + K4_PANEL_SCALES);
         const int8_t *xb = x + 256 * b;
 #pragma GCC unroll 4
         for (int q = 0; q < 4; q++) {
-            const uint8_t *piece = p + 160 + 256 * q;
-            prefetch_weight_lines(p + K4_AHEAD + 320 * q, 5);
+            const uint8_t *piece = p + K4_PANEL_VALUES + 256 * q;
+            prefetch_weight_lines(p + K4_AHEAD + 288 * q, 5);
             __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
 #pragma GCC unroll 8
             for (int k = 0; k < 8; k++) {
@@ -49,9 +75,9 @@ INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const 
                 const int j = 2 * q + h, g = 8 * b + j;
                 __m256i sum = K4P_TOTAL(h ? hi : lo);
                 __m256 sc = _mm256_cvtepi32_ps(
-                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 32 + 8 * j))));
+                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(scales + 8 * j))));
                 __m256 m = _mm256_cvtepi32_ps(
-                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p + 96 + 8 * j))));
+                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(mins + 8 * j))));
                 __m256 f = _mm256_mul_ps(_mm256_mul_ps(d, sc), _mm256_set1_ps(xs[g]));
                 acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), f, acc[j]);
                 accm[j] =

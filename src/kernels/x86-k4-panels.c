@@ -18,7 +18,7 @@
  * here a row is a lane and each sub-block has its own vector: the same operations on
  * the same values, so both kernels give a row the AVX2 row dot's bits (which is why
  * the AVX-512 tables read a tensor with panels through that dot too: table.h, k4p_dot).
- * Each group is one stream of cols / 256 · 1184 bytes, prefetched K4_AHEAD bytes ahead
+ * Each group is one stream of cols / 256 · 1152 bytes, prefetched K4_AHEAD bytes ahead
  * (prefetch_weight_lines), 5 lines at each quarter of a super-block: the 19 lines at
  * once made two threads' streams slower than the row dots' (docs/performance.md, "Q4_K
  * decode panels"). */

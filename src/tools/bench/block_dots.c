@@ -87,15 +87,19 @@ static void time_type(ggml_type type, int cols, const qbatch *xq)
         printf("  %-5s %-6s %7.2f ns/256 values %7.2f GB/s\n", ggml_type_name(type), runs[k].where,
                s / values * 256 * 1e9, (double)runs[k].reps * rows * row_bytes / s / 1e9);
         uint8_t *panels = NULL;
+        /* Q4_K's panels take its rows' place, as the loader packs them where the file
+           was read in (the rows past the last group of 8 stay blocks); Q8_0's are a copy,
+           and the panels alone are read */
+        bool in_place = type == GGML_TYPE_Q4_K;
         if (kernels_panels_read(&w) &&
-            (panels = aligned_alloc(64, (kernels_panels_bytes(&w) + 63) / 64 * 64))) {
-            kernels_panels_pack(panels, &w);
-            if (type == GGML_TYPE_Q8_0) { /* the panels alone are read */
-                free(data); /* (Q4_K's rows past the last group of 8 are read from data) */
+            (in_place || (panels = aligned_alloc(64, (kernels_panels_bytes(&w) + 63) / 64 * 64))) &&
+            kernels_panels_pack(in_place ? data : panels, &w)) {
+            if (!in_place) {
+                free(data);
                 data = NULL;
                 w.blocks = NULL;
             }
-            w.panels = panels;
+            w.panels = in_place ? data : panels;
             s = best_of_5(&w, xq, out, runs[k].reps);
             char name[16];
             snprintf(name, sizeof name, "%sp", ggml_type_name(type));

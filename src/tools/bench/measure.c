@@ -326,7 +326,7 @@ static llm_status open_model(const bench_options *o, const char *path, model **m
     model_options mo;
     model_options_default(&mo);
     mo.no_panels = o->panels_given ? o->no_panels : !kernels_panels_by_default();
-    mo.k4_panels = o->panels_given && !o->no_panels; /* --panels on */
+    mo.k4_panels = o->panels_given ? !o->no_panels : kernels_k4_panels_by_default();
     mo.huge_pages = (model_huge_pages)o->huge_pages;
     return model_open(path, &mo, m, err);
 }
