@@ -152,7 +152,6 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         if (!k->matvec_k4p) { /* with the row dots whose bits it has */
             k->matvec_k4p = s->matvec_k4p;
             k->k4p_dot = s->k4p_dot;
-            k->k4p_dot_multi = s->k4p_dot_multi;
         }
         FILL(attention_f32)
         FILL(gemm_mins)
@@ -409,34 +408,43 @@ static const int8_t *blocks_x_order(kernels_scratch *s, blocks_x_fn order, const
     return buf;
 }
 
-/* Rows r0..r1-1 of a Q4_K w with panels times one vector x (its scales xs, sums xsum):
- * every row of a whole group of K4_PANEL_ROWS from the panels (a group the range cuts
- * made whole, then the range's rows of it kept), the rows past the last whole group by
- * the row dot. The panel kernel has the row dot's bits, so a row's value does not
- * depend on which of the two made it. */
-static void k4_panel_rows(float *out, const tensor *w, blocks_dot_fn dot, const int8_t *x,
-                          const float *xs, const float *xsum, int r0, int r1)
+/* Rows r0..r1-1 of a Q4_K w with panels times vectors 0..n-1 of xq (their group sums
+ * xsum, `pieces` a vector): every row of a whole group of K4_PANEL_ROWS from the panels
+ * (a group the range cuts made whole, then the range's rows of it kept), the rows past
+ * the last whole group by the row dot. The panel kernel has the row dot's bits, so a
+ * row's value depends neither on which of the two made it nor on the other vectors.
+ * One vector reads whole groups in one stream; several take a group at a time, each
+ * vector in turn, so that the group is read from memory once. */
+static void k4_panel_rows(float *out, const tensor *w, blocks_dot_fn dot, const qbatch *xq,
+                          int n, const float *xsum, int pieces, int r0, int r1)
 {
     const kernel_table *k = kernels_active();
     const int g = K4_PANEL_ROWS, whole = w->rows / g * g; /* rows in whole groups */
-    const int end = r1 < whole ? r1 : whole;
+    const int end = r1 < whole ? r1 : whole, groups = xq->stride / QUANT_BLOCK;
+#define K4_VECTOR(v) xq->q + (size_t)(v) * xq->stride, xq->scale + (size_t)(v) * groups, \
+                     xsum + (size_t)(v) * pieces
     int r = r0;
     while (r < end) {
         int group = r / g * g;
-        if (r == group && end - r >= g) { /* whole groups, in one stream */
-            int n = (end - r) / g * g;
-            k->matvec_k4p(out + r, w, x, xs, xsum, r, r + n);
-            r += n;
+        if (r == group && end - r >= g) { /* whole groups: one stream, or one at a time */
+            int rows = n == 1 ? (end - r) / g * g : g;
+            for (int v = 0; v < n; v++)
+                k->matvec_k4p(out + (size_t)v * w->rows + r, w, K4_VECTOR(v), r, r + rows);
+            r += rows;
             continue;
         }
-        float rows[K4_PANEL_ROWS];
-        k->matvec_k4p(rows, w, x, xs, xsum, group, group + g);
         int stop = group + g < end ? group + g : end;
-        memcpy(out + r, rows + (r - group), sizeof(float) * (size_t)(stop - r));
+        for (int v = 0; v < n; v++) {
+            float rows[K4_PANEL_ROWS];
+            k->matvec_k4p(rows, w, K4_VECTOR(v), group, group + g);
+            memcpy(out + (size_t)v * w->rows + r, rows + (r - group), sizeof(float) * (size_t)(stop - r));
+        }
         r = stop;
     }
     for (; r < r1; r++)
-        out[r] = dot(tensor_row_blocks(w, r), x, xs, xsum, w->cols);
+        for (int v = 0; v < n; v++)
+            out[(size_t)v * w->rows + r] = dot(tensor_row_blocks(w, r), K4_VECTOR(v), w->cols);
+#undef K4_VECTOR
 }
 
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the
@@ -449,7 +457,7 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
        panel kernel's row dots; on any table, rows held in panels gathered back */
     const bool panels = w->panels && kernels_panels_read(w);
     uint8_t *gathered = NULL;
-    if (w->panels && !(n == 1 && panels) &&
+    if (w->panels && !panels &&
         !(gathered = kernels_scratch_get(s, SCRATCH_ROW_GATHERED, w->row_bytes)))
         return; /* out of memory, counted in s */
     blocks_dot_fn dot = panels ? k->k4p_dot : k->dot_blocks[w->btype];
@@ -460,12 +468,11 @@ static void blocks_rows(kernels_scratch *s, float *out, const tensor *w, const q
     const int8_t *xv = order ? blocks_x_order(s, order, xq, n, w->cols) : xq->q;
     if (!xsum || !xv)
         return; /* out of memory, counted in s */
-    blocks_dot_multi_fn multi =
-        n == 1 ? NULL : panels ? k->k4p_dot_multi : k->dot_blocks_multi[w->btype];
-    if (n == 1 && panels) {
-        k4_panel_rows(out, w, dot, xv, xq->scale, xsum, r0, r1);
+    if (panels) {
+        k4_panel_rows(out, w, dot, xq, n, xsum, pieces, r0, r1);
         return;
     }
+    blocks_dot_multi_fn multi = n == 1 ? NULL : k->dot_blocks_multi[w->btype];
     for (int vt = 0; vt < n; vt += TILE_VECS) {
         int ve = vt + TILE_VECS < n ? vt + TILE_VECS : n;
         for (int r = r0; r < r1; r++) {

@@ -173,16 +173,15 @@ struct kernel_table {
     /* out[r - r0] = w[r] · x for rows r in [r0, r1) (multiples of K4_PANEL_ROWS, within
      * the whole groups), w a BLOCKS Q4_K tensor with panels (kernels/panels.h), x one
      * vector in its own order with its scales xs and sums xsum as a row dot reads them:
-     * the bits of k4p_dot on each row. NULL: the table reads no Q4_K panels. Every other
-     * product of a tensor with panels (rows past the last whole group, several vectors)
-     * reads its blocks with k4p_dot and k4p_dot_multi, which read x in its own order and
+     * the bits of k4p_dot on each row. NULL: the table reads no Q4_K panels. Several
+     * vectors are multiplied a group at a time, each vector in turn; the rows past the
+     * last whole group (blocks) are read with k4p_dot, which reads x in its own order and
      * may round otherwise than the table's dot_blocks[Q4_K] (the AVX-512 tables' do: 64
      * values a register), so that a tensor's rows have one set of bits whichever way in.
-     * The three are taken together, never apart. */
+     * The two are taken together, never apart. */
     void (*matvec_k4p)(float *out, const tensor *w, const int8_t *x, const float *xs,
                        const float *xsum, int r0, int r1);
     blocks_dot_fn k4p_dot;
-    blocks_dot_multi_fn k4p_dot_multi;
     /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */
     blocks_dot_fn dot_blocks[BLOCKS_TYPES];

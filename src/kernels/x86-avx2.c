@@ -526,7 +526,6 @@ const kernel_table kernels_x86_avx2 = {
     .q8b_to_rows = kernels_x86_q8b_to_rows,
     .matvec_k4p = kernels_avx2_matvec_k4p, /* decode of Q4_K from panels */
     .k4p_dot = kernels_avx2_dot_q4_k,
-    .k4p_dot_multi = kernels_avx2_dot_q4_k_multi,
     .dot_blocks =
         {
             [GGML_TYPE_Q4_0] = kernels_avx2_dot_q4_0,

@@ -1222,7 +1222,6 @@ const kernel_table kernels_x86_avx512 = {
     /* decode of Q4_K from panels, in the AVX2 row dot's bits (x86-k4-panels.c) */
     .matvec_k4p = kernels_avx512_matvec_k4p,
     .k4p_dot = kernels_avx2_dot_q4_k,
-    .k4p_dot_multi = kernels_avx2_dot_q4_k_multi,
     .matvec_q8b = matvec_q8b_avx512,
     .q8b_to_rows = kernels_x86_q8b_to_rows,
     .dot_blocks =
