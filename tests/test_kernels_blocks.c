@@ -467,6 +467,66 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
     qbatch_free(xq);
 }
 
+/* A product's bits do not depend on the pack: a Q4_K or Q4_1 matrix alone (on AVX2,
+ * gemm_q8_nibbles: signed x bytes, a group's pieces summed in int16) gives the bits it
+ * gives beside a Q6_K one sharing its pack (unsigned x + 128: gemm_q8_small), on every
+ * table; random blocks, and the largest sums (every nibble 15 against x = +-127, 30480
+ * in an int16 lane). */
+START_TEST(test_gemm_packs_agree)
+{
+    rng_state = 0x7c3b9d2e1f4a6085ull;
+    static const ggml_type nibbles[] = {GGML_TYPE_Q4_K, GGML_TYPE_Q4_1};
+    enum { ROWS = 24, COLS = 512 };
+    static const int ns[] = {17, 40};
+    size_t rb6;
+    uint8_t *d6 = random_blocks(GGML_TYPE_Q6_K, 16, COLS, &rb6);
+    tensor w6 = blocks_tensor(GGML_TYPE_Q6_K, d6, 16, COLS);
+    for (size_t t = 0; t < sizeof nibbles / sizeof nibbles[0]; t++) {
+        for (int largest = 0; largest < 2; largest++) {
+            size_t rb;
+            uint8_t *d = random_blocks(nibbles[t], ROWS, COLS, &rb);
+            const ggml_type_info *info = ggml_type_get(nibbles[t]);
+            if (largest) /* every nibble 15 (and Q4_K's scales and mins 63) */
+                for (size_t b = 0; b < rb * ROWS / info->bytes; b++)
+                    memset(d + b * info->bytes + 4, 0xff, info->bytes - 4);
+            tensor w = blocks_tensor(nibbles[t], d, ROWS, COLS);
+            for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+                int n = ns[i];
+                float *x = malloc(sizeof(float) * n * COLS);
+                for (int j = 0; j < n * COLS; j++)
+                    x[j] = largest ? (j % 3 ? 1.0f : -1.0f) : 2.0f * rng_f();
+                qbatch *xq = qbatch_new(n, COLS, 32);
+                qbatch_quantize(xq, x, n);
+                float *alone = malloc(sizeof(float) * n * ROWS);
+                float *shared = malloc(sizeof(float) * n * ROWS);
+                float *other = malloc(sizeof(float) * n * 16);
+                kernels_isa isas[KERNELS_COUNT];
+                int k = supported_isas(isas);
+                for (int j = 0; j < k; j++) {
+                    kernels_init(isas[j]);
+                    ck_assert(kernels_gemm(NULL, alone, &w, NULL, xq, n));
+                    float *outs[2] = {shared, other};
+                    const tensor *ws[2] = {&w, &w6};
+                    ck_assert(kernels_gemm_shared(NULL, 2, outs, ws, NULL, xq, n));
+                    ck_assert_msg(memcmp(alone, shared, sizeof(float) * n * ROWS) == 0,
+                                  "%s %s%s n %d: the GEMM alone differs from the GEMM beside "
+                                  "Q6_K", kernels_isa_name(isas[j]), ggml_type_name(nibbles[t]),
+                                  largest ? " largest" : "", n);
+                }
+                kernels_init(KERNELS_AUTO);
+                free(x);
+                free(alone);
+                free(shared);
+                free(other);
+                qbatch_free(xq);
+            }
+            free(d);
+        }
+    }
+    free(d6);
+}
+END_TEST
+
 START_TEST(test_k4_panels)
 {
     rng_state = 0x2f6b1d3c5a7e9081ull;
@@ -619,6 +679,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(core, test_zero_and_nan, 0, N_TYPES);
     tcase_add_loop_test(core, test_unpack_same_bytes, 0, N_TYPES);
     tcase_add_test(core, test_k4_panels);
+    tcase_add_test(core, test_gemm_packs_agree);
     suite_add_tcase(s, core);
     return s;
 }

@@ -142,6 +142,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
             k->gemm_q8b = s->gemm_q8b;
             k->gemm_q8_small = s->gemm_q8_small;
             k->gemm_q8_halves = s->gemm_q8_halves;
+            k->gemm_q8_nibbles = s->gemm_q8_nibbles;
             k->gemm_signed = s->gemm_signed;
             k->gemm_wide = s->gemm_wide;
             k->gemm_rows = s->gemm_rows;
@@ -602,13 +603,11 @@ static void gemm_pack_blocks(gemm_pack *p, const qbatch *xq, int b0, int b1)
 }
 
 /* *pack in the calling thread's scratch s (its PACK slots), to hold n vectors of
- * stride values (as signed x when signed_x, int16 pairs when the table's gemm_wide
- * too); false when out of memory. The slots are kept between calls: prefill packs once
- * per matrix. */
+ * stride values (as signed x when signed_x, int16 pairs when wide_x too); false when
+ * out of memory. The slots are kept between calls: prefill packs once per matrix. */
 static bool gemm_pack_for(kernels_scratch *s, gemm_pack *pack, int n, int stride, int group,
-                          bool signed_x)
+                          bool signed_x, bool wide_x)
 {
-    const bool wide_x = signed_x && kernels_active()->gemm_wide;
     int blocks = (n + GEMM_VECS - 1) / GEMM_VECS;
     size_t q_bytes = (size_t)blocks * stride * GEMM_VECS * (wide_x ? sizeof(int16_t) : 1);
     size_t s_bytes = sizeof(float) * (size_t)blocks * (stride / group) * GEMM_VECS;
@@ -759,6 +758,9 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
     const bool halves = kernels_unpack_parts(w->btype) == 2 && k->gemm_q8_halves &&
                         (k->gemm_q8_small ? !p->signed_x : p->signed_x == k->gemm_signed);
     const int per_group = halves ? 2 : 1; /* scales a group */
+    /* nibbles by a pack of signed bytes: packed so for this table's kernel only */
+    const bool nibbles = p->signed_x && !p->wide_x && k->gemm_q8_nibbles &&
+                         kernels_unpacks_nibbles(w->btype);
     int8_t *q = kernels_scratch_get(s, SCRATCH_UNPACK_Q, values);
     float *scale = kernels_scratch_get(s, SCRATCH_UNPACK_SCALE,
                                        sizeof(float) * (values / QUANT_BLOCK) * per_group);
@@ -793,6 +795,8 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
              * for small weights (kernels_gemm packs so only for it) */
             if (halves)
                 k->gemm_q8_halves(s, out + r, &view, p, 0, nr);
+            else if (nibbles)
+                k->gemm_q8_nibbles(s, out + r, &view, p, 0, nr);
             else if (p->signed_x == k->gemm_signed)
                 k->gemm_q8(s, part_i ? part : out + r, &view, p, 0, nr);
             else
@@ -846,13 +850,20 @@ static bool gemm_packed(kernels_workspace *ws, const kernel_table *k, int count,
     kernels_scratch *s0 = kernels_workspace_scratch(ws, 0);
     gemm_pack pack, *p = &pack;
     /* signed x as the GEMM kernel reads it, but unsigned for a table's kernel for small
-     * weights when every matrix is of ggml blocks (made exact Q8_0 of |w| <= 32) */
-    bool signed_x = k->gemm_signed, all_blocks = true;
-    for (int j = 0; j < count; j++)
+     * weights when every matrix is of ggml blocks (made exact Q8_0 of |w| <= 32), and
+     * signed bytes for its kernel for nibbles when every one is of a type made nibbles */
+    bool signed_x = k->gemm_signed, wide_x = k->gemm_signed && k->gemm_wide;
+    bool all_blocks = true, all_nibbles = k->gemm_q8_nibbles != NULL;
+    for (int j = 0; j < count; j++) {
         all_blocks = all_blocks && w[j]->type == TENSOR_BLOCKS;
-    if (k->gemm_q8_small && all_blocks)
-        signed_x = false;
-    if (!gemm_pack_for(s0, p, n, w[0]->stride, w[0]->group, signed_x))
+        all_nibbles = all_nibbles && w[j]->type == TENSOR_BLOCKS &&
+                      kernels_unpacks_nibbles(w[j]->btype);
+    }
+    if (all_nibbles)
+        signed_x = true, wide_x = false;
+    else if (k->gemm_q8_small && all_blocks)
+        signed_x = wide_x = false;
+    if (!gemm_pack_for(s0, p, n, w[0]->stride, w[0]->group, signed_x, wide_x))
         return false;
     float *xsum = NULL; /* the group sums (n, groups), for the mins: made beside the pack */
     for (int j = 0; j < count && !xsum; j++)

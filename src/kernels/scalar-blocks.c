@@ -278,6 +278,11 @@ int kernels_unpack_parts(int btype)
     return btype == GGML_TYPE_Q6_K ? 2 : 1;
 }
 
+bool kernels_unpacks_nibbles(int btype)
+{
+    return btype == GGML_TYPE_Q4_K || btype == GGML_TYPE_Q4_1;
+}
+
 void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                         float *scale, float *min)
 {

@@ -53,7 +53,9 @@ enum { BLOCK_ROWS_CONVERTED = 16 };
  * gemm_wide as well (AVX2, whose int16 products need no sign trick), wide_x is set and
  * q holds x as int16 (twice the bytes), pairs of values interleaved:
  *   ((int16_t *)q)[((b * (stride / 2) + p) * GEMM_VECS + v) * 2 + j] = x[b * GEMM_VECS + v][2p + j]
- * so one 32-byte load holds pair p of 8 vectors, and the int32 sum is again Σ x * w. */
+ * so one 32-byte load holds pair p of 8 vectors, and the int32 sum is again Σ x * w.
+ * For a table's gemm_q8_nibbles (AVX2) q holds x itself as int8 in the first layout:
+ * signed_x set, wide_x not, whatever gemm_signed and gemm_wide say. */
 enum { GEMM_VECS = 16 };
 typedef struct {
     int n;          /* vectors */
@@ -135,6 +137,12 @@ struct kernel_table {
      * of each half (the other half zero), the second added to the first. */
     void (*gemm_q8_halves)(kernels_scratch *s, float *out, const tensor *w,
                            const gemm_pack *xp, int r0, int r1);
+    /* gemm_q8 for weights in [0, 15] (the nibbles kernels_unpack_row makes of Q4_K and
+     * Q4_1: kernels_unpacks_nibbles) in groups of 32, reading packs of signed x bytes
+     * (signed_x without wide_x): the bits of gemm_q8_scalar. Where it has one, kernels.c
+     * packs so for a product whose matrices are all of those types. NULL: none. */
+    void (*gemm_q8_nibbles)(kernels_scratch *s, float *out, const tensor *w,
+                            const gemm_pack *xp, int r0, int r1);
     /* The rows gemm_q8 computes at once (0: any): kernels_gemm hands it row ranges of
      * whole blocks of them, but the last. */
     int gemm_rows;
@@ -274,6 +282,8 @@ float kernels_scalar_dot_mxfp4(const uint8_t *row, const int8_t *x, const float 
  * second's), for a table's gemm_q8_halves. */
 enum { KERNELS_UNPACK_HALVES = -1 };
 int kernels_unpack_parts(int btype);
+/* Whether kernels_unpack_row makes btype's values nibbles, 0 to 15 (Q4_K, Q4_1). */
+bool kernels_unpacks_nibbles(int btype);
 void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                         float *scale, float *min);
 /* kernels_unpack_row with 256-bit moves for Q4_K, Q5_K and Q6_K (the other types: the

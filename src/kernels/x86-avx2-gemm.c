@@ -1,5 +1,5 @@
-/* kernels/x86-avx2-gemm.c — the AVX2 table's prefill GEMMs (gemm_q8 and gemm_q8_small,
- * see kernels/table.h): Q8_0 rows times activations packed 16 vectors a block
+/* kernels/x86-avx2-gemm.c — the AVX2 table's prefill GEMMs (gemm_q8, gemm_q8_small and
+ * gemm_q8_nibbles, see kernels/table.h): Q8_0 rows times activations packed 16 vectors a block
  * (gemm_pack). Without VNNI there are two integer products: maddubs multiplies
  * unsigned by signed bytes into int16 pairs that saturate, madd multiplies int16 by
  * int16 into int32 pairs that do not:
@@ -13,6 +13,11 @@
  *     unsigned x + 128 and multiplies it by w directly with maddubs: a pair is at most
  *     2 * 255 * 32 = 16320, so two pieces' pairs add in int16 before one madd widens
  *     them, and 128 * Σ w of the group, taken away first, leaves Σ x * w exactly.
+ *   gemm_q8_nibbles (w in [0, 15]: Q4_K and Q4_1 rows made exact Q8_0) reads signed x
+ *     bytes and multiplies w, the unsigned side, by x with maddubs: a pair is at most
+ *     2 * 15 * 127 = 3810, so a group's 8 pieces' pairs add in int16 (30480 at most)
+ *     before one madd widens them, and nothing is taken away: three quarters of
+ *     gemm_q8_small's multiplies.
  *
  * A register block is 4 rows x 16 vectors: a row's 4-byte piece k (or pair p),
  * broadcast, meets piece k (pair p) of 8 vectors in one 32-byte load (the pack's
@@ -189,6 +194,64 @@ INLINE void small_pieces_avx2(int R, __m256i acc[][2], const uint8_t *xg, const 
     }
 }
 
+/* acc + maddubs(u, sx): u's unsigned bytes by sx's signed ones, the pairs' int16 sums
+ * added to acc in one register (as madd_add_avx2, and for its reason). */
+INLINE __m256i maddubs_add_avx2(__m256i acc, __m256i u, __m256i sx)
+{
+    __m256i t;
+    __asm__("vpmaddubsw %3, %2, %1\n\tvpaddw %1, %0, %0"
+            : "+x"(acc), "=&x"(t)
+            : "x"(u), "x"(sx));
+    return acc;
+}
+
+/* R rows from w (stride values in [0, 15], groups of 32, scales ws) x the 16 vectors
+ * of block b of a pack of signed bytes xp. A row's piece k, broadcast, meets piece k of
+ * 8 vectors in one 32-byte load; a group's 8 pieces add up in int16, then one madd. */
+INLINE void gemm_block_nibbles_avx2(int R, float *out, size_t ldo, const int8_t *w,
+                                    const float *ws, const gemm_pack *xp, int b, int stride)
+{
+    const int groups = stride / 32;
+    const __m256i ones = _mm256_set1_epi16(1);
+    const uint8_t *x0 = xp->q + (size_t)b * stride * GEMM_VECS;
+    const float *xs0 = xp->scale + (size_t)b * groups * GEMM_VECS;
+    __m256 facc[GEMM2_ROWS][2];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+        facc[r][0] = facc[r][1] = _mm256_setzero_ps();
+    for (int g = 0; g < groups; g++) {
+        const uint8_t *xg = x0 + (size_t)g * 8 * 64;
+        const int8_t *wg = w + (size_t)g * 32;
+        __m256i lo[GEMM2_ROWS], hi[GEMM2_ROWS]; /* int16 pair sums, vectors 0-7 and 8-15 */
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++)
+            lo[r] = hi[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m256i x_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
+            __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
+            /* kept in registers: GCC would load them again for every row */
+            __asm__("" : "+x"(x_lo), "+x"(x_hi));
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                int32_t piece;
+                memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
+                __m256i wv = _mm256_set1_epi32(piece);
+                lo[r] = maddubs_add_avx2(lo[r], wv, x_lo);
+                hi[r] = maddubs_add_avx2(hi[r], wv, x_hi);
+            }
+        }
+        __m256i acc[GEMM2_ROWS][2];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            acc[r][0] = _mm256_madd_epi16(lo[r], ones);
+            acc[r][1] = _mm256_madd_epi16(hi[r], ones);
+        }
+        gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups, 1);
+    }
+    gemm_store_avx2(R, out, ldo, facc, xp, b, false);
+}
+
 /* R rows from w (stride values with |w| <= 32, scales ws, wsum[r * groups + g] = Σ w of
  * row r's group g) x the 16 vectors of block b of an unsigned pack xp. */
 INLINE void gemm_block_small_avx2(int R, float *out, size_t ldo, const int8_t *w,
@@ -270,8 +333,8 @@ static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n, int H
 }
 
 /* R rows from r of w x block b: the small-weights kernel where there are row sums
- * (wsum: rows from r0, H units a group), else the wide one on the rows as int16 (w16:
- * rows from r0). */
+ * (wsum: rows from r0, H units a group), the wide one on the rows as int16 where there
+ * are those (w16: rows from r0), else the nibbles kernel. */
 INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const gemm_pack *xp,
                               int b, int r, int r0, const int32_t *wsum, const int16_t *w16)
 {
@@ -284,6 +347,8 @@ INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const g
     else if (wsum)
         gemm_block_small_avx2(R, out + r, (size_t)w->rows, wr, ws,
                               wsum + (size_t)(r - r0) * units, xp, b, stride, group);
+    else if (!w16)
+        gemm_block_nibbles_avx2(R, out + r, (size_t)w->rows, wr, ws, xp, b, stride);
     else if (group == 32) /* a constant: the pairs' loop unrolls, each sum in a register */
         gemm_block_wide_avx2(R, out + r, (size_t)w->rows, w16 + (size_t)(r - r0) * stride, ws,
                              xp, b, stride, 32);
@@ -296,8 +361,8 @@ INLINE void gemm_block_either(int R, int H, float *out, const tensor *w, const g
 }
 
 /* Rows [r0, r1) times every vector of xp, in register blocks, the vectors in token
- * tiles: with the small-weights kernel when wsum (the rows' unit sums) is given, else
- * with the wide one on the rows made int16 (w16). */
+ * tiles: with the small-weights kernel when wsum (the rows' unit sums) is given, with
+ * the wide one on the rows made int16 when w16 is, else with the nibbles kernel. */
 static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *xp, int r0,
                            int r1, const int32_t *wsum, int16_t *w16)
 {
@@ -367,6 +432,13 @@ void kernels_avx2_gemm_q8_halves(kernels_scratch *s, float *out, const tensor *w
                                  const gemm_pack *xp, int r0, int r1)
 {
     gemm_small_units(2, s, out, w, xp, r0, r1);
+}
+
+void kernels_avx2_gemm_q8_nibbles(kernels_scratch *s, float *out, const tensor *w,
+                                  const gemm_pack *xp, int r0, int r1)
+{
+    (void)s;
+    gemm_rows_avx2(1, out, w, xp, r0, r1, NULL, NULL);
 }
 
 /* The mins' part of the K-quant prefill (gemm_mins; the AVX-512 one's arithmetic, so its

@@ -519,6 +519,7 @@ const kernel_table kernels_x86_avx2 = {
     .gemm_signed = true,
     .gemm_wide = true, /* as int16 pairs */
     .gemm_q8_small = kernels_avx2_gemm_q8_small, /* prefill of ggml blocks */
+    .gemm_q8_nibbles = kernels_avx2_gemm_q8_nibbles, /* of Q4_K and Q4_1 */
     .gemm_q8_halves = kernels_avx2_gemm_q8_halves, /* and of Q6_K's */
     .gemm_mins = kernels_avx2_gemm_mins,
     .matvec_q8b = kernels_avx2_matvec_q8b,

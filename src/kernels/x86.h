@@ -222,12 +222,14 @@ void kernels_avx512_matvec_k4p(float *out, const tensor *w, const int8_t *x, con
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,
                           int r0, int r1);
 
-/* Its gemm_q8_small and gemm_q8_halves (the same file), on packs of unsigned x; and its
- * gemm_mins. */
+/* Its gemm_q8_small and gemm_q8_halves (the same file), on packs of unsigned x; its
+ * gemm_q8_nibbles, on packs of signed x bytes; and its gemm_mins. */
 void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,
                                 const gemm_pack *xp, int r0, int r1);
 void kernels_avx2_gemm_q8_halves(kernels_scratch *s, float *out, const tensor *w,
                                  const gemm_pack *xp, int r0, int r1);
+void kernels_avx2_gemm_q8_nibbles(kernels_scratch *s, float *out, const tensor *w,
+                                  const gemm_pack *xp, int r0, int r1);
 void kernels_avx2_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const float *min,
                             int groups, const float *xsum, int n, int nr);
 
