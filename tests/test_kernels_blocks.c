@@ -384,7 +384,8 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
     }
     enum { N = 3, PREFILL = 17 };
     float *xn = malloc(sizeof(float) * PREFILL * cols);
-    float *outn = malloc(sizeof(float) * PREFILL * rows), *gemm = malloc(sizeof(float) * PREFILL * rows);
+    float *outn = malloc(sizeof(float) * PREFILL * rows);
+    float *gemm = malloc(sizeof(float) * PREFILL * rows);
     for (int i = 0; i < PREFILL * cols; i++)
         xn[i] = 2.0f * rng_f();
     qbatch *qn = qbatch_new(N, cols, 32), *q1 = qbatch_new(1, cols, 32);

@@ -438,7 +438,8 @@ static void k4_panel_rows(float *out, const tensor *w, blocks_dot_fn dot, const 
         for (int v = 0; v < n; v++) {
             float rows[K4_PANEL_ROWS];
             k->matvec_k4p(rows, w, K4_VECTOR(v), group, group + g);
-            memcpy(out + (size_t)v * w->rows + r, rows + (r - group), sizeof(float) * (size_t)(stop - r));
+            memcpy(out + (size_t)v * w->rows + r, rows + (r - group),
+                   sizeof(float) * (size_t)(stop - r));
         }
         r = stop;
     }

@@ -83,7 +83,8 @@ static void pack_k4_group(uint8_t *dst, const uint8_t *rows, size_t row_bytes, i
     for (int i = 0; i < K4_PANEL_ROWS; i++) {
         const uint8_t *row = rows + (size_t)i * row_bytes;
         for (int b = 0; b < superblocks; b++) {
-            const uint8_t *s = row + (size_t)b * TENSOR_K4_BLOCK_BYTES; /* d, dmin, 12 bytes, 128 of qs */
+            /* d, dmin, 12 bytes of scales and mins, 128 of qs */
+            const uint8_t *s = row + (size_t)b * TENSOR_K4_BLOCK_BYTES;
             uint8_t *p = dst + (size_t)b * K4_PANEL_BLOCK;
             memcpy(p + 2 * i, s, 2);
             memcpy(p + 16 + 2 * i, s + 2, 2);
