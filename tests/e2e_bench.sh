@@ -194,6 +194,8 @@ for r in rows:
     t = r["sweep_threads"]
     if r.get("shape") != "15M" or r.get("rounds") != 1:
         sys.exit("row %r" % r)
+    if r.get("huge_pages_option") != "auto" or r.get("panels_option") != "auto":
+        sys.exit("the options asked for, in row %r" % r)
     if not (r["prefill_tok_s"] > 0 and r["decode_tok_s"] > 0):
         sys.exit("llmchat's figures at %d threads: %r" % (t, r))
     # the stand-in answers 100 x its -t: the row's llama-bench ran on the row's threads
@@ -210,6 +212,10 @@ run_bench --shape 15M --json --sweep-at 3,1 --prompt 32 --steps 16 --cache "$T/c
 assert_status 0
 threads=$("$PYTHON" -c 'import json, sys; print(" ".join(str(json.loads(l)["sweep_threads"]) for l in open(sys.argv[1]) if l.strip()))' "$T/out")
 [ "$threads" = "3 1" ] || fail "--sweep-at 3,1 gave rows for '$threads': $(cat "$T/out")"
+run_bench --shape 15M --json --sweep-at 1 --panels off --prompt 32 --steps 16 \
+    --cache "$T/cache" </dev/null
+assert_status 0
+assert_file_contains "a sweep row says the --panels asked for" "$T/out" '"panels_option":"off"'
 pass "--sweep-at 3,1: one row for 3 threads, then one for 1"
 
 # --prefetch: each way runs and is named in the JSON (the table header says it too)

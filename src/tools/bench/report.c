@@ -180,6 +180,12 @@ static void ours_medians(side_result *sr, double *prefill, double *decode)
     *decode = stats_median(sr->ours_decode, sr->rounds, &lo, &hi);
 }
 
+/* --panels as given: on, off, or auto (llmchat's defaults). */
+static const char *panels_option(const bench_options *o)
+{
+    return !o->panels_given ? "auto" : o->no_panels ? "off" : "on";
+}
+
 void report_sweep_row(const bench_options *o, const shape *s, int threads, side_result *sr,
                       bool theirs)
 {
@@ -209,9 +215,10 @@ void report_sweep_row(const bench_options *o, const shape *s, int threads, side_
         return;
     }
     printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"rounds\":%d,\"prompt\":%d,\"gen\":%d,"
-           "\"huge_pages_option\":\"%s\",\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f",
+           "\"huge_pages_option\":\"%s\",\"panels_option\":\"%s\",\"prefill_tok_s\":%.2f,"
+           "\"decode_tok_s\":%.2f",
            s->name, threads, sr->rounds, sr->n_prompt, sr->n_gen,
-           model_huge_pages_name((model_huge_pages)o->huge_pages), pp, tg);
+           model_huge_pages_name((model_huge_pages)o->huge_pages), panels_option(o), pp, tg);
     json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
     json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
     if (theirs) {
@@ -230,8 +237,10 @@ void report_sweep_header(const bench_options *o, const shape *s, const char *pat
 {
     if (o->json)
         return;
-    printf("llmchat-bench --sweep: %s, %s, --huge-pages %s, %d round%s a row (medians)%s%s\n",
-           s->name, path, model_huge_pages_name((model_huge_pages)o->huge_pages), o->rounds,
+    printf("llmchat-bench --sweep: %s, %s, --huge-pages %s, --panels %s, %d round%s a row "
+           "(medians)%s%s\n",
+           s->name, path, model_huge_pages_name((model_huge_pages)o->huge_pages),
+           panels_option(o), o->rounds,
            o->rounds == 1 ? "" : "s",
            o->against && !llama_bench ? "; against llama.cpp: not measured: " : "",
            o->against && !llama_bench ? anchor_why : "");
