@@ -498,7 +498,6 @@ START_TEST(test_k4_panels_at_load)
         ck_assert_ptr_null(m[0]->wcls.panels); /* Q6_K */
         ck_assert_ptr_null(m[0]->token_embedding.panels);
         ck_assert_uint_eq(m[0]->k4_panel_bytes, want);
-        ck_assert_int_eq(m[0]->k4_panels_in_place, in_place);
         ck_assert_uint_eq(m[0]->panel_bytes, 0);
         ck_assert_ptr_nonnull(strstr(m[0]->load_summary,
                                      in_place ? "Q4_K as decode panels, in place of their blocks"

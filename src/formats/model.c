@@ -428,7 +428,7 @@ static void summarize(model *m, const struct model_load_state *s)
     if (m->k4_panel_bytes) {
         format_bytes(size, sizeof size, (double)m->k4_panel_bytes);
         PART("%sQ4_K as decode panels, in place of %s blocks (%s)", len ? "; " : "",
-             m->k4_panels_in_place ? "their" : "the mapped", size);
+             m->file_read ? "their" : "the mapped", size);
     }
     /* Q4_K panels take no memory more: their blocks are packed over, or given back */
     format_bytes(size, sizeof size, (double)(m->owned_bytes + m->mapped_bytes + m->panel_bytes));
@@ -815,7 +815,6 @@ static llm_status pack_panels(model *m, bool q8, bool k4, llm_err *err)
             m->panel_bytes += bytes;
         } else {
             m->k4_panel_bytes += bytes;
-            m->k4_panels_in_place = in_place;
             if (!in_place) /* the rows it holds are not read again */
                 model_memory_give_back(t->blocks, (size_t)(t->rows / TENSOR_K4_GROUP_ROWS) *
                                                       TENSOR_K4_GROUP_ROWS * t->row_bytes);

@@ -319,8 +319,7 @@ typedef struct {
                                   model_options), which give decode the GEMM's bits */
     size_t k4_panel_bytes;     /* bytes of the Q4_K decode panels (0: none), which give
                                   the row dots' bits and take the place of the rows they
-                                  hold: no memory more */
-    bool k4_panels_in_place;   /* they were packed over those rows' blocks (file_read) */
+                                  hold: no memory more (packed over them when file_read) */
     bool huge_pages;           /* the weights asked for 2 MiB pages (model_options.huge_pages) */
     bool file_read;            /* the file read into memory of its own rather than mapped:
                                   with huge_pages, where the weights are used in place */
