@@ -39,7 +39,7 @@ typedef enum {
     SCRATCH_GEMM_TILE,    /* x86-avx512.c: the GEMM's staging tile */
     SCRATCH_GEMM_BIAS,    /* x86-avx512.c, x86-avx2-gemm.c: the GEMM's row sums */
     SCRATCH_GEMM_WIDE_ROWS, /* x86-avx2-gemm.c: the rows its wide GEMM reads, as int16 */
-    SCRATCH_ATTENTION,    /* x86-avx512.c, x86-avx2-attention.c: attention's key tiles */
+    SCRATCH_ATTENTION, /* x86-avx512.c, x86-avx2-attention.c: attention's key and value tiles */
     SCRATCH_MINS,         /* x86-avx512-mins.c, x86-avx2-gemm.c: the mins by group */
     SCRATCH_PANEL_SUMS,   /* x86-avx512-panels.c: the vectors' block sums */
     SCRATCH_AMX_SCALES,   /* x86-amx.c: a row block's scales */

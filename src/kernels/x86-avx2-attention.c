@@ -6,7 +6,8 @@
  * of 4, each key tile loaded once for the block (two tiles a step, so that each query
  * value loaded feeds two FMAs); each score Σ_j q[j] k[j] in j order, times the scale;
  * softmax per query; then out = att · V for 4 queries at a time, 16 values a step in
- * registers, each value row loaded once per step. */
+ * registers, from value tiles made once per call (each key's 16 values of a step side by
+ * side, key after key), each loaded once per step. */
 #include "x86.h"
 
 /* Queries per block (4 x 2 accumulators of 8 keys, beside the keys and a query value). */
@@ -72,33 +73,56 @@ INLINE void scores_block_avx2(int NQ, float *a0, size_t att_stride, const float 
                           keys, hs, vscale);
 }
 
-/* out rows (NQ of them) = their weights a0 · V over keys 0..keys-1, 16 values a step. */
-INLINE void values_block_avx2(int NQ, float *o0, size_t out_stride, const float *a0,
-                              size_t att_stride, const float *v, size_t kv_stride, int keys,
-                              int hs)
+/* Values j..j+15 of out rows (NQ of them) = their weights a0 · V over keys 0..keys-1,
+ * in registers, key t's 16 values at vj + t * vstride: whole steps from the value tiles
+ * with plain loads, the last one (FULL false, fewer than 16 values left) masked from the
+ * rows. */
+INLINE void values_step_avx2(int NQ, bool FULL, float *o0, size_t out_stride, const float *a0,
+                             size_t att_stride, const float *vj, size_t vstride, int keys,
+                             int hs, int j)
 {
-    for (int j = 0; j < hs; j += 16) {
-        const __m256i m0 = lanes_upto8(hs - j), m1 = lanes_upto8(hs - j - 8);
-        __m256 acc[ATT2_QUERIES][2];
+    const __m256i m0 = lanes_upto8(hs - j), m1 = lanes_upto8(hs - j - 8);
+    __m256 acc[ATT2_QUERIES][2];
 #pragma GCC unroll 4
-        for (int i = 0; i < NQ; i++)
-            acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-        for (int t = 0; t < keys; t++) {
-            const float *vr = v + (size_t)t * kv_stride + j;
-            const __m256 v0 = _mm256_maskload_ps(vr, m0), v1 = _mm256_maskload_ps(vr + 8, m1);
-#pragma GCC unroll 4
-            for (int i = 0; i < NQ; i++) {
-                __m256 w = _mm256_set1_ps(a0[(size_t)i * att_stride + t]);
-                acc[i][0] = _mm256_fmadd_ps(w, v0, acc[i][0]);
-                acc[i][1] = _mm256_fmadd_ps(w, v1, acc[i][1]);
-            }
-        }
+    for (int i = 0; i < NQ; i++)
+        acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int t = 0; t < keys; t++) {
+        const float *vr = vj + (size_t)t * vstride;
+        const __m256 v0 = FULL ? _mm256_loadu_ps(vr) : _mm256_maskload_ps(vr, m0);
+        const __m256 v1 = FULL ? _mm256_loadu_ps(vr + 8) : _mm256_maskload_ps(vr + 8, m1);
 #pragma GCC unroll 4
         for (int i = 0; i < NQ; i++) {
-            _mm256_maskstore_ps(o0 + (size_t)i * out_stride + j, m0, acc[i][0]);
-            _mm256_maskstore_ps(o0 + (size_t)i * out_stride + j + 8, m1, acc[i][1]);
+            __m256 w = _mm256_set1_ps(a0[(size_t)i * att_stride + t]);
+            acc[i][0] = _mm256_fmadd_ps(w, v0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(w, v1, acc[i][1]);
         }
     }
+#pragma GCC unroll 4
+    for (int i = 0; i < NQ; i++) {
+        float *o = o0 + (size_t)i * out_stride + j;
+        if (FULL) {
+            _mm256_storeu_ps(o, acc[i][0]);
+            _mm256_storeu_ps(o + 8, acc[i][1]);
+        } else {
+            _mm256_maskstore_ps(o, m0, acc[i][0]);
+            _mm256_maskstore_ps(o + 8, m1, acc[i][1]);
+        }
+    }
+}
+
+/* out rows (NQ of them) = their weights a0 · V over keys 0..keys-1, 16 values a step:
+ * whole steps from the value tiles vt (all keys a tile), the rest from the rows v. */
+INLINE void values_block_avx2(int NQ, float *o0, size_t out_stride, const float *a0,
+                              size_t att_stride, const float *vt, int all, const float *v,
+                              size_t kv_stride, int keys, int hs)
+{
+    int j = 0;
+    for (; j + 16 <= hs; j += 16)
+        values_step_avx2(NQ, true, o0, out_stride, a0, att_stride, vt + (size_t)j * all, 16,
+                         keys, hs, j);
+    if (j < hs)
+        values_step_avx2(NQ, false, o0, out_stride, a0, att_stride, v + j, kv_stride, keys, hs,
+                         j);
 }
 
 void kernels_avx2_attention_f32(kernels_scratch *s, float *out, size_t out_stride, float *att,
@@ -108,9 +132,22 @@ void kernels_avx2_attention_f32(kernels_scratch *s, float *out, size_t out_strid
 {
     const int all = pos + n;
     const size_t kld = (size_t)(all + 7) / 8 * 8;
-    float *kt = kernels_scratch_get(s, SCRATCH_ATTENTION, sizeof(float) * kld * hs);
+    const int whole = hs / 16 * 16; /* values in the value tiles */
+    float *kt = kernels_scratch_get(s, SCRATCH_ATTENTION,
+                                    sizeof(float) * (kld * hs + (size_t)all * whole));
     if (!kt)
         return; /* out of memory, counted in s */
+    /* value tiles: values j..j+15 of every key, key after key (all x 16 floats each), so
+     * that a step of the weighted sum walks its values in order (rows kv_stride apart,
+     * often a multiple of 1 KB, share few L1 sets) */
+    float *vt = kt + kld * hs;
+    for (int j = 0; j < whole; j += 16)
+        for (int t = 0; t < all; t++) {
+            const float *vr = v + (size_t)t * kv_stride + j;
+            float *dst = vt + ((size_t)j * all + (size_t)t * 16);
+            _mm256_storeu_ps(dst, _mm256_loadu_ps(vr));
+            _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(vr + 8));
+        }
     /* key tiles: 8 keys' values j side by side, tile after tile (8 x hs floats each);
      * the last tile's missing keys zero */
     for (int t = 0; t < all; t++) {
@@ -141,13 +178,14 @@ void kernels_avx2_attention_f32(kernels_scratch *s, float *out, size_t out_strid
                 a[t] = 0.0f;
         }
         float *o0 = out + (size_t)i0 * out_stride;
+#define VALUES(NQ)                                                                         \
+    values_block_avx2(NQ, o0, out_stride, a0, att_stride, vt, all, v, kv_stride, keys, hs)
         switch (nq) {
-        case 4: values_block_avx2(4, o0, out_stride, a0, att_stride, v, kv_stride, keys, hs); break;
-        case 3: values_block_avx2(3, o0, out_stride, a0, att_stride, v, kv_stride, keys, hs); break;
-        case 2: values_block_avx2(2, o0, out_stride, a0, att_stride, v, kv_stride, keys, hs); break;
-        default:
-            values_block_avx2(1, o0, out_stride, a0, att_stride, v, kv_stride, keys, hs);
-            break;
+        case 4: VALUES(4); break;
+        case 3: VALUES(3); break;
+        case 2: VALUES(2); break;
+        default: VALUES(1); break;
+#undef VALUES
         }
     }
 }

@@ -27,8 +27,11 @@
  * registers, a vector's 4 rows in one store (out's vectors are rows x 4 bytes apart,
  * often a multiple of 4 KB, so their lines share an L1 set: 16 stores, not 64). Vectors
  * are walked in token tiles, so that a row block reads its tile's packed activations
- * from L2. K-quant and Q8_0 block rows reach this kernel made Q8_0 a few rows at a
- * time (kernels.c). */
+ * from L2, each line of them asked for (prefetcht0) 512 bytes ahead of its use (the
+ * hardware's prefetch leaves the loads waiting on L2 part of the time). A group of a
+ * full register block in the wide and nibbles kernels is one asm block, its sums in
+ * registers throughout. K-quant and Q8_0 block rows reach this kernel made Q8_0 a few
+ * rows at a time (kernels.c). */
 #include "x86.h"
 
 #include <string.h>
@@ -111,6 +114,47 @@ INLINE __m256i madd_add_avx2(__m256i acc, __m256i a, __m256i b)
     return acc;
 }
 
+/* Group g's 16 pairs of 4 rows of int16 weights (w0 to w3, each at the group's first
+ * value) x 16 vectors of a wide pack (xg, the group's first pair): acc[r][h] for vectors
+ * 8h to 8h + 7. One asm block, so that the 8 sums stay in their registers (GCC, given
+ * the same in intrinsics, moves them between registers and to the stack every pair). */
+INLINE void wide_group4_avx2(__m256i acc[4][2], const int16_t *xg, const int16_t *w0,
+                             const int16_t *w1, const int16_t *w2, const int16_t *w3)
+{
+    __m256i xl, xh, wv, t0, t1;
+    __asm__(".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n\t"
+            "prefetcht0 \\p*64+512(%[x])\n\t"
+            "vmovdqu \\p*64(%[x]), %[xl]\n\t"
+            "vmovdqu \\p*64+32(%[x]), %[xh]\n\t"
+            "vpbroadcastd \\p*4(%[w0]), %[wv]\n\t"
+            "vpmaddwd %[wv], %[xl], %[t0]\n\t"
+            "vpaddd %[t0], %[a00], %[a00]\n\t"
+            "vpmaddwd %[wv], %[xh], %[t1]\n\t"
+            "vpaddd %[t1], %[a01], %[a01]\n\t"
+            "vpbroadcastd \\p*4(%[w1]), %[wv]\n\t"
+            "vpmaddwd %[wv], %[xl], %[t0]\n\t"
+            "vpaddd %[t0], %[a10], %[a10]\n\t"
+            "vpmaddwd %[wv], %[xh], %[t1]\n\t"
+            "vpaddd %[t1], %[a11], %[a11]\n\t"
+            "vpbroadcastd \\p*4(%[w2]), %[wv]\n\t"
+            "vpmaddwd %[wv], %[xl], %[t0]\n\t"
+            "vpaddd %[t0], %[a20], %[a20]\n\t"
+            "vpmaddwd %[wv], %[xh], %[t1]\n\t"
+            "vpaddd %[t1], %[a21], %[a21]\n\t"
+            "vpbroadcastd \\p*4(%[w3]), %[wv]\n\t"
+            "vpmaddwd %[wv], %[xl], %[t0]\n\t"
+            "vpaddd %[t0], %[a30], %[a30]\n\t"
+            "vpmaddwd %[wv], %[xh], %[t1]\n\t"
+            "vpaddd %[t1], %[a31], %[a31]\n\t"
+            ".endr"
+            : [a00] "+x"(acc[0][0]), [a01] "+x"(acc[0][1]), [a10] "+x"(acc[1][0]),
+              [a11] "+x"(acc[1][1]), [a20] "+x"(acc[2][0]), [a21] "+x"(acc[2][1]),
+              [a30] "+x"(acc[3][0]), [a31] "+x"(acc[3][1]), [xl] "=&x"(xl), [xh] "=&x"(xh),
+              [wv] "=&x"(wv), [t0] "=&x"(t0), [t1] "=&x"(t1)
+            : [x] "r"(xg), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3)
+            : "memory");
+}
+
 /* R rows of int16 weights (w16, rows stride values apart; scales ws) x the 16 vectors
  * of block b of a wide pack xp: out[v * ldo + r] for the block's real vectors. A row's
  * pair p, broadcast, meets pair p of 8 vectors in one 32-byte load, and one madd gives
@@ -133,6 +177,12 @@ INLINE void gemm_block_wide_avx2(int R, float *out, size_t ldo, const int16_t *w
             acc[r][0] = acc[r][1] = _mm256_setzero_si256();
         const int16_t *xg = x0 + (size_t)g * group * GEMM_VECS;
         const int16_t *wg = w16 + (size_t)g * group;
+        if (R == 4 && group == 32) {
+            wide_group4_avx2(acc, xg, wg, wg + stride, wg + 2 * (size_t)stride,
+                             wg + 3 * (size_t)stride);
+            gemm_scale_avx2(R, facc, acc, ws, xs0, g, groups, 1);
+            continue;
+        }
 #pragma GCC unroll 16
         for (int p = 0; p < pairs; p++) {
             /* pair p of vectors 0-7 and of 8-15 */
@@ -175,6 +225,8 @@ INLINE void small_pieces_avx2(int R, __m256i acc[][2], const uint8_t *xg, const 
                               int stride, int k)
 {
     const __m256i ones = _mm256_set1_epi16(1);
+    _mm_prefetch((const char *)(xg + (size_t)k * 64 + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(xg + (size_t)k * 64 + 576), _MM_HINT_T0);
     __m256i xa_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
     __m256i xa_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
     __m256i xb_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 64));
@@ -205,6 +257,46 @@ INLINE __m256i maddubs_add_avx2(__m256i acc, __m256i u, __m256i sx)
     return acc;
 }
 
+/* Group g's 8 pieces of 4 rows of nibble weights (w0 to w3, each at the group's first
+ * value) x 16 vectors of signed bytes (xg, the group's first piece): lo[r] and hi[r] get
+ * the int16 pair sums of vectors 0-7 and 8-15. One asm block, as wide_group4_avx2. */
+INLINE void nibbles_group4_avx2(__m256i lo[4], __m256i hi[4], const uint8_t *xg,
+                                const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                                const int8_t *w3)
+{
+    __m256i xl, xh, wv, t0, t1;
+    __asm__(".irp p,0,1,2,3,4,5,6,7\n\t"
+            "prefetcht0 \\p*64+512(%[x])\n\t"
+            "vmovdqu \\p*64(%[x]), %[xl]\n\t"
+            "vmovdqu \\p*64+32(%[x]), %[xh]\n\t"
+            "vpbroadcastd \\p*4(%[w0]), %[wv]\n\t"
+            "vpmaddubsw %[xl], %[wv], %[t0]\n\t"
+            "vpaddw %[t0], %[l0], %[l0]\n\t"
+            "vpmaddubsw %[xh], %[wv], %[t1]\n\t"
+            "vpaddw %[t1], %[h0], %[h0]\n\t"
+            "vpbroadcastd \\p*4(%[w1]), %[wv]\n\t"
+            "vpmaddubsw %[xl], %[wv], %[t0]\n\t"
+            "vpaddw %[t0], %[l1], %[l1]\n\t"
+            "vpmaddubsw %[xh], %[wv], %[t1]\n\t"
+            "vpaddw %[t1], %[h1], %[h1]\n\t"
+            "vpbroadcastd \\p*4(%[w2]), %[wv]\n\t"
+            "vpmaddubsw %[xl], %[wv], %[t0]\n\t"
+            "vpaddw %[t0], %[l2], %[l2]\n\t"
+            "vpmaddubsw %[xh], %[wv], %[t1]\n\t"
+            "vpaddw %[t1], %[h2], %[h2]\n\t"
+            "vpbroadcastd \\p*4(%[w3]), %[wv]\n\t"
+            "vpmaddubsw %[xl], %[wv], %[t0]\n\t"
+            "vpaddw %[t0], %[l3], %[l3]\n\t"
+            "vpmaddubsw %[xh], %[wv], %[t1]\n\t"
+            "vpaddw %[t1], %[h3], %[h3]\n\t"
+            ".endr"
+            : [l0] "+x"(lo[0]), [h0] "+x"(hi[0]), [l1] "+x"(lo[1]), [h1] "+x"(hi[1]),
+              [l2] "+x"(lo[2]), [h2] "+x"(hi[2]), [l3] "+x"(lo[3]), [h3] "+x"(hi[3]),
+              [xl] "=&x"(xl), [xh] "=&x"(xh), [wv] "=&x"(wv), [t0] "=&x"(t0), [t1] "=&x"(t1)
+            : [x] "r"(xg), [w0] "r"(w0), [w1] "r"(w1), [w2] "r"(w2), [w3] "r"(w3)
+            : "memory");
+}
+
 /* R rows from w (stride values in [0, 15], groups of 32, scales ws) x the 16 vectors
  * of block b of a pack of signed bytes xp. A row's piece k, broadcast, meets piece k of
  * 8 vectors in one 32-byte load; a group's 8 pieces add up in int16, then one madd. */
@@ -226,19 +318,24 @@ INLINE void gemm_block_nibbles_avx2(int R, float *out, size_t ldo, const int8_t 
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++)
             lo[r] = hi[r] = _mm256_setzero_si256();
+        if (R == 4) {
+            nibbles_group4_avx2(lo, hi, xg, wg, wg + stride, wg + 2 * (size_t)stride,
+                                wg + 3 * (size_t)stride);
+        } else { /* the last rows of a matrix */
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; k++) {
-            __m256i x_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
-            __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
-            /* kept in registers: GCC would load them again for every row */
-            __asm__("" : "+x"(x_lo), "+x"(x_hi));
+            for (int k = 0; k < 8; k++) {
+                __m256i x_lo = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64));
+                __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
+                /* kept in registers: GCC would load them again for every row */
+                __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
-            for (int r = 0; r < R; r++) {
-                int32_t piece;
-                memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
-                __m256i wv = _mm256_set1_epi32(piece);
-                lo[r] = maddubs_add_avx2(lo[r], wv, x_lo);
-                hi[r] = maddubs_add_avx2(hi[r], wv, x_hi);
+                for (int r = 0; r < R; r++) {
+                    int32_t piece;
+                    memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
+                    __m256i wv = _mm256_set1_epi32(piece);
+                    lo[r] = maddubs_add_avx2(lo[r], wv, x_lo);
+                    hi[r] = maddubs_add_avx2(hi[r], wv, x_hi);
+                }
             }
         }
         __m256i acc[GEMM2_ROWS][2];
