@@ -538,10 +538,49 @@ void kernels_avx2_gemm_q8_nibbles(kernels_scratch *s, float *out, const tensor *
     gemm_rows_avx2(1, out, w, xp, r0, r1, NULL, NULL);
 }
 
+/* Vectors the mins' product takes at once: 2 x 6 sums in flight, more than an FMA's
+ * latency times its rate, beside the two registers of mins and a broadcast. */
+enum { MINS_VECS = 6 };
+
+/* N vectors (from v) of the mins' product of a block of nr rows (min_t: 16 floats a
+ * group), added to out. */
+INLINE void mins_vectors_avx2(int N, float *out, size_t ldo, const float *min_t, int groups,
+                              const float *xsum, int v, int nr)
+{
+    __m256 acc[MINS_VECS][2];
+#pragma GCC unroll 6
+    for (int j = 0; j < N; j++)
+        acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+    const float *xs = xsum + (size_t)v * groups;
+    for (int g = 0; g < groups; g++) {
+        const __m256 m0 = _mm256_loadu_ps(min_t + 16 * (size_t)g);
+        const __m256 m1 = _mm256_loadu_ps(min_t + 16 * (size_t)g + 8);
+#pragma GCC unroll 6
+        for (int j = 0; j < N; j++) {
+            __m256 x = _mm256_set1_ps(xs[(size_t)j * groups + g]);
+            acc[j][0] = _mm256_fmadd_ps(x, m0, acc[j][0]);
+            acc[j][1] = _mm256_fmadd_ps(x, m1, acc[j][1]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int j = 0; j < N; j++) {
+        float f[16], *o = out + (size_t)(v + j) * ldo;
+        if (nr == 16) { /* a whole block: the same adds, 8 at a time */
+            _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), acc[j][0]));
+            _mm256_storeu_ps(o + 8, _mm256_add_ps(_mm256_loadu_ps(o + 8), acc[j][1]));
+            continue;
+        }
+        _mm256_storeu_ps(f, acc[j][0]);
+        _mm256_storeu_ps(f + 8, acc[j][1]);
+        for (int i = 0; i < nr; i++)
+            o[i] += f[i];
+    }
+}
+
 /* The mins' part of the K-quant prefill (gemm_mins; the AVX-512 one's arithmetic, so its
  * bits): the block's mins laid out 16 floats a group (zero past its nr rows), then for
- * four vectors at a time one FMA adds a group's term to 8 rows; each sum runs over the
- * groups in order, then is added to out. */
+ * MINS_VECS vectors at a time one FMA adds a group's term to 8 rows; each sum runs over
+ * the groups in order, then is added to out. */
 void kernels_avx2_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const float *min,
                             int groups, const float *xsum, int n, int nr)
 {
@@ -551,36 +590,16 @@ void kernels_avx2_gemm_mins(kernels_scratch *s, float *out, size_t ldo, const fl
     for (int g = 0; g < groups; g++)
         for (int i = 0; i < 16; i++)
             min_t[16 * (size_t)g + i] = i < nr ? min[(size_t)i * groups + g] : 0.0f;
-    for (int v = 0; v < n; v += 4) {
-        const int N = n - v < 4 ? n - v : 4;
-        __m256 acc[4][2];
-        for (int j = 0; j < 4; j++)
-            acc[j][0] = acc[j][1] = _mm256_setzero_ps();
-        const float *xs = xsum + (size_t)v * groups;
-        for (int g = 0; g < groups; g++) {
-            const __m256 m0 = _mm256_loadu_ps(min_t + 16 * (size_t)g);
-            const __m256 m1 = _mm256_loadu_ps(min_t + 16 * (size_t)g + 8);
-#pragma GCC unroll 4
-            for (int j = 0; j < 4; j++) {
-                if (j < N) {
-                    __m256 x = _mm256_set1_ps(xs[(size_t)j * groups + g]);
-                    acc[j][0] = _mm256_fmadd_ps(x, m0, acc[j][0]);
-                    acc[j][1] = _mm256_fmadd_ps(x, m1, acc[j][1]);
-                }
-            }
-        }
-        for (int j = 0; j < N; j++) {
-            float f[16], *o = out + (size_t)(v + j) * ldo;
-            if (nr == 16) { /* a whole block: the same adds, 8 at a time */
-                _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), acc[j][0]));
-                _mm256_storeu_ps(o + 8, _mm256_add_ps(_mm256_loadu_ps(o + 8), acc[j][1]));
-                continue;
-            }
-            _mm256_storeu_ps(f, acc[j][0]);
-            _mm256_storeu_ps(f + 8, acc[j][1]);
-            for (int i = 0; i < nr; i++)
-                o[i] += f[i];
-        }
+    int v = 0;
+    for (; v + MINS_VECS <= n; v += MINS_VECS)
+        mins_vectors_avx2(MINS_VECS, out, ldo, min_t, groups, xsum, v, nr);
+    switch (n - v) {
+    case 5: mins_vectors_avx2(5, out, ldo, min_t, groups, xsum, v, nr); break;
+    case 4: mins_vectors_avx2(4, out, ldo, min_t, groups, xsum, v, nr); break;
+    case 3: mins_vectors_avx2(3, out, ldo, min_t, groups, xsum, v, nr); break;
+    case 2: mins_vectors_avx2(2, out, ldo, min_t, groups, xsum, v, nr); break;
+    case 1: mins_vectors_avx2(1, out, ldo, min_t, groups, xsum, v, nr); break;
+    default: break;
     }
 }
 
