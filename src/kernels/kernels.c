@@ -164,6 +164,7 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
     FILL(quantize_row)
     FILL(dequantize_rows)
     FILL(unpack_row)
+    FILL(unpack_k4_group)
     FILL(gemm_pack16)
     FILL(rows_dot)
     FILL(rows_axpy)
@@ -740,8 +741,35 @@ static void add_rows(float *restrict out, size_t ldo, const float *restrict part
     }
 }
 
+/* Rows r..r+nr-1 of the BLOCKS w unpacked by the table k (unpack_row, part `part`, H
+ * scales a group) to q, scale and min, a row cols values (groups · H scales, groups
+ * mins) after another: a Q4_K group held in panels at once where k can
+ * (unpack_k4_group), any other row held in panels first gathered into `gathered`. */
+static void unpack_rows(const kernel_table *k, const tensor *w, int r, int nr, int part, int H,
+                        int8_t *q, float *scale, float *min, uint8_t *gathered)
+{
+    const int cols = w->cols, groups = cols / QUANT_BLOCK;
+    for (int i = 0; i < nr;) {
+        if (k->unpack_k4_group && H == 1 && (r + i) % K4_PANEL_ROWS == 0 &&
+            i + K4_PANEL_ROWS <= nr && tensor_row_in_panels(w, r + i)) {
+            const uint8_t *group =
+                w->panels + (size_t)((r + i) / K4_PANEL_ROWS) * k4_panel_bytes((size_t)cols / 256);
+            k->unpack_k4_group(group, cols, q + (size_t)i * cols, (size_t)cols,
+                               scale + (size_t)i * groups, min + (size_t)i * groups,
+                               (size_t)groups);
+            i += K4_PANEL_ROWS;
+            continue;
+        }
+        k->unpack_row(w->btype, tensor_row_read(w, r + i, gathered), cols, part,
+                      q + (size_t)i * cols, scale + (size_t)i * groups * H,
+                      min + (size_t)i * groups);
+        i++;
+    }
+}
+
 /* Prefill of a BLOCKS w: rows r0..r1-1, a few at a time made exact Q8_0 (the table's
- * unpack_row) in the scratch's UNPACK slots, multiplied by the packed vectors with the
+ * unpack_row, or unpack_k4_group for a Q4_K group in panels: unpack_rows) in the
+ * scratch's UNPACK slots, multiplied by the packed vectors with the
  * GEMM kernel, which is told the next rows' blocks (tensor.ahead) to prefetch while it
  * works; the mins' part (Σ_g min · xsum: the table's gemm_mins, or rows_f32) and Q6_K's
  * second part are added after (or Q6_K's rows go whole to the table's gemm_q8_halves,
@@ -777,10 +805,8 @@ static void blocks_gemm_rows(kernels_scratch *s, float *out, const tensor *w,
     for (int r = r0; r < r1; r += ROWS) {
         int nr = r1 - r < ROWS ? r1 - r : ROWS;
         for (int part_i = 0; part_i < parts; part_i++) {
-            for (int i = 0; i < nr; i++)
-                k->unpack_row(w->btype, tensor_row_read(w, r + i, gathered), cols,
-                              halves ? KERNELS_UNPACK_HALVES : part_i, q + (size_t)i * cols,
-                              scale + (size_t)i * groups * per_group, min + (size_t)i * groups);
+            unpack_rows(k, w, r, nr, halves ? KERNELS_UNPACK_HALVES : part_i, per_group, q,
+                        scale, min, gathered);
             /* part 0 straight into out (rows keep w's count: out + r); the others into
              * `part`, then added */
             tensor view = {.type = TENSOR_Q8_0, .rows = part_i ? ROWS : w->rows, .cols = cols,

@@ -212,6 +212,12 @@ struct kernel_table {
      * and floats. */
     void (*unpack_row)(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                        float *scale, float *min);
+    /* Optional: the 8 rows of a Q4_K panel group (kernels/panels.h) unpacked as
+     * unpack_row unpacks each (the same bytes and floats), row i's values at q + i * ldq,
+     * its scales and mins at scale + i * lds and min + i * lds; without it, the rows are
+     * gathered back (tensor_row_read) one at a time first. */
+    void (*unpack_k4_group)(const uint8_t *group, int cols, int8_t *q, size_t ldq,
+                            float *scale, float *min, size_t lds);
 
     /* fp32 attention pieces (see kernels.h) */
     void (*rows_dot)(float *out, const float *rows, size_t row_stride, int n_rows, const float *x,
@@ -290,6 +296,9 @@ void kernels_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_
  * plain-C one), for both x86 tables (kernels/x86-avx2-blocks.c). */
 void kernels_x86_unpack_row(int btype, const uint8_t *row, int cols, int part, int8_t *q,
                             float *scale, float *min);
+/* unpack_k4_group for both x86 tables (kernels/x86-avx2-blocks.c). */
+void kernels_x86_unpack_k4_group(const uint8_t *group, int cols, int8_t *q, size_t ldq,
+                                 float *scale, float *min, size_t lds);
 /* Scale j (0..7) and min of a Q4_K / Q5_K super-block's 12 bytes of 6-bit pairs. */
 void kernels_k4_scale_min(const uint8_t *s, int j, int *scale, int *min);
 void kernels_scalar_rows_axpy(float *out, const float *rows, size_t row_stride, int n_rows,

@@ -15,10 +15,13 @@
  * kernels/x86-avx512-blocks.c.) Also both x86 tables' q8b_to_rows: GGUF Q8_0 blocks
  * made Q8_0 rows with 32-byte moves and F16C, and their unpack_row: K-quant, Q4_0 and
  * MXFP4 rows made exact Q8_0 for the prefill GEMM (the plain-C twin's bytes and floats:
- * MXFP4's scale is its power of two halved, its values doubled); and the AVX2 table's
+ * MXFP4's scale is its power of two halved, its values doubled), and their
+ * unpack_k4_group: the same of the 8 rows of a Q4_K panel group at once; and the AVX2 table's
  * decode kernels of those Q8_0 blocks, reading them in place (matvec_q8b; matmul_q8b
  * for a few vectors at once). */
 #include "x86.h"
+
+#include "panels.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -618,6 +621,82 @@ void kernels_x86_unpack_row(int btype, const uint8_t *row, int cols, int part, i
         return;
     default:
         kernels_unpack_row(btype, row, cols, part, q, scale, min);
+    }
+}
+
+/* The 8 rows of a Q4_K panel group (kernels/panels.h) unpacked as kernels_x86_unpack_row
+ * unpacks each row, without gathering the rows back first: row i's values to
+ * q + i * ldq, its scales and mins to scale + i * lds and min + i * lds. A super-block's
+ * 32 qs bytes of chunk c of the 8 rows are pieces 8c to 8c + 7, row i's 4 bytes of each
+ * at 4i: an 8 x 8 transpose of 4-byte units gives each row its 32 bytes in one
+ * register. The 12 bytes of scales (byte k of row i at 8k + i) come apart by shuffles. */
+void kernels_x86_unpack_k4_group(const uint8_t *group, int cols, int8_t *q, size_t ldq,
+                                 float *scale, float *min, size_t lds)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    /* bytes k and k + 1 of rows 0-7 (one 128-bit lane) to rows' pairs */
+    const __m128i pairs = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    for (int b = 0; b < cols / 256; b++) {
+        const uint8_t *p = group + (size_t)b * K4_PANEL_BLOCK;
+        for (int l = 0; l < K4_PANEL_BLOCK; l += 64) /* two super-blocks on, from memory */
+            _mm_prefetch((const char *)p + 2 * K4_PANEL_BLOCK + l, _MM_HINT_T0);
+        for (int c = 0; c < 4; c++) {
+            __m256i r[8], t[8];
+            for (int k = 0; k < 8; k++)
+                r[k] = _mm256_loadu_si256(
+                    (const __m256i *)(p + K4_PANEL_VALUES + 32 * (size_t)(8 * c + k)));
+            for (int k = 0; k < 8; k += 2) {
+                t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
+                t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
+            }
+            for (int k = 0; k < 8; k += 4) {
+                r[k] = _mm256_unpacklo_epi64(t[k], t[k + 2]);
+                r[k + 1] = _mm256_unpackhi_epi64(t[k], t[k + 2]);
+                r[k + 2] = _mm256_unpacklo_epi64(t[k + 1], t[k + 3]);
+                r[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
+            }
+            for (int i = 0; i < 4; i++) { /* rows i and i + 4 */
+                const __m256i row[2] = {_mm256_permute2x128_si256(r[i], r[i + 4], 0x20),
+                                        _mm256_permute2x128_si256(r[i], r[i + 4], 0x31)};
+                for (int h = 0; h < 2; h++) {
+                    int8_t *y = q + (size_t)(i + 4 * h) * ldq + 256 * (size_t)b + 64 * c;
+                    _mm256_storeu_si256((__m256i *)y, _mm256_and_si256(row[h], low));
+                    _mm256_storeu_si256((__m256i *)(y + 32),
+                                        _mm256_and_si256(_mm256_srli_epi16(row[h], 4), low));
+                }
+            }
+        }
+        /* each row's 12 bytes of scales and mins, in bytes 0-11 of sm[i] */
+        __m128i part[3][2]; /* bytes 4j..4j+3 of rows 0-3 and of rows 4-7, a row a dword */
+        for (int j = 0; j < 3; j++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(p + K4_PANEL_SCALES + 32 * j));
+            const __m128i x = _mm_shuffle_epi8(_mm256_castsi256_si128(v), pairs);
+            const __m128i y = _mm_shuffle_epi8(_mm256_extracti128_si256(v, 1), pairs);
+            part[j][0] = _mm_unpacklo_epi16(x, y);
+            part[j][1] = _mm_unpackhi_epi16(x, y);
+        }
+        uint8_t sm[8][16];
+        for (int h = 0; h < 2; h++) {
+            const __m128i zero = _mm_setzero_si128();
+            const __m128i ab_lo = _mm_unpacklo_epi32(part[0][h], part[1][h]);
+            const __m128i ab_hi = _mm_unpackhi_epi32(part[0][h], part[1][h]);
+            const __m128i c_lo = _mm_unpacklo_epi32(part[2][h], zero);
+            const __m128i c_hi = _mm_unpackhi_epi32(part[2][h], zero);
+            _mm_storeu_si128((__m128i *)sm[4 * h + 0], _mm_unpacklo_epi64(ab_lo, c_lo));
+            _mm_storeu_si128((__m128i *)sm[4 * h + 1], _mm_unpackhi_epi64(ab_lo, c_lo));
+            _mm_storeu_si128((__m128i *)sm[4 * h + 2], _mm_unpacklo_epi64(ab_hi, c_hi));
+            _mm_storeu_si128((__m128i *)sm[4 * h + 3], _mm_unpackhi_epi64(ab_hi, c_hi));
+        }
+        for (int i = 0; i < K4_PANEL_ROWS; i++) { /* unpack_k45_block's float part */
+            __m128i v = k4_scales_mins_x86(sm[i]);
+            __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+            __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+            _mm256_storeu_ps(scale + (size_t)i * lds + 8 * (size_t)b,
+                             _mm256_mul_ps(_mm256_set1_ps(half_at(p + 2 * i)), sc));
+            _mm256_storeu_ps(min + (size_t)i * lds + 8 * (size_t)b,
+                             _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(p + 16 + 2 * i)), m),
+                                           _mm256_set1_ps(-0.0f)));
+        }
     }
 }
 

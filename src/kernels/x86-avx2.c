@@ -554,6 +554,7 @@ const kernel_table kernels_x86_avx2 = {
     .quantize_row = quantize_row_avx2,
     .dequantize_rows = dequantize_rows_avx2,
     .unpack_row = kernels_x86_unpack_row,
+    .unpack_k4_group = kernels_x86_unpack_k4_group,
     .rows_dot = rows_dot_avx2,
     .rows_axpy = rows_axpy_avx2,
     .softmax = kernels_avx2_softmax,

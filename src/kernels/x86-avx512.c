@@ -1261,6 +1261,7 @@ const kernel_table kernels_x86_avx512 = {
     .quantize_row = quantize_row_avx512,
     .dequantize_rows = dequantize_rows_avx512,
     .unpack_row = kernels_x86_unpack_row,
+    .unpack_k4_group = kernels_x86_unpack_k4_group,
     .rows_dot = rows_dot_avx512,
     .rows_axpy = rows_axpy_avx512,
     .softmax = softmax_avx512,
