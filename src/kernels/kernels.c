@@ -750,10 +750,10 @@ static void unpack_rows(const kernel_table *k, const tensor *w, int r, int nr, i
 {
     const int cols = w->cols, groups = cols / QUANT_BLOCK;
     for (int i = 0; i < nr;) {
-        if (k->unpack_k4_group && H == 1 && (r + i) % K4_PANEL_ROWS == 0 &&
-            i + K4_PANEL_ROWS <= nr && tensor_row_in_panels(w, r + i)) {
-            const uint8_t *group =
-                w->panels + (size_t)((r + i) / K4_PANEL_ROWS) * k4_panel_bytes((size_t)cols / 256);
+        if (k->unpack_k4_group && (r + i) % K4_PANEL_ROWS == 0 && i + K4_PANEL_ROWS <= nr &&
+            tensor_row_in_panels(w, r + i)) { /* only Q4_K: one part, one scale a group */
+            const uint8_t *group = w->panels + (size_t)((r + i) / K4_PANEL_ROWS) *
+                                                   k4_panel_bytes((size_t)cols / 256);
             k->unpack_k4_group(group, cols, q + (size_t)i * cols, (size_t)cols,
                                scale + (size_t)i * groups, min + (size_t)i * groups,
                                (size_t)groups);

@@ -162,7 +162,8 @@ int kernels_row_block_of(const tensor *w);
  *    the AVX2 row dot (the AVX2 table's own; the AVX-512 tables' own rounds otherwise);
  *    every other product gathers the rows back (tensor_row_read) and reads them with
  *    that row dot, or unpacks them for the GEMM (a whole group from its panels where
- *    the table has unpack_k4_group), so the tensor's rows have one set of bits. A table with no such kernel (kernels_panels_read false) reads every row so.
+ *    the table has unpack_k4_group), so the tensor's rows have one set of bits. A table
+ *    with no such kernel (kernels_panels_read false) reads every row so.
  * kernels_panels_wanted: the chosen table reads Q8_0 panels. kernels_panels_read: it
  * reads panels of w (the loader packs those of such matrices only). kernels_panels_pack
  * writes kernels_panels_bytes(w) bytes from w's blocks, parallel over panels; for a

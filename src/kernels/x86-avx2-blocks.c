@@ -492,6 +492,18 @@ X86_BLOCK_DOTS(avx2, q6_k, dot_q6_k_multi)
 /* A Q4_K / Q5_K super-block (kernels/scalar-blocks.c: unpack_k45): sub-block 2p the low
  * nibbles of qs[32p..32p+31], 2p + 1 the high ones, plus 16 where bits 2p, 2p + 1 of
  * qh[l] are set (Q5_K); scale j = d · sc_j, min j = −(dmin · m_j). */
+/* A Q4_K / Q5_K super-block's 8 scales and mins as floats: d · scale j to scale[j],
+ * -(dmin · min j) to min[j], from its 12 bytes of 6-bit pairs at s (16 bytes read). */
+INLINE void k45_scales_out(const uint8_t *s, float d, float dmin, float *scale, float *min)
+{
+    __m128i sm = k4_scales_mins_x86(s);
+    __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm));
+    __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)));
+    _mm256_storeu_ps(scale, _mm256_mul_ps(_mm256_set1_ps(d), sc));
+    _mm256_storeu_ps(min, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(dmin), m),
+                                        _mm256_set1_ps(-0.0f)));
+}
+
 INLINE void unpack_k45_block(const uint8_t *b, bool five, int8_t *y, float *scale, float *min)
 {
     const __m256i low = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
@@ -512,12 +524,7 @@ INLINE void unpack_k45_block(const uint8_t *b, bool five, int8_t *y, float *scal
         _mm256_storeu_si256((__m256i *)(y + 64 * p), lo);
         _mm256_storeu_si256((__m256i *)(y + 64 * p + 32), hi);
     }
-    __m128i sm = k4_scales_mins_x86(b + 4);
-    __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm));
-    __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8)));
-    _mm256_storeu_ps(scale, _mm256_mul_ps(_mm256_set1_ps(half_at(b)), sc));
-    _mm256_storeu_ps(min, _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(b + 2)), m),
-                                        _mm256_set1_ps(-0.0f)));
+    k45_scales_out(b + 4, half_at(b), half_at(b + 2), scale, min);
 }
 
 /* A Q6_K super-block's part (kernels/scalar-blocks.c: unpack_q6_k): each 32-byte group
@@ -687,16 +694,10 @@ void kernels_x86_unpack_k4_group(const uint8_t *group, int cols, int8_t *q, size
             _mm_storeu_si128((__m128i *)sm[4 * h + 2], _mm_unpacklo_epi64(ab_hi, c_hi));
             _mm_storeu_si128((__m128i *)sm[4 * h + 3], _mm_unpackhi_epi64(ab_hi, c_hi));
         }
-        for (int i = 0; i < K4_PANEL_ROWS; i++) { /* unpack_k45_block's float part */
-            __m128i v = k4_scales_mins_x86(sm[i]);
-            __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
-            __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
-            _mm256_storeu_ps(scale + (size_t)i * lds + 8 * (size_t)b,
-                             _mm256_mul_ps(_mm256_set1_ps(half_at(p + 2 * i)), sc));
-            _mm256_storeu_ps(min + (size_t)i * lds + 8 * (size_t)b,
-                             _mm256_xor_ps(_mm256_mul_ps(_mm256_set1_ps(half_at(p + 16 + 2 * i)), m),
-                                           _mm256_set1_ps(-0.0f)));
-        }
+        for (int i = 0; i < K4_PANEL_ROWS; i++)
+            k45_scales_out(sm[i], half_at(p + 2 * i), half_at(p + 16 + 2 * i),
+                           scale + (size_t)i * lds + 8 * (size_t)b,
+                           min + (size_t)i * lds + 8 * (size_t)b);
     }
 }
 
