@@ -288,6 +288,7 @@ assert_status 0
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 assert r["shape"] == "15M" and r["guesses"] == 3 and r["draft"] == "15M", r
+assert r["draft_min"] is None, r
 assert r["same"] is True and r["plain_tok_s"] > 0, r
 rates = [x["rate"] for x in r["runs"]]
 assert rates == [1.0, 0.8, 0.6, 0.0], rates
@@ -296,13 +297,30 @@ assert full["accepted"] == 1.0 and full["tokens_per_check"] > 3, full
 assert none["accepted"] == 0.0 and none["tokens_per_check"] < 1.5, none
 assert all(x["tok_s"] > 0 and x["ratio_min"] <= x["ratio"] <= x["ratio_max"] for x in r["runs"])
 PY
+# as many guesses as pay (--draft-min 0, llmchat's default): the same tokens
+run_bench --shape 15M --speculate 3 --draft-min 0 --prompt 16 --gen 40 --json \
+    --cache "$T/cache" </dev/null
+assert_status 0
+"$PYTHON" - "$T/out" <<'PY' || fail "--draft-min 0's JSON is not what it should be: $(cat "$T/out")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+assert r["guesses"] == 3 and r["draft_min"] == 0 and r["same"] is True, r
+assert all(0 <= x["accepted"] <= 1 and x["tok_s"] > 0 for x in r["runs"]), r
+assert r["runs"][-1]["accepted"] == 0.0, r
+PY
+run_bench --shape 15M --draft-min 1 </dev/null
+assert_status 2
+assert_file_contains "--draft-min alone" "$T/err" "--draft-min is for --speculate"
+run_bench --shape 15M --speculate 2 --draft-min 3 </dev/null
+assert_status 2
+assert_file_contains "--draft-min over K" "$T/err" "--draft-min 3 is more than --speculate 2"
 run_bench --shape 15M --draft-shape 15M </dev/null
 assert_status 2
 assert_file_contains "--draft-shape alone" "$T/err" "--draft-shape is for --speculate"
 run_bench --shape 15M --huge-pages sometimes </dev/null
 assert_status 2
 assert_file_contains "a bad --huge-pages" "$T/err" "--huge-pages must be auto, on or off, not 'sometimes'"
-pass "--speculate gives plain decoding's tokens at each fixed acceptance rate, with a draft's cost"
+pass "--speculate gives plain decoding's tokens at each fixed acceptance rate, with a draft's cost, K fixed or chosen"
 
 # ---- --agreeing-draft: a model and a draft of its first layers that agree ----
 run_bench --shape 15M --speculate 3 --agreeing-draft 2 --prompt 16 --gen 12 --rounds 2 --json \

@@ -2,7 +2,8 @@
 # e2e_tui_speculate.sh — speculative decoding watched in the TUI, driven in tmux as in
 # e2e_tui.sh: with --lookup a greedy reply is token for token the one a plain TUI run
 # gives (compared through both runs' traces), the status line says how many guesses the
-# sampler accepted and how many tokens each call of the model added, C's fourth mode
+# sampler accepted, how many tokens each call of the model added and how many guesses the
+# newest step asked for, C's fourth mode
 # colours the reply by the guesses' verdicts with its legend, and Tokens says of an
 # accepted guess's position that it was guessed and accepted and of a rejected one what
 # was guessed instead, and, while a reply is stepped with n, the newest call's whole
@@ -43,8 +44,9 @@ keys Enter
 wait_exit
 assert_status 0
 
-chat_run lookup --lookup --draft-max 6
-wait_re "lookup [0-9]*% of [0-9]* accepted, [0-9.]* tok/call"
+# always 6 guesses (--draft-min 6), so that the stepped reply below has drafts to show
+chat_run lookup --lookup --draft-min 6 --draft-max 6
+wait_re "lookup [0-9]*% of [0-9]* accepted, [0-9.]* tok/call.*, asked 6"
 # a reply stepped with n: Tokens shows the newest call's whole draft
 type_text "/step $MESSAGE"
 keys Enter

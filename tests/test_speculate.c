@@ -7,7 +7,9 @@
  * the sampler's pick chosen and not run, which the next step runs and a rewind
  * forgets; records say what was guessed; a draft model's guesses (draft.h) give plain
  * decoding's tokens too; chat replies made with guesses (chat_step_run) are the plain
- * replies, stop at the first stop token and within the step limit. */
+ * replies, stop at the first stop token and within the step limit; the number of
+ * guesses a step asks for (guess_length.h) stays in its bounds, comes near the best
+ * fixed number's speed on simulated machines, and changes no token. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "draft.h"
 #include "engine.h"
 #include "family_gguf.h"
+#include "guess_length.h"
 #include "lookup.h"
 #include "testutil.h"
 
@@ -771,6 +774,142 @@ START_TEST(test_last_guesses)
 }
 END_TEST
 
+/* ---- how many guesses a step asks for (guess_length.h) ---- */
+
+/* Before any timing, a plain step; before any check, all the guesses allowed; the
+ * bounds always hold; a new text forgets the acceptance and tries the guesses again. */
+START_TEST(test_guess_length_bounds)
+{
+    guess_length g;
+    guess_length_init(&g);
+    ck_assert_int_eq(guess_length_choose(&g, 0, 8), 0); /* the plain steps' time first */
+    guess_length_note_step(&g, 1, 10.0);
+    ck_assert_int_eq(guess_length_choose(&g, 0, 8), 0);
+    guess_length_note_step(&g, 1, 10.0);
+    ck_assert_int_eq(guess_length_choose(&g, 0, 8), 8); /* no check seen: tried */
+    ck_assert_int_eq(guess_length_choose(&g, 3, 2), 2);  /* min >= max: max */
+    ck_assert_int_eq(guess_length_choose(&g, 5, 5), 5);
+    ck_assert_int_eq(guess_length_choose(&g, 0, 40), GUESS_LENGTH_MAX);
+    /* checks that cost 3 tokens and never keep a guess */
+    for (int i = 0; i < 30; i++) {
+        guess_length_note_step(&g, 9, 30.0);
+        guess_length_note_check(&g, 8, 0);
+    }
+    ck_assert_double_lt(guess_length_acceptance(&g), 0.25);
+    ck_assert_int_eq(guess_length_choose(&g, 0, 8), 0);
+    ck_assert_int_ge(guess_length_choose(&g, 2, 8), 2); /* the floor holds */
+    guess_length_new_text(&g);
+    ck_assert_double_gt(guess_length_acceptance(&g), 0.5);
+    ck_assert_int_eq(guess_length_choose(&g, 0, 8), 8); /* a new text: tried */
+    ck_assert_int_lt(guess_length_choose(&g, 0, 8), 8); /* then judged by the costs */
+}
+END_TEST
+
+/* A step of n positions costing 1 + over (n > 1) + per (n - 1), give or take 20%, one
+ * step in 50 held up 10 times as long (a shared machine), and each guess right with
+ * probability rate until the first wrong one: the tokens a unit of time, steps from
+ * `choose` (K < 0: adaptive, from 0 to 8) or always K. With catch_up > 0 the guesser
+ * is a draft model that runs the tokens it missed before it guesses: a 500-token prompt
+ * at its first check, then every plain step since the last check, catch_up each. */
+static double simulated_rate(double rate, double per, double over, int k, double catch_up)
+{
+    guess_length g;
+    guess_length_init(&g);
+    unsigned long long rng = 99;
+    double tokens = 0, time = 0;
+    int missed = 500;
+    for (int step = 0; step < 4000; step++) {
+        int ask = k < 0 ? guess_length_choose(&g, 0, 8) : k;
+        int kept = 0;
+        while (kept < ask && uniform(&rng) < rate)
+            kept++;
+        double cost = (1 + (ask > 0 ? over : 0) + per * ask) * (0.8 + 0.4 * uniform(&rng));
+        if (uniform(&rng) < 0.02)
+            cost *= 10;
+        if (catch_up > 0 && ask > 0)
+            cost += catch_up * missed, missed = 0;
+        else
+            missed++;
+        guess_length_note_step(&g, ask + 1, cost);
+        if (ask > 0)
+            guess_length_note_check(&g, ask, kept);
+        tokens += kept + 1;
+        time += cost;
+    }
+    return tokens / time;
+}
+
+/* Over machines where a check is cheap or dear and guesses that are mostly right, half
+ * right or never: the adaptive choice makes at least 90% of the best fixed number's
+ * tokens a unit of time, and of plain decoding's (K = 0: what trying a guess now and
+ * then costs). */
+START_TEST(test_guess_length_pays)
+{
+    static const double cases[][4] = {
+        /* rate, per position, a check's overhead, a draft's catching up a token */
+        {0.95, 0.05, 0.05, 0}, {0.95, 0.5, 0.2, 0}, {0.8, 0.15, 0.1, 0}, {0.6, 0.3, 0.1, 0},
+        {0.6, 0.05, 0.0, 0},   {0.3, 0.1, 0.1, 0},  {0.0, 0.3, 0.2, 0},  {0.0, 0.02, 0.0, 0},
+        {0.5, 0.5, 0.3, 0},    {1.0, 0.4, 0.2, 0.05}, {0.8, 0.3, 0.1, 0.05}, {0.0, 0.3, 0.1, 0.05},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const double *x = cases[c];
+        double best = 0;
+        int best_k = 0;
+        for (int k = 0; k <= 8; k++) {
+            double r = simulated_rate(x[0], x[1], x[2], k, x[3]);
+            if (r > best)
+                best = r, best_k = k;
+        }
+        double adaptive = simulated_rate(x[0], x[1], x[2], -1, x[3]);
+        double plain = simulated_rate(x[0], x[1], x[2], 0, x[3]);
+        ck_assert_msg(adaptive >= 0.9 * best && adaptive >= 0.9 * plain,
+                      "rate %.2f, %.2f a position, %.2f a check, %.2f a token caught up: "
+                      "adaptive %.3f, best fixed (K = %d) %.3f, plain %.3f",
+                      x[0], x[1], x[2], x[3], adaptive, best_k, best, plain);
+    }
+}
+END_TEST
+
+/* An engine choosing its number of guesses (engine_options.guess_min 0) gives plain
+ * decoding's tokens and logits too, and says how many the last step asked for. */
+START_TEST(test_guess_length_engine)
+{
+    model *m = open_path(data_path("stories260K.gguf"), TENSOR_F32);
+    int vocab = m->config.vocab_size;
+    size_t n_logits = (size_t)(PROMPT + GEN) * vocab;
+    float *want = calloc(n_logits, sizeof(float)), *got = calloc(n_logits, sizeof(float));
+    ck_assert(want && got);
+    int plain[GEN], spec[GEN];
+    engine *e = new_engine(m, TRANSFORMER_KV_AUTO, NULL);
+    decode(e, NULL, NULL, plain, want, "plain");
+    engine_free(e);
+    engine_options o;
+    engine_options_default(&o);
+    ck_assert_int_eq(o.guess_min, -1); /* the library's default: always the guesses asked */
+    o.ctx_len = PROMPT + GEN + K + 4;
+    o.sampler.temperature = 0.0f;
+    o.guess_min = 0;
+    llm_err err;
+    ck_assert_msg(engine_new(m, NULL, &o, &e, &err) == LLM_OK, "%s", err.text);
+    oracle orc = {plain, GEN, PROMPT, vocab, 0.9, 7};
+    decode(e, oracle_guess, &orc, spec, got, "adaptive");
+    for (int i = 0; i < GEN; i++)
+        ck_assert_msg(spec[i] == plain[i], "token %d is %d, plain decoding's %d", i, spec[i],
+                      plain[i]);
+    ck_assert_msg(!memcmp(want, got, sizeof(float) * n_logits),
+                  "the logits differ from plain decoding's");
+    double acceptance = -1;
+    int asked = engine_guess_length(e, &acceptance);
+    ck_assert_int_ge(asked, 0);
+    ck_assert_int_le(asked, K);
+    ck_assert(acceptance >= 0 && acceptance <= 1);
+    engine_free(e);
+    free(want);
+    free(got);
+    model_close(m);
+}
+END_TEST
+
 static Suite *speculate_suite(void)
 {
     Suite *s = suite_create("speculate");
@@ -788,6 +927,9 @@ static Suite *speculate_suite(void)
     tcase_add_test(tc, test_draft);
     tcase_add_test(tc, test_chat_replies);
     tcase_add_test(tc, test_last_guesses);
+    tcase_add_test(tc, test_guess_length_bounds);
+    tcase_add_test(tc, test_guess_length_pays);
+    tcase_add_test(tc, test_guess_length_engine);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -170,6 +170,12 @@ static const char *set_draft_max(app_options *o, const char *v)
                                                             : "must be an integer from 1 to 16";
 }
 
+static const char *set_draft_min(app_options *o, const char *v)
+{
+    return parse_int(v, 0, ENGINE_GUESS_MAX, &o->draft_min) ? NULL
+                                                            : "must be an integer from 0 to 16";
+}
+
 SET_CONSTANT(set_trace_lens, trace_lens, true)
 
 SET_STRING(set_replay, replay_path)
@@ -537,7 +543,11 @@ static const app_option own_rows[] = {
              "guessing greedily\n(the output is the same, token for token)",
      .set = set_draft},
     {.name = "draft-max", .arg = "N",
-     .help = "tokens --lookup or --draft guesses per step (1..16,\ndefault 8)", .set = set_draft_max},
+     .help = "most tokens --lookup or --draft guesses a step (1..16,\ndefault 8)", .set = set_draft_max},
+    {.name = "draft-min", .arg = "N",
+     .help = "fewest tokens --lookup or --draft asks for a step\n(0..16, default 0); between the two, as many as pay\n"
+             "by the acceptance and the measured cost of a check\n(equal to --draft-max: always that many)",
+     .set = set_draft_min},
     {.name = "position", .arg = "P",
      .help = "tensors: the position whose steps are written (from 0;\ndefault: the last), "
              "FIRST-LAST or all (each in turn)",
@@ -774,6 +784,7 @@ void options_default(app_options *o)
     sampler_config_default(&o->sampler);
     o->steps = -1;
     o->draft_max = OPTIONS_DRAFT_MAX_DEFAULT;
+    o->draft_min = OPTIONS_DRAFT_MIN_DEFAULT;
     o->weights = TENSOR_BLOCKS;
     o->isa = KERNELS_AUTO;
     o->kv_cache = TRANSFORMER_KV_AUTO;
@@ -1110,6 +1121,11 @@ static int settle(app_options *o, bool model_given)
         return usage_error("give --lookup or --draft FILE, not both");
     if (o->draft_max != OPTIONS_DRAFT_MAX_DEFAULT && !o->lookup && !o->draft_path)
         return usage_error("--draft-max is for --lookup and --draft");
+    if (o->draft_min != OPTIONS_DRAFT_MIN_DEFAULT && !o->lookup && !o->draft_path)
+        return usage_error("--draft-min is for --lookup and --draft");
+    if (o->draft_min > o->draft_max)
+        return usage_error("--draft-min %d is more than --draft-max %d", o->draft_min,
+                           o->draft_max);
     if (o->position >= 0 && o->mode != MODE_TENSORS)
         return usage_error("--position is for -m tensors");
     if (o->layer_first >= 0 && o->mode != MODE_TENSORS && o->mode != MODE_PATCH)

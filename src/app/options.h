@@ -51,8 +51,9 @@ typedef enum {
  * saves); 0 keeps them all. */
 enum { OPTIONS_KEEP_CHATS_DEFAULT = 30, OPTIONS_KEEP_CHATS_MAX = 1000000 };
 
-/* --draft-max: the tokens speculative decoding guesses per step, by default. */
-enum { OPTIONS_DRAFT_MAX_DEFAULT = 8 };
+/* --draft-max and --draft-min: the most and the fewest tokens speculative decoding
+ * guesses a step, by default. */
+enum { OPTIONS_DRAFT_MAX_DEFAULT = 8, OPTIONS_DRAFT_MIN_DEFAULT = 0 };
 
 /* Where the model came from (see main.c's model discovery). */
 typedef enum {
@@ -92,7 +93,9 @@ typedef struct {
     int trace_tensor_first, trace_tensor_last;
     bool lookup;                 /* --lookup: speculative decoding with prompt lookup */
     const char *draft_path;      /* --draft FILE: speculative decoding with that draft model */
-    int draft_max;               /* --draft-max N: tokens guessed per step (1..ENGINE_GUESS_MAX) */
+    int draft_max;               /* --draft-max N: most tokens guessed a step (1..ENGINE_GUESS_MAX) */
+    int draft_min;               /* --draft-min N: fewest (0..draft_max); between the two, as
+                                    many as pay (engine_options.guess_min) */
     int position, position_last; /* -m tensors --position P, A-B or all: the first and the
                                     last position written; -1 -1: the input's last only,
                                     position_last -1: through the input's last */

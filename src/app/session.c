@@ -116,6 +116,7 @@ static int open_engine(session *s)
         eo.attention_budget = (size_t)o->attention_mib << 20;
     eo.kv_cache = o->kv_cache;
     eo.sampler = o->sampler;
+    eo.guess_min = o->draft_min; /* the guesses a step adapt above it */
     eo.top_n = o->trace_path && n->top_n < traced_top_n ? traced_top_n : n->top_n;
     eo.capture_attention = n->attention || o->trace_attn;
     /* a trace writes prompt positions' candidates as they finish; without one, the

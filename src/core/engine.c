@@ -51,6 +51,8 @@ struct engine {
     int last_guess_n;       /* ... how many (0: none, or forgotten) */
     int last_guess_pos;     /* ... the position of the token they followed */
     int last_guess_accepted; /* ... how many of them the sampler picked */
+    guess_length guess_len; /* the acceptance and the cost of checks measured so far */
+    int guess_asked;        /* the guesses the newest engine_step_guessed asked for */
     transformer_kernels kernels; /* what the positions run from now on compute with
                                     (engine_set_kernels; AUTO by default) */
     bool *pending;          /* (ctx) prompt positions whose candidates and next_prob are
@@ -111,6 +113,7 @@ void engine_options_default(engine_options *o)
     memset(o, 0, sizeof *o);
     o->top_n = 10;
     o->record_prompt = true;
+    o->guess_min = -1;
     o->attention_budget = (size_t)ENGINE_ATTENTION_MIB_DEFAULT << 20;
     sampler_config_default(&o->sampler);
 }
@@ -138,6 +141,7 @@ llm_status engine_new(const model *m, const tokenizer *tok, const engine_options
     e->opt = *o;
     e->vocab = m->config.vocab_size;
     e->parts_pos = -1;
+    guess_length_init(&e->guess_len);
     if ((st = transformer_new_kv(m, o->ctx_len, o->kv_cache, &e->tf, err)) != LLM_OK ||
         (st = sampler_new(e->vocab, &o->sampler, &e->smp, err)) != LLM_OK ||
         (st = steering_new(m->config.n_layers, model_heads_max(&m->config), m->config.dim,
@@ -803,7 +807,13 @@ static llm_status step_guessed(engine *e, engine_guesser guesser, void *user, in
 {
     *n_appended = 0;
     *ran = false;
+    if (max_guess > ENGINE_GUESS_MAX)
+        max_guess = ENGINE_GUESS_MAX;
+    if (guesser && max_guess > 0 && e->opt.guess_min >= 0)
+        max_guess = guess_length_choose(&e->guess_len, e->opt.guess_min, max_guess);
     if (!guesser || max_guess <= 0) {
+        if (guesser)
+            e->guess_asked = 0;
         llm_status st = plain_step(e, &tokens[0], err);
         *n_appended = st == LLM_OK;
         return st;
@@ -814,10 +824,9 @@ static llm_status step_guessed(engine *e, engine_guesser guesser, void *user, in
     if (e->n >= e->ctx)
         return llm_fail(err, LLM_ERR_CONTEXT, "the context is full (%d positions)", e->ctx);
     int room = e->ctx - e->n - 1;
-    if (max_guess > ENGINE_GUESS_MAX)
-        max_guess = ENGINE_GUESS_MAX;
     if (max_guess > room)
         max_guess = room;
+    e->guess_asked = max_guess;
     int run[ENGINE_GUESS_MAX + 1];
     run[0] = x;
     e->tokens[e->n] = x; /* the guesser reads the sequence with x */
@@ -885,10 +894,23 @@ llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, in
         e->stats.spec_ms += ms;
         e->stats.spec_tokens += *n_appended;
         e->stats.spec_calls += *n_appended > 0;
+        if (st == LLM_OK && *n_appended > 0) { /* what the next choice goes by */
+            guess_length_note_step(&e->guess_len, ran ? e->last_guess_n + 1 : 1, ms);
+            if (ran)
+                guess_length_note_check(&e->guess_len, e->last_guess_n,
+                                        e->last_guess_accepted);
+        }
     }
     if (st == LLM_OK && !ran)
         count_single(e, ms);
     return st;
+}
+
+int engine_guess_length(const engine *e, double *acceptance)
+{
+    if (acceptance)
+        *acceptance = guess_length_acceptance(&e->guess_len);
+    return e->guess_asked;
 }
 
 int engine_last_guesses(const engine *e, int *pos, int *guess, int max, int *accepted)
@@ -961,8 +983,10 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     e->n = pos;
     e->logits = NULL;
     e->whatif_of = NULL;
-    if (pos == 0)
+    if (pos == 0) { /* a new text: its guesses' acceptance is yet to be seen */
+        guess_length_new_text(&e->guess_len);
         return LLM_OK;
+    }
     step_record *r = &e->records[pos - 1];
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
     if (r->intervention == steering_state(e->steer)) {

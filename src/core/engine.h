@@ -18,6 +18,7 @@
 
 #include "capture.h"
 #include "expert_routes.h"
+#include "guess_length.h"
 #include "model.h"
 #include "sampler.h"
 #include "status.h"
@@ -60,6 +61,10 @@ typedef struct {
                                  the whole context's rows take when that is less) */
     sampler_config sampler;   /* the sampler's first settings; from then on the sampler
                                  holds them (engine_set_sampler, engine_sampler_config) */
+    int guess_min;            /* engine_step_guessed asks its guesser for between this
+                                 many and its max_guess guesses, as many as pay by the
+                                 acceptance and the cost of a check measured so far
+                                 (guess_length.h); -1 (the default): always max_guess */
 } engine_options;
 
 void engine_options_default(engine_options *o);
@@ -183,12 +188,13 @@ llm_status engine_step(engine *e, int *token, llm_err *err);
  * may follow tokens[0..n) (the sequence, the token just chosen included) into guess;
  * returns how many (0..max). user is engine_step_guessed's. */
 typedef int (*engine_guesser)(void *user, const int *tokens, int n, int *guess, int max);
-enum { ENGINE_GUESS_MAX = 16 };
+enum { ENGINE_GUESS_MAX = GUESS_LENGTH_MAX };
 
 /* One step of speculative decoding: the next token x is chosen as engine_step chooses
  * it (or is the one an earlier call chose and did not run); guesser proposes up to
- * max_guess (at most ENGINE_GUESS_MAX, and what the context has room for) tokens to
- * follow x; x and the guesses run as one call of the transformer on the token kernels
+ * max_guess (at most ENGINE_GUESS_MAX, and what the context has room for; with
+ * engine_options.guess_min >= 0, the number in [guess_min, max_guess] that pays) tokens
+ * to follow x; x and the guesses run as one call of the transformer on the token kernels
  * (a matrix-vector product's bits for every position, so each position's numbers are
  * those one engine_step at a time would give, while the weights are read once for all
  * of them). Then each guess is checked in order by the sampler deciding its position
@@ -214,6 +220,11 @@ llm_status engine_step_guessed(engine *e, engine_guesser guesser, void *user, in
  * one after those, if any, it rejected; the rest were not checked). Returns how many
  * (0, *pos -1: none yet, or a rewind took away what they were checked against). */
 int engine_last_guesses(const engine *e, int *pos, int *guess, int max, int *accepted);
+
+/* How many guesses the newest engine_step_guessed call with a guesser asked for (after
+ * engine_options.guess_min's choice and the context's room; 0 before any such call),
+ * and the acceptance that choice assumed (0..1; the checks' so far, with a prior). */
+int engine_guess_length(const engine *e, double *acceptance);
 
 /* Like engine_step with the caller's token instead of a sampled one (phase FORCED). */
 llm_status engine_force(engine *e, int token, llm_err *err);

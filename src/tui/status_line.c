@@ -42,12 +42,15 @@ static const char *state_name(tui_run_state s)
     return "idle";
 }
 
-/* Speculative decoding so far: "lookup 64% of 210 accepted, 2.4 tok/call, 1.80x plain":
- * the guesses the sampler accepted, the tokens each call of the model added, and the
- * speed-up (the time a token took in plain steps, one at a time, over the time one took
- * in steps with guesses), when tokens were made both ways. */
-static void format_guesses(const engine_stats *st, const char *name, char *out, size_t size)
+/* Speculative decoding so far: "lookup 64% of 210 accepted, 2.4 tok/call, 1.80x plain,
+ * asked 3": the guesses the sampler accepted, the tokens each call of the model added,
+ * the speed-up (the time a token took in plain steps, one at a time, over the time one
+ * took in steps with guesses), when tokens were made both ways, and the guesses the
+ * newest step asked for (engine_guess_length: as many as pay, within --draft-min and
+ * --draft-max). */
+static void format_guesses(const engine *e, const char *name, char *out, size_t size)
 {
+    const engine_stats *st = engine_get_stats(e);
     int o = snprintf(out, size, "%s", name);
     if (st->guessed > 0)
         o += snprintf(out + o, size - (size_t)o, " %.0f%% of %lld accepted",
@@ -56,8 +59,11 @@ static void format_guesses(const engine_stats *st, const char *name, char *out, 
         o += snprintf(out + o, size - (size_t)o, "%s %.1f tok/call", st->guessed > 0 ? "," : "",
                       (double)st->spec_tokens / (double)st->spec_calls);
     if (st->single_tokens > 0 && st->spec_tokens > 0 && st->spec_ms > 0 && (size_t)o < size)
-        snprintf(out + o, size - (size_t)o, ", %.2fx plain",
-                 (st->single_ms / (double)st->single_tokens) / (st->spec_ms / (double)st->spec_tokens));
+        o += snprintf(out + o, size - (size_t)o, ", %.2fx plain",
+                      (st->single_ms / (double)st->single_tokens) /
+                          (st->spec_ms / (double)st->spec_tokens));
+    if (st->spec_calls > 0 && (size_t)o < size)
+        snprintf(out + o, size - (size_t)o, ", asked %d", engine_guess_length(e, NULL));
 }
 
 static void status_compose(const engine *e, const status_view *v, status_fields *f)
@@ -104,7 +110,7 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
     snprintf(f->text[F_PREFILL], sizeof f->text[0], "prefill %s tok/s", pre);
     snprintf(f->text[F_DECODE], sizeof f->text[0], "decode %s tok/s", dec);
     if (v->guesser)
-        format_guesses(st, v->guesser, f->text[F_GUESS], sizeof f->text[0]);
+        format_guesses(e, v->guesser, f->text[F_GUESS], sizeof f->text[0]);
     /* the sampler settings the next token gets (/set changes them) */
     settings_format_short(engine_sampler_config(e), f->text[F_SAMPLER], sizeof f->text[0]);
     if (v->slow_motion_ms > 0)

@@ -225,12 +225,19 @@ static int run_patch_table(const bench_options *o, shape_files *files)
 static int run_speculate_table(const bench_options *o, shape_files *files)
 {
     int failures = 0;
-    if (!o->json)
-        printf("speculative decoding: %d guesses a step against plain decoding (greedy), %d "
+    if (!o->json) {
+        char asked[48];
+        if (o->draft_min < 0)
+            snprintf(asked, sizeof asked, "%d guesses a step", o->speculate);
+        else /* as llmchat --draft-min N --draft-max K chooses */
+            snprintf(asked, sizeof asked, "%d to %d guesses a step as they pay", o->draft_min,
+                     o->speculate);
+        printf("speculative decoding: %s against plain decoding (greedy), %d "
                "rounds alternating; each guess right with the probability given%s%s\n",
-               o->speculate, SPECULATE_ROUNDS, o->draft_shape >= 0 ? "; the guesses' cost a "
+               asked, SPECULATE_ROUNDS, o->draft_shape >= 0 ? "; the guesses' cost a "
                "draft model's of shape " : "",
                o->draft_shape >= 0 ? bench_shapes[o->draft_shape].name : "");
+    }
     for (int i = 0; i < bench_n_shapes; i++) {
         if (!o->want[i])
             continue;
@@ -248,10 +255,14 @@ static int run_speculate_table(const bench_options *o, shape_files *files)
             continue;
         }
         if (o->json) {
+            char least[16] = "null"; /* --draft-min, or null: always the guesses */
+            if (o->draft_min >= 0)
+                snprintf(least, sizeof least, "%d", o->draft_min);
             printf("{\"shape\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"guesses\": %d, "
+                   "\"draft_min\": %s, "
                    "\"prompt\": %d, \"gen\": %d, \"draft\": %s%s%s, \"plain_tok_s\": %.2f, "
                    "\"same\": %s, \"runs\": [",
-                   name, r.threads, r.kernel, r.guesses, r.prompt, r.gen, draft ? "\"" : "",
+                   name, r.threads, r.kernel, r.guesses, least, r.prompt, r.gen, draft ? "\"" : "",
                    draft ? bench_shapes[o->draft_shape].name : "null", draft ? "\"" : "",
                    r.plain_tok_s, r.same ? "true" : "false");
             for (int k = 0; k < SPECULATE_RATES; k++)
@@ -266,7 +277,7 @@ static int run_speculate_table(const bench_options *o, shape_files *files)
                    r.plain_tok_s, r.threads, r.kernel, r.prompt, r.gen,
                    r.same ? "" : "  THE TOKENS DIFFER FROM PLAIN DECODING");
             for (int k = 0; k < SPECULATE_RATES; k++)
-                printf("  right %.1f: accepted %4.0f%%, %.2f tokens a check, %7.1f tok/s, "
+                printf("  right %.1f: accepted %4.0f%%, %.2f tokens a call, %7.1f tok/s, "
                        "%.2fx (%.2f-%.2f)\n",
                        r.rate[k], 100 * r.accepted[k], r.tokens_per_check[k], r.tok_s[k],
                        r.ratio[k], r.ratio_min[k], r.ratio_max[k]);

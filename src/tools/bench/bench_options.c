@@ -98,6 +98,10 @@ static void usage(FILE *f)
             "                      are the plain run's own tokens, each kept right with\n"
             "                      probability 1, 0.8, 0.6 and 0 (the acceptance rate fixed),\n"
             "                      and the two outputs compared token for token\n"
+            "      --draft-min N   with --speculate K: ask for between N and K guesses a\n"
+            "                      step, as many as pay by the acceptance and the cost\n"
+            "                      measured so far (what llmchat does: its --draft-min,\n"
+            "                      default 0); without it, always K\n"
             "      --draft-shape NAME\n"
             "                      --speculate with a draft model of that shape run for\n"
             "                      the guesses (its cost paid; its guesses replaced by the\n"
@@ -256,7 +260,7 @@ static void fill_defaults(bench_options *o)
 int bench_options_parse(int argc, char **argv, bench_options *o)
 {
     *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT,
-                         .draft_shape = -1, .probe_mib = 1024};
+                         .draft_shape = -1, .draft_min = -1, .probe_mib = 1024};
     bool any = false;
     if (bench_n_shapes > BENCH_SHAPES_MAX) { /* a row added to shapes.c beyond o->want */
         fprintf(stderr, "llmchat-bench: %d shapes, room for %d: raise BENCH_SHAPES_MAX\n",
@@ -269,7 +273,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         OPT_QUANTIZE, OPT_SWEEP, OPT_PREFETCH, OPT_SWEEP_AT, OPT_PANELS, OPT_HUGE_PAGES,
         OPT_DECODE_STREAMS, OPT_GEN,
         OPT_PATCH, OPT_SPECULATE, OPT_DRAFT_SHAPE, OPT_SERVER, OPT_SERVER_MODEL, OPT_API_KEY_ENV,
-        OPT_AGREEING_DRAFT, OPT_ANCHOR_SERVER, OPT_PROBE_MIB,
+        OPT_AGREEING_DRAFT, OPT_ANCHOR_SERVER, OPT_PROBE_MIB, OPT_DRAFT_MIN,
     };
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, 's'},   {"threads", required_argument, NULL, 'T'},
@@ -287,6 +291,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"patch", required_argument, NULL, OPT_PATCH},
         {"speculate", required_argument, NULL, OPT_SPECULATE},
         {"draft-shape", required_argument, NULL, OPT_DRAFT_SHAPE},
+        {"draft-min", required_argument, NULL, OPT_DRAFT_MIN},
         {"agreeing-draft", required_argument, NULL, OPT_AGREEING_DRAFT},
         {"anchor-server", required_argument, NULL, OPT_ANCHOR_SERVER},
         {"server", required_argument, NULL, OPT_SERVER},
@@ -385,6 +390,7 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_GEN: o->gen = int_option(optarg, "--gen", 1, MAX_PROMPT); break;
         case OPT_PATCH: o->patch = int_option(optarg, "--patch", 2, 256); break;
         case OPT_SPECULATE: o->speculate = int_option(optarg, "--speculate", 1, 16); break;
+        case OPT_DRAFT_MIN: o->draft_min = int_option(optarg, "--draft-min", 0, 16); break;
         case OPT_DRAFT_SHAPE: {
             bool one[BENCH_SHAPES_MAX] = {false};
             add_shapes(optarg, one);
@@ -420,6 +426,15 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
     }
     if (o->draft_shape >= 0 && !o->speculate) {
         fprintf(stderr, "llmchat-bench: --draft-shape is for --speculate\n");
+        return 2;
+    }
+    if (o->draft_min >= 0 && !o->speculate) {
+        fprintf(stderr, "llmchat-bench: --draft-min is for --speculate\n");
+        return 2;
+    }
+    if (o->draft_min > o->speculate) {
+        fprintf(stderr, "llmchat-bench: --draft-min %d is more than --speculate %d\n",
+                o->draft_min, o->speculate);
         return 2;
     }
     if (o->agreeing_draft && (!o->speculate || o->draft_shape >= 0)) {

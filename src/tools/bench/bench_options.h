@@ -23,6 +23,8 @@ typedef struct {
                            instead (0: not) */
     int speculate;      /* --speculate K: time speculative decoding with K guesses a step
                            at fixed acceptance rates instead (0: not) */
+    int draft_min;      /* --draft-min N: with --speculate K, between N and K guesses a step
+                           as they pay (engine_options.guess_min); -1: always K */
     int draft_shape;    /* --draft-shape NAME: its row in bench_shapes, a draft model run
                            beside (its cost paid, its guesses replaced); -1: none */
     int agreeing_draft; /* --agreeing-draft L: time a real draft model, the shape's first L

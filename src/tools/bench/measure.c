@@ -93,16 +93,23 @@ enum {
 /* An engine as `llmchat -m generate -t 0` makes one without a trace: greedy sampling,
  * no prompt candidates, no attention capture, no candidates per step. Greedy, because
  * random weights give a flat distribution, over which top-p would sort most of the
- * vocabulary each token: a cost a real model's peaked distribution does not have. */
-static llm_status bench_engine(const model *m, engine **e, llm_err *err)
+ * vocabulary each token: a cost a real model's peaked distribution does not have.
+ * guess_min is engine_options.guess_min (--draft-min; -1: always the guesses asked). */
+static llm_status bench_engine_guessing(const model *m, int guess_min, engine **e, llm_err *err)
 {
     engine_options o;
     engine_options_default(&o);
+    o.guess_min = guess_min;
     o.record_prompt = false;
     o.top_n = 0;
     o.capture_attention = false;
     o.sampler.temperature = 0.0f;
     return engine_new(m, NULL, &o, e, err);
+}
+
+static llm_status bench_engine(const model *m, engine **e, llm_err *err)
+{
+    return bench_engine_guessing(m, -1, e, err);
 }
 
 /* n prompt tokens: BOS, then ids drawn from [3, vocab) (the same every run). */
@@ -594,11 +601,12 @@ static int oracle_guess(void *user, const int *tokens, int n, int *guess, int ma
 }
 
 /* Decodes gen tokens after a prefill of the prompt: plain (a == NULL) or with a's guesses,
- * k a step. The tokens into out (gen), the seconds into *s, the guesses and the accepted
- * ones into *guessed, *accepted, the checks into *checks. False on failure (r->error). */
+ * k a step at most. The tokens into out (gen), the seconds into *s, the guesses and the
+ * accepted ones into *guessed, *accepted, the calls of the transformer (steps) into
+ * *calls. False on failure (r->error). */
 static bool timed_decode(engine *e, const int *prompt, int n_prompt, int gen, oracle *a, int k,
                          int *out, double *s, long long *guessed, long long *accepted,
-                         long long *checks, char *why, size_t why_size)
+                         long long *calls, char *why, size_t why_size)
 {
     llm_err err;
     if (engine_rewind(e, 0, &err) != LLM_OK || engine_prefill(e, prompt, n_prompt, &err) != LLM_OK) {
@@ -607,7 +615,8 @@ static bool timed_decode(engine *e, const int *prompt, int n_prompt, int gen, or
     }
     engine_stats before = *engine_get_stats(e);
     double t0 = stats_now_s();
-    for (int done = 0; done < gen;) {
+    *calls = 0;
+    for (int done = 0; done < gen; ++*calls) {
         int got[ENGINE_GUESS_MAX + 1], n_got = 0;
         int g = gen - done - 1 < k ? gen - done - 1 : k;
         llm_status st = engine_step_guessed(e, a ? oracle_guess : NULL, a, g, got, &n_got, &err);
@@ -622,7 +631,6 @@ static bool timed_decode(engine *e, const int *prompt, int n_prompt, int gen, or
     const engine_stats *after = engine_get_stats(e);
     *guessed = after->guessed - before.guessed;
     *accepted = after->accepted - before.accepted;
-    *checks = after->guess_rounds - before.guess_rounds;
     return true;
 }
 
@@ -634,7 +642,8 @@ static void run_speculate(const bench_options *o, const char *path, const char *
     model *m = NULL;
     engine *e = NULL;
     llm_err err;
-    if (open_model(o, path, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+    if (open_model(o, path, &m, &err) != LLM_OK ||
+        bench_engine_guessing(m, o->draft_min, &e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         model_close(m);
         return;
@@ -667,7 +676,7 @@ static void run_speculate(const bench_options *o, const char *path, const char *
     double plain_s[SPECULATE_ROUNDS], spec_s[SPECULATE_RATES][SPECULATE_ROUNDS],
         ratio[SPECULATE_RATES][SPECULATE_ROUNDS];
     long long guessed[SPECULATE_RATES] = {0}, accepted[SPECULATE_RATES] = {0},
-              checks[SPECULATE_RATES] = {0};
+              calls[SPECULATE_RATES] = {0};
     long long g0, a0, c0;
     /* a warm-up, which also gives the plain tokens the guesses are made of */
     if (!timed_decode(e, prompt, n_prompt, gen, NULL, 0, plain, &plain_s[0], &g0, &a0, &c0,
@@ -687,7 +696,7 @@ static void run_speculate(const bench_options *o, const char *path, const char *
             r->same &= !memcmp(got, plain, sizeof(int) * (size_t)gen);
             guessed[i] += g;
             accepted[i] += acc;
-            checks[i] += c;
+            calls[i] += c;
             ratio[i][round] = plain_s[round] / spec_s[i][round];
         }
     }
@@ -697,7 +706,7 @@ static void run_speculate(const bench_options *o, const char *path, const char *
         r->rate[i] = rates[i];
         r->accepted[i] = guessed[i] ? (double)accepted[i] / guessed[i] : 0.0;
         r->tokens_per_check[i] =
-            checks[i] ? (double)(gen * SPECULATE_ROUNDS) / checks[i] : 1.0;
+            calls[i] ? (double)(gen * SPECULATE_ROUNDS) / calls[i] : 1.0;
         r->tok_s[i] = gen / stats_median(spec_s[i], SPECULATE_ROUNDS, &lo, &hi);
         r->ratio[i] = stats_median(ratio[i], SPECULATE_ROUNDS, &r->ratio_min[i], &r->ratio_max[i]);
     }
@@ -721,7 +730,8 @@ static void run_draft_round(const bench_options *o, const char *path, const char
     draft *d = NULL;
     int *spec = NULL, *plain = NULL;
     llm_err err;
-    if (open_model(o, path, &m, &err) != LLM_OK || bench_engine(m, &e, &err) != LLM_OK) {
+    if (open_model(o, path, &m, &err) != LLM_OK ||
+        bench_engine_guessing(m, o->draft_min, &e, &err) != LLM_OK) {
         snprintf(r->error, sizeof r->error, "%s", err.text);
         goto done;
     }
@@ -751,11 +761,11 @@ static void run_draft_round(const bench_options *o, const char *path, const char
     r->prompt = n_prompt;
     r->gen = gen;
     double plain_s, spec_s;
-    long long g, acc, checks;
+    long long g, acc, calls = 0;
     if (!timed_decode(e, r->prompt_tokens, n_prompt, gen, NULL, 0, plain, &plain_s, &g, &acc,
-                      &checks, r->error, sizeof r->error) || /* the warm-up */
+                      &calls, r->error, sizeof r->error) || /* the warm-up */
         !timed_decode(e, r->prompt_tokens, n_prompt, gen, NULL, 0, plain, &plain_s, &g, &acc,
-                      &checks, r->error, sizeof r->error))
+                      &calls, r->error, sizeof r->error))
         goto done;
     engine_stats before = *engine_get_stats(e);
     if (engine_rewind(e, 0, &err) != LLM_OK ||
@@ -765,7 +775,8 @@ static void run_draft_round(const bench_options *o, const char *path, const char
     }
     /* the speculative run's clock starts after its prefill, as the plain run's */
     double t0 = stats_now_s();
-    for (int done = 0; done < gen;) {
+    calls = 0;
+    for (int done = 0; done < gen; calls++) {
         int got[ENGINE_GUESS_MAX + 1], n_got = 0;
         int want = gen - done - 1 < k ? gen - done - 1 : k;
         if (engine_step_guessed(e, draft_guesser, d, want, got, &n_got, &err) != LLM_OK) {
@@ -779,8 +790,7 @@ static void run_draft_round(const bench_options *o, const char *path, const char
     const engine_stats *after = engine_get_stats(e);
     long long guessed = after->guessed - before.guessed;
     r->accepted = guessed ? (double)(after->accepted - before.accepted) / (double)guessed : 0.0;
-    long long rounds = after->guess_rounds - before.guess_rounds;
-    r->tokens_per_check = rounds ? (double)gen / (double)rounds : 1.0;
+    r->tokens_per_check = calls ? (double)gen / (double)calls : 1.0;
     r->plain_tok_s = gen / plain_s;
     r->spec_tok_s = gen / spec_s;
     r->same = !memcmp(spec, plain, sizeof(int) * (size_t)gen);

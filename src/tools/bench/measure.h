@@ -82,7 +82,8 @@ typedef struct {
     double plain_tok_s;                   /* median over the rounds */
     double rate[SPECULATE_RATES];         /* each guess kept right with this probability */
     double accepted[SPECULATE_RATES];     /* the share of guesses the sampler took */
-    double tokens_per_check[SPECULATE_RATES]; /* tokens a step of the transformer gave */
+    double tokens_per_check[SPECULATE_RATES]; /* tokens a call of the transformer (a step)
+                                                 gave: a check's, where every step checks */
     double tok_s[SPECULATE_RATES];        /* median over the rounds */
     double ratio[SPECULATE_RATES], ratio_min[SPECULATE_RATES], ratio_max[SPECULATE_RATES];
                                           /* speculative / plain tok/s, median of rounds */
@@ -110,7 +111,7 @@ typedef struct {
     int prompt_tokens[MAX_PROMPT]; /* the prompt, for the other engine */
     double plain_tok_s, spec_tok_s;
     double accepted;          /* the share of the draft's guesses the sampler took */
-    double tokens_per_check;  /* tokens a step of the transformer gave */
+    double tokens_per_check;  /* tokens a call of the transformer (a step) gave */
     int same;                 /* the speculative tokens are the plain run's */
     int tokens[DRAFT_TOKENS_MAX]; /* the plain run's first tokens (gen of them at most) */
 } draft_round;
