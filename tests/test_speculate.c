@@ -810,14 +810,17 @@ END_TEST
  * probability rate until the first wrong one: the tokens a unit of time, steps from
  * `choose` (K < 0: adaptive, from 0 to 8) or always K. With catch_up > 0 the guesser
  * is a draft model that runs the tokens it missed before it guesses: a 500-token prompt
- * at its first check, then every plain step since the last check, catch_up each. */
-static double simulated_rate(double rate, double per, double over, int k, double catch_up)
+ * at its first check, then every plain step since the last check, catch_up each; and
+ * the first 3 checks cost slow_first more (the draft's weights read from the disk). */
+static double simulated_rate(const double *machine, int k)
 {
+    const double rate = machine[0], per = machine[1], over = machine[2],
+                 catch_up = machine[3], slow_first = machine[4];
     guess_length g;
     guess_length_init(&g);
     unsigned long long rng = 99;
     double tokens = 0, time = 0;
-    int missed = 500;
+    int missed = 500, checks = 0;
     for (int step = 0; step < 4000; step++) {
         int ask = k < 0 ? guess_length_choose(&g, 0, 8) : k;
         int kept = 0;
@@ -830,6 +833,8 @@ static double simulated_rate(double rate, double per, double over, int k, double
             cost += catch_up * missed, missed = 0;
         else
             missed++;
+        if (ask > 0 && checks++ < 3)
+            cost += slow_first;
         guess_length_note_step(&g, ask + 1, cost);
         if (ask > 0)
             guess_length_note_check(&g, ask, kept);
@@ -845,27 +850,30 @@ static double simulated_rate(double rate, double per, double over, int k, double
  * then costs). */
 START_TEST(test_guess_length_pays)
 {
-    static const double cases[][4] = {
-        /* rate, per position, a check's overhead, a draft's catching up a token */
-        {0.95, 0.05, 0.05, 0}, {0.95, 0.5, 0.2, 0}, {0.8, 0.15, 0.1, 0}, {0.6, 0.3, 0.1, 0},
-        {0.6, 0.05, 0.0, 0},   {0.3, 0.1, 0.1, 0},  {0.0, 0.3, 0.2, 0},  {0.0, 0.02, 0.0, 0},
-        {0.5, 0.5, 0.3, 0},    {1.0, 0.4, 0.2, 0.05}, {0.8, 0.3, 0.1, 0.05}, {0.0, 0.3, 0.1, 0.05},
+    static const double cases[][5] = {
+        /* rate, per position, a check's overhead, a draft's catching up a token, the
+         * first checks' extra cost */
+        {0.95, 0.05, 0.05, 0, 0}, {0.95, 0.5, 0.2, 0, 0},    {0.8, 0.15, 0.1, 0, 0},
+        {0.6, 0.3, 0.1, 0, 0},    {0.6, 0.05, 0.0, 0, 0},    {0.3, 0.1, 0.1, 0, 0},
+        {0.0, 0.3, 0.2, 0, 0},    {0.0, 0.02, 0.0, 0, 0},    {0.5, 0.5, 0.3, 0, 0},
+        {1.0, 0.4, 0.2, 0.05, 0}, {0.8, 0.3, 0.1, 0.05, 0},  {0.0, 0.3, 0.1, 0.05, 0},
+        {1.0, 0.4, 0.2, 0.05, 20},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const double *x = cases[c];
         double best = 0;
         int best_k = 0;
         for (int k = 0; k <= 8; k++) {
-            double r = simulated_rate(x[0], x[1], x[2], k, x[3]);
+            double r = simulated_rate(x, k);
             if (r > best)
                 best = r, best_k = k;
         }
-        double adaptive = simulated_rate(x[0], x[1], x[2], -1, x[3]);
-        double plain = simulated_rate(x[0], x[1], x[2], 0, x[3]);
+        double adaptive = simulated_rate(x, -1), plain = simulated_rate(x, 0);
         ck_assert_msg(adaptive >= 0.9 * best && adaptive >= 0.9 * plain,
-                      "rate %.2f, %.2f a position, %.2f a check, %.2f a token caught up: "
-                      "adaptive %.3f, best fixed (K = %d) %.3f, plain %.3f",
-                      x[0], x[1], x[2], x[3], adaptive, best_k, best, plain);
+                      "rate %.2f, %.2f a position, %.2f a check, %.2f a token caught up, "
+                      "%.0f more for the first checks: adaptive %.3f, best fixed (K = %d) "
+                      "%.3f, plain %.3f",
+                      x[0], x[1], x[2], x[3], x[4], adaptive, best_k, best, plain);
     }
 }
 END_TEST

@@ -26,6 +26,8 @@ void guess_length_note_step(guess_length *g, int positions, double ms)
         return;
     bool after_check = g->last_positions > 1;
     g->last_positions = positions;
+    if (positions == 1 && g->trying == GUESS_TRY_FIRST)
+        g->trying = GUESS_TRY_NONE; /* the try found nothing to guess */
     if (positions > 1 && !after_check)
         return; /* its guesser may have caught up first on the plain steps before it (a
                    draft model runs them as a batch): not what a check costs */
@@ -47,6 +49,8 @@ void guess_length_note_check(guess_length *g, int guessed, int accepted)
         return;
     g->accepted = g->accepted * DECAY + accepted;
     g->rejected = g->rejected * DECAY + (accepted < guessed);
+    if (g->trying == GUESS_TRY_FIRST)
+        g->trying = accepted > 0 ? GUESS_TRY_AGAIN : GUESS_TRY_NONE;
 }
 
 void guess_length_new_text(guess_length *g)
@@ -54,6 +58,7 @@ void guess_length_new_text(guess_length *g)
     g->accepted = g->rejected = 0;
     g->plain_run = 0;
     g->fresh = true;
+    g->trying = GUESS_TRY_NONE;
 }
 
 double guess_length_acceptance(const guess_length *g)
@@ -102,7 +107,11 @@ int guess_length_choose(guess_length *g, int min, int max)
         min = 0;
     if (g->weight[1] < GUESS_LENGTH_PLAIN_FIRST && min == 0)
         return 0; /* a plain step, timed: the line's a */
-    if (g->plain_run >= GUESS_LENGTH_PROBE || g->fresh) { /* a try, whatever the estimate */
+    if (g->plain_run >= GUESS_LENGTH_PROBE || g->fresh || g->trying == GUESS_TRY_AGAIN) {
+        /* a try, whatever the estimate; where its guesses were kept, a second, since the
+         * first after plain steps is not timed (guess_length_note_step) and a cost once
+         * measured wrong must be met again */
+        g->trying = g->trying == GUESS_TRY_AGAIN ? GUESS_TRY_NONE : GUESS_TRY_FIRST;
         g->plain_run = 0;
         g->fresh = false;
         return max;
@@ -128,8 +137,9 @@ int guess_length_choose(guess_length *g, int min, int max)
         g->accepted *= DRIFT;
         g->rejected *= DRIFT;
         for (int p = 2; p <= GUESS_LENGTH_MAX + 1; p++)
-            if (g->weight[p] > 1)
-                g->weight[p] = g->weight[p] * DRIFT > 1 ? g->weight[p] * DRIFT : 1;
+            if (g->weight[p] > 0) /* still seen, but the next check's time all but
+                                     replaces it after a long wait */
+                g->weight[p] = g->weight[p] * DRIFT > 0.01 ? g->weight[p] * DRIFT : 0.01;
     } else {
         g->plain_run = 0;
     }

@@ -4,12 +4,14 @@
  * expected to add, 1 + a + a^2 + ... + a^K for a guess accepted with probability a (a
  * rejection ends the step), come cheaper than that many plain steps. Both sides are
  * measured as decoding goes: the acceptance from the checks, newest counting most, and
- * the cost of a call of n positions from the steps' wall time (a line a + b (n - 1)
- * through the plain steps' mean and the checks'), the guesser's time included. The
+ * the cost of a call of n positions from the steps' wall time, the guesser's included
+ * (a line in n through the checks' sizes, or from the plain steps' mean). The
  * choice is the K in [min, max] with the most tokens per millisecond. A new text's
  * first step tries them all; while the choice is 0 the acceptance drifts back towards
- * a hopeful prior, and after long enough a step tries them all again, so that a text
- * that starts to repeat itself, or a draft that starts to agree, is found out. No
+ * a hopeful prior, and after long enough a step tries them all again (and the next
+ * one, where a guess was kept), so that a text that starts to repeat itself, or a
+ * draft that starts to agree, is found out, and a check's cost once measured wrong is
+ * measured again. No
  * clock and no model here: the engine tells it what each step cost (engine.c). */
 #ifndef LLMCHAT_GUESS_LENGTH_H
 #define LLMCHAT_GUESS_LENGTH_H
@@ -20,11 +22,13 @@ enum { GUESS_LENGTH_MAX = 16 }; /* the most guesses a step can ask for (ENGINE_G
 
 typedef struct {
     double ms[GUESS_LENGTH_MAX + 2]; /* mean wall time of a step that ran n positions */
-    double weight[GUESS_LENGTH_MAX + 2]; /* ... and how much it counts (a step 1, decayed
-                                            to GUESS_LENGTH_WINDOW steps at most) */
+    double weight[GUESS_LENGTH_MAX + 2]; /* ... and how much it counts: a step 1, up to
+                                            16, fading while the choice is 0 */
     double accepted, rejected; /* the checks' accepted guesses and rejections, decayed */
     int plain_run;             /* steps chosen 0 in a row */
     bool fresh;                /* a new text: its first choice tries all the guesses */
+    enum { GUESS_TRY_NONE, GUESS_TRY_FIRST, GUESS_TRY_AGAIN } trying; /* a try's first step was asked for;
+                                  its guesses were kept, so its second is next */
     int last_positions;        /* the newest step's positions (0: none yet) */
 } guess_length;
 
@@ -40,7 +44,8 @@ void guess_length_note_step(guess_length *g, int positions, double ms);
 void guess_length_note_check(guess_length *g, int guessed, int accepted);
 
 /* A new text (the sequence rewound to its start): the acceptance is forgotten, the
- * costs kept, and the next choice tries all the guesses allowed. */
+ * costs kept, and the next choice tries all the guesses allowed (and the one after,
+ * where the try kept a guess). */
 void guess_length_new_text(guess_length *g);
 
 /* How many guesses the next step should ask for, in [min, max] (min >= max: max). A
