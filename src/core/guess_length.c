@@ -67,12 +67,13 @@ double guess_length_acceptance(const guess_length *g)
            (g->accepted + g->rejected + PRIOR_WEIGHT);
 }
 
-/* The cost of a step of n positions: before any check, the plain steps' mean (a guess
+/* The cost of a step of n positions as a line, *at_one + *per (n - 1) for n >= 2 (a
+ * plain step costs the plain steps' mean): before any check, flat at that mean (a guess
  * is tried before it is judged); with checks of one size seen, the line from the plain
  * steps' mean to theirs (a check costs something beyond its positions: sizes between
  * are not free); with several, the least-squares line through them, each size counting
  * as its steps (so that one size's few slow steps do not decide alone). */
-static double step_cost(const guess_length *g, int n)
+static void cost_line(const guess_length *g, double *at_one, double *per)
 {
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     int sizes = 0, seen = 0;
@@ -83,18 +84,15 @@ static double step_cost(const guess_length *g, int n)
             sizes++;
             seen = p;
         }
-    if (sizes == 0 || n == 1)
-        return g->ms[1];
-    double cost;
+    *at_one = g->ms[1];
+    *per = 0;
     if (sizes == 1) {
-        cost = g->ms[1] + (g->ms[seen] - g->ms[1]) * (n - 1) / (seen - 1);
-    } else {
+        *per = (g->ms[seen] - g->ms[1]) / (seen - 1);
+    } else if (sizes > 1) {
         double slope = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
-        if (slope < 0)
-            slope = 0;
-        cost = (sy + slope * (n * sw - sx)) / sw;
+        *per = slope > 0 ? slope : 0;
+        *at_one = (sy - *per * (sx - sw)) / sw; /* the line's value at n = 1 */
     }
-    return cost > 0 ? cost : 0;
 }
 
 int guess_length_choose(guess_length *g, int min, int max)
@@ -117,6 +115,8 @@ int guess_length_choose(guess_length *g, int min, int max)
         return max;
     }
     const double a = guess_length_acceptance(g);
+    double at_one, per;
+    cost_line(g, &at_one, &per);
     int best = min;
     double best_rate = -1, tokens = 1, power = 1;
     for (int k = 1; k <= min; k++)
@@ -124,7 +124,9 @@ int guess_length_choose(guess_length *g, int min, int max)
     for (int k = min; k <= max; k++) {
         if (k > min)
             tokens += (power *= a); /* 1 + a + ... + a^k */
-        double cost = step_cost(g, k + 1);
+        double cost = k == 0 ? g->ms[1] : at_one + per * k;
+        if (cost < 0)
+            cost = 0;
         double rate = cost > 0 ? tokens / cost : tokens;
         if (rate > best_rate * (1 + 1e-9)) {
             best_rate = rate;

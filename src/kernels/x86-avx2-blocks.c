@@ -489,9 +489,6 @@ INLINE void dot_q6_k_multi(const uint8_t *row, const int8_t *x, size_t x_stride,
 
 X86_BLOCK_DOTS(avx2, q6_k, dot_q6_k_multi)
 
-/* A Q4_K / Q5_K super-block (kernels/scalar-blocks.c: unpack_k45): sub-block 2p the low
- * nibbles of qs[32p..32p+31], 2p + 1 the high ones, plus 16 where bits 2p, 2p + 1 of
- * qh[l] are set (Q5_K); scale j = d · sc_j, min j = −(dmin · m_j). */
 /* A Q4_K / Q5_K super-block's 8 scales and mins as floats: d · scale j to scale[j],
  * -(dmin · min j) to min[j], from its 12 bytes of 6-bit pairs at s (16 bytes read). */
 INLINE void k45_scales_out(const uint8_t *s, float d, float dmin, float *scale, float *min)
@@ -504,6 +501,9 @@ INLINE void k45_scales_out(const uint8_t *s, float d, float dmin, float *scale, 
                                         _mm256_set1_ps(-0.0f)));
 }
 
+/* A Q4_K / Q5_K super-block (kernels/scalar-blocks.c: unpack_k45): sub-block 2p the low
+ * nibbles of qs[32p..32p+31], 2p + 1 the high ones, plus 16 where bits 2p, 2p + 1 of
+ * qh[l] are set (Q5_K); scale j = d · sc_j, min j = −(dmin · m_j). */
 INLINE void unpack_k45_block(const uint8_t *b, bool five, int8_t *y, float *scale, float *min)
 {
     const __m256i low = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
