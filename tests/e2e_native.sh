@@ -5,9 +5,9 @@
 # llama.cpp keeps it in f16, not int8); --verbose says the Q4_K and Q6_K tensors were
 # used in place and nothing converted, and --weights q8_0 that they were converted;
 # resident memory at its peak (VmHWM, from /proc/self/status) stays within the file, the
-# KV cache and 64 MB; the AVX2 kernels hold the Q4_K matrices as panels by default (said
-# by --verbose) and leave the greedy text as --panels off gives it; the logit lens and a
-# trace replay work on the file.
+# KV cache and 64 MB; the x86 kernels (AVX2, AVX-512) hold the Q4_K matrices as panels by
+# default (said by --verbose) and leave the greedy text as --panels off gives it; the
+# logit lens and a trace replay work on the file.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 model=$DATA/rand256-q4_k_m.gguf
@@ -54,7 +54,7 @@ pass "greedy text on rand256-q4_k_m.gguf in place equals llama-cli's for $checke
 run_llmchat --verbose -m generate -t 0 -n 64 -i "Once upon a time" "$model" </dev/null
 assert_status 0
 assert_file_contains "the Q4_K and Q6_K tensors are in place" "$T/err" "weights: Q4_K, Q6_K in place"
-# (with the AVX2 kernels, the Q4_K panels are said between, and take no memory more)
+# (with the x86 kernels, the Q4_K panels are said between, and take no memory more)
 assert_file_contains "the weights' memory is the file's" "$T/err" ": 1.2 MB resident"
 assert_not_contains "nothing converted" "$(cat "$T/err")" "at load"
 if [ "${LLMCHAT_SANITIZERS:-no}" = no ] && grep -q "resident memory" "$T/err"; then
@@ -74,23 +74,25 @@ assert_status 0
 assert_file_contains "--weights q8_0 converts" "$T/err" "Q4_K, Q6_K → Q8_0 at load"
 pass "--verbose says what was in place and what was converted"
 
-# ---- Q4_K decode panels (the AVX2 kernels' default; --panels off): said, the same text ----
-if "$LLMCHAT_BIN" --kernels avx2 -m tokenize -i x "$model" >/dev/null 2>&1; then
-    run_llmchat --verbose --kernels avx2 --panels off -m generate -t 0 -n 48 --kv-cache f32 \
+# ---- Q4_K decode panels (the x86 kernels' default; --panels off): said, the same text ----
+for isa in avx2 avx512; do
+    "$LLMCHAT_BIN" --kernels $isa -m tokenize -i x "$model" >/dev/null 2>&1 || continue
+    run_llmchat --verbose --kernels $isa --panels off -m generate -t 0 -n 48 --kv-cache f32 \
         -i "Once upon a time" "$model" </dev/null
     assert_status 0
-    assert_not_contains "--panels off packs no Q4_K panels" "$(cat "$T/err")" "Q4_K as decode panels"
+    assert_not_contains "--panels off packs no Q4_K panels ($isa)" "$(cat "$T/err")" \
+        "Q4_K as decode panels"
     cp "$T/out" "$T/plain"
     for pages in on off; do
-        run_llmchat --verbose --kernels avx2 --huge-pages $pages -m generate -t 0 -n 48 \
+        run_llmchat --verbose --kernels $isa --huge-pages $pages -m generate -t 0 -n 48 \
             --kv-cache f32 -i "Once upon a time" "$model" </dev/null
         assert_status 0
-        assert_file_contains "the Q4_K matrices are held as panels (--huge-pages $pages)" \
+        assert_file_contains "the Q4_K matrices are held as panels ($isa, --huge-pages $pages)" \
             "$T/err" "Q4_K as decode panels, in place of"
-        cmp -s "$T/out" "$T/plain" || fail "Q4_K panels change the AVX2 kernels' greedy text"
+        cmp -s "$T/out" "$T/plain" || fail "Q4_K panels change the $isa kernels' greedy text"
     done
-    pass "the AVX2 kernels hold the Q4_K matrices as panels by default, the same greedy text"
-fi
+    pass "the $isa kernels hold the Q4_K matrices as panels by default, the same greedy text"
+done
 
 # ---- the rest works on the file: a trace with the lens and attention, its replay ----
 run_llmchat -m generate -t 0 -n 12 -i "Once upon a time" --trace "$T/run.jsonl" --trace-lens \

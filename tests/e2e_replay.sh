@@ -155,9 +155,8 @@ fi
 pass "a trace says whether decode read panels, and the replay follows it"
 
 # ---- a Q4_K run with --panels on: the header says k4_panels, the replay packs them
-# (where the kernels read them, the AVX-512 tables' products then round as the AVX2
-# row dot does) and reproduces every logit; --panels off on the replay is its own
-# choice, said ----
+# (where the kernels read them) and reproduces every logit; --panels off on the replay
+# is its own choice, said ----
 k4=$DATA/rand256-q4_k_m.gguf
 run_llmchat -m generate --panels on -t 0.8 -s 3 -n 24 -i "Once upon a time" \
     --trace "$T/k4.jsonl" "$k4" </dev/null

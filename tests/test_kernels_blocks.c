@@ -321,10 +321,10 @@ END_TEST
  * blocks of its whole groups then overwritten, and in place over its blocks. Either
  * way every row read back (tensor_row_read, tensor_blocks_read, quant_dequantize_row)
  * is the file's, and on every table a matvec and row ranges that cut groups (3 or 4
- * rows at a time) give the untouched tensor's bits: on a table that reads the panels
- * those of its panel kernel's row dot (the AVX2 row dot), on any other its own
- * matvec's (the rows gathered back); several vectors give each its matvec's bits, and
- * the GEMM (prefill, 17 vectors) the untouched tensor's. Random blocks, blocks of the
+ * rows at a time) give the untouched tensor's bits, the table's own matvec's (on a
+ * table that reads the panels, also its panel kernel's row dot's, k4p_dot); several
+ * vectors (3 and 11: more than one call of the panel kernel) give each its matvec's
+ * bits, and the GEMM (prefill, 17 vectors) the untouched tensor's. Random blocks, blocks of the
  * largest sums (every nibble 15, scales 63) against activations of +-127 (the int16
  * sums of 8 pieces at their bound), and the file's. */
 static void check_k4_panels(const uint8_t *data, int rows, int cols, const char *what,
@@ -382,7 +382,7 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
             sum += xq->q[32 * g + i];
         xsum[g] = xq->scale[g] * (float)sum;
     }
-    enum { N = 3, PREFILL = 17 };
+    enum { N = 11, PREFILL = 17 };
     float *xn = malloc(sizeof(float) * PREFILL * cols);
     float *outn = malloc(sizeof(float) * PREFILL * rows);
     float *gemm = malloc(sizeof(float) * PREFILL * rows);
@@ -399,16 +399,16 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
         const kernel_table *t = kernels_active();
         const bool reads = kernels_panels_read(&wp);
         ck_assert_int_eq(reads, t->matvec_k4p != NULL && rows >= 8);
-        if (reads) { /* the bits of the panel kernel's row dot, on the untouched rows */
+        /* the table's own matvec of the untouched tensor */
+        ck_assert(kernels_matvec(NULL, want, &w, NULL, xq));
+        if (reads) { /* is the panel kernel's row dot's, on x in its own order */
             ck_assert_ptr_nonnull(t->k4p_dot);
-            for (int r = 0; r < rows; r++)
-                want[r] = t->k4p_dot(w.blocks + w.row_bytes * r, xq->q, xq->scale, xsum, cols);
-            if (t->k4p_dot == t->dot_blocks[GGML_TYPE_Q4_K]) { /* the same as its matvec */
-                ck_assert(kernels_matvec(NULL, got, &w, NULL, xq));
-                ck_assert(memcmp(got, want, sizeof(float) * rows) == 0);
+            for (int r = 0; r < rows; r++) {
+                float dot = t->k4p_dot(w.blocks + w.row_bytes * r, xq->q, xq->scale, xsum, cols);
+                ck_assert_msg(memcmp(&dot, &want[r], sizeof dot) == 0,
+                              "%s %s: row %d: k4p_dot %.9g, the table's dot %.9g",
+                              kernels_isa_name(isas[j]), what, r, dot, want[r]);
             }
-        } else { /* the table's own matvec of the untouched tensor */
-            ck_assert(kernels_matvec(NULL, want, &w, NULL, xq));
         }
         ck_assert_int_eq(kernels_row_block_of(&wp), reads ? 8 : 4);
         *readers += reads;
@@ -431,13 +431,15 @@ static void check_k4_panels(const uint8_t *data, int rows, int cols, const char 
                                     : "the table's matvec of the untouched rows");
         }
         /* several vectors: each a matvec's bits */
-        ck_assert(kernels_matmul(NULL, outn, &wi, NULL, qn, N));
-        for (int v = 0; v < N; v++) {
-            qbatch_quantize(q1, xn + (size_t)v * cols, 1);
-            ck_assert(kernels_matvec(NULL, got, &wi, NULL, q1));
-            ck_assert_msg(memcmp(got, outn + (size_t)v * rows, sizeof(float) * rows) == 0,
-                          "%s %s: vector %d of 3 differs from its matvec",
-                          kernels_isa_name(isas[j]), what, v);
+        for (int nv = 3; nv <= N; nv += N - 3) {
+            ck_assert(kernels_matmul(NULL, outn, &wi, NULL, qn, nv));
+            for (int v = 0; v < nv; v++) {
+                qbatch_quantize(q1, xn + (size_t)v * cols, 1);
+                ck_assert(kernels_matvec(NULL, got, &wi, NULL, q1));
+                ck_assert_msg(memcmp(got, outn + (size_t)v * rows, sizeof(float) * rows) == 0,
+                              "%s %s: vector %d of %d differs from its matvec",
+                              kernels_isa_name(isas[j]), what, v, nv);
+            }
         }
         /* prefill: the untouched tensor's GEMM */
         ck_assert(kernels_gemm(NULL, gemm, &w, NULL, qp, PREFILL));
@@ -669,6 +671,55 @@ START_TEST(test_unpack_same_bytes)
 }
 END_TEST
 
+/* Q4_K and Q5_K have one set of bits on every x86 table: the AVX-512 row dots add each
+ * sub-block's partial sums in integers and take the AVX2 dots' float steps (so that a
+ * file's products, and the Q4_K panels read by either, round the same on any x86 CPU).
+ * One vector and several (the multi-vector dots), random blocks and the largest sums. */
+START_TEST(test_k45_x86_same_bits)
+{
+    if (!kernels_isa_supported(KERNELS_AVX2) || !kernels_isa_supported(KERNELS_AVX512)) {
+        printf("test_k45_x86_same_bits: this CPU or build has not both AVX2 and AVX-512 "
+               "VNNI; not compared\n");
+        return;
+    }
+    rng_state = 0x5bd1e9955bd1e995ull;
+    enum { ROWS = 9, COLS = 1024, N = 5 };
+    static const ggml_type k45[] = {GGML_TYPE_Q4_K, GGML_TYPE_Q5_K};
+    float x[N * COLS], out[2][N * ROWS];
+    for (int i = 0; i < N * COLS; i++)
+        x[i] = 2.0f * rng_f();
+    qbatch *xq = qbatch_new(N, COLS, 32), *x1 = qbatch_new(1, COLS, 32);
+    qbatch_quantize(xq, x, N);
+    qbatch_quantize(x1, x, 1);
+    for (size_t t = 0; t < 2; t++)
+        for (int largest = 0; largest < 2; largest++) {
+            size_t row_bytes;
+            uint8_t *data = random_blocks(k45[t], ROWS, COLS, &row_bytes);
+            const size_t bytes = k45[t] == GGML_TYPE_Q5_K ? 176 : 144;
+            if (largest) /* every quant and scale at its top */
+                for (size_t b = 0; b < row_bytes * ROWS / bytes; b++)
+                    memset(data + bytes * b + 4, 0xff, bytes - 4);
+            tensor w = blocks_tensor(k45[t], data, ROWS, COLS);
+            for (int n = 1; n <= N; n += N - 1) {
+                for (int i = 0; i < 2; i++) {
+                    kernels_init(i ? KERNELS_AVX512 : KERNELS_AVX2);
+                    ck_assert(n == 1 ? kernels_matvec(NULL, out[i], &w, NULL, x1)
+                                     : kernels_matmul(NULL, out[i], &w, NULL, xq, n));
+                }
+                for (int r = 0; r < n * ROWS; r++)
+                    ck_assert_msg(memcmp(&out[0][r], &out[1][r], sizeof(float)) == 0,
+                                  "%s%s, %d vectors: value %d: AVX2 %.9g, AVX-512 %.9g",
+                                  ggml_type_name(k45[t]), largest ? " (largest sums)" : "", n,
+                                  r, out[0][r], out[1][r]);
+            }
+            free(data);
+        }
+    kernels_init(KERNELS_AUTO);
+    qbatch_free(xq);
+    qbatch_free(x1);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("kernels_blocks");
@@ -680,6 +731,7 @@ static Suite *make_suite(void)
     tcase_add_loop_test(core, test_zero_and_nan, 0, N_TYPES);
     tcase_add_loop_test(core, test_unpack_same_bytes, 0, N_TYPES);
     tcase_add_test(core, test_k4_panels);
+    tcase_add_test(core, test_k45_x86_same_bits);
     tcase_add_test(core, test_gemm_packs_agree);
     suite_add_tcase(s, core);
     return s;

@@ -293,10 +293,9 @@ typedef struct {
                              panels for decode, its bytes twice in memory */
     bool k4_panels;       /* true: where the kernels read panels of a Q4_K matrix, its
                              whole groups of 8 rows are held as panels instead of blocks
-                             (--panels on, and by default where that changes no result:
-                             kernels_k4_panels_by_default); on the AVX-512 tables their
-                             products then round as the AVX2 row dot does (kernels/table.h,
-                             k4p_dot) */
+                             (--panels on, and by default where the kernels read them:
+                             kernels_k4_panels_by_default); their products have the
+                             table's row dot's bits (kernels/table.h, k4p_dot) */
     model_huge_pages huge_pages; /* --huge-pages (default auto) */
 } model_options;
 

@@ -150,8 +150,9 @@ static void fill_entries(kernel_table *k, const kernel_table *s, bool all)
         FILL(matvec_q8b)
         FILL(matmul_q8b)
         FILL(matmul_q8p)
-        if (!k->matvec_k4p) { /* with the row dots whose bits it has */
+        if (!k->matvec_k4p) { /* with the row dot whose bits they have */
             k->matvec_k4p = s->matvec_k4p;
+            k->matmul_k4p = s->matmul_k4p;
             k->k4p_dot = s->k4p_dot;
         }
         FILL(attention_f32)
@@ -413,41 +414,50 @@ static const int8_t *blocks_x_order(kernels_scratch *s, blocks_x_fn order, const
 /* Rows r0..r1-1 of a Q4_K w with panels times vectors 0..n-1 of xq (their group sums
  * xsum, `pieces` a vector): every row of a whole group of K4_PANEL_ROWS from the panels
  * (a group the range cuts made whole, then the range's rows of it kept), the rows past
- * the last whole group by the row dot. The panel kernel has the row dot's bits, so a
- * row's value depends neither on which of the two made it nor on the other vectors.
- * One vector reads whole groups in one stream; several take a group at a time, each
- * vector in turn, so that the group is read from memory once. */
+ * the last whole group by the row dot. The panel kernel has the row dot's bits for any
+ * number of vectors, so a row's value depends neither on which of the two made it nor
+ * on the other vectors. Up to BLOCKS_MULTI_MAX vectors go through the panels at once,
+ * so that a group is read from memory once for all of them. */
 static void k4_panel_rows(float *out, const tensor *w, blocks_dot_fn dot, const qbatch *xq,
                           int n, const float *xsum, int pieces, int r0, int r1)
 {
     const kernel_table *k = kernels_active();
     const int g = K4_PANEL_ROWS, whole = w->rows / g * g; /* rows in whole groups */
     const int end = r1 < whole ? r1 : whole, groups = xq->stride / QUANT_BLOCK;
-#define K4_VECTOR(v) xq->q + (size_t)(v) * xq->stride, xq->scale + (size_t)(v) * groups, \
-                     xsum + (size_t)(v) * pieces
-    int r = r0;
-    while (r < end) {
-        int group = r / g * g;
-        if (r == group && end - r >= g) { /* whole groups: one stream, or one at a time */
-            int rows = n == 1 ? (end - r) / g * g : g;
-            for (int v = 0; v < n; v++)
-                k->matvec_k4p(out + (size_t)v * w->rows + r, w, K4_VECTOR(v), r, r + rows);
-            r += rows;
-            continue;
+#define K4_VECTORS(v) xq->q + (size_t)(v) * xq->stride, (size_t)xq->stride, \
+                      xq->scale + (size_t)(v) * groups, (size_t)groups, \
+                      xsum + (size_t)(v) * pieces, (size_t)pieces
+    for (int v = 0; v < n; v += BLOCKS_MULTI_MAX) {
+        const int nv = n - v < BLOCKS_MULTI_MAX ? n - v : BLOCKS_MULTI_MAX;
+        float *o = out + (size_t)v * w->rows;
+        int r = r0;
+        while (r < end) {
+            const int group = r / g * g;
+            const bool whole_groups = r == group && end - r >= g;
+            const int stop = whole_groups ? r + (end - r) / g * g : group + g < end ? group + g : end;
+            float cut[BLOCKS_MULTI_MAX * K4_PANEL_ROWS]; /* a group the range cuts */
+            float *dst = whole_groups ? o + r : cut;
+            const int last = whole_groups ? stop : group + g;
+            if (nv == 1)
+                k->matvec_k4p(dst, w, xq->q + (size_t)v * xq->stride,
+                              xq->scale + (size_t)v * groups, xsum + (size_t)v * pieces, group,
+                              last);
+            else
+                k->matmul_k4p(dst, whole_groups ? (size_t)w->rows : K4_PANEL_ROWS, w,
+                              K4_VECTORS(v), nv, group, last);
+            if (!whole_groups)
+                for (int u = 0; u < nv; u++)
+                    memcpy(o + (size_t)u * w->rows + r, cut + u * K4_PANEL_ROWS + (r - group),
+                           sizeof(float) * (size_t)(stop - r));
+            r = stop;
         }
-        int stop = group + g < end ? group + g : end;
-        for (int v = 0; v < n; v++) {
-            float rows[K4_PANEL_ROWS];
-            k->matvec_k4p(rows, w, K4_VECTOR(v), group, group + g);
-            memcpy(out + (size_t)v * w->rows + r, rows + (r - group),
-                   sizeof(float) * (size_t)(stop - r));
-        }
-        r = stop;
     }
-    for (; r < r1; r++)
+#undef K4_VECTORS
+    for (int r = end > r0 ? end : r0; r < r1; r++)
         for (int v = 0; v < n; v++)
-            out[(size_t)v * w->rows + r] = dot(tensor_row_blocks(w, r), K4_VECTOR(v), w->cols);
-#undef K4_VECTOR
+            out[(size_t)v * w->rows + r] =
+                dot(tensor_row_blocks(w, r), xq->q + (size_t)v * xq->stride,
+                    xq->scale + (size_t)v * groups, xsum + (size_t)v * pieces, w->cols);
 }
 
 /* Rows r0..r1-1 of a BLOCKS w times vectors 0..n-1 of xq, one row dot each: the

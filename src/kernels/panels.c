@@ -38,7 +38,7 @@ bool kernels_panels_by_default(void)
 bool kernels_k4_panels_by_default(void)
 {
     const kernel_table *k = kernels_active();
-    return k->matvec_k4p && k->k4p_dot == k->dot_blocks[GGML_TYPE_Q4_K];
+    return k->matvec_k4p != NULL;
 }
 
 size_t kernels_panels_bytes(const tensor *w)

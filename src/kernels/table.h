@@ -181,14 +181,20 @@ struct kernel_table {
     /* out[r - r0] = w[r] · x for rows r in [r0, r1) (multiples of K4_PANEL_ROWS, within
      * the whole groups), w a BLOCKS Q4_K tensor with panels (kernels/panels.h), x one
      * vector in its own order with its scales xs and sums xsum as a row dot reads them:
-     * the bits of k4p_dot on each row. NULL: the table reads no Q4_K panels. Several
-     * vectors are multiplied a group at a time, each vector in turn; the rows past the
-     * last whole group (blocks) are read with k4p_dot, which reads x in its own order and
-     * may round otherwise than the table's dot_blocks[Q4_K] (the AVX-512 tables' do: 64
-     * values a register), so that a tensor's rows have one set of bits whichever way in.
-     * The two are taken together, never apart. */
+     * the bits of k4p_dot on each row. NULL: the table reads no Q4_K panels. */
     void (*matvec_k4p)(float *out, const tensor *w, const int8_t *x, const float *xs,
                        const float *xsum, int r0, int r1);
+    /* The same for 2 <= n <= BLOCKS_MULTI_MAX vectors, vector v's values, scales and
+     * group sums at x, xs and xsum plus v times their strides, to out[v * ldo + r - r0]:
+     * a group at a time, its pieces taken apart once for all the vectors, each vector
+     * with matvec_k4p's bits. */
+    void (*matmul_k4p)(float *out, size_t ldo, const tensor *w, const int8_t *x,
+                       size_t x_stride, const float *xs, size_t xs_stride, const float *xsum,
+                       size_t xsum_stride, int n, int r0, int r1);
+    /* The rows past the last whole group (blocks) are read with k4p_dot, a row dot that
+     * reads x in its own order and has the bits of the table's dot_blocks[Q4_K] on x in
+     * that one's order, so that a tensor's rows have one set of bits whichever way in,
+     * with panels or without. The three are taken together, never apart. */
     blocks_dot_fn k4p_dot;
     /* Per ggml block type (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4): the row dot of
      * BLOCKS tensors. An entry left NULL falls back to the scalar table's. */

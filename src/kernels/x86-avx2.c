@@ -525,7 +525,8 @@ const kernel_table kernels_x86_avx2 = {
     .matvec_q8b = kernels_avx2_matvec_q8b,
     .matmul_q8b = kernels_avx2_matmul_q8b,
     .q8b_to_rows = kernels_x86_q8b_to_rows,
-    .matvec_k4p = kernels_avx2_matvec_k4p, /* decode of Q4_K from panels */
+    .matvec_k4p = kernels_avx2_matvec_k4p,
+    .matmul_k4p = kernels_avx2_matmul_k4p, /* decode of Q4_K from panels */
     .k4p_dot = kernels_avx2_dot_q4_k,
     .dot_blocks =
         {

@@ -379,15 +379,33 @@ void kernels_avx512_x_halves(int8_t *dst, const int8_t *x, int cols)
     memcpy(dst + c, x + c, (size_t)(cols - c));
 }
 
+/* Two registers of int32 lane sums whose 128-bit lane k holds 4 partial sums of
+ * sub-block k (lo) and k + 4 (hi) as the 8 sub-blocks' exact totals, sub-block j in
+ * lane j: the four partials of each added in integers. */
+static inline __m256i sub_block_totals(__m512i lo, __m512i hi)
+{
+    /* lane k: lo's partials 0+2, 1+3, then hi's */
+    __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi));
+    /* lane k: sub-block k's total twice, then sub-block k + 4's twice */
+    __m512i t = _mm512_add_epi32(a, _mm512_shuffle_epi32(a, _MM_PERM_CDAB));
+    const __m512i order = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 14, 10, 6, 2, 12, 8, 4, 0);
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, t));
+}
+
 /* Q4_K (five 0) and Q5_K: d·sc_j·xs_j·Σ q·x − dmin·m_j·xsum_j over sub-blocks j, x in
  * kernels_avx512_x_halves's order. Each half h of a super-block's nibbles (64 bytes,
  * sub-blocks 4h to 4h + 3) is gathered into two registers whose 128-bit lane k both
  * hold sub-block 4h + k (values 0-15 in one, 16-31 in the other); both go into one
- * sum, so one conversion, permute and FMA serve four sub-blocks. For
- * n vectors of one row at once (n <= BLOCKS_MULTI_MAX): each super-block's nibbles
- * unpacked and its scales and mins made floats once, then each vector's sums made in
- * the same operations and order, so that a vector gets the same bits alone or among
- * others (the one-vector dots are n = 1). */
+ * register of sums, whose four lanes of each sub-block are then added in integers, so
+ * that one conversion and one FMA a super-block scale its 8 exact sub-block totals.
+ * These are the AVX2 row dot's float steps (kernels/x86-avx2-blocks.c, dot_k45_multi:
+ * acc_j = fma(total_j, d·sc_j·xs_j, acc_j) and accm_j = fma(dmin·m_j, xsum_j, accm_j)
+ * over the super-blocks in order, then hsum256 of each), so both tables give a row the
+ * same bits, and so does the panel kernel (kernels/x86-k4-panels.c) that reads a Q4_K
+ * tensor's rows 8 side by side. For n vectors of one row at once (n <=
+ * BLOCKS_MULTI_MAX): each super-block's nibbles unpacked and its scales and mins made
+ * floats once, then each vector's sums made in the same operations and order, so that
+ * a vector gets the same bits alone or among others (the one-vector dots are n = 1). */
 INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, const float *xs,
                           size_t xs_stride, const float *xsum, size_t xsum_stride, int cols, int n,
                           float *out, size_t out_stride, int five)
@@ -395,22 +413,15 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
     const int bytes = five ? 176 : 144;
     const __m512i first = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
     const __m512i second = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
-    const __m512i spread[2] = {
-        _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
-        _mm512_set_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
-    };
     const __m512i top0 = _mm512_set_epi64(0x0808080808080808, 0x0808080808080808,
                                           0x0404040404040404, 0x0404040404040404,
                                           0x0202020202020202, 0x0202020202020202,
                                           0x0101010101010101, 0x0101010101010101);
     const __m512i top[2] = {top0, _mm512_slli_epi32(top0, 4)};
     const __m512i m4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-    __m512 acc[BLOCKS_MULTI_MAX][2];
-    __m256 accm[BLOCKS_MULTI_MAX];
-    for (int v = 0; v < n; v++) {
-        acc[v][0] = acc[v][1] = _mm512_setzero_ps();
-        accm[v] = _mm256_setzero_ps();
-    }
+    __m256 acc[BLOCKS_MULTI_MAX], accm[BLOCKS_MULTI_MAX];
+    for (int v = 0; v < n; v++)
+        acc[v] = accm[v] = _mm256_setzero_ps();
     for (int b = 0; b < cols / 256; b++, row += bytes) {
         prefetch_ahead(row, 3);
         __m128 dm = two_halves(row);
@@ -439,22 +450,21 @@ INLINE void dot_k45_multi(const uint8_t *row, const int8_t *x, size_t x_stride, 
         for (int v = 0; v < n; v++) {
             __m256 f = _mm256_mul_ps(dsc, _mm256_loadu_ps(xs + v * xs_stride + 8 * b));
             accm[v] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(xsum + v * xsum_stride + 8 * b), accm[v]);
-            __m512 fz = _mm512_castps256_ps512(f);
             const int8_t *xb = x + v * x_stride + 256 * b;
+            __m512i sum[2];
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
-                __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0[h],
-                                                  _mm512_loadu_si512((const void *)(xb + 128 * h)));
-                sum = _mm512_dpbusd_epi32(sum, q1[h],
-                                          _mm512_loadu_si512((const void *)(xb + 128 * h + 64)));
-                acc[v][h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum),
-                                            _mm512_permutexvar_ps(spread[h], fz), acc[v][h]);
+                sum[h] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0[h],
+                                             _mm512_loadu_si512((const void *)(xb + 128 * h)));
+                sum[h] = _mm512_dpbusd_epi32(sum[h], q1[h],
+                                             _mm512_loadu_si512((const void *)(xb + 128 * h + 64)));
             }
+            acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sub_block_totals(sum[0], sum[1])), f,
+                                     acc[v]);
         }
     }
     for (int v = 0; v < n; v++)
-        out[v * out_stride] =
-            _mm512_reduce_add_ps(_mm512_add_ps(acc[v][0], acc[v][1])) - hsum256(accm[v]);
+        out[v * out_stride] = hsum256(acc[v]) - hsum256(accm[v]);
 }
 
 X86_BLOCK_DOTS(avx512, q4_k, dot_k45_multi, 0)

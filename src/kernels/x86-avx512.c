@@ -1219,8 +1219,10 @@ const kernel_table kernels_x86_avx512 = {
     .gemm_mins = kernels_avx512_gemm_mins,
     .gemm_pack16 = kernels_avx512_gemm_pack16,
     .matmul_q8p = kernels_avx512_matmul_q8p,
-    /* decode of Q4_K from panels, in the AVX2 row dot's bits (x86-k4-panels.c) */
+    /* Q4_K from panels (x86-k4-panels.c); the AVX2 row dot reads x in its own order
+       and has this table's Q4_K dot's bits */
     .matvec_k4p = kernels_avx512_matvec_k4p,
+    .matmul_k4p = kernels_avx512_matmul_k4p,
     .k4p_dot = kernels_avx2_dot_q4_k,
     .matvec_q8b = matvec_q8b_avx512,
     .q8b_to_rows = kernels_x86_q8b_to_rows,

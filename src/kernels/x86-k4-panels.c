@@ -36,6 +36,7 @@ TARGET_BEGIN("avx2,fma,f16c")
 
 #define K4P(name) name##_avx2
 #define K4P_MATVEC kernels_avx2_matvec_k4p
+#define K4P_MATMUL kernels_avx2_matmul_k4p
 #define K4P_STEP(acc, w, x) _mm256_add_epi16((acc), _mm256_maddubs_epi16((w), (x)))
 #define K4P_TOTAL(acc) _mm256_madd_epi16((acc), _mm256_set1_epi16(1))
 #include "x86-k4-panels-body.h"
@@ -46,6 +47,7 @@ TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 
 #define K4P(name) name##_vnni
 #define K4P_MATVEC kernels_avx512_matvec_k4p
+#define K4P_MATMUL kernels_avx512_matmul_k4p
 #define K4P_STEP(acc, w, x) _mm256_dpbusd_epi32((acc), (w), (x))
 #define K4P_TOTAL(acc) (acc)
 #include "x86-k4-panels-body.h"

@@ -56,7 +56,7 @@ static void usage(FILE *f)
             "      --panels on|off whether GGUF Q8_0 files are also packed into the panels\n"
             "                      decode reads on AVX-512 VNNI CPUs, and Q4_K ones held in\n"
             "                      those of the x86 kernels (default: as llmchat, Q8_0\n"
-            "                      where decode reads four streams, Q4_K on AVX2)\n"
+            "                      where decode reads four streams, Q4_K on x86)\n"
             "      --huge-pages auto|on|off  the weights in memory of 2 MiB pages (the\n"
             "                      file read in) or mapped in 4 KiB pages (default: as\n"
             "                      llmchat, auto)\n"
