@@ -21,7 +21,9 @@
  *   bit negates the activation instead.
  * vpdpbusd gives each 4-value lane's exact int32 sum; one FMA per register scales each
  * lane by its block's or sub-block's d · scale · activation scale (a super-block's 8 or
- * 16 factors computed at once, then spread over the lanes by one permute). The
+ * 16 factors computed at once, then spread over the lanes by one permute), except for
+ * Q4_K and Q5_K, whose lanes of a sub-block are added in integers first, so that those
+ * two round as the AVX2 row dots do. The
  * half-precision scales convert with F16C, which every AVX-512 CPU has. Each
  * super-block (each 4 blocks) prefetches the one KQ_AHEAD bytes on: rows are contiguous,
  * so that reaches every line of a thread's stream.

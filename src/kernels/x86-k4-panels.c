@@ -1,7 +1,8 @@
 /* kernels/x86-k4-panels.c — the x86 tables' decode product of a Q4_K tensor read from
- * its panels (kernels/panels.h: 8 rows side by side), matvec_k4p in kernels/table.h: the
- * AVX2 table's (vpmaddubsw) and the AVX-512 ones' (vpdpbusd on 256-bit registers), one
- * body (kernels/x86-k4-panels-body.h) compiled for each.
+ * its panels (kernels/panels.h: 8 rows side by side), matvec_k4p and matmul_k4p (several
+ * vectors) in kernels/table.h: the AVX2 table's (vpmaddubsw) and the AVX-512 ones'
+ * (vpdpbusd on 256-bit registers), one body (kernels/x86-k4-panels-body.h) compiled for
+ * each.
  *
  * The AVX2 row dot (kernels/x86-avx2-blocks.c, dot_k45_multi) needs each of a
  * super-block's eight sub-block sums out of a register of 16 int16 pair sums: a
@@ -16,8 +17,8 @@
  * super-blocks in order, and the result is acc's eight sums added in hsum256's order
  * minus accm's. There a sub-block is a lane of one vector and rows follow one another;
  * here a row is a lane and each sub-block has its own vector: the same operations on
- * the same values, so both kernels give a row the AVX2 row dot's bits (which is why
- * the AVX-512 tables read a tensor with panels through that dot too: table.h, k4p_dot).
+ * the same values, so both kernels give a row the AVX2 row dot's bits, which the
+ * AVX-512 row dot has too (kernels/x86-avx512-blocks.c, dot_k45_multi).
  * Each group is one stream of cols / 256 · 1152 bytes, prefetched K4_AHEAD bytes ahead
  * (prefetch_weight_lines), 5 lines at each quarter of a super-block: the 19 lines at
  * once made two threads' streams slower than the row dots' (docs/performance.md, "Q4_K
