@@ -77,6 +77,43 @@ INLINE void K4P(store_rows)(float *out, const __m256 a8[8], const __m256 m8[8])
     _mm256_storeu_ps(out, _mm256_sub_ps(a, m));
 }
 
+/* The 8 rows of one group (its panel bytes at p) times x: out[0..7]. */
+INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const float *xs,
+                           const float *xsum, int superblocks)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    /* acc[j], accm[j]: sub-block j's sums of the 8 rows (the row dot's lane j) */
+    __m256 acc[8], accm[8];
+    for (int j = 0; j < 8; j++)
+        acc[j] = accm[j] = _mm256_setzero_ps();
+    _Alignas(32) uint8_t scales[64], mins[64]; /* sub-block j's of rows 0..7 at 8 j */
+    for (int b = 0; b < superblocks; b++, p += K4_PANEL_BLOCK) {
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+        const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
+        K4P(unpack_scales)(scales, mins, p + K4_PANEL_SCALES);
+        const int8_t *xb = x + 256 * b;
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            const uint8_t *piece = p + K4_PANEL_VALUES + 256 * q;
+            prefetch_weight_lines(p + K4_AHEAD + 288 * q, 5);
+            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+#pragma GCC unroll 8
+            for (int k = 0; k < 8; k++) {
+                __m256i v = _mm256_loadu_si256((const __m256i *)(piece + 32 * k));
+                lo = K4P_STEP(lo, _mm256_and_si256(v, low), K4P(x_piece)(xb + 64 * q + 4 * k));
+                hi = K4P_STEP(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
+                              K4P(x_piece)(xb + 64 * q + 32 + 4 * k));
+            }
+            for (int h = 0; h < 2; h++) { /* the scales made as they are used */
+                const int j = 2 * q + h;
+                K4P(scale_add)(acc, accm, h ? hi : lo, K4P(sub_block_scale)(d, scales, j),
+                               K4P(sub_block_scale)(dmin, mins, j), xs, xsum, b, j);
+            }
+        }
+    }
+    K4P(store_rows)(out, acc, accm);
+}
+
 /* The same for 2 to BLOCKS_MULTI_MAX vectors (vector v's values, scales and group sums
  * at x, xs and xsum plus v times their strides): out[v * ldo + i] for row i. Each
  * quarter super-block's pieces are taken apart into nibbles once, then every vector's
@@ -128,57 +165,6 @@ INLINE void K4P(group_dot_multi)(float *out, size_t ldo, const uint8_t *p, const
     }
     for (int v = 0; v < n; v++)
         K4P(store_rows)(out + v * ldo, acc[v], accm[v]);
-}
-
-/* The 8 rows of one group (its panel bytes at p) times x: out[0..7]. */
-INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const float *xs,
-                           const float *xsum, int superblocks)
-{
-    const __m256i low = _mm256_set1_epi8(0x0f);
-    /* acc[j], accm[j]: sub-block j's sums of the 8 rows (the row dot's lane j) */
-    __m256 acc[8], accm[8];
-    for (int j = 0; j < 8; j++)
-        acc[j] = accm[j] = _mm256_setzero_ps();
-    _Alignas(32) uint8_t scales[64], mins[64]; /* sub-block j's of rows 0..7 at 8 j */
-    for (int b = 0; b < superblocks; b++, p += K4_PANEL_BLOCK) {
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
-        const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 16)));
-        K4P(unpack_scales)(scales, mins, p + K4_PANEL_SCALES);
-        const int8_t *xb = x + 256 * b;
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) {
-            const uint8_t *piece = p + K4_PANEL_VALUES + 256 * q;
-            prefetch_weight_lines(p + K4_AHEAD + 288 * q, 5);
-            __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-#pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) {
-                __m256i v = _mm256_loadu_si256((const __m256i *)(piece + 32 * k));
-                lo = K4P_STEP(lo, _mm256_and_si256(v, low), K4P(x_piece)(xb + 64 * q + 4 * k));
-                hi = K4P_STEP(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
-                              K4P(x_piece)(xb + 64 * q + 32 + 4 * k));
-            }
-            for (int h = 0; h < 2; h++) {
-                const int j = 2 * q + h, g = 8 * b + j;
-                __m256i sum = K4P_TOTAL(h ? hi : lo);
-                __m256 sc = _mm256_cvtepi32_ps(
-                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(scales + 8 * j))));
-                __m256 m = _mm256_cvtepi32_ps(
-                    _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(mins + 8 * j))));
-                __m256 f = _mm256_mul_ps(_mm256_mul_ps(d, sc), _mm256_set1_ps(xs[g]));
-                acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), f, acc[j]);
-                accm[j] =
-                    _mm256_fmadd_ps(_mm256_mul_ps(dmin, m), _mm256_set1_ps(xsum[g]), accm[j]);
-            }
-        }
-    }
-    /* hsum256's order: (lanes 0 + 4) + (2 + 6), plus (1 + 5) + (3 + 7) */
-    __m256 a = _mm256_add_ps(
-        _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6])),
-        _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7])));
-    __m256 m = _mm256_add_ps(
-        _mm256_add_ps(_mm256_add_ps(accm[0], accm[4]), _mm256_add_ps(accm[2], accm[6])),
-        _mm256_add_ps(_mm256_add_ps(accm[1], accm[5]), _mm256_add_ps(accm[3], accm[7])));
-    _mm256_storeu_ps(out, _mm256_sub_ps(a, m));
 }
 
 /* matvec_k4p (kernels/table.h): rows r0..r1 - 1, whole groups, to out[0..r1 - r0). */
