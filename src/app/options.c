@@ -608,7 +608,7 @@ static const app_option own_rows[] = {
      .help = "on: GGUF Q8_0 weights also kept 16 rows side by side, which decode\n"
              "reads faster on Intel's AVX-512 VNNI CPUs (their memory twice), and Q4_K\n"
              "ones held 8 rows side by side on x86 (no memory more); off: the file's\n"
-             "blocks alone (default: Q8_0 on Intel, Q4_K with --kernels avx2)",
+             "blocks alone (default: Q8_0 on Intel, Q4_K on x86)",
      .set = set_panels},
     {.name = "huge-pages", .arg = "auto|on|off", .config = true,
      .help = "on: the weights in memory of 2 MiB pages (the file read in, not\n"
