@@ -27,8 +27,8 @@ typedef struct {
     double accepted, rejected; /* the checks' accepted guesses and rejections, decayed */
     int plain_run;             /* steps chosen 0 in a row */
     bool fresh;                /* a new text: its first choice tries all the guesses */
-    enum { GUESS_TRY_NONE, GUESS_TRY_FIRST, GUESS_TRY_AGAIN } trying; /* a try's first step was asked for;
-                                  its guesses were kept, so its second is next */
+    /* a try's first step was asked for; its guesses were kept, so its second is next */
+    enum { GUESS_TRY_NONE, GUESS_TRY_FIRST, GUESS_TRY_AGAIN } trying;
     int last_positions;        /* the newest step's positions (0: none yet) */
 } guess_length;
 

@@ -434,7 +434,8 @@ static void k4_panel_rows(float *out, const tensor *w, blocks_dot_fn dot, const 
         while (r < end) {
             const int group = r / g * g;
             const bool whole_groups = r == group && end - r >= g;
-            const int stop = whole_groups ? r + (end - r) / g * g : group + g < end ? group + g : end;
+            const int stop = whole_groups ? r + (end - r) / g * g
+                                          : group + g < end ? group + g : end;
             float cut[BLOCKS_MULTI_MAX * K4_PANEL_ROWS]; /* a group the range cuts */
             float *dst = whole_groups ? o + r : cut;
             const int last = whole_groups ? stop : group + g;
