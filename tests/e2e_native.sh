@@ -5,7 +5,7 @@
 # llama.cpp keeps it in f16, not int8); --verbose says the Q4_K and Q6_K tensors were
 # used in place and nothing converted, and --weights q8_0 that they were converted;
 # resident memory at its peak (VmHWM, from /proc/self/status) stays within the file, the
-# KV cache and 64 MB; the x86 kernels (AVX2, AVX-512) hold the Q4_K matrices as panels by
+# KV cache and 64 MB; the x86 kernels (AVX2, AVX-VNNI, AVX-512) hold the Q4_K matrices as panels by
 # default (said by --verbose) and leave the greedy text as --panels off gives it; the
 # logit lens and a trace replay work on the file.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -75,7 +75,7 @@ assert_file_contains "--weights q8_0 converts" "$T/err" "Q4_K, Q6_K → Q8_0 at 
 pass "--verbose says what was in place and what was converted"
 
 # ---- Q4_K decode panels (the x86 kernels' default; --panels off): said, the same text ----
-for isa in avx2 avx512; do
+for isa in avx2 avxvnni avx512; do
     "$LLMCHAT_BIN" --kernels $isa -m tokenize -i x "$model" >/dev/null 2>&1 || continue
     run_llmchat --verbose --kernels $isa --panels off -m generate -t 0 -n 48 --kv-cache f32 \
         -i "Once upon a time" "$model" </dev/null

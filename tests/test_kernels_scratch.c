@@ -172,14 +172,16 @@ START_TEST(test_out_of_memory)
         ck_assert_uint_gt(kernels_scratch_failures(s), before);
         ck_assert(!kernels_matmul(NULL, got, &w.t, NULL, xq, MM)); /* one made for the call */
 
-        /* fp32 attention: the AVX-512 and AVX2 kernels transpose the keys in the scratch */
+        /* fp32 attention: the AVX-512 and AVX2 kernels (AVX-VNNI's are AVX2's) transpose
+         * the keys in the scratch */
         enum { HS = 16, KEYS = 9 };
         float q[HS], kv[KEYS * HS], out[HS], att[KEYS];
         for (int i = 0; i < HS; i++)
             q[i] = (float)i / HS;
         for (int i = 0; i < KEYS * HS; i++)
             kv[i] = (float)(i % 7) / 7.0f;
-        bool in_scratch = isa == KERNELS_AVX2 || isa == KERNELS_AVX512 || isa == KERNELS_AMX;
+        bool in_scratch = isa == KERNELS_AVX2 || isa == KERNELS_AVX_VNNI ||
+                          isa == KERNELS_AVX512 || isa == KERNELS_AMX;
         ck_assert_int_eq(kernels_attention_f32(s, out, HS, att, KEYS, q, HS, kv, kv, HS, 1,
                                                KEYS - 1, HS, 0.25f),
                          !in_scratch);

@@ -191,14 +191,16 @@ START_TEST(test_isa_parse)
     static const struct {
         const char *name;
         kernels_isa isa;
-    } spot[] = {{"avx512", KERNELS_AVX512}, {"avx512-vnni", KERNELS_AVX512},
-                {"amx", KERNELS_AMX},       {"avx512-amx", KERNELS_AMX}};
+    } spot[] = {{"avx512", KERNELS_AVX512},     {"avx512-vnni", KERNELS_AVX512},
+                {"amx", KERNELS_AMX},           {"avx512-amx", KERNELS_AMX},
+                {"avxvnni", KERNELS_AVX_VNNI}, {"avx-vnni", KERNELS_AVX_VNNI}};
     for (size_t i = 0; i < sizeof spot / sizeof *spot; i++) {
         kernels_isa got = KERNELS_COUNT;
         ck_assert_msg(kernels_isa_parse(spot[i].name, &got), "%s", spot[i].name);
         ck_assert_int_eq(got, spot[i].isa);
     }
-    static const char *const bad[] = {"", "AVX2", "avx", "sve", "neon-", "avx512 "};
+    static const char *const bad[] = {"",      "AVX2",    "avx",      "sve",
+                                      "neon-", "avx512 ", "avx2-vnni"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         kernels_isa got = KERNELS_COUNT;
         ck_assert_msg(!kernels_isa_parse(bad[i], &got), "'%s' parsed", bad[i]);

@@ -5,7 +5,7 @@
  * empty entries are filled from its base table, if it has one, then from the scalar
  * table, so every entry is callable. Knows which tables this build has (configure
  * defines HAVE_KERNELS_X86 when it builds the x86 files, HAVE_KERNELS_AMX the AMX one,
- * HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
+ * HAVE_KERNELS_AVX_VNNI the AVX-VNNI one, HAVE_KERNELS_ARM and HAVE_KERNELS_ARM_DOTPROD the AArch64 ones) and asks
  * each whether the CPU can run it. Beside choosing, it holds what every table shares:
  * splitting products over threads, the prefill GEMM's packing of the vectors and of
  * block-type rows (made exact Q8_0 a few at a time, their mins added after), the group
@@ -38,6 +38,11 @@ static const kernel_table *const tables[] = {
 #endif
 #ifdef HAVE_KERNELS_X86
     &kernels_x86_avx512,
+#endif
+#ifdef HAVE_KERNELS_AVX_VNNI
+    &kernels_x86_avx_vnni,
+#endif
+#ifdef HAVE_KERNELS_X86
     &kernels_x86_avx2,
 #endif
 #ifdef HAVE_KERNELS_ARM_DOTPROD

@@ -36,6 +36,7 @@ typedef enum {
     KERNELS_NEON,       /* AArch64 Advanced SIMD */
     KERNELS_NEON_DOTPROD, /* AArch64 Advanced SIMD + the Armv8.2 dot product (sdot) */
     KERNELS_AMX,        /* x86-64 AVX-512 VNNI, the prefill GEMM on AMX-INT8 tiles */
+    KERNELS_AVX_VNNI,   /* x86-64 AVX2 + FMA + F16C, the prefill GEMM with AVX-VNNI */
     KERNELS_COUNT
 } kernels_isa;
 
@@ -52,12 +53,13 @@ kernels_isa kernels_init(kernels_isa wanted);
 #define KERNELS_ISA_SETS(X)                                                               \
     X(KERNELS_SCALAR, "scalar", "scalar")                                                 \
     X(KERNELS_AVX2, "avx2", "avx2")                                                       \
+    X(KERNELS_AVX_VNNI, "avx-vnni", "avxvnni")                                            \
     X(KERNELS_AVX512, "avx512-vnni", "avx512")                                            \
     X(KERNELS_AMX, "avx512-amx", "amx")                                                   \
     X(KERNELS_NEON, "neon", "neon")                                                       \
     X(KERNELS_NEON_DOTPROD, "neon-dotprod", "neon-dotprod")
 /* The short names joined by " | ", a string literal (for static --help text):
- * "auto | scalar | avx2 | avx512 | amx | neon | neon-dotprod". */
+ * "auto | scalar | avx2 | avxvnni | avx512 | amx | neon | neon-dotprod". */
 #define KERNELS_ISA_SHORT_(value, name, short_name) " | " short_name
 #define KERNELS_ISA_CHOICES "auto" KERNELS_ISA_SETS(KERNELS_ISA_SHORT_)
 

@@ -258,6 +258,12 @@ extern const kernel_table kernels_x86_avx512;
 #ifdef HAVE_KERNELS_AMX
 extern const kernel_table kernels_x86_amx;
 #endif
+#ifdef HAVE_KERNELS_AVX_VNNI
+extern const kernel_table kernels_x86_avx_vnni;
+/* Its kernels with the EVEX encoding, for the tests on CPUs with AVX-512 VNNI but
+ * without AVX-VNNI (kernels/x86-avx-vnni.c); never chosen by kernels_init. */
+extern const kernel_table kernels_x86_avx_vnni_evex;
+#endif
 #ifdef HAVE_KERNELS_ARM
 extern const kernel_table kernels_arm_neon;
 #endif

@@ -32,76 +32,11 @@
  * full register block in the wide and nibbles kernels is one asm block, its sums in
  * registers throughout. K-quant and Q8_0 block rows reach this kernel made Q8_0 a few
  * rows at a time (kernels.c). */
-#include "x86.h"
+#include "x86-avx2-gemm.h"
 
 #include <string.h>
 
-/* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. */
-enum { GEMM2_ROWS = 4 };
-
-/* Packed bytes of activations a row block keeps reading: token tiles are cut to about
- * this much (the L2 of the smallest AVX2 cores, less the rows and the results). */
-enum { GEMM2_TILE_BYTES = 256 << 10 };
-
 TARGET_BEGIN("avx2,fma")
-
-/* The float part of a register block, the same for both kernels: R rows' int32 sums of
- * group g (acc) times x's and w's scales into facc, groups in order. */
-INLINE void gemm_scale_avx2(int R, __m256 facc[][2], __m256i acc[][2], const float *ws,
-                            const float *xs0, int g, int groups, int H)
-{
-    __m256 xs_lo = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS);
-    __m256 xs_hi = _mm256_loadu_ps(xs0 + (size_t)g * GEMM_VECS + 8);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++) {
-        __m256 wsv = _mm256_set1_ps(ws[((size_t)r * groups + g) * H]);
-        facc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][0]), _mm256_mul_ps(xs_lo, wsv),
-                                     facc[r][0]);
-        facc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][1]), _mm256_mul_ps(xs_hi, wsv),
-                                     facc[r][1]);
-    }
-}
-
-/* Block b's real vectors of R rows' float sums to out[v * ldo + r], or added to what
- * is there (add). */
-INLINE void gemm_store_avx2(int R, float *out, size_t ldo, __m256 facc[][2], const gemm_pack *xp,
-                            int b, bool add)
-{
-    int left = xp->n - b * GEMM_VECS;
-    int nv = left < GEMM_VECS ? left : GEMM_VECS;
-    float *o = out + (size_t)b * GEMM_VECS * ldo;
-    if (R == 4 && nv == GEMM_VECS) { /* 4 x 8 transposed: a vector's 4 rows, one store */
-        for (int h = 0; h < 2; h++) {
-            __m256 t0 = _mm256_unpacklo_ps(facc[0][h], facc[1][h]);
-            __m256 t1 = _mm256_unpackhi_ps(facc[0][h], facc[1][h]);
-            __m256 t2 = _mm256_unpacklo_ps(facc[2][h], facc[3][h]);
-            __m256 t3 = _mm256_unpackhi_ps(facc[2][h], facc[3][h]);
-            __m256 u[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
-                           _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
-            float *oh = o + (size_t)h * 8 * ldo;
-#pragma GCC unroll 4
-            for (int v = 0; v < 4; v++) {
-                float *p0 = oh + (size_t)v * ldo, *p1 = oh + (size_t)(v + 4) * ldo;
-                __m128 lo = _mm256_castps256_ps128(u[v]), hi = _mm256_extractf128_ps(u[v], 1);
-                if (add) { /* each value added to its own, as the loop below does */
-                    lo = _mm_add_ps(_mm_loadu_ps(p0), lo);
-                    hi = _mm_add_ps(_mm_loadu_ps(p1), hi);
-                }
-                _mm_storeu_ps(p0, lo);
-                _mm_storeu_ps(p1, hi);
-            }
-        }
-        return;
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++) {
-        float f[GEMM_VECS];
-        _mm256_storeu_ps(f, facc[r][0]);
-        _mm256_storeu_ps(f + 8, facc[r][1]);
-        for (int v = 0; v < nv; v++)
-            o[(size_t)v * ldo + r] = add ? o[(size_t)v * ldo + r] + f[v] : f[v];
-    }
-}
 
 /* acc + madd(a, b): the pairs' int32 sums added to acc, in one register. Written out
  * because GCC, given the intrinsics in an unrolled group, keeps the products apart and
@@ -403,9 +338,8 @@ INLINE void gemm_block_halves_avx2(int R, float *out, size_t ldo, const int8_t *
     }
 }
 
-/* Σ w over each unit of rows [r, r + n) of w to wsum (n rows of units: groups, or with
- * H = 2 (group 32) each group's halves). */
-static void group_wsums_avx2(int32_t *wsum, const tensor *w, int r, int n, int H)
+/* Each unit's Σ w (x86-avx2-gemm.h). */
+void kernels_avx2_group_wsums(int32_t *wsum, const tensor *w, int r, int n, int H)
 {
     const int stride = w->stride, group = w->group, groups = stride / group;
     const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
@@ -515,7 +449,7 @@ static void gemm_small_units(int H, kernels_scratch *s, float *out, const tensor
                                         sizeof(int32_t) * (size_t)(r1 - r0) * units);
     if (!wsum)
         return; /* out of memory, counted in s */
-    group_wsums_avx2(wsum, w, r0, r1 - r0, H); /* once for every token tile */
+    kernels_avx2_group_wsums(wsum, w, r0, r1 - r0, H); /* once for every token tile */
     gemm_rows_avx2(H, out, w, xp, r0, r1, wsum, NULL);
 }
 

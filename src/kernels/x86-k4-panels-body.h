@@ -1,6 +1,6 @@
 /* kernels/x86-k4-panels-body.h — the decode product of a Q4_K tensor read from its
  * panels (kernels/panels.h), written once and included by kernels/x86-k4-panels.c in
- * each of its two target regions (AVX2; AVX-512 VNNI). The includer defines
+ * each of its target regions (AVX2; AVX-512 VNNI; AVX-VNNI). The includer defines
  *   K4P(name)             a helper's name for its instruction set (static)
  *   K4P_MATVEC            the names of the table entries it defines (matvec_k4p,
  *   K4P_MATMUL            matmul_k4p)

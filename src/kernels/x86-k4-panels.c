@@ -1,8 +1,8 @@
 /* kernels/x86-k4-panels.c — the x86 tables' decode product of a Q4_K tensor read from
  * its panels (kernels/panels.h: 8 rows side by side), matvec_k4p and matmul_k4p (several
- * vectors) in kernels/table.h: the AVX2 table's (vpmaddubsw) and the AVX-512 ones'
- * (vpdpbusd on 256-bit registers), one body (kernels/x86-k4-panels-body.h) compiled for
- * each.
+ * vectors) in kernels/table.h: the AVX2 table's (vpmaddubsw), the AVX-512 ones'
+ * (vpdpbusd on 256-bit registers) and the AVX-VNNI one's (the same instruction, VEX
+ * encoded), one body (kernels/x86-k4-panels-body.h) compiled for each.
  *
  * The AVX2 row dot (kernels/x86-avx2-blocks.c, dot_k45_multi) needs each of a
  * super-block's eight sub-block sums out of a register of 16 int16 pair sums: a
@@ -23,6 +23,8 @@
  * (prefetch_weight_lines), 5 lines at each quarter of a super-block: the 19 lines at
  * once made two threads' streams slower than the row dots' (docs/performance.md, "Q4_K
  * decode panels"). */
+#include "config.h"
+
 #include "x86.h"
 
 #include "panels.h"
@@ -54,3 +56,16 @@ TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 #include "x86-k4-panels-body.h"
 
 TARGET_END
+
+#ifdef HAVE_KERNELS_AVX_VNNI
+TARGET_BEGIN("avx2,fma,f16c,avxvnni")
+
+#define K4P(name) name##_avx_vnni
+#define K4P_MATVEC kernels_avx_vnni_matvec_k4p
+#define K4P_MATMUL kernels_avx_vnni_matmul_k4p
+#define K4P_STEP(acc, w, x) _mm256_dpbusd_avx_epi32((acc), (w), (x))
+#define K4P_TOTAL(acc) (acc)
+#include "x86-k4-panels-body.h"
+
+TARGET_END
+#endif

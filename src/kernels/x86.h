@@ -213,7 +213,7 @@ void kernels_avx2_matmul_q8b(kernels_scratch *s, float *out, const tensor *w, co
 /* The x86 tables' matvec_k4p and matmul_k4p (kernels/x86-k4-panels.c): Q4_K rows from
  * panels, with the bits of the x86 Q4_K row dots (kernels_avx2_dot_q4_k, and the AVX-512
  * one, which has the same): by vpmaddubsw for the AVX2 table, by vpdpbusd for the
- * AVX-512 ones. */
+ * AVX-512 ones (EVEX) and the AVX-VNNI one (VEX). */
 void kernels_avx2_matvec_k4p(float *out, const tensor *w, const int8_t *x, const float *xs,
                              const float *xsum, int r0, int r1);
 void kernels_avx512_matvec_k4p(float *out, const tensor *w, const int8_t *x, const float *xs,
@@ -224,6 +224,13 @@ void kernels_avx2_matmul_k4p(float *out, size_t ldo, const tensor *w, const int8
 void kernels_avx512_matmul_k4p(float *out, size_t ldo, const tensor *w, const int8_t *x,
                                size_t x_stride, const float *xs, size_t xs_stride,
                                const float *xsum, size_t xsum_stride, int n, int r0, int r1);
+/* The same by the VEX vpdpbusd, for the AVX-VNNI table (built where configure defines
+ * HAVE_KERNELS_AVX_VNNI). */
+void kernels_avx_vnni_matvec_k4p(float *out, const tensor *w, const int8_t *x, const float *xs,
+                                 const float *xsum, int r0, int r1);
+void kernels_avx_vnni_matmul_k4p(float *out, size_t ldo, const tensor *w, const int8_t *x,
+                                 size_t x_stride, const float *xs, size_t xs_stride,
+                                 const float *xsum, size_t xsum_stride, int n, int r0, int r1);
 
 /* The AVX2 table's gemm_q8 (kernels/x86-avx2-gemm.c), on packs of signed x. */
 void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const gemm_pack *xp,

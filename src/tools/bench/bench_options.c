@@ -18,6 +18,27 @@
 
 enum { ROUNDS_DEFAULT = 3 }; /* side-by-side rounds */
 
+/* text, word-wrapped to lines of 80 columns, each `indent` spaces in. */
+static void print_indented(FILE *f, const char *text, int indent)
+{
+    int col = 0;
+    for (const char *p = text; *p;) {
+        size_t word = strcspn(p, " ");
+        if (col && col + 1 + (int)word > 80) {
+            fputc('\n', f);
+            col = 0;
+        }
+        if (!col)
+            col = fprintf(f, "%*s", indent, "");
+        else
+            col += fprintf(f, " ");
+        col += fprintf(f, "%.*s", (int)word, p);
+        p += word;
+        p += strspn(p, " ");
+    }
+    fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -47,8 +68,9 @@ static void usage(FILE *f)
             "                      --against, llama.cpp beside it and the ratios\n"
             "      --sweep-at LIST the same on these thread counts only (a comma list, such\n"
             "                      as 1,4,16)\n"
-            "      --kernels NAME  force the kernels, one of\n"
-            "                      " KERNELS_ISA_CHOICES "\n"
+            "      --kernels NAME  force the kernels, one of\n");
+    print_indented(f, KERNELS_ISA_CHOICES, 22);
+    fprintf(f,
             "                      (default: auto, the best the CPU has; --isa is a synonym)\n"
             "      --prefetch WAY  how the kernels prefetch the weights they stream: t0 (the\n"
             "                      default), nta (non-temporal) or none; one run a way\n"

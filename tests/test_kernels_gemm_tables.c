@@ -1,23 +1,31 @@
-/* test_kernels_amx.c — the AMX prefill GEMM (src/kernels/x86-amx.c): kernels_gemm with
- * the AMX table gives the bits of the plain-C GEMM (Q8_0 weights, 16 vectors and more)
- * and of the AVX-512 VNNI table (every product: Q8_0 with fewer vectors than a GEMM
- * takes, Q8_0_BLOCKS rows made Q8_0 a few at a time, the ggml block types made exact
- * Q8_0 16 rows at a time, whose mins and second parts both tables add with the same
- * AVX-512 kernels).
+/* test_kernels_gemm_tables.c — the tables that are another table with a prefill GEMM of
+ * their own: kernels_gemm with them gives the bits of their base table for every
+ * product and, for Q8_0 weights with 16 vectors and more, those of the plain-C GEMM.
+ *   AMX (src/kernels/x86-amx.c), base AVX-512 VNNI: Q8_0 with fewer vectors than a GEMM
+ *     takes, Q8_0_BLOCKS rows made Q8_0 a few at a time, the ggml block types made
+ *     exact Q8_0 16 rows at a time, whose mins and second parts both tables add with
+ *     the same AVX-512 kernels.
+ *   AVX-VNNI (src/kernels/x86-avx-vnni.c), base AVX2: the same products, one pack of
+ *     unsigned x for every block type (AVX2 packs signed bytes for Q4_K and Q4_1), Q6_K's
+ *     halves in one pass.
  *
  * Shapes: rows that are not a multiple of 16 (and ranges whose last block is short,
  * which reconfigures the tiles), vector counts around the 16-vector blocks (15, 16, 17,
  * 31, 33, 70), groups of 32, 64, 96, 128 and 160 (A tiles of 32 or 64 bytes, one to
- * five of them a group), batches past the 1.5 MiB vector tile, on the test's two
+ * five of them a group; the AVX-VNNI kernel's constants 32 and 64 and the others),
+ * batches past the 1.5 MiB vector tile and AVX-VNNI's 256 KiB one, on the test's two
  * OpenMP threads (each configures its own tiles).
  *
- * Twice: on software tiles (this program compiles its own x86-amx.c with
+ * AMX twice: on software tiles (this program compiles its own x86-amx.c with
  * -DLLMCHAT_AMX_EMULATE: kernels/x86-amx-emulation.h, the SDM's semantics and its
  * faults), which needs only AVX-512 VNNI for the epilogue; and on the CPU's tiles where
  * the CPU, the OS and Linux give them (kernels_amx_probe), where the software tiles are
  * also checked against the CPU's, instruction by instruction. Where they do not, the log
  * says "skipped: no AMX (...)" with what CPUID, XCR0 and arch_prctl said, and no test
- * is counted for the hardware; with neither, the program exits 77 (skipped). */
+ * is counted for the hardware. AVX-VNNI twice too: on the table itself where the CPU has
+ * AVX-VNNI, and on its twin with the EVEX-encoded instruction (kernels_x86_avx_vnni_evex)
+ * where it has AVX-512 VNNI, so that its kernels' logic is tested on either kind of CPU.
+ * With no table to test, the program exits 77 (skipped). */
 #include "config.h"
 
 #include "testutil.h"
@@ -32,34 +40,35 @@
 #include "x86-amx.h"
 
 #include "test_rng.h"
+#include "test_tensors.h"
 
-/* The table under test (software or hardware tiles), made active by use_amx. */
-static const kernel_table *amx_table;
+/* The table under test (AMX on software or hardware tiles, AVX-VNNI in either
+ * encoding), set by its tcase's fixture. */
+static const kernel_table *table_under_test;
+static const char *table_label; /* for the messages */
 
-static void use_amx(void)
+/* The table table_under_test takes its other entries from, whose bits it has. */
+static kernels_isa base_isa(void)
 {
-    if (amx_table == &kernels_x86_amx_emulated)
-        ck_assert_int_eq(kernels_init_table(amx_table), KERNELS_AMX);
-    else
-        ck_assert_int_eq(kernels_init(KERNELS_AMX), KERNELS_AMX);
+    return table_under_test->isa == KERNELS_AMX ? KERNELS_AVX512 : KERNELS_AVX2;
 }
 
-/* out (n, w->rows) of kernels_gemm on table `isa` (KERNELS_AMX: the table under test),
- * every value NaN before. */
+/* out (n, w->rows) of kernels_gemm on table `isa` (the table under test's isa: that
+ * table), every value NaN before. */
 static void gemm_on(kernels_isa isa, float *out, const tensor *w, const qbatch *xq, int n)
 {
     for (size_t i = 0; i < (size_t)n * w->rows; i++)
         out[i] = NAN;
-    if (isa == KERNELS_AMX)
-        use_amx();
+    if (isa == table_under_test->isa)
+        ck_assert_int_eq(kernels_init_table(table_under_test), isa);
     else
         ck_assert_int_eq(kernels_init(isa), isa);
     ck_assert(kernels_gemm(NULL, out, w, NULL, xq, n));
     kernels_init(KERNELS_AUTO);
 }
 
-/* kernels_gemm of w with n random vectors: the AMX table's bits are those of the
- * AVX-512 table and, when `scalar_bits`, of the scalar table. */
+/* kernels_gemm of w with n random vectors: the table under test's bits are those of
+ * its base table and, when `scalar_bits`, of the scalar table. */
 static void check_same_bits(const tensor *w, int n, bool scalar_bits, const char *what)
 {
     int len = w->cols;
@@ -71,55 +80,22 @@ static void check_same_bits(const tensor *w, int n, bool scalar_bits, const char
     qbatch_quantize(xq, x, n);
     size_t outs = (size_t)n * w->rows;
     float *got = malloc(sizeof(float) * outs), *want = malloc(sizeof(float) * outs);
-    gemm_on(KERNELS_AMX, got, w, xq, n);
+    gemm_on(table_under_test->isa, got, w, xq, n);
     for (int ref = 0; ref < 2; ref++) {
-        kernels_isa isa = ref ? KERNELS_SCALAR : KERNELS_AVX512;
+        kernels_isa isa = ref ? KERNELS_SCALAR : base_isa();
         if (ref && !scalar_bits)
             continue;
         gemm_on(isa, want, w, xq, n);
         for (size_t o = 0; o < outs; o++)
             ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,
-                          "%s (emulated) %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s "
-                          "gives %.9g",
-                          kernels_isa_name(amx_table->isa), what, n, o, o / w->rows, o % w->rows, got[o],
+                          "%s %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s gives %.9g",
+                          table_label, what, n, o, o / w->rows, o % w->rows, got[o],
                           kernels_isa_name(isa), want[o]);
     }
     free(x);
     free(got);
     free(want);
     qbatch_free(xq);
-}
-
-/* A random Q8_0 tensor (quantized from values in [-0.5, 0.5]). */
-typedef struct {
-    tensor t;
-    int8_t *q;
-    float *scale;
-} q8_tensor;
-
-static q8_tensor q8_new(int rows, int cols, int group)
-{
-    q8_tensor w;
-    int stride = quant_stride(cols, group);
-    float *f = malloc(sizeof(float) * cols);
-    w.q = malloc((size_t)rows * stride);
-    w.scale = malloc(sizeof(float) * (size_t)rows * (stride / group));
-    for (int r = 0; r < rows; r++) {
-        for (int i = 0; i < cols; i++)
-            f[i] = 0.5f * rng_f();
-        quant_quantize_row(w.q + (size_t)r * stride, w.scale + (size_t)r * (stride / group), f,
-                           cols, stride, group);
-    }
-    free(f);
-    w.t = (tensor){.type = TENSOR_Q8_0, .rows = rows, .cols = cols, .stride = stride,
-                   .group = group, .q = w.q, .scale = w.scale};
-    return w;
-}
-
-static void q8_free(q8_tensor *w)
-{
-    free(w->q);
-    free(w->scale);
 }
 
 START_TEST(test_q8_shapes)
@@ -169,15 +145,8 @@ START_TEST(test_q8_blocks)
     static const int shapes[][2] = {{9, 64}, {37, 96}, {20, 768}, {33, 2080}};
     static const int ns[] = {16, 33};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int rows = shapes[s][0], cols = shapes[s][1], blocks = rows * (cols / 32);
-        uint8_t *b = malloc((size_t)blocks * QUANT_BLOCK_BYTES);
-        for (int i = 0; i < blocks; i++) {
-            uint8_t *blk = b + (size_t)i * QUANT_BLOCK_BYTES;
-            uint16_t h = ggml_f32_to_fp16(ldexpf(1.0f + 0.5f * rng_f(), -8));
-            memcpy(blk, &h, 2);
-            for (int j = 0; j < 32; j++)
-                blk[2 + j] = (uint8_t)(int8_t)((int)(rng_u32() % 255) - 127);
-        }
+        int rows = shapes[s][0], cols = shapes[s][1];
+        uint8_t *b = q8_blocks_random(rows, cols);
         tensor w = {.type = TENSOR_Q8_0_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
                     .group = 32, .blocks = b};
         char what[64];
@@ -193,32 +162,16 @@ END_TEST
  * dmin, Q6_K's d) about 2^-8. */
 START_TEST(test_block_types)
 {
-    static const struct {
-        ggml_type type;
-        int halves[2]; /* byte offsets of the block's halves, -1: none */
-    } types[] = {
-        {GGML_TYPE_Q4_0, {0, -1}}, {GGML_TYPE_Q5_1, {0, 2}}, {GGML_TYPE_Q4_K, {0, 2}},
-        {GGML_TYPE_Q5_K, {0, 2}},  {GGML_TYPE_Q6_K, {208, -1}},
-    };
     static const int shapes[][2] = {{5, 256}, {17, 512}, {40, 2048}};
     static const int ns[] = {16, 17, 70};
     rng_state = 0x1f83d9abfb41bd6bull + (uint64_t)_i;
-    ggml_type type = types[_i].type;
-    const ggml_type_info *info = ggml_type_get(type);
+    ggml_type type = block_test_types[_i];
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int rows = shapes[s][0], cols = shapes[s][1];
-        size_t row_bytes = (size_t)cols / info->block * info->bytes;
-        uint8_t *b = malloc(row_bytes * rows);
-        for (size_t i = 0; i < row_bytes * rows; i++)
-            b[i] = (uint8_t)rng_u32();
-        for (size_t blk = 0; blk < row_bytes * rows / info->bytes; blk++)
-            for (int h = 0; h < 2; h++)
-                if (types[_i].halves[h] >= 0) {
-                    uint16_t v = ggml_f32_to_fp16(ldexpf(1.0f + 0.5f * rng_f(), -8));
-                    memcpy(b + blk * info->bytes + types[_i].halves[h], &v, 2);
-                }
+        uint8_t *b = blocks_random(type, rows, cols);
         tensor w = {.type = TENSOR_BLOCKS, .rows = rows, .cols = cols, .stride = cols,
-                    .group = 32, .blocks = b, .btype = (int)type, .row_bytes = row_bytes};
+                    .group = 32, .blocks = b, .btype = (int)type,
+                    .row_bytes = blocks_row_bytes(type, cols)};
         char what[64];
         snprintf(what, sizeof what, "%s %dx%d", ggml_type_name(type), rows, cols);
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
@@ -279,21 +232,53 @@ START_TEST(test_emulation_matches_hardware)
 END_TEST
 #endif
 
-/* The emulated table's tcase runs with amx_table set to it, the hardware one's with
- * the real table. */
+/* Each tcase's fixture: the table it tests. */
 static void use_emulated(void)
 {
-    amx_table = &kernels_x86_amx_emulated;
+    table_under_test = &kernels_x86_amx_emulated;
+    table_label = "avx512-amx (software tiles)";
 }
 
 #ifdef HAVE_KERNELS_AMX
 static void use_hardware(void)
 {
-    amx_table = &kernels_x86_amx;
+    table_under_test = &kernels_x86_amx;
+    table_label = "avx512-amx";
 }
 #endif
 
-static TCase *amx_tcase(const char *name, void (*setup)(void))
+#ifdef HAVE_KERNELS_AVX_VNNI
+static void use_vnni(void)
+{
+    table_under_test = &kernels_x86_avx_vnni;
+    table_label = "avx-vnni";
+}
+
+static void use_vnni_evex(void)
+{
+    table_under_test = &kernels_x86_avx_vnni_evex;
+    table_label = "avx-vnni (EVEX twin)";
+}
+
+/* The table's own GEMM and Q4_K panel product are the ones the kernels reach, the GEMM
+ * with the pack it reads; the rest is AVX2's. */
+START_TEST(test_vnni_entries)
+{
+    ck_assert_int_eq(kernels_init_table(table_under_test), KERNELS_AVX_VNNI);
+    const kernel_table *k = kernels_active();
+    ck_assert_ptr_eq(k->gemm_q8, table_under_test->gemm_q8);
+    ck_assert_ptr_eq(k->gemm_q8_halves, table_under_test->gemm_q8_halves);
+    ck_assert(!k->gemm_signed);
+    ck_assert_ptr_null(k->gemm_q8_small);
+    ck_assert_ptr_null(k->gemm_q8_nibbles);
+    ck_assert_ptr_eq(k->matvec_k4p, table_under_test->matvec_k4p);
+    ck_assert_ptr_eq(k->rows_q8, kernels_x86_avx2.rows_q8);
+    kernels_init(KERNELS_AUTO);
+}
+END_TEST
+#endif
+
+static TCase *gemm_tcase(const char *name, void (*setup)(void))
 {
     TCase *tc = tcase_create(name);
     tcase_set_timeout(tc, 300);
@@ -301,36 +286,60 @@ static TCase *amx_tcase(const char *name, void (*setup)(void))
     tcase_add_test(tc, test_q8_shapes);
     tcase_add_test(tc, test_q8_large);
     tcase_add_test(tc, test_q8_blocks);
-    tcase_add_loop_test(tc, test_block_types, 0, 5);
+    tcase_add_loop_test(tc, test_block_types, 0, BLOCK_TEST_TYPES);
     return tc;
 }
 
 int main(void)
 {
-    Suite *s = suite_create("kernels_amx");
+    Suite *s = suite_create("kernels_gemm_tables");
     int cases = 0;
     char why[400];
     kernels_amx_describe(why, sizeof why);
     if (kernels_x86_amx_emulated.cpu_supports()) {
-        suite_add_tcase(s, amx_tcase("emulated", use_emulated));
+        suite_add_tcase(s, gemm_tcase("amx-emulated", use_emulated));
         cases++;
     } else {
-        printf("test_kernels_amx: software tiles skipped: no AVX-512 VNNI for the epilogue "
-               "(%s)\n", why);
+        printf("test_kernels_gemm_tables: AMX on software tiles skipped: no AVX-512 VNNI for "
+               "the epilogue (%s)\n", why);
     }
 #ifdef HAVE_KERNELS_AMX
     if (kernels_isa_supported(KERNELS_AMX)) {
-        printf("test_kernels_amx: hardware tiles: %s\n", why);
-        TCase *tc = amx_tcase("hardware", use_hardware);
+        printf("test_kernels_gemm_tables: AMX on hardware tiles: %s\n", why);
+        TCase *tc = gemm_tcase("amx-hardware", use_hardware);
         tcase_add_test(tc, test_emulation_matches_hardware);
         suite_add_tcase(s, tc);
         cases++;
     } else {
-        printf("test_kernels_amx: hardware tiles skipped: no AMX (%s)\n", why);
+        printf("test_kernels_gemm_tables: AMX on hardware tiles skipped: no AMX (%s)\n", why);
     }
 #else
-    printf("test_kernels_amx: hardware tiles skipped: this build has no AMX table (the "
-           "assembler does not know the tile instructions; %s)\n", why);
+    printf("test_kernels_gemm_tables: AMX on hardware tiles skipped: this build has no AMX "
+           "table (the assembler does not know the tile instructions; %s)\n", why);
+#endif
+#ifdef HAVE_KERNELS_AVX_VNNI
+    static const struct {
+        const kernel_table *table;
+        const char *name, *lacks;
+        void (*setup)(void);
+    } vnni[] = {
+        {&kernels_x86_avx_vnni, "avx-vnni", "AVX-VNNI", use_vnni},
+        {&kernels_x86_avx_vnni_evex, "avx-vnni-evex", "AVX-512 VNNI", use_vnni_evex},
+    };
+    for (int i = 0; i < 2; i++) {
+        if (!vnni[i].table->cpu_supports()) {
+            printf("test_kernels_gemm_tables: %s skipped: this CPU has no %s\n", vnni[i].name,
+                   vnni[i].lacks);
+            continue;
+        }
+        TCase *tc = gemm_tcase(vnni[i].name, vnni[i].setup);
+        tcase_add_test(tc, test_vnni_entries);
+        suite_add_tcase(s, tc);
+        cases++;
+    }
+#else
+    printf("test_kernels_gemm_tables: avx-vnni skipped: this build has no AVX-VNNI table "
+           "(the compiler does not know the avxvnni target)\n");
 #endif
     fflush(stdout);
     if (!cases) { /* automake's "skipped"; the suite freed (with a runner: Check has no
