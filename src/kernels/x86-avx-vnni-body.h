@@ -7,7 +7,7 @@
  * A register block is 4 rows x 16 vectors of an unsigned pack (x + 128, gemm_pack): a
  * row's 4-byte piece k, broadcast, meets piece k of 8 vectors in one 32-byte load, and
  * one vpdpbusd adds their 8 sums of 4 exact products to int32 sums that start at
- * -128 Σ w of the row's unit (kernels_avx2_group_wsums): one instruction on the multiply
+ * -128 Σ w of the row's unit (kernels_avx2_unit_sums): one instruction on the multiply
  * pipes per 32 products, where AVX2 takes two (x86-avx2-gemm.c). The float step, the
  * store and the token tiles are the AVX2 GEMM's (x86-avx2-gemm.h), so the scalar GEMM's
  * bits (kernels/scalar.c: gemm_q8_scalar). */
@@ -44,9 +44,7 @@ INLINE void VNNI_FN(gemm_block)(int R, int H, float *out, size_t ldo, const int8
                 __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
 #pragma GCC unroll 4
                 for (int r = 0; r < R; r++) {
-                    int32_t piece;
-                    memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
-                    __m256i wv = _mm256_set1_epi32(piece);
+                    __m256i wv = broadcast4_avx2(wg + (size_t)r * stride + 4 * k);
                     acc[r][0] = VNNI_DPBUSD(acc[r][0], x_lo, wv);
                     acc[r][1] = VNNI_DPBUSD(acc[r][1], x_hi, wv);
                 }
@@ -85,35 +83,12 @@ INLINE void VNNI_FN(gemm_block_call)(int R, int H, float *out, const tensor *w,
 static void VNNI_FN(gemm_units)(int H, kernels_scratch *s, float *out, const tensor *w,
                                 const gemm_pack *xp, int r0, int r1)
 {
-    const size_t units = (size_t)(w->stride / w->group) * H;
-    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
-                                        sizeof(int32_t) * (size_t)(r1 - r0) * units);
+    int32_t *wsum = kernels_avx2_unit_sums(s, w, r0, r1, H);
     if (!wsum)
         return; /* out of memory, counted in s */
-    kernels_avx2_group_wsums(wsum, w, r0, r1 - r0, H);
-    int tile_blocks = (int)(GEMM2_TILE_BYTES / ((size_t)w->stride * GEMM_VECS));
-    if (tile_blocks < 1)
-        tile_blocks = 1;
-    for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
-        int b1 = b0 + tile_blocks < xp->blocks ? b0 + tile_blocks : xp->blocks;
-        for (int r = r0; r < r1; r += GEMM2_ROWS) {
-            int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
-            for (int b = b0; b < b1; b++) {
-#define CALL(R, H) VNNI_FN(gemm_block_call)(R, H, out, w, xp, b, r, r0, wsum)
-                switch (R + 4 * (H - 1)) {
-                case 8: CALL(4, 2); break;
-                case 7: CALL(3, 2); break;
-                case 6: CALL(2, 2); break;
-                case 5: CALL(1, 2); break;
-                case 4: CALL(4, 1); break;
-                case 3: CALL(3, 1); break;
-                case 2: CALL(2, 1); break;
-                default: CALL(1, 1); break;
-                }
+#define CALL(R, H, b, r) VNNI_FN(gemm_block_call)(R, H, out, w, xp, b, r, r0, wsum)
+    GEMM2_WALK(CALL, H, xp, (size_t)w->stride * GEMM_VECS, r0, r1);
 #undef CALL
-            }
-        }
-    }
 }
 
 static void VNNI_FN(gemm_q8)(kernels_scratch *s, float *out, const tensor *w,

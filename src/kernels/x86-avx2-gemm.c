@@ -128,9 +128,7 @@ INLINE void gemm_block_wide_avx2(int R, float *out, size_t ldo, const int16_t *w
             __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) {
-                int32_t pair;
-                memcpy(&pair, wg + (size_t)r * stride + 2 * p, 4);
-                __m256i wv = _mm256_set1_epi32(pair);
+                __m256i wv = broadcast4_avx2(wg + (size_t)r * stride + 2 * p);
                 acc[r][0] = madd_add_avx2(acc[r][0], wv, x_lo);
                 acc[r][1] = madd_add_avx2(acc[r][1], wv, x_hi);
             }
@@ -265,9 +263,7 @@ INLINE void gemm_block_nibbles_avx2(int R, float *out, size_t ldo, const int8_t 
                 __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
                 for (int r = 0; r < R; r++) {
-                    int32_t piece;
-                    memcpy(&piece, wg + (size_t)r * stride + 4 * k, 4);
-                    __m256i wv = _mm256_set1_epi32(piece);
+                    __m256i wv = broadcast4_avx2(wg + (size_t)r * stride + 4 * k);
                     lo[r] = maddubs_add_avx2(lo[r], wv, x_lo);
                     hi[r] = maddubs_add_avx2(hi[r], wv, x_hi);
                 }
@@ -339,12 +335,16 @@ INLINE void gemm_block_halves_avx2(int R, float *out, size_t ldo, const int8_t *
 }
 
 /* Each unit's Σ w (x86-avx2-gemm.h). */
-void kernels_avx2_group_wsums(int32_t *wsum, const tensor *w, int r, int n, int H)
+int32_t *kernels_avx2_unit_sums(kernels_scratch *s, const tensor *w, int r0, int r1, int H)
 {
-    const int stride = w->stride, group = w->group, groups = stride / group;
+    const int stride = w->stride, group = w->group, groups = stride / group, n = r1 - r0;
+    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
+                                        sizeof(int32_t) * (size_t)n * groups * H);
+    if (!wsum)
+        return NULL;
     const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
     for (int i = 0; i < n; i++) {
-        const int8_t *wr = w->q + (size_t)(r + i) * stride;
+        const int8_t *wr = w->q + (size_t)(r0 + i) * stride;
         for (int g = 0; g < groups; g++) {
             __m256i sum = _mm256_setzero_si256();
             for (int k = 0; k < group; k += 32) {
@@ -361,6 +361,7 @@ void kernels_avx2_group_wsums(int32_t *wsum, const tensor *w, int r, int n, int 
             }
         }
     }
+    return wsum;
 }
 
 /* R rows from r of w x block b: the small-weights kernel where there are row sums
@@ -398,29 +399,9 @@ static void gemm_rows_avx2(int H, float *out, const tensor *w, const gemm_pack *
                            int r1, const int32_t *wsum, int16_t *w16)
 {
     size_t x_bytes = (size_t)w->stride * GEMM_VECS * (xp->wide_x ? sizeof(int16_t) : 1);
-    int tile_blocks = (int)(GEMM2_TILE_BYTES / x_bytes);
-    if (tile_blocks < 1)
-        tile_blocks = 1;
-    for (int b0 = 0; b0 < xp->blocks; b0 += tile_blocks) {
-        int b1 = b0 + tile_blocks < xp->blocks ? b0 + tile_blocks : xp->blocks;
-        for (int r = r0; r < r1; r += GEMM2_ROWS) {
-            int R = r1 - r < GEMM2_ROWS ? r1 - r : GEMM2_ROWS;
-            for (int b = b0; b < b1; b++) {
-#define EITHER(R, H) gemm_block_either(R, H, out, w, xp, b, r, r0, wsum, w16)
-                switch (R + 4 * (H - 1)) {
-                case 8: EITHER(4, 2); break;
-                case 7: EITHER(3, 2); break;
-                case 6: EITHER(2, 2); break;
-                case 5: EITHER(1, 2); break;
-                case 4: EITHER(4, 1); break;
-                case 3: EITHER(3, 1); break;
-                case 2: EITHER(2, 1); break;
-                default: EITHER(1, 1); break;
-                }
+#define EITHER(R, H, b, r) gemm_block_either(R, H, out, w, xp, b, r, r0, wsum, w16)
+    GEMM2_WALK(EITHER, H, xp, x_bytes, r0, r1);
 #undef EITHER
-            }
-        }
-    }
 }
 
 /* gemm_q8: Q8_0 rows of any values by a wide pack (the table's gemm_wide),
@@ -444,13 +425,9 @@ void kernels_avx2_gemm_q8(kernels_scratch *s, float *out, const tensor *w, const
 static void gemm_small_units(int H, kernels_scratch *s, float *out, const tensor *w,
                              const gemm_pack *xp, int r0, int r1)
 {
-    const size_t units = (size_t)(w->stride / w->group) * H;
-    int32_t *wsum = kernels_scratch_get(s, SCRATCH_GEMM_BIAS,
-                                        sizeof(int32_t) * (size_t)(r1 - r0) * units);
-    if (!wsum)
-        return; /* out of memory, counted in s */
-    kernels_avx2_group_wsums(wsum, w, r0, r1 - r0, H); /* once for every token tile */
-    gemm_rows_avx2(H, out, w, xp, r0, r1, wsum, NULL);
+    int32_t *wsum = kernels_avx2_unit_sums(s, w, r0, r1, H); /* once for every tile */
+    if (wsum)
+        gemm_rows_avx2(H, out, w, xp, r0, r1, wsum, NULL);
 }
 
 void kernels_avx2_gemm_q8_small(kernels_scratch *s, float *out, const tensor *w,

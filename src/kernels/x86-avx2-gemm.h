@@ -7,6 +7,8 @@
 
 #include "x86.h"
 
+#include <string.h>
+
 /* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. */
 enum { GEMM2_ROWS = 4 };
 
@@ -14,11 +16,50 @@ enum { GEMM2_ROWS = 4 };
  * this much (the L2 of the smallest AVX2 cores, less the rows and the results). */
 enum { GEMM2_TILE_BYTES = 256 << 10 };
 
-/* Σ w over each unit of rows [r, r + n) of w to wsum (n rows of units: groups, or with
- * H = 2 (group 32) each group's halves). */
-void kernels_avx2_group_wsums(int32_t *wsum, const tensor *w, int r, int n, int H);
+/* The walk of a GEMM over rows [r0, r1) and the vectors of pack xp: token tiles of
+ * about GEMM2_TILE_BYTES (a block of GEMM_VECS vectors is x_bytes), in each the rows in
+ * register blocks of up to GEMM2_ROWS, each block by every block of vectors of the tile:
+ * CALL(R, H, b, r) with R and H literals (rows 1..4, units a group 1..2), so that each
+ * call is specialised. */
+#define GEMM2_WALK(CALL, H, xp, x_bytes, r0, r1)                                          \
+    do {                                                                                  \
+        int tile_blocks_ = (int)(GEMM2_TILE_BYTES / (x_bytes));                           \
+        if (tile_blocks_ < 1)                                                             \
+            tile_blocks_ = 1;                                                             \
+        for (int b0_ = 0; b0_ < (xp)->blocks; b0_ += tile_blocks_) {                      \
+            int b1_ = b0_ + tile_blocks_ < (xp)->blocks ? b0_ + tile_blocks_ : (xp)->blocks; \
+            for (int r_ = (r0); r_ < (r1); r_ += GEMM2_ROWS) {                            \
+                int R_ = (r1) - r_ < GEMM2_ROWS ? (r1) - r_ : GEMM2_ROWS;                 \
+                for (int b_ = b0_; b_ < b1_; b_++) {                                      \
+                    switch (R_ + 4 * ((H) - 1)) {                                         \
+                    case 8: CALL(4, 2, b_, r_); break;                                    \
+                    case 7: CALL(3, 2, b_, r_); break;                                    \
+                    case 6: CALL(2, 2, b_, r_); break;                                    \
+                    case 5: CALL(1, 2, b_, r_); break;                                    \
+                    case 4: CALL(4, 1, b_, r_); break;                                    \
+                    case 3: CALL(3, 1, b_, r_); break;                                    \
+                    case 2: CALL(2, 1, b_, r_); break;                                    \
+                    default: CALL(1, 1, b_, r_); break;                                   \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+/* Σ w over each unit of rows [r0, r1) of w (r1 - r0 rows of units: groups, or with
+ * H = 2 (group 32) each group's halves), in s's GEMM_BIAS slot; NULL when out of memory
+ * (counted in s). */
+int32_t *kernels_avx2_unit_sums(kernels_scratch *s, const tensor *w, int r0, int r1, int H);
 
 TARGET_BEGIN("avx2,fma")
+
+/* The 4 bytes at p (a row's piece, or a pair of int16), broadcast to every lane. */
+INLINE __m256i broadcast4_avx2(const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
 
 /* The float part of a register block, the same for every kernel: R rows' int32 sums of
  * group g (acc) times x's and w's scales into facc, groups in order. */
