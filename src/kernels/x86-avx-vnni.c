@@ -35,24 +35,22 @@ TARGET_BEGIN("avx512f,avx512vl,avx512vnni,avx2,fma")
 #undef VNNI_FN
 TARGET_END
 
-/* AVX2 and FMA (whose checks include the OS saving the ymm registers) and AVX-VNNI
- * (CPUID leaf 7, sub-leaf 1: EAX bit 4). */
+/* The AVX2 table's instruction sets (AVX2, FMA, F16C) and AVX-VNNI (CPUID leaf 7,
+ * sub-leaf 1: EAX bit 4). */
 static bool avx_vnni_supported(void)
 {
     unsigned a, b, c, d;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-        !__get_cpuid_count(7, 1, &a, &b, &c, &d))
+    if (!kernels_x86_avx2.cpu_supports() || !__get_cpuid_count(7, 1, &a, &b, &c, &d))
         return false;
     return (a >> 4) & 1;
 }
 
+/* The EVEX twin's: the AVX2 table's and AVX-512 F, VL and VNNI. */
 static bool avx512_vnni_supported(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma");
+    return kernels_x86_avx2.cpu_supports() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
 
 /* gemm_signed false: the GEMM reads packs of unsigned x + 128, and having no
