@@ -1,7 +1,8 @@
 /* kernels/x86-avx2-gemm.h — what the 256-bit prefill GEMMs share (the AVX2 table's,
  * kernels/x86-avx2-gemm.c, and the AVX-VNNI table's, kernels/x86-avx-vnni.c): the register
- * block's rows, the token tile, the float step of a group and the store of a block's
- * sums. Included by those two files only. */
+ * block's rows, the token tiles and the walk over them, a row piece's broadcast, the rows'
+ * group sums, the float step of a group and the store of a block's sums. Included by
+ * those two files only. */
 #ifndef LLMCHAT_KERNELS_X86_AVX2_GEMM_H
 #define LLMCHAT_KERNELS_X86_AVX2_GEMM_H
 
