@@ -44,7 +44,7 @@ INLINE void VNNI_FN(gemm_block)(int R, int H, float *out, size_t ldo, const int8
                 __m256i x_hi = _mm256_loadu_si256((const __m256i *)(xg + (size_t)k * 64 + 32));
 #pragma GCC unroll 4
                 for (int r = 0; r < R; r++) {
-                    __m256i wv = broadcast4_avx2(wg + (size_t)r * stride + 4 * k);
+                    __m256i wv = broadcast4_256(wg + (size_t)r * stride + 4 * k);
                     acc[r][0] = VNNI_DPBUSD(acc[r][0], x_lo, wv);
                     acc[r][1] = VNNI_DPBUSD(acc[r][1], x_hi, wv);
                 }

@@ -128,7 +128,7 @@ INLINE void gemm_block_wide_avx2(int R, float *out, size_t ldo, const int16_t *w
             __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) {
-                __m256i wv = broadcast4_avx2(wg + (size_t)r * stride + 2 * p);
+                __m256i wv = broadcast4_256(wg + (size_t)r * stride + 2 * p);
                 acc[r][0] = madd_add_avx2(acc[r][0], wv, x_lo);
                 acc[r][1] = madd_add_avx2(acc[r][1], wv, x_hi);
             }
@@ -263,7 +263,7 @@ INLINE void gemm_block_nibbles_avx2(int R, float *out, size_t ldo, const int8_t 
                 __asm__("" : "+x"(x_lo), "+x"(x_hi));
 #pragma GCC unroll 4
                 for (int r = 0; r < R; r++) {
-                    __m256i wv = broadcast4_avx2(wg + (size_t)r * stride + 4 * k);
+                    __m256i wv = broadcast4_256(wg + (size_t)r * stride + 4 * k);
                     lo[r] = maddubs_add_avx2(lo[r], wv, x_lo);
                     hi[r] = maddubs_add_avx2(hi[r], wv, x_hi);
                 }

@@ -8,8 +8,6 @@
 
 #include "x86.h"
 
-#include <string.h>
-
 /* Rows of a register block: 4 x 2 int32 accumulators and as many float ones. */
 enum { GEMM2_ROWS = 4 };
 
@@ -53,14 +51,6 @@ enum { GEMM2_TILE_BYTES = 256 << 10 };
 int32_t *kernels_avx2_unit_sums(kernels_scratch *s, const tensor *w, int r0, int r1, int H);
 
 TARGET_BEGIN("avx2,fma")
-
-/* The 4 bytes at p (a row's piece, or a pair of int16), broadcast to every lane. */
-INLINE __m256i broadcast4_avx2(const void *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
 
 /* The float part of a register block, the same for every kernel: R rows' int32 sums of
  * group g (acc) times x's and w's scales into facc, groups in order. */

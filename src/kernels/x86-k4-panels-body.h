@@ -13,14 +13,6 @@
  * integer sum of the sub-block (8 steps: at most 8 · 2 · 15 · 128 = 30720 in an int16
  * lane), so both give the same bits. */
 
-/* 4 bytes of x, broadcast to every 32-bit lane. */
-INLINE __m256i K4P(x_piece)(const int8_t *x)
-{
-    int32_t v;
-    memcpy(&v, x, 4);
-    return _mm256_set1_epi32(v);
-}
-
 /* A super-block's 6-bit scales and mins of the 8 rows (the file's 12 bytes a row, byte
  * k of the rows at s + 8 k: kernels/panels.h) as bytes, sub-block j's of rows 0..7 at
  * scales + 8 j and mins + 8 j. As ggml unpacks a row's (get_scale_min_k4): sub-blocks
@@ -100,9 +92,9 @@ INLINE void K4P(group_dot)(float *out, const uint8_t *p, const int8_t *x, const 
 #pragma GCC unroll 8
             for (int k = 0; k < 8; k++) {
                 __m256i v = _mm256_loadu_si256((const __m256i *)(piece + 32 * k));
-                lo = K4P_STEP(lo, _mm256_and_si256(v, low), K4P(x_piece)(xb + 64 * q + 4 * k));
+                lo = K4P_STEP(lo, _mm256_and_si256(v, low), broadcast4_256(xb + 64 * q + 4 * k));
                 hi = K4P_STEP(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), low),
-                              K4P(x_piece)(xb + 64 * q + 32 + 4 * k));
+                              broadcast4_256(xb + 64 * q + 32 + 4 * k));
             }
             for (int h = 0; h < 2; h++) { /* the scales made as they are used */
                 const int j = 2 * q + h;
@@ -154,8 +146,8 @@ INLINE void K4P(group_dot_multi)(float *out, size_t ldo, const uint8_t *p, const
                 __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
 #pragma GCC unroll 8
                 for (int k = 0; k < 8; k++) {
-                    lo = K4P_STEP(lo, wlo[k], K4P(x_piece)(xv + 4 * k));
-                    hi = K4P_STEP(hi, whi[k], K4P(x_piece)(xv + 32 + 4 * k));
+                    lo = K4P_STEP(lo, wlo[k], broadcast4_256(xv + 4 * k));
+                    hi = K4P_STEP(hi, whi[k], broadcast4_256(xv + 32 + 4 * k));
                 }
                 for (int h = 0; h < 2; h++)
                     K4P(scale_add)(acc[v], accm[v], h ? hi : lo, dsc[h], dm[h],

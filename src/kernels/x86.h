@@ -57,6 +57,16 @@ static inline __attribute__((always_inline, target("avx2,fma"))) float hsum256(_
     return _mm_cvtss_f32(s);
 }
 
+/* The 4 bytes at p (a row's piece, x's 4 values, a pair of int16), broadcast to every
+ * 32-bit lane. Compiled for AVX2, as hsum256. */
+static inline __attribute__((always_inline, target("avx2"))) __m256i broadcast4_256(
+    const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
 /* 8 int32 sums of 4 products w · x of signed bytes, the AVX2 way (no VNNI): w's signs
  * moved onto x, then maddubs of |w| (unsigned) by it and madd with ones. Exact while
  * |x| <= 127, which the quantizer keeps: |w| · |x| pairs fit int16. */
