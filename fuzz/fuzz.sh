@@ -9,9 +9,10 @@
 # left in fuzz-out/crashes/TARGET/ for a person to fix and copy into fuzz/corpus.
 #
 # Usage: fuzz.sh SRCDIR SECONDS "TARGETS" CORE_SOURCES...
-#   FUZZ_CC (default clang), FUZZ_JOBS (default 1, parallel workers per target),
-#   FUZZ_NICE (default 10); FUZZ_EXTRA_CFLAGS and FUZZ_EXTRA_LIBS: what the build
-#   found for libcurl (make fuzz passes them), added to the compile and the link.
+#   FUZZ_CC (default clang), FUZZ_BUILD_JOBS (compilers run at once, default the
+#   CPUs online), FUZZ_NICE (default 10); FUZZ_EXTRA_CFLAGS and FUZZ_EXTRA_LIBS: what
+#   the build found for libcurl (make fuzz passes them), added to the compile and the
+#   link. The targets run one after another, each on one worker.
 set -eu
 
 srcdir=$1
@@ -33,7 +34,12 @@ flags="$flags ${FUZZ_EXTRA_CFLAGS:-} -I. -I$srcdir/src/base -I$srcdir/src/kernel
 mkdir -p "$out/obj"
 
 # ---- the core, once, instrumented for coverage ----
+# The objects out of date, compiled FUZZ_BUILD_JOBS at a time (xargs -P; a list of
+# "source object level" lines); clang's flags reach each through the environment,
+# split into words as they are here.
+build_jobs=${FUZZ_BUILD_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 objs=
+: >"$out/compile.list"
 for src in "$@"; do
     case $src in *.c) ;; *) continue ;; esac
     obj=$out/obj/$(echo "$src" | sed 's|/|_|g; s|\.c$|.o|')
@@ -44,21 +50,40 @@ for src in "$@"; do
         # seconds; the sanitizers check them the same.
         case $src in
         src/kernels/x86-*.c | src/kernels/arm-*.c) opt=-O0 ;;
-        *) opt= ;;
+        *) opt=-O1 ;;
         esac
-        echo "fuzz: CC $src" >&2
-        # shellcheck disable=SC2086 # flags are words
-        $cc $flags $opt -fsanitize=fuzzer-no-link -DLLMCHAT_CORE -c "$srcdir/$src" -o "$obj"
+        rm -f "$obj" # a compile that fails leaves none, and the next run tries again
+        echo "$src $obj $opt" >>"$out/compile.list"
     fi
 done
+[ ! -s "$out/compile.list" ] || FUZZ_CC_WORDS=$cc FUZZ_FLAG_WORDS="$flags" FUZZ_SRCDIR_PATH=$srcdir \
+    xargs -P "$build_jobs" -n 3 sh -c '
+        echo "fuzz: CC $1" >&2
+        # shellcheck disable=SC2086 # the compiler and its flags are words
+        exec $FUZZ_CC_WORDS $FUZZ_FLAG_WORDS "$3" -fsanitize=fuzzer-no-link -DLLMCHAT_CORE \
+            -c "$FUZZ_SRCDIR_PATH/$1" -o "$2"' sh <"$out/compile.list" || {
+    echo "fuzz: a source did not compile (above)" >&2
+    exit 1
+}
+
+# ---- the targets, linked FUZZ_BUILD_JOBS at a time, then run one after another ----
+libs="$(pkg-config --libs libpcre2-8 2>/dev/null || echo -lpcre2-8) ${FUZZ_EXTRA_LIBS:-} -lm"
+# shellcheck disable=SC2086 # the targets are words
+printf '%s\n' $targets | FUZZ_CC_WORDS=$cc FUZZ_FLAG_WORDS="$flags" FUZZ_SRCDIR_PATH=$srcdir \
+    FUZZ_OBJ_WORDS=$objs FUZZ_LIB_WORDS=$libs FUZZ_OUT=$out \
+    xargs -P "$build_jobs" -n 1 sh -c '
+        echo "fuzz: LINK fuzz_$1" >&2
+        # shellcheck disable=SC2086 # the compiler, its flags, objects and libraries are words
+        exec $FUZZ_CC_WORDS $FUZZ_FLAG_WORDS -fsanitize=fuzzer "$FUZZ_SRCDIR_PATH/fuzz/fuzz_$1.c" \
+            $FUZZ_OBJ_WORDS $FUZZ_LIB_WORDS -o "$FUZZ_OUT/fuzz_$1"' sh || {
+    echo "fuzz: a target did not link (above)" >&2
+    exit 1
+}
 
 status=0
 summary=
 for t in $targets; do
     bin=$out/fuzz_$t
-    echo "fuzz: LINK fuzz_$t" >&2
-    # shellcheck disable=SC2086
-    $cc $flags -fsanitize=fuzzer "$srcdir/fuzz/fuzz_$t.c" $objs $(pkg-config --libs libpcre2-8 2>/dev/null || echo -lpcre2-8) ${FUZZ_EXTRA_LIBS:-} -lm -o "$bin"
 
     work=$out/corpus/$t
     crashes=$out/crashes/$t
