@@ -8,8 +8,11 @@
 # tests/ref/README.md), and llama.cpp 0.4.0's greedy ids and chosen experts (every position
 # and layer) on the mixture-of-experts fixtures qwen3moe, olmoe, mixtral and gpt-oss
 # (golden/moe_greedy.jsonl); each model is the file llama.cpp ran, byte for byte (sha256).
-# Skips when numpy is absent.
+# Skips when numpy is absent, and in a sanitizer build: it runs none of llmchat's code
+# (the -O2 suite holds the reference to llama.cpp's figures).
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
+[ "${LLMCHAT_SANITIZERS:-no}" != yes ] ||
+    skip "a sanitizer build: this checks the Python reference alone, no compiled code"
 need_numpy
 
 REF=$LLMCHAT_SRCDIR/tests/ref

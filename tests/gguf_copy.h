@@ -35,7 +35,8 @@ static inline void gguf_copy_kv(gguf_writer *w, const gguf *g, uint64_t i)
             const unsigned char *cur = NULL;
             for (uint64_t k = 0; k < a.n; k++) {
                 uint64_t len;
-                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
+                bool read = gguf_array_string(&a, &cur, &v[k], &len);
+                check_each(read, "%s: string %llu unreadable", key, (unsigned long long)k);
                 lens[k] = (size_t)len;
             }
             gguf_writer_add_string_array(w, key, v, lens, a.n);
@@ -114,8 +115,10 @@ static inline const char *write_chatml_variant(const char *src, const char *dst,
         const unsigned char *cur = NULL;
         for (uint64_t k = 0; k < a.n; k++) {
             uint64_t len = 0;
-            if (tokens)
-                ck_assert(gguf_array_string(&a, &cur, &v[k], &len));
+            if (tokens) {
+                bool read = gguf_array_string(&a, &cur, &v[k], &len);
+                check_each(read, "token %llu unreadable", (unsigned long long)k);
+            }
             lens[k] = (size_t)len;
             f[k] = (float)gguf_array_float(&a, k);
             t[k] = (int32_t)gguf_array_int(&a, k);

@@ -24,16 +24,17 @@ static void check_ranges(const block_decoded *b, const char *what)
 {
     int qmax = b->low_bits ? (1 << (b->low_bits + b->high_bits)) - 1 : 0;
     for (int i = 0; i < b->n && b->low_bits && b->type != GGML_TYPE_Q8_0; i++)
-        ck_assert_msg(b->quant[i] >= 0 && b->quant[i] <= qmax, "%s: quant %d of %d out of 0..%d",
-                      what, b->quant[i], i, qmax);
+        check_each(b->quant[i] >= 0 && b->quant[i] <= qmax, "%s: quant %d of %d out of 0..%d",
+                   what, b->quant[i], i, qmax);
     for (int i = 0; i < b->n && b->high_bits; i++)
-        ck_assert_msg(b->high[i] >= 0 && b->high[i] < (1 << b->high_bits), "%s: high bits", what);
+        check_each(b->high[i] >= 0 && b->high[i] < (1 << b->high_bits), "%s: high bits", what);
     for (int s = 0; s < b->n_sub && b->sub_scales && b->scale_bits < 8; s++) {
         int lo = b->type == GGML_TYPE_Q3_K ? -32 : 0;
-        ck_assert_msg(b->scale[s] >= lo && b->scale[s] < lo + (1 << b->scale_bits),
-                      "%s: scale %d of sub-block %d", what, b->scale[s], s);
+        check_each(b->scale[s] >= lo && b->scale[s] < lo + (1 << b->scale_bits),
+                   "%s: scale %d of sub-block %d", what, b->scale[s], s);
     }
-    ck_assert_int_eq(b->n_sub * b->sub_len, b->n);
+    check_each(b->n_sub * b->sub_len == b->n, "%s: %d sub-blocks of %d for %d values", what,
+               b->n_sub, b->sub_len, b->n);
 }
 
 /* Every block of tensor t decoded; its values against dequant_range's. Returns the
@@ -51,11 +52,11 @@ static float *decode_all(const gguf_tensor *t, const char *what)
         const uint8_t *at = (const uint8_t *)t->data + (info->block == 1 ? first * info->bytes
                                                                           : first / info->block * bytes);
         block_decode(t->type, at, &b);
-        ck_assert_int_eq(b.n, bv);
+        check_each(b.n == bv, "%s: a block of %d values, not %d", what, b.n, bv);
         for (int i = 0; i < bv; i++)
-            ck_assert_msg(memcmp(&b.value[i], &ref[first + i], sizeof(float)) == 0,
-                          "%s value %llu: %.9g from the fields, dequant.c %.9g", what,
-                          (unsigned long long)(first + i), b.value[i], ref[first + i]);
+            check_each(memcmp(&b.value[i], &ref[first + i], sizeof(float)) == 0,
+                       "%s value %llu: %.9g from the fields, dequant.c %.9g", what,
+                       (unsigned long long)(first + i), b.value[i], ref[first + i]);
         check_ranges(&b, what);
     }
     return ref;

@@ -155,13 +155,13 @@ static void check_tensor_x(const tensor *w, int n, const char *what, float *x)
                               "%s %s: the GEMM differs from the scalar GEMM's bits",
                               kernels_isa_name(isas[j]), what);
             for (size_t o = 0; o < outs; o++) {
-                ck_assert_msg(fabsf(got[o] - want[o]) <= bound[o],
-                              "%s %s %s: out[%zu] = %.9g, reference %.9g (±%g)",
-                              kernels_isa_name(isas[j]), what, gemm ? "gemm" : "matmul", o,
-                              got[o], want[o], bound[o]);
-                ck_assert_msg(fabsf(got[o] - scalar[o]) <= bound[o],
-                              "%s %s: out[%zu] = %.9g, scalar twin %.9g (±%g)",
-                              kernels_isa_name(isas[j]), what, o, got[o], scalar[o], bound[o]);
+                check_each(fabsf(got[o] - want[o]) <= bound[o],
+                           "%s %s %s: out[%zu] = %.9g, reference %.9g (±%g)",
+                           kernels_isa_name(isas[j]), what, gemm ? "gemm" : "matmul", o,
+                           got[o], want[o], bound[o]);
+                check_each(fabsf(got[o] - scalar[o]) <= bound[o],
+                           "%s %s: out[%zu] = %.9g, scalar twin %.9g (±%g)",
+                           kernels_isa_name(isas[j]), what, o, got[o], scalar[o], bound[o]);
             }
             if (!gemm) {
                 ck_assert(kernels_matvec(NULL, one, w, NULL, xq));
@@ -644,8 +644,8 @@ START_TEST(test_unpack_same_bytes)
                     free(sp);
                 }
                 for (int i = 0; i < cols; i++) /* what the GEMMs for small weights need */
-                    ck_assert_msg(q0[i] >= -32 && q0[i] <= 32, "%s: unpacked value %d",
-                                  ggml_type_name(type), q0[i]);
+                    check_each(q0[i] >= -32 && q0[i] <= 32, "%s: unpacked value %d",
+                               ggml_type_name(type), q0[i]);
                 for (int j = 0; j < k; j++) {
                     kernels_init(isas[j]);
                     memset(q1, 0x55, cols);

@@ -89,10 +89,10 @@ static void check_same_bits(const tensor *w, int n, bool scalar_bits, const char
             continue;
         gemm_on(isa, want, w, xq, n);
         for (size_t o = 0; o < outs; o++)
-            ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,
-                          "%s %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s gives %.9g",
-                          table_label, what, n, o, o / w->rows, o % w->rows, got[o],
-                          kernels_isa_name(isa), want[o]);
+            check_each(memcmp(&got[o], &want[o], sizeof(float)) == 0,
+                       "%s %s n %d: out[%zu] (vector %zu, row %zu) = %.9g, %s gives %.9g",
+                       table_label, what, n, o, o / w->rows, o % w->rows, got[o],
+                       kernels_isa_name(isa), want[o]);
     }
     free(x);
     free(got);

@@ -60,7 +60,7 @@ static float *run_tokens(const model *m, int ctx, int n)
     memcpy(out, logits, sizeof(float) * m->config.vocab_size);
     transformer_free(t);
     for (int i = 0; i < m->config.vocab_size; i++)
-        ck_assert_msg(isfinite(out[i]), "logit %d is not finite", i);
+        check_each(isfinite(out[i]), "logit %d is not finite", i);
     return out;
 }
 

@@ -117,10 +117,10 @@ static void check_q8_matmul(int rows, int cols, int group, int n)
         else
             ck_assert(kernels_matmul(NULL, got, &w.t, NULL, xq, n));
         for (int i = 0; i < n * rows; i++)
-            ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
-                          "%s: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
-                          kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
-                          bound[i]);
+            check_each(fabsf(got[i] - want[i]) <= bound[i],
+                       "%s: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
+                       kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
+                       bound[i]);
     }
     kernels_init(KERNELS_AUTO);
     free(want);
@@ -327,16 +327,16 @@ static void check_gemm(int rows, int cols, int group, int n)
             got[i] = NAN;
         ck_assert(kernels_gemm(NULL, got, &w.t, NULL, xq, n));
         for (int i = 0; i < n * rows; i++) {
-            ck_assert_msg(fabsf(got[i] - want[i]) <= bound[i],
-                          "%s gemm: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
-                          kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
-                          bound[i]);
+            check_each(fabsf(got[i] - want[i]) <= bound[i],
+                       "%s gemm: rows %d cols %d group %d n %d: out[%d] = %g, want %g (±%g)",
+                       kernels_isa_name(isas[j]), rows, cols, group, n, i, got[i], want[i],
+                       bound[i]);
             /* plain NEON has no GEMM kernel: kernels_matmul */
             if (isas[j] != KERNELS_NEON)
-                ck_assert_msg(memcmp(&got[i], &ref[i], sizeof(float)) == 0,
-                              "%s gemm: rows %d cols %d group %d n %d: out[%d] = %.9g, "
-                              "the scalar GEMM %.9g", kernels_isa_name(isas[j]), rows, cols,
-                              group, n, i, got[i], ref[i]);
+                check_each(memcmp(&got[i], &ref[i], sizeof(float)) == 0,
+                           "%s gemm: rows %d cols %d group %d n %d: out[%d] = %.9g, "
+                           "the scalar GEMM %.9g", kernels_isa_name(isas[j]), rows, cols,
+                           group, n, i, got[i], ref[i]);
         }
     }
     kernels_init(KERNELS_AUTO);
@@ -529,14 +529,14 @@ START_TEST(test_blocks_layout)
                         ck_assert(kernels_matmul(NULL, got_b, &t.blocks, NULL, xq, n));
                     }
                     for (int o = 0; o < n * rows; o++) {
-                        ck_assert_msg(memcmp(&got_r[o], &got_b[o], sizeof(float)) == 0,
-                                      "%s %s %dx%d n %d: out[%d]: rows %.9g, blocks %.9g",
-                                      kernels_isa_name(isas[j]), gemm ? "gemm" : "matmul", rows,
-                                      cols, n, o, got_r[o], got_b[o]);
-                        ck_assert_msg(fabsf(got_b[o] - want[o]) <= bound[o],
-                                      "%s blocks %dx%d n %d: out[%d] = %g, want %g",
-                                      kernels_isa_name(isas[j]), rows, cols, n, o, got_b[o],
-                                      want[o]);
+                        check_each(memcmp(&got_r[o], &got_b[o], sizeof(float)) == 0,
+                                   "%s %s %dx%d n %d: out[%d]: rows %.9g, blocks %.9g",
+                                   kernels_isa_name(isas[j]), gemm ? "gemm" : "matmul", rows,
+                                   cols, n, o, got_r[o], got_b[o]);
+                        check_each(fabsf(got_b[o] - want[o]) <= bound[o],
+                                   "%s blocks %dx%d n %d: out[%d] = %g, want %g",
+                                   kernels_isa_name(isas[j]), rows, cols, n, o, got_b[o],
+                                   want[o]);
                     }
                 }
             }
@@ -638,11 +638,11 @@ START_TEST(test_panels)
                     if (way == 4 && n < 16)
                         continue; /* below 16 vectors kernels_gemm is kernels_matmul */
                     for (size_t o = 0; o < outs; o++)
-                        ck_assert_msg(memcmp(&got[o], &want[o], sizeof(float)) == 0,
-                                      "%s panels way %d %dx%d n %d: out[%zu] = %.9g, the "
-                                      "scalar GEMM's %.9g",
-                                      kernels_isa_name(isas[j]), way, rows, cols, n, o, got[o],
-                                      want[o]);
+                        check_each(memcmp(&got[o], &want[o], sizeof(float)) == 0,
+                                   "%s panels way %d %dx%d n %d: out[%zu] = %.9g, the "
+                                   "scalar GEMM's %.9g",
+                                   kernels_isa_name(isas[j]), way, rows, cols, n, o, got[o],
+                                   want[o]);
                 }
             }
             kernels_init(KERNELS_AUTO);
@@ -845,9 +845,9 @@ static void check_f32(int rows, int cols, int n)
                     mag += fabs((double)w[(size_t)r * cols + c] * x[(size_t)i * cols + c]);
                 }
                 float g = got[(size_t)i * rows + r];
-                ck_assert_msg(fabs(g - want) <= 1e-5 * mag + 1e-30,
-                              "%s f32 rows %d cols %d n %d: [%d,%d] %g vs %g",
-                              kernels_isa_name(isas[j]), rows, cols, n, i, r, g, want);
+                check_each(fabs(g - want) <= 1e-5 * mag + 1e-30,
+                           "%s f32 rows %d cols %d n %d: [%d,%d] %g vs %g",
+                           kernels_isa_name(isas[j]), rows, cols, n, i, r, g, want);
             }
     }
     kernels_init(KERNELS_AUTO);
@@ -950,10 +950,10 @@ START_TEST(test_softmax)
                 memcpy(y, x, sizeof(float) * n);
                 kernels_softmax(y, n);
                 for (int i = 0; i < n; i++)
-                    ck_assert_msg(fabs(y[i] - want[i]) <= 1e-6 * want[i] + 1e-36,
-                                  "%s softmax n %d amp %g: [%d] = %g, want %g (x %g, max %g)",
-                                  kernels_isa_name(isas[j]), n, amps[ai], i, y[i], want[i], x[i],
-                                  max);
+                    check_each(fabs(y[i] - want[i]) <= 1e-6 * want[i] + 1e-36,
+                               "%s softmax n %d amp %g: [%d] = %g, want %g (x %g, max %g)",
+                               kernels_isa_name(isas[j]), n, amps[ai], i, y[i], want[i], x[i],
+                               max);
             }
             free(x);
             free(y);
@@ -1036,10 +1036,10 @@ START_TEST(test_attention)
                             sum += w[t] = exp(w[t] - max);
                         for (int t = 0; t < ki; t++) {
                             w[t] /= sum;
-                            ck_assert_msg(fabs(att[i * as + t] - w[t]) <= 1e-5 * w[t] + 1e-7,
-                                          "%s attn hs %d n %d pos %d: weight [%d][%d] %g vs %g",
-                                          kernels_isa_name(isas[j]), hs, n, pos, i, t,
-                                          att[i * as + t], w[t]);
+                            check_each(fabs(att[i * as + t] - w[t]) <= 1e-5 * w[t] + 1e-7,
+                                       "%s attn hs %d n %d pos %d: weight [%d][%d] %g vs %g",
+                                       kernels_isa_name(isas[j]), hs, n, pos, i, t,
+                                       att[i * as + t], w[t]);
                         }
                         for (int t = ki; t < keys; t++)
                             ck_assert_float_eq(att[i * as + t], 0.0f);
@@ -1049,10 +1049,10 @@ START_TEST(test_attention)
                                 o += w[t] * vc[t * kvs + c];
                                 mag += fabs(w[t] * vc[t * kvs + c]);
                             }
-                            ck_assert_msg(fabs(out[i * os + c] - o) <= 1e-5 * mag + 1e-7,
-                                          "%s attn hs %d n %d pos %d: out [%d][%d] %g vs %g",
-                                          kernels_isa_name(isas[j]), hs, n, pos, i, c,
-                                          out[i * os + c], o);
+                            check_each(fabs(out[i * os + c] - o) <= 1e-5 * mag + 1e-7,
+                                       "%s attn hs %d n %d pos %d: out [%d][%d] %g vs %g",
+                                       kernels_isa_name(isas[j]), hs, n, pos, i, c,
+                                       out[i * os + c], o);
                         }
                     }
                 }
@@ -1641,8 +1641,8 @@ START_TEST(test_dequantize_q8_rows)
                 for (int r = 0; r < n; r++)
                     for (int c = 0; c < hs; c++) {
                         float want = (float)q[r * hs + c] * s[r];
-                        ck_assert_msg(out[r * hs + c] == want, "%s hs %d n %d [%d,%d]: %g vs %g",
-                                      kernels_isa_name(isas[j]), hs, n, r, c, out[r * hs + c], want);
+                        check_each(out[r * hs + c] == want, "%s hs %d n %d [%d,%d]: %g vs %g",
+                                   kernels_isa_name(isas[j]), hs, n, r, c, out[r * hs + c], want);
                     }
                 ck_assert_float_eq(out[(size_t)n * hs], 42.0f); /* nothing written past the end */
             }

@@ -833,16 +833,16 @@ START_TEST(test_fate)
                 count[cut]++;
                 sum += pf;
                 if (cut == SAMPLER_KEPT) {
-                    ck_assert(pf > 0.0f);
+                    check_each(pf > 0.0f, "case %zu id %d: kept with p %g", k, i, pf);
                     if (kept_ref < 0)
                         kept_ref = i;
                     /* p_final ratios follow the tempered penalised logits */
                     double want = exp((pen[i] - pen[kept_ref]) / c.temperature);
                     double got = pf / (double)s_final_of(s, kept_ref);
-                    ck_assert_msg(fabs(got - want) <= 1e-3 * want, "case %zu id %d: %g vs %g",
-                                  k, i, got, want);
+                    check_each(fabs(got - want) <= 1e-3 * want, "case %zu id %d: %g vs %g", k, i,
+                               got, want);
                 } else {
-                    ck_assert(pf == 0.0f);
+                    check_each(pf == 0.0f, "case %zu id %d: cut with p %g", k, i, pf);
                 }
                 for (int j = SAMPLER_CUT_TOP_K; j <= SAMPLER_CUT_MIN_P; j++) {
                     bool survived = cut == SAMPLER_KEPT || (int)cut > j;

@@ -51,10 +51,10 @@ static tokenizer *open_llama3(void)
 static int *encode_alloc(const tokenizer *t, const char *text, int *n)
 {
     int need = tokenizer_encode(t, text, NULL, 0);
-    ck_assert_int_ge(need, 0);
+    check_each(need >= 0, "encoding failed (%d)", need);
     int *ids = malloc((size_t)(need + 1) * sizeof *ids);
     *n = tokenizer_encode(t, text, ids, need);
-    ck_assert_int_eq(*n, need);
+    check_each(*n == need, "%d ids, the count said %d", *n, need);
     return ids;
 }
 
@@ -92,7 +92,7 @@ static void check_golden_file(const char *vocab, const char *golden, int n_lines
         lines++;
         ck_assert(jsonl_string(line, "text", text, 1 << 20));
         int n_want = jsonl_numbers(line, "ids", want, 65536), n;
-        ck_assert_int_ge(n_want, 0);
+        check_each(n_want >= 0, "golden line %d: no ids", lines);
         int *ids = encode_alloc(t, text, &n);
         bool ok = n == n_want;
         for (int i = 0; ok && i < n; i++)
@@ -469,7 +469,7 @@ START_TEST(test_random_bytes)
         int n;
         int *ids = encode_alloc(t, text, &n);
         for (int i = 0; i < n; i++)
-            ck_assert(ids[i] >= 0 && ids[i] < 128000);
+            check_each(ids[i] >= 0 && ids[i] < 128000, "id %d is %d", i, ids[i]);
         free(ids);
         seed = seed * 1103515245u + 12345u;
     }

@@ -644,7 +644,8 @@ static void check_batch(const char *rel, tensor_type type, transformer_kv kv, fl
             worst_attn = fmax(worst_attn, fabs(want_attn[pos * attn_stride + i] -
                                                got_attn[pos * attn_stride + i]));
         for (size_t i = used; i < attn_stride; i++)
-            ck_assert(got_attn[pos * attn_stride + i] == 0.0f); /* wrote nothing past */
+            check_each(got_attn[pos * attn_stride + i] == 0.0f, "position %d: a weight written "
+                       "past its %zu, at %zu", pos, used, i);
     }
     fprintf(stderr, "   attention weights differ by at most %.3g\n", worst_attn);
     ck_assert_msg(worst_attn <= (type == TENSOR_F32 && kv == TRANSFORMER_KV_F32 ? 1e-4 : 0.05),
@@ -699,15 +700,17 @@ START_TEST(test_attention_rows)
                 double sum = 0.0;
                 for (int k = 0; k <= pos; k++) {
                     float w = attn[(size_t)r * (pos + 1) + k];
-                    ck_assert(w >= 0.0f && w <= 1.0f);
-                    ck_assert(pos > 0 || w == 1.0f); /* position 0 sees only itself */
+                    check_each(w >= 0.0f && w <= 1.0f, "%s pos %d row %d: weight %g", files[f], pos,
+                               r, w);
+                    check_each(pos > 0 || w == 1.0f, /* position 0 sees only itself */
+                               "%s row %d: position 0's own weight %g", files[f], r, w);
                     sum += w;
                 }
                 ck_assert_msg(fabs(sum - 1.0) < 1e-4, "%s pos %d row %d sums to %g", files[f],
                               pos, r, sum);
             }
             for (int i = 0; i < c->vocab_size; i++)
-                ck_assert(isfinite(l[i]));
+                check_each(isfinite(l[i]), "%s pos %d: logit %d is %g", files[f], pos, i, l[i]);
         }
         free(attn);
         transformer_free(t);

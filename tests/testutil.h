@@ -1,6 +1,6 @@
 /* testutil.h — helpers shared by the Check test programs: where the test fixtures and
  * golden files are (tests/data/, see its README), temporary files in a directory of the
- * program's own, and a main() that runs one suite. */
+ * program's own, a check for loops over many values, and a main() that runs one suite. */
 #ifndef LLMCHAT_TESTUTIL_H
 #define LLMCHAT_TESTUTIL_H
 
@@ -104,6 +104,17 @@ static inline int enter_private_temp_dir(char *dir)
     setenv("TMPDIR", dir, 1);
     return 0;
 }
+
+/* ck_assert_msg (a message is required) for a check made over many values (each output of a kernel, each
+ * decoded weight): a ck_assert that passes still writes a record to Check's log, a
+ * system call, and millions of them were most of the time of the programs that check
+ * every value. This one does nothing while expr holds and fails the test as
+ * ck_assert_msg does when it does not (evaluating expr again: no side effects). */
+#define check_each(expr, ...)                                       \
+    do {                                                            \
+        if (!(expr))                                                \
+            ck_assert_msg(expr, __VA_ARGS__);                       \
+    } while (0)
 
 #define TEST_MAIN(suite_fn)                                         \
     int main(void)                                                  \
