@@ -4,9 +4,15 @@
  * long, and not before; Esc then a letter is both; the ~ keys, SS3 keys and Shift-Tab;
  * unknown and mouse sequences are dropped; a sequence cut by a key curses decoded is
  * handed back as typed; bracketed paste's markers frame the pasted keys, newlines
- * included, even when the markers themselves are split. The times are the test's
- * own numbers: nothing here waits. */
+ * included, even when the markers themselves are split. Bytes read in bulk during a
+ * paste (key_reader_feed_bytes): cut into two reads at every place, or a byte a read,
+ * the pasted text comes out whole and byte for byte (UTF-8 characters cut between
+ * reads included), the keys around the paste as keys, an escape sequence inside it as
+ * pasted keys, a byte that starts no character dropped. The times are the test's own
+ * numbers: nothing here waits. */
 #include <curses.h>
+#include <locale.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -181,6 +187,150 @@ START_TEST(test_paste)
 }
 END_TEST
 
+/* What key_reader_feed_bytes hands on: the events (a text run as one event) and the
+ * pasted text, runs joined. */
+typedef struct {
+    key_event ev[256];
+    int n;
+    char text[512];
+    size_t text_len;
+    int text_events;
+} bulk;
+
+static void bulk_sink(void *user, const key_event *ev, const char *text)
+{
+    bulk *b = user;
+    ck_assert_msg((ev->kind == KEY_EVENT_PASTE_TEXT) == (text != NULL), "text comes with text events only");
+    if (text) {
+        ck_assert_int_gt(ev->key, 0);
+        ck_assert_uint_le(b->text_len + (size_t)ev->key, sizeof b->text);
+        memcpy(b->text + b->text_len, text, (size_t)ev->key);
+        b->text_len += (size_t)ev->key;
+        b->text_events++;
+        if (b->n > 0 && b->ev[b->n - 1].kind == KEY_EVENT_PASTE_TEXT)
+            return; /* one run, cut by a read */
+    }
+    ck_assert_int_lt(b->n, 256);
+    b->ev[b->n++] = *ev;
+}
+
+/* Reads s (n bytes) as cut at the places in cuts (ascending, ncut of them). */
+static void feed_cut(key_reader *r, bulk *b, const char *s, size_t n, const size_t *cuts, int ncut)
+{
+    size_t from = 0;
+    for (int i = 0; i <= ncut; i++) {
+        size_t to = i < ncut ? cuts[i] : n;
+        key_reader_feed_bytes(r, s + from, to - from, 0, bulk_sink, b);
+        from = to;
+    }
+}
+
+/* A UTF-8 locale for the characters of more than one byte; the test needs one. */
+static void utf8_locale(void)
+{
+    ck_assert_msg(setlocale(LC_CTYPE, "C.UTF-8") || setlocale(LC_CTYPE, "en_US.UTF-8"),
+                  "no UTF-8 locale (C.UTF-8 or en_US.UTF-8) to decode the paste with");
+}
+
+/* The events after a paste read in bulk: x, the paste, y, é, Left. */
+static void assert_bulk_paste(const bulk *b, const char *pasted, const char *how)
+{
+    ck_assert_msg(b->n == 7, "%s: %d events, wanted 7", how, b->n);
+    ck_assert_msg(b->ev[0].kind == KEY_EVENT_KEY && b->ev[0].key == 'x' && !b->ev[0].pasted, "%s: x", how);
+    ck_assert_msg(b->ev[1].kind == KEY_EVENT_PASTE_BEGIN, "%s: the paste's start", how);
+    ck_assert_msg(b->ev[2].kind == KEY_EVENT_PASTE_TEXT && b->ev[2].pasted, "%s: the text", how);
+    ck_assert_msg(b->text_len == strlen(pasted) && memcmp(b->text, pasted, b->text_len) == 0,
+                  "%s: pasted \"%.*s\", wanted \"%s\"", how, (int)b->text_len, b->text, pasted);
+    ck_assert_msg(b->ev[3].kind == KEY_EVENT_PASTE_END, "%s: the paste's end", how);
+    ck_assert_msg(b->ev[4].kind == KEY_EVENT_KEY && b->ev[4].key == 'y' && !b->ev[4].pasted, "%s: y", how);
+    ck_assert_msg(b->ev[5].kind == KEY_EVENT_KEY && !b->ev[5].keycode && b->ev[5].key == 0xe9, "%s: é", how);
+    ck_assert_msg(b->ev[6].kind == KEY_EVENT_KEY && b->ev[6].keycode && b->ev[6].key == KEY_LEFT, "%s: Left", how);
+}
+
+START_TEST(test_paste_bytes)
+{
+    utf8_locale();
+    const char *pasted = "one\r\ntwo\tü — 日本語\rend";
+    char in[256];
+    int len = snprintf(in, sizeof in, "x\033[200~%s\033[201~y\xc3\xa9\033[D", pasted);
+    ck_assert(len > 0 && (size_t)len < sizeof in);
+    size_t n = (size_t)len;
+    for (size_t cut = 0; cut <= n; cut++) { /* two reads, cut at every place */
+        key_reader r;
+        bulk b = {.n = 0};
+        key_reader_init(&r);
+        feed_cut(&r, &b, in, n, &cut, 1);
+        char how[32];
+        snprintf(how, sizeof how, "cut at %zu", cut);
+        assert_bulk_paste(&b, pasted, how);
+    }
+    key_reader r;
+    bulk b = {.n = 0};
+    key_reader_init(&r);
+    size_t cuts[256];
+    for (size_t i = 0; i + 1 < n; i++)
+        cuts[i] = i + 1;
+    feed_cut(&r, &b, in, n, cuts, (int)n - 1); /* a byte a read */
+    assert_bulk_paste(&b, pasted, "a byte a read");
+    ck_assert_int_gt(b.text_events, 1);
+    /* the whole in one read: one text event */
+    key_reader_init(&r);
+    bulk one = {.n = 0};
+    key_reader_feed_bytes(&r, in, n, 0, bulk_sink, &one);
+    assert_bulk_paste(&one, pasted, "one read");
+    ck_assert_int_eq(one.text_events, 1);
+}
+END_TEST
+
+START_TEST(test_paste_bytes_odd)
+{
+    utf8_locale();
+    key_reader r;
+    bulk b = {.n = 0};
+    key_reader_init(&r);
+    /* a byte that starts no character, inside the paste and after it: dropped */
+    const char *in = "\033[200~a\xff" "b\033[201~\xfe!";
+    key_reader_feed_bytes(&r, in, strlen(in), 0, bulk_sink, &b);
+    ck_assert_int_eq(b.n, 4);
+    ck_assert_int_eq(b.ev[0].kind, KEY_EVENT_PASTE_BEGIN);
+    ck_assert_int_eq(b.ev[1].kind, KEY_EVENT_PASTE_TEXT);
+    ck_assert_uint_eq(b.text_len, 2);
+    ck_assert(memcmp(b.text, "ab", 2) == 0);
+    ck_assert_int_eq(b.text_events, 2); /* the dropped byte cut the run */
+    ck_assert_int_eq(b.ev[2].kind, KEY_EVENT_PASTE_END);
+    ck_assert(b.ev[3].kind == KEY_EVENT_KEY && b.ev[3].key == '!' && !b.ev[3].pasted);
+}
+END_TEST
+
+START_TEST(test_paste_bytes_escapes)
+{
+    utf8_locale();
+    key_reader r;
+    bulk b = {.n = 0};
+    key_reader_init(&r);
+    /* inside a paste: a colour sequence (dropped, as when typed), an arrow and Esc-a as
+     * pasted keys; the text around them as text */
+    const char *in = "\033[200~ab\033[31mc\033[Dd\033ae\033[201~";
+    key_reader_feed_bytes(&r, in, strlen(in), 0, bulk_sink, &b);
+    ck_assert_uint_eq(b.text_len, 5);
+    ck_assert(memcmp(b.text, "abcde", 5) == 0);
+    int keys = 0, left = 0, esc = 0;
+    for (int i = 0; i < b.n; i++) {
+        if (b.ev[i].kind != KEY_EVENT_KEY)
+            continue;
+        ck_assert(b.ev[i].pasted);
+        keys++;
+        left += b.ev[i].keycode && b.ev[i].key == KEY_LEFT;
+        esc += !b.ev[i].keycode && b.ev[i].key == ESC;
+    }
+    ck_assert_int_eq(keys, 3); /* Left, Esc, a */
+    ck_assert_int_eq(left, 1);
+    ck_assert_int_eq(esc, 1);
+    ck_assert_int_eq(b.ev[b.n - 1].kind, KEY_EVENT_PASTE_END);
+    ck_assert(!key_reader_pasting(&r));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("key_reader");
@@ -189,6 +339,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_lone_esc);
     tcase_add_test(tc, test_other_sequences);
     tcase_add_test(tc, test_paste);
+    tcase_add_test(tc, test_paste_bytes);
+    tcase_add_test(tc, test_paste_bytes_odd);
+    tcase_add_test(tc, test_paste_bytes_escapes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -359,7 +359,7 @@ static void input_line_key(tui *t, const key_binding *b, bool keycode, int key)
     t->dirty |= DIRTY_INPUT;
 }
 
-void tui_paste(tui *t, const key_event *ev)
+void tui_paste(tui *t, const key_event *ev, const char *text)
 {
     if (ev->kind == KEY_EVENT_PASTE_BEGIN) { /* whatever was shown: the input line takes it */
         t->run.message = NULL;
@@ -373,6 +373,9 @@ void tui_paste(tui *t, const key_event *ev)
     }
     if (ev->kind == KEY_EVENT_KEY) {
         input_paste(t->input, ev->key, ev->keycode);
+        t->dirty |= DIRTY_INPUT;
+    } else if (ev->kind == KEY_EVENT_PASTE_TEXT && text) {
+        input_paste_text(t->input, text, (size_t)ev->key);
         t->dirty |= DIRTY_INPUT;
     }
 }

@@ -372,12 +372,15 @@ static void command_key(int key)
 static void insert_text(input_line *in, const char *s, size_t n)
 {
     (void)in;
-    char buf[MB_LEN_MAX + 1];
-    if (n >= sizeof buf)
-        return;
+    char small[64];
+    char *buf = n < sizeof small ? small : malloc(n + 1); /* readline takes a C string */
+    if (!buf)
+        tui_die("out of memory");
     memcpy(buf, s, n);
     buf[n] = '\0';
     rl_insert_text(buf);
+    if (buf != small)
+        free(buf);
 }
 
 bool input_empty(const input_line *in)
@@ -447,6 +450,28 @@ void input_paste(input_line *in, int key, bool keycode)
             return;
     }
     insert_text(in, mb, n);
+}
+
+void input_paste_text(input_line *in, const char *s, size_t n)
+{
+    char *kept = malloc(n ? n : 1);
+    if (!kept)
+        tui_die("out of memory");
+    size_t k = 0;
+    bool cr = in->pasted_cr;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool after_cr = cr;
+        cr = c == '\r';
+        if (c == '\r' || (c == '\n' && !after_cr))
+            kept[k++] = '\n';
+        else if (!(c == '\n' || (c < 0x20 && c != '\t') || c == 0x7f))
+            kept[k++] = (char)c;
+    }
+    in->pasted_cr = cr;
+    if (k > 0)
+        insert_text(in, kept, k);
+    free(kept);
 }
 
 void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused)

@@ -7,6 +7,7 @@
 #include "key_reader.h"
 
 #include <curses.h>
+#include <limits.h>
 #include <string.h>
 
 enum { ESC = 27 };
@@ -167,6 +168,73 @@ int key_reader_feed(key_reader *r, bool keycode, int key, double now_ms, key_eve
         return 0;
     default: return 0;
     }
+}
+
+bool key_reader_pasting(const key_reader *r)
+{
+    return r->pasting;
+}
+
+/* The text run bytes[from, to), if any, as one KEY_EVENT_PASTE_TEXT. */
+static void text_run(const char *bytes, size_t from, size_t to, key_sink *sink, void *user)
+{
+    if (to > from) {
+        key_event ev = {.kind = KEY_EVENT_PASTE_TEXT, .key = (int)(to - from), .pasted = true};
+        sink(user, &ev, bytes + from);
+    }
+}
+
+void key_reader_feed_bytes(key_reader *r, const char *bytes, size_t n, double now_ms, key_sink *sink,
+                           void *user)
+{
+    enum { RUN_MAX = 1 << 20 }; /* a text event's length fits an int whatever n is */
+    key_event ev[KEY_READER_EVENTS_MAX];
+    size_t run = 0; /* where the text run not yet handed on starts */
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)bytes[i];
+        bool carried = !mbsinit(&r->partial); /* this character began in an earlier call */
+        wchar_t wc = c;
+        size_t len = 1;
+        if (c >= 0x80 || carried) {
+            len = mbrtowc(&wc, bytes + i, n - i, &r->partial);
+            if (len == (size_t)-2) { /* the rest of it comes in the next call */
+                text_run(bytes, run, i, sink, user);
+                return;
+            }
+            if (len == (size_t)-1) { /* starts no character: dropped */
+                memset(&r->partial, 0, sizeof r->partial);
+                text_run(bytes, run, i, sink, user);
+                run = ++i;
+                continue;
+            }
+            if (len == 0) /* the NUL character */
+                len = 1;
+        }
+        bool text = r->pasting && r->state == GROUND && wc != ESC;
+        if (text && !carried && i + len - run <= RUN_MAX) {
+            i += len;
+            continue;
+        }
+        text_run(bytes, run, i, sink, user);
+        if (text) { /* the bytes read before are not here: the character written again */
+            char mb[MB_LEN_MAX];
+            mbstate_t st;
+            memset(&st, 0, sizeof st);
+            size_t m = carried ? wcrtomb(mb, wc, &st) : 0;
+            if (m != (size_t)-1 && m > 0)
+                text_run(mb, 0, m, sink, user);
+            run = carried ? i + len : i;
+            i += len;
+            continue;
+        }
+        int k = key_reader_feed(r, false, (int)wc, now_ms, ev);
+        for (int j = 0; j < k; j++)
+            sink(user, &ev[j], NULL);
+        i += len;
+        run = i;
+    }
+    text_run(bytes, run, n, sink, user);
 }
 
 int key_reader_wait_ms(const key_reader *r, double now_ms)

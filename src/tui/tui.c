@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1076,6 +1077,7 @@ static void open_screen(tui *t)
     input_handler ih = {on_input_line, on_input_eof, t};
     t->input = input_open(&ih, o->history_size);
     key_reader_init(&t->keys);
+    t->tty_in = fileno(stdin); /* curses' input: newterm(NULL, stdout, stdin) */
     if (t->e)
         engine_set_progress(t->e, on_prompt_progress, t);
     if (t->view)
@@ -1118,6 +1120,28 @@ static void hold_event(tui *t, const key_event *ev)
     t->held[t->n_held++] = *ev;
 }
 
+/* key_sink: ev kept to be handled in turn, a pasted text's bytes with it. */
+static void hold_sink(void *user, const key_event *ev, const char *text)
+{
+    tui *t = user;
+    if (text) {
+        size_t n = (size_t)ev->key;
+        if (t->held_text_len + n > t->held_text_cap) {
+            size_t cap = t->held_text_cap ? t->held_text_cap : 4096;
+            while (cap < t->held_text_len + n)
+                cap *= 2;
+            char *grown = realloc(t->held_text, cap);
+            if (!grown)
+                tui_die("out of memory");
+            t->held_text = grown;
+            t->held_text_cap = cap;
+        }
+        memcpy(t->held_text + t->held_text_len, text, n);
+        t->held_text_len += n;
+    }
+    hold_event(t, ev);
+}
+
 /* Handles the kept events, oldest first, until one leaves work for the loop (n: a
  * token) or quits: the rest wait for the next read_keys, so that every key acts once
  * and in the order typed. */
@@ -1126,22 +1150,71 @@ static void handle_held(tui *t)
     int i = 0;
     while (i < t->n_held && !t->quit && !t->step_once) {
         key_event ev = t->held[i++];
-        if (ev.kind == KEY_EVENT_KEY && !ev.pasted)
+        if (ev.kind == KEY_EVENT_PASTE_TEXT) {
+            tui_paste(t, &ev, t->held_text + t->held_text_head);
+            t->held_text_head += (size_t)ev.key;
+        } else if (ev.kind == KEY_EVENT_KEY && !ev.pasted) {
             tui_handle_key(t, ev.keycode, ev.key);
-        else
-            tui_paste(t, &ev);
+        } else {
+            tui_paste(t, &ev, NULL);
+        }
     }
     if (i == 0)
         return;
     t->n_held -= i;
     memmove(t->held, t->held + i, sizeof *t->held * (size_t)t->n_held);
+    if (t->n_held == 0)
+        t->held_text_head = t->held_text_len = 0;
 }
 
-/* Hands the n events of the key reader to be handled in turn. */
-static void hold_events(tui *t, const key_event *ev, int n)
+/* While a paste is under way: what the terminal has sent, as much as one read brings,
+ * waiting up to wait ms for it, handed to the key reader (key_reader_feed_bytes);
+ * false when nothing came. Curses would read it a byte a system call (two with its
+ * wait): a megabyte took seconds. Curses holds none of it: the paste's first marker
+ * ended the last key it read, and it reads no further than the key it returns. */
+static bool read_pasted(tui *t, int wait, key_sink *sink, void *user)
 {
+    struct pollfd p = {.fd = t->tty_in, .events = POLLIN};
+    if (poll(&p, 1, wait) <= 0)
+        return false;
+    char buf[1 << 16];
+    ssize_t n = read(t->tty_in, buf, sizeof buf);
+    if (n <= 0) {
+        if (n == 0 || (errno != EINTR && errno != EAGAIN))
+            t->tty_in = -1; /* curses reads on and meets what ended it */
+        return false;
+    }
+    key_reader_feed_bytes(&t->keys, buf, (size_t)n, clock_ms(), sink, user);
+    return true;
+}
+
+/* The terminal's next input, waiting up to wait ms for it: one key through curses, or
+ * while a paste is under way, what one read brings; its events to sink. False when
+ * nothing came. */
+static bool read_input(tui *t, int wait, key_sink *sink, void *user)
+{
+    if (key_reader_pasting(&t->keys) && t->tty_in >= 0)
+        return read_pasted(t, wait, sink, user);
+    WINDOW *kw = key_window(t);
+    wtimeout(kw, wait);
+    wint_t wc;
+    int r = wget_wch(kw, &wc);
+    if (r == ERR)
+        return false;
+    key_event ev[KEY_READER_EVENTS_MAX];
+    int n = key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev);
     for (int i = 0; i < n; i++)
-        hold_event(t, &ev[i]);
+        sink(user, &ev[i], NULL);
+    return true;
+}
+
+/* Hands what the key reader decides after a wait with no input to sink. */
+static void read_idle(tui *t, key_sink *sink, void *user)
+{
+    key_event ev[KEY_READER_EVENTS_MAX];
+    int n = key_reader_idle(&t->keys, clock_ms(), ev);
+    for (int i = 0; i < n; i++)
+        sink(user, &ev[i], NULL);
 }
 
 /* Handles the keys waiting (those kept first), after waiting up to wait ms for the
@@ -1155,20 +1228,13 @@ static void read_keys(tui *t, int wait)
     int esc = key_reader_wait_ms(&t->keys, clock_ms());
     if (esc >= 0 && esc < wait)
         wait = esc;
-    WINDOW *kw = key_window(t);
-    wtimeout(kw, wait);
-    key_event ev[KEY_READER_EVENTS_MAX];
-    wint_t wc;
-    int r;
-    while ((r = wget_wch(kw, &wc)) != ERR) {
-        hold_events(t, ev, key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev));
+    while (read_input(t, wait, hold_sink, t)) {
         handle_held(t);
         if (t->quit || t->step_once)
             return;
-        kw = key_window(t);
-        wtimeout(kw, 0);
+        wait = 0;
     }
-    hold_events(t, ev, key_reader_idle(&t->keys, clock_ms(), ev));
+    read_idle(t, hold_sink, t);
     handle_held(t);
 }
 
@@ -1179,6 +1245,21 @@ static bool is_stop_key(const key_event *ev)
         return false;
     const key_binding *b = keys_find(KEYS_ANYWHERE, ev->key, ev->keycode);
     return b && b->action == ACT_STOP;
+}
+
+typedef struct {
+    tui *t;
+    bool stop; /* a stop key came */
+} prompt_keys;
+
+/* key_sink while a prompt is read: a stop key noted, the rest kept for after it. */
+static void prompt_sink(void *user, const key_event *ev, const char *text)
+{
+    prompt_keys *k = user;
+    if (is_stop_key(ev))
+        k->stop = true;
+    else
+        hold_sink(k->t, ev, text);
 }
 
 /* Between the chunks of a long prompt (engine_set_progress): the status line says how
@@ -1196,25 +1277,15 @@ static bool on_prompt_progress(void *user, int done, int total)
         doupdate();
     }
     double until = clock_ms() + (t->s ? t->s->slow_motion_ms : 0);
-    WINDOW *kw = key_window(t);
-    key_event ev[KEY_READER_EVENTS_MAX];
+    prompt_keys keys = {.t = t, .stop = false};
     for (;;) {
         double now = clock_ms();
-        wtimeout(kw, now >= until ? 0 : (int)(until - now) + 1);
-        wint_t wc;
-        int r = wget_wch(kw, &wc);
-        int n = r == ERR ? key_reader_idle(&t->keys, clock_ms(), ev)
-                         : key_reader_feed(&t->keys, r == KEY_CODE_YES, (int)wc, clock_ms(), ev);
-        bool stop = signals_quit || signals_interrupted;
-        for (int i = 0; i < n; i++) {
-            if (is_stop_key(&ev[i]))
-                stop = true;
-            else
-                hold_event(t, &ev[i]);
-        }
-        if (stop)
+        bool came = read_input(t, now >= until ? 0 : (int)(until - now) + 1, prompt_sink, &keys);
+        if (!came)
+            read_idle(t, prompt_sink, &keys);
+        if (keys.stop || signals_quit || signals_interrupted)
             return false;
-        if (r == ERR && clock_ms() >= until)
+        if (!came && clock_ms() >= until)
             return true;
     }
 }
@@ -1329,6 +1400,7 @@ static int finish(tui *t)
         free(t->pending[i].line);
     free(t->pending);
     free(t->held);
+    free(t->held_text);
     close_panes(t);
     view_close(t->view);
     if (t->rc)

@@ -85,6 +85,12 @@ typedef struct tui {
                                    after a key that left work for the loop (n), and
                                    those typed while a prompt was read, oldest first */
     int n_held, held_cap;
+    char *held_text;              /* (held_text_len, held_text_cap) the bytes of the held
+                                     KEY_EVENT_PASTE_TEXT events, in order, the first
+                                     not handled at held_text_head */
+    size_t held_text_head, held_text_len, held_text_cap;
+    int tty_in;                   /* the terminal's input (curses' too): a paste is read
+                                     from it in bulk (read_keys); -1 when it failed */
     unsigned dirty;               /* DIRTY_* */
     double attn_drawn_ms;         /* when Attention was last drawn (monotonic ms) */
 
@@ -150,9 +156,10 @@ void tui_notice(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3
  * line's or the panes' bindings; also the quit question's answer, a resize and the
  * mouse. */
 void tui_handle_key(tui *t, bool keycode, int key);
-/* A bracketed paste's begin, end, or one of its keys: what is pasted goes into the
- * input line as text, newlines included, whatever had the focus (key_reader.h). */
-void tui_paste(tui *t, const key_event *ev);
+/* A bracketed paste's begin, end, one of its keys or a run of its text (text: the
+ * bytes of a KEY_EVENT_PASTE_TEXT, else NULL): what is pasted goes into the input line
+ * as text, newlines included, whatever had the focus (key_reader.h). */
+void tui_paste(tui *t, const key_event *ev, const char *text);
 /* Opens the overlay of slash command name (/experts), or says why it cannot open;
  * false when no overlay has that command. */
 bool tui_open_view(tui *t, const char *name);
