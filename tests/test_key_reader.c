@@ -8,8 +8,9 @@
  * paste (key_reader_feed_bytes): cut into two reads at every place, or a byte a read,
  * the pasted text comes out whole and byte for byte (UTF-8 characters cut between
  * reads included), the keys around the paste as keys, an escape sequence inside it as
- * pasted keys, a byte that starts no character dropped. The times are the test's own
- * numbers: nothing here waits. */
+ * pasted keys, a byte that starts no character dropped; and for 3,000 random strings
+ * of the bytes a terminal sends, the same events and text whatever the cuts. The times
+ * are the test's own numbers: nothing here waits. */
 #include <curses.h>
 #include <locale.h>
 #include <stdlib.h>
@@ -331,6 +332,72 @@ START_TEST(test_paste_bytes_escapes)
 }
 END_TEST
 
+/* What bulk reads hand on, text runs joined, as one string: an event a line. */
+static size_t describe(const bulk *b, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (int i = 0; i < b->n && n < cap; i++) {
+        const key_event *ev = &b->ev[i];
+        if (ev->kind == KEY_EVENT_PASTE_TEXT) { /* a run, however many reads it took */
+            n += (size_t)snprintf(out + n, cap - n, "text\n");
+            continue;
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%d %d %d %d\n", ev->kind, ev->keycode, ev->key,
+                              ev->pasted);
+    }
+    return n < cap ? n : cap;
+}
+
+/* Random bytes of the kinds a terminal sends (text, UTF-8 and pieces of it, bytes that
+ * start no character, ESC and the bytes of sequences, the paste markers), fed in one
+ * read and cut at random places: the same events and the same text, whatever the cuts. */
+START_TEST(test_paste_bytes_any_cuts)
+{
+    utf8_locale();
+    static const char *const parts[] = {
+        "a", "Z", " ", "\r", "\n", "\t", "\x7f", "\x01", "\xc3\xa9", "\xe2\x80\x94",
+        "\xf0\x9f\x98\x80", "\xc3", "\xa9", "\xff", "\033", "[", "O", "0", "2", "~", "D",
+        "\033[200~", "\033[201~", "\033[D", "\033OP", "\033[3~", "\033[<0;1;1M", "\033[M!!!",
+    };
+    enum { PARTS = sizeof parts / sizeof parts[0] };
+    unsigned seed = 12345;
+    for (int round = 0; round < 3000; round++) {
+        char in[128];
+        size_t n = 0;
+        for (int k = 0; k < 24; k++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *p = parts[(seed >> 16) % PARTS];
+            size_t len = strlen(p);
+            if (n + len > sizeof in)
+                break;
+            memcpy(in + n, p, len);
+            n += len;
+        }
+        key_reader whole, cut;
+        bulk a = {.n = 0}, b = {.n = 0};
+        key_reader_init(&whole);
+        key_reader_init(&cut);
+        key_reader_feed_bytes(&whole, in, n, 0, bulk_sink, &a);
+        size_t cuts[8];
+        int ncut = 0;
+        for (int k = 0; k < 8; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t c = (seed >> 16) % (n + 1);
+            if (ncut == 0 || c > cuts[ncut - 1])
+                cuts[ncut++] = c;
+        }
+        feed_cut(&cut, &b, in, n, cuts, ncut);
+        char da[4096], db[4096];
+        size_t la = describe(&a, da, sizeof da), lb = describe(&b, db, sizeof db);
+        check_each(la == lb && memcmp(da, db, la) == 0, "round %d: the events differ when the reads are cut", round);
+        check_each(a.text_len == b.text_len && memcmp(a.text, b.text, a.text_len) == 0,
+                   "round %d: the text differs when the reads are cut", round);
+        check_each(key_reader_pasting(&whole) == key_reader_pasting(&cut),
+                   "round %d: whether a paste is under way differs", round);
+    }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("key_reader");
@@ -342,6 +409,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_paste_bytes);
     tcase_add_test(tc, test_paste_bytes_odd);
     tcase_add_test(tc, test_paste_bytes_escapes);
+    tcase_add_test(tc, test_paste_bytes_any_cuts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -202,10 +202,13 @@ void key_reader_feed_bytes(key_reader *r, const char *bytes, size_t n, double no
                 text_run(bytes, run, i, sink, user);
                 return;
             }
-            if (len == (size_t)-1) { /* starts no character: dropped */
+            if (len == (size_t)-1) { /* no character: the byte that starts it dropped */
                 memset(&r->partial, 0, sizeof r->partial);
                 text_run(bytes, run, i, sink, user);
-                run = ++i;
+                if (!carried) /* (a character begun in an earlier call: those bytes are the
+                                 ones dropped, and this byte is read again afresh) */
+                    i++;
+                run = i;
                 continue;
             }
             if (len == 0) /* the NUL character */

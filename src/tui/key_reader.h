@@ -71,8 +71,9 @@ bool key_reader_pasting(const key_reader *r);
  * character cut by the end of bytes is finished by the next call). The characters of
  * a paste outside any escape sequence go to sink as KEY_EVENT_PASTE_TEXT events, one
  * for each run of them, their bytes as read; every other character is fed to
- * key_reader_feed as a key and its events go to sink. A byte that starts no character
- * is dropped. */
+ * key_reader_feed as a key and its events go to sink. Bytes that make no character
+ * are dropped. Where the reads are cut makes no difference to what sink gets, beyond
+ * how a text run is split into events. */
 void key_reader_feed_bytes(key_reader *r, const char *bytes, size_t n, double now_ms, key_sink *sink,
                            void *user);
 
