@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "curses_window.h"
 #include "engine.h"
 #include "family_gguf.h"
 #include "testutil.h"
@@ -134,51 +135,6 @@ START_TEST(test_rank_and_range)
 END_TEST
 
 /* ---- the view drawn ---- */
-
-static SCREEN *term;
-static FILE *term_out, *term_in;
-
-/* A terminal that writes to /dev/null; false when none can be made here. */
-static bool open_terminal(void)
-{
-    term_out = fopen("/dev/null", "w");
-    term_in = fopen("/dev/null", "r");
-    const char *names[] = {"xterm", "vt100", "dumb"};
-    for (size_t i = 0; i < 3 && !term; i++)
-        term = newterm(names[i], term_out, term_in);
-    return term != NULL;
-}
-
-static void close_terminal(void)
-{
-    if (term) {
-        endwin();
-        delscreen(term);
-        term = NULL;
-    }
-    fclose(term_out);
-    fclose(term_in);
-}
-
-/* Row y of w as text, trailing blanks dropped. */
-static void row_of(WINDOW *w, int y, char *out, int size)
-{
-    int n = mvwinnstr(w, y, 0, out, size - 1);
-    out[n < 0 ? 0 : n] = '\0';
-    for (n = (int)strlen(out); n > 0 && out[n - 1] == ' '; n--)
-        out[n - 1] = '\0';
-}
-
-static bool window_has(WINDOW *w, const char *text)
-{
-    char line[256];
-    for (int y = 0; y < getmaxy(w); y++) {
-        row_of(w, y, line, sizeof line);
-        if (strstr(line, text))
-            return true;
-    }
-    return false;
-}
 
 static model *open_model(const char *shape)
 {
