@@ -54,3 +54,63 @@ pass "the prompt and the echo are on the terminal"
 n=$(grep '^llmchat:' "$T/screen" | grep -o 'template' | wc -l | tr -d ' ')
 [ "$n" -eq 1 ] || fail "the banner names the template $n times, not once: $(cat "$T/screen")"
 pass "the banner names the template once"
+
+# ---- a 1 MB paste; an arrow key in two pieces ----
+"$PYTHON" -c 'import sys; sys.stdout.write("The dög ran to the park — and played. " * 27000)' >"$T/paste"
+$TM kill-server >/dev/null 2>&1
+rm -f "$STATE/llmchat/chat_history"
+# at_prompt: the screen's last line that is not empty is the prompt alone.
+at_prompt() {
+    [ "$(screen | grep -v '^$' | tail -n 1)" = ">" ]
+}
+start -- -m chat -t 0 --weights f32 -z "$TOK" "$MODEL"
+deadline=$(($(now) + WAIT))
+until at_prompt; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "no prompt"
+    sleep 0.1
+done
+$TM load-buffer "$T/paste"
+$TM paste-buffer -p -t t
+keys Enter
+deadline=$(($(now) + WAIT))
+until grep -q "but the context" "$T/err"; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the 1 MB message was not refused: $(head -c 300 "$T/err")"
+    sleep 0.1
+done
+type_text "first line"
+keys Enter
+wait_for "> first line"
+deadline=$(($(now) + WAIT)) # the reply written, the next prompt shown
+until at_prompt; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "no prompt after the reply"
+    sleep 0.1
+done
+$TM send-keys -t t -H 1b # Esc ...
+sleep 0.1
+type_text "[A" # ... and the rest of Up a tenth of a second later
+keys Enter
+deadline=$(($(now) + WAIT))
+until [ "$(screen | grep -c '^> first line')" -ge 2 ] && at_prompt; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "Up and Enter did not send 'first line' again"
+    sleep 0.1
+done
+# two lines in one write: the second, read with the first, is not left waiting
+type_text "$(printf 'second line\rthird line\r')"
+wait_for "> third line"
+deadline=$(($(now) + WAIT))
+until at_prompt; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "no prompt after the third line's reply"
+    sleep 0.1
+done
+type_text "/quit"
+keys Enter
+wait_exit
+assert_status 0
+history_text "$STATE/llmchat/chat_history" >"$T/history"
+"$PYTHON" - "$T/paste" "$T/history" <<'PY' || fail "the input history lacks the 1 MB paste, or Up did not bring back 'first line' (history: $(cut -c1-60 "$T/history" | tail -n 4))"
+import sys
+paste = open(sys.argv[1], "rb").read()
+lines = open(sys.argv[2], "rb").read().split(b"\n")
+sys.exit(0 if paste in lines and lines.count(b"first line") == 2 and b"third line" in lines else 1)
+PY
+pass "a 1 MB paste reaches readline whole; an arrow key in two pieces is the arrow; two lines in one write are both sent"

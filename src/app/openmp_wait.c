@@ -14,6 +14,7 @@
 #endif
 #endif
 
+#if defined(_OPENMP) && defined(__GNUC__) && !defined(__clang__)
 /* Whether the program runs under valgrind, whose own executable /proc/self/exe names
  * and which would follow a new start only when told to: there the runtime keeps its
  * default (valgrind checks correctness, not the wait). */
@@ -25,6 +26,7 @@ static bool under_valgrind(void)
     return false;
 #endif
 }
+#endif
 
 /* Set, with the spin count, on the start that sets them: the next start knows that
  * they are its own, not the user's. */

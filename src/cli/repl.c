@@ -1,6 +1,7 @@
 /* repl.c — `-m chat`: the plain REPL. On a terminal it reads lines with readline
- * (editing, history kept in $XDG_STATE_HOME/llmchat/chat_history; the prompt and the
- * echo go to the terminal, never to a redirected stdout); from a pipe it takes one
+ * (its keys read in bulk, tty_reader.h; editing, history kept in
+ * $XDG_STATE_HOME/llmchat/chat_history; the prompt and the echo go to the terminal,
+ * never to a redirected stdout); from a pipe it takes one
  * user turn per input line. Replies stream to stdout. Unless stdin and stdout are both
  * terminals, each message gets exactly one line there: its reply with a newline written
  * as \n and a backslash as \\ (empty when the message could not be answered), so that
@@ -18,6 +19,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,7 @@
 #include "engine.h"
 #include "textfmt.h"
 #include "think.h"
+#include "tty_reader.h"
 
 typedef struct {
     session *s;           /* the chat, the engine, the live settings, the saved-chat file */
@@ -326,7 +329,12 @@ static void on_readline(char *line)
 static void read_lines(repl *r)
 {
     rl_callback_handler_install("> ", on_readline);
+    tty_reader_install();
     while (!r->quit && !signals_quit) {
+        if (tty_reader_pending()) { /* read already: select() would not see it */
+            rl_callback_read_char();
+            continue;
+        }
         fd_set fds;
         FD_ZERO(&fds);
         FD_SET(STDIN_FILENO, &fds);
@@ -367,6 +375,10 @@ static FILE *terminal_out(void)
 static void run_terminal(repl *r)
 {
     active = r;
+    /* the terminal's characters in the environment's encoding, as GNU readline sets
+     * LC_CTYPE itself; libedit does not, and in the C locale drops every byte above 127
+     * of what is typed or pasted */
+    setlocale(LC_CTYPE, "");
     r->term = terminal_out();
     rl_outstream = r->term;
     char *history_path = r->o->history_size > 0 ? session_state_file("chat_history") : NULL;
