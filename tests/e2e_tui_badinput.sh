@@ -3,7 +3,7 @@
 # that could fail: TERM unset, empty or dumb (-m tui explains and exits 1; without -m
 # the plain chat starts instead); a 10x5 terminal; a storm of 100 resizes in 2 s
 # during a reply (the reply ends, the screen redraws whole); escape sequences,
-# control and non-UTF-8 bytes in a message (shown as symbols, never obeyed); a 1 MB
+# control and non-UTF-8 bytes in a message (shown as symbols, never obeyed); a 256 KB
 # paste (whole, byte for byte) and a prompt longer than the context (refused in Conversation, the chat goes
 # on); an input history that cannot be written (said at exit, in the TUI and in the
 # chat on a terminal).
@@ -142,12 +142,12 @@ wait_for "You: red ␛[31mRED␛[0m bell ␇ bad"
 wait_for " end"
 pass "escape sequences, control and invalid bytes in a message are shown as symbols"
 
-# ---- a 1 MB paste, a prompt longer than the context ----
+# ---- a 256 KB paste, a prompt longer than the context ----
 # (past any fixed buffer of the line editors: libedit's 1,024-byte one once corrupted
 # the heap, docs/testing.md). The paste is one line with characters of two and three
 # bytes: it must reach the line byte for byte, whatever the reads cut, which the input
 # history written at exit shows.
-"$PYTHON" -c 'import sys; sys.stdout.write("The dög ran to the park — and played. " * 27000)' >"$T/paste"
+"$PYTHON" -c 'import sys; sys.stdout.write("The dög ran to the park — and played. " * 6800)' >"$T/paste"
 rm -f "$STATE/llmchat/history"
 $TM load-buffer "$T/paste"
 $TM paste-buffer -p -t t
@@ -157,7 +157,7 @@ wait_for "[could not start the reply:"
 wait_for "but the context holds 512"
 tui_one_turn_and_quit
 history_text "$STATE/llmchat/history" >"$T/history"
-"$PYTHON" - "$T/paste" "$T/history" <<'PY' || fail "the 1 MB paste is not in the input history byte for byte"
+"$PYTHON" - "$T/paste" "$T/history" <<'PY' || fail "the 256 KB paste is not in the input history byte for byte"
 import sys
 paste = open(sys.argv[1], "rb").read()
 lines = open(sys.argv[2], "rb").read().split(b"\n")
@@ -171,7 +171,7 @@ type_text "/quit"
 keys Enter
 wait_exit
 assert_status 0
-pass "a 1 MB paste reaches the line whole; it and a prompt longer than the context are refused in Conversation; the chat goes on"
+pass "a 256 KB paste reaches the line whole; it and a prompt longer than the context are refused in Conversation; the chat goes on"
 
 # ---- an input history that cannot be written ----
 rm -f "$STATE/llmchat/history" "$STATE/llmchat/chat_history"
