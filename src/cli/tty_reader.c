@@ -50,12 +50,11 @@ static int buffered_available(void)
     return poll(&p, 1, us > 0 ? (us + 999) / 1000 : 0) > 0;
 }
 
-bool tty_reader_install(void)
+void tty_reader_install(void)
 {
     at = len = 0;
     rl_getc_function = buffered_getc;
     rl_input_available_hook = buffered_available;
-    return true;
 }
 
 bool tty_reader_pending(void)
@@ -65,9 +64,8 @@ bool tty_reader_pending(void)
 
 #else
 
-bool tty_reader_install(void)
+void tty_reader_install(void)
 {
-    return false;
 }
 
 bool tty_reader_pending(void)

@@ -13,8 +13,8 @@
 
 #include <stdbool.h>
 
-/* Readline reads through the buffer from now on; false where it cannot (see above). */
-bool tty_reader_install(void);
+/* Readline reads through the buffer from now on (where it can: see above). */
+void tty_reader_install(void);
 /* Bytes read from the terminal and not yet handed to readline. */
 bool tty_reader_pending(void);
 

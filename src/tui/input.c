@@ -425,36 +425,32 @@ static const char *line_now(const input_line *in, int *len, int *point, const ch
 
 void input_paste(input_line *in, int key, bool keycode)
 {
-    bool cr = in->pasted_cr;
-    in->pasted_cr = !keycode && key == '\r';
-    if (keycode) {
+    char mb[MB_LEN_MAX];
+    size_t n = 1;
+    if (keycode) { /* keypad Enter: a newline; the other keys nothing */
+        in->pasted_cr = false;
         if (key == KEY_ENTER)
             insert_text(in, "\n", 1);
         return;
     }
-    if (key == '\r' || (key == '\n' && !cr)) {
-        insert_text(in, "\n", 1);
-        return;
-    }
-    if (key < 0 || (key < 0x20 && key != '\t') || key == 0x7f)
-        return;
-    char mb[MB_LEN_MAX];
-    size_t n = 1;
-    if (key < 0x80) {
+    if (key >= 0 && key < 0x80) {
         mb[0] = (char)key;
     } else {
         mbstate_t ps;
         memset(&ps, 0, sizeof ps);
-        n = wcrtomb(mb, (wchar_t)key, &ps);
-        if (n == (size_t)-1)
+        n = key < 0 ? (size_t)-1 : wcrtomb(mb, (wchar_t)key, &ps);
+        if (n == (size_t)-1) {
+            in->pasted_cr = false;
             return;
+        }
     }
-    insert_text(in, mb, n);
+    input_paste_text(in, mb, n);
 }
 
 void input_paste_text(input_line *in, const char *s, size_t n)
 {
-    char *kept = malloc(n ? n : 1);
+    char small[64];
+    char *kept = n <= sizeof small ? small : malloc(n);
     if (!kept)
         tui_die("out of memory");
     size_t k = 0;
@@ -463,15 +459,16 @@ void input_paste_text(input_line *in, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         bool after_cr = cr;
         cr = c == '\r';
-        if (c == '\r' || (c == '\n' && !after_cr))
+        if (c == '\r' || (c == '\n' && !after_cr)) /* "\r\n" is one newline */
             kept[k++] = '\n';
-        else if (!(c == '\n' || (c < 0x20 && c != '\t') || c == 0x7f))
+        else if (!(c == '\n' || (c < 0x20 && c != '\t') || c == 0x7f)) /* other controls dropped */
             kept[k++] = (char)c;
     }
     in->pasted_cr = cr;
     if (k > 0)
         insert_text(in, kept, k);
-    free(kept);
+    if (kept != small)
+        free(kept);
 }
 
 void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool focused)

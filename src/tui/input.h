@@ -36,8 +36,8 @@ void input_key(input_line *in, int key, bool keycode);
  * '\n', "\r\n", keypad Enter) as a newline, tabs as tabs; no key acts as a command
  * (Enter does not send the line) and other control keys are dropped. */
 void input_paste(input_line *in, int key, bool keycode);
-/* n bytes of a bracketed paste read as they came (the locale's encoding), inserted as
- * input_paste inserts their keys, in one edit. */
+/* n bytes of a bracketed paste read as they came (the locale's encoding), inserted by
+ * the rules above in one edit; input_paste hands a key's bytes to it. */
 void input_paste_text(input_line *in, const char *s, size_t n);
 bool input_empty(const input_line *in);
 /* The prompt and the line, scrolled so that the cursor shows; the cursor is left there. */
