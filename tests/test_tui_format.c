@@ -2,6 +2,7 @@
  * wrapping text, probabilities, bars, shade buckets, heatmap windows and the layout
  * for a range of terminal sizes. Linked without curses. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -338,6 +339,104 @@ START_TEST(test_counts_and_rates)
 }
 END_TEST
 
+/* ---- the input line's horizontal scroll ---- */
+
+/* The characters of s[from..len) that a view of avail columns shows when `skip`
+ * columns from `from` stay left of it: their offsets and columns in the view.
+ * Returns how many. */
+static int line_view(const char *s, int len, int from, int skip, int avail, int *at, int *col_of)
+{
+    int n = 0, col = 0;
+    for (int i = from; i < len;) {
+        int b, cw = tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+        if (col >= skip && col + cw - skip <= avail) {
+            at[n] = i;
+            col_of[n++] = col - skip;
+        }
+        col += cw;
+        i += b;
+    }
+    return n;
+}
+
+START_TEST(test_line_scroll_matches_a_whole_scan)
+{
+    /* ASCII, two-byte, wide, four-byte wide, combining (zero columns), tab, newline,
+     * invalid bytes, a stray continuation byte, a cut lead, an overlong form, runs of
+     * continuation bytes */
+    static const char *parts[] = {"a", " ", "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80",
+                                  "\xcc\x81", "\t", "\n", "\xff", "\x80", "\xe2\x82",
+                                  "\xc0\xaf", "\x80\x80\x80\x80\x80"};
+    unsigned rng = 12345;
+    static char s[1024];
+    static int at_a[1024], col_a[1024], at_b[1024], col_b[1024], bounds[1025];
+    for (int round = 0; round < 2000; round++) {
+        int len = 0;
+        rng = rng * 1103515245u + 12345u;
+        int pieces = (int)((rng >> 16) % 120);
+        for (int k = 0; k < pieces; k++) {
+            rng = rng * 1103515245u + 12345u;
+            unsigned pick = (rng >> 16) % (sizeof parts / sizeof parts[0]);
+            if (round % 2 && pick % 4) /* mostly combining marks: the scroll backs off */
+                pick = pick % 2 ? 5 : 4;
+            const char *p = parts[pick];
+            memcpy(s + len, p, strlen(p));
+            len += (int)strlen(p);
+        }
+        /* the character boundaries of a scan from the start, the end included */
+        int nb = 0;
+        for (int i = 0; i < len;) {
+            int b;
+            tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+            bounds[nb++] = i;
+            i += b;
+        }
+        bounds[nb++] = len;
+        rng = rng * 1103515245u + 12345u;
+        int point = bounds[(rng >> 16) % (unsigned)nb];
+        rng = rng * 1103515245u + 12345u;
+        int avail = 1 + (int)((rng >> 16) % 40);
+
+        int cur = 0; /* the whole scan: the cursor's column, then the view's start */
+        for (int i = 0; i < point;) {
+            int b;
+            cur += tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+            i += b;
+        }
+        int n_a = line_view(s, len, 0, cur >= avail ? cur - avail + 1 : 0, avail, at_a, col_a);
+
+        int skip = -1;
+        size_t first = tuifmt_line_scroll(s, (size_t)len, (size_t)point, avail, &skip);
+        ck_assert_int_ge(skip, 0);
+        ck_assert_int_le((int)first, point);
+        int n_b = line_view(s, len, (int)first, skip, avail, at_b, col_b);
+        ck_assert_msg(n_a == n_b, "round %d: %d characters shown, a whole scan shows %d",
+                      round, n_b, n_a);
+        for (int k = 0; k < n_a; k++) {
+            ck_assert_int_eq(at_a[k], at_b[k]);
+            ck_assert_int_eq(col_a[k], col_b[k]);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_line_scroll_reads_the_end_of_a_long_line)
+{
+    size_t len = 1 << 20;
+    char *s = malloc(len);
+    ck_assert_ptr_nonnull(s);
+    memset(s, 'a', len);
+    int skip;
+    size_t first = tuifmt_line_scroll(s, len, len, 70, &skip);
+    ck_assert_uint_ge(first, len - 4 * 70 - 4); /* not a scan from the start */
+    ck_assert_int_eq((int)(len - first) - skip, 69); /* the cursor in the last column */
+    first = tuifmt_line_scroll(s, len, 10, 70, &skip);
+    ck_assert_uint_eq(first, 0);
+    ck_assert_int_eq(skip, 0);
+    free(s);
+}
+END_TEST
+
 /* ---- windows ---- */
 
 START_TEST(test_window_start)
@@ -527,6 +626,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_grid_columns);
     tcase_add_test(tc, test_counts_and_rates);
     tcase_add_test(tc, test_window_start);
+    tcase_add_test(tc, test_line_scroll_matches_a_whole_scan);
+    tcase_add_test(tc, test_line_scroll_reads_the_end_of_a_long_line);
     tcase_add_test(tc, test_heat_window_follows_newest);
     tcase_add_test(tc, test_heat_window_selected_and_small);
     tcase_add_test(tc, test_layout_80x24_all_panes);

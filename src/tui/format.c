@@ -37,6 +37,51 @@ int tuifmt_char_width(const char *s, size_t len, int *bytes)
     return textfmt_width(one);
 }
 
+int tuifmt_line_char_width(const char *s, size_t len, int *bytes)
+{
+    int cw = tuifmt_char_width(s, len, bytes);
+    unsigned char c = (unsigned char)s[0];
+    if (len > 0 && (c < 0x20 || c == 0x7f || textfmt_utf8_len((const unsigned char *)s, len) == 0))
+        cw = 1;
+    return cw;
+}
+
+/* Columns of s[from..to) as the editor draws them. */
+static int line_columns(const char *s, size_t from, size_t to)
+{
+    int cols = 0;
+    for (size_t i = from; i < to;) {
+        int b;
+        cols += tuifmt_line_char_width(s + i, to - i, &b);
+        i += (size_t)b;
+    }
+    return cols;
+}
+
+size_t tuifmt_line_scroll(const char *s, size_t len, size_t point, int avail, int *skip)
+{
+    if (point > len)
+        point = len;
+    if (avail < 1)
+        avail = 1;
+    /* Every byte that is not a continuation byte starts a character (an invalid
+     * byte is one of its own), and so does a continuation byte after three others:
+     * from such a byte the characters are those of a scan from the line's start.
+     * Back off from the point until the text to it fills the view. */
+    size_t back = 4 * (size_t)avail + 4;
+    for (;;) {
+        size_t q = point > back ? point - back : 0;
+        for (int k = 0; q > 0 && q < point && k < 3 && ((unsigned char)s[q] & 0xC0) == 0x80; k++)
+            q++;
+        int cols = line_columns(s, q, point);
+        if (cols >= avail || q == 0) {
+            *skip = cols >= avail ? cols - avail + 1 : 0;
+            return q;
+        }
+        back = back > len ? len : 2 * back;
+    }
+}
+
 int tuifmt_fit(const char *s, int width, bool utf8, char *out, size_t size)
 {
     if (size == 0)

@@ -25,6 +25,19 @@ size_t tuifmt_token(const tokenizer *tok, int id, char *out, size_t size);
  * its byte length in *bytes (1 for an invalid byte, which is counted as 1 column). */
 int tuifmt_char_width(const char *s, size_t len, int *bytes);
 
+/* Columns of the character at s in a one-line editor, whose control bytes and
+ * invalid UTF-8 show as one column each ('?', or '↵' for a pasted newline); its
+ * byte length in *bytes. */
+int tuifmt_line_char_width(const char *s, size_t len, int *bytes);
+
+/* The horizontal scroll of a one-line editor: the line s[0..len) shown in avail
+ * columns (avail >= 1) with the cursor, before byte `point`, in view: at the right
+ * edge once the text before it is wider than that. Returns the byte to draw from (a
+ * character boundary) and in *skip the columns of text from there that stay left of
+ * the view. Reads only about the last avail columns before the point, so a long
+ * line scrolls as fast as a short one. */
+size_t tuifmt_line_scroll(const char *s, size_t len, size_t point, int avail, int *skip);
+
 /* Copies the longest prefix of s that fits in width columns into out; when s does
  * not fit and width >= 1, the last column becomes "…" (or "~" when !utf8).
  * Returns the columns used (0..width). Never splits a UTF-8 character. */

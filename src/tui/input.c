@@ -492,34 +492,23 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
         wmove(w, 0, pw < width ? pw : width - 1);
         return;
     }
-    /* columns before the cursor decide the horizontal scroll */
-    int cur_col = 0;
-    for (int i = 0; i < point && i < len;) {
-        int b, cw = tuifmt_char_width(s + i, (size_t)(len - i), &b);
-        bool ctl = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
-                   textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0;
-        cur_col += ctl ? 1 : cw;
-        i += b;
-    }
-    int start = cur_col >= avail ? cur_col - avail + 1 : 0;
+    /* the columns before the cursor decide the horizontal scroll */
+    int skip;
+    int i = (int)tuifmt_line_scroll(s, (size_t)len, point < 0 ? 0 : (size_t)point, avail, &skip);
     int col = 0, cursor_x = pw;
-    for (int i = 0; i < len;) {
-        int b, cw = tuifmt_char_width(s + i, (size_t)(len - i), &b);
-        /* control bytes and invalid UTF-8 show as one reversed '?' */
-        bool ctl = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
-                   textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0;
-        if (ctl)
-            cw = 1;
+    for (; i < len && col - skip <= avail;) {
+        int b, cw = tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
         if (i == point)
-            cursor_x = pw + col - start;
-        if (col >= start && col + cw - start <= avail) {
-            wmove(w, 0, pw + col - start);
+            cursor_x = pw + col - skip;
+        if (col >= skip && col + cw - skip <= avail) {
+            wmove(w, 0, pw + col - skip);
             if (s[i] == '\n' && scr->utf8) { /* a pasted line's newline */
                 wattron(w, A_DIM);
                 waddstr(w, "\xe2\x86\xb5"); /* ↵ */
                 wattroff(w, A_DIM);
-            } else if (ctl)
-                waddch(w, '?' | A_REVERSE);
+            } else if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
+                       textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0)
+                waddch(w, '?' | A_REVERSE); /* control bytes and invalid UTF-8 */
             else
                 waddnstr(w, s + i, b);
         }
@@ -527,7 +516,7 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
         i += b;
     }
     if (point >= len)
-        cursor_x = pw + col - start;
+        cursor_x = pw + col - skip;
     if (cursor_x >= width)
         cursor_x = width - 1;
     wmove(w, 0, cursor_x);
