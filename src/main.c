@@ -12,6 +12,7 @@
 #include "openmp_wait.h"
 #include "options.h"
 #include "session.h"
+#include "std_streams.h"
 #include "tokenizer.h"
 #include "trace_read.h"
 #include "tui/tui.h"
@@ -107,11 +108,12 @@ static int run(app_options *o)
 
 int main(int argc, char **argv)
 {
+    std_streams_open();
     openmp_wait_apply(argv);
     app_options o;
     int rc = options_parse(argc, argv, &o);
     if (rc == 0)
         rc = run(&o);
     options_free(&o);
-    return rc < 0 ? 0 : rc;
+    return std_streams_close("llmchat", rc < 0 ? 0 : rc);
 }

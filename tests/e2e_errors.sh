@@ -168,6 +168,16 @@ expect 2 "two MODELs" -m generate -z "$tok" -i hi "$model" "$model"
 expect 2 "MODEL and --model" -m generate -z "$tok" -i hi --model "$model" "$model"
 expect 2 "a position past the input" -m tensors -z "$tok" -i "" --position 3 "$model"
 stderr_has "a position past the input (one position: singular)" "the input has 1 position \(0-0"
+expect 2 "a flag given a value" --lookup=1 -z "$tok" "$model"
+stderr_has "a flag given a value" "option '--lookup' takes no value"
+expect 2 "a flag with a short name given a value" --help=1
+stderr_has "a flag with a short name given a value" "option '--help' takes no value"
+expect 2 "--trace-tensors past the last layer" -m generate -n 2 -z "$tok" -i hi --trace "$T/tt.jsonl" \
+    --trace-tensors 3-99 "$model"
+stderr_has "--trace-tensors past the last layer" "the model has layers 0-4"
+[ ! -e "$T/tt.jsonl" ] || fail "a refused --trace-tensors left a trace"
+expect 2 "--trace with -m tokenize" -m tokenize -z "$tok" -i hi --trace "$T/tk.jsonl"
+expect 2 "--pieces outside -m tokenize" -m generate --pieces -z "$tok" -i hi "$model"
 pass "usage errors exit 2"
 
 # ---- --help and --version ----

@@ -82,6 +82,13 @@ assert_status 1
 assert_file_contains "missing mirror file message" "$T/err" "not in the mirror"
 run_fetch "" "" --frobnicate
 assert_status 2
+assert_file_contains "unknown option message" "$T/err" "unknown option '--frobnicate'"
+run_fetch "" "" --dir
+assert_status 2
+assert_file_contains "a --dir without its directory" "$T/err" "needs a directory"
+run_fetch "" "" --version
+assert_status 0
+assert_file_contains "--version" "$T/out" "llmchat-fetch"
 run_fetch "" "" --list --dir "$T/m"
 assert_status 0
 for name in tinyllama-chat llama2-7b-chat stories260K tok512 tokenizer stories15M stories42M stories110M; do
@@ -129,5 +136,10 @@ grep -v ': far.bin: fetching from ' "$T/err" >"$T/err-lines" || true
 assert_eq "lines of error (besides 'fetching from')" 1 "$(wc -l <"$T/err-lines" | tr -d ' ')"
 assert_file_contains "the failed download" "$T/err-lines" "could not download http://127.0.0.1:1/far.bin"
 assert_file_contains "the mirror hint" "$T/err-lines" "LLMCHAT_MODEL_MIRROR"
-[ -z "$(ls -A "$T/f")" ] || fail "a failed download left files behind: $(ls -A "$T/f")"
+[ ! -e "$T/f" ] || fail "a failed download left $T/f behind: $(ls -A "$T/f")"
+# a directory that was there stays, and so does what it held
+mkdir -p "$T/g/keep"
+run_fetch "" "$T/data3" --dir "$T/g/keep/new/deeper" far
+assert_status 1
+[ -d "$T/g/keep" ] && [ ! -e "$T/g/keep/new" ] || fail "a failed download into new directories left them, or took one it did not make"
 pass "a failed download: one line naming what failed and LLMCHAT_MODEL_MIRROR"

@@ -96,7 +96,14 @@ assert_file_contains "another tokenizer beside OUT" "$T/err" "exists and holds a
 if grep -q wrote "$T/err"; then fail "it said it wrote: $(cat "$T/err")"; fi
 [ ! -e "$T/dir/out.bin" ] || fail "OUT was left behind (the man page promises no partial output)"
 if ls "$T/dir" | grep -q '\.tmp-'; then fail "a temporary file was left: $(ls "$T/dir")"; fi
-pass "llmchat-convert refuses IN, the tokenizer read, a hard link to IN and OUT as its tokenizer, and writes nothing when the tokenizer's place is taken"
+# OUT a FIFO or a device (/dev/stdout): no tokN.bin "beside" it, in its directory
+mkdir "$T/pipes"
+mkfifo "$T/pipes/model.fifo"
+run_program llmchat-convert "$CONVERT" -t f32 "$DATA/stories260K.gguf" "$T/pipes/model.fifo"
+assert_status 1
+assert_file_contains "OUT a FIFO" "$T/err" "not a regular file"
+[ -z "$(ls "$T/pipes" | grep -v '^model.fifo$')" ] || fail "OUT a FIFO: files written beside it: $(ls "$T/pipes")"
+pass "llmchat-convert refuses IN, the tokenizer read, a hard link to IN and OUT as its tokenizer, and writes nothing when the tokenizer's place is taken or OUT has no place beside it"
 
 # ---- /vector make ----
 vectors=$XDG_DATA_HOME/llmchat/vectors

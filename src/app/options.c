@@ -1054,6 +1054,17 @@ static const app_option *row_of(int c)
     return NULL;
 }
 
+/* Did getopt_long's error come from a flag written with a value ("--json=1")? It
+ * names the flag in optopt then: its row's code, or its short letter. */
+static bool flag_given_value(const char *arg, int optopt_seen)
+{
+    const app_option *r = row_of(optopt_seen);
+    if (!r || strncmp(arg, "--", 2) != 0 || !strchr(arg, '='))
+        return false;
+    size_t n = strcspn(arg + 2, "=");
+    return n > 0 && !strncmp(r->name, arg + 2, n);
+}
+
 /* Step 1: collects the command line into cl; --help, --version and --config act at
  * once. Returns as options_parse. */
 static int collect_command_line(int argc, char **argv, command_line *cl)
@@ -1074,6 +1085,8 @@ static int collect_command_line(int argc, char **argv, command_line *cl)
         if (!r) {
             if (c == ':')
                 rc = usage_error("option '%s' needs a value", argv[optind - 1]);
+            else if (optopt && flag_given_value(argv[optind - 1], optopt))
+                rc = usage_error("option '--%s' takes no value", row_of(optopt)->name);
             else if (optopt)
                 rc = usage_error("unknown option '-%c'", optopt);
             else
@@ -1203,6 +1216,10 @@ static int settle(app_options *o, bool model_given)
                            "--replay --server");
     if (o->prompt && o->file)
         return usage_error("give the input with -i or -f, not both");
+    if (o->mode == MODE_TOKENIZE && o->trace_path)
+        return usage_error("--trace records the model's steps, and -m tokenize runs none");
+    if (o->pieces && o->mode != MODE_TOKENIZE)
+        return usage_error("--pieces is for -m tokenize");
     if (!o->seed_given)
         o->sampler.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (o->mode == MODE_AUTO) {

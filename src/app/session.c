@@ -124,6 +124,14 @@ static int open_engine(session *s)
     eo.record_prompt = n->record_prompt || o->trace_path != NULL;
     eo.record_lens = o->trace_lens;
     eo.record_tensors = o->trace_tensors;
+    if (o->trace_tensors && o->trace_tensor_first >= 0 && o->trace_tensor_last >= s->m->config.n_layers) {
+        char span[32];
+        snprintf(span, sizeof span, o->trace_tensor_first == o->trace_tensor_last ? "%d" : "%d-%d",
+                 o->trace_tensor_first, o->trace_tensor_last);
+        fprintf(stderr, "llmchat: --trace-tensors %s: the model has layers 0-%d\n", span,
+                s->m->config.n_layers - 1);
+        return 2;
+    }
     eo.tensor_first = o->trace_tensor_first < 0 ? 0 : o->trace_tensor_first;
     eo.tensor_last = o->trace_tensor_first < 0 ? s->m->config.n_layers - 1 : o->trace_tensor_last;
     llm_err err;
@@ -391,16 +399,30 @@ char *session_read_input(const app_options *o)
         fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, why);
         return NULL;
     }
+    /* The text ends at its first NUL byte: reading stops there (/dev/zero is empty
+     * text), and at SESSION_INPUT_MAX bytes (`yes |` is not text either) */
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
+    bool nul = false, too_long = false;
     for (;;) {
         if (!buf) {
             fprintf(stderr, "llmchat: out of memory reading %s\n", o->file);
             break;
         }
-        n += fread(buf + n, 1, cap - n - 1, f);
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        char *z = memchr(buf + n, '\0', got);
+        n += got;
+        if (z) {
+            n = (size_t)(z - buf);
+            nul = true;
+            break;
+        }
         if (n < cap - 1)
             break;
+        if (cap >= SESSION_INPUT_MAX) {
+            too_long = true;
+            break;
+        }
         cap *= 2;
         char *grown = realloc(buf, cap);
         if (!grown)
@@ -408,19 +430,24 @@ char *session_read_input(const app_options *o)
         buf = grown;
     }
     bool failed = ferror(f);
+    int why_failed = errno;
     if (f != stdin)
         fclose(f);
     if (!buf)
         return NULL;
-    if (failed) {
-        fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, strerror(errno));
+    if (failed || too_long) {
+        if (too_long)
+            fprintf(stderr, "llmchat: %s holds more than 1 GiB, the most text llmchat reads\n",
+                    strcmp(o->file, "-") ? o->file : "standard input");
+        else
+            fprintf(stderr, "llmchat: cannot read %s: %s\n", o->file, strerror(why_failed));
         free(buf);
         return NULL;
     }
     buf[n] = '\0';
-    if (strlen(buf) != n)
+    if (nul)
         fprintf(stderr, "llmchat: warning: %s contains NUL bytes; the text ends at the first\n",
-                o->file);
+                strcmp(o->file, "-") ? o->file : "standard input");
     return buf;
 }
 

@@ -126,8 +126,12 @@ bool session_resume(session *s, struct command_host *h);
  * nothing) when no signal asked. */
 int session_quit_on_signal(session *s);
 
-/* Reads the whole input text of -f FILE (or returns a copy of -i TEXT). The caller
- * frees it. NULL with a message printed on failure. */
+/* The most bytes of text -f reads (1 GiB): more is refused, not read. */
+#define SESSION_INPUT_MAX (1 << 30)
+
+/* Reads the whole input text of -f FILE (or returns a copy of -i TEXT), up to its first
+ * NUL byte (said in a warning) and at most SESSION_INPUT_MAX bytes. The caller frees
+ * it. NULL with a message printed on failure. */
 char *session_read_input(const app_options *o);
 
 /* Tokenizes text, with a leading BOS when bos is true. Returns a malloc'd array and its

@@ -11,6 +11,7 @@
 #include "signals.h"
 #include "engine.h"
 #include "textfmt.h"
+#include "std_streams.h"
 
 /* Writes the bytes token adds after prev, made safe for a terminal. */
 static void put_token(textfmt_stream *ts, const tokenizer *tok, int prev, int token)
@@ -47,7 +48,10 @@ int cli_generate(session *s)
     textfmt_stream ts = {0};
     for (int i = bos ? 1 : 0; i < n; i++)
         put_token(&ts, tok, i > 0 ? ids[i - 1] : -1, ids[i]);
-    fflush(stdout);
+    if (!std_streams_flush()) { /* said by main, at the end */
+        rc = 1;
+        goto out;
+    }
 
     int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
     engine_guesser guesser = s->guesser; /* --lookup, --draft (session.c) */
@@ -79,7 +83,10 @@ int cli_generate(session *s)
             prev = next;
             generated++;
         }
-        fflush(stdout);
+        if (!std_streams_flush()) { /* nowhere to write to: said by main, at the end */
+            rc = 1;
+            break;
+        }
     }
     putchar('\n');
     fflush(stdout);

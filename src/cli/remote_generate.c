@@ -14,6 +14,7 @@
 #include "remote_connect.h"
 #include "signals.h"
 #include "textfmt.h"
+#include "std_streams.h"
 
 typedef struct {
     bool json;
@@ -60,9 +61,8 @@ static bool on_token(void *user, const remote_token *t)
         size_t m = textfmt_stream_put(&p->ts, t->piece, t->piece_len, safe, sizeof safe);
         fwrite(safe, 1, m, stdout);
     }
-    fflush(stdout);
     p->n++;
-    return true;
+    return std_streams_flush(); /* false: nowhere to write to, the request stops */
 }
 
 int cli_remote_generate(const app_options *o)
@@ -119,7 +119,8 @@ int cli_remote_generate(const app_options *o)
     }
     fflush(stdout);
     if (st != LLM_OK && !interrupted) {
-        fprintf(stderr, "llmchat: %s\n", err.text);
+        if (!ferror(stdout)) /* else main says why */
+            fprintf(stderr, "llmchat: %s\n", err.text);
         rc = 1;
     }
     double gen_s = (res.total_ms - res.first_token_ms) / 1e3;

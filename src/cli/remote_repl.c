@@ -21,6 +21,7 @@
 #include "served.h"
 #include "signals.h"
 #include "textfmt.h"
+#include "std_streams.h"
 
 typedef struct {
     served_session *served;
@@ -71,7 +72,12 @@ static void reply_to(served_repl *r, const char *user)
             if (piece)
                 put_text(r, &ts, piece, strlen(piece));
         }
-        fflush(stdout);
+        if (!std_streams_flush()) { /* nowhere to write to: said by main, at the end */
+            remote_chat_stop(r->rc);
+            r->quit = true;
+            r->status = 1;
+            break;
+        }
         if (p == REMOTE_CHAT_ERROR && !signals_interrupted) {
             fprintf(stderr, "%sllmchat: %s\n", r->escape ? "" : "\n", err.text);
             r->status = 1;

@@ -44,6 +44,7 @@
 #include "textfmt.h"
 #include "think.h"
 #include "tty_reader.h"
+#include "std_streams.h"
 
 typedef struct {
     session *s;           /* the chat, the engine, the live settings, the saved-chat file */
@@ -160,7 +161,7 @@ static void put_reply(reply_out *o, const char *reply, size_t len, bool done)
         fputs("\033[22m", stdout);
         o->dimmed = false;
     }
-    fflush(stdout);
+    std_streams_flush();
 }
 
 /* Runs one user turn and streams the reply to stdout. */
@@ -188,6 +189,12 @@ static void reply_to(repl *r, const char *user)
     size_t streamed = 0; /* the reply's bytes the steps gave */
     signals_interrupted = 0;
     for (;;) {
+        if (ferror(stdout)) { /* nowhere to write to: said by main, at the end */
+            chat_stop(r->c, &err);
+            r->quit = true;
+            r->status = 1;
+            break;
+        }
         if (signals_interrupted || signals_quit) {
             put_reply(&out, newest_reply(r->c), streamed, true);
             chat_stop(r->c, &err);
@@ -456,6 +463,11 @@ static void run_pipe(repl *r)
                 if (!signals_quit)
                     fprintf(stderr, "llmchat: interrupted; a second Ctrl-C within a second saves and quits\n");
                 continue;
+            }
+            if (ferror(stdin)) {
+                fprintf(stderr, "llmchat: reading standard input: %s\n",
+                        strerror(errno ? errno : EIO));
+                r->status = 1;
             }
             break;
         }

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "session.h"
 #include "textfmt.h"
+#include "std_streams.h"
 
 static void put_piece(const char *piece)
 {
@@ -32,5 +33,5 @@ int cli_tokenize(const app_options *o, const tokenizer *tok)
     }
     putchar('\n');
     free(ids);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return std_streams_flush() ? 0 : 1; /* a failure is said by main */
 }

@@ -31,6 +31,7 @@
 #include "model_write.h"
 #include "openmp_wait.h"
 #include "parse_number.h"
+#include "std_streams.h"
 #include "template.h"
 #include "tokenizer.h"
 
@@ -244,6 +245,12 @@ static int tokenizer_place(const options *o, const tokenizer *tok, char *path, s
         snprintf(path, size, "%s", o->tokenizer_out);
         return 0;
     }
+    struct stat st;
+    if (stat(o->out, &st) == 0 && !S_ISREG(st.st_mode)) { /* /dev/stdout: no place beside it */
+        fprintf(stderr, "llmchat-convert: %s is not a regular file, so the tokenizer has no "
+                "place beside it; give --tokenizer-out FILE\n", o->out);
+        return 1;
+    }
     char dir[4096];
     dir_of(o->out, dir, sizeof dir);
     snprintf(path, size, "%stok%d.bin", dir, n);
@@ -381,11 +388,12 @@ static int convert(const options *o)
 
 int main(int argc, char **argv)
 {
+    std_streams_open();
     openmp_wait_apply(argv);
     progress_program("llmchat-convert");
     options o;
     int rc = parse(argc, argv, &o);
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    return convert(&o);
+    if (rc == 0)
+        rc = convert(&o);
+    return std_streams_close("llmchat-convert", rc < 0 ? 0 : rc);
 }

@@ -42,6 +42,7 @@
 #include "served.h"
 #include "sweep.h"
 #include "tui_timing.h"
+#include "std_streams.h"
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -328,9 +329,9 @@ static int run_agreeing_table(const bench_options *o, const programs *p)
     return failures ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* The benchmark's run, its exit status. */
+static int bench(int argc, char **argv)
 {
-    openmp_wait_apply(argv);
     static bench_options o;
     int rc = bench_options_parse(argc, argv, &o);
     if (rc >= 0)
@@ -361,4 +362,11 @@ int main(int argc, char **argv)
             failures += sweep_shape(&o, &bench_shapes[i], p.llama_bench ? files[i].gguf : files[i].path,
                                     p.llama_bench, p.anchor_why);
     return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    std_streams_open();
+    openmp_wait_apply(argv);
+    return std_streams_close("llmchat-bench", bench(argc, argv));
 }

@@ -2,6 +2,8 @@
  * option table for getopt_long, --help's text, the checks of each value, and the
  * defaults that depend on the environment. */
 #define _GNU_SOURCE
+#include "config.h"
+
 #include "bench_options.h"
 
 #include <getopt.h>
@@ -157,7 +159,8 @@ static void usage(FILE *f)
             "                      cache dir's tokenizer.bin)\n"
             "      --tui-script F  the llmchat-bench-tui script that runs one pair\n"
             "                      (default: the installed one)\n"
-            "  -h, --help\n\n"
+            "  -h, --help\n"
+            "  -V, --version\n\n"
             "Memory bandwidth may change by 2x within minutes, so speed is compared with it\n"
             "in pairs close in time. The decode runs in 8 windows, each between two\n"
             "streaming reads of a 512 MiB buffer (half --probe-mib) on all CPUs (4 streams a\n"
@@ -279,6 +282,22 @@ static void fill_defaults(bench_options *o)
         o->tui_script = tui_script_installed();
 }
 
+/* getopt_long's error c (':' a value missing, '?' an unknown option or a flag given a
+ * value, optopt naming it when it can) for the argument arg, said; returns 2. */
+static int option_error(int c, const char *arg)
+{
+    if (c == ':')
+        fprintf(stderr, "llmchat-bench: option '%s' needs a value\n", arg);
+    else if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '='))
+        fprintf(stderr, "llmchat-bench: option '%.*s' takes no value\n", (int)strcspn(arg, "="), arg);
+    else if (optopt && optopt < 256)
+        fprintf(stderr, "llmchat-bench: unknown option '-%c'\n", optopt);
+    else
+        fprintf(stderr, "llmchat-bench: unknown option '%s'\n", arg);
+    fprintf(stderr, "Try 'llmchat-bench --help' for the options.\n");
+    return 2;
+}
+
 int bench_options_parse(int argc, char **argv, bench_options *o)
 {
     *o = (bench_options){.steps = 128, .prompt = 512, .gen = 128, .rounds = ROUNDS_DEFAULT,
@@ -330,10 +349,12 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         {"decode-streams", required_argument, NULL, OPT_DECODE_STREAMS},
         {"sweep-at", required_argument, NULL, OPT_SWEEP_AT},
         {"probe-mib", required_argument, NULL, OPT_PROBE_MIB},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     int c;
-    while ((c = getopt_long(argc, argv, "s:T:n:p:c:h", longopts, NULL)) != -1) {
+    opterr = 0; /* its messages name the program by its path: said here instead */
+    while ((c = getopt_long(argc, argv, ":s:T:n:p:c:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 's': add_shapes(optarg, o->want); any = true; break;
         case 'T': o->threads = int_option(optarg, "--threads", 1, 1024); break;
@@ -438,12 +459,13 @@ int bench_options_parse(int argc, char **argv, bench_options *o)
         case OPT_SERVER_MODEL: o->server_model = optarg; break;
         case OPT_API_KEY_ENV: o->api_key_env = optarg; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'V': printf("llmchat-bench %s\n", PACKAGE_VERSION); return 0;
+        default: return option_error(c, argv[optind - 1]);
         }
     }
     if (optind < argc) {
         fprintf(stderr, "llmchat-bench: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
+        fprintf(stderr, "Try 'llmchat-bench --help' for the options.\n");
         return 2;
     }
     if (o->draft_shape >= 0 && !o->speculate) {
