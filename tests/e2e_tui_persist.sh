@@ -1,6 +1,6 @@
 #!/bin/sh
 # e2e_tui_persist.sh — nothing is lost in the TUI (in tmux): a reply, a steering
-# action and /system are each autosaved; SIGTERM puts the terminal back (the
+# action and /system are each autosaved, and so is a reply cut short by quitting; SIGTERM puts the terminal back (the
 # alternate screen left, the terminal modes sane), saves and quits with 143 and a
 # message; --resume shows the saved dialog again; /load and /resume work on the
 # input line; a crash (SIGABRT, SIGILL, and SIGSEGV when no sanitizer handles it)
@@ -117,6 +117,21 @@ keys Enter
 wait_exit
 assert_status 0
 pass "--resume shows the saved dialog; /load and /resume work on the input line"
+
+# ---- quitting while a reply runs: the reply so far is saved, stopped ----
+rm -f "$CHATS"/*.json
+start_kept -m tui -t 0 --slow-motion 200 -n 100 -z "$TOK" "$MODEL"
+wait_for "idle |"
+type_text "Tell me a story about Lily."
+keys Enter
+wait_for "Assistant: Once"
+keys C-d
+wait_for "Quit anyway? (y/n)"
+keys y
+wait_terminal_back "a quit confirmed during a reply"
+assert_status 0
+wait_saved 'len(d["turns"]) == 1 and d["turns"][0]["user"] == "Tell me a story about Lily." and d["turns"][0]["reply"].startswith("Once") and len(d["turns"][0]["reply_tokens"]) < 100'
+pass "quitting during a reply saves the turn, its reply as far as it went"
 
 # ---- a crash puts the terminal back ----
 crashes="ABRT ILL"

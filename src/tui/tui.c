@@ -1379,23 +1379,28 @@ static void close_screen(tui *t, SCREEN *scr)
         print_stats(t, stats);
 }
 
-/* After the screen is closed: the chat saved (and, quitting on a signal, where it
- * is said: session_quit_on_signal), the reply stopped, the TUI's own state freed (the
+/* After the screen is closed: a reply still running stopped (kept as far as it went),
+ * the chat saved (and, quitting on a signal, where it is said:
+ * session_quit_on_signal), the TUI's own state freed (the
  * session is main.c's to close). Returns the exit status: 128 + the signal that quit,
  * else 0. */
 static int finish(tui *t)
 {
     int rc = 0;
+    if (tui_replying(t)) { /* the reply so far is kept, stopped, and saved with the chat */
+        llm_err err;
+        if (t->c)
+            chat_stop(t->c, &err);
+        else
+            remote_chat_stop(t->rc);
+        t->save_pending = true;
+    }
     if (signals_quit && t->served)
         rc = served_quit_on_signal(t->served);
     else if (signals_quit)
         rc = session_quit_on_signal(t->s); /* the terminal is back: said on stderr */
     else if (t->save_pending)
         autosave(t);
-    if (tui_replying(t) && t->c) {
-        llm_err err;
-        chat_stop(t->c, &err);
-    }
     for (int i = 0; i < t->n_pending; i++)
         free(t->pending[i].line);
     free(t->pending);
