@@ -6,7 +6,8 @@
 # selection and does not stop the reply), and a lone Esc still stops a reply; a
 # bracketed paste of three lines is one message with its newlines (tmux paste-buffer
 # -p, which brackets a paste only for a program that asked for it), pasted into the
-# input line even while a pane has the focus; bracketed paste is off again after
+# input line even while a pane has the focus, and one history entry in the next run;
+# bracketed paste is off again after
 # the TUI quits and after it crashes (what a shell then reads has no markers).
 # Nothing asserts timing: every wait polls the screen up to a deadline.
 # shellcheck source=lib.sh
@@ -85,6 +86,19 @@ type_text "/quit"
 keys Enter
 wait_exit
 assert_status 0
+# the next run's history holds the pasted message as one entry, newlines and all
+start -- -m tui -t 0 -z "$TOK" "$MODEL"
+wait_for "idle |"
+keys Up Up # "/quit", then the paste
+wait_for "> first line"
+case $(input_line) in *"first line"*"second line"*"third line"*) ;;
+*) show_screen_and_fail "the pasted message came back from the history file as more than one entry" ;; esac
+keys C-u
+type_text "/quit"
+keys Enter
+wait_exit
+assert_status 0
+pass "a pasted message of three lines is one entry of the history in the next run"
 
 # ---- bracketed paste is off once the TUI is gone (quit, crash) ----
 # start_then_cat ARGS...: llmchat ARGS, then `cat -v` of what the terminal sends into

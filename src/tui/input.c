@@ -89,6 +89,30 @@ static input_line *line_new(const input_handler *h)
     return in;
 }
 
+/* The history file holds an entry a line: a pasted message's newlines are written
+ * there as HISTORY_NEWLINE (the record separator, which typed text does not hold) and
+ * read back as newlines, so that the message comes back whole in the next run. */
+enum { HISTORY_NEWLINE = 0x1e };
+
+/* Every history entry with byte `from` in it, with `to` in its place. */
+static void history_swap(char from, char to)
+{
+    for (int i = 0; i < history_length; i++) {
+        HIST_ENTRY *h = history_get(history_base + i);
+        if (!h || !h->line || !strchr(h->line, from))
+            continue;
+        char *line = strdup(h->line);
+        if (!line)
+            return;
+        for (char *p = line; (p = strchr(p, from)) != NULL;)
+            *p++ = to;
+        HIST_ENTRY *old = replace_history_entry(i, line, h->data); /* copies line */
+        free(line);
+        if (old)
+            free_history_entry(old);
+    }
+}
+
 /* Reads the history file, keeping at most history_size lines. */
 static void history_open(input_line *in, int history_size)
 {
@@ -96,8 +120,10 @@ static void history_open(input_line *in, int history_size)
     stifle_history(history_size);
     in->history_size = history_size;
     in->history_path = history_size > 0 ? session_state_file("history") : NULL;
-    if (in->history_path)
+    if (in->history_path) {
         read_history(in->history_path);
+        history_swap(HISTORY_NEWLINE, '\n');
+    }
 }
 
 /* Saves this run's lines. Returns 0 or an errno. */
@@ -105,6 +131,7 @@ static int history_close(input_line *in)
 {
     int failed = 0;
     if (in->history_path && in->added > 0) {
+        history_swap('\n', HISTORY_NEWLINE);
 #ifdef HAVE_LIBEDIT
         /* libedit's file starts with a line of its own (_HiStOrY_V2_), which
          * history_truncate_file would cut: the whole history is written, at most
@@ -121,6 +148,7 @@ static int history_close(input_line *in)
         else
             failed = r;
 #endif
+        history_swap(HISTORY_NEWLINE, '\n');
     }
     free(in->history_path);
     return failed;
