@@ -93,12 +93,23 @@ keys Up Up # "/quit", then the paste
 wait_for "> first line"
 case $(input_line) in *"first line"*"second line"*"third line"*) ;;
 *) show_screen_and_fail "the pasted message came back from the history file as more than one entry" ;; esac
+pass "a pasted message of three lines is one entry of the history in the next run"
+# incremental search takes a character of several bytes whole
+keys C-u
+type_text "café ☕"
+keys Enter
+wait_for "You: café ☕"
+wait_for " idle |"
+keys C-r
+type_text "é"
+wait_for "(reverse-i-search)\`é': café ☕"
+keys C-g
 keys C-u
 type_text "/quit"
 keys Enter
 wait_exit
 assert_status 0
-pass "a pasted message of three lines is one entry of the history in the next run"
+pass "Ctrl-R searches for a character of several bytes"
 
 # ---- bracketed paste is off once the TUI is gone (quit, crash) ----
 # start_then_cat ARGS...: llmchat ARGS, then `cat -v` of what the terminal sends into

@@ -301,22 +301,23 @@ static const char *line_now(const input_line *in, int *len, int *point, const ch
 
 #else /* GNU readline */
 
-static int g_byte; /* the byte readline reads next */
-static bool g_have_byte;
+/* The bytes of the key readline reads now: a character's whole UTF-8 sequence, since
+ * some of its commands (incremental search) read a character's bytes in one call */
+static unsigned char g_bytes[MB_LEN_MAX];
+static int g_n_bytes, g_next_byte;
 
 static int input_getc(FILE *f)
 {
     (void)f;
-    if (!g_have_byte)
+    if (g_next_byte >= g_n_bytes)
         return EOF;
-    g_have_byte = false;
-    return g_byte;
+    return g_bytes[g_next_byte++];
 }
 
 #if HAVE_DECL_RL_INPUT_AVAILABLE_HOOK
 static int input_available(void)
 {
-    return g_have_byte;
+    return g_next_byte < g_n_bytes;
 }
 #endif
 
@@ -372,12 +373,25 @@ int input_close(input_line *in)
     return failed;
 }
 
+/* A key's bytes to readline, as many calls as it takes to read them all. */
+static void feed_bytes(const unsigned char *b, int n)
+{
+    memcpy(g_bytes, b, (size_t)n);
+    g_n_bytes = n;
+    g_next_byte = 0;
+    while (g_next_byte < g_n_bytes) {
+        int before = g_next_byte;
+        rl_callback_read_char();
+        if (g_next_byte == before) /* read nothing: the rest cannot go in */
+            break;
+    }
+    g_n_bytes = g_next_byte = 0;
+}
+
 static void feed_byte(int b)
 {
-    g_byte = b;
-    g_have_byte = true;
-    rl_callback_read_char();
-    g_have_byte = false;
+    unsigned char one = (unsigned char)b;
+    feed_bytes(&one, 1);
 }
 
 /* A cursor, history or deletion key: GNU readline's command, called directly. */
@@ -433,8 +447,7 @@ void input_key(input_line *in, int key, bool keycode)
         size_t n = wcrtomb(mb, (wchar_t)key, &ps);
         if (n == (size_t)-1)
             return;
-        for (size_t i = 0; i < n; i++)
-            feed_byte((unsigned char)mb[i]);
+        feed_bytes((const unsigned char *)mb, (int)n);
     }
 }
 
