@@ -116,6 +116,16 @@ keys p
 wait_for " idle |"
 pass "r at the newest position reopens the reply; p lets it end again"
 
+# r before the reply: refused in the positions Tokens shows (its newest is the reply's last)
+keys Home
+wait_for "pos 0 of 0-"
+newest=$(screen | grep -o 'pos 0 of 0-[0-9]*' | head -n 1 | sed 's/.*-//')
+keys r
+wait_for "r steers the last reply, positions "
+screen | tr -d '\n│' | grep -q -- "-$newest: position 0 is before" ||
+    show_screen_and_fail "the refusal's positions are not those of Tokens (0-$newest)"
+pass "r before the reply is refused in Tokens' positions"
+
 # ---- the lens: whole numbers, and the grid's legend ----
 keys Tab
 wait_for "layer 1/"

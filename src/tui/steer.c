@@ -73,6 +73,24 @@ void steer_back(tui *t)
     rewind_to(t, limit - 1);
 }
 
+/* Whether the selected position sel can steer the newest reply: the position before
+ * the reply (the reply written again) or one of the reply's. Says why not, in the
+ * positions Tokens shows. */
+static bool in_newest_reply(tui *t, int sel, char key)
+{
+    const chat_turn *turn = newest_turn(t);
+    if (sel >= turn->reply_start - 1)
+        return true;
+    if (turn->end > turn->reply_start)
+        tui_notice(t, "[%c steers the last reply, positions %d-%d: position %d is before it "
+                      "(select %d to write the reply again)]", key, turn->reply_start,
+                   turn->end - 1, sel, turn->reply_start - 1);
+    else
+        tui_notice(t, "[%c steers the last reply, which starts at position %d: position %d is "
+                      "before it (select %d)]", key, turn->reply_start, sel, turn->reply_start - 1);
+    return false;
+}
+
 void steer_rewind_to_selection(tui *t)
 {
     int sel = selection_get(&t->sel, &t->src);
@@ -80,6 +98,8 @@ void steer_rewind_to_selection(tui *t)
         tui_notice(t, "[there is no reply to rewind]");
         return;
     }
+    if (!in_newest_reply(t, sel, 'r'))
+        return;
     /* the newest position of a reply that ended is its closing token: r reopens the
      * reply there, the closing token undone, for another choice */
     int limit = chat_reply_limit(t->c);
@@ -103,6 +123,8 @@ void steer_choose(tui *t, int k)
         tui_notice(t, "[position %d has %d candidates, not %d]", sel, r->n_top, k);
         return;
     }
+    if (!in_newest_reply(t, sel, (char)('0' + k % 10)))
+        return;
     int id = r->top[k - 1].id; /* read before the rewind changes the records */
     if (rewind_to(t, sel + 1))
         force_one(t, id);
