@@ -73,6 +73,16 @@ START_TEST(test_split_arrow)
     int want[] = {KEY_UP, KEY_DOWN, KEY_RIGHT, KEY_LEFT, KEY_HOME, KEY_END, KEY_RIGHT, KEY_BTAB};
     for (int i = 0; i < 8; i++)
         assert_key(&e, i, true, want[i]);
+    /* with Shift (modifier 2): the shifted keys curses has codes for; a Shift-Left in
+     * two writes too (a terminal whose terminfo lacks kLFT leaves it to this reader) */
+    e.n = 0;
+    feed(&r, &e, "\033[1;2C\033[1;2A\033[1;2B\033[1;2H\033[1;2F\033[3;2~\033[1;2P", 3000);
+    feed(&r, &e, "\033", 3100);
+    feed(&r, &e, "[1;2D", 3100 + KEY_READER_ESC_MS / 2);
+    int shifted[] = {KEY_SRIGHT, KEY_SR, KEY_SF, KEY_SHOME, KEY_SEND, KEY_SDC, KEY_F(13), KEY_SLEFT};
+    ck_assert_int_eq(e.n, 8);
+    for (int i = 0; i < 8; i++)
+        assert_key(&e, i, true, shifted[i]);
 }
 END_TEST
 

@@ -1,8 +1,9 @@
 /* key_reader.c — escape sequences put together across reads, a lone Esc told from a
  * sequence's start, bracketed paste's markers (see key_reader.h).
  *
- * The sequences read: CSI (ESC [ parameters final: the arrows, Home, End, Shift-Tab,
- * the ~ keys, the paste markers; old-style and SGR mouse reports, which are dropped)
+ * The sequences read: CSI (ESC [ parameters final: the arrows, Home, End, F1-F4,
+ * Shift-Tab, the ~ keys, with Shift (modifier 2) the shifted keys, the paste markers;
+ * old-style and SGR mouse reports, which are dropped)
  * and SS3 (ESC O final: the arrows, Home, End, F1-F4, keypad Enter). Owns nothing. */
 #include "key_reader.h"
 
@@ -73,17 +74,39 @@ static int final_key(int c)
     }
 }
 
+/* The shifted key of key (xterm's modifier parameter 2: ESC [ 1 ; 2 D is Shift-Left),
+ * for the keys curses has a code for shifted; else key. */
+static int shifted(int key)
+{
+    switch (key) {
+    case KEY_LEFT: return KEY_SLEFT;
+    case KEY_RIGHT: return KEY_SRIGHT;
+    case KEY_UP: return KEY_SR;
+    case KEY_DOWN: return KEY_SF;
+    case KEY_HOME: return KEY_SHOME;
+    case KEY_END: return KEY_SEND;
+    case KEY_DC: return KEY_SDC;
+    default: /* Shift-F1 .. Shift-F12 are F13 .. F24, as terminfo names them */
+        return key >= KEY_F(1) && key <= KEY_F(12) ? key + 12 : key;
+    }
+}
+
 /* A whole CSI sequence (seq: parameters, intermediates, the final byte). */
 static int csi_done(key_reader *r, key_event *out, int n)
 {
     char final = r->seq[r->len - 1];
-    int p = 0;
+    int p = 0, mod = 0, field = 0; /* the first parameter, the second (the modifiers) */
     bool digits = true;
-    for (int i = 0; i < r->len - 1 && r->seq[i] != ';'; i++) {
-        if (r->seq[i] < '0' || r->seq[i] > '9')
+    for (int i = 0; i < r->len - 1; i++) {
+        char c = r->seq[i];
+        if (c == ';')
+            field++;
+        else if (c < '0' || c > '9')
             digits = false;
-        else if (p < 100000)
-            p = p * 10 + (r->seq[i] - '0');
+        else if (field == 0 && p < 100000)
+            p = p * 10 + (c - '0');
+        else if (field == 1 && mod < 1000)
+            mod = mod * 10 + (c - '0');
     }
     r->state = GROUND;
     r->len = 0;
@@ -93,7 +116,12 @@ static int csi_done(key_reader *r, key_event *out, int n)
         r->pasting = p == 200;
         return put(out, n, p == 200 ? KEY_EVENT_PASTE_BEGIN : KEY_EVENT_PASTE_END, false, 0, false);
     }
-    int key = final == '~' ? tilde_key(p) : final == 'Z' ? KEY_BTAB : final_key(final);
+    int key = final == '~'                   ? tilde_key(p)
+              : final == 'Z'                 ? KEY_BTAB
+              : final >= 'P' && final <= 'S' ? KEY_F(final - 'P' + 1) /* F1-F4 with modifiers */
+                                             : final_key(final);
+    if (mod == 2) /* Shift; other modifiers (Ctrl, Alt) leave the key as it is */
+        key = shifted(key);
     return key ? put(out, n, KEY_EVENT_KEY, true, key, r->pasting) : n;
 }
 
