@@ -147,6 +147,27 @@ grep -q "Ctrl-W" "$T/help" || fail "60x20: the help overlay cuts the readline ke
 pass "60x20: the help overlay keeps each entry in one column and names every view"
 keys x
 wait_gone "Help: keys"
+# five rows cannot hold a page of it: ? says so rather than nothing
+$TM resize-window -t t -x 60 -y 5
+deadline=$(($(now) + WAIT)) # until the TUI has drawn the 5 rows
+until screen | sed -n 3p | grep -q '^└'; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the TUI did not redraw at 60x5"
+    sleep 0.1
+done
+keys '?'
+wait_for "the help needs a screen of at least 10 x 6"
+$TM resize-window -t t -x 60 -y 6
+deadline=$(($(now) + WAIT)) # until the TUI has drawn the 6 rows: Conversation's box one taller
+until screen | sed -n 4p | grep -q '^└'; do
+    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the TUI did not redraw at 60x6"
+    sleep 0.1
+done
+keys '?'
+wait_for "Help: keys"
+keys x
+wait_gone "Help: keys"
+$TM resize-window -t t -x 60 -y 20
+pass "at 60x5 ? says the help needs 6 rows; at 60x6 it opens"
 keys C-d
 wait_exit
 assert_status 0

@@ -161,6 +161,8 @@ keys x
 wait_for "x knocks a head out in the heads and attribution views: v shows them"
 keys z
 wait_for "z does nothing in Attention"
+keys F5
+wait_for "F5 does nothing in Attention" # a key code by the name the help gives keys
 pass "e and x outside the heads views, n with no paused reply, Esc with no reply, Right at the end, an unbound key say why"
 
 # ---- /step: a message that starts paused; the hint goes when it resumes ----

@@ -227,6 +227,33 @@ START_TEST(test_find)
 }
 END_TEST
 
+/* A key is named as the help names it: every binding's own name (its .name, as the
+ * help and the man page write it) holds keys_name's name for its key. */
+START_TEST(test_key_names_as_the_help)
+{
+    int n;
+    const key_binding *t = keys_table(&n);
+    int checked = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].last || !t[i].name)
+            continue;
+        char name[32];
+        keys_name(t[i].code, t[i].keycode, name, sizeof name);
+        ck_assert_msg(strstr(t[i].name, name) != NULL, "binding %d (%s): keys_name says '%s'", i,
+                      t[i].name, name);
+        checked++;
+    }
+    ck_assert_int_gt(checked, 40);
+    char name[32];
+    keys_name(KEY_F(5), true, name, sizeof name);
+    ck_assert_str_eq(name, "F5");
+    keys_name(KEY_SR, true, name, sizeof name);
+    ck_assert_str_eq(name, "Shift-Up");
+    keys_name(24, false, name, sizeof name);
+    ck_assert_str_eq(name, "Ctrl-X");
+}
+END_TEST
+
 /* The properties of an action are the same in every row that binds it (in any
  * context), a key that changes the chat steers (it needs one), and on the input line
  * the rows that steer are the ones whose text says so. */
@@ -378,6 +405,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_man_item_parser);
     tcase_add_test(tc, test_no_binding_is_shadowed);
     tcase_add_test(tc, test_find);
+    tcase_add_test(tc, test_key_names_as_the_help);
     tcase_add_test(tc, test_action_properties_agree);
     tcase_add_test(tc, test_help_layout);
     tcase_add_test(tc, test_help_entries_whole);

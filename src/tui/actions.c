@@ -427,10 +427,7 @@ void tui_handle_key(tui *t, bool keycode, int key)
     }
     /* a key with no binding here: say so, rather than nothing */
     char name[16];
-    if (!keycode && key > ' ' && key < 127)
-        snprintf(name, sizeof name, "%c", key);
-    else
-        snprintf(name, sizeof name, "%s", keycode && keyname(key) ? keyname(key) : "that key");
+    keys_name(key, keycode, name, sizeof name);
     tui_say(t, "%s does nothing in %s: ? lists the keys, Tab goes on to the input line", name,
             t->pane[t->focus].ops->name);
 }

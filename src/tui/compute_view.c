@@ -352,13 +352,22 @@ static void draw_list(compute_view *cv, WINDOW *w, const tui_screen *scr, int h,
     char line[COMPUTE_LINE_MAX], label[64], piece[64];
     layer_label(cv, label, sizeof label);
     const int *toks = source_tokens(cv->src);
-    source_token(cv->src, cv->pos >= 0 ? toks[cv->pos] : 0, piece, sizeof piece);
+    piece[0] = '\0';
+    if (cv->pos >= 0)
+        source_token(cv->src, toks[cv->pos], piece, sizeof piece);
     const char *titles[3];
     char full[256], shorter[256], shortest[128];
-    snprintf(full, sizeof full, "compute  pos %d %s  %s  ([ ] layer, Left Right position)",
-             cv->pos, piece, label);
-    snprintf(shorter, sizeof shorter, "compute  pos %d %s  %s", cv->pos, piece, label);
-    snprintf(shortest, sizeof shortest, "pos %d  %s", cv->pos, label);
+    char at[96]; /* the position and its token, or that there is none yet */
+    if (cv->pos >= 0)
+        snprintf(at, sizeof at, "pos %d %s", cv->pos, piece);
+    else
+        snprintf(at, sizeof at, "no position yet");
+    snprintf(full, sizeof full, "compute  %s  %s  ([ ] layer, Left Right position)", at, label);
+    snprintf(shorter, sizeof shorter, "compute  %s  %s", at, label);
+    if (cv->pos >= 0)
+        snprintf(shortest, sizeof shortest, "pos %d  %s", cv->pos, label);
+    else
+        snprintf(shortest, sizeof shortest, "no position  %s", label);
     titles[0] = full;
     titles[1] = shorter;
     titles[2] = shortest;

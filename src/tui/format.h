@@ -26,7 +26,8 @@ size_t tuifmt_token(const tokenizer *tok, int id, char *out, size_t size);
 int tuifmt_char_width(const char *s, size_t len, int *bytes);
 
 /* Columns of the character at s in a one-line editor, whose control bytes and
- * invalid UTF-8 show as one column each ('?', or '↵' for a pasted newline); its
+ * invalid UTF-8 show as one column each ('?', or '↵' '⇥' for a pasted newline
+ * and tab); its
  * byte length in *bytes. */
 int tuifmt_line_char_width(const char *s, size_t len, int *bytes);
 

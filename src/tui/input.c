@@ -543,9 +543,9 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
             cursor_x = pw + col - skip;
         if (col >= skip && col + cw - skip <= avail) {
             wmove(w, 0, pw + col - skip);
-            if (s[i] == '\n' && scr->utf8) { /* a pasted line's newline */
+            if ((s[i] == '\n' || s[i] == '\t') && scr->utf8) { /* a pasted newline, tab */
                 wattron(w, A_DIM);
-                waddstr(w, "\xe2\x86\xb5"); /* ↵ */
+                waddstr(w, s[i] == '\n' ? "\xe2\x86\xb5" : "\xe2\x87\xa5"); /* ↵ ⇥ */
                 wattroff(w, A_DIM);
             } else if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
                        textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0)

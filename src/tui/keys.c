@@ -480,6 +480,50 @@ static int split_columns(keys_help_layout *l, int height)
     return n;
 }
 
+void keys_name(int code, bool keycode, char *buf, size_t size)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } names[] = {
+        {KEY_LEFT, "Left"},           {KEY_RIGHT, "Right"},         {KEY_UP, "Up"},
+        {KEY_DOWN, "Down"},           {KEY_SLEFT, "Shift-Left"},    {KEY_SRIGHT, "Shift-Right"},
+        {KEY_SR, "Shift-Up"},         {KEY_SF, "Shift-Down"},       {KEY_HOME, "Home"},
+        {KEY_END, "End"},             {KEY_SHOME, "Shift-Home"},    {KEY_SEND, "Shift-End"},
+        {KEY_PPAGE, "PgUp"},          {KEY_NPAGE, "PgDn"},          {KEY_IC, "Insert"},
+        {KEY_DC, "Delete"},           {KEY_SDC, "Shift-Delete"},    {KEY_BTAB, "Shift-Tab"},
+        {KEY_BACKSPACE, "Backspace"}, {KEY_ENTER, "Enter"},
+    };
+    if (!keycode) {
+        if (code == '\t')
+            snprintf(buf, size, "Tab");
+        else if (code == '\r' || code == '\n')
+            snprintf(buf, size, "Enter");
+        else if (code == 27)
+            snprintf(buf, size, "Esc");
+        else if (code == 127 || code == 8) /* DEL, or ^H from some terminals */
+            snprintf(buf, size, "Backspace");
+        else if (code >= 0 && code < 32)
+            snprintf(buf, size, "Ctrl-%c", '@' + code);
+        else if (code == ' ')
+            snprintf(buf, size, "Space");
+        else if (code > ' ' && code < 127)
+            snprintf(buf, size, "%c", code);
+        else
+            snprintf(buf, size, "that key");
+        return;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].code == code) {
+            snprintf(buf, size, "%s", names[i].name);
+            return;
+        }
+    if (code >= KEY_F(1) && code <= KEY_F(63))
+        snprintf(buf, size, "F%d", code - KEY_F(0));
+    else
+        snprintf(buf, size, "that key");
+}
+
 void keys_help_layout_compute(int cols, int rows, keys_help_layout *l)
 {
     memset(l, 0, sizeof *l);

@@ -15,6 +15,7 @@
 #define LLMCHAT_TUI_KEYS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Where a binding works, in the order the dispatcher asks. The help overlay and the
  * man page have one section per context, titled as in keys_context_info. */
@@ -108,6 +109,9 @@ const keys_context_info *keys_context_get(keys_context ctx);
 
 /* The binding of a key in ctx, NULL when the key has none there. */
 const key_binding *keys_find(keys_context ctx, int code, bool keycode);
+
+/* A key's name as the help writes keys ("Shift-Left", "F5", "Ctrl-X", "x") into buf. */
+void keys_name(int code, bool keycode, char *buf, size_t size);
 
 /* ---- the help overlay's text, laid out for a screen size (help.c draws it) ---- */
 enum { KEYS_HELP_LINES_MAX = 224, KEYS_HELP_COLS_MAX = 32 };
