@@ -6,7 +6,7 @@
  *
  *   fake_server --port-file FILE [--log FILE] [--routes DIR] [--status CODE] [--body FILE]
  *               [--cut-after N] [--stall] [--garbage] [--chunk-delay-ms MS]
- *               [--max-requests N]
+ *               [--max-requests N] [--close-delimited]
  *
  * --port-file FILE   the port the kernel chose, and a newline, written (tmp file, then
  *                    rename) once the socket listens
@@ -25,6 +25,9 @@
  * --garbage          answers bytes that are not HTTP, then closes
  * --chunk-delay-ms MS  the pause between two chunks of a stream
  * --max-requests N   exits after N requests
+ * --close-delimited  a stream is sent as it is, not chunked, its end the connection's
+ *                    close (HTTP/1.0's way, which servers behind some proxies still use):
+ *                    then --cut-after looks like the stream's end to the client
  *
  * Runs until SIGTERM or SIGINT (exit status 0), or after --max-requests requests.
  * Exit status 2 for a usage error, 1 when the socket or a file cannot be set up. */
@@ -76,6 +79,7 @@ struct options {
     const char *body_file;
     int status;              /* --status; 0: not given */
     long long cut_after;     /* -1: never */
+    int close_delimited;     /* a stream not chunked: its end is the close */
     int stall;
     int garbage;
     long chunk_delay_ms;
@@ -593,7 +597,12 @@ static void respond(int fd, const struct options *o, const struct request *rq,
 {
     char head[512];
     int no_body = res->status == 204 || res->status == 304 || strcmp(rq->method, "HEAD") == 0;
-    if (res->stream)
+    if (res->stream && o->close_delimited)
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 %d %s\r\nServer: fake_server\r\nContent-Type: text/event-stream\r\n"
+                 "Cache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                 res->status, reason(res->status));
+    else if (res->stream)
         snprintf(head, sizeof head,
                  "HTTP/1.1 %d %s\r\nServer: fake_server\r\nContent-Type: text/event-stream\r\n"
                  "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
@@ -610,7 +619,7 @@ static void respond(int fd, const struct options *o, const struct request *rq,
     /* the body's bytes still allowed by --cut-after */
     size_t budget = o->cut_after < 0 || (unsigned long long)o->cut_after > SIZE_MAX
                         ? SIZE_MAX : (size_t)o->cut_after;
-    if (!res->stream) {
+    if (!res->stream || o->close_delimited) {
         size_t n = res->len < budget ? res->len : budget;
         send_all(fd, res->body, n);
         return;
@@ -746,6 +755,10 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--stall") == 0) {
             o.stall = 1;
+            continue;
+        }
+        if (strcmp(a, "--close-delimited") == 0) {
+            o.close_delimited = 1;
             continue;
         }
         if (strcmp(a, "--garbage") == 0) {

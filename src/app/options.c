@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,7 +190,7 @@ SET_STRING(set_server_model, server_model)
 
 static const char *check_url(const char *v)
 {
-    return strncmp(v, "http://", 7) == 0 || strncmp(v, "https://", 8) == 0
+    return strncasecmp(v, "http://", 7) == 0 || strncasecmp(v, "https://", 8) == 0
                ? NULL
                : "must be an http:// or https:// URL";
 }

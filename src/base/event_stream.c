@@ -132,6 +132,7 @@ bool event_stream_end(event_stream *s)
 {
     if (s->stopped || s->too_long)
         return false;
+    s->unended = true;
     if (s->len > 0) {
         if (!grow(&s->buf, &s->cap, s->len + 1))
             return false;

@@ -32,6 +32,8 @@ typedef struct {
     char name[64];   /* SSE: the current event's name */
     bool too_long;   /* an event outgrew EVENT_STREAM_MAX */
     bool stopped;    /* the callback said stop */
+    bool unended;    /* the event being handed over is the last, which the body's end cut
+                        off (no blank line, no newline after it): it may be cut short */
     size_t events;   /* events handed over */
 } event_stream;
 
@@ -40,7 +42,8 @@ void event_stream_init(event_stream *s, event_stream_kind kind, event_fn fn, voi
  * too long, the callback said stop). */
 bool event_stream_feed(event_stream *s, const char *bytes, size_t n);
 /* The body ended: a last event not ended by a blank line (SSE) or newline (lines) is
- * handed over. False as event_stream_feed. */
+ * handed over, with unended set (a callback that cannot read it can tell a stream cut
+ * short from bad data). False as event_stream_feed. */
 bool event_stream_end(event_stream *s);
 void event_stream_free(event_stream *s);
 

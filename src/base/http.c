@@ -81,12 +81,27 @@ typedef struct {
     size_t received;   /* body bytes of this try */
     bool sink_stopped; /* the sink said stop */
     bool nomem;
+    bool too_big;      /* an answer kept whole outgrew HTTP_BODY_MAX */
+    bool idle;         /* nothing moved for idle_timeout_s */
     double sent_ms;
+    double moved_ms;   /* when bytes last went either way (the request's start at first) */
+    curl_off_t moved;  /* bytes gone either way by then */
 } transfer;
+
+/* An answer kept whole (not streamed to a sink) is at most this long: a server's
+ * longest, a prompt's tokens with their candidates, is far shorter, and one that never
+ * ends must not take the machine's memory. An error's body (status 400 and above) is
+ * kept to its first HTTP_ERROR_BODY_MAX bytes: the message is at the start. */
+enum { HTTP_ERROR_BODY_MAX = 1 << 20 };
+#define HTTP_BODY_MAX ((size_t)256 << 20)
 
 static bool keep(transfer *x, const char *data, size_t n)
 {
     http_response *res = x->res;
+    if (res->length + n > HTTP_BODY_MAX) {
+        x->too_big = true;
+        return false;
+    }
     if (res->length + n + 1 > x->cap) {
         size_t cap = x->cap ? x->cap : 4096;
         while (cap < res->length + n + 1)
@@ -119,18 +134,38 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *p)
         }
         return n;
     }
+    if (status >= 400 && x->res->length + n > HTTP_ERROR_BODY_MAX) { /* the rest is dropped */
+        size_t room = x->res->length < HTTP_ERROR_BODY_MAX ? HTTP_ERROR_BODY_MAX - x->res->length : 0;
+        if (room > 0 && !keep(x, data, room)) {
+            x->nomem = true;
+            return 0;
+        }
+        return n;
+    }
     if (!keep(x, data, n)) {
-        x->nomem = true;
+        x->nomem = !x->too_big;
         return 0;
     }
     return n;
 }
 
+/* Polled by libcurl about every second, and at every piece of the transfer: stops
+ * it when the caller cancels, or when no byte has gone either way for
+ * idle_timeout_s (the request sent and no answer yet counts: a server may think that
+ * long before its first token). */
 static int on_progress(void *p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
-    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    (void)dltotal, (void)ultotal;
     transfer *x = p;
+    double now = clock_ms();
+    if (dlnow + ulnow != x->moved) {
+        x->moved = dlnow + ulnow;
+        x->moved_ms = now;
+    } else if (x->o->idle_timeout_s > 0 && now - x->moved_ms > x->o->idle_timeout_s * 1e3) {
+        x->idle = true;
+        return 1;
+    }
     return x->o->cancelled && x->o->cancelled(x->o->cancel_user) ? 1 : 0;
 }
 
@@ -146,11 +181,54 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
+/* The proxy libcurl takes from the environment for url, or NULL: the scheme's
+ * variable (http_proxy; https_proxy or HTTPS_PROXY), else all_proxy or ALL_PROXY,
+ * unless no_proxy (NO_PROXY) is "*" or names the URL's host. *var: the variable. */
+static const char *proxy_for(const char *url, const char **var)
+{
+    bool https = strncmp(url, "https:", 6) == 0;
+    const char *names[] = {https ? "https_proxy" : "http_proxy", https ? "HTTPS_PROXY" : NULL,
+                           "all_proxy", "ALL_PROXY"};
+    const char *proxy = NULL;
+    for (size_t i = 0; i < 4 && !proxy; i++) {
+        const char *v = names[i] ? getenv(names[i]) : NULL;
+        if (v && *v) {
+            proxy = v;
+            *var = names[i];
+        }
+    }
+    if (!proxy)
+        return NULL;
+    const char *no = getenv("no_proxy");
+    if (!no || !*no)
+        no = getenv("NO_PROXY");
+    if (no && *no) {
+        const char *host = strstr(url, "://");
+        host = host ? host + 3 : url;
+        size_t n = strcspn(host, ":/?#");
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), host);
+        if (!strcmp(no, "*") || (*name && strstr(no, name)))
+            return NULL;
+    }
+    return proxy;
+}
+
 /* The one line a failed transfer gets. */
-static llm_status transfer_failure(CURLcode rc, const char *url, const char *curl_err,
+static llm_status transfer_failure(CURL *curl, CURLcode rc, const char *url, const char *curl_err,
                                    const http_options *o, size_t received, llm_err *err)
 {
     const char *detail = curl_err[0] ? curl_err : curl_easy_strerror(rc);
+    const char *proxy_var = NULL, *proxy = proxy_for(url, &proxy_var);
+    curl_off_t connected_us = 0;
+    curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connected_us);
+    if ((rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_PROXY ||
+         (rc == CURLE_OPERATION_TIMEDOUT && connected_us == 0)) && proxy)
+        return llm_fail(err, LLM_ERR_IO, "cannot connect to %s through the proxy %s (from %s): %s",
+                        url, proxy, proxy_var, detail);
+    if (rc == CURLE_OPERATION_TIMEDOUT && connected_us == 0)
+        return llm_fail(err, LLM_ERR_IO, "cannot connect to %s within %g s (is the server running, "
+                                         "and reachable from here?)", url, o->connect_timeout_s);
     switch (rc) {
     case CURLE_COULDNT_CONNECT:
         return llm_fail(err, LLM_ERR_IO, "cannot connect to %s (is the server running?): %s", url,
@@ -251,7 +329,9 @@ static void start_try(http_stream *s)
     s->curl_err[0] = '\0';
     s->x.received = 0;
     s->x.res->length = 0;
-    s->x.sent_ms = clock_ms();
+    s->x.sent_ms = s->x.moved_ms = clock_ms();
+    s->x.moved = 0;
+    s->x.idle = false;
     curl_multi_add_handle(s->multi, s->curl);
 }
 
@@ -270,6 +350,8 @@ llm_status http_stream_open(const char *method, const char *url, const char *bod
         s->o = *o;
     else
         http_options_default(&s->o);
+    if (s->o.idle_timeout_s > 0 && s->o.idle_timeout_s < s->o.connect_timeout_s)
+        s->o.connect_timeout_s = s->o.idle_timeout_s; /* a shorter wait covers connecting too */
     s->url = strdup(url);
     s->body = body ? strdup(body) : NULL;
     s->multi = curl_multi_init();
@@ -292,9 +374,11 @@ llm_status http_stream_open(const char *method, const char *url, const char *bod
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &s->x);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->o.connect_timeout_s * 1e3));
-    /* idle: under 1 byte/s for idle_timeout_s seconds */
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)(s->o.idle_timeout_s + 0.5));
+    /* idle_timeout_s: on_progress (libcurl's low-speed check is seconds late) */
+    if (s->o.user) {
+        curl_easy_setopt(curl, CURLOPT_USERNAME, s->o.user);
+        curl_easy_setopt(curl, CURLOPT_PASSWORD, s->o.password ? s->o.password : "");
+    }
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
     if (strcmp(method, "GET") != 0)
@@ -327,10 +411,16 @@ static void transfer_ended(http_stream *s, CURLcode rc)
     s->st = LLM_OK;
     if (s->x.nomem)
         s->st = llm_fail(&s->err, LLM_ERR_NOMEM, "out of memory for %s's answer", s->url);
+    else if (s->x.too_big)
+        s->st = llm_fail(&s->err, LLM_ERR_IO, "%s's answer goes on past %zu MiB: not an answer "
+                         "llmchat reads", s->url, HTTP_BODY_MAX >> 20);
+    else if (s->x.idle)
+        s->st = transfer_failure(s->curl, CURLE_OPERATION_TIMEDOUT, s->url, "", &s->o,
+                                 s->x.received, &s->err);
     else if (s->x.sink_stopped || rc == CURLE_ABORTED_BY_CALLBACK)
         s->st = llm_fail(&s->err, LLM_ERR_STOPPED, "stopped");
     else if (rc != CURLE_OK)
-        s->st = transfer_failure(rc, s->url, s->curl_err, &s->o, s->x.received, &s->err);
+        s->st = transfer_failure(s->curl, rc, s->url, s->curl_err, &s->o, s->x.received, &s->err);
     else if (!res->body && !s->x.sink && !keep(&s->x, "", 0))
         s->st = llm_fail(&s->err, LLM_ERR_NOMEM, "out of memory for %s's answer", s->url);
 }

@@ -10,9 +10,10 @@
  * token goes into the Authorization header and nowhere else: no message of this file
  * quotes a request's headers.
  *
- * Failures come back as one line in llm_err: the server down, no answer within the
- * limits, the connection closed in the middle of an answer, an answer that is not
- * HTTP. A status of 400 or above is not a failure here: the caller reads the status
+ * Failures come back as one line in llm_err: the server down (or the proxy the
+ * environment names), no answer within the limits, the connection closed in the middle
+ * of an answer, an answer that is not HTTP, one kept whole that goes on past 256 MiB
+ * (an error's body is kept to its first 1 MiB). A status of 400 or above is not a failure here: the caller reads the status
  * and the body (the server's own message). Built without libcurl, every request fails
  * saying so. No printing, no exit. */
 #ifndef LLMCHAT_HTTP_H
@@ -24,11 +25,14 @@
 #include "status.h"
 
 typedef struct {
-    double connect_timeout_s; /* to open the connection (default 10) */
-    double idle_timeout_s;    /* the answer stops for this long: it fails (default 300);
-                                 a server may think that long before its first token */
+    double connect_timeout_s; /* to open the connection (default 10; no longer than
+                                 idle_timeout_s) */
+    double idle_timeout_s;    /* no byte goes either way for this long: it fails (default
+                                 300); a server may think that long before its first token */
     int retries;              /* more tries when it cannot connect (default 2) */
     const char *bearer;       /* the API key (Authorization: Bearer), or NULL */
+    const char *user;         /* HTTP authentication (a URL's user:password@), or NULL; */
+    const char *password;     /* quoted by no message */
     /* Polled while waiting (about every 100 ms and at each piece of the answer): true
        stops the request, which fails with LLM_ERR_STOPPED. NULL: never. */
     bool (*cancelled)(void *user);

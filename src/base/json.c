@@ -520,10 +520,15 @@ const char *json_type_name(json_type t)
 
 void json_write_string(FILE *f, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    const unsigned char *end = p + strlen((const char *)p);
+    json_write_bytes(f, s ? s : "", s ? strlen(s) : 0);
+}
+
+void json_write_bytes(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *end = p + n;
     putc('"', f);
-    while (*p) {
+    while (p < end) {
         unsigned c = *p;
         if (c == '"' || c == '\\') {
             putc('\\', f);

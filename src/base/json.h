@@ -61,5 +61,7 @@ const char *json_type_name(json_type t); /* "null", "boolean", "number", ... */
 /* Writes s to f as a JSON string: quotes, escapes, control bytes and bytes that are not
  * valid UTF-8 as \u00XX (the reader turns those back into the byte). NULL writes "". */
 void json_write_string(FILE *f, const char *s);
+/* The same for the n bytes at s, which may hold NUL (written \u0000). */
+void json_write_bytes(FILE *f, const char *s, size_t n);
 
 #endif

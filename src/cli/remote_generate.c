@@ -33,10 +33,7 @@ static void put_number(float x)
 /* The piece as a JSON string (json_write_string keeps bytes that are not UTF-8). */
 static void put_piece(const char *piece, size_t n)
 {
-    char buf[REMOTE_PIECE_MAX + 1];
-    memcpy(buf, piece, n);
-    buf[n] = '\0';
-    json_write_string(stdout, buf);
+    json_write_bytes(stdout, piece, n); /* a NUL byte in a piece too */
 }
 
 static bool on_token(void *user, const remote_token *t)

@@ -4,22 +4,27 @@
 #define _GNU_SOURCE /* open_memstream */
 #include "remote.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clock.h"
 #include "event_stream.h"
 #include "json.h"
+#include "textfmt.h"
 #include "remote_internal.h"
 
 struct remote {
     remote_info info;
     http_options http;
-    char *base;
+    char *base;     /* the URL without a user and password, and without a trailing /v1 */
     char *model;
     char *api_key;
+    char *user;     /* from the URL (user:password@host), sent by libcurl, never shown */
+    char *password;
 };
 
 const char *remote_api_name(remote_api api)
@@ -43,10 +48,12 @@ void remote_close(remote *r)
         return;
     free(r->base);
     free(r->model);
-    if (r->api_key) {
-        memset(r->api_key, 0, strlen(r->api_key));
-        free(r->api_key);
-    }
+    char *secrets[] = {r->api_key, r->user, r->password};
+    for (int i = 0; i < 3; i++)
+        if (secrets[i]) {
+            memset(secrets[i], 0, strlen(secrets[i]));
+            free(secrets[i]);
+        }
     free(r);
 }
 
@@ -98,7 +105,7 @@ static llm_status status_failure(const char *url, const http_response *res, llm_
 
 /* GET or POST path; the body parsed into *out (the caller frees it). A status of 400 or
  * more fails with the server's message unless want_status, which then gets it and
- * *out NULL. */
+ * *out NULL (the message in err all the same, for a caller that has a use for it). */
 static llm_status request_json(remote *r, const char *method, const char *path, const char *body,
                                json_value **out, long *want_status, llm_err *err)
 {
@@ -111,10 +118,11 @@ static llm_status request_json(remote *r, const char *method, const char *path, 
     if (st == LLM_OK) {
         r->info.rtt_ms = res.first_byte_ms;
         if (res.status >= 400 || res.status < 200) {
+            llm_status failed = status_failure(url, &res, err);
             if (want_status)
                 *want_status = res.status;
             else
-                st = status_failure(url, &res, err);
+                st = failed;
         } else {
             if (want_status)
                 *want_status = res.status;
@@ -142,12 +150,33 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* The model's name as the server gives it, made safe to show: a control character
+ * (a terminal's escape), invalid UTF-8 and the controls of text direction (U+202A-202E,
+ * U+2066-2069, which turn what follows around) become '?'. */
 static llm_status set_model(remote *r, const char *name, llm_err *err)
 {
     free(r->model);
     r->model = dup_str(name ? name : "");
     r->info.model = r->model;
-    return r->model ? LLM_OK : llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    if (!r->model)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    unsigned char *p = (unsigned char *)r->model;
+    size_t n = strlen(r->model);
+    for (size_t i = 0; i < n;) {
+        int len = textfmt_utf8_len(p + i, n - i);
+        bool bidi = len == 3 && p[i] == 0xe2 &&
+                    ((p[i + 1] == 0x80 && p[i + 2] >= 0xaa && p[i + 2] <= 0xae) ||
+                     (p[i + 1] == 0x81 && p[i + 2] >= 0xa6 && p[i + 2] <= 0xa9));
+        if (len <= 0 || bidi || p[i] < 0x20 || p[i] == 0x7f) {
+            int k = len > 0 ? len : 1;
+            for (int j = 0; j < k; j++)
+                p[i + j] = '?';
+            i += (size_t)k;
+        } else {
+            i += (size_t)len;
+        }
+    }
+    return LLM_OK;
 }
 
 /* llama-server: GET /props answered; the vocabulary's size from /v1/models' meta. */
@@ -227,16 +256,96 @@ static llm_status open_ollama(remote *r, const char *want, llm_err *err)
     return st;
 }
 
-static char *base_url(const char *url)
+/* s[0..n) with its %XX escapes decoded (a user or password in a URL), or NULL. */
+static char *url_decode(const char *s, size_t n)
 {
-    size_t n = strlen(url);
-    while (n > 0 && url[n - 1] == '/')
-        n--;
-    if (n >= 3 && memcmp(url + n - 3, "/v1", 3) == 0)
-        n -= 3;
-    while (n > 0 && url[n - 1] == '/')
-        n--;
-    return strndup(url, n);
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+            isxdigit((unsigned char)s[i + 2])) {
+            char hex[3] = {s[i + 1], s[i + 2], '\0'};
+            out[o++] = (char)strtol(hex, NULL, 16);
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* The server's URL taken apart: r->base (the scheme in lower case, the host and port,
+ * the path without trailing slashes or /v1), and a user and password in it into
+ * r->user and r->password, which go to libcurl and are not part of anything shown or
+ * saved. LLM_ERR_ARG, saying why, for a URL that is not one of a server. */
+static llm_status take_url(remote *r, const char *url, llm_err *err)
+{
+    size_t scheme = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    if (!scheme)
+        return llm_fail(err, LLM_ERR_ARG, "'%s' is not an http:// or https:// URL", url);
+    const char *auth = url + scheme;
+    size_t auth_n = strcspn(auth, "/?#");
+    if (strpbrk(auth, "?#"))
+        return llm_fail(err, LLM_ERR_ARG, "a server's URL names the server, with no query (?) "
+                                          "or fragment (#) after it: drop them from --server");
+    const char *at = NULL;
+    for (size_t i = 0; i < auth_n; i++)
+        if (auth[i] == '@')
+            at = auth + i;
+    const char *host = at ? at + 1 : auth;
+    size_t host_n = auth_n - (size_t)(host - auth);
+    if (host_n == 0 || host[0] == ':')
+        return llm_fail(err, LLM_ERR_ARG, "the URL names no host: give --server %.*sHOST:PORT",
+                        (int)scheme, url);
+    if (at) {
+        size_t info_n = (size_t)(at - auth), colon = strcspn(auth, ":@");
+        if (colon > info_n)
+            colon = info_n;
+        r->user = url_decode(auth, colon);
+        r->password = url_decode(colon < info_n ? auth + colon + 1 : "",
+                                 colon < info_n ? info_n - colon - 1 : 0);
+        if (!r->user || !r->password)
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
+    const char *path = host + host_n;
+    size_t path_n = strlen(path);
+    while (path_n > 0 && path[path_n - 1] == '/')
+        path_n--;
+    if (path_n >= 3 && memcmp(path + path_n - 3, "/v1", 3) == 0)
+        path_n -= 3;
+    while (path_n > 0 && path[path_n - 1] == '/')
+        path_n--;
+    size_t n = scheme + host_n + path_n;
+    r->base = malloc(n + 1);
+    if (!r->base)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < scheme; i++)
+        r->base[i] = (char)tolower((unsigned char)url[i]);
+    memcpy(r->base + scheme, host, host_n);
+    memcpy(r->base + scheme + host_n, path, path_n);
+    r->base[n] = '\0';
+    return LLM_OK;
+}
+
+/* A probe's answer: a status that says the server itself failed (5xx: llama-server
+ * answers 503 "Loading model" while it starts) is kept, the first one, to be said if
+ * no probe finds a server llmchat knows. 404 and the like only say the path is not
+ * there. */
+static void keep_failure(llm_status st, long status, const llm_err *err, llm_err *kept,
+                         bool *have)
+{
+    if (st != LLM_OK || status < 500 || *have)
+        return;
+    *kept = *err;
+    if (status == 503) {
+        size_t n = strlen(kept->text);
+        snprintf(kept->text + n, sizeof kept->text - n, " (the server is not ready: try again "
+                 "when it has loaded its model)");
+    }
+    *have = true;
 }
 
 llm_status remote_open(const remote_options *o, remote **out, llm_err *err)
@@ -244,8 +353,6 @@ llm_status remote_open(const remote_options *o, remote **out, llm_err *err)
     *out = NULL;
     if (!o->url || !*o->url)
         return llm_fail(err, LLM_ERR_ARG, "no server URL");
-    if (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0)
-        return llm_fail(err, LLM_ERR_ARG, "'%s' is not an http:// or https:// URL", o->url);
     if (!http_available())
         return llm_fail(err, LLM_ERR_ARG, "--server needs libcurl: this llmchat was built without "
                                           "it (install libcurl4-openssl-dev and build again)");
@@ -253,18 +360,27 @@ llm_status remote_open(const remote_options *o, remote **out, llm_err *err)
     if (!r)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     r->http = o->http;
-    r->base = base_url(o->url);
+    llm_status taken = take_url(r, o->url, err);
+    if (taken != LLM_OK) {
+        remote_close(r);
+        return taken;
+    }
     r->api_key = dup_str(o->api_key);
-    if (!r->base || (o->api_key && !r->api_key)) {
+    if (o->api_key && !r->api_key) {
         remote_close(r);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
     r->http.bearer = r->api_key;
+    r->http.user = r->user;
+    r->http.password = r->password;
     r->info.base_url = r->base;
 
     json_value *v = NULL;
     long status = 0;
+    llm_err failed; /* the first probe the server answered with a failure of its own */
+    bool server_failed = false;
     llm_status st = request_json(r, "GET", "/props", NULL, &v, &status, err);
+    keep_failure(st, status, err, &failed, &server_failed);
     if (st == LLM_OK && status == 200 && v && json_get(v, "default_generation_settings")) {
         st = open_llama_server(r, v, err);
         goto done;
@@ -279,6 +395,7 @@ llm_status remote_open(const remote_options *o, remote **out, llm_err *err)
         goto done;
     }
     st = request_json(r, "GET", "/v1/models", NULL, &v, &status, err);
+    keep_failure(st, status, err, &failed, &server_failed);
     if (st == LLM_OK && status == 200 && v && json_get(v, "data")) {
         st = open_openai(r, v, o->model, err);
         goto done;
@@ -291,11 +408,15 @@ llm_status remote_open(const remote_options *o, remote **out, llm_err *err)
     json_free(v);
     v = NULL;
     st = request_json(r, "GET", "/api/version", NULL, &v, &status, err);
+    keep_failure(st, status, err, &failed, &server_failed);
     if (st == LLM_OK && status == 200 && v && json_get(v, "version")) {
         st = open_ollama(r, o->model, err);
         goto done;
     }
-    if (st == LLM_OK)
+    if (st == LLM_OK && server_failed) { /* a server that fails (starting, say): its words */
+        *err = failed;
+        st = LLM_ERR_IO;
+    } else if (st == LLM_OK)
         st = llm_fail(err, LLM_ERR_FORMAT, "%s is not a server llmchat knows: neither GET /props "
                                            "(llama-server), GET /v1/models (OpenAI-compatible) nor "
                                            "GET /api/version (ollama) answered as expected",
@@ -692,7 +813,7 @@ static bool bad_event(stream_state *s, const char *what, const char *detail)
 /* "token_id:123" (vLLM's return_tokens_as_token_ids) to 123, else -1. */
 static int id_of_text(const char *t)
 {
-    if (strncmp(t, "token_id:", 9) != 0)
+    if (strncmp(t, "token_id:", 9) != 0 || t[9] < '0' || t[9] > '9') /* digits only */
         return -1;
     char *end;
     long v = strtol(t + 9, &end, 10);
@@ -751,8 +872,33 @@ static bool token_object(const json_value *o, remote_token *t)
     return text || t->id >= 0;
 }
 
+/* A logprob no probability has: not finite, or above 0 by more than rounding. */
+static bool logprob_bad(float lp)
+{
+    return !isnan(lp) && (!isfinite(lp) || lp > 1e-3f);
+}
+
+bool remote_token_logprobs_ok(const remote_token *t, char *why, size_t size)
+{
+    if (logprob_bad(t->logprob)) {
+        snprintf(why, size, "token %d has the logprob %g, which no probability has", t->id,
+                 (double)t->logprob);
+        return false;
+    }
+    for (int k = 0; k < t->n_top; k++)
+        if (logprob_bad(t->top[k].logprob)) {
+            snprintf(why, size, "candidate %d of token %d has the logprob %g, which no probability "
+                     "has", t->top[k].id, t->id, (double)t->top[k].logprob);
+            return false;
+        }
+    return true;
+}
+
 static bool deliver(stream_state *s)
 {
+    char why[160];
+    if (!remote_token_logprobs_ok(&s->tok, why, sizeof why))
+        return bad_event(s, "the stream holds a number that is not a logprob", why);
     if (s->res->generated == 0)
         s->res->first_token_ms = clock_ms() - s->t0;
     s->res->generated++;
@@ -959,7 +1105,14 @@ static bool on_event(void *user, const char *event, const char *data, size_t n)
     }
     json_value *v = NULL;
     llm_err perr;
-    if (json_parse(data, n, &v, &perr) != LLM_OK)
+    if (json_parse(data, n, &v, &perr) != LLM_OK && s->events.unended) {
+        snprintf(s->why.text, sizeof s->why.text, "the connection closed in the middle of an "
+                 "event of the stream (%d token%s in)", s->res->generated,
+                 s->res->generated == 1 ? "" : "s");
+        s->bad = true;
+        return false;
+    }
+    if (!v)
         return bad_event(s, "the stream holds something that is not JSON", perr.text);
     bool ok;
     const json_value *e = json_get(v, "error");
@@ -1074,8 +1227,8 @@ static llm_status stream_outcome(remote_stream *rs, llm_status st, llm_err *err)
     } else if (st == LLM_OK && (hr->status >= 300 || hr->status < 200)) {
         st = status_failure(url, hr, err);
     } else if (st == LLM_OK && !s->done) {
-        st = llm_fail(err, LLM_ERR_IO, "%s: the stream ended before the reply did (%d tokens in)",
-                      url, res->generated);
+        st = llm_fail(err, LLM_ERR_IO, "%s: the stream ended before the reply did (%d token%s in)",
+                      url, res->generated, res->generated == 1 ? "" : "s");
     }
     return st;
 }

@@ -322,11 +322,51 @@ static bool append_to_reply(remote_chat *c, turn *tn, int id, step_phase phase, 
     return true;
 }
 
+/* Whether a piece of t (the token's or a candidate's) holds a NUL byte. */
+static bool has_nul(const remote_token *t)
+{
+    if (memchr(t->piece, '\0', t->piece_len))
+        return true;
+    for (int k = 0; k < t->n_top; k++)
+        if (memchr(t->top[k].piece, '\0', t->top[k].piece_len))
+            return true;
+    return false;
+}
+
+/* The piece's NUL bytes as U+2400 (the symbol for NUL, three bytes), as much as
+ * REMOTE_PIECE_MAX holds. */
+static void nul_pictures(char *piece, size_t *len)
+{
+    char out[REMOTE_PIECE_MAX];
+    size_t o = 0;
+    for (size_t i = 0; i < *len; i++) {
+        bool nul = piece[i] == '\0';
+        if (o + (nul ? 3 : 1) > sizeof out - 1)
+            break;
+        if (nul) {
+            memcpy(out + o, "\xe2\x90\x80", 3);
+            o += 3;
+        } else {
+            out[o++] = piece[i];
+        }
+    }
+    memcpy(piece, out, o);
+    piece[o] = '\0';
+    *len = o;
+}
+
 static bool on_token(void *user, const remote_token *given)
 {
     remote_chat *c = user;
-    remote_token numbered;
+    remote_token numbered, clean;
     const remote_token *t = given;
+    if (has_nul(given)) { /* the chat's texts are C strings: a NUL byte shows as U+2400 */
+        clean = *given;
+        nul_pictures(clean.piece, &clean.piece_len);
+        for (int k = 0; k < clean.n_top; k++)
+            nul_pictures(clean.top[k].piece, &clean.top[k].piece_len);
+        given = t = &clean;
+    }
     if (c->by_text) {
         if (!number_by_text(c, given, &numbered)) {
             c->nomem = true;

@@ -23,6 +23,11 @@ bool remote_cancelled(const remote *r);
  * into *t; false when it has neither id nor text. */
 bool remote_token_object(const json_value *o, remote_token *t);
 
+/* Whether t's logprobs are ones a probability has: each finite and at most 0 (a
+ * thousandth over allowed for rounding) or absent (NaN). False with why (the token
+ * and the number) when one is not: an answer that holds one is malformed. */
+bool remote_token_logprobs_ok(const remote_token *t, char *why, size_t size);
+
 /* A token's text as its piece ("token_id:N" names no bytes: ""). */
 void remote_piece_of_text(const char *text, char *piece, size_t *len);
 

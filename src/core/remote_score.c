@@ -42,6 +42,9 @@ static llm_status llama_answer(const json_value *v, int want, remote_token *t, l
     if (isnan(t->logprob))
         return llm_fail(err, LLM_ERR_FORMAT, "llama-server's answer gives token %d no logprob",
                         want);
+    char why[160];
+    if (!remote_token_logprobs_ok(t, why, sizeof why))
+        return llm_fail(err, LLM_ERR_FORMAT, "llama-server's answer is malformed: %s", why);
     return LLM_OK;
 }
 
@@ -187,6 +190,10 @@ static llm_status vllm_position(const json_value *d, int want, int pos, int top_
             remote_piece_of_text(e[k].text, t->top[j].piece, &t->top[j].piece_len);
     }
     free(e);
+    char why[160];
+    if (!remote_token_logprobs_ok(t, why, sizeof why))
+        return llm_fail(err, LLM_ERR_FORMAT, "vLLM's prompt_logprobs at position %d are "
+                                             "malformed: %s", pos, why);
     return LLM_OK;
 }
 

@@ -8,6 +8,7 @@
 
 #include "remote.h"
 #include "stats.h"
+#include "json.h"
 
 typedef struct {
     int n;
@@ -83,14 +84,17 @@ int served_run(const bench_options *o)
     }
     double ttft_med = stats_median(ttft, rounds, &lo, &hi), ttft_lo = lo, ttft_hi = hi;
     double rate_med = stats_median(rate, rounds, &lo, &hi);
-    if (o->json)
-        printf("{\"server\": \"%s\", \"api\": \"%s\", \"model\": \"%s\", \"prompt\": %d, \"gen\": %d, "
+    if (o->json) { /* the names as JSON strings: a server's model name may hold anything */
+        printf("{\"server\": ");
+        json_write_string(stdout, in->base_url);
+        printf(", \"api\": \"%s\", \"model\": ", remote_api_name(in->api));
+        json_write_string(stdout, in->model);
+        printf(", \"prompt\": %d, \"gen\": %d, "
                "\"rounds\": %d, \"first_token_ms\": %.2f, \"first_token_ms_min\": %.2f, "
                "\"first_token_ms_max\": %.2f, \"decode_tok_s\": %.2f, \"decode_tok_s_min\": %.2f, "
                "\"decode_tok_s_max\": %.2f}\n",
-               in->base_url, remote_api_name(in->api), in->model, n_prompt, gen, rounds, ttft_med,
-               ttft_lo, ttft_hi, rate_med, lo, hi);
-    else
+               n_prompt, gen, rounds, ttft_med, ttft_lo, ttft_hi, rate_med, lo, hi);
+    } else
         printf("%s at %s, model %s: prompt %d tokens, %d generated, %d rounds\n"
                "first token %.1f ms (%.1f-%.1f); decode %.1f tok/s (%.1f-%.1f): medians "
                "(ranges)\n",
