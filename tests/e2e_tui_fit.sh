@@ -148,20 +148,20 @@ pass "60x20: the help overlay keeps each entry in one column and names every vie
 keys x
 wait_gone "Help: keys"
 # five rows cannot hold a page of it: ? says so rather than nothing
-$TM resize-window -t t -x 60 -y 5
-deadline=$(($(now) + WAIT)) # until the TUI has drawn the 5 rows
-until screen | sed -n 3p | grep -q '^└'; do
-    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the TUI did not redraw at 60x5"
-    sleep 0.1
-done
+# resized_to COLS ROWS: the window resized, and the TUI's redraw at that size waited
+# for (Conversation's box ends on the screen's row ROWS - 2)
+resized_to() {
+    $TM resize-window -t t -x "$1" -y "$2"
+    deadline=$(($(now) + WAIT))
+    until screen | sed -n "$(($2 - 2))p" | grep -q '^└'; do
+        [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the TUI did not redraw at $1x$2"
+        sleep 0.1
+    done
+}
+resized_to 60 5
 keys '?'
 wait_for "the help needs a screen of at least 10 x 6"
-$TM resize-window -t t -x 60 -y 6
-deadline=$(($(now) + WAIT)) # until the TUI has drawn the 6 rows: Conversation's box one taller
-until screen | sed -n 4p | grep -q '^└'; do
-    [ "$(now)" -lt "$deadline" ] || show_screen_and_fail "the TUI did not redraw at 60x6"
-    sleep 0.1
-done
+resized_to 60 6
 keys '?'
 wait_for "Help: keys"
 keys x
