@@ -75,6 +75,46 @@ assert_file_contains "/save over the model" "$T/err" "will not write the chat to
 intact "/save"
 pass "/save refuses the model; a chat loaded from a file is saved back to it"
 
+# ---- /save onto the run's own trace; a dangling link; a write-protected file ----
+printf 'Lily\n/save %s\n' "$T/own.jsonl" >"$T/in"
+run_llmchat -m chat -z "$T/tok.bin" -n 4 --trace "$T/own.jsonl" "$T/model.bin" <"$T/in"
+assert_status 0
+assert_file_contains "/save onto the trace" "$T/err" "this run is writing that file already"
+grep -q '^llmchat: saved to' "$T/err" && fail "/save onto the run's own trace said it saved"
+head -n 1 "$T/own.jsonl" | grep -q '"llmchat_trace"' || fail "the trace is not a trace"
+mkdir "$T/sub"
+ln -s sub/linked.json "$T/dangling.json"
+printf 'Lily\n/save %s\n' "$T/dangling.json" >"$T/in"
+run_llmchat -m chat -z "$T/tok.bin" -n 4 "$T/model.bin" <"$T/in"
+assert_status 0
+[ -L "$T/dangling.json" ] || fail "/save replaced a dangling link with a file"
+[ -s "$T/sub/linked.json" ] || fail "/save through a dangling link did not write its target"
+# a write-protected file is not replaced (root may write anything: run as nobody then)
+as_user=
+if [ "$(id -u)" -eq 0 ]; then
+    command -v setpriv >/dev/null 2>&1 && as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+if [ "$(id -u)" -ne 0 ] || [ -n "$as_user" ]; then
+    mkdir "$T/ro"
+    cp "$T/model.bin" "$T/tok.bin" "$T/ro/"
+    printf 'keep me\n' >"$T/ro/keep.txt"
+    chmod 444 "$T/ro/keep.txt"
+    chmod 777 "$T/ro"
+    chmod 711 "$T" # the other user passes through to ro/
+    last_cmd="llmchat -m generate --trace ro/keep.txt (as $(id -un) ${as_user:+through setpriv})"
+    rc=0
+    $as_user env HOME="$T/ro" XDG_CONFIG_HOME="$T/ro" XDG_STATE_HOME="$T/ro" XDG_DATA_HOME="$T/ro" \
+        "$LLMCHAT_BIN" -m generate -z "$T/ro/tok.bin" -n 4 -i hi \
+        --trace "$T/ro/keep.txt" "$T/ro/model.bin" >"$T/out" 2>"$T/err" </dev/null || rc=$?
+    [ "$rc" -ne 0 ] || fail "a trace over a write-protected file exited 0"
+    assert_file_contains "write-protected" "$T/err" "write-protected"
+    [ "$(cat "$T/ro/keep.txt")" = "keep me" ] || fail "the write-protected file was replaced"
+    chmod 700 "$T"
+    pass "/save refuses the run's own trace, follows a dangling link, and no writer replaces a write-protected file"
+else
+    pass "/save refuses the run's own trace and follows a dangling link (the write-protected check needs a user other than root: no setpriv here)"
+fi
+
 # ---- llmchat-convert ----
 run_program llmchat-convert "$CONVERT" -z "$T/tok.bin" "$T/model.bin" "$T/out.bin" --tokenizer-out "$T/model.bin"
 refused "--tokenizer-out IN"

@@ -20,8 +20,84 @@
 struct output_file {
     char *target; /* the name renamed over (a link's target) */
     char *temp;   /* NULL when writing to a FIFO or a character device directly */
+    char *place;  /* target's directory made absolute, and its name: the key of open_places */
     FILE *f;
 };
+
+/* The places of the outputs open now (a trace open for the whole run, say): another
+ * output named for one of them would be replaced by it when it is committed. */
+static char **open_places;
+static int n_open_places;
+
+/* The name to rename over: path, or the file a symbolic link at path leads to (the
+ * link followed as the system follows it, to a file that may not exist yet: a dangling
+ * link's target is where the file goes, as with a shell's >). */
+static char *target_of(const char *path)
+{
+    char *cur = strdup(path);
+    for (int hops = 0; cur && hops < 40; hops++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+            return cur;
+        char link[PATH_MAX];
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            return cur;
+        link[n] = '\0';
+        char *next;
+        const char *slash = strrchr(cur, '/');
+        if (link[0] == '/' || !slash) {
+            next = strdup(link);
+        } else { /* relative to the link's directory */
+            size_t dir = (size_t)(slash - cur) + 1;
+            next = malloc(dir + (size_t)n + 1);
+            if (next) {
+                memcpy(next, cur, dir);
+                memcpy(next + dir, link, (size_t)n + 1);
+            }
+        }
+        free(cur);
+        cur = next;
+    }
+    return cur; /* a loop: the open fails on it and says so */
+}
+
+/* target's place: its directory's real path and its name ("/abs/dir/name"), so that
+ * two names of one place compare equal; the target itself when its directory does not
+ * resolve. */
+static char *place_of(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    char *dir = slash ? strndup(target, slash == target ? 1 : (size_t)(slash - target)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!real)
+        return strdup(target);
+    const char *name = slash ? slash + 1 : target;
+    size_t n = strlen(real) + strlen(name) + 2;
+    char *place = malloc(n);
+    if (place)
+        snprintf(place, n, "%s%s%s", real, strcmp(real, "/") ? "/" : "", name);
+    free(real);
+    return place;
+}
+
+static bool place_open(const char *place)
+{
+    for (int i = 0; place && i < n_open_places; i++)
+        if (!strcmp(open_places[i], place))
+            return true;
+    return false;
+}
+
+static void place_forget(const char *place)
+{
+    for (int i = 0; place && i < n_open_places; i++)
+        if (open_places[i] == place) {
+            open_places[i] = open_places[--n_open_places];
+            return;
+        }
+}
 
 /* Places written directly, as a stream: a FIFO (another process reads it) or a
  * character device (/dev/null, a terminal). */
@@ -48,6 +124,26 @@ llm_status output_file_check(const char *path, const char *what, llm_err *err)
         return llm_fail(err, LLM_ERR_ARG,
                         "will not write %s to %s: this run reads that file (it would be "
                         "replaced); give another name", what, path);
+    if (!is_stream(st.st_mode) && access(path, W_OK) != 0 && errno == EACCES)
+        return llm_fail(err, LLM_ERR_ARG, "will not write %s to %s: the file is "
+                        "write-protected (as a shell's > would not); give another name, or "
+                        "make it writable", what, path);
+    return LLM_OK;
+}
+
+/* Whether path names the place of an output open now (the run would replace what is
+ * written there when it commits that one). */
+static llm_status check_not_open(const char *path, const char *what, llm_err *err)
+{
+    char *target = target_of(path);
+    char *place = target ? place_of(target) : NULL;
+    bool taken = place_open(place);
+    free(target);
+    free(place);
+    if (taken)
+        return llm_fail(err, LLM_ERR_ARG, "will not write %s to %s: this run is writing that "
+                        "file already (a trace, say), and would replace it; give another name",
+                        what, path);
     return LLM_OK;
 }
 
@@ -63,17 +159,6 @@ llm_status output_file_check_not(const char *path, const char *what, const char 
     return output_file_check(path, what, err);
 }
 
-/* The name to rename over: path, or the file a symbolic link at path leads to. */
-static char *target_of(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        char *real = realpath(path, NULL);
-        if (real)
-            return real;
-    }
-    return strdup(path);
-}
 
 /* Creates a new file named target.tmp-XXXXXX (random letters) with mode; its fd. */
 static int create_temp(const char *target, char *temp, size_t size, mode_t mode)
@@ -138,6 +223,8 @@ llm_status output_file_open(const char *path, const char *what, int mode, output
 {
     *out = NULL;
     llm_status st = output_file_check(path, what, err);
+    if (st == LLM_OK)
+        st = check_not_open(path, what, err);
     if (st != LLM_OK)
         return st;
     struct stat old;
@@ -172,6 +259,13 @@ llm_status output_file_open(const char *path, const char *what, int mode, output
     o->target = target;
     o->temp = temp;
     o->f = f;
+    o->place = place_of(target);
+    char **grown = o->place ? realloc(open_places, sizeof *grown * (size_t)(n_open_places + 1))
+                            : NULL;
+    if (grown) { /* without memory for the list, the check above only misses this one */
+        open_places = grown;
+        open_places[n_open_places++] = o->place;
+    }
     *out = o;
     return LLM_OK;
 }
@@ -215,6 +309,8 @@ static void sync_directory(const char *path)
 
 static void output_free(output_file *o)
 {
+    place_forget(o->place);
+    free(o->place);
     free(o->target);
     free(o->temp);
     free(o);
