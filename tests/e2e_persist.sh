@@ -6,7 +6,9 @@
 # is back in the KV cache); /save and /load round-trip; /resume lists and reopens;
 # SIGTERM, SIGHUP and SIGINT twice quit with the chat saved and 128 + the signal,
 # while one SIGINT leaves the chat going (each SIGINT waits for the one before to be
-# acknowledged: no sleeps); keep-chats keeps the newest autosaves; a state directory
+# acknowledged: no sleeps); keep-chats keeps the newest autosaves, but not over a
+# running session's; two sessions on one chat lose neither's turns; /reset and /load
+# start a new file; an unreadable newest chat is said; a state directory
 # that cannot be written (not a directory, or "full": writes fail with EFBIG) gives
 # one warning and the chat goes on.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
@@ -245,6 +247,53 @@ assert_status 130
 assert_file_contains "the SIGINT message" "$T/err" "quitting on SIGINT"
 assert_eq "turns saved on SIGINT twice" 2 "$(json_get "$(newest_chat)" 'len(d["turns"])')"
 pass "one SIGINT leaves the chat going; two within a second save it and quit"
+
+# ---- two sessions on one chat; a running session's file is not pruned ----
+rm -rf "$STATE"
+start_fifo --keep-chats 1
+printf '%s\n' "$m1" >&3
+wait_lines 1 # the reply's line ends after its save: A writes nothing more until the next
+a_file=$(newest_chat)
+# another session, new, keeping 1: A's file is a running session's and stays
+printf '%s\n' "$m3" | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat --autosave always --keep-chats 1 \
+    -t 0 -n 30 -z "$TOK" "$MODEL" >"$T/c.out" 2>"$T/c.err" || fail "a second session failed: $(cat "$T/c.err")"
+[ -f "$a_file" ] || fail "--keep-chats removed the file of a session still running"
+printf '%s\n' "$m2" >&3
+wait_lines 2 # A's file is the newest again
+[ "$(newest_chat)" = "$a_file" ] || fail "A's second turn went to $(newest_chat), not $a_file"
+# B resumes A's chat and saves a turn to it; A's next save must not wipe B's turn
+printf 'B says this.\n' | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 30 --resume \
+    >"$T/b.out" 2>"$T/b.err" || fail "the resuming session failed: $(cat "$T/b.err")"
+[ "$(json_get "$a_file" 'd["turns"][-1]["user"]')" = "B says this." ] || fail "B's turn is not in $a_file: $(cat "$T/b.err")"
+printf 'A says this.\n' >&3
+wait_lines 3
+stop_fifo
+assert_eq "A's exit status" 0 "$rc"
+assert_file_contains "A moving on" "$T/err" "changed since this session saved or read it"
+[ "$(json_get "$a_file" 'd["turns"][-1]["user"]')" = "B says this." ] || fail "A's save wiped B's turn in $a_file: $(cat "$T/err")"
+moved=$(newest_chat)
+[ "$moved" != "$a_file" ] && [ "$(json_get "$moved" '[t["user"] for t in d["turns"]][-1]')" = "A says this." ] ||
+    fail "A's chat did not go on in a new file"
+pass "two sessions on one chat keep both (the later saver moves to a new file); --keep-chats spares running sessions"
+
+# ---- /reset and /load leave the resumed chat's file as it was ----
+before=$(cat "$moved")
+printf '/reset\n%s\n' "$m1" | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 20 --resume >/dev/null 2>"$T/r.err" ||
+    fail "/reset after --resume failed: $(cat "$T/r.err")"
+[ "$(cat "$moved")" = "$before" ] || fail "/reset after --resume changed the resumed chat's file"
+printf '/load %s\n%s\n' "$a_file" "$m2" | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 20 --resume \
+    >/dev/null 2>"$T/l.err" || fail "/load after --resume failed: $(cat "$T/l.err")"
+[ "$(json_get "$moved" 'len(d["turns"])')" -ge 3 ] || fail "/load after --resume overwrote the resumed chat"
+pass "/reset and /load start a new file: the resumed chat stays"
+
+# ---- the newest saved chat cannot be read: said, and the one before resumed ----
+newest=$(newest_chat)
+printf '{"llmchat_chat": 1, "turns": [' >"$newest"
+touch "$newest"
+printf 'hi\n' | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 5 --resume >/dev/null 2>"$T/u.err" ||
+    fail "--resume past an unreadable chat failed: $(cat "$T/u.err")"
+assert_file_contains "an unreadable newest chat" "$T/u.err" "the newest saved chat cannot be read"
+pass "--resume says that the newest saved chat cannot be read, and resumes the one before"
 
 # ---- a state directory that cannot be written: one warning, the chat goes on ----
 printf 'a file\n' >"$T/not-a-dir"

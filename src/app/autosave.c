@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +96,16 @@ static char *new_session_path(void)
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     size_t n = strlen(dir) + 64;
     char *path = malloc(n);
-    if (path)
-        snprintf(path, n, "%s%s-%ld.json", dir, stamp, (long)getpid());
+    /* a session that moves on to a new file within the second it started takes the
+     * next number (20250101-120000-1234-2.json) */
+    for (int k = 1; path && k < 1000; k++) {
+        if (k == 1)
+            snprintf(path, n, "%s%s-%ld.json", dir, stamp, (long)getpid());
+        else
+            snprintf(path, n, "%s%s-%ld-%d.json", dir, stamp, (long)getpid(), k);
+        if (access(path, F_OK) != 0)
+            break;
+    }
     free(dir);
     return path;
 }
@@ -108,23 +117,40 @@ void autosave_init(autosave_file *a, const app_options *o, bool interactive)
     a->keep = o->keep_chats;
 }
 
-/* Is name an autosave's (20250101-120000-1234.json)? Files put there by hand stay. */
+/* Is name an autosave's (20250101-120000-1234.json, or -1234-2.json for a session's
+ * second file)? Files put there by hand stay. */
 static bool autosave_name(const char *name)
 {
-    unsigned date, time_of_day, pid;
+    unsigned date, time_of_day, pid, k;
     char end[8];
-    return sscanf(name, "%8u-%6u-%u%7s", &date, &time_of_day, &pid, end) == 4 && !strcmp(end, ".json");
+    if (sscanf(name, "%8u-%6u-%u%7s", &date, &time_of_day, &pid, end) == 4 && !strcmp(end, ".json"))
+        return true;
+    return sscanf(name, "%8u-%6u-%u-%u%7s", &date, &time_of_day, &pid, &k, end) == 5 &&
+           !strcmp(end, ".json");
 }
 
 typedef struct {
     char *path;
     time_t when;
+    long when_ns; /* the nanoseconds of when: saves within one second are told apart */
 } dir_entry;
 
 static dir_entry *list_files(int *n);
 
-/* Removes the autosaved chats beyond the newest keep, never current (0: keeps all). */
-static void prune(int keep, const char *current)
+/* Does the session that named the autosave file `name` still run (its process id,
+ * the name's last number)? A process of another user counts too. */
+static bool session_alive(const char *name)
+{
+    unsigned date, time_of_day, pid;
+    if (sscanf(name, "%8u-%6u-%u", &date, &time_of_day, &pid) != 3 || pid == 0 ||
+        pid == (unsigned)getpid())
+        return false;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Removes the autosaved chats beyond the newest keep, never current, spare (NULL:
+ * none) nor a running session's (0: keeps all). */
+static void prune(int keep, const char *current, const char *spare)
 {
     int n, kept = 0;
     dir_entry *list = keep > 0 ? list_files(&n) : NULL;
@@ -132,14 +158,31 @@ static void prune(int keep, const char *current)
         return;
     for (int i = 0; i < n; i++) {
         const char *slash = strrchr(list[i].path, '/');
-        if (!autosave_name(slash ? slash + 1 : list[i].path) || !strcmp(list[i].path, current))
+        const char *name = slash ? slash + 1 : list[i].path;
+        if (!autosave_name(name) || !strcmp(list[i].path, current) ||
+            (spare && !strcmp(list[i].path, spare)))
             continue;
-        if (++kept >= keep) /* this session's file is one of the keep */
+        if (++kept >= keep && !session_alive(name)) /* this session's file is one of the keep */
             unlink(list[i].path);
     }
     for (int i = 0; i < n; i++)
         free(list[i].path);
     free(list);
+}
+
+/* path's identity and last change as read now into *st; false when it is gone. */
+static bool look(const char *path, struct stat *st)
+{
+    return path && stat(path, st) == 0;
+}
+
+/* Has the file changed since *was (another process wrote it: a rename puts a new
+ * file in its place, an edit changes its size or time)? */
+static bool changed(const struct stat *was, const struct stat *now)
+{
+    return was->st_dev != now->st_dev || was->st_ino != now->st_ino ||
+           was->st_size != now->st_size || was->st_mtim.tv_sec != now->st_mtim.tv_sec ||
+           was->st_mtim.tv_nsec != now->st_mtim.tv_nsec;
 }
 
 bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size)
@@ -150,6 +193,12 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
         return true;
     llm_err err;
     llm_status st;
+    struct stat now;
+    char *left = NULL; /* the file another session changed, left as it is */
+    if (a->path && a->have_known && look(a->path, &now) && changed(&a->known, &now)) {
+        left = a->path;
+        a->path = NULL;
+    }
     bool fresh = !a->path;
     if (!a->path)
         a->path = new_session_path();
@@ -157,8 +206,13 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else
         st = chatfile_write(cf, a->path, &err);
+    a->have_known = st == LLM_OK && look(a->path, &a->known);
     if (st == LLM_OK && fresh)
-        prune(a->keep, a->path);
+        prune(a->keep, a->path, left); /* the file left for another session stays too */
+    if (st == LLM_OK && left && size)
+        snprintf(msg, size, "%s changed since this session saved or read it (another llmchat "
+                 "saved to it?): it stays as it is, and this chat goes on in %s", left, a->path);
+    free(left);
     if (st == LLM_OK)
         return true;
     if (!a->warned && size)
@@ -197,6 +251,14 @@ void autosave_use(autosave_file *a, const char *path)
     free(a->path);
     a->path = copy;
     a->off = a->never;
+    a->have_known = look(a->path, &a->known); /* as it was read */
+}
+
+void autosave_start_over(autosave_file *a)
+{
+    free(a->path);
+    a->path = NULL;
+    a->have_known = false;
 }
 
 void autosave_free(autosave_file *a)
@@ -252,7 +314,9 @@ static int newest_first(const void *a, const void *b)
     const dir_entry *x = a, *y = b;
     if (x->when != y->when)
         return x->when < y->when ? 1 : -1;
-    return strcmp(y->path, x->path); /* the same second: the later name first */
+    if (x->when_ns != y->when_ns)
+        return x->when_ns < y->when_ns ? 1 : -1;
+    return strcmp(y->path, x->path); /* the same time: the later name first */
 }
 
 /* Every *.json file of the chats directory, newest first; *n receives the count. */
@@ -286,7 +350,8 @@ static dir_entry *list_files(int *n)
             list = grown;
         }
         list[*n].path = strdup(path);
-        list[*n].when = st.st_mtime;
+        list[*n].when = st.st_mtim.tv_sec;
+        list[*n].when_ns = st.st_mtim.tv_nsec;
         if (list[*n].path)
             (*n)++;
     }
@@ -335,11 +400,27 @@ int autosave_recent(saved_chat *out, int max, const char *skip)
     return got;
 }
 
-bool autosave_latest(char *buf, size_t size)
+bool autosave_latest(char *buf, size_t size, char *skipped, size_t skipped_size)
 {
-    saved_chat latest;
-    if (autosave_recent(&latest, 1, NULL) != 1)
-        return false;
-    snprintf(buf, size, "%s", latest.path);
-    return true;
+    int n;
+    bool found = false;
+    if (skipped_size)
+        skipped[0] = '\0';
+    dir_entry *list = list_files(&n);
+    for (int i = 0; i < n && !found; i++) {
+        chatfile cf;
+        llm_err err;
+        if (chatfile_read(list[i].path, &cf, &err) != LLM_OK) {
+            if (skipped_size && !skipped[0]) /* the newest of those that do not read */
+                snprintf(skipped, skipped_size, "%s", err.text);
+            continue;
+        }
+        chatfile_clear(&cf);
+        snprintf(buf, size, "%s", list[i].path);
+        found = true;
+    }
+    for (int i = 0; i < n; i++)
+        free(list[i].path);
+    free(list);
+    return found;
 }

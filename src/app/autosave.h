@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "chat.h"
@@ -28,6 +29,8 @@ typedef struct {
     bool off;       /* --autosave says this session saves nothing (autosave_init) */
     bool never;     /* --autosave never: not even a resumed chat */
     int keep;       /* --keep-chats: autosaved chats kept when this session first saves */
+    struct stat known; /* path as this session last read or wrote it (have_known) */
+    bool have_known;
 } autosave_file;
 
 /* Sets a up for a session (a zeroed struct) by o's --autosave and --keep-chats:
@@ -36,10 +39,13 @@ void autosave_init(autosave_file *a, const app_options *o, bool interactive);
 
 /* Saves the session's whole chat to its file (s->save): nothing, returning true, when
  * --autosave says this session saves nothing or the chat never had a turn. The first
- * save of a new session file also removes the oldest autosaved chats beyond keep.
- * Returns true when it was saved. When it fails, the first failure's warning goes
- * into msg ("" for later ones: warn once, and the chat goes on); msg is "" on
- * success. */
+ * save of a new session file also removes the oldest autosaved chats beyond keep
+ * (never one whose session, named in the file's name, still runs). A file that
+ * changed since this session last read or wrote it (another llmchat resumed the same
+ * chat and saved to it) is left as it is: the chat goes on in a new session file, and
+ * msg says so. Returns true when it was saved. When it fails, the first failure's
+ * warning goes into msg ("" for later ones: warn once, and the chat goes on). The front
+ * end says msg whenever it is not "". */
 bool autosave_now(struct session *s, char *msg, size_t size);
 /* Writes cf to a's file as autosave_now does (nothing when a is off, or when there is
  * no file yet and cf has no turns): the front ends without a session (a served chat)
@@ -48,6 +54,9 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
 /* Makes path the session's file from now on (a chat resumed from it): a resumed chat
  * is saved whatever --autosave says, unless it says never. */
 void autosave_use(autosave_file *a, const char *path);
+/* The conversation was replaced (/reset, /load): the file saved so far keeps it, and
+ * the next save starts a new session file. */
+void autosave_start_over(autosave_file *a);
 void autosave_free(autosave_file *a);
 
 /* The session's chat as a chatfile: chat_to_file plus what only the session knows
@@ -84,7 +93,9 @@ enum { AUTOSAVE_RECENT_MAX = 10 };
  * be NULL). Returns how many were written to out. */
 int autosave_recent(saved_chat *out, int max, const char *skip);
 
-/* The newest saved chat's path into buf; false when there is none. */
-bool autosave_latest(char *buf, size_t size);
+/* The newest saved chat's path into buf; false when there is none. A newer file that
+ * does not read as a saved chat is passed over, and why (the newest such) goes into
+ * skipped ("" when none was). */
+bool autosave_latest(char *buf, size_t size, char *skipped, size_t skipped_size);
 
 #endif

@@ -63,6 +63,7 @@ static void run_reset(command_host *h, const char *arg)
         remote_chat_reset(h->served->rc);
     else
         chat_reset(h->s->c);
+    autosave_start_over(h->served ? &h->served->save : &h->s->save); /* the old file keeps it */
     h->changed(h, COMMAND_CHANGED_DIALOG);
     say(h, "the conversation was reset");
 }
@@ -101,8 +102,8 @@ static void run_load(command_host *h, const char *arg)
 {
     if (!*arg)
         say(h, "/load needs a file name: /load FILE");
-    else
-        command_load(h, arg);
+    else if (command_load(h, arg)) /* the chat so far stays in its file; this one goes on anew */
+        autosave_start_over(h->served ? &h->served->save : &h->s->save);
 }
 
 /* /resume: the recent chats, or with N the N-th reopened (and saved to from then on). */
@@ -132,8 +133,13 @@ static void run_resume(command_host *h, const char *arg)
         return;
     }
     int k;
+    if (n == 0) {
+        say(h, "no saved chats yet: there is none to resume");
+        return;
+    }
     if (!parse_int(arg, 1, n, &k)) {
-        say(h, "/resume takes the number of a chat in the list (1-%d)", n);
+        say(h, n == 1 ? "/resume takes the number of a chat in the list (1)"
+                      : "/resume takes the number of a chat in the list (1-%d)", n);
         return;
     }
     if (command_load(h, list[k - 1].path))

@@ -136,12 +136,16 @@ bool load_set_owned(app_options *o, const char **field, const char *s)
 
 int load_resume(app_options *o)
 {
-    char path[4096];
+    char path[4096], skipped[600];
     if (o->mode != MODE_AUTO && o->mode != MODE_CHAT && o->mode != MODE_TUI) {
         fprintf(stderr, "llmchat: --resume works in the chat and tui modes\n");
         return 2;
     }
-    if (!autosave_latest(path, sizeof path)) {
+    bool found = autosave_latest(path, sizeof path, skipped, sizeof skipped);
+    if (*skipped) /* a newer chat that cannot be read is not passed over in silence */
+        fprintf(stderr, "llmchat: --resume: the newest saved chat cannot be read (%s)%s\n",
+                skipped, found ? "; resuming the newest that can" : "");
+    if (!found) {
         char *dir = session_state_file("chats/");
         fprintf(stderr, "llmchat: --resume: no saved chat in %s\n", dir ? dir : "$XDG_STATE_HOME/llmchat/chats");
         free(dir);

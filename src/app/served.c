@@ -153,7 +153,8 @@ int served_quit_on_signal(served_session *s)
     if (!sig)
         return 0;
     char msg[700];
-    if (!served_autosave_now(s, msg, sizeof msg) && *msg)
+    served_autosave_now(s, msg, sizeof msg);
+    if (*msg)
         fprintf(stderr, "llmchat: %s\n", msg);
     if (s->save.path && !s->save.warned)
         fprintf(stderr, "llmchat: quitting on %s; the chat is saved in %s\n", signals_name(sig),

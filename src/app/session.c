@@ -377,7 +377,10 @@ int session_quit_on_signal(session *s)
     if (!sig)
         return 0;
     char msg[700];
-    if (s && !autosave_now(s, msg, sizeof msg) && *msg)
+    msg[0] = '\0';
+    if (s)
+        autosave_now(s, msg, sizeof msg); /* a failure's warning, or where it went on */
+    if (*msg)
         fprintf(stderr, "llmchat: %s\n", msg);
     if (s && s->save.path && !s->save.warned)
         fprintf(stderr, "llmchat: quitting on %s; the chat is saved in %s\n", signals_name(sig),

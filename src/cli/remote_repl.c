@@ -95,7 +95,8 @@ static void reply_to(served_repl *r, const char *user)
     putchar('\n');
     fflush(stdout);
     char msg[700];
-    if (!served_autosave_now(r->served, msg, sizeof msg) && *msg)
+    served_autosave_now(r->served, msg, sizeof msg);
+    if (*msg)
         fprintf(stderr, "llmchat: %s\n", msg);
 }
 
@@ -116,8 +117,10 @@ static void host_changed(command_host *h, command_change what)
 {
     served_repl *r = h->user;
     char msg[700];
-    if (what != COMMAND_CHANGED_SETTINGS && !served_autosave_now(r->served, msg, sizeof msg) &&
-        *msg)
+    if (what == COMMAND_CHANGED_SETTINGS)
+        return;
+    served_autosave_now(r->served, msg, sizeof msg);
+    if (*msg)
         fprintf(stderr, "llmchat: %s\n", msg);
 }
 
@@ -192,7 +195,8 @@ int cli_remote_repl(const app_options *o)
     int quit = served_quit_on_signal(&served);
     if (!quit) {
         char msg[700];
-        if (!served_autosave_now(&served, msg, sizeof msg) && *msg)
+        served_autosave_now(&served, msg, sizeof msg);
+        if (*msg)
             fprintf(stderr, "llmchat: %s\n", msg);
     }
     int closed = served_close(&served);

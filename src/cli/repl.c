@@ -67,7 +67,8 @@ static void autosave(repl *r)
     if (!r->changed)
         return;
     char msg[700];
-    if (!autosave_now(r->s, msg, sizeof msg) && *msg)
+    autosave_now(r->s, msg, sizeof msg); /* msg: a failure's warning, or where it went on */
+    if (*msg)
         fprintf(stderr, "llmchat: %s\n", msg);
     r->changed = false;
 }

@@ -290,15 +290,16 @@ void tui_notice(tui *t, const char *fmt, ...)
 }
 
 /* Saves the chat now (autosave_now: a chat that never had a turn is not written); a
- * failure is told once, in Conversation. */
+ * failure is told once, in Conversation, and so is a new file the chat goes on in. */
 static void autosave(tui *t)
 {
     t->save_pending = false;
-    char msg[700];
-    bool saved = t->served ? served_autosave_now(t->served, msg, sizeof msg)
-                 : t->s    ? autosave_now(t->s, msg, sizeof msg)
-                           : true;
-    if (!saved && *msg)
+    char msg[700] = "";
+    if (t->served)
+        served_autosave_now(t->served, msg, sizeof msg);
+    else if (t->s)
+        autosave_now(t->s, msg, sizeof msg);
+    if (*msg)
         tui_notice(t, "[%s]", msg);
 }
 
