@@ -295,6 +295,21 @@ printf 'hi\n' | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 5 --resume 
 assert_file_contains "an unreadable newest chat" "$T/u.err" "the newest saved chat cannot be read"
 pass "--resume says that the newest saved chat cannot be read, and resumes the one before"
 
+# ---- the trace's records reach its temporary file by the end of each reply ----
+rm -f "$T"/live.jsonl*
+start_fifo --trace "$T/live.jsonl"
+printf '%s\n' "$m1" >&3
+wait_lines 1
+live=$(ls "$T"/live.jsonl.tmp-* 2>/dev/null | head -n 1)
+[ -n "$live" ] || fail "no temporary trace file while the chat runs"
+[ "$(grep -c '"pos":' "$live")" -gt 10 ] || fail "the trace's records are not in $live after the reply (what a crash would leave)"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+exec 3>&-
+kill "$watchdog" 2>/dev/null
+[ "$(grep -c '"pos":' "$live")" -gt 10 ] || fail "a killed chat left its trace's records unwritten"
+pass "the trace's records are in its temporary file at the end of each reply, and after a kill"
+
 # ---- a state directory that cannot be written: one warning, the chat goes on ----
 printf 'a file\n' >"$T/not-a-dir"
 printf '%s\n%s\n%s\n' "$m1" "$m2" "$m3" >"$T/in"

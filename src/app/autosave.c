@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "trace.h"
 
 /* The chats directory with a trailing slash (created when missing), malloc'd; NULL
  * when neither XDG_STATE_HOME nor HOME is usable. */
@@ -224,6 +225,7 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
 
 bool autosave_now(session *s, char *msg, size_t size)
 {
+    trace_flush(s->trace); /* the trace's records so far to its file, autosave or not */
     autosave_file *a = &s->save;
     if (size)
         msg[0] = '\0';

@@ -43,7 +43,8 @@ void autosave_init(autosave_file *a, const app_options *o, bool interactive);
  * (never one whose session, named in the file's name, still runs). A file that
  * changed since this session last read or wrote it (another llmchat resumed the same
  * chat and saved to it) is left as it is: the chat goes on in a new session file, and
- * msg says so. Returns true when it was saved. When it fails, the first failure's
+ * msg says so. The trace's records so far go to its file first, whatever --autosave
+ * says (a crash then leaves them). Returns true when it was saved. When it fails, the first failure's
  * warning goes into msg ("" for later ones: warn once, and the chat goes on). The front
  * end says msg whenever it is not "". */
 bool autosave_now(struct session *s, char *msg, size_t size);

@@ -129,6 +129,7 @@ llm_status served_load_chat(served_session *s, const char *path, char *notice, s
 
 bool served_autosave_now(served_session *s, char *msg, size_t size)
 {
+    trace_flush(s->trace); /* the trace's records so far to its file, autosave or not */
     if (size)
         msg[0] = '\0';
     if (s->save.off || (!s->save.path && remote_chat_turn_count(s->rc) == 0))

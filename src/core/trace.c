@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "json.h"
 #include "output_file.h"
 #include "settings.h"
@@ -52,7 +53,12 @@ struct trace_writer {
     const intervention *intervention; /* the last one written (records say it when it
                                           changes); borrowed from the engine */
     int write_errno;          /* first write error's errno; 0 while all is well */
+    double flushed_ms;        /* when the buffer last went to the file */
 };
+
+/* The records buffered go to the file at least this often while they come, so that a
+ * program following the temporary file (and what a crash leaves) is this close behind. */
+enum { TRACE_FLUSH_MS = 1000 };
 
 const char *step_phase_name(step_phase p)
 {
@@ -595,8 +601,22 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
     if (rec->intervention && rec->intervention != t->intervention)
         write_intervention(t, rec->intervention);
     fputs("}\n", f);
+    double now = clock_ms();
+    if (now - t->flushed_ms >= TRACE_FLUSH_MS) {
+        fflush(f);
+        t->flushed_ms = now;
+    }
     note_error(t);
     return t->write_errno ? LLM_ERR_IO : LLM_OK;
+}
+
+void trace_flush(trace_writer *t)
+{
+    if (!t || t->write_errno)
+        return;
+    fflush(t->f);
+    t->flushed_ms = clock_ms();
+    note_error(t);
 }
 
 llm_status trace_write_patch(trace_writer *t, const patch_spec *s, const patch_result *r,

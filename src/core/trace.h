@@ -77,6 +77,10 @@ llm_status trace_write(trace_writer *t, const step_record *rec);
  * writing fails. */
 llm_status trace_write_patch(trace_writer *t, const patch_spec *s, const patch_result *r,
                              const int *clean, const int *corrupt, int n);
+/* The records written so far to the temporary file now (a reply ended; the front end
+ * waits for the user): what a crash leaves holds them. trace_write does so itself at
+ * least once a second. NULL does nothing. */
+void trace_flush(trace_writer *t);
 /* Flushes the trace and renames it into place; after a write error removes it instead
  * (the file at path is as it was) and says why. NULL does nothing. */
 llm_status trace_close(trace_writer *t, llm_err *err);
