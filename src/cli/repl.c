@@ -41,6 +41,7 @@
 #include "signals.h"
 #include "command.h"
 #include "engine.h"
+#include "history_file.h"
 #include "textfmt.h"
 #include "think.h"
 #include "tty_reader.h"
@@ -58,6 +59,7 @@ typedef struct {
     int n_asked;          /* user messages sent to the model */
     int n_answered;       /* of those, the ones whose turn could start */
     bool changed;         /* the dialog changed since the last autosave */
+    int history_added;    /* lines this run put into the history (saved at the end) */
 } repl;
 
 /* Autosaves the chat when it changed (autosave_now: nothing is written for a chat
@@ -298,8 +300,10 @@ static void take_line(char *line)
         fputc('\n', active->term);
         return;
     }
-    if (*line)
+    if (*line) {
         add_history(line);
+        active->history_added++;
+    }
     handle_line(active, line);
     free(line);
 }
@@ -402,14 +406,8 @@ static void run_terminal(repl *r)
         reply_to(r, r->o->prompt);
     read_lines(r);
     if (history_path) {
-        int e = write_history(history_path);
-#ifndef HAVE_LIBEDIT
-        /* not with libedit: its file starts with a line of its own (_HiStOrY_V2_),
-         * which truncating would cut, and its write_history writes the stifled
-         * history, at most history_size lines, already */
-        if (e == 0)
-            history_truncate_file(history_path, r->o->history_size);
-#endif
+        /* this run's lines appended: another session's, ended meanwhile, stay */
+        int e = history_file_save(history_path, r->history_added, r->o->history_size);
         if (e != 0)
             fprintf(stderr, "llmchat: cannot write the input history %s: %s\n", history_path,
                     strerror(e));

@@ -37,6 +37,7 @@
 #include "session.h"
 #include "textfmt.h"
 #include "format.h"
+#include "history_file.h"
 #include "line_edit.h"
 
 struct input_line {
@@ -132,22 +133,7 @@ static int history_close(input_line *in)
     int failed = 0;
     if (in->history_path && in->added > 0) {
         history_swap('\n', HISTORY_NEWLINE);
-#ifdef HAVE_LIBEDIT
-        /* libedit's file starts with a line of its own (_HiStOrY_V2_), which
-         * history_truncate_file would cut: the whole history is written, at most
-         * history_size lines (stifled), and a session that quit meanwhile loses its lines */
-        failed = write_history(in->history_path);
-#else
-        /* append, so that several llmchat sessions do not overwrite each other's lines */
-        int n = in->added < history_length ? in->added : history_length;
-        struct stat st;
-        int r = stat(in->history_path, &st) == 0 ? append_history(n, in->history_path)
-                                                 : write_history(in->history_path);
-        if (r == 0)
-            history_truncate_file(in->history_path, in->history_size);
-        else
-            failed = r;
-#endif
+        failed = history_file_save(in->history_path, in->added, in->history_size);
         history_swap(HISTORY_NEWLINE, '\n');
     }
     free(in->history_path);
