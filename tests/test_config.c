@@ -99,6 +99,12 @@ START_TEST(test_quotes_crlf_and_no_final_newline)
     ck_assert_str_eq(cf.entries[4].key, "mouse");
     ck_assert_int_eq(cf.entries[4].line, 5);
     config_free(&cf);
+    /* a byte order mark (Notepad writes one) is not part of the first key */
+    cf = parse("\xef\xbb\xbftheme = light\n");
+    ck_assert_int_eq(cf.n_problems, 0);
+    ck_assert_int_eq(cf.n_entries, 1);
+    ck_assert_str_eq(cf.entries[0].key, "theme");
+    config_free(&cf);
 }
 END_TEST
 

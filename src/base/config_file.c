@@ -116,6 +116,8 @@ llm_status config_parse(const char *text, size_t len, config_file *out, llm_err 
     memset(out, 0, sizeof *out);
     int cap_e = 0, cap_p = 0, line = 0;
     const char *p = text, *end = text + len;
+    if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) /* a byte order mark some editors write */
+        p += 3;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
