@@ -227,6 +227,10 @@ run_llmchat --replay "$T/empty.jsonl"
 assert_status 1
 assert_file_contains "empty" "$T/err" "empty.jsonl is empty: not an llmchat trace"
 assert_not_contains "empty: no model talk" "$(cat "$T/err")" "does not name its model"
+printf 'Lily\n/save %s\n' "$T/saved.json" | run_llmchat -m chat -n 4 -z "$tok" "$BUNDLED/chat260K.bin"
+run_llmchat --replay "$T/saved.json"
+assert_status 1
+assert_file_contains "a saved chat" "$T/err" "saved.json is a saved chat, not a trace"
 head -n 1 "$T/run.jsonl" >"$T/header.jsonl"
 run_llmchat --replay "$T/header.jsonl"
 assert_status 1

@@ -49,6 +49,7 @@ struct trace_reader {
     const intervention *intervention; /* the control vectors of the records read so far
                                          (the last "steer" seen), in owned */
     int lines_skipped;        /* lines that gave no record (not JSON, cut short, ...) */
+    bool saved_chat;          /* a line names "llmchat_chat": a saved chat, not a trace */
     int skipped_since_record; /* of which since the last record read */
     int records_partial;      /* records whose "sampler" or "steer" was dropped */
     trace_patch patch;        /* the patching run; its arrays owned */
@@ -1037,6 +1038,16 @@ static void skipped(trace_reader *r)
     r->skipped_since_record++;
 }
 
+/* Whether text[0..n) holds word. */
+static bool holds(const char *text, size_t n, const char *word)
+{
+    size_t w = strlen(word);
+    for (size_t i = 0; i + w <= n; i++)
+        if (!memcmp(text + i, word, w))
+            return true;
+    return false;
+}
+
 /* One non-blank line; LLM_OK unless the whole read must stop (no memory, a newer
  * version). */
 static llm_status read_line(trace_reader *r, const char *text, size_t n, bool last_cut, int line,
@@ -1048,6 +1059,8 @@ static llm_status read_line(trace_reader *r, const char *text, size_t n, bool la
     if (st == LLM_ERR_NOMEM)
         return llm_fail(err, st, "out of memory reading the trace");
     if (st != LLM_OK) {
+        if (holds(text, n, "\"llmchat_chat\""))
+            r->saved_chat = true;
         if (last_cut)
             problem(r, line, "cut short (the file ends inside a record); skipped");
         else
@@ -1284,6 +1297,9 @@ llm_status trace_reader_usable(const trace_reader *r, const char *path, llm_err 
         return llm_fail(err, LLM_ERR_FORMAT, "%s holds no step records", path);
     if (r->lines_skipped == 0)
         return llm_fail(err, LLM_ERR_FORMAT, "%s is empty: not an llmchat trace", path);
+    if (r->saved_chat)
+        return llm_fail(err, LLM_ERR_FORMAT, "%s is a saved chat, not a trace: /load it in the "
+                        "TUI or -m chat (--resume opens the newest)", path);
     return llm_fail(err, LLM_ERR_FORMAT, "%s is not an llmchat trace (%s)", path,
                     trace_reader_problem(r, 0));
 }
