@@ -48,9 +48,13 @@ pass "the replay's own trace holds the run's tokens"
 # ---- another weight type chooses differently somewhere: exit 1, the position named ----
 run_llmchat --replay "$T/run.jsonl" -z "$tok" --weights q8_0
 assert_status 1
-grep -q '^llmchat: the replay differs from the trace at position [0-9]' "$T/err" \
-    || fail "no message naming the first different position"
-pass "a replay that differs says where"
+grep -q '^llmchat: the replay differs from the trace at position [0-9]*: the trace has .*, the replay chose ' "$T/err" \
+    || fail "no message naming the first different position and both tokens"
+# another model whose vocabulary has as many pieces, other ones: said first
+run_llmchat --replay "$T/run.jsonl" -z "$DATA/aidreams_tok512.bin" "$DATA/aidreams260K.bin"
+assert_status 1
+assert_file_contains "another vocabulary" "$T/err" "the trace's vocabulary is another than this model's"
+pass "a replay that differs says where, and when the vocabulary is another"
 
 # ---- --compare: fp32 trace against the int8 twin ----
 run_llmchat --replay "$T/run.jsonl" --compare -z "$tok" "$DATA/stories260K_q80.bin"

@@ -260,13 +260,38 @@ static int print_summary(const printer *pr, const step_record *const *seq,
         return rc;
     }
     fflush(stdout);
+    char chosen[80];
+    piece_text(pr, s->first_choice_diff_chosen, chosen, sizeof chosen);
     fprintf(stderr, "llmchat: the replay differs from the trace at position %d: the trace "
-                    "has %s\n", s->first_choice_diff, b);
+                    "has %s, the replay chose %s\n", s->first_choice_diff, b, chosen);
     return 1;
 }
 
 /* The trace's final sequence, checked against the model: NULL (a message printed) when
  * it cannot be replayed. What the order of the records implies is said on stderr. */
+/* A warning when the trace's vocabulary (its header's pieces) is another than tok's of
+ * the same size: the ids then stand for other text, and every difference after is
+ * the vocabulary's, not the weights'. */
+static void say_other_vocabulary(const app_options *o, const trace_reader *r, const tokenizer *tok)
+{
+    const trace_header *h = trace_reader_header(r);
+    if (!tok || h->n_vocab <= 0 || h->n_vocab != tokenizer_vocab_size(tok))
+        return;
+    int differ = 0, first = -1;
+    for (int id = 0; id < h->n_vocab; id++) {
+        const char *p = trace_reader_piece(r, id);
+        if (p && strcmp(p, tokenizer_piece(tok, id)) != 0) {
+            differ++;
+            if (first < 0)
+                first = id;
+        }
+    }
+    if (differ > 0)
+        fprintf(stderr, "llmchat: warning: %s: the trace's vocabulary is another than this "
+                        "model's: %d of its %d pieces differ (the first: token %d); the ids mean "
+                        "other text here\n", o->replay_path, differ, h->n_vocab, first);
+}
+
 static const step_record **replayable(const app_options *o, const model *m,
                                       const trace_reader *r, trace_sequence_info *info)
 {
@@ -316,6 +341,7 @@ int cli_replay(session *sess)
     const step_record **seq = replayable(o, m, r, &info);
     if (!seq)
         return 1;
+    say_other_vocabulary(o, r, sess->tok);
     int n = info.n;
     engine *e = sess->e;
     llm_err err;

@@ -200,6 +200,7 @@ static llm_status run_all(engine *e, const step_record *const *seq, const bool *
             } else if (out->first_choice_diff < 0) {
                 out->first_choice_diff = p;
                 out->first_choice_diff_token = r.token;
+                out->first_choice_diff_chosen = r.new_choice;
             }
         }
         const float *logits = engine_logits(e);
@@ -257,7 +258,7 @@ llm_status replay_run(engine *e, const step_record *const *seq, int n, bool kern
     out->first_top1_diff = out->first_choice_diff = out->kl_max_pos = out->gap = -1;
     out->first_logits_diff = -1;
     out->first_unlinked = out->first_unlinked_token = out->first_unlinked_chosen = -1;
-    out->first_top1_diff_token = out->first_choice_diff_token = -1;
+    out->first_top1_diff_token = out->first_choice_diff_token = out->first_choice_diff_chosen = -1;
     int vocab = engine_model(e)->config.vocab_size;
     if (engine_pos(e) != 0)
         return llm_fail(err, LLM_ERR_ARG, "replay needs an empty engine");

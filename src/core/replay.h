@@ -42,6 +42,7 @@ typedef struct {
     int sampled_same;       /* of which the same token was chosen */
     int first_choice_diff;  /* the first position whose token was chosen differently, or -1 */
     int first_choice_diff_token; /* the trace's token there, or -1 */
+    int first_choice_diff_chosen; /* the token the replay chose there, or -1 */
     int logits_same;        /* compared positions whose candidates' logits are the trace's
                                exactly (the same build, kernels and weights reproduce them
                                bit for bit; the trace holds them to 9 digits, which read
