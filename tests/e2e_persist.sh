@@ -295,6 +295,17 @@ printf 'hi\n' | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 5 --resume 
 assert_file_contains "an unreadable newest chat" "$T/u.err" "the newest saved chat cannot be read"
 pass "--resume says that the newest saved chat cannot be read, and resumes the one before"
 
+# ---- a saved chat whose tokenizer is gone: the message says where the name came from ----
+cp "$TOK" "$T/gone.bin"
+printf 'hi\n' | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat --autosave always -t 0 -n 5 -z "$T/gone.bin" \
+    "$MODEL" >/dev/null 2>"$T/g.err" || fail "a chat with a tokenizer copy failed: $(cat "$T/g.err")"
+rm "$T/gone.bin"
+printf 'x\n' >"$T/in"
+XDG_STATE_HOME=$STATE run_llmchat -m chat -n 5 --resume <"$T/in"
+assert_status 1
+assert_file_contains "a resumed chat's tokenizer gone" "$T/err" "cannot open the tokenizer the saved chat"
+pass "a resumed chat's missing tokenizer is named as the saved chat's"
+
 # ---- the trace's records reach its temporary file by the end of each reply ----
 rm -f "$T"/live.jsonl*
 start_fifo --trace "$T/live.jsonl"

@@ -30,7 +30,11 @@ int load_tokenizer(const app_options *o, const model *m, tokenizer **out)
     int vocab = m->config.vocab_size;
     if (o->tokenizer_path) {
         if (tokenizer_open(o->tokenizer_path, vocab, out, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: %s\n", err.text);
+            if (o->tokenizer_resumed) /* a path the user did not type: say where it came from */
+                fprintf(stderr, "llmchat: cannot open the tokenizer the saved chat %s names: %s "
+                                "(-z FILE gives another)\n", o->resume_path, err.text);
+            else
+                fprintf(stderr, "llmchat: %s\n", err.text);
             return 1;
         }
         if (o->verbose)
@@ -169,9 +173,10 @@ int load_resume(app_options *o)
         chatfile_clear(&cf);
         return 1;
     }
+    o->tokenizer_resumed = !o->tokenizer_path && cf.tokenizer;
     if (!load_set_owned(o, &o->resume_path, path) ||
         (resumed_model && !load_set_owned(o, &o->model_path, cf.model)) ||
-        (!o->tokenizer_path && cf.tokenizer && !load_set_owned(o, &o->tokenizer_path, cf.tokenizer))) {
+        (o->tokenizer_resumed && !load_set_owned(o, &o->tokenizer_path, cf.tokenizer))) {
         chatfile_clear(&cf);
         return 1;
     }

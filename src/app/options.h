@@ -73,6 +73,7 @@ typedef struct {
     const char *template_name;   /* --template: a template_kind_parse name; NULL: the
                                     model's (its tokenizer.chat_template), else llama2 */
     const char *tokenizer_path;  /* NULL: beside the model, then the data dir */
+    bool tokenizer_resumed;      /* tokenizer_path is the one --resume's saved chat names */
     const char *prompt;          /* -i */
     const char *file;            /* -f */
     const char *system;          /* -y */
