@@ -177,6 +177,8 @@ START_TEST(test_default_path)
     ck_assert_str_eq(config_default_path(buf, sizeof buf), "/home/ann/.config/llmchat/config");
     unsetenv("HOME");
     ck_assert_ptr_null(config_default_path(buf, sizeof buf));
+    setenv("HOME", "relhome", 1); /* a relative HOME names no place: not the current directory */
+    ck_assert_ptr_null(config_default_path(buf, sizeof buf));
     setenv("HOME", "/home/ann", 1);
     ck_assert_ptr_null(config_default_path(buf, 10)); /* does not fit */
 }

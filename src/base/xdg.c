@@ -12,7 +12,7 @@ const char *xdg_path(const char *var, const char *home_default, const char *rest
     int n;
     if (dir && *dir == '/')
         n = snprintf(buf, size, "%s/%s", dir, rest);
-    else if (home && *home)
+    else if (home && *home == '/') /* a relative HOME would put files below the current directory */
         n = snprintf(buf, size, "%s/%s/%s", home, home_default, rest);
     else
         return NULL;

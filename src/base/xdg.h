@@ -2,7 +2,8 @@
  *
  * $XDG_CONFIG_HOME (the config file), $XDG_STATE_HOME (the input history) and
  * $XDG_DATA_HOME (fetched models) count only when they hold an absolute path; else
- * the default below $HOME is used. Never prints; creates nothing. */
+ * the default below $HOME is used, and $HOME too counts only when it is absolute. Never
+ * prints; creates nothing. */
 #ifndef LLMCHAT_XDG_H
 #define LLMCHAT_XDG_H
 
