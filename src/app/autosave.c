@@ -171,6 +171,28 @@ static void prune(int keep, const char *current, const char *spare)
     free(list);
 }
 
+/* The directories above the file path made where missing (mkdir -p); 0, or the errno
+ * of the one that could not be made (a read-only file system, no permission), so that
+ * a failed save says why rather than "No such file or directory". */
+static int directory_made(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return ENOMEM;
+    int e = 0;
+    for (char *p = dir + 1; *p && !e; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        struct stat st;
+        if (stat(dir, &st) != 0 && mkdir(dir, 0700) != 0 && errno != EEXIST)
+            e = errno;
+        *p = '/';
+    }
+    free(dir);
+    return e;
+}
+
 /* path's identity and last change as read now into *st; false when it is gone. */
 static bool look(const char *path, struct stat *st)
 {
@@ -203,8 +225,12 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
     bool fresh = !a->path;
     if (!a->path)
         a->path = new_session_path();
+    int dir_errno = a->path ? directory_made(a->path) : 0;
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
+    else if (dir_errno)
+        st = llm_fail(&err, LLM_ERR_IO, "cannot make the directory of %s: %s", a->path,
+                      strerror(dir_errno));
     else
         st = chatfile_write(cf, a->path, &err);
     a->have_known = st == LLM_OK && look(a->path, &a->known);
