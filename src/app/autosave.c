@@ -20,6 +20,13 @@
 #include <unistd.h>
 
 #include "session.h"
+
+/* The nanoseconds of a file's last change (macOS names the field its own way). */
+#ifdef __APPLE__
+#define MTIME_NS(st) ((long)(st).st_mtimespec.tv_nsec)
+#else
+#define MTIME_NS(st) ((long)(st).st_mtim.tv_nsec)
+#endif
 #include "trace.h"
 
 /* The chats directory with a trailing slash (created when missing), malloc'd; NULL
@@ -204,8 +211,8 @@ static bool look(const char *path, struct stat *st)
 static bool changed(const struct stat *was, const struct stat *now)
 {
     return was->st_dev != now->st_dev || was->st_ino != now->st_ino ||
-           was->st_size != now->st_size || was->st_mtim.tv_sec != now->st_mtim.tv_sec ||
-           was->st_mtim.tv_nsec != now->st_mtim.tv_nsec;
+           was->st_size != now->st_size || was->st_mtime != now->st_mtime ||
+           MTIME_NS(*was) != MTIME_NS(*now);
 }
 
 bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size)
@@ -378,8 +385,8 @@ static dir_entry *list_files(int *n)
             list = grown;
         }
         list[*n].path = strdup(path);
-        list[*n].when = st.st_mtim.tv_sec;
-        list[*n].when_ns = st.st_mtim.tv_nsec;
+        list[*n].when = st.st_mtime;
+        list[*n].when_ns = MTIME_NS(st);
         if (list[*n].path)
             (*n)++;
     }
