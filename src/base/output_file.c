@@ -159,7 +159,6 @@ llm_status output_file_check_not(const char *path, const char *what, const char 
     return output_file_check(path, what, err);
 }
 
-
 /* Creates a new file named target.tmp-XXXXXX (random letters) with mode; its fd. */
 static int create_temp(const char *target, char *temp, size_t size, mode_t mode)
 {
