@@ -281,9 +281,12 @@ before=$(cat "$moved")
 printf '/reset\n%s\n' "$m1" | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 20 --resume >/dev/null 2>"$T/r.err" ||
     fail "/reset after --resume failed: $(cat "$T/r.err")"
 [ "$(cat "$moved")" = "$before" ] || fail "/reset after --resume changed the resumed chat's file"
+resumed=$(newest_chat) # the /reset run's new file: the one the next --resume opens
+before=$(cat "$resumed")
 printf '/load %s\n%s\n' "$a_file" "$m2" | XDG_STATE_HOME=$STATE "$LLMCHAT_BIN" -m chat -t 0 -n 20 --resume \
     >/dev/null 2>"$T/l.err" || fail "/load after --resume failed: $(cat "$T/l.err")"
-[ "$(json_get "$moved" 'len(d["turns"])')" -ge 3 ] || fail "/load after --resume overwrote the resumed chat"
+assert_file_contains "/load's resume" "$T/l.err" "loaded $resumed"
+[ "$(cat "$resumed")" = "$before" ] || fail "/load after --resume changed the resumed chat's file"
 pass "/reset and /load start a new file: the resumed chat stays"
 
 # ---- the newest saved chat cannot be read: said, and the one before resumed ----

@@ -241,8 +241,8 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
     else
         st = chatfile_write(cf, a->path, &err);
     a->have_known = st == LLM_OK && look(a->path, &a->known);
-    if (st == LLM_OK && fresh)
-        prune(a->keep, a->path, left); /* the file left for another session stays too */
+    if (st == LLM_OK && fresh) /* the file left (for another session, or by /reset) stays too */
+        prune(a->keep, a->path, left ? left : a->left);
     if (st == LLM_OK && left && size)
         snprintf(msg, size, "%s changed since this session saved or read it (another llmchat "
                  "saved to it?): it stays as it is, and this chat goes on in %s", left, a->path);
@@ -291,7 +291,10 @@ void autosave_use(autosave_file *a, const char *path)
 
 void autosave_start_over(autosave_file *a)
 {
-    free(a->path);
+    if (a->path) {
+        free(a->left);
+        a->left = a->path;
+    }
     a->path = NULL;
     a->have_known = false;
 }
@@ -299,7 +302,8 @@ void autosave_start_over(autosave_file *a)
 void autosave_free(autosave_file *a)
 {
     free(a->path);
-    a->path = NULL;
+    free(a->left);
+    a->path = a->left = NULL;
 }
 
 /* ---- loading ---- */

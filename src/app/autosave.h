@@ -31,6 +31,7 @@ typedef struct {
     int keep;       /* --keep-chats: autosaved chats kept when this session first saves */
     struct stat known; /* path as this session last read or wrote it (have_known) */
     bool have_known;
+    char *left;     /* the file /reset or /load left (owned): spared by the next prune */
 } autosave_file;
 
 /* Sets a up for a session (a zeroed struct) by o's --autosave and --keep-chats:

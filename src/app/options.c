@@ -1084,10 +1084,11 @@ static int collect_command_line(int argc, char **argv, command_line *cl)
     while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         const app_option *r = row_of(c);
         if (!r) {
-            if (c == ':')
-                rc = usage_error("option '%s' needs a value", argv[optind - 1]);
-            else if (optopt && flag_given_value(argv[optind - 1], optopt))
+            /* a flag given a value first: BSD's getopt_long answers ':' for it */
+            if (optopt && flag_given_value(argv[optind - 1], optopt))
                 rc = usage_error("option '--%s' takes no value", row_of(optopt)->name);
+            else if (c == ':')
+                rc = usage_error("option '%s' needs a value", argv[optind - 1]);
             else if (optopt)
                 rc = usage_error("unknown option '-%c'", optopt);
             else

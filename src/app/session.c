@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef _OPENMP
@@ -405,9 +406,12 @@ char *session_read_input(const app_options *o)
     /* The text ends at its first NUL byte: reading stops there (/dev/zero is empty
      * text), and at SESSION_INPUT_MAX bytes (`yes |` is not text either) */
     size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    bool nul = false, too_long = false;
-    for (;;) {
+    struct stat st; /* a file known too long is refused before it is read */
+    bool too_long = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+                    (uintmax_t)st.st_size > (uintmax_t)SESSION_INPUT_MAX;
+    char *buf = too_long ? NULL : malloc(cap);
+    bool nul = false;
+    for (; !too_long;) {
         if (!buf) {
             fprintf(stderr, "llmchat: out of memory reading %s\n", o->file);
             break;
@@ -422,11 +426,11 @@ char *session_read_input(const app_options *o)
         }
         if (n < cap - 1)
             break;
-        if (cap >= SESSION_INPUT_MAX) {
-            too_long = true;
+        if (n >= SESSION_INPUT_MAX) { /* full at the most: one byte more says whether more came */
+            too_long = fgetc(f) != EOF;
             break;
         }
-        cap *= 2;
+        cap = 2 * cap - 1 > (size_t)SESSION_INPUT_MAX ? (size_t)SESSION_INPUT_MAX + 1 : 2 * cap;
         char *grown = realloc(buf, cap);
         if (!grown)
             free(buf);
@@ -436,7 +440,7 @@ char *session_read_input(const app_options *o)
     int why_failed = errno;
     if (f != stdin)
         fclose(f);
-    if (!buf)
+    if (!buf && !too_long)
         return NULL;
     if (failed || too_long) {
         if (too_long)

@@ -35,8 +35,9 @@ int std_streams_close(const char *program, int rc)
 {
     bool lost = !std_streams_flush();
     /* the failed write's errno may be gone (a long fprintf flushes inside): an empty
-     * write finds it again where the cause lasts (a full device, a descriptor not open
-     * for writing) */
+     * write finds it again where the write itself fails (a full device such as
+     * /dev/full, a descriptor not open for writing); a full file system answers an
+     * empty write with 0, and the message then gives no reason */
     if (lost && lost_why == 0 && write(STDOUT_FILENO, "", 0) < 0)
         lost_why = errno;
     errno = 0;

@@ -30,6 +30,7 @@ typedef struct {
     bool quit;
     int asked, answered;
     int status;    /* 1 once a reply failed */
+    bool changed;  /* a command changed the dialog: saved once it is done */
 } served_repl;
 
 /* Writes bytes made safe for a terminal, escaped onto one line when asked. */
@@ -113,15 +114,14 @@ static void host_read_only(command_host *h)
     host_say(h, "this needs a local model: the chat runs on a server (--server)");
 }
 
+/* Marks the dialog changed; it is saved when the command is done (a /load first
+ * chooses the file it goes on in: saving at once would write the loaded chat over the
+ * one it replaces). */
 static void host_changed(command_host *h, command_change what)
 {
     served_repl *r = h->user;
-    char msg[700];
-    if (what == COMMAND_CHANGED_SETTINGS)
-        return;
-    served_autosave_now(r->served, msg, sizeof msg);
-    if (*msg)
-        fprintf(stderr, "llmchat: %s\n", msg);
+    if (what != COMMAND_CHANGED_SETTINGS)
+        r->changed = true;
 }
 
 static void host_quit(command_host *h)
@@ -159,6 +159,13 @@ static void handle_line(served_repl *r, char *line)
     }
     command_host h = host_of(r);
     command_run(&h, &cmd);
+    if (r->changed) {
+        r->changed = false;
+        char msg[700];
+        served_autosave_now(r->served, msg, sizeof msg);
+        if (*msg)
+            fprintf(stderr, "llmchat: %s\n", msg);
+    }
 }
 
 int cli_remote_repl(const app_options *o)
@@ -174,6 +181,7 @@ int cli_remote_repl(const app_options *o)
         command_host h = host_of(&r);
         if (command_load(&h, o->resume_path))
             autosave_use(&served.save, o->resume_path);
+        r.changed = false; /* the file holds what was just read */
     }
     if (o->prompt)
         reply_to(&r, o->prompt);
@@ -186,6 +194,10 @@ int cli_remote_repl(const app_options *o)
                 clearerr(stdin);
                 signals_interrupted = 0;
                 continue;
+            }
+            if (ferror(stdin)) {
+                fprintf(stderr, "llmchat: reading standard input: %s\n", strerror(errno ? errno : EIO));
+                r.status = 1;
             }
             break;
         }

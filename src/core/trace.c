@@ -113,6 +113,7 @@ llm_status trace_open(const char *path, const tokenizer *tok, const model_config
     }
     t->f = output_file_stream(t->out);
     setvbuf(t->f, t->buf, _IOFBF, TRACE_BUFFER);
+    t->flushed_ms = clock_ms(); /* the first flush a second after the open */
     t->tok = tok;
     if (cfg) {
         t->cfg = *cfg;

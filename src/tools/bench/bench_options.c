@@ -286,10 +286,10 @@ static void fill_defaults(bench_options *o)
  * value, optopt naming it when it can) for the argument arg, said; returns 2. */
 static int option_error(int c, const char *arg)
 {
-    if (c == ':')
-        fprintf(stderr, "llmchat-bench: option '%s' needs a value\n", arg);
-    else if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '='))
+    if (optopt && !strncmp(arg, "--", 2) && strchr(arg, '=')) /* BSD answers ':' for it */
         fprintf(stderr, "llmchat-bench: option '%.*s' takes no value\n", (int)strcspn(arg, "="), arg);
+    else if (c == ':')
+        fprintf(stderr, "llmchat-bench: option '%s' needs a value\n", arg);
     else if (optopt && optopt < 256)
         fprintf(stderr, "llmchat-bench: unknown option '-%c'\n", optopt);
     else
