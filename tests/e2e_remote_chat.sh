@@ -130,6 +130,13 @@ grep '^BODY: {"messages"' "$T/chat.log" | tail -n 1 |
     fail "/load: the render lacks the loaded turn: $(grep '^BODY: {"messages"' "$T/chat.log")"
 grep '^BODY: {"prompt"' "$T/chat.log" | tail -n 1 | grep -q '"temperature":0,' ||
     fail "/load: the saved settings did not reach the request"
+# /load in a resumed served chat goes on in a new file: the resumed one stays as it was
+before=$(cat "$auto")
+printf '/load %s\nWhat next\n' "$T/local.json" >"$T/in"
+run_llmchat --no-config -m chat -n 8 --resume <"$T/in"
+assert_status 0
+assert_contains "/load after --resume" "$(cat "$T/err")" "loaded $auto (3 turns)"
+[ "$(cat "$auto")" = "$before" ] || fail "/load in a resumed served chat changed the resumed file"
 printf '/load %s\n' "$T/saved.json" | run_llmchat --no-config "$MODEL" -m chat -n 2
 assert_status 0
 assert_contains "local /load of a served chat" "$(cat "$T/err")" "loaded $T/saved.json (1 turn)"
