@@ -348,7 +348,7 @@ static int line_view(const char *s, int len, int from, int skip, int avail, int 
 {
     int n = 0, col = 0;
     for (int i = from; i < len;) {
-        int b, cw = tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+        int b, cw = tuifmt_line_char_width(s + i, (size_t)(len - i), &b, NULL);
         if (col >= skip && col + cw - skip <= avail) {
             at[n] = i;
             col_of[n++] = col - skip;
@@ -387,7 +387,7 @@ START_TEST(test_line_scroll_matches_a_whole_scan)
         int nb = 0;
         for (int i = 0; i < len;) {
             int b;
-            tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+            tuifmt_line_char_width(s + i, (size_t)(len - i), &b, NULL);
             bounds[nb++] = i;
             i += b;
         }
@@ -400,7 +400,7 @@ START_TEST(test_line_scroll_matches_a_whole_scan)
         int cur = 0; /* the whole scan: the cursor's column, then the view's start */
         for (int i = 0; i < point;) {
             int b;
-            cur += tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+            cur += tuifmt_line_char_width(s + i, (size_t)(len - i), &b, NULL);
             i += b;
         }
         int n_a = line_view(s, len, 0, cur >= avail ? cur - avail + 1 : 0, avail, at_a, col_a);

@@ -33,6 +33,16 @@ typedef struct {
     bool changed;  /* a command changed the dialog: saved once it is done */
 } served_repl;
 
+/* Saves the chat (served_autosave_now); what it has to say (a failure's warning, the
+ * new file it goes on in) goes to stderr. */
+static void autosave(served_session *s)
+{
+    char msg[700];
+    served_autosave_now(s, msg, sizeof msg);
+    if (*msg)
+        fprintf(stderr, "llmchat: %s\n", msg);
+}
+
 /* Writes bytes made safe for a terminal, escaped onto one line when asked. */
 static void put_text(const served_repl *r, textfmt_stream *ts, const char *s, size_t n)
 {
@@ -95,10 +105,7 @@ static void reply_to(served_repl *r, const char *user)
     signals_interrupted = 0;
     putchar('\n');
     fflush(stdout);
-    char msg[700];
-    served_autosave_now(r->served, msg, sizeof msg);
-    if (*msg)
-        fprintf(stderr, "llmchat: %s\n", msg);
+    autosave(r->served);
 }
 
 /* ---- the slash commands (command.c's table) ---- */
@@ -161,10 +168,7 @@ static void handle_line(served_repl *r, char *line)
     command_run(&h, &cmd);
     if (r->changed) {
         r->changed = false;
-        char msg[700];
-        served_autosave_now(r->served, msg, sizeof msg);
-        if (*msg)
-            fprintf(stderr, "llmchat: %s\n", msg);
+        autosave(r->served);
     }
 }
 
@@ -205,12 +209,8 @@ int cli_remote_repl(const app_options *o)
     }
     free(line);
     int quit = served_quit_on_signal(&served);
-    if (!quit) {
-        char msg[700];
-        served_autosave_now(&served, msg, sizeof msg);
-        if (*msg)
-            fprintf(stderr, "llmchat: %s\n", msg);
-    }
+    if (!quit)
+        autosave(&served);
     int closed = served_close(&served);
     if (quit)
         return quit;

@@ -37,13 +37,14 @@ int tuifmt_char_width(const char *s, size_t len, int *bytes)
     return textfmt_width(one);
 }
 
-int tuifmt_line_char_width(const char *s, size_t len, int *bytes)
+int tuifmt_line_char_width(const char *s, size_t len, int *bytes, bool *symbol)
 {
     int cw = tuifmt_char_width(s, len, bytes);
     unsigned char c = (unsigned char)s[0];
-    if (len > 0 && (c < 0x20 || c == 0x7f || textfmt_utf8_len((const unsigned char *)s, len) == 0))
-        cw = 1;
-    return cw;
+    bool sym = len > 0 && (c < 0x20 || c == 0x7f || textfmt_utf8_len((const unsigned char *)s, len) == 0);
+    if (symbol)
+        *symbol = sym;
+    return sym ? 1 : cw;
 }
 
 /* Columns of s[from..to) as the editor draws them. */
@@ -52,7 +53,7 @@ static int line_columns(const char *s, size_t from, size_t to)
     int cols = 0;
     for (size_t i = from; i < to;) {
         int b;
-        cols += tuifmt_line_char_width(s + i, to - i, &b);
+        cols += tuifmt_line_char_width(s + i, to - i, &b, NULL);
         i += (size_t)b;
     }
     return cols;

@@ -26,10 +26,9 @@ size_t tuifmt_token(const tokenizer *tok, int id, char *out, size_t size);
 int tuifmt_char_width(const char *s, size_t len, int *bytes);
 
 /* Columns of the character at s in a one-line editor, whose control bytes and
- * invalid UTF-8 show as one column each ('?', or '↵' '⇥' for a pasted newline
- * and tab); its
- * byte length in *bytes. */
-int tuifmt_line_char_width(const char *s, size_t len, int *bytes);
+ * invalid UTF-8 show as a symbol of one column ('?', or ↵ ⇥ for a pasted newline
+ * and tab: *symbol true, when symbol is not NULL); its byte length in *bytes. */
+int tuifmt_line_char_width(const char *s, size_t len, int *bytes, bool *symbol);
 
 /* The horizontal scroll of a one-line editor: the line s[0..len) shown in avail
  * columns (avail >= 1) with the cursor, before byte `point`, in view: at the right

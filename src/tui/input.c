@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <wchar.h>
 
 #ifdef HAVE_LIBEDIT
@@ -524,7 +523,8 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
     int i = (int)tuifmt_line_scroll(s, (size_t)len, point < 0 ? 0 : (size_t)point, avail, &skip);
     int col = 0, cursor_x = pw;
     for (; i < len && col - skip <= avail;) {
-        int b, cw = tuifmt_line_char_width(s + i, (size_t)(len - i), &b);
+        bool symbol;
+        int b, cw = tuifmt_line_char_width(s + i, (size_t)(len - i), &b, &symbol);
         if (i == point)
             cursor_x = pw + col - skip;
         if (col >= skip && col + cw - skip <= avail) {
@@ -533,8 +533,7 @@ void input_draw(const input_line *in, WINDOW *w, const tui_screen *scr, bool foc
                 wattron(w, A_DIM);
                 waddstr(w, s[i] == '\n' ? "\xe2\x86\xb5" : "\xe2\x87\xa5"); /* ↵ ⇥ */
                 wattroff(w, A_DIM);
-            } else if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f ||
-                       textfmt_utf8_len((const unsigned char *)s + i, (size_t)(len - i)) == 0)
+            } else if (symbol)
                 waddch(w, '?' | A_REVERSE); /* control bytes and invalid UTF-8 */
             else
                 waddnstr(w, s + i, b);
