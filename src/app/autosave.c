@@ -178,27 +178,6 @@ static void prune(int keep, const char *current, const char *spare)
     free(list);
 }
 
-/* The directories above the file path made where missing (mkdir -p); 0, or the errno
- * of the one that could not be made (a read-only file system, no permission), so that
- * a failed save says why rather than "No such file or directory". */
-static int directory_made(const char *path)
-{
-    char *dir = strdup(path);
-    if (!dir)
-        return ENOMEM;
-    int e = 0;
-    for (char *p = dir + 1; *p && !e; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        struct stat st;
-        if (stat(dir, &st) != 0 && mkdir(dir, 0700) != 0 && errno != EEXIST)
-            e = errno;
-        *p = '/';
-    }
-    free(dir);
-    return e;
-}
 
 /* path's identity and last change as read now into *st; false when it is gone. */
 static bool look(const char *path, struct stat *st)
@@ -232,7 +211,7 @@ bool autosave_write(autosave_file *a, const chatfile *cf, char *msg, size_t size
     bool fresh = !a->path;
     if (!a->path)
         a->path = new_session_path();
-    int dir_errno = a->path ? directory_made(a->path) : 0;
+    int dir_errno = a->path ? session_make_parents(a->path) : 0;
     if (!a->path)
         st = llm_fail(&err, LLM_ERR_IO, "neither XDG_STATE_HOME nor HOME names a directory");
     else if (dir_errno)
@@ -401,15 +380,24 @@ static dir_entry *list_files(int *n)
     return list;
 }
 
-int autosave_recent(saved_chat *out, int max, const char *skip)
+/* autosave_recent, and why the newest file that does not read is passed over into
+ * unread ("" when none was; size 0: not wanted). */
+static int recent(saved_chat *out, int max, const char *skip, char *unread, size_t unread_size)
 {
     int n, got = 0;
+    if (unread_size)
+        unread[0] = '\0';
     dir_entry *list = list_files(&n);
     for (int i = 0; i < n && got < max; i++) {
         chatfile cf;
         llm_err err;
-        if ((skip && same_file(list[i].path, skip)) || chatfile_read(list[i].path, &cf, &err) != LLM_OK)
+        if (skip && same_file(list[i].path, skip))
             continue;
+        if (chatfile_read(list[i].path, &cf, &err) != LLM_OK) {
+            if (unread_size && !unread[0])
+                snprintf(unread, unread_size, "%s", err.text);
+            continue;
+        }
         saved_chat *s = &out[got++];
         snprintf(s->path, sizeof s->path, "%s", list[i].path);
         s->when = list[i].when;
@@ -439,27 +427,16 @@ int autosave_recent(saved_chat *out, int max, const char *skip)
     return got;
 }
 
+int autosave_recent(saved_chat *out, int max, const char *skip)
+{
+    return recent(out, max, skip, NULL, 0);
+}
+
 bool autosave_latest(char *buf, size_t size, char *skipped, size_t skipped_size)
 {
-    int n;
-    bool found = false;
-    if (skipped_size)
-        skipped[0] = '\0';
-    dir_entry *list = list_files(&n);
-    for (int i = 0; i < n && !found; i++) {
-        chatfile cf;
-        llm_err err;
-        if (chatfile_read(list[i].path, &cf, &err) != LLM_OK) {
-            if (skipped_size && !skipped[0]) /* the newest of those that do not read */
-                snprintf(skipped, skipped_size, "%s", err.text);
-            continue;
-        }
-        chatfile_clear(&cf);
-        snprintf(buf, size, "%s", list[i].path);
-        found = true;
-    }
-    for (int i = 0; i < n; i++)
-        free(list[i].path);
-    free(list);
-    return found;
+    saved_chat latest;
+    if (recent(&latest, 1, NULL, skipped, skipped_size) != 1)
+        return false;
+    snprintf(buf, size, "%s", latest.path);
+    return true;
 }

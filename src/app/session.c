@@ -502,12 +502,25 @@ char *session_state_file(const char *name)
     snprintf(rest, sizeof rest, "llmchat/%s", name);
     if (!xdg_path("XDG_STATE_HOME", ".local/state", rest, path, sizeof path))
         return NULL;
-    for (char *p = path + 1; *p; p++) { /* mkdir -p of the directory part */
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0700);
-            *p = '/';
-        }
-    }
+    session_make_parents(path); /* a failure is said by the save that needs them */
     return strdup(path);
+}
+
+int session_make_parents(const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir)
+        return ENOMEM;
+    int e = 0;
+    for (char *p = dir + 1; *p && !e; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        struct stat st;
+        if (stat(dir, &st) != 0 && mkdir(dir, 0700) != 0 && errno != EEXIST)
+            e = errno;
+        *p = '/';
+    }
+    free(dir);
+    return e;
 }

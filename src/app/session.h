@@ -149,5 +149,9 @@ int *session_encode_prompt(const app_options *o, const tokenizer *tok, int *n, b
  * $XDG_STATE_HOME), else $HOME/.local/state/llmchat/NAME, with its directories made
  * (mode 0700). malloc'd; NULL when neither variable is set or out of memory. */
 char *session_state_file(const char *name);
+/* The directories above the file path made where missing (mkdir -p, mode 0700); 0, or
+ * the errno of the one that could not be made (a read-only file system, no permission),
+ * so that a failed save can say why rather than "No such file or directory". */
+int session_make_parents(const char *path);
 
 #endif
