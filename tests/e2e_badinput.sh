@@ -58,17 +58,45 @@ fi
 import sys
 sent = open(sys.argv[1], "rb").read().split(b"\n")[:4]
 raw = open(sys.argv[2], "rb").read()
-# llmchat writes a byte that is not valid UTF-8 as \u00XX; read the JSON that way
+# llmchat writes a byte that is not valid UTF-8 as \udcXX: Python's surrogateescape
 import json
 d = json.loads(raw.decode("utf-8"))
 def back(s):
-    return b"".join(bytes([ord(c)]) if 0x80 <= ord(c) <= 0xFF else c.encode() for c in s)
+    return s.encode("utf-8", "surrogateescape")
 for i, t in enumerate(d["turns"]):
     want = sent[i].replace(b"\x00", "\u2400".encode())
     if back(t["user"]) != want:
         sys.exit("turn %d: %r != %r" % (i + 1, back(t["user"]), want))
 EOF
 pass "non-UTF-8, NUL and control bytes in messages: answered, kept byte for byte, never raw on the terminal"
+
+# ---- the saved chat rewritten by another JSON tool ----
+# Python's json.dump writes é as \u00e9 and keeps \udcXX: llmchat must read both back
+"$PYTHON" - "$T/odd.json" "$T/odd2.json" <<'EOF' || fail "rewriting the saved chat in Python"
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+d["turns"][0]["user"] += " d\u00e9j\u00e0"
+json.dump(d, open(sys.argv[2], "w"))  # ensure_ascii: every non-ASCII character escaped
+EOF
+grep -q 'd\\u00e9j\\u00e0' "$T/odd2.json" || fail "Python did not escape é"
+printf '/load %s\n/save %s\n' "$T/odd2.json" "$T/odd3.json" >"$T/reload"
+run_llmchat -m chat -T 1 -t 0 -n 12 -z "$TOK" "$MODEL" <"$T/reload"
+assert_status 0
+"$PYTHON" - "$T/odd.json" "$T/odd3.json" <<'EOF' || fail "the rewritten chat did not come back byte for byte (above)"
+import json, sys
+a = json.load(open(sys.argv[1], encoding="utf-8"))
+b = json.load(open(sys.argv[2], encoding="utf-8"))
+if len(a["turns"]) != len(b["turns"]):
+    sys.exit("%d turns, not %d" % (len(b["turns"]), len(a["turns"])))
+for i, (ta, tb) in enumerate(zip(a["turns"], b["turns"])):
+    want = ta["user"].encode("utf-8", "surrogateescape")
+    if i == 0:
+        want += " d\u00e9j\u00e0".encode("utf-8")
+    got = tb["user"].encode("utf-8", "surrogateescape")
+    if got != want:
+        sys.exit("turn %d: %r != %r" % (i + 1, got, want))
+EOF
+pass "a saved chat rewritten by Python's json (\\u00e9, \\udcXX) loads with its text intact"
 
 # ---- a 1 MB message, a 1 MB prompt ----
 "$PYTHON" -c 'import sys; sys.stdout.write("The dog ran to the park and played. " * 29000 + "\n")' >"$T/big"

@@ -8,7 +8,8 @@
 # server that fails while it starts (503 "Loading model") is named with its message,
 # not "not a server llmchat knows"; a model name with a terminal escape or a
 # direction override is shown with '?' in their place; a NUL byte in a token's piece
-# is \u0000 in --json and U+2400 in -m chat; a URL with no host, a query or a fragment
+# is \u0000 in --json and U+2400 in -m chat; a server that escapes non-ASCII text
+# (\u00e9) is read as standard JSON; a URL with no host, a query or a fragment
 # is refused; a proxy that cannot be reached is named as the cause.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
@@ -96,6 +97,18 @@ printf 'x\n' | run_llmchat --server "$FAKE_URL" -m chat -n 2
 assert_status 0
 grep -q "h$(printf '\342\220\200')i" "$T/out" || fail "-m chat: the piece with a NUL byte: $(cat -v "$T/out")"
 pass "a NUL byte in a piece: \\u0000 in --json, U+2400 in -m chat"
+
+# ---- a server that escapes every non-ASCII character (Python's json.dumps does) ----
+mkdir -p "$T/esc8"
+cp "$DATA/remote/vllm/"* "$T/esc8/"
+edit "$T/esc8/v1_completions" "t.replace('\"text\":\" there\"', '\"text\":\" th\\\\u00e9re \\\\u4e2d\"', 1)"
+grep -q 'th\\u00e9re' "$T/esc8/v1_completions" || hard_error "the recorded vLLM stream has no ' there' to replace"
+start_fake_server --routes "$T/esc8"
+run_llmchat --server "$FAKE_URL" -m generate -i "Once upon a time" -n 3 --temperature 0
+assert_status 0
+grep -q "th$(printf '\303\251')re $(printf '\344\270\255')" "$T/out" ||
+    fail "\\u00e9 from a server is not é: $(cat -v "$T/out")"
+pass "a server's \\u00e9 is é (standard JSON), not the byte 0xE9"
 
 # ---- URLs that name no server; a proxy that is not there ----
 run_llmchat --server "http://" -m generate -i x

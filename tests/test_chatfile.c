@@ -130,6 +130,40 @@ START_TEST(test_minimal_and_unknown_members)
 }
 END_TEST
 
+/* Raw bytes: a file with "raw_bytes" reads \udcXX as the byte and \u00e9 as é (what
+ * Python's json.dumps writes for a chat it rewrote); a file from before the member reads
+ * \u00e9 as the byte 0xE9, as it was written. */
+START_TEST(test_raw_bytes_escapes)
+{
+    const char *now = "{\"llmchat_chat\": 1, \"raw_bytes\": \"\\\\udcXX\", \"turns\": [\n"
+                      "  {\"user\": \"caf\\u00e9 \\udcff\\udce2\\udc82\", \"reply\": \"\\u4e2d\"}]}";
+    const char *before = "{\"llmchat_chat\": 1, \"turns\": [\n"
+                         "  {\"user\": \"caf\\u00e9 \\u00ff\", \"reply\": \"\\u4e2d\"}]}";
+    chatfile cf;
+    llm_err err;
+    ck_assert_msg(chatfile_parse("t.json", now, strlen(now), &cf, &err) == LLM_OK, "%s", err.text);
+    ck_assert_str_eq(cf.turns[0].user, "caf\xc3\xa9 \xff\xe2\x82");
+    ck_assert_str_eq(cf.turns[0].reply, "\xe4\xb8\xad");
+    chatfile_clear(&cf);
+    ck_assert_msg(chatfile_parse("t.json", before, strlen(before), &cf, &err) == LLM_OK, "%s",
+                  err.text);
+    ck_assert_str_eq(cf.turns[0].user, "caf\xe9 \xff");
+    ck_assert_str_eq(cf.turns[0].reply, "\xe4\xb8\xad");
+    chatfile_clear(&cf);
+    /* what llmchat writes says how it escapes, and writes no \u00XX for a raw byte */
+    chatfile_init(&cf);
+    ck_assert_int_eq(chatfile_add_turn(&cf, "\xe9t\xc3\xa9", "", NULL, 0, true, false, true, &err),
+                     LLM_OK);
+    const char *path = temp_path("raw.json");
+    ck_assert_msg(chatfile_write(&cf, path, &err) == LLM_OK, "%s", err.text);
+    const char *text = slurp(path);
+    ck_assert_ptr_nonnull(strstr(text, "\"raw_bytes\": \"\\\\udcXX\""));
+    ck_assert_ptr_nonnull(strstr(text, "\"\\udce9t\xc3\xa9\""));
+    chatfile_clear(&cf);
+    unlink(path);
+}
+END_TEST
+
 /* A served chat: the server object round-trips, no template or model is written. */
 START_TEST(test_served_chat)
 {
@@ -686,6 +720,7 @@ static Suite *chatfile_suite(void)
     tcase_add_test(core, test_minimal_and_unknown_members);
     tcase_add_test(core, test_atomic_write);
     tcase_add_test(core, test_served_chat);
+    tcase_add_test(core, test_raw_bytes_escapes);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_refusals);

@@ -81,16 +81,35 @@ END_TEST
 START_TEST(test_strings)
 {
     json_value *v = parse_ok("[\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\", \"\\u00e9\", \"\\u20ac\\ud83d\\ude00\","
-                             " \"caf\xc3\xa9\", \"nul\\u0000in\"]");
+                             " \"caf\xc3\xa9\", \"nul\\u0000in\", \"\\udce9\\udc80x\\udcff\"]");
     ck_assert_str_eq(json_at(v, 0)->text, "a\"b\\c/d\b\f\n\r\t");
-    /* \u0080..\u00FF are raw bytes (what json_write_string writes for invalid UTF-8) */
-    ck_assert_uint_eq(json_at(v, 1)->length, 1);
-    ck_assert_int_eq((unsigned char)json_at(v, 1)->text[0], 0xE9);
+    ck_assert_str_eq(json_at(v, 1)->text, "\xc3\xa9"); /* U+00E9, as any JSON reader reads it */
     ck_assert_str_eq(json_at(v, 2)->text, "\xe2\x82\xac\xf0\x9f\x98\x80");
     ck_assert_str_eq(json_at(v, 3)->text, "caf\xc3\xa9");
     ck_assert_uint_eq(json_at(v, 4)->length, 6);
     ck_assert_int_eq(memcmp(json_at(v, 4)->text, "nul\0in", 6), 0);
+    /* a lone \udc80..\udcff is a raw byte (what json_write_string writes for invalid UTF-8) */
+    ck_assert_str_eq(json_at(v, 5)->text, "\xe9\x80x\xff");
     json_free(v);
+}
+END_TEST
+
+/* llmchat's files from before JSON_RAW_BYTES_MEMBER: \u0080..\u00FF are raw bytes. */
+START_TEST(test_latin1_bytes)
+{
+    const char *text = "[\"\\u00e9\\u0080\", \"\\u0100\\ud83d\\ude00\", \"\\u007f\"]";
+    json_value *v;
+    llm_err err = {{0}};
+    ck_assert_int_eq(json_parse_bytes(text, strlen(text), JSON_LATIN1_BYTES, &v, &err), LLM_OK);
+    ck_assert_str_eq(json_at(v, 0)->text, "\xe9\x80");
+    ck_assert_str_eq(json_at(v, 1)->text, "\xc4\x80\xf0\x9f\x98\x80");
+    ck_assert_str_eq(json_at(v, 2)->text, "\x7f");
+    json_free(v);
+    /* a lone surrogate meant nothing then: still refused */
+    const char *lone = "[\"\\udce9\"]";
+    ck_assert_int_ne(json_parse_bytes(lone, strlen(lone), JSON_LATIN1_BYTES, &v, &err), LLM_OK);
+    ck_assert_ptr_null(v);
+    ck_assert_ptr_nonnull(strstr(err.text, "low surrogate"));
 }
 END_TEST
 
@@ -159,6 +178,8 @@ START_TEST(test_refusals)
     parse_fails("[\"\\ud800\"]", "high surrogate");
     parse_fails("[\"\\ud800\\u0041\"]", "high surrogate");
     parse_fails("[\"\\udc00\"]", "low surrogate");
+    parse_fails("[\"\\udc7f\"]", "low surrogate"); /* only \udc80..\udcff are bytes */
+    parse_fails("[\"\\udd00\"]", "low surrogate");
     parse_fails("{'a': 1}", NULL);
     parse_fails("[1] // comment", "after the end");
 }
@@ -195,6 +216,7 @@ static Suite *json_suite(void)
     tcase_add_test(core, test_values);
     tcase_add_test(core, test_integers);
     tcase_add_test(core, test_strings);
+    tcase_add_test(core, test_latin1_bytes);
     tcase_add_test(core, test_round_trip_bytes);
     tcase_add_test(core, test_decimal_comma_locale);
     suite_add_tcase(s, core);

@@ -234,6 +234,34 @@ START_TEST(test_position_past_context)
 }
 END_TEST
 
+/* A header with "raw_bytes" makes \udcXX a raw byte and \u00e9 an é in every line; a
+ * trace without it (older, or headerless) reads \u00XX as the byte it was written for. */
+START_TEST(test_raw_bytes_escapes)
+{
+    const char *now = "{\"llmchat_trace\":1,\"raw_bytes\":\"\\\\udcXX\",\"model\":{\"n_layers\":1,"
+                      "\"n_heads\":2,\"dim\":8,\"vocab_size\":4},"
+                      "\"vocab\":[\"\\u00e9\",\"\\udcff\",\"\\udce2\\udc82x\",\"d\"]}\n"
+                      REC(0, 1, 2) "\n";
+    trace_reader *r;
+    llm_err err;
+    ck_assert_int_eq(trace_read_buffer(now, strlen(now), &r, &err), LLM_OK);
+    ck_assert_str_eq(trace_reader_piece(r, 0), "\xc3\xa9");
+    ck_assert_str_eq(trace_reader_piece(r, 1), "\xff");
+    ck_assert_str_eq(trace_reader_piece(r, 2), "\xe2\x82x");
+    ck_assert_int_eq(trace_reader_count(r), 1);
+    trace_reader_free(r);
+
+    const char *v0 = "{\"pos\":0,\"token\":1,\"piece\":\"\\u00e9\",\"phase\":\"prompt\",\"next\":2,"
+                     "\"top\":[]}\n"
+                     "{\"pos\":1,\"token\":2,\"piece\":\"\\u00e9\",\"phase\":\"prompt\",\"next\":3,"
+                     "\"top\":[]}\n";
+    ck_assert_int_eq(trace_read_buffer(v0, strlen(v0), &r, &err), LLM_OK);
+    ck_assert_str_eq(trace_reader_piece(r, 1), "\xe9");
+    ck_assert_str_eq(trace_reader_piece(r, 2), "\xe9");
+    trace_reader_free(r);
+}
+END_TEST
+
 START_TEST(test_versions)
 {
     /* version 0: no header; the shape comes from the attention, pieces from records */
@@ -884,6 +912,7 @@ static Suite *reader_suite(void)
     tcase_add_test(c, test_bad_lines);
     tcase_add_test(c, test_position_past_context);
     tcase_add_test(c, test_versions);
+    tcase_add_test(c, test_raw_bytes_escapes);
     tcase_add_test(c, test_final_sequence);
     tcase_add_test(c, test_sequence_any_order);
     tcase_add_test(c, test_sequence_rewinds_and_conflicts);

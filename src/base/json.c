@@ -21,6 +21,7 @@ typedef struct {
     const char *start, *p, *end;
     llm_err *err;
     llm_status status;     /* LLM_OK until the first failure */
+    json_bytes bytes;      /* how raw bytes are escaped */
 } cursor;
 
 /* Records the first failure, with the line and column of the cursor. */
@@ -173,6 +174,10 @@ static char *parse_string(cursor *c, size_t *length)
                 free(out);
                 return NULL;
             }
+            if (cp >= 0xDC80 && cp <= 0xDCFF && c->bytes == JSON_SURROGATE_BYTES) {
+                out[n++] = (char)(cp - 0xDC00); /* a raw byte (see json.h) */
+                break;
+            }
             if (cp >= 0xDC00 && cp <= 0xDFFF) {
                 fail(c, LLM_ERR_FORMAT, "a low surrogate escape without a high one before it");
                 free(out);
@@ -191,8 +196,8 @@ static char *parse_string(cursor *c, size_t *length)
                 }
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
-            if (cp >= 0x80 && cp <= 0xFF)
-                out[n++] = (char)cp; /* a raw byte (see json.h) */
+            if (cp >= 0x80 && cp <= 0xFF && c->bytes == JSON_LATIN1_BYTES)
+                out[n++] = (char)cp; /* a raw byte in an older file (see json.h) */
             else
                 n += put_utf8(out + n, (unsigned long)cp);
             break;
@@ -402,11 +407,18 @@ static void parse_value(cursor *c, json_value *v, int depth)
 
 llm_status json_parse(const char *text, size_t len, json_value **out, llm_err *err)
 {
+    return json_parse_bytes(text, len, JSON_SURROGATE_BYTES, out, err);
+}
+
+llm_status json_parse_bytes(const char *text, size_t len, json_bytes bytes, json_value **out,
+                            llm_err *err)
+{
     *out = NULL;
     json_value *root = calloc(1, sizeof *root);
     if (!root)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
-    cursor c = {.start = text, .p = text, .end = text + len, .err = err, .status = LLM_OK};
+    cursor c = {.start = text, .p = text, .end = text + len, .err = err, .status = LLM_OK,
+                .bytes = bytes};
     parse_value(&c, root, 0);
     if (c.status == LLM_OK) {
         skip_space(&c);
@@ -419,6 +431,11 @@ llm_status json_parse(const char *text, size_t len, json_value **out, llm_err *e
     }
     *out = root;
     return LLM_OK;
+}
+
+bool json_has_raw_bytes_member(const json_value *top)
+{
+    return json_get(top, JSON_RAW_BYTES_KEY) != NULL;
 }
 
 /* ---- access ---- */
@@ -549,7 +566,7 @@ void json_write_bytes(FILE *f, const char *s, size_t n)
         } else {
             int len = textfmt_utf8_len(p, (size_t)(end - p));
             if (len == 0) {
-                fprintf(f, "\\u%04x", c); /* an invalid byte, by value */
+                fprintf(f, "\\udc%02x", c); /* an invalid byte, by value (see json.h) */
                 p++;
             } else {
                 fwrite(p, 1, (size_t)len, f);

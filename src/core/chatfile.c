@@ -404,6 +404,10 @@ llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfi
     json_value *root;
     llm_err why;
     llm_status st = json_parse(data, len, &root, &why);
+    if (st == LLM_OK && !json_has_raw_bytes_member(root)) { /* an older file (chatfile.h) */
+        json_free(root);
+        st = json_parse_bytes(data, len, JSON_LATIN1_BYTES, &root, &why);
+    }
     if (st != LLM_OK)
         return llm_fail(err, st, "%s: not a saved chat: %s", name, why.text);
     if (root->type != JSON_OBJECT || !json_get(root, "llmchat_chat")) {
@@ -578,7 +582,8 @@ void chatfile_print(FILE *f, const chatfile *cf)
     for (int i = 0; i < cf->n_turns; i++)
         if (cf->turns[i].n_branches > 0)
             version = CHATFILE_VERSION;
-    fprintf(f, "{\n  \"llmchat_chat\": %d", version);
+    fprintf(f, "{\n  \"llmchat_chat\": %d, \"" JSON_RAW_BYTES_KEY "\": " JSON_RAW_BYTES_VALUE,
+            version);
     if (cf->model)
         put_member_string(f, "model", cf->model);
     if (cf->tokenizer)

@@ -39,8 +39,11 @@
  * Extensible: readers ignore members they do not know, so later additions (a
  * template's own text) need no new version; "llmchat_chat" grows only when an old
  * reader would misread or lose part of a new file, and a reader refuses versions
- * newer than its own. Strings are UTF-8; a byte that is not valid UTF-8 is written \u00XX
- * (as in traces), so any text round-trips.
+ * newer than its own. Strings are UTF-8; a byte that is not valid UTF-8 is written as the
+ * lone surrogate \udcXX, and the file says so with "raw_bytes": "\\udcXX" after its
+ * version (json.h), so any text round-trips, through other JSON tools too. A file
+ * without that member (llmchat before it) wrote such a byte as \u00XX and is read so;
+ * old readers refuse a \udcXX rather than misread it.
  *
  * This module reads and writes the file; it does not touch a chat (chat_to_file and
  * chat_restore in chat.h do). Writing is crash-safe: a temporary file beside the

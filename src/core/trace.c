@@ -12,9 +12,8 @@
  *
  * JSON details: pieces are written as their raw stored bytes. Valid UTF-8 passes
  * through; quote, backslash and control characters (and DEL) are escaped; a byte that
- * is not part of a valid UTF-8 sequence is written as \u00XX with the byte's value
- * (so a reader that knows can recover the bytes: in the JSON text such escapes only
- * ever stand for invalid bytes, since a real U+0080..U+00FF is written as UTF-8).
+ * is not part of a valid UTF-8 sequence is written as the lone surrogate \udcXX with the
+ * byte's value, as the header's "raw_bytes" says (json.h: Python's surrogateescape).
  * Floats use %.9g for logits, probabilities and the draw (round-trips a float) and
  * six significant digits for settings, timings and attention weights; NaN and infinities, which
  * JSON cannot express, are written as null. */
@@ -218,7 +217,8 @@ static void write_header(trace_writer *t)
 {
     FILE *f = t->f;
     const trace_run *r = &t->run;
-    fprintf(f, "{\"llmchat_trace\":%d,\"program\":\"llmchat\"", TRACE_FORMAT_VERSION);
+    fprintf(f, "{\"llmchat_trace\":%d,\"program\":\"llmchat\",\"" JSON_RAW_BYTES_KEY
+               "\":" JSON_RAW_BYTES_VALUE, TRACE_FORMAT_VERSION);
     if (r->mode) {
         fputs(",\"mode\":", f);
         json_write_string(f, r->mode);

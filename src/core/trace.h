@@ -1,7 +1,8 @@
 /* trace.h — writes step records as JSON Lines (one object per finished position),
  * after a first line that describes the run. docs/trace-format.md is the schema:
  *
- * {"llmchat_trace":1, "mode":..., "model":{path, shape, weights}, "template":...,
+ * {"llmchat_trace":1, "raw_bytes":"\\udcXX", "mode":..., "model":{path, shape, weights},
+ *  "template":...,
  *  "kv_cache":...,
  *  "kernels":..., "template":..., "options":{sampler settings, steps, ctx}, "attn":bool,
  *  "lens":bool, "tensors":[first layer, last layer] or null, "vocab":[piece, ...]}
@@ -20,7 +21,9 @@
  * {"patch":{"site", "metric", "layers":[first, last], "ids", "corrupt_ids", "answer",
  *  "wrong" (ids, or null with the KL metric), "clean", "corrupt", "rows", "cols",
  *  "grid":[[cell, ...] per row] (null for a NAN cell), "runs", "positions_run"}}.
- * The trace owns its FILE; it borrows the tokenizer and model config for pieces and
+ * A byte of a string that is not valid UTF-8 is written as the lone surrogate \udcXX,
+ * as "raw_bytes" says (json.h); traces without that member wrote it \u00XX, and the
+ * reader reads them so. The trace owns its FILE; it borrows the tokenizer and model config for pieces and
  * shapes. */
 #ifndef LLMCHAT_TRACE_H
 #define LLMCHAT_TRACE_H

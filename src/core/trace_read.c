@@ -29,6 +29,7 @@ enum { PROBLEMS_KEPT = 100, POS_MAX = 1 << 24, SHAPE_MAX = 1 << 16 };
 
 struct trace_reader {
     trace_header h;
+    json_bytes bytes;         /* how this trace escapes raw bytes: its header says (json.h) */
     char *strings[8];         /* owned: mode, model path, name, weights, kv, kernels,
                                  template, architecture */
     int *windows;             /* (h.config.n_layers) owned: h.windows */
@@ -1055,7 +1056,13 @@ static llm_status read_line(trace_reader *r, const char *text, size_t n, bool la
 {
     json_value *v;
     llm_err why;
-    llm_status st = json_parse(text, n, &v, &why);
+    llm_status st = json_parse_bytes(text, n, first ? JSON_SURROGATE_BYTES : r->bytes, &v, &why);
+    if (first && st == LLM_OK && !json_has_raw_bytes_member(v)) {
+        /* written before traces said how they escape raw bytes: \u00XX (trace.h) */
+        r->bytes = JSON_LATIN1_BYTES;
+        json_free(v);
+        st = json_parse_bytes(text, n, r->bytes, &v, &why);
+    }
     if (st == LLM_ERR_NOMEM)
         return llm_fail(err, st, "out of memory reading the trace");
     if (st != LLM_OK) {
