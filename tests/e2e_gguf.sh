@@ -185,3 +185,63 @@ run_llmchat -m chat --template vicuna "$BUNDLED/chat260K.bin" </dev/null
 assert_status 2
 assert_file_contains "a bad --template names the choices" "$T/err" "chatml"
 pass "chat templates: the default, --template, the trace header, a bad name"
+
+# ---- a model's own Llama 3.1 or 3.2 template: the dated system block ----
+# stories260K's vocabulary with Meta's template (llama.cpp 0.4.0's models/templates), under
+# a tiny Llama (tests/make_family_gguf): 3.2's gives today's date, 3.1's its fixed one
+for v in 31 32; do
+    "$PYTHON" - "$DATA/stories260K.gguf" "$DATA/llama$v-chat-template.jinja" "$T/vocab$v.gguf" <<'PY' ||
+import struct, sys
+# a vocabulary-only GGUF: the tokenizer.* records of argv[1] as they are, the template new
+data = open(sys.argv[1], "rb").read()
+_, _, n_tensors, n_kv = struct.unpack_from("<4sIQQ", data, 0)
+SIZE = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+pos = 24
+def skip(t):
+    global pos
+    if t in SIZE:
+        pos += SIZE[t]
+    elif t == 8:
+        pos += 8 + struct.unpack_from("<Q", data, pos)[0]
+    else:
+        et, n = struct.unpack_from("<IQ", data, pos)
+        pos += 12
+        for _ in range(n):
+            skip(et)
+def string(b):
+    return struct.pack("<Q", len(b)) + b
+records = []
+for _ in range(n_kv):
+    start = pos
+    (n,) = struct.unpack_from("<Q", data, pos)
+    key = data[pos + 8:pos + 8 + n]
+    pos += 8 + n
+    (t,) = struct.unpack_from("<I", data, pos)
+    pos += 4
+    skip(t)
+    if key.startswith(b"tokenizer.") and key != b"tokenizer.chat_template":
+        records.append(data[start:pos])
+template = open(sys.argv[2], "rb").read()
+records.append(string(b"tokenizer.chat_template") + struct.pack("<I", 8) + string(template))
+open(sys.argv[3], "wb").write(struct.pack("<4sIQQ", b"GGUF", 3, 0, len(records)) + b"".join(records))
+PY
+        fail "writing the vocabulary with Llama 3.${v#3}'s template"
+    "${LLMCHAT_BUILDDIR:-.}/tests/make_family_gguf" llama "$T/llama$v.gguf" "$T/vocab$v.gguf" ||
+        fail "make_family_gguf llama with Llama 3.${v#3}'s template"
+    before=$(LC_ALL=C date '+%d %b %Y')
+    run_llmchat --verbose -m chat -t 0 -n 4 --trace "$T/llama$v.jsonl" "$T/llama$v.gguf" <"$T/msg"
+    assert_status 0
+    after=$(LC_ALL=C date '+%d %b %Y')
+    assert_file_contains "Llama 3.${v#3}'s template is recognised" "$T/err" "chat template llama3.1 (the model's)"
+    "$PYTHON" - "$T/llama$v.jsonl" "$v" "$before" "$after" <<'PY' || fail "Llama 3.${v#3}'s system block (above)"
+import json, re, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+byte = lambda p: chr(int(p[3:5], 16)) if re.fullmatch(r"<0x[0-9A-F]{2}>", p) else p
+prompt = "".join(byte(r["piece"]) for r in lines[1:] if r["phase"] == "prompt")
+dates = {"26 Jul 2024"} if sys.argv[2] == "31" else {sys.argv[3], sys.argv[4]}
+block = "system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: "
+assert any(block + d + "\n\n<|eot_id|>" in prompt for d in dates), (dates, prompt[:200])
+assert "user<|end_header_id|>\n\nTell me a story about a dog named Max.<|eot_id|>" in prompt, prompt
+PY
+done
+pass "a model's own Llama 3.1 and 3.2 templates: the system block with 3.1's fixed date and 3.2's today"

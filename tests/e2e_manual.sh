@@ -233,8 +233,9 @@ def choices(msg, what):
     m = re.search(r"must be (.*), got '", msg)
     if not m:
         sys.exit("%s: no list of choices in [%s]" % (what, msg.strip()))
-    aliases = set(re.findall(r" \(or ([a-z0-9.-]+)\)", m.group(1)))
-    names = set(re.split(r", | or ", re.sub(r" \(or [a-z0-9.-]+\)", "", m.group(1))))
+    groups = re.findall(r" \(or ([a-z0-9.-]+(?:, [a-z0-9.-]+)*)\)", m.group(1))
+    aliases = {a for g in groups for a in g.split(", ")}
+    names = set(re.split(r", | or ", re.sub(r" \(or [a-z0-9., -]+\)", "", m.group(1))))
     return names, aliases
 
 def item(text, head):
@@ -279,8 +280,8 @@ for name in ("help", "convert-help"):
     m = re.search(r"--template NAME .*?template: (.*?) \(default", text)
     if not m:
         bad.append("%s: no --template entry" % name); continue
-    listed = set(re.split(r", | or ", re.sub(r" \(([a-z0-9-]+)\)", "", m.group(1))))
-    listed |= set(re.findall(r"\(([a-z0-9-]+)\)", m.group(1)))
+    listed = set(re.split(r", | or ", re.sub(r" \(([a-z0-9.-]+)\)", "", m.group(1))))
+    listed |= set(re.findall(r"\(([a-z0-9.-]+)\)", m.group(1)))
     check("%s --template" % name, listed, templates, t_aliases)
 
 def it_line(text, opt):

@@ -123,7 +123,8 @@ START_TEST(test_names)
 {
     const char *names[] = {"llama2", "mistral", "zephyr", "chatml", "llama3",
                            "qwen3", "gemma", "phi3", "phi4-mini", "harmony", "qwen35",
-                           "gemma4"};
+                           "gemma4", "llama3.1"};
+    ck_assert_int_eq(sizeof names / sizeof names[0], TEMPLATE_COUNT);
     for (int k = 0; k < TEMPLATE_COUNT; k++) {
         template_kind got;
         ck_assert(template_kind_parse(names[k], &got));
@@ -133,6 +134,8 @@ START_TEST(test_names)
     }
     template_kind got;
     ck_assert(template_kind_parse("tinyllama", &got) && got == TEMPLATE_ZEPHYR);
+    ck_assert(template_kind_parse("llama3.2", &got) && got == TEMPLATE_LLAMA31);
+    ck_assert(template_kind_parse("llama3.3", &got) && got == TEMPLATE_LLAMA31);
     ck_assert(template_kind_parse("chatml-think", &got) && got == TEMPLATE_QWEN3);
     ck_assert(template_kind_parse("gpt-oss", &got) && got == TEMPLATE_HARMONY);
     ck_assert(template_kind_parse("qwen3.5", &got) && got == TEMPLATE_QWEN35);
@@ -257,12 +260,13 @@ END_TEST
 
 /* ---- the newer families against their Jinja templates ---- */
 
-/* A decompressed tests/data/NAME.gz (make check decompresses them into the build tree). */
+/* A decompressed tests/data/NAME.gz (make check decompresses them into the build tree);
+ * the last 8 paths it gave stay valid. */
 static const char *built_file(const char *name)
 {
-    static char path[4][4096];
+    static char path[8][4096];
     static int slot;
-    char *b = path[slot++ % 4];
+    char *b = path[slot++ % 8];
     const char *dir = getenv("LLMCHAT_BUILDDIR");
     snprintf(b, sizeof path[0], "%s/tests/%s", dir && *dir ? dir : ".", name);
     return b;
@@ -342,6 +346,28 @@ static const char *write_phi3_vocab(void)
     return path;
 }
 
+static char *read_text(const char *path);
+
+/* A template's Jinja source: tests/data/NAME, or the tokenizer.chat_template of the
+ * vocabulary file NAME (.gguf) the build tree holds. */
+static char *jinja_of_file(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 5 || strcmp(name + n - 5, ".gguf"))
+        return read_text(data_path(name));
+    size_t size;
+    unsigned char *buf = read_whole_file(built_file(name), &size);
+    gguf *g;
+    llm_err err;
+    ck_assert_msg(gguf_parse(buf, size, name, &g, &err) == LLM_OK, "%s", err.text);
+    const char *jinja = gguf_get_string(g, "tokenizer.chat_template", NULL);
+    ck_assert_ptr_nonnull(jinja);
+    char *copy = strdup(jinja);
+    gguf_free(g);
+    free(buf);
+    return copy;
+}
+
 /* Each turn of golden/template_families.jsonl (make_family_templates.py: the models' own
  * Jinja templates rendered by jinja2, ids from llama-tokenize, or tiktoken's o200k for
  * Phi-4-mini): llmchat renders the same text and the same ids, and a second turn follows
@@ -350,24 +376,26 @@ static const char *write_phi3_vocab(void)
 START_TEST(test_families_match_jinja)
 {
     const char *names[] = {"qwen3-vocab", "gemma3-vocab", "phi3-vocab", "phi4-mini-vocab",
-                           "gemma4-vocab"};
+                           "gemma4-vocab", "llama3-vocab"};
     enum { VOCABS = sizeof names / sizeof names[0] };
     tokenizer *toks[VOCABS];
     llm_err err;
     const char *phi3_path = write_phi3_vocab();
     const char *paths[] = {built_file("qwen3-vocab.gguf"), built_file("gemma3-vocab.gguf"),
                            phi3_path, built_file("phi4-mini-vocab.gguf"),
-                           built_file("gemma4-vocab.gguf")};
+                           built_file("gemma4-vocab.gguf"), built_file("llama3-vocab.gguf")};
     for (int i = 0; i < VOCABS; i++)
         ck_assert_msg(tokenizer_open(paths[i], 0, &toks[i], &err) == LLM_OK, "%s", err.text);
     /* then template_qwen35.jsonl (make_qwen35_template.py) and template_gemma4.jsonl
      * (make_gemma4_template.py): Qwen 3.5's and Gemma 4's first turns, thinking on and
-     * off */
+     * off, Gemma 4's for two of its templates; template_llama31.jsonl
+     * (make_llama31_template.py): Llama 3.1's and 3.2's. A line with "jinja_file" is
+     * rendered as that template says (template_follow_jinja), on its "date". */
     const char *goldens[] = {"golden/template_families.jsonl", "golden/template_qwen35.jsonl",
-                             "golden/template_gemma4.jsonl"};
+                             "golden/template_gemma4.jsonl", "golden/template_llama31.jsonl"};
     static char line[16384], text[4096], before[4096], jinja[8192];
-    int checked = 0, second = 0, by_kind[TEMPLATE_COUNT] = {0};
-    for (int file = 0; file < 3; file++) {
+    int checked = 0, second = 0, followed = 0, by_kind[TEMPLATE_COUNT] = {0};
+    for (int file = 0; file < 4; file++) {
         FILE *f = fopen(data_path(goldens[file]), "r");
         ck_assert_ptr_nonnull(f);
         while (fgets(line, sizeof line, f)) {
@@ -391,6 +419,15 @@ START_TEST(test_families_match_jinja)
             ck_assert(template_kind_parse(name, &kind));
             chat_template *t;
             ck_assert(template_new(kind, tok, &t, &err) == LLM_OK);
+            char jinja_file[64], date[16];
+            if (jsonl_string(line, "jinja_file", jinja_file, sizeof jinja_file)) {
+                char *own = jinja_of_file(jinja_file);
+                template_follow_jinja(t, own);
+                free(own);
+                followed++;
+            }
+            if (jsonl_string(line, "date", date, sizeof date))
+                template_set_date(t, date);
             char *got = template_render_text_with(t, system, user, first, flags);
             ck_assert_msg(!strcmp(got, text), "%s %s first=%d: renders\n[%s]\nnot\n[%s]", vocab, name,
                           first, got, text);
@@ -421,11 +458,13 @@ START_TEST(test_families_match_jinja)
         }
         fclose(f);
     }
-    ck_assert_int_eq(checked, 29 + 6 + 6);
-    ck_assert_int_eq(second, 13);
+    ck_assert_int_eq(checked, 29 + 6 + 12 + 12);
+    ck_assert_int_eq(second, 13 + 6);
+    ck_assert_int_eq(followed, 6 + 12);
+    ck_assert_int_eq(by_kind[TEMPLATE_LLAMA31], 12);
     ck_assert_int_eq(by_kind[TEMPLATE_QWEN3], 9);
     ck_assert_int_eq(by_kind[TEMPLATE_QWEN35], 6);
-    ck_assert_int_eq(by_kind[TEMPLATE_GEMMA4], 6);
+    ck_assert_int_eq(by_kind[TEMPLATE_GEMMA4], 12);
     ck_assert_int_eq(by_kind[TEMPLATE_GEMMA], 8);
     ck_assert_int_eq(by_kind[TEMPLATE_PHI3], 6);
     ck_assert_int_eq(by_kind[TEMPLATE_PHI4_MINI], 6);
@@ -459,6 +498,7 @@ START_TEST(test_detect_families)
         {"qwen3-vocab.gguf", TEMPLATE_QWEN3},
         {"gemma3-vocab.gguf", TEMPLATE_GEMMA},
         {"phi4-mini-vocab.gguf", TEMPLATE_PHI4_MINI},
+        {"llama3-vocab.gguf", TEMPLATE_LLAMA3}, /* Llama 3's: no date, not llama3.1 */
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         size_t size;
@@ -477,13 +517,16 @@ START_TEST(test_detect_families)
     ck_assert(template_kind_detect(gemma_it, &k) && k == TEMPLATE_GEMMA);
     ck_assert(template_kind_detect(qwen25_instruct, &k) && k == TEMPLATE_CHATML);
     ck_assert(template_kind_detect(tinyllama_chat, &k) && k == TEMPLATE_ZEPHYR);
-    /* Qwen 3.5's and Gemma 4's own (llama.cpp 0.4.0's models/templates/Qwen3.5-4B.jinja
-     * and google-gemma-4-31B-it.jinja) */
+    /* Qwen 3.5's, Gemma 4's, Llama 3.1's and 3.2's own (llama.cpp 0.4.0's
+     * models/templates/Qwen3.5-4B.jinja, google-gemma-4-31B-it.jinja,
+     * meta-llama-Llama-3.1-8B-Instruct.jinja, meta-llama-Llama-3.2-3B-Instruct.jinja) */
     const struct {
         const char *file;
         template_kind want;
     } own[] = {{"qwen35-chat-template.jinja", TEMPLATE_QWEN35},
-               {"gemma4-chat-template.jinja", TEMPLATE_GEMMA4}};
+               {"gemma4-chat-template.jinja", TEMPLATE_GEMMA4},
+               {"llama31-chat-template.jinja", TEMPLATE_LLAMA31},
+               {"llama32-chat-template.jinja", TEMPLATE_LLAMA31}};
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         char *jinja = read_text(data_path(own[i].file));
         ck_assert(template_kind_detect(jinja, &k) && k == own[i].want);

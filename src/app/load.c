@@ -210,6 +210,7 @@ int load_template(const app_options *o, const model *m, const tokenizer *tok,
         fprintf(stderr, "llmchat: %s\n", err.text);
         return 1;
     }
+    template_follow_jinja(*out, jinja);
     return 0;
 }
 

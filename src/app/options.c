@@ -291,9 +291,9 @@ static const char *set_template(app_options *o, const char *v)
 {
     template_kind k;
     if (!template_kind_parse(v, &k))
-        return "must be llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or "
-               "chatml-think), qwen35 (or qwen3.5), gemma, gemma4 (or gemma-4), phi3, "
-               "phi4-mini or harmony (or gpt-oss)";
+        return "must be llama2, mistral, zephyr (or tinyllama), chatml, llama3, llama3.1 (or "
+               "llama3.2, llama3.3), qwen3 (or chatml-think), qwen35 (or qwen3.5), gemma, gemma4 "
+               "(or gemma-4), phi3, phi4-mini or harmony (or gpt-oss)";
     o->template_name = v;
     return NULL;
 }
@@ -500,9 +500,9 @@ static const app_option own_rows[] = {
     {.name = "system", .short_name = 'y', .arg = "TEXT", .config = true, .help = "system prompt",
      .set = set_system},
     {.name = "template", .arg = "NAME", .config = true,
-     .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml, llama3, qwen3, qwen35, "
-             "gemma, gemma4, phi3,\nphi4-mini or harmony (gpt-oss) (default: the model's,\nelse "
-             "llama2)",
+     .help = "chat template: llama2, mistral, zephyr (tinyllama),\nchatml, llama3, llama3.1, qwen3, "
+             "qwen35, gemma,\ngemma4, phi3, phi4-mini or harmony (gpt-oss)\n(default: the model's, "
+             "else llama2)",
      .set = set_template},
     {.settings = true}, /* settings_table's rows (settings.h) go here */
     {.name = "ctx", .short_name = 'c', .arg = "N", .config = true,

@@ -27,6 +27,7 @@ static const char *const kind_names[TEMPLATE_COUNT] = {
     [TEMPLATE_HARMONY] = "harmony",
     [TEMPLATE_QWEN35] = "qwen35",
     [TEMPLATE_GEMMA4] = "gemma4",
+    [TEMPLATE_LLAMA31] = "llama3.1",
 };
 
 /* Jinja templates in the style of the models' own (Hugging Face chat templates). */
@@ -66,6 +67,16 @@ static const char *const kind_jinja[TEMPLATE_COUNT] = {
         "+ message['content'] | trim + '<|eot_id|>' %}"
         "{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
         "{{ content }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}",
+    [TEMPLATE_LLAMA31] =
+        "{{ bos_token }}{% if messages[0]['role'] == 'system' %}"
+        "{% set system_message = messages[0]['content'] | trim %}{% set loop_messages = messages[1:] %}"
+        "{% else %}{% set system_message = '' %}{% set loop_messages = messages %}{% endif %}"
+        "{{ '<|start_header_id|>system<|end_header_id|>\\n\\nCutting Knowledge Date: December 2023\\n'"
+        "+ 'Today Date: 26 Jul 2024\\n\\n' + system_message + '<|eot_id|>' }}"
+        "{% for message in loop_messages %}"
+        "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'"
+        "+ message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}",
     [TEMPLATE_QWEN3] =
         "{% for message in messages %}"
@@ -149,6 +160,8 @@ bool template_kind_parse(const char *name, template_kind *out)
         {"gpt-oss", TEMPLATE_HARMONY},
         {"qwen3.5", TEMPLATE_QWEN35},
         {"gemma-4", TEMPLATE_GEMMA4},
+        {"llama3.2", TEMPLATE_LLAMA31},
+        {"llama3.3", TEMPLATE_LLAMA31},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (!strcmp(name, aliases[i].name)) {
@@ -160,9 +173,9 @@ bool template_kind_parse(const char *name, template_kind *out)
 
 const char *template_kind_list(void)
 {
-    return "llama2, mistral, zephyr (or tinyllama), chatml, llama3, qwen3 (or chatml-think), "
-           "qwen35 (or qwen3.5), gemma, gemma4 (or gemma-4), phi3, phi4-mini, harmony (or "
-           "gpt-oss)";
+    return "llama2, mistral, zephyr (or tinyllama), chatml, llama3, llama3.1 (or llama3.2, "
+           "llama3.3), qwen3 (or chatml-think), qwen35 (or qwen3.5), gemma, gemma4 (or gemma-4), "
+           "phi3, phi4-mini, harmony (or gpt-oss)";
 }
 
 /* The role marker followed by a newline, in the Jinja source (an escaped "\n" in a
@@ -188,7 +201,7 @@ bool template_kind_detect(const char *jinja, template_kind *out)
                : strstr(jinja, "enable_thinking") || strstr(jinja, "<think>") ? TEMPLATE_QWEN3
                                                                            : TEMPLATE_CHATML;
     else if (strstr(jinja, "<|start_header_id|>") && strstr(jinja, "<|end_header_id|>"))
-        *out = TEMPLATE_LLAMA3;
+        *out = strstr(jinja, "Cutting Knowledge Date") ? TEMPLATE_LLAMA31 : TEMPLATE_LLAMA3;
     else if (strstr(jinja, "<start_of_turn>") && strstr(jinja, "<end_of_turn>"))
         *out = TEMPLATE_GEMMA;
     else if (strstr(jinja, "<|end|>") && strstr(jinja, "<|assistant|>"))
@@ -262,7 +275,9 @@ struct chat_template {
     const tokenizer *tok;    /* borrowed */
     int bos, eos;
     int marker[N_MARKERS];   /* token id, or -1 when the marker is text */
-    char date[11];           /* harmony's "Current date": YYYY-MM-DD */
+    char date[11];           /* harmony's and llama3.1's date: YYYY-MM-DD */
+    bool think_newline;      /* gemma4: "\n" after <|think|> (template_follow_jinja) */
+    bool dated_today;        /* llama3.1: today's date, not 26 Jul 2024 */
 };
 
 llm_status template_new(template_kind k, const tokenizer *tok, chat_template **out, llm_err *err)
@@ -284,6 +299,7 @@ llm_status template_new(template_kind k, const tokenizer *tok, chat_template **o
     if (now == (time_t)-1 || !localtime_r(&now, &local) ||
         strftime(t->date, sizeof t->date, "%Y-%m-%d", &local) == 0)
         snprintf(t->date, sizeof t->date, "1970-01-01");
+    t->think_newline = true;
     *out = t;
     return LLM_OK;
 }
@@ -296,6 +312,30 @@ void template_free(chat_template *t)
 void template_set_date(chat_template *t, const char *date)
 {
     snprintf(t->date, sizeof t->date, "%s", date);
+}
+
+void template_follow_jinja(chat_template *t, const char *jinja)
+{
+    template_kind k;
+    if (!template_kind_detect(jinja, &k) || k != t->kind)
+        return;
+    if (k == TEMPLATE_GEMMA4)
+        t->think_newline = marker_then_newline(jinja, "<|think|>");
+    else if (k == TEMPLATE_LLAMA31)
+        t->dated_today = strstr(jinja, "strftime_now") != NULL;
+}
+
+/* llama3.1's "Today Date": "07 Dec 2026" from YYYY-MM-DD, with English month names
+ * whatever the locale (Python's and llama.cpp's strftime in the C locale). */
+static void llama31_date(const chat_template *t, char *out, size_t size)
+{
+    static const char *const month[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                           "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    int y, m, d;
+    if (!t->dated_today || sscanf(t->date, "%d-%d-%d", &y, &m, &d) != 3 || m < 1 || m > 12)
+        snprintf(out, size, "26 Jul 2024");
+    else
+        snprintf(out, size, "%02d %s %d", d, month[m - 1], y);
 }
 
 template_kind template_kind_of(const chat_template *t) { return t->kind; }
@@ -318,7 +358,7 @@ int template_end_token(const chat_template *t)
         [TEMPLATE_CHATML] = M_IM_END, [TEMPLATE_LLAMA3] = M_EOT, [TEMPLATE_QWEN3] = M_IM_END,
         [TEMPLATE_GEMMA] = M_END_OF_TURN, [TEMPLATE_PHI3] = M_END, [TEMPLATE_PHI4_MINI] = M_END,
         [TEMPLATE_HARMONY] = M_RETURN, [TEMPLATE_QWEN35] = M_IM_END,
-        [TEMPLATE_GEMMA4] = M_END_TURN,
+        [TEMPLATE_GEMMA4] = M_END_TURN, [TEMPLATE_LLAMA31] = M_EOT,
     };
     int m = end_marker[t->kind];
     return m >= 0 && t->marker[m] >= 0 ? t->marker[m] : t->eos;
@@ -545,7 +585,8 @@ static void build_gemma4(turn_builder *b, const char *system, const char *user, 
         add_text(b, "system\n");
         if (think) {
             add_marker(b, M_THINK_ON);
-            add_text(b, "\n");
+            if (b->t->think_newline)
+                add_text(b, "\n");
         }
         if (with_system)
             add_trimmed(b, system);
@@ -682,14 +723,23 @@ static void build(turn_builder *b, const char *system, const char *user, bool fi
         build_chatml(b, system, user, first);
         break;
     case TEMPLATE_LLAMA3:
+    case TEMPLATE_LLAMA31:
         if (open_bos)
             add_id(b, t->bos, bos_text(t));
-        if (with_system) {
+        if (with_system || (first && t->kind == TEMPLATE_LLAMA31)) {
             add_marker(b, M_START_HEADER);
             add_text(b, "system");
             add_marker(b, M_END_HEADER);
             add_text(b, "\n\n");
-            add_trimmed(b, system);
+            if (t->kind == TEMPLATE_LLAMA31) {
+                char date[32], line[96];
+                llama31_date(t, date, sizeof date);
+                snprintf(line, sizeof line,
+                         "Cutting Knowledge Date: December 2023\nToday Date: %s\n\n", date);
+                add_text(b, line);
+            }
+            if (with_system)
+                add_trimmed(b, system);
             add_marker(b, M_EOT);
         }
         add_marker(b, M_START_HEADER);

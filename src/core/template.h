@@ -55,8 +55,14 @@
  *            template's enable_thinking defaults to false): off, the turn ends with an
  *            empty thought channel, <|channel> "thought\n" <channel|>; on, the first turn's
  *            system block (there even without a system prompt) opens with <|think|> "\n"
- *            and the model writes its channel itself: <|channel> "thought\n" ...
- *            <channel|>, then the answer.
+ *            (or <|think|> alone, as the model's own template says:
+ *            template_follow_jinja) and the model writes its channel itself:
+ *            <|channel> "thought\n" ... <channel|>, then the answer.
+ *   llama3.1 (Llama 3.1, 3.2, 3.3) llama3's, but the first turn always has the system
+ *            block, which opens with "Cutting Knowledge Date: December 2023\nToday Date:
+ *            {DD Mon YYYY}\n\n" before the system prompt: the date is 26 Jul 2024 as
+ *            Llama 3.1's and 3.3's templates have it, or today's, as Llama 3.2's does
+ *            (template_follow_jinja).
  * BOS opens the context for every template but llama2 when the vocabulary asks for it
  * (tokenizer.ggml.add_bos_token); llama2 opens every turn with it.
  *
@@ -90,27 +96,30 @@ typedef enum {
     TEMPLATE_HARMONY,
     TEMPLATE_QWEN35,
     TEMPLATE_GEMMA4,
+    TEMPLATE_LLAMA31,
     TEMPLATE_COUNT
 } template_kind;
 
 /* "llama2", "mistral", "zephyr", "chatml", "llama3", "qwen3", "gemma", "phi3",
- * "phi4-mini", "harmony", "qwen35", "gemma4". */
+ * "phi4-mini", "harmony", "qwen35", "gemma4", "llama3.1". */
 const char *template_kind_name(template_kind k);
 
 /* A name as --template takes it (the names above; "tinyllama" is zephyr, "chatml-think"
- * qwen3, "gpt-oss" harmony, "qwen3.5" qwen35, "gemma-4" gemma4); false when unknown. */
+ * qwen3, "gpt-oss" harmony, "qwen3.5" qwen35, "gemma-4" gemma4, "llama3.2" and "llama3.3"
+ * llama3.1); false when unknown. */
 bool template_kind_parse(const char *name, template_kind *out);
 
 /* The names --template takes, for messages: "llama2, mistral, zephyr (or tinyllama),
- * chatml, llama3, qwen3 (or chatml-think), qwen35 (or qwen3.5), gemma, gemma4 (or
- * gemma-4), phi3, phi4-mini, harmony (or gpt-oss)". */
+ * chatml, llama3, llama3.1 (or llama3.2, llama3.3), qwen3 (or chatml-think), qwen35 (or
+ * qwen3.5), gemma, gemma4 (or gemma-4), phi3, phi4-mini, harmony (or gpt-oss)". */
 const char *template_kind_list(void);
 
 /* Recognises a Jinja chat template (a GGUF file's tokenizer.chat_template) by its
  * structure: <|channel|> with <|start|> and <|message|> is harmony; <|im_start|> is chatml
  * (SmolLM2's, Qwen2.5's), qwen35 when its generation prompt ends in '<think>\n' (Qwen 3.5's,
  * QwQ's), qwen3 when it speaks of enable_thinking or <think> otherwise; <|start_header_id|>
- * with <|end_header_id|> is llama3; <|turn> with <turn|> is gemma4;
+ * with <|end_header_id|> is llama3.1 when it writes a "Cutting Knowledge Date" (Llama 3.1,
+ * 3.2 and 3.3's), else llama3; <|turn> with <turn|> is gemma4;
  * <start_of_turn> with <end_of_turn> is gemma; <|end|> with <|assistant|> is phi3 when
  * the marker is followed by a newline, else phi4-mini; <|user|> with <|assistant|> (and
  * no <|end|>) is zephyr; [INST] with a <<SYS>> block is llama2, without one mistral.
@@ -135,9 +144,18 @@ typedef struct chat_template chat_template;
 llm_status template_new(template_kind k, const tokenizer *tok, chat_template **out, llm_err *err);
 void template_free(chat_template *t); /* NULL does nothing */
 
-/* Harmony's "Current date" from now on: date is "YYYY-MM-DD" (tests and replays ask for
- * a fixed one). */
+/* The date harmony's and llama3.1's system messages give from now on: date is
+ * "YYYY-MM-DD" (tests and replays ask for a fixed one); the local date when the template
+ * was made until then. */
 void template_set_date(chat_template *t, const char *date);
+
+/* Takes from a model's own Jinja template (jinja; NULL does nothing) the details its
+ * family's templates do not agree on: for gemma4, whether <|think|> is followed by a
+ * newline (google-gemma-4-31B-it's is, the template some Gemma 4 GGUF files carry is
+ * not); for llama3.1, whether "Today Date" is today's (Llama 3.2's strftime_now) or the
+ * fixed 26 Jul 2024 of Llama 3.1's and 3.3's. A template of another family changes
+ * nothing. Without it: gemma4 writes the newline and llama3.1 the fixed date. */
+void template_follow_jinja(chat_template *t, const char *jinja);
 
 template_kind template_kind_of(const chat_template *t);
 const char *template_name(const chat_template *t);

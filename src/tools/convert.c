@@ -59,8 +59,8 @@ static void usage(FILE *f)
           "  -z, --tokenizer FILE    IN's tokenizer (default: IN's own, else tokenizer.bin\n"
           "                          or tokN.bin beside IN)\n"
           "      --template NAME     a GGUF OUT's chat template: llama2, mistral, zephyr,\n"
-          "                          chatml, llama3, qwen3, qwen35, gemma, gemma4,\n"
-          "                          phi3, phi4-mini or harmony\n"
+          "                          chatml, llama3, llama3.1, qwen3, qwen35, gemma,\n"
+          "                          gemma4, phi3, phi4-mini or harmony\n"
           "                          (default: IN's own, if it has one)\n"
           "      --tokenizer-out F   llama2c: write the tokenizer to F (default: tokN.bin\n"
           "                          beside OUT, N the vocabulary size)\n"
@@ -124,8 +124,9 @@ static int parse(int argc, char **argv, options *o)
         case OPT_TEMPLATE: {
             template_kind k;
             if (!template_kind_parse(optarg, &k))
-                return usage_error("--template must be llama2, mistral, zephyr, chatml, llama3, qwen3, "
-                                   "qwen35, gemma, gemma4, phi3, phi4-mini or harmony, not",
+                return usage_error("--template must be llama2, mistral, zephyr, chatml, llama3, "
+                                   "llama3.1, qwen3, qwen35, gemma, gemma4, phi3, phi4-mini or "
+                                   "harmony, not",
                                    optarg);
             o->template_name = optarg;
             break;

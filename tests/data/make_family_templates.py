@@ -136,15 +136,16 @@ def phi3_vocab(src, dst):
     open(dst, 'wb').write(struct.pack('<4sIQQ', b'GGUF', 3, 0, len(out)) + b''.join(out))
 
 
-def render(template, messages, bos, eos, no_think, ask_think=False):
+def render(template, messages, bos, eos, no_think, ask_think=False, extra=None):
     """The template rendered as apply_chat_template does; no_think passes
     enable_thinking=False, ask_think (for a template that thinks only when asked, Gemma 4's)
-    enable_thinking=True otherwise."""
+    enable_thinking=True otherwise; extra: more globals (Llama 3.2's strftime_now)."""
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
 
     def raise_exception(msg):
         raise jinja2.exceptions.TemplateError(msg)
     env.globals['raise_exception'] = raise_exception
+    env.globals.update(extra or {})
     kw = {'enable_thinking': False} if no_think else {'enable_thinking': True} if ask_think else {}
     return env.from_string(template).render(messages=messages, bos_token=bos, eos_token=eos,
                                             add_generation_prompt=True, **kw)
