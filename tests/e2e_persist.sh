@@ -10,7 +10,9 @@
 # running session's; two sessions on one chat lose neither's turns; /reset and /load
 # start a new file; an unreadable newest chat is said; a state directory
 # that cannot be written (not a directory, or "full": writes fail with EFBIG) gives
-# one warning and the chat goes on.
+# one warning and the chat goes on; interventions (a control vector, a knocked-out
+# head) are saved with the chat and set again by /load, so the next reply is the
+# unbroken steered chat's.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 STATE=$T/state
@@ -345,3 +347,43 @@ assert_eq "autosave warnings (full disk)" 1 "$(grep -c 'cannot autosave' "$T/out
 [ "$(grep -vc 'llmchat:' "$T/out")" -eq 3 ] || fail "the chat did not go on with a full disk: $(cat "$T/out")"
 [ -z "$(ls "$CHATS" 2>/dev/null)" ] || fail "a failed save left files behind: $(ls "$CHATS")"
 pass "an unwritable or full state directory: one warning, the chat goes on"
+
+# ---- interventions go with the chat ----
+# a chat steered by a control vector and a knocked-out head is saved with them (version
+# 3); /load in a plain session sets them again before the context is read, so the next
+# reply is the unbroken steered chat's; --resume with interventions of its own keeps
+# those and says so; a vector file that is gone is said, and the chat loads all the same
+VEC=$DATA/control_vector/happy.gguf
+steered() {
+    XDG_STATE_HOME=$T/steer run_llmchat -m chat -T 1 -t 0 --weights f32 -n 30 -z "$TOK" "$@"
+}
+printf '%s\n%s\n' "$m1" "$m2" >"$T/two"
+steered --control-vector "$VEC" --knock-out 4:4 "$MODEL" <"$T/two"
+assert_status 0
+sed -n 2p "$T/out" >"$T/steered2"
+steered "$MODEL" <"$T/two"
+sed -n 2p "$T/out" >"$T/plain2"
+[ "$(cat "$T/steered2")" != "$(cat "$T/plain2")" ] || fail "the interventions change nothing here: the test would prove nothing"
+printf '%s\n/save %s\n' "$m1" "$T/steered.json" | steered --control-vector "$VEC" --knock-out 4:4 "$MODEL"
+assert_status 0
+assert_eq "a steered chat's format version" 3 "$(json_get "$T/steered.json" 'd["llmchat_chat"]')"
+assert_eq "the interventions saved" "[[4, 4]] happy" \
+    "$(json_get "$T/steered.json" '"%s %s" % (d["steer"]["heads_out"], d["steer"]["vectors"][0]["name"])')"
+printf '/load %s\n%s\n' "$T/steered.json" "$m2" | steered "$MODEL"
+assert_status 0
+assert_file_contains "/load says the interventions it set" "$T/err" "interventions as saved: vectors happy 1.00 | heads out L5H5 (were: none)"
+assert_eq "the reply after /load of a steered chat" "$(cat "$T/steered2")" "$(cat "$T/out")"
+pass "interventions are saved with the chat and set again when it is loaded (the unbroken chat's reply)"
+
+mkdir -p "$T/steer/llmchat/chats"
+cp "$T/steered.json" "$T/steer/llmchat/chats/20250101-000000-1.json"
+steered --resume --knock-out 1:1 "$MODEL" </dev/null
+assert_status 0
+assert_file_contains "--resume with interventions of its own" "$T/err" "this session keeps its own: heads out L2H2"
+"$PYTHON" -c 'import sys; t = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(t.replace("happy.gguf", "gone.gguf"))' \
+    "$T/steered.json" "$T/gone.json"
+printf '/load %s\n' "$T/gone.json" | steered "$MODEL"
+assert_status 0
+assert_file_contains "a vector file that is gone" "$T/err" "were not set again"
+assert_file_contains "the chat loads all the same" "$T/err" "loaded $T/gone.json (1 turn)"
+pass "--resume keeps the command line's interventions; a vector file that is gone is said"

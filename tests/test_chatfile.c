@@ -164,6 +164,50 @@ START_TEST(test_raw_bytes_escapes)
 }
 END_TEST
 
+/* Interventions: written as "steer" (version 3), read back the same; a broken one is
+ * refused naming the member. */
+START_TEST(test_steer_round_trip)
+{
+    const char *steer = "{\"vectors\":[{\"name\":\"happy\",\"path\":\"/v/h \\\"1\\\".gguf\","
+                        "\"scale\":-0.5,\"fnv1a64\":\"00000000000000ff\"}],\"layers\":[1,3],"
+                        "\"heads_out\":[[0,1],[4,4]],\"experts_out\":[[1,5]],"
+                        "\"experts_forced\":[[0,2]]}";
+    char text[1024];
+    snprintf(text, sizeof text, "{\"llmchat_chat\": 3, \"steer\": %s, \"turns\": []}", steer);
+    chatfile cf, back;
+    llm_err err;
+    ck_assert_msg(chatfile_parse("t.json", text, strlen(text), &cf, &err) == LLM_OK, "%s", err.text);
+    ck_assert_ptr_nonnull(cf.steer);
+    ck_assert_int_eq(cf.steer->n_heads_out, 2);
+    ck_assert_int_eq(cf.steer->heads_out[1], 4 * cf.steer->n_heads + 4);
+    ck_assert_str_eq(cf.steer->vectors[0].path, "/v/h \"1\".gguf");
+    const char *path = temp_path("steer.json");
+    ck_assert_msg(chatfile_write(&cf, path, &err) == LLM_OK, "%s", err.text);
+    const char *written = slurp(path);
+    ck_assert_ptr_nonnull(strstr(written, "\"llmchat_chat\": 3,"));
+    ck_assert_ptr_nonnull(strstr(written, steer));
+    ck_assert_msg(chatfile_read(path, &back, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(back.steer->n_experts_forced, 1);
+    ck_assert_int_eq(back.steer->experts_forced[0].expert, 2);
+    ck_assert(back.steer->vectors[0].scale == -0.5f);
+    ck_assert_int_eq(back.steer->first_layer, 1);
+    chatfile_clear(&back);
+    chatfile_clear(&cf);
+    unlink(path);
+    parse_fails("{\"llmchat_chat\": 3, \"steer\": {\"vectors\": 1}, \"turns\": []}", "\"steer\"");
+    parse_fails("{\"llmchat_chat\": 3, \"steer\": {\"vectors\": [], \"layers\": null, "
+                "\"heads_out\": [[-1, 0]]}, \"turns\": []}", "\"steer\"");
+    /* no interventions: version 1 and no "steer", as before */
+    chatfile_init(&cf);
+    ck_assert_msg(chatfile_write(&cf, path, &err) == LLM_OK, "%s", err.text);
+    written = slurp(path);
+    ck_assert_ptr_nonnull(strstr(written, "\"llmchat_chat\": 1,"));
+    ck_assert_ptr_null(strstr(written, "steer"));
+    chatfile_clear(&cf);
+    unlink(path);
+}
+END_TEST
+
 /* A served chat: the server object round-trips, no template or model is written. */
 START_TEST(test_served_chat)
 {
@@ -203,7 +247,7 @@ START_TEST(test_refusals)
     parse_fails("{\"turns\": []}", "\"llmchat_chat\" expected");
     parse_fails("{\"llmchat_chat\": \"1\", \"turns\": []}", "version number");
     parse_fails("{\"llmchat_chat\": 0, \"turns\": []}", "version number");
-    parse_fails("{\"llmchat_chat\": 3, \"turns\": []}", "newer llmchat (format version 3");
+    parse_fails("{\"llmchat_chat\": 4, \"turns\": []}", "newer llmchat (format version 4");
     parse_fails("{\"llmchat_chat\": 1}", "\"turns\" is missing");
     parse_fails("{\"llmchat_chat\": 1, \"turns\": {}}", "\"turns\" is an object, not an array");
     parse_fails("{\"llmchat_chat\": 1, \"turns\": [3]}", "turn 1 is a number, not an object");
@@ -721,6 +765,7 @@ static Suite *chatfile_suite(void)
     tcase_add_test(core, test_atomic_write);
     tcase_add_test(core, test_served_chat);
     tcase_add_test(core, test_raw_bytes_escapes);
+    tcase_add_test(core, test_steer_round_trip);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_refusals);

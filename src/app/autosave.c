@@ -19,7 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "intervention_json.h"
 #include "session.h"
+#include "steering.h"
+#include "trace.h"
 
 /* The nanoseconds of a file's last change (macOS names the field its own way). */
 #ifdef __APPLE__
@@ -27,7 +30,6 @@
 #else
 #define MTIME_NS(st) ((long)(st).st_mtim.tv_nsec)
 #endif
-#include "trace.h"
 
 /* The chats directory with a trailing slash (created when missing), malloc'd; NULL
  * when neither XDG_STATE_HOME nor HOME is usable. */
@@ -296,8 +298,78 @@ static bool same_file(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice, size_t size,
-                         llm_err *err)
+/* in as JSON (intervention_json.h), malloc'd; NULL on no memory. */
+static char *steering_json(const intervention *in)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f)
+        return NULL;
+    intervention_write_json(f, in);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Whether a and b change the pass the same way (NULL and empty alike): the same JSON. */
+static bool same_steering(const intervention *a, const intervention *b)
+{
+    if (intervention_is_empty(a) || intervention_is_empty(b))
+        return intervention_is_empty(a) && intervention_is_empty(b);
+    char *ta = steering_json(a), *tb = steering_json(b);
+    bool same = ta && tb && !strcmp(ta, tb);
+    free(ta);
+    free(tb);
+    return same;
+}
+
+/* "heads out L5H5 | vectors happy 2.00" as the TUI shows them, or "none". */
+static void steering_said(const intervention *in, char *buf, size_t size)
+{
+    if (intervention_is_empty(in) || steering_format(in, buf, size) <= 0)
+        snprintf(buf, size, "none");
+}
+
+/* The interventions of the chat being loaded (chatfile.h): set before its context is
+ * read again, unless keep (the command line gave this session its own); what changed
+ * or could not be set goes to said ("" when nothing). True when they were set: *before
+ * is then the state to go back to if the chat cannot be restored. */
+static bool load_steering(engine *e, const chatfile *cf, bool keep, const intervention **before,
+                          char *said, size_t size)
+{
+    const intervention *now = engine_intervention(e);
+    char text[400], was[400];
+    said[0] = '\0';
+    *before = now;
+    if (same_steering(now, cf->steer))
+        return false;
+    steering_said(cf->steer, text, sizeof text);
+    if (keep) {
+        steering_said(now, was, sizeof was);
+        snprintf(said, size, "saved with the interventions %s; this session keeps its own: %s",
+                 text, was);
+        return false;
+    }
+    steering *s = engine_steering(e);
+    char warning[300];
+    llm_err why;
+    steering_said(now, was, sizeof was);
+    if (steering_check(s, cf->steer, warning, sizeof warning, &why) != LLM_OK ||
+        steering_set(s, cf->steer, &why) != LLM_OK) {
+        snprintf(said, size, "its interventions (%s) were not set again, it is read back with "
+                 "this session's (%s): %s", text, was, why.text);
+        return false;
+    }
+    snprintf(said, size, "interventions as saved: %s (were: %s)%s%s", text, was,
+             *warning ? "; " : "", warning);
+    return true;
+}
+
+llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_steering,
+                              char *notice, size_t size, llm_err *err)
 {
     if (size)
         notice[0] = '\0';
@@ -305,7 +377,14 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice
     llm_status st = chatfile_read(path, &cf, err);
     if (st != LLM_OK)
         return st;
+    const intervention *before;
+    char steer_said[1500];
+    bool set = load_steering(e, &cf, keep_steering, &before, steer_said, sizeof steer_said);
     st = chat_restore(c, &cf, err);
+    if (st != LLM_OK && set) { /* as it was before the load */
+        llm_err ignored;
+        steering_set(engine_steering(e), before, &ignored);
+    }
     if (st == LLM_OK) {
         if (cf.has_settings)
             engine_set_sampler(e, &cf.sampler);
@@ -319,7 +398,9 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, char *notice
                                  cf.server_model ? cf.server_model : "a served model", cf.server,
                                  current);
         if (dropped && o < size)
-            snprintf(notice + o, size - o, "%s%s", o ? "; " : "", dropped);
+            o += (size_t)snprintf(notice + o, size - o, "%s%s", o ? "; " : "", dropped);
+        if (*steer_said && o < size)
+            snprintf(notice + o, size - o, "%s%s", o ? "; " : "", steer_said);
     }
     chatfile_clear(&cf);
     return st;

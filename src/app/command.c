@@ -36,13 +36,22 @@ static const char *plural(int n)
     return n == 1 ? "" : "s";
 }
 
-bool command_load(command_host *h, const char *path)
+/* Whether the command line gave the session interventions of its own. */
+static bool options_steer(const app_options *o)
+{
+    return o->n_vectors || o->vector_first >= 0 || o->n_knocks || o->n_expert_knocks ||
+           o->n_expert_forces;
+}
+
+bool command_load(command_host *h, const char *path, bool resuming)
 {
     llm_err err;
-    char notice[1200];
+    char notice[2200];
+    bool keep = resuming && !h->served && options_steer(h->s->o);
     llm_status st = h->served
                         ? served_load_chat(h->served, path, notice, sizeof notice, &err)
-                        : autosave_load_chat(h->s->c, h->s->e, path, notice, sizeof notice, &err);
+                        : autosave_load_chat(h->s->c, h->s->e, path, keep, notice, sizeof notice,
+                                             &err);
     if (st != LLM_OK) {
         say(h, "%s", err.text);
         return false;
@@ -102,7 +111,7 @@ static void run_load(command_host *h, const char *arg)
 {
     if (!*arg)
         say(h, "/load needs a file name: /load FILE");
-    else if (command_load(h, arg)) /* the chat so far stays in its file; this one goes on anew */
+    else if (command_load(h, arg, false)) /* the chat so far stays in its file; this one goes on anew */
         autosave_start_over(h->served ? &h->served->save : &h->s->save);
 }
 
@@ -142,7 +151,7 @@ static void run_resume(command_host *h, const char *arg)
                       : "/resume takes the number of a chat in the list (1-%d)", n);
         return;
     }
-    if (command_load(h, list[k - 1].path))
+    if (command_load(h, list[k - 1].path, false))
         autosave_use(own, list[k - 1].path);
 }
 

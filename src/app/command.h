@@ -129,8 +129,9 @@ bool command_parse(char *line, command_call *call);
 void command_run(command_host *h, const command_call *call);
 
 /* Loads the chat saved in path into the host's chat, as /load does (also --resume's
- * way in): says what was loaded, or why not. True when it was loaded. */
-bool command_load(command_host *h, const char *path);
+ * way in, resuming: interventions the command line gave stay, autosave_load_chat):
+ * says what was loaded, or why not. True when it was loaded. */
+bool command_load(command_host *h, const char *path, bool resuming);
 
 /* "/system TEXT": the command with its argument's syntax, into buf (NUL-terminated).
  * Returns the length it needed, as snprintf. */

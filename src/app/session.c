@@ -366,7 +366,7 @@ bool session_resume(session *s, struct command_host *h)
     const char *path = s->o->resume_path;
     if (!path)
         return true;
-    if (!command_load(h, path))
+    if (!command_load(h, path, true))
         return false;
     autosave_use(&s->save, path);
     return true;

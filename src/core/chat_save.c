@@ -3,7 +3,8 @@
  *
  * Saving writes each turn's texts, its token ids as the engine holds them (the token
  * that closed the reply apart, as "end_token") and its reply's other branches, with a
- * fingerprint of the vocabulary. Restoring rebuilds the turns and re-prefills those the
+ * fingerprint of the vocabulary and the engine's interventions (set again by the
+ * caller before chat_restore, autosave_load_chat). Restoring rebuilds the turns and re-prefills those the
  * file says were in the context: with the same vocabulary, the saved ids and end tokens,
  * so that the context is token for token the one saved; with another, the texts
  * tokenized again, each reply closed with the template's end token. When this context
@@ -16,6 +17,7 @@
 
 #include "chat_internal.h"
 #include "chatfile.h"
+#include "intervention_json.h"
 
 enum { FINGERPRINT_CHARS = 16 };
 
@@ -67,6 +69,11 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
         (st = chatfile_set(&cf->template_name, template_name(c->tmpl), err)) != LLM_OK ||
         (st = chatfile_set(&cf->system, c->system, err)) != LLM_OK)
         goto fail;
+    const intervention *in = engine_intervention(c->e);
+    if (!intervention_is_empty(in) && !(cf->steer = intervention_copy(in))) {
+        st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
     for (int i = 0; i < c->n_turns; i++) {
         const turn *t = &c->turns[i];
         const int *ids = NULL;

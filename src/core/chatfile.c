@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "input_file.h"
+#include "intervention_json.h"
 #include "output_file.h"
 #include "json.h"
 #include "settings.h"
@@ -59,6 +60,7 @@ void chatfile_clear(chatfile *cf)
     free(cf->server);
     free(cf->server_api);
     free(cf->server_model);
+    free(cf->steer);
     chatfile_init(cf);
 }
 
@@ -218,6 +220,19 @@ static llm_status read_int(const reader *r, const json_value *obj, const char *m
  * key ("top-p"), else under its trace key ("top_p"); what it leaves out keeps its
  * default. A member that is not a value of its setting is refused, with the range. */
 /* A served chat's "server" object: its URL (required there), API and model. */
+/* "steer": the interventions the chat was saved with (chatfile.h). */
+static llm_status read_steer(const reader *r, const json_value *v, chatfile *cf)
+{
+    if (!v)
+        return LLM_OK;
+    bool nomem;
+    if (!(cf->steer = intervention_read_json(v, 0, 0, &nomem)))
+        return nomem ? llm_fail(r->err, LLM_ERR_NOMEM, "out of memory")
+                     : bad(r, -1, "steer", "is not a set of interventions (\"vectors\", "
+                                           "\"layers\", \"heads_out\"; llmchat(1), SAVED CHATS)");
+    return LLM_OK;
+}
+
 static llm_status read_server(const reader *r, const json_value *s, chatfile *cf)
 {
     if (!s)
@@ -436,6 +451,7 @@ llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfi
         (st = read_int(&r, root, "vocab_size", 0, INT_MAX, &cf->vocab_size)) != LLM_OK ||
         (st = read_string(&r, root, -1, "vocab_hash", &cf->vocab_hash)) != LLM_OK ||
         (st = read_settings(&r, json_get(root, "settings"), cf)) != LLM_OK ||
+        (st = read_steer(&r, json_get(root, "steer"), cf)) != LLM_OK ||
         (st = read_server(&r, json_get(root, "server"), cf)) != LLM_OK)
         goto done;
     if (!cf->system && (st = chatfile_set(&cf->system, "", err)) != LLM_OK)
@@ -581,7 +597,9 @@ void chatfile_print(FILE *f, const chatfile *cf)
     int version = 1; /* older readers read a chat without branches */
     for (int i = 0; i < cf->n_turns; i++)
         if (cf->turns[i].n_branches > 0)
-            version = CHATFILE_VERSION;
+            version = 2;
+    if (!intervention_is_empty(cf->steer))
+        version = 3;
     fprintf(f, "{\n  \"llmchat_chat\": %d, \"" JSON_RAW_BYTES_KEY "\": " JSON_RAW_BYTES_VALUE,
             version);
     if (cf->model)
@@ -612,6 +630,10 @@ void chatfile_print(FILE *f, const chatfile *cf)
     fputs(",\n  \"settings\": {", f);
     put_settings(f, cf);
     fprintf(f, ", \"ctx\": %d}", cf->ctx);
+    if (!intervention_is_empty(cf->steer)) {
+        fputs(",\n  \"steer\": ", f);
+        intervention_write_json(f, cf->steer);
+    }
     fputs(",\n  \"turns\": [", f);
     for (int i = 0; i < cf->n_turns; i++) {
         const chatfile_turn *t = &cf->turns[i];

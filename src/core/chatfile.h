@@ -30,6 +30,16 @@
  * without branches is written as version 1, so that older readers read it; they
  * refuse a version 2 file rather than drop its branches unseen.
  *
+ * A chat saved while interventions were in force (control vectors, knocked-out heads or
+ * experts, forced experts) is version 3 and holds them as they were when it was saved:
+ *
+ *    "steer": {"vectors": [{"name": "happy", "path": "/v/happy.gguf", "scale": 2,
+ *              "fnv1a64": "…"}], "layers": null, "heads_out": [[4, 4]]}
+ *
+ * (intervention_json.h, as a trace's "steer"). Loading the chat sets them again, so its
+ * context is read back as it ran; older readers refuse such a file rather than read its
+ * replies under the plain model unsaid.
+ *
  * A chat with a served model (llmchat --server) names the server instead of a model
  * file, and its replies carry no ids (the server's vocabulary is not known here):
  *
@@ -58,7 +68,8 @@
 #include "sampler.h"
 #include "status.h"
 
-enum { CHATFILE_VERSION = 2 };  /* the newest this reader reads; 1 = no branches */
+enum { CHATFILE_VERSION = 3 };  /* the newest this reader reads; 1 = no branches, 2 = no
+                                   interventions */
 
 typedef struct {
     char *reply;          /* the branch's text (owned) */
@@ -106,6 +117,9 @@ typedef struct chatfile {
     int ctx;              /* context length; 0 = the model's */
     chatfile_turn *turns; /* (n_turns), oldest first (owned) */
     int n_turns;
+    struct intervention *steer; /* the interventions in force when saved, or NULL (owned:
+                                   one block, intervention_json.h; heads numbered with
+                                   the row width 4096 when read) */
 } chatfile;
 
 /* An empty chat file: no turns, default sampler settings, version CHATFILE_VERSION. */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "intervention_json.h"
 #include "json.h"
 #include "output_file.h"
 #include "settings.h"
@@ -502,53 +503,14 @@ static void write_tensors(FILE *f, const step_tensor *s, int n)
 }
 
 /* What a record ran with (control vectors, knocked-out heads and experts, experts
- * forced), when it
- * differs from the last record's: ,"steer":{"vectors":[{"name":..,"path":..,"scale":..,
- * "fnv1a64":"16 hex digits of the file's FNV-1a, when known"}, ...],
- * "layers":[first,last]|null,"heads_out":[[layer,head], ...]} (from 0), and
- * "heads_reset":[[layer,head], ...] (those of heads_out whose state is reset) when one
- * is, "experts_out":[[layer,expert], ...] before the closing brace when an expert is out,
- * then "experts_forced":[[layer,expert], ...] when one is forced (each absent otherwise,
- * so a dense model's traces are as they were). */
+ * forced), when it differs from the last record's: ,"steer":{...} (intervention_json.h;
+ * heads_reset, experts_out and experts_forced only when there are some, so a dense
+ * model's traces are as they were). */
 static void write_intervention(trace_writer *t, const intervention *in)
 {
-    FILE *f = t->f;
     t->intervention = in;
-    fputs(",\"steer\":{\"vectors\":[", f);
-    for (int i = 0; i < in->n_vectors; i++) {
-        fputs(i ? ",{\"name\":" : "{\"name\":", f);
-        json_write_string(f, in->vectors[i].name);
-        fputs(",\"path\":", f);
-        json_write_string(f, in->vectors[i].path);
-        fputs(",\"scale\":", f);
-        put_float(f, in->vectors[i].scale, 9);
-        if (in->vectors[i].fnv1a)
-            fprintf(f, ",\"fnv1a64\":\"%016llx\"", (unsigned long long)in->vectors[i].fnv1a);
-        putc('}', f);
-    }
-    if (in->first_layer < 0)
-        fputs("],\"layers\":null", f);
-    else
-        fprintf(f, "],\"layers\":[%d,%d]", in->first_layer, in->last_layer);
-    fputs(",\"heads_out\":[", f);
-    for (int i = 0; i < in->n_heads_out && in->n_heads > 0; i++)
-        fprintf(f, "%s[%d,%d]", i ? "," : "", in->heads_out[i] / in->n_heads,
-                in->heads_out[i] % in->n_heads);
-    putc(']', f);
-    for (int i = 0; i < in->n_heads_reset && in->n_heads > 0; i++)
-        fprintf(f, "%s[%d,%d]", i ? "," : ",\"heads_reset\":[", in->heads_reset[i] / in->n_heads,
-                in->heads_reset[i] % in->n_heads);
-    if (in->n_heads_reset && in->n_heads > 0)
-        putc(']', f);
-    for (int i = 0; i < in->n_experts_out; i++)
-        fprintf(f, "%s[%d,%d]", i ? "," : ",\"experts_out\":[", in->experts_out[i].layer,
-                in->experts_out[i].expert);
-    if (in->n_experts_out)
-        putc(']', f);
-    for (int i = 0; i < in->n_experts_forced; i++)
-        fprintf(f, "%s[%d,%d]", i ? "," : ",\"experts_forced\":[", in->experts_forced[i].layer,
-                in->experts_forced[i].expert);
-    fputs(in->n_experts_forced ? "]}" : "}", f);
+    fputs(",\"steer\":", t->f);
+    intervention_write_json(t->f, in);
 }
 
 llm_status trace_write(trace_writer *t, const step_record *rec)

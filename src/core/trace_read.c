@@ -19,6 +19,7 @@
 
 #include "fnv1a.h"
 #include "input_file.h"
+#include "intervention_json.h"
 #include "json.h"
 #include "patching.h"
 #include "settings.h"
@@ -594,159 +595,27 @@ static void read_tensors(trace_reader *r, step_record *rec, const json_value *te
     rec->n_tensors = n;
 }
 
-/* A vector's "fnv1a64" (16 hex digits) into *out; 0 when it has none (traces before it).
- * False when it is there but not a checksum. */
-static bool checksum_of(const json_value *vector, uint64_t *out)
-{
-    *out = 0;
-    const json_value *v = json_get(vector, "fnv1a64");
-    if (!v)
-        return true;
-    const char *hex;
-    if (!json_as_string(v, &hex) || strlen(hex) != 16)
-        return false;
-    for (const char *c = hex; *c; c++) {
-        int d = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
-        if (d < 0)
-            return false;
-        *out = *out << 4 | (uint64_t)d;
-    }
-    return true;
-}
-
-/* Checks a "steer" object's parts; *bytes: the size of the block read_steer makes. */
-static bool steer_ok(trace_reader *r, const json_value *list, const json_value *layers,
-                     const json_value *heads, const json_value *reset,
-                     const json_value *experts, const json_value *forced, long *first,
-                     long *last, size_t *bytes)
-{
-    int n = length(list), nh = length(heads), ne = length(experts), nf = length(forced);
-    int nr = length(reset);
-    int L = r->h.has_config ? r->h.config.n_layers : 4096;
-    int H = r->h.has_config ? r->h.config.n_heads : 4096;
-    if (!list || !heads || !layers)
-        return false;
-    if (layers->type != JSON_NULL &&
-        !(length(layers) == 2 && int_in(&layers->items[0], 0, L - 1, first) &&
-          int_in(&layers->items[1], *first, L - 1, last)))
-        return false;
-    if ((experts && experts->type != JSON_ARRAY) || (forced && forced->type != JSON_ARRAY) ||
-        (reset && reset->type != JSON_ARRAY))
-        return false;
-    *bytes = sizeof(intervention) + sizeof(intervention_vector) * (size_t)n +
-             sizeof(intervention_expert) * (size_t)(ne + nf) + sizeof(int) * (size_t)(nh + nr);
-    for (int i = 0; i < n; i++) {
-        const char *name = get_string(&list->items[i], "name"), *path = get_string(&list->items[i], "path");
-        double scale;
-        uint64_t sum;
-        if (!name || !path || !get_number(&list->items[i], "scale", &scale) || !isfinite(scale) ||
-            fabs(scale) > 1e6 || !checksum_of(&list->items[i], &sum))
-            return false;
-        *bytes += strlen(name) + strlen(path) + 2;
-    }
-    for (int i = 0; i < nh; i++) {
-        const json_value *p = &heads->items[i];
-        long l, h;
-        if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) || !int_in(&p->items[1], 0, H - 1, &h))
-            return false;
-    }
-    for (int i = 0; i < nr; i++) { /* a reset head is out whether heads_out lists it or not */
-        const json_value *p = &reset->items[i];
-        long l, h;
-        if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) || !int_in(&p->items[1], 0, H - 1, &h))
-            return false;
-    }
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < (k ? nf : ne); i++) {
-            const json_value *p = &(k ? forced : experts)->items[i];
-            long l, e;
-            if (length(p) != 2 || !int_in(&p->items[0], 0, L - 1, &l) ||
-                !int_in(&p->items[1], 0, 1 << 20, &e))
-                return false;
-        }
-    return true;
-}
-
-/* A record's "steer" (trace-format.md): the control vectors, knocked-out heads and
- * experts and experts forced from this record on, as one owned block (the intervention,
- * its vectors, experts out, experts forced, heads, strings; a trace written before
- * experts_out or experts_forced has none).
- * A knocked-out head is kept as layer * H + head with H in the block (the header's
- * heads a layer, else 4096), so [layer, head] comes back whole whatever the model
- * that replays it. Returns the block, or NULL when the object was dropped. */
+/* A record's "steer" (intervention_json.h): the control vectors, knocked-out heads and
+ * experts and experts forced from this record on, as one owned block (a trace written
+ * before experts_out or experts_forced has none). A knocked-out head is kept as
+ * layer * H + head with H in the block (the header's heads a layer, else 4096), so
+ * [layer, head] comes back whole whatever the model that replays it. Returns the block,
+ * or NULL when the object was dropped. */
 static const intervention *read_steer(trace_reader *r, const json_value *v, int line)
 {
-    const json_value *list = get_array(v, "vectors"), *layers = json_get(v, "layers");
-    const json_value *heads = get_array(v, "heads_out"), *experts = json_get(v, "experts_out");
-    const json_value *forced = json_get(v, "experts_forced"), *reset = json_get(v, "heads_reset");
-    long first = -1, last = -1;
-    size_t bytes = 0;
-    if (!steer_ok(r, list, layers, heads, reset, experts, forced, &first, &last, &bytes)) {
-        problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale, fnv1a64), \"layers\" "
-                         "(null or [first, last]) and \"heads_out\" ([layer, head] of this model), "
-                         "and may have \"heads_reset\", \"experts_out\" ([layer, expert]) and "
-                         "\"experts_forced\" ([layer, expert]); dropped");
+    bool nomem;
+    intervention *in = intervention_read_json(v, r->h.has_config ? r->h.config.n_layers : 0,
+                                              r->h.has_config ? r->h.config.n_heads : 0, &nomem);
+    if (!in) {
+        if (!nomem)
+            problem(r, line, "\"steer\" needs \"vectors\" (name, path, scale, fnv1a64), \"layers\" "
+                             "(null or [first, last]) and \"heads_out\" ([layer, head] of this model), "
+                             "and may have \"heads_reset\", \"experts_out\" ([layer, expert]) and "
+                             "\"experts_forced\" ([layer, expert]); dropped");
         return NULL;
     }
-    int n = length(list), nh = length(heads), ne = length(experts), nf = length(forced);
-    int nr = length(reset);
-    int H = r->h.has_config ? r->h.config.n_heads : 4096;
-    intervention *in = malloc(bytes);
     if (!own(r, in))
         return NULL;
-    in->n_vectors = n;
-    in->vectors = (intervention_vector *)(in + 1);
-    in->first_layer = (int)first;
-    in->last_layer = (int)last;
-    in->n_heads = H;
-    in->n_experts_out = ne;
-    in->experts_out = (intervention_expert *)(in->vectors + n);
-    for (int i = 0; i < ne; i++) {
-        long l = 0, e = 0;
-        int_in(&experts->items[i].items[0], 0, 1 << 20, &l);
-        int_in(&experts->items[i].items[1], 0, 1 << 20, &e);
-        in->experts_out[i] = (intervention_expert){(int)l, (int)e};
-    }
-    in->n_experts_forced = nf;
-    in->experts_forced = in->experts_out + ne;
-    for (int i = 0; i < nf; i++) {
-        long l = 0, e = 0;
-        int_in(&forced->items[i].items[0], 0, 1 << 20, &l);
-        int_in(&forced->items[i].items[1], 0, 1 << 20, &e);
-        in->experts_forced[i] = (intervention_expert){(int)l, (int)e};
-    }
-    in->n_heads_out = nh;
-    in->heads_out = (int *)(in->experts_forced + nf);
-    for (int i = 0; i < nh; i++) {
-        long l = 0, h = 0;
-        int_in(&heads->items[i].items[0], 0, 1 << 20, &l);
-        int_in(&heads->items[i].items[1], 0, 1 << 20, &h);
-        in->heads_out[i] = (int)(l * H + h);
-    }
-    in->n_heads_reset = nr;
-    in->heads_reset = in->heads_out + nh;
-    for (int i = 0; i < nr; i++) {
-        long l = 0, h = 0;
-        int_in(&reset->items[i].items[0], 0, 1 << 20, &l);
-        int_in(&reset->items[i].items[1], 0, 1 << 20, &h);
-        in->heads_reset[i] = (int)(l * H + h);
-    }
-    char *s = (char *)(in->heads_reset + nr);
-    for (int i = 0; i < n; i++) {
-        const json_value *e = &list->items[i];
-        double scale = 0;
-        get_number(e, "scale", &scale);
-        in->vectors[i].scale = (float)scale;
-        checksum_of(e, &in->vectors[i].fnv1a);
-        const char *strs[2] = {get_string(e, "name"), get_string(e, "path")};
-        char **dst[2] = {&in->vectors[i].name, &in->vectors[i].path};
-        for (int k = 0; k < 2; k++) {
-            size_t len = strlen(strs[k]) + 1;
-            memcpy(s, strs[k], len);
-            *dst[k] = s;
-            s += len;
-        }
-    }
     r->intervention = in;
     return in;
 }
