@@ -11,7 +11,9 @@
 # llama-quantize (a stand-in that copies) on all usable CPUs, or -T's count;
 # --agreeing-draft writes a model and a draft of its first layers that write the same
 # text, and times speculative decoding with it (no llama-server: llmchat alone). Asserts
-# no speed: timing belongs to the benchmark, not to tests.
+# no speed: timing belongs to the benchmark, not to tests. scripts/bench-many-core
+# without llama.cpp keeps llmchat's rows, and stops at once, saying why, when
+# llmchat-bench cannot run.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 BENCH=$(dirname "$LLMCHAT_BIN")/llmchat-bench
@@ -218,6 +220,21 @@ assert_status 0
 assert_file_contains "a sweep row says the --panels asked for" "$T/out" '"panels_option":"off"'
 pass "--sweep-at 3,1: one row for 3 threads, then one for 1"
 
+# a llama-bench that dies (SIGILL: built for another machine) keeps llmchat's figures of
+# the row and says how it died
+printf '#!/bin/sh\nkill -ILL $$\n' >"$T/sigill-llama-bench"
+chmod +x "$T/sigill-llama-bench"
+run_bench --shape 15M --json --sweep-at 1 --prompt 32 --steps 16 --cache "$T/cache" \
+    --anchor "$T/sigill-llama-bench" --rounds 1 --anchor-reps 1 </dev/null
+assert_status 1
+"$PYTHON" - "$T/out" <<'PYEOF' || fail "--sweep with a llama-bench that dies: $(cat "$T/out")"
+import json, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").readline())
+assert r["sweep_threads"] == 1 and r["rounds"] == 1 and r["decode_tok_s"] > 0, r
+assert "killed by signal 4" in r["anchor_error"] and "decode_ratio" not in r, r
+PYEOF
+pass "--sweep with a llama-bench that dies keeps llmchat's row and says how it died"
+
 # --prefetch: each way runs and is named in the JSON (the table header says it too)
 for way in nta none; do
     run_bench --shape 15M --json --steps 16 --prompt 32 --cache "$T/cache" --prefetch "$way" </dev/null
@@ -402,3 +419,31 @@ run_bench --patch 1 </dev/null
 [ "$rc" -eq 2 ] || fail "--patch 1 exited $rc"
 assert_file_contains "message" "$T/err" "--patch"
 pass "--patch: the grid's runs and the ratio to one forward pass"
+
+# ---- scripts/bench-many-core on a machine it cannot fully use ----
+# no llama.cpp there: the rows run llmchat alone and say so, the Q4_K_M rows (which need
+# llama-quantize) are left out, the run ends 0 with its figures; an llmchat-bench that
+# does not run there stops it at once, saying why in log.txt
+BUILD=$(dirname "$BENCH")
+XDG_CACHE_HOME=$T/xdg LLAMA_CPP_BIN=$T/no-llama QUICK_SHAPES=15M \
+    sh "$LLMCHAT_SRCDIR/scripts/bench-many-core" --speed-2026 "$BUILD" "$T/many" >"$T/many.out" 2>&1 ||
+    fail "bench-many-core without llama.cpp: $(tail -n 5 "$T/many.out")"
+assert_file_contains "the run says it has no llama.cpp" "$T/many/log.txt" "llmchat's figures alone, no ratios"
+assert_file_contains "the Q4_K_M rows are left out" "$T/many/log.txt" "left out (no llama-quantize)"
+"$PYTHON" - "$T/many/speed-q8_0.jsonl" <<'PY' || fail "bench-many-core's Q8_0 rows (above)"
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["sweep_threads"] for r in rows][:1] == [1], rows
+for r in rows:
+    assert math.isfinite(r["decode_tok_s"]) and r["decode_tok_s"] > 0, r
+    assert "decode_ratio" not in r, r
+PY
+[ -s "$T/many/machine.txt" ] || fail "bench-many-core wrote no machine.txt"
+mkdir -p "$T/broken"
+printf '#!/bin/sh\necho "error while loading shared libraries: libcurl.so.4" >&2\nexit 127\n' >"$T/broken/llmchat-bench"
+chmod +x "$T/broken/llmchat-bench"
+rc=0
+sh "$LLMCHAT_SRCDIR/scripts/bench-many-core" --speed-2026 "$T/broken" "$T/many2" >"$T/many2.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "bench-many-core with an llmchat-bench that does not run exited $rc"
+assert_file_contains "why llmchat-bench does not run" "$T/many2/log.txt" "libcurl.so.4"
+pass "bench-many-core without llama.cpp keeps llmchat's figures; an llmchat-bench that cannot run stops it, saying why"

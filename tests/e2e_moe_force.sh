@@ -123,7 +123,7 @@ assert_file_contains "/force_expert lists" "$T/err" "llmchat: forced (LAYER:EXPE
 assert_file_contains "/knock the forced" "$T/err" "llmchat: /knock: cannot knock expert 2 of layer 1 out: it is the layer's forced expert"
 assert_file_contains "/force_expert replaces" "$T/err" "llmchat: from the next token: forced (LAYER:EXPERT, from 0): 1:4 (expert 4 of layer 1 is forced instead of expert 2 (one expert a layer))"
 assert_file_contains "/force_expert off" "$T/err" "llmchat: from the next token: no expert is forced"
-assert_file_contains "/force_expert out of range" "$T/err" "llmchat: /force_expert: no expert 9 in layer 0: the model has layers 0-1 of 8 experts (0-7; numbered from 0)"
+assert_file_contains "/force_expert out of range" "$T/err" "llmchat: /force_expert: no expert 9 in layer 0: the model has experts 0-7 a layer (numbered from 0)"
 [ "$(grep -c 'llmchat: /force_expert takes: LAYER:EXPERT, off \[LAYER\]' "$T/err")" -eq 2 ] ||
     fail "/force_expert's bad words were not refused with its usage: $(cat "$T/err")"
 assert_eq "the chat's first record" "out=None;forced=[[1, 2]]" "$(steer_of "$T/chat.jsonl")"
@@ -141,7 +141,7 @@ refused() { # refused WANT ARGS...: the run is refused with WANT
 }
 refused "llmchat: --force-expert 0:1: the model has no experts (its feed-forward layers are dense): no expert to force" \
     --force-expert 0:1 "$DATA/stories260K.gguf"
-refused "llmchat: --force-expert 2:0: no expert 0 in layer 2: the model has layers 0-1 of 8 experts (0-7; numbered from 0)" \
+refused "llmchat: --force-expert 2:0: no layer 2: the model has layers 0-1 (numbered from 0)" \
     --force-expert 2:0 "$MODEL"
 refused "llmchat: --force-expert 0:8: no expert 8 in layer 0" --force-expert 0:8 "$MODEL"
 refused "llmchat: --force-expert 0:3: cannot force expert 3 of layer 0: it is knocked out (an expert is forced or knocked out, not both)" \

@@ -83,7 +83,7 @@ assert_status 0
 assert_file_contains "/knock expert" "$T/err" "llmchat: from the next token: knocked out (LAYER:N, from 0): experts 1:2"
 assert_file_contains "/knock lists" "$T/err" "llmchat: knocked out (LAYER:N, from 0): experts 1:2"
 assert_file_contains "/knock restore" "$T/err" "llmchat: from the next token: nothing is knocked out"
-assert_file_contains "/knock out of range" "$T/err" "llmchat: /knock: no expert 9 in layer 0: the model has layers 0-1 of 8 experts (0-7; numbered from 0)"
+assert_file_contains "/knock out of range" "$T/err" "llmchat: /knock: no expert 9 in layer 0: the model has experts 0-7 a layer (numbered from 0)"
 assert_file_contains "/knock bad pair" "$T/err" "llmchat: /knock takes: head LAYER:HEAD [reset], expert LAYER:EXPERT"
 assert_eq "the chat's first record" "heads=[];experts=[[1, 2]]" "$(steer_of "$T/chat.jsonl")"
 pass "/knock expert knocks one out from the next token on; the trace records it"
@@ -100,7 +100,7 @@ refused() { # refused WANT ARGS...: the run is refused with WANT
 }
 refused "llmchat: --knock-out-expert 0:1: the model has no experts (its feed-forward layers are dense): no expert to knock out" \
     --knock-out-expert 0:1 "$DATA/stories260K.gguf"
-refused "llmchat: --knock-out-expert 2:0: no expert 0 in layer 2: the model has layers 0-1 of 8 experts (0-7; numbered from 0)" \
+refused "llmchat: --knock-out-expert 2:0: no layer 2: the model has layers 0-1 (numbered from 0)" \
     --knock-out-expert 2:0 "$MODEL"
 refused "llmchat: --knock-out-expert 0:8: no expert 8 in layer 0" --knock-out-expert 0:8 "$MODEL"
 refused "llmchat: --knock-out-expert 0:6: cannot knock expert 6 of layer 0 out: 1 of the layer's 8 experts would be left, but the router chooses 2 for each token" \

@@ -6,8 +6,9 @@
 # Attention, all read from the trace (the expected pieces and positions are computed
 # from the trace file here, not taken from llmchat). Keys that would generate or steer
 # say read-only. A trace cut short and one with a line of garbage open with each bad
-# line reported by number; a missing file and a file that is not a trace exit 1.
-# Nothing asserts timing.
+# line reported by number; a missing file and a file that is not a trace exit 1; a
+# steered run's positions name the knocked-out head they ran with. Nothing asserts
+# timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -125,6 +126,19 @@ keys C-d
 wait_exit
 assert_status 0
 pass "truncated and malformed lines are reported by line number and skipped"
+
+# ---- a trace of a steered run: Tokens names what each position ran with ----
+run_llmchat -m generate --no-config -t 0 -n 8 -i "Once upon a time" --knock-out 1:1 \
+    --trace "$T/steered.jsonl" "$BUNDLED/chat260K.bin" </dev/null
+assert_status 0
+start -- --no-config --view "$T/steered.jsonl"
+wait_for "viewing steered.jsonl"
+keys Tab Tab
+wait_for "heads out L2H2"
+keys q
+wait_exit
+assert_status 0
+pass "--view of a steered run: Tokens names the knocked-out head its positions ran with"
 
 # ---- not a trace ----
 run_llmchat --no-config --view "$T/missing.jsonl"

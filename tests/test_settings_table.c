@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "chatfile.h"
+#include "json.h"
 #include "options.h"
 #include "settings.h"
 #include "testutil.h"
@@ -569,6 +570,11 @@ START_TEST(test_chat_written_before)
     chatfile_print(f, &cf);
     fclose(f);
     drop_new_members(now, before, true, ", ");
+    /* and the member newer files say how they escape raw bytes with (json.h) */
+    const char *raw = ", \"" JSON_RAW_BYTES_KEY "\": " JSON_RAW_BYTES_VALUE;
+    char *at = strstr(now, raw);
+    ck_assert_ptr_nonnull(at);
+    memmove(at, at + strlen(raw), strlen(at + strlen(raw)) + 1);
     ck_assert_str_eq(now, before);
     free(before);
     free(now);

@@ -542,6 +542,32 @@ START_TEST(test_gguf_vocab_goldens)
 }
 END_TEST
 
+/* A typed "▁" (U+2581) is the space SentencePiece writes it for: the ids llama.cpp
+ * 0.4.0's llama-tokenize gives (--no-bos --no-escape) on ggml-vocab-llama-spm.gguf. */
+START_TEST(test_typed_space_mark)
+{
+    tokenizer *t = open_ok("ggml-vocab-llama-spm.gguf", 32000);
+    static const struct {
+        const char *text;
+        int ids[4], n;
+    } cases[] = {
+        {"a\xe2\x96\x81" "b", {263, 289}, 2},
+        {"\xe2\x96\x81", {259}, 1},
+        {"\xe2\x96\x81\xe2\x96\x81" "Hello world", {259, 15043, 3186}, 3},
+        {"x\xe2\x96\x81", {921, 29871}, 2},
+        {"\xe2\x96", {29871, 229, 153}, 3}, /* a cut one stays bytes */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int ids[16];
+        int n = tokenizer_encode(t, cases[i].text, ids, 16);
+        ck_assert_msg(n == cases[i].n, "case %zu: %d ids", i, n);
+        for (int k = 0; k < n; k++)
+            ck_assert_msg(ids[k] == cases[i].ids[k], "case %zu: id %d is %d", i, k, ids[k]);
+    }
+    tokenizer_close(t);
+}
+END_TEST
+
 /* stories260K.gguf embeds the vocabulary of tok512.bin: the same pieces (spaces spelled
  * "▁" in the file), scores and ids. */
 START_TEST(test_gguf_model_vocab_equals_bin)
@@ -938,6 +964,7 @@ static Suite *make_suite(void)
     tcase_add_test(core, test_no_byte_tokens_gives_unk);
     tcase_add_test(core, test_matches_reference_bpe);
     tcase_add_test(core, test_gguf_vocab_goldens);
+    tcase_add_test(core, test_typed_space_mark);
     tcase_add_test(core, test_gguf_model_vocab_equals_bin);
     tcase_add_test(core, test_gguf_control_tokens_from_text);
     suite_add_tcase(s, core);

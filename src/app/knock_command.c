@@ -56,10 +56,12 @@ static llm_status knock(engine *e, const char *what, const char *where, bool out
     const model_config *c = &engine_model(e)->config;
     const model *m = engine_model(e);
     int heads = head && layer < c->n_layers ? model_layer_heads(m, layer) : c->n_heads;
-    if (head && (layer >= c->n_layers || n >= heads)) /* steering's words count from 1 */
-        return llm_fail(err, LLM_ERR_ARG, "/knock: no head %d in layer %d: the model has layers "
-                        "0-%d, this one of %d heads (0-%d; numbered from 0)", n, layer,
-                        c->n_layers - 1, heads, heads - 1);
+    if (head && layer >= c->n_layers) /* steering's words count from 1 */
+        return llm_fail(err, LLM_ERR_ARG, "/knock: no layer %d: the model has layers 0-%d "
+                        "(numbered from 0)", layer, c->n_layers - 1);
+    if (head && n >= heads)
+        return llm_fail(err, LLM_ERR_ARG, "/knock: no head %d in layer %d: it has heads 0-%d "
+                        "(numbered from 0)", n, layer, heads - 1);
     steering *s = engine_steering(e);
     llm_err why;
     if (reset && !head)

@@ -728,7 +728,11 @@ static llm_status start(patching *pt, llm_err *err)
     }
     out->answer = s->answer >= 0 ? s->answer : top_token(out->clean_logits, vocab);
     out->wrong = s->wrong >= 0 ? s->wrong : top_token(out->corrupt_logits, vocab);
-    if (out->answer == out->wrong && (s->answer < 0 || s->wrong < 0))
+    if (out->answer == out->wrong && s->answer >= 0 && s->wrong >= 0)
+        return llm_fail(err, LLM_ERR_ARG, "the answer and the wrong token are the same token "
+                        "(#%d): their logit difference is 0 in every run; name two different "
+                        "tokens", out->answer);
+    if (out->answer == out->wrong)
         return llm_fail(err, LLM_ERR_ARG, "the answer and the wrong token are both #%d (the %s "
                         "run's most probable): name the two tokens, or measure the KL "
                         "divergence", out->answer, s->answer < 0 ? "clean" : "corrupted");

@@ -537,10 +537,12 @@ static llm_status expert_ok(const steering *s, const unsigned char *mask, const 
     if (s->n_experts == 0)
         return llm_fail(err, kind, "the model has no experts (its feed-forward layers are "
                         "dense): no expert to knock out");
-    if (layer < 0 || layer >= s->n_layers || expert < 0 || expert >= s->n_experts)
-        return llm_fail(err, kind, "no expert %d in layer %d: the model has layers 0-%d of %d "
-                        "experts (0-%d; numbered from 0)", expert, layer, s->n_layers - 1,
-                        s->n_experts, s->n_experts - 1);
+    if (layer < 0 || layer >= s->n_layers)
+        return llm_fail(err, kind, "no layer %d: the model has layers 0-%d (numbered from 0)",
+                        layer, s->n_layers - 1);
+    if (expert < 0 || expert >= s->n_experts)
+        return llm_fail(err, kind, "no expert %d in layer %d: the model has experts 0-%d a "
+                        "layer (numbered from 0)", expert, layer, s->n_experts - 1);
     const unsigned char *row = mask + (size_t)layer * s->n_experts;
     int left = 0;
     for (int e = 0; e < s->n_experts; e++)
@@ -580,10 +582,12 @@ llm_status steering_force_expert(steering *s, int layer, int expert, llm_err *er
     if (s->n_experts == 0)
         return llm_fail(err, LLM_ERR_ARG, "the model has no experts (its feed-forward layers are "
                         "dense): no expert to force");
-    if (layer < 0 || layer >= s->n_layers || expert < -1 || expert >= s->n_experts)
-        return llm_fail(err, LLM_ERR_ARG, "no expert %d in layer %d: the model has layers 0-%d of %d "
-                        "experts (0-%d; numbered from 0)", expert, layer, s->n_layers - 1,
-                        s->n_experts, s->n_experts - 1);
+    if (layer < 0 || layer >= s->n_layers)
+        return llm_fail(err, LLM_ERR_ARG, "no layer %d: the model has layers 0-%d (numbered "
+                        "from 0)", layer, s->n_layers - 1);
+    if (expert < -1 || expert >= s->n_experts)
+        return llm_fail(err, LLM_ERR_ARG, "no expert %d in layer %d: the model has experts 0-%d "
+                        "a layer (numbered from 0)", expert, layer, s->n_experts - 1);
     if (expert >= 0 && s->experts_mask[(size_t)layer * s->n_experts + expert])
         return llm_fail(err, LLM_ERR_ARG, "cannot force expert %d of layer %d: it is knocked out "
                         "(an expert is forced or knocked out, not both)", expert, layer);

@@ -511,7 +511,10 @@ static int longer_first(const void *a, const void *b)
 
 /* A user-defined token that text is split at: not one spelt as a template marker
  * ("<|user|>"), which the GGUF converters make control tokens (a file that calls one
- * user-defined still never gets it from typed text). */
+ * user-defined still never gets it from typed text). Others are split out as Hugging
+ * Face's tokenizers split added tokens, also those llama.cpp 0.4.0 takes for control
+ * tokens by their spelling ("</s>" in Gemma 3's and Phi-3's vocabularies, which the
+ * goldens' references give as the token). */
 static bool splits_text(const tokenizer *t, int id)
 {
     const char *p = t->pieces[id];
@@ -866,7 +869,8 @@ static int encode_spm(const tokenizer *t, const char *text, size_t tlen, int *id
         return -1;
 
     /* The normalized text: the dummy-prefix space (unless the vocabulary says
-     * otherwise), then the text as is. */
+     * otherwise), then the text with a typed "▁" (U+2581) as the space it stands for:
+     * SentencePiece writes every space as one, so the two are the same to it. */
     char *norm = malloc(tlen + 2);
     symbol *sym = malloc((tlen + 1) * sizeof *sym);
     merge_heap heap = {0};
@@ -875,9 +879,16 @@ static int encode_spm(const tokenizer *t, const char *text, size_t tlen, int *id
         goto done;
     size_t prefix = t->space_prefix ? 1 : 0;
     norm[0] = ' ';
-    memcpy(norm + prefix, text, tlen);
-    norm[prefix + tlen] = '\0';
-    size_t nlen = tlen + prefix;
+    size_t nlen = prefix;
+    for (size_t i = 0; i < tlen; i++) {
+        if (text[i] == '\xe2' && i + 2 < tlen && text[i + 1] == '\x96' && text[i + 2] == '\x81') {
+            norm[nlen++] = ' ';
+            i += 2;
+        } else {
+            norm[nlen++] = text[i];
+        }
+    }
+    norm[nlen] = '\0';
 
     int n_sym = 0;
     for (size_t off = 0; off < nlen;) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "settings.h"
+#include "steering.h"
 #include "textfmt.h"
 #include "format.h"
 #include "token_shade.h"
@@ -188,6 +189,11 @@ static int draw_token(const tokens_pane *tp, const tui_screen *scr, WINDOW *w, i
     else
         snprintf(where, sizeof where, "pos %d of 0-%d", pos, source_count(tp->src) - 1);
     snprintf(line, sizeof line, "%s  id %d  %s  %s", where, r->token, piece, step_phase_name(r->phase));
+    char steer[256]; /* what the position ran with (a trace's "steer" too) */
+    if (r->intervention && steering_format(r->intervention, steer, sizeof steer) > 0) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, "  | %s", steer);
+    }
     draw_text(scr, w, 1, 1, width, line, A_BOLD);
     if (h < 2)
         return 2;

@@ -6,6 +6,7 @@
 #include "anchor.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,27 @@ static char *slurp(FILE *f)
     return buf;
 }
 
+/* How a child ended, from pclose's status, for a message: the shell between reports a
+ * signal as 128 + its number. */
+static void describe_status(int status, char *buf, size_t size)
+{
+    int sig = 0;
+    if (status == -1)
+        snprintf(buf, size, "it could not be started");
+    else if (WIFSIGNALED(status))
+        sig = WTERMSIG(status);
+    else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+        sig = WEXITSTATUS(status) - 128;
+    else if (WIFEXITED(status))
+        snprintf(buf, size, "exit status %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, size, "status %d", status);
+    if (sig)
+        snprintf(buf, size, "killed by signal %d, %s%s", sig, strsignal(sig),
+                 sig == SIGILL ? ": an instruction this CPU lacks (built for another machine?)" : "");
+}
+
+
 int anchor_run(const char *llama_bench, const char *gguf, int n_prompt, int n_gen, int threads,
                int reps, anchor_result *out, char *why, size_t why_size)
 {
@@ -127,8 +149,9 @@ int anchor_run(const char *llama_bench, const char *gguf, int n_prompt, int n_ge
         if (e)
             fclose(e);
         last[strcspn(last, "\n")] = '\0';
-        snprintf(why, why_size, "llama-bench failed (status %d)%s%s", status,
-                 last[0] ? ": " : "", last);
+        char how[160];
+        describe_status(status, how, sizeof how);
+        snprintf(why, why_size, "llama-bench failed (%s)%s%s", how, last[0] ? ": " : "", last);
         rc = -1;
     }
     unlink(errpath);

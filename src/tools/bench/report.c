@@ -176,8 +176,8 @@ void report_table_header(const shape_result *r, double bw_start)
 static void ours_medians(side_result *sr, double *prefill, double *decode)
 {
     double lo, hi;
-    *prefill = stats_median(sr->ours_prefill, sr->rounds, &lo, &hi);
-    *decode = stats_median(sr->ours_decode, sr->rounds, &lo, &hi);
+    *prefill = stats_median(sr->ours_prefill, sr->ours_rounds, &lo, &hi);
+    *decode = stats_median(sr->ours_decode, sr->ours_rounds, &lo, &hi);
 }
 
 /* --panels as given: on, off, or auto (llmchat's defaults). */
@@ -191,7 +191,8 @@ void report_sweep_row(const bench_options *o, const shape *s, int threads, side_
 {
     bool json = o->json;
     double pp, tg;
-    if (sr->rounds == 0) {
+    bool anchor_failed = theirs && sr->rounds < sr->ours_rounds; /* why says how */
+    if (sr->ours_rounds == 0) {
         if (json)
             printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"error\":\"", s->name, threads);
         else
@@ -201,6 +202,8 @@ void report_sweep_row(const bench_options *o, const shape *s, int threads, side_
         return;
     }
     ours_medians(sr, &pp, &tg);
+    if (anchor_failed && sr->rounds == 0)
+        theirs = false; /* llmchat's figures alone, and why llama.cpp's are not there */
     double lo, hi, their_pp = 0, their_tg = 0;
     if (theirs) {
         their_pp = stats_median(sr->theirs_prefill, sr->rounds, &lo, &hi);
@@ -211,16 +214,23 @@ void report_sweep_row(const bench_options *o, const shape *s, int threads, side_
         if (theirs)
             printf(" %10.1f %10.2f %8.2fx %8.2fx", their_pp, their_tg, sr->prefill_ratio,
                    sr->decode_ratio);
+        if (anchor_failed)
+            printf("  llama.cpp: %s", sr->why);
         printf("\n");
         return;
     }
     printf("{\"shape\":\"%s\",\"sweep_threads\":%d,\"rounds\":%d,\"prompt\":%d,\"gen\":%d,"
            "\"huge_pages_option\":\"%s\",\"panels_option\":\"%s\",\"prefill_tok_s\":%.2f,"
            "\"decode_tok_s\":%.2f",
-           s->name, threads, sr->rounds, sr->n_prompt, sr->n_gen,
+           s->name, threads, sr->ours_rounds, sr->n_prompt, sr->n_gen,
            model_huge_pages_name((model_huge_pages)o->huge_pages), panels_option(o), pp, tg);
-    json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->rounds);
-    json_array("llmchat_decode_tok_s", sr->ours_decode, sr->rounds);
+    json_array("llmchat_prefill_tok_s", sr->ours_prefill, sr->ours_rounds);
+    json_array("llmchat_decode_tok_s", sr->ours_decode, sr->ours_rounds);
+    if (anchor_failed) {
+        printf(",\"anchor_error\":\"");
+        json_text(sr->why);
+        printf("\"");
+    }
     if (theirs) {
         printf(",\"llamacpp_prefill_tok_s_median\":%.2f,\"llamacpp_decode_tok_s_median\":%.2f,"
                "\"prefill_ratio\":%.3f,\"decode_ratio\":%.3f", their_pp, their_tg,

@@ -25,13 +25,15 @@ void side_by_side_run(const bench_options *o, const shape *s, const char *gguf_p
                      ours.ok ? "the process died" : ours.error);
             break;
         }
+        int k = sr->rounds;
+        sr->ours_prefill[k] = ours.prefill_tok_s;
+        sr->ours_decode[k] = ours.decode_tok_s;
+        sr->ours_rounds = k + 1;
         anchor_result theirs = {1.0, 1.0};
         if (llama_bench && anchor_run(llama_bench, gguf_path, sr->n_prompt, sr->n_gen, threads,
                                       o->anchor_reps, &theirs, sr->why, sizeof sr->why) != 0)
             break;
-        int k = sr->rounds++;
-        sr->ours_prefill[k] = ours.prefill_tok_s;
-        sr->ours_decode[k] = ours.decode_tok_s;
+        sr->rounds++;
         if (!llama_bench) {
             if (!o->json)
                 fprintf(stderr, "llmchat-bench: %s round %d: llmchat %.1f / %.1f tok/s "

@@ -11,6 +11,8 @@
 /* The side-by-side comparison of one shape. */
 typedef struct {
     int rounds;          /* rounds done (0: not measured, why says why) */
+    int ours_rounds;     /* llmchat's rounds done: rounds, or one more when llama-bench
+                            failed after llmchat's round (why says how) */
     char why[600];
     int n_prompt, n_gen, reps;
     double ours_prefill[ROUNDS_MAX], ours_decode[ROUNDS_MAX];
@@ -21,7 +23,8 @@ typedef struct {
 
 /* --against: `rounds` times, llmchat's round (a child) then llama-bench, both on the
  * same GGUF file (llmchat reads its Q8_0 blocks in place); the medians of the per-round
- * ratios. Stops at the first failure, keeping the rounds done. Without a llama_bench
+ * ratios. Stops at the first failure, keeping the rounds done (and llmchat's figures of
+ * a round whose llama-bench failed: ours_rounds). Without a llama_bench
  * (--sweep alone), llmchat's rounds only, on that file. */
 void side_by_side_run(const bench_options *o, const shape *s, const char *gguf_path,
                       const char *llama_bench, side_result *sr);

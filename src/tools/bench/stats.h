@@ -7,8 +7,9 @@
 /* Seconds of the monotonic clock. */
 double stats_now_s(void);
 
-/* Median of x[0..n) (n >= 1; x is reordered), with the smallest and largest in
- * *lo and *hi when those are not NULL. */
-double stats_median(double *x, int n, double *lo, double *hi);
+/* Median of x[0..n) (x as it was: a report prints the rounds in their order), with the
+ * smallest and largest in *lo and *hi when those are not NULL; NaN for n < 1 or no
+ * memory. */
+double stats_median(const double *x, int n, double *lo, double *hi);
 
 #endif
