@@ -4,7 +4,7 @@
 # 2 chosen, a window of 8 on layer 0, YaRN; stories260K's vocabulary), greedy:
 #   - the heads view names the window and gives each head's sink share ("s 12.3%"):
 #     the weight its keys do not get;
-#   - the attribution view's largest parts name chosen experts ("L1 E3 +0.12"), not
+#   - the attribution view's largest parts name chosen experts ("L1 E3 +0.12", from 1), not
 #     whole layers (test_expert_routes checks the parts add up, biases included).
 # Nothing asserts timing.
 # shellcheck source=lib.sh

@@ -94,6 +94,16 @@ screen | grep -q "^L5 " && show_screen_and_fail "attn_out has a row past the las
 screen | grep -q "^L4 " || show_screen_and_fail "attn_out has no row for L4"
 pass "s runs the grid again at the next site"
 
+keys m
+tries=0
+until screen | tr -d '\n│ ' | grep -q "thegridstaysKL"; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] || show_screen_and_fail "m did not say why the grid stays KL"
+    sleep 0.1
+done
+screen | grep -q " 150 cells" || show_screen_and_fail "m ran the grid again"
+pass "m where the logit difference fell back to KL says why and keeps the grid"
+
 keys Escape
 wait_gone "patching\|attn_out"
 wait_for "┌ Conversation"

@@ -114,6 +114,9 @@ assert_file_contains "--draft-max out of range" "$T/err" "from 1 to 16"
 run_llmchat -m generate --draft-min 2 -z "$tok" -i hi "$model" </dev/null
 assert_status 2
 assert_file_contains "--draft-min alone" "$T/err" "--draft-min is for --lookup and --draft"
+run_llmchat -m generate --draft-min 0 -z "$tok" -i hi "$model" </dev/null
+assert_status 2
+assert_file_contains "--draft-min alone, as the default" "$T/err" "--draft-min is for --lookup and --draft"
 run_llmchat -m generate --lookup --draft-min 5 --draft-max 4 -z "$tok" -i hi "$model" </dev/null
 assert_status 2
 assert_file_contains "--draft-min over --draft-max" "$T/err" "--draft-min 5 is more than --draft-max 4"

@@ -221,6 +221,9 @@ START_TEST(test_signed_and_parts)
     p = (attribution_part){ATTRIBUTION_VECTORS, -1, -1, 0.4f};
     tuifmt_attribution_part(&p, b, sizeof b);
     ck_assert_str_eq(b, "vectors +0.40");
+    p = (attribution_part){ATTRIBUTION_EXPERT, 0, 4, 0.59f}; /* from 1, as the heads */
+    tuifmt_attribution_part(&p, b, sizeof b);
+    ck_assert_str_eq(b, "L1 E5 +0.59");
 }
 END_TEST
 

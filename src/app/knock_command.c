@@ -45,9 +45,10 @@ static bool pair(const char *word, int *layer, int *n)
            parse_index_prefix(end + 1, INT_MAX, n, &end) && !*end;
 }
 
-/* head|expert LAYER:N out (out true; reset: a head's state emptied too) or back in. */
+/* head|expert LAYER:N out (out true; reset: a head's state emptied too) or back in;
+ * *idle true when it changed nothing (restoring one that was in). */
 static llm_status knock(engine *e, const char *what, const char *where, bool out, bool reset,
-                        llm_err *err)
+                        bool *idle, llm_err *err)
 {
     int layer, n;
     bool head = !strcmp(what, "head"), expert = !strcmp(what, "expert");
@@ -66,6 +67,7 @@ static llm_status knock(engine *e, const char *what, const char *where, bool out
     llm_err why;
     if (reset && !head)
         return llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
+    *idle = !out && (head ? !steering_is_out(s, layer, n) : !steering_expert_is_out(s, layer, n));
     llm_status st = reset  ? steering_knock_out_reset(s, layer, n, &why)
                     : head ? steering_knock_out(s, layer, n, out, &why)
                            : steering_knock_out_expert(s, layer, n, out, &why);
@@ -79,17 +81,22 @@ llm_status knock_command(engine *e, const char *arg, char *msg, size_t size, llm
     char w[MAX_WORDS][COMMAND_WORD_MAX];
     int n;
     llm_status st = LLM_OK;
+    bool idle = false;
     if (!command_words(arg, w, MAX_WORDS, &n))
         st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
     else if (n == 2)
-        st = knock(e, w[0], w[1], true, false, err);
+        st = knock(e, w[0], w[1], true, false, &idle, err);
     else if (n == 3 && !strcmp(w[0], "restore"))
-        st = knock(e, w[1], w[2], false, false, err);
+        st = knock(e, w[1], w[2], false, false, &idle, err);
     else if (n == 3 && !strcmp(w[2], "reset"))
-        st = knock(e, w[0], w[1], true, true, err);
+        st = knock(e, w[0], w[1], true, true, &idle, err);
     else if (n != 0)
         st = llm_fail(err, LLM_ERR_ARG, "%s", USAGE);
-    if (st == LLM_OK)
-        knock_describe(e, msg, size);
+    if (st != LLM_OK)
+        return st;
+    size_t o = 0;
+    if (idle && size)
+        o = (size_t)snprintf(msg, size, "%s %s was not knocked out; ", w[1], w[2]);
+    knock_describe(e, msg + (o < size ? o : size), o < size ? size - o : 0);
     return st;
 }

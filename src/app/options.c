@@ -167,12 +167,14 @@ SET_STRING(set_draft, draft_path)
 
 static const char *set_draft_max(app_options *o, const char *v)
 {
+    o->draft_bound_given = "--draft-max";
     return parse_int(v, 1, ENGINE_GUESS_MAX, &o->draft_max) ? NULL
                                                             : "must be an integer from 1 to 16";
 }
 
 static const char *set_draft_min(app_options *o, const char *v)
 {
+    o->draft_bound_given = "--draft-min";
     return parse_int(v, 0, ENGINE_GUESS_MAX, &o->draft_min) ? NULL
                                                             : "must be an integer from 0 to 16";
 }
@@ -1134,10 +1136,8 @@ static int settle(app_options *o, bool model_given)
         return usage_error("--draft is for -m generate, -m chat and the TUI");
     if (o->draft_path && o->lookup)
         return usage_error("give --lookup or --draft FILE, not both");
-    if (o->draft_max != OPTIONS_DRAFT_MAX_DEFAULT && !o->lookup && !o->draft_path)
-        return usage_error("--draft-max is for --lookup and --draft");
-    if (o->draft_min != OPTIONS_DRAFT_MIN_DEFAULT && !o->lookup && !o->draft_path)
-        return usage_error("--draft-min is for --lookup and --draft");
+    if (o->draft_bound_given && !o->lookup && !o->draft_path) /* given, even as the default */
+        return usage_error("%s is for --lookup and --draft", o->draft_bound_given);
     if (o->draft_min > o->draft_max)
         return usage_error("--draft-min %d is more than --draft-max %d", o->draft_min,
                            o->draft_max);

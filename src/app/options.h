@@ -95,6 +95,8 @@ typedef struct {
     bool lookup;                 /* --lookup: speculative decoding with prompt lookup */
     const char *draft_path;      /* --draft FILE: speculative decoding with that draft model */
     int draft_max;               /* --draft-max N: most tokens guessed a step (1..ENGINE_GUESS_MAX) */
+    const char *draft_bound_given; /* "--draft-max" or "--draft-min" when either was given
+                                    (the last; even as the default), else NULL */
     int draft_min;               /* --draft-min N: fewest (0..draft_max); between the two, as
                                     many as pay (engine_options.guess_min) */
     int position, position_last; /* -m tensors --position P, A-B or all: the first and the

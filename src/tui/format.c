@@ -352,8 +352,8 @@ void tuifmt_attribution_part(const attribution_part *p, char *out, size_t size)
         break;
     case ATTRIBUTION_MLP: snprintf(out, size, "L%d MLP %+.2f", p->layer + 1, p->value); break;
     case ATTRIBUTION_VECTORS: snprintf(out, size, "vectors %+.2f", p->value); break;
-    case ATTRIBUTION_EXPERT:
-        snprintf(out, size, "L%d E%d %+.2f", p->layer + 1, p->head, p->value);
+    case ATTRIBUTION_EXPERT: /* from 1, as heads and the status line's "experts out L1E5" */
+        snprintf(out, size, "L%d E%d %+.2f", p->layer + 1, p->head + 1, p->value);
         break;
     case ATTRIBUTION_BIASES: snprintf(out, size, "biases %+.2f", p->value); break;
     case ATTRIBUTION_LAYER_INPUT:

@@ -22,6 +22,8 @@ struct patch_board {
     patch_spec spec;
     bool stopped;
     float *cell_logits;     /* (vocab) patch_board_cell_logits' */
+    char kl_instead[512];   /* why the grid measures the KL divergence though the logit
+                               difference was asked for ("" when it was not) */
 };
 
 patch_board *patch_board_new(void)
@@ -43,6 +45,7 @@ static void clear(patch_board *b)
     b->m = NULL;
     b->tp = NULL;
     b->n = 0;
+    b->kl_instead[0] = '\0';
     b->stopped = false;
 }
 
@@ -74,6 +77,10 @@ static llm_status begin(patch_board *b, patch_spec spec, char *note, size_t note
         if (st == LLM_OK && note_size)
             snprintf(note, note_size, "%s: the grid measures the KL divergence instead",
                      why.text);
+        if (st == LLM_OK)
+            snprintf(b->kl_instead, sizeof b->kl_instead, "%s", why.text);
+    } else if (st == LLM_OK && spec.metric == PATCH_LOGIT_DIFF) {
+        b->kl_instead[0] = '\0'; /* (a KL grid of the same prompts keeps the reason) */
     }
     if (st == LLM_OK) {
         patching_free(b->p);
@@ -126,6 +133,9 @@ llm_status patch_board_restart(patch_board *b, patch_site site, patch_metric met
 {
     if (!b->t)
         return llm_fail(err, LLM_ERR_ARG, "a trace's grid cannot run again: it needs the model");
+    if (metric == PATCH_LOGIT_DIFF && b->spec.metric == PATCH_KL && b->kl_instead[0])
+        return llm_fail(err, LLM_ERR_ARG, "the grid stays KL: the logit difference has "
+                        "nothing to measure with these prompts (%s)", b->kl_instead);
     patch_spec spec = b->spec;
     spec.site = site;
     spec.metric = metric;

@@ -49,7 +49,8 @@ llm_status patch_board_start(patch_board *b, const model *m, transformer_kv kv, 
                              int n_clean, const int *corrupt, int n_corrupt, patch_site site,
                              patch_metric metric, char *note, size_t note_size, llm_err *err);
 /* The same prompts again with another site or metric (a live grid only); the grid
- * before stays when this fails. */
+ * before stays when this fails, as it does when the logit difference is asked for
+ * where it fell back to KL (the runs' top tokens agree: nothing to measure). */
 llm_status patch_board_restart(patch_board *b, patch_site site, patch_metric metric, char *note,
                                size_t note_size, llm_err *err);
 
