@@ -254,7 +254,7 @@ run_llmchat -m chat -t 0 -n 5 --weights f32 "$model" <"$T/in"
 assert_status 0
 run_llmchat --replay "$T/mk.jsonl"
 assert_status 1
-grep -q "^llmchat: $T/mk.jsonl: from position [0-9]* on: the control vector $vectors/mk.gguf has changed since the trace was written (FNV-1a [0-9a-f]\{16\} then, [0-9a-f]\{16\} now): the replay would not run what the trace ran$" "$T/err" \
+grep -q "^llmchat: $T/mk.jsonl: from position [0-9]* on: the control vector $vectors/mk.gguf has changed since it was recorded (FNV-1a [0-9a-f]\{16\} then, [0-9a-f]\{16\} now): it would not steer as it did$" "$T/err" \
     || fail "a changed vector file is not named"
 assert_not_contains "nothing replayed" "$(cat "$T/out")" "reproduced"
 

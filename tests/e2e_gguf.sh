@@ -244,4 +244,16 @@ assert any(block + d + "\n\n<|eot_id|>" in prompt for d in dates), (dates, promp
 assert "user<|end_header_id|>\n\nTell me a story about a dog named Max.<|eot_id|>" in prompt, prompt
 PY
 done
-pass "a model's own Llama 3.1 and 3.2 templates: the system block with 3.1's fixed date and 3.2's today"
+# --template llama3.2 on a model without a template of its own: today's date as well
+before=$(LC_ALL=C date '+%d %b %Y')
+run_llmchat -m chat -t 0 -n 4 --template llama3.2 --trace "$T/l32name.jsonl" "$BUNDLED/chat260K.bin" <"$T/msg"
+assert_status 0
+after=$(LC_ALL=C date '+%d %b %Y')
+"$PYTHON" - "$T/l32name.jsonl" "$before" "$after" <<'PY' || fail "--template llama3.2's date (above)"
+import json, re, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+byte = lambda p: chr(int(p[3:5], 16)) if re.fullmatch(r"<0x[0-9A-F]{2}>", p) else p
+prompt = "".join(byte(r["piece"]) for r in lines[1:] if r["phase"] == "prompt")
+assert any("Today Date: " + d + "\n\n" in prompt for d in sys.argv[2:]), prompt[:200]
+PY
+pass "a model's own Llama 3.1 and 3.2 templates: the system block with 3.1's fixed date and 3.2's today (--template llama3.2 too)"

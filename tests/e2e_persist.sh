@@ -373,17 +373,28 @@ printf '/load %s\n%s\n' "$T/steered.json" "$m2" | steered "$MODEL"
 assert_status 0
 assert_file_contains "/load says the interventions it set" "$T/err" "interventions as saved: vectors happy 1.00 | heads out L5H5 (were: none)"
 assert_eq "the reply after /load of a steered chat" "$(cat "$T/steered2")" "$(cat "$T/out")"
+# a vector named relative to where the chat ran is saved by its absolute place
+mkdir -p "$T/vecdir"
+cp "$VEC" "$T/vecdir/happy.gguf"
+(cd "$T/vecdir" && printf '%s\n/save %s\n' "$m1" "$T/relative.json" |
+    XDG_STATE_HOME=$T/steer "$LLMCHAT_BIN" -m chat -T 1 -t 0 -n 5 -z "$TOK" \
+        --control-vector happy.gguf "$MODEL" >/dev/null 2>&1) || fail "the chat steered from vecdir"
+assert_eq "the saved vector's place" "$T/vecdir/happy.gguf" \
+    "$(json_get "$T/relative.json" 'd["steer"]["vectors"][0]["path"]')"
 pass "interventions are saved with the chat and set again when it is loaded (the unbroken chat's reply)"
 
 mkdir -p "$T/steer/llmchat/chats"
 cp "$T/steered.json" "$T/steer/llmchat/chats/20250101-000000-1.json"
-steered --resume --knock-out 1:1 "$MODEL" </dev/null
+printf '%s\n' "$m2" | steered --resume --autosave always --knock-out 1:1 "$MODEL"
 assert_status 0
 assert_file_contains "--resume with interventions of its own" "$T/err" "this session keeps its own: heads out L2H2"
+assert_file_contains "--resume apart goes on in a new file" "$T/err" "it goes on in a new file"
+assert_eq "the resumed file keeps its interventions and turns" "[[4, 4]] 1" \
+    "$(json_get "$T/steer/llmchat/chats/20250101-000000-1.json" '"%s %d" % (d["steer"]["heads_out"], len(d["turns"]))')"
 "$PYTHON" -c 'import sys; t = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(t.replace("happy.gguf", "gone.gguf"))' \
     "$T/steered.json" "$T/gone.json"
 printf '/load %s\n' "$T/gone.json" | steered "$MODEL"
 assert_status 0
 assert_file_contains "a vector file that is gone" "$T/err" "were not set again"
 assert_file_contains "the chat loads all the same" "$T/err" "loaded $T/gone.json (1 turn)"
-pass "--resume keeps the command line's interventions; a vector file that is gone is said"
+pass "--resume keeps the command line's interventions and the file its own (a new file); a vector file that is gone is said"

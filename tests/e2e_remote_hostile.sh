@@ -110,6 +110,15 @@ grep -q "th$(printf '\303\251')re $(printf '\344\270\255')" "$T/out" ||
     fail "\\u00e9 from a server is not é: $(cat -v "$T/out")"
 pass "a server's \\u00e9 is é (standard JSON), not the byte 0xE9"
 
+# ---- a byte that is not UTF-8 in a request: Latin-1's character, never a lone surrogate
+# (llama-server refuses a request holding one) ----
+start_fake_server --routes "$T/ok" --log "$T/latin.log"
+run_llmchat --server "$FAKE_URL" -m generate -i "$(printf 'caf\351')" -n 2
+assert_status 0
+grep '^BODY:' "$T/latin.log" | grep -q 'caf\\u00e9' || fail "the request's byte: $(grep '^BODY:' "$T/latin.log")"
+if grep '^BODY:' "$T/latin.log" | grep -q '\\ud[c-f]'; then fail "a lone surrogate went to the server"; fi
+pass "a byte that is not UTF-8 goes to a server as its Latin-1 character, never a lone surrogate"
+
 # ---- URLs that name no server; a proxy that is not there ----
 run_llmchat --server "http://" -m generate -i x
 one_line "no host" "names no host"

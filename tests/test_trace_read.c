@@ -259,6 +259,13 @@ START_TEST(test_raw_bytes_escapes)
     ck_assert_str_eq(trace_reader_piece(r, 1), "\xe9");
     ck_assert_str_eq(trace_reader_piece(r, 2), "\xe9");
     trace_reader_free(r);
+
+    /* a first line that is not JSON: without "raw_bytes" in it, an older trace */
+    char broken[512];
+    snprintf(broken, sizeof broken, "{\"llmchat_trace\":1,\"vocab\":[\n%s", v0);
+    ck_assert_int_eq(trace_read_buffer(broken, strlen(broken), &r, &err), LLM_OK);
+    ck_assert_str_eq(trace_reader_piece(r, 1), "\xe9");
+    trace_reader_free(r);
 }
 END_TEST
 

@@ -48,6 +48,26 @@ static char *absolute(const char *path)
     return real ? real : strdup(path);
 }
 
+/* cf's control-vector files by their absolute places, as its model's: the chat may be
+ * resumed from another directory. False on no memory. */
+static bool absolute_vectors(chatfile *cf)
+{
+    int n = cf->steer->n_vectors;
+    char **paths = calloc((size_t)n, sizeof *paths);
+    bool ok = paths != NULL;
+    for (int i = 0; ok && i < n; i++)
+        ok = (paths[i] = absolute(cf->steer->vectors[i].path)) != NULL;
+    intervention *in = ok ? intervention_copy(cf->steer, (const char *const *)paths) : NULL;
+    for (int i = 0; paths && i < n; i++)
+        free(paths[i]);
+    free(paths);
+    if (!in)
+        return false;
+    free(cf->steer);
+    cf->steer = in;
+    return true;
+}
+
 llm_status autosave_chat_to_file(const session *s, bool all, chatfile *cf, llm_err *err)
 {
     const chat *c = s->c;
@@ -70,6 +90,10 @@ llm_status autosave_chat_to_file(const session *s, bool all, chatfile *cf, llm_e
     free(cf->tokenizer);
     cf->tokenizer = tok_path;
     cf->steps = s->steps;
+    if (cf->steer && cf->steer->n_vectors > 0 && !absolute_vectors(cf)) {
+        chatfile_clear(cf);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+    }
     return LLM_OK;
 }
 
@@ -338,14 +362,16 @@ static void steering_said(const intervention *in, char *buf, size_t size)
  * or could not be set goes to said ("" when nothing). True when they were set: *before
  * is then the state to go back to if the chat cannot be restored. */
 static bool load_steering(engine *e, const chatfile *cf, bool keep, const intervention **before,
-                          char *said, size_t size)
+                          bool *apart, char *said, size_t size)
 {
     const intervention *now = engine_intervention(e);
     char text[400], was[400];
     said[0] = '\0';
     *before = now;
+    *apart = false;
     if (same_steering(now, cf->steer))
         return false;
+    *apart = true; /* until they are set */
     steering_said(cf->steer, text, sizeof text);
     if (keep) {
         steering_said(now, was, sizeof was);
@@ -357,19 +383,24 @@ static bool load_steering(engine *e, const chatfile *cf, bool keep, const interv
     char warning[300];
     llm_err why;
     steering_said(now, was, sizeof was);
-    if (steering_check(s, cf->steer, warning, sizeof warning, &why) != LLM_OK ||
-        steering_set(s, cf->steer, &why) != LLM_OK) {
+    llm_status st = steering_check(s, cf->steer, warning, sizeof warning, &why);
+    if (st == LLM_OK && (st = steering_set(s, cf->steer, &why)) != LLM_OK) {
+        llm_err ignored; /* a part set before a later part failed: back as it was */
+        steering_set(s, now, &ignored);
+    }
+    if (st != LLM_OK) {
         snprintf(said, size, "its interventions (%s) were not set again, it is read back with "
                  "this session's (%s): %s", text, was, why.text);
         return false;
     }
     snprintf(said, size, "interventions as saved: %s (were: %s)%s%s", text, was,
              *warning ? "; " : "", warning);
+    *apart = false;
     return true;
 }
 
 llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_steering,
-                              char *notice, size_t size, llm_err *err)
+                              bool *apart, char *notice, size_t size, llm_err *err)
 {
     if (size)
         notice[0] = '\0';
@@ -379,7 +410,8 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_st
         return st;
     const intervention *before;
     char steer_said[1500];
-    bool set = load_steering(e, &cf, keep_steering, &before, steer_said, sizeof steer_said);
+    bool set = load_steering(e, &cf, keep_steering, &before, apart, steer_said,
+                             sizeof steer_said);
     st = chat_restore(c, &cf, err);
     if (st != LLM_OK && set) { /* as it was before the load */
         llm_err ignored;

@@ -79,9 +79,11 @@ const char *autosave_save_args(const char *arg, bool *all);
  * --resume); a chat saved with another model is loaded all the same (its text is
  * tokenized again when the vocabulary differs). notice says so, that old turns stay
  * out of the context, or what the interventions became or why they could not be set
- * ("" when there is nothing to say). */
+ * ("" when there is nothing to say). *apart: the session does not run with the file's
+ * interventions (kept its own, or could not set them): the file must not be saved
+ * over, or they are lost. */
 llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_steering,
-                              char *notice, size_t size, llm_err *err);
+                              bool *apart, char *notice, size_t size, llm_err *err);
 
 /* One saved chat of the list /resume shows. */
 typedef struct {

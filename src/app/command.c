@@ -43,18 +43,18 @@ static bool options_steer(const app_options *o)
            o->n_expert_forces;
 }
 
-bool command_load(command_host *h, const char *path, bool resuming)
+command_loaded command_load(command_host *h, const char *path, bool resuming)
 {
     llm_err err;
     char notice[2200];
-    bool keep = resuming && !h->served && options_steer(h->s->o);
+    bool keep = resuming && !h->served && options_steer(h->s->o), apart = false;
     llm_status st = h->served
-                        ? served_load_chat(h->served, path, notice, sizeof notice, &err)
-                        : autosave_load_chat(h->s->c, h->s->e, path, keep, notice, sizeof notice,
-                                             &err);
+                        ? served_load_chat(h->served, path, &apart, notice, sizeof notice, &err)
+                        : autosave_load_chat(h->s->c, h->s->e, path, keep, &apart, notice,
+                                             sizeof notice, &err);
     if (st != LLM_OK) {
         say(h, "%s", err.text);
-        return false;
+        return COMMAND_LOAD_FAILED;
     }
     h->changed(h, COMMAND_CHANGED_DIALOG);
     int turns = h->served ? remote_chat_turn_count(h->served->rc)
@@ -62,7 +62,9 @@ bool command_load(command_host *h, const char *path, bool resuming)
     say(h, "loaded %s (%d turn%s)", path, turns, plural(turns));
     if (*notice)
         say(h, "%s", notice);
-    return true;
+    if (apart)
+        say(h, "it goes on in a new file: %s keeps the interventions it was saved with", path);
+    return apart ? COMMAND_LOADED_APART : COMMAND_LOADED;
 }
 
 static void run_reset(command_host *h, const char *arg)
@@ -151,8 +153,11 @@ static void run_resume(command_host *h, const char *arg)
                       : "/resume takes the number of a chat in the list (1-%d)", n);
         return;
     }
-    if (command_load(h, list[k - 1].path, false))
+    command_loaded loaded = command_load(h, list[k - 1].path, false);
+    if (loaded == COMMAND_LOADED)
         autosave_use(own, list[k - 1].path);
+    else if (loaded == COMMAND_LOADED_APART)
+        autosave_start_over(own);
 }
 
 static void run_force(command_host *h, const char *arg)

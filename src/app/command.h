@@ -128,10 +128,14 @@ bool command_parse(char *line, command_call *call);
  * row's handler runs. */
 void command_run(command_host *h, const command_call *call);
 
+/* What command_load did: failed (0), loaded, or loaded while the session does not run
+ * with the interventions the file was saved with (the file must not be saved over). */
+typedef enum { COMMAND_LOAD_FAILED = 0, COMMAND_LOADED, COMMAND_LOADED_APART } command_loaded;
 /* Loads the chat saved in path into the host's chat, as /load does (also --resume's
  * way in, resuming: interventions the command line gave stay, autosave_load_chat):
- * says what was loaded, or why not. True when it was loaded. */
-bool command_load(command_host *h, const char *path, bool resuming);
+ * says what was loaded, or why not, and when apart, that the chat goes on in a new
+ * file (the caller sees to it). */
+command_loaded command_load(command_host *h, const char *path, bool resuming);
 
 /* "/system TEXT": the command with its argument's syntax, into buf (NUL-terminated).
  * Returns the length it needed, as snprintf. */

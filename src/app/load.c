@@ -211,6 +211,8 @@ int load_template(const app_options *o, const model *m, const tokenizer *tok,
         return 1;
     }
     template_follow_jinja(*out, jinja);
+    if (o->template_name && !strcmp(o->template_name, "llama3.2"))
+        template_date_today(*out); /* Llama 3.2's template, by its name */
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "chatfile.h"
+#include "intervention_json.h"
 #include "output_file.h"
 #include "remote_chat_save.h"
 #include "remote_connect.h"
@@ -115,14 +116,19 @@ llm_status served_save_chat(const served_session *s, const char *path, llm_err *
     return st;
 }
 
-llm_status served_load_chat(served_session *s, const char *path, char *notice, size_t size,
-                            llm_err *err)
+llm_status served_load_chat(served_session *s, const char *path, bool *apart, char *notice,
+                            size_t size, llm_err *err)
 {
     chatfile cf;
     llm_status st = chatfile_read(path, &cf, err);
     if (st != LLM_OK)
         return st;
     st = remote_chat_restore(s->rc, &cf, notice, size, err);
+    *apart = !intervention_is_empty(cf.steer); /* a local chat's: no server takes them */
+    size_t o = strlen(notice);
+    if (st == LLM_OK && *apart && o < size)
+        snprintf(notice + o, size - o, "%sits interventions do not apply to a served model",
+                 o ? "; " : "");
     chatfile_clear(&cf);
     return st;
 }

@@ -51,8 +51,8 @@ llm_status served_save_chat(const served_session *s, const char *path, llm_err *
 /* /load FILE, /resume N, --resume: replaces the dialog with the chat saved in path
  * and takes its sampler settings, as a local chat's /load does (the step limit stays
  * the session's); notice as remote_chat_restore says it. */
-llm_status served_load_chat(served_session *s, const char *path, char *notice, size_t size,
-                            llm_err *err);
+llm_status served_load_chat(served_session *s, const char *path, bool *apart, char *notice,
+                            size_t size, llm_err *err);
 /* Autosaves the chat (autosave_write); false with the first failure's warning in msg. */
 bool served_autosave_now(served_session *s, char *msg, size_t size);
 /* On a quitting signal: the chat saved, where it is said on stderr; returns 128 + the

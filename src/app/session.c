@@ -366,10 +366,10 @@ bool session_resume(session *s, struct command_host *h)
     const char *path = s->o->resume_path;
     if (!path)
         return true;
-    if (!command_load(h, path, true))
-        return false;
-    autosave_use(&s->save, path);
-    return true;
+    command_loaded loaded = command_load(h, path, true);
+    if (loaded == COMMAND_LOADED) /* else the file keeps what this session lacks */
+        autosave_use(&s->save, path);
+    return loaded != COMMAND_LOAD_FAILED;
 }
 
 int session_quit_on_signal(session *s)

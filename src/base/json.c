@@ -535,12 +535,26 @@ const char *json_type_name(json_type t)
     return "?";
 }
 
+/* s[0..n) as a JSON string; a byte that is not valid UTF-8 as \udcXX, or with latin1
+ * as the character U+00XX. */
+static void write_string(FILE *f, const char *s, size_t n, bool latin1);
+
 void json_write_string(FILE *f, const char *s)
 {
-    json_write_bytes(f, s ? s : "", s ? strlen(s) : 0);
+    write_string(f, s ? s : "", s ? strlen(s) : 0, false);
 }
 
 void json_write_bytes(FILE *f, const char *s, size_t n)
+{
+    write_string(f, s, n, false);
+}
+
+void json_write_request_string(FILE *f, const char *s)
+{
+    write_string(f, s ? s : "", s ? strlen(s) : 0, true);
+}
+
+static void write_string(FILE *f, const char *s, size_t n, bool latin1)
 {
     const unsigned char *p = (const unsigned char *)s;
     const unsigned char *end = p + n;
@@ -566,7 +580,7 @@ void json_write_bytes(FILE *f, const char *s, size_t n)
         } else {
             int len = textfmt_utf8_len(p, (size_t)(end - p));
             if (len == 0) {
-                fprintf(f, "\\udc%02x", c); /* an invalid byte, by value (see json.h) */
+                fprintf(f, latin1 ? "\\u%04x" : "\\udc%02x", c); /* an invalid byte (json.h) */
                 p++;
             } else {
                 fwrite(p, 1, (size_t)len, f);

@@ -86,5 +86,9 @@ const char *json_type_name(json_type t); /* "null", "boolean", "number", ... */
 void json_write_string(FILE *f, const char *s);
 /* The same for the n bytes at s, which may hold NUL (written \u0000). */
 void json_write_bytes(FILE *f, const char *s, size_t n);
+/* For a request to a server, which takes only valid Unicode (llama-server refuses a
+ * lone surrogate): a byte that is not valid UTF-8 as the character U+00XX, its Latin-1
+ * reading, as llmchat sent it before files used \udcXX. NULL writes "". */
+void json_write_request_string(FILE *f, const char *s);
 
 #endif

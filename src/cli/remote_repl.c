@@ -183,7 +183,7 @@ int cli_remote_repl(const app_options *o)
     served_repl r = {.served = &served, .rc = served.rc, .escape = !terminal};
     if (o->resume_path) {
         command_host h = host_of(&r);
-        if (command_load(&h, o->resume_path, true))
+        if (command_load(&h, o->resume_path, true) == COMMAND_LOADED)
             autosave_use(&served.save, o->resume_path);
         r.changed = false; /* the file holds what was just read */
     }

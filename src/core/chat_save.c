@@ -70,7 +70,7 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
         (st = chatfile_set(&cf->system, c->system, err)) != LLM_OK)
         goto fail;
     const intervention *in = engine_intervention(c->e);
-    if (!intervention_is_empty(in) && !(cf->steer = intervention_copy(in))) {
+    if (!intervention_is_empty(in) && !(cf->steer = intervention_copy(in, NULL))) {
         st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
         goto fail;
     }

@@ -222,11 +222,11 @@ bool intervention_is_empty(const intervention *in)
                    in->n_experts_out == 0 && in->n_experts_forced == 0);
 }
 
-intervention *intervention_copy(const intervention *in)
+intervention *intervention_copy(const intervention *in, const char *const *paths)
 {
     size_t strings = 0;
     for (int i = 0; i < in->n_vectors; i++)
-        strings += strlen(in->vectors[i].name) + strlen(in->vectors[i].path) + 2;
+        strings += strlen(in->vectors[i].name) + strlen(paths ? paths[i] : in->vectors[i].path) + 2;
     intervention *out = malloc(block_bytes(in->n_vectors, in->n_experts_out + in->n_experts_forced,
                                            in->n_heads_out + in->n_heads_reset, strings));
     if (!out)
@@ -247,7 +247,7 @@ intervention *intervention_copy(const intervention *in)
     for (int i = 0; i < in->n_vectors; i++) {
         out->vectors[i] = in->vectors[i];
         out->vectors[i].name = put_string(&s, in->vectors[i].name);
-        out->vectors[i].path = put_string(&s, in->vectors[i].path);
+        out->vectors[i].path = put_string(&s, paths ? paths[i] : in->vectors[i].path);
     }
     return out;
 }

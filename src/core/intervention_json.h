@@ -31,7 +31,8 @@ intervention *intervention_read_json(const json_value *v, int n_layers, int n_he
 /* Whether in changes nothing (NULL, or no vector, head or expert). */
 bool intervention_is_empty(const intervention *in);
 
-/* A copy of in as one malloc'd block (free() frees it), or NULL on no memory. */
-intervention *intervention_copy(const intervention *in);
+/* A copy of in as one malloc'd block (free() frees it), or NULL on no memory; with
+ * paths (in->n_vectors of them), the vectors' files are those. */
+intervention *intervention_copy(const intervention *in, const char *const *paths);
 
 #endif

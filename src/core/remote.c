@@ -495,12 +495,12 @@ static llm_status tokenize(remote *r, const char *text, bool add_special, int **
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     if (r->info.api == REMOTE_LLAMA_SERVER) {
         fputs("{\"content\":", b.f);
-        json_write_string(b.f, text);
+        json_write_request_string(b.f, text);
     } else {
         fputs("{\"model\":", b.f);
-        json_write_string(b.f, r->model);
+        json_write_request_string(b.f, r->model);
         fputs(",\"prompt\":", b.f);
-        json_write_string(b.f, text);
+        json_write_request_string(b.f, text);
     }
     fprintf(b.f, ",\"%s\":%s", r->info.api == REMOTE_LLAMA_SERVER ? "add_special" : "add_special_tokens",
             add_special ? "true" : "false");
@@ -585,9 +585,9 @@ static void put_messages(FILE *f, const remote_message *m, int n)
     fputs("\"messages\":[", f);
     for (int i = 0; i < n; i++) {
         fputs(i ? ",{\"role\":" : "{\"role\":", f);
-        json_write_string(f, m[i].role);
+        json_write_request_string(f, m[i].role);
         fputs(",\"content\":", f);
-        json_write_string(f, m[i].content);
+        json_write_request_string(f, m[i].content);
         fputc('}', f);
     }
     fputc(']', f);
@@ -643,7 +643,7 @@ llm_status remote_render_chat(remote *r, const remote_message *m, int n, int **i
     fputc('{', b.f);
     if (r->info.api == REMOTE_OPENAI) {
         fputs("\"model\":", b.f);
-        json_write_string(b.f, r->model);
+        json_write_request_string(b.f, r->model);
         fputc(',', b.f);
     }
     put_messages(b.f, m, n);
@@ -667,7 +667,7 @@ llm_status remote_render_chat(remote *r, const remote_message *m, int n, int **i
         char *tbody = NULL;
         if (st == LLM_OK && body_begin(&t)) {
             fputs("{\"content\":", t.f);
-            json_write_string(t.f, prompt);
+            json_write_request_string(t.f, prompt);
             fputs(",\"add_special\":true,\"with_pieces\":true}", t.f);
             tbody = body_end(&t);
         }
@@ -708,7 +708,7 @@ static char *completion_body(const remote *r, const remote_request *q)
         if (q->prompt)
             put_ids(f, q->prompt, q->n_prompt);
         else
-            json_write_string(f, q->text);
+            json_write_request_string(f, q->text);
         fprintf(f, ",\"n_predict\":%d,\"n_probs\":%d,\"stream\":true,\"cache_prompt\":%s",
                 q->max_tokens > 0 ? q->max_tokens : -1, top_n, q->uncached ? "false" : "true");
         fputs(",\"post_sampling_probs\":false", f);
@@ -723,7 +723,7 @@ static char *completion_body(const remote *r, const remote_request *q)
         break;
     case REMOTE_OPENAI:
         fputs("{\"model\":", f);
-        json_write_string(f, r->model);
+        json_write_request_string(f, r->model);
         if (!q->prompt && !q->text && q->messages) {
             /* POST /v1/chat/completions: the server renders the dialog; only the
                parameters every OpenAI-compatible server takes */
@@ -742,7 +742,7 @@ static char *completion_body(const remote *r, const remote_request *q)
         if (q->prompt)
             put_ids(f, q->prompt, q->n_prompt);
         else
-            json_write_string(f, q->text);
+            json_write_request_string(f, q->text);
         if (q->max_tokens > 0)
             fprintf(f, ",\"max_tokens\":%d", q->max_tokens);
         fprintf(f, ",\"logprobs\":%d,\"stream\":true", top_n > 20 ? 20 : top_n);
@@ -760,13 +760,13 @@ static char *completion_body(const remote *r, const remote_request *q)
         break;
     case REMOTE_OLLAMA:
         fputs("{\"model\":", f);
-        json_write_string(f, r->model);
+        json_write_request_string(f, r->model);
         if (!q->text && q->messages) { /* POST /api/chat: ollama renders the dialog */
             fputc(',', f);
             put_messages(f, q->messages, q->n_messages);
         } else {
             fputs(",\"prompt\":", f);
-            json_write_string(f, q->text ? q->text : "");
+            json_write_request_string(f, q->text ? q->text : "");
             fputs(",\"raw\":true", f);
         }
         fprintf(f, ",\"stream\":true,\"logprobs\":true,\"top_logprobs\":%d", top_n > 20 ? 20 : top_n);

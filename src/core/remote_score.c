@@ -241,7 +241,7 @@ static llm_status score_vllm(remote *r, const int *ids, int n, int from, int top
     if (!f)
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     fputs("{\"model\":", f);
-    json_write_string(f, remote_describe(r)->model);
+    json_write_request_string(f, remote_describe(r)->model);
     fputs(",\"prompt\":[", f);
     for (int i = 0; i < n; i++)
         fprintf(f, "%s%d", i ? "," : "", ids[i]);

@@ -733,14 +733,15 @@ static llm_status set_heads(steering *s, const intervention *want, llm_err *err)
     return LLM_OK;
 }
 
-/* The file of a vector a trace names has changed since (its checksum differs)? */
+/* The file of a vector a trace or a saved chat names has changed since (its checksum
+ * differs)? */
 static llm_status same_file(const intervention_vector *w, uint64_t now, llm_err *err)
 {
     if (!w->fnv1a || w->fnv1a == now)
         return LLM_OK;
     return llm_fail(err, LLM_ERR_MISMATCH,
-                    "the control vector %s has changed since the trace was written (FNV-1a "
-                    "%016llx then, %016llx now): the replay would not run what the trace ran",
+                    "the control vector %s has changed since it was recorded (FNV-1a "
+                    "%016llx then, %016llx now): it would not steer as it did",
                     w->path, (unsigned long long)w->fnv1a, (unsigned long long)now);
 }
 

@@ -325,6 +325,11 @@ void template_follow_jinja(chat_template *t, const char *jinja)
         t->dated_today = strstr(jinja, "strftime_now") != NULL;
 }
 
+void template_date_today(chat_template *t)
+{
+    t->dated_today = true;
+}
+
 /* llama3.1's "Today Date": "07 Dec 2026" from YYYY-MM-DD, with English month names
  * whatever the locale (Python's and llama.cpp's strftime in the C locale). */
 static void llama31_date(const chat_template *t, char *out, size_t size)

@@ -156,6 +156,9 @@ void template_set_date(chat_template *t, const char *date);
  * fixed 26 Jul 2024 of Llama 3.1's and 3.3's. A template of another family changes
  * nothing. Without it: gemma4 writes the newline and llama3.1 the fixed date. */
 void template_follow_jinja(chat_template *t, const char *jinja);
+/* llama3.1's "Today Date" is today's from now on, as Llama 3.2's template has it
+ * (--template llama3.2 asks for it where the model has no template of its own). */
+void template_date_today(chat_template *t);
 
 template_kind template_kind_of(const chat_template *t);
 const char *template_name(const chat_template *t);
@@ -214,9 +217,9 @@ bool template_think_span(const chat_template *t, const int *reply, int n, templa
  * <|return|> and <|call|> of its markers). */
 bool template_is_stop(const chat_template *t, int id);
 
-/* The token that closes a reply cut short (EOS; <|im_end|> for chatml and qwen3,
- * <|eot_id|> for llama3, <end_of_turn> for gemma, <|end|> for phi3 and phi4-mini,
- * <|return|> for harmony, when the vocabulary has it). */
+/* The token that closes a reply cut short (EOS; <|im_end|> for chatml, qwen3 and qwen35,
+ * <|eot_id|> for llama3 and llama3.1, <end_of_turn> for gemma, <turn|> for gemma4,
+ * <|end|> for phi3 and phi4-mini, <|return|> for harmony, when the vocabulary has it). */
 int template_end_token(const chat_template *t);
 
 #endif

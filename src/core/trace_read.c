@@ -931,6 +931,9 @@ static llm_status read_line(trace_reader *r, const char *text, size_t n, bool la
         r->bytes = JSON_LATIN1_BYTES;
         json_free(v);
         st = json_parse_bytes(text, n, r->bytes, &v, &why);
+    } else if (first && st != LLM_OK && st != LLM_ERR_NOMEM &&
+               !holds(text, n, "\"" JSON_RAW_BYTES_KEY "\"")) {
+        r->bytes = JSON_LATIN1_BYTES; /* a broken first line of an older trace, likely */
     }
     if (st == LLM_ERR_NOMEM)
         return llm_fail(err, st, "out of memory reading the trace");

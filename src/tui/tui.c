@@ -1098,7 +1098,7 @@ static void open_screen(tui *t)
     }
     if (t->served && o->resume_path) {
         command_host h = command_host_of(t);
-        if (command_load(&h, o->resume_path, true)) /* what failed is said in Conversation */
+        if (command_load(&h, o->resume_path, true) == COMMAND_LOADED) /* else said there */
             autosave_use(&t->served->save, o->resume_path);
         t->save_pending = false;
     }

@@ -98,7 +98,7 @@ static void describe_status(int status, char *buf, size_t size)
         snprintf(buf, size, "it could not be started");
     else if (WIFSIGNALED(status))
         sig = WTERMSIG(status);
-    else if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+    else if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) - 128 < NSIG)
         sig = WEXITSTATUS(status) - 128;
     else if (WIFEXITED(status))
         snprintf(buf, size, "exit status %d", WEXITSTATUS(status));
@@ -150,7 +150,10 @@ int anchor_run(const char *llama_bench, const char *gguf, int n_prompt, int n_ge
             fclose(e);
         last[strcspn(last, "\n")] = '\0';
         char how[160];
-        describe_status(status, how, sizeof how);
+        if (status == 0)
+            snprintf(how, sizeof how, "its JSON gave no prompt and generation rates");
+        else
+            describe_status(status, how, sizeof how);
         snprintf(why, why_size, "llama-bench failed (%s)%s%s", how, last[0] ? ": " : "", last);
         rc = -1;
     }

@@ -3,7 +3,9 @@
 #include "report.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "json.h"
 #include "kernels.h"
 #include "model.h"
 #include "stats.h"
@@ -12,13 +14,18 @@
 
 /* s as JSON string content (quotes and backslashes escaped, control characters left
  * out). */
+/* s inside a JSON string's quotes (json_write_string's escapes, without its quotes). */
 static void json_text(const char *s)
 {
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s >= 0x20)
-            putchar(*s);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (f) {
+        json_write_string(f, s);
+        if (fclose(f) == 0 && n >= 2)
+            fwrite(text + 1, 1, n - 2, stdout);
+    }
+    free(text);
 }
 
 static void json_array(const char *key, const double *x, int n)
