@@ -57,7 +57,9 @@
  *            system block (there even without a system prompt) opens with <|think|> "\n"
  *            (or <|think|> alone, as the model's own template says:
  *            template_follow_jinja) and the model writes its channel itself:
- *            <|channel> "thought\n" ... <channel|>, then the answer.
+ *            <|channel> "thought\n" ... <channel|>, then the answer. Earlier replies
+ *            stay as the model saw them, the empty thought channel before each
+ *            included (the Jinja template renders them again without it).
  *   llama3.1 (Llama 3.1, 3.2, 3.3) llama3's, but the first turn always has the system
  *            block, which opens with "Cutting Knowledge Date: December 2023\nToday Date:
  *            {DD Mon YYYY}\n\n" before the system prompt: the date is 26 Jul 2024 as
