@@ -151,6 +151,24 @@ def render(template, messages, bos, eos, no_think, ask_think=False, extra=None):
                                             add_generation_prompt=True, **kw)
 
 
+def second_turn(ids, before, whole, name):
+    """The second turn's text and ids: what the whole conversation has past `before` (the
+    first turn, the reply and its end marker), its ids those the whole conversation's ids
+    have past the ids of `before` (a turn is tokenized in its context)."""
+    assert whole.startswith(before), (name, whole, before)
+    ids_whole, ids_before = ids(whole), ids(before)
+    assert ids_whole[:len(ids_before)] == ids_before, (name, ids_whole, ids_before)
+    return whole[len(before):], ids_whole[len(ids_before):]
+
+
+def write_jsonl(out, lines):
+    """lines as JSON Lines (UTF-8, not ASCII-escaped) into out, and their count on stderr."""
+    with open(out, 'w') as f:
+        for l in lines:
+            f.write(json.dumps(l, ensure_ascii=False) + '\n')
+    print('%d lines' % len(lines), file=sys.stderr)
+
+
 def llama_ids(tool, vocab, text):
     r = subprocess.run([tool, '-m', vocab, '--stdin', '--ids', '--no-bos', '--log-disable'],
                        input=text.encode(), capture_output=True, check=True)
@@ -211,18 +229,12 @@ def main():
                 before = (one[:-len('<think>\n\n</think>\n\n')] if no_think else one) + reply + end
                 if no_think:
                     continue
-                assert whole.startswith(before), (name, whole, before)
-                two = whole[len(before):]
                 # the second turn's ids as the tokenizer gives them in the conversation
                 # (after the reply's end marker: Phi-3's strips the newline after it)
-                ids_whole, ids_before = ids(whole), ids(before)
-                assert ids_whole[:len(ids_before)] == ids_before, (name, ids_whole, ids_before)
-                lines.append(dict(row, user=user2, first=False, text=two,
-                                  ids=ids_whole[len(ids_before):], before=before, jinja=whole))
-    with open(out, 'w') as f:
-        for l in lines:
-            f.write(json.dumps(l, ensure_ascii=False) + '\n')
-    print('%d lines' % len(lines), file=sys.stderr)
+                two, two_ids = second_turn(ids, before, whole, name)
+                lines.append(dict(row, user=user2, first=False, text=two, ids=two_ids,
+                                  before=before, jinja=whole))
+    write_jsonl(out, lines)
 
 
 if __name__ == '__main__':

@@ -20,13 +20,12 @@ model wrote it (docs/formats.md). A line: {"vocab", "template", "jinja_of", "sys
 "user", "first", "no_think", "text", "ids"}, as template_qwen35.jsonl's. Python 3 with
 jinja2.
 """
-import json
 import os
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_family_templates import DIALOGS, llama_ids, render  # noqa: E402
+from make_family_templates import DIALOGS, llama_ids, render, write_jsonl  # noqa: E402
 
 
 def gguf_template(path):
@@ -56,10 +55,7 @@ def main():
                     row['jinja_file'] = 'gemma4-vocab.gguf'
                 lines.append(dict(row, system=system, no_think=no_think, user=user, first=True,
                                   text=text, ids=llama_ids(tool, vocab, text)))
-    with open(out, 'w') as f:
-        for l in lines:
-            f.write(json.dumps(l, ensure_ascii=False) + '\n')
-    print('%d lines' % len(lines), file=sys.stderr)
+    write_jsonl(out, lines)
 
 
 if __name__ == '__main__':

@@ -18,12 +18,11 @@ tests/data/llama3-vocab.gguf.gz decompressed (--no-bos: the text holds the BOS).
 "no_think", "text", "ids"}, and "before" and "jinja" for a second turn, as
 template_families.jsonl's. Python 3 with jinja2.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_family_templates import DIALOGS, llama_ids, render  # noqa: E402
+from make_family_templates import DIALOGS, llama_ids, render, second_turn, write_jsonl  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATE = '2026-12-07'
@@ -50,16 +49,10 @@ def main():
             lines.append(dict(row, user=user1, first=True, text=one,
                               ids=llama_ids(tool, vocab, one)))
             before = one + reply + '<|eot_id|>'
-            assert whole.startswith(before), (name, whole, before)
-            two = whole[len(before):]
-            ids_whole, ids_before = llama_ids(tool, vocab, whole), llama_ids(tool, vocab, before)
-            assert ids_whole[:len(ids_before)] == ids_before, (name, ids_whole, ids_before)
-            lines.append(dict(row, user=user2, first=False, text=two,
-                              ids=ids_whole[len(ids_before):], before=before, jinja=whole))
-    with open(out, 'w') as f:
-        for l in lines:
-            f.write(json.dumps(l, ensure_ascii=False) + '\n')
-    print('%d lines' % len(lines), file=sys.stderr)
+            two, two_ids = second_turn(lambda s: llama_ids(tool, vocab, s), before, whole, name)
+            lines.append(dict(row, user=user2, first=False, text=two, ids=two_ids,
+                              before=before, jinja=whole))
+    write_jsonl(out, lines)
 
 
 if __name__ == '__main__':

@@ -18,12 +18,11 @@ thinking from the history it renders again, which llmchat keeps as the model wro
 (docs/formats.md). A line: {"vocab", "template", "jinja_of", "system", "user", "first",
 "no_think", "text", "ids"}, as template_families.jsonl's. Python 3 with jinja2.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_family_templates import DIALOGS, llama_ids, render  # noqa: E402
+from make_family_templates import DIALOGS, llama_ids, render, write_jsonl  # noqa: E402
 
 
 def main():
@@ -40,10 +39,7 @@ def main():
             lines.append({'vocab': 'qwen3-vocab', 'template': 'qwen35', 'jinja_of': 'qwen35',
                           'system': system, 'no_think': no_think, 'user': user, 'first': True,
                           'text': text, 'ids': llama_ids(tool, vocab, text)})
-    with open(out, 'w') as f:
-        for l in lines:
-            f.write(json.dumps(l, ensure_ascii=False) + '\n')
-    print('%d lines' % len(lines), file=sys.stderr)
+    write_jsonl(out, lines)
 
 
 if __name__ == '__main__':
