@@ -76,6 +76,14 @@ $TM resize-window -t t -x 120 -y 40
 wait_gone "Help: keys"
 pass "the help overlay shows every text whole at 120x40 and 80x24"
 
+# ---- before any token, the Attention pane says which view v chose ----
+keys Tab Tab Tab
+wait_for "no tokens yet"
+keys v v v v v
+wait_for "v chose the attribution view: it shows once there are tokens"
+keys Tab
+pass "before any token, the Attention pane names the view v chose"
+
 # ---- a reply; the Tokens pane; r at the newest position ----
 type_text "Tell me a story about Sue."
 keys Enter

@@ -173,6 +173,12 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     if (focus >= 0 && v->reads_attention)
         source_attention(ap->c.src, focus); /* a live engine computes dropped rows again */
     v->ops->draw(ap->state[shown], w, scr, focused);
+    if (shown != ap->view && getmaxy(w) - 2 >= 3) { /* the view v chose, said */
+        char line[96];
+        snprintf(line, sizeof line, "v chose the %s view: it shows once there are tokens",
+                 attn_views[ap->view].ops->name);
+        draw_text(scr, w, 3, 1, getmaxx(w) - 2, line, A_DIM);
+    }
 }
 
 bool attn_head_cursor(const attn_pane *ap, int *layer, int *head)
