@@ -80,7 +80,9 @@ pass "the help overlay shows every text whole at 120x40 and 80x24"
 keys Tab Tab Tab
 wait_for "no tokens yet"
 keys v v v v v
-wait_for "v chose the attribution view: it shows once there are tokens"
+wait_for "v chose attribution: shown once there are tokens"
+keys v
+wait_gone "v chose"
 keys Tab
 pass "before any token, the Attention pane names the view v chose"
 

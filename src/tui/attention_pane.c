@@ -175,7 +175,7 @@ static void attn_draw(void *state, WINDOW *w, const tui_screen *scr, bool focuse
     v->ops->draw(ap->state[shown], w, scr, focused);
     if (shown != ap->view && getmaxy(w) - 2 >= 3) { /* the view v chose, said */
         char line[96];
-        snprintf(line, sizeof line, "v chose the %s view: it shows once there are tokens",
+        snprintf(line, sizeof line, "v chose %s: shown once there are tokens",
                  attn_views[ap->view].ops->name);
         draw_text(scr, w, 3, 1, getmaxx(w) - 2, line, A_DIM);
     }
