@@ -162,6 +162,14 @@ put("chatfile", "newer", '{"llmchat_chat": 9, "turns": []}')
 put("chatfile", "deep", "[" * 100 + "]" * 100)
 put("chatfile", "numbers", '[0, -0, 1e999, -1.5E-7, 123456789012345678901234567890]')
 put("chatfile", "not-json", "User: hi\n\nAssistant: hello\n")
+# version 3: interventions ("steer") and raw bytes written as \udcXX ("raw_bytes")
+steered = dict(chat, llmchat_chat=3, raw_bytes="\\udcXX", template="llama3.1",
+               system="caf\u00e9 \udce9",
+               steer={"vectors": [{"name": "happy", "path": "/v/happy.gguf", "scale": 2,
+                                   "fnv1a64": "a65f7298379fa686"}],
+                      "layers": [1, 3], "heads_out": [[4, 4], [0, 1]], "heads_reset": [[0, 1]],
+                      "experts_out": [[1, 5]], "experts_forced": [[0, 2]]})
+put("chatfile", "steer", json.dumps(steered, indent=1))
 
 
 # ---- GGUF (version 3): the parser, the tokenizer from metadata, and tiny models ----
