@@ -42,6 +42,14 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* cf written to path (chatfile_write), and the file's text (slurp's buffer). */
+static const char *written_text(const chatfile *cf, const char *path)
+{
+    llm_err err;
+    ck_assert_msg(chatfile_write(cf, path, &err) == LLM_OK, "%s", err.text);
+    return slurp(path);
+}
+
 START_TEST(test_round_trip)
 {
     chatfile cf, back;
@@ -155,8 +163,7 @@ START_TEST(test_raw_bytes_escapes)
     ck_assert_int_eq(chatfile_add_turn(&cf, "\xe9t\xc3\xa9", "", NULL, 0, true, false, true, &err),
                      LLM_OK);
     const char *path = temp_path("raw.json");
-    ck_assert_msg(chatfile_write(&cf, path, &err) == LLM_OK, "%s", err.text);
-    const char *text = slurp(path);
+    const char *text = written_text(&cf, path);
     ck_assert_ptr_nonnull(strstr(text, "\"raw_bytes\": \"\\\\udcXX\""));
     ck_assert_ptr_nonnull(strstr(text, "\"\\udce9t\xc3\xa9\""));
     chatfile_clear(&cf);
@@ -182,8 +189,7 @@ START_TEST(test_steer_round_trip)
     ck_assert_int_eq(cf.steer->heads_out[1], 4 * cf.steer->n_heads + 4);
     ck_assert_str_eq(cf.steer->vectors[0].path, "/v/h \"1\".gguf");
     const char *path = temp_path("steer.json");
-    ck_assert_msg(chatfile_write(&cf, path, &err) == LLM_OK, "%s", err.text);
-    const char *written = slurp(path);
+    const char *written = written_text(&cf, path);
     ck_assert_ptr_nonnull(strstr(written, "\"llmchat_chat\": 3,"));
     ck_assert_ptr_nonnull(strstr(written, steer));
     ck_assert_msg(chatfile_read(path, &back, &err) == LLM_OK, "%s", err.text);
@@ -199,8 +205,7 @@ START_TEST(test_steer_round_trip)
                 "\"heads_out\": [[-1, 0]]}, \"turns\": []}", "\"steer\"");
     /* no interventions: version 1 and no "steer", as before */
     chatfile_init(&cf);
-    ck_assert_msg(chatfile_write(&cf, path, &err) == LLM_OK, "%s", err.text);
-    written = slurp(path);
+    written = written_text(&cf, path);
     ck_assert_ptr_nonnull(strstr(written, "\"llmchat_chat\": 1,"));
     ck_assert_ptr_null(strstr(written, "steer"));
     chatfile_clear(&cf);

@@ -373,8 +373,8 @@ static bool load_steering(engine *e, const chatfile *cf, bool keep, const interv
         return false;
     *apart = true; /* until they are set */
     steering_said(cf->steer, text, sizeof text);
+    steering_said(now, was, sizeof was);
     if (keep) {
-        steering_said(now, was, sizeof was);
         snprintf(said, size, "saved with the interventions %s; this session keeps its own: %s",
                  text, was);
         return false;
@@ -382,7 +382,6 @@ static bool load_steering(engine *e, const chatfile *cf, bool keep, const interv
     steering *s = engine_steering(e);
     char warning[300];
     llm_err why;
-    steering_said(now, was, sizeof was);
     llm_status st = steering_check(s, cf->steer, warning, sizeof warning, &why);
     if (st == LLM_OK && (st = steering_set(s, cf->steer, &why)) != LLM_OK) {
         llm_err ignored; /* a part set before a later part failed: back as it was */
