@@ -127,7 +127,7 @@ start -- --no-config -s 1 -t 0 -n 6 --weights f32 --kv-cache f32 \
 wait_for " idle |"
 keys Tab Tab Tab v v v v v
 wait_for "attribution to "
-attn | grep -Eq 'L[1-5] E[0-7] [-+][0-9]' ||
+attn | grep -Eq 'L[1-5] E[1-8] [-+][0-9]' ||
     show_screen_and_fail "the largest parts name no expert"
 line=$(attn | grep -o 'parts sum [-0-9.]*, logit [-0-9.]*' | head -n 1)
 [ -n "$line" ] || show_screen_and_fail "no parts sum and logit"
@@ -140,8 +140,8 @@ keys Tab # back to the input line
 type_text "/experts"
 keys Enter
 wait_for "8 experts, 2 chosen a token"
-for l in 0 1 2 3 4; do
-    screen | grep -Eq "^ L$l  #[0-9] [01]\.[0-9][0-9]  #[0-9] [01]\.[0-9][0-9] " ||
+for l in 1 2 3 4 5; do
+    screen | grep -Eq "^ L$l  #[1-8] [01]\.[0-9][0-9]  #[1-8] [01]\.[0-9][0-9] " ||
         show_screen_and_fail "the experts view has no row for layer $l"
 done
 keys q

@@ -8,7 +8,9 @@
  *     above the status and input lines) over an engine on the tiny qwen3moe fixture: a
  *     row per layer with the route the engine kept, Enter shows the layer's router (a
  *     row per expert), Enter again the positions that chose the top one, as many as
- *     expert_routes_chose says; refused with one line on a dense model and on a trace.
+ *     expert_routes_chose says; layers and experts numbered from 1; the expert x and f
+ *     act on (experts_view_cursor) is the router's cursor, or the listed one, and none on
+ *     the layers; refused with one line on a dense model and on a trace.
  * Links the TUI library; its terminal writes to /dev/null. */
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +37,10 @@ START_TEST(test_route_text)
     float w[8] = {0.41f, 0.33f, 0.1f, 0.05f, 0.04f, 0.03f, 0.02f, 0.02f};
     char out[256];
     ck_assert_int_eq(experts_route_text(ex, w, 2, 80, out, sizeof out), (int)strlen(out));
-    ck_assert_str_eq(out, "#12 0.41  #7 0.33");
+    ck_assert_str_eq(out, "#13 0.41  #8 0.33"); /* numbered from 1 */
     ck_assert_int_eq(experts_route_width(2, 128), 2 * 9 + 2);
+    ck_assert_int_eq(experts_route_width(2, 100), 2 * 9 + 2); /* "#100 0.41" */
+    ck_assert_int_eq(experts_route_width(2, 99), 2 * 8 + 2);
     int whole = experts_route_text(ex, w, 8, 1000, out, sizeof out);
     ck_assert_int_le(whole, experts_route_width(8, 128));
     for (int width = 0; width < 90; width++) {
@@ -47,9 +51,9 @@ START_TEST(test_route_text)
             ck_assert_msg(strstr(out, " +"), "width %d: [%s] does not count the rest", width, out);
     }
     experts_route_text(ex, w, 8, 20, out, sizeof out);
-    ck_assert_str_eq(out, "#12 0.41  #7 0.33 +6");
+    ck_assert_str_eq(out, "#13 0.41  #8 0.33 +6");
     experts_route_text(ex, NULL, 3, 80, out, sizeof out);
-    ck_assert_str_eq(out, "#12  #7  #101");
+    ck_assert_str_eq(out, "#13  #8  #102");
 }
 END_TEST
 
@@ -87,14 +91,14 @@ START_TEST(test_fold_and_strip)
         int n = experts_scale(&f, 128, scale, sizeof scale);
         ck_assert_int_le(n, f.cells * f.cell_w);
         if (width >= 8)
-            ck_assert_msg(scale[0] == '0' && strstr(scale, "127"), "width %d: scale [%s]", width, scale);
+            ck_assert_msg(scale[0] == '1' && strstr(scale, "128"), "width %d: scale [%s]", width, scale);
     }
     experts_fold_compute(128, 40, &f);
     ck_assert(f.per == 4 && f.cells == 32 && f.cell_w == 1);
     experts_fold_compute(8, 57, &f);
     char scale[256];
     experts_scale(&f, 8, scale, sizeof scale);
-    ck_assert_str_eq(scale, "0  1  2  3  4  5  6  7");
+    ck_assert_str_eq(scale, "1  2  3  4  5  6  7  8");
 }
 END_TEST
 
@@ -195,12 +199,22 @@ START_TEST(test_view_drawn)
         int ex[2];
         float wt[2];
         ck_assert(expert_routes_of(r, 12, l, ex, wt));
-        snprintf(want, sizeof want, " L%d  #%d %.2f  #%d %.2f", l, ex[0], (double)wt[0], ex[1],
-                 (double)wt[1]);
+        snprintf(want, sizeof want, " L%d  #%d %.2f  #%d %.2f", l + 1, ex[0] + 1, (double)wt[0],
+                 ex[1] + 1, (double)wt[1]); /* numbered from 1 */
         row_of(w, 3 + l, line, sizeof line);
         ck_assert_msg(!strncmp(line, want, strlen(want)), "layer %d: [%s], want [%s]", l, line, want);
         ck_assert_int_le((int)strlen(line), 80);
     }
+
+    /* x and f have no expert on the layers' level; on another view's handle, none */
+    view_handle v = {ops, st}, other = {NULL, NULL};
+    int cl = -1, ce = -1;
+    const char *why = NULL;
+    ck_assert(!experts_view_cursor(&v, &cl, &ce, &why));
+    ck_assert_ptr_nonnull(why);
+    why = NULL;
+    ck_assert(!experts_view_cursor(&other, &cl, &ce, &why));
+    ck_assert_ptr_nonnull(why);
 
     /* Down, Enter: layer 1's router, a row per expert */
     ck_assert(ops->act(st, ACT_CELL_DOWN));
@@ -208,7 +222,7 @@ START_TEST(test_view_drawn)
     ck_assert(ops->act(st, ACT_OPEN_HEAD));
     ops->draw(st, w, &scr, true);
     row_of(w, 0, line, sizeof line);
-    ck_assert_msg(strstr(line, "router  layer 2/2 (L1)  pos 12"), "router title [%s]", line);
+    ck_assert_msg(strstr(line, "router  layer 2/2  pos 12"), "router title [%s]", line);
     int rows = 0;
     for (int y = 2; y < 22; y++) {
         row_of(w, y, line, sizeof line);
@@ -217,13 +231,24 @@ START_TEST(test_view_drawn)
     ck_assert_int_eq(rows, 8);
     int ex[2];
     ck_assert(expert_routes_of(r, 12, 1, ex, NULL));
+    /* the router's cursor is on the most probable: the route's first */
+    ck_assert(experts_view_cursor(&v, &cl, &ce, &why));
+    ck_assert(cl == 1 && ce == ex[0]);
+    ck_assert(ops->act(st, ACT_CELL_DOWN));
+    ck_assert(experts_view_cursor(&v, &cl, &ce, &why));
+    ck_assert(cl == 1 && ce == ex[1]);
+    ck_assert(ops->act(st, ACT_CELL_UP));
 
     /* Enter on the top one: the positions of the reply that chose it */
     ck_assert(ops->act(st, ACT_OPEN_HEAD));
     ops->draw(st, w, &scr, true);
     row_of(w, 0, line, sizeof line);
     int top;
-    ck_assert_msg(sscanf(line, "L1 expert #%d", &top) == 1, "tokens title [%s]", line);
+    ck_assert_msg(sscanf(line, "L2 expert #%d", &top) == 1, "tokens title [%s]", line);
+    top--; /* numbered from 1 */
+    ck_assert_int_eq(top, ex[0]);
+    ck_assert(experts_view_cursor(&v, &cl, &ce, &why));
+    ck_assert(cl == 1 && ce == top);
     int chose = expert_routes_chose(r, 1, top, 10, 15, NULL, NULL, 0);
     snprintf(want, sizeof want, "chosen at %d of 6 positions", chose);
     ck_assert_msg(strstr(line, want), "[%s], want [%s]", line, want);

@@ -11,6 +11,7 @@
  * functions (stop the reply, quit, pause, redo the windows) and steer.c's. */
 #include <stdio.h>
 
+#include "experts_view.h"
 #include "keys.h"
 #include "tui_state.h"
 
@@ -145,6 +146,69 @@ static void knock_out(tui *t, bool reset)
     else
         tui_notice(t, out ? "[L%d H%d knocked out from the next token on; Tokens shows what it changes at the selection; x restores it]"
                           : "[L%d H%d back in from the next token on]", l + 1, h + 1);
+    t->dirty |= DIRTY_ALL;
+}
+
+/* x and f in the experts view: the cursor's expert out of its layer's router choice
+ * (again: back in), or forced as the layer's first choice (again: no longer). Named
+ * from 1 as the view names them, with the command that does the same and its numbers
+ * from 0; said on the status line (the view covers Conversation) and noted in
+ * Conversation. */
+static void expert_key(tui *t, bool force)
+{
+    int l, e;
+    const char *why = NULL;
+    view_handle top = overlays_at(t->overlays, overlays_count(t->overlays) - 1);
+    if (!t->e) {
+        tui_read_only(t);
+        return;
+    }
+    if (!experts_view_cursor(&top, &l, &e, &why)) {
+        tui_say(t, "%s", why);
+        return;
+    }
+    steering *s = engine_steering(t->e);
+    int E = engine_model(t->e)->config.n_experts, K = engine_model(t->e)->config.n_experts_used;
+    int forced = steering_expert_forced(s, l), left = 0;
+    bool out = steering_expert_is_out(s, l, e);
+    for (int i = 0; i < E; i++)
+        left += !steering_expert_is_out(s, l, i);
+    if (force && out) {
+        tui_say(t, "L%d #%d is knocked out: x puts it back, then f can force it", l + 1, e + 1);
+        return;
+    }
+    if (!force && forced == e) {
+        tui_say(t, "L%d #%d is forced: f stops forcing it, then x can knock it out", l + 1, e + 1);
+        return;
+    }
+    if (!force && !out && left - 1 < K) {
+        tui_say(t, "L%d #%d stays in: %d of %d experts would be left, the router takes %d", l + 1,
+                e + 1, left - 1, E, K);
+        return;
+    }
+    llm_err err;
+    llm_status st = force ? steering_force_expert(s, l, forced == e ? -1 : e, &err)
+                          : steering_knock_out_expert(s, l, e, !out, &err);
+    char said[LLM_ERR_TEXT_MAX + 64];
+    if (st != LLM_OK)
+        snprintf(said, sizeof said, "%s", err.text);
+    else if (force && forced == e)
+        snprintf(said, sizeof said, "L%d: no expert forced from the next token (as /force_expert off %d)",
+                 l + 1, l);
+    else if (force && forced >= 0)
+        snprintf(said, sizeof said, "L%d #%d forced first from the next token, in place of #%d (as "
+                 "/force_expert %d:%d)", l + 1, e + 1, forced + 1, l, e);
+    else if (force)
+        snprintf(said, sizeof said, "L%d #%d forced first from the next token (as /force_expert %d:%d); "
+                 "f undoes", l + 1, e + 1, l, e);
+    else if (!out)
+        snprintf(said, sizeof said, "L%d #%d knocked out from the next token (as /knock expert %d:%d); "
+                 "x undoes", l + 1, e + 1, l, e);
+    else
+        snprintf(said, sizeof said, "L%d #%d back in from the next token (as /knock restore expert %d:%d)",
+                 l + 1, e + 1, l, e);
+    tui_say(t, "%s", said);
+    tui_notice(t, "[%s]", said);
     t->dirty |= DIRTY_ALL;
 }
 
@@ -286,6 +350,8 @@ static void run_action(tui *t, const key_binding *b, int key)
     case ACT_BRANCH_LIST: steer_list_branches(t); break;
     case ACT_KNOCK_OUT: knock_out(t, false); break;
     case ACT_KNOCK_OUT_RESET: knock_out(t, true); break;
+    case ACT_EXPERT_KNOCK: expert_key(t, false); break;
+    case ACT_EXPERT_FORCE: expert_key(t, true); break;
     case ACT_PAGE_UP:
     case ACT_PAGE_DOWN: /* anywhere: Conversation scrolls */
         t->pane[FOCUS_CONV].ops->act(t->conv, b->action);

@@ -16,7 +16,7 @@ static int digits(int n)
 
 int experts_route_width(int k, int n_experts)
 {
-    int one = 1 + digits(n_experts > 0 ? n_experts - 1 : 0) + 5; /* "#127 0.41" */
+    int one = 1 + digits(n_experts > 0 ? n_experts : 0) + 5; /* "#128 0.41" */
     return k > 0 ? k * one + 2 * (k - 1) : 0;
 }
 
@@ -30,9 +30,9 @@ int experts_route_text(const int *experts, const float *weights, int k, int widt
     out[0] = '\0';
     for (int i = 0; i < k; i++) {
         char item[48];
-        int n = weights ? snprintf(item, sizeof item, "%s#%d %.2f", i ? "  " : "", experts[i],
+        int n = weights ? snprintf(item, sizeof item, "%s#%d %.2f", i ? "  " : "", experts[i] + 1,
                                    (double)weights[i])
-                        : snprintf(item, sizeof item, "%s#%d", i ? "  " : "", experts[i]);
+                        : snprintf(item, sizeof item, "%s#%d", i ? "  " : "", experts[i] + 1);
         char more[16];
         int m = i + 1 < k ? snprintf(more, sizeof more, " +%d", k - i - 1) : 0;
         if (cols + n + m > width || o + (size_t)n + 1 > size) {
@@ -141,7 +141,7 @@ int experts_scale(const experts_fold *f, int n_experts, char *out, size_t size)
     /* a number at each cell where it fits after the last one written, with a blank
      * between; the last expert's number ends under the last cell */
     char last[16];
-    int ln = snprintf(last, sizeof last, "%d", n_experts - 1);
+    int ln = snprintf(last, sizeof last, "%d", n_experts);
     int last_at = (f->cells - 1) * f->cell_w;
     if (f->cell_w == 1)
         last_at = width - ln;
@@ -149,7 +149,7 @@ int experts_scale(const experts_fold *f, int n_experts, char *out, size_t size)
     int step = f->cell_w >= 3 ? 1 : 8 / (f->cell_w > 0 ? f->cell_w : 1);
     for (int c = 0; c < f->cells; c += step) {
         char num[16];
-        int n = snprintf(num, sizeof num, "%d", c * f->per);
+        int n = snprintf(num, sizeof num, "%d", c * f->per + 1);
         int at = c * f->cell_w;
         if (at < free_from || at + n + 1 > last_at)
             continue;

@@ -22,6 +22,8 @@ typedef struct {
     bool all;                /* the counts over every position, else the reply around */
     int layer;               /* the layers' cursor: the layer Enter opens */
     int rank;                /* the router's cursor: a rank (0: the most probable) */
+    int follow;              /* an expert x or f acted on, whose new rank the cursor takes
+                                at the next draw (its probability may change); -1: none */
     int expert;              /* the expert whose positions are listed */
     int item;                /* the tokens' cursor */
     int page;                /* rows the level shows (PgUp, PgDn) */
@@ -45,6 +47,7 @@ static void *experts_new(const view_env *env)
         tui_die("out of memory");
     ev->src = env->src;
     ev->sel = env->sel;
+    ev->follow = -1;
     return ev;
 }
 
@@ -280,6 +283,39 @@ static const char *experts_why_not(void *state, key_action a)
     return NULL;
 }
 
+bool experts_view_cursor(const view_handle *v, int *layer, int *expert, const char **why)
+{
+    if (!v || v->ops != &experts_view_ops || !v->state) {
+        *why = "x and f act on the experts view's router (E, then Enter on a layer)";
+        return false;
+    }
+    experts_view *ev = v->state;
+    if (!routes(ev)) {
+        *why = experts_why_closed(ev);
+        return false;
+    }
+    ensure(ev);
+    if (ev->level == LEVEL_LAYERS) {
+        *why = "x and f act on an expert: Enter shows the layer's router, Up Down pick one";
+        return false;
+    }
+    if (ev->level == LEVEL_TOKENS) {
+        *layer = ev->layer;
+        *expert = ev->expert;
+        return true;
+    }
+    const float *probs = router_probs(ev, why);
+    if (!probs)
+        return false;
+    int E = expert_routes_experts(routes(ev));
+    int n = experts_rank(probs, E, ev->order, E);
+    clamp(&ev->rank, n);
+    *layer = ev->layer;
+    *expert = ev->order[ev->rank];
+    ev->follow = *expert;
+    return true;
+}
+
 /* ---- drawing ---- */
 
 /* The title: the first of the texts that fits. */
@@ -308,7 +344,7 @@ static void draw_layers(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
     snprintf(t[2], sizeof t[2], "experts  pos %d", ev->pos);
     const char *const titles[] = {t[0], t[1], t[2]};
     title(scr, w, width, titles, 3);
-    int label_w = 1 + (L > 10 ? (L > 100 ? 3 : 2) : 1) + 2; /* "L12  " */
+    int label_w = 1 + (L >= 10 ? (L >= 100 ? 3 : 2) : 1) + 2; /* "L12  " */
     int route_w = experts_route_width(K, E);
     int room = width - 1 - label_w; /* a column for the scroll markers */
     if (route_w > room / 2)
@@ -342,7 +378,7 @@ static void draw_layers(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
         int l = span.first + i, y = 3 + i;
         int ex[ROUTE_MAX];
         float wt[ROUTE_MAX];
-        snprintf(line, sizeof line, "L%d", l);
+        snprintf(line, sizeof line, "L%d", l + 1);
         draw_text(scr, w, y, 1, label_w, line, l == ev->layer ? A_REVERSE : A_BOLD);
         bool have = K <= ROUTE_MAX && expert_routes_of(r, ev->pos, l, ex, wt);
         if (have)
@@ -370,10 +406,10 @@ static void draw_layers(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
     for (int e = 1; e < E; e++)
         best = ev->counts[e] > ev->counts[best] ? e : best;
     if (positions > 0)
-        snprintf(line, sizeof line, "L%d over %s: %d positions; chosen most: #%d, %d times", ev->layer,
-                 range, positions, best, ev->counts[best]);
+        snprintf(line, sizeof line, "L%d over %s: %d positions; chosen most: #%d, %d times",
+                 ev->layer + 1, range, positions, best + 1, ev->counts[best]);
     else
-        snprintf(line, sizeof line, "L%d: no routes over %s", ev->layer, range);
+        snprintf(line, sizeof line, "L%d: no routes over %s", ev->layer + 1, range);
     draw_text(scr, w, h - 2, 0, width, line, A_DIM);
     static const char *const keys[] = {
         "Up Down layer, Enter its router, a the reply / all, Left Right position, Esc close",
@@ -390,9 +426,9 @@ static void draw_router(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
     char line[EXPERTS_LINE_MAX], piece[64], range[96], t[2][256];
     piece_at(ev, ev->pos, piece, sizeof piece);
     range_label(ev, range, sizeof range);
-    snprintf(t[0], sizeof t[0], "router  layer %d/%d (L%d)  pos %d %s  ffn_moe_probs of %d experts",
-             ev->layer + 1, L, ev->layer, ev->pos, piece, E);
-    snprintf(t[1], sizeof t[1], "router  L%d  pos %d", ev->layer, ev->pos);
+    snprintf(t[0], sizeof t[0], "router  layer %d/%d  pos %d %s  ffn_moe_probs of %d experts",
+             ev->layer + 1, L, ev->pos, piece, E);
+    snprintf(t[1], sizeof t[1], "router  L%d  pos %d", ev->layer + 1, ev->pos);
     const char *const titles[] = {t[0], t[1]};
     title(scr, w, width, titles, 2);
     const char *why = NULL;
@@ -402,12 +438,16 @@ static void draw_router(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
         return;
     }
     int n = experts_rank(probs, E, ev->order, E);
+    for (int k = 0; ev->follow >= 0 && k < n; k++)
+        if (ev->order[k] == ev->follow)
+            ev->rank = k;
+    ev->follow = -1;
     clamp(&ev->rank, n);
     int positions = count_layer(ev);
     int ex[ROUTE_MAX];
     float wt[ROUTE_MAX];
     bool have = K <= ROUTE_MAX && expert_routes_of(r, ev->pos, ev->layer, ex, wt);
-    int num_w = 1 + (E > 10 ? (E > 100 ? 3 : 2) : 1);
+    int num_w = 1 + (E >= 10 ? (E >= 100 ? 3 : 2) : 1); /* "#128" */
     /* " #12  61.2%  bar...  weight 0.61  12x" */
     int tail_w = 6 + 2 + 12, bar_w = width - 1 - num_w - 2 - 6 - 2 - tail_w;
     bar_w = bar_w > 40 ? 40 : bar_w < 4 ? 4 : bar_w;
@@ -421,7 +461,7 @@ static void draw_router(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
     for (int i = 0; i < span.count; i++) {
         int k = span.first + i, e = ev->order[k], y = 2 + i;
         char num[16], prob[16], bar[256], chosen[32] = "";
-        snprintf(num, sizeof num, "#%d", e);
+        snprintf(num, sizeof num, "#%d", e + 1);
         tuifmt_prob(probs[e], prob, sizeof prob);
         int bw = tuifmt_bar(probs[e], bar_w, scr->utf8, bar, sizeof bar);
         for (int j = 0; have && j < K; j++)
@@ -437,7 +477,7 @@ static void draw_router(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
             draw_scroll_mark(scr, w, y, 0, 'v');
     }
     int e = ev->order[ev->rank];
-    snprintf(line, sizeof line, "#%d was chosen at %d of the %d positions of %s", e, ev->counts[e],
+    snprintf(line, sizeof line, "#%d was chosen at %d of the %d positions of %s", e + 1, ev->counts[e],
              positions, range);
     draw_text(scr, w, h - 2, 0, width, line, A_DIM);
     static const char *const keys[] = {"Up Down expert, Enter the tokens that chose it, Esc back",
@@ -455,9 +495,9 @@ static void draw_tokens(experts_view *ev, WINDOW *w, const tui_screen *scr, int 
     int n = expert_routes_chose(r, ev->layer, ev->expert, ev->first, ev->last, ev->chose,
                                 ev->chose_w, ev->cap_pos);
     int positions = count_layer(ev);
-    snprintf(t[0], sizeof t[0], "L%d expert #%d: chosen at %d of %d positions (%s)", ev->layer,
-             ev->expert, n, positions, range);
-    snprintf(t[1], sizeof t[1], "L%d #%d: %d of %d", ev->layer, ev->expert, n, positions);
+    snprintf(t[0], sizeof t[0], "L%d expert #%d: chosen at %d of %d positions (%s)", ev->layer + 1,
+             ev->expert + 1, n, positions, range);
+    snprintf(t[1], sizeof t[1], "L%d #%d: %d of %d", ev->layer + 1, ev->expert + 1, n, positions);
     const char *const titles[] = {t[0], t[1]};
     title(scr, w, width, titles, 2);
     if (n == 0) {

@@ -13,6 +13,9 @@
  *           weight, and how often each was chosen over the range;
  *   tokens  Enter on an expert: the positions of the range whose route at that layer
  *           includes it, with their tokens and its weight there; Enter selects one.
+ * Layers and experts are numbered from 1, as the other views and the status line do.
+ * In the router and the tokens, x knocks the expert out and f forces it (the
+ * controller's, actions.c, through experts_view_cursor).
  * Refused with one line where there are no routes (a model without experts, a trace).
  *
  * Owns its state (level, cursors, the range's choice, scratch for the counts); reads
@@ -27,5 +30,11 @@
 /* The overlay (overlays.c's table: 'E' or /experts opens it over the panes, the whole
  * screen above the status line). */
 extern const view_ops experts_view_ops;
+
+/* The expert under the cursor of the experts view v (layer and expert from 0): the
+ * router's selected row, or the expert whose positions are listed. False with *why
+ * (as the status line says it) on the layers' level, where there are no routes, or
+ * where v is not the experts view. */
+bool experts_view_cursor(const view_handle *v, int *layer, int *expert, const char **why);
 
 #endif

@@ -59,6 +59,9 @@ typedef enum {
     /* the heads and attribution views: knock the cursor's head out of the forward
      * pass, or back in; a Gated DeltaNet head out with its state emptied */
     ACT_KNOCK_OUT, ACT_KNOCK_OUT_RESET,
+    /* the experts view: the cursor's expert out of its layer's router choice, or back
+     * in; forced as the layer's first choice, or no longer */
+    ACT_EXPERT_KNOCK, ACT_EXPERT_FORCE,
     /* the attribution view: the token whose logit is split */
     ACT_TARGET_NEXT, ACT_TARGET_PREV,
     /* Attention's Up/Down: the layer (the heads view: the head) */
