@@ -788,10 +788,13 @@ static inline bool family_gguf_write(const char *path, const char *name, const f
         out[kept++] = x;
     }
     for (int i = 0; i < kept; i++) {
+        /* the router and the convolution stay F32, as llama-quantize leaves them, and so
+         * does a matrix whose rows are not whole blocks of the type (gemma4's
+         * per_layer_token_embd: 5 layers of 8), which no GGUF reader takes */
         if (out[i].ne1 && e->type != GGML_TYPE_F32 && !strstr(out[i].name, "ffn_gate_inp") &&
-            !strstr(out[i].name, "ssm_conv1d"))
-            out[i].type = e->type; /* the router and the convolution stay F32, as
-                                      llama-quantize leaves them */
+            !strstr(out[i].name, "ssm_conv1d") &&
+            out[i].ne0 % ggml_type_get(e->type)->block == 0)
+            out[i].type = e->type;
         uint64_t dims[3] = {out[i].ne0, out[i].ne1, out[i].ne2};
         bytes[i] = gguf_writer_add_tensor(w, out[i].name, out[i].type,
                                           out[i].ne2 ? 3 : out[i].ne1 ? 2 : 1, dims);

@@ -6,13 +6,17 @@
  * the windows of each layer and their RoPE base, embedding and query scales, tied
  * output, fused tensors viewed row for row, LongRoPE's factors chosen by the context);
  * hostile files of each family are refused with one line naming what is wrong; and an
- * architecture llmchat does not run is refused by name with what it lacks. The numbers
+ * architecture llmchat does not run is refused by name with what it lacks; written as
+ * Q8_0, Q4_0 or Q4_K, no tensor's rows end inside a block (llama.cpp reads them). The numbers
  * each family computes are checked against the references in e2e_families.sh. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "family_gguf.h"
+#include "gguf.h"
 #include "model.h"
 #include "testutil.h"
 #include "transformer.h"
@@ -63,6 +67,48 @@ static float *run_tokens(const model *m, int ctx, int n)
         check_each(isfinite(out[i]), "logit %d is not finite", i);
     return out;
 }
+
+/* ---- the typed fixtures are files llama.cpp reads ---- */
+
+/* Every family written with its matrices as Q8_0, Q4_0 or Q4_K: no quantized tensor has
+ * rows that end inside a block (gemma4's per_layer_token_embd, 5 layers of 8 values, is
+ * kept F32), which llama.cpp refuses ("not a multiple of block size") though llmchat
+ * reads such a file (stories260K-q8_0.gguf). */
+START_TEST(test_typed_fixtures_have_whole_block_rows)
+{
+    const uint32_t file_types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K};
+    for (size_t i = 0; i < sizeof family_shapes / sizeof family_shapes[0]; i++)
+        for (size_t k = 0; k < sizeof file_types / sizeof file_types[0]; k++) {
+            family_edit e = {.type = file_types[k]};
+            const char *path = write_family(family_shapes[i].name, &e);
+            FILE *f = fopen(path, "rb");
+            ck_assert_ptr_nonnull(f);
+            fseek(f, 0, SEEK_END);
+            long size = ftell(f);
+            rewind(f);
+            char *buf = malloc((size_t)size);
+            ck_assert(buf && fread(buf, 1, (size_t)size, f) == (size_t)size);
+            fclose(f);
+            remove(path);
+            gguf *g = NULL;
+            llm_err err;
+            ck_assert_msg(gguf_parse(buf, (size_t)size, path, &g, &err) == LLM_OK, "%s", err.text);
+            int typed = 0;
+            for (uint64_t t = 0; t < gguf_tensor_count(g); t++) {
+                const gguf_tensor *x = gguf_tensor_at(g, t);
+                typed += x->type == file_types[k];
+                ck_assert_msg(x->dims[0] % ggml_type_get(x->type)->block == 0,
+                              "%s as %s: '%s' has rows of %llu values", family_shapes[i].name,
+                              ggml_type_get(file_types[k])->name, x->name,
+                              (unsigned long long)x->dims[0]);
+            }
+            if (ggml_type_get(file_types[k])->block == 32) /* K-quants: only 256-wide rows */
+                ck_assert_msg(typed > 0, "%s: no tensor written as the type", family_shapes[i].name);
+            gguf_free(g);
+            free(buf);
+        }
+}
+END_TEST
 
 /* ---- every family opens and runs ---- */
 
@@ -744,6 +790,7 @@ static Suite *model_family_suite(void)
     TCase *core = tcase_create("core");
     tcase_set_timeout(core, 120);
     tcase_add_test(core, test_each_family_opens_and_runs);
+    tcase_add_test(core, test_typed_fixtures_have_whole_block_rows);
     tcase_add_test(core, test_descriptions);
     tcase_add_test(core, test_fused_views_are_the_file_rows);
     tcase_add_test(core, test_longrope_by_context);
