@@ -422,7 +422,7 @@ pass "--patch: the grid's runs and the ratio to one forward pass"
 
 # ---- scripts/bench-many-core on a machine it cannot fully use ----
 # no llama.cpp there: the rows run llmchat alone and say so, the Q4_K_M rows (which need
-# llama-quantize) are left out, the run ends 0 with its figures; an llmchat-bench that
+# llama-quantize) are left out with no file of theirs, the run ends 0 with its figures; an llmchat-bench that
 # does not run there stops it at once, saying why in log.txt
 BUILD=$(dirname "$BENCH")
 XDG_CACHE_HOME=$T/xdg LLAMA_CPP_BIN=$T/no-llama QUICK_SHAPES=15M \
@@ -430,6 +430,9 @@ XDG_CACHE_HOME=$T/xdg LLAMA_CPP_BIN=$T/no-llama QUICK_SHAPES=15M \
     fail "bench-many-core without llama.cpp: $(tail -n 5 "$T/many.out")"
 assert_file_contains "the run says it has no llama.cpp" "$T/many/log.txt" "llmchat's figures alone, no ratios"
 assert_file_contains "the Q4_K_M rows are left out" "$T/many/log.txt" "left out (no llama-quantize)"
+for f in "$T"/many/*q4_k_m*; do # nor are their files: an empty one reads as a failed row
+    [ -e "$f" ] && fail "bench-many-core without llama-quantize wrote $(basename "$f")"
+done
 "$PYTHON" - "$T/many/speed-q8_0.jsonl" <<'PY' || fail "bench-many-core's Q8_0 rows (above)"
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
