@@ -112,6 +112,18 @@ if phases.index("gen") < max(i for i, p in enumerate(phases) if p == "prompt"):
 EOF
 pass "--trace writes a header and the documented JSON Lines"
 
+# without -n the header's step limit is the one the mode runs with: generate's 256,
+# chat's 0 (until the reply ends)
+run_llmchat -m generate -t 0 --trace "$T/t256.jsonl" -z "$DATA/tok512.bin" -i "Once" \
+    "$DATA/stories260K.bin" </dev/null
+assert_status 0
+printf 'Hi.\n' | run_llmchat -m chat -t 0 --trace "$T/tchat.jsonl" -z "$DATA/tok512.bin" \
+    "$DATA/stories260K.bin"
+assert_status 0
+assert_eq "generate's step limit in the trace" "256 0" "$("$PYTHON" -c 'import json, sys
+print(*(json.loads(open(f).readline())["options"]["steps"] for f in sys.argv[1:]))' "$T/t256.jsonl" "$T/tchat.jsonl")"
+pass "without -n the trace's header gives the step limit the mode runs with"
+
 # ---- --trace-attn with a small --attention-mib: every position's rows reach the trace ----
 # stories260K's rows take 160 bytes a key: 1 MiB holds those of about 15 positions near
 # 420, so a 421-token prompt is run in batches whose rows fit, each written before the

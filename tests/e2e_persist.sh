@@ -12,7 +12,9 @@
 # that cannot be written (not a directory, or "full": writes fail with EFBIG) gives
 # one warning and the chat goes on; interventions (a control vector, a knocked-out
 # head) are saved with the chat and set again by /load, so the next reply is the
-# unbroken steered chat's.
+# unbroken steered chat's; /load and /resume N set the settings a file names (the step
+# limit too) and leave the others; --resume puts the command line first (said), then
+# the saved chat, then the config file.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 STATE=$T/state
@@ -140,6 +142,60 @@ saved_t=$("$PYTHON" -c 'import json,sys; print("%g" % json.load(open(sys.argv[1]
 grep 'llmchat: temperature ' "$T/err" | sed -n 2p | grep -q "^llmchat: temperature $saved_t " ||
     fail "a file with settings did not set them (want temperature $saved_t): $(grep 'llmchat: temperature ' "$T/err" | sed -n 2p)"
 pass "/load keeps the session's settings for a file without them, takes a file's own"
+
+# A file whose "settings" name some: those are set, the others (the seed too) stay.
+printf '{"llmchat_chat": 1, "settings": {"temperature": 0.5, "steps": 7}, "turns": [{"user": "Hi", "reply": "Hello."}]}\n' >"$T/part.json"
+printf '/load %s\n/set\n' "$T/part.json" >"$T/in"
+chat -z "$TOK" "$MODEL" -k 5 -s 77 -p 0.5 --repeat-penalty 1.3 <"$T/in"
+assert_status 0
+grep 'llmchat: temperature ' "$T/err" | grep -q '^llmchat: temperature 0.5  top-k 5  top-p 0.5 .*repeat-penalty 1.3 .*seed 77  steps 7 ' ||
+    fail "a file naming some settings: $(grep 'llmchat: temperature ' "$T/err")"
+pass "/load sets the settings a file names (the step limit too) and leaves the others, the seed too"
+
+# --resume: the command line first, then the saved chat, then the config file; what
+# the command line changes is said, -y too.
+prec=$T/prec
+printf '/set temperature 0.7\n/set steps 5\n/set seed 42\n%s\n' "$m1" |
+    XDG_STATE_HOME=$prec "$LLMCHAT_BIN" -m chat --no-config --autosave always -T 1 -c 128 \
+        -y "Be brief." -z "$TOK" "$MODEL" >/dev/null 2>"$T/prec.err" || fail "$(cat "$T/prec.err")"
+mkdir -p "$prec/cfg/llmchat"
+printf 'template = chatml\nsteps = 50\nctx = 256\ntemperature = 0.1\ntop-k = 9\n' >"$prec/cfg/llmchat/config"
+printf '/set\n%s\n' "$m2" | XDG_STATE_HOME=$prec XDG_CONFIG_HOME=$prec/cfg \
+    "$LLMCHAT_BIN" -m chat --autosave never -T 1 --resume --trace "$T/prec1.jsonl" >/dev/null 2>"$T/err" ||
+    fail "--resume under a config file: $(cat "$T/err")"
+"$PYTHON" - "$T/prec1.jsonl" <<'PY' || fail "--resume: the saved chat's settings over the config file's (above)"
+import json, sys
+h = json.loads(open(sys.argv[1]).readline())
+o = h["options"]
+assert h["template"] == "llama2", h["template"]
+assert (o["steps"], o["ctx"], o["temperature"], o["seed"]) == (5, 128, 0.7, 42), o
+assert o["top_k"] == 0, o  # the chat names every setting: its top-k, not the config's
+PY
+printf '/set\n%s\n' "$m2" | XDG_STATE_HOME=$prec XDG_CONFIG_HOME=$prec/cfg \
+    "$LLMCHAT_BIN" -m chat --autosave never -T 1 --resume -t 0 -s 7 -k 3 -c 64 --template llama2 \
+        -y "From the command line." --trace "$T/prec2.jsonl" >/dev/null 2>"$T/err" ||
+    fail "--resume with options: $(cat "$T/err")"
+assert_file_contains "what the command line changes" "$T/err" \
+    "llmchat: --resume: from the command line: temperature 0 (saved: 0.7), top-k 3 (saved: 0), seed 7 (saved: 42)"
+assert_file_contains "-y over the saved system prompt" "$T/err" "system prompt from -y, in place of the saved chat's"
+"$PYTHON" - "$T/prec2.jsonl" <<'PY' || fail "--resume: the command line's settings (above)"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+o = lines[0]["options"]
+assert (o["temperature"], o["top_k"], o["seed"], o["steps"], o["ctx"]) == (0, 3, 7, 5, 64), o
+text = "".join(r.get("piece", "") for r in lines[1:] if "pos" in r).replace("\u2581", " ")
+assert "From the command line." in text and "Be brief." not in text, text[:300]
+PY
+pass "--resume: the command line's settings and -y win and are said; the saved chat's beat the config file's"
+
+# /resume N takes the chat's step limit, and the file keeps it
+printf '/resume 1\n/set\n' | XDG_STATE_HOME=$prec "$LLMCHAT_BIN" -m chat --no-config -T 1 -n 9 \
+    -z "$TOK" "$MODEL" >/dev/null 2>"$T/err" || fail "/resume 1: $(cat "$T/err")"
+grep -q '^llmchat: temperature 0.7 .* seed 42  steps 5 ' "$T/err" ||
+    fail "/resume 1 did not take the chat's settings: $(grep 'llmchat: temperature ' "$T/err")"
+f=$(ls -t "$prec/llmchat/chats"/*.json | head -n 1)
+assert_eq "the reopened chat's file keeps its step limit" 5 "$(json_get "$f" 'd["settings"]["steps"]')"
+pass "/resume N sets the chat's step limit and settings; its file keeps them"
 
 # ---- /resume: the list, and one reopened ----
 printf '/resume\n/resume 9\n/resume 1\n%s\n' "$m3" >"$T/in"

@@ -53,6 +53,17 @@ grep '^BODY: {"messages"' "$T/chat.log" | tail -n 1 | grep -q '"role":"system","
     fail "/system did not reach the second render: $(grep '^BODY: {"messages"' "$T/chat.log")"
 pass "a served chat: /save names the server and keeps the texts; autosave; /system"
 
+# slow motion is a local model's: --slow-motion says it does nothing, /set refuses it
+printf '/set slow-motion 300\n/set\n' >"$T/in"
+run_llmchat --no-config --server "$url" -m chat --slow-motion 100 --autosave never <"$T/in"
+assert_status 0
+assert_contains "--slow-motion with a server" "$(cat "$T/err")" \
+    "--slow-motion does nothing with a served model: its reply comes at the server's pace"
+assert_contains "/set slow-motion with a server" "$(cat "$T/err")" \
+    "/set: slow-motion needs a local model: a served reply comes at the server's pace"
+case $(cat "$T/err") in *"from the next token"*) fail "/set slow-motion claimed a change" ;; esac
+pass "a served chat: --slow-motion is said to do nothing, /set slow-motion is refused"
+
 # the trace: the header names the server; the record before each reply token holds the
 # server's top alternatives (20 asked; the recording has 5), their pieces and
 # probabilities as the recorded answer gave them

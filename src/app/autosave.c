@@ -399,7 +399,8 @@ static bool load_steering(engine *e, const chatfile *cf, bool keep, const interv
 }
 
 llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_steering,
-                              bool *apart, char *notice, size_t size, llm_err *err)
+                              live_settings *settings, bool *apart, char *notice, size_t size,
+                              llm_err *err)
 {
     if (size)
         notice[0] = '\0';
@@ -417,8 +418,8 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_st
         steering_set(engine_steering(e), before, &ignored);
     }
     if (st == LLM_OK) {
-        if (cf.has_settings)
-            engine_set_sampler(e, &cf.sampler);
+        if (settings)
+            chatfile_settings_onto(&cf, settings, 0);
         const char *current = engine_model(e)->path;
         const char *dropped = chat_take_notice(c);
         size_t o = 0;

@@ -74,16 +74,19 @@ llm_status autosave_save_chat(const struct session *s, const char *path, bool al
 const char *autosave_save_args(const char *arg, bool *all);
 
 /* /load FILE, /resume N, --resume: reads path and restores it into c (chat_restore)
- * with its sampler settings and its interventions (set before its context is read
- * again; keep_steering: the session's stay, as when the command line gave some to a
- * --resume); a chat saved with another model is loaded all the same (its text is
+ * with its interventions (set before its context is read again; keep_steering: the
+ * session's stay, as when the command line gave some to a --resume) and, into
+ * settings (NULL: none, as for --resume, whose settings load_resume settled), the
+ * settings the file names (the sampler's, the seed, the step limit: the caller sets
+ * them in the session); a chat saved with another model is loaded all the same (its text is
  * tokenized again when the vocabulary differs). notice says so, that old turns stay
  * out of the context, or what the interventions became or why they could not be set
  * ("" when there is nothing to say). *apart: the session does not run with the file's
  * interventions (kept its own, or could not set them): the file must not be saved
  * over, or they are lost. */
 llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_steering,
-                              bool *apart, char *notice, size_t size, llm_err *err);
+                              live_settings *settings, bool *apart, char *notice, size_t size,
+                              llm_err *err);
 
 /* One saved chat of the list /resume shows. */
 typedef struct {

@@ -48,14 +48,18 @@ command_loaded command_load(command_host *h, const char *path, bool resuming)
     llm_err err;
     char notice[2200];
     bool keep = resuming && !h->served && options_steer(h->s->o), apart = false;
+    live_settings ls = h->served ? served_settings(h->served) : session_settings(h->s);
     llm_status st = h->served
-                        ? served_load_chat(h->served, path, &apart, notice, sizeof notice, &err)
-                        : autosave_load_chat(h->s->c, h->s->e, path, keep, &apart, notice,
-                                             sizeof notice, &err);
+                        ? served_load_chat(h->served, path, !resuming, &apart, notice,
+                                           sizeof notice, &err)
+                        : autosave_load_chat(h->s->c, h->s->e, path, keep, resuming ? NULL : &ls,
+                                             &apart, notice, sizeof notice, &err);
     if (st != LLM_OK) {
         say(h, "%s", err.text);
         return COMMAND_LOAD_FAILED;
     }
+    if (!h->served && !resuming)
+        session_set_settings(h->s, &ls);
     h->changed(h, COMMAND_CHANGED_DIALOG);
     int turns = h->served ? remote_chat_turn_count(h->served->rc)
                           : chat_turn_count(h->s->c) + chat_dropped_count(h->s->c);
@@ -64,6 +68,20 @@ command_loaded command_load(command_host *h, const char *path, bool resuming)
         say(h, "%s", notice);
     if (apart)
         say(h, "it goes on in a new file: %s keeps the interventions it was saved with", path);
+    const app_options *o = h->served ? h->served->o : h->s->o;
+    const char *saved_system = h->served ? remote_chat_system(h->served->rc) : chat_system(h->s->c);
+    if (resuming && o->system_cli && /* -y over the saved chat's system prompt */
+        strcmp(saved_system ? saved_system : "", o->system ? o->system : "") != 0) {
+        const char *y = o->system && *o->system ? o->system : NULL;
+        st = h->served ? remote_chat_set_system(h->served->rc, y, &err)
+                       : chat_set_system(h->s->c, y, &err);
+        if (st != LLM_OK) {
+            say(h, "-y: %s", err.text);
+        } else {
+            h->changed(h, COMMAND_CHANGED_CHAT);
+            say(h, "system prompt from -y, in place of the saved chat's");
+        }
+    }
     return apart ? COMMAND_LOADED_APART : COMMAND_LOADED;
 }
 
@@ -185,6 +203,10 @@ static void run_set(command_host *h, const char *arg)
         now = session_settings(h->s); /* the sampler's own: /load may have set them */
     if (*arg && settings_set_line(&now, arg, &err) != LLM_OK) {
         say(h, "/set: %s", err.text);
+        return;
+    }
+    if (h->served && now.slow_motion_ms != 0) {
+        say(h, "/set: slow-motion needs a local model: a served reply comes at the server's pace");
         return;
     }
     if (h->served)

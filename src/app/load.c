@@ -138,6 +138,36 @@ bool load_set_owned(app_options *o, const char **field, const char *s)
     return true;
 }
 
+/* The saved chat's settings into o, but those the command line gave, which it names
+ * when they differ from the chat's ("temperature 0 (saved: 0.7)"). */
+static void resume_settings(app_options *o, const chatfile *cf)
+{
+    live_settings now = {.sampler = o->sampler, .steps = o->steps,
+                         .slow_motion_ms = o->slow_motion_ms};
+    live_settings saved = now;
+    chatfile_settings_onto(cf, &saved, 0);
+    unsigned set = chatfile_settings_onto(cf, &now, o->settings_cli);
+    o->sampler = now.sampler;
+    o->steps = now.steps;
+    char kept[512];
+    size_t n = 0;
+    kept[0] = '\0';
+    for (const setting_info *row = settings_table; row->name; row++) {
+        unsigned bit = 1u << (row - settings_table);
+        o->seed_given |= (set & bit) && row->type == SETTING_SEED;
+        char a[32], b[32];
+        if (!(o->settings_cli & bit) || !(cf->settings_held & bit) ||
+            !strcmp(settings_value_text(row, &now, a, sizeof a),
+                    settings_value_text(row, &saved, b, sizeof b)) ||
+            n >= sizeof kept)
+            continue;
+        n += (size_t)snprintf(kept + n, sizeof kept - n, "%s%s %s (saved: %s)", n ? ", " : "",
+                              row->name, a, b);
+    }
+    if (*kept)
+        fprintf(stderr, "llmchat: --resume: from the command line: %s\n", kept);
+}
+
 int load_resume(app_options *o)
 {
     char path[4096], skipped[600];
@@ -182,15 +212,11 @@ int load_resume(app_options *o)
     }
     if (resumed_model)
         o->model_source = MODEL_FROM_RESUMED;
-    if (o->ctx == 0 && cf.ctx > 0)
+    /* the command line over the saved chat over the config file */
+    if (!o->ctx_cli && cf.ctx > 0)
         o->ctx = cf.ctx;
-    if (o->steps < 0 && cf.steps > 0)
-        o->steps = cf.steps;
-    if (cf.has_settings) {
-        o->sampler = cf.sampler;
-        o->seed_given = true;
-    }
-    if (!o->template_name && cf.template_name) {
+    resume_settings(o, &cf);
+    if (!o->template_cli && cf.template_name) {
         template_kind kind;
         if (template_kind_parse(cf.template_name, &kind))
             o->template_name = template_kind_name(kind); /* a static string */

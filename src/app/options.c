@@ -1249,9 +1249,15 @@ int options_parse(int argc, char **argv, app_options *o)
         if (why)
             rc = usage_error("--%s %s, got '%s'", cl.given[i].row->name, why, cl.given[i].value);
     }
-    for (int i = 0; i < cl.n_given; i++)
-        if (cl.given[i].row->set == set_server)
-            o->server_given = true;
+    for (int i = 0; i < cl.n_given; i++) {
+        const app_option *r = cl.given[i].row;
+        o->server_given |= r->set == set_server;
+        o->ctx_cli |= r->set == set_ctx;
+        o->template_cli |= r->set == set_template;
+        o->system_cli |= r->set == set_system;
+        if (r->setting)
+            o->settings_cli |= 1u << (r->setting - settings_table);
+    }
     free(cl.given);
     if (rc != 0)
         return rc;

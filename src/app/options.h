@@ -54,6 +54,8 @@ enum { OPTIONS_KEEP_CHATS_DEFAULT = 30, OPTIONS_KEEP_CHATS_MAX = 1000000 };
 /* --draft-max and --draft-min: the most and the fewest tokens speculative decoding
  * guesses a step, by default. */
 enum { OPTIONS_DRAFT_MAX_DEFAULT = 8, OPTIONS_DRAFT_MIN_DEFAULT = 0 };
+/* The most tokens -m generate writes without -n (its step limit -1). */
+enum { GENERATE_STEPS_DEFAULT = 256 };
 
 /* Where the model came from (see main.c's model discovery). */
 typedef enum {
@@ -81,6 +83,10 @@ typedef struct {
                                     sampler's first settings (once the engine is made,
                                     its sampler holds them: engine_sampler_config) */
     bool seed_given;
+    unsigned settings_cli;       /* the live settings the command line gave (bit i:
+                                    settings_table's row i): --resume keeps them over
+                                    the saved chat's */
+    bool ctx_cli, template_cli, system_cli; /* -c, --template, -y on the command line */
     int steps;                   /* -n; -1 = mode default (the session's first step limit) */
     int slow_motion_ms;          /* --slow-motion (LLMCHAT_STEP_DELAY_MS): tui: wait after
                                     each reply token, ms (the session's first value) */

@@ -47,6 +47,9 @@ int served_open(served_session *s, const app_options *o, const char *mode, bool 
 {
     memset(s, 0, sizeof *s);
     s->o = o;
+    if (o->slow_motion_ms > 0)
+        fprintf(stderr, "llmchat: --slow-motion does nothing with a served model: its reply "
+                        "comes at the server's pace\n");
     s->steps = o->steps < 0 ? 0 : o->steps;
     if (!(s->rem = remote_connect(o, o->server_url)))
         return 1;
@@ -116,14 +119,19 @@ llm_status served_save_chat(const served_session *s, const char *path, llm_err *
     return st;
 }
 
-llm_status served_load_chat(served_session *s, const char *path, bool *apart, char *notice,
-                            size_t size, llm_err *err)
+llm_status served_load_chat(served_session *s, const char *path, bool settings, bool *apart,
+                            char *notice, size_t size, llm_err *err)
 {
     chatfile cf;
     llm_status st = chatfile_read(path, &cf, err);
     if (st != LLM_OK)
         return st;
     st = remote_chat_restore(s->rc, &cf, notice, size, err);
+    if (st == LLM_OK && settings) {
+        live_settings ls = served_settings(s);
+        chatfile_settings_onto(&cf, &ls, 0);
+        served_set_settings(s, &ls);
+    }
     *apart = !intervention_is_empty(cf.steer); /* a local chat's: no server takes them */
     size_t o = strlen(notice);
     if (st == LLM_OK && *apart && o < size)

@@ -49,10 +49,11 @@ void served_set_settings(served_session *s, const live_settings *ls);
 /* /save FILE. */
 llm_status served_save_chat(const served_session *s, const char *path, llm_err *err);
 /* /load FILE, /resume N, --resume: replaces the dialog with the chat saved in path
- * and takes its sampler settings, as a local chat's /load does (the step limit stays
- * the session's); notice as remote_chat_restore says it. */
-llm_status served_load_chat(served_session *s, const char *path, bool *apart, char *notice,
-                            size_t size, llm_err *err);
+ * and, with settings (not for --resume, whose settings load_resume settled), takes
+ * the settings it names (the sampler's, the seed, the step limit), as a local chat's
+ * /load does; notice as remote_chat_restore says it. */
+llm_status served_load_chat(served_session *s, const char *path, bool settings, bool *apart,
+                            char *notice, size_t size, llm_err *err);
 /* Autosaves the chat (autosave_write); false with the first failure's warning in msg. */
 bool served_autosave_now(served_session *s, char *msg, size_t size);
 /* On a quitting signal: the chat saved, where it is said on stderr; returns 128 + the

@@ -261,7 +261,7 @@ static int open_trace(session *s)
         .kernels = s->kernels,
         .kv_cache = engine_kv_cache(s->e) == TRANSFORMER_KV_F32 ? "f32" : "q8_0",
         .sampler = engine_sampler_config(s->e),
-        .steps = o->steps,
+        .steps = o->steps >= 0 ? o->steps : o->mode == MODE_GENERATE ? GENERATE_STEPS_DEFAULT : 0,
         .ctx = engine_ctx(s->e),
         .lens = o->trace_lens,
         .tensors = o->trace_tensors,

@@ -53,7 +53,7 @@ int cli_generate(session *s)
         goto out;
     }
 
-    int steps = o->steps < 0 ? 256 : o->steps == 0 ? engine_ctx(e) : o->steps;
+    int steps = o->steps < 0 ? GENERATE_STEPS_DEFAULT : o->steps == 0 ? engine_ctx(e) : o->steps;
     engine_guesser guesser = s->guesser; /* --lookup, --draft (session.c) */
     void *guesser_user = s->guesser_user;
 

@@ -81,7 +81,7 @@ int cli_remote_generate(const app_options *o)
     int rc = 0, *ids = NULL, n = 0;
     llm_err err;
     remote_request q = {.text = text, .top_n = 10, .sampler = o->sampler};
-    q.max_tokens = o->steps < 0 ? 256 : o->steps;
+    q.max_tokens = o->steps < 0 ? GENERATE_STEPS_DEFAULT : o->steps;
     if (in->tokenizes && in->api != REMOTE_OLLAMA) { /* the prompt goes as the server's ids */
         if (remote_tokenize(r, text, true, &ids, &n, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s\n", err.text);

@@ -265,6 +265,8 @@ static llm_status read_settings(const reader *r, const json_value *s, chatfile *
         if (!v && row->trace_key)
             v = json_get(s, key = row->trace_key);
         const char *why = v ? settings_from_json(row, &saved, v) : NULL;
+        if (v && !why)
+            cf->settings_held |= 1u << (row - settings_table);
         if (!why)
             continue;
         char what[160];
@@ -277,6 +279,20 @@ static llm_status read_settings(const reader *r, const json_value *s, chatfile *
     cf->sampler = saved.sampler;
     cf->steps = saved.steps;
     return read_int(r, s, "ctx", 0, INT_MAX, &cf->ctx);
+}
+
+unsigned chatfile_settings_onto(const chatfile *cf, live_settings *s, unsigned keep)
+{
+    live_settings saved = {.sampler = cf->sampler, .steps = cf->steps};
+    unsigned set = 0;
+    for (const setting_info *row = settings_table; row->name; row++) {
+        unsigned bit = 1u << (row - settings_table);
+        if (!(cf->settings_held & bit) || (keep & bit))
+            continue;
+        settings_copy(row, s, &saved);
+        set |= bit;
+    }
+    return set;
 }
 
 /* Reads an optional array of token ids (member `member` of v; ids only mean something

@@ -66,6 +66,7 @@
 #include <stdio.h>
 
 #include "sampler.h"
+#include "settings.h"
 #include "status.h"
 
 enum { CHATFILE_VERSION = 3 };  /* the newest this reader reads; 1 = no branches, 2 = no
@@ -113,6 +114,9 @@ typedef struct chatfile {
     sampler_config sampler; /* the file's "settings" (the defaults where it names none) */
     bool has_settings;    /* the file has a "settings" object: a file without one (written
                              by hand) leaves the loading session's settings as they are */
+    unsigned settings_held; /* as read: the settings its "settings" names (bit i:
+                               settings_table's row i); one it leaves out stays as the
+                               loading session has it (chatfile_settings_onto) */
     int steps;            /* reply step limit; 0 = until EOS */
     int ctx;              /* context length; 0 = the model's */
     chatfile_turn *turns; /* (n_turns), oldest first (owned) */
@@ -148,6 +152,10 @@ llm_status chatfile_parse(const char *name, const char *data, size_t len, chatfi
                           llm_err *err);
 /* Reads and parses the file at path (at most CHATFILE_MAX_BYTES). */
 llm_status chatfile_read(const char *path, chatfile *cf, llm_err *err);
+/* Sets in s each setting cf's "settings" named (settings_held: the sampler's, the
+ * seed, the step limit) but those keep marks (bit i: settings_table's row i; 0: none),
+ * leaving the others as they are. Returns the settings it set (a mask as keep). */
+unsigned chatfile_settings_onto(const chatfile *cf, live_settings *s, unsigned keep);
 enum { CHATFILE_MAX_BYTES = 256 << 20 };
 
 /* Writes cf as JSON to f (chatfile_write's content, without its safety net). */

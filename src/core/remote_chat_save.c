@@ -50,8 +50,6 @@ llm_status remote_chat_restore(remote_chat *c, const chatfile *cf, char *notice,
         remote_chat_reset(c);
         return st;
     }
-    if (cf->has_settings)
-        remote_chat_set_sampler(c, &cf->sampler);
     const remote_info *in = remote_describe(remote_chat_remote(c));
     size_t o = 0;
     if (cf->model && size)

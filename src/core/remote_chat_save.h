@@ -22,8 +22,8 @@
  * being written, as cut). */
 llm_status remote_chat_to_file(const remote_chat *c, chatfile *cf, llm_err *err);
 
-/* Replaces the dialog with cf's turns (a reply being written is stopped), its system
- * prompt and, when it has them, its sampler settings. A turn's other branches are
+/* Replaces the dialog with cf's turns (a reply being written is stopped) and its
+ * system prompt (its settings are the caller's: chatfile_settings_onto). A turn's other branches are
  * not kept (a served chat has one reply a turn): notice says how many were left, and
  * that the chat was saved with another model or server (notice "" when there is
  * nothing to say). On failure the dialog is empty. */

@@ -127,6 +127,13 @@ bool settings_in_range(const setting_info *row, const live_settings *s)
 }
 
 /* Sets row's field in s to x (a whole number for an integer or the seed). */
+void settings_copy(const setting_info *row, live_settings *to, const live_settings *from)
+{
+    size_t bytes = row->type == SETTING_NUMBER ? sizeof(float)
+                   : row->type == SETTING_INTEGER ? sizeof(int) : sizeof(uint64_t);
+    memcpy((char *)to + row->offset, field(row, from), bytes);
+}
+
 static void set_field(const setting_info *row, live_settings *s, double x)
 {
     void *to = (char *)s + row->offset;

@@ -85,6 +85,8 @@ enum { SETTINGS_COUNT = 9 };
  * with a row whose name is NULL. */
 extern const setting_info settings_table[];
 
+/* The setting of row in `to` made the one in `from`. */
+void settings_copy(const setting_info *row, live_settings *to, const live_settings *from);
 /* The row of the setting name, or NULL. */
 const setting_info *settings_find(const char *name);
 
