@@ -47,6 +47,21 @@ assert_file_contains "bad value" "$T/err" "llmchat: ~/.config/llmchat/config:4: 
 assert_file_contains "not key = value" "$T/err" "llmchat: ~/.config/llmchat/config:6: expected 'key = value'"
 pass "unknown keys, bad values and bad lines are warnings naming the file and line"
 
+# ---- values only the model can judge: refused naming the file's line, not an option ----
+for line in "ctx = 99999|ctx 99999 is larger than the model's context" \
+    "knock-out = 99:0|knock-out 99:0: the model has layers 0-" \
+    "knock-out-expert = 0:1|knock-out-expert 0:1: the model has no experts" \
+    "control-vector-layers = 50-60|control-vector-layers: control vector layers must be"; do
+    printf 'seed = 11\n%s\n' "${line%%|*}" >"$CONF"
+    run_llmchat -m generate -n 4 -i "$prompt" "$model" </dev/null
+    assert_status 2
+    assert_file_contains "${line%%|*}" "$T/err" "llmchat: ~/.config/llmchat/config:2: ${line#*|}"
+done
+run_llmchat -m generate -n 4 -i "$prompt" -c 99999 "$model" </dev/null # the command line's
+assert_status 2
+assert_file_contains "-c over the file's ctx" "$T/err" "llmchat: --ctx 99999 is larger"
+pass "a value the model refuses names the config file's line (the command line's, its option)"
+
 # ---- --config FILE, --no-config, a missing --config FILE ----
 printf 'seed = 11\ntemperature = 0.8\ntop-k = 5\n' >"$T/other.conf"
 printf 'seed = 99\n' >"$CONF"

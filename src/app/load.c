@@ -271,8 +271,9 @@ int load_model(app_options *o, model **out)
     if (o->resume && o->ctx > m->config.seq_len)
         o->ctx = m->config.seq_len; /* the saved chat's context, on a model with less */
     if (o->ctx > m->config.seq_len) {
-        fprintf(stderr, "llmchat: --ctx %d is larger than the model's context (%d)\n", o->ctx,
-                m->config.seq_len);
+        char from[4200];
+        fprintf(stderr, "llmchat: %s %d is larger than the model's context (%d)\n",
+                options_origin(o, "ctx", o->ctx_line, from, sizeof from), o->ctx, m->config.seq_len);
         return 2;
     }
     return 0;

@@ -144,7 +144,10 @@ static const char *set_setting(app_options *o, const setting_info *row, const ch
 
 static const char *set_ctx(app_options *o, const char *v)
 {
-    return parse_int(v, 1, INT_MAX, &o->ctx) ? NULL : "must be an integer >= 1";
+    if (!parse_int(v, 1, INT_MAX, &o->ctx))
+        return "must be an integer >= 1";
+    o->ctx_line = o->config_line;
+    return NULL;
 }
 
 static const char *set_attention_mib(app_options *o, const char *v)
@@ -341,6 +344,7 @@ static const char *set_control_vector(app_options *o, const char *v)
     if (len != strlen(v) && !(path = keep(o, strndup(v, len))))
         return "could not be stored (out of memory)";
     o->vectors[o->n_vectors].path = path;
+    o->vectors[o->n_vectors].line = o->config_line;
     o->vectors[o->n_vectors++].scale = scale;
     return NULL;
 }
@@ -353,6 +357,7 @@ static const char *set_control_vector_layers(app_options *o, const char *v)
                "llama.cpp's --control-vector-layer-range FIRST LAST)";
     o->vector_first = first;
     o->vector_last = last;
+    o->vector_layers_line = o->config_line;
     return NULL;
 }
 
@@ -432,6 +437,7 @@ static const char *set_knock_out(app_options *o, const char *v)
             return "names more than 256 heads";
         o->knocks[o->n_knocks].layer = layer;
         o->knocks[o->n_knocks].reset = reset;
+        o->knocks[o->n_knocks].line = o->config_line;
         o->knocks[o->n_knocks++].head = head;
     }
     return at == v ? usage : NULL;
@@ -448,6 +454,7 @@ static const char *set_knock_out_expert(app_options *o, const char *v)
         if (o->n_expert_knocks == CLI_KNOCKS_MAX)
             return "names more than 256 experts";
         o->expert_knocks[o->n_expert_knocks].layer = layer;
+        o->expert_knocks[o->n_expert_knocks].line = o->config_line;
         o->expert_knocks[o->n_expert_knocks++].expert = expert;
     }
     return at == v ? "must be LAYER:EXPERT (from 0), or a comma list of them" : NULL;
@@ -464,6 +471,7 @@ static const char *set_force_expert(app_options *o, const char *v)
         if (o->n_expert_forces == CLI_KNOCKS_MAX)
             return "names more than 256 experts";
         o->expert_forces[o->n_expert_forces].layer = layer;
+        o->expert_forces[o->n_expert_forces].line = o->config_line;
         o->expert_forces[o->n_expert_forces++].expert = expert;
     }
     return at == v ? "must be LAYER:EXPERT (from 0), or a comma list of them" : NULL;
@@ -953,7 +961,9 @@ int options_apply_config(app_options *o, const config_file *cf, const char *show
             n_warn++;
             continue;
         }
+        o->config_line = en->line;
         const char *why = option_set(r, o, value);
+        o->config_line = 0;
         if (why) {
             char shown_value[256];
             textfmt_escape_piece(en->value, strlen(en->value), false, shown_value, sizeof shown_value);
@@ -1268,6 +1278,19 @@ int options_parse(int argc, char **argv, app_options *o)
             return usage_error("the MODEL argument is empty");
     }
     return settle(o, cl.model_option || optind < argc);
+}
+
+const char *options_origin(const app_options *o, const char *key, int line, char *buf,
+                           size_t size)
+{
+    if (line <= 0 || !o->config_path) {
+        snprintf(buf, size, "--%s", key);
+        return buf;
+    }
+    char shown[4096];
+    options_shown_path(o->config_path, shown, sizeof shown);
+    snprintf(buf, size, "%s:%d: %s", shown, line, key);
+    return buf;
 }
 
 void options_free(app_options *o)

@@ -91,6 +91,7 @@ typedef struct {
     int slow_motion_ms;          /* --slow-motion (LLMCHAT_STEP_DELAY_MS): tui: wait after
                                     each reply token, ms (the session's first value) */
     int ctx;                     /* -c; 0 = model's */
+    int ctx_line;                /* the config file's line that gave ctx; 0: not the file */
     int threads;                 /* -T; 0 = the CPUs this process may run on */
     int attention_mib;           /* --attention-mib; 0 = the engine's default */
     const char *trace_path;      /* --trace */
@@ -147,20 +148,25 @@ typedef struct {
     struct {
         const char *path;        /* borrowed, or kept in owned */
         float scale;             /* FILE:SCALE; NAN: the file's suggested scale, else 1 */
+        int line;                /* the config file's line that gave it; 0: the command line */
     } vectors[CLI_VECTORS_MAX];  /* --control-vector, in the order given */
     int n_vectors;
     int vector_first, vector_last; /* --control-vector-layers; -1 -1: every layer */
+    int vector_layers_line;      /* the config file's line that gave them; 0: not the file */
     struct {
         int layer, head;         /* from 0 */
         bool reset;              /* :reset: a Gated DeltaNet head's state emptied too */
+        int line;                /* the config file's line that gave it; 0: the command line */
     } knocks[CLI_KNOCKS_MAX];    /* --knock-out: heads whose attention output is zeroed */
     int n_knocks;
     struct {
         int layer, expert;       /* from 0 */
+        int line;                /* the config file's line that gave it; 0: the command line */
     } expert_knocks[CLI_KNOCKS_MAX]; /* --knock-out-expert: experts the router never chooses */
     int n_expert_knocks;
     struct {
         int layer, expert;       /* from 0 */
+        int line;                /* the config file's line that gave it; 0: the command line */
     } expert_forces[CLI_KNOCKS_MAX]; /* --force-expert: experts the router chooses first, in
                                         the order given (a later one at a layer replaces) */
     int n_expert_forces;
@@ -169,6 +175,7 @@ typedef struct {
     const char *resume_path;     /* that chat's file (set by session_open), NULL without
                                     --resume */
 
+    int config_line;             /* while a config file's line is applied: its number */
     /* owned: the config file that was read (its values are borrowed above) */
     char *config_path;           /* NULL when none was read */
     config_file config;
@@ -214,6 +221,11 @@ int options_parse(int argc, char **argv, app_options *o);
 
 /* Frees what options_parse and the setters allocated. */
 void options_free(app_options *o);
+/* How a message names an option whose value the model refuses once loaded: "--ctx"
+ * from the command line, "~/.config/llmchat/config:3: ctx" from the config file's line
+ * (line > 0). */
+const char *options_origin(const app_options *o, const char *key, int line, char *buf,
+                           size_t size);
 /* Takes the malloc'd string s into o's owned strings (freed by options_free) and
  * returns it; NULL, s freed, when s is NULL or memory runs out. */
 const char *options_keep(app_options *o, char *s);

@@ -141,33 +141,37 @@ static int open_engine(session *s)
         return 1;
     }
     steering *st = engine_steering(s->e);
-    char path[4096 + 256];
+    char path[4096 + 256], from[4400]; /* from: the option, or the config file's line */
     for (int i = 0; i < o->n_vectors; i++) {
         vector_files_find(o->vectors[i].path, path, sizeof path); /* a bare name: made here */
+        options_origin(o, "control-vector", o->vectors[i].line, from, sizeof from);
         if (steering_load(st, path, NULL, o->vectors[i].scale, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: --control-vector: %s\n", err.text);
+            fprintf(stderr, "llmchat: %s: %s\n", from, err.text);
             return 1;
         }
         if (*steering_notice(st))
-            fprintf(stderr, "llmchat: --control-vector: %s\n", steering_notice(st));
+            fprintf(stderr, "llmchat: %s: %s\n", from, steering_notice(st));
     }
     if (o->vector_first >= 0 && steering_layers(st, o->vector_first, o->vector_last, &err) != LLM_OK) {
-        fprintf(stderr, "llmchat: --control-vector-layers: %s\n", err.text);
+        fprintf(stderr, "llmchat: %s: %s\n",
+                options_origin(o, "control-vector-layers", o->vector_layers_line, from, sizeof from),
+                err.text);
         return 2;
     }
     const model_config *c = &s->m->config;
     for (int i = 0; i < o->n_knocks; i++) {
         int l = o->knocks[i].layer, h = o->knocks[i].head;
+        options_origin(o, "knock-out", o->knocks[i].line, from, sizeof from);
         if (l >= c->n_layers || h >= model_layer_heads(s->m, l)) {
-            fprintf(stderr, "llmchat: --knock-out %d:%d: the model has layers 0-%d and heads "
-                            "0-%d (numbered from 0)\n", l, h, c->n_layers - 1,
+            fprintf(stderr, "llmchat: %s %d:%d: the model has layers 0-%d and heads "
+                            "0-%d (numbered from 0)\n", from, l, h, c->n_layers - 1,
                     (l < c->n_layers ? model_layer_heads(s->m, l) : c->n_heads) - 1);
             return 2;
         }
         llm_status ks = o->knocks[i].reset ? steering_knock_out_reset(st, l, h, &err)
                                            : steering_knock_out(st, l, h, true, &err);
         if (ks != LLM_OK) {
-            fprintf(stderr, "llmchat: --knock-out %d:%d%s: %s\n", l, h,
+            fprintf(stderr, "llmchat: %s %d:%d%s: %s\n", from, l, h,
                     o->knocks[i].reset ? ":reset" : "", err.text);
             return ks == LLM_ERR_ARG ? 2 : 1;
         }
@@ -175,18 +179,21 @@ static int open_engine(session *s)
     for (int i = 0; i < o->n_expert_knocks; i++) {
         int l = o->expert_knocks[i].layer, x = o->expert_knocks[i].expert;
         if (steering_knock_out_expert(st, l, x, true, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: --knock-out-expert %d:%d: %s\n", l, x, err.text);
+            fprintf(stderr, "llmchat: %s %d:%d: %s\n",
+                    options_origin(o, "knock-out-expert", o->expert_knocks[i].line, from, sizeof from),
+                    l, x, err.text);
             return 2;
         }
     }
     for (int i = 0; i < o->n_expert_forces; i++) {
         int l = o->expert_forces[i].layer, x = o->expert_forces[i].expert;
+        options_origin(o, "force-expert", o->expert_forces[i].line, from, sizeof from);
         if (steering_force_expert(st, l, x, &err) != LLM_OK) {
-            fprintf(stderr, "llmchat: --force-expert %d:%d: %s\n", l, x, err.text);
+            fprintf(stderr, "llmchat: %s %d:%d: %s\n", from, l, x, err.text);
             return 2;
         }
         if (*steering_notice(st))
-            fprintf(stderr, "llmchat: --force-expert %d:%d: %s\n", l, x, steering_notice(st));
+            fprintf(stderr, "llmchat: %s %d:%d: %s\n", from, l, x, steering_notice(st));
     }
     return 0;
 }
