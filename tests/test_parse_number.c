@@ -1,6 +1,7 @@
 /* test_parse_number.c — the one parser of every number the user types
  * (src/base/parse_number.c): whole texts, ranges and pairs, and the limits where a
- * sscanf("%d") would wrap (2^31, 2^32, 2^64) or a float overflow (1e999). */
+ * sscanf("%d") would wrap (2^31, 2^32, 2^64) or a float overflow (1e999); one syntax,
+ * a sign and decimal digits, for every kind (no blanks, no hex). */
 #include <limits.h>
 #include <locale.h>
 #include <stdint.h>
@@ -21,6 +22,9 @@ START_TEST(test_int_whole_text)
     ck_assert(!parse_int("4294967296", 0, INT_MAX, &v)); /* 2^32: never 0 */
     ck_assert(!parse_int("2147483648", 0, INT_MAX, &v));
     ck_assert(!parse_int("99999999999999999999999", 0, INT_MAX, &v));
+    ck_assert(!parse_int(" 5", 0, 100, &v)); /* no blanks, no hex: as a seed, a float */
+    ck_assert(!parse_int("0x10", 0, 100, &v));
+    ck_assert(!parse_int("-", -5, 5, &v));
     ck_assert_int_eq(v, 7); /* untouched on failure */
 }
 END_TEST
@@ -36,6 +40,18 @@ START_TEST(test_float_range)
     ck_assert(!parse_float("nan", &f));
     ck_assert(!parse_float("inf", &f));
     ck_assert(!parse_float("0.5 ", &f));
+    ck_assert(!parse_float(" 0.5", &f));
+    ck_assert(!parse_float("0x10", &f)); /* a decimal: strtof would take hex */
+    ck_assert(!parse_float("1e-50", &f)); /* too small for a float, as 1e39 is too large */
+    ck_assert(!parse_float("1e", &f));
+    ck_assert(!parse_float(".", &f));
+    ck_assert(!parse_float("infinity", &f));
+    ck_assert(f == 1.0f);
+    ck_assert(parse_float("-.5", &f) && f == -0.5f);
+    ck_assert(parse_float("+2", &f) && f == 2.0f);
+    ck_assert(parse_float("1.", &f) && f == 1.0f);
+    ck_assert(parse_float("1E+2", &f) && f == 100.0f);
+    f = 1.0f;
     ck_assert(f == 1.0f);
     /* the decimal point is '.' under any locale */
     if (setlocale(LC_NUMERIC, "de_DE.UTF-8") || setlocale(LC_NUMERIC, "fr_FR.UTF-8")) {
@@ -52,6 +68,9 @@ START_TEST(test_u64)
     ck_assert(!parse_u64("18446744073709551616", &v)); /* 2^64 */
     ck_assert(!parse_u64("-1", &v));
     ck_assert(!parse_u64(" 1", &v));
+    ck_assert(parse_u64("+5", &v) && v == 5); /* a sign as parse_int takes it */
+    ck_assert(!parse_u64("+", &v));
+    ck_assert(!parse_u64("+-5", &v));
 }
 END_TEST
 

@@ -582,6 +582,36 @@ START_TEST(test_chat_written_before)
 }
 END_TEST
 
+/* A number in a file is read as the same text typed: every row takes and refuses the
+ * same numbers from JSON as from /set (1e-50 and 1e-40 too small for a float, 2^32 for
+ * an int, a negative seed), with the same words. */
+START_TEST(test_json_numbers_read_as_typed)
+{
+    static const char *const numbers[] = {"0",     "1",   "0.5", "-1",  "1e-50", "1e-40",
+                                          "1e-38", "2",   "42",  "4294967296",
+                                          "3.4e38", "1e39", "18446744073709551615", "-0"};
+    for (const setting_info *row = settings_table; row->name; row++)
+        for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+            live_settings typed, filed;
+            memset(&typed, 0, sizeof typed); /* the padding too: compared whole below */
+            memset(&filed, 0, sizeof filed);
+            settings_default(&typed);
+            settings_default(&filed);
+            json_value *v = NULL;
+            llm_err err;
+            ck_assert(json_parse(numbers[i], strlen(numbers[i]), &v, &err) == LLM_OK);
+            const char *a = settings_parse(row, &typed, numbers[i]);
+            const char *b = settings_from_json(row, &filed, v);
+            ck_assert_msg((a == NULL) == (b == NULL) && (!a || !strcmp(a, b)),
+                          "%s %s: typed [%s], from a file [%s]", row->name, numbers[i],
+                          a ? a : "ok", b ? b : "ok");
+            ck_assert_msg(!memcmp(&typed, &filed, sizeof typed), "%s %s: other values",
+                          row->name, numbers[i]);
+            json_free(v);
+        }
+}
+END_TEST
+
 static Suite *settings_table_suite(void)
 {
     Suite *s = suite_create("settings_table");
@@ -595,6 +625,7 @@ static Suite *settings_table_suite(void)
     tcase_add_test(c, test_help_states_defaults);
     tcase_add_test(c, test_trace_written_before);
     tcase_add_test(c, test_chat_written_before);
+    tcase_add_test(c, test_json_numbers_read_as_typed);
     suite_add_tcase(s, c);
     return s;
 }

@@ -8,8 +8,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether text is written as a decimal: an optional sign, digits (for a fraction:
+ * with a '.' among or after them, and an exponent), nothing else: no blanks, no hex,
+ * no "inf" or "nan". */
+static bool decimal_text(const char *text, bool fraction)
+{
+    const char *p = text + (*text == '+' || *text == '-');
+    int digits = 0;
+    for (; isdigit((unsigned char)*p); p++)
+        digits++;
+    if (fraction && *p == '.')
+        for (p++; isdigit((unsigned char)*p); p++)
+            digits++;
+    if (digits == 0)
+        return false;
+    if (fraction && (*p == 'e' || *p == 'E')) {
+        p++;
+        p += *p == '+' || *p == '-';
+        if (!isdigit((unsigned char)*p))
+            return false;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return *p == '\0';
+}
+
 bool parse_int(const char *text, long min, long max, int *out)
 {
+    if (!decimal_text(text, false))
+        return false;
     char *end;
     errno = 0;
     long v = strtol(text, &end, 10);
@@ -38,6 +65,8 @@ static const char *c_decimal(const char *text, char *buf, size_t size)
 
 bool parse_float(const char *text, float *out)
 {
+    if (!decimal_text(text, true))
+        return false;
     char buf[128], *end;
     const char *s = c_decimal(text, buf, sizeof buf);
     errno = 0;
@@ -50,6 +79,7 @@ bool parse_float(const char *text, float *out)
 
 bool parse_u64(const char *text, uint64_t *out)
 {
+    text += *text == '+';
     if (!isdigit((unsigned char)*text))
         return false;
     char *end;

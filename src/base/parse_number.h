@@ -10,14 +10,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A base-10 integer from min to max ("+5" and leading blanks as strtol takes them). */
+/* A base-10 integer from min to max: an optional sign and digits ("+5", "-3"), no
+ * blanks. */
 bool parse_int(const char *text, long min, long max, int *out);
 
-/* A finite decimal that fits a float ("0.5", "1e-3"); not NaN, not infinite, not
- * out of the float's range. */
+/* A finite decimal that fits a float ("0.5", "-.5", "1e-3", "+2"): an optional sign,
+ * digits with an optional '.', an optional exponent; no blanks, no hex, not NaN, not
+ * infinite, not out of the float's range (1e-50 too small as 1e39 too large). */
 bool parse_float(const char *text, float *out);
 
-/* A base-10 integer from 0 to UINT64_MAX, digits only (no sign, no blanks). */
+/* A base-10 integer from 0 to UINT64_MAX: digits, after an optional '+' (as
+ * parse_int takes it); no '-', no blanks. */
 bool parse_u64(const char *text, uint64_t *out);
 
 /* An index (a layer, a head, a position) at the start of text: digits only, from 0 to

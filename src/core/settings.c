@@ -252,23 +252,11 @@ const char *settings_parse(const setting_info *row, live_settings *s, const char
 const char *settings_from_json(const setting_info *row, live_settings *s,
                                const struct json_value *v)
 {
-    live_settings next = *s;
-    void *to = (char *)&next + row->offset;
-    double x;
-    bool ok = false;
-    switch (row->type) {
-    case SETTING_NUMBER:
-        ok = json_as_double(v, &x) && isfinite(x) && fabs(x) <= FLT_MAX;
-        if (ok)
-            *(float *)to = (float)x;
-        break;
-    case SETTING_INTEGER: ok = json_as_int(v, to); break;
-    case SETTING_SEED: ok = json_as_u64(v, to); break;
-    }
-    if (!ok || !settings_in_range(row, &next))
+    /* a number's own text, parsed as typed text is: JSON's numbers are a part of what
+     * the command line takes, so a value means the same in a file */
+    if (v->type != JSON_NUMBER || !v->text)
         return settings_range(row);
-    *s = next;
-    return NULL;
+    return settings_parse(row, s, v->text);
 }
 
 const char *settings_apply(live_settings *s, const char *name, const char *value)
