@@ -116,6 +116,20 @@ keys Escape
 wait_gone "attn_out"
 pass "Esc closes the view, P opens it again"
 
+# with an intervention in force the grid runs the model as it is, and says so
+keys Tab Tab Tab # the input line
+type_text "/knock head 0:0"
+keys Enter
+wait_for "heads out L1H1"
+type_text "/patch $CORRUPT"
+keys Enter
+wait_for " cells"
+keys Escape
+wait_for "┌ Conversation"
+screen | tr -d '\n│' | grep -q "the grid runs the model as it is, without the interventions in force (heads out L1H1)" ||
+    show_screen_and_fail "/patch under a knock-out does not say it leaves it out"
+pass "/patch under an intervention says the grid runs the model without it"
+
 # --view of a patching trace (-m patch --trace): the grid as the run printed it
 run_llmchat -m patch --weights f32 --clean "$CLEAN" --corrupt "$CORRUPT" --answer Tim \
     --wrong Lily --layers 0-2 --json --trace "$T/patch.jsonl" "$M" </dev/null

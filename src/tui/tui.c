@@ -41,6 +41,7 @@
 #include "clock.h"
 #include "command.h"
 #include "help.h"
+#include "intervention_json.h"
 #include "keys.h"
 #include "view.h"
 #include "remote_connect.h"
@@ -785,6 +786,13 @@ static void host_patch(command_host *h, const char *text)
     }
     if (*note)
         tui_notice(t, "[/patch: %s]", note);
+    const intervention *in = engine_intervention(t->e);
+    if (!intervention_is_empty(in)) { /* as -m patch, which refuses them */
+        char now[600];
+        steering_format(in, now, sizeof now);
+        tui_notice(t, "[/patch: the grid runs the model as it is, without the interventions in "
+                      "force (%s)]", now);
+    }
     tui_open_view(t, "patch");
 }
 
