@@ -93,3 +93,25 @@ run_llmchat --replay "$T/old.jsonl"
 assert_status 0
 assert_file_contains "old trace verdict" "$T/out" "reproduced"
 pass "a trace without the records' kernels replays by the rule it was written under"
+
+# a replay runs on the kernels its trace names (the config file's do not change them),
+# and on the interventions its trace records: the command line's are refused, the
+# config file's left out (the trace has none: the replay reproduces it)
+first_table=${tables# }
+first_table=${first_table%% *}
+run_llmchat -m generate -n 24 -s 2 -t 0.9 --kernels "$first_table" -i "$prompt" \
+    --trace "$T/k.jsonl" "$T/Q4_0.gguf" </dev/null
+assert_status 0
+mkdir -p "$T/xdg/llmchat"
+printf 'kernels = %s\nknock-out = 1:2\nweights = f32\n' "$last_table" >"$T/xdg/llmchat/config"
+XDG_CONFIG_HOME=$T/xdg run_llmchat --replay "$T/k.jsonl"
+assert_status 0
+assert_file_contains "the trace's kernels" "$T/out" "$first_table kernels)"
+assert_file_contains "bit for bit on them" "$T/out" "logits: the trace's, bit for bit"
+assert_file_contains "the config's knock-out left out" "$T/err" \
+    "the config file's interventions are left out: --replay runs the ones its trace records"
+run_llmchat --no-config --replay "$T/k.jsonl" --knock-out 1:2
+assert_status 2
+assert_file_contains "the command line's knock-out refused" "$T/err" \
+    "--replay runs the interventions its trace records: drop --control-vector"
+pass "a replay runs its trace's kernels ($first_table) and interventions, not the config file's"

@@ -236,6 +236,7 @@ static const char *set_weights(app_options *o, const char *v)
     if (!model_weights_parse(v, &o->weights))
         return "must be native, q8_0 or f32";
     o->weights_given = true;
+    o->weights_line = o->config_line;
     return NULL;
 }
 
@@ -247,6 +248,7 @@ static const char *set_kernels(app_options *o, const char *v)
     if (!kernels_isa_supported(isa))
         return "names kernels this CPU or this build cannot run";
     o->isa = isa;
+    o->kernels_line = o->config_line;
     return NULL;
 }
 
@@ -256,6 +258,7 @@ static const char *set_panels(app_options *o, const char *v)
     else if (!strcmp(v, "off")) o->no_panels = true, o->k4_panels = false;
     else return "must be on or off";
     o->panels_given = true;
+    o->panels_line = o->config_line;
     return NULL;
 }
 
@@ -270,6 +273,7 @@ static const char *set_kv_cache(app_options *o, const char *v)
     else if (!strcmp(v, "q8_0") || !strcmp(v, "int8")) o->kv_cache = TRANSFORMER_KV_Q8_0;
     else if (!strcmp(v, "f32") || !strcmp(v, "fp32")) o->kv_cache = TRANSFORMER_KV_F32;
     else return "must be auto, q8_0 or f32";
+    o->kv_cache_line = o->config_line;
     return NULL;
 }
 

@@ -131,6 +131,8 @@ typedef struct {
     double server_timeout;       /* --server-timeout S: the most a server may stay silent */
     tensor_type weights;         /* --weights q8_0|f32 */
     bool weights_given;          /* --weights was set (command line or config) */
+    int weights_line, kernels_line, kv_cache_line, panels_line; /* the config file's line
+                                    that set each; 0: the command line or nothing */
     bool no_panels;              /* --panels off: GGUF Q8_0 read from the file's blocks alone;
                                     without panels_given, kernels_panels_by_default decides */
     bool k4_panels;              /* --panels on (or a replayed trace's k4_panels): Q4_K

@@ -89,6 +89,8 @@ static int open_model(session *s)
         return rc;
     if (s->needs->prepare && (rc = s->needs->prepare(o, &s->replay)) != 0)
         return rc;
+    if (s->needs->prepare) /* a replay may run on the kernels its trace names */
+        s->kernels = kernels_isa_name(kernels_init(o->isa));
     char found[4200], template_note[256];
     if ((rc = discover_model(o, found, sizeof found)) != 0)
         return rc;

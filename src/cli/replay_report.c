@@ -24,6 +24,34 @@
 #include "trace.h"
 #include "trace_read.h"
 
+/* A replay runs the interventions its trace records (its steer records): the command
+ * line's are refused, the config file's left out, saying so. Returns 0 or 2. */
+static int replay_interventions(app_options *o)
+{
+    bool config = o->vector_layers_line > 0;
+    bool cli = o->vector_layers_line == 0 && o->vector_first >= 0;
+    for (int i = 0; i < o->n_vectors; i++)
+        *(o->vectors[i].line ? &config : &cli) = true;
+    for (int i = 0; i < o->n_knocks; i++)
+        *(o->knocks[i].line ? &config : &cli) = true;
+    for (int i = 0; i < o->n_expert_knocks; i++)
+        *(o->expert_knocks[i].line ? &config : &cli) = true;
+    for (int i = 0; i < o->n_expert_forces; i++)
+        *(o->expert_forces[i].line ? &config : &cli) = true;
+    if (cli) {
+        fprintf(stderr, "llmchat: --replay runs the interventions its trace records: drop "
+                        "--control-vector, --control-vector-layers, --knock-out, "
+                        "--knock-out-expert and --force-expert\n");
+        return 2;
+    }
+    if (config)
+        fprintf(stderr, "llmchat: the config file's interventions are left out: --replay runs "
+                        "the ones its trace records\n");
+    o->n_vectors = o->n_knocks = o->n_expert_knocks = o->n_expert_forces = 0;
+    o->vector_first = o->vector_last = -1;
+    return 0;
+}
+
 int cli_replay_open(app_options *o, trace_reader **out)
 {
     llm_err err;
@@ -42,6 +70,9 @@ int cli_replay_open(app_options *o, trace_reader **out)
         fprintf(stderr, "llmchat: %s: %d more problems\n", o->replay_path,
                 trace_reader_problem_count(r) - trace_reader_problems_kept(r));
     const trace_header *h = trace_reader_header(r);
+    int rc = replay_interventions(o);
+    if (rc != 0)
+        return rc;
     if (o->model_path && o->model_source == MODEL_FROM_ARGUMENT)
         return 0; /* another model: its own defaults */
     if (!h->model_path || !*h->model_path) {
@@ -57,16 +88,29 @@ int cli_replay_open(app_options *o, trace_reader **out)
     /* The trace's model: what the command line leaves open is as the trace says. */
     o->model_path = h->model_path;
     o->model_source = MODEL_FROM_ARGUMENT;
-    if (!o->weights_given && h->weights && !model_weights_parse(h->weights, &o->weights))
+    /* the trace's weights, panels, KV cache and kernels over the config file's: only
+     * the command line's change what the trace ran with */
+    if ((!o->weights_given || o->weights_line > 0) && h->weights &&
+        !model_weights_parse(h->weights, &o->weights))
         o->weights = TENSOR_Q8_0;
-    if (!o->panels_given && (h->panels >= 0 || h->k4_panels >= 0)) {
+    if ((!o->panels_given || o->panels_line > 0) && (h->panels >= 0 || h->k4_panels >= 0)) {
         /* the trace's, not this CPU's defaults */
         o->k4_panels = h->k4_panels == 1;
         o->no_panels = h->panels == 0;
         o->panels_given = true;
     }
-    if (o->kv_cache == TRANSFORMER_KV_AUTO && h->kv_cache)
+    if ((o->kv_cache == TRANSFORMER_KV_AUTO || o->kv_cache_line > 0) && h->kv_cache)
         o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
+    kernels_isa isa;
+    if ((o->isa == KERNELS_AUTO || o->kernels_line > 0) && h->kernels &&
+        kernels_isa_parse(h->kernels, &isa)) {
+        if (kernels_isa_supported(isa))
+            o->isa = isa;
+        else
+            fprintf(stderr, "llmchat: %s ran on the %s kernels, which this CPU or build cannot "
+                            "run: the replay runs on its own (the logits may differ in their "
+                            "last bits)\n", o->replay_path, h->kernels);
+    }
     return 0;
 }
 
