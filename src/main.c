@@ -102,6 +102,7 @@ static int run(app_options *o)
         if (o->verbose)
             load_describe_memory(s.m);
     }
+    s.failed = rc != 0;
     int closed = session_close(&s);
     return rc != 0 ? rc : closed;
 }

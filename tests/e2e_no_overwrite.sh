@@ -7,7 +7,8 @@
 # (nothing written), over a vector made before (refused unless --replace), and over the
 # model. Each refusal is one line and exit status 1; every file read is unchanged
 # (cmp). Writers replace an existing file whole at the end (a trace to a name that holds
-# one: the old one stays until the new one is complete), a FIFO with no reader is
+# one: the old one stays until the new one is complete, and a run that fails before
+# any position leaves it as it was), a FIFO with no reader is
 # refused at once, and a failed write (/dev/full) says so.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
@@ -176,3 +177,16 @@ run_llmchat -m chat -z "$T/tok.bin" "$T/model.bin" <"$T/in"
 assert_file_contains "--replace" "$T/err" "mood was made from the two texts"
 if cmp -s "$vectors/mood.gguf" "$T/mood.orig"; then fail "--replace did not replace mood.gguf"; fi
 pass "/vector make refuses bad names and the model before writing, and a vector made before without --replace"
+
+# ---- a run that fails before any position keeps the trace of that name as it was ----
+run_llmchat -m generate -n 4 -t 0 -i "Once upon a time" --trace "$T/keep.jsonl" \
+    -z "$T/tok.bin" "$T/model.bin" </dev/null
+assert_status 0
+cp "$T/keep.jsonl" "$T/keep.orig"
+head -c 3000 /dev/zero | tr '\0' 'a' | sed 's/a/a /g' >"$T/long.txt" # 3000 words: over -c 64
+run_llmchat -m generate -n 4 -t 0 -c 64 -f "$T/long.txt" --trace "$T/keep.jsonl" \
+    -z "$T/tok.bin" "$T/model.bin" </dev/null
+[ "$rc" -ne 0 ] || fail "a prompt longer than the context ran"
+cmp -s "$T/keep.jsonl" "$T/keep.orig" || fail "a run that failed before any position replaced the trace of that name"
+ls "$T"/keep.jsonl.tmp-* >/dev/null 2>&1 && fail "a failed run left its temporary trace"
+pass "a run that fails before any position leaves the trace of that name as it was"

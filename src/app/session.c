@@ -338,6 +338,10 @@ int session_close(session *s)
     llm_err err;
     if (s->e)
         engine_finish(s->e); /* the trace gets the last position too */
+    if (s->failed && s->trace && !trace_has_records(s->trace)) {
+        trace_abandon(s->trace); /* nothing ran: a file of its name stays as it was */
+        s->trace = NULL;
+    }
     autosave_free(&s->save);
     chat_free(s->c);
     if (s->trace && trace_close(s->trace, &err) != LLM_OK) {

@@ -89,6 +89,8 @@ typedef struct session {
      * (engine_sampler_config): /set and the TUI's keys change them here. */
     int steps;                      /* most tokens per reply; 0 = until the model ends it */
     int slow_motion_ms;             /* the TUI waits this long after each reply token */
+    bool failed;                    /* the run failed (its front end's status not 0): a
+                                       trace with no record is not written (session_close) */
 } session;
 
 /* Sets s up for o's mode as needs says, in the order above. Returns 0, or the exit

@@ -637,6 +637,11 @@ static void free_writer(trace_writer *t)
     free(t);
 }
 
+bool trace_has_records(const trace_writer *t)
+{
+    return t && t->header_written; /* the header goes out with the first record */
+}
+
 void trace_abandon(trace_writer *t)
 {
     if (!t)

@@ -91,6 +91,9 @@ llm_status trace_close(trace_writer *t, llm_err *err);
 /* Removes the trace's temporary file and frees t: the file at path is as it was (a run
  * that failed leaves no trace). NULL does nothing. */
 void trace_abandon(trace_writer *t);
+/* Whether a record (or a patch line) was written: a failed run with none leaves no
+ * trace (trace_abandon), so that a file of that name stays as it was. */
+bool trace_has_records(const trace_writer *t);
 
 /* engine_observer adapter: user is a trace_writer*. (The type is not called "trace":
  * curses declares a function of that name.) */
