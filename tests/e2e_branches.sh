@@ -6,7 +6,8 @@
 # is byte for byte the /save made before the branch existed); 'B' lists the branch
 # that parts at the selection; /save --all writes both branches (version 2), and
 # /load of that file brings back "branch 1/2", '>' then the other branch; in --view
-# the branch keys say read-only. Nothing asserts timing.
+# the branch keys say read-only; a branch switched back to after /knock runs with the
+# knock-out and records it, so its trace replays. Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -85,3 +86,27 @@ wait_for "read-only: viewing a trace"
 keys q
 wait_exit
 pass "--view: < and B say read-only"
+
+# a branch switched back to after an intervention changed runs with it: its records
+# are the positions as they ran again, so the trace replays (Backspace takes reply
+# tokens back and pauses; the knock-out comes in; p goes on as branch 2; < is branch 1)
+start -- -m tui -t 0.9 -s 3 -n 24 --trace "$T/br.jsonl" -i "Hello" "$DATA/stories260K.gguf"
+wait_for "idle |"
+keys Tab BSpace BSpace BSpace BSpace
+wait_for "paused"
+keys Tab Tab Tab # the input line
+type_text "/knock head 1:2"
+keys Enter
+wait_for "heads out L2H3"
+keys Tab p
+wait_for "Assistant [branch 2/2]: "
+wait_for "idle |"
+keys '<'
+wait_for "Assistant [branch 1/2]: "
+wait_for "idle |"
+keys q
+wait_exit
+run_llmchat --replay "$T/br.jsonl"
+assert_status 0
+assert_file_contains "the replay of a branch switched back under a knock-out" "$T/out" "reproduced"
+pass "a branch switched back to after /knock runs with it, and its trace replays"

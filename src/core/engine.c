@@ -1049,6 +1049,13 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         if (tokens[i] < 0 || tokens[i] >= e->vocab)
             return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
                             tokens[i], e->vocab - 1);
+    /* records made under other interventions than those in force: the positions run
+     * again with these (as everything does after a change) and get records of their
+     * own, as read positions, rather than logits and choices they no longer have */
+    const intervention *now = steering_state(e->steer);
+    for (int i = 0; records && i <= n; i++)
+        if (records[i].intervention != now)
+            records = NULL;
     if (!records || n == 0) {
         llm_status st = engine_rewind(e, pos, err);
         if (st == LLM_OK && n > 0)
