@@ -112,6 +112,14 @@ cmp -s "$T/fo.out" "$T/out" || fail "the config key ran otherwise than the optio
 rm "$XDG_CONFIG_HOME/llmchat/config"
 pass "force-expert in the config file does what the option does; a later one replaces"
 
+# the one replaced is never set: knocking it out is no conflict
+run_llmchat $gen --force-expert 0:0,0:1 --knock-out-expert 0:0 --trace "$T/rep.jsonl" "$MODEL" </dev/null
+assert_status 0
+assert_file_contains "the replacement" "$T/err" \
+    "llmchat: --force-expert 0:1: expert 1 of layer 0 is forced instead of expert 0 (one expert a layer)"
+assert_eq "forced and knocked out" "out=[[0, 0]];forced=[[0, 1]]" "$(steer_of "$T/rep.jsonl")"
+pass "a forced expert replaced at its layer may be knocked out"
+
 # ---- /force_expert in -m chat ----
 printf '%s\n' "/force_expert 1:2" "hello" "/force_expert" "/knock expert 1:2" "/force_expert 1:4" \
     "/force_expert off" "/force_expert 0:9" "/force_expert expert 0:1" "/force_expert off 0:1" \
@@ -146,7 +154,7 @@ refused "llmchat: --force-expert 2:0: no layer 2: the model has layers 0-1 (numb
 refused "llmchat: --force-expert 0:8: no expert 8 in layer 0" --force-expert 0:8 "$MODEL"
 refused "llmchat: --force-expert 0:3: cannot force expert 3 of layer 0: it is knocked out (an expert is forced or knocked out, not both)" \
     --knock-out-expert 0:3 --force-expert 0:3 "$MODEL"
-for bad in 4294967296:1 1:4294967296 1 1:2:3; do
+for bad in 4294967296:1 1:4294967296 1 1:2:3 0:1, ,0:1 0:1,,1:1; do
     run_llmchat $gen --trace "$T/no.jsonl" --force-expert "$bad" "$MODEL" </dev/null
     assert_status 2
     assert_file_contains "$bad" "$T/err" "llmchat: --force-expert must be LAYER:EXPERT (from 0), or a comma list of them, got '$bad'"

@@ -414,7 +414,8 @@ static bool next_pair(const char **at, int *a, int *b)
 {
     const char *end;
     if (!parse_index_prefix(*at, INT_MAX, a, &end) || *end != ':' ||
-        !parse_index_prefix(end + 1, INT_MAX, b, &end) || (*end && *end != ','))
+        !parse_index_prefix(end + 1, INT_MAX, b, &end) || (*end && *end != ',') ||
+        (*end == ',' && !end[1])) /* a comma ends nothing: "0:1," is a pair missing */
         return false;
     *at = end + (*end == ',');
     return true;
@@ -434,7 +435,7 @@ static const char *set_knock_out(app_options *o, const char *v)
             return usage;
         bool reset = !strncmp(end, ":reset", 6);
         end += reset ? 6 : 0;
-        if (*end && *end != ',')
+        if ((*end && *end != ',') || (*end == ',' && !end[1]))
             return usage;
         at = end + (*end == ',');
         if (o->n_knocks == CLI_KNOCKS_MAX)

@@ -189,6 +189,25 @@ static int open_engine(session *s)
     }
     for (int i = 0; i < o->n_expert_forces; i++) {
         int l = o->expert_forces[i].layer, x = o->expert_forces[i].expert;
+        /* one a layer: a later one at the layer replaces this one, which is never set
+         * (an expert knocked out and then replaced is no conflict) */
+        bool replaced = false;
+        int before = -1; /* the last one at the layer before this one */
+        for (int j = 0; j < o->n_expert_forces; j++) {
+            if (o->expert_forces[j].layer != l || j == i)
+                continue;
+            if (j > i)
+                replaced = true;
+            else
+                before = j;
+        }
+        if (replaced)
+            continue;
+        if (before >= 0 && o->expert_forces[before].expert != x)
+            fprintf(stderr, "llmchat: %s %d:%d: expert %d of layer %d is forced instead of "
+                            "expert %d (one expert a layer)\n",
+                    options_origin(o, "force-expert", o->expert_forces[i].line, from, sizeof from),
+                    l, x, x, l, o->expert_forces[before].expert);
         options_origin(o, "force-expert", o->expert_forces[i].line, from, sizeof from);
         if (steering_force_expert(st, l, x, &err) != LLM_OK) {
             fprintf(stderr, "llmchat: %s %d:%d: %s\n", from, l, x, err.text);
