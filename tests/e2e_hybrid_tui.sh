@@ -71,3 +71,27 @@ wait_for "heads of layer 2/4"
 keys X
 wait_for "no state to reset"
 pass "X knocks a DeltaNet head out with its state reset, puts it back, and refuses attention"
+
+# a rewind after a knock-out: the recurrent state made again from its checkpoint runs
+# the positions before the rewind as they ran (without it), so the trace replays bit
+# for bit (it ran them with the knock-out: the replay parted at position 39)
+$TM kill-server >/dev/null 2>&1
+sleep 0.2
+start -- --no-config -t 0 -n 20 -T 1 --trace "$T/rw.jsonl" "$MODEL"
+wait_for " idle |"
+type_text "Tell me a story."
+keys Enter
+wait_for " idle |"
+type_text "/knock head 0:1"
+keys Enter
+wait_for "heads out L1H2"
+keys Tab Tab Left Left Left Left Left Left Left r p
+wait_for " idle |"
+keys Tab Tab
+type_text "/quit"
+keys Enter
+wait_exit
+run_llmchat --replay "$T/rw.jsonl" "$MODEL"
+assert_status 0
+assert_file_contains "bit for bit" "$T/out" "logits: the trace's, bit for bit"
+pass "a rewind after a knock-out runs the positions before it again as they ran: the trace replays bit for bit"

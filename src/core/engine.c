@@ -967,6 +967,36 @@ void engine_finish(engine *e)
     }
 }
 
+/* A hybrid's recurrent state after position pos - 1 (pos <= e->n's before a rewind),
+ * made again from its checkpoint now, each position run again with the interventions
+ * it first ran with (its record's), not those in force, which apply from the next
+ * position run on. A state whose vectors are no longer loaded is run with those in
+ * force (its numbers are gone). Nothing for a model without recurrent layers or when
+ * the state is at hand. */
+static llm_status seek_as_ran(engine *e, int pos, llm_err *err)
+{
+    int cost = transformer_rerun_cost(e->tf, pos);
+    if (cost == 0)
+        return LLM_OK;
+    const intervention *now = steering_state(e->steer);
+    bool as_now = true;
+    for (int p = pos - cost; p < pos; p++)
+        as_now &= e->records[p].intervention == now;
+    if (as_now) /* the next run remakes it so itself */
+        return LLM_OK;
+    bool ok = true;
+    for (int p = pos - cost, end; p < pos && ok; p = end) {
+        const intervention *in = e->records[p].intervention;
+        for (end = p + 1; end < pos && e->records[end].intervention == in;)
+            end++;
+        if (in != now && !steering_as_ran(e->steer, in))
+            steering_as_now(e->steer);
+        ok = transformer_seek(e->tf, end);
+        steering_as_now(e->steer);
+    }
+    return ok ? LLM_OK : transformer_error(e->tf, err);
+}
+
 llm_status engine_rewind(engine *e, int pos, llm_err *err)
 {
     if (pos < 0 || pos > e->n)
@@ -989,7 +1019,11 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     }
     step_record *r = &e->records[pos - 1];
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
-    if (r->intervention == steering_state(e->steer)) {
+    bool same = r->intervention == steering_state(e->steer);
+    llm_status sought = seek_as_ran(e, same ? pos : pos - 1, err);
+    if (sought != LLM_OK)
+        return sought;
+    if (same) {
         /* its logits as they were: the KV cache is left as it is */
         if (!transformer_logits(e->tf, pos - 1, 1, e->kept_logits))
             return transformer_error(e->tf, err);
@@ -1074,6 +1108,9 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         e->pending[p] = false;
     e->n = pos;
     e->logits = NULL;
+    llm_status sought = seek_as_ran(e, pos, err);
+    if (sought != LLM_OK)
+        return sought;
     bool any_attn = false;
     for (int i = 0; i < n; i++) {
         e->tokens[pos + i] = tokens[i];

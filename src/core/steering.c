@@ -49,6 +49,10 @@ struct steering {
     const unsigned char *experts_in_force; /* experts_mask, or NULL when none is out */
     const int *forced_in_force;         /* forced, or NULL when none is forced */
     bool heads_enabled;                 /* false: the knock-outs left out (a what-if) */
+    /* an earlier state the editors apply for a while (steering_as_ran), made here */
+    float *was_sum;
+    unsigned char *was_mask, *was_experts;
+    int *was_forced;
     control_vectors vectors_editor;
     knock_out heads_editor;
     expert_knock_out experts_editor;
@@ -194,7 +198,81 @@ void steering_free(steering *s)
     free(s->mask);
     free(s->experts_mask);
     free(s->forced);
+    free(s->was_sum);
+    free(s->was_mask);
+    free(s->was_experts);
+    free(s->was_forced);
     free(s);
+}
+
+/* The loaded vector that in's vector w names (the same name, file and checksum), or
+ * -1. */
+static int loaded_as(const steering *s, const intervention_vector *w)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(w->name, s->v[i].name) && !strcmp(w->path, s->v[i].path) &&
+            (!w->fnv1a || w->fnv1a == s->v[i].cv->fnv1a))
+            return i;
+    return -1;
+}
+
+bool steering_as_ran(steering *s, const intervention *in)
+{
+    size_t heads = (size_t)s->n_layers * s->n_heads, experts = (size_t)s->n_layers * s->n_experts;
+    for (int j = 0; in && j < in->n_vectors; j++)
+        if (loaded_as(s, &in->vectors[j]) < 0)
+            return false; /* its numbers are gone with the file's */
+    if (!s->was_sum)
+        s->was_sum = malloc(sizeof(float) * (size_t)s->n_layers * s->dim);
+    if (!s->was_mask)
+        s->was_mask = malloc(heads);
+    if (experts && !s->was_experts)
+        s->was_experts = malloc(experts);
+    if (experts && !s->was_forced)
+        s->was_forced = malloc(sizeof(int) * (size_t)s->n_layers);
+    if (!s->was_sum || !s->was_mask || (experts && (!s->was_experts || !s->was_forced)))
+        return false;
+    /* as resum and changed make the state's own */
+    memset(s->was_sum, 0, sizeof(float) * (size_t)s->n_layers * s->dim);
+    int lo = !in || in->first_layer < 1 ? 1 : in->first_layer;
+    int hi = !in || in->last_layer < 0 || in->last_layer >= s->n_layers ? s->n_layers - 1
+                                                                          : in->last_layer;
+    for (int j = 0; in && j < in->n_vectors; j++) {
+        const control_vector *cv = s->v[loaded_as(s, &in->vectors[j])].cv;
+        for (int l = lo; l <= hi && l < cv->n_layers; l++)
+            for (int k = 0; k < s->dim; k++)
+                s->was_sum[(size_t)l * s->dim + k] +=
+                    cv->data[(size_t)l * cv->n_embd + k] * in->vectors[j].scale;
+    }
+    memset(s->was_mask, KNOCK_IN, heads);
+    for (int i = 0; in && i < in->n_heads_out; i++)
+        if (in->heads_out[i] >= 0 && (size_t)in->heads_out[i] < heads)
+            s->was_mask[in->heads_out[i]] = KNOCK_OUT;
+    for (int i = 0; in && i < in->n_heads_reset; i++)
+        if (in->heads_reset[i] >= 0 && (size_t)in->heads_reset[i] < heads)
+            s->was_mask[in->heads_reset[i]] = KNOCK_OUT_RESET;
+    if (experts) {
+        memset(s->was_experts, 0, experts);
+        for (int l = 0; l < s->n_layers; l++)
+            s->was_forced[l] = -1;
+        for (int i = 0; in && i < in->n_experts_out; i++)
+            s->was_experts[(size_t)in->experts_out[i].layer * s->n_experts + in->experts_out[i].expert] = 1;
+        for (int i = 0; in && i < in->n_experts_forced; i++)
+            s->was_forced[in->experts_forced[i].layer] = in->experts_forced[i].expert;
+    }
+    s->sum_in_force = in && in->n_vectors ? s->was_sum : NULL;
+    s->mask_in_force = in && in->n_heads_out ? s->was_mask : NULL;
+    s->experts_in_force = in && in->n_experts_out ? s->was_experts : NULL;
+    s->forced_in_force = in && in->n_experts_forced ? s->was_forced : NULL;
+    return true;
+}
+
+void steering_as_now(steering *s)
+{
+    s->sum_in_force = s->active ? s->sum : NULL;
+    s->mask_in_force = s->n_out ? s->mask : NULL;
+    s->experts_in_force = s->n_experts_out ? s->experts_mask : NULL;
+    s->forced_in_force = s->n_forced ? s->forced : NULL;
 }
 
 const intervention *steering_state(const steering *s)
@@ -244,10 +322,7 @@ static llm_status changed(steering *s, llm_err *err)
 {
     s->notice[0] = '\0';
     resum(s);
-    s->sum_in_force = s->active ? s->sum : NULL;
-    s->mask_in_force = s->n_out ? s->mask : NULL;
-    s->experts_in_force = s->n_experts_out ? s->experts_mask : NULL;
-    s->forced_in_force = s->n_forced ? s->forced : NULL;
+    steering_as_now(s);
     intervention *in = calloc(1, sizeof *in);
     intervention **grown = realloc(s->states, sizeof *grown * (size_t)(s->n_states + 1));
     if (grown)

@@ -120,6 +120,14 @@ llm_status steering_check(const steering *s, const intervention *want, char *not
 
 /* The state now, or NULL when nothing was ever set. Valid until steering_free. */
 const intervention *steering_state(const steering *s);
+/* Until steering_as_now, the editors apply in (a state steering_state gave before:
+ * its vectors, as long as they are loaded still, its heads and experts) instead of
+ * the state in force, without changing it: positions run again for a recurrent state
+ * (engine.c) run as they first ran. False, changing nothing, when one of in's vectors
+ * is no longer loaded (its numbers are gone) or out of memory. */
+bool steering_as_ran(steering *s, const intervention *in);
+/* The editors apply the state in force again. */
+void steering_as_now(steering *s);
 /* The scaled sum of the vectors over the layers in range (n_layers, dim), or NULL when
  * no vector is loaded. Valid until the next change. */
 const float *steering_sum(const steering *s);

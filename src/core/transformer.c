@@ -441,7 +441,10 @@ static bool recurrent_seek(transformer *t, int pos)
         return true;
     }
     int from = pos / DN_MARK_EVERY * DN_MARK_EVERY;
-    memcpy(t->dn_live, recurrent_mark(t, from / DN_MARK_EVERY), recurrent_bytes(t));
+    if (t->dn_at > from && t->dn_at < pos) /* the live state is on the way: from there */
+        from = t->dn_at;
+    else
+        memcpy(t->dn_live, recurrent_mark(t, from / DN_MARK_EVERY), recurrent_bytes(t));
     t->dn_at = from;
     pass_hooks hooks;
     hooks_collect(t, NULL, 0, &hooks);
@@ -613,7 +616,22 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
 
 int transformer_rerun_cost(const transformer *t, int pos)
 {
-    return !t->dn_live || pos == t->dn_at || recurrent_kept(t, pos) ? 0 : pos % DN_MARK_EVERY;
+    if (!t->dn_live || pos == t->dn_at || recurrent_kept(t, pos))
+        return 0;
+    int from = pos / DN_MARK_EVERY * DN_MARK_EVERY;
+    return pos - (t->dn_at > from && t->dn_at < pos ? t->dn_at : from);
+}
+
+bool transformer_seek(transformer *t, int pos)
+{
+    t->failure = LLM_OK;
+    if (t->dn_live && (pos < 0 || pos > t->dn_known))
+        return failed(t, LLM_ERR_ARG, "", pos, 1);
+    bool marking = t->dn_marking;
+    t->dn_marking = true;
+    bool ok = recurrent_seek(t, pos);
+    t->dn_marking = marking;
+    return ok || failed(t, LLM_ERR_NOMEM, "running again", pos, 1);
 }
 
 bool transformer_keep_states(transformer *t, int from, int to)

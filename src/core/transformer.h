@@ -111,9 +111,16 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
                                const int *enter, float *logits);
 
 /* The positions running position pos again runs first (a hybrid model's recurrent
- * state made again from its checkpoint at or before pos: at most 31); 0 for a model
- * without recurrent layers or when the state after pos - 1 is the live one. */
+ * state made again from its checkpoint at or before pos, or from the live state where
+ * it is between the two: at most 31); 0 for a model without recurrent layers or when
+ * the state after pos - 1 is the live one or kept. */
 int transformer_rerun_cost(const transformer *t, int pos);
+/* Makes the recurrent state the one after position pos - 1 now: the last
+ * transformer_rerun_cost(pos) positions run again, with the hooks' editors as they are
+ * (so that a caller may run them in parts, each as it first ran: engine.c). Nothing
+ * for a model without recurrent layers. False, with transformer_error saying why, for
+ * a pos past the positions run, or out of memory. */
+bool transformer_seek(transformer *t, int pos);
 
 /* Keeps, from the next forward calls on, the recurrent state after each position
  * from - 1 .. to - 1 that the state passes in order (as the checkpoints are kept), so
