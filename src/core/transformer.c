@@ -426,11 +426,14 @@ static const float *recurrent_kept(const transformer *t, int pos)
 }
 
 /* Makes the recurrent state the one after position pos - 1 (pos <= t->dn_known): the
- * kept one (transformer_keep_states), else the checkpoint at or before pos, then the positions from it to pos run again with their
- * tokens, on the kernels each ran on, with the interventions (no observers: what they
- * saw is not new). Nothing for a model without recurrent layers or a state already
- * there. False when out of memory for the kernels' scratch. */
-static bool recurrent_seek(transformer *t, int pos)
+ * kept one (transformer_keep_states), else the checkpoint at or before pos (or the
+ * live state, where it is between), then the positions from it to pos run again with
+ * their tokens, on the kernels each ran on, with the editors as they are (no
+ * observers: what they saw is not new). keep: the states passed are kept as the
+ * sequence's (transformer_keep_states), for a run as the positions first ran; a
+ * what-if's keeps none. Nothing for a model without recurrent layers or a state
+ * already there. False when out of memory for the kernels' scratch. */
+static bool recurrent_seek(transformer *t, int pos, bool keep)
 {
     if (!t->dn_live || t->dn_at == pos)
         return true;
@@ -451,7 +454,7 @@ static bool recurrent_seek(transformer *t, int pos)
     hooks.n = 0;
     hooks.watch = 0;
     bool marking = t->dn_marking;
-    t->dn_marking = true;
+    t->dn_marking = keep; /* a seek passes no checkpoint: only the kept states */
     bool ok = true;
     for (int p = from, k; p < pos && ok; p += k) {
         bool batch = t->batch_of[p];
@@ -474,7 +477,7 @@ static bool recurrent_before(transformer *t, const int *tokens, int n, int pos)
     if (pos > t->dn_known)
         return failed(t, LLM_ERR_ARG, "", pos, n);
     t->dn_marking = true;
-    if (!recurrent_seek(t, pos))
+    if (!recurrent_seek(t, pos, true))
         return failed(t, LLM_ERR_NOMEM, "running again", pos, n);
     t->dn_known = pos;
     memcpy(t->tokens_at + pos, tokens, sizeof(int) * (size_t)n);
@@ -596,7 +599,7 @@ bool transformer_run_sequences(transformer *t, const int *tokens, int m, int seq
         return failed(t, LLM_ERR_NOMEM, "several sequences at", pos, n);
     /* every sequence begins from the recurrent state after pos - 1, which stays; the
      * positions from pos on are no longer the ones run in order */
-    if (t->dn_live && !recurrent_seek(t, pos))
+    if (t->dn_live && !recurrent_seek(t, pos, false))
         return failed(t, LLM_ERR_NOMEM, "running again", pos, n);
     if (t->dn_live)
         t->dn_known = pos;
@@ -629,7 +632,7 @@ bool transformer_seek(transformer *t, int pos)
         return failed(t, LLM_ERR_ARG, "", pos, 1);
     bool marking = t->dn_marking;
     t->dn_marking = true;
-    bool ok = recurrent_seek(t, pos);
+    bool ok = recurrent_seek(t, pos, true);
     t->dn_marking = marking;
     return ok || failed(t, LLM_ERR_NOMEM, "running again", pos, 1);
 }
@@ -825,7 +828,7 @@ static llm_status run_again(transformer *t, int token, int pos, const what_if_ca
             for (int p = from; p < pos; p++)
                 position_state_copy(t, p, replay_save + row * (size_t)(p - from), false);
         }
-        if (!live_save || !replay_save || !recurrent_seek(t, pos)) {
+        if (!live_save || !replay_save || !recurrent_seek(t, pos, false)) {
             what_if_restore(t, from, pos, replay_save, live_save, at0);
             free(kv_save);
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory for the %s", what);
