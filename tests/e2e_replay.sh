@@ -5,7 +5,9 @@
 # file on nearly every top-1 (int8 is meant to be faithful); a damaged trace is
 # replayed as far as it reads, with its bad lines named and exit status 1; records in
 # any order replay whole; missing positions, copies, conflicting records and spliced
-# runs are named; bad uses (a file that is no trace, an empty one) get one line.
+# runs are named; a sampled token that cannot be decided again (the record before has
+# no sampler) and a "steer" that is not an object are named; bad uses (a file that is
+# no trace, an empty one) get one line.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 model=$DATA/stories260K.bin
@@ -209,6 +211,27 @@ assert_file_contains "hole filled" "$T/out" "positions without a record, run fro
 assert_file_contains "hole named" "$T/err" "hole.jsonl: incomplete: $(($(wc -l <"$T/run.jsonl") - 2)) of its"
 grep -q "^first top-1 difference: position [0-9]* (after '" "$T/out" || fail "no first top-1 difference line"
 pass "--replay and --compare report on a trace whose named position lost its record"
+
+# ---- edited records: a sampled token whose record before lost its sampler, a steer
+# that is not an object: the replay says what it could not check, exit 1 ----
+"$PYTHON" - "$T/run.jsonl" "$T/nosampler.jsonl" "$T/junksteer.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+gen = [i for i, r in enumerate(rows) if r.get("phase") == "gen"]
+a = [dict(r) for r in rows]
+a[gen[-1] - 1]["sampler"] = None          # the record that chose the last sampled token
+open(sys.argv[2], "w").write("".join(json.dumps(r) + "\n" for r in a))
+b = [dict(r) for r in rows]
+b[5]["steer"] = "junk"
+open(sys.argv[3], "w").write("".join(json.dumps(r) + "\n" for r in b))
+PY
+run_llmchat --replay "$T/nosampler.jsonl" -z "$tok"
+assert_status 1
+assert_file_contains "a sampler lost" "$T/err" "1 sampled token could not be decided again (the record before has no sampler)"
+run_llmchat --replay "$T/junksteer.jsonl" -z "$tok"
+assert_status 1
+assert_file_contains "a steer not an object" "$T/err" '"steer" is not an object'
+pass "a sampled token whose record before has no sampler, and a steer that is not an object, are named: exit 1"
 
 # ---- refused ----
 run_llmchat --replay "$T/nonexistent.jsonl"

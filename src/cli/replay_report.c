@@ -215,6 +215,9 @@ static int print_incomplete(const printer *pr, const step_record *const *seq,
     if (partial > 0)
         add_reason(why, sizeof why, "%d record%s lost %s sampler or control vectors (above)", partial,
                    partial > 1 ? "s" : "", partial > 1 ? "their" : "its");
+    if (s->unsampled > 0)
+        add_reason(why, sizeof why, "%d sampled token%s could not be decided again (the record "
+                   "before has no sampler)", s->unsampled, s->unsampled > 1 ? "s" : "");
     if (info->cut_short && s->gap < 0)
         add_reason(why, sizeof why, "the trace ends at position %d, whose record chose a token for "
                    "position %d (cut short?)", n - 1, n);

@@ -42,8 +42,10 @@ static llm_status run_position(engine *e, const step_record *const *seq, int p,
     int token = rec->token;
     if (p == 0 || rec->phase == STEP_PROMPT)
         return engine_prefill(e, &token, 1, err);
-    if (rec->phase == STEP_FORCED || !prev->sampled)
+    if (rec->phase == STEP_FORCED || !prev->sampled) {
+        out->unsampled = rec->phase == STEP_GEN && !prev->sampled;
         return engine_force(e, token, err);
+    }
     if (sampler_config_check(&prev->sampler.config, NULL) == LLM_OK)
         engine_set_sampler(e, &prev->sampler.config);
     if (!prev->sampler.greedy)
@@ -193,6 +195,7 @@ static llm_status run_all(engine *e, const step_record *const *seq, const bool *
             ran_to = p + k;
         }
         out->positions++;
+        out->unsampled += r.unsampled;
         if (r.redecided) {
             out->sampled++;
             if (r.new_choice == r.token) {

@@ -23,6 +23,8 @@ typedef struct {
     int token;              /* the trace's token at pos */
     step_phase phase;       /* how the trace got it */
     bool redecided;         /* the trace sampled it, and the sampler decided again */
+    bool unsampled;         /* the trace says it was sampled, but the record before has
+                               no sampler: it ran as forced, unchecked */
     int new_choice;         /* what the sampler chose (when redecided) */
     bool compared;          /* the trace has pos's top candidates: the fields below are set */
     int trace_top1, new_top1;          /* the most probable next token, trace and new */
@@ -39,6 +41,8 @@ typedef struct {
     int first_top1_diff_token;   /* the token at that position (the trace's, or the one
                                     known from the record before), or -1 */
     int sampled;            /* sampled tokens decided again */
+    int unsampled;          /* tokens the trace says were sampled whose record before has
+                               no sampler to decide them again with (run as forced) */
     int sampled_same;       /* of which the same token was chosen */
     int first_choice_diff;  /* the first position whose token was chosen differently, or -1 */
     int first_choice_diff_token; /* the trace's token there, or -1 */

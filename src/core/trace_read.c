@@ -695,6 +695,10 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
     const json_value *s = json_get(v, "sampler");
     if (s && s->type == JSON_OBJECT)
         read_sampler(r, &rec, s, line);
+    else if (s && s->type != JSON_NULL) {
+        problem(r, line, "\"sampler\" is not an object; read as not sampled");
+        r->records_partial++;
+    }
     const json_value *guess = json_get(v, "guess");
     if (guess && guess->type == JSON_NUMBER) {
         rec.guess = int_field(v, "guess", 0, 1 << 30, -1);
@@ -722,6 +726,10 @@ static bool read_record(trace_reader *r, const json_value *v, int line, uint64_t
     const intervention *own_steer = NULL;
     if (steer && steer->type == JSON_OBJECT && !(own_steer = read_steer(r, steer, line)))
         r->records_partial++;
+    else if (steer && steer->type != JSON_OBJECT && steer->type != JSON_NULL) {
+        problem(r, line, "\"steer\" is not an object; the interventions read as before it");
+        r->records_partial++;
+    }
     rec.intervention = r->intervention;
     if (!grow_records(r, line))
         return false;
