@@ -205,6 +205,26 @@ sed -n '/"pos": 1,/,$p' "$T/each" | grep -v '"pos": 4,' | cmp -s "$T/out" - ||
     fail "--position 1-3 is not positions 1 to 3 of the runs' steps"
 pass "--position all and 1-3: each position's steps in turn, byte for byte those of one run each"
 
+# a reply's last position is finished by the next message: after /knock in between,
+# its steps and lens in the trace are the ones it ran with (the head's kqv not 0), the
+# next position's the knocked-out ones (0)
+printf 'Tell me a story about Lily.\n/knock head 0:0\nTell me a story.\n' >"$T/in"
+run_llmchat -m chat --no-config -t 0 -n 6 -T 1 --trace "$T/knock.jsonl" --trace-tensors 0 \
+    --trace-lens "$S" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/knock.jsonl" <<'PY' || fail "the steps of the position before /knock took effect (above)"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])][1:]
+at = next(r["pos"] for r in rows if r.get("steer"))
+def head0(pos):
+    r = next(r for r in rows if r["pos"] == pos)
+    kqv = next(t for t in r["tensors"] if t["name"] == "kqv" and t["layer"] == 0)
+    return kqv["first"][:kqv["shape"][1]]
+assert any(v != 0 for v in head0(at - 1)), ("ran without the knock-out", at - 1, head0(at - 1))
+assert all(v == 0 for v in head0(at)), ("ran with it", at, head0(at))
+PY
+pass "a position finished after /knock keeps the steps it ran with in the trace"
+
 # ---- bad options ----
 for args in "--position 99" "--position 2-99" "--position 3-1" "--position x" "--layers 3-9" \
     "--knock-out 9:0" "--knock-out 1:x" "--layers x"; do

@@ -465,9 +465,20 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         rate_next(e, r, logits);
     r->sample_ms = sample_ms;
     drop_lens(e, pos); /* computed without next: its next_rank is unknown */
+    /* its lens and steps are the position's as it ran: when the interventions changed
+     * since (a reply's last position is finished by the next message), they are
+     * computed with those it ran with */
+    bool as_ran = (e->opt.record_lens || (e->observer && e->opt.record_tensors)) &&
+                  r->intervention != steering_state(e->steer) &&
+                  steering_as_ran(e->steer, r->intervention);
     if (e->opt.record_lens)
         engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
     observe(e, pos);
+    if (as_ran) { /* and no what-if keeps them as the ones in force now */
+        steering_as_now(e->steer);
+        capture_free(e->cap);
+        e->cap = NULL;
+    }
 }
 
 /* Fails when n positions' logits (n, vocab), the first at position pos, are not all
