@@ -37,8 +37,9 @@
  *              "fnv1a64": "…"}], "layers": null, "heads_out": [[4, 4]]}
  *
  * (intervention_json.h, as a trace's "steer"). Loading the chat sets them again, so its
- * context is read back as it ran; older readers refuse such a file rather than read its
- * replies under the plain model unsaid.
+ * context is read back as it ran when they were the same for every turn (turns that
+ * ran under others are read back under these); older readers refuse such a file
+ * rather than read its replies under the plain model unsaid.
  *
  * A chat with a served model (llmchat --server) names the server instead of a model
  * file, and its replies carry no ids (the server's vocabulary is not known here):
