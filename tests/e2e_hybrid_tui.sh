@@ -95,3 +95,29 @@ run_llmchat --replay "$T/rw.jsonl" "$MODEL"
 assert_status 0
 assert_file_contains "bit for bit" "$T/out" "logits: the trace's, bit for bit"
 pass "a rewind after a knock-out runs the positions before it again as they ran: the trace replays bit for bit"
+
+# the other order: Backspace takes reply tokens back (and pauses), then /knock, then p:
+# the positions before are made again as they ran, not with the knock-out
+$TM kill-server >/dev/null 2>&1
+sleep 0.2
+start -- --no-config -t 0 -n 20 -T 1 --trace "$T/bk.jsonl" "$MODEL"
+wait_for " idle |"
+type_text "Tell me a story."
+keys Enter
+wait_for " idle |"
+keys Tab BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+wait_for "paused"
+keys Tab Tab Tab
+type_text "/knock head 0:1"
+keys Enter
+wait_for "heads out L1H2"
+keys Tab p
+wait_for " idle |"
+keys Tab Tab Tab
+type_text "/quit"
+keys Enter
+wait_exit
+run_llmchat --replay "$T/bk.jsonl" "$MODEL"
+assert_status 0
+assert_file_contains "bit for bit" "$T/out" "logits: the trace's, bit for bit"
+pass "tokens taken back, then a knock-out: the positions before run again as they ran"

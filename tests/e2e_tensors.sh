@@ -212,10 +212,18 @@ printf 'Tell me a story about Lily.\n/knock head 0:0\nTell me a story.\n' >"$T/i
 run_llmchat -m chat --no-config -t 0 -n 6 -T 1 --trace "$T/knock.jsonl" --trace-tensors 0 \
     --trace-lens "$S" <"$T/in"
 assert_status 0
-"$PYTHON" - "$T/knock.jsonl" <<'PY' || fail "the steps of the position before /knock took effect (above)"
+printf 'Tell me a story about Lily.\nTell me a story.\n' >"$T/in"
+run_llmchat -m chat --no-config -t 0 -n 6 -T 1 --trace "$T/plain.jsonl" --trace-tensors 0 \
+    --trace-lens "$S" <"$T/in"
+assert_status 0
+"$PYTHON" - "$T/knock.jsonl" "$T/plain.jsonl" <<'PY' || fail "the steps of the position before /knock took effect (above)"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])][1:]
+plain = [json.loads(l) for l in open(sys.argv[2])][1:]
 at = next(r["pos"] for r in rows if r.get("steer"))
+lens = lambda rs, pos: next(r["lens"] for r in rs if r["pos"] == pos)
+assert lens(rows, at - 1) == lens(plain, at - 1), "the lens of %d is not the one it ran with" % (at - 1)
+assert lens(rows, at) != lens(plain, at), "the lens of %d does not show the knock-out" % at
 def head0(pos):
     r = next(r for r in rows if r["pos"] == pos)
     kqv = next(t for t in r["tensors"] if t["name"] == "kqv" and t["layer"] == 0)

@@ -609,6 +609,19 @@ START_TEST(test_json_numbers_read_as_typed)
                           row->name, numbers[i]);
             json_free(v);
         }
+    /* and what that is, for one row: a float's underflow is refused as its overflow */
+    const setting_info *t = settings_find("temperature");
+    live_settings ls;
+    settings_default(&ls);
+    json_value *v = NULL;
+    llm_err err;
+    ck_assert(json_parse("1e-40", 5, &v, &err) == LLM_OK);
+    ck_assert_ptr_nonnull(settings_from_json(t, &ls, v));
+    json_free(v);
+    ck_assert(json_parse("0.25", 4, &v, &err) == LLM_OK);
+    ck_assert_ptr_null(settings_from_json(t, &ls, v));
+    ck_assert(ls.sampler.temperature == 0.25f);
+    json_free(v);
 }
 END_TEST
 

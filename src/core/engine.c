@@ -448,6 +448,32 @@ static void observe(engine *e, int pos)
     r->n_tensors = 0;
 }
 
+/* Hands position pos's record to the observer with its lens (record_lens) and steps
+ * as the position ran: when the interventions changed since (a reply's last position
+ * is finished by the next message, or at the end), they are computed with those it
+ * ran with, and no what-if keeps them as the ones in force now. */
+static void observe_as_ran(engine *e, int pos)
+{
+    step_record *r = &e->records[pos];
+    bool as_ran = (e->opt.record_lens || (e->observer && e->opt.record_tensors)) &&
+                  r->intervention != steering_state(e->steer) &&
+                  steering_as_ran(e->steer, r->intervention);
+    if (as_ran) { /* a capture made with the ones in force is not this position's */
+        drop_lens(e, pos);
+        capture_free(e->cap);
+        e->cap = NULL;
+    }
+    if (e->opt.record_lens)
+        engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
+    observe(e, pos);
+    if (as_ran) {
+        steering_as_now(e->steer);
+        drop_lens(e, pos);
+        capture_free(e->cap);
+        e->cap = NULL;
+    }
+}
+
 /* Finishes the record of position pos with its successor; logits are pos's (or NULL
  * when they were not computed, then next_prob stays NaN). */
 static void finish_record(engine *e, int pos, int next, const float *logits,
@@ -465,20 +491,7 @@ static void finish_record(engine *e, int pos, int next, const float *logits,
         rate_next(e, r, logits);
     r->sample_ms = sample_ms;
     drop_lens(e, pos); /* computed without next: its next_rank is unknown */
-    /* its lens and steps are the position's as it ran: when the interventions changed
-     * since (a reply's last position is finished by the next message), they are
-     * computed with those it ran with */
-    bool as_ran = (e->opt.record_lens || (e->observer && e->opt.record_tensors)) &&
-                  r->intervention != steering_state(e->steer) &&
-                  steering_as_ran(e->steer, r->intervention);
-    if (e->opt.record_lens)
-        engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
-    observe(e, pos);
-    if (as_ran) { /* and no what-if keeps them as the ones in force now */
-        steering_as_now(e->steer);
-        capture_free(e->cap);
-        e->cap = NULL;
-    }
+    observe_as_ran(e, pos);
 }
 
 /* Fails when n positions' logits (n, vocab), the first at position pos, are not all
@@ -971,11 +984,8 @@ llm_status engine_replace_sampled(engine *e, int token, llm_err *err)
 
 void engine_finish(engine *e)
 {
-    if (e->n > 0 && e->records[e->n - 1].next < 0 && e->observer) {
-        if (e->opt.record_lens)
-            engine_lens(e, e->n - 1, NULL);
-        observe(e, e->n - 1);
-    }
+    if (e->n > 0 && e->records[e->n - 1].next < 0 && e->observer)
+        observe_as_ran(e, e->n - 1);
 }
 
 /* A hybrid's recurrent state after position pos - 1 (pos <= e->n's before a rewind),
@@ -989,12 +999,9 @@ static llm_status seek_as_ran(engine *e, int pos, llm_err *err)
     int cost = transformer_rerun_cost(e->tf, pos);
     if (cost == 0)
         return LLM_OK;
+    /* now, even when those positions ran with the interventions in force: they may
+     * change before the next run (a rewind, /knock, then a step) */
     const intervention *now = steering_state(e->steer);
-    bool as_now = true;
-    for (int p = pos - cost; p < pos; p++)
-        as_now &= e->records[p].intervention == now;
-    if (as_now) /* the next run remakes it so itself */
-        return LLM_OK;
     bool ok = true;
     for (int p = pos - cost, end; p < pos && ok; p = end) {
         const intervention *in = e->records[p].intervention;

@@ -43,7 +43,9 @@ static llm_status run_position(engine *e, const step_record *const *seq, int p,
     if (p == 0 || rec->phase == STEP_PROMPT)
         return engine_prefill(e, &token, 1, err);
     if (rec->phase == STEP_FORCED || !prev->sampled) {
-        out->unsampled = rec->phase == STEP_GEN && !prev->sampled;
+        /* a record that lost its sampler; a hole filled from the one before (next -1)
+         * is said as the missing record it is */
+        out->unsampled = rec->phase == STEP_GEN && !prev->sampled && prev->next >= 0;
         return engine_force(e, token, err);
     }
     if (sampler_config_check(&prev->sampler.config, NULL) == LLM_OK)

@@ -126,7 +126,6 @@ bool settings_in_range(const setting_info *row, const live_settings *s)
     return above && below;
 }
 
-/* Sets row's field in s to x (a whole number for an integer or the seed). */
 void settings_copy(const setting_info *row, live_settings *to, const live_settings *from)
 {
     size_t bytes = row->type == SETTING_NUMBER ? sizeof(float)
@@ -134,6 +133,7 @@ void settings_copy(const setting_info *row, live_settings *to, const live_settin
     memcpy((char *)to + row->offset, field(row, from), bytes);
 }
 
+/* Sets row's field in s to x (a whole number for an integer or the seed). */
 static void set_field(const setting_info *row, live_settings *s, double x)
 {
     void *to = (char *)s + row->offset;
