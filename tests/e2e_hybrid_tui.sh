@@ -9,7 +9,10 @@
 #   - the heads view of a DeltaNet layer lists its value heads, each with the position
 #     its output weighs most ("@N"), as an attention head's most attended key.
 #   - X in the heads view knocks a DeltaNet head out with its state reset (the status
-#     line says "(reset)"), X again puts it back; an attention layer refuses it.
+#     line says "(reset)"), X again puts it back; an attention layer refuses it;
+#   - a knock-out then a rewind, and tokens taken back then a knock-out: the positions
+#     run again for the recurrent state run as they first ran, so the trace replays bit
+#     for bit.
 # What the rows hold is checked against the reference in e2e_hybrid.sh. Nothing asserts
 # timing.
 # shellcheck source=lib.sh
@@ -72,52 +75,50 @@ keys X
 wait_for "no state to reset"
 pass "X knocks a DeltaNet head out with its state reset, puts it back, and refuses attention"
 
-# a rewind after a knock-out: the recurrent state made again from its checkpoint runs
-# the positions before the rewind as they ran (without it), so the trace replays bit
-# for bit (it ran them with the knock-out: the replay parted at position 39)
-$TM kill-server >/dev/null 2>&1
-sleep 0.2
-start -- --no-config -t 0 -n 20 -T 1 --trace "$T/rw.jsonl" "$MODEL"
-wait_for " idle |"
-type_text "Tell me a story."
-keys Enter
-wait_for " idle |"
-type_text "/knock head 0:1"
-keys Enter
-wait_for "heads out L1H2"
-keys Tab Tab Left Left Left Left Left Left Left r p
-wait_for " idle |"
-keys Tab Tab
-type_text "/quit"
-keys Enter
-wait_exit
-run_llmchat --replay "$T/rw.jsonl" "$MODEL"
-assert_status 0
-assert_file_contains "bit for bit" "$T/out" "logits: the trace's, bit for bit"
+# replayed_after TRACE STEPS: a session that is told a story, then does STEPS (a
+# function that leaves the focus on the input line) and quits; its trace must replay
+# bit for bit (positions run again with the knock-out parted from it at position 39)
+replayed_after() {
+    $TM kill-server >/dev/null 2>&1
+    sleep 0.2
+    start -- --no-config -t 0 -n 20 -T 1 --trace "$1" "$MODEL"
+    wait_for " idle |"
+    type_text "Tell me a story."
+    keys Enter
+    wait_for " idle |"
+    $2
+    type_text "/quit"
+    keys Enter
+    wait_exit
+    run_llmchat --replay "$1" "$MODEL"
+    assert_status 0
+    assert_file_contains "bit for bit" "$T/out" "logits: the trace's, bit for bit"
+}
+
+# a knock-out, then a rewind (r in Tokens) 7 positions back: the recurrent state made
+# again from its checkpoint runs the positions before the rewind as they ran (without it)
+knock_then_rewind() {
+    type_text "/knock head 0:1"
+    keys Enter
+    wait_for "heads out L1H2"
+    keys Tab Tab Left Left Left Left Left Left Left r p
+    wait_for " idle |"
+    keys Tab Tab
+}
+replayed_after "$T/rw.jsonl" knock_then_rewind
 pass "a rewind after a knock-out runs the positions before it again as they ran: the trace replays bit for bit"
 
-# the other order: Backspace takes reply tokens back (and pauses), then /knock, then p:
-# the positions before are made again as they ran, not with the knock-out
-$TM kill-server >/dev/null 2>&1
-sleep 0.2
-start -- --no-config -t 0 -n 20 -T 1 --trace "$T/bk.jsonl" "$MODEL"
-wait_for " idle |"
-type_text "Tell me a story."
-keys Enter
-wait_for " idle |"
-keys Tab BSpace BSpace BSpace BSpace BSpace BSpace BSpace
-wait_for "paused"
-keys Tab Tab Tab
-type_text "/knock head 0:1"
-keys Enter
-wait_for "heads out L1H2"
-keys Tab p
-wait_for " idle |"
-keys Tab Tab Tab
-type_text "/quit"
-keys Enter
-wait_exit
-run_llmchat --replay "$T/bk.jsonl" "$MODEL"
-assert_status 0
-assert_file_contains "bit for bit" "$T/out" "logits: the trace's, bit for bit"
+# the other order: Backspace takes reply tokens back (and pauses), then /knock, then p
+take_back_then_knock() {
+    keys Tab BSpace BSpace BSpace BSpace BSpace BSpace BSpace
+    wait_for "paused"
+    keys Tab Tab Tab
+    type_text "/knock head 0:1"
+    keys Enter
+    wait_for "heads out L1H2"
+    keys Tab p
+    wait_for " idle |"
+    keys Tab Tab Tab
+}
+replayed_after "$T/bk.jsonl" take_back_then_knock
 pass "tokens taken back, then a knock-out: the positions before run again as they ran"

@@ -154,7 +154,7 @@ refused "llmchat: --force-expert 2:0: no layer 2: the model has layers 0-1 (numb
 refused "llmchat: --force-expert 0:8: no expert 8 in layer 0" --force-expert 0:8 "$MODEL"
 refused "llmchat: --force-expert 0:3: cannot force expert 3 of layer 0: it is knocked out (an expert is forced or knocked out, not both)" \
     --knock-out-expert 0:3 --force-expert 0:3 "$MODEL"
-for bad in 4294967296:1 1:4294967296 1 1:2:3 0:1, ,0:1 0:1,,1:1; do
+for bad in 4294967296:1 1:4294967296 1 1:2:3 '0:1,' ',0:1' '0:1,,1:1'; do
     run_llmchat $gen --trace "$T/no.jsonl" --force-expert "$bad" "$MODEL" </dev/null
     assert_status 2
     assert_file_contains "$bad" "$T/err" "llmchat: --force-expert must be LAYER:EXPERT (from 0), or a comma list of them, got '$bad'"
