@@ -448,6 +448,14 @@ static void observe(engine *e, int pos)
     r->n_tensors = 0;
 }
 
+/* Drops position pos's lens and the kept capture (engine_tensors). */
+static void forget_what_ifs(engine *e, int pos)
+{
+    drop_lens(e, pos);
+    capture_free(e->cap);
+    e->cap = NULL;
+}
+
 /* Hands position pos's record to the observer with its lens (record_lens) and steps
  * as the position ran: when the interventions changed since (a reply's last position
  * is finished by the next message, or at the end), they are computed with those it
@@ -458,19 +466,14 @@ static void observe_as_ran(engine *e, int pos)
     bool as_ran = (e->opt.record_lens || (e->observer && e->opt.record_tensors)) &&
                   r->intervention != steering_state(e->steer) &&
                   steering_as_ran(e->steer, r->intervention);
-    if (as_ran) { /* a capture made with the ones in force is not this position's */
-        drop_lens(e, pos);
-        capture_free(e->cap);
-        e->cap = NULL;
-    }
+    if (as_ran) /* a lens or capture made with the ones in force is not this position's */
+        forget_what_ifs(e, pos);
     if (e->opt.record_lens)
         engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
     observe(e, pos);
-    if (as_ran) {
+    if (as_ran) { /* nor are these the ones in force now */
         steering_as_now(e->steer);
-        drop_lens(e, pos);
-        capture_free(e->cap);
-        e->cap = NULL;
+        forget_what_ifs(e, pos);
     }
 }
 

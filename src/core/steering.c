@@ -205,15 +205,59 @@ void steering_free(steering *s)
     free(s);
 }
 
-/* The loaded vector that in's vector w names (the same name, file and checksum), or
- * -1. */
+/* sum (n_layers, dim) made the vectors' scaled sum after layers first..last (-1 -1:
+ * every one; layer 0's row stays 0): scale_of(s, i, user) is loaded vector i's scale,
+ * NAN for one left out. */
+static void sum_vectors(const steering *s, float *sum, int first, int last,
+                        float (*scale_of)(const steering *s, int i, const void *user),
+                        const void *user)
+{
+    memset(sum, 0, sizeof(float) * (size_t)s->n_layers * s->dim);
+    int lo = first < 1 ? 1 : first;
+    int hi = last < 0 || last >= s->n_layers ? s->n_layers - 1 : last;
+    for (int i = 0; i < s->n; i++) {
+        const control_vector *cv = s->v[i].cv;
+        float scale = scale_of(s, i, user);
+        for (int l = lo; l <= hi && l < cv->n_layers && !isnan(scale); l++) {
+            const float *src = cv->data + (size_t)l * cv->n_embd;
+            float *dst = sum + (size_t)l * s->dim;
+            for (int j = 0; j < s->dim; j++)
+                dst[j] += src[j] * scale;
+        }
+    }
+}
+
+static float own_scale(const steering *s, int i, const void *user)
+{
+    (void)user;
+    return s->v[i].scale;
+}
+
+/* Whether loaded vector v is the one a state's w names: the same name, file and
+ * checksum (a state read from a trace before checksums matches by name and file). */
+static bool is_named(const loaded *v, const intervention_vector *w)
+{
+    return !strcmp(w->name, v->name) && !strcmp(w->path, v->path) &&
+           (!w->fnv1a || w->fnv1a == v->cv->fnv1a);
+}
+
+/* The loaded vector that in's vector w names, or -1. */
 static int loaded_as(const steering *s, const intervention_vector *w)
 {
     for (int i = 0; i < s->n; i++)
-        if (!strcmp(w->name, s->v[i].name) && !strcmp(w->path, s->v[i].path) &&
-            (!w->fnv1a || w->fnv1a == s->v[i].cv->fnv1a))
+        if (is_named(&s->v[i], w))
             return i;
     return -1;
+}
+
+/* Loaded vector i's scale in the state `user` (an intervention), NAN when it has none. */
+static float scale_in(const steering *s, int i, const void *user)
+{
+    const intervention *in = user;
+    for (int j = 0; in && j < in->n_vectors; j++)
+        if (is_named(&s->v[i], &in->vectors[j]))
+            return in->vectors[j].scale;
+    return NAN;
 }
 
 bool steering_as_ran(steering *s, const intervention *in)
@@ -233,17 +277,7 @@ bool steering_as_ran(steering *s, const intervention *in)
     if (!s->was_sum || !s->was_mask || (experts && (!s->was_experts || !s->was_forced)))
         return false;
     /* as resum and changed make the state's own */
-    memset(s->was_sum, 0, sizeof(float) * (size_t)s->n_layers * s->dim);
-    int lo = !in || in->first_layer < 1 ? 1 : in->first_layer;
-    int hi = !in || in->last_layer < 0 || in->last_layer >= s->n_layers ? s->n_layers - 1
-                                                                          : in->last_layer;
-    for (int j = 0; in && j < in->n_vectors; j++) {
-        const control_vector *cv = s->v[loaded_as(s, &in->vectors[j])].cv;
-        for (int l = lo; l <= hi && l < cv->n_layers; l++)
-            for (int k = 0; k < s->dim; k++)
-                s->was_sum[(size_t)l * s->dim + k] +=
-                    cv->data[(size_t)l * cv->n_embd + k] * in->vectors[j].scale;
-    }
+    sum_vectors(s, s->was_sum, in ? in->first_layer : -1, in ? in->last_layer : -1, scale_in, in);
     memset(s->was_mask, KNOCK_IN, heads);
     for (int i = 0; in && i < in->n_heads_out; i++)
         if (in->heads_out[i] >= 0 && (size_t)in->heads_out[i] < heads)
@@ -302,18 +336,7 @@ static int find(const steering *s, const char *name)
  * first..last) is the sum of each vector's direction.l times its scale. */
 static void resum(steering *s)
 {
-    memset(s->sum, 0, sizeof(float) * (size_t)s->n_layers * s->dim);
-    int lo = s->first < 1 ? 1 : s->first;
-    int hi = s->last < 0 || s->last >= s->n_layers ? s->n_layers - 1 : s->last;
-    for (int i = 0; i < s->n; i++) {
-        const control_vector *cv = s->v[i].cv;
-        for (int l = lo; l <= hi && l < cv->n_layers; l++) {
-            const float *src = cv->data + (size_t)l * cv->n_embd;
-            float *dst = s->sum + (size_t)l * s->dim;
-            for (int j = 0; j < s->dim; j++)
-                dst[j] += src[j] * s->v[i].scale;
-        }
-    }
+    sum_vectors(s, s->sum, s->first, s->last, own_scale, NULL);
     s->active = s->n > 0;
 }
 
@@ -893,9 +916,7 @@ llm_status steering_set(steering *s, const intervention *want, llm_err *err)
     for (int i = s->n - 1; i >= 0; i--) {
         bool keep = false;
         for (int j = 0; j < want->n_vectors && !keep; j++)
-            keep = !strcmp(want->vectors[j].name, s->v[i].name) &&
-                   !strcmp(want->vectors[j].path, s->v[i].path) &&
-                   (!want->vectors[j].fnv1a || want->vectors[j].fnv1a == s->v[i].cv->fnv1a);
+            keep = is_named(&s->v[i], &want->vectors[j]);
         if (!keep) {
             loaded_free(&s->v[i]);
             memmove(&s->v[i], &s->v[i + 1], sizeof *s->v * (size_t)(s->n - i - 1));
