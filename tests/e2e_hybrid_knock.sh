@@ -77,7 +77,7 @@ grep -q "state reset" "$T/kept.err" && fail "a head knocked out without reset sa
 back=$(first_restored "$T/reset.jsonl")
 [ -n "$back" ] && [ "$back" -gt 4 ] || fail "no record where the head came back in: '$back'"
 assert_eq "the first turn, the head out" "same" "$(records "$T/kept.jsonl" "$T/reset.jsonl" 0 "$back")"
-last=$(("$back" + 8))
+last=$((back + 8))
 assert_eq "the second turn, the head back in" "differ" \
     "$(records "$T/kept.jsonl" "$T/reset.jsonl" "$back" "$last")"
 "$PYTHON" - "$T/reset.jsonl" "$T/kept.jsonl" <<'PY' || fail "the traces' steer is not as knocked"
