@@ -11,7 +11,7 @@
 # Usage: fuzz.sh SRCDIR SECONDS "TARGETS" CORE_SOURCES...
 #   FUZZ_CC (default clang), FUZZ_BUILD_JOBS (compilers run at once, default the
 #   CPUs online), FUZZ_NICE (default 10); FUZZ_EXTRA_CFLAGS and FUZZ_EXTRA_LIBS: what
-#   the build found for libcurl (make fuzz passes them), added to the compile and the
+#   the build found for libcurl and dlopen (make fuzz passes them), added to the compile and the
 #   link. The targets run one after another, each on one worker.
 set -eu
 

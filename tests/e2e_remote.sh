@@ -14,7 +14,8 @@
 # nothing listening, a key variable that is not set; Ctrl-C stopping a reply; the
 # option errors (exit 2) and the config file's server key; a llama-server with a draft
 # model (recorded), whose guessed tokens come without log-probabilities: all delivered,
-# and --compare-server refusing them.
+# and --compare-server refusing them. The program does not link libcurl (it opens it on
+# the first request): no start of llmchat loads it.
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 
 REC=$DATA/remote
@@ -22,6 +23,11 @@ MODEL=$(model_file stories260K.gguf)
 "$LLMCHAT_BIN" --help | grep -q -- '--server URL' || hard_error "no --server in --help"
 "$LLMCHAT_BIN" --server http://127.0.0.1:1 -m generate -i x 2>&1 | grep -q 'built without' &&
     skip "this llmchat was built without libcurl (configure found no libcurl4-openssl-dev)"
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$LLMCHAT_BIN" >"$T/ldd" 2>&1 || fail "ldd cannot read $LLMCHAT_BIN: $(cat "$T/ldd")"
+    grep -q libcurl "$T/ldd" && fail "llmchat links libcurl, which every start then loads: $(grep libcurl "$T/ldd")"
+    pass "llmchat does not link libcurl (ldd)"
+fi
 
 # token_ids FILE: the ids of the --json token lines, space-separated.
 token_ids() {

@@ -1,5 +1,5 @@
 /* http.c — one HTTP request at a time on libcurl's easy interface (see http.h). Owns
- * libcurl's global state (set up on the first request) and each request's handle. */
+ * each request's handle; libcurl itself is opened by the first request (curl_lib.h). */
 #include "http.h"
 
 #include <stdlib.h>
@@ -64,7 +64,10 @@ llm_status http_request(const char *method, const char *url, const char *body,
 
 #else
 
-#include <curl/curl.h>
+#include "curl_lib.h"
+
+/* libcurl's functions: set by the first request (curl_ready), before any other use. */
+static const curl_lib *lib;
 
 bool http_available(void)
 {
@@ -126,7 +129,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *p)
         x->res->first_byte_ms = clock_ms() - x->sent_ms;
     x->received += n;
     long status = 0;
-    curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
+    lib->easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
     if (x->sink && status < 400) {
         if (!x->sink(x->user, data, n)) {
             x->sink_stopped = true;
@@ -218,10 +221,10 @@ static const char *proxy_for(const char *url, const char **var)
 static llm_status transfer_failure(CURL *curl, CURLcode rc, const char *url, const char *curl_err,
                                    const http_options *o, size_t received, llm_err *err)
 {
-    const char *detail = curl_err[0] ? curl_err : curl_easy_strerror(rc);
+    const char *detail = curl_err[0] ? curl_err : lib->easy_strerror(rc);
     const char *proxy_var = NULL, *proxy = proxy_for(url, &proxy_var);
     curl_off_t connected_us = 0;
-    curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connected_us);
+    lib->easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connected_us);
     if ((rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_PROXY ||
          (rc == CURLE_OPERATION_TIMEDOUT && connected_us == 0)) && proxy)
         return llm_fail(err, LLM_ERR_IO, "cannot connect to %s through the proxy %s (from %s): %s",
@@ -262,14 +265,9 @@ static llm_status transfer_failure(CURL *curl, CURLcode rc, const char *url, con
 
 static bool curl_ready(llm_err *err)
 {
-    static bool done, ok;
-    if (!done) {
-        ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-        done = true;
-    }
-    if (!ok)
-        llm_fail(err, LLM_ERR_IO, "libcurl cannot be set up");
-    return ok;
+    if (!lib)
+        lib = curl_lib_open(err);
+    return lib != NULL;
 }
 
 struct http_stream {
@@ -293,12 +291,12 @@ void http_stream_close(http_stream *s)
     if (!s)
         return;
     if (s->multi && s->curl)
-        curl_multi_remove_handle(s->multi, s->curl);
+        lib->multi_remove_handle(s->multi, s->curl);
     if (s->curl)
-        curl_easy_cleanup(s->curl);
+        lib->easy_cleanup(s->curl);
     if (s->multi)
-        curl_multi_cleanup(s->multi);
-    curl_slist_free_all(s->headers);
+        lib->multi_cleanup(s->multi);
+    lib->slist_free_all(s->headers);
     free(s->url);
     free(s->body);
     free(s);
@@ -307,15 +305,15 @@ void http_stream_close(http_stream *s)
 /* The stream's headers: JSON, and the bearer key when there is one. */
 static bool set_headers(http_stream *s)
 {
-    s->headers = curl_slist_append(NULL, "Content-Type: application/json");
-    struct curl_slist *h = s->headers ? curl_slist_append(s->headers, "Accept: application/json, text/event-stream") : NULL;
+    s->headers = lib->slist_append(NULL, "Content-Type: application/json");
+    struct curl_slist *h = s->headers ? lib->slist_append(s->headers, "Accept: application/json, text/event-stream") : NULL;
     if (!h)
         return false;
     s->headers = h;
     if (s->o.bearer && *s->o.bearer) {
         char auth[1024];
         int w = snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->o.bearer);
-        h = w > 0 && (size_t)w < sizeof auth ? curl_slist_append(s->headers, auth) : NULL;
+        h = w > 0 && (size_t)w < sizeof auth ? lib->slist_append(s->headers, auth) : NULL;
         memset(auth, 0, sizeof auth);
         if (!h)
             return false;
@@ -332,7 +330,7 @@ static void start_try(http_stream *s)
     s->x.sent_ms = s->x.moved_ms = clock_ms();
     s->x.moved = 0;
     s->x.idle = false;
-    curl_multi_add_handle(s->multi, s->curl);
+    lib->multi_add_handle(s->multi, s->curl);
 }
 
 llm_status http_stream_open(const char *method, const char *url, const char *body,
@@ -354,8 +352,8 @@ llm_status http_stream_open(const char *method, const char *url, const char *bod
         s->o.connect_timeout_s = s->o.idle_timeout_s; /* a shorter wait covers connecting too */
     s->url = strdup(url);
     s->body = body ? strdup(body) : NULL;
-    s->multi = curl_multi_init();
-    s->curl = curl_easy_init();
+    s->multi = lib->multi_init();
+    s->curl = lib->easy_init();
     if (!s->url || (body && !s->body) || !s->multi || !s->curl || !set_headers(s)) {
         http_stream_close(s);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory for an HTTP request (or the API key "
@@ -363,30 +361,30 @@ llm_status http_stream_open(const char *method, const char *url, const char *bod
     }
     s->x = (transfer){.curl = s->curl, .o = &s->o, .sink = sink, .user = user, .res = res};
     CURL *curl = s->curl;
-    curl_easy_setopt(curl, CURLOPT_URL, s->url);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, s->headers);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "llmchat/" PACKAGE_VERSION);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, s->curl_err);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &s->x);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &s->x);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->o.connect_timeout_s * 1e3));
+    lib->easy_setopt(curl, CURLOPT_URL, s->url);
+    lib->easy_setopt(curl, CURLOPT_HTTPHEADER, s->headers);
+    lib->easy_setopt(curl, CURLOPT_USERAGENT, "llmchat/" PACKAGE_VERSION);
+    lib->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    lib->easy_setopt(curl, CURLOPT_ERRORBUFFER, s->curl_err);
+    lib->easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    lib->easy_setopt(curl, CURLOPT_WRITEDATA, &s->x);
+    lib->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    lib->easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    lib->easy_setopt(curl, CURLOPT_XFERINFODATA, &s->x);
+    lib->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(s->o.connect_timeout_s * 1e3));
     /* idle_timeout_s: on_progress (libcurl's low-speed check is seconds late) */
     if (s->o.user) {
-        curl_easy_setopt(curl, CURLOPT_USERNAME, s->o.user);
-        curl_easy_setopt(curl, CURLOPT_PASSWORD, s->o.password ? s->o.password : "");
+        lib->easy_setopt(curl, CURLOPT_USERNAME, s->o.user);
+        lib->easy_setopt(curl, CURLOPT_PASSWORD, s->o.password ? s->o.password : "");
     }
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+    lib->easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    lib->easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
     if (strcmp(method, "GET") != 0)
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+        lib->easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     if (s->body)
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, s->body);
+        lib->easy_setopt(curl, CURLOPT_POSTFIELDS, s->body);
     else if (strcmp(method, "GET") == 0)
-        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+        lib->easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     s->t0 = clock_ms();
     start_try(s);
     *out = s;
@@ -396,7 +394,7 @@ llm_status http_stream_open(const char *method, const char *url, const char *bod
 /* The transfer ended with rc: another try, or the outcome. */
 static void transfer_ended(http_stream *s, CURLcode rc)
 {
-    curl_multi_remove_handle(s->multi, s->curl);
+    lib->multi_remove_handle(s->multi, s->curl);
     bool cancelled = s->o.cancelled && s->o.cancelled(s->o.cancel_user);
     if (cannot_connect(rc) && s->attempt < s->o.retries && !cancelled) {
         sleep_s(0.25 * (double)(1 << s->attempt));
@@ -406,7 +404,7 @@ static void transfer_ended(http_stream *s, CURLcode rc)
     }
     http_response *res = s->x.res;
     res->total_ms = clock_ms() - s->t0;
-    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &res->status);
+    lib->easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &res->status);
     s->done = true;
     s->st = LLM_OK;
     if (s->x.nomem)
@@ -429,14 +427,14 @@ llm_status http_stream_poll(http_stream *s, int timeout_ms, bool *done, llm_err 
 {
     if (!s->done) {
         int running = 0;
-        curl_multi_perform(s->multi, &running);
+        lib->multi_perform(s->multi, &running);
         if (running && timeout_ms > 0) {
-            curl_multi_poll(s->multi, NULL, 0, timeout_ms, NULL);
-            curl_multi_perform(s->multi, &running);
+            lib->multi_poll(s->multi, NULL, 0, timeout_ms, NULL);
+            lib->multi_perform(s->multi, &running);
         }
         int left;
         CURLMsg *m;
-        while (!s->done && (m = curl_multi_info_read(s->multi, &left)) != NULL)
+        while (!s->done && (m = lib->multi_info_read(s->multi, &left)) != NULL)
             if (m->msg == CURLMSG_DONE)
                 transfer_ended(s, m->data.result);
     }
