@@ -568,7 +568,9 @@ END_TEST
 
 /* --knock-out: LAYER:HEAD, with :reset for a head whose state is emptied too (whether
  * the layer has a state is the session's to check, e2e_hybrid_knock.sh); other
- * suffixes and malformed pairs are usage errors. */
+ * suffixes and malformed pairs are usage errors, as is a head named both with and
+ * without :reset (the later one dropped the reset unsaid), here or against the config
+ * file's. */
 START_TEST(test_knock_out_reset_on_the_command_line)
 {
     write_config("knock-out = 2:1:reset\n");
@@ -582,8 +584,12 @@ START_TEST(test_knock_out_reset_on_the_command_line)
         ck_assert_int_eq(o.knocks[i].reset, want[i][2]);
     }
     options_free(&o);
+    ck_assert_int_eq(parse_args(&o, "--knock-out", "0:3:reset,0:3:reset,2:1:reset", NULL, NULL), 0);
+    ck_assert_int_eq(o.n_knocks, 4);
+    options_free(&o);
     const char *bad[] = {"0:1:rest", "0:1:", "0:1:reset:", "0:1:resetx", ":reset", "0:reset",
-                         "0:1reset", "0:1,:reset", "4294967296:1:reset"};
+                         "0:1reset", "0:1,:reset", "4294967296:1:reset", "0:3:reset,0:3",
+                         "0:3,0:3:reset", "2:1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_msg(parse_args(&o, "--knock-out", bad[i], NULL, NULL) == 2,
                       "--knock-out '%s' was taken", bad[i]);

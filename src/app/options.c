@@ -438,6 +438,11 @@ static const char *set_knock_out(app_options *o, const char *v)
         if ((*end && *end != ',') || (*end == ',' && !end[1]))
             return usage;
         at = end + (*end == ',');
+        for (int i = 0; i < o->n_knocks; i++)
+            if (o->knocks[i].layer == layer && o->knocks[i].head == head &&
+                o->knocks[i].reset != reset)
+                return "names a head both with and without :reset (here or in the config "
+                       "file): give it once";
         if (o->n_knocks == CLI_KNOCKS_MAX)
             return "names more than 256 heads";
         o->knocks[o->n_knocks].layer = layer;
