@@ -250,6 +250,16 @@ END_TEST
 /* ---- through a saved chat ---- */
 
 /* cf printed and parsed back into *back. */
+/* The settings_held of a chat file that names every setting with a chat key. */
+static unsigned chat_keys_mask(void)
+{
+    unsigned mask = 0;
+    for (int i = 0; settings_table[i].name; i++)
+        if (settings_table[i].chat_key)
+            mask |= 1u << i;
+    return mask;
+}
+
 static void chat_round_trip(const chatfile *cf, chatfile *back, char **text)
 {
     size_t len;
@@ -280,7 +290,7 @@ START_TEST(test_chat_round_trip)
         cf.ctx = 64;
         char *text = NULL;
         chat_round_trip(&cf, &back, &text);
-        ck_assert(back.has_settings);
+        ck_assert_uint_eq(back.settings_held, chat_keys_mask());
         ck_assert_int_eq(back.ctx, 64);
         check_chat(every ? "a chat of other values" : "a chat of the defaults", &back, &want);
         free(text);
@@ -553,7 +563,7 @@ START_TEST(test_chat_written_before)
     chatfile cf;
     llm_err err;
     ck_assert_int_eq(chatfile_read(path, &cf, &err), LLM_OK);
-    ck_assert(cf.has_settings);
+    ck_assert_uint_ne(cf.settings_held, 0);
     assert_after_set(&cf.sampler);
     ck_assert_int_eq(cf.steps, 5);
     ck_assert_int_eq(cf.ctx, 128);

@@ -58,7 +58,6 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
     const int *seq = engine_tokens(c->e);
     cf->vocab_size = tokenizer_vocab_size(c->tok);
     cf->sampler = *engine_sampler_config(c->e);
-    cf->has_settings = true;
     cf->steps = c->max_reply;
     cf->ctx = engine_ctx(c->e);
     char fingerprint[FINGERPRINT_CHARS + 1];

@@ -255,7 +255,6 @@ static llm_status read_settings(const reader *r, const json_value *s, chatfile *
         return LLM_OK;
     if (s->type != JSON_OBJECT)
         return wrong_type(r, -1, "settings", s, "an object");
-    cf->has_settings = true;
     live_settings saved = {.sampler = cf->sampler, .steps = cf->steps};
     for (const setting_info *row = settings_table; row->name; row++) {
         if (!row->chat_key)

@@ -113,8 +113,6 @@ typedef struct chatfile {
     char *server_api;     /* its API ("llama-server", "openai", "ollama"; owned) */
     char *server_model;   /* the model it served (owned) */
     sampler_config sampler; /* the file's "settings" (the defaults where it names none) */
-    bool has_settings;    /* the file has a "settings" object: a file without one (written
-                             by hand) leaves the loading session's settings as they are */
     unsigned settings_held; /* as read: the settings its "settings" names (bit i:
                                settings_table's row i); one it leaves out stays as the
                                loading session has it (chatfile_settings_onto) */

@@ -17,7 +17,7 @@ llm_status remote_chat_to_file(const remote_chat *c, chatfile *cf, llm_err *err)
         (st = chatfile_set(&cf->system, system ? system : "", err)) != LLM_OK)
         goto fail;
     cf->sampler = *remote_chat_sampler(c);
-    cf->has_settings = true; /* ctx stays 0: the server's is the server's */
+    /* ctx stays 0: the server's is the server's */
     bool replying = remote_chat_replying(c);
     int n = remote_chat_turn_count(c);
     for (int i = 0; i < n; i++) {
