@@ -60,7 +60,16 @@ done
 run_llmchat -m generate -n 4 -i "$prompt" -c 99999 "$model" </dev/null # the command line's
 assert_status 2
 assert_file_contains "-c over the file's ctx" "$T/err" "llmchat: --ctx 99999 is larger"
-pass "a value the model refuses names the config file's line (the command line's, its option)"
+printf 'seed = 11\ntokenizer = %s/no-such-tokenizer.bin\n' "$T" >"$CONF"
+run_llmchat -m generate -n 4 -i "$prompt" "$model" </dev/null
+assert_status 1
+assert_file_contains "the file's tokenizer" "$T/err" \
+    "llmchat: ~/.config/llmchat/config:2: tokenizer: cannot open the tokenizer: $T/no-such-tokenizer.bin"
+run_llmchat -m generate -n 4 -i "$prompt" -z "$T/typed.bin" "$model" </dev/null
+assert_status 1
+assert_file_contains "-z over the file's tokenizer" "$T/err" "llmchat: $T/typed.bin:"
+grep -q "llmchat/config:" "$T/err" && fail "-z's missing tokenizer is blamed on the config file: $(cat "$T/err")"
+pass "a value the model refuses, or a file that cannot be opened, names the config file's line (the command line's, its option)"
 
 # ---- --config FILE, --no-config, a missing --config FILE ----
 printf 'seed = 11\ntemperature = 0.8\ntop-k = 5\n' >"$T/other.conf"

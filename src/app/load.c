@@ -33,7 +33,12 @@ int load_tokenizer(const app_options *o, const model *m, tokenizer **out)
             if (o->tokenizer_resumed) /* a path the user did not type: say where it came from */
                 fprintf(stderr, "llmchat: cannot open the tokenizer the saved chat %s names: %s "
                                 "(-z FILE gives another)\n", o->resume_path, err.text);
-            else
+            else if (o->tokenizer_line > 0) { /* nor one typed on this command line */
+                char from[4200];
+                fprintf(stderr, "llmchat: %s: cannot open the tokenizer: %s\n",
+                        options_origin(o, "tokenizer", o->tokenizer_line, from, sizeof from),
+                        err.text);
+            } else
                 fprintf(stderr, "llmchat: %s\n", err.text);
             return 1;
         }

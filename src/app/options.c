@@ -76,6 +76,7 @@ static const char *set_tokenizer(app_options *o, const char *v)
     if (!*v)
         return "must name a tokenizer file";
     o->tokenizer_path = v;
+    o->tokenizer_line = o->config_line;
     return NULL;
 }
 

@@ -76,6 +76,7 @@ typedef struct {
                                     model's (its tokenizer.chat_template), else llama2 */
     const char *tokenizer_path;  /* NULL: beside the model, then the data dir */
     bool tokenizer_resumed;      /* tokenizer_path is the one --resume's saved chat names */
+    int tokenizer_line;          /* the config file's line that gave it; 0: not the file */
     const char *prompt;          /* -i */
     const char *file;            /* -f */
     const char *system;          /* -y */
