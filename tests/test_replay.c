@@ -111,7 +111,24 @@ START_TEST(test_sampled_run_replays)
     ck_assert(sum.kl_max < 1e-6);
     ck_assert_int_eq(memcmp(engine_tokens(e), want, sizeof(int) * len), 0);
     ck_assert_int_eq(memcmp(s.tokens, want, sizeof(int) * len), 0);
+    ck_assert_int_eq(sum.first_logits_diff, -1);
+    ck_assert_int_eq(sum.logits_same, sum.compared);
     engine_free(e);
+
+    /* a candidate's logit the trace lacks (null: NaN) is a difference, though the
+     * candidates after it are the trace's to the bit */
+    const step_record *kept = seq[len / 2];
+    step_record edited = *kept;
+    ck_assert_int_gt(edited.n_top, 2);
+    edited.top[0].logit = NAN;
+    seq[len / 2] = &edited;
+    e = new_engine(m, 1);
+    ck_assert_int_eq(replay_run(e, seq, len, true, NULL, NULL, &sum, &err), LLM_OK);
+    ck_assert_int_eq(sum.first_logits_diff, len / 2);
+    ck_assert_int_eq(sum.logits_same, sum.compared - 1);
+    ck_assert(isnan(sum.logits_max_diff));
+    engine_free(e);
+    seq[len / 2] = kept;
 
     /* a lost record is run from the one before it; one that cannot be known ends it */
     seq[len / 2] = NULL;

@@ -10,6 +10,7 @@
  * trace of a patching run is replay_patch.c's; --replay TRACE --server URL (the trace
  * compared with a served model) is replay_server.c's. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -287,7 +288,11 @@ static int print_summary(const printer *pr, const step_record *const *seq,
     if (s->sampled > 0)
         printf("sampled tokens chosen again with the trace's draws: %d of %d\n",
                s->sampled_same, s->sampled);
-    if (s->first_logits_diff >= 0)
+    if (s->first_logits_diff >= 0 && isnan(s->logits_max_diff))
+        printf("logits: the trace's at %d of %d positions; from position %d they differ, one "
+               "side's not a number there (a null in the trace, or a NaN now)\n",
+               s->logits_same, s->compared, s->first_logits_diff);
+    else if (s->first_logits_diff >= 0)
         printf("logits: the trace's at %d of %d positions; from position %d they differ by up "
                "to %.3g (other weights, kernels or build than the trace's)\n", s->logits_same,
                s->compared, s->first_logits_diff, s->logits_max_diff);

@@ -111,11 +111,16 @@ static void compare_position(const float *logits, const step_record *rec, float 
         out->first_top1_diff = r->pos;
         out->first_top1_diff_token = r->token;
     }
-    float worst = 0.0f; /* the trace's logits are written to 9 digits: a float exactly */
+    /* The trace's logits are written to 9 digits: a float exactly. A null there (NaN:
+     * the writer's non-finite numbers) is the same as a non-finite logit now, and
+     * differs from any finite one; once a difference is NaN, the largest stays NaN. */
+    float worst = 0.0f;
     for (int i = 0; i < rec->n_top; i++) {
         int id = rec->top[i].id;
-        float d = id >= 0 && id < vocab ? fabsf(logits[id] - rec->top[i].logit) : INFINITY;
-        if (!(d <= worst))
+        float was = rec->top[i].logit, d = INFINITY;
+        if (id >= 0 && id < vocab)
+            d = isnan(was) && !isfinite(logits[id]) ? 0.0f : fabsf(logits[id] - was);
+        if (!(d <= worst) && !isnan(worst))
             worst = d;
     }
     if (worst == 0.0f) {
@@ -123,7 +128,7 @@ static void compare_position(const float *logits, const step_record *rec, float 
     } else {
         if (out->first_logits_diff < 0)
             out->first_logits_diff = r->pos;
-        if (!(worst <= out->logits_max_diff))
+        if (!(worst <= out->logits_max_diff) && !isnan(out->logits_max_diff))
             out->logits_max_diff = worst;
     }
     *kl_sum += r->kl;
