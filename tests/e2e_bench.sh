@@ -209,12 +209,13 @@ PYEOF
 unset FAKE_PER_THREAD # (an assignment before a function may stay)
 pass "--sweep --json: rows for 1, 2 and 3 threads, llama-bench on each row's count"
 
-# --sweep-at: those thread counts only, in the order given
-run_bench --shape 15M --json --sweep-at 3,1 --prompt 32 --steps 16 --cache "$T/cache" </dev/null
+# --sweep-at: those thread counts only, in the order given (a round each: the rows'
+# order and fields are what is checked)
+run_bench --shape 15M --json --sweep-at 3,1 --rounds 1 --prompt 32 --steps 16 --cache "$T/cache" </dev/null
 assert_status 0
 threads=$("$PYTHON" -c 'import json, sys; print(" ".join(str(json.loads(l)["sweep_threads"]) for l in open(sys.argv[1]) if l.strip()))' "$T/out")
 [ "$threads" = "3 1" ] || fail "--sweep-at 3,1 gave rows for '$threads': $(cat "$T/out")"
-run_bench --shape 15M --json --sweep-at 1 --panels off --prompt 32 --steps 16 \
+run_bench --shape 15M --json --sweep-at 1 --panels off --rounds 1 --prompt 32 --steps 16 \
     --cache "$T/cache" </dev/null
 assert_status 0
 assert_file_contains "a sweep row says the --panels asked for" "$T/out" '"panels_option":"off"'

@@ -81,7 +81,7 @@ const curl_lib *curl_lib_open(llm_err *err)
     FIND(multi_poll, curl_multi_poll);
     FIND(multi_info_read, curl_multi_info_read);
     FIND(multi_cleanup, curl_multi_cleanup);
-    if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) { /* kept open: it may hold state */
         snprintf(failure, sizeof failure, "libcurl cannot be set up");
         llm_fail(err, LLM_ERR_IO, "%s", failure);
         return NULL;
@@ -90,6 +90,7 @@ const curl_lib *curl_lib_open(llm_err *err)
     return &lib;
 
 lacking:
+    dlclose(h);
     snprintf(failure, sizeof failure, "the libcurl found lacks %s (libcurl 7.68 or later "
              "is needed)", missing);
     llm_fail(err, LLM_ERR_IO, "%s", failure);
