@@ -3,7 +3,7 @@
  *
  * Linked in, libcurl and the thirty libraries it brings (TLS, Kerberos, LDAP, ...) are
  * loaded and relocated at every start of every program, served model or not: 13 ms of
- * a 20 ms `llmchat --version` (docs/performance.md). Opened here, only a run that talks
+ * a 20 ms `llmchat --version` (docs/remote.md). Opened here, only a run that talks
  * to a server pays for them. The headers are the ones configure found; the library is
  * the system's (soname libcurl.so.4, the same ABI since libcurl 7.16), looked for as
  * the dynamic linker looks (LD_LIBRARY_PATH included), then in the directory pkg-config
