@@ -454,3 +454,85 @@ assert_status 0
 assert_file_contains "a vector file that is gone" "$T/err" "were not set again"
 assert_file_contains "the chat loads all the same" "$T/err" "loaded $T/gone.json (1 turn)"
 pass "--resume keeps the command line's interventions and the file its own (a new file); a vector file that is gone is said"
+
+# ---- each turn read back with the interventions it ran with ----
+# a vector loaded after the first turn: the first turn ran without it, the second with
+# it; the saved file (version 4) says so for the first turn, and /load reads each turn
+# back as it ran, so the third reply is the unbroken chat's. The same file without
+# "ran_with" (what version 3 wrote) reads the first turn with the vector too, and its
+# third reply differs: the check above could fail
+printf '%s\n/vector load %s 1\n%s\n/save %s\n%s\n' "$m1" "$VEC" "$m2" "$T/turns.json" "$m3" |
+    steered "$MODEL"
+assert_status 0
+sed -n 3p "$T/out" >"$T/unbroken3"
+assert_eq "a chat whose turns ran apart: its format version" 4 "$(json_get "$T/turns.json" 'd["llmchat_chat"]')"
+assert_eq "what each turn ran with" "happy [[-1, []]] none" \
+    "$(json_get "$T/turns.json" '"%s %s %s" % (d["steer"]["vectors"][0]["name"], [[-1 if s["from"] < 0 else s["from"], s["steer"]["vectors"]] for s in d["turns"][0]["ran_with"]], d["turns"][1].get("ran_with", "none"))')"
+printf '/load %s\n%s\n' "$T/turns.json" "$m3" | steered "$MODEL"
+assert_status 0
+assert_eq "the third reply after /load of turns that ran apart" "$(cat "$T/unbroken3")" "$(cat "$T/out")"
+"$PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["llmchat_chat"] = 3
+for t in d["turns"]:
+    t.pop("ran_with", None)
+json.dump(d, open(sys.argv[2], "w"))' "$T/turns.json" "$T/turns3.json"
+printf '/load %s\n%s\n' "$T/turns3.json" "$m3" | steered "$MODEL"
+[ "$(cat "$T/out")" != "$(cat "$T/unbroken3")" ] || fail "every turn read with the vector gives the same reply: the check proves nothing"
+"$PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["turns"][0]["ran_with"].append(dict(d["turns"][0]["ran_with"][0]))
+json.dump(d, open(sys.argv[2], "w"))' "$T/turns.json" "$T/badran.json"
+printf '/load %s\n' "$T/badran.json" | steered "$MODEL"
+assert_file_contains "a ran_with out of order" "$T/err" 'turn 1: "ran_with" must list objects whose "from" are whole numbers, ascending'
+# the same in one session: the context fills and the second turn, which ran with the
+# vector, is read again with it after the first leaves; the third runs without (trace)
+printf '%s\n/vector load %s 1\n%s\n/vector drop happy\n%s\n' "$m1" "$VEC" "$m2" "$m3" |
+    steered -c 160 --trace "$T/reread.jsonl" "$MODEL"
+assert_file_contains "the context filled" "$T/err" "context full: dropped the oldest turn"
+assert_eq "the second turn read again with the vector, the third without" "happy none" \
+    "$("$PYTHON" -c 'import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])][1:]
+again = [i for i, r in enumerate(recs) if r["pos"] == 0][1]
+steer = [(i, r["steer"]) for i, r in enumerate(recs) if "steer" in r]
+at = lambda k: [s for i, s in steer if i <= k][-1]
+third = again + [r["pos"] for r in recs[again:]].index(max(r["pos"] for r in recs[again:]))
+print(" ".join(v[0]["name"] if v else "none" for v in (at(again)["vectors"], at(third)["vectors"])))' "$T/reread.jsonl")"
+pass "each turn is read back with the interventions it ran with (a loaded chat, a full context)"
+
+# a turn's state that cannot be set again (its vector file is gone) is said and read
+# with the state in force; so is the whole context when the state in force could not
+# be set back (its own vector file, which the second turn's state lacks, gone since it
+# was loaded)
+"$PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["turns"][0]["ran_with"][0]["steer"]["vectors"] = [dict(d["steer"]["vectors"][0], path=sys.argv[3])]
+json.dump(d, open(sys.argv[2], "w"))' "$T/turns.json" "$T/goneran.json" "$T/gone.gguf"
+printf '/load %s\n' "$T/goneran.json" | steered "$MODEL"
+assert_status 0
+assert_file_contains "a turn's vector file that is gone" "$T/err" "are read again with the interventions in force, not those they ran with: "
+assert_file_contains "the file named" "$T/err" "$T/gone.gguf"
+assert_file_contains "the chat loads all the same" "$T/err" "loaded $T/goneran.json (2 turns)"
+mkdir -p "$T/gonedir"
+cp "$VEC" "$T/gonedir/happy.gguf"
+rm -f "$T/fifo"
+mkfifo "$T/fifo"
+XDG_STATE_HOME=$T/steer "$LLMCHAT_BIN" -m chat -T 1 -t 0 --weights f32 -n 30 -z "$TOK" -c 160 \
+    "$MODEL" <"$T/fifo" >"$T/out" 2>"$T/err" &
+pid=$!
+exec 3>"$T/fifo"
+printf '%s\n%s\n/vector load %s 1\n' "$m1" "$m2" "$T/gonedir/happy.gguf" >&3
+n=0
+while ! grep -q 'control vectors: happy' "$T/err" && [ "$n" -lt 600 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+rm "$T/gonedir/happy.gguf"
+printf '%s\n/vector\n' "$m3" >&3
+exec 3>&-
+wait "$pid" || fail "the chat whose vector file went away: exit $?"
+assert_file_contains "the context filled" "$T/err" "context full: dropped the oldest turn"
+assert_file_contains "the state in force cannot be set back" "$T/err" "the context is read again with the interventions in force, not those it ran with: "
+[ "$(grep -c . "$T/out")" -eq 3 ] || fail "the third reply is missing: $(cat "$T/out")"
+assert_file_contains "the vector in force stays in force" "$T/err" "llmchat: control vectors: happy 1.00"
+pass "a state that cannot be set again is said, and read with the one in force"

@@ -399,7 +399,7 @@ START_TEST(test_branches_in_the_file)
     ck_assert_int_eq(chatfile_parse("t.json", bad_id, strlen(bad_id), &cf, &err),
                      LLM_ERR_FORMAT);
     ck_assert_msg(strstr(err.text, "reply_tokens") != NULL, "%s", err.text);
-    const char *newer = "{\"llmchat_chat\": 4, \"turns\": []}";
+    const char *newer = "{\"llmchat_chat\": 5, \"turns\": []}";
     ck_assert_int_eq(chatfile_parse("t.json", newer, strlen(newer), &cf, &err), LLM_ERR_FORMAT);
 }
 END_TEST

@@ -15,6 +15,7 @@
 #include "chat.h"
 #include "chatfile.h"
 #include "gguf_copy.h"
+#include "intervention_json.h"
 #include "testutil.h"
 
 static const char odd_text[] = "line one\nline \"two\"\t\\ caf\xc3\xa9 \xff\xfe bad \x01\x1b[31m";
@@ -213,6 +214,55 @@ START_TEST(test_steer_round_trip)
 }
 END_TEST
 
+/* A turn's interventions by segment: written as "ran_with" (version 4), read back the
+ * same, looked up by position; broken ones refused naming the turn and member. */
+START_TEST(test_ran_with_round_trip)
+{
+    const char *none = "{\"vectors\":[],\"layers\":null,\"heads_out\":[]}";
+    const char *heads = "{\"vectors\":[],\"layers\":null,\"heads_out\":[[1,1]]}";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"llmchat_chat\": 4, \"turns\": [{\"user\": \"a\", \"reply\": \"b\", "
+             "\"ran_with\": [{\"from\": -5, \"steer\": %s}, {\"from\": 2, \"steer\": %s}]}, "
+             "{\"user\": \"c\"}]}", none, heads);
+    chatfile cf, back;
+    llm_err err;
+    ck_assert_msg(chatfile_parse("t.json", text, strlen(text), &cf, &err) == LLM_OK, "%s", err.text);
+    const ran_with *ran = &cf.turns[0].ran;
+    ck_assert_int_eq(ran->n, 2);
+    ck_assert_ptr_null(ran->seg[0].in);
+    ck_assert_int_eq(ran->seg[1].from, 2);
+    ck_assert_int_eq(ran->seg[1].in->n_heads_out, 1);
+    ck_assert_ptr_null(ran_with_at(ran, -9)); /* the first covers what is before it */
+    ck_assert_ptr_null(ran_with_at(ran, 1));
+    ck_assert_ptr_eq(ran_with_at(ran, 2), ran->seg[1].in);
+    ck_assert_ptr_eq(ran_with_at(ran, 40), ran->seg[1].in);
+    ck_assert(ran_with_differs(ran, NULL));
+    ck_assert_int_eq(cf.turns[1].ran.n, 0);
+    const char *path = temp_path("ran.json");
+    const char *written = written_text(&cf, path);
+    ck_assert_ptr_nonnull(strstr(written, "\"llmchat_chat\": 4,"));
+    ck_assert_ptr_nonnull(strstr(written, heads));
+    ck_assert_msg(chatfile_read(path, &back, &err) == LLM_OK, "%s", err.text);
+    ck_assert_int_eq(back.turns[0].ran.n, 2);
+    ck_assert_int_eq(back.turns[0].ran.seg[0].from, -5);
+    ck_assert(intervention_same(back.turns[0].ran.seg[1].in, ran->seg[1].in));
+    ck_assert(!intervention_same(back.turns[0].ran.seg[1].in, NULL));
+    chatfile_clear(&back);
+    chatfile_clear(&cf);
+    unlink(path);
+    parse_fails("{\"llmchat_chat\": 4, \"turns\": [{\"user\": \"a\", \"ran_with\": 1}]}",
+                "turn 1: \"ran_with\" is a number, not an array");
+    snprintf(text, sizeof text,
+             "{\"llmchat_chat\": 4, \"turns\": [{\"user\": \"a\", \"ran_with\": "
+             "[{\"from\": 3, \"steer\": %s}, {\"from\": 3, \"steer\": %s}]}]}", none, heads);
+    parse_fails(text, "\"from\" are whole numbers, ascending");
+    parse_fails("{\"llmchat_chat\": 4, \"turns\": [{\"user\": \"a\", \"ran_with\": "
+                "[{\"from\": 0, \"steer\": {\"vectors\": 1}}]}]}",
+                "\"steer\" that is not a set of interventions");
+}
+END_TEST
+
 /* A served chat: the server object round-trips, no template or model is written. */
 START_TEST(test_served_chat)
 {
@@ -252,7 +302,7 @@ START_TEST(test_refusals)
     parse_fails("{\"turns\": []}", "\"llmchat_chat\" expected");
     parse_fails("{\"llmchat_chat\": \"1\", \"turns\": []}", "version number");
     parse_fails("{\"llmchat_chat\": 0, \"turns\": []}", "version number");
-    parse_fails("{\"llmchat_chat\": 4, \"turns\": []}", "newer llmchat (format version 4");
+    parse_fails("{\"llmchat_chat\": 5, \"turns\": []}", "newer llmchat (format version 5");
     parse_fails("{\"llmchat_chat\": 1}", "\"turns\" is missing");
     parse_fails("{\"llmchat_chat\": 1, \"turns\": {}}", "\"turns\" is an object, not an array");
     parse_fails("{\"llmchat_chat\": 1, \"turns\": [3]}", "turn 1 is a number, not an object");
@@ -771,6 +821,7 @@ static Suite *chatfile_suite(void)
     tcase_add_test(core, test_served_chat);
     tcase_add_test(core, test_raw_bytes_escapes);
     tcase_add_test(core, test_steer_round_trip);
+    tcase_add_test(core, test_ran_with_round_trip);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_test(limits, test_refusals);

@@ -48,24 +48,38 @@ static char *absolute(const char *path)
     return real ? real : strdup(path);
 }
 
-/* cf's control-vector files by their absolute places, as its model's: the chat may be
- * resumed from another directory. False on no memory. */
-static bool absolute_vectors(chatfile *cf)
+/* *in's control-vector files by their absolute places (*in replaced; NULL stays NULL).
+ * False on no memory. */
+static bool absolute_vectors(intervention **in)
 {
-    int n = cf->steer->n_vectors;
+    if (!*in || (*in)->n_vectors == 0)
+        return true;
+    int n = (*in)->n_vectors;
     char **paths = calloc((size_t)n, sizeof *paths);
     bool ok = paths != NULL;
     for (int i = 0; ok && i < n; i++)
-        ok = (paths[i] = absolute(cf->steer->vectors[i].path)) != NULL;
-    intervention *in = ok ? intervention_copy(cf->steer, (const char *const *)paths) : NULL;
+        ok = (paths[i] = absolute((*in)->vectors[i].path)) != NULL;
+    intervention *copy = ok ? intervention_copy(*in, (const char *const *)paths) : NULL;
     for (int i = 0; paths && i < n; i++)
         free(paths[i]);
     free(paths);
-    if (!in)
+    if (!copy)
         return false;
-    free(cf->steer);
-    cf->steer = in;
+    free(*in);
+    *in = copy;
     return true;
+}
+
+/* cf's control-vector files (those in force at the save and those turns ran with) by
+ * their absolute places, as its model's: the chat may be resumed from another
+ * directory. False on no memory. */
+static bool absolute_steering(chatfile *cf)
+{
+    bool ok = absolute_vectors(&cf->steer);
+    for (int i = 0; ok && i < cf->n_turns; i++)
+        for (int k = 0; ok && k < cf->turns[i].ran.n; k++)
+            ok = absolute_vectors(&cf->turns[i].ran.seg[k].in);
+    return ok;
 }
 
 llm_status autosave_chat_to_file(const session *s, bool all, chatfile *cf, llm_err *err)
@@ -90,7 +104,7 @@ llm_status autosave_chat_to_file(const session *s, bool all, chatfile *cf, llm_e
     free(cf->tokenizer);
     cf->tokenizer = tok_path;
     cf->steps = s->steps;
-    if (cf->steer && cf->steer->n_vectors > 0 && !absolute_vectors(cf)) {
+    if (!absolute_steering(cf)) {
         chatfile_clear(cf);
         return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
     }
@@ -322,34 +336,6 @@ static bool same_file(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-/* in as JSON (intervention_json.h), malloc'd; NULL on no memory. */
-static char *steering_json(const intervention *in)
-{
-    char *text = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    if (!f)
-        return NULL;
-    intervention_write_json(f, in);
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
-/* Whether a and b change the pass the same way (NULL and empty alike): the same JSON. */
-static bool same_steering(const intervention *a, const intervention *b)
-{
-    if (intervention_is_empty(a) || intervention_is_empty(b))
-        return intervention_is_empty(a) && intervention_is_empty(b);
-    char *ta = steering_json(a), *tb = steering_json(b);
-    bool same = ta && tb && !strcmp(ta, tb);
-    free(ta);
-    free(tb);
-    return same;
-}
-
 /* "heads out L5H5 | vectors happy 2.00" as the TUI shows them, or "none". */
 static void steering_said(const intervention *in, char *buf, size_t size)
 {
@@ -369,7 +355,7 @@ static bool load_steering(engine *e, const chatfile *cf, bool keep, const interv
     said[0] = '\0';
     *before = now;
     *apart = false;
-    if (same_steering(now, cf->steer))
+    if (intervention_same(now, cf->steer))
         return false;
     *apart = true; /* until they are set */
     steering_said(cf->steer, text, sizeof text);
@@ -412,6 +398,8 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_st
     char steer_said[1500];
     bool set = load_steering(e, &cf, keep_steering, &before, apart, steer_said,
                              sizeof steer_said);
+    for (int i = 0; *apart && i < cf.n_turns; i++) /* read with this session's throughout */
+        ran_with_clear(&cf.turns[i].ran);
     st = chat_restore(c, &cf, err);
     if (st != LLM_OK && set) { /* as it was before the load */
         llm_err ignored;

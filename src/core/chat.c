@@ -12,11 +12,15 @@
 #include "chat.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "branch.h"
 #include "chat_internal.h"
+#include "intervention_json.h"
+#include "steering.h"
 #include "template.h"
 
 char *chat_template_text(const char *system, const char *user)
@@ -116,6 +120,7 @@ static void free_turn(turn *t)
     free(t->user);
     free(t->reply);
     free(t->restored);
+    ran_with_clear(&t->ran);
     branches_free(&t->br);
 }
 
@@ -189,6 +194,21 @@ void chat_reset(chat *c)
     engine_rewind(c->e, 0, NULL);
 }
 
+void chat_add_notice(chat *c, const char *fmt, ...)
+{
+    size_t o = c->has_notice ? strlen(c->notice) : 0;
+    if (o && o + 2 < sizeof c->notice) {
+        memcpy(c->notice + o, "; ", 3);
+        o += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (o < sizeof c->notice)
+        vsnprintf(c->notice + o, sizeof c->notice - o, fmt, ap);
+    va_end(ap);
+    c->has_notice = true;
+}
+
 const char *chat_take_notice(chat *c)
 {
     if (!c->has_notice)
@@ -217,6 +237,23 @@ void chat_drop_turn(turn *t)
     }
     free(t->restored);
     t->restored = NULL;
+    ran_with_clear(&t->ran);
+}
+
+bool chat_turn_ran_with(const chat *c, const turn *t, ran_with *out)
+{
+    if (t->ran.n > 0)
+        return ran_with_copy(out, &t->ran);
+    ran_with_clear(out);
+    const intervention *last = NULL;
+    for (int p = t->view.start; p < t->view.end && !t->restored; p++) {
+        const intervention *in = engine_ran_with(c->e, p);
+        if ((p == t->view.start || in != last) &&  /* compared where the state changes */
+            !ran_with_add(out, p - t->view.reply_start, in))
+            return false;
+        last = in;
+    }
+    return out->n > 0 || ran_with_add(out, 0, engine_intervention(c->e));
 }
 
 /* A copy of ids[0..n) (n > 0) for a turn's `restored`, its count in *count; NULL when
@@ -230,10 +267,63 @@ static int *keep_ids(const int *ids, int n, int *count)
     return copy;
 }
 
+/* Prefills ids[0..n) after what the engine holds, position p with the interventions
+ * at[p] (NULL: none), then sets the state in force again. A state that cannot be set
+ * (a vector file gone or changed) is said, and its positions run with the state in
+ * force; all of them do, said, when the state in force could not be set back (a
+ * vector file of its own no longer reads as it did when loaded). */
+static llm_status prefill_as_ran(chat *c, const int *ids, const intervention *const *at, int n,
+                                 llm_err *err)
+{
+    steering *s = engine_steering(c->e);
+    const intervention *now = engine_intervention(c->e);
+    bool apart = false; /* states are compared where the pointer changes */
+    llm_err why;
+    for (int p = 0; p < n; p++) {
+        if ((p > 0 && at[p] == at[p - 1]) || intervention_same(at[p], now))
+            continue;
+        apart = true;
+        if (steering_check_reload(s, at[p], &why) != LLM_OK) {
+            chat_add_notice(c, "the context is read again with the interventions in force, "
+                               "not those it ran with: %s", why.text);
+            apart = false;
+            break;
+        }
+    }
+    if (!apart)
+        return engine_prefill(c->e, ids, n, err);
+    const intervention *in_force = now;
+    llm_status st = LLM_OK;
+    bool said = false;
+    for (int p = 0, end; p < n && st == LLM_OK; p = end) {
+        for (end = p + 1; end < n && (at[end] == at[end - 1] || intervention_same(at[end], at[p]));)
+            end++;
+        if (!intervention_same(at[p], in_force)) {
+            llm_err ignored;
+            if (steering_set(s, at[p], &why) == LLM_OK) {
+                in_force = at[p];
+            } else {
+                steering_set(s, now, &ignored); /* as it was, a part set before */
+                in_force = now;
+                if (!said)
+                    chat_add_notice(c, "positions %d-%d are read again with the "
+                                       "interventions in force, not those they ran with: %s",
+                                    p, end - 1, why.text);
+                said = true;
+            }
+        }
+        st = engine_prefill(c->e, ids + p, end - p, err);
+    }
+    llm_err ignored;
+    if (!intervention_same(in_force, now))
+        steering_set(s, now, &ignored); /* its files were checked above */
+    return st;
+}
+
 /* Drops the `drop` oldest turns in the context and re-prefills the rest from
  * position 0, the first with the system prompt. When the prefill fails (or its
  * progress callback stops it), the kept turns hold their reply ids (`restored`) and
- * the history is marked to be read again by the next turn. */
+ * interventions (`ran`) and the history is marked to be read again by the next turn. */
 llm_status chat_rebuild(chat *c, int drop, llm_err *err)
 {
     const int *seq = engine_tokens(c->e);
@@ -241,6 +331,11 @@ llm_status chat_rebuild(chat *c, int drop, llm_err *err)
     int *ids = NULL;
     llm_status st = LLM_OK;
     int first = c->first + drop;
+    for (int i = first; i < c->n_turns; i++) { /* before the engine forgets them */
+        turn *t = &c->turns[i];
+        if (t->ran.n == 0 && !chat_turn_ran_with(c, t, &t->ran))
+            return llm_fail(err, LLM_ERR_NOMEM, "out of memory re-reading the dialog");
+    }
     for (int i = first; i < c->n_turns; i++) {
         turn *t = &c->turns[i];
         int tn;
@@ -265,12 +360,23 @@ llm_status chat_rebuild(chat *c, int drop, llm_err *err)
         t->view.end = (int)(n + tn + reply_n);
         n += tn + reply_n;
     }
+    const intervention **at = malloc(sizeof *at * (n ? n : 1));
+    if (!at) {
+        free(ids);
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory re-reading the dialog");
+    }
+    for (int i = first; i < c->n_turns; i++) {
+        const turn *t = &c->turns[i];
+        for (int p = t->view.start; p < t->view.end; p++)
+            at[p] = ran_with_at(&t->ran, p - t->view.reply_start);
+    }
     for (int i = c->first; i < first; i++)
         chat_drop_turn(&c->turns[i]);
     c->first = first;
     engine_rewind(c->e, 0, NULL);
     if (n > 0)
-        st = engine_prefill(c->e, ids, (int)n, err);
+        st = prefill_as_ran(c, ids, at, (int)n, err);
+    free(at);
     for (int i = first; i < c->n_turns; i++) {
         turn *t = &c->turns[i];
         if (st != LLM_OK) { /* stopped or failed: the next turn reads them again from here */
@@ -280,6 +386,7 @@ llm_status chat_rebuild(chat *c, int drop, llm_err *err)
         }
         free(t->restored);
         t->restored = NULL;
+        ran_with_clear(&t->ran); /* the engine's records say it now */
     }
     free(ids);
     c->system_stale = st != LLM_OK;
@@ -336,13 +443,11 @@ llm_status chat_begin(chat *c, const char *user, int max_reply, llm_err *err)
     if (dropped > 0 || c->system_stale) {
         if ((st = chat_rebuild(c, dropped, err)) != LLM_OK)
             return st;
-        c->has_notice = dropped > 0;
         if (dropped == 1)
-            snprintf(c->notice, sizeof c->notice,
-                     "context full: dropped the oldest turn and re-read the rest");
+            chat_add_notice(c, "context full: dropped the oldest turn and re-read the rest");
         else if (dropped > 1)
-            snprintf(c->notice, sizeof c->notice,
-                     "context full: dropped the %d oldest turns and re-read the rest", dropped);
+            chat_add_notice(c, "context full: dropped the %d oldest turns and re-read the rest",
+                            dropped);
     }
 
     if (n_live(c) > 0)

@@ -5,6 +5,7 @@
 
 #include "branch.h"
 #include "chat.h"
+#include "ran_with.h"
 
 typedef struct {
     chat_turn view;    /* positions and flags; view.user / view.reply point at the texts below */
@@ -15,6 +16,10 @@ typedef struct {
                           by chat_restore, or by a re-reading of the context that did
                           not finish, until a prefill of them succeeds */
     int n_restored;
+    ran_with ran;      /* the interventions its positions ran with, while they are not
+                          the engine's records': set by chat_restore (the file's, or the
+                          state the file set) and by a re-reading of the context, until
+                          its prefill succeeds */
     reply_branches br; /* the reply's other branches (branch.h) */
 } turn;
 
@@ -39,15 +44,24 @@ struct chat {
     void *guesser_user;
     int max_guess;
     char text[TOKENIZER_PIECE_MAX + 1]; /* bytes of the last token (returned by chat_step) */
-    char notice[256];
+    char notice[512];
     bool has_notice;
 };
 
 /* Takes a turn out of the context: its texts stay, its positions go. */
 void chat_drop_turn(turn *t);
 
+/* Turn t's interventions by segment (ran_with.h) into out (emptied first): those it
+ * holds, else those its positions ran with in the engine. False on no memory. */
+bool chat_turn_ran_with(const chat *c, const turn *t, ran_with *out);
+
+/* Adds a line to what chat_take_notice gives next ("; " after what it holds). */
+void chat_add_notice(chat *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Drops the `drop` oldest turns in the context and re-prefills the rest from
- * position 0, the first with the system prompt. */
+ * position 0, the first with the system prompt, each position with the interventions
+ * it ran with (the state in force is set back after; a state that cannot be set
+ * again is said, and its positions read with the state in force). */
 llm_status chat_rebuild(chat *c, int drop, llm_err *err);
 
 /* The fewest of the oldest turns in the context to drop so that the rest, rebuilt,

@@ -4,7 +4,8 @@
  * Saving writes each turn's texts, its token ids as the engine holds them (the token
  * that closed the reply apart, as "end_token") and its reply's other branches, with a
  * fingerprint of the vocabulary and the engine's interventions (set again by the
- * caller before chat_restore, autosave_load_chat). Restoring rebuilds the turns and re-prefills those the
+ * caller before chat_restore, autosave_load_chat) and, for a turn that ran with others,
+ * its own by segment (ran_with.h). Restoring rebuilds the turns and re-prefills those the
  * file says were in the context: with the same vocabulary, the saved ids and end tokens,
  * so that the context is token for token the one saved; with another, the texts
  * tokenized again, each reply closed with the template's end token. When this context
@@ -85,7 +86,14 @@ llm_status chat_to_file(const chat *c, chatfile *cf, llm_err *err)
         if ((st = chatfile_add_turn(cf, t->user, t->reply, ids, n, t->view.complete, t->view.cut,
                                     i >= c->first, err)) != LLM_OK)
             goto fail;
-        cf->turns[cf->n_turns - 1].end_token = end;
+        chatfile_turn *ft = &cf->turns[cf->n_turns - 1];
+        ft->end_token = end;
+        if (i >= c->first && !chat_turn_ran_with(c, t, &ft->ran)) {
+            st = llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        if (!ran_with_differs(&ft->ran, in)) /* the file's "steer" says it */
+            ran_with_clear(&ft->ran);
     }
     return LLM_OK;
 fail:
@@ -262,9 +270,13 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
             kept_first = i;
         saved_reply r = turn_reply(ft);
         bool closed = true;
-        if (t->user && t->reply && i >= kept_first)
+        bool ran = true; /* the file's segments, else the state it set (autosave.h) */
+        if (t->user && t->reply && i >= kept_first) {
             t->restored = saved_reply_ids(c, same_vocab, &r, &t->n_restored, &closed);
-        if (!t->user || !t->reply || (i >= kept_first && !t->restored) ||
+            ran = ft->ran.n > 0 ? ran_with_copy(&t->ran, &ft->ran)
+                                : ran_with_add(&t->ran, 0, engine_intervention(c->e));
+        }
+        if (!t->user || !t->reply || (i >= kept_first && (!t->restored || !ran)) ||
             restore_branches(c, same_vocab, ft, t, err) != LLM_OK) {
             c->n_turns = i + 1;
             chat_reset(c);
@@ -290,11 +302,8 @@ llm_status chat_restore(chat *c, const chatfile *cf, llm_err *err)
         chat_reset(c);
         return st;
     }
-    if (drop > 0) {
-        c->has_notice = true;
-        snprintf(c->notice, sizeof c->notice,
-                 "the context holds %d tokens: the %d oldest turn%s of the saved chat stay "
-                 "out of it", ctx, drop, drop == 1 ? "" : "s");
-    }
+    if (drop > 0)
+        chat_add_notice(c, "the context holds %d tokens: the %d oldest turn%s of the saved chat "
+                           "stay out of it", ctx, drop, drop == 1 ? "" : "s");
     return LLM_OK;
 }

@@ -45,6 +45,7 @@ static void turn_free(chatfile_turn *t)
     for (int i = 0; i < t->n_branches; i++)
         branch_free(&t->branches[i]);
     free(t->branches);
+    ran_with_clear(&t->ran);
 }
 
 void chatfile_clear(chatfile *cf)
@@ -389,6 +390,45 @@ static llm_status read_branches(const reader *r, const json_value *v, int i, cha
     return st;
 }
 
+/* Turn i's "ran_with" into the newest turn of cf: segments by "from", ascending, each
+ * with its "steer". */
+static llm_status read_ran_with(const reader *r, const json_value *v, int i, chatfile *cf)
+{
+    const json_value *list = json_get(v, "ran_with");
+    if (!list)
+        return LLM_OK;
+    if (list->type != JSON_ARRAY)
+        return wrong_type(r, i, "ran_with", list, "an array");
+    ran_with *ran = &cf->turns[cf->n_turns - 1].ran;
+    for (size_t k = 0; k < list->count; k++) {
+        const json_value *seg = &list->items[k];
+        int from;
+        if (seg->type != JSON_OBJECT || !json_as_int(json_get(seg, "from"), &from) ||
+            from < -(1 << 30) || from > 1 << 30 || (ran->n && from <= ran->seg[ran->n - 1].from))
+            return bad(r, i, "ran_with", "must list objects whose \"from\" are whole numbers, "
+                                         "ascending");
+        bool nomem;
+        intervention *in = intervention_read_json(json_get(seg, "steer"), 0, 0, &nomem);
+        if (!in)
+            return nomem ? llm_fail(r->err, LLM_ERR_NOMEM, "out of memory")
+                         : bad(r, i, "ran_with", "holds a \"steer\" that is not a set of "
+                                                 "interventions (llmchat(1), SAVED CHATS)");
+        /* kept as listed: a segment the same as the one before still starts there */
+        ran_segment *grown = realloc(ran->seg, sizeof *grown * (size_t)(ran->n + 1));
+        if (!grown) {
+            free(in);
+            return llm_fail(r->err, LLM_ERR_NOMEM, "out of memory");
+        }
+        ran->seg = grown;
+        if (intervention_is_empty(in)) {
+            free(in);
+            in = NULL;
+        }
+        ran->seg[ran->n++] = (ran_segment){.from = from, .in = in};
+    }
+    return LLM_OK;
+}
+
 static llm_status read_turn(const reader *r, const json_value *v, int i, chatfile *cf)
 {
     if (v->type != JSON_OBJECT) {
@@ -417,7 +457,8 @@ static llm_status read_turn(const reader *r, const json_value *v, int i, chatfil
     if ((st = chatfile_add_turn(cf, user, reply, ids, n_ids, complete, cut, in_context,
                                 r->err)) == LLM_OK) {
         cf->turns[cf->n_turns - 1].end_token = end;
-        st = read_branches(r, v, i, cf);
+        if ((st = read_branches(r, v, i, cf)) == LLM_OK)
+            st = read_ran_with(r, v, i, cf);
     }
 done:
     free(user);
@@ -588,6 +629,20 @@ static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
     fputc(']', f);
 }
 
+/* Turn's "ran_with" member, when it has segments. */
+static void put_ran_with(FILE *f, const ran_with *ran)
+{
+    static const intervention none = {.first_layer = -1, .last_layer = -1};
+    for (int k = 0; k < ran->n; k++) {
+        fprintf(f, "%s{\"from\": %d, \"steer\": ", k ? ",\n       " : ",\n     \"ran_with\": [",
+                ran->seg[k].from);
+        intervention_write_json(f, ran->seg[k].in ? ran->seg[k].in : &none);
+        fputc('}', f);
+    }
+    if (ran->n > 0)
+        fputc(']', f);
+}
+
 /* The settings as the members of "settings": each of settings_table's rows with a chat
  * key, in the order of their chat_place. */
 static void put_settings(FILE *f, const chatfile *cf)
@@ -615,6 +670,9 @@ void chatfile_print(FILE *f, const chatfile *cf)
             version = 2;
     if (!intervention_is_empty(cf->steer))
         version = 3;
+    for (int i = 0; i < cf->n_turns; i++)
+        if (cf->turns[i].ran.n > 0)
+            version = 4; /* a reader before it would read such a turn as the save's */
     fprintf(f, "{\n  \"llmchat_chat\": %d, \"" JSON_RAW_BYTES_KEY "\": " JSON_RAW_BYTES_VALUE,
             version);
     if (cf->model)
@@ -661,6 +719,7 @@ void chatfile_print(FILE *f, const chatfile *cf)
                 t->complete ? "true" : "false", t->cut ? "true" : "false",
                 t->in_context ? "true" : "false");
         put_branches(f, cf, t);
+        put_ran_with(f, &t->ran);
         fputc('}', f);
     }
     fputs(cf->n_turns ? "\n  ]\n}\n" : "]\n}\n", f);

@@ -36,10 +36,17 @@
  *    "steer": {"vectors": [{"name": "happy", "path": "/v/happy.gguf", "scale": 2,
  *              "fnv1a64": "…"}], "layers": null, "heads_out": [[4, 4]]}
  *
- * (intervention_json.h, as a trace's "steer"). Loading the chat sets them again, so its
- * context is read back as it ran when they were the same for every turn (turns that
- * ran under others are read back under these); older readers refuse such a file
- * rather than read its replies under the plain model unsaid.
+ * (intervention_json.h, as a trace's "steer"). Loading the chat sets them again;
+ * older readers refuse such a file rather than read its replies under the plain model
+ * unsaid. A turn whose positions did not all run with those is version 4 and adds what
+ * they ran with, by segment (ran_with.h: "from" counted from the reply's first token,
+ * negative in the prompt; the first segment also covers what is before it):
+ *
+ *      "ran_with": [{"from": -36, "steer": {"vectors": [], "layers": null,
+ *                                           "heads_out": []}}, {"from": 12, …}]
+ *
+ * so that the context is read back, turn by turn, as it ran; a version 3 reader would
+ * read such turns under "steer" and refuses the file instead.
  *
  * A chat with a served model (llmchat --server) names the server instead of a model
  * file, and its replies carry no ids (the server's vocabulary is not known here):
@@ -66,12 +73,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ran_with.h"
 #include "sampler.h"
 #include "settings.h"
 #include "status.h"
 
-enum { CHATFILE_VERSION = 3 };  /* the newest this reader reads; 1 = no branches, 2 = no
-                                   interventions */
+enum { CHATFILE_VERSION = 4 };  /* the newest this reader reads; 1 = no branches, 2 = no
+                                   interventions, 3 = those of the save for every turn */
 
 typedef struct {
     char *reply;          /* the branch's text (owned) */
@@ -98,6 +106,8 @@ typedef struct {
     chatfile_branch *branches; /* (n_branches) the reply's other branches, in order (owned) */
     int n_branches;
     int branch;           /* where the reply above sits among all n_branches + 1 (0-based) */
+    ran_with ran;         /* the interventions its positions ran with, when they were not
+                             all the file's "steer" (ran_with.h; owned); none: steer */
 } chatfile_turn;
 
 typedef struct chatfile {

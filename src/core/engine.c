@@ -528,6 +528,11 @@ static void fill_pending(engine *e, int pos)
         rate_next(e, r, logits);
 }
 
+const intervention *engine_ran_with(const engine *e, int pos)
+{
+    return pos >= 0 && pos < e->n ? e->records[pos].intervention : steering_state(e->steer);
+}
+
 step_phase engine_phase(const engine *e, int pos)
 {
     return pos >= 0 && pos < e->n ? e->records[pos].phase : STEP_PROMPT;

@@ -129,6 +129,9 @@ const step_record *engine_record(const engine *e, int pos);
 /* How pos's token got there (its record's phase), without completing a pending
  * record as engine_record does; STEP_PROMPT outside the sequence. */
 step_phase engine_phase(const engine *e, int pos);
+/* The interventions position pos ran with (its record's; NULL: none were ever set),
+ * without completing a pending record; those in force outside the sequence. */
+const intervention *engine_ran_with(const engine *e, int pos);
 
 /* The attention rows of position pos (0 <= pos < engine_pos): (n_layers, n_heads,
  * pos + 1), the record's `attn`. While capture is on, rows that were not captured or

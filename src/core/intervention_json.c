@@ -3,6 +3,7 @@
  * A read or copied intervention is one malloc'd block: the record, then its vectors,
  * experts knocked out, experts forced, heads out, heads reset, then the vectors' name
  * and path strings. No printing but to the FILE it is given. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "intervention_json.h"
 
 #include <math.h>
@@ -214,6 +215,35 @@ intervention *intervention_read_json(const json_value *v, int n_layers, int n_he
         in->vectors[i].path = put_string(&s, get_string(e, "path"));
     }
     return in;
+}
+
+/* in as the JSON above, malloc'd; NULL on no memory. */
+static char *json_text(const intervention *in)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f)
+        return NULL;
+    intervention_write_json(f, in);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+bool intervention_same(const intervention *a, const intervention *b)
+{
+    if (a == b)
+        return true;
+    if (intervention_is_empty(a) || intervention_is_empty(b))
+        return intervention_is_empty(a) && intervention_is_empty(b);
+    char *ta = json_text(a), *tb = json_text(b);
+    bool same = ta && tb && !strcmp(ta, tb);
+    free(ta);
+    free(tb);
+    return same;
 }
 
 bool intervention_is_empty(const intervention *in)

@@ -31,6 +31,11 @@ intervention *intervention_read_json(const json_value *v, int n_layers, int n_he
 /* Whether in changes nothing (NULL, or no vector, head or expert). */
 bool intervention_is_empty(const intervention *in);
 
+/* Whether a and b change the pass the same way: the same JSON above (NULL and every
+ * empty one alike; heads compared as [layer, head], whatever row width each holds).
+ * False when memory runs out for the comparison. */
+bool intervention_same(const intervention *a, const intervention *b);
+
 /* A copy of in as one malloc'd block (free() frees it), or NULL on no memory; with
  * paths (in->n_vectors of them), the vectors' files are those. */
 intervention *intervention_copy(const intervention *in, const char *const *paths);

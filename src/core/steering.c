@@ -881,6 +881,28 @@ llm_status steering_check(const steering *s, const intervention *want, char *not
     return LLM_OK;
 }
 
+llm_status steering_check_reload(const steering *s, const intervention *want, llm_err *err)
+{
+    for (int i = 0; i < s->n; i++) {
+        bool kept = false; /* steering_set(want) keeps it loaded */
+        for (int j = 0; want && j < want->n_vectors && !kept; j++)
+            kept = is_named(&s->v[i], &want->vectors[j]);
+        if (kept)
+            continue;
+        control_vector *cv;
+        llm_status st = control_vector_load(s->v[i].path, &cv, err);
+        if (st != LLM_OK)
+            return st;
+        uint64_t now = cv->fnv1a;
+        control_vector_free(cv);
+        if (now != s->v[i].cv->fnv1a)
+            return llm_fail(err, LLM_ERR_MISMATCH,
+                            "the control vector %s has changed since it was loaded",
+                            s->v[i].path);
+    }
+    return LLM_OK;
+}
+
 llm_status steering_set(steering *s, const intervention *want, llm_err *err)
 {
     static const intervention none = {.first_layer = -1, .last_layer = -1};

@@ -118,6 +118,11 @@ llm_status steering_set(steering *s, const intervention *want, llm_err *err);
 llm_status steering_check(const steering *s, const intervention *want, char *notice,
                           size_t size, llm_err *err);
 
+/* Whether the state in force could be set again (steering_set) after want (NULL:
+ * none): every loaded vector that setting want would drop has a file that still reads
+ * as it did when loaded (its FNV-1a). The message names the file. */
+llm_status steering_check_reload(const steering *s, const intervention *want, llm_err *err);
+
 /* The state now, or NULL when nothing was ever set. Valid until steering_free. */
 const intervention *steering_state(const steering *s);
 /* Until steering_as_now, the editors apply in (a state steering_state gave before:
