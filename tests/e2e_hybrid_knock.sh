@@ -121,6 +121,27 @@ assert s["heads_out"] == [[0, 0], [2, 3]] and s["heads_reset"] == [[2, 3]], s
 PY
 pass "--knock-out LAYER:HEAD:reset knocks the head out with its state reset"
 
+# ---- a position run again starts from the state it ran from ----
+# the lens runs a position again, and on a hybrid also the positions before it since
+# its checkpoint (every 32) to make the recurrent state: those run as they first ran,
+# so each record's lens, last layer, is its own logits (top token and probability)
+# across two knock-outs (the first turn's last position finished after the first; the
+# positions after each within 32 of ones that ran without)
+printf '%s\n' "Tell me a story about Lily." "/knock head 0:1" "Once upon a time" \
+    "/knock head 2:0" "The end." >"$T/in"
+run_llmchat -m chat --weights f32 -n 10 -t 0 -T 1 --trace "$T/lens.jsonl" --trace-lens "$MODEL" <"$T/in"
+assert_status 0
+assert_eq "records whose lens' last layer is not their logits" "103 0" "$("$PYTHON" - "$T/lens.jsonl" <<'PY'
+import json, sys
+recs = [r for r in map(json.loads, open(sys.argv[1], encoding="utf-8")) if "pos" in r and r.get("lens")]
+bad = [r["pos"] for r in recs
+       if r["lens"][-1]["top"][0][0] != r["top"][0][0]
+       or abs(r["lens"][-1]["top"][0][1] - r["top"][0][2]) > 1e-6]
+print(len(recs), len(bad), *bad[:5])
+PY
+)"
+pass "the lens of a hybrid's position after knock-outs starts from the state it ran from"
+
 # ---- refusals: one line each ----
 refused() { # refused STATUS WANT ARGS...
     status=$1 want=$2

@@ -36,6 +36,9 @@ struct engine {
     int n;                  /* tokens in the sequence */
     int *tokens;            /* (ctx) */
     step_record *records;   /* (ctx) */
+    bool applying;          /* observe_as_ran applies `applied` (steering_as_ran; NULL:
+                               none) to a record's lens and steps, not the state in force */
+    const intervention *applied;
     const float *logits;    /* (vocab) logits of position n-1, or NULL. Borrowed from the
                                transformer (or batch_logits): valid until the next forward,
                                which is also when they stop being n-1's. */
@@ -466,12 +469,16 @@ static void observe_as_ran(engine *e, int pos)
     bool as_ran = (e->opt.record_lens || (e->observer && e->opt.record_tensors)) &&
                   r->intervention != steering_state(e->steer) &&
                   steering_as_ran(e->steer, r->intervention);
-    if (as_ran) /* a lens or capture made with the ones in force is not this position's */
+    if (as_ran) { /* a lens or capture made with the ones in force is not this position's */
         forget_what_ifs(e, pos);
+        e->applying = true;
+        e->applied = r->intervention;
+    }
     if (e->opt.record_lens)
         engine_lens(e, pos, NULL); /* on failure the record simply has no lens */
     observe(e, pos);
     if (as_ran) { /* nor are these the ones in force now */
+        e->applying = false;
         steering_as_now(e->steer);
         forget_what_ifs(e, pos);
     }
@@ -1015,12 +1022,36 @@ static llm_status seek_as_ran(engine *e, int pos, llm_err *err)
         const intervention *in = e->records[p].intervention;
         for (end = p + 1; end < pos && e->records[end].intervention == in;)
             end++;
-        if (in != now && !steering_as_ran(e->steer, in))
+        if (in == now || !steering_as_ran(e->steer, in))
             steering_as_now(e->steer);
         ok = transformer_seek(e->tf, end);
-        steering_as_now(e->steer);
     }
+    if (!e->applying || !steering_as_ran(e->steer, e->applied)) /* as it was applied */
+        steering_as_now(e->steer);
     return ok ? LLM_OK : transformer_error(e->tf, err);
+}
+
+/* Before a pass runs position pos again (transformer_*_again: its attention rows, lens,
+ * what-if, attribution, steps): on a hybrid, when a position the pass would run again
+ * before pos (from its checkpoint) ran with other interventions than those applied
+ * now, the live recurrent state is made at pos with each as it ran (seek_as_ran), so
+ * that the pass starts from the state pos ran from. *moved says so; again_end then puts
+ * the live state back at the sequence's end the same way. */
+static llm_status again_begin(engine *e, int pos, bool *moved, llm_err *err)
+{
+    const intervention *applied = e->applying ? e->applied : steering_state(e->steer);
+    int cost = transformer_rerun_cost(e->tf, pos);
+    *moved = false;
+    for (int p = pos - cost; p < pos && !*moved; p++)
+        *moved = e->records[p].intervention != applied;
+    return *moved ? seek_as_ran(e, pos, err) : LLM_OK;
+}
+
+static void again_end(engine *e, bool moved)
+{
+    llm_err ignored; /* on failure (no memory) the next step's seek runs it again */
+    if (moved)
+        seek_as_ran(e, e->n, &ignored);
 }
 
 llm_status engine_rewind(engine *e, int pos, llm_err *err)
@@ -1219,7 +1250,12 @@ const float *engine_attention(engine *e, int pos, llm_err *err)
         return NULL;
     }
     e->attn[pos] = row;
-    if (transformer_attention_again(e->tf, e->tokens[pos], pos, row, err) != LLM_OK) {
+    bool moved;
+    llm_status st = again_begin(e, pos, &moved, err);
+    if (st == LLM_OK)
+        st = transformer_attention_again(e->tf, e->tokens[pos], pos, row, err);
+    again_end(e, moved);
+    if (st != LLM_OK) {
         free_attention_row(e, pos);
         return NULL;
     }
@@ -1249,7 +1285,12 @@ const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err)
         llm_fail(err, LLM_ERR_NOMEM, "out of memory for the logit lens");
         return NULL;
     }
-    if (transformer_logit_lens(e->tf, e->tokens[pos], pos, e->lens_logits, err) != LLM_OK) {
+    bool moved;
+    llm_status st = again_begin(e, pos, &moved, err);
+    if (st == LLM_OK)
+        st = transformer_logit_lens(e->tf, e->tokens[pos], pos, e->lens_logits, err);
+    again_end(e, moved);
+    if (st != LLM_OK) {
         free(layers);
         free(probs);
         return NULL;
@@ -1292,11 +1333,15 @@ const step_whatif *engine_whatif(engine *e, int pos, llm_err *err)
     }
     float *before = e->whatif_logits, *after = before + e->vocab;
     float *pb = after + e->vocab, *pa = pb + e->vocab;
+    bool moved;
+    llm_status st = again_begin(e, pos, &moved, err);
     steering_heads_enabled(e->steer, false);
-    llm_status st = transformer_forward_again(e->tf, e->tokens[pos], pos, before, err);
+    if (st == LLM_OK)
+        st = transformer_forward_again(e->tf, e->tokens[pos], pos, before, err);
     steering_heads_enabled(e->steer, true);
     if (st == LLM_OK)
         st = transformer_forward_again(e->tf, e->tokens[pos], pos, after, err);
+    again_end(e, moved);
     if (st != LLM_OK)
         return NULL;
     softmax_of(before, pb, e->vocab);
@@ -1351,8 +1396,12 @@ static llm_status components_of(engine *e, int pos, llm_err *err)
     }
     e->parts_pos = -1;
     e->attrib_ok = false;
-    llm_status st = transformer_components(e->tf, e->tokens[pos], pos, e->parts, e->parts_resid,
-                                           e->parts_logits, err);
+    bool moved;
+    llm_status st = again_begin(e, pos, &moved, err);
+    if (st == LLM_OK)
+        st = transformer_components(e->tf, e->tokens[pos], pos, e->parts, e->parts_resid,
+                                    e->parts_logits, err);
+    again_end(e, moved);
     if (st != LLM_OK)
         return st;
     e->parts_pos = pos;
@@ -1412,11 +1461,13 @@ const tensor_capture *engine_tensors(engine *e, int pos, int layer_first, int la
         return NULL;
     hook h = capture_hook(c);
     int id;
-    llm_status st = transformer_hook_add(e->tf, &h, &id, err);
-    if (st == LLM_OK) {
+    bool moved = false;
+    llm_status st = again_begin(e, pos, &moved, err);
+    if (st == LLM_OK && (st = transformer_hook_add(e->tf, &h, &id, err)) == LLM_OK) {
         st = transformer_forward_again(e->tf, e->tokens[pos], pos, NULL, err);
         transformer_hook_remove(e->tf, id);
     }
+    again_end(e, moved);
     if (st != LLM_OK) {
         capture_free(c);
         return NULL;

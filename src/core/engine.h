@@ -147,7 +147,10 @@ const float *engine_attention(engine *e, int pos, llm_err *err);
  * and probability of the token that came next (when known). Computed on demand by
  * one forward pass of pos over the KV cache, which it leaves as it was; kept until a
  * rewind to pos or earlier, or until pos's next becomes known, and set as the
- * record's `lens`. NULL with err on failure (no memory, bad position). */
+ * record's `lens`. On a hybrid the recurrent state it starts from is the one pos ran
+ * from (the positions since its checkpoint run with the interventions they ran with),
+ * as for the attention rows, the what-ifs and attribution. NULL with err on failure
+ * (no memory, bad position). */
 const step_lens_layer *engine_lens(engine *e, int pos, llm_err *err);
 
 /* Every step of the forward pass at position pos (0 <= pos < engine_pos) for layers
