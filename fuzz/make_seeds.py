@@ -170,6 +170,13 @@ steered = dict(chat, llmchat_chat=3, raw_bytes="\\udcXX", template="llama3.1",
                       "layers": [1, 3], "heads_out": [[4, 4], [0, 1]], "heads_reset": [[0, 1]],
                       "experts_out": [[1, 5]], "experts_forced": [[0, 2]]})
 put("chatfile", "steer", json.dumps(steered, indent=1))
+# version 4: a turn's interventions by segment ("ran_with")
+ran = dict(steered, llmchat_chat=4)
+ran["turns"] = [dict(t) for t in chat["turns"]]
+ran["turns"][0]["ran_with"] = [
+    {"from": -12, "steer": {"vectors": [], "layers": None, "heads_out": []}},
+    {"from": 3, "steer": {"vectors": [], "layers": None, "heads_out": [[1, 1]]}}]
+put("chatfile", "ran-with", json.dumps(ran, indent=1))
 
 
 # ---- GGUF (version 3): the parser, the tokenizer from metadata, and tiny models ----
