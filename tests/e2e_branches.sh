@@ -6,8 +6,9 @@
 # is byte for byte the /save made before the branch existed); 'B' lists the branch
 # that parts at the selection; /save --all writes both branches (version 2), and
 # /load of that file brings back "branch 1/2", '>' then the other branch; in --view
-# the branch keys say read-only; a branch switched back to after /knock runs with the
-# knock-out and records it, so its trace replays. Nothing asserts timing.
+# the branch keys say read-only; a branch switched back to after /knock runs as it ran
+# (without the knock-out, which stays in force) and records it, so its trace replays.
+# Nothing asserts timing.
 # shellcheck source=lib.sh
 . "$LLMCHAT_SRCDIR/tests/lib.sh"
 # shellcheck source=tui_lib.sh
@@ -87,9 +88,10 @@ keys q
 wait_exit
 pass "--view: < and B say read-only"
 
-# a branch switched back to after an intervention changed runs with it: its records
-# are the positions as they ran again, so the trace replays (Backspace takes reply
-# tokens back and pauses; the knock-out comes in; p goes on as branch 2; < is branch 1)
+# a branch switched back to after an intervention changed runs as it first ran: its
+# records are its own again, the trace says what they ran with (no head out), so it
+# replays; the knock-out stays in force (Backspace takes reply tokens back and pauses;
+# the knock-out comes in; p goes on as branch 2; < is branch 1)
 start -- -m tui -t 0.9 -s 3 -n 24 --trace "$T/br.jsonl" -i "Hello" "$DATA/stories260K.gguf"
 wait_for "idle |"
 keys Tab BSpace BSpace BSpace BSpace
@@ -104,9 +106,13 @@ wait_for "idle |"
 keys '<'
 wait_for "Assistant [branch 1/2]: "
 wait_for "idle |"
+screen | grep -q "heads out L2H3" || show_screen_and_fail "the knock-out is no longer in force"
 keys q
 wait_exit
+assert_eq "the heads out of the trace's last steer (branch 1, as it ran)" "[]" \
+    "$("$PYTHON" -c 'import json, sys
+print([r["steer"] for r in map(json.loads, open(sys.argv[1])) if "steer" in r][-1]["heads_out"])' "$T/br.jsonl")"
 run_llmchat --replay "$T/br.jsonl"
 assert_status 0
 assert_file_contains "the replay of a branch switched back under a knock-out" "$T/out" "reproduced"
-pass "a branch switched back to after /knock runs with it, and its trace replays"
+pass "a branch switched back to after /knock runs as it ran, the knock-out in force after; its trace replays"

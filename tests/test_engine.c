@@ -8,6 +8,7 @@
 
 #include "engine.h"
 #include "kernels.h"
+#include "steering.h"
 #include "testutil.h"
 
 static model *m;
@@ -387,6 +388,65 @@ START_TEST(test_kernels_decide_the_bits)
         engine_free(a);
     }
     kernels_init(KERNELS_AUTO);
+}
+END_TEST
+
+/* A branch made with a head knocked out comes back as it ran after the head is let back
+ * in, and after a rewind that ran the position before it again without the head out:
+ * the same logits bit for bit, its records' interventions; the state in force stays
+ * the one set (nothing out). */
+START_TEST(test_branch_comes_back_as_it_ran)
+{
+    int vocab = m->config.vocab_size;
+    size_t row = sizeof(float) * vocab;
+    int ids[64], steps = 8, tok_a[8], tok_b;
+    int n = prompt_ids("Lily and Tom went to the park to play with a ball.", ids, 64);
+    llm_err err;
+    engine *a = new_engine(0, false, 0.0f);
+    steering *s = engine_steering(a);
+    ck_assert_int_eq(engine_prefill(a, ids, n, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out(s, 0, 0, true, &err), LLM_OK);
+    for (int i = 0; i < steps; i++)
+        ck_assert_int_eq(engine_step(a, &tok_a[i], &err), LLM_OK);
+    step_record saved[9];
+    float *end = malloc(row), *plain = malloc(row);
+    memcpy(end, engine_logits(a), row);
+    const intervention *out = engine_intervention(a);
+    for (int i = 0; i <= steps; i++)
+        saved[i] = *engine_record(a, n - 1 + i);
+    ck_assert_ptr_eq(saved[1].intervention, out);
+    for (int rewind_first = 0; rewind_first < 2; rewind_first++) {
+        /* the head back in before or after the rewind: after, the rewind runs n-1 again */
+        if (!rewind_first)
+            ck_assert_int_eq(steering_knock_out(s, 0, 0, false, &err), LLM_OK);
+        ck_assert_int_eq(engine_rewind(a, n, &err), LLM_OK);
+        if (rewind_first)
+            ck_assert_int_eq(steering_knock_out(s, 0, 0, false, &err), LLM_OK);
+        ck_assert_int_eq(engine_step(a, &tok_b, &err), LLM_OK);
+        const intervention *in = engine_intervention(a);
+        ck_assert_int_eq(engine_restore(a, n, tok_a, steps, saved, &err), LLM_OK);
+        ck_assert_msg(memcmp(engine_logits(a), end, row) == 0,
+                      "a branch that ran with a head out does not end with its logits "
+                      "(rewound %s the head came back)", rewind_first ? "before" : "after");
+        for (int i = 0; i < steps; i++) {
+            const step_record *r = engine_record(a, n + i);
+            ck_assert_ptr_eq(r->intervention, out);
+            ck_assert_int_eq(r->phase, saved[i + 1].phase);
+        }
+        ck_assert_ptr_eq(engine_intervention(a), in); /* the state in force is as it was */
+        ck_assert_int_eq(in->n_heads_out, 0);
+        if (!rewind_first) { /* with the head in, its logits differ: the check could fail */
+            engine *c = new_engine(0, false, 0.0f);
+            ck_assert_int_eq(engine_prefill(c, ids, n, &err), LLM_OK);
+            ck_assert_int_eq(engine_prefill(c, tok_a, steps, &err), LLM_OK);
+            memcpy(plain, engine_logits(c), row);
+            ck_assert_msg(memcmp(plain, end, row) != 0, "the head changes nothing here");
+            engine_free(c);
+        }
+    }
+    free(end);
+    free(plain);
+    engine_free(a);
 }
 END_TEST
 
@@ -854,6 +914,7 @@ static Suite *engine_suite(void)
     tcase_add_test(core, test_candidate_fates);
     tcase_add_test(core, test_batch_equals_sequential);
     tcase_add_test(core, test_kernels_decide_the_bits);
+    tcase_add_test(core, test_branch_comes_back_as_it_ran);
     tcase_add_test(core, test_prefill_progress);
     tcase_add_test(core, test_attention_capture);
     tcase_add_test(core, test_prompt_records_off);

@@ -1121,9 +1121,23 @@ static void put_record(engine *e, int p, const step_record *saved)
     r->attn = e->attn[p];
     r->lens = NULL;
     r->tensors = NULL;
-    r->n_tensors = 0;
-    r->intervention = steering_state(e->steer);
+    r->n_tensors = 0; /* the interventions it ran with are the saved record's */
     e->pending[p] = false;
+}
+
+/* Whether the editors can apply each of records[0..n]'s interventions again
+ * (steering_as_ran: their vectors still loaded); the state in force applies after. */
+static bool can_run_as_ran(engine *e, const step_record *records, int n)
+{
+    const intervention *now = steering_state(e->steer);
+    bool ok = true;
+    for (int i = 0; i <= n && ok; i++) {
+        const intervention *in = records[i].intervention;
+        if (in != now && (i == 0 || in != records[i - 1].intervention))
+            ok = steering_as_ran(e->steer, in);
+    }
+    steering_as_now(e->steer);
+    return ok;
 }
 
 llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
@@ -1140,11 +1154,14 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         if (tokens[i] < 0 || tokens[i] >= e->vocab)
             return llm_fail(err, LLM_ERR_ARG, "token id %d is outside the vocabulary (0..%d)",
                             tokens[i], e->vocab - 1);
-    /* records made under other interventions than those in force: the positions run
-     * again with these (as everything does after a change) and get records of their
-     * own, as read positions, rather than logits and choices they no longer have */
+    /* each position runs with the interventions it first ran with (its record's), as
+     * positions run again do; records whose vectors are no longer loaded (their numbers
+     * are gone): the positions run with those in force and get records of their own, as
+     * read positions, rather than logits and choices they no longer have */
     const intervention *now = steering_state(e->steer);
-    for (int i = 0; records && i <= n; i++)
+    if (records && n > 0 && !can_run_as_ran(e, records, n))
+        records = NULL;
+    for (int i = 0; records && n == 0 && i <= n; i++)
         if (records[i].intervention != now)
             records = NULL;
     if (!records || n == 0) {
@@ -1163,9 +1180,12 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     drop_attention_from(e, pos);
     for (int p = pos; p < e->n; p++)
         e->pending[p] = false;
-    e->n = pos;
+    /* pos-1 run again since with other interventions (a rewind after a change): its
+     * cache as the branch's first token saw it, run again with the record's */
+    int from = e->records[pos - 1].intervention != records[0].intervention ? pos - 1 : pos;
+    e->n = from;
     e->logits = NULL;
-    llm_status sought = seek_as_ran(e, pos, err);
+    llm_status sought = seek_as_ran(e, from, err);
     if (sought != LLM_OK)
         return sought;
     bool any_attn = false;
@@ -1177,16 +1197,21 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
     e->progress_total = n;
     const float *last = NULL;
     llm_status st = LLM_OK;
-    for (int i = 0, run; i < n && st == LLM_OK; i += run) { /* each position's kernels */
-        bool batch = records[i + 1].batch;
+    /* each position's kernels and interventions; i from -1 when pos-1 runs again */
+    for (int i = from - pos, run; i < n && st == LLM_OK; i += run) {
+        const step_record *r = &records[i + 1];
         run = 1;
-        while (i + run < n && records[i + run + 1].batch == batch)
+        while (i + run < n && records[i + run + 1].batch == r->batch &&
+               records[i + run + 1].intervention == r->intervention)
             run++;
-        e->progress_done = i;
-        st = run_batch(e, tokens + i, run, pos + i,
-                       batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN,
+        if (r->intervention == now || !steering_as_ran(e->steer, r->intervention))
+            steering_as_now(e->steer);
+        e->progress_done = i < 0 ? 0 : i;
+        st = run_batch(e, e->tokens + pos + i, run, pos + i,
+                       r->batch ? TRANSFORMER_KERNELS_BATCH : TRANSFORMER_KERNELS_TOKEN,
                        any_attn ? e->attn + pos + i : NULL, &last, err);
     }
+    steering_as_now(e->steer);
     e->probs_of = NULL; /* the buffers were rewritten */
     if (st == LLM_OK)
         st = check_logits(e, last, 1, pos + n - 1, err);
@@ -1200,11 +1225,8 @@ llm_status engine_restore(engine *e, int pos, const int *tokens, int n,
         put_record(e, pos - 1 + i, &records[i]);
     e->stats.prefill_tokens = n;
     e->stats.prefill_ms = clock_ms() - t0;
-    for (int p = pos - 1; p < pos + n - 1; p++) {
-        if (e->opt.record_lens)
-            engine_lens(e, p, NULL);
-        observe(e, p);
-    }
+    for (int p = pos - 1; p < pos + n - 1; p++)
+        observe_as_ran(e, p); /* its lens and steps with what it ran with */
     return LLM_OK;
 }
 

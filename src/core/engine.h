@@ -248,11 +248,13 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err);
  * are saved copies of the records of positions pos-1 .. pos+n-1 (as engine_record
  * gave them when the branch was in the sequence) and the records take their content
  * back (phase, candidates, the sampler's decision, timings); each position runs on the
- * kernels its record names (so it gets the numbers it had); attention rows and lenses
- * are computed anew. Without records, or when one of them was made under other
- * interventions than those in force (the positions run with these, so the records'
- * numbers are not theirs), the new positions are prompt positions, as after
- * engine_prefill (pos-1 runs again too, as engine_rewind runs it). The observer sees each finished record again. Requires
+ * kernels and with the interventions its record names (so it gets the numbers it had;
+ * pos-1 runs again with its record's when it ran with others since), the state in
+ * force applying again after; attention rows and lenses are computed anew, as they
+ * ran. Without records, or when one of them ran with a vector no longer loaded (its
+ * numbers are gone: the positions run with the interventions in force), the new
+ * positions are prompt positions, as after engine_prefill (pos-1 runs again too, as
+ * engine_rewind runs it). The observer sees each finished record again. Requires
  * 1 <= pos <= engine_pos; fails with LLM_ERR_CONTEXT, changing nothing, when the
  * tokens do not fit. On other failures (non-finite logits, no memory) the sequence
  * ends at pos with no logits, as after a failed prefill. */

@@ -503,14 +503,16 @@ static void write_tensors(FILE *f, const step_tensor *s, int n)
 }
 
 /* What a record ran with (control vectors, knocked-out heads and experts, experts
- * forced), when it differs from the last record's: ,"steer":{...} (intervention_json.h;
+ * forced; NULL: none ever set, an empty object), when it differs from the last record's:
+ * ,"steer":{...} (intervention_json.h;
  * heads_reset, experts_out and experts_forced only when there are some, so a dense
  * model's traces are as they were). */
 static void write_intervention(trace_writer *t, const intervention *in)
 {
+    static const intervention none = {.first_layer = -1, .last_layer = -1};
     t->intervention = in;
     fputs(",\"steer\":", t->f);
-    intervention_write_json(t->f, in);
+    intervention_write_json(t->f, in ? in : &none);
 }
 
 llm_status trace_write(trace_writer *t, const step_record *rec)
@@ -561,7 +563,7 @@ llm_status trace_write(trace_writer *t, const step_record *rec)
         write_lens(f, rec->lens, t->cfg.n_layers);
     if (t->run.tensors && rec->tensors && rec->n_tensors > 0)
         write_tensors(f, rec->tensors, rec->n_tensors);
-    if (rec->intervention && rec->intervention != t->intervention)
+    if (rec->intervention != t->intervention) /* NULL after a state: none, written empty */
         write_intervention(t, rec->intervention);
     fputs("}\n", f);
     double now = clock_ms();
