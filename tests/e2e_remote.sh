@@ -27,6 +27,19 @@ if command -v ldd >/dev/null 2>&1; then
     ldd "$LLMCHAT_BIN" >"$T/ldd" 2>&1 || fail "ldd cannot read $LLMCHAT_BIN: $(cat "$T/ldd")"
     grep -q libcurl "$T/ldd" && fail "llmchat links libcurl, which every start then loads: $(grep libcurl "$T/ldd")"
     pass "llmchat does not link libcurl (ldd)"
+    # a library named libcurl.so.4 that is not libcurl (the math library, which llmchat
+    # links), first on the loader's path: refused with one line, not a crash
+    libm=$(awk '/libm\.so/ { print $3; exit }' "$T/ldd")
+    if [ -n "$libm" ] && [ -f "$libm" ]; then
+        mkdir -p "$T/fakecurl"
+        ln -sf "$libm" "$T/fakecurl/libcurl.so.4"
+        run_program llmchat env "LD_LIBRARY_PATH=$T/fakecurl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            "$LLMCHAT_BIN" --server http://127.0.0.1:1 -m generate -i x </dev/null
+        assert_status 1
+        assert_file_contains "a libcurl without its functions" "$T/err" \
+            "llmchat: the libcurl found lacks curl_global_init (libcurl 7.68 or later is needed)"
+        pass "a library that is not libcurl in its place is refused with one line"
+    fi
 fi
 
 # token_ids FILE: the ids of the --json token lines, space-separated.
