@@ -10,6 +10,8 @@
 #include "branch.h"
 #include "chat.h"
 #include "chatfile.h"
+#include "intervention_json.h"
+#include "steering.h"
 #include "testutil.h"
 
 /* ---- branch.c alone ---- */
@@ -376,6 +378,89 @@ START_TEST(test_branches_survive_save_all)
 }
 END_TEST
 
+/* The largest difference between e's logits now and those of a fresh engine that
+ * reads e's tokens with head 1:2 knocked out (as every position of the branch ran). */
+static float diff_from_knocked_prefill(void)
+{
+    engine *fresh;
+    llm_err err;
+    engine_options o;
+    engine_options_default(&o);
+    ck_assert_int_eq(engine_new(m, tok, &o, &fresh, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out(engine_steering(fresh), 1, 2, true, &err), LLM_OK);
+    ck_assert_int_eq(engine_prefill(fresh, engine_tokens(e), engine_pos(e), &err), LLM_OK);
+    const float *a = engine_logits(e), *b = engine_logits(fresh);
+    float worst = 0.0f;
+    for (int i = 0; i < tokenizer_vocab_size(tok); i++)
+        worst = fmaxf(worst, fabsf(a[i] - b[i]));
+    engine_free(fresh);
+    return worst;
+}
+
+/* A branch made with a head knocked out, saved with --all while the branch made after
+ * the head came back is on screen: the file holds the segments of both (version 4),
+ * and in the loaded chat the first comes back as it ran when switched to (the
+ * position before the fork, which the rewind ran again without the head, and its
+ * own, with the head out): its logits are a fresh knocked-out read's. Without its
+ * segments it is read with the head in, and they are not. */
+START_TEST(test_saved_branch_as_it_ran)
+{
+    chat *c;
+    llm_err err;
+    chat_progress p;
+    static reply_copy first;
+    steering *s = engine_steering(e);
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    ck_assert_int_eq(steering_knock_out(s, 1, 2, true, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about a dog named Max.", 0, &err), LLM_OK);
+    int start = chat_get_turn(c, 0)->reply_start;
+    run_reply(c);
+    copy_reply(c, &first);
+    ck_assert_int_eq(steering_knock_out(s, 1, 2, false, &err), LLM_OK);
+    ck_assert_int_eq(chat_rewind(c, start + 3, &err), LLM_OK); /* start + 2 runs again */
+    int other = engine_record(e, start + 2)->top[1].id;
+    if (other == first.ids[3])
+        other = engine_record(e, start + 2)->top[0].id;
+    ck_assert_int_eq(chat_force(c, other, &p, NULL, &err), LLM_OK);
+    run_reply(c);
+    chatfile cf;
+    ck_assert_int_eq(chat_to_file(c, &cf, &err), LLM_OK);
+    ck_assert_int_eq(chat_branches_to_file(c, &cf, &err), LLM_OK);
+    chat_free(c);
+    ck_assert_ptr_null(cf.steer);
+    ck_assert_int_eq(cf.turns[0].ran.n, 2); /* the head out, then in from start + 2 */
+    ck_assert_int_eq(cf.turns[0].ran.seg[1].from, 2);
+    ck_assert_int_eq(cf.turns[0].branches[0].ran.n, 1);
+    ck_assert_int_eq(cf.turns[0].branches[0].ran.seg[0].in->n_heads_out, 1);
+    const char *path = temp_path("ran.json");
+    ck_assert_int_eq(chatfile_write(&cf, path, &err), LLM_OK);
+    chatfile_clear(&cf);
+    ck_assert_int_eq(chatfile_read(path, &cf, &err), LLM_OK);
+    ck_assert_int_eq(cf.version, 4);
+    ck_assert_int_eq(cf.turns[0].branches[0].ran.n, 1);
+    for (int with = 1; with >= 0; with--) {
+        chat *d;
+        ck_assert_int_eq(chat_new(e, NULL, &d, &err), LLM_OK);
+        if (!with)
+            ran_with_clear(&cf.turns[0].branches[0].ran);
+        ck_assert_int_eq(chat_restore(d, &cf, &err), LLM_OK);
+        ck_assert_int_eq(chat_branch_switch(d, 0, &err), LLM_OK);
+        const chat_turn *t = chat_get_turn(d, 0);
+        for (int i = 0; i < first.n; i++)
+            ck_assert_int_eq(engine_tokens(e)[t->reply_start + i], first.ids[i]);
+        ck_assert(intervention_is_empty(engine_intervention(e))); /* in force: the head in */
+        float worst = diff_from_knocked_prefill();
+        if (with)
+            ck_assert_msg(worst < 1e-4f, "the branch read back as it ran: %g", worst);
+        else
+            ck_assert_msg(worst > 1e-2f, "the head changes nothing here: %g", worst);
+        chat_free(d);
+    }
+    chatfile_clear(&cf);
+    remove(path);
+}
+END_TEST
+
 /* A version 2 file's branches are checked like its turns. */
 START_TEST(test_branches_in_the_file)
 {
@@ -416,6 +501,7 @@ static Suite *branch_suite(void)
     tcase_set_timeout(dialog, 120);
     tcase_add_test(dialog, test_switch_back_restores_the_branch);
     tcase_add_test(dialog, test_branches_survive_save_all);
+    tcase_add_test(dialog, test_saved_branch_as_it_ran);
     suite_add_tcase(s, dialog);
     return s;
 }

@@ -77,8 +77,11 @@ static bool absolute_steering(chatfile *cf)
 {
     bool ok = absolute_vectors(&cf->steer);
     for (int i = 0; ok && i < cf->n_turns; i++)
-        for (int k = 0; ok && k < cf->turns[i].ran.n; k++)
-            ok = absolute_vectors(&cf->turns[i].ran.seg[k].in);
+        for (int b = -1; ok && b < cf->turns[i].n_branches; b++) {
+            ran_with *ran = b < 0 ? &cf->turns[i].ran : &cf->turns[i].branches[b].ran;
+            for (int k = 0; ok && k < ran->n; k++)
+                ok = absolute_vectors(&ran->seg[k].in);
+        }
     return ok;
 }
 
@@ -398,8 +401,11 @@ llm_status autosave_load_chat(chat *c, engine *e, const char *path, bool keep_st
     char steer_said[1500];
     bool set = load_steering(e, &cf, keep_steering, &before, apart, steer_said,
                              sizeof steer_said);
-    for (int i = 0; *apart && i < cf.n_turns; i++) /* read with this session's throughout */
+    for (int i = 0; *apart && i < cf.n_turns; i++) { /* read with this session's throughout */
         ran_with_clear(&cf.turns[i].ran);
+        for (int b = 0; b < cf.turns[i].n_branches; b++)
+            ran_with_clear(&cf.turns[i].branches[b].ran);
+    }
     st = chat_restore(c, &cf, err);
     if (st != LLM_OK && set) { /* as it was before the load */
         llm_err ignored;

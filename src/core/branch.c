@@ -10,6 +10,7 @@ void branch_free(reply_branch *b)
 {
     free(b->tokens);
     free(b->records);
+    ran_with_clear(&b->ran);
     free(b->text);
     memset(b, 0, sizeof *b);
 }

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 
+#include "ran_with.h"
 #include "status.h"
 #include "step.h"
 
@@ -30,6 +31,9 @@ typedef struct {
     step_record *records; /* (n_tokens + 1) the records of positions reply_start - 1 ..
                              reply_start + n_tokens - 1 (attn and lens NULL), or NULL when
                              not known (a branch read from a saved chat) */
+    ran_with ran;         /* a branch read from a saved chat (records NULL): the
+                             interventions its positions ran with, by segment from the
+                             reply's first token (ran_with.h); none: those in force */
     char *text;           /* the reply's text (owned) */
     bool open;            /* the reply was paused, not closed with a stop token */
     bool complete;        /* closed with a stop token */

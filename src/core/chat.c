@@ -945,6 +945,25 @@ bool chat_branch_get(const chat *c, int i, int k, chat_branch_view *out)
     return true;
 }
 
+/* Branch b, read from a saved chat, back into the context from position `from` (its
+ * token `at` in b, the last one before the fork, which ran with the branch's own
+ * interventions too): each position with those it ran with (b->ran), the position
+ * before `from` kept as it ran. */
+static llm_status branch_as_ran(chat *c, int from, const reply_branch *b, int at, llm_err *err)
+{
+    int n = b->n_tokens - at;
+    const intervention **ran = malloc(sizeof *ran * (size_t)n);
+    if (!ran)
+        return llm_fail(err, LLM_ERR_NOMEM, "out of memory switching branches");
+    for (int j = 0; j < n; j++)
+        ran[j] = ran_with_at(&b->ran, at + j);
+    llm_status st = engine_rewind_as_ran(c->e, from, err);
+    if (st == LLM_OK)
+        st = prefill_as_ran(c, b->tokens + at, ran, n, err);
+    free(ran);
+    return st;
+}
+
 llm_status chat_branch_switch(chat *c, int k, llm_err *err)
 {
     if (n_live(c) == 0)
@@ -964,11 +983,17 @@ llm_status chat_branch_switch(chat *c, int k, llm_err *err)
     int rs = t->view.reply_start;
     int fork = branch_common_prefix(now.tokens, now.n_tokens, b->tokens, b->n_tokens);
     /* The KV cache up to the fork is the same for both: only the rest runs again. */
-    st = engine_restore(c->e, rs + fork, b->tokens + fork, b->n_tokens - fork,
-                        b->records ? b->records + fork : NULL, err);
+    if (!b->records && b->ran.n > 0 && fork > 0)
+        st = branch_as_ran(c, rs + fork - 1, b, fork - 1, err);
+    else
+        st = engine_restore(c->e, rs + fork, b->tokens + fork, b->n_tokens - fork,
+                            b->records ? b->records + fork : NULL, err);
     if (st != LLM_OK) {
-        engine_restore(c->e, rs + fork, now.tokens + fork, now.n_tokens - fork,
-                       now.records + fork, NULL);
+        if (engine_pos(c->e) < rs + fork) /* cut before the fork: read back as prompt */
+            engine_prefill(c->e, now.tokens + fork - 1, now.n_tokens - fork + 1, NULL);
+        else
+            engine_restore(c->e, rs + fork, now.tokens + fork, now.n_tokens - fork,
+                           now.records + fork, NULL);
         branch_free(&now);
         return st;
     }

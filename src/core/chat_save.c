@@ -101,6 +101,20 @@ fail:
     return st;
 }
 
+/* Branch b's interventions by segment into out (emptied first): its records' (from
+ * the position before the reply, -1), else those it was read with. False on no memory. */
+static bool branch_ran_with(const reply_branch *b, ran_with *out)
+{
+    if (!b->records)
+        return ran_with_copy(out, &b->ran);
+    ran_with_clear(out);
+    for (int k = 0; k <= b->n_tokens; k++)
+        if ((k == 0 || b->records[k].intervention != b->records[k - 1].intervention) &&
+            !ran_with_add(out, k - 1, b->records[k].intervention))
+            return false;
+    return true;
+}
+
 llm_status chat_branches_to_file(const chat *c, chatfile *cf, llm_err *err)
 {
     for (int i = 0; i < c->n_turns && i < cf->n_turns; i++) {
@@ -118,7 +132,12 @@ llm_status chat_branches_to_file(const chat *c, chatfile *cf, llm_err *err)
                                                 b->cut, err);
             if (st != LLM_OK)
                 return st;
-            cf->turns[i].branches[cf->turns[i].n_branches - 1].end_token = end;
+            chatfile_branch *fb = &cf->turns[i].branches[cf->turns[i].n_branches - 1];
+            fb->end_token = end;
+            if (!branch_ran_with(b, &fb->ran))
+                return llm_fail(err, LLM_ERR_NOMEM, "out of memory");
+            if (!ran_with_differs(&fb->ran, cf->steer)) /* the file's "steer" says it */
+                ran_with_clear(&fb->ran);
         }
     }
     return LLM_OK;
@@ -231,7 +250,8 @@ static llm_status restore_branches(chat *c, bool same_vocab, const chatfile_turn
         bool closed;
         b.tokens = saved_reply_ids(c, same_vocab, &r, &b.n_tokens, &closed);
         b.text = strdup(fb->reply);
-        if (!b.tokens || !b.text || branches_append(&t->br, &b, false, err) != LLM_OK) {
+        if (!b.tokens || !b.text || !ran_with_copy(&b.ran, &fb->ran) ||
+            branches_append(&t->br, &b, false, err) != LLM_OK) {
             branch_free(&b);
             return llm_fail(err, LLM_ERR_NOMEM, "out of memory restoring the chat's branches");
         }

@@ -35,6 +35,7 @@ static void branch_free(chatfile_branch *b)
 {
     free(b->reply);
     free(b->reply_tokens);
+    ran_with_clear(&b->ran);
 }
 
 static void turn_free(chatfile_turn *t)
@@ -347,59 +348,15 @@ static llm_status read_end_token(const reader *r, const json_value *v, int i,
     return LLM_OK;
 }
 
-/* Reads turn i's "branch" and "branches" into the newest turn of cf. */
-static llm_status read_branches(const reader *r, const json_value *v, int i, chatfile *cf)
-{
-    const json_value *list = json_get(v, "branches");
-    if (!list)
-        return LLM_OK;
-    if (list->type != JSON_ARRAY)
-        return wrong_type(r, i, "branches", list, "an array");
-    if (list->count > INT_MAX / 2)
-        return bad(r, i, "branches", "holds implausibly many branches");
-    llm_status st = LLM_OK;
-    for (size_t k = 0; k < list->count && st == LLM_OK; k++) {
-        const json_value *b = &list->items[k];
-        char *reply = NULL;
-        int *ids = NULL, n_ids = 0, end = -1;
-        bool complete = false, cut = false;
-        chatfile_turn *t = &cf->turns[cf->n_turns - 1];
-        if (b->type != JSON_OBJECT)
-            st = wrong_type(r, i, "branches", b, "an array of objects");
-        else if ((st = read_string(r, b, i, "reply", &reply)) == LLM_OK &&
-                 (st = read_bool(r, b, i, "complete", &complete)) == LLM_OK &&
-                 (st = read_bool(r, b, i, "cut", &cut)) == LLM_OK &&
-                 (st = read_ids(r, b, i, "reply_tokens", cf, &ids, &n_ids)) == LLM_OK &&
-                 (st = read_end_token(r, b, i, cf, &end)) == LLM_OK &&
-                 (st = chatfile_add_branch(cf, cf->n_turns - 1, reply, ids, n_ids, complete,
-                                           cut, r->err)) == LLM_OK)
-            t->branches[t->n_branches - 1].end_token = end;
-        free(reply);
-        free(ids);
-    }
-    chatfile_turn *t = &cf->turns[cf->n_turns - 1];
-    int which = 1;
-    const json_value *at = json_get(v, "branch");
-    if (st == LLM_OK && at &&
-        (!json_as_int(at, &which) || which < 1 || which > t->n_branches + 1)) {
-        char what[96];
-        snprintf(what, sizeof what, "must be a whole number from 1 to %d", t->n_branches + 1);
-        st = bad(r, i, "branch", what);
-    }
-    t->branch = which - 1;
-    return st;
-}
-
-/* Turn i's "ran_with" into the newest turn of cf: segments by "from", ascending, each
- * with its "steer". */
-static llm_status read_ran_with(const reader *r, const json_value *v, int i, chatfile *cf)
+/* The "ran_with" of v (turn i's or one of its branches') into ran: segments by
+ * "from", ascending, each with its "steer". */
+static llm_status read_ran_with(const reader *r, const json_value *v, int i, ran_with *ran)
 {
     const json_value *list = json_get(v, "ran_with");
     if (!list)
         return LLM_OK;
     if (list->type != JSON_ARRAY)
         return wrong_type(r, i, "ran_with", list, "an array");
-    ran_with *ran = &cf->turns[cf->n_turns - 1].ran;
     for (size_t k = 0; k < list->count; k++) {
         const json_value *seg = &list->items[k];
         int from;
@@ -427,6 +384,51 @@ static llm_status read_ran_with(const reader *r, const json_value *v, int i, cha
         ran->seg[ran->n++] = (ran_segment){.from = from, .in = in};
     }
     return LLM_OK;
+}
+
+/* Reads turn i's "branch" and "branches" into the newest turn of cf. */
+static llm_status read_branches(const reader *r, const json_value *v, int i, chatfile *cf)
+{
+    const json_value *list = json_get(v, "branches");
+    if (!list)
+        return LLM_OK;
+    if (list->type != JSON_ARRAY)
+        return wrong_type(r, i, "branches", list, "an array");
+    if (list->count > INT_MAX / 2)
+        return bad(r, i, "branches", "holds implausibly many branches");
+    llm_status st = LLM_OK;
+    for (size_t k = 0; k < list->count && st == LLM_OK; k++) {
+        const json_value *b = &list->items[k];
+        char *reply = NULL;
+        int *ids = NULL, n_ids = 0, end = -1;
+        bool complete = false, cut = false;
+        chatfile_turn *t = &cf->turns[cf->n_turns - 1];
+        if (b->type != JSON_OBJECT)
+            st = wrong_type(r, i, "branches", b, "an array of objects");
+        else if ((st = read_string(r, b, i, "reply", &reply)) == LLM_OK &&
+                 (st = read_bool(r, b, i, "complete", &complete)) == LLM_OK &&
+                 (st = read_bool(r, b, i, "cut", &cut)) == LLM_OK &&
+                 (st = read_ids(r, b, i, "reply_tokens", cf, &ids, &n_ids)) == LLM_OK &&
+                 (st = read_end_token(r, b, i, cf, &end)) == LLM_OK &&
+                 (st = chatfile_add_branch(cf, cf->n_turns - 1, reply, ids, n_ids, complete,
+                                           cut, r->err)) == LLM_OK) {
+            t->branches[t->n_branches - 1].end_token = end;
+            st = read_ran_with(r, b, i, &t->branches[t->n_branches - 1].ran);
+        }
+        free(reply);
+        free(ids);
+    }
+    chatfile_turn *t = &cf->turns[cf->n_turns - 1];
+    int which = 1;
+    const json_value *at = json_get(v, "branch");
+    if (st == LLM_OK && at &&
+        (!json_as_int(at, &which) || which < 1 || which > t->n_branches + 1)) {
+        char what[96];
+        snprintf(what, sizeof what, "must be a whole number from 1 to %d", t->n_branches + 1);
+        st = bad(r, i, "branch", what);
+    }
+    t->branch = which - 1;
+    return st;
 }
 
 static llm_status read_turn(const reader *r, const json_value *v, int i, chatfile *cf)
@@ -458,7 +460,7 @@ static llm_status read_turn(const reader *r, const json_value *v, int i, chatfil
                                 r->err)) == LLM_OK) {
         cf->turns[cf->n_turns - 1].end_token = end;
         if ((st = read_branches(r, v, i, cf)) == LLM_OK)
-            st = read_ran_with(r, v, i, cf);
+            st = read_ran_with(r, v, i, &cf->turns[cf->n_turns - 1].ran);
     }
 done:
     free(user);
@@ -612,24 +614,7 @@ static void put_ids(FILE *f, const chatfile *cf, const char *lead, const int *id
         fprintf(f, ", \"end_token\": %d", end_token);
 }
 
-/* Turn t's "branch" and "branches" members, when its reply has other branches. */
-static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
-{
-    if (t->n_branches == 0)
-        return;
-    fprintf(f, ",\n     \"branch\": %d, \"branches\": [", t->branch + 1);
-    for (int k = 0; k < t->n_branches; k++) {
-        const chatfile_branch *b = &t->branches[k];
-        fputs(k ? ",\n       {\"reply\": " : "\n       {\"reply\": ", f);
-        json_write_string(f, b->reply);
-        put_ids(f, cf, ", ", b->reply_tokens, b->n_reply_tokens, b->end_token);
-        fprintf(f, ", \"complete\": %s, \"cut\": %s}", b->complete ? "true" : "false",
-                b->cut ? "true" : "false");
-    }
-    fputc(']', f);
-}
-
-/* Turn's "ran_with" member, when it has segments. */
+/* A turn's or a branch's "ran_with" member, when it has segments. */
 static void put_ran_with(FILE *f, const ran_with *ran)
 {
     static const intervention none = {.first_layer = -1, .last_layer = -1};
@@ -641,6 +626,25 @@ static void put_ran_with(FILE *f, const ran_with *ran)
     }
     if (ran->n > 0)
         fputc(']', f);
+}
+
+/* Turn t's "branch" and "branches" members, when its reply has other branches. */
+static void put_branches(FILE *f, const chatfile *cf, const chatfile_turn *t)
+{
+    if (t->n_branches == 0)
+        return;
+    fprintf(f, ",\n     \"branch\": %d, \"branches\": [", t->branch + 1);
+    for (int k = 0; k < t->n_branches; k++) {
+        const chatfile_branch *b = &t->branches[k];
+        fputs(k ? ",\n       {\"reply\": " : "\n       {\"reply\": ", f);
+        json_write_string(f, b->reply);
+        put_ids(f, cf, ", ", b->reply_tokens, b->n_reply_tokens, b->end_token);
+        fprintf(f, ", \"complete\": %s, \"cut\": %s", b->complete ? "true" : "false",
+                b->cut ? "true" : "false");
+        put_ran_with(f, &b->ran);
+        fputc('}', f);
+    }
+    fputc(']', f);
 }
 
 /* The settings as the members of "settings": each of settings_table's rows with a chat
@@ -671,8 +675,9 @@ void chatfile_print(FILE *f, const chatfile *cf)
     if (!intervention_is_empty(cf->steer))
         version = 3;
     for (int i = 0; i < cf->n_turns; i++)
-        if (cf->turns[i].ran.n > 0)
-            version = 4; /* a reader before it would read such a turn as the save's */
+        for (int k = -1; k < cf->turns[i].n_branches; k++)
+            if ((k < 0 ? &cf->turns[i].ran : &cf->turns[i].branches[k].ran)->n > 0)
+                version = 4; /* a reader before it would read such a turn as the save's */
     fprintf(f, "{\n  \"llmchat_chat\": %d, \"" JSON_RAW_BYTES_KEY "\": " JSON_RAW_BYTES_VALUE,
             version);
     if (cf->model)

@@ -45,7 +45,8 @@
  *      "ran_with": [{"from": -36, "steer": {"vectors": [], "layers": null,
  *                                           "heads_out": []}}, {"from": 12, …}]
  *
- * so that the context is read back, turn by turn, as it ran; a version 3 reader would
+ * so that the context is read back, turn by turn, as it ran; a branch (in "branches")
+ * may hold its own the same way, read when it is switched to. A version 3 reader would
  * read such turns under "steer" and refuses the file instead.
  *
  * A chat with a served model (llmchat --server) names the server instead of a model
@@ -89,6 +90,7 @@ typedef struct {
     int end_token;        /* the stop token that closed it; -1: none or not known */
     bool complete;        /* closed with a stop token (else it was left open) */
     bool cut;             /* stopped short */
+    ran_with ran;         /* what its positions ran with, when not all "steer" (owned) */
 } chatfile_branch;
 
 typedef struct {

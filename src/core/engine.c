@@ -1054,7 +1054,9 @@ static void again_end(engine *e, bool moved)
         seek_as_ran(e, e->n, &ignored);
 }
 
-llm_status engine_rewind(engine *e, int pos, llm_err *err)
+/* engine_rewind, with pos-1 kept as it ran (keep_last) or run again when the
+ * interventions changed since. */
+static llm_status rewind_to(engine *e, int pos, bool keep_last, llm_err *err)
 {
     if (pos < 0 || pos > e->n)
         return llm_fail(err, LLM_ERR_ARG, "cannot rewind to position %d: the sequence has %d",
@@ -1076,7 +1078,7 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     }
     step_record *r = &e->records[pos - 1];
     drop_lens(e, pos - 1); /* its next is about to be forgotten */
-    bool same = r->intervention == steering_state(e->steer);
+    bool same = keep_last || r->intervention == steering_state(e->steer);
     llm_status sought = seek_as_ran(e, same ? pos : pos - 1, err);
     if (sought != LLM_OK)
         return sought;
@@ -1107,6 +1109,16 @@ llm_status engine_rewind(engine *e, int pos, llm_err *err)
     r->sampled = false;
     r->guessed = false;
     return LLM_OK;
+}
+
+llm_status engine_rewind(engine *e, int pos, llm_err *err)
+{
+    return rewind_to(e, pos, false, err);
+}
+
+llm_status engine_rewind_as_ran(engine *e, int pos, llm_err *err)
+{
+    return rewind_to(e, pos, true, err);
 }
 
 /* Takes the record of position p back from a saved copy, with the engine's own

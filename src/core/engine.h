@@ -241,6 +241,10 @@ llm_status engine_force(engine *e, int token, llm_err *err);
  * or knock-outs changed since pos-1 ran, from pos-1 run again with the new ones (its
  * record then says so). */
 llm_status engine_rewind(engine *e, int pos, llm_err *err);
+/* Like engine_rewind, but position pos-1 keeps the cache and logits it ran with even
+ * when the interventions changed since: for a caller that runs the positions from pos
+ * with the interventions they first ran with (a branch read back as it ran). */
+llm_status engine_rewind_as_ran(engine *e, int pos, llm_err *err);
 
 /* Puts tokens[0..n) at positions pos.. in place of what the sequence holds from pos
  * on (a branch of a reply coming back): the KV cache before pos is kept and only the
