@@ -946,9 +946,9 @@ bool chat_branch_get(const chat *c, int i, int k, chat_branch_view *out)
 }
 
 /* Branch b, read from a saved chat, back into the context from position `from` (its
- * token `at` in b, the last one before the fork, which ran with the branch's own
- * interventions too): each position with those it ran with (b->ran), the position
- * before `from` kept as it ran. */
+ * token `at` in b: the last one before the fork when the reply has one, which ran with
+ * the branch's own interventions too): each position with those it ran with (b->ran),
+ * the position before `from` kept as it ran. */
 static llm_status branch_as_ran(chat *c, int from, const reply_branch *b, int at, llm_err *err)
 {
     int n = b->n_tokens - at;
@@ -983,8 +983,9 @@ llm_status chat_branch_switch(chat *c, int k, llm_err *err)
     int rs = t->view.reply_start;
     int fork = branch_common_prefix(now.tokens, now.n_tokens, b->tokens, b->n_tokens);
     /* The KV cache up to the fork is the same for both: only the rest runs again. */
-    if (!b->records && b->ran.n > 0 && fork > 0)
-        st = branch_as_ran(c, rs + fork - 1, b, fork - 1, err);
+    int at = fork > 0 ? fork - 1 : 0; /* the reply's position before the fork, too */
+    if (!b->records && b->ran.n > 0)
+        st = branch_as_ran(c, rs + at, b, at, err);
     else
         st = engine_restore(c->e, rs + fork, b->tokens + fork, b->n_tokens - fork,
                             b->records ? b->records + fork : NULL, err);
