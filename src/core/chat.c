@@ -278,11 +278,14 @@ static llm_status prefill_as_ran(chat *c, const int *ids, const intervention *co
     steering *s = engine_steering(c->e);
     const intervention *now = engine_intervention(c->e);
     bool apart = false; /* states are compared where the pointer changes */
+    const intervention *checked = now; /* the last state whose files were read */
     llm_err why;
     for (int p = 0; p < n; p++) {
-        if ((p > 0 && at[p] == at[p - 1]) || intervention_same(at[p], now))
+        if ((p > 0 && at[p] == at[p - 1]) || intervention_same(at[p], now) ||
+            intervention_same(at[p], checked))
             continue;
         apart = true;
+        checked = at[p];
         if (steering_check_reload(s, at[p], &why) != LLM_OK) {
             chat_add_notice(c, "the context is read again with the interventions in force, "
                                "not those it ran with: %s", why.text);

@@ -370,18 +370,10 @@ static llm_status read_ran_with(const reader *r, const json_value *v, int i, ran
             return nomem ? llm_fail(r->err, LLM_ERR_NOMEM, "out of memory")
                          : bad(r, i, "ran_with", "holds a \"steer\" that is not a set of "
                                                  "interventions (llmchat(1), SAVED CHATS)");
-        /* kept as listed: a segment the same as the one before still starts there */
-        ran_segment *grown = realloc(ran->seg, sizeof *grown * (size_t)(ran->n + 1));
-        if (!grown) {
-            free(in);
+        bool kept = ran_with_add(ran, from, in); /* the same as the one before: merged */
+        free(in);
+        if (!kept)
             return llm_fail(r->err, LLM_ERR_NOMEM, "out of memory");
-        }
-        ran->seg = grown;
-        if (intervention_is_empty(in)) {
-            free(in);
-            in = NULL;
-        }
-        ran->seg[ran->n++] = (ran_segment){.from = from, .in = in};
     }
     return LLM_OK;
 }
