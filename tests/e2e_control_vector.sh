@@ -54,7 +54,7 @@ rm "$XDG_CONFIG_HOME/llmchat/config"
 # ---- /vector in the REPL ----
 cp "$vec" "$T/happy.gguf"
 cd "$T" || hard_error "cd $T"
-printf '%s\n' '/vector' '/vector load happy.gguf 0.5' \
+printf '%s\n' '/vector' '/vector list' '/vector load happy.gguf 0.5' \
     '/vector make mood "She was happy and laughed and smiled." "She was sad and cried."' \
     '/vector mood -0.25' '/vector layers 1-3' '/vector drop happy' '/vector layers 9-9' \
     '/vector mood' '/vector load nothere.gguf' '/vector make x "unclosed' '/vector drop nobody' \
@@ -62,6 +62,7 @@ printf '%s\n' '/vector' '/vector load happy.gguf 0.5' \
 run_llmchat -m chat -t 0 -n 5 --weights f32 "$gguf" <"$T/in"
 assert_status 0
 assert_file_contains "/vector alone" "$T/err" "llmchat: no control vectors (/vector load FILE [SCALE] reads one)"
+assert_eq "/vector and /vector list" 2 "$(grep -c '^llmchat: no control vectors (/vector load FILE \[SCALE\] reads one)$' "$T/err")"
 assert_file_contains "load" "$T/err" "llmchat: from the next token: control vectors: happy 0.50 (happy.gguf); after every layer"
 # /vector make writes into the data directory, not the current one, and says where
 vectors=$XDG_DATA_HOME/llmchat/vectors

@@ -121,13 +121,14 @@ assert_eq "forced and knocked out" "out=[[0, 0]];forced=[[0, 1]]" "$(steer_of "$
 pass "a forced expert replaced at its layer may be knocked out"
 
 # ---- /force_expert in -m chat ----
-printf '%s\n' "/force_expert 1:2" "hello" "/force_expert" "/knock expert 1:2" "/force_expert 1:4" \
+printf '%s\n' "/force_expert 1:2" "hello" "/force_expert" "/force_expert list" "/knock expert 1:2" "/force_expert 1:4" \
     "/force_expert off" "/force_expert 0:9" "/force_expert expert 0:1" "/force_expert off 0:1" \
     >"$T/in"
 run_llmchat -m chat --weights f32 -n 8 -s 1 --trace "$T/chat.jsonl" "$MODEL" <"$T/in"
 assert_status 0
 assert_file_contains "/force_expert" "$T/err" "llmchat: from the next token: forced (LAYER:EXPERT, from 0): 1:2"
 assert_file_contains "/force_expert lists" "$T/err" "llmchat: forced (LAYER:EXPERT, from 0): 1:2"
+assert_eq "/force_expert and /force_expert list" 2 "$(grep -c '^llmchat: forced (LAYER:EXPERT, from 0): 1:2$' "$T/err")"
 assert_file_contains "/knock the forced" "$T/err" "llmchat: /knock: cannot knock expert 2 of layer 1 out: it is the layer's forced expert"
 assert_file_contains "/force_expert replaces" "$T/err" "llmchat: from the next token: forced (LAYER:EXPERT, from 0): 1:4 (expert 4 of layer 1 is forced instead of expert 2 (one expert a layer))"
 assert_file_contains "/force_expert off" "$T/err" "llmchat: from the next token: no expert is forced"

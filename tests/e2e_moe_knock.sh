@@ -76,12 +76,13 @@ rm "$XDG_CONFIG_HOME/llmchat/config"
 pass "knock-out-expert in the config file does what the option does"
 
 # ---- /knock in -m chat ----
-printf '%s\n' "/knock expert 1:2" "hello" "/knock" "/knock restore expert 1:2" "/knock" \
+printf '%s\n' "/knock expert 1:2" "hello" "/knock" "/knock list" "/knock restore expert 1:2" "/knock" \
     "/knock expert 0:9" "/knock expert 0:1,0:2" "/knock restore expert 1:5" >"$T/in"
 run_llmchat -m chat --weights f32 -n 8 -s 1 --trace "$T/chat.jsonl" "$MODEL" <"$T/in"
 assert_status 0
 assert_file_contains "/knock expert" "$T/err" "llmchat: from the next token: knocked out (LAYER:N, from 0): experts 1:2"
 assert_file_contains "/knock lists" "$T/err" "llmchat: knocked out (LAYER:N, from 0): experts 1:2"
+assert_eq "/knock and /knock list" 2 "$(grep -c '^llmchat: knocked out (LAYER:N, from 0): experts 1:2$' "$T/err")"
 assert_file_contains "/knock restore" "$T/err" "llmchat: from the next token: nothing is knocked out"
 assert_file_contains "/knock out of range" "$T/err" "llmchat: /knock: no expert 9 in layer 0: the model has experts 0-7 a layer (numbered from 0)"
 assert_file_contains "/knock bad pair" "$T/err" "llmchat: /knock takes: head LAYER:HEAD [reset], expert LAYER:EXPERT"

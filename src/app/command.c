@@ -218,9 +218,17 @@ static void run_set(command_host *h, const char *arg)
     h->changed(h, COMMAND_CHANGED_SETTINGS);
 }
 
+/* The argument of /vector, /knock and /force_expert, whose /help names "list": that
+ * word asks for what the command alone shows. */
+static const char *listing(const char *arg)
+{
+    return strcmp(arg, "list") ? arg : "";
+}
+
 /* /vector: the control vectors in force, or a change to them (vector_command.h). */
 static void run_vector(command_host *h, const char *arg)
 {
+    arg = listing(arg);
     llm_err err;
     char shown[1024];
     if (vector_command(h->s->e, arg, shown, sizeof shown, &err) != LLM_OK) {
@@ -234,6 +242,7 @@ static void run_vector(command_host *h, const char *arg)
 /* /knock: the heads and experts knocked out, or a change to them (knock_command.h). */
 static void run_knock(command_host *h, const char *arg)
 {
+    arg = listing(arg);
     llm_err err;
     char shown[1024];
     if (knock_command(h->s->e, arg, shown, sizeof shown, &err) != LLM_OK) {
@@ -247,6 +256,7 @@ static void run_knock(command_host *h, const char *arg)
 /* /force_expert: the experts forced, or a change to them (force_expert_command.h). */
 static void run_force_expert(command_host *h, const char *arg)
 {
+    arg = listing(arg);
     llm_err err;
     char shown[1024];
     if (force_expert_command(h->s->e, arg, shown, sizeof shown, &err) != LLM_OK) {
