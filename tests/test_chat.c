@@ -2,13 +2,16 @@
  * replies, EOS in the KV cache, no re-processing of history, stop, step limit,
  * context overflow, system prompt changes, save, rewinding a reply and forcing tokens
  * into it, where each reply token's text starts, a re-reading of the history stopped
- * by the engine's progress callback, a reply ended by a drawn BOS. */
+ * by the engine's progress callback (and the interventions each turn ran with kept
+ * through it), a reply ended by a drawn BOS. */
 #include <math.h>
 #include <string.h>
 
 #include "chat.h"
 #include "chatfile.h"
+#include "intervention_json.h"
 #include "jsonl.h"
+#include "steering.h"
 #include "testutil.h"
 
 static model *m;
@@ -665,6 +668,66 @@ START_TEST(test_stopped_rereading)
 }
 END_TEST
 
+/* The history's last prefill position's logits after it is read again under a new
+ * system prompt, its first turn having run with head 1:2 knocked out and the rest
+ * with nothing out; stop: the first re-reading is stopped at its second progress call
+ * and the next turn's reads it all. */
+static void reread_logits(bool stop, float *out, int n_vocab)
+{
+    chat *c;
+    llm_err err;
+    steering *s = engine_steering(e);
+    engine_rewind(e, 0, NULL); /* the engine outlives a chat */
+    ck_assert_int_eq(chat_new(e, "Old rules.", &c, &err), LLM_OK);
+    char msg[2048] = "";
+    for (int i = 0; i < 5; i++)
+        strcat(msg, "Tom and Sue went to the park to play with a ball. ");
+    ck_assert_int_eq(steering_knock_out(s, 1, 2, true, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c, msg, 20, &err), LLM_OK);
+    run_reply(c);
+    ck_assert_int_eq(steering_knock_out(s, 1, 2, false, &err), LLM_OK);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(chat_begin(c, msg, 20, &err), LLM_OK);
+        run_reply(c);
+    }
+    ck_assert_int_eq(chat_set_system(c, "New rules.", &err), LLM_OK);
+    if (stop) {
+        int calls = 0;
+        engine_set_progress(e, stop_at_second, &calls);
+        ck_assert_int_eq(chat_begin(c, "Another one.", 20, &err), LLM_ERR_STOPPED);
+        engine_set_progress(e, NULL, NULL);
+        chatfile cf; /* a save now holds what each turn ran with */
+        ck_assert_int_eq(chat_to_file(c, &cf, &err), LLM_OK);
+        ck_assert_ptr_null(cf.steer);
+        ck_assert_int_eq(cf.turns[0].ran.n, 1);
+        ck_assert_int_eq(cf.turns[0].ran.seg[0].in->n_heads_out, 1);
+        ck_assert_int_eq(cf.turns[1].ran.n, 0);
+        chatfile_clear(&cf);
+    }
+    ck_assert(intervention_is_empty(engine_intervention(e)));
+    ck_assert_int_eq(chat_begin(c, "Another one.", 20, &err), LLM_OK);
+    ck_assert(intervention_is_empty(engine_intervention(e)));
+    memcpy(out, engine_logits(e), sizeof(float) * (size_t)n_vocab);
+    chat_free(c);
+}
+
+/* A re-reading stopped part way (Ctrl-C) keeps what each turn ran with: the next
+ * turn's reading gives the logits an unbroken one does, bit for bit. */
+START_TEST(test_stopped_rereading_as_it_ran)
+{
+    int n_vocab = engine_model(e)->config.vocab_size;
+    float *unbroken = malloc(sizeof(float) * (size_t)n_vocab);
+    float *stopped = malloc(sizeof(float) * (size_t)n_vocab);
+    ck_assert_ptr_nonnull(unbroken);
+    ck_assert_ptr_nonnull(stopped);
+    reread_logits(false, unbroken, n_vocab);
+    reread_logits(true, stopped, n_vocab);
+    ck_assert_mem_eq(stopped, unbroken, sizeof(float) * (size_t)n_vocab);
+    free(unbroken);
+    free(stopped);
+}
+END_TEST
+
 static Suite *chat_suite(void)
 {
     Suite *s = suite_create("chat");
@@ -682,6 +745,7 @@ static Suite *chat_suite(void)
     tcase_add_test(core, test_reply_spans);
     tcase_add_test(core, test_system_change_and_save);
     tcase_add_test(core, test_stopped_rereading);
+    tcase_add_test(core, test_stopped_rereading_as_it_ran);
     suite_add_tcase(s, core);
     TCase *limits = tcase_create("limits");
     tcase_add_checked_fixture(limits, setup_small, teardown);
