@@ -43,7 +43,7 @@ printf 'seed = 11\ntemprature = 0.8\ntemperature = 0.8\ntop-k = many\ntop-k = 5\
 gen "$model"
 cmp -s "$T/gen.$n_gen" "$T/gen.3" || fail "the good lines around bad ones did not apply"
 assert_file_contains "unknown key" "$T/err" "llmchat: ~/.config/llmchat/config:2: unknown key 'temprature' (did you mean 'temperature'?)"
-assert_file_contains "bad value" "$T/err" "llmchat: ~/.config/llmchat/config:4: top-k must be an integer >= 0, got 'many'"
+assert_file_contains "bad value" "$T/err" "llmchat: ~/.config/llmchat/config:4: top-k must be an integer from 0 to 2147483647, got 'many'"
 assert_file_contains "not key = value" "$T/err" "llmchat: ~/.config/llmchat/config:6: expected 'key = value'"
 pass "unknown keys, bad values and bad lines are warnings naming the file and line"
 
@@ -60,6 +60,9 @@ done
 run_llmchat -m generate -n 4 -i "$prompt" -c 99999 "$model" </dev/null # the command line's
 assert_status 2
 assert_file_contains "-c over the file's ctx" "$T/err" "llmchat: --ctx 99999 is larger"
+run_llmchat -m generate -n 4 -i "$prompt" -c 99999999999 "$model" </dev/null # past an int
+assert_status 2
+assert_file_contains "-c past an int" "$T/err" "llmchat: --ctx must be an integer from 1 to 2147483647, got '99999999999'"
 printf 'seed = 11\ntokenizer = %s/no-such-tokenizer.bin\n' "$T" >"$CONF"
 run_llmchat -m generate -n 4 -i "$prompt" "$model" </dev/null
 assert_status 1

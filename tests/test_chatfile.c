@@ -323,7 +323,7 @@ START_TEST(test_refusals)
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-p\": 7}, \"turns\": []}",
                 "\"top-p\" must be in (0, 1], got 7");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-k\": \"40\"}, \"turns\": []}",
-                "\"top-k\" must be an integer >= 0, not a string");
+                "\"top-k\" must be an integer from 0 to 2147483647, not a string");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"steps\": 1000001}, \"turns\": []}",
                 "\"steps\" must be an integer from 0 to 1000000, got 1000001");
     parse_fails("{\"llmchat_chat\": 1, \"settings\": {\"top-k\": -1}, \"turns\": []}", "\"top-k\"");

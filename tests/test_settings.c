@@ -73,7 +73,7 @@ START_TEST(test_refused)
         {"temperature 1e999", "got '1e999'"},
         {"top-p 0", "top-p must be in (0, 1], got '0'"},
         {"top-p 1.5", "top-p must be in (0, 1]"},
-        {"top-k -3", "top-k must be an integer >= 0"},
+        {"top-k -3", "top-k must be an integer from 0 to 2147483647"},
         {"top-k 2.5", "got '2.5'"},
         {"min-p 1", "min-p must be in [0, 1)"},
         {"repeat-penalty 0", "repeat-penalty must be a number > 0"},

@@ -146,7 +146,7 @@ static const char *set_setting(app_options *o, const setting_info *row, const ch
 static const char *set_ctx(app_options *o, const char *v)
 {
     if (!parse_int(v, 1, INT_MAX, &o->ctx))
-        return "must be an integer >= 1";
+        return "must be an integer from 1 to 2147483647";
     o->ctx_line = o->config_line;
     return NULL;
 }

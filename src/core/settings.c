@@ -165,11 +165,8 @@ static void describe_range(const setting_info *row, char *buf, size_t size)
                      row->max, row->max_excluded ? ')' : ']');
         return;
     case SETTING_INTEGER:
-        if (int_max(row) >= INT32_MAX)
-            snprintf(buf, size, "must be an integer >= %ld", int_min(row));
-        else
-            snprintf(buf, size, "must be %s%s from %ld to %ld", row->unit ? "a number of " : "an integer",
-                     row->unit ? row->unit : "", int_min(row), int_max(row));
+        snprintf(buf, size, "must be %s%s from %ld to %ld", row->unit ? "a number of " : "an integer",
+                 row->unit ? row->unit : "", int_min(row), int_max(row));
         return;
     case SETTING_SEED:
         snprintf(buf, size, "must be a non-negative integer up to %" PRIu64, UINT64_MAX);

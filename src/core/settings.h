@@ -98,7 +98,7 @@ bool settings_of_sampler(const setting_info *row);
 bool settings_is_live(const char *name);
 
 /* What row allows, as a phrase that follows its name: "must be in (0, 1]", "must be
- * an integer >= 0", "must be a number of milliseconds from 0 to 10000". Static
+ * an integer from 0 to 2147483647", "must be a number of milliseconds from 0 to 10000". Static
  * storage, one string per row. */
 const char *settings_range(const setting_info *row);
 
