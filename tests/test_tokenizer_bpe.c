@@ -2,7 +2,8 @@
  * tokenizer.h): 2,420 strings against the ids llama.cpp's llama-tokenize and two
  * JavaScript tokenizers all give, on Llama 3's vocabulary (llama-bpe) and GPT-2's
  * (gpt-2), and llama-tokenize's on GPT-2's merges under SmolLM's pre-tokenizer
- * (tests/data/golden/{llama3,gpt2,smollm}_bpe.jsonl, see tests/data/README.md), decoding back,
+ * (tests/data/golden/{llama3,gpt2,smollm}_bpe.jsonl.gz, see tests/data/README.md), StarCoder's,
+ * Refact's and MPT's vocabularies (which lack some bytes) on llama.cpp's cases, decoding back,
  * special-token spellings in text, the ids read from the file, and vocabularies that
  * must be refused with a clear message. */
 #include <check.h>
@@ -183,27 +184,80 @@ static void check_llamacpp_cases(const char *vocab, const char *cases, int n_cas
     free(out);
 }
 
+/* golden: tests/data/golden/NAME.gz, decompressed into the build tree by make check */
 static void check_goldens(const char *vocab, const char *golden)
 {
-    check_golden_file(vocab, data_path(golden), 2420);
+    char path[4096];
+    snprintf(path, sizeof path, "%s", built_path(golden));
+    check_golden_file(vocab, path, 2420);
 }
 
 START_TEST(test_llama3_goldens)
 {
-    check_goldens("llama3-vocab.gguf", "golden/llama3_bpe.jsonl");
+    check_goldens("llama3-vocab.gguf", "llama3_bpe.jsonl");
 }
 END_TEST
 
 START_TEST(test_gpt2_goldens)
 {
-    check_goldens("gpt2-vocab.gguf", "golden/gpt2_bpe.jsonl");
+    check_goldens("gpt2-vocab.gguf", "gpt2_bpe.jsonl");
 }
 END_TEST
 
 /* GPT-2's merges under SmolLM's pre-tokenizer (every digit alone) */
 START_TEST(test_smollm_goldens)
 {
-    check_goldens("smollm-pre-vocab.gguf", "golden/smollm_bpe.jsonl");
+    check_goldens("smollm-pre-vocab.gguf", "smollm_bpe.jsonl");
+}
+END_TEST
+
+/* The byte-level vocabularies that lack tokens for some bytes: StarCoder's and Refact's
+ * (the `starcoder` and `refact` pre-tokenizers) and MPT's (`mpt`), each cut to what its
+ * texts reach (make_reduced_vocab.py), on llama.cpp's own 46 test cases for it, and on
+ * texts holding the bytes they lack (golden/lacking_bytes.jsonl: llama-tokenize 0.4.0's
+ * ids on the full vocabularies): such a byte (F1, which only planes 4-7 use) is
+ * dropped, as llama.cpp drops it, and every other byte keeps its token. */
+START_TEST(test_vocabularies_lacking_bytes)
+{
+    static const char *const names[] = {"starcoder", "refact", "mpt"};
+    for (int v = 0; v < 3; v++) {
+        char vocab[4096], cases[256];
+        snprintf(vocab, sizeof vocab, "%s/tests/%s-vocab.gguf", getenv("LLMCHAT_BUILDDIR") ?
+                 getenv("LLMCHAT_BUILDDIR") : ".", names[v]);
+        snprintf(cases, sizeof cases, "llamacpp-vocab/ggml-vocab-%s.gguf", names[v]);
+        check_llamacpp_cases(vocab, cases, 46);
+
+        FILE *f = fopen(data_path("golden/lacking_bytes.jsonl"), "r");
+        ck_assert_ptr_nonnull(f);
+        tokenizer *t = open_vocab(vocab);
+        char *line = NULL, text[4096];
+        size_t cap = 0;
+        double want[256];
+        int lines = 0, dropped = 0;
+        while (getline(&line, &cap, f) > 0) {
+            lines++;
+            ck_assert(jsonl_string(line, "text", text, sizeof text));
+            int n_want = jsonl_numbers(line, names[v], want, 256), n;
+            ck_assert_int_ge(n_want, 1);
+            int *ids = encode_alloc(t, text, &n);
+            ck_assert_msg(n == n_want, "%s, line %d: %d ids, llama.cpp gives %d", names[v], lines,
+                          n, n_want);
+            for (int i = 0; i < n; i++)
+                ck_assert_int_eq(ids[i], (int)want[i]);
+            /* decoded: the text, but for StarCoder's and Refact's without the F1 bytes */
+            char *back = decode_all(t, ids, n);
+            bool holds_f1 = strchr(text, '\xf1') != NULL;
+            ck_assert_int_eq(strcmp(back, text) != 0, v < 2 && holds_f1);
+            dropped += v < 2 && holds_f1;
+            free(back);
+            free(ids);
+        }
+        ck_assert_int_eq(lines, 8);
+        ck_assert_int_eq(dropped, v < 2 ? 5 : 0); /* five of the texts hold F1 */
+        free(line);
+        fclose(f);
+        tokenizer_close(t);
+    }
 }
 END_TEST
 
@@ -485,6 +539,7 @@ static Suite *tokenizer_bpe_suite(void)
     tcase_add_test(core, test_llama3_goldens);
     tcase_add_test(core, test_gpt2_goldens);
     tcase_add_test(core, test_smollm_goldens);
+    tcase_add_test(core, test_vocabularies_lacking_bytes);
     tcase_add_test(core, test_qwen3_goldens);
     tcase_add_test(core, test_qwen35_goldens);
     tcase_add_test(core, test_gemma4_goldens);

@@ -615,19 +615,31 @@ static int lookup_vocab(const void *vocab, const char *s, size_t len)
     return lookup(vocab, s, len);
 }
 
-/* The BPE half: every byte must be a token (byte-level: its one-byte piece; Gemma 4:
- * its "<0xNN>", found as the pieces were read); the merges and pre-tokenizer. */
+/* Can a vocabulary lack byte b's token and still encode every character? C0, C1 and
+ * F5-FF occur in no valid UTF-8 (the encoder makes text valid first), F1 and F2 only in
+ * code points of planes 4-11, where Unicode assigns nothing; llama.cpp drops such a
+ * byte, and so does the encoder (StarCoder's, Refact's and MPT's vocabularies lack
+ * some of them). */
+static bool byte_may_lack(int b)
+{
+    return b == 0xc0 || b == 0xc1 || b == 0xf1 || b == 0xf2 || b >= 0xf5;
+}
+
+/* The BPE half: every byte that assigned characters hold must be a token (byte-level:
+ * its one-byte piece; Gemma 4: its "<0xNN>", found as the pieces were read); the merges
+ * and pre-tokenizer. */
 static llm_status finish_bpe(tokenizer *t, const gguf_vocab *v, const char *name, llm_err *err)
 {
-    int missing = 0, first = -1;
+    int missing = 0, first = -1; /* all the bytes lacking; the first that may not */
     for (int b = 0; b < 256; b++) {
         char c = (char)b;
         if (!v->spm_pieces)
             t->byte_id[b] = lookup(t, &c, 1);
-        if (t->byte_id[b] < 0 && missing++ == 0)
+        missing += t->byte_id[b] < 0;
+        if (t->byte_id[b] < 0 && !byte_may_lack(b) && first < 0)
             first = b;
     }
-    if (missing)
+    if (first >= 0)
         return llm_fail(err, LLM_ERR_FORMAT, "%s: the BPE vocabulary lacks the tokens of %d of "
                         "the 256 bytes (the first: 0x%02X): it cannot encode every text",
                         name, missing, first);

@@ -502,9 +502,11 @@ static bool encode_word(const tokenizer_bpe *b, const int *byte_id, const char *
         int id = b->lookup(b->vocab, w + sym[i].start, (size_t)sym[i].len);
         if (id >= 0)
             push(ids, id);
-        else /* a merge whose result is not a token: its bytes */
+        else /* a merge whose result is not a token: its bytes (a byte without a token
+              * is dropped, as llama.cpp does: see finish_bpe in tokenizer.c) */
             for (int k = 0; k < sym[i].len; k++)
-                push(ids, byte_id[(unsigned char)w[sym[i].start + k]]);
+                if (byte_id[(unsigned char)w[sym[i].start + k]] >= 0)
+                    push(ids, byte_id[(unsigned char)w[sym[i].start + k]]);
     }
     return true;
 }

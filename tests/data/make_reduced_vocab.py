@@ -19,7 +19,11 @@ written as the tokenizer sees it (spaces as "▁") and joined, the file keeps
 - every other record as it is.
 For these texts the reduced file tokenizes as the full one; make_bpe_goldens.mjs checks
 that with llama.cpp's llama-tokenize on both (KIND gemma4). Deterministic. Python 3,
-numpy (tests/ref/gguf.py)."""
+numpy (tests/ref/gguf.py).
+
+A byte-level vocabulary (tokenizer.ggml.model "gpt2": StarCoder's, Refact's, MPT's) is
+cut the same way with the texts written as its pieces are, each UTF-8 byte as GPT-2's
+byte-to-character map has it; its one-character pieces (the bytes) all stay."""
 import gzip
 import json
 import os
@@ -32,6 +36,20 @@ NORMAL = 1
 PLACEHOLDER = '\u2402'
 
 
+def byte_to_char():
+    """GPT-2's map of the 256 bytes to the characters its pieces spell them with: the
+    printable Latin-1 bytes as themselves, the others as U+0100 and on, in order."""
+    shown = [b for b in range(256) if 0x21 <= b <= 0x7e or 0xa1 <= b <= 0xac or 0xae <= b]
+    out, extra = {}, 0
+    for b in range(256):
+        if b in shown:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + extra)
+            extra += 1
+    return out
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
@@ -41,17 +59,23 @@ def main():
         texts = [json.loads(line)['text'] for line in f if line.strip()]
     with open(cases_path, 'rb') as f:
         texts += [t.decode('utf-8', 'replace') for t in f.read().split(b'\n__ggml_vocab_test__\n')]
-    joined = '\0'.join(t.replace(' ', '\u2581') for t in texts)
+    v = GGUFFile(full)
+    byte_level = v.meta['tokenizer.ggml.model'] == 'gpt2'
+    if byte_level:
+        as_pieces = byte_to_char()
+        joined = '\0'.join(''.join(as_pieces[b] for b in t.encode('utf-8', 'surrogatepass'))
+                            for t in texts)
+    else:
+        joined = '\0'.join(t.replace(' ', '\u2581') for t in texts)
     if PLACEHOLDER in joined:
         sys.exit('a text holds the placeholder character')
 
-    v = GGUFFile(full)
     tokens = list(v.meta['tokenizer.ggml.tokens'])
     types = v.meta['tokenizer.ggml.token_type']
     merges = list(v.meta['tokenizer.ggml.merges'])
     kept_tokens = 0
     for i, t in enumerate(tokens):
-        if int(types[i]) == NORMAL and t not in joined:
+        if int(types[i]) == NORMAL and t not in joined and not (byte_level and len(t) == 1):
             tokens[i] = PLACEHOLDER + str(i)
         else:
             kept_tokens += 1
