@@ -1,6 +1,7 @@
 #!/bin/sh
 # e2e_replay.sh — --replay and --compare end to end: a sampled run replays token for
-# token from its trace alone (the trace names the model); another weight type makes
+# token from its trace alone (the trace names the model), and with that model named
+# (the trace's settings still; a copy runs with its own); another weight type makes
 # different choices and says where; the int8 twin of stories260K agrees with the fp32
 # file on nearly every top-1 (int8 is meant to be faithful); a damaged trace is
 # replayed as far as it reads, with its bad lines named and exit status 1; records in
@@ -27,6 +28,20 @@ assert_file_contains "replay summary" "$T/out" "sampled tokens chosen again with
 assert_file_contains "replay verdict" "$T/out" "reproduced"
 assert_file_contains "replay names the weights" "$T/out" "(f32 weights, f32 KV cache"
 pass "a sampled run replays token for token from its trace"
+
+# ---- the trace's own model named (or a link to it): still the trace's weights and KV
+# cache; a copy of it is another file, run with its own defaults ----
+ln -s "$model" "$T/link.bin"
+for named in "$model" "$T/link.bin"; do
+    run_llmchat --replay "$T/run.jsonl" -z "$tok" "$named"
+    assert_status 0
+    assert_file_contains "$named: the trace's weights" "$T/out" "(f32 weights, f32 KV cache"
+    assert_file_contains "$named: bit for bit" "$T/out" "logits: the trace's, bit for bit"
+done
+cp "$model" "$T/copy.bin"
+run_llmchat --replay "$T/run.jsonl" -z "$tok" "$T/copy.bin"
+assert_file_contains "a copy: its own defaults" "$T/out" "now: copy.bin (q8_0 weights"
+pass "the trace's model named, or a link to it, replays with the trace's settings; a copy with its own"
 
 # the replay's own trace holds the same tokens
 run_llmchat --replay "$T/run.jsonl" -z "$tok" --trace "$T/again.jsonl"

@@ -5,8 +5,9 @@
  * --compare prints, per position, the trace's and the new model's top-1 and the KL
  * divergence between their distributions, then the top-1 agreement and the mean and
  * largest KL. The work is replay.c's; this file reads the trace and prints. Without
- * MODEL it runs the trace's model, with the trace's weight and KV cache types unless
- * the command line names them; a MODEL given runs with that file's own defaults. A
+ * MODEL, or with MODEL the very file the trace names, it runs the trace's model with
+ * the trace's weight and KV cache types, panels and kernels unless the command line
+ * names them; another MODEL runs with that file's own defaults. A
  * trace of a patching run is replay_patch.c's; --replay TRACE --server URL (the trace
  * compared with a served model) is replay_server.c's. */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -53,6 +55,16 @@ static int replay_interventions(app_options *o)
     return 0;
 }
 
+/* Is path a the file path b names (the same device and inode)? */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static int trace_settings(app_options *o, const trace_header *h);
+
 int cli_replay_open(app_options *o, trace_reader **out)
 {
     llm_err err;
@@ -74,8 +86,11 @@ int cli_replay_open(app_options *o, trace_reader **out)
     int rc = replay_interventions(o);
     if (rc != 0)
         return rc;
-    if (o->model_path && o->model_source == MODEL_FROM_ARGUMENT)
+    bool named = o->model_path && o->model_source == MODEL_FROM_ARGUMENT;
+    if (named && !same_file(o->model_path, h->model_path))
         return 0; /* another model: its own defaults */
+    if (named)
+        return trace_settings(o, h); /* the trace's own file, named */
     if (!h->model_path || !*h->model_path) {
         fprintf(stderr, "llmchat: %s does not name its model: give MODEL\n", o->replay_path);
         return 2;
@@ -89,8 +104,13 @@ int cli_replay_open(app_options *o, trace_reader **out)
     /* The trace's model: what the command line leaves open is as the trace says. */
     o->model_path = h->model_path;
     o->model_source = MODEL_FROM_ARGUMENT;
-    /* the trace's weights, panels, KV cache and kernels over the config file's: only
-     * the command line's change what the trace ran with */
+    return trace_settings(o, h);
+}
+
+/* The trace's weights, panels, KV cache and kernels over the config file's: only the
+ * command line's change what the trace ran with. Returns 0. */
+static int trace_settings(app_options *o, const trace_header *h)
+{
     if ((!o->weights_given || o->weights_line > 0) && h->weights &&
         !model_weights_parse(h->weights, &o->weights))
         o->weights = TENSOR_Q8_0;
