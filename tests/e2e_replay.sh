@@ -1,7 +1,8 @@
 #!/bin/sh
 # e2e_replay.sh — --replay and --compare end to end: a sampled run replays token for
 # token from its trace alone (the trace names the model), and with that model named
-# (the trace's settings still; a copy runs with its own); another weight type makes
+# (the trace's settings still; a copy runs with its own), and after /reset (the trace
+# keeps the reset reply's last position); another weight type makes
 # different choices and says where; the int8 twin of stories260K agrees with the fp32
 # file on nearly every top-1 (int8 is meant to be faithful); a damaged trace is
 # replayed as far as it reads, with its bad lines named and exit status 1; records in
@@ -42,6 +43,16 @@ cp "$model" "$T/copy.bin"
 run_llmchat --replay "$T/run.jsonl" -z "$tok" "$T/copy.bin"
 assert_file_contains "a copy: its own defaults" "$T/out" "now: copy.bin (q8_0 weights"
 pass "the trace's model named, or a link to it, replays with the trace's settings; a copy with its own"
+
+# ---- a chat reset after a reply (and again after the next): the trace still holds each
+# reply's last position, so the replay has nothing cut short ----
+printf 'Once upon a time\n/reset\nTom had a dog\n/reset\n' >"$T/in"
+run_llmchat -m chat -t 0.8 -s 3 -n 20 -z "$tok" --trace "$T/reset.jsonl" "$model" <"$T/in"
+assert_status 0
+run_llmchat --replay "$T/reset.jsonl" -z "$tok"
+assert_status 0
+assert_file_contains "a reset chat replays" "$T/out" "reproduced: every position ran"
+pass "a chat reset after its replies replays whole"
 
 # the replay's own trace holds the same tokens
 run_llmchat --replay "$T/run.jsonl" -z "$tok" --trace "$T/again.jsonl"

@@ -185,6 +185,7 @@ const char *chat_system(const chat *c) { return c->system; }
 
 void chat_reset(chat *c)
 {
+    engine_finish(c->e); /* the observer (a trace) gets the newest position before it goes */
     for (int i = 0; i < c->n_turns; i++)
         free_turn(&c->turns[i]);
     c->n_turns = 0;
