@@ -3,7 +3,8 @@
 # e2e_tui.sh: with --lookup a greedy reply is token for token the one a plain TUI run
 # gives (compared through both runs' traces), the status line says how many guesses the
 # sampler accepted, how many tokens each call of the model added and how many guesses the
-# newest step asked for, C's fourth mode
+# newest step asked for (on 80 columns, shortened to the acceptance and the speed-up),
+# C's fourth mode
 # colours the reply by the guesses' verdicts with its legend, and Tokens says of an
 # accepted guess's position that it was guessed and accepted and of a rejected one what
 # was guessed instead, and, while a reply is stepped with n, the newest call's whole
@@ -47,6 +48,10 @@ assert_status 0
 # always 6 guesses (--draft-min 6), so that the stepped reply below has drafts to show
 chat_run lookup --lookup --draft-min 6 --draft-max 6
 wait_re "lookup [0-9]*% of [0-9]* accepted, [0-9.]* tok/call.*, asked 6"
+# on an 80-column terminal the status line keeps the acceptance, shortened
+$TM resize-window -t t -x 80 -y 24
+wait_re "| lookup [0-9]*% accepted\(, [0-9.]*x plain\)\? |"
+$TM resize-window -t t -x 120 -y 40
 # a reply stepped with n: Tokens shows the newest call's whole draft
 type_text "/step $MESSAGE"
 keys Enter

@@ -30,6 +30,7 @@ static const int drop_rank[F_COUNT] = {
 
 typedef struct {
     char text[F_COUNT][128]; /* "" when a field has nothing to say */
+    char brief[F_COUNT][64]; /* a shorter text tried before the field is dropped; "" none */
 } status_fields;
 
 static const char *state_name(tui_run_state s)
@@ -64,6 +65,19 @@ static void format_guesses(const engine *e, const char *name, char *out, size_t 
                           (st->spec_ms / (double)st->spec_tokens));
     if (st->spec_calls > 0 && (size_t)o < size)
         snprintf(out + o, size - (size_t)o, ", asked %d", engine_guess_length(e, NULL));
+}
+
+/* The same, for a narrow line: "lookup 64% accepted, 1.80x plain" (what is known). */
+static void format_guesses_brief(const engine *e, const char *name, char *out, size_t size)
+{
+    const engine_stats *st = engine_get_stats(e);
+    int o = snprintf(out, size, "%s", name);
+    if (st->guessed > 0)
+        o += snprintf(out + o, size - (size_t)o, " %.0f%% accepted",
+                      100.0 * st->accepted / st->guessed);
+    if (st->single_tokens > 0 && st->spec_tokens > 0 && st->spec_ms > 0 && (size_t)o < size)
+        snprintf(out + o, size - (size_t)o, "%s %.2fx plain", st->guessed > 0 ? "," : "",
+                 (st->single_ms / (double)st->single_tokens) / (st->spec_ms / (double)st->spec_tokens));
 }
 
 static void status_compose(const engine *e, const status_view *v, status_fields *f)
@@ -109,8 +123,10 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
     snprintf(f->text[F_POS], sizeof f->text[0], "pos %d/%d", engine_pos(e), engine_ctx(e));
     snprintf(f->text[F_PREFILL], sizeof f->text[0], "prefill %s tok/s", pre);
     snprintf(f->text[F_DECODE], sizeof f->text[0], "decode %s tok/s", dec);
-    if (v->guesser)
+    if (v->guesser) {
         format_guesses(e, v->guesser, f->text[F_GUESS], sizeof f->text[0]);
+        format_guesses_brief(e, v->guesser, f->brief[F_GUESS], sizeof f->brief[0]);
+    }
     /* the sampler settings the next token gets (/set changes them) */
     settings_format_short(engine_sampler_config(e), f->text[F_SAMPLER], sizeof f->text[0]);
     if (v->slow_motion_ms > 0)
@@ -122,7 +138,8 @@ static void status_compose(const engine *e, const status_view *v, status_fields 
 }
 
 /* The fields that fit width, in their order, joined by " | ": the ones with the
- * highest drop rank go first, one at a time. */
+ * highest drop rank go first, one at a time, a field with a brief text shortened to it
+ * before it goes. */
 static void status_fit(status_fields *f, int width, char *line, size_t size)
 {
     for (int rank = F_COUNT - 1;; rank--) {
@@ -133,9 +150,17 @@ static void status_fit(status_fields *f, int width, char *line, size_t size)
                 o += (size_t)snprintf(line + o, size - o, "%s%s", o ? " | " : " ", f->text[i]);
         if (textfmt_width(line) <= width || rank <= 1)
             return;
-        for (int i = 0; i < F_COUNT; i++)
-            if (drop_rank[i] == rank)
+        for (int i = 0; i < F_COUNT; i++) {
+            if (drop_rank[i] != rank)
+                continue;
+            if (f->text[i][0] && f->brief[i][0] && strcmp(f->text[i], f->brief[i]) != 0) {
+                snprintf(f->text[i], sizeof f->text[i], "%s", f->brief[i]);
+                rank++; /* this rank again, shortened */
+            } else {
                 f->text[i][0] = '\0';
+            }
+            f->brief[i][0] = '\0';
+        }
     }
 }
 
