@@ -380,14 +380,15 @@ END_TEST
 
 /* The largest difference between e's logits now and those of a fresh engine that
  * reads e's tokens with head 1:2 knocked out (as every position of the branch ran). */
-static float diff_from_knocked_prefill(void)
+static float diff_from_prefill(bool knocked)
 {
     engine *fresh;
     llm_err err;
     engine_options o;
     engine_options_default(&o);
     ck_assert_int_eq(engine_new(m, tok, &o, &fresh, &err), LLM_OK);
-    ck_assert_int_eq(steering_knock_out(engine_steering(fresh), 1, 2, true, &err), LLM_OK);
+    if (knocked)
+        ck_assert_int_eq(steering_knock_out(engine_steering(fresh), 1, 2, true, &err), LLM_OK);
     ck_assert_int_eq(engine_prefill(fresh, engine_tokens(e), engine_pos(e), &err), LLM_OK);
     const float *a = engine_logits(e), *b = engine_logits(fresh);
     float worst = 0.0f;
@@ -449,7 +450,7 @@ START_TEST(test_saved_branch_as_it_ran)
         for (int i = 0; i < first.n; i++)
             ck_assert_int_eq(engine_tokens(e)[t->reply_start + i], first.ids[i]);
         ck_assert(intervention_is_empty(engine_intervention(e))); /* in force: the head in */
-        float worst = diff_from_knocked_prefill();
+        float worst = diff_from_prefill(true);
         if (with)
             ck_assert_msg(worst < 1e-4f, "the branch read back as it ran: %g", worst);
         else
@@ -458,6 +459,40 @@ START_TEST(test_saved_branch_as_it_ran)
     }
     chatfile_clear(&cf);
     remove(path);
+}
+END_TEST
+
+/* A reply run with nothing out; head 1:2 knocked out; two tokens taken back, each a
+ * rewind that runs the position before it again, with the head out; the first of them
+ * put back (forced), so that the first reply, a branch again, forks one token later than
+ * the take-backs reached. Switching back to it runs it again from the position the
+ * take-backs changed: its logits are a fresh read's with nothing out, and the tokens
+ * are its own. */
+START_TEST(test_branch_back_after_take_backs)
+{
+    chat *c;
+    llm_err err;
+    chat_progress p;
+    static reply_copy first;
+    steering *s = engine_steering(e);
+    ck_assert_int_eq(chat_new(e, NULL, &c, &err), LLM_OK);
+    ck_assert_int_eq(chat_begin(c, "Tell me a story about a dog named Max.", 0, &err), LLM_OK);
+    run_reply(c);
+    copy_reply(c, &first);
+    int end = engine_pos(e), start = chat_get_turn(c, 0)->reply_start;
+    ck_assert_int_ge(end - start, 4);
+    ck_assert_int_eq(steering_knock_out(s, 1, 2, true, &err), LLM_OK);
+    ck_assert_int_eq(chat_rewind(c, end - 1, &err), LLM_OK);
+    ck_assert_int_eq(chat_rewind(c, end - 2, &err), LLM_OK); /* end - 3 runs with the head out */
+    ck_assert_int_eq(chat_force(c, first.ids[end - 2 - start], &p, NULL, &err), LLM_OK);
+    ck_assert_int_eq(chat_branch_count(c, 0), 2);
+    ck_assert_int_eq(chat_branch_switch(c, 0, &err), LLM_OK);
+    ck_assert_int_eq(engine_pos(e), end);
+    ck_assert_mem_eq(engine_tokens(e) + start, first.ids, sizeof(int) * (size_t)first.n);
+    float worst = diff_from_prefill(false);
+    ck_assert_msg(worst < 1e-4f, "the first reply came back as it ran: %g", worst);
+    ck_assert_int_eq(steering_knock_out(s, 1, 2, false, &err), LLM_OK);
+    chat_free(c);
 }
 END_TEST
 
@@ -502,6 +537,7 @@ static Suite *branch_suite(void)
     tcase_add_test(dialog, test_switch_back_restores_the_branch);
     tcase_add_test(dialog, test_branches_survive_save_all);
     tcase_add_test(dialog, test_saved_branch_as_it_ran);
+    tcase_add_test(dialog, test_branch_back_after_take_backs);
     suite_add_tcase(s, dialog);
     return s;
 }

@@ -949,6 +949,17 @@ bool chat_branch_get(const chat *c, int i, int k, chat_branch_view *out)
     return true;
 }
 
+/* The interventions branch b's record r (position reply_start - 1 + r) ran with, into
+ * *in: from its records, or from a saved chat's segments; false when not known. */
+static bool branch_ran_with(const reply_branch *b, int r, const intervention **in)
+{
+    if (b->records)
+        *in = b->records[r].intervention;
+    else if (b->ran.n > 0)
+        *in = ran_with_at(&b->ran, r - 1);
+    return b->records || b->ran.n > 0;
+}
+
 /* Branch b, read from a saved chat, back into the context from position `from` (its
  * token `at` in b: the last one before the fork when the reply has one, which ran with
  * the branch's own interventions too): each position with those it ran with (b->ran),
@@ -986,6 +997,16 @@ llm_status chat_branch_switch(chat *c, int k, llm_err *err)
     const reply_branch *b = &t->br.slot[k];
     int rs = t->view.reply_start;
     int fork = branch_common_prefix(now.tokens, now.n_tokens, b->tokens, b->n_tokens);
+    /* A position before the fork run again since with other interventions than the
+     * branch's (a take-back after /knock runs the position before it again; a step
+     * may then choose the branch's token anew) holds another cache: the branch comes
+     * back from there (records[r] is position rs - 1 + r). */
+    const intervention *in;
+    for (int r = 0; now.records && r < fork; r++)
+        if (branch_ran_with(b, r, &in) && !intervention_same(now.records[r].intervention, in)) {
+            fork = r;
+            break;
+        }
     /* The KV cache up to the fork is the same for both: only the rest runs again. */
     int at = fork > 0 ? fork - 1 : 0; /* the reply's position before the fork, too */
     if (!b->records && b->ran.n > 0)
