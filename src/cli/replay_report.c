@@ -63,7 +63,33 @@ static bool same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-static int trace_settings(app_options *o, const trace_header *h);
+/* The trace's weights, panels, KV cache and kernels over the config file's: only the
+ * command line's change what the trace ran with. Returns 0. */
+static int trace_settings(app_options *o, const trace_header *h)
+{
+    if ((!o->weights_given || o->weights_line > 0) && h->weights &&
+        !model_weights_parse(h->weights, &o->weights))
+        o->weights = TENSOR_Q8_0;
+    if ((!o->panels_given || o->panels_line > 0) && (h->panels >= 0 || h->k4_panels >= 0)) {
+        /* the trace's, not this CPU's defaults */
+        o->k4_panels = h->k4_panels == 1;
+        o->no_panels = h->panels == 0;
+        o->panels_given = true;
+    }
+    if ((o->kv_cache == TRANSFORMER_KV_AUTO || o->kv_cache_line > 0) && h->kv_cache)
+        o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
+    kernels_isa isa;
+    if ((o->isa == KERNELS_AUTO || o->kernels_line > 0) && h->kernels &&
+        kernels_isa_parse(h->kernels, &isa)) {
+        if (kernels_isa_supported(isa))
+            o->isa = isa;
+        else
+            fprintf(stderr, "llmchat: %s ran on the %s kernels, which this CPU or build cannot "
+                            "run: the replay runs on its own (the logits may differ in their "
+                            "last bits)\n", o->replay_path, h->kernels);
+    }
+    return 0;
+}
 
 int cli_replay_open(app_options *o, trace_reader **out)
 {
@@ -107,33 +133,6 @@ int cli_replay_open(app_options *o, trace_reader **out)
     return trace_settings(o, h);
 }
 
-/* The trace's weights, panels, KV cache and kernels over the config file's: only the
- * command line's change what the trace ran with. Returns 0. */
-static int trace_settings(app_options *o, const trace_header *h)
-{
-    if ((!o->weights_given || o->weights_line > 0) && h->weights &&
-        !model_weights_parse(h->weights, &o->weights))
-        o->weights = TENSOR_Q8_0;
-    if ((!o->panels_given || o->panels_line > 0) && (h->panels >= 0 || h->k4_panels >= 0)) {
-        /* the trace's, not this CPU's defaults */
-        o->k4_panels = h->k4_panels == 1;
-        o->no_panels = h->panels == 0;
-        o->panels_given = true;
-    }
-    if ((o->kv_cache == TRANSFORMER_KV_AUTO || o->kv_cache_line > 0) && h->kv_cache)
-        o->kv_cache = strcmp(h->kv_cache, "f32") == 0 ? TRANSFORMER_KV_F32 : TRANSFORMER_KV_Q8_0;
-    kernels_isa isa;
-    if ((o->isa == KERNELS_AUTO || o->kernels_line > 0) && h->kernels &&
-        kernels_isa_parse(h->kernels, &isa)) {
-        if (kernels_isa_supported(isa))
-            o->isa = isa;
-        else
-            fprintf(stderr, "llmchat: %s ran on the %s kernels, which this CPU or build cannot "
-                            "run: the replay runs on its own (the logits may differ in their "
-                            "last bits)\n", o->replay_path, h->kernels);
-    }
-    return 0;
-}
 
 typedef struct {
     const app_options *o;

@@ -504,9 +504,9 @@ static bool encode_word(const tokenizer_bpe *b, const int *byte_id, const char *
             push(ids, id);
         else /* a merge whose result is not a token: its bytes (a byte without a token
               * is dropped, as llama.cpp does: see finish_bpe in tokenizer.c) */
-            for (int k = 0; k < sym[i].len; k++)
-                if (byte_id[(unsigned char)w[sym[i].start + k]] >= 0)
-                    push(ids, byte_id[(unsigned char)w[sym[i].start + k]]);
+            for (int k = 0; k < sym[i].len; k++) /* id: the byte's */
+                if ((id = byte_id[(unsigned char)w[sym[i].start + k]]) >= 0)
+                    push(ids, id);
     }
     return true;
 }

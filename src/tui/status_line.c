@@ -43,6 +43,16 @@ static const char *state_name(tui_run_state s)
     return "idle";
 }
 
+/* The time a token took in plain steps over the time one took in steps with guesses,
+ * into *x; false until tokens were made both ways. */
+static bool speed_up(const engine_stats *st, double *x)
+{
+    if (st->single_tokens <= 0 || st->spec_tokens <= 0 || st->spec_ms <= 0)
+        return false;
+    *x = (st->single_ms / (double)st->single_tokens) / (st->spec_ms / (double)st->spec_tokens);
+    return true;
+}
+
 /* Speculative decoding so far: "lookup 64% of 210 accepted, 2.4 tok/call, 1.80x plain,
  * asked 3": the guesses the sampler accepted, the tokens each call of the model added,
  * the speed-up (the time a token took in plain steps, one at a time, over the time one
@@ -59,10 +69,9 @@ static void format_guesses(const engine *e, const char *name, char *out, size_t 
     if (st->spec_calls > 0 && (size_t)o < size)
         o += snprintf(out + o, size - (size_t)o, "%s %.1f tok/call", st->guessed > 0 ? "," : "",
                       (double)st->spec_tokens / (double)st->spec_calls);
-    if (st->single_tokens > 0 && st->spec_tokens > 0 && st->spec_ms > 0 && (size_t)o < size)
-        o += snprintf(out + o, size - (size_t)o, ", %.2fx plain",
-                      (st->single_ms / (double)st->single_tokens) /
-                          (st->spec_ms / (double)st->spec_tokens));
+    double x;
+    if (speed_up(st, &x) && (size_t)o < size)
+        o += snprintf(out + o, size - (size_t)o, ", %.2fx plain", x);
     if (st->spec_calls > 0 && (size_t)o < size)
         snprintf(out + o, size - (size_t)o, ", asked %d", engine_guess_length(e, NULL));
 }
@@ -75,9 +84,9 @@ static void format_guesses_brief(const engine *e, const char *name, char *out, s
     if (st->guessed > 0)
         o += snprintf(out + o, size - (size_t)o, " %.0f%% accepted",
                       100.0 * st->accepted / st->guessed);
-    if (st->single_tokens > 0 && st->spec_tokens > 0 && st->spec_ms > 0 && (size_t)o < size)
-        snprintf(out + o, size - (size_t)o, "%s %.2fx plain", st->guessed > 0 ? "," : "",
-                 (st->single_ms / (double)st->single_tokens) / (st->spec_ms / (double)st->spec_tokens));
+    double x;
+    if (speed_up(st, &x) && (size_t)o < size)
+        snprintf(out + o, size - (size_t)o, "%s %.2fx plain", st->guessed > 0 ? "," : "", x);
 }
 
 static void status_compose(const engine *e, const status_view *v, status_fields *f)
